@@ -1,0 +1,7 @@
+/**
+ * The mint.v1 contract: messages, enums and service descriptors generated from proto/mint/v1
+ * by `npm run generate`. Nothing here is written by hand except this index.
+ */
+export * from './gen/mint/v1/common_pb.js';
+export * from './gen/mint/v1/mint_service_pb.js';
+export * from './gen/mint/v1/catalog_service_pb.js';

@@ -1,0 +1,164 @@
+import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import type { BlockingReason } from '@mint/domain';
+import { columns } from './columns.ts';
+
+/** A stored preflight check (preflight_mint_batch). */
+export const MintPreflight = defineEntity({
+  name: 'MintPreflight',
+  tableName: 'mint_preflights',
+  properties: {
+    brandId: columns.brandId(),
+    id: columns.id(),
+    productId: columns.ref(),
+    /** Production batch checked. */
+    productionBatchId: columns.ref().nullable(),
+    requestedQuantity: p.integer(),
+    /** batch or serial. */
+    scopeType: p.text(),
+    /** pass or blocked. */
+    result: p.text(),
+    blockingReasons: p.json<BlockingReason[]>(),
+    idempotencyKey: p.uuid().nullable(),
+    /** The PREFLIGHTED job a pass leaves behind. */
+    mintJobId: columns.ref().nullable(),
+    createdAt: columns.createdAt(),
+  },
+  uniques: [{ properties: ['brandId', 'idempotencyKey'] }],
+});
+export type MintPreflight = InferEntity<typeof MintPreflight>;
+
+/** A mint job: the unit of work the executor leases and advances. */
+export const MintJob = defineEntity({
+  name: 'MintJob',
+  tableName: 'mint_jobs',
+  properties: {
+    brandId: columns.brandId(),
+    id: columns.id(),
+    /** See MintJobStatus in the domain. */
+    status: p.text(),
+    /** batch or serial. */
+    scopeType: p.text(),
+    requestedQuantity: p.integer(),
+    productId: columns.ref(),
+    productionBatchId: columns.ref().nullable(),
+    /** Client key of submit_mint_request; unique per brand. */
+    idempotencyKey: p.uuid().nullable(),
+    /** Executor holding the lease; null when none does. */
+    leaseOwner: p.text().nullable(),
+    /** When the lease lapses. */
+    leaseExpiresAt: columns.time().nullable(),
+    /** Fencing token: incremented on every claim, checked by every write of the holder. */
+    leaseToken: p.integer().default(0),
+    /** Failed attempts so far (transient errors). */
+    attempts: p.integer().default(0),
+    /** Why the job failed, or the last transient error. */
+    lastError: p.text().nullable(),
+    createdAt: columns.createdAt(),
+    updatedAt: columns.updatedAt(),
+    /** When it reached COMPLETED or FAILED. */
+    finishedAt: columns.time().nullable(),
+  },
+  uniques: [{ properties: ['brandId', 'idempotencyKey'] }],
+  indexes: [{ properties: ['brandId', 'status', 'updatedAt'] }],
+});
+export type MintJob = InferEntity<typeof MintJob>;
+
+/** A mint batch: the identities of one job (1:1). */
+export const MintBatch = defineEntity({
+  name: 'MintBatch',
+  tableName: 'mint_batches',
+  properties: {
+    brandId: columns.brandId(),
+    id: columns.id(),
+    mintJobId: columns.ref(),
+    productId: columns.ref(),
+    productionBatchId: columns.ref().nullable(),
+    /** draft, minted, exported, printed, applied or voided. */
+    status: p.text(),
+    /** batch or serial. */
+    identityMode: p.text(),
+    /** active_at_mint or first_scan. */
+    activationMode: p.text(),
+    requestedQuantity: p.integer(),
+    /** Units (or lots' quantity) minted so far; advanced in each chunk's transaction. */
+    mintedQuantity: p.integer().default(0),
+    /** Resolver address unit URLs start with (the brand's, at creation). */
+    resolverBaseUrl: p.text(),
+    /** The product's GTIN-14 at creation; null when it has none. */
+    gtin: p.text().nullable(),
+    createdAt: columns.createdAt(),
+    updatedAt: columns.updatedAt(),
+  },
+  uniques: [{ properties: ['brandId', 'mintJobId'] }],
+  indexes: [{ properties: ['brandId', 'createdAt', 'id'] }],
+});
+export type MintBatch = InferEntity<typeof MintBatch>;
+
+/** A lot of a lot-mode batch. */
+export const MintLot = defineEntity({
+  name: 'MintLot',
+  tableName: 'mint_lots',
+  properties: {
+    brandId: columns.brandId(),
+    mintBatchId: p.uuid().primary(),
+    lotCode: p.text().primary(),
+    qty: p.integer(),
+    /** GS1 Digital Link URI of the lot; null when the product has no GTIN. */
+    resolverUrl: p.text().nullable(),
+    /** GTIN-14 of the lot's product, for resolution. */
+    gtin: p.text().nullable(),
+    createdAt: columns.createdAt(),
+  },
+  indexes: [{ properties: ['brandId', 'gtin', 'lotCode'] }],
+});
+export type MintLot = InferEntity<typeof MintLot>;
+
+/**
+ * One minted identity. Written in bulk by the unit writer, never through the unit of work;
+ * (mint_batch_id, seq) and the serial are unique, so a repeated chunk cannot mint twice.
+ */
+export const MintUnit = defineEntity({
+  name: 'MintUnit',
+  tableName: 'mint_units',
+  properties: {
+    brandId: columns.brandId(),
+    id: columns.id(),
+    mintBatchId: columns.ref(),
+    /** Position in the batch, 1..requested_quantity. */
+    seq: p.integer(),
+    /** Unguessable serial; also the token of /u/ URLs. */
+    serial: p.text(),
+    /** GTIN-14 of the unit's URL, or null. */
+    gtin: p.text().nullable(),
+    /** Resolver URL written at creation. */
+    resolverUrl: p.text(),
+    /** inactive or active. */
+    status: p.text(),
+    createdAt: columns.createdAt(),
+    /** When it became active; null while inactive. */
+    activatedAt: columns.time().nullable(),
+  },
+  uniques: [
+    { name: 'mint_units_batch_seq_unique', properties: ['brandId', 'mintBatchId', 'seq'] },
+    { name: 'mint_units_serial_unique', properties: ['brandId', 'serial'] },
+  ],
+  indexes: [
+    { name: 'mint_units_list_index', properties: ['brandId', 'createdAt', 'id'] },
+    { name: 'mint_units_batch_list_index', properties: ['brandId', 'mintBatchId', 'createdAt', 'id'] },
+  ],
+});
+export type MintUnit = InferEntity<typeof MintUnit>;
+
+/** Dashboard counters of a brand, changed in the same transactions as what they count. */
+export const MintKpis = defineEntity({
+  name: 'MintKpis',
+  tableName: 'mint_kpis',
+  properties: {
+    brandId: columns.brandId(),
+    totalTokensMinted: p.bigint('number').default(0),
+    activeTokens: p.bigint('number').default(0),
+    batchesCreated: p.bigint('number').default(0),
+    exportedPrinted: p.bigint('number').default(0),
+  },
+});
+export type MintKpis = InferEntity<typeof MintKpis>;

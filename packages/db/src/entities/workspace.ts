@@ -1,0 +1,77 @@
+import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import { columns } from './columns.ts';
+
+/** A brand workspace: the tenant. Its id is the brand_id of every tenant-owned row. */
+export const Brand = defineEntity({
+  name: 'Brand',
+  tableName: 'brands',
+  properties: {
+    id: columns.id(),
+    /** URL-safe name used in the brand's resolver path. */
+    slug: p.text().unique(),
+    /** Display name. */
+    name: p.text(),
+    /** Resolver address that unit URLs start with. */
+    resolverBaseUrl: p.text(),
+    /** Where the resolver sends browsers when a product has no passport URL. */
+    defaultPassportUrl: p.text().nullable(),
+    /** Programmatic (API key) access is early access, enabled per workspace. */
+    apiAccessEnabled: p.boolean().default(false),
+    createdAt: columns.createdAt(),
+  },
+});
+export type Brand = InferEntity<typeof Brand>;
+
+/** A person who signs in; `sub` of their session tokens. */
+export const User = defineEntity({
+  name: 'User',
+  tableName: 'users',
+  properties: {
+    id: columns.id(),
+    /** Sign-in address, unique. */
+    email: p.text().unique(),
+    /** Display name. */
+    name: p.text(),
+    createdAt: columns.createdAt(),
+  },
+});
+export type User = InferEntity<typeof User>;
+
+/** A user's role on a brand workspace. */
+export const Membership = defineEntity({
+  name: 'Membership',
+  tableName: 'memberships',
+  properties: {
+    brandId: columns.brandId(),
+    userId: p.uuid().primary(),
+    /** owner, admin, member or viewer. */
+    role: p.text(),
+    createdAt: columns.createdAt(),
+  },
+  indexes: [{ properties: ['userId'] }],
+});
+export type Membership = InferEntity<typeof Membership>;
+
+/** A workspace API key. Only a hash of its secret is stored. */
+export const ApiKey = defineEntity({
+  name: 'ApiKey',
+  tableName: 'api_keys',
+  properties: {
+    brandId: columns.brandId(),
+    id: columns.id(),
+    /** Public lookup part of the key, unique across workspaces. */
+    lookupId: p.text().unique(),
+    /** Label given at creation. */
+    name: p.text(),
+    /** SHA-256 of the secret part, hex. */
+    secretHash: p.text(),
+    /** Granted scopes, e.g. mint:write. */
+    scopes: p.array(),
+    /** When it stopped working; null while valid. */
+    revokedAt: columns.time().nullable(),
+    /** Last successful use. */
+    lastUsedAt: columns.time().nullable(),
+    createdAt: columns.createdAt(),
+  },
+});
+export type ApiKey = InferEntity<typeof ApiKey>;

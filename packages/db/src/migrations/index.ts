@@ -1,0 +1,4 @@
+import { Migration20261121050755 } from './Migration20261121050755.ts';
+
+/** Every migration, in order. New ones come from `npm run db:migration -w @mint/db` and are listed here. */
+export const migrations = [{ name: 'Migration20261121050755', class: Migration20261121050755 }];

@@ -1,0 +1,74 @@
+import { Migrator } from '@mikro-orm/migrations';
+import { MikroORM as PgliteMikroORM } from '@mikro-orm/pglite';
+import { MikroORM as PostgresMikroORM } from '@mikro-orm/postgresql';
+import type { SqlEntityManager, SqlMikroORM } from '@mikro-orm/sql';
+import { entities } from './entities/index.ts';
+import { migrations } from './migrations/index.ts';
+
+/** An open database: the ORM with its connection pool. Both drivers share the SQL API. */
+export type Database = SqlMikroORM;
+/** The entity manager of one request or job (always a fork). */
+export type Em = SqlEntityManager;
+
+/** Where the database is: a PostgreSQL URL, or a folder holding an embedded PGlite database (dev mode). */
+export type DatabaseLocation = { readonly url: string } | { readonly dataDir: string };
+
+/** Options of {@link openDatabase}. */
+export interface OpenDatabaseOptions {
+  /** Connections in the pool (PostgreSQL only). */
+  readonly poolSize?: number;
+  /** Name shown in pg_stat_activity. */
+  readonly applicationName?: string;
+}
+
+function sharedOptions() {
+  return {
+    entities,
+    extensions: [Migrator],
+    migrations: { migrationsList: migrations, transactional: true, allOrNothing: true, snapshot: false },
+    // Entities are plain objects from defineEntity; the app never relies on lazy discovery.
+    discovery: { warnWhenNoEntities: true },
+    allowGlobalContext: false,
+    debug: false,
+  };
+}
+
+/**
+ * Opens the database at `location` (not migrated: see {@link migrate}). PostgreSQL gets a pool;
+ * PGlite is a single in-process connection that the driver serialises.
+ */
+export async function openDatabase(location: DatabaseLocation, options: OpenDatabaseOptions = {}): Promise<Database> {
+  if ('url' in location) {
+    return PostgresMikroORM.init({
+      ...sharedOptions(),
+      clientUrl: location.url,
+      pool: { min: 0, max: options.poolSize ?? 10 },
+      driverOptions: { application_name: options.applicationName ?? 'minting' },
+    }) as unknown as Promise<Database>;
+  }
+  return PgliteMikroORM.init({
+    ...sharedOptions(),
+    dbName: 'postgres',
+    driverOptions: { dataDir: location.dataDir },
+  }) as unknown as Promise<Database>;
+}
+
+/** Applies every pending migration; safe to run repeatedly (applied ones are recorded in mikro_orm_migrations). */
+export async function migrate(db: Database): Promise<void> {
+  await db.migrator.up();
+}
+
+/** Names of migrations the code has but the database has not applied yet. */
+export async function pendingMigrations(db: Database): Promise<string[]> {
+  return (await db.migrator.getPending()).map((m) => m.name);
+}
+
+/** Opens the PostgreSQL database at `url`, applies all migrations and closes it. */
+export async function migrateDatabase(url: string): Promise<void> {
+  const db = await openDatabase({ url }, { poolSize: 1, applicationName: 'minting-migrate' });
+  try {
+    await migrate(db);
+  } finally {
+    await db.close(true);
+  }
+}

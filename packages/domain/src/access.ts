@@ -1,0 +1,48 @@
+/**
+ * Who may do what on a brand workspace. One table decides every check: a session's role on the
+ * brand, or an API key's scopes, must grant the permission an operation needs.
+ */
+
+/** Role of a user on a brand workspace. */
+export type Role = 'owner' | 'admin' | 'member' | 'viewer';
+/** All roles, strongest first. */
+export const roles: readonly Role[] = ['owner', 'admin', 'member', 'viewer'];
+
+/** A permission an operation needs; API key scopes use the same names. */
+export type Permission =
+  /** Submit, preflight, process, activate, move batch statuses. */
+  | 'mint:write'
+  /** Read batches, units, events, KPIs and packs; download packs. */
+  | 'mint:read'
+  /** Create and update products and production batches; import CSV files. */
+  | 'products:write'
+  /** Read products and imports. */
+  | 'products:read'
+  /** Manage the workspace itself: API keys and API access. */
+  | 'workspace:admin';
+
+/** All permissions. */
+export const permissions: readonly Permission[] = ['mint:write', 'mint:read', 'products:write', 'products:read', 'workspace:admin'];
+
+/** Scopes an API key can carry (workspace administration is never delegated to a key). */
+export type ApiKeyScope = Exclude<Permission, 'workspace:admin'>;
+/** All API key scopes. */
+export const apiKeyScopes: readonly ApiKeyScope[] = ['mint:write', 'mint:read', 'products:write', 'products:read'];
+
+/** The role matrix. Minting writes need owner or admin, as the spec says. */
+export const rolePermissions: Readonly<Record<Role, readonly Permission[]>> = {
+  owner: ['mint:write', 'mint:read', 'products:write', 'products:read', 'workspace:admin'],
+  admin: ['mint:write', 'mint:read', 'products:write', 'products:read'],
+  member: ['mint:read', 'products:write', 'products:read'],
+  viewer: ['mint:read', 'products:read'],
+};
+
+/** True when the role grants the permission. */
+export function roleGrants(role: Role, permission: Permission): boolean {
+  return rolePermissions[role].includes(permission);
+}
+
+/** True when the key's scopes grant the permission. */
+export function scopesGrant(scopes: readonly string[], permission: Permission): boolean {
+  return permission !== 'workspace:admin' && scopes.includes(permission);
+}

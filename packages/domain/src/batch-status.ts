@@ -1,0 +1,56 @@
+import { IllegalStateError } from './errors.ts';
+
+/** Lifecycle status of a mint batch, in lifecycle order. */
+export type BatchStatus =
+  /** Created with its job; leaves when the job completes (minted) or the brand voids it. */
+  | 'draft'
+  /** Its job completed; leaves when a payload pack becomes ready (exported). */
+  | 'minted'
+  /** A payload pack is ready; the brand marks it printed. */
+  | 'exported'
+  /** Labels printed; the brand marks it applied. */
+  | 'printed'
+  /** Labels applied to products: final, cannot be voided. */
+  | 'applied'
+  /** Withdrawn; its identities answer 410 at the resolver. Final. */
+  | 'voided';
+
+/** All batch statuses in lifecycle order. */
+export const batchStatuses: readonly BatchStatus[] = ['draft', 'minted', 'exported', 'printed', 'applied', 'voided'];
+
+/** A compare-and-set move of a batch. */
+export interface BatchMove {
+  readonly from: BatchStatus;
+  readonly to: BatchStatus;
+}
+
+const forward: Readonly<Record<BatchStatus, BatchStatus | undefined>> = {
+  draft: 'minted',
+  minted: 'exported',
+  exported: 'printed',
+  printed: 'applied',
+  applied: undefined,
+  voided: undefined,
+};
+
+/** True when a batch may move `from -> to`: one step forward, or to voided from anything but applied and voided. */
+export function canMoveBatch(from: BatchStatus, to: BatchStatus): boolean {
+  if (to === 'voided') return from !== 'applied' && from !== 'voided';
+  return forward[from] === to;
+}
+
+/** The move `from -> to`, or an {@link IllegalStateError} naming both statuses. */
+export function moveBatch(from: BatchStatus, to: BatchStatus): BatchMove {
+  if (!canMoveBatch(from, to)) {
+    throw new IllegalStateError(`mint batch cannot move from ${from} to ${to}`);
+  }
+  return { from, to };
+}
+
+/**
+ * True when the move brings a batch to exported for the first time, which is when its units start
+ * counting towards the exported_printed KPI (they keep counting through printed and applied).
+ */
+export function reachesExport(move: BatchMove): boolean {
+  return move.to === 'exported';
+}

@@ -1,0 +1,21 @@
+/** Default units per processing invocation (the spec's _max_units default). */
+export const defaultChunkSize = 2000;
+/** Units in the synchronous kick of submit + kick. */
+export const kickUnitLimit = 20_000;
+
+/** A contiguous range of unit sequence numbers to insert in one transaction. */
+export interface Chunk {
+  /** First sequence number (1-based). */
+  readonly firstSeq: number;
+  /** Units in the chunk; 0 when the job is complete. */
+  readonly count: number;
+}
+
+/**
+ * The next chunk of a serial job that has minted `minted` of `requested` units, at most `maxUnits`
+ * long. Sequence numbers continue from the minted count, so a repeated chunk collides on
+ * (mint_batch_id, seq) instead of minting twice.
+ */
+export function nextChunk(minted: number, requested: number, maxUnits: number): Chunk {
+  return { firstSeq: minted + 1, count: Math.max(0, Math.min(maxUnits, requested - minted)) };
+}

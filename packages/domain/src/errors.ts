@@ -1,0 +1,66 @@
+/**
+ * Domain errors. Each kind maps to exactly one transport code in the API's error mapper:
+ * invalid input, an illegal state move, a missing (or foreign) row, a lost compare-and-set,
+ * a missing identity and a missing permission.
+ */
+
+/** One field that failed validation, named by its request path (e.g. `lots[3].qty`). */
+export interface FieldViolation {
+  /** Path of the offending field in the request, snake_case as on the wire. */
+  readonly field: string;
+  /** What is wrong with it. */
+  readonly message: string;
+}
+
+/** Bad input: names every offending field; nothing was written. */
+export class InvalidInputError extends Error {
+  override readonly name = 'InvalidInputError';
+  readonly violations: readonly FieldViolation[];
+  constructor(violations: readonly FieldViolation[], options?: ErrorOptions) {
+    super(violations.map((v) => `${v.field}: ${v.message}`).join('; '), options);
+    this.violations = violations;
+  }
+}
+
+/** The entity is in a state from which the requested move is not allowed. */
+export class IllegalStateError extends Error {
+  override readonly name = 'IllegalStateError';
+}
+
+/** The row does not exist for this brand. Foreign rows are reported the same way, so their existence never leaks. */
+export class NotFoundError extends Error {
+  override readonly name = 'NotFoundError';
+}
+
+/** A compare-and-set lost a race: the row moved on since it was read. Safe to retry after re-reading. */
+export class ConflictError extends Error {
+  override readonly name = 'ConflictError';
+}
+
+/** The caller could not be identified (no or invalid credentials). */
+export class UnauthenticatedError extends Error {
+  override readonly name = 'UnauthenticatedError';
+}
+
+/** The caller is identified but lacks the role or scope the action needs. */
+export class ForbiddenError extends Error {
+  override readonly name = 'ForbiddenError';
+}
+
+/** True for {@link InvalidInputError}. */
+export const isInvalidInputError = (e: unknown): e is InvalidInputError => e instanceof InvalidInputError;
+/** True for {@link IllegalStateError}. */
+export const isIllegalStateError = (e: unknown): e is IllegalStateError => e instanceof IllegalStateError;
+/** True for {@link NotFoundError}. */
+export const isNotFoundError = (e: unknown): e is NotFoundError => e instanceof NotFoundError;
+/** True for {@link ConflictError}. */
+export const isConflictError = (e: unknown): e is ConflictError => e instanceof ConflictError;
+/** True for {@link UnauthenticatedError}. */
+export const isUnauthenticatedError = (e: unknown): e is UnauthenticatedError => e instanceof UnauthenticatedError;
+/** True for {@link ForbiddenError}. */
+export const isForbiddenError = (e: unknown): e is ForbiddenError => e instanceof ForbiddenError;
+
+/** Throws one {@link InvalidInputError} carrying all violations, or returns when there are none. */
+export function assertValid(violations: readonly FieldViolation[]): void {
+  if (violations.length > 0) throw new InvalidInputError(violations);
+}

@@ -1,0 +1,14 @@
+/**
+ * What both services run: submit, preflight, one processing cycle, reads, catalog, workspace
+ * administration and session checks. Every function takes the {@link UseCaseContext} first.
+ */
+export * from './context.ts';
+export * from './auth.ts';
+export * from './submit.ts';
+export * from './preflight.ts';
+export * from './processing.ts';
+export * from './batches.ts';
+export * from './catalog.ts';
+export * from './jobs.ts';
+export * from './outbox.ts';
+export * from './workspace.ts';

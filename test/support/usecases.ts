@@ -1,0 +1,60 @@
+// A fresh database with the use-case context on it, plus a seeded workspace, per test file.
+
+import { openDatabase, type Database } from '@mint/db';
+import { createUseCaseContext, createUser, createWorkspace, grantRole, issueAccessToken, upsertProduct, type UseCaseContext } from '@mint/usecases';
+import { freshDatabase, type FreshDatabase } from './database.ts';
+
+/** Secret of the test contexts' session tokens. */
+export const testJwtSecret = 'test-secret-test-secret-test-secret-0123';
+
+/** A seeded brand: its owner, an ACTIVE + READY product with a GTIN, and a session token. */
+export interface SeededBrand {
+  readonly brandId: string;
+  readonly userId: string;
+  readonly productId: string;
+  readonly gtin: string;
+  readonly token: string;
+}
+
+/** What `setupUseCases()` returns. */
+export interface UseCaseBundle {
+  readonly db: Database;
+  readonly ctx: UseCaseContext;
+  readonly database: FreshDatabase;
+  /** Creates another independent brand with an owner and a mintable product. */
+  seedBrand(options?: { gtin?: string | null }): Promise<SeededBrand>;
+  close(): Promise<void>;
+}
+
+let gtinCounter = 0;
+/** A valid GTIN-14 that differs per call. */
+export function nextGtin(): string {
+  const body = `0${String(Date.now() % 1e9).padStart(9, '0')}${String(gtinCounter++ % 1000).padStart(3, '0')}`;
+  let sum = 0;
+  for (let i = 0; i < 13; i++) sum += Number(body[i]) * (i % 2 === 0 ? 3 : 1);
+  return body + String((10 - (sum % 10)) % 10);
+}
+
+/** Opens a fresh migrated database and a use-case context on it. Call in beforeAll; close() in afterAll. */
+export async function setupUseCases(): Promise<UseCaseBundle> {
+  const database = await freshDatabase();
+  const db = await openDatabase({ url: database.url }, { poolSize: 8 });
+  const ctx = createUseCaseContext({ db, publicBaseUrl: 'http://127.0.0.1:8080', jwtSecret: testJwtSecret });
+  return {
+    db, ctx, database,
+    async seedBrand(options = {}) {
+      const brand = await createWorkspace(ctx, { name: 'Test Brand', apiAccessEnabled: true });
+      const user = await createUser(ctx, { email: `owner-${brand.slug}@test.example`, name: 'Owner' });
+      await grantRole(ctx, brand.id, user.id, 'owner');
+      const gtin = options.gtin === undefined ? nextGtin() : options.gtin;
+      const { product } = await upsertProduct(ctx, { id: user.id }, {
+        brandId: brand.id, sku: 'SKU-1', name: 'Product One', gtin, commercialStatus: 'ACTIVE', mintReadinessStatus: 'READY', passportUrl: null,
+      });
+      return { brandId: brand.id, userId: user.id, productId: product.id, gtin: gtin ?? '', token: await issueAccessToken(ctx, user.id) };
+    },
+    async close() {
+      await db.close(true);
+      await database.drop();
+    },
+  };
+}
