@@ -29,7 +29,8 @@ export interface UseCaseContext {
 export interface UseCaseContextOptions {
   readonly db: Database;
   readonly publicBaseUrl: string;
-  readonly jwtSecret: string;
+  /** HS256 secret of session tokens; without one (the executor) no token verifies. */
+  readonly jwtSecret?: string;
   readonly jwtIssuer?: string | null;
   readonly jwtAudience?: string | null;
   readonly clock?: () => Date;
@@ -44,7 +45,7 @@ export function createUseCaseContext(options: UseCaseContextOptions): UseCaseCon
     randomFill: options.randomFill ?? ((buffer) => void randomFillSync(buffer)),
     publicBaseUrl: options.publicBaseUrl,
     auth: {
-      jwtSecret: new TextEncoder().encode(options.jwtSecret),
+      jwtSecret: new TextEncoder().encode(options.jwtSecret ?? ''),
       issuer: options.jwtIssuer ?? null,
       audience: options.jwtAudience ?? null,
     },

@@ -1,6 +1,6 @@
-import { appendEvents, advanceMinted, bumpKpis, findBatchOfJob, insertUnitChunk, moveBatchStatus, moveJob, MintJob, type BatchRecord, type Em } from '@mint/db';
+import { appendEvents, advanceMinted, query, bumpKpis, findBatchOfJob, insertUnitChunk, moveBatchStatus, moveJob, MintJob, type BatchRecord, type Em } from '@mint/db';
 import {
-  ConflictError, IllegalStateError, NotFoundError, claimJob, completeSerialJob, completeWithoutUnits, defaultChunkSize,
+  ConflictError, IllegalStateError, NotFoundError, claimJob, failJob, completeSerialJob, completeWithoutUnits, defaultChunkSize,
   generateSerials, initialUnitStatus, isTerminalJobStatus, lotViolations, moveBatch, nextChunk, startProcessing, unitResolverUrl,
   type JobStatus, type NewEvent,
 } from '@mint/domain';
@@ -128,4 +128,29 @@ function event(brandId: string, eventType: NewEvent['eventType'], entityId: stri
 /** Runs one state change in its own transaction, stamped with one clock reading. */
 async function transition(ctx: UseCaseContext, body: (em: Em, now: Date) => Promise<void>): Promise<void> {
   await ctx.db.em.fork().transactional((em) => body(em, ctx.clock()));
+}
+
+/**
+ * Marks a job FAILED from whatever non-terminal status it has, keeping `reason` and writing a
+ * mint_job_failed event. Returns false when the job was already terminal (nothing changes).
+ */
+export async function failMintJob(ctx: UseCaseContext, brandId: string, jobId: string, reason: string): Promise<boolean> {
+  return ctx.db.em.fork().transactional(async (em) => {
+    const job = await em.findOne(MintJob, { brandId, id: jobId });
+    if (!job || isTerminalJobStatus(job.status as JobStatus)) return false;
+    const now = ctx.clock();
+    if (!(await moveJob(em, brandId, jobId, failJob(job.status as JobStatus), now, reason))) return false;
+    await appendEvents(em, now, [event(brandId, 'mint_job_failed', jobId, { reason, from: job.status })]);
+    return true;
+  });
+}
+
+/** Counts one more failed attempt of a job (keeping the error) and returns the new total. */
+export async function recordFailedAttempt(ctx: UseCaseContext, brandId: string, jobId: string, error: string): Promise<number> {
+  const [row] = await query<{ attempts: number }>(
+    ctx.db.em.fork(),
+    `update mint_jobs set attempts = attempts + 1, last_error = ?, updated_at = ? where brand_id = ? and id = ? returning attempts`,
+    [error.slice(0, 2000), ctx.clock(), brandId, jobId],
+  );
+  return row?.attempts ?? 0;
 }

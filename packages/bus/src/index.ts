@@ -1,0 +1,22 @@
+export { JOB_KINDS } from './job-bus.ts';
+export type {
+  JobBus,
+  JobHandler,
+  JobKind,
+  JobMessage,
+  JobRef,
+  JobSubscription,
+  SubscribeOptions,
+} from './job-bus.ts';
+export {
+  InvalidJobError,
+  isInvalidJobError,
+  isJobBusError,
+  isUnsettledJobError,
+  JobBusError,
+  UnsettledJobError,
+} from './errors.ts';
+export { connectJetStreamBus, JETSTREAM_BUS_DEFAULTS } from './jetstream-bus.ts';
+export type { JetStreamBusOptions } from './jetstream-bus.ts';
+export { createMemoryBus } from './memory-bus.ts';
+export type { MemoryBusOptions } from './memory-bus.ts';

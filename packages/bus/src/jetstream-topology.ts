@@ -1,0 +1,171 @@
+import { AckPolicy, DeliverPolicy, JetStreamApiCodes, JetStreamApiError, RetentionPolicy, StorageType } from '@nats-io/jetstream';
+import type { ConsumerInfo, JetStreamManager, StreamInfo } from '@nats-io/jetstream';
+import { JobBusError } from './errors.ts';
+import { JOB_KINDS } from './job-bus.ts';
+import type { JobKind } from './job-bus.ts';
+
+/** Where the jobs live on the server: one stream, one subject and one durable per kind. */
+export interface JetStreamTopology {
+  /** Stream name, e.g. MINT_JOBS. */
+  readonly stream: string;
+  /** Subject per kind: `${subjectPrefix}.jobs.${kind}`. */
+  readonly subjects: Readonly<Record<JobKind, string>>;
+  /** Durable pull consumer per kind: `${stream}_${kind}`. */
+  readonly durables: Readonly<Record<JobKind, string>>;
+  /** Ack deadline of each consumer, renewed by `working()`. */
+  readonly ackWaitMs: number;
+  /** Deliveries per message, counting the first. */
+  readonly maxDeliver: number;
+  /** How long a published job id is remembered for deduplication. */
+  readonly duplicateWindowMs: number;
+}
+
+/** Derives subjects and durable names from the stream name and subject prefix. */
+export function jetStreamTopology(options: {
+  stream: string;
+  subjectPrefix: string;
+  ackWaitMs: number;
+  maxDeliver: number;
+  duplicateWindowMs: number;
+}): JetStreamTopology {
+  const subjects = {} as Record<JobKind, string>;
+  const durables = {} as Record<JobKind, string>;
+  for (const kind of JOB_KINDS) {
+    subjects[kind] = `${options.subjectPrefix}.jobs.${kind}`;
+    durables[kind] = `${options.stream}_${kind}`;
+  }
+  return {
+    stream: options.stream,
+    subjects,
+    durables,
+    ackWaitMs: options.ackWaitMs,
+    maxDeliver: options.maxDeliver,
+    duplicateWindowMs: options.duplicateWindowMs,
+  };
+}
+
+/**
+ * Creates the work-queue stream and the per-kind durable consumers, or updates them
+ * when their subjects, duplicate window, ack wait, max deliver or filter differ.
+ * Safe to run from every process at start. Throws a JobBusError when a same-named
+ * stream or consumer exists with a retention, storage or ack policy it cannot change.
+ */
+export async function ensureJetStreamTopology(jsm: JetStreamManager, topology: JetStreamTopology): Promise<void> {
+  await ensureStream(jsm, topology);
+  for (const kind of JOB_KINDS) {
+    await ensureConsumer(jsm, topology, kind);
+  }
+}
+
+/** True when a JetStream API call failed because the stream or consumer does not exist. */
+export function isMissingResource(error: unknown): boolean {
+  return (
+    error instanceof JetStreamApiError &&
+    (error.code === JetStreamApiCodes.StreamNotFound || error.code === JetStreamApiCodes.ConsumerNotFound)
+  );
+}
+
+async function ensureStream(jsm: JetStreamManager, topology: JetStreamTopology): Promise<void> {
+  const { stream } = topology;
+  const subjects = JOB_KINDS.map((kind) => topology.subjects[kind]);
+  const duplicateWindow = toNanos(topology.duplicateWindowMs);
+  let info = await streamInfo(jsm, stream);
+  if (!info) {
+    try {
+      await jsm.streams.add({
+        name: stream,
+        subjects,
+        retention: RetentionPolicy.Workqueue,
+        storage: StorageType.File,
+        duplicate_window: duplicateWindow,
+      });
+      return;
+    } catch (cause) {
+      // another process may have created it meanwhile; compare with what exists
+      info = await streamInfo(jsm, stream);
+      if (!info) throw new JobBusError(`creating stream ${stream} failed`, { cause });
+    }
+  }
+  const { config } = info;
+  if (config.retention !== RetentionPolicy.Workqueue || config.storage !== StorageType.File) {
+    throw new JobBusError(
+      `stream ${stream} exists with retention ${config.retention} and storage ${config.storage}; ` +
+        'the job bus needs a workqueue stream on file storage (delete it or choose another stream name)',
+    );
+  }
+  const missing = subjects.filter((subject) => !config.subjects.includes(subject));
+  if (missing.length > 0 || config.duplicate_window !== duplicateWindow) {
+    try {
+      await jsm.streams.update(stream, {
+        subjects: [...config.subjects, ...missing],
+        duplicate_window: duplicateWindow,
+      });
+    } catch (cause) {
+      throw new JobBusError(`updating stream ${stream} failed`, { cause });
+    }
+  }
+}
+
+async function ensureConsumer(jsm: JetStreamManager, topology: JetStreamTopology, kind: JobKind): Promise<void> {
+  const { stream } = topology;
+  const durable = topology.durables[kind];
+  const wanted = {
+    filter_subject: topology.subjects[kind],
+    ack_wait: toNanos(topology.ackWaitMs),
+    max_deliver: topology.maxDeliver,
+  };
+  let info = await consumerInfo(jsm, stream, durable);
+  if (!info) {
+    try {
+      await jsm.consumers.add(stream, {
+        durable_name: durable,
+        ack_policy: AckPolicy.Explicit,
+        deliver_policy: DeliverPolicy.All,
+        ...wanted,
+      });
+      return;
+    } catch (cause) {
+      info = await consumerInfo(jsm, stream, durable);
+      if (!info) throw new JobBusError(`creating consumer ${durable} on stream ${stream} failed`, { cause });
+    }
+  }
+  const { config } = info;
+  if (config.ack_policy !== AckPolicy.Explicit || config.deliver_subject) {
+    throw new JobBusError(
+      `consumer ${durable} on stream ${stream} exists but is not an explicit-ack pull consumer; delete it`,
+    );
+  }
+  if (
+    config.filter_subject !== wanted.filter_subject ||
+    config.ack_wait !== wanted.ack_wait ||
+    config.max_deliver !== wanted.max_deliver
+  ) {
+    try {
+      await jsm.consumers.update(stream, durable, wanted);
+    } catch (cause) {
+      throw new JobBusError(`updating consumer ${durable} on stream ${stream} failed`, { cause });
+    }
+  }
+}
+
+async function streamInfo(jsm: JetStreamManager, stream: string): Promise<StreamInfo | undefined> {
+  try {
+    return await jsm.streams.info(stream);
+  } catch (cause) {
+    if (isMissingResource(cause)) return undefined;
+    throw new JobBusError(`reading stream ${stream} failed`, { cause });
+  }
+}
+
+async function consumerInfo(jsm: JetStreamManager, stream: string, durable: string): Promise<ConsumerInfo | undefined> {
+  try {
+    return await jsm.consumers.info(stream, durable);
+  } catch (cause) {
+    if (isMissingResource(cause)) return undefined;
+    throw new JobBusError(`reading consumer ${durable} on stream ${stream} failed`, { cause });
+  }
+}
+
+function toNanos(ms: number): number {
+  return Math.round(ms * 1_000_000);
+}
