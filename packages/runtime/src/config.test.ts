@@ -1,0 +1,156 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, defaults, isConfigError, loadConfig, requireProductionUrls } from './config.ts';
+
+/** Runs `loadConfig` expecting it to throw, and returns the ConfigError. */
+function configError(env: NodeJS.ProcessEnv): ConfigError {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    if (isConfigError(error)) return error;
+    throw error;
+  }
+  throw new Error('loadConfig accepted the environment');
+}
+
+describe('loadConfig', () => {
+  it('applies every default to an empty environment', () => {
+    expect(loadConfig({})).toEqual({
+      databaseUrl: undefined,
+      natsUrl: undefined,
+      port: 8080,
+      host: '0.0.0.0',
+      authJwtSecret: undefined,
+      authJwtIssuer: undefined,
+      authJwtAudience: undefined,
+      logLevel: 'info',
+      dataDir: '.data',
+      natsStream: 'MINT_JOBS',
+      natsSubjectPrefix: 'mint',
+      publicBaseUrl: 'http://localhost:8080',
+      executorConcurrency: 2,
+      chunkSize: 2000,
+      shutdownTimeoutMs: 10_000,
+    });
+    expect(defaults.port).toBe(8080);
+  });
+
+  it('reads every variable', () => {
+    const config = loadConfig({
+      DATABASE_URL: 'postgres://mint:pw@db:5432/mint',
+      NATS_URL: 'nats://nats:4222',
+      PORT: '9090',
+      HOST: '127.0.0.1',
+      AUTH_JWT_SECRET: 'x'.repeat(32),
+      AUTH_JWT_ISSUER: 'https://issuer.example',
+      AUTH_JWT_AUDIENCE: 'mint',
+      LOG_LEVEL: 'debug',
+      DATA_DIR: '/var/lib/mint',
+      NATS_STREAM: 'JOBS_2',
+      NATS_SUBJECT_PREFIX: 'acme.mint',
+      PUBLIC_BASE_URL: 'https://id.example.com/',
+      EXECUTOR_CONCURRENCY: '4',
+      MINT_CHUNK_SIZE: '20000',
+      SHUTDOWN_TIMEOUT_MS: '500',
+    });
+    expect(config).toMatchObject({
+      databaseUrl: 'postgres://mint:pw@db:5432/mint',
+      natsUrl: 'nats://nats:4222',
+      port: 9090,
+      host: '127.0.0.1',
+      authJwtSecret: 'x'.repeat(32),
+      authJwtIssuer: 'https://issuer.example',
+      authJwtAudience: 'mint',
+      logLevel: 'debug',
+      dataDir: '/var/lib/mint',
+      natsStream: 'JOBS_2',
+      natsSubjectPrefix: 'acme.mint',
+      publicBaseUrl: 'https://id.example.com',
+      executorConcurrency: 4,
+      chunkSize: 20_000,
+      shutdownTimeoutMs: 500,
+    });
+  });
+
+  it('derives the public base URL from PORT', () => {
+    expect(loadConfig({ PORT: '3000' }).publicBaseUrl).toBe('http://localhost:3000');
+  });
+
+  it('treats an empty variable as unset', () => {
+    expect(loadConfig({ PORT: '', DATABASE_URL: '' })).toMatchObject({ port: 8080, databaseUrl: undefined });
+  });
+
+  it('names the variable and echoes the bad value', () => {
+    const error = configError({ PORT: 'abc' });
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(error.name).toBe('ConfigError');
+    expect(error.message).toBe('PORT must be an integer between 1 and 65535, got "abc"');
+    expect(error.variables).toEqual(['PORT']);
+  });
+
+  it.each([
+    ['PORT', '0'],
+    ['PORT', '65536'],
+    ['PORT', '80.5'],
+    ['PORT', '1e3'],
+    ['PORT', ' 80'],
+    ['MINT_CHUNK_SIZE', '0'],
+    ['MINT_CHUNK_SIZE', '20001'],
+    ['EXECUTOR_CONCURRENCY', '-1'],
+    ['SHUTDOWN_TIMEOUT_MS', 'soon'],
+    ['LOG_LEVEL', 'verbose'],
+    ['DATABASE_URL', 'mysql://db/mint'],
+    ['DATABASE_URL', 'not a url'],
+    ['NATS_URL', 'http://nats:4222'],
+    ['NATS_STREAM', 'MINT.JOBS'],
+    ['NATS_SUBJECT_PREFIX', 'mint.>'],
+    ['NATS_SUBJECT_PREFIX', 'mint..jobs'],
+    ['PUBLIC_BASE_URL', 'localhost:8080'],
+    ['PUBLIC_BASE_URL', 'https://id.example.com/?a=1'],
+    ['AUTH_JWT_SECRET', 'short'],
+  ])('rejects %s=%j', (name, value) => {
+    const error = configError({ [name]: value });
+    expect(error.variables).toEqual([name]);
+    expect(error.message.startsWith(`${name} must `)).toBe(true);
+  });
+
+  it('does not echo URLs or secrets, which may hold credentials', () => {
+    const error = configError({ DATABASE_URL: 'mysql://root:hunter2@db/mint', AUTH_JWT_SECRET: 'hunter2' });
+    expect(error.message).not.toContain('hunter2');
+    expect(error.message).toContain('AUTH_JWT_SECRET must be at least 32 characters, got 7');
+  });
+
+  it('reports every malformed variable at once', () => {
+    const error = configError({ PORT: 'abc', LOG_LEVEL: 'loud' });
+    expect(error.variables).toEqual(['PORT', 'LOG_LEVEL']);
+    expect(error.message).toContain('PORT must be an integer');
+    expect(error.message).toContain('LOG_LEVEL must be one of trace, debug, info, warn, error, fatal, silent, got "loud"');
+  });
+});
+
+describe('requireProductionUrls', () => {
+  it('names both missing URLs', () => {
+    try {
+      requireProductionUrls(loadConfig({}));
+      expect.unreachable();
+    } catch (error) {
+      expect(isConfigError(error) && error.variables).toEqual(['DATABASE_URL', 'NATS_URL']);
+      expect((error as Error).message).toMatch(/^DATABASE_URL must be set.*; NATS_URL must be set/);
+    }
+  });
+
+  it('names only the missing one', () => {
+    expect(() => requireProductionUrls(loadConfig({ DATABASE_URL: 'postgres://db/mint' }))).toThrow(/^NATS_URL must be set/);
+  });
+
+  it('passes a complete config through', () => {
+    const config = loadConfig({ DATABASE_URL: 'postgres://db/mint', NATS_URL: 'nats://nats:4222' });
+    expect(requireProductionUrls(config)).toBe(config);
+  });
+});
+
+describe('isConfigError', () => {
+  it('rejects other errors', () => {
+    expect(isConfigError(new Error('PORT'))).toBe(false);
+    expect(isConfigError('ConfigError')).toBe(false);
+  });
+});

@@ -1,0 +1,234 @@
+// The one place the process environment is read. Every variable is validated here at
+// start-up, so a typo stops the process with a message naming the variable instead of
+// surfacing later as a confusing runtime failure.
+
+/** pino's level names, lowest to highest, plus `silent`; `LOG_LEVEL` must be one of them. */
+export const logLevels = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+
+/** A valid `LOG_LEVEL` value. */
+export type LogLevel = (typeof logLevels)[number];
+
+/**
+ * Every default, in one place. `publicBaseUrl` is derived from the resolved port, so
+ * it is a function of it; everything else is a plain value.
+ */
+export const defaults = {
+  port: 8080,
+  host: '0.0.0.0',
+  logLevel: 'info' as LogLevel,
+  dataDir: '.data',
+  natsStream: 'MINT_JOBS',
+  natsSubjectPrefix: 'mint',
+  publicBaseUrl: (port: number): string => `http://localhost:${port}`,
+  executorConcurrency: 2,
+  chunkSize: 2000,
+  shutdownTimeoutMs: 10_000,
+} as const;
+
+/** The validated process configuration; see `loadConfig` for the variable behind each field. */
+export interface Config {
+  /** `DATABASE_URL`: postgres:// URL; undefined in dev mode, which embeds a database. */
+  readonly databaseUrl: string | undefined;
+  /** `NATS_URL`: nats:// (or tls://) URL; undefined in dev mode, which uses an in-process bus. */
+  readonly natsUrl: string | undefined;
+  /** `PORT`: the API's listening port. */
+  readonly port: number;
+  /** `HOST`: the API's listening address. */
+  readonly host: string;
+  /** `AUTH_JWT_SECRET`: HS256 signing secret, at least 32 characters when set. */
+  readonly authJwtSecret: string | undefined;
+  /** `AUTH_JWT_ISSUER`: expected `iss` claim, unchecked when undefined. */
+  readonly authJwtIssuer: string | undefined;
+  /** `AUTH_JWT_AUDIENCE`: expected `aud` claim, unchecked when undefined. */
+  readonly authJwtAudience: string | undefined;
+  /** `LOG_LEVEL`: minimum pino level written. */
+  readonly logLevel: LogLevel;
+  /** `DATA_DIR`: folder for dev mode's embedded database and generated secrets. */
+  readonly dataDir: string;
+  /** `NATS_STREAM`: JetStream stream holding mint jobs. */
+  readonly natsStream: string;
+  /** `NATS_SUBJECT_PREFIX`: first subject token(s) of every job subject. */
+  readonly natsSubjectPrefix: string;
+  /** `PUBLIC_BASE_URL`: external origin (no trailing slash) for resolver and download URLs. */
+  readonly publicBaseUrl: string;
+  /** `EXECUTOR_CONCURRENCY`: jobs one executor process runs at once. */
+  readonly executorConcurrency: number;
+  /** `MINT_CHUNK_SIZE`: units minted per processing cycle, 1..20000. */
+  readonly chunkSize: number;
+  /** `SHUTDOWN_TIMEOUT_MS`: how long a graceful shutdown may take before the process exits anyway. */
+  readonly shutdownTimeoutMs: number;
+}
+
+/** A `Config` whose database and bus URLs are known to be present. */
+export type ProductionConfig = Config & { readonly databaseUrl: string; readonly natsUrl: string };
+
+/**
+ * Thrown when the environment is missing or malformed. The message names every offending
+ * variable (one problem per `; `-separated clause) and `variables` lists them.
+ */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  /** The environment variables at fault, in the order they were checked. */
+  readonly variables: readonly string[];
+
+  constructor(message: string, variables: readonly string[], options?: ErrorOptions) {
+    super(message, options);
+    this.variables = variables;
+  }
+}
+
+/** True when `error` is a `ConfigError` (also across module copies, by `name`). */
+export function isConfigError(error: unknown): error is ConfigError {
+  return error instanceof ConfigError || (error instanceof Error && error.name === 'ConfigError');
+}
+
+/**
+ * Reads and validates the configuration from `env` (default `process.env`). An empty
+ * variable counts as unset. Every problem is collected before throwing, so one
+ * `ConfigError` reports all of them; nothing else in the codebase should read `process.env`.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const problems: Problem[] = [];
+  const read = new Reader(env, problems);
+
+  const port = read.integer('PORT', defaults.port, 1, 65_535);
+  const config: Config = {
+    databaseUrl: read.url('DATABASE_URL', ['postgres:', 'postgresql:'], 'a postgres:// URL'),
+    natsUrl: read.url('NATS_URL', ['nats:', 'tls:'], 'a nats:// URL'),
+    port,
+    host: read.string('HOST') ?? defaults.host,
+    authJwtSecret: read.secret('AUTH_JWT_SECRET', 32),
+    authJwtIssuer: read.string('AUTH_JWT_ISSUER'),
+    authJwtAudience: read.string('AUTH_JWT_AUDIENCE'),
+    logLevel: read.oneOf('LOG_LEVEL', logLevels, defaults.logLevel),
+    dataDir: read.string('DATA_DIR') ?? defaults.dataDir,
+    natsStream: read.pattern('NATS_STREAM', streamName, 'letters, digits, "-" or "_"') ?? defaults.natsStream,
+    natsSubjectPrefix:
+      read.pattern('NATS_SUBJECT_PREFIX', subjectPrefix, 'dot-separated tokens of letters, digits, "-" or "_"') ??
+      defaults.natsSubjectPrefix,
+    publicBaseUrl: read.baseUrl('PUBLIC_BASE_URL') ?? defaults.publicBaseUrl(port),
+    executorConcurrency: read.integer('EXECUTOR_CONCURRENCY', defaults.executorConcurrency, 1, 256),
+    chunkSize: read.integer('MINT_CHUNK_SIZE', defaults.chunkSize, 1, 20_000),
+    shutdownTimeoutMs: read.integer('SHUTDOWN_TIMEOUT_MS', defaults.shutdownTimeoutMs, 1, 3_600_000),
+  };
+
+  if (problems.length > 0) {
+    throw new ConfigError(
+      problems.map((p) => p.message).join('; '),
+      problems.map((p) => p.variable),
+    );
+  }
+  return config;
+}
+
+/**
+ * Narrows `config` for the production processes (API, executor), which need both a
+ * database and a bus. Throws a `ConfigError` naming `DATABASE_URL` and/or `NATS_URL`
+ * when either is unset.
+ */
+export function requireProductionUrls(config: Config): ProductionConfig {
+  const missing: string[] = [];
+  if (config.databaseUrl === undefined) missing.push('DATABASE_URL');
+  if (config.natsUrl === undefined) missing.push('NATS_URL');
+  if (missing.length > 0) {
+    throw new ConfigError(
+      missing.map((name) => `${name} must be set (the API and executor need it outside dev mode)`).join('; '),
+      missing,
+    );
+  }
+  return config as ProductionConfig;
+}
+
+const streamName = /^[A-Za-z0-9_-]+$/;
+const subjectPrefix = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/;
+
+interface Problem {
+  readonly variable: string;
+  readonly message: string;
+}
+
+/** Reads one variable at a time, recording a problem (and returning a fallback) when malformed. */
+class Reader {
+  readonly #env: NodeJS.ProcessEnv;
+  readonly #problems: Problem[];
+
+  constructor(env: NodeJS.ProcessEnv, problems: Problem[]) {
+    this.#env = env;
+    this.#problems = problems;
+  }
+
+  string(name: string): string | undefined {
+    const value = this.#env[name];
+    return value === undefined || value === '' ? undefined : value;
+  }
+
+  integer(name: string, fallback: number, min: number, max: number): number {
+    const raw = this.string(name);
+    if (raw === undefined) return fallback;
+    const value = /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
+    if (!Number.isSafeInteger(value) || value < min || value > max) {
+      return this.#fail(name, `must be an integer between ${min} and ${max}`, raw, fallback);
+    }
+    return value;
+  }
+
+  url(name: string, protocols: readonly string[], what: string): string | undefined {
+    const raw = this.string(name);
+    if (raw === undefined) return undefined;
+    const parsed = URL.parse(raw);
+    if (parsed === null || !protocols.includes(parsed.protocol) || parsed.hostname === '') {
+      return this.#fail(name, `must be ${what}`, raw, undefined, true);
+    }
+    return raw;
+  }
+
+  baseUrl(name: string): string | undefined {
+    const raw = this.string(name);
+    if (raw === undefined) return undefined;
+    const parsed = URL.parse(raw);
+    if (
+      parsed === null ||
+      (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') ||
+      parsed.search !== '' ||
+      parsed.hash !== '' ||
+      parsed.username !== '' ||
+      parsed.password !== ''
+    ) {
+      return this.#fail(name, 'must be an http:// or https:// URL without query, fragment or credentials', raw, undefined);
+    }
+    return raw.replace(/\/+$/, '');
+  }
+
+  secret(name: string, minLength: number): string | undefined {
+    const raw = this.string(name);
+    if (raw === undefined) return undefined;
+    if (raw.length < minLength) {
+      this.#problems.push({ variable: name, message: `${name} must be at least ${minLength} characters, got ${raw.length}` });
+      return undefined;
+    }
+    return raw;
+  }
+
+  oneOf<T extends string>(name: string, allowed: readonly T[], fallback: T): T {
+    const raw = this.string(name);
+    if (raw === undefined) return fallback;
+    if (!(allowed as readonly string[]).includes(raw)) {
+      return this.#fail(name, `must be one of ${allowed.join(', ')}`, raw, fallback);
+    }
+    return raw as T;
+  }
+
+  pattern(name: string, pattern: RegExp, what: string): string | undefined {
+    const raw = this.string(name);
+    if (raw === undefined) return undefined;
+    if (!pattern.test(raw)) return this.#fail(name, `must be ${what}`, raw, undefined);
+    return raw;
+  }
+
+  /** Records `NAME <rule>, got "<value>"`; URLs that may hold credentials are not echoed. */
+  #fail<T>(name: string, rule: string, raw: string, fallback: T, hideValue = false): T {
+    const got = hideValue ? '' : `, got ${JSON.stringify(raw)}`;
+    this.#problems.push({ variable: name, message: `${name} ${rule}${got}` });
+    return fallback;
+  }
+}

@@ -1,0 +1,15 @@
+// @mint/runtime: process wiring shared by the API, the executor and the CLI.
+
+export {
+  ConfigError,
+  defaults,
+  isConfigError,
+  loadConfig,
+  logLevels,
+  requireProductionUrls,
+  type Config,
+  type LogLevel,
+  type ProductionConfig,
+} from './config.ts';
+export { createLogger, redactPaths, redactUrl, redactedText, type Logger } from './logger.ts';
+export { assertMigrated, isStartupError, openConfiguredBus, openConfiguredDatabase, resolveJwtSecret, StartupError } from './infrastructure.ts';

@@ -1,0 +1,72 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { connectJetStreamBus, createMemoryBus, type JobBus } from '@mint/bus';
+import { openDatabase, pendingMigrations, type Database } from '@mint/db';
+import type { Config } from './config.ts';
+
+/** A dependency the process cannot start without; the message is the one line an operator reads. */
+export class StartupError extends Error {
+  override readonly name = 'StartupError';
+}
+
+/** True for {@link StartupError}. */
+export const isStartupError = (e: unknown): e is StartupError => e instanceof StartupError;
+
+/**
+ * Opens the database the configuration names: PostgreSQL at DATABASE_URL, or the embedded PGlite
+ * database under DATA_DIR in dev mode. An unreachable server is a StartupError.
+ */
+export async function openConfiguredDatabase(config: Config, options: { applicationName: string; poolSize?: number }): Promise<Database> {
+  try {
+    if (config.databaseUrl) {
+      const db = await openDatabase({ url: config.databaseUrl }, options);
+      await db.em.fork().execute('select 1');
+      return db;
+    }
+    const dataDir = join(config.dataDir, 'pglite');
+    await mkdir(dataDir, { recursive: true });
+    return await openDatabase({ dataDir });
+  } catch (cause) {
+    throw new StartupError(`database unreachable (DATABASE_URL): ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+  }
+}
+
+/** Refuses to run against a database that lacks migrations this code needs. */
+export async function assertMigrated(db: Database): Promise<void> {
+  const pending = await pendingMigrations(db);
+  if (pending.length > 0) {
+    throw new StartupError(`database is not migrated: ${pending.length} pending migration(s) (${pending.join(', ')}); run \`mintctl migrate\``);
+  }
+}
+
+/**
+ * Connects the job bus the configuration names: NATS JetStream at NATS_URL, or the in-process bus
+ * in dev mode. An unreachable server is a StartupError.
+ */
+export async function openConfiguredBus(config: Config, name: string): Promise<JobBus> {
+  if (!config.natsUrl) return createMemoryBus();
+  try {
+    return await connectJetStreamBus({ url: config.natsUrl, stream: config.natsStream, subjectPrefix: config.natsSubjectPrefix, name });
+  } catch (cause) {
+    throw new StartupError(`NATS unreachable (NATS_URL): ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+  }
+}
+
+/**
+ * The HS256 secret for session tokens: AUTH_JWT_SECRET, or in dev mode (no DATABASE_URL) a random
+ * one generated once and kept in DATA_DIR so tokens survive restarts. Production needs the variable.
+ */
+export async function resolveJwtSecret(config: Config): Promise<string> {
+  if (config.authJwtSecret) return config.authJwtSecret;
+  if (config.databaseUrl) throw new StartupError('AUTH_JWT_SECRET is required when DATABASE_URL is set');
+  const file = join(config.dataDir, 'jwt-secret');
+  try {
+    return (await readFile(file, 'utf8')).trim();
+  } catch {
+    await mkdir(config.dataDir, { recursive: true });
+    const secret = randomBytes(32).toString('base64url');
+    await writeFile(file, secret, { mode: 0o600, flag: 'wx' }).catch(() => undefined);
+    return (await readFile(file, 'utf8')).trim();
+  }
+}
