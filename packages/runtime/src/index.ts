@@ -12,4 +12,6 @@ export {
   type ProductionConfig,
 } from './config.ts';
 export { createLogger, redactPaths, redactUrl, redactedText, type Logger } from './logger.ts';
-export { assertMigrated, isStartupError, openConfiguredBus, openConfiguredDatabase, resolveJwtSecret, StartupError } from './infrastructure.ts';
+export {
+  assertMigrated, isStartupError, openConfiguredBus, openConfiguredDatabase, readinessProbe, resolveJwtSecret, StartupError, type Readiness,
+} from './infrastructure.ts';

@@ -70,3 +70,25 @@ export async function resolveJwtSecret(config: Config): Promise<string> {
     return (await readFile(file, 'utf8')).trim();
   }
 }
+
+/** What /readyz reports: ok when every dependency answered, with one line per dependency. */
+export interface Readiness {
+  readonly ok: boolean;
+  readonly checks: Readonly<Record<string, string>>;
+}
+
+/** A readiness probe over the database and the bus: each must answer within `timeoutMs`. */
+export function readinessProbe(deps: { db: Database; bus: JobBus }, timeoutMs = 2000): () => Promise<Readiness> {
+  const check = async (probe: () => Promise<unknown>): Promise<string> => {
+    try {
+      await Promise.race([probe(), new Promise((_, reject) => setTimeout(() => reject(new Error('timed out')), timeoutMs).unref())]);
+      return 'ok';
+    } catch (error) {
+      return `unavailable: ${error instanceof Error ? error.message : String(error)}`;
+    }
+  };
+  return async () => {
+    const [database, bus] = await Promise.all([check(() => deps.db.em.fork().execute('select 1')), check(() => deps.bus.ping())]);
+    return { ok: database === 'ok' && bus === 'ok', checks: { database, bus } };
+  };
+}

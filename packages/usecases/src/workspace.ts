@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ApiKey, Brand, Membership, MintKpis, User } from '@mint/db';
 import {
-  apiKeyScopes, assertValid, brandResolverBaseUrl, generateApiKey, gtinCheckDigit, hashApiKeySecret, roles,
+  apiKeyScopes, assertValid, brandResolverBaseUrl, generateApiKey, gtinCheckDigit, hashApiKeySecret, isUuid, NotFoundError, roles,
   type ApiKeyScope, type Role,
 } from '@mint/domain';
 import { issueAccessToken } from './auth.ts';
@@ -102,4 +102,31 @@ export async function seedDemo(ctx: UseCaseContext): Promise<DemoSeed> {
     brand_id: brand.id, brand_slug: brand.slug, resolver_base_url: brand.resolverBaseUrl, user_id: user.id,
     product_id: product.id, gtin, access_token: await issueAccessToken(ctx, user.id), api_key: apiKey.key,
   };
+}
+
+/** A brand's API keys, newest first, without secrets. */
+export async function listApiKeys(ctx: UseCaseContext, brandId: string) {
+  const keys = await ctx.db.em.fork().find(ApiKey, { brandId }, { orderBy: { createdAt: 'desc' } });
+  return keys.map((k) => ({
+    id: k.id, name: k.name, prefix: `mk_${k.lookupId}`, scopes: k.scopes, createdAt: k.createdAt,
+    revokedAt: k.revokedAt ?? null, lastUsedAt: k.lastUsedAt ?? null,
+  }));
+}
+
+/** Revokes a brand's API key; repeating it changes nothing. NotFoundError for another brand's key. */
+export async function revokeApiKey(ctx: UseCaseContext, brandId: string, keyId: string): Promise<void> {
+  const em = ctx.db.em.fork();
+  const key = isUuid(keyId) ? await em.findOne(ApiKey, { brandId, id: keyId }) : null;
+  if (!key) throw new NotFoundError(`api key ${keyId} not found`);
+  key.revokedAt ??= ctx.clock();
+  await em.flush();
+}
+
+/** Turns programmatic (API key) access of a workspace on or off (early access). */
+export async function setApiAccess(ctx: UseCaseContext, brandId: string, enabled: boolean): Promise<void> {
+  const em = ctx.db.em.fork();
+  const brand = isUuid(brandId) ? await em.findOne(Brand, { id: brandId }) : null;
+  if (!brand) throw new NotFoundError(`workspace ${brandId} not found`);
+  brand.apiAccessEnabled = enabled;
+  await em.flush();
 }

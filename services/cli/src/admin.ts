@@ -1,0 +1,63 @@
+import { apiKeyScopes, type ApiKeyScope } from '@mint/domain';
+import { migrate, type Database } from '@mint/db';
+import { createApiKey, issueAccessToken, listApiKeys, revokeApiKey, seedDemo, setApiAccess, type UseCaseContext } from '@mint/usecases';
+
+/** Writes one line (or a JSON document) to standard output. */
+export type Print = (line: string) => void;
+
+/** `mintctl migrate`: applies pending migrations. */
+export async function migrateCommand(db: Database, print: Print): Promise<void> {
+  await migrate(db);
+  print('migrations applied');
+}
+
+/** `mintctl seed-demo [--json]`: creates an independent demo workspace and prints how to use it. */
+export async function seedDemoCommand(ctx: UseCaseContext, json: boolean, print: Print): Promise<void> {
+  const seed = await seedDemo(ctx);
+  if (json) print(JSON.stringify(seed));
+  else for (const [key, value] of Object.entries(seed)) print(`${key}: ${value}`);
+}
+
+/** `mintctl token issue --user <id> [--ttl <seconds>]`: a development session token. */
+export async function tokenIssueCommand(ctx: UseCaseContext, userId: string, ttlSeconds: number, print: Print): Promise<void> {
+  print(await issueAccessToken(ctx, userId, ttlSeconds));
+}
+
+/** `mintctl apikey create|list|revoke`. */
+export async function apiKeyCommand(
+  ctx: UseCaseContext,
+  action: string,
+  options: { brand: string; name?: string; scopes?: string; id?: string },
+  print: Print,
+): Promise<void> {
+  switch (action) {
+    case 'create': {
+      const scopes = (options.scopes ?? apiKeyScopes.join(',')).split(',').map((s) => s.trim()) as ApiKeyScope[];
+      const key = await createApiKey(ctx, { brandId: options.brand, name: options.name ?? 'cli', scopes });
+      print(JSON.stringify({ id: key.id, api_key: key.key, scopes }));
+      return;
+    }
+    case 'list':
+      for (const key of await listApiKeys(ctx, options.brand)) print(JSON.stringify(key));
+      return;
+    case 'revoke':
+      if (!options.id) throw new UsageError('apikey revoke needs --id');
+      await revokeApiKey(ctx, options.brand, options.id);
+      print(`revoked ${options.id}`);
+      return;
+    default:
+      throw new UsageError(`unknown apikey action "${action}"`);
+  }
+}
+
+/** `mintctl workspace enable-api|disable-api --brand <id>`. */
+export async function workspaceCommand(ctx: UseCaseContext, action: string, brand: string, print: Print): Promise<void> {
+  if (action !== 'enable-api' && action !== 'disable-api') throw new UsageError(`unknown workspace action "${action}"`);
+  await setApiAccess(ctx, brand, action === 'enable-api');
+  print(`API access ${action === 'enable-api' ? 'enabled' : 'disabled'} for ${brand}`);
+}
+
+/** A mistake in the command line; printed with the usage text. */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+}

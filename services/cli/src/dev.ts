@@ -1,0 +1,85 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { startApi } from '@mint/api';
+import { startExecutor } from '@mint/executor';
+import { createLogger, openConfiguredBus, openConfiguredDatabase, readinessProbe, resolveJwtSecret, type Config } from '@mint/runtime';
+import { Brand, migrate } from '@mint/db';
+import { createUseCaseContext, issueAccessToken, seedDemo, type DemoSeed, type UseCaseContext } from '@mint/usecases';
+
+/**
+ * The demo workspace of this data folder: seeded on first start and remembered in
+ * DATA_DIR/demo.json; later starts reuse it with a fresh token.
+ */
+async function demoWorkspace(ctx: UseCaseContext, dataDir: string): Promise<{ seed: DemoSeed; created: boolean }> {
+  const file = join(dataDir, 'demo.json');
+  try {
+    const seed = JSON.parse(await readFile(file, 'utf8')) as DemoSeed;
+    if (!(await ctx.db.em.fork().findOne(Brand, { id: seed.brand_id }))) throw new Error('demo workspace is not in this database');
+    return { seed: { ...seed, access_token: await issueAccessToken(ctx, seed.user_id) }, created: false };
+  } catch {
+    const seed = await seedDemo(ctx);
+    const { access_token: _token, ...stored } = seed;
+    await writeFile(file, JSON.stringify(stored, null, 2));
+    return { seed, created: true };
+  }
+}
+
+function banner(port: number, seed: DemoSeed, created: boolean): string {
+  const base = `http://localhost:${port}`;
+  const body = JSON.stringify({
+    brand_id: seed.brand_id, product_id: seed.product_id, requested_quantity: 10000,
+    identity_mode: 'IDENTITY_MODE_SERIAL', activation_mode: 'ACTIVATION_MODE_ACTIVE_AT_MINT',
+  });
+  return [
+    '',
+    `Minting service (dev mode) on ${base}: API and executor in one process.`,
+    `${created ? 'Seeded a' : 'Using the'} demo workspace:`,
+    `  brand_id    ${seed.brand_id}`,
+    `  product_id  ${seed.product_id}  (GTIN ${seed.gtin})`,
+    `  user_id     ${seed.user_id}`,
+    `  api_key     ${seed.api_key}`,
+    '',
+    'A session token (valid 24 h):',
+    `  export TOKEN=${seed.access_token}`,
+    '',
+    'Mint 10,000 serial units:',
+    `  curl -s ${base}/mint.v1.MintService/SubmitMintRequest -H 'Content-Type: application/json' \\`,
+    `    -H "Authorization: Bearer $TOKEN" -d '${body}'`,
+    '',
+    'Follow the batch (put the mint_batch_id from the answer in):',
+    `  curl -s ${base}/mint.v1.MintService/GetMintBatch -H 'Content-Type: application/json' \\`,
+    `    -H "Authorization: Bearer $TOKEN" -d '{"brand_id":"${seed.brand_id}","mint_batch_id":"<mint_batch_id>"}'`,
+    '',
+  ].join('\n');
+}
+
+/**
+ * `npm start`: migrates, seeds a demo workspace on first start, and runs the API and the
+ * executor in this process: on the embedded database and the in-process bus unless DATABASE_URL
+ * and NATS_URL name real ones.
+ */
+export async function runDev(config: Config): Promise<void> {
+  const logger = createLogger(config, { service: 'dev' });
+  const db = await openConfiguredDatabase(config, { applicationName: 'minting-dev', poolSize: config.executorConcurrency + 8 });
+  await migrate(db);
+  const bus = await openConfiguredBus(config, 'minting-dev');
+  const ctx = createUseCaseContext({
+    db, publicBaseUrl: config.publicBaseUrl, jwtSecret: await resolveJwtSecret(config),
+    jwtIssuer: config.authJwtIssuer ?? null, jwtAudience: config.authJwtAudience ?? null,
+  });
+  const { seed, created } = await demoWorkspace(ctx, config.dataDir);
+  const api = await startApi({ ctx, config, logger, readiness: readinessProbe({ db, bus }) });
+  const executor = startExecutor({ ctx, bus, logger, concurrency: config.executorConcurrency, chunkSize: config.chunkSize });
+  process.stdout.write(`${banner(api.port, seed, created)}\n`);
+  const shutdown = async (signal: string) => {
+    logger.info({ signal }, 'shutting down');
+    setTimeout(() => process.exit(1), config.shutdownTimeoutMs).unref();
+    await api.close();
+    await executor.stop();
+    await bus.close();
+    await db.close();
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  process.once('SIGINT', () => void shutdown('SIGINT'));
+}

@@ -1,0 +1,81 @@
+/**
+ * mintctl: administration and the one-process dev mode. Reads the same environment as the
+ * services (DATABASE_URL, or the embedded database under DATA_DIR when unset).
+ *
+ *   mintctl migrate
+ *   mintctl seed-demo [--json]
+ *   mintctl token issue --user <uuid> [--ttl <seconds>]
+ *   mintctl apikey create --brand <uuid> [--name <n>] [--scopes mint:write,mint:read,...]
+ *   mintctl apikey list --brand <uuid>
+ *   mintctl apikey revoke --brand <uuid> --id <key id>
+ *   mintctl workspace enable-api|disable-api --brand <uuid>
+ *   mintctl dev            API and executor in one process (npm start)
+ */
+import { parseArgs } from 'node:util';
+import { assertMigrated, loadConfig, openConfiguredDatabase, resolveJwtSecret } from '@mint/runtime';
+import { createUseCaseContext } from '@mint/usecases';
+import { apiKeyCommand, migrateCommand, seedDemoCommand, tokenIssueCommand, UsageError, workspaceCommand } from './admin.ts';
+import { runDev } from './dev.ts';
+
+const usage = `usage: mintctl <migrate | seed-demo [--json] | token issue --user <id> [--ttl <s>] |
+  apikey create|list|revoke --brand <id> [--name n] [--scopes a,b] [--id key] |
+  workspace enable-api|disable-api --brand <id> | dev>`;
+
+const { positionals, values } = parseArgs({
+  allowPositionals: true,
+  options: {
+    json: { type: 'boolean', default: false },
+    user: { type: 'string' },
+    ttl: { type: 'string', default: '86400' },
+    brand: { type: 'string' },
+    name: { type: 'string' },
+    scopes: { type: 'string' },
+    id: { type: 'string' },
+    help: { type: 'boolean', short: 'h', default: false },
+  },
+});
+
+const print = (line: string) => process.stdout.write(`${line}\n`);
+
+async function main(): Promise<void> {
+  const [command, action] = positionals;
+  if (values.help || !command) {
+    print(usage);
+    return;
+  }
+  const config = loadConfig();
+  if (command === 'dev') return runDev(config);
+  const db = await openConfiguredDatabase(config, { applicationName: 'mintctl', poolSize: 2 });
+  try {
+    if (command === 'migrate') return await migrateCommand(db, print);
+    await assertMigrated(db);
+    const ctx = createUseCaseContext({
+      db, publicBaseUrl: config.publicBaseUrl, jwtSecret: await resolveJwtSecret(config),
+      jwtIssuer: config.authJwtIssuer ?? null, jwtAudience: config.authJwtAudience ?? null,
+    });
+    const brand = () => values.brand ?? (() => { throw new UsageError('--brand is required'); })();
+    switch (command) {
+      case 'seed-demo':
+        return await seedDemoCommand(ctx, values.json, print);
+      case 'token':
+        if (action !== 'issue' || !values.user) throw new UsageError('token issue needs --user');
+        return await tokenIssueCommand(ctx, values.user, Number(values.ttl), print);
+      case 'apikey':
+        return await apiKeyCommand(ctx, action ?? '', { brand: brand(), name: values.name, scopes: values.scopes, id: values.id }, print);
+      case 'workspace':
+        return await workspaceCommand(ctx, action ?? '', brand(), print);
+      default:
+        throw new UsageError(`unknown command "${command}"`);
+    }
+  } finally {
+    await db.close();
+  }
+}
+
+try {
+  await main();
+} catch (error) {
+  const message = error instanceof Error ? error.message : String(error);
+  process.stderr.write(`mintctl: ${message}\n${error instanceof UsageError ? `${usage}\n` : ''}`);
+  process.exitCode = error instanceof UsageError ? 2 : 1;
+}
