@@ -41,6 +41,8 @@ export interface Config {
   readonly authJwtIssuer: string | undefined;
   /** `AUTH_JWT_AUDIENCE`: expected `aud` claim, unchecked when undefined. */
   readonly authJwtAudience: string | undefined;
+  /** `AUTH_JWKS_URL`: https URL of the identity provider's JWKS (RS256/ES256 tokens); unset to accept only HS256. */
+  readonly authJwksUrl: string | undefined;
   /** `LOG_LEVEL`: minimum pino level written. */
   readonly logLevel: LogLevel;
   /** `DATA_DIR`: folder for dev mode's embedded database and generated secrets. */
@@ -100,6 +102,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     authJwtSecret: read.secret('AUTH_JWT_SECRET', 32),
     authJwtIssuer: read.string('AUTH_JWT_ISSUER'),
     authJwtAudience: read.string('AUTH_JWT_AUDIENCE'),
+    authJwksUrl: read.url('AUTH_JWKS_URL', ['https:', 'http:'], 'an http(s):// URL'),
     logLevel: read.oneOf('LOG_LEVEL', logLevels, defaults.logLevel),
     dataDir: read.string('DATA_DIR') ?? defaults.dataDir,
     natsStream: read.pattern('NATS_STREAM', streamName, 'letters, digits, "-" or "_"') ?? defaults.natsStream,

@@ -1,32 +1,74 @@
-import { errors, jwtVerify, SignJWT } from 'jose';
-import { Membership } from '@mint/db';
-import { isUuid, UnauthenticatedError, type Role } from '@mint/domain';
+import { decodeProtectedHeader, errors, jwtVerify, SignJWT, type JWTVerifyOptions } from 'jose';
+import { ApiKey, Brand, Membership, run } from '@mint/db';
+import { ForbiddenError, hashApiKeySecret, isUuid, parseApiKey, UnauthenticatedError, type Role } from '@mint/domain';
+import { timingSafeEqual } from 'node:crypto';
 import type { UseCaseContext } from './context.ts';
 
 /** Clock skew tolerated on `exp` and `nbf`, in seconds. */
 export const clockSkewSeconds = 30;
 
+/** Algorithms accepted from the identity provider's JWKS; HS256 only with the configured secret. */
+const asymmetricAlgorithms = ['RS256', 'ES256'];
+
 /**
- * Verifies a bearer session token (HS256 only; `iss`/`aud` when configured; `exp`/`nbf` with a
- * small skew) and returns its user. Any defect is an UnauthenticatedError without details.
+ * Verifies a bearer session token and returns its user. HS256 tokens are checked with the
+ * configured secret, RS256/ES256 tokens with the JWKS keys; any other algorithm (including
+ * `none`) is refused. `iss`/`aud` are checked when configured, `exp`/`nbf` with a small skew.
+ * Any defect is an UnauthenticatedError without details.
  */
 export async function authenticateBearer(ctx: UseCaseContext, token: string): Promise<{ userId: string }> {
   try {
-    const { payload } = await jwtVerify(token, ctx.auth.jwtSecret, {
-      algorithms: ['HS256'],
+    const { alg } = decodeProtectedHeader(token);
+    const options: JWTVerifyOptions = {
       clockTolerance: clockSkewSeconds,
       currentDate: ctx.clock(),
       requiredClaims: ['sub', 'exp'],
       ...(ctx.auth.issuer ? { issuer: ctx.auth.issuer } : {}),
       ...(ctx.auth.audience ? { audience: ctx.auth.audience } : {}),
-    });
-    if (!isUuid(payload.sub)) throw new UnauthenticatedError('token subject is not a user id');
-    return { userId: payload.sub };
+    };
+    let verified;
+    if (alg === 'HS256' && ctx.auth.jwtSecret.length > 0) {
+      verified = await jwtVerify(token, ctx.auth.jwtSecret, { ...options, algorithms: ['HS256'] });
+    } else if (ctx.auth.jwks !== null && asymmetricAlgorithms.includes(alg ?? '')) {
+      verified = await jwtVerify(token, ctx.auth.jwks, { ...options, algorithms: asymmetricAlgorithms });
+    } else {
+      throw new UnauthenticatedError(`token algorithm ${alg ?? 'missing'} is not accepted`);
+    }
+    if (!isUuid(verified.payload.sub)) throw new UnauthenticatedError('token subject is not a user id');
+    return { userId: verified.payload.sub };
   } catch (cause) {
     if (cause instanceof UnauthenticatedError) throw cause;
     const expired = cause instanceof errors.JWTExpired;
     throw new UnauthenticatedError(expired ? 'access token expired' : 'invalid access token', { cause });
   }
+}
+
+/** An authenticated API key: its workspace and scopes. */
+export interface ApiKeyPrincipal {
+  readonly keyId: string;
+  readonly brandId: string;
+  readonly scopes: readonly string[];
+}
+
+/**
+ * Checks an API key: its format and check characters first (a malformed key never reaches the
+ * database), then the stored hash in constant time, revocation, and the workspace's early-access
+ * flag. Records last_used_at. Unknown, malformed and revoked keys are UnauthenticatedError; a key
+ * of a workspace without API access is ForbiddenError.
+ */
+export async function authenticateApiKey(ctx: UseCaseContext, key: string): Promise<ApiKeyPrincipal> {
+  const parsed = parseApiKey(key);
+  if (parsed === null) throw new UnauthenticatedError('malformed API key');
+  const em = ctx.db.em.fork();
+  const row = await em.findOne(ApiKey, { lookupId: parsed.lookupId });
+  const expected = Buffer.from(row?.secretHash ?? '0'.repeat(64), 'hex');
+  const actual = Buffer.from(hashApiKeySecret(parsed.secret), 'hex');
+  if (!row || !timingSafeEqual(expected, actual)) throw new UnauthenticatedError('unknown API key');
+  if (row.revokedAt) throw new UnauthenticatedError('API key revoked');
+  const brand = await em.findOne(Brand, { id: row.brandId });
+  if (!brand?.apiAccessEnabled) throw new ForbiddenError('API access is not enabled for this workspace (early access): ask to enable it');
+  await run(em, 'update api_keys set last_used_at = ? where brand_id = ? and id = ?', [ctx.clock(), row.brandId, row.id]);
+  return { keyId: row.id, brandId: row.brandId, scopes: row.scopes };
 }
 
 /** The user's role on the brand, or null when they have none. */

@@ -1,11 +1,14 @@
 import { randomFillSync } from 'node:crypto';
+import { createRemoteJWKSet, type JWTVerifyGetKey } from 'jose';
 import type { Database } from '@mint/db';
 import type { RandomFill } from '@mint/domain';
 
 /** How session tokens are checked. */
 export interface AuthSettings {
-  /** HS256 secret. */
+  /** HS256 secret; empty when HS256 tokens are not accepted. */
   readonly jwtSecret: Uint8Array;
+  /** Keys of the identity provider (RS256/ES256), fetched from its JWKS URL and cached; null when not configured. */
+  readonly jwks: JWTVerifyGetKey | null;
   /** Required `iss`, when set. */
   readonly issuer: string | null;
   /** Required `aud`, when set. */
@@ -33,6 +36,8 @@ export interface UseCaseContextOptions {
   readonly jwtSecret?: string;
   readonly jwtIssuer?: string | null;
   readonly jwtAudience?: string | null;
+  /** JWKS URL of the identity provider. An unknown `kid` refetches it, at most once per 30 s. */
+  readonly jwksUrl?: string | null;
   readonly clock?: () => Date;
   readonly randomFill?: RandomFill;
 }
@@ -46,6 +51,7 @@ export function createUseCaseContext(options: UseCaseContextOptions): UseCaseCon
     publicBaseUrl: options.publicBaseUrl,
     auth: {
       jwtSecret: new TextEncoder().encode(options.jwtSecret ?? ''),
+      jwks: options.jwksUrl ? createRemoteJWKSet(new URL(options.jwksUrl), { cooldownDuration: 30_000, cacheMaxAge: 600_000 }) : null,
       issuer: options.jwtIssuer ?? null,
       audience: options.jwtAudience ?? null,
     },

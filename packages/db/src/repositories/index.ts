@@ -4,3 +4,5 @@ export * from './kpis.ts';
 export * from './units.ts';
 export * from './batches.ts';
 export * from './jobs.ts';
+export * from './reads.ts';
+export * from './lifecycle.ts';
