@@ -1,0 +1,180 @@
+{{/*
+The chart name, truncated to the 63 characters a label value allows.
+*/}}
+{{- define "minting.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+The release-scoped base name every object name starts with. Component names
+(`-api`, `-executor`, `-migrate`) are appended, so it is kept to 52 characters.
+*/}}
+{{- define "minting.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 52 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 52 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 52 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+Labels on every object. Call with (dict "root" $ "component" "api").
+*/}}
+{{- define "minting.labels" -}}
+helm.sh/chart: {{ printf "%s-%s" .root.Chart.Name .root.Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{ include "minting.selectorLabels" . }}
+app.kubernetes.io/version: {{ .root.Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .root.Release.Service }}
+app.kubernetes.io/part-of: minting
+{{- end }}
+
+{{/*
+Labels that select one component's pods; never change them on upgrade (selectors are immutable).
+Call with (dict "root" $ "component" "api"); an empty component selects the whole release.
+*/}}
+{{- define "minting.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "minting.name" .root }}
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+{{- if .component }}
+app.kubernetes.io/component: {{ .component }}
+{{- end }}
+{{- end }}
+
+{{/*
+The ServiceAccount the API and executor pods run as.
+*/}}
+{{- define "minting.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "minting.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{/*
+The container image reference; the tag defaults to the chart's appVersion.
+*/}}
+{{- define "minting.image" -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag | toString) }}
+{{- end }}
+
+{{/*
+The ConfigMap holding the non-secret environment.
+*/}}
+{{- define "minting.configMapName" -}}
+{{- printf "%s-config" (include "minting.fullname" .) }}
+{{- end }}
+
+{{/*
+The non-secret environment as key: value lines; shared by the ConfigMap and the migrate
+hook Job (which runs before the ConfigMap exists on first install).
+*/}}
+{{- define "minting.configEnv" -}}
+LOG_LEVEL: {{ .Values.config.logLevel | quote }}
+NATS_STREAM: {{ .Values.config.natsStream | quote }}
+NATS_SUBJECT_PREFIX: {{ .Values.config.natsSubjectPrefix | quote }}
+EXECUTOR_CONCURRENCY: {{ .Values.config.executorConcurrency | toString | quote }}
+MINT_CHUNK_SIZE: {{ .Values.config.chunkSize | toString | quote }}
+{{- with .Values.config.publicBaseUrl }}
+PUBLIC_BASE_URL: {{ . | quote }}
+{{- end }}
+{{- with .Values.config.authJwtIssuer }}
+AUTH_JWT_ISSUER: {{ . | quote }}
+{{- end }}
+{{- with .Values.config.authJwtAudience }}
+AUTH_JWT_AUDIENCE: {{ . | quote }}
+{{- end }}
+{{- with .Values.config.executorLeaseMs }}
+EXECUTOR_LEASE_MS: {{ . | toString | quote }}
+{{- end }}
+{{- with .Values.config.natsAckWaitMs }}
+NATS_ACK_WAIT_MS: {{ . | toString | quote }}
+{{- end }}
+{{- if .Values.packStore.existingClaim }}
+PACK_STORE_DIR: {{ .Values.packStore.mountPath | quote }}
+{{- end }}
+{{- range $key, $value := .Values.config.extraEnv }}
+{{ $key }}: {{ $value | toString | quote }}
+{{- end }}
+{{- end }}
+
+{{/*
+Pod-level settings shared by every workload: pull secrets, security context, scheduling.
+Call with (dict "root" $ "component" .Values.api).
+*/}}
+{{- define "minting.podCommon" -}}
+{{- with .root.Values.imagePullSecrets }}
+imagePullSecrets:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+securityContext:
+  {{- toYaml .root.Values.podSecurityContext | nindent 2 }}
+{{- with .component.nodeSelector }}
+nodeSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .component.affinity }}
+affinity:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .component.tolerations }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .component.topologySpreadConstraints }}
+topologySpreadConstraints:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .component.priorityClassName }}
+priorityClassName: {{ . }}
+{{- end }}
+{{- end }}
+
+{{/*
+The writable scratch volume every container mounts at /tmp (the root filesystem is read-only),
+plus the pack store claim when one is configured and wanted (withPackStore).
+*/}}
+{{- define "minting.volumes" -}}
+volumes:
+  - name: tmp
+    emptyDir:
+      sizeLimit: {{ .root.Values.tmpSizeLimit }}
+{{- if and .withPackStore .root.Values.packStore.existingClaim }}
+  - name: pack-store
+    persistentVolumeClaim:
+      claimName: {{ .root.Values.packStore.existingClaim }}
+{{- end }}
+{{- end }}
+
+{{/*
+The volume mounts matching minting.volumes.
+*/}}
+{{- define "minting.volumeMounts" -}}
+volumeMounts:
+  - name: tmp
+    mountPath: /tmp
+{{- if and .withPackStore .root.Values.packStore.existingClaim }}
+  - name: pack-store
+    mountPath: {{ .root.Values.packStore.mountPath }}
+    {{- with .root.Values.packStore.subPath }}
+    subPath: {{ . }}
+    {{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+Egress rules of the NetworkPolicies: DNS, then networkPolicy.egress.
+*/}}
+{{- define "minting.egress" -}}
+- ports:
+    - port: 53
+      protocol: UDP
+    - port: 53
+      protocol: TCP
+{{ toYaml .Values.networkPolicy.egress }}
+{{- end }}
