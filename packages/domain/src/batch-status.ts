@@ -54,3 +54,22 @@ export function moveBatch(from: BatchStatus, to: BatchStatus): BatchMove {
 export function reachesExport(move: BatchMove): boolean {
   return move.to === 'exported';
 }
+
+/**
+ * A move requested through SetMintBatchStatus. Same rules as {@link moveBatch}, except that
+ * `minted` is never set by hand: a batch becomes minted only in the transaction that completes its
+ * job, so a manual move could not be consistent with the units actually minted.
+ */
+export function manualBatchMove(from: BatchStatus, to: BatchStatus): BatchMove {
+  if (to === 'minted') throw new IllegalStateError('mint batch becomes minted only when its job completes');
+  return moveBatch(from, to);
+}
+
+/**
+ * True when the move withdraws the batch's identities: from then on they no longer resolve, so its
+ * active units stop counting towards active_tokens (its minted quantity keeps counting towards
+ * total_tokens_minted, and towards exported_printed once it reached exported).
+ */
+export function withdrawsUnits(move: BatchMove): boolean {
+  return move.to === 'voided';
+}

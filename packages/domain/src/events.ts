@@ -1,16 +1,16 @@
 /**
  * Audit events. Each is written in the same transaction as the change it reports.
  *
- * | event_type            | entity_type | written when                                                     |
- * |-----------------------|-------------|------------------------------------------------------------------|
- * | mint_job_queued       | mint_job    | submit creates a QUEUED job (payload: quantity, modes)           |
- * | mint_batch_created    | mint_batch  | submit (or CreateMintBatchFromJob) creates the draft batch        |
- * | mint_job_started      | mint_job    | an executor claims a job (QUEUED -> RESERVED)                     |
- * | mint_units_created    | mint_batch  | each chunk of a serial job commits (payload: count, first_seq)    |
- * | mint_lots_confirmed   | mint_batch  | a lot-mode job validated and recorded its lots                    |
- * | mint_job_completed    | mint_job    | a job reaches COMPLETED                                           |
- * | mint_batch_status_changed | mint_batch | a batch moves (draft -> minted on completion, later moves)     |
- * | mint_job_failed       | mint_job    | a job reaches FAILED (payload: reason)                            |
+ * | event_type                | entity_type | written when (transition)                                                   |
+ * |---------------------------|-------------|-----------------------------------------------------------------------------|
+ * | mint_job_queued           | mint_job    | submit creates a QUEUED job (payload: quantity, modes)                      |
+ * | mint_batch_created        | mint_batch  | submit (or CreateMintBatchFromJob) creates the draft batch                  |
+ * | mint_job_started          | mint_job    | the first claim of a job, QUEUED -> RESERVED (a takeover of a lapsed lease writes none) |
+ * | mint_units_created        | mint_batch  | each committed chunk of a serial job, the first one also RESERVED -> PROCESSING (payload: count, first_seq) |
+ * | mint_lots_confirmed       | mint_batch  | a lot-mode job's lots validate, RESERVED -> COMPLETED (product-only writes none) |
+ * | mint_job_completed        | mint_job    | PROCESSING -> COMPLETED (serial) or RESERVED -> COMPLETED (lots, product-only) |
+ * | mint_batch_status_changed | mint_batch  | a batch moves (draft -> minted with the job's completion, later moves)      |
+ * | mint_job_failed           | mint_job    | any non-terminal status -> FAILED: invalid lots, a permanent error, or retries or deliveries exhausted (payload: reason, from) |
  */
 export type EventType =
   | 'mint_job_queued'
@@ -20,6 +20,7 @@ export type EventType =
   | 'mint_lots_confirmed'
   | 'mint_job_completed'
   | 'mint_batch_status_changed'
+  | 'mint_units_activated'
   | 'mint_job_failed';
 
 /** Kind of entity an event is about. */

@@ -68,7 +68,8 @@ export async function lockBatchesOfUnits(em: Em, brandId: string, unitIds: reado
 /** Units that moved from inactive to active, per batch. */
 export interface ActivatedUnits {
   readonly mintBatchId: string;
-  readonly count: number;
+  /** Ids of the units that changed, in id order. */
+  readonly unitIds: readonly string[];
 }
 
 /** Activates every inactive unit of a batch, stamping `at`; returns how many changed (0 on a repeat). */
@@ -80,19 +81,22 @@ export async function activateUnitsOfBatch(em: Em, brandId: string, batchId: str
   );
 }
 
-/** Activates the brand's inactive units among `unitIds`, stamping `at`; returns the changes per batch. */
+/** Activates the brand's inactive units among `unitIds`, stamping `at`; returns the changed units per batch (none on a repeat). */
 export async function activateUnitsById(em: Em, brandId: string, unitIds: readonly string[], at: Date): Promise<ActivatedUnits[]> {
-  const rows = await query<{ mint_batch_id: string; n: string }>(
+  const rows = await query<{ mint_batch_id: string; ids: string[] | string }>(
     em,
     `with changed as (
        update mint_units set status = 'active', activated_at = ?
        where brand_id = ? and id = any(?::uuid[]) and status = 'inactive'
-       returning mint_batch_id
+       returning mint_batch_id, id
      )
-     select mint_batch_id, count(*) as n from changed group by mint_batch_id order by mint_batch_id`,
+     select mint_batch_id, array_agg(id::text order by id) as ids from changed group by mint_batch_id order by mint_batch_id`,
     [at, brandId, `{${unitIds.join(',')}}`],
   );
-  return rows.map((r) => ({ mintBatchId: r.mint_batch_id, count: Number(r.n) }));
+  return rows.map((r) => ({
+    mintBatchId: r.mint_batch_id,
+    unitIds: Array.isArray(r.ids) ? r.ids : r.ids.replace(/^\{|\}$/g, '').split(',').filter((x) => x !== ''),
+  }));
 }
 
 /** Active units of a batch (a scan of the batch's units; used once, when the batch is voided). */

@@ -1,0 +1,154 @@
+// `npm run bench:reads`: read-side latency at scale. Creates a scratch database on the local
+// PostgreSQL (ADMIN_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/postgres), fills one
+// brand with 1,000,000 units in SQL (generate_series; chunks of 2,000 share a created_at as the
+// executor writes them), then times in-process, i.e. server side without transport:
+//   - ListMintUnits first page and a page at depth 900,000 (use case, default page size 50),
+//   - the bare keyset SELECT over the same index with the same predicate (baseline),
+//   - GetMintKpis.
+// Prints p50/p99 per case against the targets (lists p99 <= 10 ms, KPIs p99 <= 20 ms) and drops
+// the database at the end. Exits 1 when a target is missed. BENCH_UNITS / BENCH_ITERATIONS override.
+
+import { randomBytes, randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import pg from 'pg';
+import { migrateDatabase, openDatabase, query, run, type Database } from '@mint/db';
+import { createUseCaseContext, createUser, createWorkspace, getMintKpis, listMintUnits, upsertProduct } from '@mint/usecases';
+import type { Cursor } from '@mint/domain';
+
+const adminUrl = process.env.ADMIN_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const units = Number(process.env.BENCH_UNITS ?? 1_000_000);
+const depth = Math.min(900_000, units - 100);
+const iterations = Number(process.env.BENCH_ITERATIONS ?? 1000);
+const warmup = 100;
+const chunk = 2000;
+
+const name = `bench_reads_${randomBytes(4).toString('hex')}`;
+const url = new URL(adminUrl);
+url.pathname = `/${name}`;
+
+async function admin(sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+function percentile(sorted: readonly number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+interface Figures { readonly p50: number; readonly p99: number; readonly max: number }
+
+async function time(work: () => Promise<unknown>): Promise<Figures> {
+  for (let i = 0; i < warmup; i++) await work();
+  const samples: number[] = [];
+  for (let i = 0; i < iterations; i++) {
+    const start = performance.now();
+    await work();
+    samples.push(performance.now() - start);
+  }
+  samples.sort((a, b) => a - b);
+  return { p50: percentile(samples, 50), p99: percentile(samples, 99), max: samples[samples.length - 1]! };
+}
+
+async function seed(db: Database, brandId: string, batchId: string, productId: string): Promise<void> {
+  const em = db.em.fork();
+  const jobId = randomUUID();
+  const base = new Date('2026-01-01T00:00:00.000Z');
+  await run(em,
+    `insert into mint_jobs (brand_id, id, status, scope_type, requested_quantity, product_id, lease_token, attempts, created_at, updated_at, finished_at)
+     values (?, ?, 'COMPLETED', 'serial', ?, ?, 1, 0, ?, ?, ?)`, [brandId, jobId, units, productId, base, base, base]);
+  await run(em,
+    `insert into mint_batches (brand_id, id, mint_job_id, product_id, status, identity_mode, activation_mode, requested_quantity, minted_quantity,
+       resolver_base_url, gtin, created_at, updated_at)
+     values (?, ?, ?, ?, 'minted', 'serial', 'active_at_mint', ?, ?, 'http://127.0.0.1:8080/r/bench', null, ?, ?)`,
+    [brandId, batchId, jobId, productId, units, units, base, base]);
+  // Serial: 20 characters from md5 of the seq (unique per batch), like the executor's unguessable serials.
+  await run(em,
+    `insert into mint_units (brand_id, id, mint_batch_id, seq, serial, gtin, resolver_url, status, created_at, activated_at)
+     select ?::uuid, gen_random_uuid(), ?::uuid, g, s.serial, null, 'http://127.0.0.1:8080/r/bench/u/' || s.serial, 'active', t.at, t.at
+     from generate_series(1, ?::int) g
+     cross join lateral (select upper(substr(md5(g::text), 1, 20)) as serial) s
+     cross join lateral (select ?::timestamptz + ((g - 1) / ?::int) * interval '40 ms' as at) t`,
+    [brandId, batchId, units, base, chunk]);
+  await run(em,
+    `insert into mint_kpis (brand_id, total_tokens_minted, active_tokens, batches_created, exported_printed) values (?, ?, ?, 1, 0)
+     on conflict (brand_id) do update set total_tokens_minted = excluded.total_tokens_minted, active_tokens = excluded.active_tokens,
+       batches_created = excluded.batches_created`,
+    [brandId, units, units]);
+}
+
+await admin(`CREATE DATABASE ${name}`);
+let db: Database | undefined;
+let failed = false;
+try {
+  await migrateDatabase(url.toString());
+  db = await openDatabase({ url: url.toString() }, { poolSize: 4, applicationName: 'bench-reads' });
+  const ctx = createUseCaseContext({ db, publicBaseUrl: 'http://127.0.0.1:8080' });
+  const brand = await createWorkspace(ctx, { name: 'Bench Brand' });
+  const user = await createUser(ctx, { email: `bench-${brand.slug}@bench.example`, name: 'Bench' });
+  const { product } = await upsertProduct(ctx, { id: user.id }, {
+    brandId: brand.id, sku: 'BENCH-SKU', name: 'Bench product', gtin: null, commercialStatus: 'ACTIVE', mintReadinessStatus: 'READY', passportUrl: null,
+  });
+  const batchId = randomUUID();
+
+  let started = performance.now();
+  await seed(db, brand.id, batchId, product.id);
+  console.log(`seeded ${units.toLocaleString('en')} units in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  started = performance.now();
+  const client = new pg.Client({ connectionString: url.toString() });
+  await client.connect();
+  await client.query('VACUUM ANALYZE');
+  await client.end();
+  console.log(`vacuum analyze in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+
+  const em = () => db!.em.fork();
+  const [row] = await query<{ created_at: Date; id: string }>(em(),
+    `select created_at, id from mint_units where brand_id = ? order by created_at desc, id desc offset ? limit 1`, [brand.id, depth - 1]);
+  const deep: Cursor = { at: new Date(row!.created_at), id: row!.id };
+
+  const page = await listMintUnits(ctx, brand.id, { limit: null, cursor: deep, mintBatchId: null });
+  if (page.items.length !== 50 || page.items[0]!.productSku !== 'BENCH-SKU') throw new Error('unexpected page at depth');
+  const kpis = await getMintKpis(ctx, brand.id);
+  if (kpis.totalTokensMinted !== units) throw new Error('unexpected KPIs');
+
+  const bare = (cursor: Cursor | null) => () => cursor === null
+    ? query(em(), `select * from mint_units where brand_id = ? order by created_at desc, id desc limit 51`, [brand.id])
+    : query(em(), `select * from mint_units where brand_id = ? and (created_at, id) < (?::timestamptz, ?::uuid) order by created_at desc, id desc limit 51`,
+      [brand.id, cursor.at, cursor.id]);
+
+  const results: [string, Figures, number | null][] = [
+    ['ListMintUnits first page', await time(() => listMintUnits(ctx, brand.id, { limit: null, cursor: null, mintBatchId: null })), 10],
+    [`ListMintUnits page at depth ${depth.toLocaleString('en')}`, await time(() => listMintUnits(ctx, brand.id, { limit: null, cursor: deep, mintBatchId: null })), 10],
+    ['baseline: bare SELECT, first page', await time(bare(null)), null],
+    [`baseline: bare SELECT, depth ${depth.toLocaleString('en')}`, await time(bare(deep)), null],
+    ['GetMintKpis', await time(() => getMintKpis(ctx, brand.id)), 20],
+  ];
+  const [plan] = await query<{ 'QUERY PLAN': unknown }>(em(),
+    `explain (analyze, format json) select * from mint_units where brand_id = ? and (created_at, id) < (?::timestamptz, ?::uuid) order by created_at desc, id desc limit 51`,
+    [brand.id, deep.at, deep.id]);
+
+  console.log(`\n${iterations} timed calls per case after ${warmup} warm-up calls, in process (no transport), milliseconds:`);
+  console.log(`${'case'.padEnd(44)} ${'p50'.padStart(7)} ${'p99'.padStart(7)} ${'max'.padStart(7)}  target p99`);
+  for (const [label, f, target] of results) {
+    const verdict = target === null ? '' : `<= ${target} ms ${f.p99 <= target ? 'ok' : 'MISSED'}`;
+    if (target !== null && f.p99 > target) failed = true;
+    console.log(`${label.padEnd(44)} ${f.p50.toFixed(2).padStart(7)} ${f.p99.toFixed(2).padStart(7)} ${f.max.toFixed(2).padStart(7)}  ${verdict}`);
+  }
+  const ratio = (a: Figures, b: Figures) => `p50 ${(a.p50 / b.p50).toFixed(2)}x, p99 ${(a.p99 / b.p99).toFixed(2)}x`;
+  console.log(`\nuse case / bare SELECT: first page ${ratio(results[0]![1], results[2]![1])}; depth ${ratio(results[1]![1], results[3]![1])}`);
+  const top = (plan!['QUERY PLAN'] as [{ Plan: { Plans?: [{ 'Node Type': string; 'Index Name'?: string }] }; 'Execution Time': number }])[0];
+  const scan = top.Plan.Plans?.[0];
+  console.log(`plan at depth: ${scan?.['Node Type'] ?? '?'} on ${scan?.['Index Name'] ?? '?'}, execution ${top['Execution Time'].toFixed(3)} ms`);
+} catch (error) {
+  failed = true;
+  console.error(error);
+} finally {
+  await db?.close(true);
+  await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  console.log(`dropped ${name}`);
+}
+process.exitCode = failed ? 1 : 0;
