@@ -1,0 +1,44 @@
+import { CatalogService, MintService } from '@mint/contract';
+import type { Permission } from '@mint/domain';
+import { describe, expect, it } from 'vitest';
+import { Health } from '../gen/grpc/health/v1/health_pb.js';
+import { permissionFor, rpcPermissions } from './permissions.ts';
+
+const protectedServices = [MintService, CatalogService];
+
+describe('the RPC permission table', () => {
+  it('has an entry for every RPC of every protected service in the descriptors', () => {
+    const missing = protectedServices.flatMap((s) => s.methods.filter((m) => permissionFor(m) === undefined).map((m) => `${s.typeName}/${m.name}`));
+    expect(missing).toEqual([]);
+    expect([...rpcPermissions.keys()].sort()).toEqual(protectedServices.map((s) => s.typeName).sort());
+  });
+
+  it('has no entry for an RPC that does not exist', () => {
+    for (const [service, table] of rpcPermissions) {
+      const known = protectedServices.find((s) => s.typeName === service)!.methods.map((m) => m.localName);
+      expect(Object.keys(table).filter((name) => !known.includes(name))).toEqual([]);
+    }
+  });
+
+  it('needs mint:write for changes, mint:read for reads, products:* for the catalog', () => {
+    const byPermission = (permission: Permission) =>
+      protectedServices.flatMap((s) => s.methods.filter((m) => permissionFor(m) === permission).map((m) => m.name)).sort();
+    expect(byPermission('mint:write')).toEqual(
+      ['ActivateMintUnits', 'CreateMintBatchFromJob', 'PreflightMintBatch', 'ProcessMintJobBatch', 'SetMintBatchStatus', 'SubmitMintRequest'],
+    );
+    expect(byPermission('mint:read')).toEqual(
+      ['CreatePayloadPackDownloadUrl', 'GetMintBatch', 'GetMintKpis', 'ListMintBatches', 'ListMintEvents', 'ListMintUnits', 'ListPayloadPacks', 'WatchMintJob'],
+    );
+    expect(byPermission('products:write')).toEqual(['StartProductImport', 'UpsertProduct', 'UpsertProductionBatch']);
+    expect(byPermission('products:read')).toEqual(['GetProduct', 'GetProductImport', 'ListProducts']);
+  });
+
+  it('every protected RPC names its brand in brand_id, the field authorization reads', () => {
+    const without = protectedServices.flatMap((s) => s.methods.filter((m) => m.input.field['brandId']?.name !== 'brand_id').map((m) => m.name));
+    expect(without).toEqual([]);
+  });
+
+  it('keeps the health service public', () => {
+    expect(Health.methods.map(permissionFor)).toEqual(['public', 'public']);
+  });
+});

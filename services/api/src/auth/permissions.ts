@@ -1,0 +1,56 @@
+// Which permission each RPC needs on the brand named by its request's brand_id. One table per
+// service, keyed by the RPC's method name (its local, lowerCamel form in the generated code), so
+// the compiler rejects a service whose table misses a method; a test checks the descriptors too.
+
+import type { DescMethod, DescService } from '@bufbuild/protobuf';
+import { CatalogService, MintService } from '@mint/contract';
+import type { Permission } from '@mint/domain';
+
+type PermissionTable<S extends DescService> = { readonly [M in keyof S['method']]: Permission };
+
+/** MintService: writes need mint:write; reads, the job watch and pack downloads need mint:read. */
+export const mintServicePermissions: PermissionTable<typeof MintService> = {
+  submitMintRequest: 'mint:write',
+  preflightMintBatch: 'mint:write',
+  createMintBatchFromJob: 'mint:write',
+  processMintJobBatch: 'mint:write',
+  setMintBatchStatus: 'mint:write',
+  activateMintUnits: 'mint:write',
+  listMintBatches: 'mint:read',
+  getMintBatch: 'mint:read',
+  listMintUnits: 'mint:read',
+  listMintEvents: 'mint:read',
+  getMintKpis: 'mint:read',
+  listPayloadPacks: 'mint:read',
+  createPayloadPackDownloadUrl: 'mint:read',
+  watchMintJob: 'mint:read',
+};
+
+/** CatalogService: changes need products:write, reads need products:read. */
+export const catalogServicePermissions: PermissionTable<typeof CatalogService> = {
+  upsertProduct: 'products:write',
+  upsertProductionBatch: 'products:write',
+  startProductImport: 'products:write',
+  getProduct: 'products:read',
+  listProducts: 'products:read',
+  getProductImport: 'products:read',
+};
+
+/** Every protected service with its table, by fully qualified service name. */
+export const rpcPermissions: ReadonlyMap<string, Readonly<Record<string, Permission>>> = new Map<string, Readonly<Record<string, Permission>>>([
+  [MintService.typeName, mintServicePermissions],
+  [CatalogService.typeName, catalogServicePermissions],
+]);
+
+/** Services anyone may call without credentials. */
+export const publicServices: ReadonlySet<string> = new Set(['grpc.health.v1.Health']);
+
+/**
+ * The permission `method` needs, `'public'` for a method of a public service, or undefined when
+ * the method has no entry (the auth interceptor then refuses the call: deny by default).
+ */
+export function permissionFor(method: DescMethod): Permission | 'public' | undefined {
+  if (publicServices.has(method.parent.typeName)) return 'public';
+  const table = rpcPermissions.get(method.parent.typeName);
+  return table === undefined || !Object.hasOwn(table, method.localName) ? undefined : table[method.localName];
+}

@@ -1,0 +1,102 @@
+// CatalogService handlers: products and production batches. Imports answer Unimplemented until
+// their use cases exist.
+
+import type { MessageInitShape } from '@bufbuild/protobuf';
+import type { ServiceImpl } from '@connectrpc/connect';
+import { CatalogService, type ProductSchema } from '@mint/contract';
+import { decodeCursor, encodeCursor } from '@mint/domain';
+import type * as UseCases from '@mint/usecases';
+import { principalOf } from '../context.ts';
+import { unimplemented } from './unimplemented.ts';
+import { commercialStatus, mintReadinessStatus, orNull, orUnset, productionBatchStatus, toTimestamp } from './wire.ts';
+
+/** The use cases CatalogService calls. */
+export type CatalogUseCases = Pick<typeof UseCases, 'upsertProduct' | 'getProduct' | 'listProducts' | 'upsertProductionBatch'>;
+
+/** What the CatalogService handlers need. */
+export interface CatalogServiceDeps {
+  /** The use-case context every call runs with. */
+  readonly ctx: UseCases.UseCaseContext;
+  readonly useCases: CatalogUseCases;
+}
+
+/** A product as the use cases return it. */
+type ProductView = Awaited<ReturnType<CatalogUseCases['getProduct']>>;
+
+/** The CatalogService implementation; StartProductImport and GetProductImport answer Unimplemented. */
+export function createCatalogServiceHandlers(deps: CatalogServiceDeps): ServiceImpl<typeof CatalogService> {
+  const { ctx, useCases } = deps;
+  return {
+    async upsertProduct(req, context) {
+      const actor = { id: principalOf(context).userId };
+      const { product, created } = await useCases.upsertProduct(ctx, actor, {
+        brandId: req.brandId,
+        sku: req.sku,
+        name: req.name,
+        gtin: orNull(req.gtin),
+        commercialStatus: commercialStatus.toDomain(req.commercialStatus, 'commercial_status'),
+        mintReadinessStatus: mintReadinessStatus.toDomain(req.mintReadinessStatus, 'mint_readiness_status'),
+        passportUrl: orNull(req.passportUrl),
+      });
+      return { ok: true, product: toWireProduct(product), created };
+    },
+
+    async getProduct(req) {
+      return { ok: true, product: toWireProduct(await useCases.getProduct(ctx, req.brandId, req.productId)) };
+    },
+
+    async listProducts(req) {
+      const cursor = req.cursor === undefined || req.cursor === '' ? null : decodeCursor(req.cursor, 'cursor');
+      const page = await useCases.listProducts(ctx, req.brandId, { limit: orNull(req.limit), cursor });
+      return {
+        ok: true,
+        products: page.items.map(toWireProduct),
+        hasMore: page.hasMore,
+        nextCursor: page.next === null ? undefined : encodeCursor(page.next),
+      };
+    },
+
+    async upsertProductionBatch(req, context) {
+      const actor = { id: principalOf(context).userId };
+      const { productionBatch: batch, created } = await useCases.upsertProductionBatch(ctx, actor, {
+        brandId: req.brandId,
+        productId: req.productId,
+        code: req.code,
+        status: productionBatchStatus.toDomain(req.status, 'status'),
+        quantity: orNull(req.quantity),
+      });
+      return {
+        ok: true,
+        productionBatch: {
+          id: batch.id,
+          brandId: batch.brandId,
+          productId: batch.productId,
+          code: batch.code,
+          status: productionBatchStatus.toWire(batch.status),
+          quantity: orUnset(batch.quantity),
+          createdAt: toTimestamp(batch.createdAt),
+          updatedAt: toTimestamp(batch.updatedAt),
+        },
+        created,
+      };
+    },
+
+    startProductImport: () => unimplemented('StartProductImport'),
+    getProductImport: () => unimplemented('GetProductImport'),
+  };
+}
+
+function toWireProduct(product: ProductView): MessageInitShape<typeof ProductSchema> {
+  return {
+    id: product.id,
+    brandId: product.brandId,
+    sku: product.sku,
+    name: product.name,
+    gtin: orUnset(product.gtin),
+    commercialStatus: commercialStatus.toWire(product.commercialStatus),
+    mintReadinessStatus: mintReadinessStatus.toWire(product.mintReadinessStatus),
+    passportUrl: orUnset(product.passportUrl),
+    createdAt: toTimestamp(product.createdAt),
+    updatedAt: toTimestamp(product.updatedAt),
+  };
+}

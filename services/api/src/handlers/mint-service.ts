@@ -1,0 +1,318 @@
+// MintService handlers: decode the request into use-case values, call the use case, encode the
+// result. No rules live here; errors are thrown and mapped by the error interceptor.
+
+import type { JsonObject, MessageInitShape } from '@bufbuild/protobuf';
+import type { Timestamp } from '@bufbuild/protobuf/wkt';
+import { Code, ConnectError, type HandlerContext, type ServiceImpl } from '@connectrpc/connect';
+import { MintService, type MintBatchSchema } from '@mint/contract';
+import { encodeCursor, resolveCursor, type Cursor } from '@mint/domain';
+import type * as UseCases from '@mint/usecases';
+import { loggerKey, principalOf } from '../context.ts';
+import { unimplemented } from './unimplemented.ts';
+import {
+  activationMode, batchStatus, dateOrNull, identityMode, jobStatus, orNull, orUnset, packStatus, toTimestamp, unitStatus,
+  type PackStatus,
+} from './wire.ts';
+
+/** The use cases MintService calls (the real module in production; stand-ins in handler tests). */
+export type MintUseCases = Pick<
+  typeof UseCases,
+  | 'submitMintRequest'
+  | 'preflightMintBatch'
+  | 'createMintBatchFromJob'
+  | 'processMintJobBatch'
+  | 'listMintBatches'
+  | 'getMintBatch'
+  | 'listMintUnits'
+  | 'listMintEvents'
+  | 'getMintKpis'
+  | 'listPayloadPacks'
+  | 'watchMintJob'
+  | 'setMintBatchStatus'
+  | 'activateMintUnits'
+>;
+
+/** What the MintService handlers need. */
+export interface MintServiceDeps {
+  /** The use-case context (database, clock, token settings) every call runs with. */
+  readonly ctx: UseCases.UseCaseContext;
+  readonly useCases: MintUseCases;
+  /**
+   * Serve SetMintBatchStatus (the spec's planned, unexposed set_mint_batch_status). Off by
+   * default: the RPC then answers Unimplemented.
+   */
+  readonly setMintBatchStatusEnabled?: boolean;
+}
+
+/** A batch as the use cases return it. */
+type BatchView = Awaited<ReturnType<MintUseCases['getMintBatch']>>;
+
+/**
+ * The MintService implementation. CreatePayloadPackDownloadUrl answers Unimplemented until its
+ * use case exists; SetMintBatchStatus unless enabled.
+ */
+export function createMintServiceHandlers(deps: MintServiceDeps): ServiceImpl<typeof MintService> {
+  const { ctx, useCases } = deps;
+  const actorOf = (context: HandlerContext) => ({ id: principalOf(context).userId });
+  return {
+    async submitMintRequest(req, context) {
+      const result = await useCases.submitMintRequest(ctx, actorOf(context), {
+        brandId: req.brandId,
+        productId: req.productId,
+        productBatchId: orNull(req.productBatchId),
+        requestedQuantity: req.requestedQuantity,
+        identityMode: identityMode.toDomain(req.identityMode, 'identity_mode'),
+        activationMode: activationMode.toDomain(req.activationMode, 'activation_mode'),
+        lots: req.lots.map((lot) => ({ lotCode: lot.lotCode, qty: lot.qty })),
+        idempotencyKey: orNull(req.idempotencyKey),
+        ...(req.serials === undefined ? {} : { serials: req.serials }),
+      });
+      if (result.ok) {
+        return {
+          ok: true,
+          mintJobId: result.mintJobId,
+          mintBatchId: result.mintBatchId,
+          status: jobStatus.toWire(result.status),
+          isDuplicate: result.isDuplicate,
+          productId: req.productId,
+          productBatchId: req.productBatchId,
+        };
+      }
+      return {
+        ok: false,
+        blockingReasons: result.blockingReasons.map((r) => ({ code: r.code, message: r.message })),
+        productId: result.productId,
+        productBatchId: orUnset(result.productBatchId),
+      };
+    },
+
+    async preflightMintBatch(req, context) {
+      const record = await useCases.preflightMintBatch(ctx, actorOf(context), {
+        brandId: req.brandId,
+        productId: req.productId,
+        productionBatchId: req.batchId,
+        requestedQuantity: req.requestedQuantity,
+        // The contract's default for an unset identity_mode.
+        identityMode: req.identityMode === undefined ? 'batch' : identityMode.toDomain(req.identityMode, 'identity_mode'),
+        idempotencyKey: orNull(req.idempotencyKey),
+      });
+      return {
+        ok: true,
+        preflight: {
+          id: record.id,
+          status: record.status,
+          preflightResult: record.preflightResult,
+          blockingReasons: record.blockingReasons.map((r) => ({ code: r.code, message: r.message })),
+          scopeType: record.scopeType,
+          requestedQuantity: record.requestedQuantity,
+          createdAt: toTimestamp(record.createdAt),
+          mintJobId: orUnset(record.mintJobId),
+        },
+      };
+    },
+
+    async createMintBatchFromJob(req, context) {
+      const result = await useCases.createMintBatchFromJob(ctx, actorOf(context), {
+        brandId: req.brandId,
+        mintJobId: req.mintJobId,
+        activationMode: activationMode.toDomain(req.activationMode, 'activation_mode'),
+        lots: req.lots.map((lot) => ({ lotCode: lot.lotCode, qty: lot.qty })),
+      });
+      context.values.get(loggerKey)?.warn({ deprecation: result.deprecation }, 'deprecated RPC CreateMintBatchFromJob called');
+      return {
+        ok: true,
+        mintJobId: result.mintJobId,
+        mintBatchId: result.mintBatchId,
+        status: jobStatus.toWire(result.status),
+        deprecation: result.deprecation,
+      };
+    },
+
+    async processMintJobBatch(req) {
+      const cycle = await useCases.processMintJobBatch(ctx, req.brandId, req.jobId, orNull(req.maxUnits));
+      return {
+        ok: true,
+        done: cycle.done,
+        insertedCount: cycle.insertedCount,
+        mintedQuantity: cycle.mintedQuantity,
+        requestedQuantity: cycle.requestedQuantity,
+        status: jobStatus.toWire(cycle.status),
+      };
+    },
+
+    async listMintBatches(req) {
+      const cursor = keysetCursor(req.cursor, req.cursorCreatedAt, req.cursorId, 'cursor_created_at');
+      const page = await useCases.listMintBatches(ctx, req.brandId, { limit: orNull(req.limit), cursor });
+      return {
+        ok: true,
+        batches: page.items.map((view) => toWireBatch(view, false)),
+        hasMore: page.hasMore,
+        ...(page.next === null ? {} : { nextCursorCreatedAt: toTimestamp(page.next.at), ...nextCursor(page.next) }),
+      };
+    },
+
+    async getMintBatch(req) {
+      const view = await useCases.getMintBatch(ctx, req.brandId, req.mintBatchId);
+      return { ok: true, batch: toWireBatch(view, true) };
+    },
+
+    async listMintUnits(req) {
+      const cursor = keysetCursor(req.cursor, req.cursorCreatedAt, req.cursorId, 'cursor_created_at');
+      const page = await useCases.listMintUnits(ctx, req.brandId, { limit: orNull(req.limit), cursor, mintBatchId: orNull(req.mintBatchId) });
+      return {
+        ok: true,
+        units: page.items.map((unit) => ({
+          id: unit.id,
+          mintBatchId: unit.mintBatchId,
+          seq: unit.seq,
+          serial: unit.serial,
+          resolverUrl: unit.resolverUrl,
+          status: unitStatus.toWire(unit.status),
+          createdAt: toTimestamp(unit.createdAt),
+          activatedAt: unit.activatedAt === null ? undefined : toTimestamp(unit.activatedAt),
+          productSku: orUnset(unit.productSku),
+          gtin: orUnset(unit.gtin),
+        })),
+        hasMore: page.hasMore,
+        ...(page.next === null ? {} : { nextCursorCreatedAt: toTimestamp(page.next.at), ...nextCursor(page.next) }),
+      };
+    },
+
+    async listMintEvents(req) {
+      const cursor = keysetCursor(req.cursor, req.cursorOccurredAt, req.cursorId, 'cursor_occurred_at');
+      const page = await useCases.listMintEvents(ctx, req.brandId, {
+        limit: orNull(req.limit),
+        cursor,
+        eventType: orNull(req.eventType),
+        entityType: orNull(req.entityType),
+        entityId: orNull(req.entityId),
+      });
+      return {
+        ok: true,
+        events: page.items.map((event) => ({
+          id: event.id,
+          occurredAt: toTimestamp(event.occurredAt),
+          eventType: event.eventType,
+          entityType: event.entityType,
+          entityId: event.entityId,
+          // A jsonb column: JSON by construction.
+          payload: event.payload as JsonObject,
+          actor: orUnset(event.actor),
+        })),
+        hasMore: page.hasMore,
+        ...(page.next === null ? {} : { nextCursorOccurredAt: toTimestamp(page.next.at), ...nextCursor(page.next) }),
+      };
+    },
+
+    async getMintKpis(req) {
+      const kpis = await useCases.getMintKpis(ctx, req.brandId);
+      return {
+        ok: true,
+        totalTokensMinted: BigInt(kpis.totalTokensMinted),
+        activeTokens: BigInt(kpis.activeTokens),
+        batchesCreated: BigInt(kpis.batchesCreated),
+        exportedPrinted: BigInt(kpis.exportedPrinted),
+      };
+    },
+
+    async listPayloadPacks(req) {
+      const cursor = keysetCursor(req.cursor, req.cursorCreatedAt, req.cursorId, 'cursor_created_at');
+      const page = await useCases.listPayloadPacks(ctx, req.brandId, { limit: orNull(req.limit), cursor });
+      return {
+        ok: true,
+        packs: page.items.map((pack) => ({
+          id: pack.id,
+          brandId: pack.brandId,
+          mintBatchId: pack.mintBatchId,
+          status: packStatus.toWire(pack.status as PackStatus),
+          storagePath: orUnset(pack.storagePath),
+          createdAt: toTimestamp(pack.createdAt),
+          updatedAt: toTimestamp(pack.updatedAt),
+          unitCount: orUnset(pack.unitCount),
+        })),
+        hasMore: page.hasMore,
+        ...(page.next === null ? {} : { nextCursorCreatedAt: toTimestamp(page.next.at), ...nextCursor(page.next) }),
+      };
+    },
+
+    createPayloadPackDownloadUrl: () => unimplemented('CreatePayloadPackDownloadUrl'),
+
+    async *watchMintJob(req, context) {
+      let done = false;
+      for await (const update of useCases.watchMintJob(ctx, req.brandId, req.mintJobId, context.signal)) {
+        done = update.done;
+        yield {
+          mintJobId: update.mintJobId,
+          status: jobStatus.toWire(update.status),
+          mintedQuantity: update.mintedQuantity,
+          requestedQuantity: update.requestedQuantity,
+          done: update.done,
+          failureReason: orUnset(update.failureReason),
+        };
+      }
+      // The watch stopped before the job's last message (server shutting down, deadline, client
+      // gone): end with the abort's reason, e.g. Unavailable, so a client knows to watch again.
+      if (!done && context.signal.aborted) throw ConnectError.from(context.signal.reason, Code.Unavailable);
+    },
+
+    async setMintBatchStatus(req, context) {
+      if (deps.setMintBatchStatusEnabled !== true) {
+        throw new ConnectError('SetMintBatchStatus is not enabled on this server', Code.Unimplemented);
+      }
+      const view = await useCases.setMintBatchStatus(ctx, actorOf(context), {
+        brandId: req.brandId,
+        mintBatchId: req.mintBatchId,
+        status: batchStatus.toDomain(req.status, 'status'),
+        reason: orNull(req.reason),
+      });
+      return { ok: true, batch: toWireBatch(view, true) };
+    },
+
+    async activateMintUnits(req, context) {
+      const { target } = req;
+      let result;
+      if (target.case === 'mintBatchId') {
+        result = await useCases.activateMintUnits(ctx, actorOf(context), { brandId: req.brandId, mintBatchId: target.value });
+      } else if (target.case === 'unitIds') {
+        result = await useCases.activateMintUnits(ctx, actorOf(context), { brandId: req.brandId, unitIds: target.value.ids });
+      } else {
+        throw new ConnectError('target: exactly one of mint_batch_id or unit_ids is required', Code.InvalidArgument);
+      }
+      return { ok: true, activatedCount: result.activatedCount };
+    },
+  };
+}
+
+/**
+ * The page position of a list request from its cursor forms: the opaque `cursor`, or
+ * `<atField>` plus `cursor_id`. Half a pair or both forms at once is invalid input.
+ */
+function keysetCursor(token: string | undefined, at: Timestamp | undefined, id: string | undefined, atField: string): Cursor | null {
+  return resolveCursor({ cursor: token, at: dateOrNull(at), id, atField, idField: 'cursor_id' });
+}
+
+/** next_cursor_id and the opaque next_cursor of a page that has a next one. */
+function nextCursor(next: Cursor): { nextCursorId: string; nextCursor: string } {
+  return { nextCursorId: next.id, nextCursor: encodeCursor(next) };
+}
+
+/** A batch on the wire; product_name only in single-batch responses, as the spec says. */
+function toWireBatch(view: BatchView, withProductName: boolean): MessageInitShape<typeof MintBatchSchema> {
+  return {
+    id: view.id,
+    status: batchStatus.toWire(view.status),
+    identityMode: identityMode.toWire(view.identityMode),
+    activationMode: activationMode.toWire(view.activationMode),
+    requestedQuantity: view.requestedQuantity,
+    mintedQuantity: view.mintedQuantity,
+    resolverBaseUrl: view.resolverBaseUrl,
+    createdAt: toTimestamp(view.createdAt),
+    updatedAt: toTimestamp(view.updatedAt),
+    productId: view.productId,
+    productName: withProductName ? orUnset(view.productName) : undefined,
+    productSku: orUnset(view.productSku),
+    mintJobId: view.mintJobId,
+    productBatchId: orUnset(view.productBatchId),
+    lots: view.lots.map((lot) => ({ lotCode: lot.lotCode, qty: lot.qty })),
+  };
+}

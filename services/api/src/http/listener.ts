@@ -1,0 +1,162 @@
+// One TCP port for HTTP/1.1 and cleartext HTTP/2 (h2c with prior knowledge, as gRPC clients
+// use it). Node's HTTP/2 server does not speak HTTP/1.1 without TLS, so each new connection is
+// peeked: the HTTP/2 connection preface sends it to an http2 server, anything else to an http
+// server. Both share one request listener.
+
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import http2, { type Http2ServerRequest, type Http2ServerResponse, type Http2Session } from 'node:http2';
+import net, { type Socket } from 'node:net';
+
+/** The first bytes of every HTTP/2 connection (RFC 9113 section 3.4). */
+const http2Preface = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
+
+/** A request of either HTTP version. */
+export type HttpRequest = IncomingMessage | Http2ServerRequest;
+/** A response of either HTTP version. */
+export type HttpResponse = ServerResponse | Http2ServerResponse;
+/** Handles a request of either HTTP version. */
+export type RequestListener = (req: HttpRequest, res: HttpResponse) => void;
+
+/** Options of {@link createDualListener}. */
+export interface DualListenerOptions {
+  /** A connection that sends nothing for this long after connecting is closed. */
+  readonly prefaceTimeoutMs?: number;
+  /** HTTP/1.1 keep-alive idle timeout; default 5 s. */
+  readonly keepAliveTimeoutMs?: number;
+  /** An HTTP/1.1 client must send its complete request headers within this; default 60 s. */
+  readonly headersTimeoutMs?: number;
+}
+
+/** A listening socket that serves HTTP/1.1 and h2c through one request listener. */
+export interface DualListener {
+  /** Starts listening; resolves with the bound port (useful with port 0). */
+  listen(port: number, host?: string): Promise<number>;
+  /**
+   * Stops accepting connections, asks HTTP/2 clients to go away (GOAWAY), closes idle HTTP/1.1
+   * connections and closes busy ones after their current response, then resolves when every
+   * connection has closed, or destroys the rest after `timeoutMs`.
+   */
+  close(timeoutMs: number): Promise<void>;
+  /** True once `close` was called; the request listener adds `Connection: close` to HTTP/1.1 responses. */
+  readonly closing: boolean;
+}
+
+/** Creates the listener; nothing is bound until `listen`. */
+export function createDualListener(listener: RequestListener, options: DualListenerOptions = {}): DualListener {
+  const prefaceTimeoutMs = options.prefaceTimeoutMs ?? 10_000;
+  /** Every accepted connection and the protocol it turned out to speak (`pending` until peeked). */
+  const sockets = new Map<Socket, 'pending' | 'http1' | 'http2'>();
+  const sessions = new Set<Http2Session>();
+  /** Responses in progress per HTTP/1.1 connection; 0 means idle (between keep-alive requests). */
+  const h1Busy = new Map<Socket, number>();
+  /** HTTP/1.1 responses in progress, told to close their connection when shutdown starts. */
+  const h1Responses = new Set<ServerResponse>();
+  let closing = false;
+  let closed: Promise<void> | undefined;
+
+  const headersTimeout = options.headersTimeoutMs ?? 60_000;
+  const h1Options = { headersTimeout, connectionsCheckingInterval: Math.min(30_000, Math.max(50, Math.floor(headersTimeout / 4))) };
+  const h1 = http.createServer(h1Options, (req, res) => {
+    const socket = req.socket;
+    h1Busy.set(socket, (h1Busy.get(socket) ?? 0) + 1);
+    h1Responses.add(res);
+    res.once('close', () => {
+      h1Responses.delete(res);
+      const left = (h1Busy.get(socket) ?? 1) - 1;
+      h1Busy.set(socket, left);
+      if (closing && left === 0) socket.destroySoon();
+    });
+    if (closing) res.setHeader('connection', 'close');
+    listener(req, res);
+  });
+  h1.keepAliveTimeout = options.keepAliveTimeoutMs ?? 5_000;
+  h1.on('connection', (socket: Socket) => {
+    h1Busy.set(socket, 0);
+    socket.once('close', () => h1Busy.delete(socket));
+  });
+  const h2 = http2.createServer((req, res) => listener(req, res));
+  h2.on('session', (session: Http2Session) => {
+    sessions.add(session);
+    session.once('close', () => sessions.delete(session));
+    if (closing) session.close();
+  });
+
+  const tcp = net.createServer((socket) => {
+    sockets.set(socket, 'pending');
+    socket.once('close', () => sockets.delete(socket));
+    if (closing) {
+      socket.destroy();
+      return;
+    }
+    // Until handed over, nobody else listens for errors on this socket.
+    const onError = () => socket.destroy();
+    socket.on('error', onError);
+    socket.setTimeout(prefaceTimeoutMs, () => socket.destroy());
+    let head = Buffer.alloc(0);
+    const onData = (chunk: Buffer) => {
+      head = Buffer.concat([head, chunk]);
+      const n = Math.min(head.length, http2Preface.length);
+      const isHttp2 = head.subarray(0, n).equals(http2Preface.subarray(0, n));
+      if (isHttp2 && n < http2Preface.length) return; // could still be the preface: wait for more
+      socket.off('data', onData);
+      socket.off('error', onError);
+      socket.setTimeout(0);
+      socket.pause();
+      socket.unshift(head);
+      sockets.set(socket, isHttp2 ? 'http2' : 'http1');
+      if (isHttp2) {
+        // Http2Session first reads what is already buffered on the socket.
+        h2.emit('connection', socket);
+      } else {
+        // The HTTP/1 parser reads the handle directly; the buffered head is replayed to it as a
+        // 'data' event once the socket flows again.
+        h1.emit('connection', socket);
+        socket.resume();
+      }
+    };
+    socket.on('data', onData);
+  });
+
+  async function shutdown(timeoutMs: number): Promise<void> {
+    closing = true;
+    const allClosed = new Promise<void>((resolve) => tcp.close(() => resolve()));
+    // Stops the http server's connection checks (it has no socket of its own to close).
+    h1.close();
+    for (const session of sessions) session.close();
+    for (const res of h1Responses) if (!res.headersSent) res.setHeader('connection', 'close');
+    for (const [socket, kind] of sockets) {
+      // Connections still waiting for their first bytes, and idle keep-alive connections.
+      if (kind === 'pending' || (kind === 'http1' && (h1Busy.get(socket) ?? 0) === 0)) socket.destroy();
+    }
+    const timer = setTimeout(() => {
+      for (const socket of sockets.keys()) socket.destroy();
+    }, timeoutMs);
+    try {
+      await allClosed;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  return {
+    get closing() {
+      return closing;
+    },
+    listen(port, host) {
+      return new Promise((resolve, reject) => {
+        tcp.once('error', reject);
+        tcp.listen(port, host, () => {
+          tcp.off('error', reject);
+          // The http server never binds a port itself; 'listening' starts its connection
+          // tracking, which enforces headersTimeout and requestTimeout (slow-client protection).
+          h1.emit('listening');
+          const address = tcp.address();
+          resolve(typeof address === 'object' && address !== null ? address.port : port);
+        });
+      });
+    },
+    close(timeoutMs) {
+      return (closed ??= shutdown(timeoutMs));
+    },
+  };
+}

@@ -1,0 +1,16 @@
+/**
+ * The API process's transport: Connect, gRPC and gRPC-Web handlers of MintService and
+ * CatalogService, the gRPC health service, /healthz and /readyz, on one port (HTTP/1.1 and h2c).
+ */
+export { createApiServer, requestIdHeader, type ApiServer, type ApiServerOptions, type HttpRequest, type HttpResponse, type HttpRoutes, type RequestListener } from './server.ts';
+export { startApi, useCaseAuthenticator, type RunningApi, type StartApiOptions } from './start.ts';
+export { createConnectRoutes, type ConnectRoutesDeps } from './routes.ts';
+export { createMintServiceHandlers, type MintServiceDeps, type MintUseCases } from './handlers/mint-service.ts';
+export { createCatalogServiceHandlers, type CatalogServiceDeps, type CatalogUseCases } from './handlers/catalog-service.ts';
+export { authenticationInterceptor, authorizationInterceptor, bearerToken, type Authenticator } from './auth/interceptors.ts';
+export { permissionFor, rpcPermissions, publicServices } from './auth/permissions.ts';
+export { toConnectError, errorInterceptor, internalErrorMessage } from './interceptors/errors.ts';
+export { validationInterceptor, assertValidMessage, describeViolations } from './interceptors/validation.ts';
+export { loggingInterceptor } from './interceptors/logging.ts';
+export { principalOf, principalKey, requestIdKey, loggerKey, type Principal } from './context.ts';
+export { type ReadinessProbe } from './health.ts';

@@ -1,0 +1,57 @@
+// One log line per RPC: method, protocol, outcome code, duration, caller and request id.
+
+import { Code, ConnectError, type Interceptor } from '@connectrpc/connect';
+import { codeToString } from '@connectrpc/connect/protocol-connect';
+import type { Logger } from '@mint/runtime';
+import { loggerKey, principalKey } from '../context.ts';
+import { observeResponse } from './stream.ts';
+
+/** Codes that mean the server failed; logged at error level with the original error. */
+const serverFaults: ReadonlySet<Code> = new Set([Code.Internal, Code.Unknown, Code.DataLoss]);
+
+/**
+ * Logs each call once it ends (for streams: when the stream ends, fails or is cancelled) as
+ * `{ rpc, protocol, code, durationMs, userId }` through the call's request logger. Internal
+ * errors are logged with their original error as `err` (clients only see "internal error").
+ * Headers and messages are never logged, so tokens cannot leak.
+ */
+export function loggingInterceptor(fallback: Logger): Interceptor {
+  return (next) => async (req) => {
+    const started = performance.now();
+    const logger = req.contextValues.get(loggerKey) ?? fallback;
+    const rpc = `${req.service.typeName}/${req.method.name}`;
+    const protocol = protocolOf(req.header.get('content-type'));
+    const log = (error: unknown, cancelled = false) => {
+      const durationMs = Math.round((performance.now() - started) * 10) / 10;
+      const userId = req.contextValues.get(principalKey)?.userId;
+      const connectError = error === undefined ? undefined : ConnectError.from(error);
+      const code = cancelled ? 'canceled' : connectError === undefined ? 'ok' : codeToString(connectError.code);
+      const line = { rpc, protocol, code, durationMs, ...(userId === undefined ? {} : { userId }) };
+      if (connectError !== undefined && serverFaults.has(connectError.code)) {
+        logger.error({ ...line, err: connectError.cause ?? connectError }, 'rpc failed');
+      } else {
+        logger.info(line, 'rpc');
+      }
+    };
+    let res;
+    try {
+      res = await next(req);
+    } catch (error) {
+      log(error);
+      throw error;
+    }
+    if (!res.stream) {
+      log(undefined);
+      return res;
+    }
+    return observeResponse(res, { onEnd: log });
+  };
+}
+
+/** connect, grpc or grpc-web, from the request's content type. */
+function protocolOf(contentType: string | null): string {
+  if (contentType === null) return 'connect';
+  if (contentType.startsWith('application/grpc-web')) return 'grpc-web';
+  if (contentType.startsWith('application/grpc')) return 'grpc';
+  return 'connect';
+}

@@ -1,0 +1,56 @@
+// The API process: `node services/api/src/main.ts`. Needs DATABASE_URL and NATS_URL; refuses to
+// start (one line naming the problem, exit 1) on bad configuration, an unreachable dependency or
+// a database with pending migrations. SIGTERM/SIGINT drain in-flight calls, then close the pool.
+
+import {
+  assertMigrated, createLogger, isConfigError, isStartupError, loadConfig, openConfiguredBus, openConfiguredDatabase,
+  readinessProbe, requireProductionUrls, resolveJwtSecret,
+} from '@mint/runtime';
+import { createUseCaseContext } from '@mint/usecases';
+import { startApi } from './start.ts';
+
+async function main(): Promise<void> {
+  const config = requireProductionUrls(loadConfig());
+  const logger = createLogger(config, { service: 'api' });
+  const db = await openConfiguredDatabase(config, { applicationName: 'minting-api' });
+  try {
+    await assertMigrated(db);
+  } catch (error) {
+    await db.close(true);
+    throw error;
+  }
+  const bus = await openConfiguredBus(config, 'minting-api');
+  const ctx = createUseCaseContext({
+    db,
+    publicBaseUrl: config.publicBaseUrl,
+    jwtSecret: await resolveJwtSecret(config),
+    jwtIssuer: config.authJwtIssuer ?? null,
+    jwtAudience: config.authJwtAudience ?? null,
+    jwksUrl: config.authJwksUrl ?? null,
+  });
+  const api = await startApi({ ctx, config, logger, readiness: readinessProbe({ db, bus }) });
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'api shutting down: draining in-flight calls');
+    // Past the drain timeout plus a margin, exit regardless.
+    setTimeout(() => process.exit(1), config.shutdownTimeoutMs + 5_000).unref();
+    await api.close();
+    await bus.close();
+    await db.close();
+    logger.info('api stopped');
+  };
+  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  process.once('SIGINT', () => void shutdown('SIGINT'));
+}
+
+main().catch((error: unknown) => {
+  if (isConfigError(error) || isStartupError(error)) {
+    process.stderr.write(`api: ${error.message}\n`);
+  } else {
+    process.stderr.write(`api: failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  }
+  process.exit(1);
+});

@@ -1,0 +1,24 @@
+// The application's Connect services, wired to the use cases.
+
+import type { ConnectRouter } from '@connectrpc/connect';
+import { CatalogService, MintService } from '@mint/contract';
+import type * as UseCases from '@mint/usecases';
+import { createCatalogServiceHandlers, type CatalogUseCases } from './handlers/catalog-service.ts';
+import { createMintServiceHandlers, type MintUseCases } from './handlers/mint-service.ts';
+
+/** What {@link createConnectRoutes} wires. */
+export interface ConnectRoutesDeps {
+  readonly ctx: UseCases.UseCaseContext;
+  /** The use-case functions; `@mint/usecases` itself in production. */
+  readonly useCases: MintUseCases & CatalogUseCases;
+  /** Serve SetMintBatchStatus (off by default). */
+  readonly setMintBatchStatusEnabled?: boolean;
+}
+
+/** Registers MintService and CatalogService; pass the result as `createApiServer({ routes })`. */
+export function createConnectRoutes(deps: ConnectRoutesDeps): (router: ConnectRouter) => void {
+  return (router) => {
+    router.service(MintService, createMintServiceHandlers(deps));
+    router.service(CatalogService, createCatalogServiceHandlers(deps));
+  };
+}

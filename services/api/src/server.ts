@@ -1,0 +1,142 @@
+// The API's HTTP server: Connect, gRPC and gRPC-Web (through connect-node) plus /healthz,
+// /readyz and any mounted HTTP routes, on one port speaking HTTP/1.1 and h2c.
+
+import { randomUUID } from 'node:crypto';
+import { Code, ConnectError, createContextValues, type ConnectRouter, type Interceptor } from '@connectrpc/connect';
+import { connectNodeAdapter } from '@connectrpc/connect-node';
+import { createValidator } from '@bufbuild/protovalidate';
+import type { Logger } from '@mint/runtime';
+import { authenticationInterceptor, authorizationInterceptor, type Authenticator } from './auth/interceptors.ts';
+import { loggerKey, requestIdKey } from './context.ts';
+import { Health } from './gen/grpc/health/v1/health_pb.js';
+import { checkReadiness, createHealthService, type ReadinessProbe } from './health.ts';
+import { createDualListener, type HttpRequest, type HttpResponse, type RequestListener } from './http/listener.ts';
+import { errorInterceptor } from './interceptors/errors.ts';
+import { loggingInterceptor } from './interceptors/logging.ts';
+import { validationInterceptor } from './interceptors/validation.ts';
+
+export type { HttpRequest, HttpResponse, RequestListener } from './http/listener.ts';
+
+/**
+ * Routes mounted before the Connect handlers (later: `/v1/...`, the resolver, downloads,
+ * `/metrics`). Return true when the request was handled; false passes it on. A throw answers 500.
+ */
+export type HttpRoutes = (req: HttpRequest, res: HttpResponse) => boolean | Promise<boolean>;
+
+/** Options of {@link createApiServer}. */
+export interface ApiServerOptions {
+  /** Registers the application's Connect services; the health service is added by the server. */
+  readonly routes: (router: ConnectRouter) => void;
+  /** Plain HTTP routes tried before the Connect handlers. */
+  readonly httpRoutes?: HttpRoutes;
+  /** Verifies bearer tokens and looks up roles for the auth interceptors. */
+  readonly authenticator: Authenticator;
+  /** Probes the dependencies for `/readyz` and the gRPC health Check. */
+  readonly readiness: ReadinessProbe;
+  /** Process logger; each request gets a child carrying its request id. */
+  readonly logger: Logger;
+  /** How long `close()` waits for in-flight calls before cutting connections; default 10 s. */
+  readonly shutdownTimeoutMs?: number;
+}
+
+/** A created (not yet listening) API server. */
+export interface ApiServer {
+  /** Binds the port (0 picks a free one) and resolves with the port bound. */
+  listen(port: number, host?: string): Promise<number>;
+  /**
+   * Graceful stop: refuses new connections, reports not ready, ends streaming calls with
+   * Unavailable, lets in-flight unary calls finish, and resolves when all connections closed
+   * (or were cut after the shutdown timeout). Idempotent.
+   */
+  close(): Promise<void>;
+  /** The request listener for both HTTP versions, for mounting in another server. */
+  readonly requestListener: RequestListener;
+}
+
+/** The header carrying a request's id in both directions. */
+export const requestIdHeader = 'x-request-id';
+const acceptableRequestId = /^[A-Za-z0-9._:\-]{1,128}$/;
+
+/**
+ * Creates the API server. Every RPC goes through, outermost first: logging (one line per call),
+ * error mapping (domain errors to codes), authentication (bearer JWT), validation
+ * (buf.validate rules) and authorization (role on the request's brand).
+ */
+export function createApiServer(options: ApiServerOptions): ApiServer {
+  const { logger, readiness, httpRoutes } = options;
+  const shutdownTimeoutMs = options.shutdownTimeoutMs ?? 10_000;
+  const shutdown = new AbortController();
+  const requests = new WeakMap<HttpRequest, { id: string; logger: Logger }>();
+  const probe = () => checkReadiness(readiness, shutdown.signal.aborted, logger);
+
+  const interceptors: Interceptor[] = [
+    loggingInterceptor(logger),
+    errorInterceptor,
+    authenticationInterceptor(options.authenticator),
+    validationInterceptor(createValidator()),
+    authorizationInterceptor(options.authenticator),
+  ];
+  const connect = connectNodeAdapter({
+    routes: (router) => {
+      router.service(Health, createHealthService(probe));
+      options.routes(router);
+    },
+    interceptors,
+    shutdownSignal: shutdown.signal,
+    contextValues: (req) => {
+      const call = requests.get(req);
+      const values = createContextValues();
+      if (call !== undefined) values.set(requestIdKey, call.id).set(loggerKey, call.logger);
+      return values;
+    },
+  });
+
+  async function handle(req: HttpRequest, res: HttpResponse): Promise<void> {
+    const header = req.headers[requestIdHeader];
+    const id = typeof header === 'string' && acceptableRequestId.test(header) ? header : randomUUID();
+    const requestLogger = logger.child({ requestId: id });
+    requests.set(req, { id, logger: requestLogger });
+    res.setHeader(requestIdHeader, id);
+    const path = (req.url ?? '/').split('?', 1)[0];
+    const isGet = req.method === 'GET' || req.method === 'HEAD';
+    if (isGet && path === '/healthz') return sendJson(req, res, 200, { ok: true });
+    if (isGet && path === '/readyz') {
+      const report = await probe();
+      return sendJson(req, res, report.ok ? 200 : 503, { ok: report.ok, checks: report.checks });
+    }
+    if (httpRoutes !== undefined && (await httpRoutes(req, res))) return;
+    connect(req, res);
+  }
+
+  const requestListener: RequestListener = (req, res) => {
+    handle(req, res).catch((err: unknown) => {
+      (requests.get(req)?.logger ?? logger).error({ err, method: req.method, path: (req.url ?? '').split('?', 1)[0] }, 'http route failed');
+      if (!res.headersSent) sendJson(req, res, 500, { ok: false, error: 'internal error' });
+      else res.destroy();
+    });
+  };
+
+  const listener = createDualListener(requestListener);
+  let closed: Promise<void> | undefined;
+  return {
+    requestListener,
+    listen: (port, host) => listener.listen(port, host),
+    close() {
+      return (closed ??= (async () => {
+        shutdown.abort(new ConnectError('server is shutting down', Code.Unavailable));
+        await listener.close(shutdownTimeoutMs);
+      })());
+    },
+  };
+}
+
+/** Writes a small JSON response (no body for HEAD). */
+function sendJson(req: HttpRequest, res: HttpResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.statusCode = status;
+  res.setHeader('content-type', 'application/json; charset=utf-8');
+  res.setHeader('cache-control', 'no-store');
+  res.setHeader('content-length', Buffer.byteLength(text));
+  if (req.method === 'HEAD') res.end();
+  else res.end(text);
+}

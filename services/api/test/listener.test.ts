@@ -1,0 +1,92 @@
+// The connection preface dispatch and the graceful close of the one-port listener, on raw sockets.
+
+import net from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createDualListener, type DualListener } from '../src/http/listener.ts';
+
+let listener: DualListener | undefined;
+afterEach(async () => {
+  await listener?.close(100);
+  listener = undefined;
+});
+
+/** Opens a raw connection, writes `parts` with pauses, and resolves with everything read until close or `untilText`. */
+function rawExchange(port: number, parts: string[], untilText?: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1');
+    let received = '';
+    socket.on('data', (chunk) => {
+      received += chunk.toString('latin1');
+      if (untilText !== undefined && received.includes(untilText)) {
+        socket.destroy();
+        resolve(received);
+      }
+    });
+    socket.on('close', () => resolve(received));
+    socket.on('error', reject);
+    socket.on('connect', async () => {
+      for (const part of parts) {
+        socket.write(part);
+        await new Promise((r) => setTimeout(r, 30));
+      }
+    });
+  });
+}
+
+describe('preface dispatch', () => {
+  it('waits while the first bytes could still be the HTTP/2 preface ("P" of POST), then serves HTTP/1.1', async () => {
+    listener = createDualListener((req, res) => res.end(`${req.method} ${req.url} over ${req.httpVersion}`));
+    const port = await listener.listen(0, '127.0.0.1');
+    const text = await rawExchange(port, ['P', 'OST /x HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\nConnection: close\r\n\r\n']);
+    expect(text).toMatch(/^HTTP\/1\.1 200 OK/);
+    expect(text).toContain('POST /x over 1.1');
+  });
+
+  it('closes a connection that never sends anything', async () => {
+    listener = createDualListener((_req, res) => res.end(), { prefaceTimeoutMs: 100 });
+    const port = await listener.listen(0, '127.0.0.1');
+    const started = Date.now();
+    expect(await rawExchange(port, [])).toBe('');
+    expect(Date.now() - started).toBeLessThan(2_000);
+  });
+});
+
+describe('close', () => {
+  it('closes idle keep-alive connections at once and lets a busy one finish its response', async () => {
+    let finish!: () => void;
+    const slow = new Promise<void>((resolve) => (finish = resolve));
+    listener = createDualListener((req, res) => {
+      if (req.url === '/slow') void slow.then(() => res.end('done'));
+      else res.end('quick');
+    });
+    const port = await listener.listen(0, '127.0.0.1');
+    // An idle keep-alive connection: one answered request, then nothing.
+    const idle = net.connect(port, '127.0.0.1');
+    idle.write('GET /quick HTTP/1.1\r\nHost: t\r\n\r\n');
+    await new Promise((resolve) => idle.once('data', resolve));
+    const idleClosed = new Promise((resolve) => idle.once('close', resolve));
+    // A busy connection.
+    const busy = rawExchange(port, ['GET /slow HTTP/1.1\r\nHost: t\r\n\r\n']);
+    await new Promise((r) => setTimeout(r, 50));
+
+    const closed = listener.close(5_000);
+    await idleClosed;
+    finish();
+    const text = await busy;
+    expect(text).toContain('done');
+    expect(text.toLowerCase()).toContain('connection: close');
+    await closed;
+    await expect(rawExchange(port, ['GET / HTTP/1.1\r\n\r\n'])).rejects.toThrow(/ECONNREFUSED/);
+  });
+});
+
+describe('slow clients', () => {
+  it('answers 408 and closes an HTTP/1.1 connection whose headers never complete', async () => {
+    listener = createDualListener((_req, res) => res.end('never'), { headersTimeoutMs: 300 });
+    const port = await listener.listen(0, '127.0.0.1');
+    const started = Date.now();
+    const text = await rawExchange(port, ['GET / HTTP/1.1\r\nHost: t\r\n']);
+    expect(text).toMatch(/^HTTP\/1\.1 408/);
+    expect(Date.now() - started).toBeLessThan(3_000);
+  });
+});

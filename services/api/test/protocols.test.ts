@@ -1,0 +1,290 @@
+// One port, every protocol: Connect (JSON and binary) over HTTP/1.1 and HTTP/2, gRPC and
+// gRPC-Web, the gRPC health service, /healthz and /readyz, request ids, graceful shutdown.
+
+import http2 from 'node:http2';
+import { request as httpRequest } from 'node:http';
+import { Code, ConnectError, createClient } from '@connectrpc/connect';
+import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from '@connectrpc/connect-node';
+import * as grpc from '@grpc/grpc-js';
+import { IdentityMode, MintBatchStatus, MintService } from '@mint/contract';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
+import { Health, HealthCheckResponse_ServingStatus } from '../src/gen/grpc/health/v1/health_pb.js';
+import { grpcUnaryCall, startTestApi, type TestApi } from './support.ts';
+
+let app: UseCaseBundle;
+let api: TestApi;
+let brand: SeededBrand;
+let batchId: string;
+
+beforeAll(async () => {
+  app = await setupUseCases();
+  api = await startTestApi(app);
+  brand = await app.seedBrand();
+  // One batch to read back through every protocol, created through the API itself.
+  const res = await fetch(`${api.baseUrl}/mint.v1.MintService/SubmitMintRequest`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${brand.token}` },
+    body: JSON.stringify({
+      brand_id: brand.brandId,
+      product_id: brand.productId,
+      requested_quantity: 25,
+      identity_mode: 'IDENTITY_MODE_SERIAL',
+      activation_mode: 'ACTIVATION_MODE_ACTIVE_AT_MINT',
+    }),
+  });
+  expect(res.status).toBe(200);
+  const body = (await res.json()) as { ok: boolean; mintBatchId: string; status: string };
+  expect(body).toMatchObject({ ok: true, status: 'MINT_JOB_STATUS_QUEUED' });
+  batchId = body.mintBatchId;
+});
+
+afterAll(async () => {
+  await api?.close();
+  await app?.close();
+});
+
+const auth = () => ({ authorization: `Bearer ${brand.token}` });
+
+describe('Connect over HTTP/1.1', () => {
+  it('answers a JSON POST from fetch, with the request id echoed', async () => {
+    const res = await fetch(`${api.baseUrl}/mint.v1.MintService/GetMintBatch`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-request-id': 'req-h1-json', ...auth() },
+      body: JSON.stringify({ brand_id: brand.brandId, mint_batch_id: batchId }),
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-request-id')).toBe('req-h1-json');
+    const body = (await res.json()) as { ok: boolean; batch: Record<string, unknown> };
+    expect(body.ok).toBe(true);
+    expect(body.batch).toMatchObject({
+      id: batchId,
+      status: 'MINT_BATCH_STATUS_DRAFT',
+      identityMode: 'IDENTITY_MODE_SERIAL',
+      activationMode: 'ACTIVATION_MODE_ACTIVE_AT_MINT',
+      requestedQuantity: 25,
+      productId: brand.productId,
+      productName: 'Product One',
+      productSku: 'SKU-1',
+    });
+    expect(typeof body.batch['createdAt']).toBe('string');
+  });
+
+  it('really is HTTP/1.1 on the wire', async () => {
+    const version = await new Promise<string>((resolve, reject) => {
+      const req = httpRequest(`${api.baseUrl}/healthz`, (res) => {
+        res.resume();
+        resolve(res.httpVersion);
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect(version).toBe('1.1');
+  });
+
+  it('serves the Connect binary format and gRPC-Web', async () => {
+    for (const transport of [
+      createConnectTransport({ baseUrl: api.baseUrl, httpVersion: '1.1', useBinaryFormat: true }),
+      createGrpcWebTransport({ baseUrl: api.baseUrl, httpVersion: '1.1' }),
+    ]) {
+      const client = createClient(MintService, transport);
+      const res = await client.getMintBatch({ brandId: brand.brandId, mintBatchId: batchId }, { headers: auth() });
+      expect(res.batch?.id).toBe(batchId);
+      expect(res.batch?.status).toBe(MintBatchStatus.DRAFT);
+    }
+  });
+
+  it('generates a request id when the client sends none (or a malformed one)', async () => {
+    const a = await fetch(`${api.baseUrl}/healthz`);
+    const b = await fetch(`${api.baseUrl}/healthz`, { headers: { 'x-request-id': 'bad id with spaces' } });
+    expect(a.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    expect(b.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    expect(a.headers.get('x-request-id')).not.toBe(b.headers.get('x-request-id'));
+  });
+});
+
+describe('HTTP/2 cleartext on the same port', () => {
+  it('serves Connect, gRPC-Web and gRPC clients of connect-node', async () => {
+    for (const transport of [
+      createConnectTransport({ baseUrl: api.baseUrl, httpVersion: '2' }),
+      createGrpcWebTransport({ baseUrl: api.baseUrl, httpVersion: '2' }),
+      createGrpcTransport({ baseUrl: api.baseUrl }),
+    ]) {
+      const client = createClient(MintService, transport);
+      let echoed: string | null = null;
+      const res = await client.listMintBatches(
+        { brandId: brand.brandId },
+        { headers: { ...auth(), 'x-request-id': 'req-h2-rpc' }, onHeader: (header) => (echoed = header.get('x-request-id')) },
+      );
+      expect(echoed).toBe('req-h2-rpc');
+      expect(res.batches.map((b) => b.id)).toContain(batchId);
+      expect(res.batches[0]?.productName).toBeUndefined(); // list items carry no product_name
+      expect(res.batches[0]?.productSku).toBe('SKU-1');
+    }
+  });
+
+  it('serves a real @grpc/grpc-js client', async () => {
+    const ok = await grpcUnaryCall(api.port, MintService.method.getMintBatch, { brandId: brand.brandId, mintBatchId: batchId }, auth());
+    expect('response' in ok && ok.response.batch?.identityMode).toBe(IdentityMode.SERIAL);
+
+    const denied = await grpcUnaryCall(api.port, MintService.method.getMintBatch, { brandId: brand.brandId, mintBatchId: batchId });
+    expect('error' in denied && denied.error.code).toBe(grpc.status.UNAUTHENTICATED);
+  });
+
+  it('answers a raw HTTP/2 request with :status and the request id', async () => {
+    const session = http2.connect(api.baseUrl);
+    try {
+      const headers = await new Promise<http2.IncomingHttpHeaders>((resolve, reject) => {
+        const stream = session.request({ ':path': '/healthz', 'x-request-id': 'req-h2' });
+        stream.on('response', resolve);
+        stream.on('error', reject);
+        stream.resume();
+        stream.end();
+      });
+      expect(headers[':status']).toBe(200);
+      expect(headers['x-request-id']).toBe('req-h2');
+    } finally {
+      session.close();
+    }
+  });
+});
+
+describe('health', () => {
+  it('/healthz is public and says the process is alive', async () => {
+    const res = await fetch(`${api.baseUrl}/healthz`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ ok: true });
+  });
+
+  it('/readyz reports the dependency checks', async () => {
+    const res = await fetch(`${api.baseUrl}/readyz`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ ok: true, checks: { database: 'ok' } });
+  });
+
+  it('grpc.health.v1.Health/Check answers SERVING to gRPC and Connect clients without credentials', async () => {
+    const viaGrpc = await grpcUnaryCall(api.port, Health.method.check, { service: '' });
+    expect('response' in viaGrpc && viaGrpc.response.status).toBe(HealthCheckResponse_ServingStatus.SERVING);
+    const client = createClient(Health, createConnectTransport({ baseUrl: api.baseUrl, httpVersion: '1.1' }));
+    expect((await client.check({ service: 'mint.v1.MintService' })).status).toBe(HealthCheckResponse_ServingStatus.SERVING);
+    await expect(client.check({ service: 'no.such.Service' })).rejects.toMatchObject({ code: Code.NotFound });
+  });
+
+  it('reports not ready (503, NOT_SERVING) when a dependency is down', async () => {
+    const sick = await startTestApi(app, { readiness: async () => ({ ok: false, checks: { database: 'ok', bus: 'unavailable: connection refused' } }) });
+    try {
+      const res = await fetch(`${sick.baseUrl}/readyz`);
+      expect(res.status).toBe(503);
+      expect(await res.json()).toEqual({ ok: false, checks: { database: 'ok', bus: 'unavailable: connection refused' } });
+      expect((await fetch(`${sick.baseUrl}/healthz`)).status).toBe(200);
+      const check = await grpcUnaryCall(sick.port, Health.method.check, {});
+      expect('response' in check && check.response.status).toBe(HealthCheckResponse_ServingStatus.NOT_SERVING);
+    } finally {
+      await sick.close();
+    }
+  });
+});
+
+describe('mounted HTTP routes', () => {
+  it('run before the Connect handlers; unclaimed paths fall through to them', async () => {
+    const routed = await startTestApi(app, {
+      httpRoutes: (req, res) => {
+        if (req.url !== '/v1/ping') return false;
+        res.setHeader('content-type', 'text/plain');
+        res.end('pong');
+        return true;
+      },
+    });
+    try {
+      const res = await fetch(`${routed.baseUrl}/v1/ping`);
+      expect(await res.text()).toBe('pong');
+      expect(res.headers.get('x-request-id')).toBeTruthy();
+      expect((await fetch(`${routed.baseUrl}/v1/other`)).status).toBe(404);
+    } finally {
+      await routed.close();
+    }
+  });
+
+  it('a throwing route answers 500 without details', async () => {
+    const routed = await startTestApi(app, {
+      httpRoutes: () => {
+        throw new Error('secret internals');
+      },
+    });
+    try {
+      const res = await fetch(`${routed.baseUrl}/v1/anything`);
+      expect(res.status).toBe(500);
+      expect(await res.text()).not.toContain('secret internals');
+    } finally {
+      await routed.close();
+    }
+  });
+});
+
+describe('logging', () => {
+  it('writes one line per RPC with method, code, duration and request id, never the token', async () => {
+    const client = createClient(MintService, createConnectTransport({ baseUrl: api.baseUrl, httpVersion: '2' }));
+    await client.getMintBatch({ brandId: brand.brandId, mintBatchId: batchId }, { headers: { ...auth(), 'x-request-id': 'log-check-1' } });
+    await expect(
+      client.getMintBatch({ brandId: brand.brandId, mintBatchId: batchId }, { headers: { 'x-request-id': 'log-check-2' } }),
+    ).rejects.toMatchObject({ code: Code.Unauthenticated });
+    const lines = api.logs.filter((l) => l['requestId'] === 'log-check-1' || l['requestId'] === 'log-check-2');
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatchObject({ rpc: 'mint.v1.MintService/GetMintBatch', protocol: 'connect', code: 'ok', userId: brand.userId });
+    expect(typeof lines[0]!['durationMs']).toBe('number');
+    expect(lines[1]).toMatchObject({ rpc: 'mint.v1.MintService/GetMintBatch', code: 'unauthenticated' });
+    expect(api.rawLogs()).not.toContain(brand.token);
+  });
+});
+
+describe('graceful shutdown', () => {
+  it('finishes the in-flight call, then refuses new connections', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let entered!: () => void;
+    const inside = new Promise<void>((resolve) => (entered = resolve));
+    const slow = await startTestApi(app, {
+      readiness: async () => {
+        entered();
+        await gate;
+        return { ok: true, checks: { database: 'ok' } };
+      },
+    });
+    const client = createClient(Health, createConnectTransport({ baseUrl: slow.baseUrl, httpVersion: '2' }));
+    const inFlight = client.check({});
+    await inside;
+    const closed = slow.close();
+    // Not ready any more, but the call that was already running is answered.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    release();
+    expect((await inFlight).status).toBe(HealthCheckResponse_ServingStatus.SERVING);
+    await closed;
+    await expect(fetch(`${slow.baseUrl}/healthz`)).rejects.toThrow();
+  });
+
+  it('ends a streaming call with Unavailable instead of hanging', async () => {
+    const streaming = await startTestApi(app);
+    const client = createClient(MintService, createConnectTransport({ baseUrl: streaming.baseUrl, httpVersion: '2' }));
+    const submitted = await client.submitMintRequest(
+      { brandId: brand.brandId, productId: brand.productId, requestedQuantity: 5, identityMode: IdentityMode.SERIAL, activationMode: 1 },
+      { headers: auth() },
+    );
+    const updates: number[] = [];
+    const watching = (async () => {
+      try {
+        for await (const update of client.watchMintJob({ brandId: brand.brandId, mintJobId: submitted.mintJobId! }, { headers: auth() })) {
+          updates.push(update.status);
+        }
+        return undefined;
+      } catch (error) {
+        return ConnectError.from(error);
+      }
+    })();
+    while (updates.length === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+    const started = Date.now();
+    await streaming.close();
+    const error = await watching;
+    expect(error?.code).toBe(Code.Unavailable);
+    expect(Date.now() - started).toBeLessThan(4_000);
+  });
+});
