@@ -22,6 +22,7 @@ describe('loadConfig', () => {
       authJwtSecret: undefined,
       authJwtIssuer: undefined,
       authJwtAudience: undefined,
+      authJwksUrl: undefined,
       logLevel: 'info',
       dataDir: '.data',
       natsStream: 'MINT_JOBS',
@@ -30,6 +31,9 @@ describe('loadConfig', () => {
       executorConcurrency: 2,
       chunkSize: 2000,
       shutdownTimeoutMs: 10_000,
+      setMintBatchStatusEnabled: false,
+      executorLeaseMs: 30_000,
+      natsAckWaitMs: 30_000,
     });
     expect(defaults.port).toBe(8080);
   });
@@ -51,6 +55,8 @@ describe('loadConfig', () => {
       EXECUTOR_CONCURRENCY: '4',
       MINT_CHUNK_SIZE: '20000',
       SHUTDOWN_TIMEOUT_MS: '500',
+      EXECUTOR_LEASE_MS: '1500',
+      NATS_ACK_WAIT_MS: '3000',
     });
     expect(config).toMatchObject({
       databaseUrl: 'postgres://mint:pw@db:5432/mint',
@@ -68,6 +74,8 @@ describe('loadConfig', () => {
       executorConcurrency: 4,
       chunkSize: 20_000,
       shutdownTimeoutMs: 500,
+      executorLeaseMs: 1500,
+      natsAckWaitMs: 3000,
     });
   });
 

@@ -23,6 +23,8 @@ export const defaults = {
   executorConcurrency: 2,
   chunkSize: 2000,
   shutdownTimeoutMs: 10_000,
+  executorLeaseMs: 30_000,
+  natsAckWaitMs: 30_000,
 } as const;
 
 /** The validated process configuration; see `loadConfig` for the variable behind each field. */
@@ -57,8 +59,14 @@ export interface Config {
   readonly executorConcurrency: number;
   /** `MINT_CHUNK_SIZE`: units minted per processing cycle, 1..20000. */
   readonly chunkSize: number;
+  /** `ENABLE_SET_MINT_BATCH_STATUS`: serve SetMintBatchStatus (the spec keeps it unexposed; off by default). */
+  readonly setMintBatchStatusEnabled: boolean;
   /** `SHUTDOWN_TIMEOUT_MS`: how long a graceful shutdown may take before the process exits anyway. */
   readonly shutdownTimeoutMs: number;
+  /** `EXECUTOR_LEASE_MS`: how long an executor's lease on a job lasts without a chunk renewing it. */
+  readonly executorLeaseMs: number;
+  /** `NATS_ACK_WAIT_MS`: ack deadline of a job message; a crashed executor's job is redelivered after it. */
+  readonly natsAckWaitMs: number;
 }
 
 /** A `Config` whose database and bus URLs are known to be present. */
@@ -112,7 +120,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicBaseUrl: read.baseUrl('PUBLIC_BASE_URL') ?? defaults.publicBaseUrl(port),
     executorConcurrency: read.integer('EXECUTOR_CONCURRENCY', defaults.executorConcurrency, 1, 256),
     chunkSize: read.integer('MINT_CHUNK_SIZE', defaults.chunkSize, 1, 20_000),
+    setMintBatchStatusEnabled: read.flag('ENABLE_SET_MINT_BATCH_STATUS', false),
     shutdownTimeoutMs: read.integer('SHUTDOWN_TIMEOUT_MS', defaults.shutdownTimeoutMs, 1, 3_600_000),
+    executorLeaseMs: read.integer('EXECUTOR_LEASE_MS', defaults.executorLeaseMs, 100, 3_600_000),
+    natsAckWaitMs: read.integer('NATS_ACK_WAIT_MS', defaults.natsAckWaitMs, 1000, 3_600_000),
   };
 
   if (problems.length > 0) {
@@ -210,6 +221,11 @@ class Reader {
       return undefined;
     }
     return raw;
+  }
+
+  /** A flag: `true`/`1` or `false`/`0`. */
+  flag(name: string, fallback: boolean): boolean {
+    return { true: true, '1': true, false: false, '0': false }[this.oneOf(name, ['true', 'false', '1', '0'], fallback ? 'true' : 'false')];
   }
 
   oneOf<T extends string>(name: string, allowed: readonly T[], fallback: T): T {

@@ -28,7 +28,7 @@ async function main(): Promise<void> {
     jwtAudience: config.authJwtAudience ?? null,
     jwksUrl: config.authJwksUrl ?? null,
   });
-  const api = await startApi({ ctx, config, logger, readiness: readinessProbe({ db, bus }) });
+  const api = await startApi({ ctx, config, logger, setMintBatchStatusEnabled: config.setMintBatchStatusEnabled, readiness: readinessProbe({ db, bus }) });
 
   let stopping = false;
   const shutdown = async (signal: string) => {

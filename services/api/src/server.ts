@@ -82,6 +82,9 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
       options.routes(router);
     },
     interceptors,
+    // JSON speaks the spec's field names (brand_id, mint_job_id, is_duplicate) and always carries
+    // every field, so ok=false, is_duplicate=false and has_more=false are never left out.
+    jsonOptions: { useProtoFieldName: true, alwaysEmitImplicit: true },
     shutdownSignal: shutdown.signal,
     contextValues: (req) => {
       const call = requests.get(req);

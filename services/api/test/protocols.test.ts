@@ -34,9 +34,10 @@ beforeAll(async () => {
     }),
   });
   expect(res.status).toBe(200);
-  const body = (await res.json()) as { ok: boolean; mintBatchId: string; status: string };
-  expect(body).toMatchObject({ ok: true, status: 'MINT_JOB_STATUS_QUEUED' });
-  batchId = body.mintBatchId;
+  const body = (await res.json()) as { ok: boolean; mint_batch_id: string; status: string };
+  // The spec's field names, and every field present even at its zero value.
+  expect(body).toMatchObject({ ok: true, status: 'MINT_JOB_STATUS_QUEUED', is_duplicate: false, blocking_reasons: [] });
+  batchId = body.mint_batch_id;
 });
 
 afterAll(async () => {
@@ -60,14 +61,15 @@ describe('Connect over HTTP/1.1', () => {
     expect(body.batch).toMatchObject({
       id: batchId,
       status: 'MINT_BATCH_STATUS_DRAFT',
-      identityMode: 'IDENTITY_MODE_SERIAL',
-      activationMode: 'ACTIVATION_MODE_ACTIVE_AT_MINT',
-      requestedQuantity: 25,
-      productId: brand.productId,
-      productName: 'Product One',
-      productSku: 'SKU-1',
+      identity_mode: 'IDENTITY_MODE_SERIAL',
+      activation_mode: 'ACTIVATION_MODE_ACTIVE_AT_MINT',
+      requested_quantity: 25,
+      minted_quantity: 0,
+      product_id: brand.productId,
+      product_name: 'Product One',
+      product_sku: 'SKU-1',
     });
-    expect(typeof body.batch['createdAt']).toBe('string');
+    expect(typeof body.batch['created_at']).toBe('string');
   });
 
   it('really is HTTP/1.1 on the wire', async () => {

@@ -68,7 +68,7 @@ export async function runDev(config: Config): Promise<void> {
     jwtIssuer: config.authJwtIssuer ?? null, jwtAudience: config.authJwtAudience ?? null, jwksUrl: config.authJwksUrl ?? null,
   });
   const { seed, created } = await demoWorkspace(ctx, config.dataDir);
-  const api = await startApi({ ctx, config, logger, readiness: readinessProbe({ db, bus }) });
+  const api = await startApi({ ctx, config, logger, setMintBatchStatusEnabled: config.setMintBatchStatusEnabled, readiness: readinessProbe({ db, bus }) });
   const executor = startExecutor({ ctx, bus, logger, concurrency: config.executorConcurrency, chunkSize: config.chunkSize });
   process.stdout.write(`${banner(api.port, seed, created)}\n`);
   const shutdown = async (signal: string) => {
