@@ -23,6 +23,14 @@ export type { HttpRequest, HttpResponse, RequestListener } from './http/listener
  */
 export type HttpRoutes = (req: HttpRequest, res: HttpResponse) => boolean | Promise<boolean>;
 
+/** Tries each route set in order; the first that handles the request wins. */
+export function composeRoutes(routeSets: readonly HttpRoutes[]): HttpRoutes {
+  return async (req, res) => {
+    for (const routes of routeSets) if (await routes(req, res)) return true;
+    return false;
+  };
+}
+
 /** Options of {@link createApiServer}. */
 export interface ApiServerOptions {
   /** Registers the application's Connect services; the health service is added by the server. */

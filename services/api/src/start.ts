@@ -6,7 +6,7 @@ import * as useCases from '@mint/usecases';
 import type { Authenticator } from './auth/interceptors.ts';
 import type { ReadinessProbe } from './health.ts';
 import { createConnectRoutes } from './routes.ts';
-import { createApiServer, type HttpRoutes } from './server.ts';
+import { composeRoutes, createApiServer, type HttpRoutes } from './server.ts';
 
 /** Options of {@link startApi}. */
 export interface StartApiOptions {
@@ -42,9 +42,13 @@ export function useCaseAuthenticator(ctx: useCases.UseCaseContext): Authenticato
 /** Creates the API server on `ctx` and listens on `config.port` / `config.host`. */
 export async function startApi(options: StartApiOptions): Promise<RunningApi> {
   const { ctx, config, logger } = options;
+  // Plain HTTP route sets, tried in order before the Connect handlers.
+  const httpRouteSets: HttpRoutes[] = [
+    ...(options.httpRoutes === undefined ? [] : [options.httpRoutes]),
+  ];
   const server = createApiServer({
     routes: createConnectRoutes({ ctx, useCases, setMintBatchStatusEnabled: options.setMintBatchStatusEnabled ?? false }),
-    ...(options.httpRoutes === undefined ? {} : { httpRoutes: options.httpRoutes }),
+    httpRoutes: composeRoutes(httpRouteSets),
     authenticator: useCaseAuthenticator(ctx),
     readiness: options.readiness,
     logger,
