@@ -25,7 +25,7 @@ function sharedOptions() {
   return {
     entities,
     extensions: [Migrator],
-    migrations: { migrationsList: migrations, transactional: true, allOrNothing: true, snapshot: false },
+    migrations: { migrationsList: migrations, transactional: true, allOrNothing: true, snapshot: false, silent: true },
     // Entities are plain objects from defineEntity; the app never relies on lazy discovery.
     discovery: { warnWhenNoEntities: true },
     allowGlobalContext: false,
