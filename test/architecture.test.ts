@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 const root = join(import.meta.dirname, '..');
 /** Layer of each workspace package: a package may import only packages of a lower layer. */
 const layers: Record<string, number> = {
-  '@mint/domain': 0, '@mint/contract': 0, '@mint/bus': 0,
+  '@mint/domain': 0, '@mint/contract': 0, '@mint/bus': 0, '@mint/store': 0,
   '@mint/db': 1,
   '@mint/usecases': 2, '@mint/runtime': 2,
   '@mint/api': 3, '@mint/executor': 3,

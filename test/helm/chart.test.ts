@@ -299,7 +299,7 @@ describe('executor-deployment.yaml', () => {
     const withPort = container(one(everything, 'executor-deployment.yaml'));
     expect(withPort.ports).toEqual([{ name: 'http', containerPort: 9464, protocol: 'TCP' }]);
     expect(withPort.livenessProbe.httpGet).toEqual({ path: '/healthz', port: 'http' });
-    expect(envValue(withPort, 'PORT')).toBe('9464');
+    expect(envValue(withPort, 'EXECUTOR_HTTP_PORT')).toBe('9464');
   });
 
   it('shares the configuration, secrets and pack store with the api, and drains within its grace period', () => {
@@ -390,6 +390,20 @@ describe('servicemonitor.yaml', () => {
     expect(monitor.spec.endpoints).toEqual([{ port: 'http', path: '/metrics', interval: '15s', scrapeTimeout: '5s' }]);
     expect(monitor.spec.namespaceSelector).toEqual({ matchNames: ['mint'] });
     expect(one(everything, 'api-service.yaml').metadata.labels).toMatchObject(monitor.spec.selector.matchLabels);
+  });
+});
+
+describe('executor-podmonitor.yaml', () => {
+  it('scrapes the executor pods on their health port, only when the executor serves one', () => {
+    const monitor = one(everything, 'executor-podmonitor.yaml');
+    expect(monitor.kind).toBe('PodMonitor');
+    expect(monitor.metadata.labels).toMatchObject({ release: 'prometheus' });
+    expect(monitor.spec.podMetricsEndpoints).toEqual([{ port: 'http', path: '/metrics', interval: '15s', scrapeTimeout: '5s' }]);
+    expect(one(everything, 'executor-deployment.yaml').spec.template.metadata.labels).toMatchObject(monitor.spec.selector.matchLabels);
+    expect(container(one(everything, 'executor-deployment.yaml')).ports).toEqual([{ name: 'http', containerPort: 9464, protocol: 'TCP' }]);
+    const withoutPort = render({ ...full, set: { 'executor.healthPort': 'null' } });
+    expect(withoutPort.some((m) => m.template === 'servicemonitor.yaml')).toBe(true);
+    expect(withoutPort.some((m) => m.template === 'executor-podmonitor.yaml')).toBe(false);
   });
 });
 

@@ -6,6 +6,7 @@ export type {
   JobMessage,
   JobRef,
   JobSubscription,
+  PublishOptions,
   SubscribeOptions,
 } from './job-bus.ts';
 export {

@@ -6,7 +6,7 @@ import { resolveSubscribeOptions, runDelivery } from './delivery.ts';
 import type { ResolvedSubscribeOptions } from './delivery.ts';
 import { JobBusError } from './errors.ts';
 import { JOB_KINDS } from './job-bus.ts';
-import type { JobBus, JobHandler, JobKind, JobRef, JobSubscription, SubscribeOptions } from './job-bus.ts';
+import type { JobBus, JobHandler, JobKind, JobRef, JobSubscription, PublishOptions, SubscribeOptions } from './job-bus.ts';
 import { decodeJobBody, encodeJobBody, jobDedupeKey, validateJobRef } from './job-ref.ts';
 import { ensureJetStreamTopology, isMissingResource, jetStreamTopology } from './jetstream-topology.ts';
 import type { JetStreamTopology } from './jetstream-topology.ts';
@@ -176,12 +176,12 @@ class JetStreamBus implements JobBus {
     this.#connectivity = connectivity;
   }
 
-  async publish(job: JobRef): Promise<void> {
+  async publish(job: JobRef, options?: PublishOptions): Promise<void> {
     const clean = validateJobRef(job);
     this.#checkUsable(`publishing ${clean.kind} job ${clean.id}`);
     try {
       await this.#js.publish(this.#topology.subjects[clean.kind], encodeJobBody(clean), {
-        msgID: jobDedupeKey(clean),
+        msgID: jobDedupeKey(clean, options?.republish),
         timeout: this.#requestTimeoutMs,
       });
     } catch (cause) {

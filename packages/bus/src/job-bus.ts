@@ -57,6 +57,16 @@ export interface JobMessage {
   term(): void;
 }
 
+/** Options for {@link JobBus.publish}. */
+export interface PublishOptions {
+  /**
+   * Marks a deliberate republish (the sweeper's, for a job whose message was lost), e.g. the
+   * sweep window it belongs to: publishes of one job with the same tag are deduplicated with
+   * each other, but not with the original publish.
+   */
+  republish?: string;
+}
+
 /** Options for {@link JobBus.subscribe}. */
 export interface SubscribeOptions {
   /** How many handlers may run at once in this subscription; default 1. */
@@ -91,10 +101,12 @@ export type JobHandler = (msg: JobMessage) => Promise<void>;
 export interface JobBus {
   /**
    * Enqueues a job. A second publish of the same kind and id is dropped while the
-   * first is deduplicated (see each implementation for how long). Rejects with an
-   * InvalidJobError for a malformed ref and a JobBusError when the bus is unreachable.
+   * first is deduplicated (see each implementation for how long); a deliberate
+   * republish names itself with `options.republish` so it is not mistaken for a retry.
+   * Rejects with an InvalidJobError for a malformed ref and a JobBusError when the bus
+   * is unreachable.
    */
-  publish(job: JobRef): Promise<void>;
+  publish(job: JobRef, options?: PublishOptions): Promise<void>;
   /**
    * Starts delivering jobs of one kind to `handler`, up to `concurrency` at a time.
    * A handler that throws, or returns without settling, gets its message nakked with

@@ -15,9 +15,9 @@ export function validateJobRef(job: JobRef): JobRef {
   return { kind: job.kind, id: checkUuid('id', job.id), brandId: checkUuid('brandId', job.brandId) };
 }
 
-/** The deduplication key of a job: `${kind}:${id}` (used as Nats-Msg-Id). */
-export function jobDedupeKey(job: JobRef): string {
-  return `${job.kind}:${job.id}`;
+/** The deduplication key of a job (used as Nats-Msg-Id): `${kind}:${id}`, plus `:${republish}` for a deliberate republish. */
+export function jobDedupeKey(job: JobRef, republish?: string): string {
+  return republish === undefined ? `${job.kind}:${job.id}` : `${job.kind}:${job.id}:${republish}`;
 }
 
 /** Encodes the wire body, JSON `{"id","brandId"}` (the kind travels as the subject). */

@@ -120,6 +120,23 @@ describe('connectJetStreamBus', () => {
     expect(seen).toHaveLength(1);
   });
 
+
+  it('delivers a deliberate republish inside the duplicate window, once per tag', async () => {
+    const { bus } = await setup();
+    const published = job();
+    const seen: JobRef[] = [];
+    bus.subscribe('mint', async (msg) => {
+      seen.push(msg.job);
+      await msg.ack();
+    });
+    await bus.publish(published);
+    await until(() => seen.length === 1);
+    await bus.publish(published, { republish: 'sweep-1' });
+    await bus.publish(published, { republish: 'sweep-1' });
+    await until(() => seen.length === 2, 5_000, 'republish delivered');
+    await sleep(500);
+    expect(seen).toEqual([published, published]);
+  });
   it('redelivers a nakked job after the delay with deliveryCount 2', async () => {
     const { bus } = await setup();
     const deliveries: Array<{ count: number; at: number }> = [];

@@ -15,6 +15,16 @@ export interface Cursor {
 /** Largest page size of every list. */
 export const maxPageSize = 100;
 
+/** Earliest and latest cursor times: years 0001 to 9999, what a four-digit ISO 8601 year and the database can carry. */
+const earliestCursorTime = Date.parse('0001-01-01T00:00:00.000Z');
+const latestCursorTime = Date.parse('9999-12-31T23:59:59.999Z');
+
+/** True for a valid date within the years 0001 to 9999 (a later one would reach the database as `+010000-...` and fail there). */
+function isCursorTime(at: Date): boolean {
+  const t = at.getTime();
+  return t >= earliestCursorTime && t <= latestCursorTime;
+}
+
 /** The opaque form of a cursor. */
 export function encodeCursor(cursor: Cursor): string {
   return Buffer.from(JSON.stringify([cursor.at.toISOString(), cursor.id])).toString('base64url');
@@ -31,7 +41,7 @@ export function decodeCursor(token: string, field = 'cursor'): Cursor {
   }
   if (!Array.isArray(parsed) || parsed.length !== 2 || typeof parsed[0] !== 'string' || !isUuid(parsed[1])) throw invalid();
   const at = new Date(parsed[0]);
-  if (Number.isNaN(at.getTime()) || at.toISOString() !== parsed[0]) throw invalid();
+  if (!isCursorTime(at) || at.toISOString() !== parsed[0]) throw invalid();
   return { at, id: parsed[1] };
 }
 
@@ -57,6 +67,7 @@ export function resolveCursor(input: CursorInput): Cursor | null {
   if (hasToken && (hasAt || hasId)) v.push({ field: 'cursor', message: `cannot be combined with ${input.atField}/${input.idField}` });
   else if (hasAt !== hasId) v.push({ field: hasAt ? input.idField : input.atField, message: `is required together with ${hasAt ? input.atField : input.idField}` });
   else if (hasId && !isUuid(input.id)) v.push({ field: input.idField, message: 'must be a uuid' });
+  if (hasAt && !isCursorTime(input.at!)) v.push({ field: input.atField, message: 'must be a time from 0001-01-01 to 9999-12-31' });
   if (v.length > 0) throw new InvalidInputError(v);
   if (hasToken) return decodeCursor(input.cursor!);
   return hasAt ? { at: input.at!, id: input.id! } : null;

@@ -11,6 +11,8 @@
  * | mint_job_completed        | mint_job    | PROCESSING -> COMPLETED (serial) or RESERVED -> COMPLETED (lots, product-only) |
  * | mint_batch_status_changed | mint_batch  | a batch moves (draft -> minted with the job's completion, later moves)      |
  * | mint_job_failed           | mint_job    | any non-terminal status -> FAILED: invalid lots, a permanent error, or retries or deliveries exhausted (payload: reason, from) |
+ * | payload_pack_ready        | payload_pack | generating -> ready, with the batch's minted -> exported (payload: mint_batch_id, unit_count, storage_path) |
+ * | payload_pack_failed       | payload_pack | generating -> failed: the batch was voided or attempts ran out (payload: mint_batch_id, reason, attempts) |
  */
 export type EventType =
   | 'mint_job_queued'
@@ -21,7 +23,9 @@ export type EventType =
   | 'mint_job_completed'
   | 'mint_batch_status_changed'
   | 'mint_units_activated'
-  | 'mint_job_failed';
+  | 'mint_job_failed'
+  | 'payload_pack_ready'
+  | 'payload_pack_failed';
 
 /** Kind of entity an event is about. */
 export type EntityType = 'mint_job' | 'mint_batch' | 'mint_unit' | 'payload_pack' | 'product';

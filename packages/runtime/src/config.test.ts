@@ -34,7 +34,12 @@ describe('loadConfig', () => {
       setMintBatchStatusEnabled: false,
       executorLeaseMs: 30_000,
       natsAckWaitMs: 30_000,
+      downloadSigningKeys: undefined,
+      packStoreDir: '.data/packs',
+      executorJobWriters: 2,
+      executorHttpPort: undefined,
     });
+    expect(loadConfig({})).toHaveProperty('executorHttpPort', undefined);
     expect(defaults.port).toBe(8080);
   });
 
@@ -57,6 +62,8 @@ describe('loadConfig', () => {
       SHUTDOWN_TIMEOUT_MS: '500',
       EXECUTOR_LEASE_MS: '1500',
       NATS_ACK_WAIT_MS: '3000',
+      EXECUTOR_JOB_WRITERS: '1',
+      EXECUTOR_HTTP_PORT: '9464',
     });
     expect(config).toMatchObject({
       databaseUrl: 'postgres://mint:pw@db:5432/mint',
@@ -76,6 +83,8 @@ describe('loadConfig', () => {
       shutdownTimeoutMs: 500,
       executorLeaseMs: 1500,
       natsAckWaitMs: 3000,
+      executorJobWriters: 1,
+      executorHttpPort: 9464,
     });
   });
 
@@ -115,6 +124,8 @@ describe('loadConfig', () => {
     ['PUBLIC_BASE_URL', 'localhost:8080'],
     ['PUBLIC_BASE_URL', 'https://id.example.com/?a=1'],
     ['AUTH_JWT_SECRET', 'short'],
+    ['EXECUTOR_HTTP_PORT', '0'],
+    ['EXECUTOR_HTTP_PORT', 'http'],
   ])('rejects %s=%j', (name, value) => {
     const error = configError({ [name]: value });
     expect(error.variables).toEqual([name]);
@@ -160,5 +171,30 @@ describe('isConfigError', () => {
   it('rejects other errors', () => {
     expect(isConfigError(new Error('PORT'))).toBe(false);
     expect(isConfigError('ConfigError')).toBe(false);
+  });
+});
+
+describe('DOWNLOAD_SIGNING_KEYS and PACK_STORE_DIR', () => {
+  const secret = (fill: number, bytes = 32) => Buffer.alloc(bytes, fill).toString('base64');
+
+  it('reads the keys in order, the first being the signing one', () => {
+    const config = loadConfig({ DOWNLOAD_SIGNING_KEYS: `new:${secret(1)}, old:${secret(2)}` });
+    expect(config.downloadSigningKeys?.map((k) => k.id)).toEqual(['new', 'old']);
+    expect(Buffer.from(config.downloadSigningKeys![1]!.secret)).toEqual(Buffer.alloc(32, 2));
+  });
+
+  it('refuses short secrets, bad key ids and duplicates, naming the variable but never echoing a secret', () => {
+    for (const value of [`k1:${secret(1, 16)}`, `bad id:${secret(1)}`, `k1:${secret(1)},k1:${secret(2)}`, 'k1', `k1:${secret(1)}!`]) {
+      const error = configError({ DOWNLOAD_SIGNING_KEYS: value });
+      expect(error.variables).toEqual(['DOWNLOAD_SIGNING_KEYS']);
+      expect(error.message).toMatch(/^DOWNLOAD_SIGNING_KEYS /);
+      expect(error.message).not.toContain(secret(1, 16));
+      expect(error.message).not.toContain(secret(1));
+    }
+  });
+
+  it('puts the pack store under DATA_DIR unless PACK_STORE_DIR says otherwise', () => {
+    expect(loadConfig({ DATA_DIR: '/var/lib/mint' }).packStoreDir).toBe('/var/lib/mint/packs');
+    expect(loadConfig({ DATA_DIR: '/var/lib/mint', PACK_STORE_DIR: '/mnt/packs' }).packStoreDir).toBe('/mnt/packs');
   });
 });

@@ -2,6 +2,8 @@
 // start-up, so a typo stops the process with a message naming the variable instead of
 // surfacing later as a confusing runtime failure.
 
+import { parseSigningKeys, type SigningKey } from '@mint/domain';
+
 /** pino's level names, lowest to highest, plus `silent`; `LOG_LEVEL` must be one of them. */
 export const logLevels = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 
@@ -25,6 +27,7 @@ export const defaults = {
   shutdownTimeoutMs: 10_000,
   executorLeaseMs: 30_000,
   natsAckWaitMs: 30_000,
+  executorJobWriters: 2,
 } as const;
 
 /** The validated process configuration; see `loadConfig` for the variable behind each field. */
@@ -67,6 +70,14 @@ export interface Config {
   readonly executorLeaseMs: number;
   /** `NATS_ACK_WAIT_MS`: ack deadline of a job message; a crashed executor's job is redelivered after it. */
   readonly natsAckWaitMs: number;
+  /** `DOWNLOAD_SIGNING_KEYS`: `kid:base64secret,...` (secrets of at least 32 bytes); the first signs download URLs, all verify. Undefined when unset. */
+  readonly downloadSigningKeys: readonly SigningKey[] | undefined;
+  /** `PACK_STORE_DIR`: root folder of the private payload pack store; default `${DATA_DIR}/packs`. */
+  readonly packStoreDir: string;
+  /** `EXECUTOR_JOB_WRITERS`: chunks of one job an executor writes at once, each over its own connection, 1..8. */
+  readonly executorJobWriters: number;
+  /** `EXECUTOR_HTTP_PORT`: port on which the executor serves /healthz, /readyz and /metrics (on `HOST`); undefined serves nothing. */
+  readonly executorHttpPort: number | undefined;
 }
 
 /** A `Config` whose database and bus URLs are known to be present. */
@@ -124,6 +135,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     shutdownTimeoutMs: read.integer('SHUTDOWN_TIMEOUT_MS', defaults.shutdownTimeoutMs, 1, 3_600_000),
     executorLeaseMs: read.integer('EXECUTOR_LEASE_MS', defaults.executorLeaseMs, 100, 3_600_000),
     natsAckWaitMs: read.integer('NATS_ACK_WAIT_MS', defaults.natsAckWaitMs, 1000, 3_600_000),
+    downloadSigningKeys: read.signingKeys('DOWNLOAD_SIGNING_KEYS'),
+    packStoreDir: read.string('PACK_STORE_DIR') ?? `${read.string('DATA_DIR') ?? defaults.dataDir}/packs`,
+    executorJobWriters: read.integer('EXECUTOR_JOB_WRITERS', defaults.executorJobWriters, 1, 8),
+    executorHttpPort: read.string('EXECUTOR_HTTP_PORT') === undefined ? undefined : read.integer('EXECUTOR_HTTP_PORT', 0, 1, 65_535),
   };
 
   if (problems.length > 0) {
@@ -221,6 +236,15 @@ class Reader {
       return undefined;
     }
     return raw;
+  }
+
+  /** A list of `kid:base64secret` signing keys; the secrets are never echoed. */
+  signingKeys(name: string): SigningKey[] | undefined {
+    const raw = this.string(name);
+    if (raw === undefined) return undefined;
+    const parsed = parseSigningKeys(raw);
+    if ('error' in parsed) return this.#fail(name, parsed.error, raw, undefined, true);
+    return parsed.keys;
   }
 
   /** A flag: `true`/`1` or `false`/`0`. */

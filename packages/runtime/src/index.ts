@@ -15,3 +15,5 @@ export { createLogger, redactPaths, redactUrl, redactedText, type Logger } from 
 export {
   assertMigrated, isStartupError, openConfiguredBus, openConfiguredDatabase, readinessProbe, resolveJwtSecret, StartupError, type Readiness,
 } from './infrastructure.ts';
+export { countJobsByStatus, createMetrics, metricPrefix, type MetricSources, type Metrics } from './metrics.ts';
+export { resolveDownloadSigningKeys } from './infrastructure.ts';

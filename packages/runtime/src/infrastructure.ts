@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { connectJetStreamBus, createMemoryBus, type JobBus } from '@mint/bus';
 import { openDatabase, pendingMigrations, type Database } from '@mint/db';
 import type { Config } from './config.ts';
+import type { SigningKey } from '@mint/domain';
 
 /** A dependency the process cannot start without; the message is the one line an operator reads. */
 export class StartupError extends Error {
@@ -47,7 +48,7 @@ export async function assertMigrated(db: Database): Promise<void> {
 export async function openConfiguredBus(config: Config, name: string): Promise<JobBus> {
   if (!config.natsUrl) return createMemoryBus();
   try {
-    return await connectJetStreamBus({ url: config.natsUrl, stream: config.natsStream, subjectPrefix: config.natsSubjectPrefix, name });
+    return await connectJetStreamBus({ url: config.natsUrl, stream: config.natsStream, subjectPrefix: config.natsSubjectPrefix, ackWaitMs: config.natsAckWaitMs, name });
   } catch (cause) {
     throw new StartupError(`NATS unreachable (NATS_URL): ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
   }
@@ -68,6 +69,25 @@ export async function resolveJwtSecret(config: Config): Promise<string> {
     const secret = randomBytes(32).toString('base64url');
     await writeFile(file, secret, { mode: 0o600, flag: 'wx' }).catch(() => undefined);
     return (await readFile(file, 'utf8')).trim();
+  }
+}
+
+/**
+ * The download signing keys: DOWNLOAD_SIGNING_KEYS, or in dev mode (no DATABASE_URL) one random
+ * key generated once and kept in DATA_DIR/download-signing-key so URLs survive restarts.
+ * Production needs the variable.
+ */
+export async function resolveDownloadSigningKeys(config: Config): Promise<readonly SigningKey[]> {
+  if (config.downloadSigningKeys) return config.downloadSigningKeys;
+  if (config.databaseUrl) throw new StartupError('DOWNLOAD_SIGNING_KEYS is required when DATABASE_URL is set');
+  const file = join(config.dataDir, 'download-signing-key');
+  const read = async () => new Uint8Array(Buffer.from((await readFile(file, 'utf8')).trim(), 'base64url'));
+  try {
+    return [{ id: 'dev', secret: await read() }];
+  } catch {
+    await mkdir(config.dataDir, { recursive: true });
+    await writeFile(file, randomBytes(32).toString('base64url'), { mode: 0o600, flag: 'wx' }).catch(() => undefined);
+    return [{ id: 'dev', secret: await read() }];
   }
 }
 

@@ -51,24 +51,37 @@ export interface ApiKeyPrincipal {
 }
 
 /**
- * Checks an API key: its format and check characters first (a malformed key never reaches the
- * database), then the stored hash in constant time, revocation, and the workspace's early-access
- * flag. Records last_used_at. Unknown, malformed and revoked keys are UnauthenticatedError; a key
- * of a workspace without API access is ForbiddenError.
+ * Checks an API key without recording its use: its format and check characters first (a
+ * malformed key never reaches the database), then the stored hash in constant time, revocation,
+ * and the workspace's early-access flag. Unknown, malformed and revoked keys are
+ * UnauthenticatedError; a key of a workspace without API access is ForbiddenError.
  */
-export async function authenticateApiKey(ctx: UseCaseContext, key: string): Promise<ApiKeyPrincipal> {
+export async function verifyApiKey(ctx: UseCaseContext, key: string): Promise<ApiKeyPrincipal> {
   const parsed = parseApiKey(key);
   if (parsed === null) throw new UnauthenticatedError('malformed API key');
   const em = ctx.db.em.fork();
   const row = await em.findOne(ApiKey, { lookupId: parsed.lookupId });
   const expected = Buffer.from(row?.secretHash ?? '0'.repeat(64), 'hex');
   const actual = Buffer.from(hashApiKeySecret(parsed.secret), 'hex');
-  if (!row || !timingSafeEqual(expected, actual)) throw new UnauthenticatedError('unknown API key');
+  if (!row || expected.length !== actual.length || !timingSafeEqual(expected, actual)) throw new UnauthenticatedError('unknown API key');
   if (row.revokedAt) throw new UnauthenticatedError('API key revoked');
   const brand = await em.findOne(Brand, { id: row.brandId });
-  if (!brand?.apiAccessEnabled) throw new ForbiddenError('API access is not enabled for this workspace (early access): ask to enable it');
-  await run(em, 'update api_keys set last_used_at = ? where brand_id = ? and id = ?', [ctx.clock(), row.brandId, row.id]);
+  if (!brand?.apiAccessEnabled) {
+    throw new ForbiddenError('API key access is not enabled for this workspace (early access); a workspace owner can ask for it to be enabled');
+  }
   return { keyId: row.id, brandId: row.brandId, scopes: row.scopes };
+}
+
+/** Sets the key's last_used_at to now; called once a request made with it has been authorized. */
+export async function recordApiKeyUse(ctx: UseCaseContext, key: ApiKeyPrincipal): Promise<void> {
+  await run(ctx.db.em.fork(), 'update api_keys set last_used_at = ? where brand_id = ? and id = ?', [ctx.clock(), key.brandId, key.keyId]);
+}
+
+/** {@link verifyApiKey} followed by {@link recordApiKeyUse}. */
+export async function authenticateApiKey(ctx: UseCaseContext, key: string): Promise<ApiKeyPrincipal> {
+  const principal = await verifyApiKey(ctx, key);
+  await recordApiKeyUse(ctx, principal);
+  return principal;
 }
 
 /** The user's role on the brand, or null when they have none. */

@@ -53,6 +53,10 @@ export function productViolations(input: Omit<ProductInput, 'brandId'>): FieldVi
   if (!commercialStatuses.includes(input.commercialStatus as CommercialStatus)) v.push({ field: 'commercial_status', message: `must be one of ${commercialStatuses.join(', ')}` });
   if (!mintReadinessStatuses.includes(input.mintReadinessStatus as MintReadinessStatus)) v.push({ field: 'mint_readiness_status', message: `must be one of ${mintReadinessStatuses.join(', ')}` });
   if (input.passportUrl !== null && !/^https?:\/\/[^\s]+$/.test(input.passportUrl)) v.push({ field: 'passport_url', message: 'must be an http or https URL' });
+  // PostgreSQL text cannot hold U+0000; refuse it here rather than fail the write.
+  for (const [field, value] of [['sku', input.sku], ['name', input.name], ['passport_url', input.passportUrl ?? '']] as const) {
+    if (value.includes('\u0000')) v.push({ field, message: 'must not contain the NUL character (U+0000)' });
+  }
   return v;
 }
 

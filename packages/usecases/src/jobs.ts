@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { findBatchOfJob, MintJob, query } from '@mint/db';
+import { findBatchOfJob, findJobsToSweep as findJobsToSweepRows, MintJob } from '@mint/db';
 import { isTerminalJobStatus, NotFoundError, type JobStatus } from '@mint/domain';
 import type { UseCaseContext } from './context.ts';
 
@@ -50,19 +50,12 @@ export async function* watchMintJob(ctx: UseCaseContext, brandId: string, jobId:
 }
 
 /**
- * Unfinished jobs nobody has touched for `idleMs` (QUEUED, RESERVED or PROCESSING with neither
- * the job nor its batch updated since), oldest first: the sweeper republishes them so a lost or
- * dropped message never leaves a job stuck.
+ * Jobs the sweeper (the spec's background scheduler) republishes, oldest first: QUEUED jobs nobody
+ * holds and nobody touched for `idleMs` (their message was lost or dropped), and RESERVED or
+ * PROCESSING jobs whose lease was released or has lapsed and that saw no write for `idleMs`
+ * (their executor died or paused and no redelivery came).
  */
-export async function findIdleJobs(ctx: UseCaseContext, idleMs: number, limit = 100): Promise<{ id: string; brandId: string }[]> {
-  const before = new Date(ctx.clock().getTime() - idleMs);
-  const rows = await query<{ id: string; brand_id: string }>(
-    ctx.db.em.fork(),
-    `select j.id, j.brand_id from mint_jobs j
-     join mint_batches b on b.brand_id = j.brand_id and b.mint_job_id = j.id
-     where j.status in ('QUEUED', 'RESERVED', 'PROCESSING') and j.updated_at < ? and b.updated_at < ?
-     order by j.updated_at limit ?`,
-    [before, before, limit],
-  );
-  return rows.map((r) => ({ id: r.id, brandId: r.brand_id }));
+export async function findJobsToSweep(ctx: UseCaseContext, idleMs: number, limit = 100): Promise<{ id: string; brandId: string }[]> {
+  const now = ctx.clock();
+  return findJobsToSweepRows(ctx.db.em.fork(), now, new Date(now.getTime() - idleMs), limit);
 }

@@ -1,10 +1,30 @@
-import { appendEvents, advanceMinted, query, bumpKpis, findBatchOfJob, insertUnitChunk, moveBatchStatus, moveJob, MintJob, type BatchRecord, type Em } from '@mint/db';
+/**
+ * The minting engine (process_mint_job_batch) that the executor and the API both run.
+ *
+ * - Leases: a worker claims a job (claimMintJob) for an owner and a duration; the claim bumps the
+ *   fencing token. Every transaction of the holder checks owner and token before it commits and
+ *   renews the lease, so a holder that paused past its lease and was taken over writes nothing.
+ * - Exactly once: a chunk is one transaction holding its units, the batch's minted-quantity
+ *   increment, its event and, for the last chunk, the completion; units are unique on
+ *   (mint_batch_id, seq), and chunks cover only the seqs still missing, so a repeated or
+ *   redelivered chunk collides instead of minting twice and a job always ends with seqs 1..N.
+ * - Events, each in the transaction of its move (see the table in the domain's events.ts):
+ *   claim QUEUED -> RESERVED writes mint_job_started; each chunk writes mint_units_created;
+ *   lots confirmed writes mint_lots_confirmed; reaching COMPLETED writes mint_job_completed and
+ *   mint_batch_status_changed; reaching FAILED writes mint_job_failed.
+ */
+import { randomUUID } from 'node:crypto';
 import {
-  ConflictError, IllegalStateError, NotFoundError, claimJob, failJob, completeSerialJob, completeWithoutUnits, defaultChunkSize,
-  generateSerials, initialUnitStatus, isTerminalJobStatus, lotViolations, moveBatch, nextChunk, startProcessing, unitResolverUrl,
-  type JobStatus, type NewEvent,
+  addMinted, appendEvents, advanceMinted, query, bumpKpis, claimJobLease, findBatchOfJob, findMissingSeqRanges, insertUnitChunk, moveBatchStatus, moveJob, MintJob,
+  readJobLease, releaseJobLease, renewJobLease, type BatchRecord, type Em,
+} from '@mint/db';
+import {
+  ConflictError, IllegalStateError, LeaseLostError, NotFoundError, decideClaim, defaultChunkSize, defaultLeaseMs, failJob, completeSerialJob,
+  completeWithoutUnits, generateSerials, initialUnitStatus, isIllegalStateError, isNotFoundError, isTerminalJobStatus, kickUnitLimit, leaseExpiry,
+  lotViolations, moveBatch, planChunks, startProcessing, unitResolverUrl, type Chunk, type JobStatus, type Lease, type NewEvent,
 } from '@mint/domain';
 import type { UseCaseContext } from './context.ts';
+import { createPendingPack } from '@mint/db';
 
 /** Result of one processing cycle (process_mint_job_batch). */
 export interface CycleResult {
@@ -24,80 +44,235 @@ async function loadJob(em: Em, brandId: string, jobId: string): Promise<{ job: M
   return { job, batch };
 }
 
+/** The outcome of {@link claimMintJob}. */
+export type ClaimResult =
+  /** The caller holds the job until it releases it, finishes it, or stops renewing for the lease's length. */
+  | { readonly kind: 'claimed'; readonly lease: Lease }
+  /** Another worker holds a live lease (or won the race to claim); ask again in `retryInMs`. */
+  | { readonly kind: 'held'; readonly retryInMs: number }
+  /** The job is COMPLETED or FAILED. */
+  | { readonly kind: 'finished'; readonly status: JobStatus };
+
+/** How long a claim waits for a row lock held by a stuck chunk transaction before it reports the job as held. */
+const claimLockTimeoutMs = 2000;
+
 /**
- * Runs one bounded cycle of a job: claims it when QUEUED (QUEUED -> RESERVED, mint_job_started),
- * starts a serial job (RESERVED -> PROCESSING), inserts at most `maxUnits` units in one transaction
- * with the batch's minted quantity advanced by compare-and-set, and completes the job and its batch
- * with the chunk that reaches the requested quantity. Lot and product-only jobs finalise right
- * after the claim without creating tokens. Every move is a compare-and-set: a concurrent cycle on
- * the same job makes this one fail with ConflictError and write nothing.
+ * Claims the lease of a job for `owner` for `leaseMs`: a QUEUED job moves to RESERVED (writing
+ * mint_job_started in the same transaction); a RESERVED or PROCESSING job whose lease was released
+ * or has lapsed is taken over. Every claim bumps the fencing token, so the previous holder's later
+ * chunks are rejected. NotFoundError for a missing job, IllegalStateError for a PREFLIGHTED one.
  */
-export async function processMintJobBatch(ctx: UseCaseContext, brandId: string, jobId: string, maxUnits: number | null = null): Promise<CycleResult> {
-  const chunkSize = maxUnits ?? defaultChunkSize;
-  let { job, batch } = await loadJob(ctx.db.em.fork(), brandId, jobId);
-  const result = (inserted: number): CycleResult => ({
-    done: job.status === 'COMPLETED', insertedCount: inserted, mintedQuantity: batch.mintedQuantity,
-    requestedQuantity: job.requestedQuantity, status: job.status as JobStatus,
-  });
-  const status = job.status as JobStatus;
-  if (isTerminalJobStatus(status)) return result(0);
-  if (status === 'PREFLIGHTED') throw new IllegalStateError(`mint job ${jobId} is PREFLIGHTED and has no batch`);
-
-  if (status === 'QUEUED') await transition(ctx, async (em, now) => {
-    if (!(await moveJob(em, brandId, jobId, claimJob(), now))) throw new ConflictError(`mint job ${jobId} was claimed concurrently`);
-    await appendEvents(em, now, [event(brandId, 'mint_job_started', jobId, { identity_mode: batch.identityMode })]);
-  });
-  ({ job, batch } = await loadJob(ctx.db.em.fork(), brandId, jobId));
-
-  if (job.status === 'RESERVED') {
-    if (batch.identityMode === 'batch') {
-      await finaliseWithoutUnits(ctx, batch);
-      ({ job, batch } = await loadJob(ctx.db.em.fork(), brandId, jobId));
-      return result(0);
-    }
-    await transition(ctx, async (em, now) => {
-      if (!(await moveJob(em, brandId, jobId, startProcessing(), now))) throw new ConflictError(`mint job ${jobId} was started concurrently`);
-    });
-    ({ job, batch } = await loadJob(ctx.db.em.fork(), brandId, jobId));
-  }
-  if (job.status !== 'PROCESSING') return result(0);
-
-  const chunk = nextChunk(batch.mintedQuantity, batch.requestedQuantity, chunkSize);
-  const serials = generateSerials(chunk.count, ctx.randomFill);
-  await transition(ctx, async (em, now) => {
-    if (chunk.count > 0) {
-      if (!(await advanceMinted(em, brandId, batch.id, batch.mintedQuantity, chunk.count, now))) {
-        throw new ConflictError(`mint batch ${batch.id} advanced concurrently`);
+export async function claimMintJob(ctx: UseCaseContext, brandId: string, jobId: string, owner: string, leaseMs: number = defaultLeaseMs): Promise<ClaimResult> {
+  try {
+    return await ctx.db.em.fork().transactional(async (em) => {
+      await em.execute(`set local lock_timeout = ${claimLockTimeoutMs}`);
+      const now = ctx.clock();
+      const state = await readJobLease(em, brandId, jobId);
+      if (!state) throw new NotFoundError(`mint job ${jobId} not found`);
+      const decision = decideClaim(state, now);
+      switch (decision.kind) {
+        case 'finished': return { kind: 'finished', status: state.status } as const;
+        case 'not_ready': throw new IllegalStateError(`mint job ${jobId} is PREFLIGHTED and has no batch`);
+        case 'held': return { kind: 'held', retryInMs: decision.retryInMs } as const;
       }
-      const unitStatus = initialUnitStatus(batch.activationMode);
+      const token = await claimJobLease(em, brandId, jobId, state, decision.move, owner, leaseExpiry(now, leaseMs), now);
+      if (token === null) return { kind: 'held', retryInMs: 100 } as const;
+      if (decision.move !== null) {
+        const batch = await findBatchOfJob(em, brandId, jobId);
+        await appendEvents(em, now, [event(brandId, 'mint_job_started', jobId, { identity_mode: batch?.identityMode ?? null })]);
+      }
+      return { kind: 'claimed', lease: { brandId, jobId, owner, token } } as const;
+    });
+  } catch (error) {
+    // A chunk transaction of a paused holder still has the row locked; its session is ended by
+    // PostgreSQL after the lease's length of idleness, then the job can be taken over.
+    if (sqlState(error) === '55P03') return { kind: 'held', retryInMs: claimLockTimeoutMs };
+    throw error;
+  }
+}
+
+/** Gives a held lease back so another worker can claim the job at once; false when it was no longer held. */
+export async function releaseMintJob(ctx: UseCaseContext, lease: Lease): Promise<boolean> {
+  return releaseJobLease(ctx.db.em.fork(), lease, ctx.clock());
+}
+
+/**
+ * Runs one cycle of a job under `lease`: a serial job gets up to `writers` chunks of at most
+ * `maxUnits` units, written concurrently over separate connections, each chunk one transaction
+ * holding its units, its minted-quantity increment, its event and (for the chunk that reaches the
+ * requested quantity) the completion of the job and its batch. The chunks cover the lowest
+ * sequence numbers still missing, so units end up exactly 1..N. Every chunk checks and renews the
+ * lease just before it commits (fencing). Lot and product-only jobs finalise at once without
+ * tokens. LeaseLostError when the lease was taken over (nothing written); ConflictError when a
+ * chunk had already been written by a concurrent run.
+ */
+export async function runMintCycle(
+  ctx: UseCaseContext, lease: Lease, maxUnits: number = defaultChunkSize, leaseMs: number = defaultLeaseMs, writers = 1,
+): Promise<CycleResult> {
+  const { brandId, jobId } = lease;
+  const em = ctx.db.em.fork();
+  const { job, batch } = await loadJob(em, brandId, jobId);
+  const status = job.status as JobStatus;
+  const result = (inserted: number, s: JobStatus, minted: number): CycleResult => ({
+    done: s === 'COMPLETED', insertedCount: inserted, mintedQuantity: minted, requestedQuantity: job.requestedQuantity, status: s,
+  });
+  if (status !== 'RESERVED' && status !== 'PROCESSING') return result(0, status, batch.mintedQuantity);
+
+  if (batch.identityMode === 'batch') {
+    const outcome = await finaliseWithoutUnits(ctx, lease, leaseMs, batch, status);
+    return result(0, outcome, outcome === 'COMPLETED' ? batch.requestedQuantity : batch.mintedQuantity);
+  }
+  if (status === 'RESERVED') {
+    await fenced(ctx, lease, leaseMs, noWrites, async (tx, now) => {
+      if (!(await moveJob(tx, brandId, jobId, startProcessing(), now))) throw new ConflictError(`mint job ${jobId} was started concurrently`);
+    });
+  }
+  const missing = await findMissingSeqRanges(em, brandId, batch.id, batch.mintedQuantity, batch.requestedQuantity);
+  const chunks = planChunks(missing, maxUnits, Math.max(1, writers));
+  if (chunks.length === 0) {
+    // Unreachable while counter, units and completion share a transaction; a re-read settles it.
+    throw new ConflictError(`mint job ${jobId} has no units left to mint but is ${status}`);
+  }
+  const written = await Promise.allSettled(chunks.map((chunk) => writeChunk(ctx, lease, leaseMs, batch, chunk)));
+  const failed = written.find((w) => w.status === 'rejected');
+  if (failed) throw failed.reason;
+  const totals = written.map((w) => (w as PromiseFulfilledResult<number>).value);
+  const minted = Math.max(...totals);
+  const inserted = chunks.reduce((sum, c) => sum + c.count, 0);
+  return result(inserted, minted >= batch.requestedQuantity ? 'COMPLETED' : 'PROCESSING', minted);
+}
+
+/**
+ * Writes one chunk in one transaction and returns the batch's minted quantity after it. The
+ * expensive insert runs first; the lease check, the counter and the events come last, so rows
+ * locks are held only for the commit and concurrent chunks of one job overlap.
+ */
+async function writeChunk(ctx: UseCaseContext, lease: Lease, leaseMs: number, batch: BatchRecord, chunk: Chunk): Promise<number> {
+  const { brandId, mintJobId: jobId } = batch;
+  const serials = generateSerials(chunk.count, ctx.randomFill);
+  const unitStatus = initialUnitStatus(batch.activationMode);
+  let minted = 0;
+  try {
+    await fenced(ctx, lease, leaseMs, async (em, now) => {
       await insertUnitChunk(em, {
         brandId, mintBatchId: batch.id, firstSeq: chunk.firstSeq, serials, gtin: batch.gtin,
         resolverUrlPrefix: unitResolverUrl(batch.resolverBaseUrl, batch.gtin, ''), status: unitStatus, createdAt: now,
       });
+    }, async (em, now) => {
+      minted = await addMinted(em, brandId, batch.id, chunk.count, now);
       await bumpKpis(em, brandId, { totalTokensMinted: chunk.count, activeTokens: unitStatus === 'active' ? chunk.count : 0 });
       await appendEvents(em, now, [
         { ...event(brandId, 'mint_units_created', batch.id, { count: chunk.count, first_seq: chunk.firstSeq, mint_job_id: jobId }), entityType: 'mint_batch' },
       ]);
-    }
-    if (batch.mintedQuantity + chunk.count >= batch.requestedQuantity) await complete(em, now, batch, completeSerialJob());
-  });
-  ({ job, batch } = await loadJob(ctx.db.em.fork(), brandId, jobId));
-  return result(chunk.count);
+      if (minted === batch.requestedQuantity) await complete(em, now, batch, completeSerialJob());
+    });
+  } catch (error) {
+    if (sqlState(error) === '23505') throw new ConflictError(`chunk at seq ${chunk.firstSeq} of mint batch ${batch.id} was written concurrently`, { cause: error });
+    throw error;
+  }
+  return minted;
 }
 
-/** Lot mode validates and confirms the lots; product-only mode needs nothing. Both complete at once. */
-async function finaliseWithoutUnits(ctx: UseCaseContext, batch: BatchRecord): Promise<void> {
+/**
+ * One processing cycle (process_mint_job_batch, the API's ProcessMintJobBatch): claims a lease of
+ * its own for the cycle, runs one chunk of at most `maxUnits` units (default 2,000) and releases
+ * the lease. A terminal job reports done with nothing inserted; a job another executor is
+ * running is a ConflictError (retry later), and nothing is written.
+ */
+export async function processMintJobBatch(ctx: UseCaseContext, brandId: string, jobId: string, maxUnits: number | null = null): Promise<CycleResult> {
+  return leasedCycles(ctx, brandId, jobId, maxUnits ?? defaultChunkSize, maxUnits ?? defaultChunkSize);
+}
+
+/**
+ * The kick of submit + kick: one synchronous, bounded run of up to `unitLimit` units (default
+ * 20,000) in chunks of `chunkSize` under a lease of its own, released at the end. Its failure
+ * never loses the job: the job stays in the database with its outbox message, the lease is
+ * released (or lapses), and an executor carries on; the result then reports the progress so far.
+ * A job an executor already holds is left to it. NotFoundError when the job does not exist.
+ */
+export async function kickMintJob(ctx: UseCaseContext, brandId: string, jobId: string, unitLimit: number = kickUnitLimit, chunkSize: number = defaultChunkSize): Promise<CycleResult> {
+  try {
+    return await leasedCycles(ctx, brandId, jobId, unitLimit, chunkSize);
+  } catch (error) {
+    if (isNotFoundError(error) || isIllegalStateError(error)) throw error;
+    const { job, batch } = await loadJob(ctx.db.em.fork(), brandId, jobId);
+    return {
+      done: job.status === 'COMPLETED', insertedCount: 0, mintedQuantity: batch.mintedQuantity,
+      requestedQuantity: job.requestedQuantity, status: job.status as JobStatus,
+    };
+  }
+}
+
+/** Claims a short lease, runs chunks until `unitLimit` units were inserted or the job is terminal, and releases it. */
+async function leasedCycles(ctx: UseCaseContext, brandId: string, jobId: string, unitLimit: number, chunkSize: number): Promise<CycleResult> {
+  const claim = await claimMintJob(ctx, brandId, jobId, `cycle:${randomUUID()}`, defaultLeaseMs);
+  if (claim.kind === 'held') throw new ConflictError(`mint job ${jobId} is being processed by another executor; retry in ${claim.retryInMs} ms`);
+  if (claim.kind === 'finished') {
+    const { job, batch } = await loadJob(ctx.db.em.fork(), brandId, jobId);
+    return { done: job.status === 'COMPLETED', insertedCount: 0, mintedQuantity: batch.mintedQuantity, requestedQuantity: job.requestedQuantity, status: claim.status };
+  }
+  let inserted = 0;
+  try {
+    for (;;) {
+      const cycle = await runMintCycle(ctx, claim.lease, Math.min(chunkSize, unitLimit - inserted), defaultLeaseMs);
+      inserted += cycle.insertedCount;
+      if (isTerminalJobStatus(cycle.status) || inserted >= unitLimit || cycle.insertedCount === 0) return { ...cycle, insertedCount: inserted };
+    }
+  } finally {
+    await releaseMintJob(ctx, claim.lease).catch(() => false);
+  }
+}
+
+/**
+ * Runs one transaction under `lease`: `before` (the expensive writes), then the fencing check that
+ * renews the lease (LeaseLostError and a rollback, nothing written, when it is no longer held),
+ * then `after`. The check takes the job's row lock, so a takeover waits for this commit and a
+ * late holder's transaction sees the new token. A holder paused inside the transaction has its
+ * session ended by PostgreSQL after `leaseMs` of idleness, so it cannot block a takeover for long.
+ */
+async function fenced(
+  ctx: UseCaseContext, lease: Lease, leaseMs: number,
+  before: (em: Em, now: Date) => Promise<void>, after: (em: Em, now: Date) => Promise<void>,
+): Promise<void> {
+  await ctx.db.em.fork().transactional(async (em) => {
+    await em.execute(`set local idle_in_transaction_session_timeout = ${Math.max(1, Math.round(leaseMs))}`);
+    const now = ctx.clock();
+    await before(em, now);
+    if (!(await renewJobLease(em, lease, leaseExpiry(now, leaseMs), now))) {
+      throw new LeaseLostError(`lease ${lease.token} of mint job ${lease.jobId} was lost to another executor; chunk rejected`);
+    }
+    await after(em, now);
+  });
+}
+
+/** Nothing to write before the fencing check. */
+const noWrites = async (): Promise<void> => {};
+
+/** The SQLSTATE of a database error (also when wrapped by the driver), or undefined. */
+export function sqlState(error: unknown): string | undefined {
+  for (let e: unknown = error, depth = 0; e && typeof e === 'object' && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown; sqlState?: unknown }).code ?? (e as { sqlState?: unknown }).sqlState;
+    if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return code;
+  }
+  return undefined;
+}
+
+/**
+ * Lot mode validates and confirms the lots; product-only mode needs nothing. Both complete at once
+ * under the lease; invalid lots fail the job at once (permanent). Returns the status reached.
+ */
+async function finaliseWithoutUnits(ctx: UseCaseContext, lease: Lease, leaseMs: number, batch: BatchRecord, from: JobStatus): Promise<JobStatus> {
   const { brandId, mintJobId: jobId } = batch;
   const violations = lotViolations(batch.lots, batch.requestedQuantity);
   if (violations.length > 0) {
     const reason = `lots invalid: ${violations.map((v) => `${v.field}: ${v.message}`).join('; ')}`;
-    await transition(ctx, async (em, now) => {
-      if (!(await moveJob(em, brandId, jobId, { from: 'RESERVED', to: 'FAILED' }, now, reason))) throw new ConflictError(`mint job ${jobId} moved concurrently`);
-      await appendEvents(em, now, [event(brandId, 'mint_job_failed', jobId, { reason })]);
+    await fenced(ctx, lease, leaseMs, noWrites, async (em, now) => {
+      if (!(await moveJob(em, brandId, jobId, failJob(from), now, reason))) throw new ConflictError(`mint job ${jobId} moved concurrently`);
+      await appendEvents(em, now, [event(brandId, 'mint_job_failed', jobId, { reason, from })]);
     });
-    return;
+    return 'FAILED';
   }
-  await transition(ctx, async (em, now) => {
+  await fenced(ctx, lease, leaseMs, noWrites, async (em, now) => {
     if (!(await advanceMinted(em, brandId, batch.id, 0, batch.requestedQuantity, now))) throw new ConflictError(`mint batch ${batch.id} advanced concurrently`);
     await bumpKpis(em, brandId, { totalTokensMinted: batch.requestedQuantity });
     if (batch.lots.length > 0) {
@@ -106,8 +281,9 @@ async function finaliseWithoutUnits(ctx: UseCaseContext, batch: BatchRecord): Pr
         entityType: 'mint_batch',
       }]);
     }
-    await complete(em, now, batch, completeWithoutUnits());
+    await complete(em, now, batch, from === 'RESERVED' ? completeWithoutUnits() : completeSerialJob());
   });
+  return 'COMPLETED';
 }
 
 async function complete(em: Em, now: Date, batch: BatchRecord, move: ReturnType<typeof completeSerialJob>): Promise<void> {
@@ -115,6 +291,8 @@ async function complete(em: Em, now: Date, batch: BatchRecord, move: ReturnType<
   if (!(await moveJob(em, brandId, jobId, move, now))) throw new ConflictError(`mint job ${jobId} completed concurrently`);
   const batchMove = moveBatch('draft', 'minted');
   if (!(await moveBatchStatus(em, brandId, batch.id, batchMove, now))) throw new ConflictError(`mint batch ${batch.id} moved concurrently`);
+  // The batch's payload pack, pending until the executor's pack worker generates it.
+  await createPendingPack(em, brandId, batch.id, now);
   await appendEvents(em, now, [
     event(brandId, 'mint_job_completed', jobId, { minted_quantity: batch.requestedQuantity, mint_batch_id: batch.id }),
     { ...event(brandId, 'mint_batch_status_changed', batch.id, { from: batchMove.from, to: batchMove.to }), entityType: 'mint_batch' },
@@ -123,11 +301,6 @@ async function complete(em: Em, now: Date, batch: BatchRecord, move: ReturnType<
 
 function event(brandId: string, eventType: NewEvent['eventType'], entityId: string, payload: Record<string, unknown>): NewEvent {
   return { brandId, eventType, entityType: 'mint_job', entityId, payload, actor: null };
-}
-
-/** Runs one state change in its own transaction, stamped with one clock reading. */
-async function transition(ctx: UseCaseContext, body: (em: Em, now: Date) => Promise<void>): Promise<void> {
-  await ctx.db.em.fork().transactional((em) => body(em, ctx.clock()));
 }
 
 /**

@@ -1,14 +1,15 @@
 // Per-call values the transport puts into Connect's context: the request id, the logger bound
-// to it, and the authenticated principal. Handlers read them through the helpers below.
+// to it, and the authorized caller. Handlers read them through the helpers below.
 
 import { Code, ConnectError, createContextKey, type HandlerContext } from '@connectrpc/connect';
 import type { Logger } from '@mint/runtime';
+import type { Caller } from './auth/enforce.ts';
 
-/** The caller an RPC runs for, set by the authentication interceptor. */
-export interface Principal {
-  /** The user's id; use cases receive it as `actor.id` for the audit trail. */
-  readonly userId: string;
-}
+/**
+ * The caller an RPC runs for, set by the authorization interceptor: a session's user, an API key,
+ * or both. Use cases receive `actorId` (the user, else the key) as `actor.id` for the audit trail.
+ */
+export type Principal = Caller;
 
 /** The request id of the call (from `x-request-id`, or generated); empty outside a request. */
 export const requestIdKey = createContextKey<string>('', { description: 'request id' });
@@ -16,7 +17,7 @@ export const requestIdKey = createContextKey<string>('', { description: 'request
 /** A logger whose lines carry the call's request id; undefined outside a request. */
 export const loggerKey = createContextKey<Logger | undefined>(undefined, { description: 'request logger' });
 
-/** The authenticated caller; null until the authentication interceptor has run (and for public RPCs). */
+/** The authorized caller; null until the authorization interceptor has run (and for public RPCs). */
 export const principalKey = createContextKey<Principal | null>(null, { description: 'authenticated principal' });
 
 /**

@@ -4,10 +4,13 @@
 
 import {
   assertMigrated, createLogger, isConfigError, isStartupError, loadConfig, openConfiguredBus, openConfiguredDatabase,
-  readinessProbe, requireProductionUrls, resolveJwtSecret,
+  readinessProbe, requireProductionUrls, resolveJwtSecret, createMetrics,
 } from '@mint/runtime';
 import { createUseCaseContext } from '@mint/usecases';
 import { startApi } from './start.ts';
+import { resolveDownloadSigningKeys } from '@mint/runtime';
+import { createFsPackStore } from '@mint/store';
+import { metricSources } from './metrics/sources.ts';
 
 async function main(): Promise<void> {
   const config = requireProductionUrls(loadConfig());
@@ -28,7 +31,9 @@ async function main(): Promise<void> {
     jwtAudience: config.authJwtAudience ?? null,
     jwksUrl: config.authJwksUrl ?? null,
   });
-  const api = await startApi({ ctx, config, logger, setMintBatchStatusEnabled: config.setMintBatchStatusEnabled, readiness: readinessProbe({ db, bus }) });
+  const api = await startApi({ ctx, config, logger, setMintBatchStatusEnabled: config.setMintBatchStatusEnabled, readiness: readinessProbe({ db, bus }),
+    metrics: createMetrics(metricSources(ctx, bus)),
+    downloads: { keys: await resolveDownloadSigningKeys(config), store: createFsPackStore(config.packStoreDir) } });
 
   let stopping = false;
   const shutdown = async (signal: string) => {

@@ -13,6 +13,8 @@ export interface ConnectRoutesDeps {
   readonly useCases: MintUseCases & CatalogUseCases;
   /** Serve SetMintBatchStatus (off by default). */
   readonly setMintBatchStatusEnabled?: boolean;
+  /** Signed pack downloads (keys and store); CreatePayloadPackDownloadUrl answers Unimplemented without them. */
+  readonly downloads?: UseCases.DownloadSettings;
 }
 
 /** Registers MintService and CatalogService; pass the result as `createApiServer({ routes })`. */

@@ -3,17 +3,19 @@
 
 import { randomUUID } from 'node:crypto';
 import { Code, ConnectError, createContextValues, type ConnectRouter, type Interceptor } from '@connectrpc/connect';
-import { connectNodeAdapter } from '@connectrpc/connect-node';
 import { createValidator } from '@bufbuild/protovalidate';
-import type { Logger } from '@mint/runtime';
+import type { Logger, Metrics } from '@mint/runtime';
 import { authenticationInterceptor, authorizationInterceptor, type Authenticator } from './auth/interceptors.ts';
 import { loggerKey, requestIdKey } from './context.ts';
 import { Health } from './gen/grpc/health/v1/health_pb.js';
 import { checkReadiness, createHealthService, type ReadinessProbe } from './health.ts';
+import { connectAdapter } from './http/connect-adapter.ts';
 import { createDualListener, type HttpRequest, type HttpResponse, type RequestListener } from './http/listener.ts';
 import { errorInterceptor } from './interceptors/errors.ts';
 import { loggingInterceptor } from './interceptors/logging.ts';
 import { validationInterceptor } from './interceptors/validation.ts';
+import { httpObserver } from './metrics/http.ts';
+import { metricsInterceptor } from './metrics/rpc.ts';
 
 export type { HttpRequest, HttpResponse, RequestListener } from './http/listener.ts';
 
@@ -45,6 +47,8 @@ export interface ApiServerOptions {
   readonly logger: Logger;
   /** How long `close()` waits for in-flight calls before cutting connections; default 10 s. */
   readonly shutdownTimeoutMs?: number;
+  /** Counts RPCs and plain HTTP requests (by method and code) into these; serving them is a route's job (`/metrics`). */
+  readonly metrics?: Metrics;
 }
 
 /** A created (not yet listening) API server. */
@@ -76,15 +80,17 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
   const shutdown = new AbortController();
   const requests = new WeakMap<HttpRequest, { id: string; logger: Logger }>();
   const probe = () => checkReadiness(readiness, shutdown.signal.aborted, logger);
+  const plainHttp = options.metrics === undefined ? undefined : httpObserver(options.metrics);
 
   const interceptors: Interceptor[] = [
     loggingInterceptor(logger),
+    ...(options.metrics === undefined ? [] : [metricsInterceptor(options.metrics)]),
     errorInterceptor,
     authenticationInterceptor(options.authenticator),
     validationInterceptor(createValidator()),
     authorizationInterceptor(options.authenticator),
   ];
-  const connect = connectNodeAdapter({
+  const connect = connectAdapter({
     routes: (router) => {
       router.service(Health, createHealthService(probe));
       options.routes(router);
@@ -107,6 +113,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     const id = typeof header === 'string' && acceptableRequestId.test(header) ? header : randomUUID();
     const requestLogger = logger.child({ requestId: id });
     requests.set(req, { id, logger: requestLogger });
+    plainHttp?.observe(req, res, requestLogger);
     res.setHeader(requestIdHeader, id);
     const path = (req.url ?? '/').split('?', 1)[0];
     const isGet = req.method === 'GET' || req.method === 'HEAD';
@@ -116,6 +123,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
       return sendJson(req, res, report.ok ? 200 : 503, { ok: report.ok, checks: report.checks });
     }
     if (httpRoutes !== undefined && (await httpRoutes(req, res))) return;
+    plainHttp?.skip(req);
     connect(req, res);
   }
 

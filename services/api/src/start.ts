@@ -1,11 +1,16 @@
 // Starts the API on a use-case context: what the production entry and the one-process dev mode
 // both call.
 
-import type { Config, Logger } from '@mint/runtime';
+import { createMetrics, type Config, type Logger, type Metrics } from '@mint/runtime';
 import * as useCases from '@mint/usecases';
-import type { Authenticator } from './auth/interceptors.ts';
+import { contextAuthenticator, type Authenticator } from './auth/interceptors.ts';
 import type { ReadinessProbe } from './health.ts';
+import { metricsRoutes } from './metrics/route.ts';
+import { metricSources } from './metrics/sources.ts';
 import { createConnectRoutes } from './routes.ts';
+import { createDownloadRoutes } from './downloads/routes.ts';
+import { createResolverRoutes } from './resolver/routes.ts';
+import { createV1Routes } from './v1/routes.ts';
 import { composeRoutes, createApiServer, type HttpRoutes } from './server.ts';
 
 /** Options of {@link startApi}. */
@@ -21,6 +26,12 @@ export interface StartApiOptions {
   readonly httpRoutes?: HttpRoutes;
   /** Serve SetMintBatchStatus (the spec keeps it unexposed; off by default). */
   readonly setMintBatchStatusEnabled?: boolean;
+  /** Signing keys and the private pack store: serves /downloads and CreatePayloadPackDownloadUrl (Unimplemented without). */
+  readonly downloads?: useCases.DownloadSettings;
+  /** Tuning of the resolver's scan event writer (tests inject a writer). */
+  readonly scanRecorder?: useCases.ScanRecorderOptions;
+  /** Served at /metrics and counted into; default: a fresh registry whose gauges read `ctx`'s database (no consumer gauge). */
+  readonly metrics?: Metrics;
 }
 
 /** A running API. */
@@ -31,30 +42,38 @@ export interface RunningApi {
   close(): Promise<void>;
 }
 
-/** Session tokens and roles checked by the use cases on `ctx`. */
+/** Sessions, API keys and roles checked by the one enforcement point (auth/enforce.ts) on `ctx`. */
 export function useCaseAuthenticator(ctx: useCases.UseCaseContext): Authenticator {
-  return {
-    authenticate: (token) => useCases.authenticateBearer(ctx, token),
-    roleOnBrand: (userId, brandId) => useCases.roleOnBrand(ctx, userId, brandId),
-  };
+  return contextAuthenticator(ctx);
 }
 
 /** Creates the API server on `ctx` and listens on `config.port` / `config.host`. */
 export async function startApi(options: StartApiOptions): Promise<RunningApi> {
   const { ctx, config, logger } = options;
+  const metrics = options.metrics ?? createMetrics(metricSources(ctx));
+  // Scans of the public resolver, written in batches off the request path.
+  const scans = useCases.createScanRecorder(ctx, {
+    onError: (err, lost) => logger.warn({ err, lost }, 'scan events not recorded'), ...options.scanRecorder,
+  });
+  const resolver = useCases.createResolver(ctx, { recorder: scans });
   // Plain HTTP route sets, tried in order before the Connect handlers.
   const httpRouteSets: HttpRoutes[] = [
     ...(options.httpRoutes === undefined ? [] : [options.httpRoutes]),
+    metricsRoutes(metrics),
+    createResolverRoutes(resolver),
+    ...(options.downloads === undefined ? [] : [createDownloadRoutes(ctx, options.downloads, logger)]),
+    createV1Routes({ ctx, logger }),
   ];
   const server = createApiServer({
-    routes: createConnectRoutes({ ctx, useCases, setMintBatchStatusEnabled: options.setMintBatchStatusEnabled ?? false }),
+    routes: createConnectRoutes({ ctx, useCases, setMintBatchStatusEnabled: options.setMintBatchStatusEnabled ?? false, ...(options.downloads === undefined ? {} : { downloads: options.downloads }) }),
     httpRoutes: composeRoutes(httpRouteSets),
     authenticator: useCaseAuthenticator(ctx),
     readiness: options.readiness,
     logger,
     shutdownTimeoutMs: config.shutdownTimeoutMs,
+    metrics,
   });
   const port = await server.listen(config.port, config.host);
   logger.info({ port, host: config.host }, 'api listening');
-  return { port, close: () => server.close() };
+  return { port, close: async () => { await server.close(); await scans.close(); await resolver.close(); } };
 }

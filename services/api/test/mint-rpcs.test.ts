@@ -12,6 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nextGtin, setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
 import { startTestApi, type TestApi } from './support.ts';
+import { PayloadPackStatus } from '@mint/contract';
 
 let app: UseCaseBundle;
 let api: TestApi;
@@ -99,7 +100,10 @@ describe('minting', () => {
     const kpis = await mint.getMintKpis({ brandId: brand.brandId }, as());
     expect(kpis).toMatchObject({ ok: true, totalTokensMinted: 25n, activeTokens: 25n, batchesCreated: 1n, exportedPrinted: 0n });
 
-    expect(await mint.listPayloadPacks({ brandId: brand.brandId }, as())).toMatchObject({ ok: true, packs: [], hasMore: false });
+    // The completed job left its batch's pack pending: no storage path until the executor generates it.
+    const packs = await mint.listPayloadPacks({ brandId: brand.brandId }, as());
+    expect(packs).toMatchObject({ ok: true, hasMore: false });
+    expect(packs.packs.map((p) => [p.mintBatchId, p.status, p.storagePath])).toEqual([[first.mintBatchId, PayloadPackStatus.PENDING, undefined]]);
   });
 
   it('answers a blocked request with ok=false and the blocking reasons, creating nothing', async () => {
@@ -217,8 +221,9 @@ describe('minting', () => {
 
   it('answers Unimplemented for what has no use case yet, and for SetMintBatchStatus unless enabled', async () => {
     expect(await codeOf(mint.createPayloadPackDownloadUrl({ brandId: brand.brandId, packId: randomUUID() }, as()))).toBe(Code.Unimplemented);
-    expect(await codeOf(catalog.startProductImport({ brandId: brand.brandId, csv: new TextEncoder().encode('sku,name\n') }, as()))).toBe(Code.Unimplemented);
-    expect(await codeOf(catalog.getProductImport({ brandId: brand.brandId, importId: randomUUID() }, as()))).toBe(Code.Unimplemented);
+    // Imports are implemented (issue 6): a header without the required columns is bad input, an unknown import is not found.
+    expect(await codeOf(catalog.startProductImport({ brandId: brand.brandId, csv: new TextEncoder().encode('sku,name\n') }, as()))).toBe(Code.InvalidArgument);
+    expect(await codeOf(catalog.getProductImport({ brandId: brand.brandId, importId: randomUUID() }, as()))).toBe(Code.NotFound);
     const plain = await startTestApi(app);
     try {
       const client = createClient(MintService, createConnectTransport({ baseUrl: plain.baseUrl, httpVersion: '1.1' }));

@@ -96,6 +96,18 @@ describe('Connect over HTTP/1.1', () => {
     }
   });
 
+  it('answers a Connect binary body that does not decode with invalid_argument, not internal', async () => {
+    const res = await fetch(`${api.baseUrl}/mint.v1.MintService/GetMintBatch`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/proto', ...auth() },
+      body: new Uint8Array([0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x01]),
+    });
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as { code: string; message: string };
+    expect(body.code).toBe('invalid_argument');
+    expect(body.message).toMatch(/^request body is not a mint\.v1\.GetMintBatchRequest message/);
+  });
+
   it('generates a request id when the client sends none (or a malformed one)', async () => {
     const a = await fetch(`${api.baseUrl}/healthz`);
     const b = await fetch(`${api.baseUrl}/healthz`, { headers: { 'x-request-id': 'bad id with spaces' } });

@@ -1,4 +1,4 @@
-import { apiKeyScopes, type ApiKeyScope } from '@mint/domain';
+import { apiKeyScopes, isUuid, type ApiKeyScope } from '@mint/domain';
 import { migrate, type Database } from '@mint/db';
 import { createApiKey, issueAccessToken, listApiKeys, revokeApiKey, seedDemo, setApiAccess, type UseCaseContext } from '@mint/usecases';
 
@@ -30,6 +30,7 @@ export async function apiKeyCommand(
   options: { brand: string; name?: string; scopes?: string; id?: string },
   print: Print,
 ): Promise<void> {
+  requireUuid('--brand', options.brand);
   switch (action) {
     case 'create': {
       const scopes = (options.scopes ?? apiKeyScopes.join(',')).split(',').map((s) => s.trim()) as ApiKeyScope[];
@@ -42,6 +43,7 @@ export async function apiKeyCommand(
       return;
     case 'revoke':
       if (!options.id) throw new UsageError('apikey revoke needs --id');
+      requireUuid('--id', options.id);
       await revokeApiKey(ctx, options.brand, options.id);
       print(`revoked ${options.id}`);
       return;
@@ -53,8 +55,14 @@ export async function apiKeyCommand(
 /** `mintctl workspace enable-api|disable-api --brand <id>`. */
 export async function workspaceCommand(ctx: UseCaseContext, action: string, brand: string, print: Print): Promise<void> {
   if (action !== 'enable-api' && action !== 'disable-api') throw new UsageError(`unknown workspace action "${action}"`);
+  requireUuid('--brand', brand);
   await setApiAccess(ctx, brand, action === 'enable-api');
   print(`API access ${action === 'enable-api' ? 'enabled' : 'disabled'} for ${brand}`);
+}
+
+/** Throws a UsageError naming `option` unless `value` is a uuid. */
+function requireUuid(option: string, value: string): void {
+  if (!isUuid(value)) throw new UsageError(`${option} must be a uuid`);
 }
 
 /** A mistake in the command line; printed with the usage text. */

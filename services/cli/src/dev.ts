@@ -2,6 +2,8 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startApi } from '@mint/api';
 import { startExecutor } from '@mint/executor';
+import { resolveDownloadSigningKeys } from '@mint/runtime';
+import { createFsPackStore } from '@mint/store';
 import { createLogger, openConfiguredBus, openConfiguredDatabase, readinessProbe, resolveJwtSecret, type Config } from '@mint/runtime';
 import { Brand, migrate } from '@mint/db';
 import { createUseCaseContext, issueAccessToken, seedDemo, type DemoSeed, type UseCaseContext } from '@mint/usecases';
@@ -68,8 +70,10 @@ export async function runDev(config: Config): Promise<void> {
     jwtIssuer: config.authJwtIssuer ?? null, jwtAudience: config.authJwtAudience ?? null, jwksUrl: config.authJwksUrl ?? null,
   });
   const { seed, created } = await demoWorkspace(ctx, config.dataDir);
-  const api = await startApi({ ctx, config, logger, setMintBatchStatusEnabled: config.setMintBatchStatusEnabled, readiness: readinessProbe({ db, bus }) });
-  const executor = startExecutor({ ctx, bus, logger, concurrency: config.executorConcurrency, chunkSize: config.chunkSize });
+  const api = await startApi({ ctx, config, logger, setMintBatchStatusEnabled: config.setMintBatchStatusEnabled, readiness: readinessProbe({ db, bus }),
+    downloads: { keys: await resolveDownloadSigningKeys(config), store: createFsPackStore(config.packStoreDir) } });
+  const executor = startExecutor({ ctx, bus, logger, concurrency: config.executorConcurrency, chunkSize: config.chunkSize,
+    packStore: createFsPackStore(config.packStoreDir) });
   process.stdout.write(`${banner(api.port, seed, created)}\n`);
   const shutdown = async (signal: string) => {
     logger.info({ signal }, 'shutting down');

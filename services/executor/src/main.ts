@@ -4,24 +4,41 @@
  */
 import { hostname } from 'node:os';
 import { assertMigrated, createLogger, loadConfig, openConfiguredBus, openConfiguredDatabase, requireProductionUrls } from '@mint/runtime';
-import { createUseCaseContext } from '@mint/usecases';
+import { countJobsByStatus, createMetrics, readinessProbe, StartupError } from '@mint/runtime';
+import { createUseCaseContext, outboxLag } from '@mint/usecases';
 import { startExecutor } from './executor.ts';
+import { createFsPackStore } from '@mint/store';
+import { startMetricsServer, type MetricsServer } from './metrics-server.ts';
 
 let logger: ReturnType<typeof createLogger> | undefined;
 try {
   const config = requireProductionUrls(loadConfig());
   logger = createLogger(config, { service: 'executor' });
-  const db = await openConfiguredDatabase(config, { applicationName: 'minting-executor', poolSize: config.executorConcurrency + 2 });
+  const db = await openConfiguredDatabase(config, { applicationName: 'minting-executor', poolSize: config.executorConcurrency * config.executorJobWriters + 2 });
   await assertMigrated(db);
-  const bus = await openConfiguredBus(config, `executor-${hostname()}-${process.pid}`);
+  const name = `executor-${hostname()}-${process.pid}`;
+  const bus = await openConfiguredBus(config, name);
   const ctx = createUseCaseContext({ db, publicBaseUrl: config.publicBaseUrl });
-  const executor = startExecutor({ ctx, bus, logger, concurrency: config.executorConcurrency, chunkSize: config.chunkSize });
+  const metrics = createMetrics({ jobsByStatus: () => countJobsByStatus(db), outboxLag: () => outboxLag(ctx), consumerPending: () => bus.pending('mint') });
+  const port = config.executorHttpPort;
+  const http: MetricsServer | undefined = port === undefined ? undefined : await startMetricsServer({
+    port, host: config.host, metrics, readiness: readinessProbe({ db, bus }), logger,
+  }).catch((cause: unknown) => {
+    throw new StartupError(`cannot serve EXECUTOR_HTTP_PORT ${port}: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+  });
+  const executor = startExecutor({ metrics,
+    ctx, bus, logger, concurrency: config.executorConcurrency, chunkSize: config.chunkSize, leaseMs: config.executorLeaseMs, owner: name,
+    writers: config.executorJobWriters,
+    packStore: createFsPackStore(config.packStoreDir),
+  });
   const shutdown = async (signal: string) => {
     logger!.info({ signal }, 'shutting down');
     setTimeout(() => process.exit(1), config.shutdownTimeoutMs).unref();
+    http?.markStopping();
     await executor.stop();
     await bus.close();
     await db.close();
+    await http?.close();
     process.exit(0);
   };
   process.once('SIGTERM', () => void shutdown('SIGTERM'));

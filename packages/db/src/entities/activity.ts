@@ -45,8 +45,15 @@ export const PayloadPack = defineEntity({
     error: p.text().nullable(),
     createdAt: columns.createdAt(),
     updatedAt: columns.updatedAt(),
+    /** Claims so far; also the fencing token of the current generator's writes. */
+    attempts: p.integer().default(0),
+    /** When the generating worker's lease lapses; another worker may then claim the pack. */
+    leaseExpiresAt: columns.time().nullable(),
   },
-  indexes: [{ properties: ['brandId', 'createdAt', 'id'] }, { properties: ['brandId', 'mintBatchId'] }],
+  indexes: [
+    { properties: ['brandId', 'createdAt', 'id'] }, { properties: ['brandId', 'mintBatchId'] },
+    { name: 'payload_packs_claim_index', properties: ['status', 'createdAt'] },
+  ],
 });
 export type PayloadPack = InferEntity<typeof PayloadPack>;
 

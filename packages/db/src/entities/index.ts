@@ -2,11 +2,13 @@ import { ApiKey, Brand, Membership, User } from './workspace.ts';
 import { Product, ProductImport, ProductionBatch } from './catalog.ts';
 import { MintBatch, MintJob, MintKpis, MintLot, MintPreflight, MintUnit } from './minting.ts';
 import { IdempotencyRecord, MintEvent, OutboxMessage, PayloadPack } from './activity.ts';
+import { ScanEvent } from './scans.ts';
 
 export * from './workspace.ts';
 export * from './catalog.ts';
 export * from './minting.ts';
 export * from './activity.ts';
+export * from './scans.ts';
 
 /** Every entity of the schema, for the ORM configuration. */
 export const entities = [
@@ -14,4 +16,5 @@ export const entities = [
   Product, ProductionBatch, ProductImport,
   MintPreflight, MintJob, MintBatch, MintLot, MintUnit, MintKpis,
   MintEvent, PayloadPack, OutboxMessage, IdempotencyRecord,
+  ScanEvent,
 ];

@@ -1,4 +1,7 @@
 import { Migration20261121050755 } from './Migration20261121050755.ts';
+import { Migration20261121053711 } from './Migration20261121053711.ts';
 
 /** Every migration, in order. New ones come from `npm run db:migration -w @mint/db` and are listed here. */
-export const migrations = [{ name: 'Migration20261121050755', class: Migration20261121050755 }];
+export const migrations = [{ name: 'Migration20261121050755', class: Migration20261121050755 },
+  { name: 'Migration20261121053711', class: Migration20261121053711 },
+];

@@ -96,3 +96,18 @@ export async function advanceMinted(em: Em, brandId: string, batchId: string, ex
     [count, at, brandId, batchId, expected],
   )) === 1;
 }
+
+/**
+ * Adds `count` to a batch's minted quantity and returns the new total. For chunks written by
+ * several writers at once: exactly-once comes from (mint_batch_id, seq) in the same transaction,
+ * and the row lock orders the writers, so exactly one of them sees the requested quantity reached.
+ */
+export async function addMinted(em: Em, brandId: string, batchId: string, count: number, at: Date): Promise<number> {
+  const [row] = await query<{ minted_quantity: number }>(
+    em,
+    `update mint_batches set minted_quantity = minted_quantity + ?, updated_at = ? where brand_id = ? and id = ? returning minted_quantity`,
+    [count, at, brandId, batchId],
+  );
+  if (!row) throw new Error(`mint batch ${batchId} not found`);
+  return row.minted_quantity;
+}

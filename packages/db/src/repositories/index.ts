@@ -6,3 +6,7 @@ export * from './batches.ts';
 export * from './jobs.ts';
 export * from './reads.ts';
 export * from './lifecycle.ts';
+export * from './imports.ts';
+export * from './idempotency.ts';
+export * from './packs.ts';
+export * from './resolver.ts';

@@ -5,6 +5,7 @@
 import type { DescMethod, DescService } from '@bufbuild/protobuf';
 import { CatalogService, MintService } from '@mint/contract';
 import type { Permission } from '@mint/domain';
+import { publicRpcServices } from './public-paths.ts';
 
 type PermissionTable<S extends DescService> = { readonly [M in keyof S['method']]: Permission };
 
@@ -42,8 +43,8 @@ export const rpcPermissions: ReadonlyMap<string, Readonly<Record<string, Permiss
   [CatalogService.typeName, catalogServicePermissions],
 ]);
 
-/** Services anyone may call without credentials. */
-export const publicServices: ReadonlySet<string> = new Set(['grpc.health.v1.Health']);
+/** Services anyone may call without credentials: the allow-list of ./public-paths.ts. */
+export const publicServices: ReadonlySet<string> = new Set(publicRpcServices);
 
 /**
  * The permission `method` needs, `'public'` for a method of a public service, or undefined when

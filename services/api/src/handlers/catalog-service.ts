@@ -1,17 +1,15 @@
-// CatalogService handlers: products and production batches. Imports answer Unimplemented until
-// their use cases exist.
+// CatalogService handlers: products, production batches and product CSV imports.
 
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import type { ServiceImpl } from '@connectrpc/connect';
-import { CatalogService, type ProductSchema } from '@mint/contract';
+import { CatalogService, ProductImportStatus, type ProductImportSchema, type ProductSchema } from '@mint/contract';
 import { decodeCursor, encodeCursor } from '@mint/domain';
 import type * as UseCases from '@mint/usecases';
 import { principalOf } from '../context.ts';
-import { unimplemented } from './unimplemented.ts';
 import { commercialStatus, mintReadinessStatus, orNull, orUnset, productionBatchStatus, toTimestamp } from './wire.ts';
 
 /** The use cases CatalogService calls. */
-export type CatalogUseCases = Pick<typeof UseCases, 'upsertProduct' | 'getProduct' | 'listProducts' | 'upsertProductionBatch'>;
+export type CatalogUseCases = Pick<typeof UseCases, 'upsertProduct' | 'getProduct' | 'listProducts' | 'upsertProductionBatch' | 'startProductImport' | 'getProductImport'>;
 
 /** What the CatalogService handlers need. */
 export interface CatalogServiceDeps {
@@ -23,12 +21,12 @@ export interface CatalogServiceDeps {
 /** A product as the use cases return it. */
 type ProductView = Awaited<ReturnType<CatalogUseCases['getProduct']>>;
 
-/** The CatalogService implementation; StartProductImport and GetProductImport answer Unimplemented. */
+/** The CatalogService implementation; imports are stored by StartProductImport and processed by the executor. */
 export function createCatalogServiceHandlers(deps: CatalogServiceDeps): ServiceImpl<typeof CatalogService> {
   const { ctx, useCases } = deps;
   return {
     async upsertProduct(req, context) {
-      const actor = { id: principalOf(context).userId };
+      const actor = { id: principalOf(context).actorId };
       const { product, created } = await useCases.upsertProduct(ctx, actor, {
         brandId: req.brandId,
         sku: req.sku,
@@ -57,7 +55,7 @@ export function createCatalogServiceHandlers(deps: CatalogServiceDeps): ServiceI
     },
 
     async upsertProductionBatch(req, context) {
-      const actor = { id: principalOf(context).userId };
+      const actor = { id: principalOf(context).actorId };
       const { productionBatch: batch, created } = await useCases.upsertProductionBatch(ctx, actor, {
         brandId: req.brandId,
         productId: req.productId,
@@ -81,8 +79,14 @@ export function createCatalogServiceHandlers(deps: CatalogServiceDeps): ServiceI
       };
     },
 
-    startProductImport: () => unimplemented('StartProductImport'),
-    getProductImport: () => unimplemented('GetProductImport'),
+    async startProductImport(req, context) {
+      const view = await useCases.startProductImport(ctx, { id: principalOf(context).actorId }, req.brandId, req.csv);
+      return { ok: true, import: toWireImport(view) };
+    },
+
+    async getProductImport(req) {
+      return { ok: true, import: toWireImport(await useCases.getProductImport(ctx, req.brandId, req.importId)) };
+    },
   };
 }
 
@@ -98,5 +102,29 @@ function toWireProduct(product: ProductView): MessageInitShape<typeof ProductSch
     passportUrl: orUnset(product.passportUrl),
     createdAt: toTimestamp(product.createdAt),
     updatedAt: toTimestamp(product.updatedAt),
+  };
+}
+
+/** An import as the use cases return it. */
+type ImportView = Awaited<ReturnType<CatalogUseCases['getProductImport']>>;
+
+/** PRODUCT_IMPORT_STATUS_<status> of a domain import status. */
+const wireImportStatus: Readonly<Record<ImportView['status'], ProductImportStatus>> = {
+  QUEUED: ProductImportStatus.QUEUED,
+  PROCESSING: ProductImportStatus.PROCESSING,
+  COMPLETED: ProductImportStatus.COMPLETED,
+  FAILED: ProductImportStatus.FAILED,
+};
+
+function toWireImport(view: ImportView): MessageInitShape<typeof ProductImportSchema> {
+  return {
+    id: view.id,
+    status: wireImportStatus[view.status],
+    totalRows: view.totalRows,
+    importedRows: view.importedRows,
+    failedRows: view.failedRows,
+    errors: view.errors.map((e) => ({ row: e.row, field: orUnset(e.field), message: e.message })),
+    createdAt: toTimestamp(view.createdAt),
+    finishedAt: view.finishedAt === null ? undefined : toTimestamp(view.finishedAt),
   };
 }

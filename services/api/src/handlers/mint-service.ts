@@ -27,6 +27,7 @@ export type MintUseCases = Pick<
   | 'listMintEvents'
   | 'getMintKpis'
   | 'listPayloadPacks'
+  | 'createPayloadPackDownloadUrl'
   | 'watchMintJob'
   | 'setMintBatchStatus'
   | 'activateMintUnits'
@@ -42,6 +43,8 @@ export interface MintServiceDeps {
    * default: the RPC then answers Unimplemented.
    */
   readonly setMintBatchStatusEnabled?: boolean;
+  /** Signing keys and the pack store; without them CreatePayloadPackDownloadUrl answers Unimplemented. */
+  readonly downloads?: UseCases.DownloadSettings;
 }
 
 /** A batch as the use cases return it. */
@@ -53,7 +56,7 @@ type BatchView = Awaited<ReturnType<MintUseCases['getMintBatch']>>;
  */
 export function createMintServiceHandlers(deps: MintServiceDeps): ServiceImpl<typeof MintService> {
   const { ctx, useCases } = deps;
-  const actorOf = (context: HandlerContext) => ({ id: principalOf(context).userId });
+  const actorOf = (context: HandlerContext) => ({ id: principalOf(context).actorId });
   return {
     async submitMintRequest(req, context) {
       const result = await useCases.submitMintRequest(ctx, actorOf(context), {
@@ -235,7 +238,13 @@ export function createMintServiceHandlers(deps: MintServiceDeps): ServiceImpl<ty
       };
     },
 
-    createPayloadPackDownloadUrl: () => unimplemented('CreatePayloadPackDownloadUrl'),
+    async createPayloadPackDownloadUrl(req) {
+      if (deps.downloads === undefined) return unimplemented('CreatePayloadPackDownloadUrl');
+      const issued = await useCases.createPayloadPackDownloadUrl(ctx, deps.downloads, {
+        brandId: req.brandId, packId: req.packId, ttlSeconds: req.ttlSeconds ?? null,
+      });
+      return { ok: true, url: issued.url, expiresAt: toTimestamp(issued.expiresAt) };
+    },
 
     async *watchMintJob(req, context) {
       let done = false;

@@ -1,0 +1,85 @@
+// `npm run bench:import`: a 100,000-row product CSV end to end, in process. Creates a scratch
+// database on the local PostgreSQL (ADMIN_DATABASE_URL, default
+// postgres://postgres@127.0.0.1:5432/postgres), then times:
+//   - the upload: startProductImport streaming the file through csv-parse (header, syntax and
+//     row count checks) and storing it with its outbox row, i.e. what POST /v1/imports/products does,
+//   - the processing: runProductImport (the executor's import worker) validating every row and
+//     upserting by SKU in multi-row statements of 1,000 (fresh products),
+//   - the same file again (every row an update of an existing SKU).
+// Each file has 1% bad rows (kept as per-row errors). Prints rows/s per phase and drops the
+// database at the end. BENCH_ROWS overrides the row count.
+
+import { randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import pg from 'pg';
+import { migrateDatabase, openDatabase } from '@mint/db';
+import { gtinCheckDigit } from '@mint/domain';
+import { createUseCaseContext, createUser, createWorkspace, getProductImport, runProductImport, startProductImport } from '@mint/usecases';
+
+const adminUrl = process.env.ADMIN_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const rows = Number(process.env.BENCH_ROWS ?? 100_000);
+const name = `bench_import_${randomBytes(4).toString('hex')}`;
+const url = new URL(adminUrl);
+url.pathname = `/${name}`;
+
+async function admin(sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+/** A CSV of `count` products, every 100th row invalid (bad GTIN check digit). */
+function csvFile(count: number, nameSuffix: string): Buffer {
+  const lines = ['sku,name,gtin,commercial_status,mint_readiness_status,passport_url'];
+  for (let i = 0; i < count; i++) {
+    const body = `0${String(4_000_000_000 + i).padStart(12, '0')}`.slice(-13);
+    const gtin = body + String(i % 100 === 99 ? (gtinCheckDigit(body) + 1) % 10 : gtinCheckDigit(body));
+    lines.push(`BENCH-${i},"Product ${i}, ${nameSuffix}",${gtin},ACTIVE,${i % 3 ? 'READY' : 'NOT_READY'},https://example.com/p/${i}`);
+  }
+  return Buffer.from(`${lines.join('\n')}\n`);
+}
+
+/** Streams a buffer in 64 KiB chunks, as a request body arrives. */
+async function* chunks(file: Buffer): AsyncGenerator<Uint8Array> {
+  for (let at = 0; at < file.length; at += 65_536) yield file.subarray(at, at + 65_536);
+}
+
+const fmt = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+const rate = (ms: number) => `${Math.round(rows / (ms / 1000)).toLocaleString('en-US')} rows/s`;
+
+await admin(`create database ${name}`);
+try {
+  await migrateDatabase(url.toString());
+  const db = await openDatabase({ url: url.toString() }, { poolSize: 4, applicationName: 'bench-import' });
+  try {
+    const ctx = createUseCaseContext({ db, publicBaseUrl: 'http://127.0.0.1:8080' });
+    const brand = await createWorkspace(ctx, { name: 'Bench Brand' });
+    const user = await createUser(ctx, { email: 'bench@bench.example', name: 'Bench' });
+    console.log(`bench:import: ${rows.toLocaleString('en-US')} rows per file, 1% invalid, batches of 1,000`);
+    for (const [label, suffix] of [['insert', 'first'], ['update', 'second']] as const) {
+      const file = csvFile(rows, suffix);
+      let t0 = performance.now();
+      const started = await startProductImport(ctx, { id: user.id }, brand.id, chunks(file));
+      const uploadMs = performance.now() - t0;
+      t0 = performance.now();
+      const outcome = await runProductImport(ctx, brand.id, started.id);
+      const processMs = performance.now() - t0;
+      const view = await getProductImport(ctx, brand.id, started.id);
+      if (outcome.kind !== 'finished' || view.status !== 'COMPLETED' || view.importedRows + view.failedRows !== rows) {
+        throw new Error(`unexpected outcome ${JSON.stringify({ outcome, view: { ...view, errors: view.errors.length } })}`);
+      }
+      console.log(
+        `${label}: file ${(file.length / 1024 / 1024).toFixed(1)} MiB; upload (parse + store) ${fmt(uploadMs)} (${rate(uploadMs)}); ` +
+        `processing ${fmt(processMs)} (${rate(processMs)}); imported ${view.importedRows}, failed ${view.failedRows}; total ${fmt(uploadMs + processMs)}`,
+      );
+    }
+  } finally {
+    await db.close(true);
+  }
+} finally {
+  await admin(`drop database if exists ${name} with (force)`);
+}

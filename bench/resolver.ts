@@ -1,0 +1,143 @@
+// `npm run bench:resolver`: the public resolver under load. Seeds a scratch database with one
+// brand and 1,000,000 serial units (BENCH_UNITS overrides), then drives two servers in turn, each
+// in a child process, with autocannon at a fixed 5,000 requests/s (BENCH_RATE) over loopback,
+// every request a browser scan of a random unit (`GET /r/{slug}/01/{gtin}/21/{serial}`):
+//   - baseline: a minimal node:http server answering every path with the same 307 redirect,
+//     without looking anything up,
+//   - the API (startApi: the resolver route with its database lookup and scan event recording).
+// Prints p50/p99/max latency and the answers' status counts against the targets (p50 <= 2 ms,
+// p99 <= 10 ms), the scan events written, and drops the database. Exits 1 when a target is missed.
+// BENCH_RATE, BENCH_DURATION override the load; BENCH_API_NODE_ARGS (e.g. `--cpu-prof`) go to the API child.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { createServer } from 'node:http';
+import { Writable } from 'node:stream';
+import autocannon from 'autocannon';
+
+const units = Number(process.env.BENCH_UNITS ?? 1_000_000);
+const rate = Number(process.env.BENCH_RATE ?? 5_000);
+const durationSeconds = Number(process.env.BENCH_DURATION ?? 20);
+const passport = 'https://passports.example/bench';
+
+/** Child mode: serve the API or the baseline on a free port and print it. */
+async function serve(mode: string, dbUrl: string): Promise<void> {
+  if (mode === 'baseline') {
+    const server = createServer((req, res) => {
+      res.statusCode = 307;
+      res.setHeader('location', passport);
+      res.setHeader('cache-control', 'no-store');
+      res.setHeader('content-length', 0);
+      res.end();
+    });
+    server.listen(0, '127.0.0.1', () => process.stdout.write(`PORT ${(server.address() as { port: number }).port}\n`));
+    return;
+  }
+  const { openDatabase } = await import('@mint/db');
+  const { createLogger } = await import('@mint/runtime');
+  const { createUseCaseContext } = await import('@mint/usecases');
+  const { startApi } = await import('@mint/api');
+  const db = await openDatabase({ url: dbUrl }, { poolSize: 10, applicationName: 'bench-resolver' });
+  const ctx = createUseCaseContext({ db, publicBaseUrl: 'http://127.0.0.1:8080' });
+  const api = await startApi({
+    ctx, config: { port: 0, host: '127.0.0.1', shutdownTimeoutMs: 2_000 },
+    logger: createLogger({ logLevel: 'warn' }, { service: 'bench-api' }, new Writable({ write: (c, _e, done) => { process.stderr.write(c); done(); } })),
+    readiness: async () => ({ ok: true, checks: {} }),
+  });
+  process.stdout.write(`PORT ${api.port}\n`);
+  process.once('SIGTERM', () => void api.close().then(() => db.close()).then(() => process.exit(0)));
+}
+
+function start(mode: string, dbUrl: string): Promise<{ child: ChildProcess; port: number }> {
+  const childArgs = mode === 'api' && process.env.BENCH_API_NODE_ARGS ? process.env.BENCH_API_NODE_ARGS.split(' ') : [];
+  const child = spawn(process.execPath, [...childArgs, import.meta.filename, 'serve', mode, dbUrl], { stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const match = /PORT (\d+)/.exec(out);
+      if (match) resolve({ child, port: Number(match[1]) });
+    });
+    child.once('exit', (code) => reject(new Error(`${mode} server exited with ${code}`)));
+  });
+}
+
+interface Figures { p50: number; p99: number; max: number; sent: number; statuses: Record<number, number>; errors: number }
+
+function percentile(sorted: readonly number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
+}
+
+async function load(port: number, paths: readonly string[], seconds: number): Promise<Figures> {
+  const samples: number[] = [];
+  const statuses: Record<number, number> = {};
+  let i = 0;
+  let finish: (result: autocannon.Result) => void = () => {};
+  let fail: (error: unknown) => void = () => {};
+  const done = new Promise<autocannon.Result>((resolve, reject) => {
+    finish = resolve;
+    fail = reject;
+  });
+  const instance = autocannon({
+    url: `http://127.0.0.1:${port}`,
+    connections: 50,
+    overallRate: rate,
+    duration: seconds,
+    headers: { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' },
+    requests: [{ method: 'GET', setupRequest: (req) => ({ ...req, path: paths[i++ % paths.length]! }) }],
+  }, (error, result) => (error ? fail(error) : finish(result)));
+  instance.on('response', (_client: unknown, statusCode: number, _bytes: number, responseTime: number) => {
+    samples.push(responseTime);
+    statuses[statusCode] = (statuses[statusCode] ?? 0) + 1;
+  });
+  const result = await done;
+  samples.sort((a, b) => a - b);
+  return { p50: percentile(samples, 50), p99: percentile(samples, 99), max: samples[samples.length - 1] ?? Number.NaN, sent: samples.length, statuses, errors: result.errors + result.timeouts };
+}
+
+if (process.argv[2] === 'serve') {
+  await serve(process.argv[3]!, process.argv[4]!);
+} else {
+  const { seedUnits } = await import('./unit-seed.ts');
+  const { query } = await import('@mint/db');
+  let started = performance.now();
+  const seeded = await seedUnits('bench_resolver', units);
+  console.log(`seeded ${units.toLocaleString('en')} units in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  const paths: string[] = [];
+  for (let n = 0; n < 20_000; n++) {
+    const seq = 1 + Math.floor(Math.random() * units);
+    paths.push(`/r/${seeded.slug}/01/${seeded.gtin}/21/${createHash('md5').update(String(seq)).digest('hex').slice(0, 20).toUpperCase()}`);
+  }
+  let failed = false;
+  const results: [string, Figures][] = [];
+  try {
+    for (const mode of ['baseline', 'api']) {
+      const { child, port } = await start(mode, seeded.url);
+      try {
+        await load(port, paths, 3);
+        results.push([mode, await load(port, paths, durationSeconds)]);
+      } finally {
+        child.kill('SIGTERM');
+        await new Promise((resolve) => child.once('exit', resolve));
+      }
+    }
+    const [scans] = await query<{ n: string }>(seeded.db.em.fork(), 'select count(*) as n from scan_events');
+    console.log(`\n${rate.toLocaleString('en')} requests/s for ${durationSeconds} s (after 3 s warm-up), 50 connections, loopback, milliseconds:`);
+    console.log(`${'server'.padEnd(44)} ${'p50'.padStart(6)} ${'p99'.padStart(6)} ${'max'.padStart(7)} ${'answers'.padStart(9)}  statuses`);
+    const labels: Record<string, string> = { baseline: 'baseline: bare node:http, fixed 307', api: 'API resolver (lookup + scan event)' };
+    for (const [mode, f] of results) {
+      console.log(`${labels[mode]!.padEnd(44)} ${f.p50.toFixed(2).padStart(6)} ${f.p99.toFixed(2).padStart(6)} ${f.max.toFixed(2).padStart(7)} ${String(f.sent).padStart(9)}  ${JSON.stringify(f.statuses)}${f.errors ? ` errors ${f.errors}` : ''}`);
+    }
+    const api = results.find(([m]) => m === 'api')![1];
+    const ok = api.p50 <= 2 && api.p99 <= 10 && Object.keys(api.statuses).join() === '307' && api.errors === 0;
+    failed = !ok;
+    console.log(`targets: p50 <= 2 ms, p99 <= 10 ms, every answer a 307: ${ok ? 'ok' : 'MISSED'}`);
+    console.log(`scan events written by the API run (warm-up included): ${Number(scans!.n).toLocaleString('en')}`);
+  } catch (error) {
+    failed = true;
+    console.error(error);
+  } finally {
+    await seeded.drop();
+  }
+  process.exitCode = failed ? 1 : 0;
+}

@@ -1,0 +1,90 @@
+// Scratch database and a brand with N minted serial units (GS1 Digital Link URLs), filled in SQL
+// with generate_series, for bench/packs.ts and bench/resolver.ts.
+
+import { randomBytes, randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { migrateDatabase, openDatabase, run, type Database } from '@mint/db';
+import { createUseCaseContext, createUser, createWorkspace, upsertProduct, type UseCaseContext } from '@mint/usecases';
+
+/** Admin connection of the local PostgreSQL. */
+export const adminUrl = process.env.ADMIN_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+async function admin(sql: string): Promise<void> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+/** A seeded scratch database. */
+export interface Seeded {
+  readonly url: string;
+  readonly db: Database;
+  readonly ctx: UseCaseContext;
+  readonly brandId: string;
+  readonly slug: string;
+  readonly gtin: string;
+  readonly batchId: string;
+  readonly publicBaseUrl: string;
+  /** Closes the pool and drops the database. */
+  drop(): Promise<void>;
+}
+
+/**
+ * Creates and migrates a scratch database, a brand with a product (GTIN 09506000134352, passport
+ * page set) and one minted serial batch of `units` units (serial = 20 upper-case hex characters of
+ * md5(seq)), then VACUUM ANALYZE.
+ */
+export async function seedUnits(prefix: string, units: number, publicBaseUrl = 'http://127.0.0.1:8080'): Promise<Seeded> {
+  const name = `${prefix}_${randomBytes(4).toString('hex')}`;
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  await admin(`CREATE DATABASE ${name}`);
+  await migrateDatabase(url.toString());
+  const db = await openDatabase({ url: url.toString() }, { poolSize: 8, applicationName: prefix });
+  const ctx = createUseCaseContext({ db, publicBaseUrl });
+  const brand = await createWorkspace(ctx, { name: 'Bench Brand' });
+  const user = await createUser(ctx, { email: `bench-${brand.slug}@bench.example`, name: 'Bench' });
+  const gtin = '09506000134352';
+  const { product } = await upsertProduct(ctx, { id: user.id }, {
+    brandId: brand.id, sku: 'BENCH-SKU', name: 'Bench product', gtin, commercialStatus: 'ACTIVE', mintReadinessStatus: 'READY',
+    passportUrl: 'https://passports.example/bench',
+  });
+  const em = db.em.fork();
+  const jobId = randomUUID();
+  const batchId = randomUUID();
+  const at = new Date('2026-01-01T00:00:00.000Z');
+  await run(em,
+    `insert into mint_jobs (brand_id, id, status, scope_type, requested_quantity, product_id, lease_token, attempts, created_at, updated_at, finished_at)
+     values (?, ?, 'COMPLETED', 'serial', ?, ?, 1, 0, ?, ?, ?)`, [brand.id, jobId, units, product.id, at, at, at]);
+  await run(em,
+    `insert into mint_batches (brand_id, id, mint_job_id, product_id, status, identity_mode, activation_mode, requested_quantity, minted_quantity,
+       resolver_base_url, gtin, created_at, updated_at)
+     values (?, ?, ?, ?, 'minted', 'serial', 'active_at_mint', ?, ?, ?, ?, ?, ?)`,
+    [brand.id, batchId, jobId, product.id, units, units, brand.resolverBaseUrl, gtin, at, at]);
+  await run(em,
+    `insert into mint_units (brand_id, id, mint_batch_id, seq, serial, gtin, resolver_url, status, created_at, activated_at)
+     select ?::uuid, gen_random_uuid(), ?::uuid, g, s.serial, ?, ? || s.serial, 'active', ?, ?
+     from generate_series(1, ?::int) g
+     cross join lateral (select upper(substr(md5(g::text), 1, 20)) as serial) s`,
+    [brand.id, batchId, gtin, `${brand.resolverBaseUrl}/01/${gtin}/21/`, at, at, units]);
+  const client = new pg.Client({ connectionString: url.toString() });
+  await client.connect();
+  await client.query('VACUUM ANALYZE');
+  await client.end();
+  return {
+    url: url.toString(), db, ctx, brandId: brand.id, slug: brand.slug, gtin, batchId, publicBaseUrl,
+    async drop() {
+      await db.close(true);
+      await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    },
+  };
+}
+
+/** The serial of unit `seq` as seeded. */
+export function seededSerial(seq: number, md5: (text: string) => string): string {
+  return md5(String(seq)).slice(0, 20).toUpperCase();
+}

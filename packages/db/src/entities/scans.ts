@@ -1,0 +1,30 @@
+import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import { columns } from './columns.ts';
+
+/**
+ * One resolution of a public resolver URL (the spec's planned record_scan_event), written in
+ * batches off the request path; a full queue drops events rather than slowing the resolver.
+ */
+export const ScanEvent = defineEntity({
+  name: 'ScanEvent',
+  tableName: 'scan_events',
+  properties: {
+    brandId: columns.brandId(),
+    /** Sequence number; scans are append-only and never referenced. */
+    id: p.bigint('number').primary().autoincrement(),
+    /** When the resolver answered. */
+    scannedAt: columns.time(),
+    /** serial, lot, gtin or token: the route that was asked. */
+    kind: p.text(),
+    /** GTIN-14 of the path, when it had one. */
+    gtin: p.text().nullable(),
+    /** Serial, lot code or token of the path, when it had one. */
+    identifier: p.text().nullable(),
+    /** resolved, not_found, gone or not_activated. */
+    outcome: p.text(),
+    /** redirect, json or linkset. */
+    representation: p.text(),
+  },
+  indexes: [{ properties: ['brandId', 'scannedAt'] }],
+});
+export type ScanEvent = InferEntity<typeof ScanEvent>;

@@ -1,0 +1,214 @@
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { to as copyTo } from 'pg-copy-streams';
+import type { PackMove } from '@mint/domain';
+import type { Database, Em } from '../orm.ts';
+import { query, run } from './sql.ts';
+
+/**
+ * Payload pack rows: creation with the batch's completion, the generator's lease (claim, renew,
+ * release) with `attempts` as the fencing token, and the units streamed into a pack.
+ */
+
+/**
+ * Creates the pending pack of a batch (storage_path null) inside the caller's transaction, unless
+ * the batch already has one: repeating it creates nothing. Returns the pack id, or null when one
+ * existed.
+ */
+export async function createPendingPack(em: Em, brandId: string, mintBatchId: string, at: Date): Promise<string | null> {
+  const id = randomUUID();
+  const created = await run(
+    em,
+    `insert into payload_packs (brand_id, id, mint_batch_id, status, storage_path, unit_count, error, created_at, updated_at, attempts)
+     select ?, ?, ?, 'pending', null, null, null, ?, ?, 0
+     where not exists (select 1 from payload_packs where brand_id = ? and mint_batch_id = ?)`,
+    [brandId, id, mintBatchId, at, at, brandId, mintBatchId],
+  );
+  return created === 1 ? id : null;
+}
+
+/** A pack a generator holds: `attempts` is the fencing token every later write checks. */
+export interface PackClaim {
+  readonly brandId: string;
+  readonly id: string;
+  readonly mintBatchId: string;
+  /** The claim's number; writes of an older claim no longer match. */
+  readonly attempts: number;
+}
+
+/**
+ * Claims the oldest pack that is pending (and past its retry backoff, kept in lease_expires_at), or
+ * generating with a lapsed lease (its worker died), as
+ * a compare-and-set with SKIP LOCKED: pending/generating -> generating, attempts + 1, lease until
+ * `leaseUntil`. Returns null when there is none to claim.
+ */
+export async function claimPack(em: Em, now: Date, leaseUntil: Date): Promise<PackClaim | null> {
+  const [row] = await query<{ brand_id: string; id: string; mint_batch_id: string; attempts: number }>(
+    em,
+    `update payload_packs k set status = 'generating', attempts = k.attempts + 1, lease_expires_at = ?, updated_at = ?
+     from (
+       select brand_id, id from payload_packs
+       where (status = 'pending' and (lease_expires_at is null or lease_expires_at <= ?)) or (status = 'generating' and lease_expires_at < ?)
+       order by created_at
+       limit 1
+       for update skip locked
+     ) c
+     where k.brand_id = c.brand_id and k.id = c.id
+     returning k.brand_id, k.id, k.mint_batch_id, k.attempts`,
+    [leaseUntil, now, now, now],
+  );
+  return row === undefined ? null : { brandId: row.brand_id, id: row.id, mintBatchId: row.mint_batch_id, attempts: row.attempts };
+}
+
+/** Extends the lease of a claim; false when the claim was lost (taken over or finished). */
+export async function renewPackLease(em: Em, claim: PackClaim, leaseUntil: Date, now: Date): Promise<boolean> {
+  return (await run(
+    em,
+    `update payload_packs set lease_expires_at = ?, updated_at = ? where brand_id = ? and id = ? and status = 'generating' and attempts = ?`,
+    [leaseUntil, now, claim.brandId, claim.id, claim.attempts],
+  )) === 1;
+}
+
+/** What a finished move writes besides the status. */
+export interface PackOutcome {
+  readonly storagePath?: string;
+  readonly unitCount?: number;
+  readonly error?: string | null;
+  /** Back to pending: not claimable before this time (retry backoff). */
+  readonly notBefore?: Date;
+}
+
+/**
+ * Moves the claimed pack (compare-and-set on status and the claim's attempts) and clears its
+ * lease (or sets the retry backoff); false when the claim was lost meanwhile.
+ */
+export async function movePackStatus(em: Em, claim: PackClaim, move: PackMove, outcome: PackOutcome, now: Date): Promise<boolean> {
+  return (await run(
+    em,
+    `update payload_packs set status = ?, storage_path = coalesce(?, storage_path), unit_count = coalesce(?, unit_count),
+       error = ?, lease_expires_at = ?, updated_at = ?
+     where brand_id = ? and id = ? and status = ? and attempts = ?`,
+    [move.to, outcome.storagePath ?? null, outcome.unitCount ?? null, outcome.error ?? null, outcome.notBefore ?? null, now, claim.brandId, claim.id, move.from, claim.attempts],
+  )) === 1;
+}
+
+/** A pack as the download side needs it. */
+export interface PackLocation {
+  readonly id: string;
+  readonly brandId: string;
+  readonly mintBatchId: string;
+  readonly status: string;
+  readonly storagePath: string | null;
+  readonly updatedAt: Date;
+}
+
+/** The brand's pack, or null when it does not exist for the brand. */
+export async function findPack(em: Em, brandId: string, packId: string): Promise<PackLocation | null> {
+  const [row] = await query<{ id: string; brand_id: string; mint_batch_id: string; status: string; storage_path: string | null; updated_at: Date }>(
+    em,
+    `select id, brand_id, mint_batch_id, status, storage_path, updated_at from payload_packs where brand_id = ? and id = ?`,
+    [brandId, packId],
+  );
+  return row === undefined
+    ? null
+    : { id: row.id, brandId: row.brand_id, mintBatchId: row.mint_batch_id, status: row.status, storagePath: row.storage_path, updatedAt: new Date(row.updated_at) };
+}
+
+/** What a pack says about its batch. */
+export interface PackSource {
+  readonly resolverBaseUrl: string;
+  readonly gtin: string | null;
+  readonly identityMode: string;
+  readonly mintedQuantity: number;
+}
+
+/** The batch fields a pack is built from; null when the batch is not the brand's. */
+export async function readPackSource(em: Em, brandId: string, mintBatchId: string): Promise<PackSource | null> {
+  const [row] = await query<{ resolver_base_url: string; gtin: string | null; identity_mode: string; minted_quantity: number }>(
+    em,
+    `select resolver_base_url, gtin, identity_mode, minted_quantity from mint_batches where brand_id = ? and id = ?`,
+    [brandId, mintBatchId],
+  );
+  return row === undefined
+    ? null
+    : { resolverBaseUrl: row.resolver_base_url, gtin: row.gtin, identityMode: row.identity_mode, mintedQuantity: row.minted_quantity };
+}
+
+/**
+ * Up to `take` units of the batch with seq greater than `afterSeq`, in seq order: one keyset page
+ * on the (brand_id, mint_batch_id, seq) unique index, so streaming a batch of any size holds one
+ * page in memory.
+ */
+export async function unitPage(em: Em, brandId: string, mintBatchId: string, afterSeq: number, take: number): Promise<{ seq: number; serial: string; resolver_url: string; status: string }[]> {
+  return query(
+    em,
+    `select seq, serial, resolver_url, status from mint_units
+     where brand_id = ? and mint_batch_id = ? and seq > ? order by seq limit ?`,
+    [brandId, mintBatchId, afterSeq, take],
+  );
+}
+
+/** The lots of a lot-mode batch, by lot code. */
+export async function lotsOfBatch(em: Em, brandId: string, mintBatchId: string): Promise<{ lot_code: string; qty: number; resolver_url: string | null }[]> {
+  return query(
+    em,
+    `select lot_code, qty, resolver_url from mint_lots where brand_id = ? and mint_batch_id = ? order by lot_code`,
+    [brandId, mintBatchId],
+  );
+}
+
+/** Where {@link copyUnitFiles} sends the bytes of each file, in order; awaited for backpressure. */
+export interface UnitFileSinks {
+  csv(chunk: Buffer): Promise<void>;
+  jsonl(chunk: Buffer): Promise<void>;
+}
+
+/**
+ * The URL of the PostgreSQL server behind `db`, for connections of its own (COPY streams, the
+ * resolver's pool); null for embedded PGlite, whose configuration carries a placeholder URL.
+ */
+export function postgresServerUrl(db: Database): string | null {
+  const driverOptions = db.config.get('driverOptions') as { dataDir?: unknown } | undefined;
+  const url = db.config.get('clientUrl');
+  return driverOptions?.dataDir === undefined && typeof url === 'string' && /^postgres(ql)?:/.test(url) ? url : null;
+}
+
+const uuidShape = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * Streams a batch's units as the two data files of a pack, rendered by PostgreSQL itself with
+ * `COPY (select ... order by seq) TO STDOUT`: the CSV rows (serial, digital_link, token, lot,
+ * status; RFC 4180 quoting) and the JSON Lines rows, byte for byte what the keyset path writes.
+ * Both COPYs run in one REPEATABLE READ READ ONLY transaction on a connection of their own, so the
+ * files agree even while units are activated; the process holds one stream chunk at a time.
+ * Returns the rows of each file, or null when the database is not PostgreSQL reached by URL
+ * (embedded PGlite in dev mode), where the caller pages instead.
+ */
+export async function copyUnitFiles(db: Database, brandId: string, mintBatchId: string, sinks: UnitFileSinks): Promise<{ csv: number; jsonl: number } | null> {
+  const url = postgresServerUrl(db);
+  if (url === null) return null;
+  if (!uuidShape.test(brandId) || !uuidShape.test(mintBatchId)) throw new Error('brand and batch ids must be uuids');
+  const from = `from mint_units where brand_id = '${brandId}'::uuid and mint_batch_id = '${mintBatchId}'::uuid order by seq`;
+  const client = new pg.Client({ connectionString: url, application_name: 'minting-pack' });
+  await client.connect();
+  try {
+    await client.query('begin isolation level repeatable read read only');
+    const copy = async (sql: string, sink: (chunk: Buffer) => Promise<void>): Promise<number> => {
+      const stream = client.query(copyTo(sql));
+      for await (const chunk of stream) await sink(chunk as Buffer);
+      return stream.rowCount;
+    };
+    const csv = await copy(`copy (select serial, resolver_url, serial, null::text, status ${from}) to stdout (format csv)`, sinks.csv);
+    // One text column in CSV format with a quote and delimiter JSON never contains unescaped: the
+    // JSON text comes out verbatim, one line per unit.
+    const jsonl = await copy(
+      `copy (select '{"serial":' || to_json(serial)::text || ',"digital_link":' || to_json(resolver_url)::text || ',"token":' || to_json(serial)::text ||
+        ',"lot":null,"status":' || to_json(status)::text || '}' ${from}) to stdout (format csv, quote e'\\x01', delimiter e'\\x02')`,
+      sinks.jsonl,
+    );
+    await client.query('commit');
+    return { csv, jsonl };
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}

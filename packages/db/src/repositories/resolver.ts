@@ -1,0 +1,244 @@
+import pg from 'pg';
+import type { Database, Em } from '../orm.ts';
+import { postgresServerUrl } from './packs.ts';
+import { pgArray, query, run } from './sql.ts';
+
+/**
+ * Lookups of the public resolver. Every lookup is scoped by the brand found from the slug, and
+ * each identity query also matches the GTIN of the path, so another brand's (or another
+ * product's) identity is simply not found.
+ */
+
+/** A brand as the resolver needs it. */
+export interface ResolverBrand {
+  readonly id: string;
+  readonly slug: string;
+  readonly name: string;
+  readonly defaultPassportUrl: string | null;
+}
+
+/** The brand with this slug, or null. */
+export async function findBrandBySlug(em: Em, slug: string): Promise<ResolverBrand | null> {
+  const [row] = await query<{ id: string; slug: string; name: string; default_passport_url: string | null }>(
+    em,
+    brandSql.replace('$1', '?'),
+    [slug],
+  );
+  return row === undefined ? null : { id: row.id, slug: row.slug, name: row.name, defaultPassportUrl: row.default_passport_url };
+}
+
+/** The product fields a resolution shows. */
+export interface ResolverProduct {
+  readonly id: string;
+  readonly name: string;
+  readonly sku: string;
+  readonly gtin: string | null;
+  readonly passportUrl: string | null;
+}
+
+/** A unit with its batch's status and its product, as found by the resolver. */
+export interface ResolverUnit {
+  readonly serial: string;
+  readonly gtin: string | null;
+  readonly status: string;
+  readonly activatedAt: Date | null;
+  readonly resolverUrl: string;
+  readonly batchStatus: string;
+  readonly product: ResolverProduct;
+}
+
+interface UnitRow {
+  serial: string; gtin: string | null; status: string; activated_at: Date | null; resolver_url: string; batch_status: string;
+  product_id: string; product_name: string; product_sku: string; product_gtin: string | null; passport_url: string | null;
+}
+
+/**
+ * The brand's unit with `serial` whose GTIN is `gtin` (null: a unit without GTIN, as named by a
+ * `/u/` token), with its batch status and product; null when there is none. One index lookup on
+ * (brand_id, serial).
+ */
+export async function findUnitForResolution(em: Em, brandId: string, serial: string, gtin: string | null): Promise<ResolverUnit | null> {
+  const [row] = await query<UnitRow>(
+    em,
+    unitSql.replace('$1', '?').replace('$2', '?').replace('$3', '?'),
+    [brandId, serial, gtin],
+  );
+  return row === undefined ? null : toUnit(row);
+}
+
+function toUnit(row: UnitRow): ResolverUnit {
+  return {
+    serial: row.serial, gtin: row.gtin, status: row.status, activatedAt: row.activated_at === null ? null : new Date(row.activated_at),
+    resolverUrl: row.resolver_url, batchStatus: row.batch_status,
+    product: { id: row.product_id, name: row.product_name, sku: row.product_sku, gtin: row.product_gtin, passportUrl: row.passport_url },
+  };
+}
+
+const brandSql = `select id, slug, name, default_passport_url from brands where slug = $1`;
+const unitSql = `select u.serial, u.gtin, u.status, u.activated_at, u.resolver_url, b.status as batch_status,
+    p.id as product_id, p.name as product_name, p.sku as product_sku, p.gtin as product_gtin, p.passport_url
+  from mint_units u
+  join mint_batches b on b.brand_id = u.brand_id and b.id = u.mint_batch_id
+  join products p on p.brand_id = b.brand_id and p.id = b.product_id
+  where u.brand_id = $1 and u.serial = $2 and u.gtin is not distinct from $3::text`;
+
+/** The brand's product with this GTIN-14, or null. */
+export async function findProductByGtin(em: Em, brandId: string, gtin: string): Promise<ResolverProduct | null> {
+  const [row] = await query<{ id: string; name: string; sku: string; gtin: string | null; passport_url: string | null }>(
+    em,
+    `select id, name, sku, gtin, passport_url from products where brand_id = ? and gtin = ?`,
+    [brandId, gtin],
+  );
+  return row === undefined ? null : { id: row.id, name: row.name, sku: row.sku, gtin: row.gtin, passportUrl: row.passport_url };
+}
+
+/** A lot with the statuses of the batches holding it. */
+export interface ResolverLot {
+  readonly lotCode: string;
+  /** Total quantity over the batches that are not voided. */
+  readonly qty: number;
+  /** True when every batch holding the lot code is voided. */
+  readonly allVoided: boolean;
+  readonly product: ResolverProduct;
+}
+
+/**
+ * The brand's lot `lotCode` of the product with `gtin`, over all its batches; null when none
+ * holds it. A lot code may recur in several batches; it is gone only when all of them are voided.
+ */
+export async function findLotForResolution(em: Em, brandId: string, gtin: string, lotCode: string): Promise<ResolverLot | null> {
+  const rows = await query<{ qty: number; batch_status: string; product_id: string; product_name: string; product_sku: string; product_gtin: string | null; passport_url: string | null }>(
+    em,
+    `select l.qty, b.status as batch_status, p.id as product_id, p.name as product_name, p.sku as product_sku, p.gtin as product_gtin, p.passport_url
+     from mint_lots l
+     join mint_batches b on b.brand_id = l.brand_id and b.id = l.mint_batch_id
+     join products p on p.brand_id = b.brand_id and p.id = b.product_id
+     where l.brand_id = ? and l.gtin = ? and l.lot_code = ?`,
+    [brandId, gtin, lotCode],
+  );
+  const first = rows[0];
+  if (first === undefined) return null;
+  const live = rows.filter((r) => r.batch_status !== 'voided');
+  return {
+    lotCode, qty: live.reduce((n, r) => n + r.qty, 0), allVoided: live.length === 0,
+    product: { id: first.product_id, name: first.product_name, sku: first.product_sku, gtin: first.product_gtin, passportUrl: first.passport_url },
+  };
+}
+
+/** One scan to record. */
+export interface ScanRecord {
+  readonly brandId: string;
+  readonly scannedAt: Date;
+  readonly kind: string;
+  readonly gtin: string | null;
+  readonly identifier: string | null;
+  readonly outcome: string;
+  readonly representation: string;
+}
+
+/** Inserts scans with one statement (each column one array parameter). Returns the rows written. */
+export async function insertScanEvents(em: Em, scans: readonly ScanRecord[]): Promise<number> {
+  if (scans.length === 0) return 0;
+  const nullable = (values: (string | null)[]) => `{${values.map((v) => (v === null ? 'NULL' : `"${v.replace(/["\\]/g, '\\$&')}"`)).join(',')}}`;
+  return run(
+    em,
+    `insert into scan_events (brand_id, scanned_at, kind, gtin, identifier, outcome, representation)
+     select * from unnest(?::uuid[], ?::timestamptz[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[])`,
+    [
+      pgArray(scans.map((s) => s.brandId)),
+      pgArray(scans.map((s) => s.scannedAt.toISOString())),
+      pgArray(scans.map((s) => s.kind)),
+      nullable(scans.map((s) => s.gtin)),
+      nullable(scans.map((s) => s.identifier)),
+      pgArray(scans.map((s) => s.outcome)),
+      pgArray(scans.map((s) => s.representation)),
+    ],
+  );
+}
+
+/** The resolver's hot-path lookups. */
+export interface ResolverReader {
+  findBrandBySlug(slug: string): Promise<ResolverBrand | null>;
+  findUnit(brandId: string, serial: string, gtin: string | null): Promise<ResolverUnit | null>;
+  findProduct(brandId: string, gtin: string): Promise<ResolverProduct | null>;
+  findLot(brandId: string, gtin: string, lotCode: string): Promise<ResolverLot | null>;
+  /** Closes the reader's own pool, if it has one. */
+  close(): Promise<void>;
+}
+
+/**
+ * The resolver's lookups. On PostgreSQL brand and unit lookups go through a small pool of their
+ * own with named prepared statements, skipping the ORM's per-query overhead (measured here: ~0.5 ms
+ * per lookup through a forked entity manager against ~0.15 ms through the driver), and unit
+ * lookups arriving in the same event-loop turn share one query (see {@link batchedUnitLookup});
+ * lots and products, and everything on embedded PGlite, use the entity manager.
+ */
+export function createResolverReader(db: Database, options: { readonly poolSize?: number; readonly maxBatch?: number } = {}): ResolverReader {
+  const url = postgresServerUrl(db);
+  const em = () => db.em.fork();
+  const fallback = {
+    findBrandBySlug: (slug: string) => findBrandBySlug(em(), slug),
+    findUnit: (brandId: string, serial: string, gtin: string | null) => findUnitForResolution(em(), brandId, serial, gtin),
+  };
+  const pool = url !== null
+    ? new pg.Pool({ connectionString: url, max: options.poolSize ?? 8, application_name: 'minting-resolver' })
+    : null;
+  pool?.on('error', () => undefined);
+  let closing: Promise<void> | undefined;
+  return {
+    findBrandBySlug: pool === null ? fallback.findBrandBySlug : async (slug) => {
+      const { rows: [row] } = await pool.query<{ id: string; slug: string; name: string; default_passport_url: string | null }>({ name: 'resolver_brand', text: brandSql, values: [slug] });
+      return row === undefined ? null : { id: row.id, slug: row.slug, name: row.name, defaultPassportUrl: row.default_passport_url };
+    },
+    findUnit: pool === null ? fallback.findUnit : batchedUnitLookup(pool, options.maxBatch ?? 64),
+    findProduct: (brandId, gtin) => findProductByGtin(em(), brandId, gtin),
+    findLot: (brandId, gtin, lotCode) => findLotForResolution(em(), brandId, gtin, lotCode),
+    close: () => (closing ??= pool?.end() ?? Promise.resolve()),
+  };
+}
+
+const unitBatchSql = `select k.ord, u.serial, u.gtin, u.status, u.activated_at, u.resolver_url, b.status as batch_status,
+    p.id as product_id, p.name as product_name, p.sku as product_sku, p.gtin as product_gtin, p.passport_url
+  from unnest($1::uuid[], $2::text[]) with ordinality as k(brand_id, serial, ord)
+  join mint_units u on u.brand_id = k.brand_id and u.serial = k.serial
+  join mint_batches b on b.brand_id = u.brand_id and b.id = u.mint_batch_id
+  join products p on p.brand_id = b.brand_id and p.id = b.product_id`;
+
+/**
+ * Unit lookups that arrive in the same event-loop turn go to PostgreSQL as one query (a lone one
+ * as a prepared single-row statement): under load this saves a round trip, and its socket writes,
+ * per request. Each caller still gets only its own unit, matched on brand, serial and GTIN.
+ */
+function batchedUnitLookup(pool: pg.Pool, maxBatch: number): ResolverReader['findUnit'] {
+  interface Waiting { brandId: string; serial: string; gtin: string | null; resolve(u: ResolverUnit | null): void; reject(e: unknown): void }
+  let waiting: Waiting[] = [];
+  const flush = () => {
+    const batch = waiting;
+    waiting = [];
+    for (let i = 0; i < batch.length; i += maxBatch) void run(batch.slice(i, i + maxBatch));
+  };
+  const run = async (batch: Waiting[]) => {
+    try {
+      if (batch.length === 1) {
+        const w = batch[0]!;
+        const { rows: [row] } = await pool.query<UnitRow>({ name: 'resolver_unit', text: unitSql, values: [w.brandId, w.serial, w.gtin] });
+        w.resolve(row === undefined ? null : toUnit(row));
+        return;
+      }
+      const { rows } = await pool.query<UnitRow & { ord: string }>({
+        name: 'resolver_units', text: unitBatchSql, values: [batch.map((w) => w.brandId), batch.map((w) => w.serial)],
+      });
+      const found = new Map(rows.map((r) => [Number(r.ord) - 1, r]));
+      batch.forEach((w, i) => {
+        const row = found.get(i);
+        w.resolve(row !== undefined && row.gtin === w.gtin ? toUnit(row) : null);
+      });
+    } catch (error) {
+      for (const w of batch) w.reject(error);
+    }
+  };
+  return (brandId, serial, gtin) => new Promise((resolve, reject) => {
+    waiting.push({ brandId, serial, gtin, resolve, reject });
+    if (waiting.length === 1) setImmediate(flush);
+  });
+}

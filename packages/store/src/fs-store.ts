@@ -1,0 +1,60 @@
+import { randomBytes } from 'node:crypto';
+import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
+import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { finished } from 'node:stream/promises';
+import { assertFileName, assertStoragePath, StoreNotFoundError, type PackStore, type PackWriter, type StoredFile } from './store.ts';
+
+/**
+ * The filesystem store rooted at `root`. A pack is written into a hidden staging folder next to
+ * its final place and renamed into place on commit (an earlier pack at the path is moved aside
+ * first and deleted), so readers see either the old or the new pack.
+ */
+export function createFsPackStore(root: string): PackStore {
+  const place = (storagePath: string) => {
+    assertStoragePath(storagePath);
+    return join(root, ...storagePath.split('/'));
+  };
+  return {
+    async begin(storagePath) {
+      const final = place(storagePath);
+      const staging = join(dirname(final), `.staging-${randomBytes(6).toString('hex')}`);
+      await mkdir(staging, { recursive: true });
+      const streams: WriteStream[] = [];
+      let done = false;
+      const writer: PackWriter = {
+        file(name) {
+          assertFileName(name);
+          const stream = createWriteStream(join(staging, name));
+          streams.push(stream);
+          return stream;
+        },
+        async commit() {
+          await Promise.all(streams.map((s) => (s.writableFinished ? undefined : finished(s))));
+          const old = `${final}.old-${randomBytes(6).toString('hex')}`;
+          const hadOld = await rename(final, old).then(() => true, () => false);
+          await rename(staging, final);
+          done = true;
+          if (hadOld) await rm(old, { recursive: true, force: true });
+        },
+        async abort() {
+          if (done) return;
+          done = true;
+          for (const s of streams) s.destroy();
+          await rm(staging, { recursive: true, force: true });
+        },
+      };
+      return writer;
+    },
+    async open(storagePath, file): Promise<StoredFile> {
+      assertFileName(file);
+      const path = join(place(storagePath), file);
+      const info = await stat(path).catch(() => null);
+      if (info === null || !info.isFile()) throw new StoreNotFoundError(`${storagePath}/${file} is not in the store`);
+      return { size: info.size, stream: () => createReadStream(path) };
+    },
+    async remove(storagePath) {
+      await rm(place(storagePath), { recursive: true, force: true });
+    },
+  };
+}

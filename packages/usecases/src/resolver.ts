@@ -1,0 +1,231 @@
+import { createResolverReader, insertScanEvents, type ResolverBrand, type ResolverProduct, type ResolverReader, type ScanRecord } from '@mint/db';
+import {
+  decideResolution, lotResolverUrl, unitResolverUrl, type FoundIdentity, type Representation, type ResolutionOutcome, type ResolverPath,
+} from '@mint/domain';
+import type { UseCaseContext } from './context.ts';
+
+/** What the resolver found and decided for one request. */
+export interface Resolution {
+  readonly outcome: ResolutionOutcome;
+  /** The brand of the slug; null when the slug is unknown. */
+  readonly brand: ResolverBrand | null;
+  /** Canonical URI of the identity (the linkset anchor); null when not found. */
+  readonly anchor: string | null;
+  /** What `Accept: application/json` shows; null when not found. */
+  readonly data: Record<string, unknown> | null;
+  /** Product name, for link titles. */
+  readonly title: string | null;
+}
+
+/** Options of {@link createResolver}. */
+export interface ResolverOptions {
+  /** How long a brand found by slug (or a miss) is cached; default 10 s. */
+  readonly brandCacheMs?: number;
+  /** Records each resolution; see {@link createScanRecorder}. */
+  readonly recorder?: ScanRecorder;
+  /** The lookups; default {@link createResolverReader} on the context's database (closed by `close`). */
+  readonly reader?: ResolverReader;
+}
+
+/** The public resolver's lookups. */
+export interface Resolver {
+  /** Finds and decides the answer for a parsed path; records the scan off the request path. */
+  resolve(path: ResolverPath, representation: Representation): Promise<Resolution>;
+  /** Releases the reader's connections (when the resolver created the reader). */
+  close(): Promise<void>;
+}
+
+const notFound = (brand: ResolverBrand | null): Resolution => ({ outcome: { kind: 'not_found' }, brand, anchor: null, data: null, title: null });
+
+function productView(p: ResolverProduct): Record<string, unknown> {
+  return { name: p.name, sku: p.sku, gtin: p.gtin, passport_url: p.passportUrl };
+}
+
+/**
+ * Creates the resolver. Brands are looked up by slug through a small cache (including misses);
+ * each identity is one indexed query scoped to that brand and the path's GTIN, so an identity of
+ * another brand or product is not found. Lots and units walk up to their product's passport page,
+ * then the brand's default.
+ */
+export function createResolver(ctx: UseCaseContext, options: ResolverOptions = {}): Resolver {
+  const ttl = options.brandCacheMs ?? 10_000;
+  const reader = options.reader ?? createResolverReader(ctx.db);
+  const brands = new Map<string, { brand: ResolverBrand | null; until: number }>();
+  async function brandOf(slug: string): Promise<ResolverBrand | null> {
+    const now = Date.now();
+    const hit = brands.get(slug);
+    if (hit !== undefined && hit.until > now) return hit.brand;
+    const brand = await reader.findBrandBySlug(slug);
+    if (brands.size > 10_000) brands.clear();
+    brands.set(slug, { brand, until: now + ttl });
+    return brand;
+  }
+
+  async function lookup(path: ResolverPath): Promise<Resolution> {
+    const brand = await brandOf(path.slug);
+    if (brand === null) return notFound(null);
+    const base = `${ctx.publicBaseUrl}/r/${brand.slug}`;
+    const key = path.key;
+    const found = (f: Omit<Extract<FoundIdentity, { kind: 'found' }>, 'kind' | 'brandDefaultPassportUrl' | 'ownTarget'>): FoundIdentity =>
+      ({ kind: 'found', ownTarget: null, brandDefaultPassportUrl: brand.defaultPassportUrl, ...f });
+    if (key.kind === 'serial' || key.kind === 'token') {
+      const serial = key.kind === 'serial' ? key.serial : key.token;
+      const unit = await reader.findUnit(brand.id, serial, key.kind === 'serial' ? key.gtin : null);
+      if (unit === null) return notFound(brand);
+      const outcome = decideResolution(found({ unitStatus: unit.status, batchStatus: unit.batchStatus, productPassportUrl: unit.product.passportUrl }));
+      return {
+        outcome, brand, anchor: unitResolverUrl(base, unit.gtin, unit.serial), title: unit.product.name,
+        data: {
+          ok: true,
+          unit: { serial: unit.serial, gtin: unit.gtin, status: unit.status, activated_at: unit.activatedAt?.toISOString() ?? null, digital_link: unit.resolverUrl },
+          product: productView(unit.product),
+          brand: { slug: brand.slug, name: brand.name },
+        },
+      };
+    }
+    if (key.kind === 'lot') {
+      const lot = await reader.findLot(brand.id, key.gtin, key.lot);
+      if (lot === null) return notFound(brand);
+      const outcome = decideResolution(found({ unitStatus: null, batchStatus: lot.allVoided ? 'voided' : 'minted', productPassportUrl: lot.product.passportUrl }));
+      return {
+        outcome, brand, anchor: lotResolverUrl(base, key.gtin, key.lot), title: lot.product.name,
+        data: { ok: true, lot: { lot_code: lot.lotCode, qty: lot.qty, gtin: key.gtin }, product: productView(lot.product), brand: { slug: brand.slug, name: brand.name } },
+      };
+    }
+    const product = await reader.findProduct(brand.id, key.gtin);
+    if (product === null) return notFound(brand);
+    const outcome = decideResolution(found({ unitStatus: null, batchStatus: null, productPassportUrl: product.passportUrl }));
+    return {
+      outcome, brand, anchor: `${base}/01/${key.gtin}`, title: product.name,
+      data: { ok: true, product: productView(product), brand: { slug: brand.slug, name: brand.name } },
+    };
+  }
+
+  return {
+    async resolve(path, representation) {
+      const resolution = await lookup(path);
+      if (resolution.brand !== null && options.recorder !== undefined) {
+        const key = path.key;
+        options.recorder.record({
+          brandId: resolution.brand.id, scannedAt: ctx.clock(), kind: key.kind,
+          gtin: key.kind === 'token' ? null : key.gtin,
+          identifier: key.kind === 'serial' ? key.serial : key.kind === 'lot' ? key.lot : key.kind === 'token' ? key.token : null,
+          outcome: resolution.outcome.kind, representation,
+        });
+      }
+      return resolution;
+    },
+    async close() {
+      if (options.reader === undefined) await reader.close();
+    },
+  };
+}
+
+/** Counters of a {@link ScanRecorder}. */
+export interface ScanRecorderStats {
+  /** Scans written. */
+  readonly written: number;
+  /** Scans dropped because the queue was full. */
+  readonly dropped: number;
+  /** Scans lost because a write failed. */
+  readonly failed: number;
+  /** Scans waiting in the queue. */
+  readonly queued: number;
+}
+
+/** A bounded, batching scan event writer that never blocks its callers. */
+export interface ScanRecorder {
+  /** Queues a scan; when the queue is full the scan is dropped and counted. Never throws, never waits. */
+  record(scan: ScanRecord): void;
+  stats(): ScanRecorderStats;
+  /** Flushes what is queued (waiting at most `timeoutMs` for a stuck writer) and stops. */
+  close(timeoutMs?: number): Promise<void>;
+}
+
+/** Options of {@link createScanRecorder}. */
+export interface ScanRecorderOptions {
+  /** Writes one batch; the default inserts into scan_events through the context's database. */
+  readonly write?: (scans: readonly ScanRecord[]) => Promise<unknown>;
+  /** Largest queue; default 50,000. */
+  readonly capacity?: number;
+  /** Largest batch per write; default 1,000. */
+  readonly batchSize?: number;
+  /** Longest wait before a partial batch is written; default 250 ms. */
+  readonly flushIntervalMs?: number;
+  /** Told about failed writes (the scans are counted as failed and not retried). */
+  readonly onError?: (error: unknown, lost: number) => void;
+}
+
+/**
+ * Records scan events off the request path: `record` appends to a bounded in-memory queue, one
+ * writer at a time drains it in batches (one multi-row insert each). A slow or failing database
+ * only fills the queue; beyond its capacity scans are dropped and counted, never awaited.
+ */
+export function createScanRecorder(ctx: UseCaseContext, options: ScanRecorderOptions = {}): ScanRecorder {
+  const capacity = options.capacity ?? 50_000;
+  const batchSize = options.batchSize ?? 1_000;
+  const intervalMs = options.flushIntervalMs ?? 250;
+  const write = options.write ?? ((scans) => insertScanEvents(ctx.db.em.fork(), scans));
+  let queue: ScanRecord[] = [];
+  let written = 0;
+  let dropped = 0;
+  let failed = 0;
+  let flushing: Promise<void> | null = null;
+  let timer: NodeJS.Timeout | null = null;
+  let closed = false;
+
+  const flush = (): Promise<void> => {
+    if (flushing !== null) return flushing;
+    flushing = (async () => {
+      while (queue.length > 0) {
+        const batch = queue.length <= batchSize ? queue : queue.slice(0, batchSize);
+        queue = queue.length <= batchSize ? [] : queue.slice(batchSize);
+        try {
+          await write(batch);
+          written += batch.length;
+        } catch (error) {
+          failed += batch.length;
+          options.onError?.(error, batch.length);
+        }
+      }
+    })().finally(() => {
+      flushing = null;
+    });
+    return flushing;
+  };
+  const schedule = () => {
+    if (timer !== null || closed) return;
+    timer = setTimeout(() => {
+      timer = null;
+      void flush().then(() => {
+        if (queue.length > 0) schedule();
+      });
+    }, intervalMs);
+    timer.unref();
+  };
+
+  return {
+    record(scan) {
+      if (closed || queue.length >= capacity) {
+        dropped++;
+        return;
+      }
+      queue.push(scan);
+      if (queue.length >= batchSize && flushing === null) void flush();
+      else schedule();
+    },
+    stats: () => ({ written, dropped, failed, queued: queue.length }),
+    async close(timeoutMs = 5_000) {
+      closed = true;
+      if (timer !== null) clearTimeout(timer);
+      timer = null;
+      await Promise.race([
+        (async () => {
+          await flushing;
+          await flush();
+        })(),
+        new Promise((resolve) => setTimeout(resolve, timeoutMs).unref()),
+      ]);
+    },
+  };
+}

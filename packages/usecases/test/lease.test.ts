@@ -1,0 +1,135 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { query } from '@mint/db';
+import { isConflictError, isLeaseLostError } from '@mint/domain';
+import {
+  claimMintJob, findJobsToSweep, kickMintJob, processMintJobBatch, releaseMintJob, runMintCycle, submitMintRequest, type ClaimResult, type UseCaseContext,
+} from '@mint/usecases';
+import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
+
+let app: UseCaseBundle;
+let brand: SeededBrand;
+let offsetMs = 0;
+let ctx: UseCaseContext;
+beforeAll(async () => {
+  app = await setupUseCases();
+  brand = await app.seedBrand();
+  // A clock the tests move forward to let leases lapse.
+  ctx = { ...app.ctx, clock: () => new Date(Date.now() + offsetMs) };
+});
+afterAll(() => app.close());
+
+async function submit(requestedQuantity: number) {
+  const result = await submitMintRequest(ctx, { id: brand.userId }, {
+    brandId: brand.brandId, productId: brand.productId, productBatchId: null, requestedQuantity,
+    identityMode: 'serial', activationMode: 'active_at_mint', lots: [], idempotencyKey: null,
+  });
+  if (!result.ok) throw new Error('blocked');
+  return result;
+}
+function claimed(result: ClaimResult) {
+  if (result.kind !== 'claimed') throw new Error(`expected a claim, got ${result.kind}`);
+  return result.lease;
+}
+async function units(batchId: string) {
+  const [row] = await query<{ n: string; serials: string; min: number | null; max: number | null; minted: number }>(app.db.em.fork(),
+    `select count(*) as n, count(distinct serial) as serials, min(seq) as min, max(seq) as max,
+            (select minted_quantity from mint_batches where id = ?) as minted
+     from mint_units where mint_batch_id = ?`, [batchId, batchId]);
+  return { n: Number(row!.n), serials: Number(row!.serials), min: row!.min, max: row!.max, minted: row!.minted };
+}
+
+describe('mint job leases', () => {
+  it('rejects the late chunk of a holder whose lease lapsed and was taken over, writing nothing', async () => {
+    const { mintJobId, mintBatchId } = await submit(5000);
+    const a = claimed(await claimMintJob(ctx, brand.brandId, mintJobId, 'executor-a', 1000));
+    expect(await runMintCycle(ctx, a, 2000, 1000)).toMatchObject({ insertedCount: 2000, mintedQuantity: 2000, status: 'PROCESSING' });
+    // A live lease is not taken: B is told when it lapses.
+    const early = await claimMintJob(ctx, brand.brandId, mintJobId, 'executor-b', 1000);
+    expect(early.kind).toBe('held');
+    offsetMs += 1500;
+    const b = claimed(await claimMintJob(ctx, brand.brandId, mintJobId, 'executor-b', 1000));
+    expect(b.token).toBe(a.token + 1);
+    const late = await runMintCycle(ctx, a, 2000, 1000).catch((e: unknown) => e);
+    expect(isLeaseLostError(late)).toBe(true);
+    expect(isConflictError(late)).toBe(true);
+    expect(await units(mintBatchId)).toEqual({ n: 2000, serials: 2000, min: 1, max: 2000, minted: 2000 });
+    expect(await runMintCycle(ctx, b, 2000, 1000)).toMatchObject({ insertedCount: 2000, mintedQuantity: 4000 });
+    expect(await runMintCycle(ctx, b, 2000, 1000)).toMatchObject({ insertedCount: 1000, mintedQuantity: 5000, done: true, status: 'COMPLETED' });
+    expect(await units(mintBatchId)).toEqual({ n: 5000, serials: 5000, min: 1, max: 5000, minted: 5000 });
+    const [job] = await query<{ lease_owner: string | null }>(app.db.em.fork(), `select lease_owner from mint_jobs where id = ?`, [mintJobId]);
+    expect(job!.lease_owner).toBeNull();
+  });
+
+  it('lets another worker claim at once after a release, and refuses the released lease', async () => {
+    const { mintJobId, mintBatchId } = await submit(3000);
+    const a = claimed(await claimMintJob(ctx, brand.brandId, mintJobId, 'executor-a', 60_000));
+    await runMintCycle(ctx, a, 1000, 60_000);
+    expect(await releaseMintJob(ctx, a)).toBe(true);
+    const b = claimed(await claimMintJob(ctx, brand.brandId, mintJobId, 'executor-b', 60_000));
+    expect(isLeaseLostError(await runMintCycle(ctx, a, 1000, 60_000).catch((e: unknown) => e))).toBe(true);
+    expect((await runMintCycle(ctx, b, 5000, 60_000)).done).toBe(true);
+    expect(await units(mintBatchId)).toEqual({ n: 3000, serials: 3000, min: 1, max: 3000, minted: 3000 });
+  });
+
+  it('runs the same chunk twice at once only once', async () => {
+    const { mintJobId, mintBatchId } = await submit(4000);
+    const a = claimed(await claimMintJob(ctx, brand.brandId, mintJobId, 'executor-a', 60_000));
+    await runMintCycle(ctx, a, 1000, 60_000);
+    const results = await Promise.allSettled([runMintCycle(ctx, a, 1000, 60_000), runMintCycle(ctx, a, 1000, 60_000)]);
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    const rejected = results.find((r) => r.status === 'rejected');
+    expect(isConflictError(rejected?.reason)).toBe(true);
+    expect(await units(mintBatchId)).toEqual({ n: 2000, serials: 2000, min: 1, max: 2000, minted: 2000 });
+  });
+
+  it('refuses a processing cycle on a job an executor holds, without writing', async () => {
+    const { mintJobId, mintBatchId } = await submit(100);
+    claimed(await claimMintJob(ctx, brand.brandId, mintJobId, 'executor-a', 60_000));
+    expect(isConflictError(await processMintJobBatch(ctx, brand.brandId, mintJobId, 2000).catch((e: unknown) => e))).toBe(true);
+    expect(await kickMintJob(ctx, brand.brandId, mintJobId)).toMatchObject({ done: false, insertedCount: 0, mintedQuantity: 0, status: 'RESERVED' });
+    expect((await units(mintBatchId)).n).toBe(0);
+  });
+
+  it('kicks up to 20,000 units in one synchronous call and releases the lease for the executor', async () => {
+    const { mintJobId, mintBatchId } = await submit(25_000);
+    expect(await kickMintJob(ctx, brand.brandId, mintJobId)).toEqual({
+      done: false, insertedCount: 20_000, mintedQuantity: 20_000, requestedQuantity: 25_000, status: 'PROCESSING',
+    });
+    const b = claimed(await claimMintJob(ctx, brand.brandId, mintJobId, 'executor-b', 60_000));
+    expect(await runMintCycle(ctx, b, 20_000, 60_000)).toMatchObject({ done: true, insertedCount: 5000, mintedQuantity: 25_000 });
+    expect(await units(mintBatchId)).toEqual({ n: 25_000, serials: 25_000, min: 1, max: 25_000, minted: 25_000 });
+  });
+
+  it('sweeps idle QUEUED jobs and jobs whose lease lapsed, but not jobs held under a live lease', async () => {
+    const queued = await submit(10);
+    const live = await submit(10);
+    const lapsed = await submit(10);
+    claimed(await claimMintJob(ctx, brand.brandId, live.mintJobId, 'executor-a', 60_000));
+    claimed(await claimMintJob(ctx, brand.brandId, lapsed.mintJobId, 'executor-a', 1000));
+    const swept = async () => new Set((await findJobsToSweep(ctx, 500)).map((j) => j.id));
+    expect((await swept()).has(queued.mintJobId)).toBe(false);
+    offsetMs += 2000;
+    const later = await swept();
+    expect([queued, live, lapsed].map((j) => later.has(j.mintJobId))).toEqual([true, false, true]);
+  });
+
+  it('writes chunks of one job concurrently and fills the gap a failed writer left, ending with exactly 1..N', async () => {
+    const { mintJobId, mintBatchId } = await submit(7000);
+    const lease = claimed(await claimMintJob(ctx, brand.brandId, mintJobId, 'executor-a', 60_000));
+    // The first of two concurrent chunks fails before writing; the second (seq 1001..2000) commits.
+    let calls = 0;
+    const flaky: UseCaseContext = { ...ctx, randomFill: (b) => { if (calls++ === 0) throw new Error('writer crashed'); ctx.randomFill(b); } };
+    await expect(runMintCycle(flaky, lease, 1000, 60_000, 2)).rejects.toThrow('writer crashed');
+    expect(await units(mintBatchId)).toEqual({ n: 1000, serials: 1000, min: 1001, max: 2000, minted: 1000 });
+    const cycles = [];
+    for (let i = 0; i < 10; i++) {
+      const cycle = await runMintCycle(ctx, lease, 1000, 60_000, 2);
+      cycles.push(cycle.insertedCount);
+      if (cycle.done) break;
+    }
+    expect(cycles).toEqual([2000, 2000, 2000]);
+    expect(await units(mintBatchId)).toEqual({ n: 7000, serials: 7000, min: 1, max: 7000, minted: 7000 });
+    const [job] = await query<{ status: string }>(app.db.em.fork(), `select status from mint_jobs where id = ?`, [mintJobId]);
+    expect(job!.status).toBe('COMPLETED');
+  });
+});

@@ -1,0 +1,19 @@
+import { describe, expect, it } from 'vitest';
+import { isPublicPath } from './public-paths.ts';
+
+describe('the public path allow-list', () => {
+  it('admits health, the resolver, signed downloads and the gRPC health service', () => {
+    for (const path of ['/healthz', '/readyz', '/r/acme/01/09506000134352/21/ABC', '/downloads/packs/x', '/grpc.health.v1.Health/Check']) {
+      expect(isPublicPath(path), path).toBe(true);
+    }
+  });
+
+  it('refuses the control plane, look-alike prefixes and path tricks', () => {
+    for (const path of [
+      '/', '/v1/products', '/v1/mint/jobs', '/mint.v1.MintService/GetMintBatch', '/mint.v1.CatalogService/ListProducts',
+      '/healthz/extra', '/healthzz', '/r', '/r/', '/rx/acme', '/downloads', '/r/../v1/products', '/r/acme%2f..%2fv1', '/downloads/..\\v1',
+    ]) {
+      expect(isPublicPath(path), path).toBe(false);
+    }
+  });
+});

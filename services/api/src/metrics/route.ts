@@ -1,0 +1,29 @@
+// GET /metrics: the Prometheus exposition of the process's registry.
+
+import type { Metrics } from '@mint/runtime';
+import type { HttpRoutes } from '../server.ts';
+
+/**
+ * Serves `GET /metrics` (and HEAD) in the Prometheus text format; other paths pass on. Scraping
+ * runs the scrape-time gauges' sources (a few small queries); a failing source drops its series
+ * rather than failing the scrape.
+ */
+export function metricsRoutes(metrics: Pick<Metrics, 'render'>): HttpRoutes {
+  return async (req, res) => {
+    if ((req.url ?? '/').split('?', 1)[0] !== '/metrics') return false;
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.statusCode = 405;
+      res.setHeader('allow', 'GET, HEAD');
+      res.end();
+      return true;
+    }
+    const { contentType, body } = await metrics.render();
+    res.statusCode = 200;
+    res.setHeader('content-type', contentType);
+    res.setHeader('cache-control', 'no-store');
+    res.setHeader('content-length', Buffer.byteLength(body));
+    if (req.method === 'HEAD') res.end();
+    else res.end(body);
+    return true;
+  };
+}

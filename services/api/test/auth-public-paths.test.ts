@@ -1,0 +1,53 @@
+// Only the explicit allow-list answers without credentials: every RPC path of every service in the
+// descriptors and every /v1 endpoint of the spec is called anonymously against the real server.
+
+import type { DescMethod } from '@bufbuild/protobuf';
+import { Code, ConnectError, createClient } from '@connectrpc/connect';
+import { createConnectTransport } from '@connectrpc/connect-node';
+import { CatalogService, MintService } from '@mint/contract';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { setupUseCases, type UseCaseBundle } from '../../../test/support/usecases.ts';
+import { isPublicPath } from '../src/auth/public-paths.ts';
+import { Health } from '../src/gen/grpc/health/v1/health_pb.js';
+import { startTestApi, type TestApi } from './support.ts';
+
+let app: UseCaseBundle;
+let api: TestApi;
+
+/** Every path the server may serve: RPCs from the descriptors, the spec's /v1 endpoints, health. */
+const rpcMethods: readonly DescMethod[] = [MintService, CatalogService, Health].flatMap((s) => s.methods);
+const httpPaths: readonly (readonly [method: string, path: string])[] = [
+  ['POST', '/v1/mint/jobs'], ['POST', '/v1/imports/products'], ['GET', '/v1/products'], ['GET', '/healthz'], ['GET', '/readyz'],
+];
+
+beforeAll(async () => {
+  app = await setupUseCases();
+  api = await startTestApi(app);
+});
+
+afterAll(async () => {
+  await api?.close();
+  await app?.close();
+});
+
+describe('anonymous callers', () => {
+  it.each(rpcMethods.map((m) => [`/${m.parent.typeName}/${m.name}`, m] as const))('%s answers only when the allow-list says it is public', async (path, method) => {
+    const client = createClient(method.parent, createConnectTransport({ baseUrl: api.baseUrl, httpVersion: '1.1' })) as unknown as Record<string, (req: unknown) => unknown>;
+    let code: Code | 'ok' = 'ok';
+    try {
+      const result = client[method.localName]!({});
+      if (method.methodKind === 'server_streaming') for await (const _ of result as AsyncIterable<unknown>) break;
+      else await result;
+    } catch (error) {
+      code = ConnectError.from(error).code;
+    }
+    if (isPublicPath(path)) expect(code).not.toBe(Code.Unauthenticated);
+    else expect(code).toBe(Code.Unauthenticated);
+  });
+
+  it.each(httpPaths)('%s %s gets a success only when public', async (method, path) => {
+    const res = await fetch(`${api.baseUrl}${path}`, { method, headers: { 'content-type': 'application/json', 'x-workspace-id': '00000000-0000-4000-8000-000000000000' }, ...(method === 'POST' ? { body: '{}' } : {}) });
+    if (isPublicPath(path)) expect(res.status).toBe(200);
+    else expect(res.status >= 200 && res.status < 300, `${method} ${path} answered ${res.status} without credentials`).toBe(false);
+  });
+});

@@ -1,0 +1,234 @@
+// Signed payload pack downloads end to end: CreatePayloadPackDownloadUrl over Connect, then the
+// public /downloads route: the archive's contents, the tamper matrix, expiry and key rotation.
+
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { Code, ConnectError, createClient, type Client } from '@connectrpc/connect';
+import { createConnectTransport } from '@connectrpc/connect-node';
+import { MintService } from '@mint/contract';
+import { query } from '@mint/db';
+import type { SigningKey } from '@mint/domain';
+import { createLogger } from '@mint/runtime';
+import { createFsPackStore, type PackStore } from '@mint/store';
+import { claimPayloadPack, generatePayloadPack, type UseCaseContext } from '@mint/usecases';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mintCompleted, tempStoreDir } from '../../../test/support/pack-fixtures.ts';
+import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
+import { refusedDownloadBody } from '../src/downloads/routes.ts';
+import { startApi, type RunningApi } from '../src/start.ts';
+
+const k1: SigningKey = { id: 'k1', secret: new Uint8Array(32).fill(1) };
+const k2: SigningKey = { id: 'k2', secret: new Uint8Array(32).fill(2) };
+
+let app: UseCaseBundle;
+let storeDir: { dir: string; remove(): Promise<void> };
+let store: PackStore;
+let brand: SeededBrand;
+let readyPack: { id: string; batchId: string };
+let pendingPack: { id: string };
+const running: RunningApi[] = [];
+let clockMs = Date.now();
+let ctx: UseCaseContext;
+const rawLogs: string[] = [];
+
+/** Starts an API over the shared database with `keys`, the test clock and captured logs. */
+async function startWith(keys: readonly SigningKey[]): Promise<{ baseUrl: string; mint: Client<typeof MintService> }> {
+  const destination = new Writable({ write(chunk: Buffer, _e, done) { rawLogs.push(chunk.toString()); done(); } });
+  const api = await startApi({
+    ctx, config: { port: 0, host: '127.0.0.1', shutdownTimeoutMs: 2_000 }, logger: createLogger({ logLevel: 'info' }, {}, destination),
+    readiness: async () => ({ ok: true, checks: {} }), downloads: { keys, store },
+  });
+  running.push(api);
+  const baseUrl = `http://127.0.0.1:${api.port}`;
+  return { baseUrl, mint: createClient(MintService, createConnectTransport({ baseUrl, httpVersion: '1.1' })) };
+}
+
+const as = (token: string) => ({ headers: { authorization: `Bearer ${token}` } });
+
+async function packOfBatch(batchId: string): Promise<string> {
+  const [row] = await query<{ id: string }>(app.db.em.fork(), 'select id from payload_packs where mint_batch_id = ?', [batchId]);
+  return row!.id;
+}
+
+/** Files of a ustar archive by name. */
+function untar(archive: Buffer): Map<string, Buffer> {
+  const files = new Map<string, Buffer>();
+  for (let at = 0; at + 512 <= archive.length;) {
+    const header = archive.subarray(at, at + 512);
+    if (header.every((b) => b === 0)) break;
+    const name = header.subarray(0, 100).toString('utf8').replace(/\0.*$/s, '');
+    const size = parseInt(header.subarray(124, 136).toString('ascii').replace(/\0.*$/s, ''), 8);
+    files.set(name, archive.subarray(at + 512, at + 512 + size));
+    at += 512 + Math.ceil(size / 512) * 512;
+  }
+  return files;
+}
+
+beforeAll(async () => {
+  app = await setupUseCases();
+  ctx = { ...app.ctx, clock: () => new Date(clockMs) };
+  storeDir = await tempStoreDir();
+  store = createFsPackStore(storeDir.dir);
+  brand = await app.seedBrand();
+  const ready = await mintCompleted(app.ctx, brand, 2_000);
+  readyPack = { id: await packOfBatch(ready.mintBatchId), batchId: ready.mintBatchId };
+  const claim = await claimPayloadPack(app.ctx);
+  expect(claim?.id).toBe(readyPack.id);
+  expect(await generatePayloadPack(app.ctx, claim!, { store })).toMatchObject({ kind: 'ready' });
+  const pending = await mintCompleted(app.ctx, brand, 5);
+  pendingPack = { id: await packOfBatch(pending.mintBatchId) };
+});
+afterAll(async () => {
+  for (const api of running) await api.close();
+  await app.close();
+  await storeDir.remove();
+});
+
+async function codeOf(call: Promise<unknown>): Promise<Code | 'ok'> {
+  try {
+    await call;
+    return 'ok';
+  } catch (error) {
+    return ConnectError.from(error).code;
+  }
+}
+
+describe('CreatePayloadPackDownloadUrl', () => {
+  it('issues a URL valid five minutes by default, whose download is the pack as stored', async () => {
+    const { mint } = await startWith([k1]);
+    const issued = await mint.createPayloadPackDownloadUrl({ brandId: brand.brandId, packId: readyPack.id }, as(brand.token));
+    expect(issued.ok).toBe(true);
+    const url = new URL(issued.url);
+    expect(url.pathname).toBe(`/downloads/${brand.brandId}/${readyPack.id}/payload-pack-${readyPack.id}.tar`);
+    expect([...url.searchParams.keys()]).toEqual(['exp', 'kid', 'sig']);
+    expect(Number(issued.expiresAt!.seconds)).toBe(Math.floor(clockMs / 1000) + 300);
+
+    // The issued URL is on PUBLIC_BASE_URL (the test context's); fetch the same path here.
+    const { baseUrl } = await startWith([k1]);
+    const response = await fetch(`${baseUrl}${url.pathname}${url.search}`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('application/x-tar');
+    expect(response.headers.get('content-disposition')).toBe(`attachment; filename="payload-pack-${readyPack.id}.tar"`);
+    const files = untar(Buffer.from(await response.arrayBuffer()));
+    expect([...files.keys()]).toEqual(['manifest.json', 'units.csv', 'units.jsonl']);
+    const folder = join(storeDir.dir, brand.brandId, readyPack.id);
+    for (const [name, content] of files) expect(content.equals(await readFile(join(folder, name))), name).toBe(true);
+    const manifest = JSON.parse(files.get('manifest.json')!.toString()) as { files: { name: string; sha256: string }[] };
+    for (const f of manifest.files) expect(createHash('sha256').update(files.get(f.name)!).digest('hex')).toBe(f.sha256);
+    expect(files.get('units.csv')!.toString().trim().split('\n')).toHaveLength(2_001);
+  });
+
+  it('refuses a pending pack (FailedPrecondition), a ttl over 15 minutes, and another brand', async () => {
+    const { mint } = await startWith([k1]);
+    expect(await codeOf(mint.createPayloadPackDownloadUrl({ brandId: brand.brandId, packId: pendingPack.id }, as(brand.token)))).toBe(Code.FailedPrecondition);
+    expect(await codeOf(mint.createPayloadPackDownloadUrl({ brandId: brand.brandId, packId: readyPack.id, ttlSeconds: 901 }, as(brand.token)))).toBe(Code.InvalidArgument);
+    const other = await app.seedBrand();
+    expect(await codeOf(mint.createPayloadPackDownloadUrl({ brandId: brand.brandId, packId: readyPack.id }, as(other.token)))).toBe(Code.PermissionDenied);
+    expect(await codeOf(mint.createPayloadPackDownloadUrl({ brandId: other.brandId, packId: readyPack.id }, as(other.token)))).toBe(Code.NotFound);
+  });
+
+  it('never puts a URL in ListPayloadPacks', async () => {
+    const { mint } = await startWith([k1]);
+    const list = await mint.listPayloadPacks({ brandId: brand.brandId }, as(brand.token));
+    expect(list.packs.map((p) => p.id).sort()).toEqual([readyPack.id, pendingPack.id].sort());
+    expect(list.packs.find((p) => p.id === readyPack.id)?.storagePath).toBe(`${brand.brandId}/${readyPack.id}`);
+    expect(JSON.stringify(list, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v))).not.toMatch(/https?:|sig=/);
+  });
+});
+
+describe('the download route', () => {
+  async function issue(keys: readonly SigningKey[], packId = readyPack.id, ttlSeconds?: number) {
+    const { mint, baseUrl } = await startWith(keys);
+    const issued = await mint.createPayloadPackDownloadUrl({ brandId: brand.brandId, packId, ...(ttlSeconds === undefined ? {} : { ttlSeconds }) }, as(brand.token));
+    const url = new URL(issued.url);
+    return { baseUrl, path: url.pathname, params: url.searchParams };
+  }
+  const get = async (baseUrl: string, path: string, params: URLSearchParams) => {
+    const response = await fetch(`${baseUrl}${path}?${params.toString()}`);
+    return { status: response.status, body: await response.text() };
+  };
+
+  it('answers every tampered, truncated, foreign or incomplete URL with the same 403 body', async () => {
+    const { baseUrl, path, params } = await issue([k1]);
+    const sig = params.get('sig')!;
+    const exp = params.get('exp')!;
+    expect((await get(baseUrl, path, params)).status).toBe(200);
+    const flip = (s: string, at: number) => s.slice(0, at) + (s[at] === 'A' ? 'B' : 'A') + s.slice(at + 1);
+    const other = await issue([k1], readyPack.id);
+    const otherPackBrand = await app.seedBrand();
+    const variants: [string, string, URLSearchParams][] = [
+      ['flipped first char', path, new URLSearchParams({ exp, kid: 'k1', sig: flip(sig, 0) })],
+      ['flipped last char', path, new URLSearchParams({ exp, kid: 'k1', sig: flip(sig, sig.length - 1) })],
+      ['truncated signature', path, new URLSearchParams({ exp, kid: 'k1', sig: sig.slice(0, 20) })],
+      ['longer expiry', path, new URLSearchParams({ exp: String(Number(exp) + 3600), kid: 'k1', sig })],
+      ['unknown key id', path, new URLSearchParams({ exp, kid: 'k9', sig })],
+      ['no signature', path, new URLSearchParams({ exp, kid: 'k1' })],
+      ['no parameters', path, new URLSearchParams()],
+      ['another pack', path.replaceAll(readyPack.id, pendingPack.id), params],
+      ['another brand', path.replace(brand.brandId, otherPackBrand.brandId), params],
+      ['another file', path.replace('.tar', '.zip'), params],
+      ['trailing path', `${path}/x`, params],
+    ];
+    expect(other.params.get('sig')).toBe(sig);
+    const bodies = new Set<string>();
+    for (const [label, p, q] of variants) {
+      const answer = await get(baseUrl, p, q);
+      expect(answer.status, label).toBe(403);
+      bodies.add(answer.body);
+    }
+    expect([...bodies]).toEqual([refusedDownloadBody]);
+  });
+
+  it("refuses another pack's valid signature on this pack's path", async () => {
+    const second = await mintCompleted(app.ctx, brand, 3);
+    const secondPack = await packOfBatch(second.mintBatchId);
+    for (;;) {
+      const claim = await claimPayloadPack(app.ctx);
+      if (claim === null) break;
+      await generatePayloadPack(app.ctx, claim, { store });
+    }
+    const mine = await issue([k1]);
+    const theirs = await issue([k1], secondPack);
+    expect((await get(theirs.baseUrl, theirs.path, theirs.params)).status).toBe(200);
+    const swapped = await get(mine.baseUrl, mine.path, theirs.params);
+    expect(swapped).toEqual({ status: 403, body: refusedDownloadBody });
+  });
+
+  it('expires: valid up to the last second of its ttl, then the same 403 (fake clock)', async () => {
+    const started = clockMs;
+    try {
+      const { baseUrl, path, params } = await issue([k1], readyPack.id, 60);
+      clockMs = started + 59_000;
+      expect((await get(baseUrl, path, params)).status).toBe(200);
+      clockMs = Math.floor(started / 1000) * 1000 + 60_000;
+      expect(await get(baseUrl, path, params)).toEqual({ status: 403, body: refusedDownloadBody });
+    } finally {
+      clockMs = started;
+    }
+  });
+
+  it('rotates keys: old URLs work while their key is listed, stop when it is removed; new URLs use the first key', async () => {
+    const old = await issue([k1]);
+    expect(old.params.get('kid')).toBe('k1');
+    const rotated = await startWith([k2, k1]);
+    expect((await get(rotated.baseUrl, old.path, old.params)).status).toBe(200);
+    const fresh = await issue([k2, k1]);
+    expect(fresh.params.get('kid')).toBe('k2');
+    const retired = await startWith([k2]);
+    expect(await get(retired.baseUrl, old.path, old.params)).toEqual({ status: 403, body: refusedDownloadBody });
+    expect((await get(retired.baseUrl, fresh.path, fresh.params)).status).toBe(200);
+  });
+
+  it('never writes a signature to the logs', async () => {
+    const { baseUrl, path, params } = await issue([k1]);
+    await get(baseUrl, path, new URLSearchParams({ exp: params.get('exp')!, kid: 'k1', sig: `${params.get('sig')!.slice(0, 42)}Q` }));
+    await get(baseUrl, path, params);
+    const logs = rawLogs.join('');
+    expect(logs).toContain('download refused');
+    expect(logs).not.toContain(params.get('sig')!);
+    expect(logs).not.toContain(params.get('sig')!.slice(0, 42));
+    expect(logs).not.toMatch(/sig=/);
+  });
+});

@@ -1,0 +1,263 @@
+// The public resolver end to end over HTTP: each route and state, the cross-tenant case, content
+// negotiation, and scan events recorded without ever holding up an answer.
+
+import { Writable } from 'node:stream';
+import { query, run } from '@mint/db';
+import { createLogger } from '@mint/runtime';
+import { activateMintUnits, setMintBatchStatus, type ScanRecorderOptions } from '@mint/usecases';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mintCompleted } from '../../../test/support/pack-fixtures.ts';
+import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
+import { resolverBodies } from '../src/resolver/routes.ts';
+import { startApi, type RunningApi } from '../src/start.ts';
+
+let app: UseCaseBundle;
+const running: RunningApi[] = [];
+let baseUrl: string;
+
+interface Fixture {
+  brand: SeededBrand;
+  slug: string;
+  serials: string[];
+  batchId: string;
+}
+
+let acme: Fixture;
+let globex: Fixture;
+let tokenBrand: Fixture;
+const passport = 'https://passports.example/acme/shoe';
+const brandDefault = 'https://globex.example/products';
+
+async function startWith(scanRecorder?: ScanRecorderOptions): Promise<string> {
+  const api = await startApi({
+    ctx: app.ctx, config: { port: 0, host: '127.0.0.1', shutdownTimeoutMs: 2_000 },
+    logger: createLogger({ logLevel: 'silent' }, {}, new Writable({ write: (_c, _e, done) => done() })),
+    readiness: async () => ({ ok: true, checks: {} }),
+    ...(scanRecorder === undefined ? {} : { scanRecorder }),
+  });
+  running.push(api);
+  return `http://127.0.0.1:${api.port}`;
+}
+
+async function fixture(options: { gtin?: string | null; quantity?: number } = {}): Promise<Fixture> {
+  const brand = await app.seedBrand(options.gtin === undefined ? {} : { gtin: options.gtin });
+  const { mintBatchId } = await mintCompleted(app.ctx, brand, options.quantity ?? 3);
+  const [{ slug }] = (await query<{ slug: string }>(app.db.em.fork(), 'select slug from brands where id = ?', [brand.brandId])) as [{ slug: string }];
+  const serials = (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ? order by seq', [mintBatchId])).map((r) => r.serial);
+  return { brand, slug, serials, batchId: mintBatchId };
+}
+
+type Answer = { status: number; location: string | null; type: string | null; link: string | null; body: string };
+async function get(path: string, headers: Record<string, string> = {}, base = baseUrl): Promise<Answer> {
+  const response = await fetch(`${base}${path}`, { headers, redirect: 'manual' });
+  return {
+    status: response.status, location: response.headers.get('location'), type: response.headers.get('content-type'),
+    link: response.headers.get('link'), body: await response.text(),
+  };
+}
+const browser = { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' };
+const json = { accept: 'application/json' };
+
+beforeAll(async () => {
+  app = await setupUseCases();
+  acme = await fixture();
+  globex = await fixture();
+  tokenBrand = await fixture({ gtin: null });
+  await run(app.db.em.fork(), 'update products set passport_url = ? where brand_id = ?', [passport, acme.brand.brandId]);
+  await run(app.db.em.fork(), 'update brands set default_passport_url = ? where id = ?', [brandDefault, globex.brand.brandId]);
+  await run(app.db.em.fork(), 'update brands set default_passport_url = ? where id = ?', [brandDefault, tokenBrand.brand.brandId]);
+  baseUrl = await startWith();
+});
+afterAll(async () => {
+  for (const api of running) await api.close();
+  await app.close();
+});
+
+describe('routes', () => {
+  it('redirects a browser scanning a serial to the product passport (307), with a linkset Link header', async () => {
+    const path = `/r/${acme.slug}/01/${acme.brand.gtin}/21/${acme.serials[0]}`;
+    const answer = await get(path, browser);
+    expect(answer.status).toBe(307);
+    expect(answer.location).toBe(passport);
+    expect(answer.link).toBe(`<http://127.0.0.1:8080${path}?linkType=linkset>; rel="linkset"; type="application/linkset+json"`);
+  });
+
+  it('walks up to the brand default when the product has no passport page', async () => {
+    const answer = await get(`/r/${globex.slug}/01/${globex.brand.gtin}/21/${globex.serials[0]}`, browser);
+    expect([answer.status, answer.location]).toEqual([307, brandDefault]);
+  });
+
+  it('shows a browser what it scanned when neither product nor brand has a passport page', async () => {
+    const bare = await fixture();
+    const path = `/r/${bare.slug}/01/${bare.brand.gtin}/21/${bare.serials[0]}`;
+    const page = await get(path, browser);
+    expect([page.status, page.type, page.location]).toEqual([200, 'text/html; charset=utf-8', null]);
+    expect(page.body).toContain('Product One');
+    expect(page.body).toContain('No passport page is configured');
+    expect(JSON.parse((await get(path, json)).body)).toMatchObject({ unit: { serial: bare.serials[0] }, target: null });
+  });
+
+  it('resolves the GTIN alone, and a GTIN-13 written without its leading zero', async () => {
+    expect((await get(`/r/${acme.slug}/01/${acme.brand.gtin}`)).location).toBe(passport);
+    expect((await get(`/r/${acme.slug}/01/${acme.brand.gtin.slice(1)}`)).location).toBe(passport);
+  });
+
+  it('resolves a lot, and answers 410 once its batch is voided', async () => {
+    const { mintBatchId } = await mintCompleted(app.ctx, acme.brand, 10, { identityMode: 'batch', lots: [{ lotCode: 'LOT-7', qty: 10 }] });
+    const path = `/r/${acme.slug}/01/${acme.brand.gtin}/10/LOT-7`;
+    expect(await get(path, json)).toMatchObject({ status: 200 });
+    expect(JSON.parse((await get(path, json)).body)).toMatchObject({ lot: { lot_code: 'LOT-7', qty: 10 }, target: passport });
+    expect((await get(path, browser)).location).toBe(passport);
+    await setMintBatchStatus(app.ctx, { id: acme.brand.userId }, { brandId: acme.brand.brandId, mintBatchId, status: 'voided', reason: null });
+    const gone = await get(path, json);
+    expect(gone.status).toBe(410);
+    expect(JSON.parse(gone.body)).toEqual(resolverBodies.gone);
+  });
+
+  it('resolves a token of a product without GTIN at /u/, and not under a GTIN', async () => {
+    const answer = await get(`/r/${tokenBrand.slug}/u/${tokenBrand.serials[0]}`, browser);
+    expect([answer.status, answer.location]).toEqual([307, brandDefault]);
+    expect((await get(`/r/${acme.slug}/u/${acme.serials[0]}`)).status).toBe(404);
+  });
+});
+
+describe('states', () => {
+  it('answers 409 "not yet activated" for an inactive first_scan unit, then redirects once it is activated', async () => {
+    const { mintBatchId } = await mintCompleted(app.ctx, acme.brand, 2, { activationMode: 'first_scan' });
+    const [{ serial }] = (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ? order by seq limit 1', [mintBatchId])) as [{ serial: string }];
+    const path = `/r/${acme.slug}/01/${acme.brand.gtin}/21/${serial}`;
+    const inactive = await get(path, json);
+    expect(inactive.status).toBe(409);
+    expect(JSON.parse(inactive.body)).toEqual(resolverBodies.not_activated);
+    const page = await get(path, browser);
+    expect([page.status, page.type]).toEqual([409, 'text/html; charset=utf-8']);
+    expect(page.body).toContain('not been activated yet');
+    await activateMintUnits(app.ctx, { id: acme.brand.userId }, { brandId: acme.brand.brandId, mintBatchId });
+    expect((await get(path, browser)).status).toBe(307);
+  });
+
+  it("answers 410 for a voided batch's units", async () => {
+    const voided = await mintCompleted(app.ctx, acme.brand, 1);
+    const [{ serial }] = (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ?', [voided.mintBatchId])) as [{ serial: string }];
+    const path = `/r/${acme.slug}/01/${acme.brand.gtin}/21/${serial}`;
+    expect((await get(path)).status).toBe(307);
+    await setMintBatchStatus(app.ctx, { id: acme.brand.userId }, { brandId: acme.brand.brandId, mintBatchId: voided.mintBatchId, status: 'voided', reason: 'recall' });
+    const gone = await get(path, browser);
+    expect([gone.status, gone.location]).toEqual([410, null]);
+  });
+});
+
+describe('tenancy', () => {
+  it("gives another brand's identity, a wrong GTIN, an unknown serial, an unknown brand and a malformed path the same 404 body", async () => {
+    const unknown = await get(`/r/${acme.slug}/01/${acme.brand.gtin}/21/AAAAAAAAAAAAAAAAAAAA`, json);
+    expect(unknown.status).toBe(404);
+    const cases = [
+      `/r/${acme.slug}/01/${globex.brand.gtin}/21/${globex.serials[0]}`,
+      `/r/${acme.slug}/01/${acme.brand.gtin}/21/${globex.serials[0]}`,
+      `/r/${acme.slug}/01/${globex.brand.gtin}/21/${acme.serials[0]}`,
+      `/r/${globex.slug}/01/${acme.brand.gtin}/21/${acme.serials[0]}`,
+      `/r/${globex.slug}/01/${acme.brand.gtin}`,
+      `/r/${acme.slug}/u/${tokenBrand.serials[0]}`,
+      `/r/no-such-brand/01/${acme.brand.gtin}/21/${acme.serials[0]}`,
+      `/r/${acme.slug}/01/${acme.brand.gtin}/99/x`,
+    ];
+    for (const path of cases) {
+      const answer = await get(path, json);
+      expect([answer.status, answer.body], path).toEqual([404, unknown.body]);
+    }
+    expect(JSON.parse(unknown.body)).toEqual(resolverBodies.not_found);
+    const page = await get(`/r/${acme.slug}/01/${globex.brand.gtin}/21/${globex.serials[0]}`, browser);
+    expect([page.status, page.body]).toEqual([404, (await get(`/r/${acme.slug}/01/${acme.brand.gtin}/21/AAAAAAAAAAAAAAAAAAAA`, browser)).body]);
+  });
+});
+
+describe('concurrent scans', () => {
+  it('answers each of many simultaneous scans for its own identity only, including foreign and wrong-GTIN ones', async () => {
+    const cases: [string, number, string | null][] = [];
+    for (let i = 0; i < 10; i++) {
+      cases.push([`/r/${acme.slug}/01/${acme.brand.gtin}/21/${acme.serials[i % 3]}`, 307, passport]);
+      cases.push([`/r/${globex.slug}/01/${globex.brand.gtin}/21/${globex.serials[i % 3]}`, 307, brandDefault]);
+      cases.push([`/r/${acme.slug}/01/${globex.brand.gtin}/21/${globex.serials[i % 3]}`, 404, null]);
+      cases.push([`/r/${globex.slug}/01/${globex.brand.gtin}/21/${acme.serials[i % 3]}`, 404, null]);
+      cases.push([`/r/${acme.slug}/01/${globex.brand.gtin}/21/${acme.serials[i % 3]}`, 404, null]);
+      cases.push([`/r/${tokenBrand.slug}/u/${tokenBrand.serials[i % 3]}`, 307, brandDefault]);
+    }
+    const answers = await Promise.all(cases.map(([path]) => get(path, browser)));
+    expect(answers.map((a) => [a.status, a.location])).toEqual(cases.map(([, status, location]) => [status, location]));
+  });
+});
+
+describe('content negotiation', () => {
+  it('answers application/json with the unit and product data', async () => {
+    const answer = await get(`/r/${acme.slug}/01/${acme.brand.gtin}/21/${acme.serials[1]}`, json);
+    expect(answer.status).toBe(200);
+    expect(answer.type).toBe('application/json; charset=utf-8');
+    expect(JSON.parse(answer.body)).toEqual({
+      ok: true,
+      unit: {
+        serial: acme.serials[1], gtin: acme.brand.gtin, status: 'active', activated_at: expect.any(String),
+        digital_link: `http://127.0.0.1:8080/r/${acme.slug}/01/${acme.brand.gtin}/21/${acme.serials[1]}`,
+      },
+      product: { name: 'Product One', sku: 'SKU-1', gtin: acme.brand.gtin, passport_url: passport },
+      brand: { slug: acme.slug, name: 'Test Brand' },
+      target: passport,
+    });
+  });
+
+  it('answers an RFC 9264 linkset for Accept: application/linkset+json and for ?linkType=linkset', async () => {
+    const path = `/r/${acme.slug}/01/${acme.brand.gtin}/21/${acme.serials[2]}`;
+    const expected = {
+      linkset: [{
+        anchor: `http://127.0.0.1:8080${path}`,
+        'https://gs1.org/voc/defaultLink': [{ href: passport, type: 'text/html', title: 'Product One' }],
+        'https://gs1.org/voc/pip': [{ href: passport, type: 'text/html', title: 'Product One' }],
+      }],
+    };
+    for (const answer of [await get(path, { accept: 'application/linkset+json' }), await get(`${path}?linkType=linkset`, browser)]) {
+      expect([answer.status, answer.type]).toEqual([200, 'application/linkset+json']);
+      expect(JSON.parse(answer.body)).toEqual(expected);
+    }
+  });
+});
+
+describe('scan events', () => {
+  async function scansOf(brandId: string) {
+    return query<{ kind: string; outcome: string; representation: string; identifier: string | null }>(
+      app.db.em.fork(), 'select kind, outcome, representation, identifier from scan_events where brand_id = ? order by id', [brandId]);
+  }
+
+  it('records every resolution of a brand, in batches off the request path', async () => {
+    const brand = await fixture();
+    await get(`/r/${brand.slug}/01/${brand.brand.gtin}/21/${brand.serials[0]}`, browser);
+    await get(`/r/${brand.slug}/01/${brand.brand.gtin}/21/${brand.serials[0]}`, json);
+    await get(`/r/${brand.slug}/01/${brand.brand.gtin}/21/NOTASERIAL`, json);
+    await get(`/r/${brand.slug}/01/${brand.brand.gtin}`, { accept: 'application/linkset+json' });
+    let scans: Awaited<ReturnType<typeof scansOf>> = [];
+    for (let i = 0; i < 100 && scans.length < 4; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      scans = await scansOf(brand.brand.brandId);
+    }
+    expect(scans).toEqual([
+      { kind: 'serial', outcome: 'resolved', representation: 'redirect', identifier: brand.serials[0] },
+      { kind: 'serial', outcome: 'resolved', representation: 'json', identifier: brand.serials[0] },
+      { kind: 'serial', outcome: 'not_found', representation: 'json', identifier: 'NOTASERIAL' },
+      { kind: 'gtin', outcome: 'resolved', representation: 'linkset', identifier: null },
+    ]);
+  });
+
+  it('keeps redirecting while the scan writer hangs or fails', async () => {
+    let hangingCalls = 0;
+    const hanging = await startWith({ write: () => { hangingCalls++; return new Promise(() => {}); }, batchSize: 2, capacity: 3, flushIntervalMs: 1 });
+    let failingCalls = 0;
+    const failing = await startWith({ write: async () => { failingCalls++; throw new Error('database down'); }, batchSize: 1, flushIntervalMs: 1 });
+    const path = `/r/${acme.slug}/01/${acme.brand.gtin}/21/${acme.serials[0]}`;
+    for (let i = 0; i < 20; i++) {
+      for (const base of [hanging, failing]) {
+        const answer = await get(path, browser, base);
+        expect([answer.status, answer.location]).toEqual([307, passport]);
+      }
+    }
+    expect(hangingCalls).toBe(1);
+    expect(failingCalls).toBeGreaterThan(0);
+  });
+});

@@ -1,0 +1,73 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pino from 'pino';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { jetstream } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
+import { connectJetStreamBus, type JobBus } from '@mint/bus';
+import { query } from '@mint/db';
+import { startExecutor, type Executor } from '@mint/executor';
+import { submitMintRequest } from '@mint/usecases';
+import { freshStreamNames, startNatsServer, type NatsServer } from '../../../test/support/nats.ts';
+import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
+import { jobState, unitFacts, waitUntil } from './executor-process.ts';
+
+let app: UseCaseBundle;
+let brand: SeededBrand;
+let nats: NatsServer;
+let bus: JobBus;
+let executor: Executor;
+const names = freshStreamNames();
+beforeAll(async () => {
+  app = await setupUseCases();
+  brand = await app.seedBrand();
+  nats = await startNatsServer();
+  bus = await connectJetStreamBus({ url: nats.url, ...names, ackWaitMs: 5000 });
+  executor = startExecutor({ ctx: app.ctx, bus, logger: pino({ level: 'silent' }), concurrency: 2, chunkSize: 2000, relayIntervalMs: 50, leaseMs: 5000 });
+});
+afterAll(async () => {
+  await executor.stop();
+  await bus.close();
+  await nats.stop();
+  await app.close();
+});
+
+async function submit(requestedQuantity: number) {
+  const r = await submitMintRequest(app.ctx, { id: brand.userId }, {
+    brandId: brand.brandId, productId: brand.productId, productBatchId: null, requestedQuantity,
+    identityMode: 'serial', activationMode: 'active_at_mint', lots: [], idempotencyKey: null,
+  });
+  if (!r.ok) throw new Error('blocked');
+  return r;
+}
+
+describe('executor and an unreliable NATS', () => {
+  it('completes a job submitted while NATS was down, once NATS is back', async () => {
+    await nats.kill('SIGKILL');
+    const { mintJobId, mintBatchId } = await submit(7000);
+    await sleep(500);
+    const [outbox] = await query<{ n: string }>(app.db.em.fork(), 'select count(*) as n from outbox where job_id = ?', [mintJobId]);
+    expect(outbox!.n).toBe('1');
+    expect((await jobState(app.db, mintJobId)).status).toBe('QUEUED');
+    await nats.restart();
+    await waitUntil('completion', async () => (await jobState(app.db, mintJobId)).status === 'COMPLETED', 30_000);
+    expect(await unitFacts(app.db, mintBatchId)).toEqual({ units: 7000, serials: 7000, minSeq: 1, maxSeq: 7000, minted: 7000, evented: 7000 });
+  }, 45_000);
+
+  it('mints one set of units when the same job message is delivered twice', async () => {
+    // Two more copies next to the relay's (published without a dedupe id), run by two concurrent handlers.
+    const { mintJobId, mintBatchId } = await submit(40_000);
+    const nc = await connect({ servers: nats.url });
+    try {
+      const body = new TextEncoder().encode(JSON.stringify({ id: mintJobId, brandId: brand.brandId }));
+      await jetstream(nc).publish(`${names.subjectPrefix}.jobs.mint`, body);
+      await jetstream(nc).publish(`${names.subjectPrefix}.jobs.mint`, body);
+    } finally {
+      await nc.close();
+    }
+    await waitUntil('completion', async () => (await jobState(app.db, mintJobId)).status === 'COMPLETED', 20_000);
+    await waitUntil('all copies settled', async () => (await bus.pending('mint')) === 0, 10_000);
+    expect(await unitFacts(app.db, mintBatchId)).toEqual({ units: 40_000, serials: 40_000, minSeq: 1, maxSeq: 40_000, minted: 40_000, evented: 40_000 });
+    const [started] = await query<{ n: string }>(app.db.em.fork(), `select count(*) as n from mint_events where entity_id = ? and event_type = 'mint_job_started'`, [mintJobId]);
+    expect(started!.n).toBe('1');
+  }, 45_000);
+});

@@ -1,0 +1,56 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { submitMintRequest } from '@mint/usecases';
+import { testInfra } from '../../../test/support/context.ts';
+import { freshStreamNames } from '../../../test/support/nats.ts';
+import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
+import { jobState, spawnExecutor, unitFacts, waitUntil, type ExecutorProcess } from './executor-process.ts';
+
+let app: UseCaseBundle;
+let brand: SeededBrand;
+let env: Record<string, string>;
+const running: ExecutorProcess[] = [];
+beforeAll(async () => {
+  app = await setupUseCases();
+  brand = await app.seedBrand();
+  const names = freshStreamNames();
+  env = {
+    DATABASE_URL: app.database.url, NATS_URL: testInfra().natsUrl, NATS_STREAM: names.stream, NATS_SUBJECT_PREFIX: names.subjectPrefix,
+    EXECUTOR_LEASE_MS: '1500', NATS_ACK_WAIT_MS: '3000', MINT_CHUNK_SIZE: '500',
+  };
+});
+afterAll(async () => {
+  for (const p of running) {
+    p.signal('SIGCONT');
+    p.signal('SIGKILL');
+  }
+  await Promise.all(running.map((p) => p.exited));
+  await app.close();
+});
+
+describe('executor paused past its lease', () => {
+  it('rejects the late chunk of a SIGSTOPped executor after another took over, and the counts stay exact', async () => {
+    const n = 150_000;
+    const submitted = await submitMintRequest(app.ctx, { id: brand.userId }, {
+      brandId: brand.brandId, productId: brand.productId, productBatchId: null, requestedQuantity: n,
+      identityMode: 'serial', activationMode: 'active_at_mint', lots: [], idempotencyKey: null,
+    });
+    if (!submitted.ok) throw new Error('blocked');
+    const { mintJobId, mintBatchId } = submitted;
+    const a = await spawnExecutor(env);
+    running.push(a);
+    await waitUntil('progress', async () => (await jobState(app.db, mintJobId)).minted >= 3000);
+    a.signal('SIGSTOP');
+    const paused = await jobState(app.db, mintJobId);
+    const b = await spawnExecutor(env);
+    running.push(b);
+    // B gets the redelivered message once A's ack deadline passed and takes the lapsed lease over.
+    await waitUntil('takeover', async () => (await jobState(app.db, mintJobId)).token > paused.token, 25_000);
+    expect((await jobState(app.db, mintJobId)).status).toBe('PROCESSING');
+    a.signal('SIGCONT');
+    // A's write after the pause is refused: its chunk fails the fencing check, or PostgreSQL has
+    // already ended its session idling inside the chunk transaction and A finds its lease gone.
+    await waitUntil('A rejected', async () => a.lines.some((l) => l.includes('lease lost')), 10_000);
+    await waitUntil('completion', async () => (await jobState(app.db, mintJobId)).status === 'COMPLETED', 30_000);
+    expect(await unitFacts(app.db, mintBatchId)).toEqual({ units: n, serials: n, minSeq: 1, maxSeq: n, minted: n, evented: n });
+  }, 55_000);
+});

@@ -1,0 +1,74 @@
+// Executor daemons as child processes (`node services/executor/src/main.ts`) for crash, pause
+// and shutdown tests, plus the checks those tests share.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { query, type Database } from '@mint/db';
+import { freePort } from '../../../test/support/ports.ts';
+
+const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
+const children = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const child of children) child.kill('SIGKILL');
+});
+
+/** A running executor child process. */
+export interface ExecutorProcess {
+  readonly child: ChildProcess;
+  /** Its log lines so far (pino JSON). */
+  readonly lines: string[];
+  /** Resolves with the exit code (or signal) once it exited. */
+  readonly exited: Promise<number | string>;
+  signal(signal: NodeJS.Signals): void;
+}
+
+/** Starts an executor daemon on `databaseUrl` and a NATS stream of the test's own; `env` overrides the defaults. */
+export async function spawnExecutor(env: Record<string, string>): Promise<ExecutorProcess> {
+  const child = spawn(process.execPath, ['services/executor/src/main.ts'], {
+    cwd: repoRoot,
+    env: {
+      PATH: process.env['PATH'] ?? '', LOG_LEVEL: 'info', PORT: String(await freePort()),
+      AUTH_JWT_SECRET: 'test-secret-test-secret-test-secret-0123', EXECUTOR_CONCURRENCY: '1', ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.add(child);
+  const lines: string[] = [];
+  const keep = (chunk: Buffer) => lines.push(...chunk.toString().split('\n').filter(Boolean));
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  const exited = once(child, 'exit').then(([code, signal]) => {
+    children.delete(child);
+    return (code as number | null) ?? (signal as string);
+  });
+  return { child, lines, exited, signal: (s) => void child.kill(s) };
+}
+
+/** Polls `probe` every 20 ms until it returns true; throws after `timeoutMs`. */
+export async function waitUntil(what: string, probe: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await probe())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(20);
+  }
+}
+
+/** The job's status, minted quantity and lease holder. */
+export async function jobState(db: Database, jobId: string): Promise<{ status: string; minted: number; owner: string | null; token: number }> {
+  const [row] = await query<{ status: string; minted: number; lease_owner: string | null; lease_token: number }>(db.em.fork(),
+    `select j.status, b.minted_quantity as minted, j.lease_owner, j.lease_token
+     from mint_jobs j join mint_batches b on b.brand_id = j.brand_id and b.mint_job_id = j.id where j.id = ?`, [jobId]);
+  return { status: row!.status, minted: row!.minted, owner: row!.lease_owner, token: row!.lease_token };
+}
+
+/** What a user would check on a finished serial batch: count, distinct serials, seq range and the chunk events' total. */
+export async function unitFacts(db: Database, batchId: string): Promise<{ units: number; serials: number; minSeq: number; maxSeq: number; minted: number; evented: number }> {
+  const [row] = await query<{ n: string; s: string; min: number; max: number; minted: number; evented: string }>(db.em.fork(),
+    `select count(*) as n, count(distinct serial) as s, min(seq) as min, max(seq) as max,
+            (select minted_quantity from mint_batches where id = ?) as minted,
+            (select coalesce(sum((payload->>'count')::int), 0) from mint_events where entity_id = ?::text and event_type = 'mint_units_created') as evented
+     from mint_units where mint_batch_id = ?`, [batchId, batchId, batchId]);
+  return { units: Number(row!.n), serials: Number(row!.s), minSeq: row!.min, maxSeq: row!.max, minted: row!.minted, evented: Number(row!.evented) };
+}

@@ -1,0 +1,94 @@
+// The executor's import worker over real JetStream: an import stored by the API's use case is
+// relayed from the outbox, delivered on the 'import' subject and processed to COMPLETED.
+
+import { connect } from '@nats-io/transport-node';
+import { jetstreamManager } from '@nats-io/jetstream';
+import pino from 'pino';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { connectJetStreamBus, type JobBus, type JobMessage } from '@mint/bus';
+import { query } from '@mint/db';
+import { getProductImport, startProductImport } from '@mint/usecases';
+import { startExecutor, type Executor } from '@mint/executor';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testInfra } from '../../../test/support/context.ts';
+import { freshStreamNames } from '../../../test/support/nats.ts';
+import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
+import { runImportJob } from '../src/import-worker.ts';
+
+let app: UseCaseBundle;
+let brand: SeededBrand;
+let bus: JobBus;
+let executor: Executor;
+const names = freshStreamNames();
+
+beforeAll(async () => {
+  app = await setupUseCases();
+  brand = await app.seedBrand();
+  bus = await connectJetStreamBus({ url: testInfra().natsUrl, ...names, ackWaitMs: 5000 });
+  executor = startExecutor({ ctx: app.ctx, bus, logger: pino({ level: 'silent' }), concurrency: 1, chunkSize: 2000, relayIntervalMs: 50 });
+});
+afterAll(async () => {
+  await executor?.stop();
+  await bus?.close();
+  const nc = await connect({ servers: testInfra().natsUrl });
+  await (await jetstreamManager(nc)).streams.delete(names.stream).catch(() => false);
+  await nc.close();
+  await app?.close();
+});
+
+async function waitFor<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value)}`);
+    await sleep(50);
+  }
+}
+
+const delivery = (id: string, lastDelivery = false): JobMessage => ({
+  job: { kind: 'import', id, brandId: brand.brandId }, deliveryCount: lastDelivery ? 10 : 1, lastDelivery,
+  working() {}, ack: async () => {}, nak() {}, term() {},
+});
+
+describe('import worker', () => {
+  it('processes an import delivered over JetStream to COMPLETED, rows upserted by SKU', async () => {
+    const rows = Array.from({ length: 2500 }, (_, i) => `IMP-${i},Imported ${i},ACTIVE,${i % 2 ? 'READY' : 'NOT_READY'}`);
+    const csv = `sku,name,commercial_status,mint_readiness_status\n${rows.join('\n')}\nBAD,,ACTIVE,READY\n`;
+    const started = await startProductImport(app.ctx, { id: brand.userId }, brand.brandId, Buffer.from(csv));
+    const done = await waitFor('the import', () => getProductImport(app.ctx, brand.brandId, started.id), (v) => v.status === 'COMPLETED');
+    expect(done).toMatchObject({ totalRows: 2501, importedRows: 2500, failedRows: 1, errors: [{ row: 2501, field: 'name', message: 'must be 1 to 300 characters' }] });
+    const [count] = await query<{ n: string }>(app.db.em.fork(), `select count(*) as n from products where brand_id = ? and sku like 'IMP-%'`, [brand.brandId]);
+    expect(count!.n).toBe('2500');
+    const [outbox] = await query<{ n: string }>(app.db.em.fork(), 'select count(*) as n from outbox where job_id = ?', [started.id]);
+    expect(outbox!.n).toBe('0');
+  });
+
+  it('drops a delivery of an unknown import and finishes a repeated delivery without writing again', async () => {
+    expect(await runImportJob({ ctx: app.ctx, logger: pino({ level: 'silent' }) }, delivery('00000000-0000-4000-8000-000000000001'))).toEqual({ kind: 'drop' });
+    const started = await startProductImport(app.ctx, { id: brand.userId }, brand.brandId, Buffer.from('sku,name,commercial_status,mint_readiness_status\nREP-1,Rep,ACTIVE,READY\n'));
+    await waitFor('the import', () => getProductImport(app.ctx, brand.brandId, started.id), (v) => v.status === 'COMPLETED');
+    expect(await runImportJob({ ctx: app.ctx, logger: pino({ level: 'silent' }) }, delivery(started.id))).toEqual({ kind: 'done' });
+    expect((await getProductImport(app.ctx, brand.brandId, started.id)).importedRows).toBe(1);
+  });
+
+  it('marks the import FAILED on the last delivery of a failing attempt, without leaking the cause', async () => {
+    // Stored directly (no outbox row), so only this test's deliveries run it.
+    const id = '00000000-0000-4000-8000-00000000abcd';
+    await app.db.em.fork().execute(
+      `insert into product_imports (brand_id, id, status, csv, total_rows, created_at) values (?, ?, 'QUEUED', ?, 1, now())`,
+      [brand.brandId, id, Buffer.from('sku,name,commercial_status,mint_readiness_status\nX,Y,ACTIVE,READY\n')],
+    );
+    const logger = pino({ level: 'silent' });
+    const broken = { ...app.ctx, clock: (): Date => { throw new Error('secret internal detail'); } };
+    expect(await runImportJob({ ctx: broken, logger }, delivery(id))).toEqual({ kind: 'retry', delayMs: 2000 });
+    expect((await getProductImport(app.ctx, brand.brandId, id)).status).toBe('QUEUED');
+    // On the last delivery the attempt fails again; the import is then marked FAILED.
+    let calls = 0;
+    const flaky = { ...app.ctx, clock: (): Date => { if (calls++ === 0) throw new Error('secret internal detail'); return new Date(); } };
+    expect(await runImportJob({ ctx: flaky, logger }, delivery(id, true))).toEqual({ kind: 'done' });
+    const view = await getProductImport(app.ctx, brand.brandId, id);
+    expect(view).toMatchObject({ status: 'FAILED', finishedAt: expect.any(Date), errors: [{ row: 0, field: null, message: 'gave up after 10 failed attempts (details in the executor log)' }] });
+    expect(JSON.stringify(view)).not.toContain('secret');
+  });
+});

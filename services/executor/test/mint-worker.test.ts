@@ -1,0 +1,79 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pino from 'pino';
+import type { JobMessage } from '@mint/bus';
+import { query } from '@mint/db';
+import { claimMintJob, submitMintRequest, type UseCaseContext } from '@mint/usecases';
+import { runMintJob } from '../src/mint-worker.ts';
+import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
+import { jobState } from './executor-process.ts';
+
+let app: UseCaseBundle;
+let brand: SeededBrand;
+beforeAll(async () => {
+  app = await setupUseCases();
+  brand = await app.seedBrand();
+});
+afterAll(() => app.close());
+
+/** A delivery that records how it was settled (the worker returns the outcome; settle applies it). */
+function message(jobId: string, lastDelivery: boolean): JobMessage {
+  return {
+    job: { kind: 'mint', id: jobId, brandId: brand.brandId }, deliveryCount: lastDelivery ? 10 : 1, lastDelivery,
+    working() {}, ack: async () => {}, nak() {}, term() {},
+  };
+}
+async function submit() {
+  const r = await submitMintRequest(app.ctx, { id: brand.userId }, {
+    brandId: brand.brandId, productId: brand.productId, productBatchId: null, requestedQuantity: 3000,
+    identityMode: 'serial', activationMode: 'active_at_mint', lots: [], idempotencyKey: null,
+  });
+  if (!r.ok) throw new Error('blocked');
+  return r.mintJobId;
+}
+/** A context whose chunk step fails with `error`. */
+function failing(error: unknown): UseCaseContext {
+  return { ...app.ctx, randomFill: () => { throw error; } };
+}
+const worker = (ctx: UseCaseContext) => ({ ctx, logger: pino({ level: 'silent' }), chunkSize: 1000, writers: 2, leaseMs: 30_000, owner: 'test', stopping: () => false });
+async function failedEvents(jobId: string): Promise<{ reason: string }[]> {
+  const rows = await query<{ payload: { reason: string } }>(app.db.em.fork(), `select payload from mint_events where entity_id = ? and event_type = 'mint_job_failed'`, [jobId]);
+  return rows.map((r) => r.payload);
+}
+
+describe('mint worker failure handling', () => {
+  it('retries a transient error with backoff, counting the attempt and releasing the lease', async () => {
+    const jobId = await submit();
+    const outcome = await runMintJob(worker(failing(new Error('connection reset'))), message(jobId, false));
+    expect(outcome.kind).toBe('retry');
+    expect(outcome.kind === 'retry' && outcome.delayMs).toBeGreaterThanOrEqual(500);
+    const [row] = await query<{ attempts: number; last_error: string; lease_owner: string | null; status: string }>(app.db.em.fork(),
+      `select attempts, last_error, lease_owner, status from mint_jobs where id = ?`, [jobId]);
+    expect(row).toEqual({ attempts: 1, last_error: 'connection reset', lease_owner: null, status: 'PROCESSING' });
+    // The next delivery, without the fault, completes the job.
+    expect(await runMintJob(worker(app.ctx), message(jobId, false))).toEqual({ kind: 'done' });
+    expect((await jobState(app.db, jobId)).status).toBe('COMPLETED');
+  });
+
+  it('marks the job FAILED with mint_job_failed when the last delivery fails', async () => {
+    const jobId = await submit();
+    expect(await runMintJob(worker(failing(new Error('connection reset'))), message(jobId, true))).toEqual({ kind: 'done' });
+    expect((await jobState(app.db, jobId)).status).toBe('FAILED');
+    expect((await failedEvents(jobId))[0]?.reason).toMatch(/gave up after 1 failed attempts: connection reset/);
+  });
+
+  it('fails the job at once on a permanent error, keeping the reason', async () => {
+    const jobId = await submit();
+    const permanent = Object.assign(new Error('value too long for type character varying(20)'), { code: '22001' });
+    expect(await runMintJob(worker(failing(permanent)), message(jobId, false))).toEqual({ kind: 'done' });
+    expect((await jobState(app.db, jobId)).status).toBe('FAILED');
+    expect((await failedEvents(jobId))[0]?.reason).toMatch(/permanent error: value too long/);
+  });
+
+  it('hands a job back without writing (and without failing it, even on the last delivery) when another worker holds its lease', async () => {
+    const jobId = await submit();
+    expect((await claimMintJob(app.ctx, brand.brandId, jobId, 'someone-else', 30_000)).kind).toBe('claimed');
+    const outcome = await runMintJob(worker(app.ctx), message(jobId, true));
+    expect(outcome.kind).toBe('retry');
+    expect(await jobState(app.db, jobId)).toMatchObject({ status: 'RESERVED', minted: 0, owner: 'someone-else' });
+  });
+});
