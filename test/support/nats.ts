@@ -4,7 +4,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -134,6 +134,7 @@ export async function startNatsServer(options: { startTimeoutMs?: number } = {})
       if (child === undefined) return;
       child.kill(signal);
       if (terminatingSignals.has(signal)) await exited(child);
+      if (signal === 'SIGSTOP') await stoppedState(child.pid!);
     },
     async restart() {
       if (stopped !== undefined) throw new Error('restart() after stop()');
@@ -141,4 +142,13 @@ export async function startNatsServer(options: { startTimeoutMs?: number } = {})
       await launch();
     },
   };
+}
+
+/** Resolves once the kernel reports the process as stopped (state T), so a paused server really is paused. */
+async function stoppedState(pid: number): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => '');
+    if (/^\d+ \(.*\) [Tt] /.test(stat)) return;
+    await sleep(10);
+  }
 }
