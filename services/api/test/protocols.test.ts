@@ -3,6 +3,7 @@
 
 import http2 from 'node:http2';
 import { request as httpRequest } from 'node:http';
+import { gzipSync } from 'node:zlib';
 import { Code, ConnectError, createClient } from '@connectrpc/connect';
 import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } from '@connectrpc/connect-node';
 import * as grpc from '@grpc/grpc-js';
@@ -106,6 +107,21 @@ describe('Connect over HTTP/1.1', () => {
     const body = (await res.json()) as { code: string; message: string };
     expect(body.code).toBe('invalid_argument');
     expect(body.message).toMatch(/^request body is not a mint\.v1\.GetMintBatchRequest message/);
+  });
+
+  it('answers a body that does not match its Content-Encoding with invalid_argument, and decodes one that does', async () => {
+    const json = JSON.stringify({ brand_id: brand.brandId, mint_batch_id: batchId });
+    const call = (body: Uint8Array) => fetch(`${api.baseUrl}/mint.v1.MintService/GetMintBatch`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip', ...auth() },
+      body,
+    });
+    const bad = await call(new TextEncoder().encode(json));
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { code: string }).code).toBe('invalid_argument');
+    const good = await call(gzipSync(json));
+    expect(good.status).toBe(200);
+    expect(((await good.json()) as { batch: { id: string } }).batch.id).toBe(batchId);
   });
 
   it('generates a request id when the client sends none (or a malformed one)', async () => {

@@ -16,15 +16,16 @@ import type { HttpRequest, HttpResponse } from './listener.ts';
 export const readMaxBytes = 40 * 1024 * 1024;
 
 /**
- * Like `connectNodeAdapter`, with one correction: connect-es reports a Connect unary binary body
- * that does not decode as `internal` (HTTP 500) before any interceptor runs. Such a body is the
- * client's mistake, so it is decoded here first and answered `invalid_argument` (HTTP 400) with
- * the decoder's reason. Every other request goes to the library untouched.
+ * Like `connectNodeAdapter`, with one correction: connect-es answers a Connect unary request whose
+ * body does not decompress, or whose binary body does not decode, with `internal` (HTTP 500)
+ * before any interceptor runs. Such a body is the client's mistake, so it is decompressed and
+ * decoded here first and answered `invalid_argument` (HTTP 400) with the reason. The library then
+ * gets the plain bytes; every other request goes to it untouched.
  */
 export function connectAdapter(options: ConnectNodeAdapterOptions): (req: HttpRequest, res: HttpResponse) => void {
   const router = createConnectRouter({ acceptCompression: [compressionGzip, compressionBrotli], ...options, readMaxBytes });
   options.routes?.(router);
-  const paths = new Map(router.handlers.map((handler) => [handler.requestPath, rejectUndecodableBinary(handler)]));
+  const paths = new Map(router.handlers.map((handler) => [handler.requestPath, checkUnaryBody(handler)]));
   return (req, res) => {
     const handler = paths.get((req.url ?? '').split('?', 1)[0]!);
     if (!handler) {
@@ -39,25 +40,42 @@ export function connectAdapter(options: ConnectNodeAdapterOptions): (req: HttpRe
   };
 }
 
-function rejectUndecodableBinary(handler: UniversalHandler): UniversalHandler {
+const compressions = [compressionGzip, compressionBrotli];
+
+function checkUnaryBody(handler: UniversalHandler): UniversalHandler {
   const wrapped = async (req: UniversalServerRequest): Promise<UniversalServerResponse> => {
-    const unaryBinary = handler.method.methodKind === 'unary' && req.method === 'POST'
-      && req.header.get('content-type') === 'application/proto'
-      && (req.header.get('content-encoding') ?? 'identity') === 'identity';
-    if (!unaryBinary || !(typeof req.body === 'object' && req.body !== null && Symbol.asyncIterator in req.body)) return handler(req);
+    const encoding = req.header.get('content-encoding') ?? 'identity';
+    const compression = encoding === 'identity' ? null : compressions.find((c) => c.name === encoding);
+    const unary = handler.method.methodKind === 'unary' && req.method === 'POST'
+      && typeof req.body === 'object' && req.body !== null && Symbol.asyncIterator in req.body;
+    // Unknown encodings are answered by the library itself (unimplemented, as the protocol says).
+    if (!unary || compression === undefined) return handler(req);
     let bytes: Uint8Array;
     try {
       bytes = await readAllBytes(req.body as AsyncIterable<Uint8Array>, readMaxBytes, req.header.get('content-length'));
     } catch (error) {
       return errorResponse(ConnectError.from(error, Code.InvalidArgument));
     }
-    try {
-      fromBinary(handler.method.input, bytes);
-    } catch (error) {
-      const reason = error instanceof Error ? error.message : String(error);
-      return errorResponse(new ConnectError(`request body is not a ${handler.method.input.typeName} message: ${reason}`, Code.InvalidArgument));
+    const header = new Headers(req.header);
+    if (compression !== null) {
+      try {
+        bytes = await compression.decompress(bytes, readMaxBytes);
+      } catch (error) {
+        const reason = error instanceof Error ? error.message : String(error);
+        return errorResponse(new ConnectError(`request body is not valid ${encoding}: ${reason}`, Code.InvalidArgument));
+      }
+      header.delete('content-encoding');
+      header.delete('content-length');
     }
-    return handler({ ...req, body: createAsyncIterable([bytes]) });
+    if (header.get('content-type') === 'application/proto') {
+      try {
+        fromBinary(handler.method.input, bytes);
+      } catch (error) {
+        const reason = error instanceof Error ? error.message : String(error);
+        return errorResponse(new ConnectError(`request body is not a ${handler.method.input.typeName} message: ${reason}`, Code.InvalidArgument));
+      }
+    }
+    return handler({ ...req, header, body: createAsyncIterable([bytes]) });
   };
   return Object.assign(wrapped, handler);
 }
