@@ -1,12 +1,10 @@
-import { randomUUID } from 'node:crypto';
+import { appendEvents, findBatchOfJob, lockJob, moveJob } from '@mint/db';
 import {
-  appendEvents, bumpKpis, findBatchOfJob, lockJob, moveJob, Brand, MintBatch, MintLot, OutboxMessage, Product, ProductionBatch,
-} from '@mint/db';
-import {
-  ConflictError, IllegalStateError, InvalidInputError, NotFoundError, activationModes, enqueuePreflighted, isUuid, lotResolverUrl,
-  lotViolations, preflight, type ActivationMode, type FieldViolation, type JobStatus, type Lot, type NewEvent,
+  ConflictError, IllegalStateError, InvalidInputError, NotFoundError, activationModes, enqueuePreflighted, isUuid,
+  lotViolations, type ActivationMode, type FieldViolation, type JobStatus, type Lot,
 } from '@mint/domain';
 import type { Actor, UseCaseContext } from './context.ts';
+import { checkPreflight, createDraftBatch } from './draft-batch.ts';
 
 /** The notice every CreateMintBatchFromJob response (and its log line) carries. */
 export const createMintBatchFromJobDeprecation = 'create_mint_batch_from_job is deprecated; use submit_mint_request';
@@ -64,46 +62,25 @@ export async function createMintBatchFromJob(
     const lotProblems = lotViolations(input.lots, job.requestedQuantity);
     if (lotProblems.length > 0) throw new InvalidInputError(lotProblems);
 
-    const product = await em.findOne(Product, { brandId, id: job.productId });
-    const productionBatch = job.productionBatchId === null ? null : await em.findOne(ProductionBatch, { brandId, id: job.productionBatchId });
-    const reasons = preflight({
-      productId: job.productId, product, productBatchRequested: job.productionBatchId !== null, productionBatch,
-      requestedQuantity: job.requestedQuantity,
+    const { product, reasons } = await checkPreflight(em, brandId, {
+      productId: job.productId, productionBatchId: job.productionBatchId, requestedQuantity: job.requestedQuantity,
     });
     if (reasons.length > 0 || product === null) {
       throw new IllegalStateError(`mint job ${mintJobId} no longer passes preflight: ${reasons.map((r) => r.code).join(', ')}`);
     }
-    const brand = await em.findOneOrFail(Brand, { id: brandId });
     const now = ctx.clock();
-    const batchId = randomUUID();
-    em.create(MintBatch, {
-      brandId, id: batchId, mintJobId, productId: product.id, productionBatchId: job.productionBatchId,
-      status: 'draft', identityMode: job.scopeType, activationMode: input.activationMode,
-      requestedQuantity: job.requestedQuantity, mintedQuantity: 0, resolverBaseUrl: brand.resolverBaseUrl,
-      gtin: product.gtin ?? null, createdAt: now, updatedAt: now,
+    const batchId = await createDraftBatch(em, {
+      brandId, mintJobId, product, productionBatchId: job.productionBatchId, identityMode: job.scopeType,
+      activationMode: input.activationMode, requestedQuantity: job.requestedQuantity, lots: input.lots, actor, now,
+      eventDetails: { deprecated_flow: true },
     });
-    for (const lot of input.lots) {
-      em.create(MintLot, {
-        brandId, mintBatchId: batchId, lotCode: lot.lotCode, qty: lot.qty, gtin: product.gtin ?? null,
-        resolverUrl: lotResolverUrl(brand.resolverBaseUrl, product.gtin ?? null, lot.lotCode), createdAt: now,
-      });
-    }
-    em.create(OutboxMessage, { brandId, kind: 'mint', jobId: mintJobId, createdAt: now });
-    await em.flush();
-    const events: NewEvent[] = [];
     if (job.status === 'PREFLIGHTED') {
       if (!(await moveJob(em, brandId, mintJobId, enqueuePreflighted(), now))) throw new ConflictError(`mint job ${mintJobId} moved concurrently`);
-      events.push({
+      await appendEvents(em, now, [{
         brandId, eventType: 'mint_job_queued', entityType: 'mint_job', entityId: mintJobId, actor: actor.id,
         payload: { requested_quantity: job.requestedQuantity, identity_mode: job.scopeType, mint_batch_id: batchId, from: 'PREFLIGHTED', deprecated_flow: true },
-      });
+      }]);
     }
-    events.push({
-      brandId, eventType: 'mint_batch_created', entityType: 'mint_batch', entityId: batchId, actor: actor.id,
-      payload: { mint_job_id: mintJobId, activation_mode: input.activationMode, lots: input.lots.length, deprecated_flow: true },
-    });
-    await bumpKpis(em, brandId, { batchesCreated: 1 });
-    await appendEvents(em, now, events);
     return { mintJobId, mintBatchId: batchId, status: 'QUEUED', deprecation: createMintBatchFromJobDeprecation };
   });
 }

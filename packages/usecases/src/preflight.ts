@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
-import { MintJob, MintPreflight, Product, ProductionBatch, type Em } from '@mint/db';
-import { assertValid, isUuid, preflight, quantityViolations, type BlockingReason, type FieldViolation, type IdentityMode } from '@mint/domain';
+import { MintJob, MintPreflight, type Em } from '@mint/db';
+import { assertValid, isUuid, quantityViolations, type BlockingReason, type FieldViolation, type IdentityMode } from '@mint/domain';
 import type { Actor, UseCaseContext } from './context.ts';
+import { checkPreflight } from './draft-batch.ts';
 
 /** Input of preflight_mint_batch. */
 export interface PreflightInput {
@@ -66,10 +67,8 @@ async function preflightInTransaction(ctx: UseCaseContext, em: Em, input: Prefli
     const existing = await em.findOne(MintPreflight, { brandId, idempotencyKey: input.idempotencyKey });
     if (existing) return toView(existing);
   }
-  const product = await em.findOne(Product, { brandId, id: input.productId });
-  const productionBatch = await em.findOne(ProductionBatch, { brandId, id: input.productionBatchId });
-  const reasons = preflight({
-    productId: input.productId, product, productBatchRequested: true, productionBatch, requestedQuantity: input.requestedQuantity,
+  const { reasons } = await checkPreflight(em, brandId, {
+    productId: input.productId, productionBatchId: input.productionBatchId, requestedQuantity: input.requestedQuantity,
   });
   const now = ctx.clock();
   let mintJobId: string | null = null;

@@ -15,7 +15,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import {
-  addMinted, appendEvents, advanceMinted, query, bumpKpis, claimJobLease, findBatchOfJob, findMissingSeqRanges, insertUnitChunk, moveBatchStatus, moveJob, MintJob,
+  addMinted, appendEvents, advanceMinted, query, bumpKpis, claimJobLease, createPendingPack, findBatchOfJob, findMissingSeqRanges, insertUnitChunk, moveBatchStatus, moveJob, MintJob,
   readJobLease, releaseJobLease, renewJobLease, type BatchRecord, type Em,
 } from '@mint/db';
 import {
@@ -24,7 +24,6 @@ import {
   lotViolations, moveBatch, planChunks, startProcessing, unitResolverUrl, type Chunk, type JobStatus, type Lease, type NewEvent,
 } from '@mint/domain';
 import type { UseCaseContext } from './context.ts';
-import { createPendingPack } from '@mint/db';
 
 /** Result of one processing cycle (process_mint_job_batch). */
 export interface CycleResult {

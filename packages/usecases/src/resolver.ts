@@ -1,6 +1,6 @@
 import { createResolverReader, insertScanEvents, type ResolverBrand, type ResolverProduct, type ResolverReader, type ScanRecord } from '@mint/db';
 import {
-  decideResolution, lotResolverUrl, unitResolverUrl, type FoundIdentity, type Representation, type ResolutionOutcome, type ResolverPath,
+  decideResolution, lotResolverUrl, unitResolverUrl, type Representation, type ResolutionOutcome, type ResolverPath,
 } from '@mint/domain';
 import type { UseCaseContext } from './context.ts';
 
@@ -21,6 +21,8 @@ export interface Resolution {
 export interface ResolverOptions {
   /** How long a brand found by slug (or a miss) is cached; default 10 s. */
   readonly brandCacheMs?: number;
+  /** How long a product found by GTIN (or a miss) is cached for `/01/{gtin}`; default 1 s. Units and lots are never cached. */
+  readonly productCacheMs?: number;
   /** Records each resolution; see {@link createScanRecorder}. */
   readonly recorder?: ScanRecorder;
   /** The lookups; default {@link createResolverReader} on the context's database (closed by `close`). */
@@ -41,64 +43,92 @@ function productView(p: ResolverProduct): Record<string, unknown> {
   return { name: p.name, sku: p.sku, gtin: p.gtin, passport_url: p.passportUrl };
 }
 
+/** A found identity's resolution whose `data` is built only when read (only JSON answers show it). */
+function found(outcome: ResolutionOutcome, brand: ResolverBrand, anchor: string | null, title: string, data: () => Record<string, unknown>): Resolution {
+  let built: Record<string, unknown> | undefined;
+  return {
+    outcome, brand, anchor, title,
+    get data() {
+      return (built ??= data());
+    },
+  };
+}
+
 /**
- * Creates the resolver. Brands are looked up by slug through a small cache (including misses);
- * each identity is one indexed query scoped to that brand and the path's GTIN, so an identity of
- * another brand or product is not found. Lots and units walk up to their product's passport page,
- * then the brand's default.
+ * Lookups by key remembered for `ttlMs` (misses too) in at most `max` entries (beyond that the
+ * cache starts over); `get` answers a fresh entry synchronously, and concurrent misses of one key
+ * share one lookup.
+ */
+function cachedLookup<T>(ttlMs: number, max: number, load: (key: string) => Promise<T>): (key: string) => T | Promise<T> {
+  const entries = new Map<string, { readonly value: T; readonly until: number }>();
+  const loading = new Map<string, Promise<T>>();
+  return (key) => {
+    const hit = entries.get(key);
+    if (hit !== undefined && hit.until > Date.now()) return hit.value;
+    let pending = loading.get(key);
+    if (pending === undefined) {
+      pending = load(key).then(
+        (value) => {
+          loading.delete(key);
+          if (entries.size >= max) entries.clear();
+          entries.set(key, { value, until: Date.now() + ttlMs });
+          return value;
+        },
+        (error: unknown) => {
+          loading.delete(key);
+          throw error;
+        },
+      );
+      loading.set(key, pending);
+    }
+    return pending;
+  };
+}
+
+/**
+ * Creates the resolver. Brands are looked up by slug and products by GTIN through small caches
+ * (including misses); each unit or lot is one indexed query scoped to that brand and the path's
+ * GTIN, never cached (its state can change at any time), so an identity of another brand or
+ * product is not found. Lots and units walk up to their product's passport page, then the brand's
+ * default.
  */
 export function createResolver(ctx: UseCaseContext, options: ResolverOptions = {}): Resolver {
-  const ttl = options.brandCacheMs ?? 10_000;
   const reader = options.reader ?? createResolverReader(ctx.db);
-  const brands = new Map<string, { brand: ResolverBrand | null; until: number }>();
-  async function brandOf(slug: string): Promise<ResolverBrand | null> {
-    const now = Date.now();
-    const hit = brands.get(slug);
-    if (hit !== undefined && hit.until > now) return hit.brand;
-    const brand = await reader.findBrandBySlug(slug);
-    if (brands.size > 10_000) brands.clear();
-    brands.set(slug, { brand, until: now + ttl });
-    return brand;
-  }
+  const brandOf = cachedLookup(options.brandCacheMs ?? 10_000, 10_000, (slug) => reader.findBrandBySlug(slug));
+  const productOf = cachedLookup(options.productCacheMs ?? 1_000, 10_000, (key) => reader.findProduct(key.slice(0, key.indexOf(' ')), key.slice(key.indexOf(' ') + 1)));
+  const brandView = (brand: ResolverBrand) => ({ slug: brand.slug, name: brand.name });
+  const decide = (brand: ResolverBrand, unitStatus: string | null, batchStatus: string | null, productPassportUrl: string | null) =>
+    decideResolution({ kind: 'found', ownTarget: null, brandDefaultPassportUrl: brand.defaultPassportUrl, unitStatus, batchStatus, productPassportUrl });
 
   async function lookup(path: ResolverPath): Promise<Resolution> {
-    const brand = await brandOf(path.slug);
+    const cached = brandOf(path.slug);
+    const brand = cached instanceof Promise ? await cached : cached;
     if (brand === null) return notFound(null);
     const base = `${ctx.publicBaseUrl}/r/${brand.slug}`;
     const key = path.key;
-    const found = (f: Omit<Extract<FoundIdentity, { kind: 'found' }>, 'kind' | 'brandDefaultPassportUrl' | 'ownTarget'>): FoundIdentity =>
-      ({ kind: 'found', ownTarget: null, brandDefaultPassportUrl: brand.defaultPassportUrl, ...f });
     if (key.kind === 'serial' || key.kind === 'token') {
-      const serial = key.kind === 'serial' ? key.serial : key.token;
-      const unit = await reader.findUnit(brand.id, serial, key.kind === 'serial' ? key.gtin : null);
+      const unit = await reader.findUnit(brand.id, key.kind === 'serial' ? key.serial : key.token, key.kind === 'serial' ? key.gtin : null);
       if (unit === null) return notFound(brand);
-      const outcome = decideResolution(found({ unitStatus: unit.status, batchStatus: unit.batchStatus, productPassportUrl: unit.product.passportUrl }));
-      return {
-        outcome, brand, anchor: unitResolverUrl(base, unit.gtin, unit.serial), title: unit.product.name,
-        data: {
-          ok: true,
-          unit: { serial: unit.serial, gtin: unit.gtin, status: unit.status, activated_at: unit.activatedAt?.toISOString() ?? null, digital_link: unit.resolverUrl },
-          product: productView(unit.product),
-          brand: { slug: brand.slug, name: brand.name },
-        },
-      };
+      return found(decide(brand, unit.status, unit.batchStatus, unit.product.passportUrl), brand, unitResolverUrl(base, unit.gtin, unit.serial), unit.product.name, () => ({
+        ok: true,
+        unit: { serial: unit.serial, gtin: unit.gtin, status: unit.status, activated_at: unit.activatedAt?.toISOString() ?? null, digital_link: unit.resolverUrl },
+        product: productView(unit.product),
+        brand: brandView(brand),
+      }));
     }
     if (key.kind === 'lot') {
       const lot = await reader.findLot(brand.id, key.gtin, key.lot);
       if (lot === null) return notFound(brand);
-      const outcome = decideResolution(found({ unitStatus: null, batchStatus: lot.allVoided ? 'voided' : 'minted', productPassportUrl: lot.product.passportUrl }));
-      return {
-        outcome, brand, anchor: lotResolverUrl(base, key.gtin, key.lot), title: lot.product.name,
-        data: { ok: true, lot: { lot_code: lot.lotCode, qty: lot.qty, gtin: key.gtin }, product: productView(lot.product), brand: { slug: brand.slug, name: brand.name } },
-      };
+      return found(decide(brand, null, lot.allVoided ? 'voided' : 'minted', lot.product.passportUrl), brand, lotResolverUrl(base, key.gtin, key.lot), lot.product.name, () => ({
+        ok: true, lot: { lot_code: lot.lotCode, qty: lot.qty, gtin: key.gtin }, product: productView(lot.product), brand: brandView(brand),
+      }));
     }
-    const product = await reader.findProduct(brand.id, key.gtin);
+    const cachedProduct = productOf(`${brand.id} ${key.gtin}`);
+    const product = cachedProduct instanceof Promise ? await cachedProduct : cachedProduct;
     if (product === null) return notFound(brand);
-    const outcome = decideResolution(found({ unitStatus: null, batchStatus: null, productPassportUrl: product.passportUrl }));
-    return {
-      outcome, brand, anchor: `${base}/01/${key.gtin}`, title: product.name,
-      data: { ok: true, product: productView(product), brand: { slug: brand.slug, name: brand.name } },
-    };
+    return found(decide(brand, null, null, product.passportUrl), brand, `${base}/01/${key.gtin}`, product.name, () => ({
+      ok: true, product: productView(product), brand: brandView(brand),
+    }));
   }
 
   return {
