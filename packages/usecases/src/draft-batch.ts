@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { appendEvents, bumpKpis, Brand, MintBatch, MintLot, OutboxMessage, Product, ProductionBatch, type Em } from '@mint/db';
 import { lotResolverUrl, preflight, type ActivationMode, type BlockingReason, type IdentityMode, type Lot } from '@mint/domain';
 import type { Actor } from './context.ts';
@@ -33,6 +32,8 @@ export async function checkPreflight(
 /** The batch to create for a job. */
 export interface DraftBatchInput {
   readonly brandId: string;
+  /** Id of the new batch (chosen by the caller, so its own events can name it). */
+  readonly batchId: string;
   readonly mintJobId: string;
   readonly product: Product;
   readonly productionBatchId: string | null;
@@ -50,13 +51,13 @@ export interface DraftBatchInput {
 /**
  * Creates a job's draft batch in the caller's transaction, the one way every flow does it: the
  * brand's resolver base and the product's GTIN frozen on the batch, its lots with their GS1
- * Digital Link URIs, the outbox message that gets an executor to the job, the batches_created
- * counter and the mint_batch_created event. Returns the batch id.
+ * Digital Link URIs, the outbox message that gets an executor to the job, the mint_batch_created
+ * event and the batches_created counter. Call it last in the transaction: the counter row is the
+ * brand's one hot row, so its lock is taken by the final statement and held only for the commit.
  */
-export async function createDraftBatch(em: Em, input: DraftBatchInput): Promise<string> {
-  const { brandId, product, now } = input;
+export async function createDraftBatch(em: Em, input: DraftBatchInput): Promise<void> {
+  const { brandId, batchId, product, now } = input;
   const brand = await em.findOneOrFail(Brand, { id: brandId });
-  const batchId = randomUUID();
   const gtin = product.gtin ?? null;
   em.create(MintBatch, {
     brandId, id: batchId, mintJobId: input.mintJobId, productId: product.id, productionBatchId: input.productionBatchId,
@@ -72,10 +73,9 @@ export async function createDraftBatch(em: Em, input: DraftBatchInput): Promise<
   }
   em.create(OutboxMessage, { brandId, kind: 'mint', jobId: input.mintJobId, createdAt: now });
   await em.flush();
-  await bumpKpis(em, brandId, { batchesCreated: 1 });
   await appendEvents(em, now, [{
     brandId, eventType: 'mint_batch_created', entityType: 'mint_batch', entityId: batchId, actor: input.actor.id,
     payload: { mint_job_id: input.mintJobId, activation_mode: input.activationMode, lots: input.lots.length, ...input.eventDetails },
   }]);
-  return batchId;
+  await bumpKpis(em, brandId, { batchesCreated: 1 });
 }

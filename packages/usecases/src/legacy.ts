@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { appendEvents, findBatchOfJob, lockJob, moveJob } from '@mint/db';
 import {
   ConflictError, IllegalStateError, InvalidInputError, NotFoundError, activationModes, enqueuePreflighted, isUuid,
@@ -69,11 +70,7 @@ export async function createMintBatchFromJob(
       throw new IllegalStateError(`mint job ${mintJobId} no longer passes preflight: ${reasons.map((r) => r.code).join(', ')}`);
     }
     const now = ctx.clock();
-    const batchId = await createDraftBatch(em, {
-      brandId, mintJobId, product, productionBatchId: job.productionBatchId, identityMode: job.scopeType,
-      activationMode: input.activationMode, requestedQuantity: job.requestedQuantity, lots: input.lots, actor, now,
-      eventDetails: { deprecated_flow: true },
-    });
+    const batchId = randomUUID();
     if (job.status === 'PREFLIGHTED') {
       if (!(await moveJob(em, brandId, mintJobId, enqueuePreflighted(), now))) throw new ConflictError(`mint job ${mintJobId} moved concurrently`);
       await appendEvents(em, now, [{
@@ -81,6 +78,11 @@ export async function createMintBatchFromJob(
         payload: { requested_quantity: job.requestedQuantity, identity_mode: job.scopeType, mint_batch_id: batchId, from: 'PREFLIGHTED', deprecated_flow: true },
       }]);
     }
+    await createDraftBatch(em, {
+      brandId, batchId, mintJobId, product, productionBatchId: job.productionBatchId, identityMode: job.scopeType,
+      activationMode: input.activationMode, requestedQuantity: job.requestedQuantity, lots: input.lots, actor, now,
+      eventDetails: { deprecated_flow: true },
+    });
     return { mintJobId, mintBatchId: batchId, status: 'QUEUED', deprecation: createMintBatchFromJobDeprecation };
   });
 }

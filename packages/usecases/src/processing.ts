@@ -159,11 +159,12 @@ async function writeChunk(ctx: UseCaseContext, lease: Lease, leaseMs: number, ba
       });
     }, async (em, now) => {
       minted = await addMinted(em, brandId, batch.id, chunk.count, now);
-      await bumpKpis(em, brandId, { totalTokensMinted: chunk.count, activeTokens: unitStatus === 'active' ? chunk.count : 0 });
       await appendEvents(em, now, [
         { ...event(brandId, 'mint_units_created', batch.id, { count: chunk.count, first_seq: chunk.firstSeq, mint_job_id: jobId }), entityType: 'mint_batch' },
       ]);
       if (minted === batch.requestedQuantity) await complete(em, now, batch, completeSerialJob());
+      // Last: the brand's counter row is its one hot row; its lock is then held only for the commit.
+      await bumpKpis(em, brandId, { totalTokensMinted: chunk.count, activeTokens: unitStatus === 'active' ? chunk.count : 0 });
     });
   } catch (error) {
     if (sqlState(error) === '23505') throw new ConflictError(`chunk at seq ${chunk.firstSeq} of mint batch ${batch.id} was written concurrently`, { cause: error });
@@ -273,7 +274,6 @@ async function finaliseWithoutUnits(ctx: UseCaseContext, lease: Lease, leaseMs: 
   }
   await fenced(ctx, lease, leaseMs, noWrites, async (em, now) => {
     if (!(await advanceMinted(em, brandId, batch.id, 0, batch.requestedQuantity, now))) throw new ConflictError(`mint batch ${batch.id} advanced concurrently`);
-    await bumpKpis(em, brandId, { totalTokensMinted: batch.requestedQuantity });
     if (batch.lots.length > 0) {
       await appendEvents(em, now, [{
         ...event(brandId, 'mint_lots_confirmed', batch.id, { lots: batch.lots.length, quantity: batch.requestedQuantity, mint_job_id: jobId }),
@@ -281,6 +281,7 @@ async function finaliseWithoutUnits(ctx: UseCaseContext, lease: Lease, leaseMs: 
       }]);
     }
     await complete(em, now, batch, from === 'RESERVED' ? completeWithoutUnits() : completeSerialJob());
+    await bumpKpis(em, brandId, { totalTokensMinted: batch.requestedQuantity });
   });
   return 'COMPLETED';
 }

@@ -56,13 +56,14 @@ async function submitInTransaction(ctx: UseCaseContext, em: Em, actor: Actor, re
     productId: product.id, productionBatchId: request.productBatchId, idempotencyKey: request.idempotencyKey,
     createdAt: now, updatedAt: now,
   });
-  const batchId = await createDraftBatch(em, {
-    brandId, mintJobId: jobId, product, productionBatchId: request.productBatchId, identityMode: request.identityMode,
-    activationMode: request.activationMode, requestedQuantity: request.requestedQuantity, lots: request.lots, actor, now,
-  });
+  const batchId = randomUUID();
   await appendEvents(em, now, [{
     brandId, eventType: 'mint_job_queued', entityType: 'mint_job', entityId: jobId, actor: actor.id,
     payload: { requested_quantity: request.requestedQuantity, identity_mode: request.identityMode, mint_batch_id: batchId },
   }]);
+  await createDraftBatch(em, {
+    brandId, batchId, mintJobId: jobId, product, productionBatchId: request.productBatchId, identityMode: request.identityMode,
+    activationMode: request.activationMode, requestedQuantity: request.requestedQuantity, lots: request.lots, actor, now,
+  });
   return { ok: true, mintJobId: jobId, mintBatchId: batchId, status: 'QUEUED', isDuplicate: false };
 }
