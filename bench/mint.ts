@@ -3,14 +3,15 @@
  * end (submit -> outbox -> NATS JetStream -> executor child process -> COMPLETED) and, in the same
  * run, the raw baseline: COPY of the same number of rows into the same table (mint_units, all its
  * indexes) over two connections. Prints units/s per size, the ratio to the baseline and the
- * executor's peak RSS. Uses a database of its own (created and dropped) on the server of
- * DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres) and a fresh stream on NATS_URL
+ * executor's peak RSS (`--runs N` measures each size N times; `--json FILE` also writes the figures as
+ * JSON for bench/run.ts; `benchMint` is the same as a function). Uses a database of its own
+ * (created and dropped) on the server of DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres) and a fresh stream on NATS_URL
  * (default nats://127.0.0.1:4222). Not a test: nothing asserts, it reports.
  */
 import { spawn } from 'node:child_process';
 import { randomBytes, randomFillSync, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -28,36 +29,45 @@ import { createUseCaseContext, createUser, createWorkspace, grantRole, submitMin
 const require = createRequire(import.meta.resolve('@mint/db'));
 const copyFrom = (require('pg-copy-streams') as { from: (sql: string) => NodeJS.WritableStream & pg.Submittable }).from;
 
-const { values: args } = parseArgs({
-  options: {
-    sizes: { type: 'string', default: '10000,100000,1000000' },
-    /** MINT_CHUNK_SIZE of the executor (its default when empty). */
-    chunk: { type: 'string', default: '' },
-    /** EXECUTOR_JOB_WRITERS of the executor (its default when empty). */
-    writers: { type: 'string', default: '' },
-    /** `block` (default): one COPY transaction per 10,000 rows; `one`: a single COPY per connection. */
-    'baseline-tx': { type: 'string', default: 'block' },
-    /**
-     * NODE_OPTIONS of the executor child. The default is what the chart deploys (executor.nodeOptions):
-     * a small young generation and old space keep its RSS near 140 MB instead of 190-250 MB at 1M
-     * units, at no measurable cost in throughput. Pass '' to measure V8's defaults.
-     */
-    'node-options': { type: 'string', default: '--max-semi-space-size=4 --max-old-space-size=128' },
-  },
-});
-const sizes = args.sizes.split(',').map(Number);
+/** What `benchMint` measures; the CLI flags of the same names set them. */
+export interface MintBenchOptions {
+  /** Job sizes in units, each measured `runs` times. */
+  readonly sizes: readonly number[];
+  /** MINT_CHUNK_SIZE of the executor (its default when empty). */
+  readonly chunk: string;
+  /** EXECUTOR_JOB_WRITERS of the executor (its default when empty). */
+  readonly writers: string;
+  /** `block`: one COPY transaction per 10,000 rows; `one`: a single COPY per connection. */
+  readonly baselineTx: string;
+  /** NODE_OPTIONS of the executor child ('' for V8's defaults). */
+  readonly nodeOptions: string;
+  /** Measurements per size (mint, then baseline, each from an empty table). */
+  readonly runs: number;
+}
+
+/** One measurement of one size: the end-to-end mint against the COPY baseline of the same run. */
+export interface MintRun {
+  readonly size: number;
+  readonly status: string;
+  /** End-to-end units/s (submit to COMPLETED). */
+  readonly mintRate: number;
+  /** Raw COPY rows/s over two connections. */
+  readonly baseRate: number;
+  /** Executor resident set after the run and its peak so far, MB. */
+  readonly rssMb: number;
+  readonly peakMb: number;
+}
+
+/** Everything `benchMint` measured. */
+export interface MintBenchResult {
+  readonly runs: readonly MintRun[];
+  /** Executor peak RSS over the whole run, MB. */
+  readonly executorPeakMb: number;
+}
+
 const config = loadConfig();
 const adminUrl = config.databaseUrl ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const natsUrl = config.natsUrl ?? 'nats://127.0.0.1:4222';
-const id = randomBytes(4).toString('hex');
-const dbName = `bench_mint_${id}`;
-const dbUrl = (() => {
-  const u = new URL(adminUrl);
-  u.pathname = `/${dbName}`;
-  return u.toString();
-})();
-const stream = `BENCH_${id.toUpperCase()}`;
-const subjectPrefix = `bench_${id}`;
 const repoRoot = fileURLToPath(new URL('../', import.meta.url));
 
 async function admin(sql: string): Promise<void> {
@@ -99,7 +109,7 @@ const copySql = 'copy mint_units (brand_id, id, mint_batch_id, seq, serial, gtin
  * The baseline: `count` rows COPYed into mint_units over two connections, in rows/s: one COPY
  * (and transaction) per 10,000-row block, or with `--baseline-tx one` one COPY per connection.
  */
-async function copyBaseline(brandId: string, count: number, gtin: string, base: string): Promise<number> {
+async function copyBaseline(dbUrl: string, baselineTx: string, brandId: string, count: number, gtin: string, base: string): Promise<number> {
   const batchId = randomUUID();
   const at = new Date().toISOString();
   const half = Math.ceil(count / 2);
@@ -112,7 +122,7 @@ async function copyBaseline(brandId: string, count: number, gtin: string, base: 
   const started = performance.now();
   await Promise.all(lanes.map(async (blocks, i) => {
     const c = clients[i]!;
-    if (args['baseline-tx'] === 'one') {
+    if (baselineTx === 'one') {
       await c.query('begin');
       await pipeline(Readable.from(blocks), c.query(copyFrom(copySql)));
       await c.query('commit');
@@ -125,84 +135,135 @@ async function copyBaseline(brandId: string, count: number, gtin: string, base: 
   return count / seconds;
 }
 
-await admin(`create database "${dbName}"`);
-console.log(`database ${dbName}, stream ${stream}, executor NODE_OPTIONS "${args['node-options']}", baseline COPY transactions: ${args['baseline-tx']}`);
-let executor: ReturnType<typeof spawn> | undefined;
-try {
-  await migrateDatabase(dbUrl);
-  const db = await openDatabase({ url: dbUrl }, { poolSize: 4, applicationName: 'bench' });
-  const ctx = createUseCaseContext({ db, publicBaseUrl: 'http://127.0.0.1:8080' });
-  const brand = await createWorkspace(ctx, { name: 'Bench Brand' });
-  const user = await createUser(ctx, { email: `bench-${id}@bench.example`, name: 'Bench' });
-  await grantRole(ctx, brand.id, user.id, 'owner');
-  const gtin = '00614141000036';
-  const { product } = await upsertProduct(ctx, { id: user.id }, {
-    brandId: brand.id, sku: 'BENCH', name: 'Bench product', gtin, commercialStatus: 'ACTIVE', mintReadinessStatus: 'READY', passportUrl: null,
-  });
-  const resolverPrefix = unitResolverUrl(`http://127.0.0.1:8080/r/${brand.slug}`, gtin, '');
+/**
+ * Runs the benchmark: a scratch database and stream, one executor child, then for each size
+ * `runs` times the end-to-end mint and the COPY baseline, each from an empty mint_units. `progress`
+ * receives one line per measurement. Drops the database and the stream whatever happens.
+ */
+export async function benchMint(options: MintBenchOptions, progress: (line: string) => void = console.log): Promise<MintBenchResult> {
+  const id = randomBytes(4).toString('hex');
+  const dbName = `bench_mint_${id}`;
+  const dbUrl = (() => {
+    const u = new URL(adminUrl);
+    u.pathname = `/${dbName}`;
+    return u.toString();
+  })();
+  const stream = `BENCH_${id.toUpperCase()}`;
+  const subjectPrefix = `bench_${id}`;
+  const runs: MintRun[] = [];
+  await admin(`create database "${dbName}"`);
+  progress(`database ${dbName}, stream ${stream}, executor NODE_OPTIONS "${options.nodeOptions}", baseline COPY transactions: ${options.baselineTx}`);
+  let executor: ReturnType<typeof spawn> | undefined;
+  try {
+    await migrateDatabase(dbUrl);
+    const db = await openDatabase({ url: dbUrl }, { poolSize: 4, applicationName: 'bench' });
+    const ctx = createUseCaseContext({ db, publicBaseUrl: 'http://127.0.0.1:8080' });
+    const brand = await createWorkspace(ctx, { name: 'Bench Brand' });
+    const user = await createUser(ctx, { email: `bench-${id}@bench.example`, name: 'Bench' });
+    await grantRole(ctx, brand.id, user.id, 'owner');
+    const gtin = '00614141000036';
+    const { product } = await upsertProduct(ctx, { id: user.id }, {
+      brandId: brand.id, sku: 'BENCH', name: 'Bench product', gtin, commercialStatus: 'ACTIVE', mintReadinessStatus: 'READY', passportUrl: null,
+    });
+    const resolverPrefix = unitResolverUrl(`http://127.0.0.1:8080/r/${brand.slug}`, gtin, '');
 
-  executor = spawn(process.execPath, ['services/executor/src/main.ts'], {
-    cwd: repoRoot,
-    env: {
-      PATH: process.env['PATH'] ?? '', DATABASE_URL: dbUrl, NATS_URL: natsUrl, NATS_STREAM: stream, NATS_SUBJECT_PREFIX: subjectPrefix,
-      LOG_LEVEL: 'warn', EXECUTOR_CONCURRENCY: '1', ...(args.chunk ? { MINT_CHUNK_SIZE: args.chunk } : {}),
-      ...(args.writers ? { EXECUTOR_JOB_WRITERS: args.writers } : {}), ...(args['node-options'] ? { NODE_OPTIONS: args['node-options'] } : {}),
-    },
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
-  const exited = once(executor, 'exit');
-  await sleep(1500);
-  // A warm-up job so the executor's first connection, JIT and consumer are ready.
-  const warm = await submitMintRequest(ctx, { id: user.id }, {
-    brandId: brand.id, productId: product.id, productBatchId: null, requestedQuantity: 100,
-    identityMode: 'serial', activationMode: 'active_at_mint', lots: [], idempotencyKey: null,
-  });
-  const waitDone = async (jobId: string) => {
-    for (;;) {
-      const [row] = await query<{ status: string }>(db.em.fork(), 'select status from mint_jobs where id = ?', [jobId]);
-      if (row?.status === 'COMPLETED' || row?.status === 'FAILED') return row.status;
-      if (executor?.exitCode !== null) throw new Error('the executor exited');
-      await sleep(10);
-    }
-  };
-  if (warm.ok) await waitDone(warm.mintJobId);
-
-  // Both measurements of a size start from an empty mint_units (indexes included) after a checkpoint,
-  // so neither pays for the other's rows.
-  const reset = async () => {
-    await query(db.em.fork(), 'truncate mint_units');
-    await query(db.em.fork(), 'checkpoint');
-  };
-  for (const size of sizes) {
-    await reset();
-    const started = performance.now();
-    const submitted = await submitMintRequest(ctx, { id: user.id }, {
-      brandId: brand.id, productId: product.id, productBatchId: null, requestedQuantity: size,
+    executor = spawn(process.execPath, ['services/executor/src/main.ts'], {
+      cwd: repoRoot,
+      env: {
+        PATH: process.env['PATH'] ?? '', DATABASE_URL: dbUrl, NATS_URL: natsUrl, NATS_STREAM: stream, NATS_SUBJECT_PREFIX: subjectPrefix,
+        LOG_LEVEL: 'warn', EXECUTOR_CONCURRENCY: '1', ...(options.chunk ? { MINT_CHUNK_SIZE: options.chunk } : {}),
+        ...(options.writers ? { EXECUTOR_JOB_WRITERS: options.writers } : {}), ...(options.nodeOptions ? { NODE_OPTIONS: options.nodeOptions } : {}),
+      },
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
+    const exited = once(executor, 'exit');
+    await sleep(1500);
+    // A warm-up job so the executor's first connection, JIT and consumer are ready.
+    const warm = await submitMintRequest(ctx, { id: user.id }, {
+      brandId: brand.id, productId: product.id, productBatchId: null, requestedQuantity: 100,
       identityMode: 'serial', activationMode: 'active_at_mint', lots: [], idempotencyKey: null,
     });
-    if (!submitted.ok) throw new Error('submit blocked');
-    const status = await waitDone(submitted.mintJobId);
-    const mintRate = size / ((performance.now() - started) / 1000);
-    const [minted] = await query<{ n: string }>(db.em.fork(), 'select count(*) as n from mint_units where mint_batch_id = ?', [submitted.mintBatchId]);
-    if (Number(minted?.n) !== size) throw new Error(`expected ${size} units, found ${minted?.n}`);
-    await reset();
-    const baseRate = await copyBaseline(brand.id, size, gtin, resolverPrefix);
-    const mem = memoryOf(executor.pid!);
-    const line = `${String(size).padStart(9)} units  ${status.padEnd(9)}  mint ${Math.round(mintRate).toString().padStart(7)} units/s  ` +
-      `COPY x2 ${Math.round(baseRate).toString().padStart(7)} rows/s  ratio ${(mintRate / baseRate).toFixed(2)}  ` +
-      `${(1e6 / mintRate).toFixed(1)} us/unit  executor RSS ${mem.rssMb} MB (peak ${mem.peakMb} MB)`;
-    console.log(line);
+    const waitDone = async (jobId: string) => {
+      for (;;) {
+        const [row] = await query<{ status: string }>(db.em.fork(), 'select status from mint_jobs where id = ?', [jobId]);
+        if (row?.status === 'COMPLETED' || row?.status === 'FAILED') return row.status;
+        if (executor?.exitCode !== null) throw new Error('the executor exited');
+        await sleep(10);
+      }
+    };
+    if (warm.ok) await waitDone(warm.mintJobId);
+
+    // Both measurements of a size start from an empty mint_units (indexes included) after a checkpoint,
+    // so neither pays for the other's rows.
+    const reset = async () => {
+      await query(db.em.fork(), 'truncate mint_units');
+      await query(db.em.fork(), 'checkpoint');
+    };
+    for (const size of options.sizes) {
+      for (let run = 0; run < options.runs; run++) {
+        await reset();
+        const started = performance.now();
+        const submitted = await submitMintRequest(ctx, { id: user.id }, {
+          brandId: brand.id, productId: product.id, productBatchId: null, requestedQuantity: size,
+          identityMode: 'serial', activationMode: 'active_at_mint', lots: [], idempotencyKey: null,
+        });
+        if (!submitted.ok) throw new Error('submit blocked');
+        const status = await waitDone(submitted.mintJobId);
+        const mintRate = size / ((performance.now() - started) / 1000);
+        const [minted] = await query<{ n: string }>(db.em.fork(), 'select count(*) as n from mint_units where mint_batch_id = ?', [submitted.mintBatchId]);
+        if (Number(minted?.n) !== size) throw new Error(`expected ${size} units, found ${minted?.n}`);
+        await reset();
+        const baseRate = await copyBaseline(dbUrl, options.baselineTx, brand.id, size, gtin, resolverPrefix);
+        const mem = memoryOf(executor.pid!);
+        runs.push({ size, status, mintRate, baseRate, rssMb: mem.rssMb, peakMb: mem.peakMb });
+        const line = `${String(size).padStart(9)} units  ${status.padEnd(9)}  mint ${Math.round(mintRate).toString().padStart(7)} units/s  ` +
+          `COPY x2 ${Math.round(baseRate).toString().padStart(7)} rows/s  ratio ${(mintRate / baseRate).toFixed(2)}  ` +
+          `${(1e6 / mintRate).toFixed(1)} us/unit  executor RSS ${mem.rssMb} MB (peak ${mem.peakMb} MB)`;
+        progress(line);
+      }
+    }
+    const executorPeakMb = memoryOf(executor.pid!).peakMb;
+    progress(`executor peak RSS over the run: ${executorPeakMb} MB`);
+    executor.kill('SIGTERM');
+    await exited;
+    await db.close(true);
+    return { runs, executorPeakMb };
+  } finally {
+    if (executor && executor.exitCode === null) executor.kill('SIGKILL');
+    const nc = await connect({ servers: natsUrl }).catch(() => undefined);
+    if (nc) {
+      await (await jetstreamManager(nc)).streams.delete(stream).catch(() => false);
+      await nc.close();
+    }
+    await admin(`drop database if exists "${dbName}" with (force)`);
   }
-  console.log(`executor peak RSS over the run: ${memoryOf(executor.pid!).peakMb} MB`);
-  executor.kill('SIGTERM');
-  await exited;
-  await db.close(true);
-} finally {
-  if (executor && executor.exitCode === null) executor.kill('SIGKILL');
-  const nc = await connect({ servers: natsUrl }).catch(() => undefined);
-  if (nc) {
-    await (await jetstreamManager(nc)).streams.delete(stream).catch(() => false);
-    await nc.close();
-  }
-  await admin(`drop database if exists "${dbName}" with (force)`);
+}
+
+if (import.meta.main) {
+  const { values: args } = parseArgs({
+    options: {
+      sizes: { type: 'string', default: '10000,100000,1000000' },
+      /** MINT_CHUNK_SIZE of the executor (its default when empty). */
+      chunk: { type: 'string', default: '' },
+      /** EXECUTOR_JOB_WRITERS of the executor (its default when empty). */
+      writers: { type: 'string', default: '' },
+      /** `block` (default): one COPY transaction per 10,000 rows; `one`: a single COPY per connection. */
+      'baseline-tx': { type: 'string', default: 'block' },
+      /**
+       * NODE_OPTIONS of the executor child. The default is what the chart deploys (executor.nodeOptions):
+       * a small young generation and old space keep its RSS near 140 MB instead of 190-250 MB at 1M
+       * units, at no measurable cost in throughput. Pass '' to measure V8's defaults.
+       */
+      'node-options': { type: 'string', default: '--max-semi-space-size=4 --max-old-space-size=128' },
+      /** Measurements per size. */
+      runs: { type: 'string', default: '1' },
+      /** Also write the result as JSON to this file (bench/run.ts sets BENCH_JSON). */
+      json: { type: 'string', default: process.env['BENCH_JSON'] ?? '' },
+    },
+  });
+  const result = await benchMint({
+    sizes: args.sizes.split(',').map(Number), chunk: args.chunk, writers: args.writers, baselineTx: args['baseline-tx'],
+    nodeOptions: args['node-options'], runs: Number(args.runs),
+  });
+  if (args.json) writeFileSync(args.json, JSON.stringify(result));
 }

@@ -6,9 +6,12 @@
 //   - the bare keyset SELECT over the same index with the same predicate (baseline),
 //   - GetMintKpis.
 // Prints p50/p99 per case against the targets (lists p99 <= 10 ms, KPIs p99 <= 20 ms) and drops
-// the database at the end. Exits 1 when a target is missed. BENCH_UNITS / BENCH_ITERATIONS override.
+// the database at the end. Exits 1 when a target is missed. BENCH_UNITS / BENCH_ITERATIONS override;
+// BENCH_RUNS repeats the timed cases on the same data, BENCH_JSON names a file for the figures as
+// JSON (bench/run.ts reads it); `benchReads` is the same as a function.
 
 import { randomBytes, randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { migrateDatabase, openDatabase, query, run, type Database } from '@mint/db';
@@ -16,15 +19,8 @@ import { createUseCaseContext, createUser, createWorkspace, getMintKpis, listMin
 import type { Cursor } from '@mint/domain';
 
 const adminUrl = process.env.ADMIN_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const units = Number(process.env.BENCH_UNITS ?? 1_000_000);
-const depth = Math.min(900_000, units - 100);
-const iterations = Number(process.env.BENCH_ITERATIONS ?? 1000);
 const warmup = 100;
 const chunk = 2000;
-
-const name = `bench_reads_${randomBytes(4).toString('hex')}`;
-const url = new URL(adminUrl);
-url.pathname = `/${name}`;
 
 async function admin(sql: string): Promise<void> {
   const client = new pg.Client({ connectionString: adminUrl });
@@ -40,9 +36,33 @@ function percentile(sorted: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
 
-interface Figures { readonly p50: number; readonly p99: number; readonly max: number }
+/** Latency of one case over the timed calls, milliseconds. */
+export interface Figures { readonly p50: number; readonly p99: number; readonly max: number }
 
-async function time(work: () => Promise<unknown>): Promise<Figures> {
+/** What `benchReads` measures. */
+export interface ReadsBenchOptions {
+  /** Units seeded into the one brand. */
+  readonly units: number;
+  /** Timed calls per case and run (after 100 warm-up calls). */
+  readonly iterations: number;
+  /** Repetitions of the whole set of cases on the same data. */
+  readonly runs: number;
+}
+
+/** One timed case of one run; `target` is its p99 target in ms (null for a baseline). */
+export interface ReadsCase { readonly label: string; readonly figures: Figures; readonly target: number | null }
+
+/** Everything `benchReads` measured: per run, the five cases in a fixed order (first page, depth, the two baselines, KPIs). */
+export interface ReadsBenchResult {
+  readonly units: number;
+  readonly depth: number;
+  readonly iterations: number;
+  readonly runs: readonly (readonly ReadsCase[])[];
+  /** The plan's node and index at depth, and its execution time (ms). */
+  readonly plan: { readonly node: string; readonly index: string; readonly executionMs: number };
+}
+
+async function time(iterations: number, work: () => Promise<unknown>): Promise<Figures> {
   for (let i = 0; i < warmup; i++) await work();
   const samples: number[] = [];
   for (let i = 0; i < iterations; i++) {
@@ -54,7 +74,7 @@ async function time(work: () => Promise<unknown>): Promise<Figures> {
   return { p50: percentile(samples, 50), p99: percentile(samples, 99), max: samples[samples.length - 1]! };
 }
 
-async function seed(db: Database, brandId: string, batchId: string, productId: string): Promise<void> {
+async function seed(db: Database, units: number, brandId: string, batchId: string, productId: string): Promise<void> {
   const em = db.em.fork();
   const jobId = randomUUID();
   const base = new Date('2026-01-01T00:00:00.000Z');
@@ -81,74 +101,104 @@ async function seed(db: Database, brandId: string, batchId: string, productId: s
     [brandId, units, units]);
 }
 
-await admin(`CREATE DATABASE ${name}`);
-let db: Database | undefined;
-let failed = false;
-try {
-  await migrateDatabase(url.toString());
-  db = await openDatabase({ url: url.toString() }, { poolSize: 4, applicationName: 'bench-reads' });
-  const ctx = createUseCaseContext({ db, publicBaseUrl: 'http://127.0.0.1:8080' });
-  const brand = await createWorkspace(ctx, { name: 'Bench Brand' });
-  const user = await createUser(ctx, { email: `bench-${brand.slug}@bench.example`, name: 'Bench' });
-  const { product } = await upsertProduct(ctx, { id: user.id }, {
-    brandId: brand.id, sku: 'BENCH-SKU', name: 'Bench product', gtin: null, commercialStatus: 'ACTIVE', mintReadinessStatus: 'READY', passportUrl: null,
-  });
-  const batchId = randomUUID();
+/**
+ * Seeds a scratch database with `units` units, then times every case `runs` times (each run: the
+ * two use-case pages, the two bare SELECTs, GetMintKpis). `progress` gets one line per step. Drops
+ * the database whatever happens.
+ */
+export async function benchReads(options: ReadsBenchOptions, progress: (line: string) => void = console.log): Promise<ReadsBenchResult> {
+  const { units, iterations } = options;
+  const depth = Math.min(900_000, units - 100);
+  const name = `bench_reads_${randomBytes(4).toString('hex')}`;
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  await admin(`CREATE DATABASE ${name}`);
+  let db: Database | undefined;
+  try {
+    await migrateDatabase(url.toString());
+    db = await openDatabase({ url: url.toString() }, { poolSize: 4, applicationName: 'bench-reads' });
+    const ctx = createUseCaseContext({ db, publicBaseUrl: 'http://127.0.0.1:8080' });
+    const brand = await createWorkspace(ctx, { name: 'Bench Brand' });
+    const user = await createUser(ctx, { email: `bench-${brand.slug}@bench.example`, name: 'Bench' });
+    const { product } = await upsertProduct(ctx, { id: user.id }, {
+      brandId: brand.id, sku: 'BENCH-SKU', name: 'Bench product', gtin: null, commercialStatus: 'ACTIVE', mintReadinessStatus: 'READY', passportUrl: null,
+    });
+    const batchId = randomUUID();
 
-  let started = performance.now();
-  await seed(db, brand.id, batchId, product.id);
-  console.log(`seeded ${units.toLocaleString('en')} units in ${((performance.now() - started) / 1000).toFixed(1)} s`);
-  started = performance.now();
-  const client = new pg.Client({ connectionString: url.toString() });
-  await client.connect();
-  await client.query('VACUUM ANALYZE');
-  await client.end();
-  console.log(`vacuum analyze in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+    let started = performance.now();
+    await seed(db, units, brand.id, batchId, product.id);
+    progress(`seeded ${units.toLocaleString('en')} units in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+    started = performance.now();
+    const client = new pg.Client({ connectionString: url.toString() });
+    await client.connect();
+    await client.query('VACUUM ANALYZE');
+    await client.end();
+    progress(`vacuum analyze in ${((performance.now() - started) / 1000).toFixed(1)} s`);
 
-  const em = () => db!.em.fork();
-  const [row] = await query<{ created_at: Date; id: string }>(em(),
-    `select created_at, id from mint_units where brand_id = ? order by created_at desc, id desc offset ? limit 1`, [brand.id, depth - 1]);
-  const deep: Cursor = { at: new Date(row!.created_at), id: row!.id };
+    const em = () => db!.em.fork();
+    const [row] = await query<{ created_at: Date; id: string }>(em(),
+      `select created_at, id from mint_units where brand_id = ? order by created_at desc, id desc offset ? limit 1`, [brand.id, depth - 1]);
+    const deep: Cursor = { at: new Date(row!.created_at), id: row!.id };
 
-  const page = await listMintUnits(ctx, brand.id, { limit: null, cursor: deep, mintBatchId: null });
-  if (page.items.length !== 50 || page.items[0]!.productSku !== 'BENCH-SKU') throw new Error('unexpected page at depth');
-  const kpis = await getMintKpis(ctx, brand.id);
-  if (kpis.totalTokensMinted !== units) throw new Error('unexpected KPIs');
+    const page = await listMintUnits(ctx, brand.id, { limit: null, cursor: deep, mintBatchId: null });
+    if (page.items.length !== 50 || page.items[0]!.productSku !== 'BENCH-SKU') throw new Error('unexpected page at depth');
+    const kpis = await getMintKpis(ctx, brand.id);
+    if (kpis.totalTokensMinted !== units) throw new Error('unexpected KPIs');
 
-  const bare = (cursor: Cursor | null) => () => cursor === null
-    ? query(em(), `select * from mint_units where brand_id = ? order by created_at desc, id desc limit 51`, [brand.id])
-    : query(em(), `select * from mint_units where brand_id = ? and (created_at, id) < (?::timestamptz, ?::uuid) order by created_at desc, id desc limit 51`,
-      [brand.id, cursor.at, cursor.id]);
+    const bare = (cursor: Cursor | null) => () => cursor === null
+      ? query(em(), `select * from mint_units where brand_id = ? order by created_at desc, id desc limit 51`, [brand.id])
+      : query(em(), `select * from mint_units where brand_id = ? and (created_at, id) < (?::timestamptz, ?::uuid) order by created_at desc, id desc limit 51`,
+        [brand.id, cursor.at, cursor.id]);
 
-  const results: [string, Figures, number | null][] = [
-    ['ListMintUnits first page', await time(() => listMintUnits(ctx, brand.id, { limit: null, cursor: null, mintBatchId: null })), 10],
-    [`ListMintUnits page at depth ${depth.toLocaleString('en')}`, await time(() => listMintUnits(ctx, brand.id, { limit: null, cursor: deep, mintBatchId: null })), 10],
-    ['baseline: bare SELECT, first page', await time(bare(null)), null],
-    [`baseline: bare SELECT, depth ${depth.toLocaleString('en')}`, await time(bare(deep)), null],
-    ['GetMintKpis', await time(() => getMintKpis(ctx, brand.id)), 20],
-  ];
-  const [plan] = await query<{ 'QUERY PLAN': unknown }>(em(),
-    `explain (analyze, format json) select * from mint_units where brand_id = ? and (created_at, id) < (?::timestamptz, ?::uuid) order by created_at desc, id desc limit 51`,
-    [brand.id, deep.at, deep.id]);
-
-  console.log(`\n${iterations} timed calls per case after ${warmup} warm-up calls, in process (no transport), milliseconds:`);
-  console.log(`${'case'.padEnd(44)} ${'p50'.padStart(7)} ${'p99'.padStart(7)} ${'max'.padStart(7)}  target p99`);
-  for (const [label, f, target] of results) {
-    const verdict = target === null ? '' : `<= ${target} ms ${f.p99 <= target ? 'ok' : 'MISSED'}`;
-    if (target !== null && f.p99 > target) failed = true;
-    console.log(`${label.padEnd(44)} ${f.p50.toFixed(2).padStart(7)} ${f.p99.toFixed(2).padStart(7)} ${f.max.toFixed(2).padStart(7)}  ${verdict}`);
+    const runs: ReadsCase[][] = [];
+    for (let run = 0; run < options.runs; run++) {
+      runs.push([
+        { label: 'ListMintUnits first page', figures: await time(iterations, () => listMintUnits(ctx, brand.id, { limit: null, cursor: null, mintBatchId: null })), target: 10 },
+        { label: `ListMintUnits page at depth ${depth.toLocaleString('en')}`, figures: await time(iterations, () => listMintUnits(ctx, brand.id, { limit: null, cursor: deep, mintBatchId: null })), target: 10 },
+        { label: 'baseline: bare SELECT, first page', figures: await time(iterations, bare(null)), target: null },
+        { label: `baseline: bare SELECT, depth ${depth.toLocaleString('en')}`, figures: await time(iterations, bare(deep)), target: null },
+        { label: 'GetMintKpis', figures: await time(iterations, () => getMintKpis(ctx, brand.id)), target: 20 },
+      ]);
+      if (options.runs > 1) progress(`run ${run + 1}/${options.runs} timed`);
+    }
+    const [plan] = await query<{ 'QUERY PLAN': unknown }>(em(),
+      `explain (analyze, format json) select * from mint_units where brand_id = ? and (created_at, id) < (?::timestamptz, ?::uuid) order by created_at desc, id desc limit 51`,
+      [brand.id, deep.at, deep.id]);
+    const top = (plan!['QUERY PLAN'] as [{ Plan: { Plans?: [{ 'Node Type': string; 'Index Name'?: string }] }; 'Execution Time': number }])[0];
+    const scan = top.Plan.Plans?.[0];
+    return {
+      units, depth, iterations, runs,
+      plan: { node: scan?.['Node Type'] ?? '?', index: scan?.['Index Name'] ?? '?', executionMs: top['Execution Time'] },
+    };
+  } finally {
+    await db?.close(true);
+    await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    progress(`dropped ${name}`);
   }
-  const ratio = (a: Figures, b: Figures) => `p50 ${(a.p50 / b.p50).toFixed(2)}x, p99 ${(a.p99 / b.p99).toFixed(2)}x`;
-  console.log(`\nuse case / bare SELECT: first page ${ratio(results[0]![1], results[2]![1])}; depth ${ratio(results[1]![1], results[3]![1])}`);
-  const top = (plan!['QUERY PLAN'] as [{ Plan: { Plans?: [{ 'Node Type': string; 'Index Name'?: string }] }; 'Execution Time': number }])[0];
-  const scan = top.Plan.Plans?.[0];
-  console.log(`plan at depth: ${scan?.['Node Type'] ?? '?'} on ${scan?.['Index Name'] ?? '?'}, execution ${top['Execution Time'].toFixed(3)} ms`);
-} catch (error) {
-  failed = true;
-  console.error(error);
-} finally {
-  await db?.close(true);
-  await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-  console.log(`dropped ${name}`);
 }
-process.exitCode = failed ? 1 : 0;
+
+if (import.meta.main) {
+  let failed = false;
+  try {
+    const result = await benchReads({
+      units: Number(process.env.BENCH_UNITS ?? 1_000_000), iterations: Number(process.env.BENCH_ITERATIONS ?? 1000), runs: Number(process.env.BENCH_RUNS ?? 1),
+    });
+    for (const results of result.runs) {
+      console.log(`\n${result.iterations} timed calls per case after ${warmup} warm-up calls, in process (no transport), milliseconds:`);
+      console.log(`${'case'.padEnd(44)} ${'p50'.padStart(7)} ${'p99'.padStart(7)} ${'max'.padStart(7)}  target p99`);
+      for (const { label, figures: f, target } of results) {
+        const verdict = target === null ? '' : `<= ${target} ms ${f.p99 <= target ? 'ok' : 'MISSED'}`;
+        if (target !== null && f.p99 > target) failed = true;
+        console.log(`${label.padEnd(44)} ${f.p50.toFixed(2).padStart(7)} ${f.p99.toFixed(2).padStart(7)} ${f.max.toFixed(2).padStart(7)}  ${verdict}`);
+      }
+      const ratio = (a: Figures, b: Figures) => `p50 ${(a.p50 / b.p50).toFixed(2)}x, p99 ${(a.p99 / b.p99).toFixed(2)}x`;
+      console.log(`\nuse case / bare SELECT: first page ${ratio(results[0]!.figures, results[2]!.figures)}; depth ${ratio(results[1]!.figures, results[3]!.figures)}`);
+    }
+    console.log(`plan at depth: ${result.plan.node} on ${result.plan.index}, execution ${result.plan.executionMs.toFixed(3)} ms`);
+    if (process.env.BENCH_JSON) writeFileSync(process.env.BENCH_JSON, JSON.stringify(result));
+  } catch (error) {
+    failed = true;
+    console.error(error);
+  }
+  process.exitCode = failed ? 1 : 0;
+}

@@ -8,16 +8,16 @@
 // Prints p50/p99/max latency and the answers' status counts against the targets (p50 <= 2 ms,
 // p99 <= 10 ms), the scan events written, and drops the database. Exits 1 when a target is missed.
 // BENCH_RATE, BENCH_DURATION override the load; BENCH_API_NODE_ARGS (e.g. `--cpu-prof`) go to the API child.
+// BENCH_RUNS repeats the pair of loads (both servers stay up), BENCH_JSON names a file for the
+// figures as JSON (bench/run.ts reads it); `benchResolver` is the same as a function.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { Writable } from 'node:stream';
 import autocannon from 'autocannon';
 
-const units = Number(process.env.BENCH_UNITS ?? 1_000_000);
-const rate = Number(process.env.BENCH_RATE ?? 5_000);
-const durationSeconds = Number(process.env.BENCH_DURATION ?? 20);
 const passport = 'https://passports.example/bench';
 
 /** Child mode: serve the API or the baseline on a free port and print it. */
@@ -62,13 +62,36 @@ function start(mode: string, dbUrl: string): Promise<{ child: ChildProcess; port
   });
 }
 
-interface Figures { p50: number; p99: number; max: number; sent: number; statuses: Record<number, number>; errors: number }
+/** Latency (ms) and answers of one load. */
+export interface Figures { p50: number; p99: number; max: number; sent: number; statuses: Record<number, number>; errors: number }
+
+/** What `benchResolver` measures. */
+export interface ResolverBenchOptions {
+  /** Units seeded (the scans pick random ones). */
+  readonly units: number;
+  /** Requests per second autocannon sends. */
+  readonly rate: number;
+  /** Seconds of each timed load (after a 3-second warm-up per server). */
+  readonly durationSeconds: number;
+  /** Pairs of loads (baseline, then API). */
+  readonly runs: number;
+}
+
+/** Everything `benchResolver` measured. */
+export interface ResolverBenchResult {
+  readonly units: number;
+  readonly rate: number;
+  readonly durationSeconds: number;
+  readonly runs: readonly { readonly baseline: Figures; readonly api: Figures }[];
+  /** Scan events the API recorded (warm-up included). */
+  readonly scanEvents: number;
+}
 
 function percentile(sorted: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
 }
 
-async function load(port: number, paths: readonly string[], seconds: number): Promise<Figures> {
+async function load(port: number, paths: readonly string[], seconds: number, rate: number): Promise<Figures> {
   const samples: number[] = [];
   const statuses: Record<number, number> = {};
   let i = 0;
@@ -95,49 +118,74 @@ async function load(port: number, paths: readonly string[], seconds: number): Pr
   return { p50: percentile(samples, 50), p99: percentile(samples, 99), max: samples[samples.length - 1] ?? Number.NaN, sent: samples.length, statuses, errors: result.errors + result.timeouts };
 }
 
-if (process.argv[2] === 'serve') {
-  await serve(process.argv[3]!, process.argv[4]!);
-} else {
+/**
+ * Seeds a scratch database, starts the baseline and the API in child processes, warms each up for
+ * 3 s, then runs `runs` pairs of loads (baseline, then API). Kills both children and drops the
+ * database whatever happens.
+ */
+export async function benchResolver(options: ResolverBenchOptions, progress: (line: string) => void = console.log): Promise<ResolverBenchResult> {
+  const { units, rate, durationSeconds } = options;
   const { seedUnits } = await import('./unit-seed.ts');
   const { query } = await import('@mint/db');
-  let started = performance.now();
+  const started = performance.now();
   const seeded = await seedUnits('bench_resolver', units);
-  console.log(`seeded ${units.toLocaleString('en')} units in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  progress(`seeded ${units.toLocaleString('en')} units in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   const paths: string[] = [];
   for (let n = 0; n < 20_000; n++) {
     const seq = 1 + Math.floor(Math.random() * units);
     paths.push(`/r/${seeded.slug}/01/${seeded.gtin}/21/${createHash('md5').update(String(seq)).digest('hex').slice(0, 20).toUpperCase()}`);
   }
-  let failed = false;
-  const results: [string, Figures][] = [];
+  const servers: { child: ChildProcess; port: number }[] = [];
   try {
-    for (const mode of ['baseline', 'api']) {
-      const { child, port } = await start(mode, seeded.url);
-      try {
-        await load(port, paths, 3);
-        results.push([mode, await load(port, paths, durationSeconds)]);
-      } finally {
-        child.kill('SIGTERM');
-        await new Promise((resolve) => child.once('exit', resolve));
-      }
+    for (const mode of ['baseline', 'api']) servers.push(await start(mode, seeded.url));
+    const [baselinePort, apiPort] = servers.map((s) => s.port) as [number, number];
+    await load(baselinePort, paths, 3, rate);
+    await load(apiPort, paths, 3, rate);
+    const runs: { baseline: Figures; api: Figures }[] = [];
+    for (let run = 0; run < options.runs; run++) {
+      const baseline = await load(baselinePort, paths, durationSeconds, rate);
+      const api = await load(apiPort, paths, durationSeconds, rate);
+      runs.push({ baseline, api });
+      progress(`run ${run + 1}/${options.runs}: baseline p50 ${baseline.p50.toFixed(2)} p99 ${baseline.p99.toFixed(2)} ms; API p50 ${api.p50.toFixed(2)} p99 ${api.p99.toFixed(2)} ms`);
     }
     const [scans] = await query<{ n: string }>(seeded.db.em.fork(), 'select count(*) as n from scan_events');
-    console.log(`\n${rate.toLocaleString('en')} requests/s for ${durationSeconds} s (after 3 s warm-up), 50 connections, loopback, milliseconds:`);
+    return { units, rate, durationSeconds, runs, scanEvents: Number(scans!.n) };
+  } finally {
+    for (const { child } of servers) {
+      if (child.exitCode !== null || child.signalCode !== null) continue;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    }
+    await seeded.drop();
+  }
+}
+
+if (process.argv[2] === 'serve') {
+  await serve(process.argv[3]!, process.argv[4]!);
+} else if (import.meta.main) {
+  let failed = false;
+  try {
+    const result = await benchResolver({
+      units: Number(process.env.BENCH_UNITS ?? 1_000_000), rate: Number(process.env.BENCH_RATE ?? 5_000),
+      durationSeconds: Number(process.env.BENCH_DURATION ?? 20), runs: Number(process.env.BENCH_RUNS ?? 1),
+    });
+    console.log(`\n${result.rate.toLocaleString('en')} requests/s for ${result.durationSeconds} s (after 3 s warm-up), 50 connections, loopback, milliseconds:`);
     console.log(`${'server'.padEnd(44)} ${'p50'.padStart(6)} ${'p99'.padStart(6)} ${'max'.padStart(7)} ${'answers'.padStart(9)}  statuses`);
     const labels: Record<string, string> = { baseline: 'baseline: bare node:http, fixed 307', api: 'API resolver (lookup + scan event)' };
-    for (const [mode, f] of results) {
-      console.log(`${labels[mode]!.padEnd(44)} ${f.p50.toFixed(2).padStart(6)} ${f.p99.toFixed(2).padStart(6)} ${f.max.toFixed(2).padStart(7)} ${String(f.sent).padStart(9)}  ${JSON.stringify(f.statuses)}${f.errors ? ` errors ${f.errors}` : ''}`);
+    for (const run of result.runs) {
+      for (const [mode, f] of Object.entries(run)) {
+        console.log(`${labels[mode]!.padEnd(44)} ${f.p50.toFixed(2).padStart(6)} ${f.p99.toFixed(2).padStart(6)} ${f.max.toFixed(2).padStart(7)} ${String(f.sent).padStart(9)}  ${JSON.stringify(f.statuses)}${f.errors ? ` errors ${f.errors}` : ''}`);
+      }
     }
-    const api = results.find(([m]) => m === 'api')![1];
-    const ok = api.p50 <= 2 && api.p99 <= 10 && Object.keys(api.statuses).join() === '307' && api.errors === 0;
+    const ok = result.runs.every(({ api }) => api.p50 <= 2 && api.p99 <= 10 && Object.keys(api.statuses).join() === '307' && api.errors === 0);
     failed = !ok;
     console.log(`targets: p50 <= 2 ms, p99 <= 10 ms, every answer a 307: ${ok ? 'ok' : 'MISSED'}`);
-    console.log(`scan events written by the API run (warm-up included): ${Number(scans!.n).toLocaleString('en')}`);
+    console.log(`scan events written by the API run (warm-up included): ${result.scanEvents.toLocaleString('en')}`);
+    if (process.env.BENCH_JSON) writeFileSync(process.env.BENCH_JSON, JSON.stringify(result));
   } catch (error) {
     failed = true;
     console.error(error);
-  } finally {
-    await seeded.drop();
   }
   process.exitCode = failed ? 1 : 0;
 }

@@ -1,0 +1,415 @@
+// `npm run bench`: every benchmark in one run, written up as bench/REPORT.md and bench/report.json.
+// Each benchmark script runs as its own child process (`node bench/<name>.ts`, so one's memory or
+// open handles cannot skew the next) with BENCH_JSON naming the file for its figures; its output
+// goes to a log in a temporary folder, and this process prints one progress line per step with the
+// elapsed time. Every figure is the median of BENCH_RUNS runs with min and max, every speed also as
+// a ratio to its baseline measured in the same run. All traffic stays on loopback; each script
+// drops its scratch database and stream and stops its children, and this runner kills any child
+// still alive when it ends.
+//
+// Sized to finish within 15 minutes on 2 cores; environment variables scale it:
+//   BENCH_RUNS           runs per figure (default 3)
+//   BENCH_UNITS          units seeded for reads, resolver and pack export (default 1,000,000)
+//   BENCH_MINT_SIZES     job sizes of the mint benchmark (default 10000,100000,1000000)
+//   BENCH_LOAD_SECONDS   seconds of each resolver and submit load (default 10)
+//   BENCH_ITERATIONS     timed calls per read case and run (default 500)
+//   BENCH_ONLY           comma-separated subset of mint,reads,resolver,packs,submit
+//   BENCH_REPORT_DIR     where REPORT.md and report.json go (default bench/)
+//   BENCH_SOURCE         what to call the code under test in the report (default: git commit, and whether the tree is dirty)
+// `node bench/run.ts --render` rewrites REPORT.md from report.json without measuring.
+
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { cpus, freemem, hostname, loadavg, release, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { connect } from '@nats-io/transport-node';
+import pg from 'pg';
+import type { MintBenchResult } from './mint.ts';
+import type { PacksBenchResult } from './packs.ts';
+import type { ReadsBenchResult } from './reads.ts';
+import type { ResolverBenchResult } from './resolver.ts';
+import type { SubmitBenchResult } from './submit.ts';
+
+const benchDir = fileURLToPath(new URL('./', import.meta.url));
+const repoRoot = fileURLToPath(new URL('../', import.meta.url));
+const env = process.env;
+const runs = Number(env['BENCH_RUNS'] ?? 3);
+const units = Number(env['BENCH_UNITS'] ?? 1_000_000);
+const mintSizes = env['BENCH_MINT_SIZES'] ?? '10000,100000,1000000';
+const loadSeconds = Number(env['BENCH_LOAD_SECONDS'] ?? 10);
+const iterations = Number(env['BENCH_ITERATIONS'] ?? 500);
+const only = env['BENCH_ONLY'] ? new Set(env['BENCH_ONLY'].split(',').map((s) => s.trim())) : null;
+const reportDir = env['BENCH_REPORT_DIR'] ?? benchDir;
+const adminUrl = env['ADMIN_DATABASE_URL'] ?? env['DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const natsUrl = env['NATS_URL'] ?? 'nats://127.0.0.1:4222';
+
+const started = performance.now();
+const elapsed = () => {
+  const s = Math.round((performance.now() - started) / 1000);
+  return `${String(Math.floor(s / 60)).padStart(2, '0')}:${String(s % 60).padStart(2, '0')}`;
+};
+const progress = (line: string) => console.log(`[${elapsed()}] ${line}`);
+
+/** Median, min and max of a figure over the runs. */
+interface Spread { readonly median: number; readonly min: number; readonly max: number; readonly runs: readonly number[] }
+
+function spread(values: readonly number[]): Spread {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  const median = sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+  return { median, min: sorted[0]!, max: sorted[sorted.length - 1]!, runs: values };
+}
+
+/** One row of the report: a figure, its unit, its baseline of the same runs and their per-run ratio. */
+interface Row {
+  readonly benchmark: string;
+  readonly figure: string;
+  readonly unit: string;
+  readonly value: Spread;
+  readonly baseline: { readonly label: string; readonly value: Spread } | null;
+  /** value / baseline per run (for rates: the share of the baseline's speed; for times: how many times slower). */
+  readonly ratio: Spread | null;
+  /** A target of the issue and whether the median meets it. */
+  readonly target?: { readonly text: string; readonly met: boolean };
+}
+
+const children = new Set<ChildProcess>();
+const killChildren = () => {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+};
+process.once('SIGINT', () => {
+  killChildren();
+  process.exit(130);
+});
+
+/** Runs `node bench/<script>` with BENCH_JSON set, its output to a log; resolves its JSON figures. */
+async function step<T>(name: string, script: string, args: readonly string[], childEnv: Record<string, string>, logDir: string): Promise<T> {
+  const jsonFile = join(logDir, `${name}.json`);
+  const logFile = join(logDir, `${name}.log`);
+  const log = createWriteStream(logFile);
+  progress(`${name}: node bench/${script} ${args.join(' ')} ${Object.entries(childEnv).map(([k, v]) => `${k}=${v}`).join(' ')}`.trimEnd());
+  const child = spawn(process.execPath, [join(benchDir, script), ...args], {
+    cwd: repoRoot, env: { ...env, ...childEnv, BENCH_JSON: jsonFile }, stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.add(child);
+  let partial = '';
+  child.stdout!.on('data', (chunk: Buffer) => {
+    log.write(chunk);
+    partial += chunk.toString();
+    const lines = partial.split('\n');
+    partial = lines.pop()!;
+    // The script's own step lines (seeding, runs) as progress; its final tables go to the log only.
+    for (const line of lines) if (/^(seeded|vacuum|run \d|database|\s*\d+ units)/.test(line)) progress(`${name}: ${line.trim()}`);
+  });
+  child.stderr!.pipe(log, { end: false });
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  children.delete(child);
+  log.end();
+  let figures: T;
+  try {
+    figures = JSON.parse(readFileSync(jsonFile, 'utf8')) as T;
+  } catch {
+    throw new Error(`${name} produced no figures (exit ${code}); its log:\n${readFileSync(logFile, 'utf8').slice(-3000)}`);
+  }
+  progress(`${name}: done (exit ${code}${code ? ', a target missed or a check failed: see the report' : ''})`);
+  return figures;
+}
+
+function firstLine(command: string, args: readonly string[]): string {
+  try {
+    return execFileSync(command, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).split('\n')[0]!.trim();
+  } catch {
+    return 'unknown';
+  }
+}
+
+/** The machine and every version the figures depend on. */
+async function machine(): Promise<Record<string, string | number>> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  const { rows } = await client.query<{ version: string }>('select version()');
+  const settings = await client.query<{ name: string; setting: string }>(
+    `select name, current_setting(name) as setting from pg_settings where name in ('shared_buffers', 'synchronous_commit', 'max_wal_size', 'fsync') order by name`);
+  await client.end();
+  const nc = await connect({ servers: natsUrl });
+  const natsVersion = nc.info?.version ?? 'unknown';
+  await nc.close();
+  const osRelease = (() => {
+    try {
+      return /PRETTY_NAME="([^"]+)"/.exec(readFileSync('/etc/os-release', 'utf8'))?.[1] ?? 'unknown';
+    } catch {
+      return 'unknown';
+    }
+  })();
+  const cpu = cpus();
+  return {
+    host: hostname(), cpuModel: cpu[0]?.model ?? 'unknown', cores: cpu.length, memoryGb: Math.round((totalmem() / 1024 ** 3) * 10) / 10,
+    freeMemoryGbAtStart: Math.round((freemem() / 1024 ** 3) * 10) / 10, loadAverageAtStart: loadavg().map((l) => l.toFixed(2)).join(' '),
+    os: `${osRelease}, Linux ${release()}`, node: process.version, postgres: rows[0]!.version.split(' on ')[0]!,
+    postgresSettings: settings.rows.map((s) => `${s.name}=${s.setting}`).join(', '),
+    natsServer: `v${natsVersion}`, natsServerBinary: firstLine('nats-server', ['--version']),
+  };
+}
+
+function packageVersions(): Record<string, string> {
+  const names = ['@mikro-orm/core', '@mikro-orm/postgresql', 'pg', 'pg-copy-streams', '@connectrpc/connect', '@connectrpc/connect-node', '@bufbuild/protobuf',
+    '@nats-io/jetstream', '@nats-io/transport-node', 'pino', 'jose', 'autocannon', 'typescript'];
+  const versions: Record<string, string> = {};
+  const own = JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')) as { name: string };
+  const dirty = firstLine('git', ['-C', repoRoot, 'status', '--porcelain']);
+  versions[own.name] = env['BENCH_SOURCE'] ?? `${firstLine('git', ['-C', repoRoot, 'rev-parse', '--short', 'HEAD'])}${dirty !== '' && dirty !== 'unknown' ? ' + uncommitted changes' : ''}`;
+  for (const name of names) {
+    for (const base of [repoRoot, join(repoRoot, 'packages/db'), join(repoRoot, 'packages/bus'), join(repoRoot, 'services/api')]) {
+      try {
+        versions[name] = (JSON.parse(readFileSync(join(base, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
+        break;
+      } catch {
+        // not installed under this folder
+      }
+    }
+  }
+  return versions;
+}
+
+const rows: Row[] = [];
+const notes: string[] = [];
+const ratioOf = (a: readonly number[], b: readonly number[]) => spread(a.map((v, i) => v / b[i]!));
+
+function addMint(r: MintBenchResult): void {
+  const sizes = [...new Set(r.runs.map((x) => x.size))];
+  for (const size of sizes) {
+    const of = r.runs.filter((x) => x.size === size);
+    const mint = of.map((x) => x.mintRate);
+    const base = of.map((x) => x.baseRate);
+    rows.push({
+      benchmark: 'mint', figure: `${size.toLocaleString('en')} serial units end to end (submit -> COMPLETED)`, unit: 'units/s',
+      value: spread(mint), baseline: { label: 'raw COPY into mint_units, 2 connections', value: spread(base) }, ratio: ratioOf(mint, base),
+    });
+    rows.push({ benchmark: 'mint', figure: `${size.toLocaleString('en')} units: executor RSS after the job`, unit: 'MB', value: spread(of.map((x) => x.rssMb)), baseline: null, ratio: null });
+  }
+  rows.push({ benchmark: 'mint', figure: 'executor peak RSS over the benchmark', unit: 'MB', value: spread([r.executorPeakMb]), baseline: null, ratio: null });
+}
+
+function addReads(r: ReadsBenchResult): void {
+  const pick = (index: number, field: 'p50' | 'p99') => r.runs.map((run) => run[index]!.figures[field]);
+  const depth = r.depth.toLocaleString('en');
+  for (const [index, base, label] of [[0, 2, 'ListMintUnits, first page'], [1, 3, `ListMintUnits, page at depth ${depth}`]] as const) {
+    for (const field of ['p50', 'p99'] as const) {
+      const value = pick(index, field);
+      const baseline = pick(base, field);
+      const med = spread(value).median;
+      rows.push({
+        benchmark: 'reads', figure: `${label} ${field} (in process, ${r.iterations} calls per run)`, unit: 'ms', value: spread(value),
+        baseline: { label: `bare keyset SELECT over the same index${index === 1 ? ', same depth' : ''}`, value: spread(baseline) }, ratio: ratioOf(value, baseline),
+        ...(field === 'p99' ? { target: { text: 'p99 <= 10 ms', met: med <= 10 } } : {}),
+      });
+    }
+  }
+  for (const field of ['p50', 'p99'] as const) {
+    const value = pick(4, field);
+    rows.push({
+      benchmark: 'reads', figure: `GetMintKpis ${field}`, unit: 'ms', value: spread(value), baseline: null, ratio: null,
+      ...(field === 'p99' ? { target: { text: 'p99 <= 20 ms', met: spread(value).median <= 20 } } : {}),
+    });
+  }
+  notes.push(`reads: ${r.units.toLocaleString('en')} units in one brand; plan at depth: ${r.plan.node} on ${r.plan.index} (${r.plan.executionMs.toFixed(3)} ms).`);
+}
+
+function addResolver(r: ResolverBenchResult): void {
+  for (const field of ['p50', 'p99'] as const) {
+    const api = r.runs.map((x) => x.api[field]);
+    const base = r.runs.map((x) => x.baseline[field]);
+    const limit = field === 'p50' ? 2 : 10;
+    rows.push({
+      benchmark: 'resolver', figure: `GET /r/... unit scan ${field} at ${r.rate.toLocaleString('en')} req/s for ${r.durationSeconds} s`, unit: 'ms',
+      value: spread(api), baseline: { label: 'minimal node:http server answering the same 307', value: spread(base) }, ratio: ratioOf(api, base),
+      target: { text: `${field} <= ${limit} ms`, met: spread(api).median <= limit },
+    });
+  }
+  const statuses = r.runs.map((x) => JSON.stringify(x.api.statuses) + (x.api.errors ? ` errors ${x.api.errors}` : ''));
+  notes.push(`resolver: ${r.units.toLocaleString('en')} units, 50 connections; API answers per run ${statuses.join(', ')}; scan events recorded ${r.scanEvents.toLocaleString('en')}.`);
+}
+
+function addPacks(r: PacksBenchResult): void {
+  const pack = r.runs.map((x) => x.packSeconds);
+  const base = r.runs.map((x) => x.baselineSeconds);
+  rows.push({
+    benchmark: 'pack export', figure: `${r.units.toLocaleString('en')}-unit payload pack (csv + jsonl + manifest)`, unit: 's', value: spread(pack),
+    baseline: { label: 'bare COPY ... TO STDOUT (csv) into a file', value: spread(base) }, ratio: ratioOf(pack, base),
+    target: { text: `<= ${r.targetSeconds} s`, met: spread(pack).median <= r.targetSeconds },
+  });
+  const unitsPerSecond = pack.map((s) => r.units / s);
+  const baseRate = base.map((s) => r.units / s);
+  rows.push({
+    benchmark: 'pack export', figure: 'pack export rate', unit: 'units/s', value: spread(unitsPerSecond),
+    baseline: { label: 'bare COPY TO STDOUT', value: spread(baseRate) }, ratio: ratioOf(unitsPerSecond, baseRate),
+  });
+  const peak = r.runs.map((x) => x.peakRssMb);
+  rows.push({
+    benchmark: 'pack export', figure: 'peak RSS during generation', unit: 'MB', value: spread(peak), baseline: null, ratio: null,
+    target: { text: `<= ${r.targetRssMb} MB`, met: spread(peak).median <= r.targetRssMb },
+  });
+  const mb = (b: number) => (b / 1024 / 1024).toFixed(0);
+  notes.push(`pack export: ${mb(r.runs[0]!.packBytes)} MB written by the pack against ${mb(r.runs[0]!.baselineBytes)} MB by the baseline (one of its two data files).`);
+}
+
+function addSubmit(r: SubmitBenchResult): void {
+  const api = r.runs.map((x) => x.api.rps);
+  const base = r.runs.map((x) => x.baseline.rps);
+  rows.push({
+    benchmark: 'submit', figure: `SubmitMintRequest over Connect JSON, ${r.connections} connections, ${r.durationSeconds} s`, unit: 'req/s', value: spread(api),
+    baseline: { label: 'minimal node:http server parsing the same JSON', value: spread(base) }, ratio: ratioOf(api, base),
+  });
+  for (const field of ['p50', 'p99'] as const) {
+    const a = r.runs.map((x) => x.api[field]);
+    const b = r.runs.map((x) => x.baseline[field]);
+    rows.push({ benchmark: 'submit', figure: `SubmitMintRequest latency ${field}`, unit: 'ms', value: spread(a), baseline: { label: 'minimal node:http server', value: spread(b) }, ratio: ratioOf(a, b) });
+  }
+  const statuses = r.runs.map((x) => JSON.stringify(x.api.statuses) + (x.api.errors ? ` errors ${x.api.errors}` : ''));
+  notes.push(`submit: 10 serial units per request, a new idempotency key each, no executor running; API answers per run ${statuses.join(', ')}; ` +
+    `${r.jobs.toLocaleString('en')} jobs in the database for ${r.apiOks.toLocaleString('en')} answered 200s (requests in flight when a load stops are committed but not counted).`);
+}
+
+const fmt = (n: number, unit: string) => {
+  if (unit === 'units/s' || unit === 'req/s') return Math.round(n).toLocaleString('en');
+  if (unit === 'MB') return n.toFixed(0);
+  return n < 10 ? n.toFixed(2) : n.toFixed(1);
+};
+const cell = (s: Spread, unit: string) => `${fmt(s.median, unit)} (${fmt(s.min, unit)}-${fmt(s.max, unit)})`;
+const ratioNumber = (n: number) => (n < 0.1 ? n.toPrecision(2) : n.toFixed(2));
+const ratioCell = (s: Spread) => `${ratioNumber(s.median)} (${ratioNumber(s.min)}-${ratioNumber(s.max)})`;
+
+function markdown(info: Record<string, string | number>, versions: Record<string, string>, settings: Record<string, string | number>, failures: string[], seconds: number, writtenAt: string): string {
+  const lines = [
+    '# Benchmark report',
+    '',
+    `Written by \`npm run bench\` (bench/run.ts) on ${writtenAt} in ${Math.floor(seconds / 60)} min ${Math.round(seconds % 60)} s.`,
+    '',
+    '> The machine is shared and noisy: other work (test suites, other builds) ran on its 2 cores during this run,',
+    '> so absolute figures vary from run to run. The yardstick is each figure\'s ratio to its baseline,',
+    '> measured in the same run moments apart, and the spread (min-max) over the runs.',
+    '',
+    '## Machine',
+    '',
+    '| | |',
+    '|---|---|',
+    ...Object.entries(info).map(([k, v]) => `| ${k} | ${v} |`),
+    '',
+    '## Versions',
+    '',
+    '| package | version |',
+    '|---|---|',
+    ...Object.entries(versions).map(([k, v]) => `| ${k} | ${v} |`),
+    '',
+    '## Settings of this run',
+    '',
+    ...Object.entries(settings).map(([k, v]) => `- ${k}: ${v}`),
+    '',
+    '## Figures',
+    '',
+    'Each cell: median (min-max) over the runs. The ratio is figure / baseline per run (median, min-max): for speeds (units/s, req/s) the share',
+    'of the baseline\'s speed reached, for times (ms, s) how many times the baseline\'s time it takes.',
+    '',
+    '| benchmark | figure | unit | median (min-max) | baseline (same run) | baseline median (min-max) | ratio | target |',
+    '|---|---|---|---|---|---|---|---|',
+    ...rows.map((r) => `| ${r.benchmark} | ${r.figure} | ${r.unit} | ${cell(r.value, r.unit)} | ${r.baseline?.label ?? ''} | ` +
+      `${r.baseline ? cell(r.baseline.value, r.unit) : ''} | ${r.ratio ? ratioCell(r.ratio) : ''} | ${r.target ? `${r.target.text}: ${r.target.met ? 'met' : 'missed'}` : ''} |`),
+    '',
+    '## Notes',
+    '',
+    ...notes.map((n) => `- ${n}`),
+    ...failures.map((f) => `- FAILED: ${f}`),
+    '',
+    '## How each figure is measured',
+    '',
+    '- mint (bench/mint.ts): a job submitted through the use case, relayed through the outbox to NATS JetStream and minted by an executor child',
+    '  process (`node services/executor/src/main.ts`, one job at a time, the chart\'s NODE_OPTIONS) until COMPLETED, unit count checked; the',
+    '  baseline COPYs the same number of prepared rows into the same table (all indexes) over two connections. Each measurement starts',
+    '  from an empty mint_units after a checkpoint. The executor also writes over two connections (EXECUTOR_JOB_WRITERS), so a ratio',
+    '  above 1 means the baseline happened to run slower than the mint in that run (the same cores and disk are shared with other work).',
+    '- reads (bench/reads.ts): the use cases in process (no transport) against one brand of seeded units; the baseline is the bare keyset',
+    '  SELECT with the same predicate over the same index.',
+    '- resolver (bench/resolver.ts): autocannon at a fixed rate of random unit scans (browser Accept, 307 redirects) against the API in a',
+    '  child process and against a minimal node:http child answering the same 307 without a lookup.',
+    '- pack export (bench/packs.ts): claim + generatePayloadPack of one batch into a filesystem store, against a bare COPY of the same rows to a file.',
+    '- submit (bench/submit.ts): autocannon POSTing SubmitMintRequest JSON with a bearer token and a fresh idempotency key per request',
+    '  to the API child process (`node services/api/src/main.ts`), against a minimal node:http child that parses the same JSON and answers 200.',
+    '',
+  ];
+  return lines.join('\n');
+}
+
+if (process.argv[2] === '--render') {
+  // Rewrites REPORT.md from report.json (after a change to the write-up, without measuring again).
+  const saved = JSON.parse(readFileSync(join(reportDir, 'report.json'), 'utf8')) as {
+    machine: Record<string, string | number>; versions: Record<string, string>; settings: Record<string, string | number>;
+    rows: Row[]; notes: string[]; failures: string[]; durationSeconds: number; writtenAt: string;
+  };
+  rows.push(...saved.rows);
+  notes.push(...saved.notes);
+  writeFileSync(join(reportDir, 'REPORT.md'), markdown(saved.machine, saved.versions, saved.settings, saved.failures, saved.durationSeconds, saved.writtenAt));
+  console.log(`rewrote ${join(reportDir, 'REPORT.md')} from report.json`);
+  process.exit(0);
+}
+
+const logDir = await mkdtemp(join(tmpdir(), 'bench-run-'));
+const failures: string[] = [];
+const results: Record<string, unknown> = {};
+try {
+  progress(`bench: runs ${runs}, units ${units.toLocaleString('en')}, mint sizes ${mintSizes}, load ${loadSeconds} s, read iterations ${iterations}; logs in ${logDir}`);
+  const info = await machine();
+  const versions = packageVersions();
+  progress(`machine: ${info['cpuModel']}, ${info['cores']} cores, ${info['memoryGb']} GB, ${info['node']}, ${info['postgres']}, nats-server ${info['natsServer']}`);
+  const steps: [string, () => Promise<void>][] = [
+    ['mint', async () => {
+      const r = await step<MintBenchResult>('mint', 'mint.ts', ['--sizes', mintSizes, '--runs', String(runs)], {}, logDir);
+      results['mint'] = r;
+      addMint(r);
+    }],
+    ['reads', async () => {
+      const r = await step<ReadsBenchResult>('reads', 'reads.ts', [], { BENCH_UNITS: String(units), BENCH_ITERATIONS: String(iterations), BENCH_RUNS: String(runs) }, logDir);
+      results['reads'] = r;
+      addReads(r);
+    }],
+    ['resolver', async () => {
+      const r = await step<ResolverBenchResult>('resolver', 'resolver.ts', [], { BENCH_UNITS: String(units), BENCH_DURATION: String(loadSeconds), BENCH_RUNS: String(runs) }, logDir);
+      results['resolver'] = r;
+      addResolver(r);
+    }],
+    ['packs', async () => {
+      const r = await step<PacksBenchResult>('packs', 'packs.ts', [], { BENCH_UNITS: String(units), BENCH_RUNS: String(runs) }, logDir);
+      results['packs'] = r;
+      addPacks(r);
+    }],
+    ['submit', async () => {
+      const r = await step<SubmitBenchResult>('submit', 'submit.ts', [], { BENCH_DURATION: String(loadSeconds), BENCH_RUNS: String(runs) }, logDir);
+      results['submit'] = r;
+      addSubmit(r);
+    }],
+  ];
+  for (const [name, run] of steps) {
+    if (only !== null && !only.has(name)) continue;
+    try {
+      await run();
+    } catch (error) {
+      failures.push(`${name}: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
+      progress(`${name}: FAILED: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+  const seconds = (performance.now() - started) / 1000;
+  const settings = { runs, units, mintSizes, loadSeconds, readIterations: iterations, only: only ? [...only].join(',') : 'all' };
+  const report = { writtenAt: new Date().toISOString(), durationSeconds: Math.round(seconds), machine: info, versions, settings, rows, notes, failures, raw: results };
+  writeFileSync(join(reportDir, 'report.json'), `${JSON.stringify(report, null, 2)}\n`);
+  writeFileSync(join(reportDir, 'REPORT.md'), markdown(info, versions, settings, failures, report.durationSeconds, report.writtenAt));
+  progress(`wrote ${join(reportDir, 'REPORT.md')} and report.json${failures.length ? `; ${failures.length} step(s) failed` : ''}`);
+  for (const r of rows) {
+    console.log(`  ${r.benchmark.padEnd(12)} ${r.figure.slice(0, 70).padEnd(70)} ${cell(r.value, r.unit).padStart(24)} ${r.unit.padEnd(7)}` +
+      `${r.ratio ? ` ratio ${ratioCell(r.ratio)}` : ''}${r.target ? ` [${r.target.text}: ${r.target.met ? 'met' : 'missed'}]` : ''}`);
+  }
+  process.exitCode = failures.length > 0 ? 1 : 0;
+} finally {
+  killChildren();
+  await rm(logDir, { recursive: true, force: true });
+}

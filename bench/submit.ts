@@ -1,0 +1,186 @@
+// `node bench/submit.ts` (part of `npm run bench`): SubmitMintRequest throughput over Connect JSON. Starts the API as an
+// operator runs it (`node services/api/src/main.ts`, child process) against a fresh database and
+// stream, and in turn with it the baseline: a minimal node:http server (child process) that reads
+// and parses the same JSON body and answers 200 with a small JSON. autocannon (BENCH_CONNECTIONS,
+// default 16, loopback, as fast as answers come) POSTs to each for BENCH_DURATION seconds (default
+// 10, after 2 s of warm-up) a SubmitMintRequest of 10 serial units with a bearer token and a distinct
+// idempotency key per request. No executor runs: every accepted request is one QUEUED job and its
+// outbox row. Prints requests/s, p50/p99 and the ratio API / baseline; checks that every answer was
+// a 200 and that the database holds one job per 200 (plus at most one per connection and load:
+// requests in flight when a load stops are committed but their answers never counted). BENCH_RUNS repeats the pair of loads,
+// BENCH_JSON names a file for the figures as JSON (bench/run.ts reads it). Exits 1 on a failed answer.
+
+import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { spawn, type ChildProcess } from 'node:child_process';
+import autocannon from 'autocannon';
+import { query } from '@mint/db';
+import { seedDemo } from '@mint/usecases';
+import { createStack } from './services.ts';
+
+/** Throughput and latency of one load. */
+export interface LoadFigures {
+  /** Answers per second over the timed load. */
+  readonly rps: number;
+  readonly p50: number;
+  readonly p99: number;
+  /** Answers by status, and transport errors plus timeouts. */
+  readonly statuses: Record<string, number>;
+  readonly errors: number;
+}
+
+/** What `benchSubmit` measures. */
+export interface SubmitBenchOptions {
+  readonly durationSeconds: number;
+  readonly connections: number;
+  /** Pairs of loads (baseline, then API). */
+  readonly runs: number;
+}
+
+/** Everything `benchSubmit` measured. */
+export interface SubmitBenchResult {
+  readonly durationSeconds: number;
+  readonly connections: number;
+  readonly runs: readonly { readonly baseline: LoadFigures; readonly api: LoadFigures }[];
+  /** Jobs in the database against 200 answers of the API (warm-up included), and the most a stopped load may leave unanswered. */
+  readonly jobs: number;
+  readonly apiOks: number;
+  readonly inFlightAllowance: number;
+}
+
+const path = '/mint.v1.MintService/SubmitMintRequest';
+
+/** Child mode: the baseline server on a free port, printing `PORT n`. */
+function serveBaseline(): void {
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      let status = 200;
+      let body = '';
+      try {
+        const message = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { brand_id?: unknown; idempotency_key?: unknown };
+        body = JSON.stringify({ ok: true, mint_job_id: message.idempotency_key, mint_batch_id: message.brand_id, status: 'MINT_JOB_STATUS_QUEUED' });
+      } catch {
+        status = 400;
+        body = '{"code":"invalid_argument"}';
+      }
+      res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+      res.end(body);
+    });
+  });
+  server.listen(0, '127.0.0.1', () => process.stdout.write(`PORT ${(server.address() as { port: number }).port}\n`));
+  process.once('SIGTERM', () => server.close(() => process.exit(0)));
+}
+
+function startBaseline(): Promise<{ child: ChildProcess; port: number }> {
+  const child = spawn(process.execPath, [import.meta.filename, 'serve-baseline'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const match = /PORT (\d+)/.exec(out);
+      if (match) resolve({ child, port: Number(match[1]) });
+    });
+    child.once('exit', (code) => reject(new Error(`baseline server exited with ${code}`)));
+  });
+}
+
+function percentile(sorted: readonly number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
+}
+
+/** Drives `port` with submits for `seconds`; every request a new idempotency key. */
+async function load(port: number, seconds: number, connections: number, token: string, body: (key: string) => string): Promise<LoadFigures> {
+  const samples: number[] = [];
+  const statuses: Record<string, number> = {};
+  const result = await new Promise<autocannon.Result>((resolve, reject) => {
+    const instance = autocannon({
+      url: `http://127.0.0.1:${port}`,
+      connections,
+      duration: seconds,
+      requests: [{
+        method: 'POST', path,
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        setupRequest: (req) => ({ ...req, body: body(randomUUID()) }),
+      }],
+    }, (error, res) => (error ? reject(error) : resolve(res)));
+    instance.on('response', (_client: unknown, statusCode: number, _bytes: number, responseTime: number) => {
+      samples.push(responseTime);
+      statuses[statusCode] = (statuses[statusCode] ?? 0) + 1;
+    });
+  });
+  samples.sort((a, b) => a - b);
+  return { rps: samples.length / seconds, p50: percentile(samples, 50), p99: percentile(samples, 99), statuses, errors: result.errors + result.timeouts };
+}
+
+/**
+ * Starts the API (child) on a fresh stack and the baseline server (child), warms each up for 2 s,
+ * then runs `runs` pairs of loads. Kills both and drops the database and stream whatever happens.
+ */
+export async function benchSubmit(options: SubmitBenchOptions, progress: (line: string) => void = console.log): Promise<SubmitBenchResult> {
+  const stack = await createStack('bench_submit');
+  let baseline: { child: ChildProcess; port: number } | undefined;
+  try {
+    const seed = await seedDemo(stack.ctx);
+    const api = await stack.start('api');
+    baseline = await startBaseline();
+    const body = (key: string) => JSON.stringify({
+      brand_id: seed.brand_id, product_id: seed.product_id, requested_quantity: 10,
+      identity_mode: 'IDENTITY_MODE_SERIAL', activation_mode: 'ACTIVATION_MODE_ACTIVE_AT_MINT', idempotency_key: key,
+    });
+    progress(`database ${stack.dbName}, API on ${api.port}, baseline on ${baseline.port}, ${options.connections} connections`);
+    let apiOks = 0;
+    const count = (f: LoadFigures) => f.statuses['200'] ?? 0;
+    await load(baseline.port, 2, options.connections, seed.access_token, body);
+    apiOks += count(await load(api.port, 2, options.connections, seed.access_token, body));
+    const runs: { baseline: LoadFigures; api: LoadFigures }[] = [];
+    for (let run = 0; run < options.runs; run++) {
+      const b = await load(baseline.port, options.durationSeconds, options.connections, seed.access_token, body);
+      const a = await load(api.port, options.durationSeconds, options.connections, seed.access_token, body);
+      apiOks += count(a);
+      runs.push({ baseline: b, api: a });
+      progress(`run ${run + 1}/${options.runs}: API ${Math.round(a.rps)} req/s (p50 ${a.p50.toFixed(1)} ms, p99 ${a.p99.toFixed(1)} ms), baseline ${Math.round(b.rps)} req/s, ` +
+        `ratio ${(a.rps / b.rps).toFixed(3)}`);
+    }
+    const [jobs] = await query<{ n: string }>(stack.db.em.fork(), 'select count(*) as n from mint_jobs');
+    return { durationSeconds: options.durationSeconds, connections: options.connections, runs, jobs: Number(jobs!.n), apiOks, inFlightAllowance: options.connections * (options.runs + 1) };
+  } finally {
+    if (baseline && baseline.child.exitCode === null) {
+      const exited = new Promise((resolve) => baseline!.child.once('exit', resolve));
+      baseline.child.kill('SIGTERM');
+      await exited;
+    }
+    await stack.close();
+  }
+}
+
+if (process.argv[2] === 'serve-baseline') {
+  serveBaseline();
+} else if (import.meta.main) {
+  let failed = false;
+  try {
+    const result = await benchSubmit({
+      durationSeconds: Number(process.env['BENCH_DURATION'] ?? 10), connections: Number(process.env['BENCH_CONNECTIONS'] ?? 16),
+      runs: Number(process.env['BENCH_RUNS'] ?? 1),
+    });
+    console.log(`\nSubmitMintRequest (Connect JSON, 10 serial units, new idempotency key each), ${result.connections} connections, ${result.durationSeconds} s per load:`);
+    console.log(`${'server'.padEnd(40)} ${'req/s'.padStart(8)} ${'p50'.padStart(7)} ${'p99'.padStart(7)}  statuses`);
+    for (const { baseline, api } of result.runs) {
+      for (const [label, f] of [['baseline: node:http parsing the JSON', baseline], ['API: SubmitMintRequest', api]] as const) {
+        console.log(`${label.padEnd(40)} ${Math.round(f.rps).toString().padStart(8)} ${f.p50.toFixed(2).padStart(7)} ${f.p99.toFixed(2).padStart(7)}  ${JSON.stringify(f.statuses)}${f.errors ? ` errors ${f.errors}` : ''}`);
+      }
+      console.log(`API / baseline: ${(api.rps / baseline.rps).toFixed(3)}`);
+      if (Object.keys(api.statuses).join() !== '200' || api.errors > 0) failed = true;
+    }
+    const consistent = result.jobs >= result.apiOks && result.jobs - result.apiOks <= result.inFlightAllowance;
+    console.log(`jobs in the database ${result.jobs}, API 200 answers ${result.apiOks} (in flight at a stop: at most ${result.inFlightAllowance}): ${consistent ? 'ok' : 'MISMATCH'}`);
+    if (!consistent) failed = true;
+    if (process.env['BENCH_JSON']) writeFileSync(process.env['BENCH_JSON'], JSON.stringify(result));
+  } catch (error) {
+    failed = true;
+    console.error(error);
+  }
+  process.exitCode = failed ? 1 : 0;
+}
