@@ -14,7 +14,7 @@ import { createDualListener, type HttpRequest, type HttpResponse, type RequestLi
 import { errorInterceptor } from './interceptors/errors.ts';
 import { loggingInterceptor } from './interceptors/logging.ts';
 import { validationInterceptor } from './interceptors/validation.ts';
-import { httpObserver } from './metrics/http.ts';
+import { httpObserver, type RequestLog } from './metrics/http.ts';
 import { metricsInterceptor } from './metrics/rpc.ts';
 
 export type { HttpRequest, HttpResponse, RequestListener } from './http/listener.ts';
@@ -25,10 +25,23 @@ export type { HttpRequest, HttpResponse, RequestListener } from './http/listener
  */
 export type HttpRoutes = (req: HttpRequest, res: HttpResponse) => boolean | Promise<boolean>;
 
-/** Tries each route set in order; the first that handles the request wins. */
+/**
+ * Tries each route set in order; the first that handles the request wins. A route set answering
+ * synchronously (a plain boolean) costs no promise, so cheap prefix checks in front of a route
+ * (the resolver's) add nothing to its latency.
+ */
 export function composeRoutes(routeSets: readonly HttpRoutes[]): HttpRoutes {
-  return async (req, res) => {
-    for (const routes of routeSets) if (await routes(req, res)) return true;
+  const tryFrom = async (req: HttpRequest, res: HttpResponse, from: number, pending: Promise<boolean>): Promise<boolean> => {
+    if (await pending) return true;
+    for (let i = from; i < routeSets.length; i++) if (await routeSets[i]!(req, res)) return true;
+    return false;
+  };
+  return (req, res) => {
+    for (let i = 0; i < routeSets.length; i++) {
+      const handled = routeSets[i]!(req, res);
+      if (handled === true) return true;
+      if (handled !== false) return tryFrom(req, res, i + 1, handled);
+    }
     return false;
   };
 }
@@ -43,7 +56,7 @@ export interface ApiServerOptions {
   readonly authenticator: Authenticator;
   /** Probes the dependencies for `/readyz` and the gRPC health Check. */
   readonly readiness: ReadinessProbe;
-  /** Process logger; each request gets a child carrying its request id. */
+  /** Process logger; each request gets a child carrying its request id (created when the request first writes a line). */
   readonly logger: Logger;
   /** How long `close()` waits for in-flight calls before cutting connections; default 10 s. */
   readonly shutdownTimeoutMs?: number;
@@ -69,6 +82,15 @@ export interface ApiServer {
 export const requestIdHeader = 'x-request-id';
 const acceptableRequestId = /^[A-Za-z0-9._:\-]{1,128}$/;
 
+/** A request's id and, once something logs for it, its child logger. */
+interface RequestState {
+  readonly id: string;
+  logger: Logger | undefined;
+}
+/** Where a request's state lives: on the request itself (cheaper than a WeakMap entry per request). */
+const requestState = Symbol('mint.request');
+type StatefulRequest = HttpRequest & { [requestState]?: RequestState };
+
 /**
  * Creates the API server. Every RPC goes through, outermost first: logging (one line per call),
  * error mapping (domain errors to codes), authentication (bearer JWT), validation
@@ -78,7 +100,15 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
   const { logger, readiness, httpRoutes } = options;
   const shutdownTimeoutMs = options.shutdownTimeoutMs ?? 10_000;
   const shutdown = new AbortController();
-  const requests = new WeakMap<HttpRequest, { id: string; logger: Logger }>();
+  /** The request's logger (a child carrying its request id), created on first use. */
+  const loggerOf = (req: HttpRequest): Logger => {
+    const state = (req as StatefulRequest)[requestState];
+    return state === undefined ? logger : (state.logger ??= logger.child({ requestId: state.id }));
+  };
+  /** One line for a request; its child logger is created only when the level is enabled. */
+  const logLine: RequestLog = (req, level, line, msg) => {
+    if (logger.isLevelEnabled(level)) loggerOf(req)[level](line, msg);
+  };
   const probe = () => checkReadiness(readiness, shutdown.signal.aborted, logger);
   const plainHttp = options.metrics === undefined ? undefined : httpObserver(options.metrics);
 
@@ -101,38 +131,54 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     jsonOptions: { useProtoFieldName: true, alwaysEmitImplicit: true },
     shutdownSignal: shutdown.signal,
     contextValues: (req) => {
-      const call = requests.get(req);
+      const call = (req as StatefulRequest)[requestState];
       const values = createContextValues();
-      if (call !== undefined) values.set(requestIdKey, call.id).set(loggerKey, call.logger);
+      if (call !== undefined) values.set(requestIdKey, call.id).set(loggerKey, loggerOf(req));
       return values;
     },
   });
 
-  async function handle(req: HttpRequest, res: HttpResponse): Promise<void> {
+  /** Health, readiness, then the mounted routes, then Connect; the resolver's `/r/...` goes straight to the routes. */
+  function handle(req: HttpRequest, res: HttpResponse): void | Promise<void> {
     const header = req.headers[requestIdHeader];
     const id = typeof header === 'string' && acceptableRequestId.test(header) ? header : randomUUID();
-    const requestLogger = logger.child({ requestId: id });
-    requests.set(req, { id, logger: requestLogger });
-    plainHttp?.observe(req, res, requestLogger);
+    (req as StatefulRequest)[requestState] = { id, logger: undefined };
+    plainHttp?.observe(req, res, logLine);
     res.setHeader(requestIdHeader, id);
-    const path = (req.url ?? '/').split('?', 1)[0];
-    const isGet = req.method === 'GET' || req.method === 'HEAD';
-    if (isGet && path === '/healthz') return sendJson(req, res, 200, { ok: true });
-    if (isGet && path === '/readyz') {
-      const report = await probe();
-      return sendJson(req, res, report.ok ? 200 : 503, { ok: report.ok, checks: report.checks });
+    const url = req.url ?? '/';
+    if (!url.startsWith('/r/')) {
+      const q = url.indexOf('?');
+      const path = q < 0 ? url : url.slice(0, q);
+      if ((req.method === 'GET' || req.method === 'HEAD') && (path === '/healthz' || path === '/readyz')) {
+        if (path === '/healthz') return sendJson(req, res, 200, { ok: true });
+        return probe().then((report) => sendJson(req, res, report.ok ? 200 : 503, { ok: report.ok, checks: report.checks }));
+      }
     }
-    if (httpRoutes !== undefined && (await httpRoutes(req, res))) return;
-    plainHttp?.skip(req);
+    if (httpRoutes === undefined) return toConnect(req, res);
+    const handled = httpRoutes(req, res);
+    if (handled === true) return;
+    if (handled === false) return toConnect(req, res);
+    return handled.then((done) => (done ? undefined : toConnect(req, res)));
+  }
+  function toConnect(req: HttpRequest, res: HttpResponse): void {
+    plainHttp?.skip(res);
     connect(req, res);
   }
 
+  const onFailure = (req: HttpRequest, res: HttpResponse, err: unknown): void => {
+    loggerOf(req).error({ err, method: req.method, path: (req.url ?? '').split('?', 1)[0] }, 'http route failed');
+    if (!res.headersSent) sendJson(req, res, 500, { ok: false, error: 'internal error' });
+    else res.destroy();
+  };
   const requestListener: RequestListener = (req, res) => {
-    handle(req, res).catch((err: unknown) => {
-      (requests.get(req)?.logger ?? logger).error({ err, method: req.method, path: (req.url ?? '').split('?', 1)[0] }, 'http route failed');
-      if (!res.headersSent) sendJson(req, res, 500, { ok: false, error: 'internal error' });
-      else res.destroy();
-    });
+    let pending;
+    try {
+      pending = handle(req, res);
+    } catch (err) {
+      onFailure(req, res, err);
+      return;
+    }
+    pending?.catch((err: unknown) => onFailure(req, res, err));
   };
 
   const listener = createDualListener(requestListener);

@@ -48,7 +48,7 @@ export interface ResolverUnit {
 }
 
 interface UnitRow {
-  serial: string; gtin: string | null; status: string; activated_at: Date | null; resolver_url: string; batch_status: string;
+  serial: string; gtin: string | null; status: string; activated_at: Date | string | null; resolver_url: string; batch_status: string;
   product_id: string; product_name: string; product_sku: string; product_gtin: string | null; passport_url: string | null;
 }
 
@@ -68,7 +68,8 @@ export async function findUnitForResolution(em: Em, brandId: string, serial: str
 
 function toUnit(row: UnitRow): ResolverUnit {
   return {
-    serial: row.serial, gtin: row.gtin, status: row.status, activatedAt: row.activated_at === null ? null : new Date(row.activated_at),
+    serial: row.serial, gtin: row.gtin, status: row.status,
+    activatedAt: row.activated_at === null || row.activated_at instanceof Date ? row.activated_at : new Date(row.activated_at),
     resolverUrl: row.resolver_url, batchStatus: row.batch_status,
     product: { id: row.product_id, name: row.product_name, sku: row.product_sku, gtin: row.product_gtin, passportUrl: row.passport_url },
   };
@@ -82,13 +83,12 @@ const unitSql = `select u.serial, u.gtin, u.status, u.activated_at, u.resolver_u
   join products p on p.brand_id = b.brand_id and p.id = b.product_id
   where u.brand_id = $1 and u.serial = $2 and u.gtin is not distinct from $3::text`;
 
+interface ProductRow { id: string; name: string; sku: string; gtin: string | null; passport_url: string | null }
+const productSql = `select id, name, sku, gtin, passport_url from products where brand_id = $1 and gtin = $2`;
+
 /** The brand's product with this GTIN-14, or null. */
 export async function findProductByGtin(em: Em, brandId: string, gtin: string): Promise<ResolverProduct | null> {
-  const [row] = await query<{ id: string; name: string; sku: string; gtin: string | null; passport_url: string | null }>(
-    em,
-    `select id, name, sku, gtin, passport_url from products where brand_id = ? and gtin = ?`,
-    [brandId, gtin],
-  );
+  const [row] = await query<ProductRow>(em, productSql.replace('$1', '?').replace('$2', '?'), [brandId, gtin]);
   return row === undefined ? null : { id: row.id, name: row.name, sku: row.sku, gtin: row.gtin, passportUrl: row.passport_url };
 }
 
@@ -107,20 +107,24 @@ export interface ResolverLot {
  * holds it. A lot code may recur in several batches; it is gone only when all of them are voided.
  */
 export async function findLotForResolution(em: Em, brandId: string, gtin: string, lotCode: string): Promise<ResolverLot | null> {
-  const rows = await query<{ qty: number; batch_status: string; product_id: string; product_name: string; product_sku: string; product_gtin: string | null; passport_url: string | null }>(
-    em,
-    `select l.qty, b.status as batch_status, p.id as product_id, p.name as product_name, p.sku as product_sku, p.gtin as product_gtin, p.passport_url
-     from mint_lots l
-     join mint_batches b on b.brand_id = l.brand_id and b.id = l.mint_batch_id
-     join products p on p.brand_id = b.brand_id and p.id = b.product_id
-     where l.brand_id = ? and l.gtin = ? and l.lot_code = ?`,
-    [brandId, gtin, lotCode],
-  );
+  return toLot(lotCode, await query<LotRow>(em, lotSql.replace('$1', '?').replace('$2', '?').replace('$3', '?'), [brandId, gtin, lotCode]));
+}
+
+interface LotRow {
+  qty: number; batch_status: string; product_id: string; product_name: string; product_sku: string; product_gtin: string | null; passport_url: string | null;
+}
+const lotSql = `select l.qty, b.status as batch_status, p.id as product_id, p.name as product_name, p.sku as product_sku, p.gtin as product_gtin, p.passport_url
+  from mint_lots l
+  join mint_batches b on b.brand_id = l.brand_id and b.id = l.mint_batch_id
+  join products p on p.brand_id = b.brand_id and p.id = b.product_id
+  where l.brand_id = $1 and l.gtin = $2 and l.lot_code = $3`;
+
+function toLot(lotCode: string, rows: readonly LotRow[]): ResolverLot | null {
   const first = rows[0];
   if (first === undefined) return null;
   const live = rows.filter((r) => r.batch_status !== 'voided');
   return {
-    lotCode, qty: live.reduce((n, r) => n + r.qty, 0), allVoided: live.length === 0,
+    lotCode, qty: live.reduce((n, r) => n + Number(r.qty), 0), allVoided: live.length === 0,
     product: { id: first.product_id, name: first.product_name, sku: first.product_sku, gtin: first.product_gtin, passportUrl: first.passport_url },
   };
 }
@@ -166,38 +170,61 @@ export interface ResolverReader {
   close(): Promise<void>;
 }
 
+/** Options of {@link createResolverReader}. */
+export interface ResolverReaderOptions {
+  /** Connections of the reader's own pool; default 4. */
+  readonly poolSize?: number;
+  /** Most unit lookups in one query; default 64. */
+  readonly maxBatch?: number;
+  /** Most unit queries in flight at once; default half the pool (brand, product and lot lookups keep the rest). Lookups arriving meanwhile wait and go together. */
+  readonly maxInFlight?: number;
+}
+
 /**
- * The resolver's lookups. On PostgreSQL brand and unit lookups go through a small pool of their
- * own with named prepared statements, skipping the ORM's per-query overhead (measured here: ~0.5 ms
- * per lookup through a forked entity manager against ~0.15 ms through the driver), and unit
- * lookups arriving in the same event-loop turn share one query (see {@link batchedUnitLookup});
- * lots and products, and everything on embedded PGlite, use the entity manager.
+ * The resolver's lookups. On PostgreSQL they go through a small pool of their own with named
+ * prepared statements, skipping the ORM's per-query overhead (measured here: ~0.5 ms per lookup
+ * through a forked entity manager against ~0.15 ms through the driver), and unit lookups are
+ * coalesced (see {@link batchedUnitLookup}); on embedded PGlite everything uses the entity manager.
  */
-export function createResolverReader(db: Database, options: { readonly poolSize?: number; readonly maxBatch?: number } = {}): ResolverReader {
+export function createResolverReader(db: Database, options: ResolverReaderOptions = {}): ResolverReader {
   const url = postgresServerUrl(db);
   const em = () => db.em.fork();
-  const fallback = {
-    findBrandBySlug: (slug: string) => findBrandBySlug(em(), slug),
-    findUnit: (brandId: string, serial: string, gtin: string | null) => findUnitForResolution(em(), brandId, serial, gtin),
-  };
+  const poolSize = options.poolSize ?? 4;
   const pool = url !== null
-    ? new pg.Pool({ connectionString: url, max: options.poolSize ?? 8, application_name: 'minting-resolver' })
+    // Idle connections are kept (idleTimeoutMillis 0): after a quiet spell the first scans would
+    // otherwise pay a new connection and re-prepare their statements.
+    ? new pg.Pool({ connectionString: url, max: poolSize, idleTimeoutMillis: 0, application_name: 'minting-resolver' })
     : null;
-  pool?.on('error', () => undefined);
+  if (pool === null) {
+    return {
+      findBrandBySlug: (slug) => findBrandBySlug(em(), slug),
+      findUnit: (brandId, serial, gtin) => findUnitForResolution(em(), brandId, serial, gtin),
+      findProduct: (brandId, gtin) => findProductByGtin(em(), brandId, gtin),
+      findLot: (brandId, gtin, lotCode) => findLotForResolution(em(), brandId, gtin, lotCode),
+      close: () => Promise.resolve(),
+    };
+  }
+  pool.on('error', () => undefined);
   let closing: Promise<void> | undefined;
   return {
-    findBrandBySlug: pool === null ? fallback.findBrandBySlug : async (slug) => {
+    async findBrandBySlug(slug) {
       const { rows: [row] } = await pool.query<{ id: string; slug: string; name: string; default_passport_url: string | null }>({ name: 'resolver_brand', text: brandSql, values: [slug] });
       return row === undefined ? null : { id: row.id, slug: row.slug, name: row.name, defaultPassportUrl: row.default_passport_url };
     },
-    findUnit: pool === null ? fallback.findUnit : batchedUnitLookup(pool, options.maxBatch ?? 64),
-    findProduct: (brandId, gtin) => findProductByGtin(em(), brandId, gtin),
-    findLot: (brandId, gtin, lotCode) => findLotForResolution(em(), brandId, gtin, lotCode),
-    close: () => (closing ??= pool?.end() ?? Promise.resolve()),
+    findUnit: batchedUnitLookup(pool, options.maxBatch ?? 64, options.maxInFlight ?? Math.max(1, Math.floor(poolSize / 2))),
+    async findProduct(brandId, gtin) {
+      const { rows: [row] } = await pool.query<ProductRow>({ name: 'resolver_product', text: productSql, values: [brandId, gtin] });
+      return row === undefined ? null : { id: row.id, name: row.name, sku: row.sku, gtin: row.gtin, passportUrl: row.passport_url };
+    },
+    async findLot(brandId, gtin, lotCode) {
+      const { rows } = await pool.query<LotRow>({ name: 'resolver_lot', text: lotSql, values: [brandId, gtin, lotCode] });
+      return toLot(lotCode, rows);
+    },
+    close: () => (closing ??= pool.end()),
   };
 }
 
-const unitBatchSql = `select k.ord, u.serial, u.gtin, u.status, u.activated_at, u.resolver_url, b.status as batch_status,
+const unitBatchSql = `select k.ord::int as ord, u.serial, u.gtin, u.status, u.activated_at, u.resolver_url, b.status as batch_status,
     p.id as product_id, p.name as product_name, p.sku as product_sku, p.gtin as product_gtin, p.passport_url
   from unnest($1::uuid[], $2::text[]) with ordinality as k(brand_id, serial, ord)
   join mint_units u on u.brand_id = k.brand_id and u.serial = k.serial
@@ -205,19 +232,32 @@ const unitBatchSql = `select k.ord, u.serial, u.gtin, u.status, u.activated_at, 
   join products p on p.brand_id = b.brand_id and p.id = b.product_id`;
 
 /**
- * Unit lookups that arrive in the same event-loop turn go to PostgreSQL as one query (a lone one
- * as a prepared single-row statement): under load this saves a round trip, and its socket writes,
- * per request. Each caller still gets only its own unit, matched on brand, serial and GTIN.
+ * Unit lookups coalesced: at most `maxInFlight` queries run at once; lookups arriving in the same
+ * event-loop turn, or while every slot is busy, go to PostgreSQL together as one query of at most
+ * `maxBatch` (a lone one as a prepared single-row statement). Under load this saves a round trip,
+ * its socket writes and a backend wake-up per request; when idle a lookup waits for nothing but
+ * the end of its turn. Each caller still gets only its own unit, matched on brand, serial and GTIN.
  */
-function batchedUnitLookup(pool: pg.Pool, maxBatch: number): ResolverReader['findUnit'] {
+function batchedUnitLookup(pool: pg.Pool, maxBatch: number, maxInFlight: number): ResolverReader['findUnit'] {
   interface Waiting { brandId: string; serial: string; gtin: string | null; resolve(u: ResolverUnit | null): void; reject(e: unknown): void }
   let waiting: Waiting[] = [];
+  let inFlight = 0;
+  let scheduled = false;
   const flush = () => {
-    const batch = waiting;
-    waiting = [];
-    for (let i = 0; i < batch.length; i += maxBatch) void run(batch.slice(i, i + maxBatch));
+    scheduled = false;
+    while (waiting.length > 0 && inFlight < maxInFlight) {
+      const batch = waiting.length <= maxBatch ? waiting : waiting.slice(0, maxBatch);
+      waiting = waiting.length <= maxBatch ? [] : waiting.slice(maxBatch);
+      inFlight++;
+      void run(batch).then(settled);
+    }
   };
-  const run = async (batch: Waiting[]) => {
+  /** A slot is free: what queued up meanwhile goes now, as one query. */
+  const settled = () => {
+    inFlight--;
+    if (waiting.length > 0) flush();
+  };
+  const run = async (batch: Waiting[]): Promise<void> => {
     try {
       if (batch.length === 1) {
         const w = batch[0]!;
@@ -225,20 +265,29 @@ function batchedUnitLookup(pool: pg.Pool, maxBatch: number): ResolverReader['fin
         w.resolve(row === undefined ? null : toUnit(row));
         return;
       }
-      const { rows } = await pool.query<UnitRow & { ord: string }>({
-        name: 'resolver_units', text: unitBatchSql, values: [batch.map((w) => w.brandId), batch.map((w) => w.serial)],
-      });
-      const found = new Map(rows.map((r) => [Number(r.ord) - 1, r]));
-      batch.forEach((w, i) => {
-        const row = found.get(i);
+      const brandIds: string[] = [];
+      const serials: string[] = [];
+      for (const w of batch) {
+        brandIds.push(w.brandId);
+        serials.push(w.serial);
+      }
+      const { rows } = await pool.query<UnitRow & { ord: number }>({ name: 'resolver_units', text: unitBatchSql, values: [brandIds, serials] });
+      const found: (UnitRow | undefined)[] = [];
+      for (const row of rows) found[row.ord - 1] = row;
+      for (let i = 0; i < batch.length; i++) {
+        const w = batch[i]!;
+        const row = found[i];
         w.resolve(row !== undefined && row.gtin === w.gtin ? toUnit(row) : null);
-      });
+      }
     } catch (error) {
       for (const w of batch) w.reject(error);
     }
   };
   return (brandId, serial, gtin) => new Promise((resolve, reject) => {
     waiting.push({ brandId, serial, gtin, resolve, reject });
-    if (waiting.length === 1) setImmediate(flush);
+    if (!scheduled && inFlight < maxInFlight) {
+      scheduled = true;
+      setImmediate(flush);
+    }
   });
 }

@@ -9,21 +9,23 @@ import type { HttpRoutes } from '../server.ts';
  * rather than failing the scrape.
  */
 export function metricsRoutes(metrics: Pick<Metrics, 'render'>): HttpRoutes {
-  return async (req, res) => {
-    if ((req.url ?? '/').split('?', 1)[0] !== '/metrics') return false;
+  return (req, res) => {
+    const url = req.url ?? '/';
+    if (url !== '/metrics' && !url.startsWith('/metrics?')) return false;
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.statusCode = 405;
       res.setHeader('allow', 'GET, HEAD');
       res.end();
       return true;
     }
-    const { contentType, body } = await metrics.render();
-    res.statusCode = 200;
-    res.setHeader('content-type', contentType);
-    res.setHeader('cache-control', 'no-store');
-    res.setHeader('content-length', Buffer.byteLength(body));
-    if (req.method === 'HEAD') res.end();
-    else res.end(body);
-    return true;
+    return metrics.render().then(({ contentType, body }) => {
+      res.statusCode = 200;
+      res.setHeader('content-type', contentType);
+      res.setHeader('cache-control', 'no-store');
+      res.setHeader('content-length', Buffer.byteLength(body));
+      if (req.method === 'HEAD') res.end();
+      else res.end(body);
+      return true;
+    });
   };
 }

@@ -81,22 +81,24 @@ function answer(req: HttpRequest, res: HttpResponse, resolution: Resolution, rep
 /** {@link negotiate} memoised: scanners send a handful of distinct Accept headers over and over. */
 const representations = new Map<string, Representation>();
 function negotiated(accept: string | undefined, linkType: string | null): Representation {
-  const key = `${linkType ?? ''}\n${accept ?? ''}`;
-  let representation = representations.get(key);
+  if (linkType !== null) return negotiate(accept, linkType);
+  if (accept === undefined) return 'redirect';
+  let representation = representations.get(accept);
   if (representation === undefined) {
-    representation = negotiate(accept, linkType);
+    representation = negotiate(accept, null);
     if (representations.size >= 256) representations.clear();
-    representations.set(key, representation);
+    representations.set(accept, representation);
   }
   return representation;
 }
 
 /**
- * The resolver's routes: answers every path under `/r/`; anything else passes on. A path that is
- * not a Digital Link this service issues answers the same 404 as an unknown identity.
+ * The resolver's routes: answers every path under `/r/`; anything else passes on (synchronously,
+ * so routes mounted behind it pay nothing). A path that is not a Digital Link this service issues
+ * answers the same 404 as an unknown identity, without a lookup.
  */
 export function createResolverRoutes(resolver: Resolver): HttpRoutes {
-  return async (req, res) => {
+  return (req, res) => {
     const url = req.url ?? '/';
     if (!url.startsWith(resolverPrefix)) return false;
     if (req.method !== 'GET' && req.method !== 'HEAD') {
@@ -113,7 +115,9 @@ export function createResolverRoutes(resolver: Resolver): HttpRoutes {
       refuse(req, res, 'not_found', representation);
       return true;
     }
-    answer(req, res, await resolver.resolve(parsed, representation), representation);
-    return true;
+    return resolver.resolve(parsed, representation).then((resolution) => {
+      answer(req, res, resolution, representation);
+      return true;
+    });
   };
 }
