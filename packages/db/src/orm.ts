@@ -4,6 +4,7 @@ import { MikroORM as PostgresMikroORM } from '@mikro-orm/postgresql';
 import type { SqlEntityManager, SqlMikroORM } from '@mikro-orm/sql';
 import { entities } from './entities/index.ts';
 import { migrations } from './migrations/index.ts';
+import { releaseDeadClients } from './pool.ts';
 
 /** An open database: the ORM with its connection pool. Both drivers share the SQL API. */
 export type Database = SqlMikroORM;
@@ -43,7 +44,8 @@ export async function openDatabase(location: DatabaseLocation, options: OpenData
       ...sharedOptions(),
       clientUrl: location.url,
       pool: { min: 0, max: options.poolSize ?? 10 },
-      driverOptions: { application_name: options.applicationName ?? 'minting' },
+      // A connection the server ends mid-transaction must not keep its pool slot (see releaseDeadClients).
+      driverOptions: { application_name: options.applicationName ?? 'minting', onPoolCreated: releaseDeadClients },
     }) as unknown as Promise<Database>;
   }
   return PgliteMikroORM.init({
