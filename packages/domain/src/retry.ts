@@ -1,4 +1,7 @@
-/** Attempts a job gets on transient errors before it is marked FAILED. */
+/**
+ * Consecutive failed attempts (transient errors without a committed chunk in between) after which a
+ * job is marked FAILED; every committed chunk resets the count, so a long job survives scattered blips.
+ */
 export const maxJobAttempts = 8;
 
 /**

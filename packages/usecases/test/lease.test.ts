@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { query } from '@mint/db';
 import { isConflictError, isLeaseLostError } from '@mint/domain';
 import {
-  claimMintJob, findJobsToSweep, kickMintJob, processMintJobBatch, releaseMintJob, runMintCycle, submitMintRequest, type ClaimResult, type UseCaseContext,
+  claimMintJob, findJobsToSweep, kickMintJob, processMintJobBatch, recordFailedAttempt, releaseMintJob, runMintCycle, submitMintRequest, type ClaimResult, type UseCaseContext,
 } from '@mint/usecases';
 import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
 
@@ -39,6 +39,17 @@ async function units(batchId: string) {
 }
 
 describe('mint job leases', () => {
+  it('resets the failed-attempt count when a chunk commits, so scattered errors never add up to FAILED', async () => {
+    const { mintJobId } = await submit(3000);
+    for (let i = 0; i < 5; i++) await recordFailedAttempt(ctx, brand.brandId, mintJobId, 'connection reset');
+    const attempts = async () => (await query<{ attempts: number }>(app.db.em.fork(), `select attempts from mint_jobs where id = ?`, [mintJobId]))[0]!.attempts;
+    expect(await attempts()).toBe(5);
+    const lease = claimed(await claimMintJob(ctx, brand.brandId, mintJobId, 'executor-r', 10_000));
+    await runMintCycle(ctx, lease, 2000, 10_000);
+    expect(await attempts()).toBe(0);
+    await releaseMintJob(ctx, lease);
+  });
+
   it('rejects the late chunk of a holder whose lease lapsed and was taken over, writing nothing', async () => {
     const { mintJobId, mintBatchId } = await submit(5000);
     const a = claimed(await claimMintJob(ctx, brand.brandId, mintJobId, 'executor-a', 1000));

@@ -58,12 +58,13 @@ export async function claimJobLease(
  * The fencing check of a holder's write: extends the lease to `expiresAt` only where the job still
  * has the holder's owner and token and is not terminal. Run it first in every chunk transaction;
  * false means the lease was lost and the transaction must write nothing. The row lock it takes
- * keeps a takeover out until the chunk commits.
+ * keeps a takeover out until the chunk commits. A committed renewal is progress, so it also resets
+ * the job's failed-attempt count.
  */
 export async function renewJobLease(em: Em, lease: Lease, expiresAt: Date, at: Date): Promise<boolean> {
   return (await run(
     em,
-    `update mint_jobs set lease_expires_at = ?, updated_at = ?
+    `update mint_jobs set lease_expires_at = ?, updated_at = ?, attempts = 0
      where brand_id = ? and id = ? and lease_owner = ? and lease_token = ? and status in ('QUEUED', 'RESERVED', 'PROCESSING')`,
     [expiresAt, at, lease.brandId, lease.jobId, lease.owner, lease.token],
   )) === 1;
