@@ -87,10 +87,13 @@ describe('mint job leases', () => {
     const a = claimed(await claimMintJob(ctx, brand.brandId, mintJobId, 'executor-a', 60_000));
     await runMintCycle(ctx, a, 1000, 60_000);
     const results = await Promise.allSettled([runMintCycle(ctx, a, 1000, 60_000), runMintCycle(ctx, a, 1000, 60_000)]);
-    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
-    const rejected = results.find((r) => r.status === 'rejected');
-    expect(isConflictError(rejected?.reason)).toBe(true);
-    expect(await units(mintBatchId)).toEqual({ n: 2000, serials: 2000, min: 1, max: 2000, minted: 2000 });
+    // When both plan the same seqs one collides (ConflictError); when the second starts after the
+    // first committed it writes the next seqs. Either way nothing is minted twice or skipped.
+    const written = results.filter((r) => r.status === 'fulfilled').length;
+    for (const r of results) if (r.status === 'rejected') expect(isConflictError(r.reason)).toBe(true);
+    expect(written).toBeGreaterThanOrEqual(1);
+    const minted = 1000 + 1000 * written;
+    expect(await units(mintBatchId)).toEqual({ n: minted, serials: minted, min: 1, max: minted, minted });
   });
 
   it('refuses a processing cycle on a job an executor holds, without writing', async () => {
