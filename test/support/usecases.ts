@@ -1,7 +1,8 @@
 // A fresh database with the use-case context on it, plus a seeded workspace, per test file.
 
 import { openDatabase, type Database } from '@mint/db';
-import { createUseCaseContext, createUser, createWorkspace, grantRole, issueAccessToken, upsertProduct, type UseCaseContext } from '@mint/usecases';
+import type { MintRequest } from '@mint/domain';
+import { createUseCaseContext, createUser, createWorkspace, grantRole, issueAccessToken, submitMintRequest, upsertProduct, type UseCaseContext } from '@mint/usecases';
 import { freshDatabase, type FreshDatabase } from './database.ts';
 
 /** Secret of the test contexts' session tokens. */
@@ -57,4 +58,17 @@ export async function setupUseCases(): Promise<UseCaseBundle> {
       await database.drop();
     },
   };
+}
+
+/**
+ * Submits a serial, active-at-mint request of `requestedQuantity` units for the seeded brand's
+ * product (fields overridable) and returns the created job and batch; a blocked request throws.
+ */
+export async function submitSerial(ctx: UseCaseContext, brand: SeededBrand, requestedQuantity: number, overrides: Partial<MintRequest> = {}) {
+  const result = await submitMintRequest(ctx, { id: brand.userId }, {
+    brandId: brand.brandId, productId: brand.productId, productBatchId: null, requestedQuantity,
+    identityMode: 'serial', activationMode: 'active_at_mint', lots: [], idempotencyKey: null, ...overrides,
+  });
+  if (!result.ok) throw new Error(`blocked: ${result.blockingReasons.map((r) => r.code).join(', ')}`);
+  return result;
 }

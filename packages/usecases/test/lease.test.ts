@@ -2,9 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { query } from '@mint/db';
 import { isConflictError, isLeaseLostError } from '@mint/domain';
 import {
-  claimMintJob, findJobsToSweep, kickMintJob, processMintJobBatch, recordFailedAttempt, releaseMintJob, runMintCycle, submitMintRequest, type ClaimResult, type UseCaseContext,
+  claimMintJob, findJobsToSweep, kickMintJob, processMintJobBatch, recordFailedAttempt, releaseMintJob, runMintCycle, type ClaimResult, type UseCaseContext,
 } from '@mint/usecases';
-import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
+import { setupUseCases, submitSerial, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
 
 let app: UseCaseBundle;
 let brand: SeededBrand;
@@ -18,14 +18,7 @@ beforeAll(async () => {
 });
 afterAll(() => app.close());
 
-async function submit(requestedQuantity: number) {
-  const result = await submitMintRequest(ctx, { id: brand.userId }, {
-    brandId: brand.brandId, productId: brand.productId, productBatchId: null, requestedQuantity,
-    identityMode: 'serial', activationMode: 'active_at_mint', lots: [], idempotencyKey: null,
-  });
-  if (!result.ok) throw new Error('blocked');
-  return result;
-}
+const submit = (requestedQuantity: number) => submitSerial(ctx, brand, requestedQuantity);
 function claimed(result: ClaimResult) {
   if (result.kind !== 'claimed') throw new Error(`expected a claim, got ${result.kind}`);
   return result.lease;

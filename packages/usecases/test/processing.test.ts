@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { query } from '@mint/db';
 import type { MintRequest } from '@mint/domain';
 import { getMintBatch, listMintBatches, processMintJobBatch, submitMintRequest } from '@mint/usecases';
-import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
+import { setupUseCases, submitSerial, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
 
 let app: UseCaseBundle;
 let brand: SeededBrand;
@@ -12,14 +12,7 @@ beforeAll(async () => {
 });
 afterAll(() => app.close());
 
-async function submit(overrides: Partial<MintRequest> = {}) {
-  const result = await submitMintRequest(app.ctx, { id: brand.userId }, {
-    brandId: brand.brandId, productId: brand.productId, productBatchId: null, requestedQuantity: 5000,
-    identityMode: 'serial', activationMode: 'active_at_mint', lots: [], idempotencyKey: null, ...overrides,
-  });
-  if (!result.ok) throw new Error('blocked');
-  return result;
-}
+const submit = (overrides: Partial<MintRequest> = {}) => submitSerial(app.ctx, brand, overrides.requestedQuantity ?? 5000, overrides);
 async function eventTypes(entityIds: string[]): Promise<string[]> {
   const rows = await query<{ event_type: string }>(app.db.em.fork(),
     `select event_type from mint_events where brand_id = ? and entity_id = any(?::text[]) order by occurred_at, event_type`, [brand.brandId, `{${entityIds.join(',')}}`]);

@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { submitMintRequest } from '@mint/usecases';
 import { testInfra } from '../../../test/support/context.ts';
 import { freshStreamNames } from '../../../test/support/nats.ts';
-import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
+import { setupUseCases, submitSerial, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
 import { jobState, spawnExecutor, unitFacts, waitUntil, type ExecutorProcess } from './executor-process.ts';
 
 let app: UseCaseBundle;
@@ -30,14 +29,7 @@ async function start(overrides: Record<string, string> = {}): Promise<ExecutorPr
   running.push(p);
   return p;
 }
-async function submit(requestedQuantity: number) {
-  const r = await submitMintRequest(app.ctx, { id: brand.userId }, {
-    brandId: brand.brandId, productId: brand.productId, productBatchId: null, requestedQuantity,
-    identityMode: 'serial', activationMode: 'active_at_mint', lots: [], idempotencyKey: null,
-  });
-  if (!r.ok) throw new Error('blocked');
-  return r;
-}
+const submit = (requestedQuantity: number) => submitSerial(app.ctx, brand, requestedQuantity);
 
 describe('executor process crashes and shutdowns', () => {
   it('completes a job with exactly N gapless units after SIGKILLs at random points, three in a row', async () => {

@@ -6,9 +6,8 @@ import { connect } from '@nats-io/transport-node';
 import { connectJetStreamBus, type JobBus } from '@mint/bus';
 import { query } from '@mint/db';
 import { startExecutor, type Executor } from '@mint/executor';
-import { submitMintRequest } from '@mint/usecases';
 import { freshStreamNames, startNatsServer, type NatsServer } from '../../../test/support/nats.ts';
-import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
+import { setupUseCases, submitSerial, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
 import { jobState, unitFacts, waitUntil } from './executor-process.ts';
 
 let app: UseCaseBundle;
@@ -31,14 +30,7 @@ afterAll(async () => {
   await app.close();
 });
 
-async function submit(requestedQuantity: number) {
-  const r = await submitMintRequest(app.ctx, { id: brand.userId }, {
-    brandId: brand.brandId, productId: brand.productId, productBatchId: null, requestedQuantity,
-    identityMode: 'serial', activationMode: 'active_at_mint', lots: [], idempotencyKey: null,
-  });
-  if (!r.ok) throw new Error('blocked');
-  return r;
-}
+const submit = (requestedQuantity: number) => submitSerial(app.ctx, brand, requestedQuantity);
 
 describe('executor and an unreliable NATS', () => {
   it('completes a job submitted while NATS was down, once NATS is back', async () => {

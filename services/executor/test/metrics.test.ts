@@ -7,13 +7,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectJetStreamBus, type JobBus, type JobMessage } from '@mint/bus';
 import { run, type Database } from '@mint/db';
 import { countJobsByStatus, createLogger, createMetrics, readinessProbe, type Metrics } from '@mint/runtime';
-import { claimMintJob, outboxLag, submitMintRequest } from '@mint/usecases';
+import { claimMintJob, outboxLag } from '@mint/usecases';
 import { startExecutor, type Executor } from '../src/executor.ts';
 import { startMetricsServer, type MetricsServer } from '../src/metrics-server.ts';
 import { runMintJob } from '../src/mint-worker.ts';
 import { startNatsServer, freshStreamNames, type NatsServer } from '../../../test/support/nats.ts';
 import { scrape, sampleValue } from '../../../test/support/prometheus.ts';
-import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
+import { setupUseCases, submitSerial, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
 import { jobState, waitUntil } from './executor-process.ts';
 
 let app: UseCaseBundle;
@@ -53,12 +53,7 @@ afterAll(async () => {
 });
 
 async function submit(requestedQuantity: number): Promise<string> {
-  const submitted = await submitMintRequest(app.ctx, { id: brand.userId }, {
-    brandId: brand.brandId, productId: brand.productId, productBatchId: null, requestedQuantity,
-    identityMode: 'serial', activationMode: 'active_at_mint', lots: [], idempotencyKey: null,
-  });
-  if (!submitted.ok) throw new Error('blocked');
-  return submitted.mintJobId;
+  return (await submitSerial(app.ctx, brand, requestedQuantity)).mintJobId;
 }
 
 describe('the executor HTTP port', () => {

@@ -2,9 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pino from 'pino';
 import type { JobMessage } from '@mint/bus';
 import { query } from '@mint/db';
-import { claimMintJob, submitMintRequest, type UseCaseContext } from '@mint/usecases';
+import { claimMintJob, type UseCaseContext } from '@mint/usecases';
 import { runMintJob } from '../src/mint-worker.ts';
-import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
+import { setupUseCases, submitSerial, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
 import { jobState } from './executor-process.ts';
 
 let app: UseCaseBundle;
@@ -23,12 +23,7 @@ function message(jobId: string, lastDelivery: boolean): JobMessage {
   };
 }
 async function submit() {
-  const r = await submitMintRequest(app.ctx, { id: brand.userId }, {
-    brandId: brand.brandId, productId: brand.productId, productBatchId: null, requestedQuantity: 3000,
-    identityMode: 'serial', activationMode: 'active_at_mint', lots: [], idempotencyKey: null,
-  });
-  if (!r.ok) throw new Error('blocked');
-  return r.mintJobId;
+  return (await submitSerial(app.ctx, brand, 3000)).mintJobId;
 }
 /** A context whose chunk step fails with `error`. */
 function failing(error: unknown): UseCaseContext {
