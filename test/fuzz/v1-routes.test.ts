@@ -249,7 +249,8 @@ function pathFor(route: Route): fc.Arbitrary<string> {
   const names = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
   return fc.tuple(fc.array(segment, { minLength: names.length, maxLength: names.length }), query).map(([values, q]) => {
     let i = 0;
-    return route.path.replace(/\{\w+\}/g, () => encodeURIComponent(values[i++]!)) + q;
+    // A lone surrogate has no UTF-8 form, so no client can send one in a path.
+    return route.path.replace(/\{\w+\}/g, () => encodeURIComponent(values[i++]!.toWellFormed())) + q;
   });
 }
 

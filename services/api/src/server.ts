@@ -9,7 +9,7 @@ import { authenticationInterceptor, authorizationInterceptor, type Authenticator
 import { loggerKey, requestIdKey } from './context.ts';
 import { Health } from './gen/grpc/health/v1/health_pb.js';
 import { checkReadiness, createHealthService, type ReadinessProbe } from './health.ts';
-import { connectAdapter } from './http/connect-adapter.ts';
+import { connectAdapter, rejectUndecodableBody } from './http/connect-adapter.ts';
 import { createDualListener, type HttpRequest, type HttpResponse, type RequestListener } from './http/listener.ts';
 import { errorInterceptor } from './interceptors/errors.ts';
 import { loggingInterceptor } from './interceptors/logging.ts';
@@ -93,7 +93,7 @@ type StatefulRequest = HttpRequest & { [requestState]?: RequestState };
 
 /**
  * Creates the API server. Every RPC goes through, outermost first: logging (one line per call),
- * error mapping (domain errors to codes), authentication (bearer JWT), validation
+ * error mapping (domain errors to codes), the undecodable-body refusal, authentication (bearer JWT), validation
  * (buf.validate rules) and authorization (role on the request's brand).
  */
 export function createApiServer(options: ApiServerOptions): ApiServer {
@@ -116,6 +116,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     loggingInterceptor(logger),
     ...(options.metrics === undefined ? [] : [metricsInterceptor(options.metrics)]),
     errorInterceptor,
+    rejectUndecodableBody,
     authenticationInterceptor(options.authenticator),
     validationInterceptor(createValidator()),
     authorizationInterceptor(options.authenticator),

@@ -124,6 +124,73 @@ describe('Connect over HTTP/1.1', () => {
     expect(((await good.json()) as { batch: { id: string } }).batch.id).toBe(batchId);
   });
 
+  it('answers an undecodable message with invalid_argument in every protocol, streaming or not', async () => {
+    const garbage = new Uint8Array([0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f, 0x01]);
+    const framed = (data: Uint8Array, flags = 0) => {
+      const bytes = new Uint8Array(5 + data.byteLength);
+      bytes[0] = flags;
+      new DataView(bytes.buffer).setUint32(1, data.byteLength);
+      bytes.set(data, 5);
+      return bytes;
+    };
+    /** The frames of an enveloped response body. */
+    const frames = (bytes: Uint8Array) => {
+      const out: { flags: number; text: string }[] = [];
+      for (let at = 0; at + 5 <= bytes.byteLength;) {
+        const length = new DataView(bytes.buffer, bytes.byteOffset + at + 1, 4).getUint32(0);
+        out.push({ flags: bytes[at]!, text: new TextDecoder().decode(bytes.subarray(at + 5, at + 5 + length)) });
+        at += 5 + length;
+      }
+      return out;
+    };
+    const post = async (rpc: string, headers: Record<string, string>, body: Uint8Array) => {
+      const res = await fetch(`${api.baseUrl}/mint.v1.MintService/${rpc}`, { method: 'POST', headers: { ...headers, ...auth() }, body });
+      return { status: res.status, headers: res.headers, frames: frames(new Uint8Array(await res.arrayBuffer())) };
+    };
+
+    // Connect server streaming: the error travels in the end-of-stream message.
+    for (const [headers, body, reason] of [
+      [{}, framed(garbage), /^request body is not a mint\.v1\.WatchMintJobRequest message/],
+      [{ 'connect-content-encoding': 'gzip' }, framed(garbage, 1), /^request message is not valid gzip/],
+      [{}, framed(garbage).subarray(0, 8), /^request body ends inside a message/],
+    ] as const) {
+      const res = await post('WatchMintJob', { 'content-type': 'application/connect+proto', ...headers }, body);
+      expect(res.status).toBe(200);
+      const end = res.frames.find((f) => f.flags === 2);
+      const error = (JSON.parse(end!.text) as { error: { code: string; message: string } }).error;
+      expect(error.code).toBe('invalid_argument');
+      expect(error.message).toMatch(reason);
+    }
+
+    // gRPC-Web: grpc-status 3 in the trailer frame.
+    const web = await post('GetMintBatch', { 'content-type': 'application/grpc-web+proto' }, framed(garbage));
+    const trailer = web.frames.find((f) => (f.flags & 0x80) === 0x80)?.text ?? `${web.headers.get('grpc-status')}`;
+    expect(trailer).toMatch(/grpc-status: ?3/i);
+
+    // gRPC through @grpc/grpc-js, unary and server streaming, with bytes that are no message.
+    const Client = grpc.makeGenericClientConstructor({
+      unary: { path: '/mint.v1.MintService/GetMintBatch', requestStream: false, responseStream: false, requestSerialize: () => Buffer.from(garbage), responseDeserialize: (b: Buffer) => b },
+      stream: { path: '/mint.v1.MintService/WatchMintJob', requestStream: false, responseStream: true, requestSerialize: () => Buffer.from(garbage), responseDeserialize: (b: Buffer) => b },
+    } as unknown as grpc.ServiceDefinition, 'MintService');
+    const client = new Client(`127.0.0.1:${api.port}`, grpc.credentials.createInsecure()) as unknown as Record<string, Function> & grpc.Client;
+    const md = new grpc.Metadata();
+    md.set('authorization', auth().authorization);
+    try {
+      const unary = await new Promise<grpc.ServiceError | null>((resolve) => client['unary']!.call(client, {}, md, (error: grpc.ServiceError | null) => resolve(error)));
+      expect(unary?.code).toBe(grpc.status.INVALID_ARGUMENT);
+      expect(unary?.details).toMatch(/^request body is not a mint\.v1\.GetMintBatchRequest message/);
+      const streamed = await new Promise<grpc.ServiceError>((resolve) => {
+        const call = client['stream']!.call(client, {}, md) as grpc.ClientReadableStream<Buffer>;
+        call.on('data', () => {});
+        call.on('error', resolve);
+      });
+      expect(streamed.code).toBe(grpc.status.INVALID_ARGUMENT);
+      expect(streamed.details).toMatch(/^request body is not a mint\.v1\.WatchMintJobRequest message/);
+    } finally {
+      client.close();
+    }
+  });
+
   it('generates a request id when the client sends none (or a malformed one)', async () => {
     const a = await fetch(`${api.baseUrl}/healthz`);
     const b = await fetch(`${api.baseUrl}/healthz`, { headers: { 'x-request-id': 'bad id with spaces' } });

@@ -1,31 +1,38 @@
-// connect-node's adapter, with undecodable Connect binary requests answered as bad input.
+// connect-node's adapter, with undecodable request bodies answered as bad input in every protocol.
 
 import { fromBinary } from '@bufbuild/protobuf';
-import { Code, ConnectError, createConnectRouter } from '@connectrpc/connect';
+import {
+  Code, ConnectError, createConnectRouter, createContextKey, createContextValues, type Interceptor,
+} from '@connectrpc/connect';
 import {
   compressionBrotli, compressionGzip, universalRequestFromNodeRequest, universalResponseToNodeResponse,
   type ConnectNodeAdapterOptions,
 } from '@connectrpc/connect-node';
 import {
   createAsyncIterable, readAllBytes, uResponseNotFound,
-  type UniversalHandler, type UniversalServerRequest, type UniversalServerResponse,
+  type Compression, type UniversalHandler, type UniversalServerRequest,
 } from '@connectrpc/connect/protocol';
 import type { HttpRequest, HttpResponse } from './listener.ts';
 
 /** Largest request body any RPC reads (StartProductImport carries a CSV of up to 32 MiB). */
 export const readMaxBytes = 40 * 1024 * 1024;
 
+const compressions: readonly Compression[] = [compressionGzip, compressionBrotli];
+
 /**
- * Like `connectNodeAdapter`, with one correction: connect-es answers a Connect unary request whose
- * body does not decompress, or whose binary body does not decode, with `internal` (HTTP 500)
- * before any interceptor runs. Such a body is the client's mistake, so it is decompressed and
- * decoded here first and answered `invalid_argument` (HTTP 400) with the reason. The library then
- * gets the plain bytes; every other request goes to it untouched.
+ * Like `connectNodeAdapter`, with one correction: connect-es answers a body that does not
+ * decompress, or a protobuf message that does not decode, with `internal` before any interceptor
+ * runs (Connect unary, Connect streaming, gRPC and gRPC-Web alike). Such a body is the client's
+ * mistake, so the request is read, decompressed and decoded here first. When that fails, the
+ * library gets an empty message instead and {@link rejectUndecodableBody}, one of the
+ * interceptors, answers `invalid_argument` with the reason, so each protocol reports it in its
+ * own way (a JSON body, an end-of-stream message, gRPC trailers). Every other request reaches the
+ * library untouched.
  */
 export function connectAdapter(options: ConnectNodeAdapterOptions): (req: HttpRequest, res: HttpResponse) => void {
-  const router = createConnectRouter({ acceptCompression: [compressionGzip, compressionBrotli], ...options, readMaxBytes });
+  const router = createConnectRouter({ acceptCompression: [...compressions], ...options, readMaxBytes });
   options.routes?.(router);
-  const paths = new Map(router.handlers.map((handler) => [handler.requestPath, checkUnaryBody(handler)]));
+  const paths = new Map(router.handlers.map((handler) => [handler.requestPath, checkBody(handler)]));
   return (req, res) => {
     const handler = paths.get((req.url ?? '').split('?', 1)[0]!);
     if (!handler) {
@@ -40,48 +47,140 @@ export function connectAdapter(options: ConnectNodeAdapterOptions): (req: HttpRe
   };
 }
 
-const compressions = [compressionGzip, compressionBrotli];
+/** Why the request body could not be read, set by the adapter for {@link rejectUndecodableBody}. */
+const undecodableBodyKey = createContextKey<ConnectError | undefined>(undefined, { description: 'undecodable request body' });
 
-function checkUnaryBody(handler: UniversalHandler): UniversalHandler {
+/** Answers a call whose body the adapter could not decode with the reason it recorded. Place it after logging and error mapping. */
+export const rejectUndecodableBody: Interceptor = (next) => (req) => {
+  const error = req.contextValues.get(undecodableBodyKey);
+  if (error !== undefined) throw error;
+  return next(req);
+};
+
+/** How a protocol frames and compresses a request body, by Content-Type. */
+interface Framing {
+  /** Messages carry the 5-byte envelope (flags, length) of Connect streaming, gRPC and gRPC-Web. */
+  readonly enveloped: boolean;
+  /** The header naming the body's (Connect unary) or each message's (enveloped) compression. */
+  readonly encodingHeader: string;
+  readonly binary: boolean;
+}
+
+function framingOf(contentType: string | null): Framing | undefined {
+  const type = (contentType ?? '').split(';', 1)[0]!.trim().toLowerCase();
+  switch (type) {
+    case 'application/proto': return { enveloped: false, encodingHeader: 'content-encoding', binary: true };
+    case 'application/json': return { enveloped: false, encodingHeader: 'content-encoding', binary: false };
+    case 'application/connect+proto': return { enveloped: true, encodingHeader: 'connect-content-encoding', binary: true };
+    case 'application/connect+json': return { enveloped: true, encodingHeader: 'connect-content-encoding', binary: false };
+    case 'application/grpc': case 'application/grpc+proto':
+    case 'application/grpc-web': case 'application/grpc-web+proto':
+      return { enveloped: true, encodingHeader: 'grpc-encoding', binary: true };
+    case 'application/grpc+json': case 'application/grpc-web+json':
+      return { enveloped: true, encodingHeader: 'grpc-encoding', binary: false };
+    // Anything else (gRPC-Web text, unsupported types) is the library's to answer.
+    default: return undefined;
+  }
+}
+
+/** `handler`, with the body of a unary or server-streaming POST read and checked first. */
+function checkBody(handler: UniversalHandler): UniversalHandler {
+  const kind = handler.method.methodKind;
+  if (kind !== 'unary' && kind !== 'server_streaming') return handler;
   const wrapped = async (req: UniversalServerRequest): Promise<UniversalServerResponse> => {
-    const encoding = req.header.get('content-encoding') ?? 'identity';
+    const framing = framingOf(req.header.get('content-type'));
+    const readable = req.method === 'POST' && typeof req.body === 'object' && req.body !== null && Symbol.asyncIterator in req.body;
+    if (framing === undefined || !readable) return handler(req);
+    const encoding = req.header.get(framing.encodingHeader) ?? 'identity';
     const compression = encoding === 'identity' ? null : compressions.find((c) => c.name === encoding);
-    const unary = handler.method.methodKind === 'unary' && req.method === 'POST'
-      && typeof req.body === 'object' && req.body !== null && Symbol.asyncIterator in req.body;
-    // Unknown encodings are answered by the library itself (unimplemented, as the protocol says).
-    if (!unary || compression === undefined) return handler(req);
+    // Unknown encodings are answered by the library itself (unimplemented, as the protocols say).
+    if (compression === undefined) return handler(req);
+
     let bytes: Uint8Array;
     try {
       bytes = await readAllBytes(req.body as AsyncIterable<Uint8Array>, readMaxBytes, req.header.get('content-length'));
     } catch (error) {
-      return errorResponse(ConnectError.from(error, Code.InvalidArgument));
+      return refuse(req, framing, handler, ConnectError.from(error, Code.InvalidArgument));
     }
-    const header = new Headers(req.header);
-    if (compression !== null) {
-      try {
-        bytes = await compression.decompress(bytes, readMaxBytes);
-      } catch (error) {
-        const reason = error instanceof Error ? error.message : String(error);
-        return errorResponse(new ConnectError(`request body is not valid ${encoding}: ${reason}`, Code.InvalidArgument));
-      }
-      header.delete('content-encoding');
-      header.delete('content-length');
-    }
-    if (header.get('content-type') === 'application/proto') {
-      try {
-        fromBinary(handler.method.input, bytes);
-      } catch (error) {
-        const reason = error instanceof Error ? error.message : String(error);
-        return errorResponse(new ConnectError(`request body is not a ${handler.method.input.typeName} message: ${reason}`, Code.InvalidArgument));
-      }
-    }
-    return handler({ ...req, header, body: createAsyncIterable([bytes]) });
+    const problem = framing.enveloped
+      ? await checkEnvelopes(bytes, compression, framing.binary, handler, encoding)
+      : await checkMessage(bytes, compression, framing.binary, handler, encoding);
+    if (problem !== undefined) return refuse(req, framing, handler, problem);
+    return handler({ ...req, body: createAsyncIterable([bytes]) });
   };
   return Object.assign(wrapped, handler);
 }
 
-function errorResponse(error: ConnectError): UniversalServerResponse {
-  const status = error.code === Code.ResourceExhausted ? 413 : 400;
-  const body = new TextEncoder().encode(JSON.stringify({ code: Code[error.code].replace(/[A-Z]/g, (c, i: number) => (i ? '_' : '') + c.toLowerCase()), message: error.rawMessage }));
-  return { status, header: new Headers({ 'content-type': 'application/json' }), body: createAsyncIterable([body]) };
+type UniversalServerResponse = Awaited<ReturnType<UniversalHandler>>;
+
+/** Hands the library a well-formed empty request, with `error` for {@link rejectUndecodableBody} to raise. */
+function refuse(req: UniversalServerRequest, framing: Framing, handler: UniversalHandler, error: ConnectError): Promise<UniversalServerResponse> {
+  const header = new Headers(req.header);
+  header.delete(framing.encodingHeader);
+  header.delete('content-length');
+  const empty = framing.binary ? new Uint8Array(0) : new TextEncoder().encode('{}');
+  const body = framing.enveloped ? envelope(empty) : empty;
+  const contextValues = (req.contextValues ?? createContextValues()).set(undecodableBodyKey, error);
+  return handler({ ...req, header, contextValues, body: createAsyncIterable([body]) });
 }
+
+function envelope(data: Uint8Array): Uint8Array {
+  const bytes = new Uint8Array(5 + data.byteLength);
+  new DataView(bytes.buffer).setUint32(1, data.byteLength);
+  bytes.set(data, 5);
+  return bytes;
+}
+
+/** A Connect unary body: decompresses under Content-Encoding and, for protobuf, decodes. */
+async function checkMessage(bytes: Uint8Array, compression: Compression | null, binary: boolean, handler: UniversalHandler, encoding: string): Promise<ConnectError | undefined> {
+  let plain = bytes;
+  if (compression !== null) {
+    try {
+      plain = await compression.decompress(bytes, readMaxBytes);
+    } catch (error) {
+      return new ConnectError(`request body is not valid ${encoding}: ${reasonOf(error)}`, Code.InvalidArgument);
+    }
+  }
+  return binary ? decodes(plain, handler) : undefined;
+}
+
+/** Enveloped messages: each complete, decompressed when flagged so, and decoded (protobuf). */
+async function checkEnvelopes(bytes: Uint8Array, compression: Compression | null, binary: boolean, handler: UniversalHandler, encoding: string): Promise<ConnectError | undefined> {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  for (let at = 0; at < bytes.byteLength;) {
+    if (at + 5 > bytes.byteLength) return new ConnectError('request body ends inside a message envelope header', Code.InvalidArgument);
+    const flags = bytes[at]!;
+    const length = view.getUint32(at + 1);
+    if (at + 5 + length > bytes.byteLength) {
+      return new ConnectError(`request body ends inside a message: the envelope announces ${length} bytes, ${bytes.byteLength - at - 5} follow`, Code.InvalidArgument);
+    }
+    let data = bytes.subarray(at + 5, at + 5 + length);
+    at += 5 + length;
+    // Other flags (end of stream, trailers) are the protocol's business; the library judges them.
+    if ((flags & ~1) !== 0) continue;
+    if ((flags & 1) === 1) {
+      if (compression === null) return new ConnectError('a request message is flagged compressed but the request names no encoding', Code.InvalidArgument);
+      try {
+        data = await compression.decompress(data, readMaxBytes);
+      } catch (error) {
+        return new ConnectError(`request message is not valid ${encoding}: ${reasonOf(error)}`, Code.InvalidArgument);
+      }
+    }
+    if (binary) {
+      const problem = decodes(data, handler);
+      if (problem !== undefined) return problem;
+    }
+  }
+  return undefined;
+}
+
+function decodes(bytes: Uint8Array, handler: UniversalHandler): ConnectError | undefined {
+  try {
+    fromBinary(handler.method.input, bytes);
+    return undefined;
+  } catch (error) {
+    return new ConnectError(`request body is not a ${handler.method.input.typeName} message: ${reasonOf(error)}`, Code.InvalidArgument);
+  }
+}
+
+const reasonOf = (error: unknown) => (error instanceof Error ? error.message : String(error));
