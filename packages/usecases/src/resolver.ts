@@ -1,4 +1,4 @@
-import { createResolverReader, insertScanEvents, type ResolverBrand, type ResolverProduct, type ResolverReader, type ScanRecord } from '@mint/db';
+import { createResolverReader, createScanWriter, type ResolverBrand, type ResolverProduct, type ResolverReader, type ScanRecord } from '@mint/db';
 import {
   decideResolution, lotResolverUrl, unitResolverUrl, type Representation, type ResolutionOutcome, type ResolverPath,
 } from '@mint/domain';
@@ -174,7 +174,7 @@ export interface ScanRecorder {
 
 /** Options of {@link createScanRecorder}. */
 export interface ScanRecorderOptions {
-  /** Writes one batch; the default inserts into scan_events through the context's database. */
+  /** Writes one batch; the default inserts into scan_events through the context's database ({@link createScanWriter}). */
   readonly write?: (scans: readonly ScanRecord[]) => Promise<unknown>;
   /** Largest queue; default 50,000. */
   readonly capacity?: number;
@@ -195,7 +195,8 @@ export function createScanRecorder(ctx: UseCaseContext, options: ScanRecorderOpt
   const capacity = options.capacity ?? 50_000;
   const batchSize = options.batchSize ?? 1_000;
   const intervalMs = options.flushIntervalMs ?? 250;
-  const write = options.write ?? ((scans) => insertScanEvents(ctx.db.em.fork(), scans));
+  const writer = options.write === undefined ? createScanWriter(ctx.db) : null;
+  const write = options.write ?? ((scans: readonly ScanRecord[]) => writer!.write(scans));
   let queue: ScanRecord[] = [];
   let written = 0;
   let dropped = 0;
@@ -249,13 +250,16 @@ export function createScanRecorder(ctx: UseCaseContext, options: ScanRecorderOpt
       closed = true;
       if (timer !== null) clearTimeout(timer);
       timer = null;
+      const deadline = new Promise((resolve) => setTimeout(resolve, timeoutMs).unref());
       await Promise.race([
         (async () => {
           await flushing;
           await flush();
         })(),
-        new Promise((resolve) => setTimeout(resolve, timeoutMs).unref()),
+        deadline,
       ]);
+      // A write still stuck keeps its connection; the pool is not waited for past the deadline.
+      if (writer !== null) await Promise.race([writer.close(), deadline]);
     },
   };
 }

@@ -140,24 +140,56 @@ export interface ScanRecord {
   readonly representation: string;
 }
 
+const insertScansSql = `insert into scan_events (brand_id, scanned_at, kind, gtin, identifier, outcome, representation)
+  select * from unnest($1::uuid[], $2::timestamptz[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])`;
+
+/** The seven column arrays of {@link insertScansSql}, each one array literal. */
+function scanColumns(scans: readonly ScanRecord[]): string[] {
+  const nullable = (values: (string | null)[]) => `{${values.map((v) => (v === null ? 'NULL' : `"${v.replace(/["\\]/g, '\\$&')}"`)).join(',')}}`;
+  return [
+    pgArray(scans.map((s) => s.brandId)),
+    pgArray(scans.map((s) => s.scannedAt.toISOString())),
+    pgArray(scans.map((s) => s.kind)),
+    nullable(scans.map((s) => s.gtin)),
+    nullable(scans.map((s) => s.identifier)),
+    pgArray(scans.map((s) => s.outcome)),
+    pgArray(scans.map((s) => s.representation)),
+  ];
+}
+
 /** Inserts scans with one statement (each column one array parameter). Returns the rows written. */
 export async function insertScanEvents(em: Em, scans: readonly ScanRecord[]): Promise<number> {
   if (scans.length === 0) return 0;
-  const nullable = (values: (string | null)[]) => `{${values.map((v) => (v === null ? 'NULL' : `"${v.replace(/["\\]/g, '\\$&')}"`)).join(',')}}`;
-  return run(
-    em,
-    `insert into scan_events (brand_id, scanned_at, kind, gtin, identifier, outcome, representation)
-     select * from unnest(?::uuid[], ?::timestamptz[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[])`,
-    [
-      pgArray(scans.map((s) => s.brandId)),
-      pgArray(scans.map((s) => s.scannedAt.toISOString())),
-      pgArray(scans.map((s) => s.kind)),
-      nullable(scans.map((s) => s.gtin)),
-      nullable(scans.map((s) => s.identifier)),
-      pgArray(scans.map((s) => s.outcome)),
-      pgArray(scans.map((s) => s.representation)),
-    ],
-  );
+  return run(em, insertScansSql.replace(/\$\d/g, '?'), scanColumns(scans));
+}
+
+/** Writes scan events in batches; see {@link createScanWriter}. */
+export interface ScanWriter {
+  /** Inserts the scans with one statement; returns the rows written. */
+  write(scans: readonly ScanRecord[]): Promise<number>;
+  /** Closes the writer's connection, if it has one. */
+  close(): Promise<void>;
+}
+
+/**
+ * The scan event writer. On PostgreSQL it keeps one connection of its own and sends each batch as
+ * a prepared statement with the seven columns as bind parameters: the ORM would inline the values
+ * into the SQL text, escaping every one of them on the resolver's event loop. On embedded PGlite
+ * it writes through the entity manager.
+ */
+export function createScanWriter(db: Database): ScanWriter {
+  const url = postgresServerUrl(db);
+  if (url === null) return { write: (scans) => insertScanEvents(db.em.fork(), scans), close: () => Promise.resolve() };
+  const pool = new pg.Pool({ connectionString: url, max: 1, idleTimeoutMillis: 0, application_name: 'minting-scan-events' });
+  pool.on('error', () => undefined);
+  let closing: Promise<void> | undefined;
+  return {
+    async write(scans) {
+      if (scans.length === 0) return 0;
+      return (await pool.query({ name: 'insert_scan_events', text: insertScansSql, values: scanColumns(scans) })).rowCount ?? 0;
+    },
+    close: () => (closing ??= pool.end()),
+  };
 }
 
 /** The resolver's hot-path lookups. */
