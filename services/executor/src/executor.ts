@@ -1,12 +1,15 @@
 import type { JobBus, JobSubscription } from '@mint/bus';
 import { defaultLeaseMs } from '@mint/domain';
-import { findJobsToSweep, relayOutbox, type UseCaseContext } from '@mint/usecases';
+import { findJobsToSweep, purgeExpiredIdempotencyRecords, relayOutbox, type UseCaseContext } from '@mint/usecases';
 import type { Logger } from 'pino';
 import type { Metrics } from '@mint/runtime';
 import { runMintJob } from './mint-worker.ts';
 import { runImportJob } from './import-worker.ts';
 import { settle } from './settle.ts';
 import { startPackWorker } from './pack-worker.ts';
+
+/** Expired Idempotency-Key records deleted per statement by the sweeper. */
+const purgeBatch = 1_000;
 import type { PackStore } from '@mint/store';
 
 /** Options of {@link startExecutor}. */
@@ -26,7 +29,7 @@ export interface ExecutorOptions {
   readonly owner?: string;
   /** How often the outbox relay publishes new jobs (default 50 ms: an empty outbox costs one indexed query). */
   readonly relayIntervalMs?: number;
-  /** How often the sweeper looks for jobs to republish (default 15 s). */
+  /** How often the sweeper looks for jobs to republish and deletes expired Idempotency-Key records (default 15 s). */
   readonly sweepIntervalMs?: number;
   /** How long a QUEUED job, or a job whose lease lapsed, must be untouched before the sweeper republishes it (default 60 s). */
   readonly idleJobMs?: number;
@@ -101,6 +104,8 @@ export function startExecutor(options: ExecutorOptions): Executor {
     // would otherwise drop as a duplicate inside its deduplication window.
     const republish = String(Math.floor(ctx.clock().getTime() / idleJobMs));
     for (const job of await findJobsToSweep(ctx, idleJobMs)) await bus.publish({ kind: 'mint', ...job }, { republish });
+    // Idempotency-Key records past their expiry, a bounded batch at a time.
+    while ((await purgeExpiredIdempotencyRecords(ctx, purgeBatch)) === purgeBatch);
   }, (err) => logger.warn({ err }, 'sweeper failed; will retry'));
   const packs = options.packStore === undefined ? null : startPackWorker({
     ctx, store: options.packStore, logger, ...(options.packPollIntervalMs === undefined ? {} : { pollIntervalMs: options.packPollIntervalMs }),

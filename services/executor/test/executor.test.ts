@@ -16,7 +16,7 @@ beforeAll(async () => {
   app = await setupUseCases();
   brand = await app.seedBrand();
   bus = await connectJetStreamBus({ url: testInfra().natsUrl, ...freshStreamNames(), ackWaitMs: 5000 });
-  executor = startExecutor({ ctx: app.ctx, bus, logger: pino({ level: 'silent' }), concurrency: 2, chunkSize: 2000, relayIntervalMs: 50 });
+  executor = startExecutor({ ctx: app.ctx, bus, logger: pino({ level: 'silent' }), concurrency: 2, chunkSize: 2000, relayIntervalMs: 50, sweepIntervalMs: 200 });
 });
 afterAll(async () => {
   await executor.stop();
@@ -51,5 +51,18 @@ describe('executor over NATS JetStream', () => {
     }
     const [outbox] = await query<{ n: string }>(app.db.em.fork(), 'select count(*) as n from outbox');
     expect(outbox!.n).toBe('0');
+  });
+
+  it('deletes expired Idempotency-Key records and keeps the live ones', async () => {
+    const em = app.db.em.fork();
+    await query(em, `insert into idempotency_records (brand_id, key, route, request_hash, state, response_status, response_body, created_at, expires_at)
+      select ?, 'key-' || n, 'POST /v1/mint/jobs', 'hash', 'completed', 201, '{}'::jsonb, now() - interval '2 days',
+             case when n <= 1500 then now() - interval '1 hour' else now() + interval '1 hour' end
+      from generate_series(1, 1502) as n`, [brand.brandId]);
+    const keysLeft = async () => (await query<{ key: string }>(app.db.em.fork(), 'select key from idempotency_records where brand_id = ? order by key', [brand.brandId])).map((r) => r.key);
+    const deadline = Date.now() + 10_000;
+    while ((await keysLeft()).length > 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    // 1,500 expired: more than one batch of the sweeper's delete.
+    expect(await keysLeft()).toEqual(['key-1501', 'key-1502']);
   });
 });

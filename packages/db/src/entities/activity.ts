@@ -80,6 +80,8 @@ export type OutboxMessage = InferEntity<typeof OutboxMessage>;
 export const IdempotencyRecord = defineEntity({
   name: 'IdempotencyRecord',
   tableName: 'idempotency_records',
+  // The executor's sweeper deletes expired records by this.
+  indexes: [{ properties: ['expiresAt'] }],
   properties: {
     brandId: columns.brandId(),
     /** The client's Idempotency-Key. */
