@@ -1,5 +1,5 @@
 import { decodeProtectedHeader, errors, jwtVerify, SignJWT, type JWTVerifyOptions } from 'jose';
-import { ApiKey, Brand, Membership, run } from '@mint/db';
+import { ApiKey, Brand, findMembershipRole, run } from '@mint/db';
 import { ForbiddenError, hashApiKeySecret, isUuid, parseApiKey, UnauthenticatedError, type Role } from '@mint/domain';
 import { timingSafeEqual } from 'node:crypto';
 import type { UseCaseContext } from './context.ts';
@@ -87,8 +87,7 @@ export async function authenticateApiKey(ctx: UseCaseContext, key: string): Prom
 /** The user's role on the brand, or null when they have none. */
 export async function roleOnBrand(ctx: UseCaseContext, userId: string, brandId: string): Promise<Role | null> {
   if (!isUuid(brandId) || !isUuid(userId)) return null;
-  const membership = await ctx.db.em.fork().findOne(Membership, { brandId, userId });
-  return (membership?.role as Role | undefined) ?? null;
+  return (await findMembershipRole(ctx.db.em.fork(), brandId, userId)) as Role | null;
 }
 
 /** Issues a development session token for a user, valid for `ttlSeconds` (default 24 h). */

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { appendEvents, findBatchOfJob, lockJob, moveJob } from '@mint/db';
+import { findBatchOfJob, lockJob, moveJob } from '@mint/db';
 import {
   ConflictError, IllegalStateError, InvalidInputError, NotFoundError, activationModes, enqueuePreflighted, isUuid,
-  lotViolations, type ActivationMode, type FieldViolation, type JobStatus, type Lot,
+  lotViolations, type ActivationMode, type FieldViolation, type JobStatus, type Lot, type NewEvent,
 } from '@mint/domain';
 import type { Actor, UseCaseContext } from './context.ts';
 import { checkPreflight, createDraftBatch } from './draft-batch.ts';
@@ -71,16 +71,17 @@ export async function createMintBatchFromJob(
     }
     const now = ctx.clock();
     const batchId = randomUUID();
+    const events: NewEvent[] = [];
     if (job.status === 'PREFLIGHTED') {
       if (!(await moveJob(em, brandId, mintJobId, enqueuePreflighted(), now))) throw new ConflictError(`mint job ${mintJobId} moved concurrently`);
-      await appendEvents(em, now, [{
+      events.push({
         brandId, eventType: 'mint_job_queued', entityType: 'mint_job', entityId: mintJobId, actor: actor.id,
         payload: { requested_quantity: job.requestedQuantity, identity_mode: job.scopeType, mint_batch_id: batchId, from: 'PREFLIGHTED', deprecated_flow: true },
-      }]);
+      });
     }
     await createDraftBatch(em, {
       brandId, batchId, mintJobId, product, productionBatchId: job.productionBatchId, identityMode: job.scopeType,
-      activationMode: input.activationMode, requestedQuantity: job.requestedQuantity, lots: input.lots, actor, now,
+      activationMode: input.activationMode, requestedQuantity: job.requestedQuantity, lots: input.lots, actor, now, events,
       eventDetails: { deprecated_flow: true },
     });
     return { mintJobId, mintBatchId: batchId, status: 'QUEUED', deprecation: createMintBatchFromJobDeprecation };

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
-import { appendEvents, MintBatch, MintJob, type Em } from '@mint/db';
+import { findJobByIdempotencyKey, type Em } from '@mint/db';
 import { validateMintRequest, type BlockingReason, type JobStatus, type MintRequest } from '@mint/domain';
 import type { Actor, UseCaseContext } from './context.ts';
 import { checkPreflight, createDraftBatch } from './draft-batch.ts';
@@ -12,58 +12,52 @@ export type SubmitResult =
 
 /**
  * Runs the request's own checks, preflight and production-batch linkage, then creates one QUEUED
- * job and its draft batch (see createDraftBatch: lots, outbox message, counters, events) in one
- * transaction. No units are created. A repeated idempotency key returns the existing job with
- * isDuplicate=true, also when the repeats race each other.
+ * job and its draft batch (see createDraftBatch: lots, outbox message, counters, events). No
+ * units are created. Two round trips: one query reads the product, the production batch and any
+ * job of the same idempotency key; one statement writes everything, atomic on its own (a refused
+ * or failed submit leaves nothing behind). A repeated idempotency key returns the existing job
+ * with isDuplicate=true, also when the repeats race each other (the loser of the race hits the
+ * key's unique constraint, writes nothing, and reads the winner's job).
  */
 export async function submitMintRequest(ctx: UseCaseContext, actor: Actor, request: MintRequest): Promise<SubmitResult> {
   validateMintRequest(request);
+  const em = ctx.db.em.fork();
   try {
-    return await ctx.db.em.fork().transactional((em) => submitInTransaction(ctx, em, actor, request));
+    return await submit(ctx, em, actor, request);
   } catch (error) {
     if (error instanceof UniqueConstraintViolationException && request.idempotencyKey !== null) {
-      const existing = await findByIdempotencyKey(ctx.db.em.fork(), request.brandId, request.idempotencyKey);
-      if (existing) return existing;
+      const existing = await findJobByIdempotencyKey(ctx.db.em.fork(), request.brandId, request.idempotencyKey);
+      if (existing) return duplicateOf(existing);
     }
     throw error;
   }
 }
 
-async function findByIdempotencyKey(em: Em, brandId: string, key: string): Promise<SubmitResult | null> {
-  const job = await em.findOne(MintJob, { brandId, idempotencyKey: key });
-  if (!job) return null;
-  const batch = await em.findOne(MintBatch, { brandId, mintJobId: job.id });
-  if (!batch) return null;
-  return { ok: true, mintJobId: job.id, mintBatchId: batch.id, status: job.status as JobStatus, isDuplicate: true };
+function duplicateOf(job: { readonly jobId: string; readonly status: string; readonly batchId: string }): SubmitResult {
+  return { ok: true, mintJobId: job.jobId, mintBatchId: job.batchId, status: job.status as JobStatus, isDuplicate: true };
 }
 
-async function submitInTransaction(ctx: UseCaseContext, em: Em, actor: Actor, request: MintRequest): Promise<SubmitResult> {
+async function submit(ctx: UseCaseContext, em: Em, actor: Actor, request: MintRequest): Promise<SubmitResult> {
   const { brandId } = request;
-  if (request.idempotencyKey !== null) {
-    const existing = await findByIdempotencyKey(em, brandId, request.idempotencyKey);
-    if (existing) return existing;
-  }
-  const { product, reasons: blockingReasons } = await checkPreflight(em, brandId, {
+  const { product, reasons: blockingReasons, existingJob } = await checkPreflight(em, brandId, {
     productId: request.productId, productionBatchId: request.productBatchId, requestedQuantity: request.requestedQuantity,
+    idempotencyKey: request.idempotencyKey,
   });
+  if (existingJob !== null) return duplicateOf(existingJob);
   if (blockingReasons.length > 0 || product === null) {
     return { ok: false, blockingReasons, productId: request.productId, productBatchId: request.productBatchId };
   }
   const now = ctx.clock();
   const jobId = randomUUID();
-  em.create(MintJob, {
-    brandId, id: jobId, status: 'QUEUED', scopeType: request.identityMode, requestedQuantity: request.requestedQuantity,
-    productId: product.id, productionBatchId: request.productBatchId, idempotencyKey: request.idempotencyKey,
-    createdAt: now, updatedAt: now,
-  });
   const batchId = randomUUID();
-  await appendEvents(em, now, [{
-    brandId, eventType: 'mint_job_queued', entityType: 'mint_job', entityId: jobId, actor: actor.id,
-    payload: { requested_quantity: request.requestedQuantity, identity_mode: request.identityMode, mint_batch_id: batchId },
-  }]);
   await createDraftBatch(em, {
-    brandId, batchId, mintJobId: jobId, product, productionBatchId: request.productBatchId, identityMode: request.identityMode,
-    activationMode: request.activationMode, requestedQuantity: request.requestedQuantity, lots: request.lots, actor, now,
+    brandId, batchId, mintJobId: jobId, newJob: { idempotencyKey: request.idempotencyKey }, product, productionBatchId: request.productBatchId,
+    identityMode: request.identityMode, activationMode: request.activationMode, requestedQuantity: request.requestedQuantity, lots: request.lots,
+    actor, now,
+    events: [{
+      brandId, eventType: 'mint_job_queued', entityType: 'mint_job', entityId: jobId, actor: actor.id,
+      payload: { requested_quantity: request.requestedQuantity, identity_mode: request.identityMode, mint_batch_id: batchId },
+    }],
   });
   return { ok: true, mintJobId: jobId, mintBatchId: batchId, status: 'QUEUED', isDuplicate: false };
 }
