@@ -1,5 +1,5 @@
 import { decodeProtectedHeader, errors, jwtVerify, SignJWT, type JWTVerifyOptions } from 'jose';
-import { ApiKey, Brand, findMembershipRole, run } from '@mint/db';
+import { findApiKeyForAuth, findMembershipRole, touchApiKey } from '@mint/db';
 import { ForbiddenError, hashApiKeySecret, isUuid, parseApiKey, UnauthenticatedError, type Role } from '@mint/domain';
 import { timingSafeEqual } from 'node:crypto';
 import type { UseCaseContext } from './context.ts';
@@ -48,6 +48,8 @@ export interface ApiKeyPrincipal {
   readonly keyId: string;
   readonly brandId: string;
   readonly scopes: readonly string[];
+  /** When its use was last recorded; null when never. */
+  readonly lastUsedAt: Date | null;
 }
 
 /**
@@ -59,22 +61,30 @@ export interface ApiKeyPrincipal {
 export async function verifyApiKey(ctx: UseCaseContext, key: string): Promise<ApiKeyPrincipal> {
   const parsed = parseApiKey(key);
   if (parsed === null) throw new UnauthenticatedError('malformed API key');
-  const em = ctx.db.em.fork();
-  const row = await em.findOne(ApiKey, { lookupId: parsed.lookupId });
+  const row = await findApiKeyForAuth(ctx.db.em.fork(), parsed.lookupId);
   const expected = Buffer.from(row?.secretHash ?? '0'.repeat(64), 'hex');
   const actual = Buffer.from(hashApiKeySecret(parsed.secret), 'hex');
   if (!row || expected.length !== actual.length || !timingSafeEqual(expected, actual)) throw new UnauthenticatedError('unknown API key');
   if (row.revokedAt) throw new UnauthenticatedError('API key revoked');
-  const brand = await em.findOne(Brand, { id: row.brandId });
-  if (!brand?.apiAccessEnabled) {
+  if (!row.apiAccessEnabled) {
     throw new ForbiddenError('API key access is not enabled for this workspace (early access); a workspace owner can ask for it to be enabled');
   }
-  return { keyId: row.id, brandId: row.brandId, scopes: row.scopes };
+  return { keyId: row.id, brandId: row.brandId, scopes: row.scopes, lastUsedAt: row.lastUsedAt };
 }
 
-/** Sets the key's last_used_at to now; called once a request made with it has been authorized. */
+/** How often a key's use is recorded at most: last_used_at is exact to this interval. */
+export const apiKeyUseIntervalMs = 60_000;
+
+/**
+ * Sets the key's last_used_at to now; called once a request made with it has been authorized.
+ * Within {@link apiKeyUseIntervalMs} of the recorded time it writes nothing, so a busy key costs
+ * one row write a minute instead of one per request.
+ */
 export async function recordApiKeyUse(ctx: UseCaseContext, key: ApiKeyPrincipal): Promise<void> {
-  await run(ctx.db.em.fork(), 'update api_keys set last_used_at = ? where brand_id = ? and id = ?', [ctx.clock(), key.brandId, key.keyId]);
+  const now = ctx.clock();
+  const notBefore = new Date(now.getTime() - apiKeyUseIntervalMs);
+  if (key.lastUsedAt !== null && key.lastUsedAt >= notBefore) return;
+  await touchApiKey(ctx.db.em.fork(), key.brandId, key.keyId, now, notBefore);
 }
 
 /** {@link verifyApiKey} followed by {@link recordApiKeyUse}. */

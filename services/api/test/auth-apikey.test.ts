@@ -7,7 +7,7 @@ import { createConnectTransport } from '@connectrpc/connect-node';
 import { ActivationMode, CatalogService, IdentityMode, MintService } from '@mint/contract';
 import { ApiKey } from '@mint/db';
 import { ForbiddenError, generateApiKey, UnauthenticatedError, type ApiKeyScope } from '@mint/domain';
-import { createApiKey, createWorkspace, listApiKeys, revokeApiKey, setApiAccess, verifyApiKey, type UseCaseContext } from '@mint/usecases';
+import { apiKeyUseIntervalMs, createApiKey, createWorkspace, listApiKeys, recordApiKeyUse, revokeApiKey, setApiAccess, verifyApiKey, type UseCaseContext } from '@mint/usecases';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
 import { authorize, credentialsFrom } from '../src/auth/enforce.ts';
@@ -128,6 +128,20 @@ describe('the API key matrix over RPCs', () => {
     expect(await lastUsed()).toBeInstanceOf(Date);
     const row = await app.db.em.fork().findOneOrFail(ApiKey, { id });
     expect(JSON.stringify(row)).not.toContain(key.slice(16, -4));
+  });
+
+  it('records the use of a busy key at most once a minute', async () => {
+    const { id, key } = await keyWith(['mint:read']);
+    const lastUsed = async () => (await listApiKeys(app.ctx, brand.brandId)).find((k) => k.id === id)!.lastUsedAt;
+    await mint.getMintKpis({ brandId: brand.brandId }, withKey(key));
+    const first = await lastUsed();
+    expect(first).toBeInstanceOf(Date);
+    for (let i = 0; i < 3; i++) await mint.getMintKpis({ brandId: brand.brandId }, withKey(key));
+    expect(await lastUsed()).toEqual(first);
+    // A minute later the next authorized call records again.
+    const later = { ...app.ctx, clock: () => new Date(first!.getTime() + apiKeyUseIntervalMs + 1) };
+    await recordApiKeyUse(later, await verifyApiKey(later, key));
+    expect(await lastUsed()).toEqual(new Date(first!.getTime() + apiKeyUseIntervalMs + 1));
   });
 });
 

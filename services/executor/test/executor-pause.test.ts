@@ -1,9 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { submitMintRequest } from '@mint/usecases';
-import { testInfra } from '../../../test/support/context.ts';
-import { freshStreamNames } from '../../../test/support/nats.ts';
 import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
-import { jobState, spawnExecutor, unitFacts, waitUntil, type ExecutorProcess } from './executor-process.ts';
+import { executorTestEnv, jobState, spawnExecutor, unitFacts, waitUntil, type ExecutorProcess } from './executor-process.ts';
 
 let app: UseCaseBundle;
 let brand: SeededBrand;
@@ -12,11 +10,7 @@ const running: ExecutorProcess[] = [];
 beforeAll(async () => {
   app = await setupUseCases();
   brand = await app.seedBrand();
-  const names = freshStreamNames();
-  env = {
-    DATABASE_URL: app.database.url, NATS_URL: testInfra().natsUrl, NATS_STREAM: names.stream, NATS_SUBJECT_PREFIX: names.subjectPrefix,
-    EXECUTOR_LEASE_MS: '1500', NATS_ACK_WAIT_MS: '3000', MINT_CHUNK_SIZE: '500',
-  };
+  env = executorTestEnv(app.database.url);
 });
 afterAll(async () => {
   for (const p of running) {

@@ -6,6 +6,8 @@ import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { query, type Database } from '@mint/db';
+import { testInfra } from '../../../test/support/context.ts';
+import { freshStreamNames } from '../../../test/support/nats.ts';
 import { freePort } from '../../../test/support/ports.ts';
 
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
@@ -44,6 +46,18 @@ export async function spawnExecutor(env: Record<string, string>): Promise<Execut
     return (code as number | null) ?? (signal as string);
   });
   return { child, lines, exited, signal: (s) => void child.kill(s) };
+}
+
+/**
+ * The environment of executors sharing `databaseUrl` and a NATS stream of their own on the test
+ * broker, with short leases and ack waits (so takeovers happen within a test) and small chunks.
+ */
+export function executorTestEnv(databaseUrl: string): Record<string, string> {
+  const names = freshStreamNames();
+  return {
+    DATABASE_URL: databaseUrl, NATS_URL: testInfra().natsUrl, NATS_STREAM: names.stream, NATS_SUBJECT_PREFIX: names.subjectPrefix,
+    EXECUTOR_LEASE_MS: '1500', NATS_ACK_WAIT_MS: '3000', MINT_CHUNK_SIZE: '500',
+  };
 }
 
 /** Polls `probe` every 20 ms until it returns true; throws after `timeoutMs`. */

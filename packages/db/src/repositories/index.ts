@@ -9,6 +9,6 @@ export * from './reads.ts';
 export * from './lifecycle.ts';
 export * from './imports.ts';
 export * from './idempotency.ts';
-export * from './memberships.ts';
+export * from './access.ts';
 export * from './packs.ts';
 export * from './resolver.ts';
