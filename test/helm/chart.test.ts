@@ -166,6 +166,8 @@ describe('configmap.yaml', () => {
       MINT_CHUNK_SIZE: '5000',
       EXECUTOR_LEASE_MS: '60000',
       NATS_ACK_WAIT_MS: '45000',
+      // 0 (keep every scan event) is written, not mistaken for unset.
+      SCAN_EVENT_RETENTION_DAYS: '0',
       PACK_STORE_DIR: '/srv/packs',
       FEATURE_FLAG: 'on',
     });
@@ -175,6 +177,7 @@ describe('configmap.yaml', () => {
     expect(Object.keys(plain)).not.toContain('PUBLIC_BASE_URL');
     expect(Object.keys(plain)).not.toContain('PACK_STORE_DIR');
     expect(Object.keys(plain)).not.toContain('EXECUTOR_LEASE_MS');
+    expect(Object.keys(plain)).not.toContain('SCAN_EVENT_RETENTION_DAYS');
   });
 
   it('rolls the pods when it changes (checksum annotation)', () => {

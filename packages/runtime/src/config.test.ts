@@ -38,6 +38,7 @@ describe('loadConfig', () => {
       packStoreDir: '.data/packs',
       executorJobWriters: 2,
       executorHttpPort: undefined,
+      scanEventRetentionDays: 400,
     });
     expect(loadConfig({})).toHaveProperty('executorHttpPort', undefined);
     expect(defaults.port).toBe(8080);
@@ -64,6 +65,7 @@ describe('loadConfig', () => {
       NATS_ACK_WAIT_MS: '3000',
       EXECUTOR_JOB_WRITERS: '1',
       EXECUTOR_HTTP_PORT: '9464',
+      SCAN_EVENT_RETENTION_DAYS: '0',
     });
     expect(config).toMatchObject({
       databaseUrl: 'postgres://mint:pw@db:5432/mint',
@@ -85,6 +87,7 @@ describe('loadConfig', () => {
       natsAckWaitMs: 3000,
       executorJobWriters: 1,
       executorHttpPort: 9464,
+      scanEventRetentionDays: 0,
     });
   });
 
@@ -113,6 +116,8 @@ describe('loadConfig', () => {
     ['MINT_CHUNK_SIZE', '0'],
     ['MINT_CHUNK_SIZE', '20001'],
     ['EXECUTOR_CONCURRENCY', '-1'],
+    ['SCAN_EVENT_RETENTION_DAYS', '-1'],
+    ['SCAN_EVENT_RETENTION_DAYS', '36501'],
     ['SHUTDOWN_TIMEOUT_MS', 'soon'],
     ['LOG_LEVEL', 'verbose'],
     ['DATABASE_URL', 'mysql://db/mint'],

@@ -28,6 +28,7 @@ export const defaults = {
   executorLeaseMs: 30_000,
   natsAckWaitMs: 30_000,
   executorJobWriters: 2,
+  scanEventRetentionDays: 400,
 } as const;
 
 /** The validated process configuration; see `loadConfig` for the variable behind each field. */
@@ -78,6 +79,8 @@ export interface Config {
   readonly executorJobWriters: number;
   /** `EXECUTOR_HTTP_PORT`: port on which the executor serves /healthz, /readyz and /metrics (on `HOST`); undefined serves nothing. */
   readonly executorHttpPort: number | undefined;
+  /** `SCAN_EVENT_RETENTION_DAYS`: days the resolver's scan events are kept (the executor deletes older ones); 0 keeps them all. */
+  readonly scanEventRetentionDays: number;
 }
 
 /** A `Config` whose database and bus URLs are known to be present. */
@@ -139,6 +142,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     packStoreDir: read.string('PACK_STORE_DIR') ?? `${read.string('DATA_DIR') ?? defaults.dataDir}/packs`,
     executorJobWriters: read.integer('EXECUTOR_JOB_WRITERS', defaults.executorJobWriters, 1, 8),
     executorHttpPort: read.string('EXECUTOR_HTTP_PORT') === undefined ? undefined : read.integer('EXECUTOR_HTTP_PORT', 0, 1, 65_535),
+    scanEventRetentionDays: read.integer('SCAN_EVENT_RETENTION_DAYS', defaults.scanEventRetentionDays, 0, 36_500),
   };
 
   if (problems.length > 0) {

@@ -1,4 +1,4 @@
-import { createResolverReader, createScanWriter, type ResolverBrand, type ResolverProduct, type ResolverReader, type ScanRecord } from '@mint/db';
+import { createResolverReader, createScanWriter, deleteScanEventsBefore, type ResolverBrand, type ResolverProduct, type ResolverReader, type ScanRecord } from '@mint/db';
 import {
   decideResolution, lotResolverUrl, unitResolverUrl, type Representation, type ResolutionOutcome, type ResolverPath,
 } from '@mint/domain';
@@ -262,4 +262,13 @@ export function createScanRecorder(ctx: UseCaseContext, options: ScanRecorderOpt
       if (writer !== null) await Promise.race([writer.close(), deadline]);
     },
   };
+}
+
+/**
+ * Deletes up to `limit` scan events older than `retentionDays` days (for the executor's sweeper,
+ * which repeats it while a full batch went); returns how many.
+ */
+export async function purgeOldScanEvents(ctx: UseCaseContext, retentionDays: number, limit = 10_000): Promise<number> {
+  const before = new Date(ctx.clock().getTime() - retentionDays * 86_400_000);
+  return deleteScanEventsBefore(ctx.db.em.fork(), before, limit);
 }

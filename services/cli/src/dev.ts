@@ -73,7 +73,7 @@ export async function runDev(config: Config): Promise<void> {
   const api = await startApi({ ctx, config, logger, setMintBatchStatusEnabled: config.setMintBatchStatusEnabled, readiness: readinessProbe({ db, bus }),
     downloads: { keys: await resolveDownloadSigningKeys(config), store: createFsPackStore(config.packStoreDir) } });
   const executor = startExecutor({ ctx, bus, logger, concurrency: config.executorConcurrency, chunkSize: config.chunkSize,
-    packStore: createFsPackStore(config.packStoreDir) });
+    scanEventRetentionDays: config.scanEventRetentionDays, packStore: createFsPackStore(config.packStoreDir) });
   process.stdout.write(`${banner(api.port, seed, created)}\n`);
   const shutdown = async (signal: string) => {
     logger.info({ signal }, 'shutting down');

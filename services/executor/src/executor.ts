@@ -1,6 +1,6 @@
 import type { JobBus, JobSubscription } from '@mint/bus';
 import { defaultLeaseMs } from '@mint/domain';
-import { findJobsToSweep, purgeExpiredIdempotencyRecords, relayOutbox, type UseCaseContext } from '@mint/usecases';
+import { findJobsToSweep, purgeExpiredIdempotencyRecords, purgeOldScanEvents, relayOutbox, type UseCaseContext } from '@mint/usecases';
 import type { Logger } from 'pino';
 import type { Metrics } from '@mint/runtime';
 import { runMintJob } from './mint-worker.ts';
@@ -10,6 +10,8 @@ import { startPackWorker } from './pack-worker.ts';
 
 /** Expired Idempotency-Key records deleted per statement by the sweeper. */
 const purgeBatch = 1_000;
+/** Scan events past retention deleted per statement by the sweeper. */
+const scanPurgeBatch = 10_000;
 import type { PackStore } from '@mint/store';
 
 /** Options of {@link startExecutor}. */
@@ -29,8 +31,10 @@ export interface ExecutorOptions {
   readonly owner?: string;
   /** How often the outbox relay publishes new jobs (default 50 ms: an empty outbox costs one indexed query). */
   readonly relayIntervalMs?: number;
-  /** How often the sweeper looks for jobs to republish and deletes expired Idempotency-Key records (default 15 s). */
+  /** How often the sweeper looks for jobs to republish and deletes expired Idempotency-Key records and old scan events (default 15 s). */
   readonly sweepIntervalMs?: number;
+  /** Days scan events are kept; older ones are deleted by the sweeper. 0 or absent keeps them all. */
+  readonly scanEventRetentionDays?: number;
   /** How long a QUEUED job, or a job whose lease lapsed, must be untouched before the sweeper republishes it (default 60 s). */
   readonly idleJobMs?: number;
   /** The private pack store; when given, the payload pack worker runs in this process. */
@@ -104,8 +108,10 @@ export function startExecutor(options: ExecutorOptions): Executor {
     // would otherwise drop as a duplicate inside its deduplication window.
     const republish = String(Math.floor(ctx.clock().getTime() / idleJobMs));
     for (const job of await findJobsToSweep(ctx, idleJobMs)) await bus.publish({ kind: 'mint', ...job }, { republish });
-    // Idempotency-Key records past their expiry, a bounded batch at a time.
+    // Idempotency-Key records past their expiry and scan events past retention, a bounded batch at a time.
     while ((await purgeExpiredIdempotencyRecords(ctx, purgeBatch)) === purgeBatch);
+    const retentionDays = options.scanEventRetentionDays ?? 0;
+    if (retentionDays > 0) while (!stopping && (await purgeOldScanEvents(ctx, retentionDays, scanPurgeBatch)) === scanPurgeBatch);
   }, (err) => logger.warn({ err }, 'sweeper failed; will retry'));
   const packs = options.packStore === undefined ? null : startPackWorker({
     ctx, store: options.packStore, logger, ...(options.packPollIntervalMs === undefined ? {} : { pollIntervalMs: options.packPollIntervalMs }),

@@ -28,7 +28,7 @@ try {
   });
   const executor = startExecutor({ metrics,
     ctx, bus, logger, concurrency: config.executorConcurrency, chunkSize: config.chunkSize, leaseMs: config.executorLeaseMs, owner: name,
-    writers: config.executorJobWriters,
+    writers: config.executorJobWriters, scanEventRetentionDays: config.scanEventRetentionDays,
     packStore: createFsPackStore(config.packStoreDir),
   });
   const shutdown = async (signal: string) => {

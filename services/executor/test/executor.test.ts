@@ -16,7 +16,7 @@ beforeAll(async () => {
   app = await setupUseCases();
   brand = await app.seedBrand();
   bus = await connectJetStreamBus({ url: testInfra().natsUrl, ...freshStreamNames(), ackWaitMs: 5000 });
-  executor = startExecutor({ ctx: app.ctx, bus, logger: pino({ level: 'silent' }), concurrency: 2, chunkSize: 2000, relayIntervalMs: 50, sweepIntervalMs: 200 });
+  executor = startExecutor({ ctx: app.ctx, bus, logger: pino({ level: 'silent' }), concurrency: 2, chunkSize: 2000, relayIntervalMs: 50, sweepIntervalMs: 200, scanEventRetentionDays: 30 });
 });
 afterAll(async () => {
   await executor.stop();
@@ -64,5 +64,19 @@ describe('executor over NATS JetStream', () => {
     while ((await keysLeft()).length > 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     // 1,500 expired: more than one batch of the sweeper's delete.
     expect(await keysLeft()).toEqual(['key-1501', 'key-1502']);
+  });
+
+  it('deletes scan events past the retention (30 days here) and keeps the newer ones', async () => {
+    const em = app.db.em.fork();
+    // 12,000 events of 31-40 days ago (more than one batch of the sweeper's delete), then 3 recent ones.
+    await query(em, `insert into scan_events (brand_id, scanned_at, kind, gtin, identifier, outcome, representation)
+      select ?, now() - interval '40 days' + (n * interval '1 minute'), 'serial', '09506000134352', 'OLD' || n, 'resolved', 'redirect'
+      from generate_series(1, 12000) as n`, [brand.brandId]);
+    await query(em, `insert into scan_events (brand_id, scanned_at, kind, gtin, identifier, outcome, representation)
+      select ?, now() - (n * interval '1 day'), 'serial', '09506000134352', 'NEW' || n, 'resolved', 'redirect' from generate_series(1, 3) as n`, [brand.brandId]);
+    const left = async () => (await query<{ identifier: string }>(app.db.em.fork(), 'select identifier from scan_events where brand_id = ? order by identifier', [brand.brandId])).map((r) => r.identifier);
+    const deadline = Date.now() + 15_000;
+    while ((await left()).length > 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    expect(await left()).toEqual(['NEW1', 'NEW2', 'NEW3']);
   });
 });

@@ -95,6 +95,10 @@ EXECUTOR_LEASE_MS: {{ . | toString | quote }}
 {{- with .Values.config.natsAckWaitMs }}
 NATS_ACK_WAIT_MS: {{ . | toString | quote }}
 {{- end }}
+{{- /* 0 is a value here (keep every scan event), so only null leaves the variable out. */}}
+{{- if not (kindIs "invalid" .Values.config.scanEventRetentionDays) }}
+SCAN_EVENT_RETENTION_DAYS: {{ .Values.config.scanEventRetentionDays | toString | quote }}
+{{- end }}
 {{- if .Values.packStore.existingClaim }}
 PACK_STORE_DIR: {{ .Values.packStore.mountPath | quote }}
 {{- end }}

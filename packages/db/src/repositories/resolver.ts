@@ -163,6 +163,11 @@ export async function insertScanEvents(em: Em, scans: readonly ScanRecord[]): Pr
   return run(em, insertScansSql.replace(/\$\d/g, '?'), scanColumns(scans));
 }
 
+/** Deletes up to `limit` scan events recorded before `before` (oldest ranges first, found by the BRIN index); returns how many. */
+export async function deleteScanEventsBefore(em: Em, before: Date, limit: number): Promise<number> {
+  return run(em, 'delete from scan_events where ctid in (select ctid from scan_events where scanned_at < ? limit ?)', [before, limit]);
+}
+
 /** Writes scan events in batches; see {@link createScanWriter}. */
 export interface ScanWriter {
   /** Inserts the scans with one statement; returns the rows written. */
