@@ -50,7 +50,7 @@ export interface DraftBatchInput {
   readonly lots: readonly Lot[];
   readonly actor: Actor;
   readonly now: Date;
-  /** Events of the caller's own moves, written before mint_batch_created. */
+  /** Events of the caller's own moves, written by the same statement as mint_batch_created. */
   readonly events?: readonly NewEvent[];
   /** Extra payload of the mint_batch_created event (e.g. that the deprecated flow created it). */
   readonly eventDetails?: Readonly<Record<string, unknown>>;
