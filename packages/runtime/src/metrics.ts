@@ -40,6 +40,8 @@ export interface Metrics {
   readonly leaseRenewals: Counter;
   /** `minting_lease_losses_total`: chunks rejected because another executor had taken the job's lease over. */
   readonly leaseLosses: Counter;
+  /** `minting_scan_events_total{result}`: resolver scan events `written`, `dropped` (the queue was full) or `failed` (their write failed). */
+  readonly scanEvents: Counter<'result'>;
   /** `minting_jobs{status}`: mint jobs per status (all brands), read on scrape. */
   readonly jobs: Gauge<'status'>;
   /** `minting_outbox_pending_messages`: outbox rows not yet relayed to the bus, read on scrape. */
@@ -126,6 +128,9 @@ export function createMetrics(sources: MetricSources = {}): Metrics {
     chunkDuration: new Histogram({ name: `${metricPrefix}chunk_duration_seconds`, help: 'Duration of one processing cycle in seconds.', buckets: chunkBuckets, registers }),
     leaseRenewals: new Counter({ name: `${metricPrefix}lease_renewals_total`, help: 'Job leases extended by a committed chunk.', registers }),
     leaseLosses: new Counter({ name: `${metricPrefix}lease_losses_total`, help: 'Chunks rejected because another executor took the lease over.', registers }),
+    scanEvents: new Counter({
+      name: `${metricPrefix}scan_events_total`, help: 'Resolver scan events written, dropped (queue full) or failed (write failed).', labelNames: ['result'] as const, registers,
+    }),
     jobs,
     outboxPending,
     outboxOldestAge,

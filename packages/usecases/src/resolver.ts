@@ -184,6 +184,8 @@ export interface ScanRecorderOptions {
   readonly flushIntervalMs?: number;
   /** Told about failed writes (the scans are counted as failed and not retried). */
   readonly onError?: (error: unknown, lost: number) => void;
+  /** Told how many scans were written, dropped (queue full) or failed, as it happens (for metrics). */
+  readonly onOutcome?: (outcome: 'written' | 'dropped' | 'failed', count: number) => void;
 }
 
 /**
@@ -214,8 +216,10 @@ export function createScanRecorder(ctx: UseCaseContext, options: ScanRecorderOpt
         try {
           await write(batch);
           written += batch.length;
+          options.onOutcome?.('written', batch.length);
         } catch (error) {
           failed += batch.length;
+          options.onOutcome?.('failed', batch.length);
           options.onError?.(error, batch.length);
         }
       }
@@ -239,6 +243,7 @@ export function createScanRecorder(ctx: UseCaseContext, options: ScanRecorderOpt
     record(scan) {
       if (closed || queue.length >= capacity) {
         dropped++;
+        options.onOutcome?.('dropped', 1);
         return;
       }
       queue.push(scan);

@@ -53,7 +53,9 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
   const metrics = options.metrics ?? createMetrics(metricSources(ctx));
   // Scans of the public resolver, written in batches off the request path.
   const scans = useCases.createScanRecorder(ctx, {
-    onError: (err, lost) => logger.warn({ err, lost }, 'scan events not recorded'), ...options.scanRecorder,
+    onError: (err, lost) => logger.warn({ err, lost }, 'scan events not recorded'),
+    onOutcome: (result, count) => metrics.scanEvents.inc({ result }, count),
+    ...options.scanRecorder,
   });
   const resolver = useCases.createResolver(ctx, { recorder: scans });
   // Plain HTTP route sets, tried in order before the Connect handlers.

@@ -7,6 +7,7 @@ import { createLogger } from '@mint/runtime';
 import { activateMintUnits, setMintBatchStatus, type ScanRecorderOptions } from '@mint/usecases';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintCompleted } from '../../../test/support/pack-fixtures.ts';
+import { sampleValue, scrape } from '../../../test/support/prometheus.ts';
 import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
 import { resolverBodies } from '../src/resolver/routes.ts';
 import { startApi, type RunningApi } from '../src/start.ts';
@@ -243,6 +244,7 @@ describe('scan events', () => {
       { kind: 'serial', outcome: 'not_found', representation: 'json', identifier: 'NOTASERIAL' },
       { kind: 'gtin', outcome: 'resolved', representation: 'linkset', identifier: null },
     ]);
+    expect(sampleValue(await scrape(`${baseUrl}/metrics`), 'minting_scan_events_total', { result: 'written' })).toBeGreaterThanOrEqual(4);
   });
 
   it('keeps redirecting while the scan writer hangs or fails', async () => {
@@ -259,5 +261,13 @@ describe('scan events', () => {
     }
     expect(hangingCalls).toBe(1);
     expect(failingCalls).toBeGreaterThan(0);
+    // Operators see the loss on /metrics: the hung writer holds the first batch (1 or 2 scans,
+    // depending on when its timer fired), 3 wait in the queue, and the rest were dropped.
+    const scanEvents = async (base: string, result: string) => sampleValue(await scrape(`${base}/metrics`), 'minting_scan_events_total', { result });
+    expect([15, 16]).toContain(await scanEvents(hanging, 'dropped'));
+    // Each of the 20 scans of the failing writer is tried once and counted as failed.
+    for (let i = 0; i < 100 && (await scanEvents(failing, 'failed')) !== 20; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(await scanEvents(failing, 'failed')).toBe(20);
+    expect(await scanEvents(failing, 'written')).toBeUndefined();
   });
 });
