@@ -91,7 +91,7 @@ describe('fault: executor SIGKILL at random chunks', () => {
     const duplicates = t.duplicates + Number(all!.dup);
     report('executor-sigkill', {
       trials: faultTrials, kills: killedAt.length, killsWithoutLease: missed, jobs: facts.length, unitsPerJob: faultUnits,
-      lost: t.lost, duplicates, notCompleted: t.notCompleted, inexact: t.inexact, maxAttempts: Math.max(...facts.map((f) => f.attempts)),
+      lost: t.lost, duplicates, notCompleted: t.notCompleted, inexact: t.inexact, leaseClaims: facts.reduce((n, f) => n + f.leaseClaims, 0),
     });
     expect(t.lost).toBe(0);
     expect(duplicates).toBe(0);

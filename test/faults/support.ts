@@ -89,15 +89,16 @@ export interface JobFacts {
   readonly seqsInRange: number;
   /** Sum of the `mint_units_created` events' counts. */
   readonly evented: number;
-  readonly attempts: number;
+  /** Leases claimed on the job (its fencing token): 1 when one executor ran it throughout, more after takeovers. */
+  readonly leaseClaims: number;
 }
 
 /** Facts of the given jobs (all when `jobIds` is omitted), one query. */
 export async function jobFacts(url: string, jobIds?: readonly string[]): Promise<JobFacts[]> {
   const rows = await sql<{
-    job_id: string; batch_id: string; status: string; requested: number; minted: number; units: string; serials: string; seqs: string; evented: string; attempts: number;
+    job_id: string; batch_id: string; status: string; requested: number; minted: number; units: string; serials: string; seqs: string; evented: string; lease_claims: number;
   }>(url, `
-    select j.id as job_id, b.id as batch_id, j.status, j.requested_quantity as requested, b.minted_quantity as minted, j.attempts,
+    select j.id as job_id, b.id as batch_id, j.status, j.requested_quantity as requested, b.minted_quantity as minted, j.lease_token as lease_claims,
            u.units, u.serials, u.seqs,
            (select coalesce(sum((e.payload->>'count')::int), 0) from mint_events e where e.entity_id = b.id::text and e.event_type = 'mint_units_created') as evented
     from mint_jobs j
@@ -110,7 +111,7 @@ export async function jobFacts(url: string, jobIds?: readonly string[]): Promise
     order by j.created_at`, jobIds === undefined ? [] : [jobIds]);
   return rows.map((r) => ({
     jobId: r.job_id, batchId: r.batch_id, status: r.status, requested: r.requested, minted: r.minted, units: Number(r.units),
-    distinctSerials: Number(r.serials), seqsInRange: Number(r.seqs), evented: Number(r.evented), attempts: r.attempts,
+    distinctSerials: Number(r.serials), seqsInRange: Number(r.seqs), evented: Number(r.evented), leaseClaims: r.lease_claims,
   }));
 }
 
