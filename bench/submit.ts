@@ -1,4 +1,4 @@
-// `node bench/submit.ts` (part of `npm run bench`): SubmitMintRequest throughput over Connect JSON. Starts the API as an
+// `npm run bench:submit` (part of `npm run bench`): SubmitMintRequest throughput over Connect JSON. Starts the API as an
 // operator runs it (`node services/api/src/main.ts`, child process) against a fresh database and
 // stream, and in turn with it the baseline: a minimal node:http server (child process) that reads
 // and parses the same JSON body and answers 200 with a small JSON. autocannon (BENCH_CONNECTIONS,
