@@ -10,7 +10,7 @@ import {
 } from '@connectrpc/connect-node';
 import {
   createAsyncIterable, readAllBytes, uResponseNotFound,
-  type Compression, type UniversalHandler, type UniversalServerRequest,
+  type Compression, type UniversalHandler, type UniversalServerRequest, type UniversalServerResponse,
 } from '@connectrpc/connect/protocol';
 import type { HttpRequest, HttpResponse } from './listener.ts';
 
@@ -63,6 +63,7 @@ interface Framing {
   readonly enveloped: boolean;
   /** The header naming the body's (Connect unary) or each message's (enveloped) compression. */
   readonly encodingHeader: string;
+  /** Protobuf messages (JSON ones are only decompressed here; the library reports their parse errors well). */
   readonly binary: boolean;
 }
 
@@ -110,8 +111,6 @@ function checkBody(handler: UniversalHandler): UniversalHandler {
   };
   return Object.assign(wrapped, handler);
 }
-
-type UniversalServerResponse = Awaited<ReturnType<UniversalHandler>>;
 
 /** Hands the library a well-formed empty request, with `error` for {@link rejectUndecodableBody} to raise. */
 function refuse(req: UniversalServerRequest, framing: Framing, handler: UniversalHandler, error: ConnectError): Promise<UniversalServerResponse> {
