@@ -1,6 +1,5 @@
 // `npm run bench:import`: a 100,000-row product CSV end to end, in process. Creates a scratch
-// database on the local PostgreSQL (ADMIN_DATABASE_URL, default
-// postgres://postgres@127.0.0.1:5432/postgres), then times:
+// database (bench/scratch-database.ts), then times:
 //   - the upload: startProductImport streaming the file through csv-parse (header, syntax and
 //     row count checks) and storing it with its outbox row, i.e. what POST /v1/imports/products does,
 //   - the processing: runProductImport (the executor's import worker) validating every row and
@@ -9,28 +8,13 @@
 // Each file has 1% bad rows (kept as per-row errors). Prints rows/s per phase and drops the
 // database at the end. BENCH_ROWS overrides the row count.
 
-import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import pg from 'pg';
-import { migrateDatabase, openDatabase } from '@mint/db';
+import { openDatabase } from '@mint/db';
 import { gtinCheckDigit } from '@mint/domain';
 import { createUseCaseContext, createUser, createWorkspace, getProductImport, runProductImport, startProductImport } from '@mint/usecases';
+import { createScratchDatabase } from './scratch-database.ts';
 
-const adminUrl = process.env.ADMIN_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const rows = Number(process.env.BENCH_ROWS ?? 100_000);
-const name = `bench_import_${randomBytes(4).toString('hex')}`;
-const url = new URL(adminUrl);
-url.pathname = `/${name}`;
-
-async function admin(sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
 
 /** A CSV of `count` products, every 100th row invalid (bad GTIN check digit). */
 function csvFile(count: number, nameSuffix: string): Buffer {
@@ -51,10 +35,9 @@ async function* chunks(file: Buffer): AsyncGenerator<Uint8Array> {
 const fmt = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 const rate = (ms: number) => `${Math.round(rows / (ms / 1000)).toLocaleString('en-US')} rows/s`;
 
-await admin(`create database ${name}`);
+const scratch = await createScratchDatabase('bench_import');
 try {
-  await migrateDatabase(url.toString());
-  const db = await openDatabase({ url: url.toString() }, { poolSize: 4, applicationName: 'bench-import' });
+  const db = await openDatabase({ url: scratch.url }, { poolSize: 4, applicationName: 'bench-import' });
   try {
     const ctx = createUseCaseContext({ db, publicBaseUrl: 'http://127.0.0.1:8080' });
     const brand = await createWorkspace(ctx, { name: 'Bench Brand' });
@@ -81,5 +64,5 @@ try {
     await db.close(true);
   }
 } finally {
-  await admin(`drop database if exists ${name} with (force)`);
+  await scratch.drop();
 }

@@ -5,7 +5,7 @@
  * indexes) over two connections. Prints units/s per size, the ratio to the baseline and the
  * executor's peak RSS (`--runs N` measures each size N times; `--json FILE` also writes the figures as
  * JSON for bench/run.ts; `benchMint` is the same as a function). Uses a database of its own
- * (created and dropped) on the server of DATABASE_URL (default postgres://postgres@127.0.0.1:5432/postgres) and a fresh stream on NATS_URL
+ * (bench/scratch-database.ts) and a fresh stream on NATS_URL
  * (default nats://127.0.0.1:4222). Not a test: nothing asserts, it reports.
  */
 import { spawn } from 'node:child_process';
@@ -21,10 +21,11 @@ import { parseArgs } from 'node:util';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import pg from 'pg';
-import { migrateDatabase, openDatabase, query } from '@mint/db';
+import { openDatabase, query } from '@mint/db';
 import { generateSerials, unitResolverUrl } from '@mint/domain';
 import { loadConfig } from '@mint/runtime';
 import { createUseCaseContext, createUser, createWorkspace, grantRole, submitMintRequest, upsertProduct } from '@mint/usecases';
+import { createScratchDatabase } from './scratch-database.ts';
 
 const require = createRequire(import.meta.resolve('@mint/db'));
 const copyFrom = (require('pg-copy-streams') as { from: (sql: string) => NodeJS.WritableStream & pg.Submittable }).from;
@@ -66,19 +67,8 @@ export interface MintBenchResult {
 }
 
 const config = loadConfig();
-const adminUrl = config.databaseUrl ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const natsUrl = config.natsUrl ?? 'nats://127.0.0.1:4222';
 const repoRoot = fileURLToPath(new URL('../', import.meta.url));
-
-async function admin(sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
 
 /** Peak and current resident set of a process, in MB, from /proc. */
 function memoryOf(pid: number): { peakMb: number; rssMb: number } {
@@ -142,20 +132,14 @@ async function copyBaseline(dbUrl: string, baselineTx: string, brandId: string, 
  */
 export async function benchMint(options: MintBenchOptions, progress: (line: string) => void = console.log): Promise<MintBenchResult> {
   const id = randomBytes(4).toString('hex');
-  const dbName = `bench_mint_${id}`;
-  const dbUrl = (() => {
-    const u = new URL(adminUrl);
-    u.pathname = `/${dbName}`;
-    return u.toString();
-  })();
   const stream = `BENCH_${id.toUpperCase()}`;
   const subjectPrefix = `bench_${id}`;
   const runs: MintRun[] = [];
-  await admin(`create database "${dbName}"`);
-  progress(`database ${dbName}, stream ${stream}, executor NODE_OPTIONS "${options.nodeOptions}", baseline COPY transactions: ${options.baselineTx}`);
+  const scratch = await createScratchDatabase('bench_mint', id);
+  const dbUrl = scratch.url;
+  progress(`database ${scratch.name}, stream ${stream}, executor NODE_OPTIONS "${options.nodeOptions}", baseline COPY transactions: ${options.baselineTx}`);
   let executor: ReturnType<typeof spawn> | undefined;
   try {
-    await migrateDatabase(dbUrl);
     const db = await openDatabase({ url: dbUrl }, { poolSize: 4, applicationName: 'bench' });
     const ctx = createUseCaseContext({ db, publicBaseUrl: 'http://127.0.0.1:8080' });
     const brand = await createWorkspace(ctx, { name: 'Bench Brand' });
@@ -235,7 +219,7 @@ export async function benchMint(options: MintBenchOptions, progress: (line: stri
       await (await jetstreamManager(nc)).streams.delete(stream).catch(() => false);
       await nc.close();
     }
-    await admin(`drop database if exists "${dbName}" with (force)`);
+    await scratch.drop();
   }
 }
 

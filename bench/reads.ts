@@ -1,5 +1,5 @@
-// `npm run bench:reads`: read-side latency at scale. Creates a scratch database on the local
-// PostgreSQL (ADMIN_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/postgres), fills one
+// `npm run bench:reads`: read-side latency at scale. Creates a scratch database
+// (bench/scratch-database.ts), fills one
 // brand with 1,000,000 units in SQL (generate_series; chunks of 2,000 share a created_at as the
 // executor writes them), then times in-process, i.e. server side without transport:
 //   - ListMintUnits first page and a page at depth 900,000 (use case, default page size 50),
@@ -10,27 +10,17 @@
 // BENCH_RUNS repeats the timed cases on the same data, BENCH_JSON names a file for the figures as
 // JSON (bench/run.ts reads it); `benchReads` is the same as a function.
 
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
-import { migrateDatabase, openDatabase, query, run, type Database } from '@mint/db';
+import { openDatabase, query, run, type Database } from '@mint/db';
 import { createUseCaseContext, createUser, createWorkspace, getMintKpis, listMintUnits, upsertProduct } from '@mint/usecases';
 import type { Cursor } from '@mint/domain';
+import { createScratchDatabase } from './scratch-database.ts';
 
-const adminUrl = process.env.ADMIN_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const warmup = 100;
 const chunk = 2000;
-
-async function admin(sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
 
 function percentile(sorted: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
@@ -109,14 +99,10 @@ async function seed(db: Database, units: number, brandId: string, batchId: strin
 export async function benchReads(options: ReadsBenchOptions, progress: (line: string) => void = console.log): Promise<ReadsBenchResult> {
   const { units, iterations } = options;
   const depth = Math.min(900_000, units - 100);
-  const name = `bench_reads_${randomBytes(4).toString('hex')}`;
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  await admin(`CREATE DATABASE ${name}`);
+  const scratch = await createScratchDatabase('bench_reads');
   let db: Database | undefined;
   try {
-    await migrateDatabase(url.toString());
-    db = await openDatabase({ url: url.toString() }, { poolSize: 4, applicationName: 'bench-reads' });
+    db = await openDatabase({ url: scratch.url }, { poolSize: 4, applicationName: 'bench-reads' });
     const ctx = createUseCaseContext({ db, publicBaseUrl: 'http://127.0.0.1:8080' });
     const brand = await createWorkspace(ctx, { name: 'Bench Brand' });
     const user = await createUser(ctx, { email: `bench-${brand.slug}@bench.example`, name: 'Bench' });
@@ -129,7 +115,7 @@ export async function benchReads(options: ReadsBenchOptions, progress: (line: st
     await seed(db, units, brand.id, batchId, product.id);
     progress(`seeded ${units.toLocaleString('en')} units in ${((performance.now() - started) / 1000).toFixed(1)} s`);
     started = performance.now();
-    const client = new pg.Client({ connectionString: url.toString() });
+    const client = new pg.Client({ connectionString: scratch.url });
     await client.connect();
     await client.query('VACUUM ANALYZE');
     await client.end();
@@ -172,8 +158,8 @@ export async function benchReads(options: ReadsBenchOptions, progress: (line: st
     };
   } finally {
     await db?.close(true);
-    await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    progress(`dropped ${name}`);
+    await scratch.drop();
+    progress(`dropped ${scratch.name}`);
   }
 }
 

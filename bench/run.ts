@@ -26,6 +26,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { connect } from '@nats-io/transport-node';
 import pg from 'pg';
+import { adminUrl } from './scratch-database.ts';
 import type { MintBenchResult } from './mint.ts';
 import type { PacksBenchResult } from './packs.ts';
 import type { ReadsBenchResult } from './reads.ts';
@@ -42,7 +43,6 @@ const loadSeconds = Number(env['BENCH_LOAD_SECONDS'] ?? 10);
 const iterations = Number(env['BENCH_ITERATIONS'] ?? 500);
 const only = env['BENCH_ONLY'] ? new Set(env['BENCH_ONLY'].split(',').map((s) => s.trim())) : null;
 const reportDir = env['BENCH_REPORT_DIR'] ?? benchDir;
-const adminUrl = env['ADMIN_DATABASE_URL'] ?? env['DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const natsUrl = env['NATS_URL'] ?? 'nats://127.0.0.1:4222';
 
 const started = performance.now();

@@ -15,26 +15,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
-import pg from 'pg';
-import { migrateDatabase, openDatabase, type Database } from '@mint/db';
+import { openDatabase, type Database } from '@mint/db';
 import { createUseCaseContext, type UseCaseContext } from '@mint/usecases';
+import { createScratchDatabase } from './scratch-database.ts';
 
-/** Admin connection of the local PostgreSQL (ADMIN_DATABASE_URL). */
-export const adminUrl = process.env['ADMIN_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 /** The local NATS server (BENCH_NATS_URL); each stack gets a stream and subject prefix of its own on it. */
 export const natsUrl = process.env['BENCH_NATS_URL'] ?? 'nats://127.0.0.1:4222';
 const repoRoot = fileURLToPath(new URL('../', import.meta.url));
 const jwtSecret = `bench-${randomBytes(24).toString('hex')}`;
-
-async function admin(sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
 
 /** A TCP port on 127.0.0.1 that was free a moment ago. */
 export function freePort(): Promise<number> {
@@ -92,15 +80,11 @@ export interface Stack {
 /** Creates the stack's database (named `${prefix}_<random>`) and migrates it; nothing is started yet. */
 export async function createStack(prefix: string): Promise<Stack> {
   const id = randomBytes(4).toString('hex');
-  const dbName = `${prefix}_${id}`;
-  const url = new URL(adminUrl);
-  url.pathname = `/${dbName}`;
-  const dbUrl = url.toString();
   const stream = `${prefix.toUpperCase()}_${id.toUpperCase()}`;
   const subjectPrefix = `${prefix}_${id}`;
   const dir = await mkdtemp(join(tmpdir(), `${prefix}-`));
-  await admin(`create database "${dbName}"`);
-  await migrateDatabase(dbUrl);
+  const scratch = await createScratchDatabase(prefix, id);
+  const dbUrl = scratch.url;
   const db = await openDatabase({ url: dbUrl }, { poolSize: 4, applicationName: prefix });
   const services: Service[] = [];
   const logs: WriteStream[] = [];
@@ -157,9 +141,9 @@ export async function createStack(prefix: string): Promise<Stack> {
       await (await jetstreamManager(nc)).streams.delete(stream).catch(() => false);
       await nc.close();
     }
-    await admin(`drop database if exists "${dbName}" with (force)`);
+    await scratch.drop();
     await rm(dir, { recursive: true, force: true });
   };
 
-  return { dbName, dbUrl, stream, db, ctx, dir, start, close };
+  return { dbName: scratch.name, dbUrl, stream, db, ctx, dir, start, close };
 }

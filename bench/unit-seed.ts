@@ -1,23 +1,12 @@
 // Scratch database and a brand with N minted serial units (GS1 Digital Link URLs), filled in SQL
 // with generate_series, for bench/packs.ts and bench/resolver.ts.
 
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { migrateDatabase, openDatabase, run, type Database } from '@mint/db';
+import { openDatabase, run, type Database } from '@mint/db';
 import { createUseCaseContext, createUser, createWorkspace, upsertProduct, type UseCaseContext } from '@mint/usecases';
+import { createScratchDatabase } from './scratch-database.ts';
 
-/** Admin connection of the local PostgreSQL. */
-export const adminUrl = process.env.ADMIN_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-
-async function admin(sql: string): Promise<void> {
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
-  try {
-    await client.query(sql);
-  } finally {
-    await client.end();
-  }
-}
 
 /** A seeded scratch database. */
 export interface Seeded {
@@ -39,12 +28,8 @@ export interface Seeded {
  * md5(seq)), then VACUUM ANALYZE.
  */
 export async function seedUnits(prefix: string, units: number, publicBaseUrl = 'http://127.0.0.1:8080'): Promise<Seeded> {
-  const name = `${prefix}_${randomBytes(4).toString('hex')}`;
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  await admin(`CREATE DATABASE ${name}`);
-  await migrateDatabase(url.toString());
-  const db = await openDatabase({ url: url.toString() }, { poolSize: 8, applicationName: prefix });
+  const scratch = await createScratchDatabase(prefix);
+  const db = await openDatabase({ url: scratch.url }, { poolSize: 8, applicationName: prefix });
   const ctx = createUseCaseContext({ db, publicBaseUrl });
   const brand = await createWorkspace(ctx, { name: 'Bench Brand' });
   const user = await createUser(ctx, { email: `bench-${brand.slug}@bench.example`, name: 'Bench' });
@@ -71,15 +56,15 @@ export async function seedUnits(prefix: string, units: number, publicBaseUrl = '
      from generate_series(1, ?::int) g
      cross join lateral (select upper(substr(md5(g::text), 1, 20)) as serial) s`,
     [brand.id, batchId, gtin, `${brand.resolverBaseUrl}/01/${gtin}/21/`, at, at, units]);
-  const client = new pg.Client({ connectionString: url.toString() });
+  const client = new pg.Client({ connectionString: scratch.url });
   await client.connect();
   await client.query('VACUUM ANALYZE');
   await client.end();
   return {
-    url: url.toString(), db, ctx, brandId: brand.id, slug: brand.slug, gtin, batchId, publicBaseUrl,
+    url: scratch.url, db, ctx, brandId: brand.id, slug: brand.slug, gtin, batchId, publicBaseUrl,
     async drop() {
       await db.close(true);
-      await admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await scratch.drop();
     },
   };
 }
