@@ -17,14 +17,11 @@ import pg from 'pg';
 import { openDatabase, query, run, type Database } from '@mint/db';
 import { createUseCaseContext, createUser, createWorkspace, getMintKpis, listMintUnits, upsertProduct } from '@mint/usecases';
 import type { Cursor } from '@mint/domain';
+import { percentile } from './child-server.ts';
 import { createScratchDatabase } from './scratch-database.ts';
 
 const warmup = 100;
 const chunk = 2000;
-
-function percentile(sorted: readonly number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
 
 /** Latency of one case over the timed calls, milliseconds. */
 export interface Figures { readonly p50: number; readonly p99: number; readonly max: number }

@@ -24,12 +24,13 @@
 // BENCH_RUNS repeats the loads (both servers stay up), BENCH_JSON names a file for the figures as
 // JSON (bench/run.ts reads it); `benchResolver` is the same as a function.
 
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { Writable } from 'node:stream';
 import autocannon from 'autocannon';
+import { percentile, spawnServer } from './child-server.ts';
 
 const passport = 'https://passports.example/bench';
 
@@ -63,16 +64,7 @@ async function serve(mode: string, dbUrl: string): Promise<void> {
 
 function start(mode: string, dbUrl: string): Promise<{ child: ChildProcess; port: number }> {
   const childArgs = mode === 'api' && process.env.BENCH_API_NODE_ARGS ? process.env.BENCH_API_NODE_ARGS.split(' ') : [];
-  const child = spawn(process.execPath, [...childArgs, import.meta.filename, 'serve', mode, dbUrl], { stdio: ['ignore', 'pipe', 'inherit'] });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const match = /PORT (\d+)/.exec(out);
-      if (match) resolve({ child, port: Number(match[1]) });
-    });
-    child.once('exit', (code) => reject(new Error(`${mode} server exited with ${code}`)));
-  });
+  return spawnServer([...childArgs, import.meta.filename, 'serve', mode, dbUrl], `${mode} server`);
 }
 
 /** Latency (ms), answers and the rate reached (answers per second) of one load. */
@@ -118,10 +110,6 @@ export interface ResolverBenchResult {
 export function resolverConnections(rate: number, spec?: string): number[] {
   if (spec !== undefined && spec.trim() !== '') return spec.split(',').map((c) => Number(c.trim()));
   return [...new Set([Math.max(1, Math.round(rate * 0.002)), 50])];
-}
-
-function percentile(sorted: readonly number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
 }
 
 async function load(port: number, paths: readonly string[], seconds: number, rate: number, connections: number): Promise<Figures> {

@@ -13,10 +13,11 @@
 import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import autocannon from 'autocannon';
 import { query } from '@mint/db';
 import { seedDemo } from '@mint/usecases';
+import { percentile, spawnServer } from './child-server.ts';
 import { createStack } from './services.ts';
 
 /** Throughput and latency of one load. */
@@ -75,20 +76,7 @@ function serveBaseline(): void {
 }
 
 function startBaseline(): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, [import.meta.filename, 'serve-baseline'], { stdio: ['ignore', 'pipe', 'inherit'] });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const match = /PORT (\d+)/.exec(out);
-      if (match) resolve({ child, port: Number(match[1]) });
-    });
-    child.once('exit', (code) => reject(new Error(`baseline server exited with ${code}`)));
-  });
-}
-
-function percentile(sorted: readonly number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
+  return spawnServer([import.meta.filename, 'serve-baseline'], 'baseline server');
 }
 
 /** Drives `port` with submits for `seconds`; every request a new idempotency key. */
