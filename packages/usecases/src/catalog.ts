@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
-import { Product, ProductionBatch, query } from '@mint/db';
+import { Product, ProductionBatch, query, type ProductRow } from '@mint/db';
 import {
   assertValid, commercialStatuses, gtinViolations, InvalidInputError, isUuid, mintReadinessStatuses, normalizeGtin, NotFoundError,
   productionBatchStatuses, resolvePageSize, toPage,
@@ -22,15 +22,9 @@ export interface ProductView {
   readonly updatedAt: Date;
 }
 
-/** Input of UpsertProduct. */
-export interface ProductInput {
+/** Input of UpsertProduct: a product's fields (as a CSV import row has them) on a brand. */
+export interface ProductInput extends ProductRow {
   readonly brandId: string;
-  readonly sku: string;
-  readonly name: string;
-  readonly gtin: string | null;
-  readonly commercialStatus: string;
-  readonly mintReadinessStatus: string;
-  readonly passportUrl: string | null;
 }
 
 /** Default page size of product lists. */
