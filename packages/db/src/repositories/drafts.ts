@@ -121,7 +121,6 @@ export interface NewDraftBatch {
  * with the same idempotency key fails on the unique constraint, and nothing is written.
  */
 export async function insertDraftBatch(em: Em, d: NewDraftBatch): Promise<void> {
-  const nullable = (values: readonly (string | null)[]) => `{${values.map((v) => (v === null ? 'NULL' : `"${v.replace(/["\\]/g, '\\$&')}"`)).join(',')}}`;
   await run(
     em,
     `with job as (
@@ -146,11 +145,11 @@ export async function insertDraftBatch(em: Em, d: NewDraftBatch): Promise<void> 
     [
       d.brandId, d.mintJobId, d.job?.scopeType ?? '', d.requestedQuantity, d.productId, d.productionBatchId, d.job?.idempotencyKey ?? null, d.now, d.now, d.job !== null,
       d.brandId, d.batchId, d.mintJobId, d.productId, d.productionBatchId, d.identityMode, d.activationMode, d.requestedQuantity, d.resolverBaseUrl, d.gtin, d.now, d.now,
-      d.brandId, d.batchId, d.gtin, d.now, pgArray(d.lots.map((l) => l.lotCode)), pgArray(d.lots.map((l) => l.qty)), nullable(d.lots.map((l) => l.resolverUrl)),
+      d.brandId, d.batchId, d.gtin, d.now, pgArray(d.lots.map((l) => l.lotCode)), pgArray(d.lots.map((l) => l.qty)), pgArray(d.lots.map((l) => l.resolverUrl)),
       d.brandId, d.mintJobId, d.now,
       d.now, pgArray(d.events.map((e) => e.brandId)), pgArray(d.events.map(() => randomUUID())), pgArray(d.events.map((e) => e.eventType)),
       pgArray(d.events.map((e) => e.entityType)), pgArray(d.events.map((e) => e.entityId)), pgArray(d.events.map((e) => JSON.stringify(e.payload))),
-      nullable(d.events.map((e) => e.actor)),
+      pgArray(d.events.map((e) => e.actor)),
       d.brandId,
     ],
   );

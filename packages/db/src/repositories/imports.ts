@@ -1,6 +1,6 @@
 import type { ProductImportRowError } from '../catalog-types.ts';
 import type { Em } from '../orm.ts';
-import { query, run } from './sql.ts';
+import { pgArray, query, run } from './sql.ts';
 
 /** A product import as callers see it (without the file). */
 export interface ImportRecord {
@@ -36,10 +36,6 @@ const toRecord = (r: ImportRow): ImportRecord => ({
   errors: r.errors, createdAt: new Date(r.created_at), finishedAt: r.finished_at === null ? null : new Date(r.finished_at),
 });
 
-/** A PostgreSQL array literal of strings that may be null, for one `?::text[]` bind parameter. */
-function textArray(values: readonly (string | null)[]): string {
-  return `{${values.map((v) => (v === null ? 'NULL' : `"${v.replace(/["\\]/g, '\\$&')}"`)).join(',')}}`;
-}
 
 /**
  * Stores a QUEUED import with its file and the outbox message that hands it to the executor;
@@ -95,7 +91,7 @@ export async function moveProductImport(
        errors = case when ?::boolean then '[]'::jsonb else errors end,
        finished_at = case when ?::boolean then null else ?::timestamptz end
      where brand_id = ? and id = ? and status = any(?::text[])`,
-    [move.to, restart, restart, restart, restart, now, brandId, id, textArray(move.from)],
+    [move.to, restart, restart, restart, restart, now, brandId, id, pgArray(move.from)],
   );
   return changed === 1;
 }
@@ -133,7 +129,7 @@ export async function productSkusByGtin(em: Em, brandId: string, gtins: readonly
   const rows = await query<{ gtin: string; sku: string }>(
     em,
     `select gtin, sku from products where brand_id = ? and gtin = any(?::text[])`,
-    [brandId, textArray(gtins)],
+    [brandId, pgArray(gtins)],
   );
   return new Map(rows.map((r) => [r.gtin, r.sku]));
 }
@@ -158,8 +154,8 @@ export async function upsertProductRows(em: Em, brandId: string, rows: readonly 
        is distinct from (excluded.name, excluded.gtin, excluded.commercial_status, excluded.mint_readiness_status, excluded.passport_url)`,
     [
       brandId, now, now,
-      textArray(ids), textArray(rows.map((r) => r.sku)), textArray(rows.map((r) => r.name)), textArray(rows.map((r) => r.gtin)),
-      textArray(rows.map((r) => r.commercialStatus)), textArray(rows.map((r) => r.mintReadinessStatus)), textArray(rows.map((r) => r.passportUrl)),
+      pgArray(ids), pgArray(rows.map((r) => r.sku)), pgArray(rows.map((r) => r.name)), pgArray(rows.map((r) => r.gtin)),
+      pgArray(rows.map((r) => r.commercialStatus)), pgArray(rows.map((r) => r.mintReadinessStatus)), pgArray(rows.map((r) => r.passportUrl)),
     ],
   );
 }

@@ -145,13 +145,12 @@ const insertScansSql = `insert into scan_events (brand_id, scanned_at, kind, gti
 
 /** The seven column arrays of {@link insertScansSql}, each one array literal. */
 function scanColumns(scans: readonly ScanRecord[]): string[] {
-  const nullable = (values: (string | null)[]) => `{${values.map((v) => (v === null ? 'NULL' : `"${v.replace(/["\\]/g, '\\$&')}"`)).join(',')}}`;
   return [
     pgArray(scans.map((s) => s.brandId)),
     pgArray(scans.map((s) => s.scannedAt.toISOString())),
     pgArray(scans.map((s) => s.kind)),
-    nullable(scans.map((s) => s.gtin)),
-    nullable(scans.map((s) => s.identifier)),
+    pgArray(scans.map((s) => s.gtin)),
+    pgArray(scans.map((s) => s.identifier)),
     pgArray(scans.map((s) => s.outcome)),
     pgArray(scans.map((s) => s.representation)),
   ];

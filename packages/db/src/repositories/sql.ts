@@ -1,11 +1,11 @@
 import type { Em } from '../orm.ts';
 
 /**
- * A PostgreSQL array literal for any list of strings, so a whole column travels as one bind
- * parameter (`?::text[]`) instead of one parameter per row.
+ * A PostgreSQL array literal for any list of strings (null as NULL), so a whole column travels as
+ * one bind parameter (`?::text[]`) instead of one parameter per row.
  */
-export function pgArray(values: readonly (string | number)[]): string {
-  return `{${values.map((v) => (typeof v === 'number' ? String(v) : `"${v.replace(/["\\]/g, '\\$&')}"`)).join(',')}}`;
+export function pgArray(values: readonly (string | number | null)[]): string {
+  return `{${values.map((v) => (v === null ? 'NULL' : typeof v === 'number' ? String(v) : `"${v.replace(/["\\]/g, '\\$&')}"`)).join(',')}}`;
 }
 
 /** Runs one SQL statement with `?` placeholders inside the entity manager's transaction and returns its rows. */
