@@ -2,8 +2,9 @@ import { createHash } from 'node:crypto';
 import {
   completeIdempotencyKey, deleteIdempotencyKey, findIdempotencyKey, insertIdempotencyKey, purgeExpiredIdempotencyKeys, retakeIdempotencyKey,
 } from '@mint/db';
-import { ConflictError, decideIdempotency, idempotencyRetentionMs, type IdempotencyState } from '@mint/domain';
-import type { UseCaseContext } from './context.ts';
+import { assertValid, ConflictError, decideIdempotency, idempotencyKeyViolations, idempotencyRetentionMs, validateMintRequest, type IdempotencyState, type MintRequest } from '@mint/domain';
+import type { Actor, UseCaseContext } from './context.ts';
+import { submitValid, type SubmitResult } from './submit.ts';
 
 /** A response to keep (or replay) for an Idempotency-Key. */
 export interface KeptResponse {
@@ -110,6 +111,40 @@ export async function runIdempotently(
     return { kind: 'ran', response };
   }
   throw new ConflictError(`Idempotency-Key ${JSON.stringify(key)} is being claimed concurrently; retry`);
+}
+
+/** A mint request arriving with an Idempotency-Key (the /v1 create mint job). */
+export interface KeyedMintRequest {
+  /** The request; its own `idempotencyKey` is derived from the key and the body. */
+  readonly request: Omit<MintRequest, 'idempotencyKey'>;
+  /** The Idempotency-Key header (null when absent: invalid input naming it). */
+  readonly key: string | null;
+  /** e.g. `POST /v1/mint/jobs`. */
+  readonly route: string;
+  /** The body as sent, fingerprinted with {@link requestFingerprint}. */
+  readonly body: unknown;
+}
+
+/**
+ * Submits a mint request at most once per workspace, Idempotency-Key and body (see
+ * {@link runIdempotently}); `respond` turns the submit's result into the response kept for
+ * repeats. Submit's own idempotency key is derived from the workspace, the key and the body, so a
+ * retry after the first attempt died reaches the same job, and a new body after the key expired
+ * makes a new one. The request's rules are checked before the key is claimed.
+ */
+export async function submitWithIdempotencyKey(
+  ctx: UseCaseContext,
+  actor: Actor,
+  keyed: KeyedMintRequest,
+  respond: (result: SubmitResult) => IdempotentOutcome,
+): Promise<IdempotentResult> {
+  const { brandId } = keyed.request;
+  assertValid(idempotencyKeyViolations(keyed.key));
+  const key = keyed.key!;
+  const requestHash = requestFingerprint(keyed.body);
+  const request: MintRequest = { ...keyed.request, idempotencyKey: keyDerivedUuid(brandId, `${key}\n${requestHash}`) };
+  validateMintRequest(request);
+  return runIdempotently(ctx, { brandId, key, route: keyed.route, requestHash }, async () => respond(await submitValid(ctx, actor, request)));
 }
 
 /** Deletes up to `limit` expired Idempotency-Key records; returns how many (for a periodic sweeper). */

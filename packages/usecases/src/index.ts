@@ -4,6 +4,7 @@
  */
 export * from './context.ts';
 export * from './auth.ts';
+export * from './access.ts';
 export * from './submit.ts';
 export * from './preflight.ts';
 export * from './processing.ts';

@@ -11,10 +11,13 @@ export interface PreflightInput {
   readonly productId: string;
   readonly productionBatchId: string;
   readonly requestedQuantity: number;
-  /** Scope of the intended job; batch when the caller does not say. */
-  readonly identityMode: IdentityMode;
+  /** Scope of the intended job; null (not said) is {@link defaultPreflightIdentityMode}. */
+  readonly identityMode: IdentityMode | null;
   readonly idempotencyKey: string | null;
 }
+
+/** The scope of a preflight that names no identity mode (the spec's named operation has no such parameter). */
+export const defaultPreflightIdentityMode: IdentityMode = 'batch';
 
 /** A stored preflight record. */
 export interface PreflightView {
@@ -44,7 +47,8 @@ function toView(row: MintPreflight): PreflightView {
  * Checks eligibility without submitting and stores the verdict. A pass also creates a PREFLIGHTED
  * job (no batch) for the deprecated flow. A repeated idempotency key returns the first record.
  */
-export async function preflightMintBatch(ctx: UseCaseContext, actor: Actor, input: PreflightInput): Promise<PreflightView> {
+export async function preflightMintBatch(ctx: UseCaseContext, actor: Actor, request: PreflightInput): Promise<PreflightView> {
+  const input = { ...request, identityMode: request.identityMode ?? defaultPreflightIdentityMode };
   const v: FieldViolation[] = quantityViolations(input.requestedQuantity);
   if (!isUuid(input.productionBatchId)) v.push({ field: 'batch_id', message: 'must be a uuid' });
   if (input.idempotencyKey !== null && !isUuid(input.idempotencyKey)) v.push({ field: 'idempotency_key', message: 'must be a uuid' });
@@ -61,7 +65,7 @@ export async function preflightMintBatch(ctx: UseCaseContext, actor: Actor, inpu
   }
 }
 
-async function preflightInTransaction(ctx: UseCaseContext, em: Em, input: PreflightInput): Promise<PreflightView> {
+async function preflightInTransaction(ctx: UseCaseContext, em: Em, input: PreflightInput & { readonly identityMode: IdentityMode }): Promise<PreflightView> {
   const { brandId } = input;
   if (input.idempotencyKey !== null) {
     const existing = await em.findOne(MintPreflight, { brandId, idempotencyKey: input.idempotencyKey });

@@ -21,6 +21,11 @@ export type SubmitResult =
  */
 export async function submitMintRequest(ctx: UseCaseContext, actor: Actor, request: MintRequest): Promise<SubmitResult> {
   validateMintRequest(request);
+  return submitValid(ctx, actor, request);
+}
+
+/** {@link submitMintRequest} of a request that passed `validateMintRequest`. */
+export async function submitValid(ctx: UseCaseContext, actor: Actor, request: MintRequest): Promise<SubmitResult> {
   const em = ctx.db.em.fork();
   try {
     return await submit(ctx, em, actor, request);

@@ -3,7 +3,7 @@
 
 import { Code, ConnectError, createContextKey, type HandlerContext } from '@connectrpc/connect';
 import type { Logger } from '@mint/runtime';
-import type { Caller } from './auth/enforce.ts';
+import type { Caller } from '@mint/usecases';
 
 /**
  * The caller an RPC runs for, set by the authorization interceptor: a session's user, an API key,

@@ -2,18 +2,18 @@
  * The API process's transport: Connect, gRPC and gRPC-Web handlers of MintService and
  * CatalogService, the gRPC health service, /healthz and /readyz, on one port (HTTP/1.1 and h2c).
  */
-export { composeRoutes, createApiServer, requestIdHeader, type ApiServer, type ApiServerOptions, type HttpRequest, type HttpResponse, type HttpRoutes, type RequestListener } from './server.ts';
+export { createApiServer, requestIdHeader, type ApiServer, type ApiServerOptions, type RequestListener } from './server.ts';
 export { startApi, useCaseAuthenticator, type RunningApi, type StartApiOptions } from './start.ts';
 export { createConnectRoutes, type ConnectRoutesDeps } from './routes.ts';
 export { createMintServiceHandlers, type MintServiceDeps, type MintUseCases } from './handlers/mint-service.ts';
 export { createCatalogServiceHandlers, type CatalogServiceDeps, type CatalogUseCases } from './handlers/catalog-service.ts';
 export { authenticationInterceptor, authorizationInterceptor, contextAuthenticator, type Authenticator } from './auth/interceptors.ts';
-export { authenticate, authorize, authorizeAuthenticated, credentialsFrom, missingCredentialsMessage, type Authenticated, type AuthorizeOptions, type Caller, type Credentials } from './auth/enforce.ts';
+export { credentialsFrom } from './auth/credentials.ts';
 export { isPublicPath, publicPathPrefixes, publicRpcServices } from './auth/public-paths.ts';
 export { permissionFor, rpcPermissions, publicServices } from './auth/permissions.ts';
-export { toConnectError, errorInterceptor, internalErrorMessage } from './interceptors/errors.ts';
+export { toConnectError, errorInterceptor } from './interceptors/errors.ts';
 export { validationInterceptor, assertValidMessage, describeViolations } from './interceptors/validation.ts';
 export { loggingInterceptor } from './interceptors/logging.ts';
 export { principalOf, principalKey, requestIdKey, loggerKey, type Principal } from './context.ts';
 export { type ReadinessProbe } from './health.ts';
-export { createV1Routes, type V1Deps } from './v1/routes.ts';
+export { v1Routes, type V1Deps } from './v1/routes.ts';

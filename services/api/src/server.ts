@@ -4,54 +4,28 @@
 import { randomUUID } from 'node:crypto';
 import { Code, ConnectError, createContextValues, type ConnectRouter, type Interceptor } from '@connectrpc/connect';
 import { createValidator } from '@bufbuild/protovalidate';
+import { createRouter, sendJson, type HttpRequest, type HttpResponse, type Route } from '@mint/http';
 import type { Logger, Metrics } from '@mint/runtime';
 import { authenticationInterceptor, authorizationInterceptor, type Authenticator } from './auth/interceptors.ts';
 import { loggerKey, requestIdKey } from './context.ts';
 import { Health } from './gen/grpc/health/v1/health_pb.js';
 import { checkReadiness, createHealthService, type ReadinessProbe } from './health.ts';
 import { connectAdapter, rejectUndecodableBody } from './http/connect-adapter.ts';
-import { createDualListener, type HttpRequest, type HttpResponse, type RequestListener } from './http/listener.ts';
+import { createDualListener, type RequestListener } from './http/listener.ts';
 import { errorInterceptor } from './interceptors/errors.ts';
 import { loggingInterceptor } from './interceptors/logging.ts';
 import { validationInterceptor } from './interceptors/validation.ts';
 import { httpObserver, type RequestLog } from './metrics/http.ts';
 import { metricsInterceptor } from './metrics/rpc.ts';
 
-export type { HttpRequest, HttpResponse, RequestListener } from './http/listener.ts';
-
-/**
- * Routes mounted before the Connect handlers (later: `/v1/...`, the resolver, downloads,
- * `/metrics`). Return true when the request was handled; false passes it on. A throw answers 500.
- */
-export type HttpRoutes = (req: HttpRequest, res: HttpResponse) => boolean | Promise<boolean>;
-
-/**
- * Tries each route set in order; the first that handles the request wins. A route set answering
- * synchronously (a plain boolean) costs no promise, so cheap prefix checks in front of a route
- * (the resolver's) add nothing to its latency.
- */
-export function composeRoutes(routeSets: readonly HttpRoutes[]): HttpRoutes {
-  const tryFrom = async (req: HttpRequest, res: HttpResponse, from: number, pending: Promise<boolean>): Promise<boolean> => {
-    if (await pending) return true;
-    for (let i = from; i < routeSets.length; i++) if (await routeSets[i]!(req, res)) return true;
-    return false;
-  };
-  return (req, res) => {
-    for (let i = 0; i < routeSets.length; i++) {
-      const handled = routeSets[i]!(req, res);
-      if (handled === true) return true;
-      if (handled !== false) return tryFrom(req, res, i + 1, handled);
-    }
-    return false;
-  };
-}
+export type { RequestListener } from './http/listener.ts';
 
 /** Options of {@link createApiServer}. */
 export interface ApiServerOptions {
   /** Registers the application's Connect services; the health service is added by the server. */
   readonly routes: (router: ConnectRouter) => void;
-  /** Plain HTTP routes tried before the Connect handlers. */
-  readonly httpRoutes?: HttpRoutes;
+  /** The plain HTTP routes (the server adds `/healthz` and `/readyz`); other paths go to Connect. */
+  readonly httpRoutes?: readonly Route[];
   /** Verifies bearer tokens and looks up roles for the auth interceptors. */
   readonly authenticator: Authenticator;
   /** Probes the dependencies for `/readyz` and the gRPC health Check. */
@@ -97,7 +71,7 @@ type StatefulRequest = HttpRequest & { [requestState]?: RequestState };
  * (buf.validate rules) and authorization (role on the request's brand).
  */
 export function createApiServer(options: ApiServerOptions): ApiServer {
-  const { logger, readiness, httpRoutes } = options;
+  const { logger, readiness } = options;
   const shutdownTimeoutMs = options.shutdownTimeoutMs ?? 10_000;
   const shutdown = new AbortController();
   /** The request's logger (a child carrying its request id), created on first use. */
@@ -139,47 +113,50 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     },
   });
 
-  /** Health, readiness, then the mounted routes, then Connect; the resolver's `/r/...` goes straight to the routes. */
-  function handle(req: HttpRequest, res: HttpResponse): void | Promise<void> {
+  /** The one route table: health and readiness, then the mounted routes; unmatched paths go to Connect. */
+  const router = createRouter([
+    { methods: ['GET', 'HEAD'], path: '/healthz', handler: ({ req, res }) => sendJson(req, res, 200, { ok: true }) },
+    {
+      methods: ['GET', 'HEAD'], path: '/readyz',
+      handler: async ({ req, res }) => {
+        const report = await probe();
+        sendJson(req, res, report.ok ? 200 : 503, { ok: report.ok, checks: report.checks });
+      },
+    },
+    ...(options.httpRoutes ?? []),
+  ], {
+    onError: ({ req, path }, error, err) => {
+      if (error.status >= 500) loggerOf(req).error({ err, method: req.method, path }, 'http route failed');
+    },
+  });
+
+  function handle(req: HttpRequest, res: HttpResponse): void | Promise<unknown> {
     const header = req.headers[requestIdHeader];
     const id = typeof header === 'string' && acceptableRequestId.test(header) ? header : randomUUID();
     (req as StatefulRequest)[requestState] = { id, logger: undefined };
     plainHttp?.observe(req, res, logLine);
     res.setHeader(requestIdHeader, id);
-    const url = req.url ?? '/';
-    if (!url.startsWith('/r/')) {
-      const q = url.indexOf('?');
-      const path = q < 0 ? url : url.slice(0, q);
-      if ((req.method === 'GET' || req.method === 'HEAD') && (path === '/healthz' || path === '/readyz')) {
-        if (path === '/healthz') return sendJson(req, res, 200, { ok: true });
-        return probe().then((report) => sendJson(req, res, report.ok ? 200 : 503, { ok: report.ok, checks: report.checks }));
-      }
+    const handled = router.handle(req, res);
+    if (handled === false) {
+      plainHttp?.skip(res);
+      connect(req, res);
+      return;
     }
-    if (httpRoutes === undefined) return toConnect(req, res);
-    const handled = httpRoutes(req, res);
-    if (handled === true) return;
-    if (handled === false) return toConnect(req, res);
-    return handled.then((done) => (done ? undefined : toConnect(req, res)));
-  }
-  function toConnect(req: HttpRequest, res: HttpResponse): void {
-    plainHttp?.skip(res);
-    connect(req, res);
+    return handled === true ? undefined : handled;
   }
 
-  const onFailure = (req: HttpRequest, res: HttpResponse, err: unknown): void => {
-    loggerOf(req).error({ err, method: req.method, path: (req.url ?? '').split('?', 1)[0] }, 'http route failed');
-    if (!res.headersSent) sendJson(req, res, 500, { ok: false, error: 'internal error' });
-    else res.destroy();
-  };
   const requestListener: RequestListener = (req, res) => {
     let pending;
     try {
       pending = handle(req, res);
     } catch (err) {
-      onFailure(req, res, err);
+      // Only the Connect adapter can throw here; the router answers its routes' errors itself.
+      loggerOf(req).error({ err, method: req.method, path: (req.url ?? '').split('?', 1)[0] }, 'request failed');
+      if (!res.headersSent) sendJson(req, res, 500, { ok: false, error: 'internal error' });
+      else res.destroy();
       return;
     }
-    pending?.catch((err: unknown) => onFailure(req, res, err));
+    pending?.catch((err: unknown) => loggerOf(req).error({ err }, 'request failed'));
   };
 
   const listener = createDualListener(requestListener);
@@ -194,15 +171,4 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
       })());
     },
   };
-}
-
-/** Writes a small JSON response (no body for HEAD). */
-function sendJson(req: HttpRequest, res: HttpResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  res.statusCode = status;
-  res.setHeader('content-type', 'application/json; charset=utf-8');
-  res.setHeader('cache-control', 'no-store');
-  res.setHeader('content-length', Buffer.byteLength(text));
-  if (req.method === 'HEAD') res.end();
-  else res.end(text);
 }

@@ -5,13 +5,14 @@ import { createMetrics, type Config, type Logger, type Metrics } from '@mint/run
 import * as useCases from '@mint/usecases';
 import { contextAuthenticator, type Authenticator } from './auth/interceptors.ts';
 import type { ReadinessProbe } from './health.ts';
-import { metricsRoutes } from './metrics/route.ts';
+import type { Route } from '@mint/http';
+import { metricsRoute } from './metrics/route.ts';
 import { metricSources } from './metrics/sources.ts';
 import { createConnectRoutes } from './routes.ts';
-import { createDownloadRoutes } from './downloads/routes.ts';
-import { createResolverRoutes } from './resolver/routes.ts';
-import { createV1Routes } from './v1/routes.ts';
-import { composeRoutes, createApiServer, type HttpRoutes } from './server.ts';
+import { downloadRoute } from './downloads/routes.ts';
+import { resolverRoute } from './resolver/routes.ts';
+import { v1Routes } from './v1/routes.ts';
+import { createApiServer } from './server.ts';
 
 /** Options of {@link startApi}. */
 export interface StartApiOptions {
@@ -22,8 +23,8 @@ export interface StartApiOptions {
   readonly logger: Logger;
   /** Probes the dependencies for /readyz and the gRPC health Check. */
   readonly readiness: ReadinessProbe;
-  /** Plain HTTP routes tried before the Connect handlers. */
-  readonly httpRoutes?: HttpRoutes;
+  /** More plain HTTP routes, added to the route table. */
+  readonly httpRoutes?: readonly Route[];
   /** Serve SetMintBatchStatus (the spec keeps it unexposed; off by default). */
   readonly setMintBatchStatusEnabled?: boolean;
   /** Signing keys and the private pack store: serves /downloads and CreatePayloadPackDownloadUrl (Unimplemented without). */
@@ -42,7 +43,7 @@ export interface RunningApi {
   close(): Promise<void>;
 }
 
-/** Sessions, API keys and roles checked by the one enforcement point (auth/enforce.ts) on `ctx`. */
+/** Sessions, API keys and roles checked by the one enforcement point (the use cases' access rule) on `ctx`. */
 export function useCaseAuthenticator(ctx: useCases.UseCaseContext): Authenticator {
   return contextAuthenticator(ctx);
 }
@@ -58,17 +59,17 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
     ...options.scanRecorder,
   });
   const resolver = useCases.createResolver(ctx, { recorder: scans });
-  // Plain HTTP route sets, tried in order before the Connect handlers.
-  const httpRouteSets: HttpRoutes[] = [
-    ...(options.httpRoutes === undefined ? [] : [options.httpRoutes]),
-    metricsRoutes(metrics),
-    createResolverRoutes(resolver),
-    ...(options.downloads === undefined ? [] : [createDownloadRoutes(ctx, options.downloads, logger)]),
-    createV1Routes({ ctx, logger }),
+  // The plain HTTP route table; the server adds /healthz and /readyz, other paths go to Connect.
+  const httpRoutes: Route[] = [
+    metricsRoute(metrics),
+    resolverRoute(resolver),
+    ...(options.downloads === undefined ? [] : [downloadRoute(ctx, options.downloads, logger)]),
+    ...v1Routes({ ctx, logger }),
+    ...(options.httpRoutes ?? []),
   ];
   const server = createApiServer({
     routes: createConnectRoutes({ ctx, useCases, setMintBatchStatusEnabled: options.setMintBatchStatusEnabled ?? false, ...(options.downloads === undefined ? {} : { downloads: options.downloads }) }),
-    httpRoutes: composeRoutes(httpRouteSets),
+    httpRoutes,
     authenticator: useCaseAuthenticator(ctx),
     readiness: options.readiness,
     logger,

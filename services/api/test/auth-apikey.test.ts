@@ -10,7 +10,8 @@ import { ForbiddenError, generateApiKey, UnauthenticatedError, type ApiKeyScope 
 import { apiKeyUseIntervalMs, createApiKey, createWorkspace, listApiKeys, recordApiKeyUse, revokeApiKey, setApiAccess, verifyApiKey, type UseCaseContext } from '@mint/usecases';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
-import { authorize, credentialsFrom } from '../src/auth/enforce.ts';
+import { authorize } from '@mint/usecases';
+import { credentialsFrom } from '../src/auth/credentials.ts';
 import { startTestApi, type TestApi } from './support.ts';
 
 let app: UseCaseBundle;

@@ -23,12 +23,14 @@ beforeAll(async () => {
   app = await setupUseCases();
   // A plain route besides /metrics, standing in for the /v1 routes and the resolver.
   api = await startTestApi(app, {
-    httpRoutes: (req, res) => {
-      if (!(req.url ?? '').startsWith('/plain/')) return false;
-      res.statusCode = 204;
-      res.end();
-      return true;
-    },
+    httpRoutes: [{
+      methods: ['GET'],
+      path: '/plain/*',
+      handler: ({ res }) => {
+        res.statusCode = 204;
+        res.end();
+      },
+    }],
   });
   brand = await app.seedBrand();
   mint = createClient(MintService, createConnectTransport({ baseUrl: api.baseUrl, httpVersion: '2' }));

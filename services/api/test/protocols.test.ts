@@ -285,12 +285,14 @@ describe('health', () => {
 describe('mounted HTTP routes', () => {
   it('run before the Connect handlers; unclaimed paths fall through to them', async () => {
     const routed = await startTestApi(app, {
-      httpRoutes: (req, res) => {
-        if (req.url !== '/v1/ping') return false;
-        res.setHeader('content-type', 'text/plain');
-        res.end('pong');
-        return true;
-      },
+      httpRoutes: [{
+        methods: ['GET'],
+        path: '/v1/ping',
+        handler: ({ res }) => {
+          res.setHeader('content-type', 'text/plain');
+          res.end('pong');
+        },
+      }],
     });
     try {
       const res = await fetch(`${routed.baseUrl}/v1/ping`);
@@ -304,9 +306,13 @@ describe('mounted HTTP routes', () => {
 
   it('a throwing route answers 500 without details', async () => {
     const routed = await startTestApi(app, {
-      httpRoutes: () => {
-        throw new Error('secret internals');
-      },
+      httpRoutes: [{
+        methods: ['GET'],
+        path: '/v1/anything',
+        handler: () => {
+          throw new Error('secret internals');
+        },
+      }],
     });
     try {
       const res = await fetch(`${routed.baseUrl}/v1/anything`);

@@ -18,10 +18,10 @@ export interface TestApi extends RunningApi {
   rawLogs(): string;
 }
 
-/** Starts the API on port 0 of 127.0.0.1 over `app.ctx`; readiness defaults to a database ping. */
+/** Starts the API on port 0 of 127.0.0.1 over `app.ctx` (or `options.ctx`); readiness defaults to a database ping. */
 export async function startTestApi(
   app: UseCaseBundle,
-  options: { readiness?: () => Promise<Readiness>; shutdownTimeoutMs?: number } & Pick<StartApiOptions, 'httpRoutes' | 'setMintBatchStatusEnabled'> = {},
+  options: { readiness?: () => Promise<Readiness>; shutdownTimeoutMs?: number } & Partial<Pick<StartApiOptions, 'ctx' | 'httpRoutes' | 'setMintBatchStatusEnabled'>> = {},
 ): Promise<TestApi> {
   const raw: string[] = [];
   const logs: Record<string, unknown>[] = [];
@@ -41,7 +41,7 @@ export async function startTestApi(
       return { ok: true, checks: { database: 'ok' } };
     });
   const api = await startApi({
-    ctx: app.ctx,
+    ctx: options.ctx ?? app.ctx,
     config: { port: 0, host: '127.0.0.1', shutdownTimeoutMs: options.shutdownTimeoutMs ?? 5_000 },
     logger,
     readiness,

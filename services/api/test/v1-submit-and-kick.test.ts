@@ -5,7 +5,6 @@ import { randomUUID } from 'node:crypto';
 import { query } from '@mint/db';
 import { createUser, grantRole, issueAccessToken, processMintJobBatch, relayOutbox, upsertProduct, type OutboxJob } from '@mint/usecases';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createV1Routes } from '../src/v1/routes.ts';
 import { startTestApi, type TestApi } from './support.ts';
 import { send, setupV1, type V1Setup, type V1Workspace } from './v1-support.ts';
 
@@ -131,7 +130,7 @@ describe('submit + kick', () => {
   it('reports kicked=false when the kick fails, and the job is not lost: its outbox message hands it to an executor', async () => {
     // A context whose unit generation fails: the submit succeeds, the kick's cycle throws.
     const broken = { ...t.app.ctx, randomFill: () => { throw new Error('entropy source failed'); } };
-    const api = await startTestApi(t.app, { httpRoutes: createV1Routes({ ctx: broken }) });
+    const api = await startTestApi(t.app, { ctx: broken });
     try {
       const res = await kick(body({ requested_quantity: 50 }), ws.token, api);
       expect(res.status).toBe(200);

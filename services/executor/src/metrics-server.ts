@@ -2,6 +2,7 @@
 // metrics for the kubelet and the scraper. It serves nothing else.
 
 import http from 'node:http';
+import { createRouter, HttpProblem, send, sendJson } from '@mint/http';
 import type { Logger, Metrics, Readiness } from '@mint/runtime';
 
 /** Options of {@link startMetricsServer}. */
@@ -35,34 +36,31 @@ export interface MetricsServer {
 export async function startMetricsServer(options: MetricsServerOptions): Promise<MetricsServer> {
   const { logger } = options;
   let stopping = false;
-  const server = http.createServer((req, res) => {
-    const path = (req.url ?? '/').split('?', 1)[0];
-    const send = (status: number, contentType: string, body: string) => {
-      res.statusCode = status;
-      res.setHeader('content-type', contentType);
-      res.setHeader('cache-control', 'no-store');
-      res.setHeader('content-length', Buffer.byteLength(body));
-      res.end(req.method === 'HEAD' ? undefined : body);
-    };
-    const json = (status: number, body: unknown) => send(status, 'application/json; charset=utf-8', JSON.stringify(body));
-    if (req.method !== 'GET' && req.method !== 'HEAD') return json(405, { ok: false, error: 'method not allowed' });
-    const answer = async () => {
-      if (path === '/healthz') return json(200, { ok: true });
-      if (path === '/readyz') {
+  const router = createRouter([
+    { methods: ['GET', 'HEAD'], path: '/healthz', handler: ({ req, res }) => sendJson(req, res, 200, { ok: true }) },
+    {
+      methods: ['GET', 'HEAD'], path: '/readyz',
+      handler: async ({ req, res }) => {
         const report: Readiness = stopping ? { ok: false, checks: { executor: 'shutting down' } } : await options.readiness();
-        return json(report.ok ? 200 : 503, report);
-      }
-      if (path === '/metrics') {
+        sendJson(req, res, report.ok ? 200 : 503, report);
+      },
+    },
+    {
+      methods: ['GET', 'HEAD'], path: '/metrics',
+      handler: async ({ req, res }) => {
         const { contentType, body } = await options.metrics.render();
-        return send(200, contentType, body);
-      }
-      return json(404, { ok: false, error: 'not found' });
-    };
-    answer().catch((err: unknown) => {
-      logger.error({ err, path }, 'executor http request failed');
-      if (!res.headersSent) json(500, { ok: false, error: 'internal error' });
-      else res.destroy();
-    });
+        send(req, res, 200, contentType, body);
+      },
+    },
+    { methods: ['GET', 'HEAD'], path: '*', handler: () => { throw new HttpProblem(404, 'not_found', 'not found'); } },
+  ], {
+    onError: ({ path }, error, err) => {
+      if (error.status >= 500) logger.error({ err, path }, 'executor http request failed');
+    },
+  });
+  const server = http.createServer((req, res) => {
+    const handled = router.handle(req, res);
+    if (handled === false) sendJson(req, res, 405, { ok: false, error: 'method_not_allowed', message: `${req.method} is not allowed` }, { allow: 'GET, HEAD' });
   });
   server.keepAliveTimeout = 5_000;
   await new Promise<void>((resolve, reject) => {

@@ -1,25 +1,25 @@
-// Authentication and authorization of every RPC through the one enforcement point (./enforce.ts):
+// Authentication and authorization of every RPC through the use cases' access rule:
 // a bearer session, or a standalone API key (`x-api-key`) of a workspace with API access, or
 // both. Public services (the allow-list in ./public-paths.ts) skip both.
 
 import type { Message } from '@bufbuild/protobuf';
 import { createContextKey, type Interceptor, type StreamRequest, type UnaryRequest } from '@connectrpc/connect';
 import { ForbiddenError, UnauthenticatedError, type Permission } from '@mint/domain';
-import type { UseCaseContext } from '@mint/usecases';
+import { authenticate, authorizeAuthenticated, type Authenticated, type Caller, type Credentials, type UseCaseContext } from '@mint/usecases';
 import { principalKey } from '../context.ts';
 import { checkEachRequest } from '../interceptors/stream.ts';
-import { authenticate, authorizeAuthenticated, credentialsFrom, type Authenticated, type Caller, type Credentials } from './enforce.ts';
+import { credentialsFrom } from './credentials.ts';
 import { permissionFor } from './permissions.ts';
 
-/** What the auth interceptors check credentials with: the enforcement functions bound to a use-case context. */
+/** What the auth interceptors check credentials with: the use cases' access rule bound to a use-case context. */
 export interface Authenticator {
-  /** Verifies the credentials given (see `authenticate` in ./enforce.ts). */
+  /** Verifies the credentials given (see `authenticate` in @mint/usecases). */
   authenticate(credentials: Credentials): Promise<Authenticated>;
   /** Checks verified credentials against a brand and permission (see `authorizeAuthenticated`). */
   authorize(authenticated: Authenticated, brandId: string, permission: Permission): Promise<Caller>;
 }
 
-/** The enforcement functions of ./enforce.ts on `ctx`. */
+/** The use cases' access rule on `ctx`. */
 export function contextAuthenticator(ctx: UseCaseContext): Authenticator {
   return {
     authenticate: (credentials) => authenticate(ctx, credentials),

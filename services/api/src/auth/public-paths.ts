@@ -1,5 +1,5 @@
 // The explicit allow-list of plain HTTP paths that answer without credentials. Every other plain
-// HTTP route calls `authorize` (./enforce.ts) before doing anything; a route module that serves
+// HTTP route checks its caller through the use cases' access rule before doing anything; a route module that serves
 // anonymous callers checks its paths against this list, and a test walks the server's paths to
 // prove that nothing outside it answers without credentials.
 

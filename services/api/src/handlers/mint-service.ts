@@ -95,8 +95,7 @@ export function createMintServiceHandlers(deps: MintServiceDeps): ServiceImpl<ty
         productId: req.productId,
         productionBatchId: req.batchId,
         requestedQuantity: req.requestedQuantity,
-        // The contract's default for an unset identity_mode.
-        identityMode: req.identityMode === undefined ? 'batch' : identityMode.toDomain(req.identityMode, 'identity_mode'),
+        identityMode: req.identityMode === undefined ? null : identityMode.toDomain(req.identityMode, 'identity_mode'),
         idempotencyKey: orNull(req.idempotencyKey),
       });
       return {

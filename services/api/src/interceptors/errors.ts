@@ -1,19 +1,9 @@
-// The one mapping from domain errors to Connect codes, and the interceptor that applies it so
-// handlers (and use cases) simply throw.
+// The Connect side of the one error mapping: the shared table (@mint/http) gives each domain
+// error its code, and the interceptor applies it so handlers (and use cases) simply throw.
 
 import { Code, ConnectError, type Interceptor } from '@connectrpc/connect';
-import {
-  isConflictError,
-  isForbiddenError,
-  isIllegalStateError,
-  isInvalidInputError,
-  isNotFoundError,
-  isUnauthenticatedError,
-} from '@mint/domain';
+import { errorKindOf, internalErrorMessage } from '@mint/http';
 import { observeResponse } from './stream.ts';
-
-/** The message clients see for any error that is not a known domain error. */
-export const internalErrorMessage = 'internal error';
 
 /**
  * Maps any thrown value to the ConnectError a client sees. Domain errors keep their message
@@ -22,12 +12,8 @@ export const internalErrorMessage = 'internal error';
  */
 export function toConnectError(err: unknown): ConnectError {
   if (err instanceof ConnectError) return err;
-  if (isInvalidInputError(err)) return new ConnectError(err.message, Code.InvalidArgument, undefined, undefined, err);
-  if (isIllegalStateError(err)) return new ConnectError(err.message, Code.FailedPrecondition, undefined, undefined, err);
-  if (isNotFoundError(err)) return new ConnectError(err.message, Code.NotFound, undefined, undefined, err);
-  if (isConflictError(err)) return new ConnectError(err.message, Code.Aborted, undefined, undefined, err);
-  if (isUnauthenticatedError(err)) return new ConnectError(err.message, Code.Unauthenticated, undefined, undefined, err);
-  if (isForbiddenError(err)) return new ConnectError(err.message, Code.PermissionDenied, undefined, undefined, err);
+  const kind = errorKindOf(err);
+  if (kind !== undefined) return new ConnectError((err as Error).message, kind.connect, undefined, undefined, err);
   if (err instanceof Error && err.name === 'AbortError') return new ConnectError('the call was canceled', Code.Canceled, undefined, undefined, err);
   return new ConnectError(internalErrorMessage, Code.Internal, undefined, undefined, err);
 }

@@ -4,7 +4,7 @@
 
 import { buildLinkset, negotiate, parseResolverPath, resolutionStatus, resolverPrefix, type Representation, type ResolutionOutcome } from '@mint/domain';
 import type { Resolution, Resolver } from '@mint/usecases';
-import type { HttpRequest, HttpResponse, HttpRoutes } from '../server.ts';
+import { send as sendBody, sendEmpty, type HttpRequest, type HttpResponse, type Route } from '@mint/http';
 
 /** Bodies of the refusals; the same bytes for unknown and foreign identities. */
 export const resolverBodies = {
@@ -35,16 +35,11 @@ const jsonBodies: Record<Refusal, string> = {
   not_activated: JSON.stringify(resolverBodies.not_activated),
 };
 
+/** Every resolver answer varies by Accept and may be read from any origin. */
+const publicHeaders = { vary: 'Accept', 'access-control-allow-origin': '*' } as const;
+
 function send(req: HttpRequest, res: HttpResponse, status: number, type: string, body: string, headers: Record<string, string> = {}): void {
-  res.statusCode = status;
-  res.setHeader('content-type', type);
-  res.setHeader('cache-control', 'no-store');
-  res.setHeader('vary', 'Accept');
-  res.setHeader('access-control-allow-origin', '*');
-  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
-  res.setHeader('content-length', Buffer.byteLength(body));
-  if (req.method === 'HEAD') res.end();
-  else res.end(body);
+  sendBody(req, res, status, type, body, { ...publicHeaders, ...headers });
 }
 
 function refuse(req: HttpRequest, res: HttpResponse, kind: Refusal, representation: Representation): void {
@@ -68,13 +63,7 @@ function answer(req: HttpRequest, res: HttpResponse, resolution: Resolution, rep
     const title = escapeHtml(resolution.title ?? 'Product');
     send(req, res, 200, 'text/html; charset=utf-8', html(title, `${escapeHtml(resolution.anchor)}<br>No passport page is configured for this product yet.`), { link });
   } else {
-    res.statusCode = 307;
-    res.setHeader('location', outcome.target);
-    res.setHeader('cache-control', 'no-store');
-    res.setHeader('vary', 'Accept');
-    res.setHeader('link', link);
-    res.setHeader('content-length', 0);
-    res.end();
+    sendEmpty(res, 307, { location: outcome.target, vary: 'Accept', link });
   }
 }
 
@@ -93,31 +82,20 @@ function negotiated(accept: string | undefined, linkType: string | null): Repres
 }
 
 /**
- * The resolver's routes: answers every path under `/r/`; anything else passes on (synchronously,
- * so routes mounted behind it pay nothing). A path that is not a Digital Link this service issues
- * answers the same 404 as an unknown identity, without a lookup.
+ * The resolver's route: answers GET and HEAD of every path under `/r/`. A path that is not a
+ * Digital Link this service issues answers the same 404 as an unknown identity, without a lookup.
  */
-export function createResolverRoutes(resolver: Resolver): HttpRoutes {
-  return (req, res) => {
-    const url = req.url ?? '/';
-    if (!url.startsWith(resolverPrefix)) return false;
-    if (req.method !== 'GET' && req.method !== 'HEAD') {
-      send(req, res, 405, 'application/json; charset=utf-8', '{"ok":false,"error":"method_not_allowed"}', { allow: 'GET, HEAD' });
-      return true;
-    }
-    const q = url.indexOf('?');
-    const path = q < 0 ? url : url.slice(0, q);
-    const linkType = q < 0 ? null : new URLSearchParams(url.slice(q + 1)).get('linkType');
-    const accept = req.headers.accept;
-    const representation = negotiated(typeof accept === 'string' ? accept : undefined, linkType);
-    const parsed = parseResolverPath(path);
-    if (parsed === null) {
-      refuse(req, res, 'not_found', representation);
-      return true;
-    }
-    return resolver.resolve(parsed, representation).then((resolution) => {
-      answer(req, res, resolution, representation);
-      return true;
-    });
+export function resolverRoute(resolver: Resolver): Route {
+  return {
+    methods: ['GET', 'HEAD'],
+    path: `${resolverPrefix}*`,
+    handler: ({ req, res, path, queryString }) => {
+      const linkType = queryString === '' ? null : new URLSearchParams(queryString).get('linkType');
+      const accept = req.headers.accept;
+      const representation = negotiated(typeof accept === 'string' ? accept : undefined, linkType);
+      const parsed = parseResolverPath(path);
+      if (parsed === null) return refuse(req, res, 'not_found', representation);
+      return resolver.resolve(parsed, representation).then((resolution) => answer(req, res, resolution, representation));
+    },
   };
 }

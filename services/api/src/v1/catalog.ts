@@ -1,13 +1,32 @@
-// POST /v1/imports/products (CSV upload), GET /v1/imports/products/{id} and GET /v1/products.
+// POST /v1/imports/products (CSV upload), GET /v1/imports/products/{id} and GET /v1/products,
+// with their schemas.
 
-import { decodeCursor, encodeCursor, InvalidInputError, maxImportBytes, type FieldViolation } from '@mint/domain';
+import { commercialStatuses, decodeCursor, encodeCursor, importStatuses, InvalidInputError, maxImportBytes, mintReadinessStatuses, type FieldViolation } from '@mint/domain';
+import { bodyChunks, HttpProblem, mediaType, sendJson } from '@mint/http';
 import { getProductImport, listProducts, startProductImport, type ImportView, type ProductView } from '@mint/usecases';
-import { workspaceCaller, type V1Call, type V1Deps } from './context.ts';
-import { HttpProblem } from './errors.ts';
-import { bodyChunks, iso, mediaType, sendJson } from './http.ts';
+import { iso, workspaceCaller, type V1Call, type V1Deps } from './context.ts';
+import { arrayOf, boolean, integer, nullable, obj, oneOfEnum, ref, string, time, uuid, type Schema } from './schemas.ts';
 
 /** Media types accepted for a CSV upload. */
 export const csvMediaTypes: readonly string[] = ['text/csv', 'application/csv'];
+
+/** The component schemas of the catalog routes. */
+export const catalogSchemas: Readonly<Record<string, Schema>> = {
+  ProductImport: obj({
+    id: uuid, status: oneOfEnum(importStatuses), total_rows: integer, imported_rows: integer, failed_rows: integer,
+    errors: arrayOf(obj({ row: integer, field: nullable(string), message: string })),
+    created_at: time, finished_at: nullable(time),
+  }),
+  ProductImportResponse: obj({ ok: { const: true }, data: ref('ProductImport'), meta: ref('Meta') }),
+  Product: obj({
+    id: uuid, sku: string, name: string, gtin: nullable(string), commercial_status: oneOfEnum(commercialStatuses),
+    mint_readiness_status: oneOfEnum(mintReadinessStatuses), passport_url: nullable(string), created_at: time, updated_at: time,
+  }),
+  ProductList: obj({
+    ok: { const: true }, data: arrayOf(ref('Product')),
+    meta: obj({ next_cursor: nullable(string), has_more: boolean, request_id: string }),
+  }),
+};
 
 /** An import on the wire. */
 export function importData(view: ImportView): Record<string, unknown> {
@@ -41,14 +60,14 @@ export async function startImportRoute(deps: V1Deps, call: V1Call): Promise<void
     throw new HttpProblem(415, 'unsupported_media_type', 'the request body must be the CSV file (Content-Type: text/csv)');
   }
   const view = await startProductImport(deps.ctx, { id: caller.actorId }, brandId, bodyChunks(call.req, maxImportBytes));
-  sendJson(call.res, 202, { ok: true, data: importData(view), meta: { request_id: call.requestId } }, { location: `/v1/imports/products/${view.id}` });
+  sendJson(call.req, call.res, 202, { ok: true, data: importData(view), meta: { request_id: call.requestId } }, { location: `/v1/imports/products/${view.id}` });
 }
 
 /** GET /v1/imports/products/{id}: the import's status, counts and rejected rows. */
 export async function getImportRoute(deps: V1Deps, call: V1Call): Promise<void> {
   const { brandId } = await workspaceCaller(deps.ctx, call.req, 'products:read');
   const view = await getProductImport(deps.ctx, brandId, call.params['id']!);
-  sendJson(call.res, 200, { ok: true, data: importData(view), meta: { request_id: call.requestId } });
+  sendJson(call.req, call.res, 200, { ok: true, data: importData(view), meta: { request_id: call.requestId } });
 }
 
 /** Query parameters of GET /v1/products. */
@@ -71,7 +90,7 @@ export async function listProductsRoute(deps: V1Deps, call: V1Call): Promise<voi
   const cursorText = call.query.get('cursor');
   const cursor = cursorText === null || cursorText === '' ? null : decodeCursor(cursorText, 'cursor');
   const page = await listProducts(deps.ctx, brandId, { limit: limitText === null ? null : Number(limitText), cursor });
-  sendJson(call.res, 200, {
+  sendJson(call.req, call.res, 200, {
     ok: true,
     data: page.items.map(productData),
     meta: { next_cursor: page.next === null ? null : encodeCursor(page.next), has_more: page.hasMore, request_id: call.requestId },

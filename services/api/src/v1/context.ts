@@ -1,11 +1,10 @@
 // What every /v1 route receives, and the workspace authorization of the spec's /v1 endpoints.
 
 import { InvalidInputError, isUuid, type Permission } from '@mint/domain';
+import { header, type HttpRequest, type RouteCall, type SchemaValidator } from '@mint/http';
 import type { Logger } from '@mint/runtime';
-import type { UseCaseContext } from '@mint/usecases';
-import { authenticate, authorizeAuthenticated, credentialsFrom, type Caller } from '../auth/enforce.ts';
-import type { HttpRequest, HttpResponse } from '../server.ts';
-import { header } from './http.ts';
+import { authenticate, authorizeAuthenticated, type Caller, type UseCaseContext } from '@mint/usecases';
+import { credentialsFrom } from '../auth/credentials.ts';
 
 /** What the /v1 routes are built on. */
 export interface V1Deps {
@@ -16,15 +15,13 @@ export interface V1Deps {
 }
 
 /** One /v1 request being handled. */
-export interface V1Call {
-  readonly req: HttpRequest;
-  readonly res: HttpResponse;
+export interface V1Call extends RouteCall {
   /** The request id (from `x-request-id`, or generated), also in `meta.request_id`. */
   readonly requestId: string;
-  /** Path parameters of the matched route. */
-  readonly params: Readonly<Record<string, string>>;
   /** The query string's parameters. */
   readonly query: URLSearchParams;
+  /** Checks a body against a component schema of /v1/openapi.json (see `createSchemaValidator`). */
+  readonly check: SchemaValidator['check'];
   readonly log: Logger | undefined;
 }
 
@@ -39,4 +36,14 @@ export async function workspaceCaller(ctx: UseCaseContext, req: HttpRequest, per
   if (brandId === null || brandId === '') throw new InvalidInputError([{ field: 'x-workspace-id', message: 'is required (the workspace, i.e. brand, id)' }]);
   if (!isUuid(brandId)) throw new InvalidInputError([{ field: 'x-workspace-id', message: 'must be a uuid' }]);
   return { brandId, caller: await authorizeAuthenticated(ctx, authenticated, brandId, permission) };
+}
+
+/** ISO 8601 text of a time, or null. */
+export function iso(date: Date | null): string | null {
+  return date === null ? null : date.toISOString();
+}
+
+/** A timestamp field that passed its schema (`format: date-time`) as a Date, null when absent. */
+export function dateOf(value: string | null | undefined): Date | null {
+  return value === null || value === undefined ? null : new Date(value);
 }

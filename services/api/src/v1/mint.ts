@@ -1,49 +1,83 @@
 // POST /v1/mint/submit-and-kick (the spec's submit + kick, with its own error codes) and
-// POST /v1/mint/jobs (create mint job with an Idempotency-Key).
+// POST /v1/mint/jobs (create mint job with an Idempotency-Key), with their schemas.
 
-import { idempotencyKeyViolations, InvalidInputError, isForbiddenError, isInvalidInputError, isUnauthenticatedError, validateMintRequest, activationModes, identityModes, type ActivationMode, type IdentityMode, type Lot, type MintRequest } from '@mint/domain';
-import { keyDerivedUuid, requestFingerprint, runIdempotently, submitAndKick, submitMintRequest } from '@mint/usecases';
-import { authenticate, authorizeAuthenticated, credentialsFrom } from '../auth/enforce.ts';
+import { activationModes, identityModes, isInvalidInputError, jobStatuses, type ActivationMode, type IdentityMode, type MintRequest } from '@mint/domain';
+import { header, HttpProblem, readJsonObject, sendJson, type ErrorWriter, type HttpError } from '@mint/http';
+import { authenticate, authorizeAuthenticated, submitAndKick, submitWithIdempotencyKey } from '@mint/usecases';
+import { credentialsFrom } from '../auth/credentials.ts';
 import { workspaceCaller, type V1Call, type V1Deps } from './context.ts';
-import { errorBody, toV1Error } from './errors.ts';
-import { checkFields, header, readJsonObject, sendJson, type FieldSpec, type Fields } from './http.ts';
+import { errorBody } from './errors.ts';
+import { arrayOf, blockingReason, boolean, componentPointer, lot, nullable, obj, oneOfEnum, ref, string, uuid, type Schema } from './schemas.ts';
 
-/** Body fields of a mint request on /v1 (submit + kick adds brand_id and idempotency_key). */
-export const mintJobBodySpec: Readonly<Record<string, FieldSpec>> = {
-  product_id: { type: 'uuid', required: true },
-  requested_quantity: { type: 'integer', required: true },
-  identity_mode: { type: 'string', required: true, values: identityModes },
-  activation_mode: { type: 'string', required: true, values: activationModes },
-  product_batch_id: { type: 'uuid' },
-  lots: { type: 'lots' },
+const mintJobFields = {
+  product_id: uuid,
+  requested_quantity: { type: 'integer', description: 'Greater than 0 and at most 1,000,000.' },
+  identity_mode: oneOfEnum(identityModes),
+  activation_mode: oneOfEnum(activationModes),
+  product_batch_id: nullable(uuid),
+  lots: nullable({ ...arrayOf(lot), description: 'Batch mode only: at most 100, unique codes, quantities summing to the requested quantity.' }),
 };
+const mintJobRequired = ['product_id', 'requested_quantity', 'identity_mode', 'activation_mode'];
 
-/** Body fields of submit + kick. */
-export const submitAndKickBodySpec: Readonly<Record<string, FieldSpec>> = {
-  brand_id: { type: 'uuid', required: true },
-  ...mintJobBodySpec,
-  idempotency_key: { type: 'uuid' },
+/** The error codes of submit + kick (the spec's own). */
+const kickErrorCodes = ['missing_auth', 'invalid_token', 'forbidden', 'invalid_request', 'submit_failed', 'submit_blocked', 'internal_error', 'payload_too_large', 'unsupported_media_type', 'conflict', 'not_found', 'method_not_allowed'];
+
+/** The component schemas of the mint routes. */
+export const mintSchemas: Readonly<Record<string, Schema>> = {
+  SubmitAndKickRequest: obj({ brand_id: uuid, ...mintJobFields, idempotency_key: nullable(uuid) }, ['brand_id', ...mintJobRequired]),
+  SubmitAndKickResponse: {
+    oneOf: [
+      obj({
+        ok: { const: true }, brand_id: uuid, mint_job_id: uuid, mint_batch_id: uuid, kicked: boolean, is_duplicate: boolean,
+        status: oneOfEnum(jobStatuses), note: nullable(string),
+      }),
+      obj({
+        ok: { const: false }, brand_id: { type: 'null' }, mint_job_id: { type: 'null' }, mint_batch_id: { type: 'null' }, kicked: { const: false },
+        error_code: oneOfEnum(kickErrorCodes), error_message: string, blocking_reasons: arrayOf(blockingReason),
+      }, ['ok', 'brand_id', 'mint_job_id', 'mint_batch_id', 'kicked', 'error_code', 'error_message']),
+    ],
+  },
+  MintJobRequest: obj(mintJobFields, mintJobRequired),
+  MintJobCreated: obj({
+    ok: { const: true },
+    data: obj({ mint_job_id: uuid, mint_batch_id: uuid, status: oneOfEnum(jobStatuses), is_duplicate: boolean }),
+    meta: ref('Meta'),
+  }),
 };
+/** A mint request body as its schema admits it. */
+interface MintJobBody {
+  readonly product_id: string;
+  readonly requested_quantity: number;
+  readonly identity_mode: IdentityMode;
+  readonly activation_mode: ActivationMode;
+  readonly product_batch_id?: string | null;
+  readonly lots?: readonly { lot_code: string; qty: number }[] | null;
+}
 
-function mintRequest(brandId: string, f: Fields, idempotencyKey: string | null): MintRequest {
+function mintRequest(brandId: string, b: MintJobBody): Omit<MintRequest, 'idempotencyKey'> {
   return {
     brandId,
-    productId: f['product_id'] as string,
-    productBatchId: (f['product_batch_id'] as string | null) ?? null,
-    requestedQuantity: f['requested_quantity'] as number,
-    identityMode: f['identity_mode'] as IdentityMode,
-    activationMode: f['activation_mode'] as ActivationMode,
-    lots: (f['lots'] as Lot[] | null) ?? [],
-    idempotencyKey,
+    productId: b.product_id,
+    productBatchId: b.product_batch_id ?? null,
+    requestedQuantity: b.requested_quantity,
+    identityMode: b.identity_mode,
+    activationMode: b.activation_mode,
+    lots: (b.lots ?? []).map((l) => ({ lotCode: l.lot_code, qty: l.qty })),
   };
 }
 
 /** The spec's submit + kick error body: null ids, kicked=false, error_code, error_message. */
-function kickError(call: V1Call, status: number, code: string, message: string, extra: Record<string, unknown> = {}): void {
-  sendJson(call.res, status, {
-    ok: false, brand_id: null, mint_job_id: null, mint_batch_id: null, kicked: false, error_code: code, error_message: message, ...extra,
-  });
+function kickError(code: string, message: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { ok: false, brand_id: null, mint_job_id: null, mint_batch_id: null, kicked: false, error_code: code, error_message: message, ...extra };
 }
+
+/** Codes of the one error mapping that submit + kick names its own way. */
+const kickCodeOf: Readonly<Record<string, string>> = { unauthenticated: 'invalid_token', internal: 'internal_error' };
+
+/** Answers a submit + kick error in the spec's body. */
+export const kickErrorWriter: ErrorWriter = (call, error: HttpError) => {
+  sendJson(call.req, call.res, error.status, kickError(kickCodeOf[error.code] ?? error.code, error.message));
+};
 
 /**
  * POST /v1/mint/submit-and-kick: bearer token of an owner or admin; the spec's body; submits, then
@@ -53,44 +87,34 @@ function kickError(call: V1Call, status: number, code: string, message: string, 
  */
 export async function submitAndKickRoute(deps: V1Deps, call: V1Call): Promise<void> {
   const { ctx } = deps;
-  let stage: 'auth' | 'body' | 'access' | 'submit' = 'auth';
+  const credentials = credentialsFrom(call.req.headers);
+  if (credentials.bearer === null) throw new HttpProblem(401, 'missing_auth', 'missing bearer token (Authorization: Bearer <token>)');
+  const authenticated = await authenticate(ctx, { bearer: credentials.bearer, apiKey: null });
+  const body = call.check<MintJobBody & { brand_id: string; idempotency_key?: string | null }>(componentPointer('SubmitAndKickRequest'), await readJsonObject(call.req));
+  const caller = await authorizeAuthenticated(ctx, authenticated, body.brand_id, 'mint:write');
+  let result;
   try {
-    const credentials = credentialsFrom(call.req.headers);
-    if (credentials.bearer === null) return kickError(call, 401, 'missing_auth', 'missing bearer token (Authorization: Bearer <token>)');
-    const authenticated = await authenticate(ctx, { bearer: credentials.bearer, apiKey: null });
-    stage = 'body';
-    const fields = checkFields(await readJsonObject(call.req), submitAndKickBodySpec);
-    const brandId = fields['brand_id'] as string;
-    stage = 'access';
-    const caller = await authorizeAuthenticated(ctx, authenticated, brandId, 'mint:write');
-    stage = 'submit';
-    const request = mintRequest(brandId, fields, (fields['idempotency_key'] as string | null) ?? null);
-    validateMintRequest(request);
-    const result = await submitAndKick(ctx, { id: caller.actorId }, request);
-    if (!result.submit.ok) {
-      return kickError(call, 200, 'submit_blocked', 'preflight blocked the request; see blocking_reasons', {
-        blocking_reasons: result.submit.blockingReasons.map((r) => ({ code: r.code, message: r.message })),
-      });
-    }
-    if (!result.kicked) call.log?.warn({ err: result.kickError, mintJobId: result.submit.mintJobId }, 'kick failed; the executor will process the job');
-    sendJson(call.res, 200, {
-      ok: true,
-      brand_id: brandId,
-      mint_job_id: result.submit.mintJobId,
-      mint_batch_id: result.submit.mintBatchId,
-      kicked: result.kicked,
-      is_duplicate: result.submit.isDuplicate,
-      status: result.submit.status,
-      note: result.note,
-    });
+    result = await submitAndKick(ctx, { id: caller.actorId }, { ...mintRequest(body.brand_id, body), idempotencyKey: body.idempotency_key ?? null });
   } catch (error) {
-    if (isUnauthenticatedError(error)) return kickError(call, 401, 'invalid_token', error.message);
-    if (isForbiddenError(error)) return kickError(call, 403, 'forbidden', error.message);
-    if (isInvalidInputError(error)) return kickError(call, 400, stage === 'submit' ? 'submit_failed' : 'invalid_request', error.message);
-    const mapped = toV1Error(error);
-    if (mapped.status === 500) call.log?.error({ err: error }, 'submit-and-kick failed');
-    return kickError(call, mapped.status, mapped.status === 500 ? 'internal_error' : mapped.code, mapped.message);
+    if (isInvalidInputError(error)) throw new HttpProblem(400, 'submit_failed', error.message, { cause: error });
+    throw error;
   }
+  if (!result.submit.ok) {
+    return sendJson(call.req, call.res, 200, kickError('submit_blocked', 'preflight blocked the request; see blocking_reasons', {
+      blocking_reasons: result.submit.blockingReasons.map((r) => ({ code: r.code, message: r.message })),
+    }));
+  }
+  if (!result.kicked) call.log?.warn({ err: result.kickError, mintJobId: result.submit.mintJobId }, 'kick failed; the executor will process the job');
+  sendJson(call.req, call.res, 200, {
+    ok: true,
+    brand_id: body.brand_id,
+    mint_job_id: result.submit.mintJobId,
+    mint_batch_id: result.submit.mintBatchId,
+    kicked: result.kicked,
+    is_duplicate: result.submit.isDuplicate,
+    status: result.submit.status,
+    note: result.note,
+  });
 }
 
 /** The route name idempotency records of create mint job are kept under. */
@@ -106,17 +130,10 @@ export async function createMintJobRoute(deps: V1Deps, call: V1Call): Promise<vo
   const { ctx } = deps;
   const { brandId, caller } = await workspaceCaller(ctx, call.req, 'mint:write');
   const key = header(call.req, 'idempotency-key');
-  const keyViolations = idempotencyKeyViolations(key);
-  if (keyViolations.length > 0) throw new InvalidInputError(keyViolations);
-  const body = await readJsonObject(call.req);
-  const fields = checkFields(body, mintJobBodySpec);
-  const requestHash = requestFingerprint(body);
-  // Submit's own idempotency key, derived from the workspace, the key and the body: a retry after
-  // the first attempt died reaches the same job, a new body after the key expired makes a new one.
-  const request = mintRequest(brandId, fields, keyDerivedUuid(brandId, `${key!}\n${requestHash}`));
-  validateMintRequest(request);
-  const result = await runIdempotently(ctx, { brandId, key: key!, route: createMintJobRouteName, requestHash }, async () => {
-    const submitted = await submitMintRequest(ctx, { id: caller.actorId }, request);
+  const sent = await readJsonObject(call.req);
+  const body = call.check<MintJobBody>(componentPointer('MintJobRequest'), sent);
+  const keyed = { request: mintRequest(brandId, body), key, route: createMintJobRouteName, body: sent };
+  const result = await submitWithIdempotencyKey(ctx, { id: caller.actorId }, keyed, (submitted) => {
     if (!submitted.ok) {
       const blocked = {
         status: 422, code: 'submit_blocked', message: 'preflight blocked the request; see details.blocking_reasons',
@@ -129,16 +146,13 @@ export async function createMintJobRoute(deps: V1Deps, call: V1Call): Promise<vo
   });
   switch (result.kind) {
     case 'ran':
-      return sendJson(call.res, result.response.status, result.response.body);
+      return sendJson(call.req, call.res, result.response.status, result.response.body);
     case 'replayed':
-      return sendJson(call.res, result.response.status, result.response.body, { 'idempotent-replayed': 'true' });
+      return sendJson(call.req, call.res, result.response.status, result.response.body, { 'idempotent-replayed': 'true' });
     case 'mismatch':
-      return sendJson(call.res, 422, errorBody({
-        status: 422, code: 'idempotency_key_reused', message: 'this Idempotency-Key was already used with a different request body',
-      }, call.requestId));
+      throw new HttpProblem(422, 'idempotency_key_reused', 'this Idempotency-Key was already used with a different request body');
     case 'in_progress':
-      return sendJson(call.res, 409, errorBody({
-        status: 409, code: 'idempotency_request_in_progress', message: 'a request with this Idempotency-Key is still being processed; retry later',
-      }, call.requestId), { 'retry-after': '1' });
+      call.res.setHeader('retry-after', '1');
+      throw new HttpProblem(409, 'idempotency_request_in_progress', 'a request with this Idempotency-Key is still being processed; retry later');
   }
 }

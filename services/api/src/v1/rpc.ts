@@ -1,35 +1,43 @@
 // POST /v1/rpc/{operation}: the spec's named operations (family A) with their underscore-prefixed
 // parameters and snake_case response shapes, on the same use cases as the Connect services, so a
-// client written against the original operations works unchanged.
+// client written against the original operations works unchanged. Each operation is described
+// once, here: its schemas are served in /v1/openapi.json and validate its body.
 
-import { activationModes, encodeCursor, identityModes, InvalidInputError, resolveCursor, UnauthenticatedError, type ActivationMode, type Cursor, type IdentityMode, type Lot, type Permission } from '@mint/domain';
+import { activationModes, batchStatuses, encodeCursor, identityModes, InvalidInputError, jobStatuses, resolveCursor, UnauthenticatedError, type ActivationMode, type Cursor, type IdentityMode, type Lot, type Permission } from '@mint/domain';
+import { HttpProblem, readJsonObject, sendJson } from '@mint/http';
 import * as useCases from '@mint/usecases';
-import { authenticate, authorizeAuthenticated, credentialsFrom } from '../auth/enforce.ts';
-import type { V1Call, V1Deps } from './context.ts';
-import { HttpProblem } from './errors.ts';
-import { checkFields, iso, readJsonObject, sendJson, type FieldSpec, type Fields } from './http.ts';
+import { credentialsFrom } from '../auth/credentials.ts';
+import { dateOf, iso, type V1Call, type V1Deps } from './context.ts';
+import { arrayOf, blockingReason, boolean, componentPointer, integer, lot, nullable, obj, oneOfEnum, string, text, time, uuid, type Schema } from './schemas.ts';
 
 /** A batch as the use cases return it. */
 type BatchRecord = Awaited<ReturnType<typeof useCases.getMintBatch>>;
+/** A request body that passed its operation's schema. */
+type Params = Readonly<Record<string, unknown>>;
 
-/** A named operation: its parameters, the permission it needs, and what it runs. */
+/** A named operation: its description (summary and schemas), the permission it needs, and what it runs. */
 interface NamedOperation {
-  readonly params: Readonly<Record<string, FieldSpec>>;
+  readonly summary: string;
+  readonly request: Schema;
+  readonly response: Schema;
   readonly permission: Permission;
-  run(ctx: useCases.UseCaseContext, f: Fields, actor: useCases.Actor): Promise<Record<string, unknown>>;
+  run(ctx: useCases.UseCaseContext, p: Params, actor: useCases.Actor): Promise<Record<string, unknown>>;
 }
 
-const brand: FieldSpec = { type: 'uuid', required: true };
-const page: Readonly<Record<string, FieldSpec>> = { _limit: { type: 'integer' }, _cursor_id: { type: 'uuid' } };
-
-const str = (f: Fields, name: string) => (f[name] as string | null) ?? null;
-const int = (f: Fields, name: string) => (f[name] as number | null) ?? null;
-const lots = (f: Fields) => (f['_lots'] as Lot[] | null) ?? [];
+const str = (p: Params, name: string) => (p[name] as string | null | undefined) ?? null;
+const int = (p: Params, name: string) => (p[name] as number | null | undefined) ?? null;
+const lotsOf = (p: Params): Lot[] => ((p['_lots'] as { lot_code: string; qty: number }[] | null | undefined) ?? []).map((l) => ({ lotCode: l.lot_code, qty: l.qty }));
 
 /** The keyset cursor of a named list operation (`_cursor_<at>` and `_cursor_id`, both or neither). */
-function cursorOf(f: Fields, atParam: string): Cursor | null {
-  return resolveCursor({ at: f[atParam] as Date | null, id: str(f, '_cursor_id'), atField: atParam, idField: '_cursor_id' });
+function cursorOf(p: Params, atParam: string): Cursor | null {
+  return resolveCursor({ at: dateOf(str(p, atParam)), id: str(p, '_cursor_id'), atField: atParam, idField: '_cursor_id' });
 }
+
+const batchRecord = (withName: boolean): Schema => obj({
+  id: uuid, status: oneOfEnum(batchStatuses), identity_mode: oneOfEnum(identityModes), activation_mode: oneOfEnum(activationModes),
+  requested_quantity: integer, minted_quantity: integer, resolver_base_url: string, created_at: time,
+  product_id: uuid, ...(withName ? { product_name: nullable(string) } : {}), product_sku: nullable(string),
+});
 
 /** A mint batch as the named operations return it; product_name only for get_mint_batch_by_id. */
 function batchShape(b: BatchRecord, withProductName: boolean): Record<string, unknown> {
@@ -45,22 +53,34 @@ function nextPage(next: Cursor | null, atName: string): Record<string, unknown> 
   return { [atName]: next === null ? null : iso(next.at), next_cursor_id: next?.id ?? null };
 }
 
+const limit: Schema = { type: 'integer', description: '1 to 100.' };
+const page = { _limit: limit, _cursor_id: uuid };
+const pageResult = (at: string) => ({ has_more: boolean, [at]: nullable(time), next_cursor_id: nullable(uuid) });
+const quantity: Schema = { type: 'integer', description: 'Greater than 0 and at most 1,000,000.' };
+const lots = nullable({ ...arrayOf(lot), description: 'Batch mode only: at most 100, unique codes, quantities summing to the requested quantity.' });
+
 /** Every named operation of the spec, by name. */
 export const namedOperations: Readonly<Record<string, NamedOperation>> = {
   submit_mint_request: {
+    summary: 'Runs preflight and creates a QUEUED mint job and its draft batch (no units).',
     permission: 'mint:write',
-    params: {
-      _brand_id: brand, _product_id: { type: 'uuid', required: true }, _product_batch_id: { type: 'uuid' },
-      _requested_quantity: { type: 'integer', required: true }, _identity_mode: { type: 'string', required: true, values: identityModes },
-      _activation_mode: { type: 'string', required: true, values: activationModes }, _lots: { type: 'lots' }, _serials: { type: 'any' },
-      _idempotency_key: { type: 'uuid' },
+    request: obj({
+      _brand_id: uuid, _product_id: uuid, _product_batch_id: nullable(uuid), _requested_quantity: quantity,
+      _identity_mode: oneOfEnum(identityModes), _activation_mode: oneOfEnum(activationModes), _lots: lots, _serials: { description: 'Reserved; refused when given.' },
+      _idempotency_key: nullable(uuid),
+    }, ['_brand_id', '_product_id', '_requested_quantity', '_identity_mode', '_activation_mode']),
+    response: {
+      oneOf: [
+        obj({ ok: { const: true }, mint_job_id: uuid, mint_batch_id: uuid, status: oneOfEnum(jobStatuses), is_duplicate: boolean }),
+        obj({ ok: { const: false }, blocking_reasons: arrayOf(blockingReason), product_id: uuid, product_batch_id: nullable(uuid) }),
+      ],
     },
-    async run(ctx, f, actor) {
+    async run(ctx, p, actor) {
       const r = await useCases.submitMintRequest(ctx, actor, {
-        brandId: f['_brand_id'] as string, productId: f['_product_id'] as string, productBatchId: str(f, '_product_batch_id'),
-        requestedQuantity: f['_requested_quantity'] as number, identityMode: f['_identity_mode'] as IdentityMode,
-        activationMode: f['_activation_mode'] as ActivationMode, lots: lots(f), idempotencyKey: str(f, '_idempotency_key'),
-        ...(f['_serials'] === null ? {} : { serials: f['_serials'] }),
+        brandId: p['_brand_id'] as string, productId: p['_product_id'] as string, productBatchId: str(p, '_product_batch_id'),
+        requestedQuantity: p['_requested_quantity'] as number, identityMode: p['_identity_mode'] as IdentityMode,
+        activationMode: p['_activation_mode'] as ActivationMode, lots: lotsOf(p), idempotencyKey: str(p, '_idempotency_key'),
+        ...(p['_serials'] === null || p['_serials'] === undefined ? {} : { serials: p['_serials'] }),
       });
       if (!r.ok) {
         return { ok: false, blocking_reasons: r.blockingReasons.map((b) => ({ code: b.code, message: b.message })), product_id: r.productId, product_batch_id: r.productBatchId };
@@ -69,100 +89,124 @@ export const namedOperations: Readonly<Record<string, NamedOperation>> = {
     },
   },
   preflight_mint_batch: {
+    summary: 'Standalone eligibility check; stores and returns a preflight record.',
     permission: 'mint:write',
-    params: {
-      _brand_id: brand, _product_id: { type: 'uuid', required: true }, _batch_id: { type: 'uuid', required: true },
-      _requested_quantity: { type: 'integer', required: true }, _idempotency_key: { type: 'uuid' },
-    },
-    async run(ctx, f, actor) {
-      const p = await useCases.preflightMintBatch(ctx, actor, {
-        brandId: f['_brand_id'] as string, productId: f['_product_id'] as string, productionBatchId: f['_batch_id'] as string,
-        requestedQuantity: f['_requested_quantity'] as number, identityMode: 'batch', idempotencyKey: str(f, '_idempotency_key'),
+    request: obj({ _brand_id: uuid, _product_id: uuid, _batch_id: uuid, _requested_quantity: quantity, _idempotency_key: nullable(uuid) },
+      ['_brand_id', '_product_id', '_batch_id', '_requested_quantity']),
+    response: obj({
+      ok: { const: true }, id: uuid, status: string, preflight_result: oneOfEnum(['pass', 'blocked']), blocking_reasons: arrayOf(blockingReason),
+      scope_type: oneOfEnum(identityModes), requested_quantity: integer, created_at: time, mint_job_id: nullable(uuid),
+    }),
+    async run(ctx, p, actor) {
+      const r = await useCases.preflightMintBatch(ctx, actor, {
+        brandId: p['_brand_id'] as string, productId: p['_product_id'] as string, productionBatchId: p['_batch_id'] as string,
+        requestedQuantity: p['_requested_quantity'] as number, identityMode: null, idempotencyKey: str(p, '_idempotency_key'),
       });
       return {
-        ok: true, id: p.id, status: p.status, preflight_result: p.preflightResult,
-        blocking_reasons: p.blockingReasons.map((b) => ({ code: b.code, message: b.message })), scope_type: p.scopeType,
-        requested_quantity: p.requestedQuantity, created_at: iso(p.createdAt),
+        ok: true, id: r.id, status: r.status, preflight_result: r.preflightResult,
+        blocking_reasons: r.blockingReasons.map((b) => ({ code: b.code, message: b.message })), scope_type: r.scopeType,
+        requested_quantity: r.requestedQuantity, created_at: iso(r.createdAt),
         // Beyond the spec's record: the PREFLIGHTED job of a pass, for create_mint_batch_from_job.
-        mint_job_id: p.mintJobId,
+        mint_job_id: r.mintJobId,
       };
     },
   },
   create_mint_batch_from_job: {
+    summary: 'Deprecated: gives a QUEUED or PREFLIGHTED job its batch; use submit_mint_request.',
     permission: 'mint:write',
-    params: {
-      _brand_id: brand, _mint_job_id: { type: 'uuid', required: true },
-      _activation_mode: { type: 'string', required: true, values: activationModes }, _lots: { type: 'lots' },
-    },
-    async run(ctx, f, actor) {
+    request: obj({ _brand_id: uuid, _mint_job_id: uuid, _activation_mode: oneOfEnum(activationModes), _lots: lots }, ['_brand_id', '_mint_job_id', '_activation_mode']),
+    response: obj({ ok: { const: true }, mint_job_id: uuid, mint_batch_id: uuid, status: oneOfEnum(jobStatuses), deprecation: string }),
+    async run(ctx, p, actor) {
       const r = await useCases.createMintBatchFromJob(ctx, actor, {
-        brandId: f['_brand_id'] as string, mintJobId: f['_mint_job_id'] as string, activationMode: f['_activation_mode'] as ActivationMode, lots: lots(f),
+        brandId: p['_brand_id'] as string, mintJobId: p['_mint_job_id'] as string, activationMode: p['_activation_mode'] as ActivationMode, lots: lotsOf(p),
       });
       return { ok: true, mint_job_id: r.mintJobId, mint_batch_id: r.mintBatchId, status: r.status, deprecation: r.deprecation };
     },
   },
   process_mint_job_batch: {
+    summary: 'One processing cycle of a job (default 2,000 units).',
     permission: 'mint:write',
-    params: { _brand_id: brand, _job_id: { type: 'uuid', required: true }, _max_units: { type: 'integer' } },
-    async run(ctx, f) {
-      const c = await useCases.processMintJobBatch(ctx, f['_brand_id'] as string, f['_job_id'] as string, int(f, '_max_units'));
+    request: obj({ _brand_id: uuid, _job_id: uuid, _max_units: integer }, ['_brand_id', '_job_id']),
+    response: obj({ ok: { const: true }, done: boolean, inserted_count: integer, minted_quantity: integer, requested_quantity: integer }),
+    async run(ctx, p) {
+      const c = await useCases.processMintJobBatch(ctx, p['_brand_id'] as string, p['_job_id'] as string, int(p, '_max_units'));
       return { ok: true, done: c.done, inserted_count: c.insertedCount, minted_quantity: c.mintedQuantity, requested_quantity: c.requestedQuantity };
     },
   },
   list_mint_batches: {
+    summary: 'The brand\'s batches, newest first.',
     permission: 'mint:read',
-    params: { _brand_id: brand, ...page, _cursor_created_at: { type: 'timestamp' } },
-    async run(ctx, f) {
-      const p = await useCases.listMintBatches(ctx, f['_brand_id'] as string, { limit: int(f, '_limit'), cursor: cursorOf(f, '_cursor_created_at') });
+    request: obj({ _brand_id: uuid, ...page, _cursor_created_at: time }, ['_brand_id']),
+    response: obj({ ok: { const: true }, batches: arrayOf(batchRecord(false)), ...pageResult('next_cursor_created_at'), next_cursor: nullable(string) }),
+    async run(ctx, p) {
+      const r = await useCases.listMintBatches(ctx, p['_brand_id'] as string, { limit: int(p, '_limit'), cursor: cursorOf(p, '_cursor_created_at') });
       return {
-        ok: true, batches: p.items.map((b) => batchShape(b, false)), has_more: p.hasMore, ...nextPage(p.next, 'next_cursor_created_at'),
-        next_cursor: p.next === null ? null : encodeCursor(p.next),
+        ok: true, batches: r.items.map((b) => batchShape(b, false)), has_more: r.hasMore, ...nextPage(r.next, 'next_cursor_created_at'),
+        next_cursor: r.next === null ? null : encodeCursor(r.next),
       };
     },
   },
   list_mint_units: {
+    summary: 'The brand\'s units (optionally of one batch), newest first.',
     permission: 'mint:read',
-    params: { _brand_id: brand, _mint_batch_id: { type: 'uuid' }, ...page, _cursor_created_at: { type: 'timestamp' } },
-    async run(ctx, f) {
-      const p = await useCases.listMintUnits(ctx, f['_brand_id'] as string, {
-        limit: int(f, '_limit'), cursor: cursorOf(f, '_cursor_created_at'), mintBatchId: str(f, '_mint_batch_id'),
+    request: obj({ _brand_id: uuid, _mint_batch_id: nullable(uuid), ...page, _cursor_created_at: time }, ['_brand_id']),
+    response: obj({
+      ok: { const: true },
+      units: arrayOf(obj({
+        id: uuid, mint_batch_id: uuid, seq: integer, serial: string, resolver_url: string, status: oneOfEnum(['active', 'inactive']),
+        gtin: nullable(string), product_sku: nullable(string), created_at: time, activated_at: nullable(time),
+      })),
+      ...pageResult('next_cursor_created_at'),
+    }),
+    async run(ctx, p) {
+      const r = await useCases.listMintUnits(ctx, p['_brand_id'] as string, {
+        limit: int(p, '_limit'), cursor: cursorOf(p, '_cursor_created_at'), mintBatchId: str(p, '_mint_batch_id'),
       });
       return {
         ok: true,
-        units: p.items.map((u) => ({
+        units: r.items.map((u) => ({
           id: u.id, mint_batch_id: u.mintBatchId, seq: u.seq, serial: u.serial, resolver_url: u.resolverUrl, status: u.status,
           gtin: u.gtin, product_sku: u.productSku, created_at: iso(u.createdAt), activated_at: iso(u.activatedAt),
         })),
-        has_more: p.hasMore, ...nextPage(p.next, 'next_cursor_created_at'),
+        has_more: r.hasMore, ...nextPage(r.next, 'next_cursor_created_at'),
       };
     },
   },
   list_mint_events: {
+    summary: 'The brand\'s audit events, newest first, filterable.',
     permission: 'mint:read',
-    params: {
-      _brand_id: brand, ...page, _cursor_occurred_at: { type: 'timestamp' }, _event_type: { type: 'string' },
-      _entity_type: { type: 'string' }, _entity_id: { type: 'string' },
-    },
-    async run(ctx, f) {
-      const p = await useCases.listMintEvents(ctx, f['_brand_id'] as string, {
-        limit: int(f, '_limit'), cursor: cursorOf(f, '_cursor_occurred_at'),
-        eventType: str(f, '_event_type'), entityType: str(f, '_entity_type'), entityId: str(f, '_entity_id'),
+    request: obj({
+      _brand_id: uuid, ...page, _cursor_occurred_at: time, _event_type: text, _entity_type: text, _entity_id: text,
+    }, ['_brand_id']),
+    response: obj({
+      ok: { const: true },
+      events: arrayOf(obj({
+        id: uuid, occurred_at: time, event_type: string, entity_type: string, entity_id: string, payload: { type: 'object' }, actor: nullable(string),
+      })),
+      ...pageResult('next_cursor_occurred_at'),
+    }),
+    async run(ctx, p) {
+      const r = await useCases.listMintEvents(ctx, p['_brand_id'] as string, {
+        limit: int(p, '_limit'), cursor: cursorOf(p, '_cursor_occurred_at'),
+        eventType: str(p, '_event_type'), entityType: str(p, '_entity_type'), entityId: str(p, '_entity_id'),
       });
       return {
         ok: true,
-        events: p.items.map((e) => ({
+        events: r.items.map((e) => ({
           id: e.id, occurred_at: iso(e.occurredAt), event_type: e.eventType, entity_type: e.entityType, entity_id: e.entityId,
           payload: e.payload, actor: e.actor,
         })),
-        has_more: p.hasMore, ...nextPage(p.next, 'next_cursor_occurred_at'),
+        has_more: r.hasMore, ...nextPage(r.next, 'next_cursor_occurred_at'),
       };
     },
   },
   get_mint_kpis: {
+    summary: 'Dashboard KPIs of the brand.',
     permission: 'mint:read',
-    params: { _brand_id: brand },
-    async run(ctx, f) {
-      const k = await useCases.getMintKpis(ctx, f['_brand_id'] as string);
+    request: obj({ _brand_id: uuid }),
+    response: obj({ ok: { const: true }, total_tokens_minted: integer, active_tokens: integer, batches_created: integer, exported_printed: integer }),
+    async run(ctx, p) {
+      const k = await useCases.getMintKpis(ctx, p['_brand_id'] as string);
       return {
         ok: true, total_tokens_minted: k.totalTokensMinted, active_tokens: k.activeTokens, batches_created: k.batchesCreated,
         exported_printed: k.exportedPrinted,
@@ -170,35 +214,46 @@ export const namedOperations: Readonly<Record<string, NamedOperation>> = {
     },
   },
   get_mint_batch_by_id: {
+    summary: 'One batch of the brand with its product\'s name and SKU.',
     permission: 'mint:read',
-    params: { _brand_id: brand, _mint_batch_id: { type: 'uuid', required: true } },
-    async run(ctx, f) {
-      return { ok: true, batch: batchShape(await useCases.getMintBatch(ctx, f['_brand_id'] as string, f['_mint_batch_id'] as string), true) };
+    request: obj({ _brand_id: uuid, _mint_batch_id: uuid }),
+    response: obj({ ok: { const: true }, batch: batchRecord(true) }),
+    async run(ctx, p) {
+      return { ok: true, batch: batchShape(await useCases.getMintBatch(ctx, p['_brand_id'] as string, p['_mint_batch_id'] as string), true) };
     },
   },
   list_payload_packs: {
+    summary: 'The brand\'s payload packs (never signed URLs), newest first.',
     permission: 'mint:read',
-    params: { _brand_id: brand, ...page, _cursor_created_at: { type: 'timestamp' } },
-    async run(ctx, f) {
-      const p = await useCases.listPayloadPacks(ctx, f['_brand_id'] as string, { limit: int(f, '_limit'), cursor: cursorOf(f, '_cursor_created_at') });
+    request: obj({ _brand_id: uuid, ...page, _cursor_created_at: time }, ['_brand_id']),
+    response: obj({
+      ok: { const: true },
+      packs: arrayOf(obj({ id: uuid, brand_id: uuid, mint_batch_id: uuid, status: string, storage_path: nullable(string), created_at: time, updated_at: time })),
+      ...pageResult('next_cursor_created_at'),
+    }),
+    async run(ctx, p) {
+      const r = await useCases.listPayloadPacks(ctx, p['_brand_id'] as string, { limit: int(p, '_limit'), cursor: cursorOf(p, '_cursor_created_at') });
       return {
         ok: true,
-        packs: p.items.map((k) => ({
+        packs: r.items.map((k) => ({
           id: k.id, brand_id: k.brandId, mint_batch_id: k.mintBatchId, status: k.status, storage_path: k.storagePath,
           created_at: iso(k.createdAt), updated_at: iso(k.updatedAt),
         })),
-        has_more: p.hasMore, ...nextPage(p.next, 'next_cursor_created_at'),
+        has_more: r.hasMore, ...nextPage(r.next, 'next_cursor_created_at'),
       };
     },
   },
 };
 
+/** The component name of an operation's request or response schema. */
+export const operationSchemaName = (name: string, part: 'request' | 'response'): string => `${name}_${part}`;
+
 /**
  * POST /v1/rpc/{operation}: a session bearer token is required (the spec: no named operation is
  * callable without an authenticated session; an x-api-key, when also sent, must pass too), the
- * JSON body carries the operation's parameters (unknown ones are rejected by name), the caller's
- * role on `_brand_id` must grant the operation, and the response is the spec's shape with HTTP 200
- * (a blocked submit too, with ok=false). Errors use the /v1 error body.
+ * JSON body carries the operation's parameters (checked against its schema: unknown ones are
+ * rejected by name), the caller's role on `_brand_id` must grant the operation, and the response
+ * is the spec's shape with HTTP 200 (a blocked submit too, with ok=false).
  */
 export async function namedOperationRoute(deps: V1Deps, call: V1Call): Promise<void> {
   const name = call.params['operation']!;
@@ -208,18 +263,19 @@ export async function namedOperationRoute(deps: V1Deps, call: V1Call): Promise<v
   }
   const credentials = credentialsFrom(call.req.headers);
   if (credentials.bearer === null) throw new UnauthenticatedError('missing bearer token (Authorization: Bearer <token>): named operations need a session');
-  const authenticated = await authenticate(deps.ctx, credentials);
-  const fields = checkFields(await readJsonObject(call.req), operation.params);
-  const caller = await authorizeAuthenticated(deps.ctx, authenticated, fields['_brand_id'] as string, operation.permission);
+  const authenticated = await useCases.authenticate(deps.ctx, credentials);
+  const params = call.check<Params>(componentPointer(operationSchemaName(name, 'request')), await readJsonObject(call.req));
+  const caller = await useCases.authorizeAuthenticated(deps.ctx, authenticated, params['_brand_id'] as string, operation.permission);
   let body: Record<string, unknown>;
   try {
-    body = await operation.run(deps.ctx, fields, { id: caller.actorId });
+    body = await operation.run(deps.ctx, params, { id: caller.actorId });
   } catch (error) {
     // The use cases name fields as the Connect API does (limit, cursor_id); name the parameter sent.
-    if (error instanceof InvalidInputError && error.violations.some((v) => `_${v.field}` in operation.params)) {
-      throw new InvalidInputError(error.violations.map((v) => (`_${v.field}` in operation.params ? { ...v, field: `_${v.field}` } : v)), { cause: error });
+    const known = (field: string) => Object.hasOwn((operation.request['properties'] as object), `_${field}`);
+    if (error instanceof InvalidInputError && error.violations.some((v) => known(v.field))) {
+      throw new InvalidInputError(error.violations.map((v) => (known(v.field) ? { ...v, field: `_${v.field}` } : v)), { cause: error });
     }
     throw error;
   }
-  sendJson(call.res, 200, body);
+  sendJson(call.req, call.res, 200, body);
 }

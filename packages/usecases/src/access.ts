@@ -1,11 +1,11 @@
-// The one enforcement point: who is calling (a bearer session, an API key, or both) and whether
-// they may act on a brand. The Connect interceptors and the plain HTTP routes both go through it;
-// it throws domain errors only (UnauthenticatedError, ForbiddenError), which the one error
-// mapping turns into Unauthenticated / PermissionDenied (HTTP 401 / 403).
+// The one access rule: who is calling (a bearer session, an API key, or both) and whether they
+// may act on a brand. The transports extract the credentials and call these; they throw domain
+// errors only (UnauthenticatedError, ForbiddenError), which the one error mapping turns into
+// Unauthenticated / PermissionDenied (HTTP 401 / 403).
 
-import type { IncomingHttpHeaders } from 'node:http';
 import { ForbiddenError, roleGrants, scopesGrant, UnauthenticatedError, type Permission } from '@mint/domain';
-import { authenticateBearer, recordApiKeyUse, roleOnBrand, verifyApiKey, type ApiKeyPrincipal, type UseCaseContext } from '@mint/usecases';
+import { authenticateBearer, recordApiKeyUse, roleOnBrand, verifyApiKey, type ApiKeyPrincipal } from './auth.ts';
+import type { UseCaseContext } from './context.ts';
 
 /** The credentials a request carries; null when the header is absent. Never log them. */
 export interface Credentials {
@@ -36,32 +36,6 @@ export interface AuthorizeOptions {
 
 /** The message of a request without credentials (the only thing an anonymous caller learns). */
 export const missingCredentialsMessage = 'missing bearer token (Authorization: Bearer <token>) or API key (x-api-key)';
-
-function headerValue(headers: Headers | IncomingHttpHeaders, name: string): string | null {
-  if (typeof (headers as Headers).get === 'function') return (headers as Headers).get(name);
-  const value = (headers as IncomingHttpHeaders)[name];
-  if (Array.isArray(value)) {
-    if (value.length > 1) throw new UnauthenticatedError(`the ${name} header must be given once`);
-    return value[0] ?? null;
-  }
-  return value ?? null;
-}
-
-/**
- * Reads `Authorization: Bearer <t>` and `x-api-key` from Fetch Headers or Node IncomingHttpHeaders; a malformed Authorization header throws UnauthenticatedError (domain).
- * An empty header counts as absent; the credential values never appear in an error message.
- */
-export function credentialsFrom(headers: Headers | IncomingHttpHeaders): Credentials {
-  const authorization = headerValue(headers, 'authorization');
-  const apiKey = headerValue(headers, 'x-api-key');
-  let bearer: string | null = null;
-  if (authorization !== null && authorization.trim() !== '') {
-    const match = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(authorization.trim());
-    if (match === null) throw new UnauthenticatedError('the Authorization header must be "Bearer <token>"');
-    bearer = match[1]!;
-  }
-  return { bearer, apiKey: apiKey === null || apiKey.trim() === '' ? null : apiKey.trim() };
-}
 
 /**
  * Verifies every credential given, without looking at a brand: a bearer token must be a valid
