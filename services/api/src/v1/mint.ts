@@ -20,7 +20,7 @@ const mintJobFields = {
 const mintJobRequired = ['product_id', 'requested_quantity', 'identity_mode', 'activation_mode'];
 
 /** The error codes of submit + kick (the spec's own). */
-const kickErrorCodes = ['missing_auth', 'invalid_token', 'forbidden', 'invalid_request', 'submit_failed', 'submit_blocked', 'internal_error', 'payload_too_large', 'unsupported_media_type', 'conflict', 'not_found', 'method_not_allowed'];
+const kickErrorCodes = ['missing_auth', 'invalid_token', 'forbidden', 'invalid_request', 'submit_failed', 'submit_blocked', 'internal_error', 'payload_too_large', 'unsupported_media_type', 'conflict'];
 
 /** The component schemas of the mint routes. */
 export const mintSchemas: Readonly<Record<string, Schema>> = {

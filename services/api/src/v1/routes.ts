@@ -38,6 +38,7 @@ export function v1Routes(deps: V1Deps): Route[] {
     body(call, error, cause);
   };
   const v1ErrorBody = writer((call, error) => sendJson(call.req, call.res, error.status, errorBody(error, requestIdOf(call))));
+  const kickErrors = writer(kickErrorWriter);
   const route = (methods: HTTPMethod[], path: string, handler: (deps: V1Deps, call: V1Call) => void | Promise<void>, onError = v1ErrorBody): Route => {
     const documented = path.replace(/:(\w+)/g, '{$1}');
     if (!path.includes('*') && !path.includes(':operation') && !Object.hasOwn(openApiDocument.paths, documented)) {
@@ -46,7 +47,9 @@ export function v1Routes(deps: V1Deps): Route[] {
     return { methods, path, onError, handler: (call) => handler(deps, v1Call(call)) };
   };
   return [
-    route(['POST'], '/v1/mint/submit-and-kick', submitAndKickRoute, writer(kickErrorWriter)),
+    // A wrong method on submit + kick is a routing error, answered in the /v1 body like every /v1 path.
+    route(['POST'], '/v1/mint/submit-and-kick', submitAndKickRoute, (call, error, cause) =>
+      (error.code === 'method_not_allowed' ? v1ErrorBody : kickErrors)(call, error, cause)),
     route(['POST'], '/v1/mint/jobs', createMintJobRoute),
     route(['POST'], '/v1/imports/products', startImportRoute),
     route(['GET'], '/v1/imports/products/:id', getImportRoute),
