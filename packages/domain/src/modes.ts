@@ -13,6 +13,8 @@ export const activationModes: readonly ActivationMode[] = ['active_at_mint', 'fi
 
 /** Status of one unit: `inactive` until activated (first_scan), `active` when live. */
 export type UnitStatus = 'inactive' | 'active';
+/** Every unit status. */
+export const unitStatuses: readonly UnitStatus[] = ['inactive', 'active'];
 
 /** The status a freshly minted unit gets under an activation mode. */
 export function initialUnitStatus(mode: ActivationMode): UnitStatus {

@@ -5,13 +5,12 @@ import type { JsonObject, MessageInitShape } from '@bufbuild/protobuf';
 import type { Timestamp } from '@bufbuild/protobuf/wkt';
 import { Code, ConnectError, type HandlerContext, type ServiceImpl } from '@connectrpc/connect';
 import { MintService, type MintBatchSchema } from '@mint/contract';
-import { encodeCursor, resolveCursor, type Cursor } from '@mint/domain';
+import { encodeCursor, resolveCursor, type Cursor, type PackStatus } from '@mint/domain';
 import type * as UseCases from '@mint/usecases';
 import { loggerKey, principalOf } from '../context.ts';
 import { unimplemented } from './unimplemented.ts';
 import {
   activationMode, batchStatus, dateOrNull, identityMode, jobStatus, orNull, orUnset, packStatus, toTimestamp, unitStatus,
-  type PackStatus,
 } from './wire.ts';
 
 /** The use cases MintService calls (the real module in production; stand-ins in handler tests). */
@@ -143,13 +142,11 @@ export function createMintServiceHandlers(deps: MintServiceDeps): ServiceImpl<ty
     },
 
     async listMintBatches(req) {
-      const cursor = keysetCursor(req.cursor, req.cursorCreatedAt, req.cursorId, 'cursor_created_at');
-      const page = await useCases.listMintBatches(ctx, req.brandId, { limit: orNull(req.limit), cursor });
+      const page = await useCases.listMintBatches(ctx, req.brandId, pageRequest(req, req.cursorCreatedAt, 'cursor_created_at'));
       return {
         ok: true,
         batches: page.items.map((view) => toWireBatch(view, false)),
-        hasMore: page.hasMore,
-        ...(page.next === null ? {} : { nextCursorCreatedAt: toTimestamp(page.next.at), ...nextCursor(page.next) }),
+        ...pageResponse(page, 'nextCursorCreatedAt'),
       };
     },
 
@@ -159,8 +156,9 @@ export function createMintServiceHandlers(deps: MintServiceDeps): ServiceImpl<ty
     },
 
     async listMintUnits(req) {
-      const cursor = keysetCursor(req.cursor, req.cursorCreatedAt, req.cursorId, 'cursor_created_at');
-      const page = await useCases.listMintUnits(ctx, req.brandId, { limit: orNull(req.limit), cursor, mintBatchId: orNull(req.mintBatchId) });
+      const page = await useCases.listMintUnits(ctx, req.brandId, {
+        ...pageRequest(req, req.cursorCreatedAt, 'cursor_created_at'), mintBatchId: orNull(req.mintBatchId),
+      });
       return {
         ok: true,
         units: page.items.map((unit) => ({
@@ -175,16 +173,13 @@ export function createMintServiceHandlers(deps: MintServiceDeps): ServiceImpl<ty
           productSku: orUnset(unit.productSku),
           gtin: orUnset(unit.gtin),
         })),
-        hasMore: page.hasMore,
-        ...(page.next === null ? {} : { nextCursorCreatedAt: toTimestamp(page.next.at), ...nextCursor(page.next) }),
+        ...pageResponse(page, 'nextCursorCreatedAt'),
       };
     },
 
     async listMintEvents(req) {
-      const cursor = keysetCursor(req.cursor, req.cursorOccurredAt, req.cursorId, 'cursor_occurred_at');
       const page = await useCases.listMintEvents(ctx, req.brandId, {
-        limit: orNull(req.limit),
-        cursor,
+        ...pageRequest(req, req.cursorOccurredAt, 'cursor_occurred_at'),
         eventType: orNull(req.eventType),
         entityType: orNull(req.entityType),
         entityId: orNull(req.entityId),
@@ -201,8 +196,7 @@ export function createMintServiceHandlers(deps: MintServiceDeps): ServiceImpl<ty
           payload: event.payload as JsonObject,
           actor: orUnset(event.actor),
         })),
-        hasMore: page.hasMore,
-        ...(page.next === null ? {} : { nextCursorOccurredAt: toTimestamp(page.next.at), ...nextCursor(page.next) }),
+        ...pageResponse(page, 'nextCursorOccurredAt'),
       };
     },
 
@@ -218,8 +212,7 @@ export function createMintServiceHandlers(deps: MintServiceDeps): ServiceImpl<ty
     },
 
     async listPayloadPacks(req) {
-      const cursor = keysetCursor(req.cursor, req.cursorCreatedAt, req.cursorId, 'cursor_created_at');
-      const page = await useCases.listPayloadPacks(ctx, req.brandId, { limit: orNull(req.limit), cursor });
+      const page = await useCases.listPayloadPacks(ctx, req.brandId, pageRequest(req, req.cursorCreatedAt, 'cursor_created_at'));
       return {
         ok: true,
         packs: page.items.map((pack) => ({
@@ -232,8 +225,7 @@ export function createMintServiceHandlers(deps: MintServiceDeps): ServiceImpl<ty
           updatedAt: toTimestamp(pack.updatedAt),
           unitCount: orUnset(pack.unitCount),
         })),
-        hasMore: page.hasMore,
-        ...(page.next === null ? {} : { nextCursorCreatedAt: toTimestamp(page.next.at), ...nextCursor(page.next) }),
+        ...pageResponse(page, 'nextCursorCreatedAt'),
       };
     },
 
@@ -292,16 +284,21 @@ export function createMintServiceHandlers(deps: MintServiceDeps): ServiceImpl<ty
 }
 
 /**
- * The page position of a list request from its cursor forms: the opaque `cursor`, or
- * `<atField>` plus `cursor_id`. Half a pair or both forms at once is invalid input.
+ * The limit and position of a list request; the position from either cursor form: the opaque
+ * `cursor`, or `<atField>` plus `cursor_id`. Half a pair or both forms at once is invalid input.
  */
-function keysetCursor(token: string | undefined, at: Timestamp | undefined, id: string | undefined, atField: string): Cursor | null {
-  return resolveCursor({ cursor: token, at: dateOrNull(at), id, atField, idField: 'cursor_id' });
+function pageRequest(req: { limit?: number; cursor?: string; cursorId?: string }, at: Timestamp | undefined, atField: string): { limit: number | null; cursor: Cursor | null } {
+  return { limit: orNull(req.limit), cursor: resolveCursor({ cursor: req.cursor, at: dateOrNull(at), id: req.cursorId, atField, idField: 'cursor_id' }) };
 }
 
-/** next_cursor_id and the opaque next_cursor of a page that has a next one. */
-function nextCursor(next: Cursor): { nextCursorId: string; nextCursor: string } {
-  return { nextCursorId: next.id, nextCursor: encodeCursor(next) };
+/** has_more and, when there is a next page, its cursor in both forms (`<atName>` + next_cursor_id, and next_cursor). */
+function pageResponse<K extends string>(
+  page: { hasMore: boolean; next: Cursor | null },
+  atName: K,
+): { hasMore: boolean; nextCursorId?: string; nextCursor?: string } & { [P in K]?: Timestamp } {
+  type Fields = { hasMore: boolean; nextCursorId?: string; nextCursor?: string } & { [P in K]?: Timestamp };
+  if (page.next === null) return { hasMore: page.hasMore } as Fields;
+  return { hasMore: page.hasMore, [atName]: toTimestamp(page.next.at), nextCursorId: page.next.id, nextCursor: encodeCursor(page.next) } as Fields;
 }
 
 /** A batch on the wire; product_name only in single-batch responses, as the spec says. */

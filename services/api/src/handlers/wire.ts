@@ -2,27 +2,25 @@
 // literals and back, timestamps to Dates, optional fields to null.
 
 import { timestampDate, timestampFromDate, type Timestamp } from '@bufbuild/protobuf/wkt';
+import type { DescEnum } from '@bufbuild/protobuf';
 import {
-  ActivationMode as WireActivationMode,
-  CommercialStatus as WireCommercialStatus,
-  IdentityMode as WireIdentityMode,
-  MintBatchStatus as WireBatchStatus,
-  MintJobStatus as WireJobStatus,
-  MintReadinessStatus as WireReadinessStatus,
-  MintUnitStatus as WireUnitStatus,
-  PayloadPackStatus as WirePackStatus,
-  ProductionBatchStatus as WireProductionBatchStatus,
+  ActivationModeSchema, CommercialStatusSchema, IdentityModeSchema, MintBatchStatusSchema, MintJobStatusSchema, MintReadinessStatusSchema,
+  MintUnitStatusSchema, PayloadPackStatusSchema, ProductionBatchStatusSchema,
+  type ActivationMode as WireActivationMode,
+  type CommercialStatus as WireCommercialStatus,
+  type IdentityMode as WireIdentityMode,
+  type MintBatchStatus as WireBatchStatus,
+  type MintJobStatus as WireJobStatus,
+  type MintReadinessStatus as WireReadinessStatus,
+  type MintUnitStatus as WireUnitStatus,
+  type PayloadPackStatus as WirePackStatus,
+  type ProductionBatchStatus as WireProductionBatchStatus,
 } from '@mint/contract';
 import {
-  InvalidInputError,
-  type ActivationMode,
-  type BatchStatus,
-  type CommercialStatus,
-  type IdentityMode,
-  type JobStatus,
-  type MintReadinessStatus,
-  type ProductionBatchStatus,
-  type UnitStatus,
+  activationModes, batchStatuses, commercialStatuses, identityModes, InvalidInputError, jobStatuses, mintReadinessStatuses, packStatuses,
+  productionBatchStatuses, unitStatuses,
+  type ActivationMode, type BatchStatus, type CommercialStatus, type IdentityMode, type JobStatus, type MintReadinessStatus, type PackStatus,
+  type ProductionBatchStatus, type UnitStatus,
 } from '@mint/domain';
 
 /** A two-way mapping between a wire enum's values and a domain string union. */
@@ -33,7 +31,17 @@ export interface EnumMapping<W extends number, D extends string> {
   toWire(domain: D): W;
 }
 
-function enumMapping<W extends number, D extends string>(pairs: readonly (readonly [W, D])[]): EnumMapping<W, D> {
+/**
+ * Pairs each domain value with the wire value of the same name (`MINT_JOB_STATUS_QUEUED` <->
+ * 'QUEUED', `MINT_BATCH_STATUS_DRAFT` <-> 'draft'), read from the enum's descriptor; a domain value
+ * without a wire value is a contract mismatch and throws at start.
+ */
+function enumMapping<W extends number, D extends string>(schema: DescEnum, domainValues: readonly D[]): EnumMapping<W, D> {
+  const pairs = domainValues.map((d): readonly [W, D] => {
+    const value = schema.values.find((v) => v.localName.toLowerCase() === d.toLowerCase());
+    if (value === undefined) throw new Error(`${schema.typeName} has no value for ${JSON.stringify(d)}`);
+    return [value.number as W, d];
+  });
   const byWire = new Map<number, D>(pairs);
   const byDomain = new Map<string, W>(pairs.map(([w, d]) => [d, w]));
   return {
@@ -52,75 +60,15 @@ function enumMapping<W extends number, D extends string>(pairs: readonly (readon
   };
 }
 
-/** IDENTITY_MODE_BATCH <-> 'batch', IDENTITY_MODE_SERIAL <-> 'serial'. */
-export const identityMode = enumMapping<WireIdentityMode, IdentityMode>([
-  [WireIdentityMode.BATCH, 'batch'],
-  [WireIdentityMode.SERIAL, 'serial'],
-]);
-
-/** ACTIVATION_MODE_ACTIVE_AT_MINT <-> 'active_at_mint', ACTIVATION_MODE_FIRST_SCAN <-> 'first_scan'. */
-export const activationMode = enumMapping<WireActivationMode, ActivationMode>([
-  [WireActivationMode.ACTIVE_AT_MINT, 'active_at_mint'],
-  [WireActivationMode.FIRST_SCAN, 'first_scan'],
-]);
-
-/** MINT_JOB_STATUS_QUEUED <-> 'QUEUED', and so on for every job status. */
-export const jobStatus = enumMapping<WireJobStatus, JobStatus>([
-  [WireJobStatus.PREFLIGHTED, 'PREFLIGHTED'],
-  [WireJobStatus.QUEUED, 'QUEUED'],
-  [WireJobStatus.RESERVED, 'RESERVED'],
-  [WireJobStatus.PROCESSING, 'PROCESSING'],
-  [WireJobStatus.COMPLETED, 'COMPLETED'],
-  [WireJobStatus.FAILED, 'FAILED'],
-]);
-
-/** MINT_BATCH_STATUS_DRAFT <-> 'draft', and so on for every batch status. */
-export const batchStatus = enumMapping<WireBatchStatus, BatchStatus>([
-  [WireBatchStatus.DRAFT, 'draft'],
-  [WireBatchStatus.MINTED, 'minted'],
-  [WireBatchStatus.EXPORTED, 'exported'],
-  [WireBatchStatus.PRINTED, 'printed'],
-  [WireBatchStatus.APPLIED, 'applied'],
-  [WireBatchStatus.VOIDED, 'voided'],
-]);
-
-/** COMMERCIAL_STATUS_ACTIVE <-> 'ACTIVE', and so on. */
-export const commercialStatus = enumMapping<WireCommercialStatus, CommercialStatus>([
-  [WireCommercialStatus.DRAFT, 'DRAFT'],
-  [WireCommercialStatus.ACTIVE, 'ACTIVE'],
-  [WireCommercialStatus.SUSPENDED, 'SUSPENDED'],
-  [WireCommercialStatus.DISCONTINUED, 'DISCONTINUED'],
-]);
-
-/** MINT_READINESS_STATUS_READY <-> 'READY', MINT_READINESS_STATUS_NOT_READY <-> 'NOT_READY'. */
-export const mintReadinessStatus = enumMapping<WireReadinessStatus, MintReadinessStatus>([
-  [WireReadinessStatus.NOT_READY, 'NOT_READY'],
-  [WireReadinessStatus.READY, 'READY'],
-]);
-
-/** PRODUCTION_BATCH_STATUS_READY <-> 'READY', and so on. */
-export const productionBatchStatus = enumMapping<WireProductionBatchStatus, ProductionBatchStatus>([
-  [WireProductionBatchStatus.PLANNED, 'PLANNED'],
-  [WireProductionBatchStatus.READY, 'READY'],
-  [WireProductionBatchStatus.CLOSED, 'CLOSED'],
-]);
-
-/** MINT_UNIT_STATUS_ACTIVE <-> 'active', MINT_UNIT_STATUS_INACTIVE <-> 'inactive'. */
-export const unitStatus = enumMapping<WireUnitStatus, UnitStatus>([
-  [WireUnitStatus.INACTIVE, 'inactive'],
-  [WireUnitStatus.ACTIVE, 'active'],
-]);
-
-/** Status of a payload pack as stored. */
-export type PackStatus = 'pending' | 'generating' | 'ready' | 'failed';
-
-/** PAYLOAD_PACK_STATUS_PENDING <-> 'pending', and so on. */
-export const packStatus = enumMapping<WirePackStatus, PackStatus>([
-  [WirePackStatus.PENDING, 'pending'],
-  [WirePackStatus.GENERATING, 'generating'],
-  [WirePackStatus.READY, 'ready'],
-  [WirePackStatus.FAILED, 'failed'],
-]);
+export const identityMode = enumMapping<WireIdentityMode, IdentityMode>(IdentityModeSchema, identityModes);
+export const activationMode = enumMapping<WireActivationMode, ActivationMode>(ActivationModeSchema, activationModes);
+export const jobStatus = enumMapping<WireJobStatus, JobStatus>(MintJobStatusSchema, jobStatuses);
+export const batchStatus = enumMapping<WireBatchStatus, BatchStatus>(MintBatchStatusSchema, batchStatuses);
+export const commercialStatus = enumMapping<WireCommercialStatus, CommercialStatus>(CommercialStatusSchema, commercialStatuses);
+export const mintReadinessStatus = enumMapping<WireReadinessStatus, MintReadinessStatus>(MintReadinessStatusSchema, mintReadinessStatuses);
+export const productionBatchStatus = enumMapping<WireProductionBatchStatus, ProductionBatchStatus>(ProductionBatchStatusSchema, productionBatchStatuses);
+export const unitStatus = enumMapping<WireUnitStatus, UnitStatus>(MintUnitStatusSchema, unitStatuses);
+export const packStatus = enumMapping<WirePackStatus, PackStatus>(PayloadPackStatusSchema, packStatuses);
 
 /** A wire timestamp of a Date. */
 export function toTimestamp(date: Date): Timestamp {

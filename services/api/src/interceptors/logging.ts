@@ -4,7 +4,7 @@ import { Code, ConnectError, type Interceptor } from '@connectrpc/connect';
 import { codeToString } from '@connectrpc/connect/protocol-connect';
 import type { Logger } from '@mint/runtime';
 import { loggerKey, principalKey } from '../context.ts';
-import { observeResponse } from './stream.ts';
+import { observeCall } from './stream.ts';
 
 /** Codes that mean the server failed; logged at error level with the original error. */
 const serverFaults: ReadonlySet<Code> = new Set([Code.Internal, Code.Unknown, Code.DataLoss]);
@@ -33,18 +33,7 @@ export function loggingInterceptor(fallback: Logger): Interceptor {
         logger.info(line, 'rpc');
       }
     };
-    let res;
-    try {
-      res = await next(req);
-    } catch (error) {
-      log(error);
-      throw error;
-    }
-    if (!res.stream) {
-      log(undefined);
-      return res;
-    }
-    return observeResponse(res, { onEnd: log });
+    return observeCall(next, req, log);
   };
 }
 

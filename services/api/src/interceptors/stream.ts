@@ -1,7 +1,7 @@
 // Helpers for interceptors that must see every message of a streaming call.
 
 import type { Message } from '@bufbuild/protobuf';
-import type { StreamRequest, StreamResponse } from '@connectrpc/connect';
+import type { StreamRequest, StreamResponse, UnaryRequest, UnaryResponse } from '@connectrpc/connect';
 
 /**
  * `req` with `check` run on each input message as the handler reads it: a throwing check ends
@@ -45,4 +45,27 @@ export function observeResponse(
     }
   }
   return { ...res, message: observed() };
+}
+
+/**
+ * Runs the call and reports its end to `onEnd` exactly once: at once for a unary call (with its
+ * error, if any), when the output stream ends, fails or is cancelled for a streaming one.
+ */
+export async function observeCall<R extends UnaryResponse | StreamResponse>(
+  next: (req: UnaryRequest | StreamRequest) => Promise<R>,
+  req: UnaryRequest | StreamRequest,
+  onEnd: (error: unknown, cancelled: boolean) => void,
+): Promise<R> {
+  let res: R;
+  try {
+    res = await next(req);
+  } catch (error) {
+    onEnd(error, false);
+    throw error;
+  }
+  if (!res.stream) {
+    onEnd(undefined, false);
+    return res;
+  }
+  return observeResponse(res, { onEnd }) as R;
 }

@@ -3,7 +3,7 @@
 import { ConnectError, type Interceptor } from '@connectrpc/connect';
 import { codeToString } from '@connectrpc/connect/protocol-connect';
 import type { Metrics } from '@mint/runtime';
-import { observeResponse } from '../interceptors/stream.ts';
+import { observeCall } from '../interceptors/stream.ts';
 
 /**
  * Counts each call once it ends into `minting_rpc_requests_total` and `minting_rpc_duration_seconds`,
@@ -20,17 +20,6 @@ export function metricsInterceptor(metrics: Pick<Metrics, 'rpcRequests' | 'rpcDu
       metrics.rpcRequests.inc({ method, code });
       metrics.rpcDuration.observe({ method, code }, (performance.now() - started) / 1000);
     };
-    let res;
-    try {
-      res = await next(req);
-    } catch (error) {
-      count(error);
-      throw error;
-    }
-    if (!res.stream) {
-      count(undefined);
-      return res;
-    }
-    return observeResponse(res, { onEnd: count });
+    return observeCall(next, req, count);
   };
 }
