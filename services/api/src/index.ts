@@ -2,7 +2,7 @@
  * The API process's transport: Connect, gRPC and gRPC-Web handlers of MintService and
  * CatalogService, the gRPC health service, /healthz and /readyz, on one port (HTTP/1.1 and h2c).
  */
-export { createApiServer, requestIdHeader, type ApiServer, type ApiServerOptions, type RequestListener } from './server.ts';
+export { createApiServer, rpcInterceptors, requestIdHeader, type ApiServer, type ApiServerOptions, type RequestListener } from './server.ts';
 export { startApi, useCaseAuthenticator, type RunningApi, type StartApiOptions } from './start.ts';
 export { createConnectRoutes, type ConnectRoutesDeps } from './routes.ts';
 export { createMintServiceHandlers, type MintServiceDeps, type MintUseCases } from './handlers/mint-service.ts';

@@ -66,6 +66,24 @@ const requestState = Symbol('mint.request');
 type StatefulRequest = HttpRequest & { [requestState]?: RequestState };
 
 /**
+ * The interceptors of every RPC, outermost first: logging (one line per call), metrics, error
+ * mapping (domain errors to codes), the undecodable-body refusal, authentication (bearer JWT or
+ * API key), validation (buf.validate rules) and authorization (role and scopes on the request's
+ * brand). Tests run handlers behind them through `createRouterTransport`, without a network.
+ */
+export function rpcInterceptors(options: { readonly logger: Logger; readonly authenticator: Authenticator; readonly metrics?: Metrics }): Interceptor[] {
+  return [
+    loggingInterceptor(options.logger),
+    ...(options.metrics === undefined ? [] : [metricsInterceptor(options.metrics)]),
+    errorInterceptor,
+    rejectUndecodableBody,
+    authenticationInterceptor(options.authenticator),
+    validationInterceptor(createValidator()),
+    authorizationInterceptor(options.authenticator),
+  ];
+}
+
+/**
  * Creates the API server. Every RPC goes through, outermost first: logging (one line per call),
  * error mapping (domain errors to codes), the undecodable-body refusal, authentication (bearer JWT), validation
  * (buf.validate rules) and authorization (role on the request's brand).
@@ -86,15 +104,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
   const probe = () => checkReadiness(readiness, shutdown.signal.aborted, logger);
   const plainHttp = options.metrics === undefined ? undefined : httpObserver(options.metrics);
 
-  const interceptors: Interceptor[] = [
-    loggingInterceptor(logger),
-    ...(options.metrics === undefined ? [] : [metricsInterceptor(options.metrics)]),
-    errorInterceptor,
-    rejectUndecodableBody,
-    authenticationInterceptor(options.authenticator),
-    validationInterceptor(createValidator()),
-    authorizationInterceptor(options.authenticator),
-  ];
+  const interceptors = rpcInterceptors({ logger, authenticator: options.authenticator, ...(options.metrics === undefined ? {} : { metrics: options.metrics }) });
   const connect = connectAdapter({
     routes: (router) => {
       router.service(Health, createHealthService(probe));
