@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { JobMessage } from '@mint/bus';
 import {
   attemptsExhausted, isConflictError, isIllegalStateError, isLeaseLostError, isNotFoundError, isPermanentSqlState, isTerminalJobStatus,
-  retryDelayMs, type Lease,
+  mintJobRetry, retryDelayMs, type Lease,
 } from '@mint/domain';
 import { claimMintJob, failMintJob, recordFailedAttempt, releaseMintJob, runMintCycle, sqlState, type UseCaseContext } from '@mint/usecases';
 import type { Logger } from 'pino';
@@ -103,12 +103,12 @@ export async function runMintJob(options: MintWorkerOptions, msg: JobMessage): P
       return { kind: 'done' };
     }
     const attempts = await recordFailedAttempt(ctx, brandId, jobId, message).catch(() => 0);
-    if (attemptsExhausted(attempts) || msg.lastDelivery) {
+    if (attemptsExhausted(mintJobRetry, attempts) || msg.lastDelivery) {
       await failMintJob(ctx, brandId, jobId, `gave up after ${attempts} failed attempts: ${message}`);
       log.error({ err: error, attempts }, 'mint job failed');
       return { kind: 'done' };
     }
-    const delayMs = retryDelayMs(Math.max(1, attempts), Math.random());
+    const delayMs = retryDelayMs(mintJobRetry, attempts, Math.random());
     log.warn({ err: error, attempts, delayMs }, 'mint job attempt failed; retrying');
     return { kind: 'retry', delayMs };
   }
