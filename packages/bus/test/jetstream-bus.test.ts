@@ -1,8 +1,7 @@
-// The JetStream bus against a real nats-server: the shared one for behaviour, and a
-// private child process for the restart test. Every test gets its own stream and
-// subject prefix, deleted afterwards.
+// The JetStream bus against a real nats-server: the shared one for the JobBus contract and
+// JetStream's own behaviour, and a private child process for the restart test. Every test
+// gets its own stream and subject prefix, deleted afterwards.
 
-import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { jetstreamManager } from '@nats-io/jetstream';
 import type { JetStreamManager } from '@nats-io/jetstream';
@@ -12,8 +11,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { testInfra } from '../../../test/support/context.ts';
 import { freshStreamNames, startNatsServer } from '../../../test/support/nats.ts';
 import type { NatsServer } from '../../../test/support/nats.ts';
-import { connectJetStreamBus, isJobBusError, isUnsettledJobError } from '../src/index.ts';
-import type { JetStreamBusOptions, JobBus, JobKind, JobMessage, JobRef } from '../src/index.ts';
+import { connectJetStreamBus, isJobBusError } from '../src/index.ts';
+import type { JetStreamBusOptions, JobBus, JobRef } from '../src/index.ts';
+import { job, jobBusContract, until as untilWithin } from './job-bus-contract.ts';
 
 interface Bundle {
   readonly bus: JobBus;
@@ -58,52 +58,13 @@ async function setup(options: Partial<JetStreamBusOptions> = {}): Promise<Bundle
   };
 }
 
-function job(kind: JobKind = 'mint'): JobRef {
-  return { kind, id: randomUUID(), brandId: randomUUID() };
-}
-
-/** Resolves once `predicate` holds, failing after `timeoutMs`. */
-async function until(predicate: () => boolean | Promise<boolean>, timeoutMs = 5_000, what = 'condition'): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await predicate())) {
-    if (Date.now() > deadline) throw new Error(`${what} not met within ${timeoutMs} ms`);
-    await sleep(20);
-  }
-}
+/** Resolves once `predicate` holds, failing after `timeoutMs` (default 5 s). */
+const until = (predicate: () => boolean | Promise<boolean>, timeoutMs = 5_000, what?: string) => untilWithin(predicate, timeoutMs, what);
 
 describe('connectJetStreamBus', () => {
-  it('delivers a published job and removes it from the stream on ack', async () => {
-    const { bus, storedMessages } = await setup();
-    const published = job();
-    const seen: JobMessage[] = [];
-    bus.subscribe('mint', async (msg) => {
-      seen.push(msg);
-      await msg.ack();
-    });
-    await bus.publish(published);
-    await until(() => seen.length === 1);
-    expect(seen[0]?.job).toEqual(published);
-    expect(seen[0]?.deliveryCount).toBe(1);
-    expect(seen[0]?.lastDelivery).toBe(false);
-    await until(async () => (await storedMessages()) === 0, 2_000, 'stream empty after ack');
-  });
+  jobBusContract((options) => setup(options), { quietMs: 500, workMs: 300, pastAckWaitMs: 1_500, timeoutMs: 5_000 });
 
-  it('keeps the kinds apart', async () => {
-    const { bus } = await setup();
-    const imports: JobRef[] = [];
-    bus.subscribe('import', async (msg) => {
-      imports.push(msg.job);
-      await msg.ack();
-    });
-    const importJob = job('import');
-    await bus.publish(job('mint'));
-    await bus.publish(importJob);
-    await until(() => imports.length === 1);
-    expect(imports).toEqual([importJob]);
-    expect(await bus.pending('mint')).toBe(1);
-  });
-
-  it('delivers a job published twice with the same id only once', async () => {
+  it('delivers a job published twice with the same id only once, also after its ack inside the duplicate window', async () => {
     const { bus } = await setup();
     const published = job();
     await bus.publish(published);
@@ -137,34 +98,6 @@ describe('connectJetStreamBus', () => {
     await sleep(500);
     expect(seen).toEqual([published, published]);
   });
-  it('redelivers a nakked job after the delay with deliveryCount 2', async () => {
-    const { bus } = await setup();
-    const deliveries: Array<{ count: number; at: number }> = [];
-    bus.subscribe('mint', async (msg) => {
-      deliveries.push({ count: msg.deliveryCount, at: Date.now() });
-      if (msg.deliveryCount === 1) msg.nak(300);
-      else await msg.ack();
-    });
-    await bus.publish(job());
-    await until(() => deliveries.length === 2);
-    expect(deliveries.map((d) => d.count)).toEqual([1, 2]);
-    expect((deliveries[1]?.at ?? 0) - (deliveries[0]?.at ?? 0)).toBeGreaterThanOrEqual(250);
-  });
-
-  it('never redelivers a termed job, not even after the ack wait', async () => {
-    const { bus, storedMessages } = await setup({ ackWaitMs: 1_000 });
-    let calls = 0;
-    bus.subscribe('mint', async (msg) => {
-      calls += 1;
-      msg.term();
-    });
-    await bus.publish(job());
-    await until(() => calls === 1);
-    await sleep(1_500);
-    expect(calls).toBe(1);
-    expect(await storedMessages()).toBe(0);
-  });
-
   it('working() keeps a long job from being redelivered past a short ack wait', async () => {
     const { bus } = await setup({ ackWaitMs: 1_000 });
     const deliveries: number[] = [];
@@ -192,87 +125,6 @@ describe('connectJetStreamBus', () => {
     await until(() => finished, 5_000, 'long handler finished');
     await sleep(1_200);
     expect(deliveries).toEqual([1]);
-  });
-
-  it('flags the maxDeliver-th delivery as the last; a nak there removes the job', async () => {
-    const { bus, storedMessages } = await setup({ maxDeliver: 3 });
-    const seen: Array<[number, boolean]> = [];
-    bus.subscribe('mint', async (msg) => {
-      seen.push([msg.deliveryCount, msg.lastDelivery]);
-      msg.nak();
-    });
-    await bus.publish(job());
-    await until(() => seen.length === 3);
-    await sleep(300);
-    expect(seen).toEqual([
-      [1, false],
-      [2, false],
-      [3, true],
-    ]);
-    expect(await storedMessages()).toBe(0);
-  });
-
-  it('runs two handlers at once with concurrency 2, never three', async () => {
-    const { bus } = await setup();
-    let running = 0;
-    let peak = 0;
-    let done = 0;
-    bus.subscribe(
-      'mint',
-      async (msg) => {
-        running += 1;
-        peak = Math.max(peak, running);
-        await sleep(300);
-        running -= 1;
-        done += 1;
-        await msg.ack();
-      },
-      { concurrency: 2 },
-    );
-    for (let i = 0; i < 4; i += 1) await bus.publish(job());
-    await until(() => done === 4);
-    expect(peak).toBe(2);
-  });
-
-  it('stop() resolves only after in-flight handlers returned, and fetches nothing more', async () => {
-    const { bus } = await setup();
-    let calls = 0;
-    let finished = false;
-    const subscription = bus.subscribe('mint', async (msg) => {
-      calls += 1;
-      await sleep(500);
-      finished = true;
-      await msg.ack();
-    });
-    await bus.publish(job());
-    await until(() => calls === 1);
-    await subscription.stop();
-    expect(finished).toBe(true);
-    await bus.publish(job());
-    await sleep(300);
-    expect(calls).toBe(1);
-    expect(await bus.pending('mint')).toBe(1);
-  });
-
-  it('naks a throwing or unsettling handler with the retry delay and reports it', async () => {
-    const { bus } = await setup();
-    const errors: unknown[] = [];
-    const counts: number[] = [];
-    bus.subscribe(
-      'mint',
-      async (msg) => {
-        counts.push(msg.deliveryCount);
-        if (msg.deliveryCount === 1) throw new Error('boom');
-        if (msg.deliveryCount === 2) return; // forgot to settle
-        await msg.ack();
-      },
-      { retryDelayMs: 100, onError: (error) => errors.push(error) },
-    );
-    await bus.publish(job());
-    await until(() => counts.length === 3);
-    expect(counts).toEqual([1, 2, 3]);
-    expect(errors[0]).toEqual(new Error('boom'));
-    expect(isUnsettledJobError(errors[1])).toBe(true);
   });
 
   it('terms an undecodable message and reports it', async () => {

@@ -10,12 +10,3 @@ export interface Chunk {
   /** Units in the chunk; 0 when the job is complete. */
   readonly count: number;
 }
-
-/**
- * The next chunk of a serial job that has minted `minted` of `requested` units, at most `maxUnits`
- * long. Sequence numbers continue from the minted count, so a repeated chunk collides on
- * (mint_batch_id, seq) instead of minting twice.
- */
-export function nextChunk(minted: number, requested: number, maxUnits: number): Chunk {
-  return { firstSeq: minted + 1, count: Math.max(0, Math.min(maxUnits, requested - minted)) };
-}

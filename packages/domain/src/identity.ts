@@ -7,8 +7,6 @@
 export const serialLength = 20;
 /** Crockford base32: digits and upper-case letters without I, L, O, U; all inside GS1's AI 21 set and URL-safe. */
 const alphabet = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
-/** Entropy of one serial: 20 symbols of 5 bits. */
-export const serialEntropyBits = serialLength * 5;
 
 /** Fills a buffer with cryptographically secure random bytes (node:crypto's randomFillSync in production). */
 export type RandomFill = (buffer: Uint8Array) => void;
@@ -27,11 +25,6 @@ export function generateSerials(count: number, randomFill: RandomFill): string[]
     serials[i] = s;
   }
   return serials;
-}
-
-/** True when a string has the shape of a serial this service issues. */
-export function isSerial(value: string): boolean {
-  return value.length === serialLength && [...value].every((c) => alphabet.includes(c));
 }
 
 function trimSlash(base: string): string {

@@ -15,6 +15,7 @@ export * from './cursor.ts';
 export * from './access.ts';
 export * from './events.ts';
 export * from './retry.ts';
+export * from './mint-failure.ts';
 export * from './api-key.ts';
 export * from './lease.ts';
 export * from './product-import.ts';

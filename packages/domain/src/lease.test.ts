@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decideClaim, isLeaseFree, isPermanentSqlState, leaseExpiry } from './lease.ts';
+import { decideClaim, isLeaseFree, leaseExpiry } from './lease.ts';
 
 const now = new Date('2026-01-01T00:00:10Z');
 
@@ -26,12 +26,5 @@ describe('lease expiry', () => {
     expect(isLeaseFree({ owner: 'a', expiresAt }, new Date(now.getTime() + 1499))).toBe(false);
     expect(isLeaseFree({ owner: 'a', expiresAt }, new Date(now.getTime() + 1500))).toBe(true);
     expect(isLeaseFree({ owner: null, expiresAt: null }, now)).toBe(true);
-  });
-});
-
-describe('isPermanentSqlState', () => {
-  it('fails at once on bad data and broken constraints but retries unique violations and lost connections', () => {
-    expect(['22001', '23502', '23514', '42P01'].map(isPermanentSqlState)).toEqual([true, true, true, true]);
-    expect(['23505', '08006', '40001', '57P01', '55P03', undefined].map(isPermanentSqlState)).toEqual([false, false, false, false, false, false]);
   });
 });

@@ -72,16 +72,3 @@ export class LeaseLostError extends ConflictError {}
 
 /** True for {@link LeaseLostError}. */
 export const isLeaseLostError = (e: unknown): e is LeaseLostError => e instanceof LeaseLostError;
-
-/**
- * True when a database error with SQLSTATE `code` will fail again however often it is retried
- * (bad data, a violated check or not-null constraint, a programming error), so the job fails at
- * once. Unique violations (a repeated chunk, a serial collision), lost connections, lock and
- * serialization failures and unknown errors are transient.
- */
-export function isPermanentSqlState(code: string | undefined): boolean {
-  if (code === undefined || code.length !== 5) return false;
-  const cls = code.slice(0, 2);
-  if (cls === '22' || cls === '42') return true;
-  return cls === '23' && code !== '23505';
-}

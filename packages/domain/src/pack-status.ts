@@ -18,9 +18,6 @@ export type PackStatus =
 /** All pack statuses. */
 export const packStatuses: readonly PackStatus[] = ['pending', 'generating', 'ready', 'failed'];
 
-/** Claims (pending -> generating, or generating -> generating after a lapsed lease) a pack may take before it fails. */
-export const maxPackAttempts = 5;
-
 /** A compare-and-set move of a pack. */
 export interface PackMove {
   readonly from: PackStatus;

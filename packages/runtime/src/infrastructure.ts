@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { connectJetStreamBus, createMemoryBus, type JobBus } from '@mint/bus';
 import { openDatabase, pendingMigrations, type Database } from '@mint/db';
 import type { Config } from './config.ts';
-import type { SigningKey } from '@mint/domain';
+import { busPullRetry, retryDelayMs, type SigningKey } from '@mint/domain';
 
 /** A dependency the process cannot start without; the message is the one line an operator reads. */
 export class StartupError extends Error {
@@ -42,13 +42,17 @@ export async function assertMigrated(db: Database): Promise<void> {
 }
 
 /**
- * Connects the job bus the configuration names: NATS JetStream at NATS_URL, or the in-process bus
- * in dev mode. An unreachable server is a StartupError.
+ * Connects the job bus the configuration names: NATS JetStream at NATS_URL (its failed pulls backed
+ * off by the domain's {@link busPullRetry}), or the in-process bus in dev mode. An unreachable
+ * server is a StartupError.
  */
 export async function openConfiguredBus(config: Config, name: string): Promise<JobBus> {
   if (!config.natsUrl) return createMemoryBus();
   try {
-    return await connectJetStreamBus({ url: config.natsUrl, stream: config.natsStream, subjectPrefix: config.natsSubjectPrefix, ackWaitMs: config.natsAckWaitMs, name });
+    return await connectJetStreamBus({
+      url: config.natsUrl, stream: config.natsStream, subjectPrefix: config.natsSubjectPrefix, ackWaitMs: config.natsAckWaitMs, name,
+      pullRetryDelayMs: (failures) => retryDelayMs(busPullRetry, failures, Math.random()),
+    });
   } catch (cause) {
     throw new StartupError(`NATS unreachable (NATS_URL): ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
   }

@@ -87,13 +87,6 @@ export async function recordApiKeyUse(ctx: UseCaseContext, key: ApiKeyPrincipal)
   await touchApiKey(ctx.db.em.fork(), key.brandId, key.keyId, now, notBefore);
 }
 
-/** {@link verifyApiKey} followed by {@link recordApiKeyUse}. */
-export async function authenticateApiKey(ctx: UseCaseContext, key: string): Promise<ApiKeyPrincipal> {
-  const principal = await verifyApiKey(ctx, key);
-  await recordApiKeyUse(ctx, principal);
-  return principal;
-}
-
 /** The user's role on the brand, or null when they have none. */
 export async function roleOnBrand(ctx: UseCaseContext, userId: string, brandId: string): Promise<Role | null> {
   if (!isUuid(brandId) || !isUuid(userId)) return null;

@@ -8,12 +8,6 @@ import {
 } from '@mint/domain';
 import type { Actor, UseCaseContext } from './context.ts';
 
-/**
- * Name of the configuration flag that exposes SetMintBatchStatus (off by default: the spec keeps
- * set_mint_batch_status unexposed). The API checks it; the use case itself does not.
- */
-export const setMintBatchStatusFlag = 'ENABLE_SET_MINT_BATCH_STATUS';
-
 /** Longest reason kept in the audit event. */
 export const maxStatusReasonLength = 500;
 

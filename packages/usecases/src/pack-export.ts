@@ -5,7 +5,7 @@ import { finished } from 'node:stream/promises';
 import {
   appendEvents, claimPack, copyUnitFiles, lotsOfBatch, movePackStatus, readBatchState, readPackSource, renewPackLease, unitPage, type PackClaim,
 } from '@mint/db';
-import { isConflictError, maxPackAttempts, movePack, packStoragePath, type NewEvent } from '@mint/domain';
+import { attemptsExhausted, isConflictError, movePack, packRetry, packStoragePath, retryDelayMs, type NewEvent } from '@mint/domain';
 import type { PackStore, PackWriter } from '@mint/store';
 import type { UseCaseContext } from './context.ts';
 import { applyBatchMove } from './lifecycle.ts';
@@ -122,9 +122,9 @@ class Lost extends Error {}
  * `{brandId}/{packId}`, then in one transaction moves the pack generating -> ready (storage_path,
  * unit_count) and the batch minted -> exported through {@link applyBatchMove}, with a
  * payload_pack_ready event. Lot batches get one row per lot; product-only batches an empty pack.
- * A voided batch fails the pack; an error puts it back to pending until {@link maxPackAttempts}
- * claims were used. Every write checks the claim, so a worker whose lease lapsed changes nothing.
- * Repeating generation overwrites the same files.
+ * A voided batch fails the pack; an error puts it back to pending, claimable again after the
+ * {@link packRetry} backoff, until its attempts are used up. Every write checks the claim, so a
+ * worker whose lease lapsed changes nothing. Repeating generation overwrites the same files.
  */
 export async function generatePayloadPack(ctx: UseCaseContext, claim: PackClaim, options: PackGenerationOptions): Promise<PackGenerationResult> {
   const leaseMs = options.leaseMs ?? defaultPackLeaseMs;
@@ -217,7 +217,7 @@ export async function generatePayloadPack(ctx: UseCaseContext, claim: PackClaim,
 /** A failed attempt: back to pending for another, or failed once the attempts are used up. */
 function afterError(ctx: UseCaseContext, claim: PackClaim, error: unknown): Promise<PackGenerationResult> {
   const reason = error instanceof Error ? error.message : String(error);
-  return claim.attempts >= maxPackAttempts ? failPack(ctx, claim, `attempts exhausted: ${reason}`) : retryPack(ctx, claim, reason);
+  return attemptsExhausted(packRetry, claim.attempts) ? failPack(ctx, claim, `attempts exhausted: ${reason}`) : retryPack(ctx, claim, reason);
 }
 
 /** The ready move with the batch's export, retried when a concurrent batch move wins the race. */
@@ -258,14 +258,9 @@ async function failPack(ctx: UseCaseContext, claim: PackClaim, reason: string): 
   });
 }
 
-/** Wait before a failed pack may be claimed again: 2, 4, 8, 16 s after attempts 1..4. */
-export function packRetryDelayMs(attempts: number): number {
-  return Math.min(60_000, 1_000 * 2 ** attempts);
-}
-
 async function retryPack(ctx: UseCaseContext, claim: PackClaim, reason: string): Promise<PackGenerationResult> {
   const now = ctx.clock();
-  const notBefore = new Date(now.getTime() + packRetryDelayMs(claim.attempts));
+  const notBefore = new Date(now.getTime() + retryDelayMs(packRetry, claim.attempts, Math.random()));
   const moved = await movePackStatus(ctx.db.em.fork(), claim, movePack('generating', 'pending'), { error: reason.slice(0, 2000), notBefore }, now);
   return moved ? { kind: 'retry', reason } : { kind: 'lost' };
 }

@@ -20,7 +20,7 @@ import {
 } from '@mint/db';
 import {
   ConflictError, IllegalStateError, LeaseLostError, NotFoundError, decideClaim, defaultChunkSize, defaultLeaseMs, failJob, completeSerialJob,
-  completeWithoutUnits, generateSerials, initialUnitStatus, isIllegalStateError, isNotFoundError, isTerminalJobStatus, kickUnitLimit, leaseExpiry,
+  completeWithoutUnits, generateSerials, initialUnitStatus, isTerminalJobStatus, leaseExpiry,
   lotViolations, moveBatch, planChunks, startProcessing, unitResolverUrl, type Chunk, type JobStatus, type Lease, type NewEvent,
 } from '@mint/domain';
 import type { UseCaseContext } from './context.ts';
@@ -181,26 +181,6 @@ async function writeChunk(ctx: UseCaseContext, lease: Lease, leaseMs: number, ba
  */
 export async function processMintJobBatch(ctx: UseCaseContext, brandId: string, jobId: string, maxUnits: number | null = null): Promise<CycleResult> {
   return leasedCycles(ctx, brandId, jobId, maxUnits ?? defaultChunkSize, maxUnits ?? defaultChunkSize);
-}
-
-/**
- * The kick of submit + kick: one synchronous, bounded run of up to `unitLimit` units (default
- * 20,000) in chunks of `chunkSize` under a lease of its own, released at the end. Its failure
- * never loses the job: the job stays in the database with its outbox message, the lease is
- * released (or lapses), and an executor carries on; the result then reports the progress so far.
- * A job an executor already holds is left to it. NotFoundError when the job does not exist.
- */
-export async function kickMintJob(ctx: UseCaseContext, brandId: string, jobId: string, unitLimit: number = kickUnitLimit, chunkSize: number = defaultChunkSize): Promise<CycleResult> {
-  try {
-    return await leasedCycles(ctx, brandId, jobId, unitLimit, chunkSize);
-  } catch (error) {
-    if (isNotFoundError(error) || isIllegalStateError(error)) throw error;
-    const { job, batch } = await loadJob(ctx.db.em.fork(), brandId, jobId);
-    return {
-      done: job.status === 'COMPLETED', insertedCount: 0, mintedQuantity: batch.mintedQuantity,
-      requestedQuantity: job.requestedQuantity, status: job.status as JobStatus,
-    };
-  }
 }
 
 /** Claims a short lease, runs chunks until `unitLimit` units were inserted or the job is terminal, and releases it. */

@@ -1,8 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { query } from '@mint/db';
-import { isConflictError, isLeaseLostError } from '@mint/domain';
+import { isConflictError, isLeaseLostError, type MintRequest } from '@mint/domain';
 import {
-  claimMintJob, findJobsToSweep, kickMintJob, processMintJobBatch, recordFailedAttempt, releaseMintJob, runMintCycle, type ClaimResult, type UseCaseContext,
+  claimMintJob, findJobsToSweep, processMintJobBatch, recordFailedAttempt, releaseMintJob, runMintCycle, submitAndKick, type ClaimResult, type UseCaseContext,
 } from '@mint/usecases';
 import { setupUseCases, submitSerial, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
 
@@ -18,7 +19,12 @@ beforeAll(async () => {
 });
 afterAll(() => app.close());
 
-const submit = (requestedQuantity: number) => submitSerial(ctx, brand, requestedQuantity);
+const submit = (requestedQuantity: number, overrides: Partial<MintRequest> = {}) => submitSerial(ctx, brand, requestedQuantity, overrides);
+/** Submit + kick of a serial request, as the API runs it. */
+const submitAndKickSerial = (requestedQuantity: number, idempotencyKey: string | null = null) => submitAndKick(ctx, { id: brand.userId }, {
+  brandId: brand.brandId, productId: brand.productId, productBatchId: null, requestedQuantity,
+  identityMode: 'serial', activationMode: 'active_at_mint', lots: [], idempotencyKey,
+});
 function claimed(result: ClaimResult) {
   if (result.kind !== 'claimed') throw new Error(`expected a claim, got ${result.kind}`);
   return result.lease;
@@ -90,16 +96,22 @@ describe('mint job leases', () => {
   });
 
   it('refuses a processing cycle on a job an executor holds, without writing', async () => {
-    const { mintJobId, mintBatchId } = await submit(100);
+    const idempotencyKey = randomUUID();
+    const { mintJobId, mintBatchId } = await submit(100, { idempotencyKey });
     claimed(await claimMintJob(ctx, brand.brandId, mintJobId, 'executor-a', 60_000));
     expect(isConflictError(await processMintJobBatch(ctx, brand.brandId, mintJobId, 2000).catch((e: unknown) => e))).toBe(true);
-    expect(await kickMintJob(ctx, brand.brandId, mintJobId)).toMatchObject({ done: false, insertedCount: 0, mintedQuantity: 0, status: 'RESERVED' });
+    // A repeated submit + kick leaves the held job to its executor.
+    const kick = await submitAndKickSerial(100, idempotencyKey);
+    expect(kick).toMatchObject({ submit: { ok: true, mintJobId, isDuplicate: true }, kicked: false, cycle: null });
+    expect(isConflictError(kick.kickError)).toBe(true);
     expect((await units(mintBatchId)).n).toBe(0);
   });
 
   it('kicks up to 20,000 units in one synchronous call and releases the lease for the executor', async () => {
-    const { mintJobId, mintBatchId } = await submit(25_000);
-    expect(await kickMintJob(ctx, brand.brandId, mintJobId)).toEqual({
+    const kick = await submitAndKickSerial(25_000);
+    if (!kick.submit.ok) throw new Error('submit blocked');
+    const { mintJobId, mintBatchId } = kick.submit;
+    expect(kick.cycle).toEqual({
       done: false, insertedCount: 20_000, mintedQuantity: 20_000, requestedQuantity: 25_000, status: 'PROCESSING',
     });
     const b = claimed(await claimMintJob(ctx, brand.brandId, mintJobId, 'executor-b', 60_000));

@@ -4,7 +4,7 @@ import { query, run } from '@mint/db';
 import { ConflictError, IllegalStateError, InvalidInputError, NotFoundError, type ActivationMode, type BatchStatus, type IdentityMode } from '@mint/domain';
 import {
   activateMintUnits, createMintBatchFromJob, createMintBatchFromJobDeprecation, getMintBatch, getMintKpis, listMintEvents,
-  preflightMintBatch, processMintJobBatch, setMintBatchStatus, setMintBatchStatusFlag, submitMintRequest, upsertProductionBatch,
+  preflightMintBatch, processMintJobBatch, setMintBatchStatus, submitMintRequest, upsertProductionBatch,
 } from '@mint/usecases';
 import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
 
@@ -55,7 +55,6 @@ describe('setMintBatchStatus', () => {
     const brand = await app.seedBrand();
     const { mintBatchId } = await mint(brand, 700);
     const other = await mint(brand, 50);
-    expect(setMintBatchStatusFlag).toBe('ENABLE_SET_MINT_BATCH_STATUS');
     const steps: [BatchStatus, number][] = [['exported', 700], ['printed', 700], ['applied', 700]];
     for (const [status, exportedPrinted] of steps) {
       const batch = await setMintBatchStatus(app.ctx, actorOf(brand), { brandId: brand.brandId, mintBatchId, status, reason: `to ${status}` });

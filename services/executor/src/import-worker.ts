@@ -1,7 +1,6 @@
-import type { JobMessage } from '@mint/bus';
 import { failProductImport, runProductImport, type UseCaseContext } from '@mint/usecases';
 import type { Logger } from 'pino';
-import type { Outcome } from './settle.ts';
+import type { Delivery, Outcome } from './settle.ts';
 
 /** What the import worker needs. */
 export interface ImportWorkerOptions {
@@ -16,7 +15,7 @@ export interface ImportWorkerOptions {
  * an import is an upsert and a rerun starts it over, and on the bus's last delivery the import is
  * marked FAILED rather than left PROCESSING.
  */
-export async function runImportJob(options: ImportWorkerOptions, msg: JobMessage): Promise<Outcome> {
+export async function runImportJob(options: ImportWorkerOptions, msg: Delivery): Promise<Outcome> {
   const { id: importId, brandId } = msg.job;
   const log = options.logger.child({ importId, brandId, delivery: msg.deliveryCount });
   const heartbeat = setInterval(() => msg.working(), 5_000);

@@ -1,13 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import type { JobMessage } from '@mint/bus';
-import {
-  attemptsExhausted, isConflictError, isIllegalStateError, isLeaseLostError, isNotFoundError, isPermanentSqlState, isTerminalJobStatus,
-  retryDelayMs, type Lease,
-} from '@mint/domain';
+import { classifyMintError, decideMintFailure, isTerminalJobStatus, type Lease, type MintSetback } from '@mint/domain';
 import { claimMintJob, failMintJob, recordFailedAttempt, releaseMintJob, runMintCycle, sqlState, type UseCaseContext } from '@mint/usecases';
 import type { Logger } from 'pino';
 import type { Metrics } from '@mint/runtime';
-import type { Outcome } from './settle.ts';
+import type { Delivery, Outcome } from './settle.ts';
 
 /** What a mint worker needs. */
 export interface MintWorkerOptions {
@@ -27,18 +23,14 @@ export interface MintWorkerOptions {
   readonly metrics?: Pick<Metrics, 'unitsMinted' | 'chunkDuration' | 'leaseRenewals' | 'leaseLosses'>;
 }
 
-/** Longest a delivery waits before asking again about a job someone else holds (a kick holds it only briefly). */
-const maxHeldRetryMs = 5000;
-
 /**
  * Runs one delivered mint job: claims the job's lease (or, when another live worker holds it, asks
  * for a redelivery when that lease would lapse), then runs chunks until the job is terminal,
- * extending the ack deadline after each. A lost lease means another executor took over: nothing
- * was written and the delivery is handed back. On shutdown the lease is released between chunks
- * so another executor continues at once. Permanent errors fail the job at once; transient ones
- * count an attempt and retry with backoff until the attempts or the bus's deliveries run out.
+ * extending the ack deadline after each. On shutdown the lease is released between chunks so
+ * another executor continues at once. Every setback (held, stopping, lost lease, error) is decided
+ * by the domain's decideMintFailure; this worker only counts the attempt and writes FAILED.
  */
-export async function runMintJob(options: MintWorkerOptions, msg: JobMessage): Promise<Outcome> {
+export async function runMintJob(options: MintWorkerOptions, msg: Delivery): Promise<Outcome> {
   const { ctx, logger, leaseMs } = options;
   const { id: jobId, brandId } = msg.job;
   const log = logger.child({ jobId, brandId, delivery: msg.deliveryCount });
@@ -49,13 +41,21 @@ export async function runMintJob(options: MintWorkerOptions, msg: JobMessage): P
     lease = null;
     await releaseMintJob(ctx, held).catch((err: unknown) => log.warn({ err }, 'releasing the lease failed; it lapses by itself'));
   };
+  const setback = async (what: MintSetback, error?: unknown): Promise<Outcome> => {
+    const attempts = what.kind === 'transient' ? await recordFailedAttempt(ctx, brandId, jobId, what.message).catch(() => 0) : 0;
+    const decision = decideMintFailure(what, { attempts, lastDelivery: msg.lastDelivery }, Math.random());
+    if (decision.kind !== 'fail') return decision;
+    await failMintJob(ctx, brandId, jobId, decision.reason);
+    log.error({ err: error, attempts }, `mint job failed (${what.kind} error)`);
+    return { kind: 'done' };
+  };
   try {
-    if (options.stopping()) return { kind: 'retry', delayMs: 0 };
+    if (options.stopping()) return await setback({ kind: 'stopping' });
     const claim = await claimMintJob(ctx, brandId, jobId, `${options.owner}/${randomUUID().slice(0, 8)}`, leaseMs);
     if (claim.kind === 'finished') return { kind: 'done' };
     if (claim.kind === 'held') {
       log.debug({ retryInMs: claim.retryInMs }, 'mint job is held by another worker');
-      return { kind: 'retry', delayMs: Math.min(claim.retryInMs, maxHeldRetryMs) + Math.round(Math.random() * 250) };
+      return await setback({ kind: 'held', retryInMs: claim.retryInMs });
     }
     lease = claim.lease;
     log.info({ leaseToken: lease.token }, 'mint job leased');
@@ -63,7 +63,7 @@ export async function runMintJob(options: MintWorkerOptions, msg: JobMessage): P
       if (options.stopping()) {
         await release();
         log.info('shutting down: lease released, job handed back');
-        return { kind: 'retry', delayMs: 0 };
+        return await setback({ kind: 'stopping' });
       }
       const cycleStarted = performance.now();
       const cycle = await runMintCycle(ctx, lease, options.chunkSize, leaseMs, options.writers);
@@ -83,33 +83,14 @@ export async function runMintJob(options: MintWorkerOptions, msg: JobMessage): P
     const held: Lease | null = lease;
     lease = null;
     const stillHeld = held === null ? null : await releaseMintJob(ctx, held).catch(() => null);
-    if (isLeaseLostError(error) || stillHeld === false) {
+    const what = classifyMintError(error, sqlState(error), stillHeld === false, leaseMs);
+    if (what.kind === 'lease_lost') {
       options.metrics?.leaseLosses.inc();
       log.warn({ err: error }, 'lease lost: another executor took the job over; late chunk rejected');
-      return { kind: 'retry', delayMs: leaseMs };
-    }
-    if (isNotFoundError(error) || isIllegalStateError(error)) {
-      log.warn({ err: error }, 'mint job cannot run; dropping the message');
-      return { kind: 'drop' };
-    }
-    if (isConflictError(error)) {
-      log.info({ err: error }, 'mint job moved concurrently; retrying');
-      return { kind: 'retry', delayMs: 100 };
-    }
-    const message = error instanceof Error ? error.message : String(error);
-    if (isPermanentSqlState(sqlState(error))) {
-      await failMintJob(ctx, brandId, jobId, `permanent error: ${message}`);
-      log.error({ err: error }, 'mint job failed (permanent error)');
-      return { kind: 'done' };
-    }
-    const attempts = await recordFailedAttempt(ctx, brandId, jobId, message).catch(() => 0);
-    if (attemptsExhausted(attempts) || msg.lastDelivery) {
-      await failMintJob(ctx, brandId, jobId, `gave up after ${attempts} failed attempts: ${message}`);
-      log.error({ err: error, attempts }, 'mint job failed');
-      return { kind: 'done' };
-    }
-    const delayMs = retryDelayMs(Math.max(1, attempts), Math.random());
-    log.warn({ err: error, attempts, delayMs }, 'mint job attempt failed; retrying');
-    return { kind: 'retry', delayMs };
+    } else if (what.kind === 'cannot_run') log.warn({ err: error }, 'mint job cannot run; dropping the message');
+    else if (what.kind === 'conflict') log.info({ err: error }, 'mint job moved concurrently; retrying');
+    const outcome = await setback(what, error);
+    if (what.kind === 'transient' && outcome.kind === 'retry') log.warn({ err: error, delayMs: outcome.delayMs }, 'mint job attempt failed; retrying');
+    return outcome;
   }
 }

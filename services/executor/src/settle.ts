@@ -1,5 +1,12 @@
 import type { JobMessage } from '@mint/bus';
 
+/**
+ * What a worker sees of a delivery: the job, where the delivery stands, and `working()` to extend
+ * the ack deadline while a long job runs. The settling verbs are left out, so only
+ * {@link settle} acknowledges.
+ */
+export type Delivery = Pick<JobMessage, 'job' | 'deliveryCount' | 'lastDelivery' | 'working'>;
+
 /** How one delivery of a job ended, decided by the worker and applied by {@link settle}. */
 export type Outcome =
   /** The job is terminal and committed: remove the message. */
@@ -11,7 +18,8 @@ export type Outcome =
 
 /**
  * The one place an outcome becomes an acknowledgement: ack after commit, nak(delay) when
- * retryable, term when not. (`working()` is called by the worker while a job runs.)
+ * retryable, term when not. Before that, while the job runs, the worker calls `working()`
+ * through its {@link Delivery}.
  */
 export async function settle(msg: JobMessage, outcome: Outcome): Promise<void> {
   switch (outcome.kind) {
