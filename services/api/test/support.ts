@@ -98,7 +98,7 @@ export interface TestApi extends RunningApi, CapturedLogs {
 /** Starts the API on port 0 of 127.0.0.1 over `app.ctx` (or `options.ctx`); readiness defaults to a database ping. */
 export async function startTestApi(
   app: UseCaseBundle,
-  options: { readiness?: () => Promise<Readiness>; shutdownTimeoutMs?: number } & Partial<Pick<StartApiOptions, 'ctx' | 'httpRoutes' | 'setMintBatchStatusEnabled'>> = {},
+  options: { readiness?: () => Promise<Readiness>; shutdownTimeoutMs?: number } & Partial<Pick<StartApiOptions, 'ctx' | 'httpRoutes' | 'setMintBatchStatusEnabled' | 'downloads'>> = {},
 ): Promise<TestApi> {
   const { logger, logs, rawLogs } = capturingLogger('api-test');
   const readiness =
@@ -114,6 +114,7 @@ export async function startTestApi(
     readiness,
     ...(options.httpRoutes === undefined ? {} : { httpRoutes: options.httpRoutes }),
     ...(options.setMintBatchStatusEnabled === undefined ? {} : { setMintBatchStatusEnabled: options.setMintBatchStatusEnabled }),
+    ...(options.downloads === undefined ? {} : { downloads: options.downloads }),
   });
   return { ...api, baseUrl: `http://127.0.0.1:${api.port}`, logs, rawLogs };
 }
