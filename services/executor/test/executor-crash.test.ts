@@ -1,28 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { setupUseCases, submitSerial, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
-import { executorTestEnv, jobState, spawnExecutor, unitFacts, waitUntil, type ExecutorProcess } from './executor-process.ts';
+import { submitSerial, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
+import { jobState, setupExecutorProcesses, unitFacts, waitUntil, type ExecutorProcesses } from './executor-process.ts';
 
+let executors: ExecutorProcesses;
 let app: UseCaseBundle;
 let brand: SeededBrand;
-let env: Record<string, string>;
-const running: ExecutorProcess[] = [];
 beforeAll(async () => {
-  app = await setupUseCases();
-  brand = await app.seedBrand();
-  env = executorTestEnv(app.database.url);
+  executors = await setupExecutorProcesses();
+  ({ app, brand } = executors);
 });
-afterAll(async () => {
-  for (const p of running) p.signal('SIGKILL');
-  await Promise.all(running.map((p) => p.exited));
-  await app.close();
-});
+afterAll(() => executors?.close());
 
-async function start(overrides: Record<string, string> = {}): Promise<ExecutorProcess> {
-  const p = await spawnExecutor({ ...env, ...overrides });
-  running.push(p);
-  return p;
-}
+const start = (overrides?: Record<string, string>) => executors.start(overrides);
 const submit = (requestedQuantity: number) => submitSerial(app.ctx, brand, requestedQuantity);
 
 describe('executor process crashes and shutdowns', () => {
@@ -47,7 +37,7 @@ describe('executor process crashes and shutdowns', () => {
   }, 55_000);
 
   it('on SIGTERM finishes its chunk, releases the lease and exits, and another executor continues at once', async () => {
-    for (const p of running) p.signal('SIGKILL');
+    for (const p of executors.running) p.signal('SIGKILL');
     const n = 200_000;
     // A long lease: had A not released it, B would wait 20 s for it to lapse.
     const long = { EXECUTOR_LEASE_MS: '20000', NATS_ACK_WAIT_MS: '30000' };
