@@ -1,22 +1,20 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { submitSerial, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
+import { submitSerial } from '../../../test/support/usecases.ts';
 import { jobState, setupExecutorProcesses, unitFacts, waitUntil, type ExecutorProcesses } from './executor-process.ts';
 
 let executors: ExecutorProcesses;
-let app: UseCaseBundle;
-let brand: SeededBrand;
 beforeAll(async () => {
   executors = await setupExecutorProcesses();
-  ({ app, brand } = executors);
 });
 afterAll(() => executors?.close());
 
 const start = (overrides?: Record<string, string>) => executors.start(overrides);
-const submit = (requestedQuantity: number) => submitSerial(app.ctx, brand, requestedQuantity);
+const submit = (requestedQuantity: number) => submitSerial(executors.app.ctx, executors.brand, requestedQuantity);
 
 describe('executor process crashes and shutdowns', () => {
   it('completes a job with exactly N gapless units after SIGKILLs at random points, three in a row', async () => {
+    const { app } = executors;
     const n = 60_000;
     const { mintJobId, mintBatchId } = await submit(n);
     const killedAt: number[] = [];
@@ -37,7 +35,8 @@ describe('executor process crashes and shutdowns', () => {
   }, 55_000);
 
   it('on SIGTERM finishes its chunk, releases the lease and exits, and another executor continues at once', async () => {
-    for (const p of executors.running) p.signal('SIGKILL');
+    const { app, running } = executors;
+    for (const p of running) p.signal('SIGKILL');
     const n = 200_000;
     // A long lease: had A not released it, B would wait 20 s for it to lapse.
     const long = { EXECUTOR_LEASE_MS: '20000', NATS_ACK_WAIT_MS: '30000' };

@@ -1,18 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { submitSerial, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
+import { submitSerial } from '../../../test/support/usecases.ts';
 import { jobState, setupExecutorProcesses, unitFacts, waitUntil, type ExecutorProcesses } from './executor-process.ts';
 
 let executors: ExecutorProcesses;
-let app: UseCaseBundle;
-let brand: SeededBrand;
 beforeAll(async () => {
   executors = await setupExecutorProcesses();
-  ({ app, brand } = executors);
 });
 afterAll(() => executors?.close());
 
 describe('executor paused past its lease', () => {
   it('rejects the late chunk of a SIGSTOPped executor after another took over, and the counts stay exact', async () => {
+    const { app, brand } = executors;
     const n = 150_000;
     const { mintJobId, mintBatchId } = await submitSerial(app.ctx, brand, n);
     const a = await executors.start();
