@@ -11,7 +11,7 @@ import { IdentityMode, MintBatchStatus, MintService } from '@mint/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
 import { Health, HealthCheckResponse_ServingStatus } from '../src/gen/grpc/health/v1/health_pb.js';
-import { grpcUnaryCall, postJson, startTestApi, type TestApi } from './support.ts';
+import { grpcUnaryCall, startTestApi, submitOverJson, type TestApi } from './support.ts';
 
 let app: UseCaseBundle;
 let api: TestApi;
@@ -23,13 +23,9 @@ beforeAll(async () => {
   api = await startTestApi(app);
   brand = await app.seedBrand();
   // One batch to read back through every protocol, created through the API itself.
-  const res = await postJson(api, '/mint.v1.MintService/SubmitMintRequest', {
-    brand_id: brand.brandId,
-    product_id: brand.productId,
-    requested_quantity: 25,
-    identity_mode: 'IDENTITY_MODE_SERIAL',
-    activation_mode: 'ACTIVATION_MODE_ACTIVE_AT_MINT',
-  }, { authorization: `Bearer ${brand.token}` });
+  const res = await submitOverJson(api, brand, {
+    requested_quantity: 25, identity_mode: 'IDENTITY_MODE_SERIAL', activation_mode: 'ACTIVATION_MODE_ACTIVE_AT_MINT',
+  });
   expect(res.status).toBe(200);
   const body = (await res.json()) as { ok: boolean; mint_batch_id: string; status: string };
   // The spec's field names, and every field present even at its zero value.

@@ -6,6 +6,7 @@ import { Writable } from 'node:stream';
 import { fromBinary, toBinary, type DescMethodUnary, type DescMessage, type MessageInitShape, type MessageShape, create } from '@bufbuild/protobuf';
 import { Code, ConnectError, createClient, createRouterTransport, type Client, type Transport } from '@connectrpc/connect';
 import * as grpc from '@grpc/grpc-js';
+import { expect } from 'vitest';
 import { CatalogService, MintService } from '@mint/contract';
 import { createLogger, type Logger } from '@mint/runtime';
 import type { Readiness } from '@mint/runtime';
@@ -13,7 +14,7 @@ import * as useCases from '@mint/usecases';
 import { createConnectRoutes, type ConnectRoutesDeps } from '../src/routes.ts';
 import { rpcInterceptors } from '../src/server.ts';
 import { startApi, useCaseAuthenticator, type RunningApi, type StartApiOptions } from '../src/start.ts';
-import type { UseCaseBundle } from '../../../test/support/usecases.ts';
+import type { SeededBrand, UseCaseBundle } from '../../../test/support/usecases.ts';
 
 /** Log lines written through a test's logger. */
 export interface CapturedLogs {
@@ -36,6 +37,13 @@ function capturingLogger(service: string): CapturedLogs & { readonly logger: Log
     },
   });
   return { logger: createLogger({ logLevel: 'info' }, { service }, destination), logs, rawLogs: () => raw.join('') };
+}
+
+/** Asserts that log lines were written and that none of them contains any of `secrets`. */
+export function expectLogsFreeOf(captured: CapturedLogs, secrets: readonly string[]): void {
+  const logs = captured.rawLogs();
+  expect(logs.length).toBeGreaterThan(0);
+  for (const secret of secrets) expect(logs).not.toContain(secret);
 }
 
 /** The RPC services in process: a transport, clients of both services, and the log lines the calls wrote. */
@@ -85,6 +93,16 @@ export async function errorOf(call: Promise<unknown>): Promise<ConnectError> {
 /** POSTs `body` as JSON to `path` of a running API (a Connect JSON call when the path names an RPC). */
 export function postJson(api: Pick<TestApi, 'baseUrl'>, path: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
   return fetch(`${api.baseUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+}
+
+/**
+ * SubmitMintRequest as a Connect JSON call on a running API, by `brand`'s owner for its product;
+ * `fields` are the rest of the request under the spec's field names.
+ */
+export function submitOverJson(api: Pick<TestApi, 'baseUrl'>, brand: SeededBrand, fields: Record<string, unknown>): Promise<Response> {
+  return postJson(api, '/mint.v1.MintService/SubmitMintRequest', { brand_id: brand.brandId, product_id: brand.productId, ...fields }, {
+    authorization: `Bearer ${brand.token}`,
+  });
 }
 
 /** Call options carrying `token` as bearer token. */

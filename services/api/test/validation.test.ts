@@ -9,7 +9,7 @@ import { ViolationsSchema } from '@bufbuild/protovalidate/gen/buf/validate/valid
 import { ActivationMode, IdentityMode, MintService } from '@mint/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
-import { bearer, errorOf, inProcessApi, postJson, startTestApi } from './support.ts';
+import { bearer, errorOf, inProcessApi, startTestApi, submitOverJson } from './support.ts';
 
 let app: UseCaseBundle;
 let brand: SeededBrand;
@@ -60,13 +60,9 @@ describe('contract rules (protovalidate)', () => {
   it('over Connect JSON the answer is HTTP 400 with the field in the message', async () => {
     const api = await startTestApi(app);
     try {
-      const res = await postJson(api, '/mint.v1.MintService/SubmitMintRequest', {
-        brand_id: brand.brandId,
-        product_id: brand.productId,
-        requested_quantity: 5,
-        identity_mode: 'IDENTITY_MODE_UNSPECIFIED',
-        activation_mode: 'ACTIVATION_MODE_FIRST_SCAN',
-      }, { authorization: `Bearer ${brand.token}` });
+      const res = await submitOverJson(api, brand, {
+        requested_quantity: 5, identity_mode: 'IDENTITY_MODE_UNSPECIFIED', activation_mode: 'ACTIVATION_MODE_FIRST_SCAN',
+      });
       expect(res.status).toBe(400);
       expect(await res.json()).toMatchObject({ code: 'invalid_argument', message: expect.stringContaining('identity_mode: ') });
     } finally {
