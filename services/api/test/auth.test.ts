@@ -1,18 +1,17 @@
 // Every MintService and CatalogService RPC needs a bearer token of a user whose role on the
-// request's brand grants the RPC's permission; health stays public.
+// request's brand grants the RPC's permission; health stays public. The RPCs run in process
+// through the interceptor chain; the HTTP status of a refusal is checked on the real server.
 
 import { randomUUID } from 'node:crypto';
-import { Code, ConnectError, createClient, type Client } from '@connectrpc/connect';
-import { createConnectTransport } from '@connectrpc/connect-node';
+import { Code, ConnectError, type Client } from '@connectrpc/connect';
 import { ActivationMode, CatalogService, CommercialStatus, IdentityMode, MintReadinessStatus, MintService } from '@mint/contract';
 import type { Role } from '@mint/domain';
 import { createUser, grantRole, issueAccessToken } from '@mint/usecases';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
-import { startTestApi, type TestApi } from './support.ts';
+import { bearer, codeOf, inProcessApi, postJson, startTestApi } from './support.ts';
 
 let app: UseCaseBundle;
-let api: TestApi;
 let brand: SeededBrand;
 let other: SeededBrand;
 let batchId: string;
@@ -27,25 +26,11 @@ async function userWith(role: Role | null): Promise<string> {
   return issueAccessToken(app.ctx, user.id);
 }
 
-const bearer = (token: string) => ({ headers: { authorization: `Bearer ${token}` } });
-
-async function codeOf(call: Promise<unknown>): Promise<Code | 'ok'> {
-  try {
-    await call;
-    return 'ok';
-  } catch (error) {
-    return ConnectError.from(error).code;
-  }
-}
-
 beforeAll(async () => {
   app = await setupUseCases();
-  api = await startTestApi(app);
+  ({ mint, catalog } = inProcessApi(app));
   brand = await app.seedBrand();
   other = await app.seedBrand();
-  const transport = createConnectTransport({ baseUrl: api.baseUrl, httpVersion: '2' });
-  mint = createClient(MintService, transport);
-  catalog = createClient(CatalogService, transport);
   const submitted = await mint.submitMintRequest(
     { brandId: brand.brandId, productId: brand.productId, requestedQuantity: 3, identityMode: IdentityMode.SERIAL, activationMode: ActivationMode.ACTIVE_AT_MINT },
     bearer(brand.token),
@@ -55,19 +40,19 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await api?.close();
   await app?.close();
 });
 
 describe('authentication', () => {
   it('refuses a call without a token: HTTP 401, code unauthenticated', async () => {
-    const res = await fetch(`${api.baseUrl}/mint.v1.MintService/GetMintBatch`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ brand_id: brand.brandId, mint_batch_id: batchId }),
-    });
-    expect(res.status).toBe(401);
-    expect(await res.json()).toMatchObject({ code: 'unauthenticated', message: expect.stringContaining('bearer token') });
+    const api = await startTestApi(app);
+    try {
+      const res = await postJson(api, '/mint.v1.MintService/GetMintBatch', { brand_id: brand.brandId, mint_batch_id: batchId });
+      expect(res.status).toBe(401);
+      expect(await res.json()).toMatchObject({ code: 'unauthenticated', message: expect.stringContaining('bearer token') });
+    } finally {
+      await api.close();
+    }
   });
 
   it('refuses another scheme, a forged token and an expired token', async () => {

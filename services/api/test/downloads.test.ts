@@ -1,23 +1,22 @@
-// Signed payload pack downloads end to end: CreatePayloadPackDownloadUrl over Connect, then the
-// public /downloads route: the archive's contents, the tamper matrix, expiry and key rotation.
+// Signed payload pack downloads end to end: CreatePayloadPackDownloadUrl over Connect (in process
+// where only the RPC matters), then the public /downloads route on the real server: the archive's
+// contents, the tamper matrix, expiry and key rotation.
 
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
-import { Code, ConnectError, createClient, type Client } from '@connectrpc/connect';
+import { Code, createClient, type Client } from '@connectrpc/connect';
 import { createConnectTransport } from '@connectrpc/connect-node';
 import { MintService } from '@mint/contract';
 import { query } from '@mint/db';
 import type { SigningKey } from '@mint/domain';
-import { createLogger } from '@mint/runtime';
 import { createFsPackStore, type PackStore } from '@mint/store';
 import { claimPayloadPack, generatePayloadPack, type UseCaseContext } from '@mint/usecases';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintCompleted, tempStoreDir } from '../../../test/support/pack-fixtures.ts';
 import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
 import { refusedDownloadBody } from '../src/downloads/routes.ts';
-import { startApi, type RunningApi } from '../src/start.ts';
+import { bearer, codeOf, inProcessApi, startTestApi, type TestApi } from './support.ts';
 
 const k1: SigningKey = { id: 'k1', secret: new Uint8Array(32).fill(1) };
 const k2: SigningKey = { id: 'k2', secret: new Uint8Array(32).fill(2) };
@@ -28,24 +27,19 @@ let store: PackStore;
 let brand: SeededBrand;
 let readyPack: { id: string; batchId: string };
 let pendingPack: { id: string };
-const running: RunningApi[] = [];
+const running: TestApi[] = [];
 let clockMs = Date.now();
 let ctx: UseCaseContext;
-const rawLogs: string[] = [];
 
 /** Starts an API over the shared database with `keys`, the test clock and captured logs. */
 async function startWith(keys: readonly SigningKey[]): Promise<{ baseUrl: string; mint: Client<typeof MintService> }> {
-  const destination = new Writable({ write(chunk: Buffer, _e, done) { rawLogs.push(chunk.toString()); done(); } });
-  const api = await startApi({
-    ctx, config: { port: 0, host: '127.0.0.1', shutdownTimeoutMs: 2_000 }, logger: createLogger({ logLevel: 'info' }, {}, destination),
-    readiness: async () => ({ ok: true, checks: {} }), downloads: { keys, store },
-  });
+  const api = await startTestApi(app, { ctx, shutdownTimeoutMs: 2_000, downloads: { keys, store } });
   running.push(api);
-  const baseUrl = `http://127.0.0.1:${api.port}`;
-  return { baseUrl, mint: createClient(MintService, createConnectTransport({ baseUrl, httpVersion: '1.1' })) };
+  return { baseUrl: api.baseUrl, mint: createClient(MintService, createConnectTransport({ baseUrl: api.baseUrl, httpVersion: '1.1' })) };
 }
 
-const as = (token: string) => ({ headers: { authorization: `Bearer ${token}` } });
+/** The RPCs with `keys` and the test clock, in process. */
+const inProcessWith = (keys: readonly SigningKey[]) => inProcessApi(app, { ctx, downloads: { keys, store } });
 
 async function packOfBatch(batchId: string): Promise<string> {
   const [row] = await query<{ id: string }>(app.db.em.fork(), 'select id from payload_packs where mint_batch_id = ?', [batchId]);
@@ -86,19 +80,10 @@ afterAll(async () => {
   await storeDir.remove();
 });
 
-async function codeOf(call: Promise<unknown>): Promise<Code | 'ok'> {
-  try {
-    await call;
-    return 'ok';
-  } catch (error) {
-    return ConnectError.from(error).code;
-  }
-}
-
 describe('CreatePayloadPackDownloadUrl', () => {
   it('issues a URL valid five minutes by default, whose download is the pack as stored', async () => {
     const { mint } = await startWith([k1]);
-    const issued = await mint.createPayloadPackDownloadUrl({ brandId: brand.brandId, packId: readyPack.id }, as(brand.token));
+    const issued = await mint.createPayloadPackDownloadUrl({ brandId: brand.brandId, packId: readyPack.id }, bearer(brand.token));
     expect(issued.ok).toBe(true);
     const url = new URL(issued.url);
     expect(url.pathname).toBe(`/downloads/${brand.brandId}/${readyPack.id}/payload-pack-${readyPack.id}.tar`);
@@ -121,17 +106,17 @@ describe('CreatePayloadPackDownloadUrl', () => {
   });
 
   it('refuses a pending pack (FailedPrecondition), a ttl over 15 minutes, and another brand', async () => {
-    const { mint } = await startWith([k1]);
-    expect(await codeOf(mint.createPayloadPackDownloadUrl({ brandId: brand.brandId, packId: pendingPack.id }, as(brand.token)))).toBe(Code.FailedPrecondition);
-    expect(await codeOf(mint.createPayloadPackDownloadUrl({ brandId: brand.brandId, packId: readyPack.id, ttlSeconds: 901 }, as(brand.token)))).toBe(Code.InvalidArgument);
+    const { mint } = inProcessWith([k1]);
+    expect(await codeOf(mint.createPayloadPackDownloadUrl({ brandId: brand.brandId, packId: pendingPack.id }, bearer(brand.token)))).toBe(Code.FailedPrecondition);
+    expect(await codeOf(mint.createPayloadPackDownloadUrl({ brandId: brand.brandId, packId: readyPack.id, ttlSeconds: 901 }, bearer(brand.token)))).toBe(Code.InvalidArgument);
     const other = await app.seedBrand();
-    expect(await codeOf(mint.createPayloadPackDownloadUrl({ brandId: brand.brandId, packId: readyPack.id }, as(other.token)))).toBe(Code.PermissionDenied);
-    expect(await codeOf(mint.createPayloadPackDownloadUrl({ brandId: other.brandId, packId: readyPack.id }, as(other.token)))).toBe(Code.NotFound);
+    expect(await codeOf(mint.createPayloadPackDownloadUrl({ brandId: brand.brandId, packId: readyPack.id }, bearer(other.token)))).toBe(Code.PermissionDenied);
+    expect(await codeOf(mint.createPayloadPackDownloadUrl({ brandId: other.brandId, packId: readyPack.id }, bearer(other.token)))).toBe(Code.NotFound);
   });
 
   it('never puts a URL in ListPayloadPacks', async () => {
-    const { mint } = await startWith([k1]);
-    const list = await mint.listPayloadPacks({ brandId: brand.brandId }, as(brand.token));
+    const { mint } = inProcessWith([k1]);
+    const list = await mint.listPayloadPacks({ brandId: brand.brandId }, bearer(brand.token));
     expect(list.packs.map((p) => p.id).sort()).toEqual([readyPack.id, pendingPack.id].sort());
     expect(list.packs.find((p) => p.id === readyPack.id)?.storagePath).toBe(`${brand.brandId}/${readyPack.id}`);
     expect(JSON.stringify(list, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v))).not.toMatch(/https?:|sig=/);
@@ -141,7 +126,7 @@ describe('CreatePayloadPackDownloadUrl', () => {
 describe('the download route', () => {
   async function issue(keys: readonly SigningKey[], packId = readyPack.id, ttlSeconds?: number) {
     const { mint, baseUrl } = await startWith(keys);
-    const issued = await mint.createPayloadPackDownloadUrl({ brandId: brand.brandId, packId, ...(ttlSeconds === undefined ? {} : { ttlSeconds }) }, as(brand.token));
+    const issued = await mint.createPayloadPackDownloadUrl({ brandId: brand.brandId, packId, ...(ttlSeconds === undefined ? {} : { ttlSeconds }) }, bearer(brand.token));
     const url = new URL(issued.url);
     return { baseUrl, path: url.pathname, params: url.searchParams };
   }
@@ -225,7 +210,7 @@ describe('the download route', () => {
     const { baseUrl, path, params } = await issue([k1]);
     await get(baseUrl, path, new URLSearchParams({ exp: params.get('exp')!, kid: 'k1', sig: `${params.get('sig')!.slice(0, 42)}Q` }));
     await get(baseUrl, path, params);
-    const logs = rawLogs.join('');
+    const logs = running.map((api) => api.rawLogs()).join('');
     expect(logs).toContain('download refused');
     expect(logs).not.toContain(params.get('sig')!);
     expect(logs).not.toContain(params.get('sig')!.slice(0, 42));

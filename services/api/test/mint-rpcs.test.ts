@@ -1,9 +1,9 @@
-// The MintService and CatalogService RPCs end to end through the API (Connect over HTTP/2):
-// what a client sends and gets back, field by field, for each RPC that has a use case.
+// The MintService and CatalogService RPCs end to end through the interceptor chain and the
+// handlers (in process, through createRouterTransport): what a client sends and gets back, field
+// by field, for each RPC that has a use case.
 
 import { timestampDate } from '@bufbuild/protobuf/wkt';
-import { Code, ConnectError, createClient, type Client } from '@connectrpc/connect';
-import { createConnectTransport } from '@connectrpc/connect-node';
+import { Code, createClient, type Client } from '@connectrpc/connect';
 import {
   ActivationMode, CatalogService, CommercialStatus, IdentityMode, MintBatchStatus, MintJobStatus, MintReadinessStatus, MintService,
   MintUnitStatus, ProductionBatchStatus,
@@ -11,24 +11,14 @@ import {
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nextGtin, setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
-import { startTestApi, type TestApi } from './support.ts';
+import { bearer, codeOf, inProcessApi } from './support.ts';
 import { PayloadPackStatus } from '@mint/contract';
 
 let app: UseCaseBundle;
-let api: TestApi;
 let brand: SeededBrand;
 let mint: Client<typeof MintService>;
 let catalog: Client<typeof CatalogService>;
-const as = () => ({ headers: { authorization: `Bearer ${brand.token}` } });
-
-async function codeOf(call: Promise<unknown>): Promise<Code | 'ok'> {
-  try {
-    await call;
-    return 'ok';
-  } catch (error) {
-    return ConnectError.from(error).code;
-  }
-}
+const as = () => bearer(brand.token);
 
 /** Runs processing cycles of `max` units until the job is done; returns every cycle's answer. */
 async function runToCompletion(jobId: string, max = 10) {
@@ -43,15 +33,11 @@ async function runToCompletion(jobId: string, max = 10) {
 
 beforeAll(async () => {
   app = await setupUseCases();
-  api = await startTestApi(app, { setMintBatchStatusEnabled: true });
+  ({ mint, catalog } = inProcessApi(app, { setMintBatchStatusEnabled: true }));
   brand = await app.seedBrand();
-  const transport = createConnectTransport({ baseUrl: api.baseUrl, httpVersion: '2' });
-  mint = createClient(MintService, transport);
-  catalog = createClient(CatalogService, transport);
 });
 
 afterAll(async () => {
-  await api?.close();
   await app?.close();
 });
 
@@ -224,16 +210,11 @@ describe('minting', () => {
     // Imports are implemented (issue 6): a header without the required columns is bad input, an unknown import is not found.
     expect(await codeOf(catalog.startProductImport({ brandId: brand.brandId, csv: new TextEncoder().encode('sku,name\n') }, as()))).toBe(Code.InvalidArgument);
     expect(await codeOf(catalog.getProductImport({ brandId: brand.brandId, importId: randomUUID() }, as()))).toBe(Code.NotFound);
-    const plain = await startTestApi(app);
-    try {
-      const client = createClient(MintService, createConnectTransport({ baseUrl: plain.baseUrl, httpVersion: '1.1' }));
-      const { batches } = await client.listMintBatches({ brandId: brand.brandId, limit: 1 }, as());
-      expect(await codeOf(client.setMintBatchStatus({ brandId: brand.brandId, mintBatchId: batches[0]!.id, status: MintBatchStatus.VOIDED }, as()))).toBe(
-        Code.Unimplemented,
-      );
-    } finally {
-      await plain.close();
-    }
+    const client = createClient(MintService, inProcessApi(app).transport);
+    const { batches } = await client.listMintBatches({ brandId: brand.brandId, limit: 1 }, as());
+    expect(await codeOf(client.setMintBatchStatus({ brandId: brand.brandId, mintBatchId: batches[0]!.id, status: MintBatchStatus.VOIDED }, as()))).toBe(
+      Code.Unimplemented,
+    );
   });
 });
 

@@ -11,7 +11,7 @@ import { IdentityMode, MintBatchStatus, MintService } from '@mint/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
 import { Health, HealthCheckResponse_ServingStatus } from '../src/gen/grpc/health/v1/health_pb.js';
-import { grpcUnaryCall, startTestApi, type TestApi } from './support.ts';
+import { grpcUnaryCall, startTestApi, submitOverJson, type TestApi } from './support.ts';
 
 let app: UseCaseBundle;
 let api: TestApi;
@@ -23,16 +23,8 @@ beforeAll(async () => {
   api = await startTestApi(app);
   brand = await app.seedBrand();
   // One batch to read back through every protocol, created through the API itself.
-  const res = await fetch(`${api.baseUrl}/mint.v1.MintService/SubmitMintRequest`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${brand.token}` },
-    body: JSON.stringify({
-      brand_id: brand.brandId,
-      product_id: brand.productId,
-      requested_quantity: 25,
-      identity_mode: 'IDENTITY_MODE_SERIAL',
-      activation_mode: 'ACTIVATION_MODE_ACTIVE_AT_MINT',
-    }),
+  const res = await submitOverJson(api, brand, {
+    requested_quantity: 25, identity_mode: 'IDENTITY_MODE_SERIAL', activation_mode: 'ACTIVATION_MODE_ACTIVE_AT_MINT',
   });
   expect(res.status).toBe(200);
   const body = (await res.json()) as { ok: boolean; mint_batch_id: string; status: string };

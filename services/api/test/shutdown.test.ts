@@ -17,6 +17,7 @@ import { testInfra } from '../../../test/support/context.ts';
 import { freshStreamNames } from '../../../test/support/nats.ts';
 import { freePort } from '../../../test/support/ports.ts';
 import { setupUseCases, testJwtSecret, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
+import { submitOverJson } from './support.ts';
 
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 let app: UseCaseBundle;
@@ -89,13 +90,8 @@ describe('SIGTERM on the API process', () => {
         const sentAfterSignal = signalled;
         let res: Response;
         try {
-          res = await fetch(`${base}/mint.v1.MintService/SubmitMintRequest`, {
-            method: 'POST',
-            headers: { 'content-type': 'application/json', authorization: `Bearer ${brand.token}` },
-            body: JSON.stringify({
-              brand_id: brand.brandId, product_id: brand.productId, requested_quantity: 5, identity_mode: 'IDENTITY_MODE_SERIAL',
-              activation_mode: 'ACTIVATION_MODE_ACTIVE_AT_MINT', idempotency_key: key,
-            }),
+          res = await submitOverJson({ baseUrl: base }, brand, {
+            requested_quantity: 5, identity_mode: 'IDENTITY_MODE_SERIAL', activation_mode: 'ACTIVATION_MODE_ACTIVE_AT_MINT', idempotency_key: key,
           });
         } catch (error) {
           record({ kind: 'refused', key, detail: explain(error) });

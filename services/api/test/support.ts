@@ -1,28 +1,31 @@
-// Starts the real API (startApi on a fresh database's use-case context) for a test file, with
-// its log lines captured, and builds clients for each protocol it serves.
+// The API for a test file, two ways: the RPC handlers behind the full interceptor chain in
+// process (createRouterTransport, no network), or the real server (startApi on a fresh
+// database's use-case context) for what only the wire shows. Both capture their log lines.
 
 import { Writable } from 'node:stream';
 import { fromBinary, toBinary, type DescMethodUnary, type DescMessage, type MessageInitShape, type MessageShape, create } from '@bufbuild/protobuf';
+import { Code, ConnectError, createClient, createRouterTransport, type Client, type Transport } from '@connectrpc/connect';
 import * as grpc from '@grpc/grpc-js';
-import { createLogger } from '@mint/runtime';
+import { expect } from 'vitest';
+import { CatalogService, MintService } from '@mint/contract';
+import { createLogger, type Logger } from '@mint/runtime';
 import type { Readiness } from '@mint/runtime';
-import { startApi, type RunningApi, type StartApiOptions } from '../src/start.ts';
-import type { UseCaseBundle } from '../../../test/support/usecases.ts';
+import * as useCases from '@mint/usecases';
+import { createConnectRoutes, type ConnectRoutesDeps } from '../src/routes.ts';
+import { rpcInterceptors } from '../src/server.ts';
+import { startApi, useCaseAuthenticator, type RunningApi, type StartApiOptions } from '../src/start.ts';
+import type { SeededBrand, UseCaseBundle } from '../../../test/support/usecases.ts';
 
-/** A running API and the JSON log lines it wrote. */
-export interface TestApi extends RunningApi {
-  readonly baseUrl: string;
+/** Log lines written through a test's logger. */
+export interface CapturedLogs {
   /** Parsed log lines, in order. */
   readonly logs: Record<string, unknown>[];
   /** The raw log text (to assert what never appears in it). */
   rawLogs(): string;
 }
 
-/** Starts the API on port 0 of 127.0.0.1 over `app.ctx` (or `options.ctx`); readiness defaults to a database ping. */
-export async function startTestApi(
-  app: UseCaseBundle,
-  options: { readiness?: () => Promise<Readiness>; shutdownTimeoutMs?: number } & Partial<Pick<StartApiOptions, 'ctx' | 'httpRoutes' | 'setMintBatchStatusEnabled'>> = {},
-): Promise<TestApi> {
+/** A JSON logger at info level whose lines are kept in memory. */
+function capturingLogger(service: string): CapturedLogs & { readonly logger: Logger } {
   const raw: string[] = [];
   const logs: Record<string, unknown>[] = [];
   const destination = new Writable({
@@ -33,7 +36,89 @@ export async function startTestApi(
       done();
     },
   });
-  const logger = createLogger({ logLevel: 'info' }, { service: 'api-test' }, destination);
+  return { logger: createLogger({ logLevel: 'info' }, { service }, destination), logs, rawLogs: () => raw.join('') };
+}
+
+/** Asserts that log lines were written and that none of them contains any of `secrets`. */
+export function expectLogsFreeOf(captured: CapturedLogs, secrets: readonly string[]): void {
+  const logs = captured.rawLogs();
+  expect(logs.length).toBeGreaterThan(0);
+  for (const secret of secrets) expect(logs).not.toContain(secret);
+}
+
+/** The RPC services in process: a transport, clients of both services, and the log lines the calls wrote. */
+export interface InProcessApi extends CapturedLogs {
+  readonly transport: Transport;
+  readonly mint: Client<typeof MintService>;
+  readonly catalog: Client<typeof CatalogService>;
+}
+
+/**
+ * MintService and CatalogService over `app.ctx` (or `options.ctx`) behind the server's whole
+ * interceptor chain (logging, errors, authentication, validation, authorization), reached through
+ * `createRouterTransport`: every call runs the handlers with no HTTP server and no socket.
+ */
+export function inProcessApi(
+  app: Pick<UseCaseBundle, 'ctx'>,
+  options: Partial<Pick<ConnectRoutesDeps, 'ctx' | 'setMintBatchStatusEnabled' | 'downloads'>> = {},
+): InProcessApi {
+  const ctx = options.ctx ?? app.ctx;
+  const { logger, logs, rawLogs } = capturingLogger('api-test');
+  const transport = createRouterTransport(createConnectRoutes({ ...options, ctx, useCases }), {
+    router: { interceptors: rpcInterceptors({ logger, authenticator: useCaseAuthenticator(ctx) }) },
+  });
+  return { transport, mint: createClient(MintService, transport), catalog: createClient(CatalogService, transport), logs, rawLogs };
+}
+
+/** The code a call ended with, or 'ok'. */
+export async function codeOf(call: Promise<unknown>): Promise<Code | 'ok'> {
+  try {
+    await call;
+    return 'ok';
+  } catch (error) {
+    return ConnectError.from(error).code;
+  }
+}
+
+/** The error a call failed with; throws when it succeeded. */
+export async function errorOf(call: Promise<unknown>): Promise<ConnectError> {
+  try {
+    await call;
+  } catch (error) {
+    return ConnectError.from(error);
+  }
+  throw new Error('expected the call to fail');
+}
+
+/** POSTs `body` as JSON to `path` of a running API (a Connect JSON call when the path names an RPC). */
+export function postJson(api: Pick<TestApi, 'baseUrl'>, path: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(`${api.baseUrl}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+}
+
+/**
+ * SubmitMintRequest as a Connect JSON call on a running API, by `brand`'s owner for its product;
+ * `fields` are the rest of the request under the spec's field names.
+ */
+export function submitOverJson(api: Pick<TestApi, 'baseUrl'>, brand: SeededBrand, fields: Record<string, unknown>): Promise<Response> {
+  return postJson(api, '/mint.v1.MintService/SubmitMintRequest', { brand_id: brand.brandId, product_id: brand.productId, ...fields }, {
+    authorization: `Bearer ${brand.token}`,
+  });
+}
+
+/** Call options carrying `token` as bearer token. */
+export const bearer = (token: string) => ({ headers: { authorization: `Bearer ${token}` } });
+
+/** A running API and the JSON log lines it wrote. */
+export interface TestApi extends RunningApi, CapturedLogs {
+  readonly baseUrl: string;
+}
+
+/** Starts the API on port 0 of 127.0.0.1 over `app.ctx` (or `options.ctx`); readiness defaults to a database ping. */
+export async function startTestApi(
+  app: UseCaseBundle,
+  options: { readiness?: () => Promise<Readiness>; shutdownTimeoutMs?: number } & Partial<Pick<StartApiOptions, 'ctx' | 'httpRoutes' | 'setMintBatchStatusEnabled' | 'downloads'>> = {},
+): Promise<TestApi> {
+  const { logger, logs, rawLogs } = capturingLogger('api-test');
   const readiness =
     options.readiness ??
     (async () => {
@@ -47,8 +132,9 @@ export async function startTestApi(
     readiness,
     ...(options.httpRoutes === undefined ? {} : { httpRoutes: options.httpRoutes }),
     ...(options.setMintBatchStatusEnabled === undefined ? {} : { setMintBatchStatusEnabled: options.setMintBatchStatusEnabled }),
+    ...(options.downloads === undefined ? {} : { downloads: options.downloads }),
   });
-  return { ...api, baseUrl: `http://127.0.0.1:${api.port}`, logs, rawLogs: () => raw.join('') };
+  return { ...api, baseUrl: `http://127.0.0.1:${api.port}`, logs, rawLogs };
 }
 
 /** A grpc-js client for one unary method, serialising with protobuf-es (no proto-loader). */

@@ -1,40 +1,28 @@
 // Bad input is refused with InvalidArgument naming the field, by the contract's buf.validate rules
-// (before any handler runs) and by the domain rules behind them; missing rows are NotFound.
+// (before any handler runs) and by the domain rules behind them; missing rows are NotFound. The
+// RPCs run in process through the interceptor chain; the HTTP status is checked on the real server.
 
 import { randomUUID } from 'node:crypto';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
-import { Code, ConnectError, createClient, type Client } from '@connectrpc/connect';
-import { createConnectTransport } from '@connectrpc/connect-node';
+import { Code, type Client } from '@connectrpc/connect';
 import { ViolationsSchema } from '@bufbuild/protovalidate/gen/buf/validate/validate_pb.js';
 import { ActivationMode, IdentityMode, MintService } from '@mint/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
-import { startTestApi, type TestApi } from './support.ts';
+import { bearer, errorOf, inProcessApi, startTestApi, submitOverJson } from './support.ts';
 
 let app: UseCaseBundle;
-let api: TestApi;
 let brand: SeededBrand;
 let mint: Client<typeof MintService>;
-const options = () => ({ headers: { authorization: `Bearer ${brand.token}` } });
-
-async function errorOf(call: Promise<unknown>): Promise<ConnectError> {
-  try {
-    await call;
-  } catch (error) {
-    return ConnectError.from(error);
-  }
-  throw new Error('expected the call to fail');
-}
+const options = () => bearer(brand.token);
 
 beforeAll(async () => {
   app = await setupUseCases();
-  api = await startTestApi(app);
   brand = await app.seedBrand();
-  mint = createClient(MintService, createConnectTransport({ baseUrl: api.baseUrl, httpVersion: '2' }));
+  ({ mint } = inProcessApi(app));
 });
 
 afterAll(async () => {
-  await api?.close();
   await app?.close();
 });
 
@@ -70,19 +58,16 @@ describe('contract rules (protovalidate)', () => {
   });
 
   it('over Connect JSON the answer is HTTP 400 with the field in the message', async () => {
-    const res = await fetch(`${api.baseUrl}/mint.v1.MintService/SubmitMintRequest`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${brand.token}` },
-      body: JSON.stringify({
-        brand_id: brand.brandId,
-        product_id: brand.productId,
-        requested_quantity: 5,
-        identity_mode: 'IDENTITY_MODE_UNSPECIFIED',
-        activation_mode: 'ACTIVATION_MODE_FIRST_SCAN',
-      }),
-    });
-    expect(res.status).toBe(400);
-    expect(await res.json()).toMatchObject({ code: 'invalid_argument', message: expect.stringContaining('identity_mode: ') });
+    const api = await startTestApi(app);
+    try {
+      const res = await submitOverJson(api, brand, {
+        requested_quantity: 5, identity_mode: 'IDENTITY_MODE_UNSPECIFIED', activation_mode: 'ACTIVATION_MODE_FIRST_SCAN',
+      });
+      expect(res.status).toBe(400);
+      expect(await res.json()).toMatchObject({ code: 'invalid_argument', message: expect.stringContaining('identity_mode: ') });
+    } finally {
+      await api.close();
+    }
   });
 
   it('validates the request of a server-streaming RPC before it streams', async () => {

@@ -1,32 +1,20 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { setupUseCases, submitSerial, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
-import { executorTestEnv, jobState, spawnExecutor, unitFacts, waitUntil, type ExecutorProcess } from './executor-process.ts';
+import { submitSerial } from '../../../test/support/usecases.ts';
+import { jobState, setupExecutorProcesses, unitFacts, waitUntil, type ExecutorProcesses } from './executor-process.ts';
 
-let app: UseCaseBundle;
-let brand: SeededBrand;
-let env: Record<string, string>;
-const running: ExecutorProcess[] = [];
+let executors: ExecutorProcesses;
 beforeAll(async () => {
-  app = await setupUseCases();
-  brand = await app.seedBrand();
-  env = executorTestEnv(app.database.url);
+  executors = await setupExecutorProcesses();
 });
-afterAll(async () => {
-  for (const p of running) p.signal('SIGKILL');
-  await Promise.all(running.map((p) => p.exited));
-  await app.close();
-});
+afterAll(() => executors?.close());
 
-async function start(overrides: Record<string, string> = {}): Promise<ExecutorProcess> {
-  const p = await spawnExecutor({ ...env, ...overrides });
-  running.push(p);
-  return p;
-}
-const submit = (requestedQuantity: number) => submitSerial(app.ctx, brand, requestedQuantity);
+const start = (overrides?: Record<string, string>) => executors.start(overrides);
+const submit = (requestedQuantity: number) => submitSerial(executors.app.ctx, executors.brand, requestedQuantity);
 
 describe('executor process crashes and shutdowns', () => {
   it('completes a job with exactly N gapless units after SIGKILLs at random points, three in a row', async () => {
+    const { app } = executors;
     const n = 60_000;
     const { mintJobId, mintBatchId } = await submit(n);
     const killedAt: number[] = [];
@@ -47,6 +35,7 @@ describe('executor process crashes and shutdowns', () => {
   }, 55_000);
 
   it('on SIGTERM finishes its chunk, releases the lease and exits, and another executor continues at once', async () => {
+    const { app, running } = executors;
     for (const p of running) p.signal('SIGKILL');
     const n = 200_000;
     // A long lease: had A not released it, B would wait 20 s for it to lapse.

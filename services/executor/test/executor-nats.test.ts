@@ -1,31 +1,28 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import pino from 'pino';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { jetstream } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
-import { connectJetStreamBus, type JobBus } from '@mint/bus';
+import type { JobBus } from '@mint/bus';
 import { query } from '@mint/db';
-import { startExecutor, type Executor } from '@mint/executor';
-import { freshStreamNames, startNatsServer, type NatsServer } from '../../../test/support/nats.ts';
+import { startNatsServer, type NatsServer, type StreamNames } from '../../../test/support/nats.ts';
 import { setupUseCases, submitSerial, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
-import { jobState, unitFacts, waitUntil } from './executor-process.ts';
+import { jobState, startInProcessExecutor, unitFacts, waitUntil, type InProcessExecutor } from './executor-process.ts';
 
 let app: UseCaseBundle;
 let brand: SeededBrand;
 let nats: NatsServer;
+let running: InProcessExecutor;
 let bus: JobBus;
-let executor: Executor;
-const names = freshStreamNames();
+let names: StreamNames;
 beforeAll(async () => {
   app = await setupUseCases();
   brand = await app.seedBrand();
   nats = await startNatsServer();
-  bus = await connectJetStreamBus({ url: nats.url, ...names, ackWaitMs: 5000 });
-  executor = startExecutor({ ctx: app.ctx, bus, logger: pino({ level: 'silent' }), concurrency: 2, chunkSize: 2000, relayIntervalMs: 50, leaseMs: 5000 });
+  running = await startInProcessExecutor(app, nats.url, { concurrency: 2, leaseMs: 5000 });
+  ({ bus, names } = running);
 });
 afterAll(async () => {
-  await executor.stop();
-  await bus.close();
+  await running.stop();
   await nats.stop();
   await app.close();
 });

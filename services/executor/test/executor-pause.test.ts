@@ -1,42 +1,23 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { submitMintRequest } from '@mint/usecases';
-import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
-import { executorTestEnv, jobState, spawnExecutor, unitFacts, waitUntil, type ExecutorProcess } from './executor-process.ts';
+import { submitSerial } from '../../../test/support/usecases.ts';
+import { jobState, setupExecutorProcesses, unitFacts, waitUntil, type ExecutorProcesses } from './executor-process.ts';
 
-let app: UseCaseBundle;
-let brand: SeededBrand;
-let env: Record<string, string>;
-const running: ExecutorProcess[] = [];
+let executors: ExecutorProcesses;
 beforeAll(async () => {
-  app = await setupUseCases();
-  brand = await app.seedBrand();
-  env = executorTestEnv(app.database.url);
+  executors = await setupExecutorProcesses();
 });
-afterAll(async () => {
-  for (const p of running) {
-    p.signal('SIGCONT');
-    p.signal('SIGKILL');
-  }
-  await Promise.all(running.map((p) => p.exited));
-  await app.close();
-});
+afterAll(() => executors?.close());
 
 describe('executor paused past its lease', () => {
   it('rejects the late chunk of a SIGSTOPped executor after another took over, and the counts stay exact', async () => {
+    const { app, brand } = executors;
     const n = 150_000;
-    const submitted = await submitMintRequest(app.ctx, { id: brand.userId }, {
-      brandId: brand.brandId, productId: brand.productId, productBatchId: null, requestedQuantity: n,
-      identityMode: 'serial', activationMode: 'active_at_mint', lots: [], idempotencyKey: null,
-    });
-    if (!submitted.ok) throw new Error('blocked');
-    const { mintJobId, mintBatchId } = submitted;
-    const a = await spawnExecutor(env);
-    running.push(a);
+    const { mintJobId, mintBatchId } = await submitSerial(app.ctx, brand, n);
+    const a = await executors.start();
     await waitUntil('progress', async () => (await jobState(app.db, mintJobId)).minted >= 3000);
     a.signal('SIGSTOP');
     const paused = await jobState(app.db, mintJobId);
-    const b = await spawnExecutor(env);
-    running.push(b);
+    const b = await executors.start();
     // B gets the redelivered message once A's ack deadline passed and takes the lapsed lease over.
     await waitUntil('takeover', async () => (await jobState(app.db, mintJobId)).token > paused.token, 25_000);
     expect((await jobState(app.db, mintJobId)).status).toBe('PROCESSING');

@@ -1,14 +1,19 @@
-// Executor daemons as child processes (`node services/executor/src/main.ts`) for crash, pause
-// and shutdown tests, plus the checks those tests share.
+// Executors for the executor's integration tests: daemons as child processes (`node
+// services/executor/src/main.ts`) for crash, pause and shutdown tests, an executor in this process
+// over a JetStream bus, and the checks those tests share.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
+import pino from 'pino';
+import { connectJetStreamBus, type JobBus } from '@mint/bus';
 import { query, type Database } from '@mint/db';
+import { startExecutor, type Executor, type ExecutorOptions } from '@mint/executor';
 import { testInfra } from '../../../test/support/context.ts';
-import { freshStreamNames } from '../../../test/support/nats.ts';
+import { freshStreamNames, type StreamNames } from '../../../test/support/nats.ts';
 import { freePort } from '../../../test/support/ports.ts';
+import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
 
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 const children = new Set<ChildProcess>();
@@ -57,6 +62,73 @@ export function executorTestEnv(databaseUrl: string): Record<string, string> {
   return {
     DATABASE_URL: databaseUrl, NATS_URL: testInfra().natsUrl, NATS_STREAM: names.stream, NATS_SUBJECT_PREFIX: names.subjectPrefix,
     EXECUTOR_LEASE_MS: '1500', NATS_ACK_WAIT_MS: '3000', MINT_CHUNK_SIZE: '500',
+  };
+}
+
+/** A test file's executor daemons: a fresh database with a seeded brand, and the processes started on it. */
+export interface ExecutorProcesses {
+  readonly app: UseCaseBundle;
+  readonly brand: SeededBrand;
+  /** Every executor started so far, in order. */
+  readonly running: ExecutorProcess[];
+  /** Starts an executor on the file's database and stream; `overrides` change {@link executorTestEnv}'s values. */
+  start(overrides?: Record<string, string>): Promise<ExecutorProcess>;
+  /** Kills every executor (resuming a stopped one first), waits for their exits, drops the database. */
+  close(): Promise<void>;
+}
+
+/** Opens a fresh database with a seeded brand for executor daemons. Call in beforeAll; close() in afterAll. */
+export async function setupExecutorProcesses(): Promise<ExecutorProcesses> {
+  const app = await setupUseCases();
+  const brand = await app.seedBrand();
+  const env = executorTestEnv(app.database.url);
+  const running: ExecutorProcess[] = [];
+  return {
+    app, brand, running,
+    async start(overrides = {}) {
+      const p = await spawnExecutor({ ...env, ...overrides });
+      running.push(p);
+      return p;
+    },
+    async close() {
+      for (const p of running) {
+        p.signal('SIGCONT');
+        p.signal('SIGKILL');
+      }
+      await Promise.all(running.map((p) => p.exited));
+      await app.close();
+    },
+  };
+}
+
+/** An executor running in this process over a JetStream bus on stream names of its own. */
+export interface InProcessExecutor {
+  readonly bus: JobBus;
+  readonly executor: Executor;
+  readonly names: StreamNames;
+  /** Stops the executor, then closes the bus. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts an executor on `app`'s context over the JetStream server at `natsUrl` (ack wait 5 s),
+ * with a silent logger, one job at a time, 2000-unit chunks and a 50 ms outbox relay unless
+ * `options` say otherwise.
+ */
+export async function startInProcessExecutor(
+  app: UseCaseBundle,
+  natsUrl: string,
+  options: Partial<Omit<ExecutorOptions, 'ctx' | 'bus'>> = {},
+): Promise<InProcessExecutor> {
+  const names = freshStreamNames();
+  const bus = await connectJetStreamBus({ url: natsUrl, ...names, ackWaitMs: 5000 });
+  const executor = startExecutor({ ctx: app.ctx, bus, logger: pino({ level: 'silent' }), concurrency: 1, chunkSize: 2000, relayIntervalMs: 50, ...options });
+  return {
+    bus, executor, names,
+    async stop() {
+      await executor.stop();
+      await bus.close();
+    },
   };
 }
 

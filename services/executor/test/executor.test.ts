@@ -1,26 +1,20 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import pino from 'pino';
-import { connectJetStreamBus, type JobBus } from '@mint/bus';
 import { query } from '@mint/db';
 import { getJobProgress, submitMintRequest } from '@mint/usecases';
-import { startExecutor, type Executor } from '@mint/executor';
 import { testInfra } from '../../../test/support/context.ts';
-import { freshStreamNames } from '../../../test/support/nats.ts';
 import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
+import { startInProcessExecutor, type InProcessExecutor } from './executor-process.ts';
 
 let app: UseCaseBundle;
 let brand: SeededBrand;
-let bus: JobBus;
-let executor: Executor;
+let running: InProcessExecutor;
 beforeAll(async () => {
   app = await setupUseCases();
   brand = await app.seedBrand();
-  bus = await connectJetStreamBus({ url: testInfra().natsUrl, ...freshStreamNames(), ackWaitMs: 5000 });
-  executor = startExecutor({ ctx: app.ctx, bus, logger: pino({ level: 'silent' }), concurrency: 2, chunkSize: 2000, relayIntervalMs: 50, sweepIntervalMs: 200, scanEventRetentionDays: 30 });
+  running = await startInProcessExecutor(app, testInfra().natsUrl, { concurrency: 2, sweepIntervalMs: 200, scanEventRetentionDays: 30 });
 });
 afterAll(async () => {
-  await executor.stop();
-  await bus.close();
+  await running.stop();
   await app.close();
 });
 

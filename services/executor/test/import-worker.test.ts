@@ -5,33 +5,28 @@ import { connect } from '@nats-io/transport-node';
 import { jetstreamManager } from '@nats-io/jetstream';
 import pino from 'pino';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { connectJetStreamBus, type JobBus, type JobMessage } from '@mint/bus';
+import type { JobMessage } from '@mint/bus';
 import { query } from '@mint/db';
 import { getProductImport, startProductImport } from '@mint/usecases';
-import { startExecutor, type Executor } from '@mint/executor';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testInfra } from '../../../test/support/context.ts';
-import { freshStreamNames } from '../../../test/support/nats.ts';
 import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
 import { runImportJob } from '../src/import-worker.ts';
+import { startInProcessExecutor, type InProcessExecutor } from './executor-process.ts';
 
 let app: UseCaseBundle;
 let brand: SeededBrand;
-let bus: JobBus;
-let executor: Executor;
-const names = freshStreamNames();
+let running: InProcessExecutor | undefined;
 
 beforeAll(async () => {
   app = await setupUseCases();
   brand = await app.seedBrand();
-  bus = await connectJetStreamBus({ url: testInfra().natsUrl, ...names, ackWaitMs: 5000 });
-  executor = startExecutor({ ctx: app.ctx, bus, logger: pino({ level: 'silent' }), concurrency: 1, chunkSize: 2000, relayIntervalMs: 50 });
+  running = await startInProcessExecutor(app, testInfra().natsUrl);
 });
 afterAll(async () => {
-  await executor?.stop();
-  await bus?.close();
+  await running?.stop();
   const nc = await connect({ servers: testInfra().natsUrl });
-  await (await jetstreamManager(nc)).streams.delete(names.stream).catch(() => false);
+  if (running !== undefined) await (await jetstreamManager(nc)).streams.delete(running.names.stream).catch(() => false);
   await nc.close();
   await app?.close();
 });
