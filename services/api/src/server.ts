@@ -113,7 +113,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     interceptors,
     // JSON speaks the spec's field names (brand_id, mint_job_id, is_duplicate) and always carries
     // every field, so ok=false, is_duplicate=false and has_more=false are never left out.
-    jsonOptions: { useProtoFieldName: true, alwaysEmitImplicit: true },
+    jsonOptions: { useProtoFieldName: true, alwaysEmitImplicit: true, ignoreUnknownFields: false },
     shutdownSignal: shutdown.signal,
     contextValues: (req) => {
       const call = (req as StatefulRequest)[requestState];

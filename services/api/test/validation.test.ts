@@ -9,7 +9,7 @@ import { ViolationsSchema } from '@bufbuild/protovalidate/gen/buf/validate/valid
 import { ActivationMode, IdentityMode, MintService } from '@mint/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
-import { bearer, errorOf, inProcessApi, startTestApi, submitOverJson } from './support.ts';
+import { bearer, errorOf, inProcessApi, postJson, startTestApi, submitOverJson } from './support.ts';
 
 let app: UseCaseBundle;
 let brand: SeededBrand;
@@ -65,6 +65,24 @@ describe('contract rules (protovalidate)', () => {
       });
       expect(res.status).toBe(400);
       expect(await res.json()).toMatchObject({ code: 'invalid_argument', message: expect.stringContaining('identity_mode: ') });
+    } finally {
+      await api.close();
+    }
+  });
+
+  it('over Connect JSON a field the message does not have is refused by name, not ignored (a misspelt cursor would page forever)', async () => {
+    const api = await startTestApi(app);
+    try {
+      const jobs = await app.db.em.fork().execute('select count(*)::int as n from mint_jobs');
+      const res = await submitOverJson(api, brand, {
+        requested_quantity: 5, identity_mode: 'IDENTITY_MODE_SERIAL', activation_mode: 'ACTIVATION_MODE_ACTIVE_AT_MINT', quantity: 5,
+      });
+      expect(res.status).toBe(400);
+      expect(await res.json()).toMatchObject({ code: 'invalid_argument', message: expect.stringContaining('"quantity"') });
+      const page = await postJson(api, '/mint.v1.MintService/ListMintBatches', { brand_id: brand.brandId, next_cursor: 'x' }, { authorization: `Bearer ${brand.token}` });
+      expect(page.status).toBe(400);
+      expect(await page.json()).toMatchObject({ code: 'invalid_argument', message: expect.stringContaining('"next_cursor"') });
+      expect(await app.db.em.fork().execute('select count(*)::int as n from mint_jobs')).toEqual(jobs);
     } finally {
       await api.close();
     }
