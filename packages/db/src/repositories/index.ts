@@ -12,3 +12,6 @@ export * from './idempotency.ts';
 export * from './access.ts';
 export * from './packs.ts';
 export * from './resolver.ts';
+export * from './outbox.ts';
+export * from './catalog.ts';
+export * from './session.ts';

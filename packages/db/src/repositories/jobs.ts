@@ -76,3 +76,17 @@ export async function findJobsToSweep(em: Em, now: Date, queuedBefore: Date, lim
     .orderBy('updated_at').limit(limit));
   return found.map((r) => ({ id: r.id, brandId: r.brand_id }));
 }
+
+/** Counts one more failed attempt of a job, keeping `error` (cut to 2,000 characters); returns the new total (0 when the job does not exist). */
+export async function recordJobAttempt(em: Em, brandId: string, jobId: string, error: string, at: Date): Promise<number> {
+  const row = await first(em, (db) => db.updateTable('mint_jobs')
+    .set((eb) => ({ attempts: eb('attempts', '+', 1), last_error: error.slice(0, 2000), updated_at: at }))
+    .where('brand_id', '=', brandId).where('id', '=', jobId).returning('attempts'));
+  return row?.attempts ?? 0;
+}
+
+/** Mint jobs per status over all brands; statuses without jobs are absent. */
+export async function countJobsPerStatus(em: Em): Promise<Map<string, number>> {
+  const found = await rows(em, (db) => db.selectFrom('mint_jobs').select((eb) => ['status', eb.fn.countAll().as('n')]).groupBy('status'));
+  return new Map(found.map((r) => [r.status, Number(r.n)]));
+}
