@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { query } from '@mint/db';
+import { query } from '../../../test/support/sql.ts';
 import { isConflictError, isLeaseLostError } from '@mint/domain';
 import {
   claimMintJob, findJobsToSweep, kickMintJob, processMintJobBatch, recordFailedAttempt, releaseMintJob, runMintCycle, type ClaimResult, type UseCaseContext,

@@ -8,7 +8,7 @@ import { Writable } from 'node:stream';
 import { Code, ConnectError, createClient, type Client } from '@connectrpc/connect';
 import { createConnectTransport } from '@connectrpc/connect-node';
 import { MintService } from '@mint/contract';
-import { query } from '@mint/db';
+import { query } from '../../../test/support/sql.ts';
 import type { SigningKey } from '@mint/domain';
 import { createLogger } from '@mint/runtime';
 import { createFsPackStore, type PackStore } from '@mint/store';

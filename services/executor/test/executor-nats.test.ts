@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { jetstream } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { connectJetStreamBus, type JobBus } from '@mint/bus';
-import { query } from '@mint/db';
+import { query } from '../../../test/support/sql.ts';
 import { startExecutor, type Executor } from '@mint/executor';
 import { freshStreamNames, startNatsServer, type NatsServer } from '../../../test/support/nats.ts';
 import { setupUseCases, submitSerial, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';

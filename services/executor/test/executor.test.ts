@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pino from 'pino';
 import { connectJetStreamBus, type JobBus } from '@mint/bus';
-import { query } from '@mint/db';
+import { query } from '../../../test/support/sql.ts';
 import { getJobProgress, submitMintRequest } from '@mint/usecases';
 import { startExecutor, type Executor } from '@mint/executor';
 import { testInfra } from '../../../test/support/context.ts';

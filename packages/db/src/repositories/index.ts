@@ -1,4 +1,3 @@
-export * from './sql.ts';
 export * from './events.ts';
 export * from './kpis.ts';
 export * from './units.ts';
