@@ -1,14 +1,18 @@
 import type { Em } from '../orm.ts';
-import { changed, first } from './kysely.ts';
+import { changed, prepare, preparedRows } from './kysely.ts';
 
 /**
  * The lookups of the authorization path, as plain queries: every authorized call makes them, and
  * the entity manager's findOne costs several times the query itself.
  */
 
+/** The read of {@link findMembershipRole}, compiled once. */
+const membershipRole = prepare('membership_role', (db, p: { brandId: string; userId: string }) =>
+  db.selectFrom('memberships').select('role').where('brand_id', '=', p.brandId).where('user_id', '=', p.userId));
+
 /** The user's role on the brand, or null; one primary-key read. */
 export async function findMembershipRole(em: Em, brandId: string, userId: string): Promise<string | null> {
-  const row = await first(em, (db) => db.selectFrom('memberships').select('role').where('brand_id', '=', brandId).where('user_id', '=', userId));
+  const [row] = await preparedRows(em, membershipRole, { brandId, userId });
   return row?.role ?? null;
 }
 
@@ -23,11 +27,15 @@ export interface ApiKeyForAuth {
   readonly apiAccessEnabled: boolean;
 }
 
+/** The read of {@link findApiKeyForAuth}, compiled once. */
+const apiKeyForAuth = prepare('api_key_for_auth', (db, p: { lookupId: string }) =>
+  db.selectFrom('api_keys as k').innerJoin('brands as b', 'b.id', 'k.brand_id')
+    .select(['k.id', 'k.brand_id', 'k.secret_hash', 'k.scopes', 'k.revoked_at', 'k.last_used_at', 'b.api_access_enabled'])
+    .where('k.lookup_id', '=', p.lookupId));
+
 /** The key with this lookup id, or null; one query. */
 export async function findApiKeyForAuth(em: Em, lookupId: string): Promise<ApiKeyForAuth | null> {
-  const row = await first(em, (db) => db.selectFrom('api_keys as k').innerJoin('brands as b', 'b.id', 'k.brand_id')
-    .select(['k.id', 'k.brand_id', 'k.secret_hash', 'k.scopes', 'k.revoked_at', 'k.last_used_at', 'b.api_access_enabled'])
-    .where('k.lookup_id', '=', lookupId));
+  const [row] = await preparedRows(em, apiKeyForAuth, { lookupId });
   if (row === undefined) return null;
   const time = (value: Date | string | null) => (value === null || value instanceof Date ? value : new Date(value));
   return {

@@ -1,5 +1,5 @@
 import {
-  DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, sql,
+  CompiledQuery, DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, sql,
   type AliasedRawBuilder, type Compilable, type RawBuilder,
 } from 'kysely';
 import type { Em } from '../orm.ts';
@@ -102,29 +102,45 @@ const compiler = new Kysely<Tables>({
   },
 });
 
-/** A statement compiled once: its SQL text and a function from the call's arguments to its bind values. */
-export interface PreparedStatement<A extends readonly unknown[]> {
+/** A statement compiled once: its name, its SQL text, and how a call's named parameters become its bind values. */
+export interface PreparedStatement<P, O> {
   readonly name: string;
   readonly text: string;
-  values(...args: A): unknown[];
+  values(params: P): unknown[];
+  /** Only carries the row type. */
+  readonly row?: O;
 }
 
 /**
- * Compiles the query `build` makes once, with a marker in place of each argument, and returns its
- * SQL text with a function that puts a call's arguments where the markers were (constants of the
- * query keep their place). For statements run by name on a connection of their own (the
- * resolver's and the scan writer's prepared statements), where building the query per call would
- * cost more than the lookup.
+ * Compiles the query `build` makes once, reading each parameter as a marker, and returns its SQL
+ * text with a function that puts a call's parameters where the markers were (constants of the
+ * query keep their place). `build` must only place parameters, never compute with them. For hot
+ * statements, where building and compiling the query per call would cost more than PostgreSQL
+ * spends on it; run one with {@link preparedRows} or {@link preparedChanged}, or by name on a
+ * `pg` pool of its own.
  */
-export function prepare<A extends readonly unknown[]>(name: string, arity: A['length'], build: (db: Kysely<Tables>, ...args: A) => Compilable): PreparedStatement<A> {
-  const markers = Array.from({ length: arity }, (_, i) => `\u0000argument ${i}\u0000`);
-  const compiled = build(compiler, ...(markers as unknown as A)).compile();
-  // Per bind parameter: the index of the argument it takes, or -1 for a constant of the query.
-  const argumentOf = compiled.parameters.map((p) => (typeof p === 'string' ? markers.indexOf(p) : -1));
-  if (new Set(argumentOf.filter((i) => i >= 0)).size !== arity) throw new Error(`statement ${name}: an argument is not bound`);
+export function prepare<P extends object, O>(name: string, build: (db: Kysely<Tables>, params: P) => Compilable<O>): PreparedStatement<P, O> {
+  const marker = (key: string) => `\u0000parameter ${key}\u0000`;
+  const markers = new Proxy({}, { get: (_, key) => (typeof key === 'string' ? marker(key) : undefined) }) as P;
+  const compiled = build(compiler, markers).compile();
+  // Per bind parameter: the name of the parameter it takes, or null for a constant of the query.
+  const slots = compiled.parameters.map((value) => {
+    const match = typeof value === 'string' ? /^\u0000parameter (.+)\u0000$/.exec(value) : null;
+    return match === null ? null : (match[1] as keyof P);
+  });
   return {
     name,
     text: compiled.sql,
-    values: (...args: A) => argumentOf.map((i, slot) => (i >= 0 ? args[i] : compiled.parameters[slot])),
+    values: (params) => slots.map((key, i) => (key === null ? compiled.parameters[i] : params[key])),
   };
+}
+
+/** Runs a prepared statement on `em`'s Kysely (its transaction, if any) and returns its rows. */
+export async function preparedRows<P, O>(em: Em, statement: PreparedStatement<P, O>, params: P): Promise<O[]> {
+  return converted(em, async () => (await kysely(em).executeQuery<O>(CompiledQuery.raw(statement.text, statement.values(params)))).rows);
+}
+
+/** Runs a prepared insert, update or delete on `em`'s Kysely and returns how many rows it changed. */
+export async function preparedChanged<P>(em: Em, statement: PreparedStatement<P, unknown>, params: P): Promise<number> {
+  return converted(em, async () => Number((await kysely(em).executeQuery(CompiledQuery.raw(statement.text, statement.values(params)))).numAffectedRows ?? 0n));
 }

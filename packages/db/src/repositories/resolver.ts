@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import pg from 'pg';
 import type { Database, Em } from '../orm.ts';
 import type { Tables } from '../tables.ts';
-import { changed, first, prepare, rows, unnest, type RowOf } from './kysely.ts';
+import { changed, first, prepare, rows, unnest, type PreparedStatement, type RowOf } from './kysely.ts';
 import { postgresServerUrl } from './packs.ts';
 
 /**
@@ -21,7 +21,7 @@ export interface ResolverBrand {
 
 /** The brand with this slug, or null. */
 export async function findBrandBySlug(em: Em, slug: string): Promise<ResolverBrand | null> {
-  return toBrand(await first(em, (db) => brandLookup(db, slug)));
+  return toBrand(await first(em, (db) => brandLookup(db, { slug })));
 }
 
 /** The product fields a resolution shows. */
@@ -50,7 +50,7 @@ export interface ResolverUnit {
  * (brand_id, serial).
  */
 export async function findUnitForResolution(em: Em, brandId: string, serial: string, gtin: string | null): Promise<ResolverUnit | null> {
-  const row = await first(em, (db) => unitLookup(db, brandId, serial, gtin));
+  const row = await first(em, (db) => unitLookup(db, { brandId, serial, gtin }));
   return row === undefined ? null : toUnit(row);
 }
 
@@ -64,8 +64,8 @@ function toUnit(row: UnitRow): ResolverUnit {
 }
 
 /** The brand with `slug`. */
-const brandLookup = (db: Kysely<Tables>, slug: string) =>
-  db.selectFrom('brands').select(['id', 'slug', 'name', 'default_passport_url']).where('slug', '=', slug);
+const brandLookup = (db: Kysely<Tables>, p: { slug: string }) =>
+  db.selectFrom('brands').select(['id', 'slug', 'name', 'default_passport_url']).where('slug', '=', p.slug);
 
 function toBrand(row: RowOf<typeof brandLookup> | undefined): ResolverBrand | null {
   return row === undefined ? null : { id: row.id, slug: row.slug, name: row.name, defaultPassportUrl: row.default_passport_url };
@@ -83,15 +83,15 @@ function unitsWithProduct(db: Kysely<Tables>) {
 }
 
 /** The brand's unit with `serial` and GTIN `gtin` (null matches a unit without GTIN). */
-const unitLookup = (db: Kysely<Tables>, brandId: string, serial: string, gtin: string | null) =>
-  unitsWithProduct(db).where('u.brand_id', '=', brandId).where('u.serial', '=', serial)
-    .where((eb) => eb('u.gtin', 'is not distinct from', eb.cast<string | null>(eb.val(gtin), 'text')));
+const unitLookup = (db: Kysely<Tables>, p: { brandId: string; serial: string; gtin: string | null }) =>
+  unitsWithProduct(db).where('u.brand_id', '=', p.brandId).where('u.serial', '=', p.serial)
+    .where((eb) => eb('u.gtin', 'is not distinct from', eb.cast<string | null>(eb.val(p.gtin), 'text')));
 
 type UnitRow = RowOf<typeof unitLookup>;
 
 /** The brand's product with GTIN-14 `gtin`. */
-const productLookup = (db: Kysely<Tables>, brandId: string, gtin: string) =>
-  db.selectFrom('products').select(['id', 'name', 'sku', 'gtin', 'passport_url']).where('brand_id', '=', brandId).where('gtin', '=', gtin);
+const productLookup = (db: Kysely<Tables>, p: { brandId: string; gtin: string }) =>
+  db.selectFrom('products').select(['id', 'name', 'sku', 'gtin', 'passport_url']).where('brand_id', '=', p.brandId).where('gtin', '=', p.gtin);
 
 function toProduct(row: RowOf<typeof productLookup> | undefined): ResolverProduct | null {
   return row === undefined ? null : { id: row.id, name: row.name, sku: row.sku, gtin: row.gtin, passportUrl: row.passport_url };
@@ -99,7 +99,7 @@ function toProduct(row: RowOf<typeof productLookup> | undefined): ResolverProduc
 
 /** The brand's product with this GTIN-14, or null. */
 export async function findProductByGtin(em: Em, brandId: string, gtin: string): Promise<ResolverProduct | null> {
-  return toProduct(await first(em, (db) => productLookup(db, brandId, gtin)));
+  return toProduct(await first(em, (db) => productLookup(db, { brandId, gtin })));
 }
 
 /** A lot with the statuses of the batches holding it. */
@@ -117,18 +117,18 @@ export interface ResolverLot {
  * holds it. A lot code may recur in several batches; it is gone only when all of them are voided.
  */
 export async function findLotForResolution(em: Em, brandId: string, gtin: string, lotCode: string): Promise<ResolverLot | null> {
-  return toLot(lotCode, await rows(em, (db) => lotLookup(db, brandId, gtin, lotCode)));
+  return toLot(lotCode, await rows(em, (db) => lotLookup(db, { brandId, gtin, lotCode })));
 }
 
 /** Every batch's lot `lotCode` of the brand's product with `gtin`, with the batch's status and the product. */
-const lotLookup = (db: Kysely<Tables>, brandId: string, gtin: string, lotCode: string) =>
+const lotLookup = (db: Kysely<Tables>, p: { brandId: string; gtin: string; lotCode: string }) =>
   db.selectFrom('mint_lots as l')
     .innerJoin('mint_batches as b', (join) => join.onRef('b.brand_id', '=', 'l.brand_id').onRef('b.id', '=', 'l.mint_batch_id'))
     .innerJoin('products as p', (join) => join.onRef('p.brand_id', '=', 'b.brand_id').onRef('p.id', '=', 'b.product_id'))
     .select([
       'l.qty', 'b.status as batch_status', 'p.id as product_id', 'p.name as product_name', 'p.sku as product_sku', 'p.gtin as product_gtin', 'p.passport_url',
     ])
-    .where('l.brand_id', '=', brandId).where('l.gtin', '=', gtin).where('l.lot_code', '=', lotCode);
+    .where('l.brand_id', '=', p.brandId).where('l.gtin', '=', p.gtin).where('l.lot_code', '=', p.lotCode);
 
 type LotRow = RowOf<typeof lotLookup>;
 
@@ -154,30 +154,33 @@ export interface ScanRecord {
 }
 
 /** The seven columns of scans, each one array. */
-type ScanColumns = [brandIds: string[], scannedAt: string[], kinds: string[], gtins: (string | null)[], identifiers: (string | null)[], outcomes: string[], representations: string[]];
+interface ScanColumns {
+  brandIds: string[]; scannedAt: string[]; kinds: string[]; gtins: (string | null)[]; identifiers: (string | null)[]; outcomes: string[]; representations: string[];
+}
 
 /** Inserts scans given as column arrays, one statement whatever their number. */
-const insertScans = (db: Kysely<Tables>, ...[brandIds, scannedAt, kinds, gtins, identifiers, outcomes, representations]: ScanColumns) =>
+const insertScans = (db: Kysely<Tables>, c: ScanColumns) =>
   db.insertInto('scan_events')
     .columns(['brand_id', 'scanned_at', 'kind', 'gtin', 'identifier', 'outcome', 'representation'])
     .expression(db.selectFrom(unnest<{
       brand_id: string; scanned_at: string; kind: string; gtin: string | null; identifier: string | null; outcome: string; representation: string;
     }, 's'>('s', {
-      brand_id: ['uuid', brandIds], scanned_at: ['timestamptz', scannedAt], kind: ['text', kinds], gtin: ['text', gtins],
-      identifier: ['text', identifiers], outcome: ['text', outcomes], representation: ['text', representations],
+      brand_id: ['uuid', c.brandIds], scanned_at: ['timestamptz', c.scannedAt], kind: ['text', c.kinds], gtin: ['text', c.gtins],
+      identifier: ['text', c.identifiers], outcome: ['text', c.outcomes], representation: ['text', c.representations],
     })).select(['s.brand_id', 's.scanned_at', 's.kind', 's.gtin', 's.identifier', 's.outcome', 's.representation']));
 
 function scanColumns(scans: readonly ScanRecord[]): ScanColumns {
-  return [
-    scans.map((s) => s.brandId), scans.map((s) => s.scannedAt.toISOString()), scans.map((s) => s.kind), scans.map((s) => s.gtin),
-    scans.map((s) => s.identifier), scans.map((s) => s.outcome), scans.map((s) => s.representation),
-  ];
+  return {
+    brandIds: scans.map((s) => s.brandId), scannedAt: scans.map((s) => s.scannedAt.toISOString()), kinds: scans.map((s) => s.kind),
+    gtins: scans.map((s) => s.gtin), identifiers: scans.map((s) => s.identifier), outcomes: scans.map((s) => s.outcome),
+    representations: scans.map((s) => s.representation),
+  };
 }
 
 /** Inserts scans with one statement (each column one array parameter). Returns the rows written. */
 export async function insertScanEvents(em: Em, scans: readonly ScanRecord[]): Promise<number> {
   if (scans.length === 0) return 0;
-  return changed(em, (db) => insertScans(db, ...scanColumns(scans)));
+  return changed(em, (db) => insertScans(db, scanColumns(scans)));
 }
 
 /** Deletes up to `limit` scan events recorded before `before` (oldest ranges first, found by the BRIN index); returns how many. */
@@ -210,7 +213,7 @@ export function createScanWriter(db: Database): ScanWriter {
   return {
     async write(scans) {
       if (scans.length === 0) return 0;
-      return (await pool.query({ name: statements.scans.name, text: statements.scans.text, values: statements.scans.values(...scanColumns(scans)) })).rowCount ?? 0;
+      return (await pool.query({ name: statements.scans.name, text: statements.scans.text, values: statements.scans.values(scanColumns(scans)) })).rowCount ?? 0;
     },
     close: () => (closing ??= pool.end()),
   };
@@ -264,16 +267,16 @@ export function createResolverReader(db: Database, options: ResolverReaderOption
   let closing: Promise<void> | undefined;
   return {
     async findBrandBySlug(slug) {
-      const { rows: [row] } = await pool.query<RowOf<typeof brandLookup>>(bound(statements.brand, slug));
+      const { rows: [row] } = await pool.query<RowOf<typeof brandLookup>>(bound(statements.brand, { slug }));
       return toBrand(row);
     },
     findUnit: batchedUnitLookup(pool, options.maxBatch ?? 64, options.maxInFlight ?? Math.max(1, Math.floor(poolSize / 2))),
     async findProduct(brandId, gtin) {
-      const { rows: [row] } = await pool.query<RowOf<typeof productLookup>>(bound(statements.product, brandId, gtin));
+      const { rows: [row] } = await pool.query<RowOf<typeof productLookup>>(bound(statements.product, { brandId, gtin }));
       return toProduct(row);
     },
     async findLot(brandId, gtin, lotCode) {
-      const { rows: found } = await pool.query<LotRow>(bound(statements.lot, brandId, gtin, lotCode));
+      const { rows: found } = await pool.query<LotRow>(bound(statements.lot, { brandId, gtin, lotCode }));
       return toLot(lotCode, found);
     },
     close: () => (closing ??= pool.end()),
@@ -281,9 +284,9 @@ export function createResolverReader(db: Database, options: ResolverReaderOption
 }
 
 /** The units of several (brand, serial) pairs at once, each row numbered (`ord`) by the pair it answers. */
-const unitBatchLookup = (db: Kysely<Tables>, brandIds: readonly string[], serials: readonly string[]) =>
+const unitBatchLookup = (db: Kysely<Tables>, p: { brandIds: readonly string[]; serials: readonly string[] }) =>
   unitsWithProduct(db)
-    .innerJoin(unnest<{ brand_id: string; serial: string }, 'k', 'ord'>('k', { brand_id: ['uuid', brandIds], serial: ['text', serials] }, 'ord'),
+    .innerJoin(unnest<{ brand_id: string; serial: string }, 'k', 'ord'>('k', { brand_id: ['uuid', p.brandIds], serial: ['text', p.serials] }, 'ord'),
       (join) => join.onRef('u.brand_id', '=', 'k.brand_id').onRef('u.serial', '=', 'k.serial'))
     .select((eb) => eb.cast<number>('k.ord', 'integer').as('ord'));
 
@@ -292,17 +295,17 @@ const unitBatchLookup = (db: Kysely<Tables>, brandIds: readonly string[], serial
  * and plans each once per connection and the event loop never builds a query per scan.
  */
 const statements = {
-  brand: prepare('resolver_brand', 1, brandLookup),
-  unit: prepare('resolver_unit', 3, unitLookup),
-  units: prepare('resolver_units', 2, unitBatchLookup),
-  product: prepare('resolver_product', 2, productLookup),
-  lot: prepare('resolver_lot', 3, lotLookup),
-  scans: prepare('insert_scan_events', 7, insertScans),
+  brand: prepare('resolver_brand', brandLookup),
+  unit: prepare('resolver_unit', unitLookup),
+  units: prepare('resolver_units', unitBatchLookup),
+  product: prepare('resolver_product', productLookup),
+  lot: prepare('resolver_lot', lotLookup),
+  scans: prepare('insert_scan_events', insertScans),
 };
 
-/** A prepared statement with a call's arguments, as `pg` runs it. */
-function bound<A extends readonly unknown[]>(statement: { name: string; text: string; values(...args: A): unknown[] }, ...args: A): pg.QueryConfig {
-  return { name: statement.name, text: statement.text, values: statement.values(...args) };
+/** A prepared statement with a call's parameters, as `pg` runs it by name. */
+function bound<P>(statement: PreparedStatement<P, unknown>, params: P): pg.QueryConfig {
+  return { name: statement.name, text: statement.text, values: statement.values(params) };
 }
 
 /**
@@ -335,7 +338,7 @@ function batchedUnitLookup(pool: pg.Pool, maxBatch: number, maxInFlight: number)
     try {
       if (batch.length === 1) {
         const w = batch[0]!;
-        const { rows: [row] } = await pool.query<UnitRow>(bound(statements.unit, w.brandId, w.serial, w.gtin));
+        const { rows: [row] } = await pool.query<UnitRow>(bound(statements.unit, { brandId: w.brandId, serial: w.serial, gtin: w.gtin }));
         w.resolve(row === undefined ? null : toUnit(row));
         return;
       }
@@ -345,7 +348,7 @@ function batchedUnitLookup(pool: pg.Pool, maxBatch: number, maxInFlight: number)
         brandIds.push(w.brandId);
         serials.push(w.serial);
       }
-      const { rows: answered } = await pool.query<RowOf<typeof unitBatchLookup>>(bound(statements.units, brandIds, serials));
+      const { rows: answered } = await pool.query<RowOf<typeof unitBatchLookup>>(bound(statements.units, { brandIds, serials }));
       const found: (UnitRow | undefined)[] = [];
       for (const row of answered) found[row.ord - 1] = row;
       for (let i = 0; i < batch.length; i++) {
