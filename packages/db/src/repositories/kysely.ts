@@ -55,11 +55,6 @@ export async function changed(em: Em, build: (db: Kysely<Tables>) => Executable<
   return Number(n);
 }
 
-/** Runs a raw statement (only the measured bulk paths use one) on `em`'s Kysely and returns its rows. */
-export async function rawRows<O>(em: Em, statement: RawBuilder<O>): Promise<O[]> {
-  return converted(em, async () => (await statement.execute(kysely(em))).rows);
-}
-
 /** Runs a raw statement (only the measured bulk paths use one) and returns how many rows it changed. */
 export async function rawChanged(em: Em, statement: RawBuilder<unknown>): Promise<number> {
   return converted(em, async () => Number((await statement.execute(kysely(em))).numAffectedRows ?? 0n));
