@@ -150,7 +150,7 @@ async function load(port: number, paths: readonly string[], seconds: number, rat
 export async function benchResolver(options: ResolverBenchOptions, progress: (line: string) => void = console.log): Promise<ResolverBenchResult> {
   const { units, rate, durationSeconds, connections } = options;
   const { seedUnits } = await import('./unit-seed.ts');
-  const { query } = await import('@mint/db');
+  const { query } = await import('../test/support/sql.ts');
   const started = performance.now();
   const seeded = await seedUnits('bench_resolver', units);
   progress(`seeded ${units.toLocaleString('en')} units in ${((performance.now() - started) / 1000).toFixed(1)} s`);

@@ -23,7 +23,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { query } from '@mint/db';
+import { query } from '../test/support/sql.ts';
 import { seedDemo } from '@mint/usecases';
 import { createStack, rssOf, type Service } from './services.ts';
 

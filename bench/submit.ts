@@ -15,7 +15,7 @@ import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { ChildProcess } from 'node:child_process';
 import autocannon from 'autocannon';
-import { query } from '@mint/db';
+import { query } from '../test/support/sql.ts';
 import { seedDemo } from '@mint/usecases';
 import { percentile, spawnServer } from './child-server.ts';
 import { createStack } from './services.ts';

@@ -3,7 +3,8 @@
 
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
-import { openDatabase, run, type Database } from '@mint/db';
+import { openDatabase, type Database } from '@mint/db';
+import { run } from '../test/support/sql.ts';
 import { createUseCaseContext, createUser, createWorkspace, upsertProduct, type UseCaseContext } from '@mint/usecases';
 import { createScratchDatabase } from './scratch-database.ts';
 

@@ -1,8 +1,10 @@
 // The dependency rule: imports point down (services -> use cases -> db -> domain), the two
-// services never import each other, and nothing reaches into another package's files.
+// services never import each other, and nothing reaches into another package's files. SQL is
+// written only in packages/db, and package entry points export named symbols.
 
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 const root = join(import.meta.dirname, '..');
@@ -64,4 +66,122 @@ describe('the dependency rule', () => {
       expect(problems).toEqual([]);
     });
   }
+});
+
+/** Statement shapes: a literal whose text (placeholders as `?`) starts like one of these is SQL. */
+const sqlStatement = [
+  /^select\s[\s\S]*\bfrom\s/i,
+  /^select\s+(\d+|\?|\*|[a-z_]+\s*\()/i,
+  /^insert\s+into\s/i,
+  /^update\s+[\w".]+(\s+(as\s+)?\w+)?\s+set\s/i,
+  /^delete\s+from\s/i,
+  /^with\s+(recursive\s+)?[\w"]+(\s*\([^)]*\))?\s+as\s+(not\s+)?(materialized\s+)?\(/i,
+  /^(set\s+(local\s+|session\s+)?[\w.]+\s*(=|to\s)|copy\s|truncate\s|(create|alter|drop)\s+(table|index|database|schema|view)\s)/i,
+];
+/** Calls that run SQL or build it: the ORM's and Kysely's raw entry points. */
+const queryCalls = new Set(['execute', 'getKysely', 'raw', 'createQueryBuilder', 'qb', 'executeQuery']);
+/** Drivers and query builders only packages/db may import. */
+const queryModules = new Set(['kysely', 'pg', 'pg-copy-streams', '@electric-sql/pglite', '@mikro-orm/sql', '@mikro-orm/postgresql', '@mikro-orm/pglite']);
+
+/** Where `text` (a TypeScript file) writes SQL or reaches for a way to run it: one "line: what" per finding. */
+function sqlFindings(fileName: string, text: string): string[] {
+  const source = ts.createSourceFile(fileName, text, ts.ScriptTarget.Latest, true);
+  const findings: string[] = [];
+  const report = (node: ts.Node, what: string) => {
+    findings.push(`${source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1}: ${what}`);
+  };
+  const visit = (node: ts.Node): void => {
+    let literal: string | undefined;
+    if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) literal = node.text;
+    else if (ts.isTemplateExpression(node)) literal = node.head.text + node.templateSpans.map((span) => `?${span.literal.text}`).join('');
+    if (literal !== undefined && !ts.isImportDeclaration(node.parent) && !ts.isExportDeclaration(node.parent)) {
+      const trimmed = literal.trim();
+      if (sqlStatement.some((shape) => shape.test(trimmed))) report(node, `SQL text ${JSON.stringify(trimmed.slice(0, 40))}`);
+    }
+    if (ts.isTaggedTemplateExpression(node)) {
+      const tag = ts.isPropertyAccessExpression(node.tag) ? node.tag.name.text : ts.isIdentifier(node.tag) ? node.tag.text : '';
+      if (tag === 'sql') report(node, 'sql`...` template');
+    }
+    if (ts.isCallExpression(node)) {
+      const callee = ts.isPropertyAccessExpression(node.expression) ? node.expression.name.text : ts.isIdentifier(node.expression) ? node.expression.text : '';
+      if (queryCalls.has(callee)) report(node, `call of ${callee}()`);
+    }
+    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
+      if (queryModules.has(node.moduleSpecifier.text)) report(node, `import of ${node.moduleSpecifier.text}`);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return findings;
+}
+
+/** Application source files: every package's and service's src, tests left out. */
+function applicationFiles(): string[] {
+  return ['packages', 'services'].flatMap((group) => readdirSync(join(root, group)).flatMap((entry) => {
+    const src = join(root, group, entry, 'src');
+    try {
+      statSync(src);
+    } catch {
+      return [];
+    }
+    return sourceFiles(src).filter((file) => !file.endsWith('.test.ts'));
+  }));
+}
+
+describe('SQL lives only in packages/db', () => {
+  it('finds SQL text, raw query calls and driver imports, and leaves ordinary strings alone', () => {
+    const flagged = [
+      'const q = "select id from mint_jobs where brand_id = ?";',
+      'const q = `SELECT count(*) AS n FROM outbox`;',
+      'await em.execute(`select 1`);',
+      'const q = `select status, n from ${table} where id = ${id}`;',
+      "const q = 'insert into outbox (brand_id) values (?)';",
+      'const q = `update mint_jobs set attempts = attempts + 1 where id = ?`;',
+      "const q = 'update payload_packs k set status = ?';",
+      'const q = `delete from outbox where id = ${id}`;',
+      'const q = `with changed as (update mint_units set status = 1) select 1`;',
+      "const q = 'set local lock_timeout = 2000';",
+      'const q = `copy (select 1) to stdout`;',
+      'await db.selectFrom("x").execute();',
+      'const k = em.getKysely();',
+      'const s = sql`now()`;',
+      'const r = raw("now()");',
+      'const r = em.raw("now()");',
+      "import { sql } from 'kysely';",
+      "import pg from 'pg';",
+    ];
+    const ordinary = [
+      "const m = 'select a product first';",
+      "const m = `update the batch ${id} before minting`;",
+      "const m = 'delete the key, then retry';",
+      "const m = 'with the lease held, nothing else writes';",
+      "const m = 'the job was updated; insert skipped';",
+      "import { openDatabase } from '@mint/db';",
+      'const x = run(1);',
+    ];
+    expect(flagged.filter((code) => sqlFindings('x.ts', code).length === 0)).toEqual([]);
+    expect(ordinary.filter((code) => sqlFindings('x.ts', code).length > 0)).toEqual([]);
+  });
+
+  it('no package or service outside packages/db writes SQL or runs it', () => {
+    const problems = applicationFiles()
+      .filter((file) => !file.startsWith(join(root, 'packages', 'db') + '/'))
+      .flatMap((file) => sqlFindings(file, readFileSync(file, 'utf8')).map((finding) => `${file.slice(root.length + 1)}:${finding}`));
+    expect(problems).toEqual([]);
+  });
+});
+
+describe('package entry points', () => {
+  it('export named symbols, never export * (the generated contract aside)', () => {
+    const problems: string[] = [];
+    for (const file of applicationFiles().filter((f) => f.endsWith('/index.ts') && !f.startsWith(join(root, 'packages', 'contract') + '/'))) {
+      const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
+      for (const statement of source.statements) {
+        if (ts.isExportDeclaration(statement) && statement.exportClause === undefined) {
+          problems.push(`${file.slice(root.length + 1)}:${source.getLineAndCharacterOfPosition(statement.getStart(source)).line + 1}: ${statement.getText(source)}`);
+        }
+      }
+    }
+    expect(problems).toEqual([]);
+  });
 });

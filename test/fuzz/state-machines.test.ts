@@ -7,7 +7,8 @@ import {
   isIllegalStateError, isTerminalJobStatus, jobStatuses, manualBatchMove, moveBatch, movePack, packStatuses, startProcessing,
   terminalJobStatuses, type BatchMove, type BatchStatus, type JobMove, type JobStatus, type PackStatus,
 } from '@mint/domain';
-import { moveBatchStatus, moveJob, query } from '@mint/db';
+import { moveBatchStatus, moveJob } from '@mint/db';
+import { query } from '../support/sql.ts';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../support/usecases.ts';

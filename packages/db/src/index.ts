@@ -2,7 +2,52 @@
  * PostgreSQL persistence: entities (defineEntity), migrations, and the repositories and bulk
  * writers the use cases call. Works on PostgreSQL and on embedded PGlite (dev mode).
  */
-export * from './entities/index.ts';
-export * from './orm.ts';
-export type * from './catalog-types.ts';
-export * from './repositories/index.ts';
+export { Brand, User, Membership, ApiKey } from './entities/workspace.ts';
+export { Product, ProductionBatch, ProductImport } from './entities/catalog.ts';
+export { MintPreflight, MintJob, MintBatch, MintLot, MintUnit, MintKpis } from './entities/minting.ts';
+export { MintEvent, PayloadPack, OutboxMessage, IdempotencyRecord } from './entities/activity.ts';
+export { ScanEvent } from './entities/scans.ts';
+export { entities } from './entities/index.ts';
+export {
+  openDatabase, migrate, pendingMigrations, migrateDatabase, type Database, type Em, type DatabaseLocation, type OpenDatabaseOptions
+} from './orm.ts';
+export type { ProductImportRowError } from './catalog-types.ts';
+export { appendEvents } from './repositories/events.ts';
+export { bumpKpis, type KpiDelta } from './repositories/kpis.ts';
+export { insertUnitChunk, findMissingSeqRanges, type UnitChunk } from './repositories/units.ts';
+export { findBatch, findBatchOfJob, listBatches, moveBatchStatus, advanceMinted, addMinted, type BatchRecord } from './repositories/batches.ts';
+export {
+  findPreflightSubjects, findJobByIdempotencyKey, insertDraftBatch, type PreflightProductRow, type PreflightProductionBatchRow,
+  type PreflightSubjects, type NewQueuedJob, type NewDraftBatch
+} from './repositories/drafts.ts';
+export {
+  moveJob, readJobLease, claimJobLease, renewJobLease, releaseJobLease, findJobsToSweep, recordJobAttempt, countJobsPerStatus
+} from './repositories/jobs.ts';
+export {
+  listUnits, listEvents, listPacks, readKpis, type UnitRecord, type EventRecord, type EventFilter, type PackRecord, type KpiRecord
+} from './repositories/reads.ts';
+export {
+  lockBatchForShare, readBatchState, lockBatchesOfUnits, activateUnitsOfBatch, activateUnitsById, countActiveUnitsOfBatch, lockJob, type BatchState,
+  type ActivatedUnits, type JobState
+} from './repositories/lifecycle.ts';
+export {
+  insertProductImport, findProductImport, readProductImportCsv, moveProductImport, recordProductImportProgress, productSkusByGtin, upsertProductRows,
+  appendProductImportError, type ImportRecord, type ProductRow
+} from './repositories/imports.ts';
+export {
+  insertIdempotencyKey, findIdempotencyKey, retakeIdempotencyKey, completeIdempotencyKey, deleteIdempotencyKey, purgeExpiredIdempotencyKeys,
+  type IdempotencyRow
+} from './repositories/idempotency.ts';
+export { findMembershipRole, findApiKeyForAuth, touchApiKey, type ApiKeyForAuth } from './repositories/access.ts';
+export {
+  createPendingPack, claimPack, renewPackLease, movePackStatus, findPack, readPackSource, unitPage, lotsOfBatch, postgresServerUrl, copyUnitFiles,
+  type PackClaim, type PackOutcome, type PackLocation, type PackSource, type UnitFileSinks
+} from './repositories/packs.ts';
+export {
+  findBrandBySlug, findUnitForResolution, findProductByGtin, findLotForResolution, insertScanEvents, deleteScanEventsBefore, createScanWriter,
+  createResolverReader, type ResolverBrand, type ResolverProduct, type ResolverUnit, type ResolverLot, type ScanRecord, type ScanWriter,
+  type ResolverReader, type ResolverReaderOptions
+} from './repositories/resolver.ts';
+export { lockOutboxMessages, deleteOutboxMessage, readOutboxBacklog, type OutboxRow } from './repositories/outbox.ts';
+export { upsertProductBySku, upsertProductionBatchByCode, type Upserted, type ProductionBatchRow } from './repositories/catalog.ts';
+export { setLockTimeout, setIdleInTransactionTimeout, pingDatabase } from './repositories/session.ts';

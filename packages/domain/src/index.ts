@@ -1,26 +1,60 @@
-/**
- * Pure minting rules: statuses and their moves, request validation, preflight, identities,
- * cursors and the access matrix. No I/O: clocks and randomness are passed in.
- */
-export * from './errors.ts';
-export * from './modes.ts';
-export * from './job-status.ts';
-export * from './batch-status.ts';
-export * from './request.ts';
-export * from './preflight.ts';
-export * from './catalog.ts';
-export * from './identity.ts';
-export * from './chunk.ts';
-export * from './cursor.ts';
-export * from './access.ts';
-export * from './events.ts';
-export * from './retry.ts';
-export * from './mint-failure.ts';
-export * from './api-key.ts';
-export * from './lease.ts';
-export * from './product-import.ts';
-export * from './idempotency.ts';
-export * from './chunk-plan.ts';
-export * from './download-signature.ts';
-export * from './resolution.ts';
-export * from './pack-status.ts';
+export {
+  assertValid, type FieldViolation, InvalidInputError, IllegalStateError, NotFoundError, ConflictError, UnauthenticatedError, ForbiddenError,
+  isInvalidInputError, isIllegalStateError, isNotFoundError, isConflictError, isUnauthenticatedError, isForbiddenError
+} from './errors.ts';
+export { initialUnitStatus, type IdentityMode, identityModes, type ActivationMode, activationModes, type UnitStatus, unitStatuses } from './modes.ts';
+export {
+  isTerminalJobStatus, canMoveJob, type JobStatus, jobStatuses, terminalJobStatuses, type JobMove, enqueuePreflighted, claimJob, startProcessing,
+  completeSerialJob, completeWithoutUnits, failJob
+} from './job-status.ts';
+export {
+  canMoveBatch, moveBatch, reachesExport, manualBatchMove, withdrawsUnits, type BatchStatus, batchStatuses, type BatchMove
+} from './batch-status.ts';
+export {
+  isUuid, quantityViolations, lotViolations, validateMintRequest, maxRequestedQuantity, maxLots, type Lot, type MintRequest
+} from './request.ts';
+export {
+  preflight, type BlockingCode, type BlockingReason, type PreflightProduct, type PreflightProductionBatch, type PreflightInput
+} from './preflight.ts';
+export {
+  normalizeGtin, gtinCheckDigit, gtinViolations, type CommercialStatus, commercialStatuses, type MintReadinessStatus, mintReadinessStatuses,
+  type ProductionBatchStatus, productionBatchStatuses
+} from './catalog.ts';
+export {
+  generateSerials, unitResolverUrl, lotResolverUrl, brandResolverBaseUrl, serialLength, type RandomFill
+} from './identity.ts';
+export { defaultChunkSize, kickUnitLimit, type Chunk } from './chunk.ts';
+export {
+  encodeCursor, decodeCursor, resolveCursor, resolvePageSize, toPage, type Cursor, maxPageSize, type CursorInput, type Page
+} from './cursor.ts';
+export {
+  roleGrants, scopesGrant, type Role, roles, type Permission, permissions, type ApiKeyScope, apiKeyScopes, rolePermissions
+} from './access.ts';
+export type { EventType, EntityType, NewEvent } from './events.ts';
+export { retryDelayMs, attemptsExhausted, mintJobRetry, packRetry, busPullRetry, type RetryPolicy } from './retry.ts';
+export {
+  classifyMintError, decideMintFailure, isPermanentSqlState, type MintSetback, type MintFailureDecision, type MintDeliveryState
+} from './mint-failure.ts';
+export { generateApiKey, parseApiKey, hashApiKeySecret, type ParsedApiKey } from './api-key.ts';
+export {
+  leaseExpiry, isLeaseFree, decideClaim, defaultLeaseMs, type LeaseState, type Lease, type ClaimDecision, LeaseLostError,
+  isLeaseLostError
+} from './lease.ts';
+export {
+  importHeaderViolations, startImport, finishImport, type ImportStatus, importStatuses, maxImportBytes, maxImportErrorsKept, importColumns,
+  type ImportColumn, requiredImportColumns
+} from './product-import.ts';
+export {
+  decideIdempotency, idempotencyKeyViolations, idempotencyRetentionMs, idempotencyStaleMs, maxIdempotencyKeyLength, type IdempotencyState,
+  type KeptKey, type IdempotencyDecision
+} from './idempotency.ts';
+export { missingAfterPrefix, planChunks, type SeqRange } from './chunk-plan.ts';
+export {
+  parseSigningKeys, signDownload, verifyDownload, downloadExpiry, type SigningKey, minSigningSecretBytes, defaultDownloadTtlSeconds,
+  maxDownloadTtlSeconds, signingKeyIdPattern, type DownloadClaims, type DownloadSignature, type DownloadRefusal
+} from './download-signature.ts';
+export {
+  parseResolverPath, negotiate, decideResolution, buildLinkset, type ResolverKey, type ResolverPath, resolverPrefix, type Representation,
+  type FoundIdentity, type ResolutionOutcome, resolutionStatus, gs1PipLinkType, gs1DefaultLinkType
+} from './resolution.ts';
+export { movePack, canDownloadPack, packStoragePath, type PackStatus, packStatuses, type PackMove } from './pack-status.ts';

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { connectJetStreamBus, createMemoryBus, type JobBus } from '@mint/bus';
-import { openDatabase, pendingMigrations, type Database } from '@mint/db';
+import { openDatabase, pendingMigrations, pingDatabase, type Database } from '@mint/db';
 import type { Config } from './config.ts';
 import { busPullRetry, retryDelayMs, type SigningKey } from '@mint/domain';
 
@@ -22,7 +22,7 @@ export async function openConfiguredDatabase(config: Config, options: { applicat
   try {
     if (config.databaseUrl) {
       const db = await openDatabase({ url: config.databaseUrl }, options);
-      await db.em.fork().execute('select 1');
+      await pingDatabase(db);
       return db;
     }
     const dataDir = join(config.dataDir, 'pglite');
@@ -112,7 +112,7 @@ export function readinessProbe(deps: { db: Database; bus: JobBus }, timeoutMs = 
     }
   };
   return async () => {
-    const [database, bus] = await Promise.all([check(() => deps.db.em.fork().execute('select 1')), check(() => deps.bus.ping())]);
+    const [database, bus] = await Promise.all([check(() => pingDatabase(deps.db)), check(() => deps.bus.ping())]);
     return { ok: database === 'ok' && bus === 'ok', checks: { database, bus } };
   };
 }

@@ -3,7 +3,7 @@
 // Gauges of shared state (jobs by status, outbox lag, consumer pending) are read on each scrape
 // from the sources the process passes in; a failing source blanks its gauge instead of failing the scrape.
 
-import { query, type Database } from '@mint/db';
+import { countJobsPerStatus, type Database } from '@mint/db';
 import { jobStatuses, type JobStatus } from '@mint/domain';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
@@ -144,8 +144,6 @@ export function createMetrics(sources: MetricSources = {}): Metrics {
 
 /** Counts mint jobs per status over all brands, every status present (0 when none). */
 export async function countJobsByStatus(db: Database): Promise<Record<JobStatus, number>> {
-  const rows = await query<{ status: JobStatus; n: string }>(db.em.fork(), 'select status, count(*) as n from mint_jobs group by status');
-  const counts = Object.fromEntries(jobStatuses.map((status) => [status, 0])) as Record<JobStatus, number>;
-  for (const row of rows) counts[row.status] = Number(row.n);
-  return counts;
+  const found = await countJobsPerStatus(db.em.fork());
+  return Object.fromEntries(jobStatuses.map((status) => [status, found.get(status) ?? 0])) as Record<JobStatus, number>;
 }

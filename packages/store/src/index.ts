@@ -1,7 +1,5 @@
-/**
- * The private store of payload packs: an interface keyed by relative storage paths, the filesystem
- * implementation (the default; a volume in Kubernetes), and a streaming tar writer for downloads.
- */
-export * from './store.ts';
-export * from './fs-store.ts';
-export * from './tar.ts';
+export {
+  assertStoragePath, assertFileName, type PackStore, type PackWriter, type StoredFile, StoreNotFoundError, StorePathError, isStoreNotFoundError
+} from './store.ts';
+export { createFsPackStore } from './fs-store.ts';
+export { tarHeader, tarSize, tarStream, type TarEntry } from './tar.ts';

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
-import { Product, ProductionBatch, query, type ProductRow } from '@mint/db';
+import { Product, ProductionBatch, upsertProductBySku, upsertProductionBatchByCode, type ProductRow } from '@mint/db';
 import {
   assertValid, commercialStatuses, gtinViolations, InvalidInputError, isUuid, mintReadinessStatuses, normalizeGtin, NotFoundError,
   productionBatchStatuses, resolvePageSize, toPage,
@@ -65,18 +65,9 @@ export async function upsertProduct(ctx: UseCaseContext, actor: Actor, input: Pr
   const em = ctx.db.em.fork();
   const now = ctx.clock();
   try {
-    const [row] = await query<{ id: string; created: boolean }>(
-      em,
-      `insert into products as p (brand_id, id, sku, name, gtin, commercial_status, mint_readiness_status, passport_url, created_at, updated_at)
-       values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-       on conflict (brand_id, sku) do update set name = excluded.name, gtin = excluded.gtin,
-         commercial_status = excluded.commercial_status, mint_readiness_status = excluded.mint_readiness_status,
-         passport_url = excluded.passport_url, updated_at = excluded.updated_at
-       returning p.id, (xmax = 0) as created`,
-      [input.brandId, randomUUID(), input.sku, input.name, gtin, input.commercialStatus, input.mintReadinessStatus, input.passportUrl, now, now],
-    );
-    const product = await em.findOneOrFail(Product, { brandId: input.brandId, id: row!.id });
-    return { product: toProductView(product), created: row!.created };
+    const row = await upsertProductBySku(em, input.brandId, randomUUID(), { ...input, gtin }, now);
+    const product = await em.findOneOrFail(Product, { brandId: input.brandId, id: row.id });
+    return { product: toProductView(product), created: row.created };
   } catch (error) {
     if (error instanceof UniqueConstraintViolationException) {
       throw new InvalidInputError([{ field: 'gtin', message: 'is already used by another product of this brand' }], { cause: error });
@@ -143,21 +134,13 @@ export async function upsertProductionBatch(
   const em = ctx.db.em.fork();
   await getProduct(ctx, input.brandId, input.productId);
   const now = ctx.clock();
-  const [row] = await query<{ id: string; created: boolean }>(
-    em,
-    `insert into production_batches as b (brand_id, id, product_id, code, status, quantity, created_at, updated_at)
-     values (?, ?, ?, ?, ?, ?, ?, ?)
-     on conflict (brand_id, code) do update set product_id = excluded.product_id, status = excluded.status,
-       quantity = excluded.quantity, updated_at = excluded.updated_at
-     returning b.id, (xmax = 0) as created`,
-    [input.brandId, randomUUID(), input.productId, input.code, input.status, input.quantity, now, now],
-  );
-  const b = await em.findOneOrFail(ProductionBatch, { brandId: input.brandId, id: row!.id });
+  const row = await upsertProductionBatchByCode(em, input.brandId, randomUUID(), input, now);
+  const b = await em.findOneOrFail(ProductionBatch, { brandId: input.brandId, id: row.id });
   return {
     productionBatch: {
       id: b.id, brandId: b.brandId, productId: b.productId, code: b.code, status: b.status as ProductionBatchStatus,
       quantity: b.quantity ?? null, createdAt: b.createdAt, updatedAt: b.updatedAt,
     },
-    created: row!.created,
+    created: row.created,
   };
 }

@@ -1,28 +1,56 @@
-/**
- * What both services run: submit, preflight, one processing cycle, reads, catalog, workspace
- * administration and session checks. Every function takes the {@link UseCaseContext} first.
- */
-export * from './context.ts';
-export * from './auth.ts';
-export * from './access.ts';
-export * from './submit.ts';
-export * from './preflight.ts';
-export * from './processing.ts';
-export * from './batches.ts';
-export * from './catalog.ts';
-export * from './jobs.ts';
-export * from './outbox.ts';
-export * from './workspace.ts';
-export * from './units.ts';
-export * from './events.ts';
-export * from './packs.ts';
-export * from './kpis.ts';
-export * from './lifecycle.ts';
-export * from './activation.ts';
-export * from './legacy.ts';
-export * from './imports.ts';
-export * from './idempotency.ts';
-export * from './kick.ts';
-export * from './pack-export.ts';
-export * from './downloads.ts';
-export * from './resolver.ts';
+export { createUseCaseContext, type AuthSettings, type UseCaseContext, type UseCaseContextOptions, type Actor } from './context.ts';
+export {
+  authenticateBearer, verifyApiKey, recordApiKeyUse, roleOnBrand, issueAccessToken, clockSkewSeconds, type ApiKeyPrincipal,
+  apiKeyUseIntervalMs
+} from './auth.ts';
+export {
+  authenticate, authorizeAuthenticated, authorize, missingCredentialsMessage, type Credentials, type Caller, type Authenticated, type AuthorizeOptions
+} from './access.ts';
+export { submitMintRequest, type SubmitResult } from './submit.ts';
+export { preflightMintBatch, defaultPreflightIdentityMode, type PreflightInput, type PreflightView } from './preflight.ts';
+export {
+  claimMintJob, releaseMintJob, runMintCycle, processMintJobBatch, sqlState, failMintJob, recordFailedAttempt, type CycleResult,
+  type ClaimResult
+} from './processing.ts';
+export { getMintBatch, listMintBatches, defaultBatchPageSize } from './batches.ts';
+export {
+  productViolations, upsertProduct, getProduct, listProducts, upsertProductionBatch, type ProductView, type ProductInput, defaultProductPageSize,
+  type ProductionBatchView, type ProductionBatchInput
+} from './catalog.ts';
+export { getJobProgress, watchMintJob, findJobsToSweep, type JobProgress } from './jobs.ts';
+export { relayOutbox, outboxLag, type OutboxJob } from './outbox.ts';
+export {
+  createWorkspace, createUser, grantRole, createApiKey, seedDemo, listApiKeys, revokeApiKey, setApiAccess, type WorkspaceView, type DemoSeed
+} from './workspace.ts';
+export { listMintUnits, defaultUnitPageSize, type ListMintUnitsQuery } from './units.ts';
+export { listMintEvents, defaultEventPageSize, type ListMintEventsQuery } from './events.ts';
+export { listPayloadPacks, defaultPackPageSize } from './packs.ts';
+export { getMintKpis } from './kpis.ts';
+export {
+  setMintBatchStatus, applyBatchMove, maxStatusReasonLength, type SetMintBatchStatusInput, type BatchChange
+} from './lifecycle.ts';
+export { activateMintUnits, maxActivationUnitIds, type ActivationTarget, type ActivationResult } from './activation.ts';
+export {
+  createMintBatchFromJob, createMintBatchFromJobDeprecation, type CreateMintBatchFromJobInput, type CreateMintBatchFromJobResult
+} from './legacy.ts';
+export {
+  parseCsvRecords, startProductImport, getProductImport, runProductImport, failProductImport, type ImportView, importBatchSize,
+  type ImportRunOutcome
+} from './imports.ts';
+export {
+  requestFingerprint, keyDerivedUuid, runIdempotently, purgeExpiredIdempotencyRecords, type KeptResponse, type IdempotentOutcome,
+  type IdempotentResult, type IdempotentRequest, submitWithIdempotencyKey, type KeyedMintRequest
+} from './idempotency.ts';
+export { submitAndKick, type SubmitAndKickResult } from './kick.ts';
+export {
+  claimPayloadPack, generatePayloadPack, packFiles, packColumns, defaultPackLeaseMs, packUnitPageSize, type ManifestFile,
+  type PackManifest, type PackGenerationOptions, type PackGenerationResult, type PackClaim
+} from './pack-export.ts';
+export {
+  packDownloadPath, parseDownloadPath, createPayloadPackDownloadUrl, openPayloadPackDownload, type DownloadSettings, downloadPrefix,
+  type DownloadUrl, type DownloadAnswer
+} from './downloads.ts';
+export {
+  createResolver, createScanRecorder, purgeOldScanEvents, type Resolution, type ResolverOptions, type Resolver, type ScanRecorderStats,
+  type ScanRecorder, type ScanRecorderOptions
+} from './resolver.ts';

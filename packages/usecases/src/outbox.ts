@@ -1,4 +1,4 @@
-import { query, run } from '@mint/db';
+import { deleteOutboxMessage, lockOutboxMessages, readOutboxBacklog } from '@mint/db';
 import type { UseCaseContext } from './context.ts';
 
 /** A job the relay hands to the bus. */
@@ -16,15 +16,10 @@ export interface OutboxJob {
  */
 export async function relayOutbox(ctx: UseCaseContext, publish: (job: OutboxJob) => Promise<void>, limit = 100): Promise<number> {
   return ctx.db.em.fork().transactional(async (em) => {
-    const rows = await query<{ id: string; kind: 'mint' | 'import'; job_id: string; brand_id: string }>(
-      em,
-      `select id, kind, job_id, brand_id from outbox order by id limit ? for update skip locked`,
-      [limit],
-    );
     let published = 0;
-    for (const row of rows) {
-      await publish({ kind: row.kind, id: row.job_id, brandId: row.brand_id });
-      await run(em, `delete from outbox where id = ?`, [row.id]);
+    for (const row of await lockOutboxMessages(em, limit)) {
+      await publish({ kind: row.kind, id: row.jobId, brandId: row.brandId });
+      await deleteOutboxMessage(em, row.id);
       published++;
     }
     return published;
@@ -33,6 +28,6 @@ export async function relayOutbox(ctx: UseCaseContext, publish: (job: OutboxJob)
 
 /** Messages waiting in the outbox and the age of the oldest in milliseconds (for metrics). */
 export async function outboxLag(ctx: UseCaseContext): Promise<{ pending: number; oldestAgeMs: number }> {
-  const [row] = await query<{ pending: string; oldest: Date | null }>(ctx.db.em.fork(), `select count(*) as pending, min(created_at) as oldest from outbox`);
-  return { pending: Number(row?.pending ?? 0), oldestAgeMs: row?.oldest ? ctx.clock().getTime() - new Date(row.oldest).getTime() : 0 };
+  const { pending, oldest } = await readOutboxBacklog(ctx.db.em.fork());
+  return { pending, oldestAgeMs: oldest === null ? 0 : ctx.clock().getTime() - oldest.getTime() };
 }

@@ -15,8 +15,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import {
-  addMinted, appendEvents, advanceMinted, query, bumpKpis, claimJobLease, createPendingPack, findBatchOfJob, findMissingSeqRanges, insertUnitChunk, moveBatchStatus, moveJob, MintJob,
-  readJobLease, releaseJobLease, renewJobLease, type BatchRecord, type Em,
+  addMinted, appendEvents, advanceMinted, bumpKpis, claimJobLease, createPendingPack, findBatchOfJob, findMissingSeqRanges, insertUnitChunk, moveBatchStatus, moveJob, MintJob,
+  readJobLease, recordJobAttempt, releaseJobLease, renewJobLease, setIdleInTransactionTimeout, setLockTimeout, type BatchRecord, type Em,
 } from '@mint/db';
 import {
   ConflictError, IllegalStateError, LeaseLostError, NotFoundError, decideClaim, defaultChunkSize, defaultLeaseMs, failJob, completeSerialJob,
@@ -64,7 +64,7 @@ const claimLockTimeoutMs = 2000;
 export async function claimMintJob(ctx: UseCaseContext, brandId: string, jobId: string, owner: string, leaseMs: number = defaultLeaseMs): Promise<ClaimResult> {
   try {
     return await ctx.db.em.fork().transactional(async (em) => {
-      await em.execute(`set local lock_timeout = ${claimLockTimeoutMs}`);
+      await setLockTimeout(em, claimLockTimeoutMs);
       const now = ctx.clock();
       const state = await readJobLease(em, brandId, jobId);
       if (!state) throw new NotFoundError(`mint job ${jobId} not found`);
@@ -215,7 +215,7 @@ async function fenced(
   before: (em: Em, now: Date) => Promise<void>, after: (em: Em, now: Date) => Promise<void>,
 ): Promise<void> {
   await ctx.db.em.fork().transactional(async (em) => {
-    await em.execute(`set local idle_in_transaction_session_timeout = ${Math.max(1, Math.round(leaseMs))}`);
+    await setIdleInTransactionTimeout(em, leaseMs);
     const now = ctx.clock();
     await before(em, now);
     if (!(await renewJobLease(em, lease, leaseExpiry(now, leaseMs), now))) {
@@ -300,10 +300,5 @@ export async function failMintJob(ctx: UseCaseContext, brandId: string, jobId: s
 
 /** Counts one more failed attempt of a job (keeping the error) and returns the new total. */
 export async function recordFailedAttempt(ctx: UseCaseContext, brandId: string, jobId: string, error: string): Promise<number> {
-  const [row] = await query<{ attempts: number }>(
-    ctx.db.em.fork(),
-    `update mint_jobs set attempts = attempts + 1, last_error = ?, updated_at = ? where brand_id = ? and id = ? returning attempts`,
-    [error.slice(0, 2000), ctx.clock(), brandId, jobId],
-  );
-  return row?.attempts ?? 0;
+  return recordJobAttempt(ctx.db.em.fork(), brandId, jobId, error, ctx.clock());
 }

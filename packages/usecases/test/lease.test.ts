@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { query } from '@mint/db';
+import { query } from '../../../test/support/sql.ts';
 import { isConflictError, isLeaseLostError, type MintRequest } from '@mint/domain';
 import {
   claimMintJob, findJobsToSweep, processMintJobBatch, recordFailedAttempt, releaseMintJob, runMintCycle, submitAndKick, type ClaimResult, type UseCaseContext,

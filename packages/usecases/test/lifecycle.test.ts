@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { query, run } from '@mint/db';
+import { query, run } from '../../../test/support/sql.ts';
 import { ConflictError, IllegalStateError, InvalidInputError, NotFoundError, type ActivationMode, type BatchStatus, type IdentityMode } from '@mint/domain';
 import {
   activateMintUnits, createMintBatchFromJob, createMintBatchFromJobDeprecation, getMintBatch, getMintKpis, listMintEvents,

@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { query, run } from '@mint/db';
+import { query, run } from '../../../test/support/sql.ts';
 import { createFsPackStore, type PackStore } from '@mint/store';
 import {
   claimPayloadPack, generatePayloadPack, getMintKpis, listMintEvents, listPayloadPacks, packColumns, setMintBatchStatus, type PackManifest,

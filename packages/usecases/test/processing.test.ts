@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { query } from '@mint/db';
+import { query } from '../../../test/support/sql.ts';
 import type { MintRequest } from '@mint/domain';
 import { getMintBatch, listMintBatches, processMintJobBatch, submitMintRequest } from '@mint/usecases';
 import { setupUseCases, submitSerial, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';

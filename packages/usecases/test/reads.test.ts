@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { query, run } from '@mint/db';
+import { query, run } from '../../../test/support/sql.ts';
 import { InvalidInputError, encodeCursor, resolveCursor, type ActivationMode, type Cursor, type Page } from '@mint/domain';
 import {
   createUseCaseContext, getMintKpis, listMintEvents, listMintUnits, listPayloadPacks, processMintJobBatch, submitMintRequest,

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { query } from '@mint/db';
+import { query } from '../../../test/support/sql.ts';
 import { InvalidInputError, type MintRequest } from '@mint/domain';
 import { preflightMintBatch, submitMintRequest, upsertProduct, upsertProductionBatch } from '@mint/usecases';
 import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { Code, createClient, type Client } from '@connectrpc/connect';
 import { createConnectTransport } from '@connectrpc/connect-node';
 import { MintService } from '@mint/contract';
-import { query } from '@mint/db';
+import { query } from '../../../test/support/sql.ts';
 import type { SigningKey } from '@mint/domain';
 import { createFsPackStore, type PackStore } from '@mint/store';
 import { claimPayloadPack, generatePayloadPack, type UseCaseContext } from '@mint/usecases';

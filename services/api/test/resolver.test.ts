@@ -2,7 +2,7 @@
 // negotiation, and scan events recorded without ever holding up an answer.
 
 import { Writable } from 'node:stream';
-import { query, run } from '@mint/db';
+import { query, run } from '../../../test/support/sql.ts';
 import { createLogger } from '@mint/runtime';
 import { activateMintUnits, setMintBatchStatus, type ScanRecorderOptions } from '@mint/usecases';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -11,7 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { ConnectError, createClient } from '@connectrpc/connect';
 import { createConnectTransport } from '@connectrpc/connect-node';
 import { ActivationMode, IdentityMode, MintService } from '@mint/contract';
-import { query } from '@mint/db';
+import { query } from '../../../test/support/sql.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testInfra } from '../../../test/support/context.ts';
 import { freshStreamNames } from '../../../test/support/nats.ts';

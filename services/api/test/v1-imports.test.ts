@@ -5,7 +5,7 @@
 import { createClient } from '@connectrpc/connect';
 import { createConnectTransport } from '@connectrpc/connect-node';
 import { CatalogService, ProductImportStatus } from '@mint/contract';
-import { query } from '@mint/db';
+import { query } from '../../../test/support/sql.ts';
 import { maxImportBytes } from '@mint/domain';
 import { runProductImport } from '@mint/usecases';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -2,7 +2,8 @@
 // (replay, 422 on another body, 409 while the first runs, workspace scope, expiry).
 
 import { randomUUID } from 'node:crypto';
-import { insertIdempotencyKey, query, run } from '@mint/db';
+import { insertIdempotencyKey } from '@mint/db';
+import { query, run } from '../../../test/support/sql.ts';
 import { idempotencyRetentionMs } from '@mint/domain';
 import { requestFingerprint, revokeApiKey, upsertProduct } from '@mint/usecases';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

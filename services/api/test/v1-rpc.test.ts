@@ -2,7 +2,7 @@
 // against the spec's field lists, lowercase wire values), and its auth and input errors.
 
 import { randomUUID } from 'node:crypto';
-import { query, run } from '@mint/db';
+import { query, run } from '../../../test/support/sql.ts';
 import { createUser, grantRole, issueAccessToken, upsertProductionBatch } from '@mint/usecases';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { send, setupV1, type V1Response, type V1Setup, type V1Workspace } from './v1-support.ts';

@@ -2,7 +2,7 @@
 // processing cycle, and a failed kick that never loses the job.
 
 import { randomUUID } from 'node:crypto';
-import { query } from '@mint/db';
+import { query } from '../../../test/support/sql.ts';
 import { createUser, grantRole, issueAccessToken, processMintJobBatch, relayOutbox, upsertProduct, type OutboxJob } from '@mint/usecases';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from './support.ts';

@@ -3,7 +3,7 @@
 
 import { request as httpRequest } from 'node:http';
 import { apiKeyScopes, type ApiKeyScope } from '@mint/domain';
-import { query } from '@mint/db';
+import { query } from '../../../test/support/sql.ts';
 import { createApiKey } from '@mint/usecases';
 import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
 import { startTestApi, type TestApi } from './support.ts';

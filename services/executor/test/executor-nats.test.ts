@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { jetstream } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import type { JobBus } from '@mint/bus';
-import { query } from '@mint/db';
+import { query } from '../../../test/support/sql.ts';
 import { startNatsServer, type NatsServer, type StreamNames } from '../../../test/support/nats.ts';
 import { setupUseCases, submitSerial, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
 import { jobState, startInProcessExecutor, unitFacts, waitUntil, type InProcessExecutor } from './executor-process.ts';

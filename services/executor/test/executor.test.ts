@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { query } from '@mint/db';
+import { query } from '../../../test/support/sql.ts';
 import { getJobProgress, submitMintRequest } from '@mint/usecases';
 import { testInfra } from '../../../test/support/context.ts';
 import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';

@@ -6,7 +6,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import pino from 'pino';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { JobMessage } from '@mint/bus';
-import { query } from '@mint/db';
+import { query } from '../../../test/support/sql.ts';
 import { getProductImport, startProductImport } from '@mint/usecases';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testInfra } from '../../../test/support/context.ts';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pino from 'pino';
 import type { JobMessage } from '@mint/bus';
-import { query } from '@mint/db';
+import { query } from '../../../test/support/sql.ts';
 import { claimMintJob, type UseCaseContext } from '@mint/usecases';
 import { runMintJob } from '../src/mint-worker.ts';
 import { setupUseCases, submitSerial, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';

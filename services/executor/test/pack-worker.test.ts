@@ -2,7 +2,7 @@
 // generates it, and moves its batch to exported; stops cleanly.
 
 import { Writable } from 'node:stream';
-import { query } from '@mint/db';
+import { query } from '../../../test/support/sql.ts';
 import { createLogger } from '@mint/runtime';
 import { createFsPackStore } from '@mint/store';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

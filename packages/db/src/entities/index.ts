@@ -4,12 +4,6 @@ import { MintBatch, MintJob, MintKpis, MintLot, MintPreflight, MintUnit } from '
 import { IdempotencyRecord, MintEvent, OutboxMessage, PayloadPack } from './activity.ts';
 import { ScanEvent } from './scans.ts';
 
-export * from './workspace.ts';
-export * from './catalog.ts';
-export * from './minting.ts';
-export * from './activity.ts';
-export * from './scans.ts';
-
 /** Every entity of the schema, for the ORM configuration. */
 export const entities = [
   Brand, User, Membership, ApiKey,

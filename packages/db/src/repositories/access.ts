@@ -1,14 +1,18 @@
 import type { Em } from '../orm.ts';
-import { query, run } from './sql.ts';
+import { changed, prepare, preparedRows } from './kysely.ts';
 
 /**
- * The lookups of the authorization path, in plain SQL: every authorized call makes them, and the
- * entity manager's findOne costs several times the query itself.
+ * The lookups of the authorization path, as plain queries: every authorized call makes them, and
+ * the entity manager's findOne costs several times the query itself.
  */
+
+/** The read of {@link findMembershipRole}, compiled once. */
+const membershipRole = prepare('membership_role', (db, p: { brandId: string; userId: string }) =>
+  db.selectFrom('memberships').select('role').where('brand_id', '=', p.brandId).where('user_id', '=', p.userId));
 
 /** The user's role on the brand, or null; one primary-key read. */
 export async function findMembershipRole(em: Em, brandId: string, userId: string): Promise<string | null> {
-  const [row] = await query<{ role: string }>(em, 'select role from memberships where brand_id = ? and user_id = ?', [brandId, userId]);
+  const [row] = await preparedRows(em, membershipRole, { brandId, userId });
   return row?.role ?? null;
 }
 
@@ -23,16 +27,15 @@ export interface ApiKeyForAuth {
   readonly apiAccessEnabled: boolean;
 }
 
+/** The read of {@link findApiKeyForAuth}, compiled once. */
+const apiKeyForAuth = prepare('api_key_for_auth', (db, p: { lookupId: string }) =>
+  db.selectFrom('api_keys as k').innerJoin('brands as b', 'b.id', 'k.brand_id')
+    .select(['k.id', 'k.brand_id', 'k.secret_hash', 'k.scopes', 'k.revoked_at', 'k.last_used_at', 'b.api_access_enabled'])
+    .where('k.lookup_id', '=', p.lookupId));
+
 /** The key with this lookup id, or null; one query. */
 export async function findApiKeyForAuth(em: Em, lookupId: string): Promise<ApiKeyForAuth | null> {
-  const [row] = await query<{
-    id: string; brand_id: string; secret_hash: string; scopes: string[]; revoked_at: Date | null; last_used_at: Date | null; api_access_enabled: boolean;
-  }>(
-    em,
-    `select k.id, k.brand_id, k.secret_hash, k.scopes, k.revoked_at, k.last_used_at, b.api_access_enabled
-       from api_keys k join brands b on b.id = k.brand_id where k.lookup_id = ?`,
-    [lookupId],
-  );
+  const [row] = await preparedRows(em, apiKeyForAuth, { lookupId });
   if (row === undefined) return null;
   const time = (value: Date | string | null) => (value === null || value instanceof Date ? value : new Date(value));
   return {
@@ -43,5 +46,7 @@ export async function findApiKeyForAuth(em: Em, lookupId: string): Promise<ApiKe
 
 /** Sets the key's last_used_at to `at` unless it is already `notBefore` or later (a concurrent call recorded it). */
 export async function touchApiKey(em: Em, brandId: string, keyId: string, at: Date, notBefore: Date): Promise<void> {
-  await run(em, 'update api_keys set last_used_at = ? where brand_id = ? and id = ? and (last_used_at is null or last_used_at < ?)', [at, brandId, keyId, notBefore]);
+  await changed(em, (db) => db.updateTable('api_keys').set({ last_used_at: at })
+    .where('brand_id', '=', brandId).where('id', '=', keyId)
+    .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', notBefore)])));
 }

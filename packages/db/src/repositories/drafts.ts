@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { NewEvent } from '@mint/domain';
 import type { Em } from '../orm.ts';
-import { pgArray, query, run } from './sql.ts';
+import { first, prepare, preparedChanged, preparedRows, unnest } from './kysely.ts';
 
 /**
  * The submit path's read and its one write, in SQL of their own: a submit is the service's
@@ -37,6 +37,22 @@ export interface PreflightSubjects {
   readonly existingJob: { readonly jobId: string; readonly status: string; readonly batchId: string } | null;
 }
 
+/** The read of {@link findPreflightSubjects}: every join is a left join from one row, so the answer is always one row. */
+const preflightSubjects = prepare('preflight_subjects', (db, p: { brandId: string; productId: string; productionBatchId: string | null; idempotencyKey: string | null }) =>
+  db.selectFrom(db.selectNoFrom((eb) => eb.lit(1).as('one')).as('one'))
+    .leftJoin('products as p', (join) => join.on('p.brand_id', '=', p.brandId).on('p.id', '=', p.productId))
+    .leftJoin('brands as b', (join) => join.onRef('b.id', '=', 'p.brand_id'))
+    .leftJoin('production_batches as pb', (join) => join.on('pb.brand_id', '=', p.brandId)
+      .on((eb) => eb('pb.id', '=', eb.cast<string>(eb.val(p.productionBatchId), 'uuid'))))
+    .leftJoin('mint_jobs as j', (join) => join.on('j.brand_id', '=', p.brandId)
+      .on((eb) => eb('j.idempotency_key', '=', eb.cast<string>(eb.val(p.idempotencyKey), 'uuid'))))
+    .leftJoin('mint_batches as jb', (join) => join.onRef('jb.brand_id', '=', 'j.brand_id').onRef('jb.mint_job_id', '=', 'j.id'))
+    .select([
+      'p.id as product_id', 'p.gtin', 'p.commercial_status', 'p.mint_readiness_status', 'b.resolver_base_url',
+      'pb.product_id as batch_product_id', 'pb.status as batch_status', 'pb.quantity as batch_quantity',
+      'j.id as job_id', 'j.status as job_status', 'jb.id as job_batch_id',
+    ]));
+
 /**
  * The brand's product, its production batch (when an id is given) and the job of an earlier
  * submit with `idempotencyKey` (when one is given), each null when the brand has none; one query.
@@ -48,42 +64,23 @@ export async function findPreflightSubjects(
   productionBatchId: string | null,
   idempotencyKey: string | null = null,
 ): Promise<PreflightSubjects> {
-  const [row] = await query<{
-    product_id: string | null; gtin: string | null; commercial_status: string; mint_readiness_status: string; resolver_base_url: string;
-    batch_product_id: string | null; batch_status: string; batch_quantity: number | null;
-    job_id: string | null; job_status: string; job_batch_id: string;
-  }>(
-    em,
-    `select p.id as product_id, p.gtin, p.commercial_status, p.mint_readiness_status, b.resolver_base_url,
-            pb.product_id as batch_product_id, pb.status as batch_status, pb.quantity as batch_quantity,
-            j.id as job_id, j.status as job_status, jb.id as job_batch_id
-       from (select 1) as one
-       left join products p on p.brand_id = ? and p.id = ?
-       left join brands b on b.id = p.brand_id
-       left join production_batches pb on pb.brand_id = ? and pb.id = ?::uuid
-       left join mint_jobs j on j.brand_id = ? and j.idempotency_key = ?::uuid
-       left join mint_batches jb on jb.brand_id = j.brand_id and jb.mint_job_id = j.id`,
-    [brandId, productId, brandId, productionBatchId, brandId, idempotencyKey],
-  );
+  const [row] = await preparedRows(em, preflightSubjects, { brandId, productId, productionBatchId, idempotencyKey });
   return {
     product: row?.product_id == null ? null : {
-      id: row.product_id, gtin: row.gtin, commercialStatus: row.commercial_status, mintReadinessStatus: row.mint_readiness_status,
-      resolverBaseUrl: row.resolver_base_url,
+      id: row.product_id, gtin: row.gtin, commercialStatus: row.commercial_status!, mintReadinessStatus: row.mint_readiness_status!,
+      resolverBaseUrl: row.resolver_base_url!,
     },
-    productionBatch: row?.batch_product_id == null ? null : { productId: row.batch_product_id, status: row.batch_status, quantity: row.batch_quantity },
-    existingJob: row?.job_id == null || row.job_batch_id == null ? null : { jobId: row.job_id, status: row.job_status, batchId: row.job_batch_id },
+    productionBatch: row?.batch_product_id == null ? null : { productId: row.batch_product_id, status: row.batch_status!, quantity: row.batch_quantity },
+    existingJob: row?.job_id == null || row.job_batch_id == null ? null : { jobId: row.job_id, status: row.job_status!, batchId: row.job_batch_id },
   };
 }
 
 /** The job a submit with this idempotency key created, with its batch; null when there is none. */
 export async function findJobByIdempotencyKey(em: Em, brandId: string, key: string): Promise<{ jobId: string; status: string; batchId: string } | null> {
-  const [row] = await query<{ id: string; status: string; batch_id: string }>(
-    em,
-    `select j.id, j.status, b.id as batch_id from mint_jobs j
-       join mint_batches b on b.brand_id = j.brand_id and b.mint_job_id = j.id
-      where j.brand_id = ? and j.idempotency_key = ?`,
-    [brandId, key],
-  );
+  const row = await first(em, (db) => db.selectFrom('mint_jobs as j')
+    .innerJoin('mint_batches as b', (join) => join.onRef('b.brand_id', '=', 'j.brand_id').onRef('b.mint_job_id', '=', 'j.id'))
+    .select(['j.id', 'j.status', 'b.id as batch_id'])
+    .where('j.brand_id', '=', brandId).where('j.idempotency_key', '=', key));
   return row === undefined ? null : { jobId: row.id, status: row.status, batchId: row.batch_id };
 }
 
@@ -113,6 +110,56 @@ export interface NewDraftBatch {
   readonly now: Date;
 }
 
+/** The parameters of the draft-batch statement: scalars, and one array per column of the lots and the events. */
+interface DraftBatchParams {
+  brandId: string; mintJobId: string; batchId: string; isNewJob: boolean; scopeType: string; idempotencyKey: string | null;
+  productId: string; productionBatchId: string | null; identityMode: string; activationMode: string; requestedQuantity: number;
+  resolverBaseUrl: string; gtin: string | null; now: Date;
+  lotCodes: string[]; lotQtys: number[]; lotUrls: (string | null)[];
+  eventBrandIds: string[]; eventIds: string[]; eventTypes: string[]; eventEntityTypes: string[]; eventEntityIds: string[];
+  eventPayloads: string[]; eventActors: (string | null)[];
+}
+
+/** The statement of {@link insertDraftBatch}, compiled once. */
+const draftBatch = prepare('insert_draft_batch', (db, p: DraftBatchParams) => db
+  // The job's row is selected only when the job is new (`where $n`), so the statement is the same either way.
+  .with('job', (qc) => qc.insertInto('mint_jobs')
+    .columns(['brand_id', 'id', 'status', 'scope_type', 'requested_quantity', 'product_id', 'production_batch_id', 'idempotency_key', 'created_at', 'updated_at'])
+    .expression(qc.selectNoFrom((eb) => [
+      eb.cast<string>(eb.val(p.brandId), 'uuid').as('brand_id'), eb.cast<string>(eb.val(p.mintJobId), 'uuid').as('id'),
+      eb.cast<string>(eb.val('QUEUED'), 'text').as('status'), eb.cast<string>(eb.val(p.scopeType), 'text').as('scope_type'),
+      eb.cast<number>(eb.val(p.requestedQuantity), 'integer').as('requested_quantity'), eb.cast<string>(eb.val(p.productId), 'uuid').as('product_id'),
+      eb.cast<string | null>(eb.val(p.productionBatchId), 'uuid').as('production_batch_id'),
+      eb.cast<string | null>(eb.val(p.idempotencyKey), 'uuid').as('idempotency_key'),
+      eb.cast<Date>(eb.val(p.now), 'timestamptz').as('created_at'), eb.cast<Date>(eb.val(p.now), 'timestamptz').as('updated_at'),
+    ]).where((eb) => eb.cast<boolean>(eb.val(p.isNewJob), 'boolean'))))
+  .with('batch', (qc) => qc.insertInto('mint_batches').values({
+    brand_id: p.brandId, id: p.batchId, mint_job_id: p.mintJobId, product_id: p.productId, production_batch_id: p.productionBatchId,
+    status: 'draft', identity_mode: p.identityMode, activation_mode: p.activationMode, requested_quantity: p.requestedQuantity, minted_quantity: 0,
+    resolver_base_url: p.resolverBaseUrl, gtin: p.gtin, created_at: p.now, updated_at: p.now,
+  }))
+  .with('lots', (qc) => qc.insertInto('mint_lots')
+    .columns(['brand_id', 'mint_batch_id', 'lot_code', 'qty', 'gtin', 'resolver_url', 'created_at'])
+    .expression((eb) => eb.selectFrom(unnest<{ code: string; qty: number; url: string | null }, 'l'>('l', {
+      code: ['text', p.lotCodes], qty: ['int', p.lotQtys], url: ['text', p.lotUrls],
+    })).select([
+      eb.cast<string>(eb.val(p.brandId), 'uuid').as('brand_id'), eb.cast<string>(eb.val(p.batchId), 'uuid').as('mint_batch_id'), 'l.code', 'l.qty',
+      eb.cast<string | null>(eb.val(p.gtin), 'text').as('gtin'), 'l.url', eb.cast<Date>(eb.val(p.now), 'timestamptz').as('created_at'),
+    ])))
+  .with('outbox', (qc) => qc.insertInto('outbox').values({ brand_id: p.brandId, kind: 'mint', job_id: p.mintJobId, created_at: p.now }))
+  .with('events', (qc) => qc.insertInto('mint_events')
+    .columns(['brand_id', 'id', 'occurred_at', 'event_type', 'entity_type', 'entity_id', 'payload', 'actor'])
+    .expression((eb) => eb.selectFrom(unnest<{ brand_id: string; id: string; event_type: string; entity_type: string; entity_id: string; payload: string; actor: string | null }, 'e'>('e', {
+      brand_id: ['uuid', p.eventBrandIds], id: ['uuid', p.eventIds],
+      event_type: ['text', p.eventTypes], entity_type: ['text', p.eventEntityTypes],
+      entity_id: ['text', p.eventEntityIds], payload: ['jsonb', p.eventPayloads],
+      actor: ['text', p.eventActors],
+    })).select([
+      'e.brand_id', 'e.id', eb.cast<Date>(eb.val(p.now), 'timestamptz').as('occurred_at'), 'e.event_type', 'e.entity_type', 'e.entity_id', 'e.payload', 'e.actor',
+    ])))
+  .insertInto('mint_kpis').values({ brand_id: p.brandId, batches_created: 1 })
+  .onConflict((oc) => oc.column('brand_id').doUpdateSet((eb) => ({ batches_created: eb('mint_kpis.batches_created', '+', 1) }))));
+
 /**
  * Inserts, in one statement in the caller's transaction: the job (when `job` is given), the draft
  * batch, its lots, the outbox message that gets an executor to the job, the events, and one more
@@ -121,36 +168,13 @@ export interface NewDraftBatch {
  * with the same idempotency key fails on the unique constraint, and nothing is written.
  */
 export async function insertDraftBatch(em: Em, d: NewDraftBatch): Promise<void> {
-  await run(
-    em,
-    `with job as (
-       insert into mint_jobs (brand_id, id, status, scope_type, requested_quantity, product_id, production_batch_id, idempotency_key, created_at, updated_at)
-       select ?::uuid, ?::uuid, 'QUEUED', ?::text, ?::int, ?::uuid, ?::uuid, ?::uuid, ?::timestamptz, ?::timestamptz where ?::boolean
-     ), batch as (
-       insert into mint_batches (brand_id, id, mint_job_id, product_id, production_batch_id, status, identity_mode, activation_mode,
-                                 requested_quantity, minted_quantity, resolver_base_url, gtin, created_at, updated_at)
-       values (?, ?, ?, ?, ?, 'draft', ?, ?, ?, 0, ?, ?, ?, ?)
-     ), lots as (
-       insert into mint_lots (brand_id, mint_batch_id, lot_code, qty, gtin, resolver_url, created_at)
-       select ?::uuid, ?::uuid, l.code, l.qty, ?::text, l.url, ?::timestamptz from unnest(?::text[], ?::int[], ?::text[]) as l(code, qty, url)
-     ), outbox as (
-       insert into outbox (brand_id, kind, job_id, created_at) values (?, 'mint', ?, ?)
-     ), events as (
-       insert into mint_events (brand_id, id, occurred_at, event_type, entity_type, entity_id, payload, actor)
-       select e.brand_id, e.id, ?::timestamptz, e.event_type, e.entity_type, e.entity_id, e.payload::jsonb, e.actor
-         from unnest(?::uuid[], ?::uuid[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[]) as e(brand_id, id, event_type, entity_type, entity_id, payload, actor)
-     )
-     insert into mint_kpis as k (brand_id, batches_created) values (?, 1)
-     on conflict (brand_id) do update set batches_created = k.batches_created + 1`,
-    [
-      d.brandId, d.mintJobId, d.job?.scopeType ?? '', d.requestedQuantity, d.productId, d.productionBatchId, d.job?.idempotencyKey ?? null, d.now, d.now, d.job !== null,
-      d.brandId, d.batchId, d.mintJobId, d.productId, d.productionBatchId, d.identityMode, d.activationMode, d.requestedQuantity, d.resolverBaseUrl, d.gtin, d.now, d.now,
-      d.brandId, d.batchId, d.gtin, d.now, pgArray(d.lots.map((l) => l.lotCode)), pgArray(d.lots.map((l) => l.qty)), pgArray(d.lots.map((l) => l.resolverUrl)),
-      d.brandId, d.mintJobId, d.now,
-      d.now, pgArray(d.events.map((e) => e.brandId)), pgArray(d.events.map(() => randomUUID())), pgArray(d.events.map((e) => e.eventType)),
-      pgArray(d.events.map((e) => e.entityType)), pgArray(d.events.map((e) => e.entityId)), pgArray(d.events.map((e) => JSON.stringify(e.payload))),
-      pgArray(d.events.map((e) => e.actor)),
-      d.brandId,
-    ],
-  );
+  await preparedChanged(em, draftBatch, {
+    brandId: d.brandId, mintJobId: d.mintJobId, batchId: d.batchId, isNewJob: d.job !== null, scopeType: d.job?.scopeType ?? '',
+    idempotencyKey: d.job?.idempotencyKey ?? null, productId: d.productId, productionBatchId: d.productionBatchId, identityMode: d.identityMode,
+    activationMode: d.activationMode, requestedQuantity: d.requestedQuantity, resolverBaseUrl: d.resolverBaseUrl, gtin: d.gtin, now: d.now,
+    lotCodes: d.lots.map((l) => l.lotCode), lotQtys: d.lots.map((l) => l.qty), lotUrls: d.lots.map((l) => l.resolverUrl),
+    eventBrandIds: d.events.map((e) => e.brandId), eventIds: d.events.map(() => randomUUID()), eventTypes: d.events.map((e) => e.eventType),
+    eventEntityTypes: d.events.map((e) => e.entityType), eventEntityIds: d.events.map((e) => e.entityId),
+    eventPayloads: d.events.map((e) => JSON.stringify(e.payload)), eventActors: d.events.map((e) => e.actor),
+  });
 }

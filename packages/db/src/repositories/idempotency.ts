@@ -1,5 +1,6 @@
+import { sql } from 'kysely';
 import type { Em } from '../orm.ts';
-import { query, run } from './sql.ts';
+import { changed, first } from './kysely.ts';
 
 /** A kept Idempotency-Key of a workspace. */
 export interface IdempotencyRow {
@@ -15,11 +16,6 @@ export interface IdempotencyRow {
   readonly expiresAt: Date;
 }
 
-interface Row {
-  brand_id: string; key: string; route: string; request_hash: string; state: string;
-  response_status: number | null; response_body: unknown; created_at: Date; expires_at: Date;
-}
-
 /**
  * Claims a key for a first request (INSERT ... ON CONFLICT DO NOTHING): true when this call
  * inserted the in_progress record, false when the key was already there.
@@ -28,18 +24,15 @@ export async function insertIdempotencyKey(
   em: Em,
   row: { readonly brandId: string; readonly key: string; readonly route: string; readonly requestHash: string; readonly now: Date; readonly expiresAt: Date },
 ): Promise<boolean> {
-  const inserted = await run(
-    em,
-    `insert into idempotency_records (brand_id, key, route, request_hash, state, response_status, response_body, created_at, expires_at)
-     values (?, ?, ?, ?, 'in_progress', null, null, ?, ?) on conflict (brand_id, key) do nothing`,
-    [row.brandId, row.key, row.route, row.requestHash, row.now, row.expiresAt],
-  );
-  return inserted === 1;
+  return (await changed(em, (db) => db.insertInto('idempotency_records').values({
+    brand_id: row.brandId, key: row.key, route: row.route, request_hash: row.requestHash, state: 'in_progress',
+    response_status: null, response_body: null, created_at: row.now, expires_at: row.expiresAt,
+  }).onConflict((oc) => oc.columns(['brand_id', 'key']).doNothing()))) === 1;
 }
 
 /** The kept record of a workspace's key, or null. */
 export async function findIdempotencyKey(em: Em, brandId: string, key: string): Promise<IdempotencyRow | null> {
-  const [r] = await query<Row>(em, `select * from idempotency_records where brand_id = ? and key = ?`, [brandId, key]);
+  const r = await first(em, (db) => db.selectFrom('idempotency_records').selectAll().where('brand_id', '=', brandId).where('key', '=', key));
   if (r === undefined) return null;
   return {
     brandId: r.brand_id, key: r.key, route: r.route, requestHash: r.request_hash, state: r.state,
@@ -56,14 +49,9 @@ export async function retakeIdempotencyKey(
   seen: { readonly brandId: string; readonly key: string; readonly createdAt: Date },
   row: { readonly route: string; readonly requestHash: string; readonly now: Date; readonly expiresAt: Date },
 ): Promise<boolean> {
-  const changed = await run(
-    em,
-    `update idempotency_records set route = ?, request_hash = ?, state = 'in_progress', response_status = null, response_body = null,
-       created_at = ?, expires_at = ?
-     where brand_id = ? and key = ? and created_at = ?`,
-    [row.route, row.requestHash, row.now, row.expiresAt, seen.brandId, seen.key, seen.createdAt],
-  );
-  return changed === 1;
+  return (await changed(em, (db) => db.updateTable('idempotency_records')
+    .set({ route: row.route, request_hash: row.requestHash, state: 'in_progress', response_status: null, response_body: null, created_at: row.now, expires_at: row.expiresAt })
+    .where('brand_id', '=', seen.brandId).where('key', '=', seen.key).where('created_at', '=', seen.createdAt))) === 1;
 }
 
 /** Stores the response of the request that holds the key (in_progress -> completed); false when it no longer held it. */
@@ -72,25 +60,20 @@ export async function completeIdempotencyKey(
   held: { readonly brandId: string; readonly key: string; readonly createdAt: Date },
   response: { readonly status: number; readonly body: unknown },
 ): Promise<boolean> {
-  const changed = await run(
-    em,
-    `update idempotency_records set state = 'completed', response_status = ?, response_body = ?::jsonb
-     where brand_id = ? and key = ? and created_at = ? and state = 'in_progress'`,
-    [response.status, JSON.stringify(response.body), held.brandId, held.key, held.createdAt],
-  );
-  return changed === 1;
+  return (await changed(em, (db) => db.updateTable('idempotency_records')
+    .set({ state: 'completed', response_status: response.status, response_body: JSON.stringify(response.body) })
+    .where('brand_id', '=', held.brandId).where('key', '=', held.key).where('created_at', '=', held.createdAt).where('state', '=', 'in_progress'))) === 1;
 }
 
 /** Forgets a key whose request failed without a response worth keeping, so a retry runs again. */
 export async function deleteIdempotencyKey(em: Em, held: { readonly brandId: string; readonly key: string; readonly createdAt: Date }): Promise<void> {
-  await run(em, `delete from idempotency_records where brand_id = ? and key = ? and created_at = ? and state = 'in_progress'`, [held.brandId, held.key, held.createdAt]);
+  await changed(em, (db) => db.deleteFrom('idempotency_records')
+    .where('brand_id', '=', held.brandId).where('key', '=', held.key).where('created_at', '=', held.createdAt).where('state', '=', 'in_progress'));
 }
 
 /** Deletes up to `limit` records that expired before `now`; returns how many. */
 export async function purgeExpiredIdempotencyKeys(em: Em, now: Date, limit: number): Promise<number> {
-  return run(
-    em,
-    `delete from idempotency_records where ctid in (select ctid from idempotency_records where expires_at < ? limit ?)`,
-    [now, limit],
-  );
+  // ctid (the row's physical address) lets a delete take a bounded batch.
+  return changed(em, (db) => db.deleteFrom('idempotency_records')
+    .where(sql.ref('ctid'), 'in', db.selectFrom('idempotency_records').select(sql.ref<string>('ctid').as('ctid')).where('expires_at', '<', now).limit(limit)));
 }

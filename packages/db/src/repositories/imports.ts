@@ -1,6 +1,7 @@
 import type { ProductImportRowError } from '../catalog-types.ts';
+import { sql } from 'kysely';
 import type { Em } from '../orm.ts';
-import { pgArray, query, run } from './sql.ts';
+import { changed, first, rows, unnest } from './kysely.ts';
 
 /** A product import as callers see it (without the file). */
 export interface ImportRecord {
@@ -26,12 +27,13 @@ export interface ProductRow {
   readonly passportUrl: string | null;
 }
 
-interface ImportRow {
-  id: string; brand_id: string; status: string; total_rows: number; imported_rows: number; failed_rows: number;
-  errors: ProductImportRowError[]; created_at: Date; finished_at: Date | null;
-}
+/** Columns of an import without its file. */
+const recordColumns = ['id', 'brand_id', 'status', 'total_rows', 'imported_rows', 'failed_rows', 'errors', 'created_at', 'finished_at'] as const;
 
-const toRecord = (r: ImportRow): ImportRecord => ({
+const toRecord = (r: {
+  id: string; brand_id: string; status: string; total_rows: number; imported_rows: number; failed_rows: number;
+  errors: ProductImportRowError[]; created_at: string | Date; finished_at: string | Date | null;
+}): ImportRecord => ({
   id: r.id, brandId: r.brand_id, status: r.status, totalRows: r.total_rows, importedRows: r.imported_rows, failedRows: r.failed_rows,
   errors: r.errors, createdAt: new Date(r.created_at), finishedAt: r.finished_at === null ? null : new Date(r.finished_at),
 });
@@ -45,30 +47,23 @@ export async function insertProductImport(
   em: Em,
   row: { readonly brandId: string; readonly id: string; readonly csv: Uint8Array; readonly totalRows: number; readonly createdAt: Date },
 ): Promise<void> {
-  await run(
-    em,
-    `insert into product_imports (brand_id, id, status, csv, total_rows, imported_rows, failed_rows, errors, created_at, finished_at)
-     values (?, ?, 'QUEUED', ?, ?, 0, 0, '[]', ?, null)`,
-    [row.brandId, row.id, Buffer.from(row.csv.buffer, row.csv.byteOffset, row.csv.byteLength), row.totalRows, row.createdAt],
-  );
-  await run(em, `insert into outbox (brand_id, kind, job_id, created_at) values (?, 'import', ?, ?)`, [row.brandId, row.id, row.createdAt]);
+  await changed(em, (db) => db.insertInto('product_imports').values({
+    brand_id: row.brandId, id: row.id, status: 'QUEUED', csv: Buffer.from(row.csv.buffer, row.csv.byteOffset, row.csv.byteLength),
+    total_rows: row.totalRows, imported_rows: 0, failed_rows: 0, errors: '[]', created_at: row.createdAt, finished_at: null,
+  }));
+  await changed(em, (db) => db.insertInto('outbox').values({ brand_id: row.brandId, kind: 'import', job_id: row.id, created_at: row.createdAt }));
 }
 
 /** One import of the brand without its file, or null. */
 export async function findProductImport(em: Em, brandId: string, id: string): Promise<ImportRecord | null> {
-  const [row] = await query<ImportRow>(
-    em,
-    `select id, brand_id, status, total_rows, imported_rows, failed_rows, errors, created_at, finished_at
-     from product_imports where brand_id = ? and id = ?`,
-    [brandId, id],
-  );
+  const row = await first(em, (db) => db.selectFrom('product_imports').select(recordColumns).where('brand_id', '=', brandId).where('id', '=', id));
   return row === undefined ? null : toRecord(row);
 }
 
 /** The stored file of an import, or null when the import does not exist. */
 export async function readProductImportCsv(em: Em, brandId: string, id: string): Promise<Buffer | null> {
-  const [row] = await query<{ csv: Buffer }>(em, `select csv from product_imports where brand_id = ? and id = ?`, [brandId, id]);
-  return row?.csv ?? null;
+  const row = await first(em, (db) => db.selectFrom('product_imports').select('csv').where('brand_id', '=', brandId).where('id', '=', id));
+  return row === undefined ? null : Buffer.from(row.csv);
 }
 
 /**
@@ -83,17 +78,9 @@ export async function moveProductImport(
   now: Date,
 ): Promise<boolean> {
   const restart = move.to === 'PROCESSING';
-  const changed = await run(
-    em,
-    `update product_imports set status = ?,
-       imported_rows = case when ?::boolean then 0 else imported_rows end,
-       failed_rows = case when ?::boolean then 0 else failed_rows end,
-       errors = case when ?::boolean then '[]'::jsonb else errors end,
-       finished_at = case when ?::boolean then null else ?::timestamptz end
-     where brand_id = ? and id = ? and status = any(?::text[])`,
-    [move.to, restart, restart, restart, restart, now, brandId, id, pgArray(move.from)],
-  );
-  return changed === 1;
+  return (await changed(em, (db) => db.updateTable('product_imports')
+    .set(restart ? { status: move.to, imported_rows: 0, failed_rows: 0, errors: '[]', finished_at: null } : { status: move.to, finished_at: now })
+    .where('brand_id', '=', brandId).where('id', '=', id).where('status', 'in', move.from))) === 1;
 }
 
 /**
@@ -107,17 +94,23 @@ export async function recordProductImportProgress(
   progress: { readonly imported: number; readonly failed: number; readonly errors: readonly ProductImportRowError[] },
   keepErrors: number,
 ): Promise<boolean> {
-  const changed = await run(
-    em,
-    `update product_imports set imported_rows = imported_rows + ?, failed_rows = failed_rows + ?,
-       errors = case when jsonb_array_length(errors) >= ? then errors
-                     else errors || (select coalesce(jsonb_agg(e), '[]'::jsonb) from (
-                       select e from jsonb_array_elements(?::jsonb) with ordinality as x(e, n)
-                       where n <= ? - jsonb_array_length(errors)) s) end
-     where brand_id = ? and id = ? and status = 'PROCESSING'`,
-    [progress.imported, progress.failed, keepErrors, JSON.stringify(progress.errors), keepErrors, brandId, id],
-  );
-  return changed === 1;
+  return (await changed(em, (db) => db.updateTable('product_imports')
+    .set((eb) => {
+      // The new errors, cut to what still fits under `keepErrors` (jsonb_array_elements numbers them).
+      const fitting = eb.selectFrom(
+        eb.selectFrom(sql<{ e: ProductImportRowError; n: number }>`jsonb_array_elements(${JSON.stringify(progress.errors)}::jsonb) with ordinality`.as<'x'>(sql`x(e, n)`))
+          .select('x.e')
+          .where((w) => w('x.n', '<=', w(eb.val(keepErrors), '-', w.fn<number>('jsonb_array_length', [eb.ref('errors')]))))
+          .as('s'),
+      ).select((s) => s.fn.coalesce(s.fn.agg<ProductImportRowError[]>('jsonb_agg', ['s.e']), s.cast<ProductImportRowError[]>(s.val('[]'), 'jsonb')).as('kept'));
+      return {
+        imported_rows: eb('imported_rows', '+', progress.imported),
+        failed_rows: eb('failed_rows', '+', progress.failed),
+        errors: eb.case().when(eb.fn<number>('jsonb_array_length', ['errors']), '>=', keepErrors).then(eb.ref('errors'))
+          .else(eb('errors', '||', fitting)).end().$castTo<string>(),
+      };
+    })
+    .where('brand_id', '=', brandId).where('id', '=', id).where('status', '=', 'PROCESSING'))) === 1;
 }
 
 /**
@@ -126,12 +119,9 @@ export async function recordProductImportProgress(
  */
 export async function productSkusByGtin(em: Em, brandId: string, gtins: readonly string[]): Promise<Map<string, string>> {
   if (gtins.length === 0) return new Map();
-  const rows = await query<{ gtin: string; sku: string }>(
-    em,
-    `select gtin, sku from products where brand_id = ? and gtin = any(?::text[])`,
-    [brandId, pgArray(gtins)],
-  );
-  return new Map(rows.map((r) => [r.gtin, r.sku]));
+  const found = await rows(em, (db) => db.selectFrom('products').select(['gtin', 'sku'])
+    .where('brand_id', '=', brandId).where((eb) => eb('gtin', '=', eb.fn.any(eb.cast<string[]>(eb.val(gtins), sql`text[]`)))));
+  return new Map(found.map((r) => [r.gtin!, r.sku]));
 }
 
 /**
@@ -142,25 +132,31 @@ export async function productSkusByGtin(em: Em, brandId: string, gtins: readonly
  */
 export async function upsertProductRows(em: Em, brandId: string, rows: readonly ProductRow[], ids: readonly string[], now: Date): Promise<number> {
   if (rows.length === 0) return 0;
-  return run(
-    em,
-    `insert into products as p (brand_id, id, sku, name, gtin, commercial_status, mint_readiness_status, passport_url, created_at, updated_at)
-     select ?, r.id::uuid, r.sku, r.name, r.gtin, r.cs, r.mrs, r.url, ?, ?
-     from unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::text[]) as r(id, sku, name, gtin, cs, mrs, url)
-     on conflict (brand_id, sku) do update set name = excluded.name, gtin = excluded.gtin,
-       commercial_status = excluded.commercial_status, mint_readiness_status = excluded.mint_readiness_status,
-       passport_url = excluded.passport_url, updated_at = excluded.updated_at
-     where (p.name, p.gtin, p.commercial_status, p.mint_readiness_status, p.passport_url)
-       is distinct from (excluded.name, excluded.gtin, excluded.commercial_status, excluded.mint_readiness_status, excluded.passport_url)`,
-    [
-      brandId, now, now,
-      pgArray(ids), pgArray(rows.map((r) => r.sku)), pgArray(rows.map((r) => r.name)), pgArray(rows.map((r) => r.gtin)),
-      pgArray(rows.map((r) => r.commercialStatus)), pgArray(rows.map((r) => r.mintReadinessStatus)), pgArray(rows.map((r) => r.passportUrl)),
-    ],
-  );
+  return changed(em, (db) => db.insertInto('products')
+    .columns(['brand_id', 'id', 'sku', 'name', 'gtin', 'commercial_status', 'mint_readiness_status', 'passport_url', 'created_at', 'updated_at'])
+    .expression((eb) => eb.selectFrom(unnest<{ id: string; sku: string; name: string; gtin: string | null; cs: string; mrs: string; url: string | null }, 'r'>('r', {
+      id: ['uuid', ids], sku: ['text', rows.map((r) => r.sku)], name: ['text', rows.map((r) => r.name)], gtin: ['text', rows.map((r) => r.gtin)],
+      cs: ['text', rows.map((r) => r.commercialStatus)], mrs: ['text', rows.map((r) => r.mintReadinessStatus)], url: ['text', rows.map((r) => r.passportUrl)],
+    })).select([
+      eb.cast<string>(eb.val(brandId), 'uuid').as('brand_id'), 'r.id', 'r.sku', 'r.name', 'r.gtin', 'r.cs', 'r.mrs', 'r.url',
+      eb.cast<Date>(eb.val(now), 'timestamptz').as('created_at'), eb.cast<Date>(eb.val(now), 'timestamptz').as('updated_at'),
+    ]))
+    .onConflict((oc) => oc.columns(['brand_id', 'sku'])
+      .doUpdateSet((eb) => ({
+        name: eb.ref('excluded.name'), gtin: eb.ref('excluded.gtin'), commercial_status: eb.ref('excluded.commercial_status'),
+        mint_readiness_status: eb.ref('excluded.mint_readiness_status'), passport_url: eb.ref('excluded.passport_url'), updated_at: eb.ref('excluded.updated_at'),
+      }))
+      // Rows equal to the stored product are left alone (updated_at unchanged).
+      .where((eb) => eb(
+        eb.refTuple('products.name', 'products.gtin', 'products.commercial_status', 'products.mint_readiness_status', 'products.passport_url'),
+        'is distinct from',
+        eb.refTuple('excluded.name', 'excluded.gtin', 'excluded.commercial_status', 'excluded.mint_readiness_status', 'excluded.passport_url'),
+      ))));
 }
 
 /** Appends one error to an import's list (whatever its status), e.g. why it failed as a whole. */
 export async function appendProductImportError(em: Em, brandId: string, id: string, error: ProductImportRowError): Promise<void> {
-  await run(em, `update product_imports set errors = errors || jsonb_build_array(?::jsonb) where brand_id = ? and id = ?`, [JSON.stringify(error), brandId, id]);
+  await changed(em, (db) => db.updateTable('product_imports')
+    .set((eb) => ({ errors: eb('errors', '||', eb.fn<ProductImportRowError[]>('jsonb_build_array', [eb.cast(eb.val(JSON.stringify(error)), 'jsonb')])).$castTo<string>() }))
+    .where('brand_id', '=', brandId).where('id', '=', id));
 }

@@ -1,6 +1,6 @@
 import { isTerminalJobStatus, type JobMove, type JobStatus, type Lease, type LeaseState } from '@mint/domain';
 import type { Em } from '../orm.ts';
-import { query, run } from './sql.ts';
+import { changed, first, rows } from './kysely.ts';
 
 /**
  * Applies a job move as a compare-and-set: the row changes only if it still has `move.from`.
@@ -9,29 +9,22 @@ import { query, run } from './sql.ts';
  */
 export async function moveJob(em: Em, brandId: string, jobId: string, move: JobMove, at: Date, lastError: string | null = null): Promise<boolean> {
   const terminal = isTerminalJobStatus(move.to);
-  const changed = await run(
-    em,
-    `update mint_jobs set status = ?, updated_at = ?,
-       finished_at = case when ? then ?::timestamptz else finished_at end,
-       lease_owner = case when ? then null else lease_owner end,
-       lease_expires_at = case when ? then null else lease_expires_at end,
-       last_error = coalesce(?, last_error)
-     where brand_id = ? and id = ? and status = ?`,
-    [move.to, at, terminal, at, terminal, terminal, lastError, brandId, jobId, move.from],
-  );
-  return changed === 1;
+  return (await changed(em, (db) => db.updateTable('mint_jobs')
+    .set({
+      status: move.to, updated_at: at,
+      ...(terminal ? { finished_at: at, lease_owner: null, lease_expires_at: null } : {}),
+      ...(lastError !== null ? { last_error: lastError } : {}),
+    })
+    .where('brand_id', '=', brandId).where('id', '=', jobId).where('status', '=', move.from))) === 1;
 }
 
 /** The lease columns of a job, as the domain's claim rules read them; null when the job does not exist. */
 export async function readJobLease(em: Em, brandId: string, jobId: string): Promise<LeaseState | null> {
-  const [row] = await query<{ status: JobStatus; lease_owner: string | null; lease_expires_at: Date | null; lease_token: number }>(
-    em,
-    `select status, lease_owner, lease_expires_at, lease_token from mint_jobs where brand_id = ? and id = ?`,
-    [brandId, jobId],
-  );
+  const row = await first(em, (db) => db.selectFrom('mint_jobs').select(['status', 'lease_owner', 'lease_expires_at', 'lease_token'])
+    .where('brand_id', '=', brandId).where('id', '=', jobId));
   if (!row) return null;
   return {
-    status: row.status, owner: row.lease_owner, token: row.lease_token,
+    status: row.status as JobStatus, owner: row.lease_owner, token: row.lease_token,
     expiresAt: row.lease_expires_at === null ? null : new Date(row.lease_expires_at),
   };
 }
@@ -44,13 +37,11 @@ export async function readJobLease(em: Em, brandId: string, jobId: string): Prom
 export async function claimJobLease(
   em: Em, brandId: string, jobId: string, seen: LeaseState, move: JobMove | null, owner: string, expiresAt: Date, at: Date,
 ): Promise<number | null> {
-  const [row] = await query<{ lease_token: number }>(
-    em,
-    `update mint_jobs set status = ?, lease_owner = ?, lease_expires_at = ?, lease_token = lease_token + 1, updated_at = ?
-     where brand_id = ? and id = ? and status = ? and lease_token = ? and lease_expires_at is not distinct from ?::timestamptz
-     returning lease_token`,
-    [move?.to ?? seen.status, owner, expiresAt, at, brandId, jobId, move?.from ?? seen.status, seen.token, seen.expiresAt],
-  );
+  const row = await first(em, (db) => db.updateTable('mint_jobs')
+    .set((eb) => ({ status: move?.to ?? seen.status, lease_owner: owner, lease_expires_at: expiresAt, lease_token: eb('lease_token', '+', 1), updated_at: at }))
+    .where('brand_id', '=', brandId).where('id', '=', jobId).where('status', '=', move?.from ?? seen.status).where('lease_token', '=', seen.token)
+    .where((eb) => eb('lease_expires_at', 'is not distinct from', eb.cast<Date | null>(eb.val(seen.expiresAt), 'timestamptz')))
+    .returning('lease_token'));
   return row?.lease_token ?? null;
 }
 
@@ -62,22 +53,15 @@ export async function claimJobLease(
  * the job's failed-attempt count.
  */
 export async function renewJobLease(em: Em, lease: Lease, expiresAt: Date, at: Date): Promise<boolean> {
-  return (await run(
-    em,
-    `update mint_jobs set lease_expires_at = ?, updated_at = ?, attempts = 0
-     where brand_id = ? and id = ? and lease_owner = ? and lease_token = ? and status in ('QUEUED', 'RESERVED', 'PROCESSING')`,
-    [expiresAt, at, lease.brandId, lease.jobId, lease.owner, lease.token],
-  )) === 1;
+  return (await changed(em, (db) => db.updateTable('mint_jobs').set({ lease_expires_at: expiresAt, updated_at: at, attempts: 0 })
+    .where('brand_id', '=', lease.brandId).where('id', '=', lease.jobId).where('lease_owner', '=', lease.owner).where('lease_token', '=', lease.token)
+    .where('status', 'in', ['QUEUED', 'RESERVED', 'PROCESSING']))) === 1;
 }
 
 /** Gives a lease back so another worker can claim the job at once; false when it was no longer held. */
 export async function releaseJobLease(em: Em, lease: Lease, at: Date): Promise<boolean> {
-  return (await run(
-    em,
-    `update mint_jobs set lease_owner = null, lease_expires_at = null, updated_at = ?
-     where brand_id = ? and id = ? and lease_owner = ? and lease_token = ?`,
-    [at, lease.brandId, lease.jobId, lease.owner, lease.token],
-  )) === 1;
+  return (await changed(em, (db) => db.updateTable('mint_jobs').set({ lease_owner: null, lease_expires_at: null, updated_at: at })
+    .where('brand_id', '=', lease.brandId).where('id', '=', lease.jobId).where('lease_owner', '=', lease.owner).where('lease_token', '=', lease.token))) === 1;
 }
 
 /**
@@ -85,13 +69,24 @@ export async function releaseJobLease(em: Em, lease: Lease, at: Date): Promise<b
  * and RESERVED or PROCESSING jobs whose lease is gone or lapsed at `now`, oldest first.
  */
 export async function findJobsToSweep(em: Em, now: Date, queuedBefore: Date, limit: number): Promise<{ id: string; brandId: string }[]> {
-  const rows = await query<{ id: string; brand_id: string }>(
-    em,
-    `select id, brand_id from mint_jobs
-     where (status = 'QUEUED' and (lease_owner is null or lease_expires_at <= ?) and updated_at < ?)
-        or (status in ('RESERVED', 'PROCESSING') and (lease_owner is null or lease_expires_at <= ?) and updated_at < ?)
-     order by updated_at limit ?`,
-    [now, queuedBefore, now, queuedBefore, limit],
-  );
-  return rows.map((r) => ({ id: r.id, brandId: r.brand_id }));
+  const found = await rows(em, (db) => db.selectFrom('mint_jobs').select(['id', 'brand_id'])
+    .where('status', 'in', ['QUEUED', 'RESERVED', 'PROCESSING'])
+    .where((eb) => eb.or([eb('lease_owner', 'is', null), eb('lease_expires_at', '<=', now)]))
+    .where('updated_at', '<', queuedBefore)
+    .orderBy('updated_at').limit(limit));
+  return found.map((r) => ({ id: r.id, brandId: r.brand_id }));
+}
+
+/** Counts one more failed attempt of a job, keeping `error` (cut to 2,000 characters); returns the new total (0 when the job does not exist). */
+export async function recordJobAttempt(em: Em, brandId: string, jobId: string, error: string, at: Date): Promise<number> {
+  const row = await first(em, (db) => db.updateTable('mint_jobs')
+    .set((eb) => ({ attempts: eb('attempts', '+', 1), last_error: error.slice(0, 2000), updated_at: at }))
+    .where('brand_id', '=', brandId).where('id', '=', jobId).returning('attempts'));
+  return row?.attempts ?? 0;
+}
+
+/** Mint jobs per status over all brands; statuses without jobs are absent. */
+export async function countJobsPerStatus(em: Em): Promise<Map<string, number>> {
+  const found = await rows(em, (db) => db.selectFrom('mint_jobs').select((eb) => ['status', eb.fn.countAll().as('n')]).groupBy('status'));
+  return new Map(found.map((r) => [r.status, Number(r.n)]));
 }

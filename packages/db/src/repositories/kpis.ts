@@ -1,5 +1,5 @@
 import type { Em } from '../orm.ts';
-import { run } from './sql.ts';
+import { changed } from './kysely.ts';
 
 /** Changes to a brand's dashboard counters; omitted counters stay as they are. */
 export interface KpiDelta {
@@ -11,15 +11,15 @@ export interface KpiDelta {
 
 /** Adds `delta` to the brand's counters in the entity manager's transaction (creating the row on first use). */
 export async function bumpKpis(em: Em, brandId: string, delta: KpiDelta): Promise<void> {
-  await run(
-    em,
-    `insert into mint_kpis as k (brand_id, total_tokens_minted, active_tokens, batches_created, exported_printed)
-     values (?, ?, ?, ?, ?)
-     on conflict (brand_id) do update set
-       total_tokens_minted = k.total_tokens_minted + excluded.total_tokens_minted,
-       active_tokens = k.active_tokens + excluded.active_tokens,
-       batches_created = k.batches_created + excluded.batches_created,
-       exported_printed = k.exported_printed + excluded.exported_printed`,
-    [brandId, delta.totalTokensMinted ?? 0, delta.activeTokens ?? 0, delta.batchesCreated ?? 0, delta.exportedPrinted ?? 0],
-  );
+  await changed(em, (db) => db.insertInto('mint_kpis')
+    .values({
+      brand_id: brandId, total_tokens_minted: delta.totalTokensMinted ?? 0, active_tokens: delta.activeTokens ?? 0,
+      batches_created: delta.batchesCreated ?? 0, exported_printed: delta.exportedPrinted ?? 0,
+    })
+    .onConflict((oc) => oc.column('brand_id').doUpdateSet((eb) => ({
+      total_tokens_minted: eb('mint_kpis.total_tokens_minted', '+', eb.ref('excluded.total_tokens_minted')),
+      active_tokens: eb('mint_kpis.active_tokens', '+', eb.ref('excluded.active_tokens')),
+      batches_created: eb('mint_kpis.batches_created', '+', eb.ref('excluded.batches_created')),
+      exported_printed: eb('mint_kpis.exported_printed', '+', eb.ref('excluded.exported_printed')),
+    }))));
 }

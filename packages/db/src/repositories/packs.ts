@@ -3,7 +3,7 @@ import pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
 import type { PackMove } from '@mint/domain';
 import type { Database, Em } from '../orm.ts';
-import { query, run } from './sql.ts';
+import { changed, first, rows } from './kysely.ts';
 
 /**
  * Payload pack rows: creation with the batch's completion, the generator's lease (claim, renew,
@@ -17,13 +17,17 @@ import { query, run } from './sql.ts';
  */
 export async function createPendingPack(em: Em, brandId: string, mintBatchId: string, at: Date): Promise<string | null> {
   const id = randomUUID();
-  const created = await run(
-    em,
-    `insert into payload_packs (brand_id, id, mint_batch_id, status, storage_path, unit_count, error, created_at, updated_at, attempts)
-     select ?, ?, ?, 'pending', null, null, null, ?, ?, 0
-     where not exists (select 1 from payload_packs where brand_id = ? and mint_batch_id = ?)`,
-    [brandId, id, mintBatchId, at, at, brandId, mintBatchId],
-  );
+  const created = await changed(em, (db) => db.insertInto('payload_packs')
+    .columns(['brand_id', 'id', 'mint_batch_id', 'status', 'storage_path', 'unit_count', 'error', 'created_at', 'updated_at', 'attempts'])
+    .expression(db.selectNoFrom((eb) => [
+      eb.cast<string>(eb.val(brandId), 'uuid').as('brand_id'), eb.cast<string>(eb.val(id), 'uuid').as('id'),
+      eb.cast<string>(eb.val(mintBatchId), 'uuid').as('mint_batch_id'), eb.cast<string>(eb.val('pending'), 'text').as('status'),
+      eb.cast<string | null>(eb.lit(null), 'text').as('storage_path'), eb.cast<number | null>(eb.lit(null), 'integer').as('unit_count'),
+      eb.cast<string | null>(eb.lit(null), 'text').as('error'),
+      eb.cast<Date>(eb.val(at), 'timestamptz').as('created_at'), eb.cast<Date>(eb.val(at), 'timestamptz').as('updated_at'),
+      eb.cast<number>(eb.lit(0), 'integer').as('attempts'),
+    ]).where((eb) => eb.not(eb.exists(eb.selectFrom('payload_packs').select(eb.lit(1).as('one'))
+      .where('brand_id', '=', brandId).where('mint_batch_id', '=', mintBatchId))))));
   return created === 1 ? id : null;
 }
 
@@ -43,30 +47,24 @@ export interface PackClaim {
  * `leaseUntil`. Returns null when there is none to claim.
  */
 export async function claimPack(em: Em, now: Date, leaseUntil: Date): Promise<PackClaim | null> {
-  const [row] = await query<{ brand_id: string; id: string; mint_batch_id: string; attempts: number }>(
-    em,
-    `update payload_packs k set status = 'generating', attempts = k.attempts + 1, lease_expires_at = ?, updated_at = ?
-     from (
-       select brand_id, id from payload_packs
-       where (status = 'pending' and (lease_expires_at is null or lease_expires_at <= ?)) or (status = 'generating' and lease_expires_at < ?)
-       order by created_at
-       limit 1
-       for update skip locked
-     ) c
-     where k.brand_id = c.brand_id and k.id = c.id
-     returning k.brand_id, k.id, k.mint_batch_id, k.attempts`,
-    [leaseUntil, now, now, now],
-  );
+  const row = await first(em, (db) => db.updateTable('payload_packs as k')
+    .from(db.selectFrom('payload_packs').select(['brand_id', 'id'])
+      .where((eb) => eb.or([
+        eb.and([eb('status', '=', 'pending'), eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<=', now)])]),
+        eb.and([eb('status', '=', 'generating'), eb('lease_expires_at', '<', now)]),
+      ]))
+      .orderBy('created_at').limit(1).forUpdate().skipLocked()
+      .as('c'))
+    .set((eb) => ({ status: 'generating', attempts: eb('k.attempts', '+', 1), lease_expires_at: leaseUntil, updated_at: now }))
+    .whereRef('k.brand_id', '=', 'c.brand_id').whereRef('k.id', '=', 'c.id')
+    .returning(['k.brand_id', 'k.id', 'k.mint_batch_id', 'k.attempts']));
   return row === undefined ? null : { brandId: row.brand_id, id: row.id, mintBatchId: row.mint_batch_id, attempts: row.attempts };
 }
 
 /** Extends the lease of a claim; false when the claim was lost (taken over or finished). */
 export async function renewPackLease(em: Em, claim: PackClaim, leaseUntil: Date, now: Date): Promise<boolean> {
-  return (await run(
-    em,
-    `update payload_packs set lease_expires_at = ?, updated_at = ? where brand_id = ? and id = ? and status = 'generating' and attempts = ?`,
-    [leaseUntil, now, claim.brandId, claim.id, claim.attempts],
-  )) === 1;
+  return (await changed(em, (db) => db.updateTable('payload_packs').set({ lease_expires_at: leaseUntil, updated_at: now })
+    .where('brand_id', '=', claim.brandId).where('id', '=', claim.id).where('status', '=', 'generating').where('attempts', '=', claim.attempts))) === 1;
 }
 
 /** What a finished move writes besides the status. */
@@ -83,13 +81,14 @@ export interface PackOutcome {
  * lease (or sets the retry backoff); false when the claim was lost meanwhile.
  */
 export async function movePackStatus(em: Em, claim: PackClaim, move: PackMove, outcome: PackOutcome, now: Date): Promise<boolean> {
-  return (await run(
-    em,
-    `update payload_packs set status = ?, storage_path = coalesce(?, storage_path), unit_count = coalesce(?, unit_count),
-       error = ?, lease_expires_at = ?, updated_at = ?
-     where brand_id = ? and id = ? and status = ? and attempts = ?`,
-    [move.to, outcome.storagePath ?? null, outcome.unitCount ?? null, outcome.error ?? null, outcome.notBefore ?? null, now, claim.brandId, claim.id, move.from, claim.attempts],
-  )) === 1;
+  return (await changed(em, (db) => db.updateTable('payload_packs')
+    .set({
+      status: move.to,
+      ...(outcome.storagePath !== undefined ? { storage_path: outcome.storagePath } : {}),
+      ...(outcome.unitCount !== undefined ? { unit_count: outcome.unitCount } : {}),
+      error: outcome.error ?? null, lease_expires_at: outcome.notBefore ?? null, updated_at: now,
+    })
+    .where('brand_id', '=', claim.brandId).where('id', '=', claim.id).where('status', '=', move.from).where('attempts', '=', claim.attempts))) === 1;
 }
 
 /** A pack as the download side needs it. */
@@ -104,11 +103,8 @@ export interface PackLocation {
 
 /** The brand's pack, or null when it does not exist for the brand. */
 export async function findPack(em: Em, brandId: string, packId: string): Promise<PackLocation | null> {
-  const [row] = await query<{ id: string; brand_id: string; mint_batch_id: string; status: string; storage_path: string | null; updated_at: Date }>(
-    em,
-    `select id, brand_id, mint_batch_id, status, storage_path, updated_at from payload_packs where brand_id = ? and id = ?`,
-    [brandId, packId],
-  );
+  const row = await first(em, (db) => db.selectFrom('payload_packs').select(['id', 'brand_id', 'mint_batch_id', 'status', 'storage_path', 'updated_at'])
+    .where('brand_id', '=', brandId).where('id', '=', packId));
   return row === undefined
     ? null
     : { id: row.id, brandId: row.brand_id, mintBatchId: row.mint_batch_id, status: row.status, storagePath: row.storage_path, updatedAt: new Date(row.updated_at) };
@@ -124,11 +120,8 @@ export interface PackSource {
 
 /** The batch fields a pack is built from; null when the batch is not the brand's. */
 export async function readPackSource(em: Em, brandId: string, mintBatchId: string): Promise<PackSource | null> {
-  const [row] = await query<{ resolver_base_url: string; gtin: string | null; identity_mode: string; minted_quantity: number }>(
-    em,
-    `select resolver_base_url, gtin, identity_mode, minted_quantity from mint_batches where brand_id = ? and id = ?`,
-    [brandId, mintBatchId],
-  );
+  const row = await first(em, (db) => db.selectFrom('mint_batches').select(['resolver_base_url', 'gtin', 'identity_mode', 'minted_quantity'])
+    .where('brand_id', '=', brandId).where('id', '=', mintBatchId));
   return row === undefined
     ? null
     : { resolverBaseUrl: row.resolver_base_url, gtin: row.gtin, identityMode: row.identity_mode, mintedQuantity: row.minted_quantity };
@@ -140,21 +133,14 @@ export async function readPackSource(em: Em, brandId: string, mintBatchId: strin
  * page in memory.
  */
 export async function unitPage(em: Em, brandId: string, mintBatchId: string, afterSeq: number, take: number): Promise<{ seq: number; serial: string; resolver_url: string; status: string }[]> {
-  return query(
-    em,
-    `select seq, serial, resolver_url, status from mint_units
-     where brand_id = ? and mint_batch_id = ? and seq > ? order by seq limit ?`,
-    [brandId, mintBatchId, afterSeq, take],
-  );
+  return rows(em, (db) => db.selectFrom('mint_units').select(['seq', 'serial', 'resolver_url', 'status'])
+    .where('brand_id', '=', brandId).where('mint_batch_id', '=', mintBatchId).where('seq', '>', afterSeq).orderBy('seq').limit(take));
 }
 
 /** The lots of a lot-mode batch, by lot code. */
 export async function lotsOfBatch(em: Em, brandId: string, mintBatchId: string): Promise<{ lot_code: string; qty: number; resolver_url: string | null }[]> {
-  return query(
-    em,
-    `select lot_code, qty, resolver_url from mint_lots where brand_id = ? and mint_batch_id = ? order by lot_code`,
-    [brandId, mintBatchId],
-  );
+  return rows(em, (db) => db.selectFrom('mint_lots').select(['lot_code', 'qty', 'resolver_url'])
+    .where('brand_id', '=', brandId).where('mint_batch_id', '=', mintBatchId).orderBy('lot_code'));
 }
 
 /** Where {@link copyUnitFiles} sends the bytes of each file, in order; awaited for backpressure. */
@@ -188,6 +174,7 @@ export async function copyUnitFiles(db: Database, brandId: string, mintBatchId: 
   const url = postgresServerUrl(db);
   if (url === null) return null;
   if (!uuidShape.test(brandId) || !uuidShape.test(mintBatchId)) throw new Error('brand and batch ids must be uuids');
+  // Raw SQL on purpose: COPY is the measured bulk path (bench:packs: 1,000,000 units in ~2 s, against ~0.8 s for a bare COPY).
   const from = `from mint_units where brand_id = '${brandId}'::uuid and mint_batch_id = '${mintBatchId}'::uuid order by seq`;
   const client = new pg.Client({ connectionString: url, application_name: 'minting-pack' });
   await client.connect();

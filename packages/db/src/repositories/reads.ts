@@ -1,6 +1,6 @@
 import type { Cursor, UnitStatus } from '@mint/domain';
 import type { Em } from '../orm.ts';
-import { query } from './sql.ts';
+import { first, rows } from './kysely.ts';
 
 /**
  * Keyset reads of the list operations. Every list is newest first by (time, id) descending and
@@ -23,42 +23,27 @@ export interface UnitRecord {
   readonly productSku: string | null;
 }
 
-interface UnitRow {
-  id: string; mint_batch_id: string; seq: number; serial: string; resolver_url: string; status: UnitStatus;
-  gtin: string | null; created_at: Date; activated_at: Date | null; product_sku: string | null;
-}
-
-/** The keyset predicate and its parameters, or nothing on the first page. */
-function after(alias: string, column: string, cursor: Cursor | null): { sql: string; params: unknown[] } {
-  return cursor === null
-    ? { sql: '', params: [] }
-    : { sql: ` and (${alias}.${column}, ${alias}.id) < (?::timestamptz, ?::uuid)`, params: [cursor.at, cursor.id] };
-}
-
 /**
  * Up to `take` units of the brand (of one batch when `mintBatchId` is set) strictly after `cursor`,
  * newest first by (created_at, id). The page is cut from the index first; the batch and product
  * are joined to the page only.
  */
 export async function listUnits(em: Em, brandId: string, take: number, cursor: Cursor | null, mintBatchId: string | null): Promise<UnitRecord[]> {
-  const page = after('u', 'created_at', cursor);
-  const byBatch = mintBatchId === null ? { sql: '', params: [] } : { sql: ' and u.mint_batch_id = ?', params: [mintBatchId] };
-  const rows = await query<UnitRow>(
-    em,
-    `select u.id, u.mint_batch_id, u.seq, u.serial, u.resolver_url, u.status, u.gtin, u.created_at, u.activated_at, p.sku as product_sku
-     from (
-       select * from mint_units u
-       where u.brand_id = ?${byBatch.sql}${page.sql}
-       order by u.created_at desc, u.id desc
-       limit ?
-     ) u
-     left join mint_batches b on b.brand_id = u.brand_id and b.id = u.mint_batch_id
-     left join products p on p.brand_id = b.brand_id and p.id = b.product_id
-     order by u.created_at desc, u.id desc`,
-    [brandId, ...byBatch.params, ...page.params, take],
-  );
-  return rows.map((r) => ({
-    id: r.id, mintBatchId: r.mint_batch_id, seq: r.seq, serial: r.serial, resolverUrl: r.resolver_url, status: r.status,
+  const found = await rows(em, (db) => {
+    const page = db.selectFrom('mint_units as u').selectAll('u')
+      .where('u.brand_id', '=', brandId)
+      .$if(mintBatchId !== null, (q) => q.where('u.mint_batch_id', '=', mintBatchId!))
+      .$if(cursor !== null, (q) => q.where((eb) => eb(eb.refTuple('u.created_at', 'u.id'), '<', eb.tuple(cursor!.at, cursor!.id))))
+      .orderBy('u.created_at', 'desc').orderBy('u.id', 'desc')
+      .limit(take);
+    return db.selectFrom(page.as('u'))
+      .leftJoin('mint_batches as b', (join) => join.onRef('b.brand_id', '=', 'u.brand_id').onRef('b.id', '=', 'u.mint_batch_id'))
+      .leftJoin('products as p', (join) => join.onRef('p.brand_id', '=', 'b.brand_id').onRef('p.id', '=', 'b.product_id'))
+      .select(['u.id', 'u.mint_batch_id', 'u.seq', 'u.serial', 'u.resolver_url', 'u.status', 'u.gtin', 'u.created_at', 'u.activated_at', 'p.sku as product_sku'])
+      .orderBy('u.created_at', 'desc').orderBy('u.id', 'desc');
+  });
+  return found.map((r) => ({
+    id: r.id, mintBatchId: r.mint_batch_id, seq: r.seq, serial: r.serial, resolverUrl: r.resolver_url, status: r.status as UnitStatus,
     gtin: r.gtin, createdAt: new Date(r.created_at), activatedAt: r.activated_at === null ? null : new Date(r.activated_at),
     productSku: r.product_sku,
   }));
@@ -89,24 +74,16 @@ export interface EventFilter {
  * index; entity_type alone filters the brand's index.
  */
 export async function listEvents(em: Em, brandId: string, take: number, cursor: Cursor | null, filter: EventFilter): Promise<EventRecord[]> {
-  const page = after('e', 'occurred_at', cursor);
-  const where: string[] = [];
-  const params: unknown[] = [];
-  if (filter.eventType !== null) { where.push(' and e.event_type = ?'); params.push(filter.eventType); }
-  if (filter.entityType !== null) { where.push(' and e.entity_type = ?'); params.push(filter.entityType); }
-  if (filter.entityId !== null) { where.push(' and e.entity_id = ?'); params.push(filter.entityId); }
-  const rows = await query<{
-    id: string; occurred_at: Date; event_type: string; entity_type: string; entity_id: string; payload: Record<string, unknown>; actor: string | null;
-  }>(
-    em,
-    `select e.id, e.occurred_at, e.event_type, e.entity_type, e.entity_id, e.payload, e.actor
-     from mint_events e
-     where e.brand_id = ?${where.join('')}${page.sql}
-     order by e.occurred_at desc, e.id desc
-     limit ?`,
-    [brandId, ...params, ...page.params, take],
-  );
-  return rows.map((r) => ({
+  const found = await rows(em, (db) => db.selectFrom('mint_events as e')
+    .select(['e.id', 'e.occurred_at', 'e.event_type', 'e.entity_type', 'e.entity_id', 'e.payload', 'e.actor'])
+    .where('e.brand_id', '=', brandId)
+    .$if(filter.eventType !== null, (q) => q.where('e.event_type', '=', filter.eventType!))
+    .$if(filter.entityType !== null, (q) => q.where('e.entity_type', '=', filter.entityType!))
+    .$if(filter.entityId !== null, (q) => q.where('e.entity_id', '=', filter.entityId!))
+    .$if(cursor !== null, (q) => q.where((eb) => eb(eb.refTuple('e.occurred_at', 'e.id'), '<', eb.tuple(cursor!.at, cursor!.id))))
+    .orderBy('e.occurred_at', 'desc').orderBy('e.id', 'desc')
+    .limit(take));
+  return found.map((r) => ({
     id: r.id, occurredAt: new Date(r.occurred_at), eventType: r.event_type, entityType: r.entity_type, entityId: r.entity_id,
     payload: typeof r.payload === 'string' ? (JSON.parse(r.payload) as Record<string, unknown>) : r.payload, actor: r.actor,
   }));
@@ -129,20 +106,13 @@ export interface PackRecord {
 
 /** Up to `take` payload packs of the brand strictly after `cursor`, newest first by (created_at, id). */
 export async function listPacks(em: Em, brandId: string, take: number, cursor: Cursor | null): Promise<PackRecord[]> {
-  const page = after('k', 'created_at', cursor);
-  const rows = await query<{
-    id: string; brand_id: string; mint_batch_id: string; status: string; storage_path: string | null; unit_count: number | null;
-    created_at: Date; updated_at: Date;
-  }>(
-    em,
-    `select k.id, k.brand_id, k.mint_batch_id, k.status, k.storage_path, k.unit_count, k.created_at, k.updated_at
-     from payload_packs k
-     where k.brand_id = ?${page.sql}
-     order by k.created_at desc, k.id desc
-     limit ?`,
-    [brandId, ...page.params, take],
-  );
-  return rows.map((r) => ({
+  const found = await rows(em, (db) => db.selectFrom('payload_packs as k')
+    .select(['k.id', 'k.brand_id', 'k.mint_batch_id', 'k.status', 'k.storage_path', 'k.unit_count', 'k.created_at', 'k.updated_at'])
+    .where('k.brand_id', '=', brandId)
+    .$if(cursor !== null, (q) => q.where((eb) => eb(eb.refTuple('k.created_at', 'k.id'), '<', eb.tuple(cursor!.at, cursor!.id))))
+    .orderBy('k.created_at', 'desc').orderBy('k.id', 'desc')
+    .limit(take));
+  return found.map((r) => ({
     id: r.id, brandId: r.brand_id, mintBatchId: r.mint_batch_id, status: r.status, storagePath: r.storage_path, unitCount: r.unit_count,
     createdAt: new Date(r.created_at), updatedAt: new Date(r.updated_at),
   }));
@@ -158,11 +128,8 @@ export interface KpiRecord {
 
 /** The brand's counters row (one primary-key read); all zeros when the brand has none yet. */
 export async function readKpis(em: Em, brandId: string): Promise<KpiRecord> {
-  const [row] = await query<{ total_tokens_minted: string; active_tokens: string; batches_created: string; exported_printed: string }>(
-    em,
-    `select total_tokens_minted, active_tokens, batches_created, exported_printed from mint_kpis where brand_id = ?`,
-    [brandId],
-  );
+  const row = await first(em, (db) => db.selectFrom('mint_kpis')
+    .select(['total_tokens_minted', 'active_tokens', 'batches_created', 'exported_printed']).where('brand_id', '=', brandId));
   return {
     totalTokensMinted: Number(row?.total_tokens_minted ?? 0),
     activeTokens: Number(row?.active_tokens ?? 0),

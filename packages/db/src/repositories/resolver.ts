@@ -1,7 +1,9 @@
+import { sql, type Kysely } from 'kysely';
 import pg from 'pg';
 import type { Database, Em } from '../orm.ts';
+import type { Tables } from '../tables.ts';
+import { changed, first, prepare, rows, unnest, type PreparedStatement, type RowOf } from './kysely.ts';
 import { postgresServerUrl } from './packs.ts';
-import { pgArray, query, run } from './sql.ts';
 
 /**
  * Lookups of the public resolver. Every lookup is scoped by the brand found from the slug, and
@@ -19,12 +21,7 @@ export interface ResolverBrand {
 
 /** The brand with this slug, or null. */
 export async function findBrandBySlug(em: Em, slug: string): Promise<ResolverBrand | null> {
-  const [row] = await query<{ id: string; slug: string; name: string; default_passport_url: string | null }>(
-    em,
-    brandSql.replace('$1', '?'),
-    [slug],
-  );
-  return row === undefined ? null : { id: row.id, slug: row.slug, name: row.name, defaultPassportUrl: row.default_passport_url };
+  return toBrand(await first(em, (db) => brandLookup(db, { slug })));
 }
 
 /** The product fields a resolution shows. */
@@ -47,22 +44,13 @@ export interface ResolverUnit {
   readonly product: ResolverProduct;
 }
 
-interface UnitRow {
-  serial: string; gtin: string | null; status: string; activated_at: Date | string | null; resolver_url: string; batch_status: string;
-  product_id: string; product_name: string; product_sku: string; product_gtin: string | null; passport_url: string | null;
-}
-
 /**
  * The brand's unit with `serial` whose GTIN is `gtin` (null: a unit without GTIN, as named by a
  * `/u/` token), with its batch status and product; null when there is none. One index lookup on
  * (brand_id, serial).
  */
 export async function findUnitForResolution(em: Em, brandId: string, serial: string, gtin: string | null): Promise<ResolverUnit | null> {
-  const [row] = await query<UnitRow>(
-    em,
-    unitSql.replace('$1', '?').replace('$2', '?').replace('$3', '?'),
-    [brandId, serial, gtin],
-  );
+  const row = await first(em, (db) => unitLookup(db, { brandId, serial, gtin }));
   return row === undefined ? null : toUnit(row);
 }
 
@@ -75,21 +63,43 @@ function toUnit(row: UnitRow): ResolverUnit {
   };
 }
 
-const brandSql = `select id, slug, name, default_passport_url from brands where slug = $1`;
-const unitSql = `select u.serial, u.gtin, u.status, u.activated_at, u.resolver_url, b.status as batch_status,
-    p.id as product_id, p.name as product_name, p.sku as product_sku, p.gtin as product_gtin, p.passport_url
-  from mint_units u
-  join mint_batches b on b.brand_id = u.brand_id and b.id = u.mint_batch_id
-  join products p on p.brand_id = b.brand_id and p.id = b.product_id
-  where u.brand_id = $1 and u.serial = $2 and u.gtin is not distinct from $3::text`;
+/** The brand with `slug`. */
+const brandLookup = (db: Kysely<Tables>, p: { slug: string }) =>
+  db.selectFrom('brands').select(['id', 'slug', 'name', 'default_passport_url']).where('slug', '=', p.slug);
 
-interface ProductRow { id: string; name: string; sku: string; gtin: string | null; passport_url: string | null }
-const productSql = `select id, name, sku, gtin, passport_url from products where brand_id = $1 and gtin = $2`;
+function toBrand(row: RowOf<typeof brandLookup> | undefined): ResolverBrand | null {
+  return row === undefined ? null : { id: row.id, slug: row.slug, name: row.name, defaultPassportUrl: row.default_passport_url };
+}
+
+/** Units (aliased u) with their batch's status and their product. */
+function unitsWithProduct(db: Kysely<Tables>) {
+  return db.selectFrom('mint_units as u')
+    .innerJoin('mint_batches as b', (join) => join.onRef('b.brand_id', '=', 'u.brand_id').onRef('b.id', '=', 'u.mint_batch_id'))
+    .innerJoin('products as p', (join) => join.onRef('p.brand_id', '=', 'b.brand_id').onRef('p.id', '=', 'b.product_id'))
+    .select([
+      'u.serial', 'u.gtin', 'u.status', 'u.activated_at', 'u.resolver_url', 'b.status as batch_status',
+      'p.id as product_id', 'p.name as product_name', 'p.sku as product_sku', 'p.gtin as product_gtin', 'p.passport_url',
+    ]);
+}
+
+/** The brand's unit with `serial` and GTIN `gtin` (null matches a unit without GTIN). */
+const unitLookup = (db: Kysely<Tables>, p: { brandId: string; serial: string; gtin: string | null }) =>
+  unitsWithProduct(db).where('u.brand_id', '=', p.brandId).where('u.serial', '=', p.serial)
+    .where((eb) => eb('u.gtin', 'is not distinct from', eb.cast<string | null>(eb.val(p.gtin), 'text')));
+
+type UnitRow = RowOf<typeof unitLookup>;
+
+/** The brand's product with GTIN-14 `gtin`. */
+const productLookup = (db: Kysely<Tables>, p: { brandId: string; gtin: string }) =>
+  db.selectFrom('products').select(['id', 'name', 'sku', 'gtin', 'passport_url']).where('brand_id', '=', p.brandId).where('gtin', '=', p.gtin);
+
+function toProduct(row: RowOf<typeof productLookup> | undefined): ResolverProduct | null {
+  return row === undefined ? null : { id: row.id, name: row.name, sku: row.sku, gtin: row.gtin, passportUrl: row.passport_url };
+}
 
 /** The brand's product with this GTIN-14, or null. */
 export async function findProductByGtin(em: Em, brandId: string, gtin: string): Promise<ResolverProduct | null> {
-  const [row] = await query<ProductRow>(em, productSql.replace('$1', '?').replace('$2', '?'), [brandId, gtin]);
-  return row === undefined ? null : { id: row.id, name: row.name, sku: row.sku, gtin: row.gtin, passportUrl: row.passport_url };
+  return toProduct(await first(em, (db) => productLookup(db, { brandId, gtin })));
 }
 
 /** A lot with the statuses of the batches holding it. */
@@ -107,17 +117,20 @@ export interface ResolverLot {
  * holds it. A lot code may recur in several batches; it is gone only when all of them are voided.
  */
 export async function findLotForResolution(em: Em, brandId: string, gtin: string, lotCode: string): Promise<ResolverLot | null> {
-  return toLot(lotCode, await query<LotRow>(em, lotSql.replace('$1', '?').replace('$2', '?').replace('$3', '?'), [brandId, gtin, lotCode]));
+  return toLot(lotCode, await rows(em, (db) => lotLookup(db, { brandId, gtin, lotCode })));
 }
 
-interface LotRow {
-  qty: number; batch_status: string; product_id: string; product_name: string; product_sku: string; product_gtin: string | null; passport_url: string | null;
-}
-const lotSql = `select l.qty, b.status as batch_status, p.id as product_id, p.name as product_name, p.sku as product_sku, p.gtin as product_gtin, p.passport_url
-  from mint_lots l
-  join mint_batches b on b.brand_id = l.brand_id and b.id = l.mint_batch_id
-  join products p on p.brand_id = b.brand_id and p.id = b.product_id
-  where l.brand_id = $1 and l.gtin = $2 and l.lot_code = $3`;
+/** Every batch's lot `lotCode` of the brand's product with `gtin`, with the batch's status and the product. */
+const lotLookup = (db: Kysely<Tables>, p: { brandId: string; gtin: string; lotCode: string }) =>
+  db.selectFrom('mint_lots as l')
+    .innerJoin('mint_batches as b', (join) => join.onRef('b.brand_id', '=', 'l.brand_id').onRef('b.id', '=', 'l.mint_batch_id'))
+    .innerJoin('products as p', (join) => join.onRef('p.brand_id', '=', 'b.brand_id').onRef('p.id', '=', 'b.product_id'))
+    .select([
+      'l.qty', 'b.status as batch_status', 'p.id as product_id', 'p.name as product_name', 'p.sku as product_sku', 'p.gtin as product_gtin', 'p.passport_url',
+    ])
+    .where('l.brand_id', '=', p.brandId).where('l.gtin', '=', p.gtin).where('l.lot_code', '=', p.lotCode);
+
+type LotRow = RowOf<typeof lotLookup>;
 
 function toLot(lotCode: string, rows: readonly LotRow[]): ResolverLot | null {
   const first = rows[0];
@@ -140,31 +153,41 @@ export interface ScanRecord {
   readonly representation: string;
 }
 
-const insertScansSql = `insert into scan_events (brand_id, scanned_at, kind, gtin, identifier, outcome, representation)
-  select * from unnest($1::uuid[], $2::timestamptz[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])`;
+/** The seven columns of scans, each one array. */
+interface ScanColumns {
+  brandIds: string[]; scannedAt: string[]; kinds: string[]; gtins: (string | null)[]; identifiers: (string | null)[]; outcomes: string[]; representations: string[];
+}
 
-/** The seven column arrays of {@link insertScansSql}, each one array literal. */
-function scanColumns(scans: readonly ScanRecord[]): string[] {
-  return [
-    pgArray(scans.map((s) => s.brandId)),
-    pgArray(scans.map((s) => s.scannedAt.toISOString())),
-    pgArray(scans.map((s) => s.kind)),
-    pgArray(scans.map((s) => s.gtin)),
-    pgArray(scans.map((s) => s.identifier)),
-    pgArray(scans.map((s) => s.outcome)),
-    pgArray(scans.map((s) => s.representation)),
-  ];
+/** Inserts scans given as column arrays, one statement whatever their number. */
+const insertScans = (db: Kysely<Tables>, c: ScanColumns) =>
+  db.insertInto('scan_events')
+    .columns(['brand_id', 'scanned_at', 'kind', 'gtin', 'identifier', 'outcome', 'representation'])
+    .expression(db.selectFrom(unnest<{
+      brand_id: string; scanned_at: string; kind: string; gtin: string | null; identifier: string | null; outcome: string; representation: string;
+    }, 's'>('s', {
+      brand_id: ['uuid', c.brandIds], scanned_at: ['timestamptz', c.scannedAt], kind: ['text', c.kinds], gtin: ['text', c.gtins],
+      identifier: ['text', c.identifiers], outcome: ['text', c.outcomes], representation: ['text', c.representations],
+    })).select(['s.brand_id', 's.scanned_at', 's.kind', 's.gtin', 's.identifier', 's.outcome', 's.representation']));
+
+function scanColumns(scans: readonly ScanRecord[]): ScanColumns {
+  return {
+    brandIds: scans.map((s) => s.brandId), scannedAt: scans.map((s) => s.scannedAt.toISOString()), kinds: scans.map((s) => s.kind),
+    gtins: scans.map((s) => s.gtin), identifiers: scans.map((s) => s.identifier), outcomes: scans.map((s) => s.outcome),
+    representations: scans.map((s) => s.representation),
+  };
 }
 
 /** Inserts scans with one statement (each column one array parameter). Returns the rows written. */
 export async function insertScanEvents(em: Em, scans: readonly ScanRecord[]): Promise<number> {
   if (scans.length === 0) return 0;
-  return run(em, insertScansSql.replace(/\$\d/g, '?'), scanColumns(scans));
+  return changed(em, (db) => insertScans(db, scanColumns(scans)));
 }
 
 /** Deletes up to `limit` scan events recorded before `before` (oldest ranges first, found by the BRIN index); returns how many. */
 export async function deleteScanEventsBefore(em: Em, before: Date, limit: number): Promise<number> {
-  return run(em, 'delete from scan_events where ctid in (select ctid from scan_events where scanned_at < ? limit ?)', [before, limit]);
+  // ctid (the row's physical address) lets a delete take a bounded batch.
+  return changed(em, (db) => db.deleteFrom('scan_events')
+    .where(sql.ref('ctid'), 'in', db.selectFrom('scan_events').select(sql.ref<string>('ctid').as('ctid')).where('scanned_at', '<', before).limit(limit)));
 }
 
 /** Writes scan events in batches; see {@link createScanWriter}. */
@@ -190,7 +213,7 @@ export function createScanWriter(db: Database): ScanWriter {
   return {
     async write(scans) {
       if (scans.length === 0) return 0;
-      return (await pool.query({ name: 'insert_scan_events', text: insertScansSql, values: scanColumns(scans) })).rowCount ?? 0;
+      return (await pool.query({ name: statements.scans.name, text: statements.scans.text, values: statements.scans.values(scanColumns(scans)) })).rowCount ?? 0;
     },
     close: () => (closing ??= pool.end()),
   };
@@ -244,28 +267,46 @@ export function createResolverReader(db: Database, options: ResolverReaderOption
   let closing: Promise<void> | undefined;
   return {
     async findBrandBySlug(slug) {
-      const { rows: [row] } = await pool.query<{ id: string; slug: string; name: string; default_passport_url: string | null }>({ name: 'resolver_brand', text: brandSql, values: [slug] });
-      return row === undefined ? null : { id: row.id, slug: row.slug, name: row.name, defaultPassportUrl: row.default_passport_url };
+      const { rows: [row] } = await pool.query<RowOf<typeof brandLookup>>(bound(statements.brand, { slug }));
+      return toBrand(row);
     },
     findUnit: batchedUnitLookup(pool, options.maxBatch ?? 64, options.maxInFlight ?? Math.max(1, Math.floor(poolSize / 2))),
     async findProduct(brandId, gtin) {
-      const { rows: [row] } = await pool.query<ProductRow>({ name: 'resolver_product', text: productSql, values: [brandId, gtin] });
-      return row === undefined ? null : { id: row.id, name: row.name, sku: row.sku, gtin: row.gtin, passportUrl: row.passport_url };
+      const { rows: [row] } = await pool.query<RowOf<typeof productLookup>>(bound(statements.product, { brandId, gtin }));
+      return toProduct(row);
     },
     async findLot(brandId, gtin, lotCode) {
-      const { rows } = await pool.query<LotRow>({ name: 'resolver_lot', text: lotSql, values: [brandId, gtin, lotCode] });
-      return toLot(lotCode, rows);
+      const { rows: found } = await pool.query<LotRow>(bound(statements.lot, { brandId, gtin, lotCode }));
+      return toLot(lotCode, found);
     },
     close: () => (closing ??= pool.end()),
   };
 }
 
-const unitBatchSql = `select k.ord::int as ord, u.serial, u.gtin, u.status, u.activated_at, u.resolver_url, b.status as batch_status,
-    p.id as product_id, p.name as product_name, p.sku as product_sku, p.gtin as product_gtin, p.passport_url
-  from unnest($1::uuid[], $2::text[]) with ordinality as k(brand_id, serial, ord)
-  join mint_units u on u.brand_id = k.brand_id and u.serial = k.serial
-  join mint_batches b on b.brand_id = u.brand_id and b.id = u.mint_batch_id
-  join products p on p.brand_id = b.brand_id and p.id = b.product_id`;
+/** The units of several (brand, serial) pairs at once, each row numbered (`ord`) by the pair it answers. */
+const unitBatchLookup = (db: Kysely<Tables>, p: { brandIds: readonly string[]; serials: readonly string[] }) =>
+  unitsWithProduct(db)
+    .innerJoin(unnest<{ brand_id: string; serial: string }, 'k', 'ord'>('k', { brand_id: ['uuid', p.brandIds], serial: ['text', p.serials] }, 'ord'),
+      (join) => join.onRef('u.brand_id', '=', 'k.brand_id').onRef('u.serial', '=', 'k.serial'))
+    .select((eb) => eb.cast<number>('k.ord', 'integer').as('ord'));
+
+/**
+ * The resolver's statements, compiled once and run by name on its own pool, so PostgreSQL parses
+ * and plans each once per connection and the event loop never builds a query per scan.
+ */
+const statements = {
+  brand: prepare('resolver_brand', brandLookup),
+  unit: prepare('resolver_unit', unitLookup),
+  units: prepare('resolver_units', unitBatchLookup),
+  product: prepare('resolver_product', productLookup),
+  lot: prepare('resolver_lot', lotLookup),
+  scans: prepare('insert_scan_events', insertScans),
+};
+
+/** A prepared statement with a call's parameters, as `pg` runs it by name. */
+function bound<P>(statement: PreparedStatement<P, unknown>, params: P): pg.QueryConfig {
+  return { name: statement.name, text: statement.text, values: statement.values(params) };
+}
 
 /**
  * Unit lookups coalesced: at most `maxInFlight` queries run at once; lookups arriving in the same
@@ -297,7 +338,7 @@ function batchedUnitLookup(pool: pg.Pool, maxBatch: number, maxInFlight: number)
     try {
       if (batch.length === 1) {
         const w = batch[0]!;
-        const { rows: [row] } = await pool.query<UnitRow>({ name: 'resolver_unit', text: unitSql, values: [w.brandId, w.serial, w.gtin] });
+        const { rows: [row] } = await pool.query<UnitRow>(bound(statements.unit, { brandId: w.brandId, serial: w.serial, gtin: w.gtin }));
         w.resolve(row === undefined ? null : toUnit(row));
         return;
       }
@@ -307,9 +348,9 @@ function batchedUnitLookup(pool: pg.Pool, maxBatch: number, maxInFlight: number)
         brandIds.push(w.brandId);
         serials.push(w.serial);
       }
-      const { rows } = await pool.query<UnitRow & { ord: number }>({ name: 'resolver_units', text: unitBatchSql, values: [brandIds, serials] });
+      const { rows: answered } = await pool.query<RowOf<typeof unitBatchLookup>>(bound(statements.units, { brandIds, serials }));
       const found: (UnitRow | undefined)[] = [];
-      for (const row of rows) found[row.ord - 1] = row;
+      for (const row of answered) found[row.ord - 1] = row;
       for (let i = 0; i < batch.length; i++) {
         const w = batch[i]!;
         const row = found[i];

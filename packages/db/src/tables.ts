@@ -1,0 +1,45 @@
+import type { InferKyselyDB } from '@mikro-orm/sql';
+import type { ColumnType } from 'kysely';
+import type { entities } from './entities/index.ts';
+
+/** Table and column types as MikroORM infers them from the entities (snake_case, as in the schema). */
+type Inferred = InferKyselyDB<(typeof entities)[number]>;
+
+/**
+ * int8 columns: the entities map them to numbers, but PostgreSQL's driver returns them as text
+ * (PGlite as numbers), so reads go through Number().
+ */
+interface Int8Columns {
+  mint_kpis: 'total_tokens_minted' | 'active_tokens' | 'batches_created' | 'exported_printed';
+  outbox: 'id';
+  scan_events: 'id';
+}
+
+/** json/jsonb columns: written as JSON text (a JavaScript array parameter would become a PostgreSQL array), read parsed. */
+interface JsonColumns {
+  mint_events: 'payload';
+  mint_preflights: 'blocking_reasons';
+  product_imports: 'errors';
+  idempotency_records: 'response_body';
+}
+
+/** JSON text for a json column holding `T`; null too where `T` admits it. */
+type Json<T> = string | (null extends T ? null : never);
+
+/** Both drivers keep timestamps as text (MikroORM's type parsers), so a timestamp reads as a string; a Date is accepted everywhere. */
+type Read<T> = T extends Date ? string | Date : T;
+
+type Column<Table extends string, Name, T> =
+  Name extends (Table extends keyof Int8Columns ? Int8Columns[Table] : never)
+    ? ColumnType<string | number, number | undefined, number>
+    : Name extends (Table extends keyof JsonColumns ? JsonColumns[Table] : never)
+      ? T extends ColumnType<infer S, unknown, unknown> ? ColumnType<S, Json<S> | undefined, Json<S>> : ColumnType<T, Json<T>, Json<T>>
+      : T extends ColumnType<infer S, infer I, infer U> ? ColumnType<Read<S>, I, U> : ColumnType<Read<T>, T, T>;
+
+/**
+ * The schema as Kysely sees it, derived from the `defineEntity` entities (the one definition of
+ * every table), with the column types adjusted to what the drivers actually return.
+ */
+export type Tables = {
+  [Table in keyof Inferred & string]: { [Name in keyof Inferred[Table]]: Column<Table, Name, Inferred[Table][Name]> };
+};
