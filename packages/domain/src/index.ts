@@ -22,5 +22,6 @@ export * from './product-import.ts';
 export * from './idempotency.ts';
 export * from './chunk-plan.ts';
 export * from './download-signature.ts';
+export * from './gs1-link-types.ts';
 export * from './resolution.ts';
 export * from './pack-status.ts';

@@ -1,0 +1,10 @@
+// Types of the part of GS1's digital-link.js (CommonJS, untyped) the resolver uses.
+declare module 'digital-link.js' {
+  const digitalLink: {
+    readonly Utils: {
+      /** Decompresses a compressed GS1 Digital Link URI into the uncompressed one; throws when it is not one. */
+      decompressWebUri(uri: string, useShortText?: boolean): string;
+    };
+  };
+  export default digitalLink;
+}
