@@ -54,7 +54,10 @@ export {
   maxDownloadTtlSeconds, signingKeyIdPattern, type DownloadClaims, type DownloadSignature, type DownloadRefusal
 } from './download-signature.ts';
 export {
-  parseResolverPath, negotiate, decideResolution, buildLinkset, type ResolverKey, type ResolverPath, resolverPrefix, type Representation,
-  type FoundIdentity, type ResolutionOutcome, resolutionStatus, gs1PipLinkType, gs1DefaultLinkType
+  type ResolverKey, type ResolverPath, resolverPrefix, type ParsedResolverRequest, parseResolverRequest, levelPaths, type LinkTypeRequest,
+  readLinkType, type Representation, negotiate, type FoundIdentity, type ResolutionOutcome, decideResolution, resolutionStatus, gs1PipLinkType,
+  gs1DefaultLinkType, gs1LinksetContext, type ResolverLink, type LinksetLevel, passportLinks, identityLevels, chooseLink, buildLinkset,
+  forwardQuery, type ResolverDescriptionOptions, resolverDescription
 } from './resolution.ts';
+export { gs1LinkTypeNames, type Gs1LinkTypeName, gs1VocabularyNamespace, gs1LinkTypeUri, gs1LinkTypeOf } from './gs1-link-types.ts';
 export { movePack, canDownloadPack, packStoragePath, type PackStatus, packStatuses, type PackMove } from './pack-status.ts';

@@ -1,19 +1,22 @@
 /**
- * The public resolver's rules: parsing GS1 Digital Link paths under a brand's resolver base,
- * content negotiation, and the answer for an identity in a given state. Pure: the lookups are
- * the caller's.
+ * The public resolver's rules (GS1-Conformant Resolver Standard 1.2): parsing and validating GS1
+ * Digital Link paths under a brand's resolver base (compressed ones too), the `linkType` and
+ * content negotiation, the answer for an identity in a given state, the links of each level and
+ * the RFC 9264 linkset. Pure: the lookups are the caller's.
  */
+import digitalLink from 'digital-link.js';
 import { normalizeGtin } from './catalog.ts';
+import { gs1LinkTypeOf, gs1LinkTypeUri, gs1VocabularyNamespace, type Gs1LinkTypeName } from './gs1-link-types.ts';
 
-/** The identity a resolver path names. */
+/** The identity a resolver path names. Qualifiers a level does not use are kept for the anchor. */
 export type ResolverKey =
-  /** `/01/{gtin}/21/{serial}`: one serialised unit of a product. */
-  | { readonly kind: 'serial'; readonly gtin: string; readonly serial: string }
-  /** `/01/{gtin}/10/{lot}`: a lot of a product. */
-  | { readonly kind: 'lot'; readonly gtin: string; readonly lot: string }
-  /** `/01/{gtin}`: the product itself. */
-  | { readonly kind: 'gtin'; readonly gtin: string }
-  /** `/u/{token}`: a unit of a product without GTIN (token = serial). */
+  /** `/01/{gtin}[/22/{cpv}][/10/{lot}]/21/{serial}`: one serialised unit of a product (the lot and CPV are informative). */
+  | { readonly kind: 'serial'; readonly gtin: string; readonly serial: string; readonly lot?: string; readonly cpv?: string }
+  /** `/01/{gtin}[/22/{cpv}]/10/{lot}`: a lot of a product (the CPV is informative). */
+  | { readonly kind: 'lot'; readonly gtin: string; readonly lot: string; readonly cpv?: string }
+  /** `/01/{gtin}[/22/{cpv}]`: the product itself (a consumer product variant resolves as its GTIN). */
+  | { readonly kind: 'gtin'; readonly gtin: string; readonly cpv?: string }
+  /** `/u/{token}`: a unit of a product without GTIN (token = serial); not a GS1 key. */
   | { readonly kind: 'token'; readonly token: string };
 
 /** A parsed resolver request path. */
@@ -26,11 +29,39 @@ export interface ResolverPath {
 /** Mount point of the resolver: every brand's base is `{PUBLIC_BASE_URL}/r/{slug}`. */
 export const resolverPrefix = '/r/';
 
-/** Longest serial (GS1 AI 21) and lot (AI 10) accepted: 20 characters. */
+/** What a request path is. */
+export type ParsedResolverRequest =
+  /** A valid Digital Link (or `/u/` token) of this service. */
+  | {
+    readonly kind: 'identity';
+    readonly path: ResolverPath;
+    /** The canonical path (GTIN-14, qualifiers in order), from `/r/`: the identity's anchor below the public base. */
+    readonly canonicalPath: string;
+    /**
+     * Set when the request was a compressed Digital Link: the query string the compressed URI
+     * carried (data attributes), '' when none; the uncompressed URI is the canonical path plus it.
+     */
+    readonly decompressedQuery: string | null;
+  }
+  /** Valid, but the GTIN was written short (GTIN-8, -12 or -13): moved for good to the canonical path. */
+  | { readonly kind: 'moved'; readonly canonicalPath: string }
+  /** Not a valid Digital Link: answered 400 with the reason. */
+  | { readonly kind: 'malformed'; readonly reason: string };
+
+/** Longest value of AI 10 (batch/lot), 21 (serial) and 22 (consumer product variant): 20 characters. */
 const maxAiLength = 20;
-/** GS1 AI 82 character set (what AI 21 and AI 10 allow). */
+/** GS1 AI encodable character set 82 (what AI 10, 21 and 22 allow). */
 const ai82 = /^[!"%&'()*+,\-./0-9:;<=>?A-Z_a-z]+$/;
 const slugPattern = /^[a-z0-9][a-z0-9-]{0,62}$/;
+/** A compressed Digital Link path segment: base64url, bounded so decompression stays cheap. */
+const compressedPattern = /^[A-Za-z0-9_-]{4,400}$/;
+
+/** Key qualifiers of a GTIN in the order the URI syntax fixes (22, then 10, then 21). */
+const gtinQualifiers = ['22', '10', '21'] as const;
+type GtinQualifier = (typeof gtinQualifiers)[number];
+const qualifierNames: Record<GtinQualifier, string> = { '22': 'consumer product variant (AI 22)', '10': 'lot (AI 10)', '21': 'serial (AI 21)' };
+/** GS1 primary keys other than the GTIN: valid Digital Links this resolver does not serve. */
+const otherPrimaryKeys = new Set(['00', '253', '255', '401', '402', '410', '411', '412', '413', '414', '415', '417', '8003', '8004', '8006', '8010', '8013', '8017', '8018']);
 
 function decode(segment: string): string | null {
   try {
@@ -40,42 +71,150 @@ function decode(segment: string): string | null {
   }
 }
 
-function aiValue(segment: string | undefined): string | null {
-  if (segment === undefined || segment === '') return null;
-  const value = decode(segment);
-  return value !== null && value.length <= maxAiLength && ai82.test(value) ? value : null;
+/** The reason an AI 82 value is invalid, or null. */
+function aiValueProblem(value: string, what: string): string | null {
+  if (value === '') return `${what} is empty`;
+  if (value.length > maxAiLength) return `${what} is longer than ${maxAiLength} characters`;
+  if (!ai82.test(value)) return `${what} has a character outside the GS1 AI character set 82`;
+  return null;
+}
+
+function canonicalOf(slug: string, key: ResolverKey): string {
+  if (key.kind === 'token') return `${resolverPrefix}${slug}/u/${encodeURIComponent(key.token)}`;
+  let path = `${resolverPrefix}${slug}/01/${key.gtin}`;
+  if (key.cpv !== undefined) path += `/22/${encodeURIComponent(key.cpv)}`;
+  if (key.kind === 'lot' || (key.kind === 'serial' && key.lot !== undefined)) path += `/10/${encodeURIComponent(key.lot!)}`;
+  if (key.kind === 'serial') path += `/21/${encodeURIComponent(key.serial)}`;
+  return path;
+}
+
+/** Splits `/01/...` (already past the slug) into the identity, or the reason it is malformed. */
+function parseKey(parts: readonly string[]): { key: ResolverKey; shortGtin: boolean } | { reason: string } {
+  const ai = parts[0]!;
+  if (ai === 'u') {
+    if (parts.length !== 2) return { reason: 'a /u/ path takes exactly one token' };
+    const token = decode(parts[1]!);
+    if (token === null) return { reason: 'the token is not validly percent-encoded' };
+    const problem = aiValueProblem(token, 'the token');
+    return problem === null ? { key: { kind: 'token', token }, shortGtin: false } : { reason: problem };
+  }
+  if (ai !== '01') {
+    if (otherPrimaryKeys.has(ai)) return { reason: `primary key AI ${ai} is not served here; this resolver serves GTINs (AI 01)` };
+    return { reason: `${/^\d+$/.test(ai) ? `AI ${ai}` : `"${ai}"`} is not a primary key; a Digital Link starts with /01/{gtin}` };
+  }
+  if (parts.length % 2 !== 0) return { reason: `AI ${parts[parts.length - 1]} has no value` };
+  const gtinText = parts[1]!;
+  if (!/^\d+$/.test(gtinText) || ![8, 12, 13, 14].includes(gtinText.length)) return { reason: 'the GTIN must be 8, 12, 13 or 14 digits' };
+  const gtin = normalizeGtin(gtinText);
+  if (gtin === null) return { reason: 'the GTIN check digit is wrong' };
+  const values: Partial<Record<GtinQualifier, string>> = {};
+  let last = -1;
+  for (let i = 2; i < parts.length; i += 2) {
+    const q = parts[i]!;
+    const at = gtinQualifiers.indexOf(q as GtinQualifier);
+    if (at < 0) {
+      return { reason: /^\d{2,4}$/.test(q) ? `AI ${q} is not a key qualifier of a GTIN; data attributes go in the query string` : `"${q}" is not a GS1 Application Identifier` };
+    }
+    if (at <= last) return { reason: `${qualifierNames[q as GtinQualifier]} is out of order or repeated; qualifiers go /22, /10, /21` };
+    last = at;
+    const value = decode(parts[i + 1]!);
+    if (value === null) return { reason: `the ${qualifierNames[q as GtinQualifier]} is not validly percent-encoded` };
+    const problem = aiValueProblem(value, `the ${qualifierNames[q as GtinQualifier]}`);
+    if (problem !== null) return { reason: problem };
+    values[q as GtinQualifier] = value;
+  }
+  const cpv = values['22'] === undefined ? {} : { cpv: values['22'] };
+  const key: ResolverKey = values['21'] !== undefined
+    ? { kind: 'serial', gtin, serial: values['21'], ...(values['10'] === undefined ? {} : { lot: values['10'] }), ...cpv }
+    : values['10'] !== undefined
+      ? { kind: 'lot', gtin, lot: values['10'], ...cpv }
+      : { kind: 'gtin', gtin, ...cpv };
+  return { key, shortGtin: gtinText.length !== 14 };
+}
+
+/** Decompresses a compressed Digital Link segment into `/01/...` and its query (without `?`); null when it is not one. */
+function decompress(segment: string): { path: string; query: string } | null {
+  const origin = 'https://compressed.invalid';
+  let uri: string;
+  try {
+    uri = digitalLink.Utils.decompressWebUri(`${origin}/${segment}`);
+  } catch {
+    return null;
+  }
+  if (!uri.startsWith(`${origin}/`)) return null;
+  const rest = uri.slice(origin.length);
+  const q = rest.indexOf('?');
+  return q < 0 ? { path: rest, query: '' } : { path: rest.slice(0, q), query: rest.slice(q + 1) };
 }
 
 /**
- * Parses a request path (without query) such as `/r/acme/01/09506000134352/21/ABC` into the brand
- * slug and the identity; null when it is not a resolver path this service answers. GTIN-8, -12
- * and -13 are accepted and normalised to GTIN-14; a wrong check digit is not a resolver path.
- * A trailing slash is ignored.
+ * Parses and validates a request path (without query), e.g. `/r/acme/01/09506000134352/21/ABC`:
+ * the brand slug, then a GS1 Digital Link with a GTIN (AI 01, 14 digits with a valid check digit;
+ * GTIN-8/12/13 are valid but answered with a move to the GTIN-14 form), its key qualifiers in the
+ * order 22, 10, 21 (each of GS1 character set 82, at most 20 characters, validly
+ * percent-encoded), or this service's `/u/{token}`, or a compressed Digital Link (one base64url
+ * segment, decompressed with GS1's digital-link.js). A trailing slash is tolerated. Anything else
+ * is malformed, with a short reason: unknown or out-of-order AIs, data attributes in the path
+ * (they belong in the query), other primary keys, bad check digits, lengths, characters or
+ * percent-encoding.
  */
-export function parseResolverPath(path: string): ResolverPath | null {
-  if (!path.startsWith(resolverPrefix)) return null;
-  const parts = path.slice(resolverPrefix.length).replace(/\/$/, '').split('/');
-  const slug = parts[0];
-  if (slug === undefined || !slugPattern.test(slug)) return null;
-  if (parts[1] === 'u' && parts.length === 3) {
-    const token = aiValue(parts[2]);
-    return token === null ? null : { slug, key: { kind: 'token', token } };
+export function parseResolverRequest(path: string): ParsedResolverRequest {
+  if (!path.startsWith(resolverPrefix)) return { kind: 'malformed', reason: 'not a resolver path' };
+  const trimmed = path.slice(resolverPrefix.length).replace(/\/$/, '');
+  const parts = trimmed.split('/');
+  const slug = parts[0]!;
+  if (!slugPattern.test(slug)) return { kind: 'malformed', reason: 'the brand slug is not valid' };
+  if (parts.length === 1) return { kind: 'malformed', reason: 'no primary key; a Digital Link starts with /01/{gtin}' };
+  const rest = parts.slice(1);
+  if (rest.some((p) => p === '')) return { kind: 'malformed', reason: 'the path has an empty segment' };
+  let decompressedQuery: string | null = null;
+  let keyParts = rest;
+  if (rest.length === 1 && rest[0] !== 'u' && compressedPattern.test(rest[0]!)) {
+    const uncompressed = decompress(rest[0]!);
+    if (uncompressed === null) return { kind: 'malformed', reason: 'not a GS1 Digital Link, nor a compressed one' };
+    keyParts = uncompressed.path.slice(1).split('/');
+    decompressedQuery = uncompressed.query;
   }
-  if (parts[1] !== '01' || parts[2] === undefined) return null;
-  const gtin = normalizeGtin(parts[2]);
-  if (gtin === null) return null;
-  if (parts.length === 3) return { slug, key: { kind: 'gtin', gtin } };
-  if (parts.length !== 5) return null;
-  const value = aiValue(parts[4]);
-  if (value === null) return null;
-  if (parts[3] === '21') return { slug, key: { kind: 'serial', gtin, serial: value } };
-  if (parts[3] === '10') return { slug, key: { kind: 'lot', gtin, lot: value } };
-  return null;
+  const parsed = parseKey(keyParts);
+  if ('reason' in parsed) return { kind: 'malformed', reason: parsed.reason };
+  const canonicalPath = canonicalOf(slug, parsed.key);
+  if (parsed.shortGtin && decompressedQuery === null) return { kind: 'moved', canonicalPath };
+  return { kind: 'identity', path: { slug, key: parsed.key }, canonicalPath, decompressedQuery };
+}
+
+/**
+ * The canonical paths of the levels of an identity, most specific first, as far as this service
+ * knows them: a serial's (with any lot and CPV of the request), then its GTIN's; a lot's, then
+ * its GTIN's; a GTIN's; a token's. A CPV alone is not a level of its own.
+ */
+export function levelPaths(slug: string, key: ResolverKey): readonly string[] {
+  if (key.kind === 'token') return [canonicalOf(slug, key)];
+  const gtin = canonicalOf(slug, { kind: 'gtin', gtin: key.gtin });
+  return key.kind === 'gtin' ? [gtin] : [canonicalOf(slug, key), gtin];
+}
+
+/** What the `linkType` query parameter asks for. */
+export type LinkTypeRequest =
+  /** No `linkType`: the default link, or what `Accept` asks for. */
+  | { readonly kind: 'none' }
+  /** `linkset` (or the deprecated `all`): the linkset, never a redirect. */
+  | { readonly kind: 'linkset' }
+  /** A GS1 Web Vocabulary link type: a redirect to the link of that type. */
+  | { readonly kind: 'link'; readonly name: Gs1LinkTypeName }
+  /** Anything else: not a link type this resolver knows (404). */
+  | { readonly kind: 'unknown'; readonly value: string };
+
+/** Reads the `linkType` query parameter (null when absent). */
+export function readLinkType(value: string | null): LinkTypeRequest {
+  if (value === null || value === '') return { kind: 'none' };
+  if (value === 'linkset' || value === 'all') return { kind: 'linkset' };
+  const name = gs1LinkTypeOf(value);
+  return name === null ? { kind: 'unknown', value } : { kind: 'link', name };
 }
 
 /** How the answer is represented. */
 export type Representation =
-  /** A 307 redirect to the passport page (browsers, and anything without a preference). */
+  /** A 307 redirect to a link (browsers, anything without a preference, and any `linkType` link request). */
   | 'redirect'
   /** `application/json`: the unit and product data. */
   | 'json'
@@ -94,13 +233,15 @@ function parseAccept(accept: string): MediaRange[] {
 }
 
 /**
- * Picks the representation: `linkType=linkset` (or `all`) in the query asks for the linkset;
- * otherwise the Accept header's highest-q type among `application/linkset+json`,
- * `application/json` and HTML-ish types (`text/html`, `*\/*`) wins, with ties going to the
- * linkset, then JSON. No Accept header, or none of those types, gets the redirect.
+ * Picks the representation: `linkType=linkset` (or `all`) asks for the linkset and a GS1 link
+ * type for a redirect to that link, whatever `Accept` says; otherwise the Accept header's
+ * highest-q type among `application/linkset+json`, `application/json` and HTML-ish types
+ * (`text/html`, `*\/*`) wins, with ties going to the linkset, then JSON. No Accept header, or none
+ * of those types, gets the redirect.
  */
-export function negotiate(accept: string | undefined, linkType: string | null): Representation {
-  if (linkType === 'linkset' || linkType === 'all') return 'linkset';
+export function negotiate(accept: string | undefined, linkType: LinkTypeRequest = { kind: 'none' }): Representation {
+  if (linkType.kind === 'linkset') return 'linkset';
+  if (linkType.kind === 'link') return 'redirect';
   if (accept === undefined || accept === '') return 'redirect';
   const ranges = parseAccept(accept);
   const q = (...types: string[]) => Math.max(0, ...ranges.filter((r) => types.includes(r.type)).map((r) => r.q));
@@ -160,16 +301,126 @@ export const resolutionStatus: Readonly<Record<ResolutionOutcome['kind'], number
   not_activated: 409,
 };
 
-/** The GS1 link type of a product information page. */
-export const gs1PipLinkType = 'https://gs1.org/voc/pip';
+/** The GS1 link type of a product information page (the passport page). */
+export const gs1PipLinkType = gs1LinkTypeUri('pip');
 /** The GS1 default link type. */
-export const gs1DefaultLinkType = 'https://gs1.org/voc/defaultLink';
+export const gs1DefaultLinkType = gs1LinkTypeUri('defaultLink');
+/** Where the JSON-LD context of GS1 linksets lives (sent as a `Link` with every linkset). */
+export const gs1LinksetContext = 'https://ref.gs1.org/standards/resolver/linkset-context';
+
+/** One link of a level: an RFC 9264 target object. */
+export interface ResolverLink {
+  readonly href: string;
+  /** Human-readable title (the standard requires one on every link). */
+  readonly title: string;
+  /** Media type of the target; left out of the default link, which carries only a title. */
+  readonly type?: string;
+}
+
+/** One level of an identity (a serial, a lot, a GTIN) with its links by GS1 link type. */
+export interface LinksetLevel {
+  /** The level's canonical URI: the linkset anchor. */
+  readonly anchor: string;
+  /** What the level is, for people (`itemDescription`). */
+  readonly description: string;
+  readonly links: Readonly<Partial<Record<Gs1LinkTypeName, readonly ResolverLink[]>>>;
+}
 
 /**
- * An RFC 9264 linkset for `anchor`: the passport page as both the GS1 default link and the
- * product information page; empty link lists when there is no target.
+ * The links of the level that holds the passport page: the page as the product information page
+ * (`gs1:pip`, `text/html`) and as the one default link (`gs1:defaultLink`, which carries only its
+ * title, as the standard asks of the default); no links when there is no page.
  */
-export function buildLinkset(anchor: string, target: string | null, title: string | null): { linkset: Record<string, unknown>[] } {
-  const link = target === null ? [] : [{ href: target, type: 'text/html', ...(title === null ? {} : { title }) }];
-  return { linkset: [{ anchor, [gs1DefaultLinkType]: link, [gs1PipLinkType]: link }] };
+export function passportLinks(target: string | null, title: string): LinksetLevel['links'] {
+  return target === null ? {} : { defaultLink: [{ href: target, title }], pip: [{ href: target, title, type: 'text/html' }] };
+}
+
+/**
+ * The levels of a resolved identity, most specific first, each anchored at `publicBaseUrl` plus
+ * its canonical path. The passport page (`target`, the product's or the brand's default) is a link
+ * of the product: it sits on the GTIN's level (on the unit's for a `/u/` token, which has no
+ * GTIN); a serial or lot level has no links of its own today. `foundLevel` is where the lookup
+ * found the identity: an unknown lot that walked up to its product has only the GTIN's level.
+ */
+export function identityLevels(
+  publicBaseUrl: string, path: ResolverPath, foundLevel: ResolverKey['kind'], title: string, target: string | null,
+): readonly LinksetLevel[] {
+  const key = path.key;
+  const paths = levelPaths(path.slug, key);
+  const links = passportLinks(target, title);
+  if (key.kind === 'token') return [{ anchor: `${publicBaseUrl}${paths[0]}`, description: `${title}, unit ${key.token}`, links }];
+  const product: LinksetLevel = { anchor: `${publicBaseUrl}${paths[paths.length - 1]}`, description: title, links };
+  if (key.kind === 'gtin' || foundLevel === 'gtin') return [product];
+  const description = key.kind === 'serial' ? `${title}, serial ${key.serial}` : `${title}, lot ${key.lot}`;
+  return [{ anchor: `${publicBaseUrl}${paths[0]}`, description, links: {} }, product];
+}
+
+/**
+ * The link a request is sent to: the most specific level's link of the requested type (the
+ * default link when no type was asked for); null when no level has one.
+ */
+export function chooseLink(levels: readonly LinksetLevel[], linkType: LinkTypeRequest): ResolverLink | null {
+  const name: Gs1LinkTypeName = linkType.kind === 'link' ? linkType.name : 'defaultLink';
+  for (const level of levels) {
+    const link = level.links[name]?.[0];
+    if (link !== undefined) return link;
+  }
+  return null;
+}
+
+/**
+ * An RFC 9264 linkset (`application/linkset+json`) of the levels, least specific first (as GS1's
+ * model linkset): one object per level with its anchor, its description and each relation keyed
+ * by the link type's full URI in the current GS1 namespace. A relation without links is left out.
+ */
+export function buildLinkset(levels: readonly LinksetLevel[]): { linkset: Record<string, unknown>[] } {
+  return {
+    linkset: [...levels].reverse().map((level) => {
+      const object: Record<string, unknown> = { anchor: level.anchor, itemDescription: level.description };
+      for (const [name, links] of Object.entries(level.links)) {
+        if (links !== undefined && links.length > 0) object[`${gs1VocabularyNamespace}${name}`] = links;
+      }
+      return object;
+    }),
+  };
+}
+
+/**
+ * Appends the request's query string to a redirect target, as the standard asks (every
+ * `key=value` pair passed on as sent), minus `linkType`, which was for the resolver.
+ */
+export function forwardQuery(target: string, queryString: string): string {
+  const pairs = queryString.split('&').filter((pair) => {
+    if (pair === '') return false;
+    const eq = pair.indexOf('=');
+    return decode(eq < 0 ? pair : pair.slice(0, eq)) !== 'linkType';
+  });
+  if (pairs.length === 0) return target;
+  const hash = target.indexOf('#');
+  const [base, fragment] = hash < 0 ? [target, ''] : [target.slice(0, hash), target.slice(hash)];
+  return `${base}${base.includes('?') ? '&' : '?'}${pairs.join('&')}${fragment}`;
+}
+
+/** Options of {@link resolverDescription}. */
+export interface ResolverDescriptionOptions {
+  /** The root the service's Digital Links start from: `{PUBLIC_BASE_URL}/r`. */
+  readonly resolverRoot: string;
+  readonly name: string;
+}
+
+/**
+ * The resolver description file served at `/.well-known/gs1resolver` (GS1-Conformant Resolver
+ * 1.2, section 3): its root, the primary keys served (GTIN only), the link type namespace it
+ * recognises, that `linkset` cannot be made the default link type, and where the JSON-LD context
+ * of its linksets lives.
+ */
+export function resolverDescription(options: ResolverDescriptionOptions): Record<string, unknown> {
+  return {
+    name: options.name,
+    resolverRoot: options.resolverRoot,
+    supportedPrimaryKeys: ['01'],
+    supportedLinkType: [{ namespace: gs1VocabularyNamespace, prefix: 'gs1:' }],
+    linkTypeDefaultCanBeLinkset: false,
+    jsonLdContextLocation: gs1LinksetContext,
+  };
 }

@@ -15,6 +15,8 @@ export interface Resolution {
   readonly data: Record<string, unknown> | null;
   /** Product name, for link titles. */
   readonly title: string | null;
+  /** The level the identity was found at: the requested one, or `gtin` when an unknown lot walked up to its product; null when not found. */
+  readonly level: ResolverPath['key']['kind'] | null;
 }
 
 /** Options of {@link createResolver}. */
@@ -37,17 +39,17 @@ export interface Resolver {
   close(): Promise<void>;
 }
 
-const notFound = (brand: ResolverBrand | null): Resolution => ({ outcome: { kind: 'not_found' }, brand, anchor: null, data: null, title: null });
+const notFound = (brand: ResolverBrand | null): Resolution => ({ outcome: { kind: 'not_found' }, brand, anchor: null, data: null, title: null, level: null });
 
 function productView(p: ResolverProduct): Record<string, unknown> {
   return { name: p.name, sku: p.sku, gtin: p.gtin, passport_url: p.passportUrl };
 }
 
 /** A found identity's resolution whose `data` is built only when read (only JSON answers show it). */
-function found(outcome: ResolutionOutcome, brand: ResolverBrand, anchor: string | null, title: string, data: () => Record<string, unknown>): Resolution {
+function found(level: Resolution['level'], outcome: ResolutionOutcome, brand: ResolverBrand, anchor: string | null, title: string, data: () => Record<string, unknown>): Resolution {
   let built: Record<string, unknown> | undefined;
   return {
-    outcome, brand, anchor, title,
+    level, outcome, brand, anchor, title,
     get data() {
       return (built ??= data());
     },
@@ -90,7 +92,9 @@ function cachedLookup<T>(ttlMs: number, max: number, load: (key: string) => Prom
  * (including misses); each unit or lot is one indexed query scoped to that brand and the path's
  * GTIN, never cached (its state can change at any time), so an identity of another brand or
  * product is not found. Lots and units walk up to their product's passport page, then the brand's
- * default.
+ * default; an unknown lot resolves as its product (a lot is an attribute of the product), while an
+ * unknown serial, token, GTIN or brand is not found (404): a serial is an identity the brand
+ * minted, and one it did not mint must not pass for its product.
  */
 export function createResolver(ctx: UseCaseContext, options: ResolverOptions = {}): Resolver {
   const reader = options.reader ?? createResolverReader(ctx.db);
@@ -109,7 +113,7 @@ export function createResolver(ctx: UseCaseContext, options: ResolverOptions = {
     if (key.kind === 'serial' || key.kind === 'token') {
       const unit = await reader.findUnit(brand.id, key.kind === 'serial' ? key.serial : key.token, key.kind === 'serial' ? key.gtin : null);
       if (unit === null) return notFound(brand);
-      return found(decide(brand, unit.status, unit.batchStatus, unit.product.passportUrl), brand, unitResolverUrl(base, unit.gtin, unit.serial), unit.product.name, () => ({
+      return found(key.kind, decide(brand, unit.status, unit.batchStatus, unit.product.passportUrl), brand, unitResolverUrl(base, unit.gtin, unit.serial), unit.product.name, () => ({
         ok: true,
         unit: { serial: unit.serial, gtin: unit.gtin, status: unit.status, activated_at: unit.activatedAt?.toISOString() ?? null, digital_link: unit.resolverUrl },
         product: productView(unit.product),
@@ -118,15 +122,14 @@ export function createResolver(ctx: UseCaseContext, options: ResolverOptions = {
     }
     if (key.kind === 'lot') {
       const lot = await reader.findLot(brand.id, key.gtin, key.lot);
-      if (lot === null) return notFound(brand);
-      return found(decide(brand, null, lot.allVoided ? 'voided' : 'minted', lot.product.passportUrl), brand, lotResolverUrl(base, key.gtin, key.lot), lot.product.name, () => ({
+      if (lot !== null) return found('lot', decide(brand, null, lot.allVoided ? 'voided' : 'minted', lot.product.passportUrl), brand, lotResolverUrl(base, key.gtin, key.lot), lot.product.name, () => ({
         ok: true, lot: { lot_code: lot.lotCode, qty: lot.qty, gtin: key.gtin }, product: productView(lot.product), brand: brandView(brand),
       }));
     }
     const cachedProduct = productOf(`${brand.id} ${key.gtin}`);
     const product = cachedProduct instanceof Promise ? await cachedProduct : cachedProduct;
     if (product === null) return notFound(brand);
-    return found(decide(brand, null, null, product.passportUrl), brand, `${base}/01/${key.gtin}`, product.name, () => ({
+    return found('gtin', decide(brand, null, null, product.passportUrl), brand, `${base}/01/${key.gtin}`, product.name, () => ({
       ok: true, product: productView(product), brand: brandView(brand),
     }));
   }

@@ -10,7 +10,7 @@ import { metricsRoute } from './metrics/route.ts';
 import { metricSources } from './metrics/sources.ts';
 import { createConnectRoutes } from './routes.ts';
 import { downloadRoute } from './downloads/routes.ts';
-import { resolverRoute } from './resolver/routes.ts';
+import { resolverDescriptionRoute, resolverRoute } from './resolver/routes.ts';
 import { v1Routes } from './v1/routes.ts';
 import { createApiServer } from './server.ts';
 
@@ -62,7 +62,8 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
   // The plain HTTP route table; the server adds /healthz and /readyz, other paths go to Connect.
   const httpRoutes: Route[] = [
     metricsRoute(metrics),
-    resolverRoute(resolver),
+    resolverRoute(resolver, { publicBaseUrl: ctx.publicBaseUrl }),
+    resolverDescriptionRoute({ publicBaseUrl: ctx.publicBaseUrl }),
     ...(options.downloads === undefined ? [] : [downloadRoute(ctx, options.downloads, logger)]),
     ...v1Routes({ ctx, logger }),
     ...(options.httpRoutes ?? []),

@@ -98,9 +98,10 @@ describe('routes', () => {
     expect(JSON.parse((await get(path, json)).body)).toMatchObject({ unit: { serial: bare.serials[0] }, target: null });
   });
 
-  it('resolves the GTIN alone, and a GTIN-13 written without its leading zero', async () => {
+  it('resolves the GTIN alone, and moves a GTIN-13 written without its leading zero to the GTIN-14 form (301)', async () => {
     expect((await get(`/r/${acme.slug}/01/${acme.brand.gtin}`)).location).toBe(passport);
-    expect((await get(`/r/${acme.slug}/01/${acme.brand.gtin.slice(1)}`)).location).toBe(passport);
+    const short = await get(`/r/${acme.slug}/01/${acme.brand.gtin.slice(1)}?17=261231`);
+    expect([short.status, short.location]).toEqual([301, `http://127.0.0.1:8080/r/${acme.slug}/01/${acme.brand.gtin}?17=261231`]);
   });
 
   it('resolves a lot, and answers 410 once its batch is voided', async () => {
@@ -149,7 +150,7 @@ describe('states', () => {
 });
 
 describe('tenancy', () => {
-  it("gives another brand's identity, a wrong GTIN, an unknown serial, an unknown brand and a malformed path the same 404 body", async () => {
+  it("gives another brand's identity, a wrong GTIN, an unknown serial and an unknown brand the same 404 body, and a malformed path a 400", async () => {
     const unknown = await get(`/r/${acme.slug}/01/${acme.brand.gtin}/21/AAAAAAAAAAAAAAAAAAAA`, json);
     expect(unknown.status).toBe(404);
     const cases = [
@@ -160,13 +161,14 @@ describe('tenancy', () => {
       `/r/${globex.slug}/01/${acme.brand.gtin}`,
       `/r/${acme.slug}/u/${tokenBrand.serials[0]}`,
       `/r/no-such-brand/01/${acme.brand.gtin}/21/${acme.serials[0]}`,
-      `/r/${acme.slug}/01/${acme.brand.gtin}/99/x`,
     ];
     for (const path of cases) {
       const answer = await get(path, json);
       expect([answer.status, answer.body], path).toEqual([404, unknown.body]);
     }
     expect(JSON.parse(unknown.body)).toEqual(resolverBodies.not_found);
+    const malformed = await get(`/r/${acme.slug}/01/${acme.brand.gtin}/99/x`, json);
+    expect([malformed.status, JSON.parse(malformed.body).error]).toEqual([400, 'bad_request']);
     const page = await get(`/r/${acme.slug}/01/${globex.brand.gtin}/21/${globex.serials[0]}`, browser);
     expect([page.status, page.body]).toEqual([404, (await get(`/r/${acme.slug}/01/${acme.brand.gtin}/21/AAAAAAAAAAAAAAAAAAAA`, browser)).body]);
   });
@@ -208,11 +210,14 @@ describe('content negotiation', () => {
   it('answers an RFC 9264 linkset for Accept: application/linkset+json and for ?linkType=linkset', async () => {
     const path = `/r/${acme.slug}/01/${acme.brand.gtin}/21/${acme.serials[2]}`;
     const expected = {
-      linkset: [{
-        anchor: `http://127.0.0.1:8080${path}`,
-        'https://gs1.org/voc/defaultLink': [{ href: passport, type: 'text/html', title: 'Product One' }],
-        'https://gs1.org/voc/pip': [{ href: passport, type: 'text/html', title: 'Product One' }],
-      }],
+      linkset: [
+        {
+          anchor: `http://127.0.0.1:8080/r/${acme.slug}/01/${acme.brand.gtin}`, itemDescription: 'Product One',
+          'https://ref.gs1.org/voc/defaultLink': [{ href: passport, title: 'Product One' }],
+          'https://ref.gs1.org/voc/pip': [{ href: passport, type: 'text/html', title: 'Product One' }],
+        },
+        { anchor: `http://127.0.0.1:8080${path}`, itemDescription: `Product One, serial ${acme.serials[2]}` },
+      ],
     };
     for (const answer of [await get(path, { accept: 'application/linkset+json' }), await get(`${path}?linkType=linkset`, browser)]) {
       expect([answer.status, answer.type]).toEqual([200, 'application/linkset+json']);

@@ -6,11 +6,12 @@
 /**
  * Path prefixes anyone may call: liveness/readiness, Prometheus metrics (counts only, no tenant
  * data; restrict them with the chart's NetworkPolicy), the OpenAPI description, the public resolver (`/r/{brand slug}/...`,
- * where the tenant is validated from the path) and signed downloads (`/downloads/...`, where the
- * signature in the URL is the credential). A prefix ending in `/` covers the paths below it; one
+ * where the tenant is validated from the path), its GS1 resolver description file
+ * (`/.well-known/gs1resolver`) and signed downloads (`/downloads/...`, where the signature in the
+ * URL is the credential). A prefix ending in `/` covers the paths below it; one
  * without covers that exact path only.
  */
-export const publicPathPrefixes: readonly string[] = ['/healthz', '/readyz', '/metrics', '/v1/openapi.json', '/r/', '/downloads/'];
+export const publicPathPrefixes: readonly string[] = ['/healthz', '/readyz', '/metrics', '/v1/openapi.json', '/r/', '/.well-known/gs1resolver', '/downloads/'];
 
 /** Connect/gRPC services anyone may call (the gRPC health protocol for probes). */
 export const publicRpcServices: readonly string[] = ['grpc.health.v1.Health'];

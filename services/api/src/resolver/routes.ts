@@ -1,10 +1,17 @@
-// The public resolver: GET/HEAD /r/{slug}/01/{gtin}[/21/{serial} | /10/{lot}] and /r/{slug}/u/{token}.
-// No authentication; the tenant is validated by the use case. Transport only: parsing, content
-// negotiation and the rules live in the domain, the lookups in the use cases.
+// The public resolver: GET/HEAD/OPTIONS of every path under /r/ (GS1 Digital Links of a brand,
+// compressed ones, and /r/{slug}/u/{token}), and the resolver description file at
+// /.well-known/gs1resolver. No authentication; the tenant is validated by the use case. Transport
+// only: parsing, link types, negotiation and the links live in the domain, the lookups in the use
+// cases.
 
-import { buildLinkset, negotiate, parseResolverPath, resolutionStatus, resolverPrefix, type Representation, type ResolutionOutcome } from '@mint/domain';
+import {
+  buildLinkset, chooseLink, forwardQuery, gs1LinksetContext, identityLevels, negotiate, parseResolverRequest, readLinkType,
+  resolutionStatus, resolverDescription, resolverPrefix, type LinkTypeRequest, type ParsedResolverRequest, type Representation,
+  type ResolutionOutcome,
+} from '@mint/domain';
 import type { Resolution, Resolver } from '@mint/usecases';
-import { send as sendBody, sendEmpty, type HttpRequest, type HttpResponse, type Route } from '@mint/http';
+import { send as sendBody, sendEmpty, type ErrorWriter, type HttpRequest, type HttpResponse, type Route } from '@mint/http';
+import { isPublicPath } from '../auth/public-paths.ts';
 
 /** Bodies of the refusals; the same bytes for unknown and foreign identities. */
 export const resolverBodies = {
@@ -13,9 +20,11 @@ export const resolverBodies = {
   not_activated: {
     ok: false, error: 'not_activated', message: 'This item has not been activated yet. It resolves once the brand activates it.',
   },
+  unknown_link_type: { ok: false, error: 'unknown_link_type', message: 'The linkType is not a link type of the GS1 Web Vocabulary.' },
+  link_type_not_available: { ok: false, error: 'link_type_not_available', message: 'This identity has no link of the requested type.' },
 } as const;
 
-type Refusal = Exclude<ResolutionOutcome['kind'], 'resolved'>;
+type Refusal = keyof typeof resolverBodies;
 
 const html = (title: string, message: string) =>
   `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width"><title>${title}</title></head>` +
@@ -24,78 +33,182 @@ function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 }
 
-const htmlBodies: Record<Refusal, string> = {
-  not_found: html('Not found', resolverBodies.not_found.message),
-  gone: html('Withdrawn', resolverBodies.gone.message),
-  not_activated: html('Not yet activated', resolverBodies.not_activated.message),
+const refusalTitles: Record<Refusal, string> = {
+  not_found: 'Not found', gone: 'Withdrawn', not_activated: 'Not yet activated',
+  unknown_link_type: 'Unknown link type', link_type_not_available: 'No such link',
 };
-const jsonBodies: Record<Refusal, string> = {
-  not_found: JSON.stringify(resolverBodies.not_found),
-  gone: JSON.stringify(resolverBodies.gone),
-  not_activated: JSON.stringify(resolverBodies.not_activated),
+const refusalStatus: Record<Refusal, number> = {
+  not_found: resolutionStatus.not_found, gone: resolutionStatus.gone, not_activated: resolutionStatus.not_activated,
+  unknown_link_type: 404, link_type_not_available: 404,
 };
+const htmlBodies = Object.fromEntries(Object.entries(resolverBodies).map(([kind, body]) => [kind, html(refusalTitles[kind as Refusal], body.message)])) as Record<Refusal, string>;
+const jsonBodies = Object.fromEntries(Object.entries(resolverBodies).map(([kind, body]) => [kind, JSON.stringify(body)])) as Record<Refusal, string>;
 
+/** CORS of every resolver answer: readable from any origin, with its Link and Location headers. */
+const corsHeaders = {
+  'access-control-allow-origin': '*',
+  'access-control-allow-methods': 'GET, HEAD, OPTIONS',
+  'access-control-expose-headers': 'Link, Location, Content-Type',
+} as const;
 /** Every resolver answer varies by Accept and may be read from any origin. */
-const publicHeaders = { vary: 'Accept', 'access-control-allow-origin': '*' } as const;
+const publicHeaders = { vary: 'Accept', ...corsHeaders } as const;
+
+type BodyFormat = 'html' | 'json';
 
 function send(req: HttpRequest, res: HttpResponse, status: number, type: string, body: string, headers: Record<string, string> = {}): void {
   sendBody(req, res, status, type, body, { ...publicHeaders, ...headers });
 }
 
-function refuse(req: HttpRequest, res: HttpResponse, kind: Refusal, representation: Representation): void {
-  if (representation === 'redirect') send(req, res, resolutionStatus[kind], 'text/html; charset=utf-8', htmlBodies[kind]);
-  else send(req, res, resolutionStatus[kind], 'application/json; charset=utf-8', jsonBodies[kind]);
+function refuse(req: HttpRequest, res: HttpResponse, kind: Refusal, format: BodyFormat, headers: Record<string, string> = {}): void {
+  if (format === 'html') send(req, res, refusalStatus[kind], 'text/html; charset=utf-8', htmlBodies[kind], headers);
+  else send(req, res, refusalStatus[kind], 'application/json; charset=utf-8', jsonBodies[kind], headers);
 }
 
-function answer(req: HttpRequest, res: HttpResponse, resolution: Resolution, representation: Representation): void {
-  const outcome = resolution.outcome;
-  if (outcome.kind !== 'resolved' || resolution.anchor === null) {
-    refuse(req, res, outcome.kind === 'resolved' ? 'not_found' : outcome.kind, representation);
-    return;
-  }
-  const link = `<${resolution.anchor}?linkType=linkset>; rel="linkset"; type="application/linkset+json"`;
-  if (representation === 'linkset') {
-    send(req, res, 200, 'application/linkset+json', JSON.stringify(buildLinkset(resolution.anchor, outcome.target, resolution.title)), { link });
-  } else if (representation === 'json') {
-    send(req, res, 200, 'application/json; charset=utf-8', JSON.stringify({ ...resolution.data, target: outcome.target }), { link });
-  } else if (outcome.target === null) {
-    // Resolved, but neither the product nor the brand has a passport page yet: show what it is.
-    const title = escapeHtml(resolution.title ?? 'Product');
-    send(req, res, 200, 'text/html; charset=utf-8', html(title, `${escapeHtml(resolution.anchor)}<br>No passport page is configured for this product yet.`), { link });
-  } else {
-    sendEmpty(res, 307, { location: outcome.target, vary: 'Accept', link });
-  }
+/** 400 (or the router's status) with a short reason, as a small HTML page or JSON. */
+function refuseRequest(req: HttpRequest, res: HttpResponse, status: number, code: string, reason: string, format: BodyFormat): void {
+  if (format === 'html') send(req, res, status, 'text/html; charset=utf-8', html('Not a valid GS1 Digital Link', escapeHtml(reason)));
+  else send(req, res, status, 'application/json; charset=utf-8', JSON.stringify({ ok: false, error: code, message: reason }));
 }
 
-/** {@link negotiate} memoised: scanners send a handful of distinct Accept headers over and over. */
+/** The `Link` to an identity's linkset, sent with every answer about it (redirects included). */
+const linksetLink = (anchor: string) => `<${anchor}?linkType=linkset>; rel="linkset"; type="application/linkset+json"`;
+const contextLink = `<${gs1LinksetContext}>; rel="http://www.w3.org/ns/json-ld#context"; type="application/ld+json"`;
+
+/** {@link negotiate} without a `linkType`, memoised: scanners send a handful of distinct Accept headers over and over. */
 const representations = new Map<string, Representation>();
-function negotiated(accept: string | undefined, linkType: string | null): Representation {
-  if (linkType !== null) return negotiate(accept, linkType);
+function negotiated(accept: string | undefined): Representation {
   if (accept === undefined) return 'redirect';
   let representation = representations.get(accept);
   if (representation === undefined) {
-    representation = negotiate(accept, null);
+    representation = negotiate(accept);
     if (representations.size >= 256) representations.clear();
     representations.set(accept, representation);
   }
   return representation;
 }
+const formatOf = (accept: string | undefined): BodyFormat => (negotiated(accept) === 'redirect' ? 'html' : 'json');
+
+/** What one identity request needs to be answered. */
+interface Request {
+  readonly req: HttpRequest;
+  readonly res: HttpResponse;
+  readonly parsed: Extract<ParsedResolverRequest, { kind: 'identity' }>;
+  readonly linkType: LinkTypeRequest;
+  readonly representation: Representation;
+  readonly format: BodyFormat;
+  /** The query string passed on to a redirect target (with the compressed URI's data attributes first). */
+  readonly forwarded: string;
+  /** `Link` header of every answer about the identity. */
+  readonly link: string;
+}
+
+function answer(r: Request, publicBaseUrl: string, resolution: Resolution): void {
+  const { req, res } = r;
+  const outcome: ResolutionOutcome = resolution.outcome;
+  if (outcome.kind !== 'resolved' || resolution.level === null) {
+    refuse(req, res, outcome.kind === 'resolved' ? 'not_found' : outcome.kind, r.format, { link: r.link });
+    return;
+  }
+  const title = resolution.title ?? 'Product';
+  const levels = identityLevels(publicBaseUrl, r.parsed.path, resolution.level, title, outcome.target);
+  if (r.representation === 'linkset') {
+    send(req, res, 200, 'application/linkset+json', JSON.stringify(buildLinkset(levels)), { link: `${r.link}, ${contextLink}` });
+    return;
+  }
+  if (r.representation === 'json') {
+    send(req, res, 200, 'application/json; charset=utf-8', JSON.stringify({ ...resolution.data, target: outcome.target }), { link: r.link });
+    return;
+  }
+  const chosen = chooseLink(levels, r.linkType);
+  if (chosen !== null) {
+    sendEmpty(res, 307, { ...publicHeaders, location: forwardQuery(chosen.href, r.forwarded), link: r.link });
+  } else if (r.linkType.kind === 'link') {
+    refuse(req, res, 'link_type_not_available', r.format, { link: r.link });
+  } else {
+    // Resolved, but neither the product nor the brand has a passport page yet: show what it is.
+    const anchor = escapeHtml(levels[0]!.anchor);
+    send(req, res, 200, 'text/html; charset=utf-8', html(escapeHtml(title), `${anchor}<br>No passport page is configured for this product yet.`), { link: r.link });
+  }
+}
+
+/** A CORS preflight: 204 allowing the resolver's methods and the request headers asked for. */
+function preflight(req: HttpRequest, res: HttpResponse): void {
+  const asked = req.headers['access-control-request-headers'];
+  const headers = typeof asked === 'string' && asked.length <= 1_000 && /^[\w!#$%&'*+.^`|~-]+(\s*,\s*[\w!#$%&'*+.^`|~-]+)*$/.test(asked.trim())
+    ? asked.trim() : 'Accept, Accept-Language';
+  sendEmpty(res, 204, {
+    ...corsHeaders, allow: 'GET, HEAD, OPTIONS', 'access-control-allow-headers': headers, 'access-control-max-age': 86_400,
+    vary: 'Access-Control-Request-Headers',
+  });
+}
+
+/** Errors the router raises before the handler (a malformed percent-encoding, a method not allowed), in the resolver's form. */
+const resolverError: ErrorWriter = ({ req, res }, error) => {
+  const accept = req.headers.accept;
+  const reason = error.status === 400 ? 'the path is not validly percent-encoded' : error.message;
+  refuseRequest(req, res, error.status, error.status === 400 ? 'bad_request' : error.code, reason, formatOf(typeof accept === 'string' ? accept : undefined));
+};
+
+/** Options of {@link resolverRoute} and {@link resolverDescriptionRoute}. */
+export interface ResolverRouteOptions {
+  /** The service's public origin (`PUBLIC_BASE_URL`): anchors, moves and the description file's root start with it. */
+  readonly publicBaseUrl: string;
+}
 
 /**
- * The resolver's route: answers GET and HEAD of every path under `/r/`. A path that is not a
- * Digital Link this service issues answers the same 404 as an unknown identity, without a lookup.
+ * The resolver's route: answers GET, HEAD and OPTIONS of every path under `/r/`. A malformed
+ * Digital Link answers 400 with the reason, a short GTIN 301 to its GTIN-14 form, both without a
+ * lookup; an unknown `linkType` 404 without a lookup. A well-formed identity that is unknown,
+ * another brand's or of an unknown brand answers the same 404 (an unknown lot resolves as its
+ * product; see the use case). Every answer about an identity carries the `Link` to its linkset;
+ * a compressed request also the uncompressed URI as `owl:sameAs`.
  */
-export function resolverRoute(resolver: Resolver): Route {
+export function resolverRoute(resolver: Resolver, options: ResolverRouteOptions): Route {
+  const base = options.publicBaseUrl.replace(/\/+$/, '');
   return {
-    methods: ['GET', 'HEAD'],
+    methods: ['GET', 'HEAD', 'OPTIONS'],
     path: `${resolverPrefix}*`,
+    onError: resolverError,
     handler: ({ req, res, path, queryString }) => {
-      const linkType = queryString === '' ? null : new URLSearchParams(queryString).get('linkType');
-      const accept = req.headers.accept;
-      const representation = negotiated(typeof accept === 'string' ? accept : undefined, linkType);
-      const parsed = parseResolverPath(path);
-      if (parsed === null) return refuse(req, res, 'not_found', representation);
-      return resolver.resolve(parsed, representation).then((resolution) => answer(req, res, resolution, representation));
+      if (req.method === 'OPTIONS') return preflight(req, res);
+      const accept = typeof req.headers.accept === 'string' ? req.headers.accept : undefined;
+      const format = formatOf(accept);
+      const parsed = parseResolverRequest(path);
+      if (parsed.kind === 'malformed') return refuseRequest(req, res, 400, 'bad_request', parsed.reason, format);
+      if (parsed.kind === 'moved') {
+        const location = `${base}${parsed.canonicalPath}${queryString === '' ? '' : `?${queryString}`}`;
+        return sendEmpty(res, 301, { ...publicHeaders, location, link: linksetLink(`${base}${parsed.canonicalPath}`) });
+      }
+      const anchor = `${base}${parsed.canonicalPath}`;
+      const compressed = parsed.decompressedQuery;
+      const link = compressed === null
+        ? linksetLink(anchor)
+        : `${linksetLink(anchor)}, <${anchor}${compressed === '' ? '' : `?${compressed}`}>; rel="owl:sameAs"`;
+      const linkType = readLinkType(queryString === '' ? null : new URLSearchParams(queryString).get('linkType'));
+      if (linkType.kind === 'unknown') return refuse(req, res, 'unknown_link_type', format, { link });
+      const representation = linkType.kind === 'none' ? negotiated(accept) : negotiate(accept, linkType);
+      const forwarded = [compressed ?? '', queryString].filter((q) => q !== '').join('&');
+      const request: Request = { req, res, parsed, linkType, representation, format, forwarded, link };
+      return resolver.resolve(parsed.path, representation).then((resolution) => answer(request, base, resolution));
+    },
+  };
+}
+
+/** Where the resolver description file is served. */
+export const resolverDescriptionPath = '/.well-known/gs1resolver';
+if (!isPublicPath(resolverDescriptionPath)) throw new Error(`${resolverDescriptionPath} must be on the public path allow-list`);
+
+/** The GS1 resolver description file (`/.well-known/gs1resolver`), public and readable from any origin. */
+export function resolverDescriptionRoute(options: ResolverRouteOptions): Route {
+  const body = JSON.stringify(resolverDescription({
+    name: 'Minting service GS1 Digital Link resolver', resolverRoot: `${options.publicBaseUrl.replace(/\/+$/, '')}/r`,
+  }));
+  return {
+    methods: ['GET', 'HEAD', 'OPTIONS'],
+    path: resolverDescriptionPath,
+    handler: ({ req, res }) => {
+      if (req.method === 'OPTIONS') return preflight(req, res);
+      sendBody(req, res, 200, 'application/json', body, { ...corsHeaders, 'cache-control': 'public, max-age=3600' });
     },
   };
 }

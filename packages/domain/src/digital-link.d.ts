@@ -1,0 +1,12 @@
+// Types of the part of GS1's digital-link.js (CommonJS, untyped) the resolver uses.
+declare module 'digital-link.js' {
+  const digitalLink: {
+    readonly Utils: {
+      /** Decompresses a compressed GS1 Digital Link URI into the uncompressed one; throws when it is not one. */
+      decompressWebUri(uri: string, useShortText?: boolean): string;
+      /** Compresses a GS1 Digital Link URI (tests use it to make compressed requests). */
+      compressWebUri(uri: string, useOptimisations?: boolean, compressOtherKeyValuePairs?: boolean): string;
+    };
+  };
+  export default digitalLink;
+}

@@ -1,0 +1,313 @@
+// The resolver against the GS1-Conformant Resolver Standard 1.2: one test per SHALL this service
+// covers, named after it (the wording of GS1's conformance list, gs1/GS1DL-resolver-testsuite
+// Conformance1_2.txt, and of GS1's resolver test suite), over real HTTP. Every linkset an answer
+// carries is validated against GS1's linkset schema (vendored in test/fixtures/standards/gs1-linkset).
+//
+// Left for the link model (links of their own on serials and lots, several links per identity):
+// - several links of one type: choosing by Accept-Language, media type or context, and 300
+//   Multiple Choices when no choice can be made; gs1:defaultLinkMulti;
+// - links with their own titles, languages (hreflang) and media types, and link types other than
+//   gs1:pip and gs1:defaultLink (today every other GS1 link type answers 404: no such link);
+// - "SHALL support HTTP Over TLS (HTTPS)": the deployment's ingress terminates TLS, not this process;
+// - gs1:handledBy: this resolver does not redirect whole key ranges to another resolver.
+
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { Ajv } from 'ajv';
+import digitalLink from 'digital-link.js';
+import { query, run } from '../../../test/support/sql.ts';
+import { createLogger } from '@mint/runtime';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mintCompleted } from '../../../test/support/pack-fixtures.ts';
+import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
+import { resolverBodies } from '../src/resolver/routes.ts';
+import { startApi, type RunningApi } from '../src/start.ts';
+
+const fixtures = join(import.meta.dirname, '../../../test/fixtures/standards/gs1-linkset');
+const fixture = (name: string): unknown => JSON.parse(readFileSync(join(fixtures, name), 'utf8'));
+// GS1's schemas use annotations of their own (`name`, `@id`): not strict, as GS1's test suite runs ajv.
+const ajv = new Ajv({ strict: false, allErrors: true });
+const validateGs1Linkset = ajv.compile(fixture('gs1-linkset-schema.json') as object);
+const validateBasicLinkset = ajv.compile(fixture('linkset-schema.json') as object);
+
+/** Asserts that a linkset validates against GS1's schema; returns it. */
+function validLinkset(body: string): { linkset: Record<string, unknown>[] } {
+  const linkset = JSON.parse(body) as { linkset: Record<string, unknown>[] };
+  expect(validateGs1Linkset(linkset) ? [] : validateGs1Linkset.errors, body).toEqual([]);
+  return linkset;
+}
+
+let app: UseCaseBundle;
+let api: RunningApi;
+let baseUrl: string;
+const origin = 'http://127.0.0.1:8080';
+const passport = 'https://passports.example/shoe?from=resolver';
+let brand: SeededBrand;
+let slug: string;
+let serial: string;
+let dl: { gtin: string; serial: string; lot: string };
+
+type Answer = { status: number; headers: Headers; body: string };
+async function request(path: string, headers: Record<string, string> = {}, method = 'GET'): Promise<Answer> {
+  const response = await fetch(`${baseUrl}${path}`, { method, headers, redirect: 'manual' });
+  return { status: response.status, headers: response.headers, body: await response.text() };
+}
+const json = { accept: 'application/json' };
+const browser = { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' };
+const linksetAccept = { accept: 'application/linkset+json' };
+
+beforeAll(async () => {
+  app = await setupUseCases();
+  brand = await app.seedBrand();
+  const minted = await mintCompleted(app.ctx, brand, 2);
+  await mintCompleted(app.ctx, brand, 4, { identityMode: 'batch', lots: [{ lotCode: 'LOT-1', qty: 4 }] });
+  [{ slug }] = (await query<{ slug: string }>(app.db.em.fork(), 'select slug from brands where id = ?', [brand.brandId])) as [{ slug: string }];
+  [{ serial }] = (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ? order by seq limit 1', [minted.mintBatchId])) as [{ serial: string }];
+  await run(app.db.em.fork(), 'update products set passport_url = ? where brand_id = ?', [passport, brand.brandId]);
+  dl = { gtin: `/r/${slug}/01/${brand.gtin}`, serial: `/r/${slug}/01/${brand.gtin}/21/${serial}`, lot: `/r/${slug}/01/${brand.gtin}/10/LOT-1` };
+  api = await startApi({
+    ctx: app.ctx, config: { port: 0, host: '127.0.0.1', shutdownTimeoutMs: 2_000 },
+    logger: createLogger({ logLevel: 'silent' }, {}, new Writable({ write: (_c, _e, done) => done() })),
+    readiness: async () => ({ ok: true, checks: {} }),
+  });
+  baseUrl = `http://127.0.0.1:${api.port}`;
+});
+afterAll(async () => {
+  await api?.close();
+  await app?.close();
+});
+
+/** The compressed form of a path, made with GS1's toolkit (the brand's base keeps its slug). */
+const compressed = (path: string) => digitalLink.Utils.compressWebUri(`${origin}${path}`).slice(origin.length);
+
+describe('GS1-Conformant Resolver 1.2', () => {
+  it('the linkset validator itself accepts GS1\'s valid examples and model linkset and refuses the invalid ones', () => {
+    expect(validateGs1Linkset(fixture('valid-gs1-example.json'))).toBe(true);
+    expect(validateGs1Linkset(fixture('model-linkset-serial.json'))).toBe(true);
+    expect(validateGs1Linkset(fixture('invalid-gs1-example.json'))).toBe(false);
+    expect(validateBasicLinkset(fixture('valid-basic-example.json'))).toBe(true);
+    expect(validateBasicLinkset(fixture('invalid-basic-example.json'))).toBe(false);
+    // An empty relation or a link without a title is what the schema must catch in our answers.
+    expect(validateGs1Linkset({ linkset: [{ anchor: 'https://id.example/01/1', 'https://ref.gs1.org/voc/pip': [{ href: 'https://p.example' }] }] })).toBe(false);
+  });
+
+  it('SHALL support HTTP 1.1 (or higher) GET, HEAD and OPTIONS requests', async () => {
+    const get = await request(dl.serial);
+    const head = await request(dl.serial, {}, 'HEAD');
+    expect([get.status, head.status]).toEqual([307, 307]);
+    expect(head.headers.get('location')).toBe(get.headers.get('location'));
+    const linksetHead = await request(`${dl.serial}?linkType=linkset`, {}, 'HEAD');
+    expect([linksetHead.status, linksetHead.headers.get('content-type'), linksetHead.body]).toEqual([200, 'application/linkset+json', '']);
+    expect(Number(linksetHead.headers.get('content-length'))).toBeGreaterThan(0);
+    const options = await request(dl.serial, {}, 'OPTIONS');
+    expect(options.status).toBe(204);
+    expect(options.headers.get('access-control-allow-methods')).toBe('GET, HEAD, OPTIONS');
+    expect((await request(dl.serial, {}, 'POST')).status).toBe(405);
+  });
+
+  it('SHALL support CORS', async () => {
+    const answers = [
+      await request(dl.serial), await request(`${dl.serial}?linkType=linkset`), await request(`/r/${slug}/01/${brand.gtin}/21/NOSUCHSERIAL`),
+      await request(`/r/${slug}/01/09506000134353`), await request('/.well-known/gs1resolver'),
+    ];
+    for (const answer of answers) {
+      expect(answer.headers.get('access-control-allow-origin')).toBe('*');
+      expect(answer.headers.get('access-control-expose-headers')).toBe('Link, Location, Content-Type');
+      expect(answer.headers.get('access-control-allow-methods')).toBe('GET, HEAD, OPTIONS');
+    }
+    const preflight = await request(dl.serial, {
+      origin: 'https://app.example', 'access-control-request-method': 'GET', 'access-control-request-headers': 'accept, x-scanner',
+    }, 'OPTIONS');
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
+    expect(preflight.headers.get('access-control-allow-headers')).toBe('accept, x-scanner');
+    expect(preflight.body).toBe('');
+  });
+
+  it('SHALL be able to decompress a URI to generate a GS1 Digital Link URI', async () => {
+    for (const path of [dl.serial, dl.gtin, `${dl.lot}?17=261231`]) {
+      const plain = await request(path);
+      const short = await request(compressed(path));
+      expect([short.status, short.headers.get('location')], path).toEqual([plain.status, plain.headers.get('location')]);
+    }
+    expect((await request(`/r/${slug}/AAAA`)).status).toBe(400);
+  });
+
+  it('If handling a compressed request URI, it SHALL expose the uncompressed URI in the Link response header with a rel value of owl:sameAs', async () => {
+    const answer = await request(compressed(`${dl.lot}?17=261231`));
+    expect(answer.headers.get('link')).toContain(`<${origin}${dl.lot}?17=261231>; rel="owl:sameAs"`);
+  });
+
+  it('SHALL extract and syntactically validate the URI and report errors with an HTTP response code of 400', async () => {
+    const gtin = brand.gtin;
+    const bad = gtin.slice(0, 13) + String((Number(gtin[13]) + 1) % 10);
+    const cases: [string, RegExp][] = [
+      [`/r/${slug}/01/${bad}`, /check digit/],
+      [`/r/${slug}/01/${gtin.slice(0, 11)}`, /digits/],
+      [`/r/${slug}/01/${gtin}/21/${'A'.repeat(21)}`, /longer than 20/],
+      [`/r/${slug}/01/${gtin}/10/${'A'.repeat(21)}`, /longer than 20/],
+      [`/r/${slug}/01/${gtin}/22/${'A'.repeat(21)}`, /longer than 20/],
+      [`/r/${slug}/01/${gtin}/21/a%20b`, /character set 82/],
+      [`/r/${slug}/01/${gtin}/21/${serial}/10/LOT-1`, /out of order/],
+      [`/r/${slug}/01/${gtin}/10/LOT-1/22/CPV`, /out of order/],
+      [`/r/${slug}/01/${gtin}/99/x`, /not a key qualifier/],
+      [`/r/${slug}/01/${gtin}/17/261231`, /data attributes go in the query string/],
+      [`/r/${slug}/01/${gtin}/21/%E0%A4%A`, /percent-encoded/],
+      [`/r/${slug}/01/${gtin}/21/%zz`, /percent-encoded/],
+      [`/r/${slug}/01/${gtin}/foo`, /not a GS1 Application Identifier|has no value/],
+      [`/r/${slug}/414/9506000000006`, /not served here/],
+      [`/r/${slug}`, /no primary key/],
+    ];
+    for (const [path, reason] of cases) {
+      const answer = await request(path, json);
+      expect(answer.status, path).toBe(400);
+      const body = JSON.parse(answer.body) as { ok: boolean; error: string; message: string };
+      expect([body.ok, body.error], path).toEqual([false, 'bad_request']);
+      expect(body.message, path).toMatch(reason);
+      const page = await request(path, browser);
+      expect([page.status, page.headers.get('content-type')], path).toEqual([400, 'text/html; charset=utf-8']);
+    }
+  });
+
+  it('SHALL NOT use a 200 OK response code with a resource that indicates an error condition', async () => {
+    const { mintBatchId } = await mintCompleted(app.ctx, brand, 1, { activationMode: 'first_scan' });
+    const [{ serial: inactive }] = (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ?', [mintBatchId])) as [{ serial: string }];
+    const errors: [string, number][] = [
+      [`/r/${slug}/01/${brand.gtin}/21/NOSUCHSERIAL`, 404], [`/r/no-such-brand/01/${brand.gtin}`, 404], [`/r/${slug}/01/09506000134352`, 404],
+      [`${dl.serial}?linkType=gs1:nosuchlt`, 404], [`${dl.serial}?linkType=gs1:epil`, 404],
+      [`/r/${slug}/01/${brand.gtin}/21/${inactive}`, 409], [`/r/${slug}/01/${brand.gtin}/99/x`, 400],
+    ];
+    for (const [path, status] of errors) {
+      for (const headers of [json, browser, linksetAccept]) expect((await request(path, headers)).status, `${path} ${headers.accept}`).toBe(status);
+    }
+  });
+
+  it('SHALL respond to a query parameter of linkType set to linkset by returning the linkset (RFC 9264), with the links of each level up to the primary key, the uncompressed URI as the subject', async () => {
+    const answers = [
+      await request(`${dl.serial}?linkType=linkset`, browser), await request(`${dl.serial}?linkType=all`), await request(dl.serial, linksetAccept),
+      await request(compressed(dl.serial), linksetAccept),
+    ];
+    for (const answer of answers) {
+      expect([answer.status, answer.headers.get('content-type'), answer.headers.get('location')]).toEqual([200, 'application/linkset+json', null]);
+      const { linkset } = validLinkset(answer.body);
+      expect(linkset.map((l) => l.anchor)).toEqual([`${origin}${dl.gtin}`, `${origin}${dl.serial}`]);
+    }
+    const lot = validLinkset((await request(`${dl.lot}?linkType=linkset`)).body);
+    expect(lot.linkset.map((l) => l.anchor)).toEqual([`${origin}${dl.gtin}`, `${origin}${dl.lot}`]);
+    const product = validLinkset((await request(dl.gtin, linksetAccept)).body);
+    expect(product.linkset.map((l) => l.anchor)).toEqual([`${origin}${dl.gtin}`]);
+  });
+
+  it('SHOULD expose link to the linkset in an HTTP Link header, even when redirecting', async () => {
+    for (const [path, status] of [[dl.serial, 307], [`/r/${slug}/01/${brand.gtin}/21/NOSUCHSERIAL`, 404]] as const) {
+      const answer = await request(path);
+      expect(answer.status).toBe(status);
+      expect(answer.headers.get('link')).toContain(`<${origin}${path}?linkType=linkset>; rel="linkset"`);
+    }
+  });
+
+  it('SHOULD include a Link header pointing to a JSON-LD context file when answering with the linkset', async () => {
+    const answer = await request(dl.serial, linksetAccept);
+    expect(answer.headers.get('link')).toContain('<https://ref.gs1.org/standards/resolver/linkset-context>; rel="http://www.w3.org/ns/json-ld#context"; type="application/ld+json"');
+    expect((await request(dl.serial)).headers.get('link')).not.toContain('json-ld#context');
+  });
+
+  it('SHALL recognise one available link as the default for any given request URI (exactly one gs1:defaultLink, with a title and no other attributes)', async () => {
+    for (const path of [dl.serial, dl.lot, dl.gtin]) {
+      const { linkset } = validLinkset((await request(path, linksetAccept)).body);
+      const defaults = linkset.flatMap((level) => (level['https://ref.gs1.org/voc/defaultLink'] as unknown[] | undefined) ?? []);
+      expect(defaults, path).toEqual([{ href: passport, title: 'Product One' }]);
+    }
+  });
+
+  it('All links exposed SHALL include the target URL, the link relationship type (the link type) and a human-readable title', async () => {
+    const { linkset } = validLinkset((await request(dl.serial, linksetAccept)).body);
+    for (const level of linkset) {
+      expect(typeof level.itemDescription).toBe('string');
+      for (const [rel, links] of Object.entries(level)) {
+        if (rel === 'anchor' || rel === 'itemDescription') continue;
+        expect(rel).toMatch(/^https:\/\/ref\.gs1\.org\/voc\/\w+$/);
+        expect((links as unknown[]).length).toBeGreaterThan(0);
+        for (const link of links as { href: string; title: string; type?: string }[]) {
+          expect(link.href).toBe(passport);
+          expect(link.title).toBe('Product One');
+          if (rel !== 'https://ref.gs1.org/voc/defaultLink') expect(link.type).toBe('text/html');
+        }
+      }
+    }
+  });
+
+  it('SHALL redirect to the default link unless there is information in the request that can be matched against available link metadata', async () => {
+    for (const path of [dl.serial, dl.lot, dl.gtin, `/r/${slug}/01/${brand.gtin}/22/CPV-1`]) {
+      const answer = await request(path, browser);
+      expect([answer.status, answer.headers.get('location')], path).toEqual([307, passport]);
+    }
+    // An unknown lot walks up to its GTIN and resolves through the GTIN's links.
+    const unknownLot = await request(`/r/${slug}/01/${brand.gtin}/10/NO-SUCH-LOT`);
+    expect([unknownLot.status, unknownLot.headers.get('location')]).toEqual([307, passport]);
+    const walked = validLinkset((await request(`/r/${slug}/01/${brand.gtin}/10/NO-SUCH-LOT`, linksetAccept)).body);
+    expect(walked.linkset.map((l) => l.anchor)).toEqual([`${origin}${dl.gtin}`]);
+    // The serial, qualified by its lot and a consumer product variant, resolves at the serial.
+    const qualified = await request(`/r/${slug}/01/${brand.gtin}/22/CPV-1/10/LOT-1/21/${serial}`);
+    expect([qualified.status, qualified.headers.get('location')]).toEqual([307, passport]);
+  });
+
+  it('SHALL redirect to the requested linkType if available', async () => {
+    for (const linkType of ['gs1:pip', 'https://ref.gs1.org/voc/pip', 'https://gs1.org/voc/pip', 'gs1:defaultLink', encodeURIComponent('https://ref.gs1.org/voc/pip')]) {
+      for (const headers of [browser, json, linksetAccept]) {
+        const answer = await request(`${dl.serial}?linkType=${linkType}`, headers);
+        expect([answer.status, answer.headers.get('location')], `${linkType} ${headers.accept}`).toEqual([307, passport]);
+      }
+    }
+  });
+
+  it('If the requested type of link is not available, the resolver SHALL return a 404 Not Found message', async () => {
+    for (const [linkType, error] of [['gs1:nosuchlt', 'unknown_link_type'], ['https://example.org/voc/pip', 'unknown_link_type'], ['gs1:epil', 'link_type_not_available'], ['https://gs1.org/voc/recallStatus', 'link_type_not_available']] as const) {
+      const answer = await request(`${dl.serial}?linkType=${linkType}`, json);
+      expect([answer.status, JSON.parse(answer.body)], linkType).toEqual([404, resolverBodies[error]]);
+      expect(answer.headers.get('link'), linkType).toContain('rel="linkset"');
+    }
+    expect((await request(`${dl.serial}?linkType=gs1:nosuchlt`, browser)).headers.get('content-type')).toBe('text/html; charset=utf-8');
+  });
+
+  it('By default, SHALL pass on all key=value pairs in the query string of the request URI (if present) when redirecting', async () => {
+    const answer = await request(`${dl.serial}?foo=bar&17=261231&linkType=gs1:pip&x=a%20b`);
+    expect([answer.status, answer.headers.get('location')]).toEqual([307, `${passport}&foo=bar&17=261231&x=a%20b`]);
+    expect((await request(`${compressed(`${dl.lot}?17=261231`)}?foo=bar`)).headers.get('location')).toBe(`${passport}&17=261231&foo=bar`);
+  });
+
+  it('SHALL provide a resolver description file at /.well-known/gs1resolver', async () => {
+    const answer = await request('/.well-known/gs1resolver');
+    expect([answer.status, answer.headers.get('content-type')]).toEqual([200, 'application/json']);
+    expect(JSON.parse(answer.body)).toEqual({
+      name: 'Minting service GS1 Digital Link resolver',
+      resolverRoot: `${origin}/r`,
+      supportedPrimaryKeys: ['01'],
+      supportedLinkType: [{ namespace: 'https://ref.gs1.org/voc/', prefix: 'gs1:' }],
+      linkTypeDefaultCanBeLinkset: false,
+      jsonLdContextLocation: 'https://ref.gs1.org/standards/resolver/linkset-context',
+    });
+    expect((await request('/.well-known/gs1resolver', {}, 'OPTIONS')).status).toBe(204);
+  });
+
+  it('SHALL recognise the GS1 Web vocabulary namespace (link types written in https://ref.gs1.org/voc/, the older https://gs1.org/voc/ accepted on input)', async () => {
+    const { linkset } = validLinkset((await request(dl.gtin, linksetAccept)).body);
+    expect(Object.keys(linkset[0]!).filter((k) => k.startsWith('http'))).toEqual(['https://ref.gs1.org/voc/defaultLink', 'https://ref.gs1.org/voc/pip']);
+    expect((await request(`${dl.gtin}?linkType=https://gs1.org/voc/pip`)).status).toBe(307);
+  });
+
+  it('SHOULD tolerate trailing slashes at the end of GS1 Digital Link URIs', async () => {
+    for (const path of [dl.serial, dl.lot, dl.gtin]) {
+      const [plain, slash] = [await request(path), await request(`${path}/`)];
+      expect([slash.status, slash.headers.get('location')], path).toEqual([plain.status, plain.headers.get('location')]);
+    }
+  });
+
+  it('answers a valid Digital Link of an identity it does not know with 404, and a GTIN-13 with 301 to its GTIN-14 form', async () => {
+    const unknown = await request(`/r/${slug}/01/09506000134352/21/ABC`, json);
+    expect([unknown.status, JSON.parse(unknown.body)]).toEqual([404, resolverBodies.not_found]);
+    const moved = await request(`/r/${slug}/01/${brand.gtin.slice(1)}/21/${serial}/?linkType=gs1:pip`);
+    expect([moved.status, moved.headers.get('location')]).toEqual([301, `${origin}${dl.serial}?linkType=gs1:pip`]);
+  });
+});
