@@ -40,8 +40,8 @@ export {
 } from './repositories/idempotency.ts';
 export { findMembershipRole, findApiKeyForAuth, touchApiKey, type ApiKeyForAuth } from './repositories/access.ts';
 export {
-  createPendingPack, claimPack, renewPackLease, movePackStatus, findPack, readPackSource, unitPage, lotsOfBatch, postgresServerUrl, copyUnitFiles,
-  type PackClaim, type PackOutcome, type PackLocation, type PackSource, type UnitFileSinks
+  createPendingPack, claimPack, renewPackLease, movePackStatus, findPack, readPackSource, renderedUnitPage, renderedLots, postgresServerUrl, copyUnitFiles,
+  type PackClaim, type PackOutcome, type PackLocation, type PackSource, type UnitFileSinks, type RenderedRow
 } from './repositories/packs.ts';
 export {
   findBrandBySlug, findUnitForResolution, findProductByGtin, findLotForResolution, insertScanEvents, deleteScanEventsBefore, createScanWriter,

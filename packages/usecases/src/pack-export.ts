@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import {
-  appendEvents, claimPack, copyUnitFiles, lotsOfBatch, movePackStatus, readBatchState, readPackSource, renewPackLease, unitPage, type PackClaim,
+  appendEvents, claimPack, copyUnitFiles, renderedLots, movePackStatus, readBatchState, readPackSource, renewPackLease, renderedUnitPage, type PackClaim, type RenderedRow,
 } from '@mint/db';
 import { attemptsExhausted, isConflictError, movePack, packRetry, packStoragePath, retryDelayMs, type NewEvent } from '@mint/domain';
 import type { PackStore, PackWriter } from '@mint/store';
@@ -82,8 +82,15 @@ export async function claimPayloadPack(ctx: UseCaseContext, leaseMs = defaultPac
   return claimPack(ctx.db.em.fork(), now, new Date(now.getTime() + leaseMs));
 }
 
-function csvField(value: string): string {
-  return /[",\r\n]/.test(value) ? `"${value.replace(/"/g, '""')}"` : value;
+/** Appends rendered rows (see `renderedUnitPage` in @mint/db) to both data files, one line each. */
+async function writeRows(csv: HashedFile, jsonl: HashedFile, rows: readonly RenderedRow[]): Promise<void> {
+  let c = '';
+  let j = '';
+  for (const row of rows) {
+    c += `${row.csv}\n`;
+    j += `${row.jsonl}\n`;
+  }
+  await Promise.all([csv.write(c, rows.length), jsonl.write(j, rows.length)]);
 }
 
 /** A file being written: counts bytes and rows and hashes exactly what is written. */
@@ -171,28 +178,14 @@ export async function generatePayloadPack(ctx: UseCaseContext, claim: PackClaim,
       let after = 0;
       for (;;) {
         await keepClaim();
-        const page = await unitPage(ctx.db.em.fork(), claim.brandId, claim.mintBatchId, after, pageSize);
+        const page = await renderedUnitPage(ctx.db.em.fork(), claim.brandId, claim.mintBatchId, after, pageSize);
         if (page.length === 0) break;
-        let c = '';
-        let j = '';
-        for (const u of page) {
-          c += `${csvField(u.serial)},${csvField(u.resolver_url)},${csvField(u.serial)},,${u.status}\n`;
-          const s = JSON.stringify(u.serial);
-          j += `{"serial":${s},"digital_link":${JSON.stringify(u.resolver_url)},"token":${s},"lot":null,"status":${JSON.stringify(u.status)}}\n`;
-        }
-        await Promise.all([csv.write(c, page.length), jsonl.write(j, page.length)]);
+        await writeRows(csv, jsonl, page);
         after = page[page.length - 1]!.seq;
         if (page.length < pageSize) break;
       }
     } else {
-      const lots = await lotsOfBatch(ctx.db.em.fork(), claim.brandId, claim.mintBatchId);
-      let c = '';
-      let j = '';
-      for (const l of lots) {
-        c += `,${csvField(l.resolver_url ?? '')},,${csvField(l.lot_code)},active\n`;
-        j += `${JSON.stringify({ serial: null, digital_link: l.resolver_url, token: null, lot: l.lot_code, status: 'active', qty: l.qty })}\n`;
-      }
-      await Promise.all([csv.write(c, lots.length), jsonl.write(j, lots.length)]);
+      await writeRows(csv, jsonl, await renderedLots(ctx.db.em.fork(), claim.brandId, claim.mintBatchId));
     }
     const files = await Promise.all([csv.end(), jsonl.end()]);
     await keepClaim();

@@ -233,4 +233,16 @@ describe('pack generation', () => {
     const jsonl = (await readFile(join(storeDir.dir, brand.brandId, pack.id, 'units.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
     expect(jsonl.map((l) => [l.lot, l.qty])).toEqual([['L,2', 20], ['L-1', 10]]);
   });
+  it('neutralises lot codes a spreadsheet would run as formulas in units.csv (a leading quote); units.jsonl keeps them as they are', async () => {
+    const brand = await app.seedBrand();
+    const lots = [{ lotCode: '=HYPERLINK(1)', qty: 1 }, { lotCode: '+A1', qty: 1 }, { lotCode: '-2', qty: 1 }, { lotCode: 'A=1', qty: 1 }];
+    const { mintBatchId } = await mintCompleted(app.ctx, brand, 4, { identityMode: 'batch', lots });
+    const pack = await packOf(mintBatchId);
+    expect(await generatePayloadPack(app.ctx, await claimOnly(pack.id), { store })).toMatchObject({ kind: 'ready', unitCount: 4 });
+    const csv = await readFile(join(storeDir.dir, brand.brandId, pack.id, 'units.csv'), 'utf8');
+    const lotColumn = csv.trim().split('\n').slice(1).map((line) => line.split(',')[3]);
+    expect(lotColumn.sort()).toEqual([`'+A1`, `'-2`, `'=HYPERLINK(1)`, 'A=1']);
+    const jsonl = (await readFile(join(storeDir.dir, brand.brandId, pack.id, 'units.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+    expect(jsonl.map((l) => l.lot).sort()).toEqual(['+A1', '-2', '=HYPERLINK(1)', 'A=1']);
+  });
 });
