@@ -174,7 +174,7 @@ describe('GS1-Conformant Resolver 1.2', () => {
     const { mintBatchId } = await mintCompleted(app.ctx, brand, 1, { activationMode: 'first_scan' });
     const [{ serial: inactive }] = (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ?', [mintBatchId])) as [{ serial: string }];
     const errors: [string, number][] = [
-      [`/r/${slug}/01/${brand.gtin}/21/NOSUCHSERIAL`, 404], [`/r/no-such-brand/01/${brand.gtin}`, 404], [`/r/${slug}/01/09506000134352`, 404],
+      [`/r/${slug}/u/NOSUCHTOKEN`, 404], [`/r/${slug}/01/09506000134352/21/NOSUCHSERIAL`, 404], [`/r/no-such-brand/01/${brand.gtin}`, 404], [`/r/${slug}/01/09506000134352`, 404],
       [`${dl.serial}?linkType=gs1:nosuchlt`, 404], [`${dl.serial}?linkType=gs1:epil`, 404],
       [`/r/${slug}/01/${brand.gtin}/21/${inactive}`, 409], [`/r/${slug}/01/${brand.gtin}/99/x`, 400],
     ];
@@ -200,7 +200,7 @@ describe('GS1-Conformant Resolver 1.2', () => {
   });
 
   it('SHOULD expose link to the linkset in an HTTP Link header, even when redirecting', async () => {
-    for (const [path, status] of [[dl.serial, 307], [`/r/${slug}/01/${brand.gtin}/21/NOSUCHSERIAL`, 404]] as const) {
+    for (const [path, status] of [[dl.serial, 307], [`/r/${slug}/01/09506000134352/21/NOSUCHSERIAL`, 404]] as const) {
       const answer = await request(path);
       expect(answer.status).toBe(status);
       expect(answer.headers.get('link')).toContain(`<${origin}${path}?linkType=linkset>; rel="linkset"`);
