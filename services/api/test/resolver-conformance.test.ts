@@ -3,11 +3,14 @@
 // Conformance1_2.txt, and of GS1's resolver test suite), over real HTTP. Every linkset an answer
 // carries is validated against GS1's linkset schema (vendored in test/fixtures/standards/gs1-linkset).
 //
-// Left for the link model (links of their own on serials and lots, several links per identity):
-// - several links of one type: choosing by Accept-Language, media type or context, and 300
-//   Multiple Choices when no choice can be made; gs1:defaultLinkMulti;
-// - links with their own titles, languages (hreflang) and media types, and link types other than
-//   gs1:pip and gs1:defaultLink (today every other GS1 link type answers 404: no such link);
+// The link model (links at brand, GTIN, lot and serial level, several per identity) is exercised
+// in resolver-links.test.ts: redirect to the requested linkType at the most specific level that
+// has it, choice by Accept-Language (hreflang) and context, fwqs, links of other GS1 link types
+// with their own titles, languages and media types, one default per request.
+// Still left:
+// - one test per SHALL here for those link-model behaviours (they are tested, not yet named after
+//   their SHALLs in this file);
+// - 300 Multiple Choices when no choice can be made, gs1:defaultLinkMulti, choice by media type;
 // - "SHALL support HTTP Over TLS (HTTPS)": the deployment's ingress terminates TLS, not this process;
 // - gs1:handledBy: this resolver does not redirect whole key ranges to another resolver.
 
