@@ -7,6 +7,7 @@ export { Product, ProductionBatch, ProductImport } from './entities/catalog.ts';
 export { MintPreflight, MintJob, MintBatch, MintLot, MintUnit, MintKpis } from './entities/minting.ts';
 export { MintEvent, PayloadPack, OutboxMessage, IdempotencyRecord } from './entities/activity.ts';
 export { ScanEvent } from './entities/scans.ts';
+export { ResolverLink } from './entities/links.ts';
 export { entities } from './entities/index.ts';
 export {
   openDatabase, migrate, pendingMigrations, migrateDatabase, type Database, type Em, type DatabaseLocation, type OpenDatabaseOptions
@@ -48,6 +49,10 @@ export {
   createResolverReader, type ResolverBrand, type ResolverProduct, type ResolverUnit, type ResolverLot, type ScanRecord, type ScanWriter,
   type ResolverReader, type ResolverReaderOptions
 } from './repositories/resolver.ts';
+export {
+  upsertLinkRow, replaceLevelLinks, deleteLinkRow, findLink, linksOfScope, listLinkRows, createLinkReader, announceLinkChange, listenForLinkChanges,
+  linkChangeChannel, type LinkRecord, type LinkFilter, type CachedLinks, type LinkReader, type LinkChangeFeed, type LinkChangeHandlers
+} from './repositories/links.ts';
 export { lockOutboxMessages, deleteOutboxMessage, readOutboxBacklog, type OutboxRow } from './repositories/outbox.ts';
 export { upsertProductBySku, upsertProductionBatchByCode, type Upserted, type ProductionBatchRow } from './repositories/catalog.ts';
 export { setLockTimeout, setIdleInTransactionTimeout, pingDatabase } from './repositories/session.ts';

@@ -7,11 +7,16 @@ describe('the role matrix', () => {
     expect(roles.filter((role) => roleGrants(role, 'mint:write'))).toEqual(['owner', 'admin']);
   });
 
+  it('lets only owners and admins change the resolver links, and every role read them', () => {
+    expect(roles.filter((role) => roleGrants(role, 'links:write'))).toEqual(['owner', 'admin']);
+    expect(roles.filter((role) => roleGrants(role, 'links:read'))).toEqual(['owner', 'admin', 'member', 'viewer']);
+  });
+
   it('orders roles strongest first: each grants everything the next one does', () => {
     for (let i = 1; i < roles.length; i++) {
       for (const permission of rolePermissions[roles[i]!]) expect(roleGrants(roles[i - 1]!, permission), `${roles[i - 1]} ⊇ ${roles[i]}: ${permission}`).toBe(true);
     }
-    expect(permissions.filter((p) => roleGrants('viewer', p))).toEqual(['mint:read', 'products:read']);
+    expect(permissions.filter((p) => roleGrants('viewer', p))).toEqual(['mint:read', 'products:read', 'links:read']);
     expect(roles.filter((role) => roleGrants(role, 'workspace:admin'))).toEqual(['owner']);
   });
 

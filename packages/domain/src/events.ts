@@ -13,6 +13,10 @@
  * | mint_job_failed           | mint_job    | any non-terminal status -> FAILED: invalid lots, a permanent error, or retries or deliveries exhausted (payload: reason, from) |
  * | payload_pack_ready        | payload_pack | generating -> ready, with the batch's minted -> exported (payload: mint_batch_id, unit_count, storage_path) |
  * | payload_pack_failed       | payload_pack | generating -> failed: the batch was voided or attempts ran out (payload: mint_batch_id, reason, attempts) |
+ * | resolver_link_upserted    | resolver_link | UpsertLink (payload: level, gtin, qualifier, link_type, href, is_default, created) |
+ * | resolver_link_deleted     | resolver_link | DeleteLink (payload: level, gtin, qualifier, link_type, href)              |
+ * | resolver_links_replaced   | resolver_link | ReplaceLinks (entity: the level; payload: before and after counts, the new links) |
+ * | resolver_links_imported   | resolver_link | each committed batch of a link CSV import (entity: the import; payload: rows written) |
  */
 export type EventType =
   | 'mint_job_queued'
@@ -25,10 +29,14 @@ export type EventType =
   | 'mint_units_activated'
   | 'mint_job_failed'
   | 'payload_pack_ready'
-  | 'payload_pack_failed';
+  | 'payload_pack_failed'
+  | 'resolver_link_upserted'
+  | 'resolver_link_deleted'
+  | 'resolver_links_replaced'
+  | 'resolver_links_imported';
 
 /** Kind of entity an event is about. */
-export type EntityType = 'mint_job' | 'mint_batch' | 'mint_unit' | 'payload_pack' | 'product';
+export type EntityType = 'mint_job' | 'mint_batch' | 'mint_unit' | 'payload_pack' | 'product' | 'resolver_link';
 
 /** An event to append, before it gets its id and time. */
 export interface NewEvent {

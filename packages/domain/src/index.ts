@@ -54,10 +54,14 @@ export {
   maxDownloadTtlSeconds, signingKeyIdPattern, type DownloadClaims, type DownloadSignature, type DownloadRefusal
 } from './download-signature.ts';
 export {
-  type ResolverKey, type ResolverPath, resolverPrefix, type ParsedResolverRequest, parseResolverRequest, levelPaths, type LinkTypeRequest,
+  type ResolverKey, type ResolverPath, resolverPrefix, type ParsedResolverRequest, parseResolverRequest, levelPaths, type LevelAnchors, levelAnchors, type LinkTypeRequest,
   readLinkType, type Representation, negotiate, type FoundIdentity, type ResolutionOutcome, decideResolution, resolutionStatus, gs1PipLinkType,
   gs1DefaultLinkType, gs1LinksetContext, type ResolverLink, type LinksetLevel, passportLinks, identityLevels, chooseLink, buildLinkset,
   forwardQuery, type ResolverDescriptionOptions, resolverDescription
 } from './resolution.ts';
+export {
+  type LinkLevel, linkLevels, type LinkScope, type Link, type LinkInput, linkLimits, linkScopeOf, validateLink, linkSetViolations, withOneDefault,
+  linkScopeKey, type LinkedLevel, acceptedLanguages, type LinkPreferences, pickAmong, chooseLevelLink, defaultLinkOf, linksetOf
+} from './links.ts';
 export { gs1LinkTypeNames, type Gs1LinkTypeName, gs1VocabularyNamespace, gs1LinkTypeUri, gs1LinkTypeOf } from './gs1-link-types.ts';
 export { movePack, canDownloadPack, packStoragePath, type PackStatus, packStatuses, type PackMove } from './pack-status.ts';

@@ -193,6 +193,28 @@ export function levelPaths(slug: string, key: ResolverKey): readonly string[] {
   return key.kind === 'gtin' ? [gtin] : [canonicalOf(slug, key), gtin];
 }
 
+/** The canonical paths (from `/r/`) of the link levels a request walks up, null where the request has no such level. */
+export interface LevelAnchors {
+  /** The unit: the request's own canonical path (with any lot and CPV it named); a `/u/` token's too. */
+  readonly serial: string | null;
+  /** The lot: named by the request, or the lot a serial's path carried. */
+  readonly lot: string | null;
+  /** The product's GTIN. */
+  readonly gtin: string | null;
+  /** The brand's resolver base. */
+  readonly brand: string;
+}
+
+/** The canonical paths of every level of an identity, for its linkset anchors. */
+export function levelAnchors(slug: string, key: ResolverKey): LevelAnchors {
+  const brand = `${resolverPrefix}${slug}`;
+  if (key.kind === 'token') return { serial: canonicalOf(slug, key), lot: null, gtin: null, brand };
+  const gtin = canonicalOf(slug, { kind: 'gtin', gtin: key.gtin });
+  const lotCode = key.kind === 'lot' || key.kind === 'serial' ? key.lot : undefined;
+  const lot = lotCode === undefined ? null : canonicalOf(slug, { kind: 'lot', gtin: key.gtin, lot: lotCode });
+  return { serial: key.kind === 'serial' ? canonicalOf(slug, key) : null, lot, gtin, brand };
+}
+
 /** What the `linkType` query parameter asks for. */
 export type LinkTypeRequest =
   /** No `linkType`: the default link, or what `Accept` asks for. */

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { CsvError, parse } from 'csv-parse';
 import {
-  appendProductImportError, findProductImport, insertProductImport, moveProductImport, productSkusByGtin, readProductImportCsv, recordProductImportProgress,
+  announceLinkChange, appendProductImportError, findProductImport, insertProductImport, moveProductImport, productSkusByGtin, readProductImportCsv, recordProductImportProgress,
   upsertProductRows, type Em, type ImportRecord, type ProductImportRowError, type ProductRow,
 } from '@mint/db';
 import {
@@ -10,6 +10,7 @@ import {
   NotFoundError, startImport, type ImportColumn, type ImportStatus,
 } from '@mint/domain';
 import { productViolations } from './catalog.ts';
+import { runLinkImport } from './links.ts';
 import type { Actor, UseCaseContext } from './context.ts';
 
 /** A product import as callers see it. */
@@ -158,6 +159,7 @@ export async function runProductImport(ctx: UseCaseContext, brandId: string, imp
   }
   const csv = await readProductImportCsv(ctx.db.em.fork(), brandId, importId);
   if (csv === null) return { kind: 'missing' };
+  if ((await findProductImport(ctx.db.em.fork(), brandId, importId))?.kind === 'links') return runLinkImport(ctx, brandId, importId, csv);
 
   let columns: (ImportColumn | null)[] | null = null;
   let rowNumber = 0;
@@ -272,6 +274,8 @@ async function writeBatch(
       await upsertProductRows(em, brandId, writable.map((b) => b.product), writable.map(() => randomUUID()), now);
       await record(em, writable.length, rejected);
     });
+    // A product's passport_url is its GTIN's pip link (a trigger keeps them in step).
+    announceLinkChange(ctx.db, brandId, null);
     return;
   } catch (error) {
     if (!(error instanceof UniqueConstraintViolationException)) throw error;
@@ -287,6 +291,7 @@ async function writeBatch(
     }
   }
   await record(ctx.db.em.fork(), imported, rejected);
+  announceLinkChange(ctx.db, brandId, null);
 }
 
 /**

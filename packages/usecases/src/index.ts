@@ -51,6 +51,10 @@ export {
   type DownloadUrl, type DownloadAnswer
 } from './downloads.ts';
 export {
-  createResolver, createScanRecorder, purgeOldScanEvents, type Resolution, type ResolverOptions, type Resolver, type ScanRecorderStats,
-  type ScanRecorder, type ScanRecorderOptions
+  createResolver, createScanRecorder, purgeOldScanEvents, createLinkCache, type LinkCache, type Resolution, type ResolverOptions, type Resolver,
+  type ScanRecorderStats, type ScanRecorder, type ScanRecorderOptions
 } from './resolver.ts';
+export {
+  upsertLink, listLinks, deleteLink, replaceLinks, startLinkImport, getLinkImport, runLinkImport, linkImportColumns, defaultLinkPageSize,
+  type LinkView, type LinkUpsertInput, type LinkListQuery, type ReplaceLinksInput
+} from './links.ts';

@@ -1,6 +1,10 @@
-import { createResolverReader, createScanWriter, deleteScanEventsBefore, type ResolverBrand, type ResolverProduct, type ResolverReader, type ScanRecord } from '@mint/db';
 import {
-  decideResolution, lotResolverUrl, unitResolverUrl, type Representation, type ResolutionOutcome, type ResolverPath,
+  createResolverReader, createScanWriter, deleteScanEventsBefore, listenForLinkChanges, type CachedLinks, type LinkChangeFeed, type ResolverBrand,
+  type ResolverProduct, type ResolverReader, type ScanRecord,
+} from '@mint/db';
+import {
+  chooseLevelLink, decideResolution, defaultLinkOf, levelAnchors, type Link, type LinkedLevel, type LinkPreferences, type Representation,
+  type ResolutionOutcome, type ResolverPath,
 } from '@mint/domain';
 import type { UseCaseContext } from './context.ts';
 
@@ -17,7 +21,16 @@ export interface Resolution {
   readonly title: string | null;
   /** The level the identity was found at: the requested one, or `gtin` when an unknown lot walked up to its product; null when not found. */
   readonly level: ResolverPath['key']['kind'] | null;
+  /** The link levels of the request, most specific first (the brand's only when it has links); empty when not found. */
+  readonly levels: readonly LinkedLevel[];
+  /** The link the request is sent to (by link type, language and context); null when none fits. */
+  readonly link: Link | null;
+  /** False for a serial the brand never minted (it walked up to its product), true for a known unit, null when the path names no unit. */
+  readonly unitKnown: boolean | null;
 }
+
+/** No preference: the default link. */
+const noPreferences: LinkPreferences = { linkType: null, languages: [], context: null };
 
 /** Options of {@link createResolver}. */
 export interface ResolverOptions {
@@ -25,6 +38,12 @@ export interface ResolverOptions {
   readonly brandCacheMs?: number;
   /** How long a product found by GTIN (or a miss) is cached for `/01/{gtin}`; default 1 s. Units and lots are never cached. */
   readonly productCacheMs?: number;
+  /**
+   * How long the links of a brand or GTIN are cached at most; default 60 s. Every change evicts
+   * them at once through the change feed (see {@link createLinkCache}); the limit only bounds a
+   * lost feed connection's staleness.
+   */
+  readonly linkCacheMs?: number;
   /** Records each resolution; see {@link createScanRecorder}. */
   readonly recorder?: ScanRecorder;
   /** The lookups; default {@link createResolverReader} on the context's database (closed by `close`). */
@@ -33,27 +52,18 @@ export interface ResolverOptions {
 
 /** The public resolver's lookups. */
 export interface Resolver {
-  /** Finds and decides the answer for a parsed path; records the scan off the request path. */
-  resolve(path: ResolverPath, representation: Representation): Promise<Resolution>;
-  /** Releases the reader's connections (when the resolver created the reader). */
+  /** Finds and decides the answer for a parsed path, choosing its link by `preferences`; records the scan off the request path. */
+  resolve(path: ResolverPath, representation: Representation, preferences?: LinkPreferences): Promise<Resolution>;
+  /** Releases the reader's connections (when the resolver created the reader) and stops listening for link changes. */
   close(): Promise<void>;
 }
 
-const notFound = (brand: ResolverBrand | null): Resolution => ({ outcome: { kind: 'not_found' }, brand, anchor: null, data: null, title: null, level: null });
+const notFound = (brand: ResolverBrand | null): Resolution => ({
+  outcome: { kind: 'not_found' }, brand, anchor: null, data: null, title: null, level: null, levels: [], link: null, unitKnown: null,
+});
 
 function productView(p: ResolverProduct): Record<string, unknown> {
   return { name: p.name, sku: p.sku, gtin: p.gtin, passport_url: p.passportUrl };
-}
-
-/** A found identity's resolution whose `data` is built only when read (only JSON answers show it). */
-function found(level: Resolution['level'], outcome: ResolutionOutcome, brand: ResolverBrand, anchor: string | null, title: string, data: () => Record<string, unknown>): Resolution {
-  let built: Record<string, unknown> | undefined;
-  return {
-    level, outcome, brand, anchor, title,
-    get data() {
-      return (built ??= data());
-    },
-  };
 }
 
 /**
@@ -87,24 +97,140 @@ function cachedLookup<T>(ttlMs: number, max: number, load: (key: string) => Prom
   };
 }
 
+/** The links of brands and GTINs cached in process; see {@link createLinkCache}. */
+export interface LinkCache {
+  /** The links of `{brandId} {gtin}` (gtin '' for the brand level), from the cache or loaded. */
+  get(brandId: string, gtin: string): CachedLinks | Promise<CachedLinks>;
+  /** Forgets the entries of a brand's GTIN, or of the whole brand when `gtin` is null. */
+  invalidate(brandId: string, gtin: string | null): void;
+  /** Forgets everything. */
+  reset(): void;
+}
+
+/**
+ * A cache of links per brand and GTIN with a generation check: every invalidation bumps the
+ * generation of its key (a reset the global one), and a load stores its result only when the
+ * generation it started under is still current, so a load that raced an edit (it read the old
+ * rows, the notification came while it ran) is answered once but never kept. Entries live at most
+ * `ttlMs`; beyond `max` entries the cache starts over.
+ */
+export function createLinkCache(load: (brandId: string, gtin: string) => Promise<CachedLinks>, ttlMs = 60_000, max = 50_000): LinkCache {
+  const entries = new Map<string, { readonly value: CachedLinks; readonly until: number }>();
+  const generations = new Map<string, number>();
+  const brandGenerations = new Map<string, number>();
+  let global = 0;
+  const generationOf = (brandId: string, key: string) => `${global} ${brandGenerations.get(brandId) ?? 0} ${generations.get(key) ?? 0}`;
+  const startOver = () => {
+    global++;
+    entries.clear();
+    generations.clear();
+    brandGenerations.clear();
+  };
+  return {
+    get(brandId, gtin) {
+      const key = `${brandId} ${gtin}`;
+      const hit = entries.get(key);
+      if (hit !== undefined && hit.until > Date.now()) return hit.value;
+      const generation = generationOf(brandId, key);
+      return load(brandId, gtin).then((value) => {
+        if (generationOf(brandId, key) === generation) {
+          if (entries.size >= max) startOver();
+          else entries.set(key, { value, until: Date.now() + ttlMs });
+        }
+        return value;
+      });
+    },
+    invalidate(brandId, gtin) {
+      if (generations.size >= max || brandGenerations.size >= max) {
+        startOver();
+        return;
+      }
+      if (gtin === null) {
+        brandGenerations.set(brandId, (brandGenerations.get(brandId) ?? 0) + 1);
+        for (const key of entries.keys()) if (key.startsWith(`${brandId} `)) entries.delete(key);
+        return;
+      }
+      const key = `${brandId} ${gtin}`;
+      generations.set(key, (generations.get(key) ?? 0) + 1);
+      entries.delete(key);
+    },
+    reset: startOver,
+  };
+}
+
+const awaited = async <T>(value: T | Promise<T>): Promise<T> => value;
+
+/** A passport page as a link (the pip and default of a product without GTIN, whose page cannot be a GTIN's link). */
+const passportLink = (href: string, title: string): Link => ({
+  linkType: 'pip', href, title, hreflang: [], mediaType: 'text/html', context: [], fwqs: true, isDefault: true,
+});
+
 /**
  * Creates the resolver. Brands are looked up by slug and products by GTIN through small caches
- * (including misses); each unit or lot is one indexed query scoped to that brand and the path's
- * GTIN, never cached (its state can change at any time), so an identity of another brand or
- * product is not found. Lots and units walk up to their product's passport page, then the brand's
- * default; an unknown lot resolves as its product (a lot is an attribute of the product), while an
- * unknown serial, token, GTIN or brand is not found (404): a serial is an identity the brand
- * minted, and one it did not mint must not pass for its product.
+ * (including misses), links per brand and GTIN through a cache that every link change evicts
+ * (PostgreSQL NOTIFY; in process on PGlite); each unit or lot is one indexed query scoped to that
+ * brand and the path's GTIN, never cached (its state can change at any time), so an identity of
+ * another brand or product is not found. The links of a request are those of its level and every
+ * level above it (serial, lot, GTIN, brand); the default is the most specific one. An unknown lot
+ * resolves through its GTIN's links; a serial the brand never minted too, flagged unknown
+ * (`unitKnown: false`: a counterfeit signal). An unknown token, GTIN or brand is not found (404).
  */
 export function createResolver(ctx: UseCaseContext, options: ResolverOptions = {}): Resolver {
   const reader = options.reader ?? createResolverReader(ctx.db);
   const brandOf = cachedLookup(options.brandCacheMs ?? 10_000, 10_000, (slug) => reader.findBrandBySlug(slug));
   const productOf = cachedLookup(options.productCacheMs ?? 1_000, 10_000, (key) => reader.findProduct(key.slice(0, key.indexOf(' ')), key.slice(key.indexOf(' ') + 1)));
+  const links = createLinkCache((brandId, gtin) => reader.links.levelOf(brandId, gtin), options.linkCacheMs ?? 60_000);
+  const feed: LinkChangeFeed = listenForLinkChanges(ctx.db, { onChange: (brandId, gtin) => links.invalidate(brandId, gtin), onReset: () => links.reset() });
   const brandView = (brand: ResolverBrand) => ({ slug: brand.slug, name: brand.name });
-  const decide = (brand: ResolverBrand, unitStatus: string | null, batchStatus: string | null, productPassportUrl: string | null) =>
-    decideResolution({ kind: 'found', ownTarget: null, brandDefaultPassportUrl: brand.defaultPassportUrl, unitStatus, batchStatus, productPassportUrl });
 
-  async function lookup(path: ResolverPath): Promise<Resolution> {
+  /** The levels of a request, most specific first: its own, the lot's, the GTIN's, the brand's (when it has links). */
+  async function levelsOf(
+    brand: ResolverBrand, path: ResolverPath, title: string, found: { lot: boolean }, productPassportUrl: string | null,
+  ): Promise<LinkedLevel[]> {
+    const key = path.key;
+    const base = ctx.publicBaseUrl;
+    const anchors = levelAnchors(brand.slug, key);
+    const gtin = key.kind === 'token' ? '' : key.gtin;
+    const [brandLinks, gtinLinks] = await Promise.all([awaited(links.get(brand.id, '')), key.kind === 'token' ? null : awaited(links.get(brand.id, gtin))]);
+    const levels: LinkedLevel[] = [];
+    const qualified = key.kind === 'token' ? brandLinks.qualified : gtinLinks!.qualified;
+    if (key.kind === 'serial' || key.kind === 'token') {
+      const serial = key.kind === 'serial' ? key.serial : key.token;
+      let own = qualified ? [...await reader.links.qualified(brand.id, gtin, 'serial', serial)] : [];
+      if (key.kind === 'token' && productPassportUrl !== null && !own.some((l) => l.isDefault)) own = [...own, passportLink(productPassportUrl, title)];
+      levels.push({ anchor: `${base}${anchors.serial}`, description: key.kind === 'serial' ? `${title}, serial ${serial}` : `${title}, unit ${serial}`, links: own });
+    }
+    if (anchors.lot !== null && key.kind !== 'token') {
+      const lotCode = key.kind === 'lot' || key.kind === 'serial' ? key.lot! : '';
+      const own = qualified ? await reader.links.qualified(brand.id, gtin, 'lot', lotCode) : [];
+      // A lot the brand never minted is shown only when it has links of its own.
+      if (found.lot || own.length > 0 || key.kind === 'serial') levels.push({ anchor: `${base}${anchors.lot}`, description: `${title}, lot ${lotCode}`, links: own });
+    }
+    if (gtinLinks !== null) levels.push({ anchor: `${base}${anchors.gtin}`, description: title, links: gtinLinks.links });
+    if (brandLinks.links.length > 0) levels.push({ anchor: `${base}${anchors.brand}`, description: brand.name, links: brandLinks.links });
+    return levels;
+  }
+
+  /** A found identity's resolution whose `data` is built only when read (only JSON answers show it). */
+  function found(
+    level: Resolution['level'], state: { unitStatus: string | null; batchStatus: string | null }, brand: ResolverBrand, anchor: string | null,
+    title: string, levels: LinkedLevel[], prefs: LinkPreferences, unitKnown: boolean | null, data: () => Record<string, unknown>,
+  ): Resolution {
+    const chosen = defaultLinkOf(levels);
+    const outcome = decideResolution({
+      kind: 'found', ownTarget: chosen?.href ?? null, brandDefaultPassportUrl: null, productPassportUrl: null, ...state,
+    });
+    let built: Record<string, unknown> | undefined;
+    return {
+      level, outcome, brand, anchor, title, levels, unitKnown,
+      link: outcome.kind === 'resolved' ? chooseLevelLink(levels, prefs) : null,
+      get data() {
+        return (built ??= data());
+      },
+    };
+  }
+
+  async function lookup(path: ResolverPath, prefs: LinkPreferences): Promise<Resolution> {
     const cached = brandOf(path.slug);
     const brand = cached instanceof Promise ? await cached : cached;
     if (brand === null) return notFound(null);
@@ -112,31 +238,49 @@ export function createResolver(ctx: UseCaseContext, options: ResolverOptions = {
     const key = path.key;
     if (key.kind === 'serial' || key.kind === 'token') {
       const unit = await reader.findUnit(brand.id, key.kind === 'serial' ? key.serial : key.token, key.kind === 'serial' ? key.gtin : null);
-      if (unit === null) return notFound(brand);
-      return found(key.kind, decide(brand, unit.status, unit.batchStatus, unit.product.passportUrl), brand, unitResolverUrl(base, unit.gtin, unit.serial), unit.product.name, () => ({
+      if (unit !== null) {
+        const levels = await levelsOf(brand, path, unit.product.name, { lot: false }, unit.product.passportUrl);
+        return found(key.kind, { unitStatus: unit.status, batchStatus: unit.batchStatus }, brand, `${ctx.publicBaseUrl}${levelAnchors(brand.slug, key).serial}`, unit.product.name, levels, prefs, true, () => ({
+          ok: true,
+          unit: { serial: unit.serial, gtin: unit.gtin, status: unit.status, activated_at: unit.activatedAt?.toISOString() ?? null, digital_link: unit.resolverUrl },
+          product: productView(unit.product),
+          brand: brandView(brand),
+        }));
+      }
+      if (key.kind === 'token') return notFound(brand);
+      // A serial the brand never minted walks up to its product, flagged unknown.
+      const product = await awaited(productOf(`${brand.id} ${key.gtin}`));
+      if (product === null) return notFound(brand);
+      const levels = await levelsOf(brand, path, product.name, { lot: false }, product.passportUrl);
+      levels[0] = { ...levels[0]!, description: `${product.name}, serial ${key.serial} (unknown: not a unit this brand minted)` };
+      return found('serial', { unitStatus: null, batchStatus: null }, brand, `${ctx.publicBaseUrl}${levelAnchors(brand.slug, key).serial}`, product.name, levels, prefs, false, () => ({
         ok: true,
-        unit: { serial: unit.serial, gtin: unit.gtin, status: unit.status, activated_at: unit.activatedAt?.toISOString() ?? null, digital_link: unit.resolverUrl },
-        product: productView(unit.product),
+        unit: { serial: key.serial, gtin: key.gtin, status: 'unknown', known: false },
+        product: productView(product),
         brand: brandView(brand),
       }));
     }
     if (key.kind === 'lot') {
       const lot = await reader.findLot(brand.id, key.gtin, key.lot);
-      if (lot !== null) return found('lot', decide(brand, null, lot.allVoided ? 'voided' : 'minted', lot.product.passportUrl), brand, lotResolverUrl(base, key.gtin, key.lot), lot.product.name, () => ({
-        ok: true, lot: { lot_code: lot.lotCode, qty: lot.qty, gtin: key.gtin }, product: productView(lot.product), brand: brandView(brand),
-      }));
+      if (lot !== null) {
+        const levels = await levelsOf(brand, path, lot.product.name, { lot: true }, lot.product.passportUrl);
+        return found('lot', { unitStatus: null, batchStatus: lot.allVoided ? 'voided' : 'minted' }, brand, `${base}/01/${key.gtin}/10/${encodeURIComponent(key.lot)}`, lot.product.name, levels, prefs, null, () => ({
+          ok: true, lot: { lot_code: lot.lotCode, qty: lot.qty, gtin: key.gtin }, product: productView(lot.product), brand: brandView(brand),
+        }));
+      }
     }
-    const cachedProduct = productOf(`${brand.id} ${key.gtin}`);
-    const product = cachedProduct instanceof Promise ? await cachedProduct : cachedProduct;
+    const product = await awaited(productOf(`${brand.id} ${key.gtin}`));
     if (product === null) return notFound(brand);
-    return found('gtin', decide(brand, null, null, product.passportUrl), brand, `${base}/01/${key.gtin}`, product.name, () => ({
+    const levels = await levelsOf(brand, path, product.name, { lot: false }, product.passportUrl);
+    const own = key.kind === 'lot' && levels.length > 0 && levels[0]!.anchor.endsWith(`/10/${encodeURIComponent(key.lot)}`);
+    return found(own ? 'lot' : 'gtin', { unitStatus: null, batchStatus: null }, brand, `${base}/01/${key.gtin}`, product.name, levels, prefs, null, () => ({
       ok: true, product: productView(product), brand: brandView(brand),
     }));
   }
 
   return {
-    async resolve(path, representation) {
-      const resolution = await lookup(path);
+    async resolve(path, representation, preferences = noPreferences) {
+      const resolution = await lookup(path, preferences);
       if (resolution.brand !== null && options.recorder !== undefined) {
         const key = path.key;
         options.recorder.record({
@@ -144,11 +288,14 @@ export function createResolver(ctx: UseCaseContext, options: ResolverOptions = {
           gtin: key.kind === 'token' ? null : key.gtin,
           identifier: key.kind === 'serial' ? key.serial : key.kind === 'lot' ? key.lot : key.kind === 'token' ? key.token : null,
           outcome: resolution.outcome.kind, representation,
+          linkType: representation === 'redirect' ? resolution.link?.linkType ?? null : null,
+          unitKnown: resolution.unitKnown,
         });
       }
       return resolution;
     },
     async close() {
+      await feed.close();
       if (options.reader === undefined) await reader.close();
     },
   };

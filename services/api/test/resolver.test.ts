@@ -150,12 +150,11 @@ describe('states', () => {
 });
 
 describe('tenancy', () => {
-  it("gives another brand's identity, a wrong GTIN, an unknown serial and an unknown brand the same 404 body, and a malformed path a 400", async () => {
-    const unknown = await get(`/r/${acme.slug}/01/${acme.brand.gtin}/21/AAAAAAAAAAAAAAAAAAAA`, json);
+  it("gives another brand's identity, a wrong GTIN, an unknown token and an unknown brand the same 404 body, and a malformed path a 400", async () => {
+    const unknown = await get(`/r/${acme.slug}/01/${globex.brand.gtin}/21/AAAAAAAAAAAAAAAAAAAA`, json);
     expect(unknown.status).toBe(404);
     const cases = [
       `/r/${acme.slug}/01/${globex.brand.gtin}/21/${globex.serials[0]}`,
-      `/r/${acme.slug}/01/${acme.brand.gtin}/21/${globex.serials[0]}`,
       `/r/${acme.slug}/01/${globex.brand.gtin}/21/${acme.serials[0]}`,
       `/r/${globex.slug}/01/${acme.brand.gtin}/21/${acme.serials[0]}`,
       `/r/${globex.slug}/01/${acme.brand.gtin}`,
@@ -170,7 +169,18 @@ describe('tenancy', () => {
     const malformed = await get(`/r/${acme.slug}/01/${acme.brand.gtin}/99/x`, json);
     expect([malformed.status, JSON.parse(malformed.body).error]).toEqual([400, 'bad_request']);
     const page = await get(`/r/${acme.slug}/01/${globex.brand.gtin}/21/${globex.serials[0]}`, browser);
-    expect([page.status, page.body]).toEqual([404, (await get(`/r/${acme.slug}/01/${acme.brand.gtin}/21/AAAAAAAAAAAAAAAAAAAA`, browser)).body]);
+    expect([page.status, page.body]).toEqual([404, (await get(`/r/${acme.slug}/01/${globex.brand.gtin}/21/AAAAAAAAAAAAAAAAAAAA`, browser)).body]);
+  });
+
+  it("walks a serial the brand never minted (another brand's serial under its own GTIN included) up to its product, flagged unknown", async () => {
+    for (const serial of ['AAAAAAAAAAAAAAAAAAAA', globex.serials[0]!]) {
+      const path = `/r/${acme.slug}/01/${acme.brand.gtin}/21/${serial}`;
+      expect([(await get(path, browser)).status, (await get(path, browser)).location]).toEqual([307, passport]);
+      const body = JSON.parse((await get(path, json)).body);
+      expect(body).toMatchObject({ ok: true, unit: { serial, gtin: acme.brand.gtin, status: 'unknown', known: false }, product: { sku: 'SKU-1' }, target: passport });
+      const linkset = JSON.parse((await get(path, { accept: 'application/linkset+json' })).body) as { linkset: { anchor: string; itemDescription: string }[] };
+      expect(linkset.linkset.at(-1)).toEqual({ anchor: `http://127.0.0.1:8080${path}`, itemDescription: `Product One, serial ${serial} (unknown: not a unit this brand minted)` });
+    }
   });
 });
 
@@ -181,7 +191,8 @@ describe('concurrent scans', () => {
       cases.push([`/r/${acme.slug}/01/${acme.brand.gtin}/21/${acme.serials[i % 3]}`, 307, passport]);
       cases.push([`/r/${globex.slug}/01/${globex.brand.gtin}/21/${globex.serials[i % 3]}`, 307, brandDefault]);
       cases.push([`/r/${acme.slug}/01/${globex.brand.gtin}/21/${globex.serials[i % 3]}`, 404, null]);
-      cases.push([`/r/${globex.slug}/01/${globex.brand.gtin}/21/${acme.serials[i % 3]}`, 404, null]);
+      // A serial globex never minted walks up to its product, flagged unknown.
+      cases.push([`/r/${globex.slug}/01/${globex.brand.gtin}/21/${acme.serials[i % 3]}`, 307, brandDefault]);
       cases.push([`/r/${acme.slug}/01/${globex.brand.gtin}/21/${acme.serials[i % 3]}`, 404, null]);
       cases.push([`/r/${tokenBrand.slug}/u/${tokenBrand.serials[i % 3]}`, 307, brandDefault]);
     }
@@ -228,12 +239,13 @@ describe('content negotiation', () => {
 
 describe('scan events', () => {
   async function scansOf(brandId: string) {
-    return query<{ kind: string; outcome: string; representation: string; identifier: string | null }>(
-      app.db.em.fork(), 'select kind, outcome, representation, identifier from scan_events where brand_id = ? order by id', [brandId]);
+    return query<{ kind: string; outcome: string; representation: string; identifier: string | null; link_type: string | null; unit_known: boolean | null }>(
+      app.db.em.fork(), 'select kind, outcome, representation, identifier, link_type, unit_known from scan_events where brand_id = ? order by id', [brandId]);
   }
 
   it('records every resolution of a brand, in batches off the request path', async () => {
     const brand = await fixture();
+    await run(app.db.em.fork(), 'update products set passport_url = ? where brand_id = ?', [passport, brand.brand.brandId]);
     await get(`/r/${brand.slug}/01/${brand.brand.gtin}/21/${brand.serials[0]}`, browser);
     await get(`/r/${brand.slug}/01/${brand.brand.gtin}/21/${brand.serials[0]}`, json);
     await get(`/r/${brand.slug}/01/${brand.brand.gtin}/21/NOTASERIAL`, json);
@@ -244,10 +256,10 @@ describe('scan events', () => {
       scans = await scansOf(brand.brand.brandId);
     }
     expect(scans).toEqual([
-      { kind: 'serial', outcome: 'resolved', representation: 'redirect', identifier: brand.serials[0] },
-      { kind: 'serial', outcome: 'resolved', representation: 'json', identifier: brand.serials[0] },
-      { kind: 'serial', outcome: 'not_found', representation: 'json', identifier: 'NOTASERIAL' },
-      { kind: 'gtin', outcome: 'resolved', representation: 'linkset', identifier: null },
+      { kind: 'serial', outcome: 'resolved', representation: 'redirect', identifier: brand.serials[0], link_type: 'pip', unit_known: true },
+      { kind: 'serial', outcome: 'resolved', representation: 'json', identifier: brand.serials[0], link_type: null, unit_known: true },
+      { kind: 'serial', outcome: 'resolved', representation: 'json', identifier: 'NOTASERIAL', link_type: null, unit_known: false },
+      { kind: 'gtin', outcome: 'resolved', representation: 'linkset', identifier: null, link_type: null, unit_known: null },
     ]);
     expect(sampleValue(await scrape(`${baseUrl}/metrics`), 'minting_scan_events_total', { result: 'written' })).toBeGreaterThanOrEqual(4);
   });

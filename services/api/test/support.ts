@@ -7,7 +7,7 @@ import { fromBinary, toBinary, type DescMethodUnary, type DescMessage, type Mess
 import { Code, ConnectError, createClient, createRouterTransport, type Client, type Transport } from '@connectrpc/connect';
 import * as grpc from '@grpc/grpc-js';
 import { expect } from 'vitest';
-import { CatalogService, MintService } from '@mint/contract';
+import { CatalogService, MintService, ResolverService } from '@mint/contract';
 import { createLogger, type Logger } from '@mint/runtime';
 import type { Readiness } from '@mint/runtime';
 import * as useCases from '@mint/usecases';
@@ -51,6 +51,7 @@ export interface InProcessApi extends CapturedLogs {
   readonly transport: Transport;
   readonly mint: Client<typeof MintService>;
   readonly catalog: Client<typeof CatalogService>;
+  readonly resolver: Client<typeof ResolverService>;
 }
 
 /**
@@ -67,7 +68,10 @@ export function inProcessApi(
   const transport = createRouterTransport(createConnectRoutes({ ...options, ctx, useCases }), {
     router: { interceptors: rpcInterceptors({ logger, authenticator: useCaseAuthenticator(ctx) }) },
   });
-  return { transport, mint: createClient(MintService, transport), catalog: createClient(CatalogService, transport), logs, rawLogs };
+  return {
+    transport, mint: createClient(MintService, transport), catalog: createClient(CatalogService, transport), resolver: createClient(ResolverService, transport),
+    logs, rawLogs,
+  };
 }
 
 /** The code a call ended with, or 'ok'. */

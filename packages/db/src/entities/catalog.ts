@@ -60,6 +60,8 @@ export const ProductImport = defineEntity({
     id: columns.id(),
     /** QUEUED, PROCESSING, COMPLETED or FAILED. */
     status: p.text(),
+    /** What the file holds: products, or the resolver's links. */
+    kind: p.text().default('products'),
     /** The uploaded file. */
     csv: p.blob().lazy(),
     /** Data rows read. */

@@ -3,6 +3,7 @@ import { Product, ProductImport, ProductionBatch } from './catalog.ts';
 import { MintBatch, MintJob, MintKpis, MintLot, MintPreflight, MintUnit } from './minting.ts';
 import { IdempotencyRecord, MintEvent, OutboxMessage, PayloadPack } from './activity.ts';
 import { ScanEvent } from './scans.ts';
+import { ResolverLink } from './links.ts';
 
 /** Every entity of the schema, for the ORM configuration. */
 export const entities = [
@@ -10,5 +11,5 @@ export const entities = [
   Product, ProductionBatch, ProductImport,
   MintPreflight, MintJob, MintBatch, MintLot, MintUnit, MintKpis,
   MintEvent, PayloadPack, OutboxMessage, IdempotencyRecord,
-  ScanEvent,
+  ScanEvent, ResolverLink,
 ];

@@ -24,6 +24,10 @@ export const ScanEvent = defineEntity({
     outcome: p.text(),
     /** redirect, json or linkset. */
     representation: p.text(),
+    /** GS1 link type of the link served (pip, sustainabilityInfo, ...); null when no link was (a linkset, JSON or a refusal). */
+    linkType: p.text().nullable(),
+    /** False when the path named a serial the brand never minted (it walked up to its product); null when the path named no unit. */
+    unitKnown: p.boolean().nullable(),
   },
   indexes: [
     { properties: ['brandId', 'scannedAt'] },

@@ -9,6 +9,8 @@ export interface ImportRecord {
   readonly brandId: string;
   /** QUEUED, PROCESSING, COMPLETED or FAILED. */
   readonly status: string;
+  /** products or links. */
+  readonly kind: string;
   readonly totalRows: number;
   readonly importedRows: number;
   readonly failedRows: number;
@@ -28,13 +30,13 @@ export interface ProductRow {
 }
 
 /** Columns of an import without its file. */
-const recordColumns = ['id', 'brand_id', 'status', 'total_rows', 'imported_rows', 'failed_rows', 'errors', 'created_at', 'finished_at'] as const;
+const recordColumns = ['id', 'brand_id', 'status', 'kind', 'total_rows', 'imported_rows', 'failed_rows', 'errors', 'created_at', 'finished_at'] as const;
 
 const toRecord = (r: {
-  id: string; brand_id: string; status: string; total_rows: number; imported_rows: number; failed_rows: number;
+  id: string; brand_id: string; status: string; kind: string; total_rows: number; imported_rows: number; failed_rows: number;
   errors: ProductImportRowError[]; created_at: string | Date; finished_at: string | Date | null;
 }): ImportRecord => ({
-  id: r.id, brandId: r.brand_id, status: r.status, totalRows: r.total_rows, importedRows: r.imported_rows, failedRows: r.failed_rows,
+  id: r.id, brandId: r.brand_id, status: r.status, kind: r.kind, totalRows: r.total_rows, importedRows: r.imported_rows, failedRows: r.failed_rows,
   errors: r.errors, createdAt: new Date(r.created_at), finishedAt: r.finished_at === null ? null : new Date(r.finished_at),
 });
 
@@ -45,10 +47,10 @@ const toRecord = (r: {
  */
 export async function insertProductImport(
   em: Em,
-  row: { readonly brandId: string; readonly id: string; readonly csv: Uint8Array; readonly totalRows: number; readonly createdAt: Date },
+  row: { readonly brandId: string; readonly id: string; readonly csv: Uint8Array; readonly totalRows: number; readonly createdAt: Date; readonly kind?: 'products' | 'links' },
 ): Promise<void> {
   await changed(em, (db) => db.insertInto('product_imports').values({
-    brand_id: row.brandId, id: row.id, status: 'QUEUED', csv: Buffer.from(row.csv.buffer, row.csv.byteOffset, row.csv.byteLength),
+    brand_id: row.brandId, id: row.id, status: 'QUEUED', kind: row.kind ?? 'products', csv: Buffer.from(row.csv.buffer, row.csv.byteOffset, row.csv.byteLength),
     total_rows: row.totalRows, imported_rows: 0, failed_rows: 0, errors: '[]', created_at: row.createdAt, finished_at: null,
   }));
   await changed(em, (db) => db.insertInto('outbox').values({ brand_id: row.brandId, kind: 'import', job_id: row.id, created_at: row.createdAt }));

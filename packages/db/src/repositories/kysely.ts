@@ -61,7 +61,7 @@ export async function rawChanged(em: Em, statement: RawBuilder<unknown>): Promis
 }
 
 /** The PostgreSQL types an {@link unnest} column may have. */
-type PgType = 'int' | 'text' | 'uuid' | 'jsonb' | 'timestamptz';
+type PgType = 'int' | 'text' | 'uuid' | 'jsonb' | 'timestamptz' | 'bool';
 
 /**
  * A from-item `unnest($1::t1[], $2::t2[], ...) as alias(c1, c2, ...)`: one bind parameter per

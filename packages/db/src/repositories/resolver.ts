@@ -3,6 +3,7 @@ import pg from 'pg';
 import type { Database, Em } from '../orm.ts';
 import type { Tables } from '../tables.ts';
 import { changed, first, prepare, rows, unnest, type PreparedStatement, type RowOf } from './kysely.ts';
+import { createLinkReader, type LinkReader } from './links.ts';
 import { postgresServerUrl } from './packs.ts';
 
 /**
@@ -151,29 +152,36 @@ export interface ScanRecord {
   readonly identifier: string | null;
   readonly outcome: string;
   readonly representation: string;
+  /** GS1 link type of the link served; null when none was. */
+  readonly linkType?: string | null;
+  /** False for a serial the brand never minted, true for a known unit, null when the path named no unit. */
+  readonly unitKnown?: boolean | null;
 }
 
-/** The seven columns of scans, each one array. */
+/** The columns of scans, each one array. */
 interface ScanColumns {
   brandIds: string[]; scannedAt: string[]; kinds: string[]; gtins: (string | null)[]; identifiers: (string | null)[]; outcomes: string[]; representations: string[];
+  linkTypes: (string | null)[]; unitKnown: (boolean | null)[];
 }
 
 /** Inserts scans given as column arrays, one statement whatever their number. */
 const insertScans = (db: Kysely<Tables>, c: ScanColumns) =>
   db.insertInto('scan_events')
-    .columns(['brand_id', 'scanned_at', 'kind', 'gtin', 'identifier', 'outcome', 'representation'])
+    .columns(['brand_id', 'scanned_at', 'kind', 'gtin', 'identifier', 'outcome', 'representation', 'link_type', 'unit_known'])
     .expression(db.selectFrom(unnest<{
       brand_id: string; scanned_at: string; kind: string; gtin: string | null; identifier: string | null; outcome: string; representation: string;
+      link_type: string | null; unit_known: boolean | null;
     }, 's'>('s', {
       brand_id: ['uuid', c.brandIds], scanned_at: ['timestamptz', c.scannedAt], kind: ['text', c.kinds], gtin: ['text', c.gtins],
       identifier: ['text', c.identifiers], outcome: ['text', c.outcomes], representation: ['text', c.representations],
-    })).select(['s.brand_id', 's.scanned_at', 's.kind', 's.gtin', 's.identifier', 's.outcome', 's.representation']));
+      link_type: ['text', c.linkTypes], unit_known: ['bool', c.unitKnown],
+    })).select(['s.brand_id', 's.scanned_at', 's.kind', 's.gtin', 's.identifier', 's.outcome', 's.representation', 's.link_type', 's.unit_known']));
 
 function scanColumns(scans: readonly ScanRecord[]): ScanColumns {
   return {
     brandIds: scans.map((s) => s.brandId), scannedAt: scans.map((s) => s.scannedAt.toISOString()), kinds: scans.map((s) => s.kind),
     gtins: scans.map((s) => s.gtin), identifiers: scans.map((s) => s.identifier), outcomes: scans.map((s) => s.outcome),
-    representations: scans.map((s) => s.representation),
+    representations: scans.map((s) => s.representation), linkTypes: scans.map((s) => s.linkType ?? null), unitKnown: scans.map((s) => s.unitKnown ?? null),
   };
 }
 
@@ -225,6 +233,8 @@ export interface ResolverReader {
   findUnit(brandId: string, serial: string, gtin: string | null): Promise<ResolverUnit | null>;
   findProduct(brandId: string, gtin: string): Promise<ResolverProduct | null>;
   findLot(brandId: string, gtin: string, lotCode: string): Promise<ResolverLot | null>;
+  /** The link reads, on the same pool. */
+  readonly links: LinkReader;
   /** Closes the reader's own pool, if it has one. */
   close(): Promise<void>;
 }
@@ -260,6 +270,7 @@ export function createResolverReader(db: Database, options: ResolverReaderOption
       findUnit: (brandId, serial, gtin) => findUnitForResolution(em(), brandId, serial, gtin),
       findProduct: (brandId, gtin) => findProductByGtin(em(), brandId, gtin),
       findLot: (brandId, gtin, lotCode) => findLotForResolution(em(), brandId, gtin, lotCode),
+      links: createLinkReader(db, null),
       close: () => Promise.resolve(),
     };
   }
@@ -279,6 +290,7 @@ export function createResolverReader(db: Database, options: ResolverReaderOption
       const { rows: found } = await pool.query<LotRow>(bound(statements.lot, { brandId, gtin, lotCode }));
       return toLot(lotCode, found);
     },
+    links: createLinkReader(db, pool),
     close: () => (closing ??= pool.end()),
   };
 }

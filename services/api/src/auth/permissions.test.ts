@@ -1,10 +1,10 @@
-import { CatalogService, MintService } from '@mint/contract';
+import { CatalogService, MintService, ResolverService } from '@mint/contract';
 import type { Permission } from '@mint/domain';
 import { describe, expect, it } from 'vitest';
 import { Health } from '../gen/grpc/health/v1/health_pb.js';
 import { permissionFor, rpcPermissions } from './permissions.ts';
 
-const protectedServices = [MintService, CatalogService];
+const protectedServices = [MintService, CatalogService, ResolverService];
 
 describe('the RPC permission table', () => {
   it('has an entry for every RPC of every protected service in the descriptors', () => {
@@ -20,7 +20,7 @@ describe('the RPC permission table', () => {
     }
   });
 
-  it('needs mint:write for changes, mint:read for reads, products:* for the catalog', () => {
+  it('needs mint:write for changes, mint:read for reads, products:* for the catalog, links:* for the resolver links', () => {
     const byPermission = (permission: Permission) =>
       protectedServices.flatMap((s) => s.methods.filter((m) => permissionFor(m) === permission).map((m) => m.name)).sort();
     expect(byPermission('mint:write')).toEqual(
@@ -31,6 +31,8 @@ describe('the RPC permission table', () => {
     );
     expect(byPermission('products:write')).toEqual(['StartProductImport', 'UpsertProduct', 'UpsertProductionBatch']);
     expect(byPermission('products:read')).toEqual(['GetProduct', 'GetProductImport', 'ListProducts']);
+    expect(byPermission('links:write')).toEqual(['DeleteLink', 'ReplaceLinks', 'StartLinkImport', 'UpsertLink']);
+    expect(byPermission('links:read')).toEqual(['GetLinkImport', 'ListLinks']);
   });
 
   it('every protected RPC names its brand in brand_id, the field authorization reads', () => {

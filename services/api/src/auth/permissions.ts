@@ -3,7 +3,7 @@
 // the compiler rejects a service whose table misses a method; a test checks the descriptors too.
 
 import type { DescMethod, DescService } from '@bufbuild/protobuf';
-import { CatalogService, MintService } from '@mint/contract';
+import { CatalogService, MintService, ResolverService } from '@mint/contract';
 import type { Permission } from '@mint/domain';
 import { publicRpcServices } from './public-paths.ts';
 
@@ -37,10 +37,21 @@ export const catalogServicePermissions: PermissionTable<typeof CatalogService> =
   getProductImport: 'products:read',
 };
 
+/** ResolverService: link changes and imports need links:write, reads need links:read. */
+export const resolverServicePermissions: PermissionTable<typeof ResolverService> = {
+  upsertLink: 'links:write',
+  deleteLink: 'links:write',
+  replaceLinks: 'links:write',
+  startLinkImport: 'links:write',
+  listLinks: 'links:read',
+  getLinkImport: 'links:read',
+};
+
 /** Every protected service with its table, by fully qualified service name. */
 export const rpcPermissions: ReadonlyMap<string, Readonly<Record<string, Permission>>> = new Map<string, Readonly<Record<string, Permission>>>([
   [MintService.typeName, mintServicePermissions],
   [CatalogService.typeName, catalogServicePermissions],
+  [ResolverService.typeName, resolverServicePermissions],
 ]);
 
 /** Services anyone may call without credentials: the allow-list of ./public-paths.ts. */

@@ -5,8 +5,8 @@
 // cases.
 
 import {
-  buildLinkset, chooseLink, forwardQuery, gs1LinksetContext, identityLevels, negotiate, parseResolverRequest, readLinkType,
-  resolutionStatus, resolverDescription, resolverPrefix, type LinkTypeRequest, type ParsedResolverRequest, type Representation,
+  acceptedLanguages, forwardQuery, gs1LinksetContext, linksetOf, negotiate, parseResolverRequest, readLinkType, resolutionStatus,
+  resolverDescription, resolverPrefix, type LinkPreferences, type LinkTypeRequest, type ParsedResolverRequest, type Representation,
   type ResolutionOutcome,
 } from '@mint/domain';
 import type { Resolution, Resolver } from '@mint/usecases';
@@ -102,7 +102,7 @@ interface Request {
   readonly link: string;
 }
 
-function answer(r: Request, publicBaseUrl: string, resolution: Resolution): void {
+function answer(r: Request, resolution: Resolution): void {
   const { req, res } = r;
   const outcome: ResolutionOutcome = resolution.outcome;
   if (outcome.kind !== 'resolved' || resolution.level === null) {
@@ -110,23 +110,22 @@ function answer(r: Request, publicBaseUrl: string, resolution: Resolution): void
     return;
   }
   const title = resolution.title ?? 'Product';
-  const levels = identityLevels(publicBaseUrl, r.parsed.path, resolution.level, title, outcome.target);
   if (r.representation === 'linkset') {
-    send(req, res, 200, 'application/linkset+json', JSON.stringify(buildLinkset(levels)), { link: `${r.link}, ${contextLink}` });
+    send(req, res, 200, 'application/linkset+json', JSON.stringify(linksetOf(resolution.levels)), { link: `${r.link}, ${contextLink}` });
     return;
   }
   if (r.representation === 'json') {
     send(req, res, 200, 'application/json; charset=utf-8', JSON.stringify({ ...resolution.data, target: outcome.target }), { link: r.link });
     return;
   }
-  const chosen = chooseLink(levels, r.linkType);
+  const chosen = resolution.link;
   if (chosen !== null) {
-    sendEmpty(res, 307, { ...publicHeaders, location: forwardQuery(chosen.href, r.forwarded), link: r.link });
-  } else if (r.linkType.kind === 'link') {
+    sendEmpty(res, 307, { ...publicHeaders, location: chosen.fwqs ? forwardQuery(chosen.href, r.forwarded) : chosen.href, link: r.link });
+  } else if (r.linkType.kind === 'link' && r.linkType.name !== 'defaultLink') {
     refuse(req, res, 'link_type_not_available', r.format, { link: r.link });
   } else {
-    // Resolved, but neither the product nor the brand has a passport page yet: show what it is.
-    const anchor = escapeHtml(levels[0]!.anchor);
+    // Resolved, but no level has a link yet: show what it is.
+    const anchor = escapeHtml(resolution.levels[0]?.anchor ?? resolution.anchor ?? '');
     send(req, res, 200, 'text/html; charset=utf-8', html(escapeHtml(title), `${anchor}<br>No passport page is configured for this product yet.`), { link: r.link });
   }
 }
@@ -189,7 +188,14 @@ export function resolverRoute(resolver: Resolver, options: ResolverRouteOptions)
       const representation = linkType.kind === 'none' ? negotiated(accept) : negotiate(accept, linkType);
       const forwarded = [compressed ?? '', queryString].filter((q) => q !== '').join('&');
       const request: Request = { req, res, parsed, linkType, representation, format, forwarded, link };
-      return resolver.resolve(parsed.path, representation).then((resolution) => answer(request, base, resolution));
+      const language = req.headers['accept-language'];
+      const context = queryString === '' ? null : new URLSearchParams(queryString).get('context');
+      const preferences: LinkPreferences = {
+        linkType: linkType.kind === 'link' && linkType.name !== 'defaultLink' ? linkType.name : null,
+        languages: acceptedLanguages(typeof language === 'string' ? language : undefined),
+        context: context === '' ? null : context,
+      };
+      return resolver.resolve(parsed.path, representation, preferences).then((resolution) => answer(request, resolution));
     },
   };
 }

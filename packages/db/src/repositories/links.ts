@@ -1,0 +1,334 @@
+import { EventEmitter } from 'node:events';
+import { sql, type Kysely } from 'kysely';
+import pg from 'pg';
+import type { Cursor, Gs1LinkTypeName, Link, LinkLevel, LinkScope } from '@mint/domain';
+import type { Database, Em } from '../orm.ts';
+import type { Tables } from '../tables.ts';
+import { changed, first, prepare, rows, type RowOf } from './kysely.ts';
+import { postgresServerUrl } from './packs.ts';
+
+/**
+ * The resolver's links: the management writes (each level changed under its own transaction-scoped
+ * advisory lock, so concurrent writers of one level queue and the level keeps exactly one
+ * default), keyset listing, the hot-path reads of the resolver, and the change feed its caches
+ * listen to (PostgreSQL NOTIFY from a trigger; an in-process emitter on embedded PGlite).
+ */
+
+/** A stored link with its level and identity. */
+export interface LinkRecord extends Link {
+  readonly id: string;
+  readonly brandId: string;
+  readonly scope: LinkScope;
+  readonly createdAt: Date;
+  readonly updatedAt: Date;
+}
+
+/** The notification channel of link changes; payload `{brand_id} {gtin}`. */
+export const linkChangeChannel = 'resolver_links';
+
+const linkColumns = [
+  'brand_id', 'id', 'level', 'gtin', 'qualifier', 'link_type', 'href', 'title', 'hreflang', 'media_type', 'context', 'fwqs', 'is_default', 'created_at', 'updated_at',
+] as const;
+
+type LinkRow = RowOf<typeof levelLookup>;
+
+function toLinkRecord(r: LinkRow): LinkRecord {
+  return {
+    id: r.id, brandId: r.brand_id, scope: { level: r.level as LinkLevel, gtin: r.gtin, qualifier: r.qualifier },
+    linkType: r.link_type as Gs1LinkTypeName, href: r.href, title: r.title,
+    hreflang: typeof r.hreflang === 'string' ? JSON.parse(r.hreflang) as string[] : r.hreflang,
+    mediaType: r.media_type, context: typeof r.context === 'string' ? JSON.parse(r.context) as string[] : r.context,
+    fwqs: r.fwqs, isDefault: r.is_default, createdAt: new Date(r.created_at), updatedAt: new Date(r.updated_at),
+  };
+}
+
+/** Takes the level's lock until the transaction ends (the passport triggers take the same one). */
+async function lockLevel(em: Em, brandId: string, scope: LinkScope): Promise<void> {
+  const key = `${brandId} ${scope.gtin} ${scope.level} ${scope.qualifier}`;
+  await rows(em, (db) => db.selectNoFrom(sql<string>`pg_advisory_xact_lock(hashtextextended(${key}, 0))::text`.as('locked')));
+}
+
+/** Makes the level's oldest link its default when it has links and no default. */
+async function keepOneDefault(em: Em, brandId: string, scope: LinkScope, now: Date): Promise<void> {
+  await changed(em, (db) => db.updateTable('resolver_links').set({ is_default: true, updated_at: now })
+    .where('brand_id', '=', brandId)
+    .where('id', '=', (eb) => eb.selectFrom('resolver_links').select('id')
+      .where('brand_id', '=', brandId).where('gtin', '=', scope.gtin).where('level', '=', scope.level).where('qualifier', '=', scope.qualifier)
+      .orderBy('created_at').orderBy('id').limit(1))
+    .where((eb) => eb.not(eb.exists(eb.selectFrom('resolver_links').select('id')
+      .where('brand_id', '=', brandId).where('gtin', '=', scope.gtin).where('level', '=', scope.level).where('qualifier', '=', scope.qualifier)
+      .where('is_default', '=', true)))));
+}
+
+/** The link of `scope` with this type and href, or null. */
+async function findTarget(em: Em, brandId: string, scope: LinkScope, linkType: string, href: string): Promise<LinkRecord | null> {
+  const row = await first(em, (db) => db.selectFrom('resolver_links').select(linkColumns)
+    .where('brand_id', '=', brandId).where('gtin', '=', scope.gtin).where('level', '=', scope.level).where('qualifier', '=', scope.qualifier)
+    .where('link_type', '=', linkType).where('href', '=', href));
+  return row === undefined ? null : toLinkRecord(row);
+}
+
+/**
+ * Creates or updates the link of `scope` with the link's type and href (new rows get `id`), under
+ * the level's lock; call inside a transaction. A link marked default demotes the level's previous
+ * default (the last writer wins); `isDefault: false` never demotes (the default moves only to
+ * another link), and the first link of a level is its default. Returns the link after the call and
+ * whether it was created.
+ */
+export async function upsertLinkRow(em: Em, brandId: string, scope: LinkScope, link: Link, id: string, now: Date): Promise<{ link: LinkRecord; created: boolean }> {
+  await lockLevel(em, brandId, scope);
+  const before = await findTarget(em, brandId, scope, link.linkType, link.href);
+  if (link.isDefault) {
+    await changed(em, (db) => db.updateTable('resolver_links').set({ is_default: false, updated_at: now })
+      .where('brand_id', '=', brandId).where('gtin', '=', scope.gtin).where('level', '=', scope.level).where('qualifier', '=', scope.qualifier)
+      .where('is_default', '=', true).where('id', '!=', before?.id ?? id));
+  }
+  const values = {
+    title: link.title, hreflang: JSON.stringify(link.hreflang), media_type: link.mediaType, context: JSON.stringify(link.context), fwqs: link.fwqs, updated_at: now,
+  };
+  if (before === null) {
+    await changed(em, (db) => db.insertInto('resolver_links').values({
+      brand_id: brandId, id, level: scope.level, gtin: scope.gtin, qualifier: scope.qualifier, link_type: link.linkType, href: link.href,
+      ...values, is_default: link.isDefault, created_at: now,
+    }));
+  } else {
+    await changed(em, (db) => db.updateTable('resolver_links').set({ ...values, ...(link.isDefault ? { is_default: true } : {}) })
+      .where('brand_id', '=', brandId).where('id', '=', before.id));
+  }
+  await keepOneDefault(em, brandId, scope, now);
+  const after = await findTarget(em, brandId, scope, link.linkType, link.href);
+  return { link: after!, created: before === null };
+}
+
+/**
+ * Replaces every link of `scope` with `links` (ids from `ids`, in order) under the level's lock;
+ * call inside a transaction. The caller checks the set (one default at most); a set without a
+ * default gets its first link as the default. Returns the links before and after.
+ */
+export async function replaceLevelLinks(
+  em: Em, brandId: string, scope: LinkScope, links: readonly Link[], ids: readonly string[], now: Date,
+): Promise<{ before: LinkRecord[]; after: LinkRecord[] }> {
+  await lockLevel(em, brandId, scope);
+  const before = await linksOfScope(em, brandId, scope);
+  await changed(em, (db) => db.deleteFrom('resolver_links')
+    .where('brand_id', '=', brandId).where('gtin', '=', scope.gtin).where('level', '=', scope.level).where('qualifier', '=', scope.qualifier));
+  if (links.length > 0) {
+    await changed(em, (db) => db.insertInto('resolver_links').values(links.map((link, i) => ({
+      brand_id: brandId, id: ids[i]!, level: scope.level, gtin: scope.gtin, qualifier: scope.qualifier, link_type: link.linkType, href: link.href,
+      title: link.title, hreflang: JSON.stringify(link.hreflang), media_type: link.mediaType, context: JSON.stringify(link.context), fwqs: link.fwqs,
+      is_default: link.isDefault, created_at: new Date(now.getTime() + i), updated_at: now,
+    }))));
+    await keepOneDefault(em, brandId, scope, now);
+  }
+  return { before, after: await linksOfScope(em, brandId, scope) };
+}
+
+/**
+ * Deletes one link of the brand under its level's lock; call inside a transaction. When it was the
+ * default and the level keeps links, the oldest of them becomes the default. Returns the deleted
+ * link, or null when the brand has no such link.
+ */
+export async function deleteLinkRow(em: Em, brandId: string, id: string, now: Date): Promise<LinkRecord | null> {
+  const found = await findLink(em, brandId, id);
+  if (found === null) return null;
+  await lockLevel(em, brandId, found.scope);
+  const deleted = await changed(em, (db) => db.deleteFrom('resolver_links').where('brand_id', '=', brandId).where('id', '=', id));
+  if (deleted === 0) return null;
+  await keepOneDefault(em, brandId, found.scope, now);
+  return found;
+}
+
+/** One link of the brand, or null. */
+export async function findLink(em: Em, brandId: string, id: string): Promise<LinkRecord | null> {
+  const row = await first(em, (db) => db.selectFrom('resolver_links').select(linkColumns).where('brand_id', '=', brandId).where('id', '=', id));
+  return row === undefined ? null : toLinkRecord(row);
+}
+
+/** The links of one level, oldest first. */
+export async function linksOfScope(em: Em, brandId: string, scope: LinkScope): Promise<LinkRecord[]> {
+  return (await rows(em, (db) => db.selectFrom('resolver_links').select(linkColumns)
+    .where('brand_id', '=', brandId).where('gtin', '=', scope.gtin).where('level', '=', scope.level).where('qualifier', '=', scope.qualifier)
+    .orderBy('created_at').orderBy('id'))).map(toLinkRecord);
+}
+
+/** What {@link listLinkRows} filters on; every field optional. */
+export interface LinkFilter {
+  readonly level?: LinkLevel;
+  readonly gtin?: string;
+  readonly qualifier?: string;
+}
+
+/** Up to `take` links of the brand strictly after `cursor`, newest first by (created_at, id), filtered. */
+export async function listLinkRows(em: Em, brandId: string, filter: LinkFilter, take: number, cursor: Cursor | null): Promise<LinkRecord[]> {
+  return (await rows(em, (db) => db.selectFrom('resolver_links').select(linkColumns)
+    .where('brand_id', '=', brandId)
+    .$if(filter.level !== undefined, (q) => q.where('level', '=', filter.level!))
+    .$if(filter.gtin !== undefined, (q) => q.where('gtin', '=', filter.gtin!))
+    .$if(filter.qualifier !== undefined, (q) => q.where('qualifier', '=', filter.qualifier!))
+    .$if(cursor !== null, (q) => q.where((eb) => eb(eb.refTuple('created_at', 'id'), '<', eb.tuple(cursor!.at, cursor!.id))))
+    .orderBy('created_at', 'desc').orderBy('id', 'desc')
+    .limit(take))).map(toLinkRecord);
+}
+
+/** The links of a brand's level (brand level: gtin '') — `levelLookup`, shared by both readers. */
+const levelLookup = (db: Kysely<Tables>, p: { brandId: string; gtin: string; level: string; qualifier: string }) =>
+  db.selectFrom('resolver_links').select(linkColumns)
+    .where('brand_id', '=', p.brandId).where('gtin', '=', p.gtin).where('level', '=', p.level).where('qualifier', '=', p.qualifier)
+    .orderBy('created_at').orderBy('id');
+
+/** Whether any lot or serial of the brand's GTIN (gtin '': tokens) has links of its own. */
+const qualifiedLookup = (db: Kysely<Tables>, p: { brandId: string; gtin: string }) =>
+  db.selectFrom('resolver_links').select('id')
+    .where('brand_id', '=', p.brandId).where('gtin', '=', p.gtin).where('level', 'in', ['lot', 'serial']).limit(1);
+
+const statements = {
+  level: prepare('resolver_links_level', levelLookup),
+  qualified: prepare('resolver_links_qualified', qualifiedLookup),
+};
+
+/** The links the resolver caches per brand and GTIN. */
+export interface CachedLinks {
+  /** The level's links: the brand level's for gtin '', else the GTIN's. */
+  readonly links: readonly Link[];
+  /** True when some lot or serial under this GTIN (gtin '': some token) has links of its own. */
+  readonly qualified: boolean;
+}
+
+/** The resolver's link reads. */
+export interface LinkReader {
+  /** The brand level's links (gtin '') or a GTIN's, with whether its lots or serials have any. */
+  levelOf(brandId: string, gtin: string): Promise<CachedLinks>;
+  /** The links of one lot or serial. */
+  qualified(brandId: string, gtin: string, level: 'lot' | 'serial', qualifier: string): Promise<readonly Link[]>;
+}
+
+/**
+ * The resolver's link reads: on PostgreSQL named prepared statements on the given pool (the
+ * resolver reader's own), on embedded PGlite the entity manager.
+ */
+export function createLinkReader(db: Database, pool: pg.Pool | null): LinkReader {
+  if (pool === null) {
+    const em = () => db.em.fork();
+    return {
+      async levelOf(brandId, gtin) {
+        const level = gtin === '' ? 'brand' : 'gtin';
+        const [links, q] = await Promise.all([
+          rows(em(), (k) => levelLookup(k, { brandId, gtin, level, qualifier: '' })), rows(em(), (k) => qualifiedLookup(k, { brandId, gtin })),
+        ]);
+        return { links: links.map(toLinkRecord), qualified: q.length > 0 };
+      },
+      async qualified(brandId, gtin, level, qualifier) {
+        return (await rows(em(), (k) => levelLookup(k, { brandId, gtin, level, qualifier }))).map(toLinkRecord);
+      },
+    };
+  }
+  return {
+    async levelOf(brandId, gtin) {
+      const level = gtin === '' ? 'brand' : 'gtin';
+      const [links, q] = await Promise.all([
+        pool.query<LinkRow>({ name: statements.level.name, text: statements.level.text, values: statements.level.values({ brandId, gtin, level, qualifier: '' }) }),
+        pool.query({ name: statements.qualified.name, text: statements.qualified.text, values: statements.qualified.values({ brandId, gtin }) }),
+      ]);
+      return { links: links.rows.map(toLinkRecord), qualified: q.rows.length > 0 };
+    },
+    async qualified(brandId, gtin, level, qualifier) {
+      const found = await pool.query<LinkRow>({ name: statements.level.name, text: statements.level.text, values: statements.level.values({ brandId, gtin, level, qualifier }) });
+      return found.rows.map(toLinkRecord);
+    },
+  };
+}
+
+/** Link changes announced in process, per embedded database (PGlite has no second connection to LISTEN on). */
+const localChanges = new WeakMap<Database, EventEmitter>();
+
+/**
+ * Tells this process's link caches on an embedded PGlite database that links of `brandId` (of
+ * `gtin`; null: any) changed; call after the change committed. On PostgreSQL it does nothing: the
+ * `resolver_links` trigger notifies every process.
+ */
+export function announceLinkChange(db: Database, brandId: string, gtin: string | null): void {
+  if (postgresServerUrl(db) !== null) return;
+  localChanges.get(db)?.emit('change', brandId, gtin);
+}
+
+/** A subscription to link changes. */
+export interface LinkChangeFeed {
+  /** Stops listening and closes the connection. */
+  close(): Promise<void>;
+}
+
+/** Options of {@link listenForLinkChanges}. */
+export interface LinkChangeHandlers {
+  /** Links of `brandId` changed: of `gtin` ('' for the brand level and tokens), or of any GTIN when null. */
+  onChange(brandId: string, gtin: string | null): void;
+  /** Changes may have been missed (the connection was lost and is back): forget everything. */
+  onReset(): void;
+}
+
+/**
+ * Listens for link changes: on PostgreSQL a connection of its own runs `LISTEN resolver_links`
+ * and reconnects (after 1 s, then backing off to 10 s) when it drops, calling `onReset` once it
+ * listens again, since notifications sent meanwhile are lost; on PGlite the in-process emitter of
+ * {@link announceLinkChange}.
+ */
+export function listenForLinkChanges(db: Database, handlers: LinkChangeHandlers): LinkChangeFeed {
+  const url = postgresServerUrl(db);
+  if (url === null) {
+    let emitter = localChanges.get(db);
+    if (emitter === undefined) {
+      emitter = new EventEmitter();
+      emitter.setMaxListeners(0);
+      localChanges.set(db, emitter);
+    }
+    const listener = (brandId: string, gtin: string | null) => handlers.onChange(brandId, gtin);
+    emitter.on('change', listener);
+    return { close: async () => void emitter.off('change', listener) };
+  }
+  let closed = false;
+  let client: pg.Client | null = null;
+  let delay = 1_000;
+  let timer: NodeJS.Timeout | null = null;
+  const connect = async () => {
+    if (closed) return;
+    const next = new pg.Client({ connectionString: url, application_name: 'minting-resolver-links' });
+    next.on('notification', (msg) => {
+      if (msg.channel !== linkChangeChannel || msg.payload === undefined) return;
+      const space = msg.payload.indexOf(' ');
+      if (space < 0) handlers.onChange(msg.payload, null);
+      else handlers.onChange(msg.payload.slice(0, space), msg.payload.slice(space + 1));
+    });
+    const retry = () => {
+      if (closed || client !== next) return;
+      client = null;
+      next.removeAllListeners('error');
+      next.on('error', () => undefined);
+      void next.end().catch(() => undefined);
+      timer = setTimeout(() => void connect(), delay);
+      timer.unref();
+      delay = Math.min(delay * 2, 10_000);
+    };
+    next.on('error', retry);
+    next.on('end', retry);
+    client = next;
+    try {
+      await next.connect();
+      await next.query(`LISTEN ${linkChangeChannel}`);
+      delay = 1_000;
+      // Whatever was cached while not listening may be stale.
+      handlers.onReset();
+    } catch {
+      retry();
+    }
+  };
+  const ready = connect();
+  return {
+    async close() {
+      closed = true;
+      if (timer !== null) clearTimeout(timer);
+      await ready;
+      const current = client;
+      client = null;
+      if (current !== null) await current.end().catch(() => undefined);
+    },
+  };
+}

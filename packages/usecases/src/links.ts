@@ -1,0 +1,303 @@
+import { randomUUID } from 'node:crypto';
+import {
+  announceLinkChange, appendEvents, deleteLinkRow, findProductImport, insertProductImport, listLinkRows, moveProductImport,
+  recordProductImportProgress, replaceLevelLinks, upsertLinkRow, type LinkRecord, type ProductImportRowError,
+} from '@mint/db';
+import {
+  assertValid, finishImport, InvalidInputError, isUuid, linkScopeOf, linkSetViolations, maxImportBytes, maxImportErrorsKept, NotFoundError,
+  resolvePageSize, toPage, validateLink, withOneDefault,
+  type Cursor, type FieldViolation, type Link, type LinkInput, type LinkLevel, type LinkScope, type Page,
+} from '@mint/domain';
+import type { Actor, UseCaseContext } from './context.ts';
+import { getProductImport, parseCsvRecords, type ImportRunOutcome, type ImportView } from './imports.ts';
+
+/** A link as callers see it. */
+export type LinkView = LinkRecord;
+
+/** Input of UpsertLink: a link and its level on a brand. */
+export interface LinkUpsertInput extends LinkInput {
+  readonly brandId: string;
+}
+
+/** Default page size of link lists. */
+export const defaultLinkPageSize = 50;
+
+/** The level and link of an input, or InvalidInputError naming every bad field. */
+function checked(input: LinkInput): { scope: LinkScope; link: Link } {
+  const scope = linkScopeOf(input);
+  const link = validateLink(input);
+  const violations = [...('violations' in scope ? scope.violations : []), ...('violations' in link ? link.violations : [])];
+  assertValid(violations);
+  return { scope: (scope as { scope: LinkScope }).scope, link: (link as { link: Link }).link };
+}
+
+const brandViolations = (brandId: string): FieldViolation[] => (isUuid(brandId) ? [] : [{ field: 'brand_id', message: 'must be a uuid' }]);
+
+/**
+ * Creates or updates the brand's link of a level with this link type and href, with an audit
+ * event, in one transaction. One default per level, last writer wins: a link written with
+ * `isDefault` demotes the level's previous default (concurrent writers of one level queue on the
+ * level's lock, so exactly one default remains); `isDefault: false` never demotes, and a level's
+ * first link is its default. Resolvers see the change within a second (NOTIFY).
+ */
+export async function upsertLink(ctx: UseCaseContext, actor: Actor, input: LinkUpsertInput): Promise<{ link: LinkView; created: boolean }> {
+  assertValid(brandViolations(input.brandId));
+  const { scope, link } = checked(input);
+  const now = ctx.clock();
+  const result = await ctx.db.em.fork().transactional(async (em) => {
+    const written = await upsertLinkRow(em, input.brandId, scope, link, randomUUID(), now);
+    await appendEvents(em, now, [{
+      brandId: input.brandId, eventType: 'resolver_link_upserted', entityType: 'resolver_link', entityId: written.link.id, actor: actor.id,
+      payload: {
+        level: scope.level, gtin: scope.gtin, qualifier: scope.qualifier, link_type: link.linkType, href: link.href,
+        is_default: written.link.isDefault, created: written.created,
+      },
+    }]);
+    return written;
+  });
+  announceLinkChange(ctx.db, input.brandId, scope.gtin);
+  return result;
+}
+
+/** Filters of ListLinks. */
+export interface LinkListQuery {
+  readonly level: LinkLevel | null;
+  readonly gtin: string | null;
+  readonly limit: number | null;
+  readonly cursor: Cursor | null;
+}
+
+/** A page of the brand's links, newest first by (created_at, id), optionally of one level and GTIN. */
+export async function listLinks(ctx: UseCaseContext, brandId: string, query: LinkListQuery): Promise<Page<LinkView>> {
+  const size = resolvePageSize(query.limit, defaultLinkPageSize);
+  let gtin: string | undefined;
+  if (query.gtin !== null && query.gtin !== '') {
+    const scope = linkScopeOf({ gtin: query.gtin, lot: null, serial: null });
+    if ('violations' in scope) throw new InvalidInputError(scope.violations);
+    gtin = scope.scope.gtin;
+  }
+  const found = await listLinkRows(ctx.db.em.fork(), brandId, {
+    ...(query.level === null ? {} : { level: query.level }), ...(gtin === undefined ? {} : { gtin }),
+  }, size + 1, query.cursor);
+  return toPage(found, size, (l) => ({ at: l.createdAt, id: l.id }));
+}
+
+/**
+ * Deletes one of the brand's links with an audit event; when it was its level's default, the
+ * level's oldest remaining link becomes the default. NotFoundError when missing or another brand's.
+ */
+export async function deleteLink(ctx: UseCaseContext, actor: Actor, brandId: string, linkId: string): Promise<LinkView> {
+  if (!isUuid(linkId) || !isUuid(brandId)) throw new NotFoundError(`link ${linkId} not found`);
+  const now = ctx.clock();
+  const deleted = await ctx.db.em.fork().transactional(async (em) => {
+    const found = await deleteLinkRow(em, brandId, linkId, now);
+    if (found === null) return null;
+    await appendEvents(em, now, [{
+      brandId, eventType: 'resolver_link_deleted', entityType: 'resolver_link', entityId: linkId, actor: actor.id,
+      payload: { level: found.scope.level, gtin: found.scope.gtin, qualifier: found.scope.qualifier, link_type: found.linkType, href: found.href },
+    }]);
+    return found;
+  });
+  if (deleted === null) throw new NotFoundError(`link ${linkId} not found`);
+  announceLinkChange(ctx.db, brandId, deleted.scope.gtin);
+  return deleted;
+}
+
+/** Input of ReplaceLinks: a level and its new links. */
+export interface ReplaceLinksInput {
+  readonly brandId: string;
+  readonly gtin: string | null;
+  readonly lot: string | null;
+  readonly serial: string | null;
+  readonly links: readonly Omit<LinkInput, 'gtin' | 'lot' | 'serial'>[];
+}
+
+/**
+ * Replaces a level's whole set of links in one transaction, with an audit event. Every link is
+ * checked first (violations name `links[i].field`), at most one may be the default (the first is
+ * when none is); bad input writes nothing. Returns the level's links after the call, oldest first.
+ */
+export async function replaceLinks(ctx: UseCaseContext, actor: Actor, input: ReplaceLinksInput): Promise<LinkView[]> {
+  assertValid(brandViolations(input.brandId));
+  const scope = linkScopeOf(input);
+  const v: FieldViolation[] = 'violations' in scope ? [...scope.violations] : [];
+  const links: Link[] = [];
+  input.links.forEach((raw, i) => {
+    const link = validateLink(raw);
+    if ('violations' in link) v.push(...link.violations.map((x) => ({ field: `links[${i}].${x.field}`, message: x.message })));
+    else links.push(link.link);
+  });
+  if (v.length === 0) v.push(...linkSetViolations(links));
+  assertValid(v);
+  const level = (scope as { scope: LinkScope }).scope;
+  const now = ctx.clock();
+  const after = await ctx.db.em.fork().transactional(async (em) => {
+    const replaced = await replaceLevelLinks(em, input.brandId, level, withOneDefault(links), links.map(() => randomUUID()), now);
+    await appendEvents(em, now, [{
+      brandId: input.brandId, eventType: 'resolver_links_replaced', entityType: 'resolver_link',
+      entityId: `${level.level}:${level.gtin}:${level.qualifier}`, actor: actor.id,
+      payload: {
+        level: level.level, gtin: level.gtin, qualifier: level.qualifier, before: replaced.before.length, after: replaced.after.length,
+        links: replaced.after.map((l) => ({ link_type: l.linkType, href: l.href, is_default: l.isDefault })),
+      },
+    }]);
+    return replaced.after;
+  });
+  announceLinkChange(ctx.db, input.brandId, level.gtin);
+  return after;
+}
+
+/** Columns of a link CSV; `link_type`, `href` and `title` are required. */
+export const linkImportColumns = ['gtin', 'lot', 'serial', 'link_type', 'href', 'title', 'hreflang', 'media_type', 'context', 'fwqs', 'is_default'] as const;
+type LinkColumn = (typeof linkImportColumns)[number];
+const requiredLinkColumns: readonly LinkColumn[] = ['link_type', 'href', 'title'];
+
+function linkHeaderViolations(header: readonly string[]): FieldViolation[] {
+  const v: FieldViolation[] = [];
+  const seen = new Set<string>();
+  for (const column of header) {
+    if (!(linkImportColumns as readonly string[]).includes(column)) v.push({ field: 'csv', message: `unknown column "${column}" in the header row; allowed: ${linkImportColumns.join(', ')}` });
+    else if (seen.has(column)) v.push({ field: 'csv', message: `column "${column}" appears twice in the header row` });
+    seen.add(column);
+  }
+  for (const column of requiredLinkColumns) if (!seen.has(column)) v.push({ field: 'csv', message: `the header row lacks the required column "${column}"` });
+  return v;
+}
+
+/**
+ * Starts a link CSV import through the product import machinery: the file is checked (CSV
+ * syntax, header row, at least one data row) and stored as a QUEUED import of kind `links` with
+ * its outbox message; the executor's import worker processes it ({@link runLinkImport}). Lists
+ * in `hreflang` and `context` are separated by `|`; `fwqs` and `is_default` are true/false.
+ */
+export async function startLinkImport(ctx: UseCaseContext, actor: Actor, brandId: string, csv: Uint8Array): Promise<ImportView> {
+  void actor;
+  assertValid(brandViolations(brandId));
+  if (csv.byteLength > maxImportBytes) throw new InvalidInputError([{ field: 'csv', message: `must be at most ${maxImportBytes} bytes` }]);
+  let header: string[] | null = null;
+  let dataRows = 0;
+  for await (const record of parseCsvRecords(csv)) {
+    if (header === null) {
+      header = record.fields;
+      assertValid(linkHeaderViolations(header));
+    } else {
+      dataRows++;
+    }
+  }
+  if (header === null) throw new InvalidInputError([{ field: 'csv', message: 'is empty; it needs a header row and at least one data row' }]);
+  if (dataRows === 0) throw new InvalidInputError([{ field: 'csv', message: 'has a header row but no data rows' }]);
+  const id = randomUUID();
+  await ctx.db.em.fork().transactional((em) => insertProductImport(em, { brandId, id, csv, totalRows: dataRows, createdAt: ctx.clock(), kind: 'links' }));
+  return getLinkImport(ctx, brandId, id);
+}
+
+/** One link import of the brand with its progress and rejected rows; NotFoundError when missing, another brand's or a product import. */
+export async function getLinkImport(ctx: UseCaseContext, brandId: string, importId: string): Promise<ImportView> {
+  const view = await getProductImport(ctx, brandId, importId);
+  if (view.kind !== 'links') throw new NotFoundError(`link import ${importId} not found`);
+  return view;
+}
+
+const truthy = (value: string | undefined, fallback: boolean): boolean | null => {
+  if (value === undefined || value === '') return fallback;
+  const v = value.toLowerCase();
+  if (v === 'true' || v === '1' || v === 'yes') return true;
+  if (v === 'false' || v === '0' || v === 'no') return false;
+  return null;
+};
+const list = (value: string | undefined): string[] => (value === undefined || value === '' ? [] : value.split('|').map((s) => s.trim()).filter((s) => s !== ''));
+
+/**
+ * Processes a link import (called by the import worker for imports of kind `links`): moves it to
+ * PROCESSING, checks every row as UpsertLink does (violations name the row and field), refuses a
+ * second default for one level within the file, and upserts the valid rows one level lock at a
+ * time, 500 rows per transaction with their progress and one audit event. A bad row never blocks
+ * the others. Ends COMPLETED, or FAILED when the file itself is unreadable.
+ */
+export async function runLinkImport(ctx: UseCaseContext, brandId: string, importId: string, csv: Buffer): Promise<ImportRunOutcome> {
+  let columns: string[] | null = null;
+  let rowNumber = 0;
+  const defaults = new Map<string, number>();
+  let pending: { scope: LinkScope; link: Link }[] = [];
+  let errors: ProductImportRowError[] = [];
+  let failed = 0;
+  const flush = async () => {
+    const batch = pending;
+    const batchErrors = errors;
+    const batchFailed = failed;
+    pending = [];
+    errors = [];
+    failed = 0;
+    const now = ctx.clock();
+    await ctx.db.em.fork().transactional(async (em) => {
+      for (const row of batch) await upsertLinkRow(em, brandId, row.scope, row.link, randomUUID(), now);
+      if (batch.length > 0) {
+        await appendEvents(em, now, [{
+          brandId, eventType: 'resolver_links_imported', entityType: 'resolver_link', entityId: importId, actor: null, payload: { rows: batch.length },
+        }]);
+      }
+      const ok = await recordProductImportProgress(em, brandId, importId, { imported: batch.length, failed: batchFailed, errors: batchErrors }, maxImportErrorsKept);
+      if (!ok) throw new NotFoundError(`link import ${importId} is no longer PROCESSING`);
+    });
+    for (const gtin of new Set(batch.map((b) => b.scope.gtin))) announceLinkChange(ctx.db, brandId, gtin);
+  };
+  try {
+    for await (const record of parseCsvRecords(csv)) {
+      if (columns === null) {
+        assertValid(linkHeaderViolations(record.fields));
+        columns = record.fields;
+        continue;
+      }
+      rowNumber++;
+      if (record.fields.length !== columns.length) {
+        failed++;
+        errors.push({ row: rowNumber, field: null, message: `has ${record.fields.length} fields, the header row has ${columns.length}` });
+      } else {
+        const raw: Partial<Record<LinkColumn, string>> = {};
+        columns.forEach((column, i) => { raw[column as LinkColumn] = record.fields[i]; });
+        const fwqs = truthy(raw.fwqs, true);
+        const isDefault = truthy(raw.is_default, false);
+        const input: LinkInput = {
+          gtin: raw.gtin || null, lot: raw.lot || null, serial: raw.serial || null, linkType: raw.link_type ?? '', href: raw.href ?? '', title: raw.title ?? '',
+          hreflang: list(raw.hreflang), mediaType: raw.media_type || null, context: list(raw.context), fwqs: fwqs ?? true, isDefault: isDefault ?? false,
+        };
+        const scope = linkScopeOf(input);
+        const link = validateLink(input);
+        const v = [...('violations' in scope ? scope.violations : []), ...('violations' in link ? link.violations : [])];
+        if (fwqs === null) v.push({ field: 'fwqs', message: 'must be true or false' });
+        if (isDefault === null) v.push({ field: 'is_default', message: 'must be true or false' });
+        if (v.length === 0 && 'scope' in scope && 'link' in link) {
+          const level = `${scope.scope.level} ${scope.scope.gtin} ${scope.scope.qualifier}`;
+          const earlier = defaults.get(level);
+          if (link.link.isDefault && earlier !== undefined) {
+            v.push({ field: 'is_default', message: `a second default for this level (row ${earlier} is its default); a level has exactly one` });
+          } else {
+            if (link.link.isDefault) defaults.set(level, rowNumber);
+            pending.push({ scope: scope.scope, link: link.link });
+          }
+        }
+        if (v.length > 0) {
+          failed++;
+          for (const x of v) errors.push({ row: rowNumber, field: x.field, message: x.message });
+        }
+      }
+      if (pending.length >= 500 || errors.length >= 500) await flush();
+    }
+    await flush();
+  } catch (error) {
+    if (error instanceof InvalidInputError) {
+      await recordProductImportProgress(ctx.db.em.fork(), brandId, importId, {
+        imported: 0, failed: 0, errors: [{ row: rowNumber, field: 'csv', message: error.message }],
+      }, maxImportErrorsKept);
+      await moveProductImport(ctx.db.em.fork(), brandId, importId, finishImport('FAILED'), ctx.clock());
+      return { kind: 'finished', status: 'FAILED' };
+    }
+    throw error;
+  }
+  const finished = await moveProductImport(ctx.db.em.fork(), brandId, importId, finishImport('COMPLETED'), ctx.clock());
+  if (!finished) {
+    const record = await findProductImport(ctx.db.em.fork(), brandId, importId);
+    return record === null ? { kind: 'missing' } : { kind: 'finished', status: record.status as ImportView['status'] };
+  }
+  return { kind: 'finished', status: 'COMPLETED' };
+}
