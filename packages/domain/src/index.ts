@@ -56,7 +56,7 @@ export {
 export {
   type ResolverKey, type ResolverPath, resolverPrefix, type ParsedResolverRequest, parseResolverRequest, levelPaths, type LevelAnchors, levelAnchors, type LinkTypeRequest,
   readLinkType, type Representation, negotiate, type FoundIdentity, type ResolutionOutcome, decideResolution, resolutionStatus, gs1PipLinkType,
-  gs1DefaultLinkType, gs1LinksetContext, type ResolverLink, type LinksetLevel, passportLinks, identityLevels, chooseLink, buildLinkset,
+  gs1DefaultLinkType, gs1LinksetContext,
   forwardQuery, type ResolverDescriptionOptions, resolverDescription
 } from './resolution.ts';
 export {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
-  buildLinkset, chooseLink, decideResolution, forwardQuery, identityLevels, negotiate, parseResolverRequest, passportLinks, readLinkType,
+  decideResolution, forwardQuery, negotiate, parseResolverRequest, readLinkType,
   type FoundIdentity, type ParsedResolverRequest,
 } from './resolution.ts';
 import { gs1LinkTypeOf } from './gs1-link-types.ts';
@@ -109,56 +109,18 @@ describe('negotiate', () => {
 
 describe('decideResolution', () => {
   const found = (over: Partial<Extract<FoundIdentity, { kind: 'found' }>> = {}): FoundIdentity => ({
-    kind: 'found', unitStatus: 'active', batchStatus: 'minted', ownTarget: null, productPassportUrl: 'https://p.example/x',
-    brandDefaultPassportUrl: 'https://brand.example', ...over,
+    kind: 'found', unitStatus: 'active', batchStatus: 'minted', target: 'https://p.example/x', ...over,
   });
 
-  it('walks up from the unit to the product, then to the brand default', () => {
-    expect(decideResolution(found({ ownTarget: 'https://own' }))).toEqual({ kind: 'resolved', target: 'https://own' });
+  it('resolves an identity in a live state to the target its links chose, or to none', () => {
     expect(decideResolution(found())).toEqual({ kind: 'resolved', target: 'https://p.example/x' });
-    expect(decideResolution(found({ productPassportUrl: null }))).toEqual({ kind: 'resolved', target: 'https://brand.example' });
-    expect(decideResolution(found({ productPassportUrl: null, brandDefaultPassportUrl: null }))).toEqual({ kind: 'resolved', target: null });
+    expect(decideResolution(found({ target: null }))).toEqual({ kind: 'resolved', target: null });
   });
 
   it('answers gone for a voided batch before anything else, and not activated for an inactive unit', () => {
     expect(decideResolution(found({ batchStatus: 'voided', unitStatus: 'inactive' }))).toEqual({ kind: 'gone' });
     expect(decideResolution(found({ unitStatus: 'inactive' }))).toEqual({ kind: 'not_activated' });
     expect(decideResolution({ kind: 'none' })).toEqual({ kind: 'not_found' });
-  });
-});
-
-describe('levels, links and the linkset', () => {
-  const base = 'https://id.example';
-  const serial = { slug: 'acme', key: { kind: 'serial', gtin, serial: 'S1' } } as const;
-
-  it('puts the passport page on the GTIN level, as the default link and the product information page', () => {
-    const levels = identityLevels(base, serial, 'serial', 'Shoe', 'https://p.example');
-    expect(levels).toEqual([
-      { anchor: `${base}/r/acme/01/${gtin}/21/S1`, description: 'Shoe, serial S1', links: {} },
-      { anchor: `${base}/r/acme/01/${gtin}`, description: 'Shoe', links: passportLinks('https://p.example', 'Shoe') },
-    ]);
-    expect(chooseLink(levels, { kind: 'none' })).toEqual({ href: 'https://p.example', title: 'Shoe' });
-    expect(chooseLink(levels, { kind: 'link', name: 'pip' })).toEqual({ href: 'https://p.example', title: 'Shoe', type: 'text/html' });
-    expect(chooseLink(levels, { kind: 'link', name: 'epil' })).toBeNull();
-  });
-
-  it('gives a lot that walked up to its product only the GTIN level', () => {
-    const lot = { slug: 'acme', key: { kind: 'lot', gtin, lot: 'L9', cpv: 'C' } } as const;
-    expect(identityLevels(base, lot, 'gtin', 'Shoe', null).map((l) => l.anchor)).toEqual([`${base}/r/acme/01/${gtin}`]);
-  });
-
-  it('builds an RFC 9264 linkset, least specific first, without empty relations', () => {
-    expect(buildLinkset(identityLevels(base, serial, 'serial', 'Shoe', 'https://p.example'))).toEqual({
-      linkset: [
-        {
-          anchor: `${base}/r/acme/01/${gtin}`, itemDescription: 'Shoe',
-          'https://ref.gs1.org/voc/defaultLink': [{ href: 'https://p.example', title: 'Shoe' }],
-          'https://ref.gs1.org/voc/pip': [{ href: 'https://p.example', title: 'Shoe', type: 'text/html' }],
-        },
-        { anchor: `${base}/r/acme/01/${gtin}/21/S1`, itemDescription: 'Shoe, serial S1' },
-      ],
-    });
-    expect(buildLinkset(identityLevels(base, serial, 'serial', 'Shoe', null)).linkset[0]).toEqual({ anchor: `${base}/r/acme/01/${gtin}`, itemDescription: 'Shoe' });
   });
 });
 

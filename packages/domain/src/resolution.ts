@@ -286,10 +286,8 @@ export type FoundIdentity =
     readonly unitStatus: string | null;
     /** Status of the batch the identity belongs to; null for a product. */
     readonly batchStatus: string | null;
-    /** The identity's own target (none today: units and lots walk up to the product). */
-    readonly ownTarget: string | null;
-    readonly productPassportUrl: string | null;
-    readonly brandDefaultPassportUrl: string | null;
+    /** Where the chosen link points (the walk-up's choice); null when no level has a link. */
+    readonly target: string | null;
   };
 
 /** The resolver's answer. */
@@ -305,14 +303,13 @@ export type ResolutionOutcome =
 
 /**
  * Decides the answer: a voided batch is gone (410) before anything else; an inactive unit is not
- * yet activated (409); otherwise the identity resolves to its own target, else the product's
- * passport page, else the brand's default.
+ * yet activated (409); otherwise the identity resolves to the target the link walk-up chose.
  */
 export function decideResolution(found: FoundIdentity): ResolutionOutcome {
   if (found.kind === 'none') return { kind: 'not_found' };
   if (found.batchStatus === 'voided') return { kind: 'gone' };
   if (found.unitStatus !== null && found.unitStatus !== 'active') return { kind: 'not_activated' };
-  return { kind: 'resolved', target: found.ownTarget ?? found.productPassportUrl ?? found.brandDefaultPassportUrl };
+  return { kind: 'resolved', target: found.target };
 }
 
 /** HTTP status of each outcome (a resolved one answers 200 instead when it is not a redirect). */
@@ -329,83 +326,6 @@ export const gs1PipLinkType = gs1LinkTypeUri('pip');
 export const gs1DefaultLinkType = gs1LinkTypeUri('defaultLink');
 /** Where the JSON-LD context of GS1 linksets lives (sent as a `Link` with every linkset). */
 export const gs1LinksetContext = 'https://ref.gs1.org/standards/resolver/linkset-context';
-
-/** One link of a level: an RFC 9264 target object. */
-export interface ResolverLink {
-  readonly href: string;
-  /** Human-readable title (the standard requires one on every link). */
-  readonly title: string;
-  /** Media type of the target; left out of the default link, which carries only a title. */
-  readonly type?: string;
-}
-
-/** One level of an identity (a serial, a lot, a GTIN) with its links by GS1 link type. */
-export interface LinksetLevel {
-  /** The level's canonical URI: the linkset anchor. */
-  readonly anchor: string;
-  /** What the level is, for people (`itemDescription`). */
-  readonly description: string;
-  readonly links: Readonly<Partial<Record<Gs1LinkTypeName, readonly ResolverLink[]>>>;
-}
-
-/**
- * The links of the level that holds the passport page: the page as the product information page
- * (`gs1:pip`, `text/html`) and as the one default link (`gs1:defaultLink`, which carries only its
- * title, as the standard asks of the default); no links when there is no page.
- */
-export function passportLinks(target: string | null, title: string): LinksetLevel['links'] {
-  return target === null ? {} : { defaultLink: [{ href: target, title }], pip: [{ href: target, title, type: 'text/html' }] };
-}
-
-/**
- * The levels of a resolved identity, most specific first, each anchored at `publicBaseUrl` plus
- * its canonical path. The passport page (`target`, the product's or the brand's default) is a link
- * of the product: it sits on the GTIN's level (on the unit's for a `/u/` token, which has no
- * GTIN); a serial or lot level has no links of its own today. `foundLevel` is where the lookup
- * found the identity: an unknown lot that walked up to its product has only the GTIN's level.
- */
-export function identityLevels(
-  publicBaseUrl: string, path: ResolverPath, foundLevel: ResolverKey['kind'], title: string, target: string | null,
-): readonly LinksetLevel[] {
-  const key = path.key;
-  const paths = levelPaths(path.slug, key);
-  const links = passportLinks(target, title);
-  if (key.kind === 'token') return [{ anchor: `${publicBaseUrl}${paths[0]}`, description: `${title}, unit ${key.token}`, links }];
-  const product: LinksetLevel = { anchor: `${publicBaseUrl}${paths[paths.length - 1]}`, description: title, links };
-  if (key.kind === 'gtin' || foundLevel === 'gtin') return [product];
-  const description = key.kind === 'serial' ? `${title}, serial ${key.serial}` : `${title}, lot ${key.lot}`;
-  return [{ anchor: `${publicBaseUrl}${paths[0]}`, description, links: {} }, product];
-}
-
-/**
- * The link a request is sent to: the most specific level's link of the requested type (the
- * default link when no type was asked for); null when no level has one.
- */
-export function chooseLink(levels: readonly LinksetLevel[], linkType: LinkTypeRequest): ResolverLink | null {
-  const name: Gs1LinkTypeName = linkType.kind === 'link' ? linkType.name : 'defaultLink';
-  for (const level of levels) {
-    const link = level.links[name]?.[0];
-    if (link !== undefined) return link;
-  }
-  return null;
-}
-
-/**
- * An RFC 9264 linkset (`application/linkset+json`) of the levels, least specific first (as GS1's
- * model linkset): one object per level with its anchor, its description and each relation keyed
- * by the link type's full URI in the current GS1 namespace. A relation without links is left out.
- */
-export function buildLinkset(levels: readonly LinksetLevel[]): { linkset: Record<string, unknown>[] } {
-  return {
-    linkset: [...levels].reverse().map((level) => {
-      const object: Record<string, unknown> = { anchor: level.anchor, itemDescription: level.description };
-      for (const [name, links] of Object.entries(level.links)) {
-        if (links !== undefined && links.length > 0) object[`${gs1VocabularyNamespace}${name}`] = links;
-      }
-      return object;
-    }),
-  };
-}
 
 /**
  * Appends the request's query string to a redirect target, as the standard asks (every

@@ -218,7 +218,7 @@ export function createResolver(ctx: UseCaseContext, options: ResolverOptions = {
   ): Resolution {
     const chosen = defaultLinkOf(levels);
     const outcome = decideResolution({
-      kind: 'found', ownTarget: chosen?.href ?? null, brandDefaultPassportUrl: null, productPassportUrl: null, ...state,
+      kind: 'found', target: chosen?.href ?? null, ...state,
     });
     let built: Record<string, unknown> | undefined;
     return {
