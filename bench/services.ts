@@ -48,6 +48,21 @@ export function rssOf(pid: number): { rssMb: number; peakMb: number } | null {
   }
 }
 
+/**
+ * CPU time (user + system, milliseconds) a process has used so far, from `/proc/{pid}/stat`; null
+ * where that file cannot be read. Unlike wall-clock throughput it barely moves with the machine's
+ * other load, so a before/after comparison of CPU per request holds on a shared machine.
+ */
+export function cpuMsOf(pid: number): number | null {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    // Fields 14 and 15 of stat (utime, stime), counted after the command name: in clock ticks of 10 ms.
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return null;
+  }
+}
+
 /** A running service child: its pid, the port it serves on and a way to stop it. */
 export interface Service {
   readonly name: string;

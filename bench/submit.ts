@@ -5,7 +5,8 @@
 // default 16, loopback, as fast as answers come) POSTs to each for BENCH_DURATION seconds (default
 // 10, after 2 s of warm-up) a SubmitMintRequest of 10 serial units with a bearer token and a distinct
 // idempotency key per request. No executor runs: every accepted request is one QUEUED job and its
-// outbox row. Prints requests/s, p50/p99 and the ratio API / baseline; checks that every answer was
+// outbox row. Prints requests/s, p50/p99, the API process's CPU per submit (from /proc: it barely moves with
+// the machine's other load) and the ratio API / baseline; checks that every answer was
 // a 200 and that the database holds one job per 200 (plus at most one per connection and load:
 // requests in flight when a load stops are committed but their answers never counted). BENCH_RUNS repeats the pair of loads,
 // BENCH_JSON names a file for the figures as JSON (bench/run.ts reads it). Exits 1 on a failed answer.
@@ -18,7 +19,7 @@ import autocannon from 'autocannon';
 import { query } from '../test/support/sql.ts';
 import { seedDemo } from '@mint/usecases';
 import { percentile, spawnServer } from './child-server.ts';
-import { createStack } from './services.ts';
+import { cpuMsOf, createStack } from './services.ts';
 
 /** Throughput and latency of one load. */
 export interface LoadFigures {
@@ -29,6 +30,8 @@ export interface LoadFigures {
   /** Answers by status, and transport errors plus timeouts. */
   readonly statuses: Record<string, number>;
   readonly errors: number;
+  /** CPU the server process used per answer, in microseconds (null for the baseline or off Linux). */
+  readonly cpuUsPerRequest?: number | null;
 }
 
 /** What `benchSubmit` measures. */
@@ -126,11 +129,15 @@ export async function benchSubmit(options: SubmitBenchOptions, progress: (line: 
     const runs: { baseline: LoadFigures; api: LoadFigures }[] = [];
     for (let run = 0; run < options.runs; run++) {
       const b = await load(baseline.port, options.durationSeconds, options.connections, seed.access_token, body);
-      const a = await load(api.port, options.durationSeconds, options.connections, seed.access_token, body);
+      const cpuBefore = cpuMsOf(api.child.pid!);
+      const loaded = await load(api.port, options.durationSeconds, options.connections, seed.access_token, body);
+      const cpuAfter = cpuMsOf(api.child.pid!);
+      const answers = loaded.rps * options.durationSeconds;
+      const a = { ...loaded, cpuUsPerRequest: cpuBefore === null || cpuAfter === null || answers === 0 ? null : Math.round(((cpuAfter - cpuBefore) * 1000) / answers) };
       apiOks += count(a);
       runs.push({ baseline: b, api: a });
-      progress(`run ${run + 1}/${options.runs}: API ${Math.round(a.rps)} req/s (p50 ${a.p50.toFixed(1)} ms, p99 ${a.p99.toFixed(1)} ms), baseline ${Math.round(b.rps)} req/s, ` +
-        `ratio ${(a.rps / b.rps).toFixed(3)}`);
+      progress(`run ${run + 1}/${options.runs}: API ${Math.round(a.rps)} req/s (p50 ${a.p50.toFixed(1)} ms, p99 ${a.p99.toFixed(1)} ms, ` +
+        `${a.cpuUsPerRequest ?? '?'} µs of API CPU per submit), baseline ${Math.round(b.rps)} req/s, ratio ${(a.rps / b.rps).toFixed(3)}`);
     }
     const [jobs] = await query<{ n: string }>(stack.db.em.fork(), 'select count(*) as n from mint_jobs');
     return { durationSeconds: options.durationSeconds, connections: options.connections, runs, jobs: Number(jobs!.n), apiOks, inFlightAllowance: options.connections * (options.runs + 1) };
