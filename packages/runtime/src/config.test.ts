@@ -23,6 +23,7 @@ describe('loadConfig', () => {
       authJwtIssuer: undefined,
       authJwtAudience: undefined,
       authJwksUrl: undefined,
+      authJwtMaxLifetimeSeconds: 86_400,
       logLevel: 'info',
       dataDir: '.data',
       natsStream: 'MINT_JOBS',

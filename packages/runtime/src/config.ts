@@ -29,6 +29,7 @@ export const defaults = {
   natsAckWaitMs: 30_000,
   executorJobWriters: 2,
   scanEventRetentionDays: 400,
+  authJwtMaxLifetimeSeconds: 86_400,
 } as const;
 
 /** The validated process configuration; see `loadConfig` for the variable behind each field. */
@@ -49,6 +50,8 @@ export interface Config {
   readonly authJwtAudience: string | undefined;
   /** `AUTH_JWKS_URL`: https URL of the identity provider's JWKS (RS256/ES256 tokens); unset to accept only HS256. */
   readonly authJwksUrl: string | undefined;
+  /** `AUTH_JWT_MAX_LIFETIME_SECONDS`: longest lifetime (`exp - iat`) a session token may claim; default 24 h. */
+  readonly authJwtMaxLifetimeSeconds: number;
   /** `LOG_LEVEL`: minimum pino level written. */
   readonly logLevel: LogLevel;
   /** `DATA_DIR`: folder for dev mode's embedded database and generated secrets. */
@@ -125,6 +128,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     authJwtIssuer: read.string('AUTH_JWT_ISSUER'),
     authJwtAudience: read.string('AUTH_JWT_AUDIENCE'),
     authJwksUrl: read.url('AUTH_JWKS_URL', ['https:', 'http:'], 'an http(s):// URL'),
+    authJwtMaxLifetimeSeconds: read.integer('AUTH_JWT_MAX_LIFETIME_SECONDS', defaults.authJwtMaxLifetimeSeconds, 60, 31_536_000),
     logLevel: read.oneOf('LOG_LEVEL', logLevels, defaults.logLevel),
     dataDir: read.string('DATA_DIR') ?? defaults.dataDir,
     natsStream: read.pattern('NATS_STREAM', streamName, 'letters, digits, "-" or "_"') ?? defaults.natsStream,
