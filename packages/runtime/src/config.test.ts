@@ -40,6 +40,8 @@ describe('loadConfig', () => {
       executorJobWriters: 2,
       executorHttpPort: undefined,
       scanEventRetentionDays: 400,
+      metricsPort: undefined,
+      metricsToken: undefined,
     });
     expect(loadConfig({})).toHaveProperty('executorHttpPort', undefined);
     expect(defaults.port).toBe(8080);

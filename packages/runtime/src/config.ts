@@ -84,6 +84,10 @@ export interface Config {
   readonly executorHttpPort: number | undefined;
   /** `SCAN_EVENT_RETENTION_DAYS`: days the resolver's scan events are kept (the executor deletes older ones); 0 keeps them all. */
   readonly scanEventRetentionDays: number;
+  /** `METRICS_PORT`: when set, the API serves /metrics on this port (on `HOST`) and not on `PORT`. */
+  readonly metricsPort: number | undefined;
+  /** `METRICS_TOKEN`: when set (at least 16 characters), /metrics requires `Authorization: Bearer <token>`. */
+  readonly metricsToken: string | undefined;
 }
 
 /** A `Config` whose database and bus URLs are known to be present. */
@@ -147,6 +151,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     executorJobWriters: read.integer('EXECUTOR_JOB_WRITERS', defaults.executorJobWriters, 1, 8),
     executorHttpPort: read.string('EXECUTOR_HTTP_PORT') === undefined ? undefined : read.integer('EXECUTOR_HTTP_PORT', 0, 1, 65_535),
     scanEventRetentionDays: read.integer('SCAN_EVENT_RETENTION_DAYS', defaults.scanEventRetentionDays, 0, 36_500),
+    metricsPort: read.string('METRICS_PORT') === undefined ? undefined : read.integer('METRICS_PORT', 0, 1, 65_535),
+    metricsToken: read.secret('METRICS_TOKEN', 16),
   };
 
   if (problems.length > 0) {

@@ -148,7 +148,8 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     res.setHeader(requestIdHeader, id);
     const handled = router.handle(req, res);
     if (handled === false) {
-      plainHttp?.skip(res);
+      // RPCs are counted by the RPC interceptors; any other path is a plain 404, counted as unmatched.
+      if (connect.serves((req.url ?? '').split('?', 1)[0]!)) plainHttp?.skip(res);
       connect(req, res);
       return;
     }

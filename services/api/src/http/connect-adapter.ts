@@ -29,11 +29,17 @@ const compressions: readonly Compression[] = [compressionGzip, compressionBrotli
  * own way (a JSON body, an end-of-stream message, gRPC trailers). Every other request reaches the
  * library untouched.
  */
-export function connectAdapter(options: ConnectNodeAdapterOptions): (req: HttpRequest, res: HttpResponse) => void {
+export interface ConnectAdapter {
+  (req: HttpRequest, res: HttpResponse): void;
+  /** True when `path` (without its query) names an RPC; any other path is answered 404. */
+  serves(path: string): boolean;
+}
+
+export function connectAdapter(options: ConnectNodeAdapterOptions): ConnectAdapter {
   const router = createConnectRouter({ acceptCompression: [...compressions], ...options, readMaxBytes });
   options.routes?.(router);
   const paths = new Map(router.handlers.map((handler) => [handler.requestPath, checkBody(handler)]));
-  return (req, res) => {
+  const serve = (req: HttpRequest, res: HttpResponse): void => {
     const handler = paths.get((req.url ?? '').split('?', 1)[0]!);
     if (!handler) {
       res.statusCode = uResponseNotFound.status;
@@ -45,6 +51,7 @@ export function connectAdapter(options: ConnectNodeAdapterOptions): (req: HttpRe
       .then((uRes) => universalResponseToNodeResponse(uRes, res))
       .catch(() => res.destroy());
   };
+  return Object.assign(serve, { serves: (path: string) => paths.has(path) });
 }
 
 /** Why the request body could not be read, set by the adapter for {@link rejectUndecodableBody}. */
