@@ -40,6 +40,13 @@ describe('loadConfig', () => {
       executorJobWriters: 2,
       executorHttpPort: undefined,
       scanEventRetentionDays: 400,
+      rpcMaxBodyBytes: 65_536,
+      importMaxBodyBytes: 41_943_040,
+      httpHeadersTimeoutMs: 10_000,
+      httpRequestTimeoutMs: 120_000,
+      httpIdleTimeoutMs: 30_000,
+      httpBodyTimeoutMs: 15_000,
+      http2MaxConcurrentStreams: 100,
       metricsPort: undefined,
       metricsToken: undefined,
     });

@@ -22,7 +22,9 @@ export interface StartApiOptions {
    * Listening address and shutdown timeout come from here (`PORT`, `HOST`, `SHUTDOWN_TIMEOUT_MS`),
    * and where and how /metrics is served (`METRICS_PORT`, `METRICS_TOKEN`).
    */
-  readonly config: Pick<Config, 'port' | 'host' | 'shutdownTimeoutMs'> & Partial<Pick<Config, 'metricsPort' | 'metricsToken'>>;
+  readonly config: Pick<Config, 'port' | 'host' | 'shutdownTimeoutMs'> & Partial<Pick<Config,
+    | 'metricsPort' | 'metricsToken' | 'rpcMaxBodyBytes' | 'importMaxBodyBytes' | 'httpHeadersTimeoutMs' | 'httpRequestTimeoutMs'
+    | 'httpIdleTimeoutMs' | 'httpBodyTimeoutMs' | 'http2MaxConcurrentStreams'>>;
   readonly logger: Logger;
   /** Probes the dependencies for /readyz and the gRPC health Check. */
   readonly readiness: ReadinessProbe;
@@ -82,6 +84,15 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
     logger,
     shutdownTimeoutMs: config.shutdownTimeoutMs,
     metrics,
+    ...(config.rpcMaxBodyBytes === undefined ? {} : { rpcMaxBodyBytes: config.rpcMaxBodyBytes }),
+    ...(config.importMaxBodyBytes === undefined ? {} : { importMaxBodyBytes: config.importMaxBodyBytes }),
+    listener: {
+      ...(config.httpHeadersTimeoutMs === undefined ? {} : { headersTimeoutMs: config.httpHeadersTimeoutMs }),
+      ...(config.httpRequestTimeoutMs === undefined ? {} : { requestTimeoutMs: config.httpRequestTimeoutMs }),
+      ...(config.httpIdleTimeoutMs === undefined ? {} : { idleTimeoutMs: config.httpIdleTimeoutMs }),
+      ...(config.httpBodyTimeoutMs === undefined ? {} : { bodyTimeoutMs: config.httpBodyTimeoutMs }),
+      ...(config.http2MaxConcurrentStreams === undefined ? {} : { maxConcurrentStreams: config.http2MaxConcurrentStreams }),
+    },
   });
   const port = await server.listen(config.port, config.host);
   logger.info({ port, host: config.host }, 'api listening');
