@@ -169,6 +169,8 @@ export interface ApiSettings {
   readonly stream: string;
   readonly subjectPrefix: string;
   readonly port?: number;
+  /** More environment for the API (limits, timeouts). */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 /** Starts the API process and resolves once /readyz answers 200 (throws with its output after 20 s). */
@@ -180,6 +182,7 @@ export async function spawnApi(settings: ApiSettings): Promise<ApiProcess> {
       PATH: process.env['PATH'] ?? '', DATABASE_URL: settings.databaseUrl, NATS_URL: settings.natsUrl, NATS_STREAM: settings.stream,
       NATS_SUBJECT_PREFIX: settings.subjectPrefix, AUTH_JWT_SECRET: testJwtSecret, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn',
       DOWNLOAD_SIGNING_KEYS: `k1:${Buffer.alloc(32, 7).toString('base64')}`, PACK_STORE_DIR: join(scratchDir, 'packs'),
+      ...settings.env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

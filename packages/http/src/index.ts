@@ -6,6 +6,6 @@
 export { header, bodyChunks, readBody, mediaType, readJsonObject, maxJsonBodyBytes } from './body.ts';
 export { errorKindOf, toHttpError, HttpProblem, isHttpProblem, internalErrorMessage, type ErrorKind, type HttpError } from './errors.ts';
 export { send, sendJson, sendEmpty, jsonType, type Headers } from './respond.ts';
-export { createRouter, sendHttpError, type Route, type RouteCall, type RouteHandler, type Router, type RouterOptions, type ErrorWriter } from './router.ts';
+export { createRouter, matchedRoute, sendHttpError, type Route, type RouteCall, type RouteHandler, type Router, type RouterOptions, type ErrorWriter } from './router.ts';
 export { createSchemaValidator, noNulPattern, type SchemaValidator } from './schema.ts';
 export type { HttpRequest, HttpResponse } from './types.ts';

@@ -37,6 +37,19 @@ export interface Route {
   readonly onError?: ErrorWriter;
 }
 
+/** Where the router records the path pattern of the route that matched a request. */
+const matchedKey = Symbol('mint.matchedRoute');
+type MatchedRequest = HttpRequest & { [matchedKey]?: string };
+
+/**
+ * The path pattern (`/v1/imports/products/:id`, `/r/*`) of the route-table entry that matched
+ * `req`, or undefined when no route did. Metrics label requests with it, never with the path
+ * itself, so odd paths cannot grow a label's series.
+ */
+export function matchedRoute(req: HttpRequest): string | undefined {
+  return (req as MatchedRequest)[matchedKey];
+}
+
 /** The methods a 405 is given for on a known path. */
 const allMethods: readonly HTTPMethod[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 
@@ -109,11 +122,13 @@ export function createRouter(routes: readonly Route[], options: RouterOptions = 
         // A malformed percent-encoding matches nothing; a path of a route's is then bad input naming it.
         const literal = path.includes('%') ? fmw.find(req.method as HTTPMethod, path.replace(/%/g, '%25')) : null;
         if (literal === null) return false;
+        (req as MatchedRequest)[matchedKey] = (literal.store as Route).path;
         const call: RouteCall = { req, res, path, params: {}, queryString };
         fail(call, literal.store as Route, new InvalidInputError([{ field: 'path', message: 'is not a valid percent-encoded path' }]));
         return true;
       }
       const route = found.store as Route;
+      (req as MatchedRequest)[matchedKey] = route.path;
       const call: RouteCall = { req, res, path, params: found.params as Record<string, string>, queryString };
       let pending;
       try {

@@ -23,6 +23,7 @@ describe('loadConfig', () => {
       authJwtIssuer: undefined,
       authJwtAudience: undefined,
       authJwksUrl: undefined,
+      authJwtMaxLifetimeSeconds: 86_400,
       logLevel: 'info',
       dataDir: '.data',
       natsStream: 'MINT_JOBS',
@@ -39,6 +40,15 @@ describe('loadConfig', () => {
       executorJobWriters: 2,
       executorHttpPort: undefined,
       scanEventRetentionDays: 400,
+      rpcMaxBodyBytes: 65_536,
+      importMaxBodyBytes: 41_943_040,
+      httpHeadersTimeoutMs: 10_000,
+      httpRequestTimeoutMs: 120_000,
+      httpIdleTimeoutMs: 30_000,
+      httpBodyTimeoutMs: 15_000,
+      http2MaxConcurrentStreams: 100,
+      metricsPort: undefined,
+      metricsToken: undefined,
     });
     expect(loadConfig({})).toHaveProperty('executorHttpPort', undefined);
     expect(defaults.port).toBe(8080);

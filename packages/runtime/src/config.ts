@@ -29,6 +29,14 @@ export const defaults = {
   natsAckWaitMs: 30_000,
   executorJobWriters: 2,
   scanEventRetentionDays: 400,
+  authJwtMaxLifetimeSeconds: 86_400,
+  rpcMaxBodyBytes: 64 * 1024,
+  importMaxBodyBytes: 40 * 1024 * 1024,
+  httpHeadersTimeoutMs: 10_000,
+  httpRequestTimeoutMs: 120_000,
+  httpIdleTimeoutMs: 30_000,
+  httpBodyTimeoutMs: 15_000,
+  http2MaxConcurrentStreams: 100,
 } as const;
 
 /** The validated process configuration; see `loadConfig` for the variable behind each field. */
@@ -49,6 +57,8 @@ export interface Config {
   readonly authJwtAudience: string | undefined;
   /** `AUTH_JWKS_URL`: https URL of the identity provider's JWKS (RS256/ES256 tokens); unset to accept only HS256. */
   readonly authJwksUrl: string | undefined;
+  /** `AUTH_JWT_MAX_LIFETIME_SECONDS`: longest lifetime (`exp - iat`) a session token may claim; default 24 h. */
+  readonly authJwtMaxLifetimeSeconds: number;
   /** `LOG_LEVEL`: minimum pino level written. */
   readonly logLevel: LogLevel;
   /** `DATA_DIR`: folder for dev mode's embedded database and generated secrets. */
@@ -81,6 +91,24 @@ export interface Config {
   readonly executorHttpPort: number | undefined;
   /** `SCAN_EVENT_RETENTION_DAYS`: days the resolver's scan events are kept (the executor deletes older ones); 0 keeps them all. */
   readonly scanEventRetentionDays: number;
+  /** `RPC_MAX_BODY_BYTES`: largest request body of an ordinary RPC, counted after decompression; default 64 KiB. */
+  readonly rpcMaxBodyBytes: number;
+  /** `IMPORT_MAX_BODY_BYTES`: largest request body of an import RPC (StartProductImport), after decompression; default 40 MiB. */
+  readonly importMaxBodyBytes: number;
+  /** `HTTP_HEADERS_TIMEOUT_MS`: an HTTP/1.1 client must send complete request headers within this; default 10 s. */
+  readonly httpHeadersTimeoutMs: number;
+  /** `HTTP_REQUEST_TIMEOUT_MS`: an HTTP/1.1 request must arrive whole (headers and body) within this; default 120 s. */
+  readonly httpRequestTimeoutMs: number;
+  /** `HTTP_IDLE_TIMEOUT_MS`: a connection (HTTP/1.1 keep-alive or HTTP/2 session) with no traffic is closed after this; default 30 s. */
+  readonly httpIdleTimeoutMs: number;
+  /** `HTTP_BODY_TIMEOUT_MS`: a request body (or HTTP/2 stream) that sends nothing for this long is cut; default 15 s. */
+  readonly httpBodyTimeoutMs: number;
+  /** `HTTP2_MAX_CONCURRENT_STREAMS`: streams one HTTP/2 session may have open at once; default 100. */
+  readonly http2MaxConcurrentStreams: number;
+  /** `METRICS_PORT`: when set, the API serves /metrics on this port (on `HOST`) and not on `PORT`. */
+  readonly metricsPort: number | undefined;
+  /** `METRICS_TOKEN`: when set (at least 16 characters), /metrics requires `Authorization: Bearer <token>`. */
+  readonly metricsToken: string | undefined;
 }
 
 /** A `Config` whose database and bus URLs are known to be present. */
@@ -125,6 +153,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     authJwtIssuer: read.string('AUTH_JWT_ISSUER'),
     authJwtAudience: read.string('AUTH_JWT_AUDIENCE'),
     authJwksUrl: read.url('AUTH_JWKS_URL', ['https:', 'http:'], 'an http(s):// URL'),
+    authJwtMaxLifetimeSeconds: read.integer('AUTH_JWT_MAX_LIFETIME_SECONDS', defaults.authJwtMaxLifetimeSeconds, 60, 31_536_000),
     logLevel: read.oneOf('LOG_LEVEL', logLevels, defaults.logLevel),
     dataDir: read.string('DATA_DIR') ?? defaults.dataDir,
     natsStream: read.pattern('NATS_STREAM', streamName, 'letters, digits, "-" or "_"') ?? defaults.natsStream,
@@ -143,6 +172,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     executorJobWriters: read.integer('EXECUTOR_JOB_WRITERS', defaults.executorJobWriters, 1, 8),
     executorHttpPort: read.string('EXECUTOR_HTTP_PORT') === undefined ? undefined : read.integer('EXECUTOR_HTTP_PORT', 0, 1, 65_535),
     scanEventRetentionDays: read.integer('SCAN_EVENT_RETENTION_DAYS', defaults.scanEventRetentionDays, 0, 36_500),
+    rpcMaxBodyBytes: read.integer('RPC_MAX_BODY_BYTES', defaults.rpcMaxBodyBytes, 1024, 64 * 1024 * 1024),
+    importMaxBodyBytes: read.integer('IMPORT_MAX_BODY_BYTES', defaults.importMaxBodyBytes, 1024, 1024 * 1024 * 1024),
+    httpHeadersTimeoutMs: read.integer('HTTP_HEADERS_TIMEOUT_MS', defaults.httpHeadersTimeoutMs, 100, 600_000),
+    httpRequestTimeoutMs: read.integer('HTTP_REQUEST_TIMEOUT_MS', defaults.httpRequestTimeoutMs, 100, 3_600_000),
+    httpIdleTimeoutMs: read.integer('HTTP_IDLE_TIMEOUT_MS', defaults.httpIdleTimeoutMs, 100, 3_600_000),
+    httpBodyTimeoutMs: read.integer('HTTP_BODY_TIMEOUT_MS', defaults.httpBodyTimeoutMs, 100, 3_600_000),
+    http2MaxConcurrentStreams: read.integer('HTTP2_MAX_CONCURRENT_STREAMS', defaults.http2MaxConcurrentStreams, 1, 10_000),
+    metricsPort: read.string('METRICS_PORT') === undefined ? undefined : read.integer('METRICS_PORT', 0, 1, 65_535),
+    metricsToken: read.secret('METRICS_TOKEN', 16),
   };
 
   if (problems.length > 0) {

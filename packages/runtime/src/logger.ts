@@ -36,6 +36,7 @@ export const redactPaths: readonly string[] = [
     'secret',
     'signature',
     'authJwtSecret',
+    'metricsToken',
   ].flatMap((key) => [key, `*.${key}`]),
 ];
 

@@ -14,7 +14,8 @@ const asymmetricAlgorithms = ['RS256', 'ES256'];
  * Verifies a bearer session token and returns its user. HS256 tokens are checked with the
  * configured secret, RS256/ES256 tokens with the JWKS keys; any other algorithm (including
  * `none`) is refused. `iss`/`aud` are checked when configured, `exp`/`nbf` with a small skew.
- * Any defect is an UnauthenticatedError without details.
+ * A token issued in the future (`iat` beyond the skew) or claiming a lifetime longer than the
+ * configured maximum (`exp - iat`, or `exp - now` without `iat`) is refused. Any defect is an UnauthenticatedError without details.
  */
 export async function authenticateBearer(ctx: UseCaseContext, token: string): Promise<{ userId: string }> {
   try {
@@ -34,6 +35,10 @@ export async function authenticateBearer(ctx: UseCaseContext, token: string): Pr
     } else {
       throw new UnauthenticatedError(`token algorithm ${alg ?? 'missing'} is not accepted`);
     }
+    const { iat, exp } = verified.payload;
+    const nowSeconds = Math.floor(ctx.clock().getTime() / 1000);
+    if (iat !== undefined && iat > nowSeconds + clockSkewSeconds) throw new UnauthenticatedError('token issued in the future');
+    if (exp! - (iat ?? nowSeconds) > ctx.auth.maxTokenLifetimeSeconds) throw new UnauthenticatedError('token lifetime exceeds the maximum accepted');
     if (!isUuid(verified.payload.sub)) throw new UnauthenticatedError('token subject is not a user id');
     return { userId: verified.payload.sub };
   } catch (cause) {

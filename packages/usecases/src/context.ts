@@ -13,7 +13,12 @@ export interface AuthSettings {
   readonly issuer: string | null;
   /** Required `aud`, when set. */
   readonly audience: string | null;
+  /** Longest lifetime a token may claim (`exp` minus `iat`, or `exp` minus now without `iat`), in seconds. */
+  readonly maxTokenLifetimeSeconds: number;
 }
+
+/** Default of {@link AuthSettings.maxTokenLifetimeSeconds}: 24 hours. */
+export const defaultMaxTokenLifetimeSeconds = 86_400;
 
 /**
  * What every use case runs with: the database, the clock and randomness (injectable for tests),
@@ -38,6 +43,8 @@ export interface UseCaseContextOptions {
   readonly jwtAudience?: string | null;
   /** JWKS URL of the identity provider. An unknown `kid` refetches it, at most once per 30 s. */
   readonly jwksUrl?: string | null;
+  /** Longest token lifetime accepted, in seconds; default {@link defaultMaxTokenLifetimeSeconds}. */
+  readonly jwtMaxLifetimeSeconds?: number;
   readonly clock?: () => Date;
   readonly randomFill?: RandomFill;
 }
@@ -54,6 +61,7 @@ export function createUseCaseContext(options: UseCaseContextOptions): UseCaseCon
       jwks: options.jwksUrl ? createRemoteJWKSet(new URL(options.jwksUrl), { cooldownDuration: 30_000, cacheMaxAge: 600_000 }) : null,
       issuer: options.jwtIssuer ?? null,
       audience: options.jwtAudience ?? null,
+      maxTokenLifetimeSeconds: options.jwtMaxLifetimeSeconds ?? defaultMaxTokenLifetimeSeconds,
     },
   };
 }

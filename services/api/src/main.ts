@@ -29,7 +29,7 @@ async function main(): Promise<void> {
     jwtSecret: await resolveJwtSecret(config),
     jwtIssuer: config.authJwtIssuer ?? null,
     jwtAudience: config.authJwtAudience ?? null,
-    jwksUrl: config.authJwksUrl ?? null,
+    jwksUrl: config.authJwksUrl ?? null, jwtMaxLifetimeSeconds: config.authJwtMaxLifetimeSeconds,
   });
   const api = await startApi({ ctx, config, logger, setMintBatchStatusEnabled: config.setMintBatchStatusEnabled, readiness: readinessProbe({ db, bus }),
     metrics: createMetrics(metricSources(ctx, bus)),

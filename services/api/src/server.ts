@@ -6,12 +6,13 @@ import { Code, ConnectError, createContextValues, type ConnectRouter, type Inter
 import { createValidator } from '@bufbuild/protovalidate';
 import { createRouter, sendJson, type HttpRequest, type HttpResponse, type Route } from '@mint/http';
 import type { Logger, Metrics } from '@mint/runtime';
-import { authenticationInterceptor, authorizationInterceptor, type Authenticator } from './auth/interceptors.ts';
+import { authenticateHeaders, authenticationInterceptor, authorizationInterceptor, type Authenticator } from './auth/interceptors.ts';
 import { loggerKey, requestIdKey } from './context.ts';
 import { Health } from './gen/grpc/health/v1/health_pb.js';
 import { checkReadiness, createHealthService, type ReadinessProbe } from './health.ts';
-import { connectAdapter, rejectUndecodableBody } from './http/connect-adapter.ts';
-import { createDualListener, type RequestListener } from './http/listener.ts';
+import { CatalogService } from '@mint/contract';
+import { connectAdapter, defaultRpcMaxBodyBytes, readMaxBytes, rejectUndecodableBody } from './http/connect-adapter.ts';
+import { createDualListener, type DualListenerOptions, type RequestListener } from './http/listener.ts';
 import { errorInterceptor } from './interceptors/errors.ts';
 import { loggingInterceptor } from './interceptors/logging.ts';
 import { validationInterceptor } from './interceptors/validation.ts';
@@ -36,7 +37,16 @@ export interface ApiServerOptions {
   readonly shutdownTimeoutMs?: number;
   /** Counts RPCs and plain HTTP requests (by method and code) into these; serving them is a route's job (`/metrics`). */
   readonly metrics?: Metrics;
+  /** Largest body of an ordinary RPC, inflated; default 64 KiB (`RPC_MAX_BODY_BYTES`). */
+  readonly rpcMaxBodyBytes?: number;
+  /** Largest body of an import RPC (StartProductImport), inflated; default 40 MiB (`IMPORT_MAX_BODY_BYTES`). */
+  readonly importMaxBodyBytes?: number;
+  /** Connection, header, idle and body timeouts and stream caps of the listener. */
+  readonly listener?: DualListenerOptions;
 }
+
+/** RPCs that carry a file and get the import body limit; every other RPC gets the ordinary one. */
+const importMethods: ReadonlySet<string> = new Set([CatalogService.method.startProductImport.name].map((name) => `${CatalogService.typeName}/${name}`));
 
 /** A created (not yet listening) API server. */
 export interface ApiServer {
@@ -111,6 +121,13 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
       options.routes(router);
     },
     interceptors,
+    // Credentials are checked from the headers before any body byte is read; bodies are bounded per operation.
+    body: {
+      beforeBody: authenticateHeaders(options.authenticator),
+      maxBodyBytes: (method) => importMethods.has(`${method.parent.typeName}/${method.name}`)
+        ? options.importMaxBodyBytes ?? readMaxBytes
+        : options.rpcMaxBodyBytes ?? defaultRpcMaxBodyBytes,
+    },
     // JSON speaks the spec's field names (brand_id, mint_job_id, is_duplicate) and always carries
     // every field, so ok=false, is_duplicate=false and has_more=false are never left out.
     jsonOptions: { useProtoFieldName: true, alwaysEmitImplicit: true, ignoreUnknownFields: false },
@@ -148,7 +165,8 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     res.setHeader(requestIdHeader, id);
     const handled = router.handle(req, res);
     if (handled === false) {
-      plainHttp?.skip(res);
+      // RPCs are counted by the RPC interceptors; any other path is a plain 404, counted as unmatched.
+      if (connect.serves((req.url ?? '').split('?', 1)[0]!)) plainHttp?.skip(res);
       connect(req, res);
       return;
     }
@@ -169,7 +187,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     pending?.catch((err: unknown) => loggerOf(req).error({ err }, 'request failed'));
   };
 
-  const listener = createDualListener(requestListener);
+  const listener = createDualListener(requestListener, options.listener);
   let closed: Promise<void> | undefined;
   return {
     requestListener,

@@ -12,14 +12,19 @@ import { createConnectRoutes } from './routes.ts';
 import { downloadRoute } from './downloads/routes.ts';
 import { resolverDescriptionRoute, resolverRoute } from './resolver/routes.ts';
 import { v1Routes } from './v1/routes.ts';
-import { createApiServer } from './server.ts';
+import { createApiServer, type ApiServer } from './server.ts';
 
 /** Options of {@link startApi}. */
 export interface StartApiOptions {
   /** The use-case context (database, clock, token settings). */
   readonly ctx: useCases.UseCaseContext;
-  /** Listening address and shutdown timeout come from here (`PORT`, `HOST`, `SHUTDOWN_TIMEOUT_MS`). */
-  readonly config: Pick<Config, 'port' | 'host' | 'shutdownTimeoutMs'>;
+  /**
+   * Listening address and shutdown timeout come from here (`PORT`, `HOST`, `SHUTDOWN_TIMEOUT_MS`),
+   * and where and how /metrics is served (`METRICS_PORT`, `METRICS_TOKEN`).
+   */
+  readonly config: Pick<Config, 'port' | 'host' | 'shutdownTimeoutMs'> & Partial<Pick<Config,
+    | 'metricsPort' | 'metricsToken' | 'rpcMaxBodyBytes' | 'importMaxBodyBytes' | 'httpHeadersTimeoutMs' | 'httpRequestTimeoutMs'
+    | 'httpIdleTimeoutMs' | 'httpBodyTimeoutMs' | 'http2MaxConcurrentStreams'>>;
   readonly logger: Logger;
   /** Probes the dependencies for /readyz and the gRPC health Check. */
   readonly readiness: ReadinessProbe;
@@ -39,6 +44,8 @@ export interface StartApiOptions {
 export interface RunningApi {
   /** The port bound (the configured one, or the one picked for port 0). */
   readonly port: number;
+  /** The port /metrics is served on when `METRICS_PORT` is set; undefined otherwise. */
+  readonly metricsPort: number | undefined;
   /** Graceful stop: see `ApiServer.close`. Does not close the database. */
   close(): Promise<void>;
 }
@@ -60,8 +67,9 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
   });
   const resolver = useCases.createResolver(ctx, { recorder: scans });
   // The plain HTTP route table; the server adds /healthz and /readyz, other paths go to Connect.
+  const scrape = metricsRoute(metrics, { token: config.metricsToken });
   const httpRoutes: Route[] = [
-    metricsRoute(metrics),
+    ...(config.metricsPort === undefined ? [scrape] : []),
     resolverRoute(resolver, { publicBaseUrl: ctx.publicBaseUrl }),
     resolverDescriptionRoute({ publicBaseUrl: ctx.publicBaseUrl }),
     ...(options.downloads === undefined ? [] : [downloadRoute(ctx, options.downloads, logger)]),
@@ -76,8 +84,31 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
     logger,
     shutdownTimeoutMs: config.shutdownTimeoutMs,
     metrics,
+    ...(config.rpcMaxBodyBytes === undefined ? {} : { rpcMaxBodyBytes: config.rpcMaxBodyBytes }),
+    ...(config.importMaxBodyBytes === undefined ? {} : { importMaxBodyBytes: config.importMaxBodyBytes }),
+    listener: {
+      ...(config.httpHeadersTimeoutMs === undefined ? {} : { headersTimeoutMs: config.httpHeadersTimeoutMs }),
+      ...(config.httpRequestTimeoutMs === undefined ? {} : { requestTimeoutMs: config.httpRequestTimeoutMs }),
+      ...(config.httpIdleTimeoutMs === undefined ? {} : { idleTimeoutMs: config.httpIdleTimeoutMs }),
+      ...(config.httpBodyTimeoutMs === undefined ? {} : { bodyTimeoutMs: config.httpBodyTimeoutMs }),
+      ...(config.http2MaxConcurrentStreams === undefined ? {} : { maxConcurrentStreams: config.http2MaxConcurrentStreams }),
+    },
   });
   const port = await server.listen(config.port, config.host);
   logger.info({ port, host: config.host }, 'api listening');
-  return { port, close: async () => { await server.close(); await scans.close(); await resolver.close(); } };
+  let metricsServer: ApiServer | undefined;
+  let metricsPort: number | undefined;
+  if (config.metricsPort !== undefined) {
+    // /metrics alone (and the probes) on a port of its own, which the network can keep private.
+    metricsServer = createApiServer({
+      routes: () => undefined, httpRoutes: [scrape], authenticator: useCaseAuthenticator(ctx), readiness: options.readiness, logger,
+      shutdownTimeoutMs: config.shutdownTimeoutMs,
+    });
+    metricsPort = await metricsServer.listen(config.metricsPort, config.host);
+    logger.info({ port: metricsPort, host: config.host }, 'metrics listening');
+  }
+  return {
+    port, metricsPort,
+    close: async () => { await Promise.all([server.close(), metricsServer?.close()]); await scans.close(); await resolver.close(); },
+  };
 }

@@ -40,9 +40,10 @@ async function signingKey(kid: string, alg: SigningKey['alg']): Promise<SigningK
 const now = () => Math.floor(Date.now() / 1000);
 
 /** A token for `sub` with the given claims; iss/aud/exp default to valid values. */
-async function token(sign: SigningKey | 'hs256', claims: { sub?: string; iss?: string; aud?: string; exp?: number; nbf?: number } = {}): Promise<string> {
-  const { sub = brand.userId, iss = issuer, aud = audience, exp = now() + 600, nbf } = claims;
-  let jwt = new SignJWT({}).setSubject(sub).setIssuer(iss).setAudience(aud).setIssuedAt(now() - 5).setExpirationTime(exp);
+async function token(sign: SigningKey | 'hs256', claims: { sub?: string; iss?: string; aud?: string; exp?: number; nbf?: number; iat?: number | null } = {}): Promise<string> {
+  const { sub = brand.userId, iss = issuer, aud = audience, exp = now() + 600, nbf, iat = now() - 5 } = claims;
+  let jwt = new SignJWT({}).setSubject(sub).setIssuer(iss).setAudience(aud).setExpirationTime(exp);
+  if (iat !== null) jwt = jwt.setIssuedAt(iat);
   if (nbf !== undefined) jwt = jwt.setNotBefore(nbf);
   const signed = sign === 'hs256'
     ? await jwt.setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).sign(new TextEncoder().encode(testJwtSecret))
@@ -97,6 +98,13 @@ describe('valid session tokens', () => {
   it('tolerates a small clock skew: expired 10 s ago or valid from 10 s ahead still passes', async () => {
     expect(await outcome(await token(rsa, { exp: now() - 10 }))).toBe('ok');
     expect(await outcome(await token(rsa, { nbf: now() + 10 }))).toBe('ok');
+    expect(await outcome(await token(rsa, { iat: now() + 10 }))).toBe('ok');
+  });
+
+  it('accepts a token of exactly the maximum lifetime, and refuses one a minute longer', async () => {
+    const iat = now() - 5;
+    expect(await outcome(await token(rsa, { iat, exp: iat + 86_400 }))).toBe('ok');
+    expect(await outcome(await token(rsa, { iat, exp: iat + 86_460 }))).toBe(Code.Unauthenticated);
   });
 });
 
@@ -121,6 +129,9 @@ describe('the JWT attack matrix', () => {
     ['HS256 with another secret', async () => new SignJWT({}).setSubject(brand.userId).setIssuer(issuer).setAudience(audience).setExpirationTime(now() + 600)
       .setProtectedHeader({ alg: 'HS256' }).sign(new TextEncoder().encode('another-secret-another-secret-0123456'))],
     ['a subject that is not a user id', async () => token(rsa, { sub: 'admin' })],
+    ['iat in the future beyond the skew', async () => token(rsa, { iat: now() + 120, exp: now() + 600 })],
+    ['a lifetime beyond the 24 h maximum (exp - iat)', async () => token(rsa, { iat: now() - 5, exp: now() + 86_400 })],
+    ['a lifetime beyond the 24 h maximum without iat (exp - now)', async () => token(rsa, { iat: null, exp: now() + 86_400 + 120 })],
     ['garbage', async () => 'not.a.jwt'],
   ])('%s is Unauthenticated', async (_name, make) => {
     const jwt = await make();

@@ -1,5 +1,6 @@
 // The connection preface dispatch and the graceful close of the one-port listener, on raw sockets.
 
+import http2 from 'node:http2';
 import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createDualListener, type DualListener } from '../src/http/listener.ts';
@@ -88,5 +89,70 @@ describe('slow clients', () => {
     const text = await rawExchange(port, ['GET / HTTP/1.1\r\nHost: t\r\n']);
     expect(text).toMatch(/^HTTP\/1\.1 408/);
     expect(Date.now() - started).toBeLessThan(3_000);
+  });
+});
+
+describe('slow senders and stream caps', () => {
+  /** A handler that reads the body to its end, then answers. */
+  const reading = (req: import('./../src/http/listener.ts').HttpRequest, res: import('./../src/http/listener.ts').HttpResponse) => {
+    req.resume();
+    req.on('end', () => res.end('done'));
+  };
+
+  it('closes an HTTP/2 session whose streams send bodies that never finish, after the body timeout', async () => {
+    listener = createDualListener(reading, { bodyTimeoutMs: 300, idleTimeoutMs: 5_000 });
+    const port = await listener.listen(0, '127.0.0.1');
+    const session = http2.connect(`http://127.0.0.1:${port}`);
+    session.on('error', () => undefined);
+    const started = Date.now();
+    const closed = new Promise<number>((resolve) => session.once('close', () => resolve(Date.now() - started)));
+    for (let i = 0; i < 3; i++) {
+      const stream = session.request({ ':method': 'POST', ':path': `/slow/${i}` });
+      stream.on('error', () => undefined);
+      stream.write('{"partial":');
+    }
+    const elapsed = await Promise.race([closed, new Promise<number>((resolve) => setTimeout(() => resolve(-1), 3_000))]);
+    expect(elapsed).toBeGreaterThanOrEqual(250);
+  });
+
+  it('leaves a stream whose request ended alone, however long its answer takes', async () => {
+    listener = createDualListener((req, res) => {
+      req.resume();
+      req.on('end', () => setTimeout(() => res.end('late'), 700));
+    }, { bodyTimeoutMs: 200 });
+    const port = await listener.listen(0, '127.0.0.1');
+    const session = http2.connect(`http://127.0.0.1:${port}`);
+    try {
+      const stream = session.request({ ':method': 'POST', ':path': '/slow-answer' });
+      stream.end('{}');
+      stream.setEncoding('utf8');
+      let text = '';
+      stream.on('data', (chunk: string) => { text += chunk; });
+      await new Promise((resolve, reject) => { stream.on('end', resolve); stream.on('error', reject); });
+      expect(text).toBe('late');
+    } finally {
+      session.close();
+    }
+  });
+
+  it('announces the cap on concurrent streams per HTTP/2 session', async () => {
+    listener = createDualListener(reading, { maxConcurrentStreams: 7 });
+    const port = await listener.listen(0, '127.0.0.1');
+    const session = http2.connect(`http://127.0.0.1:${port}`);
+    try {
+      const settings = await new Promise<http2.Settings>((resolve) => session.once('remoteSettings', resolve));
+      expect(settings.maxConcurrentStreams).toBe(7);
+    } finally {
+      session.close();
+    }
+  });
+
+  it('cuts an HTTP/1.1 request whose body does not arrive within the request timeout', async () => {
+    listener = createDualListener(reading, { headersTimeoutMs: 200, requestTimeoutMs: 400 });
+    const port = await listener.listen(0, '127.0.0.1');
+    const started = Date.now();
+    const text = await rawExchange(port, ['POST /slow HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\n', '{"a":']);
+    expect(Date.now() - started).toBeLessThan(3_000);
+    expect(text).not.toContain('done');
   });
 });

@@ -58,6 +58,8 @@ describe('/metrics on the API', () => {
     expect((await fetch(`${api.baseUrl}/healthz`)).status).toBe(200);
     expect((await fetch(`${api.baseUrl}/plain/a1b2c3?x=1`)).status).toBe(204);
     expect((await fetch(`${api.baseUrl}/plain/ffee99`)).status).toBe(204);
+    expect((await fetch(`${api.baseUrl}/nope/a1`)).status).toBe(404);
+    expect((await fetch(`${api.baseUrl}/probe-${randomUUID()}`)).status).toBe(404);
 
     const samples = await scrape(`${api.baseUrl}/metrics`);
     const rpc = (method: string, code: string) => ({ method: `mint.v1.MintService/${method}`, code });
@@ -70,9 +72,12 @@ describe('/metrics on the API', () => {
     expect(sampleValue(samples, 'minting_rpc_duration_seconds_sum', rpc('SubmitMintRequest', 'ok'))).toBeGreaterThan(0);
 
     expect(sampleValue(samples, 'minting_http_requests_total', { method: 'GET', route: '/healthz', code: '200' })).toBe(1);
-    // Ids in paths collapse into one route label, so paths cannot grow the series without bound.
-    expect(sampleValue(samples, 'minting_http_requests_total', { method: 'GET', route: '/plain/:param', code: '204' })).toBe(2);
-    expect(sampleValue(samples, 'minting_http_request_duration_seconds_count', { method: 'GET', route: '/plain/:param', code: '204' })).toBe(2);
+    // The route label is the matched route's pattern, so paths cannot grow the series.
+    expect(sampleValue(samples, 'minting_http_requests_total', { method: 'GET', route: '/plain/*', code: '204' })).toBe(2);
+    expect(sampleValue(samples, 'minting_http_request_duration_seconds_count', { method: 'GET', route: '/plain/*', code: '204' })).toBe(2);
+    // Paths outside the route table (and not RPCs) count under one label, whatever they are.
+    expect(sampleValue(samples, 'minting_http_requests_total', { method: 'GET', route: 'unmatched', code: '404' })).toBe(2);
+    expect(samples.filter((s) => s.name === 'minting_http_requests_total' && /nope|probe/.test(s.labels['route'] ?? ''))).toEqual([]);
     // RPCs are not counted again as plain routes.
     expect(samples.filter((s) => s.name === 'minting_http_requests_total' && s.labels['route']?.includes('MintService'))).toEqual([]);
 
@@ -93,6 +98,40 @@ describe('/metrics on the API', () => {
     const res = await fetch(`${api.baseUrl}/metrics`, { method: 'POST' });
     expect(res.status).toBe(405);
     expect(res.headers.get('allow')).toBe('GET, HEAD');
+  });
+});
+
+describe('/metrics restricted', () => {
+  it('requires the scrape token when METRICS_TOKEN is set', async () => {
+    const token = 'scrape-token-0123456789';
+    const guarded = await startTestApi(app, { config: { metricsToken: token } });
+    try {
+      const anonymous = await fetch(`${guarded.baseUrl}/metrics`);
+      expect(anonymous.status).toBe(401);
+      expect(await anonymous.text()).not.toContain('minting_');
+      expect((await fetch(`${guarded.baseUrl}/metrics`, { headers: { authorization: 'Bearer wrong-token-0123456789' } })).status).toBe(401);
+      const scraped = await fetch(`${guarded.baseUrl}/metrics`, { headers: { authorization: `Bearer ${token}` } });
+      expect(scraped.status).toBe(200);
+      expect(await scraped.text()).toContain('minting_jobs');
+    } finally {
+      await guarded.close();
+    }
+  });
+
+  it('serves /metrics only on METRICS_PORT when it is set', async () => {
+    const separate = await startTestApi(app, { config: { metricsPort: 0 } });
+    try {
+      expect(separate.metricsPort).toEqual(expect.any(Number));
+      expect(separate.metricsPort).not.toBe(separate.port);
+      expect((await fetch(`${separate.baseUrl}/metrics`)).status).toBe(404);
+      const scraped = await fetch(`http://127.0.0.1:${separate.metricsPort}/metrics`);
+      expect(scraped.status).toBe(200);
+      expect(await scraped.text()).toContain('minting_jobs');
+      // Nothing but the scrape and the probes answers there.
+      expect((await fetch(`http://127.0.0.1:${separate.metricsPort}/v1/products`)).status).toBe(404);
+    } finally {
+      await separate.close();
+    }
   });
 });
 

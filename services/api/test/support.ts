@@ -120,7 +120,7 @@ export interface TestApi extends RunningApi, CapturedLogs {
 /** Starts the API on port 0 of 127.0.0.1 over `app.ctx` (or `options.ctx`); readiness defaults to a database ping. */
 export async function startTestApi(
   app: UseCaseBundle,
-  options: { readiness?: () => Promise<Readiness>; shutdownTimeoutMs?: number } & Partial<Pick<StartApiOptions, 'ctx' | 'httpRoutes' | 'setMintBatchStatusEnabled' | 'downloads'>> = {},
+  options: { readiness?: () => Promise<Readiness>; shutdownTimeoutMs?: number; config?: Partial<StartApiOptions['config']> } & Partial<Pick<StartApiOptions, 'ctx' | 'httpRoutes' | 'setMintBatchStatusEnabled' | 'downloads'>> = {},
 ): Promise<TestApi> {
   const { logger, logs, rawLogs } = capturingLogger('api-test');
   const readiness =
@@ -131,7 +131,7 @@ export async function startTestApi(
     });
   const api = await startApi({
     ctx: options.ctx ?? app.ctx,
-    config: { port: 0, host: '127.0.0.1', shutdownTimeoutMs: options.shutdownTimeoutMs ?? 5_000 },
+    config: { port: 0, host: '127.0.0.1', shutdownTimeoutMs: options.shutdownTimeoutMs ?? 5_000, ...options.config },
     logger,
     readiness,
     ...(options.httpRoutes === undefined ? {} : { httpRoutes: options.httpRoutes }),

@@ -3,7 +3,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { query } from '../../../test/support/sql.ts';
-import { createUser, grantRole, issueAccessToken, processMintJobBatch, relayOutbox, upsertProduct, type OutboxJob } from '@mint/usecases';
+import { createApiKey, createUser, grantRole, issueAccessToken, processMintJobBatch, relayOutbox, upsertProduct, type OutboxJob } from '@mint/usecases';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from './support.ts';
 import { send, setupV1, type V1Setup, type V1Workspace } from './v1-support.ts';
@@ -88,6 +88,22 @@ describe('submit + kick', () => {
     const expired = await issueAccessToken({ ...t.app.ctx, clock: () => new Date(Date.now() - 2 * 86_400_000) }, ws.userId, 60);
     const old = await kick(body(), expired);
     expect([old.status, old.body]).toEqual([401, errorShape('invalid_token')]);
+  });
+
+  it('checks an x-api-key sent with the owner\'s token: a read-only key is 403, a garbage key 401, and neither mints', async () => {
+    const jobs = await t.count('mint_jobs', ws.brandId);
+    const readOnly = await t.workspace(['mint:read']);
+    const withKey = (apiKey: string) => send(t.api, 'POST', path, { json: body(), headers: { authorization: `Bearer ${ws.token}`, 'x-api-key': apiKey } });
+    const foreignKey = await withKey(readOnly.apiKey);
+    expect([foreignKey.status, foreignKey.body]).toEqual([403, errorShape('forbidden')]);
+    const ownReadOnly = await createApiKey(t.app.ctx, { brandId: ws.brandId, name: 'read only', scopes: ['mint:read'] });
+    const readOnlyRes = await withKey(ownReadOnly.key);
+    expect([readOnlyRes.status, readOnlyRes.body]).toEqual([403, errorShape('forbidden')]);
+    const garbage = await withKey('garbage-key');
+    expect([garbage.status, garbage.body]).toEqual([401, errorShape('invalid_token')]);
+    expect(await t.count('mint_jobs', ws.brandId)).toBe(jobs);
+    const allowed = await withKey(ws.apiKey);
+    expect(allowed.body).toMatchObject({ ok: true });
   });
 
   it('answers forbidden 403 to a member (not owner or admin) and to a user of another brand', async () => {

@@ -67,7 +67,7 @@ export async function runDev(config: Config): Promise<void> {
   const bus = await openConfiguredBus(config, 'minting-dev');
   const ctx = createUseCaseContext({
     db, publicBaseUrl: config.publicBaseUrl, jwtSecret: await resolveJwtSecret(config),
-    jwtIssuer: config.authJwtIssuer ?? null, jwtAudience: config.authJwtAudience ?? null, jwksUrl: config.authJwksUrl ?? null,
+    jwtIssuer: config.authJwtIssuer ?? null, jwtAudience: config.authJwtAudience ?? null, jwksUrl: config.authJwksUrl ?? null, jwtMaxLifetimeSeconds: config.authJwtMaxLifetimeSeconds,
   });
   const { seed, created } = await demoWorkspace(ctx, config.dataDir);
   const api = await startApi({ ctx, config, logger, setMintBatchStatusEnabled: config.setMintBatchStatusEnabled, readiness: readinessProbe({ db, bus }),

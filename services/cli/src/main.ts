@@ -51,7 +51,7 @@ async function main(): Promise<void> {
     await assertMigrated(db);
     const ctx = createUseCaseContext({
       db, publicBaseUrl: config.publicBaseUrl, jwtSecret: await resolveJwtSecret(config),
-      jwtIssuer: config.authJwtIssuer ?? null, jwtAudience: config.authJwtAudience ?? null, jwksUrl: config.authJwksUrl ?? null,
+      jwtIssuer: config.authJwtIssuer ?? null, jwtAudience: config.authJwtAudience ?? null, jwksUrl: config.authJwksUrl ?? null, jwtMaxLifetimeSeconds: config.authJwtMaxLifetimeSeconds,
     });
     const brand = () => values.brand ?? (() => { throw new UsageError('--brand is required'); })();
     switch (command) {

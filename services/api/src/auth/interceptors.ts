@@ -2,8 +2,8 @@
 // a bearer session, or a standalone API key (`x-api-key`) of a workspace with API access, or
 // both. Public services (the allow-list in ./public-paths.ts) skip both.
 
-import type { Message } from '@bufbuild/protobuf';
-import { createContextKey, type Interceptor, type StreamRequest, type UnaryRequest } from '@connectrpc/connect';
+import type { DescMethod, Message } from '@bufbuild/protobuf';
+import { createContextKey, type ContextValues, type Interceptor, type StreamRequest, type UnaryRequest } from '@connectrpc/connect';
 import { ForbiddenError, UnauthenticatedError, type Permission } from '@mint/domain';
 import { authenticate, authorizeAuthenticated, type Authenticated, type Caller, type Credentials, type UseCaseContext } from '@mint/usecases';
 import { principalKey } from '../context.ts';
@@ -27,18 +27,34 @@ export function contextAuthenticator(ctx: UseCaseContext): Authenticator {
   };
 }
 
-/** Verified credentials of the call, between the two interceptors; null for public RPCs. */
-const authenticatedKey = createContextKey<Authenticated | null>(null, { description: 'verified credentials' });
+/** Verified credentials of the call, between the header check and the interceptors; null for public RPCs, undefined until checked. */
+const authenticatedKey = createContextKey<Authenticated | null | undefined>(undefined, { description: 'verified credentials' });
+
+/**
+ * The header check the Connect adapter runs before reading any body byte: verifies the
+ * credentials of every RPC that is not public (a JWT is checked from the header alone, an API key
+ * with one indexed query), so an anonymous or badly credentialed call is answered Unauthenticated
+ * without its body being read or inflated.
+ */
+export function authenticateHeaders(authenticator: Authenticator): (method: DescMethod, header: Headers, contextValues: ContextValues) => Promise<void> {
+  return async (method, header, contextValues) => {
+    if (permissionFor(method) === 'public') return;
+    contextValues.set(authenticatedKey, await authenticator.authenticate(credentialsFrom(header)));
+  };
+}
 
 /**
  * Verifies the credentials of every RPC that is not public (a bearer token, an API key, or both)
  * before the request is validated, so anonymous callers and bad credentials learn nothing but
- * Unauthenticated. Credentials never appear in an error or a log line.
+ * Unauthenticated; calls whose headers the adapter already checked ({@link authenticateHeaders})
+ * are not checked twice. Credentials never appear in an error or a log line.
  */
 export function authenticationInterceptor(authenticator: Authenticator): Interceptor {
   return (next) => async (req) => {
     if (permissionFor(req.method) === 'public') return next(req);
-    req.contextValues.set(authenticatedKey, await authenticator.authenticate(credentialsFrom(req.header)));
+    if (req.contextValues.get(authenticatedKey) === undefined) {
+      req.contextValues.set(authenticatedKey, await authenticator.authenticate(credentialsFrom(req.header)));
+    }
     return next(req);
   };
 }
@@ -57,7 +73,7 @@ export function authorizationInterceptor(authenticator: Authenticator): Intercep
     const check = async (message: Message): Promise<void> => {
       if (permission === undefined) throw new ForbiddenError('this RPC has no permission entry and is refused');
       const authenticated = req.contextValues.get(authenticatedKey);
-      if (authenticated === null) throw new UnauthenticatedError('authentication required');
+      if (authenticated === null || authenticated === undefined) throw new UnauthenticatedError('authentication required');
       const brandId = brandIdOf(message);
       if (brandId === undefined) throw new ForbiddenError('the request names no brand');
       req.contextValues.set(principalKey, await authenticator.authorize(authenticated, brandId, permission));

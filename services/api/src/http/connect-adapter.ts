@@ -1,8 +1,10 @@
-// connect-node's adapter, with undecodable request bodies answered as bad input in every protocol.
+// connect-node's adapter, with credentials checked from the headers before any body byte is read,
+// per-operation body limits on inflated bytes, and undecodable request bodies answered as bad
+// input in every protocol.
 
-import { fromBinary } from '@bufbuild/protobuf';
+import { fromBinary, type DescMethod } from '@bufbuild/protobuf';
 import {
-  Code, ConnectError, createConnectRouter, createContextKey, createContextValues, type Interceptor,
+  Code, ConnectError, createConnectRouter, createContextKey, createContextValues, type ContextValues, type Interceptor,
 } from '@connectrpc/connect';
 import {
   compressionBrotli, compressionGzip, universalRequestFromNodeRequest, universalResponseToNodeResponse,
@@ -17,6 +19,20 @@ import type { HttpRequest, HttpResponse } from './listener.ts';
 /** Largest request body any RPC reads (StartProductImport carries a CSV of up to 32 MiB). */
 export const readMaxBytes = 40 * 1024 * 1024;
 
+/** Default largest body of an ordinary RPC (every RPC but the imports), inflated: 64 KiB. */
+export const defaultRpcMaxBodyBytes = 64 * 1024;
+
+/** What the adapter checks before and while reading a request body. */
+export interface BodyPolicy {
+  /**
+   * Runs on the headers alone, before any body byte is read or inflated (credentials). What it
+   * throws answers the call (in the protocol's own way) and the body is never read.
+   */
+  readonly beforeBody?: (method: DescMethod, header: Headers, contextValues: ContextValues) => Promise<void>;
+  /** The largest body of `method`, counted on the wire and again after decompression. */
+  readonly maxBodyBytes: (method: DescMethod) => number;
+}
+
 const compressions: readonly Compression[] = [compressionGzip, compressionBrotli];
 
 /**
@@ -29,11 +45,18 @@ const compressions: readonly Compression[] = [compressionGzip, compressionBrotli
  * own way (a JSON body, an end-of-stream message, gRPC trailers). Every other request reaches the
  * library untouched.
  */
-export function connectAdapter(options: ConnectNodeAdapterOptions): (req: HttpRequest, res: HttpResponse) => void {
+export interface ConnectAdapter {
+  (req: HttpRequest, res: HttpResponse): void;
+  /** True when `path` (without its query) names an RPC; any other path is answered 404. */
+  serves(path: string): boolean;
+}
+
+export function connectAdapter(options: ConnectNodeAdapterOptions & { readonly body?: BodyPolicy }): ConnectAdapter {
   const router = createConnectRouter({ acceptCompression: [...compressions], ...options, readMaxBytes });
   options.routes?.(router);
-  const paths = new Map(router.handlers.map((handler) => [handler.requestPath, checkBody(handler)]));
-  return (req, res) => {
+  const policy: BodyPolicy = options.body ?? { maxBodyBytes: () => readMaxBytes };
+  const paths = new Map(router.handlers.map((handler) => [handler.requestPath, checkBody(handler, policy)]));
+  const serve = (req: HttpRequest, res: HttpResponse): void => {
     const handler = paths.get((req.url ?? '').split('?', 1)[0]!);
     if (!handler) {
       res.statusCode = uResponseNotFound.status;
@@ -45,10 +68,11 @@ export function connectAdapter(options: ConnectNodeAdapterOptions): (req: HttpRe
       .then((uRes) => universalResponseToNodeResponse(uRes, res))
       .catch(() => res.destroy());
   };
+  return Object.assign(serve, { serves: (path: string) => paths.has(path) });
 }
 
-/** Why the request body could not be read, set by the adapter for {@link rejectUndecodableBody}. */
-const undecodableBodyKey = createContextKey<ConnectError | undefined>(undefined, { description: 'undecodable request body' });
+/** Why the request body was not read or could not be, set by the adapter for {@link rejectUndecodableBody}. */
+const undecodableBodyKey = createContextKey<unknown>(undefined, { description: 'refused request body' });
 
 /** Answers a call whose body the adapter could not decode with the reason it recorded. Place it after logging and error mapping. */
 export const rejectUndecodableBody: Interceptor = (next) => (req) => {
@@ -84,14 +108,26 @@ function framingOf(contentType: string | null): Framing | undefined {
   }
 }
 
-/** `handler`, with the body of a unary or server-streaming POST read and checked first. */
-function checkBody(handler: UniversalHandler): UniversalHandler {
+/**
+ * `handler`, with the body of a unary or server-streaming POST read and checked first: the
+ * policy's header check runs before any byte is read, then at most the method's limit is read
+ * and, when compressed, inflated.
+ */
+function checkBody(handler: UniversalHandler, policy: BodyPolicy): UniversalHandler {
   const kind = handler.method.methodKind;
   if (kind !== 'unary' && kind !== 'server_streaming') return handler;
+  const limit = policy.maxBodyBytes(handler.method);
   const wrapped = async (req: UniversalServerRequest): Promise<UniversalServerResponse> => {
     const framing = framingOf(req.header.get('content-type'));
     const readable = req.method === 'POST' && typeof req.body === 'object' && req.body !== null && Symbol.asyncIterator in req.body;
     if (framing === undefined || !readable) return handler(req);
+    if (policy.beforeBody !== undefined) {
+      try {
+        await policy.beforeBody(handler.method, req.header, req.contextValues ??= createContextValues());
+      } catch (error) {
+        return refuse(req, framing, handler, error);
+      }
+    }
     const encoding = req.header.get(framing.encodingHeader) ?? 'identity';
     const compression = encoding === 'identity' ? null : compressions.find((c) => c.name === encoding);
     // Unknown encodings are answered by the library itself (unimplemented, as the protocols say).
@@ -99,21 +135,24 @@ function checkBody(handler: UniversalHandler): UniversalHandler {
 
     let bytes: Uint8Array;
     try {
-      bytes = await readAllBytes(req.body as AsyncIterable<Uint8Array>, readMaxBytes, req.header.get('content-length'));
+      bytes = await readAllBytes(req.body as AsyncIterable<Uint8Array>, limit, req.header.get('content-length'));
     } catch (error) {
       return refuse(req, framing, handler, ConnectError.from(error, Code.InvalidArgument));
     }
     const problem = framing.enveloped
-      ? await checkEnvelopes(bytes, compression, framing.binary, handler, encoding)
-      : await checkMessage(bytes, compression, framing.binary, handler, encoding);
+      ? await checkEnvelopes(bytes, compression, framing.binary, handler, encoding, limit)
+      : await checkMessage(bytes, compression, framing.binary, handler, encoding, limit);
     if (problem !== undefined) return refuse(req, framing, handler, problem);
     return handler({ ...req, body: createAsyncIterable([bytes]) });
   };
   return Object.assign(wrapped, handler);
 }
 
-/** Hands the library a well-formed empty request, with `error` for {@link rejectUndecodableBody} to raise. */
-function refuse(req: UniversalServerRequest, framing: Framing, handler: UniversalHandler, error: ConnectError): Promise<UniversalServerResponse> {
+/**
+ * Hands the library a well-formed empty request, with `error` for {@link rejectUndecodableBody} to
+ * raise; the body sent is never read.
+ */
+function refuse(req: UniversalServerRequest, framing: Framing, handler: UniversalHandler, error: unknown): Promise<UniversalServerResponse> {
   const header = new Headers(req.header);
   header.delete(framing.encodingHeader);
   header.delete('content-length');
@@ -131,21 +170,24 @@ function envelope(data: Uint8Array): Uint8Array {
 }
 
 /** A Connect unary body: decompresses under Content-Encoding and, for protobuf, decodes. */
-async function checkMessage(bytes: Uint8Array, compression: Compression | null, binary: boolean, handler: UniversalHandler, encoding: string): Promise<ConnectError | undefined> {
+async function checkMessage(bytes: Uint8Array, compression: Compression | null, binary: boolean, handler: UniversalHandler, encoding: string, limit: number): Promise<ConnectError | undefined> {
   let plain = bytes;
   if (compression !== null) {
     try {
-      plain = await compression.decompress(bytes, readMaxBytes);
+      // zlib stops inflating at the limit: a small body that inflates past it is never held whole.
+      plain = await compression.decompress(bytes, limit);
     } catch (error) {
-      return new ConnectError(`request body is not valid ${encoding}: ${reasonOf(error)}`, Code.InvalidArgument);
+      return decompressionProblem(error, 'request body', encoding, limit);
     }
   }
   return binary ? decodes(plain, handler) : undefined;
 }
 
 /** Enveloped messages: each complete, decompressed when flagged so, and decoded (protobuf). */
-async function checkEnvelopes(bytes: Uint8Array, compression: Compression | null, binary: boolean, handler: UniversalHandler, encoding: string): Promise<ConnectError | undefined> {
+async function checkEnvelopes(bytes: Uint8Array, compression: Compression | null, binary: boolean, handler: UniversalHandler, encoding: string, limit: number): Promise<ConnectError | undefined> {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  /** Inflated bytes left for the messages still to come: the limit holds for the whole request. */
+  let budget = limit;
   for (let at = 0; at < bytes.byteLength;) {
     if (at + 5 > bytes.byteLength) return new ConnectError('request body ends inside a message envelope header', Code.InvalidArgument);
     const flags = bytes[at]!;
@@ -160,11 +202,13 @@ async function checkEnvelopes(bytes: Uint8Array, compression: Compression | null
     if ((flags & 1) === 1) {
       if (compression === null) return new ConnectError('a request message is flagged compressed but the request names no encoding', Code.InvalidArgument);
       try {
-        data = await compression.decompress(data, readMaxBytes);
+        data = await compression.decompress(data, budget);
       } catch (error) {
-        return new ConnectError(`request message is not valid ${encoding}: ${reasonOf(error)}`, Code.InvalidArgument);
+        return decompressionProblem(error, 'request message', encoding, limit);
       }
     }
+    budget -= data.byteLength;
+    if (budget < 0) return tooLarge(limit);
     if (binary) {
       const problem = decodes(data, handler);
       if (problem !== undefined) return problem;
@@ -180,6 +224,17 @@ function decodes(bytes: Uint8Array, handler: UniversalHandler): ConnectError | u
   } catch (error) {
     return new ConnectError(`request body is not a ${handler.method.input.typeName} message: ${reasonOf(error)}`, Code.InvalidArgument);
   }
+}
+
+/** A body past the method's limit, as connect-es words it. */
+function tooLarge(limit: number): ConnectError {
+  return new ConnectError(`message is larger than configured readMaxBytes ${limit} after decompression`, Code.ResourceExhausted);
+}
+
+/** Inflating past the limit is resource_exhausted; anything else is a body that is not `encoding`. */
+function decompressionProblem(error: unknown, what: string, encoding: string, limit: number): ConnectError {
+  if (error instanceof ConnectError && error.code === Code.ResourceExhausted) return tooLarge(limit);
+  return new ConnectError(`${what} is not valid ${encoding}: ${reasonOf(error)}`, Code.InvalidArgument);
 }
 
 const reasonOf = (error: unknown) => (error instanceof Error ? error.message : String(error));

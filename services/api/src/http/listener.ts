@@ -25,6 +25,18 @@ export interface DualListenerOptions {
   readonly keepAliveTimeoutMs?: number;
   /** An HTTP/1.1 client must send its complete request headers within this; default 60 s. */
   readonly headersTimeoutMs?: number;
+  /** An HTTP/1.1 request must arrive whole, headers and body, within this (slow senders are cut); default 120 s. */
+  readonly requestTimeoutMs?: number;
+  /** An HTTP/2 session without any frame for this long is closed; default 30 s. */
+  readonly idleTimeoutMs?: number;
+  /**
+   * An HTTP/2 request stream whose body is still open and sends nothing for this long is cancelled
+   * and its session told to go away (a slow or stalled sender); default 15 s. Streams whose request
+   * ended are not affected, however long their response takes.
+   */
+  readonly bodyTimeoutMs?: number;
+  /** Streams one HTTP/2 session may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS); default 100. */
+  readonly maxConcurrentStreams?: number;
 }
 
 /** A listening socket that serves HTTP/1.1 and h2c through one request listener. */
@@ -55,7 +67,11 @@ export function createDualListener(listener: RequestListener, options: DualListe
   let closed: Promise<void> | undefined;
 
   const headersTimeout = options.headersTimeoutMs ?? 60_000;
-  const h1Options = { headersTimeout, connectionsCheckingInterval: Math.min(30_000, Math.max(50, Math.floor(headersTimeout / 4))) };
+  const requestTimeout = Math.max(headersTimeout, options.requestTimeoutMs ?? 120_000);
+  const h1Options = {
+    headersTimeout, requestTimeout,
+    connectionsCheckingInterval: Math.min(30_000, Math.max(50, Math.floor(Math.min(headersTimeout, requestTimeout) / 4))),
+  };
   const h1 = http.createServer(h1Options, (req, res) => {
     const socket = req.socket;
     h1Busy.set(socket, (h1Busy.get(socket) ?? 0) + 1);
@@ -74,8 +90,20 @@ export function createDualListener(listener: RequestListener, options: DualListe
     h1Busy.set(socket, 0);
     socket.once('close', () => h1Busy.delete(socket));
   });
-  const h2 = http2.createServer((req, res) => listener(req, res));
+  const bodyTimeoutMs = options.bodyTimeoutMs ?? 15_000;
+  const idleTimeoutMs = options.idleTimeoutMs ?? 30_000;
+  const h2 = http2.createServer({ settings: { maxConcurrentStreams: options.maxConcurrentStreams ?? 100 } }, (req, res) => {
+    const stream = req.stream;
+    stream.setTimeout(bodyTimeoutMs, () => {
+      // Quiet while the body is still open: a stalled sender. A finished request may take its time.
+      if (stream.destroyed || stream.state.remoteClose) return;
+      stream.close(http2.constants.NGHTTP2_CANCEL);
+      stream.session?.close();
+    });
+    listener(req, res);
+  });
   h2.on('session', (session: Http2Session) => {
+    session.setTimeout(idleTimeoutMs, () => session.close());
     sessions.add(session);
     session.once('close', () => sessions.delete(session));
     if (closing) session.close();

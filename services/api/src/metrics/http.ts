@@ -1,35 +1,23 @@
 // Plain HTTP request counts, latency and one log line per request (health, /metrics, /v1 routes,
 // the resolver): what the RPC interceptors do for Connect calls.
 
+import { matchedRoute } from '@mint/http';
 import type { Metrics } from '@mint/runtime';
 import type { HttpRequest, HttpResponse } from '../http/listener.ts';
 
-/** Distinct `route` labels kept; later routes are counted as `other`, so odd paths cannot grow the series without bound. */
-const maxRoutes = 200;
 /** Probe and scrape paths: logged at debug level, since they arrive every few seconds. */
 const quietPaths: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/metrics']);
-/** A path segment kept as-is in a route label: a lower-case word without digits, or an API version such as `v1`; anything else is an id. */
-const wordSegment = /^(?:[a-z][a-z_-]{0,39}|v[0-9]{1,2})$/;
+
+/** The `route` label of requests that matched no route of the table (and no RPC). */
+export const unmatchedRouteLabel = 'unmatched';
 
 /**
- * The `route` label of a path: segments that look like ids, GTINs, serials or tokens become
- * `:param`, e.g. `/v1/jobs/3f2a.../units` -> `/v1/jobs/:param/units`; the resolver's brand slug
- * does too (`/r/acme/01/0950.../21/X1` -> `/r/:param/:param/:param/:param/:param`), so brands do
- * not multiply the series.
+ * The `route` label of a request: the path pattern of the route-table entry that matched it
+ * (`/v1/imports/products/:id`, `/r/*`), or {@link unmatchedRouteLabel}. It never comes from the
+ * request path, so the label set is the route table and cannot be grown by clients.
  */
-export function routeLabel(path: string): string {
-  if (path === '/') return '/';
-  const resolver = path.startsWith('/r/');
-  let label = '';
-  let start = 1;
-  for (let index = 1; start <= path.length; index++) {
-    let end = path.indexOf('/', start);
-    if (end < 0) end = path.length;
-    const segment = path.slice(start, end);
-    label += (index !== 2 || !resolver) && wordSegment.test(segment) ? `/${segment}` : '/:param';
-    start = end + 1;
-  }
-  return label;
+export function routeLabel(req: HttpRequest): string {
+  return matchedRoute(req) ?? unmatchedRouteLabel;
 }
 
 /**
@@ -63,7 +51,6 @@ type ObservedResponse = HttpResponse & { [observedKey]?: Observed };
 
 /** Creates the observer counting into `metrics`. */
 export function httpObserver(metrics: Pick<Metrics, 'httpRequests' | 'httpDuration'>): HttpObserver {
-  const routes = new Set<string>();
   // One listener for every response (no closure per request): `this` is the response.
   function onClose(this: ObservedResponse): void {
     const observed = this[observedKey];
@@ -73,11 +60,7 @@ export function httpObserver(metrics: Pick<Metrics, 'httpRequests' | 'httpDurati
     const url = req.url ?? '/';
     const q = url.indexOf('?');
     const path = q < 0 ? url : url.slice(0, q);
-    let route = routeLabel(path);
-    if (!routes.has(route)) {
-      if (routes.size >= maxRoutes) route = 'other';
-      else routes.add(route);
-    }
+    const route = routeLabel(req);
     const method = req.method ?? 'GET';
     const status = this.headersSent ? this.statusCode : 0;
     const code = String(status);

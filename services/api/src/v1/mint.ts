@@ -89,7 +89,8 @@ export async function submitAndKickRoute(deps: V1Deps, call: V1Call): Promise<vo
   const { ctx } = deps;
   const credentials = credentialsFrom(call.req.headers);
   if (credentials.bearer === null) throw new HttpProblem(401, 'missing_auth', 'missing bearer token (Authorization: Bearer <token>)');
-  const authenticated = await authenticate(ctx, { bearer: credentials.bearer, apiKey: null });
+  // An x-api-key sent along is checked too: both credentials must grant the mint.
+  const authenticated = await authenticate(ctx, credentials);
   const body = call.check<MintJobBody & { brand_id: string; idempotency_key?: string | null }>(componentPointer('SubmitAndKickRequest'), await readJsonObject(call.req));
   const caller = await authorizeAuthenticated(ctx, authenticated, body.brand_id, 'mint:write');
   let result;
