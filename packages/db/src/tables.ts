@@ -21,6 +21,7 @@ interface JsonColumns {
   mint_preflights: 'blocking_reasons';
   product_imports: 'errors';
   idempotency_records: 'response_body';
+  webhook_deliveries: 'body';
 }
 
 /** JSON text for a json column holding `T`; null too where `T` admits it. */

@@ -3,6 +3,7 @@ import { Product, ProductImport, ProductionBatch } from './catalog.ts';
 import { MintBatch, MintJob, MintKpis, MintLot, MintPreflight, MintUnit } from './minting.ts';
 import { IdempotencyRecord, MintEvent, OutboxMessage, PayloadPack } from './activity.ts';
 import { ScanEvent } from './scans.ts';
+import { WebhookDelivery, WebhookEndpoint } from './webhooks.ts';
 
 /** Every entity of the schema, for the ORM configuration. */
 export const entities = [
@@ -11,4 +12,5 @@ export const entities = [
   MintPreflight, MintJob, MintBatch, MintLot, MintUnit, MintKpis,
   MintEvent, PayloadPack, OutboxMessage, IdempotencyRecord,
   ScanEvent,
+  WebhookEndpoint, WebhookDelivery,
 ];
