@@ -13,7 +13,11 @@
  * | mint_job_failed           | mint_batch  | any non-terminal status -> FAILED: invalid lots, a permanent error, a voided batch, or retries or deliveries exhausted (payload: mint_job_id, reason, from) |
  * | payload_pack_ready        | payload_pack | generating -> ready, with the batch's minted -> exported (payload: mint_batch_id, unit_count, storage_path) |
  * | payload_pack_failed       | payload_pack | generating -> failed: the batch was voided or attempts ran out (payload: mint_batch_id, reason, attempts) |
- * | webhook_endpoint_*        | webhook_endpoint | a webhook endpoint is created, updated, deleted, its secret rotated, or it is disabled (410 Gone, three days of failures) |
+ * | webhook_endpoint_created  | webhook_endpoint | CreateWebhookEndpoint (payload: url, event_types, description; never the secret) |
+ * | webhook_endpoint_updated  | webhook_endpoint | UpdateWebhookEndpoint changes the URL, filter, description or enabled flag (payload: the new values) |
+ * | webhook_endpoint_deleted  | webhook_endpoint | DeleteWebhookEndpoint (payload: url) |
+ * | webhook_endpoint_secret_rotated | webhook_endpoint | RotateWebhookSecret (payload: previous_secret_expires_at; never a secret) |
+ * | webhook_endpoint_disabled | webhook_endpoint | the executor disables it: 410 Gone, or three days of failed deliveries (payload: reason, status_code) |
  *
  * The executor's five job events (started, units created, lots confirmed, completed, failed) are
  * events of the job's batch: `entity_type = mint_batch`, `entity_id` = the batch's uuid as text,
@@ -30,10 +34,15 @@ export type EventType =
   | 'mint_units_activated'
   | 'mint_job_failed'
   | 'payload_pack_ready'
-  | 'payload_pack_failed';
+  | 'payload_pack_failed'
+  | 'webhook_endpoint_created'
+  | 'webhook_endpoint_updated'
+  | 'webhook_endpoint_deleted'
+  | 'webhook_endpoint_secret_rotated'
+  | 'webhook_endpoint_disabled';
 
 /** Kind of entity an event is about. */
-export type EntityType = 'mint_job' | 'mint_batch' | 'mint_unit' | 'payload_pack' | 'product';
+export type EntityType = 'mint_job' | 'mint_batch' | 'mint_unit' | 'payload_pack' | 'product' | 'webhook_endpoint';
 
 /** An event to append, before it gets its id and time. */
 export interface NewEvent {

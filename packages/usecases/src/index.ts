@@ -54,3 +54,13 @@ export {
   createResolver, createScanRecorder, purgeOldScanEvents, type Resolution, type ResolverOptions, type Resolver, type ScanRecorderStats,
   type ScanRecorder, type ScanRecorderOptions
 } from './resolver.ts';
+export {
+  createWebhookEndpoint, listWebhookEndpointsOf, updateWebhookEndpointOf, deleteWebhookEndpointOf, rotateWebhookSecret, listWebhookDeliveriesOf,
+  redeliverWebhook, defaultDeliveryPageSize, type WebhookSettings, type WebhookEndpointView, type NewWebhookEndpoint, type WebhookEndpointUpdate
+} from './webhooks.ts';
+export {
+  createWebhookSender, addressAllowList, addressRefusal, type WebhookRequest, type WebhookResponse, type WebhookSend, type WebhookNetworkPolicy
+} from './webhook-sender.ts';
+export {
+  claimWebhooks, deliverWebhook, webhookBacklog, defaultWebhookLeaseMs, type WebhookClaimOptions, type WebhookDeliverOptions, type WebhookDeliveryResult
+} from './webhook-delivery.ts';
