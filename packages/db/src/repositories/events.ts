@@ -1,8 +1,23 @@
 import { randomUUID } from 'node:crypto';
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { NewEvent } from '@mint/domain';
 import type { Em } from '../orm.ts';
 import { changed } from './kysely.ts';
+
+/**
+ * The body of the webhook delivery of the event aliased `e`: `{ type, timestamp, data }`, `data`
+ * being the event as ListMintEvents shows it. Shared by every statement that writes events.
+ */
+export function deliveryBody(): RawBuilder<string> {
+  return sql<string>`jsonb_build_object('type', e.event_type, 'timestamp', e.occurred_at, 'data', jsonb_build_object(
+    'id', e.id, 'brand_id', e.brand_id, 'event_type', e.event_type, 'entity_type', e.entity_type, 'entity_id', e.entity_id,
+    'occurred_at', e.occurred_at, 'actor', e.actor, 'payload', e.payload))`;
+}
+
+/** True when the endpoint aliased `w` wants the event aliased `e`: an empty filter wants all. */
+export function endpointWants(): RawBuilder<boolean> {
+  return sql<boolean>`(cardinality(w.event_types) = 0 or e.event_type = any(w.event_types))`;
+}
 
 /**
  * Appends audit events in the entity manager's transaction, all stamped `at`, and in the same
@@ -22,12 +37,10 @@ export async function appendEvents(em: Em, at: Date, events: readonly NewEvent[]
     .expression((eb) => eb.selectFrom('e')
       .innerJoin('webhook_endpoints as w', (join) => join.onRef('w.brand_id', '=', 'e.brand_id'))
       .where('w.enabled', '=', true)
-      .where(sql<boolean>`(cardinality(w.event_types) = 0 or e.event_type = any(w.event_types))`)
+      .where(endpointWants())
       .select([
         'e.brand_id', sql<string>`gen_random_uuid()`.as('id'), 'w.id as endpoint_id', 'e.id as event_id', 'e.event_type',
-        sql<string>`jsonb_build_object('type', e.event_type, 'timestamp', e.occurred_at, 'data', jsonb_build_object(
-          'id', e.id, 'brand_id', e.brand_id, 'event_type', e.event_type, 'entity_type', e.entity_type, 'entity_id', e.entity_id,
-          'occurred_at', e.occurred_at, 'actor', e.actor, 'payload', e.payload))`.as('body'),
+        deliveryBody().as('body'),
         sql<string>`'pending'`.as('status'), sql<number>`0`.as('attempts'), 'e.occurred_at as next_attempt_at',
         'e.occurred_at as created_at', 'e.occurred_at as updated_at',
       ])));
