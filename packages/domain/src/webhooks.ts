@@ -6,7 +6,7 @@
  */
 import { createHmac } from 'node:crypto';
 import type { FieldViolation } from './errors.ts';
-import type { RetryPolicy } from './retry.ts';
+import { retryDelayMs, type RetryPolicy } from './retry.ts';
 
 /** Prefix of a signing secret; the rest is the base64 of its 32 random bytes. */
 export const webhookSecretPrefix = 'whsec_';
@@ -132,6 +132,5 @@ export function decideWebhookAttempt(outcome: WebhookAttemptOutcome, now: Date, 
   const failingLong = outcome.failingSince !== null && now.getTime() - outcome.failingSince.getTime() >= webhookFailureWindowMs;
   if (failingLong) return { kind: 'failed', disableEndpoint: 'failing' };
   if (outcome.attempts >= policy.maxAttempts) return { kind: 'failed', disableEndpoint: null };
-  const ceiling = Math.min(policy.capMs, policy.baseMs * 2 ** Math.max(0, outcome.attempts - 1));
-  return { kind: 'retry', delayMs: Math.round(ceiling * (1 - policy.jitter) + random * ceiling * policy.jitter) };
+  return { kind: 'retry', delayMs: retryDelayMs(policy, outcome.attempts, random) };
 }
