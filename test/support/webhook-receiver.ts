@@ -26,7 +26,7 @@ export interface WebhookReceiver {
 }
 
 /** What to answer: a status, optionally headers; may take its time. */
-export type ReceiverHandler = (request: ReceivedWebhook, res: ServerResponse) => number | Promise<number> | void | Promise<void>;
+export type ReceiverHandler = (request: ReceivedWebhook, res: ServerResponse) => number | void | Promise<number | void>;
 
 /** Starts a receiver on 127.0.0.1 answering with `handler` (200 by default). */
 export async function startWebhookReceiver(handler: ReceiverHandler = () => 200): Promise<WebhookReceiver> {

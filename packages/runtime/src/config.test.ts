@@ -42,6 +42,7 @@ describe('loadConfig', () => {
       webhookConcurrency: 16,
       webhookPerEndpointConcurrency: 2,
       webhookPollMs: 500,
+      webhookLeaseMs: 30_000,
       webhookAllowLoopback: false,
       webhookAllowedAddresses: [],
     });

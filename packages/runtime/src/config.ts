@@ -33,6 +33,7 @@ export const defaults = {
   webhookConcurrency: 16,
   webhookPerEndpointConcurrency: 2,
   webhookPollMs: 500,
+  webhookLeaseMs: 30_000,
 } as const;
 
 /** The validated process configuration; see `loadConfig` for the variable behind each field. */
@@ -91,6 +92,8 @@ export interface Config {
   readonly webhookPerEndpointConcurrency: number;
   /** `WEBHOOK_POLL_MS`: how long an idle webhook worker waits before looking for due deliveries again. */
   readonly webhookPollMs: number;
+  /** `WEBHOOK_LEASE_MS`: lease on a claimed delivery; a dead executor's deliveries are claimed again after it. Keep above the 10 s attempt limit. */
+  readonly webhookLeaseMs: number;
   /** `WEBHOOK_ALLOW_LOOPBACK`: accept `http://` loopback endpoint URLs and deliver to loopback addresses (dev mode, tests). */
   readonly webhookAllowLoopback: boolean;
   /** `WEBHOOK_ALLOWED_ADDRESSES`: comma-separated addresses or CIDR ranges webhooks may reach although private (on-premises receivers). */
@@ -160,6 +163,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookConcurrency: read.integer('WEBHOOK_CONCURRENCY', defaults.webhookConcurrency, 0, 256),
     webhookPerEndpointConcurrency: read.integer('WEBHOOK_PER_ENDPOINT_CONCURRENCY', defaults.webhookPerEndpointConcurrency, 1, 64),
     webhookPollMs: read.integer('WEBHOOK_POLL_MS', defaults.webhookPollMs, 10, 60_000),
+    webhookLeaseMs: read.integer('WEBHOOK_LEASE_MS', defaults.webhookLeaseMs, 1000, 3_600_000),
     webhookAllowLoopback: read.flag('WEBHOOK_ALLOW_LOOPBACK', false),
     webhookAllowedAddresses: read.addressList('WEBHOOK_ALLOWED_ADDRESSES'),
   };

@@ -79,6 +79,7 @@ export async function runDev(config: Config): Promise<void> {
       webhooks: {
         send: createWebhookSender({ allowLoopback: config.webhookAllowLoopback, allowedAddresses: config.webhookAllowedAddresses }),
         concurrency: config.webhookConcurrency, perEndpoint: config.webhookPerEndpointConcurrency, pollIntervalMs: config.webhookPollMs,
+        leaseMs: config.webhookLeaseMs,
       },
     }) });
   process.stdout.write(`${banner(api.port, seed, created)}\n`);

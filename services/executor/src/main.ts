@@ -35,6 +35,7 @@ try {
       webhooks: {
         send: createWebhookSender({ allowLoopback: config.webhookAllowLoopback, allowedAddresses: config.webhookAllowedAddresses }),
         concurrency: config.webhookConcurrency, perEndpoint: config.webhookPerEndpointConcurrency, pollIntervalMs: config.webhookPollMs,
+        leaseMs: config.webhookLeaseMs,
       },
     }),
   });
