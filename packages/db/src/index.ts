@@ -54,6 +54,6 @@ export { upsertProductBySku, upsertProductionBatchByCode, type Upserted, type Pr
 export { setLockTimeout, setIdleInTransactionTimeout, pingDatabase } from './repositories/session.ts';
 export {
   insertWebhookEndpoint, listWebhookEndpoints, findWebhookEndpoint, updateWebhookEndpoint, deleteWebhookEndpoint, listWebhookDeliveries,
-  requeueWebhookDelivery, claimWebhookDeliveries, recordWebhookAttempt, readWebhookBacklog, markWebhookEndpointFailing, type WebhookEndpointRecord,
+  requeueWebhookDelivery, claimWebhookDeliveries, resumeWebhookDeliveries, webhookParkedUntil, recordWebhookAttempt, readWebhookBacklog, markWebhookEndpointFailing, type WebhookEndpointRecord,
   type WebhookEndpointChange, type WebhookDeliveryRecord, type WebhookClaim, type WebhookAttemptRecord
 } from './repositories/webhooks.ts';

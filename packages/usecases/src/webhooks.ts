@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import {
-  appendEvents, deleteWebhookEndpoint, findWebhookEndpoint, insertWebhookEndpoint, listWebhookDeliveries, listWebhookEndpoints, requeueWebhookDelivery,
+  appendEvents, deleteWebhookEndpoint, findWebhookEndpoint, insertWebhookEndpoint, listWebhookDeliveries, listWebhookEndpoints, requeueWebhookDelivery, resumeWebhookDeliveries,
   updateWebhookEndpoint, type WebhookDeliveryRecord, type WebhookEndpointChange, type WebhookEndpointRecord,
 } from '@mint/db';
 import {
@@ -115,6 +115,7 @@ export async function updateWebhookEndpointOf(ctx: UseCaseContext, actor: Actor,
       ...(input.enabled === true ? { disabledReason: null, failingSince: null } : {}),
     };
     await updateWebhookEndpoint(em, input.brandId, found.id, change, now);
+    if (input.enabled === true && !found.enabled) await resumeWebhookDeliveries(em, input.brandId, found.id, now);
     const payload: Record<string, unknown> = {};
     if (input.url !== undefined) payload['url'] = input.url;
     if (input.eventTypes !== undefined) payload['event_types'] = input.eventTypes;

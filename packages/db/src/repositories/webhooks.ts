@@ -140,6 +140,15 @@ export async function requeueWebhookDelivery(em: Em, brandId: string, deliveryId
   return row === undefined ? 'missing' : 'delivering';
 }
 
+/** The due time of a parked delivery: one of a disabled endpoint, kept until the endpoint is enabled again. */
+export const webhookParkedUntil = new Date('9999-12-31T00:00:00.000Z');
+
+/** Makes the parked pending deliveries of an endpoint due at `now` (when it is enabled again). */
+export async function resumeWebhookDeliveries(em: Em, brandId: string, endpointId: string, now: Date): Promise<number> {
+  return changed(em, (db) => db.updateTable('webhook_deliveries').set({ next_attempt_at: now, updated_at: now })
+    .where('brand_id', '=', brandId).where('endpoint_id', '=', endpointId).where('status', '=', 'pending').where('next_attempt_at', '=', webhookParkedUntil));
+}
+
 /** A delivery claimed by a worker, with what sending it needs. */
 export interface WebhookClaim {
   readonly brandId: string;
@@ -161,27 +170,35 @@ export interface WebhookClaim {
 
 /**
  * Claims up to `limit` due deliveries of enabled endpoints (pending and due, or delivering under a
- * lapsed lease), oldest due first, under a lease until `leaseUntil`, counting the attempt. At most
+ * lapsed lease), oldest due first (due deliveries of disabled endpoints are parked on the way), under a lease until `leaseUntil`, counting the attempt. At most
  * `perEndpoint` deliveries of one endpoint are in flight at once across workers: the endpoints'
  * rows are locked (SKIP LOCKED) while their in-flight deliveries are counted, so two claimers
  * never both fill one endpoint, and a busy endpoint never holds back another's deliveries.
  */
 export async function claimWebhookDeliveries(em: Em, now: Date, leaseUntil: Date, limit: number, perEndpoint: number): Promise<WebhookClaim[]> {
   if (limit <= 0) return [];
-  const due = await rows(em, (db) => db.selectFrom('webhook_deliveries as d')
-    .innerJoin('webhook_endpoints as w', (join) => join.onRef('w.brand_id', '=', 'd.brand_id').onRef('w.id', '=', 'd.endpoint_id'))
-    .select(['d.brand_id', 'd.id', 'd.endpoint_id'])
-    .where('w.enabled', '=', true)
-    .where((eb) => eb.or([
-      eb.and([eb('d.status', '=', 'pending'), eb('d.next_attempt_at', '<=', now)]),
-      eb.and([eb('d.status', '=', 'delivering'), eb('d.lease_expires_at', '<=', now)]),
-    ]))
-    .orderBy('d.next_attempt_at').limit(limit * 4)
-    .forUpdate('d').skipLocked());
+  // Index-only reads of the deliveries table, no join: deliveries under a lapsed lease first (few),
+  // then pending ones in due order straight from the (status, next_attempt_at) index. Joining the
+  // endpoints here let the planner sort the whole backlog on every claim: measured with
+  // bench/webhooks.ts, 10,000 pending deliveries went out at about 250/s that way.
+  const lapsed = await rows(em, (db) => db.selectFrom('webhook_deliveries').select(['brand_id', 'id', 'endpoint_id'])
+    .where('status', '=', 'delivering').where('lease_expires_at', '<=', now).limit(limit * 4).forUpdate().skipLocked());
+  const pending = await rows(em, (db) => db.selectFrom('webhook_deliveries').select(['brand_id', 'id', 'endpoint_id'])
+    .where('status', '=', 'pending').where('next_attempt_at', '<=', now).orderBy('next_attempt_at').limit(limit * 4).forUpdate().skipLocked());
+  const due = [...lapsed, ...pending];
   if (due.length === 0) return [];
   const endpointIds = [...new Set(due.map((d) => d.endpoint_id))];
+  // Deliveries of disabled (or deleted) endpoints are parked out of the due range until the endpoint is enabled again.
+  const enabled = new Set((await rows(em, (db) => db.selectFrom('webhook_endpoints').select('id').where('id', 'in', endpointIds).where('enabled', '=', true)))
+    .map((r) => r.id));
+  const parked = due.filter((d) => !enabled.has(d.endpoint_id));
+  if (parked.length > 0) {
+    await changed(em, (db) => db.updateTable('webhook_deliveries').set({ status: 'pending', next_attempt_at: webhookParkedUntil, lease_expires_at: null })
+      .where((eb) => eb.or(parked.map((d) => eb.and([eb('brand_id', '=', d.brand_id), eb('id', '=', d.id)])))));
+  }
+  if (enabled.size === 0) return [];
   const locked = new Set((await rows(em, (db) => db.selectFrom('webhook_endpoints').select('id')
-    .where('id', 'in', endpointIds).forUpdate().skipLocked())).map((r) => r.id));
+    .where('id', 'in', [...enabled]).forUpdate().skipLocked())).map((r) => r.id));
   if (locked.size === 0) return [];
   const inFlight = new Map((await rows(em, (db) => db.selectFrom('webhook_deliveries').select(['endpoint_id', (eb) => eb.fn.countAll<string>().as('n')])
     .where('endpoint_id', 'in', [...locked]).where('status', '=', 'delivering').where('lease_expires_at', '>', now)
