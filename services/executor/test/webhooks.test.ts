@@ -5,7 +5,8 @@ import { Writable } from 'node:stream';
 import { appendEvents } from '@mint/db';
 import { createLogger } from '@mint/runtime';
 import {
-  createWebhookEndpoint, createWebhookSender, deleteWebhookEndpointOf, listMintEvents, processMintJobBatch, rotateWebhookSecret, type UseCaseContext,
+  createWebhookEndpoint, createWebhookSender, deleteWebhookEndpointOf, listMintEvents, processMintJobBatch, rotateWebhookSecret, updateWebhookEndpointOf,
+  type UseCaseContext,
 } from '@mint/usecases';
 import type { RetryPolicy } from '@mint/domain';
 import { Webhook } from 'standardwebhooks';
@@ -177,6 +178,31 @@ describe('webhook delivery', () => {
       await new Promise((r) => setTimeout(r, 300));
       expect(receiver.received).toHaveLength(1);
     } finally {
+      await receiver.close();
+    }
+  }, 30_000);
+
+  it('parks the deliveries of an endpoint its brand disabled, and sends them once it is enabled again', async () => {
+    let up = false;
+    const receiver = await startWebhookReceiver(() => (up ? 200 : 503));
+    const brand = await app.seedBrand();
+    const actor = { id: brand.userId };
+    const { endpoint } = await createWebhookEndpoint(app.ctx, actor, dev, { brandId: brand.brandId, url: receiver.url(), eventTypes: [], description: '' });
+    try {
+      await mintOne(app.ctx, brand);
+      await until('first attempts', () => receiver.received.length >= 7);
+      await updateWebhookEndpointOf(app.ctx, actor, dev, { brandId: brand.brandId, endpointId: endpoint.id, enabled: false });
+      await until('retries parked', async () => (await query<{ n: string }>(app.db.em.fork(),
+        `select count(*) as n from webhook_deliveries where endpoint_id = ? and next_attempt_at > now() + interval '1000 years'`, [endpoint.id]))[0]!.n === '7');
+      const seen = receiver.received.length;
+      await new Promise((r) => setTimeout(r, 700));
+      expect(receiver.received.length).toBe(seen);
+      up = true;
+      await updateWebhookEndpointOf(app.ctx, actor, dev, { brandId: brand.brandId, endpointId: endpoint.id, enabled: true });
+      await until('every delivery after enabling', async () => (await deliveries(endpoint.id)).every((d) => d.status === 'succeeded'));
+      expect((await deliveries(endpoint.id)).length).toBe(8);
+    } finally {
+      await deleteWebhookEndpointOf(app.ctx, actor, brand.brandId, endpoint.id);
       await receiver.close();
     }
   }, 30_000);
