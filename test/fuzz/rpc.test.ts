@@ -1,4 +1,4 @@
-// Fuzzes every RPC of MintService and CatalogService over a real server with a seeded brand's
+// Fuzzes every RPC of MintService, CatalogService and WebhookService over a real server with a seeded brand's
 // token: random field values in well-formed messages (binary and JSON), random bytes as the
 // protobuf body, and random JSON. No answer may be Internal or Unknown, an InvalidArgument must
 // name the problem, a refused call must write nothing, and the database invariants must hold.
@@ -7,7 +7,7 @@ import { create, toBinary, toJson, type DescMethod, type DescService, type Messa
 import { Code, ConnectError, createClient, type Transport } from '@connectrpc/connect';
 import { codeFromString } from '@connectrpc/connect/protocol-connect';
 import { createConnectTransport } from '@connectrpc/connect-node';
-import { ActivationMode, CatalogService, IdentityMode, MintService, ProductionBatchStatus } from '@mint/contract';
+import { ActivationMode, CatalogService, IdentityMode, MintService, ProductionBatchStatus, WebhookService } from '@mint/contract';
 import { claimPayloadPack, generatePayloadPack } from '@mint/usecases';
 import fc from 'fast-check';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -16,7 +16,7 @@ import {
   anyJsonText, brokenInvariants, fuzzParameters, jsonObjectFor, jsonText, messageInit, remember, requestInit, rowCounts, startFuzzApi, type FuzzApi, type IdPool,
 } from './support.ts';
 
-const services: readonly DescService[] = [MintService, CatalogService];
+const services: readonly DescService[] = [MintService, CatalogService, WebhookService];
 const methods: readonly DescMethod[] = services.flatMap((s) => s.methods);
 const methodCases = methods.map((m) => [`${m.parent.name}/${m.name}`, m] as const);
 

@@ -385,7 +385,7 @@ export async function rowCounts(databaseUrl: string): Promise<Record<string, num
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
-    const tables = ['mint_jobs', 'mint_batches', 'mint_units', 'mint_lots', 'mint_preflights', 'payload_packs', 'products', 'production_batches', 'product_imports', 'outbox'];
+    const tables = ['mint_jobs', 'mint_batches', 'mint_units', 'mint_lots', 'mint_preflights', 'payload_packs', 'products', 'production_batches', 'product_imports', 'outbox', 'webhook_endpoints', 'webhook_deliveries'];
     const { rows } = await client.query<Record<string, string>>(`select ${tables.map((t) => `(select count(*) from ${t}) as ${t}`).join(', ')}`);
     return Object.fromEntries(Object.entries(rows[0]!).map(([k, v]) => [k, Number(v)]));
   } finally {

@@ -82,7 +82,7 @@ describe('values.schema.json', () => {
   it('rejects each wrong type and out-of-range value in a values file', () => {
     const result = helm(['template', releaseName, chartDir, ...valuesArgs({ files: ['values-wrong-types.yaml'] })]);
     expect(result.status).not.toBe(0);
-    for (const key of ['api.replicaCount', 'api.port', 'executor.autoscaling.enabled', 'config.chunkSize', 'config.logLevel']) {
+    for (const key of ['api.replicaCount', 'api.port', 'executor.autoscaling.enabled', 'executor.webhooks.concurrency', 'config.chunkSize', 'config.logLevel']) {
       expect(result.stderr, key).toContain(`${key}:`);
     }
   });
@@ -314,6 +314,20 @@ describe('executor-deployment.yaml', () => {
     expect(d.spec.template.spec.terminationGracePeriodSeconds).toBe(60);
     expect(d.spec.template.spec.priorityClassName).toBe('batch');
     expect(one(defaults, 'executor-deployment.yaml').spec.replicas).toBe(2);
+  });
+});
+
+describe('executor-deployment.yaml webhooks', () => {
+  it('runs the webhook worker with its own concurrency settings, and passes the address allow-list only when set', () => {
+    const byDefault = container(one(defaults, 'executor-deployment.yaml'));
+    expect(['WEBHOOK_CONCURRENCY', 'WEBHOOK_PER_ENDPOINT_CONCURRENCY', 'WEBHOOK_POLL_MS'].map((n) => envValue(byDefault, n))).toEqual(['16', '2', '500']);
+    expect(envValue(byDefault, 'WEBHOOK_ALLOWED_ADDRESSES')).toBeUndefined();
+    expect(envValue(byDefault, 'WEBHOOK_ALLOW_LOOPBACK')).toBeUndefined();
+    const custom = container(one(everything, 'executor-deployment.yaml'));
+    expect(['WEBHOOK_CONCURRENCY', 'WEBHOOK_PER_ENDPOINT_CONCURRENCY', 'WEBHOOK_POLL_MS'].map((n) => envValue(custom, n))).toEqual(['32', '4', '250']);
+    expect(envValue(custom, 'WEBHOOK_ALLOWED_ADDRESSES')).toBe('10.20.0.0/16,192.168.5.7');
+    // The api runs no delivery worker.
+    expect(envValue(container(one(everything, 'api-deployment.yaml')), 'WEBHOOK_CONCURRENCY')).toBeUndefined();
   });
 });
 

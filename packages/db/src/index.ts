@@ -8,6 +8,7 @@ export { MintPreflight, MintJob, MintBatch, MintLot, MintUnit, MintKpis } from '
 export { MintEvent, PayloadPack, OutboxMessage, IdempotencyRecord } from './entities/activity.ts';
 export { ScanEvent } from './entities/scans.ts';
 export { ResolverLink } from './entities/links.ts';
+export { WebhookEndpoint, WebhookDelivery } from './entities/webhooks.ts';
 export { entities } from './entities/index.ts';
 export {
   openDatabase, migrate, pendingMigrations, migrateDatabase, type Database, type Em, type DatabaseLocation, type OpenDatabaseOptions
@@ -56,3 +57,8 @@ export {
 export { lockOutboxMessages, deleteOutboxMessage, readOutboxBacklog, type OutboxRow } from './repositories/outbox.ts';
 export { upsertProductBySku, upsertProductionBatchByCode, type Upserted, type ProductionBatchRow } from './repositories/catalog.ts';
 export { setLockTimeout, setIdleInTransactionTimeout, pingDatabase } from './repositories/session.ts';
+export {
+  insertWebhookEndpoint, listWebhookEndpoints, findWebhookEndpoint, updateWebhookEndpoint, deleteWebhookEndpoint, listWebhookDeliveries,
+  requeueWebhookDelivery, claimWebhookDeliveries, resumeWebhookDeliveries, webhookParkedUntil, recordWebhookAttempt, readWebhookBacklog, markWebhookEndpointFailing, type WebhookEndpointRecord,
+  type WebhookEndpointChange, type WebhookDeliveryRecord, type WebhookClaim, type WebhookAttemptRecord
+} from './repositories/webhooks.ts';

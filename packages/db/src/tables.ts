@@ -22,6 +22,7 @@ interface JsonColumns {
   product_imports: 'errors';
   idempotency_records: 'response_body';
   resolver_links: 'hreflang' | 'context';
+  webhook_deliveries: 'body';
 }
 
 /** JSON text for a json column holding `T`; null too where `T` admits it. */

@@ -22,21 +22,23 @@ export type Permission =
   | 'links:write'
   /** Read the resolver's links and link imports. */
   | 'links:read'
+  /** Manage the brand's webhook endpoints and their deliveries. */
+  | 'webhooks:write'
   /** Manage the workspace itself: API keys and API access. */
   | 'workspace:admin';
 
 /** All permissions. */
-export const permissions: readonly Permission[] = ['mint:write', 'mint:read', 'products:write', 'products:read', 'links:write', 'links:read', 'workspace:admin'];
+export const permissions: readonly Permission[] = ['mint:write', 'mint:read', 'products:write', 'products:read', 'links:write', 'links:read', 'webhooks:write', 'workspace:admin'];
 
 /** Scopes an API key can carry (workspace administration is never delegated to a key). */
 export type ApiKeyScope = Exclude<Permission, 'workspace:admin'>;
 /** All API key scopes. */
-export const apiKeyScopes: readonly ApiKeyScope[] = ['mint:write', 'mint:read', 'products:write', 'products:read', 'links:write', 'links:read'];
+export const apiKeyScopes: readonly ApiKeyScope[] = ['mint:write', 'mint:read', 'products:write', 'products:read', 'links:write', 'links:read', 'webhooks:write'];
 
 /** The role matrix, documented as a table in the README (a test keeps the two in step). Minting writes need owner or admin, as the spec says. */
 export const rolePermissions: Readonly<Record<Role, readonly Permission[]>> = {
-  owner: ['mint:write', 'mint:read', 'products:write', 'products:read', 'links:write', 'links:read', 'workspace:admin'],
-  admin: ['mint:write', 'mint:read', 'products:write', 'products:read', 'links:write', 'links:read'],
+  owner: ['mint:write', 'mint:read', 'products:write', 'products:read', 'links:write', 'links:read', 'webhooks:write', 'workspace:admin'],
+  admin: ['mint:write', 'mint:read', 'products:write', 'products:read', 'links:write', 'links:read', 'webhooks:write'],
   member: ['mint:read', 'products:write', 'products:read', 'links:read'],
   viewer: ['mint:read', 'products:read', 'links:read'],
 };

@@ -5,18 +5,27 @@
  * |---------------------------|-------------|-----------------------------------------------------------------------------|
  * | mint_job_queued           | mint_job    | submit creates a QUEUED job (payload: quantity, modes)                      |
  * | mint_batch_created        | mint_batch  | submit (or CreateMintBatchFromJob) creates the draft batch                  |
- * | mint_job_started          | mint_job    | the first claim of a job, QUEUED -> RESERVED (a takeover of a lapsed lease writes none) |
- * | mint_units_created        | mint_batch  | each committed chunk of a serial job, the first one also RESERVED -> PROCESSING (payload: count, first_seq) |
- * | mint_lots_confirmed       | mint_batch  | a lot-mode job's lots validate, RESERVED -> COMPLETED (product-only writes none) |
- * | mint_job_completed        | mint_job    | PROCESSING -> COMPLETED (serial) or RESERVED -> COMPLETED (lots, product-only) |
+ * | mint_job_started          | mint_batch  | the first claim of a job, QUEUED -> RESERVED (a takeover of a lapsed lease writes none) (payload: mint_job_id, identity_mode) |
+ * | mint_units_created        | mint_batch  | each committed chunk of a serial job, the first one also RESERVED -> PROCESSING (payload: mint_job_id, count, first_seq) |
+ * | mint_lots_confirmed       | mint_batch  | a lot-mode job's lots validate, RESERVED -> COMPLETED (product-only writes none) (payload: mint_job_id, lots, quantity) |
+ * | mint_job_completed        | mint_batch  | PROCESSING -> COMPLETED (serial) or RESERVED -> COMPLETED (lots, product-only) (payload: mint_job_id, minted_quantity) |
  * | mint_batch_status_changed | mint_batch  | a batch moves (draft -> minted with the job's completion, later moves)      |
- * | mint_job_failed           | mint_job    | any non-terminal status -> FAILED: invalid lots, a permanent error, or retries or deliveries exhausted (payload: reason, from) |
+ * | mint_job_failed           | mint_batch  | any non-terminal status -> FAILED: invalid lots, a permanent error, a voided batch, or retries or deliveries exhausted (payload: mint_job_id, reason, from) |
  * | payload_pack_ready        | payload_pack | generating -> ready, with the batch's minted -> exported (payload: mint_batch_id, unit_count, storage_path) |
  * | payload_pack_failed       | payload_pack | generating -> failed: the batch was voided or attempts ran out (payload: mint_batch_id, reason, attempts) |
  * | resolver_link_upserted    | resolver_link | UpsertLink (payload: level, gtin, qualifier, link_type, href, is_default, created) |
  * | resolver_link_deleted     | resolver_link | DeleteLink (payload: level, gtin, qualifier, link_type, href)              |
  * | resolver_links_replaced   | resolver_link | ReplaceLinks (entity: the level; payload: before and after counts, the new links) |
  * | resolver_links_imported   | resolver_link | each committed batch of a link CSV import (entity: the import; payload: rows written) |
+ * | webhook_endpoint_created  | webhook_endpoint | CreateWebhookEndpoint (payload: url, event_types, description; never the secret) |
+ * | webhook_endpoint_updated  | webhook_endpoint | UpdateWebhookEndpoint changes the URL, filter, description or enabled flag (payload: the new values) |
+ * | webhook_endpoint_deleted  | webhook_endpoint | DeleteWebhookEndpoint (payload: url) |
+ * | webhook_endpoint_secret_rotated | webhook_endpoint | RotateWebhookSecret (payload: previous_secret_expires_at; never a secret) |
+ * | webhook_endpoint_disabled | webhook_endpoint | the executor disables it: 410 Gone, or three days of failed deliveries (payload: reason, status_code) |
+ *
+ * The executor's five job events (started, units created, lots confirmed, completed, failed) are
+ * events of the job's batch: `entity_type = mint_batch`, `entity_id` = the batch's uuid as text,
+ * the job's id in the payload as `mint_job_id`, as the spec's `process_mint_job_batch` describes.
  */
 export type EventType =
   | 'mint_job_queued'
@@ -33,10 +42,15 @@ export type EventType =
   | 'resolver_link_upserted'
   | 'resolver_link_deleted'
   | 'resolver_links_replaced'
-  | 'resolver_links_imported';
+  | 'resolver_links_imported'
+  | 'webhook_endpoint_created'
+  | 'webhook_endpoint_updated'
+  | 'webhook_endpoint_deleted'
+  | 'webhook_endpoint_secret_rotated'
+  | 'webhook_endpoint_disabled';
 
 /** Kind of entity an event is about. */
-export type EntityType = 'mint_job' | 'mint_batch' | 'mint_unit' | 'payload_pack' | 'product' | 'resolver_link';
+export type EntityType = 'mint_job' | 'mint_batch' | 'mint_unit' | 'payload_pack' | 'product' | 'resolver_link' | 'webhook_endpoint';
 
 /** An event to append, before it gets its id and time. */
 export interface NewEvent {

@@ -65,3 +65,9 @@ export {
 } from './links.ts';
 export { gs1LinkTypeNames, type Gs1LinkTypeName, gs1VocabularyNamespace, gs1LinkTypeUri, gs1LinkTypeOf } from './gs1-link-types.ts';
 export { movePack, canDownloadPack, packStoragePath, type PackStatus, packStatuses, type PackMove } from './pack-status.ts';
+export {
+  webhookSecretPrefix, maxWebhookUrlLength, maxWebhookEventTypes, webhookSecretOverlapMs, webhookTimeoutMs, webhookMaxResponseBytes,
+  webhookFailureWindowMs, webhookRetry, type WebhookDeliveryStatus, webhookDeliveryStatuses, isLoopbackHost, webhookUrlViolations,
+  webhookEventTypeViolations, webhookWants, generateWebhookSecret, webhookMessageId, signWebhook, type WebhookAttemptDecision,
+  type WebhookAttemptOutcome, decideWebhookAttempt
+} from './webhooks.ts';

@@ -1,6 +1,7 @@
 /**
  * The one retry policy: exponential backoff from a base delay, capped, with an optional share of
- * jitter, and a limit on attempts. Mint jobs, payload packs and the job bus's pulls each use it
+ * jitter, and a limit on attempts. Mint jobs, payload packs, the job bus's pulls and webhook
+ * deliveries (`webhookRetry` in webhooks.ts) each use it
  * with their own parameters; randomness is passed in.
  */
 

@@ -49,6 +49,12 @@ describe('loadConfig', () => {
       http2MaxConcurrentStreams: 100,
       metricsPort: undefined,
       metricsToken: undefined,
+      webhookConcurrency: 16,
+      webhookPerEndpointConcurrency: 2,
+      webhookPollMs: 500,
+      webhookLeaseMs: 30_000,
+      webhookAllowLoopback: false,
+      webhookAllowedAddresses: [],
     });
     expect(loadConfig({})).toHaveProperty('executorHttpPort', undefined);
     expect(defaults.port).toBe(8080);
@@ -76,6 +82,11 @@ describe('loadConfig', () => {
       EXECUTOR_JOB_WRITERS: '1',
       EXECUTOR_HTTP_PORT: '9464',
       SCAN_EVENT_RETENTION_DAYS: '0',
+      WEBHOOK_CONCURRENCY: '8',
+      WEBHOOK_PER_ENDPOINT_CONCURRENCY: '1',
+      WEBHOOK_POLL_MS: '100',
+      WEBHOOK_ALLOW_LOOPBACK: 'true',
+      WEBHOOK_ALLOWED_ADDRESSES: '10.1.2.3, 192.168.0.0/16,fd00::/8',
     });
     expect(config).toMatchObject({
       databaseUrl: 'postgres://mint:pw@db:5432/mint',
@@ -98,7 +109,18 @@ describe('loadConfig', () => {
       executorJobWriters: 1,
       executorHttpPort: 9464,
       scanEventRetentionDays: 0,
+      webhookConcurrency: 8,
+      webhookPerEndpointConcurrency: 1,
+      webhookPollMs: 100,
+      webhookAllowLoopback: true,
+      webhookAllowedAddresses: ['10.1.2.3', '192.168.0.0/16', 'fd00::/8'],
     });
+  });
+
+  it('refuses a malformed webhook address allow-list, naming the variable and the entry', () => {
+    expect(() => loadConfig({ WEBHOOK_ALLOWED_ADDRESSES: '10.0.0.0/8,intranet' })).toThrow(/WEBHOOK_ALLOWED_ADDRESSES .*"intranet" is neither/);
+    expect(() => loadConfig({ WEBHOOK_ALLOWED_ADDRESSES: '10.0.0.0/33' })).toThrow(/WEBHOOK_ALLOWED_ADDRESSES/);
+    expect(() => loadConfig({ WEBHOOK_PER_ENDPOINT_CONCURRENCY: '0' })).toThrow(/WEBHOOK_PER_ENDPOINT_CONCURRENCY must be an integer between 1 and 64/);
   });
 
   it('derives the public base URL from PORT', () => {

@@ -2,6 +2,7 @@
 // start-up, so a typo stops the process with a message naming the variable instead of
 // surfacing later as a confusing runtime failure.
 
+import { isIP } from 'node:net';
 import { parseSigningKeys, type SigningKey } from '@mint/domain';
 
 /** pino's level names, lowest to highest, plus `silent`; `LOG_LEVEL` must be one of them. */
@@ -37,6 +38,10 @@ export const defaults = {
   httpIdleTimeoutMs: 30_000,
   httpBodyTimeoutMs: 15_000,
   http2MaxConcurrentStreams: 100,
+  webhookConcurrency: 16,
+  webhookPerEndpointConcurrency: 2,
+  webhookPollMs: 500,
+  webhookLeaseMs: 30_000,
 } as const;
 
 /** The validated process configuration; see `loadConfig` for the variable behind each field. */
@@ -109,6 +114,18 @@ export interface Config {
   readonly metricsPort: number | undefined;
   /** `METRICS_TOKEN`: when set (at least 16 characters), /metrics requires `Authorization: Bearer <token>`. */
   readonly metricsToken: string | undefined;
+  /** `WEBHOOK_CONCURRENCY`: webhook deliveries one executor sends at once, 0..256 (0 runs no webhook worker). */
+  readonly webhookConcurrency: number;
+  /** `WEBHOOK_PER_ENDPOINT_CONCURRENCY`: deliveries of one endpoint in flight at once across executors, 1..64. */
+  readonly webhookPerEndpointConcurrency: number;
+  /** `WEBHOOK_POLL_MS`: how long an idle webhook worker waits before looking for due deliveries again. */
+  readonly webhookPollMs: number;
+  /** `WEBHOOK_LEASE_MS`: lease on a claimed delivery; a dead executor's deliveries are claimed again after it. Keep above the 10 s attempt limit. */
+  readonly webhookLeaseMs: number;
+  /** `WEBHOOK_ALLOW_LOOPBACK`: accept `http://` loopback endpoint URLs and deliver to loopback addresses (dev mode, tests). */
+  readonly webhookAllowLoopback: boolean;
+  /** `WEBHOOK_ALLOWED_ADDRESSES`: comma-separated addresses or CIDR ranges webhooks may reach although private (on-premises receivers). */
+  readonly webhookAllowedAddresses: readonly string[];
 }
 
 /** A `Config` whose database and bus URLs are known to be present. */
@@ -181,6 +198,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     http2MaxConcurrentStreams: read.integer('HTTP2_MAX_CONCURRENT_STREAMS', defaults.http2MaxConcurrentStreams, 1, 10_000),
     metricsPort: read.string('METRICS_PORT') === undefined ? undefined : read.integer('METRICS_PORT', 0, 1, 65_535),
     metricsToken: read.secret('METRICS_TOKEN', 16),
+    webhookConcurrency: read.integer('WEBHOOK_CONCURRENCY', defaults.webhookConcurrency, 0, 256),
+    webhookPerEndpointConcurrency: read.integer('WEBHOOK_PER_ENDPOINT_CONCURRENCY', defaults.webhookPerEndpointConcurrency, 1, 64),
+    webhookPollMs: read.integer('WEBHOOK_POLL_MS', defaults.webhookPollMs, 10, 60_000),
+    webhookLeaseMs: read.integer('WEBHOOK_LEASE_MS', defaults.webhookLeaseMs, 1000, 3_600_000),
+    webhookAllowLoopback: read.flag('WEBHOOK_ALLOW_LOOPBACK', false),
+    webhookAllowedAddresses: read.addressList('WEBHOOK_ALLOWED_ADDRESSES'),
   };
 
   if (problems.length > 0) {
@@ -287,6 +310,22 @@ class Reader {
     const parsed = parseSigningKeys(raw);
     if ('error' in parsed) return this.#fail(name, parsed.error, raw, undefined, true);
     return parsed.keys;
+  }
+
+  /** Comma-separated IP addresses or CIDR ranges; empty when unset. */
+  addressList(name: string): string[] {
+    const raw = this.string(name);
+    if (raw === undefined) return [];
+    const entries = raw.split(',').map((e) => e.trim()).filter((e) => e !== '');
+    for (const entry of entries) {
+      const [address = '', prefix] = entry.split('/');
+      const family = isIP(address);
+      const max = family === 4 ? 32 : 128;
+      if (family === 0 || (prefix !== undefined && !(/^\d{1,3}$/.test(prefix) && Number(prefix) <= max))) {
+        return this.#fail(name, `must be comma-separated IP addresses or CIDR ranges ("${entry}" is neither)`, raw, []);
+      }
+    }
+    return entries;
   }
 
   /** A flag: `true`/`1` or `false`/`0`. */

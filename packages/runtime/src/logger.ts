@@ -57,23 +57,28 @@ const secretKeys = new Set([
   'client_secret',
   'signature',
   'authjwtsecret',
+  'previoussecret',
+  'previous_secret',
+  'webhook-signature',
 ]);
 
 /** Query parameters that make a URL a bearer credential (signed downloads, tokens). */
 const secretQuery =
   /([?&](?:sig|signature|token|access_token|api_key|apikey|x-amz-signature|x-amz-credential|x-goog-signature)=)[^&#\s"'<>]*/gi;
+/** A webhook signing secret (`whsec_` and base64), wherever it turns up. */
+const webhookSecret = /whsec_[A-Za-z0-9+/]+=*/g;
 /** `scheme://user:password@` userinfo. */
 const urlPassword = /(\b[a-z][a-z0-9+.-]*:\/\/[^/\s:@]*:)[^/\s@]*@/gi;
 
 /**
- * Returns `url` with signing query parameters (`sig`, `signature`, `token`, ...) and any
- * userinfo password masked, leaving the rest readable. Works on a bare URL as well as on
+ * Returns `url` with signing query parameters (`sig`, `signature`, `token`, ...), any
+ * userinfo password and any webhook secret (`whsec_...`) masked, leaving the rest readable. Works on a bare URL as well as on
  * text that merely contains URLs; a string without secrets comes back unchanged.
  */
 export function redactUrl(url: string | URL): string {
   const text = String(url);
-  if (!text.includes('=') && !text.includes('@')) return text;
-  return text.replace(secretQuery, `$1${redactedText}`).replace(urlPassword, `$1${redactedText}@`);
+  if (!text.includes('=') && !text.includes('@') && !text.includes('whsec_')) return text;
+  return text.replace(secretQuery, `$1${redactedText}`).replace(urlPassword, `$1${redactedText}@`).replace(webhookSecret, redactedText);
 }
 
 /**

@@ -18,6 +18,8 @@ export interface MetricSources {
   readonly outboxLag?: () => Promise<{ readonly pending: number; readonly oldestAgeMs: number }>;
   /** Mint job messages the bus holds that no consumer has received yet (`bus.pending('mint')`). */
   readonly consumerPending?: () => Promise<number>;
+  /** Webhook deliveries waiting (pending or being sent) and the oldest one's age (`webhookBacklog` of `@mint/usecases`). */
+  readonly webhookBacklog?: () => Promise<{ readonly pending: number; readonly oldestAgeSeconds: number }>;
 }
 
 /** The metrics of one process; the fields are prom-client metrics to count into. */
@@ -50,6 +52,14 @@ export interface Metrics {
   readonly outboxOldestAge: Gauge;
   /** `minting_consumer_pending_messages`: mint job messages not yet delivered to any executor, read on scrape. */
   readonly consumerPending: Gauge;
+  /** `minting_webhook_deliveries_total{result}`: webhook attempts of this process by result: `succeeded`, `retry`, `failed` (given up) or `lost` (lease lapsed). */
+  readonly webhookDeliveries: Counter<'result'>;
+  /** `minting_webhook_delivery_duration_seconds`: time from sending a webhook to its answer (or time limit). */
+  readonly webhookDuration: Histogram;
+  /** `minting_webhook_pending_deliveries`: webhook deliveries waiting or being sent (all brands), read on scrape. */
+  readonly webhookPending: Gauge;
+  /** `minting_webhook_oldest_pending_age_seconds`: age of the oldest waiting webhook delivery (0 when none), read on scrape. */
+  readonly webhookOldestAge: Gauge;
   /** `minting_metric_source_errors_total{source}`: scrapes in which a gauge's source failed (its gauge then reads NaN, or has no series when labelled); visible from the next scrape. */
   readonly sourceErrors: Counter<'source'>;
   /** The exposition text and its content type, for a `/metrics` response. */
@@ -90,6 +100,18 @@ export function createMetrics(sources: MetricSources = {}): Metrics {
   // The outbox source feeds two gauges; one read per scrape serves both.
   let outboxRead: Promise<{ pending: number; oldestAgeMs: number }> | undefined;
   const readOutbox = sources.outboxLag === undefined ? undefined : () => (outboxRead ??= sources.outboxLag!().finally(() => queueMicrotask(() => (outboxRead = undefined))));
+
+  let webhookRead: Promise<{ pending: number; oldestAgeSeconds: number }> | undefined;
+  const readWebhooks = sources.webhookBacklog === undefined ? undefined
+    : () => (webhookRead ??= sources.webhookBacklog!().finally(() => queueMicrotask(() => (webhookRead = undefined))));
+  const webhookPending: Gauge = new Gauge({
+    name: `${metricPrefix}webhook_pending_deliveries`, help: 'Webhook deliveries waiting or being sent (all brands).', registers,
+    collect: () => collectWith('webhook_backlog', webhookPending, readWebhooks, (b) => webhookPending.set(b.pending))(),
+  });
+  const webhookOldestAge: Gauge = new Gauge({
+    name: `${metricPrefix}webhook_oldest_pending_age_seconds`, help: 'Age of the oldest waiting webhook delivery in seconds; 0 when none.', registers,
+    collect: () => collectWith('webhook_backlog_age', webhookOldestAge, readWebhooks, (b) => webhookOldestAge.set(b.oldestAgeSeconds))(),
+  });
 
   const jobs: Gauge<'status'> = new Gauge({
     name: `${metricPrefix}jobs`, help: 'Mint jobs per status (all brands).', labelNames: ['status'] as const, registers,
@@ -135,6 +157,14 @@ export function createMetrics(sources: MetricSources = {}): Metrics {
     outboxPending,
     outboxOldestAge,
     consumerPending,
+    webhookDeliveries: new Counter({
+      name: `${metricPrefix}webhook_deliveries_total`, help: 'Webhook delivery attempts by result (succeeded, retry, failed, lost).', labelNames: ['result'] as const, registers,
+    }),
+    webhookDuration: new Histogram({
+      name: `${metricPrefix}webhook_delivery_duration_seconds`, help: 'Webhook delivery attempt latency in seconds.', buckets: requestBuckets, registers,
+    }),
+    webhookPending,
+    webhookOldestAge,
     sourceErrors,
     async render() {
       return { contentType: registry.contentType, body: await registry.metrics() };

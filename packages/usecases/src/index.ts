@@ -58,3 +58,13 @@ export {
   upsertLink, listLinks, deleteLink, replaceLinks, startLinkImport, getLinkImport, runLinkImport, linkImportColumns, defaultLinkPageSize,
   type LinkView, type LinkUpsertInput, type LinkListQuery, type ReplaceLinksInput
 } from './links.ts';
+export {
+  createWebhookEndpoint, listWebhookEndpointsOf, updateWebhookEndpointOf, deleteWebhookEndpointOf, rotateWebhookSecret, listWebhookDeliveriesOf,
+  redeliverWebhook, defaultDeliveryPageSize, type WebhookSettings, type WebhookEndpointView, type NewWebhookEndpoint, type WebhookEndpointUpdate
+} from './webhooks.ts';
+export {
+  createWebhookSender, addressAllowList, addressRefusal, type WebhookRequest, type WebhookResponse, type WebhookSend, type WebhookNetworkPolicy
+} from './webhook-sender.ts';
+export {
+  claimWebhooks, deliverWebhook, webhookBacklog, defaultWebhookLeaseMs, type WebhookClaimOptions, type WebhookDeliverOptions, type WebhookDeliveryResult
+} from './webhook-delivery.ts';

@@ -94,8 +94,8 @@ export async function applyBatchMove(em: Em, now: Date, change: BatchChange): Pr
         throw new ConflictError(`mint job ${job.id} moved concurrently`);
       }
       events.push({
-        brandId, eventType: 'mint_job_failed', entityType: 'mint_job', entityId: job.id, actor: change.actor,
-        payload: { reason: 'mint batch voided', from: job.status, mint_batch_id: batch.id },
+        brandId, eventType: 'mint_job_failed', entityType: 'mint_batch', entityId: batch.id, actor: change.actor,
+        payload: { reason: 'mint batch voided', from: job.status, mint_job_id: job.id },
       });
     }
   }

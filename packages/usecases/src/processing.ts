@@ -78,7 +78,7 @@ export async function claimMintJob(ctx: UseCaseContext, brandId: string, jobId: 
       if (token === null) return { kind: 'held', retryInMs: 100 } as const;
       if (decision.move !== null) {
         const batch = await findBatchOfJob(em, brandId, jobId);
-        await appendEvents(em, now, [event(brandId, 'mint_job_started', jobId, { identity_mode: batch?.identityMode ?? null })]);
+        await appendEvents(em, now, [jobEvent(brandId, 'mint_job_started', jobId, batch?.id ?? null, { identity_mode: batch?.identityMode ?? null })]);
       }
       return { kind: 'claimed', lease: { brandId, jobId, owner, token } } as const;
     });
@@ -160,7 +160,7 @@ async function writeChunk(ctx: UseCaseContext, lease: Lease, leaseMs: number, ba
     }, async (em, now) => {
       minted = await addMinted(em, brandId, batch.id, chunk.count, now);
       await appendEvents(em, now, [
-        { ...event(brandId, 'mint_units_created', batch.id, { count: chunk.count, first_seq: chunk.firstSeq, mint_job_id: jobId }), entityType: 'mint_batch' },
+        jobEvent(brandId, 'mint_units_created', jobId, batch.id, { count: chunk.count, first_seq: chunk.firstSeq }),
       ]);
       if (minted === batch.requestedQuantity) await complete(em, now, batch, completeSerialJob());
       // Last: the brand's counter row is its one hot row; its lock is then held only for the commit.
@@ -248,17 +248,16 @@ async function finaliseWithoutUnits(ctx: UseCaseContext, lease: Lease, leaseMs: 
     const reason = `lots invalid: ${violations.map((v) => `${v.field}: ${v.message}`).join('; ')}`;
     await fenced(ctx, lease, leaseMs, noWrites, async (em, now) => {
       if (!(await moveJob(em, brandId, jobId, failJob(from), now, reason))) throw new ConflictError(`mint job ${jobId} moved concurrently`);
-      await appendEvents(em, now, [event(brandId, 'mint_job_failed', jobId, { reason, from })]);
+      await appendEvents(em, now, [jobEvent(brandId, 'mint_job_failed', jobId, batch.id, { reason, from })]);
     });
     return 'FAILED';
   }
   await fenced(ctx, lease, leaseMs, noWrites, async (em, now) => {
     if (!(await advanceMinted(em, brandId, batch.id, 0, batch.requestedQuantity, now))) throw new ConflictError(`mint batch ${batch.id} advanced concurrently`);
     if (batch.lots.length > 0) {
-      await appendEvents(em, now, [{
-        ...event(brandId, 'mint_lots_confirmed', batch.id, { lots: batch.lots.length, quantity: batch.requestedQuantity, mint_job_id: jobId }),
-        entityType: 'mint_batch',
-      }]);
+      await appendEvents(em, now, [
+        jobEvent(brandId, 'mint_lots_confirmed', jobId, batch.id, { lots: batch.lots.length, quantity: batch.requestedQuantity }),
+      ]);
     }
     await complete(em, now, batch, from === 'RESERVED' ? completeWithoutUnits() : completeSerialJob());
     await bumpKpis(em, brandId, { totalTokensMinted: batch.requestedQuantity });
@@ -274,13 +273,23 @@ async function complete(em: Em, now: Date, batch: BatchRecord, move: ReturnType<
   // The batch's payload pack, pending until the executor's pack worker generates it.
   await createPendingPack(em, brandId, batch.id, now);
   await appendEvents(em, now, [
-    event(brandId, 'mint_job_completed', jobId, { minted_quantity: batch.requestedQuantity, mint_batch_id: batch.id }),
-    { ...event(brandId, 'mint_batch_status_changed', batch.id, { from: batchMove.from, to: batchMove.to }), entityType: 'mint_batch' },
+    jobEvent(brandId, 'mint_job_completed', jobId, batch.id, { minted_quantity: batch.requestedQuantity, mint_batch_id: batch.id }),
+    {
+      brandId, eventType: 'mint_batch_status_changed', entityType: 'mint_batch', entityId: batch.id, actor: null,
+      payload: { from: batchMove.from, to: batchMove.to },
+    },
   ]);
 }
 
-function event(brandId: string, eventType: NewEvent['eventType'], entityId: string, payload: Record<string, unknown>): NewEvent {
-  return { brandId, eventType, entityType: 'mint_job', entityId, payload, actor: null };
+/**
+ * An executor event of a job: an event of the job's batch (`entity_type = mint_batch`, the batch
+ * id as entity id, the job id in the payload as `mint_job_id`), so the batch's history lists its
+ * processing. A job without a batch (never the case once queued) keeps the job as its entity.
+ */
+function jobEvent(brandId: string, eventType: NewEvent['eventType'], jobId: string, batchId: string | null, payload: Record<string, unknown>): NewEvent {
+  return batchId === null
+    ? { brandId, eventType, entityType: 'mint_job', entityId: jobId, payload: { ...payload, mint_job_id: jobId }, actor: null }
+    : { brandId, eventType, entityType: 'mint_batch', entityId: batchId, payload: { ...payload, mint_job_id: jobId }, actor: null };
 }
 
 /**
@@ -293,7 +302,8 @@ export async function failMintJob(ctx: UseCaseContext, brandId: string, jobId: s
     if (!job || isTerminalJobStatus(job.status as JobStatus)) return false;
     const now = ctx.clock();
     if (!(await moveJob(em, brandId, jobId, failJob(job.status as JobStatus), now, reason))) return false;
-    await appendEvents(em, now, [event(brandId, 'mint_job_failed', jobId, { reason, from: job.status })]);
+    const batch = await findBatchOfJob(em, brandId, jobId);
+    await appendEvents(em, now, [jobEvent(brandId, 'mint_job_failed', jobId, batch?.id ?? null, { reason, from: job.status })]);
     return true;
   });
 }

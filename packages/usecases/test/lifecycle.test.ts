@@ -160,8 +160,9 @@ describe('setMintBatchStatus', () => {
     await setMintBatchStatus(app.ctx, actorOf(brand), { brandId: brand.brandId, mintBatchId, status: 'voided', reason: 'wrong product' });
     const [job] = await query<{ status: string; last_error: string }>(app.db.em.fork(), `select status, last_error from mint_jobs where id = ?`, [mintJobId]);
     expect(job).toEqual({ status: 'FAILED', last_error: 'mint batch voided' });
-    const failed = (await eventsOf(brand, mintJobId)).find((e) => e.eventType === 'mint_job_failed');
-    expect(failed?.payload).toMatchObject({ reason: 'mint batch voided', from: 'PROCESSING', mint_batch_id: mintBatchId });
+    const failed = (await eventsOf(brand, mintBatchId)).find((e) => e.eventType === 'mint_job_failed');
+    expect(failed).toMatchObject({ entityType: 'mint_batch', entityId: mintBatchId });
+    expect(failed?.payload).toMatchObject({ reason: 'mint batch voided', from: 'PROCESSING', mint_job_id: mintJobId });
     expect(await processMintJobBatch(app.ctx, brand.brandId, mintJobId, 100)).toMatchObject({ insertedCount: 0, status: 'FAILED' });
     expect(await getMintKpis(app.ctx, brand.brandId)).toMatchObject({ totalTokensMinted: 200, activeTokens: 0 });
   });

@@ -31,7 +31,8 @@ async function main(): Promise<void> {
     jwtAudience: config.authJwtAudience ?? null,
     jwksUrl: config.authJwksUrl ?? null, jwtMaxLifetimeSeconds: config.authJwtMaxLifetimeSeconds,
   });
-  const api = await startApi({ ctx, config, logger, setMintBatchStatusEnabled: config.setMintBatchStatusEnabled, readiness: readinessProbe({ db, bus }),
+  const api = await startApi({ ctx, config, logger, setMintBatchStatusEnabled: config.setMintBatchStatusEnabled,
+    webhooks: { allowLoopback: config.webhookAllowLoopback }, readiness: readinessProbe({ db, bus }),
     metrics: createMetrics(metricSources(ctx, bus)),
     downloads: { keys: await resolveDownloadSigningKeys(config), store: createFsPackStore(config.packStoreDir) } });
 

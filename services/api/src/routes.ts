@@ -1,28 +1,32 @@
 // The application's Connect services, wired to the use cases.
 
 import type { ConnectRouter } from '@connectrpc/connect';
-import { CatalogService, MintService, ResolverService } from '@mint/contract';
+import { CatalogService, MintService, ResolverService, WebhookService } from '@mint/contract';
 import type * as UseCases from '@mint/usecases';
 import { createCatalogServiceHandlers, type CatalogUseCases } from './handlers/catalog-service.ts';
 import { createMintServiceHandlers, type MintUseCases } from './handlers/mint-service.ts';
 import { createResolverServiceHandlers, type ResolverUseCases } from './handlers/resolver-service.ts';
+import { createWebhookServiceHandlers, type WebhookUseCases } from './handlers/webhook-service.ts';
 
 /** What {@link createConnectRoutes} wires. */
 export interface ConnectRoutesDeps {
   readonly ctx: UseCases.UseCaseContext;
   /** The use-case functions; `@mint/usecases` itself in production. */
-  readonly useCases: MintUseCases & CatalogUseCases & ResolverUseCases;
+  readonly useCases: MintUseCases & CatalogUseCases & ResolverUseCases & WebhookUseCases;
+  /** Endpoint URL rules of WebhookService; https only when absent. */
+  readonly webhooks?: UseCases.WebhookSettings;
   /** Serve SetMintBatchStatus (off by default). */
   readonly setMintBatchStatusEnabled?: boolean;
   /** Signed pack downloads (keys and store); CreatePayloadPackDownloadUrl answers Unimplemented without them. */
   readonly downloads?: UseCases.DownloadSettings;
 }
 
-/** Registers MintService, CatalogService and ResolverService; pass the result as `createApiServer({ routes })`. */
+/** Registers MintService, CatalogService, ResolverService and WebhookService; pass the result as `createApiServer({ routes })`. */
 export function createConnectRoutes(deps: ConnectRoutesDeps): (router: ConnectRouter) => void {
   return (router) => {
     router.service(MintService, createMintServiceHandlers(deps));
     router.service(CatalogService, createCatalogServiceHandlers(deps));
     router.service(ResolverService, createResolverServiceHandlers(deps));
+    router.service(WebhookService, createWebhookServiceHandlers({ ...deps, webhooks: deps.webhooks ?? { allowLoopback: false } }));
   };
 }

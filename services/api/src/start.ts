@@ -32,6 +32,8 @@ export interface StartApiOptions {
   readonly httpRoutes?: readonly Route[];
   /** Serve SetMintBatchStatus (the spec keeps it unexposed; off by default). */
   readonly setMintBatchStatusEnabled?: boolean;
+  /** Webhook endpoint settings (`WEBHOOK_ALLOW_LOOPBACK`); https-only URLs when absent. */
+  readonly webhooks?: useCases.WebhookSettings;
   /** Signing keys and the private pack store: serves /downloads and CreatePayloadPackDownloadUrl (Unimplemented without). */
   readonly downloads?: useCases.DownloadSettings;
   /** Tuning of the resolver's scan event writer (tests inject a writer). */
@@ -77,7 +79,8 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
     ...(options.httpRoutes ?? []),
   ];
   const server = createApiServer({
-    routes: createConnectRoutes({ ctx, useCases, setMintBatchStatusEnabled: options.setMintBatchStatusEnabled ?? false, ...(options.downloads === undefined ? {} : { downloads: options.downloads }) }),
+    routes: createConnectRoutes({ ctx, useCases, setMintBatchStatusEnabled: options.setMintBatchStatusEnabled ?? false,
+      webhooks: options.webhooks ?? { allowLoopback: false }, ...(options.downloads === undefined ? {} : { downloads: options.downloads }) }),
     httpRoutes,
     authenticator: useCaseAuthenticator(ctx),
     readiness: options.readiness,

@@ -8,14 +8,14 @@ import { create, type DescMethod, type DescService, type Message } from '@bufbui
 import { reflect } from '@bufbuild/protobuf/reflect';
 import { createValidator } from '@bufbuild/protovalidate';
 import { Code, ConnectError, createClient, type Transport } from '@connectrpc/connect';
-import { ActivationMode, CatalogService, IdentityMode, MintService, ProductionBatchStatus } from '@mint/contract';
+import { ActivationMode, CatalogService, IdentityMode, MintService, ProductionBatchStatus, WebhookService } from '@mint/contract';
 import { apiKeyScopes } from '@mint/domain';
-import { createApiKey } from '@mint/usecases';
+import { createApiKey, createWebhookEndpoint, listWebhookDeliveriesOf } from '@mint/usecases';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
 import { expectLogsFreeOf, inProcessApi, type InProcessApi } from './support.ts';
 
-const services: readonly DescService[] = [MintService, CatalogService];
+const services: readonly DescService[] = [MintService, CatalogService, WebhookService];
 const methods: readonly DescMethod[] = services.flatMap((s) => s.methods);
 
 let app: UseCaseBundle;
@@ -24,6 +24,8 @@ let transport: Transport;
 let a: SeededBrand;
 let b: SeededBrand;
 let bKey: string;
+/** Brand A's webhook signing secret. */
+let hookSecret: string;
 /** Brand A's real row ids by the request field that names them. */
 let aIds: Record<string, string>;
 /** A marker only brand A's rows carry. */
@@ -69,6 +71,7 @@ function requestFor(method: DescMethod, brandId: string, ids: (name: string) => 
     const isId = field.name === 'brand_id' || field.name.endsWith('_id');
     if (field.fieldKind === 'scalar' && field.scalar === 9 /* string */) {
       if (field.name === 'brand_id') r.set(field, brandId);
+      else if (field.name === 'url') r.set(field, 'https://receiver.example/hooks');
       else if (isId && (!optional || field.name in aIds)) r.set(field, ids(field.name));
       else if (!optional) r.set(field, `X${field.name.length}`);
     } else if (field.fieldKind === 'scalar' && field.scalar === 12 /* bytes */) {
@@ -95,6 +98,10 @@ beforeAll(async () => {
   bKey = (await createApiKey(app.ctx, { brandId: b.brandId, name: 'b-all', scopes: [...apiKeyScopes] })).key;
   const asA = { headers: { authorization: `Bearer ${a.token}` } };
   const { mint, catalog } = api;
+  const hook = await createWebhookEndpoint(app.ctx, { id: a.userId }, { allowLoopback: false }, {
+    brandId: a.brandId, url: `https://receiver.example/${aMarker}`, eventTypes: [], description: aMarker,
+  });
+  hookSecret = hook.secret;
   await catalog.upsertProduct({ brandId: a.brandId, sku: aMarker, name: aMarker, commercialStatus: 2, mintReadinessStatus: 2 }, asA);
   const production = await catalog.upsertProductionBatch(
     { brandId: a.brandId, productId: a.productId, code: aMarker, status: ProductionBatchStatus.READY, quantity: 100 }, asA,
@@ -117,6 +124,8 @@ beforeAll(async () => {
     entity_id: submitted.mintBatchId!,
     unit_id: units.units[0]!.id,
     import_id: imported,
+    endpoint_id: hook.endpoint.id,
+    delivery_id: (await listWebhookDeliveriesOf(app.ctx, a.brandId, hook.endpoint.id, { limit: 1, cursor: null })).items[0]!.id,
   };
 });
 
@@ -168,7 +177,7 @@ describe('tenant isolation over every RPC in the descriptors', () => {
     },
   );
 
-  it('no token or API key reaches a log line', () => {
-    expectLogsFreeOf(api, [a.token, b.token, bKey, bKey.slice(16)]);
+  it('no token, API key or webhook secret reaches a log line', () => {
+    expectLogsFreeOf(api, [a.token, b.token, bKey, bKey.slice(16), hookSecret, hookSecret.slice(6)]);
   });
 });

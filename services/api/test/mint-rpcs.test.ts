@@ -80,7 +80,8 @@ describe('minting', () => {
     expect(units.units[0]?.activatedAt).toBeDefined();
 
     const completed = await mint.listMintEvents({ brandId: brand.brandId, eventType: 'mint_job_completed' }, as());
-    expect(completed.events.map((e) => [e.entityType, e.entityId])).toEqual([['mint_job', first.mintJobId]]);
+    expect(completed.events.map((e) => [e.entityType, e.entityId])).toEqual([['mint_batch', first.mintBatchId]]);
+    expect(completed.events[0]?.payload).toMatchObject({ mint_job_id: first.mintJobId });
     expect(completed.events[0]?.payload).toBeTypeOf('object');
 
     const kpis = await mint.getMintKpis({ brandId: brand.brandId }, as());

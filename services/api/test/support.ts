@@ -7,7 +7,7 @@ import { fromBinary, toBinary, type DescMethodUnary, type DescMessage, type Mess
 import { Code, ConnectError, createClient, createRouterTransport, type Client, type Transport } from '@connectrpc/connect';
 import * as grpc from '@grpc/grpc-js';
 import { expect } from 'vitest';
-import { CatalogService, MintService, ResolverService } from '@mint/contract';
+import { CatalogService, MintService, ResolverService, WebhookService } from '@mint/contract';
 import { createLogger, type Logger } from '@mint/runtime';
 import type { Readiness } from '@mint/runtime';
 import * as useCases from '@mint/usecases';
@@ -52,16 +52,17 @@ export interface InProcessApi extends CapturedLogs {
   readonly mint: Client<typeof MintService>;
   readonly catalog: Client<typeof CatalogService>;
   readonly resolver: Client<typeof ResolverService>;
+  readonly webhooks: Client<typeof WebhookService>;
 }
 
 /**
- * MintService and CatalogService over `app.ctx` (or `options.ctx`) behind the server's whole
+ * MintService, CatalogService and WebhookService over `app.ctx` (or `options.ctx`) behind the server's whole
  * interceptor chain (logging, errors, authentication, validation, authorization), reached through
  * `createRouterTransport`: every call runs the handlers with no HTTP server and no socket.
  */
 export function inProcessApi(
   app: Pick<UseCaseBundle, 'ctx'>,
-  options: Partial<Pick<ConnectRoutesDeps, 'ctx' | 'setMintBatchStatusEnabled' | 'downloads'>> = {},
+  options: Partial<Pick<ConnectRoutesDeps, 'ctx' | 'setMintBatchStatusEnabled' | 'downloads' | 'webhooks'>> = {},
 ): InProcessApi {
   const ctx = options.ctx ?? app.ctx;
   const { logger, logs, rawLogs } = capturingLogger('api-test');
@@ -70,6 +71,7 @@ export function inProcessApi(
   });
   return {
     transport, mint: createClient(MintService, transport), catalog: createClient(CatalogService, transport), resolver: createClient(ResolverService, transport),
+    webhooks: createClient(WebhookService, transport),
     logs, rawLogs,
   };
 }

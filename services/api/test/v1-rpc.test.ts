@@ -129,6 +129,23 @@ describe('named operations: response shapes of the spec', () => {
     expect(forBatch.body.events.every((e: { entity_id: string }) => e.entity_id === batchId)).toBe(true);
   });
 
+  it("list_mint_events answers the spec's filter example: a batch's mint_job_completed by event type, entity type and batch id", async () => {
+    const { jobId, batchId } = await submitted(2);
+    const other = await submitted(2);
+    await rpc('process_mint_job_batch', { _brand_id: ws.brandId, _job_id: jobId });
+    await rpc('process_mint_job_batch', { _brand_id: ws.brandId, _job_id: other.jobId });
+    const res = await rpc('list_mint_events', { _brand_id: ws.brandId, _event_type: 'mint_job_completed', _entity_type: 'mint_batch', _entity_id: batchId });
+    expect(res.status).toBe(200);
+    expect(res.body.events).toHaveLength(1);
+    expect(res.body.events[0]).toMatchObject({ event_type: 'mint_job_completed', entity_type: 'mint_batch', entity_id: batchId });
+    expect(res.body.events[0].payload).toMatchObject({ mint_job_id: jobId, minted_quantity: 2 });
+    // The batch's history lists all of its processing: started, units created, completed.
+    const history = await rpc('list_mint_events', { _brand_id: ws.brandId, _entity_type: 'mint_batch', _entity_id: batchId });
+    expect(history.body.events.map((e: { event_type: string }) => e.event_type).sort()).toEqual([
+      'mint_batch_created', 'mint_batch_status_changed', 'mint_job_completed', 'mint_job_started', 'mint_units_created',
+    ]);
+  });
+
   it('get_mint_kpis returns the four KPI fields', async () => {
     const res = await rpc('get_mint_kpis', { _brand_id: ws.brandId });
     expect(keys(res.body)).toEqual(sorted(...spec.kpis));

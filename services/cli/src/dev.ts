@@ -6,7 +6,7 @@ import { resolveDownloadSigningKeys } from '@mint/runtime';
 import { createFsPackStore } from '@mint/store';
 import { createLogger, openConfiguredBus, openConfiguredDatabase, readinessProbe, resolveJwtSecret, type Config } from '@mint/runtime';
 import { Brand, migrate } from '@mint/db';
-import { createUseCaseContext, issueAccessToken, seedDemo, type DemoSeed, type UseCaseContext } from '@mint/usecases';
+import { createUseCaseContext, createWebhookSender, issueAccessToken, seedDemo, type DemoSeed, type UseCaseContext } from '@mint/usecases';
 
 /**
  * The demo workspace of this data folder: seeded on first start and remembered in
@@ -70,10 +70,18 @@ export async function runDev(config: Config): Promise<void> {
     jwtIssuer: config.authJwtIssuer ?? null, jwtAudience: config.authJwtAudience ?? null, jwksUrl: config.authJwksUrl ?? null, jwtMaxLifetimeSeconds: config.authJwtMaxLifetimeSeconds,
   });
   const { seed, created } = await demoWorkspace(ctx, config.dataDir);
-  const api = await startApi({ ctx, config, logger, setMintBatchStatusEnabled: config.setMintBatchStatusEnabled, readiness: readinessProbe({ db, bus }),
+  const api = await startApi({ ctx, config, logger, setMintBatchStatusEnabled: config.setMintBatchStatusEnabled,
+    webhooks: { allowLoopback: config.webhookAllowLoopback }, readiness: readinessProbe({ db, bus }),
     downloads: { keys: await resolveDownloadSigningKeys(config), store: createFsPackStore(config.packStoreDir) } });
   const executor = startExecutor({ ctx, bus, logger, concurrency: config.executorConcurrency, chunkSize: config.chunkSize,
-    scanEventRetentionDays: config.scanEventRetentionDays, packStore: createFsPackStore(config.packStoreDir) });
+    scanEventRetentionDays: config.scanEventRetentionDays, packStore: createFsPackStore(config.packStoreDir),
+    ...(config.webhookConcurrency === 0 ? {} : {
+      webhooks: {
+        send: createWebhookSender({ allowLoopback: config.webhookAllowLoopback, allowedAddresses: config.webhookAllowedAddresses }),
+        concurrency: config.webhookConcurrency, perEndpoint: config.webhookPerEndpointConcurrency, pollIntervalMs: config.webhookPollMs,
+        leaseMs: config.webhookLeaseMs,
+      },
+    }) });
   process.stdout.write(`${banner(api.port, seed, created)}\n`);
   const shutdown = async (signal: string) => {
     logger.info({ signal }, 'shutting down');

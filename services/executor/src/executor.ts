@@ -7,6 +7,7 @@ import { runMintJob } from './mint-worker.ts';
 import { runImportJob } from './import-worker.ts';
 import { settle } from './settle.ts';
 import { startPackWorker } from './pack-worker.ts';
+import { startWebhookWorker, type WebhookWorkerOptions } from './webhook-worker.ts';
 
 /** Expired Idempotency-Key records deleted per statement by the sweeper. */
 const purgeBatch = 1_000;
@@ -42,7 +43,9 @@ export interface ExecutorOptions {
   /** How often the pack worker looks for pending packs when idle (default 1 s). */
   readonly packPollIntervalMs?: number;
   /** Counts units minted, chunk durations and lease renewals and losses (serving them is main's job); optional. */
-  readonly metrics?: Pick<Metrics, 'unitsMinted' | 'chunkDuration' | 'leaseRenewals' | 'leaseLosses'>;
+  readonly metrics?: Pick<Metrics, 'unitsMinted' | 'chunkDuration' | 'leaseRenewals' | 'leaseLosses' | 'webhookDeliveries' | 'webhookDuration'>;
+  /** Webhook delivery settings; when given, the webhook worker runs in this process. */
+  readonly webhooks?: Omit<WebhookWorkerOptions, 'ctx' | 'logger' | 'metrics'>;
 }
 
 /** A running executor. */
@@ -116,11 +119,14 @@ export function startExecutor(options: ExecutorOptions): Executor {
   const packs = options.packStore === undefined ? null : startPackWorker({
     ctx, store: options.packStore, logger, ...(options.packPollIntervalMs === undefined ? {} : { pollIntervalMs: options.packPollIntervalMs }),
   });
+  const webhooks = options.webhooks === undefined ? null : startWebhookWorker({
+    ctx, logger, ...options.webhooks, ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
+  });
   logger.info({ concurrency: options.concurrency, chunkSize: options.chunkSize, leaseMs: options.leaseMs ?? defaultLeaseMs }, 'executor started');
   return {
     async stop() {
       stopping = true;
-      await Promise.all([subscription.stop(), stopRelay(), stopSweeper(), packs?.stop(), imports.stop()]);
+      await Promise.all([subscription.stop(), stopRelay(), stopSweeper(), packs?.stop(), webhooks?.stop(), imports.stop()]);
       logger.info('executor stopped');
     },
   };

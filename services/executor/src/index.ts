@@ -2,3 +2,4 @@
 export { startExecutor, type Executor, type ExecutorOptions } from './executor.ts';
 export { startMetricsServer, type MetricsServer, type MetricsServerOptions } from './metrics-server.ts';
 export { startPackWorker, type PackWorker, type PackWorkerOptions } from './pack-worker.ts';
+export { startWebhookWorker, type WebhookWorker, type WebhookWorkerOptions } from './webhook-worker.ts';

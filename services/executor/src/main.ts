@@ -5,7 +5,7 @@
 import { hostname } from 'node:os';
 import { assertMigrated, createLogger, loadConfig, openConfiguredBus, openConfiguredDatabase, requireProductionUrls } from '@mint/runtime';
 import { countJobsByStatus, createMetrics, readinessProbe, StartupError } from '@mint/runtime';
-import { createUseCaseContext, outboxLag } from '@mint/usecases';
+import { createUseCaseContext, createWebhookSender, outboxLag, webhookBacklog } from '@mint/usecases';
 import { startExecutor } from './executor.ts';
 import { createFsPackStore } from '@mint/store';
 import { startMetricsServer, type MetricsServer } from './metrics-server.ts';
@@ -19,7 +19,8 @@ try {
   const name = `executor-${hostname()}-${process.pid}`;
   const bus = await openConfiguredBus(config, name);
   const ctx = createUseCaseContext({ db, publicBaseUrl: config.publicBaseUrl });
-  const metrics = createMetrics({ jobsByStatus: () => countJobsByStatus(db), outboxLag: () => outboxLag(ctx), consumerPending: () => bus.pending('mint') });
+  const metrics = createMetrics({ jobsByStatus: () => countJobsByStatus(db), outboxLag: () => outboxLag(ctx), consumerPending: () => bus.pending('mint'),
+    webhookBacklog: () => webhookBacklog(ctx) });
   const port = config.executorHttpPort;
   const http: MetricsServer | undefined = port === undefined ? undefined : await startMetricsServer({
     port, host: config.host, metrics, readiness: readinessProbe({ db, bus }), logger,
@@ -30,6 +31,13 @@ try {
     ctx, bus, logger, concurrency: config.executorConcurrency, chunkSize: config.chunkSize, leaseMs: config.executorLeaseMs, owner: name,
     writers: config.executorJobWriters, scanEventRetentionDays: config.scanEventRetentionDays,
     packStore: createFsPackStore(config.packStoreDir),
+    ...(config.webhookConcurrency === 0 ? {} : {
+      webhooks: {
+        send: createWebhookSender({ allowLoopback: config.webhookAllowLoopback, allowedAddresses: config.webhookAllowedAddresses }),
+        concurrency: config.webhookConcurrency, perEndpoint: config.webhookPerEndpointConcurrency, pollIntervalMs: config.webhookPollMs,
+        leaseMs: config.webhookLeaseMs,
+      },
+    }),
   });
   const shutdown = async (signal: string) => {
     logger!.info({ signal }, 'shutting down');

@@ -31,7 +31,7 @@ function failing(error: unknown): UseCaseContext {
 }
 const worker = (ctx: UseCaseContext) => ({ ctx, logger: pino({ level: 'silent' }), chunkSize: 1000, writers: 2, leaseMs: 30_000, owner: 'test', stopping: () => false });
 async function failedEvents(jobId: string): Promise<{ reason: string }[]> {
-  const rows = await query<{ payload: { reason: string } }>(app.db.em.fork(), `select payload from mint_events where entity_id = ? and event_type = 'mint_job_failed'`, [jobId]);
+  const rows = await query<{ payload: { reason: string } }>(app.db.em.fork(), `select payload from mint_events where payload->>'mint_job_id' = ? and event_type = 'mint_job_failed'`, [jobId]);
   return rows.map((r) => r.payload);
 }
 

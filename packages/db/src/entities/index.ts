@@ -4,6 +4,7 @@ import { MintBatch, MintJob, MintKpis, MintLot, MintPreflight, MintUnit } from '
 import { IdempotencyRecord, MintEvent, OutboxMessage, PayloadPack } from './activity.ts';
 import { ScanEvent } from './scans.ts';
 import { ResolverLink } from './links.ts';
+import { WebhookDelivery, WebhookEndpoint } from './webhooks.ts';
 
 /** Every entity of the schema, for the ORM configuration. */
 export const entities = [
@@ -12,4 +13,5 @@ export const entities = [
   MintPreflight, MintJob, MintBatch, MintLot, MintUnit, MintKpis,
   MintEvent, PayloadPack, OutboxMessage, IdempotencyRecord,
   ScanEvent, ResolverLink,
+  WebhookEndpoint, WebhookDelivery,
 ];

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
 import type { NewEvent } from '@mint/domain';
 import type { Em } from '../orm.ts';
 import { first, prepare, preparedChanged, preparedRows, unnest } from './kysely.ts';
+import { deliveryBody, endpointWants } from './events.ts';
 
 /**
  * The submit path's read and its one write, in SQL of their own: a submit is the service's
@@ -156,7 +158,19 @@ const draftBatch = prepare('insert_draft_batch', (db, p: DraftBatchParams) => db
       actor: ['text', p.eventActors],
     })).select([
       'e.brand_id', 'e.id', eb.cast<Date>(eb.val(p.now), 'timestamptz').as('occurred_at'), 'e.event_type', 'e.entity_type', 'e.entity_id', 'e.payload', 'e.actor',
-    ])))
+    ])).returning(['brand_id', 'id', 'occurred_at', 'event_type', 'entity_type', 'entity_id', 'payload', 'actor']))
+  // The events' webhook deliveries, as appendEvents writes them.
+  .with('deliveries', (qc) => qc.insertInto('webhook_deliveries')
+    .columns(['brand_id', 'id', 'endpoint_id', 'event_id', 'event_type', 'body', 'status', 'attempts', 'next_attempt_at', 'created_at', 'updated_at'])
+    .expression((eb) => eb.selectFrom('events as e')
+      .innerJoin('webhook_endpoints as w', (join) => join.onRef('w.brand_id', '=', 'e.brand_id'))
+      .where('w.enabled', '=', true)
+      .where(endpointWants())
+      .select([
+        'e.brand_id', sql<string>`gen_random_uuid()`.as('id'), 'w.id as endpoint_id', 'e.id as event_id', 'e.event_type', deliveryBody().as('body'),
+        sql<string>`'pending'`.as('status'), sql<number>`0`.as('attempts'), 'e.occurred_at as next_attempt_at', 'e.occurred_at as created_at',
+        'e.occurred_at as updated_at',
+      ])))
   .insertInto('mint_kpis').values({ brand_id: p.brandId, batches_created: 1 })
   .onConflict((oc) => oc.column('brand_id').doUpdateSet((eb) => ({ batches_created: eb('mint_kpis.batches_created', '+', 1) }))));
 

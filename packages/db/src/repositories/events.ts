@@ -1,13 +1,47 @@
 import { randomUUID } from 'node:crypto';
+import { sql, type RawBuilder } from 'kysely';
 import type { NewEvent } from '@mint/domain';
 import type { Em } from '../orm.ts';
 import { changed } from './kysely.ts';
 
-/** Appends audit events in the entity manager's transaction, all stamped `at`; one statement. */
+/**
+ * The body of the webhook delivery of the event aliased `e`: `{ type, timestamp, data }`, `data`
+ * being the event as ListMintEvents shows it. Shared by every statement that writes events.
+ */
+export function deliveryBody(): RawBuilder<string> {
+  return sql<string>`jsonb_build_object('type', e.event_type, 'timestamp', e.occurred_at, 'data', jsonb_build_object(
+    'id', e.id, 'brand_id', e.brand_id, 'event_type', e.event_type, 'entity_type', e.entity_type, 'entity_id', e.entity_id,
+    'occurred_at', e.occurred_at, 'actor', e.actor, 'payload', e.payload))`;
+}
+
+/** True when the endpoint aliased `w` wants the event aliased `e`: an empty filter wants all. */
+export function endpointWants(): RawBuilder<boolean> {
+  return sql<boolean>`(cardinality(w.event_types) = 0 or e.event_type = any(w.event_types))`;
+}
+
+/**
+ * Appends audit events in the entity manager's transaction, all stamped `at`, and in the same
+ * statement the webhook deliveries they cause: one pending delivery per event and enabled endpoint
+ * of the event's brand whose filter wants the event's type (an empty filter wants all). An event
+ * never exists without its deliveries, and a rolled-back change leaves neither.
+ */
 export async function appendEvents(em: Em, at: Date, events: readonly NewEvent[]): Promise<void> {
   if (events.length === 0) return;
-  await changed(em, (db) => db.insertInto('mint_events').values(events.map((e) => ({
-    brand_id: e.brandId, id: randomUUID(), occurred_at: at, event_type: e.eventType, entity_type: e.entityType, entity_id: e.entityId,
-    payload: JSON.stringify(e.payload), actor: e.actor,
-  }))));
+  await changed(em, (db) => db
+    .with('e', (db) => db.insertInto('mint_events').values(events.map((e) => ({
+      brand_id: e.brandId, id: randomUUID(), occurred_at: at, event_type: e.eventType, entity_type: e.entityType, entity_id: e.entityId,
+      payload: JSON.stringify(e.payload), actor: e.actor,
+    }))).returning(['brand_id', 'id', 'occurred_at', 'event_type', 'entity_type', 'entity_id', 'payload', 'actor']))
+    .insertInto('webhook_deliveries')
+    .columns(['brand_id', 'id', 'endpoint_id', 'event_id', 'event_type', 'body', 'status', 'attempts', 'next_attempt_at', 'created_at', 'updated_at'])
+    .expression((eb) => eb.selectFrom('e')
+      .innerJoin('webhook_endpoints as w', (join) => join.onRef('w.brand_id', '=', 'e.brand_id'))
+      .where('w.enabled', '=', true)
+      .where(endpointWants())
+      .select([
+        'e.brand_id', sql<string>`gen_random_uuid()`.as('id'), 'w.id as endpoint_id', 'e.id as event_id', 'e.event_type',
+        deliveryBody().as('body'),
+        sql<string>`'pending'`.as('status'), sql<number>`0`.as('attempts'), 'e.occurred_at as next_attempt_at',
+        'e.occurred_at as created_at', 'e.occurred_at as updated_at',
+      ])));
 }

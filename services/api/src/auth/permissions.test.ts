@@ -1,10 +1,10 @@
-import { CatalogService, MintService, ResolverService } from '@mint/contract';
+import { CatalogService, MintService, ResolverService, WebhookService } from '@mint/contract';
 import type { Permission } from '@mint/domain';
 import { describe, expect, it } from 'vitest';
 import { Health } from '../gen/grpc/health/v1/health_pb.js';
 import { permissionFor, rpcPermissions } from './permissions.ts';
 
-const protectedServices = [MintService, CatalogService, ResolverService];
+const protectedServices = [MintService, CatalogService, ResolverService, WebhookService];
 
 describe('the RPC permission table', () => {
   it('has an entry for every RPC of every protected service in the descriptors', () => {

@@ -3,7 +3,7 @@
 // the compiler rejects a service whose table misses a method; a test checks the descriptors too.
 
 import type { DescMethod, DescService } from '@bufbuild/protobuf';
-import { CatalogService, MintService, ResolverService } from '@mint/contract';
+import { CatalogService, MintService, ResolverService, WebhookService } from '@mint/contract';
 import type { Permission } from '@mint/domain';
 import { publicRpcServices } from './public-paths.ts';
 
@@ -47,11 +47,23 @@ export const resolverServicePermissions: PermissionTable<typeof ResolverService>
   getLinkImport: 'links:read',
 };
 
+/** WebhookService: everything needs webhooks:write (owner and admin; secrets and receivers are the brand's to manage). */
+export const webhookServicePermissions: PermissionTable<typeof WebhookService> = {
+  createWebhookEndpoint: 'webhooks:write',
+  listWebhookEndpoints: 'webhooks:write',
+  updateWebhookEndpoint: 'webhooks:write',
+  deleteWebhookEndpoint: 'webhooks:write',
+  rotateWebhookSecret: 'webhooks:write',
+  listWebhookDeliveries: 'webhooks:write',
+  redeliverWebhook: 'webhooks:write',
+};
+
 /** Every protected service with its table, by fully qualified service name. */
 export const rpcPermissions: ReadonlyMap<string, Readonly<Record<string, Permission>>> = new Map<string, Readonly<Record<string, Permission>>>([
   [MintService.typeName, mintServicePermissions],
   [CatalogService.typeName, catalogServicePermissions],
   [ResolverService.typeName, resolverServicePermissions],
+  [WebhookService.typeName, webhookServicePermissions],
 ]);
 
 /** Services anyone may call without credentials: the allow-list of ./public-paths.ts. */

@@ -1,0 +1,176 @@
+import { randomUUID } from 'node:crypto';
+import {
+  appendEvents, deleteWebhookEndpoint, findWebhookEndpoint, insertWebhookEndpoint, listWebhookDeliveries, listWebhookEndpoints, requeueWebhookDelivery, resumeWebhookDeliveries,
+  updateWebhookEndpoint, type WebhookDeliveryRecord, type WebhookEndpointChange, type WebhookEndpointRecord,
+} from '@mint/db';
+import {
+  assertValid, generateWebhookSecret, IllegalStateError, isUuid, NotFoundError, resolvePageSize, toPage, webhookEventTypeViolations,
+  webhookSecretOverlapMs, webhookUrlViolations, type Cursor, type FieldViolation, type NewEvent, type Page,
+} from '@mint/domain';
+import type { Actor, UseCaseContext } from './context.ts';
+
+/** Settings of the endpoint use cases. */
+export interface WebhookSettings {
+  /** Accept `http://` URLs of loopback hosts (dev mode and tests; `WEBHOOK_ALLOW_LOOPBACK`). */
+  readonly allowLoopback: boolean;
+}
+
+/** An endpoint as callers see it: never a secret. */
+export interface WebhookEndpointView {
+  readonly id: string;
+  readonly brandId: string;
+  readonly url: string;
+  readonly description: string;
+  readonly eventTypes: readonly string[];
+  readonly enabled: boolean;
+  /** Why the service disabled it (`gone`, `failing`), or null. */
+  readonly disabledReason: string | null;
+  /** When a rotated-out secret stops signing, or null. */
+  readonly previousSecretExpiresAt: Date | null;
+  readonly createdAt: Date;
+  readonly updatedAt: Date;
+}
+
+/** Default page size of {@link listWebhookDeliveriesOf}. */
+export const defaultDeliveryPageSize = 50;
+
+function view(e: WebhookEndpointRecord): WebhookEndpointView {
+  return {
+    id: e.id, brandId: e.brandId, url: e.url, description: e.description, eventTypes: e.eventTypes, enabled: e.enabled, disabledReason: e.disabledReason,
+    previousSecretExpiresAt: e.previousSecretExpiresAt, createdAt: e.createdAt, updatedAt: e.updatedAt,
+  };
+}
+
+function endpointEvent(brandId: string, eventType: NewEvent['eventType'], endpointId: string, actor: string | null, payload: Record<string, unknown>): NewEvent {
+  return { brandId, eventType, entityType: 'webhook_endpoint', entityId: endpointId, actor, payload };
+}
+
+function descriptionViolations(description: string): FieldViolation[] {
+  return description.length > 500 ? [{ field: 'description', message: 'must be at most 500 characters' }] : [];
+}
+
+/** Parameters of {@link createWebhookEndpoint}. */
+export interface NewWebhookEndpoint {
+  readonly brandId: string;
+  readonly url: string;
+  /** Event types delivered; empty delivers every event. */
+  readonly eventTypes: readonly string[];
+  readonly description: string;
+}
+
+/**
+ * Creates an enabled endpoint with a fresh signing secret and writes webhook_endpoint_created
+ * (without the secret). The secret is returned here once; nothing returns it later.
+ */
+export async function createWebhookEndpoint(
+  ctx: UseCaseContext, actor: Actor, settings: WebhookSettings, input: NewWebhookEndpoint,
+): Promise<{ endpoint: WebhookEndpointView; secret: string }> {
+  assertValid([
+    ...webhookUrlViolations(input.url, settings.allowLoopback), ...webhookEventTypeViolations(input.eventTypes), ...descriptionViolations(input.description),
+  ]);
+  const secret = generateWebhookSecret(ctx.randomFill);
+  const id = randomUUID();
+  return ctx.db.em.fork().transactional(async (em) => {
+    const now = ctx.clock();
+    await insertWebhookEndpoint(em, {
+      brandId: input.brandId, id, url: input.url, description: input.description, eventTypes: input.eventTypes, enabled: true, secret, createdAt: now,
+    });
+    await appendEvents(em, now, [endpointEvent(input.brandId, 'webhook_endpoint_created', id, actor.id, {
+      url: input.url, event_types: input.eventTypes, description: input.description,
+    })]);
+    const created = await findWebhookEndpoint(em, input.brandId, id);
+    return { endpoint: view(created!), secret };
+  });
+}
+
+/** The brand's endpoints, oldest first, without secrets. */
+export async function listWebhookEndpointsOf(ctx: UseCaseContext, brandId: string): Promise<WebhookEndpointView[]> {
+  return (await listWebhookEndpoints(ctx.db.em.fork(), brandId)).map(view);
+}
+
+/** Parameters of {@link updateWebhookEndpointOf}; unset fields stay as they are. */
+export interface WebhookEndpointUpdate {
+  readonly brandId: string;
+  readonly endpointId: string;
+  readonly url?: string | undefined;
+  readonly eventTypes?: readonly string[] | undefined;
+  readonly description?: string | undefined;
+  /** Enabling also clears the service's reason and failure streak; pending deliveries then resume. */
+  readonly enabled?: boolean | undefined;
+}
+
+/** Changes an endpoint's URL, filter, description or enabled flag and writes webhook_endpoint_updated. NotFoundError for a missing or foreign one. */
+export async function updateWebhookEndpointOf(ctx: UseCaseContext, actor: Actor, settings: WebhookSettings, input: WebhookEndpointUpdate): Promise<WebhookEndpointView> {
+  assertValid([
+    ...(input.url === undefined ? [] : webhookUrlViolations(input.url, settings.allowLoopback)),
+    ...(input.eventTypes === undefined ? [] : webhookEventTypeViolations(input.eventTypes)),
+    ...(input.description === undefined ? [] : descriptionViolations(input.description)),
+  ]);
+  return ctx.db.em.fork().transactional(async (em) => {
+    const now = ctx.clock();
+    const found = isUuid(input.endpointId) ? await findWebhookEndpoint(em, input.brandId, input.endpointId, true) : null;
+    if (found === null) throw new NotFoundError(`webhook endpoint ${input.endpointId} not found`);
+    const change: WebhookEndpointChange = {
+      url: input.url, eventTypes: input.eventTypes, description: input.description, enabled: input.enabled,
+      ...(input.enabled === true ? { disabledReason: null, failingSince: null } : {}),
+    };
+    await updateWebhookEndpoint(em, input.brandId, found.id, change, now);
+    if (input.enabled === true && !found.enabled) await resumeWebhookDeliveries(em, input.brandId, found.id, now);
+    const payload: Record<string, unknown> = {};
+    if (input.url !== undefined) payload['url'] = input.url;
+    if (input.eventTypes !== undefined) payload['event_types'] = input.eventTypes;
+    if (input.description !== undefined) payload['description'] = input.description;
+    if (input.enabled !== undefined) payload['enabled'] = input.enabled;
+    await appendEvents(em, now, [endpointEvent(input.brandId, 'webhook_endpoint_updated', found.id, actor.id, payload)]);
+    return view((await findWebhookEndpoint(em, input.brandId, found.id))!);
+  });
+}
+
+/** Deletes an endpoint with its deliveries and writes webhook_endpoint_deleted. NotFoundError for a missing or foreign one. */
+export async function deleteWebhookEndpointOf(ctx: UseCaseContext, actor: Actor, brandId: string, endpointId: string): Promise<void> {
+  await ctx.db.em.fork().transactional(async (em) => {
+    const found = isUuid(endpointId) ? await findWebhookEndpoint(em, brandId, endpointId, true) : null;
+    if (found === null || !(await deleteWebhookEndpoint(em, brandId, found.id))) throw new NotFoundError(`webhook endpoint ${endpointId} not found`);
+    await appendEvents(em, ctx.clock(), [endpointEvent(brandId, 'webhook_endpoint_deleted', found.id, actor.id, { url: found.url })]);
+  });
+}
+
+/**
+ * Replaces an endpoint's signing secret with a fresh one, returned once. The old secret keeps
+ * signing next to the new one (both signatures are sent) for 24 hours; a second rotation within
+ * them drops the oldest. Writes webhook_endpoint_secret_rotated (without secrets).
+ */
+export async function rotateWebhookSecret(ctx: UseCaseContext, actor: Actor, brandId: string, endpointId: string): Promise<{ endpoint: WebhookEndpointView; secret: string }> {
+  const secret = generateWebhookSecret(ctx.randomFill);
+  return ctx.db.em.fork().transactional(async (em) => {
+    const now = ctx.clock();
+    const found = isUuid(endpointId) ? await findWebhookEndpoint(em, brandId, endpointId, true) : null;
+    if (found === null) throw new NotFoundError(`webhook endpoint ${endpointId} not found`);
+    const expiresAt = new Date(now.getTime() + webhookSecretOverlapMs);
+    await updateWebhookEndpoint(em, brandId, found.id, { secret, previousSecret: found.secret, previousSecretExpiresAt: expiresAt }, now);
+    await appendEvents(em, now, [endpointEvent(brandId, 'webhook_endpoint_secret_rotated', found.id, actor.id, { previous_secret_expires_at: expiresAt.toISOString() })]);
+    return { endpoint: view((await findWebhookEndpoint(em, brandId, found.id))!), secret };
+  });
+}
+
+/** A page of an endpoint's deliveries, newest first by (created_at, id). NotFoundError for a missing or foreign endpoint. */
+export async function listWebhookDeliveriesOf(
+  ctx: UseCaseContext, brandId: string, endpointId: string, query: { readonly limit: number | null; readonly cursor: Cursor | null },
+): Promise<Page<WebhookDeliveryRecord>> {
+  const size = resolvePageSize(query.limit, defaultDeliveryPageSize);
+  const em = ctx.db.em.fork();
+  if (!isUuid(endpointId) || (await findWebhookEndpoint(em, brandId, endpointId)) === null) throw new NotFoundError(`webhook endpoint ${endpointId} not found`);
+  return toPage(await listWebhookDeliveries(em, brandId, endpointId, size + 1, query.cursor), size, (d) => ({ at: d.createdAt, id: d.id }));
+}
+
+/**
+ * Sends a delivery again: it becomes due now with a fresh attempt count and the same webhook-id,
+ * whatever its outcome was. NotFoundError for a missing or foreign one; IllegalStateError while a
+ * worker is sending it.
+ */
+export async function redeliverWebhook(ctx: UseCaseContext, brandId: string, deliveryId: string): Promise<void> {
+  if (!isUuid(deliveryId)) throw new NotFoundError(`webhook delivery ${deliveryId} not found`);
+  const outcome = await requeueWebhookDelivery(ctx.db.em.fork(), brandId, deliveryId, ctx.clock());
+  if (outcome === 'missing') throw new NotFoundError(`webhook delivery ${deliveryId} not found`);
+  if (outcome === 'delivering') throw new IllegalStateError(`webhook delivery ${deliveryId} is being delivered`);
+}

@@ -1,0 +1,99 @@
+// The webhook delivery worker: claims due deliveries (SKIP LOCKED, under a lease, at most
+// `perEndpoint` in flight per endpoint across executors) and sends up to `concurrency` at once,
+// so a slow receiver holds only its own endpoint's slots. Transport only: the rules are the use case's.
+
+import type { Metrics } from '@mint/runtime';
+import { claimWebhooks, deliverWebhook, type UseCaseContext, type WebhookSend } from '@mint/usecases';
+import type { RetryPolicy } from '@mint/domain';
+import type { Logger } from 'pino';
+
+/** Options of {@link startWebhookWorker}. */
+export interface WebhookWorkerOptions {
+  readonly ctx: UseCaseContext;
+  readonly logger: Logger;
+  /** Sends one delivery (`createWebhookSender` with the network policy). */
+  readonly send: WebhookSend;
+  /** Deliveries this process sends at once. */
+  readonly concurrency: number;
+  /** Deliveries of one endpoint in flight at once, across executors. */
+  readonly perEndpoint: number;
+  /** How long to wait before looking again when nothing is due; default 500 ms. */
+  readonly pollIntervalMs?: number;
+  /** Lease on a claimed delivery (default 30 s). */
+  readonly leaseMs?: number;
+  /** Retry schedule; the domain's `webhookRetry` by default (tests shorten it). */
+  readonly policy?: RetryPolicy;
+  readonly metrics?: Pick<Metrics, 'webhookDeliveries' | 'webhookDuration'>;
+}
+
+/** A running webhook worker. */
+export interface WebhookWorker {
+  /** Stops claiming, waits for the deliveries in flight to be recorded, and resolves when the loop ended. */
+  stop(): Promise<void>;
+}
+
+/** Starts the loop; errors are logged and the loop goes on. Claimed deliveries of a process that dies are claimed again after their lease. */
+export function startWebhookWorker(options: WebhookWorkerOptions): WebhookWorker {
+  const { ctx, logger } = options;
+  const pollMs = options.pollIntervalMs ?? 500;
+  let stopping = false;
+  const inFlight = new Set<Promise<void>>();
+  let wake: (() => void) | null = null;
+  /** Waits `ms` or until woken; true when the time ran out. */
+  const sleep = (ms: number) => new Promise<boolean>((resolve) => {
+    const timer = setTimeout(() => resolve(true), ms);
+    wake = () => {
+      clearTimeout(timer);
+      resolve(false);
+    };
+  }).finally(() => {
+    wake = null;
+  });
+  // A claim is one transaction and commit: claiming each freed slot alone capped a process at
+  // about 1 / commit time (190 deliveries/s in bench/webhooks.ts). While deliveries are in flight
+  // the worker waits for half its slots to free (or the poll interval to pass) and claims them at once.
+  const batch = Math.max(1, Math.floor(options.concurrency / 2));
+  let waited = false;
+
+  const loop = (async () => {
+    while (!stopping) {
+      const free = options.concurrency - inFlight.size;
+      if (free <= 0 || (inFlight.size > 0 && free < batch && !waited)) {
+        waited = await sleep(pollMs);
+        continue;
+      }
+      waited = false;
+      try {
+        const claims = await claimWebhooks(ctx, free, { perEndpoint: options.perEndpoint, ...(options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs }) });
+        for (const claim of claims) {
+          const task = deliverWebhook(ctx, claim, { send: options.send, ...(options.policy === undefined ? {} : { policy: options.policy }) })
+            .then((outcome) => {
+              options.metrics?.webhookDeliveries.inc({ result: outcome.result });
+              options.metrics?.webhookDuration.observe(outcome.durationMs / 1000);
+              const line = { deliveryId: claim.id, endpointId: claim.endpointId, brandId: claim.brandId, attempt: claim.attempts, ...outcome };
+              if (outcome.result === 'succeeded') logger.debug(line, 'webhook delivered');
+              else logger.info(line, 'webhook not delivered');
+            }, (err: unknown) => logger.error({ err, deliveryId: claim.id, endpointId: claim.endpointId }, 'webhook delivery error; retried after its lease'))
+            .finally(() => {
+              inFlight.delete(task);
+              (wake as (() => void) | null)?.();
+            });
+          inFlight.add(task);
+        }
+        if (claims.length === 0) waited = await sleep(pollMs);
+      } catch (err) {
+        logger.error({ err }, 'webhook worker error; will retry');
+        waited = await sleep(pollMs);
+      }
+    }
+    await Promise.all(inFlight);
+  })();
+  logger.info({ concurrency: options.concurrency, perEndpoint: options.perEndpoint, pollMs }, 'webhook worker started');
+  return {
+    async stop() {
+      stopping = true;
+      (wake as (() => void) | null)?.();
+      await loop;
+    },
+  };
+}
