@@ -218,15 +218,27 @@ export async function runProductImport(ctx: UseCaseContext, brandId: string, imp
     }
     await flush();
   } catch (error) {
-    if (error instanceof InvalidInputError) {
-      await recordProductImportProgress(ctx.db.em.fork(), brandId, importId, {
-        imported: 0, failed: 0, errors: [{ row: rowNumber, field: 'csv', message: error.message }],
-      }, maxImportErrorsKept);
-      await moveProductImport(ctx.db.em.fork(), brandId, importId, finishImport('FAILED'), ctx.clock());
-      return { kind: 'finished', status: 'FAILED' };
-    }
-    throw error;
+    return failImportRun(ctx, brandId, importId, rowNumber, error);
   }
+  return completeImportRun(ctx, brandId, importId);
+}
+
+/**
+ * Settles an import whose file turned out malformed (an InvalidInputError of the CSV reader): the
+ * error is kept on the row it was read at and the import moves to FAILED. Any other error is
+ * thrown on (the worker retries the import).
+ */
+export async function failImportRun(ctx: UseCaseContext, brandId: string, importId: string, rowNumber: number, error: unknown): Promise<ImportRunOutcome> {
+  if (!(error instanceof InvalidInputError)) throw error;
+  await recordProductImportProgress(ctx.db.em.fork(), brandId, importId, {
+    imported: 0, failed: 0, errors: [{ row: rowNumber, field: 'csv', message: error.message }],
+  }, maxImportErrorsKept);
+  await moveProductImport(ctx.db.em.fork(), brandId, importId, finishImport('FAILED'), ctx.clock());
+  return { kind: 'finished', status: 'FAILED' };
+}
+
+/** Moves an import whose rows all ran to COMPLETED (compare-and-set); when it already moved on, reports where it is. */
+export async function completeImportRun(ctx: UseCaseContext, brandId: string, importId: string): Promise<ImportRunOutcome> {
   const finished = await moveProductImport(ctx.db.em.fork(), brandId, importId, finishImport('COMPLETED'), ctx.clock());
   if (!finished) {
     const record = await findProductImport(ctx.db.em.fork(), brandId, importId);

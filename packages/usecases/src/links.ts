@@ -1,15 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import {
-  announceLinkChange, appendEvents, deleteLinkRow, findProductImport, insertProductImport, listLinkRows, moveProductImport,
+  announceLinkChange, appendEvents, deleteLinkRow, insertProductImport, listLinkRows,
   recordProductImportProgress, replaceLevelLinks, upsertLinkRow, type LinkRecord, type ProductImportRowError,
 } from '@mint/db';
 import {
-  assertValid, finishImport, InvalidInputError, isUuid, linkScopeOf, linkSetViolations, maxImportBytes, maxImportErrorsKept, NotFoundError,
+  assertValid, InvalidInputError, isUuid, linkScopeOf, linkSetViolations, maxImportBytes, maxImportErrorsKept, NotFoundError,
   resolvePageSize, toPage, validateLink, withOneDefault,
   type Cursor, type FieldViolation, type Link, type LinkInput, type LinkLevel, type LinkScope, type Page,
 } from '@mint/domain';
 import type { Actor, UseCaseContext } from './context.ts';
-import { getProductImport, parseCsvRecords, type ImportRunOutcome, type ImportView } from './imports.ts';
+import { completeImportRun, failImportRun, getProductImport, parseCsvRecords, type ImportRunOutcome, type ImportView } from './imports.ts';
 
 /** A link as callers see it. */
 export type LinkView = LinkRecord;
@@ -285,19 +285,7 @@ export async function runLinkImport(ctx: UseCaseContext, brandId: string, import
     }
     await flush();
   } catch (error) {
-    if (error instanceof InvalidInputError) {
-      await recordProductImportProgress(ctx.db.em.fork(), brandId, importId, {
-        imported: 0, failed: 0, errors: [{ row: rowNumber, field: 'csv', message: error.message }],
-      }, maxImportErrorsKept);
-      await moveProductImport(ctx.db.em.fork(), brandId, importId, finishImport('FAILED'), ctx.clock());
-      return { kind: 'finished', status: 'FAILED' };
-    }
-    throw error;
+    return failImportRun(ctx, brandId, importId, rowNumber, error);
   }
-  const finished = await moveProductImport(ctx.db.em.fork(), brandId, importId, finishImport('COMPLETED'), ctx.clock());
-  if (!finished) {
-    const record = await findProductImport(ctx.db.em.fork(), brandId, importId);
-    return record === null ? { kind: 'missing' } : { kind: 'finished', status: record.status as ImportView['status'] };
-  }
-  return { kind: 'finished', status: 'COMPLETED' };
+  return completeImportRun(ctx, brandId, importId);
 }
