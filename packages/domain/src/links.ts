@@ -50,8 +50,8 @@ export interface Link {
   readonly isDefault: boolean;
 }
 
-/** A link with the level it belongs to, as the management API writes it. */
-export interface LinkInput {
+/** A link with the level it belongs to, as the management API writes it (fields as in {@link Link}). */
+export interface LinkInput extends Omit<Link, 'linkType'> {
   /** GTIN (8, 12, 13 or 14 digits); null or '' for the brand level and for a serial without GTIN. */
   readonly gtin: string | null;
   /** Lot code (AI 10); null when the link is not a lot's. */
@@ -60,13 +60,6 @@ export interface LinkInput {
   readonly serial: string | null;
   /** Link type as written: `gs1:pip`, `https://ref.gs1.org/voc/pip` or `https://gs1.org/voc/pip`. */
   readonly linkType: string;
-  readonly href: string;
-  readonly title: string;
-  readonly hreflang: readonly string[];
-  readonly mediaType: string | null;
-  readonly context: readonly string[];
-  readonly fwqs: boolean;
-  readonly isDefault: boolean;
 }
 
 /** Longest AI 10 / AI 21 value. */
