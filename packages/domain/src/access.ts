@@ -22,7 +22,7 @@ export type Permission =
   | 'links:write'
   /** Read the resolver's links and link imports. */
   | 'links:read'
-  /** Manage the workspace itself: API keys and API access. */
+  /** Manage the workspace itself: API keys, API access and the brand's resolver domain. */
   | 'workspace:admin';
 
 /** All permissions. */

@@ -17,6 +17,7 @@
  * | resolver_link_deleted     | resolver_link | DeleteLink (payload: level, gtin, qualifier, link_type, href)              |
  * | resolver_links_replaced   | resolver_link | ReplaceLinks (entity: the level; payload: before and after counts, the new links) |
  * | resolver_links_imported   | resolver_link | each committed batch of a link CSV import (entity: the import; payload: rows written) |
+ * | brand_resolver_domain_set | brand       | SetBrandResolverDomain changes the brand's domain (payload: domain, previous, resolver_base_url; domain null: removed) |
  */
 export type EventType =
   | 'mint_job_queued'
@@ -33,10 +34,11 @@ export type EventType =
   | 'resolver_link_upserted'
   | 'resolver_link_deleted'
   | 'resolver_links_replaced'
-  | 'resolver_links_imported';
+  | 'resolver_links_imported'
+  | 'brand_resolver_domain_set';
 
 /** Kind of entity an event is about. */
-export type EntityType = 'mint_job' | 'mint_batch' | 'mint_unit' | 'payload_pack' | 'product' | 'resolver_link';
+export type EntityType = 'mint_job' | 'mint_batch' | 'mint_unit' | 'payload_pack' | 'product' | 'resolver_link' | 'brand';
 
 /** An event to append, before it gets its id and time. */
 export interface NewEvent {
