@@ -3,6 +3,7 @@ import { Migration20261121053711 } from './Migration20261121053711.ts';
 import { Migration20261121074213 } from './Migration20261121074213.ts';
 import { Migration20261121081401 } from './Migration20261121081401.ts';
 import { Migration20261124025102 } from './Migration20261124025102.ts';
+import { Migration20261125030000 } from './Migration20261125030000.ts';
 
 /** Every migration, in order. New ones come from `npm run db:migration -w @mint/db` and are listed here. */
 export const migrations = [{ name: 'Migration20261121050755', class: Migration20261121050755 },
@@ -10,4 +11,5 @@ export const migrations = [{ name: 'Migration20261121050755', class: Migration20
   { name: 'Migration20261121074213', class: Migration20261121074213 },
   { name: 'Migration20261121081401', class: Migration20261121081401 },
   { name: 'Migration20261124025102', class: Migration20261124025102 },
+  { name: 'Migration20261125030000', class: Migration20261125030000 },
 ];
