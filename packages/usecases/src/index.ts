@@ -58,3 +58,4 @@ export {
   upsertLink, listLinks, deleteLink, replaceLinks, startLinkImport, getLinkImport, runLinkImport, linkImportColumns, defaultLinkPageSize,
   type LinkView, type LinkUpsertInput, type LinkListQuery, type ReplaceLinksInput
 } from './links.ts';
+export { setBrandResolverDomain, type BrandResolverDomainView } from './brand-domains.ts';
