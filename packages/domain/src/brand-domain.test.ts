@@ -24,6 +24,7 @@ describe('resolverDomainViolations', () => {
       ['id..example', /inner hyphens/],
       ['id.brand.123', /top-level domain/],
       ['ab--c.example', /A-label/],
+      ['xn--a.example', /does not decode/],
       ['mint.example', /own public host/],
       [`${'a'.repeat(250)}.example`, /at most 253/],
     ];

@@ -4,6 +4,7 @@
  * These are the rules for the name itself and for reading the host a request was sent to.
  */
 
+import { domainToUnicode } from 'node:url';
 import type { FieldViolation } from './errors.ts';
 
 /** Longest hostname (RFC 1035, without the trailing dot). */
@@ -33,6 +34,8 @@ export function resolverDomainViolations(domain: string, ownHost: string): Field
   if (labels.some((l) => !label.test(l))) return fail('must be labels of 1 to 63 letters, digits and inner hyphens, separated by dots');
   if (/^[0-9]+$/.test(labels.at(-1)!)) return fail('must end with a top-level domain, not a number');
   if (labels.some((l) => l.slice(2, 4) === '--' && !l.startsWith('xn--'))) return fail('must not have hyphens in the third and fourth characters of a label unless it is an A-label (xn--)');
+  // An A-label must decode to a U-label (xn--a is not punycode of anything and stays as it is).
+  if (labels.some((l) => l.startsWith('xn--') && domainToUnicode(l) === l)) return fail('must be in IDNA A-label (punycode) form; an xn-- label here does not decode');
   if (domain === normalizeHost(ownHost)) return fail("must not be the service's own public host");
   return [];
 }
