@@ -208,7 +208,12 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
       else res.destroy();
       return;
     }
-    pending?.catch((err: unknown) => loggerOf(req).error({ err }, 'request failed'));
+    pending?.catch((err: unknown) => {
+      // Only a request that waited for the brand domain table can get here (the router answers its routes' errors itself).
+      loggerOf(req).error({ err }, 'request failed');
+      if (!res.headersSent) sendJson(req, res, 500, { ok: false, error: 'internal error' });
+      else res.destroy();
+    });
   };
 
   const listener = createDualListener(requestListener);
