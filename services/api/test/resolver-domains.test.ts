@@ -265,3 +265,18 @@ describe('a brand domain', () => {
     expect(brand.resolver_base_url).toBe(`${app.ctx.publicBaseUrl}/r/${slugC}`);
   });
 });
+
+describe('coalesced link lookups', () => {
+  it("gives each of many concurrent scans its own unit's link, on the domain and under /r/{slug}", async () => {
+    const batch = await mintCompleted(app.ctx, a, 6);
+    const serials = (await serialsOf(batch.mintBatchId)).map((u) => u.serial);
+    for (const serial of serials) {
+      await upsertLink(app.ctx, { id: a.userId }, { brandId: a.brandId, gtin: a.gtin, lot: null, serial, linkType: 'gs1:pip', href: `https://a.example/unit/${serial}`, title: serial, hreflang: [], mediaType: null, context: [], fwqs: true, isDefault: true });
+    }
+    const scans = Array.from({ length: 60 }, (_, i) => serials[(i * 7) % serials.length]!);
+    const answers = await Promise.all(scans.map((serial, i) => (i % 2 === 0
+      ? request(port, domainA, `/01/${a.gtin}/21/${serial}`)
+      : request(port, '127.0.0.1', `/r/${slugA}/01/${a.gtin}/21/${serial}`))));
+    expect(answers.map((answer) => answer.location)).toEqual(scans.map((serial) => `https://a.example/unit/${serial}`));
+  });
+});
