@@ -48,12 +48,13 @@ export {
 export {
   findBrandBySlug, findUnitForResolution, findProductByGtin, findLotForResolution, insertScanEvents, deleteScanEventsBefore, createScanWriter,
   createResolverReader, type ResolverBrand, type ResolverProduct, type ResolverUnit, type ResolverLot, type ScanRecord, type ScanWriter,
-  type ResolverReader, type ResolverReaderOptions
+  type ResolverReader, type ResolverReaderOptions, listBrandDomains, type ResolverDomainBrand
 } from './repositories/resolver.ts';
 export {
   upsertLinkRow, replaceLevelLinks, deleteLinkRow, findLink, linksOfScope, listLinkRows, createLinkReader, announceLinkChange, listenForLinkChanges,
   linkChangeChannel, type LinkRecord, type LinkFilter, type CachedLinks, type LinkReader, type LinkChangeFeed, type LinkChangeHandlers
 } from './repositories/links.ts';
+export { lockBrandResolverSettings, updateBrandResolverDomain, type BrandResolverSettings } from './repositories/brand-domains.ts';
 export { lockOutboxMessages, deleteOutboxMessage, readOutboxBacklog, type OutboxRow } from './repositories/outbox.ts';
 export { upsertProductBySku, upsertProductionBatchByCode, type Upserted, type ProductionBatchRow } from './repositories/catalog.ts';
 export { setLockTimeout, setIdleInTransactionTimeout, pingDatabase } from './repositories/session.ts';

@@ -24,7 +24,7 @@ export type Permission =
   | 'links:read'
   /** Manage the brand's webhook endpoints and their deliveries. */
   | 'webhooks:write'
-  /** Manage the workspace itself: API keys and API access. */
+  /** Manage the workspace itself: API keys, API access and the brand's resolver domain. */
   | 'workspace:admin';
 
 /** All permissions. */

@@ -22,6 +22,7 @@
  * | webhook_endpoint_deleted  | webhook_endpoint | DeleteWebhookEndpoint (payload: url) |
  * | webhook_endpoint_secret_rotated | webhook_endpoint | RotateWebhookSecret (payload: previous_secret_expires_at; never a secret) |
  * | webhook_endpoint_disabled | webhook_endpoint | the executor disables it: 410 Gone, or three days of failed deliveries (payload: reason, status_code) |
+ * | brand_resolver_domain_set | brand       | SetBrandResolverDomain changes the brand's domain (payload: domain, previous, resolver_base_url; domain null: removed) |
  *
  * The executor's five job events (started, units created, lots confirmed, completed, failed) are
  * events of the job's batch: `entity_type = mint_batch`, `entity_id` = the batch's uuid as text,
@@ -47,10 +48,11 @@ export type EventType =
   | 'webhook_endpoint_updated'
   | 'webhook_endpoint_deleted'
   | 'webhook_endpoint_secret_rotated'
-  | 'webhook_endpoint_disabled';
+  | 'webhook_endpoint_disabled'
+  | 'brand_resolver_domain_set';
 
 /** Kind of entity an event is about. */
-export type EntityType = 'mint_job' | 'mint_batch' | 'mint_unit' | 'payload_pack' | 'product' | 'resolver_link' | 'webhook_endpoint';
+export type EntityType = 'mint_job' | 'mint_batch' | 'mint_unit' | 'payload_pack' | 'product' | 'resolver_link' | 'webhook_endpoint' | 'brand';
 
 /** An event to append, before it gets its id and time. */
 export interface NewEvent {

@@ -68,3 +68,4 @@ export {
 export {
   claimWebhooks, deliverWebhook, webhookBacklog, defaultWebhookLeaseMs, type WebhookClaimOptions, type WebhookDeliverOptions, type WebhookDeliveryResult
 } from './webhook-delivery.ts';
+export { setBrandResolverDomain, type BrandResolverDomainView } from './brand-domains.ts';

@@ -1,5 +1,6 @@
 import {
   createResolverReader, createScanWriter, deleteScanEventsBefore, listenForLinkChanges, type CachedLinks, type LinkChangeFeed, type ResolverBrand,
+  type ResolverDomainBrand,
   type ResolverProduct, type ResolverReader, type ScanRecord,
 } from '@mint/db';
 import {
@@ -46,14 +47,27 @@ export interface ResolverOptions {
   readonly linkCacheMs?: number;
   /** Records each resolution; see {@link createScanRecorder}. */
   readonly recorder?: ScanRecorder;
+  /** Longest time a brand domain table is used before it is reloaded, even without a change notification; default 60 s. */
+  readonly domainRefreshMs?: number;
   /** The lookups; default {@link createResolverReader} on the context's database (closed by `close`). */
   readonly reader?: ResolverReader;
 }
 
 /** The public resolver's lookups. */
 export interface Resolver {
-  /** Finds and decides the answer for a parsed path, choosing its link by `preferences`; records the scan off the request path. */
-  resolve(path: ResolverPath, representation: Representation, preferences?: LinkPreferences): Promise<Resolution>;
+  /**
+   * Finds and decides the answer for a parsed path, choosing its link by `preferences`; records the
+   * scan off the request path. `root` replaces `{PUBLIC_BASE_URL}/r/{slug}` in the anchors (a brand
+   * domain's `https://{domain}`); default that.
+   */
+  resolve(path: ResolverPath, representation: Representation, preferences?: LinkPreferences, root?: string): Promise<Resolution>;
+  /**
+   * The brand whose resolver domain `host` (normalised: lower-case, no port) is, or null: from a
+   * table of every brand domain held in process (answered synchronously once loaded) and reloaded
+   * on every change of a brand's domain (NOTIFY), after a lost listening connection and at least
+   * every `domainRefreshMs`. While the table cannot be loaded no host is a brand domain.
+   */
+  brandOfDomain(host: string): ResolverBrand | null | Promise<ResolverBrand | null>;
   /** Releases the reader's connections (when the resolver created the reader) and stops listening for link changes. */
   close(): Promise<void>;
 }
@@ -101,6 +115,8 @@ function cachedLookup<T>(ttlMs: number, max: number, load: (key: string) => Prom
 export interface LinkCache {
   /** The links of `{brandId} {gtin}` (gtin '' for the brand level), from the cache or loaded. */
   get(brandId: string, gtin: string): CachedLinks | Promise<CachedLinks>;
+  /** The cached links of `{brandId} {gtin}` when fresh, without loading them. */
+  peek(brandId: string, gtin: string): CachedLinks | undefined;
   /** Forgets the entries of a brand's GTIN, or of the whole brand when `gtin` is null. */
   invalidate(brandId: string, gtin: string | null): void;
   /** Forgets everything. */
@@ -140,6 +156,10 @@ export function createLinkCache(load: (brandId: string, gtin: string) => Promise
         return value;
       });
     },
+    peek(brandId, gtin) {
+      const hit = entries.get(`${brandId} ${gtin}`);
+      return hit !== undefined && hit.until > Date.now() ? hit.value : undefined;
+    },
     invalidate(brandId, gtin) {
       if (generations.size >= max || brandGenerations.size >= max) {
         startOver();
@@ -155,6 +175,67 @@ export function createLinkCache(load: (brandId: string, gtin: string) => Promise
       entries.delete(key);
     },
     reset: startOver,
+  };
+}
+
+/** The brands' resolver domains held in process; see {@link brandDomainTable}. */
+interface BrandDomainTable {
+  get(host: string): ResolverBrand | null | Promise<ResolverBrand | null>;
+  /** Loads the table again (a change was announced); the current one answers meanwhile. */
+  reload(): void;
+  close(): void;
+}
+
+/**
+ * Every brand domain, loaded whole (only brands that registered a domain: a short list) so that a
+ * request's host is looked up without a query, whatever Host header it sends. Loaded at once;
+ * reloaded on `reload()` and when older than `refreshMs`; a reload that raced another change loads
+ * again. Until the first load succeeds no host is a brand domain (a failed load is retried after
+ * a second at the earliest), so the service's own routes never wait on it.
+ */
+function brandDomainTable(load: () => Promise<readonly ResolverDomainBrand[]>, refreshMs: number): BrandDomainTable {
+  let table: Map<string, ResolverBrand> | null = null;
+  let loadedAt = 0;
+  let failedAt = -Infinity;
+  let generation = 0;
+  let loading: Promise<Map<string, ResolverBrand> | null> | null = null;
+  let closed = false;
+  const start = (): Promise<Map<string, ResolverBrand> | null> => {
+    if (loading !== null) return loading;
+    const started = generation;
+    loading = load().then(
+      (rows) => {
+        loading = null;
+        table = new Map(rows.map((r) => [r.domain, r.brand]));
+        loadedAt = Date.now();
+        if (generation !== started && !closed) void start();
+        return table;
+      },
+      () => {
+        loading = null;
+        failedAt = Date.now();
+        return table;
+      },
+    );
+    return loading;
+  };
+  void start();
+  return {
+    get(host) {
+      if (table !== null) {
+        if (Date.now() - loadedAt > refreshMs && loading === null) void start();
+        return table.get(host) ?? null;
+      }
+      if (loading === null && Date.now() - failedAt < 1_000) return null;
+      return start().then((t) => t?.get(host) ?? null);
+    },
+    reload() {
+      generation++;
+      if (!closed) void start();
+    },
+    close() {
+      closed = true;
+    },
   };
 }
 
@@ -180,15 +261,26 @@ export function createResolver(ctx: UseCaseContext, options: ResolverOptions = {
   const brandOf = cachedLookup(options.brandCacheMs ?? 10_000, 10_000, (slug) => reader.findBrandBySlug(slug));
   const productOf = cachedLookup(options.productCacheMs ?? 1_000, 10_000, (key) => reader.findProduct(key.slice(0, key.indexOf(' ')), key.slice(key.indexOf(' ') + 1)));
   const links = createLinkCache((brandId, gtin) => reader.links.levelOf(brandId, gtin), options.linkCacheMs ?? 60_000);
-  const feed: LinkChangeFeed = listenForLinkChanges(ctx.db, { onChange: (brandId, gtin) => links.invalidate(brandId, gtin), onReset: () => links.reset() });
+  const domains = brandDomainTable(() => reader.brandDomains(), options.domainRefreshMs ?? 60_000);
+  // A change without GTIN is a brand's as a whole (its domain among it): the domain table reloads too.
+  const feed: LinkChangeFeed = listenForLinkChanges(ctx.db, {
+    onChange: (brandId, gtin) => {
+      links.invalidate(brandId, gtin);
+      if (gtin === null) domains.reload();
+    },
+    onReset: () => {
+      links.reset();
+      domains.reload();
+    },
+  });
   const brandView = (brand: ResolverBrand) => ({ slug: brand.slug, name: brand.name });
 
   /** The levels of a request, most specific first: its own, the lot's, the GTIN's, the brand's (when it has links). */
   async function levelsOf(
-    brand: ResolverBrand, path: ResolverPath, title: string, found: { lot: boolean }, productPassportUrl: string | null,
+    brand: ResolverBrand, path: ResolverPath, title: string, found: { lot: boolean }, productPassportUrl: string | null, at: (path: string) => string,
+    early: Promise<readonly Link[]> | null = null,
   ): Promise<LinkedLevel[]> {
     const key = path.key;
-    const base = ctx.publicBaseUrl;
     const anchors = levelAnchors(brand.slug, key);
     const gtin = key.kind === 'token' ? '' : key.gtin;
     const [brandLinks, gtinLinks] = await Promise.all([awaited(links.get(brand.id, '')), key.kind === 'token' ? null : awaited(links.get(brand.id, gtin))]);
@@ -196,18 +288,18 @@ export function createResolver(ctx: UseCaseContext, options: ResolverOptions = {
     const qualified = key.kind === 'token' ? brandLinks.qualified : gtinLinks!.qualified;
     if (key.kind === 'serial' || key.kind === 'token') {
       const serial = key.kind === 'serial' ? key.serial : key.token;
-      let own = qualified ? [...await reader.links.qualified(brand.id, gtin, 'serial', serial)] : [];
+      let own = qualified ? [...await (early ?? reader.links.qualified(brand.id, gtin, 'serial', serial))] : [];
       if (key.kind === 'token' && productPassportUrl !== null && !own.some((l) => l.isDefault)) own = [...own, passportLink(productPassportUrl, title)];
-      levels.push({ anchor: `${base}${anchors.serial}`, description: key.kind === 'serial' ? `${title}, serial ${serial}` : `${title}, unit ${serial}`, links: own });
+      levels.push({ anchor: at(anchors.serial!), description: key.kind === 'serial' ? `${title}, serial ${serial}` : `${title}, unit ${serial}`, links: own });
     }
     if (anchors.lot !== null && key.kind !== 'token') {
       const lotCode = key.kind === 'lot' || key.kind === 'serial' ? key.lot! : '';
       const own = qualified ? await reader.links.qualified(brand.id, gtin, 'lot', lotCode) : [];
       // A lot the brand never minted is shown only when it has links of its own.
-      if (found.lot || own.length > 0 || key.kind === 'serial') levels.push({ anchor: `${base}${anchors.lot}`, description: `${title}, lot ${lotCode}`, links: own });
+      if (found.lot || own.length > 0 || key.kind === 'serial') levels.push({ anchor: at(anchors.lot), description: `${title}, lot ${lotCode}`, links: own });
     }
-    if (gtinLinks !== null) levels.push({ anchor: `${base}${anchors.gtin}`, description: title, links: gtinLinks.links });
-    if (brandLinks.links.length > 0) levels.push({ anchor: `${base}${anchors.brand}`, description: brand.name, links: brandLinks.links });
+    if (gtinLinks !== null) levels.push({ anchor: at(anchors.gtin!), description: title, links: gtinLinks.links });
+    if (brandLinks.links.length > 0) levels.push({ anchor: at(anchors.brand), description: brand.name, links: brandLinks.links });
     return levels;
   }
 
@@ -230,17 +322,25 @@ export function createResolver(ctx: UseCaseContext, options: ResolverOptions = {
     };
   }
 
-  async function lookup(path: ResolverPath, prefs: LinkPreferences): Promise<Resolution> {
+  async function lookup(path: ResolverPath, prefs: LinkPreferences, root: string | undefined): Promise<Resolution> {
     const cached = brandOf(path.slug);
     const brand = cached instanceof Promise ? await cached : cached;
     if (brand === null) return notFound(null);
-    const base = `${ctx.publicBaseUrl}/r/${brand.slug}`;
+    const base = root ?? `${ctx.publicBaseUrl}/r/${brand.slug}`;
+    const prefixLength = `/r/${brand.slug}`.length;
+    /** A canonical path from `/r/{slug}` as a URI under the request's root. */
+    const at = (canonical: string) => `${base}${canonical.slice(prefixLength)}`;
     const key = path.key;
     if (key.kind === 'serial' || key.kind === 'token') {
+      // When the cached links already say this GTIN (or, for a token, the brand) has links below
+      // it, the unit's own links are read while the unit is looked up: one round trip less.
+      const cached = links.peek(brand.id, key.kind === 'token' ? '' : key.gtin);
+      const early = cached?.qualified === true ? reader.links.qualified(brand.id, key.kind === 'token' ? '' : key.gtin, 'serial', key.kind === 'serial' ? key.serial : key.token) : null;
+      early?.catch(() => undefined);
       const unit = await reader.findUnit(brand.id, key.kind === 'serial' ? key.serial : key.token, key.kind === 'serial' ? key.gtin : null);
       if (unit !== null) {
-        const levels = await levelsOf(brand, path, unit.product.name, { lot: false }, unit.product.passportUrl);
-        return found(key.kind, { unitStatus: unit.status, batchStatus: unit.batchStatus }, brand, `${ctx.publicBaseUrl}${levelAnchors(brand.slug, key).serial}`, unit.product.name, levels, prefs, true, () => ({
+        const levels = await levelsOf(brand, path, unit.product.name, { lot: false }, unit.product.passportUrl, at, early);
+        return found(key.kind, { unitStatus: unit.status, batchStatus: unit.batchStatus }, brand, at(levelAnchors(brand.slug, key).serial!), unit.product.name, levels, prefs, true, () => ({
           ok: true,
           unit: { serial: unit.serial, gtin: unit.gtin, status: unit.status, activated_at: unit.activatedAt?.toISOString() ?? null, digital_link: unit.resolverUrl },
           product: productView(unit.product),
@@ -251,9 +351,9 @@ export function createResolver(ctx: UseCaseContext, options: ResolverOptions = {
       // A serial the brand never minted walks up to its product, flagged unknown.
       const product = await awaited(productOf(`${brand.id} ${key.gtin}`));
       if (product === null) return notFound(brand);
-      const levels = await levelsOf(brand, path, product.name, { lot: false }, product.passportUrl);
+      const levels = await levelsOf(brand, path, product.name, { lot: false }, product.passportUrl, at, early);
       levels[0] = { ...levels[0]!, description: `${product.name}, serial ${key.serial} (unknown: not a unit this brand minted)` };
-      return found('serial', { unitStatus: null, batchStatus: null }, brand, `${ctx.publicBaseUrl}${levelAnchors(brand.slug, key).serial}`, product.name, levels, prefs, false, () => ({
+      return found('serial', { unitStatus: null, batchStatus: null }, brand, at(levelAnchors(brand.slug, key).serial!), product.name, levels, prefs, false, () => ({
         ok: true,
         unit: { serial: key.serial, gtin: key.gtin, status: 'unknown', known: false },
         product: productView(product),
@@ -263,7 +363,7 @@ export function createResolver(ctx: UseCaseContext, options: ResolverOptions = {
     if (key.kind === 'lot') {
       const lot = await reader.findLot(brand.id, key.gtin, key.lot);
       if (lot !== null) {
-        const levels = await levelsOf(brand, path, lot.product.name, { lot: true }, lot.product.passportUrl);
+        const levels = await levelsOf(brand, path, lot.product.name, { lot: true }, lot.product.passportUrl, at);
         return found('lot', { unitStatus: null, batchStatus: lot.allVoided ? 'voided' : 'minted' }, brand, `${base}/01/${key.gtin}/10/${encodeURIComponent(key.lot)}`, lot.product.name, levels, prefs, null, () => ({
           ok: true, lot: { lot_code: lot.lotCode, qty: lot.qty, gtin: key.gtin }, product: productView(lot.product), brand: brandView(brand),
         }));
@@ -271,7 +371,7 @@ export function createResolver(ctx: UseCaseContext, options: ResolverOptions = {
     }
     const product = await awaited(productOf(`${brand.id} ${key.gtin}`));
     if (product === null) return notFound(brand);
-    const levels = await levelsOf(brand, path, product.name, { lot: false }, product.passportUrl);
+    const levels = await levelsOf(brand, path, product.name, { lot: false }, product.passportUrl, at);
     const own = key.kind === 'lot' && levels.length > 0 && levels[0]!.anchor.endsWith(`/10/${encodeURIComponent(key.lot)}`);
     return found(own ? 'lot' : 'gtin', { unitStatus: null, batchStatus: null }, brand, `${base}/01/${key.gtin}`, product.name, levels, prefs, null, () => ({
       ok: true, product: productView(product), brand: brandView(brand),
@@ -279,8 +379,8 @@ export function createResolver(ctx: UseCaseContext, options: ResolverOptions = {
   }
 
   return {
-    async resolve(path, representation, preferences = noPreferences) {
-      const resolution = await lookup(path, preferences);
+    async resolve(path, representation, preferences = noPreferences, root) {
+      const resolution = await lookup(path, preferences, root);
       if (resolution.brand !== null && options.recorder !== undefined) {
         const key = path.key;
         options.recorder.record({
@@ -294,7 +394,9 @@ export function createResolver(ctx: UseCaseContext, options: ResolverOptions = {
       }
       return resolution;
     },
+    brandOfDomain: (host) => domains.get(host),
     async close() {
+      domains.close();
       await feed.close();
       if (options.reader === undefined) await reader.close();
     },

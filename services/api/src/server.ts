@@ -43,6 +43,21 @@ export interface ApiServerOptions {
   readonly importMaxBodyBytes?: number;
   /** Connection, header, idle and body timeouts and stream caps of the listener. */
   readonly listener?: DualListenerOptions;
+  /** Brands' own resolver domains: requests sent to one are served by these routes alone (see {@link BrandDomainRouting}). */
+  readonly brandDomains?: BrandDomainRouting;
+}
+
+/**
+ * The dispatch in front of the route table: a request whose host (`Host`, or HTTP/2 `:authority`)
+ * is a brand's resolver domain meets `routes` and nothing else (no health, metrics, `/v1` or RPC;
+ * whatever they leave unclaimed answers 404); every other host keeps the API's own routes.
+ */
+export interface BrandDomainRouting {
+  /** The request's normalised host (lower-case, without port); '' when absent. */
+  readonly hostOf: (req: HttpRequest) => string;
+  /** True when `host` is a brand's resolver domain (a promise only until the domain table first loaded). */
+  readonly isBrandDomain: (host: string) => boolean | Promise<boolean>;
+  readonly routes: readonly Route[];
 }
 
 /** RPCs that carry a file and get the import body limit; every other RPC gets the ordinary one. */
@@ -157,12 +172,39 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     },
   });
 
+  const brandDomains = options.brandDomains;
+  const domainRouter = brandDomains === undefined ? undefined : createRouter(brandDomains.routes, {
+    onError: ({ req, path }, error, err) => {
+      if (error.status >= 500) loggerOf(req).error({ err, method: req.method, path }, 'brand domain route failed');
+    },
+  });
+  /** A request to a brand domain: its routes, else 404 (never the API's own routes or Connect). */
+  function serveBrandDomain(req: HttpRequest, res: HttpResponse): void | Promise<unknown> {
+    const handled = domainRouter!.handle(req, res);
+    if (handled === false) {
+      sendJson(req, res, 404, { ok: false, error: 'not_found', message: 'No product identity is registered at this address.' });
+      return;
+    }
+    return handled === true ? undefined : handled;
+  }
+
   function handle(req: HttpRequest, res: HttpResponse): void | Promise<unknown> {
     const header = req.headers[requestIdHeader];
     const id = typeof header === 'string' && acceptableRequestId.test(header) ? header : randomUUID();
     (req as StatefulRequest)[requestState] = { id, logger: undefined };
     plainHttp?.observe(req, res, logLine);
     res.setHeader(requestIdHeader, id);
+    if (brandDomains !== undefined) {
+      const host = brandDomains.hostOf(req);
+      const claimed = host === '' ? false : brandDomains.isBrandDomain(host);
+      if (claimed === true) return serveBrandDomain(req, res);
+      if (claimed !== false) return claimed.then((yes) => (yes ? serveBrandDomain(req, res) : serveOwn(req, res)));
+    }
+    return serveOwn(req, res);
+  }
+
+  /** A request to the API's own host: the route table, then Connect. */
+  function serveOwn(req: HttpRequest, res: HttpResponse): void | Promise<unknown> {
     const handled = router.handle(req, res);
     if (handled === false) {
       // RPCs are counted by the RPC interceptors; any other path is a plain 404, counted as unmatched.
@@ -184,7 +226,12 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
       else res.destroy();
       return;
     }
-    pending?.catch((err: unknown) => loggerOf(req).error({ err }, 'request failed'));
+    pending?.catch((err: unknown) => {
+      // Only a request that waited for the brand domain table can get here (the router answers its routes' errors itself).
+      loggerOf(req).error({ err }, 'request failed');
+      if (!res.headersSent) sendJson(req, res, 500, { ok: false, error: 'internal error' });
+      else res.destroy();
+    });
   };
 
   const listener = createDualListener(requestListener, options.listener);

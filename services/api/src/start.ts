@@ -10,7 +10,7 @@ import { metricsRoute } from './metrics/route.ts';
 import { metricSources } from './metrics/sources.ts';
 import { createConnectRoutes } from './routes.ts';
 import { downloadRoute } from './downloads/routes.ts';
-import { resolverDescriptionRoute, resolverRoute } from './resolver/routes.ts';
+import { brandDomainRoutes, requestHost, resolverDescriptionRoute, resolverRoute } from './resolver/routes.ts';
 import { v1Routes } from './v1/routes.ts';
 import { createApiServer, type ApiServer } from './server.ts';
 
@@ -95,6 +95,14 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
       ...(config.httpIdleTimeoutMs === undefined ? {} : { idleTimeoutMs: config.httpIdleTimeoutMs }),
       ...(config.httpBodyTimeoutMs === undefined ? {} : { bodyTimeoutMs: config.httpBodyTimeoutMs }),
       ...(config.http2MaxConcurrentStreams === undefined ? {} : { maxConcurrentStreams: config.http2MaxConcurrentStreams }),
+    },
+    brandDomains: {
+      hostOf: requestHost,
+      isBrandDomain: (host) => {
+        const brand = resolver.brandOfDomain(host);
+        return brand instanceof Promise ? brand.then((b) => b !== null) : brand !== null;
+      },
+      routes: brandDomainRoutes(resolver),
     },
   });
   const port = await server.listen(config.port, config.host);

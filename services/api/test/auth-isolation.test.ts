@@ -8,14 +8,14 @@ import { create, type DescMethod, type DescService, type Message } from '@bufbui
 import { reflect } from '@bufbuild/protobuf/reflect';
 import { createValidator } from '@bufbuild/protovalidate';
 import { Code, ConnectError, createClient, type Transport } from '@connectrpc/connect';
-import { ActivationMode, CatalogService, IdentityMode, MintService, ProductionBatchStatus, WebhookService } from '@mint/contract';
+import { ActivationMode, CatalogService, IdentityMode, MintService, ProductionBatchStatus, ResolverService, WebhookService } from '@mint/contract';
 import { apiKeyScopes } from '@mint/domain';
 import { createApiKey, createWebhookEndpoint, listWebhookDeliveriesOf } from '@mint/usecases';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
 import { expectLogsFreeOf, inProcessApi, type InProcessApi } from './support.ts';
 
-const services: readonly DescService[] = [MintService, CatalogService, WebhookService];
+const services: readonly DescService[] = [MintService, CatalogService, ResolverService, WebhookService];
 const methods: readonly DescMethod[] = services.flatMap((s) => s.methods);
 
 let app: UseCaseBundle;

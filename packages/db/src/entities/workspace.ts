@@ -11,8 +11,10 @@ export const Brand = defineEntity({
     slug: p.text().unique(),
     /** Display name. */
     name: p.text(),
-    /** Resolver address that unit URLs start with. */
+    /** Resolver address that unit URLs start with: `{PUBLIC_BASE_URL}/r/{slug}`, or `https://{resolverDomain}` once the brand has a domain. */
     resolverBaseUrl: p.text(),
+    /** The brand's own resolver hostname (lower-case A-label form), unique across brands; null: none. */
+    resolverDomain: p.text().nullable().unique(),
     /** Where the resolver sends browsers when a product has no passport URL. */
     defaultPassportUrl: p.text().nullable(),
     /** Programmatic (API key) access is early access, enabled per workspace. */

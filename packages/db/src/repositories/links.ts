@@ -4,7 +4,7 @@ import pg from 'pg';
 import type { Cursor, Gs1LinkTypeName, Link, LinkLevel, LinkScope } from '@mint/domain';
 import type { Database, Em } from '../orm.ts';
 import type { Tables } from '../tables.ts';
-import { changed, first, prepare, rows, type RowOf } from './kysely.ts';
+import { changed, first, prepare, rows, unnest, type RowOf } from './kysely.ts';
 import { postgresServerUrl } from './packs.ts';
 
 /**
@@ -181,8 +181,18 @@ const qualifiedLookup = (db: Kysely<Tables>, p: { brandId: string; gtin: string 
   db.selectFrom('resolver_links').select('id')
     .where('brand_id', '=', p.brandId).where('gtin', '=', p.gtin).where('level', 'in', ['lot', 'serial']).limit(1);
 
+/** The links of several lot or serial levels at once, each row numbered (`ord`) by the level it answers. */
+const levelBatchLookup = (db: Kysely<Tables>, p: { brandIds: readonly string[]; gtins: readonly string[]; levels: readonly string[]; qualifiers: readonly string[] }) =>
+  db.selectFrom('resolver_links')
+    .innerJoin(unnest<{ k_brand: string; k_gtin: string; k_level: string; k_qualifier: string }, 'k', 'ord'>('k', {
+      k_brand: ['uuid', p.brandIds], k_gtin: ['text', p.gtins], k_level: ['text', p.levels], k_qualifier: ['text', p.qualifiers],
+    }, 'ord'), (join) => join.onRef('brand_id', '=', 'k.k_brand').onRef('gtin', '=', 'k.k_gtin').onRef('level', '=', 'k.k_level').onRef('qualifier', '=', 'k.k_qualifier'))
+    .select(linkColumns).select((eb) => eb.cast<number>('k.ord', 'integer').as('ord'))
+    .orderBy('created_at').orderBy('id');
+
 const statements = {
   level: prepare('resolver_links_level', levelLookup),
+  levels: prepare('resolver_links_levels', levelBatchLookup),
   qualified: prepare('resolver_links_qualified', qualifiedLookup),
 };
 
@@ -231,11 +241,57 @@ export function createLinkReader(db: Database, pool: pg.Pool | null): LinkReader
       ]);
       return { links: links.rows.map(toLinkRecord), qualified: q.rows.length > 0 };
     },
-    async qualified(brandId, gtin, level, qualifier) {
-      const found = await pool.query<LinkRow>({ name: statements.level.name, text: statements.level.text, values: statements.level.values({ brandId, gtin, level, qualifier }) });
-      return found.rows.map(toLinkRecord);
-    },
+    qualified: batchedLevelLookup(pool, 64, 2),
   };
+}
+
+/**
+ * Lot and serial link lookups coalesced as the resolver's unit lookups are: at most `maxInFlight`
+ * queries at once; lookups arriving in one event-loop turn, or while every slot is busy, go to
+ * PostgreSQL as one query of at most `maxBatch` levels (a lone one as the single-level statement).
+ * Under load a scan then costs no round trip of its own for its unit's links.
+ */
+function batchedLevelLookup(pool: pg.Pool, maxBatch: number, maxInFlight: number): LinkReader['qualified'] {
+  interface Waiting { brandId: string; gtin: string; level: string; qualifier: string; resolve(links: readonly Link[]): void; reject(e: unknown): void }
+  let waiting: Waiting[] = [];
+  let inFlight = 0;
+  let scheduled = false;
+  const flush = () => {
+    scheduled = false;
+    while (waiting.length > 0 && inFlight < maxInFlight) {
+      const batch = waiting.slice(0, maxBatch);
+      waiting = waiting.slice(batch.length);
+      inFlight++;
+      void run(batch).then(() => {
+        inFlight--;
+        if (waiting.length > 0) flush();
+      });
+    }
+  };
+  const run = async (batch: Waiting[]): Promise<void> => {
+    try {
+      if (batch.length === 1) {
+        const w = batch[0]!;
+        const found = await pool.query<LinkRow>({ name: statements.level.name, text: statements.level.text, values: statements.level.values(w) });
+        w.resolve(found.rows.map(toLinkRecord));
+        return;
+      }
+      const params = { brandIds: batch.map((w) => w.brandId), gtins: batch.map((w) => w.gtin), levels: batch.map((w) => w.level), qualifiers: batch.map((w) => w.qualifier) };
+      const found = await pool.query<LinkRow & { ord: number }>({ name: statements.levels.name, text: statements.levels.text, values: statements.levels.values(params) });
+      const answers: Link[][] = batch.map(() => []);
+      for (const row of found.rows) answers[row.ord - 1]!.push(toLinkRecord(row));
+      batch.forEach((w, i) => w.resolve(answers[i]!));
+    } catch (error) {
+      for (const w of batch) w.reject(error);
+    }
+  };
+  return (brandId, gtin, level, qualifier) => new Promise((resolve, reject) => {
+    waiting.push({ brandId, gtin, level, qualifier, resolve, reject });
+    if (!scheduled && inFlight < maxInFlight) {
+      scheduled = true;
+      setImmediate(flush);
+    }
+  });
 }
 
 /** Link changes announced in process, per embedded database (PGlite has no second connection to LISTEN on). */

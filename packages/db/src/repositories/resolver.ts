@@ -72,6 +72,26 @@ function toBrand(row: RowOf<typeof brandLookup> | undefined): ResolverBrand | nu
   return row === undefined ? null : { id: row.id, slug: row.slug, name: row.name, defaultPassportUrl: row.default_passport_url };
 }
 
+/** A brand with its own resolver domain. */
+export interface ResolverDomainBrand {
+  /** The brand's resolver hostname. */
+  readonly domain: string;
+  readonly brand: ResolverBrand;
+}
+
+/** Every brand that has a resolver domain. */
+const domainLookup = (db: Kysely<Tables>) =>
+  db.selectFrom('brands').select(['id', 'slug', 'name', 'default_passport_url', 'resolver_domain']).where('resolver_domain', 'is not', null);
+
+function toDomainBrand(row: RowOf<typeof domainLookup>): ResolverDomainBrand {
+  return { domain: row.resolver_domain!, brand: toBrand(row)! };
+}
+
+/** Every brand with a resolver domain and its domain (one short list: only brands that registered one). */
+export async function listBrandDomains(em: Em): Promise<ResolverDomainBrand[]> {
+  return (await rows(em, (db) => domainLookup(db))).map(toDomainBrand);
+}
+
 /** Units (aliased u) with their batch's status and their product. */
 function unitsWithProduct(db: Kysely<Tables>) {
   return db.selectFrom('mint_units as u')
@@ -230,6 +250,8 @@ export function createScanWriter(db: Database): ScanWriter {
 /** The resolver's hot-path lookups. */
 export interface ResolverReader {
   findBrandBySlug(slug: string): Promise<ResolverBrand | null>;
+  /** Every brand with a resolver domain. */
+  brandDomains(): Promise<ResolverDomainBrand[]>;
   findUnit(brandId: string, serial: string, gtin: string | null): Promise<ResolverUnit | null>;
   findProduct(brandId: string, gtin: string): Promise<ResolverProduct | null>;
   findLot(brandId: string, gtin: string, lotCode: string): Promise<ResolverLot | null>;
@@ -267,6 +289,7 @@ export function createResolverReader(db: Database, options: ResolverReaderOption
   if (pool === null) {
     return {
       findBrandBySlug: (slug) => findBrandBySlug(em(), slug),
+      brandDomains: () => listBrandDomains(em()),
       findUnit: (brandId, serial, gtin) => findUnitForResolution(em(), brandId, serial, gtin),
       findProduct: (brandId, gtin) => findProductByGtin(em(), brandId, gtin),
       findLot: (brandId, gtin, lotCode) => findLotForResolution(em(), brandId, gtin, lotCode),
@@ -280,6 +303,10 @@ export function createResolverReader(db: Database, options: ResolverReaderOption
     async findBrandBySlug(slug) {
       const { rows: [row] } = await pool.query<RowOf<typeof brandLookup>>(bound(statements.brand, { slug }));
       return toBrand(row);
+    },
+    async brandDomains() {
+      const { rows: found } = await pool.query<RowOf<typeof domainLookup>>(bound(statements.domains, {}));
+      return found.map(toDomainBrand);
     },
     findUnit: batchedUnitLookup(pool, options.maxBatch ?? 64, options.maxInFlight ?? Math.max(1, Math.floor(poolSize / 2))),
     async findProduct(brandId, gtin) {
@@ -308,6 +335,7 @@ const unitBatchLookup = (db: Kysely<Tables>, p: { brandIds: readonly string[]; s
  */
 const statements = {
   brand: prepare('resolver_brand', brandLookup),
+  domains: prepare('resolver_brand_domains', (db: Kysely<Tables>, _p: Record<string, never>) => domainLookup(db)),
   unit: prepare('resolver_unit', unitLookup),
   units: prepare('resolver_units', unitBatchLookup),
   product: prepare('resolver_product', productLookup),

@@ -37,7 +37,10 @@ export const catalogServicePermissions: PermissionTable<typeof CatalogService> =
   getProductImport: 'products:read',
 };
 
-/** ResolverService: link changes and imports need links:write, reads need links:read. */
+/**
+ * ResolverService: link changes and imports need links:write, reads need links:read; the brand's
+ * resolver domain needs workspace:admin (owners only, never an API key).
+ */
 export const resolverServicePermissions: PermissionTable<typeof ResolverService> = {
   upsertLink: 'links:write',
   deleteLink: 'links:write',
@@ -45,6 +48,7 @@ export const resolverServicePermissions: PermissionTable<typeof ResolverService>
   startLinkImport: 'links:write',
   listLinks: 'links:read',
   getLinkImport: 'links:read',
+  setBrandResolverDomain: 'workspace:admin',
 };
 
 /** WebhookService: everything needs webhooks:write (owner and admin; secrets and receivers are the brand's to manage). */

@@ -1,4 +1,4 @@
-// ResolverService handlers: the public resolver's links (upsert, list, delete, replace a level, CSV import).
+// ResolverService handlers: the public resolver's links (upsert, list, delete, replace a level, CSV import) and the brand's own resolver domain.
 
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import type { ServiceImpl } from '@connectrpc/connect';
@@ -9,7 +9,7 @@ import { principalOf } from '../context.ts';
 import { orNull, orUnset, toTimestamp } from './wire.ts';
 
 /** The use cases ResolverService calls. */
-export type ResolverUseCases = Pick<typeof UseCases, 'upsertLink' | 'listLinks' | 'deleteLink' | 'replaceLinks' | 'startLinkImport' | 'getLinkImport'>;
+export type ResolverUseCases = Pick<typeof UseCases, 'upsertLink' | 'listLinks' | 'deleteLink' | 'replaceLinks' | 'startLinkImport' | 'getLinkImport' | 'setBrandResolverDomain'>;
 
 /** What the ResolverService handlers need. */
 export interface ResolverServiceDeps {
@@ -65,6 +65,11 @@ export function createResolverServiceHandlers(deps: ResolverServiceDeps): Servic
 
     async getLinkImport(req) {
       return { ok: true, import: toWireImport(await useCases.getLinkImport(ctx, req.brandId, req.importId)) };
+    },
+
+    async setBrandResolverDomain(req, context) {
+      const view = await useCases.setBrandResolverDomain(ctx, { id: principalOf(context).actorId }, { brandId: req.brandId, domain: req.domain });
+      return { ok: true, domain: orUnset(view.domain), resolverBaseUrl: view.resolverBaseUrl, changed: view.changed };
     },
   };
 }

@@ -5,7 +5,7 @@
 // cases.
 
 import {
-  acceptedLanguages, forwardQuery, gs1LinksetContext, linksetOf, negotiate, parseResolverRequest, readLinkType, resolutionStatus,
+  acceptedLanguages, brandDomainBaseUrl, normalizeHost, forwardQuery, gs1LinksetContext, linksetOf, negotiate, parseResolverRequest, readLinkType, resolutionStatus,
   resolverDescription, resolverPrefix, type LinkPreferences, type LinkTypeRequest, type ParsedResolverRequest, type Representation,
   type ResolutionOutcome,
 } from '@mint/domain';
@@ -164,40 +164,55 @@ export interface ResolverRouteOptions {
  */
 export function resolverRoute(resolver: Resolver, options: ResolverRouteOptions): Route {
   const base = options.publicBaseUrl.replace(/\/+$/, '');
+  const at = (canonicalPath: string) => `${base}${canonicalPath}`;
   return {
     methods: ['GET', 'HEAD', 'OPTIONS'],
     path: `${resolverPrefix}*`,
     onError: resolverError,
     handler: ({ req, res, path, queryString }) => {
       if (req.method === 'OPTIONS') return preflight(req, res);
-      const accept = typeof req.headers.accept === 'string' ? req.headers.accept : undefined;
-      const format = formatOf(accept);
+      const format = formatOf(typeof req.headers.accept === 'string' ? req.headers.accept : undefined);
       const parsed = parseResolverRequest(path);
       if (parsed.kind === 'malformed') return refuseRequest(req, res, 400, 'bad_request', parsed.reason, format);
-      if (parsed.kind === 'moved') {
-        const location = `${base}${parsed.canonicalPath}${queryString === '' ? '' : `?${queryString}`}`;
-        return sendEmpty(res, 301, { ...publicHeaders, location, link: linksetLink(`${base}${parsed.canonicalPath}`) });
-      }
-      const anchor = `${base}${parsed.canonicalPath}`;
-      const compressed = parsed.decompressedQuery;
-      const link = compressed === null
-        ? linksetLink(anchor)
-        : `${linksetLink(anchor)}, <${anchor}${compressed === '' ? '' : `?${compressed}`}>; rel="owl:sameAs"`;
-      const linkType = readLinkType(queryString === '' ? null : new URLSearchParams(queryString).get('linkType'));
-      if (linkType.kind === 'unknown') return refuse(req, res, 'unknown_link_type', format, { link });
-      const representation = linkType.kind === 'none' ? negotiated(accept) : negotiate(accept, linkType);
-      const forwarded = [compressed ?? '', queryString].filter((q) => q !== '').join('&');
-      const request: Request = { req, res, parsed, linkType, representation, format, forwarded, link };
-      const language = req.headers['accept-language'];
-      const context = queryString === '' ? null : new URLSearchParams(queryString).get('context');
-      const preferences: LinkPreferences = {
-        linkType: linkType.kind === 'link' && linkType.name !== 'defaultLink' ? linkType.name : null,
-        languages: acceptedLanguages(typeof language === 'string' ? language : undefined),
-        context: context === '' ? null : context,
-      };
-      return resolver.resolve(parsed.path, representation, preferences).then((resolution) => answer(request, resolution));
+      return serveIdentity(resolver, req, res, parsed, queryString, at, undefined);
     },
   };
+}
+
+/**
+ * Answers a well-formed resolver request: the 301 of a short GTIN, the 404 of an unknown
+ * `linkType`, else the resolution. `at` turns a canonical path (from `/r/{slug}`) into the URI
+ * the answer names; `root` is what replaces `{PUBLIC_BASE_URL}/r/{slug}` in the linkset anchors
+ * (undefined: nothing does).
+ */
+function serveIdentity(
+  resolver: Resolver, req: HttpRequest, res: HttpResponse, parsed: Exclude<ParsedResolverRequest, { kind: 'malformed' }>, queryString: string,
+  at: (canonicalPath: string) => string, root: string | undefined,
+): void | Promise<void> {
+  const accept = typeof req.headers.accept === 'string' ? req.headers.accept : undefined;
+  const format = formatOf(accept);
+  if (parsed.kind === 'moved') {
+    const location = `${at(parsed.canonicalPath)}${queryString === '' ? '' : `?${queryString}`}`;
+    return sendEmpty(res, 301, { ...publicHeaders, location, link: linksetLink(at(parsed.canonicalPath)) });
+  }
+  const anchor = at(parsed.canonicalPath);
+  const compressed = parsed.decompressedQuery;
+  const link = compressed === null
+    ? linksetLink(anchor)
+    : `${linksetLink(anchor)}, <${anchor}${compressed === '' ? '' : `?${compressed}`}>; rel="owl:sameAs"`;
+  const linkType = readLinkType(queryString === '' ? null : new URLSearchParams(queryString).get('linkType'));
+  if (linkType.kind === 'unknown') return refuse(req, res, 'unknown_link_type', format, { link });
+  const representation = linkType.kind === 'none' ? negotiated(accept) : negotiate(accept, linkType);
+  const forwarded = [compressed ?? '', queryString].filter((q) => q !== '').join('&');
+  const request: Request = { req, res, parsed, linkType, representation, format, forwarded, link };
+  const language = req.headers['accept-language'];
+  const context = queryString === '' ? null : new URLSearchParams(queryString).get('context');
+  const preferences: LinkPreferences = {
+    linkType: linkType.kind === 'link' && linkType.name !== 'defaultLink' ? linkType.name : null,
+    languages: acceptedLanguages(typeof language === 'string' ? language : undefined),
+    context: context === '' ? null : context,
+  };
+  return resolver.resolve(parsed.path, representation, preferences, root).then((resolution) => answer(request, resolution));
 }
 
 /** Where the resolver description file is served. */
@@ -217,4 +232,80 @@ export function resolverDescriptionRoute(options: ResolverRouteOptions): Route {
       sendBody(req, res, 200, 'application/json', body, { ...corsHeaders, 'cache-control': 'public, max-age=3600' });
     },
   };
+}
+
+/** The host a request was sent to (HTTP/2 `:authority`, else `Host`), normalised: lower-case, no port. */
+export function requestHost(req: HttpRequest): string {
+  const authority = req.headers[':authority'] ?? req.headers.host;
+  return normalizeHost(typeof authority === 'string' ? authority : undefined);
+}
+
+/** A brand domain's path that can only be a Digital Link (a primary key or a `/u/` token): refused as malformed, not as unknown. */
+const identityShaped = (path: string) => path.startsWith('/01/') || path.startsWith('/u/') || path === '/01' || path === '/u';
+
+/** Bodies of the description file per brand domain (a handful of hosts; bounded all the same). */
+const domainDescriptions = new Map<string, string>();
+function domainDescription(host: string): string {
+  let body = domainDescriptions.get(host);
+  if (body === undefined) {
+    body = JSON.stringify(resolverDescription({ name: 'Minting service GS1 Digital Link resolver', resolverRoot: brandDomainBaseUrl(host) }));
+    if (domainDescriptions.size >= 1_000) domainDescriptions.clear();
+    domainDescriptions.set(host, body);
+  }
+  return body;
+}
+
+/**
+ * The route table of requests sent to a brand's own resolver domain (see `brandOfDomain` of the
+ * resolver): the brand's identities at the root (`/01/{gtin}/21/{serial}`, `/01/{gtin}/10/{lot}`,
+ * `/01/{gtin}`, `/u/{token}`, a compressed link) exactly as under `/r/{slug}`, with anchors under
+ * `https://{domain}`, and the description file with that root. Lookups are scoped to the domain's
+ * brand: another brand's GTIN or serial is not found. Nothing else is served there: every other
+ * path (the API, RPCs, `/metrics`, health, `/r/...`) answers 404, and a method other than GET,
+ * HEAD or OPTIONS 404 too (405 on a Digital Link path).
+ */
+export function brandDomainRoutes(resolver: Resolver): Route[] {
+  const notFound = (req: HttpRequest, res: HttpResponse) =>
+    refuse(req, res, 'not_found', formatOf(typeof req.headers.accept === 'string' ? req.headers.accept : undefined));
+  const serve = (req: HttpRequest, res: HttpResponse, path: string, queryString: string, host: string, brand: Resolution['brand']) => {
+    // The domain was removed while the request was on its way.
+    if (brand === null) return notFound(req, res);
+    const shaped = identityShaped(path);
+    if (req.method !== 'GET' && req.method !== 'HEAD' && req.method !== 'OPTIONS') {
+      if (!shaped) return notFound(req, res);
+      res.setHeader('allow', 'GET, HEAD, OPTIONS');
+      return refuseRequest(req, res, 405, 'method_not_allowed', `${req.method} is not allowed on ${path}`, formatOf(typeof req.headers.accept === 'string' ? req.headers.accept : undefined));
+    }
+    const parsed = parseResolverRequest(`${resolverPrefix}${brand.slug}${path}`);
+    if (parsed.kind === 'malformed') {
+      if (!shaped) return notFound(req, res);
+      if (req.method === 'OPTIONS') return preflight(req, res);
+      return refuseRequest(req, res, 400, 'bad_request', parsed.reason, formatOf(typeof req.headers.accept === 'string' ? req.headers.accept : undefined));
+    }
+    if (req.method === 'OPTIONS') return preflight(req, res);
+    const root = brandDomainBaseUrl(host);
+    const prefixLength = resolverPrefix.length + brand.slug.length;
+    return serveIdentity(resolver, req, res, parsed, queryString, (canonicalPath) => `${root}${canonicalPath.slice(prefixLength)}`, root);
+  };
+  return [
+    {
+      methods: ['GET', 'HEAD', 'OPTIONS'],
+      path: resolverDescriptionPath,
+      handler: ({ req, res }) => {
+        if (req.method === 'OPTIONS') return preflight(req, res);
+        sendBody(req, res, 200, 'application/json', domainDescription(requestHost(req)), { ...corsHeaders, 'cache-control': 'public, max-age=3600' });
+      },
+    },
+    {
+      methods: ['GET', 'HEAD', 'OPTIONS', 'POST', 'PUT', 'PATCH', 'DELETE'],
+      path: '/*',
+      onError: resolverError,
+      handler: ({ req, res, path, queryString }) => {
+        const host = requestHost(req);
+        const brand = resolver.brandOfDomain(host);
+        if (brand instanceof Promise) return brand.then((found) => serve(req, res, path, queryString, host, found));
+        return serve(req, res, path, queryString, host, brand);
+      },
+    },
+  ];
 }

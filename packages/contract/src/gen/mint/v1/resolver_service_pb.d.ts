@@ -657,6 +657,74 @@ export declare type GetLinkImportResponse = Message<"mint.v1.GetLinkImportRespon
 export declare const GetLinkImportResponseSchema: GenMessage<GetLinkImportResponse>;
 
 /**
+ * Parameters of SetBrandResolverDomain.
+ *
+ * @generated from message mint.v1.SetBrandResolverDomainRequest
+ */
+export declare type SetBrandResolverDomainRequest = Message<"mint.v1.SetBrandResolverDomainRequest"> & {
+  /**
+   * Brand workspace.
+   *
+   * @generated from field: string brand_id = 1;
+   */
+  brandId: string;
+
+  /**
+   * Lower-case hostname in IDNA A-label form without port (id.brand.example); empty removes the brand's domain.
+   *
+   * @generated from field: string domain = 2;
+   */
+  domain: string;
+};
+
+/**
+ * Describes the message mint.v1.SetBrandResolverDomainRequest.
+ * Use `create(SetBrandResolverDomainRequestSchema)` to create a new message.
+ */
+export declare const SetBrandResolverDomainRequestSchema: GenMessage<SetBrandResolverDomainRequest>;
+
+/**
+ * Result of SetBrandResolverDomain.
+ *
+ * @generated from message mint.v1.SetBrandResolverDomainResponse
+ */
+export declare type SetBrandResolverDomainResponse = Message<"mint.v1.SetBrandResolverDomainResponse"> & {
+  /**
+   * True when the call succeeded.
+   *
+   * @generated from field: bool ok = 1;
+   */
+  ok: boolean;
+
+  /**
+   * The brand's resolver domain after the call; unset when it has none.
+   *
+   * @generated from field: optional string domain = 2;
+   */
+  domain?: string | undefined;
+
+  /**
+   * Resolver base URL of units minted from now on (https://{domain}, or {PUBLIC_BASE_URL}/r/{slug} without a domain).
+   *
+   * @generated from field: string resolver_base_url = 3;
+   */
+  resolverBaseUrl: string;
+
+  /**
+   * False when the brand already had this domain and nothing changed.
+   *
+   * @generated from field: bool changed = 4;
+   */
+  changed: boolean;
+};
+
+/**
+ * Describes the message mint.v1.SetBrandResolverDomainResponse.
+ * Use `create(SetBrandResolverDomainResponseSchema)` to create a new message.
+ */
+export declare const SetBrandResolverDomainResponseSchema: GenMessage<SetBrandResolverDomainResponse>;
+
+/**
  * Level of a link.
  *
  * @generated from enum mint.v1.LinkLevel
@@ -768,6 +836,16 @@ export declare const ResolverService: GenService<{
     methodKind: "unary";
     input: typeof GetLinkImportRequestSchema;
     output: typeof GetLinkImportResponseSchema;
+  },
+  /**
+   * Sets the brand's own resolver domain (owner only), or removes it with an empty domain; units minted afterwards carry https://{domain} as their resolver base.
+   *
+   * @generated from rpc mint.v1.ResolverService.SetBrandResolverDomain
+   */
+  setBrandResolverDomain: {
+    methodKind: "unary";
+    input: typeof SetBrandResolverDomainRequestSchema;
+    output: typeof SetBrandResolverDomainResponseSchema;
   },
 }>;
 
