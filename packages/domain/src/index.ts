@@ -4,7 +4,7 @@ export {
 } from './errors.ts';
 export { initialUnitStatus, type IdentityMode, identityModes, type ActivationMode, activationModes, type UnitStatus, unitStatuses } from './modes.ts';
 export {
-  isTerminalJobStatus, canMoveJob, type JobStatus, jobStatuses, terminalJobStatuses, type JobMove, enqueuePreflighted, claimJob, startProcessing,
+  isTerminalJobStatus, isSettledJobStatus, executorMovedJobStatuses, canMoveJob, type JobStatus, jobStatuses, terminalJobStatuses, type JobMove, enqueuePreflighted, claimJob, startProcessing,
   completeSerialJob, completeWithoutUnits, failJob
 } from './job-status.ts';
 export {
