@@ -63,6 +63,7 @@ export {
   type LinkLevel, linkLevels, type LinkScope, type Link, type LinkInput, linkLimits, linkScopeOf, validateLink, linkSetViolations, withOneDefault,
   linkScopeKey, type LinkedLevel, acceptedLanguages, type LinkPreferences, pickAmong, chooseLevelLink, defaultLinkOf, linksetOf
 } from './links.ts';
+export { maxStoredUrlLength, storableUrlOf, storableUrlViolations } from './urls.ts';
 export { gs1LinkTypeNames, type Gs1LinkTypeName, gs1VocabularyNamespace, gs1LinkTypeUri, gs1LinkTypeOf } from './gs1-link-types.ts';
 export { movePack, canDownloadPack, packStoragePath, type PackStatus, packStatuses, type PackMove } from './pack-status.ts';
 export {

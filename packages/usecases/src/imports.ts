@@ -9,7 +9,7 @@ import {
   assertValid, finishImport, importHeaderViolations, InvalidInputError, isUuid, maxImportBytes, maxImportErrorsKept, normalizeGtin,
   NotFoundError, startImport, type ImportColumn, type ImportStatus,
 } from '@mint/domain';
-import { productViolations } from './catalog.ts';
+import { productViolations, storedPassportUrl } from './catalog.ts';
 import { runLinkImport } from './links.ts';
 import type { Actor, UseCaseContext } from './context.ts';
 
@@ -211,7 +211,7 @@ export async function runProductImport(ctx: UseCaseContext, brandId: string, imp
         } else {
           skuRows.set(product.sku, rowNumber);
           if (product.gtin !== null) gtinRows.set(product.gtin, rowNumber);
-          pending.push({ row: rowNumber, product });
+          pending.push({ row: rowNumber, product: { ...product, passportUrl: storedPassportUrl(product.passportUrl) } });
         }
       }
       if (pending.length >= importBatchSize || pendingErrors.length >= importBatchSize) await flush();
