@@ -4,7 +4,7 @@ export {
 } from './errors.ts';
 export { initialUnitStatus, type IdentityMode, identityModes, type ActivationMode, activationModes, type UnitStatus, unitStatuses } from './modes.ts';
 export {
-  isTerminalJobStatus, canMoveJob, type JobStatus, jobStatuses, terminalJobStatuses, type JobMove, enqueuePreflighted, claimJob, startProcessing,
+  isTerminalJobStatus, isSettledJobStatus, executorMovedJobStatuses, canMoveJob, type JobStatus, jobStatuses, terminalJobStatuses, type JobMove, enqueuePreflighted, claimJob, startProcessing,
   completeSerialJob, completeWithoutUnits, failJob
 } from './job-status.ts';
 export {
@@ -64,6 +64,7 @@ export {
   type LinkLevel, linkLevels, type LinkScope, type Link, type LinkInput, linkLimits, linkScopeOf, validateLink, linkSetViolations, withOneDefault,
   linkScopeKey, type LinkedLevel, acceptedLanguages, type LinkPreferences, pickAmong, chooseLevelLink, defaultLinkOf, linksetOf
 } from './links.ts';
+export { maxStoredUrlLength, storableUrlOf, storableUrlViolations } from './urls.ts';
 export { gs1LinkTypeNames, type Gs1LinkTypeName, gs1VocabularyNamespace, gs1LinkTypeUri, gs1LinkTypeOf } from './gs1-link-types.ts';
 export { movePack, canDownloadPack, packStoragePath, type PackStatus, packStatuses, type PackMove } from './pack-status.ts';
 export {

@@ -29,6 +29,21 @@ export function isTerminalJobStatus(status: JobStatus): boolean {
   return terminalJobStatuses.includes(status);
 }
 
+/**
+ * Statuses an executor moves a job out of: a claim (QUEUED), the processing cycles (RESERVED,
+ * PROCESSING) and giving up on a job it holds. PREFLIGHTED is left only by a caller's request
+ * (CreateMintBatchFromJob, or voiding the batch), never by an executor.
+ */
+export const executorMovedJobStatuses: readonly JobStatus[] = ['QUEUED', 'RESERVED', 'PROCESSING'];
+
+/**
+ * True when no executor will move the job on its own: terminal, or PREFLIGHTED (waiting for a
+ * caller). A watch of the job has nothing more to wait for and ends.
+ */
+export function isSettledJobStatus(status: JobStatus): boolean {
+  return !executorMovedJobStatuses.includes(status);
+}
+
 /** A compare-and-set move of a job: apply `to` only where the row still has `from`. */
 export interface JobMove {
   readonly from: JobStatus;

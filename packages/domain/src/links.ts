@@ -5,6 +5,7 @@
  */
 import { normalizeGtin } from './catalog.ts';
 import type { FieldViolation } from './errors.ts';
+import { maxStoredUrlLength, storableUrlOf } from './urls.ts';
 import { gs1LinkTypeOf, gs1VocabularyNamespace, type Gs1LinkTypeName } from './gs1-link-types.ts';
 
 /** Where a link hangs. */
@@ -72,7 +73,7 @@ const mediaTypePattern = /^[\w.+-]+\/[\w.+-]+$/;
 /** Link types that are not links of their own: the default is a flag of a link, and a range handover is not served here. */
 const notAssignable = new Set<Gs1LinkTypeName>(['defaultLink', 'defaultLinkMulti', 'handledBy']);
 /** Longest href, title, context value; most hreflang and context values per link. */
-export const linkLimits = { href: 2_000, title: 300, context: 100, values: 20 } as const;
+export const linkLimits = { href: maxStoredUrlLength, title: 300, context: 100, values: 20 } as const;
 
 /** The violations of an AI 10 or AI 21 value, on `field`. */
 function aiViolations(value: string, field: string, ai: string): FieldViolation[] {
@@ -106,7 +107,7 @@ export function linkScopeOf(input: Pick<LinkInput, 'gtin' | 'lot' | 'serial'>): 
 
 /**
  * Checks a link's own fields; returns the link (link type as its name, hreflang in canonical
- * case) or the violations, each naming its field: an href that is not https, an unknown link type,
+ * case, href in its ASCII form) or the violations, each naming its field: an href that is not a storable https URL, an unknown link type,
  * an empty title, a malformed language tag or media type.
  */
 export function validateLink(input: Omit<LinkInput, 'gtin' | 'lot' | 'serial'>): { link: Link } | { violations: FieldViolation[] } {
@@ -114,15 +115,9 @@ export function validateLink(input: Omit<LinkInput, 'gtin' | 'lot' | 'serial'>):
   const linkType = gs1LinkTypeOf(input.linkType);
   if (linkType === null) v.push({ field: 'link_type', message: `"${input.linkType}" is not a link type of the GS1 Web Vocabulary (write gs1:pip or ${gs1VocabularyNamespace}pip)` });
   else if (notAssignable.has(linkType)) v.push({ field: 'link_type', message: `gs1:${linkType} cannot be given to a link; mark a link is_default instead` });
-  let url: URL | null = null;
-  try {
-    url = new URL(input.href);
-  } catch {
-    url = null;
-  }
-  if (url === null || url.protocol !== 'https:' || url.hostname === '' || input.href.length > linkLimits.href || /\s/.test(input.href)) {
-    v.push({ field: 'href', message: `must be an https URL of at most ${linkLimits.href} characters` });
-  }
+  // The one URL rule of stored links (see urls.ts): the link keeps the href's ASCII form.
+  const href = storableUrlOf(input.href);
+  if (href === null) v.push({ field: 'href', message: `must be an https URL of at most ${linkLimits.href} characters` });
   if (input.title.trim() === '' || input.title.length > linkLimits.title) v.push({ field: 'title', message: `is required: 1 to ${linkLimits.title} characters` });
   if (input.hreflang.length > linkLimits.values) v.push({ field: 'hreflang', message: `at most ${linkLimits.values} languages` });
   input.hreflang.forEach((tag, i) => {
@@ -136,11 +131,11 @@ export function validateLink(input: Omit<LinkInput, 'gtin' | 'lot' | 'serial'>):
   for (const [field, value] of [['href', input.href], ['title', input.title], ['media_type', input.mediaType ?? ''], ...input.context.map((c, i) => [`context[${i}]`, c])] as const) {
     if (value.includes('\u0000')) v.push({ field, message: 'must not contain the NUL character (U+0000)' });
   }
-  if (v.length > 0 || linkType === null) return { violations: v };
+  if (v.length > 0 || linkType === null || href === null) return { violations: v };
   const hreflang = input.hreflang.map((tag) => (tag.length === 2 ? tag.toLowerCase() : `${tag.slice(0, 2).toLowerCase()}-${tag.slice(3).toUpperCase()}`));
   return {
     link: {
-      linkType, href: input.href, title: input.title, hreflang: [...new Set(hreflang)], mediaType: input.mediaType,
+      linkType, href, title: input.title, hreflang: [...new Set(hreflang)], mediaType: input.mediaType,
       context: [...new Set(input.context)], fwqs: input.fwqs, isDefault: input.isDefault,
     },
   };

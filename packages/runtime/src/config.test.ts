@@ -55,6 +55,8 @@ describe('loadConfig', () => {
       webhookLeaseMs: 30_000,
       webhookAllowLoopback: false,
       webhookAllowedAddresses: [],
+      watchMaxDurationMs: 900_000,
+      watchMaxStreamsPerCaller: 20,
     });
     expect(loadConfig({})).toHaveProperty('executorHttpPort', undefined);
     expect(defaults.port).toBe(8080);
@@ -87,6 +89,8 @@ describe('loadConfig', () => {
       WEBHOOK_POLL_MS: '100',
       WEBHOOK_ALLOW_LOOPBACK: 'true',
       WEBHOOK_ALLOWED_ADDRESSES: '10.1.2.3, 192.168.0.0/16,fd00::/8',
+      WATCH_MAX_DURATION_MS: '60000',
+      WATCH_MAX_STREAMS_PER_CALLER: '5',
     });
     expect(config).toMatchObject({
       databaseUrl: 'postgres://mint:pw@db:5432/mint',
@@ -114,6 +118,8 @@ describe('loadConfig', () => {
       webhookPollMs: 100,
       webhookAllowLoopback: true,
       webhookAllowedAddresses: ['10.1.2.3', '192.168.0.0/16', 'fd00::/8'],
+      watchMaxDurationMs: 60_000,
+      watchMaxStreamsPerCaller: 5,
     });
   });
 

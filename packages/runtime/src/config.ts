@@ -42,6 +42,8 @@ export const defaults = {
   webhookPerEndpointConcurrency: 2,
   webhookPollMs: 500,
   webhookLeaseMs: 30_000,
+  watchMaxDurationMs: 15 * 60_000,
+  watchMaxStreamsPerCaller: 20,
 } as const;
 
 /** The validated process configuration; see `loadConfig` for the variable behind each field. */
@@ -126,6 +128,10 @@ export interface Config {
   readonly webhookAllowLoopback: boolean;
   /** `WEBHOOK_ALLOWED_ADDRESSES`: comma-separated addresses or CIDR ranges webhooks may reach although private (on-premises receivers). */
   readonly webhookAllowedAddresses: readonly string[];
+  /** `WATCH_MAX_DURATION_MS`: a WatchMintJob stream ends cleanly after this long (the client watches again); default 15 min. */
+  readonly watchMaxDurationMs: number;
+  /** `WATCH_MAX_STREAMS_PER_CALLER`: WatchMintJob streams one caller (user, else API key) may have open on one API process; default 20. */
+  readonly watchMaxStreamsPerCaller: number;
 }
 
 /** A `Config` whose database and bus URLs are known to be present. */
@@ -204,6 +210,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookLeaseMs: read.integer('WEBHOOK_LEASE_MS', defaults.webhookLeaseMs, 1000, 3_600_000),
     webhookAllowLoopback: read.flag('WEBHOOK_ALLOW_LOOPBACK', false),
     webhookAllowedAddresses: read.addressList('WEBHOOK_ALLOWED_ADDRESSES'),
+    watchMaxDurationMs: read.integer('WATCH_MAX_DURATION_MS', defaults.watchMaxDurationMs, 100, 86_400_000),
+    watchMaxStreamsPerCaller: read.integer('WATCH_MAX_STREAMS_PER_CALLER', defaults.watchMaxStreamsPerCaller, 1, 10_000),
   };
 
   if (problems.length > 0) {

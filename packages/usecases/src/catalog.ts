@@ -3,7 +3,7 @@ import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { announceLinkChange, Product, ProductionBatch, upsertProductBySku, upsertProductionBatchByCode, type ProductRow } from '@mint/db';
 import {
   assertValid, commercialStatuses, gtinViolations, InvalidInputError, isUuid, mintReadinessStatuses, normalizeGtin, NotFoundError,
-  productionBatchStatuses, resolvePageSize, toPage,
+  productionBatchStatuses, resolvePageSize, storableUrlOf, storableUrlViolations, toPage,
   type CommercialStatus, type Cursor, type FieldViolation, type MintReadinessStatus, type Page, type ProductionBatchStatus,
 } from '@mint/domain';
 import type { Actor, UseCaseContext } from './context.ts';
@@ -46,12 +46,17 @@ export function productViolations(input: Omit<ProductInput, 'brandId'>): FieldVi
   v.push(...gtinViolations(input.gtin));
   if (!commercialStatuses.includes(input.commercialStatus as CommercialStatus)) v.push({ field: 'commercial_status', message: `must be one of ${commercialStatuses.join(', ')}` });
   if (!mintReadinessStatuses.includes(input.mintReadinessStatus as MintReadinessStatus)) v.push({ field: 'mint_readiness_status', message: `must be one of ${mintReadinessStatuses.join(', ')}` });
-  if (input.passportUrl !== null && !/^https?:\/\/[^\s]+$/.test(input.passportUrl)) v.push({ field: 'passport_url', message: 'must be an http or https URL' });
+  if (input.passportUrl !== null) v.push(...storableUrlViolations(input.passportUrl, 'passport_url'));
   // PostgreSQL text cannot hold U+0000; refuse it here rather than fail the write.
   for (const [field, value] of [['sku', input.sku], ['name', input.name], ['passport_url', input.passportUrl ?? '']] as const) {
     if (value.includes('\u0000')) v.push({ field, message: 'must not contain the NUL character (U+0000)' });
   }
   return v;
+}
+
+/** A valid passport_url as it is stored: its ASCII form (the one URL rule of stored links). */
+export function storedPassportUrl(passportUrl: string | null): string | null {
+  return passportUrl === null ? null : (storableUrlOf(passportUrl) ?? passportUrl);
 }
 
 /**
@@ -65,7 +70,7 @@ export async function upsertProduct(ctx: UseCaseContext, actor: Actor, input: Pr
   const em = ctx.db.em.fork();
   const now = ctx.clock();
   try {
-    const row = await upsertProductBySku(em, input.brandId, randomUUID(), { ...input, gtin }, now);
+    const row = await upsertProductBySku(em, input.brandId, randomUUID(), { ...input, gtin, passportUrl: storedPassportUrl(input.passportUrl) }, now);
     // The passport_url is the GTIN's gs1:pip link, kept in step by a trigger of the products table.
     announceLinkChange(ctx.db, input.brandId, null);
     const product = await em.findOneOrFail(Product, { brandId: input.brandId, id: row.id });

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { CsvError, parse } from 'csv-parse';
@@ -9,7 +10,7 @@ import {
   assertValid, finishImport, importHeaderViolations, InvalidInputError, isUuid, maxImportBytes, maxImportErrorsKept, normalizeGtin,
   NotFoundError, startImport, type ImportColumn, type ImportStatus,
 } from '@mint/domain';
-import { productViolations } from './catalog.ts';
+import { productViolations, storedPassportUrl } from './catalog.ts';
 import { runLinkImport } from './links.ts';
 import type { Actor, UseCaseContext } from './context.ts';
 
@@ -24,6 +25,33 @@ export const importBatchSize = 1000;
 const maxRecordChars = 64 * 1024;
 
 const toView = (r: ImportRecord): ImportView => ({ ...r, status: r.status as ImportStatus });
+
+/**
+ * Stands in for bytes that are not UTF-8: a noncharacter, which no text of a product file holds.
+ * A row with it in a field is refused instead of being stored with U+FFFD in place of its bytes.
+ */
+const notUtf8 = '\uFDD0';
+
+/**
+ * `csv` with every line that is not valid UTF-8 decoded with {@link notUtf8} in place of its bad
+ * bytes (and of any U+FFFD of that line); `csv` itself when it is all UTF-8. A line break byte is
+ * never part of a multi-byte character, so a line is the unit checked.
+ */
+function markInvalidUtf8(csv: Uint8Array): Uint8Array {
+  if (isUtf8(csv)) return csv;
+  const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
+  const parts: Uint8Array[] = [];
+  for (let start = 0; start <= csv.length;) {
+    let end = csv.indexOf(0x0a, start);
+    if (end < 0) end = csv.length;
+    const line = csv.subarray(start, end);
+    parts.push(isUtf8(line) ? line : Buffer.from(decoder.decode(line).replaceAll('\uFFFD', notUtf8)));
+    if (end < csv.length) parts.push(lineBreak);
+    start = end + 1;
+  }
+  return Buffer.concat(parts);
+}
+const lineBreak = Uint8Array.of(0x0a);
 
 /** A CSV record and the 1-based line it ended on. */
 interface CsvRecord {
@@ -188,14 +216,17 @@ export async function runProductImport(ctx: UseCaseContext, brandId: string, imp
   };
 
   try {
-    for await (const record of parseCsvRecords(csv)) {
+    for await (const record of parseCsvRecords(markInvalidUtf8(csv))) {
       if (columns === null) {
         assertValid(importHeaderViolations(record.fields));
         columns = record.fields.map((c) => c as ImportColumn);
         continue;
       }
       rowNumber++;
-      if (record.fields.length !== columns.length) {
+      const notText = record.fields.findIndex((field) => field.includes(notUtf8));
+      if (notText >= 0) {
+        reject(rowNumber, [{ field: columns[notText] ?? null, message: 'is not valid UTF-8 (the file must be UTF-8 encoded)' }]);
+      } else if (record.fields.length !== columns.length) {
         reject(rowNumber, [{ field: null, message: `has ${record.fields.length} fields, the header row has ${columns.length}` }]);
       } else {
         const raw: RawRow = {};
@@ -211,7 +242,7 @@ export async function runProductImport(ctx: UseCaseContext, brandId: string, imp
         } else {
           skuRows.set(product.sku, rowNumber);
           if (product.gtin !== null) gtinRows.set(product.gtin, rowNumber);
-          pending.push({ row: rowNumber, product });
+          pending.push({ row: rowNumber, product: { ...product, passportUrl: storedPassportUrl(product.passportUrl) } });
         }
       }
       if (pending.length >= importBatchSize || pendingErrors.length >= importBatchSize) await flush();

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { findBatchOfJob, findJobsToSweep as findJobsToSweepRows, MintJob } from '@mint/db';
-import { isTerminalJobStatus, NotFoundError, type JobStatus } from '@mint/domain';
+import { isSettledJobStatus, isTerminalJobStatus, NotFoundError, type JobStatus } from '@mint/domain';
 import type { UseCaseContext } from './context.ts';
 
 /** A job's progress. */
@@ -27,22 +27,36 @@ export async function getJobProgress(ctx: UseCaseContext, brandId: string, jobId
   };
 }
 
+/** Options of {@link watchMintJob}. */
+export interface WatchOptions {
+  /** How often the job is read; default 250 ms. */
+  readonly intervalMs?: number;
+  /** The watch ends (cleanly, so the client watches again) after this long; default no limit. */
+  readonly maxDurationMs?: number;
+}
+
 /**
- * Yields the job's progress now and on every change (polled every `intervalMs`) until it is
- * terminal or `signal` aborts.
+ * Yields the job's progress now and on every change (polled every `intervalMs`) until no
+ * executor will move it any more (terminal, or PREFLIGHTED: see `isSettledJobStatus`), until
+ * `maxDurationMs` has passed, or until `signal` aborts.
  */
-export async function* watchMintJob(ctx: UseCaseContext, brandId: string, jobId: string, signal: AbortSignal, intervalMs = 250): AsyncGenerator<JobProgress> {
+export async function* watchMintJob(
+  ctx: UseCaseContext, brandId: string, jobId: string, signal: AbortSignal, options: WatchOptions = {},
+): AsyncGenerator<JobProgress> {
+  const intervalMs = options.intervalMs ?? 250;
+  const deadline = options.maxDurationMs === undefined ? undefined : AbortSignal.timeout(options.maxDurationMs);
+  const stop = deadline === undefined ? signal : AbortSignal.any([signal, deadline]);
   let last = '';
-  while (!signal.aborted) {
+  while (!stop.aborted) {
     const progress = await getJobProgress(ctx, brandId, jobId);
     const key = `${progress.status}:${progress.mintedQuantity}`;
     if (key !== last) {
       last = key;
       yield progress;
     }
-    if (progress.done) return;
+    if (isSettledJobStatus(progress.status)) return;
     try {
-      await sleep(intervalMs, undefined, { signal });
+      await sleep(intervalMs, undefined, { signal: stop });
     } catch {
       return;
     }

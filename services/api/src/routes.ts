@@ -4,7 +4,7 @@ import type { ConnectRouter } from '@connectrpc/connect';
 import { CatalogService, MintService, ResolverService, WebhookService } from '@mint/contract';
 import type * as UseCases from '@mint/usecases';
 import { createCatalogServiceHandlers, type CatalogUseCases } from './handlers/catalog-service.ts';
-import { createMintServiceHandlers, type MintUseCases } from './handlers/mint-service.ts';
+import { createMintServiceHandlers, type MintUseCases, type WatchLimits } from './handlers/mint-service.ts';
 import { createResolverServiceHandlers, type ResolverUseCases } from './handlers/resolver-service.ts';
 import { createWebhookServiceHandlers, type WebhookUseCases } from './handlers/webhook-service.ts';
 
@@ -19,6 +19,8 @@ export interface ConnectRoutesDeps {
   readonly setMintBatchStatusEnabled?: boolean;
   /** Signed pack downloads (keys and store); CreatePayloadPackDownloadUrl answers Unimplemented without them. */
   readonly downloads?: UseCases.DownloadSettings;
+  /** Limits of WatchMintJob streams; the defaults when absent. */
+  readonly watch?: WatchLimits;
 }
 
 /** Registers MintService, CatalogService, ResolverService and WebhookService; pass the result as `createApiServer({ routes })`. */

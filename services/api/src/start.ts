@@ -24,7 +24,7 @@ export interface StartApiOptions {
    */
   readonly config: Pick<Config, 'port' | 'host' | 'shutdownTimeoutMs'> & Partial<Pick<Config,
     | 'metricsPort' | 'metricsToken' | 'rpcMaxBodyBytes' | 'importMaxBodyBytes' | 'httpHeadersTimeoutMs' | 'httpRequestTimeoutMs'
-    | 'httpIdleTimeoutMs' | 'httpBodyTimeoutMs' | 'http2MaxConcurrentStreams'>>;
+    | 'httpIdleTimeoutMs' | 'httpBodyTimeoutMs' | 'http2MaxConcurrentStreams' | 'watchMaxDurationMs' | 'watchMaxStreamsPerCaller'>>;
   readonly logger: Logger;
   /** Probes the dependencies for /readyz and the gRPC health Check. */
   readonly readiness: ReadinessProbe;
@@ -80,7 +80,11 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
   ];
   const server = createApiServer({
     routes: createConnectRoutes({ ctx, useCases, setMintBatchStatusEnabled: options.setMintBatchStatusEnabled ?? false,
-      webhooks: options.webhooks ?? { allowLoopback: false }, ...(options.downloads === undefined ? {} : { downloads: options.downloads }) }),
+      webhooks: options.webhooks ?? { allowLoopback: false }, ...(options.downloads === undefined ? {} : { downloads: options.downloads }),
+      watch: {
+        ...(config.watchMaxDurationMs === undefined ? {} : { maxDurationMs: config.watchMaxDurationMs }),
+        ...(config.watchMaxStreamsPerCaller === undefined ? {} : { maxStreamsPerCaller: config.watchMaxStreamsPerCaller }),
+      } }),
     httpRoutes,
     authenticator: useCaseAuthenticator(ctx),
     readiness: options.readiness,

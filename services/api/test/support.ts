@@ -62,7 +62,7 @@ export interface InProcessApi extends CapturedLogs {
  */
 export function inProcessApi(
   app: Pick<UseCaseBundle, 'ctx'>,
-  options: Partial<Pick<ConnectRoutesDeps, 'ctx' | 'setMintBatchStatusEnabled' | 'downloads' | 'webhooks'>> = {},
+  options: Partial<Pick<ConnectRoutesDeps, 'ctx' | 'setMintBatchStatusEnabled' | 'downloads' | 'webhooks' | 'watch'>> = {},
 ): InProcessApi {
   const ctx = options.ctx ?? app.ctx;
   const { logger, logs, rawLogs } = capturingLogger('api-test');

@@ -44,7 +44,20 @@ export interface MintServiceDeps {
   readonly setMintBatchStatusEnabled?: boolean;
   /** Signing keys and the pack store; without them CreatePayloadPackDownloadUrl answers Unimplemented. */
   readonly downloads?: UseCases.DownloadSettings;
+  /** Limits of WatchMintJob streams; see {@link WatchLimits}. */
+  readonly watch?: WatchLimits;
 }
+
+/** Limits of WatchMintJob streams (`WATCH_MAX_DURATION_MS`, `WATCH_MAX_STREAMS_PER_CALLER`). */
+export interface WatchLimits {
+  /** A stream ends cleanly after this long; the client watches again. Default 15 min. */
+  readonly maxDurationMs?: number;
+  /** Streams one caller (its user, else its API key) may have open at once on this process; more answer ResourceExhausted. Default 20. */
+  readonly maxStreamsPerCaller?: number;
+}
+
+/** Defaults of {@link WatchLimits}. */
+export const defaultWatchLimits = { maxDurationMs: 15 * 60_000, maxStreamsPerCaller: 20 } as const;
 
 /** A batch as the use cases return it. */
 type BatchView = Awaited<ReturnType<MintUseCases['getMintBatch']>>;
@@ -56,6 +69,10 @@ type BatchView = Awaited<ReturnType<MintUseCases['getMintBatch']>>;
 export function createMintServiceHandlers(deps: MintServiceDeps): ServiceImpl<typeof MintService> {
   const { ctx, useCases } = deps;
   const actorOf = (context: HandlerContext) => ({ id: principalOf(context).actorId });
+  const watchMaxDurationMs = deps.watch?.maxDurationMs ?? defaultWatchLimits.maxDurationMs;
+  const watchMaxStreams = deps.watch?.maxStreamsPerCaller ?? defaultWatchLimits.maxStreamsPerCaller;
+  // Open WatchMintJob streams per caller on this process.
+  const openWatches = new Map<string, number>();
   return {
     async submitMintRequest(req, context) {
       const result = await useCases.submitMintRequest(ctx, actorOf(context), {
@@ -238,21 +255,35 @@ export function createMintServiceHandlers(deps: MintServiceDeps): ServiceImpl<ty
     },
 
     async *watchMintJob(req, context) {
-      let done = false;
-      for await (const update of useCases.watchMintJob(ctx, req.brandId, req.mintJobId, context.signal)) {
-        done = update.done;
-        yield {
-          mintJobId: update.mintJobId,
-          status: jobStatus.toWire(update.status),
-          mintedQuantity: update.mintedQuantity,
-          requestedQuantity: update.requestedQuantity,
-          done: update.done,
-          failureReason: orUnset(update.failureReason),
-        };
+      const caller = principalOf(context).actorId;
+      const open = openWatches.get(caller) ?? 0;
+      if (open >= watchMaxStreams) {
+        throw new ConnectError(`too many open WatchMintJob streams (at most ${watchMaxStreams} per caller)`, Code.ResourceExhausted);
       }
-      // The watch stopped before the job's last message (server shutting down, deadline, client
-      // gone): end with the abort's reason, e.g. Unavailable, so a client knows to watch again.
-      if (!done && context.signal.aborted) throw ConnectError.from(context.signal.reason, Code.Unavailable);
+      openWatches.set(caller, open + 1);
+      try {
+        let done = false;
+        const updates = useCases.watchMintJob(ctx, req.brandId, req.mintJobId, context.signal, { maxDurationMs: watchMaxDurationMs });
+        for await (const update of updates) {
+          done = update.done;
+          yield {
+            mintJobId: update.mintJobId,
+            status: jobStatus.toWire(update.status),
+            mintedQuantity: update.mintedQuantity,
+            requestedQuantity: update.requestedQuantity,
+            done: update.done,
+            failureReason: orUnset(update.failureReason),
+          };
+        }
+        // The watch stopped before the job's last message (server shutting down, client gone):
+        // end with the abort's reason, e.g. Unavailable, so a client knows to watch again. A watch
+        // that reached its maximum duration, or a job no executor will move, ends cleanly.
+        if (!done && context.signal.aborted) throw ConnectError.from(context.signal.reason, Code.Unavailable);
+      } finally {
+        const left = (openWatches.get(caller) ?? 1) - 1;
+        if (left === 0) openWatches.delete(caller);
+        else openWatches.set(caller, left);
+      }
     },
 
     async setMintBatchStatus(req, context) {

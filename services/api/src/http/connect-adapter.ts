@@ -15,6 +15,7 @@ import {
   type Compression, type UniversalHandler, type UniversalServerRequest, type UniversalServerResponse,
 } from '@connectrpc/connect/protocol';
 import type { HttpRequest, HttpResponse } from './listener.ts';
+import { nonDecimalNumber } from './json-numbers.ts';
 
 /** Largest request body any RPC reads (StartProductImport carries a CSV of up to 32 MiB). */
 export const readMaxBytes = 40 * 1024 * 1024;
@@ -180,7 +181,7 @@ async function checkMessage(bytes: Uint8Array, compression: Compression | null, 
       return decompressionProblem(error, 'request body', encoding, limit);
     }
   }
-  return binary ? decodes(plain, handler) : undefined;
+  return binary ? decodes(plain, handler) : jsonNumbers(plain, handler);
 }
 
 /** Enveloped messages: each complete, decompressed when flagged so, and decoded (protobuf). */
@@ -209,10 +210,8 @@ async function checkEnvelopes(bytes: Uint8Array, compression: Compression | null
     }
     budget -= data.byteLength;
     if (budget < 0) return tooLarge(limit);
-    if (binary) {
-      const problem = decodes(data, handler);
-      if (problem !== undefined) return problem;
-    }
+    const problem = binary ? decodes(data, handler) : jsonNumbers(data, handler);
+    if (problem !== undefined) return problem;
   }
   return undefined;
 }
@@ -224,6 +223,11 @@ function decodes(bytes: Uint8Array, handler: UniversalHandler): ConnectError | u
   } catch (error) {
     return new ConnectError(`request body is not a ${handler.method.input.typeName} message: ${reasonOf(error)}`, Code.InvalidArgument);
   }
+}
+
+/** A JSON message whose number fields hold a non-decimal string (`"0x10"`), which protobuf-es would read as a number. */
+function jsonNumbers(bytes: Uint8Array, handler: UniversalHandler): ConnectError | undefined {
+  return nonDecimalNumber(handler.method.input, new TextDecoder().decode(bytes));
 }
 
 /** A body past the method's limit, as connect-es words it. */

@@ -11,6 +11,7 @@ import {
 } from '@mint/domain';
 import type { Resolution, Resolver } from '@mint/usecases';
 import { send as sendBody, sendEmpty, type ErrorWriter, type HttpRequest, type HttpResponse, type Route } from '@mint/http';
+import { validateHeaderValue } from 'node:http';
 import { isPublicPath } from '../auth/public-paths.ts';
 
 /** Bodies of the refusals; the same bytes for unknown and foreign identities. */
@@ -22,6 +23,9 @@ export const resolverBodies = {
   },
   unknown_link_type: { ok: false, error: 'unknown_link_type', message: 'The linkType is not a link type of the GS1 Web Vocabulary.' },
   link_type_not_available: { ok: false, error: 'link_type_not_available', message: 'This identity has no link of the requested type.' },
+  invalid_link_target: {
+    ok: false, error: 'invalid_link_target', message: 'The page stored for this identity is not a valid URL, so it cannot be redirected to.',
+  },
 } as const;
 
 type Refusal = keyof typeof resolverBodies;
@@ -35,11 +39,11 @@ function escapeHtml(text: string): string {
 
 const refusalTitles: Record<Refusal, string> = {
   not_found: 'Not found', gone: 'Withdrawn', not_activated: 'Not yet activated',
-  unknown_link_type: 'Unknown link type', link_type_not_available: 'No such link',
+  unknown_link_type: 'Unknown link type', link_type_not_available: 'No such link', invalid_link_target: 'Invalid link target',
 };
 const refusalStatus: Record<Refusal, number> = {
   not_found: resolutionStatus.not_found, gone: resolutionStatus.gone, not_activated: resolutionStatus.not_activated,
-  unknown_link_type: 404, link_type_not_available: 404,
+  unknown_link_type: 404, link_type_not_available: 404, invalid_link_target: 502,
 };
 const htmlBodies = Object.fromEntries(Object.entries(resolverBodies).map(([kind, body]) => [kind, html(refusalTitles[kind as Refusal], body.message)])) as Record<Refusal, string>;
 const jsonBodies = Object.fromEntries(Object.entries(resolverBodies).map(([kind, body]) => [kind, JSON.stringify(body)])) as Record<Refusal, string>;
@@ -120,7 +124,11 @@ function answer(r: Request, resolution: Resolution): void {
   }
   const chosen = resolution.link;
   if (chosen !== null) {
-    sendEmpty(res, 307, { ...publicHeaders, location: chosen.fwqs ? forwardQuery(chosen.href, r.forwarded) : chosen.href, link: r.link });
+    const location = chosen.fwqs ? forwardQuery(chosen.href, r.forwarded) : chosen.href;
+    // Stored targets are kept in ASCII (the domain's storable URL rule); one written before that
+    // rule could still hold a character no header may carry: refuse it rather than fail the answer.
+    if (!isHeaderValue(location)) refuse(req, res, 'invalid_link_target', r.format, { link: r.link });
+    else sendEmpty(res, 307, { ...publicHeaders, location, link: r.link });
   } else if (r.linkType.kind === 'link' && r.linkType.name !== 'defaultLink') {
     refuse(req, res, 'link_type_not_available', r.format, { link: r.link });
   } else {
@@ -308,4 +316,13 @@ export function brandDomainRoutes(resolver: Resolver): Route[] {
       },
     },
   ];
+
+/** True when `value` can be sent as an HTTP header value (Node throws on anything else). */
+function isHeaderValue(value: string): boolean {
+  try {
+    validateHeaderValue('location', value);
+    return true;
+  } catch {
+    return false;
+  }
 }
