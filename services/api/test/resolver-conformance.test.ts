@@ -16,16 +16,14 @@
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { Ajv } from 'ajv';
 import digitalLink from 'digital-link.js';
 import { query, run } from '../../../test/support/sql.ts';
-import { createLogger } from '@mint/runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintCompleted } from '../../../test/support/pack-fixtures.ts';
 import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
 import { resolverBodies } from '../src/resolver/routes.ts';
-import { startApi, type RunningApi } from '../src/start.ts';
+import { startTestApi, type TestApi } from './support.ts';
 
 const fixtures = join(import.meta.dirname, '../../../test/fixtures/standards/gs1-linkset');
 const fixture = (name: string): unknown => JSON.parse(readFileSync(join(fixtures, name), 'utf8'));
@@ -42,7 +40,7 @@ function validLinkset(body: string): { linkset: Record<string, unknown>[] } {
 }
 
 let app: UseCaseBundle;
-let api: RunningApi;
+let api: TestApi;
 let baseUrl: string;
 const origin = 'http://127.0.0.1:8080';
 const passport = 'https://passports.example/shoe?from=resolver';
@@ -69,12 +67,8 @@ beforeAll(async () => {
   [{ serial }] = (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ? order by seq limit 1', [minted.mintBatchId])) as [{ serial: string }];
   await run(app.db.em.fork(), 'update products set passport_url = ? where brand_id = ?', [passport, brand.brandId]);
   dl = { gtin: `/r/${slug}/01/${brand.gtin}`, serial: `/r/${slug}/01/${brand.gtin}/21/${serial}`, lot: `/r/${slug}/01/${brand.gtin}/10/LOT-1` };
-  api = await startApi({
-    ctx: app.ctx, config: { port: 0, host: '127.0.0.1', shutdownTimeoutMs: 2_000 },
-    logger: createLogger({ logLevel: 'silent' }, {}, new Writable({ write: (_c, _e, done) => done() })),
-    readiness: async () => ({ ok: true, checks: {} }),
-  });
-  baseUrl = `http://127.0.0.1:${api.port}`;
+  api = await startTestApi(app, { readiness: async () => ({ ok: true, checks: {} }) });
+  baseUrl = api.baseUrl;
 });
 afterAll(async () => {
   await api?.close();

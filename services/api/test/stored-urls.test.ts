@@ -3,17 +3,15 @@
 // import, the link management), so a browser scan redirects with a valid Location; a stored value
 // that could not be a header value answers a clear 502 instead of failing the request.
 
-import { Writable } from 'node:stream';
-import { createLogger } from '@mint/runtime';
 import { getProductImport, runProductImport, startProductImport, upsertLink, upsertProduct } from '@mint/usecases';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintCompleted } from '../../../test/support/pack-fixtures.ts';
 import { query, run } from '../../../test/support/sql.ts';
 import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
-import { startApi, type RunningApi } from '../src/start.ts';
+import { startTestApi, type TestApi } from './support.ts';
 
 let app: UseCaseBundle;
-let api: RunningApi;
+let api: TestApi;
 let baseUrl: string;
 
 const browser = { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' };
@@ -22,12 +20,8 @@ const ascii = 'https://xn--bcher-kva.example/%E2%82%AC-euro?q=%C3%BC#teil-%C3%A4
 
 beforeAll(async () => {
   app = await setupUseCases();
-  api = await startApi({
-    ctx: app.ctx, config: { port: 0, host: '127.0.0.1', shutdownTimeoutMs: 2_000 },
-    logger: createLogger({ logLevel: 'silent' }, {}, new Writable({ write: (_c, _e, done) => done() })),
-    readiness: async () => ({ ok: true, checks: {} }),
-  });
-  baseUrl = `http://127.0.0.1:${api.port}`;
+  api = await startTestApi(app, { readiness: async () => ({ ok: true, checks: {} }) });
+  baseUrl = api.baseUrl;
 });
 
 afterAll(async () => {

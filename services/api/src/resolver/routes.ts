@@ -316,6 +316,7 @@ export function brandDomainRoutes(resolver: Resolver): Route[] {
       },
     },
   ];
+}
 
 /** True when `value` can be sent as an HTTP header value (Node throws on anything else). */
 function isHeaderValue(value: string): boolean {
