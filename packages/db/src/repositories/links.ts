@@ -4,6 +4,7 @@ import pg from 'pg';
 import type { Cursor, Gs1LinkTypeName, Link, LinkLevel, LinkScope } from '@mint/domain';
 import type { Database, Em } from '../orm.ts';
 import type { Tables } from '../tables.ts';
+import { coalesced } from './coalesce.ts';
 import { changed, first, prepare, rows, unnest, type RowOf } from './kysely.ts';
 import { postgresServerUrl } from './packs.ts';
 
@@ -252,46 +253,22 @@ export function createLinkReader(db: Database, pool: pg.Pool | null): LinkReader
  * Under load a scan then costs no round trip of its own for its unit's links.
  */
 function batchedLevelLookup(pool: pg.Pool, maxBatch: number, maxInFlight: number): LinkReader['qualified'] {
-  interface Waiting { brandId: string; gtin: string; level: string; qualifier: string; resolve(links: readonly Link[]): void; reject(e: unknown): void }
-  let waiting: Waiting[] = [];
-  let inFlight = 0;
-  let scheduled = false;
-  const flush = () => {
-    scheduled = false;
-    while (waiting.length > 0 && inFlight < maxInFlight) {
-      const batch = waiting.slice(0, maxBatch);
-      waiting = waiting.slice(batch.length);
-      inFlight++;
-      void run(batch).then(() => {
-        inFlight--;
-        if (waiting.length > 0) flush();
-      });
-    }
-  };
-  const run = async (batch: Waiting[]): Promise<void> => {
-    try {
-      if (batch.length === 1) {
-        const w = batch[0]!;
-        const found = await pool.query<LinkRow>({ name: statements.level.name, text: statements.level.text, values: statements.level.values(w) });
-        w.resolve(found.rows.map(toLinkRecord));
-        return;
-      }
-      const params = { brandIds: batch.map((w) => w.brandId), gtins: batch.map((w) => w.gtin), levels: batch.map((w) => w.level), qualifiers: batch.map((w) => w.qualifier) };
+  interface Key { brandId: string; gtin: string; level: string; qualifier: string }
+  const lookup = coalesced<Key, readonly Link[]>({
+    maxBatch, maxInFlight,
+    async one(key) {
+      const found = await pool.query<LinkRow>({ name: statements.level.name, text: statements.level.text, values: statements.level.values(key) });
+      return found.rows.map(toLinkRecord);
+    },
+    async many(keys) {
+      const params = { brandIds: keys.map((k) => k.brandId), gtins: keys.map((k) => k.gtin), levels: keys.map((k) => k.level), qualifiers: keys.map((k) => k.qualifier) };
       const found = await pool.query<LinkRow & { ord: number }>({ name: statements.levels.name, text: statements.levels.text, values: statements.levels.values(params) });
-      const answers: Link[][] = batch.map(() => []);
+      const answers: Link[][] = keys.map(() => []);
       for (const row of found.rows) answers[row.ord - 1]!.push(toLinkRecord(row));
-      batch.forEach((w, i) => w.resolve(answers[i]!));
-    } catch (error) {
-      for (const w of batch) w.reject(error);
-    }
-  };
-  return (brandId, gtin, level, qualifier) => new Promise((resolve, reject) => {
-    waiting.push({ brandId, gtin, level, qualifier, resolve, reject });
-    if (!scheduled && inFlight < maxInFlight) {
-      scheduled = true;
-      setImmediate(flush);
-    }
+      return answers;
+    },
   });
+  return (brandId, gtin, level, qualifier) => lookup({ brandId, gtin, level, qualifier });
 }
 
 /** Link changes announced in process, per embedded database (PGlite has no second connection to LISTEN on). */

@@ -2,6 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import pg from 'pg';
 import type { Database, Em } from '../orm.ts';
 import type { Tables } from '../tables.ts';
+import { coalesced } from './coalesce.ts';
 import { changed, first, prepare, rows, unnest, type PreparedStatement, type RowOf } from './kysely.ts';
 import { createLinkReader, type LinkReader } from './links.ts';
 import { postgresServerUrl } from './packs.ts';
@@ -349,62 +350,32 @@ function bound<P>(statement: PreparedStatement<P, unknown>, params: P): pg.Query
 }
 
 /**
- * Unit lookups coalesced: at most `maxInFlight` queries run at once; lookups arriving in the same
- * event-loop turn, or while every slot is busy, go to PostgreSQL together as one query of at most
- * `maxBatch` (a lone one as a prepared single-row statement). Under load this saves a round trip,
- * its socket writes and a backend wake-up per request; when idle a lookup waits for nothing but
- * the end of its turn. Each caller still gets only its own unit, matched on brand, serial and GTIN.
+ * Unit lookups coalesced (see {@link coalesced}). Each caller still gets only its own unit,
+ * matched on brand, serial and GTIN.
  */
 function batchedUnitLookup(pool: pg.Pool, maxBatch: number, maxInFlight: number): ResolverReader['findUnit'] {
-  interface Waiting { brandId: string; serial: string; gtin: string | null; resolve(u: ResolverUnit | null): void; reject(e: unknown): void }
-  let waiting: Waiting[] = [];
-  let inFlight = 0;
-  let scheduled = false;
-  const flush = () => {
-    scheduled = false;
-    while (waiting.length > 0 && inFlight < maxInFlight) {
-      const batch = waiting.length <= maxBatch ? waiting : waiting.slice(0, maxBatch);
-      waiting = waiting.length <= maxBatch ? [] : waiting.slice(maxBatch);
-      inFlight++;
-      void run(batch).then(settled);
-    }
-  };
-  /** A slot is free: what queued up meanwhile goes now, as one query. */
-  const settled = () => {
-    inFlight--;
-    if (waiting.length > 0) flush();
-  };
-  const run = async (batch: Waiting[]): Promise<void> => {
-    try {
-      if (batch.length === 1) {
-        const w = batch[0]!;
-        const { rows: [row] } = await pool.query<UnitRow>(bound(statements.unit, { brandId: w.brandId, serial: w.serial, gtin: w.gtin }));
-        w.resolve(row === undefined ? null : toUnit(row));
-        return;
-      }
+  interface Key { brandId: string; serial: string; gtin: string | null }
+  const lookup = coalesced<Key, ResolverUnit | null>({
+    maxBatch, maxInFlight,
+    async one(key) {
+      const { rows: [row] } = await pool.query<UnitRow>(bound(statements.unit, key));
+      return row === undefined ? null : toUnit(row);
+    },
+    async many(keys) {
       const brandIds: string[] = [];
       const serials: string[] = [];
-      for (const w of batch) {
-        brandIds.push(w.brandId);
-        serials.push(w.serial);
+      for (const k of keys) {
+        brandIds.push(k.brandId);
+        serials.push(k.serial);
       }
       const { rows: answered } = await pool.query<RowOf<typeof unitBatchLookup>>(bound(statements.units, { brandIds, serials }));
       const found: (UnitRow | undefined)[] = [];
       for (const row of answered) found[row.ord - 1] = row;
-      for (let i = 0; i < batch.length; i++) {
-        const w = batch[i]!;
+      return keys.map((k, i) => {
         const row = found[i];
-        w.resolve(row !== undefined && row.gtin === w.gtin ? toUnit(row) : null);
-      }
-    } catch (error) {
-      for (const w of batch) w.reject(error);
-    }
-  };
-  return (brandId, serial, gtin) => new Promise((resolve, reject) => {
-    waiting.push({ brandId, serial, gtin, resolve, reject });
-    if (!scheduled && inFlight < maxInFlight) {
-      scheduled = true;
-      setImmediate(flush);
-    }
+        return row !== undefined && row.gtin === k.gtin ? toUnit(row) : null;
+      });
+    },
   });
+  return (brandId, serial, gtin) => lookup({ brandId, serial, gtin });
 }
