@@ -52,7 +52,9 @@ export interface Link {
 }
 
 /** A link with the level it belongs to, as the management API writes it (fields as in {@link Link}). */
-export interface LinkInput extends Omit<Link, 'linkType'> {
+export interface LinkInput extends Omit<Link, 'linkType' | 'fwqs'> {
+  /** Whether a redirect passes the request's query string on; null (not said) forwards it, the standard's default. */
+  readonly fwqs: boolean | null;
   /** GTIN (8, 12, 13 or 14 digits); null or '' for the brand level and for a serial without GTIN. */
   readonly gtin: string | null;
   /** Lot code (AI 10); null when the link is not a lot's. */
@@ -136,7 +138,7 @@ export function validateLink(input: Omit<LinkInput, 'gtin' | 'lot' | 'serial'>):
   return {
     link: {
       linkType, href, title: input.title, hreflang: [...new Set(hreflang)], mediaType: input.mediaType,
-      context: [...new Set(input.context)], fwqs: input.fwqs, isDefault: input.isDefault,
+      context: [...new Set(input.context)], fwqs: input.fwqs ?? true, isDefault: input.isDefault,
     },
   };
 }

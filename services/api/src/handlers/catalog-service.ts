@@ -2,11 +2,11 @@
 
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import type { ServiceImpl } from '@connectrpc/connect';
-import { CatalogService, ProductImportStatus, type ProductImportSchema, type ProductSchema } from '@mint/contract';
+import { CatalogService, type ProductSchema } from '@mint/contract';
 import { decodeCursor, encodeCursor } from '@mint/domain';
 import type * as UseCases from '@mint/usecases';
 import { principalOf } from '../context.ts';
-import { commercialStatus, mintReadinessStatus, orNull, orUnset, productionBatchStatus, toTimestamp } from './wire.ts';
+import { commercialStatus, mintReadinessStatus, orNull, orUnset, productionBatchStatus, toTimestamp, toWireImport } from './wire.ts';
 
 /** The use cases CatalogService calls. */
 export type CatalogUseCases = Pick<typeof UseCases, 'upsertProduct' | 'getProduct' | 'listProducts' | 'upsertProductionBatch' | 'startProductImport' | 'getProductImport'>;
@@ -105,26 +105,3 @@ function toWireProduct(product: ProductView): MessageInitShape<typeof ProductSch
   };
 }
 
-/** An import as the use cases return it. */
-type ImportView = Awaited<ReturnType<CatalogUseCases['getProductImport']>>;
-
-/** PRODUCT_IMPORT_STATUS_<status> of a domain import status. */
-const wireImportStatus: Readonly<Record<ImportView['status'], ProductImportStatus>> = {
-  QUEUED: ProductImportStatus.QUEUED,
-  PROCESSING: ProductImportStatus.PROCESSING,
-  COMPLETED: ProductImportStatus.COMPLETED,
-  FAILED: ProductImportStatus.FAILED,
-};
-
-function toWireImport(view: ImportView): MessageInitShape<typeof ProductImportSchema> {
-  return {
-    id: view.id,
-    status: wireImportStatus[view.status],
-    totalRows: view.totalRows,
-    importedRows: view.importedRows,
-    failedRows: view.failedRows,
-    errors: view.errors.map((e) => ({ row: e.row, field: orUnset(e.field), message: e.message })),
-    createdAt: toTimestamp(view.createdAt),
-    finishedAt: view.finishedAt === null ? undefined : toTimestamp(view.finishedAt),
-  };
-}

@@ -2,11 +2,11 @@
 
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import type { ServiceImpl } from '@connectrpc/connect';
-import { LinkLevel, ProductImportStatus, ResolverService, type ProductImportSchema, type ResolverLinkSchema } from '@mint/contract';
-import { decodeCursor, encodeCursor, gs1LinkTypeUri, type LinkLevel as DomainLinkLevel } from '@mint/domain';
+import { LinkLevel, ResolverService, type ResolverLinkSchema } from '@mint/contract';
+import { decodeCursor, encodeCursor, gs1LinkTypeUri } from '@mint/domain';
 import type * as UseCases from '@mint/usecases';
 import { principalOf } from '../context.ts';
-import { orNull, orUnset, toTimestamp } from './wire.ts';
+import { linkLevel, orNull, orUnset, toTimestamp, toWireImport } from './wire.ts';
 
 /** The use cases ResolverService calls. */
 export type ResolverUseCases = Pick<typeof UseCases, 'upsertLink' | 'listLinks' | 'deleteLink' | 'replaceLinks' | 'startLinkImport' | 'getLinkImport' | 'setBrandResolverDomain'>;
@@ -18,11 +18,6 @@ export interface ResolverServiceDeps {
   readonly useCases: ResolverUseCases;
 }
 
-const wireLevel: Readonly<Record<DomainLinkLevel, LinkLevel>> = {
-  brand: LinkLevel.BRAND, gtin: LinkLevel.GTIN, lot: LinkLevel.LOT, serial: LinkLevel.SERIAL,
-};
-const domainLevel = new Map<LinkLevel, DomainLinkLevel>(Object.entries(wireLevel).map(([k, v]) => [v, k as DomainLinkLevel]));
-
 /** The ResolverService implementation; link imports are stored by StartLinkImport and processed by the executor. */
 export function createResolverServiceHandlers(deps: ResolverServiceDeps): ServiceImpl<typeof ResolverService> {
   const { ctx, useCases } = deps;
@@ -30,7 +25,7 @@ export function createResolverServiceHandlers(deps: ResolverServiceDeps): Servic
     async upsertLink(req, context) {
       const { link, created } = await useCases.upsertLink(ctx, { id: principalOf(context).actorId }, {
         brandId: req.brandId, gtin: orNull(req.gtin), lot: orNull(req.lot), serial: orNull(req.serial), linkType: req.linkType, href: req.href,
-        title: req.title, hreflang: req.hreflang, mediaType: orNull(req.mediaType), context: req.context, fwqs: req.fwqs ?? true, isDefault: req.isDefault,
+        title: req.title, hreflang: req.hreflang, mediaType: orNull(req.mediaType), context: req.context, fwqs: orNull(req.fwqs), isDefault: req.isDefault,
       });
       return { ok: true, link: toWireLink(link), created };
     },
@@ -38,7 +33,7 @@ export function createResolverServiceHandlers(deps: ResolverServiceDeps): Servic
     async listLinks(req) {
       const cursor = req.cursor === undefined || req.cursor === '' ? null : decodeCursor(req.cursor, 'cursor');
       const page = await useCases.listLinks(ctx, req.brandId, {
-        level: domainLevel.get(req.level) ?? null, gtin: orNull(req.gtin), limit: orNull(req.limit), cursor,
+        level: req.level === LinkLevel.UNSPECIFIED ? null : linkLevel.toDomain(req.level, 'level'), gtin: orNull(req.gtin), limit: orNull(req.limit), cursor,
       });
       return { ok: true, links: page.items.map(toWireLink), hasMore: page.hasMore, nextCursor: page.next === null ? undefined : encodeCursor(page.next) };
     },
@@ -53,7 +48,7 @@ export function createResolverServiceHandlers(deps: ResolverServiceDeps): Servic
         brandId: req.brandId, gtin: orNull(req.gtin), lot: orNull(req.lot), serial: orNull(req.serial),
         links: req.links.map((l) => ({
           linkType: l.linkType, href: l.href, title: l.title, hreflang: l.hreflang, mediaType: orNull(l.mediaType), context: l.context,
-          fwqs: l.fwqs ?? true, isDefault: l.isDefault,
+          fwqs: orNull(l.fwqs), isDefault: l.isDefault,
         })),
       });
       return { ok: true, links: links.map(toWireLink) };
@@ -77,24 +72,9 @@ export function createResolverServiceHandlers(deps: ResolverServiceDeps): Servic
 function toWireLink(link: UseCases.LinkView): MessageInitShape<typeof ResolverLinkSchema> {
   const { level, gtin, qualifier } = link.scope;
   return {
-    id: link.id, brandId: link.brandId, level: wireLevel[level], gtin: gtin === '' ? undefined : gtin,
+    id: link.id, brandId: link.brandId, level: linkLevel.toWire(level), gtin: gtin === '' ? undefined : gtin,
     lot: level === 'lot' ? qualifier : undefined, serial: level === 'serial' ? qualifier : undefined,
     linkType: gs1LinkTypeUri(link.linkType), href: link.href, title: link.title, hreflang: [...link.hreflang], mediaType: orUnset(link.mediaType),
     context: [...link.context], fwqs: link.fwqs, isDefault: link.isDefault, createdAt: toTimestamp(link.createdAt), updatedAt: toTimestamp(link.updatedAt),
-  };
-}
-
-/** An import as the use cases return it. */
-type ImportView = Awaited<ReturnType<ResolverUseCases['getLinkImport']>>;
-
-const wireImportStatus: Readonly<Record<ImportView['status'], ProductImportStatus>> = {
-  QUEUED: ProductImportStatus.QUEUED, PROCESSING: ProductImportStatus.PROCESSING, COMPLETED: ProductImportStatus.COMPLETED, FAILED: ProductImportStatus.FAILED,
-};
-
-function toWireImport(view: ImportView): MessageInitShape<typeof ProductImportSchema> {
-  return {
-    id: view.id, status: wireImportStatus[view.status], totalRows: view.totalRows, importedRows: view.importedRows, failedRows: view.failedRows,
-    errors: view.errors.map((e) => ({ row: e.row, field: orUnset(e.field), message: e.message })),
-    createdAt: toTimestamp(view.createdAt), finishedAt: view.finishedAt === null ? undefined : toTimestamp(view.finishedAt),
   };
 }

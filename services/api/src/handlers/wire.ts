@@ -2,10 +2,14 @@
 // literals and back, timestamps to Dates, optional fields to null.
 
 import { timestampDate, timestampFromDate, type Timestamp } from '@bufbuild/protobuf/wkt';
-import type { DescEnum } from '@bufbuild/protobuf';
+import type { DescEnum, MessageInitShape } from '@bufbuild/protobuf';
+import type { ImportView } from '@mint/usecases';
 import {
-  ActivationModeSchema, CommercialStatusSchema, IdentityModeSchema, MintBatchStatusSchema, MintJobStatusSchema, MintReadinessStatusSchema,
-  MintUnitStatusSchema, PayloadPackStatusSchema, ProductionBatchStatusSchema,
+  ActivationModeSchema, CommercialStatusSchema, IdentityModeSchema, LinkLevelSchema, MintBatchStatusSchema, MintJobStatusSchema, MintReadinessStatusSchema,
+  MintUnitStatusSchema, PayloadPackStatusSchema, ProductImportStatusSchema, ProductionBatchStatusSchema,
+  type LinkLevel as WireLinkLevel,
+  type ProductImportSchema,
+  type ProductImportStatus as WireImportStatus,
   type ActivationMode as WireActivationMode,
   type CommercialStatus as WireCommercialStatus,
   type IdentityMode as WireIdentityMode,
@@ -17,8 +21,8 @@ import {
   type ProductionBatchStatus as WireProductionBatchStatus,
 } from '@mint/contract';
 import {
-  activationModes, batchStatuses, commercialStatuses, identityModes, InvalidInputError, jobStatuses, mintReadinessStatuses, packStatuses,
-  productionBatchStatuses, unitStatuses,
+  activationModes, batchStatuses, commercialStatuses, identityModes, importStatuses, InvalidInputError, jobStatuses, linkLevels, mintReadinessStatuses, packStatuses,
+  productionBatchStatuses, unitStatuses, type ImportStatus, type LinkLevel,
   type ActivationMode, type BatchStatus, type CommercialStatus, type IdentityMode, type JobStatus, type MintReadinessStatus, type PackStatus,
   type ProductionBatchStatus, type UnitStatus,
 } from '@mint/domain';
@@ -69,6 +73,22 @@ export const mintReadinessStatus = enumMapping<WireReadinessStatus, MintReadines
 export const productionBatchStatus = enumMapping<WireProductionBatchStatus, ProductionBatchStatus>(ProductionBatchStatusSchema, productionBatchStatuses);
 export const unitStatus = enumMapping<WireUnitStatus, UnitStatus>(MintUnitStatusSchema, unitStatuses);
 export const packStatus = enumMapping<WirePackStatus, PackStatus>(PayloadPackStatusSchema, packStatuses);
+export const importStatus = enumMapping<WireImportStatus, ImportStatus>(ProductImportStatusSchema, importStatuses);
+export const linkLevel = enumMapping<WireLinkLevel, LinkLevel>(LinkLevelSchema, linkLevels);
+
+/** An import (of products or of links) on the wire. */
+export function toWireImport(view: ImportView): MessageInitShape<typeof ProductImportSchema> {
+  return {
+    id: view.id,
+    status: importStatus.toWire(view.status),
+    totalRows: view.totalRows,
+    importedRows: view.importedRows,
+    failedRows: view.failedRows,
+    errors: view.errors.map((e) => ({ row: e.row, field: orUnset(e.field), message: e.message })),
+    createdAt: toTimestamp(view.createdAt),
+    finishedAt: view.finishedAt === null ? undefined : toTimestamp(view.finishedAt),
+  };
+}
 
 /** A wire timestamp of a Date. */
 export function toTimestamp(date: Date): Timestamp {
