@@ -2,11 +2,11 @@
 
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import type { ServiceImpl } from '@connectrpc/connect';
-import { WebhookDeliveryStatus, WebhookService, type WebhookDeliverySchema, type WebhookEndpointSchema } from '@mint/contract';
-import { decodeCursor, encodeCursor, type WebhookDeliveryStatus as DomainDeliveryStatus } from '@mint/domain';
+import { WebhookService, type WebhookDeliverySchema, type WebhookEndpointSchema } from '@mint/contract';
+import { decodeCursor, encodeCursor } from '@mint/domain';
 import type * as UseCases from '@mint/usecases';
 import { principalOf } from '../context.ts';
-import { orNull, orUnset, toTimestamp } from './wire.ts';
+import { deliveryStatus, orNull, orUnset, toTimestamp } from './wire.ts';
 
 /** The use cases WebhookService calls. */
 export type WebhookUseCases = Pick<typeof UseCases,
@@ -21,14 +21,6 @@ export interface WebhookServiceDeps {
   /** Endpoint URL rules (`WEBHOOK_ALLOW_LOOPBACK`). */
   readonly webhooks: UseCases.WebhookSettings;
 }
-
-/** WEBHOOK_DELIVERY_STATUS_<status> of a domain delivery status. */
-const wireStatus: Readonly<Record<DomainDeliveryStatus, WebhookDeliveryStatus>> = {
-  pending: WebhookDeliveryStatus.PENDING,
-  delivering: WebhookDeliveryStatus.DELIVERING,
-  succeeded: WebhookDeliveryStatus.SUCCEEDED,
-  failed: WebhookDeliveryStatus.FAILED,
-};
 
 /** The WebhookService implementation; deliveries are sent by the executor. */
 export function createWebhookServiceHandlers(deps: WebhookServiceDeps): ServiceImpl<typeof WebhookService> {
@@ -69,7 +61,7 @@ export function createWebhookServiceHandlers(deps: WebhookServiceDeps): ServiceI
       return {
         ok: true,
         deliveries: page.items.map((d): MessageInitShape<typeof WebhookDeliverySchema> => ({
-          id: d.id, endpointId: d.endpointId, eventId: d.eventId, eventType: d.eventType, status: wireStatus[d.status], attempts: d.attempts,
+          id: d.id, endpointId: d.endpointId, eventId: d.eventId, eventType: d.eventType, status: deliveryStatus.toWire(d.status), attempts: d.attempts,
           nextAttemptAt: toTimestamp(d.nextAttemptAt), lastResponseCode: orUnset(d.lastStatusCode), lastDurationMs: orUnset(d.lastDurationMs),
           lastError: orUnset(d.lastError), deliveredAt: d.deliveredAt === null ? undefined : toTimestamp(d.deliveredAt), createdAt: toTimestamp(d.createdAt),
         })),

@@ -10,6 +10,8 @@ import {
   type LinkLevel as WireLinkLevel,
   type ProductImportSchema,
   type ProductImportStatus as WireImportStatus,
+  WebhookDeliveryStatusSchema,
+  type WebhookDeliveryStatus as WireDeliveryStatus,
   type ActivationMode as WireActivationMode,
   type CommercialStatus as WireCommercialStatus,
   type IdentityMode as WireIdentityMode,
@@ -22,7 +24,7 @@ import {
 } from '@mint/contract';
 import {
   activationModes, batchStatuses, commercialStatuses, identityModes, importStatuses, InvalidInputError, jobStatuses, linkLevels, mintReadinessStatuses, packStatuses,
-  productionBatchStatuses, unitStatuses, type ImportStatus, type LinkLevel,
+  productionBatchStatuses, unitStatuses, webhookDeliveryStatuses, type ImportStatus, type LinkLevel, type WebhookDeliveryStatus,
   type ActivationMode, type BatchStatus, type CommercialStatus, type IdentityMode, type JobStatus, type MintReadinessStatus, type PackStatus,
   type ProductionBatchStatus, type UnitStatus,
 } from '@mint/domain';
@@ -75,6 +77,7 @@ export const unitStatus = enumMapping<WireUnitStatus, UnitStatus>(MintUnitStatus
 export const packStatus = enumMapping<WirePackStatus, PackStatus>(PayloadPackStatusSchema, packStatuses);
 export const importStatus = enumMapping<WireImportStatus, ImportStatus>(ProductImportStatusSchema, importStatuses);
 export const linkLevel = enumMapping<WireLinkLevel, LinkLevel>(LinkLevelSchema, linkLevels);
+export const deliveryStatus = enumMapping<WireDeliveryStatus, WebhookDeliveryStatus>(WebhookDeliveryStatusSchema, webhookDeliveryStatuses);
 
 /** An import (of products or of links) on the wire. */
 export function toWireImport(view: ImportView): MessageInitShape<typeof ProductImportSchema> {
