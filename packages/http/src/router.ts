@@ -35,6 +35,8 @@ export interface Route {
   readonly handler: RouteHandler;
   /** Answers errors of this route (its family's error body); default {@link sendHttpError}. */
   readonly onError?: ErrorWriter;
+  /** Answers a wrong method on this path (405); default `onError` (a family whose handlers answer in a shape of their own routes this to its family's). */
+  readonly onMethodError?: ErrorWriter;
 }
 
 /** Where the router records the path pattern of the route that matched a request. */
@@ -89,7 +91,7 @@ export function createRouter(routes: readonly Route[], options: RouterOptions = 
     const others = allMethods.filter((m) => !allowed.includes(m));
     if (others.length === 0) continue;
     const notAllowed: Route = {
-      methods: others, path, onError: onPath[0]!.onError,
+      methods: others, path, onError: onPath[0]!.onMethodError ?? onPath[0]!.onError,
       handler: (call) => {
         call.res.setHeader('allow', allowed.join(', '));
         throw new HttpProblem(405, 'method_not_allowed', `${call.req.method} is not allowed on ${call.path}`);

@@ -48,8 +48,7 @@ export function v1Routes(deps: V1Deps): Route[] {
   };
   return [
     // A wrong method on submit + kick is a routing error, answered in the /v1 body like every /v1 path.
-    route(['POST'], '/v1/mint/submit-and-kick', submitAndKickRoute, (call, error, cause) =>
-      (error.code === 'method_not_allowed' ? v1ErrorBody : kickErrors)(call, error, cause)),
+    { ...route(['POST'], '/v1/mint/submit-and-kick', submitAndKickRoute, kickErrors), onMethodError: v1ErrorBody },
     route(['POST'], '/v1/mint/jobs', createMintJobRoute),
     route(['POST'], '/v1/imports/products', startImportRoute),
     route(['GET'], '/v1/imports/products/:id', getImportRoute),
