@@ -317,6 +317,21 @@ describe('executor-deployment.yaml', () => {
   });
 });
 
+describe('api-deployment.yaml console', () => {
+  it('serves the web console by default and passes CONSOLE_ENABLED=false when api.console.enabled is off', () => {
+    expect(envValue(container(one(defaults, 'api-deployment.yaml')), 'CONSOLE_ENABLED')).toBe('true');
+    expect(envValue(container(one(everything, 'api-deployment.yaml')), 'CONSOLE_ENABLED')).toBe('false');
+    // The executor serves no console.
+    expect(envValue(container(one(everything, 'executor-deployment.yaml')), 'CONSOLE_ENABLED')).toBeUndefined();
+  });
+
+  it('refuses a console.enabled that is not a boolean', () => {
+    const result = helm(['template', releaseName, chartDir, '--set-string', 'api.console.enabled=yes']);
+    expect(result.status).not.toBe(0);
+    expect(result.stderr).toContain('api.console.enabled');
+  });
+});
+
 describe('executor-deployment.yaml webhooks', () => {
   it('runs the webhook worker with its own concurrency settings, and passes the address allow-list only when set', () => {
     const byDefault = container(one(defaults, 'executor-deployment.yaml'));

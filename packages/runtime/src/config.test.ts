@@ -33,6 +33,7 @@ describe('loadConfig', () => {
       chunkSize: 2000,
       shutdownTimeoutMs: 10_000,
       setMintBatchStatusEnabled: false,
+      consoleEnabled: true,
       executorLeaseMs: 30_000,
       natsAckWaitMs: 30_000,
       downloadSigningKeys: undefined,
@@ -91,6 +92,7 @@ describe('loadConfig', () => {
       WEBHOOK_ALLOWED_ADDRESSES: '10.1.2.3, 192.168.0.0/16,fd00::/8',
       WATCH_MAX_DURATION_MS: '60000',
       WATCH_MAX_STREAMS_PER_CALLER: '5',
+      CONSOLE_ENABLED: 'false',
     });
     expect(config).toMatchObject({
       databaseUrl: 'postgres://mint:pw@db:5432/mint',
@@ -120,7 +122,14 @@ describe('loadConfig', () => {
       webhookAllowedAddresses: ['10.1.2.3', '192.168.0.0/16', 'fd00::/8'],
       watchMaxDurationMs: 60_000,
       watchMaxStreamsPerCaller: 5,
+      consoleEnabled: false,
     });
+  });
+
+  it('refuses a CONSOLE_ENABLED that is not a flag, naming it', () => {
+    const error = configError({ CONSOLE_ENABLED: 'off' });
+    expect(error.variables).toEqual(['CONSOLE_ENABLED']);
+    expect(error.message).toContain('CONSOLE_ENABLED must be one of true, false, 1, 0, got "off"');
   });
 
   it('refuses a malformed webhook address allow-list, naming the variable and the entry', () => {

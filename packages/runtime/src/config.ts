@@ -82,6 +82,8 @@ export interface Config {
   readonly chunkSize: number;
   /** `ENABLE_SET_MINT_BATCH_STATUS`: serve SetMintBatchStatus (the spec keeps it unexposed; off by default). */
   readonly setMintBatchStatusEnabled: boolean;
+  /** `CONSOLE_ENABLED`: serve the web console at /console/ (on by default; false leaves the path to 404). */
+  readonly consoleEnabled: boolean;
   /** `SHUTDOWN_TIMEOUT_MS`: how long a graceful shutdown may take before the process exits anyway. */
   readonly shutdownTimeoutMs: number;
   /** `EXECUTOR_LEASE_MS`: how long an executor's lease on a job lasts without a chunk renewing it. */
@@ -187,6 +189,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     executorConcurrency: read.integer('EXECUTOR_CONCURRENCY', defaults.executorConcurrency, 1, 256),
     chunkSize: read.integer('MINT_CHUNK_SIZE', defaults.chunkSize, 1, 20_000),
     setMintBatchStatusEnabled: read.flag('ENABLE_SET_MINT_BATCH_STATUS', false),
+    consoleEnabled: read.flag('CONSOLE_ENABLED', true),
     shutdownTimeoutMs: read.integer('SHUTDOWN_TIMEOUT_MS', defaults.shutdownTimeoutMs, 1, 3_600_000),
     executorLeaseMs: read.integer('EXECUTOR_LEASE_MS', defaults.executorLeaseMs, 100, 3_600_000),
     natsAckWaitMs: read.integer('NATS_ACK_WAIT_MS', defaults.natsAckWaitMs, 1000, 3_600_000),

@@ -6,12 +6,14 @@ import * as useCases from '@mint/usecases';
 import { contextAuthenticator, type Authenticator } from './auth/interceptors.ts';
 import type { ReadinessProbe } from './health.ts';
 import type { Route } from '@mint/http';
+import { fileURLToPath } from 'node:url';
 import { metricsRoute } from './metrics/route.ts';
 import { metricSources } from './metrics/sources.ts';
 import { createConnectRoutes } from './routes.ts';
 import { downloadRoute } from './downloads/routes.ts';
 import { brandDomainRoutes, requestHost, resolverDescriptionRoute, resolverRoute } from './resolver/routes.ts';
 import { v1Routes } from './v1/routes.ts';
+import { consoleRoutes } from './console/routes.ts';
 import { createApiServer, type ApiServer } from './server.ts';
 
 /** Options of {@link startApi}. */
@@ -24,7 +26,8 @@ export interface StartApiOptions {
    */
   readonly config: Pick<Config, 'port' | 'host' | 'shutdownTimeoutMs'> & Partial<Pick<Config,
     | 'metricsPort' | 'metricsToken' | 'rpcMaxBodyBytes' | 'importMaxBodyBytes' | 'httpHeadersTimeoutMs' | 'httpRequestTimeoutMs'
-    | 'httpIdleTimeoutMs' | 'httpBodyTimeoutMs' | 'http2MaxConcurrentStreams' | 'watchMaxDurationMs' | 'watchMaxStreamsPerCaller'>>;
+    | 'httpIdleTimeoutMs' | 'httpBodyTimeoutMs' | 'http2MaxConcurrentStreams' | 'watchMaxDurationMs' | 'watchMaxStreamsPerCaller'
+    | 'consoleEnabled'>>;
   readonly logger: Logger;
   /** Probes the dependencies for /readyz and the gRPC health Check. */
   readonly readiness: ReadinessProbe;
@@ -38,6 +41,8 @@ export interface StartApiOptions {
   readonly downloads?: useCases.DownloadSettings;
   /** Tuning of the resolver's scan event writer (tests inject a writer). */
   readonly scanRecorder?: useCases.ScanRecorderOptions;
+  /** The console's build folder served at /console/ (when `config.consoleEnabled`); default services/console/dist. */
+  readonly consoleDir?: string;
   /** Served at /metrics and counted into; default: a fresh registry whose gauges read `ctx`'s database (no consumer gauge). */
   readonly metrics?: Metrics;
 }
@@ -51,6 +56,9 @@ export interface RunningApi {
   /** Graceful stop: see `ApiServer.close`. Does not close the database. */
   close(): Promise<void>;
 }
+
+/** Where `npm ci` (the root prepare script) leaves the console's Vite build. */
+const defaultConsoleDir = fileURLToPath(new URL('../../console/dist/', import.meta.url));
 
 /** Sessions, API keys and roles checked by the one enforcement point (the use cases' access rule) on `ctx`. */
 export function useCaseAuthenticator(ctx: useCases.UseCaseContext): Authenticator {
@@ -76,6 +84,7 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
     resolverDescriptionRoute({ publicBaseUrl: ctx.publicBaseUrl }),
     ...(options.downloads === undefined ? [] : [downloadRoute(ctx, options.downloads, logger)]),
     ...v1Routes({ ctx, logger }),
+    ...(config.consoleEnabled === false ? [] : consoleRoutes({ dir: options.consoleDir ?? defaultConsoleDir })),
     ...(options.httpRoutes ?? []),
   ];
   const server = createApiServer({

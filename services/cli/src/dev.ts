@@ -26,7 +26,15 @@ async function demoWorkspace(ctx: UseCaseContext, dataDir: string): Promise<{ se
   }
 }
 
-function banner(port: number, seed: DemoSeed, created: boolean): string {
+/**
+ * The console's sign-in link: the token (and the demo brand) ride in the URL fragment, which the
+ * browser keeps to itself, so the token never reaches a server or proxy log.
+ */
+export function consoleSignInLink(base: string, seed: Pick<DemoSeed, 'access_token' | 'brand_id'>): string {
+  return `${base}/console/#${new URLSearchParams({ token: seed.access_token, brand: seed.brand_id }).toString()}`;
+}
+
+function banner(port: number, seed: DemoSeed, created: boolean, consoleEnabled: boolean): string {
   const base = `http://localhost:${port}`;
   const body = JSON.stringify({
     brand_id: seed.brand_id, product_id: seed.product_id, requested_quantity: 10000,
@@ -41,6 +49,12 @@ function banner(port: number, seed: DemoSeed, created: boolean): string {
     `  user_id     ${seed.user_id}`,
     `  api_key     ${seed.api_key}`,
     '',
+    ...(consoleEnabled ? [
+      `Web console: ${base}/console/`,
+      'Open it signed in as the demo user (the token stays in the link\'s #fragment):',
+      `  ${consoleSignInLink(base, seed)}`,
+      '',
+    ] : []),
     'A session token (valid 24 h):',
     `  export TOKEN=${seed.access_token}`,
     '',
@@ -82,7 +96,7 @@ export async function runDev(config: Config): Promise<void> {
         leaseMs: config.webhookLeaseMs,
       },
     }) });
-  process.stdout.write(`${banner(api.port, seed, created)}\n`);
+  process.stdout.write(`${banner(api.port, seed, created, config.consoleEnabled)}\n`);
   const shutdown = async (signal: string) => {
     logger.info({ signal }, 'shutting down');
     setTimeout(() => process.exit(1), config.shutdownTimeoutMs).unref();

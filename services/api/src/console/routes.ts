@@ -1,0 +1,96 @@
+// The web console's files (services/console/dist, built by Vite) served at /console/ through the
+// one route table: index.html revalidated on every load, content-hashed assets cached for good.
+
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { extname, join, relative, sep } from 'node:path';
+import { HttpProblem, send, sendEmpty, type Route } from '@mint/http';
+
+/** Media types of the files a Vite build writes. */
+const contentTypes: Readonly<Record<string, string>> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.ico': 'image/x-icon',
+  '.json': 'application/json; charset=utf-8',
+  '.txt': 'text/plain; charset=utf-8',
+  '.woff2': 'font/woff2',
+  '.map': 'application/json; charset=utf-8',
+};
+
+/** Hashed build output (`assets/name-<hash>.js`): its URL changes whenever its bytes do. */
+const immutable = 'public, max-age=31536000, immutable';
+/** index.html and unhashed files: the browser revalidates them on every load, so a new build shows at once. */
+const revalidate = 'no-cache';
+
+/**
+ * Headers of every console file: a same-origin-only content security policy (the console calls
+ * the API on its own origin, so it needs no CORS), no sniffing, no framing, no referrer.
+ */
+const securityHeaders = {
+  'content-security-policy': "default-src 'self'; img-src 'self' data:; style-src 'self'; connect-src 'self'; object-src 'none'; base-uri 'self'; frame-ancestors 'none'",
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+} as const;
+
+/** One file of the build, read into memory once. */
+interface ConsoleFile {
+  readonly body: Buffer;
+  readonly contentType: string;
+  readonly cacheControl: string;
+}
+
+/** Reads every file under `dir` (URL path relative to it, `/`-separated); null when `dir` has no index.html. */
+function loadFiles(dir: string): Map<string, ConsoleFile> | null {
+  const files = new Map<string, ConsoleFile>();
+  const walk = (folder: string): void => {
+    for (const entry of readdirSync(folder)) {
+      const path = join(folder, entry);
+      if (statSync(path).isDirectory()) {
+        walk(path);
+        continue;
+      }
+      const name = relative(dir, path).split(sep).join('/');
+      files.set(name, {
+        body: readFileSync(path),
+        contentType: contentTypes[extname(name)] ?? 'application/octet-stream',
+        cacheControl: name.startsWith('assets/') ? immutable : revalidate,
+      });
+    }
+  };
+  try {
+    walk(dir);
+  } catch {
+    return null;
+  }
+  return files.has('index.html') ? files : null;
+}
+
+/** Options of {@link consoleRoutes}. */
+export interface ConsoleRouteOptions {
+  /** The Vite build output (`services/console/dist`). */
+  readonly dir: string;
+}
+
+/**
+ * `/console` (redirects to `/console/`) and `/console/*`: index.html at `/console/`, the build's
+ * other files by name ( an unknown name answers 404). The files are read on the first request and kept;
+ * until the console is built every path answers 503 naming the build command. Only files of the
+ * build are ever served: a request path is a key into that set, never joined to a folder.
+ */
+export function consoleRoutes(options: ConsoleRouteOptions): Route[] {
+  let files: Map<string, ConsoleFile> | null = null;
+  const serve: Route['handler'] = ({ req, res, params }) => {
+    files ??= loadFiles(options.dir);
+    if (files === null) throw new HttpProblem(503, 'console_not_built', 'The console is not built: run npm run build -w @mint/console (npm ci does it).');
+    const name = params['*'] === undefined || params['*'] === '' ? 'index.html' : params['*'];
+    const file = files.get(name);
+    if (file === undefined) throw new HttpProblem(404, 'not_found', `The console has no file ${name}.`);
+    send(req, res, 200, file.contentType, file.body, { ...securityHeaders, 'cache-control': file.cacheControl });
+  };
+  return [
+    { methods: ['GET', 'HEAD'], path: '/console', handler: ({ res }) => sendEmpty(res, 308, { location: '/console/' }) },
+    { methods: ['GET', 'HEAD'], path: '/console/*', handler: serve },
+  ];
+}

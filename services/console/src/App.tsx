@@ -1,0 +1,61 @@
+// The signed-in console: navigation and the screen named by the URL fragment (`#/batches/<id>`).
+
+import { useEffect, useState, type ReactNode } from 'react';
+import { BrandContext } from './context.tsx';
+import { Batch } from './screens/Batch.tsx';
+import { Batches } from './screens/Batches.tsx';
+import { Events } from './screens/Events.tsx';
+import { Links } from './screens/Links.tsx';
+import { Mint } from './screens/Mint.tsx';
+import { Overview } from './screens/Overview.tsx';
+import { Products } from './screens/Products.tsx';
+
+const screens = [
+  ['overview', 'Overview'], ['mint', 'Mint'], ['batches', 'Batches'], ['products', 'Products'], ['links', 'Links'], ['events', 'Events'],
+] as const;
+
+/** The fragment's route: `#/batches/abc` is ['batches', 'abc']. */
+function currentRoute(): string[] {
+  const parts = window.location.hash.replace(/^#\/?/, '').split('/').filter((p) => p !== '');
+  return parts.length === 0 ? ['overview'] : parts;
+}
+
+/** Navigation, the brand, sign-out and the current screen. */
+export function App({ brandId, onSignOut, onSwitchBrand }: { readonly brandId: string; readonly onSignOut: () => void; readonly onSwitchBrand: () => void }): ReactNode {
+  const [route, setRoute] = useState(currentRoute);
+  useEffect(() => {
+    const onHash = () => setRoute(currentRoute());
+    window.addEventListener('hashchange', onHash);
+    return () => window.removeEventListener('hashchange', onHash);
+  }, []);
+  const [screen, id] = route;
+  return (
+    <BrandContext.Provider value={brandId}>
+      <header className="top">
+        <span className="brand-name">Minting console</span>
+        <nav aria-label="Screens">
+          <ul>
+            {screens.map(([key, title]) => (
+              <li key={key}><a href={`#/${key}`} aria-current={screen === key ? 'page' : undefined}>{title}</a></li>
+            ))}
+          </ul>
+        </nav>
+        <div className="session">
+          <span className="brand-id" title="Brand workspace">Brand {brandId.slice(0, 8)}</span>
+          <button type="button" onClick={onSwitchBrand}>Switch brand</button>
+          <button type="button" onClick={onSignOut}>Sign out</button>
+        </div>
+      </header>
+      <main className="screen">
+        {screen === 'overview' && <Overview />}
+        {screen === 'mint' && <Mint />}
+        {screen === 'batches' && id === undefined && <Batches />}
+        {screen === 'batches' && id !== undefined && <Batch id={id} />}
+        {screen === 'products' && <Products />}
+        {screen === 'links' && <Links />}
+        {screen === 'events' && <Events />}
+        {!screens.some(([key]) => key === screen) && <p>No such screen. <a href="#/overview">Overview</a></p>}
+      </main>
+    </BrandContext.Provider>
+  );
+}

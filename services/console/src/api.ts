@@ -1,0 +1,32 @@
+// The API as the console calls it: the Connect protocol with JSON bodies over fetch, on the
+// console's own origin (the API serves the console, so no CORS is involved), with the session's
+// bearer token on every call.
+
+import { Code, ConnectError, createClient, type Client, type Interceptor, type Transport } from '@connectrpc/connect';
+import { createConnectTransport } from '@connectrpc/connect-web';
+import { MintService } from '@mint/contract';
+
+/** A Connect JSON transport to this origin that sends `token` as the bearer credential. */
+export function createApiTransport(token: string): Transport {
+  const bearer: Interceptor = (next) => (req) => {
+    req.header.set('authorization', `Bearer ${token}`);
+    return next(req);
+  };
+  return createConnectTransport({ baseUrl: window.location.origin, useBinaryFormat: false, interceptors: [bearer] });
+}
+
+/** A MintService client on `transport` (for the job watch stream, which TanStack Query does not cover). */
+export function mintClient(transport: Transport): Client<typeof MintService> {
+  return createClient(MintService, transport);
+}
+
+/** The API's own words for a failed call (a ConnectError's message without the code prefix). */
+export function errorText(error: unknown): string {
+  const e = ConnectError.from(error);
+  return e.rawMessage === '' ? Code[e.code] ?? 'request failed' : e.rawMessage;
+}
+
+/** True for an error that means the session is no longer valid (sign in again). */
+export function isUnauthenticated(error: unknown): boolean {
+  return error instanceof ConnectError && error.code === Code.Unauthenticated;
+}

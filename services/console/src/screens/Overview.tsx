@@ -1,0 +1,125 @@
+// Overview: the four dashboard KPIs, units minted per day, and the jobs in flight with live progress.
+
+import { timestampDate } from '@bufbuild/protobuf/wkt';
+import { useQuery, useTransport } from '@connectrpc/connect-query';
+import { useQuery as useTanstackQuery } from '@tanstack/react-query';
+import { MintBatchStatus, MintJobStatus, MintService, type MintBatch } from '@mint/contract';
+import type { ReactNode } from 'react';
+import { mintClient } from '../api.ts';
+import { useBrand, useJobWatch } from '../context.tsx';
+import { enumName, ErrorMessage, Progress } from '../ui.tsx';
+
+/** Days shown in the chart, today included. */
+const chartDays = 14;
+/** Batch pages read for the chart and the in-flight list (100 batches each). */
+const maxPages = 10;
+
+/** The brand's batches created in the last `chartDays` days (newest first), read page by page. */
+function useRecentBatches() {
+  const brandId = useBrand();
+  const transport = useTransport();
+  return useTanstackQuery({
+    queryKey: ['recent-batches', brandId],
+    queryFn: async (): Promise<MintBatch[]> => {
+      const since = Date.now() - chartDays * 86_400_000;
+      const batches: MintBatch[] = [];
+      let cursor: string | undefined;
+      for (let page = 0; page < maxPages; page++) {
+        const answer = await mintClient(transport).listMintBatches({ brandId, limit: 100, ...(cursor === undefined ? {} : { cursor }) });
+        const recent = answer.batches.filter((b) => b.createdAt !== undefined && timestampDate(b.createdAt).getTime() >= since);
+        batches.push(...recent);
+        if (!answer.hasMore || recent.length < answer.batches.length || answer.nextCursor === undefined) break;
+        cursor = answer.nextCursor;
+      }
+      return batches;
+    },
+    refetchInterval: 15_000,
+  });
+}
+
+/** Units minted per UTC day over the last `chartDays` days, oldest first. */
+function perDay(batches: readonly MintBatch[]): { day: string; units: number }[] {
+  const days = Array.from({ length: chartDays }, (_, i) => new Date(Date.now() - (chartDays - 1 - i) * 86_400_000).toISOString().slice(0, 10));
+  const totals = new Map(days.map((d) => [d, 0]));
+  for (const b of batches) {
+    const day = timestampDate(b.createdAt!).toISOString().slice(0, 10);
+    if (totals.has(day)) totals.set(day, totals.get(day)! + b.mintedQuantity);
+  }
+  return days.map((day) => ({ day, units: totals.get(day)! }));
+}
+
+/** A bar chart (SVG) of units per day, with a table of the same figures for screen readers. */
+function DailyChart({ data }: { readonly data: readonly { day: string; units: number }[] }): ReactNode {
+  const max = Math.max(1, ...data.map((d) => d.units));
+  const barWidth = 100 / data.length;
+  return (
+    <figure className="chart">
+      <svg viewBox="0 0 100 40" preserveAspectRatio="none" role="img" aria-label="Units minted per day, last 14 days">
+        {data.map((d, i) => {
+          const h = (d.units / max) * 36;
+          return <rect key={d.day} x={i * barWidth + barWidth * 0.15} y={38 - h} width={barWidth * 0.7} height={h}><title>{`${d.day}: ${d.units}`}</title></rect>;
+        })}
+        <line x1="0" y1="38" x2="100" y2="38" />
+      </svg>
+      <figcaption>
+        <span>{data[0]?.day}</span><span>Units minted per day (UTC)</span><span>{data[data.length - 1]?.day}</span>
+      </figcaption>
+      <table className="visually-hidden">
+        <caption>Units minted per day</caption>
+        <thead><tr><th>Day</th><th>Units</th></tr></thead>
+        <tbody>{data.map((d) => <tr key={d.day}><td>{d.day}</td><td>{d.units}</td></tr>)}</tbody>
+      </table>
+    </figure>
+  );
+}
+
+/** One job in flight with its live progress from WatchMintJob. */
+function InFlight({ batch }: { readonly batch: MintBatch }): ReactNode {
+  const { progress, error } = useJobWatch(batch.mintJobId);
+  const minted = progress?.mintedQuantity ?? batch.mintedQuantity;
+  return (
+    <li>
+      <a href={`#/batches/${batch.id}`}>{batch.productSku ?? batch.productId.slice(0, 8)}: batch {batch.id.slice(0, 8)}</a>
+      <Progress value={minted} max={batch.requestedQuantity} label={`Batch ${batch.id.slice(0, 8)} progress`} />
+      <span className="status">{progress === undefined ? 'waiting' : enumName(MintJobStatus, progress.status)}</span>
+      <ErrorMessage error={error} />
+    </li>
+  );
+}
+
+/** The Overview screen. */
+export function Overview(): ReactNode {
+  const brandId = useBrand();
+  const kpis = useQuery(MintService.method.getMintKpis, { brandId }, { refetchInterval: 15_000 });
+  const recent = useRecentBatches();
+  const inFlight = (recent.data ?? []).filter((b) => b.status === MintBatchStatus.DRAFT && b.mintedQuantity < b.requestedQuantity);
+  const figures: [string, bigint | undefined][] = [
+    ['Tokens minted', kpis.data?.totalTokensMinted],
+    ['Active tokens', kpis.data?.activeTokens],
+    ['Batches created', kpis.data?.batchesCreated],
+    ['Exported / printed', kpis.data?.exportedPrinted],
+  ];
+  return (
+    <>
+      <h1>Overview</h1>
+      <ErrorMessage error={kpis.error} />
+      <section aria-label="KPIs" className="kpis">
+        {figures.map(([title, value]) => (
+          <div className="kpi" key={title}>
+            <span className="kpi-title">{title}</span>
+            <span className="kpi-value" data-kpi={title}>{value === undefined ? '…' : value.toLocaleString('en-US')}</span>
+          </div>
+        ))}
+      </section>
+      <section aria-labelledby="chart-title">
+        <h2 id="chart-title">Units minted per day</h2>
+        <ErrorMessage error={recent.error} />
+        <DailyChart data={perDay(recent.data ?? [])} />
+      </section>
+      <section aria-labelledby="inflight-title">
+        <h2 id="inflight-title">Jobs in flight</h2>
+        {inFlight.length === 0 ? <p>No job is running.</p> : <ul className="inflight">{inFlight.map((b) => <InFlight key={b.id} batch={b} />)}</ul>}
+      </section>
+    </>
+  );
+}

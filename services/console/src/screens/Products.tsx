@@ -1,0 +1,85 @@
+// Products: the brand's catalogue (paged) and the CSV import, with each refused row's error.
+
+import { useMutation, useQuery } from '@connectrpc/connect-query';
+import { CatalogService, CommercialStatus, MintReadinessStatus, ProductImportStatus } from '@mint/contract';
+import { useQueryClient } from '@tanstack/react-query';
+import { useState, type FormEvent, type ReactNode } from 'react';
+import { useBrand } from '../context.tsx';
+import { enumName, ErrorMessage, Pager, useCursorPages } from '../ui.tsx';
+
+/** Follows an import until it finished, then shows its counts and row errors. */
+function ImportResult({ importId }: { readonly importId: string }): ReactNode {
+  const brandId = useBrand();
+  const queryClient = useQueryClient();
+  const result = useQuery(CatalogService.method.getProductImport, { brandId, importId }, {
+    refetchInterval: (q) => {
+      const status = q.state.data?.import?.status;
+      if (status === ProductImportStatus.COMPLETED || status === ProductImportStatus.FAILED) {
+        void queryClient.invalidateQueries({ predicate: (query) => JSON.stringify(query.queryKey).includes('ListProducts') });
+        return false;
+      }
+      return 500;
+    },
+  });
+  const imp = result.data?.import;
+  return (
+    <section aria-labelledby="import-title" className="import-result">
+      <h2 id="import-title">Import {importId.slice(0, 8)}</h2>
+      <ErrorMessage error={result.error} />
+      {imp !== undefined && (
+        <>
+          <p role="status">Status <strong data-testid="import-status">{enumName(ProductImportStatus, imp.status)}</strong>: {imp.importedRows} of {imp.totalRows} rows imported, {imp.failedRows} refused.</p>
+          {imp.errors.length > 0 && (
+            <div className="table-wrap">
+              <table>
+                <caption>Refused rows</caption>
+                <thead><tr><th>Row</th><th>Field</th><th>Error</th></tr></thead>
+                <tbody>{imp.errors.map((e, i) => <tr key={i}><td>{e.row}</td><td>{e.field ?? ''}</td><td>{e.message}</td></tr>)}</tbody>
+              </table>
+            </div>
+          )}
+        </>
+      )}
+    </section>
+  );
+}
+
+/** The Products screen. */
+export function Products(): ReactNode {
+  const brandId = useBrand();
+  const pages = useCursorPages();
+  const list = useQuery(CatalogService.method.listProducts, { brandId, limit: 50, ...(pages.cursor === undefined ? {} : { cursor: pages.cursor }) });
+  const start = useMutation(CatalogService.method.startProductImport);
+  const [file, setFile] = useState<File | null>(null);
+  const [importId, setImportId] = useState<string | undefined>(undefined);
+  const onImport = async (event: FormEvent) => {
+    event.preventDefault();
+    if (file === null) return;
+    const answer = await start.mutateAsync({ brandId, csv: new Uint8Array(await file.arrayBuffer()) }).catch(() => undefined);
+    if (answer?.import !== undefined) setImportId(answer.import.id);
+  };
+  return (
+    <>
+      <h1>Products</h1>
+      <form className="inline-form" onSubmit={(e) => void onImport(e)} aria-label="Product CSV import">
+        <label htmlFor="csv">CSV file (sku, name, gtin, commercial_status, mint_readiness_status, passport_url)</label>
+        <input id="csv" type="file" accept=".csv,text/csv" required onChange={(e) => setFile(e.target.files?.[0] ?? null)} />
+        <button type="submit" disabled={start.isPending || file === null}>Import products</button>
+      </form>
+      <ErrorMessage error={start.error} />
+      {importId !== undefined && <ImportResult key={importId} importId={importId} />}
+      <ErrorMessage error={list.error} />
+      <div className="table-wrap">
+        <table>
+          <thead><tr><th>SKU</th><th>Name</th><th>GTIN</th><th>Commercial status</th><th>Mint readiness</th></tr></thead>
+          <tbody>
+            {(list.data?.products ?? []).map((p) => (
+              <tr key={p.id}><td>{p.sku}</td><td>{p.name}</td><td>{p.gtin ?? ''}</td><td>{enumName(CommercialStatus, p.commercialStatus)}</td><td>{enumName(MintReadinessStatus, p.mintReadinessStatus)}</td></tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      <Pager label="Products" page={pages.page} hasMore={list.data?.hasMore ?? false} onPrevious={pages.previous} onNext={() => pages.next(list.data?.nextCursor)} />
+    </>
+  );
+}

@@ -1,0 +1,60 @@
+// Small shared pieces of the screens: error and progress display, keyset pagers, formatting.
+
+import { timestampDate, type Timestamp } from '@bufbuild/protobuf/wkt';
+import { useState, type ReactNode } from 'react';
+import { errorText } from './api.ts';
+
+/** An API error in its own words, announced to screen readers. */
+export function ErrorMessage({ error }: { readonly error: unknown }): ReactNode {
+  if (error === null || error === undefined) return null;
+  return <p className="error" role="alert">{errorText(error)}</p>;
+}
+
+/** A labelled progress bar of `value` out of `max`, with the figures written beside it. */
+export function Progress({ value, max, label }: { readonly value: number; readonly max: number; readonly label: string }): ReactNode {
+  const percent = max > 0 ? Math.min(100, Math.floor((value * 100) / max)) : 0;
+  return (
+    <div className="progress">
+      <progress value={value} max={Math.max(max, 1)} aria-label={label} />
+      <span className="progress-figures">{value.toLocaleString('en-US')} / {max.toLocaleString('en-US')} ({percent}%)</span>
+    </div>
+  );
+}
+
+/** A timestamp as `YYYY-MM-DD HH:MM:SS` UTC; '' when absent. */
+export function formatTime(ts: Timestamp | undefined): string {
+  return ts === undefined ? '' : timestampDate(ts).toISOString().replace('T', ' ').slice(0, 19);
+}
+
+/** An enum value's name in lower case (`MINT_JOB_STATUS` values print as `completed`). */
+export function enumName(values: Record<number, string>, value: number): string {
+  return (values[value] ?? String(value)).toLowerCase();
+}
+
+/**
+ * Keyset paging state over opaque `next_cursor` strings: the cursor of the page shown and the
+ * ones before it (for Previous).
+ */
+export function useCursorPages(): { cursor: string | undefined; page: number; next: (c: string | undefined) => void; previous: () => void; reset: () => void } {
+  const [stack, setStack] = useState<(string | undefined)[]>([undefined]);
+  return {
+    cursor: stack[stack.length - 1],
+    page: stack.length,
+    next: (c) => { if (c !== undefined && c !== '') setStack((s) => [...s, c]); },
+    previous: () => setStack((s) => (s.length > 1 ? s.slice(0, -1) : s)),
+    reset: () => setStack([undefined]),
+  };
+}
+
+/** Previous / Next buttons of a keyset-paged list. */
+export function Pager({ label, page, hasMore, onPrevious, onNext }: {
+  readonly label: string; readonly page: number; readonly hasMore: boolean; readonly onPrevious: () => void; readonly onNext: () => void;
+}): ReactNode {
+  return (
+    <nav className="pager" aria-label={`${label} pages`}>
+      <button type="button" onClick={onPrevious} disabled={page <= 1}>Previous</button>
+      <span>Page {page}</span>
+      <button type="button" onClick={onNext} disabled={!hasMore}>Next</button>
+    </nav>
+  );
+}
