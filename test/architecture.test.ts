@@ -14,6 +14,8 @@ const layers: Record<string, number> = {
   '@mint/db': 1, '@mint/http': 1,
   '@mint/usecases': 2, '@mint/runtime': 2,
   '@mint/api': 3, '@mint/executor': 3,
+  // The web console runs in a browser: it may use the contract and nothing else of the workspace.
+  '@mint/console': 3,
   '@mint/cli': 4,
 };
 
@@ -127,6 +129,36 @@ function applicationFiles(): string[] {
     return sourceFiles(src).filter((file) => !file.endsWith('.test.ts'));
   }));
 }
+
+describe('the web console', () => {
+  const consoleDir = join(root, 'services/console');
+  const files = (dir: string): string[] => readdirSync(dir).flatMap((entry) => {
+    const path = join(dir, entry);
+    if (statSync(path).isDirectory()) return files(path);
+    return /\.tsx?$/.test(entry) ? [path] : [];
+  });
+
+  it('imports only the contract of the workspace, and no Node module (it runs in a browser)', () => {
+    const problems: string[] = [];
+    const pkg = JSON.parse(readFileSync(join(consoleDir, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
+    for (const dep of Object.keys(pkg.dependencies ?? {}).filter((d) => d.startsWith('@mint/'))) {
+      if (dep !== '@mint/contract') problems.push(`package.json declares ${dep}`);
+    }
+    for (const file of files(join(consoleDir, 'src'))) {
+      const text = readFileSync(file, 'utf8');
+      for (const m of text.matchAll(/(?:from|import)\s*\(?\s*['"]([^'"]+)['"]/g)) {
+        const spec = m[1]!;
+        if ((spec.startsWith('@mint/') && spec !== '@mint/contract') || spec.startsWith('node:')) problems.push(`${file.slice(root.length + 1)} imports ${spec}`);
+      }
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it('is not imported by any other package (the API serves its built files, never its code)', () => {
+    const importers = workspaces().filter((w) => w.name !== '@mint/console' && w.declared.includes('@mint/console')).map((w) => w.name);
+    expect(importers).toEqual([]);
+  });
+});
 
 describe('SQL lives only in packages/db', () => {
   it('finds SQL text, raw query calls and driver imports, and leaves ordinary strings alone', () => {

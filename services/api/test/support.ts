@@ -122,7 +122,7 @@ export interface TestApi extends RunningApi, CapturedLogs {
 /** Starts the API on port 0 of 127.0.0.1 over `app.ctx` (or `options.ctx`); readiness defaults to a database ping. */
 export async function startTestApi(
   app: UseCaseBundle,
-  options: { readiness?: () => Promise<Readiness>; shutdownTimeoutMs?: number; config?: Partial<StartApiOptions['config']> } & Partial<Pick<StartApiOptions, 'ctx' | 'httpRoutes' | 'setMintBatchStatusEnabled' | 'downloads'>> = {},
+  options: { readiness?: () => Promise<Readiness>; shutdownTimeoutMs?: number; config?: Partial<StartApiOptions['config']> } & Partial<Pick<StartApiOptions, 'ctx' | 'httpRoutes' | 'setMintBatchStatusEnabled' | 'downloads' | 'consoleDir'>> = {},
 ): Promise<TestApi> {
   const { logger, logs, rawLogs } = capturingLogger('api-test');
   const readiness =
@@ -139,6 +139,7 @@ export async function startTestApi(
     ...(options.httpRoutes === undefined ? {} : { httpRoutes: options.httpRoutes }),
     ...(options.setMintBatchStatusEnabled === undefined ? {} : { setMintBatchStatusEnabled: options.setMintBatchStatusEnabled }),
     ...(options.downloads === undefined ? {} : { downloads: options.downloads }),
+    ...(options.consoleDir === undefined ? {} : { consoleDir: options.consoleDir }),
   });
   return { ...api, baseUrl: `http://127.0.0.1:${api.port}`, logs, rawLogs };
 }
