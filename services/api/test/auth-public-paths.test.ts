@@ -18,7 +18,7 @@ let api: TestApi;
 const rpcMethods: readonly DescMethod[] = [MintService, CatalogService, Health].flatMap((s) => s.methods);
 const httpPaths: readonly (readonly [method: string, path: string])[] = [
   ['POST', '/v1/mint/jobs'], ['POST', '/v1/imports/products'], ['GET', '/v1/products'], ['GET', '/healthz'], ['GET', '/readyz'],
-  ['GET', '/.well-known/gs1resolver'],
+  ['GET', '/.well-known/gs1resolver'], ['GET', '/console/'],
 ];
 
 beforeAll(async () => {

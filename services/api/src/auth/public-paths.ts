@@ -8,10 +8,12 @@
  * data; restrict them with the chart's NetworkPolicy), the OpenAPI description, the public resolver (`/r/{brand slug}/...`,
  * where the tenant is validated from the path), its GS1 resolver description file
  * (`/.well-known/gs1resolver`) and signed downloads (`/downloads/...`, where the signature in the
- * URL is the credential). A prefix ending in `/` covers the paths below it; one
- * without covers that exact path only.
+ * URL is the credential), and the web console's static files (`/console`, `/console/*`: the app
+ * holds no data; every call it makes carries the user's token). A prefix ending in `/` covers the
+ * paths below it; one ending in `/*` covers that folder itself too; one without covers that exact
+ * path only.
  */
-export const publicPathPrefixes: readonly string[] = ['/healthz', '/readyz', '/metrics', '/v1/openapi.json', '/r/', '/.well-known/gs1resolver', '/downloads/'];
+export const publicPathPrefixes: readonly string[] = ['/healthz', '/readyz', '/metrics', '/v1/openapi.json', '/r/', '/.well-known/gs1resolver', '/downloads/', '/console', '/console/*'];
 
 /** Connect/gRPC services anyone may call (the gRPC health protocol for probes). */
 export const publicRpcServices: readonly string[] = ['grpc.health.v1.Health'];
@@ -23,5 +25,7 @@ export const publicRpcServices: readonly string[] = ['grpc.health.v1.Health'];
 export function isPublicPath(path: string): boolean {
   if (/(^|\/)\.\.?(\/|$)|%2f|%5c|\\/i.test(path)) return false;
   if (publicRpcServices.some((service) => path.startsWith(`/${service}/`))) return true;
-  return publicPathPrefixes.some((prefix) => (prefix.endsWith('/') ? path.startsWith(prefix) && path.length > prefix.length : path === prefix));
+  return publicPathPrefixes.some((prefix) => (prefix.endsWith('/*')
+    ? path.startsWith(prefix.slice(0, -1))
+    : prefix.endsWith('/') ? path.startsWith(prefix) && path.length > prefix.length : path === prefix));
 }

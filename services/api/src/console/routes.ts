@@ -4,6 +4,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { extname, join, relative, sep } from 'node:path';
 import { HttpProblem, send, sendEmpty, type Route } from '@mint/http';
+import { isPublicPath } from '../auth/public-paths.ts';
 
 /** Media types of the files a Vite build writes. */
 const contentTypes: Readonly<Record<string, string>> = {
@@ -65,6 +66,11 @@ function loadFiles(dir: string): Map<string, ConsoleFile> | null {
     return null;
   }
   return files.has('index.html') ? files : null;
+}
+
+// The console's files answer anonymous callers, so their paths must be on the allow-list.
+for (const path of ['/console', '/console/', '/console/assets/x.js']) {
+  if (!isPublicPath(path)) throw new Error(`${path} must be on the public path allow-list`);
 }
 
 /** Options of {@link consoleRoutes}. */
