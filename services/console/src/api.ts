@@ -26,6 +26,12 @@ export function errorText(error: unknown): string {
   return e.rawMessage === '' ? Code[e.code] ?? 'request failed' : e.rawMessage;
 }
 
+/** True for a failure worth one more try (the server or the network, never the request or the session). */
+export function isTransient(error: unknown): boolean {
+  const code = ConnectError.from(error).code;
+  return code === Code.Unavailable || code === Code.Unknown || code === Code.DeadlineExceeded;
+}
+
 /** True for an error that means the session is no longer valid (sign in again). */
 export function isUnauthenticated(error: unknown): boolean {
   return error instanceof ConnectError && error.code === Code.Unauthenticated;

@@ -2,10 +2,10 @@
 // TanStack Query client and one Connect transport carrying the session's token.
 
 import { TransportProvider } from '@connectrpc/connect-query';
-import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
+import { MutationCache, QueryCache, QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { StrictMode, useMemo, useState, type ReactNode } from 'react';
 import { createRoot } from 'react-dom/client';
-import { createApiTransport, isUnauthenticated } from './api.ts';
+import { createApiTransport, errorText, isTransient, isUnauthenticated } from './api.ts';
 import { App } from './App.tsx';
 import { sessionFromFragment, storedSession, storeSession, type Session } from './session.ts';
 import { SignIn } from './screens/SignIn.tsx';
@@ -24,15 +24,24 @@ function initialSession(): Session | null {
 
 function Root(): ReactNode {
   const [session, setSession] = useState<Session | null>(initialSession);
+  const [notice, setNotice] = useState<string | undefined>(undefined);
   const update = (next: Session | null) => {
     storeSession(next);
     setSession(next);
   };
+  // A call refused as unauthenticated (the token expired or was revoked) ends the session: sign in again.
+  const onError = (error: unknown) => {
+    if (!isUnauthenticated(error)) return;
+    setNotice(errorText(error));
+    update(null);
+  };
   const transport = useMemo(() => (session === null ? null : createApiTransport(session.token)), [session?.token]);
   const queryClient = useMemo(() => new QueryClient({
+    queryCache: new QueryCache({ onError }),
+    mutationCache: new MutationCache({ onError }),
     defaultOptions: {
       queries: {
-        retry: (count, error) => !isUnauthenticated(error) && count < 1,
+        retry: (count, error) => isTransient(error) && count < 2,
         refetchOnWindowFocus: false,
       },
     },
@@ -40,7 +49,7 @@ function Root(): ReactNode {
   return (
     <QueryClientProvider client={queryClient}>
       {session === null || transport === null || session.brandId === null
-        ? <SignIn session={session} onSignIn={update} transport={transport} />
+        ? <SignIn session={session} notice={notice} onSignIn={(s) => { setNotice(undefined); update(s); }} />
         : (
           <TransportProvider transport={transport}>
             <App brandId={session.brandId} onSignOut={() => update(null)} onSwitchBrand={() => update({ token: session.token, brandId: null })} />

@@ -52,7 +52,13 @@ function BatchEvents({ batchId }: { readonly batchId: string }): ReactNode {
 
 function Packs({ batchId }: { readonly batchId: string }): ReactNode {
   const brandId = useBrand();
-  const packs = useQuery(MintService.method.listPayloadPacks, { brandId, limit: 100 }, { refetchInterval: (q) => (q.state.data?.packs.some((p) => p.mintBatchId === batchId && p.status !== PayloadPackStatus.READY && p.status !== PayloadPackStatus.FAILED) ? 2000 : false) });
+  const packs = useQuery(MintService.method.listPayloadPacks, { brandId, limit: 100 }, {
+    // Until this batch's pack is ready or failed (it appears when the job completes), look again every 2 s.
+    refetchInterval: (q) => {
+      const own = q.state.data?.packs.filter((p) => p.mintBatchId === batchId) ?? [];
+      return own.length === 0 || own.some((p) => p.status !== PayloadPackStatus.READY && p.status !== PayloadPackStatus.FAILED) ? 2000 : false;
+    },
+  });
   const download = useMutation(MintService.method.createPayloadPackDownloadUrl);
   const mine = (packs.data?.packs ?? []).filter((p) => p.mintBatchId === batchId);
   const start = async (packId: string) => {

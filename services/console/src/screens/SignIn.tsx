@@ -1,7 +1,7 @@
 // Sign-in: a session token and the brand workspace to work on. Dev mode's printed link carries
 // both in the URL fragment and skips this screen.
 
-import { createClient, type Transport } from '@connectrpc/connect';
+import { createClient } from '@connectrpc/connect';
 import { MintService } from '@mint/contract';
 import { useState, type FormEvent, type ReactNode } from 'react';
 import { createApiTransport } from '../api.ts';
@@ -9,7 +9,7 @@ import type { Session } from '../session.ts';
 import { ErrorMessage } from '../ui.tsx';
 
 /** The sign-in form; `session` pre-fills the token when only the brand is missing. */
-export function SignIn({ session, onSignIn }: { readonly session: Session | null; readonly onSignIn: (s: Session) => void; readonly transport: Transport | null }): ReactNode {
+export function SignIn({ session, notice, onSignIn }: { readonly session: Session | null; readonly notice: string | undefined; readonly onSignIn: (s: Session) => void }): ReactNode {
   const [token, setToken] = useState(session?.token ?? '');
   const [brandId, setBrandId] = useState(session?.brandId ?? '');
   const [error, setError] = useState<unknown>(undefined);
@@ -31,6 +31,7 @@ export function SignIn({ session, onSignIn }: { readonly session: Session | null
   return (
     <main className="signin">
       <h1>Minting console</h1>
+      {notice !== undefined && <p className="error" role="alert">Signed out: {notice}</p>}
       <form onSubmit={(e) => void submit(e)} aria-label="Sign in">
         <label htmlFor="token">Session token</label>
         <textarea id="token" required rows={3} value={token} onChange={(e) => setToken(e.target.value)} autoComplete="off" spellCheck={false} />

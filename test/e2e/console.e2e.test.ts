@@ -1,0 +1,245 @@
+// The web console end to end in a real browser: Debian's chromium driven by playwright-core
+// against `npm start`'s dev mode (API and executor in one process, on a free port with a data
+// folder of its own). Signs in through the printed link, imports products (a refused row shows
+// its error), mints 10,000 serial units and follows the job to COMPLETED, sees the KPIs change,
+// downloads the batch's pack and checks its manifest's SHA-256 sums, and sees a blocked product's
+// reasons. Every screen is photographed at 1280 and 390 px into test/artifacts/, and each layout is
+// checked to hold (no sideways scrolling) and to label every control.
+//
+// Needs /usr/bin/chromium (.ci/run installs Debian's `chromium` package when it is missing).
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildConsole, consoleBuildIsStale } from '../../scripts/build-console.ts';
+import { freePort } from '../support/ports.ts';
+
+const repoRoot = join(import.meta.dirname, '../..');
+const artifacts = join(repoRoot, 'test/artifacts');
+const chromiumPath = '/usr/bin/chromium';
+const widths = [1280, 390] as const;
+/** How long a screen may take to show what it fetched (a cold embedded database answers its first reads slowly). */
+const soon = { timeout: 15_000, interval: 100 };
+
+let dataDir: string;
+let profileDir: string;
+let server: ChildProcess;
+let output = '';
+let signInLink: string;
+let token: string;
+let browser: BrowserContext;
+let page: Page;
+
+/** Waits until the dev server printed its sign-in link (or exited). */
+function waitForLink(child: ChildProcess): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no sign-in link within 90 s:\n${output}`)), 90_000);
+    const look = (chunk: Buffer) => {
+      output += chunk.toString('utf8');
+      const link = /http:\/\/localhost:\d+\/console\/#token=\S+/.exec(output);
+      if (link !== null) {
+        clearTimeout(timer);
+        resolve(link[0]);
+      }
+    };
+    child.stdout!.on('data', look);
+    child.stderr!.on('data', look);
+    child.once('exit', (code) => reject(new Error(`npm start's dev mode exited with ${code}:\n${output}`)));
+  });
+}
+
+/** Photographs the current screen at both widths (full page) and checks its layout and labels at each. */
+async function photograph(name: string): Promise<void> {
+  for (const width of widths) {
+    await page.setViewportSize({ width, height: width === 390 ? 844 : 900 });
+    await page.screenshot({ path: join(artifacts, `console-${name}-${width}.png`), fullPage: true });
+    // The page never scrolls sideways: wide tables scroll inside their own box.
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    expect(overflow, `${name} at ${width} px scrolls sideways by ${overflow} px`).toBeLessThanOrEqual(0);
+  }
+  await page.setViewportSize({ width: 1280, height: 900 });
+  // Every control has an accessible name (a <label>, aria-label, or its text).
+  const unlabelled = await page.evaluate(() => [...document.querySelectorAll('input, select, textarea, button')]
+    .filter((el) => {
+      const labels = (el as HTMLInputElement).labels;
+      return (labels === null || labels.length === 0) && !el.getAttribute('aria-label') && (el.textContent ?? '').trim() === '' && el.closest('label') === null;
+    })
+    .map((el) => el.outerHTML.slice(0, 80)));
+  expect(unlabelled, name).toEqual([]);
+}
+
+/** Opens a screen from the navigation. */
+async function go(screen: string): Promise<void> {
+  await page.getByRole('navigation', { name: 'Screens' }).getByRole('link', { name: screen, exact: true }).click();
+}
+
+/** The value shown on the Overview's KPI card titled `title`. */
+async function kpi(title: string): Promise<string> {
+  return (await page.locator(`[data-kpi="${title}"]`).textContent()) ?? '';
+}
+
+/** Files of a ustar archive by name. */
+function untar(archive: Buffer): Map<string, Buffer> {
+  const files = new Map<string, Buffer>();
+  for (let at = 0; at + 512 <= archive.length;) {
+    const header = archive.subarray(at, at + 512);
+    if (header.every((b) => b === 0)) break;
+    const name = header.subarray(0, 100).toString('utf8').replace(/\0.*$/s, '');
+    const size = parseInt(header.subarray(124, 136).toString('ascii').replace(/\0.*$/s, ''), 8);
+    files.set(name, archive.subarray(at + 512, at + 512 + size));
+    at += 512 + Math.ceil(size / 512) * 512;
+  }
+  return files;
+}
+
+beforeAll(async () => {
+  if (!existsSync(chromiumPath)) throw new Error(`${chromiumPath} is missing: apt-get install -y --no-install-recommends chromium (.ci/run does it)`);
+  // What `npm start` does first: build the console when it is missing or stale.
+  if (consoleBuildIsStale()) buildConsole();
+  mkdirSync(artifacts, { recursive: true });
+  dataDir = await mkdtemp(join(tmpdir(), 'console-e2e-data-'));
+  profileDir = await mkdtemp(join(tmpdir(), 'console-e2e-profile-'));
+  const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(await freePort()), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'info' };
+  // The embedded database and the in-process bus, as `npm ci && npm start` gives a new user.
+  for (const name of ['DATABASE_URL', 'NATS_URL', 'PUBLIC_BASE_URL', 'PACK_STORE_DIR', 'CONSOLE_ENABLED']) delete env[name];
+  server = spawn(process.execPath, [join(repoRoot, 'services/cli/src/main.ts'), 'dev'], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  signInLink = await waitForLink(server);
+  token = new URLSearchParams(signInLink.split('#')[1]).get('token')!;
+  browser = await chromium.launchPersistentContext(profileDir, {
+    executablePath: chromiumPath,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    viewport: { width: 1280, height: 900 },
+    acceptDownloads: true,
+  });
+  page = await browser.newPage();
+}, 150_000);
+
+afterAll(async () => {
+  await browser?.close();
+  if (server !== undefined && server.exitCode === null) {
+    const exited = new Promise((resolve) => server.once('exit', resolve));
+    server.kill('SIGTERM');
+    await exited;
+  }
+  await rm(dataDir, { recursive: true, force: true });
+  await rm(profileDir, { recursive: true, force: true });
+}, 60_000);
+
+describe('the web console in chromium against npm start', () => {
+  let kpiBefore: string;
+  let batchUrl: string;
+
+  it('signs in through the printed link and drops the token from the address bar', async () => {
+    await page.goto(signInLink);
+    await expect.poll(() => page.url(), soon).toMatch(/\/console\/#\/overview$/);
+    await expect.poll(() => kpi('Tokens minted'), soon).toMatch(/^\d[\d,]*$/);
+    kpiBefore = await kpi('Tokens minted');
+    expect(await page.getByRole('heading', { name: 'Overview' }).isVisible()).toBe(true);
+    await photograph('overview');
+  });
+
+  it('imports a product CSV and shows the refused row with its error', async () => {
+    await go('Products');
+    await page.getByLabel(/CSV file/).setInputFiles({
+      name: 'products.csv', mimeType: 'text/csv',
+      buffer: Buffer.from('sku,name,gtin,commercial_status,mint_readiness_status,passport_url\nE2E-BLOCKED,Suspended jacket,,SUSPENDED,NOT_READY,\nE2E-BAD,Bad row,,SOMETIMES,READY,\n'),
+    });
+    await page.getByRole('button', { name: 'Import products' }).click();
+    await expect.poll(() => page.getByTestId('import-status').textContent(), { timeout: 20_000 }).toBe('completed');
+    const refused = page.locator('table', { has: page.locator('caption', { hasText: 'Refused rows' }) });
+    expect(await refused.locator('tbody tr').count()).toBe(1);
+    expect(await refused.locator('tbody tr').first().textContent()).toContain('commercial_status');
+    await expect.poll(() => page.getByRole('cell', { name: 'E2E-BLOCKED' }).count(), soon).toBe(1);
+    await photograph('products');
+  });
+
+  it('submits a 10,000-unit serial request and follows the job live to COMPLETED', async () => {
+    await go('Mint');
+    await page.getByLabel('Product', { exact: true }).selectOption({ label: 'DEMO-SKU-1: Demo Product' });
+    await page.getByLabel('Quantity', { exact: true }).fill('10000');
+    await page.getByLabel(/Serial/).check();
+    await page.getByLabel('Active at mint').check();
+    await page.getByRole('button', { name: 'Submit mint request' }).click();
+    await expect.poll(() => page.getByTestId('job-status').textContent(), { timeout: 90_000, interval: 250 }).toBe('COMPLETED');
+    expect(await page.getByText('10,000 / 10,000 (100%)').count()).toBe(1);
+    await photograph('mint');
+    batchUrl = (await page.getByRole('link', { name: 'Open the batch' }).getAttribute('href'))!;
+  }, 120_000);
+
+  it('shows the KPIs changed by the 10,000 units', async () => {
+    await go('Overview');
+    const before = Number(kpiBefore.replaceAll(',', ''));
+    await expect.poll(() => kpi('Tokens minted'), soon).toBe((before + 10_000).toLocaleString('en-US'));
+    expect(Number((await kpi('Batches created')).replaceAll(',', ''))).toBeGreaterThanOrEqual(1);
+    await photograph('overview-after');
+  });
+
+  it('lists the batch and downloads its pack, whose manifest matches the files', async () => {
+    await go('Batches');
+    await expect.poll(() => page.locator('tbody tr').count(), soon).toBeGreaterThan(0);
+    await photograph('batches');
+    await page.locator(`a[href="${batchUrl}"]`).first().click();
+    await expect.poll(() => page.getByTestId('pack-status').first().textContent(), { timeout: 60_000 }).toBe('ready');
+    await expect.poll(() => page.locator('tbody tr').count(), soon).toBe(20);
+    expect(await page.getByRole('navigation', { name: 'Units pages' }).getByText('Page 1').count()).toBe(1);
+    await photograph('batch');
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: /^Download pack/ }).click()]);
+    const files = untar(await readFile((await download.path())!));
+    const manifest = JSON.parse(files.get('manifest.json')!.toString('utf8')) as { row_count: number; unit_count: number; files: { name: string; sha256: string; bytes: number }[] };
+    expect(manifest.unit_count).toBe(10_000);
+    expect(manifest.row_count).toBe(10_000);
+    expect(manifest.files.map((f) => f.name).sort()).toEqual(['units.csv', 'units.jsonl']);
+    for (const file of manifest.files) {
+      const bytes = files.get(file.name)!;
+      expect(bytes.byteLength, file.name).toBe(file.bytes);
+      expect(createHash('sha256').update(bytes).digest('hex'), file.name).toBe(file.sha256);
+    }
+  }, 90_000);
+
+  it("shows a blocked product's reasons in the API's words, submitted from the keyboard", async () => {
+    await go('Mint');
+    await page.getByLabel('Product', { exact: true }).selectOption({ label: 'E2E-BLOCKED: Suspended jacket' });
+    await page.getByLabel('Quantity', { exact: true }).fill('5');
+    await page.getByLabel('Quantity', { exact: true }).press('Enter');
+    const blocked = page.getByRole('alert').filter({ hasText: 'The request is blocked' });
+    await expect.poll(() => blocked.textContent(), soon).toContain('COMMERCIAL_STATUS_NOT_ACTIVE');
+    expect(await blocked.textContent()).toContain('MINT_READINESS_NOT_READY');
+    await photograph('mint-blocked');
+  });
+
+  it('filters the audit log by event type, entity type and entity id', async () => {
+    await go('Events');
+    await page.getByLabel('Event type').fill('mint_job_completed');
+    await page.getByLabel('Entity type').fill('mint_batch');
+    await page.getByLabel('Entity id').fill(batchUrl.split('/').pop()!);
+    await page.getByLabel('Entity id').press('Enter');
+    await expect.poll(() => page.locator('tbody tr').count(), soon).toBe(1);
+    expect(await page.locator('tbody tr').first().textContent()).toContain('mint_job_completed');
+    await photograph('events');
+  });
+
+  it("finds a product's resolver links, and shows the API refusing a malformed GTIN in its own words", async () => {
+    await go('Links');
+    await page.getByLabel('GTIN', { exact: true }).fill('123');
+    await page.getByRole('button', { name: 'Show links' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent(), soon).toMatch(/gtin/i);
+    const gtin = /\(GTIN (\d+)\)/.exec(output)![1]!;
+    await page.getByLabel('GTIN', { exact: true }).fill(gtin);
+    await page.getByRole('button', { name: 'Show links' }).click();
+    await expect.poll(async () => (await page.getByText('No links').count()) + (await page.locator('tbody tr').count()), soon).toBeGreaterThan(0);
+    expect(await page.getByRole('alert').count()).toBe(0);
+    await photograph('links');
+  });
+
+  it('keeps the token out of the server log: only the banner printed it', async () => {
+    const afterBanner = output.slice(output.indexOf(signInLink) + signInLink.length);
+    const banner = afterBanner.indexOf(`export TOKEN=${token}`);
+    expect(afterBanner.replace(`export TOKEN=${token}`, '')).not.toContain(token);
+    expect(banner).toBeGreaterThanOrEqual(0);
+  });
+});
