@@ -1,8 +1,9 @@
 # syntax=docker/dockerfile:1
 # One image for every process of the minting service: `api`, `executor` and `migrate`
 # (see deploy/bin/mint). Node 24 runs the TypeScript sources directly (type stripping),
-# so there is no build step: the first stage installs production dependencies, the
-# second copies them with the sources onto a clean base without npm.
+# so the service has no build step: the first stage installs production dependencies, a
+# second builds the web console's static files (Vite), the last copies the dependencies,
+# the sources and the console's dist/ onto a clean base without npm.
 #
 #   docker build -t minting:dev .
 #   docker run --rm -e DATABASE_URL=... -e NATS_URL=... minting:dev migrate
@@ -25,6 +26,7 @@ COPY packages/usecases/package.json packages/usecases/
 COPY services/api/package.json services/api/
 COPY services/cli/package.json services/cli/
 COPY services/executor/package.json services/executor/
+COPY services/console/package.json services/console/
 # Exactly the versions of package-lock.json; no production dependency needs an install script
 # or a compiler.
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
@@ -33,6 +35,13 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
 COPY packages/ packages/
 COPY services/ services/
 COPY deploy/bin/ deploy/bin/
+
+# The web console: built by Vite (a devDependency) in a stage of its own; only its dist/ is kept.
+FROM deps AS console
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY scripts/build-console.ts scripts/
+COPY services/console/index.html services/console/vite.config.ts services/console/
+RUN node scripts/build-console.ts
 
 FROM ${NODE_IMAGE}
 # npm and corepack are not needed to run the service; dropping them shrinks what the
@@ -44,6 +53,7 @@ RUN rm -rf /usr/local/lib/node_modules/npm /usr/local/lib/node_modules/corepack 
 WORKDIR /app
 # Files stay owned by root: the process can read but never change its own code.
 COPY --from=deps /app /app
+COPY --from=console /app/services/console/dist /app/services/console/dist
 ENV NODE_ENV=production \
     PORT=8080
 USER 10001:10001
