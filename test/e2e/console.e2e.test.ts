@@ -59,17 +59,16 @@ async function photograph(name: string): Promise<void> {
     await page.setViewportSize({ width, height: width === 390 ? 844 : 900 });
     await page.screenshot({ path: join(artifacts, `console-${name}-${width}.png`), fullPage: true });
     // The page never scrolls sideways: wide tables scroll inside their own box.
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
     expect(overflow, `${name} at ${width} px scrolls sideways by ${overflow} px`).toBeLessThanOrEqual(0);
   }
   await page.setViewportSize({ width: 1280, height: 900 });
   // Every control has an accessible name (a <label>, aria-label, or its text).
-  const unlabelled = await page.evaluate(() => [...document.querySelectorAll('input, select, textarea, button')]
-    .filter((el) => {
-      const labels = (el as HTMLInputElement).labels;
-      return (labels === null || labels.length === 0) && !el.getAttribute('aria-label') && (el.textContent ?? '').trim() === '' && el.closest('label') === null;
-    })
-    .map((el) => el.outerHTML.slice(0, 80)));
+  // (Evaluated in the page as a string: the test's own TypeScript has no DOM types.)
+  const unlabelled = await page.evaluate<string[]>(`[...document.querySelectorAll('input, select, textarea, button')]
+    .filter((el) => (el.labels === undefined || el.labels === null || el.labels.length === 0) && !el.getAttribute('aria-label')
+      && (el.textContent ?? '').trim() === '' && el.closest('label') === null)
+    .map((el) => el.outerHTML.slice(0, 80))`);
   expect(unlabelled, name).toEqual([]);
 }
 

@@ -40,7 +40,7 @@ export {
   insertIdempotencyKey, findIdempotencyKey, retakeIdempotencyKey, completeIdempotencyKey, deleteIdempotencyKey, purgeExpiredIdempotencyKeys,
   type IdempotencyRow
 } from './repositories/idempotency.ts';
-export { findMembershipRole, findApiKeyForAuth, touchApiKey, type ApiKeyForAuth } from './repositories/access.ts';
+export { findMembershipRole, findApiKeyForAuth, touchApiKey, listMembershipsOfUser, type ApiKeyForAuth, type UserMembership } from './repositories/access.ts';
 export {
   createPendingPack, claimPack, renewPackLease, movePackStatus, findPack, readPackSource, renderedUnitPage, renderedLots, postgresServerUrl, copyUnitFiles,
   type PackClaim, type PackOutcome, type PackLocation, type PackSource, type UnitFileSinks, type RenderedRow

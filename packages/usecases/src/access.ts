@@ -6,6 +6,7 @@
 import { ForbiddenError, roleGrants, scopesGrant, UnauthenticatedError, type Permission } from '@mint/domain';
 import { authenticateBearer, recordApiKeyUse, roleOnBrand, verifyApiKey, type ApiKeyPrincipal } from './auth.ts';
 import type { UseCaseContext } from './context.ts';
+import { listMembershipsOfUser } from '@mint/db';
 
 /** The credentials a request carries; null when the header is absent. Never log them. */
 export interface Credentials {
@@ -90,4 +91,26 @@ export async function authorize(
   options?: { requireSessionAndKey?: boolean },
 ): Promise<Caller> {
   return authorizeAuthenticated(ctx, await authenticate(ctx, credentials, options), brandId, permission);
+}
+
+/** One brand workspace of the session's user (see {@link listMyMemberships}). */
+export interface MembershipView {
+  readonly brandId: string;
+  readonly brandName: string;
+  readonly brandSlug: string;
+  readonly role: string;
+}
+
+/**
+ * The brands the session's user is a member of, with the role on each, by brand name. Needs a
+ * session: an API key alone names one brand and no user, so it is refused (ForbiddenError); no
+ * credentials at all is UnauthenticatedError.
+ */
+export async function listMyMemberships(ctx: UseCaseContext, authenticated: Authenticated): Promise<{ userId: string; memberships: MembershipView[] }> {
+  if (authenticated.user === null) {
+    if (authenticated.apiKey === null) throw new UnauthenticatedError(missingCredentialsMessage);
+    throw new ForbiddenError('memberships belong to a user: call with a session token (Authorization: Bearer <token>), not an API key alone');
+  }
+  const { userId } = authenticated.user;
+  return { userId, memberships: await listMembershipsOfUser(ctx.db.em.fork(), userId) };
 }

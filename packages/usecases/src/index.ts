@@ -4,7 +4,8 @@ export {
   apiKeyUseIntervalMs
 } from './auth.ts';
 export {
-  authenticate, authorizeAuthenticated, authorize, missingCredentialsMessage, type Credentials, type Caller, type Authenticated, type AuthorizeOptions
+  authenticate, authorizeAuthenticated, authorize, missingCredentialsMessage, listMyMemberships, type Credentials, type Caller, type Authenticated, type AuthorizeOptions,
+  type MembershipView
 } from './access.ts';
 export { submitMintRequest, type SubmitResult } from './submit.ts';
 export { preflightMintBatch, defaultPreflightIdentityMode, type PreflightInput, type PreflightView } from './preflight.ts';

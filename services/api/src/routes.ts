@@ -1,8 +1,9 @@
 // The application's Connect services, wired to the use cases.
 
 import type { ConnectRouter } from '@connectrpc/connect';
-import { CatalogService, MintService, ResolverService, WebhookService } from '@mint/contract';
+import { AccountService, CatalogService, MintService, ResolverService, WebhookService } from '@mint/contract';
 import type * as UseCases from '@mint/usecases';
+import { createAccountServiceHandlers, type AccountUseCases } from './handlers/account-service.ts';
 import { createCatalogServiceHandlers, type CatalogUseCases } from './handlers/catalog-service.ts';
 import { createMintServiceHandlers, type MintUseCases, type WatchLimits } from './handlers/mint-service.ts';
 import { createResolverServiceHandlers, type ResolverUseCases } from './handlers/resolver-service.ts';
@@ -12,7 +13,7 @@ import { createWebhookServiceHandlers, type WebhookUseCases } from './handlers/w
 export interface ConnectRoutesDeps {
   readonly ctx: UseCases.UseCaseContext;
   /** The use-case functions; `@mint/usecases` itself in production. */
-  readonly useCases: MintUseCases & CatalogUseCases & ResolverUseCases & WebhookUseCases;
+  readonly useCases: MintUseCases & CatalogUseCases & ResolverUseCases & WebhookUseCases & AccountUseCases;
   /** Endpoint URL rules of WebhookService; https only when absent. */
   readonly webhooks?: UseCases.WebhookSettings;
   /** Serve SetMintBatchStatus (off by default). */
@@ -23,12 +24,13 @@ export interface ConnectRoutesDeps {
   readonly watch?: WatchLimits;
 }
 
-/** Registers MintService, CatalogService, ResolverService and WebhookService; pass the result as `createApiServer({ routes })`. */
+/** Registers MintService, CatalogService, ResolverService, WebhookService and AccountService; pass the result as `createApiServer({ routes })`. */
 export function createConnectRoutes(deps: ConnectRoutesDeps): (router: ConnectRouter) => void {
   return (router) => {
     router.service(MintService, createMintServiceHandlers(deps));
     router.service(CatalogService, createCatalogServiceHandlers(deps));
     router.service(ResolverService, createResolverServiceHandlers(deps));
     router.service(WebhookService, createWebhookServiceHandlers({ ...deps, webhooks: deps.webhooks ?? { allowLoopback: false } }));
+    router.service(AccountService, createAccountServiceHandlers(deps));
   };
 }

@@ -4,7 +4,7 @@
 import type { DescMethod } from '@bufbuild/protobuf';
 import { Code, ConnectError, createClient } from '@connectrpc/connect';
 import { createConnectTransport } from '@connectrpc/connect-node';
-import { CatalogService, MintService } from '@mint/contract';
+import { AccountService, CatalogService, MintService } from '@mint/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setupUseCases, type UseCaseBundle } from '../../../test/support/usecases.ts';
 import { isPublicPath } from '../src/auth/public-paths.ts';
@@ -15,7 +15,7 @@ let app: UseCaseBundle;
 let api: TestApi;
 
 /** Every path the server may serve: RPCs from the descriptors, the spec's /v1 endpoints, health. */
-const rpcMethods: readonly DescMethod[] = [MintService, CatalogService, Health].flatMap((s) => s.methods);
+const rpcMethods: readonly DescMethod[] = [MintService, CatalogService, AccountService, Health].flatMap((s) => s.methods);
 const httpPaths: readonly (readonly [method: string, path: string])[] = [
   ['POST', '/v1/mint/jobs'], ['POST', '/v1/imports/products'], ['GET', '/v1/products'], ['GET', '/healthz'], ['GET', '/readyz'],
   ['GET', '/.well-known/gs1resolver'], ['GET', '/console/'],

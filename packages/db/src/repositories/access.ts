@@ -50,3 +50,23 @@ export async function touchApiKey(em: Em, brandId: string, keyId: string, at: Da
     .where('brand_id', '=', brandId).where('id', '=', keyId)
     .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', notBefore)])));
 }
+
+/** One brand workspace of a user, as {@link listMembershipsOfUser} reads it. */
+export interface UserMembership {
+  readonly brandId: string;
+  readonly brandName: string;
+  readonly brandSlug: string;
+  readonly role: string;
+}
+
+/** The read of {@link listMembershipsOfUser}, compiled once. */
+const membershipsOfUser = prepare('memberships_of_user', (db, p: { userId: string }) =>
+  db.selectFrom('memberships as m').innerJoin('brands as b', 'b.id', 'm.brand_id')
+    .select(['m.brand_id as brandId', 'b.name as brandName', 'b.slug as brandSlug', 'm.role as role'])
+    .where('m.user_id', '=', p.userId)
+    .orderBy('b.name').orderBy('m.brand_id'));
+
+/** The brands the user is a member of with the role on each, by brand name then id (the memberships' user index). */
+export async function listMembershipsOfUser(em: Em, userId: string): Promise<UserMembership[]> {
+  return preparedRows(em, membershipsOfUser, { userId });
+}

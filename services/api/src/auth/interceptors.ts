@@ -31,6 +31,16 @@ export function contextAuthenticator(ctx: UseCaseContext): Authenticator {
 const authenticatedKey = createContextKey<Authenticated | null | undefined>(undefined, { description: 'verified credentials' });
 
 /**
+ * The verified credentials of a call that passed the auth interceptors (for the account RPCs,
+ * which act for the session's user rather than on a brand); throws UnauthenticatedError otherwise.
+ */
+export function authenticatedOf(contextValues: ContextValues): Authenticated {
+  const authenticated = contextValues.get(authenticatedKey);
+  if (authenticated === null || authenticated === undefined) throw new UnauthenticatedError('authentication required');
+  return authenticated;
+}
+
+/**
  * The header check the Connect adapter runs before reading any body byte: verifies the
  * credentials of every RPC that is not public (a JWT is checked from the header alone, an API key
  * with one indexed query), so an anonymous or badly credentialed call is answered Unauthenticated
@@ -62,6 +72,7 @@ export function authenticationInterceptor(authenticator: Authenticator): Interce
 /**
  * Checks, for every RPC that is not public, that the verified caller may act on the request's
  * `brand_id` with the RPC's permission, and stores the caller (`principalKey`) for the handlers.
+ * An account RPC (`'session'`) names no brand: verified credentials are all it needs here.
  * An RPC without an entry in the permission table is always refused (deny by default). Runs
  * after validation, so `brand_id` is a well-formed uuid here; for client streams every message
  * is checked.
@@ -70,6 +81,11 @@ export function authorizationInterceptor(authenticator: Authenticator): Intercep
   return (next) => async (req) => {
     const permission = permissionFor(req.method);
     if (permission === 'public') return next(req);
+    if (permission === 'session') {
+      // No brand to check: the credentials were verified; the use case acts for the session's user only.
+      authenticatedOf(req.contextValues);
+      return next(req);
+    }
     const check = async (message: Message): Promise<void> => {
       if (permission === undefined) throw new ForbiddenError('this RPC has no permission entry and is refused');
       const authenticated = req.contextValues.get(authenticatedKey);

@@ -1,4 +1,4 @@
-import { CatalogService, MintService, ResolverService, WebhookService } from '@mint/contract';
+import { AccountService, CatalogService, MintService, ResolverService, WebhookService } from '@mint/contract';
 import type { Permission } from '@mint/domain';
 import { describe, expect, it } from 'vitest';
 import { Health } from '../gen/grpc/health/v1/health_pb.js';
@@ -38,6 +38,11 @@ describe('the RPC permission table', () => {
   it('every protected RPC names its brand in brand_id, the field authorization reads', () => {
     const without = protectedServices.flatMap((s) => s.methods.filter((m) => m.input.field['brandId']?.name !== 'brand_id').map((m) => m.name));
     expect(without).toEqual([]);
+  });
+
+  it('lets any verified session call the account service, which names no brand', () => {
+    expect(AccountService.methods.map(permissionFor)).toEqual(['session']);
+    expect(AccountService.methods.filter((m) => m.input.field['brandId'] !== undefined)).toEqual([]);
   });
 
   it('keeps the health service public', () => {

@@ -3,7 +3,7 @@
 // the compiler rejects a service whose table misses a method; a test checks the descriptors too.
 
 import type { DescMethod, DescService } from '@bufbuild/protobuf';
-import { CatalogService, MintService, ResolverService, WebhookService } from '@mint/contract';
+import { AccountService, CatalogService, MintService, ResolverService, WebhookService } from '@mint/contract';
 import type { Permission } from '@mint/domain';
 import { publicRpcServices } from './public-paths.ts';
 
@@ -70,15 +70,23 @@ export const rpcPermissions: ReadonlyMap<string, Readonly<Record<string, Permiss
   [WebhookService.typeName, webhookServicePermissions],
 ]);
 
+/**
+ * Services about the caller's own account, naming no brand (AccountService): any verified session
+ * may call them, and the use case answers for the session's user alone (an API key alone is refused there).
+ */
+export const sessionServices: ReadonlySet<string> = new Set([AccountService.typeName]);
+
 /** Services anyone may call without credentials: the allow-list of ./public-paths.ts. */
 export const publicServices: ReadonlySet<string> = new Set(publicRpcServices);
 
 /**
- * The permission `method` needs, `'public'` for a method of a public service, or undefined when
- * the method has no entry (the auth interceptor then refuses the call: deny by default).
+ * The permission `method` needs, `'public'` for a method of a public service, `'session'` for a
+ * method of an account service (credentials verified, no brand), or undefined when the method has
+ * no entry (the auth interceptor then refuses the call: deny by default).
  */
-export function permissionFor(method: DescMethod): Permission | 'public' | undefined {
+export function permissionFor(method: DescMethod): Permission | 'public' | 'session' | undefined {
   if (publicServices.has(method.parent.typeName)) return 'public';
+  if (sessionServices.has(method.parent.typeName)) return 'session';
   const table = rpcPermissions.get(method.parent.typeName);
   return table === undefined || !Object.hasOwn(table, method.localName) ? undefined : table[method.localName];
 }

@@ -1,0 +1,27 @@
+// AccountService handlers: the session user's own account (the brands a client may pick from).
+
+import type { ServiceImpl } from '@connectrpc/connect';
+import type { AccountService } from '@mint/contract';
+import type * as UseCases from '@mint/usecases';
+import { authenticatedOf } from '../auth/interceptors.ts';
+
+/** The use cases AccountService calls. */
+export type AccountUseCases = Pick<typeof UseCases, 'listMyMemberships'>;
+
+/** What the AccountService handlers need. */
+export interface AccountServiceDeps {
+  /** The use-case context every call runs with. */
+  readonly ctx: UseCases.UseCaseContext;
+  readonly useCases: AccountUseCases;
+}
+
+/** The AccountService implementation, acting for the call's verified session alone. */
+export function createAccountServiceHandlers(deps: AccountServiceDeps): ServiceImpl<typeof AccountService> {
+  const { ctx, useCases } = deps;
+  return {
+    async listMyMemberships(_req, context) {
+      const { userId, memberships } = await useCases.listMyMemberships(ctx, authenticatedOf(context.values));
+      return { ok: true, userId, memberships };
+    },
+  };
+}
