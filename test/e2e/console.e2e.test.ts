@@ -142,6 +142,21 @@ describe('the web console in chromium against npm start', () => {
     await photograph('overview');
   });
 
+  it("signs in with a token alone and picks the brand from the user's memberships", async () => {
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('Session token').fill('not-a-token');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    // The API's own words for a malformed token.
+    await expect.poll(() => page.getByRole('alert').count(), soon).toBe(1);
+    await page.getByLabel('Session token').fill(token);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await expect.poll(() => page.getByLabel('Brand workspace').locator('option').allTextContents(), soon).toEqual(['Demo Brand (owner)']);
+    await photograph('sign-in');
+    await page.getByRole('button', { name: 'Open the console' }).click();
+    await expect.poll(() => page.getByText('Demo Brand (owner)').count(), soon).toBe(1);
+    await expect.poll(() => kpi('Tokens minted'), soon).toBe(kpiBefore);
+  });
+
   it('imports a product CSV and shows the refused row with its error', async () => {
     await go('Products');
     await page.getByLabel(/CSV file/).setInputFiles({

@@ -1,5 +1,7 @@
 // The signed-in console: navigation and the screen named by the URL fragment (`#/batches/<id>`).
 
+import { useQuery } from '@connectrpc/connect-query';
+import { AccountService } from '@mint/contract';
 import { useEffect, useState, type ReactNode } from 'react';
 import { BrandContext } from './context.tsx';
 import { Batch } from './screens/Batch.tsx';
@@ -29,6 +31,8 @@ export function App({ brandId, onSignOut, onSwitchBrand }: { readonly brandId: s
     return () => window.removeEventListener('hashchange', onHash);
   }, []);
   const [screen, id] = route;
+  const memberships = useQuery(AccountService.method.listMyMemberships, {});
+  const membership = memberships.data?.memberships.find((m) => m.brandId === brandId);
   return (
     <BrandContext.Provider value={brandId}>
       <header className="top">
@@ -41,7 +45,7 @@ export function App({ brandId, onSignOut, onSwitchBrand }: { readonly brandId: s
           </ul>
         </nav>
         <div className="session">
-          <span className="brand-id" title="Brand workspace">Brand {brandId.slice(0, 8)}</span>
+          <span className="brand-id" title={`Brand workspace ${brandId}`}>{membership === undefined ? `Brand ${brandId.slice(0, 8)}` : `${membership.brandName} (${membership.role})`}</span>
           <button type="button" onClick={onSwitchBrand}>Switch brand</button>
           <button type="button" onClick={onSignOut}>Sign out</button>
         </div>
