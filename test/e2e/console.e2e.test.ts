@@ -226,6 +226,21 @@ describe('the web console in chromium against npm start', () => {
     await photograph('mint-blocked');
   });
 
+  it('activates a first_scan batch by hand, and shows the lifecycle move refused in the API\'s words where it is not enabled', async () => {
+    await go('Mint');
+    await page.getByLabel('Product', { exact: true }).selectOption({ label: 'DEMO-SKU-1: Demo Product' });
+    await page.getByLabel('Quantity', { exact: true }).fill('25');
+    await page.getByLabel(/Manual activation/).check();
+    await page.getByRole('button', { name: 'Submit mint request' }).click();
+    await expect.poll(() => page.getByTestId('job-status').textContent(), { timeout: 60_000, interval: 250 }).toBe('COMPLETED');
+    await page.getByRole('link', { name: 'Open the batch' }).click();
+    await page.getByRole('button', { name: 'Activate all units of this batch' }).click();
+    await expect.poll(() => page.getByRole('status').filter({ hasText: 'activated' }).textContent(), soon).toBe('25 units activated.');
+    await page.getByLabel('Move to').selectOption({ label: 'voided' });
+    await page.getByRole('button', { name: 'Move batch' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent(), soon).toBe('SetMintBatchStatus is not enabled on this server');
+  }, 90_000);
+
   it('filters the audit log by event type, entity type and entity id', async () => {
     await go('Events');
     await page.getByLabel('Event type').fill('mint_job_completed');
