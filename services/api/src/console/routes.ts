@@ -81,9 +81,10 @@ export interface ConsoleRouteOptions {
 
 /**
  * `/console` (redirects to `/console/`) and `/console/*`: index.html at `/console/`, the build's
- * other files by name ( an unknown name answers 404). The files are read on the first request and kept;
- * until the console is built every path answers 503 naming the build command. Only files of the
- * build are ever served: a request path is a key into that set, never joined to a folder.
+ * other files by name (an unknown name answers 404). The files are read on the first request and
+ * kept, so a running server keeps serving one consistent build; until the console is built every
+ * path answers 503 naming the build command. Only files of the build are ever served: a request
+ * path is a key into that set, never joined to a folder.
  */
 export function consoleRoutes(options: ConsoleRouteOptions): Route[] {
   let files: Map<string, ConsoleFile> | null = null;
