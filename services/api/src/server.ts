@@ -12,6 +12,7 @@ import { Health } from './gen/grpc/health/v1/health_pb.js';
 import { checkReadiness, createHealthService, type ReadinessProbe } from './health.ts';
 import { CatalogService } from '@mint/contract';
 import { connectAdapter, defaultRpcMaxBodyBytes, readMaxBytes, rejectUndecodableBody } from './http/connect-adapter.ts';
+import { createCors } from './http/cors.ts';
 import { createDualListener, type DualListenerOptions, type RequestListener } from './http/listener.ts';
 import { errorInterceptor } from './interceptors/errors.ts';
 import { loggingInterceptor } from './interceptors/logging.ts';
@@ -45,6 +46,8 @@ export interface ApiServerOptions {
   readonly listener?: DualListenerOptions;
   /** Brands' own resolver domains: requests sent to one are served by these routes alone (see {@link BrandDomainRouting}). */
   readonly brandDomains?: BrandDomainRouting;
+  /** Origins whose browser scripts may call Connect, gRPC-Web and /v1 (`CORS_ALLOWED_ORIGINS`; `*` for any, without credentials); none when absent. */
+  readonly corsAllowedOrigins?: readonly string[];
 }
 
 /**
@@ -203,12 +206,16 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     return serveOwn(req, res);
   }
 
-  /** A request to the API's own host: the route table, then Connect. */
+  const cors = createCors(options.corsAllowedOrigins ?? []);
+
+  /** A request to the API's own host: CORS of the API's own paths, the route table, then Connect. */
   function serveOwn(req: HttpRequest, res: HttpResponse): void | Promise<unknown> {
+    const path = (req.url ?? '').split('?', 1)[0]!;
+    if ((path.startsWith('/v1/') || connect.serves(path)) && cors(req, res)) return;
     const handled = router.handle(req, res);
     if (handled === false) {
       // RPCs are counted by the RPC interceptors; any other path is a plain 404, counted as unmatched.
-      if (connect.serves((req.url ?? '').split('?', 1)[0]!)) plainHttp?.skip(res);
+      if (connect.serves(path)) plainHttp?.skip(res);
       connect(req, res);
       return;
     }
