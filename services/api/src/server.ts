@@ -7,7 +7,9 @@ import { createValidator } from '@bufbuild/protovalidate';
 import { createRouter, sendJson, type HttpRequest, type HttpResponse, type Route } from '@mint/http';
 import type { Logger, Metrics } from '@mint/runtime';
 import { authenticateHeaders, authenticationInterceptor, authorizationInterceptor, type Authenticator } from './auth/interceptors.ts';
+import type { AccessOptions } from './auth/permissions.ts';
 import { loggerKey, requestIdKey } from './context.ts';
+import { registerReflection } from './handlers/reflection.ts';
 import { Health } from './gen/grpc/health/v1/health_pb.js';
 import { checkReadiness, createHealthService, type ReadinessProbe } from './health.ts';
 import { CatalogService } from '@mint/contract';
@@ -46,6 +48,8 @@ export interface ApiServerOptions {
   readonly listener?: DualListenerOptions;
   /** Brands' own resolver domains: requests sent to one are served by these routes alone (see {@link BrandDomainRouting}). */
   readonly brandDomains?: BrandDomainRouting;
+  /** Serve gRPC server reflection without credentials (`REFLECTION_ALLOW_ANONYMOUS`); by default a valid token or API key is needed. */
+  readonly reflectionAllowAnonymous?: boolean;
   /** Origins whose browser scripts may call Connect, gRPC-Web and /v1 (`CORS_ALLOWED_ORIGINS`; `*` for any, without credentials); none when absent. */
   readonly corsAllowedOrigins?: readonly string[];
 }
@@ -99,15 +103,16 @@ type StatefulRequest = HttpRequest & { [requestState]?: RequestState };
  * API key), validation (buf.validate rules) and authorization (role and scopes on the request's
  * brand). Tests run handlers behind them through `createRouterTransport`, without a network.
  */
-export function rpcInterceptors(options: { readonly logger: Logger; readonly authenticator: Authenticator; readonly metrics?: Metrics }): Interceptor[] {
+export function rpcInterceptors(options: { readonly logger: Logger; readonly authenticator: Authenticator; readonly metrics?: Metrics; readonly access?: AccessOptions }): Interceptor[] {
+  const access = options.access ?? {};
   return [
     loggingInterceptor(options.logger),
     ...(options.metrics === undefined ? [] : [metricsInterceptor(options.metrics)]),
     errorInterceptor,
     rejectUndecodableBody,
-    authenticationInterceptor(options.authenticator),
+    authenticationInterceptor(options.authenticator, access),
     validationInterceptor(createValidator()),
-    authorizationInterceptor(options.authenticator),
+    authorizationInterceptor(options.authenticator, access),
   ];
 }
 
@@ -132,16 +137,18 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
   const probe = () => checkReadiness(readiness, shutdown.signal.aborted, logger);
   const plainHttp = options.metrics === undefined ? undefined : httpObserver(options.metrics);
 
-  const interceptors = rpcInterceptors({ logger, authenticator: options.authenticator, ...(options.metrics === undefined ? {} : { metrics: options.metrics }) });
+  const access: AccessOptions = { anonymousReflection: options.reflectionAllowAnonymous ?? false };
+  const interceptors = rpcInterceptors({ logger, authenticator: options.authenticator, access, ...(options.metrics === undefined ? {} : { metrics: options.metrics }) });
   const connect = connectAdapter({
     routes: (router) => {
       router.service(Health, createHealthService(probe));
       options.routes(router);
+      registerReflection(router);
     },
     interceptors,
     // Credentials are checked from the headers before any body byte is read; bodies are bounded per operation.
     body: {
-      beforeBody: authenticateHeaders(options.authenticator),
+      beforeBody: authenticateHeaders(options.authenticator, access),
       maxBodyBytes: (method) => importMethods.has(`${method.parent.typeName}/${method.name}`)
         ? options.importMaxBodyBytes ?? readMaxBytes
         : options.rpcMaxBodyBytes ?? defaultRpcMaxBodyBytes,

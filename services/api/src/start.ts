@@ -25,7 +25,7 @@ export interface StartApiOptions {
   readonly config: Pick<Config, 'port' | 'host' | 'shutdownTimeoutMs'> & Partial<Pick<Config,
     | 'metricsPort' | 'metricsToken' | 'rpcMaxBodyBytes' | 'importMaxBodyBytes' | 'httpHeadersTimeoutMs' | 'httpRequestTimeoutMs'
     | 'httpIdleTimeoutMs' | 'httpBodyTimeoutMs' | 'http2MaxConcurrentStreams' | 'watchMaxDurationMs' | 'watchMaxStreamsPerCaller'
-    | 'corsAllowedOrigins'>>;
+    | 'corsAllowedOrigins' | 'reflectionAllowAnonymous'>>;
   readonly logger: Logger;
   /** Probes the dependencies for /readyz and the gRPC health Check. */
   readonly readiness: ReadinessProbe;
@@ -102,6 +102,7 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
       ...(config.http2MaxConcurrentStreams === undefined ? {} : { maxConcurrentStreams: config.http2MaxConcurrentStreams }),
     },
     ...(config.corsAllowedOrigins === undefined ? {} : { corsAllowedOrigins: config.corsAllowedOrigins }),
+    ...(config.reflectionAllowAnonymous === undefined ? {} : { reflectionAllowAnonymous: config.reflectionAllowAnonymous }),
     brandDomains: {
       hostOf: requestHost,
       isBrandDomain: (host) => {

@@ -9,7 +9,7 @@ import { authenticate, authorizeAuthenticated, type Authenticated, type Caller, 
 import { principalKey } from '../context.ts';
 import { checkEachRequest } from '../interceptors/stream.ts';
 import { credentialsFrom } from './credentials.ts';
-import { permissionFor } from './permissions.ts';
+import { permissionFor, type AccessOptions } from './permissions.ts';
 
 /** What the auth interceptors check credentials with: the use cases' access rule bound to a use-case context. */
 export interface Authenticator {
@@ -36,9 +36,9 @@ const authenticatedKey = createContextKey<Authenticated | null | undefined>(unde
  * with one indexed query), so an anonymous or badly credentialed call is answered Unauthenticated
  * without its body being read or inflated.
  */
-export function authenticateHeaders(authenticator: Authenticator): (method: DescMethod, header: Headers, contextValues: ContextValues) => Promise<void> {
+export function authenticateHeaders(authenticator: Authenticator, access: AccessOptions = {}): (method: DescMethod, header: Headers, contextValues: ContextValues) => Promise<void> {
   return async (method, header, contextValues) => {
-    if (permissionFor(method) === 'public') return;
+    if (permissionFor(method, access) === 'public') return;
     contextValues.set(authenticatedKey, await authenticator.authenticate(credentialsFrom(header)));
   };
 }
@@ -49,9 +49,9 @@ export function authenticateHeaders(authenticator: Authenticator): (method: Desc
  * Unauthenticated; calls whose headers the adapter already checked ({@link authenticateHeaders})
  * are not checked twice. Credentials never appear in an error or a log line.
  */
-export function authenticationInterceptor(authenticator: Authenticator): Interceptor {
+export function authenticationInterceptor(authenticator: Authenticator, access: AccessOptions = {}): Interceptor {
   return (next) => async (req) => {
-    if (permissionFor(req.method) === 'public') return next(req);
+    if (permissionFor(req.method, access) === 'public') return next(req);
     if (req.contextValues.get(authenticatedKey) === undefined) {
       req.contextValues.set(authenticatedKey, await authenticator.authenticate(credentialsFrom(req.header)));
     }
@@ -66,10 +66,15 @@ export function authenticationInterceptor(authenticator: Authenticator): Interce
  * after validation, so `brand_id` is a well-formed uuid here; for client streams every message
  * is checked.
  */
-export function authorizationInterceptor(authenticator: Authenticator): Interceptor {
+export function authorizationInterceptor(authenticator: Authenticator, access: AccessOptions = {}): Interceptor {
   return (next) => async (req) => {
-    const permission = permissionFor(req.method);
+    const permission = permissionFor(req.method, access);
     if (permission === 'public') return next(req);
+    if (permission === 'authenticated') {
+      const authenticated = req.contextValues.get(authenticatedKey);
+      if (authenticated === null || authenticated === undefined) throw new UnauthenticatedError('authentication required');
+      return next(req);
+    }
     const check = async (message: Message): Promise<void> => {
       if (permission === undefined) throw new ForbiddenError('this RPC has no permission entry and is refused');
       const authenticated = req.contextValues.get(authenticatedKey);

@@ -74,11 +74,25 @@ export const rpcPermissions: ReadonlyMap<string, Readonly<Record<string, Permiss
 export const publicServices: ReadonlySet<string> = new Set(publicRpcServices);
 
 /**
- * The permission `method` needs, `'public'` for a method of a public service, or undefined when
- * the method has no entry (the auth interceptor then refuses the call: deny by default).
+ * gRPC server reflection (both versions): it describes the contract, no brand's data, so any valid
+ * credentials may call it, or anyone when `REFLECTION_ALLOW_ANONYMOUS` is set.
  */
-export function permissionFor(method: DescMethod): Permission | 'public' | undefined {
+export const reflectionServices: ReadonlySet<string> = new Set(['grpc.reflection.v1.ServerReflection', 'grpc.reflection.v1alpha.ServerReflection']);
+
+/** Access settings that change what {@link permissionFor} answers. */
+export interface AccessOptions {
+  /** Serve reflection without credentials (`REFLECTION_ALLOW_ANONYMOUS`); default false. */
+  readonly anonymousReflection?: boolean;
+}
+
+/**
+ * The permission `method` needs, `'public'` for a method of a public service, `'authenticated'`
+ * for one any verified caller may use without naming a brand (reflection), or undefined when the
+ * method has no entry (the auth interceptor then refuses the call: deny by default).
+ */
+export function permissionFor(method: DescMethod, options: AccessOptions = {}): Permission | 'public' | 'authenticated' | undefined {
   if (publicServices.has(method.parent.typeName)) return 'public';
+  if (reflectionServices.has(method.parent.typeName)) return options.anonymousReflection === true ? 'public' : 'authenticated';
   const table = rpcPermissions.get(method.parent.typeName);
   return table === undefined || !Object.hasOwn(table, method.localName) ? undefined : table[method.localName];
 }
