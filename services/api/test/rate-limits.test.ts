@@ -36,18 +36,29 @@ const kpis = (brand: SeededBrand) => fetch(`${api.baseUrl}/mint.v1.MintService/G
   method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${brand.token}` }, body: JSON.stringify({ brand_id: brand.brandId }),
 });
 
-/** Sends `count` requests at once; their statuses in order. */
+/** Sends `count` requests at once; their answers in order. */
 async function burst(count: number, send: () => Promise<Response>): Promise<Response[]> {
   return Promise.all(Array.from({ length: count }, send));
+}
+
+/**
+ * Checks a burst of 20 against a limit of `limit` per window: every answer is allowed or refused,
+ * at least `limit` pass and at most two windows' worth (a loaded machine may spread the burst over
+ * a window boundary), the rest are refused.
+ */
+function expectLimited(statuses: readonly (number | string)[], allowed: number | string, refused: number | string, limit: number): void {
+  const passed = statuses.filter((s) => s === allowed).length;
+  expect(statuses.filter((s) => s !== allowed && s !== refused)).toEqual([]);
+  expect(passed).toBeGreaterThanOrEqual(limit);
+  expect(passed).toBeLessThanOrEqual(2 * limit);
 }
 
 describe('per credential', () => {
   it('answers resource_exhausted (HTTP 429 on Connect) past RATE_LIMIT_PER_CREDENTIAL, and other credentials are not affected', async () => {
     const brand = await app.seedBrand();
     const other = await app.seedBrand();
-    const answers = await burst(8, () => kpis(brand));
-    const statuses = answers.map((r) => r.status).sort();
-    expect(statuses).toEqual([200, 200, 200, 200, 200, 429, 429, 429]);
+    const answers = await burst(20, () => kpis(brand));
+    expectLimited(answers.map((r) => r.status), 200, 429, limits.rateLimitPerCredential);
     const refused = answers.find((r) => r.status === 429)!;
     const body = (await refused.json()) as { code: string; message: string };
     expect(body.code).toBe('resource_exhausted');
@@ -58,18 +69,17 @@ describe('per credential', () => {
 
   it('answers RESOURCE_EXHAUSTED over gRPC', async () => {
     const brand = await app.seedBrand();
-    const calls = await Promise.all(Array.from({ length: 7 }, () => grpcUnaryCall(api.port, MintService.method.getMintKpis, { brandId: brand.brandId } as never, { authorization: `Bearer ${brand.token}` })));
-    const codes = calls.map((c) => ('error' in c ? c.error.code : grpc.status.OK)).sort();
-    expect(codes).toEqual([grpc.status.OK, grpc.status.OK, grpc.status.OK, grpc.status.OK, grpc.status.OK, grpc.status.RESOURCE_EXHAUSTED, grpc.status.RESOURCE_EXHAUSTED]);
+    const calls = await Promise.all(Array.from({ length: 20 }, () => grpcUnaryCall(api.port, MintService.method.getMintKpis, { brandId: brand.brandId } as never, { authorization: `Bearer ${brand.token}` })));
+    expectLimited(calls.map((c) => ('error' in c ? c.error.code : grpc.status.OK)), grpc.status.OK, grpc.status.RESOURCE_EXHAUSTED, limits.rateLimitPerCredential);
   });
 
   it('answers /v1 with 429 rate_limited and Retry-After', async () => {
     const brand = await app.seedBrand();
     const key = await createApiKey(app.ctx, { brandId: brand.brandId, name: 'rate', scopes: ['products:read'] });
-    const answers = await burst(7, () => fetch(`${api.baseUrl}/v1/products`, {
+    const answers = await burst(20, () => fetch(`${api.baseUrl}/v1/products`, {
       headers: { authorization: `Bearer ${brand.token}`, 'x-api-key': key.key, 'x-workspace-id': brand.brandId },
     }));
-    expect(answers.map((r) => r.status).sort()).toEqual([200, 200, 200, 200, 200, 429, 429]);
+    expectLimited(answers.map((r) => r.status), 200, 429, limits.rateLimitPerCredential);
     const refused = answers.find((r) => r.status === 429)!;
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(await refused.json()).toMatchObject({ ok: false, error: { code: 'rate_limited', message: expect.stringContaining('RATE_LIMIT_PER_CREDENTIAL') } });
@@ -78,10 +88,11 @@ describe('per credential', () => {
 
 describe('per client address', () => {
   it('limits resolver scans (each a scan event) with 429 and Retry-After', async () => {
-    const answers = await burst(6, () => fetch(`${api.baseUrl}/r/no-such-brand/01/09506000134352/21/abc`, { redirect: 'manual' }));
+    const answers = await burst(20, () => fetch(`${api.baseUrl}/r/no-such-brand/01/09506000134352/21/abc`, { redirect: 'manual' }));
     const statuses = answers.map((r) => r.status);
-    expect(statuses.filter((s) => s === 429)).toHaveLength(2);
-    expect(statuses.filter((s) => s !== 429)).toHaveLength(4);
+    const passed = statuses.filter((s) => s !== 429).length;
+    expect(passed).toBeGreaterThanOrEqual(limits.rateLimitResolverPerAddress);
+    expect(passed).toBeLessThanOrEqual(2 * limits.rateLimitResolverPerAddress);
     const refused = answers.find((r) => r.status === 429)!;
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     // The resolver answers in its own way (an HTML page for a browser), naming the setting.
