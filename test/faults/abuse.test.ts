@@ -1,8 +1,10 @@
 // Abuse against a real API process (seconds, not minutes): gzip bombs from anonymous callers are
-// answered from the headers, within a small memory bound. (Stalled HTTP/2 bodies are covered on
-// the listener itself, services/api/test/listener.test.ts.)
+// answered from the headers, within a small memory bound; slow senders (bodies that stall, over
+// HTTP/1.1 and HTTP/2) are cut after HTTP_BODY_TIMEOUT_MS while the API keeps answering.
 
 import { readFileSync } from 'node:fs';
+import http2 from 'node:http2';
+import net from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testInfra } from '../support/context.ts';
@@ -13,6 +15,7 @@ import { killAllApis, spawnApi, type ApiProcess } from './support.ts';
 let app: UseCaseBundle;
 let api: ApiProcess;
 const submitPath = '/mint.v1.MintService/SubmitMintRequest';
+const bodyTimeoutMs = 500;
 
 /** Peak resident memory of a process so far (VmHWM), in bytes. */
 function peakRss(pid: number): number {
@@ -24,6 +27,7 @@ beforeAll(async () => {
   app = await setupUseCases();
   api = await spawnApi({
     databaseUrl: app.database.url, natsUrl: testInfra().natsUrl, ...freshStreamNames(),
+    env: { HTTP_BODY_TIMEOUT_MS: String(bodyTimeoutMs) },
   });
 });
 afterAll(async () => {
@@ -41,5 +45,37 @@ describe('abuse against the API process', () => {
     expect(new Set(answers.map((a) => a.join(' ')))).toEqual(new Set(['401 unauthenticated']));
     // Inflating even one of them would hold 39 MiB (and parse it).
     expect(peakRss(api.child.pid!) - before).toBeLessThan(32 * 1024 * 1024);
+  });
+
+  it('cuts 20 stalled HTTP/1.1 bodies and 5 HTTP/2 sessions of 20 stalled streams after the body timeout, and keeps answering', async () => {
+    const brand = await app.seedBrand();
+    const started = Date.now();
+    // HTTP/1.1: headers with a 60 KB Content-Length, a few body bytes, then nothing.
+    const h1 = Array.from({ length: 20 }, () => new Promise<number>((resolve) => {
+      const socket = net.connect(api.port, '127.0.0.1', () => {
+        socket.write(`POST ${submitPath} HTTP/1.1\r\nHost: api\r\nContent-Type: application/json\r\nAuthorization: Bearer ${brand.token}\r\nContent-Length: 61440\r\n\r\n{"brand_id":`);
+      });
+      socket.on('error', () => undefined);
+      socket.on('data', () => undefined);
+      socket.on('close', () => resolve(Date.now() - started));
+    }));
+    // HTTP/2: sessions of streams with unfinished bodies.
+    const h2 = Array.from({ length: 5 }, () => new Promise<number>((resolve) => {
+      const session = http2.connect(api.baseUrl);
+      session.on('error', () => undefined);
+      session.on('close', () => resolve(Date.now() - started));
+      for (let i = 0; i < 20; i++) {
+        const stream = session.request({ ':method': 'POST', ':path': submitPath, 'content-type': 'application/json', authorization: `Bearer ${brand.token}` });
+        stream.on('error', () => undefined);
+        stream.write('{"brand_id":');
+      }
+    }));
+    const cut = await Promise.race([Promise.all([...h1, ...h2]), new Promise<null>((resolve) => setTimeout(() => resolve(null), 10_000))]);
+    expect(cut).not.toBeNull();
+    for (const elapsed of cut!) {
+      expect(elapsed).toBeGreaterThanOrEqual(bodyTimeoutMs - 100);
+      expect(elapsed).toBeLessThan(3 * bodyTimeoutMs + 2_000);
+    }
+    expect((await fetch(`${api.baseUrl}/healthz`)).status).toBe(200);
   });
 });

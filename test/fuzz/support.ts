@@ -486,7 +486,12 @@ export async function startFuzzApi(ctx: UseCaseContext): Promise<FuzzApi & { sto
   });
   const store = createFsPackStore(storeDir);
   const running = await startApi({
-    ctx, config: { port: 0, host: '127.0.0.1', shutdownTimeoutMs: 2_000 }, logger: createLogger({ logLevel: 'info' }, {}, destination),
+    // Rate limits off: the fuzz sends hundreds of bad credentials from one address, far past the
+    // failed-authentication limit (services/api/test/rate-limits.test.ts covers the limits).
+    ctx, config: {
+      port: 0, host: '127.0.0.1', shutdownTimeoutMs: 2_000,
+      rateLimitPerCredential: 0, rateLimitResolverPerAddress: 0, rateLimitDownloadsPerAddress: 0, rateLimitAuthFailuresPerAddress: 0,
+    }, logger: createLogger({ logLevel: 'info' }, {}, destination),
     readiness: async () => ({ ok: true, checks: {} }), setMintBatchStatusEnabled: true,
     downloads: { keys: [{ id: 'fuzz', secret: new Uint8Array(32).fill(7) }], store },
   });

@@ -82,7 +82,10 @@ describe('values.schema.json', () => {
   it('rejects each wrong type and out-of-range value in a values file', () => {
     const result = helm(['template', releaseName, chartDir, ...valuesArgs({ files: ['values-wrong-types.yaml'] })]);
     expect(result.status).not.toBe(0);
-    for (const key of ['api.replicaCount', 'api.port', 'executor.autoscaling.enabled', 'executor.webhooks.concurrency', 'config.chunkSize', 'config.logLevel']) {
+    for (const key of [
+      'api.replicaCount', 'api.port', 'api.rateLimits.perCredential', 'api.corsAllowedOrigins.0', 'executor.autoscaling.enabled', 'executor.webhooks.concurrency',
+      'config.chunkSize', 'config.logLevel',
+    ]) {
       expect(result.stderr, key).toContain(`${key}:`);
     }
   });
@@ -178,6 +181,53 @@ describe('configmap.yaml', () => {
     expect(Object.keys(plain)).not.toContain('PACK_STORE_DIR');
     expect(Object.keys(plain)).not.toContain('EXECUTOR_LEASE_MS');
     expect(Object.keys(plain)).not.toContain('SCAN_EVENT_RETENTION_DAYS');
+  });
+
+  it('carries every limit, timeout, rate limit, CORS, reflection and metrics setting of the API, and none unless set', () => {
+    const data = one(everything, 'configmap.yaml').data as Record<string, string>;
+    expect(data).toMatchObject({
+      AUTH_JWT_MAX_LIFETIME_SECONDS: '3600',
+      RPC_MAX_BODY_BYTES: '131072',
+      // Large numbers are written in full, never as 8.388608e+07.
+      IMPORT_MAX_BODY_BYTES: '83886080',
+      HTTP_HEADERS_TIMEOUT_MS: '5000',
+      HTTP_REQUEST_TIMEOUT_MS: '60000',
+      HTTP_IDLE_TIMEOUT_MS: '75000',
+      HTTP_BODY_TIMEOUT_MS: '10000',
+      HTTP2_MAX_CONCURRENT_STREAMS: '50',
+      WATCH_MAX_DURATION_MS: '600000',
+      WATCH_MAX_STREAMS_PER_CALLER: '10',
+      RATE_LIMIT_PER_CREDENTIAL: '500',
+      // 0 turns the limit off and is written, not mistaken for unset.
+      RATE_LIMIT_RESOLVER_PER_ADDRESS: '0',
+      RATE_LIMIT_DOWNLOADS_PER_ADDRESS: '120',
+      RATE_LIMIT_AUTH_FAILURES_PER_ADDRESS: '30',
+      CORS_ALLOWED_ORIGINS: 'https://console.example.com,https://ops.example.com',
+      REFLECTION_ALLOW_ANONYMOUS: 'true',
+      METRICS_PORT: '9464',
+    });
+    expect(data).not.toHaveProperty('METRICS_TOKEN');
+    const plain = one(defaults, 'configmap.yaml').data as Record<string, string>;
+    for (const name of [
+      'AUTH_JWT_MAX_LIFETIME_SECONDS', 'RPC_MAX_BODY_BYTES', 'IMPORT_MAX_BODY_BYTES', 'HTTP_HEADERS_TIMEOUT_MS', 'HTTP_REQUEST_TIMEOUT_MS', 'HTTP_IDLE_TIMEOUT_MS',
+      'HTTP_BODY_TIMEOUT_MS', 'HTTP2_MAX_CONCURRENT_STREAMS', 'WATCH_MAX_DURATION_MS', 'WATCH_MAX_STREAMS_PER_CALLER', 'RATE_LIMIT_PER_CREDENTIAL',
+      'RATE_LIMIT_RESOLVER_PER_ADDRESS', 'RATE_LIMIT_DOWNLOADS_PER_ADDRESS', 'RATE_LIMIT_AUTH_FAILURES_PER_ADDRESS', 'CORS_ALLOWED_ORIGINS',
+      'REFLECTION_ALLOW_ANONYMOUS', 'METRICS_PORT',
+    ]) expect(Object.keys(plain), name).not.toContain(name);
+  });
+
+  it('serves /metrics on a port of its own when api.metrics.port is set, scraped there with the bearer token from existingSecret', () => {
+    expect(container(one(everything, 'api-deployment.yaml')).ports).toEqual([
+      { name: 'http', containerPort: 9090, protocol: 'TCP' }, { name: 'metrics', containerPort: 9464, protocol: 'TCP' },
+    ]);
+    expect(one(everything, 'api-service.yaml').spec.ports).toContainEqual({ name: 'metrics', port: 9464, targetPort: 'metrics', protocol: 'TCP' });
+    expect(one(everything, 'servicemonitor.yaml').spec.endpoints[0]).toMatchObject({
+      port: 'metrics', authorization: { type: 'Bearer', credentials: { name: 'mint-prod-secrets', key: 'METRICS_TOKEN' } },
+    });
+    const apiPolicy = everything.find((m) => m.template === 'networkpolicy.yaml' && m.metadata.name === 'mint-api')!;
+    expect(apiPolicy.spec.ingress[0].ports).toContainEqual({ port: 'metrics', protocol: 'TCP' });
+    // Without the setting /metrics stays on the api port.
+    expect(container(one(defaults, 'api-deployment.yaml')).ports).toHaveLength(1);
   });
 
   it('rolls the pods when it changes (checksum annotation)', () => {
@@ -400,7 +450,7 @@ describe('networkpolicy.yaml', () => {
     expect(policies.map((p) => p.metadata.name)).toEqual(['mint-api', 'mint-executor']);
     const [api, executor] = policies as [Manifest, Manifest];
     expect(api.spec.podSelector.matchLabels['app.kubernetes.io/component']).toBe('api');
-    expect(api.spec.ingress[0].ports).toEqual([{ port: 'http', protocol: 'TCP' }]);
+    expect(api.spec.ingress[0].ports).toEqual([{ port: 'http', protocol: 'TCP' }, { port: 'metrics', protocol: 'TCP' }]);
     expect(api.spec.ingress[0].from).toHaveLength(2);
     expect(api.spec.policyTypes).toEqual(['Ingress', 'Egress']);
     expect(api.spec.egress[0].ports).toContainEqual({ port: 53, protocol: 'UDP' });
@@ -419,7 +469,12 @@ describe('servicemonitor.yaml', () => {
     const monitor = one(everything, 'servicemonitor.yaml');
     expect(monitor.apiVersion).toBe('monitoring.coreos.com/v1');
     expect(monitor.metadata.labels).toMatchObject({ release: 'prometheus' });
-    expect(monitor.spec.endpoints).toEqual([{ port: 'http', path: '/metrics', interval: '15s', scrapeTimeout: '5s' }]);
+    expect(monitor.spec.endpoints).toEqual([{
+      port: 'metrics', path: '/metrics', interval: '15s', scrapeTimeout: '5s',
+      authorization: { type: 'Bearer', credentials: { name: 'mint-prod-secrets', key: 'METRICS_TOKEN' } },
+    }]);
+    const onApiPort = one(render({ set: { 'monitoring.serviceMonitor.enabled': 'true' } }), 'servicemonitor.yaml');
+    expect(onApiPort.spec.endpoints).toEqual([{ port: 'http', path: '/metrics', interval: '30s', scrapeTimeout: '10s' }]);
     expect(monitor.spec.namespaceSelector).toEqual({ matchNames: ['mint'] });
     expect(one(everything, 'api-service.yaml').metadata.labels).toMatchObject(monitor.spec.selector.matchLabels);
   });

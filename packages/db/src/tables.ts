@@ -20,7 +20,6 @@ interface JsonColumns {
   mint_events: 'payload';
   mint_preflights: 'blocking_reasons';
   product_imports: 'errors';
-  idempotency_records: 'response_body';
   resolver_links: 'hreflang' | 'context';
   webhook_deliveries: 'body';
 }

@@ -47,6 +47,20 @@ export class ForbiddenError extends Error {
   override readonly name = 'ForbiddenError';
 }
 
+/** The caller sent more requests than its limit allows; it may try again after `retryAfterSeconds`. */
+export class RateLimitedError extends Error {
+  override readonly name = 'RateLimitedError';
+  /** Whole seconds until the limit lets the caller through again (at least 1). */
+  readonly retryAfterSeconds: number;
+  constructor(message: string, retryAfterSeconds: number, options?: ErrorOptions) {
+    super(message, options);
+    this.retryAfterSeconds = Math.max(1, Math.ceil(retryAfterSeconds));
+  }
+}
+
+/** True for {@link RateLimitedError}. */
+export const isRateLimitedError = (e: unknown): e is RateLimitedError => e instanceof RateLimitedError;
+
 /** True for {@link InvalidInputError}. */
 export const isInvalidInputError = (e: unknown): e is InvalidInputError => e instanceof InvalidInputError;
 /** True for {@link IllegalStateError}. */

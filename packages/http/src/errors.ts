@@ -4,7 +4,7 @@
 
 import { Code } from '@connectrpc/connect';
 import {
-  isConflictError, isForbiddenError, isIllegalStateError, isInvalidInputError, isNotFoundError, isUnauthenticatedError,
+  isConflictError, isForbiddenError, isIllegalStateError, isInvalidInputError, isNotFoundError, isRateLimitedError, isUnauthenticatedError,
   type FieldViolation,
 } from '@mint/domain';
 
@@ -18,7 +18,8 @@ export interface ErrorKind {
 /**
  * Bad input -> InvalidArgument / 400 invalid_request; no or bad credentials -> Unauthenticated /
  * 401; missing permission -> PermissionDenied / 403; missing or foreign row -> NotFound / 404;
- * illegal state move -> FailedPrecondition / 409; lost compare-and-set -> Aborted / 409 conflict.
+ * illegal state move -> FailedPrecondition / 409; lost compare-and-set -> Aborted / 409 conflict;
+ * over a rate limit -> ResourceExhausted / 429 rate_limited (with `Retry-After`).
  */
 const errorKinds: readonly (readonly [(e: unknown) => boolean, ErrorKind])[] = [
   [isInvalidInputError, { connect: Code.InvalidArgument, status: 400, code: 'invalid_request' }],
@@ -27,6 +28,7 @@ const errorKinds: readonly (readonly [(e: unknown) => boolean, ErrorKind])[] = [
   [isNotFoundError, { connect: Code.NotFound, status: 404, code: 'not_found' }],
   [isIllegalStateError, { connect: Code.FailedPrecondition, status: 409, code: 'failed_precondition' }],
   [isConflictError, { connect: Code.Aborted, status: 409, code: 'conflict' }],
+  [isRateLimitedError, { connect: Code.ResourceExhausted, status: 429, code: 'rate_limited' }],
 ];
 
 /** The kind of a domain error, or undefined for anything else (an internal error). */

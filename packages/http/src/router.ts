@@ -3,7 +3,7 @@
 // and another method, and one place where a handler's error becomes a response.
 
 import createFindMyWay, { type HTTPMethod } from 'find-my-way';
-import { InvalidInputError } from '@mint/domain';
+import { InvalidInputError, isRateLimitedError } from '@mint/domain';
 import { HttpProblem, toHttpError, type HttpError } from './errors.ts';
 import { sendJson } from './respond.ts';
 import type { HttpRequest, HttpResponse } from './types.ts';
@@ -76,6 +76,11 @@ export interface Router {
 export interface RouterOptions {
   /** Called for every handler error with its mapped HTTP error (log 5xx with the cause, never the query). */
   readonly onError?: (call: RouteCall, error: HttpError, cause: unknown) => void;
+  /**
+   * Runs before the handler of every matched route (a rate limit): what it throws, or rejects
+   * with, is answered by the route's error writer and the handler does not run.
+   */
+  readonly guard?: (call: RouteCall, route: Route) => void | Promise<void>;
 }
 
 /** Builds the route table. A path registered twice for one method is a programming error (throws). */
@@ -109,6 +114,7 @@ export function createRouter(routes: readonly Route[], options: RouterOptions = 
     }
     // Past a size limit the rest of the body is not read: close the HTTP/1.1 connection.
     if (error.status === 413 && call.req.httpVersionMajor === 1) call.res.setHeader('connection', 'close');
+    if (isRateLimitedError(err)) call.res.setHeader('retry-after', String(err.retryAfterSeconds));
     (route?.onError ?? sendHttpError)(call, error, err);
   };
 
@@ -134,7 +140,8 @@ export function createRouter(routes: readonly Route[], options: RouterOptions = 
       const call: RouteCall = { req, res, path, params: found.params as Record<string, string>, queryString };
       let pending;
       try {
-        pending = route.handler(call);
+        const guarded = options.guard?.(call, route);
+        pending = guarded === undefined ? route.handler(call) : guarded.then(() => route.handler(call));
       } catch (err) {
         fail(call, route, err);
         return true;

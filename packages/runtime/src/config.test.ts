@@ -58,6 +58,12 @@ describe('loadConfig', () => {
       webhookAllowedAddresses: [],
       watchMaxDurationMs: 900_000,
       watchMaxStreamsPerCaller: 20,
+      corsAllowedOrigins: undefined,
+      reflectionAllowAnonymous: false,
+      rateLimitPerCredential: 2000,
+      rateLimitResolverPerAddress: 20_000,
+      rateLimitDownloadsPerAddress: 600,
+      rateLimitAuthFailuresPerAddress: 120,
     });
     expect(loadConfig({})).toHaveProperty('executorHttpPort', undefined);
     expect(defaults.port).toBe(8080);
@@ -93,6 +99,12 @@ describe('loadConfig', () => {
       WATCH_MAX_DURATION_MS: '60000',
       WATCH_MAX_STREAMS_PER_CALLER: '5',
       CONSOLE_ENABLED: 'false',
+      CORS_ALLOWED_ORIGINS: 'https://console.example.com, http://localhost:5173',
+      REFLECTION_ALLOW_ANONYMOUS: 'true',
+      RATE_LIMIT_PER_CREDENTIAL: '50',
+      RATE_LIMIT_RESOLVER_PER_ADDRESS: '0',
+      RATE_LIMIT_DOWNLOADS_PER_ADDRESS: '10',
+      RATE_LIMIT_AUTH_FAILURES_PER_ADDRESS: '5',
     });
     expect(config).toMatchObject({
       databaseUrl: 'postgres://mint:pw@db:5432/mint',
@@ -123,7 +135,21 @@ describe('loadConfig', () => {
       watchMaxDurationMs: 60_000,
       watchMaxStreamsPerCaller: 5,
       consoleEnabled: false,
+      corsAllowedOrigins: ['https://console.example.com', 'http://localhost:5173'],
+      reflectionAllowAnonymous: true,
+      rateLimitPerCredential: 50,
+      rateLimitResolverPerAddress: 0,
+      rateLimitDownloadsPerAddress: 10,
+      rateLimitAuthFailuresPerAddress: 5,
     });
+  });
+
+  it('refuses CORS origins with a path, another scheme or a trailing slash, naming the entry', () => {
+    expect(() => loadConfig({ CORS_ALLOWED_ORIGINS: 'https://console.example.com/app' })).toThrow(/CORS_ALLOWED_ORIGINS .*"https:\/\/console.example.com\/app" is not/);
+    expect(() => loadConfig({ CORS_ALLOWED_ORIGINS: 'https://a.example,ftp://b.example' })).toThrow(/CORS_ALLOWED_ORIGINS .*"ftp:\/\/b.example" is not/);
+    expect(() => loadConfig({ CORS_ALLOWED_ORIGINS: 'https://a.example/' })).toThrow(/CORS_ALLOWED_ORIGINS/);
+    expect(loadConfig({ CORS_ALLOWED_ORIGINS: '*' }).corsAllowedOrigins).toEqual(['*']);
+    expect(() => loadConfig({ RATE_LIMIT_PER_CREDENTIAL: '-1' })).toThrow(/RATE_LIMIT_PER_CREDENTIAL must be an integer between 0 and 1000000/);
   });
 
   it('refuses a CONSOLE_ENABLED that is not a flag, naming it', () => {

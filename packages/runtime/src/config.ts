@@ -44,6 +44,10 @@ export const defaults = {
   webhookLeaseMs: 30_000,
   watchMaxDurationMs: 15 * 60_000,
   watchMaxStreamsPerCaller: 20,
+  rateLimitPerCredential: 2000,
+  rateLimitResolverPerAddress: 20_000,
+  rateLimitDownloadsPerAddress: 600,
+  rateLimitAuthFailuresPerAddress: 120,
 } as const;
 
 /** The validated process configuration; see `loadConfig` for the variable behind each field. */
@@ -134,6 +138,18 @@ export interface Config {
   readonly watchMaxDurationMs: number;
   /** `WATCH_MAX_STREAMS_PER_CALLER`: WatchMintJob streams one caller (user, else API key) may have open on one API process; default 20. */
   readonly watchMaxStreamsPerCaller: number;
+  /** `CORS_ALLOWED_ORIGINS`: comma-separated origins whose browser scripts may call Connect, gRPC-Web and /v1 with credentials (`*`: any origin, never with credentials); none when unset. */
+  readonly corsAllowedOrigins: readonly string[] | undefined;
+  /** `REFLECTION_ALLOW_ANONYMOUS`: serve gRPC server reflection without credentials; off by default (a valid token or API key is needed). */
+  readonly reflectionAllowAnonymous: boolean;
+  /** `RATE_LIMIT_PER_CREDENTIAL`: RPC and /v1 requests per second one credential (bearer token or API key) may make; 0 turns the limit off. */
+  readonly rateLimitPerCredential: number;
+  /** `RATE_LIMIT_RESOLVER_PER_ADDRESS`: resolver requests (each a scan event) per second from one client address; 0 turns the limit off. */
+  readonly rateLimitResolverPerAddress: number;
+  /** `RATE_LIMIT_DOWNLOADS_PER_ADDRESS`: pack downloads per minute from one client address; 0 turns the limit off. */
+  readonly rateLimitDownloadsPerAddress: number;
+  /** `RATE_LIMIT_AUTH_FAILURES_PER_ADDRESS`: failed authentications per minute from one client address before its calls are refused; 0 turns the limit off. */
+  readonly rateLimitAuthFailuresPerAddress: number;
 }
 
 /** A `Config` whose database and bus URLs are known to be present. */
@@ -215,6 +231,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookAllowedAddresses: read.addressList('WEBHOOK_ALLOWED_ADDRESSES'),
     watchMaxDurationMs: read.integer('WATCH_MAX_DURATION_MS', defaults.watchMaxDurationMs, 100, 86_400_000),
     watchMaxStreamsPerCaller: read.integer('WATCH_MAX_STREAMS_PER_CALLER', defaults.watchMaxStreamsPerCaller, 1, 10_000),
+    corsAllowedOrigins: read.origins('CORS_ALLOWED_ORIGINS'),
+    reflectionAllowAnonymous: read.flag('REFLECTION_ALLOW_ANONYMOUS', false),
+    rateLimitPerCredential: read.integer('RATE_LIMIT_PER_CREDENTIAL', defaults.rateLimitPerCredential, 0, 1_000_000),
+    rateLimitResolverPerAddress: read.integer('RATE_LIMIT_RESOLVER_PER_ADDRESS', defaults.rateLimitResolverPerAddress, 0, 1_000_000),
+    rateLimitDownloadsPerAddress: read.integer('RATE_LIMIT_DOWNLOADS_PER_ADDRESS', defaults.rateLimitDownloadsPerAddress, 0, 1_000_000),
+    rateLimitAuthFailuresPerAddress: read.integer('RATE_LIMIT_AUTH_FAILURES_PER_ADDRESS', defaults.rateLimitAuthFailuresPerAddress, 0, 1_000_000),
   };
 
   if (problems.length > 0) {
@@ -334,6 +356,21 @@ class Reader {
       const max = family === 4 ? 32 : 128;
       if (family === 0 || (prefix !== undefined && !(/^\d{1,3}$/.test(prefix) && Number(prefix) <= max))) {
         return this.#fail(name, `must be comma-separated IP addresses or CIDR ranges ("${entry}" is neither)`, raw, []);
+      }
+    }
+    return entries;
+  }
+
+  /** Comma-separated origins (`scheme://host[:port]`, nothing after) or `*`; undefined when unset. */
+  origins(name: string): string[] | undefined {
+    const raw = this.string(name);
+    if (raw === undefined) return undefined;
+    const entries = raw.split(',').map((e) => e.trim()).filter((e) => e !== '');
+    for (const entry of entries) {
+      if (entry === '*') continue;
+      const parsed = URL.parse(entry);
+      if (parsed === null || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') || parsed.origin !== entry) {
+        return this.#fail(name, `must be comma-separated origins like https://console.example.com (scheme, host and port only) or *, ("${entry}" is not)`, raw, undefined);
       }
     }
     return entries;

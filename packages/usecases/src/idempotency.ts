@@ -18,12 +18,18 @@ export interface IdempotentOutcome extends KeptResponse {
   readonly keep: boolean;
 }
 
+/** A response as sent: its status and its body's JSON text, byte for byte the same on every replay. */
+export interface SentResponse {
+  readonly status: number;
+  readonly text: string;
+}
+
 /** The result of {@link runIdempotently}. */
 export type IdempotentResult =
   /** This request ran `work`; its response. */
-  | { readonly kind: 'ran'; readonly response: KeptResponse }
-  /** An earlier request with the same key and body finished; its response, replayed. */
-  | { readonly kind: 'replayed'; readonly response: KeptResponse }
+  | { readonly kind: 'ran'; readonly response: SentResponse }
+  /** An earlier request with the same key and body finished; its response as first sent. */
+  | { readonly kind: 'replayed'; readonly response: SentResponse }
   /** The key was used with another body (or on another route): 422. */
   | { readonly kind: 'mismatch' }
   /** An earlier request with the key is still running: 409. */
@@ -94,7 +100,7 @@ export async function runIdempotently(
       const decision = decideIdempotency({ ...kept, state: kept.state as IdempotencyState }, request, now);
       if (decision === 'mismatch') return { kind: 'mismatch' };
       if (decision === 'in_progress') return { kind: 'in_progress' };
-      if (decision === 'replay') return { kind: 'replayed', response: { status: kept.responseStatus ?? 200, body: kept.responseBody } };
+      if (decision === 'replay') return { kind: 'replayed', response: { status: kept.responseStatus ?? 200, text: kept.responseBody ?? 'null' } };
       if (!(await retakeIdempotencyKey(ctx.db.em.fork(), kept, claim))) continue;
       held = { brandId, key, createdAt: now };
     }
@@ -105,7 +111,7 @@ export async function runIdempotently(
       await deleteIdempotencyKey(ctx.db.em.fork(), held).catch(() => undefined);
       throw error;
     }
-    const response = { status: outcome.status, body: outcome.body };
+    const response = { status: outcome.status, text: JSON.stringify(outcome.body) };
     if (outcome.keep) await completeIdempotencyKey(ctx.db.em.fork(), held, response);
     else await deleteIdempotencyKey(ctx.db.em.fork(), held);
     return { kind: 'ran', response };

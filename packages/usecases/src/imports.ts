@@ -37,7 +37,7 @@ const notUtf8 = '\uFDD0';
  * bytes (and of any U+FFFD of that line); `csv` itself when it is all UTF-8. A line break byte is
  * never part of a multi-byte character, so a line is the unit checked.
  */
-function markInvalidUtf8(csv: Uint8Array): Uint8Array {
+export function markInvalidUtf8(csv: Uint8Array): Uint8Array {
   if (isUtf8(csv)) return csv;
   const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
   const parts: Uint8Array[] = [];
@@ -52,6 +52,14 @@ function markInvalidUtf8(csv: Uint8Array): Uint8Array {
   return Buffer.concat(parts);
 }
 const lineBreak = Uint8Array.of(0x0a);
+
+/** The message of a row field that was not UTF-8 in the file. */
+export const notUtf8Message = 'is not valid UTF-8 (the file must be UTF-8 encoded)';
+
+/** The index of the first field of a record read from {@link markInvalidUtf8}'s output that was not UTF-8 in the file; -1 when all were. */
+export function invalidUtf8Field(fields: readonly string[]): number {
+  return fields.findIndex((field) => field.includes(notUtf8));
+}
 
 /** A CSV record and the 1-based line it ended on. */
 interface CsvRecord {
@@ -223,9 +231,9 @@ export async function runProductImport(ctx: UseCaseContext, brandId: string, imp
         continue;
       }
       rowNumber++;
-      const notText = record.fields.findIndex((field) => field.includes(notUtf8));
+      const notText = invalidUtf8Field(record.fields);
       if (notText >= 0) {
-        reject(rowNumber, [{ field: columns[notText] ?? null, message: 'is not valid UTF-8 (the file must be UTF-8 encoded)' }]);
+        reject(rowNumber, [{ field: columns[notText] ?? null, message: notUtf8Message }]);
       } else if (record.fields.length !== columns.length) {
         reject(rowNumber, [{ field: null, message: `has ${record.fields.length} fields, the header row has ${columns.length}` }]);
       } else {

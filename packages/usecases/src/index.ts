@@ -40,7 +40,7 @@ export {
 } from './imports.ts';
 export {
   requestFingerprint, keyDerivedUuid, runIdempotently, purgeExpiredIdempotencyRecords, type KeptResponse, type IdempotentOutcome,
-  type IdempotentResult, type IdempotentRequest, submitWithIdempotencyKey, type KeyedMintRequest
+  type IdempotentResult, type SentResponse, type IdempotentRequest, submitWithIdempotencyKey, type KeyedMintRequest
 } from './idempotency.ts';
 export { submitAndKick, type SubmitAndKickResult } from './kick.ts';
 export {

@@ -9,7 +9,7 @@ import {
   type Cursor, type FieldViolation, type Link, type LinkInput, type LinkLevel, type LinkScope, type Page,
 } from '@mint/domain';
 import type { Actor, UseCaseContext } from './context.ts';
-import { completeImportRun, failImportRun, getProductImport, parseCsvRecords, type ImportRunOutcome, type ImportView } from './imports.ts';
+import { completeImportRun, failImportRun, getProductImport, invalidUtf8Field, markInvalidUtf8, notUtf8Message, parseCsvRecords, type ImportRunOutcome, type ImportView } from './imports.ts';
 
 /** A link as callers see it. */
 export type LinkView = LinkRecord;
@@ -242,14 +242,18 @@ export async function runLinkImport(ctx: UseCaseContext, brandId: string, import
     for (const gtin of new Set(batch.map((b) => b.scope.gtin))) announceLinkChange(ctx.db, brandId, gtin);
   };
   try {
-    for await (const record of parseCsvRecords(csv)) {
+    for await (const record of parseCsvRecords(markInvalidUtf8(csv))) {
       if (columns === null) {
         assertValid(linkHeaderViolations(record.fields));
         columns = record.fields;
         continue;
       }
       rowNumber++;
-      if (record.fields.length !== columns.length) {
+      const notText = invalidUtf8Field(record.fields);
+      if (notText >= 0) {
+        failed++;
+        errors.push({ row: rowNumber, field: columns[notText] ?? null, message: notUtf8Message });
+      } else if (record.fields.length !== columns.length) {
         failed++;
         errors.push({ row: rowNumber, field: null, message: `has ${record.fields.length} fields, the header row has ${columns.length}` });
       } else {

@@ -15,6 +15,9 @@ export type Principal = Caller;
 export const requestIdKey = createContextKey<string>('', { description: 'request id' });
 
 /** A logger whose lines carry the call's request id; undefined outside a request. */
+/** The client's address (the TCP peer), for the per-address rate limits; '' when unknown (in-process calls). */
+export const clientAddressKey = createContextKey<string>('', { description: 'client address' });
+
 export const loggerKey = createContextKey<Logger | undefined>(undefined, { description: 'request logger' });
 
 /** The authorized caller; null until the authorization interceptor has run (and for public RPCs). */

@@ -2,16 +2,23 @@
 // /readyz and any mounted HTTP routes, on one port speaking HTTP/1.1 and h2c.
 
 import { randomUUID } from 'node:crypto';
-import { Code, ConnectError, createContextValues, type ConnectRouter, type Interceptor } from '@connectrpc/connect';
+import { Code, ConnectError, createContextKey, createContextValues, type ConnectRouter, type ContextValues, type Interceptor } from '@connectrpc/connect';
+import type { DescMethod } from '@bufbuild/protobuf';
+import { isUnauthenticatedError } from '@mint/domain';
 import { createValidator } from '@bufbuild/protovalidate';
 import { createRouter, sendJson, type HttpRequest, type HttpResponse, type Route } from '@mint/http';
 import type { Logger, Metrics } from '@mint/runtime';
 import { authenticateHeaders, authenticationInterceptor, authorizationInterceptor, type Authenticator } from './auth/interceptors.ts';
-import { loggerKey, requestIdKey } from './context.ts';
+import { permissionFor, type AccessOptions } from './auth/permissions.ts';
+import { isPublicPath } from './auth/public-paths.ts';
+import { clientAddressKey, loggerKey, requestIdKey } from './context.ts';
+import { createRateLimits, type RateLimits, type RateLimitSettings } from './http/rate-limits.ts';
+import { registerReflection } from './handlers/reflection.ts';
 import { Health } from './gen/grpc/health/v1/health_pb.js';
 import { checkReadiness, createHealthService, type ReadinessProbe } from './health.ts';
 import { CatalogService } from '@mint/contract';
 import { connectAdapter, defaultRpcMaxBodyBytes, readMaxBytes, rejectUndecodableBody } from './http/connect-adapter.ts';
+import { createCors } from './http/cors.ts';
 import { createDualListener, type DualListenerOptions, type RequestListener } from './http/listener.ts';
 import { errorInterceptor } from './interceptors/errors.ts';
 import { loggingInterceptor } from './interceptors/logging.ts';
@@ -45,6 +52,12 @@ export interface ApiServerOptions {
   readonly listener?: DualListenerOptions;
   /** Brands' own resolver domains: requests sent to one are served by these routes alone (see {@link BrandDomainRouting}). */
   readonly brandDomains?: BrandDomainRouting;
+  /** Per-credential and per-address rate limits (the `RATE_LIMIT_*` settings); nothing is limited when absent. */
+  readonly rateLimits?: RateLimitSettings;
+  /** Serve gRPC server reflection without credentials (`REFLECTION_ALLOW_ANONYMOUS`); by default a valid token or API key is needed. */
+  readonly reflectionAllowAnonymous?: boolean;
+  /** Origins whose browser scripts may call Connect, gRPC-Web and /v1 (`CORS_ALLOWED_ORIGINS`; `*` for any, without credentials); none when absent. */
+  readonly corsAllowedOrigins?: readonly string[];
 }
 
 /**
@@ -96,15 +109,19 @@ type StatefulRequest = HttpRequest & { [requestState]?: RequestState };
  * API key), validation (buf.validate rules) and authorization (role and scopes on the request's
  * brand). Tests run handlers behind them through `createRouterTransport`, without a network.
  */
-export function rpcInterceptors(options: { readonly logger: Logger; readonly authenticator: Authenticator; readonly metrics?: Metrics }): Interceptor[] {
+export function rpcInterceptors(options: {
+  readonly logger: Logger; readonly authenticator: Authenticator; readonly metrics?: Metrics; readonly access?: AccessOptions; readonly limits?: RpcRateLimit;
+}): Interceptor[] {
+  const access = options.access ?? {};
   return [
     loggingInterceptor(options.logger),
     ...(options.metrics === undefined ? [] : [metricsInterceptor(options.metrics)]),
     errorInterceptor,
+    ...(options.limits === undefined ? [] : [options.limits.interceptor]),
     rejectUndecodableBody,
-    authenticationInterceptor(options.authenticator),
+    authenticationInterceptor(options.authenticator, access),
     validationInterceptor(createValidator()),
-    authorizationInterceptor(options.authenticator),
+    authorizationInterceptor(options.authenticator, access),
   ];
 }
 
@@ -129,16 +146,27 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
   const probe = () => checkReadiness(readiness, shutdown.signal.aborted, logger);
   const plainHttp = options.metrics === undefined ? undefined : httpObserver(options.metrics);
 
-  const interceptors = rpcInterceptors({ logger, authenticator: options.authenticator, ...(options.metrics === undefined ? {} : { metrics: options.metrics }) });
+  const access: AccessOptions = { anonymousReflection: options.reflectionAllowAnonymous ?? false };
+  const limits = options.rateLimits === undefined ? undefined : createRateLimits(options.rateLimits);
+  const rpcLimit = limits === undefined ? undefined : rpcRateLimit(limits, access);
+  const interceptors = rpcInterceptors({
+    logger, authenticator: options.authenticator, access,
+    ...(options.metrics === undefined ? {} : { metrics: options.metrics }), ...(rpcLimit === undefined ? {} : { limits: rpcLimit }),
+  });
+  const authenticate = authenticateHeaders(options.authenticator, access);
   const connect = connectAdapter({
     routes: (router) => {
       router.service(Health, createHealthService(probe));
       options.routes(router);
+      registerReflection(router);
     },
     interceptors,
     // Credentials are checked from the headers before any body byte is read; bodies are bounded per operation.
     body: {
-      beforeBody: authenticateHeaders(options.authenticator),
+      beforeBody: async (method, header, contextValues) => {
+        await rpcLimit?.check(method, header, contextValues);
+        await authenticate(method, header, contextValues);
+      },
       maxBodyBytes: (method) => importMethods.has(`${method.parent.typeName}/${method.name}`)
         ? options.importMaxBodyBytes ?? readMaxBytes
         : options.rpcMaxBodyBytes ?? defaultRpcMaxBodyBytes,
@@ -151,7 +179,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
       const call = (req as StatefulRequest)[requestState];
       const values = createContextValues();
       if (call !== undefined) values.set(requestIdKey, call.id).set(loggerKey, loggerOf(req));
-      return values;
+      return values.set(clientAddressKey, addressOf(req));
     },
   });
 
@@ -168,8 +196,19 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     ...(options.httpRoutes ?? []),
   ], {
     onError: ({ req, path }, error, err) => {
+      if (error.status === 401) limits?.authFailed(addressOf(req));
       if (error.status >= 500) loggerOf(req).error({ err, method: req.method, path }, 'http route failed');
     },
+    ...(limits === undefined ? {} : {
+      guard: ({ req, path }, route) => {
+        const address = addressOf(req);
+        if (route.path.startsWith('/r/')) return limits.resolver(address);
+        if (route.path.startsWith('/downloads/')) return limits.download(address);
+        if (isPublicPath(path)) return undefined;
+        const apiKey = req.headers['x-api-key'];
+        return limits.authAllowed(address).then(() => limits.credential(req.headers.authorization, typeof apiKey === 'string' ? apiKey : undefined));
+      },
+    }),
   });
 
   const brandDomains = options.brandDomains;
@@ -177,6 +216,8 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     onError: ({ req, path }, error, err) => {
       if (error.status >= 500) loggerOf(req).error({ err, method: req.method, path }, 'brand domain route failed');
     },
+    // Every route of a brand domain is the resolver's.
+    ...(limits === undefined ? {} : { guard: ({ req }) => limits.resolver(addressOf(req)) }),
   });
   /** A request to a brand domain: its routes, else 404 (never the API's own routes or Connect). */
   function serveBrandDomain(req: HttpRequest, res: HttpResponse): void | Promise<unknown> {
@@ -203,12 +244,16 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     return serveOwn(req, res);
   }
 
-  /** A request to the API's own host: the route table, then Connect. */
+  const cors = createCors(options.corsAllowedOrigins ?? []);
+
+  /** A request to the API's own host: CORS of the API's own paths, the route table, then Connect. */
   function serveOwn(req: HttpRequest, res: HttpResponse): void | Promise<unknown> {
+    const path = (req.url ?? '').split('?', 1)[0]!;
+    if ((path.startsWith('/v1/') || connect.serves(path)) && cors(req, res)) return;
     const handled = router.handle(req, res);
     if (handled === false) {
       // RPCs are counted by the RPC interceptors; any other path is a plain 404, counted as unmatched.
-      if (connect.serves((req.url ?? '').split('?', 1)[0]!)) plainHttp?.skip(res);
+      if (connect.serves(path)) plainHttp?.skip(res);
       connect(req, res);
       return;
     }
@@ -244,6 +289,44 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
         shutdown.abort(new ConnectError('server is shutting down', Code.Unavailable));
         await listener.close(shutdownTimeoutMs);
       })());
+    },
+  };
+}
+
+/** The client's address: the TCP peer of the connection ('' when unknown). */
+function addressOf(req: HttpRequest): string {
+  return req.socket?.remoteAddress ?? '';
+}
+
+/** The RPC side of the rate limits: the check the adapter runs on the headers, and the interceptor. */
+export interface RpcRateLimit {
+  /** Refuses a caller past its failed-authentication or per-credential limit (RateLimitedError); once per call. */
+  check(method: DescMethod, header: Headers, contextValues: ContextValues): Promise<void>;
+  /** Runs the check for calls the adapter did not check (client and bidirectional streams) and counts failed authentications. */
+  readonly interceptor: Interceptor;
+}
+
+/** Whether {@link RpcRateLimit.check} already ran for a call. */
+const rateCheckedKey = createContextKey(false, { description: 'rate limits checked' });
+
+function rpcRateLimit(limits: RateLimits, access: AccessOptions): RpcRateLimit {
+  const check = async (method: DescMethod, header: Headers, contextValues: ContextValues): Promise<void> => {
+    if (contextValues.get(rateCheckedKey) || permissionFor(method, access) === 'public') return;
+    contextValues.set(rateCheckedKey, true);
+    await limits.authAllowed(contextValues.get(clientAddressKey));
+    await limits.credential(header.get('authorization') ?? undefined, header.get('x-api-key') ?? undefined);
+  };
+  return {
+    check,
+    interceptor: (next) => async (req) => {
+      await check(req.method, req.header, req.contextValues);
+      try {
+        return await next(req);
+      } catch (error) {
+        const unauthenticated = isUnauthenticatedError(error) || (error instanceof ConnectError && error.code === Code.Unauthenticated);
+        if (unauthenticated && permissionFor(req.method, access) !== 'public') limits.authFailed(req.contextValues.get(clientAddressKey));
+        throw error;
+      }
     },
   };
 }

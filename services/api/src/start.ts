@@ -1,7 +1,7 @@
 // Starts the API on a use-case context: what the production entry and the one-process dev mode
 // both call.
 
-import { createMetrics, type Config, type Logger, type Metrics } from '@mint/runtime';
+import { createMetrics, defaults, type Config, type Logger, type Metrics } from '@mint/runtime';
 import * as useCases from '@mint/usecases';
 import { contextAuthenticator, type Authenticator } from './auth/interceptors.ts';
 import type { ReadinessProbe } from './health.ts';
@@ -27,7 +27,8 @@ export interface StartApiOptions {
   readonly config: Pick<Config, 'port' | 'host' | 'shutdownTimeoutMs'> & Partial<Pick<Config,
     | 'metricsPort' | 'metricsToken' | 'rpcMaxBodyBytes' | 'importMaxBodyBytes' | 'httpHeadersTimeoutMs' | 'httpRequestTimeoutMs'
     | 'httpIdleTimeoutMs' | 'httpBodyTimeoutMs' | 'http2MaxConcurrentStreams' | 'watchMaxDurationMs' | 'watchMaxStreamsPerCaller'
-    | 'consoleEnabled'>>;
+    | 'consoleEnabled' | 'corsAllowedOrigins' | 'reflectionAllowAnonymous' | 'rateLimitPerCredential' | 'rateLimitResolverPerAddress'
+    | 'rateLimitDownloadsPerAddress' | 'rateLimitAuthFailuresPerAddress'>>;
   readonly logger: Logger;
   /** Probes the dependencies for /readyz and the gRPC health Check. */
   readonly readiness: ReadinessProbe;
@@ -108,6 +109,14 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
       ...(config.httpIdleTimeoutMs === undefined ? {} : { idleTimeoutMs: config.httpIdleTimeoutMs }),
       ...(config.httpBodyTimeoutMs === undefined ? {} : { bodyTimeoutMs: config.httpBodyTimeoutMs }),
       ...(config.http2MaxConcurrentStreams === undefined ? {} : { maxConcurrentStreams: config.http2MaxConcurrentStreams }),
+    },
+    ...(config.corsAllowedOrigins === undefined ? {} : { corsAllowedOrigins: config.corsAllowedOrigins }),
+    ...(config.reflectionAllowAnonymous === undefined ? {} : { reflectionAllowAnonymous: config.reflectionAllowAnonymous }),
+    rateLimits: {
+      perCredential: config.rateLimitPerCredential ?? defaults.rateLimitPerCredential,
+      resolverPerAddress: config.rateLimitResolverPerAddress ?? defaults.rateLimitResolverPerAddress,
+      downloadsPerAddress: config.rateLimitDownloadsPerAddress ?? defaults.rateLimitDownloadsPerAddress,
+      authFailuresPerAddress: config.rateLimitAuthFailuresPerAddress ?? defaults.rateLimitAuthFailuresPerAddress,
     },
     brandDomains: {
       hostOf: requestHost,

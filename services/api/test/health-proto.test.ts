@@ -1,4 +1,4 @@
-// The API's own protos (the gRPC health protocol): the committed generated code is what
+// The API's own protos (gRPC health and server reflection): the committed generated code is what
 // `npx buf generate` in services/api produces.
 
 import { join } from 'node:path';

@@ -147,6 +147,43 @@ describe('slow senders and stream caps', () => {
     }
   });
 
+  it('cuts an HTTP/1.1 request whose body stalls for the body timeout, long before the request timeout', async () => {
+    listener = createDualListener(reading, { bodyTimeoutMs: 300, requestTimeoutMs: 60_000, headersTimeoutMs: 60_000 });
+    const port = await listener.listen(0, '127.0.0.1');
+    const started = Date.now();
+    const text = await rawExchange(port, ['POST /stalled HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\n', '{"a":']);
+    const elapsed = Date.now() - started;
+    expect(text).not.toContain('done');
+    expect(elapsed).toBeGreaterThanOrEqual(250);
+    expect(elapsed).toBeLessThan(3_000);
+  });
+
+  it('lets an HTTP/1.1 body that keeps trickling in finish, and closes the keep-alive connection after the idle timeout', async () => {
+    listener = createDualListener(reading, { bodyTimeoutMs: 300, idleTimeoutMs: 400 });
+    const port = await listener.listen(0, '127.0.0.1');
+    // 12 parts 150 ms apart: 1.8 s in all, never 300 ms without a byte.
+    const body = '0123456789ab';
+    const parts = [`POST /trickle HTTP/1.1\r\nHost: t\r\nContent-Length: ${body.length}\r\n\r\n`, ...body];
+    const started = Date.now();
+    const text = await new Promise<string>((resolve, reject) => {
+      const socket = net.connect(port, '127.0.0.1');
+      let received = '';
+      socket.on('data', (chunk) => { received += chunk.toString('latin1'); });
+      socket.on('close', () => resolve(received));
+      socket.on('error', reject);
+      socket.on('connect', async () => {
+        for (const part of parts) {
+          socket.write(part);
+          await new Promise((r) => setTimeout(r, 150));
+        }
+      });
+    });
+    expect(text).toMatch(/^HTTP\/1\.1 200/);
+    expect(text).toContain('done');
+    // Closed by the server once idle (the client never closes).
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
   it('cuts an HTTP/1.1 request whose body does not arrive within the request timeout', async () => {
     listener = createDualListener(reading, { headersTimeoutMs: 200, requestTimeoutMs: 400 });
     const port = await listener.listen(0, '127.0.0.1');

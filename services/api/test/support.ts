@@ -133,7 +133,12 @@ export async function startTestApi(
     });
   const api = await startApi({
     ctx: options.ctx ?? app.ctx,
-    config: { port: 0, host: '127.0.0.1', shutdownTimeoutMs: options.shutdownTimeoutMs ?? 5_000, ...options.config },
+    // Rate limits are off unless a test sets them: the suites hammer one API from one address.
+    config: {
+      port: 0, host: '127.0.0.1', shutdownTimeoutMs: options.shutdownTimeoutMs ?? 5_000,
+      rateLimitPerCredential: 0, rateLimitResolverPerAddress: 0, rateLimitDownloadsPerAddress: 0, rateLimitAuthFailuresPerAddress: 0,
+      ...options.config,
+    },
     logger,
     readiness,
     ...(options.httpRoutes === undefined ? {} : { httpRoutes: options.httpRoutes }),

@@ -57,6 +57,19 @@ describe('POST /v1/mint/jobs', () => {
     expect(await t.count('mint_jobs', ws.brandId)).toBe(jobs);
   });
 
+  it('replays the same bytes as the first answer, keys in the same order, for accepted and blocked requests', async () => {
+    for (const request of [body(), body({ product_id: randomUUID() })]) {
+      const key = `bytes-${randomUUID()}`;
+      const first = await create(request, key);
+      const again = await create(request, key);
+      const third = await create(request, key);
+      expect(again.headers['idempotent-replayed']).toBe('true');
+      expect(Buffer.from(again.text).equals(Buffer.from(first.text))).toBe(true);
+      expect(third.text).toBe(first.text);
+      expect([again.status, again.headers['content-type']]).toEqual([first.status, first.headers['content-type']]);
+    }
+  });
+
   it('answers 422 idempotency_key_reused for the same key with another body', async () => {
     const key = randomUUID();
     await create(body(), key);

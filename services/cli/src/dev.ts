@@ -70,6 +70,15 @@ function banner(port: number, seed: DemoSeed, created: boolean, consoleEnabled: 
 }
 
 /**
+ * The origins dev mode lets browsers call from: `CORS_ALLOWED_ORIGINS` when set, else its own (the
+ * console it serves, under both loopback names) and Vite's dev server on its default port, which
+ * serves the console while it is being worked on.
+ */
+export function devOrigins(config: Pick<Config, 'port' | 'corsAllowedOrigins'>): readonly string[] {
+  return config.corsAllowedOrigins ?? [`http://localhost:${config.port}`, `http://127.0.0.1:${config.port}`, 'http://localhost:5173', 'http://127.0.0.1:5173'];
+}
+
+/**
  * `npm start`: migrates, seeds a demo workspace on first start, and runs the API and the
  * executor in this process: on the embedded database and the in-process bus unless DATABASE_URL
  * and NATS_URL name real ones.
@@ -84,7 +93,7 @@ export async function runDev(config: Config): Promise<void> {
     jwtIssuer: config.authJwtIssuer ?? null, jwtAudience: config.authJwtAudience ?? null, jwksUrl: config.authJwksUrl ?? null, jwtMaxLifetimeSeconds: config.authJwtMaxLifetimeSeconds,
   });
   const { seed, created } = await demoWorkspace(ctx, config.dataDir);
-  const api = await startApi({ ctx, config, logger, setMintBatchStatusEnabled: config.setMintBatchStatusEnabled,
+  const api = await startApi({ ctx, config: { ...config, corsAllowedOrigins: devOrigins(config) }, logger, setMintBatchStatusEnabled: config.setMintBatchStatusEnabled,
     webhooks: { allowLoopback: config.webhookAllowLoopback }, readiness: readinessProbe({ db, bus }),
     downloads: { keys: await resolveDownloadSigningKeys(config), store: createFsPackStore(config.packStoreDir) } });
   const executor = startExecutor({ ctx, bus, logger, concurrency: config.executorConcurrency, chunkSize: config.chunkSize,

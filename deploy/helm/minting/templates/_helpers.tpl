@@ -102,6 +102,35 @@ SCAN_EVENT_RETENTION_DAYS: {{ .Values.config.scanEventRetentionDays | toString |
 {{- if .Values.packStore.existingClaim }}
 PACK_STORE_DIR: {{ .Values.packStore.mountPath | quote }}
 {{- end }}
+{{- /* The API's limits and settings; null leaves a variable out (the process default), 0 is a value. */}}
+{{- $api := .Values.api }}
+{{- $integers := dict
+  "AUTH_JWT_MAX_LIFETIME_SECONDS" .Values.config.authJwtMaxLifetimeSeconds
+  "RPC_MAX_BODY_BYTES" $api.limits.rpcMaxBodyBytes
+  "IMPORT_MAX_BODY_BYTES" $api.limits.importMaxBodyBytes
+  "HTTP_HEADERS_TIMEOUT_MS" $api.limits.httpHeadersTimeoutMs
+  "HTTP_REQUEST_TIMEOUT_MS" $api.limits.httpRequestTimeoutMs
+  "HTTP_IDLE_TIMEOUT_MS" $api.limits.httpIdleTimeoutMs
+  "HTTP_BODY_TIMEOUT_MS" $api.limits.httpBodyTimeoutMs
+  "HTTP2_MAX_CONCURRENT_STREAMS" $api.limits.http2MaxConcurrentStreams
+  "WATCH_MAX_DURATION_MS" $api.limits.watchMaxDurationMs
+  "WATCH_MAX_STREAMS_PER_CALLER" $api.limits.watchMaxStreamsPerCaller
+  "RATE_LIMIT_PER_CREDENTIAL" $api.rateLimits.perCredential
+  "RATE_LIMIT_RESOLVER_PER_ADDRESS" $api.rateLimits.resolverPerAddress
+  "RATE_LIMIT_DOWNLOADS_PER_ADDRESS" $api.rateLimits.downloadsPerAddress
+  "RATE_LIMIT_AUTH_FAILURES_PER_ADDRESS" $api.rateLimits.authFailuresPerAddress
+  "METRICS_PORT" $api.metrics.port }}
+{{- range $name, $value := $integers }}
+{{- if not (kindIs "invalid" $value) }}
+{{ $name }}: {{ $value | int64 | toString | quote }}
+{{- end }}
+{{- end }}
+{{- with $api.corsAllowedOrigins }}
+CORS_ALLOWED_ORIGINS: {{ join "," . | quote }}
+{{- end }}
+{{- if $api.reflectionAllowAnonymous }}
+REFLECTION_ALLOW_ANONYMOUS: "true"
+{{- end }}
 {{- range $key, $value := .Values.config.extraEnv }}
 {{ $key }}: {{ $value | toString | quote }}
 {{- end }}

@@ -93,7 +93,8 @@ export const IdempotencyRecord = defineEntity({
     /** in_progress until the first request finished, then completed. */
     state: p.text(),
     responseStatus: p.integer().nullable(),
-    responseBody: p.json<unknown>().nullable(),
+    /** The first response's body as sent (JSON text, not jsonb, which would reorder its keys): a replay answers the same bytes. */
+    responseBody: p.text().nullable(),
     createdAt: columns.createdAt(),
     /** When the key may be forgotten. */
     expiresAt: columns.time(),

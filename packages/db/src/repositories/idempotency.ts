@@ -11,7 +11,8 @@ export interface IdempotencyRow {
   /** in_progress or completed. */
   readonly state: string;
   readonly responseStatus: number | null;
-  readonly responseBody: unknown;
+  /** The first response's body exactly as it was sent (JSON text), so a replay answers the same bytes. */
+  readonly responseBody: string | null;
   readonly createdAt: Date;
   readonly expiresAt: Date;
 }
@@ -54,14 +55,17 @@ export async function retakeIdempotencyKey(
     .where('brand_id', '=', seen.brandId).where('key', '=', seen.key).where('created_at', '=', seen.createdAt))) === 1;
 }
 
-/** Stores the response of the request that holds the key (in_progress -> completed); false when it no longer held it. */
+/**
+ * Stores the response of the request that holds the key (in_progress -> completed), its body as
+ * the text that was sent; false when it no longer held it.
+ */
 export async function completeIdempotencyKey(
   em: Em,
   held: { readonly brandId: string; readonly key: string; readonly createdAt: Date },
-  response: { readonly status: number; readonly body: unknown },
+  response: { readonly status: number; readonly text: string },
 ): Promise<boolean> {
   return (await changed(em, (db) => db.updateTable('idempotency_records')
-    .set({ state: 'completed', response_status: response.status, response_body: JSON.stringify(response.body) })
+    .set({ state: 'completed', response_status: response.status, response_body: response.text })
     .where('brand_id', '=', held.brandId).where('key', '=', held.key).where('created_at', '=', held.createdAt).where('state', '=', 'in_progress'))) === 1;
 }
 

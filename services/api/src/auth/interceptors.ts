@@ -9,7 +9,7 @@ import { authenticate, authorizeAuthenticated, type Authenticated, type Caller, 
 import { principalKey } from '../context.ts';
 import { checkEachRequest } from '../interceptors/stream.ts';
 import { credentialsFrom } from './credentials.ts';
-import { permissionFor } from './permissions.ts';
+import { permissionFor, type AccessOptions } from './permissions.ts';
 
 /** What the auth interceptors check credentials with: the use cases' access rule bound to a use-case context. */
 export interface Authenticator {
@@ -46,9 +46,9 @@ export function authenticatedOf(contextValues: ContextValues): Authenticated {
  * with one indexed query), so an anonymous or badly credentialed call is answered Unauthenticated
  * without its body being read or inflated.
  */
-export function authenticateHeaders(authenticator: Authenticator): (method: DescMethod, header: Headers, contextValues: ContextValues) => Promise<void> {
+export function authenticateHeaders(authenticator: Authenticator, access: AccessOptions = {}): (method: DescMethod, header: Headers, contextValues: ContextValues) => Promise<void> {
   return async (method, header, contextValues) => {
-    if (permissionFor(method) === 'public') return;
+    if (permissionFor(method, access) === 'public') return;
     contextValues.set(authenticatedKey, await authenticator.authenticate(credentialsFrom(header)));
   };
 }
@@ -59,9 +59,9 @@ export function authenticateHeaders(authenticator: Authenticator): (method: Desc
  * Unauthenticated; calls whose headers the adapter already checked ({@link authenticateHeaders})
  * are not checked twice. Credentials never appear in an error or a log line.
  */
-export function authenticationInterceptor(authenticator: Authenticator): Interceptor {
+export function authenticationInterceptor(authenticator: Authenticator, access: AccessOptions = {}): Interceptor {
   return (next) => async (req) => {
-    if (permissionFor(req.method) === 'public') return next(req);
+    if (permissionFor(req.method, access) === 'public') return next(req);
     if (req.contextValues.get(authenticatedKey) === undefined) {
       req.contextValues.set(authenticatedKey, await authenticator.authenticate(credentialsFrom(req.header)));
     }
@@ -72,17 +72,17 @@ export function authenticationInterceptor(authenticator: Authenticator): Interce
 /**
  * Checks, for every RPC that is not public, that the verified caller may act on the request's
  * `brand_id` with the RPC's permission, and stores the caller (`principalKey`) for the handlers.
- * An account RPC (`'session'`) names no brand: verified credentials are all it needs here.
+ * An account or reflection RPC (`'authenticated'`) names no brand: verified credentials are all it needs here.
  * An RPC without an entry in the permission table is always refused (deny by default). Runs
  * after validation, so `brand_id` is a well-formed uuid here; for client streams every message
  * is checked.
  */
-export function authorizationInterceptor(authenticator: Authenticator): Interceptor {
+export function authorizationInterceptor(authenticator: Authenticator, access: AccessOptions = {}): Interceptor {
   return (next) => async (req) => {
-    const permission = permissionFor(req.method);
+    const permission = permissionFor(req.method, access);
     if (permission === 'public') return next(req);
-    if (permission === 'session') {
-      // No brand to check: the credentials were verified; the use case acts for the session's user only.
+    if (permission === 'authenticated') {
+      // No brand to check: verified credentials are all it needs (an account RPC acts for the session's user alone; reflection describes the contract).
       authenticatedOf(req.contextValues);
       return next(req);
     }

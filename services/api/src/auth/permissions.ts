@@ -80,13 +80,27 @@ export const sessionServices: ReadonlySet<string> = new Set([AccountService.type
 export const publicServices: ReadonlySet<string> = new Set(publicRpcServices);
 
 /**
- * The permission `method` needs, `'public'` for a method of a public service, `'session'` for a
- * method of an account service (credentials verified, no brand), or undefined when the method has
- * no entry (the auth interceptor then refuses the call: deny by default).
+ * gRPC server reflection (both versions): it describes the contract, no brand's data, so any valid
+ * credentials may call it, or anyone when `REFLECTION_ALLOW_ANONYMOUS` is set.
  */
-export function permissionFor(method: DescMethod): Permission | 'public' | 'session' | undefined {
+export const reflectionServices: ReadonlySet<string> = new Set(['grpc.reflection.v1.ServerReflection', 'grpc.reflection.v1alpha.ServerReflection']);
+
+/** Access settings that change what {@link permissionFor} answers. */
+export interface AccessOptions {
+  /** Serve reflection without credentials (`REFLECTION_ALLOW_ANONYMOUS`); default false. */
+  readonly anonymousReflection?: boolean;
+}
+
+/**
+ * The permission `method` needs, `'public'` for a method of a public service, `'authenticated'`
+ * for one any verified caller may use without naming a brand (the account services and
+ * reflection), or undefined when the method has no entry (the auth interceptor then refuses the
+ * call: deny by default).
+ */
+export function permissionFor(method: DescMethod, options: AccessOptions = {}): Permission | 'public' | 'authenticated' | undefined {
   if (publicServices.has(method.parent.typeName)) return 'public';
-  if (sessionServices.has(method.parent.typeName)) return 'session';
+  if (reflectionServices.has(method.parent.typeName)) return options.anonymousReflection === true ? 'public' : 'authenticated';
+  if (sessionServices.has(method.parent.typeName)) return 'authenticated';
   const table = rpcPermissions.get(method.parent.typeName);
   return table === undefined || !Object.hasOwn(table, method.localName) ? undefined : table[method.localName];
 }

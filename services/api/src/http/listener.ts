@@ -21,18 +21,19 @@ export type RequestListener = (req: HttpRequest, res: HttpResponse) => void;
 export interface DualListenerOptions {
   /** A connection that sends nothing for this long after connecting is closed. */
   readonly prefaceTimeoutMs?: number;
-  /** HTTP/1.1 keep-alive idle timeout; default 5 s. */
+  /** HTTP/1.1 keep-alive idle timeout (between requests); default `idleTimeoutMs` when that is given, else 5 s. */
   readonly keepAliveTimeoutMs?: number;
   /** An HTTP/1.1 client must send its complete request headers within this; default 60 s. */
   readonly headersTimeoutMs?: number;
   /** An HTTP/1.1 request must arrive whole, headers and body, within this (slow senders are cut); default 120 s. */
   readonly requestTimeoutMs?: number;
-  /** An HTTP/2 session without any frame for this long is closed; default 30 s. */
+  /** An HTTP/2 session without any frame for this long is closed, and an HTTP/1.1 keep-alive connection without a request; default 30 s (5 s for HTTP/1.1 when not given). */
   readonly idleTimeoutMs?: number;
   /**
-   * An HTTP/2 request stream whose body is still open and sends nothing for this long is cancelled
-   * and its session told to go away (a slow or stalled sender); default 15 s. Streams whose request
-   * ended are not affected, however long their response takes.
+   * A request body that is still open and sends nothing for this long is cut (a slow or stalled
+   * sender): an HTTP/2 stream is cancelled and its session told to go away, an HTTP/1.1 connection
+   * is closed; default 15 s. Requests whose body ended are not affected, however long their
+   * response takes.
    */
   readonly bodyTimeoutMs?: number;
   /** Streams one HTTP/2 session may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS); default 100. */
@@ -72,8 +73,10 @@ export function createDualListener(listener: RequestListener, options: DualListe
     headersTimeout, requestTimeout,
     connectionsCheckingInterval: Math.min(30_000, Math.max(50, Math.floor(Math.min(headersTimeout, requestTimeout) / 4))),
   };
+  const bodyTimeoutMs = options.bodyTimeoutMs ?? 15_000;
   const h1 = http.createServer(h1Options, (req, res) => {
     const socket = req.socket;
+    watchH1Body(req, bodyTimeoutMs);
     h1Busy.set(socket, (h1Busy.get(socket) ?? 0) + 1);
     h1Responses.add(res);
     res.once('close', () => {
@@ -85,12 +88,11 @@ export function createDualListener(listener: RequestListener, options: DualListe
     if (closing) res.setHeader('connection', 'close');
     listener(req, res);
   });
-  h1.keepAliveTimeout = options.keepAliveTimeoutMs ?? 5_000;
+  h1.keepAliveTimeout = options.keepAliveTimeoutMs ?? options.idleTimeoutMs ?? 5_000;
   h1.on('connection', (socket: Socket) => {
     h1Busy.set(socket, 0);
     socket.once('close', () => h1Busy.delete(socket));
   });
-  const bodyTimeoutMs = options.bodyTimeoutMs ?? 15_000;
   const idleTimeoutMs = options.idleTimeoutMs ?? 30_000;
   const h2 = http2.createServer({ settings: { maxConcurrentStreams: options.maxConcurrentStreams ?? 100 } }, (req, res) => {
     const stream = req.stream;
@@ -187,4 +189,32 @@ export function createDualListener(listener: RequestListener, options: DualListe
       return (closed ??= shutdown(timeoutMs));
     },
   };
+}
+
+/**
+ * Cuts an HTTP/1.1 connection whose request body sends nothing for `timeoutMs` (Node's own
+ * `requestTimeout` only bounds the whole request). The HTTP parser reads the socket's handle
+ * directly, so progress is judged by the bytes the socket read: each `timeoutMs` without a new
+ * byte while the body is unfinished closes the connection (detected within two periods).
+ */
+function watchH1Body(req: IncomingMessage, timeoutMs: number): void {
+  const length = req.headers['content-length'];
+  const hasBody = (length !== undefined && length !== '0') || req.headers['transfer-encoding'] !== undefined;
+  if (!hasBody || req.complete) return;
+  const socket = req.socket;
+  let seen = socket.bytesRead;
+  const timer = setInterval(() => {
+    if (req.complete || socket.destroyed) return stop();
+    if (socket.bytesRead !== seen) {
+      seen = socket.bytesRead;
+      return;
+    }
+    stop();
+    socket.destroy();
+  }, timeoutMs);
+  timer.unref();
+  // Not stopped when the answer is sent: a body left unread after an early answer (401, 413) is
+  // still drained by the keep-alive connection, and a stall there is cut too.
+  const stop = () => clearInterval(timer);
+  req.once('end', stop);
 }

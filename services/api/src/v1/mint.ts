@@ -2,7 +2,7 @@
 // POST /v1/mint/jobs (create mint job with an Idempotency-Key), with their schemas.
 
 import { activationModes, identityModes, isInvalidInputError, jobStatuses, type ActivationMode, type IdentityMode, type MintRequest } from '@mint/domain';
-import { header, HttpProblem, readJsonObject, sendJson, type ErrorWriter, type HttpError } from '@mint/http';
+import { header, HttpProblem, jsonType, readJsonObject, send, sendJson, type ErrorWriter, type HttpError } from '@mint/http';
 import { authenticate, authorizeAuthenticated, submitAndKick, submitWithIdempotencyKey } from '@mint/usecases';
 import { credentialsFrom } from '../auth/credentials.ts';
 import { workspaceCaller, type V1Call, type V1Deps } from './context.ts';
@@ -146,10 +146,11 @@ export async function createMintJobRoute(deps: V1Deps, call: V1Call): Promise<vo
     return { status: 202, body: { ok: true, data, meta: { request_id: call.requestId } }, keep: true };
   });
   switch (result.kind) {
+    // The body text is the one kept: a replay answers the first answer's bytes.
     case 'ran':
-      return sendJson(call.req, call.res, result.response.status, result.response.body);
+      return send(call.req, call.res, result.response.status, jsonType, result.response.text);
     case 'replayed':
-      return sendJson(call.req, call.res, result.response.status, result.response.body, { 'idempotent-replayed': 'true' });
+      return send(call.req, call.res, result.response.status, jsonType, result.response.text, { 'idempotent-replayed': 'true' });
     case 'mismatch':
       throw new HttpProblem(422, 'idempotency_key_reused', 'this Idempotency-Key was already used with a different request body');
     case 'in_progress':
