@@ -171,7 +171,7 @@ describe('configmap.yaml', () => {
       PACK_STORE_DIR: '/srv/packs',
       FEATURE_FLAG: 'on',
     });
-    for (const secret of ['DATABASE_URL', 'NATS_URL', 'AUTH_JWT_SECRET', 'DOWNLOAD_SIGNING_KEYS']) expect(data).not.toHaveProperty(secret);
+    for (const secret of ['DATABASE_URL', 'NATS_URL', 'AUTH_JWT_SECRET', 'DOWNLOAD_SIGNING_KEYS', 'WEBHOOK_SECRET_KEYS']) expect(data).not.toHaveProperty(secret);
     // Unset optional variables stay out, so the process defaults apply.
     const plain = one(defaults, 'configmap.yaml').data as Record<string, string>;
     expect(Object.keys(plain)).not.toContain('PUBLIC_BASE_URL');

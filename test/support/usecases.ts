@@ -7,6 +7,8 @@ import { freshDatabase, type FreshDatabase } from './database.ts';
 
 /** Secret of the test contexts' session tokens. */
 export const testJwtSecret = 'test-secret-test-secret-test-secret-0123';
+/** `WEBHOOK_SECRET_KEYS` of the tests: the in-process context and every spawned API or executor seal and open with it. */
+export const testWebhookSecretKeys = `w1:${Buffer.alloc(32, 8).toString('base64')}`;
 
 /** A seeded brand: its owner, an ACTIVE + READY product with a GTIN, and a session token. */
 export interface SeededBrand {
@@ -40,7 +42,9 @@ export function nextGtin(): string {
 export async function setupUseCases(): Promise<UseCaseBundle> {
   const database = await freshDatabase();
   const db = await openDatabase({ url: database.url }, { poolSize: 8 });
-  const ctx = createUseCaseContext({ db, publicBaseUrl: 'http://127.0.0.1:8080', jwtSecret: testJwtSecret });
+  const ctx = createUseCaseContext({
+    db, publicBaseUrl: 'http://127.0.0.1:8080', jwtSecret: testJwtSecret, webhookSecretKeys: [{ id: 'w1', secret: new Uint8Array(Buffer.alloc(32, 8)) }],
+  });
   return {
     db, ctx, database,
     async seedBrand(options = {}) {

@@ -73,3 +73,6 @@ export {
   webhookEventTypeViolations, webhookWants, generateWebhookSecret, webhookMessageId, signWebhook, type WebhookAttemptDecision,
   type WebhookAttemptOutcome, decideWebhookAttempt
 } from './webhooks.ts';
+export {
+  sealedSecretPrefix, secretKeyBytes, SecretBoxError, isSecretBoxError, isSealedSecret, sealedSecretKeyId, parseSecretKeys, sealSecret, openSecret
+} from './secret-box.ts';

@@ -95,6 +95,25 @@ export async function resolveDownloadSigningKeys(config: Config): Promise<readon
   }
 }
 
+/**
+ * The keys sealing webhook secrets at rest: WEBHOOK_SECRET_KEYS, or in dev mode (no DATABASE_URL)
+ * one random key generated once and kept in DATA_DIR/webhook-secret-key so sealed secrets open
+ * after a restart. Production needs the variable (the API seals, the executor opens: both need it).
+ */
+export async function resolveWebhookSecretKeys(config: Config): Promise<readonly SigningKey[]> {
+  if (config.webhookSecretKeys) return config.webhookSecretKeys;
+  if (config.databaseUrl) throw new StartupError('WEBHOOK_SECRET_KEYS is required when DATABASE_URL is set');
+  const file = join(config.dataDir, 'webhook-secret-key');
+  const read = async () => new Uint8Array(Buffer.from((await readFile(file, 'utf8')).trim(), 'base64url'));
+  try {
+    return [{ id: 'dev', secret: await read() }];
+  } catch {
+    await mkdir(config.dataDir, { recursive: true });
+    await writeFile(file, randomBytes(32).toString('base64url'), { mode: 0o600, flag: 'wx' }).catch(() => undefined);
+    return [{ id: 'dev', secret: await read() }];
+  }
+}
+
 /** What /readyz reports: ok when every dependency answered, with one line per dependency. */
 export interface Readiness {
   readonly ok: boolean;

@@ -53,7 +53,7 @@ describe('SIGTERM on the API process', () => {
       env: {
         PATH: process.env['PATH'] ?? '', DATABASE_URL: app.database.url, NATS_URL: testInfra().natsUrl, NATS_STREAM: names.stream,
         NATS_SUBJECT_PREFIX: names.subjectPrefix, AUTH_JWT_SECRET: testJwtSecret, PORT: String(port), HOST: '127.0.0.1',
-        SHUTDOWN_TIMEOUT_MS: '15000', LOG_LEVEL: 'info', DOWNLOAD_SIGNING_KEYS: `k1:${Buffer.alloc(32, 7).toString('base64')}`,
+        SHUTDOWN_TIMEOUT_MS: '15000', LOG_LEVEL: 'info', DOWNLOAD_SIGNING_KEYS: `k1:${Buffer.alloc(32, 7).toString('base64')}`, WEBHOOK_SECRET_KEYS: `w1:${Buffer.alloc(32, 8).toString('base64')}`,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
