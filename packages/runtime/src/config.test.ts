@@ -260,3 +260,13 @@ describe('WEBHOOK_SECRET_KEYS', () => {
     }
   });
 });
+
+describe('RESOLVER_CONTACT', () => {
+  it('accepts an e-mail address or a mailto: / https:// URI; refuses anything else naming the variable', () => {
+    for (const value of ['resolver@mint.example', 'mailto:resolver@mint.example', 'https://mint.example/contact']) expect(loadConfig({ RESOLVER_CONTACT: value }).resolverContact).toBe(value);
+    expect(loadConfig({}).resolverContact).toBeUndefined();
+    for (const value of ['someone', 'http://mint.example/contact', 'a b@c.d', `x@${'y'.repeat(200)}.example`, 'javascript:alert(1)']) {
+      expect(configError({ RESOLVER_CONTACT: value }).variables).toEqual(['RESOLVER_CONTACT']);
+    }
+  });
+});

@@ -133,6 +133,11 @@ export interface Config {
    * the first seals, all open. Undefined when unset (dev mode generates one; production needs it).
    */
   readonly webhookSecretKeys: readonly SigningKey[] | undefined;
+  /**
+   * `RESOLVER_CONTACT`: who answers for the resolver (a `mailto:` or `https://` URI, or an e-mail address, at most 200 characters),
+   * published as `contact` in `/.well-known/gs1resolver`; left out when unset.
+   */
+  readonly resolverContact: string | undefined;
   /** `WATCH_MAX_DURATION_MS`: a WatchMintJob stream ends cleanly after this long (the client watches again); default 15 min. */
   readonly watchMaxDurationMs: number;
   /** `WATCH_MAX_STREAMS_PER_CALLER`: WatchMintJob streams one caller (user, else API key) may have open on one API process; default 20. */
@@ -216,6 +221,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookAllowLoopback: read.flag('WEBHOOK_ALLOW_LOOPBACK', false),
     webhookAllowedAddresses: read.addressList('WEBHOOK_ALLOWED_ADDRESSES'),
     webhookSecretKeys: read.secretKeys('WEBHOOK_SECRET_KEYS'),
+    resolverContact: read.pattern('RESOLVER_CONTACT', resolverContact, 'a mailto: or https:// URI or an e-mail address of at most 200 characters'),
     watchMaxDurationMs: read.integer('WATCH_MAX_DURATION_MS', defaults.watchMaxDurationMs, 100, 86_400_000),
     watchMaxStreamsPerCaller: read.integer('WATCH_MAX_STREAMS_PER_CALLER', defaults.watchMaxStreamsPerCaller, 1, 10_000),
   };
@@ -248,6 +254,8 @@ export function requireProductionUrls(config: Config): ProductionConfig {
 }
 
 const streamName = /^[A-Za-z0-9_-]+$/;
+/** A contact as the resolver description file gives it: an e-mail address, or a mailto: / https: URI without spaces. */
+const resolverContact = /^(?=.{3,200}$)(mailto:[^\s@<>"]+@[^\s@<>"]+|https:\/\/[^\s<>"]+|[^\s@<>":/]+@[^\s@<>":/]+\.[^\s@<>":/]+)$/;
 const subjectPrefix = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/;
 
 interface Problem {
