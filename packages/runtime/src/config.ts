@@ -327,18 +327,18 @@ class Reader {
 
   /** A list of `kid:base64secret` signing keys; the secrets are never echoed. */
   signingKeys(name: string): SigningKey[] | undefined {
-    const raw = this.string(name);
-    if (raw === undefined) return undefined;
-    const parsed = parseSigningKeys(raw);
-    if ('error' in parsed) return this.#fail(name, parsed.error, raw, undefined, true);
-    return parsed.keys;
+    return this.#keys(name, parseSigningKeys);
   }
 
   /** `kid:base64key` entries of 32-byte keys; undefined when unset. */
   secretKeys(name: string): SigningKey[] | undefined {
+    return this.#keys(name, parseSecretKeys);
+  }
+
+  #keys(name: string, parse: (text: string) => { keys: SigningKey[] } | { error: string }): SigningKey[] | undefined {
     const raw = this.string(name);
     if (raw === undefined) return undefined;
-    const parsed = parseSecretKeys(raw);
+    const parsed = parse(raw);
     if ('error' in parsed) return this.#fail(name, parsed.error, raw, undefined, true);
     return parsed.keys;
   }

@@ -78,30 +78,27 @@ function refuseRequest(req: HttpRequest, res: HttpResponse, status: number, code
 const linksetLink = (anchor: string) => `<${anchor}?linkType=linkset>; rel="linkset"; type="application/linkset+json"`;
 const contextLink = `<${gs1LinksetContext}>; rel="http://www.w3.org/ns/json-ld#context"; type="application/ld+json"`;
 
-/** {@link negotiate} without a `linkType`, memoised: scanners send a handful of distinct Accept headers over and over. */
-const representations = new Map<string, Representation>();
-function negotiated(accept: string | undefined): Representation {
-  if (accept === undefined) return 'redirect';
-  let representation = representations.get(accept);
-  if (representation === undefined) {
-    representation = negotiate(accept);
-    if (representations.size >= 256) representations.clear();
-    representations.set(accept, representation);
-  }
-  return representation;
+/**
+ * `compute` of an Accept header, memoised (at most 256 distinct headers kept): scanners send a
+ * handful of distinct Accept headers over and over.
+ */
+function perAccept<T>(compute: (accept: string) => T, absent: T): (accept: string | undefined) => T {
+  const memo = new Map<string, T>();
+  return (accept) => {
+    if (accept === undefined) return absent;
+    let value = memo.get(accept);
+    if (value === undefined) {
+      value = compute(accept);
+      if (memo.size >= 256) memo.clear();
+      memo.set(accept, value);
+    }
+    return value;
+  };
 }
-/** The media types an Accept header asks for (scanners send a handful of distinct headers: parsed once each). */
-const mediaTypeLists = new Map<string, readonly string[]>();
-function mediaTypesOf(accept: string | undefined): readonly string[] {
-  if (accept === undefined) return [];
-  let types = mediaTypeLists.get(accept);
-  if (types === undefined) {
-    types = acceptedMediaTypes(accept);
-    if (mediaTypeLists.size >= 256) mediaTypeLists.clear();
-    mediaTypeLists.set(accept, types);
-  }
-  return types;
-}
+/** {@link negotiate} without a `linkType`. */
+const negotiated = perAccept<Representation>((accept) => negotiate(accept), 'redirect');
+/** The media types an Accept header asks for, preferred first. */
+const mediaTypesOf = perAccept<readonly string[]>(acceptedMediaTypes, []);
 const formatOf = (accept: string | undefined): BodyFormat => (negotiated(accept) === 'redirect' ? 'html' : 'json');
 
 /** What one identity request needs to be answered. */
