@@ -3,6 +3,7 @@
 import { openDatabase, type Database } from '@mint/db';
 import type { MintRequest } from '@mint/domain';
 import { createUseCaseContext, createUser, createWorkspace, grantRole, issueAccessToken, submitMintRequest, upsertProduct, type UseCaseContext } from '@mint/usecases';
+import { afterAll, beforeAll } from 'vitest';
 import { freshDatabase, type FreshDatabase } from './database.ts';
 
 /** Secret of the test contexts' session tokens. */
@@ -75,4 +76,21 @@ export async function submitSerial(ctx: UseCaseContext, brand: SeededBrand, requ
   });
   if (!result.ok) throw new Error(`blocked: ${result.blockingReasons.map((r) => r.code).join(', ')}`);
   return result;
+}
+
+/**
+ * The test file's use cases and first seeded brand: registers a beforeAll that opens a fresh
+ * database ({@link setupUseCases}) and seeds a brand, and an afterAll that closes it (after the
+ * file's own afterAll hooks, which run first). The objects returned are filled in before the file's
+ * own beforeAll hooks and tests run.
+ */
+export function useUseCases(): { readonly app: UseCaseBundle; readonly brand: SeededBrand } {
+  const app = {} as UseCaseBundle;
+  const brand = {} as SeededBrand;
+  beforeAll(async () => {
+    Object.assign(app, await setupUseCases());
+    Object.assign(brand, await app.seedBrand());
+  });
+  afterAll(() => app.close?.());
+  return { app, brand };
 }

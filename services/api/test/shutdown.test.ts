@@ -12,26 +12,19 @@ import { ConnectError, createClient } from '@connectrpc/connect';
 import { createConnectTransport } from '@connectrpc/connect-node';
 import { ActivationMode, IdentityMode, MintService } from '@mint/contract';
 import { query } from '../../../test/support/sql.ts';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { testInfra } from '../../../test/support/context.ts';
 import { freshStreamNames } from '../../../test/support/nats.ts';
 import { freePort } from '../../../test/support/ports.ts';
-import { setupUseCases, testJwtSecret, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
+import { testJwtSecret, useUseCases } from '../../../test/support/usecases.ts';
 import { submitOverJson } from './support.ts';
 
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
-let app: UseCaseBundle;
-let brand: SeededBrand;
+const { app, brand } = useUseCases();
 let child: ChildProcess | undefined;
 
-beforeAll(async () => {
-  app = await setupUseCases();
-  brand = await app.seedBrand();
-});
-
-afterAll(async () => {
+afterAll(() => {
   if (child !== undefined && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  await app?.close();
 });
 
 /** What one client call ended with. */
