@@ -44,7 +44,7 @@ async function environment(env: Record<string, string> = {}): Promise<Record<str
     PATH: process.env['PATH'] ?? '', DATABASE_URL: migrated.url, NATS_URL: testInfra().natsUrl, NATS_STREAM: names.stream,
     NATS_SUBJECT_PREFIX: names.subjectPrefix, AUTH_JWT_SECRET: 'startup-secret-startup-secret-0123456789', HOST: '127.0.0.1',
     PORT: String(await freePort()), LOG_LEVEL: 'info', SHUTDOWN_TIMEOUT_MS: '5000',
-    DOWNLOAD_SIGNING_KEYS: `k1:${Buffer.alloc(32, 9).toString('base64')}`, ...env,
+    DOWNLOAD_SIGNING_KEYS: `k1:${Buffer.alloc(32, 9).toString('base64')}`, WEBHOOK_SECRET_KEYS: `w1:${Buffer.alloc(32, 8).toString('base64')}`, ...env,
   };
   return Object.fromEntries(Object.entries(full).filter(([, value]) => value !== ''));
 }
@@ -121,6 +121,14 @@ describe('api start-up secrets', () => {
     const { code, lines } = await refusal('api', await environment({ AUTH_JWT_SECRET: '' }));
     expect(code).toBe(1);
     expect(lines).toEqual(['api: AUTH_JWT_SECRET is required when DATABASE_URL is set']);
+  });
+
+  it('refuses to start without WEBHOOK_SECRET_KEYS (api and executor), naming it', async () => {
+    for (const name of ['api', 'executor'] as const) {
+      const { code, lines } = await refusal(name, await environment({ WEBHOOK_SECRET_KEYS: '' }));
+      expect(code).toBe(1);
+      expect(lines).toEqual([`${name}: WEBHOOK_SECRET_KEYS is required when DATABASE_URL is set`]);
+    }
   });
 });
 

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { freePort } from '../support/ports.ts';
-import { testJwtSecret } from '../support/usecases.ts';
+import { testJwtSecret, testWebhookSecretKeys } from '../support/usecases.ts';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -181,7 +181,7 @@ export async function spawnApi(settings: ApiSettings): Promise<ApiProcess> {
     env: {
       PATH: process.env['PATH'] ?? '', DATABASE_URL: settings.databaseUrl, NATS_URL: settings.natsUrl, NATS_STREAM: settings.stream,
       NATS_SUBJECT_PREFIX: settings.subjectPrefix, AUTH_JWT_SECRET: testJwtSecret, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn',
-      DOWNLOAD_SIGNING_KEYS: `k1:${Buffer.alloc(32, 7).toString('base64')}`, PACK_STORE_DIR: join(scratchDir, 'packs'),
+      DOWNLOAD_SIGNING_KEYS: `k1:${Buffer.alloc(32, 7).toString('base64')}`, WEBHOOK_SECRET_KEYS: testWebhookSecretKeys, PACK_STORE_DIR: join(scratchDir, 'packs'),
       ...settings.env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

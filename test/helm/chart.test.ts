@@ -165,6 +165,7 @@ describe('configmap.yaml', () => {
       NATS_SUBJECT_PREFIX: 'prod.mint',
       AUTH_JWT_ISSUER: 'https://issuer.example.com',
       AUTH_JWT_AUDIENCE: 'minting',
+      RESOLVER_CONTACT: 'resolver@mint.example.com',
       EXECUTOR_CONCURRENCY: '4',
       MINT_CHUNK_SIZE: '5000',
       EXECUTOR_LEASE_MS: '60000',
@@ -174,11 +175,12 @@ describe('configmap.yaml', () => {
       PACK_STORE_DIR: '/srv/packs',
       FEATURE_FLAG: 'on',
     });
-    for (const secret of ['DATABASE_URL', 'NATS_URL', 'AUTH_JWT_SECRET', 'DOWNLOAD_SIGNING_KEYS']) expect(data).not.toHaveProperty(secret);
+    for (const secret of ['DATABASE_URL', 'NATS_URL', 'AUTH_JWT_SECRET', 'DOWNLOAD_SIGNING_KEYS', 'WEBHOOK_SECRET_KEYS']) expect(data).not.toHaveProperty(secret);
     // Unset optional variables stay out, so the process defaults apply.
     const plain = one(defaults, 'configmap.yaml').data as Record<string, string>;
     expect(Object.keys(plain)).not.toContain('PUBLIC_BASE_URL');
     expect(Object.keys(plain)).not.toContain('PACK_STORE_DIR');
+    expect(Object.keys(plain)).not.toContain('RESOLVER_CONTACT');
     expect(Object.keys(plain)).not.toContain('EXECUTOR_LEASE_MS');
     expect(Object.keys(plain)).not.toContain('SCAN_EVENT_RETENTION_DAYS');
   });

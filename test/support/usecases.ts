@@ -3,10 +3,13 @@
 import { openDatabase, type Database } from '@mint/db';
 import type { MintRequest } from '@mint/domain';
 import { createUseCaseContext, createUser, createWorkspace, grantRole, issueAccessToken, submitMintRequest, upsertProduct, type UseCaseContext } from '@mint/usecases';
+import { afterAll, beforeAll } from 'vitest';
 import { freshDatabase, type FreshDatabase } from './database.ts';
 
 /** Secret of the test contexts' session tokens. */
 export const testJwtSecret = 'test-secret-test-secret-test-secret-0123';
+/** `WEBHOOK_SECRET_KEYS` of the tests: the in-process context and every spawned API or executor seal and open with it. */
+export const testWebhookSecretKeys = `w1:${Buffer.alloc(32, 8).toString('base64')}`;
 
 /** A seeded brand: its owner, an ACTIVE + READY product with a GTIN, and a session token. */
 export interface SeededBrand {
@@ -40,7 +43,9 @@ export function nextGtin(): string {
 export async function setupUseCases(): Promise<UseCaseBundle> {
   const database = await freshDatabase();
   const db = await openDatabase({ url: database.url }, { poolSize: 8 });
-  const ctx = createUseCaseContext({ db, publicBaseUrl: 'http://127.0.0.1:8080', jwtSecret: testJwtSecret });
+  const ctx = createUseCaseContext({
+    db, publicBaseUrl: 'http://127.0.0.1:8080', jwtSecret: testJwtSecret, webhookSecretKeys: [{ id: 'w1', secret: new Uint8Array(Buffer.alloc(32, 8)) }],
+  });
   return {
     db, ctx, database,
     async seedBrand(options = {}) {
@@ -71,4 +76,21 @@ export async function submitSerial(ctx: UseCaseContext, brand: SeededBrand, requ
   });
   if (!result.ok) throw new Error(`blocked: ${result.blockingReasons.map((r) => r.code).join(', ')}`);
   return result;
+}
+
+/**
+ * The test file's use cases and first seeded brand: registers a beforeAll that opens a fresh
+ * database ({@link setupUseCases}) and seeds a brand, and an afterAll that closes it (after the
+ * file's own afterAll hooks, which run first). The objects returned are filled in before the file's
+ * own beforeAll hooks and tests run.
+ */
+export function useUseCases(): { readonly app: UseCaseBundle; readonly brand: SeededBrand } {
+  const app = {} as UseCaseBundle;
+  const brand = {} as SeededBrand;
+  beforeAll(async () => {
+    Object.assign(app, await setupUseCases());
+    Object.assign(brand, await app.seedBrand());
+  });
+  afterAll(() => app.close?.());
+  return { app, brand };
 }

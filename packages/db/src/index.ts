@@ -61,5 +61,6 @@ export { setLockTimeout, setIdleInTransactionTimeout, pingDatabase } from './rep
 export {
   insertWebhookEndpoint, listWebhookEndpoints, findWebhookEndpoint, updateWebhookEndpoint, deleteWebhookEndpoint, listWebhookDeliveries,
   requeueWebhookDelivery, claimWebhookDeliveries, resumeWebhookDeliveries, webhookParkedUntil, recordWebhookAttempt, readWebhookBacklog, markWebhookEndpointFailing, type WebhookEndpointRecord,
+  listWebhookSecretsToSeal, replaceWebhookSecrets, type StoredWebhookSecrets,
   type WebhookEndpointChange, type WebhookDeliveryRecord, type WebhookClaim, type WebhookAttemptRecord
 } from './repositories/webhooks.ts';

@@ -63,7 +63,7 @@ export {
 } from './resolution.ts';
 export {
   type LinkLevel, linkLevels, type LinkScope, type Link, type LinkInput, linkLimits, linkScopeOf, validateLink, linkSetViolations, withOneDefault,
-  linkScopeKey, type LinkedLevel, acceptedLanguages, type LinkPreferences, pickAmong, chooseLevelLink, defaultLinkOf, linksetOf
+  linkScopeKey, type LinkedLevel, acceptedLanguages, acceptedMediaTypes, type LinkPreferences, type LinkChoice, chooseAmong, pickAmong, chooseLink, chooseLevelLink, defaultLinkOf, linksetOf
 } from './links.ts';
 export { maxStoredUrlLength, storableUrlOf, storableUrlViolations } from './urls.ts';
 export { gs1LinkTypeNames, type Gs1LinkTypeName, gs1VocabularyNamespace, gs1LinkTypeUri, gs1LinkTypeOf } from './gs1-link-types.ts';
@@ -74,3 +74,6 @@ export {
   webhookEventTypeViolations, webhookWants, generateWebhookSecret, webhookMessageId, signWebhook, type WebhookAttemptDecision,
   type WebhookAttemptOutcome, decideWebhookAttempt
 } from './webhooks.ts';
+export {
+  sealedSecretPrefix, secretKeyBytes, SecretBoxError, isSecretBoxError, isSealedSecret, sealedSecretKeyId, parseSecretKeys, sealSecret, openSecret
+} from './secret-box.ts';

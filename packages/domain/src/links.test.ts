@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { acceptedLanguages, chooseLevelLink, linkSetViolations, linksetOf, pickAmong, validateLink, type Link, type LinkedLevel } from './links.ts';
+import { acceptedLanguages, acceptedMediaTypes, chooseAmong, chooseLevelLink, linkSetViolations, linksetOf, pickAmong, validateLink, type Link, type LinkedLevel } from './links.ts';
 
 const link = (over: Partial<Link> = {}): Link => ({
   linkType: 'pip', href: 'https://p.example/en', title: 'Passport', hreflang: [], mediaType: 'text/html', context: [], fwqs: true, isDefault: false, ...over,
@@ -65,5 +65,27 @@ describe('linksetOf', () => {
         { anchor: 'https://id.example/01/1/21/S', itemDescription: 'Shoe S' },
       ],
     });
+  });
+});
+
+describe('choosing among links of one type', () => {
+  const en = link({ linkType: 'instructions', href: 'https://x.example/en', hreflang: ['en'] });
+  const pdf = link({ linkType: 'instructions', href: 'https://x.example/pdf', hreflang: ['en'], mediaType: 'application/pdf' });
+  const fr = link({ linkType: 'instructions', href: 'https://x.example/fr', hreflang: ['fr'] });
+
+  it('reads Accept as media types preferred first, without */* and refused ranges', () => {
+    expect(acceptedMediaTypes('text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8')).toEqual(['text/html', 'application/xhtml+xml', 'application/xml']);
+    expect(acceptedMediaTypes('application/pdf;q=0.5, image/*, text/plain;q=0')).toEqual(['image/*', 'application/pdf']);
+    expect(acceptedMediaTypes(undefined)).toEqual([]);
+  });
+
+  it('decides by media type, then language, then the default; offers the rest as choices', () => {
+    expect(chooseAmong([en, pdf], [], null, ['application/pdf'])).toEqual({ kind: 'link', link: pdf });
+    expect(chooseAmong([en, pdf], [], null, ['image/*'])).toEqual({ kind: 'choices', links: [en, pdf] });
+    expect(chooseAmong([en, fr], ['fr'], null)).toEqual({ kind: 'link', link: fr });
+    expect(chooseAmong([en, fr], [], null)).toEqual({ kind: 'choices', links: [en, fr] });
+    expect(chooseAmong([en, { ...fr, isDefault: true }], [], null)).toEqual({ kind: 'link', link: { ...fr, isDefault: true } });
+    expect(chooseAmong([en, { ...fr, hreflang: [] }], [], null)).toEqual({ kind: 'link', link: { ...fr, hreflang: [] } });
+    expect(chooseAmong([], [], null)).toEqual({ kind: 'none' });
   });
 });

@@ -201,6 +201,29 @@ export function acceptedLanguages(header: string | undefined): string[] {
   return ranges.map((r, i) => ({ ...r, i })).sort((a, b) => b.q - a.q || a.i - b.i).map((r) => r.tag);
 }
 
+/**
+ * The media types an `Accept` header asks for, preferred first (by q, then order), without
+ * wildcards-only ranges (`*\/*`) and without those refused (q=0); `image/*` is kept as a prefix.
+ */
+export function acceptedMediaTypes(header: string | undefined): string[] {
+  if (header === undefined || header === '' || header.length > 2_000) return [];
+  const ranges: { type: string; q: number; i: number }[] = [];
+  for (const [i, part] of header.split(',').entries()) {
+    const [type = '', ...params] = part.split(';').map((s) => s.trim().toLowerCase());
+    const q = params.find((p) => p.startsWith('q='));
+    const value = q === undefined ? 1 : Number(q.slice(2));
+    if (/^[\w.+-]+\/[\w.+*-]+$/.test(type) && type !== '*/*' && Number.isFinite(value) && value > 0) ranges.push({ type, q: value, i });
+  }
+  return ranges.sort((a, b) => b.q - a.q || a.i - b.i).map((r) => r.type);
+}
+
+/** True when a link's media type is what the accepted range names (`text/html`, or `text/*`). */
+function mediaTypeMatches(link: Link, range: string): boolean {
+  if (link.mediaType === null) return false;
+  const type = link.mediaType.split(';')[0]!.trim().toLowerCase();
+  return range.endsWith('/*') ? type.startsWith(range.slice(0, -1)) : type === range;
+}
+
 /** What a request asks of the links beyond its identity. */
 export interface LinkPreferences {
   /** The link type asked for (`linkType=`); null for the default link. */
@@ -209,48 +232,84 @@ export interface LinkPreferences {
   readonly languages: readonly string[];
   /** `context=` of the query; null when absent. */
   readonly context: string | null;
+  /** The media types of `Accept`, preferred first (see {@link acceptedMediaTypes}); none when absent. */
+  readonly mediaTypes?: readonly string[];
 }
 
+/** What the links offer a request: one link, several equally good ones and none the default (300 Multiple Choices), or nothing. */
+export type LinkChoice =
+  | { readonly kind: 'link'; readonly link: Link }
+  | { readonly kind: 'choices'; readonly links: readonly Link[] }
+  | { readonly kind: 'none' };
+
 /**
- * Among links of one type, the one a request gets: those whose `context` holds the request's
- * context are preferred (when any does); then, for each accepted language in order, a link in
- * exactly that language (`en-GB`), then one in its primary language (`en`); then the default,
- * else a link without language, else the first.
+ * Among links of one type, what a request gets: those whose `context` holds the request's
+ * context are preferred (when any does); then those of the first accepted media type any of them
+ * has (`type`); then, for each accepted language in order, a link in exactly that language
+ * (`en-GB`), then one in its primary language (`en`); then the level's default, else the only
+ * link left, else the only link without a language. Several links left with none of those to
+ * decide are offered as choices.
  */
-export function pickAmong(candidates: readonly Link[], languages: readonly string[], context: string | null): Link | null {
-  if (candidates.length === 0) return null;
+export function chooseAmong(candidates: readonly Link[], languages: readonly string[], context: string | null, mediaTypes: readonly string[] = []): LinkChoice {
+  if (candidates.length === 0) return { kind: 'none' };
   let pool = candidates;
   if (context !== null) {
     const matching = candidates.filter((l) => l.context.includes(context));
     if (matching.length > 0) pool = matching;
   }
+  for (const range of mediaTypes) {
+    const matching = pool.filter((l) => mediaTypeMatches(l, range));
+    if (matching.length > 0) {
+      pool = matching;
+      break;
+    }
+  }
   for (const tag of languages) {
     const exact = pool.find((l) => l.hreflang.some((h) => h.toLowerCase() === tag));
-    if (exact !== undefined) return exact;
+    if (exact !== undefined) return { kind: 'link', link: exact };
     const primary = tag.slice(0, 2);
     const near = pool.find((l) => l.hreflang.some((h) => h.toLowerCase() === primary));
-    if (near !== undefined) return near;
+    if (near !== undefined) return { kind: 'link', link: near };
   }
-  return pool.find((l) => l.isDefault) ?? pool.find((l) => l.hreflang.length === 0) ?? pool[0]!;
+  const decided = pool.find((l) => l.isDefault) ?? (pool.length === 1 ? pool[0] : undefined);
+  if (decided !== undefined) return { kind: 'link', link: decided };
+  const neutral = pool.filter((l) => l.hreflang.length === 0);
+  return neutral.length === 1 ? { kind: 'link', link: neutral[0]! } : { kind: 'choices', links: pool };
+}
+
+/** {@link chooseAmong} reduced to one link: the first of several choices. */
+export function pickAmong(candidates: readonly Link[], languages: readonly string[], context: string | null, mediaTypes: readonly string[] = []): Link | null {
+  const choice = chooseAmong(candidates, languages, context, mediaTypes);
+  return choice.kind === 'link' ? choice.link : choice.kind === 'choices' ? choice.links[0]! : null;
 }
 
 /**
- * The link a request is sent to, walking up the levels (most specific first). With a link type:
- * the most specific level that has links of that type, and among them by context and language.
- * Without one: the most specific level that has a default, among its links of the default's type.
- * Null when no level has such a link.
+ * What a request is offered, walking up the levels (most specific first). With a link type: the
+ * most specific level that has links of that type, and among them by context, media type and
+ * language (several equally good links without a default among them are choices). Without one:
+ * the most specific level that has a default, among its links of the default's type (the
+ * `gs1:defaultLinkMulti` alternatives), the default deciding any tie. Nothing when no level has
+ * such a link.
  */
-export function chooseLevelLink(levels: readonly LinkedLevel[], prefs: LinkPreferences): Link | null {
+export function chooseLink(levels: readonly LinkedLevel[], prefs: LinkPreferences): LinkChoice {
   for (const level of levels) {
     if (prefs.linkType !== null) {
       const ofType = level.links.filter((l) => l.linkType === prefs.linkType);
-      if (ofType.length > 0) return pickAmong(ofType, prefs.languages, prefs.context);
+      if (ofType.length > 0) return chooseAmong(ofType, prefs.languages, prefs.context, prefs.mediaTypes);
       continue;
     }
     const fallback = level.links.find((l) => l.isDefault);
-    if (fallback !== undefined) return pickAmong(level.links.filter((l) => l.linkType === fallback.linkType), prefs.languages, prefs.context) ?? fallback;
+    if (fallback !== undefined) {
+      return { kind: 'link', link: pickAmong(level.links.filter((l) => l.linkType === fallback.linkType), prefs.languages, prefs.context, prefs.mediaTypes) ?? fallback };
+    }
   }
-  return null;
+  return { kind: 'none' };
+}
+
+/** The link a request is sent to ({@link chooseLink}, the first of several choices); null when there is none. */
+export function chooseLevelLink(levels: readonly LinkedLevel[], prefs: LinkPreferences): Link | null {
+  const choice = chooseLink(levels, prefs);
+  return choice.kind === 'link' ? choice.link : choice.kind === 'choices' ? choice.links[0]! : null;
 }
 
 /** The default link of a request: the most specific level's default; null when no level has links. */
@@ -276,7 +335,9 @@ function targetObject(link: Link): Record<string, unknown> {
  * least specific first as GS1's model linkset: one object per level with its anchor, its
  * description and each relation keyed by the link type's full URI in the current GS1 namespace. The
  * request's one default (the most specific level's) is listed under `gs1:defaultLink` with only
- * its href and title; a relation without links is left out.
+ * its href and title; when that level has other links of the default's type (other languages,
+ * contexts or media types), all of them are listed under `gs1:defaultLinkMulti` too, since the
+ * resolver picks among them for a request without `linkType`; a relation without links is left out.
  */
 export function linksetOf(levels: readonly LinkedLevel[]): { linkset: Record<string, unknown>[] } {
   const chosenDefault = defaultLinkOf(levels);
@@ -285,6 +346,9 @@ export function linksetOf(levels: readonly LinkedLevel[]): { linkset: Record<str
       const object: Record<string, unknown> = { anchor: level.anchor, itemDescription: level.description };
       if (chosenDefault !== null && level.links.includes(chosenDefault)) {
         object[`${gs1VocabularyNamespace}defaultLink`] = [{ href: chosenDefault.href, title: chosenDefault.title }];
+        // The default's alternatives by language, context or media type: each the default for the requests it matches.
+        const multi = level.links.filter((l) => l.linkType === chosenDefault.linkType);
+        if (multi.length > 1) object[`${gs1VocabularyNamespace}defaultLinkMulti`] = multi.map(targetObject);
       }
       const byType = new Map<string, Record<string, unknown>[]>();
       for (const link of level.links) {

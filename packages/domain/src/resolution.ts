@@ -348,13 +348,15 @@ export interface ResolverDescriptionOptions {
   /** The root the service's Digital Links start from: `{PUBLIC_BASE_URL}/r`. */
   readonly resolverRoot: string;
   readonly name: string;
+  /** Who answers for the resolver (`RESOLVER_CONTACT`); left out of the file when undefined. */
+  readonly contact?: string | undefined;
 }
 
 /**
  * The resolver description file served at `/.well-known/gs1resolver` (GS1-Conformant Resolver
  * 1.2, section 3): its root, the primary keys served (GTIN only), the link type namespace it
- * recognises, that `linkset` cannot be made the default link type, and where the JSON-LD context
- * of its linksets lives.
+ * recognises, that `linkset` cannot be made the default link type, where the JSON-LD context
+ * of its linksets lives, and whom to contact when one is configured.
  */
 export function resolverDescription(options: ResolverDescriptionOptions): Record<string, unknown> {
   return {
@@ -364,5 +366,6 @@ export function resolverDescription(options: ResolverDescriptionOptions): Record
     supportedLinkType: [{ namespace: gs1VocabularyNamespace, prefix: 'gs1:' }],
     linkTypeDefaultCanBeLinkset: false,
     jsonLdContextLocation: gs1LinksetContext,
+    ...(options.contact === undefined ? {} : { contact: options.contact }),
   };
 }

@@ -276,3 +276,32 @@ describe('DOWNLOAD_SIGNING_KEYS and PACK_STORE_DIR', () => {
     expect(loadConfig({ DATA_DIR: '/var/lib/mint', PACK_STORE_DIR: '/mnt/packs' }).packStoreDir).toBe('/mnt/packs');
   });
 });
+
+describe('WEBHOOK_SECRET_KEYS', () => {
+  const key = (fill: number, bytes = 32) => Buffer.alloc(bytes, fill).toString('base64');
+
+  it('reads the keys in order, the first sealing; unset leaves it to dev mode or the start-up check', () => {
+    const config = loadConfig({ WEBHOOK_SECRET_KEYS: `w2:${key(3)},w1:${key(4)}` });
+    expect(config.webhookSecretKeys?.map((k) => k.id)).toEqual(['w2', 'w1']);
+    expect(loadConfig({}).webhookSecretKeys).toBeUndefined();
+  });
+
+  it('refuses keys that are not exactly 32 bytes, bad ids and duplicates, naming the variable but never echoing a key', () => {
+    for (const value of [`w1:${key(5, 16)}`, `w1:${key(5, 48)}`, `bad id:${key(5)}`, `w1:${key(5)},w1:${key(6)}`, 'w1']) {
+      const error = configError({ WEBHOOK_SECRET_KEYS: value });
+      expect(error.variables).toEqual(['WEBHOOK_SECRET_KEYS']);
+      expect(error.message).toMatch(/^WEBHOOK_SECRET_KEYS /);
+      for (const k of [key(5, 16), key(5, 48), key(5), key(6)]) expect(error.message).not.toContain(k);
+    }
+  });
+});
+
+describe('RESOLVER_CONTACT', () => {
+  it('accepts an e-mail address or a mailto: / https:// URI; refuses anything else naming the variable', () => {
+    for (const value of ['resolver@mint.example', 'mailto:resolver@mint.example', 'https://mint.example/contact']) expect(loadConfig({ RESOLVER_CONTACT: value }).resolverContact).toBe(value);
+    expect(loadConfig({}).resolverContact).toBeUndefined();
+    for (const value of ['someone', 'http://mint.example/contact', 'a b@c.d', `x@${'y'.repeat(200)}.example`, 'javascript:alert(1)']) {
+      expect(configError({ RESOLVER_CONTACT: value }).variables).toEqual(['RESOLVER_CONTACT']);
+    }
+  });
+});

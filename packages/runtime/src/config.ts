@@ -3,7 +3,7 @@
 // surfacing later as a confusing runtime failure.
 
 import { isIP } from 'node:net';
-import { parseSigningKeys, type SigningKey } from '@mint/domain';
+import { parseSecretKeys, parseSigningKeys, type SigningKey } from '@mint/domain';
 
 /** pino's level names, lowest to highest, plus `silent`; `LOG_LEVEL` must be one of them. */
 export const logLevels = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
@@ -134,6 +134,16 @@ export interface Config {
   readonly webhookAllowLoopback: boolean;
   /** `WEBHOOK_ALLOWED_ADDRESSES`: comma-separated addresses or CIDR ranges webhooks may reach although private (on-premises receivers). */
   readonly webhookAllowedAddresses: readonly string[];
+  /**
+   * `WEBHOOK_SECRET_KEYS`: `kid:base64key,...` (keys of exactly 32 bytes) sealing webhook signing secrets at rest with AES-256-GCM;
+   * the first seals, all open. Undefined when unset (dev mode generates one; production needs it).
+   */
+  readonly webhookSecretKeys: readonly SigningKey[] | undefined;
+  /**
+   * `RESOLVER_CONTACT`: who answers for the resolver (a `mailto:` or `https://` URI, or an e-mail address, at most 200 characters),
+   * published as `contact` in `/.well-known/gs1resolver`; left out when unset.
+   */
+  readonly resolverContact: string | undefined;
   /** `WATCH_MAX_DURATION_MS`: a WatchMintJob stream ends cleanly after this long (the client watches again); default 15 min. */
   readonly watchMaxDurationMs: number;
   /** `WATCH_MAX_STREAMS_PER_CALLER`: WatchMintJob streams one caller (user, else API key) may have open on one API process; default 20. */
@@ -229,6 +239,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookLeaseMs: read.integer('WEBHOOK_LEASE_MS', defaults.webhookLeaseMs, 1000, 3_600_000),
     webhookAllowLoopback: read.flag('WEBHOOK_ALLOW_LOOPBACK', false),
     webhookAllowedAddresses: read.addressList('WEBHOOK_ALLOWED_ADDRESSES'),
+    webhookSecretKeys: read.secretKeys('WEBHOOK_SECRET_KEYS'),
+    resolverContact: read.pattern('RESOLVER_CONTACT', resolverContact, 'a mailto: or https:// URI or an e-mail address of at most 200 characters'),
     watchMaxDurationMs: read.integer('WATCH_MAX_DURATION_MS', defaults.watchMaxDurationMs, 100, 86_400_000),
     watchMaxStreamsPerCaller: read.integer('WATCH_MAX_STREAMS_PER_CALLER', defaults.watchMaxStreamsPerCaller, 1, 10_000),
     corsAllowedOrigins: read.origins('CORS_ALLOWED_ORIGINS'),
@@ -267,6 +279,8 @@ export function requireProductionUrls(config: Config): ProductionConfig {
 }
 
 const streamName = /^[A-Za-z0-9_-]+$/;
+/** A contact as the resolver description file gives it: an e-mail address, or a mailto: / https: URI without spaces. */
+const resolverContact = /^(?=.{3,200}$)(mailto:[^\s@<>"]+@[^\s@<>"]+|https:\/\/[^\s<>"]+|[^\s@<>":/]+@[^\s@<>":/]+\.[^\s@<>":/]+)$/;
 const subjectPrefix = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/;
 
 interface Problem {
@@ -338,9 +352,18 @@ class Reader {
 
   /** A list of `kid:base64secret` signing keys; the secrets are never echoed. */
   signingKeys(name: string): SigningKey[] | undefined {
+    return this.#keys(name, parseSigningKeys);
+  }
+
+  /** `kid:base64key` entries of 32-byte keys; undefined when unset. */
+  secretKeys(name: string): SigningKey[] | undefined {
+    return this.#keys(name, parseSecretKeys);
+  }
+
+  #keys(name: string, parse: (text: string) => { keys: SigningKey[] } | { error: string }): SigningKey[] | undefined {
     const raw = this.string(name);
     if (raw === undefined) return undefined;
-    const parsed = parseSigningKeys(raw);
+    const parsed = parse(raw);
     if ('error' in parsed) return this.#fail(name, parsed.error, raw, undefined, true);
     return parsed.keys;
   }

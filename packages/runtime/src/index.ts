@@ -16,4 +16,4 @@ export {
   assertMigrated, isStartupError, openConfiguredBus, openConfiguredDatabase, readinessProbe, resolveJwtSecret, StartupError, type Readiness,
 } from './infrastructure.ts';
 export { countJobsByStatus, createMetrics, metricPrefix, type MetricSources, type Metrics } from './metrics.ts';
-export { resolveDownloadSigningKeys } from './infrastructure.ts';
+export { resolveDownloadSigningKeys, resolveWebhookSecretKeys } from './infrastructure.ts';

@@ -77,22 +77,39 @@ export async function resolveJwtSecret(config: Config): Promise<string> {
 }
 
 /**
+ * One random 32-byte key, id `dev`, generated once and kept in `DATA_DIR/<file>` so what it signs
+ * or seals survives restarts: the dev-mode stand-in for a key variable (`variable`), which
+ * production (DATABASE_URL set) must set.
+ */
+async function devKey(config: Config, file: string, variable: string): Promise<readonly SigningKey[]> {
+  if (config.databaseUrl) throw new StartupError(`${variable} is required when DATABASE_URL is set`);
+  const path = join(config.dataDir, file);
+  const read = async () => new Uint8Array(Buffer.from((await readFile(path, 'utf8')).trim(), 'base64url'));
+  try {
+    return [{ id: 'dev', secret: await read() }];
+  } catch {
+    await mkdir(config.dataDir, { recursive: true });
+    await writeFile(path, randomBytes(32).toString('base64url'), { mode: 0o600, flag: 'wx' }).catch(() => undefined);
+    return [{ id: 'dev', secret: await read() }];
+  }
+}
+
+/**
  * The download signing keys: DOWNLOAD_SIGNING_KEYS, or in dev mode (no DATABASE_URL) one random
  * key generated once and kept in DATA_DIR/download-signing-key so URLs survive restarts.
  * Production needs the variable.
  */
 export async function resolveDownloadSigningKeys(config: Config): Promise<readonly SigningKey[]> {
-  if (config.downloadSigningKeys) return config.downloadSigningKeys;
-  if (config.databaseUrl) throw new StartupError('DOWNLOAD_SIGNING_KEYS is required when DATABASE_URL is set');
-  const file = join(config.dataDir, 'download-signing-key');
-  const read = async () => new Uint8Array(Buffer.from((await readFile(file, 'utf8')).trim(), 'base64url'));
-  try {
-    return [{ id: 'dev', secret: await read() }];
-  } catch {
-    await mkdir(config.dataDir, { recursive: true });
-    await writeFile(file, randomBytes(32).toString('base64url'), { mode: 0o600, flag: 'wx' }).catch(() => undefined);
-    return [{ id: 'dev', secret: await read() }];
-  }
+  return config.downloadSigningKeys ?? devKey(config, 'download-signing-key', 'DOWNLOAD_SIGNING_KEYS');
+}
+
+/**
+ * The keys sealing webhook secrets at rest: WEBHOOK_SECRET_KEYS, or in dev mode (no DATABASE_URL)
+ * one random key generated once and kept in DATA_DIR/webhook-secret-key so sealed secrets open
+ * after a restart. Production needs the variable (the API seals, the executor opens: both need it).
+ */
+export async function resolveWebhookSecretKeys(config: Config): Promise<readonly SigningKey[]> {
+  return config.webhookSecretKeys ?? devKey(config, 'webhook-secret-key', 'WEBHOOK_SECRET_KEYS');
 }
 
 /** What /readyz reports: ok when every dependency answered, with one line per dependency. */

@@ -1,7 +1,7 @@
-import { randomFillSync } from 'node:crypto';
+import { randomBytes, randomFillSync } from 'node:crypto';
 import { createRemoteJWKSet, type JWTVerifyGetKey } from 'jose';
 import type { Database } from '@mint/db';
-import type { RandomFill } from '@mint/domain';
+import type { RandomFill, SigningKey } from '@mint/domain';
 
 /** How session tokens are checked. */
 export interface AuthSettings {
@@ -31,6 +31,8 @@ export interface UseCaseContext {
   /** Public address of the service; brands' resolver bases live under it. */
   readonly publicBaseUrl: string;
   readonly auth: AuthSettings;
+  /** Keys sealing webhook secrets at rest (`WEBHOOK_SECRET_KEYS`): the first seals, every one opens. */
+  readonly webhookSecretKeys: readonly SigningKey[];
 }
 
 /** Options of {@link createUseCaseContext}. */
@@ -47,6 +49,11 @@ export interface UseCaseContextOptions {
   readonly jwtMaxLifetimeSeconds?: number;
   readonly clock?: () => Date;
   readonly randomFill?: RandomFill;
+  /**
+   * Keys sealing webhook secrets at rest. Without them (tests, benchmarks) one random key lives as
+   * long as the process, so secrets sealed here open only in this process.
+   */
+  readonly webhookSecretKeys?: readonly SigningKey[];
 }
 
 /** Builds the context with the system clock and node:crypto randomness unless others are given. */
@@ -63,6 +70,7 @@ export function createUseCaseContext(options: UseCaseContextOptions): UseCaseCon
       audience: options.jwtAudience ?? null,
       maxTokenLifetimeSeconds: options.jwtMaxLifetimeSeconds ?? defaultMaxTokenLifetimeSeconds,
     },
+    webhookSecretKeys: options.webhookSecretKeys ?? [{ id: 'process', secret: new Uint8Array(randomBytes(32)) }],
   };
 }
 

@@ -61,7 +61,7 @@ export {
 } from './links.ts';
 export {
   createWebhookEndpoint, listWebhookEndpointsOf, updateWebhookEndpointOf, deleteWebhookEndpointOf, rotateWebhookSecret, listWebhookDeliveriesOf,
-  redeliverWebhook, defaultDeliveryPageSize, type WebhookSettings, type WebhookEndpointView, type NewWebhookEndpoint, type WebhookEndpointUpdate
+  redeliverWebhook, defaultDeliveryPageSize, sealWebhookSecrets, webhookSecretContext, type WebhookSettings, type WebhookEndpointView, type NewWebhookEndpoint, type WebhookEndpointUpdate
 } from './webhooks.ts';
 export {
   createWebhookSender, addressAllowList, addressRefusal, type WebhookRequest, type WebhookResponse, type WebhookSend, type WebhookNetworkPolicy

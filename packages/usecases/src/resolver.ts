@@ -4,7 +4,7 @@ import {
   type ResolverProduct, type ResolverReader, type ScanRecord,
 } from '@mint/db';
 import {
-  chooseLevelLink, decideResolution, defaultLinkOf, levelAnchors, type Link, type LinkedLevel, type LinkPreferences, type Representation,
+  chooseLink, decideResolution, defaultLinkOf, levelAnchors, type Link, type LinkedLevel, type LinkPreferences, type Representation,
   type ResolutionOutcome, type ResolverPath,
 } from '@mint/domain';
 import type { UseCaseContext } from './context.ts';
@@ -24,8 +24,10 @@ export interface Resolution {
   readonly level: ResolverPath['key']['kind'] | null;
   /** The link levels of the request, most specific first (the brand's only when it has links); empty when not found. */
   readonly levels: readonly LinkedLevel[];
-  /** The link the request is sent to (by link type, language and context); null when none fits. */
+  /** The link the request is sent to (by link type, context, media type and language); null when none fits or several do. */
   readonly link: Link | null;
+  /** Several equally good links of the requested type, none the default: offered as choices (300 Multiple Choices); null otherwise. */
+  readonly choices: readonly Link[] | null;
   /** False for a serial the brand never minted (it walked up to its product), true for a known unit, null when the path names no unit. */
   readonly unitKnown: boolean | null;
 }
@@ -73,7 +75,7 @@ export interface Resolver {
 }
 
 const notFound = (brand: ResolverBrand | null): Resolution => ({
-  outcome: { kind: 'not_found' }, brand, anchor: null, data: null, title: null, level: null, levels: [], link: null, unitKnown: null,
+  outcome: { kind: 'not_found' }, brand, anchor: null, data: null, title: null, level: null, levels: [], link: null, choices: null, unitKnown: null,
 });
 
 function productView(p: ResolverProduct): Record<string, unknown> {
@@ -313,9 +315,11 @@ export function createResolver(ctx: UseCaseContext, options: ResolverOptions = {
       kind: 'found', target: chosen?.href ?? null, ...state,
     });
     let built: Record<string, unknown> | undefined;
+    const choice = outcome.kind === 'resolved' ? chooseLink(levels, prefs) : null;
     return {
       level, outcome, brand, anchor, title, levels, unitKnown,
-      link: outcome.kind === 'resolved' ? chooseLevelLink(levels, prefs) : null,
+      link: choice?.kind === 'link' ? choice.link : null,
+      choices: choice?.kind === 'choices' ? choice.links : null,
       get data() {
         return (built ??= data());
       },

@@ -2,9 +2,10 @@ import {
   appendEvents, claimWebhookDeliveries, findWebhookEndpoint, markWebhookEndpointFailing, readWebhookBacklog, recordWebhookAttempt, updateWebhookEndpoint,
   type WebhookClaim,
 } from '@mint/db';
-import { decideWebhookAttempt, signWebhook, webhookMessageId, webhookRetry, type RetryPolicy } from '@mint/domain';
+import { decideWebhookAttempt, openSecret, signWebhook, webhookMessageId, webhookRetry, type RetryPolicy } from '@mint/domain';
 import type { UseCaseContext } from './context.ts';
 import type { WebhookSend } from './webhook-sender.ts';
+import { webhookSecretContext } from './webhooks.ts';
 
 /** Default lease on a claimed delivery: longer than an attempt's 10 s limit, so a live worker never loses it. */
 export const defaultWebhookLeaseMs = 30_000;
@@ -52,8 +53,11 @@ export async function deliverWebhook(ctx: UseCaseContext, claim: WebhookClaim, o
   const body = JSON.stringify(claim.body);
   const timestamp = Math.floor(sentAt.getTime() / 1000);
   const messageId = webhookMessageId(claim.id);
-  const secrets = [claim.secret];
-  if (claim.previousSecret !== null && claim.previousSecretExpiresAt !== null && claim.previousSecretExpiresAt > sentAt) secrets.push(claim.previousSecret);
+  const context = webhookSecretContext(claim.brandId, claim.endpointId);
+  const secrets = [openSecret(ctx.webhookSecretKeys, claim.secret, context)];
+  if (claim.previousSecret !== null && claim.previousSecretExpiresAt !== null && claim.previousSecretExpiresAt > sentAt) {
+    secrets.push(openSecret(ctx.webhookSecretKeys, claim.previousSecret, context));
+  }
   const response = await options.send({
     url: claim.url, body,
     headers: { 'webhook-id': messageId, 'webhook-timestamp': String(timestamp), 'webhook-signature': signWebhook(secrets, messageId, timestamp, body) },

@@ -1,18 +1,41 @@
 import { randomUUID } from 'node:crypto';
+import { isIP } from 'node:net';
 import {
-  appendEvents, deleteWebhookEndpoint, findWebhookEndpoint, insertWebhookEndpoint, listWebhookDeliveries, listWebhookEndpoints, requeueWebhookDelivery, resumeWebhookDeliveries,
-  updateWebhookEndpoint, type WebhookDeliveryRecord, type WebhookEndpointChange, type WebhookEndpointRecord,
+  appendEvents, deleteWebhookEndpoint, findWebhookEndpoint, insertWebhookEndpoint, listWebhookDeliveries, listWebhookEndpoints, listWebhookSecretsToSeal,
+  replaceWebhookSecrets, requeueWebhookDelivery, resumeWebhookDeliveries, updateWebhookEndpoint, type WebhookDeliveryRecord, type WebhookEndpointChange,
+  type WebhookEndpointRecord,
 } from '@mint/db';
 import {
-  assertValid, generateWebhookSecret, IllegalStateError, isUuid, NotFoundError, resolvePageSize, toPage, webhookEventTypeViolations,
+  assertValid, generateWebhookSecret, IllegalStateError, isLoopbackHost, isSecretBoxError, isUuid, NotFoundError, openSecret, resolvePageSize, sealSecret, toPage, webhookEventTypeViolations,
   webhookSecretOverlapMs, webhookUrlViolations, type Cursor, type FieldViolation, type NewEvent, type Page,
 } from '@mint/domain';
 import type { Actor, UseCaseContext } from './context.ts';
+import { addressAllowList, addressRefusal } from './webhook-sender.ts';
 
 /** Settings of the endpoint use cases. */
 export interface WebhookSettings {
   /** Accept `http://` URLs of loopback hosts (dev mode and tests; `WEBHOOK_ALLOW_LOOPBACK`). */
   readonly allowLoopback: boolean;
+  /** Private addresses or CIDR ranges an endpoint may name although private (`WEBHOOK_ALLOWED_ADDRESSES`); none when absent. */
+  readonly allowedAddresses?: readonly string[];
+}
+
+/**
+ * Problems of an endpoint URL under the settings: the domain's URL rules, then the address rule the
+ * sender applies at delivery time, for what can be known without resolving a name: an address
+ * literal in a private, loopback or link-local range, or `localhost`, is refused unless allowed.
+ * (A name resolving to such an address is refused at each delivery, when it is resolved.)
+ */
+function endpointUrlViolations(url: string, settings: WebhookSettings): FieldViolation[] {
+  const violations = webhookUrlViolations(url, settings.allowLoopback);
+  if (violations.length > 0) return violations;
+  // `localhost.` is `localhost`: a trailing dot does not get a name past the rule.
+  const host = new URL(url).hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '');
+  if (isIP(host) !== 0) {
+    const refusal = addressRefusal(host, settings.allowLoopback, addressAllowList(settings.allowedAddresses ?? []));
+    return refusal === null ? [] : [{ field: 'url', message: `must not point at a private, loopback or link-local address (${host})` }];
+  }
+  return isLoopbackHost(host) && !settings.allowLoopback ? [{ field: 'url', message: `must not point at a loopback host (${host})` }] : [];
 }
 
 /** An endpoint as callers see it: never a secret. */
@@ -33,6 +56,13 @@ export interface WebhookEndpointView {
 
 /** Default page size of {@link listWebhookDeliveriesOf}. */
 export const defaultDeliveryPageSize = 50;
+
+/** What a sealed secret of an endpoint is bound to: a sealed value copied to another row does not open. */
+export const webhookSecretContext = (brandId: string, endpointId: string): string => `webhook-endpoint:${brandId}:${endpointId}`;
+
+/** Seals an endpoint's signing secret for storage with the context's first key. */
+const seal = (ctx: UseCaseContext, brandId: string, endpointId: string, secret: string): string =>
+  sealSecret(ctx.webhookSecretKeys, secret, webhookSecretContext(brandId, endpointId), ctx.randomFill);
 
 function view(e: WebhookEndpointRecord): WebhookEndpointView {
   return {
@@ -66,14 +96,15 @@ export async function createWebhookEndpoint(
   ctx: UseCaseContext, actor: Actor, settings: WebhookSettings, input: NewWebhookEndpoint,
 ): Promise<{ endpoint: WebhookEndpointView; secret: string }> {
   assertValid([
-    ...webhookUrlViolations(input.url, settings.allowLoopback), ...webhookEventTypeViolations(input.eventTypes), ...descriptionViolations(input.description),
+    ...endpointUrlViolations(input.url, settings), ...webhookEventTypeViolations(input.eventTypes), ...descriptionViolations(input.description),
   ]);
   const secret = generateWebhookSecret(ctx.randomFill);
   const id = randomUUID();
   return ctx.db.em.fork().transactional(async (em) => {
     const now = ctx.clock();
     await insertWebhookEndpoint(em, {
-      brandId: input.brandId, id, url: input.url, description: input.description, eventTypes: input.eventTypes, enabled: true, secret, createdAt: now,
+      brandId: input.brandId, id, url: input.url, description: input.description, eventTypes: input.eventTypes, enabled: true,
+      secret: seal(ctx, input.brandId, id, secret), createdAt: now,
     });
     await appendEvents(em, now, [endpointEvent(input.brandId, 'webhook_endpoint_created', id, actor.id, {
       url: input.url, event_types: input.eventTypes, description: input.description,
@@ -102,7 +133,7 @@ export interface WebhookEndpointUpdate {
 /** Changes an endpoint's URL, filter, description or enabled flag and writes webhook_endpoint_updated. NotFoundError for a missing or foreign one. */
 export async function updateWebhookEndpointOf(ctx: UseCaseContext, actor: Actor, settings: WebhookSettings, input: WebhookEndpointUpdate): Promise<WebhookEndpointView> {
   assertValid([
-    ...(input.url === undefined ? [] : webhookUrlViolations(input.url, settings.allowLoopback)),
+    ...(input.url === undefined ? [] : endpointUrlViolations(input.url, settings)),
     ...(input.eventTypes === undefined ? [] : webhookEventTypeViolations(input.eventTypes)),
     ...(input.description === undefined ? [] : descriptionViolations(input.description)),
   ]);
@@ -147,7 +178,8 @@ export async function rotateWebhookSecret(ctx: UseCaseContext, actor: Actor, bra
     const found = isUuid(endpointId) ? await findWebhookEndpoint(em, brandId, endpointId, true) : null;
     if (found === null) throw new NotFoundError(`webhook endpoint ${endpointId} not found`);
     const expiresAt = new Date(now.getTime() + webhookSecretOverlapMs);
-    await updateWebhookEndpoint(em, brandId, found.id, { secret, previousSecret: found.secret, previousSecretExpiresAt: expiresAt }, now);
+    // The outgoing secret stays as stored (sealed for this row); the new one is sealed with the current key.
+    await updateWebhookEndpoint(em, brandId, found.id, { secret: seal(ctx, brandId, found.id, secret), previousSecret: found.secret, previousSecretExpiresAt: expiresAt }, now);
     await appendEvents(em, now, [endpointEvent(brandId, 'webhook_endpoint_secret_rotated', found.id, actor.id, { previous_secret_expires_at: expiresAt.toISOString() })]);
     return { endpoint: view((await findWebhookEndpoint(em, brandId, found.id))!), secret };
   });
@@ -173,4 +205,40 @@ export async function redeliverWebhook(ctx: UseCaseContext, brandId: string, del
   const outcome = await requeueWebhookDelivery(ctx.db.em.fork(), brandId, deliveryId, ctx.clock());
   if (outcome === 'missing') throw new NotFoundError(`webhook delivery ${deliveryId} not found`);
   if (outcome === 'delivering') throw new IllegalStateError(`webhook delivery ${deliveryId} is being delivered`);
+}
+
+/**
+ * Seals every endpoint secret that is not sealed with the current key: secrets stored before
+ * sealing existed, and secrets sealed with an older key after `WEBHOOK_SECRET_KEYS` put a new
+ * key first. Each row is replaced compare-and-set (a concurrent rotation wins and is left alone);
+ * safe to run by several processes at once. Returns the number of endpoints sealed again.
+ */
+export async function sealWebhookSecrets(ctx: UseCaseContext, batch = 200): Promise<number> {
+  const current = ctx.webhookSecretKeys[0];
+  if (current === undefined) return 0;
+  let sealed = 0;
+  const skipped = new Set<string>();
+  for (;;) {
+    const found = (await listWebhookSecretsToSeal(ctx.db.em.fork(), current.id, batch + skipped.size)).filter((r) => !skipped.has(r.id));
+    if (found.length === 0) return sealed;
+    const resealed: { row: (typeof found)[number]; secret: string; previous: string | null }[] = [];
+    for (const row of found) {
+      const context = webhookSecretContext(row.brandId, row.id);
+      try {
+        const secret = seal(ctx, row.brandId, row.id, openSecret(ctx.webhookSecretKeys, row.secret, context));
+        const previous = row.previousSecret === null ? null : seal(ctx, row.brandId, row.id, openSecret(ctx.webhookSecretKeys, row.previousSecret, context));
+        resealed.push({ row, secret, previous });
+      } catch (err) {
+        // Sealed with a key no longer configured: left as it is (its deliveries fail until the key is listed again).
+        if (!isSecretBoxError(err)) throw err;
+        skipped.add(row.id);
+      }
+    }
+    await ctx.db.em.fork().transactional(async (em) => {
+      for (const { row, secret, previous } of resealed) {
+        if (await replaceWebhookSecrets(em, row, secret, previous)) sealed++;
+        else skipped.add(row.id);
+      }
+    });
+  }
 }

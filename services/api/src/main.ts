@@ -8,7 +8,7 @@ import {
 } from '@mint/runtime';
 import { createUseCaseContext } from '@mint/usecases';
 import { startApi } from './start.ts';
-import { resolveDownloadSigningKeys } from '@mint/runtime';
+import { resolveDownloadSigningKeys, resolveWebhookSecretKeys } from '@mint/runtime';
 import { createFsPackStore } from '@mint/store';
 import { metricSources } from './metrics/sources.ts';
 
@@ -30,9 +30,10 @@ async function main(): Promise<void> {
     jwtIssuer: config.authJwtIssuer ?? null,
     jwtAudience: config.authJwtAudience ?? null,
     jwksUrl: config.authJwksUrl ?? null, jwtMaxLifetimeSeconds: config.authJwtMaxLifetimeSeconds,
+    webhookSecretKeys: await resolveWebhookSecretKeys(config),
   });
   const api = await startApi({ ctx, config, logger, setMintBatchStatusEnabled: config.setMintBatchStatusEnabled,
-    webhooks: { allowLoopback: config.webhookAllowLoopback }, readiness: readinessProbe({ db, bus }),
+    webhooks: { allowLoopback: config.webhookAllowLoopback, allowedAddresses: config.webhookAllowedAddresses }, readiness: readinessProbe({ db, bus }),
     metrics: createMetrics(metricSources(ctx, bus)),
     downloads: { keys: await resolveDownloadSigningKeys(config), store: createFsPackStore(config.packStoreDir) } });
 

@@ -28,7 +28,7 @@ export interface StartApiOptions {
     | 'metricsPort' | 'metricsToken' | 'rpcMaxBodyBytes' | 'importMaxBodyBytes' | 'httpHeadersTimeoutMs' | 'httpRequestTimeoutMs'
     | 'httpIdleTimeoutMs' | 'httpBodyTimeoutMs' | 'http2MaxConcurrentStreams' | 'watchMaxDurationMs' | 'watchMaxStreamsPerCaller'
     | 'consoleEnabled' | 'corsAllowedOrigins' | 'reflectionAllowAnonymous' | 'rateLimitPerCredential' | 'rateLimitResolverPerAddress'
-    | 'rateLimitDownloadsPerAddress' | 'rateLimitAuthFailuresPerAddress'>>;
+    | 'rateLimitDownloadsPerAddress' | 'rateLimitAuthFailuresPerAddress' | 'resolverContact'>>;
   readonly logger: Logger;
   /** Probes the dependencies for /readyz and the gRPC health Check. */
   readonly readiness: ReadinessProbe;
@@ -82,7 +82,7 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
   const httpRoutes: Route[] = [
     ...(config.metricsPort === undefined ? [scrape] : []),
     resolverRoute(resolver, { publicBaseUrl: ctx.publicBaseUrl }),
-    resolverDescriptionRoute({ publicBaseUrl: ctx.publicBaseUrl }),
+    resolverDescriptionRoute({ publicBaseUrl: ctx.publicBaseUrl, contact: config.resolverContact }),
     ...(options.downloads === undefined ? [] : [downloadRoute(ctx, options.downloads, logger)]),
     ...v1Routes({ ctx, logger }),
     ...(config.consoleEnabled === false ? [] : consoleRoutes({ dir: options.consoleDir ?? defaultConsoleDir })),
@@ -124,7 +124,7 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
         const brand = resolver.brandOfDomain(host);
         return brand instanceof Promise ? brand.then((b) => b !== null) : brand !== null;
       },
-      routes: brandDomainRoutes(resolver),
+      routes: brandDomainRoutes(resolver, { contact: config.resolverContact }),
     },
   });
   const port = await server.listen(config.port, config.host);

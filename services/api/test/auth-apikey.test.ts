@@ -8,15 +8,14 @@ import { ActivationMode, CatalogService, IdentityMode, MintService } from '@mint
 import { ApiKey } from '@mint/db';
 import { ForbiddenError, generateApiKey, UnauthenticatedError, type ApiKeyScope } from '@mint/domain';
 import { apiKeyUseIntervalMs, createApiKey, createWorkspace, listApiKeys, recordApiKeyUse, revokeApiKey, setApiAccess, verifyApiKey, type UseCaseContext } from '@mint/usecases';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useUseCases, type SeededBrand } from '../../../test/support/usecases.ts';
 import { authorize } from '@mint/usecases';
 import { credentialsFrom } from '../src/auth/credentials.ts';
 import { expectLogsFreeOf, inProcessApi, type InProcessApi } from './support.ts';
 
-let app: UseCaseBundle;
+const { app, brand } = useUseCases();
 let api: InProcessApi;
-let brand: SeededBrand;
 let other: SeededBrand;
 let mint: Client<typeof MintService>;
 let catalog: Client<typeof CatalogService>;
@@ -47,15 +46,9 @@ const submit = (key: string) =>
   );
 
 beforeAll(async () => {
-  app = await setupUseCases();
   api = inProcessApi(app);
   ({ mint, catalog } = api);
-  brand = await app.seedBrand();
   other = await app.seedBrand();
-});
-
-afterAll(async () => {
-  await app?.close();
 });
 
 describe('the API key matrix over RPCs', () => {

@@ -7,12 +7,11 @@ import { Code, ConnectError, type Client } from '@connectrpc/connect';
 import { ActivationMode, CatalogService, CommercialStatus, IdentityMode, MintReadinessStatus, MintService } from '@mint/contract';
 import type { Role } from '@mint/domain';
 import { createUser, grantRole, issueAccessToken } from '@mint/usecases';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useUseCases, type SeededBrand } from '../../../test/support/usecases.ts';
 import { bearer, codeOf, inProcessApi, postJson, startTestApi } from './support.ts';
 
-let app: UseCaseBundle;
-let brand: SeededBrand;
+const { app, brand } = useUseCases();
 let other: SeededBrand;
 let batchId: string;
 let jobId: string;
@@ -27,9 +26,7 @@ async function userWith(role: Role | null): Promise<string> {
 }
 
 beforeAll(async () => {
-  app = await setupUseCases();
   ({ mint, catalog } = inProcessApi(app));
-  brand = await app.seedBrand();
   other = await app.seedBrand();
   const submitted = await mint.submitMintRequest(
     { brandId: brand.brandId, productId: brand.productId, requestedQuantity: 3, identityMode: IdentityMode.SERIAL, activationMode: ActivationMode.ACTIVE_AT_MINT },
@@ -37,10 +34,6 @@ beforeAll(async () => {
   );
   batchId = submitted.mintBatchId!;
   jobId = submitted.mintJobId!;
-});
-
-afterAll(async () => {
-  await app?.close();
 });
 
 describe('authentication', () => {

@@ -2,18 +2,11 @@
 // string of a Connect JSON request, and /v1 body fields named like Object.prototype members.
 
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { postJson, submitOverJson } from './support.ts';
-import { send, setupV1, workspaceHeaders, type V1Setup, type V1Workspace } from './v1-support.ts';
+import { send, useV1, workspaceHeaders, type V1Workspace } from './v1-support.ts';
 
-let t: V1Setup;
-let ws: V1Workspace;
-
-beforeAll(async () => {
-  t = await setupV1();
-  ws = await t.workspace();
-});
-afterAll(() => t.close());
+const { t, ws } = useV1();
 
 describe('Connect JSON numbers', () => {
   const serial = { identity_mode: 'IDENTITY_MODE_SERIAL', activation_mode: 'ACTIVATION_MODE_ACTIVE_AT_MINT' };

@@ -9,19 +9,16 @@ import { createConnectTransport, createGrpcTransport, createGrpcWebTransport } f
 import * as grpc from '@grpc/grpc-js';
 import { IdentityMode, MintBatchStatus, MintService } from '@mint/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
+import { useUseCases } from '../../../test/support/usecases.ts';
 import { Health, HealthCheckResponse_ServingStatus } from '../src/gen/grpc/health/v1/health_pb.js';
 import { grpcUnaryCall, startTestApi, submitOverJson, type TestApi } from './support.ts';
 
-let app: UseCaseBundle;
+const { app, brand } = useUseCases();
 let api: TestApi;
-let brand: SeededBrand;
 let batchId: string;
 
 beforeAll(async () => {
-  app = await setupUseCases();
   api = await startTestApi(app);
-  brand = await app.seedBrand();
   // One batch to read back through every protocol, created through the API itself.
   const res = await submitOverJson(api, brand, {
     requested_quantity: 25, identity_mode: 'IDENTITY_MODE_SERIAL', activation_mode: 'ACTIVATION_MODE_ACTIVE_AT_MINT',
@@ -33,10 +30,7 @@ beforeAll(async () => {
   batchId = body.mint_batch_id;
 });
 
-afterAll(async () => {
-  await api?.close();
-  await app?.close();
-});
+afterAll(() => api?.close());
 
 const auth = () => ({ authorization: `Bearer ${brand.token}` });
 

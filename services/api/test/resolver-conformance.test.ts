@@ -7,10 +7,10 @@
 // in resolver-links.test.ts: redirect to the requested linkType at the most specific level that
 // has it, choice by Accept-Language (hreflang) and context, fwqs, links of other GS1 link types
 // with their own titles, languages and media types, one default per request.
-// Still left:
-// - one test per SHALL here for those link-model behaviours (they are tested, not yet named after
-//   their SHALLs in this file);
-// - 300 Multiple Choices when no choice can be made, gs1:defaultLinkMulti, choice by media type;
+// The choice among several links of one type (the standard's link selection: context, media type
+// by Accept, language by Accept-Language, the default, else 300 Multiple Choices with the
+// candidates, never a guess) and gs1:defaultLinkMulti are named after their rules below.
+// Not tested here:
 // - "SHALL support HTTP Over TLS (HTTPS)": the deployment's ingress terminates TLS, not this process;
 // - gs1:handledBy: this resolver does not redirect whole key ranges to another resolver.
 
@@ -22,6 +22,7 @@ import { query, run } from '../../../test/support/sql.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintCompleted } from '../../../test/support/pack-fixtures.ts';
 import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
+import { replaceLinks } from '@mint/usecases';
 import { resolverBodies } from '../src/resolver/routes.ts';
 import { startTestApi, type TestApi } from './support.ts';
 
@@ -286,6 +287,14 @@ describe('GS1-Conformant Resolver 1.2', () => {
       jsonLdContextLocation: 'https://ref.gs1.org/standards/resolver/linkset-context',
     });
     expect((await request('/.well-known/gs1resolver', {}, 'OPTIONS')).status).toBe(204);
+    // RESOLVER_CONTACT adds whom to contact.
+    const withContact = await startTestApi(app, { readiness: async () => ({ ok: true, checks: {} }), config: { resolverContact: 'resolver@mint.example' } });
+    try {
+      const described = await fetch(`${withContact.baseUrl}/.well-known/gs1resolver`);
+      expect(await described.json()).toMatchObject({ resolverRoot: `${origin}/r`, contact: 'resolver@mint.example' });
+    } finally {
+      await withContact.close();
+    }
   });
 
   it('SHALL recognise the GS1 Web vocabulary namespace (link types written in https://ref.gs1.org/voc/, the older https://gs1.org/voc/ accepted on input)', async () => {
@@ -306,5 +315,88 @@ describe('GS1-Conformant Resolver 1.2', () => {
     expect([unknown.status, JSON.parse(unknown.body)]).toEqual([404, resolverBodies.not_found]);
     const moved = await request(`/r/${slug}/01/${brand.gtin.slice(1)}/21/${serial}/?linkType=gs1:pip`);
     expect([moved.status, moved.headers.get('location')]).toEqual([301, `${origin}${dl.serial}?linkType=gs1:pip`]);
+  });
+});
+
+describe('GS1-Conformant Resolver 1.2: choosing among several links of one type', () => {
+  let other: SeededBrand;
+  let gtinPath: string;
+  const link = (linkType: string, href: string, title: string, extra: { hreflang?: string[]; mediaType?: string; isDefault?: boolean } = {}) => ({
+    linkType, href, title, hreflang: extra.hreflang ?? [], mediaType: extra.mediaType ?? null, context: [], fwqs: false, isDefault: extra.isDefault ?? false,
+  });
+
+  beforeAll(async () => {
+    other = await app.seedBrand();
+    const [{ slug: otherSlug }] = (await query<{ slug: string }>(app.db.em.fork(), 'select slug from brands where id = ?', [other.brandId])) as [{ slug: string }];
+    gtinPath = `/r/${otherSlug}/01/${other.gtin}`;
+    await replaceLinks(app.ctx, { id: other.userId }, {
+      brandId: other.brandId, gtin: other.gtin, lot: null, serial: null, links: [
+        link('gs1:pip', 'https://b2.example/pip-en', 'Product page', { hreflang: ['en'], mediaType: 'text/html', isDefault: true }),
+        link('gs1:pip', 'https://b2.example/pip-de', 'Produktseite', { hreflang: ['de'], mediaType: 'text/html' }),
+        link('gs1:certificationInfo', 'https://b2.example/cert.html', 'Certificate (page)', { mediaType: 'text/html' }),
+        link('gs1:certificationInfo', 'https://b2.example/cert.pdf', 'Certificate (PDF)', { mediaType: 'application/pdf' }),
+        link('gs1:instructions', 'https://b2.example/manual-en', 'Manual', { hreflang: ['en'] }),
+        link('gs1:instructions', 'https://b2.example/manual-fr', 'Notice', { hreflang: ['fr'] }),
+      ],
+    });
+  });
+
+  it('SHALL redirect to the default link unless there is information in the request that can be matched against available link metadata: Accept-Language picks among the default\'s alternatives', async () => {
+    for (const [language, target] of [[undefined, 'https://b2.example/pip-en'], ['de-DE,de;q=0.9', 'https://b2.example/pip-de'], ['fr', 'https://b2.example/pip-en'], ['en-GB', 'https://b2.example/pip-en']] as const) {
+      const answer = await request(gtinPath, { ...browser, ...(language === undefined ? {} : { 'accept-language': language }) });
+      expect([answer.status, answer.headers.get('location')], language).toEqual([307, target]);
+    }
+  });
+
+  it('lists the default link\'s alternatives by language, context or media type as gs1:defaultLinkMulti next to the one gs1:defaultLink', async () => {
+    const { linkset } = validLinkset((await request(gtinPath, linksetAccept)).body);
+    expect(linkset).toHaveLength(1);
+    expect(linkset[0]!['https://ref.gs1.org/voc/defaultLink']).toEqual([{ href: 'https://b2.example/pip-en', title: 'Product page' }]);
+    expect(linkset[0]!['https://ref.gs1.org/voc/defaultLinkMulti']).toEqual([
+      { href: 'https://b2.example/pip-en', title: 'Product page', type: 'text/html', hreflang: ['en'] },
+      { href: 'https://b2.example/pip-de', title: 'Produktseite', type: 'text/html', hreflang: ['de'] },
+    ]);
+    // A level whose default has no alternatives lists no defaultLinkMulti.
+    expect(validLinkset((await request(dl.gtin, linksetAccept)).body).linkset[0]).not.toHaveProperty(['https://ref.gs1.org/voc/defaultLinkMulti']);
+  });
+
+  it('SHALL redirect to the requested linkType if available, choosing among its links by the media type the request accepts', async () => {
+    const cases = [
+      [{ accept: 'application/pdf' }, 'https://b2.example/cert.pdf'],
+      [{ accept: 'application/pdf;q=0.5, text/html' }, 'https://b2.example/cert.html'],
+      [browser, 'https://b2.example/cert.html'],
+      [{ accept: 'application/*' }, 'https://b2.example/cert.pdf'],
+    ] as const;
+    for (const [headers, target] of cases) {
+      const answer = await request(`${gtinPath}?linkType=gs1:certificationInfo`, headers);
+      expect([answer.status, answer.headers.get('location')], headers.accept).toEqual([307, target]);
+    }
+  });
+
+  it('answers 300 Multiple Choices with the matching links when several match and none is the default, never a guess', async () => {
+    for (const [path, headers, hrefs] of [
+      [`${gtinPath}?linkType=gs1:instructions`, {}, ['https://b2.example/manual-en', 'https://b2.example/manual-fr']],
+      [`${gtinPath}?linkType=gs1:instructions`, { 'accept-language': 'es' }, ['https://b2.example/manual-en', 'https://b2.example/manual-fr']],
+      [`${gtinPath}?linkType=gs1:certificationInfo`, {}, ['https://b2.example/cert.html', 'https://b2.example/cert.pdf']],
+      [`${gtinPath}?linkType=gs1:certificationInfo`, { accept: 'image/png' }, ['https://b2.example/cert.html', 'https://b2.example/cert.pdf']],
+    ] as const) {
+      const answer = await request(path, headers);
+      expect([answer.status, answer.headers.get('location'), answer.headers.get('content-type')], `${path} ${JSON.stringify(headers)}`)
+        .toEqual([300, null, 'application/linkset+json']);
+      expect(answer.headers.get('link')).toContain('rel="linkset"');
+      const { linkset } = validLinkset(answer.body);
+      expect(linkset.flatMap((level) => Object.entries(level).filter(([k]) => k.startsWith('https://')).flatMap(([, v]) => (v as { href: string }[]).map((l) => l.href))))
+        .toEqual(hrefs);
+    }
+    // A browser gets the same choice as a page of links.
+    const page = await request(`${gtinPath}?linkType=gs1:instructions`, browser);
+    expect([page.status, page.headers.get('content-type')]).toEqual([300, 'text/html; charset=utf-8']);
+    expect(page.body).toContain('href="https://b2.example/manual-en"');
+    expect(page.body).toContain('href="https://b2.example/manual-fr"');
+    // Information in the request that matches one of them decides.
+    const fr = await request(`${gtinPath}?linkType=gs1:instructions`, { 'accept-language': 'fr-CA' });
+    expect([fr.status, fr.headers.get('location')]).toEqual([307, 'https://b2.example/manual-fr']);
+    expect((await request(`${gtinPath}?linkType=gs1:instructions`, { 'accept-language': 'fr' }, 'HEAD')).status).toBe(307);
+    expect((await request(`${gtinPath}?linkType=gs1:instructions`, {}, 'HEAD')).status).toBe(300);
   });
 });

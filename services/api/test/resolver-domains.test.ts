@@ -6,29 +6,27 @@
 
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
-import { Writable } from 'node:stream';
 import { Code } from '@connectrpc/connect';
 import type { Role } from '@mint/domain';
-import { createLogger } from '@mint/runtime';
 import { apiKeyScopes } from '@mint/domain';
 import { createApiKey, createUser, grantRole, issueAccessToken, upsertLink } from '@mint/usecases';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { mintCompleted } from '../../../test/support/pack-fixtures.ts';
 import { query } from '../../../test/support/sql.ts';
-import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
-import { startApi, type RunningApi } from '../src/start.ts';
-import { bearer, codeOf, errorOf, inProcessApi, type InProcessApi } from './support.ts';
+import { useUseCases, type SeededBrand } from '../../../test/support/usecases.ts';
+import { bearer, codeOf, errorOf, inProcessApi, testApiPool, type InProcessApi } from './support.ts';
 
-let app: UseCaseBundle;
+const { app, brand: a } = useUseCases();
 let api: InProcessApi;
-let a: SeededBrand;
 let b: SeededBrand;
 let slugA: string;
 let slugB: string;
 /** Serials of A minted before A had a domain, and of B. */
 let oldSerialA: string;
 let serialB: string;
-const running: RunningApi[] = [];
+const startApiInstance = testApiPool(app);
+/** Another API process on the file's database; its port. */
+const startInstance = async () => (await startApiInstance()).port;
 const domainA = `id-${randomUUID().slice(0, 8)}.brand-a.example`;
 
 interface Answer { status: number; location: string | undefined; body: string; headers: http.IncomingHttpHeaders }
@@ -45,16 +43,6 @@ function request(port: number, host: string, path: string, options: { method?: s
     req.on('error', reject);
     req.end(options.body);
   });
-}
-
-async function startInstance(): Promise<number> {
-  const instance = await startApi({
-    ctx: app.ctx, config: { port: 0, host: '127.0.0.1', shutdownTimeoutMs: 2_000 },
-    logger: createLogger({ logLevel: 'silent' }, {}, new Writable({ write: (_c, _e, done) => done() })),
-    readiness: async () => ({ ok: true, checks: {} }),
-  });
-  running.push(instance);
-  return instance.port;
 }
 
 async function userWith(brand: SeededBrand, role: Role): Promise<string> {
@@ -80,9 +68,7 @@ async function eventually(check: () => Promise<boolean>, ms = 5_000): Promise<vo
 let port: number;
 
 beforeAll(async () => {
-  app = await setupUseCases();
   api = inProcessApi(app);
-  a = await app.seedBrand();
   b = await app.seedBrand();
   [slugA, slugB] = [await slugOf(a), await slugOf(b)];
   oldSerialA = (await serialsOf((await mintCompleted(app.ctx, a, 2)).mintBatchId))[0]!.serial;
@@ -91,10 +77,6 @@ beforeAll(async () => {
   await upsertLink(app.ctx, actor, { brandId: a.brandId, gtin: a.gtin, lot: null, serial: null, linkType: 'gs1:pip', href: 'https://a.example/product', title: 'A product', hreflang: [], mediaType: null, context: [], fwqs: true, isDefault: true });
   await upsertLink(app.ctx, { id: b.userId }, { brandId: b.brandId, gtin: b.gtin, lot: null, serial: null, linkType: 'gs1:pip', href: 'https://b.example/product', title: 'B product', hreflang: [], mediaType: null, context: [], fwqs: true, isDefault: true });
   port = await startInstance();
-});
-afterAll(async () => {
-  for (const instance of running) await instance.close();
-  await app?.close();
 });
 
 describe('SetBrandResolverDomain', () => {

@@ -4,26 +4,24 @@
 // cache invalidation across two API processes on one database).
 
 import { randomUUID } from 'node:crypto';
-import { Writable } from 'node:stream';
 import { Code, createClient, type Client } from '@connectrpc/connect';
 import { createConnectTransport } from '@connectrpc/connect-node';
 import { CommercialStatus, LinkLevel, MintReadinessStatus, ProductImportStatus, ResolverService } from '@mint/contract';
 import type { Role } from '@mint/domain';
-import { createLogger } from '@mint/runtime';
 import { createApiKey, createUser, grantRole, issueAccessToken, runProductImport } from '@mint/usecases';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { mintCompleted } from '../../../test/support/pack-fixtures.ts';
 import { query } from '../../../test/support/sql.ts';
-import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
-import { startApi, type RunningApi } from '../src/start.ts';
-import { bearer, codeOf, errorOf, inProcessApi, type InProcessApi } from './support.ts';
+import { useUseCases } from '../../../test/support/usecases.ts';
+import { bearer, codeOf, errorOf, inProcessApi, testApiPool, type InProcessApi } from './support.ts';
 
-let app: UseCaseBundle;
+const { app, brand } = useUseCases();
 let api: InProcessApi;
-let brand: SeededBrand;
 let slug: string;
 let serial: string;
-const running: RunningApi[] = [];
+const startApiInstance = testApiPool(app);
+/** Another API process on the file's database; its base URL. */
+const startInstance = async () => (await startApiInstance()).baseUrl;
 
 async function userWith(role: Role): Promise<string> {
   const user = await createUser(app.ctx, { email: `${randomUUID()}@test.example`, name: 'Someone' });
@@ -35,32 +33,17 @@ const link = (fields: Record<string, unknown> = {}) => ({
   brandId: brand.brandId, gtin: brand.gtin, linkType: 'gs1:sustainabilityInfo', href: 'https://acme.example/sustainability', title: 'Sustainability', ...fields,
 });
 
-async function startInstance(): Promise<string> {
-  const instance = await startApi({
-    ctx: app.ctx, config: { port: 0, host: '127.0.0.1', shutdownTimeoutMs: 2_000 },
-    logger: createLogger({ logLevel: 'silent' }, {}, new Writable({ write: (_c, _e, done) => done() })),
-    readiness: async () => ({ ok: true, checks: {} }),
-  });
-  running.push(instance);
-  return `http://127.0.0.1:${instance.port}`;
-}
 async function get(base: string, path: string, headers: Record<string, string> = {}) {
   const response = await fetch(`${base}${path}`, { headers, redirect: 'manual' });
   return { status: response.status, location: response.headers.get('location'), body: await response.text() };
 }
 
 beforeAll(async () => {
-  app = await setupUseCases();
   api = inProcessApi(app);
-  brand = await app.seedBrand();
   const minted = await mintCompleted(app.ctx, brand, 2);
   await mintCompleted(app.ctx, brand, 4, { identityMode: 'batch', lots: [{ lotCode: 'LOT-1', qty: 4 }] });
   [{ slug }] = (await query<{ slug: string }>(app.db.em.fork(), 'select slug from brands where id = ?', [brand.brandId])) as [{ slug: string }];
   [{ serial }] = (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ? order by seq limit 1', [minted.mintBatchId])) as [{ serial: string }];
-});
-afterAll(async () => {
-  for (const instance of running) await instance.close();
-  await app?.close();
 });
 
 describe('ResolverService', () => {

@@ -12,26 +12,19 @@ import { ConnectError, createClient } from '@connectrpc/connect';
 import { createConnectTransport } from '@connectrpc/connect-node';
 import { ActivationMode, IdentityMode, MintService } from '@mint/contract';
 import { query } from '../../../test/support/sql.ts';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { testInfra } from '../../../test/support/context.ts';
 import { freshStreamNames } from '../../../test/support/nats.ts';
 import { freePort } from '../../../test/support/ports.ts';
-import { setupUseCases, testJwtSecret, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
+import { testJwtSecret, useUseCases } from '../../../test/support/usecases.ts';
 import { submitOverJson } from './support.ts';
 
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
-let app: UseCaseBundle;
-let brand: SeededBrand;
+const { app, brand } = useUseCases();
 let child: ChildProcess | undefined;
 
-beforeAll(async () => {
-  app = await setupUseCases();
-  brand = await app.seedBrand();
-});
-
-afterAll(async () => {
+afterAll(() => {
   if (child !== undefined && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  await app?.close();
 });
 
 /** What one client call ended with. */
@@ -53,7 +46,7 @@ describe('SIGTERM on the API process', () => {
       env: {
         PATH: process.env['PATH'] ?? '', DATABASE_URL: app.database.url, NATS_URL: testInfra().natsUrl, NATS_STREAM: names.stream,
         NATS_SUBJECT_PREFIX: names.subjectPrefix, AUTH_JWT_SECRET: testJwtSecret, PORT: String(port), HOST: '127.0.0.1',
-        SHUTDOWN_TIMEOUT_MS: '15000', LOG_LEVEL: 'info', DOWNLOAD_SIGNING_KEYS: `k1:${Buffer.alloc(32, 7).toString('base64')}`,
+        SHUTDOWN_TIMEOUT_MS: '15000', LOG_LEVEL: 'info', DOWNLOAD_SIGNING_KEYS: `k1:${Buffer.alloc(32, 7).toString('base64')}`, WEBHOOK_SECRET_KEYS: `w1:${Buffer.alloc(32, 8).toString('base64')}`,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -6,7 +6,7 @@ import { Writable } from 'node:stream';
 import { fromBinary, toBinary, type DescMethodUnary, type DescMessage, type MessageInitShape, type MessageShape, create } from '@bufbuild/protobuf';
 import { Code, ConnectError, createClient, createRouterTransport, type Client, type Transport } from '@connectrpc/connect';
 import * as grpc from '@grpc/grpc-js';
-import { expect } from 'vitest';
+import { afterAll, expect } from 'vitest';
 import { CatalogService, MintService, ResolverService, WebhookService } from '@mint/contract';
 import { createLogger, type Logger } from '@mint/runtime';
 import type { Readiness } from '@mint/runtime';
@@ -147,6 +147,22 @@ export async function startTestApi(
     ...(options.consoleDir === undefined ? {} : { consoleDir: options.consoleDir }),
   });
   return { ...api, baseUrl: `http://127.0.0.1:${api.port}`, logs, rawLogs };
+}
+
+/**
+ * Running APIs of a test file on `app.ctx` (readiness always ok): the function returned starts
+ * one more; an afterAll (registered here) closes them all, before the file's database closes.
+ */
+export function testApiPool(app: UseCaseBundle): () => Promise<TestApi> {
+  const running: TestApi[] = [];
+  afterAll(async () => {
+    for (const instance of running.splice(0)) await instance.close();
+  });
+  return async () => {
+    const instance = await startTestApi(app, { readiness: async () => ({ ok: true, checks: {} }), shutdownTimeoutMs: 2_000 });
+    running.push(instance);
+    return instance;
+  };
 }
 
 /** A grpc-js client for one unary method, serialising with protobuf-es (no proto-loader). */

@@ -8,19 +8,12 @@ import { CatalogService, ProductImportStatus } from '@mint/contract';
 import { query } from '../../../test/support/sql.ts';
 import { maxImportBytes } from '@mint/domain';
 import { runProductImport } from '@mint/usecases';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { nextGtin } from '../../../test/support/usecases.ts';
-import { send, setupV1, workspaceHeaders, type V1Setup, type V1Workspace } from './v1-support.ts';
+import { send, useV1, workspaceHeaders, type V1Workspace } from './v1-support.ts';
 
-let t: V1Setup;
-let ws: V1Workspace;
+const { t, ws } = useV1();
 const path = '/v1/imports/products';
-
-beforeAll(async () => {
-  t = await setupV1();
-  ws = await t.workspace();
-});
-afterAll(() => t.close());
 
 const upload = (csv: string | Buffer, headers: Record<string, string> = {}, workspace: V1Workspace = ws) =>
   send(t.api, 'POST', path, { raw: csv, headers: { ...workspaceHeaders(workspace), 'content-type': 'text/csv', ...headers } });

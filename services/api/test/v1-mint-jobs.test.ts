@@ -6,18 +6,11 @@ import { insertIdempotencyKey } from '@mint/db';
 import { query, run } from '../../../test/support/sql.ts';
 import { idempotencyRetentionMs } from '@mint/domain';
 import { requestFingerprint, revokeApiKey, upsertProduct } from '@mint/usecases';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { send, setupV1, workspaceHeaders, type V1Setup, type V1Workspace } from './v1-support.ts';
+import { describe, expect, it } from 'vitest';
+import { send, useV1, workspaceHeaders, type V1Workspace } from './v1-support.ts';
 
-let t: V1Setup;
-let ws: V1Workspace;
+const { t, ws } = useV1();
 const path = '/v1/mint/jobs';
-
-beforeAll(async () => {
-  t = await setupV1();
-  ws = await t.workspace();
-});
-afterAll(() => t.close());
 
 const body = (over: Record<string, unknown> = {}) => ({
   product_id: ws.productId, requested_quantity: 10, identity_mode: 'serial', activation_mode: 'first_scan', ...over,

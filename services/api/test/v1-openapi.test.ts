@@ -5,18 +5,15 @@ import { randomUUID } from 'node:crypto';
 import { runProductImport } from '@mint/usecases';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { namedOperations } from '../src/v1/rpc.ts';
-import { send, setupV1, workspaceHeaders, type V1Response, type V1Setup, type V1Workspace } from './v1-support.ts';
+import { send, useV1, workspaceHeaders, type V1Response, type V1Workspace } from './v1-support.ts';
 
-let t: V1Setup;
-let ws: V1Workspace;
+const { t, ws } = useV1();
 let doc: any;
 let ajv: Ajv2020;
 
 beforeAll(async () => {
-  t = await setupV1();
-  ws = await t.workspace();
   const res = await send(t.api, 'GET', '/v1/openapi.json');
   expect(res.status).toBe(200);
   doc = res.body;
@@ -24,7 +21,6 @@ beforeAll(async () => {
   (addFormats as unknown as (a: Ajv2020) => void)(ajv);
   ajv.addSchema(doc, 'openapi.json');
 });
-afterAll(() => t.close());
 
 /** Validates a real response against the document's schema for its path template, method and status. */
 function conforms(template: string, method: string, res: V1Response): void {

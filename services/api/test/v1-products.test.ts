@@ -2,15 +2,12 @@
 
 import { setTimeout as sleep } from 'node:timers/promises';
 import { upsertProduct } from '@mint/usecases';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { send, setupV1, workspaceHeaders, type V1Setup, type V1Workspace } from './v1-support.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { send, useV1, workspaceHeaders, type V1Workspace } from './v1-support.ts';
 
-let t: V1Setup;
-let ws: V1Workspace;
+const { t, ws } = useV1();
 
 beforeAll(async () => {
-  t = await setupV1();
-  ws = await t.workspace();
   for (const sku of ['P-2', 'P-3', 'P-4', 'P-5']) {
     await sleep(5); // distinct created_at, so newest-first order is the creation order
     await upsertProduct(t.app.ctx, { id: ws.userId }, {
@@ -18,7 +15,6 @@ beforeAll(async () => {
     });
   }
 });
-afterAll(() => t.close());
 
 const list = (query = '', workspace: V1Workspace = ws) => send(t.api, 'GET', `/v1/products${query}`, { headers: workspaceHeaders(workspace) });
 

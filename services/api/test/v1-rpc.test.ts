@@ -4,20 +4,16 @@
 import { randomUUID } from 'node:crypto';
 import { query, run } from '../../../test/support/sql.ts';
 import { createUser, grantRole, issueAccessToken, upsertProductionBatch } from '@mint/usecases';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { send, setupV1, type V1Response, type V1Setup, type V1Workspace } from './v1-support.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { send, useV1, type V1Response, type V1Workspace } from './v1-support.ts';
 
-let t: V1Setup;
-let ws: V1Workspace;
+const { t, ws } = useV1();
 let productionBatchId: string;
 
 beforeAll(async () => {
-  t = await setupV1();
-  ws = await t.workspace();
   const { productionBatch } = await upsertProductionBatch(t.app.ctx, { id: ws.userId }, { brandId: ws.brandId, productId: ws.productId, code: 'ERP-1', status: 'READY', quantity: 1000 });
   productionBatchId = productionBatch.id;
 });
-afterAll(() => t.close());
 
 const rpc = (operation: string, params: Record<string, unknown>, token: string | null = ws.token, headers: Record<string, string> = {}): Promise<V1Response> =>
   send(t.api, 'POST', `/v1/rpc/${operation}`, { json: params, headers: { ...(token === null ? {} : { authorization: `Bearer ${token}` }), ...headers } });

@@ -4,19 +4,12 @@
 import { randomUUID } from 'node:crypto';
 import { query } from '../../../test/support/sql.ts';
 import { createApiKey, createUser, grantRole, issueAccessToken, processMintJobBatch, relayOutbox, upsertProduct, type OutboxJob } from '@mint/usecases';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from './support.ts';
-import { send, setupV1, type V1Setup, type V1Workspace } from './v1-support.ts';
+import { send, useV1, type V1Workspace } from './v1-support.ts';
 
-let t: V1Setup;
-let ws: V1Workspace;
+const { t, ws } = useV1();
 const path = '/v1/mint/submit-and-kick';
-
-beforeAll(async () => {
-  t = await setupV1();
-  ws = await t.workspace();
-});
-afterAll(() => t.close());
 
 const body = (over: Record<string, unknown> = {}) => ({
   brand_id: ws.brandId, product_id: ws.productId, requested_quantity: 5, identity_mode: 'serial', activation_mode: 'active_at_mint', ...over,

@@ -5,6 +5,7 @@ import { request as httpRequest } from 'node:http';
 import { apiKeyScopes, type ApiKeyScope } from '@mint/domain';
 import { query } from '../../../test/support/sql.ts';
 import { createApiKey } from '@mint/usecases';
+import { afterAll, beforeAll } from 'vitest';
 import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
 import { startTestApi, type TestApi } from './support.ts';
 
@@ -100,4 +101,20 @@ export async function setupV1(): Promise<V1Setup> {
       await app.close();
     },
   };
+}
+
+/**
+ * The test file's API and first workspace: registers a beforeAll that starts them ({@link setupV1},
+ * then `workspace()`) and an afterAll that closes them. The objects returned are filled in before
+ * the file's own beforeAll hooks and tests run.
+ */
+export function useV1(): { readonly t: V1Setup; readonly ws: V1Workspace } {
+  const t = {} as V1Setup;
+  const ws = {} as V1Workspace;
+  beforeAll(async () => {
+    Object.assign(t, await setupV1());
+    Object.assign(ws, await t.workspace());
+  });
+  afterAll(() => t.close?.());
+  return { t, ws };
 }

@@ -2,11 +2,11 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startApi } from '@mint/api';
 import { startExecutor } from '@mint/executor';
-import { resolveDownloadSigningKeys } from '@mint/runtime';
+import { resolveDownloadSigningKeys, resolveWebhookSecretKeys } from '@mint/runtime';
 import { createFsPackStore } from '@mint/store';
 import { createLogger, openConfiguredBus, openConfiguredDatabase, readinessProbe, resolveJwtSecret, type Config } from '@mint/runtime';
 import { Brand, migrate } from '@mint/db';
-import { createUseCaseContext, createWebhookSender, issueAccessToken, seedDemo, type DemoSeed, type UseCaseContext } from '@mint/usecases';
+import { createUseCaseContext, createWebhookSender, sealWebhookSecrets, issueAccessToken, seedDemo, type DemoSeed, type UseCaseContext } from '@mint/usecases';
 
 /**
  * The demo workspace of this data folder: seeded on first start and remembered in
@@ -91,10 +91,12 @@ export async function runDev(config: Config): Promise<void> {
   const ctx = createUseCaseContext({
     db, publicBaseUrl: config.publicBaseUrl, jwtSecret: await resolveJwtSecret(config),
     jwtIssuer: config.authJwtIssuer ?? null, jwtAudience: config.authJwtAudience ?? null, jwksUrl: config.authJwksUrl ?? null, jwtMaxLifetimeSeconds: config.authJwtMaxLifetimeSeconds,
+    webhookSecretKeys: await resolveWebhookSecretKeys(config),
   });
+  await sealWebhookSecrets(ctx);
   const { seed, created } = await demoWorkspace(ctx, config.dataDir);
   const api = await startApi({ ctx, config: { ...config, corsAllowedOrigins: devOrigins(config) }, logger, setMintBatchStatusEnabled: config.setMintBatchStatusEnabled,
-    webhooks: { allowLoopback: config.webhookAllowLoopback }, readiness: readinessProbe({ db, bus }),
+    webhooks: { allowLoopback: config.webhookAllowLoopback, allowedAddresses: config.webhookAllowedAddresses }, readiness: readinessProbe({ db, bus }),
     downloads: { keys: await resolveDownloadSigningKeys(config), store: createFsPackStore(config.packStoreDir) } });
   const executor = startExecutor({ ctx, bus, logger, concurrency: config.executorConcurrency, chunkSize: config.chunkSize,
     scanEventRetentionDays: config.scanEventRetentionDays, packStore: createFsPackStore(config.packStoreDir),

@@ -4,8 +4,8 @@
  */
 import { hostname } from 'node:os';
 import { assertMigrated, createLogger, loadConfig, openConfiguredBus, openConfiguredDatabase, requireProductionUrls } from '@mint/runtime';
-import { countJobsByStatus, createMetrics, readinessProbe, StartupError } from '@mint/runtime';
-import { createUseCaseContext, createWebhookSender, outboxLag, webhookBacklog } from '@mint/usecases';
+import { countJobsByStatus, createMetrics, readinessProbe, resolveWebhookSecretKeys, StartupError } from '@mint/runtime';
+import { createUseCaseContext, createWebhookSender, sealWebhookSecrets, outboxLag, webhookBacklog } from '@mint/usecases';
 import { startExecutor } from './executor.ts';
 import { createFsPackStore } from '@mint/store';
 import { startMetricsServer, type MetricsServer } from './metrics-server.ts';
@@ -18,7 +18,10 @@ try {
   await assertMigrated(db);
   const name = `executor-${hostname()}-${process.pid}`;
   const bus = await openConfiguredBus(config, name);
-  const ctx = createUseCaseContext({ db, publicBaseUrl: config.publicBaseUrl });
+  const ctx = createUseCaseContext({ db, publicBaseUrl: config.publicBaseUrl, webhookSecretKeys: await resolveWebhookSecretKeys(config) });
+  // Webhook secrets stored before sealing, or sealed with a key WEBHOOK_SECRET_KEYS no longer lists first, are sealed with the current key.
+  const resealed = await sealWebhookSecrets(ctx);
+  if (resealed > 0) logger.info({ endpoints: resealed }, 'webhook secrets sealed with the current key');
   const metrics = createMetrics({ jobsByStatus: () => countJobsByStatus(db), outboxLag: () => outboxLag(ctx), consumerPending: () => bus.pending('mint'),
     webhookBacklog: () => webhookBacklog(ctx) });
   const port = config.executorHttpPort;

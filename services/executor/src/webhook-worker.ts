@@ -23,6 +23,8 @@ export interface WebhookWorkerOptions {
   readonly leaseMs?: number;
   /** Retry schedule; the domain's `webhookRetry` by default (tests shorten it). */
   readonly policy?: RetryPolicy;
+  /** Randomness of the retry jitter, [0, 1); Math.random by default (tests pin it). */
+  readonly random?: () => number;
   readonly metrics?: Pick<Metrics, 'webhookDeliveries' | 'webhookDuration'>;
 }
 
@@ -66,7 +68,9 @@ export function startWebhookWorker(options: WebhookWorkerOptions): WebhookWorker
       try {
         const claims = await claimWebhooks(ctx, free, { perEndpoint: options.perEndpoint, ...(options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs }) });
         for (const claim of claims) {
-          const task = deliverWebhook(ctx, claim, { send: options.send, ...(options.policy === undefined ? {} : { policy: options.policy }) })
+          const task = deliverWebhook(ctx, claim, {
+            send: options.send, ...(options.policy === undefined ? {} : { policy: options.policy }), ...(options.random === undefined ? {} : { random: options.random }),
+          })
             .then((outcome) => {
               options.metrics?.webhookDeliveries.inc({ result: outcome.result });
               options.metrics?.webhookDuration.observe(outcome.durationMs / 1000);

@@ -5,18 +5,15 @@ import { connect } from '@nats-io/transport-node';
 import type { JobBus } from '@mint/bus';
 import { query } from '../../../test/support/sql.ts';
 import { startNatsServer, type NatsServer, type StreamNames } from '../../../test/support/nats.ts';
-import { setupUseCases, submitSerial, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
+import { submitSerial, useUseCases } from '../../../test/support/usecases.ts';
 import { jobState, startInProcessExecutor, unitFacts, waitUntil, type InProcessExecutor } from './executor-process.ts';
 
-let app: UseCaseBundle;
-let brand: SeededBrand;
+const { app, brand } = useUseCases();
 let nats: NatsServer;
 let running: InProcessExecutor;
 let bus: JobBus;
 let names: StreamNames;
 beforeAll(async () => {
-  app = await setupUseCases();
-  brand = await app.seedBrand();
   nats = await startNatsServer();
   running = await startInProcessExecutor(app, nats.url, { concurrency: 2, leaseMs: 5000 });
   ({ bus, names } = running);
@@ -24,7 +21,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await running.stop();
   await nats.stop();
-  await app.close();
 });
 
 const submit = (requestedQuantity: number) => submitSerial(app.ctx, brand, requestedQuantity);

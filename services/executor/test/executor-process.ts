@@ -14,7 +14,7 @@ import { startExecutor, type Executor, type ExecutorOptions } from '@mint/execut
 import { testInfra } from '../../../test/support/context.ts';
 import { freshStreamNames, type StreamNames } from '../../../test/support/nats.ts';
 import { freePort } from '../../../test/support/ports.ts';
-import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
+import { setupUseCases, testWebhookSecretKeys, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
 
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 const children = new Set<ChildProcess>();
@@ -38,7 +38,7 @@ export async function spawnExecutor(env: Record<string, string>): Promise<Execut
     cwd: repoRoot,
     env: {
       PATH: process.env['PATH'] ?? '', LOG_LEVEL: 'info', PORT: String(await freePort()),
-      AUTH_JWT_SECRET: 'test-secret-test-secret-test-secret-0123', EXECUTOR_CONCURRENCY: '1', ...env,
+      AUTH_JWT_SECRET: 'test-secret-test-secret-test-secret-0123', WEBHOOK_SECRET_KEYS: testWebhookSecretKeys, EXECUTOR_CONCURRENCY: '1', ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

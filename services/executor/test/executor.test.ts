@@ -2,21 +2,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { query } from '../../../test/support/sql.ts';
 import { getJobProgress, submitMintRequest } from '@mint/usecases';
 import { testInfra } from '../../../test/support/context.ts';
-import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
+import { useUseCases } from '../../../test/support/usecases.ts';
 import { startInProcessExecutor, type InProcessExecutor } from './executor-process.ts';
 
-let app: UseCaseBundle;
-let brand: SeededBrand;
+const { app, brand } = useUseCases();
 let running: InProcessExecutor;
 beforeAll(async () => {
-  app = await setupUseCases();
-  brand = await app.seedBrand();
   running = await startInProcessExecutor(app, testInfra().natsUrl, { concurrency: 2, sweepIntervalMs: 200, scanEventRetentionDays: 30 });
 });
-afterAll(async () => {
-  await running.stop();
-  await app.close();
-});
+afterAll(() => running.stop());
 
 async function waitForTerminal(jobId: string, timeoutMs = 20_000) {
   const deadline = Date.now() + timeoutMs;

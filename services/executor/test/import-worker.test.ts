@@ -10,17 +10,14 @@ import { query } from '../../../test/support/sql.ts';
 import { getProductImport, startProductImport } from '@mint/usecases';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testInfra } from '../../../test/support/context.ts';
-import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
+import { useUseCases } from '../../../test/support/usecases.ts';
 import { runImportJob } from '../src/import-worker.ts';
 import { startInProcessExecutor, type InProcessExecutor } from './executor-process.ts';
 
-let app: UseCaseBundle;
-let brand: SeededBrand;
+const { app, brand } = useUseCases();
 let running: InProcessExecutor | undefined;
 
 beforeAll(async () => {
-  app = await setupUseCases();
-  brand = await app.seedBrand();
   running = await startInProcessExecutor(app, testInfra().natsUrl);
 });
 afterAll(async () => {
@@ -28,7 +25,6 @@ afterAll(async () => {
   const nc = await connect({ servers: testInfra().natsUrl });
   if (running !== undefined) await (await jetstreamManager(nc)).streams.delete(running.names.stream).catch(() => false);
   await nc.close();
-  await app?.close();
 });
 
 async function waitFor<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 20_000): Promise<T> {

@@ -1,19 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import pino from 'pino';
 import type { JobMessage } from '@mint/bus';
 import { query } from '../../../test/support/sql.ts';
 import { claimMintJob, type UseCaseContext } from '@mint/usecases';
 import { runMintJob } from '../src/mint-worker.ts';
-import { setupUseCases, submitSerial, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
+import { submitSerial, useUseCases } from '../../../test/support/usecases.ts';
 import { jobState } from './executor-process.ts';
 
-let app: UseCaseBundle;
-let brand: SeededBrand;
-beforeAll(async () => {
-  app = await setupUseCases();
-  brand = await app.seedBrand();
-});
-afterAll(() => app.close());
+const { app, brand } = useUseCases();
 
 /** A delivery that records how it was settled (the worker returns the outcome; settle applies it). */
 function message(jobId: string, lastDelivery: boolean): JobMessage {

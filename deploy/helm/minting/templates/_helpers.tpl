@@ -89,6 +89,9 @@ AUTH_JWT_ISSUER: {{ . | quote }}
 {{- with .Values.config.authJwtAudience }}
 AUTH_JWT_AUDIENCE: {{ . | quote }}
 {{- end }}
+{{- with .Values.config.resolverContact }}
+RESOLVER_CONTACT: {{ . | quote }}
+{{- end }}
 {{- with .Values.config.executorLeaseMs }}
 EXECUTOR_LEASE_MS: {{ . | toString | quote }}
 {{- end }}

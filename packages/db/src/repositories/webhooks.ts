@@ -262,3 +262,27 @@ export async function markWebhookEndpointFailing(em: Em, brandId: string, id: st
   await changed(em, (db) => db.updateTable('webhook_endpoints').set({ failing_since: sql<Date>`coalesce(failing_since, ${since})` })
     .where('brand_id', '=', brandId).where('id', '=', id));
 }
+
+/** An endpoint's stored secrets, as {@link listWebhookSecretsToSeal} returns them. */
+export interface StoredWebhookSecrets {
+  readonly brandId: string;
+  readonly id: string;
+  readonly secret: string;
+  readonly previousSecret: string | null;
+}
+
+/** Up to `take` endpoints whose secret or previous secret is not sealed with key `kid` (stored before sealing, or under an older key). */
+export async function listWebhookSecretsToSeal(em: Em, kid: string, take: number): Promise<StoredWebhookSecrets[]> {
+  const prefix = `enc:v1:${kid}:%`;
+  const found = await rows(em, (db) => db.selectFrom('webhook_endpoints').select(['brand_id', 'id', 'secret', 'previous_secret'])
+    .where((eb) => eb.or([eb('secret', 'not like', prefix), eb.and([eb('previous_secret', 'is not', null), eb('previous_secret', 'not like', prefix)])]))
+    .orderBy('id').limit(take));
+  return found.map((r) => ({ brandId: r.brand_id, id: r.id, secret: r.secret, previousSecret: r.previous_secret }));
+}
+
+/** Replaces an endpoint's stored secrets, compare-and-set on the values read: false when they changed since (a rotation). */
+export async function replaceWebhookSecrets(em: Em, read: StoredWebhookSecrets, secret: string, previousSecret: string | null): Promise<boolean> {
+  return (await changed(em, (db) => db.updateTable('webhook_endpoints').set({ secret, previous_secret: previousSecret })
+    .where('brand_id', '=', read.brandId).where('id', '=', read.id).where('secret', '=', read.secret)
+    .where((eb) => read.previousSecret === null ? eb('previous_secret', 'is', null) : eb('previous_secret', '=', read.previousSecret)))) === 1;
+}

@@ -5,7 +5,7 @@
 // cases.
 
 import {
-  acceptedLanguages, brandDomainBaseUrl, normalizeHost, forwardQuery, gs1LinksetContext, linksetOf, negotiate, parseResolverRequest, readLinkType, resolutionStatus,
+  acceptedLanguages, acceptedMediaTypes, brandDomainBaseUrl, normalizeHost, forwardQuery, gs1LinksetContext, linksetOf, negotiate, parseResolverRequest, readLinkType, resolutionStatus,
   resolverDescription, resolverPrefix, type LinkPreferences, type LinkTypeRequest, type ParsedResolverRequest, type Representation,
   type ResolutionOutcome,
 } from '@mint/domain';
@@ -78,18 +78,27 @@ function refuseRequest(req: HttpRequest, res: HttpResponse, status: number, code
 const linksetLink = (anchor: string) => `<${anchor}?linkType=linkset>; rel="linkset"; type="application/linkset+json"`;
 const contextLink = `<${gs1LinksetContext}>; rel="http://www.w3.org/ns/json-ld#context"; type="application/ld+json"`;
 
-/** {@link negotiate} without a `linkType`, memoised: scanners send a handful of distinct Accept headers over and over. */
-const representations = new Map<string, Representation>();
-function negotiated(accept: string | undefined): Representation {
-  if (accept === undefined) return 'redirect';
-  let representation = representations.get(accept);
-  if (representation === undefined) {
-    representation = negotiate(accept);
-    if (representations.size >= 256) representations.clear();
-    representations.set(accept, representation);
-  }
-  return representation;
+/**
+ * `compute` of an Accept header, memoised (at most 256 distinct headers kept): scanners send a
+ * handful of distinct Accept headers over and over.
+ */
+function perAccept<T>(compute: (accept: string) => T, absent: T): (accept: string | undefined) => T {
+  const memo = new Map<string, T>();
+  return (accept) => {
+    if (accept === undefined) return absent;
+    let value = memo.get(accept);
+    if (value === undefined) {
+      value = compute(accept);
+      if (memo.size >= 256) memo.clear();
+      memo.set(accept, value);
+    }
+    return value;
+  };
 }
+/** {@link negotiate} without a `linkType`. */
+const negotiated = perAccept<Representation>((accept) => negotiate(accept), 'redirect');
+/** The media types an Accept header asks for, preferred first. */
+const mediaTypesOf = perAccept<readonly string[]>(acceptedMediaTypes, []);
 const formatOf = (accept: string | undefined): BodyFormat => (negotiated(accept) === 'redirect' ? 'html' : 'json');
 
 /** What one identity request needs to be answered. */
@@ -123,7 +132,21 @@ function answer(r: Request, resolution: Resolution): void {
     return;
   }
   const chosen = resolution.link;
-  if (chosen !== null) {
+  if (resolution.choices !== null) {
+    // Several links of the requested type fit equally and none is the default: 300 Multiple Choices
+    // with those links, as a linkset (an HTML list when text/html is asked for by name), never a guess.
+    const offered = resolution.levels
+      .map((level) => ({ ...level, links: level.links.filter((l) => resolution.choices!.includes(l)) }))
+      .filter((level) => level.links.length > 0);
+    const accept = typeof req.headers.accept === 'string' ? req.headers.accept : undefined;
+    if (mediaTypesOf(accept).some((t) => t === 'text/html' || t === 'application/xhtml+xml')) {
+      const items = resolution.choices.map((l) => `<li><a href="${escapeHtml(l.href)}"${l.hreflang.length > 0 ? ` hreflang="${escapeHtml(l.hreflang[0]!)}"` : ''}>${escapeHtml(l.title)}</a>` +
+        `${l.hreflang.length > 0 ? ` (${escapeHtml(l.hreflang.join(', '))})` : ''}${l.mediaType === null ? '' : ` ${escapeHtml(l.mediaType)}`}</li>`).join('');
+      send(req, res, 300, 'text/html; charset=utf-8', html(escapeHtml(title), `Choose one:<ul>${items}</ul>`), { link: r.link });
+    } else {
+      send(req, res, 300, 'application/linkset+json', JSON.stringify(linksetOf(offered)), { link: `${r.link}, ${contextLink}` });
+    }
+  } else if (chosen !== null) {
     const location = chosen.fwqs ? forwardQuery(chosen.href, r.forwarded) : chosen.href;
     // Stored targets are kept in ASCII (the domain's storable URL rule); one written before that
     // rule could still hold a character no header may carry: refuse it rather than fail the answer.
@@ -160,6 +183,8 @@ const resolverError: ErrorWriter = ({ req, res }, error) => {
 export interface ResolverRouteOptions {
   /** The service's public origin (`PUBLIC_BASE_URL`): anchors, moves and the description file's root start with it. */
   readonly publicBaseUrl: string;
+  /** The description file's `contact` (`RESOLVER_CONTACT`); none when undefined. */
+  readonly contact?: string | undefined;
 }
 
 /**
@@ -219,6 +244,7 @@ function serveIdentity(
     linkType: linkType.kind === 'link' && linkType.name !== 'defaultLink' ? linkType.name : null,
     languages: acceptedLanguages(typeof language === 'string' ? language : undefined),
     context: context === '' ? null : context,
+    mediaTypes: mediaTypesOf(accept),
   };
   return resolver.resolve(parsed.path, representation, preferences, root).then((resolution) => answer(request, resolution));
 }
@@ -230,7 +256,7 @@ if (!isPublicPath(resolverDescriptionPath)) throw new Error(`${resolverDescripti
 /** The GS1 resolver description file (`/.well-known/gs1resolver`), public and readable from any origin. */
 export function resolverDescriptionRoute(options: ResolverRouteOptions): Route {
   const body = JSON.stringify(resolverDescription({
-    name: 'Minting service GS1 Digital Link resolver', resolverRoot: `${options.publicBaseUrl.replace(/\/+$/, '')}/r`,
+    name: 'Minting service GS1 Digital Link resolver', resolverRoot: `${options.publicBaseUrl.replace(/\/+$/, '')}/r`, contact: options.contact,
   }));
   return {
     methods: ['GET', 'HEAD', 'OPTIONS'],
@@ -253,10 +279,10 @@ const identityShaped = (path: string) => path.startsWith('/01/') || path.startsW
 
 /** Bodies of the description file per brand domain (a handful of hosts; bounded all the same). */
 const domainDescriptions = new Map<string, string>();
-function domainDescription(host: string): string {
+function domainDescription(host: string, contact: string | undefined): string {
   let body = domainDescriptions.get(host);
   if (body === undefined) {
-    body = JSON.stringify(resolverDescription({ name: 'Minting service GS1 Digital Link resolver', resolverRoot: brandDomainBaseUrl(host) }));
+    body = JSON.stringify(resolverDescription({ name: 'Minting service GS1 Digital Link resolver', resolverRoot: brandDomainBaseUrl(host), contact }));
     if (domainDescriptions.size >= 1_000) domainDescriptions.clear();
     domainDescriptions.set(host, body);
   }
@@ -272,7 +298,7 @@ function domainDescription(host: string): string {
  * path (the API, RPCs, `/metrics`, health, `/r/...`) answers 404, and a method other than GET,
  * HEAD or OPTIONS 404 too (405 on a Digital Link path).
  */
-export function brandDomainRoutes(resolver: Resolver): Route[] {
+export function brandDomainRoutes(resolver: Resolver, options: Pick<ResolverRouteOptions, 'contact'> = {}): Route[] {
   const notFound = (req: HttpRequest, res: HttpResponse) =>
     refuse(req, res, 'not_found', formatOf(typeof req.headers.accept === 'string' ? req.headers.accept : undefined));
   const serve = (req: HttpRequest, res: HttpResponse, path: string, queryString: string, host: string, brand: Resolution['brand']) => {
@@ -301,7 +327,7 @@ export function brandDomainRoutes(resolver: Resolver): Route[] {
       path: resolverDescriptionPath,
       handler: ({ req, res }) => {
         if (req.method === 'OPTIONS') return preflight(req, res);
-        sendBody(req, res, 200, 'application/json', domainDescription(requestHost(req)), { ...corsHeaders, 'cache-control': 'public, max-age=3600' });
+        sendBody(req, res, 200, 'application/json', domainDescription(requestHost(req), options.contact), { ...corsHeaders, 'cache-control': 'public, max-age=3600' });
       },
     },
     {
