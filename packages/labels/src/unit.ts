@@ -47,13 +47,9 @@ export function labelUnitViolations(unit: LabelUnit): FieldViolation[] {
     violations.push({ field: 'lot', message: 'must be 1 to 20 characters of GS1 character set 82' });
   }
   if (violations.length === 0) {
-    let path: string | null = null;
-    try {
-      const url = new URL(unit.digitalLink);
-      path = url.protocol === 'https:' || url.protocol === 'http:' ? url.pathname : null;
-    } catch {
-      path = null;
-    }
+    // The path as written: URL parsers would drop dot segments, but a lot may be `.` and scanners
+    // read the text literally.
+    const path = /^https?:\/\/[^/?#\s]+(\/[^?#\s]*)$/i.exec(unit.digitalLink)?.[1] ?? null;
     const keys = elementsOf(unit).map((e) => `/${e.ai}/${encodeURIComponent(e.value)}`).join('');
     const lenient = elementsOf(unit).map((e) => `/${e.ai}/${e.value}`).join('');
     if (path === null || (!path.endsWith(keys) && !path.endsWith(lenient))) {
