@@ -52,7 +52,8 @@ function drawLabel(doc: PDFKit.PDFDocument, unit: LabelUnit, symbology: Symbolog
  * labels in rows, left to right, each a vector GS1 Digital Link QR code or GS1 DataMatrix with its
  * HRI text beneath, sized to the label. Each finished page is written before the next is drawn and
  * waits for `out` to drain, so memory does not grow with the number of labels. Resolves once the
- * whole document was handed to `out` (which it does not end) with the counts. Throws an
+ * whole document was handed to `out` (which it does not end) with the counts; no units give one
+ * empty page. Rejects when `out` fails or closes first. Throws an
  * InvalidInputError naming the field for a layout that fits no label (before writing anything) or
  * a bad unit (the output is then incomplete and must be discarded).
  */
@@ -65,39 +66,50 @@ export async function pdfSheets(layout: SheetLayout, symbology: Symbology, units
     size: [paper.width * pt, paper.height * pt], margin: 0, autoFirstPage: false, compress: true,
     info: { Title: 'Labels', Producer: 'mint labels', Creator: 'mint labels', CreationDate: new Date(0) },
   });
-  const failed = new Promise<never>((_, reject) => {
-    out.once('error', reject);
-    doc.once('error', reject);
-  });
+  // Rejects when the output fails or closes early, or pdfkit fails; listeners are removed at the end.
+  let stop: (error: Error) => void = () => {};
+  const failed = new Promise<never>((_, reject) => { stop = reject; });
   failed.catch(() => {});
+  const onError = (error: Error) => stop(error);
+  const onClose = () => stop(new Error('the PDF output closed before the document was complete'));
+  out.on('error', onError);
+  out.on('close', onClose);
+  doc.on('error', onError);
   doc.on('data', (chunk: Buffer) => out.write(chunk));
   const ended = once(doc, 'end');
+  ended.catch(() => {});
   const settle = async () => {
-    await new Promise<void>((resolve) => setImmediate(resolve));
+    await Promise.race([new Promise<void>((resolve) => setImmediate(resolve)), failed]);
     if (out.writableNeedDrain) await Promise.race([once(out, 'drain'), failed]);
   };
   let labels = 0;
   let pages = 0;
-  for await (const unit of units) {
-    const slot = labels % perPage;
-    if (slot === 0) {
-      if (pages > 0) await settle();
+  try {
+    for await (const unit of units) {
+      const slot = labels % perPage;
+      if (slot === 0) {
+        if (pages > 0) await settle();
+        doc.addPage();
+        pages++;
+      }
+      const column = slot % layout.columns;
+      const row = Math.floor(slot / layout.columns);
+      const x = (layout.marginLeftMm + column * (layout.labelWidthMm + layout.gapXMm)) * pt;
+      const y = (layout.marginTopMm + row * (layout.labelHeightMm + layout.gapYMm)) * pt;
+      drawLabel(doc, unit, symbology, x, y, layout.labelWidthMm * pt, layout.labelHeightMm * pt);
+      labels++;
+    }
+    if (pages === 0) {
       doc.addPage();
       pages++;
     }
-    const column = slot % layout.columns;
-    const row = Math.floor(slot / layout.columns);
-    const x = (layout.marginLeftMm + column * (layout.labelWidthMm + layout.gapXMm)) * pt;
-    const y = (layout.marginTopMm + row * (layout.labelHeightMm + layout.gapYMm)) * pt;
-    drawLabel(doc, unit, symbology, x, y, layout.labelWidthMm * pt, layout.labelHeightMm * pt);
-    labels++;
+    doc.end();
+    await Promise.race([ended, failed]);
+    await settle();
+  } finally {
+    out.off('error', onError);
+    out.off('close', onClose);
+    doc.removeAllListeners('data');
   }
-  if (pages === 0) {
-    doc.addPage();
-    pages++;
-  }
-  doc.end();
-  await Promise.race([ended, failed]);
-  await settle();
   return { labels, pages };
 }

@@ -97,6 +97,22 @@ describe(`PDF label sheets (sample seed ${seed})`, () => {
     expect(out.maxBacklog()).toBeLessThan(4096 + 2 * (total / 8));
   });
 
+  it('rejects instead of hanging when the output fails, and names the field of a bad unit', async () => {
+    let written = 0;
+    const failing = new Writable({
+      highWaterMark: 1024,
+      write(chunk: Buffer, _encoding, done) {
+        written += chunk.length;
+        setTimeout(() => done(written > 20_000 ? new Error('disk full') : null), 1);
+      },
+    });
+    failing.on('error', () => {});
+    const many = Array.from({ length: 24 * 6 }, (_, i) => units[i % units.length]!);
+    await expect(pdfSheets(defaultSheetLayout, 'qr', each(many), failing)).rejects.toThrow('disk full');
+    const bad = [...units.slice(0, 30), { ...units[0]!, gtin: '00000000000001' }];
+    await expect(pdfSheets(defaultSheetLayout, 'qr', each(bad), collector().stream)).rejects.toThrow(/^gtin: /);
+  });
+
   it('refuses a layout that fits no label before reading any unit or writing a byte', async () => {
     const out = collector();
     const pulled = { count: 0 };
