@@ -33,7 +33,14 @@ type Format = 'svg' | 'pdf' | 'zpl';
 type Task = Format | 'baseline';
 
 /** What one child measured. */
-interface Measured { readonly task: Task; readonly labels: number; readonly seconds: number; readonly bytes: number; readonly peakRssMb: number }
+interface Measured {
+  readonly task: Task; readonly labels: number; readonly seconds: number; readonly bytes: number; readonly peakRssMb: number;
+  /** RSS after each tenth of the labels, in MB: flat when memory does not grow with the count. */
+  readonly rssTrailMb: readonly number[];
+}
+
+/** RSS samples taken as units are pulled, after each tenth of `count`. */
+const rssTrail: number[] = [];
 
 /** Units like a minted serial batch: one GTIN, 20-character serials, Digital Links under a brand's resolver. */
 async function* units(count: number): AsyncGenerator<LabelUnit> {
@@ -41,6 +48,7 @@ async function* units(count: number): AsyncGenerator<LabelUnit> {
   const gtin = first13 + gtinCheckDigit(first13);
   const alphabet = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
   for (let i = 0; i < count; i++) {
+    if (i > 0 && i % Math.max(1, Math.floor(count / 10)) === 0) rssTrail.push(Math.round(process.memoryUsage.rss() / 1024 / 1024));
     let serial = '';
     for (let n = i * 2654435761 + 12345, k = 0; k < 20; k++, n = Math.floor(n / 32) + k * 7919) serial += alphabet[n % 32];
     yield { digitalLink: `https://mint.example.com/r/acme/01/${gtin}/21/${serial}`, gtin, serial };
@@ -69,7 +77,7 @@ async function child(task: Task, symbology: Symbology, count: number, file: stri
     await once(out, 'finish');
     bytes = (await stat(file)).size;
   }
-  const measured: Measured = { task, labels: count, seconds: (performance.now() - started) / 1000, bytes, peakRssMb: process.resourceUsage().maxRSS / 1024 };
+  const measured: Measured = { task, labels: count, seconds: (performance.now() - started) / 1000, bytes, peakRssMb: process.resourceUsage().maxRSS / 1024, rssTrailMb: rssTrail };
   process.stdout.write(JSON.stringify(measured));
 }
 
@@ -106,7 +114,8 @@ async function main(): Promise<void> {
         console.log(
           `run ${run} ${format.padEnd(3)}: ${rate(measured).toFixed(0).padStart(6)} labels/s (${measured.seconds.toFixed(1)} s, ${(measured.bytes / 1024 / 1024).toFixed(1)} MB), `
           + `${(rate(measured) / rate(baseline)).toFixed(2)}x the encoder's ${rate(baseline).toFixed(0)} labels/s; `
-          + `peak RSS ${measured.peakRssMb.toFixed(0)} MB (encoder alone ${baseline.peakRssMb.toFixed(0)} MB, target <= ${targetRssMb} MB) ${ok ? 'ok' : 'MISSED'}`,
+          + `peak RSS ${measured.peakRssMb.toFixed(0)} MB (encoder alone ${baseline.peakRssMb.toFixed(0)} MB, target <= ${targetRssMb} MB) ${ok ? 'ok' : 'MISSED'}; `
+          + `RSS by tenths ${measured.rssTrailMb.join(' ')} MB`,
         );
       }
     }
