@@ -37,10 +37,13 @@ interface Measured {
   readonly task: Task; readonly labels: number; readonly seconds: number; readonly bytes: number; readonly peakRssMb: number;
   /** RSS after each tenth of the labels, in MB: flat when memory does not grow with the count. */
   readonly rssTrailMb: readonly number[];
+  /** V8 heap in use after each tenth of the labels, in MB (live objects plus garbage not yet collected). */
+  readonly heapTrailMb: readonly number[];
 }
 
 /** RSS samples taken as units are pulled, after each tenth of `count`. */
 const rssTrail: number[] = [];
+const heapTrail: number[] = [];
 
 /** Units like a minted serial batch: one GTIN, 20-character serials, Digital Links under a brand's resolver. */
 async function* units(count: number): AsyncGenerator<LabelUnit> {
@@ -48,7 +51,11 @@ async function* units(count: number): AsyncGenerator<LabelUnit> {
   const gtin = first13 + gtinCheckDigit(first13);
   const alphabet = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
   for (let i = 0; i < count; i++) {
-    if (i > 0 && i % Math.max(1, Math.floor(count / 10)) === 0) rssTrail.push(Math.round(process.memoryUsage.rss() / 1024 / 1024));
+    if (i > 0 && i % Math.max(1, Math.floor(count / 10)) === 0) {
+      const memory = process.memoryUsage();
+      rssTrail.push(Math.round(memory.rss / 1024 / 1024));
+      heapTrail.push(Math.round(memory.heapUsed / 1024 / 1024));
+    }
     let serial = '';
     for (let n = i * 2654435761 + 12345, k = 0; k < 20; k++, n = Math.floor(n / 32) + k * 7919) serial += alphabet[n % 32];
     yield { digitalLink: `https://mint.example.com/r/acme/01/${gtin}/21/${serial}`, gtin, serial };
@@ -77,7 +84,7 @@ async function child(task: Task, symbology: Symbology, count: number, file: stri
     await once(out, 'finish');
     bytes = (await stat(file)).size;
   }
-  const measured: Measured = { task, labels: count, seconds: (performance.now() - started) / 1000, bytes, peakRssMb: process.resourceUsage().maxRSS / 1024, rssTrailMb: rssTrail };
+  const measured: Measured = { task, labels: count, seconds: (performance.now() - started) / 1000, bytes, peakRssMb: process.resourceUsage().maxRSS / 1024, rssTrailMb: rssTrail, heapTrailMb: heapTrail };
   process.stdout.write(JSON.stringify(measured));
 }
 
@@ -115,7 +122,7 @@ async function main(): Promise<void> {
           `run ${run} ${format.padEnd(3)}: ${rate(measured).toFixed(0).padStart(6)} labels/s (${measured.seconds.toFixed(1)} s, ${(measured.bytes / 1024 / 1024).toFixed(1)} MB), `
           + `${(rate(measured) / rate(baseline)).toFixed(2)}x the encoder's ${rate(baseline).toFixed(0)} labels/s; `
           + `peak RSS ${measured.peakRssMb.toFixed(0)} MB (encoder alone ${baseline.peakRssMb.toFixed(0)} MB, target <= ${targetRssMb} MB) ${ok ? 'ok' : 'MISSED'}; `
-          + `RSS by tenths ${measured.rssTrailMb.join(' ')} MB`,
+          + `RSS by tenths ${measured.rssTrailMb.join(' ')} MB, heap used ${measured.heapTrailMb.join(' ')} MB`,
         );
       }
     }
