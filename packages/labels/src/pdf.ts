@@ -3,7 +3,6 @@
  * raster image) above its HRI text, streamed page by page into a writable with backpressure.
  */
 
-import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import PDFDocument from 'pdfkit';
 import { assertValid } from '@mint/domain';
@@ -58,29 +57,44 @@ function drawLabel(doc: PDFKit.PDFDocument, unit: LabelUnit, symbology: Symbolog
  * a bad unit (the output is then incomplete and must be discarded).
  */
 export async function pdfSheets(layout: SheetLayout, symbology: Symbology, units: AsyncIterable<LabelUnit>, out: Writable): Promise<{ labels: number; pages: number }> {
-  const problem = checkSheetLayout(layout);
-  if (problem !== null) assertValid([problem]);
+  const layoutProblem = checkSheetLayout(layout);
+  if (layoutProblem !== null) assertValid([layoutProblem]);
   const paper = paperSizesMm[layout.paper];
   const perPage = layout.columns * layout.rows;
   const doc = new PDFDocument({
     size: [paper.width * pt, paper.height * pt], margin: 0, autoFirstPage: false, compress: true,
     info: { Title: 'Labels', Producer: 'mint labels', Creator: 'mint labels', CreationDate: new Date(0) },
   });
-  // Rejects when the output fails or closes early, or pdfkit fails; listeners are removed at the end.
-  let stop: (error: Error) => void = () => {};
-  const failed = new Promise<never>((_, reject) => { stop = reject; });
-  failed.catch(() => {});
-  const onError = (error: Error) => stop(error);
-  const onClose = () => stop(new Error('the PDF output closed before the document was complete'));
-  out.on('error', onError);
+  // The first failure of the output (error, or closing early) or of pdfkit; a pending wait is woken
+  // by it. Waits are one-off listeners, so nothing accumulates page after page.
+  let problem: Error | null = null;
+  let wake: (() => void) | null = null;
+  const fail = (error: Error) => {
+    problem ??= error;
+    wake?.();
+  };
+  const onClose = () => fail(new Error('the PDF output closed before the document was complete'));
+  out.on('error', fail);
   out.on('close', onClose);
-  doc.on('error', onError);
+  doc.on('error', fail);
   doc.on('data', (chunk: Buffer) => out.write(chunk));
-  const ended = once(doc, 'end');
-  ended.catch(() => {});
+  let ended = false;
+  doc.once('end', () => { ended = true; wake?.(); });
+  /** Resolves on `emitter`'s `event` (or at once when `ready()`), rejects on a failure. */
+  const until = (emitter: NodeJS.EventEmitter, event: string, ready: () => boolean) => new Promise<void>((resolve, reject) => {
+    const done = () => {
+      emitter.off(event, done);
+      wake = null;
+      if (problem !== null) reject(problem);
+      else resolve();
+    };
+    if (problem !== null || ready()) return done();
+    wake = done;
+    emitter.on(event, done);
+  });
   const settle = async () => {
-    await Promise.race([new Promise<void>((resolve) => setImmediate(resolve)), failed]);
-    if (out.writableNeedDrain) await Promise.race([once(out, 'drain'), failed]);
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    await until(out, 'drain', () => !out.writableNeedDrain);
   };
   let labels = 0;
   let pages = 0;
@@ -104,10 +118,10 @@ export async function pdfSheets(layout: SheetLayout, symbology: Symbology, units
       pages++;
     }
     doc.end();
-    await Promise.race([ended, failed]);
+    await until(doc, 'end', () => ended);
     await settle();
   } finally {
-    out.off('error', onError);
+    out.off('error', fail);
     out.off('close', onClose);
     doc.removeAllListeners('data');
   }
