@@ -50,7 +50,8 @@ function drawLabel(doc: PDFKit.PDFDocument, unit: LabelUnit, symbology: Symbolog
  * Writes label sheets for `units` into `out` as one PDF: pages of `layout.paper` size with the
  * labels in rows, left to right, each a vector GS1 Digital Link QR code or GS1 DataMatrix with its
  * HRI text beneath, sized to the label. Each finished page is written before the next is drawn and
- * waits for `out` to drain, so memory does not grow with the number of labels. Resolves once the
+ * waits for `out` to drain, so output never piles up in memory (pdfkit itself keeps a small record
+ * per page for the page tree). Resolves once the
  * whole document was handed to `out` (which it does not end) with the counts; no units give one
  * empty page. Rejects when `out` fails or closes first. Throws an
  * InvalidInputError naming the field for a layout that fits no label (before writing anything) or
