@@ -8,6 +8,8 @@ export const maxRequestedQuantity = 1_000_000;
 export const maxLots = 100;
 /** GS1 AI 10 (lot) values: 1-20 characters that need no escaping in a Digital Link path. */
 const lotCodePattern = /^[A-Za-z0-9!'()*+,.:;=_-]{1,20}$/;
+/** Lot codes GS1 allows that a URL path cannot carry: "." and ".." are dot-segments (RFC 3986, 5.2.4). */
+const dotSegments: ReadonlySet<string> = new Set(['.', '..']);
 
 /** A lot and the quantity it covers. */
 export interface Lot {
@@ -56,6 +58,8 @@ export function lotViolations(lots: readonly Lot[], requestedQuantity: number): 
   lots.forEach((lot, i) => {
     if (!lotCodePattern.test(lot.lotCode)) {
       violations.push({ field: `lots[${i}].lot_code`, message: "must be 1 to 20 characters of A-Z a-z 0-9 ! ' ( ) * + , . : ; = _ -" });
+    } else if (dotSegments.has(lot.lotCode)) {
+      violations.push({ field: `lots[${i}].lot_code`, message: `must not be "${lot.lotCode}": URL parsers drop it from a Digital Link path (/10/${lot.lotCode}/...)` });
     } else if (seen.has(lot.lotCode)) {
       violations.push({ field: `lots[${i}].lot_code`, message: `duplicate lot code "${lot.lotCode}"` });
     }

@@ -102,6 +102,8 @@ describe('submitMintRequest', () => {
       [{ lots: [{ lotCode: 'L1', qty: 100 }] }, 'lots'],
       [{ identityMode: 'batch', lots: [{ lotCode: 'L1', qty: 60 }, { lotCode: 'L2', qty: 30 }] }, 'lots'],
       [{ identityMode: 'batch', lots: [{ lotCode: 'L1', qty: 50 }, { lotCode: 'L1', qty: 50 }] }, 'lots[1].lot_code'],
+      [{ identityMode: 'batch', lots: [{ lotCode: 'L1', qty: 50 }, { lotCode: '..', qty: 50 }] }, 'lots[1].lot_code'],
+      [{ identityMode: 'batch', lots: [{ lotCode: '.', qty: 100 }] }, 'lots[0].lot_code'],
       [{ identityMode: 'batch', requestedQuantity: 101, lots: Array.from({ length: 101 }, (_, i) => ({ lotCode: `L${i}`, qty: 1 })) }, 'lots'],
       [{ idempotencyKey: 'not-a-uuid' }, 'idempotency_key'],
     ];
