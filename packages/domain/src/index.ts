@@ -49,7 +49,7 @@ export {
   decideIdempotency, idempotencyKeyViolations, idempotencyRetentionMs, idempotencyStaleMs, maxIdempotencyKeyLength, type IdempotencyState,
   type KeptKey, type IdempotencyDecision
 } from './idempotency.ts';
-export { missingAfterPrefix, planChunks, type SeqRange } from './chunk-plan.ts';
+export { firstChunkUnits, missingAfterPrefix, planChunks, splitLeadChunk, type SeqRange } from './chunk-plan.ts';
 export {
   parseSigningKeys, signDownload, verifyDownload, downloadExpiry, type SigningKey, minSigningSecretBytes, defaultDownloadTtlSeconds,
   maxDownloadTtlSeconds, signingKeyIdPattern, type DownloadClaims, type DownloadSignature, type DownloadRefusal

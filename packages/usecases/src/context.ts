@@ -31,6 +31,20 @@ export interface UseCaseContext {
   /** Public address of the service; brands' resolver bases live under it. */
   readonly publicBaseUrl: string;
   readonly auth: AuthSettings;
+  /**
+   * Hands a job whose outbox message was just committed straight to the bus, so an executor
+   * starts it without waiting for the outbox relay's poll; null where no bus is at hand. Best
+   * effort: a failed or lost publish is made up by the relay (the outbox stays the safety net), and
+   * the bus drops the relay's second publish of the same job as a duplicate.
+   */
+  readonly publishJob: ((job: PublishedJob) => Promise<void>) | null;
+}
+
+/** A job handed to the bus: its kind, id and brand (the outbox message's fields). */
+export interface PublishedJob {
+  readonly kind: 'mint' | 'import';
+  readonly id: string;
+  readonly brandId: string;
 }
 
 /** Options of {@link createUseCaseContext}. */
@@ -47,6 +61,8 @@ export interface UseCaseContextOptions {
   readonly jwtMaxLifetimeSeconds?: number;
   readonly clock?: () => Date;
   readonly randomFill?: RandomFill;
+  /** See {@link UseCaseContext.publishJob}; absent: jobs reach the bus through the outbox relay only. */
+  readonly publishJob?: (job: PublishedJob) => Promise<void>;
 }
 
 /** Builds the context with the system clock and node:crypto randomness unless others are given. */
@@ -56,6 +72,7 @@ export function createUseCaseContext(options: UseCaseContextOptions): UseCaseCon
     clock: options.clock ?? (() => new Date()),
     randomFill: options.randomFill ?? ((buffer) => void randomFillSync(buffer)),
     publicBaseUrl: options.publicBaseUrl,
+    publishJob: options.publishJob ?? null,
     auth: {
       jwtSecret: new TextEncoder().encode(options.jwtSecret ?? ''),
       jwks: options.jwksUrl ? createRemoteJWKSet(new URL(options.jwksUrl), { cooldownDuration: 30_000, cacheMaxAge: 600_000 }) : null,

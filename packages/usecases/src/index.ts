@@ -1,4 +1,4 @@
-export { createUseCaseContext, defaultMaxTokenLifetimeSeconds, type AuthSettings, type UseCaseContext, type UseCaseContextOptions, type Actor } from './context.ts';
+export { createUseCaseContext, defaultMaxTokenLifetimeSeconds, type AuthSettings, type UseCaseContext, type UseCaseContextOptions, type Actor, type PublishedJob } from './context.ts';
 export {
   authenticateBearer, verifyApiKey, recordApiKeyUse, roleOnBrand, issueAccessToken, clockSkewSeconds, type ApiKeyPrincipal,
   apiKeyUseIntervalMs

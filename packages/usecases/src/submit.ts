@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { findJobByIdempotencyKey, type Em } from '@mint/db';
 import { validateMintRequest, type BlockingReason, type JobStatus, type MintRequest } from '@mint/domain';
-import type { Actor, UseCaseContext } from './context.ts';
+import type { Actor, PublishedJob, UseCaseContext } from './context.ts';
 import { checkPreflight, createDraftBatch } from './draft-batch.ts';
 
 /** Result of submit_mint_request: a created or replayed job, or the reasons preflight blocked it. */
@@ -64,5 +64,16 @@ async function submit(ctx: UseCaseContext, em: Em, actor: Actor, request: MintRe
       payload: { requested_quantity: request.requestedQuantity, identity_mode: request.identityMode, mint_batch_id: batchId },
     }],
   });
+  announce(ctx, { kind: 'mint', id: jobId, brandId });
   return { ok: true, mintJobId: jobId, mintBatchId: batchId, status: 'QUEUED', isDuplicate: false };
+}
+
+/**
+ * Publishes a committed job at once (ctx.publishJob), without making the caller wait for the bus:
+ * the answer goes out while the publish travels. Failures are dropped on purpose, the outbox
+ * message committed with the job gets it published by the relay.
+ */
+function announce(ctx: UseCaseContext, job: PublishedJob): void {
+  if (ctx.publishJob === null) return;
+  ctx.publishJob(job).catch(() => undefined);
 }

@@ -30,6 +30,8 @@ async function main(): Promise<void> {
     jwtIssuer: config.authJwtIssuer ?? null,
     jwtAudience: config.authJwtAudience ?? null,
     jwksUrl: config.authJwksUrl ?? null, jwtMaxLifetimeSeconds: config.authJwtMaxLifetimeSeconds,
+    // A submitted job goes to the bus right after its commit; the executor's outbox relay is the safety net.
+    publishJob: (job) => bus.publish(job),
   });
   const api = await startApi({ ctx, config, logger, setMintBatchStatusEnabled: config.setMintBatchStatusEnabled,
     webhooks: { allowLoopback: config.webhookAllowLoopback }, readiness: readinessProbe({ db, bus }),
