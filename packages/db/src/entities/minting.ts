@@ -149,12 +149,18 @@ export const MintUnit = defineEntity({
 });
 export type MintUnit = InferEntity<typeof MintUnit>;
 
-/** Dashboard counters of a brand, changed in the same transactions as what they count. */
+/**
+ * Dashboard counters of a brand, changed in the same transactions as what they count, split into
+ * shards (one per writing connection, see repositories/kpis.ts) so concurrent writers of one brand
+ * never wait for each other's row; a brand's counters are the sums over its shards.
+ */
 export const MintKpis = defineEntity({
   name: 'MintKpis',
   tableName: 'mint_kpis',
   properties: {
     brandId: columns.brandId(),
+    /** Which of the brand's counter rows: the writing connection's backend pid modulo kpiShards. */
+    shard: p.integer().primary(),
     totalTokensMinted: p.bigint('number').default(0),
     activeTokens: p.bigint('number').default(0),
     batchesCreated: p.bigint('number').default(0),

@@ -4,6 +4,7 @@ import type { NewEvent } from '@mint/domain';
 import type { Em } from '../orm.ts';
 import { first, prepare, preparedChanged, preparedRows, unnest } from './kysely.ts';
 import { deliveryBody, endpointWants } from './events.ts';
+import { kpiShard } from './kpis.ts';
 
 /**
  * The submit path's read and its one write, in SQL of their own: a submit is the service's
@@ -171,14 +172,14 @@ const draftBatch = prepare('insert_draft_batch', (db, p: DraftBatchParams) => db
         sql<string>`'pending'`.as('status'), sql<number>`0`.as('attempts'), 'e.occurred_at as next_attempt_at', 'e.occurred_at as created_at',
         'e.occurred_at as updated_at',
       ])))
-  .insertInto('mint_kpis').values({ brand_id: p.brandId, batches_created: 1 })
-  .onConflict((oc) => oc.column('brand_id').doUpdateSet((eb) => ({ batches_created: eb('mint_kpis.batches_created', '+', 1) }))));
+  .insertInto('mint_kpis').values({ brand_id: p.brandId, shard: kpiShard(), batches_created: 1 })
+  .onConflict((oc) => oc.columns(['brand_id', 'shard']).doUpdateSet((eb) => ({ batches_created: eb('mint_kpis.batches_created', '+', 1) }))));
 
 /**
  * Inserts, in one statement in the caller's transaction: the job (when `job` is given), the draft
  * batch, its lots, the outbox message that gets an executor to the job, the events, and one more
- * batches_created on the brand's counters. The counters row is the brand's one hot row: its lock
- * is taken by this statement, the transaction's last, and held only for the commit. A second job
+ * batches_created on the connection's shard of the brand's counters (repositories/kpis.ts), so
+ * concurrent submits of one brand do not queue for one counter row. A second job
  * with the same idempotency key fails on the unique constraint, and nothing is written.
  */
 export async function insertDraftBatch(em: Em, d: NewDraftBatch): Promise<void> {
