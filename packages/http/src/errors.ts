@@ -4,7 +4,7 @@
 
 import { Code } from '@connectrpc/connect';
 import {
-  isConflictError, isForbiddenError, isIllegalStateError, isInvalidInputError, isNotFoundError, isUnauthenticatedError,
+  isConflictError, isForbiddenError, isIdempotencyKeyReusedError, isIllegalStateError, isInvalidInputError, isNotFoundError, isUnauthenticatedError,
   type FieldViolation,
 } from '@mint/domain';
 
@@ -18,7 +18,9 @@ export interface ErrorKind {
 /**
  * Bad input -> InvalidArgument / 400 invalid_request; no or bad credentials -> Unauthenticated /
  * 401; missing permission -> PermissionDenied / 403; missing or foreign row -> NotFound / 404;
- * illegal state move -> FailedPrecondition / 409; lost compare-and-set -> Aborted / 409 conflict.
+ * illegal state move -> FailedPrecondition / 409; lost compare-and-set -> Aborted / 409 conflict;
+ * an idempotency key reused with a different request -> AlreadyExists / 422 idempotency_key_reused
+ * (the key already made a job; a retry of the same request would be answered, this one never is).
  */
 const errorKinds: readonly (readonly [(e: unknown) => boolean, ErrorKind])[] = [
   [isInvalidInputError, { connect: Code.InvalidArgument, status: 400, code: 'invalid_request' }],
@@ -27,6 +29,7 @@ const errorKinds: readonly (readonly [(e: unknown) => boolean, ErrorKind])[] = [
   [isNotFoundError, { connect: Code.NotFound, status: 404, code: 'not_found' }],
   [isIllegalStateError, { connect: Code.FailedPrecondition, status: 409, code: 'failed_precondition' }],
   [isConflictError, { connect: Code.Aborted, status: 409, code: 'conflict' }],
+  [isIdempotencyKeyReusedError, { connect: Code.AlreadyExists, status: 422, code: 'idempotency_key_reused' }],
 ];
 
 /** The kind of a domain error, or undefined for anything else (an internal error). */

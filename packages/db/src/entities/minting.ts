@@ -43,6 +43,8 @@ export const MintJob = defineEntity({
     productionBatchId: columns.ref().nullable(),
     /** Client key of submit_mint_request; unique per brand. */
     idempotencyKey: p.uuid().nullable(),
+    /** Fingerprint of the request that created the job under its idempotency key (null without a key, or for jobs older than it). */
+    requestHash: p.text().nullable(),
     /** Executor holding the lease; null when none does. */
     leaseOwner: p.text().nullable(),
     /** When the lease lapses. */

@@ -1,6 +1,9 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
+ * `mint_jobs.request_hash`: the fingerprint of the request that created a job under its
+ * idempotency key, so the same key with another request is refused on every protocol.
+ *
  * A brand's dashboard counters split into shard rows (`mint_kpis.shard`, primary key
  * (brand_id, shard)): each writing connection adds to its own row, so concurrent submits of one
  * brand no longer serialise on one row lock at commit; reads sum the rows. Existing counters stay
@@ -11,6 +14,7 @@ export class Migration20261125040000 extends Migration {
   override name = 'Migration20261125040000';
 
   override up(): void | Promise<void> {
+    this.addSql(`alter table "mint_jobs" add "request_hash" text null;`);
     this.addSql(`alter table "mint_kpis" add "shard" int not null default 0;`);
     this.addSql(`alter table "mint_kpis" alter column "shard" drop default;`);
     this.addSql(`alter table "mint_kpis" drop constraint "mint_kpis_pkey";`);
@@ -24,5 +28,6 @@ export class Migration20261125040000 extends Migration {
     this.addSql(`alter table "mint_kpis" drop column "shard";`);
     this.addSql(`insert into "mint_kpis" ("brand_id", "total_tokens_minted", "active_tokens", "batches_created", "exported_printed") select "brand_id", t, a, b, e from "mint_kpis_sums";`);
     this.addSql(`alter table "mint_kpis" add constraint "mint_kpis_pkey" primary key ("brand_id");`);
+    this.addSql(`alter table "mint_jobs" drop column "request_hash";`);
   }
 }
