@@ -40,7 +40,7 @@ async function submit(protocol: Protocol, key: string, quantity: number): Promis
       brandId: brand.brandId, productId: brand.productId, requestedQuantity: quantity, identityMode: IdentityMode.SERIAL,
       activationMode: ActivationMode.ACTIVE_AT_MINT, idempotencyKey: key,
     }, auth);
-    if ('response' in r) return r.response.ok ? { kind: 'job', jobId: r.response.mintJobId, duplicate: r.response.isDuplicate } : { kind: 'other', detail: 'blocked' };
+    if ('response' in r) return r.response.ok ? { kind: 'job', jobId: r.response.mintJobId ?? '', duplicate: r.response.isDuplicate ?? false } : { kind: 'other', detail: 'blocked' };
     if (r.error.code === grpc.status.ALREADY_EXISTS) return { kind: 'conflict', message: r.error.details };
     return { kind: 'other', detail: `grpc ${r.error.code} ${r.error.details}` };
   }
