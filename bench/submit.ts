@@ -234,6 +234,9 @@ export async function benchSubmit(options: SubmitBenchOptions, progress: (line: 
     const captured = await captureSubmitStatements(stack, seed);
     const script = pgbenchScript(captured);
     const withPgbench = await promisify(execFile)(pgbenchBin, ['--version']).then(() => true, () => false);
+    // Jobs of the seed, the captured submit and pgbench, left out of the check of jobs against answers.
+    const jobCount = async () => Number((await query<{ n: string }>(stack.db.em.fork(), 'select count(*) as n from mint_jobs'))[0]!.n);
+    let pgbenchJobs = await jobCount();
     if (!withPgbench) progress(`no pgbench at ${pgbenchBin}: the pgbench baseline is skipped`);
     const api = await stack.start('api');
     baseline = await startBaseline();
@@ -246,9 +249,6 @@ export async function benchSubmit(options: SubmitBenchOptions, progress: (line: 
     const count = (f: LoadFigures) => f.statuses['200'] ?? 0;
     await load(baseline.port, 2, options.connections, seed.access_token, body);
     apiOks += count(await load(api.port, 2, options.connections, seed.access_token, body));
-    // Jobs pgbench and the captured submit wrote, left out of the check of jobs against answers.
-    const jobCount = async () => Number((await query<{ n: string }>(stack.db.em.fork(), 'select count(*) as n from mint_jobs'))[0]!.n);
-    let pgbenchJobs = await jobCount();
     if (withPgbench) {
       const before = await jobCount();
       await pgbenchLoad(stack, script, 2, options.connections);
