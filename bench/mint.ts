@@ -156,7 +156,7 @@ export async function benchMint(options: MintBenchOptions, progress: (line: stri
     // Submits publish right after commit as the API does (the executor's outbox relay stays the safety net).
     bus = options.publish ? await connectJetStreamBus({ url: natsUrl, stream, subjectPrefix, name: 'bench-submit' }) : undefined;
     const publisher = bus;
-    const ctx = createUseCaseContext({ db, publicBaseUrl: 'http://127.0.0.1:8080', ...(publisher ? { publishJob: (job) => publisher.publish(job) } : {}) });
+    const ctx = createUseCaseContext({ db, publicBaseUrl: 'http://127.0.0.1:8080', ...(publisher ? { publishJob: (job) => publisher.announce(job) } : {}) });
     const brand = await createWorkspace(ctx, { name: 'Bench Brand' });
     const user = await createUser(ctx, { email: `bench-${id}@bench.example`, name: 'Bench' });
     await grantRole(ctx, brand.id, user.id, 'owner');

@@ -32,12 +32,13 @@ export interface UseCaseContext {
   readonly publicBaseUrl: string;
   readonly auth: AuthSettings;
   /**
-   * Hands a job whose outbox message was just committed straight to the bus, so an executor
-   * starts it without waiting for the outbox relay's poll; null where no bus is at hand. Best
-   * effort: a failed or lost publish is made up by the relay (the outbox stays the safety net), and
-   * the bus drops the relay's second publish of the same job as a duplicate.
+   * Hands a job whose outbox message was just committed straight to the bus (JobBus.announce: no
+   * wait for an acknowledgement), so an executor starts it without waiting for the outbox relay's
+   * poll; null where no bus is at hand. Best effort, never throws: a lost publish is made up by
+   * the relay (the outbox stays the safety net), and the bus drops the relay's second publish of
+   * the same job as a duplicate.
    */
-  readonly publishJob: ((job: PublishedJob) => Promise<void>) | null;
+  readonly publishJob: ((job: PublishedJob) => void) | null;
 }
 
 /** A job handed to the bus: its kind, id and brand (the outbox message's fields). */
@@ -62,7 +63,7 @@ export interface UseCaseContextOptions {
   readonly clock?: () => Date;
   readonly randomFill?: RandomFill;
   /** See {@link UseCaseContext.publishJob}; absent: jobs reach the bus through the outbox relay only. */
-  readonly publishJob?: (job: PublishedJob) => Promise<void>;
+  readonly publishJob?: (job: PublishedJob) => void;
 }
 
 /** Builds the context with the system clock and node:crypto randomness unless others are given. */

@@ -98,11 +98,14 @@ async function submit(ctx: UseCaseContext, em: Em, actor: Actor, request: MintRe
 }
 
 /**
- * Publishes a committed job at once (ctx.publishJob), without making the caller wait for the bus:
- * the answer goes out while the publish travels. Failures are dropped on purpose, the outbox
- * message committed with the job gets it published by the relay.
+ * Publishes a committed job at once (ctx.publishJob), without making the caller wait for the bus.
+ * Failures are dropped on purpose: the outbox message committed with the job gets it published by
+ * the relay.
  */
 function announce(ctx: UseCaseContext, job: PublishedJob): void {
-  if (ctx.publishJob === null) return;
-  ctx.publishJob(job).catch(() => undefined);
+  try {
+    ctx.publishJob?.(job);
+  } catch {
+    // the relay publishes it
+  }
 }

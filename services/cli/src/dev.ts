@@ -68,7 +68,7 @@ export async function runDev(config: Config): Promise<void> {
   const ctx = createUseCaseContext({
     db, publicBaseUrl: config.publicBaseUrl, jwtSecret: await resolveJwtSecret(config),
     jwtIssuer: config.authJwtIssuer ?? null, jwtAudience: config.authJwtAudience ?? null, jwksUrl: config.authJwksUrl ?? null, jwtMaxLifetimeSeconds: config.authJwtMaxLifetimeSeconds,
-    publishJob: (job) => bus.publish(job),
+    publishJob: (job) => bus.announce(job),
   });
   const { seed, created } = await demoWorkspace(ctx, config.dataDir);
   const api = await startApi({ ctx, config, logger, setMintBatchStatusEnabled: config.setMintBatchStatusEnabled,
