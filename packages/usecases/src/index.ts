@@ -6,7 +6,7 @@ export {
 export {
   authenticate, authorizeAuthenticated, authorize, missingCredentialsMessage, type Credentials, type Caller, type Authenticated, type AuthorizeOptions
 } from './access.ts';
-export { submitMintRequest, type SubmitResult } from './submit.ts';
+export { submitMintRequest, type SubmitOptions, type SubmitResult } from './submit.ts';
 export { preflightMintBatch, defaultPreflightIdentityMode, type PreflightInput, type PreflightView } from './preflight.ts';
 export {
   claimMintJob, releaseMintJob, runMintCycle, processMintJobBatch, sqlState, failMintJob, recordFailedAttempt, type CycleResult,

@@ -25,17 +25,29 @@ export type SubmitResult =
  * for the other's insert of the key); the one PostgreSQL aborts is run again, and then finds the
  * winner's job, so callers never see it.
  */
-export async function submitMintRequest(ctx: UseCaseContext, actor: Actor, request: MintRequest): Promise<SubmitResult> {
+export async function submitMintRequest(ctx: UseCaseContext, actor: Actor, request: MintRequest, options: SubmitOptions = {}): Promise<SubmitResult> {
   validateMintRequest(request);
-  return submitValid(ctx, actor, request);
+  return submitValid(ctx, actor, request, options);
+}
+
+/** How a submit hands its job on. */
+export interface SubmitOptions {
+  /**
+   * Publish the new job right after commit through ctx.publishJob (default true). Submit + kick
+   * passes false: it runs the job's first cycle itself, and an executor woken at once would only
+   * race it for the lease; the outbox relay still hands the job on.
+   */
+  readonly publish?: boolean;
 }
 
 /** {@link submitMintRequest} of a request that passed `validateMintRequest`. */
-export async function submitValid(ctx: UseCaseContext, actor: Actor, request: MintRequest): Promise<SubmitResult> {
+export async function submitValid(ctx: UseCaseContext, actor: Actor, request: MintRequest, options: SubmitOptions = {}): Promise<SubmitResult> {
   const requestHash = request.idempotencyKey === null ? null : mintRequestHash(request);
   for (let attempt = 1; ; attempt++) {
     try {
-      return await submit(ctx, ctx.db.em.fork(), actor, request, requestHash);
+      const result = await submit(ctx, ctx.db.em.fork(), actor, request, requestHash);
+      if (result.ok && !result.isDuplicate && options.publish !== false) announce(ctx, { kind: 'mint', id: result.mintJobId, brandId: request.brandId });
+      return result;
     } catch (error) {
       if (error instanceof UniqueConstraintViolationException && request.idempotencyKey !== null) {
         const existing = await findJobByIdempotencyKey(ctx.db.em.fork(), request.brandId, request.idempotencyKey);
@@ -93,7 +105,6 @@ async function submit(ctx: UseCaseContext, em: Em, actor: Actor, request: MintRe
       payload: { requested_quantity: request.requestedQuantity, identity_mode: request.identityMode, mint_batch_id: batchId },
     }],
   });
-  announce(ctx, { kind: 'mint', id: jobId, brandId });
   return { ok: true, mintJobId: jobId, mintBatchId: batchId, status: 'QUEUED', isDuplicate: false };
 }
 
