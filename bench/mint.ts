@@ -21,12 +21,14 @@ import { parseArgs } from 'node:util';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import pg from 'pg';
+import { connectJetStreamBus, type JobBus } from '@mint/bus';
 import { openDatabase } from '@mint/db';
 import { query } from '../test/support/sql.ts';
 import { generateSerials, unitResolverUrl } from '@mint/domain';
 import { loadConfig } from '@mint/runtime';
 import { createUseCaseContext, createUser, createWorkspace, grantRole, submitMintRequest, upsertProduct } from '@mint/usecases';
 import { createScratchDatabase } from './scratch-database.ts';
+import { percentile } from './child-server.ts';
 
 const require = createRequire(import.meta.resolve('@mint/db'));
 const copyFrom = (require('pg-copy-streams') as { from: (sql: string) => NodeJS.WritableStream & pg.Submittable }).from;
@@ -39,10 +41,14 @@ export interface MintBenchOptions {
   readonly chunk: string;
   /** EXECUTOR_JOB_WRITERS of the executor (its default when empty). */
   readonly writers: string;
-  /** `block`: one COPY transaction per 10,000 rows; `one`: a single COPY per connection. */
+  /** `chunk`: one COPY transaction per executor chunk (the fair limit); `one`: a single COPY per connection. */
   readonly baselineTx: string;
+  /** One-chunk jobs submitted one after another to measure submit -> first chunk committed. */
+  readonly latencyJobs: number;
   /** NODE_OPTIONS of the executor child ('' for V8's defaults). */
   readonly nodeOptions: string;
+  /** Submits publish their job right after commit, as the API does (false: the outbox relay only, as before). */
+  readonly publish: boolean;
   /** Measurements per size (mint, then baseline, each from an empty table). */
   readonly runs: number;
 }
@@ -53,8 +59,10 @@ export interface MintRun {
   readonly status: string;
   /** End-to-end units/s (submit to COMPLETED). */
   readonly mintRate: number;
-  /** Raw COPY rows/s over two connections. */
+  /** The fair limit: COPY rows/s in the executor's chunk size over its number of writer connections. */
   readonly baseRate: number;
+  /** Submit -> first chunk committed, ms. */
+  readonly firstChunkMs: number;
   /** Executor resident set after the run and its peak so far, MB. */
   readonly rssMb: number;
   readonly peakMb: number;
@@ -65,6 +73,8 @@ export interface MintBenchResult {
   readonly runs: readonly MintRun[];
   /** Executor peak RSS over the whole run, MB. */
   readonly executorPeakMb: number;
+  /** Submit -> first chunk committed over `latencyJobs` one-chunk jobs (null when none ran). */
+  readonly firstChunk: { readonly p50Ms: number; readonly p99Ms: number; readonly jobs: number } | null;
 }
 
 const config = loadConfig();
@@ -78,48 +88,45 @@ function memoryOf(pid: number): { peakMb: number; rssMb: number } {
   return { peakMb: Math.round(kb('VmHWM') / 1024), rssMb: Math.round(kb('VmRSS') / 1024) };
 }
 
-/** COPY text of `count` units of one batch, in blocks of 10,000 rows, built before the clock starts. */
-function copyBlocks(brandId: string, batchId: string, firstSeq: number, count: number, gtin: string, base: string, at: string): string[] {
-  const blocks: string[] = [];
-  for (let done = 0; done < count; done += 10_000) {
-    const n = Math.min(10_000, count - done);
-    const serials = generateSerials(n, (b) => void randomFillSync(b));
-    let text = '';
-    for (let i = 0; i < n; i++) {
-      const s = serials[i]!;
-      text += `${brandId}\t${randomUUID()}\t${batchId}\t${firstSeq + done + i}\t${s}\t${gtin}\t${base}${s}\tactive\t${at}\t${at}\n`;
-    }
-    blocks.push(text);
+/** COPY text of `count` units of one batch from `firstSeq`, built before the clock starts. */
+function copyBlock(brandId: string, batchId: string, firstSeq: number, count: number, gtin: string, base: string, at: string): string {
+  const serials = generateSerials(count, (b) => void randomFillSync(b));
+  let text = '';
+  for (let i = 0; i < count; i++) {
+    const s = serials[i]!;
+    text += `${brandId}\t${randomUUID()}\t${batchId}\t${firstSeq + i}\t${s}\t${gtin}\t${base}${s}\tactive\t${at}\t${at}\n`;
   }
-  return blocks;
+  return text;
 }
 
 const copySql = 'copy mint_units (brand_id, id, mint_batch_id, seq, serial, gtin, resolver_url, status, created_at, activated_at) from stdin';
 
 /**
- * The baseline: `count` rows COPYed into mint_units over two connections, in rows/s: one COPY
- * (and transaction) per 10,000-row block, or with `--baseline-tx one` one COPY per connection.
+ * The fair limit: `count` rows COPYed into mint_units in the executor's own chunk size over as many
+ * connections as it writes with (EXECUTOR_JOB_WRITERS), one COPY and one transaction per chunk,
+ * each connection taking the next chunk as soon as its last one committed; in rows/s. The rows are
+ * built before the clock starts, so this is the database's limit for the executor's work at every
+ * size. With `--baseline-tx one`, one COPY per connection instead (the old, unfair shape).
  */
-async function copyBaseline(dbUrl: string, baselineTx: string, brandId: string, count: number, gtin: string, base: string): Promise<number> {
+async function copyBaseline(dbUrl: string, baselineTx: string, chunk: number, connections: number, brandId: string, count: number, gtin: string, base: string): Promise<number> {
   const batchId = randomUUID();
   const at = new Date().toISOString();
-  const half = Math.ceil(count / 2);
-  const lanes = [copyBlocks(brandId, batchId, 1, half, gtin, base, at), copyBlocks(brandId, batchId, half + 1, count - half, gtin, base, at)];
-  const clients = await Promise.all(lanes.map(async () => {
+  const blocks: string[] = [];
+  if (baselineTx === 'one') {
+    const per = Math.ceil(count / connections);
+    for (let first = 0; first < count; first += per) blocks.push(copyBlock(brandId, batchId, first + 1, Math.min(per, count - first), gtin, base, at));
+  } else {
+    for (let first = 0; first < count; first += chunk) blocks.push(copyBlock(brandId, batchId, first + 1, Math.min(chunk, count - first), gtin, base, at));
+  }
+  const clients = await Promise.all(Array.from({ length: connections }, async () => {
     const c = new pg.Client({ connectionString: dbUrl });
     await c.connect();
     return c;
   }));
+  let next = 0;
   const started = performance.now();
-  await Promise.all(lanes.map(async (blocks, i) => {
-    const c = clients[i]!;
-    if (baselineTx === 'one') {
-      await c.query('begin');
-      await pipeline(Readable.from(blocks), c.query(copyFrom(copySql)));
-      await c.query('commit');
-      return;
-    }
-    for (const block of blocks) await pipeline(Readable.from([block]), c.query(copyFrom(copySql)));
+  await Promise.all(clients.map(async (c) => {
+    for (let i = next++; i < blocks.length; i = next++) await pipeline(Readable.from([blocks[i]!]), c.query(copyFrom(copySql)));
   }));
   const seconds = (performance.now() - started) / 1000;
   await Promise.all(clients.map((c) => c.end()));
@@ -136,13 +143,20 @@ export async function benchMint(options: MintBenchOptions, progress: (line: stri
   const stream = `BENCH_${id.toUpperCase()}`;
   const subjectPrefix = `bench_${id}`;
   const runs: MintRun[] = [];
+  const chunk = Number(options.chunk || config.chunkSize);
+  const writers = Number(options.writers || config.executorJobWriters);
   const scratch = await createScratchDatabase('bench_mint', id);
   const dbUrl = scratch.url;
-  progress(`database ${scratch.name}, stream ${stream}, executor NODE_OPTIONS "${options.nodeOptions}", baseline COPY transactions: ${options.baselineTx}`);
+  progress(`database ${scratch.name}, stream ${stream}, executor NODE_OPTIONS "${options.nodeOptions}", baseline COPY transactions: ${options.baselineTx} ` +
+    `(${chunk} rows, ${writers} connections), publish: ${options.publish ? 'after commit' : 'relay only'}`);
   let executor: ReturnType<typeof spawn> | undefined;
+  let bus: JobBus | undefined;
   try {
     const db = await openDatabase({ url: dbUrl }, { poolSize: 4, applicationName: 'bench' });
-    const ctx = createUseCaseContext({ db, publicBaseUrl: 'http://127.0.0.1:8080' });
+    // Submits publish right after commit as the API does (the executor's outbox relay stays the safety net).
+    bus = options.publish ? await connectJetStreamBus({ url: natsUrl, stream, subjectPrefix, name: 'bench-submit' }) : undefined;
+    const publisher = bus;
+    const ctx = createUseCaseContext({ db, publicBaseUrl: 'http://127.0.0.1:8080', ...(publisher ? { publishJob: (job) => publisher.announce(job) } : {}) });
     const brand = await createWorkspace(ctx, { name: 'Bench Brand' });
     const user = await createUser(ctx, { email: `bench-${id}@bench.example`, name: 'Bench' });
     await grantRole(ctx, brand.id, user.id, 'owner');
@@ -163,20 +177,41 @@ export async function benchMint(options: MintBenchOptions, progress: (line: stri
     });
     const exited = once(executor, 'exit');
     await sleep(1500);
-    // A warm-up job so the executor's first connection, JIT and consumer are ready.
-    const warm = await submitMintRequest(ctx, { id: user.id }, {
-      brandId: brand.id, productId: product.id, productBatchId: null, requestedQuantity: 100,
-      identityMode: 'serial', activationMode: 'active_at_mint', lots: [], idempotencyKey: null,
-    });
-    const waitDone = async (jobId: string) => {
+    // A warm-up job (below) so the executor's first connection, JIT and consumer are ready.
+    // Polls the job every 2 ms: `firstChunkAt` is when its first chunk was seen committed (minted_quantity > 0).
+    const waitDone = async (jobId: string, until: 'first_chunk' | 'done' = 'done') => {
+      let firstChunkAt: number | null = null;
       for (;;) {
-        const [row] = await query<{ status: string }>(db.em.fork(), 'select status from mint_jobs where id = ?', [jobId]);
-        if (row?.status === 'COMPLETED' || row?.status === 'FAILED') return row.status;
+        const [row] = await query<{ status: string; minted: number | null }>(db.em.fork(),
+          'select j.status, b.minted_quantity as minted from mint_jobs j left join mint_batches b on b.brand_id = j.brand_id and b.mint_job_id = j.id where j.id = ?', [jobId]);
+        if (firstChunkAt === null && Number(row?.minted ?? 0) > 0) firstChunkAt = performance.now();
+        if (row?.status === 'COMPLETED' || row?.status === 'FAILED') return { status: row.status, firstChunkAt: firstChunkAt ?? performance.now() };
+        if (until === 'first_chunk' && firstChunkAt !== null) return { status: row!.status, firstChunkAt };
         if (executor?.exitCode !== null) throw new Error('the executor exited');
-        await sleep(10);
+        await sleep(2);
       }
     };
-    if (warm.ok) await waitDone(warm.mintJobId);
+    const submitSerial = async (size: number) => {
+      const submitted = await submitMintRequest(ctx, { id: user.id }, {
+        brandId: brand.id, productId: product.id, productBatchId: null, requestedQuantity: size,
+        identityMode: 'serial', activationMode: 'active_at_mint', lots: [], idempotencyKey: null,
+      });
+      if (!submitted.ok) throw new Error('submit blocked');
+      return submitted;
+    };
+    await waitDone((await submitSerial(100)).mintJobId);
+
+    // Submit -> first chunk committed, over jobs of one chunk each, one after another.
+    const latencies: number[] = [];
+    for (let i = 0; i < options.latencyJobs; i++) {
+      const started = performance.now();
+      const submitted = await submitSerial(chunk);
+      const { firstChunkAt } = await waitDone(submitted.mintJobId);
+      latencies.push(firstChunkAt - started);
+    }
+    latencies.sort((x, y) => x - y);
+    const firstChunk = latencies.length === 0 ? null : { p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99), jobs: latencies.length };
+    if (firstChunk) progress(`submit -> first chunk committed (${firstChunk.jobs} jobs of ${chunk} units): p50 ${firstChunk.p50Ms.toFixed(1)} ms, p99 ${firstChunk.p99Ms.toFixed(1)} ms`);
 
     // Both measurements of a size start from an empty mint_units (indexes included) after a checkpoint,
     // so neither pays for the other's rows.
@@ -188,22 +223,19 @@ export async function benchMint(options: MintBenchOptions, progress: (line: stri
       for (let run = 0; run < options.runs; run++) {
         await reset();
         const started = performance.now();
-        const submitted = await submitMintRequest(ctx, { id: user.id }, {
-          brandId: brand.id, productId: product.id, productBatchId: null, requestedQuantity: size,
-          identityMode: 'serial', activationMode: 'active_at_mint', lots: [], idempotencyKey: null,
-        });
-        if (!submitted.ok) throw new Error('submit blocked');
-        const status = await waitDone(submitted.mintJobId);
+        const submitted = await submitSerial(size);
+        const { status, firstChunkAt } = await waitDone(submitted.mintJobId);
         const mintRate = size / ((performance.now() - started) / 1000);
         const [minted] = await query<{ n: string }>(db.em.fork(), 'select count(*) as n from mint_units where mint_batch_id = ?', [submitted.mintBatchId]);
         if (Number(minted?.n) !== size) throw new Error(`expected ${size} units, found ${minted?.n}`);
         await reset();
-        const baseRate = await copyBaseline(dbUrl, options.baselineTx, brand.id, size, gtin, resolverPrefix);
+        const baseRate = await copyBaseline(dbUrl, options.baselineTx, chunk, writers, brand.id, size, gtin, resolverPrefix);
         const mem = memoryOf(executor.pid!);
-        runs.push({ size, status, mintRate, baseRate, rssMb: mem.rssMb, peakMb: mem.peakMb });
+        const firstChunkMs = firstChunkAt - started;
+        runs.push({ size, status, mintRate, baseRate, firstChunkMs, rssMb: mem.rssMb, peakMb: mem.peakMb });
         const line = `${String(size).padStart(9)} units  ${status.padEnd(9)}  mint ${Math.round(mintRate).toString().padStart(7)} units/s  ` +
-          `COPY x2 ${Math.round(baseRate).toString().padStart(7)} rows/s  ratio ${(mintRate / baseRate).toFixed(2)}  ` +
-          `${(1e6 / mintRate).toFixed(1)} us/unit  executor RSS ${mem.rssMb} MB (peak ${mem.peakMb} MB)`;
+          `COPY ${chunk}/tx x${writers} ${Math.round(baseRate).toString().padStart(7)} rows/s  ratio ${(mintRate / baseRate).toFixed(2)}  ` +
+          `first chunk ${firstChunkMs.toFixed(1)} ms  ${(1e6 / mintRate).toFixed(1)} us/unit  executor RSS ${mem.rssMb} MB (peak ${mem.peakMb} MB)`;
         progress(line);
       }
     }
@@ -212,9 +244,10 @@ export async function benchMint(options: MintBenchOptions, progress: (line: stri
     executor.kill('SIGTERM');
     await exited;
     await db.close(true);
-    return { runs, executorPeakMb };
+    return { runs, executorPeakMb, firstChunk };
   } finally {
     if (executor && executor.exitCode === null) executor.kill('SIGKILL');
+    await bus?.close();
     const nc = await connect({ servers: natsUrl }).catch(() => undefined);
     if (nc) {
       await (await jetstreamManager(nc)).streams.delete(stream).catch(() => false);
@@ -232,14 +265,18 @@ if (import.meta.main) {
       chunk: { type: 'string', default: '' },
       /** EXECUTOR_JOB_WRITERS of the executor (its default when empty). */
       writers: { type: 'string', default: '' },
-      /** `block` (default): one COPY transaction per 10,000 rows; `one`: a single COPY per connection. */
-      'baseline-tx': { type: 'string', default: 'block' },
+      /** `chunk` (default): one COPY transaction per executor chunk; `one`: a single COPY per connection. */
+      'baseline-tx': { type: 'string', default: 'chunk' },
+      /** One-chunk jobs measured for submit -> first chunk committed. */
+      'latency-jobs': { type: 'string', default: '30' },
       /**
        * NODE_OPTIONS of the executor child. The default is what the chart deploys (executor.nodeOptions):
        * a small young generation and old space keep its RSS near 140 MB instead of 190-250 MB at 1M
        * units, at no measurable cost in throughput. Pass '' to measure V8's defaults.
        */
       'node-options': { type: 'string', default: '--max-semi-space-size=4 --max-old-space-size=128' },
+      /** `after-commit` (default, as the API does): submits publish their job at once; `relay`: through the outbox relay only. */
+      publish: { type: 'string', default: 'after-commit' },
       /** Measurements per size. */
       runs: { type: 'string', default: '1' },
       /** Also write the result as JSON to this file (bench/run.ts sets BENCH_JSON). */
@@ -248,7 +285,7 @@ if (import.meta.main) {
   });
   const result = await benchMint({
     sizes: args.sizes.split(',').map(Number), chunk: args.chunk, writers: args.writers, baselineTx: args['baseline-tx'],
-    nodeOptions: args['node-options'], runs: Number(args.runs),
+    nodeOptions: args['node-options'], runs: Number(args.runs), latencyJobs: Number(args['latency-jobs']), publish: args.publish !== 'relay',
   });
   if (args.json) writeFileSync(args.json, JSON.stringify(result));
 }

@@ -8,16 +8,24 @@
 // outbox row. Prints requests/s, p50/p99, the API process's CPU per submit (from /proc: it barely moves with
 // the machine's other load) and the ratio API / baseline; checks that every answer was
 // a 200 and that the database holds one job per 200 (plus at most one per connection and load:
-// requests in flight when a load stops are committed but their answers never counted). BENCH_RUNS repeats the pair of loads,
+// requests in flight when a load stops are committed but their answers never counted). Each run also measures the database's
+// limit for this work: pgbench (PGBENCH, default /usr/lib/postgresql/15/bin/pgbench; skipped when missing) with the same number of
+// clients running the statements one submit sends (recorded from the driver while the use cases the API calls serve one submit),
+// and prints API / pgbench. BENCH_RUNS repeats the loads,
 // BENCH_JSON names a file for the figures as JSON (bench/run.ts reads it). Exits 1 on a failed answer.
 
+import { execFile, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import type { ChildProcess } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import autocannon from 'autocannon';
 import { query } from '../test/support/sql.ts';
-import { seedDemo } from '@mint/usecases';
+import { authenticate, authorizeAuthenticated, seedDemo, submitMintRequest, type DemoSeed } from '@mint/usecases';
+import type { Stack } from './services.ts';
 import { percentile, spawnServer } from './child-server.ts';
 import { cpuMsOf, createStack } from './services.ts';
 
@@ -42,11 +50,19 @@ export interface SubmitBenchOptions {
   readonly runs: number;
 }
 
+/** One pgbench load of the submit's own statements. */
+export interface PgbenchFigures {
+  /** Transactions (one submit's statements) per second. */
+  readonly tps: number;
+  /** pgbench's average latency per transaction, ms. */
+  readonly latencyAvgMs: number;
+}
+
 /** Everything `benchSubmit` measured. */
 export interface SubmitBenchResult {
   readonly durationSeconds: number;
   readonly connections: number;
-  readonly runs: readonly { readonly baseline: LoadFigures; readonly api: LoadFigures }[];
+  readonly runs: readonly { readonly baseline: LoadFigures; readonly pgbench: PgbenchFigures | null; readonly api: LoadFigures }[];
   /** Jobs in the database against 200 answers of the API (warm-up included), and the most a stopped load may leave unanswered. */
   readonly jobs: number;
   readonly apiOks: number;
@@ -106,6 +122,105 @@ async function load(port: number, seconds: number, connections: number, token: s
   return { rps: samples.length / seconds, p50: percentile(samples, 50), p99: percentile(samples, 99), statuses, errors: result.errors + result.timeouts };
 }
 
+/** pgbench of the PostgreSQL the benchmarks run against (PGBENCH to override). */
+const pgbenchBin = process.env['PGBENCH'] ?? '/usr/lib/postgresql/15/bin/pgbench';
+
+/** One statement as the driver sent it: its text and its parameters. */
+interface SentStatement {
+  readonly text: string;
+  readonly values: readonly unknown[];
+}
+
+/**
+ * The statements one SubmitMintRequest runs, recorded from the driver while the same use cases the
+ * API's handler and auth interceptor call (authenticate, authorizeAuthenticated with mint:write,
+ * submitMintRequest) serve one request in this process: the membership read, the preflight read
+ * and the one write. Also returns the ids the submit created, so the script can make them fresh.
+ */
+async function captureSubmitStatements(stack: Stack, seed: DemoSeed): Promise<{ statements: SentStatement[]; fresh: Map<string, string> }> {
+  const pg = createRequire(import.meta.resolve('@mint/db'))('pg') as { Client: { prototype: { query: (...args: unknown[]) => unknown } } };
+  const statements: SentStatement[] = [];
+  const original = pg.Client.prototype.query;
+  pg.Client.prototype.query = function (this: unknown, ...args: unknown[]) {
+    const [first, second] = args as [unknown, unknown];
+    if (typeof first === 'string') statements.push({ text: first, values: Array.isArray(second) ? second : [] });
+    else if (first && typeof first === 'object' && typeof (first as { text?: unknown }).text === 'string') {
+      statements.push({ text: (first as { text: string }).text, values: (first as { values?: unknown[] }).values ?? (Array.isArray(second) ? second : []) });
+    }
+    return original.apply(this, args);
+  };
+  const key = randomUUID();
+  let result;
+  try {
+    const authenticated = await authenticate(stack.ctx, { bearer: seed.access_token, apiKey: null });
+    const caller = await authorizeAuthenticated(stack.ctx, authenticated, seed.brand_id, 'mint:write');
+    result = await submitMintRequest(stack.ctx, { id: caller.actorId }, {
+      brandId: seed.brand_id, productId: seed.product_id, productBatchId: null, requestedQuantity: 10,
+      identityMode: 'serial', activationMode: 'active_at_mint', lots: [], idempotencyKey: key,
+    });
+  } finally {
+    pg.Client.prototype.query = original;
+  }
+  if (!result.ok) throw new Error('the captured submit was blocked');
+  const events = await query<{ id: string }>(stack.db.em.fork(), 'select id from mint_events where brand_id = ? and entity_id in (?, ?)', [seed.brand_id, result.mintJobId, result.mintBatchId]);
+  const fresh = new Map<string, string>([[result.mintJobId, 'j'], [result.mintBatchId, 'b'], [key, 'k']]);
+  for (const [i, e] of events.entries()) fresh.set(e.id, `e${i}`);
+  return { statements: statements.filter((st) => !/^(begin|commit|rollback|set )/i.test(st.text)), fresh };
+}
+
+/**
+ * A pgbench script of the captured statements, sent as the API sends them (extended protocol, one
+ * parameter per value, each statement its own transaction). The values go in as pgbench variables
+ * (-D); the ids that must be new in every submit (job, batch, idempotency key, event ids) become
+ * md5-derived uuids of a random number drawn per transaction.
+ */
+function pgbenchScript(captured: { statements: SentStatement[]; fresh: Map<string, string> }): { script: string; defines: string[] } {
+  const defines: string[] = [];
+  const prepare = (value: unknown): string => {
+    if (value instanceof Date) return value.toISOString();
+    if (Array.isArray(value)) return `{${value.map((v) => (v === null ? 'NULL' : `"${String(prepare(v)).replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`)).join(',')}}`;
+    if (typeof value === 'object' && value !== null) return JSON.stringify(value);
+    return String(value);
+  };
+  const freshId = (tag: string) => `md5(:r || '${tag}')::uuid`;
+  const lines = ['\\set r random(1, 4611686018427387903)'];
+  captured.statements.forEach((st, n) => {
+    const text = st.text.replace(/\$(\d+)/g, (_, d: string) => {
+      const value = st.values[Number(d) - 1];
+      if (value === null || value === undefined) return 'NULL';
+      if (typeof value === 'string' && captured.fresh.has(value)) return `(${freshId(captured.fresh.get(value)!)})`;
+      if (Array.isArray(value) && value.length > 0 && value.every((v) => typeof v === 'string' && captured.fresh.has(v))) {
+        return `array[${value.map((v) => freshId(captured.fresh.get(v as string)!)).join(', ')}]`;
+      }
+      const name = `s${n}p${d}`;
+      defines.push('-D', `${name}=${prepare(value)}`);
+      return `:${name}`;
+    });
+    lines.push(`${text.replace(/\s*\n\s*/g, ' ')};`);
+  });
+  return { script: `${lines.join('\n')}\n`, defines };
+}
+
+/** Runs pgbench with `script` against the stack's database: `connections` clients for `seconds`. */
+async function pgbenchLoad(stack: Stack, script: { script: string; defines: string[] }, seconds: number, connections: number): Promise<PgbenchFigures> {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-submit-pgbench-'));
+  try {
+    const file = join(dir, 'submit.sql');
+    writeFileSync(file, script.script);
+    const url = new URL(stack.dbUrl);
+    const { stdout } = await promisify(execFile)(pgbenchBin, [
+      '-n', '-M', 'extended', '-c', String(connections), '-j', '2', '-T', String(seconds), '-f', file, ...script.defines,
+      '-h', url.hostname, '-p', url.port || '5432', '-U', decodeURIComponent(url.username || 'postgres'), url.pathname.slice(1),
+    ], { env: { ...process.env, ...(url.password ? { PGPASSWORD: decodeURIComponent(url.password) } : {}) }, maxBuffer: 16 * 1024 * 1024 });
+    const tps = Number(/tps = ([\d.]+)/.exec(stdout)?.[1]);
+    const latencyAvgMs = Number(/latency average = ([\d.]+) ms/.exec(stdout)?.[1]);
+    if (!Number.isFinite(tps)) throw new Error(`pgbench printed no tps:\n${stdout}`);
+    return { tps, latencyAvgMs };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 /**
  * Starts the API (child) on a fresh stack and the baseline server (child), warms each up for 2 s,
  * then runs `runs` pairs of loads. Kills both and drops the database and stream whatever happens.
@@ -115,6 +230,14 @@ export async function benchSubmit(options: SubmitBenchOptions, progress: (line: 
   let baseline: { child: ChildProcess; port: number } | undefined;
   try {
     const seed = await seedDemo(stack.ctx);
+    // The database's limit for this work: the submit's own statements from pgbench (when it is installed).
+    const captured = await captureSubmitStatements(stack, seed);
+    const script = pgbenchScript(captured);
+    const withPgbench = await promisify(execFile)(pgbenchBin, ['--version']).then(() => true, () => false);
+    // Jobs of the seed, the captured submit and pgbench, left out of the check of jobs against answers.
+    const jobCount = async () => Number((await query<{ n: string }>(stack.db.em.fork(), 'select count(*) as n from mint_jobs'))[0]!.n);
+    let pgbenchJobs = await jobCount();
+    if (!withPgbench) progress(`no pgbench at ${pgbenchBin}: the pgbench baseline is skipped`);
     const api = await stack.start('api');
     baseline = await startBaseline();
     const body = (key: string) => JSON.stringify({
@@ -126,21 +249,30 @@ export async function benchSubmit(options: SubmitBenchOptions, progress: (line: 
     const count = (f: LoadFigures) => f.statuses['200'] ?? 0;
     await load(baseline.port, 2, options.connections, seed.access_token, body);
     apiOks += count(await load(api.port, 2, options.connections, seed.access_token, body));
-    const runs: { baseline: LoadFigures; api: LoadFigures }[] = [];
+    if (withPgbench) {
+      const before = await jobCount();
+      await pgbenchLoad(stack, script, 2, options.connections);
+      pgbenchJobs += (await jobCount()) - before;
+    }
+    const runs: { baseline: LoadFigures; pgbench: PgbenchFigures | null; api: LoadFigures }[] = [];
     for (let run = 0; run < options.runs; run++) {
       const b = await load(baseline.port, options.durationSeconds, options.connections, seed.access_token, body);
+      const jobsBefore = await jobCount();
+      const pgb = withPgbench ? await pgbenchLoad(stack, script, options.durationSeconds, options.connections) : null;
+      pgbenchJobs += (await jobCount()) - jobsBefore;
       const cpuBefore = cpuMsOf(api.child.pid!);
       const loaded = await load(api.port, options.durationSeconds, options.connections, seed.access_token, body);
       const cpuAfter = cpuMsOf(api.child.pid!);
       const answers = loaded.rps * options.durationSeconds;
       const a = { ...loaded, cpuUsPerRequest: cpuBefore === null || cpuAfter === null || answers === 0 ? null : Math.round(((cpuAfter - cpuBefore) * 1000) / answers) };
       apiOks += count(a);
-      runs.push({ baseline: b, api: a });
+      runs.push({ baseline: b, pgbench: pgb, api: a });
       progress(`run ${run + 1}/${options.runs}: API ${Math.round(a.rps)} req/s (p50 ${a.p50.toFixed(1)} ms, p99 ${a.p99.toFixed(1)} ms, ` +
-        `${a.cpuUsPerRequest ?? '?'} µs of API CPU per submit), baseline ${Math.round(b.rps)} req/s, ratio ${(a.rps / b.rps).toFixed(3)}`);
+        `${a.cpuUsPerRequest ?? '?'} µs of API CPU per submit), baseline ${Math.round(b.rps)} req/s, ratio ${(a.rps / b.rps).toFixed(3)}` +
+        (pgb ? `; pgbench of the submit's statements ${Math.round(pgb.tps)} tps (avg ${pgb.latencyAvgMs.toFixed(1)} ms), API / pgbench ${(a.rps / pgb.tps).toFixed(3)}` : ''));
     }
     const [jobs] = await query<{ n: string }>(stack.db.em.fork(), 'select count(*) as n from mint_jobs');
-    return { durationSeconds: options.durationSeconds, connections: options.connections, runs, jobs: Number(jobs!.n), apiOks, inFlightAllowance: options.connections * (options.runs + 1) };
+    return { durationSeconds: options.durationSeconds, connections: options.connections, runs, jobs: Number(jobs!.n) - pgbenchJobs, apiOks, inFlightAllowance: options.connections * (options.runs + 1) };
   } finally {
     if (baseline && baseline.child.exitCode === null) {
       const exited = new Promise((resolve) => baseline!.child.once('exit', resolve));
@@ -162,11 +294,12 @@ if (process.argv[2] === 'serve-baseline') {
     });
     console.log(`\nSubmitMintRequest (Connect JSON, 10 serial units, new idempotency key each), ${result.connections} connections, ${result.durationSeconds} s per load:`);
     console.log(`${'server'.padEnd(40)} ${'req/s'.padStart(8)} ${'p50'.padStart(7)} ${'p99'.padStart(7)}  statuses`);
-    for (const { baseline, api } of result.runs) {
+    for (const { baseline, pgbench, api } of result.runs) {
       for (const [label, f] of [['baseline: node:http parsing the JSON', baseline], ['API: SubmitMintRequest', api]] as const) {
         console.log(`${label.padEnd(40)} ${Math.round(f.rps).toString().padStart(8)} ${f.p50.toFixed(2).padStart(7)} ${f.p99.toFixed(2).padStart(7)}  ${JSON.stringify(f.statuses)}${f.errors ? ` errors ${f.errors}` : ''}`);
       }
-      console.log(`API / baseline: ${(api.rps / baseline.rps).toFixed(3)}`);
+      if (pgbench) console.log(`${'pgbench: the submit\'s statements'.padEnd(40)} ${Math.round(pgbench.tps).toString().padStart(8)} (avg ${pgbench.latencyAvgMs.toFixed(2)} ms)`);
+      console.log(`API / baseline: ${(api.rps / baseline.rps).toFixed(3)}${pgbench ? `, API / pgbench: ${(api.rps / pgbench.tps).toFixed(3)}` : ''}`);
       if (Object.keys(api.statuses).join() !== '200' || api.errors > 0) failed = true;
     }
     const consistent = result.jobs >= result.apiOks && result.jobs - result.apiOks <= result.inFlightAllowance;

@@ -317,7 +317,7 @@ export function jsonText(value: unknown): string {
  *   its unit count, and its units' seq are exactly 1..minted_quantity; a COMPLETED job's batch is
  *   fully minted;
  * - no orphans: units, lots and packs belong to an existing batch, batches to an existing job;
- * - mint_kpis counters equal values recomputed from the rows.
+ * - mint_kpis counters (summed over a brand's shard rows) equal values recomputed from the rows.
  * Returns one line per broken invariant (empty when all hold).
  */
 export async function brokenInvariants(databaseUrl: string): Promise<string[]> {
@@ -365,7 +365,10 @@ export async function brokenInvariants(databaseUrl: string): Promise<string[]> {
                 and e.event_type = 'mint_batch_status_changed' and e.payload->>'to' = 'exported')), 0)::bigint as exported_printed
           from brands s)
         select e.*, k.total_tokens_minted as k_total, k.active_tokens as k_active, k.batches_created as k_batches, k.exported_printed as k_exported
-        from expected e left join mint_kpis k on k.brand_id = e.brand_id
+        from expected e left join (
+          select brand_id, sum(total_tokens_minted)::bigint as total_tokens_minted, sum(active_tokens)::bigint as active_tokens,
+            sum(batches_created)::bigint as batches_created, sum(exported_printed)::bigint as exported_printed
+          from mint_kpis group by brand_id) k on k.brand_id = e.brand_id
         where (coalesce(k.total_tokens_minted, 0), coalesce(k.active_tokens, 0), coalesce(k.batches_created, 0), coalesce(k.exported_printed, 0))
           is distinct from (e.total_tokens_minted, e.active_tokens, e.batches_created, e.exported_printed)`,
     };

@@ -1,6 +1,6 @@
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import type { Consumer, ConsumerMessages, JetStreamClient, JetStreamManager, JsMsg } from '@nats-io/jetstream';
-import { connect } from '@nats-io/transport-node';
+import { connect, headers } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { resolveSubscribeOptions, runDelivery } from './delivery.ts';
 import type { ResolvedSubscribeOptions } from './delivery.ts';
@@ -197,6 +197,20 @@ class JetStreamBus implements JobBus {
       });
     } catch (cause) {
       throw new JobBusError(`publishing ${clean.kind} job ${clean.id} failed`, { cause });
+    }
+  }
+
+  announce(job: JobRef): void {
+    try {
+      const clean = validateJobRef(job);
+      if (this.#closing || this.#nc.isClosed() || !this.#connectivity.connected) return;
+      // A core NATS publish to the stream's subject is stored by JetStream like any other; the
+      // Nats-Msg-Id header makes the relay's later publish of the same job a duplicate.
+      const h = headers();
+      h.set('Nats-Msg-Id', jobDedupeKey(clean));
+      this.#nc.publish(this.#topology.subjects[clean.kind], encodeJobBody(clean), { headers: h });
+    } catch {
+      // dropped on purpose: the outbox relay publishes the job
     }
   }
 

@@ -108,6 +108,14 @@ export interface JobBus {
    */
   publish(job: JobRef, options?: PublishOptions): Promise<void>;
   /**
+   * Hands a job to the bus without waiting for the server's acknowledgement, deduplicated with
+   * `publish` of the same job: for a publish whose loss something else makes up for (the API's
+   * publish right after a submit's commit; the outbox relay publishes the job again). Costs the
+   * caller one write to the connection, no reply and no timer. Never throws: a malformed ref or a
+   * closed or disconnected bus drops the job silently.
+   */
+  announce(job: JobRef): void;
+  /**
    * Starts delivering jobs of one kind to `handler`, up to `concurrency` at a time.
    * A handler that throws, or returns without settling, gets its message nakked with
    * `retryDelayMs` and the error passed to `onError`.

@@ -121,6 +121,9 @@ export function createMemoryBus(options?: MemoryBusOptions): JobBus {
   }
 
   return {
+    announce(job) {
+      this.publish(job).catch(() => undefined);
+    },
     publish(job) {
       if (closed) return Promise.reject(new JobBusError('memory bus is closed'));
       try {

@@ -57,6 +57,23 @@ export function jobBusContract(open: (options?: ContractBusOptions) => Promise<C
   };
 
   describe('the JobBus contract', () => {
+    it('delivers an announced job once, the publish of the same job right after it (the outbox relay\'s) being a duplicate', async () => {
+      const t = await open();
+      const announced = job();
+      const seen: JobMessage[] = [];
+      t.bus.subscribe('mint', async (msg) => {
+        seen.push(msg);
+        await msg.ack();
+      });
+      t.bus.announce(announced);
+      await t.bus.publish(announced);
+      await waitFor(() => seen.length === 1);
+      await sleep(quietMs);
+      expect(seen.map((m) => m.job)).toEqual([announced]);
+      // A malformed ref is dropped without an exception.
+      expect(() => t.bus.announce({ kind: 'mint', id: 'not-a-uuid', brandId: announced.brandId })).not.toThrow();
+    });
+
     it('delivers a published job once, as its first delivery, and forgets it after ack', async () => {
       const t = await open();
       const published = job();

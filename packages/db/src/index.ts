@@ -20,7 +20,7 @@ export { insertUnitChunk, findMissingSeqRanges, type UnitChunk } from './reposit
 export { findBatch, findBatchOfJob, listBatches, moveBatchStatus, advanceMinted, addMinted, type BatchRecord } from './repositories/batches.ts';
 export {
   findPreflightSubjects, findJobByIdempotencyKey, insertDraftBatch, type PreflightProductRow, type PreflightProductionBatchRow,
-  type PreflightSubjects, type NewQueuedJob, type NewDraftBatch
+  type PreflightSubjects, type NewQueuedJob, type NewDraftBatch, type KeyedJob
 } from './repositories/drafts.ts';
 export {
   moveJob, readJobLease, claimJobLease, renewJobLease, releaseJobLease, findJobsToSweep, recordJobAttempt, countJobsPerStatus

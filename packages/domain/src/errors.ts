@@ -37,6 +37,14 @@ export class ConflictError extends Error {
   override readonly name = 'ConflictError';
 }
 
+/**
+ * An idempotency key already created a job from a different request: the request is refused, and
+ * the key's job stays as it is. The message names the key.
+ */
+export class IdempotencyKeyReusedError extends Error {
+  override readonly name = 'IdempotencyKeyReusedError';
+}
+
 /** The caller could not be identified (no or invalid credentials). */
 export class UnauthenticatedError extends Error {
   override readonly name = 'UnauthenticatedError';
@@ -69,6 +77,8 @@ export const isIllegalStateError = (e: unknown): e is IllegalStateError => e ins
 export const isNotFoundError = (e: unknown): e is NotFoundError => e instanceof NotFoundError;
 /** True for {@link ConflictError}. */
 export const isConflictError = (e: unknown): e is ConflictError => e instanceof ConflictError;
+/** True for {@link IdempotencyKeyReusedError}. */
+export const isIdempotencyKeyReusedError = (e: unknown): e is IdempotencyKeyReusedError => e instanceof IdempotencyKeyReusedError;
 /** True for {@link UnauthenticatedError}. */
 export const isUnauthenticatedError = (e: unknown): e is UnauthenticatedError => e instanceof UnauthenticatedError;
 /** True for {@link ForbiddenError}. */

@@ -2,6 +2,7 @@ export {
   assertValid, type FieldViolation, InvalidInputError, IllegalStateError, NotFoundError, ConflictError, UnauthenticatedError, ForbiddenError,
   isInvalidInputError, isIllegalStateError, isNotFoundError, isConflictError, isUnauthenticatedError, isForbiddenError,
   RateLimitedError, isRateLimitedError,
+  IdempotencyKeyReusedError, isIdempotencyKeyReusedError,
 } from './errors.ts';
 export { initialUnitStatus, type IdentityMode, identityModes, type ActivationMode, activationModes, type UnitStatus, unitStatuses } from './modes.ts';
 export {
@@ -50,7 +51,7 @@ export {
   decideIdempotency, idempotencyKeyViolations, idempotencyRetentionMs, idempotencyStaleMs, maxIdempotencyKeyLength, type IdempotencyState,
   type KeptKey, type IdempotencyDecision
 } from './idempotency.ts';
-export { missingAfterPrefix, planChunks, type SeqRange } from './chunk-plan.ts';
+export { firstChunkUnits, missingAfterPrefix, planChunks, splitLeadChunk, type SeqRange } from './chunk-plan.ts';
 export {
   parseSigningKeys, signDownload, verifyDownload, downloadExpiry, type SigningKey, minSigningSecretBytes, defaultDownloadTtlSeconds,
   maxDownloadTtlSeconds, signingKeyIdPattern, type DownloadClaims, type DownloadSignature, type DownloadRefusal

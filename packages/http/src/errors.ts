@@ -4,7 +4,7 @@
 
 import { Code } from '@connectrpc/connect';
 import {
-  isConflictError, isForbiddenError, isIllegalStateError, isInvalidInputError, isNotFoundError, isRateLimitedError, isUnauthenticatedError,
+  isConflictError, isForbiddenError, isIdempotencyKeyReusedError, isIllegalStateError, isInvalidInputError, isNotFoundError, isRateLimitedError, isUnauthenticatedError,
   type FieldViolation,
 } from '@mint/domain';
 
@@ -19,6 +19,8 @@ export interface ErrorKind {
  * Bad input -> InvalidArgument / 400 invalid_request; no or bad credentials -> Unauthenticated /
  * 401; missing permission -> PermissionDenied / 403; missing or foreign row -> NotFound / 404;
  * illegal state move -> FailedPrecondition / 409; lost compare-and-set -> Aborted / 409 conflict;
+ * an idempotency key reused with a different request -> AlreadyExists / 422 idempotency_key_reused
+ * (the key already made a job; a retry of the same request would be answered, this one never is);
  * over a rate limit -> ResourceExhausted / 429 rate_limited (with `Retry-After`).
  */
 const errorKinds: readonly (readonly [(e: unknown) => boolean, ErrorKind])[] = [
@@ -29,6 +31,7 @@ const errorKinds: readonly (readonly [(e: unknown) => boolean, ErrorKind])[] = [
   [isIllegalStateError, { connect: Code.FailedPrecondition, status: 409, code: 'failed_precondition' }],
   [isConflictError, { connect: Code.Aborted, status: 409, code: 'conflict' }],
   [isRateLimitedError, { connect: Code.ResourceExhausted, status: 429, code: 'rate_limited' }],
+  [isIdempotencyKeyReusedError, { connect: Code.AlreadyExists, status: 422, code: 'idempotency_key_reused' }],
 ];
 
 /** The kind of a domain error, or undefined for anything else (an internal error). */

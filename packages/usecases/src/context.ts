@@ -33,6 +33,21 @@ export interface UseCaseContext {
   readonly auth: AuthSettings;
   /** Keys sealing webhook secrets at rest (`WEBHOOK_SECRET_KEYS`): the first seals, every one opens. */
   readonly webhookSecretKeys: readonly SigningKey[];
+  /**
+   * Hands a job whose outbox message was just committed straight to the bus (JobBus.announce: no
+   * wait for an acknowledgement), so an executor starts it without waiting for the outbox relay's
+   * poll; null where no bus is at hand. Best effort, never throws: a lost publish is made up by
+   * the relay (the outbox stays the safety net), and the bus drops the relay's second publish of
+   * the same job as a duplicate.
+   */
+  readonly publishJob: ((job: PublishedJob) => void) | null;
+}
+
+/** A job handed to the bus: its kind, id and brand (the outbox message's fields). */
+export interface PublishedJob {
+  readonly kind: 'mint' | 'import';
+  readonly id: string;
+  readonly brandId: string;
 }
 
 /** Options of {@link createUseCaseContext}. */
@@ -54,6 +69,8 @@ export interface UseCaseContextOptions {
    * long as the process, so secrets sealed here open only in this process.
    */
   readonly webhookSecretKeys?: readonly SigningKey[];
+  /** See {@link UseCaseContext.publishJob}; absent: jobs reach the bus through the outbox relay only. */
+  readonly publishJob?: (job: PublishedJob) => void;
 }
 
 /** Builds the context with the system clock and node:crypto randomness unless others are given. */
@@ -63,6 +80,7 @@ export function createUseCaseContext(options: UseCaseContextOptions): UseCaseCon
     clock: options.clock ?? (() => new Date()),
     randomFill: options.randomFill ?? ((buffer) => void randomFillSync(buffer)),
     publicBaseUrl: options.publicBaseUrl,
+    publishJob: options.publishJob ?? null,
     auth: {
       jwtSecret: new TextEncoder().encode(options.jwtSecret ?? ''),
       jwks: options.jwksUrl ? createRemoteJWKSet(new URL(options.jwksUrl), { cooldownDuration: 30_000, cacheMaxAge: 600_000 }) : null,

@@ -40,7 +40,7 @@ export interface DraftBatchInput {
   readonly batchId: string;
   readonly mintJobId: string;
   /** Creates the QUEUED job too (submit); absent when the job exists (the deprecated flow). */
-  readonly newJob?: { readonly idempotencyKey: string | null };
+  readonly newJob?: { readonly idempotencyKey: string | null; readonly requestHash: string | null };
   readonly product: PreflightProductRow;
   readonly productionBatchId: string | null;
   readonly identityMode: IdentityMode;
@@ -69,7 +69,7 @@ export async function createDraftBatch(em: Em, input: DraftBatchInput): Promise<
   const gtin = product.gtin ?? null;
   await insertDraftBatch(em, {
     brandId, batchId, mintJobId: input.mintJobId,
-    job: input.newJob === undefined ? null : { scopeType: input.identityMode, idempotencyKey: input.newJob.idempotencyKey },
+    job: input.newJob === undefined ? null : { scopeType: input.identityMode, idempotencyKey: input.newJob.idempotencyKey, requestHash: input.newJob.requestHash },
     productId: product.id, productionBatchId: input.productionBatchId, identityMode: input.identityMode, activationMode: input.activationMode,
     requestedQuantity: input.requestedQuantity, resolverBaseUrl: product.resolverBaseUrl, gtin,
     lots: input.lots.map((lot) => ({ lotCode: lot.lotCode, qty: lot.qty, resolverUrl: lotResolverUrl(product.resolverBaseUrl, gtin, lot.lotCode) })),

@@ -1,4 +1,4 @@
-export { createUseCaseContext, defaultMaxTokenLifetimeSeconds, type AuthSettings, type UseCaseContext, type UseCaseContextOptions, type Actor } from './context.ts';
+export { createUseCaseContext, defaultMaxTokenLifetimeSeconds, type AuthSettings, type UseCaseContext, type UseCaseContextOptions, type Actor, type PublishedJob } from './context.ts';
 export {
   authenticateBearer, verifyApiKey, recordApiKeyUse, roleOnBrand, issueAccessToken, clockSkewSeconds, type ApiKeyPrincipal,
   apiKeyUseIntervalMs
@@ -7,7 +7,7 @@ export {
   authenticate, authorizeAuthenticated, authorize, missingCredentialsMessage, listMyMemberships, type Credentials, type Caller, type Authenticated, type AuthorizeOptions,
   type MembershipView
 } from './access.ts';
-export { submitMintRequest, type SubmitResult } from './submit.ts';
+export { submitMintRequest, type SubmitOptions, type SubmitResult } from './submit.ts';
 export { preflightMintBatch, defaultPreflightIdentityMode, type PreflightInput, type PreflightView } from './preflight.ts';
 export {
   claimMintJob, releaseMintJob, runMintCycle, processMintJobBatch, sqlState, failMintJob, recordFailedAttempt, type CycleResult,

@@ -24,7 +24,8 @@ export interface SubmitAndKickResult {
  * released, and an executor picks the job up. Blocked requests are not kicked.
  */
 export async function submitAndKick(ctx: UseCaseContext, actor: Actor, request: MintRequest, kickUnits: number = kickUnitLimit): Promise<SubmitAndKickResult> {
-  const submit = await submitMintRequest(ctx, actor, request);
+  // Not published at once: this request runs the first cycle itself (the outbox relay hands the rest on).
+  const submit = await submitMintRequest(ctx, actor, request, { publish: false });
   if (!submit.ok) return { submit, kicked: false, cycle: null, kickError: null, note: null };
   try {
     const cycle = await processMintJobBatch(ctx, request.brandId, submit.mintJobId, kickUnits);

@@ -19,7 +19,7 @@ import {
   readJobLease, recordJobAttempt, releaseJobLease, renewJobLease, setIdleInTransactionTimeout, setLockTimeout, type BatchRecord, type Em,
 } from '@mint/db';
 import {
-  ConflictError, IllegalStateError, LeaseLostError, NotFoundError, decideClaim, defaultChunkSize, defaultLeaseMs, failJob, completeSerialJob,
+  ConflictError, IllegalStateError, LeaseLostError, NotFoundError, decideClaim, defaultChunkSize, defaultLeaseMs, failJob, completeSerialJob, splitLeadChunk,
   completeWithoutUnits, generateSerials, initialUnitStatus, isTerminalJobStatus, leaseExpiry,
   lotViolations, moveBatch, planChunks, startProcessing, unitResolverUrl, type Chunk, type JobStatus, type Lease, type NewEvent,
 } from '@mint/domain';
@@ -132,7 +132,16 @@ export async function runMintCycle(
     // Unreachable while counter, units and completion share a transaction; a re-read settles it.
     throw new ConflictError(`mint job ${jobId} has no units left to mint but is ${status}`);
   }
-  const written = await Promise.allSettled(chunks.map((chunk) => writeChunk(ctx, lease, leaseMs, batch, chunk)));
+  // A job's first cycle: the first writer commits a small lead chunk before the rest of its chunk,
+  // so the job's first units are committed at once.
+  const lane = async (chunk: Chunk, index: number): Promise<number> => {
+    let minted = 0;
+    for (const part of index === 0 && batch.mintedQuantity === 0 ? splitLeadChunk(chunk) : [chunk]) {
+      minted = Math.max(minted, await writeChunk(ctx, lease, leaseMs, batch, part));
+    }
+    return minted;
+  };
+  const written = await Promise.allSettled(chunks.map(lane));
   const failed = written.find((w) => w.status === 'rejected');
   if (failed) throw failed.reason;
   const totals = written.map((w) => (w as PromiseFulfilledResult<number>).value);

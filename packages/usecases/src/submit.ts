@@ -1,9 +1,10 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
-import { findJobByIdempotencyKey, type Em } from '@mint/db';
-import { validateMintRequest, type BlockingReason, type JobStatus, type MintRequest } from '@mint/domain';
-import type { Actor, UseCaseContext } from './context.ts';
+import { findJobByIdempotencyKey, type Em, type KeyedJob } from '@mint/db';
+import { IdempotencyKeyReusedError, validateMintRequest, type BlockingReason, type JobStatus, type MintRequest } from '@mint/domain';
+import type { Actor, PublishedJob, UseCaseContext } from './context.ts';
 import { checkPreflight, createDraftBatch } from './draft-batch.ts';
+import { sqlState } from './processing.ts';
 
 /** Result of submit_mint_request: a created or replayed job, or the reasons preflight blocked it. */
 export type SubmitResult =
@@ -17,38 +18,78 @@ export type SubmitResult =
  * job of the same idempotency key; one statement writes everything, atomic on its own (a refused
  * or failed submit leaves nothing behind). A repeated idempotency key returns the existing job
  * with isDuplicate=true, also when the repeats race each other (the loser of the race hits the
- * key's unique constraint, writes nothing, and reads the winner's job).
+ * key's unique constraint, writes nothing, and reads the winner's job). The same key with a
+ * different request (another product, quantity, mode, production batch or lots) is refused with
+ * IdempotencyKeyReusedError naming the key, on every protocol alike, and the key's job stays as
+ * it is. Concurrent requests under one key can meet in a deadlock inside PostgreSQL (each waits
+ * for the other's insert of the key); the one PostgreSQL aborts is run again, and then finds the
+ * winner's job, so callers never see it.
  */
-export async function submitMintRequest(ctx: UseCaseContext, actor: Actor, request: MintRequest): Promise<SubmitResult> {
+export async function submitMintRequest(ctx: UseCaseContext, actor: Actor, request: MintRequest, options: SubmitOptions = {}): Promise<SubmitResult> {
   validateMintRequest(request);
-  return submitValid(ctx, actor, request);
+  return submitValid(ctx, actor, request, options);
+}
+
+/** How a submit hands its job on. */
+export interface SubmitOptions {
+  /**
+   * Publish the new job right after commit through ctx.publishJob (default true). Submit + kick
+   * passes false: it runs the job's first cycle itself, and an executor woken at once would only
+   * race it for the lease; the outbox relay still hands the job on.
+   */
+  readonly publish?: boolean;
 }
 
 /** {@link submitMintRequest} of a request that passed `validateMintRequest`. */
-export async function submitValid(ctx: UseCaseContext, actor: Actor, request: MintRequest): Promise<SubmitResult> {
-  const em = ctx.db.em.fork();
-  try {
-    return await submit(ctx, em, actor, request);
-  } catch (error) {
-    if (error instanceof UniqueConstraintViolationException && request.idempotencyKey !== null) {
-      const existing = await findJobByIdempotencyKey(ctx.db.em.fork(), request.brandId, request.idempotencyKey);
-      if (existing) return duplicateOf(existing);
+export async function submitValid(ctx: UseCaseContext, actor: Actor, request: MintRequest, options: SubmitOptions = {}): Promise<SubmitResult> {
+  const requestHash = request.idempotencyKey === null ? null : mintRequestHash(request);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const result = await submit(ctx, ctx.db.em.fork(), actor, request, requestHash);
+      if (result.ok && !result.isDuplicate && options.publish !== false) announce(ctx, { kind: 'mint', id: result.mintJobId, brandId: request.brandId });
+      return result;
+    } catch (error) {
+      if (error instanceof UniqueConstraintViolationException && request.idempotencyKey !== null) {
+        const existing = await findJobByIdempotencyKey(ctx.db.em.fork(), request.brandId, request.idempotencyKey);
+        if (existing) return duplicateOf(existing, request, requestHash);
+      }
+      // A deadlock (40P01) aborted this statement and wrote nothing: run it again.
+      if (sqlState(error) === '40P01' && attempt < deadlockAttempts) continue;
+      throw error;
     }
-    throw error;
   }
 }
 
-function duplicateOf(job: { readonly jobId: string; readonly status: string; readonly batchId: string }): SubmitResult {
+/** Runs of a submit PostgreSQL aborted as a deadlock victim, counting the first. */
+const deadlockAttempts = 5;
+
+/**
+ * Fingerprint of what a mint request asks for (everything but its workspace and key): SHA-256 of
+ * its fields in a fixed order, so one key never stands for two different requests.
+ */
+export function mintRequestHash(request: MintRequest): string {
+  const fields = [
+    request.productId, request.productBatchId, request.requestedQuantity, request.identityMode, request.activationMode,
+    request.lots.map((l) => [l.lotCode, l.qty]),
+  ];
+  return createHash('sha256').update(JSON.stringify(fields)).digest('hex');
+}
+
+/** The key's job as a duplicate answer, or IdempotencyKeyReusedError when it was created by another request. */
+function duplicateOf(job: KeyedJob, request: MintRequest, requestHash: string | null): SubmitResult {
+  if (job.requestHash !== null && requestHash !== null && job.requestHash !== requestHash) {
+    throw new IdempotencyKeyReusedError(`idempotency_key ${request.idempotencyKey} was already used with a different request`);
+  }
   return { ok: true, mintJobId: job.jobId, mintBatchId: job.batchId, status: job.status as JobStatus, isDuplicate: true };
 }
 
-async function submit(ctx: UseCaseContext, em: Em, actor: Actor, request: MintRequest): Promise<SubmitResult> {
+async function submit(ctx: UseCaseContext, em: Em, actor: Actor, request: MintRequest, requestHash: string | null): Promise<SubmitResult> {
   const { brandId } = request;
   const { product, reasons: blockingReasons, existingJob } = await checkPreflight(em, brandId, {
     productId: request.productId, productionBatchId: request.productBatchId, requestedQuantity: request.requestedQuantity,
     idempotencyKey: request.idempotencyKey,
   });
-  if (existingJob !== null) return duplicateOf(existingJob);
+  if (existingJob !== null) return duplicateOf(existingJob, request, requestHash);
   if (blockingReasons.length > 0 || product === null) {
     return { ok: false, blockingReasons, productId: request.productId, productBatchId: request.productBatchId };
   }
@@ -56,7 +97,7 @@ async function submit(ctx: UseCaseContext, em: Em, actor: Actor, request: MintRe
   const jobId = randomUUID();
   const batchId = randomUUID();
   await createDraftBatch(em, {
-    brandId, batchId, mintJobId: jobId, newJob: { idempotencyKey: request.idempotencyKey }, product, productionBatchId: request.productBatchId,
+    brandId, batchId, mintJobId: jobId, newJob: { idempotencyKey: request.idempotencyKey, requestHash }, product, productionBatchId: request.productBatchId,
     identityMode: request.identityMode, activationMode: request.activationMode, requestedQuantity: request.requestedQuantity, lots: request.lots,
     actor, now,
     events: [{
@@ -65,4 +106,17 @@ async function submit(ctx: UseCaseContext, em: Em, actor: Actor, request: MintRe
     }],
   });
   return { ok: true, mintJobId: jobId, mintBatchId: batchId, status: 'QUEUED', isDuplicate: false };
+}
+
+/**
+ * Publishes a committed job at once (ctx.publishJob), without making the caller wait for the bus.
+ * Failures are dropped on purpose: the outbox message committed with the job gets it published by
+ * the relay.
+ */
+function announce(ctx: UseCaseContext, job: PublishedJob): void {
+  try {
+    ctx.publishJob?.(job);
+  } catch {
+    // the relay publishes it
+  }
 }

@@ -28,7 +28,7 @@ export async function createWorkspace(ctx: UseCaseContext, input: { name: string
   const id = randomUUID();
   const resolverBaseUrl = brandResolverBaseUrl(ctx.publicBaseUrl, slug);
   em.create(Brand, { id, slug, name: input.name, resolverBaseUrl, resolverDomain: null, defaultPassportUrl: null, apiAccessEnabled: input.apiAccessEnabled ?? false, createdAt: ctx.clock() });
-  em.create(MintKpis, { brandId: id, totalTokensMinted: 0, activeTokens: 0, batchesCreated: 0, exportedPrinted: 0 });
+  em.create(MintKpis, { brandId: id, shard: 0, totalTokensMinted: 0, activeTokens: 0, batchesCreated: 0, exportedPrinted: 0 });
   await em.flush();
   return { id, slug, name: input.name, resolverBaseUrl };
 }

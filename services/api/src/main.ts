@@ -31,6 +31,8 @@ async function main(): Promise<void> {
     jwtAudience: config.authJwtAudience ?? null,
     jwksUrl: config.authJwksUrl ?? null, jwtMaxLifetimeSeconds: config.authJwtMaxLifetimeSeconds,
     webhookSecretKeys: await resolveWebhookSecretKeys(config),
+    // A submitted job goes to the bus right after its commit; the executor's outbox relay is the safety net.
+    publishJob: (job) => bus.announce(job),
   });
   const api = await startApi({ ctx, config, logger, setMintBatchStatusEnabled: config.setMintBatchStatusEnabled,
     webhooks: { allowLoopback: config.webhookAllowLoopback, allowedAddresses: config.webhookAllowedAddresses }, readiness: readinessProbe({ db, bus }),

@@ -101,6 +101,21 @@ describe('valid session tokens', () => {
     expect(await outcome(await token(rsa, { iat: now() + 10 }))).toBe('ok');
   });
 
+  it('refuses a token used before once it has expired, and does not take a token before its nbf because it was seen', async () => {
+    const jwt = await token('hs256', { exp: now() + 60 });
+    expect(await outcome(jwt)).toBe('ok');
+    expect(await outcome(jwt)).toBe('ok');
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(Date.now() + 120_000);
+    expect(await outcome(jwt)).toBe(Code.Unauthenticated);
+    vi.useRealTimers();
+    const early = await token(rsa, { nbf: now() + 20 });
+    expect(await outcome(early)).toBe('ok');
+    vi.useFakeTimers({ toFake: ['Date'] });
+    vi.setSystemTime(Date.now() - 60_000);
+    expect(await outcome(early)).toBe(Code.Unauthenticated);
+  });
+
   it('accepts a token of exactly the maximum lifetime, and refuses one a minute longer', async () => {
     const iat = now() - 5;
     expect(await outcome(await token(rsa, { iat, exp: iat + 86_400 }))).toBe('ok');

@@ -92,6 +92,7 @@ export async function runDev(config: Config): Promise<void> {
     db, publicBaseUrl: config.publicBaseUrl, jwtSecret: await resolveJwtSecret(config),
     jwtIssuer: config.authJwtIssuer ?? null, jwtAudience: config.authJwtAudience ?? null, jwksUrl: config.authJwksUrl ?? null, jwtMaxLifetimeSeconds: config.authJwtMaxLifetimeSeconds,
     webhookSecretKeys: await resolveWebhookSecretKeys(config),
+    publishJob: (job) => bus.announce(job),
   });
   await sealWebhookSecrets(ctx);
   const { seed, created } = await demoWorkspace(ctx, config.dataDir);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { query } from '../../../test/support/sql.ts';
-import { getJobProgress, submitMintRequest } from '@mint/usecases';
+import { createUseCaseContext, getJobProgress, submitMintRequest } from '@mint/usecases';
 import { testInfra } from '../../../test/support/context.ts';
 import { useUseCases } from '../../../test/support/usecases.ts';
 import { startInProcessExecutor, type InProcessExecutor } from './executor-process.ts';
@@ -39,6 +39,37 @@ describe('executor over NATS JetStream', () => {
     }
     const [outbox] = await query<{ n: string }>(app.db.em.fork(), 'select count(*) as n from outbox');
     expect(outbox!.n).toBe('0');
+  });
+
+  it('starts a submitted job without the outbox relay when the submit publishes it right after commit', async () => {
+    // The file's executor (its relay) is stopped meanwhile. An executor whose relay polls once at start and then not for
+    // ten minutes: only the submit's own publish can reach it.
+    await running.stop();
+    const quiet = await startInProcessExecutor(app, testInfra().natsUrl, { relayIntervalMs: 600_000 });
+    try {
+      await new Promise((r) => setTimeout(r, 300));
+      const ctx = createUseCaseContext({ db: app.db, publicBaseUrl: 'http://127.0.0.1:8080', publishJob: (job) => quiet.bus.announce(job) });
+      const submitted = await submitMintRequest(ctx, { id: brand.userId }, {
+        brandId: brand.brandId, productId: brand.productId, productBatchId: null, requestedQuantity: 500,
+        identityMode: 'serial', activationMode: 'active_at_mint', lots: [], idempotencyKey: null,
+      });
+      if (!submitted.ok) throw new Error('blocked');
+      const deadline = Date.now() + 10_000;
+      let status = '';
+      while (Date.now() < deadline) {
+        const [job] = await query<{ status: string }>(app.db.em.fork(), 'select status from mint_jobs where id = ?', [submitted.mintJobId]);
+        status = job!.status;
+        if (status === 'COMPLETED') break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      expect(status).toBe('COMPLETED');
+      // The relay never ran: the job's outbox message is still there (the relay's later publish is a duplicate).
+      const [outbox] = await query<{ n: string }>(app.db.em.fork(), 'select count(*) as n from outbox where job_id = ?', [submitted.mintJobId]);
+      expect(outbox!.n).toBe('1');
+    } finally {
+      await quiet.stop();
+      running = await startInProcessExecutor(app, testInfra().natsUrl, { concurrency: 2, sweepIntervalMs: 200, scanEventRetentionDays: 30 });
+    }
   });
 
   it('deletes expired Idempotency-Key records and keeps the live ones', async () => {

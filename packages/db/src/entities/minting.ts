@@ -43,6 +43,8 @@ export const MintJob = defineEntity({
     productionBatchId: columns.ref().nullable(),
     /** Client key of submit_mint_request; unique per brand. */
     idempotencyKey: p.uuid().nullable(),
+    /** Fingerprint of the request that created the job under its idempotency key (null without a key, or for jobs older than it). */
+    requestHash: p.text().nullable(),
     /** Executor holding the lease; null when none does. */
     leaseOwner: p.text().nullable(),
     /** When the lease lapses. */
@@ -149,12 +151,18 @@ export const MintUnit = defineEntity({
 });
 export type MintUnit = InferEntity<typeof MintUnit>;
 
-/** Dashboard counters of a brand, changed in the same transactions as what they count. */
+/**
+ * Dashboard counters of a brand, changed in the same transactions as what they count, split into
+ * shards (one per writing connection, see repositories/kpis.ts) so concurrent writers of one brand
+ * never wait for each other's row; a brand's counters are the sums over its shards.
+ */
 export const MintKpis = defineEntity({
   name: 'MintKpis',
   tableName: 'mint_kpis',
   properties: {
     brandId: columns.brandId(),
+    /** Which of the brand's counter rows: the writing connection's backend pid modulo kpiShards. */
+    shard: p.integer().primary(),
     totalTokensMinted: p.bigint('number').default(0),
     activeTokens: p.bigint('number').default(0),
     batchesCreated: p.bigint('number').default(0),

@@ -4,6 +4,7 @@ import type { NewEvent } from '@mint/domain';
 import type { Em } from '../orm.ts';
 import { first, prepare, preparedChanged, preparedRows, unnest } from './kysely.ts';
 import { deliveryBody, endpointWants } from './events.ts';
+import { kpiShard } from './kpis.ts';
 
 /**
  * The submit path's read and its one write, in SQL of their own: a submit is the service's
@@ -36,7 +37,15 @@ export interface PreflightSubjects {
   readonly product: PreflightProductRow | null;
   readonly productionBatch: PreflightProductionBatchRow | null;
   /** The job (with its batch) an earlier submit with the same idempotency key created. */
-  readonly existingJob: { readonly jobId: string; readonly status: string; readonly batchId: string } | null;
+  readonly existingJob: KeyedJob | null;
+}
+
+/** The job an idempotency key created, with its batch and the fingerprint of the request that created it (null for jobs older than fingerprints). */
+export interface KeyedJob {
+  readonly jobId: string;
+  readonly status: string;
+  readonly batchId: string;
+  readonly requestHash: string | null;
 }
 
 /** The read of {@link findPreflightSubjects}: every join is a left join from one row, so the answer is always one row. */
@@ -52,7 +61,7 @@ const preflightSubjects = prepare('preflight_subjects', (db, p: { brandId: strin
     .select([
       'p.id as product_id', 'p.gtin', 'p.commercial_status', 'p.mint_readiness_status', 'b.resolver_base_url',
       'pb.product_id as batch_product_id', 'pb.status as batch_status', 'pb.quantity as batch_quantity',
-      'j.id as job_id', 'j.status as job_status', 'jb.id as job_batch_id',
+      'j.id as job_id', 'j.status as job_status', 'j.request_hash as job_request_hash', 'jb.id as job_batch_id',
     ]));
 
 /**
@@ -73,23 +82,27 @@ export async function findPreflightSubjects(
       resolverBaseUrl: row.resolver_base_url!,
     },
     productionBatch: row?.batch_product_id == null ? null : { productId: row.batch_product_id, status: row.batch_status!, quantity: row.batch_quantity },
-    existingJob: row?.job_id == null || row.job_batch_id == null ? null : { jobId: row.job_id, status: row.job_status!, batchId: row.job_batch_id },
+    existingJob: row?.job_id == null || row.job_batch_id == null ? null : {
+      jobId: row.job_id, status: row.job_status!, batchId: row.job_batch_id, requestHash: row.job_request_hash ?? null,
+    },
   };
 }
 
 /** The job a submit with this idempotency key created, with its batch; null when there is none. */
-export async function findJobByIdempotencyKey(em: Em, brandId: string, key: string): Promise<{ jobId: string; status: string; batchId: string } | null> {
+export async function findJobByIdempotencyKey(em: Em, brandId: string, key: string): Promise<KeyedJob | null> {
   const row = await first(em, (db) => db.selectFrom('mint_jobs as j')
     .innerJoin('mint_batches as b', (join) => join.onRef('b.brand_id', '=', 'j.brand_id').onRef('b.mint_job_id', '=', 'j.id'))
-    .select(['j.id', 'j.status', 'b.id as batch_id'])
+    .select(['j.id', 'j.status', 'j.request_hash', 'b.id as batch_id'])
     .where('j.brand_id', '=', brandId).where('j.idempotency_key', '=', key));
-  return row === undefined ? null : { jobId: row.id, status: row.status, batchId: row.batch_id };
+  return row === undefined ? null : { jobId: row.id, status: row.status, batchId: row.batch_id, requestHash: row.request_hash ?? null };
 }
 
 /** A QUEUED job to create with its draft batch. */
 export interface NewQueuedJob {
   readonly scopeType: string;
   readonly idempotencyKey: string | null;
+  /** Fingerprint of the request, kept with the key (null without a key). */
+  readonly requestHash: string | null;
 }
 
 /** A draft batch with everything created beside it. */
@@ -114,7 +127,7 @@ export interface NewDraftBatch {
 
 /** The parameters of the draft-batch statement: scalars, and one array per column of the lots and the events. */
 interface DraftBatchParams {
-  brandId: string; mintJobId: string; batchId: string; isNewJob: boolean; scopeType: string; idempotencyKey: string | null;
+  brandId: string; mintJobId: string; batchId: string; isNewJob: boolean; scopeType: string; idempotencyKey: string | null; requestHash: string | null;
   productId: string; productionBatchId: string | null; identityMode: string; activationMode: string; requestedQuantity: number;
   resolverBaseUrl: string; gtin: string | null; now: Date;
   lotCodes: string[]; lotQtys: number[]; lotUrls: (string | null)[];
@@ -126,13 +139,13 @@ interface DraftBatchParams {
 const draftBatch = prepare('insert_draft_batch', (db, p: DraftBatchParams) => db
   // The job's row is selected only when the job is new (`where $n`), so the statement is the same either way.
   .with('job', (qc) => qc.insertInto('mint_jobs')
-    .columns(['brand_id', 'id', 'status', 'scope_type', 'requested_quantity', 'product_id', 'production_batch_id', 'idempotency_key', 'created_at', 'updated_at'])
+    .columns(['brand_id', 'id', 'status', 'scope_type', 'requested_quantity', 'product_id', 'production_batch_id', 'idempotency_key', 'request_hash', 'created_at', 'updated_at'])
     .expression(qc.selectNoFrom((eb) => [
       eb.cast<string>(eb.val(p.brandId), 'uuid').as('brand_id'), eb.cast<string>(eb.val(p.mintJobId), 'uuid').as('id'),
       eb.cast<string>(eb.val('QUEUED'), 'text').as('status'), eb.cast<string>(eb.val(p.scopeType), 'text').as('scope_type'),
       eb.cast<number>(eb.val(p.requestedQuantity), 'integer').as('requested_quantity'), eb.cast<string>(eb.val(p.productId), 'uuid').as('product_id'),
       eb.cast<string | null>(eb.val(p.productionBatchId), 'uuid').as('production_batch_id'),
-      eb.cast<string | null>(eb.val(p.idempotencyKey), 'uuid').as('idempotency_key'),
+      eb.cast<string | null>(eb.val(p.idempotencyKey), 'uuid').as('idempotency_key'), eb.cast<string | null>(eb.val(p.requestHash), 'text').as('request_hash'),
       eb.cast<Date>(eb.val(p.now), 'timestamptz').as('created_at'), eb.cast<Date>(eb.val(p.now), 'timestamptz').as('updated_at'),
     ]).where((eb) => eb.cast<boolean>(eb.val(p.isNewJob), 'boolean'))))
   .with('batch', (qc) => qc.insertInto('mint_batches').values({
@@ -171,20 +184,20 @@ const draftBatch = prepare('insert_draft_batch', (db, p: DraftBatchParams) => db
         sql<string>`'pending'`.as('status'), sql<number>`0`.as('attempts'), 'e.occurred_at as next_attempt_at', 'e.occurred_at as created_at',
         'e.occurred_at as updated_at',
       ])))
-  .insertInto('mint_kpis').values({ brand_id: p.brandId, batches_created: 1 })
-  .onConflict((oc) => oc.column('brand_id').doUpdateSet((eb) => ({ batches_created: eb('mint_kpis.batches_created', '+', 1) }))));
+  .insertInto('mint_kpis').values({ brand_id: p.brandId, shard: kpiShard(), batches_created: 1 })
+  .onConflict((oc) => oc.columns(['brand_id', 'shard']).doUpdateSet((eb) => ({ batches_created: eb('mint_kpis.batches_created', '+', 1) }))));
 
 /**
  * Inserts, in one statement in the caller's transaction: the job (when `job` is given), the draft
  * batch, its lots, the outbox message that gets an executor to the job, the events, and one more
- * batches_created on the brand's counters. The counters row is the brand's one hot row: its lock
- * is taken by this statement, the transaction's last, and held only for the commit. A second job
+ * batches_created on the connection's shard of the brand's counters (repositories/kpis.ts), so
+ * concurrent submits of one brand do not queue for one counter row. A second job
  * with the same idempotency key fails on the unique constraint, and nothing is written.
  */
 export async function insertDraftBatch(em: Em, d: NewDraftBatch): Promise<void> {
   await preparedChanged(em, draftBatch, {
     brandId: d.brandId, mintJobId: d.mintJobId, batchId: d.batchId, isNewJob: d.job !== null, scopeType: d.job?.scopeType ?? '',
-    idempotencyKey: d.job?.idempotencyKey ?? null, productId: d.productId, productionBatchId: d.productionBatchId, identityMode: d.identityMode,
+    idempotencyKey: d.job?.idempotencyKey ?? null, requestHash: d.job?.requestHash ?? null, productId: d.productId, productionBatchId: d.productionBatchId, identityMode: d.identityMode,
     activationMode: d.activationMode, requestedQuantity: d.requestedQuantity, resolverBaseUrl: d.resolverBaseUrl, gtin: d.gtin, now: d.now,
     lotCodes: d.lots.map((l) => l.lotCode), lotQtys: d.lots.map((l) => l.qty), lotUrls: d.lots.map((l) => l.resolverUrl),
     eventBrandIds: d.events.map((e) => e.brandId), eventIds: d.events.map(() => randomUUID()), eventTypes: d.events.map((e) => e.eventType),

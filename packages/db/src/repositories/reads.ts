@@ -126,10 +126,13 @@ export interface KpiRecord {
   readonly exportedPrinted: number;
 }
 
-/** The brand's counters row (one primary-key read); all zeros when the brand has none yet. */
+/** The brand's counters: the sums over its shard rows (one primary-key range read); all zeros when the brand has none yet. */
 export async function readKpis(em: Em, brandId: string): Promise<KpiRecord> {
   const row = await first(em, (db) => db.selectFrom('mint_kpis')
-    .select(['total_tokens_minted', 'active_tokens', 'batches_created', 'exported_printed']).where('brand_id', '=', brandId));
+    .select((eb) => [
+      eb.fn.sum<string>('total_tokens_minted').as('total_tokens_minted'), eb.fn.sum<string>('active_tokens').as('active_tokens'),
+      eb.fn.sum<string>('batches_created').as('batches_created'), eb.fn.sum<string>('exported_printed').as('exported_printed'),
+    ]).where('brand_id', '=', brandId));
   return {
     totalTokensMinted: Number(row?.total_tokens_minted ?? 0),
     activeTokens: Number(row?.active_tokens ?? 0),

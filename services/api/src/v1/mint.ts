@@ -1,7 +1,7 @@
 // POST /v1/mint/submit-and-kick (the spec's submit + kick, with its own error codes) and
 // POST /v1/mint/jobs (create mint job with an Idempotency-Key), with their schemas.
 
-import { activationModes, identityModes, isInvalidInputError, jobStatuses, type ActivationMode, type IdentityMode, type MintRequest } from '@mint/domain';
+import { activationModes, IdempotencyKeyReusedError, identityModes, isInvalidInputError, jobStatuses, type ActivationMode, type IdentityMode, type MintRequest } from '@mint/domain';
 import { header, HttpProblem, jsonType, readJsonObject, send, sendJson, type ErrorWriter, type HttpError } from '@mint/http';
 import { authenticate, authorizeAuthenticated, submitAndKick, submitWithIdempotencyKey } from '@mint/usecases';
 import { credentialsFrom } from '../auth/credentials.ts';
@@ -20,7 +20,10 @@ const mintJobFields = {
 const mintJobRequired = ['product_id', 'requested_quantity', 'identity_mode', 'activation_mode'];
 
 /** The error codes of submit + kick (the spec's own). */
-const kickErrorCodes = ['missing_auth', 'invalid_token', 'forbidden', 'invalid_request', 'submit_failed', 'submit_blocked', 'internal_error', 'payload_too_large', 'unsupported_media_type', 'conflict'];
+const kickErrorCodes = [
+  'missing_auth', 'invalid_token', 'forbidden', 'invalid_request', 'submit_failed', 'submit_blocked', 'internal_error', 'payload_too_large', 'unsupported_media_type', 'conflict',
+  'idempotency_key_reused',
+];
 
 /** The component schemas of the mint routes. */
 export const mintSchemas: Readonly<Record<string, Schema>> = {
@@ -152,7 +155,7 @@ export async function createMintJobRoute(deps: V1Deps, call: V1Call): Promise<vo
     case 'replayed':
       return send(call.req, call.res, result.response.status, jsonType, result.response.text, { 'idempotent-replayed': 'true' });
     case 'mismatch':
-      throw new HttpProblem(422, 'idempotency_key_reused', 'this Idempotency-Key was already used with a different request body');
+      throw new IdempotencyKeyReusedError(`Idempotency-Key ${JSON.stringify(key)} was already used with a different request body`);
     case 'in_progress':
       call.res.setHeader('retry-after', '1');
       throw new HttpProblem(409, 'idempotency_request_in_progress', 'a request with this Idempotency-Key is still being processed; retry later');

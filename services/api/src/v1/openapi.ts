@@ -47,6 +47,7 @@ const paths: Readonly<Record<string, Record<string, Schema>>> = {
         403: json('forbidden: not owner or admin of the brand', ref('SubmitAndKickResponse')),
         413: json('payload_too_large: the body exceeds the limit', ref('SubmitAndKickResponse')),
         415: json('unsupported_media_type: the body is not application/json', ref('SubmitAndKickResponse')),
+        422: json('idempotency_key_reused: the idempotency_key already made a job from a different request', ref('SubmitAndKickResponse')),
       },
     },
   },
@@ -96,7 +97,7 @@ const paths: Readonly<Record<string, Record<string, Schema>>> = {
       summary: operation.summary,
       security: [{ bearer: [] }],
       requestBody: jsonBody(ref(operationSchemaName(name, 'request'))),
-      responses: { 200: json(`${name} result`, ref(operationSchemaName(name, 'response'))), ...errors(400, 401, 403, 404, 409, 413, 415, 500) },
+      responses: { 200: json(`${name} result`, ref(operationSchemaName(name, 'response'))), ...errors(400, 401, 403, 404, 409, 413, 415, 422, 500) },
     },
   }])),
   '/v1/openapi.json': {
