@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { Readable, Writable } from 'node:stream';
 import { PassThrough } from 'node:stream';
-import { StorageType, type JetStreamManager } from '@nats-io/jetstream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { jetstreamManager, StorageType, type JetStreamManager, type StoredMsg } from '@nats-io/jetstream';
 import { Objm, type ObjectInfo, type ObjectStore } from '@nats-io/obj';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { assertFileName, assertStoragePath, StoreNotFoundError, type ByteRange, type PackStore, type PackWriter, type StoredFile } from './store.ts';
@@ -54,14 +55,18 @@ export async function createNatsPackStore(nc: NatsConnection, options: NatsPackS
   const chunkBytes = Math.min(options.chunkBytes ?? defaultChunkBytes, nc.info?.max_payload ?? defaultChunkBytes);
   const objm = new Objm(nc);
   const bucket = await objm.create(options.bucket, { replicas, storage: StorageType.File });
-  const jsm = await objm.js.jetstreamManager();
+  const jsm = await jetstreamManager(nc, { timeout: 2_000 });
   const stream = `OBJ_${options.bucket}`;
   const current = await jsm.streams.info(stream);
   if (current.config.num_replicas !== replicas) await jsm.streams.update(stream, { ...current.config, num_replicas: replicas });
+  const reader = new ObjectReader(jsm, options.bucket);
 
   const readIndex = async (storagePath: string): Promise<PackIndex | null> => {
-    const blob = await bucket.getBlob(indexName(storagePath));
-    return blob === null ? null : (JSON.parse(Buffer.from(blob).toString('utf8')) as PackIndex);
+    const info = await reader.info(indexName(storagePath));
+    if (info === null) return null;
+    const parts: Buffer[] = [];
+    for await (const chunk of reader.chunks(info, 0, info.size - 1)) parts.push(chunk);
+    return JSON.parse(Buffer.concat(parts).toString('utf8')) as PackIndex;
   };
   const deleteObjects = async (names: readonly string[]) => {
     for (const name of names) await bucket.delete(name).catch(() => undefined);
@@ -107,7 +112,7 @@ export async function createNatsPackStore(nc: NatsConnection, options: NatsPackS
       assertFileName(file);
       const entry = (await readIndex(storagePath))?.files[file];
       if (entry === undefined) throw new StoreNotFoundError(`${storagePath}/${file} is not in the store`);
-      return { size: entry.size, stream: (range?: ByteRange) => readSegments(bucket, jsm, stream, `${storagePath}/${file}`, entry.segments, range) };
+      return { size: entry.size, stream: (range?: ByteRange) => readSegments(reader, `${storagePath}/${file}`, entry.segments, range) };
     },
     async remove(storagePath) {
       assertStoragePath(storagePath);
@@ -203,11 +208,81 @@ class SegmentedFile extends Writable {
   }
 }
 
+/** What an object's meta message says (the fields this store reads). */
+interface ObjectMeta {
+  readonly nuid: string;
+  readonly size: number;
+  readonly chunks: number;
+  readonly deleted?: boolean;
+}
+
 /**
- * Streams bytes `range` (default all) of a file stored as `segments`, one chunk message at a time
- * from the bucket's stream, only as fast as the reader consumes.
+ * Reads objects of the bucket message by message. Each message is asked of any replica first
+ * (JetStream direct get, which keeps answering while the stream elects a new leader after losing
+ * one) and of the stream leader when that replica does not have it (a node still catching up);
+ * failed attempts are retried a few times before the error is thrown.
  */
-function readSegments(bucket: ObjectStore, jsm: JetStreamManager, stream: string, label: string, segments: readonly SegmentRef[], range?: ByteRange): Readable {
+class ObjectReader {
+  readonly #jsm: JetStreamManager;
+  readonly #bucket: string;
+  readonly #stream: string;
+  constructor(jsm: JetStreamManager, bucket: string) {
+    this.#jsm = jsm;
+    this.#bucket = bucket;
+    this.#stream = `OBJ_${bucket}`;
+  }
+
+  async #message(query: { last_by_subj: string } | { seq: number; next_by_subj: string }): Promise<StoredMsg | null> {
+    let failure: unknown;
+    for (let attempt = 1; attempt <= 4; attempt++) {
+      try {
+        const found = await this.#jsm.direct.getMessage(this.#stream, query);
+        if (found !== null) return found;
+      } catch (error) {
+        failure = error;
+      }
+      try {
+        return await this.#jsm.streams.getMessage(this.#stream, query as { last_by_subj: string });
+      } catch (error) {
+        failure = error;
+      }
+      await sleep(250 * attempt);
+    }
+    throw failure;
+  }
+
+  /** The object's meta (the object store's `$O.<bucket>.M.<base64url name>` message); null when missing or deleted. */
+  async info(name: string): Promise<ObjectMeta | null> {
+    const encoded = Buffer.from(name, 'latin1').toString('base64').replace(/\+/g, '-').replace(/\//g, '_');
+    const message = await this.#message({ last_by_subj: `$O.${this.#bucket}.M.${encoded}` });
+    if (message === null) return null;
+    const meta = message.json<ObjectMeta>();
+    return meta.deleted === true ? null : meta;
+  }
+
+  /** Bytes `start..end` (inclusive) of the object, one chunk message at a time, fetched as the consumer asks. */
+  async *chunks(meta: ObjectMeta, start: number, end: number): AsyncGenerator<Buffer> {
+    const subject = `$O.${this.#bucket}.C.${meta.nuid}`;
+    let seq = 0;
+    let position = 0;
+    for (let chunk = 0; chunk < meta.chunks && position <= end; chunk++) {
+      const message = await this.#message({ seq, next_by_subj: subject });
+      if (message === null) throw new StoreNotFoundError(`chunk ${chunk} of object ${meta.nuid} is missing`);
+      seq = message.seq + 1;
+      const data = Buffer.from(message.data.buffer, message.data.byteOffset, message.data.byteLength);
+      const from = Math.max(start - position, 0);
+      const to = Math.min(end - position + 1, data.length);
+      position += data.length;
+      if (to > from) yield data.subarray(from, to);
+    }
+  }
+}
+
+/**
+ * Streams bytes `range` (default all) of a file stored as `segments`, starting at the segment that
+ * holds the range's first byte, only as fast as the reader consumes.
+ */
+function readSegments(reader: ObjectReader, label: string, segments: readonly SegmentRef[], range?: ByteRange): Readable {
   const total = segments.reduce((n, s) => n + s.size, 0);
   const start = range?.start ?? 0;
   const end = Math.min(range?.end ?? total - 1, total - 1);
@@ -215,25 +290,10 @@ function readSegments(bucket: ObjectStore, jsm: JetStreamManager, stream: string
     let offset = 0;
     for (const segment of segments) {
       const segmentEnd = offset + segment.size;
-      if (segmentEnd <= start || offset > end) {
-        offset = segmentEnd;
-        continue;
-      }
-      const info = await bucket.info(segment.object);
-      if (info === null || info.deleted || info.size !== segment.size) throw new StoreNotFoundError(`${label} lost its segment ${segment.object}`);
-      const subject = `$O.${info.bucket}.C.${info.nuid}`;
-      let seq = 0;
-      let position = offset;
-      for (let chunk = 0; chunk < info.chunks && position <= end; chunk++) {
-        // The stream leader answers (not a possibly lagging replica): chunks of a committed pack are there.
-        const message = await jsm.streams.getMessage(stream, { seq, next_by_subj: subject } as unknown as { seq: number });
-        if (message === null) throw new StoreNotFoundError(`${label} lost chunk ${chunk} of ${segment.object}`);
-        seq = message.seq + 1;
-        const data = Buffer.from(message.data.buffer, message.data.byteOffset, message.data.byteLength);
-        const from = Math.max(start - position, 0);
-        const to = Math.min(end - position + 1, data.length);
-        position += data.length;
-        if (to > from) yield data.subarray(from, to);
+      if (segmentEnd > start && offset <= end) {
+        const meta = await reader.info(segment.object);
+        if (meta === null || meta.size !== segment.size) throw new StoreNotFoundError(`${label} lost its segment ${segment.object}`);
+        yield* reader.chunks(meta, Math.max(start - offset, 0), Math.min(end, segmentEnd - 1) - offset);
       }
       offset = segmentEnd;
     }
