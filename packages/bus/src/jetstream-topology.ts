@@ -109,6 +109,22 @@ async function ensureStream(jsm: JetStreamManager, topology: JetStreamTopology):
     } catch (cause) {
       throw new JobBusError(`updating stream ${stream} failed`, { cause });
     }
+    if (config.num_replicas !== topology.replicas) await awaitReplicas(jsm, stream, topology.replicas);
+  }
+}
+
+/**
+ * After a change of the stream's replica count, waits (up to 30 s) until the new peers are placed
+ * and current: until then the stream's and its consumers' API requests may time out.
+ */
+async function awaitReplicas(jsm: JetStreamManager, stream: string, replicas: number): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const info = await jsm.streams.info(stream).catch(() => undefined);
+    const peers = info?.cluster?.replicas ?? [];
+    if (info?.cluster?.leader !== undefined && peers.length >= replicas - 1 && peers.every((p) => p.current)) return;
+    if (Date.now() > deadline) throw new JobBusError(`stream ${stream} did not reach ${replicas} current replicas within 30 s`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
   }
 }
 

@@ -58,7 +58,15 @@ export async function createNatsPackStore(nc: NatsConnection, options: NatsPackS
   const jsm = await jetstreamManager(nc, { timeout: 2_000 });
   const stream = `OBJ_${options.bucket}`;
   const current = await jsm.streams.info(stream);
-  if (current.config.num_replicas !== replicas) await jsm.streams.update(stream, { ...current.config, num_replicas: replicas });
+  if (current.config.num_replicas !== replicas) {
+    await jsm.streams.update(stream, { ...current.config, num_replicas: replicas });
+    // Until the new peers are placed and current, reads and writes of the bucket may time out.
+    for (const deadline = Date.now() + 30_000; Date.now() < deadline; await sleep(250)) {
+      const info = await jsm.streams.info(stream).catch(() => undefined);
+      const peers = info?.cluster?.replicas ?? [];
+      if (info?.cluster?.leader !== undefined && peers.length >= replicas - 1 && peers.every((p) => p.current)) break;
+    }
+  }
   const reader = new ObjectReader(jsm, options.bucket);
 
   const readIndex = async (storagePath: string): Promise<PackIndex | null> => {
