@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { Readable, Writable } from 'node:stream';
-import { PassThrough } from 'node:stream';
+import { PassThrough, Readable, Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { jetstreamManager, StorageType, type JetStreamManager, type StoredMsg } from '@nats-io/jetstream';
 import { Objm, type ObjectInfo, type ObjectStore } from '@nats-io/obj';
@@ -44,8 +43,9 @@ const indexName = (storagePath: string) => `${storagePath}/pack.json`;
  * A pack's files are written as segment objects named under a random generation
  * (`{storagePath}/{generation}/{file}.{n}`); `commit` publishes the pack's index object
  * (`{storagePath}/pack.json`) last, in one message, so readers see either the old or the new pack,
- * never half of one; the previous generation's objects are deleted after. Reads fetch one chunk
- * message at a time from the stream leader as the consumer of the stream asks for more, so a slow
+ * never half of one; the previous generation's objects are deleted after (a download of it still
+ * running is cut; resumed with `If-Range`, it then gets the new pack whole). Reads fetch one chunk
+ * message at a time, from any replica, as the consumer of the stream asks for more, so a slow
  * download holds at most a chunk or two in memory; a range read starts at the segment that holds its
  * first byte. A crash between the segments and the index leaves unreferenced segment objects behind.
  */
