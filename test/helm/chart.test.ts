@@ -113,7 +113,7 @@ const everything = render(full);
 /** Everything enabled, with the executor scaled by KEDA on its queue instead of the CPU HPA. */
 const kedaValues: ValuesOptions = {
   files: ['values-full.yaml'],
-  set: { 'executor.keda.enabled': true, 'executor.keda.natsServerMonitoringEndpoint': 'nats.nats.svc.cluster.local:8222', 'executor.keda.minReplicaCount': 0 },
+  set: { 'executor.keda.enabled': true, 'executor.keda.natsServerMonitoringEndpoint': 'nats.nats.svc.cluster.local:8222', 'executor.keda.minReplicaCount': 2 },
 };
 const withKeda = render(kedaValues);
 
@@ -412,12 +412,12 @@ describe('executor-scaledobject.yaml', () => {
     const scaled = one(withKeda, 'executor-scaledobject.yaml');
     expect(scaled.spec).toEqual({
       scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'mint-executor' },
-      minReplicaCount: 0, maxReplicaCount: 8, pollingInterval: 15, cooldownPeriod: 300,
+      minReplicaCount: 2, maxReplicaCount: 8, pollingInterval: 15, cooldownPeriod: 300,
       triggers: [{
         type: 'nats-jetstream',
         metadata: {
           natsServerMonitoringEndpoint: 'nats.nats.svc.cluster.local:8222', account: '$G', stream: 'PROD_JOBS', consumer: 'PROD_JOBS_mint',
-          lagThreshold: '2', activationLagThreshold: '0', useHttps: 'false',
+          lagThreshold: '2', useHttps: 'false',
         },
       }],
     });
@@ -438,7 +438,10 @@ describe('executor-scaledobject.yaml', () => {
     expect(validateScaledObject({ ...object, spec: { ...object.spec, triggers: [{ ...trigger, metadata: { ...trigger.metadata, lagThreshold: 2 } }] } })).toBe(false);
   });
 
-  it('refuses to render without a monitoring endpoint or with min above max', () => {
+  it('refuses to render without a monitoring endpoint, with min above max, or scaling to zero (the executor relays the queue it watches)', () => {
+    const zero = helm(['template', releaseName, chartDir, ...valuesArgs({ set: { 'executor.keda.enabled': true, 'executor.keda.natsServerMonitoringEndpoint': 'nats:8222', 'executor.keda.minReplicaCount': 0 } })]);
+    expect(zero.status).not.toBe(0);
+    expect(zero.stderr).toMatch(/executor\.keda\.minReplicaCount: Must be greater than or equal to 1/);
     const missing = helm(['template', releaseName, chartDir, '--set', 'executor.keda.enabled=true']);
     expect(missing.status).not.toBe(0);
     expect(missing.stderr).toMatch(/executor.keda needs natsServerMonitoringEndpoint/);
