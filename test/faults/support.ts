@@ -57,7 +57,8 @@ export async function sql<T extends object>(url: string, text: string, params: u
     } catch (error) {
       const code = (error as { code?: string }).code;
       // Only connection-level failures are retried; a wrong query fails at once.
-      if (attempt >= 5 || (code !== undefined && !code.startsWith('57') && !code.startsWith('08'))) throw error;
+      // 53300 (too many clients) is the shared server being full for a moment.
+      if (attempt >= 5 || (code !== undefined && !code.startsWith('57') && !code.startsWith('08') && code !== '53300')) throw error;
       await sleep(100 * attempt);
     } finally {
       await client.end().catch(() => {});
