@@ -117,7 +117,7 @@ export async function createStack(prefix: string): Promise<Stack> {
       cwd: repoRoot,
       env: {
         PATH: process.env['PATH'] ?? '', DATABASE_URL: dbUrl, NATS_URL: natsUrl, NATS_STREAM: stream, NATS_SUBJECT_PREFIX: subjectPrefix,
-        AUTH_JWT_SECRET: jwtSecret, DOWNLOAD_SIGNING_KEYS: `bench:${randomBytes(32).toString('base64')}`, WEBHOOK_SECRET_KEYS: `bench:${randomBytes(32).toString('base64')}`, PACK_STORE_DIR: join(dir, 'packs'),
+        AUTH_JWT_SECRET: jwtSecret, DOWNLOAD_SIGNING_KEYS: `bench:${randomBytes(32).toString('base64')}`, WEBHOOK_SECRET_KEYS: `bench:${randomBytes(32).toString('base64')}`, PACK_STORE: 'fs', PACK_STORE_DIR: join(dir, 'packs'),
         HOST: '127.0.0.1', LOG_LEVEL: 'warn', SHUTDOWN_TIMEOUT_MS: '5000', PUBLIC_BASE_URL: publicBaseUrl,
         ...(name === 'api' ? { PORT: String(port) } : { EXECUTOR_HTTP_PORT: String(port) }),
         ...env,

@@ -57,7 +57,8 @@ export async function sql<T extends object>(url: string, text: string, params: u
     } catch (error) {
       const code = (error as { code?: string }).code;
       // Only connection-level failures are retried; a wrong query fails at once.
-      if (attempt >= 5 || (code !== undefined && !code.startsWith('57') && !code.startsWith('08'))) throw error;
+      // 53300 (too many clients) is the shared server being full for a moment.
+      if (attempt >= 5 || (code !== undefined && !code.startsWith('57') && !code.startsWith('08') && code !== '53300')) throw error;
       await sleep(100 * attempt);
     } finally {
       await client.end().catch(() => {});
@@ -181,7 +182,7 @@ export async function spawnApi(settings: ApiSettings): Promise<ApiProcess> {
     env: {
       PATH: process.env['PATH'] ?? '', DATABASE_URL: settings.databaseUrl, NATS_URL: settings.natsUrl, NATS_STREAM: settings.stream,
       NATS_SUBJECT_PREFIX: settings.subjectPrefix, AUTH_JWT_SECRET: testJwtSecret, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn',
-      DOWNLOAD_SIGNING_KEYS: `k1:${Buffer.alloc(32, 7).toString('base64')}`, WEBHOOK_SECRET_KEYS: testWebhookSecretKeys, PACK_STORE_DIR: join(scratchDir, 'packs'),
+      DOWNLOAD_SIGNING_KEYS: `k1:${Buffer.alloc(32, 7).toString('base64')}`, WEBHOOK_SECRET_KEYS: testWebhookSecretKeys, PACK_STORE: 'fs', PACK_STORE_DIR: join(scratchDir, 'packs'),
       ...settings.env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -215,11 +216,15 @@ export async function spawnApi(settings: ApiSettings): Promise<ApiProcess> {
   }
 }
 
-/** The executor child-process environment shared by the scenarios (short leases so takeovers are quick). */
+/**
+ * The executor child-process environment shared by the scenarios (short leases so takeovers are
+ * quick). Packs go to the scratch folder (`PACK_STORE=fs`) unless `overrides` say `PACK_STORE=nats`,
+ * so scenarios on the shared nats-server leave no pack buckets behind.
+ */
 export function executorEnv(settings: Omit<ApiSettings, 'port'>, overrides: Record<string, string> = {}): Record<string, string> {
   return {
     DATABASE_URL: settings.databaseUrl, NATS_URL: settings.natsUrl, NATS_STREAM: settings.stream, NATS_SUBJECT_PREFIX: settings.subjectPrefix,
     EXECUTOR_LEASE_MS: '1500', NATS_ACK_WAIT_MS: '2000', MINT_CHUNK_SIZE: '2000', EXECUTOR_JOB_WRITERS: '2', LOG_LEVEL: 'warn',
-    PACK_STORE_DIR: join(scratchDir, 'packs'), ...overrides,
+    PACK_STORE: 'fs', PACK_STORE_DIR: join(scratchDir, 'packs'), ...overrides,
   };
 }

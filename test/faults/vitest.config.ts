@@ -9,7 +9,11 @@ import { defineConfig } from 'vitest/config';
 // FAULT_TRIALS scales every scenario (default 4, the CI size: about 1 minute on 2 cores).
 // FAULT_TRIALS=20 is the full size: 20 executor SIGKILLs on 1,000,000-unit jobs (the job
 // size is min(1,000,000, 50,000 x trials); FAULT_UNITS overrides it), 20 nats-server kills, 20
-// rounds of pg_terminate_backend and 20 API kills per protocol.
+// rounds of pg_terminate_backend and 20 API kills per protocol. The 3-node JetStream cluster
+// scenarios (nats-cluster.test.ts) kill the job stream's leader or a follower FAULT_TRIALS times
+// during two jobs of the same size (1,000,000 units each at full size) and lose a node holding packs
+// FAULT_TRIALS times; pack-download-memory.test.ts downloads a 384 MiB pack (1 GiB at full size)
+// through the API while measuring its RSS.
 export default defineConfig({
   test: {
     root: fileURLToPath(new URL('../..', import.meta.url)),

@@ -13,6 +13,7 @@ import * as batchV1 from 'kubernetes-models/batch/v1';
 import * as networkingV1 from 'kubernetes-models/networking.k8s.io/v1';
 import * as policyV1 from 'kubernetes-models/policy/v1';
 import * as coreV1 from 'kubernetes-models/v1';
+import { Ajv } from 'ajv';
 import { chartDir, helm, releaseName, render, renderNotes, valuesArgs, type Manifest, type ValuesOptions } from './helm.ts';
 
 const full: ValuesOptions = { files: ['values-full.yaml'] };
@@ -30,6 +31,11 @@ const models: Record<string, Record<string, unknown>> = {
 
 /** Throws naming the object when `manifest` does not match its Kubernetes (or CRD) schema. */
 function validate(manifest: Manifest): void {
+  if (manifest.apiVersion === 'keda.sh/v1alpha1') {
+    const { template: _template, ...object } = manifest;
+    if (!validateScaledObject(object)) throw new Error(`${manifest.kind} from ${manifest.template} is invalid: ${JSON.stringify(validateScaledObject.errors)}`);
+    return;
+  }
   const Model = models[manifest.apiVersion]?.[manifest.kind] as (new (data: object) => { validate(): void }) | undefined;
   if (Model === undefined) throw new Error(`no schema for ${manifest.apiVersion} ${manifest.kind} (${manifest.template})`);
   const { template: _template, ...object } = manifest;
@@ -55,8 +61,61 @@ function envValue(c: any, name: string): string | undefined {
   return (c.env as { name: string; value: string }[] | undefined)?.find((e) => e.name === name)?.value;
 }
 
+/**
+ * The fields of a KEDA ScaledObject (keda.sh/v1alpha1) the chart writes, with the types of KEDA's
+ * ScaledObject CRD (counts int32, trigger metadata a map of strings: KEDA refuses numbers there)
+ * and the nats-jetstream trigger's parameters as https://keda.sh/docs/scalers/nats-jetstream lists
+ * them. Closed objects, so a misspelt field fails instead of being dropped by the API server.
+ */
+const int32 = { type: 'integer', minimum: 0, maximum: 2_147_483_647 };
+const validateScaledObject = new Ajv({ allErrors: true, strict: true }).compile({
+  type: 'object',
+  required: ['apiVersion', 'kind', 'metadata', 'spec'],
+  additionalProperties: false,
+  properties: {
+    apiVersion: { const: 'keda.sh/v1alpha1' },
+    kind: { const: 'ScaledObject' },
+    metadata: { type: 'object', required: ['name'], properties: { name: { type: 'string' }, labels: { type: 'object', additionalProperties: { type: 'string' } } } },
+    spec: {
+      type: 'object',
+      required: ['scaleTargetRef', 'triggers'],
+      additionalProperties: false,
+      properties: {
+        scaleTargetRef: {
+          type: 'object', required: ['name'], additionalProperties: false,
+          properties: { apiVersion: { type: 'string' }, kind: { type: 'string' }, name: { type: 'string' }, envSourceContainerName: { type: 'string' } },
+        },
+        minReplicaCount: int32, maxReplicaCount: int32, pollingInterval: int32, cooldownPeriod: int32, idleReplicaCount: int32,
+        triggers: {
+          type: 'array', minItems: 1,
+          items: {
+            type: 'object', required: ['type', 'metadata'], additionalProperties: false,
+            properties: {
+              type: { const: 'nats-jetstream' },
+              name: { type: 'string' },
+              metadata: {
+                type: 'object',
+                required: ['natsServerMonitoringEndpoint', 'account', 'stream', 'consumer', 'lagThreshold'],
+                additionalProperties: false,
+                properties: Object.fromEntries(['natsServerMonitoringEndpoint', 'account', 'stream', 'consumer', 'lagThreshold', 'activationLagThreshold', 'useHttps']
+                  .map((key) => [key, { type: 'string', minLength: 1 }])),
+              },
+            },
+          },
+        },
+      },
+    },
+  },
+});
+
 const defaults = render();
 const everything = render(full);
+/** Everything enabled, with the executor scaled by KEDA on its queue instead of the CPU HPA. */
+const kedaValues: ValuesOptions = {
+  files: ['values-full.yaml'],
+  set: { 'executor.keda.enabled': true, 'executor.keda.natsServerMonitoringEndpoint': 'nats.nats.svc.cluster.local:8222', 'executor.keda.minReplicaCount': 2 },
+};
+const withKeda = render(kedaValues);
 
 describe('helm lint', () => {
   it('passes with the default values', () => {
@@ -84,7 +143,7 @@ describe('values.schema.json', () => {
     expect(result.status).not.toBe(0);
     for (const key of [
       'api.replicaCount', 'api.port', 'api.rateLimits.perCredential', 'api.corsAllowedOrigins.0', 'executor.autoscaling.enabled', 'executor.webhooks.concurrency',
-      'config.chunkSize', 'config.logLevel',
+      'config.chunkSize', 'config.logLevel', 'config.natsReplicas', 'packStore.kind', 'executor.keda.lagThreshold', 'executor.keda.natsServerMonitoringEndpoint',
     ]) {
       expect(result.stderr, key).toContain(`${key}:`);
     }
@@ -131,6 +190,7 @@ describe('every rendered object', () => {
   it.each([
     ['default values', defaults],
     ['every feature enabled', everything],
+    ['the executor scaled by KEDA', withKeda],
   ])('validates against the Kubernetes schemas with %s', (_label, manifests) => {
     expect(manifests.length).toBeGreaterThan(0);
     for (const manifest of manifests) validate(manifest);
@@ -143,7 +203,9 @@ describe('every rendered object', () => {
       'executor-deployment.yaml', 'executor-pdb.yaml', 'migrate-job.yaml', 'serviceaccount.yaml',
     ]);
     const templates = readdirSync(join(chartDir, 'templates')).filter((f) => f.endsWith('.yaml')).sort();
-    expect(templatesOf(everything)).toEqual(templates);
+    // The executor's ScaledObject replaces its HPA: every template but that one, then the swap.
+    expect(templatesOf(everything)).toEqual(templates.filter((t) => t !== 'executor-scaledobject.yaml'));
+    expect(templatesOf(withKeda)).toEqual(templates.filter((t) => t !== 'executor-hpa.yaml'));
   });
 
   it('carries the release labels, and no Secret is ever created', () => {
@@ -172,6 +234,8 @@ describe('configmap.yaml', () => {
       NATS_ACK_WAIT_MS: '45000',
       // 0 (keep every scan event) is written, not mistaken for unset.
       SCAN_EVENT_RETENTION_DAYS: '0',
+      NATS_REPLICAS: '3',
+      PACK_STORE: 'fs',
       PACK_STORE_DIR: '/srv/packs',
       FEATURE_FLAG: 'on',
     });
@@ -179,6 +243,7 @@ describe('configmap.yaml', () => {
     // Unset optional variables stay out, so the process defaults apply.
     const plain = one(defaults, 'configmap.yaml').data as Record<string, string>;
     expect(Object.keys(plain)).not.toContain('PUBLIC_BASE_URL');
+    expect(plain).toMatchObject({ NATS_REPLICAS: '1', PACK_STORE: 'nats' });
     expect(Object.keys(plain)).not.toContain('PACK_STORE_DIR');
     expect(Object.keys(plain)).not.toContain('RESOLVER_CONTACT');
     expect(Object.keys(plain)).not.toContain('EXECUTOR_LEASE_MS');
@@ -408,6 +473,70 @@ describe('executor-hpa.yaml', () => {
   });
 });
 
+describe('executor-scaledobject.yaml', () => {
+  it("scales the executor with KEDA's nats-jetstream scaler on the mint consumer's pending jobs, in place of the HPA", () => {
+    const scaled = one(withKeda, 'executor-scaledobject.yaml');
+    expect(scaled.spec).toEqual({
+      scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'mint-executor' },
+      minReplicaCount: 2, maxReplicaCount: 8, pollingInterval: 15, cooldownPeriod: 300,
+      triggers: [{
+        type: 'nats-jetstream',
+        metadata: {
+          natsServerMonitoringEndpoint: 'nats.nats.svc.cluster.local:8222', account: '$G', stream: 'PROD_JOBS', consumer: 'PROD_JOBS_mint',
+          lagThreshold: '2', useHttps: 'false',
+        },
+      }],
+    });
+    // KEDA owns the replica count: no HPA of the chart's own and no fixed replicas fight it.
+    expect(withKeda.filter((m) => m.kind === 'HorizontalPodAutoscaler').map((m) => m.template)).toEqual(['api-hpa.yaml']);
+    expect(one(withKeda, 'executor-deployment.yaml').spec).not.toHaveProperty('replicas');
+    expect(one(render({ set: { 'executor.keda.enabled': true, 'executor.keda.natsServerMonitoringEndpoint': 'nats:8222' } }), 'executor-deployment.yaml').spec)
+      .not.toHaveProperty('replicas');
+  });
+
+  it('has the fields and types of the ScaledObject CRD and the nats-jetstream trigger', () => {
+    const { template: _template, ...object } = one(withKeda, 'executor-scaledobject.yaml');
+    expect(object.apiVersion).toBe('keda.sh/v1alpha1');
+    expect(validateScaledObject(object), JSON.stringify(validateScaledObject.errors)).toBe(true);
+    // The check has teeth: a misspelt field or a number where KEDA wants a string fails it.
+    expect(validateScaledObject({ ...object, spec: { ...object.spec, maxReplicas: 3 } })).toBe(false);
+    const trigger = object.spec.triggers[0];
+    expect(validateScaledObject({ ...object, spec: { ...object.spec, triggers: [{ ...trigger, metadata: { ...trigger.metadata, lagThreshold: 2 } }] } })).toBe(false);
+  });
+
+  it('refuses to render without a monitoring endpoint, with min above max, or scaling to zero (the executor relays the queue it watches)', () => {
+    const zero = helm(['template', releaseName, chartDir, ...valuesArgs({ set: { 'executor.keda.enabled': true, 'executor.keda.natsServerMonitoringEndpoint': 'nats:8222', 'executor.keda.minReplicaCount': 0 } })]);
+    expect(zero.status).not.toBe(0);
+    expect(zero.stderr).toMatch(/executor\.keda\.minReplicaCount: Must be greater than or equal to 1/);
+    const missing = helm(['template', releaseName, chartDir, '--set', 'executor.keda.enabled=true']);
+    expect(missing.status).not.toBe(0);
+    expect(missing.stderr).toMatch(/executor.keda needs natsServerMonitoringEndpoint/);
+    const inverted = helm(['template', releaseName, chartDir, ...valuesArgs({ set: { 'executor.keda.enabled': true, 'executor.keda.natsServerMonitoringEndpoint': 'nats:8222', 'executor.keda.minReplicaCount': 9 } })]);
+    expect(inverted.stderr).toMatch(/minReplicaCount must not exceed maxReplicaCount/);
+  });
+});
+
+describe('the pack store', () => {
+  it('needs no volume at all by default: packs go to the NATS Object Store bucket', () => {
+    for (const template of ['api-deployment.yaml', 'executor-deployment.yaml']) {
+      const pod = one(defaults, template).spec.template.spec;
+      expect(pod.volumes, template).toEqual([{ name: 'tmp', emptyDir: { sizeLimit: '256Mi' } }]);
+      expect(pod.containers[0].volumeMounts, template).toEqual([{ name: 'tmp', mountPath: '/tmp' }]);
+    }
+    expect(defaults.some((m) => m.kind === 'PersistentVolumeClaim' || JSON.stringify(m).includes('persistentVolumeClaim'))).toBe(false);
+  });
+
+  it('mounts a claim only for the filesystem store, and refuses a claim it would not use or a filesystem store without one', () => {
+    expect(one(everything, 'api-deployment.yaml').spec.template.spec.volumes).toContainEqual({ name: 'pack-store', persistentVolumeClaim: { claimName: 'mint-packs' } });
+    const unused = helm(['template', releaseName, chartDir, '--set', 'packStore.existingClaim=packs']);
+    expect(unused.status).not.toBe(0);
+    expect(unused.stderr).toMatch(/packStore.existingClaim is only used with packStore.kind fs/);
+    const bare = helm(['template', releaseName, chartDir, '--set', 'packStore.kind=fs']);
+    expect(bare.status).not.toBe(0);
+    expect(bare.stderr).toMatch(/packStore.kind fs needs packStore.existingClaim/);
+  });
+});
+
 describe('executor-pdb.yaml', () => {
   it('selects the executor pods and accepts a percentage', () => {
     const pdb = one(everything, 'executor-pdb.yaml');
@@ -497,16 +626,16 @@ describe('executor-podmonitor.yaml', () => {
 });
 
 describe('NOTES.txt', () => {
-  it('names the release objects and warns when the public base URL or the pack store is unset', () => {
+  it('names the release objects, warns when the public base URL is unset, and says where packs are kept', () => {
     const notes = renderNotes();
     expect(notes).toContain('service/rel-minting-api');
     expect(notes).toContain('existing Secret "minting"');
     expect(notes).toContain('config.publicBaseUrl is empty');
-    expect(notes).toContain('packStore.existingClaim is empty');
+    expect(notes).toContain('JetStream Object Store bucket MINT_JOBS_PACKS\nwith 1 replica(s)');
     const configured = renderNotes(full);
     expect(configured).toContain('3-12 pods, autoscaled');
     expect(configured).not.toContain('config.publicBaseUrl is empty');
-    expect(configured).not.toContain('packStore.existingClaim is empty');
+    expect(configured).toContain('Export packs are kept on the claim mint-packs, mounted at /srv/packs.');
   });
 });
 

@@ -25,6 +25,8 @@ export interface JetStreamBusOptions {
   maxDeliver?: number;
   /** How long a job id is remembered for deduplication; default 120 000 ms. */
   duplicateWindowMs?: number;
+  /** Replicas of the stream and its consumers; default 1. A 3-node cluster takes 3. */
+  replicas?: number;
   /** Timeout of publish, ack confirmation and management requests; default 5 000 ms. */
   requestTimeoutMs?: number;
   /** Connection name shown in the server's monitoring pages. */
@@ -68,6 +70,7 @@ export async function connectJetStreamBus(options: JetStreamBusOptions): Promise
     ackWaitMs: options.ackWaitMs ?? JETSTREAM_BUS_DEFAULTS.ackWaitMs,
     maxDeliver: options.maxDeliver ?? JETSTREAM_BUS_DEFAULTS.maxDeliver,
     duplicateWindowMs: options.duplicateWindowMs ?? JETSTREAM_BUS_DEFAULTS.duplicateWindowMs,
+    replicas: options.replicas ?? 1,
     requestTimeoutMs: options.requestTimeoutMs ?? JETSTREAM_BUS_DEFAULTS.requestTimeoutMs,
     pullRetryDelayMs: options.pullRetryDelayMs ?? (() => DEFAULT_PULL_RETRY_DELAY_MS),
   };
@@ -75,6 +78,7 @@ export async function connectJetStreamBus(options: JetStreamBusOptions): Promise
   checkPositiveInteger('maxDeliver', settings.maxDeliver);
   checkPositiveInteger('duplicateWindowMs', settings.duplicateWindowMs);
   checkPositiveInteger('requestTimeoutMs', settings.requestTimeoutMs);
+  checkPositiveInteger('replicas', settings.replicas);
   const topology = jetStreamTopology(settings);
 
   let nc: NatsConnection;

@@ -18,6 +18,8 @@ export interface JetStreamTopology {
   readonly maxDeliver: number;
   /** How long a published job id is remembered for deduplication. */
   readonly duplicateWindowMs: number;
+  /** Replicas of the stream and of each consumer (1 on a single server; 3 or 5 in a cluster). */
+  readonly replicas: number;
 }
 
 /** Derives subjects and durable names from the stream name and subject prefix. */
@@ -27,6 +29,7 @@ export function jetStreamTopology(options: {
   ackWaitMs: number;
   maxDeliver: number;
   duplicateWindowMs: number;
+  replicas?: number;
 }): JetStreamTopology {
   const subjects = {} as Record<JobKind, string>;
   const durables = {} as Record<JobKind, string>;
@@ -41,12 +44,13 @@ export function jetStreamTopology(options: {
     ackWaitMs: options.ackWaitMs,
     maxDeliver: options.maxDeliver,
     duplicateWindowMs: options.duplicateWindowMs,
+    replicas: options.replicas ?? 1,
   };
 }
 
 /**
  * Creates the work-queue stream and the per-kind durable consumers, or updates them
- * when their subjects, duplicate window, ack wait, max deliver or filter differ.
+ * when their subjects, duplicate window, replicas, ack wait, max deliver or filter differ.
  * Safe to run from every process at start. Throws a JobBusError when a same-named
  * stream or consumer exists with a retention, storage or ack policy it cannot change.
  */
@@ -78,6 +82,7 @@ async function ensureStream(jsm: JetStreamManager, topology: JetStreamTopology):
         retention: RetentionPolicy.Workqueue,
         storage: StorageType.File,
         duplicate_window: duplicateWindow,
+        num_replicas: topology.replicas,
       });
       return;
     } catch (cause) {
@@ -94,15 +99,32 @@ async function ensureStream(jsm: JetStreamManager, topology: JetStreamTopology):
     );
   }
   const missing = subjects.filter((subject) => !config.subjects.includes(subject));
-  if (missing.length > 0 || config.duplicate_window !== duplicateWindow) {
+  if (missing.length > 0 || config.duplicate_window !== duplicateWindow || config.num_replicas !== topology.replicas) {
     try {
       await jsm.streams.update(stream, {
         subjects: [...config.subjects, ...missing],
         duplicate_window: duplicateWindow,
+        num_replicas: topology.replicas,
       });
     } catch (cause) {
       throw new JobBusError(`updating stream ${stream} failed`, { cause });
     }
+    if (config.num_replicas !== topology.replicas) await awaitReplicas(jsm, stream, topology.replicas);
+  }
+}
+
+/**
+ * After a change of the stream's replica count, waits (up to 30 s) until the new peers are placed
+ * and current: until then the stream's and its consumers' API requests may time out.
+ */
+async function awaitReplicas(jsm: JetStreamManager, stream: string, replicas: number): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const info = await jsm.streams.info(stream).catch(() => undefined);
+    const peers = info?.cluster?.replicas ?? [];
+    if (info?.cluster?.leader !== undefined && peers.length >= replicas - 1 && peers.every((p) => p.current)) return;
+    if (Date.now() > deadline) throw new JobBusError(`stream ${stream} did not reach ${replicas} current replicas within 30 s`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
   }
 }
 
@@ -113,6 +135,7 @@ async function ensureConsumer(jsm: JetStreamManager, topology: JetStreamTopology
     filter_subject: topology.subjects[kind],
     ack_wait: toNanos(topology.ackWaitMs),
     max_deliver: topology.maxDeliver,
+    num_replicas: topology.replicas,
   };
   let info = await consumerInfo(jsm, stream, durable);
   if (!info) {
@@ -138,7 +161,9 @@ async function ensureConsumer(jsm: JetStreamManager, topology: JetStreamTopology
   if (
     config.filter_subject !== wanted.filter_subject ||
     config.ack_wait !== wanted.ack_wait ||
-    config.max_deliver !== wanted.max_deliver
+    config.max_deliver !== wanted.max_deliver ||
+    // 0 (unset) follows the stream, which was just given the wanted count
+    (config.num_replicas || wanted.num_replicas) !== wanted.num_replicas
   ) {
     try {
       await jsm.consumers.update(stream, durable, wanted);

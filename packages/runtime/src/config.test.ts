@@ -28,6 +28,8 @@ describe('loadConfig', () => {
       dataDir: '.data',
       natsStream: 'MINT_JOBS',
       natsSubjectPrefix: 'mint',
+      natsReplicas: 1,
+      packStore: 'nats',
       publicBaseUrl: 'http://localhost:8080',
       executorConcurrency: 2,
       chunkSize: 2000,
@@ -118,6 +120,8 @@ describe('loadConfig', () => {
       dataDir: '/var/lib/mint',
       natsStream: 'JOBS_2',
       natsSubjectPrefix: 'acme.mint',
+      natsReplicas: 1,
+      packStore: 'nats',
       publicBaseUrl: 'https://id.example.com',
       executorConcurrency: 4,
       chunkSize: 20_000,
@@ -269,6 +273,14 @@ describe('DOWNLOAD_SIGNING_KEYS and PACK_STORE_DIR', () => {
       expect(error.message).not.toContain(secret(1, 16));
       expect(error.message).not.toContain(secret(1));
     }
+  });
+
+  it('reads the pack store kind, the replica count and a list of NATS servers, naming a bad value', () => {
+    const config = loadConfig({ PACK_STORE: 'fs', NATS_REPLICAS: '3', NATS_URL: 'nats://n1:4222, nats://n2:4222,nats://n3:4222' });
+    expect([config.packStore, config.natsReplicas, config.natsUrl]).toEqual(['fs', 3, 'nats://n1:4222, nats://n2:4222,nats://n3:4222']);
+    expect(configError({ PACK_STORE: 's3' }).message).toBe('PACK_STORE must be one of nats, fs, got "s3"');
+    for (const value of ['0', '6', 'three']) expect(configError({ NATS_REPLICAS: value }).variables).toEqual(['NATS_REPLICAS']);
+    expect(configError({ NATS_URL: 'nats://n1:4222,http://n2:4222' }).variables).toEqual(['NATS_URL']);
   });
 
   it('puts the pack store under DATA_DIR unless PACK_STORE_DIR says otherwise', () => {

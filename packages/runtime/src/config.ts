@@ -11,6 +11,12 @@ export const logLevels = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 's
 /** A valid `LOG_LEVEL` value. */
 export type LogLevel = (typeof logLevels)[number];
 
+/** Where the API and the executor keep payload packs (`PACK_STORE`); dev mode always uses `fs`. */
+export const packStoreKinds = ['nats', 'fs'] as const;
+
+/** A valid `PACK_STORE` value. */
+export type PackStoreKind = (typeof packStoreKinds)[number];
+
 /**
  * Every default, in one place. `publicBaseUrl` is derived from the resolved port, so
  * it is a function of it; everything else is a plain value.
@@ -22,6 +28,8 @@ export const defaults = {
   dataDir: '.data',
   natsStream: 'MINT_JOBS',
   natsSubjectPrefix: 'mint',
+  natsReplicas: 1,
+  packStore: 'nats' as PackStoreKind,
   publicBaseUrl: (port: number): string => `http://localhost:${port}`,
   executorConcurrency: 2,
   chunkSize: 2000,
@@ -54,7 +62,7 @@ export const defaults = {
 export interface Config {
   /** `DATABASE_URL`: postgres:// URL; undefined in dev mode, which embeds a database. */
   readonly databaseUrl: string | undefined;
-  /** `NATS_URL`: nats:// (or tls://) URL; undefined in dev mode, which uses an in-process bus. */
+  /** `NATS_URL`: nats:// (or tls://) URL, or several comma-separated (servers of one cluster); undefined in dev mode, which uses an in-process bus. */
   readonly natsUrl: string | undefined;
   /** `PORT`: the API's listening port. */
   readonly port: number;
@@ -78,6 +86,10 @@ export interface Config {
   readonly natsStream: string;
   /** `NATS_SUBJECT_PREFIX`: first subject token(s) of every job subject. */
   readonly natsSubjectPrefix: string;
+  /** `NATS_REPLICAS`: replicas of the job stream, its consumers and the pack bucket (1..5; 3 on a 3-node cluster). */
+  readonly natsReplicas: number;
+  /** `PACK_STORE`: `nats` (default: a JetStream Object Store bucket `${NATS_STREAM}_PACKS`) or `fs` (the folder `PACK_STORE_DIR`). */
+  readonly packStore: PackStoreKind;
   /** `PUBLIC_BASE_URL`: external origin (no trailing slash) for resolver and download URLs. */
   readonly publicBaseUrl: string;
   /** `EXECUTOR_CONCURRENCY`: jobs one executor process runs at once. */
@@ -96,7 +108,7 @@ export interface Config {
   readonly natsAckWaitMs: number;
   /** `DOWNLOAD_SIGNING_KEYS`: `kid:base64secret,...` (secrets of at least 32 bytes); the first signs download URLs, all verify. Undefined when unset. */
   readonly downloadSigningKeys: readonly SigningKey[] | undefined;
-  /** `PACK_STORE_DIR`: root folder of the private payload pack store; default `${DATA_DIR}/packs`. */
+  /** `PACK_STORE_DIR`: root folder of the filesystem pack store (`PACK_STORE=fs`, and dev mode); default `${DATA_DIR}/packs`. */
   readonly packStoreDir: string;
   /** `EXECUTOR_JOB_WRITERS`: chunks of one job an executor writes at once, each over its own connection, 1..8. */
   readonly executorJobWriters: number;
@@ -197,7 +209,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = read.integer('PORT', defaults.port, 1, 65_535);
   const config: Config = {
     databaseUrl: read.url('DATABASE_URL', ['postgres:', 'postgresql:'], 'a postgres:// URL'),
-    natsUrl: read.url('NATS_URL', ['nats:', 'tls:'], 'a nats:// URL'),
+    natsUrl: read.urlList('NATS_URL', ['nats:', 'tls:'], 'a nats:// URL or several, comma-separated'),
     port,
     host: read.string('HOST') ?? defaults.host,
     authJwtSecret: read.secret('AUTH_JWT_SECRET', 32),
@@ -211,6 +223,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     natsSubjectPrefix:
       read.pattern('NATS_SUBJECT_PREFIX', subjectPrefix, 'dot-separated tokens of letters, digits, "-" or "_"') ??
       defaults.natsSubjectPrefix,
+    natsReplicas: read.integer('NATS_REPLICAS', defaults.natsReplicas, 1, 5),
+    packStore: read.oneOf('PACK_STORE', packStoreKinds, defaults.packStore),
     publicBaseUrl: read.baseUrl('PUBLIC_BASE_URL') ?? defaults.publicBaseUrl(port),
     executorConcurrency: read.integer('EXECUTOR_CONCURRENCY', defaults.executorConcurrency, 1, 256),
     chunkSize: read.integer('MINT_CHUNK_SIZE', defaults.chunkSize, 1, 20_000),
@@ -321,6 +335,17 @@ class Reader {
       return this.#fail(name, `must be ${what}`, raw, undefined, true);
     }
     return raw;
+  }
+
+  /** One URL or several comma-separated ones, each with one of `protocols`. */
+  urlList(name: string, protocols: readonly string[], what: string): string | undefined {
+    const raw = this.string(name);
+    if (raw === undefined) return undefined;
+    const ok = raw.split(',').every((part) => {
+      const parsed = URL.parse(part.trim());
+      return parsed !== null && protocols.includes(parsed.protocol) && parsed.hostname !== '';
+    });
+    return ok ? raw : this.#fail(name, `must be ${what}`, raw, undefined, true);
   }
 
   baseUrl(name: string): string | undefined {

@@ -6,9 +6,11 @@ export {
   isConfigError,
   loadConfig,
   logLevels,
+  packStoreKinds,
   requireProductionUrls,
   type Config,
   type LogLevel,
+  type PackStoreKind,
   type ProductionConfig,
 } from './config.ts';
 export { createLogger, redactPaths, redactUrl, redactedText, type Logger } from './logger.ts';
@@ -17,3 +19,4 @@ export {
 } from './infrastructure.ts';
 export { countJobsByStatus, createMetrics, metricPrefix, type MetricSources, type Metrics } from './metrics.ts';
 export { resolveDownloadSigningKeys, resolveWebhookSecretKeys } from './infrastructure.ts';
+export { openConfiguredPackStore, packBucketName, type ConfiguredPackStore } from './infrastructure.ts';

@@ -5,6 +5,8 @@ import { connectJetStreamBus, createMemoryBus, type JobBus } from '@mint/bus';
 import { openDatabase, pendingMigrations, pingDatabase, type Database } from '@mint/db';
 import type { Config } from './config.ts';
 import { busPullRetry, retryDelayMs, type SigningKey } from '@mint/domain';
+import { createFsPackStore, createNatsPackStore, type PackStore } from '@mint/store';
+import { connect } from '@nats-io/transport-node';
 
 /** A dependency the process cannot start without; the message is the one line an operator reads. */
 export class StartupError extends Error {
@@ -51,10 +53,48 @@ export async function openConfiguredBus(config: Config, name: string): Promise<J
   try {
     return await connectJetStreamBus({
       url: config.natsUrl, stream: config.natsStream, subjectPrefix: config.natsSubjectPrefix, ackWaitMs: config.natsAckWaitMs, name,
+      replicas: config.natsReplicas,
       pullRetryDelayMs: (failures) => retryDelayMs(busPullRetry, failures, Math.random()),
     });
   } catch (cause) {
     throw new StartupError(`NATS unreachable (NATS_URL): ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+  }
+}
+
+/** The pack store a process writes and reads, and how to let go of its connection. */
+export interface ConfiguredPackStore {
+  readonly store: PackStore;
+  /** Closes the store's NATS connection (nothing for the filesystem store). */
+  close(): Promise<void>;
+}
+
+/** Name of the Object Store bucket holding the packs: `${NATS_STREAM}_PACKS`. */
+export const packBucketName = (config: Config): string => `${config.natsStream}_PACKS`;
+
+/**
+ * Opens the pack store the configuration names: with `PACK_STORE=nats` (the default) and NATS_URL
+ * set, the JetStream Object Store bucket {@link packBucketName} with NATS_REPLICAS replicas, over a
+ * connection of its own; otherwise the folder PACK_STORE_DIR. Dev mode passes `dev: true` and
+ * always gets the folder. An unreachable server or a bucket that cannot be created is a StartupError.
+ */
+export async function openConfiguredPackStore(config: Config, options: { name: string; dev?: boolean }): Promise<ConfiguredPackStore> {
+  if (options.dev === true || config.packStore === 'fs' || !config.natsUrl) {
+    return { store: createFsPackStore(config.packStoreDir), close: async () => {} };
+  }
+  try {
+    const nc = await connect({
+      servers: config.natsUrl.split(',').map((url) => url.trim()), name: `${options.name}-packs`,
+      maxReconnectAttempts: -1, reconnectTimeWait: 1_000, pingInterval: 10_000, maxPingOut: 3,
+    });
+    try {
+      const store = await createNatsPackStore(nc, { bucket: packBucketName(config), replicas: config.natsReplicas });
+      return { store, close: () => nc.drain() };
+    } catch (error) {
+      await nc.close();
+      throw error;
+    }
+  } catch (cause) {
+    throw new StartupError(`pack store unavailable (PACK_STORE=nats, bucket ${packBucketName(config)}): ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
   }
 }
 

@@ -51,7 +51,7 @@ export function createFsPackStore(root: string): PackStore {
       const path = join(place(storagePath), file);
       const info = await stat(path).catch(() => null);
       if (info === null || !info.isFile()) throw new StoreNotFoundError(`${storagePath}/${file} is not in the store`);
-      return { size: info.size, stream: () => createReadStream(path) };
+      return { size: info.size, stream: (range) => createReadStream(path, range === undefined ? {} : { start: range.start, end: range.end }) };
     },
     async remove(storagePath) {
       await rm(place(storagePath), { recursive: true, force: true });

@@ -24,11 +24,17 @@ export interface PackWriter {
   abort(): Promise<void>;
 }
 
+/** Bytes `start..end` of a file, both inclusive (as in an HTTP `Range` header), within its size. */
+export interface ByteRange {
+  readonly start: number;
+  readonly end: number;
+}
+
 /** A stored file opened for reading. */
 export interface StoredFile {
   readonly size: number;
-  /** Opens the content; each call gives a new stream. */
-  stream(): Readable;
+  /** Opens the content, or only `range` of it; each call gives a new stream. */
+  stream(range?: ByteRange): Readable;
 }
 
 /** The file or pack does not exist in the store. */

@@ -1,5 +1,5 @@
 import { Readable } from 'node:stream';
-import type { StoredFile } from './store.ts';
+import type { ByteRange, StoredFile } from './store.ts';
 
 /** One file of a tar archive. */
 export interface TarEntry {
@@ -41,23 +41,44 @@ export function tarSize(entries: readonly TarEntry[]): number {
 }
 
 /**
- * Streams a ustar archive of `entries`, one file after another, in constant memory. The file
- * sizes must not change while streaming (stored packs are immutable).
+ * Streams a ustar archive of `entries`, one file after another, in constant memory; with `range`
+ * only those bytes of the archive (both ends inclusive, within {@link tarSize}), reading from each
+ * file only the part the range covers. The file sizes must not change while streaming (stored
+ * packs are immutable).
  */
-export function tarStream(entries: readonly TarEntry[]): Readable {
+export function tarStream(entries: readonly TarEntry[], range?: ByteRange): Readable {
+  const start = range?.start ?? 0;
+  const end = range?.end ?? tarSize(entries) - 1;
+  /** The part of `[offset, offset + length)` the range covers, relative to offset; null when none. */
+  const overlap = (offset: number, length: number): ByteRange | null => {
+    const from = Math.max(start, offset);
+    const to = Math.min(end, offset + length - 1);
+    return from > to ? null : { start: from - offset, end: to - offset };
+  };
   async function* generate(): AsyncGenerator<Buffer> {
+    let offset = 0;
     for (const entry of entries) {
-      yield tarHeader(entry.name, entry.file.size, entry.mtime);
-      let written = 0;
-      for await (const chunk of entry.file.stream()) {
-        written += (chunk as Buffer).length;
-        yield chunk as Buffer;
+      const { size } = entry.file;
+      const header = overlap(offset, block);
+      if (header !== null) yield tarHeader(entry.name, size, entry.mtime).subarray(header.start, header.end + 1);
+      offset += block;
+      const body = overlap(offset, size);
+      if (body !== null) {
+        let written = 0;
+        for await (const chunk of entry.file.stream(body)) {
+          written += (chunk as Buffer).length;
+          yield chunk as Buffer;
+        }
+        if (written !== body.end - body.start + 1) throw new Error(`${entry.name} changed size while streaming`);
       }
-      if (written !== entry.file.size) throw new Error(`${entry.name} changed size while streaming`);
-      const pad = (block - (written % block)) % block;
-      if (pad > 0) yield Buffer.alloc(pad);
+      offset += size;
+      const padding = (block - (size % block)) % block;
+      const pad = overlap(offset, padding);
+      if (pad !== null) yield Buffer.alloc(pad.end - pad.start + 1);
+      offset += padding;
     }
-    yield Buffer.alloc(2 * block);
+    const trailer = overlap(offset, 2 * block);
+    if (trailer !== null) yield Buffer.alloc(trailer.end - trailer.start + 1);
   }
   return Readable.from(generate(), { objectMode: false });
 }

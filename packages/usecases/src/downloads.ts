@@ -4,7 +4,7 @@ import {
   IllegalStateError, InvalidInputError, NotFoundError, canDownloadPack, defaultDownloadTtlSeconds, downloadExpiry, isUuid,
   maxDownloadTtlSeconds, signDownload, verifyDownload, type DownloadRefusal, type SigningKey,
 } from '@mint/domain';
-import { isStoreNotFoundError, tarSize, tarStream, type PackStore, type TarEntry } from '@mint/store';
+import { isStoreNotFoundError, tarSize, tarStream, type ByteRange, type PackStore, type TarEntry } from '@mint/store';
 import type { UseCaseContext } from './context.ts';
 import { packFiles } from './pack-export.ts';
 
@@ -77,7 +77,16 @@ export type DownloadAnswer =
   | { readonly kind: 'refused'; readonly reason: DownloadRefusal }
   /** Signed correctly but the pack or its files are gone. */
   | { readonly kind: 'missing' }
-  | { readonly kind: 'file'; readonly fileName: string; readonly size: number; readonly stream: () => Readable };
+  | {
+    readonly kind: 'file';
+    readonly fileName: string;
+    readonly size: number;
+    /** Changes whenever the pack is written again, so a resumed download (If-Range) never mixes two packs. */
+    readonly etag: string;
+    readonly lastModified: Date;
+    /** The archive, or only bytes `range` of it (within `size`), streamed from the store. */
+    readonly stream: (range?: ByteRange) => Readable;
+  };
 
 /**
  * Checks a download request (method, path and its exp/kid/sig query values) at the context's
@@ -106,7 +115,10 @@ export async function openPayloadPackDownload(
     for (const name of [packFiles.manifest, packFiles.csv, packFiles.jsonl]) {
       entries.push({ name, file: await settings.store.open(pack.storagePath, name), mtime: pack.updatedAt });
     }
-    return { kind: 'file', fileName: `payload-pack-${pack.id}.tar`, size: tarSize(entries), stream: () => tarStream(entries) };
+    return {
+      kind: 'file', fileName: `payload-pack-${pack.id}.tar`, size: tarSize(entries), etag: `"${pack.id}-${pack.updatedAt.getTime()}"`,
+      lastModified: pack.updatedAt, stream: (range) => tarStream(entries, range),
+    };
   } catch (error) {
     if (isStoreNotFoundError(error)) return { kind: 'missing' };
     throw error;

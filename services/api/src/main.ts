@@ -8,8 +8,7 @@ import {
 } from '@mint/runtime';
 import { createUseCaseContext } from '@mint/usecases';
 import { startApi } from './start.ts';
-import { resolveDownloadSigningKeys, resolveWebhookSecretKeys } from '@mint/runtime';
-import { createFsPackStore } from '@mint/store';
+import { openConfiguredPackStore, resolveDownloadSigningKeys, resolveWebhookSecretKeys } from '@mint/runtime';
 import { metricSources } from './metrics/sources.ts';
 
 async function main(): Promise<void> {
@@ -23,6 +22,7 @@ async function main(): Promise<void> {
     throw error;
   }
   const bus = await openConfiguredBus(config, 'minting-api');
+  const packs = await openConfiguredPackStore(config, { name: 'minting-api' });
   const ctx = createUseCaseContext({
     db,
     publicBaseUrl: config.publicBaseUrl,
@@ -37,7 +37,7 @@ async function main(): Promise<void> {
   const api = await startApi({ ctx, config, logger, setMintBatchStatusEnabled: config.setMintBatchStatusEnabled,
     webhooks: { allowLoopback: config.webhookAllowLoopback, allowedAddresses: config.webhookAllowedAddresses }, readiness: readinessProbe({ db, bus }),
     metrics: createMetrics(metricSources(ctx, bus)),
-    downloads: { keys: await resolveDownloadSigningKeys(config), store: createFsPackStore(config.packStoreDir) } });
+    downloads: { keys: await resolveDownloadSigningKeys(config), store: packs.store } });
 
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -48,6 +48,7 @@ async function main(): Promise<void> {
     setTimeout(() => process.exit(1), config.shutdownTimeoutMs + 5_000).unref();
     await api.close();
     await bus.close();
+    await packs.close();
     await db.close();
     logger.info('api stopped');
   };

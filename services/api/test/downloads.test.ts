@@ -10,7 +10,11 @@ import { createConnectTransport } from '@connectrpc/connect-node';
 import { MintService } from '@mint/contract';
 import { query } from '../../../test/support/sql.ts';
 import type { SigningKey } from '@mint/domain';
-import { createFsPackStore, type PackStore } from '@mint/store';
+import { pipeline } from 'node:stream/promises';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { createFsPackStore, createNatsPackStore, type PackStore } from '@mint/store';
+import { testInfra } from '../../../test/support/context.ts';
 import { claimPayloadPack, generatePayloadPack, type UseCaseContext } from '@mint/usecases';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintCompleted, tempStoreDir } from '../../../test/support/pack-fixtures.ts';
@@ -24,6 +28,10 @@ const k2: SigningKey = { id: 'k2', secret: new Uint8Array(32).fill(2) };
 let app: UseCaseBundle;
 let storeDir: { dir: string; remove(): Promise<void> };
 let store: PackStore;
+/** The same packs copied into a NATS Object Store bucket of this file's own. */
+let natsStore: PackStore;
+let nc: NatsConnection;
+const natsBucket = `T_DL_${crypto.randomUUID().slice(0, 8).toUpperCase()}`;
 let brand: SeededBrand;
 let readyPack: { id: string; batchId: string };
 let pendingPack: { id: string };
@@ -32,8 +40,8 @@ let clockMs = Date.now();
 let ctx: UseCaseContext;
 
 /** Starts an API over the shared database with `keys`, the test clock and captured logs. */
-async function startWith(keys: readonly SigningKey[]): Promise<{ baseUrl: string; mint: Client<typeof MintService> }> {
-  const api = await startTestApi(app, { ctx, shutdownTimeoutMs: 2_000, downloads: { keys, store } });
+async function startWith(keys: readonly SigningKey[], packStore = store): Promise<{ baseUrl: string; mint: Client<typeof MintService> }> {
+  const api = await startTestApi(app, { ctx, shutdownTimeoutMs: 2_000, downloads: { keys, store: packStore } });
   running.push(api);
   return { baseUrl: api.baseUrl, mint: createClient(MintService, createConnectTransport({ baseUrl: api.baseUrl, httpVersion: '1.1' })) };
 }
@@ -73,8 +81,16 @@ beforeAll(async () => {
   expect(await generatePayloadPack(app.ctx, claim!, { store })).toMatchObject({ kind: 'ready' });
   const pending = await mintCompleted(app.ctx, brand, 5);
   pendingPack = { id: await packOfBatch(pending.mintBatchId) };
+  nc = await connect({ servers: testInfra().natsUrl });
+  natsStore = await createNatsPackStore(nc, { bucket: natsBucket, segmentBytes: 64 * 1024, chunkBytes: 8 * 1024 });
+  const storagePath = `${brand.brandId}/${readyPack.id}`;
+  const writer = await natsStore.begin(storagePath);
+  for (const name of ['manifest.json', 'units.csv', 'units.jsonl']) await pipeline((await store.open(storagePath, name)).stream(), writer.file(name));
+  await writer.commit();
 });
 afterAll(async () => {
+  await (await jetstreamManager(nc)).streams.delete(`OBJ_${natsBucket}`).catch(() => undefined);
+  await nc?.close();
   for (const api of running) await api.close();
   await app.close();
   await storeDir.remove();
@@ -215,5 +231,50 @@ describe('the download route', () => {
     expect(logs).not.toContain(params.get('sig')!);
     expect(logs).not.toContain(params.get('sig')!.slice(0, 42));
     expect(logs).not.toMatch(/sig=/);
+  });
+});
+
+describe.each([['filesystem store', () => store], ['NATS Object Store bucket', () => natsStore]] as const)('Range downloads from the %s', (_label, packStore) => {
+  async function fetchPack(headers: Record<string, string> = {}) {
+    const { mint, baseUrl } = await startWith([k1], packStore());
+    const issued = await mint.createPayloadPackDownloadUrl({ brandId: brand.brandId, packId: readyPack.id }, bearer(brand.token));
+    const url = new URL(issued.url);
+    const response = await fetch(`${baseUrl}${url.pathname}${url.search}`, { headers });
+    return { response, body: Buffer.from(await response.arrayBuffer()) };
+  }
+
+  it('resumes: any single range answers 206 with exactly those bytes, and the parts make the whole archive', async () => {
+    const { response: full, body: whole } = await fetchPack();
+    expect(full.status).toBe(200);
+    expect(full.headers.get('accept-ranges')).toBe('bytes');
+    const etag = full.headers.get('etag')!;
+    const size = whole.length;
+    const manifest = JSON.parse(untar(whole).get('manifest.json')!.toString()) as { files: { name: string; sha256: string }[] };
+    for (const f of manifest.files) expect(createHash('sha256').update(untar(whole).get(f.name)!).digest('hex')).toBe(f.sha256);
+    const cases: [string, number, number][] = [['bytes=0-511', 0, 511], ['bytes=100-1000', 100, 1000], [`bytes=${size - 700}-`, size - 700, size - 1],
+      ['bytes=-1024', size - 1024, size - 1], [`bytes=5000-${size + 999}`, 5000, size - 1]];
+    for (const [header, start, end] of cases) {
+      const { response, body } = await fetchPack({ range: header, 'if-range': etag });
+      expect(response.status, header).toBe(206);
+      expect(response.headers.get('content-range'), header).toBe(`bytes ${start}-${end}/${size}`);
+      expect(Number(response.headers.get('content-length')), header).toBe(end - start + 1);
+      expect(body.equals(whole.subarray(start, end + 1)), header).toBe(true);
+    }
+    // A download cut after 3 000 bytes resumes from there into the same archive.
+    const { body: rest } = await fetchPack({ range: 'bytes=3000-', 'if-range': etag });
+    expect(Buffer.concat([whole.subarray(0, 3000), rest]).equals(whole)).toBe(true);
+  });
+
+  it('answers 416 past the end, and the whole archive for a stale If-Range or several ranges', async () => {
+    const { body: whole } = await fetchPack();
+    const beyond = await fetchPack({ range: `bytes=${whole.length}-` });
+    expect(beyond.response.status).toBe(416);
+    expect(beyond.response.headers.get('content-range')).toBe(`bytes */${whole.length}`);
+    expect(JSON.parse(beyond.body.toString())).toMatchObject({ ok: false, error: 'range_not_satisfiable' });
+    for (const headers of [{ range: 'bytes=0-10', 'if-range': '"another-version"' }, { range: 'bytes=0-10,20-30' }, { range: 'lines=1-2' }] as Record<string, string>[]) {
+      const { response, body } = await fetchPack(headers);
+      expect(response.status, JSON.stringify(headers)).toBe(200);
+      expect(body.equals(whole), JSON.stringify(headers)).toBe(true);
+    }
   });
 });

@@ -3,11 +3,10 @@
  * against an unmigrated database or an unreachable dependency, with one line naming it.
  */
 import { hostname } from 'node:os';
-import { assertMigrated, createLogger, loadConfig, openConfiguredBus, openConfiguredDatabase, requireProductionUrls } from '@mint/runtime';
+import { assertMigrated, createLogger, loadConfig, openConfiguredBus, openConfiguredDatabase, openConfiguredPackStore, requireProductionUrls } from '@mint/runtime';
 import { countJobsByStatus, createMetrics, readinessProbe, resolveWebhookSecretKeys, StartupError } from '@mint/runtime';
 import { createUseCaseContext, createWebhookSender, sealWebhookSecrets, outboxLag, webhookBacklog } from '@mint/usecases';
 import { startExecutor } from './executor.ts';
-import { createFsPackStore } from '@mint/store';
 import { startMetricsServer, type MetricsServer } from './metrics-server.ts';
 
 let logger: ReturnType<typeof createLogger> | undefined;
@@ -18,6 +17,7 @@ try {
   await assertMigrated(db);
   const name = `executor-${hostname()}-${process.pid}`;
   const bus = await openConfiguredBus(config, name);
+  const packs = await openConfiguredPackStore(config, { name });
   const ctx = createUseCaseContext({ db, publicBaseUrl: config.publicBaseUrl, webhookSecretKeys: await resolveWebhookSecretKeys(config) });
   // Webhook secrets stored before sealing, or sealed with a key WEBHOOK_SECRET_KEYS no longer lists first, are sealed with the current key.
   const resealed = await sealWebhookSecrets(ctx);
@@ -33,7 +33,7 @@ try {
   const executor = startExecutor({ metrics,
     ctx, bus, logger, concurrency: config.executorConcurrency, chunkSize: config.chunkSize, leaseMs: config.executorLeaseMs, owner: name,
     writers: config.executorJobWriters, scanEventRetentionDays: config.scanEventRetentionDays,
-    packStore: createFsPackStore(config.packStoreDir),
+    packStore: packs.store,
     ...(config.webhookConcurrency === 0 ? {} : {
       webhooks: {
         send: createWebhookSender({ allowLoopback: config.webhookAllowLoopback, allowedAddresses: config.webhookAllowedAddresses }),
@@ -48,6 +48,7 @@ try {
     http?.markStopping();
     await executor.stop();
     await bus.close();
+    await packs.close();
     await db.close();
     await http?.close();
     process.exit(0);

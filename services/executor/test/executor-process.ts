@@ -62,7 +62,7 @@ export function executorTestEnv(databaseUrl: string): Record<string, string> {
   const names = freshStreamNames();
   return {
     DATABASE_URL: databaseUrl, NATS_URL: testInfra().natsUrl, NATS_STREAM: names.stream, NATS_SUBJECT_PREFIX: names.subjectPrefix,
-    EXECUTOR_LEASE_MS: '1500', NATS_ACK_WAIT_MS: '3000', MINT_CHUNK_SIZE: '500',
+    EXECUTOR_LEASE_MS: '1500', NATS_ACK_WAIT_MS: '3000', MINT_CHUNK_SIZE: '500', PACK_STORE: 'fs',
   };
 }
 

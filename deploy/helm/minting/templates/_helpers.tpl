@@ -78,6 +78,8 @@ hook Job (which runs before the ConfigMap exists on first install).
 LOG_LEVEL: {{ .Values.config.logLevel | quote }}
 NATS_STREAM: {{ .Values.config.natsStream | quote }}
 NATS_SUBJECT_PREFIX: {{ .Values.config.natsSubjectPrefix | quote }}
+NATS_REPLICAS: {{ .Values.config.natsReplicas | toString | quote }}
+PACK_STORE: {{ include "minting.packStoreKind" . | quote }}
 EXECUTOR_CONCURRENCY: {{ .Values.config.executorConcurrency | toString | quote }}
 MINT_CHUNK_SIZE: {{ .Values.config.chunkSize | toString | quote }}
 {{- with .Values.config.publicBaseUrl }}
@@ -102,7 +104,7 @@ NATS_ACK_WAIT_MS: {{ . | toString | quote }}
 {{- if not (kindIs "invalid" .Values.config.scanEventRetentionDays) }}
 SCAN_EVENT_RETENTION_DAYS: {{ .Values.config.scanEventRetentionDays | toString | quote }}
 {{- end }}
-{{- if .Values.packStore.existingClaim }}
+{{- if eq (include "minting.packStoreKind" .) "fs" }}
 PACK_STORE_DIR: {{ .Values.packStore.mountPath | quote }}
 {{- end }}
 {{- /* The API's limits and settings; null leaves a variable out (the process default), 0 is a value. */}}
@@ -172,15 +174,30 @@ priorityClassName: {{ . }}
 {{- end }}
 
 {{/*
+The pack store kind ("nats" or "fs"), refusing a combination that cannot work: "fs" without a
+claim (the read-only root filesystem has nowhere to put packs) or a claim with "nats" (unused).
+*/}}
+{{- define "minting.packStoreKind" -}}
+{{- $ps := .Values.packStore }}
+{{- if and (eq $ps.kind "fs") (not $ps.existingClaim) }}
+{{- fail "packStore.kind fs needs packStore.existingClaim (a ReadWriteMany claim when the api and executor run on several nodes)" }}
+{{- end }}
+{{- if and (eq $ps.kind "nats") $ps.existingClaim }}
+{{- fail "packStore.existingClaim is only used with packStore.kind fs; the nats pack store needs no volume" }}
+{{- end }}
+{{- $ps.kind }}
+{{- end }}
+
+{{/*
 The writable scratch volume every container mounts at /tmp (the root filesystem is read-only),
-plus the pack store claim when one is configured and wanted (withPackStore).
+plus the pack store claim when packs live on a volume (packStore.kind fs) and the pod wants it (withPackStore).
 */}}
 {{- define "minting.volumes" -}}
 volumes:
   - name: tmp
     emptyDir:
       sizeLimit: {{ .root.Values.tmpSizeLimit }}
-{{- if and .withPackStore .root.Values.packStore.existingClaim }}
+{{- if and .withPackStore (eq (include "minting.packStoreKind" .root) "fs") }}
   - name: pack-store
     persistentVolumeClaim:
       claimName: {{ .root.Values.packStore.existingClaim }}
@@ -194,7 +211,7 @@ The volume mounts matching minting.volumes.
 volumeMounts:
   - name: tmp
     mountPath: /tmp
-{{- if and .withPackStore .root.Values.packStore.existingClaim }}
+{{- if and .withPackStore (eq (include "minting.packStoreKind" .root) "fs") }}
   - name: pack-store
     mountPath: {{ .root.Values.packStore.mountPath }}
     {{- with .root.Values.packStore.subPath }}

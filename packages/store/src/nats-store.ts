@@ -1,0 +1,310 @@
+import { randomBytes } from 'node:crypto';
+import { PassThrough, Readable, Writable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { jetstreamManager, StorageType, type JetStreamManager, type StoredMsg } from '@nats-io/jetstream';
+import { Objm, type ObjectInfo, type ObjectStore } from '@nats-io/obj';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { assertFileName, assertStoragePath, StoreNotFoundError, type ByteRange, type PackStore, type PackWriter, type StoredFile } from './store.ts';
+
+/** Options of {@link createNatsPackStore}. */
+export interface NatsPackStoreOptions {
+  /** Bucket name (letters, digits, `-`, `_`); the backing stream is `OBJ_<bucket>`. */
+  readonly bucket: string;
+  /** Replicas of the bucket's stream (1, 3 or 5 in a cluster); an existing bucket is updated to it. */
+  readonly replicas?: number;
+  /** Bytes per segment object a file is split into; a Range read skips whole segments. Default 16 MiB. */
+  readonly segmentBytes?: number;
+  /** Bytes per chunk message of an object; at most the server's max_payload. Default 256 KiB. */
+  readonly chunkBytes?: number;
+}
+
+/** One segment object of a stored file. */
+interface SegmentRef {
+  readonly object: string;
+  readonly size: number;
+}
+
+/** The index object of a pack: published last, so it names only complete files. */
+interface PackIndex {
+  readonly format: 'mint-pack-index/v1';
+  /** Random id of the write that produced the files; their objects are named under it. */
+  readonly generation: string;
+  readonly files: Readonly<Record<string, { readonly size: number; readonly segments: readonly SegmentRef[] }>>;
+}
+
+const defaultSegmentBytes = 16 * 1024 * 1024;
+const defaultChunkBytes = 256 * 1024;
+
+/** Name of the index object of the pack at `storagePath`. */
+const indexName = (storagePath: string) => `${storagePath}/pack.json`;
+
+/**
+ * The pack store on a NATS JetStream Object Store bucket (created when missing, with `replicas`).
+ * A pack's files are written as segment objects named under a random generation
+ * (`{storagePath}/{generation}/{file}.{n}`); `commit` publishes the pack's index object
+ * (`{storagePath}/pack.json`) last, in one message, so readers see either the old or the new pack,
+ * never half of one; the previous generation's objects are deleted after (a download of it still
+ * running is cut; resumed with `If-Range`, it then gets the new pack whole). Reads fetch one chunk
+ * message at a time, from any replica, as the consumer of the stream asks for more, so a slow
+ * download holds at most a chunk or two in memory; a range read starts at the segment that holds its
+ * first byte. A crash between the segments and the index leaves unreferenced segment objects behind.
+ */
+export async function createNatsPackStore(nc: NatsConnection, options: NatsPackStoreOptions): Promise<PackStore> {
+  const replicas = options.replicas ?? 1;
+  const segmentBytes = options.segmentBytes ?? defaultSegmentBytes;
+  const chunkBytes = Math.min(options.chunkBytes ?? defaultChunkBytes, nc.info?.max_payload ?? defaultChunkBytes);
+  const objm = new Objm(nc);
+  const bucket = await objm.create(options.bucket, { replicas, storage: StorageType.File });
+  const jsm = await jetstreamManager(nc, { timeout: 2_000 });
+  const stream = `OBJ_${options.bucket}`;
+  const current = await jsm.streams.info(stream);
+  if (current.config.num_replicas !== replicas) {
+    await jsm.streams.update(stream, { ...current.config, num_replicas: replicas });
+    // Until the new peers are placed and current, reads and writes of the bucket may time out.
+    for (const deadline = Date.now() + 30_000; Date.now() < deadline; await sleep(250)) {
+      const info = await jsm.streams.info(stream).catch(() => undefined);
+      const peers = info?.cluster?.replicas ?? [];
+      if (info?.cluster?.leader !== undefined && peers.length >= replicas - 1 && peers.every((p) => p.current)) break;
+    }
+  }
+  const reader = new ObjectReader(jsm, options.bucket);
+
+  const readIndex = async (storagePath: string): Promise<PackIndex | null> => {
+    const info = await reader.info(indexName(storagePath));
+    if (info === null) return null;
+    const parts: Buffer[] = [];
+    for await (const chunk of reader.chunks(info, 0, info.size - 1)) parts.push(chunk);
+    return JSON.parse(Buffer.concat(parts).toString('utf8')) as PackIndex;
+  };
+  const deleteObjects = async (names: readonly string[]) => {
+    for (const name of names) await bucket.delete(name).catch(() => undefined);
+  };
+  const objectsOf = (index: PackIndex) => Object.values(index.files).flatMap((f) => f.segments.map((s) => s.object));
+
+  return {
+    async begin(storagePath) {
+      assertStoragePath(storagePath);
+      const generation = randomBytes(8).toString('hex');
+      const files = new Map<string, SegmentedFile>();
+      let done = false;
+      const writer: PackWriter = {
+        file(name) {
+          assertFileName(name);
+          if (files.has(name)) throw new Error(`${name} is already being written`);
+          const file = new SegmentedFile(bucket, `${storagePath}/${generation}/${name}`, segmentBytes, chunkBytes);
+          files.set(name, file);
+          return file;
+        },
+        async commit() {
+          const entries = await Promise.all([...files].map(async ([name, file]) => [name, await file.completed()] as const));
+          const index: PackIndex = {
+            format: 'mint-pack-index/v1', generation,
+            files: Object.fromEntries(entries.map(([name, segments]) => [name, { size: segments.reduce((n, s) => n + s.size, 0), segments }])),
+          };
+          const previous = await readIndex(storagePath);
+          await bucket.putBlob({ name: indexName(storagePath) }, Buffer.from(JSON.stringify(index)));
+          done = true;
+          if (previous !== null && previous.generation !== generation) await deleteObjects(objectsOf(previous));
+        },
+        async abort() {
+          if (done) return;
+          done = true;
+          const written = await Promise.all([...files.values()].map((f) => f.discard()));
+          await deleteObjects(written.flat());
+        },
+      };
+      return writer;
+    },
+    async open(storagePath, file): Promise<StoredFile> {
+      assertStoragePath(storagePath);
+      assertFileName(file);
+      const entry = (await readIndex(storagePath))?.files[file];
+      if (entry === undefined) throw new StoreNotFoundError(`${storagePath}/${file} is not in the store`);
+      return { size: entry.size, stream: (range?: ByteRange) => readSegments(reader, `${storagePath}/${file}`, entry.segments, range) };
+    },
+    async remove(storagePath) {
+      assertStoragePath(storagePath);
+      const index = await readIndex(storagePath);
+      if (index === null) return;
+      await bucket.delete(indexName(storagePath));
+      await deleteObjects(objectsOf(index));
+    },
+  };
+}
+
+/**
+ * A writable file split into segment objects of `segmentBytes`: each segment is put as an object
+ * while it is written (the object store reads it as a web stream), so nothing but the current
+ * chunk is held in memory. Writes wait while the object store is behind.
+ */
+class SegmentedFile extends Writable {
+  readonly #bucket: ObjectStore;
+  readonly #prefix: string;
+  readonly #segmentBytes: number;
+  readonly #chunkBytes: number;
+  readonly #puts: Promise<SegmentRef>[] = [];
+  #current: PassThrough | undefined;
+  #currentBytes = 0;
+  #finished: Promise<void>;
+
+  constructor(bucket: ObjectStore, prefix: string, segmentBytes: number, chunkBytes: number) {
+    super({ highWaterMark: chunkBytes });
+    this.#bucket = bucket;
+    this.#prefix = prefix;
+    this.#segmentBytes = segmentBytes;
+    this.#chunkBytes = chunkBytes;
+    this.#finished = new Promise((resolve, reject) => {
+      this.once('finish', resolve);
+      this.once('error', reject);
+    });
+    this.#finished.catch(() => undefined);
+  }
+
+  #open(): PassThrough {
+    const body = new PassThrough({ highWaterMark: this.#chunkBytes });
+    const object = `${this.#prefix}.${this.#puts.length}`;
+    const put = this.#bucket
+      .put({ name: object, options: { max_chunk_size: this.#chunkBytes } }, Readable.toWeb(body) as ReadableStream<Uint8Array>)
+      .then((info: ObjectInfo) => ({ object, size: info.size }));
+    put.catch((error: unknown) => this.destroy(error instanceof Error ? error : new Error(String(error))));
+    this.#puts.push(put);
+    this.#current = body;
+    this.#currentBytes = 0;
+    return body;
+  }
+
+  override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+    let rest = chunk;
+    const next = (): void => {
+      while (rest.length > 0) {
+        let body = this.#current;
+        if (body === undefined || this.#currentBytes >= this.#segmentBytes) {
+          body?.end();
+          body = this.#open();
+        }
+        const part = rest.subarray(0, this.#segmentBytes - this.#currentBytes);
+        rest = rest.subarray(part.length);
+        this.#currentBytes += part.length;
+        if (!body.write(part)) return void body.once('drain', next);
+      }
+      callback();
+    };
+    next();
+  }
+
+  override _final(callback: (error?: Error | null) => void): void {
+    (this.#current ?? this.#open()).end();
+    Promise.all(this.#puts).then(() => callback(), (error: unknown) => callback(error as Error));
+  }
+
+  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
+    this.#current?.destroy();
+    callback(error);
+  }
+
+  /** The segments once the file was ended and every segment object is stored. */
+  async completed(): Promise<SegmentRef[]> {
+    await this.#finished;
+    return Promise.all(this.#puts);
+  }
+
+  /** Stops writing; the names of the segment objects that may have been stored, for deletion. */
+  async discard(): Promise<string[]> {
+    this.destroy();
+    await Promise.allSettled(this.#puts);
+    return this.#puts.map((_, i) => `${this.#prefix}.${i}`);
+  }
+}
+
+/** What an object's meta message says (the fields this store reads). */
+interface ObjectMeta {
+  readonly nuid: string;
+  readonly size: number;
+  readonly chunks: number;
+  readonly deleted?: boolean;
+}
+
+/**
+ * Reads objects of the bucket message by message. Each message is asked of any replica first
+ * (JetStream direct get, which keeps answering while the stream elects a new leader after losing
+ * one) and of the stream leader when that replica does not have it (a node still catching up);
+ * failed attempts are retried a few times before the error is thrown.
+ */
+class ObjectReader {
+  readonly #jsm: JetStreamManager;
+  readonly #bucket: string;
+  readonly #stream: string;
+  constructor(jsm: JetStreamManager, bucket: string) {
+    this.#jsm = jsm;
+    this.#bucket = bucket;
+    this.#stream = `OBJ_${bucket}`;
+  }
+
+  async #message(query: { last_by_subj: string } | { seq: number; next_by_subj: string }): Promise<StoredMsg | null> {
+    let failure: unknown;
+    for (let attempt = 1; attempt <= 4; attempt++) {
+      try {
+        const found = await this.#jsm.direct.getMessage(this.#stream, query);
+        if (found !== null) return found;
+      } catch (error) {
+        failure = error;
+      }
+      try {
+        return await this.#jsm.streams.getMessage(this.#stream, query as { last_by_subj: string });
+      } catch (error) {
+        failure = error;
+      }
+      await sleep(250 * attempt);
+    }
+    throw failure;
+  }
+
+  /** The object's meta (the object store's `$O.<bucket>.M.<base64url name>` message); null when missing or deleted. */
+  async info(name: string): Promise<ObjectMeta | null> {
+    const encoded = Buffer.from(name, 'latin1').toString('base64').replace(/\+/g, '-').replace(/\//g, '_');
+    const message = await this.#message({ last_by_subj: `$O.${this.#bucket}.M.${encoded}` });
+    if (message === null) return null;
+    const meta = message.json<ObjectMeta>();
+    return meta.deleted === true ? null : meta;
+  }
+
+  /** Bytes `start..end` (inclusive) of the object, one chunk message at a time, fetched as the consumer asks. */
+  async *chunks(meta: ObjectMeta, start: number, end: number): AsyncGenerator<Buffer> {
+    const subject = `$O.${this.#bucket}.C.${meta.nuid}`;
+    let seq = 0;
+    let position = 0;
+    for (let chunk = 0; chunk < meta.chunks && position <= end; chunk++) {
+      const message = await this.#message({ seq, next_by_subj: subject });
+      if (message === null) throw new StoreNotFoundError(`chunk ${chunk} of object ${meta.nuid} is missing`);
+      seq = message.seq + 1;
+      const data = Buffer.from(message.data.buffer, message.data.byteOffset, message.data.byteLength);
+      const from = Math.max(start - position, 0);
+      const to = Math.min(end - position + 1, data.length);
+      position += data.length;
+      if (to > from) yield data.subarray(from, to);
+    }
+  }
+}
+
+/**
+ * Streams bytes `range` (default all) of a file stored as `segments`, starting at the segment that
+ * holds the range's first byte, only as fast as the reader consumes.
+ */
+function readSegments(reader: ObjectReader, label: string, segments: readonly SegmentRef[], range?: ByteRange): Readable {
+  const total = segments.reduce((n, s) => n + s.size, 0);
+  const start = range?.start ?? 0;
+  const end = Math.min(range?.end ?? total - 1, total - 1);
+  async function* generate(): AsyncGenerator<Buffer> {
+    let offset = 0;
+    for (const segment of segments) {
+      const segmentEnd = offset + segment.size;
+      if (segmentEnd > start && offset <= end) {
+        const meta = await reader.info(segment.object);
+        if (meta === null || meta.size !== segment.size) throw new StoreNotFoundError(`${label} lost its segment ${segment.object}`);
+        yield* reader.chunks(meta, Math.max(start - offset, 0), Math.min(end, segmentEnd - 1) - offset);
+      }
+      offset = segmentEnd;
+    }
+  }
+  return Readable.from(generate(), { objectMode: false, highWaterMark: 1 });
+}

@@ -1,0 +1,112 @@
+// The NATS JetStream Object Store pack store against the shared nats-server: commit visibility,
+// replacement, abort, removal, range reads across segment boundaries, and the same archive bytes as
+// the filesystem store. Every test file uses a bucket of its own, deleted afterwards.
+
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buffer } from 'node:stream/consumers';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { Objm } from '@nats-io/obj';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testInfra } from '../../../test/support/context.ts';
+import { createFsPackStore, createNatsPackStore, isStoreNotFoundError, StorePathError, tarSize, tarStream, type PackStore } from '../src/index.ts';
+
+let nc: NatsConnection;
+let store: PackStore;
+let fsRoot: string;
+const bucket = `T_PACKS_${randomBytes(5).toString('hex').toUpperCase()}`;
+// Small segments and chunks, so that a few KiB cross several of each.
+const segmentBytes = 10_000;
+const chunkBytes = 1024;
+
+beforeAll(async () => {
+  nc = await connect({ servers: testInfra().natsUrl });
+  store = await createNatsPackStore(nc, { bucket, segmentBytes, chunkBytes });
+  fsRoot = await mkdtemp(join(tmpdir(), 'store-range-'));
+});
+
+afterAll(async () => {
+  await (await jetstreamManager(nc)).streams.delete(`OBJ_${bucket}`).catch(() => undefined);
+  await nc?.close();
+  await rm(fsRoot, { recursive: true, force: true });
+});
+
+async function writePack(target: PackStore, path: string, files: Record<string, string | Buffer>): Promise<void> {
+  const writer = await target.begin(path);
+  for (const [name, content] of Object.entries(files)) writer.file(name).end(content);
+  await writer.commit();
+}
+
+const text = async (path: string, file: string) => (await buffer((await store.open(path, file)).stream())).toString();
+
+describe('createNatsPackStore', () => {
+  it('shows a pack only once committed, and replaces it whole when written again', async () => {
+    const writer = await store.begin('brand/pack1');
+    writer.file('a.txt').end('one');
+    writer.file('b.txt').end('uno');
+    await expect(store.open('brand/pack1', 'a.txt')).rejects.toSatisfy(isStoreNotFoundError);
+    await writer.commit();
+    expect((await store.open('brand/pack1', 'a.txt')).size).toBe(3);
+    expect(await text('brand/pack1', 'a.txt')).toBe('one');
+    await writePack(store, 'brand/pack1', { 'c.txt': 'two' });
+    await expect(store.open('brand/pack1', 'a.txt')).rejects.toSatisfy(isStoreNotFoundError);
+    expect(await text('brand/pack1', 'c.txt')).toBe('two');
+    // The first generation's objects are gone: only the index and the new file remain.
+    const bucketStore = await new Objm(nc).open(bucket);
+    const names = (await bucketStore.list()).filter((o) => !o.deleted && o.name.startsWith('brand/pack1/')).map((o) => o.name.replace(/\/[0-9a-f]{16}\//, '/G/'));
+    expect(names.sort()).toEqual(['brand/pack1/G/c.txt.0', 'brand/pack1/pack.json']);
+  });
+
+  it('keeps large files byte for byte across segments and leaves nothing visible when aborted', async () => {
+    const big = randomBytes(3 * segmentBytes + 777);
+    await writePack(store, 'brand/pack2', { 'big.bin': big, 'empty.txt': '' });
+    const file = await store.open('brand/pack2', 'big.bin');
+    expect(file.size).toBe(big.length);
+    expect(createHash('sha256').update(await buffer(file.stream())).digest('hex')).toBe(createHash('sha256').update(big).digest('hex'));
+    expect((await buffer((await store.open('brand/pack2', 'empty.txt')).stream())).length).toBe(0);
+
+    const writer = await store.begin('brand/pack3');
+    writer.file('a.txt').write('partial');
+    await writer.abort();
+    await expect(store.open('brand/pack3', 'a.txt')).rejects.toSatisfy(isStoreNotFoundError);
+  });
+
+  it('reads any byte range, within a chunk, across chunks and across segments', async () => {
+    const big = randomBytes(2 * segmentBytes + 333);
+    await writePack(store, 'brand/pack4', { 'big.bin': big });
+    const file = await store.open('brand/pack4', 'big.bin');
+    const ranges: [number, number][] = [[0, 0], [5, 900], [1000, 1100], [chunkBytes - 1, chunkBytes], [segmentBytes - 10, segmentBytes + 10],
+      [segmentBytes, 2 * segmentBytes - 1], [123, big.length - 1], [big.length - 1, big.length - 1]];
+    for (const [start, end] of ranges) {
+      expect((await buffer(file.stream({ start, end }))).equals(big.subarray(start, end + 1)), `${start}-${end}`).toBe(true);
+    }
+  });
+
+  it('serves the same archive bytes and ranges as the filesystem store', async () => {
+    const content = { 'manifest.json': '{"a":1}\n', 'units.csv': 'x,'.repeat(9000), 'units.jsonl': 'y'.repeat(513) };
+    const fsStore = createFsPackStore(fsRoot);
+    await writePack(store, 'brand/pack5', content);
+    await writePack(fsStore, 'brand/pack5', content);
+    const entries = async (s: PackStore) =>
+      Promise.all(Object.keys(content).map(async (name) => ({ name, file: await s.open('brand/pack5', name), mtime: new Date(0) })));
+    const [fromNats, fromFs] = [await entries(store), await entries(fsStore)];
+    const whole = await buffer(tarStream(fromFs));
+    expect(whole.length).toBe(tarSize(fromNats));
+    expect((await buffer(tarStream(fromNats))).equals(whole)).toBe(true);
+    for (const [start, end] of [[0, 511], [500, 700], [512, 530], [600, whole.length - 1], [18_000, 19_000], [whole.length - 1024, whole.length - 1]] as const) {
+      expect((await buffer(tarStream(fromNats, { start, end }))).equals(whole.subarray(start, end + 1)), `nats ${start}-${end}`).toBe(true);
+      expect((await buffer(tarStream(fromFs, { start, end }))).equals(whole.subarray(start, end + 1)), `fs ${start}-${end}`).toBe(true);
+    }
+  });
+
+  it('removes a pack, and refuses paths that could be URLs or escape', async () => {
+    await writePack(store, 'brand/pack6', { 'a.txt': 'x' });
+    await store.remove('brand/pack6');
+    await expect(store.open('brand/pack6', 'a.txt')).rejects.toSatisfy(isStoreNotFoundError);
+    await store.remove('brand/pack6');
+    for (const path of ['../x', '/abs', 'https://x', '', 'a//b', '.hidden']) await expect(store.begin(path), path).rejects.toBeInstanceOf(StorePathError);
+  });
+});
