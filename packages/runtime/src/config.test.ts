@@ -57,6 +57,9 @@ describe('loadConfig', () => {
       webhookAllowedAddresses: [],
       watchMaxDurationMs: 900_000,
       watchMaxStreamsPerCaller: 20,
+      databaseDirectUrl: undefined,
+      watchProgress: 'pushed',
+      watchSafetyIntervalMs: 5_000,
     });
     expect(loadConfig({})).toHaveProperty('executorHttpPort', undefined);
     expect(defaults.port).toBe(8080);
@@ -91,6 +94,9 @@ describe('loadConfig', () => {
       WEBHOOK_ALLOWED_ADDRESSES: '10.1.2.3, 192.168.0.0/16,fd00::/8',
       WATCH_MAX_DURATION_MS: '60000',
       WATCH_MAX_STREAMS_PER_CALLER: '5',
+      DATABASE_DIRECT_URL: 'postgres://mint:pw@db-direct:5432/mint',
+      WATCH_PROGRESS: 'polled',
+      WATCH_SAFETY_INTERVAL_MS: '1000',
     });
     expect(config).toMatchObject({
       databaseUrl: 'postgres://mint:pw@db:5432/mint',
@@ -120,7 +126,16 @@ describe('loadConfig', () => {
       webhookAllowedAddresses: ['10.1.2.3', '192.168.0.0/16', 'fd00::/8'],
       watchMaxDurationMs: 60_000,
       watchMaxStreamsPerCaller: 5,
+      databaseDirectUrl: 'postgres://mint:pw@db-direct:5432/mint',
+      watchProgress: 'polled',
+      watchSafetyIntervalMs: 1000,
     });
+  });
+
+  it('takes DATABASE_DIRECT_URL from DATABASE_URL unless set, and refuses an unknown WATCH_PROGRESS naming it', () => {
+    expect(loadConfig({ DATABASE_URL: 'postgres://db:6432/mint' }).databaseDirectUrl).toBe('postgres://db:6432/mint');
+    expect(() => loadConfig({ WATCH_PROGRESS: 'sometimes' })).toThrow(/WATCH_PROGRESS must be one of pushed, polled/);
+    expect(() => loadConfig({ DATABASE_DIRECT_URL: 'mysql://db/mint' })).toThrow(/DATABASE_DIRECT_URL must be a postgres:\/\/ URL/);
   });
 
   it('refuses a malformed webhook address allow-list, naming the variable and the entry', () => {

@@ -44,12 +44,26 @@ export const defaults = {
   webhookLeaseMs: 30_000,
   watchMaxDurationMs: 15 * 60_000,
   watchMaxStreamsPerCaller: 20,
+  watchProgress: 'pushed' as WatchProgress,
+  watchSafetyIntervalMs: 5_000,
 } as const;
+
+/** How WatchMintJob streams learn of progress: `pushed` (the executors publish it) or `polled` (each stream reads every 250 ms). */
+export const watchProgressModes = ['pushed', 'polled'] as const;
+
+/** A valid `WATCH_PROGRESS` value. */
+export type WatchProgress = (typeof watchProgressModes)[number];
 
 /** The validated process configuration; see `loadConfig` for the variable behind each field. */
 export interface Config {
   /** `DATABASE_URL`: postgres:// URL; undefined in dev mode, which embeds a database. */
   readonly databaseUrl: string | undefined;
+  /**
+   * `DATABASE_DIRECT_URL`: a direct (not pooled) postgres:// URL for what needs a session of its
+   * own: the resolver's LISTEN for link changes. Default DATABASE_URL; set it when DATABASE_URL
+   * points at a transaction-pooling PgBouncer.
+   */
+  readonly databaseDirectUrl: string | undefined;
   /** `NATS_URL`: nats:// (or tls://) URL; undefined in dev mode, which uses an in-process bus. */
   readonly natsUrl: string | undefined;
   /** `PORT`: the API's listening port. */
@@ -132,6 +146,10 @@ export interface Config {
   readonly watchMaxDurationMs: number;
   /** `WATCH_MAX_STREAMS_PER_CALLER`: WatchMintJob streams one caller (user, else API key) may have open on one API process; default 20. */
   readonly watchMaxStreamsPerCaller: number;
+  /** `WATCH_PROGRESS`: `pushed` (default; executors publish progress on NATS, one subscription per API process) or `polled` (the old per-stream 250 ms read). */
+  readonly watchProgress: WatchProgress;
+  /** `WATCH_SAFETY_INTERVAL_MS`: with pushed progress, how often a stream still reads the job from the database; default 5 s. */
+  readonly watchSafetyIntervalMs: number;
 }
 
 /** A `Config` whose database and bus URLs are known to be present. */
@@ -169,6 +187,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = read.integer('PORT', defaults.port, 1, 65_535);
   const config: Config = {
     databaseUrl: read.url('DATABASE_URL', ['postgres:', 'postgresql:'], 'a postgres:// URL'),
+    databaseDirectUrl: read.url('DATABASE_DIRECT_URL', ['postgres:', 'postgresql:'], 'a postgres:// URL') ?? read.string('DATABASE_URL'),
     natsUrl: read.url('NATS_URL', ['nats:', 'tls:'], 'a nats:// URL'),
     port,
     host: read.string('HOST') ?? defaults.host,
@@ -212,6 +231,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookAllowedAddresses: read.addressList('WEBHOOK_ALLOWED_ADDRESSES'),
     watchMaxDurationMs: read.integer('WATCH_MAX_DURATION_MS', defaults.watchMaxDurationMs, 100, 86_400_000),
     watchMaxStreamsPerCaller: read.integer('WATCH_MAX_STREAMS_PER_CALLER', defaults.watchMaxStreamsPerCaller, 1, 10_000),
+    watchProgress: read.oneOf('WATCH_PROGRESS', watchProgressModes, defaults.watchProgress),
+    watchSafetyIntervalMs: read.integer('WATCH_SAFETY_INTERVAL_MS', defaults.watchSafetyIntervalMs, 100, 600_000),
   };
 
   if (problems.length > 0) {

@@ -33,7 +33,7 @@ async function main(): Promise<void> {
   });
   const api = await startApi({ ctx, config, logger, setMintBatchStatusEnabled: config.setMintBatchStatusEnabled,
     webhooks: { allowLoopback: config.webhookAllowLoopback }, readiness: readinessProbe({ db, bus }),
-    metrics: createMetrics(metricSources(ctx, bus)),
+    metrics: createMetrics(metricSources(ctx, bus)), ...(config.watchProgress === 'pushed' ? { progress: bus } : {}),
     downloads: { keys: await resolveDownloadSigningKeys(config), store: createFsPackStore(config.packStoreDir) } });
 
   let stopping = false;

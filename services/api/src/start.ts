@@ -5,6 +5,7 @@ import { createMetrics, type Config, type Logger, type Metrics } from '@mint/run
 import * as useCases from '@mint/usecases';
 import { contextAuthenticator, type Authenticator } from './auth/interceptors.ts';
 import type { ReadinessProbe } from './health.ts';
+import type { ProgressFeed } from '@mint/bus';
 import type { Route } from '@mint/http';
 import { metricsRoute } from './metrics/route.ts';
 import { metricSources } from './metrics/sources.ts';
@@ -24,7 +25,8 @@ export interface StartApiOptions {
    */
   readonly config: Pick<Config, 'port' | 'host' | 'shutdownTimeoutMs'> & Partial<Pick<Config,
     | 'metricsPort' | 'metricsToken' | 'rpcMaxBodyBytes' | 'importMaxBodyBytes' | 'httpHeadersTimeoutMs' | 'httpRequestTimeoutMs'
-    | 'httpIdleTimeoutMs' | 'httpBodyTimeoutMs' | 'http2MaxConcurrentStreams' | 'watchMaxDurationMs' | 'watchMaxStreamsPerCaller'>>;
+    | 'httpIdleTimeoutMs' | 'httpBodyTimeoutMs' | 'http2MaxConcurrentStreams' | 'watchMaxDurationMs' | 'watchMaxStreamsPerCaller'
+    | 'watchSafetyIntervalMs'>>;
   readonly logger: Logger;
   /** Probes the dependencies for /readyz and the gRPC health Check. */
   readonly readiness: ReadinessProbe;
@@ -38,6 +40,11 @@ export interface StartApiOptions {
   readonly downloads?: useCases.DownloadSettings;
   /** Tuning of the resolver's scan event writer (tests inject a writer). */
   readonly scanRecorder?: useCases.ScanRecorderOptions;
+  /**
+   * Where executors publish job progress (the job bus): WatchMintJob streams then follow it with one
+   * subscription for the process. Absent, every stream polls the database (`WATCH_PROGRESS=polled`).
+   */
+  readonly progress?: ProgressFeed;
   /** Served at /metrics and counted into; default: a fresh registry whose gauges read `ctx`'s database (no consumer gauge). */
   readonly metrics?: Metrics;
 }
@@ -68,6 +75,8 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
     ...options.scanRecorder,
   });
   const resolver = useCases.createResolver(ctx, { recorder: scans });
+  // One subscription to pushed job progress for the process, fanned out in memory.
+  const progress = options.progress === undefined ? undefined : useCases.createProgressHub(options.progress);
   // The plain HTTP route table; the server adds /healthz and /readyz, other paths go to Connect.
   const scrape = metricsRoute(metrics, { token: config.metricsToken });
   const httpRoutes: Route[] = [
@@ -84,6 +93,8 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
       watch: {
         ...(config.watchMaxDurationMs === undefined ? {} : { maxDurationMs: config.watchMaxDurationMs }),
         ...(config.watchMaxStreamsPerCaller === undefined ? {} : { maxStreamsPerCaller: config.watchMaxStreamsPerCaller }),
+        ...(progress === undefined ? {} : { progress }),
+        ...(config.watchSafetyIntervalMs === undefined ? {} : { safetyIntervalMs: config.watchSafetyIntervalMs }),
       } }),
     httpRoutes,
     authenticator: useCaseAuthenticator(ctx),
@@ -124,6 +135,11 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
   }
   return {
     port, metricsPort,
-    close: async () => { await Promise.all([server.close(), metricsServer?.close()]); await scans.close(); await resolver.close(); },
+    close: async () => {
+      await Promise.all([server.close(), metricsServer?.close()]);
+      progress?.close();
+      await scans.close();
+      await resolver.close();
+    },
   };
 }
