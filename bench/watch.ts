@@ -103,13 +103,17 @@ async function oneMode(mode: WatchMode, options: WatchBenchOptions, progress: (l
     await sleep(1000);
     const idle = await measure(adminUrl, stack.dbName, api.child.pid!, options.windowSeconds);
     let updates = 0;
+    let streaming = 0;
     let failures = 0;
     let done = 0;
     const opened: Promise<void>[] = [];
     for (let i = 0; i < options.watchers; i++) {
       opened.push((async () => {
         try {
+          let first = true;
           for await (const update of mint.watchMintJob({ brandId: seed.brand_id, mintJobId }, { ...auth, signal: abort.signal })) {
+            if (first) streaming += 1;
+            first = false;
             updates += 1;
             if (update.done) done += 1;
           }
@@ -123,7 +127,8 @@ async function oneMode(mode: WatchMode, options: WatchBenchOptions, progress: (l
     }
     // Every stream's first read is behind us once each has had its first update.
     const openDeadline = Date.now() + 60_000;
-    while (updates < options.watchers && failures === 0 && Date.now() < openDeadline) await sleep(50);
+    while (streaming < options.watchers && failures === 0 && Date.now() < openDeadline) await sleep(50);
+    if (streaming < options.watchers) throw new Error(`only ${streaming} of ${options.watchers} streams opened within 60 s (${mode})`);
     const before = updates;
     const watched = await measure(adminUrl, stack.dbName, api.child.pid!, options.windowSeconds);
     const rss = rssOf(api.child.pid!)?.rssMb ?? Number.NaN;

@@ -55,7 +55,7 @@ export {
   linkChangeChannel, type LinkRecord, type LinkFilter, type CachedLinks, type LinkReader, type LinkChangeFeed, type LinkChangeHandlers
 } from './repositories/links.ts';
 export { lockBrandResolverSettings, updateBrandResolverDomain, type BrandResolverSettings } from './repositories/brand-domains.ts';
-export { lockOutboxMessages, deleteOutboxMessage, readOutboxBacklog, type OutboxRow } from './repositories/outbox.ts';
+export { listOutboxMessages, takeOutboxMessage, readOutboxBacklog, type OutboxRow } from './repositories/outbox.ts';
 export { upsertProductBySku, upsertProductionBatchByCode, type Upserted, type ProductionBatchRow } from './repositories/catalog.ts';
 export { setLockTimeout, setIdleInTransactionTimeout, pingDatabase } from './repositories/session.ts';
 export {

@@ -212,11 +212,20 @@ export async function insertScanEvents(em: Em, scans: readonly ScanRecord[]): Pr
   return changed(em, (db) => insertScans(db, scanColumns(scans)));
 }
 
-/** Deletes up to `limit` scan events recorded before `before` (oldest ranges first, found by the BRIN index); returns how many. */
+/**
+ * Deletes up to `limit` scan events recorded before `before` (oldest ranges first, found by the
+ * BRIN index); returns how many. The keys are read first, then deleted by key one brand at a time,
+ * never by ctid: on Citus each delete is routed to one shard.
+ */
 export async function deleteScanEventsBefore(em: Em, before: Date, limit: number): Promise<number> {
-  // ctid (the row's physical address) lets a delete take a bounded batch.
-  return changed(em, (db) => db.deleteFrom('scan_events')
-    .where(sql.ref('ctid'), 'in', db.selectFrom('scan_events').select(sql.ref<string>('ctid').as('ctid')).where('scanned_at', '<', before).limit(limit)));
+  const old = await rows(em, (db) => db.selectFrom('scan_events').select(['brand_id', 'id']).where('scanned_at', '<', before).limit(limit));
+  const ids = new Map<string, string[]>();
+  for (const r of old) ids.set(r.brand_id, [...(ids.get(r.brand_id) ?? []), String(r.id)]);
+  let deleted = 0;
+  for (const [brandId, brandIds] of ids) {
+    deleted += await changed(em, (db) => db.deleteFrom('scan_events').where('brand_id', '=', brandId).where('id', '=', sql<string>`any(${brandIds}::bigint[])`));
+  }
+  return deleted;
 }
 
 /** Writes scan events in batches; see {@link createScanWriter}. */
