@@ -13,6 +13,9 @@ export { entities } from './entities/index.ts';
 export {
   openDatabase, migrate, pendingMigrations, migrateDatabase, type Database, type Em, type DatabaseLocation, type OpenDatabaseOptions
 } from './orm.ts';
+export {
+  distributeForCitus, distributedTables, referenceTables, localTables, colocationTable, type DistributionOutcome,
+} from './distribution.ts';
 export type { ProductImportRowError } from './catalog-types.ts';
 export { appendEvents } from './repositories/events.ts';
 export { bumpKpis, type KpiDelta } from './repositories/kpis.ts';
