@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
 import type { PackMove } from '@mint/domain';
-import type { Database, Em } from '../orm.ts';
+import { directUrlOf, type Database, type Em } from '../orm.ts';
 import { sql, type ExpressionBuilder } from 'kysely';
 import type { Tables } from '../tables.ts';
 import { changed, first, rows } from './kysely.ts';
@@ -202,6 +202,15 @@ export function postgresServerUrl(db: Database): string | null {
   const driverOptions = db.config.get('driverOptions') as { dataDir?: unknown } | undefined;
   const url = db.config.get('clientUrl');
   return driverOptions?.dataDir === undefined && typeof url === 'string' && /^postgres(ql)?:/.test(url) ? url : null;
+}
+
+/**
+ * The URL for connections that need a session of their own (named prepared statements, LISTEN):
+ * the direct URL `db` was opened with, else its URL; null for embedded PGlite.
+ */
+export function postgresDirectUrl(db: Database): string | null {
+  const url = postgresServerUrl(db);
+  return url === null ? null : (directUrlOf(db) ?? url);
 }
 
 const uuidShape = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

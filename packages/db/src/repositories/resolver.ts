@@ -5,7 +5,7 @@ import type { Tables } from '../tables.ts';
 import { coalesced } from './coalesce.ts';
 import { changed, first, prepare, rows, unnest, type PreparedStatement, type RowOf } from './kysely.ts';
 import { createLinkReader, type LinkReader } from './links.ts';
-import { postgresServerUrl } from './packs.ts';
+import { postgresDirectUrl } from './packs.ts';
 
 /**
  * Lookups of the public resolver. Every lookup is scoped by the brand found from the slug, and
@@ -243,7 +243,8 @@ export interface ScanWriter {
  * it writes through the entity manager.
  */
 export function createScanWriter(db: Database): ScanWriter {
-  const url = postgresServerUrl(db);
+  // Named prepared statements live in a session: the direct connection (DATABASE_DIRECT_URL).
+  const url = postgresDirectUrl(db);
   if (url === null) return { write: (scans) => insertScanEvents(db.em.fork(), scans), close: () => Promise.resolve() };
   const pool = new pg.Pool({ connectionString: url, max: 1, idleTimeoutMillis: 0, application_name: 'minting-scan-events' });
   pool.on('error', () => undefined);
@@ -288,7 +289,8 @@ export interface ResolverReaderOptions {
  * coalesced (see {@link batchedUnitLookup}); on embedded PGlite everything uses the entity manager.
  */
 export function createResolverReader(db: Database, options: ResolverReaderOptions = {}): ResolverReader {
-  const url = postgresServerUrl(db);
+  // Named prepared statements live in a session: the direct connection (DATABASE_DIRECT_URL).
+  const url = postgresDirectUrl(db);
   const em = () => db.em.fork();
   const poolSize = options.poolSize ?? 4;
   const pool = url !== null
