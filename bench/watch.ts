@@ -3,12 +3,13 @@
 // executor's published progress fanned out by one subscription per API process), in alternating
 // order and BENCH_RUNS times (default 2), a fresh stack (bench/services.ts: scratch database,
 // stream, the API and one executor as operators run them) mints one job of BENCH_UNITS units
-// (default 1,000,000, 500-unit chunks, one writer, so the mint outlasts the measurement). While it
+// (default 1,000,000, 100-unit chunks, one writer, so the mint outlasts the measurement). While it
 // runs, the database's committed transactions per second (pg_stat_database xact_commit +
 // xact_rollback of the scratch database: every statement outside a transaction is one; the
 // executor's own chunk transactions are in both windows) and the API process's CPU (from /proc) are
 // measured for BENCH_WINDOW seconds (default 8) with no watcher, then again with BENCH_WATCHERS
-// (default 2,000) streams open on the API over one HTTP/2 connection, and the API's RSS at the end.
+// (default 2,000) streams open on the API over one HTTP/2 connection (once all have had their first
+// message, within BENCH_OPEN_SECONDS, default 240), and the API's RSS at the end.
 // Prints the queries per second the watchers add, the API's CPU and RSS per mode, and the ratios
 // pushed / polled. BENCH_JSON names a file for the figures as JSON. Exits 1 when a stream failed
 // or the job finished before the measurement did (then raise BENCH_UNITS or lower BENCH_WINDOW).
@@ -32,6 +33,8 @@ export interface WatchBenchOptions {
   readonly units: number;
   readonly windowSeconds: number;
   readonly runs: number;
+  /** How long the streams may take to open. */
+  readonly openSeconds: number;
 }
 
 /** One mode's figures in one run. */
@@ -91,7 +94,7 @@ async function oneMode(mode: WatchMode, options: WatchBenchOptions, progress: (l
     const api = await stack.start('api', {
       WATCH_PROGRESS: mode, WATCH_MAX_STREAMS_PER_CALLER: String(Math.max(options.watchers, 1)), HTTP2_MAX_CONCURRENT_STREAMS: String(Math.min(options.watchers + 100, 10_000)),
     });
-    await stack.start('executor', { MINT_CHUNK_SIZE: '500', EXECUTOR_JOB_WRITERS: '1', EXECUTOR_CONCURRENCY: '1' });
+    await stack.start('executor', { MINT_CHUNK_SIZE: '100', EXECUTOR_JOB_WRITERS: '1', EXECUTOR_CONCURRENCY: '1' });
     const transport = createConnectTransport({ baseUrl: `http://127.0.0.1:${api.port}`, httpVersion: '2' });
     const mint: Client<typeof MintService> = createClient(MintService, transport);
     const auth = { headers: { authorization: `Bearer ${seed.access_token}` } };
@@ -126,9 +129,9 @@ async function oneMode(mode: WatchMode, options: WatchBenchOptions, progress: (l
       })());
     }
     // Every stream's first read is behind us once each has had its first update.
-    const openDeadline = Date.now() + 60_000;
+    const openDeadline = Date.now() + options.openSeconds * 1000;
     while (streaming < options.watchers && failures === 0 && Date.now() < openDeadline) await sleep(50);
-    if (streaming < options.watchers) throw new Error(`only ${streaming} of ${options.watchers} streams opened within 60 s (${mode})`);
+    if (streaming < options.watchers) throw new Error(`only ${streaming} of ${options.watchers} streams opened within ${options.openSeconds} s (${mode})`);
     const before = updates;
     const watched = await measure(adminUrl, stack.dbName, api.child.pid!, options.windowSeconds);
     const rss = rssOf(api.child.pid!)?.rssMb ?? Number.NaN;
@@ -172,6 +175,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const int = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
   const options: WatchBenchOptions = {
     watchers: int('BENCH_WATCHERS', 2_000), units: int('BENCH_UNITS', 1_000_000), windowSeconds: int('BENCH_WINDOW', 8), runs: int('BENCH_RUNS', 2),
+    openSeconds: int('BENCH_OPEN_SECONDS', 240),
   };
   console.log(`WatchMintJob: ${options.watchers} streams on one API during a ${options.units}-unit mint, ${options.windowSeconds} s windows, ${options.runs} run(s)`);
   benchWatch(options).then((result) => {

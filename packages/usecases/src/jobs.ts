@@ -54,11 +54,15 @@ function advances(current: JobProgress, next: JobProgress): boolean {
   return isSettledJobStatus(next.status) || next.mintedQuantity >= current.mintedQuantity;
 }
 
+/** Pushed updates reach one stream at most this often (the latest wins); a final status at once. */
+const pushedUpdateIntervalMs = 250;
+
 /**
  * Yields the job's progress now and on every change until no executor will move it any more
  * (terminal, or PREFLIGHTED: see `isSettledJobStatus`), until `maxDurationMs` has passed, or until
- * `signal` aborts. Changes come pushed from `options.progress` (with a slow safety-net read), or
- * without a hub from reading the job every `intervalMs`.
+ * `signal` aborts. Changes come pushed from `options.progress`, at most one per 250 ms per stream
+ * (the latest), with a safety-net read when nothing was pushed for `safetyIntervalMs` (shared by
+ * the job's watchers on the hub); without a hub the job is read every `intervalMs`.
  */
 export async function* watchMintJob(
   ctx: UseCaseContext, brandId: string, jobId: string, signal: AbortSignal, options: WatchOptions = {},
@@ -67,10 +71,13 @@ export async function* watchMintJob(
   const intervalMs = hub === undefined ? (options.intervalMs ?? 250) : (options.safetyIntervalMs ?? defaultWatchSafetyIntervalMs);
   const deadline = options.maxDurationMs === undefined ? undefined : AbortSignal.timeout(options.maxDurationMs);
   const stop = deadline === undefined ? signal : AbortSignal.any([signal, deadline]);
+  const read = () => (hub === undefined ? getJobProgress(ctx, brandId, jobId) : hub.shared(brandId, jobId, () => getJobProgress(ctx, brandId, jobId)));
   let pushed: JobProgress | undefined;
+  let lastHeard = Date.now();
   let wake: (() => void) | undefined;
   // Registered before the first read, so nothing published after it is missed.
   const unlisten = hub?.listen(brandId, jobId, (progress) => {
+    lastHeard = Date.now();
     pushed = pushed === undefined || advances(pushed, progress) ? progress : pushed;
     wake?.();
   });
@@ -78,25 +85,41 @@ export async function* watchMintJob(
   stop.addEventListener('abort', onStop);
   try {
     let current = await getJobProgress(ctx, brandId, jobId);
+    let lastYield = Date.now();
+    lastHeard = Math.max(lastHeard, lastYield);
     yield current;
     while (!isSettledJobStatus(current.status) && !stop.aborted) {
-      if (pushed === undefined) {
-        const timedOut = await new Promise<boolean>((resolve) => {
-          const timer = setTimeout(() => resolve(true), intervalMs);
-          wake = () => { clearTimeout(timer); resolve(false); };
-        });
-        wake = undefined;
-        if (stop.aborted) return;
-        if (timedOut) {
-          // The database is the truth: a read replaces whatever was pushed.
-          const read = await getJobProgress(ctx, brandId, jobId);
-          if (read.status !== current.status || read.mintedQuantity !== current.mintedQuantity) yield (current = read);
-          continue;
+      const now = Date.now();
+      if (pushed !== undefined && (isSettledJobStatus(pushed.status) || now - lastYield >= pushedUpdateIntervalMs)) {
+        const next = pushed;
+        pushed = undefined;
+        if (advances(current, next)) {
+          current = next;
+          lastYield = Date.now();
+          yield current;
         }
+        continue;
       }
-      const next = pushed;
-      pushed = undefined;
-      if (next !== undefined && advances(current, next)) yield (current = next);
+      if (pushed === undefined && now - lastHeard >= intervalMs) {
+        // The database is the truth: a read replaces whatever was pushed.
+        const fresh = await read();
+        lastHeard = Date.now();
+        if (fresh.status !== current.status || fresh.mintedQuantity !== current.mintedQuantity) {
+          current = fresh;
+          lastYield = Date.now();
+          yield current;
+        }
+        continue;
+      }
+      const waitMs = pushed !== undefined ? lastYield + pushedUpdateIntervalMs - now : lastHeard + intervalMs - now;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, Math.max(1, waitMs));
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      wake = undefined;
     }
   } finally {
     stop.removeEventListener('abort', onStop);

@@ -12,9 +12,17 @@ export interface ProgressHub {
   listen(brandId: string, jobId: string, listener: (progress: JobProgress) => void): () => void;
   /** Watchers registered now (for tests and metrics). */
   readonly listeners: number;
+  /**
+   * Runs `read` for the brand's job, or shares a read of the same job started less than a second
+   * ago: the safety-net reads of many watchers of one job cost one query.
+   */
+  shared<T>(brandId: string, jobId: string, read: () => Promise<T>): Promise<T>;
   /** Drops the feed's subscription; registered watchers hear nothing more (their safety-net reads go on). */
   close(): void;
 }
+
+/** How long a safety-net read of a job is shared with the job's other watchers. */
+const sharedReadMs = 1_000;
 
 const knownStatuses: ReadonlySet<string> = new Set(jobStatuses);
 
@@ -31,6 +39,7 @@ function toProgress(update: JobProgressUpdate): JobProgress | undefined {
 /** Subscribes once to `feed` and fans updates out to the watchers of each job. */
 export function createProgressHub(feed: Pick<ProgressFeed, 'subscribeProgress'>): ProgressHub {
   const byJob = new Map<string, Set<(progress: JobProgress) => void>>();
+  const reads = new Map<string, { readonly at: number; readonly result: Promise<unknown> }>();
   let count = 0;
   const unsubscribe = feed.subscribeProgress((update) => {
     const listeners = byJob.get(`${update.brandId}/${update.mintJobId}`);
@@ -56,6 +65,17 @@ export function createProgressHub(feed: Pick<ProgressFeed, 'subscribeProgress'>)
     },
     get listeners() {
       return count;
+    },
+    shared<T>(brandId: string, jobId: string, read: () => Promise<T>): Promise<T> {
+      const key = `${brandId}/${jobId}`;
+      const now = Date.now();
+      const recent = reads.get(key);
+      if (recent !== undefined && now - recent.at < sharedReadMs) return recent.result as Promise<T>;
+      for (const [k, r] of reads) if (now - r.at >= sharedReadMs) reads.delete(k);
+      const result = read();
+      reads.set(key, { at: now, result });
+      result.catch(() => reads.delete(key));
+      return result;
     },
     close: unsubscribe,
   };
