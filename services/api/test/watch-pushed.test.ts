@@ -6,6 +6,7 @@ import { connectJetStreamBus, type JobBus } from '@mint/bus';
 import { ActivationMode, IdentityMode, MintJobStatus, MintService } from '@mint/contract';
 import { createProgressHub, failMintJob, type ProgressHub } from '@mint/usecases';
 import type { Client } from '@connectrpc/connect';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testInfra } from '../../../test/support/context.ts';
 import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
@@ -75,4 +76,39 @@ describe('WatchMintJob with pushed progress', () => {
     expect(Date.now() - started).toBeLessThan(2_000);
     expect(seen).toEqual([MintJobStatus.QUEUED, MintJobStatus.FAILED]);
   }, 15_000);
+
+  it("shares the safety-net reads of one job's watchers: 15 open streams cost about one read a second", async () => {
+    const jobId = await submit(10);
+    let jobReads = 0;
+    let opened = 0;
+    const original = pg.Client.prototype.query;
+    pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+      const first = args[0] as string | { text?: string } | undefined;
+      const text = typeof first === 'string' ? first : first?.text;
+      if (typeof text === 'string' && /^select .* from "mint_jobs"/s.test(text)) jobReads++;
+      return (original as (...a: unknown[]) => unknown).apply(this, args);
+    } as typeof original;
+    const abort = new AbortController();
+    try {
+      // 15 streams: one caller may hold 20 on a process.
+      const watching = Array.from({ length: 15 }, () => (async () => {
+        try {
+          for await (const _update of slowMint.watchMintJob({ brandId: brand.brandId, mintJobId: jobId }, { ...bearer(brand.token), signal: abort.signal })) opened++;
+        } catch { /* aborted */ }
+      })());
+      while (opened < 15) await new Promise((resolve) => setTimeout(resolve, 20));
+      const before = jobReads;
+      const started = Date.now();
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      const reads = jobReads - before;
+      const seconds = (Date.now() - started) / 1000;
+      abort.abort();
+      await Promise.all(watching);
+      // Unshared, 15 streams reading every 300 ms would make ~50 reads a second.
+      expect(reads).toBeGreaterThan(0);
+      expect(reads / seconds).toBeLessThan(4);
+    } finally {
+      pg.Client.prototype.query = original;
+    }
+  }, 30_000);
 });
