@@ -7,9 +7,10 @@
 // runs, the database's committed transactions per second (pg_stat_database xact_commit +
 // xact_rollback of the scratch database: every statement outside a transaction is one; the
 // executor's own chunk transactions are in both windows) and the API process's CPU (from /proc) are
-// measured for BENCH_WINDOW seconds (default 8) with no watcher, then again with BENCH_WATCHERS
-// (default 2,000) streams open on the API over one HTTP/2 connection (once all have had their first
-// message, within BENCH_OPEN_SECONDS, default 240), and the API's RSS at the end.
+// measured for BENCH_WINDOW seconds (default 8) with BENCH_WATCHERS (default 2,000) streams open on
+// the API over one HTTP/2 connection (once all have had their first message, within
+// BENCH_OPEN_SECONDS, default 240), with the API's RSS at the end, and right after the streams
+// closed for as long again without them (the executor's own load, at the same pace).
 // Prints the queries per second the watchers add, the API's CPU and RSS per mode, and the ratios
 // pushed / polled. BENCH_JSON names a file for the figures as JSON. Exits 1 when a stream failed
 // or the job finished before the measurement did (then raise BENCH_UNITS or lower BENCH_WINDOW).
@@ -102,9 +103,6 @@ async function oneMode(mode: WatchMode, options: WatchBenchOptions, progress: (l
       brandId: seed.brand_id, productId: seed.product_id, requestedQuantity: options.units,
       identityMode: IdentityMode.SERIAL, activationMode: ActivationMode.ACTIVE_AT_MINT,
     }, auth);
-    // Let the mint get going before the quiet window.
-    await sleep(1000);
-    const idle = await measure(adminUrl, stack.dbName, api.child.pid!, options.windowSeconds);
     let updates = 0;
     let streaming = 0;
     let failures = 0;
@@ -138,6 +136,9 @@ async function oneMode(mode: WatchMode, options: WatchBenchOptions, progress: (l
     const windowUpdates = updates - before;
     abort.abort();
     await Promise.all(opened);
+    // The quiet window right after, so both see the executor at the same pace.
+    await sleep(1000);
+    const idle = await measure(adminUrl, stack.dbName, api.child.pid!, options.windowSeconds);
     if (failures > 0) throw new Error(`${failures} of ${options.watchers} streams failed (${mode})`);
     if (done > 0) throw new Error(`the job finished during the ${mode} measurement; raise BENCH_UNITS or lower BENCH_WINDOW`);
     const figures: WatchFigures = {

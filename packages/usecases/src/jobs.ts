@@ -40,6 +40,8 @@ export interface WatchOptions {
   readonly progress?: ProgressHub;
   /** The safety-net read's interval with a `progress` hub; default 5 000 ms. */
   readonly safetyIntervalMs?: number;
+  /** With a `progress` hub, pushed updates reach the stream at most this often (the latest wins; a final status at once); default 1 000 ms. */
+  readonly updateIntervalMs?: number;
 }
 
 /** Default of {@link WatchOptions.safetyIntervalMs}. */
@@ -54,14 +56,14 @@ function advances(current: JobProgress, next: JobProgress): boolean {
   return isSettledJobStatus(next.status) || next.mintedQuantity >= current.mintedQuantity;
 }
 
-/** Pushed updates reach one stream at most this often (the latest wins); a final status at once. */
-const pushedUpdateIntervalMs = 250;
+/** Default of {@link WatchOptions.updateIntervalMs}. */
+export const defaultWatchUpdateIntervalMs = 1_000;
 
 /**
  * Yields the job's progress now and on every change until no executor will move it any more
  * (terminal, or PREFLIGHTED: see `isSettledJobStatus`), until `maxDurationMs` has passed, or until
- * `signal` aborts. Changes come pushed from `options.progress`, at most one per 250 ms per stream
- * (the latest), with a safety-net read when nothing was pushed for `safetyIntervalMs` (shared by
+ * `signal` aborts. Changes come pushed from `options.progress`, at most one per `updateIntervalMs`
+ * per stream (the latest), with a safety-net read when nothing was pushed for `safetyIntervalMs` (shared by
  * the job's watchers on the hub); without a hub the job is read every `intervalMs`.
  */
 export async function* watchMintJob(
@@ -71,6 +73,7 @@ export async function* watchMintJob(
   const intervalMs = hub === undefined ? (options.intervalMs ?? 250) : (options.safetyIntervalMs ?? defaultWatchSafetyIntervalMs);
   const deadline = options.maxDurationMs === undefined ? undefined : AbortSignal.timeout(options.maxDurationMs);
   const stop = deadline === undefined ? signal : AbortSignal.any([signal, deadline]);
+  const pushedUpdateIntervalMs = options.updateIntervalMs ?? defaultWatchUpdateIntervalMs;
   const read = () => (hub === undefined ? getJobProgress(ctx, brandId, jobId) : hub.shared(brandId, jobId, () => getJobProgress(ctx, brandId, jobId)));
   let pushed: JobProgress | undefined;
   let lastHeard = Date.now();

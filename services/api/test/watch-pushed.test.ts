@@ -29,7 +29,7 @@ beforeAll(async () => {
   apiBus = await connectJetStreamBus({ url: testInfra().natsUrl, ...executor.names });
   hub = createProgressHub(apiBus);
   // A safety-net read far beyond the test's length: whatever the stream sees after its first read was pushed.
-  ({ mint } = inProcessApi(app, { watch: { progress: hub, safetyIntervalMs: 600_000 } }));
+  ({ mint } = inProcessApi(app, { watch: { progress: hub, safetyIntervalMs: 600_000, updateIntervalMs: 20 } }));
   ({ mint: slowMint } = inProcessApi(app, { watch: { progress: createProgressHub({ subscribeProgress: () => () => undefined }), safetyIntervalMs: 300 } }));
 });
 

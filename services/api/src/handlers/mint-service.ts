@@ -62,6 +62,8 @@ export interface WatchLimits {
   readonly progress?: UseCases.ProgressHub;
   /** The safety-net read's interval of pushed progress (`WATCH_SAFETY_INTERVAL_MS`); default 5 s. */
   readonly safetyIntervalMs?: number;
+  /** Pushed updates reach a stream at most this often (the latest; a final status at once); default 1 s. */
+  readonly updateIntervalMs?: number;
 }
 
 /** Defaults of {@link WatchLimits}. */
@@ -275,6 +277,7 @@ export function createMintServiceHandlers(deps: MintServiceDeps): ServiceImpl<ty
           maxDurationMs: watchMaxDurationMs,
           ...(deps.watch?.progress === undefined ? {} : { progress: deps.watch.progress }),
           ...(deps.watch?.safetyIntervalMs === undefined ? {} : { safetyIntervalMs: deps.watch.safetyIntervalMs }),
+          ...(deps.watch?.updateIntervalMs === undefined ? {} : { updateIntervalMs: deps.watch.updateIntervalMs }),
         });
         for await (const update of updates) {
           done = update.done;
