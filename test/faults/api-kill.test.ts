@@ -22,7 +22,7 @@ import { testInfra } from '../support/context.ts';
 import { freshStreamNames } from '../support/nats.ts';
 import { freePort } from '../support/ports.ts';
 import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../support/usecases.ts';
-import { faultTrials, killAllApis, randomInt, report, scenarioTimeoutMs, spawnApi, sql, waitFor, type ApiProcess, type ApiSettings } from './support.ts';
+import { faultTrials, killAllApis, stopPgBouncer, randomInt, report, scenarioTimeoutMs, spawnApi, sql, waitFor, type ApiProcess, type ApiSettings } from './support.ts';
 
 /** Requests in flight at each kill. */
 const requestsPerKill = 4;
@@ -52,6 +52,7 @@ afterAll(async () => {
   for (const socket of proxied) socket.destroy();
   proxy?.close();
   await killAllApis();
+  await stopPgBouncer();
   await holder?.end().catch(() => {});
   await app?.close();
 });

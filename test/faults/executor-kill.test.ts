@@ -10,7 +10,7 @@ import { testInfra } from '../support/context.ts';
 import { freshStreamNames } from '../support/nats.ts';
 import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../support/usecases.ts';
 import { spawnExecutor, type ExecutorProcess } from '../../services/executor/test/executor-process.ts';
-import { executorEnv, faultTrials, faultUnits, jobFacts, randomInt, report, scenarioTimeoutMs, sql, tally, waitFor } from './support.ts';
+import { databaseEnv, executorEnv, faultTrials, stopPgBouncer, faultUnits, jobFacts, randomInt, report, scenarioTimeoutMs, sql, tally, waitFor } from './support.ts';
 
 const jobCount = 2;
 let app: UseCaseBundle;
@@ -21,12 +21,15 @@ const slots: (ExecutorProcess | undefined)[] = [undefined, undefined];
 beforeAll(async () => {
   app = await setupUseCases();
   brand = await app.seedBrand();
-  env = executorEnv({ databaseUrl: app.database.url, natsUrl: testInfra().natsUrl, ...freshStreamNames() }, { EXECUTOR_CONCURRENCY: String(jobCount) });
+  env = executorEnv({ databaseUrl: app.database.url, natsUrl: testInfra().natsUrl, ...freshStreamNames() }, {
+    EXECUTOR_CONCURRENCY: String(jobCount), ...(await databaseEnv(app.database.url)),
+  });
 });
 
 afterAll(async () => {
   for (const p of slots) p?.signal('SIGKILL');
   await Promise.all(slots.map((p) => p?.exited));
+  await stopPgBouncer();
   await app?.close();
 });
 

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
+import { startPgBouncer, type PgBouncer } from '../support/pgbouncer.ts';
 import { freePort } from '../support/ports.ts';
 import { testJwtSecret, testWebhookSecretKeys } from '../support/usecases.ts';
 
@@ -138,6 +139,26 @@ export function report(scenario: string, fields: Record<string, number | string>
   return line;
 }
 
+/** True when `FAULT_PGBOUNCER=1` (`npm run test:faults:pgbouncer`): the processes under test reach PostgreSQL through PgBouncer. */
+export const throughPgBouncer = process.env['FAULT_PGBOUNCER'] === '1';
+let bouncer: Promise<PgBouncer> | undefined;
+
+/**
+ * The database settings of a process under test: DATABASE_URL itself, or with `FAULT_PGBOUNCER=1`
+ * a transaction-pooling PgBouncer in front of it (started once per file) as DATABASE_URL and the
+ * server itself as DATABASE_DIRECT_URL. The scenarios' own checks always read the server directly.
+ */
+export async function databaseEnv(databaseUrl: string): Promise<Record<string, string>> {
+  if (!throughPgBouncer) return { DATABASE_URL: databaseUrl };
+  bouncer ??= startPgBouncer(databaseUrl, { poolSize: 40 });
+  return { DATABASE_URL: (await bouncer).pooled(databaseUrl), DATABASE_DIRECT_URL: databaseUrl };
+}
+
+/** Stops the PgBouncer of {@link databaseEnv}, if one was started; for afterAll. */
+export async function stopPgBouncer(): Promise<void> {
+  await (await bouncer)?.stop();
+}
+
 /** A running API child process (`node services/api/src/main.ts`). */
 export interface ApiProcess {
   readonly child: ChildProcess;
@@ -180,7 +201,7 @@ export async function spawnApi(settings: ApiSettings): Promise<ApiProcess> {
   const child = spawn(process.execPath, ['services/api/src/main.ts'], {
     cwd: repoRoot,
     env: {
-      PATH: process.env['PATH'] ?? '', DATABASE_URL: settings.databaseUrl, NATS_URL: settings.natsUrl, NATS_STREAM: settings.stream,
+      PATH: process.env['PATH'] ?? '', ...(await databaseEnv(settings.databaseUrl)), NATS_URL: settings.natsUrl, NATS_STREAM: settings.stream,
       NATS_SUBJECT_PREFIX: settings.subjectPrefix, AUTH_JWT_SECRET: testJwtSecret, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn',
       DOWNLOAD_SIGNING_KEYS: `k1:${Buffer.alloc(32, 7).toString('base64')}`, WEBHOOK_SECRET_KEYS: testWebhookSecretKeys, PACK_STORE: 'fs', PACK_STORE_DIR: join(scratchDir, 'packs'),
       ...settings.env,

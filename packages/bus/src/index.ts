@@ -21,3 +21,5 @@ export { connectJetStreamBus, JETSTREAM_BUS_DEFAULTS } from './jetstream-bus.ts'
 export type { JetStreamBusOptions } from './jetstream-bus.ts';
 export { createMemoryBus } from './memory-bus.ts';
 export type { MemoryBusOptions } from './memory-bus.ts';
+export { progressSubject } from './progress.ts';
+export type { JobProgressUpdate, ProgressFeed, ProgressHandler } from './progress.ts';

@@ -8,6 +8,8 @@ import { JobBusError } from './errors.ts';
 import { JOB_KINDS } from './job-bus.ts';
 import type { JobBus, JobHandler, JobKind, JobRef, JobSubscription, PublishOptions, SubscribeOptions } from './job-bus.ts';
 import { decodeJobBody, encodeJobBody, jobDedupeKey, validateJobRef } from './job-ref.ts';
+import { allProgressSubject, decodeProgress, encodeProgress, progressSubject } from './progress.ts';
+import type { JobProgressUpdate, ProgressHandler } from './progress.ts';
 import { ensureJetStreamTopology, isMissingResource, jetStreamTopology } from './jetstream-topology.ts';
 import type { JetStreamTopology } from './jetstream-topology.ts';
 
@@ -105,7 +107,7 @@ export async function connectJetStreamBus(options: JetStreamBusOptions): Promise
     for (const kind of JOB_KINDS) {
       consumers.set(kind, await js.consumers.get(topology.stream, topology.durables[kind]));
     }
-    return new JetStreamBus(nc, jsm, js, topology, consumers, connectivity, settings.requestTimeoutMs, settings.pullRetryDelayMs);
+    return new JetStreamBus(nc, jsm, js, topology, consumers, connectivity, settings.requestTimeoutMs, settings.pullRetryDelayMs, settings.subjectPrefix);
   } catch (cause) {
     await nc.close().catch(() => undefined);
     throw cause instanceof JobBusError ? cause : new JobBusError('setting up the JetStream job bus failed', { cause });
@@ -169,6 +171,7 @@ class JetStreamBus implements JobBus {
   readonly #connectivity: Connectivity;
   readonly #pullRetryDelayMs: (failures: number) => number;
   readonly #subscriptions = new Set<JobSubscription>();
+  readonly #subjectPrefix: string;
   #closing: Promise<void> | undefined;
 
   constructor(
@@ -180,7 +183,9 @@ class JetStreamBus implements JobBus {
     connectivity: Connectivity,
     requestTimeoutMs: number,
     pullRetryDelayMs: (failures: number) => number,
+    subjectPrefix: string,
   ) {
+    this.#subjectPrefix = subjectPrefix;
     this.#nc = nc;
     this.#jsm = jsm;
     this.#js = js;
@@ -189,6 +194,27 @@ class JetStreamBus implements JobBus {
     this.#requestTimeoutMs = requestTimeoutMs;
     this.#connectivity = connectivity;
     this.#pullRetryDelayMs = pullRetryDelayMs;
+  }
+
+  publishProgress(update: JobProgressUpdate): void {
+    if (this.#closing || this.#nc.isClosed()) return;
+    try {
+      // Core NATS: no stream keeps it; the client buffers it while reconnecting.
+      this.#nc.publish(progressSubject(this.#subjectPrefix, update.brandId, update.mintJobId), encodeProgress(update));
+    } catch {
+      // a lost update is covered by the watchers' safety-net read
+    }
+  }
+
+  subscribeProgress(handler: ProgressHandler): () => void {
+    const sub = this.#nc.subscribe(allProgressSubject(this.#subjectPrefix), {
+      callback: (error, msg) => {
+        if (error) return;
+        const update = decodeProgress(msg.data);
+        if (update) handler(update);
+      },
+    });
+    return () => sub.unsubscribe();
   }
 
   async publish(job: JobRef, options?: PublishOptions): Promise<void> {

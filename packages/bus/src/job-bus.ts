@@ -1,3 +1,5 @@
+import type { ProgressFeed } from './progress.ts';
+
 /**
  * What the bus carries: a kind, a job id and its brand. Every kind has its own subject
  * and its own consumer, so a slow import never holds up mint jobs.
@@ -98,7 +100,7 @@ export type JobHandler = (msg: JobMessage) => Promise<void>;
  * once: a job can be delivered again after a crash or an expired ack deadline, so
  * handlers check the job row before doing work.
  */
-export interface JobBus {
+export interface JobBus extends ProgressFeed {
   /**
    * Enqueues a job. A second publish of the same kind and id is dropped while the
    * first is deduplicated (see each implementation for how long); a deliberate

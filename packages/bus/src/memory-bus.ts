@@ -4,6 +4,7 @@ import type { ResolvedSubscribeOptions } from './delivery.ts';
 import { JOB_KINDS } from './job-bus.ts';
 import type { JobBus, JobHandler, JobKind, JobRef, JobSubscription } from './job-bus.ts';
 import { jobDedupeKey, validateJobRef } from './job-ref.ts';
+import type { ProgressHandler } from './progress.ts';
 
 /** Options for {@link createMemoryBus}. */
 export interface MemoryBusOptions {
@@ -29,7 +30,8 @@ interface MemorySubscription {
  * deadline (a handler that hangs holds its message until it returns, `working()` is a
  * no-op), a job id is deduplicated only while its message is queued, waiting for a
  * redelivery or in flight (not for a time window), and a message nakked on its last
- * delivery is dropped rather than kept.
+ * delivery is dropped rather than kept. Job progress reaches every progress subscriber of the
+ * same bus (the dev mode's API and executor share one).
  */
 export function createMemoryBus(options?: MemoryBusOptions): JobBus {
   const maxDeliver = options?.maxDeliver ?? 10;
@@ -42,6 +44,7 @@ export function createMemoryBus(options?: MemoryBusOptions): JobBus {
   const timers = new Set<ReturnType<typeof setTimeout>>();
   const pumpScheduled = new Set<JobKind>();
   const subscriptions = new Set<JobSubscription>();
+  const progressHandlers = new Set<ProgressHandler>();
   let closed = false;
 
   function queueOf(kind: JobKind): Entry[] {
@@ -166,6 +169,18 @@ export function createMemoryBus(options?: MemoryBusOptions): JobBus {
       return subscription;
     },
 
+    publishProgress(update) {
+      if (closed) return;
+      // Delivered on a later microtask, like a message from another process.
+      for (const handler of progressHandlers) queueMicrotask(() => handler(update));
+    },
+
+    subscribeProgress(handler) {
+      const own: ProgressHandler = (update) => handler(update);
+      progressHandlers.add(own);
+      return () => void progressHandlers.delete(own);
+    },
+
     pending(kind) {
       try {
         return Promise.resolve(queueOf(kind).filter((entry) => entry.deliveryCount === 0).length);
@@ -184,6 +199,7 @@ export function createMemoryBus(options?: MemoryBusOptions): JobBus {
       for (const timer of timers) clearTimeout(timer);
       timers.clear();
       await Promise.all([...subscriptions].map((subscription) => subscription.stop()));
+      progressHandlers.clear();
     },
   };
 }

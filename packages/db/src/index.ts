@@ -13,6 +13,9 @@ export { entities } from './entities/index.ts';
 export {
   openDatabase, migrate, pendingMigrations, migrateDatabase, type Database, type Em, type DatabaseLocation, type OpenDatabaseOptions
 } from './orm.ts';
+export {
+  distributeForCitus, distributedTables, referenceTables, localTables, colocationTable, type DistributionOutcome,
+} from './distribution.ts';
 export type { ProductImportRowError } from './catalog-types.ts';
 export { appendEvents } from './repositories/events.ts';
 export { bumpKpis, type KpiDelta } from './repositories/kpis.ts';
@@ -55,7 +58,7 @@ export {
   linkChangeChannel, type LinkRecord, type LinkFilter, type CachedLinks, type LinkReader, type LinkChangeFeed, type LinkChangeHandlers
 } from './repositories/links.ts';
 export { lockBrandResolverSettings, updateBrandResolverDomain, type BrandResolverSettings } from './repositories/brand-domains.ts';
-export { lockOutboxMessages, deleteOutboxMessage, readOutboxBacklog, type OutboxRow } from './repositories/outbox.ts';
+export { listOutboxMessages, takeOutboxMessage, readOutboxBacklog, type OutboxRow } from './repositories/outbox.ts';
 export { upsertProductBySku, upsertProductionBatchByCode, type Upserted, type ProductionBatchRow } from './repositories/catalog.ts';
 export { setLockTimeout, setIdleInTransactionTimeout, pingDatabase } from './repositories/session.ts';
 export {

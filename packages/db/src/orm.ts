@@ -20,6 +20,20 @@ export interface OpenDatabaseOptions {
   readonly poolSize?: number;
   /** Name shown in pg_stat_activity. */
   readonly applicationName?: string;
+  /**
+   * A direct (not pooled) URL of the same database, for what needs a session of its own: named
+   * prepared statements (the resolver's lookups and scan writer) and LISTEN (link changes). Default
+   * the location's URL; give it when that URL is a transaction-pooling PgBouncer.
+   */
+  readonly directUrl?: string;
+}
+
+/** The direct URLs given to {@link openDatabase}, per database. */
+const directUrls = new WeakMap<object, string>();
+
+/** The direct URL `db` was opened with, when one was given. */
+export function directUrlOf(db: Database): string | undefined {
+  return directUrls.get(db);
 }
 
 function sharedOptions() {
@@ -40,13 +54,15 @@ function sharedOptions() {
  */
 export async function openDatabase(location: DatabaseLocation, options: OpenDatabaseOptions = {}): Promise<Database> {
   if ('url' in location) {
-    return PostgresMikroORM.init({
+    const db = await PostgresMikroORM.init({
       ...sharedOptions(),
       clientUrl: location.url,
       pool: { min: 0, max: options.poolSize ?? 10 },
       // A connection the server ends mid-transaction must not keep its pool slot (see releaseDeadClients).
       driverOptions: { application_name: options.applicationName ?? 'minting', onPoolCreated: releaseDeadClients },
-    }) as unknown as Promise<Database>;
+    }) as unknown as Database;
+    if (options.directUrl !== undefined) directUrls.set(db, options.directUrl);
+    return db;
   }
   return PgliteMikroORM.init({
     ...sharedOptions(),

@@ -66,6 +66,9 @@ describe('loadConfig', () => {
       rateLimitResolverPerAddress: 20_000,
       rateLimitDownloadsPerAddress: 600,
       rateLimitAuthFailuresPerAddress: 120,
+      databaseDirectUrl: undefined,
+      watchProgress: 'pushed',
+      watchSafetyIntervalMs: 5_000,
     });
     expect(loadConfig({})).toHaveProperty('executorHttpPort', undefined);
     expect(defaults.port).toBe(8080);
@@ -107,6 +110,9 @@ describe('loadConfig', () => {
       RATE_LIMIT_RESOLVER_PER_ADDRESS: '0',
       RATE_LIMIT_DOWNLOADS_PER_ADDRESS: '10',
       RATE_LIMIT_AUTH_FAILURES_PER_ADDRESS: '5',
+      DATABASE_DIRECT_URL: 'postgres://mint:pw@db-direct:5432/mint',
+      WATCH_PROGRESS: 'polled',
+      WATCH_SAFETY_INTERVAL_MS: '1000',
     });
     expect(config).toMatchObject({
       databaseUrl: 'postgres://mint:pw@db:5432/mint',
@@ -145,6 +151,9 @@ describe('loadConfig', () => {
       rateLimitResolverPerAddress: 0,
       rateLimitDownloadsPerAddress: 10,
       rateLimitAuthFailuresPerAddress: 5,
+      databaseDirectUrl: 'postgres://mint:pw@db-direct:5432/mint',
+      watchProgress: 'polled',
+      watchSafetyIntervalMs: 1000,
     });
   });
 
@@ -160,6 +169,12 @@ describe('loadConfig', () => {
     const error = configError({ CONSOLE_ENABLED: 'off' });
     expect(error.variables).toEqual(['CONSOLE_ENABLED']);
     expect(error.message).toContain('CONSOLE_ENABLED must be one of true, false, 1, 0, got "off"');
+  });
+
+  it('takes DATABASE_DIRECT_URL from DATABASE_URL unless set, and refuses an unknown WATCH_PROGRESS naming it', () => {
+    expect(loadConfig({ DATABASE_URL: 'postgres://db:6432/mint' }).databaseDirectUrl).toBe('postgres://db:6432/mint');
+    expect(() => loadConfig({ WATCH_PROGRESS: 'sometimes' })).toThrow(/WATCH_PROGRESS must be one of pushed, polled/);
+    expect(() => loadConfig({ DATABASE_DIRECT_URL: 'mysql://db/mint' })).toThrow(/DATABASE_DIRECT_URL must be a postgres:\/\/ URL/);
   });
 
   it('refuses a malformed webhook address allow-list, naming the variable and the entry', () => {

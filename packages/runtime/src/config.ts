@@ -56,12 +56,26 @@ export const defaults = {
   rateLimitResolverPerAddress: 20_000,
   rateLimitDownloadsPerAddress: 600,
   rateLimitAuthFailuresPerAddress: 120,
+  watchProgress: 'pushed' as WatchProgress,
+  watchSafetyIntervalMs: 5_000,
 } as const;
+
+/** How WatchMintJob streams learn of progress: `pushed` (the executors publish it) or `polled` (each stream reads every 250 ms). */
+export const watchProgressModes = ['pushed', 'polled'] as const;
+
+/** A valid `WATCH_PROGRESS` value. */
+export type WatchProgress = (typeof watchProgressModes)[number];
 
 /** The validated process configuration; see `loadConfig` for the variable behind each field. */
 export interface Config {
   /** `DATABASE_URL`: postgres:// URL; undefined in dev mode, which embeds a database. */
   readonly databaseUrl: string | undefined;
+  /**
+   * `DATABASE_DIRECT_URL`: a direct (not pooled) postgres:// URL for what needs a session of its
+   * own: the resolver's LISTEN for link changes. Default DATABASE_URL; set it when DATABASE_URL
+   * points at a transaction-pooling PgBouncer.
+   */
+  readonly databaseDirectUrl: string | undefined;
   /** `NATS_URL`: nats:// (or tls://) URL, or several comma-separated (servers of one cluster); undefined in dev mode, which uses an in-process bus. */
   readonly natsUrl: string | undefined;
   /** `PORT`: the API's listening port. */
@@ -172,6 +186,10 @@ export interface Config {
   readonly rateLimitDownloadsPerAddress: number;
   /** `RATE_LIMIT_AUTH_FAILURES_PER_ADDRESS`: failed authentications per minute from one client address before its calls are refused; 0 turns the limit off. */
   readonly rateLimitAuthFailuresPerAddress: number;
+  /** `WATCH_PROGRESS`: `pushed` (default; executors publish progress on NATS, one subscription per API process) or `polled` (the old per-stream 250 ms read). */
+  readonly watchProgress: WatchProgress;
+  /** `WATCH_SAFETY_INTERVAL_MS`: with pushed progress, how often a stream still reads the job from the database; default 5 s. */
+  readonly watchSafetyIntervalMs: number;
 }
 
 /** A `Config` whose database and bus URLs are known to be present. */
@@ -209,6 +227,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = read.integer('PORT', defaults.port, 1, 65_535);
   const config: Config = {
     databaseUrl: read.url('DATABASE_URL', ['postgres:', 'postgresql:'], 'a postgres:// URL'),
+    databaseDirectUrl: read.url('DATABASE_DIRECT_URL', ['postgres:', 'postgresql:'], 'a postgres:// URL') ?? read.string('DATABASE_URL'),
     natsUrl: read.urlList('NATS_URL', ['nats:', 'tls:'], 'a nats:// URL or several, comma-separated'),
     port,
     host: read.string('HOST') ?? defaults.host,
@@ -263,6 +282,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitResolverPerAddress: read.integer('RATE_LIMIT_RESOLVER_PER_ADDRESS', defaults.rateLimitResolverPerAddress, 0, 1_000_000),
     rateLimitDownloadsPerAddress: read.integer('RATE_LIMIT_DOWNLOADS_PER_ADDRESS', defaults.rateLimitDownloadsPerAddress, 0, 1_000_000),
     rateLimitAuthFailuresPerAddress: read.integer('RATE_LIMIT_AUTH_FAILURES_PER_ADDRESS', defaults.rateLimitAuthFailuresPerAddress, 0, 1_000_000),
+    watchProgress: read.oneOf('WATCH_PROGRESS', watchProgressModes, defaults.watchProgress),
+    watchSafetyIntervalMs: read.integer('WATCH_SAFETY_INTERVAL_MS', defaults.watchSafetyIntervalMs, 100, 600_000),
   };
 
   if (problems.length > 0) {

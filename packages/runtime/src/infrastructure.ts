@@ -17,13 +17,15 @@ export class StartupError extends Error {
 export const isStartupError = (e: unknown): e is StartupError => e instanceof StartupError;
 
 /**
- * Opens the database the configuration names: PostgreSQL at DATABASE_URL, or the embedded PGlite
- * database under DATA_DIR in dev mode. An unreachable server is a StartupError.
+ * Opens the database the configuration names: PostgreSQL at DATABASE_URL (with DATABASE_DIRECT_URL
+ * for the session-level connections, when it differs), or the embedded PGlite database under
+ * DATA_DIR in dev mode. An unreachable server is a StartupError.
  */
 export async function openConfiguredDatabase(config: Config, options: { applicationName: string; poolSize?: number }): Promise<Database> {
   try {
     if (config.databaseUrl) {
-      const db = await openDatabase({ url: config.databaseUrl }, options);
+      const direct = config.databaseDirectUrl !== undefined && config.databaseDirectUrl !== config.databaseUrl ? { directUrl: config.databaseDirectUrl } : {};
+      const db = await openDatabase({ url: config.databaseUrl }, { ...options, ...direct });
       await pingDatabase(db);
       return db;
     }

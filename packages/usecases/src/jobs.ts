@@ -1,7 +1,7 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { findBatchOfJob, findJobsToSweep as findJobsToSweepRows, MintJob } from '@mint/db';
 import { isSettledJobStatus, isTerminalJobStatus, NotFoundError, type JobStatus } from '@mint/domain';
 import type { UseCaseContext } from './context.ts';
+import type { ProgressHub } from './progress.ts';
 
 /** A job's progress. */
 export interface JobProgress {
@@ -29,37 +29,104 @@ export async function getJobProgress(ctx: UseCaseContext, brandId: string, jobId
 
 /** Options of {@link watchMintJob}. */
 export interface WatchOptions {
-  /** How often the job is read; default 250 ms. */
+  /** How often the job is read when no `progress` hub is given; default 250 ms. */
   readonly intervalMs?: number;
   /** The watch ends (cleanly, so the client watches again) after this long; default no limit. */
   readonly maxDurationMs?: number;
+  /**
+   * Pushed progress: the job is read once, then updates come from the hub, and the database is
+   * read again only every `safetyIntervalMs` (a lost update, or a change no executor published).
+   */
+  readonly progress?: ProgressHub;
+  /** The safety-net read's interval with a `progress` hub; default 5 000 ms. */
+  readonly safetyIntervalMs?: number;
+  /** With a `progress` hub, pushed updates reach the stream at most this often (the latest wins; a final status at once); default 1 000 ms. */
+  readonly updateIntervalMs?: number;
 }
 
+/** Default of {@link WatchOptions.safetyIntervalMs}. */
+export const defaultWatchSafetyIntervalMs = 5_000;
+
 /**
- * Yields the job's progress now and on every change (polled every `intervalMs`) until no
- * executor will move it any more (terminal, or PREFLIGHTED: see `isSettledJobStatus`), until
- * `maxDurationMs` has passed, or until `signal` aborts.
+ * True when `next` moves the watch on from `current`: a different status or count, but never back
+ * to fewer units (updates of concurrent chunks can arrive out of order) unless the job settled.
+ */
+function advances(current: JobProgress, next: JobProgress): boolean {
+  if (next.status === current.status && next.mintedQuantity === current.mintedQuantity) return false;
+  return isSettledJobStatus(next.status) || next.mintedQuantity >= current.mintedQuantity;
+}
+
+/** Default of {@link WatchOptions.updateIntervalMs}. */
+export const defaultWatchUpdateIntervalMs = 1_000;
+
+/**
+ * Yields the job's progress now and on every change until no executor will move it any more
+ * (terminal, or PREFLIGHTED: see `isSettledJobStatus`), until `maxDurationMs` has passed, or until
+ * `signal` aborts. Changes come pushed from `options.progress`, at most one per `updateIntervalMs`
+ * per stream (the latest), with a safety-net read when nothing was pushed for `safetyIntervalMs` (shared by
+ * the job's watchers on the hub); without a hub the job is read every `intervalMs`.
  */
 export async function* watchMintJob(
   ctx: UseCaseContext, brandId: string, jobId: string, signal: AbortSignal, options: WatchOptions = {},
 ): AsyncGenerator<JobProgress> {
-  const intervalMs = options.intervalMs ?? 250;
+  const hub = options.progress;
+  const intervalMs = hub === undefined ? (options.intervalMs ?? 250) : (options.safetyIntervalMs ?? defaultWatchSafetyIntervalMs);
   const deadline = options.maxDurationMs === undefined ? undefined : AbortSignal.timeout(options.maxDurationMs);
   const stop = deadline === undefined ? signal : AbortSignal.any([signal, deadline]);
-  let last = '';
-  while (!stop.aborted) {
-    const progress = await getJobProgress(ctx, brandId, jobId);
-    const key = `${progress.status}:${progress.mintedQuantity}`;
-    if (key !== last) {
-      last = key;
-      yield progress;
+  const pushedUpdateIntervalMs = options.updateIntervalMs ?? defaultWatchUpdateIntervalMs;
+  const read = () => (hub === undefined ? getJobProgress(ctx, brandId, jobId) : hub.shared(brandId, jobId, () => getJobProgress(ctx, brandId, jobId)));
+  let pushed: JobProgress | undefined;
+  let lastHeard = Date.now();
+  let wake: (() => void) | undefined;
+  // Registered before the first read, so nothing published after it is missed.
+  const unlisten = hub?.listen(brandId, jobId, (progress) => {
+    lastHeard = Date.now();
+    pushed = pushed === undefined || advances(pushed, progress) ? progress : pushed;
+    wake?.();
+  });
+  const onStop = () => wake?.();
+  stop.addEventListener('abort', onStop);
+  try {
+    let current = await getJobProgress(ctx, brandId, jobId);
+    let lastYield = Date.now();
+    lastHeard = Math.max(lastHeard, lastYield);
+    yield current;
+    while (!isSettledJobStatus(current.status) && !stop.aborted) {
+      const now = Date.now();
+      if (pushed !== undefined && (isSettledJobStatus(pushed.status) || now - lastYield >= pushedUpdateIntervalMs)) {
+        const next = pushed;
+        pushed = undefined;
+        if (advances(current, next)) {
+          current = next;
+          lastYield = Date.now();
+          yield current;
+        }
+        continue;
+      }
+      if (pushed === undefined && now - lastHeard >= intervalMs) {
+        // The database is the truth: a read replaces whatever was pushed.
+        const fresh = await read();
+        lastHeard = Date.now();
+        if (fresh.status !== current.status || fresh.mintedQuantity !== current.mintedQuantity) {
+          current = fresh;
+          lastYield = Date.now();
+          yield current;
+        }
+        continue;
+      }
+      const waitMs = pushed !== undefined ? lastYield + pushedUpdateIntervalMs - now : lastHeard + intervalMs - now;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, Math.max(1, waitMs));
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      wake = undefined;
     }
-    if (isSettledJobStatus(progress.status)) return;
-    try {
-      await sleep(intervalMs, undefined, { signal: stop });
-    } catch {
-      return;
-    }
+  } finally {
+    stop.removeEventListener('abort', onStop);
+    unlisten?.();
   }
 }
 

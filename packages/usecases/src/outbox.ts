@@ -1,4 +1,4 @@
-import { deleteOutboxMessage, lockOutboxMessages, readOutboxBacklog } from '@mint/db';
+import { listOutboxMessages, readOutboxBacklog, takeOutboxMessage } from '@mint/db';
 import type { UseCaseContext } from './context.ts';
 
 /** A job the relay hands to the bus. */
@@ -10,20 +10,21 @@ export interface OutboxJob {
 
 /**
  * Publishes up to `limit` outbox messages, oldest first, and deletes each once the bus accepted
- * it. Rows are locked with SKIP LOCKED so several relays can run; a publish failure leaves the
- * rest for the next pass. Publishing twice is harmless: the bus deduplicates on the job id.
- * Returns the number published.
+ * it. Candidates are read without a lock; each message is then taken by a delete on its key and
+ * published in that delete's transaction, so of several relays exactly one publishes it and a
+ * publish failure rolls its delete back (the rest wait for the next pass). Publishing twice is
+ * harmless anyway: the bus deduplicates on the job id. Returns the number published.
  */
 export async function relayOutbox(ctx: UseCaseContext, publish: (job: OutboxJob) => Promise<void>, limit = 100): Promise<number> {
-  return ctx.db.em.fork().transactional(async (em) => {
-    let published = 0;
-    for (const row of await lockOutboxMessages(em, limit)) {
+  let published = 0;
+  for (const row of await listOutboxMessages(ctx.db.em.fork(), limit)) {
+    await ctx.db.em.fork().transactional(async (em) => {
+      if (!(await takeOutboxMessage(em, row))) return;
       await publish({ kind: row.kind, id: row.jobId, brandId: row.brandId });
-      await deleteOutboxMessage(em, row.id);
       published++;
-    }
-    return published;
-  });
+    });
+  }
+  return published;
 }
 
 /** Messages waiting in the outbox and the age of the oldest in milliseconds (for metrics). */

@@ -74,8 +74,9 @@ export type PackGenerationResult =
   | { readonly kind: 'lost' };
 
 /**
- * Claims one pack to generate (pending, or generating with a lapsed lease), with SKIP LOCKED so
- * workers never wait on each other. Null when there is none.
+ * Claims one pack to generate (pending, or generating with a lapsed lease): candidates read without
+ * a lock, then a compare-and-set on one of them, so workers never wait on each other and never both
+ * win one pack. Null when there is none.
  */
 export async function claimPayloadPack(ctx: UseCaseContext, leaseMs = defaultPackLeaseMs): Promise<PackClaim | null> {
   const now = ctx.clock();

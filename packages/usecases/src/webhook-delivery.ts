@@ -18,7 +18,7 @@ export interface WebhookClaimOptions {
   readonly perEndpoint: number;
 }
 
-/** Claims up to `limit` due deliveries (SKIP LOCKED, per-endpoint limit), one transaction. */
+/** Claims up to `limit` due deliveries (compare-and-set per delivery, per-endpoint limit), one transaction. */
 export async function claimWebhooks(ctx: UseCaseContext, limit: number, options: WebhookClaimOptions): Promise<WebhookClaim[]> {
   return ctx.db.em.fork().transactional(async (em) => {
     const now = ctx.clock();

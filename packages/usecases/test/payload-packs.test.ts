@@ -205,7 +205,7 @@ describe('pack generation', () => {
     expect(events).toHaveLength(1);
   });
 
-  it('lets two workers claim different packs (SKIP LOCKED), never the same one', async () => {
+  it('lets two workers claim different packs, never the same one', async () => {
     const brand = await app.seedBrand();
     await mintCompleted(app.ctx, brand, 5);
     await mintCompleted(app.ctx, brand, 5);

@@ -36,7 +36,7 @@ async function main(): Promise<void> {
   });
   const api = await startApi({ ctx, config, logger, setMintBatchStatusEnabled: config.setMintBatchStatusEnabled,
     webhooks: { allowLoopback: config.webhookAllowLoopback, allowedAddresses: config.webhookAllowedAddresses }, readiness: readinessProbe({ db, bus }),
-    metrics: createMetrics(metricSources(ctx, bus)),
+    metrics: createMetrics(metricSources(ctx, bus)), ...(config.watchProgress === 'pushed' ? { progress: bus } : {}),
     downloads: { keys: await resolveDownloadSigningKeys(config), store: packs.store } });
 
   let stopping = false;

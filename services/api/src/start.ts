@@ -5,6 +5,7 @@ import { createMetrics, defaults, type Config, type Logger, type Metrics } from 
 import * as useCases from '@mint/usecases';
 import { contextAuthenticator, type Authenticator } from './auth/interceptors.ts';
 import type { ReadinessProbe } from './health.ts';
+import type { ProgressFeed } from '@mint/bus';
 import type { Route } from '@mint/http';
 import { fileURLToPath } from 'node:url';
 import { metricsRoute } from './metrics/route.ts';
@@ -28,7 +29,7 @@ export interface StartApiOptions {
     | 'metricsPort' | 'metricsToken' | 'rpcMaxBodyBytes' | 'importMaxBodyBytes' | 'httpHeadersTimeoutMs' | 'httpRequestTimeoutMs'
     | 'httpIdleTimeoutMs' | 'httpBodyTimeoutMs' | 'http2MaxConcurrentStreams' | 'watchMaxDurationMs' | 'watchMaxStreamsPerCaller'
     | 'consoleEnabled' | 'corsAllowedOrigins' | 'reflectionAllowAnonymous' | 'rateLimitPerCredential' | 'rateLimitResolverPerAddress'
-    | 'rateLimitDownloadsPerAddress' | 'rateLimitAuthFailuresPerAddress' | 'resolverContact'>>;
+    | 'rateLimitDownloadsPerAddress' | 'rateLimitAuthFailuresPerAddress' | 'resolverContact' | 'watchSafetyIntervalMs'>>;
   readonly logger: Logger;
   /** Probes the dependencies for /readyz and the gRPC health Check. */
   readonly readiness: ReadinessProbe;
@@ -44,6 +45,11 @@ export interface StartApiOptions {
   readonly scanRecorder?: useCases.ScanRecorderOptions;
   /** The console's build folder served at /console/ (when `config.consoleEnabled`); default services/console/dist. */
   readonly consoleDir?: string;
+  /**
+   * Where executors publish job progress (the job bus): WatchMintJob streams then follow it with one
+   * subscription for the process. Absent, every stream polls the database (`WATCH_PROGRESS=polled`).
+   */
+  readonly progress?: ProgressFeed;
   /** Served at /metrics and counted into; default: a fresh registry whose gauges read `ctx`'s database (no consumer gauge). */
   readonly metrics?: Metrics;
 }
@@ -77,6 +83,8 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
     ...options.scanRecorder,
   });
   const resolver = useCases.createResolver(ctx, { recorder: scans });
+  // One subscription to pushed job progress for the process, fanned out in memory.
+  const progress = options.progress === undefined ? undefined : useCases.createProgressHub(options.progress);
   // The plain HTTP route table; the server adds /healthz and /readyz, other paths go to Connect.
   const scrape = metricsRoute(metrics, { token: config.metricsToken });
   const httpRoutes: Route[] = [
@@ -94,6 +102,8 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
       watch: {
         ...(config.watchMaxDurationMs === undefined ? {} : { maxDurationMs: config.watchMaxDurationMs }),
         ...(config.watchMaxStreamsPerCaller === undefined ? {} : { maxStreamsPerCaller: config.watchMaxStreamsPerCaller }),
+        ...(progress === undefined ? {} : { progress }),
+        ...(config.watchSafetyIntervalMs === undefined ? {} : { safetyIntervalMs: config.watchSafetyIntervalMs }),
       } }),
     httpRoutes,
     authenticator: useCaseAuthenticator(ctx),
@@ -142,6 +152,11 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
   }
   return {
     port, metricsPort,
-    close: async () => { await Promise.all([server.close(), metricsServer?.close()]); await scans.close(); await resolver.close(); },
+    close: async () => {
+      await Promise.all([server.close(), metricsServer?.close()]);
+      progress?.close();
+      await scans.close();
+      await resolver.close();
+    },
   };
 }

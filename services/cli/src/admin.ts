@@ -1,14 +1,20 @@
 import { apiKeyScopes, isUuid, type ApiKeyScope } from '@mint/domain';
-import { migrate, type Database } from '@mint/db';
+import { distributeForCitus, migrate, type Database } from '@mint/db';
 import { createApiKey, issueAccessToken, listApiKeys, revokeApiKey, seedDemo, setApiAccess, type UseCaseContext } from '@mint/usecases';
 
 /** Writes one line (or a JSON document) to standard output. */
 export type Print = (line: string) => void;
 
-/** `mintctl migrate`: applies pending migrations. */
+/**
+ * `mintctl migrate`: applies pending migrations, then, when the `citus` extension is present, lays
+ * the tables out on Citus (tenant tables distributed by brand_id, co-located; the reference tables).
+ */
 export async function migrateCommand(db: Database, print: Print): Promise<void> {
   await migrate(db);
   print('migrations applied');
+  const layout = await distributeForCitus(db);
+  if (!layout.citus) return;
+  print(`citus: ${layout.distributed.length} table(s) distributed by brand_id, ${layout.reference.length} reference table(s) created`);
 }
 
 /** `mintctl seed-demo [--json]`: creates an independent demo workspace and prints how to use it. */

@@ -98,6 +98,7 @@ export async function runDev(config: Config): Promise<void> {
   const { seed, created } = await demoWorkspace(ctx, config.dataDir);
   const api = await startApi({ ctx, config: { ...config, corsAllowedOrigins: devOrigins(config) }, logger, setMintBatchStatusEnabled: config.setMintBatchStatusEnabled,
     webhooks: { allowLoopback: config.webhookAllowLoopback, allowedAddresses: config.webhookAllowedAddresses }, readiness: readinessProbe({ db, bus }),
+    ...(config.watchProgress === 'pushed' ? { progress: bus } : {}),
     downloads: { keys: await resolveDownloadSigningKeys(config), store: createFsPackStore(config.packStoreDir) } });
   const executor = startExecutor({ ctx, bus, logger, concurrency: config.executorConcurrency, chunkSize: config.chunkSize,
     scanEventRetentionDays: config.scanEventRetentionDays, packStore: createFsPackStore(config.packStoreDir),

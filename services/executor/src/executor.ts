@@ -93,7 +93,7 @@ export function startExecutor(options: ExecutorOptions): Executor {
     'mint',
     async (msg) => settle(msg, await runMintJob({
       ctx, logger, chunkSize: options.chunkSize, leaseMs: options.leaseMs ?? defaultLeaseMs, writers: options.writers ?? 1,
-      owner: options.owner ?? `executor-${process.pid}`, stopping: () => stopping,
+      owner: options.owner ?? `executor-${process.pid}`, stopping: () => stopping, progress: bus,
       ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
     }, msg)),
     { concurrency: options.concurrency, onError: (err, job) => logger.error({ err, jobId: job?.id, brandId: job?.brandId }, 'mint job handler error') },

@@ -1,6 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { classifyMintError, decideMintFailure, isTerminalJobStatus, type Lease, type MintSetback } from '@mint/domain';
-import { claimMintJob, failMintJob, recordFailedAttempt, releaseMintJob, runMintCycle, sqlState, type UseCaseContext } from '@mint/usecases';
+import type { ProgressFeed } from '@mint/bus';
+import {
+  claimMintJob, failMintJob, publishJobProgress, recordFailedAttempt, releaseMintJob, runMintCycle, sqlState, type UseCaseContext,
+} from '@mint/usecases';
 import type { Logger } from 'pino';
 import type { Metrics } from '@mint/runtime';
 import type { Delivery, Outcome } from './settle.ts';
@@ -21,6 +24,8 @@ export interface MintWorkerOptions {
   readonly stopping: () => boolean;
   /** Counts units minted, chunk durations and lease renewals and losses; optional. */
   readonly metrics?: Pick<Metrics, 'unitsMinted' | 'chunkDuration' | 'leaseRenewals' | 'leaseLosses'>;
+  /** Where the job's progress is published after every commit (the job bus), for the API's watchers; optional. */
+  readonly progress?: Pick<ProgressFeed, 'publishProgress'>;
 }
 
 /**
@@ -35,6 +40,9 @@ export async function runMintJob(options: MintWorkerOptions, msg: Delivery): Pro
   const { id: jobId, brandId } = msg.job;
   const log = logger.child({ jobId, brandId, delivery: msg.deliveryCount });
   let lease: Lease | null = null;
+  // The last committed progress, for the FAILED update (watchers keep the count they saw).
+  let lastMinted = 0;
+  let lastRequested = 0;
   const release = async () => {
     if (lease === null) return;
     const held = lease;
@@ -45,7 +53,11 @@ export async function runMintJob(options: MintWorkerOptions, msg: Delivery): Pro
     const attempts = what.kind === 'transient' ? await recordFailedAttempt(ctx, brandId, jobId, what.message).catch(() => 0) : 0;
     const decision = decideMintFailure(what, { attempts, lastDelivery: msg.lastDelivery }, Math.random());
     if (decision.kind !== 'fail') return decision;
-    await failMintJob(ctx, brandId, jobId, decision.reason);
+    if (await failMintJob(ctx, brandId, jobId, decision.reason) && options.progress !== undefined) {
+      publishJobProgress(options.progress, brandId, {
+        mintJobId: jobId, status: 'FAILED', mintedQuantity: lastMinted, requestedQuantity: lastRequested, failureReason: decision.reason,
+      });
+    }
     log.error({ err: error, attempts }, `mint job failed (${what.kind} error)`);
     return { kind: 'done' };
   };
@@ -71,6 +83,13 @@ export async function runMintJob(options: MintWorkerOptions, msg: Delivery): Pro
       options.metrics?.unitsMinted.inc(cycle.insertedCount);
       options.metrics?.leaseRenewals.inc();
       msg.working();
+      lastMinted = cycle.mintedQuantity;
+      lastRequested = cycle.requestedQuantity;
+      if (options.progress !== undefined) {
+        publishJobProgress(options.progress, brandId, {
+          mintJobId: jobId, status: cycle.status, mintedQuantity: cycle.mintedQuantity, requestedQuantity: cycle.requestedQuantity, failureReason: null,
+        });
+      }
       if (isTerminalJobStatus(cycle.status)) {
         lease = null;
         log.info({ status: cycle.status, mintedQuantity: cycle.mintedQuantity }, 'mint job finished');

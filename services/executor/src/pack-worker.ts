@@ -25,7 +25,7 @@ export interface PackWorker {
 }
 
 /**
- * Starts the loop: claim a pack (SKIP LOCKED, so several executors share the work), generate it,
+ * Starts the loop: claim a pack (a compare-and-set, so several executors share the work), generate it,
  * repeat; sleep `pollIntervalMs` when there is none. Errors are logged and the loop goes on.
  */
 export function startPackWorker(options: PackWorkerOptions): PackWorker {

@@ -1,4 +1,4 @@
-// The webhook delivery worker: claims due deliveries (SKIP LOCKED, under a lease, at most
+// The webhook delivery worker: claims due deliveries (compare-and-set, under a lease, at most
 // `perEndpoint` in flight per endpoint across executors) and sends up to `concurrency` at once,
 // so a slow receiver holds only its own endpoint's slots. Transport only: the rules are the use case's.
 

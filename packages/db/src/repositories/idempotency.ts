@@ -1,6 +1,5 @@
-import { sql } from 'kysely';
 import type { Em } from '../orm.ts';
-import { changed, first } from './kysely.ts';
+import { changed, first, rows } from './kysely.ts';
 
 /** A kept Idempotency-Key of a workspace. */
 export interface IdempotencyRow {
@@ -75,9 +74,19 @@ export async function deleteIdempotencyKey(em: Em, held: { readonly brandId: str
     .where('brand_id', '=', held.brandId).where('key', '=', held.key).where('created_at', '=', held.createdAt).where('state', '=', 'in_progress'));
 }
 
-/** Deletes up to `limit` records that expired before `now`; returns how many. */
+/**
+ * Deletes up to `limit` records that expired before `now`; returns how many. The keys are read
+ * first, then deleted by key one brand at a time (re-checking the expiry), never by ctid: on Citus
+ * each delete is routed to one shard.
+ */
 export async function purgeExpiredIdempotencyKeys(em: Em, now: Date, limit: number): Promise<number> {
-  // ctid (the row's physical address) lets a delete take a bounded batch.
-  return changed(em, (db) => db.deleteFrom('idempotency_records')
-    .where(sql.ref('ctid'), 'in', db.selectFrom('idempotency_records').select(sql.ref<string>('ctid').as('ctid')).where('expires_at', '<', now).limit(limit)));
+  const expired = await rows(em, (db) => db.selectFrom('idempotency_records').select(['brand_id', 'key']).where('expires_at', '<', now).limit(limit));
+  const keys = new Map<string, string[]>();
+  for (const r of expired) keys.set(r.brand_id, [...(keys.get(r.brand_id) ?? []), r.key]);
+  let deleted = 0;
+  for (const [brandId, brandKeys] of keys) {
+    deleted += await changed(em, (db) => db.deleteFrom('idempotency_records')
+      .where('brand_id', '=', brandId).where('key', 'in', brandKeys).where('expires_at', '<', now));
+  }
+  return deleted;
 }

@@ -6,7 +6,7 @@ import type { Database, Em } from '../orm.ts';
 import type { Tables } from '../tables.ts';
 import { coalesced } from './coalesce.ts';
 import { changed, first, prepare, rows, unnest, type RowOf } from './kysely.ts';
-import { postgresServerUrl } from './packs.ts';
+import { postgresDirectUrl, postgresServerUrl } from './packs.ts';
 
 /**
  * The resolver's links: the management writes (each level changed under its own transaction-scoped
@@ -305,7 +305,8 @@ export interface LinkChangeHandlers {
  * {@link announceLinkChange}.
  */
 export function listenForLinkChanges(db: Database, handlers: LinkChangeHandlers): LinkChangeFeed {
-  const url = postgresServerUrl(db);
+  // LISTEN belongs to a session: the direct connection (DATABASE_DIRECT_URL).
+  const url = postgresDirectUrl(db);
   if (url === null) {
     let emitter = localChanges.get(db);
     if (emitter === undefined) {

@@ -12,18 +12,22 @@ export interface OutboxRow {
 }
 
 /**
- * Up to `limit` outbox messages, oldest first, row-locked until the transaction ends. Rows another
- * relay holds are skipped (SKIP LOCKED), so several relays never publish the same message at once.
+ * Up to `limit` outbox messages, oldest first, read without a lock: several relays may read the
+ * same ones, and {@link takeOutboxMessage} decides which of them publishes each.
  */
-export async function lockOutboxMessages(em: Em, limit: number): Promise<OutboxRow[]> {
-  const found = await rows(em, (db) => db.selectFrom('outbox').select(['id', 'kind', 'job_id', 'brand_id'])
-    .orderBy('id').limit(limit).forUpdate().skipLocked());
+export async function listOutboxMessages(em: Em, limit: number): Promise<OutboxRow[]> {
+  const found = await rows(em, (db) => db.selectFrom('outbox').select(['id', 'kind', 'job_id', 'brand_id']).orderBy('id').limit(limit));
   return found.map((r) => ({ id: String(r.id), kind: r.kind as OutboxRow['kind'], jobId: r.job_id, brandId: r.brand_id }));
 }
 
-/** Deletes a published outbox message. */
-export async function deleteOutboxMessage(em: Em, id: string): Promise<void> {
-  await changed(em, (db) => db.deleteFrom('outbox').where('id', '=', id));
+/**
+ * Deletes a message by its key (brand_id, id) inside the caller's transaction; true when this
+ * caller deleted it. A second relay's delete of the same message waits for the first one's
+ * transaction and then deletes nothing, so exactly one relay publishes it (before its commit: a
+ * failed publish rolls the delete back).
+ */
+export async function takeOutboxMessage(em: Em, row: Pick<OutboxRow, 'id' | 'brandId'>): Promise<boolean> {
+  return (await changed(em, (db) => db.deleteFrom('outbox').where('brand_id', '=', row.brandId).where('id', '=', row.id))) === 1;
 }
 
 /** Messages waiting in the outbox and when the oldest was written (null when there is none). */

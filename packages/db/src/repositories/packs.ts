@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
 import type { PackMove } from '@mint/domain';
-import type { Database, Em } from '../orm.ts';
-import { sql } from 'kysely';
+import { directUrlOf, type Database, type Em } from '../orm.ts';
+import { sql, type ExpressionBuilder } from 'kysely';
+import type { Tables } from '../tables.ts';
 import { changed, first, rows } from './kysely.ts';
 
 /**
@@ -41,25 +42,33 @@ export interface PackClaim {
   readonly attempts: number;
 }
 
+/** Candidates read per claim: a lost compare-and-set moves on to the next one. */
+const packClaimCandidates = 8;
+
 /**
  * Claims the oldest pack that is pending (and past its retry backoff, kept in lease_expires_at), or
- * generating with a lapsed lease (its worker died), as
- * a compare-and-set with SKIP LOCKED: pending/generating -> generating, attempts + 1, lease until
- * `leaseUntil`. Returns null when there is none to claim.
+ * generating with a lapsed lease (its worker died): candidates are read without a lock, then each
+ * is moved by a compare-and-set on its key (brand_id, id) that repeats the claimable condition,
+ * pending/generating -> generating, attempts + 1, lease until `leaseUntil`. Concurrent claimers may
+ * read the same candidate but only one update matches it (the others re-check the row after the
+ * winner's commit and find it leased); every statement touches one brand's row, so on Citus each
+ * is routed to one shard. Returns null when there is none to claim.
  */
 export async function claimPack(em: Em, now: Date, leaseUntil: Date): Promise<PackClaim | null> {
-  const row = await first(em, (db) => db.updateTable('payload_packs as k')
-    .from(db.selectFrom('payload_packs').select(['brand_id', 'id'])
-      .where((eb) => eb.or([
-        eb.and([eb('status', '=', 'pending'), eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<=', now)])]),
-        eb.and([eb('status', '=', 'generating'), eb('lease_expires_at', '<', now)]),
-      ]))
-      .orderBy('created_at').limit(1).forUpdate().skipLocked()
-      .as('c'))
-    .set((eb) => ({ status: 'generating', attempts: eb('k.attempts', '+', 1), lease_expires_at: leaseUntil, updated_at: now }))
-    .whereRef('k.brand_id', '=', 'c.brand_id').whereRef('k.id', '=', 'c.id')
-    .returning(['k.brand_id', 'k.id', 'k.mint_batch_id', 'k.attempts']));
-  return row === undefined ? null : { brandId: row.brand_id, id: row.id, mintBatchId: row.mint_batch_id, attempts: row.attempts };
+  const claimable = (eb: ExpressionBuilder<Tables, 'payload_packs'>) => eb.or([
+    eb.and([eb('status', '=', 'pending'), eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<=', now)])]),
+    eb.and([eb('status', '=', 'generating'), eb('lease_expires_at', '<', now)]),
+  ]);
+  const candidates = await rows(em, (db) => db.selectFrom('payload_packs').select(['brand_id', 'id'])
+    .where(claimable).orderBy('created_at').limit(packClaimCandidates));
+  for (const candidate of candidates) {
+    const row = await first(em, (db) => db.updateTable('payload_packs')
+      .set((eb) => ({ status: 'generating', attempts: eb('attempts', '+', 1), lease_expires_at: leaseUntil, updated_at: now }))
+      .where('brand_id', '=', candidate.brand_id).where('id', '=', candidate.id).where(claimable)
+      .returning(['brand_id', 'id', 'mint_batch_id', 'attempts']));
+    if (row !== undefined) return { brandId: row.brand_id, id: row.id, mintBatchId: row.mint_batch_id, attempts: row.attempts };
+  }
+  return null;
 }
 
 /** Extends the lease of a claim; false when the claim was lost (taken over or finished). */
@@ -193,6 +202,15 @@ export function postgresServerUrl(db: Database): string | null {
   const driverOptions = db.config.get('driverOptions') as { dataDir?: unknown } | undefined;
   const url = db.config.get('clientUrl');
   return driverOptions?.dataDir === undefined && typeof url === 'string' && /^postgres(ql)?:/.test(url) ? url : null;
+}
+
+/**
+ * The URL for connections that need a session of their own (named prepared statements, LISTEN):
+ * the direct URL `db` was opened with, else its URL; null for embedded PGlite.
+ */
+export function postgresDirectUrl(db: Database): string | null {
+  const url = postgresServerUrl(db);
+  return url === null ? null : (directUrlOf(db) ?? url);
 }
 
 const uuidShape = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -5,7 +5,7 @@ import type { Tables } from '../tables.ts';
 import { coalesced } from './coalesce.ts';
 import { changed, first, prepare, rows, unnest, type PreparedStatement, type RowOf } from './kysely.ts';
 import { createLinkReader, type LinkReader } from './links.ts';
-import { postgresServerUrl } from './packs.ts';
+import { postgresDirectUrl } from './packs.ts';
 
 /**
  * Lookups of the public resolver. Every lookup is scoped by the brand found from the slug, and
@@ -212,11 +212,20 @@ export async function insertScanEvents(em: Em, scans: readonly ScanRecord[]): Pr
   return changed(em, (db) => insertScans(db, scanColumns(scans)));
 }
 
-/** Deletes up to `limit` scan events recorded before `before` (oldest ranges first, found by the BRIN index); returns how many. */
+/**
+ * Deletes up to `limit` scan events recorded before `before` (oldest ranges first, found by the
+ * BRIN index); returns how many. The keys are read first, then deleted by key one brand at a time,
+ * never by ctid: on Citus each delete is routed to one shard.
+ */
 export async function deleteScanEventsBefore(em: Em, before: Date, limit: number): Promise<number> {
-  // ctid (the row's physical address) lets a delete take a bounded batch.
-  return changed(em, (db) => db.deleteFrom('scan_events')
-    .where(sql.ref('ctid'), 'in', db.selectFrom('scan_events').select(sql.ref<string>('ctid').as('ctid')).where('scanned_at', '<', before).limit(limit)));
+  const old = await rows(em, (db) => db.selectFrom('scan_events').select(['brand_id', 'id']).where('scanned_at', '<', before).limit(limit));
+  const ids = new Map<string, string[]>();
+  for (const r of old) ids.set(r.brand_id, [...(ids.get(r.brand_id) ?? []), String(r.id)]);
+  let deleted = 0;
+  for (const [brandId, brandIds] of ids) {
+    deleted += await changed(em, (db) => db.deleteFrom('scan_events').where('brand_id', '=', brandId).where('id', '=', sql<string>`any(${brandIds}::bigint[])`));
+  }
+  return deleted;
 }
 
 /** Writes scan events in batches; see {@link createScanWriter}. */
@@ -234,7 +243,8 @@ export interface ScanWriter {
  * it writes through the entity manager.
  */
 export function createScanWriter(db: Database): ScanWriter {
-  const url = postgresServerUrl(db);
+  // Named prepared statements live in a session: the direct connection (DATABASE_DIRECT_URL).
+  const url = postgresDirectUrl(db);
   if (url === null) return { write: (scans) => insertScanEvents(db.em.fork(), scans), close: () => Promise.resolve() };
   const pool = new pg.Pool({ connectionString: url, max: 1, idleTimeoutMillis: 0, application_name: 'minting-scan-events' });
   pool.on('error', () => undefined);
@@ -279,7 +289,8 @@ export interface ResolverReaderOptions {
  * coalesced (see {@link batchedUnitLookup}); on embedded PGlite everything uses the entity manager.
  */
 export function createResolverReader(db: Database, options: ResolverReaderOptions = {}): ResolverReader {
-  const url = postgresServerUrl(db);
+  // Named prepared statements live in a session: the direct connection (DATABASE_DIRECT_URL).
+  const url = postgresDirectUrl(db);
   const em = () => db.em.fork();
   const poolSize = options.poolSize ?? 4;
   const pool = url !== null

@@ -1,4 +1,5 @@
-import { sql } from 'kysely';
+import { sql, type ExpressionBuilder } from 'kysely';
+import type { Tables } from '../tables.ts';
 import type { Cursor, WebhookDeliveryStatus } from '@mint/domain';
 import type { Em } from '../orm.ts';
 import { changed, first, rows } from './kysely.ts';
@@ -168,12 +169,27 @@ export interface WebhookClaim {
   readonly createdAt: Date;
 }
 
+/** Groups `items` by their brand, keeping their order within each brand. */
+function byBrand<T extends { readonly brand_id: string }>(items: readonly T[]): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const group = groups.get(item.brand_id);
+    if (group === undefined) groups.set(item.brand_id, [item]);
+    else group.push(item);
+  }
+  return groups;
+}
+
 /**
  * Claims up to `limit` due deliveries of enabled endpoints (pending and due, or delivering under a
- * lapsed lease), oldest due first (due deliveries of disabled endpoints are parked on the way), under a lease until `leaseUntil`, counting the attempt. At most
- * `perEndpoint` deliveries of one endpoint are in flight at once across workers: the endpoints'
- * rows are locked (SKIP LOCKED) while their in-flight deliveries are counted, so two claimers
- * never both fill one endpoint, and a busy endpoint never holds back another's deliveries.
+ * lapsed lease), oldest due first (due deliveries of disabled endpoints are parked on the way), under
+ * a lease until `leaseUntil`, counting the attempt. Candidates are read without a lock; then, one
+ * brand at a time, the brand's endpoints' rows are locked (SKIP LOCKED, with the brand's id in the
+ * statement) while their in-flight deliveries are counted, so at most `perEndpoint` deliveries of one
+ * endpoint are in flight across workers and a busy endpoint never holds back another's; the chosen
+ * deliveries are moved by a compare-and-set on their keys that repeats the due condition, so two
+ * claimers never both win one. Every statement but the two candidate reads names one brand, so on
+ * Citus each is routed to one shard.
  */
 export async function claimWebhookDeliveries(em: Em, now: Date, leaseUntil: Date, limit: number, perEndpoint: number): Promise<WebhookClaim[]> {
   if (limit <= 0) return [];
@@ -182,49 +198,67 @@ export async function claimWebhookDeliveries(em: Em, now: Date, leaseUntil: Date
   // endpoints here let the planner sort the whole backlog on every claim: measured with
   // bench/webhooks.ts, 10,000 pending deliveries went out at about 250/s that way.
   const lapsed = await rows(em, (db) => db.selectFrom('webhook_deliveries').select(['brand_id', 'id', 'endpoint_id'])
-    .where('status', '=', 'delivering').where('lease_expires_at', '<=', now).limit(limit * 4).forUpdate().skipLocked());
+    .where('status', '=', 'delivering').where('lease_expires_at', '<=', now).limit(limit * 4));
   const pending = await rows(em, (db) => db.selectFrom('webhook_deliveries').select(['brand_id', 'id', 'endpoint_id'])
-    .where('status', '=', 'pending').where('next_attempt_at', '<=', now).orderBy('next_attempt_at').limit(limit * 4).forUpdate().skipLocked());
+    .where('status', '=', 'pending').where('next_attempt_at', '<=', now).orderBy('next_attempt_at').limit(limit * 4));
   const due = [...lapsed, ...pending];
   if (due.length === 0) return [];
-  const endpointIds = [...new Set(due.map((d) => d.endpoint_id))];
-  // Deliveries of disabled (or deleted) endpoints are parked out of the due range until the endpoint is enabled again.
-  const enabled = new Set((await rows(em, (db) => db.selectFrom('webhook_endpoints').select('id').where('id', 'in', endpointIds).where('enabled', '=', true)))
-    .map((r) => r.id));
-  const parked = due.filter((d) => !enabled.has(d.endpoint_id));
-  if (parked.length > 0) {
-    await changed(em, (db) => db.updateTable('webhook_deliveries').set({ status: 'pending', next_attempt_at: webhookParkedUntil, lease_expires_at: null })
-      .where((eb) => eb.or(parked.map((d) => eb.and([eb('brand_id', '=', d.brand_id), eb('id', '=', d.id)])))));
+  const isDue = (eb: ExpressionBuilder<Tables, 'webhook_deliveries'>) => eb.or([
+    eb.and([eb('status', '=', 'pending'), eb('next_attempt_at', '<=', now)]),
+    eb.and([eb('status', '=', 'delivering'), eb('lease_expires_at', '<=', now)]),
+  ]);
+  const claims: WebhookClaim[] = [];
+  for (const [brandId, brandDue] of byBrand(due)) {
+    if (claims.length >= limit) break;
+    const endpointIds = [...new Set(brandDue.map((d) => d.endpoint_id))];
+    // Deliveries of disabled (or deleted) endpoints are parked out of the due range until the endpoint is enabled again.
+    const enabled = new Set((await rows(em, (db) => db.selectFrom('webhook_endpoints').select('id')
+      .where('brand_id', '=', brandId).where('id', 'in', endpointIds).where('enabled', '=', true))).map((r) => r.id));
+    const parked = brandDue.filter((d) => !enabled.has(d.endpoint_id)).map((d) => d.id);
+    if (parked.length > 0) {
+      await changed(em, (db) => db.updateTable('webhook_deliveries').set({ status: 'pending', next_attempt_at: webhookParkedUntil, lease_expires_at: null })
+        .where('brand_id', '=', brandId).where('id', 'in', parked).where(isDue));
+    }
+    if (enabled.size === 0) continue;
+    const locked = new Set((await rows(em, (db) => db.selectFrom('webhook_endpoints').select('id')
+      .where('brand_id', '=', brandId).where('id', 'in', [...enabled]).forUpdate().skipLocked())).map((r) => r.id));
+    if (locked.size === 0) continue;
+    const inFlight = new Map((await rows(em, (db) => db.selectFrom('webhook_deliveries').select(['endpoint_id', (eb) => eb.fn.countAll<string>().as('n')])
+      .where('brand_id', '=', brandId).where('endpoint_id', 'in', [...locked]).where('status', '=', 'delivering').where('lease_expires_at', '>', now)
+      .groupBy('endpoint_id'))).map((r) => [r.endpoint_id, Number(r.n)]));
+    const chosen: string[] = [];
+    for (const d of brandDue) {
+      if (claims.length + chosen.length >= limit || !locked.has(d.endpoint_id)) continue;
+      const n = inFlight.get(d.endpoint_id) ?? 0;
+      if (n >= perEndpoint) continue;
+      inFlight.set(d.endpoint_id, n + 1);
+      chosen.push(d.id);
+    }
+    if (chosen.length === 0) continue;
+    const claimed = await rows(em, (db) => db.updateTable('webhook_deliveries as d')
+      .set((eb) => ({ status: 'delivering', lease_expires_at: leaseUntil, attempts: eb('d.attempts', '+', 1), updated_at: now }))
+      .from('webhook_endpoints as w')
+      .whereRef('w.brand_id', '=', 'd.brand_id').whereRef('w.id', '=', 'd.endpoint_id')
+      .where('d.brand_id', '=', brandId).where('d.id', 'in', chosen)
+      .where((eb) => eb.or([
+        eb.and([eb('d.status', '=', 'pending'), eb('d.next_attempt_at', '<=', now)]),
+        eb.and([eb('d.status', '=', 'delivering'), eb('d.lease_expires_at', '<=', now)]),
+      ]))
+      .returning(['d.brand_id', 'd.id', 'd.endpoint_id', 'd.event_type', 'd.body', 'd.attempts', 'd.created_at', 'w.url', 'w.secret', 'w.previous_secret',
+        'w.previous_secret_expires_at', 'w.failing_since']));
+    // Claimed in due order, as chosen.
+    const order = new Map(chosen.map((id, i) => [id, i]));
+    claimed.sort((a, b) => order.get(a.id)! - order.get(b.id)!);
+    for (const r of claimed) {
+      claims.push({
+        brandId: r.brand_id, id: r.id, endpointId: r.endpoint_id, eventType: r.event_type,
+        body: typeof r.body === 'string' ? (JSON.parse(r.body) as Record<string, unknown>) : r.body, attempts: r.attempts, url: r.url, secret: r.secret,
+        previousSecret: r.previous_secret, previousSecretExpiresAt: time(r.previous_secret_expires_at), failingSince: time(r.failing_since),
+        createdAt: new Date(r.created_at),
+      });
+    }
   }
-  if (enabled.size === 0) return [];
-  const locked = new Set((await rows(em, (db) => db.selectFrom('webhook_endpoints').select('id')
-    .where('id', 'in', [...enabled]).forUpdate().skipLocked())).map((r) => r.id));
-  if (locked.size === 0) return [];
-  const inFlight = new Map((await rows(em, (db) => db.selectFrom('webhook_deliveries').select(['endpoint_id', (eb) => eb.fn.countAll<string>().as('n')])
-    .where('endpoint_id', 'in', [...locked]).where('status', '=', 'delivering').where('lease_expires_at', '>', now)
-    .groupBy('endpoint_id'))).map((r) => [r.endpoint_id, Number(r.n)]));
-  const chosen: { brand_id: string; id: string }[] = [];
-  for (const d of due) {
-    if (chosen.length >= limit || !locked.has(d.endpoint_id)) continue;
-    const n = inFlight.get(d.endpoint_id) ?? 0;
-    if (n >= perEndpoint) continue;
-    inFlight.set(d.endpoint_id, n + 1);
-    chosen.push(d);
-  }
-  if (chosen.length === 0) return [];
-  const claimed = await rows(em, (db) => db.updateTable('webhook_deliveries as d')
-    .set((eb) => ({ status: 'delivering', lease_expires_at: leaseUntil, attempts: eb('d.attempts', '+', 1), updated_at: now }))
-    .from('webhook_endpoints as w')
-    .whereRef('w.brand_id', '=', 'd.brand_id').whereRef('w.id', '=', 'd.endpoint_id')
-    .where((eb) => eb.or(chosen.map((c) => eb.and([eb('d.brand_id', '=', c.brand_id), eb('d.id', '=', c.id)]))))
-    .returning(['d.brand_id', 'd.id', 'd.endpoint_id', 'd.event_type', 'd.body', 'd.attempts', 'd.created_at', 'w.url', 'w.secret', 'w.previous_secret',
-      'w.previous_secret_expires_at', 'w.failing_since']));
-  return claimed.map((r) => ({
-    brandId: r.brand_id, id: r.id, endpointId: r.endpoint_id, eventType: r.event_type,
-    body: typeof r.body === 'string' ? (JSON.parse(r.body) as Record<string, unknown>) : r.body, attempts: r.attempts, url: r.url, secret: r.secret,
-    previousSecret: r.previous_secret, previousSecretExpiresAt: time(r.previous_secret_expires_at), failingSince: time(r.failing_since),
-    createdAt: new Date(r.created_at),
-  }));
+  return claims;
 }
 
 /** What an attempt left on its delivery. */

@@ -48,12 +48,22 @@ export interface MintServiceDeps {
   readonly watch?: WatchLimits;
 }
 
-/** Limits of WatchMintJob streams (`WATCH_MAX_DURATION_MS`, `WATCH_MAX_STREAMS_PER_CALLER`). */
+/** Limits and the progress source of WatchMintJob streams (`WATCH_MAX_DURATION_MS`, `WATCH_MAX_STREAMS_PER_CALLER`, `WATCH_PROGRESS`). */
 export interface WatchLimits {
   /** A stream ends cleanly after this long; the client watches again. Default 15 min. */
   readonly maxDurationMs?: number;
   /** Streams one caller (its user, else its API key) may have open at once on this process; more answer ResourceExhausted. Default 20. */
   readonly maxStreamsPerCaller?: number;
+  /**
+   * Pushed progress (`WATCH_PROGRESS=pushed`): streams read the job once and then follow the
+   * executors' published updates, reading again only every `safetyIntervalMs`. Absent: every
+   * stream reads the job every 250 ms.
+   */
+  readonly progress?: UseCases.ProgressHub;
+  /** The safety-net read's interval of pushed progress (`WATCH_SAFETY_INTERVAL_MS`); default 5 s. */
+  readonly safetyIntervalMs?: number;
+  /** Pushed updates reach a stream at most this often (the latest; a final status at once); default 1 s. */
+  readonly updateIntervalMs?: number;
 }
 
 /** Defaults of {@link WatchLimits}. */
@@ -263,7 +273,12 @@ export function createMintServiceHandlers(deps: MintServiceDeps): ServiceImpl<ty
       openWatches.set(caller, open + 1);
       try {
         let done = false;
-        const updates = useCases.watchMintJob(ctx, req.brandId, req.mintJobId, context.signal, { maxDurationMs: watchMaxDurationMs });
+        const updates = useCases.watchMintJob(ctx, req.brandId, req.mintJobId, context.signal, {
+          maxDurationMs: watchMaxDurationMs,
+          ...(deps.watch?.progress === undefined ? {} : { progress: deps.watch.progress }),
+          ...(deps.watch?.safetyIntervalMs === undefined ? {} : { safetyIntervalMs: deps.watch.safetyIntervalMs }),
+          ...(deps.watch?.updateIntervalMs === undefined ? {} : { updateIntervalMs: deps.watch.updateIntervalMs }),
+        });
         for await (const update of updates) {
           done = update.done;
           yield {

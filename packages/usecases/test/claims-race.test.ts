@@ -1,0 +1,85 @@
+// Claims race-safe without row locks across brands: candidates are read without a lock and each is
+// taken by a compare-and-set on its (brand_id, id), so concurrent claimers never both win one row.
+
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { claimPayloadPack, claimWebhooks, createWebhookEndpoint, relayOutbox, type OutboxJob } from '@mint/usecases';
+import { query, run } from '../../../test/support/sql.ts';
+import { mintCompleted } from '../../../test/support/pack-fixtures.ts';
+import { setupUseCases, submitSerial, type UseCaseBundle } from '../../../test/support/usecases.ts';
+
+let app: UseCaseBundle;
+beforeAll(async () => {
+  app = await setupUseCases();
+});
+afterAll(async () => {
+  await app?.close();
+});
+
+describe('concurrent claims', () => {
+  it('give each pending pack to exactly one of many concurrent workers, across brands', async () => {
+    const brands = [await app.seedBrand(), await app.seedBrand(), await app.seedBrand()];
+    for (const brand of brands) {
+      await mintCompleted(app.ctx, brand, 3);
+      await mintCompleted(app.ctx, brand, 3);
+    }
+    const [{ n }] = await query<{ n: string }>(app.db.em.fork(), `select count(*) as n from payload_packs where status = 'pending'`) as [{ n: string }];
+    const claims = await Promise.all(Array.from({ length: 16 }, () => claimPayloadPack(app.ctx)));
+    const won = claims.filter((c) => c !== null);
+    // Every claim that won holds a distinct pack with attempts 1; losers found another or nothing.
+    expect(new Set(won.map((c) => c.id)).size).toBe(won.length);
+    expect(won.every((c) => c.attempts === 1)).toBe(true);
+    const [{ held }] = await query<{ held: string }>(app.db.em.fork(), `select count(*) as held from payload_packs where status = 'generating'`) as [{ held: string }];
+    expect(Number(held)).toBe(won.length);
+    // Nothing claimable is left behind once everyone has had a go.
+    while (await claimPayloadPack(app.ctx)) { /* drain */ }
+    const [{ left }] = await query<{ left: string }>(app.db.em.fork(), `select count(*) as left from payload_packs where status = 'pending'`) as [{ left: string }];
+    expect(left).toBe('0');
+    expect(Number(n)).toBeGreaterThanOrEqual(6);
+    await run(app.db.em.fork(), `update payload_packs set status = 'ready', lease_expires_at = null`);
+  });
+
+  it('publish each outbox message exactly once from several relays running at once', async () => {
+    const brand = await app.seedBrand();
+    // Messages left by earlier tests are relayed first.
+    await relayOutbox(app.ctx, async () => undefined, 1_000);
+    const jobs = [];
+    for (let i = 0; i < 40; i++) jobs.push((await submitSerial(app.ctx, brand, 1)).mintJobId);
+    const published: OutboxJob[] = [];
+    const publish = async (job: OutboxJob) => {
+      await new Promise((resolve) => setTimeout(resolve, 1));
+      published.push(job);
+    };
+    const relays = await Promise.all(Array.from({ length: 4 }, () => relayOutbox(app.ctx, publish, 40)));
+    expect(relays.reduce((a, b) => a + b, 0)).toBe(40);
+    expect(published.map((j) => j.id).sort()).toEqual([...jobs].sort());
+    const [{ n }] = await query<{ n: string }>(app.db.em.fork(), 'select count(*) as n from outbox') as [{ n: string }];
+    expect(n).toBe('0');
+  });
+
+  it('keep a failed publish in the outbox for the next pass', async () => {
+    const brand = await app.seedBrand();
+    const { mintJobId } = await submitSerial(app.ctx, brand, 1);
+    await expect(relayOutbox(app.ctx, async () => { throw new Error('bus down'); })).rejects.toThrow('bus down');
+    const [{ n }] = await query<{ n: string }>(app.db.em.fork(), 'select count(*) as n from outbox where job_id = ?', [mintJobId]) as [{ n: string }];
+    expect(n).toBe('1');
+    await relayOutbox(app.ctx, async () => undefined, 1_000);
+  });
+
+  it('never hand one webhook delivery to two workers, and keep the per-endpoint limit across them', async () => {
+    const brand = await app.seedBrand();
+    await createWebhookEndpoint(app.ctx, { id: brand.userId }, { allowLoopback: true }, {
+      brandId: brand.brandId, url: 'http://127.0.0.1:9/hook', eventTypes: [], description: '',
+    });
+    for (let i = 0; i < 3; i++) await mintCompleted(app.ctx, brand, 2);
+    const [{ due }] = await query<{ due: string }>(app.db.em.fork(), `select count(*) as due from webhook_deliveries where brand_id = ? and status = 'pending'`, [brand.brandId]) as [{ due: string }];
+    expect(Number(due)).toBeGreaterThan(4);
+    const batches = await Promise.all(Array.from({ length: 6 }, () => claimWebhooks(app.ctx, 10, { perEndpoint: 2 })));
+    const claimed = batches.flat();
+    expect(new Set(claimed.map((c) => c.id)).size).toBe(claimed.length);
+    expect(claimed.length).toBeLessThanOrEqual(2);
+    expect(claimed.length).toBeGreaterThan(0);
+    const [{ delivering }] = await query<{ delivering: string }>(app.db.em.fork(),
+      `select count(*) as delivering from webhook_deliveries where brand_id = ? and status = 'delivering'`, [brand.brandId]) as [{ delivering: string }];
+    expect(Number(delivering)).toBe(claimed.length);
+  });
+});
