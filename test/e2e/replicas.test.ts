@@ -1,13 +1,12 @@
 // Several replicas, one truth: two API processes and two executors (real processes on free ports)
 // on one PostgreSQL reached through PgBouncer in transaction pooling mode (DATABASE_URL), with the
-// session-level connections on DATABASE_DIRECT_URL, and one NATS stream. Submit through API 1,
+// session-level connections on DATABASE_DIRECT_URL, and one NATS stream; packs live in the NATS
+// Object Store (the production default), so no process shares a folder with another. Submit through API 1,
 // watch through API 2, download through API 2 a pack executor 1 wrote, and see a link change made
 // through API 1 answered by API 2 within a second.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -20,7 +19,7 @@ import { freshStreamNames } from '../support/nats.ts';
 import { startPgBouncer, type PgBouncer } from '../support/pgbouncer.ts';
 import { freePort } from '../support/ports.ts';
 import { query } from '../support/sql.ts';
-import { setupUseCases, testJwtSecret, type SeededBrand, type UseCaseBundle } from '../support/usecases.ts';
+import { setupUseCases, testJwtSecret, testWebhookSecretKeys, type SeededBrand, type UseCaseBundle } from '../support/usecases.ts';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -35,7 +34,6 @@ interface Replica {
 let app: UseCaseBundle;
 let brand: SeededBrand;
 let bouncer: PgBouncer;
-let packDir: string;
 let env: Record<string, string>;
 const replicas: Replica[] = [];
 
@@ -102,12 +100,11 @@ beforeAll(async () => {
   app = await setupUseCases();
   brand = await app.seedBrand();
   bouncer = await startPgBouncer(app.database.url);
-  packDir = await mkdtemp(join(tmpdir(), 'mint-replicas-'));
   const names = freshStreamNames();
   env = {
     PATH: process.env['PATH'] ?? '', DATABASE_URL: bouncer.pooled(app.database.url), DATABASE_DIRECT_URL: app.database.url,
     NATS_URL: testInfra().natsUrl, NATS_STREAM: names.stream, NATS_SUBJECT_PREFIX: names.subjectPrefix, AUTH_JWT_SECRET: testJwtSecret,
-    DOWNLOAD_SIGNING_KEYS: `k1:${Buffer.alloc(32, 9).toString('base64')}`, PACK_STORE_DIR: packDir, HOST: '127.0.0.1', LOG_LEVEL: 'warn',
+    DOWNLOAD_SIGNING_KEYS: `k1:${Buffer.alloc(32, 9).toString('base64')}`, WEBHOOK_SECRET_KEYS: testWebhookSecretKeys, HOST: '127.0.0.1', LOG_LEVEL: 'warn',
     PUBLIC_BASE_URL: 'http://127.0.0.1:8080', MINT_CHUNK_SIZE: '500', EXECUTOR_LEASE_MS: '3000', NATS_ACK_WAIT_MS: '5000',
     SHUTDOWN_TIMEOUT_MS: '5000',
   };
@@ -116,7 +113,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all(replicas.map((r) => r.stop()));
   await bouncer?.stop();
-  if (packDir) await rm(packDir, { recursive: true, force: true });
   await app?.close();
 });
 
