@@ -76,7 +76,7 @@ export async function benchPacks(options: { readonly units: number; readonly run
       // A fresh pending pack (and empty store) for every run.
       await run(seeded.db.em.fork(), 'delete from payload_packs where brand_id = ? and mint_batch_id = ?', [seeded.brandId, seeded.batchId]);
       await rm(join(dir, 'store'), { recursive: true, force: true });
-      await createPendingPack(seeded.db.em.fork(), seeded.brandId, seeded.batchId, new Date());
+      await createPendingPack(seeded.db.em.fork(), seeded.brandId, seeded.batchId, new Date(), { purpose: 'request', profile: { formats: ['csv', 'jsonl'], seqFrom: null, seqTo: null, symbology: 'qr', layout: null } });
       const store = createFsPackStore(join(dir, 'store'));
       global.gc?.();
       const rssBefore = process.memoryUsage().rss;

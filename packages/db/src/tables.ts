@@ -23,6 +23,7 @@ interface JsonColumns {
   idempotency_records: 'response_body';
   resolver_links: 'hreflang' | 'context';
   webhook_deliveries: 'body';
+  payload_packs: 'profile';
 }
 
 /** JSON text for a json column holding `T`; null too where `T` admits it. */

@@ -6,6 +6,7 @@ import { Migration20261124025102 } from './Migration20261124025102.ts';
 import { Migration20261124030000 } from './Migration20261124030000.ts';
 import { Migration20261124030100 } from './Migration20261124030100.ts';
 import { Migration20261125030000 } from './Migration20261125030000.ts';
+import { Migration20261126040000 } from './Migration20261126040000.ts';
 
 /** Every migration, in order. New ones come from `npm run db:migration -w @mint/db` and are listed here. */
 export const migrations = [{ name: 'Migration20261121050755', class: Migration20261121050755 },
@@ -16,4 +17,5 @@ export const migrations = [{ name: 'Migration20261121050755', class: Migration20
   { name: 'Migration20261124030000', class: Migration20261124030000 },
   { name: 'Migration20261124030100', class: Migration20261124030100 },
   { name: 'Migration20261125030000', class: Migration20261125030000 },
+  { name: 'Migration20261126040000', class: Migration20261126040000 },
 ];
