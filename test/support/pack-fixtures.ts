@@ -3,10 +3,11 @@
 
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { readFileSync } from 'node:fs';
+import { createReadStream, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
 import { Ajv, type ValidateFunction } from 'ajv';
@@ -14,7 +15,7 @@ import addFormats from 'ajv-formats';
 import type { ActivationMode, IdentityMode } from '@mint/domain';
 import type { PackStore } from '@mint/store';
 import {
-  claimPayloadPack, createPayloadPackDownloadUrl, generatePayloadPack, openPayloadPackDownload, processMintJobBatch, submitMintRequest,
+  availablePackFormats, claimPayloadPack, createPayloadPack, createPayloadPackDownloadUrl, generatePayloadPack, openPayloadPackDownload, processMintJobBatch, submitMintRequest,
   type DownloadSettings, type PackClaim, type PackGenerationResult, type PackManifest, type UseCaseContext,
 } from '@mint/usecases';
 import { query, run } from './sql.ts';
@@ -99,4 +100,71 @@ export async function downloadAndVerify(ctx: UseCaseContext, settings: DownloadS
   const check = execFileSync('sha256sum', ['-c', 'SHA256SUMS'], { cwd: dir, encoding: 'utf8' });
   const manifest = JSON.parse(await readFile(join(dir, 'manifest.json'), 'utf8')) as PackManifest;
   return { dir, manifest, check };
+}
+
+/** What {@link serialPackRoundTrip} measured and checked. */
+export interface RoundTrip {
+  readonly formats: readonly string[];
+  readonly units: number;
+  readonly generateSeconds: number;
+  /** Peak RSS of this process while the pack was generated, sampled every 20 ms. */
+  readonly peakRssMb: number;
+  readonly check: string;
+  readonly manifest: PackManifest;
+}
+
+/**
+ * A serial batch of `units` units minted through the real processing use case, a pack of the
+ * streamed formats this build can write among ZPL and EPCIS asked for with CreatePayloadPack,
+ * generated, downloaded and verified with `sha256sum -c`; then the EPCIS file's EPCs are counted
+ * line by line (one event a line) and compared with the batch's units (count, distinct, first and
+ * last), and ZPL labels counted. The downloaded folder is removed.
+ */
+export async function serialPackRoundTrip(ctx: UseCaseContext, brand: SeededBrand, store: PackStore, keys: DownloadSettings['keys'], units: number): Promise<RoundTrip> {
+  const { mintBatchId } = await mintCompleted(ctx, brand, units, { chunk: 20_000 });
+  const formats = availablePackFormats().filter((f) => f === 'zpl' || f === 'epcis');
+  const pack = await createPayloadPack(ctx, { brandId: brand.brandId, mintBatchId, formats, seqFrom: null, seqTo: null, symbology: null, layout: null });
+  global.gc?.();
+  let peakRss = process.memoryUsage().rss;
+  const sampler = setInterval(() => {
+    peakRss = Math.max(peakRss, process.memoryUsage().rss);
+  }, 20);
+  const started = performance.now();
+  const result = await generateOnly(ctx, store, pack.id);
+  const generateSeconds = (performance.now() - started) / 1000;
+  clearInterval(sampler);
+  if (result.kind !== 'ready') throw new Error(`pack generation ended ${JSON.stringify(result)}`);
+  const { dir, manifest, check } = await downloadAndVerify(ctx, { keys, store }, brand.brandId, pack.id);
+  try {
+    const [first] = await query<{ resolver_url: string }>(ctx.db.em.fork(), 'select resolver_url from mint_units where mint_batch_id = ? and seq = 1', [mintBatchId]);
+    const [last] = await query<{ resolver_url: string }>(ctx.db.em.fork(), 'select resolver_url from mint_units where mint_batch_id = ? and seq = ?', [mintBatchId, units]);
+    let epcs = 0;
+    let events = 0;
+    const seen = new Set<string>();
+    let firstEpc: string | undefined;
+    let lastEpc: string | undefined;
+    for await (const line of createInterface({ input: createReadStream(join(dir, 'epcis.json')) })) {
+      if (!line.startsWith('{"type":"ObjectEvent"')) continue;
+      const event = JSON.parse(line.replace(/,$/, '')) as { epcList: string[] };
+      events++;
+      for (const epc of event.epcList) {
+        seen.add(epc);
+        firstEpc ??= epc;
+        lastEpc = epc;
+      }
+      epcs += event.epcList.length;
+      if (event.epcList.length > 10_000) throw new Error(`an event lists ${event.epcList.length} EPCs`);
+    }
+    if (epcs !== units || seen.size !== units || firstEpc !== first?.resolver_url || lastEpc !== last?.resolver_url || events !== Math.ceil(units / 10_000)) {
+      throw new Error(`epcis.json lists ${epcs} EPCs (${seen.size} distinct) in ${events} events for ${units} units`);
+    }
+    if (formats.includes('zpl')) {
+      let labels = 0;
+      for await (const line of createInterface({ input: createReadStream(join(dir, 'labels.zpl')) })) if (line.includes('^XA')) labels++;
+      if (labels !== units) throw new Error(`labels.zpl holds ${labels} labels for ${units} units`);
+    }
+    return { formats, units, generateSeconds, peakRssMb: peakRss / 1024 / 1024, check, manifest };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 }

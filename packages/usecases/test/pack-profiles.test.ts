@@ -11,7 +11,7 @@ import { createFsPackStore, type PackStore } from '@mint/store';
 import {
   createPayloadPack, listPayloadPacks, setMintBatchStatus, submitMintRequest, type CreatePayloadPackInput, type PackManifest,
 } from '@mint/usecases';
-import { downloadAndVerify, epcisValidator, generateOnly, mintCompleted, packsOfBatch, tempStoreDir } from '../../../test/support/pack-fixtures.ts';
+import { downloadAndVerify, epcisValidator, generateOnly, mintCompleted, packsOfBatch, serialPackRoundTrip, tempStoreDir } from '../../../test/support/pack-fixtures.ts';
 import { query } from '../../../test/support/sql.ts';
 import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
 
@@ -187,5 +187,14 @@ describe('the EPCIS file', () => {
     expect(doc.epcisBody.eventList).toHaveLength(1);
     expect(doc.epcisBody.eventList[0]).toMatchObject({ action: 'DELETE', bizStep: 'decommissioning', disposition: 'inactive', epcList: await unitUrls(mintBatchId) });
     expect(await packsOfBatch(app.ctx, other.mintBatchId)).toHaveLength(1);
+  });
+});
+
+describe('a serial batch packed into its streamed formats (the small size of npm run test:packs:full)', () => {
+  it('downloads as a pack that verifies with sha256sum -c and lists every unit once in the EPCIS file', async () => {
+    const brand = await app.seedBrand();
+    const trip = await serialPackRoundTrip(app.ctx, brand, store, keys, 2_500);
+    expect(trip.check.trim().split('\n')).toEqual(trip.formats.map((f) => `${f === 'zpl' ? 'labels.zpl' : 'epcis.json'}: OK`));
+    expect(trip.manifest.files.map((f) => [f.format, f.count])).toEqual(trip.formats.map((f) => [f, 2_500]));
   });
 });
