@@ -42,7 +42,7 @@ export {
 } from './repositories/idempotency.ts';
 export { findMembershipRole, findApiKeyForAuth, touchApiKey, type ApiKeyForAuth } from './repositories/access.ts';
 export {
-  createPendingPack, createRequestedPack, readPackSpec, packUnitPage, packLots, type PackSpec, type PackUnit, type PackLot, claimPack, renewPackLease, movePackStatus, findPack, readPackSource, renderedUnitPage, renderedLots, postgresServerUrl, copyUnitFiles,
+  createPendingPack, createRequestedPack, readPackSpec, packUnitPage, packLots, type PackSpec, type PackUnit, type PackLot, claimPack, renewPackLease, movePackStatus, findPack, readPackSource, renderedUnitPage, renderedLots, postgresServerUrl, copyUnitFiles, copyUnitUrls,
   type PackClaim, type PackOutcome, type PackLocation, type PackSource, type UnitFileSinks, type RenderedRow
 } from './repositories/packs.ts';
 export {

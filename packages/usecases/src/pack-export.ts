@@ -196,7 +196,7 @@ export async function generatePayloadPack(ctx: UseCaseContext, claim: PackClaim,
     renewedAt = Date.now();
   };
   const run: PackRun = {
-    ctx, brandId: claim.brandId, mintBatchId: claim.mintBatchId, packId: claim.id, source, profile, purpose, pageSize,
+    ctx, brandId: claim.brandId, mintBatchId: claim.mintBatchId, packId: claim.id, source, profile, purpose, pageSize, paging: options.paging === true,
     generatedAt: ctx.clock(), keepClaim,
   };
   try {

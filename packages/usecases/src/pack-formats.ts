@@ -2,7 +2,7 @@ import { createHash, type Hash } from 'node:crypto';
 import { once } from 'node:events';
 import { PassThrough, type Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
-import { packLots, packUnitPage, type PackSource } from '@mint/db';
+import { copyUnitUrls, packLots, packUnitPage, type PackSource } from '@mint/db';
 import { rangeUnitCount, type LabelLayout, type PackFormat, type PackProfile, type PackPurpose, type Symbology } from '@mint/domain';
 import { tarHeader, type PackWriter } from '@mint/store';
 import type { UseCaseContext } from './context.ts';
@@ -70,6 +70,8 @@ export interface PackRun {
   readonly profile: PackProfile;
   readonly purpose: PackPurpose;
   readonly pageSize: number;
+  /** Read units in keyset pages even on PostgreSQL (where COPY streams are used by default). */
+  readonly paging: boolean;
   readonly generatedAt: Date;
   /** Renews the lease when due; throws when the claim is lost or the worker is stopping. */
   keepClaim(): Promise<void>;
@@ -132,6 +134,8 @@ export class HashedFile {
     return { bytes: this.bytes, sha256: this.#hash.digest('hex') };
   }
 }
+
+const comma = Buffer.from(',');
 
 /** Buffers small strings into ~64 KiB writes. */
 class Batched {
@@ -277,19 +281,50 @@ async function writeEpcis(run: PackRun, out: HashedFile): Promise<FileCounts> {
   let units = 0;
   const next = () => (events++ === 0 ? '\n' : ',\n');
   if (run.source.identityMode === 'serial') {
+    // Events of at most maxEpcsPerEvent URIs; an event's id is keyed on its first unit's seq (units
+    // are numbered 1..minted without gaps, so the k-th event of a range starts at seqFrom + k * max).
+    const firstSeq = run.profile.seqFrom ?? 1;
     let inEvent = 0;
-    for await (const page of unitPages(run)) {
-      for (const u of page) {
-        if (inEvent === 0) await batched.add(`${next()}${eventHead(eventId(run.mintBatchId, head.bizStep, String(u.seq)))},"epcList":[${JSON.stringify(u.resolverUrl)}`);
-        else await batched.add(`,${JSON.stringify(u.resolverUrl)}`);
+    const open = () => `${next()}${eventHead(eventId(run.mintBatchId, head.bizStep, String(firstSeq + units)))},"epcList":[`;
+    const close = ']}';
+    // On PostgreSQL the URIs come as COPY chunks of JSON strings, one a line: each line becomes an
+    // epcList entry without leaving Buffers (no per-unit JavaScript objects).
+    let carry: Buffer | null = null;
+    const copied = run.paging ? null : await copyUnitUrls(run.ctx.db, run.brandId, run.mintBatchId, run.profile, async (chunk) => {
+      await run.keepClaim();
+      const data = carry === null ? chunk : Buffer.concat([carry, chunk]);
+      const parts: Buffer[] = [];
+      let start = 0;
+      for (let end = data.indexOf(10, start); end !== -1; end = data.indexOf(10, start)) {
+        if (inEvent === 0) parts.push(Buffer.from(open(), 'utf8'));
+        else parts.push(comma);
+        parts.push(data.subarray(start, end));
         units++;
         if (++inEvent === maxEpcsPerEvent) {
-          await batched.add(']}');
+          parts.push(Buffer.from(close));
           inEvent = 0;
         }
+        start = end + 1;
       }
+      carry = start < data.length ? Buffer.from(data.subarray(start)) : null;
+      await batched.flush();
+      await out.write(Buffer.concat(parts));
+    });
+    if (copied === null) {
+      for await (const page of unitPages(run)) {
+        for (const u of page) {
+          await batched.add(`${inEvent === 0 ? open() : ','}${JSON.stringify(u.resolverUrl)}`);
+          units++;
+          if (++inEvent === maxEpcsPerEvent) {
+            await batched.add(close);
+            inEvent = 0;
+          }
+        }
+      }
+    } else if (carry !== null) {
+      throw new Error('the unit URI stream ended inside a line');
     }
-    if (inEvent > 0) await batched.add(']}');
+    if (inEvent > 0) await batched.add(close);
   } else {
     const lots = await packLots(run.ctx.db.em.fork(), run.brandId, run.mintBatchId);
     if (lots.length > 0) {

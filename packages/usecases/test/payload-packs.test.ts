@@ -151,9 +151,14 @@ describe('pack generation', () => {
     const pack = await packOf(mintBatchId);
     const paged = createFsPackStore(join(storeDir.dir, 'paged'));
     const claim = await claimOnly(pack.id);
-    expect(await generatePayloadPack(app.ctx, claim, { store: paged, paging: true, pageSize: 1_000 })).toMatchObject({ kind: 'ready', unitCount: 2_500 });
+    // One clock for both, so the EPCIS document's creationDate agrees too.
+    const fixed = { ...app.ctx, clock: () => new Date('2026-11-24T05:00:00.000Z') };
+    expect(await generatePayloadPack(fixed, claim, { store: paged, paging: true, pageSize: 1_000 })).toMatchObject({ kind: 'ready', unitCount: 2_500 });
     await run(app.db.em.fork(), `update payload_packs set status = 'pending' where id = ?`, [pack.id]);
-    expect(await generatePayloadPack(app.ctx, await claimOnly(pack.id), { store })).toMatchObject({ kind: 'ready', unitCount: 2_500 });
+    expect(await generatePayloadPack(fixed, await claimOnly(pack.id), { store })).toMatchObject({ kind: 'ready', unitCount: 2_500 });
+    const epcis = await readFile(join(storeDir.dir, brand.brandId, pack.id, 'epcis.json'));
+    expect(epcis.equals(await readFile(join(storeDir.dir, 'paged', brand.brandId, pack.id, 'epcis.json')))).toBe(true);
+    expect(epcis.toString().match(/"https?:[^"]*\/21\/[^"]*"/g)).toHaveLength(2_500);
     for (const file of ['units.csv', 'units.jsonl']) {
       const copiedBytes = await readFile(join(storeDir.dir, brand.brandId, pack.id, file));
       const pagedBytes = await readFile(join(storeDir.dir, 'paged', brand.brandId, pack.id, file));
