@@ -136,6 +136,7 @@ export class HashedFile {
 }
 
 const comma = Buffer.from(',');
+const closing = Buffer.from(']}');
 
 /** Buffers small strings into ~64 KiB writes. */
 class Batched {
@@ -287,28 +288,41 @@ async function writeEpcis(run: PackRun, out: HashedFile): Promise<FileCounts> {
     let inEvent = 0;
     const open = () => `${next()}${eventHead(eventId(run.mintBatchId, head.bizStep, String(firstSeq + units)))},"epcList":[`;
     const close = ']}';
-    // On PostgreSQL the URIs come as COPY chunks of JSON strings, one a line: each line becomes an
-    // epcList entry without leaving Buffers (no per-unit JavaScript objects).
+    // On PostgreSQL the URIs come as COPY chunks of JSON strings, one a line. Each chunk's complete
+    // lines are copied once; inside an event the line breaks become commas in place, so no object
+    // is made per unit (keyset pages of row objects peaked at 355 MB RSS for 1,000,000 units).
     let carry: Buffer | null = null;
     const copied = run.paging ? null : await copyUnitUrls(run.ctx.db, run.brandId, run.mintBatchId, run.profile, async (chunk) => {
       await run.keepClaim();
-      const data = carry === null ? chunk : Buffer.concat([carry, chunk]);
-      const parts: Buffer[] = [];
-      let start = 0;
-      for (let end = data.indexOf(10, start); end !== -1; end = data.indexOf(10, start)) {
-        if (inEvent === 0) parts.push(Buffer.from(open(), 'utf8'));
-        else parts.push(comma);
-        parts.push(data.subarray(start, end));
+      const data: Buffer = carry === null ? chunk : Buffer.concat([carry, chunk]);
+      const last = data.lastIndexOf(10);
+      carry = last + 1 < data.length ? Buffer.from(data.subarray(last + 1)) : null;
+      if (last === -1) return;
+      const body = Buffer.from(data.subarray(0, last + 1));
+      const pieces: Buffer[] = [];
+      let segment = -1;
+      let lineStart = 0;
+      for (let end = body.indexOf(10); end !== -1; end = body.indexOf(10, lineStart)) {
+        if (inEvent === 0) {
+          pieces.push(Buffer.from(open(), 'utf8'));
+          segment = lineStart;
+        } else if (lineStart === 0) {
+          pieces.push(comma);
+          segment = 0;
+        } else {
+          body[lineStart - 1] = 0x2c;
+        }
         units++;
         if (++inEvent === maxEpcsPerEvent) {
-          parts.push(Buffer.from(close));
+          pieces.push(body.subarray(segment, end), closing);
           inEvent = 0;
+          segment = -1;
         }
-        start = end + 1;
+        lineStart = end + 1;
       }
-      carry = start < data.length ? Buffer.from(data.subarray(start)) : null;
+      if (segment !== -1) pieces.push(body.subarray(segment, body.length - 1));
       await batched.flush();
-      await out.write(Buffer.concat(parts));
+      await out.write(Buffer.concat(pieces));
     });
     if (copied === null) {
       for await (const page of unitPages(run)) {
