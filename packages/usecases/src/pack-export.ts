@@ -1,11 +1,10 @@
 import { finished } from 'node:stream/promises';
 import {
   appendEvents, claimPack, copyUnitFiles, renderedLots, movePackStatus, readBatchState, readPackSource, readPackSpec, renewPackLease, renderedUnitPage,
-  type PackClaim, type RenderedRow, type StoredPackProfile,
+  type PackClaim, type RenderedRow,
 } from '@mint/db';
 import {
-  attemptsExhausted, defaultLabelLayout, isConflictError, movePack, packFormats, packRetry, packStoragePath, retryDelayMs,
-  type LabelLayout, type NewEvent, type PackFormat, type PackProfile, type PackPurpose, type Symbology,
+  attemptsExhausted, isConflictError, movePack, packRetry, packStoragePath, retryDelayMs, type NewEvent, type PackFormat, type PackPurpose, type Symbology,
 } from '@mint/domain';
 import { HashedFile, packFormatRegistry, packRangeUnits, type PackRun } from './pack-formats.ts';
 import { packProfileOf } from './pack-profiles.ts';
