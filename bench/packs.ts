@@ -10,7 +10,7 @@
 // Prints seconds and peak RSS against the targets (<= 15 s, RSS <= 200 MB) and drops the database.
 // Exits 1 when a target is missed. BENCH_RUNS repeats baseline and pack on the same data (the pack
 // row and files removed in between), BENCH_JSON names a file for the figures as JSON (bench/run.ts
-// reads it); `benchPacks` is the same as a function.
+// reads it); BENCH_FORMATS (e.g. `epcis,zpl`) limits the per-format rows; `benchPacks` is the same as a function.
 
 import { createWriteStream, writeFileSync } from 'node:fs';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
@@ -51,6 +51,8 @@ export interface FormatRun {
   readonly units: number;
   readonly baselineSeconds: number;
   readonly packSeconds: number;
+  /** RSS of this process when the pack started (earlier rows leave their heap behind). */
+  readonly rssBeforeMb: number;
   readonly peakRssMb: number;
 }
 
@@ -117,8 +119,9 @@ export async function benchPacks(options: { readonly units: number; readonly run
       if (options.runs > 1) progress(`run ${attempt + 1}/${options.runs}: pack ${packSeconds.toFixed(2)} s, baseline ${baselineSeconds.toFixed(2)} s, peak RSS ${mb(peakRss).toFixed(0)} MB`);
     }
     const formats: FormatRun[] = [];
+    const formatFilter = process.env['BENCH_FORMATS']?.split(',') ?? null;
     for (let attempt = 0; attempt < options.runs; attempt++) {
-      for (const format of availablePackFormats()) {
+      for (const format of availablePackFormats().filter((f) => formatFilter === null || formatFilter.includes(f))) {
         const row = await benchFormat(seeded, units, dir, format);
         formats.push(row);
         progress(`${format}: pack ${row.packSeconds.toFixed(2)} s, baseline ${row.baselineSeconds.toFixed(2)} s (${row.baselineLabel}), peak RSS ${row.peakRssMb.toFixed(0)} MB`);
@@ -184,7 +187,8 @@ async function benchFormat(seeded: Awaited<ReturnType<typeof seedUnits>>, seeded
   });
   const store = createFsPackStore(join(dir, 'store'));
   global.gc?.();
-  let peakRss = process.memoryUsage().rss;
+  const rssBefore = process.memoryUsage().rss;
+  let peakRss = rssBefore;
   const sampler = setInterval(() => {
     peakRss = Math.max(peakRss, process.memoryUsage().rss);
   }, 20);
@@ -196,7 +200,7 @@ async function benchFormat(seeded: Awaited<ReturnType<typeof seedUnits>>, seeded
   clearInterval(sampler);
   peakRss = Math.max(peakRss, process.memoryUsage().rss);
   if (result.kind !== 'ready') throw new Error(`unexpected result ${JSON.stringify(result)}`);
-  return { format, baselineLabel, units, baselineSeconds, packSeconds, peakRssMb: mb(peakRss) };
+  return { format, baselineLabel, units, baselineSeconds, packSeconds, rssBeforeMb: mb(rssBefore), peakRssMb: mb(peakRss) };
 }
 
 if (import.meta.main) {
@@ -216,13 +220,13 @@ if (import.meta.main) {
       console.log(`RSS: ${r.rssBeforeMb.toFixed(0)} MB before, peak ${r.peakRssMb.toFixed(0)} MB during generation  target <= ${targetRssMb} MB ${rssOk ? 'ok' : 'MISSED'}`);
     }
     console.log('\nper format, each pack right after its baseline in the same run:');
-    console.log(`${'format'.padEnd(7)}${'units'.padStart(10)}${'pack units/s'.padStart(14)}${'baseline units/s'.padStart(18)}${'pack/baseline'.padStart(15)}${'peak RSS'.padStart(10)}  baseline`);
+    console.log(`${'format'.padEnd(7)}${'units'.padStart(10)}${'pack units/s'.padStart(14)}${'baseline units/s'.padStart(18)}${'pack/baseline'.padStart(15)}${'RSS before -> peak'.padStart(20)}  baseline`);
     for (const f of result.formats) {
       const rssOk = f.peakRssMb <= targetRssMb;
       if (!rssOk) failed = true;
       console.log(`${f.format.padEnd(7)}${f.units.toLocaleString('en').padStart(10)}${Math.round(f.units / f.packSeconds).toLocaleString('en').padStart(14)}` +
         `${Math.round(f.units / f.baselineSeconds).toLocaleString('en').padStart(18)}${`${(f.packSeconds / f.baselineSeconds).toFixed(2)}x time`.padStart(15)}` +
-        `${`${f.peakRssMb.toFixed(0)} MB`.padStart(10)}${rssOk ? '' : ' MISSED'}  ${f.baselineLabel}`);
+        `${`${f.rssBeforeMb.toFixed(0)} -> ${f.peakRssMb.toFixed(0)} MB`.padStart(16)}${rssOk ? '' : ' MISSED'}  ${f.baselineLabel}`);
     }
     if (process.env.BENCH_JSON) writeFileSync(process.env.BENCH_JSON, JSON.stringify(result));
   } catch (error) {
