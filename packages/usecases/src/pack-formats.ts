@@ -116,11 +116,18 @@ export class HashedFile {
   readonly #stream: Writable;
   readonly #hash: Hash = createHash('sha256');
   bytes = 0;
+  #error: Error | null = null;
   constructor(writer: PackWriter, name: string) {
     this.name = name;
     this.#stream = writer.file(name);
+    // A store error (or a write finishing after the writer aborted the pack) is kept and thrown by
+    // the next write or end, never left as an unhandled 'error' event.
+    this.#stream.on('error', (error) => {
+      this.#error ??= error;
+    });
   }
   async write(text: string | Buffer): Promise<void> {
+    if (this.#error !== null) throw this.#error;
     if (text.length === 0) return;
     const chunk = typeof text === 'string' ? Buffer.from(text, 'utf8') : text;
     this.#hash.update(chunk);
@@ -129,6 +136,7 @@ export class HashedFile {
   }
   /** Ends the file; its size and SHA-256 (hex). */
   async end(): Promise<{ bytes: number; sha256: string }> {
+    if (this.#error !== null) throw this.#error;
     this.#stream.end();
     await finished(this.#stream);
     return { bytes: this.bytes, sha256: this.#hash.digest('hex') };

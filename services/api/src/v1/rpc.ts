@@ -248,17 +248,24 @@ export const namedOperations: Readonly<Record<string, NamedOperation>> = {
     },
   },
   list_payload_packs: {
-    summary: 'The brand\'s payload packs (never signed URLs), newest first, each with its formats, unit range, symbology and purpose.',
+    summary: 'The brand\'s payload packs (never signed URLs), newest first, in the spec\'s shape (ListPayloadPacks over Connect adds each pack\'s profile).',
     permission: 'mint:read',
     request: obj({ _brand_id: uuid, ...page, _cursor_created_at: time }, ['_brand_id']),
     response: obj({
       ok: { const: true },
-      packs: arrayOf(packRecord),
+      packs: arrayOf(obj({ id: uuid, brand_id: uuid, mint_batch_id: uuid, status: string, storage_path: nullable(string), created_at: time, updated_at: time })),
       ...pageResult('next_cursor_created_at'),
     }),
     async run(ctx, p) {
       const r = await useCases.listPayloadPacks(ctx, p['_brand_id'] as string, { limit: int(p, '_limit'), cursor: cursorOf(p, '_cursor_created_at') });
-      return { ok: true, packs: r.items.map(packShape), has_more: r.hasMore, ...nextPage(r.next, 'next_cursor_created_at') };
+      return {
+        ok: true,
+        packs: r.items.map((k) => ({
+          id: k.id, brand_id: k.brandId, mint_batch_id: k.mintBatchId, status: k.status, storage_path: k.storagePath,
+          created_at: iso(k.createdAt), updated_at: iso(k.updatedAt),
+        })),
+        has_more: r.hasMore, ...nextPage(r.next, 'next_cursor_created_at'),
+      };
     },
   },
   create_payload_pack: {
