@@ -19,6 +19,7 @@ COPY packages/bus/package.json packages/bus/
 COPY packages/contract/package.json packages/contract/
 COPY packages/db/package.json packages/db/
 COPY packages/domain/package.json packages/domain/
+COPY packages/labels/package.json packages/labels/
 COPY packages/runtime/package.json packages/runtime/
 COPY packages/store/package.json packages/store/
 COPY packages/usecases/package.json packages/usecases/

@@ -11,7 +11,7 @@ const root = join(import.meta.dirname, '..');
 /** Layer of each workspace package: a package may import only packages of a lower layer. */
 const layers: Record<string, number> = {
   '@mint/domain': 0, '@mint/contract': 0, '@mint/bus': 0, '@mint/store': 0,
-  '@mint/db': 1, '@mint/http': 1,
+  '@mint/db': 1, '@mint/http': 1, '@mint/labels': 1,
   '@mint/usecases': 2, '@mint/runtime': 2,
   '@mint/api': 3, '@mint/executor': 3,
   '@mint/cli': 4,
