@@ -4,6 +4,7 @@ import { PassThrough, type Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { copyUnitUrls, packLots, packUnitPage, type PackSource } from '@mint/db';
 import { rangeUnitCount, type LabelLayout, type PackFormat, type PackProfile, type PackPurpose, type Symbology } from '@mint/domain';
+import { checkSheetLayout, pdfSheets, svgLabel, zplLabel } from '@mint/labels';
 import { tarHeader, type PackWriter } from '@mint/store';
 import type { UseCaseContext } from './context.ts';
 
@@ -49,11 +50,10 @@ export interface SheetLayout {
 }
 
 /**
- * The label renderers this build has: null until the `@mint/labels` package is part of the
- * workspace. While null, svg, pdf and zpl packs are refused when asked for (the field `formats`
- * says so) and never generated: nothing pretends to render.
+ * The label renderers this build has (`@mint/labels`). Were it null, svg, pdf and zpl packs would
+ * be refused when asked for (the field `formats` says so) and never generated.
  */
-export const labelRenderers: LabelRenderers | null = null;
+export const labelRenderers: LabelRenderers | null = { svgLabel, zplLabel, pdfSheets, checkSheetLayout };
 
 /** The formats this build can write. */
 export function availablePackFormats(): readonly PackFormat[] {

@@ -85,8 +85,8 @@ describe('CreatePayloadPack', () => {
     expect(await fieldsOf({ layout: { columns: 4 } })).toEqual(['layout.columns']);
     expect(await fieldsOf({ layout: { rows: 9, marginTopMm: 0 } })).toEqual(['layout.rows']);
     expect(await fieldsOf({ layout: { labelWidthMm: 5, dpi: 600 } })).toEqual(['layout.dpi', 'layout.label_width_mm']);
-    // Label formats need the label renderers, which this build does not have yet: refused, never faked.
-    expect(await fieldsOf({ formats: ['zpl'] })).toEqual(['formats']);
+    // A PDF grid that @mint/labels' checkSheetLayout would not lay out, and SVG for a product without a GTIN.
+    expect(await fieldsOf({ formats: ['pdf'], layout: { columns: 4 } })).toEqual(['layout.columns']);
 
     expect(await errorOf(ask(brand, voided.mintBatchId))).toBeInstanceOf(IllegalStateError);
     expect(await errorOf(ask(brand, draft.mintBatchId))).toBeInstanceOf(IllegalStateError);
@@ -196,5 +196,22 @@ describe('a serial batch packed into its streamed formats (the small size of npm
     const trip = await serialPackRoundTrip(app.ctx, brand, store, keys, 2_500);
     expect(trip.check.trim().split('\n')).toEqual(trip.formats.map((f) => `${f === 'zpl' ? 'labels.zpl' : 'epcis.json'}: OK`));
     expect(trip.manifest.files.map((f) => [f.format, f.count])).toEqual(trip.formats.map((f) => [f, 2_500]));
+  });
+});
+
+describe('label formats', () => {
+  it('writes svg, pdf and zpl files listed in the manifest with their counts and checksums', async () => {
+    const brand = await app.seedBrand();
+    const { mintBatchId } = await mintCompleted(app.ctx, brand, 30);
+    const pack = await ask(brand, mintBatchId, { formats: ['zpl', 'pdf', 'svg'], seqFrom: 3, seqTo: 27, symbology: 'datamatrix' });
+    expect(await generateOnly(app.ctx, store, pack.id)).toMatchObject({ kind: 'ready', unitCount: 25 });
+    const { dir, manifest, check } = await downloadAndVerify(app.ctx, { keys, store }, brand.brandId, pack.id);
+    expect(check.trim().split('\n')).toEqual(['labels-svg.tar: OK', 'labels.pdf: OK', 'labels.zpl: OK']);
+    expect(manifest.files.map((f) => [f.name, f.format, f.rows, f.count])).toEqual([
+      ['labels-svg.tar', 'svg', 25, 25], ['labels.pdf', 'pdf', 25, 25], ['labels.zpl', 'zpl', 25, 25],
+    ]);
+    const zpl = await readFile(join(dir, 'labels.zpl'), 'utf8');
+    expect(zpl.match(/\^XA/g)).toHaveLength(25);
+    expect((await readFile(join(dir, 'labels.pdf'))).subarray(0, 5).toString()).toBe('%PDF-');
   });
 });

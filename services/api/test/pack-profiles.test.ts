@@ -66,7 +66,7 @@ describe('CreatePayloadPack', () => {
       [{ seqFrom: 5, seqTo: 21 }, 'seq_to'],
       [{ layout: { columns: 4 } }, 'layout.columns'],
       [{ layout: { labelHeightMm: 300 } }, 'layout.label_height_mm'],
-      [{ formats: [PackFormat.SVG] }, 'formats'],
+      [{ formats: [PackFormat.PDF], layout: { rows: 9 } }, 'layout.rows'],
     ] as const) {
       const error = await errorOf(call(fields));
       expect([error.code, error.rawMessage], JSON.stringify(fields)).toEqual([Code.InvalidArgument, expect.stringContaining(field)]);
