@@ -4,10 +4,13 @@
 //     into a file (the database's and disk's floor for writing one of the two data files),
 //   - the pack: claim + generatePayloadPack into a filesystem store (units.csv, units.jsonl,
 //     manifest.json with SHA-256), with the process RSS sampled every 20 ms.
+//   - one row per format this build writes (csv, jsonl, epcis; svg, pdf and zpl once label
+//     rendering is in the build): a pack of only that format right after its baseline (COPY ... TO
+//     of the text the format carries, or the label encoder alone in a tight loop), units/s and peak RSS.
 // Prints seconds and peak RSS against the targets (<= 15 s, RSS <= 200 MB) and drops the database.
 // Exits 1 when a target is missed. BENCH_RUNS repeats baseline and pack on the same data (the pack
 // row and files removed in between), BENCH_JSON names a file for the figures as JSON (bench/run.ts
-// reads it); `benchPacks` is the same as a function.
+// reads it); BENCH_FORMATS (e.g. `epcis,zpl`) limits the per-format rows; `benchPacks` is the same as a function.
 
 import { createWriteStream, writeFileSync } from 'node:fs';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
@@ -18,9 +21,10 @@ import { pipeline } from 'node:stream/promises';
 import pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
 import { createPendingPack } from '@mint/db';
+import { limitedFormats, maxLabelPackUnits, type PackFormat } from '@mint/domain';
 import { run } from '../test/support/sql.ts';
 import { createFsPackStore } from '@mint/store';
-import { claimPayloadPack, generatePayloadPack } from '@mint/usecases';
+import { availablePackFormats, claimPayloadPack, generatePayloadPack, labelRenderers, type LabelUnit } from '@mint/usecases';
 import { seedUnits } from './unit-seed.ts';
 
 const targetSeconds = 15;
@@ -38,10 +42,26 @@ export interface PacksRun {
   readonly peakRssMb: number;
 }
 
+/** One format's pack against its same-run baseline. */
+export interface FormatRun {
+  readonly format: PackFormat;
+  /** What the baseline does: `COPY ... TO` of the text the format carries, or the encoder alone in a tight loop. */
+  readonly baselineLabel: string;
+  /** Units the baseline and the pack handled (label formats: their 100,000-unit cap for svg and pdf). */
+  readonly units: number;
+  readonly baselineSeconds: number;
+  readonly packSeconds: number;
+  /** RSS of this process when the pack started (earlier rows leave their heap behind). */
+  readonly rssBeforeMb: number;
+  readonly peakRssMb: number;
+}
+
 /** Everything `benchPacks` measured, with the targets the CLI checks. */
 export interface PacksBenchResult {
   readonly units: number;
   readonly runs: readonly PacksRun[];
+  /** One row per format this build writes, per run, each pack right after its baseline. */
+  readonly formats: readonly FormatRun[];
   readonly targetSeconds: number;
   readonly targetRssMb: number;
 }
@@ -76,7 +96,7 @@ export async function benchPacks(options: { readonly units: number; readonly run
       // A fresh pending pack (and empty store) for every run.
       await run(seeded.db.em.fork(), 'delete from payload_packs where brand_id = ? and mint_batch_id = ?', [seeded.brandId, seeded.batchId]);
       await rm(join(dir, 'store'), { recursive: true, force: true });
-      await createPendingPack(seeded.db.em.fork(), seeded.brandId, seeded.batchId, new Date());
+      await createPendingPack(seeded.db.em.fork(), seeded.brandId, seeded.batchId, new Date(), { purpose: 'request', profile: { formats: ['csv', 'jsonl'], seqFrom: null, seqTo: null, symbology: 'qr', layout: null } });
       const store = createFsPackStore(join(dir, 'store'));
       global.gc?.();
       const rssBefore = process.memoryUsage().rss;
@@ -98,11 +118,89 @@ export async function benchPacks(options: { readonly units: number; readonly run
       runs.push({ baselineSeconds, baselineBytes, packSeconds, packBytes: csvBytes + jsonlBytes, rssBeforeMb: mb(rssBefore), peakRssMb: mb(peakRss) });
       if (options.runs > 1) progress(`run ${attempt + 1}/${options.runs}: pack ${packSeconds.toFixed(2)} s, baseline ${baselineSeconds.toFixed(2)} s, peak RSS ${mb(peakRss).toFixed(0)} MB`);
     }
-    return { units, runs, targetSeconds, targetRssMb };
+    const formats: FormatRun[] = [];
+    const formatFilter = process.env['BENCH_FORMATS']?.split(',') ?? null;
+    for (let attempt = 0; attempt < options.runs; attempt++) {
+      for (const format of availablePackFormats().filter((f) => formatFilter === null || formatFilter.includes(f))) {
+        const row = await benchFormat(seeded, units, dir, format);
+        formats.push(row);
+        progress(`${format}: pack ${row.packSeconds.toFixed(2)} s, baseline ${row.baselineSeconds.toFixed(2)} s (${row.baselineLabel}), peak RSS ${row.peakRssMb.toFixed(0)} MB`);
+      }
+    }
+    return { units, runs, formats, targetSeconds, targetRssMb };
   } finally {
     await seeded.drop();
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/** What each text format's baseline copies: the rendered text of its rows straight from the database. */
+const copyBaselines: Partial<Record<PackFormat, string>> = {
+  csv: `serial || ',' || resolver_url || ',' || serial || ',,' || status`,
+  jsonl: `json_build_object('serial', serial, 'digital_link', resolver_url, 'token', serial, 'lot', null, 'status', status)::text`,
+  epcis: 'to_json(resolver_url)::text',
+};
+
+/**
+ * One format: its baseline (COPY ... TO of the text it carries into a file, or the label encoder
+ * alone over the same units in a tight loop), then a pack of only that format (range capped at
+ * 100,000 units for svg and pdf) with the process RSS sampled every 20 ms.
+ */
+async function benchFormat(seeded: Awaited<ReturnType<typeof seedUnits>>, seededUnits: number, dir: string, format: PackFormat): Promise<FormatRun> {
+  const units = limitedFormats.includes(format) ? Math.min(maxLabelPackUnits, seededUnits) : seededUnits;
+  const copied = copyBaselines[format];
+  let baselineLabel: string;
+  let started = performance.now();
+  if (copied !== undefined) {
+    baselineLabel = `COPY (select ${format} text) TO STDOUT into a file`;
+    const client = new pg.Client({ connectionString: seeded.url });
+    await client.connect();
+    started = performance.now();
+    await pipeline(
+      client.query(copyTo(`copy (select ${copied} from mint_units where brand_id = '${seeded.brandId}' and mint_batch_id = '${seeded.batchId}' and seq <= ${units} order by seq) to stdout`)),
+      createWriteStream(join(dir, `baseline.${format}`)),
+    );
+    await client.end();
+  } else {
+    if (labelRenderers === null) throw new Error(`${format} has no renderer in this build`);
+    const r = labelRenderers;
+    baselineLabel = `the ${format} encoder alone in a loop`;
+    const unit = (seq: number): LabelUnit => ({ digitalLink: `${seeded.publicBaseUrl}/01/${seeded.gtin}/21/${seq.toString(16).toUpperCase().padStart(20, '0')}`, gtin: seeded.gtin, serial: seq.toString(16).toUpperCase().padStart(20, '0') });
+    started = performance.now();
+    if (format === 'pdf') {
+      async function* all() {
+        for (let i = 1; i <= units; i++) yield unit(i);
+      }
+      await r.pdfSheets({ paper: 'a4', columns: 3, rows: 8, labelWidthMm: 70, labelHeightMm: 37, marginTopMm: 0, marginLeftMm: 0, gapXMm: 0, gapYMm: 0 }, 'qr', all(), createWriteStream(join(dir, 'baseline.pdf')));
+    } else {
+      let bytes = 0;
+      for (let i = 1; i <= units; i++) bytes += (format === 'svg' ? r.svgLabel(unit(i), 'qr') : r.zplLabel(unit(i), 'qr', 203)).length;
+      if (bytes === 0) throw new Error('the encoder wrote nothing');
+    }
+  }
+  const baselineSeconds = (performance.now() - started) / 1000;
+
+  await run(seeded.db.em.fork(), 'delete from payload_packs where brand_id = ? and mint_batch_id = ?', [seeded.brandId, seeded.batchId]);
+  await rm(join(dir, 'store'), { recursive: true, force: true });
+  await createPendingPack(seeded.db.em.fork(), seeded.brandId, seeded.batchId, new Date(), {
+    purpose: 'request', profile: { formats: [format], seqFrom: null, seqTo: units < seededUnits ? units : null, symbology: 'qr', layout: null },
+  });
+  const store = createFsPackStore(join(dir, 'store'));
+  global.gc?.();
+  const rssBefore = process.memoryUsage().rss;
+  let peakRss = rssBefore;
+  const sampler = setInterval(() => {
+    peakRss = Math.max(peakRss, process.memoryUsage().rss);
+  }, 20);
+  started = performance.now();
+  const claim = await claimPayloadPack(seeded.ctx);
+  if (claim === null) throw new Error('no pack to claim');
+  const result = await generatePayloadPack(seeded.ctx, claim, { store });
+  const packSeconds = (performance.now() - started) / 1000;
+  clearInterval(sampler);
+  peakRss = Math.max(peakRss, process.memoryUsage().rss);
+  if (result.kind !== 'ready') throw new Error(`unexpected result ${JSON.stringify(result)}`);
+  return { format, baselineLabel, units, baselineSeconds, packSeconds, rssBeforeMb: mb(rssBefore), peakRssMb: mb(peakRss) };
 }
 
 if (import.meta.main) {
@@ -120,6 +218,15 @@ if (import.meta.main) {
       console.log(`pack / baseline: ${(r.packSeconds / r.baselineSeconds).toFixed(2)}x the time for ${(r.packBytes / r.baselineBytes).toFixed(2)}x the bytes` +
         ` (${Math.round(result.units / r.packSeconds).toLocaleString('en')} units/s)`);
       console.log(`RSS: ${r.rssBeforeMb.toFixed(0)} MB before, peak ${r.peakRssMb.toFixed(0)} MB during generation  target <= ${targetRssMb} MB ${rssOk ? 'ok' : 'MISSED'}`);
+    }
+    console.log('\nper format, each pack right after its baseline in the same run:');
+    console.log(`${'format'.padEnd(7)}${'units'.padStart(10)}${'pack units/s'.padStart(14)}${'baseline units/s'.padStart(18)}${'pack/baseline'.padStart(15)}${'RSS before -> peak'.padStart(20)}  baseline`);
+    for (const f of result.formats) {
+      const rssOk = f.peakRssMb <= targetRssMb;
+      if (!rssOk) failed = true;
+      console.log(`${f.format.padEnd(7)}${f.units.toLocaleString('en').padStart(10)}${Math.round(f.units / f.packSeconds).toLocaleString('en').padStart(14)}` +
+        `${Math.round(f.units / f.baselineSeconds).toLocaleString('en').padStart(18)}${`${(f.packSeconds / f.baselineSeconds).toFixed(2)}x time`.padStart(15)}` +
+        `${`${f.rssBeforeMb.toFixed(0)} -> ${f.peakRssMb.toFixed(0)} MB`.padStart(16)}${rssOk ? '' : ' MISSED'}  ${f.baselineLabel}`);
     }
     if (process.env.BENCH_JSON) writeFileSync(process.env.BENCH_JSON, JSON.stringify(result));
   } catch (error) {

@@ -275,6 +275,20 @@ function addPacks(r: PacksBenchResult): void {
     benchmark: 'pack export', figure: 'peak RSS during generation', unit: 'MB', value: spread(peak), baseline: null, ratio: null,
     target: { text: `<= ${r.targetRssMb} MB`, met: spread(peak).median <= r.targetRssMb },
   });
+  for (const format of [...new Set((r.formats ?? []).map((f) => f.format))]) {
+    const of = r.formats.filter((f) => f.format === format);
+    const rate = of.map((f) => f.units / f.packSeconds);
+    const baseRate = of.map((f) => f.units / f.baselineSeconds);
+    rows.push({
+      benchmark: 'pack export', figure: `${format} pack of ${of[0]!.units.toLocaleString('en')} units`, unit: 'units/s', value: spread(rate),
+      baseline: { label: of[0]!.baselineLabel, value: spread(baseRate) }, ratio: ratioOf(rate, baseRate),
+    });
+    const formatPeak = of.map((f) => f.peakRssMb);
+    rows.push({
+      benchmark: 'pack export', figure: `${format} pack peak RSS`, unit: 'MB', value: spread(formatPeak), baseline: null, ratio: null,
+      target: { text: `<= ${r.targetRssMb} MB`, met: spread(formatPeak).median <= r.targetRssMb },
+    });
+  }
   const mb = (b: number) => (b / 1024 / 1024).toFixed(0);
   notes.push(`pack export: ${mb(r.runs[0]!.packBytes)} MB written by the pack against ${mb(r.runs[0]!.baselineBytes)} MB by the baseline (one of its two data files).`);
 }

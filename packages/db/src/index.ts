@@ -5,7 +5,7 @@
 export { Brand, User, Membership, ApiKey } from './entities/workspace.ts';
 export { Product, ProductionBatch, ProductImport } from './entities/catalog.ts';
 export { MintPreflight, MintJob, MintBatch, MintLot, MintUnit, MintKpis } from './entities/minting.ts';
-export { MintEvent, PayloadPack, OutboxMessage, IdempotencyRecord } from './entities/activity.ts';
+export { MintEvent, PayloadPack, OutboxMessage, IdempotencyRecord, type StoredPackProfile } from './entities/activity.ts';
 export { ScanEvent } from './entities/scans.ts';
 export { ResolverLink } from './entities/links.ts';
 export { WebhookEndpoint, WebhookDelivery } from './entities/webhooks.ts';
@@ -29,7 +29,7 @@ export {
   moveJob, readJobLease, claimJobLease, renewJobLease, releaseJobLease, findJobsToSweep, recordJobAttempt, countJobsPerStatus
 } from './repositories/jobs.ts';
 export {
-  listUnits, listEvents, listPacks, readKpis, type UnitRecord, type EventRecord, type EventFilter, type PackRecord, type KpiRecord
+  listUnits, listEvents, listPacks, findPackRecord, readKpis, type UnitRecord, type EventRecord, type EventFilter, type PackRecord, type KpiRecord
 } from './repositories/reads.ts';
 export {
   lockBatchForShare, readBatchState, lockBatchesOfUnits, activateUnitsOfBatch, activateUnitsById, countActiveUnitsOfBatch, lockJob, type BatchState,
@@ -45,7 +45,7 @@ export {
 } from './repositories/idempotency.ts';
 export { findMembershipRole, findApiKeyForAuth, touchApiKey, listMembershipsOfUser, type ApiKeyForAuth, type UserMembership } from './repositories/access.ts';
 export {
-  createPendingPack, claimPack, renewPackLease, movePackStatus, findPack, readPackSource, renderedUnitPage, renderedLots, postgresServerUrl, copyUnitFiles,
+  createPendingPack, createRequestedPack, readPackSpec, packUnitPage, packLots, type PackSpec, type PackUnit, type PackLot, claimPack, renewPackLease, movePackStatus, findPack, readPackSource, renderedUnitPage, renderedLots, postgresServerUrl, copyUnitFiles, copyUnitUrls,
   type PackClaim, type PackOutcome, type PackLocation, type PackSource, type UnitFileSinks, type RenderedRow
 } from './repositories/packs.ts';
 export {

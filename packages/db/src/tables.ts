@@ -22,6 +22,7 @@ interface JsonColumns {
   product_imports: 'errors';
   resolver_links: 'hreflang' | 'context';
   webhook_deliveries: 'body';
+  payload_packs: 'profile';
 }
 
 /** JSON text for a json column holding `T`; null too where `T` admits it. */

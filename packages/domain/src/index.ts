@@ -70,6 +70,11 @@ export { maxStoredUrlLength, storableUrlOf, storableUrlViolations } from './urls
 export { gs1LinkTypeNames, type Gs1LinkTypeName, gs1VocabularyNamespace, gs1LinkTypeUri, gs1LinkTypeOf } from './gs1-link-types.ts';
 export { movePack, canDownloadPack, packStoragePath, type PackStatus, packStatuses, type PackMove } from './pack-status.ts';
 export {
+  packFormats, labelFormats, limitedFormats, maxLabelPackUnits, symbologies, papers, zplDpis, defaultLabelLayout, paperSizesMm, packPurposes,
+  completionPackProfile, voidPackProfile, packableBatchStatuses, assertPackableBatch, layoutViolations, rangeUnitCount, resolvePackProfile,
+  type PackFormat, type Symbology, type Paper, type LabelLayout, type PackPurpose, type PackProfile, type PackProfileInput, type PackBatchFacts,
+} from './pack-profile.ts';
+export {
   webhookSecretPrefix, maxWebhookUrlLength, maxWebhookEventTypes, webhookSecretOverlapMs, webhookTimeoutMs, webhookMaxResponseBytes,
   webhookFailureWindowMs, webhookRetry, type WebhookDeliveryStatus, webhookDeliveryStatuses, isLoopbackHost, webhookUrlViolations,
   webhookEventTypeViolations, webhookWants, generateWebhookSecret, webhookMessageId, signWebhook, type WebhookAttemptDecision,

@@ -20,7 +20,7 @@ export const downloadPrefix = '/downloads/';
 /** The method a download URL is signed for. */
 const downloadMethod = 'GET';
 
-/** The path of a pack's download: a tar of units.csv, units.jsonl and manifest.json. */
+/** The path of a pack's download: a tar of manifest.json, SHA256SUMS and every data file the manifest lists. */
 export function packDownloadPath(brandId: string, packId: string): string {
   return `${downloadPrefix}${brandId}/${packId}/payload-pack-${packId}.tar`;
 }
@@ -111,10 +111,18 @@ export async function openPayloadPackDownload(
   const pack = await findPack(ctx.db.em.fork(), target.brandId, target.packId);
   if (pack === null || pack.storagePath === null || !canDownloadPack(pack.status, pack.storagePath)) return { kind: 'missing' };
   try {
-    const entries: TarEntry[] = [];
-    for (const name of [packFiles.manifest, packFiles.csv, packFiles.jsonl]) {
-      entries.push({ name, file: await settings.store.open(pack.storagePath, name), mtime: pack.updatedAt });
-    }
+    // The manifest names the pack's data files (it is a few hundred bytes); SHA256SUMS is absent in packs made before it existed.
+    const manifest = await settings.store.open(pack.storagePath, packFiles.manifest);
+    const chunks: Buffer[] = [];
+    for await (const chunk of manifest.stream()) chunks.push(chunk as Buffer);
+    const listed = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { files: { name: string }[] }).files.map((f) => f.name);
+    const entries: TarEntry[] = [{ name: packFiles.manifest, file: manifest, mtime: pack.updatedAt }];
+    const sums = await settings.store.open(pack.storagePath, packFiles.checksums).catch((error: unknown) => {
+      if (isStoreNotFoundError(error)) return null;
+      throw error;
+    });
+    if (sums !== null) entries.push({ name: packFiles.checksums, file: sums, mtime: pack.updatedAt });
+    for (const name of listed) entries.push({ name, file: await settings.store.open(pack.storagePath, name), mtime: pack.updatedAt });
     return {
       kind: 'file', fileName: `payload-pack-${pack.id}.tar`, size: tarSize(entries), etag: `"${pack.id}-${pack.updatedAt.getTime()}"`,
       lastModified: pack.updatedAt, stream: (range) => tarStream(entries, range),

@@ -26,7 +26,11 @@ export {
 } from './workspace.ts';
 export { listMintUnits, defaultUnitPageSize, type ListMintUnitsQuery } from './units.ts';
 export { listMintEvents, defaultEventPageSize, type ListMintEventsQuery } from './events.ts';
-export { listPayloadPacks, defaultPackPageSize } from './packs.ts';
+export { listPayloadPacks, defaultPackPageSize, createPayloadPack, type CreatePayloadPackInput } from './packs.ts';
+export {
+  packFormatRegistry, availablePackFormats, labelRenderers, epcisContext, maxEpcsPerEvent, type PackFormatEntry, type LabelRenderers, type LabelUnit, type SheetLayout,
+} from './pack-formats.ts';
+export { packProfileOf, storedPackProfile } from './pack-profiles.ts';
 export { getMintKpis } from './kpis.ts';
 export {
   setMintBatchStatus, applyBatchMove, maxStatusReasonLength, type SetMintBatchStatusInput, type BatchChange

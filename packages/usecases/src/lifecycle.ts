@@ -1,12 +1,13 @@
 import {
-  appendEvents, bumpKpis, countActiveUnitsOfBatch, findBatch, lockJob, moveBatchStatus, moveJob, readBatchState,
+  appendEvents, bumpKpis, countActiveUnitsOfBatch, createPendingPack, findBatch, lockJob, moveBatchStatus, moveJob, readBatchState,
   type BatchRecord, type BatchState, type Em,
 } from '@mint/db';
 import {
   ConflictError, InvalidInputError, NotFoundError, batchStatuses, failJob, isTerminalJobStatus, isUuid, manualBatchMove,
-  reachesExport, withdrawsUnits, type BatchMove, type BatchStatus, type FieldViolation, type NewEvent,
+  reachesExport, voidPackProfile, withdrawsUnits, type BatchMove, type BatchStatus, type FieldViolation, type NewEvent,
 } from '@mint/domain';
 import type { Actor, UseCaseContext } from './context.ts';
+import { storedPackProfile } from './pack-profiles.ts';
 
 /** Longest reason kept in the audit event. */
 export const maxStatusReasonLength = 500;
@@ -69,7 +70,10 @@ export interface BatchChange {
  *   active units are subtracted from active_tokens, and since a voided batch can never be
  *   activated again the counter stays equal to the active units of non-voided batches. The units
  *   keep their own status. A job still running for a voided draft batch is failed (reason
- *   "mint batch voided") in the same transaction so no executor keeps minting into it.
+ *   "mint batch voided") in the same transaction so no executor keeps minting into it. A batch
+ *   with minted units also gets a pending void pack: its `epcis-decommissioning.json` holds the
+ *   EPCIS decommissioning events of exactly those units, for the brand's traceability partners
+ *   (listed and downloaded like every pack).
  * Call it from pack generation when a pack becomes ready (minted -> exported).
  */
 export async function applyBatchMove(em: Em, now: Date, change: BatchChange): Promise<void> {
@@ -88,6 +92,7 @@ export async function applyBatchMove(em: Em, now: Date, change: BatchChange): Pr
     const active = await countActiveUnitsOfBatch(em, brandId, batch.id);
     if (active > 0) await bumpKpis(em, brandId, { activeTokens: -active });
     events[0] = { ...events[0]!, payload: { ...events[0]!.payload, withdrawn_active_units: active } };
+    if (batch.mintedQuantity > 0) await createPendingPack(em, brandId, batch.id, now, { purpose: 'void', profile: storedPackProfile(voidPackProfile) });
     const job = await lockJob(em, brandId, batch.mintJobId);
     if (job !== null && !isTerminalJobStatus(job.status)) {
       if (!(await moveJob(em, brandId, job.id, failJob(job.status), now, 'mint batch voided'))) {

@@ -1,17 +1,19 @@
-import { createHash, type Hash } from 'node:crypto';
-import { once } from 'node:events';
-import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import {
-  appendEvents, claimPack, copyUnitFiles, renderedLots, movePackStatus, readBatchState, readPackSource, renewPackLease, renderedUnitPage, type PackClaim, type RenderedRow,
+  appendEvents, claimPack, copyUnitFiles, renderedLots, movePackStatus, readBatchState, readPackSource, readPackSpec, renewPackLease, renderedUnitPage,
+  type PackClaim, type RenderedRow,
 } from '@mint/db';
-import { attemptsExhausted, isConflictError, movePack, packRetry, packStoragePath, retryDelayMs, type NewEvent } from '@mint/domain';
+import {
+  attemptsExhausted, isConflictError, movePack, packRetry, packStoragePath, retryDelayMs, type NewEvent, type PackFormat, type PackPurpose, type Symbology,
+} from '@mint/domain';
+import { HashedFile, packFormatRegistry, packRangeUnits, type PackRun } from './pack-formats.ts';
+import { packProfileOf } from './pack-profiles.ts';
 import type { PackStore, PackWriter } from '@mint/store';
 import type { UseCaseContext } from './context.ts';
 import { applyBatchMove } from './lifecycle.ts';
 
-/** Files of a pack, in the order a download archive lists them. */
-export const packFiles = { csv: 'units.csv', jsonl: 'units.jsonl', manifest: 'manifest.json' } as const;
+/** Fixed files of a pack: the tabular data files and the manifest (see {@link packFormatRegistry} for every format's file). */
+export const packFiles = { csv: 'units.csv', jsonl: 'units.jsonl', manifest: 'manifest.json', checksums: 'SHA256SUMS' } as const;
 /** Columns of units.csv (and keys of each units.jsonl line). */
 export const packColumns = ['serial', 'digital_link', 'token', 'lot', 'status'] as const;
 /** Default lease of a generating pack; renewed while pages stream. */
@@ -22,8 +24,12 @@ export const packUnitPageSize = 5_000;
 /** One file listed in a manifest. */
 export interface ManifestFile {
   readonly name: string;
-  /** Data rows (the CSV header not counted). */
+  /** The format that wrote it. */
+  readonly format: PackFormat;
+  /** Records: data rows (the CSV header not counted), labels, or EPCIS events. */
   readonly rows: number;
+  /** Units the file stands for (a lot counts its quantity). */
+  readonly count: number;
   readonly bytes: number;
   /** SHA-256 of the file, hex. */
   readonly sha256: string;
@@ -36,12 +42,19 @@ export interface PackManifest {
   readonly brand_id: string;
   readonly mint_batch_id: string;
   readonly identity_mode: string;
+  /** completion (automatic), request (CreatePayloadPack) or void (decommissioning). */
+  readonly purpose: PackPurpose;
   readonly generated_at: string;
-  /** Rows in each data file: units (serial mode) or lots (lot mode); 0 for product-only batches. */
+  /** Rows in each tabular data file: units (serial mode) or lots (lot mode); 0 for product-only batches or packs without them. */
   readonly row_count: number;
-  /** Units the rows stand for: the batch's minted quantity. */
+  /** Units the pack stands for: the range's, or the batch's minted quantity. */
   readonly unit_count: number;
+  /** The unit range (seq, inclusive); null for the whole batch. */
+  readonly seq_from: number | null;
+  readonly seq_to: number | null;
+  readonly symbology: Symbology;
   readonly columns: readonly string[];
+  /** Every data file with its checksum; SHA256SUMS lists the same for `sha256sum -c`. */
   readonly files: readonly ManifestFile[];
 }
 
@@ -83,56 +96,74 @@ export async function claimPayloadPack(ctx: UseCaseContext, leaseMs = defaultPac
   return claimPack(ctx.db.em.fork(), now, new Date(now.getTime() + leaseMs));
 }
 
-/** Appends rendered rows (see `renderedUnitPage` in @mint/db) to both data files, one line each. */
-async function writeRows(csv: HashedFile, jsonl: HashedFile, rows: readonly RenderedRow[]): Promise<void> {
+/** Appends rendered rows (see `renderedUnitPage` in @mint/db) to the requested tabular files, one line each. */
+async function writeRows(files: TabularFiles, rows: readonly RenderedRow[]): Promise<void> {
   let c = '';
   let j = '';
   for (const row of rows) {
     c += `${row.csv}\n`;
     j += `${row.jsonl}\n`;
   }
-  await Promise.all([csv.write(c, rows.length), jsonl.write(j, rows.length)]);
+  await Promise.all([files.csv?.write(c), files.jsonl?.write(j)]);
 }
 
-/** A file being written: counts bytes and rows and hashes exactly what is written. */
-class HashedFile {
-  readonly name: string;
-  readonly #stream: Writable;
-  readonly #hash: Hash = createHash('sha256');
-  bytes = 0;
-  rows = 0;
-  constructor(writer: PackWriter, name: string) {
-    this.name = name;
-    this.#stream = writer.file(name);
+/** The tabular files a pack asked for. */
+interface TabularFiles {
+  readonly csv?: HashedFile;
+  readonly jsonl?: HashedFile;
+}
+
+/**
+ * Writes units.csv and units.jsonl (those asked for) of the run's range: on PostgreSQL as COPY
+ * streams rendered by the database from one snapshot, on PGlite or with `paging` in keyset pages.
+ * Returns the data rows (units, or lots in lot mode).
+ */
+async function writeTabular(run: PackRun, files: TabularFiles, paging: boolean): Promise<number> {
+  const { ctx, brandId, mintBatchId, profile, source } = run;
+  await files.csv?.write(`${packColumns.join(',')}\n`);
+  const sink = (file: HashedFile | undefined) => (file === undefined ? undefined : async (chunk: Buffer) => {
+    await run.keepClaim();
+    await file.write(chunk);
+  });
+  const copied = source.identityMode !== 'serial' || paging ? null : await copyUnitFiles(ctx.db, brandId, mintBatchId, {
+    ...(files.csv === undefined ? {} : { csv: sink(files.csv)! }), ...(files.jsonl === undefined ? {} : { jsonl: sink(files.jsonl)! }),
+  }, profile);
+  if (copied !== null) return files.csv !== undefined ? copied.csv : copied.jsonl;
+  if (source.identityMode === 'serial') {
+    let after = (profile.seqFrom ?? 1) - 1;
+    let count = 0;
+    for (;;) {
+      await run.keepClaim();
+      const page = await renderedUnitPage(ctx.db.em.fork(), brandId, mintBatchId, after, run.pageSize, profile.seqTo);
+      if (page.length === 0) break;
+      await writeRows(files, page);
+      count += page.length;
+      after = page[page.length - 1]!.seq;
+      if (page.length < run.pageSize) break;
+    }
+    return count;
   }
-  async write(text: string | Buffer, rows: number): Promise<void> {
-    if (text.length === 0) return;
-    const chunk = typeof text === 'string' ? Buffer.from(text, 'utf8') : text;
-    this.#hash.update(chunk);
-    this.bytes += chunk.length;
-    this.rows += rows;
-    if (!this.#stream.write(chunk)) await once(this.#stream, 'drain');
-  }
-  async end(): Promise<ManifestFile> {
-    this.#stream.end();
-    await finished(this.#stream);
-    return { name: this.name, rows: this.rows, bytes: this.bytes, sha256: this.#hash.digest('hex') };
-  }
+  const lots = await renderedLots(ctx.db.em.fork(), brandId, mintBatchId);
+  await writeRows(files, lots);
+  return lots.length;
 }
 
 class Released extends Error {}
 class Lost extends Error {}
 
 /**
- * Generates a claimed pack: streams the batch's units into units.csv and units.jsonl (on
- * PostgreSQL as COPY streams rendered by the database, on PGlite or with `paging` in keyset pages;
- * constant memory either way) with SHA-256 checksums and a manifest, commits them to the store at
- * `{brandId}/{packId}`, then in one transaction moves the pack generating -> ready (storage_path,
- * unit_count) and the batch minted -> exported through {@link applyBatchMove}, with a
- * payload_pack_ready event. Lot batches get one row per lot; product-only batches an empty pack.
- * A voided batch fails the pack; an error puts it back to pending, claimable again after the
- * {@link packRetry} backoff, until its attempts are used up. Every write checks the claim, so a
- * worker whose lease lapsed changes nothing. Repeating generation overwrites the same files.
+ * Generates a claimed pack: streams one file per format of the pack's profile (see
+ * {@link packFormatRegistry}; units.csv and units.jsonl on PostgreSQL as COPY streams rendered by
+ * the database, every other format in keyset pages; constant memory either way), only the units of
+ * its range when it has one, each with its SHA-256, bytes and counts in manifest.json and a
+ * SHA256SUMS file, commits them to the store at `{brandId}/{packId}`, then in one transaction moves
+ * the pack generating -> ready (storage_path, unit_count) and the batch minted -> exported through
+ * {@link applyBatchMove}, with a payload_pack_ready event. Lot batches get one row per lot;
+ * product-only batches an empty CSV. A voided batch fails the pack, except the void pack (its
+ * decommissioning EPCIS file), which needs it voided. An error puts the pack back to pending,
+ * claimable again after the {@link packRetry} backoff, until its attempts are used up. Every write
+ * checks the claim, so a worker whose lease lapsed changes nothing. Repeating generation overwrites
+ * the same files.
  */
 export async function generatePayloadPack(ctx: UseCaseContext, claim: PackClaim, options: PackGenerationOptions): Promise<PackGenerationResult> {
   const leaseMs = options.leaseMs ?? defaultPackLeaseMs;
@@ -140,9 +171,15 @@ export async function generatePayloadPack(ctx: UseCaseContext, claim: PackClaim,
   const em = ctx.db.em.fork();
   const state = await readBatchState(em, claim.brandId, claim.mintBatchId);
   const source = await readPackSource(em, claim.brandId, claim.mintBatchId);
-  if (state === null || source === null || state.status === 'voided') {
-    return failPack(ctx, claim, state === null ? 'mint batch not found' : 'mint batch voided');
+  const spec = await readPackSpec(em, claim.brandId, claim.id);
+  const purpose = (spec?.purpose ?? 'completion') as PackPurpose;
+  if (state === null || source === null || spec === null) return failPack(ctx, claim, 'mint batch not found');
+  if (purpose === 'void' ? state.status !== 'voided' : state.status === 'voided') {
+    return failPack(ctx, claim, purpose === 'void' ? 'mint batch not voided' : 'mint batch voided');
   }
+  const profile = packProfileOf(spec.profile);
+  const missing = profile.formats.filter((f) => !packFormatRegistry[f].available());
+  if (missing.length > 0) return failPack(ctx, claim, `formats not available in this build: ${missing.join(', ')}`);
   const storagePath = packStoragePath(claim.brandId, claim.id);
   let writer: PackWriter;
   try {
@@ -158,48 +195,44 @@ export async function generatePayloadPack(ctx: UseCaseContext, claim: PackClaim,
     if (!(await renewPackLease(ctx.db.em.fork(), claim, new Date(now.getTime() + leaseMs), now))) throw new Lost();
     renewedAt = Date.now();
   };
+  const run: PackRun = {
+    ctx, brandId: claim.brandId, mintBatchId: claim.mintBatchId, packId: claim.id, source, profile, purpose, pageSize, paging: options.paging === true,
+    generatedAt: ctx.clock(), keepClaim,
+  };
   try {
-    const csv = new HashedFile(writer, packFiles.csv);
-    const jsonl = new HashedFile(writer, packFiles.jsonl);
-    await csv.write(`${packColumns.join(',')}\n`, 0);
-    const copied = source.identityMode !== 'serial' || options.paging === true ? null : await copyUnitFiles(ctx.db, claim.brandId, claim.mintBatchId, {
-      csv: async (chunk) => {
-        await keepClaim();
-        await csv.write(chunk, 0);
-      },
-      jsonl: async (chunk) => {
-        await keepClaim();
-        await jsonl.write(chunk, 0);
-      },
-    });
-    if (copied !== null) {
-      csv.rows = copied.csv;
-      jsonl.rows = copied.jsonl;
-    } else if (source.identityMode === 'serial') {
-      let after = 0;
-      for (;;) {
-        await keepClaim();
-        const page = await renderedUnitPage(ctx.db.em.fork(), claim.brandId, claim.mintBatchId, after, pageSize);
-        if (page.length === 0) break;
-        await writeRows(csv, jsonl, page);
-        after = page[page.length - 1]!.seq;
-        if (page.length < pageSize) break;
+    const files: ManifestFile[] = [];
+    const unitCount = packRangeUnits(profile, source);
+    let rowCount = 0;
+    const tabular = profile.formats.filter((f) => packFormatRegistry[f].write === null);
+    if (tabular.length > 0) {
+      const opened = Object.fromEntries(tabular.map((f) => [f, new HashedFile(writer, packFormatRegistry[f].file(purpose))])) as TabularFiles;
+      rowCount = await writeTabular(run, opened, options.paging === true);
+      for (const f of tabular) {
+        const file = (opened as Record<string, HashedFile>)[f]!;
+        files.push({ name: file.name, format: f, rows: rowCount, count: unitCount, ...(await file.end()) });
       }
-    } else {
-      await writeRows(csv, jsonl, await renderedLots(ctx.db.em.fork(), claim.brandId, claim.mintBatchId));
     }
-    const files = await Promise.all([csv.end(), jsonl.end()]);
+    for (const f of profile.formats) {
+      const write = packFormatRegistry[f].write;
+      if (write === null) continue;
+      const file = new HashedFile(writer, packFormatRegistry[f].file(purpose));
+      const counts = await write(run, file);
+      files.push({ name: file.name, format: f, rows: counts.rows, count: counts.units, ...(await file.end()) });
+    }
     await keepClaim();
     const manifest: PackManifest = {
       format: 'mint-payload-pack/v1', pack_id: claim.id, brand_id: claim.brandId, mint_batch_id: claim.mintBatchId,
-      identity_mode: source.identityMode, generated_at: ctx.clock().toISOString(), row_count: files[0].rows,
-      unit_count: source.mintedQuantity, columns: packColumns, files,
+      identity_mode: source.identityMode, purpose, generated_at: run.generatedAt.toISOString(), row_count: rowCount,
+      unit_count: unitCount, seq_from: profile.seqFrom, seq_to: profile.seqTo, symbology: profile.symbology, columns: packColumns, files,
     };
     const manifestStream = writer.file(packFiles.manifest);
     manifestStream.end(`${JSON.stringify(manifest, null, 2)}\n`);
     await finished(manifestStream);
+    const sums = writer.file(packFiles.checksums);
+    sums.end(files.map((f) => `${f.sha256}  ${f.name}\n`).join(''));
+    await finished(sums);
     await writer.commit();
-    return await finishPack(ctx, claim, storagePath, files[0].rows);
+    return await finishPack(ctx, claim, storagePath, tabular.length > 0 ? rowCount : unitCount, purpose);
   } catch (error) {
     await writer.abort();
     if (error instanceof Released) return releasePack(ctx, claim);
@@ -215,13 +248,13 @@ function afterError(ctx: UseCaseContext, claim: PackClaim, error: unknown): Prom
 }
 
 /** The ready move with the batch's export, retried when a concurrent batch move wins the race. */
-async function finishPack(ctx: UseCaseContext, claim: PackClaim, storagePath: string, rowCount: number): Promise<PackGenerationResult> {
+async function finishPack(ctx: UseCaseContext, claim: PackClaim, storagePath: string, rowCount: number, purpose: PackPurpose): Promise<PackGenerationResult> {
   for (let attempt = 0; ; attempt++) {
     try {
       return await ctx.db.em.fork().transactional(async (em): Promise<PackGenerationResult> => {
         const now = ctx.clock();
         const batch = await readBatchState(em, claim.brandId, claim.mintBatchId);
-        if (batch === null || batch.status === 'voided') {
+        if (batch === null || (batch.status === 'voided') !== (purpose === 'void')) {
           if (!(await movePackStatus(em, claim, movePack('generating', 'failed'), { error: 'mint batch voided' }, now))) return { kind: 'lost' };
           await appendEvents(em, now, [packEvent(claim, 'payload_pack_failed', { reason: 'mint batch voided', attempts: claim.attempts })]);
           return { kind: 'failed', reason: 'mint batch voided' };

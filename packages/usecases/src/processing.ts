@@ -19,10 +19,11 @@ import {
   readJobLease, recordJobAttempt, releaseJobLease, renewJobLease, setIdleInTransactionTimeout, setLockTimeout, type BatchRecord, type Em,
 } from '@mint/db';
 import {
-  ConflictError, IllegalStateError, LeaseLostError, NotFoundError, decideClaim, defaultChunkSize, defaultLeaseMs, failJob, completeSerialJob, splitLeadChunk,
+  ConflictError, IllegalStateError, LeaseLostError, completionPackProfile, NotFoundError, decideClaim, defaultChunkSize, defaultLeaseMs, failJob, completeSerialJob, splitLeadChunk,
   completeWithoutUnits, generateSerials, initialUnitStatus, isTerminalJobStatus, leaseExpiry,
   lotViolations, moveBatch, planChunks, startProcessing, unitResolverUrl, type Chunk, type JobStatus, type Lease, type NewEvent,
 } from '@mint/domain';
+import { storedPackProfile } from './pack-profiles.ts';
 import type { UseCaseContext } from './context.ts';
 
 /** Result of one processing cycle (process_mint_job_batch). */
@@ -280,7 +281,7 @@ async function complete(em: Em, now: Date, batch: BatchRecord, move: ReturnType<
   const batchMove = moveBatch('draft', 'minted');
   if (!(await moveBatchStatus(em, brandId, batch.id, batchMove, now))) throw new ConflictError(`mint batch ${batch.id} moved concurrently`);
   // The batch's payload pack, pending until the executor's pack worker generates it.
-  await createPendingPack(em, brandId, batch.id, now);
+  await createPendingPack(em, brandId, batch.id, now, { purpose: 'completion', profile: storedPackProfile(completionPackProfile) });
   await appendEvents(em, now, [
     jobEvent(brandId, 'mint_job_completed', jobId, batch.id, { minted_quantity: batch.requestedQuantity, mint_batch_id: batch.id }),
     {

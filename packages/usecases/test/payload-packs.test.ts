@@ -27,7 +27,7 @@ afterAll(async () => {
 
 async function packOf(batchId: string) {
   const [row] = await query<{ id: string; status: string; storage_path: string | null; unit_count: number | null; attempts: number; error: string | null }>(
-    app.db.em.fork(), `select id, status, storage_path, unit_count, attempts, error from payload_packs where mint_batch_id = ?`, [batchId]);
+    app.db.em.fork(), `select id, status, storage_path, unit_count, attempts, error from payload_packs where mint_batch_id = ? and purpose = 'completion'`, [batchId]);
   return row!;
 }
 
@@ -82,9 +82,11 @@ describe('a payload pack of 100,000 units', () => {
     const csvBytes = await readFile(join(folder, 'units.csv'));
     const jsonlBytes = await readFile(join(folder, 'units.jsonl'));
     expect(manifest).toMatchObject({ pack_id: pending.id, brand_id: brand.brandId, mint_batch_id: mintBatchId, row_count: 100_000, unit_count: 100_000 });
+    const epcisBytes = await readFile(join(folder, 'epcis.json'));
     expect(manifest.files).toEqual([
-      { name: 'units.csv', rows: 100_000, bytes: csvBytes.length, sha256: sha256(csvBytes) },
-      { name: 'units.jsonl', rows: 100_000, bytes: jsonlBytes.length, sha256: sha256(jsonlBytes) },
+      { name: 'units.csv', format: 'csv', rows: 100_000, count: 100_000, bytes: csvBytes.length, sha256: sha256(csvBytes) },
+      { name: 'units.jsonl', format: 'jsonl', rows: 100_000, count: 100_000, bytes: jsonlBytes.length, sha256: sha256(jsonlBytes) },
+      { name: 'epcis.json', format: 'epcis', rows: 10, count: 100_000, bytes: epcisBytes.length, sha256: sha256(epcisBytes) },
     ]);
 
     // Row for row against the database, in seq order, streaming the files line by line.
@@ -149,9 +151,14 @@ describe('pack generation', () => {
     const pack = await packOf(mintBatchId);
     const paged = createFsPackStore(join(storeDir.dir, 'paged'));
     const claim = await claimOnly(pack.id);
-    expect(await generatePayloadPack(app.ctx, claim, { store: paged, paging: true, pageSize: 1_000 })).toMatchObject({ kind: 'ready', unitCount: 2_500 });
+    // One clock for both, so the EPCIS document's creationDate agrees too.
+    const fixed = { ...app.ctx, clock: () => new Date('2026-11-24T05:00:00.000Z') };
+    expect(await generatePayloadPack(fixed, claim, { store: paged, paging: true, pageSize: 1_000 })).toMatchObject({ kind: 'ready', unitCount: 2_500 });
     await run(app.db.em.fork(), `update payload_packs set status = 'pending' where id = ?`, [pack.id]);
-    expect(await generatePayloadPack(app.ctx, await claimOnly(pack.id), { store })).toMatchObject({ kind: 'ready', unitCount: 2_500 });
+    expect(await generatePayloadPack(fixed, await claimOnly(pack.id), { store })).toMatchObject({ kind: 'ready', unitCount: 2_500 });
+    const epcis = await readFile(join(storeDir.dir, brand.brandId, pack.id, 'epcis.json'));
+    expect(epcis.equals(await readFile(join(storeDir.dir, 'paged', brand.brandId, pack.id, 'epcis.json')))).toBe(true);
+    expect(epcis.toString().match(/"https?:[^"]*\/21\/[^"]*"/g)).toHaveLength(2_500);
     for (const file of ['units.csv', 'units.jsonl']) {
       const copiedBytes = await readFile(join(storeDir.dir, brand.brandId, pack.id, file));
       const pagedBytes = await readFile(join(storeDir.dir, 'paged', brand.brandId, pack.id, file));

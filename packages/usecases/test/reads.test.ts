@@ -256,7 +256,7 @@ describe('listPayloadPacks', () => {
       expect(await pageAll((cursor) => listPayloadPacks(app.ctx, brand.brandId, { limit: 9, cursor }), form)).toEqual(truth);
     }
     for (const pack of first.items) {
-      expect(Object.keys(pack).sort()).toEqual(['brandId', 'createdAt', 'id', 'mintBatchId', 'status', 'storagePath', 'unitCount', 'updatedAt']);
+      expect(Object.keys(pack).sort()).toEqual(['brandId', 'createdAt', 'id', 'mintBatchId', 'profile', 'purpose', 'status', 'storagePath', 'unitCount', 'updatedAt']);
       expect(JSON.stringify(pack)).not.toMatch(/https?:/);
       if (pack.status === 'pending') expect(pack.storagePath).toBeNull();
     }

@@ -5,7 +5,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { create, type DescMethod, type DescService, type Message } from '@bufbuild/protobuf';
-import { reflect } from '@bufbuild/protobuf/reflect';
+import { reflect, type ReflectList } from '@bufbuild/protobuf/reflect';
 import { createValidator } from '@bufbuild/protovalidate';
 import { Code, ConnectError, createClient, type Transport } from '@connectrpc/connect';
 import { ActivationMode, CatalogService, IdentityMode, MintService, ProductionBatchStatus, ResolverService, WebhookService } from '@mint/contract';
@@ -80,6 +80,8 @@ function requestFor(method: DescMethod, brandId: string, ids: (name: string) => 
       r.set(field, 1);
     } else if (field.fieldKind === 'enum' && !optional) {
       r.set(field, field.enum.values.find((v) => v.number !== 0)!.number);
+    } else if (field.fieldKind === 'list' && field.listKind === 'enum') {
+      (r.get(field) as ReflectList).add(field.enum.values.find((v) => v.number !== 0)!.number);
     } else if (field.fieldKind === 'message' && field.oneof !== undefined) {
       setOneofs.delete(field.oneof.name); // a oneof member we cannot fill generically: try the next one
     }

@@ -113,7 +113,7 @@ describe('CreatePayloadPackDownloadUrl', () => {
     expect(response.headers.get('content-type')).toBe('application/x-tar');
     expect(response.headers.get('content-disposition')).toBe(`attachment; filename="payload-pack-${readyPack.id}.tar"`);
     const files = untar(Buffer.from(await response.arrayBuffer()));
-    expect([...files.keys()]).toEqual(['manifest.json', 'units.csv', 'units.jsonl']);
+    expect([...files.keys()]).toEqual(['manifest.json', 'SHA256SUMS', 'units.csv', 'units.jsonl', 'epcis.json']);
     const folder = join(storeDir.dir, brand.brandId, readyPack.id);
     for (const [name, content] of files) expect(content.equals(await readFile(join(folder, name))), name).toBe(true);
     const manifest = JSON.parse(files.get('manifest.json')!.toString()) as { files: { name: string; sha256: string }[] };

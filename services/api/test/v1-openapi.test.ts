@@ -110,6 +110,15 @@ describe('the OpenAPI document', () => {
     await rpc('list_mint_units', { _brand_id: b, _limit: 1 });
     await rpc('list_mint_events', { _brand_id: b, _limit: 2 });
     await rpc('get_mint_kpis', { _brand_id: b });
+    const created = await rpc('create_payload_pack', {
+      _brand_id: b, _mint_batch_id: sub.mint_batch_id, _formats: ['epcis', 'csv'], _seq_from: 1, _seq_to: 2, _layout: { paper: 'letter', rows: 7 },
+    });
+    expect(created.pack).toMatchObject({ status: 'pending', formats: ['csv', 'epcis'], seq_from: 1, seq_to: 2, purpose: 'request', layout: { paper: 'letter', rows: 7, dpi: 203 } });
+    for (const bad of [{ _formats: ['gif'] }, { _formats: ['csv'], _seq_to: 3 }]) {
+      const res = await send(t.api, 'POST', '/v1/rpc/create_payload_pack', { json: { _brand_id: b, _mint_batch_id: sub.mint_batch_id, ...bad }, headers: { authorization: `Bearer ${ws.token}` } });
+      conforms('/v1/rpc/create_payload_pack', 'post', res);
+      expect([res.status, JSON.stringify(res.body)]).toEqual([400, expect.stringMatching(Object.keys(bad).at(-1)!)]);
+    }
     await rpc('list_payload_packs', { _brand_id: b });
     await rpc('preflight_mint_batch', { _brand_id: b, _product_id: ws.productId, _batch_id: randomUUID(), _requested_quantity: 1 });
     await rpc('get_mint_batch_by_id', { _brand_id: b, _mint_batch_id: randomUUID() });

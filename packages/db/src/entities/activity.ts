@@ -1,6 +1,15 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
 import { columns } from './columns.ts';
 
+/** A pack's profile as stored (camelCase keys of the domain's PackProfile; layout null for the default). */
+export interface StoredPackProfile {
+  readonly formats: readonly string[];
+  readonly seqFrom: number | null;
+  readonly seqTo: number | null;
+  readonly symbology: string;
+  readonly layout: Readonly<Record<string, string | number>> | null;
+}
+
 /** An audit event, appended in the same transaction as the change it reports. */
 export const MintEvent = defineEntity({
   name: 'MintEvent',
@@ -49,6 +58,10 @@ export const PayloadPack = defineEntity({
     attempts: p.integer().default(0),
     /** When the generating worker's lease lapses; another worker may then claim the pack. */
     leaseExpiresAt: columns.time().nullable(),
+    /** Formats, unit range, symbology and label layout (a PackProfile; layout null for the default). */
+    profile: p.json<StoredPackProfile>(),
+    /** completion, request or void. */
+    purpose: p.text().default('completion'),
   },
   indexes: [
     { properties: ['brandId', 'createdAt', 'id'] }, { properties: ['brandId', 'mintBatchId'] },

@@ -1,4 +1,5 @@
 import type { Cursor, UnitStatus } from '@mint/domain';
+import type { StoredPackProfile } from '../entities/activity.ts';
 import type { Em } from '../orm.ts';
 import { first, rows } from './kysely.ts';
 
@@ -102,20 +103,35 @@ export interface PackRecord {
   readonly unitCount: number | null;
   readonly createdAt: Date;
   readonly updatedAt: Date;
+  /** Formats, unit range, symbology and layout. */
+  readonly profile: StoredPackProfile;
+  /** completion, request or void. */
+  readonly purpose: string;
 }
+
+/** The brand's pack as listed, or null when it does not exist for the brand. */
+export async function findPackRecord(em: Em, brandId: string, packId: string): Promise<PackRecord | null> {
+  const found = await rows(em, (db) => db.selectFrom('payload_packs as k')
+    .select(['k.id', 'k.brand_id', 'k.mint_batch_id', 'k.status', 'k.storage_path', 'k.unit_count', 'k.created_at', 'k.updated_at', 'k.profile', 'k.purpose'])
+    .where('k.brand_id', '=', brandId).where('k.id', '=', packId));
+  return found.length === 0 ? null : toPackRecord(found[0]!);
+}
+
+type PackRow = { id: string; brand_id: string; mint_batch_id: string; status: string; storage_path: string | null; unit_count: number | null; created_at: string | Date; updated_at: string | Date; profile: unknown; purpose: string };
+const toPackRecord = (r: PackRow): PackRecord => ({
+  id: r.id, brandId: r.brand_id, mintBatchId: r.mint_batch_id, status: r.status, storagePath: r.storage_path, unitCount: r.unit_count,
+  createdAt: new Date(r.created_at), updatedAt: new Date(r.updated_at), profile: r.profile as StoredPackProfile, purpose: r.purpose,
+});
 
 /** Up to `take` payload packs of the brand strictly after `cursor`, newest first by (created_at, id). */
 export async function listPacks(em: Em, brandId: string, take: number, cursor: Cursor | null): Promise<PackRecord[]> {
   const found = await rows(em, (db) => db.selectFrom('payload_packs as k')
-    .select(['k.id', 'k.brand_id', 'k.mint_batch_id', 'k.status', 'k.storage_path', 'k.unit_count', 'k.created_at', 'k.updated_at'])
+    .select(['k.id', 'k.brand_id', 'k.mint_batch_id', 'k.status', 'k.storage_path', 'k.unit_count', 'k.created_at', 'k.updated_at', 'k.profile', 'k.purpose'])
     .where('k.brand_id', '=', brandId)
     .$if(cursor !== null, (q) => q.where((eb) => eb(eb.refTuple('k.created_at', 'k.id'), '<', eb.tuple(cursor!.at, cursor!.id))))
     .orderBy('k.created_at', 'desc').orderBy('k.id', 'desc')
     .limit(take));
-  return found.map((r) => ({
-    id: r.id, brandId: r.brand_id, mintBatchId: r.mint_batch_id, status: r.status, storagePath: r.storage_path, unitCount: r.unit_count,
-    createdAt: new Date(r.created_at), updatedAt: new Date(r.updated_at),
-  }));
+  return found.map(toPackRecord);
 }
 
 /** A brand's dashboard counters. */

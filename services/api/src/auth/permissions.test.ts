@@ -24,7 +24,7 @@ describe('the RPC permission table', () => {
     const byPermission = (permission: Permission) =>
       protectedServices.flatMap((s) => s.methods.filter((m) => permissionFor(m) === permission).map((m) => m.name)).sort();
     expect(byPermission('mint:write')).toEqual(
-      ['ActivateMintUnits', 'CreateMintBatchFromJob', 'PreflightMintBatch', 'ProcessMintJobBatch', 'SetMintBatchStatus', 'SubmitMintRequest'],
+      ['ActivateMintUnits', 'CreateMintBatchFromJob', 'CreatePayloadPack', 'PreflightMintBatch', 'ProcessMintJobBatch', 'SetMintBatchStatus', 'SubmitMintRequest'],
     );
     expect(byPermission('mint:read')).toEqual(
       ['CreatePayloadPackDownloadUrl', 'GetMintBatch', 'GetMintKpis', 'ListMintBatches', 'ListMintEvents', 'ListMintUnits', 'ListPayloadPacks', 'WatchMintJob'],

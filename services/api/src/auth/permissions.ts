@@ -9,7 +9,7 @@ import { publicRpcServices } from './public-paths.ts';
 
 type PermissionTable<S extends DescService> = { readonly [M in keyof S['method']]: Permission };
 
-/** MintService: writes need mint:write; reads, the job watch and pack downloads need mint:read. */
+/** MintService: writes (asking for a pack too: it spends executor time and moves the batch to exported) need mint:write; reads, the job watch and pack downloads need mint:read. */
 export const mintServicePermissions: PermissionTable<typeof MintService> = {
   submitMintRequest: 'mint:write',
   preflightMintBatch: 'mint:write',
@@ -17,6 +17,7 @@ export const mintServicePermissions: PermissionTable<typeof MintService> = {
   processMintJobBatch: 'mint:write',
   setMintBatchStatus: 'mint:write',
   activateMintUnits: 'mint:write',
+  createPayloadPack: 'mint:write',
   listMintBatches: 'mint:read',
   getMintBatch: 'mint:read',
   listMintUnits: 'mint:read',

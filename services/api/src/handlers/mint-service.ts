@@ -5,12 +5,12 @@ import type { JsonObject, MessageInitShape } from '@bufbuild/protobuf';
 import type { Timestamp } from '@bufbuild/protobuf/wkt';
 import { Code, ConnectError, type HandlerContext, type ServiceImpl } from '@connectrpc/connect';
 import { MintService, type MintBatchSchema } from '@mint/contract';
-import { encodeCursor, resolveCursor, type Cursor, type PackStatus } from '@mint/domain';
+import { encodeCursor, resolveCursor, type Cursor } from '@mint/domain';
 import type * as UseCases from '@mint/usecases';
 import { loggerKey, principalOf } from '../context.ts';
 import { unimplemented } from './unimplemented.ts';
 import {
-  activationMode, batchStatus, dateOrNull, identityMode, jobStatus, orNull, orUnset, packStatus, toTimestamp, unitStatus,
+  activationMode, batchStatus, dateOrNull, identityMode, jobStatus, layoutFromWire, orNull, orUnset, packFormat, symbology, toTimestamp, toWirePack, unitStatus,
 } from './wire.ts';
 
 /** The use cases MintService calls (the real module in production; stand-ins in handler tests). */
@@ -26,6 +26,7 @@ export type MintUseCases = Pick<
   | 'listMintEvents'
   | 'getMintKpis'
   | 'listPayloadPacks'
+  | 'createPayloadPack'
   | 'createPayloadPackDownloadUrl'
   | 'watchMintJob'
   | 'setMintBatchStatus'
@@ -242,18 +243,22 @@ export function createMintServiceHandlers(deps: MintServiceDeps): ServiceImpl<ty
       const page = await useCases.listPayloadPacks(ctx, req.brandId, pageRequest(req, req.cursorCreatedAt, 'cursor_created_at'));
       return {
         ok: true,
-        packs: page.items.map((pack) => ({
-          id: pack.id,
-          brandId: pack.brandId,
-          mintBatchId: pack.mintBatchId,
-          status: packStatus.toWire(pack.status as PackStatus),
-          storagePath: orUnset(pack.storagePath),
-          createdAt: toTimestamp(pack.createdAt),
-          updatedAt: toTimestamp(pack.updatedAt),
-          unitCount: orUnset(pack.unitCount),
-        })),
+        packs: page.items.map(toWirePack),
         ...pageResponse(page, 'nextCursorCreatedAt'),
       };
+    },
+
+    async createPayloadPack(req) {
+      const pack = await useCases.createPayloadPack(ctx, {
+        brandId: req.brandId,
+        mintBatchId: req.mintBatchId,
+        formats: req.formats.map((f) => packFormat.toDomain(f, 'formats')),
+        seqFrom: orNull(req.seqFrom),
+        seqTo: orNull(req.seqTo),
+        symbology: req.symbology === 0 ? null : symbology.toDomain(req.symbology, 'symbology'),
+        layout: layoutFromWire(req.layout),
+      });
+      return { ok: true, pack: toWirePack(pack) };
     },
 
     async createPayloadPackDownloadUrl(req) {

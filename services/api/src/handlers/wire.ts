@@ -3,10 +3,16 @@
 
 import { timestampDate, timestampFromDate, type Timestamp } from '@bufbuild/protobuf/wkt';
 import type { DescEnum, MessageInitShape } from '@bufbuild/protobuf';
-import type { ImportView } from '@mint/usecases';
+import type { ImportView, listPayloadPacks } from '@mint/usecases';
+
+/** A pack as the use cases return it. */
+type PackView = Awaited<ReturnType<typeof listPayloadPacks>>['items'][number];
 import {
   ActivationModeSchema, CommercialStatusSchema, IdentityModeSchema, LinkLevelSchema, MintBatchStatusSchema, MintJobStatusSchema, MintReadinessStatusSchema,
   MintUnitStatusSchema, PayloadPackStatusSchema, ProductImportStatusSchema, ProductionBatchStatusSchema,
+  PackFormatSchema, PaperSchema, PayloadPackPurposeSchema, SymbologySchema,
+  type PackFormat as WirePackFormat, type Paper as WirePaper, type PayloadPackPurpose as WirePackPurpose, type Symbology as WireSymbology,
+  type LabelLayout as WireLabelLayout, type PayloadPackSchema,
   type LinkLevel as WireLinkLevel,
   type ProductImportSchema,
   type ProductImportStatus as WireImportStatus,
@@ -24,7 +30,8 @@ import {
 } from '@mint/contract';
 import {
   activationModes, batchStatuses, commercialStatuses, identityModes, importStatuses, InvalidInputError, jobStatuses, linkLevels, mintReadinessStatuses, packStatuses,
-  productionBatchStatuses, unitStatuses, webhookDeliveryStatuses, type ImportStatus, type LinkLevel, type WebhookDeliveryStatus,
+  productionBatchStatuses, unitStatuses, webhookDeliveryStatuses, packFormats, papers, packPurposes, symbologies, defaultLabelLayout,
+  type PackFormat, type Paper, type PackPurpose, type Symbology, type LabelLayout, type ImportStatus, type LinkLevel, type WebhookDeliveryStatus,
   type ActivationMode, type BatchStatus, type CommercialStatus, type IdentityMode, type JobStatus, type MintReadinessStatus, type PackStatus,
   type ProductionBatchStatus, type UnitStatus,
 } from '@mint/domain';
@@ -77,6 +84,10 @@ export const unitStatus = enumMapping<WireUnitStatus, UnitStatus>(MintUnitStatus
 export const packStatus = enumMapping<WirePackStatus, PackStatus>(PayloadPackStatusSchema, packStatuses);
 export const importStatus = enumMapping<WireImportStatus, ImportStatus>(ProductImportStatusSchema, importStatuses);
 export const linkLevel = enumMapping<WireLinkLevel, LinkLevel>(LinkLevelSchema, linkLevels);
+export const packFormat = enumMapping<WirePackFormat, PackFormat>(PackFormatSchema, packFormats);
+export const symbology = enumMapping<WireSymbology, Symbology>(SymbologySchema, symbologies);
+export const paper = enumMapping<WirePaper, Paper>(PaperSchema, papers);
+export const packPurpose = enumMapping<WirePackPurpose, PackPurpose>(PayloadPackPurposeSchema, packPurposes);
 export const deliveryStatus = enumMapping<WireDeliveryStatus, WebhookDeliveryStatus>(WebhookDeliveryStatusSchema, webhookDeliveryStatuses);
 
 /** An import (of products or of links) on the wire. */
@@ -91,6 +102,34 @@ export function toWireImport(view: ImportView): MessageInitShape<typeof ProductI
     createdAt: toTimestamp(view.createdAt),
     finishedAt: view.finishedAt === null ? undefined : toTimestamp(view.finishedAt),
   };
+}
+
+/** A pack as listed and created (PackRecord of the use cases) on the wire. */
+export function toWirePack(pack: PackView): MessageInitShape<typeof PayloadPackSchema> {
+  const layout = { ...defaultLabelLayout, ...(pack.profile.layout ?? {}) } as LabelLayout;
+  return {
+    id: pack.id,
+    brandId: pack.brandId,
+    mintBatchId: pack.mintBatchId,
+    status: packStatus.toWire(pack.status as PackStatus),
+    storagePath: orUnset(pack.storagePath),
+    createdAt: toTimestamp(pack.createdAt),
+    updatedAt: toTimestamp(pack.updatedAt),
+    unitCount: orUnset(pack.unitCount),
+    formats: pack.profile.formats.map((f) => packFormat.toWire(f as PackFormat)),
+    seqFrom: orUnset(pack.profile.seqFrom),
+    seqTo: orUnset(pack.profile.seqTo),
+    symbology: symbology.toWire(pack.profile.symbology as Symbology),
+    layout: { ...layout, paper: paper.toWire(layout.paper) },
+    purpose: packPurpose.toWire(pack.purpose as PackPurpose),
+  };
+}
+
+/** The layout fields a request set (unset ones take the domain's defaults); null when none was given. */
+export function layoutFromWire(layout: WireLabelLayout | undefined): Partial<Record<keyof LabelLayout, unknown>> | null {
+  if (layout === undefined) return null;
+  const { $typeName: _type, $unknown: _unknown, paper: wirePaper, ...numbers } = layout;
+  return { ...numbers, ...(wirePaper === 0 ? {} : { paper: paper.toDomain(wirePaper, 'layout.paper') }) };
 }
 
 /** A wire timestamp of a Date. */

@@ -3,7 +3,7 @@
 // client written against the original operations works unchanged. Each operation is described
 // once, here: its schemas are served in /v1/openapi.json and validate its body.
 
-import { activationModes, batchStatuses, encodeCursor, identityModes, InvalidInputError, jobStatuses, resolveCursor, UnauthenticatedError, type ActivationMode, type Cursor, type IdentityMode, type Lot, type Permission } from '@mint/domain';
+import { activationModes, batchStatuses, defaultLabelLayout, encodeCursor, packFormats, packPurposes, papers, symbologies, zplDpis, identityModes, InvalidInputError, jobStatuses, resolveCursor, UnauthenticatedError, type ActivationMode, type Cursor, type IdentityMode, type Lot, type Permission } from '@mint/domain';
 import { HttpProblem, readJsonObject, sendJson } from '@mint/http';
 import * as useCases from '@mint/usecases';
 import { credentialsFrom } from '../auth/credentials.ts';
@@ -51,6 +51,31 @@ function batchShape(b: BatchRecord, withProductName: boolean): Record<string, un
 /** The next-page fields of a list: `next_cursor_<at>` and `next_cursor_id`, null on the last page. */
 function nextPage(next: Cursor | null, atName: string): Record<string, unknown> {
   return { [atName]: next === null ? null : iso(next.at), next_cursor_id: next?.id ?? null };
+}
+
+/** Wire (snake_case) keys of a label layout and the domain's. */
+const layoutKeys = {
+  paper: 'paper', columns: 'columns', rows: 'rows', label_width_mm: 'labelWidthMm', label_height_mm: 'labelHeightMm',
+  margin_top_mm: 'marginTopMm', margin_left_mm: 'marginLeftMm', gap_x_mm: 'gapXMm', gap_y_mm: 'gapYMm', dpi: 'dpi',
+} as const;
+const number: Schema = { type: 'number' };
+const layoutSchema = obj({
+  paper: oneOfEnum(papers), columns: integer, rows: integer, label_width_mm: number, label_height_mm: number,
+  margin_top_mm: number, margin_left_mm: number, gap_x_mm: number, gap_y_mm: number, dpi: { enum: [...zplDpis] },
+});
+const packRecord = obj({
+  id: uuid, brand_id: uuid, mint_batch_id: uuid, status: string, storage_path: nullable(string), created_at: time, updated_at: time,
+  formats: arrayOf(oneOfEnum(packFormats)), seq_from: nullable(integer), seq_to: nullable(integer), symbology: oneOfEnum(symbologies),
+  layout: layoutSchema, purpose: oneOfEnum(packPurposes),
+});
+/** A pack as the named operations return it. */
+function packShape(k: Awaited<ReturnType<typeof useCases.createPayloadPack>>): Record<string, unknown> {
+  const layout = { ...defaultLabelLayout, ...(k.profile.layout ?? {}) } as Record<string, unknown>;
+  return {
+    id: k.id, brand_id: k.brandId, mint_batch_id: k.mintBatchId, status: k.status, storage_path: k.storagePath,
+    created_at: iso(k.createdAt), updated_at: iso(k.updatedAt), formats: k.profile.formats, seq_from: k.profile.seqFrom, seq_to: k.profile.seqTo,
+    symbology: k.profile.symbology, layout: Object.fromEntries(Object.entries(layoutKeys).map(([wire, domain]) => [wire, layout[domain]])), purpose: k.purpose,
+  };
 }
 
 const limit: Schema = { type: 'integer', description: '1 to 100.' };
@@ -223,7 +248,7 @@ export const namedOperations: Readonly<Record<string, NamedOperation>> = {
     },
   },
   list_payload_packs: {
-    summary: 'The brand\'s payload packs (never signed URLs), newest first.',
+    summary: 'The brand\'s payload packs (never signed URLs), newest first, in the spec\'s shape (ListPayloadPacks over Connect adds each pack\'s profile).',
     permission: 'mint:read',
     request: obj({ _brand_id: uuid, ...page, _cursor_created_at: time }, ['_brand_id']),
     response: obj({
@@ -241,6 +266,28 @@ export const namedOperations: Readonly<Record<string, NamedOperation>> = {
         })),
         has_more: r.hasMore, ...nextPage(r.next, 'next_cursor_created_at'),
       };
+    },
+  },
+  create_payload_pack: {
+    summary: 'Asks for a payload pack of a minted batch with its own formats, unit range (inclusive), symbology and label layout; answers it pending.',
+    permission: 'mint:write',
+    request: obj({
+      _brand_id: uuid, _mint_batch_id: uuid,
+      _formats: { ...arrayOf(oneOfEnum(packFormats)), minItems: 1, maxItems: 6, description: 'At least one; svg and pdf hold at most 100,000 units.' },
+      _seq_from: nullable({ ...integer, description: 'First unit (seq), inclusive; serial batches only.' }),
+      _seq_to: nullable({ ...integer, description: 'Last unit (seq), inclusive; serial batches only.' }),
+      _symbology: nullable(oneOfEnum(symbologies)),
+      _layout: nullable({ ...layoutSchema, required: [] }),
+    }, ['_brand_id', '_mint_batch_id', '_formats']),
+    response: obj({ ok: { const: true }, pack: packRecord }),
+    async run(ctx, p) {
+      const layout = p['_layout'] as Record<string, unknown> | null | undefined;
+      const pack = await useCases.createPayloadPack(ctx, {
+        brandId: p['_brand_id'] as string, mintBatchId: p['_mint_batch_id'] as string, formats: p['_formats'] as string[],
+        seqFrom: int(p, '_seq_from'), seqTo: int(p, '_seq_to'), symbology: str(p, '_symbology'),
+        layout: layout === null || layout === undefined ? null : Object.fromEntries(Object.entries(layoutKeys).map(([wire, domain]) => [domain, layout[wire]])),
+      });
+      return { ok: true, pack: packShape(pack) };
     },
   },
 };

@@ -332,3 +332,170 @@ export enum PayloadPackStatus {
  */
 export declare const PayloadPackStatusSchema: GenEnum<PayloadPackStatus>;
 
+/**
+ * A file format of a payload pack.
+ *
+ * @generated from enum mint.v1.PackFormat
+ */
+export enum PackFormat {
+  /**
+   * Not set.
+   *
+   * @generated from enum value: PACK_FORMAT_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * units.csv: one row per unit (serial) or lot.
+   *
+   * @generated from enum value: PACK_FORMAT_CSV = 1;
+   */
+  CSV = 1,
+
+  /**
+   * units.jsonl: the same rows as JSON Lines.
+   *
+   * @generated from enum value: PACK_FORMAT_JSONL = 2;
+   */
+  JSONL = 2,
+
+  /**
+   * labels-svg.tar: one SVG label (barcode and text) per unit; at most 100,000 units.
+   *
+   * @generated from enum value: PACK_FORMAT_SVG = 3;
+   */
+  SVG = 3,
+
+  /**
+   * labels.pdf: label sheets on A4 or US Letter; at most 100,000 units.
+   *
+   * @generated from enum value: PACK_FORMAT_PDF = 4;
+   */
+  PDF = 4,
+
+  /**
+   * labels.zpl: one ZPL label per unit for Zebra printers.
+   *
+   * @generated from enum value: PACK_FORMAT_ZPL = 5;
+   */
+  ZPL = 5,
+
+  /**
+   * epcis.json: an EPCIS 2.0 JSON-LD document of the units' commissioning events.
+   *
+   * @generated from enum value: PACK_FORMAT_EPCIS = 6;
+   */
+  EPCIS = 6,
+}
+
+/**
+ * Describes the enum mint.v1.PackFormat.
+ */
+export declare const PackFormatSchema: GenEnum<PackFormat>;
+
+/**
+ * Barcode symbology of a pack's labels.
+ *
+ * @generated from enum mint.v1.Symbology
+ */
+export enum Symbology {
+  /**
+   * Not set: QR.
+   *
+   * @generated from enum value: SYMBOLOGY_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * QR code carrying the GS1 Digital Link URI.
+   *
+   * @generated from enum value: SYMBOLOGY_QR = 1;
+   */
+  QR = 1,
+
+  /**
+   * GS1 DataMatrix carrying the element string (01)(21) or (01)(10).
+   *
+   * @generated from enum value: SYMBOLOGY_DATAMATRIX = 2;
+   */
+  DATAMATRIX = 2,
+}
+
+/**
+ * Describes the enum mint.v1.Symbology.
+ */
+export declare const SymbologySchema: GenEnum<Symbology>;
+
+/**
+ * Paper of PDF label sheets.
+ *
+ * @generated from enum mint.v1.Paper
+ */
+export enum Paper {
+  /**
+   * Not set: A4.
+   *
+   * @generated from enum value: PAPER_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * ISO A4, 210 x 297 mm.
+   *
+   * @generated from enum value: PAPER_A4 = 1;
+   */
+  A4 = 1,
+
+  /**
+   * US Letter, 215.9 x 279.4 mm.
+   *
+   * @generated from enum value: PAPER_LETTER = 2;
+   */
+  LETTER = 2,
+}
+
+/**
+ * Describes the enum mint.v1.Paper.
+ */
+export declare const PaperSchema: GenEnum<Paper>;
+
+/**
+ * Why a payload pack exists.
+ *
+ * @generated from enum mint.v1.PayloadPackPurpose
+ */
+export enum PayloadPackPurpose {
+  /**
+   * Not set.
+   *
+   * @generated from enum value: PAYLOAD_PACK_PURPOSE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Created automatically when the batch's job completed (csv, jsonl, epcis).
+   *
+   * @generated from enum value: PAYLOAD_PACK_PURPOSE_COMPLETION = 1;
+   */
+  COMPLETION = 1,
+
+  /**
+   * Asked for with CreatePayloadPack.
+   *
+   * @generated from enum value: PAYLOAD_PACK_PURPOSE_REQUEST = 2;
+   */
+  REQUEST = 2,
+
+  /**
+   * Created when the batch was voided: the EPCIS decommissioning events of its units.
+   *
+   * @generated from enum value: PAYLOAD_PACK_PURPOSE_VOID = 3;
+   */
+  VOID = 3,
+}
+
+/**
+ * Describes the enum mint.v1.PayloadPackPurpose.
+ */
+export declare const PayloadPackPurposeSchema: GenEnum<PayloadPackPurpose>;
+

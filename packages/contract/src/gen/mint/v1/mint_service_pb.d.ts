@@ -4,7 +4,7 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import type { JsonObject, Message } from "@bufbuild/protobuf";
-import type { ActivationMode, BlockingReason, IdentityMode, Lot, MintBatchStatus, MintJobStatus, MintUnitStatus, PayloadPackStatus } from "./common_pb.js";
+import type { ActivationMode, BlockingReason, IdentityMode, Lot, MintBatchStatus, MintJobStatus, MintUnitStatus, PackFormat, Paper, PayloadPackPurpose, PayloadPackStatus, Symbology } from "./common_pb.js";
 import type { Timestamp, Value } from "@bufbuild/protobuf/wkt";
 
 /**
@@ -1269,6 +1269,48 @@ export declare type PayloadPack = Message<"mint.v1.PayloadPack"> & {
    * @generated from field: optional int32 unit_count = 8;
    */
   unitCount?: number | undefined;
+
+  /**
+   * Its files' formats.
+   *
+   * @generated from field: repeated mint.v1.PackFormat formats = 9;
+   */
+  formats: PackFormat[];
+
+  /**
+   * First unit (seq) of its range, inclusive; unset for the whole batch.
+   *
+   * @generated from field: optional int32 seq_from = 10;
+   */
+  seqFrom?: number | undefined;
+
+  /**
+   * Last unit (seq) of its range, inclusive; unset for the whole batch.
+   *
+   * @generated from field: optional int32 seq_to = 11;
+   */
+  seqTo?: number | undefined;
+
+  /**
+   * Barcode symbology of its labels.
+   *
+   * @generated from field: mint.v1.Symbology symbology = 12;
+   */
+  symbology: Symbology;
+
+  /**
+   * Label layout of its PDF sheets and ZPL labels.
+   *
+   * @generated from field: mint.v1.LabelLayout layout = 13;
+   */
+  layout?: LabelLayout | undefined;
+
+  /**
+   * completion (automatic), request or void (decommissioning).
+   *
+   * @generated from field: mint.v1.PayloadPackPurpose purpose = 14;
+   */
+  purpose: PayloadPackPurpose;
 };
 
 /**
@@ -1276,6 +1318,178 @@ export declare type PayloadPack = Message<"mint.v1.PayloadPack"> & {
  * Use `create(PayloadPackSchema)` to create a new message.
  */
 export declare const PayloadPackSchema: GenMessage<PayloadPack>;
+
+/**
+ * Label layout: the PDF sheet grid in millimetres and the ZPL printer's resolution; unset fields take the defaults (A4, 3 x 8 labels of 70 x 37 mm, no margins or gaps, 203 dpi).
+ *
+ * @generated from message mint.v1.LabelLayout
+ */
+export declare type LabelLayout = Message<"mint.v1.LabelLayout"> & {
+  /**
+   * A4 or US Letter.
+   *
+   * @generated from field: mint.v1.Paper paper = 1;
+   */
+  paper: Paper;
+
+  /**
+   * Labels across a sheet: 1 to 20.
+   *
+   * @generated from field: optional int32 columns = 2;
+   */
+  columns?: number | undefined;
+
+  /**
+   * Labels down a sheet: 1 to 40.
+   *
+   * @generated from field: optional int32 rows = 3;
+   */
+  rows?: number | undefined;
+
+  /**
+   * Label width in mm: 10 to 216.
+   *
+   * @generated from field: optional double label_width_mm = 4;
+   */
+  labelWidthMm?: number | undefined;
+
+  /**
+   * Label height in mm: 10 to 280.
+   *
+   * @generated from field: optional double label_height_mm = 5;
+   */
+  labelHeightMm?: number | undefined;
+
+  /**
+   * Top page margin in mm: 0 to 100.
+   *
+   * @generated from field: optional double margin_top_mm = 6;
+   */
+  marginTopMm?: number | undefined;
+
+  /**
+   * Left page margin in mm: 0 to 100.
+   *
+   * @generated from field: optional double margin_left_mm = 7;
+   */
+  marginLeftMm?: number | undefined;
+
+  /**
+   * Horizontal gap between labels in mm: 0 to 50.
+   *
+   * @generated from field: optional double gap_x_mm = 8;
+   */
+  gapXMm?: number | undefined;
+
+  /**
+   * Vertical gap between labels in mm: 0 to 50.
+   *
+   * @generated from field: optional double gap_y_mm = 9;
+   */
+  gapYMm?: number | undefined;
+
+  /**
+   * ZPL printer resolution: 203 or 300 dpi.
+   *
+   * @generated from field: optional int32 dpi = 10;
+   */
+  dpi?: number | undefined;
+};
+
+/**
+ * Describes the message mint.v1.LabelLayout.
+ * Use `create(LabelLayoutSchema)` to create a new message.
+ */
+export declare const LabelLayoutSchema: GenMessage<LabelLayout>;
+
+/**
+ * Parameters of CreatePayloadPack.
+ *
+ * @generated from message mint.v1.CreatePayloadPackRequest
+ */
+export declare type CreatePayloadPackRequest = Message<"mint.v1.CreatePayloadPackRequest"> & {
+  /**
+   * Brand workspace.
+   *
+   * @generated from field: string brand_id = 1;
+   */
+  brandId: string;
+
+  /**
+   * Batch to pack: minted, exported, printed or applied (not draft or voided).
+   *
+   * @generated from field: string mint_batch_id = 2;
+   */
+  mintBatchId: string;
+
+  /**
+   * Files to write, at least one; SVG and PDF hold at most 100,000 units.
+   *
+   * @generated from field: repeated mint.v1.PackFormat formats = 3;
+   */
+  formats: PackFormat[];
+
+  /**
+   * First unit (seq) to pack, inclusive; serial batches only; unset from the first.
+   *
+   * @generated from field: optional int32 seq_from = 4;
+   */
+  seqFrom?: number | undefined;
+
+  /**
+   * Last unit (seq) to pack, inclusive; serial batches only; unset to the last.
+   *
+   * @generated from field: optional int32 seq_to = 5;
+   */
+  seqTo?: number | undefined;
+
+  /**
+   * QR (default) or GS1 DataMatrix.
+   *
+   * @generated from field: mint.v1.Symbology symbology = 6;
+   */
+  symbology: Symbology;
+
+  /**
+   * Sheet grid and printer resolution; unset for the defaults.
+   *
+   * @generated from field: mint.v1.LabelLayout layout = 7;
+   */
+  layout?: LabelLayout | undefined;
+};
+
+/**
+ * Describes the message mint.v1.CreatePayloadPackRequest.
+ * Use `create(CreatePayloadPackRequestSchema)` to create a new message.
+ */
+export declare const CreatePayloadPackRequestSchema: GenMessage<CreatePayloadPackRequest>;
+
+/**
+ * The pack asked for.
+ *
+ * @generated from message mint.v1.CreatePayloadPackResponse
+ */
+export declare type CreatePayloadPackResponse = Message<"mint.v1.CreatePayloadPackResponse"> & {
+  /**
+   * True when the pack was created.
+   *
+   * @generated from field: bool ok = 1;
+   */
+  ok: boolean;
+
+  /**
+   * The pack, pending until the executor generates it.
+   *
+   * @generated from field: mint.v1.PayloadPack pack = 2;
+   */
+  pack?: PayloadPack | undefined;
+};
+
+/**
+ * Describes the message mint.v1.CreatePayloadPackResponse.
+ * Use `create(CreatePayloadPackResponseSchema)` to create a new message.
+ */
+export declare const CreatePayloadPackResponseSchema: GenMessage<CreatePayloadPackResponse>;
 
 /**
  * Parameters of list_payload_packs.
@@ -1795,6 +2009,16 @@ export declare const MintService: GenService<{
     methodKind: "unary";
     input: typeof ListPayloadPacksRequestSchema;
     output: typeof ListPayloadPacksResponseSchema;
+  },
+  /**
+   * Asks for a payload pack of a minted batch with its own formats, unit range, symbology and label layout; answers it pending.
+   *
+   * @generated from rpc mint.v1.MintService.CreatePayloadPack
+   */
+  createPayloadPack: {
+    methodKind: "unary";
+    input: typeof CreatePayloadPackRequestSchema;
+    output: typeof CreatePayloadPackResponseSchema;
   },
   /**
    * Issues a short-lived signed download URL for a ready payload pack.

@@ -1,0 +1,372 @@
+import { createHash, type Hash } from 'node:crypto';
+import { once } from 'node:events';
+import { PassThrough, type Writable } from 'node:stream';
+import { finished } from 'node:stream/promises';
+import { copyUnitUrls, packLots, packUnitPage, type PackSource } from '@mint/db';
+import { rangeUnitCount, type LabelLayout, type PackFormat, type PackProfile, type PackPurpose, type Symbology } from '@mint/domain';
+import { checkSheetLayout, pdfSheets, svgLabel, zplLabel } from '@mint/labels';
+import { tarHeader, type PackWriter } from '@mint/store';
+import type { UseCaseContext } from './context.ts';
+
+/**
+ * The format registry: the one place where a pack format maps to its file name and its writer.
+ * csv and jsonl are "tabular" (rendered by the database, both from one snapshot); every other
+ * format reads the units in keyset pages and streams its file, so a pack of any size holds one page
+ * of units and one chunk of output in memory.
+ *
+ * SVG labels: the pack store keeps flat files (one name segment, no folders: see
+ * `assertFileName` in @mint/store), so the SVG format is one ustar archive, `labels-svg.tar`,
+ * holding `svg/<serial>.svg` per unit (`svg/lot-<n>.svg` per lot): it unpacks into a folder of
+ * labels, streams like every other file, and is listed in the manifest once with its checksum.
+ */
+
+/** The label renderers of `@mint/labels` that the svg, pdf and zpl formats call. */
+export interface LabelRenderers {
+  svgLabel(unit: LabelUnit, symbology: Symbology): string;
+  zplLabel(unit: LabelUnit, symbology: Symbology, dpi: 203 | 300): string;
+  pdfSheets(layout: SheetLayout, symbology: Symbology, units: AsyncIterable<LabelUnit>, out: Writable): Promise<{ labels: number; pages: number }>;
+  checkSheetLayout(layout: SheetLayout): { field: string; message: string } | null;
+}
+
+/** One label's data (the `@mint/labels` LabelUnit). */
+export interface LabelUnit {
+  readonly digitalLink: string;
+  readonly gtin: string;
+  readonly serial?: string;
+  readonly lot?: string;
+}
+
+/** A PDF sheet grid (the `@mint/labels` SheetLayout). */
+export interface SheetLayout {
+  readonly paper: 'a4' | 'letter';
+  readonly columns: number;
+  readonly rows: number;
+  readonly labelWidthMm: number;
+  readonly labelHeightMm: number;
+  readonly marginTopMm: number;
+  readonly marginLeftMm: number;
+  readonly gapXMm: number;
+  readonly gapYMm: number;
+}
+
+/**
+ * The label renderers this build has (`@mint/labels`). Were it null, svg, pdf and zpl packs would
+ * be refused when asked for (the field `formats` says so) and never generated.
+ */
+export const labelRenderers: LabelRenderers | null = { svgLabel, zplLabel, pdfSheets, checkSheetLayout };
+
+/** The formats this build can write. */
+export function availablePackFormats(): readonly PackFormat[] {
+  return (Object.keys(packFormatRegistry) as PackFormat[]).filter((f) => packFormatRegistry[f].available());
+}
+
+/** What a writer needs: the claim's batch, the profile, and how to keep the claim alive. */
+export interface PackRun {
+  readonly ctx: UseCaseContext;
+  readonly brandId: string;
+  readonly mintBatchId: string;
+  readonly packId: string;
+  readonly source: PackSource;
+  readonly profile: PackProfile;
+  readonly purpose: PackPurpose;
+  readonly pageSize: number;
+  /** Read units in keyset pages even on PostgreSQL (where COPY streams are used by default). */
+  readonly paging: boolean;
+  readonly generatedAt: Date;
+  /** Renews the lease when due; throws when the claim is lost or the worker is stopping. */
+  keepClaim(): Promise<void>;
+}
+
+/** What one written file holds. */
+export interface FileCounts {
+  /** Records: data rows (csv, jsonl), labels (svg, zpl, pdf) or events (epcis). */
+  readonly rows: number;
+  /** Units the file stands for (a lot counts its quantity). */
+  readonly units: number;
+}
+
+/** A format: its file name and writer. */
+export interface PackFormatEntry {
+  /** The file's name in the pack for a pack of `purpose`. */
+  file(purpose: PackPurpose): string;
+  /** True when this build can write it. */
+  available(): boolean;
+  /** Streams the file; null for the tabular formats, written together by the generator. */
+  readonly write: ((run: PackRun, out: HashedFile) => Promise<FileCounts>) | null;
+}
+
+/** Every format, by name. */
+export const packFormatRegistry: Readonly<Record<PackFormat, PackFormatEntry>> = {
+  csv: { file: () => 'units.csv', available: () => true, write: null },
+  jsonl: { file: () => 'units.jsonl', available: () => true, write: null },
+  svg: { file: () => 'labels-svg.tar', available: () => labelRenderers !== null, write: (run, out) => writeSvgTar(run, out, need(labelRenderers)) },
+  pdf: { file: () => 'labels.pdf', available: () => labelRenderers !== null, write: (run, out) => writePdf(run, out, need(labelRenderers)) },
+  zpl: { file: () => 'labels.zpl', available: () => labelRenderers !== null, write: (run, out) => writeZpl(run, out, need(labelRenderers)) },
+  epcis: { file: (purpose) => (purpose === 'void' ? 'epcis-decommissioning.json' : 'epcis.json'), available: () => true, write: writeEpcis },
+};
+
+function need(renderers: LabelRenderers | null): LabelRenderers {
+  if (renderers === null) throw new Error('label renderers are not part of this build');
+  return renderers;
+}
+
+/** A file being written: counts bytes, hashes exactly what is written, and waits for the store to drain. */
+export class HashedFile {
+  readonly name: string;
+  readonly #stream: Writable;
+  readonly #hash: Hash = createHash('sha256');
+  bytes = 0;
+  #error: Error | null = null;
+  constructor(writer: PackWriter, name: string) {
+    this.name = name;
+    this.#stream = writer.file(name);
+    // A store error (or a write finishing after the writer aborted the pack) is kept and thrown by
+    // the next write or end, never left as an unhandled 'error' event.
+    this.#stream.on('error', (error) => {
+      this.#error ??= error;
+    });
+  }
+  async write(text: string | Buffer): Promise<void> {
+    if (this.#error !== null) throw this.#error;
+    if (text.length === 0) return;
+    const chunk = typeof text === 'string' ? Buffer.from(text, 'utf8') : text;
+    this.#hash.update(chunk);
+    this.bytes += chunk.length;
+    if (!this.#stream.write(chunk)) await once(this.#stream, 'drain');
+  }
+  /** Ends the file; its size and SHA-256 (hex). */
+  async end(): Promise<{ bytes: number; sha256: string }> {
+    if (this.#error !== null) throw this.#error;
+    this.#stream.end();
+    await finished(this.#stream);
+    return { bytes: this.bytes, sha256: this.#hash.digest('hex') };
+  }
+}
+
+const comma = Buffer.from(',');
+const closing = Buffer.from(']}');
+
+/** Buffers small strings into ~64 KiB writes. */
+class Batched {
+  #parts: string[] = [];
+  #size = 0;
+  readonly out: HashedFile;
+  constructor(out: HashedFile) {
+    this.out = out;
+  }
+  async add(text: string): Promise<void> {
+    this.#parts.push(text);
+    this.#size += text.length;
+    if (this.#size >= 65_536) await this.flush();
+  }
+  async flush(): Promise<void> {
+    if (this.#size === 0) return;
+    const text = this.#parts.join('');
+    this.#parts = [];
+    this.#size = 0;
+    await this.out.write(text);
+  }
+}
+
+/** The units of the run's range, page by page (serial batches). */
+async function* unitPages(run: PackRun) {
+  let after = (run.profile.seqFrom ?? 1) - 1;
+  for (;;) {
+    await run.keepClaim();
+    const page = await packUnitPage(run.ctx.db.em.fork(), run.brandId, run.mintBatchId, after, run.pageSize, run.profile.seqTo);
+    if (page.length === 0) return;
+    yield page;
+    after = page[page.length - 1]!.seq;
+    if (page.length < run.pageSize) return;
+  }
+}
+
+/** The labels of a pack: one per unit of the range, one per lot, or one for a product-only batch. */
+async function* labelUnits(run: PackRun): AsyncGenerator<LabelUnit & { readonly name: string }> {
+  const gtin = run.source.gtin;
+  if (gtin === null) throw new Error('label formats need a product with a GTIN');
+  if (run.source.identityMode === 'serial') {
+    for await (const page of unitPages(run)) {
+      for (const u of page) yield { digitalLink: u.resolverUrl, gtin, serial: u.serial, name: u.serial };
+    }
+    return;
+  }
+  const lots = await packLots(run.ctx.db.em.fork(), run.brandId, run.mintBatchId);
+  if (lots.length === 0) {
+    yield { digitalLink: productClassUri(run.source, gtin), gtin, name: `product-${gtin}` };
+    return;
+  }
+  let n = 0;
+  for (const lot of lots) yield { digitalLink: lot.resolverUrl ?? '', gtin, lot: lot.lotCode, name: `lot-${++n}` };
+}
+
+function unitsOfLabels(run: PackRun, labels: number): number {
+  return run.source.identityMode === 'serial' ? labels : run.source.mintedQuantity;
+}
+
+async function writeSvgTar(run: PackRun, out: HashedFile, renderers: LabelRenderers): Promise<FileCounts> {
+  let labels = 0;
+  const mtime = run.generatedAt;
+  for await (const unit of labelUnits(run)) {
+    const svg = Buffer.from(renderers.svgLabel(unit, run.profile.symbology), 'utf8');
+    await out.write(tarHeader(`svg/${unit.name}.svg`, svg.length, mtime));
+    await out.write(svg);
+    const pad = (512 - (svg.length % 512)) % 512;
+    if (pad > 0) await out.write(Buffer.alloc(pad));
+    labels++;
+  }
+  await out.write(Buffer.alloc(1024));
+  return { rows: labels, units: unitsOfLabels(run, labels) };
+}
+
+async function writeZpl(run: PackRun, out: HashedFile, renderers: LabelRenderers): Promise<FileCounts> {
+  const batched = new Batched(out);
+  let labels = 0;
+  for await (const unit of labelUnits(run)) {
+    await batched.add(`${renderers.zplLabel(unit, run.profile.symbology, run.profile.layout.dpi)}\n`);
+    labels++;
+  }
+  await batched.flush();
+  return { rows: labels, units: unitsOfLabels(run, labels) };
+}
+
+async function writePdf(run: PackRun, out: HashedFile, renderers: LabelRenderers): Promise<FileCounts> {
+  const sink = new PassThrough();
+  const pump = (async () => {
+    for await (const chunk of sink) await out.write(chunk as Buffer);
+  })();
+  const { labels } = await renderers.pdfSheets(sheetLayoutOf(run.profile.layout), run.profile.symbology, labelUnits(run), sink);
+  sink.end();
+  await pump;
+  return { rows: labels, units: unitsOfLabels(run, labels) };
+}
+
+/** The sheet grid of a pack's layout. */
+export function sheetLayoutOf(layout: LabelLayout): SheetLayout {
+  const { dpi: _dpi, ...sheet } = layout;
+  return sheet;
+}
+
+/** The GS1 Digital Link URI of the batch's product (its class): `{resolver}/01/{gtin}`. */
+function productClassUri(source: PackSource, gtin: string): string {
+  return `${source.resolverBaseUrl.replace(/\/+$/, '')}/01/${gtin}`;
+}
+
+/** The JSON-LD context EPCIS 2.0 documents name. */
+export const epcisContext = 'https://ref.gs1.org/standards/epcis/2.0.0/epcis-context.jsonld';
+/** Most EPCs one ObjectEvent lists; larger ranges are split into several events. */
+export const maxEpcsPerEvent = 10_000;
+
+/** A stable event id (urn:uuid) from the batch, the business step and the event's first unit or lot, so re-sent events deduplicate. */
+function eventId(batchId: string, bizStep: string, key: string): string {
+  const h = createHash('sha256').update(`${batchId}/${bizStep}/${key}`).digest('hex');
+  return `urn:uuid:${h.slice(0, 8)}-${h.slice(8, 12)}-8${h.slice(13, 16)}-${((parseInt(h[16]!, 16) & 3) | 8).toString(16)}${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
+/**
+ * Streams an EPCIS 2.0 JSON-LD EPCISDocument. Commissioning (completion and requested packs):
+ * serial batches as ObjectEvents with action ADD, bizStep commissioning, disposition active and an
+ * epcList of the range's GS1 Digital Link URIs, at most {@link maxEpcsPerEvent} each; lot batches
+ * as one event per lot with a quantityList by class (the lot's URI) and the lot number in ilmd;
+ * product-only batches as one event with the product's class and the minted quantity. A void pack
+ * writes the same events with action DELETE, bizStep decommissioning and disposition inactive
+ * (no ilmd), listing every unit of the batch. Event times: the job's completion (commissioning) or
+ * the batch's void (decommissioning), in UTC. A batch without a GTIN has unit URIs of the resolver's
+ * own form; its lots and product have no class URI, so they get no events.
+ */
+async function writeEpcis(run: PackRun, out: HashedFile): Promise<FileCounts> {
+  const decommission = run.purpose === 'void';
+  const eventTime = (decommission ? run.source.updatedAt : run.source.mintedAt).toISOString();
+  const head = {
+    type: 'ObjectEvent', eventTime, eventTimeZoneOffset: '+00:00',
+    action: decommission ? 'DELETE' : 'ADD',
+    bizStep: decommission ? 'decommissioning' : 'commissioning',
+    disposition: decommission ? 'inactive' : 'active',
+  };
+  const eventHead = (id: string) => JSON.stringify({ ...head, eventID: id }).slice(0, -1);
+  const batched = new Batched(out);
+  await batched.add(`{"@context":[${JSON.stringify(epcisContext)}],"type":"EPCISDocument","schemaVersion":"2.0","creationDate":${JSON.stringify(run.generatedAt.toISOString())},"epcisBody":{"eventList":[`);
+  let events = 0;
+  let units = 0;
+  const next = () => (events++ === 0 ? '\n' : ',\n');
+  if (run.source.identityMode === 'serial') {
+    // Events of at most maxEpcsPerEvent URIs; an event's id is keyed on its first unit's seq (units
+    // are numbered 1..minted without gaps, so the k-th event of a range starts at seqFrom + k * max).
+    const firstSeq = run.profile.seqFrom ?? 1;
+    let inEvent = 0;
+    const open = () => `${next()}${eventHead(eventId(run.mintBatchId, head.bizStep, String(firstSeq + units)))},"epcList":[`;
+    const close = ']}';
+    // On PostgreSQL the URIs come as COPY chunks of JSON strings, one a line. Inside an event the
+    // line breaks become commas in place (each chunk is this stream's own memory, read once), and
+    // the chunk goes to the file as views between event boundaries: no copy and no object per unit
+    // (keyset pages of row objects peaked at 355 MB RSS for 1,000,000 units).
+    let carry: Buffer | null = null;
+    const copied = run.paging ? null : await copyUnitUrls(run.ctx.db, run.brandId, run.mintBatchId, run.profile, async (chunk) => {
+      await run.keepClaim();
+      const body: Buffer = carry === null ? chunk : Buffer.concat([carry, chunk]);
+      const last = body.lastIndexOf(10);
+      carry = last + 1 < body.length ? Buffer.from(body.subarray(last + 1)) : null;
+      if (last === -1) return;
+      await batched.flush();
+      let segment = -1;
+      let lineStart = 0;
+      for (let end = body.indexOf(10); end !== -1 && end <= last; end = body.indexOf(10, lineStart)) {
+        if (inEvent === 0) {
+          await out.write(open());
+          segment = lineStart;
+        } else if (lineStart === 0) {
+          await out.write(comma);
+          segment = 0;
+        } else {
+          body[lineStart - 1] = 0x2c;
+        }
+        units++;
+        if (++inEvent === maxEpcsPerEvent) {
+          await out.write(body.subarray(segment, end));
+          await out.write(closing);
+          inEvent = 0;
+          segment = -1;
+        }
+        lineStart = end + 1;
+      }
+      if (segment !== -1) await out.write(body.subarray(segment, last));
+    });
+    if (copied === null) {
+      for await (const page of unitPages(run)) {
+        for (const u of page) {
+          await batched.add(`${inEvent === 0 ? open() : ','}${JSON.stringify(u.resolverUrl)}`);
+          units++;
+          if (++inEvent === maxEpcsPerEvent) {
+            await batched.add(close);
+            inEvent = 0;
+          }
+        }
+      }
+    } else if (carry !== null) {
+      throw new Error('the unit URI stream ended inside a line');
+    }
+    if (inEvent > 0) await batched.add(close);
+  } else {
+    const lots = await packLots(run.ctx.db.em.fork(), run.brandId, run.mintBatchId);
+    if (lots.length > 0) {
+      for (const lot of lots) {
+        if (lot.resolverUrl === null) continue;
+        const ilmd = decommission ? '' : `,"ilmd":{"cbvmda:lotNumber":${JSON.stringify(lot.lotCode)}}`;
+        await batched.add(`${next()}${eventHead(eventId(run.mintBatchId, head.bizStep, `lot:${lot.lotCode}`))},"quantityList":[${JSON.stringify({ epcClass: lot.resolverUrl, quantity: lot.qty })}]${ilmd}}`);
+        units += lot.qty;
+      }
+    } else if (run.source.gtin !== null && run.source.mintedQuantity > 0) {
+      const epcClass = productClassUri(run.source, run.source.gtin);
+      await batched.add(`${next()}${eventHead(eventId(run.mintBatchId, head.bizStep, 'product'))},"quantityList":[${JSON.stringify({ epcClass, quantity: run.source.mintedQuantity })}]}`);
+      units += run.source.mintedQuantity;
+    }
+  }
+  await batched.add('\n]}}\n');
+  await batched.flush();
+  return { rows: events, units };
+}
+
+/** Units a serial pack's range stands for (for the manifest). */
+export function packRangeUnits(profile: PackProfile, source: PackSource): number {
+  return source.identityMode === 'serial' ? rangeUnitCount(profile, source.mintedQuantity) : source.mintedQuantity;
+}
