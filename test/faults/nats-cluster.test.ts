@@ -75,26 +75,27 @@ async function waitCompleted(jobIds: readonly string[], timeoutMs: number): Prom
 }
 
 /**
- * Kills `role` of the job stream (its leader, or a random follower) at `faultTrials` random points
- * of the combined progress of two jobs of `faultUnits` units each (two, so that the kills, each
- * waiting for the restarted node to catch up, still fall while a job runs), restarting the node
- * after a random pause each time.
+ * Kills `role` of the job stream (its leader, or a random follower) `faultTrials` times, each time
+ * while a job of `faultUnits` units runs: every trial submits a job and kills at a random point of
+ * its progress (5 to 50 %), restarting the node after a random pause and waiting for it to catch
+ * up. Earlier jobs may still be running; every job must end COMPLETED with exact units.
  */
 async function killDuringJobs(role: 'leader' | 'follower'): Promise<void> {
   const url = app.database.url;
-  const jobIds = [await submit(faultUnits), await submit(faultUnits)];
-  const total = jobIds.length * faultUnits;
-  const minted = async () => Number((await sql<{ n: string }>(url, 'select coalesce(sum(minted_quantity), 0) as n from mint_batches where mint_job_id = any($1::uuid[])', [jobIds]))[0]!.n);
-  const running = async () => Number((await sql<{ n: string }>(url, `select count(*) as n from mint_jobs where id = any($1::uuid[]) and status <> 'COMPLETED'`, [jobIds]))[0]!.n) > 0;
-  const points = Array.from({ length: faultTrials }, () => Math.floor(total * (0.02 + Math.random() * 0.6))).sort((a, b) => a - b);
+  const jobIds: string[] = [];
+  const mintedOf = async (jobId: string) => Number((await sql<{ n: string }>(url, 'select coalesce(sum(minted_quantity), 0) as n from mint_batches where mint_job_id = $1', [jobId]))[0]!.n);
+  const isRunning = async (jobId: string) => Number((await sql<{ n: string }>(url, `select count(*) as n from mint_jobs where id = $1 and status <> 'COMPLETED'`, [jobId]))[0]!.n) > 0;
   const victims: string[] = [];
   let duringJob = 0;
-  for (const point of points) {
-    await waitFor(`${point} of ${total} units minted`, async () => (await minted()) >= point, 120_000 + total / 10, 20);
+  for (let trial = 0; trial < faultTrials; trial++) {
+    const jobId = await submit(faultUnits);
+    jobIds.push(jobId);
+    const point = Math.floor(faultUnits * (0.05 + Math.random() * 0.45));
+    await waitFor(`${point} of ${faultUnits} units minted`, async () => (await mintedOf(jobId)) >= point, 120_000 + faultUnits / 10, 20);
     const placement = await cluster.placement(names.stream);
     const victim = role === 'leader' ? placement.leader : placement.followers[randomInt(0, placement.followers.length - 1)]!;
     const node = cluster.node(victim);
-    if (await running()) duringJob++;
+    if (await isRunning(jobId)) duringJob++;
     await node.kill('SIGKILL');
     victims.push(victim);
     await sleep(randomInt(300, 1500));
@@ -102,6 +103,7 @@ async function killDuringJobs(role: 'leader' | 'follower'): Promise<void> {
     await cluster.waitCurrent(names.stream, 60_000);
     if (role === 'leader') expect((await cluster.placement(names.stream)).leader).not.toBe('');
   }
+  const total = jobIds.length * faultUnits;
   await waitCompleted(jobIds, 120_000 + total / 5);
   const facts = await jobFacts(url, jobIds);
   const t = tally(facts);
@@ -147,11 +149,11 @@ async function checkPack(packId: string, units: number): Promise<string | null> 
 }
 
 describe('fault: a node of a 3-node JetStream cluster fails', () => {
-  it(`completes two ${faultUnits}-unit jobs exactly through ${faultTrials} SIGKILLs of the stream leader`, async () => {
+  it(`completes ${faultTrials} ${faultUnits}-unit jobs exactly, each through a SIGKILL of the stream leader`, async () => {
     await killDuringJobs('leader');
   }, scenarioTimeoutMs(120_000, 30_000) + faultUnits);
 
-  it(`completes two ${faultUnits}-unit jobs exactly through ${faultTrials} SIGKILLs of a stream follower`, async () => {
+  it(`completes ${faultTrials} ${faultUnits}-unit jobs exactly, each through a SIGKILL of a stream follower`, async () => {
     await killDuringJobs('follower');
   }, scenarioTimeoutMs(120_000, 30_000) + faultUnits);
 

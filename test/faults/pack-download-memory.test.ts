@@ -51,7 +51,8 @@ beforeAll(async () => {
   // Replace the pack's data file by a large one, written in 1 MiB pieces (as the executor streams rows).
   const storagePath = `${brand.brandId}/${packId}`;
   const writer = await store.begin(storagePath);
-  for (const name of ['manifest.json', 'units.jsonl']) writer.file(name).end('{}\n');
+  // The download lists the files its manifest names: here the one large file.
+  writer.file('manifest.json').end(`${JSON.stringify({ files: [{ name: 'units.csv' }] })}\n`);
   const csv = writer.file('units.csv');
   const piece = Buffer.alloc(mib, 'serial,https://id.example.com/01/09506000134352/21/ABC,token,lot,ACTIVE\n');
   for (let i = 0; i < packMiB; i++) if (!csv.write(piece)) await once(csv, 'drain');
