@@ -24,7 +24,8 @@ import { createPendingPack } from '@mint/db';
 import { limitedFormats, maxLabelPackUnits, type PackFormat } from '@mint/domain';
 import { run } from '../test/support/sql.ts';
 import { createFsPackStore } from '@mint/store';
-import { availablePackFormats, claimPayloadPack, generatePayloadPack, labelRenderers, type LabelUnit } from '@mint/usecases';
+import type { LabelUnit } from '@mint/labels';
+import { availablePackFormats, claimPayloadPack, generatePayloadPack, labelRenderers } from '@mint/usecases';
 import { seedUnits } from './unit-seed.ts';
 
 const targetSeconds = 15;

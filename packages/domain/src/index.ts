@@ -70,9 +70,9 @@ export { maxStoredUrlLength, storableUrlOf, storableUrlViolations } from './urls
 export { gs1LinkTypeNames, type Gs1LinkTypeName, gs1VocabularyNamespace, gs1LinkTypeUri, gs1LinkTypeOf } from './gs1-link-types.ts';
 export { movePack, canDownloadPack, packStoragePath, type PackStatus, packStatuses, type PackMove } from './pack-status.ts';
 export {
-  packFormats, labelFormats, limitedFormats, maxLabelPackUnits, symbologies, papers, zplDpis, defaultLabelLayout, paperSizesMm, packPurposes,
+  packFormats, labelFormats, limitedFormats, maxLabelPackUnits, symbologies, papers, zplDpis, defaultLabelLayout, paperSizesMm, sheetLayoutViolation, minLabelSideMm, maxGridSide, packPurposes,
   completionPackProfile, voidPackProfile, packableBatchStatuses, assertPackableBatch, layoutViolations, rangeUnitCount, resolvePackProfile,
-  type PackFormat, type Symbology, type Paper, type LabelLayout, type PackPurpose, type PackProfile, type PackProfileInput, type PackBatchFacts,
+  type PackFormat, type Symbology, type Paper, type SheetLayout, type LabelLayout, type PackPurpose, type PackProfile, type PackProfileInput, type PackBatchFacts,
 } from './pack-profile.ts';
 export {
   webhookSecretPrefix, maxWebhookUrlLength, maxWebhookEventTypes, webhookSecretOverlapMs, webhookTimeoutMs, webhookMaxResponseBytes,

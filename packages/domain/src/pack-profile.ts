@@ -45,17 +45,27 @@ export const papers: readonly Paper[] = ['a4', 'letter'];
 /** Printer resolutions ZPL labels are laid out for. */
 export const zplDpis: readonly (203 | 300)[] = [203, 300];
 
-/** The label layout of a pack: the PDF sheet grid (mm) and the ZPL printer's resolution. */
-export interface LabelLayout {
+/** A grid of equal labels on a page; every length in millimetres, margins from the page's top-left corner. */
+export interface SheetLayout {
   readonly paper: Paper;
+  /** Labels across. */
   readonly columns: number;
+  /** Labels down. */
   readonly rows: number;
   readonly labelWidthMm: number;
   readonly labelHeightMm: number;
+  /** Distance from the page's top edge to the first row. */
   readonly marginTopMm: number;
+  /** Distance from the page's left edge to the first column. */
   readonly marginLeftMm: number;
+  /** Horizontal space between two labels. */
   readonly gapXMm: number;
+  /** Vertical space between two labels. */
   readonly gapYMm: number;
+}
+
+/** The label layout of a pack: the PDF sheet grid (mm) and the ZPL printer's resolution. */
+export interface LabelLayout extends SheetLayout {
   readonly dpi: 203 | 300;
 }
 
@@ -130,8 +140,8 @@ export function assertPackableBatch(status: BatchStatus): void {
 const layoutRanges: Readonly<Record<Exclude<keyof LabelLayout, 'paper' | 'dpi'>, { readonly min: number; readonly max: number; readonly integer: boolean; readonly field: string }>> = {
   columns: { min: 1, max: 20, integer: true, field: 'layout.columns' },
   rows: { min: 1, max: 40, integer: true, field: 'layout.rows' },
-  labelWidthMm: { min: 10, max: 216, integer: false, field: 'layout.label_width_mm' },
-  labelHeightMm: { min: 10, max: 280, integer: false, field: 'layout.label_height_mm' },
+  labelWidthMm: { min: 15, max: 216, integer: false, field: 'layout.label_width_mm' },
+  labelHeightMm: { min: 15, max: 280, integer: false, field: 'layout.label_height_mm' },
   marginTopMm: { min: 0, max: 100, integer: false, field: 'layout.margin_top_mm' },
   marginLeftMm: { min: 0, max: 100, integer: false, field: 'layout.margin_left_mm' },
   gapXMm: { min: 0, max: 50, integer: false, field: 'layout.gap_x_mm' },
@@ -140,8 +150,8 @@ const layoutRanges: Readonly<Record<Exclude<keyof LabelLayout, 'paper' | 'dpi'>,
 
 /**
  * The layout field violations: each number in its range, a known paper and dpi, and the whole grid
- * (margins, labels and gaps) inside the page, so every label fits. A label smaller than 10 mm
- * would hold no readable symbol.
+ * (margins, labels and gaps) inside the page, so every label fits ({@link sheetLayoutViolation}).
+ * A label side under 15 mm would hold no readable symbol and its text.
  */
 export function layoutViolations(layout: LabelLayout): FieldViolation[] {
   const v: FieldViolation[] = [];
@@ -154,19 +164,54 @@ export function layoutViolations(layout: LabelLayout): FieldViolation[] {
     }
   }
   if (v.length > 0) return v;
-  const page = paperSizesMm[layout.paper];
-  const width = layout.marginLeftMm + layout.columns * layout.labelWidthMm + (layout.columns - 1) * layout.gapXMm;
-  const height = layout.marginTopMm + layout.rows * layout.labelHeightMm + (layout.rows - 1) * layout.gapYMm;
-  if (width > page.width + 1e-9) {
-    v.push({ field: 'layout.columns', message: `${layout.columns} labels of ${layout.labelWidthMm} mm with margin and gaps need ${round(width)} mm; ${layout.paper} is ${page.width} mm wide` });
-  }
-  if (height > page.height + 1e-9) {
-    v.push({ field: 'layout.rows', message: `${layout.rows} labels of ${layout.labelHeightMm} mm with margin and gaps need ${round(height)} mm; ${layout.paper} is ${page.height} mm high` });
-  }
+  const fit = sheetLayoutViolation(layout);
+  if (fit !== null) v.push(fit);
   return v;
 }
 
-const round = (n: number) => Math.round(n * 10) / 10;
+/** Smallest label side that still holds a symbol and its text, in millimetres. */
+export const minLabelSideMm = 15;
+/** Most labels across or down a page. */
+export const maxGridSide = 50;
+/** Tolerance for rounding in millimetre sums (a micrometre). */
+const epsilon = 0.001;
+
+/**
+ * The first problem of `layout`, or null when every label of the grid lies on the page. Fields are
+ * named as on the wire (`layout.columns`, `layout.label_width_mm`, …): an unknown paper, a grid
+ * side that is not a whole number from 1 to 50, a length that is negative or not finite, a label
+ * side under 15 mm, a single label that overruns the page (its size or the margin is named), or a
+ * grid whose last column or row overruns it (`layout.columns` / `layout.rows`).
+ */
+export function sheetLayoutViolation(layout: SheetLayout): FieldViolation | null {
+  if (!Object.hasOwn(paperSizesMm, layout.paper)) return { field: 'layout.paper', message: 'must be a4 or letter' };
+  const paper = paperSizesMm[layout.paper];
+  for (const [key, field] of [['columns', 'layout.columns'], ['rows', 'layout.rows']] as const) {
+    const value = layout[key];
+    if (!Number.isInteger(value) || value < 1 || value > maxGridSide) return { field, message: `must be a whole number from 1 to ${maxGridSide}` };
+  }
+  const lengths = [
+    ['labelWidthMm', 'layout.label_width_mm'], ['labelHeightMm', 'layout.label_height_mm'], ['marginTopMm', 'layout.margin_top_mm'],
+    ['marginLeftMm', 'layout.margin_left_mm'], ['gapXMm', 'layout.gap_x_mm'], ['gapYMm', 'layout.gap_y_mm'],
+  ] as const;
+  for (const [key, field] of lengths) {
+    const value = layout[key];
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) return { field, message: 'must be a finite number of millimetres, 0 or more' };
+  }
+  for (const [key, field] of lengths.slice(0, 2)) {
+    if (layout[key] < minLabelSideMm) return { field, message: `must be at least ${minLabelSideMm} mm so a symbol and its text fit` };
+  }
+  const across = (n: number) => layout.marginLeftMm + n * layout.labelWidthMm + (n - 1) * layout.gapXMm;
+  const down = (n: number) => layout.marginTopMm + n * layout.labelHeightMm + (n - 1) * layout.gapYMm;
+  const size = `${paper.width} x ${paper.height} mm`;
+  if (layout.marginLeftMm >= paper.width) return { field: 'layout.margin_left_mm', message: `must leave room on the ${size} page` };
+  if (layout.marginTopMm >= paper.height) return { field: 'layout.margin_top_mm', message: `must leave room on the ${size} page` };
+  if (across(1) > paper.width + epsilon) return { field: 'layout.label_width_mm', message: `a label this wide overruns the ${size} page` };
+  if (down(1) > paper.height + epsilon) return { field: 'layout.label_height_mm', message: `a label this high overruns the ${size} page` };
+  if (across(layout.columns) > paper.width + epsilon) return { field: 'layout.columns', message: `${layout.columns} columns overrun the ${size} page (${across(layout.columns).toFixed(1)} mm)` };
+  if (down(layout.rows) > paper.height + epsilon) return { field: 'layout.rows', message: `${layout.rows} rows overrun the ${size} page (${down(layout.rows).toFixed(1)} mm)` };
+  return null;
+}
 
 /** The units of a range: seqTo - seqFrom + 1, or the whole batch. */
 export function rangeUnitCount(profile: Pick<PackProfile, 'seqFrom' | 'seqTo'>, mintedQuantity: number): number {

@@ -33,7 +33,7 @@ describe('checkSheetLayout', () => {
 
   it('fits the A4 grid on A4 but not on the shorter US Letter page', () => {
     expect(checkSheetLayout({ ...defaultSheetLayout, paper: 'letter' })).toEqual({
-      field: 'layout.rows', message: '8 rows overrun the 215.9 x 279.4 mm page (284.1 mm)',
+      field: 'layout.rows', message: '8 rows overrun the 215.9 x 279.4 mm page (296.0 mm)',
     });
   });
 });

@@ -4,12 +4,9 @@
  * checks every renderer runs before drawing anything.
  */
 
-import { assertValid, type FieldViolation, normalizeGtin } from '@mint/domain';
+import { assertValid, type FieldViolation, normalizeGtin, type Symbology } from '@mint/domain';
 
-/** The two symbologies a label can carry. */
-export type Symbology = 'qr' | 'datamatrix';
-/** All symbologies, in the order they are documented. */
-export const symbologies: readonly Symbology[] = ['qr', 'datamatrix'];
+export type { Symbology };
 
 /** One unit to print: its GS1 Digital Link URI and the keys that URI carries. */
 export interface LabelUnit {

@@ -4,7 +4,7 @@ import { PassThrough, type Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { copyUnitUrls, packLots, packUnitPage, type PackSource } from '@mint/db';
 import { rangeUnitCount, type LabelLayout, type PackFormat, type PackProfile, type PackPurpose, type Symbology } from '@mint/domain';
-import { checkSheetLayout, pdfSheets, svgLabel, zplLabel } from '@mint/labels';
+import { checkSheetLayout, pdfSheets, svgLabel, zplLabel, type LabelUnit, type SheetLayout } from '@mint/labels';
 import { tarHeader, type PackWriter } from '@mint/store';
 import type { UseCaseContext } from './context.ts';
 
@@ -28,26 +28,6 @@ export interface LabelRenderers {
   checkSheetLayout(layout: SheetLayout): { field: string; message: string } | null;
 }
 
-/** One label's data (the `@mint/labels` LabelUnit). */
-export interface LabelUnit {
-  readonly digitalLink: string;
-  readonly gtin: string;
-  readonly serial?: string;
-  readonly lot?: string;
-}
-
-/** A PDF sheet grid (the `@mint/labels` SheetLayout). */
-export interface SheetLayout {
-  readonly paper: 'a4' | 'letter';
-  readonly columns: number;
-  readonly rows: number;
-  readonly labelWidthMm: number;
-  readonly labelHeightMm: number;
-  readonly marginTopMm: number;
-  readonly marginLeftMm: number;
-  readonly gapXMm: number;
-  readonly gapYMm: number;
-}
 
 /**
  * The label renderers this build has (`@mint/labels`). Were it null, svg, pdf and zpl packs would
