@@ -18,6 +18,7 @@ import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildConsole, consoleBuildIsStale } from '../../scripts/build-console.ts';
 import { freePort } from '../support/ports.ts';
+import { untar } from '../support/untar.ts';
 
 const repoRoot = join(import.meta.dirname, '../..');
 const artifacts = join(repoRoot, 'test/artifacts');
@@ -80,20 +81,6 @@ async function go(screen: string): Promise<void> {
 /** The value shown on the Overview's KPI card titled `title`. */
 async function kpi(title: string): Promise<string> {
   return (await page.locator(`[data-kpi="${title}"]`).textContent()) ?? '';
-}
-
-/** Files of a ustar archive by name. */
-function untar(archive: Buffer): Map<string, Buffer> {
-  const files = new Map<string, Buffer>();
-  for (let at = 0; at + 512 <= archive.length;) {
-    const header = archive.subarray(at, at + 512);
-    if (header.every((b) => b === 0)) break;
-    const name = header.subarray(0, 100).toString('utf8').replace(/\0.*$/s, '');
-    const size = parseInt(header.subarray(124, 136).toString('ascii').replace(/\0.*$/s, ''), 8);
-    files.set(name, archive.subarray(at + 512, at + 512 + size));
-    at += 512 + Math.ceil(size / 512) * 512;
-  }
-  return files;
 }
 
 beforeAll(async () => {

@@ -19,6 +19,7 @@ import { startPgBouncer, type PgBouncer } from '../support/pgbouncer.ts';
 import { freePort } from '../support/ports.ts';
 import { query } from '../support/sql.ts';
 import { setupUseCases, testJwtSecret, testWebhookSecretKeys, type SeededBrand, type UseCaseBundle } from '../support/usecases.ts';
+import { untar } from '../support/untar.ts';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 
@@ -74,20 +75,6 @@ const clients = (replica: Replica) => {
   const transport = createConnectTransport({ baseUrl: `http://127.0.0.1:${replica.port}`, httpVersion: '2' });
   return { mint: createClient(MintService, transport), resolver: createClient(ResolverService, transport) };
 };
-
-/** Files of a ustar archive by name. */
-function untar(archive: Buffer): Map<string, Buffer> {
-  const files = new Map<string, Buffer>();
-  for (let at = 0; at + 512 <= archive.length;) {
-    const header = archive.subarray(at, at + 512);
-    if (header.every((b) => b === 0)) break;
-    const name = header.subarray(0, 100).toString('utf8').replace(/\0.*$/s, '');
-    const size = parseInt(header.subarray(124, 136).toString('ascii').replace(/\0.*$/s, ''), 8);
-    files.set(name, archive.subarray(at + 512, at + 512 + size));
-    at += 512 + Math.ceil(size / 512) * 512;
-  }
-  return files;
-}
 
 async function watchToEnd(mint: Client<typeof MintService>, mintJobId: string) {
   const seen = [];

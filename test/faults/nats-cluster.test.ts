@@ -20,6 +20,7 @@ import {
   executorEnv, faultTrials, faultUnits, jobFacts, killAllApis, randomInt, report, scenarioTimeoutMs, scratchDir, spawnApi, sql, tally, waitFor,
   type ApiProcess,
 } from './support.ts';
+import { untar } from '../support/untar.ts';
 
 const names = freshStreamNames();
 const packStream = `OBJ_${names.stream}_PACKS`;
@@ -115,20 +116,6 @@ async function killDuringJobs(role: 'leader' | 'follower'): Promise<void> {
   expect(duringJob).toBeGreaterThanOrEqual(Math.ceil(faultTrials / 2));
   expect(t).toEqual({ lost: 0, duplicates: 0, notCompleted: 0, inexact: 0 });
   expect(executors.map((p) => p.child.exitCode ?? p.child.signalCode)).toEqual([null, null]);
-}
-
-/** Files of a ustar archive by name. */
-function untar(archive: Buffer): Map<string, Buffer> {
-  const files = new Map<string, Buffer>();
-  for (let at = 0; at + 512 <= archive.length;) {
-    const header = archive.subarray(at, at + 512);
-    if (header.every((b) => b === 0)) break;
-    const name = header.subarray(0, 100).toString('utf8').replace(/\0.*$/s, '');
-    const size = parseInt(header.subarray(124, 136).toString('ascii').replace(/\0.*$/s, ''), 8);
-    files.set(name, archive.subarray(at + 512, at + 512 + size));
-    at += 512 + Math.ceil(size / 512) * 512;
-  }
-  return files;
 }
 
 /** Downloads a pack through the API; a description of what is wrong with it, or null when its manifest holds. */

@@ -2,6 +2,7 @@
 // where only the RPC matters), then the public /downloads route on the real server: the archive's
 // contents, the tamper matrix, expiry and key rotation.
 
+import { text } from 'node:stream/consumers';
 import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -21,6 +22,7 @@ import { mintCompleted, tempStoreDir } from '../../../test/support/pack-fixtures
 import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
 import { refusedDownloadBody } from '../src/downloads/routes.ts';
 import { bearer, codeOf, inProcessApi, startTestApi, type TestApi } from './support.ts';
+import { untar } from '../../../test/support/untar.ts';
 
 const k1: SigningKey = { id: 'k1', secret: new Uint8Array(32).fill(1) };
 const k2: SigningKey = { id: 'k2', secret: new Uint8Array(32).fill(2) };
@@ -54,20 +56,6 @@ async function packOfBatch(batchId: string): Promise<string> {
   return row!.id;
 }
 
-/** Files of a ustar archive by name. */
-function untar(archive: Buffer): Map<string, Buffer> {
-  const files = new Map<string, Buffer>();
-  for (let at = 0; at + 512 <= archive.length;) {
-    const header = archive.subarray(at, at + 512);
-    if (header.every((b) => b === 0)) break;
-    const name = header.subarray(0, 100).toString('utf8').replace(/\0.*$/s, '');
-    const size = parseInt(header.subarray(124, 136).toString('ascii').replace(/\0.*$/s, ''), 8);
-    files.set(name, archive.subarray(at + 512, at + 512 + size));
-    at += 512 + Math.ceil(size / 512) * 512;
-  }
-  return files;
-}
-
 beforeAll(async () => {
   app = await setupUseCases();
   ctx = { ...app.ctx, clock: () => new Date(clockMs) };
@@ -85,7 +73,9 @@ beforeAll(async () => {
   natsStore = await createNatsPackStore(nc, { bucket: natsBucket, segmentBytes: 64 * 1024, chunkBytes: 8 * 1024 });
   const storagePath = `${brand.brandId}/${readyPack.id}`;
   const writer = await natsStore.begin(storagePath);
-  for (const name of ['manifest.json', 'units.csv', 'units.jsonl']) await pipeline((await store.open(storagePath, name)).stream(), writer.file(name));
+  // The same pack in the bucket: its manifest, SHA256SUMS and every file the manifest lists.
+  const manifest = JSON.parse(await text((await store.open(storagePath, 'manifest.json')).stream())) as { files: { name: string }[] };
+  for (const name of ['manifest.json', 'SHA256SUMS', ...manifest.files.map((f) => f.name)]) await pipeline((await store.open(storagePath, name)).stream(), writer.file(name));
   await writer.commit();
 });
 afterAll(async () => {
