@@ -194,7 +194,7 @@ describe('the web console in chromium against npm start', () => {
     const manifest = JSON.parse(files.get('manifest.json')!.toString('utf8')) as { row_count: number; unit_count: number; files: { name: string; sha256: string; bytes: number }[] };
     expect(manifest.unit_count).toBe(10_000);
     expect(manifest.row_count).toBe(10_000);
-    expect(manifest.files.map((f) => f.name).sort()).toEqual(['units.csv', 'units.jsonl']);
+    expect(manifest.files.map((f) => f.name).sort()).toEqual(['epcis.json', 'units.csv', 'units.jsonl']);
     for (const file of manifest.files) {
       const bytes = files.get(file.name)!;
       expect(bytes.byteLength, file.name).toBe(file.bytes);

@@ -131,7 +131,7 @@ describe('two API processes and two executors through PgBouncer', () => {
     const download = await fetch(`http://127.0.0.1:${api2.port}${url.pathname}${url.search}`);
     expect(download.status).toBe(200);
     const files = untar(Buffer.from(await download.arrayBuffer()));
-    expect([...files.keys()]).toEqual(['manifest.json', 'units.csv', 'units.jsonl']);
+    expect([...files.keys()].sort()).toEqual(['SHA256SUMS', 'epcis.json', 'manifest.json', 'units.csv', 'units.jsonl']);
     expect(files.get('units.csv')!.toString().trim().split('\n')).toHaveLength(3_001);
 
     // A second executor joins and the first leaves: the next job is minted by executor 2.
