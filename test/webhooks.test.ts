@@ -38,7 +38,7 @@ afterAll(async () => {
 
 /** Starts a webhook worker on `context` (the fake clock by default) with the real schedule and the jitter pinned to its top. */
 function worker(policy: WebhookNetworkPolicy, context: UseCaseContext = ctx): WebhookWorker {
-  const started = startWebhookWorker({ ctx: context, logger, send: createWebhookSender(policy), concurrency: 4, perEndpoint: 2, pollIntervalMs: 10, random: () => 0.999_999 });
+  const started = startWebhookWorker({ ctx: context, logger, send: createWebhookSender(policy), concurrency: 4, perEndpoint: 2, pollIntervalMs: 10, random: () => 0 });
   workers.push(started);
   return started;
 }
@@ -116,11 +116,12 @@ describe('webhooks with a fake clock', () => {
         expect(endpoint.enabled).toBe(true);
         now = new Date(row.next_attempt_at).getTime();
       }
-      // Attempts at 0 s, 10 s, 30 s, ... doubling to 8 h apart: the 20th is 67 h after the first, the 21st (75 h) is past three days.
-      expect(attemptsAt).toHaveLength(21);
-      expect((attemptsAt[19]! - start) / hour).toBeCloseTo(67.4, 1);
-      for (let i = 1; i < attemptsAt.length; i++) expect(attemptsAt[i]! - attemptsAt[i - 1]!).toBe(retryDelayMs(webhookRetry, i, 0.999_999));
-      expect(receiver.received).toHaveLength(21);
+      // The fastest schedule (jitter takes a quarter off every delay): attempts at 0 s, 7.5 s, 22.5 s, ...
+      // up to 6 h apart; the 23rd is 68.5 h after the first, the 24th (74.5 h) is past three days.
+      expect(attemptsAt).toHaveLength(24);
+      expect((attemptsAt[22]! - start) / hour).toBeCloseTo(68.5, 1);
+      for (let i = 1; i < attemptsAt.length; i++) expect(attemptsAt[i]! - attemptsAt[i - 1]!).toBe(retryDelayMs(webhookRetry, i, 0));
+      expect(receiver.received).toHaveLength(24);
       expect(new Set(receiver.received.map((r) => r.headers['webhook-id'])).size).toBe(1);
       const events = await listMintEvents(ctx, brand.brandId, { limit: 10, cursor: null, eventType: 'webhook_endpoint_disabled', entityType: null, entityId: endpointId });
       expect(events.items).toHaveLength(1);
@@ -130,7 +131,7 @@ describe('webhooks with a fake clock', () => {
       now += hour;
       await api.webhooks.updateWebhookEndpoint({ brandId: brand.brandId, endpointId, description: 'still down' }, owner);
       await new Promise((r) => setTimeout(r, 200));
-      expect(receiver.received).toHaveLength(21);
+      expect(receiver.received).toHaveLength(24);
     } finally {
       await stop(w);
       await receiver.close();
