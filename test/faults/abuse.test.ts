@@ -1,11 +1,16 @@
 // Abuse against a real API process (seconds, not minutes): gzip bombs from anonymous callers are
 // answered from the headers, within a small memory bound; slow senders (bodies that stall, over
-// HTTP/1.1 and HTTP/2) are cut after HTTP_BODY_TIMEOUT_MS while the API keeps answering.
+// HTTP/1.1 and HTTP/2) are cut after HTTP_BODY_TIMEOUT_MS while the API keeps answering; a flood of
+// WatchMintJob streams from one caller is capped at WATCH_MAX_STREAMS_PER_CALLER.
 
 import { readFileSync } from 'node:fs';
 import http2 from 'node:http2';
 import net from 'node:net';
 import { gzipSync } from 'node:zlib';
+import { Code, ConnectError, createClient } from '@connectrpc/connect';
+import { createConnectTransport } from '@connectrpc/connect-node';
+import { MintService } from '@mint/contract';
+import { submitMintRequest } from '@mint/usecases';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testInfra } from '../support/context.ts';
 import { freshStreamNames } from '../support/nats.ts';
@@ -16,6 +21,7 @@ let app: UseCaseBundle;
 let api: ApiProcess;
 const submitPath = '/mint.v1.MintService/SubmitMintRequest';
 const bodyTimeoutMs = 500;
+const watchCap = 5;
 
 /** Peak resident memory of a process so far (VmHWM), in bytes. */
 function peakRss(pid: number): number {
@@ -27,7 +33,7 @@ beforeAll(async () => {
   app = await setupUseCases();
   api = await spawnApi({
     databaseUrl: app.database.url, natsUrl: testInfra().natsUrl, ...freshStreamNames(),
-    env: { HTTP_BODY_TIMEOUT_MS: String(bodyTimeoutMs) },
+    env: { HTTP_BODY_TIMEOUT_MS: String(bodyTimeoutMs), WATCH_MAX_STREAMS_PER_CALLER: String(watchCap) },
   });
 });
 afterAll(async () => {
@@ -77,5 +83,48 @@ describe('abuse against the API process', () => {
       expect(elapsed).toBeLessThan(3 * bodyTimeoutMs + 2_000);
     }
     expect((await fetch(`${api.baseUrl}/healthz`)).status).toBe(200);
+  });
+
+  it(`holds ${watchCap} WatchMintJob streams of one caller open and refuses 40 more resource_exhausted, then takes new ones as they close`, async () => {
+    const brand = await app.seedBrand();
+    // No executor runs here: the job stays QUEUED, so every admitted watch stays open.
+    const job = await submitMintRequest(app.ctx, { id: brand.userId }, {
+      brandId: brand.brandId, productId: brand.productId, productBatchId: null, requestedQuantity: 10,
+      identityMode: 'serial', activationMode: 'active_at_mint', lots: [], idempotencyKey: null,
+    });
+    if (!job.ok) throw new Error('submit blocked');
+    const mint = createClient(MintService, createConnectTransport({ baseUrl: api.baseUrl, httpVersion: '2' }));
+    const abort = new AbortController();
+    const watch = async (): Promise<string> => {
+      const updates = mint.watchMintJob({ brandId: brand.brandId, mintJobId: job.mintJobId }, { headers: { authorization: `Bearer ${brand.token}` }, signal: abort.signal });
+      try {
+        const first = await updates[Symbol.asyncIterator]().next();
+        return first.done === true ? 'ended' : 'open';
+      } catch (error) {
+        return ConnectError.from(error).code === Code.ResourceExhausted ? 'refused' : String(error);
+      }
+    };
+    const outcomes = await Promise.all(Array.from({ length: watchCap + 40 }, watch));
+    expect(outcomes.filter((o) => o === 'open')).toHaveLength(watchCap);
+    expect(outcomes.filter((o) => o === 'refused')).toHaveLength(40);
+    expect((await fetch(`${api.baseUrl}/healthz`)).status).toBe(200);
+    abort.abort();
+    // The closed streams free their slots.
+    const again = new AbortController();
+    const reopened = await new Promise<string>((resolve) => {
+      const retry = async () => {
+        const updates = mint.watchMintJob({ brandId: brand.brandId, mintJobId: job.mintJobId }, { headers: { authorization: `Bearer ${brand.token}` }, signal: again.signal });
+        try {
+          await updates[Symbol.asyncIterator]().next();
+          resolve('open');
+        } catch (error) {
+          if (ConnectError.from(error).code === Code.ResourceExhausted) setTimeout(() => void retry(), 100);
+          else resolve(String(error));
+        }
+      };
+      void retry();
+    });
+    again.abort();
+    expect(reopened).toBe('open');
   });
 });
