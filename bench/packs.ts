@@ -25,7 +25,9 @@ import { limitedFormats, maxLabelPackUnits, type PackFormat } from '@mint/domain
 import { run } from '../test/support/sql.ts';
 import { createFsPackStore } from '@mint/store';
 import type { LabelUnit } from '@mint/labels';
-import { availablePackFormats, claimPayloadPack, generatePayloadPack, labelRenderers } from '@mint/usecases';
+import { claimPayloadPack, generatePayloadPack } from '@mint/usecases';
+import { pdfSheets, svgLabel, zplLabel } from '@mint/labels';
+import { packFormats } from '@mint/domain';
 import { seedUnits } from './unit-seed.ts';
 
 const targetSeconds = 15;
@@ -122,7 +124,7 @@ export async function benchPacks(options: { readonly units: number; readonly run
     const formats: FormatRun[] = [];
     const formatFilter = process.env['BENCH_FORMATS']?.split(',') ?? null;
     for (let attempt = 0; attempt < options.runs; attempt++) {
-      for (const format of availablePackFormats().filter((f) => formatFilter === null || formatFilter.includes(f))) {
+      for (const format of packFormats.filter((f) => formatFilter === null || formatFilter.includes(f))) {
         const row = await benchFormat(seeded, units, dir, format);
         formats.push(row);
         progress(`${format}: pack ${row.packSeconds.toFixed(2)} s, baseline ${row.baselineSeconds.toFixed(2)} s (${row.baselineLabel}), peak RSS ${row.peakRssMb.toFixed(0)} MB`);
@@ -163,8 +165,7 @@ async function benchFormat(seeded: Awaited<ReturnType<typeof seedUnits>>, seeded
     );
     await client.end();
   } else {
-    if (labelRenderers === null) throw new Error(`${format} has no renderer in this build`);
-    const r = labelRenderers;
+    const r = { pdfSheets, svgLabel, zplLabel };
     baselineLabel = `the ${format} encoder alone in a loop`;
     const unit = (seq: number): LabelUnit => ({ digitalLink: `${seeded.publicBaseUrl}/01/${seeded.gtin}/21/${seq.toString(16).toUpperCase().padStart(20, '0')}`, gtin: seeded.gtin, serial: seq.toString(16).toUpperCase().padStart(20, '0') });
     started = performance.now();

@@ -15,7 +15,7 @@ import addFormats from 'ajv-formats';
 import type { ActivationMode, IdentityMode } from '@mint/domain';
 import type { PackStore } from '@mint/store';
 import {
-  availablePackFormats, claimPayloadPack, createPayloadPack, createPayloadPackDownloadUrl, generatePayloadPack, openPayloadPackDownload, processMintJobBatch, submitMintRequest,
+  claimPayloadPack, createPayloadPack, createPayloadPackDownloadUrl, generatePayloadPack, openPayloadPackDownload, processMintJobBatch, submitMintRequest,
   type DownloadSettings, type PackClaim, type PackGenerationResult, type PackManifest, type UseCaseContext,
 } from '@mint/usecases';
 import { query, run } from './sql.ts';
@@ -122,7 +122,7 @@ export interface RoundTrip {
  */
 export async function serialPackRoundTrip(ctx: UseCaseContext, brand: SeededBrand, store: PackStore, keys: DownloadSettings['keys'], units: number): Promise<RoundTrip> {
   const { mintBatchId } = await mintCompleted(ctx, brand, units, { chunk: 20_000 });
-  const formats = availablePackFormats().filter((f) => f === 'zpl' || f === 'epcis');
+  const formats = ['zpl', 'epcis'] as const;
   const pack = await createPayloadPack(ctx, { brandId: brand.brandId, mintBatchId, formats, seqFrom: null, seqTo: null, symbology: null, layout: null });
   global.gc?.();
   let peakRss = process.memoryUsage().rss;

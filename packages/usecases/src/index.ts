@@ -28,7 +28,7 @@ export { listMintUnits, defaultUnitPageSize, type ListMintUnitsQuery } from './u
 export { listMintEvents, defaultEventPageSize, type ListMintEventsQuery } from './events.ts';
 export { listPayloadPacks, defaultPackPageSize, createPayloadPack, type CreatePayloadPackInput } from './packs.ts';
 export {
-  packFormatRegistry, availablePackFormats, labelRenderers, epcisContext, maxEpcsPerEvent, type PackFormatEntry, type LabelRenderers,
+  packFormatRegistry, epcisContext, maxEpcsPerEvent, type PackFormatEntry,
 } from './pack-formats.ts';
 export { packProfileOf, storedPackProfile } from './pack-profiles.ts';
 export { getMintKpis } from './kpis.ts';

@@ -178,8 +178,6 @@ export async function generatePayloadPack(ctx: UseCaseContext, claim: PackClaim,
     return failPack(ctx, claim, purpose === 'void' ? 'mint batch not voided' : 'mint batch voided');
   }
   const profile = packProfileOf(spec.profile);
-  const missing = profile.formats.filter((f) => !packFormatRegistry[f].available());
-  if (missing.length > 0) return failPack(ctx, claim, `formats not available in this build: ${missing.join(', ')}`);
   const storagePath = packStoragePath(claim.brandId, claim.id);
   let writer: PackWriter;
   try {

@@ -4,7 +4,7 @@ import { PassThrough, type Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { copyUnitUrls, packLots, packUnitPage, type PackSource } from '@mint/db';
 import { rangeUnitCount, type LabelLayout, type PackFormat, type PackProfile, type PackPurpose, type Symbology } from '@mint/domain';
-import { checkSheetLayout, pdfSheets, svgLabel, zplLabel, type LabelUnit, type SheetLayout } from '@mint/labels';
+import { pdfSheets, svgLabel, zplLabel, type LabelUnit, type SheetLayout } from '@mint/labels';
 import { tarHeader, type PackWriter } from '@mint/store';
 import type { UseCaseContext } from './context.ts';
 
@@ -19,26 +19,6 @@ import type { UseCaseContext } from './context.ts';
  * holding `svg/<serial>.svg` per unit (`svg/lot-<n>.svg` per lot): it unpacks into a folder of
  * labels, streams like every other file, and is listed in the manifest once with its checksum.
  */
-
-/** The label renderers of `@mint/labels` that the svg, pdf and zpl formats call. */
-export interface LabelRenderers {
-  svgLabel(unit: LabelUnit, symbology: Symbology): string;
-  zplLabel(unit: LabelUnit, symbology: Symbology, dpi: 203 | 300): string;
-  pdfSheets(layout: SheetLayout, symbology: Symbology, units: AsyncIterable<LabelUnit>, out: Writable): Promise<{ labels: number; pages: number }>;
-  checkSheetLayout(layout: SheetLayout): { field: string; message: string } | null;
-}
-
-
-/**
- * The label renderers this build has (`@mint/labels`). Were it null, svg, pdf and zpl packs would
- * be refused when asked for (the field `formats` says so) and never generated.
- */
-export const labelRenderers: LabelRenderers | null = { svgLabel, zplLabel, pdfSheets, checkSheetLayout };
-
-/** The formats this build can write. */
-export function availablePackFormats(): readonly PackFormat[] {
-  return (Object.keys(packFormatRegistry) as PackFormat[]).filter((f) => packFormatRegistry[f].available());
-}
 
 /** What a writer needs: the claim's batch, the profile, and how to keep the claim alive. */
 export interface PackRun {
@@ -69,26 +49,19 @@ export interface FileCounts {
 export interface PackFormatEntry {
   /** The file's name in the pack for a pack of `purpose`. */
   file(purpose: PackPurpose): string;
-  /** True when this build can write it. */
-  available(): boolean;
   /** Streams the file; null for the tabular formats, written together by the generator. */
   readonly write: ((run: PackRun, out: HashedFile) => Promise<FileCounts>) | null;
 }
 
 /** Every format, by name. */
 export const packFormatRegistry: Readonly<Record<PackFormat, PackFormatEntry>> = {
-  csv: { file: () => 'units.csv', available: () => true, write: null },
-  jsonl: { file: () => 'units.jsonl', available: () => true, write: null },
-  svg: { file: () => 'labels-svg.tar', available: () => labelRenderers !== null, write: (run, out) => writeSvgTar(run, out, need(labelRenderers)) },
-  pdf: { file: () => 'labels.pdf', available: () => labelRenderers !== null, write: (run, out) => writePdf(run, out, need(labelRenderers)) },
-  zpl: { file: () => 'labels.zpl', available: () => labelRenderers !== null, write: (run, out) => writeZpl(run, out, need(labelRenderers)) },
-  epcis: { file: (purpose) => (purpose === 'void' ? 'epcis-decommissioning.json' : 'epcis.json'), available: () => true, write: writeEpcis },
+  csv: { file: () => 'units.csv', write: null },
+  jsonl: { file: () => 'units.jsonl', write: null },
+  svg: { file: () => 'labels-svg.tar', write: writeSvgTar },
+  pdf: { file: () => 'labels.pdf', write: writePdf },
+  zpl: { file: () => 'labels.zpl', write: writeZpl },
+  epcis: { file: (purpose) => (purpose === 'void' ? 'epcis-decommissioning.json' : 'epcis.json'), write: writeEpcis },
 };
-
-function need(renderers: LabelRenderers | null): LabelRenderers {
-  if (renderers === null) throw new Error('label renderers are not part of this build');
-  return renderers;
-}
 
 /** A file being written: counts bytes, hashes exactly what is written, and waits for the store to drain. */
 export class HashedFile {
@@ -184,11 +157,11 @@ function unitsOfLabels(run: PackRun, labels: number): number {
   return run.source.identityMode === 'serial' ? labels : run.source.mintedQuantity;
 }
 
-async function writeSvgTar(run: PackRun, out: HashedFile, renderers: LabelRenderers): Promise<FileCounts> {
+async function writeSvgTar(run: PackRun, out: HashedFile): Promise<FileCounts> {
   let labels = 0;
   const mtime = run.generatedAt;
   for await (const unit of labelUnits(run)) {
-    const svg = Buffer.from(renderers.svgLabel(unit, run.profile.symbology), 'utf8');
+    const svg = Buffer.from(svgLabel(unit, run.profile.symbology), 'utf8');
     await out.write(tarHeader(`svg/${unit.name}.svg`, svg.length, mtime));
     await out.write(svg);
     const pad = (512 - (svg.length % 512)) % 512;
@@ -199,23 +172,23 @@ async function writeSvgTar(run: PackRun, out: HashedFile, renderers: LabelRender
   return { rows: labels, units: unitsOfLabels(run, labels) };
 }
 
-async function writeZpl(run: PackRun, out: HashedFile, renderers: LabelRenderers): Promise<FileCounts> {
+async function writeZpl(run: PackRun, out: HashedFile): Promise<FileCounts> {
   const batched = new Batched(out);
   let labels = 0;
   for await (const unit of labelUnits(run)) {
-    await batched.add(`${renderers.zplLabel(unit, run.profile.symbology, run.profile.layout.dpi)}\n`);
+    await batched.add(`${zplLabel(unit, run.profile.symbology, run.profile.layout.dpi)}\n`);
     labels++;
   }
   await batched.flush();
   return { rows: labels, units: unitsOfLabels(run, labels) };
 }
 
-async function writePdf(run: PackRun, out: HashedFile, renderers: LabelRenderers): Promise<FileCounts> {
+async function writePdf(run: PackRun, out: HashedFile): Promise<FileCounts> {
   const sink = new PassThrough();
   const pump = (async () => {
     for await (const chunk of sink) await out.write(chunk as Buffer);
   })();
-  const { labels } = await renderers.pdfSheets(sheetLayoutOf(run.profile.layout), run.profile.symbology, labelUnits(run), sink);
+  const { labels } = await pdfSheets(sheetLayoutOf(run.profile.layout), run.profile.symbology, labelUnits(run), sink);
   sink.end();
   await pump;
   return { rows: labels, units: unitsOfLabels(run, labels) };
