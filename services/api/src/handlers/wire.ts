@@ -3,7 +3,7 @@
 
 import { timestampDate, timestampFromDate, type Timestamp } from '@bufbuild/protobuf/wkt';
 import type { DescEnum, MessageInitShape } from '@bufbuild/protobuf';
-import type { ImportView, listPayloadPacks } from '@mint/usecases';
+import { packProfileOf, type ImportView, type listPayloadPacks } from '@mint/usecases';
 
 /** A pack as the use cases return it. */
 type PackView = Awaited<ReturnType<typeof listPayloadPacks>>['items'][number];
@@ -30,7 +30,7 @@ import {
 } from '@mint/contract';
 import {
   activationModes, batchStatuses, commercialStatuses, identityModes, importStatuses, InvalidInputError, jobStatuses, linkLevels, mintReadinessStatuses, packStatuses,
-  productionBatchStatuses, unitStatuses, webhookDeliveryStatuses, packFormats, papers, packPurposes, symbologies, defaultLabelLayout,
+  productionBatchStatuses, unitStatuses, webhookDeliveryStatuses, packFormats, papers, packPurposes, symbologies,
   type PackFormat, type Paper, type PackPurpose, type Symbology, type LabelLayout, type ImportStatus, type LinkLevel, type WebhookDeliveryStatus,
   type ActivationMode, type BatchStatus, type CommercialStatus, type IdentityMode, type JobStatus, type MintReadinessStatus, type PackStatus,
   type ProductionBatchStatus, type UnitStatus,
@@ -106,7 +106,7 @@ export function toWireImport(view: ImportView): MessageInitShape<typeof ProductI
 
 /** A pack as listed and created (PackRecord of the use cases) on the wire. */
 export function toWirePack(pack: PackView): MessageInitShape<typeof PayloadPackSchema> {
-  const layout = { ...defaultLabelLayout, ...(pack.profile.layout ?? {}) } as LabelLayout;
+  const { layout } = packProfileOf(pack.profile);
   return {
     id: pack.id,
     brandId: pack.brandId,

@@ -3,7 +3,7 @@
 // client written against the original operations works unchanged. Each operation is described
 // once, here: its schemas are served in /v1/openapi.json and validate its body.
 
-import { activationModes, batchStatuses, defaultLabelLayout, encodeCursor, packFormats, packPurposes, papers, symbologies, zplDpis, identityModes, InvalidInputError, jobStatuses, resolveCursor, UnauthenticatedError, type ActivationMode, type Cursor, type IdentityMode, type Lot, type Permission } from '@mint/domain';
+import { activationModes, batchStatuses, encodeCursor, packFormats, packPurposes, papers, symbologies, zplDpis, identityModes, InvalidInputError, jobStatuses, resolveCursor, UnauthenticatedError, type ActivationMode, type Cursor, type IdentityMode, type Lot, type Permission } from '@mint/domain';
 import { HttpProblem, readJsonObject, sendJson } from '@mint/http';
 import * as useCases from '@mint/usecases';
 import { credentialsFrom } from '../auth/credentials.ts';
@@ -70,7 +70,7 @@ const packRecord = obj({
 });
 /** A pack as the named operations return it. */
 function packShape(k: Awaited<ReturnType<typeof useCases.createPayloadPack>>): Record<string, unknown> {
-  const layout = { ...defaultLabelLayout, ...(k.profile.layout ?? {}) } as Record<string, unknown>;
+  const layout = useCases.packProfileOf(k.profile).layout as unknown as Readonly<Record<string, unknown>>;
   return {
     id: k.id, brand_id: k.brandId, mint_batch_id: k.mintBatchId, status: k.status, storage_path: k.storagePath,
     created_at: iso(k.createdAt), updated_at: iso(k.updatedAt), formats: k.profile.formats, seq_from: k.profile.seqFrom, seq_to: k.profile.seqTo,
