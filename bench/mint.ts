@@ -170,6 +170,7 @@ export async function benchMint(options: MintBenchOptions, progress: (line: stri
       cwd: repoRoot,
       env: {
         PATH: process.env['PATH'] ?? '', DATABASE_URL: dbUrl, NATS_URL: natsUrl, NATS_STREAM: stream, NATS_SUBJECT_PREFIX: subjectPrefix,
+        WEBHOOK_SECRET_KEYS: `bench:${randomBytes(32).toString('base64')}`,
         LOG_LEVEL: 'warn', EXECUTOR_CONCURRENCY: '1', ...(options.chunk ? { MINT_CHUNK_SIZE: options.chunk } : {}),
         ...(options.writers ? { EXECUTOR_JOB_WRITERS: options.writers } : {}), ...(options.nodeOptions ? { NODE_OPTIONS: options.nodeOptions } : {}),
       },
