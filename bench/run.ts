@@ -13,8 +13,10 @@
 //   BENCH_MINT_SIZES     job sizes of the mint benchmark (default 10000,100000,1000000)
 //   BENCH_LOAD_SECONDS   seconds of each resolver and submit load (default 10)
 //   BENCH_ITERATIONS     timed calls per read case and run (default 500)
-//   BENCH_ONLY           comma-separated subset of mint,reads,resolver,packs,submit,webhooks
+//   BENCH_ONLY           comma-separated subset of mint,reads,resolver,packs,submit,webhooks,watch
 //   BENCH_WEBHOOK_EVENTS events of the webhook throughput backlog (default 10,000)
+//   BENCH_WATCH_RUNS     runs of the watcher benchmark, each a fresh stack per design (default 2)
+//   BENCH_WATCHERS       WatchMintJob streams open on one API (default 2,000)
 //   BENCH_REPORT_DIR     where REPORT.md and report.json go (default bench/)
 //   BENCH_SOURCE         what to call the code under test in the report (default: git commit, and whether the tree is dirty)
 // `node bench/run.ts --render` rewrites REPORT.md from report.json without measuring.
@@ -33,6 +35,7 @@ import type { PacksBenchResult } from './packs.ts';
 import type { ReadsBenchResult } from './reads.ts';
 import { resolverScenarios, resolverTargets, type ResolverBenchResult, type ResolverScenario } from './resolver.ts';
 import type { SubmitBenchResult } from './submit.ts';
+import type { WatchBenchResult, WatchFigures, WatchMode } from './watch.ts';
 import type { WebhooksBenchResult } from './webhooks.ts';
 
 const benchDir = fileURLToPath(new URL('./', import.meta.url));
@@ -339,6 +342,32 @@ function addWebhooks(r: WebhooksBenchResult): void {
   notes.push(`webhooks: commit -> delivery is dominated by the worker's idle poll (WEBHOOK_POLL_MS, ${r.pollMs} ms): an event committed while the worker waits is claimed at its next look.`);
 }
 
+function addWatch(r: WatchBenchResult): void {
+  const { watchers, units } = r.options;
+  const of = (mode: WatchMode, pick: (f: WatchFigures) => number) => r.runs.map((run) => pick(run.find((f) => f.mode === mode)!));
+  const figures: [string, string, (f: WatchFigures) => number, { text: string; ok: (ratio: number) => boolean } | null][] = [
+    // The target of the design: the database load does not grow with the streams. The pushed
+    // design's streams may add at most a tenth of what the polled ones add (in practice nothing
+    // measurable: the executor's own transactions are in both windows).
+    [`database transactions/s that ${watchers.toLocaleString('en')} open streams add`, 'tx/s', (f) => f.watcherQps, { text: 'pushed <= 0.1x polled', ok: (ratio) => ratio <= 0.1 }],
+    ['database transactions/s with the streams open (the executor\'s own included)', 'tx/s', (f) => f.watchedQps, null],
+    ['API CPU with the streams open', '% of a core', (f) => f.apiCpuPercent, null],
+    ['API RSS with the streams open', 'MB', (f) => f.apiRssMb, null],
+  ];
+  for (const [figure, unit, pick, target] of figures) {
+    const pushed = of('pushed', pick);
+    const polled = of('polled', pick);
+    const ratio = ratioOf(pushed, polled);
+    rows.push({
+      benchmark: 'watch', figure: `${figure}, progress pushed`, unit, value: spread(pushed),
+      baseline: { label: 'the same with each stream polling PostgreSQL every 250 ms (WATCH_PROGRESS=polled)', value: spread(polled) }, ratio,
+      ...(target === null ? {} : { target: { text: target.text, met: target.ok(spread(pushed).median / spread(polled).median) } }),
+    });
+  }
+  notes.push(`watch: ${watchers.toLocaleString('en')} WatchMintJob streams over one HTTP/2 connection to one API process during a ${units.toLocaleString('en')}-unit mint ` +
+    `(100-unit chunks), ${r.options.windowSeconds} s windows; the streams' share is the window with them open minus the window right after they closed.`);
+}
+
 const fmt = (n: number, unit: string) => {
   if (unit === 'units/s' || unit === 'req/s' || unit === 'deliveries/s') return Math.round(n).toLocaleString('en');
   if (unit === 'MB') return n.toFixed(0);
@@ -410,6 +439,10 @@ function markdown(info: Record<string, string | number>, versions: Record<string
     '  sign, POST, record) against a bare POST loop to the same 10 loopback receivers; then events committed one per transaction at a steady',
     '  rate while the worker runs at its default poll interval, each latency from the commit\'s return to the receiver having the body, against',
     '  POSTing each body straight after its commit.',
+    '- watch (bench/watch.ts): for each progress design in turn (WATCH_PROGRESS=polled: every stream reads PostgreSQL every 250 ms;',
+    '  pushed: the executor publishes progress on NATS and each API process fans it out), a fresh stack mints a 1,000,000-unit job while',
+    '  2,000 WatchMintJob streams are open on one API process; the database\'s transactions per second (pg_stat_database) and the API\'s',
+    '  CPU and RSS are measured with the streams open and right after they closed.',
     '- submit (bench/submit.ts): autocannon POSTing SubmitMintRequest JSON with a bearer token and a fresh idempotency key per request',
     '  to the API child process (`node services/api/src/main.ts`), against a minimal node:http child that parses the same JSON and answers 200,',
     '  and against pgbench (extended protocol, same number of clients) running the statements one submit sends, recorded from the driver',
@@ -470,6 +503,11 @@ try {
       const r = await step<WebhooksBenchResult>('webhooks', 'webhooks.ts', [], { BENCH_EVENTS: env['BENCH_WEBHOOK_EVENTS'] ?? '10000', BENCH_RUNS: String(runs) }, logDir);
       results['webhooks'] = r;
       addWebhooks(r);
+    }],
+    ['watch', async () => {
+      const r = await step<WatchBenchResult>('watch', 'watch.ts', [], { BENCH_RUNS: env['BENCH_WATCH_RUNS'] ?? '2', BENCH_WATCHERS: env['BENCH_WATCHERS'] ?? '2000' }, logDir);
+      results['watch'] = r;
+      addWatch(r);
     }],
   ];
   for (const [name, run] of steps) {

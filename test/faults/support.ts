@@ -30,9 +30,15 @@ export const faultTrials = envInteger('FAULT_TRIALS', 4);
 /** Units per job of the executor-kill scenario: FAULT_UNITS, else min(1,000,000, 50,000 x trials), at least 100,000. */
 export const faultUnits = envInteger('FAULT_UNITS', Math.min(1_000_000, Math.max(100_000, 50_000 * faultTrials)));
 
-/** A scenario's time limit: a fixed part plus a part per trial (and per 100k units where they matter). */
+/**
+ * How much longer than usual scenarios may take: FAULT_TIMEOUT_FACTOR, default 1. A full-size run on
+ * a machine busy with other work needs more time per trial; the scenarios' checks do not change.
+ */
+const timeoutFactor = envInteger('FAULT_TIMEOUT_FACTOR', 1);
+
+/** A scenario's time limit: a fixed part plus a part per trial (and per 100k units where they matter), times FAULT_TIMEOUT_FACTOR. */
 export function scenarioTimeoutMs(fixedMs: number, perTrialMs: number): number {
-  return fixedMs + perTrialMs * faultTrials;
+  return (fixedMs + perTrialMs * faultTrials) * timeoutFactor;
 }
 
 /** A uniformly random integer in [min, max]. */
