@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buffer } from 'node:stream/consumers';
@@ -68,5 +68,37 @@ describe('tarStream', () => {
     } finally {
       await rm(out, { recursive: true, force: true });
     }
+  });
+  it('sweeps the folders of interrupted writes once they are old enough, and nothing else', async () => {
+    await writePack('sweep/kept', { 'a.txt': 'committed' });
+    // A write that never committed (its process was killed), and one going on now.
+    const killed = await store.begin('sweep/killed');
+    killed.file('a.txt').end('half');
+    const ongoing = await store.begin('sweep/ongoing');
+    ongoing.file('a.txt').end('now');
+    // A replaced pack moved aside and never deleted (killed after the commit's renames).
+    const movedAside = join(root, 'sweep', `kept.old-${'ab'.repeat(6)}`);
+    await mkdir(movedAside);
+    await writeFile(join(movedAside, 'a.txt'), 'old');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const hourAgo = new Date(Date.now() - 3_600_000);
+    const folders = async () => (await readdir(join(root, 'sweep'))).sort();
+    const [killedStaging] = (await folders()).filter((name) => name.startsWith('.staging-'));
+    // The killed write and the moved-aside folder were last written two hours ago; the ongoing write now.
+    const twoHoursAgo = new Date(Date.now() - 7_200_000);
+    for (const folder of [join(root, 'sweep', killedStaging!), movedAside]) {
+      for (const name of await readdir(folder)) await utimes(join(folder, name), twoHoursAgo, twoHoursAgo);
+      await utimes(folder, twoHoursAgo, twoHoursAgo);
+    }
+    const ongoingStaging = (await folders()).filter((name) => name.startsWith('.staging-') && name !== killedStaging);
+    // Only the old leftovers go; the ongoing write commits afterwards as usual.
+    expect(ongoingStaging).toHaveLength(1);
+    expect(await store.sweep(hourAgo)).toBe(2);
+    expect(await folders()).toEqual(['kept', ...ongoingStaging].sort());
+    await ongoing.commit();
+    expect((await buffer((await store.open('sweep/ongoing', 'a.txt')).stream())).toString()).toBe('now');
+    expect((await buffer((await store.open('sweep/kept', 'a.txt')).stream())).toString()).toBe('committed');
+    expect(await store.sweep(new Date(Date.now() + 60_000))).toBe(0);
+    expect(await folders()).toEqual(['kept', 'ongoing']);
   });
 });

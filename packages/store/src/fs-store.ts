@@ -1,14 +1,25 @@
 import { randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
-import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { finished } from 'node:stream/promises';
 import { assertFileName, assertStoragePath, StoreNotFoundError, type PackStore, type PackWriter, type StoredFile } from './store.ts';
 
+/** Folders interrupted writes leave: a staging folder never committed, a replaced pack never deleted. */
+const leftover = /^\.staging-[0-9a-f]{12}$|\.old-[0-9a-f]{12}$/;
+
+/** The newest modification time of a folder and the files in it, ms. */
+async function lastWritten(folder: string): Promise<number> {
+  const entries = await readdir(folder, { withFileTypes: true }).catch(() => []);
+  const times = await Promise.all(entries.map(async (e) => (await stat(join(folder, e.name)).catch(() => null))?.mtimeMs ?? 0));
+  return Math.max((await stat(folder).catch(() => null))?.mtimeMs ?? 0, ...times);
+}
+
 /**
  * The filesystem store rooted at `root`. A pack is written into a hidden staging folder next to
  * its final place and renamed into place on commit (an earlier pack at the path is moved aside
- * first and deleted), so readers see either the old or the new pack.
+ * first and deleted), so readers see either the old or the new pack. `sweep` deletes the staging
+ * and moved-aside folders a killed process left, found by walking the store's folders.
  */
 export function createFsPackStore(root: string): PackStore {
   const place = (storagePath: string) => {
@@ -55,6 +66,26 @@ export function createFsPackStore(root: string): PackStore {
     },
     async remove(storagePath) {
       await rm(place(storagePath), { recursive: true, force: true });
+    },
+    async sweep(writtenBefore) {
+      let removed = 0;
+      // Storage paths are at most 8 segments deep (assertStoragePath), so is every leftover.
+      const walk = async (folder: string, depth: number): Promise<void> => {
+        const entries = await readdir(folder, { withFileTypes: true }).catch(() => []);
+        for (const entry of entries) {
+          if (!entry.isDirectory()) continue;
+          const path = join(folder, entry.name);
+          if (leftover.test(entry.name)) {
+            if ((await lastWritten(path)) >= writtenBefore.getTime()) continue;
+            await rm(path, { recursive: true, force: true });
+            removed += 1;
+          } else if (depth < 8) {
+            await walk(path, depth + 1);
+          }
+        }
+      };
+      await walk(root, 1);
+      return removed;
     },
   };
 }

@@ -35,8 +35,9 @@ interface PackIndex {
 const defaultSegmentBytes = 16 * 1024 * 1024;
 const defaultChunkBytes = 256 * 1024;
 
+const indexSuffix = '/pack.json';
 /** Name of the index object of the pack at `storagePath`. */
-const indexName = (storagePath: string) => `${storagePath}/pack.json`;
+const indexName = (storagePath: string) => `${storagePath}${indexSuffix}`;
 
 /**
  * The pack store on a NATS JetStream Object Store bucket (created when missing, with `replicas`).
@@ -47,7 +48,9 @@ const indexName = (storagePath: string) => `${storagePath}/pack.json`;
  * running is cut; resumed with `If-Range`, it then gets the new pack whole). Reads fetch one chunk
  * message at a time, from any replica, as the consumer of the stream asks for more, so a slow
  * download holds at most a chunk or two in memory; a range read starts at the segment that holds its
- * first byte. A crash between the segments and the index leaves unreferenced segment objects behind.
+ * first byte. A crash between the segments and the index leaves unreferenced segment objects (and
+ * the chunk messages of a segment cut off mid-put) behind; `sweep` deletes them once they are older
+ * than any write takes.
  */
 export async function createNatsPackStore(nc: NatsConnection, options: NatsPackStoreOptions): Promise<PackStore> {
   const replicas = options.replicas ?? 1;
@@ -128,6 +131,48 @@ export async function createNatsPackStore(nc: NatsConnection, options: NatsPackS
       if (index === null) return;
       await bucket.delete(indexName(storagePath));
       await deleteObjects(objectsOf(index));
+    },
+    async sweep(writtenBefore) {
+      const cutoff = writtenBefore.getTime();
+      const objects = await bucket.list();
+      // The generation each committed pack's index names; segment objects of any other are leftovers.
+      const current = new Map<string, string>();
+      for (const o of objects) {
+        if (!o.name.endsWith(indexSuffix)) continue;
+        const storagePath = o.name.slice(0, -indexSuffix.length);
+        const index = await readIndex(storagePath);
+        if (index !== null) current.set(storagePath, index.generation);
+      }
+      const writes = new Map<string, { readonly storagePath: string; readonly generation: string; readonly names: string[]; newest: number }>();
+      for (const o of objects) {
+        const parts = o.name.split('/');
+        if (o.name.endsWith(indexSuffix) || parts.length < 3) continue;
+        const storagePath = parts.slice(0, -2).join('/');
+        const generation = parts[parts.length - 2]!;
+        const key = `${storagePath}/${generation}`;
+        const write = writes.get(key) ?? { storagePath, generation, names: [], newest: 0 };
+        write.names.push(o.name);
+        write.newest = Math.max(write.newest, Date.parse(o.mtime));
+        writes.set(key, write);
+      }
+      let removed = 0;
+      for (const write of writes.values()) {
+        if (current.get(write.storagePath) === write.generation || write.newest >= cutoff) continue;
+        await deleteObjects(write.names);
+        removed += write.names.length;
+      }
+      // Chunk messages of an object whose meta was never published (a put cut off mid-segment).
+      const live = new Set(objects.map((o) => o.nuid));
+      const chunkPrefix = `$O.${options.bucket}.C.`;
+      const { state } = await jsm.streams.info(stream, { subjects_filter: `${chunkPrefix}>` });
+      for (const subject of Object.keys(state.subjects ?? {})) {
+        if (live.has(subject.slice(chunkPrefix.length))) continue;
+        const last = await jsm.streams.getMessage(stream, { last_by_subj: subject }).catch(() => null);
+        if (last === null || last.time.getTime() >= cutoff) continue;
+        await jsm.streams.purge(stream, { filter: subject });
+        removed += 1;
+      }
+      return removed;
     },
   };
 }

@@ -12,6 +12,14 @@ export interface PackStore {
   open(storagePath: string, file: string): Promise<StoredFile>;
   /** Deletes a committed pack; nothing happens when it does not exist. */
   remove(storagePath: string): Promise<void>;
+  /**
+   * Deletes what interrupted writes left behind (a process killed between writing a pack's files
+   * and committing them, or between committing and deleting the pack it replaced), when last
+   * written before `writtenBefore`; never a committed pack, and never a write still going on if
+   * `writtenBefore` lies further back than any write takes. Safe to run from several processes at
+   * once. Returns how many leftovers it deleted.
+   */
+  sweep(writtenBefore: Date): Promise<number>;
 }
 
 /** A pack being written. */

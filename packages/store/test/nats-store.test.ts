@@ -2,7 +2,9 @@
 // replacement, abort, removal, range reads across segment boundaries, and the same archive bytes as
 // the filesystem store. Every test file uses a bucket of its own, deleted afterwards.
 
+import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
+import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -109,4 +111,39 @@ describe('createNatsPackStore', () => {
     await store.remove('brand/pack6');
     for (const path of ['../x', '/abs', 'https://x', '', 'a//b', '.hidden']) await expect(store.begin(path), path).rejects.toBeInstanceOf(StorePathError);
   });
+  it('sweeps what a writer killed mid-pack left (segments without an index, chunks without a meta) once old enough, and nothing else', async () => {
+    await writePack(store, 'sweep/kept', { 'a.txt': 'committed' });
+    const child = spawn(process.execPath, [join(import.meta.dirname, 'interrupted-pack-write.ts')], {
+      env: { ...process.env, NATS_URL: testInfra().natsUrl, BUCKET: bucket, PACK_PATH: 'sweep/killed' }, stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => { out += d.toString(); });
+    for (let i = 0; i < 600 && !out.includes('WRITTEN'); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    child.kill('SIGKILL');
+    await once(child, 'exit');
+    expect(out).toContain('WRITTEN');
+    const bucketStore = await new Objm(nc).open(bucket);
+    const jsm = await jetstreamManager(nc);
+    const leftovers = async () => {
+      const objects = await bucketStore.list();
+      const live = new Set(objects.map((o) => o.nuid));
+      const { state } = await jsm.streams.info(`OBJ_${bucket}`, { subjects_filter: `$O.${bucket}.C.>` });
+      return {
+        segments: objects.filter((o) => o.name.startsWith('sweep/killed/')).length,
+        metaless: Object.keys(state.subjects ?? {}).filter((s) => !live.has(s.split('.').pop()!)).length,
+      };
+    };
+    // What the killed writer left: two complete segment objects under no index, and the chunks of the third.
+    expect(await leftovers()).toEqual({ segments: 2, metaless: 1 });
+    await expect(store.open('sweep/killed', 'units.csv')).rejects.toSatisfy(isStoreNotFoundError);
+    // Younger than the cutoff: kept (a write could still be going on).
+    expect(await store.sweep(new Date(Date.now() - 3_600_000))).toBe(0);
+    expect(await leftovers()).toEqual({ segments: 2, metaless: 1 });
+    expect(await store.sweep(new Date(Date.now() + 60_000))).toBe(3);
+    expect(await leftovers()).toEqual({ segments: 0, metaless: 0 });
+    // Committed packs are untouched, and a second sweep finds nothing.
+    expect(await text('sweep/kept', 'a.txt')).toBe('committed');
+    expect(await text('brand/pack1', 'c.txt')).toBe('two');
+    expect(await store.sweep(new Date(Date.now() + 60_000))).toBe(0);
+  }, 60_000);
 });

@@ -26,7 +26,7 @@ export {
 } from './workspace.ts';
 export { listMintUnits, defaultUnitPageSize, type ListMintUnitsQuery } from './units.ts';
 export { listMintEvents, defaultEventPageSize, type ListMintEventsQuery } from './events.ts';
-export { listPayloadPacks, defaultPackPageSize, createPayloadPack, type CreatePayloadPackInput } from './packs.ts';
+export { listPayloadPacks, defaultPackPageSize, createPayloadPack, packLeftoverAgeMs, sweepPackStore, type CreatePayloadPackInput } from './packs.ts';
 export {
   packFormatRegistry, epcisContext, maxEpcsPerEvent, type PackFormatEntry,
 } from './pack-formats.ts';

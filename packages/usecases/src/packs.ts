@@ -2,6 +2,7 @@ import { createRequestedPack, findPackRecord, listPacks, readBatchState, readPac
 import {
   InvalidInputError, NotFoundError, isUuid, resolvePackProfile, resolvePageSize, toPage, type Cursor, type PackProfileInput, type Page,
 } from '@mint/domain';
+import type { PackStore } from '@mint/store';
 import type { UseCaseContext } from './context.ts';
 import { storedPackProfile } from './pack-profiles.ts';
 
@@ -48,4 +49,21 @@ export async function createPayloadPack(ctx: UseCaseContext, input: CreatePayloa
   const pack = await findPackRecord(ctx.db.em.fork(), input.brandId, id);
   if (pack === null) throw new NotFoundError(`payload pack ${id} not found`);
   return pack;
+}
+
+/**
+ * How long the leftovers of an interrupted pack write wait before {@link sweepPackStore} deletes
+ * them: one hour, far longer than any pack takes to write (a 1,000,000-unit pack about a minute, a
+ * 100,000-label PDF a few minutes), so a write still going on is never touched.
+ */
+export const packLeftoverAgeMs = 60 * 60_000;
+
+/**
+ * Deletes what interrupted pack writes left in the store (see {@link PackStore.sweep}) once older
+ * than `leftoverAgeMs`: an executor killed while writing a pack leaves its files behind, and the
+ * pack is written again whole under a new generation by the next claim. Returns how many
+ * leftovers were deleted.
+ */
+export async function sweepPackStore(ctx: UseCaseContext, store: PackStore, leftoverAgeMs = packLeftoverAgeMs): Promise<number> {
+  return store.sweep(new Date(ctx.clock().getTime() - leftoverAgeMs));
 }

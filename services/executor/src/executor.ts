@@ -1,6 +1,6 @@
 import type { JobBus, JobSubscription } from '@mint/bus';
 import { defaultLeaseMs } from '@mint/domain';
-import { findJobsToSweep, purgeExpiredIdempotencyRecords, purgeOldScanEvents, relayOutbox, type UseCaseContext } from '@mint/usecases';
+import { findJobsToSweep, purgeExpiredIdempotencyRecords, purgeOldScanEvents, relayOutbox, sweepPackStore, type UseCaseContext } from '@mint/usecases';
 import type { Logger } from 'pino';
 import type { Metrics } from '@mint/runtime';
 import { runMintJob } from './mint-worker.ts';
@@ -42,6 +42,8 @@ export interface ExecutorOptions {
   readonly packStore?: PackStore;
   /** How often the pack worker looks for pending packs when idle (default 1 s). */
   readonly packPollIntervalMs?: number;
+  /** How often the pack store is swept of what interrupted pack writes left (default every 10 minutes, first at start). */
+  readonly packStoreSweepIntervalMs?: number;
   /** Counts units minted, chunk durations and lease renewals and losses (serving them is main's job); optional. */
   readonly metrics?: Pick<Metrics, 'unitsMinted' | 'chunkDuration' | 'leaseRenewals' | 'leaseLosses' | 'webhookDeliveries' | 'webhookDuration'>;
   /** Webhook delivery settings; when given, the webhook worker runs in this process. */
@@ -116,6 +118,11 @@ export function startExecutor(options: ExecutorOptions): Executor {
     const retentionDays = options.scanEventRetentionDays ?? 0;
     if (retentionDays > 0) while (!stopping && (await purgeOldScanEvents(ctx, retentionDays, scanPurgeBatch)) === scanPurgeBatch);
   }, (err) => logger.warn({ err }, 'sweeper failed; will retry'));
+  const packStore = options.packStore;
+  const stopStoreSweeper = packStore === undefined ? null : every(options.packStoreSweepIntervalMs ?? 10 * 60_000, async () => {
+    const removed = await sweepPackStore(ctx, packStore);
+    if (removed > 0) logger.info({ removed }, 'deleted what interrupted pack writes left in the pack store');
+  }, (err) => logger.warn({ err }, 'pack store sweep failed; will retry'));
   const packs = options.packStore === undefined ? null : startPackWorker({
     ctx, store: options.packStore, logger, ...(options.packPollIntervalMs === undefined ? {} : { pollIntervalMs: options.packPollIntervalMs }),
   });
@@ -126,7 +133,7 @@ export function startExecutor(options: ExecutorOptions): Executor {
   return {
     async stop() {
       stopping = true;
-      await Promise.all([subscription.stop(), stopRelay(), stopSweeper(), packs?.stop(), webhooks?.stop(), imports.stop()]);
+      await Promise.all([subscription.stop(), stopRelay(), stopSweeper(), stopStoreSweeper?.(), packs?.stop(), webhooks?.stop(), imports.stop()]);
       logger.info('executor stopped');
     },
   };

@@ -1,4 +1,8 @@
+import { mkdir, mkdtemp, readdir, rm, utimes, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createFsPackStore } from '@mint/store';
 import { query } from '../../../test/support/sql.ts';
 import { createUseCaseContext, getJobProgress, submitMintRequest } from '@mint/usecases';
 import { testInfra } from '../../../test/support/context.ts';
@@ -7,10 +11,19 @@ import { startInProcessExecutor, type InProcessExecutor } from './executor-proce
 
 const { app, brand } = useUseCases();
 let running: InProcessExecutor;
-beforeAll(async () => {
-  running = await startInProcessExecutor(app, testInfra().natsUrl, { concurrency: 2, sweepIntervalMs: 200, scanEventRetentionDays: 30 });
+let storeRoot: string;
+/** The file's executor: short sweep intervals, scan events kept 30 days, a pack store in a temporary folder. */
+const startFileExecutor = () => startInProcessExecutor(app, testInfra().natsUrl, {
+  concurrency: 2, sweepIntervalMs: 200, scanEventRetentionDays: 30, packStore: createFsPackStore(storeRoot), packStoreSweepIntervalMs: 200,
 });
-afterAll(() => running.stop());
+beforeAll(async () => {
+  storeRoot = await mkdtemp(join(tmpdir(), 'executor-store-'));
+  running = await startFileExecutor();
+});
+afterAll(async () => {
+  await running.stop();
+  await rm(storeRoot, { recursive: true, force: true });
+});
 
 async function waitForTerminal(jobId: string, timeoutMs = 20_000) {
   const deadline = Date.now() + timeoutMs;
@@ -68,7 +81,7 @@ describe('executor over NATS JetStream', () => {
       expect(outbox!.n).toBe('1');
     } finally {
       await quiet.stop();
-      running = await startInProcessExecutor(app, testInfra().natsUrl, { concurrency: 2, sweepIntervalMs: 200, scanEventRetentionDays: 30 });
+      running = await startFileExecutor();
     }
   });
 
@@ -97,5 +110,21 @@ describe('executor over NATS JetStream', () => {
     const deadline = Date.now() + 15_000;
     while ((await left()).length > 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     expect(await left()).toEqual(['NEW1', 'NEW2', 'NEW3']);
+  });
+  it('sweeps the pack store of what interrupted pack writes left over an hour ago, and keeps a write going on', async () => {
+    const brandFolder = join(storeRoot, brand.brandId);
+    const leftover = join(brandFolder, `.staging-${'0a'.repeat(6)}`);
+    const ongoing = join(brandFolder, `.staging-${'0b'.repeat(6)}`);
+    for (const folder of [leftover, ongoing]) {
+      await mkdir(folder, { recursive: true });
+      await writeFile(join(folder, 'units.csv'), 'serial\n');
+    }
+    const twoHoursAgo = new Date(Date.now() - 7_200_000);
+    await utimes(join(leftover, 'units.csv'), twoHoursAgo, twoHoursAgo);
+    await utimes(leftover, twoHoursAgo, twoHoursAgo);
+    const folders = async () => (await readdir(brandFolder)).filter((name) => name.startsWith('.staging-'));
+    const deadline = Date.now() + 10_000;
+    while ((await folders()).length > 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    expect(await folders()).toEqual([`.staging-${'0b'.repeat(6)}`]);
   });
 });
