@@ -31,8 +31,9 @@ export const faultTrials = envInteger('FAULT_TRIALS', 4);
 export const faultUnits = envInteger('FAULT_UNITS', Math.min(1_000_000, Math.max(100_000, 50_000 * faultTrials)));
 
 /**
- * How much longer than usual scenarios may take: FAULT_TIMEOUT_FACTOR, default 1. A full-size run on
- * a machine busy with other work needs more time per trial; the scenarios' checks do not change.
+ * How much longer than usual scenarios and their waits may take: FAULT_TIMEOUT_FACTOR, default 1. A
+ * full-size run on a machine busy with other work needs more time per trial; the scenarios' checks
+ * do not change.
  */
 const timeoutFactor = envInteger('FAULT_TIMEOUT_FACTOR', 1);
 
@@ -73,11 +74,12 @@ export async function sql<T extends object>(url: string, text: string, params: u
   }
 }
 
-/** Polls `probe` every `intervalMs` until it returns true; throws naming `what` after `timeoutMs`. */
+/** Polls `probe` every `intervalMs` until it returns true; throws naming `what` after `timeoutMs` (times FAULT_TIMEOUT_FACTOR). */
 export async function waitFor(what: string, probe: () => Promise<boolean>, timeoutMs: number, intervalMs = 100): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
+  const limitMs = timeoutMs * timeoutFactor;
+  const deadline = Date.now() + limitMs;
   while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    if (Date.now() > deadline) throw new Error(`timed out after ${limitMs} ms waiting for ${what}`);
     await sleep(intervalMs);
   }
 }
