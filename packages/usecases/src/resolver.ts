@@ -425,7 +425,11 @@ export interface ScanRecorderOptions {
   readonly write?: (scans: readonly ScanRecord[]) => Promise<unknown>;
   /** Largest queue; default 50,000. */
   readonly capacity?: number;
-  /** Largest batch per write; default 1,000. */
+  /**
+   * Largest batch per write; default 250. Building a batch's bind values holds the event loop
+   * (measured ~1.3 ms for 1,000 scans on the 2-core bench machine), and every scan answered
+   * meanwhile waits, so batches stay small enough for a fraction of a millisecond each.
+   */
   readonly batchSize?: number;
   /** Longest wait before a partial batch is written; default 250 ms. */
   readonly flushIntervalMs?: number;
@@ -442,7 +446,7 @@ export interface ScanRecorderOptions {
  */
 export function createScanRecorder(ctx: UseCaseContext, options: ScanRecorderOptions = {}): ScanRecorder {
   const capacity = options.capacity ?? 50_000;
-  const batchSize = options.batchSize ?? 1_000;
+  const batchSize = options.batchSize ?? 250;
   const intervalMs = options.flushIntervalMs ?? 250;
   const writer = options.write === undefined ? createScanWriter(ctx.db) : null;
   const write = options.write ?? ((scans: readonly ScanRecord[]) => writer!.write(scans));
