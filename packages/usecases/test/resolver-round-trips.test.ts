@@ -65,6 +65,7 @@ describe('resolver lookups per scan', () => {
       expect([unknown.link?.href, unknown.unitKnown, calls]).toEqual(['https://acme.example/never-minted', false, ['unit', 'product', 'own links']]);
     } finally {
       await resolver.close();
+      await real.close();
     }
   });
 });
