@@ -22,8 +22,10 @@
 //   - 50: bursts of 50 requests at once, a queue. Target p99 <= 10 ms.
 // Every row of the API must also reach the full rate with every answer its expected status.
 // Prints per row p50/p99/max latency with its ratio to the baseline at the same connection count,
-// the rate reached and the answers' status counts, the scan events written, and drops the
-// database. Exits 1 when a target is missed.
+// the rate reached, the CPU time per answer (µs, from /proc: figures a busy machine disturbs far
+// less than latency) of the server process and of the database's server processes serving it, and
+// the answers' status counts; then the scan events written, and drops the database. Exits 1 when
+// a target is missed.
 // BENCH_RATE, BENCH_DURATION, BENCH_CONNECTIONS (comma-separated, first one judged; default
 // `rate x 2 ms,50`) override the load; BENCH_API_NODE_ARGS (e.g. `--cpu-prof`) go to the API child.
 // BENCH_RUNS repeats the loads (both servers stay up), BENCH_JSON names a file for the figures as
@@ -31,7 +33,7 @@
 
 import type { ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { Writable } from 'node:stream';
 import autocannon from 'autocannon';
@@ -93,8 +95,27 @@ export function resolverTargets(connections: number, judged: number): { p50?: nu
   return null;
 }
 
-/** Latency (ms), answers and the rate reached (answers per second) of one load. */
-export interface Figures { p50: number; p99: number; max: number; sent: number; rate: number; statuses: Record<number, number>; errors: number }
+/**
+ * Latency (ms), answers and the rate reached (answers per second) of one load, and the CPU time
+ * the server's process spent per answer (µs; NaN where /proc cannot be read).
+ */
+export interface Figures {
+  p50: number; p99: number; max: number; sent: number; rate: number; statuses: Record<number, number>; errors: number; cpuUs: number;
+  /** CPU time of the database's server processes of the benchmark's database per answer (µs); NaN for the baseline. */
+  dbCpuUs: number;
+}
+
+/** CPU time (user + system, ms) process `pid` has used so far, from /proc (Linux); NaN elsewhere. */
+function cpuMsOf(pid: number | undefined): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // utime and stime, in clock ticks (USER_HZ: 100 per second on Linux).
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return Number.NaN;
+  }
+}
 
 /** What `benchResolver` measures. */
 export interface ResolverBenchOptions {
@@ -149,7 +170,13 @@ interface Requests { readonly paths: readonly string[]; readonly host?: string; 
 
 const browserAccept = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
 
-async function load(port: number, requests: Requests, seconds: number, rate: number, connections: number): Promise<Figures> {
+/** The CPU time (ms) used so far by the server processes of some database connections; see {@link databaseCpu}. */
+type DatabaseCpu = () => Promise<() => number>;
+
+async function load(
+  server: { port: number; child: ChildProcess }, requests: Requests, seconds: number, rate: number, connections: number, dbCpu?: DatabaseCpu,
+): Promise<Figures> {
+  const { port } = server;
   const { paths } = requests;
   const samples: number[] = [];
   const statuses: Record<number, number> = {};
@@ -172,11 +199,17 @@ async function load(port: number, requests: Requests, seconds: number, rate: num
     samples.push(responseTime);
     statuses[statusCode] = (statuses[statusCode] ?? 0) + 1;
   });
+  const cpuBefore = cpuMsOf(server.child.pid);
+  const dbCpuNow = await dbCpu?.();
+  const dbBefore = dbCpuNow?.() ?? Number.NaN;
   const result = await done;
+  const cpuMs = cpuMsOf(server.child.pid) - cpuBefore;
+  const dbMs = (dbCpuNow?.() ?? Number.NaN) - dbBefore;
   samples.sort((a, b) => a - b);
   return {
     p50: percentile(samples, 50), p99: percentile(samples, 99), max: samples[samples.length - 1] ?? Number.NaN, sent: samples.length,
-    rate: samples.length / seconds, statuses, errors: result.errors + result.timeouts,
+    rate: samples.length / seconds, statuses, errors: result.errors + result.timeouts, cpuUs: samples.length > 0 ? (cpuMs * 1000) / samples.length : Number.NaN,
+    dbCpuUs: samples.length > 0 ? (dbMs * 1000) / samples.length : Number.NaN,
   };
 }
 
@@ -217,19 +250,28 @@ export async function benchResolver(options: ResolverBenchOptions, progress: (li
     linkset: { paths: draw(1, units, (serial) => `/r/${seeded.slug}/01/${seeded.gtin}/21/${serial}?linkType=linkset`) },
     domain: { paths: draw(1, units, (serial) => `/01/${seeded.gtin}/21/${serial}`), host: benchDomain },
   };
+  /**
+   * The PostgreSQL server processes connected to the benchmark's database when called (the API's
+   * pools, its scan writer and link listener), and a reader of the CPU time they used so far.
+   */
+  const databaseCpu: DatabaseCpu = async () => {
+    const pids = (await query<{ pid: number }>(seeded.db.em.fork(), 'select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()'))
+      .map((r) => r.pid);
+    return () => pids.reduce((sum, pid) => sum + cpuMsOf(pid), 0);
+  };
   const servers: { child: ChildProcess; port: number }[] = [];
   try {
     for (const mode of ['baseline', 'api']) servers.push(await start(mode, seeded.url));
-    const [baselinePort, apiPort] = servers.map((s) => s.port) as [number, number];
-    await load(baselinePort, rows.unit!, 3, rate, connections[0]!);
-    for (const requests of Object.values(rows)) await load(apiPort, requests, 3, rate, connections[0]!);
+    const [baselineServer, apiServer] = servers as [{ child: ChildProcess; port: number }, { child: ChildProcess; port: number }];
+    await load(baselineServer, rows.unit!, 3, rate, connections[0]!);
+    for (const requests of Object.values(rows)) await load(apiServer, requests, 3, rate, connections[0]!);
     const runs: ResolverRun[] = [];
     for (let run = 0; run < options.runs; run++) {
       for (const count of connections) {
-        const baseline = await load(baselinePort, rows.unit!, durationSeconds, rate, count);
+        const baseline = await load(baselineServer, rows.unit!, durationSeconds, rate, count);
         const scenarios: Partial<Record<ResolverScenario, Figures>> = {};
         for (const [name, requests] of Object.entries(rows) as [ResolverScenario, Requests][]) {
-          scenarios[name] = await load(apiPort, requests, durationSeconds, rate, count);
+          scenarios[name] = await load(apiServer, requests, durationSeconds, rate, count, databaseCpu);
         }
         runs.push({ connections: count, baseline, api: scenarios.unit!, scenarios });
         progress(`run ${run + 1}/${options.runs}, ${count} connections: baseline p50 ${baseline.p50.toFixed(2)} p99 ${baseline.p99.toFixed(2)} ms; ` +
@@ -261,12 +303,12 @@ if (process.argv[2] === 'serve') {
       connections: resolverConnections(rate, process.env.BENCH_CONNECTIONS),
     });
     console.log(`\n${result.units.toLocaleString('en')} units, ${result.links.toLocaleString('en')} link rows; ${result.rate.toLocaleString('en')} requests/s for ${result.durationSeconds} s per row (after 3 s warm-up), loopback, milliseconds; x = ratio to the baseline at the same connections:`);
-    console.log(`${'server'.padEnd(44)} ${'conns'.padStart(5)} ${'p50'.padStart(6)} ${'x'.padStart(5)} ${'p99'.padStart(6)} ${'x'.padStart(5)} ${'max'.padStart(7)} ${'req/s'.padStart(7)}  target  statuses`);
+    console.log(`${'server'.padEnd(44)} ${'conns'.padStart(5)} ${'p50'.padStart(6)} ${'x'.padStart(5)} ${'p99'.padStart(6)} ${'x'.padStart(5)} ${'max'.padStart(7)} ${'req/s'.padStart(7)} ${'cpu µs'.padStart(6)} ${'db µs'.padStart(6)}  target  statuses`);
     const ratio = (value: number, base: number) => (base > 0 ? (value / base).toFixed(1) : '-');
     const misses: string[] = [];
     for (const run of result.runs) {
       const base = run.baseline;
-      console.log(`${'baseline: bare node:http, fixed 307'.padEnd(44)} ${String(run.connections).padStart(5)} ${base.p50.toFixed(2).padStart(6)} ${''.padStart(5)} ${base.p99.toFixed(2).padStart(6)} ${''.padStart(5)} ${base.max.toFixed(2).padStart(7)} ${base.rate.toFixed(0).padStart(7)}  ${'-'.padEnd(6)}  ${JSON.stringify(base.statuses)}${base.errors ? ` errors ${base.errors}` : ''}`);
+      console.log(`${'baseline: bare node:http, fixed 307'.padEnd(44)} ${String(run.connections).padStart(5)} ${base.p50.toFixed(2).padStart(6)} ${''.padStart(5)} ${base.p99.toFixed(2).padStart(6)} ${''.padStart(5)} ${base.max.toFixed(2).padStart(7)} ${base.rate.toFixed(0).padStart(7)} ${base.cpuUs.toFixed(0).padStart(6)} ${'-'.padStart(6)}  ${'-'.padEnd(6)}  ${JSON.stringify(base.statuses)}${base.errors ? ` errors ${base.errors}` : ''}`);
       const targets = resolverTargets(run.connections, result.targetConnections);
       for (const [name, f] of Object.entries(run.scenarios) as [ResolverScenario, Figures][]) {
         const reasons: string[] = [];
@@ -279,7 +321,7 @@ if (process.argv[2] === 'serve') {
         if (f.rate < result.rate * 0.98) reasons.push(`rate ${f.rate.toFixed(0)}/s`);
         for (const reason of reasons) misses.push(`${scenarioLabels[name]} at ${run.connections} connections: ${reason}`);
         const verdict = reasons.length > 0 ? 'MISSED' : targets === null ? '-' : 'ok';
-        console.log(`${scenarioLabels[name].padEnd(44)} ${String(run.connections).padStart(5)} ${f.p50.toFixed(2).padStart(6)} ${ratio(f.p50, base.p50).padStart(5)} ${f.p99.toFixed(2).padStart(6)} ${ratio(f.p99, base.p99).padStart(5)} ${f.max.toFixed(2).padStart(7)} ${f.rate.toFixed(0).padStart(7)}  ${verdict.padEnd(6)}  ${JSON.stringify(f.statuses)}${f.errors ? ` errors ${f.errors}` : ''}`);
+        console.log(`${scenarioLabels[name].padEnd(44)} ${String(run.connections).padStart(5)} ${f.p50.toFixed(2).padStart(6)} ${ratio(f.p50, base.p50).padStart(5)} ${f.p99.toFixed(2).padStart(6)} ${ratio(f.p99, base.p99).padStart(5)} ${f.max.toFixed(2).padStart(7)} ${f.rate.toFixed(0).padStart(7)} ${f.cpuUs.toFixed(0).padStart(6)} ${f.dbCpuUs.toFixed(0).padStart(6)}  ${verdict.padEnd(6)}  ${JSON.stringify(f.statuses)}${f.errors ? ` errors ${f.errors}` : ''}`);
       }
     }
     failed = misses.length > 0;

@@ -253,6 +253,17 @@ function addResolver(r: ResolverBenchResult): void {
         });
       }
     }
+    // CPU per answer: the API process and the database's processes serving it, against the baseline process.
+    const unitCpu = runs.map((x) => x.api.cpuUs).filter((x) => Number.isFinite(x));
+    const baseCpu = runs.map((x) => x.baseline.cpuUs).filter((x) => Number.isFinite(x));
+    if (unitCpu.length > 0 && baseCpu.length === unitCpu.length) {
+      rows.push({
+        benchmark: 'resolver', figure: `API CPU per unit scan, ${connections} connections`, unit: 'us', value: spread(unitCpu),
+        baseline: { label: 'minimal node:http server answering a fixed 307', value: spread(baseCpu) }, ratio: ratioOf(unitCpu, baseCpu),
+      });
+    }
+    const dbCpu = runs.map((x) => x.api.dbCpuUs).filter((x) => Number.isFinite(x));
+    if (dbCpu.length > 0) rows.push({ benchmark: 'resolver', figure: `database CPU per unit scan, ${connections} connections`, unit: 'us', value: spread(dbCpu), baseline: null, ratio: null });
     const statuses = runs.map((x) => `${JSON.stringify(x.api.statuses)} at ${x.api.rate.toFixed(0)}/s` + (x.api.errors ? ` errors ${x.api.errors}` : ''));
     notes.push(`resolver at ${connections} connections: API answers per run ${statuses.join(', ')}.`);
   }

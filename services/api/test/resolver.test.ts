@@ -123,6 +123,28 @@ describe('routes', () => {
   });
 });
 
+describe('caching', () => {
+  it('keeps every answer about an identity out of caches and varying by Accept and Accept-Language; only the short-GTIN move is cacheable', async () => {
+    const unit = `/r/${acme.slug}/01/${acme.brand.gtin}/21/${acme.serials[0]}`;
+    const answers = [
+      await fetch(`${baseUrl}${unit}`, { headers: browser, redirect: 'manual' }),
+      await fetch(`${baseUrl}${unit}?linkType=linkset`, { redirect: 'manual' }),
+      await fetch(`${baseUrl}${unit}`, { headers: json, redirect: 'manual' }),
+      await fetch(`${baseUrl}/r/${acme.slug}/01/${acme.brand.gtin}`, { headers: { ...browser, 'accept-language': 'de' }, redirect: 'manual' }),
+      await fetch(`${baseUrl}/r/${acme.slug}/01/${acme.brand.gtin}/21/UNKNOWN1`, { redirect: 'manual' }),
+      await fetch(`${baseUrl}/r/${globex.slug}/01/${acme.brand.gtin}/21/${acme.serials[0]}`, { headers: json, redirect: 'manual' }),
+      await fetch(`${baseUrl}/r/${acme.slug}/01/12345`, { redirect: 'manual' }),
+    ];
+    expect(answers.map((a) => a.status)).toEqual([307, 200, 200, 307, 307, 404, 400]);
+    for (const answer of answers) {
+      expect(answer.headers.get('cache-control'), String(answer.status)).toBe('no-store');
+      expect(answer.headers.get('vary')?.split(/\s*,\s*/).map((h) => h.toLowerCase()).sort(), String(answer.status)).toEqual(['accept', 'accept-language']);
+    }
+    const moved = await fetch(`${baseUrl}/r/${acme.slug}/01/${acme.brand.gtin.slice(1)}`, { redirect: 'manual' });
+    expect([moved.status, moved.headers.get('cache-control')]).toEqual([301, 'public, max-age=86400']);
+  });
+});
+
 describe('states', () => {
   it('answers 409 "not yet activated" for an inactive first_scan unit, then redirects once it is activated', async () => {
     const { mintBatchId } = await mintCompleted(app.ctx, acme.brand, 2, { activationMode: 'first_scan' });

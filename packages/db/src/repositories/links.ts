@@ -250,7 +250,8 @@ export function createLinkReader(db: Database, pool: pg.Pool | null): LinkReader
  * Lot and serial link lookups coalesced as the resolver's unit lookups are: at most `maxInFlight`
  * queries at once; lookups arriving in one event-loop turn, or while every slot is busy, go to
  * PostgreSQL as one query of at most `maxBatch` levels (a lone one as the single-level statement).
- * Under load a scan then costs no round trip of its own for its unit's links.
+ * A found unit's own links come with the unit instead (see `createResolverReader`); these serve
+ * lots and serials the brand never minted.
  */
 function batchedLevelLookup(pool: pg.Pool, maxBatch: number, maxInFlight: number): LinkReader['qualified'] {
   interface Key { brandId: string; gtin: string; level: string; qualifier: string }

@@ -1,5 +1,7 @@
 import { sql, type Kysely } from 'kysely';
+import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import pg from 'pg';
+import type { Gs1LinkTypeName, Link } from '@mint/domain';
 import type { Database, Em } from '../orm.ts';
 import type { Tables } from '../tables.ts';
 import { coalesced } from './coalesce.ts';
@@ -44,12 +46,17 @@ export interface ResolverUnit {
   readonly resolverUrl: string;
   readonly batchStatus: string;
   readonly product: ResolverProduct;
+  /**
+   * The unit's own links (its serial level: its GTIN's, or '' for a unit without GTIN), oldest
+   * first; read by the same query as the unit, so a scan costs one round trip, not two.
+   */
+  readonly links: readonly Link[];
 }
 
 /**
  * The brand's unit with `serial` whose GTIN is `gtin` (null: a unit without GTIN, as named by a
- * `/u/` token), with its batch status and product; null when there is none. One index lookup on
- * (brand_id, serial).
+ * `/u/` token), with its batch status, product and own links; null when there is none. One index
+ * lookup on (brand_id, serial) and one on the unit's link level.
  */
 export async function findUnitForResolution(em: Em, brandId: string, serial: string, gtin: string | null): Promise<ResolverUnit | null> {
   const row = await first(em, (db) => unitLookup(db, { brandId, serial, gtin }));
@@ -62,6 +69,19 @@ function toUnit(row: UnitRow): ResolverUnit {
     activatedAt: row.activated_at === null || row.activated_at instanceof Date ? row.activated_at : new Date(row.activated_at),
     resolverUrl: row.resolver_url, batchStatus: row.batch_status,
     product: { id: row.product_id, name: row.product_name, sku: row.product_sku, gtin: row.product_gtin, passportUrl: row.passport_url },
+    links: (typeof row.links === 'string' ? JSON.parse(row.links) as UnitLinkRow[] : row.links).map(toLink),
+  };
+}
+
+/** A unit's own link as its query returns it (JSON). */
+type UnitLinkRow = UnitRow['links'][number];
+
+function toLink(r: UnitLinkRow): Link {
+  return {
+    linkType: r.link_type as Gs1LinkTypeName, href: r.href, title: r.title,
+    hreflang: typeof r.hreflang === 'string' ? JSON.parse(r.hreflang) as string[] : r.hreflang,
+    mediaType: r.media_type, context: typeof r.context === 'string' ? JSON.parse(r.context) as string[] : r.context,
+    fwqs: r.fwqs, isDefault: r.is_default,
   };
 }
 
@@ -93,7 +113,10 @@ export async function listBrandDomains(em: Em): Promise<ResolverDomainBrand[]> {
   return (await rows(em, (db) => domainLookup(db))).map(toDomainBrand);
 }
 
-/** Units (aliased u) with their batch's status and their product. */
+/**
+ * Units (aliased u) with their batch's status, their product and their own links (as one JSON
+ * array, oldest first: a subquery on the links' (brand_id, gtin, level, qualifier) index).
+ */
 function unitsWithProduct(db: Kysely<Tables>) {
   return db.selectFrom('mint_units as u')
     .innerJoin('mint_batches as b', (join) => join.onRef('b.brand_id', '=', 'u.brand_id').onRef('b.id', '=', 'u.mint_batch_id'))
@@ -101,7 +124,12 @@ function unitsWithProduct(db: Kysely<Tables>) {
     .select([
       'u.serial', 'u.gtin', 'u.status', 'u.activated_at', 'u.resolver_url', 'b.status as batch_status',
       'p.id as product_id', 'p.name as product_name', 'p.sku as product_sku', 'p.gtin as product_gtin', 'p.passport_url',
-    ]);
+    ])
+    .select((eb) => jsonArrayFrom(eb.selectFrom('resolver_links as l')
+      .select(['l.link_type', 'l.href', 'l.title', 'l.hreflang', 'l.media_type', 'l.context', 'l.fwqs', 'l.is_default'])
+      .whereRef('l.brand_id', '=', 'u.brand_id').where('l.gtin', '=', eb.fn.coalesce('u.gtin', sql.lit(''))).where('l.level', '=', 'serial')
+      .whereRef('l.qualifier', '=', 'u.serial')
+      .orderBy('l.created_at').orderBy('l.id')).as('links'));
 }
 
 /** The brand's unit with `serial` and GTIN `gtin` (null matches a unit without GTIN). */

@@ -54,8 +54,19 @@ const corsHeaders = {
   'access-control-allow-methods': 'GET, HEAD, OPTIONS',
   'access-control-expose-headers': 'Link, Location, Content-Type',
 } as const;
-/** Every resolver answer varies by Accept and may be read from any origin. */
-const publicHeaders = { vary: 'Accept', ...corsHeaders } as const;
+/**
+ * The caching headers of every answer about an identity (redirects, linksets, JSON, pages and
+ * refusals alike), and of the resolver's 400s. `Cache-Control: no-store`: every resolution,
+ * GTIN-level ones and linksets included, is recorded as a scan event (the brand's scan counts and
+ * the never-minted-serial signal come from them), and a unit's answer changes whenever its state
+ * or links do, so no cache, shared or private, may answer in the resolver's place. `Vary` names
+ * both headers the answer depends on: `Accept` (redirect, linkset, JSON or page) and
+ * `Accept-Language` (which link is chosen). Only what needs no lookup and records no scan is
+ * cacheable: the 301 of a short GTIN ({@link movedCacheControl}) and the description file.
+ */
+const publicHeaders = { 'cache-control': 'no-store', vary: 'Accept, Accept-Language', ...corsHeaders } as const;
+/** The 301 from a short GTIN to its GTIN-14 form depends on the path alone: cacheable for a day by anyone. */
+const movedCacheControl = 'public, max-age=86400';
 
 type BodyFormat = 'html' | 'json';
 
@@ -79,8 +90,9 @@ const linksetLink = (anchor: string) => `<${anchor}?linkType=linkset>; rel="link
 const contextLink = `<${gs1LinksetContext}>; rel="http://www.w3.org/ns/json-ld#context"; type="application/ld+json"`;
 
 /**
- * `compute` of an Accept header, memoised (at most 256 distinct headers kept): scanners send a
- * handful of distinct Accept headers over and over.
+ * `compute` of an Accept (or Accept-Language) header, memoised (at most 256 distinct headers
+ * kept): scanners send a handful of distinct headers over and over. The value is shared: never
+ * modified.
  */
 function perAccept<T>(compute: (accept: string) => T, absent: T): (accept: string | undefined) => T {
   const memo = new Map<string, T>();
@@ -100,6 +112,8 @@ const negotiated = perAccept<Representation>((accept) => negotiate(accept), 'red
 /** The media types an Accept header asks for, preferred first. */
 const mediaTypesOf = perAccept<readonly string[]>(acceptedMediaTypes, []);
 const formatOf = (accept: string | undefined): BodyFormat => (negotiated(accept) === 'redirect' ? 'html' : 'json');
+/** The languages an Accept-Language header asks for, preferred first. */
+const languagesOf = perAccept<readonly string[]>(acceptedLanguages, []);
 
 /** What one identity request needs to be answered. */
 interface Request {
@@ -226,23 +240,24 @@ function serveIdentity(
   const format = formatOf(accept);
   if (parsed.kind === 'moved') {
     const location = `${at(parsed.canonicalPath)}${queryString === '' ? '' : `?${queryString}`}`;
-    return sendEmpty(res, 301, { ...publicHeaders, location, link: linksetLink(at(parsed.canonicalPath)) });
+    return sendEmpty(res, 301, { ...publicHeaders, 'cache-control': movedCacheControl, location, link: linksetLink(at(parsed.canonicalPath)) });
   }
   const anchor = at(parsed.canonicalPath);
   const compressed = parsed.decompressedQuery;
   const link = compressed === null
     ? linksetLink(anchor)
     : `${linksetLink(anchor)}, <${anchor}${compressed === '' ? '' : `?${compressed}`}>; rel="owl:sameAs"`;
-  const linkType = readLinkType(queryString === '' ? null : new URLSearchParams(queryString).get('linkType'));
+  const query = queryString === '' ? null : new URLSearchParams(queryString);
+  const linkType = readLinkType(query === null ? null : query.get('linkType'));
   if (linkType.kind === 'unknown') return refuse(req, res, 'unknown_link_type', format, { link });
   const representation = linkType.kind === 'none' ? negotiated(accept) : negotiate(accept, linkType);
-  const forwarded = [compressed ?? '', queryString].filter((q) => q !== '').join('&');
+  const forwarded = compressed === null || compressed === '' ? queryString : queryString === '' ? compressed : `${compressed}&${queryString}`;
   const request: Request = { req, res, parsed, linkType, representation, format, forwarded, link };
   const language = req.headers['accept-language'];
-  const context = queryString === '' ? null : new URLSearchParams(queryString).get('context');
+  const context = query === null ? null : query.get('context');
   const preferences: LinkPreferences = {
     linkType: linkType.kind === 'link' && linkType.name !== 'defaultLink' ? linkType.name : null,
-    languages: acceptedLanguages(typeof language === 'string' ? language : undefined),
+    languages: languagesOf(typeof language === 'string' ? language : undefined),
     context: context === '' ? null : context,
     mediaTypes: mediaTypesOf(accept),
   };

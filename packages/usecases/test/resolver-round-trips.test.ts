@@ -1,0 +1,71 @@
+// The resolver's lookups per scan on PostgreSQL: a known unit comes with its own links in one
+// query, so a warm scan costs one round trip whether or not the unit has links of its own; a
+// serial the brand never minted still finds the links stored for it.
+
+import { randomUUID } from 'node:crypto';
+import { createResolverReader, type ResolverReader } from '@mint/db';
+import { parseResolverRequest, type ResolverPath } from '@mint/domain';
+import { createResolver } from '@mint/usecases';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { mintCompleted } from '../../../test/support/pack-fixtures.ts';
+import { query, run } from '../../../test/support/sql.ts';
+import { useUseCases } from '../../../test/support/usecases.ts';
+
+const { app, brand } = useUseCases();
+let slug: string;
+let serials: string[];
+
+/** Stores a default gs1:pip link of the brand's serial `qualifier` (under its GTIN). */
+async function serialLink(qualifier: string, href: string): Promise<void> {
+  await run(app.db.em.fork(),
+    `insert into resolver_links (brand_id, id, level, gtin, qualifier, link_type, href, title, media_type, is_default, created_at, updated_at)
+     values (?, ?, 'serial', ?, ?, 'pip', ?, 'This unit', 'text/html', true, now(), now())`, [brand.brandId, randomUUID(), brand.gtin, qualifier, href]);
+}
+
+function pathOf(serial: string): ResolverPath {
+  const parsed = parseResolverRequest(`/r/${slug}/01/${brand.gtin}/21/${serial}`);
+  if (parsed.kind !== 'identity') throw new Error(`not an identity: ${serial}`);
+  return parsed.path;
+}
+
+beforeAll(async () => {
+  const { mintBatchId } = await mintCompleted(app.ctx, brand, 2);
+  [{ slug }] = (await query<{ slug: string }>(app.db.em.fork(), 'select slug from brands where id = ?', [brand.brandId])) as [{ slug: string }];
+  serials = (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ? order by seq', [mintBatchId])).map((r) => r.serial);
+  await run(app.db.em.fork(), 'update products set passport_url = ? where brand_id = ?', ['https://acme.example/product', brand.brandId]);
+  await serialLink(serials[0]!, 'https://acme.example/unit');
+  await serialLink('NEVERMINTED', 'https://acme.example/never-minted');
+});
+
+describe('resolver lookups per scan', () => {
+  it("reads a known unit and its own links in one query; a never-minted serial's links apart", async () => {
+    const real = createResolverReader(app.db);
+    const calls: string[] = [];
+    const reader: ResolverReader = {
+      ...real,
+      findUnit: (...args) => (calls.push('unit'), real.findUnit(...args)),
+      findProduct: (...args) => (calls.push('product'), real.findProduct(...args)),
+      links: {
+        levelOf: (...args) => (calls.push('levels'), real.links.levelOf(...args)),
+        qualified: (...args) => (calls.push('own links'), real.links.qualified(...args)),
+      },
+    };
+    const resolver = createResolver(app.ctx, { reader });
+    try {
+      // The first scan loads the brand's and the GTIN's links into the cache.
+      expect((await resolver.resolve(pathOf(serials[1]!), 'redirect')).link?.href).toBe('https://acme.example/product');
+      calls.length = 0;
+      const own = await resolver.resolve(pathOf(serials[0]!), 'redirect');
+      expect([own.link?.href, own.unitKnown, calls]).toEqual(['https://acme.example/unit', true, ['unit']]);
+      calls.length = 0;
+      const walkUp = await resolver.resolve(pathOf(serials[1]!), 'linkset');
+      expect([walkUp.link?.href, walkUp.levels[0]!.links, calls]).toEqual(['https://acme.example/product', [], ['unit']]);
+      calls.length = 0;
+      const unknown = await resolver.resolve(pathOf('NEVERMINTED'), 'redirect');
+      expect([unknown.link?.href, unknown.unitKnown, calls]).toEqual(['https://acme.example/never-minted', false, ['unit', 'product', 'own links']]);
+    } finally {
+      await resolver.close();
+      await real.close();
+    }
+  });
+});
