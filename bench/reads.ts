@@ -83,8 +83,8 @@ async function seed(db: Database, units: number, brandId: string, batchId: strin
      cross join lateral (select ?::timestamptz + ((g - 1) / ?::int) * interval '40 ms' as at) t`,
     [brandId, batchId, units, base, chunk]);
   await run(em,
-    `insert into mint_kpis (brand_id, total_tokens_minted, active_tokens, batches_created, exported_printed) values (?, ?, ?, 1, 0)
-     on conflict (brand_id) do update set total_tokens_minted = excluded.total_tokens_minted, active_tokens = excluded.active_tokens,
+    `insert into mint_kpis (brand_id, shard, total_tokens_minted, active_tokens, batches_created, exported_printed) values (?, 0, ?, ?, 1, 0)
+     on conflict (brand_id, shard) do update set total_tokens_minted = excluded.total_tokens_minted, active_tokens = excluded.active_tokens,
        batches_created = excluded.batches_created`,
     [brandId, units, units]);
 }

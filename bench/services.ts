@@ -87,8 +87,11 @@ export interface Stack {
   readonly ctx: UseCaseContext;
   /** Folder of the children's logs and the pack store. */
   readonly dir: string;
-  /** Starts `node services/api/src/main.ts` (or the executor) and waits until its /readyz answers 200. */
-  start(name: 'api' | 'executor', env?: Record<string, string>): Promise<Service>;
+  /**
+   * Starts `node services/api/src/main.ts` (or the executor) and waits until its /readyz answers 200;
+   * `nodeArgs` go to node before the script (e.g. `--cpu-prof`).
+   */
+  start(name: 'api' | 'executor', env?: Record<string, string>, nodeArgs?: readonly string[]): Promise<Service>;
   close(): Promise<void>;
 }
 
@@ -108,12 +111,12 @@ export async function createStack(prefix: string): Promise<Stack> {
   const publicBaseUrl = `http://127.0.0.1:${apiPort}`;
   const ctx = createUseCaseContext({ db, publicBaseUrl, jwtSecret });
 
-  const start = async (name: 'api' | 'executor', env: Record<string, string> = {}): Promise<Service> => {
+  const start = async (name: 'api' | 'executor', env: Record<string, string> = {}, nodeArgs: readonly string[] = []): Promise<Service> => {
     const port = name === 'api' ? apiPort : await freePort();
     const logFile = join(dir, `${name}.log`);
     const log = createWriteStream(logFile, { flags: 'a' });
     logs.push(log);
-    const child = spawn(process.execPath, [`services/${name}/src/main.ts`], {
+    const child = spawn(process.execPath, [...nodeArgs, `services/${name}/src/main.ts`], {
       cwd: repoRoot,
       env: {
         PATH: process.env['PATH'] ?? '', DATABASE_URL: dbUrl, NATS_URL: natsUrl, NATS_STREAM: stream, NATS_SUBJECT_PREFIX: subjectPrefix,

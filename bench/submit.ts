@@ -8,7 +8,8 @@
 // outbox row. Prints requests/s, p50/p99, the API process's CPU per submit (from /proc: it barely moves with
 // the machine's other load) and the ratio API / baseline; checks that every answer was
 // a 200 and that the database holds one job per 200 (plus at most one per connection and load:
-// requests in flight when a load stops are committed but their answers never counted). Each run also measures the database's
+// requests in flight when a load stops are committed but their answers never counted). BENCH_API_NODE_ARGS (e.g.
+// `--cpu-prof --cpu-prof-dir=/tmp/prof`) go to the API child's node. Each run also measures the database's
 // limit for this work: pgbench (PGBENCH, default /usr/lib/postgresql/15/bin/pgbench; skipped when missing) with the same number of
 // clients running the statements one submit sends (recorded from the driver while the use cases the API calls serve one submit),
 // and prints API / pgbench. BENCH_RUNS repeats the loads,
@@ -132,12 +133,22 @@ interface SentStatement {
 }
 
 /**
- * The statements one SubmitMintRequest runs, recorded from the driver while the same use cases the
- * API's handler and auth interceptor call (authenticate, authorizeAuthenticated with mint:write,
- * submitMintRequest) serve one request in this process: the membership read, the preflight read
- * and the one write. Also returns the ids the submit created, so the script can make them fresh.
+ * The statements one SubmitMintRequest runs under a steady load, recorded from the driver while the
+ * same use cases the API's handler and auth interceptor call (authenticate, authorizeAuthenticated
+ * with mint:write, submitMintRequest) serve a second request in this process (the first read the
+ * product, as the API's first submit does): the membership read and the one write, which compares
+ * the product it decided on. Also returns the ids the submit created, so the script can make them fresh.
  */
 async function captureSubmitStatements(stack: Stack, seed: DemoSeed): Promise<{ statements: SentStatement[]; fresh: Map<string, string> }> {
+  const submitOne = async (key: string) => {
+    const authenticated = await authenticate(stack.ctx, { bearer: seed.access_token, apiKey: null });
+    const caller = await authorizeAuthenticated(stack.ctx, authenticated, seed.brand_id, 'mint:write');
+    return submitMintRequest(stack.ctx, { id: caller.actorId }, {
+      brandId: seed.brand_id, productId: seed.product_id, productBatchId: null, requestedQuantity: 10,
+      identityMode: 'serial', activationMode: 'active_at_mint', lots: [], idempotencyKey: key,
+    });
+  };
+  await submitOne(randomUUID());
   const pg = createRequire(import.meta.resolve('@mint/db'))('pg') as { Client: { prototype: { query: (...args: unknown[]) => unknown } } };
   const statements: SentStatement[] = [];
   const original = pg.Client.prototype.query;
@@ -152,12 +163,7 @@ async function captureSubmitStatements(stack: Stack, seed: DemoSeed): Promise<{ 
   const key = randomUUID();
   let result;
   try {
-    const authenticated = await authenticate(stack.ctx, { bearer: seed.access_token, apiKey: null });
-    const caller = await authorizeAuthenticated(stack.ctx, authenticated, seed.brand_id, 'mint:write');
-    result = await submitMintRequest(stack.ctx, { id: caller.actorId }, {
-      brandId: seed.brand_id, productId: seed.product_id, productBatchId: null, requestedQuantity: 10,
-      identityMode: 'serial', activationMode: 'active_at_mint', lots: [], idempotencyKey: key,
-    });
+    result = await submitOne(key);
   } finally {
     pg.Client.prototype.query = original;
   }
@@ -238,7 +244,7 @@ export async function benchSubmit(options: SubmitBenchOptions, progress: (line: 
     const jobCount = async () => Number((await query<{ n: string }>(stack.db.em.fork(), 'select count(*) as n from mint_jobs'))[0]!.n);
     let pgbenchJobs = await jobCount();
     if (!withPgbench) progress(`no pgbench at ${pgbenchBin}: the pgbench baseline is skipped`);
-    const api = await stack.start('api');
+    const api = await stack.start('api', {}, process.env['BENCH_API_NODE_ARGS']?.split(' ').filter((a) => a !== '') ?? []);
     baseline = await startBaseline();
     const body = (key: string) => JSON.stringify({
       brand_id: seed.brand_id, product_id: seed.product_id, requested_quantity: 10,

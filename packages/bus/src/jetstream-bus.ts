@@ -173,6 +173,8 @@ class JetStreamBus implements JobBus {
   readonly #subscriptions = new Set<JobSubscription>();
   readonly #subjectPrefix: string;
   #closing: Promise<void> | undefined;
+  /** Jobs announced in this turn of the event loop, published together at its end (see announce). */
+  #announced: JobRef[] = [];
 
   constructor(
     nc: NatsConnection,
@@ -234,13 +236,30 @@ class JetStreamBus implements JobBus {
     try {
       const clean = validateJobRef(job);
       if (this.#closing || this.#nc.isClosed() || !this.#connectivity.connected) return;
-      // A core NATS publish to the stream's subject is stored by JetStream like any other; the
-      // Nats-Msg-Id header makes the relay's later publish of the same job a duplicate.
-      const h = headers();
-      h.set('Nats-Msg-Id', jobDedupeKey(clean));
-      this.#nc.publish(this.#topology.subjects[clean.kind], encodeJobBody(clean), { headers: h });
+      // The announces of one turn of the event loop go out together, in one write to the
+      // connection: under load several submits commit per turn, and each write of its own cost
+      // the API about as much CPU as the rest of the publish.
+      if (this.#announced.push(clean) === 1) setImmediate(() => this.#publishAnnounced());
     } catch {
       // dropped on purpose: the outbox relay publishes the job
+    }
+  }
+
+  /** Publishes the jobs announced so far (core NATS publishes, flushed by the client in one write). */
+  #publishAnnounced(): void {
+    const jobs = this.#announced;
+    this.#announced = [];
+    if (this.#nc.isClosed() || !this.#connectivity.connected) return;
+    for (const clean of jobs) {
+      try {
+        // A core NATS publish to the stream's subject is stored by JetStream like any other; the
+        // Nats-Msg-Id header makes the relay's later publish of the same job a duplicate.
+        const h = headers();
+        h.set('Nats-Msg-Id', jobDedupeKey(clean));
+        this.#nc.publish(this.#topology.subjects[clean.kind], encodeJobBody(clean), { headers: h });
+      } catch {
+        // dropped on purpose: the outbox relay publishes the job
+      }
     }
   }
 
@@ -287,6 +306,8 @@ class JetStreamBus implements JobBus {
 
   close(): Promise<void> {
     this.#closing ??= (async () => {
+      // Jobs announced before the close still go out (the drain below flushes them).
+      this.#publishAnnounced();
       await Promise.all([...this.#subscriptions].map((subscription) => subscription.stop()));
       try {
         if (this.#connectivity.connected) {

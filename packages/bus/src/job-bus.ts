@@ -113,8 +113,9 @@ export interface JobBus extends ProgressFeed {
    * Hands a job to the bus without waiting for the server's acknowledgement, deduplicated with
    * `publish` of the same job: for a publish whose loss something else makes up for (the API's
    * publish right after a submit's commit; the outbox relay publishes the job again). Costs the
-   * caller one write to the connection, no reply and no timer. Never throws: a malformed ref or a
-   * closed or disconnected bus drops the job silently.
+   * caller no reply and no timer; the JetStream bus sends the jobs announced in one turn of the
+   * event loop together, in one write to the connection, at the end of that turn. Never throws: a
+   * malformed ref or a closed or disconnected bus drops the job silently.
    */
   announce(job: JobRef): void;
   /**

@@ -82,6 +82,14 @@ describe('connectJetStreamBus', () => {
   });
 
 
+  it('stores every job announced in one turn, also when the bus closes right after the announces', async () => {
+    const { bus, storedMessages } = await setup();
+    const announced = Array.from({ length: 20 }, () => job());
+    for (const j of announced) bus.announce(j);
+    await bus.close();
+    await until(async () => (await storedMessages()) === announced.length, 5_000, `${announced.length} announced jobs stored`);
+  });
+
   it('delivers a deliberate republish inside the duplicate window, once per tag', async () => {
     const { bus } = await setup();
     const published = job();

@@ -22,7 +22,7 @@ export { bumpKpis, type KpiDelta } from './repositories/kpis.ts';
 export { insertUnitChunk, findMissingSeqRanges, type UnitChunk } from './repositories/units.ts';
 export { findBatch, findBatchOfJob, listBatches, moveBatchStatus, advanceMinted, addMinted, type BatchRecord } from './repositories/batches.ts';
 export {
-  findPreflightSubjects, findJobByIdempotencyKey, insertDraftBatch, type PreflightProductRow, type PreflightProductionBatchRow,
+  findPreflightSubjects, findJobByIdempotencyKey, insertDraftBatch, type ExpectedSubjects, type PreflightProductRow, type PreflightProductionBatchRow,
   type PreflightSubjects, type NewQueuedJob, type NewDraftBatch, type KeyedJob
 } from './repositories/drafts.ts';
 export {

@@ -1,4 +1,6 @@
-import { findPreflightSubjects, insertDraftBatch, type Em, type PreflightProductRow, type PreflightSubjects } from '@mint/db';
+import {
+  findPreflightSubjects, insertDraftBatch, type Em, type ExpectedSubjects, type PreflightProductionBatchRow, type PreflightProductRow, type PreflightSubjects,
+} from '@mint/db';
 import { lotResolverUrl, preflight, type ActivationMode, type BlockingReason, type IdentityMode, type Lot, type NewEvent } from '@mint/domain';
 import type { Actor } from './context.ts';
 
@@ -6,6 +8,8 @@ import type { Actor } from './context.ts';
 export interface PreflightCheck {
   /** The brand's product (with its brand's resolver base), or null when it does not exist there. */
   readonly product: PreflightProductRow | null;
+  /** The production batch the request names, or null when it names none or the brand has no such batch. */
+  readonly productionBatch: PreflightProductionBatchRow | null;
   /** Every blocking reason; empty when the request may be minted. */
   readonly reasons: BlockingReason[];
   /** The job of an earlier submit with the request's idempotency key, when one was given and found. */
@@ -26,11 +30,19 @@ export async function checkPreflight(
   const { product, productionBatch, existingJob } = await findPreflightSubjects(
     em, brandId, request.productId, request.productionBatchId, request.idempotencyKey ?? null,
   );
-  const reasons = preflight({
+  return { product, productionBatch, reasons: preflightOf(request, product, productionBatch), existingJob };
+}
+
+/** The domain's preflight of a request over the product and production batch it names (as read, or as remembered from a read). */
+export function preflightOf(
+  request: { readonly productId: string; readonly productionBatchId: string | null; readonly requestedQuantity: number },
+  product: PreflightProductRow | null,
+  productionBatch: PreflightProductionBatchRow | null,
+): BlockingReason[] {
+  return preflight({
     productId: request.productId, product, productBatchRequested: request.productionBatchId !== null, productionBatch,
     requestedQuantity: request.requestedQuantity,
   });
-  return { product, reasons, existingJob };
 }
 
 /** The batch to create for a job. */
@@ -54,6 +66,8 @@ export interface DraftBatchInput {
   readonly events?: readonly NewEvent[];
   /** Extra payload of the mint_batch_created event (e.g. that the deprecated flow created it). */
   readonly eventDetails?: Readonly<Record<string, unknown>>;
+  /** Create it only while the product and production batch still read as these (see insertDraftBatch); absent: unconditionally. */
+  readonly expected?: ExpectedSubjects;
 }
 
 /**
@@ -62,12 +76,13 @@ export interface DraftBatchInput {
  * batch, its lots with their GS1 Digital Link URIs, the outbox message that gets an executor to
  * the job, the mint_batch_created event and the batches_created counter. Call it last in the
  * transaction: the counter row is the brand's one hot row, so its lock is taken by the final
- * statement and held only for the commit.
+ * statement and held only for the commit. Returns false, having written nothing, when `expected`
+ * is given and the product or production batch no longer reads so.
  */
-export async function createDraftBatch(em: Em, input: DraftBatchInput): Promise<void> {
+export async function createDraftBatch(em: Em, input: DraftBatchInput): Promise<boolean> {
   const { brandId, batchId, product, now } = input;
   const gtin = product.gtin ?? null;
-  await insertDraftBatch(em, {
+  return insertDraftBatch(em, {
     brandId, batchId, mintJobId: input.mintJobId,
     job: input.newJob === undefined ? null : { scopeType: input.identityMode, idempotencyKey: input.newJob.idempotencyKey, requestHash: input.newJob.requestHash },
     productId: product.id, productionBatchId: input.productionBatchId, identityMode: input.identityMode, activationMode: input.activationMode,
@@ -78,5 +93,6 @@ export async function createDraftBatch(em: Em, input: DraftBatchInput): Promise<
       payload: { mint_job_id: input.mintJobId, activation_mode: input.activationMode, lots: input.lots.length, ...input.eventDetails },
     }],
     now,
+    ...(input.expected === undefined ? {} : { expected: input.expected }),
   });
 }

@@ -1,9 +1,9 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
-import { findJobByIdempotencyKey, type Em, type KeyedJob } from '@mint/db';
+import { findJobByIdempotencyKey, type Em, type ExpectedSubjects, type KeyedJob } from '@mint/db';
 import { IdempotencyKeyReusedError, validateMintRequest, type BlockingReason, type JobStatus, type MintRequest } from '@mint/domain';
 import type { Actor, PublishedJob, UseCaseContext } from './context.ts';
-import { checkPreflight, createDraftBatch } from './draft-batch.ts';
+import { checkPreflight, createDraftBatch, preflightOf } from './draft-batch.ts';
 import { sqlState } from './processing.ts';
 
 /** Result of submit_mint_request: a created or replayed job, or the reasons preflight blocked it. */
@@ -14,9 +14,11 @@ export type SubmitResult =
 /**
  * Runs the request's own checks, preflight and production-batch linkage, then creates one QUEUED
  * job and its draft batch (see createDraftBatch: lots, outbox message, counters, events). No
- * units are created. Two round trips: one query reads the product, the production batch and any
- * job of the same idempotency key; one statement writes everything, atomic on its own (a refused
- * or failed submit leaves nothing behind). A repeated idempotency key returns the existing job
+ * units are created. One round trip once the product (and production batch) were read before:
+ * preflight decides on the rows as last read, and the one statement that writes everything
+ * (atomic on its own: a refused or failed submit leaves nothing behind) writes only while they
+ * still read so. Otherwise, or when that compare is lost, two: one query reads the product, the
+ * production batch and any job of the same idempotency key, one statement writes. A repeated idempotency key returns the existing job
  * with isDuplicate=true, also when the repeats race each other (the loser of the race hits the
  * key's unique constraint, writes nothing, and reads the winner's job). The same key with a
  * different request (another product, quantity, mode, production batch or lots) is refused with
@@ -85,7 +87,17 @@ function duplicateOf(job: KeyedJob, request: MintRequest, requestHash: string | 
 
 async function submit(ctx: UseCaseContext, em: Em, actor: Actor, request: MintRequest, requestHash: string | null): Promise<SubmitResult> {
   const { brandId } = request;
-  const { product, reasons: blockingReasons, existingJob } = await checkPreflight(em, brandId, {
+  const subjects = rememberedSubjects(ctx);
+  const key = `${brandId}/${request.productId}/${request.productBatchId ?? ''}`;
+  const remembered = subjects.get(key);
+  // Decided on the rows as last read; the write compares them, and a lost compare reads afresh below.
+  // A repeated idempotency key meets the key's unique constraint there (see submitValid).
+  if (remembered !== undefined && preflightOf({ productId: request.productId, productionBatchId: request.productBatchId, requestedQuantity: request.requestedQuantity }, remembered.product, remembered.productionBatch).length === 0) {
+    const created = await create(ctx, em, actor, request, requestHash, remembered.product, remembered);
+    if (created !== null) return created;
+    subjects.delete(key);
+  }
+  const { product, productionBatch, reasons: blockingReasons, existingJob } = await checkPreflight(em, brandId, {
     productId: request.productId, productionBatchId: request.productBatchId, requestedQuantity: request.requestedQuantity,
     idempotencyKey: request.idempotencyKey,
   });
@@ -93,10 +105,40 @@ async function submit(ctx: UseCaseContext, em: Em, actor: Actor, request: MintRe
   if (blockingReasons.length > 0 || product === null) {
     return { ok: false, blockingReasons, productId: request.productId, productBatchId: request.productBatchId };
   }
+  if (subjects.size >= rememberedSubjectsSize) subjects.delete(subjects.keys().next().value!);
+  subjects.set(key, { product, productionBatch });
+  return (await create(ctx, em, actor, request, requestHash, product, undefined))!;
+}
+
+/** Product and production-batch rows kept per process from the last read (oldest dropped first). */
+const rememberedSubjectsSize = 10_000;
+
+const subjectMemories = new WeakMap<UseCaseContext['db'], Map<string, ExpectedSubjects>>();
+
+/**
+ * The product and production batch each brand/product/production-batch combination last read as,
+ * for this context's database: a submit decides on them without reading, and its write compares
+ * them with the rows (a compare-and-set), so a changed or deleted row is never written past.
+ */
+function rememberedSubjects(ctx: UseCaseContext): Map<string, ExpectedSubjects> {
+  let memory = subjectMemories.get(ctx.db);
+  if (memory === undefined) subjectMemories.set(ctx.db, (memory = new Map()));
+  return memory;
+}
+
+/**
+ * Writes the QUEUED job of a request that passed preflight on `product`; with `expected`, only
+ * while the product and production batch still read so (null when they no longer do, nothing written).
+ */
+async function create(
+  ctx: UseCaseContext, em: Em, actor: Actor, request: MintRequest, requestHash: string | null,
+  product: ExpectedSubjects['product'], expected: ExpectedSubjects | undefined,
+): Promise<SubmitResult | null> {
+  const { brandId } = request;
   const now = ctx.clock();
   const jobId = randomUUID();
   const batchId = randomUUID();
-  await createDraftBatch(em, {
+  const written = await createDraftBatch(em, {
     brandId, batchId, mintJobId: jobId, newJob: { idempotencyKey: request.idempotencyKey, requestHash }, product, productionBatchId: request.productBatchId,
     identityMode: request.identityMode, activationMode: request.activationMode, requestedQuantity: request.requestedQuantity, lots: request.lots,
     actor, now,
@@ -104,8 +146,9 @@ async function submit(ctx: UseCaseContext, em: Em, actor: Actor, request: MintRe
       brandId, eventType: 'mint_job_queued', entityType: 'mint_job', entityId: jobId, actor: actor.id,
       payload: { requested_quantity: request.requestedQuantity, identity_mode: request.identityMode, mint_batch_id: batchId },
     }],
+    ...(expected === undefined ? {} : { expected }),
   });
-  return { ok: true, mintJobId: jobId, mintBatchId: batchId, status: 'QUEUED', isDuplicate: false };
+  return written ? { ok: true, mintJobId: jobId, mintBatchId: batchId, status: 'QUEUED', isDuplicate: false } : null;
 }
 
 /**

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
+import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { query } from '../../../test/support/sql.ts';
-import { InvalidInputError, type MintRequest } from '@mint/domain';
+import { IdempotencyKeyReusedError, InvalidInputError, type MintRequest } from '@mint/domain';
 import { preflightMintBatch, submitMintRequest, upsertProduct, upsertProductionBatch } from '@mint/usecases';
-import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
+import { nextGtin, setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
 
 let app: UseCaseBundle;
 let brand: SeededBrand;
@@ -113,6 +114,90 @@ describe('submitMintRequest', () => {
       expect((error as InvalidInputError).violations.map((v) => v.field)).toContain(field);
     }
     expect(await count('mint_jobs')).toBe(jobsBefore);
+  });
+});
+
+/** The statements (their SQL) the pg driver sends while `run` runs, in order. */
+async function statementsOf<T>(run: () => Promise<T>): Promise<{ result: T; statements: string[] }> {
+  const pg = createRequire(import.meta.resolve('@mint/db'))('pg') as { Client: { prototype: { query: (...args: unknown[]) => unknown } } };
+  const statements: string[] = [];
+  const original = pg.Client.prototype.query;
+  pg.Client.prototype.query = function (this: unknown, ...args: unknown[]) {
+    const first = args[0] as string | { text?: unknown };
+    statements.push(typeof first === 'string' ? first : String(first.text));
+    return original.apply(this, args);
+  };
+  try {
+    return { result: await run(), statements };
+  } finally {
+    pg.Client.prototype.query = original;
+  }
+}
+
+describe('submitMintRequest of a product read before', () => {
+  it('writes in one statement once the product was read, and reads again when the product changed since', async () => {
+    const own = await app.seedBrand();
+    const req = (overrides: Partial<MintRequest> = {}) => request({ brandId: own.brandId, productId: own.productId, ...overrides });
+    const by = { id: own.userId };
+    const first = await statementsOf(() => submitMintRequest(app.ctx, by, req()));
+    expect(first.result.ok).toBe(true);
+    expect(first.statements).toHaveLength(2);
+    const second = await statementsOf(() => submitMintRequest(app.ctx, by, req()));
+    expect(second.result.ok).toBe(true);
+    expect(second.statements).toHaveLength(1);
+
+    // The product stops being mintable: the remembered rows no longer match, nothing is written, and the fresh read blocks it.
+    await upsertProduct(app.ctx, by, {
+      brandId: own.brandId, sku: 'SKU-1', name: 'Product One', gtin: own.gtin, commercialStatus: 'ACTIVE', mintReadinessStatus: 'NOT_READY', passportUrl: null,
+    });
+    const jobsBefore = await count('mint_jobs', own.brandId);
+    const blocked = await submitMintRequest(app.ctx, by, req());
+    expect(blocked.ok).toBe(false);
+    if (blocked.ok) return;
+    expect(blocked.blockingReasons.map((r) => r.code)).toEqual(['MINT_READINESS_NOT_READY']);
+    expect(await count('mint_jobs', own.brandId)).toBe(jobsBefore);
+    expect(await count('mint_batches', own.brandId)).toBe(jobsBefore);
+    expect(await count('outbox', own.brandId)).toBe(jobsBefore);
+  });
+
+  it('freezes the current GTIN and resolver base on the batch, and re-checks a production batch that changed', async () => {
+    const own = await app.seedBrand();
+    const by = { id: own.userId };
+    const { productionBatch } = await upsertProductionBatch(app.ctx, by, {
+      brandId: own.brandId, productId: own.productId, code: 'PB-1', status: 'READY', quantity: 100,
+    });
+    const req = (overrides: Partial<MintRequest> = {}) => request({ brandId: own.brandId, productId: own.productId, productBatchId: productionBatch.id, ...overrides });
+    expect(await submitMintRequest(app.ctx, by, req())).toMatchObject({ ok: true });
+
+    const gtin = nextGtin();
+    await upsertProduct(app.ctx, by, {
+      brandId: own.brandId, sku: 'SKU-1', name: 'Product One', gtin, commercialStatus: 'ACTIVE', mintReadinessStatus: 'READY', passportUrl: null,
+    });
+    await query(app.db.em.fork(), `update brands set resolver_base_url = 'https://id.moved.example' where id = ?`, [own.brandId]);
+    const moved = await submitMintRequest(app.ctx, by, req());
+    if (!moved.ok) throw new Error('blocked');
+    const [batch] = await query<{ gtin: string; resolver_base_url: string }>(app.db.em.fork(), 'select gtin, resolver_base_url from mint_batches where id = ?', [moved.mintBatchId]);
+    expect(batch).toEqual({ gtin, resolver_base_url: 'https://id.moved.example' });
+
+    await upsertProductionBatch(app.ctx, by, { brandId: own.brandId, productId: own.productId, code: 'PB-1', status: 'READY', quantity: 50 });
+    const over = await submitMintRequest(app.ctx, by, req());
+    expect(over.ok ? [] : over.blockingReasons.map((r) => r.code)).toEqual(['PRODUCTION_BATCH_QUANTITY_EXCEEDED']);
+    expect(await submitMintRequest(app.ctx, by, req({ requestedQuantity: 50 }))).toMatchObject({ ok: true });
+  });
+
+  it('answers a repeated key with the key\'s job, and a reused key with a different request with IdempotencyKeyReusedError', async () => {
+    const own = await app.seedBrand();
+    const by = { id: own.userId };
+    const req = (overrides: Partial<MintRequest> = {}) => request({ brandId: own.brandId, productId: own.productId, ...overrides });
+    expect(await submitMintRequest(app.ctx, by, req())).toMatchObject({ ok: true });
+    const key = randomUUID();
+    const first = await submitMintRequest(app.ctx, by, req({ idempotencyKey: key }));
+    const again = await submitMintRequest(app.ctx, by, req({ idempotencyKey: key }));
+    expect(first.ok).toBe(true);
+    expect(again).toEqual({ ...first, isDuplicate: true });
+    const reused = await submitMintRequest(app.ctx, by, req({ idempotencyKey: key, requestedQuantity: 7 })).catch((e: unknown) => e);
+    expect(reused).toBeInstanceOf(IdempotencyKeyReusedError);
+    expect(await count('mint_jobs', own.brandId)).toBe(2);
   });
 });
 

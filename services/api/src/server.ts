@@ -178,7 +178,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     contextValues: (req) => {
       const call = (req as StatefulRequest)[requestState];
       const values = createContextValues();
-      if (call !== undefined) values.set(requestIdKey, call.id).set(loggerKey, loggerOf(req));
+      if (call !== undefined) values.set(requestIdKey, call.id).set(loggerKey, () => loggerOf(req));
       return values.set(clientAddressKey, addressOf(req));
     },
   });

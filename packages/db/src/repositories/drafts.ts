@@ -105,6 +105,18 @@ export interface NewQueuedJob {
   readonly requestHash: string | null;
 }
 
+/**
+ * What a submit decided on, as it must still be when its write commits: the product (with its
+ * brand's resolver base) and, when one is named, the production batch. The write compares every
+ * field and writes nothing when one changed, so a decision taken on remembered rows is never
+ * applied to rows that moved since.
+ */
+export interface ExpectedSubjects {
+  readonly product: PreflightProductRow;
+  /** The production batch as read (null when the request names none). */
+  readonly productionBatch: PreflightProductionBatchRow | null;
+}
+
 /** A draft batch with everything created beside it. */
 export interface NewDraftBatch {
   readonly brandId: string;
@@ -123,6 +135,8 @@ export interface NewDraftBatch {
   /** Audit events, all stamped `now`. */
   readonly events: readonly NewEvent[];
   readonly now: Date;
+  /** Write only while the product and production batch still read as these (compare-and-set); absent: write unconditionally. */
+  readonly expected?: ExpectedSubjects;
 }
 
 /** The parameters of the draft-batch statement: scalars, and one array per column of the lots and the events. */
@@ -133,14 +147,40 @@ interface DraftBatchParams {
   lotCodes: string[]; lotQtys: number[]; lotUrls: (string | null)[];
   eventBrandIds: string[]; eventIds: string[]; eventTypes: string[]; eventEntityTypes: string[]; eventEntityIds: string[];
   eventPayloads: string[]; eventActors: (string | null)[];
+  /** Whether the expected subjects are compared at all; then the product's and the production batch's fields as decided on. */
+  compare: boolean; commercialStatus: string | null; mintReadinessStatus: string | null;
+  batchProductId: string | null; batchStatus: string | null; batchQuantity: number | null;
 }
 
 /** The statement of {@link insertDraftBatch}, compiled once. */
 const draftBatch = prepare('insert_draft_batch', (db, p: DraftBatchParams) => db
+  // One row when the statement may write: always without expected subjects, else only while the
+  // product (with its brand's resolver base) and the production batch read as decided on. Every
+  // insert below takes its rows through it, so a lost compare writes nothing.
+  .with('gate', (qc) => qc.selectNoFrom((eb) => eb.lit(1).as('one')).where((eb) => eb.or([
+    eb.not(eb.cast<boolean>(eb.val(p.compare), 'boolean')),
+    eb.and([
+      eb.exists(eb.selectFrom('products as p').innerJoin('brands as b', 'b.id', 'p.brand_id').select('p.id')
+        .where('p.brand_id', '=', eb.cast<string>(eb.val(p.brandId), 'uuid')).where('p.id', '=', eb.cast<string>(eb.val(p.productId), 'uuid'))
+        .where('p.commercial_status', '=', eb.cast<string>(eb.val(p.commercialStatus), 'text'))
+        .where('p.mint_readiness_status', '=', eb.cast<string>(eb.val(p.mintReadinessStatus), 'text'))
+        .where('b.resolver_base_url', '=', eb.cast<string>(eb.val(p.resolverBaseUrl), 'text'))
+        .where(sql<boolean>`p.gtin is not distinct from ${eb.cast<string | null>(eb.val(p.gtin), 'text')}`)),
+      eb.or([
+        eb(eb.cast<string | null>(eb.val(p.productionBatchId), 'uuid'), 'is', null),
+        eb.exists(eb.selectFrom('production_batches as pb').select('pb.id')
+          .where('pb.brand_id', '=', eb.cast<string>(eb.val(p.brandId), 'uuid'))
+          .where('pb.id', '=', eb.cast<string>(eb.val(p.productionBatchId), 'uuid'))
+          .where('pb.product_id', '=', eb.cast<string>(eb.val(p.batchProductId), 'uuid'))
+          .where('pb.status', '=', eb.cast<string>(eb.val(p.batchStatus), 'text'))
+          .where(sql<boolean>`pb.quantity is not distinct from ${eb.cast<number | null>(eb.val(p.batchQuantity), 'integer')}`)),
+      ]),
+    ]),
+  ])))
   // The job's row is selected only when the job is new (`where $n`), so the statement is the same either way.
   .with('job', (qc) => qc.insertInto('mint_jobs')
     .columns(['brand_id', 'id', 'status', 'scope_type', 'requested_quantity', 'product_id', 'production_batch_id', 'idempotency_key', 'request_hash', 'created_at', 'updated_at'])
-    .expression(qc.selectNoFrom((eb) => [
+    .expression(qc.selectFrom('gate').select((eb) => [
       eb.cast<string>(eb.val(p.brandId), 'uuid').as('brand_id'), eb.cast<string>(eb.val(p.mintJobId), 'uuid').as('id'),
       eb.cast<string>(eb.val('QUEUED'), 'text').as('status'), eb.cast<string>(eb.val(p.scopeType), 'text').as('scope_type'),
       eb.cast<number>(eb.val(p.requestedQuantity), 'integer').as('requested_quantity'), eb.cast<string>(eb.val(p.productId), 'uuid').as('product_id'),
@@ -148,20 +188,32 @@ const draftBatch = prepare('insert_draft_batch', (db, p: DraftBatchParams) => db
       eb.cast<string | null>(eb.val(p.idempotencyKey), 'uuid').as('idempotency_key'), eb.cast<string | null>(eb.val(p.requestHash), 'text').as('request_hash'),
       eb.cast<Date>(eb.val(p.now), 'timestamptz').as('created_at'), eb.cast<Date>(eb.val(p.now), 'timestamptz').as('updated_at'),
     ]).where((eb) => eb.cast<boolean>(eb.val(p.isNewJob), 'boolean'))))
-  .with('batch', (qc) => qc.insertInto('mint_batches').values({
-    brand_id: p.brandId, id: p.batchId, mint_job_id: p.mintJobId, product_id: p.productId, production_batch_id: p.productionBatchId,
-    status: 'draft', identity_mode: p.identityMode, activation_mode: p.activationMode, requested_quantity: p.requestedQuantity, minted_quantity: 0,
-    resolver_base_url: p.resolverBaseUrl, gtin: p.gtin, created_at: p.now, updated_at: p.now,
-  }))
+  .with('batch', (qc) => qc.insertInto('mint_batches')
+    .columns(['brand_id', 'id', 'mint_job_id', 'product_id', 'production_batch_id', 'status', 'identity_mode', 'activation_mode', 'requested_quantity',
+      'minted_quantity', 'resolver_base_url', 'gtin', 'created_at', 'updated_at'])
+    .expression(qc.selectFrom('gate').select((eb) => [
+      eb.cast<string>(eb.val(p.brandId), 'uuid').as('brand_id'), eb.cast<string>(eb.val(p.batchId), 'uuid').as('id'),
+      eb.cast<string>(eb.val(p.mintJobId), 'uuid').as('mint_job_id'), eb.cast<string>(eb.val(p.productId), 'uuid').as('product_id'),
+      eb.cast<string | null>(eb.val(p.productionBatchId), 'uuid').as('production_batch_id'), eb.cast<string>(eb.val('draft'), 'text').as('status'),
+      eb.cast<string>(eb.val(p.identityMode), 'text').as('identity_mode'), eb.cast<string>(eb.val(p.activationMode), 'text').as('activation_mode'),
+      eb.cast<number>(eb.val(p.requestedQuantity), 'integer').as('requested_quantity'), eb.cast<number>(eb.val(0), 'integer').as('minted_quantity'),
+      eb.cast<string>(eb.val(p.resolverBaseUrl), 'text').as('resolver_base_url'), eb.cast<string | null>(eb.val(p.gtin), 'text').as('gtin'),
+      eb.cast<Date>(eb.val(p.now), 'timestamptz').as('created_at'), eb.cast<Date>(eb.val(p.now), 'timestamptz').as('updated_at'),
+    ])))
   .with('lots', (qc) => qc.insertInto('mint_lots')
     .columns(['brand_id', 'mint_batch_id', 'lot_code', 'qty', 'gtin', 'resolver_url', 'created_at'])
     .expression((eb) => eb.selectFrom(unnest<{ code: string; qty: number; url: string | null }, 'l'>('l', {
       code: ['text', p.lotCodes], qty: ['int', p.lotQtys], url: ['text', p.lotUrls],
-    })).select([
+    })).innerJoin('gate', (join) => join.onTrue()).select([
       eb.cast<string>(eb.val(p.brandId), 'uuid').as('brand_id'), eb.cast<string>(eb.val(p.batchId), 'uuid').as('mint_batch_id'), 'l.code', 'l.qty',
       eb.cast<string | null>(eb.val(p.gtin), 'text').as('gtin'), 'l.url', eb.cast<Date>(eb.val(p.now), 'timestamptz').as('created_at'),
     ])))
-  .with('outbox', (qc) => qc.insertInto('outbox').values({ brand_id: p.brandId, kind: 'mint', job_id: p.mintJobId, created_at: p.now }))
+  .with('outbox', (qc) => qc.insertInto('outbox')
+    .columns(['brand_id', 'kind', 'job_id', 'created_at'])
+    .expression(qc.selectFrom('gate').select((eb) => [
+      eb.cast<string>(eb.val(p.brandId), 'uuid').as('brand_id'), eb.cast<string>(eb.val('mint'), 'text').as('kind'),
+      eb.cast<string>(eb.val(p.mintJobId), 'uuid').as('job_id'), eb.cast<Date>(eb.val(p.now), 'timestamptz').as('created_at'),
+    ])))
   .with('events', (qc) => qc.insertInto('mint_events')
     .columns(['brand_id', 'id', 'occurred_at', 'event_type', 'entity_type', 'entity_id', 'payload', 'actor'])
     .expression((eb) => eb.selectFrom(unnest<{ brand_id: string; id: string; event_type: string; entity_type: string; entity_id: string; payload: string; actor: string | null }, 'e'>('e', {
@@ -169,7 +221,7 @@ const draftBatch = prepare('insert_draft_batch', (db, p: DraftBatchParams) => db
       event_type: ['text', p.eventTypes], entity_type: ['text', p.eventEntityTypes],
       entity_id: ['text', p.eventEntityIds], payload: ['jsonb', p.eventPayloads],
       actor: ['text', p.eventActors],
-    })).select([
+    })).innerJoin('gate', (join) => join.onTrue()).select([
       'e.brand_id', 'e.id', eb.cast<Date>(eb.val(p.now), 'timestamptz').as('occurred_at'), 'e.event_type', 'e.entity_type', 'e.entity_id', 'e.payload', 'e.actor',
     ])).returning(['brand_id', 'id', 'occurred_at', 'event_type', 'entity_type', 'entity_id', 'payload', 'actor']))
   // The events' webhook deliveries, as appendEvents writes them.
@@ -184,7 +236,9 @@ const draftBatch = prepare('insert_draft_batch', (db, p: DraftBatchParams) => db
         sql<string>`'pending'`.as('status'), sql<number>`0`.as('attempts'), 'e.occurred_at as next_attempt_at', 'e.occurred_at as created_at',
         'e.occurred_at as updated_at',
       ])))
-  .insertInto('mint_kpis').values({ brand_id: p.brandId, shard: kpiShard(), batches_created: 1 })
+  .insertInto('mint_kpis')
+  .columns(['brand_id', 'shard', 'batches_created'])
+  .expression((eb) => eb.selectFrom('gate').select([eb.cast<string>(eb.val(p.brandId), 'uuid').as('brand_id'), kpiShard().as('shard'), sql<number>`1`.as('batches_created')]))
   .onConflict((oc) => oc.columns(['brand_id', 'shard']).doUpdateSet((eb) => ({ batches_created: eb('mint_kpis.batches_created', '+', 1) }))));
 
 /**
@@ -192,10 +246,13 @@ const draftBatch = prepare('insert_draft_batch', (db, p: DraftBatchParams) => db
  * batch, its lots, the outbox message that gets an executor to the job, the events, and one more
  * batches_created on the connection's shard of the brand's counters (repositories/kpis.ts), so
  * concurrent submits of one brand do not queue for one counter row. A second job
- * with the same idempotency key fails on the unique constraint, and nothing is written.
+ * with the same idempotency key fails on the unique constraint, and nothing is written. With
+ * `expected`, the same statement first compares the product and production batch with what the
+ * caller decided on and writes nothing when either changed or is gone; returns whether it wrote.
  */
-export async function insertDraftBatch(em: Em, d: NewDraftBatch): Promise<void> {
-  await preparedChanged(em, draftBatch, {
+export async function insertDraftBatch(em: Em, d: NewDraftBatch): Promise<boolean> {
+  const expected = d.expected;
+  const written = await preparedChanged(em, draftBatch, {
     brandId: d.brandId, mintJobId: d.mintJobId, batchId: d.batchId, isNewJob: d.job !== null, scopeType: d.job?.scopeType ?? '',
     idempotencyKey: d.job?.idempotencyKey ?? null, requestHash: d.job?.requestHash ?? null, productId: d.productId, productionBatchId: d.productionBatchId, identityMode: d.identityMode,
     activationMode: d.activationMode, requestedQuantity: d.requestedQuantity, resolverBaseUrl: d.resolverBaseUrl, gtin: d.gtin, now: d.now,
@@ -203,5 +260,9 @@ export async function insertDraftBatch(em: Em, d: NewDraftBatch): Promise<void> 
     eventBrandIds: d.events.map((e) => e.brandId), eventIds: d.events.map(() => randomUUID()), eventTypes: d.events.map((e) => e.eventType),
     eventEntityTypes: d.events.map((e) => e.entityType), eventEntityIds: d.events.map((e) => e.entityId),
     eventPayloads: d.events.map((e) => JSON.stringify(e.payload)), eventActors: d.events.map((e) => e.actor),
+    compare: expected !== undefined, commercialStatus: expected?.product.commercialStatus ?? null,
+    mintReadinessStatus: expected?.product.mintReadinessStatus ?? null, batchProductId: expected?.productionBatch?.productId ?? null,
+    batchStatus: expected?.productionBatch?.status ?? null, batchQuantity: expected?.productionBatch?.quantity ?? null,
   });
+  return written > 0;
 }

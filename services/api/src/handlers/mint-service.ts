@@ -147,7 +147,7 @@ export function createMintServiceHandlers(deps: MintServiceDeps): ServiceImpl<ty
         activationMode: activationMode.toDomain(req.activationMode, 'activation_mode'),
         lots: req.lots.map((lot) => ({ lotCode: lot.lotCode, qty: lot.qty })),
       });
-      context.values.get(loggerKey)?.warn({ deprecation: result.deprecation }, 'deprecated RPC CreateMintBatchFromJob called');
+      context.values.get(loggerKey)?.().warn({ deprecation: result.deprecation }, 'deprecated RPC CreateMintBatchFromJob called');
       return {
         ok: true,
         mintJobId: result.mintJobId,

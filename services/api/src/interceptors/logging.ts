@@ -18,16 +18,17 @@ const serverFaults: ReadonlySet<Code> = new Set([Code.Internal, Code.Unknown, Co
 export function loggingInterceptor(fallback: Logger): Interceptor {
   return (next) => async (req) => {
     const started = performance.now();
-    const logger = req.contextValues.get(loggerKey) ?? fallback;
-    const rpc = `${req.service.typeName}/${req.method.name}`;
-    const protocol = protocolOf(req.header.get('content-type'));
     const log = (error: unknown, cancelled = false) => {
+      const connectError = error === undefined ? undefined : ConnectError.from(error);
+      const fault = connectError !== undefined && serverFaults.has(connectError.code);
+      // Below the configured level nothing is built, not even the call's child logger.
+      if (!fallback.isLevelEnabled(fault ? 'error' : 'info')) return;
+      const logger = req.contextValues.get(loggerKey)?.() ?? fallback;
       const durationMs = Math.round((performance.now() - started) * 10) / 10;
       const userId = req.contextValues.get(principalKey)?.userId;
-      const connectError = error === undefined ? undefined : ConnectError.from(error);
       const code = cancelled ? 'canceled' : connectError === undefined ? 'ok' : codeToString(connectError.code);
-      const line = { rpc, protocol, code, durationMs, ...(userId === undefined ? {} : { userId }) };
-      if (connectError !== undefined && serverFaults.has(connectError.code)) {
+      const line = { rpc: `${req.service.typeName}/${req.method.name}`, protocol: protocolOf(req.header.get('content-type')), code, durationMs, ...(userId === undefined ? {} : { userId }) };
+      if (fault && connectError !== undefined) {
         logger.error({ ...line, err: connectError.cause ?? connectError }, 'rpc failed');
       } else {
         logger.info(line, 'rpc');
