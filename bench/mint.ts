@@ -7,6 +7,12 @@
  * JSON for bench/run.ts; `benchMint` is the same as a function). Uses a database of its own
  * (bench/scratch-database.ts) and a fresh stream on NATS_URL
  * (default nats://127.0.0.1:4222). Not a test: nothing asserts, it reports.
+ *
+ * A job is followed as the API's watchers follow it, on the progress the executor publishes after
+ * each commit (`--watch poll` reads the job every 2 ms instead, as this bench did before: those
+ * reads run on the same two cores as the executor and PostgreSQL and are not part of the
+ * baseline), and each measurement starts once the executor has generated every payload pack, so
+ * a finished job's pack falls into neither the next mint nor the baseline.
  */
 import { spawn } from 'node:child_process';
 import { randomBytes, randomFillSync, randomUUID } from 'node:crypto';
@@ -51,6 +57,8 @@ export interface MintBenchOptions {
   readonly publish: boolean;
   /** Measurements per size (mint, then baseline, each from an empty table). */
   readonly runs: number;
+  /** How the bench learns that a job progressed: `progress` (the bus, as watchers do) or `poll` (a read every 2 ms). */
+  readonly watch: 'progress' | 'poll';
 }
 
 /** One measurement of one size: the end-to-end mint against the COPY baseline of the same run. */
@@ -154,8 +162,9 @@ export async function benchMint(options: MintBenchOptions, progress: (line: stri
   try {
     const db = await openDatabase({ url: dbUrl }, { poolSize: 4, applicationName: 'bench' });
     // Submits publish right after commit as the API does (the executor's outbox relay stays the safety net).
-    bus = options.publish ? await connectJetStreamBus({ url: natsUrl, stream, subjectPrefix, name: 'bench-submit' }) : undefined;
-    const publisher = bus;
+    bus = await connectJetStreamBus({ url: natsUrl, stream, subjectPrefix, name: 'bench-submit' });
+    const feed = bus;
+    const publisher = options.publish ? bus : undefined;
     const ctx = createUseCaseContext({ db, publicBaseUrl: 'http://127.0.0.1:8080', ...(publisher ? { publishJob: (job) => publisher.announce(job) } : {}) });
     const brand = await createWorkspace(ctx, { name: 'Bench Brand' });
     const user = await createUser(ctx, { email: `bench-${id}@bench.example`, name: 'Bench' });
@@ -179,17 +188,63 @@ export async function benchMint(options: MintBenchOptions, progress: (line: stri
     const exited = once(executor, 'exit');
     await sleep(1500);
     // A warm-up job (below) so the executor's first connection, JIT and consumer are ready.
-    // Polls the job every 2 ms: `firstChunkAt` is when its first chunk was seen committed (minted_quantity > 0).
-    const waitDone = async (jobId: string, until: 'first_chunk' | 'done' = 'done') => {
+    // `progress` (default): the job's progress as the API's watchers get it, the executor publishing
+    // each commit on the bus, so the bench adds no database load while a job runs; a read every
+    // 250 ms is the safety net for a lost message. `poll`: the job read every 2 ms, a query the
+    // database answers beside the executor's (measured: see the header). `firstChunkAt` is when the
+    // first committed units were seen.
+    const seen = new Map<string, { firstChunkAt: number | null; doneAt: number | null; status: string }>();
+    let wake: () => void = () => {};
+    const stopWatching = feed.subscribeProgress((update) => {
+      const at = performance.now();
+      const job = seen.get(update.mintJobId) ?? { firstChunkAt: null, doneAt: null, status: update.status };
+      if (job.firstChunkAt === null && update.mintedQuantity > 0) job.firstChunkAt = at;
+      if (job.doneAt === null && (update.status === 'COMPLETED' || update.status === 'FAILED')) job.doneAt = at;
+      job.status = update.status;
+      seen.set(update.mintJobId, job);
+      wake();
+    });
+    const read = async (jobId: string) => (await query<{ status: string; minted: number | null }>(db.em.fork(),
+      'select j.status, b.minted_quantity as minted from mint_jobs j left join mint_batches b on b.brand_id = j.brand_id and b.mint_job_id = j.id where j.id = ?', [jobId]))[0];
+    const waitDone = async (jobId: string): Promise<{ status: string; firstChunkAt: number }> => {
       let firstChunkAt: number | null = null;
+      let lastRead = performance.now();
       for (;;) {
-        const [row] = await query<{ status: string; minted: number | null }>(db.em.fork(),
-          'select j.status, b.minted_quantity as minted from mint_jobs j left join mint_batches b on b.brand_id = j.brand_id and b.mint_job_id = j.id where j.id = ?', [jobId]);
-        if (firstChunkAt === null && Number(row?.minted ?? 0) > 0) firstChunkAt = performance.now();
-        if (row?.status === 'COMPLETED' || row?.status === 'FAILED') return { status: row.status, firstChunkAt: firstChunkAt ?? performance.now() };
-        if (until === 'first_chunk' && firstChunkAt !== null) return { status: row!.status, firstChunkAt };
+        const pushed = seen.get(jobId);
+        if (pushed?.doneAt != null) {
+          seen.delete(jobId);
+          return { status: pushed.status, firstChunkAt: pushed.firstChunkAt ?? pushed.doneAt };
+        }
+        if (options.watch === 'poll' || performance.now() - lastRead >= 250) {
+          lastRead = performance.now();
+          const row = await read(jobId);
+          if (firstChunkAt === null && Number(row?.minted ?? 0) > 0) firstChunkAt = pushed?.firstChunkAt ?? performance.now();
+          if (row?.status === 'COMPLETED' || row?.status === 'FAILED') {
+            seen.delete(jobId);
+            return { status: row.status, firstChunkAt: firstChunkAt ?? performance.now() };
+          }
+        }
         if (executor?.exitCode !== null) throw new Error('the executor exited');
-        await sleep(2);
+        if (options.watch === 'poll') await sleep(2);
+        else await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, 250);
+          wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+      }
+    };
+    // The executor generates the completed job's payload pack after its commit (its pack worker
+    // looks every second); each measurement waits until no pack is left to generate, so that
+    // work falls into neither the next mint nor the baseline.
+    const packsSettled = async () => {
+      const deadline = performance.now() + 600_000;
+      for (;;) {
+        const [row] = await query<{ n: string }>(db.em.fork(), `select count(*) as n from payload_packs where status in ('pending', 'generating')`);
+        if (Number(row?.n) === 0) return;
+        if (performance.now() > deadline) throw new Error(`${row?.n} payload packs still generating after 10 minutes`);
+        await sleep(50);
       }
     };
     const submitSerial = async (size: number) => {
@@ -222,6 +277,7 @@ export async function benchMint(options: MintBenchOptions, progress: (line: stri
     };
     for (const size of options.sizes) {
       for (let run = 0; run < options.runs; run++) {
+        await packsSettled();
         await reset();
         const started = performance.now();
         const submitted = await submitSerial(size);
@@ -229,6 +285,8 @@ export async function benchMint(options: MintBenchOptions, progress: (line: stri
         const mintRate = size / ((performance.now() - started) / 1000);
         const [minted] = await query<{ n: string }>(db.em.fork(), 'select count(*) as n from mint_units where mint_batch_id = ?', [submitted.mintBatchId]);
         if (Number(minted?.n) !== size) throw new Error(`expected ${size} units, found ${minted?.n}`);
+        if ((await read(submitted.mintJobId))?.status !== status) throw new Error(`job ${submitted.mintJobId} reported ${status}, the database disagrees`);
+        await packsSettled();
         await reset();
         const baseRate = await copyBaseline(dbUrl, options.baselineTx, chunk, writers, brand.id, size, gtin, resolverPrefix);
         const mem = memoryOf(executor.pid!);
@@ -240,6 +298,7 @@ export async function benchMint(options: MintBenchOptions, progress: (line: stri
         progress(line);
       }
     }
+    stopWatching();
     const executorPeakMb = memoryOf(executor.pid!).peakMb;
     progress(`executor peak RSS over the run: ${executorPeakMb} MB`);
     executor.kill('SIGTERM');
@@ -280,6 +339,8 @@ if (import.meta.main) {
       publish: { type: 'string', default: 'after-commit' },
       /** Measurements per size. */
       runs: { type: 'string', default: '1' },
+      /** `progress` (default): jobs followed on the bus as watchers do; `poll`: read every 2 ms. */
+      watch: { type: 'string', default: 'progress' },
       /** Also write the result as JSON to this file (bench/run.ts sets BENCH_JSON). */
       json: { type: 'string', default: process.env['BENCH_JSON'] ?? '' },
     },
@@ -287,6 +348,7 @@ if (import.meta.main) {
   const result = await benchMint({
     sizes: args.sizes.split(',').map(Number), chunk: args.chunk, writers: args.writers, baselineTx: args['baseline-tx'],
     nodeOptions: args['node-options'], runs: Number(args.runs), latencyJobs: Number(args['latency-jobs']), publish: args.publish !== 'relay',
+    watch: args.watch === 'poll' ? 'poll' : 'progress',
   });
   if (args.json) writeFileSync(args.json, JSON.stringify(result));
 }

@@ -17,17 +17,50 @@ export function missingAfterPrefix(minted: number, requested: number): SeqRange[
   return minted >= requested ? [] : [{ first: minted + 1, last: requested }];
 }
 
+/** What {@link planChunks} plans besides the missing ranges. */
+export interface ChunkPlanOptions {
+  /** Units in one chunk at most. */
+  readonly maxUnits: number;
+  /** Writers taking the chunks, each the next one as soon as its last one committed. */
+  readonly writers: number;
+  /** Units planned at most, the lowest missing first (default: all that are missing). */
+  readonly unitLimit?: number;
+  /** A lead chunk of this many units before the rest (a job's very first units); 0 or absent for none. */
+  readonly leadUnits?: number;
+}
+
 /**
- * Up to `writers` chunks of at most `maxUnits` units each, taken in order from `missing`; fewer
- * (or none) when less is missing. Chunks never span two ranges.
+ * The chunks of one run over `missing`, in seq order, for `writers` writers that each take the next
+ * chunk as soon as their last one committed. The units after the lead are cut into a multiple of
+ * `writers` chunks of equal size (at most `maxUnits`), so the writers finish together instead of
+ * one writing the last chunk alone: 9,750 units for two writers of 2,000 are six chunks of 1,625,
+ * not four of 2,000 and one of 1,750. The lead, when asked for and smaller than the first range,
+ * comes first. Chunks never span two ranges; nothing is planned when nothing is missing.
  */
-export function planChunks(missing: readonly SeqRange[], maxUnits: number, writers: number): Chunk[] {
-  const chunks: Chunk[] = [];
+export function planChunks(missing: readonly SeqRange[], options: ChunkPlanOptions): Chunk[] {
+  const limit = options.unitLimit ?? Number.POSITIVE_INFINITY;
+  const ranges: SeqRange[] = [];
+  let total = 0;
   for (const range of missing) {
-    for (let first = range.first; first <= range.last && chunks.length < writers; first += maxUnits) {
-      chunks.push({ firstSeq: first, count: Math.min(maxUnits, range.last - first + 1) });
-    }
-    if (chunks.length >= writers) break;
+    if (total >= limit) break;
+    const count = Math.min(range.last - range.first + 1, limit - total);
+    ranges.push({ first: range.first, last: range.first + count - 1 });
+    total += count;
+  }
+  const chunks: Chunk[] = [];
+  const lead = options.leadUnits ?? 0;
+  const head = ranges[0];
+  if (head !== undefined && lead > 0 && head.last - head.first + 1 > lead) {
+    chunks.push({ firstSeq: head.first, count: lead });
+    ranges[0] = { first: head.first + lead, last: head.last };
+    total -= lead;
+  }
+  if (total === 0) return chunks;
+  const writers = Math.max(1, options.writers);
+  const shares = writers * Math.ceil(total / (writers * options.maxUnits));
+  const size = Math.ceil(total / shares);
+  for (const range of ranges) {
+    for (let first = range.first; first <= range.last; first += size) chunks.push({ firstSeq: first, count: Math.min(size, range.last - first + 1) });
   }
   return chunks;
 }
@@ -38,13 +71,3 @@ export function planChunks(missing: readonly SeqRange[], maxUnits: number, write
  * 30-40 ms to commit, one of 250 units 4-6 ms).
  */
 export const firstChunkUnits = 250;
-
-/**
- * A job's first chunk split for one writer into a lead of `firstUnits` and the rest, written one
- * after the other: the first units commit at once, and the writer still covers a whole chunk in
- * the cycle, so the cycle's writers stay balanced. A chunk no larger than the lead stays whole.
- */
-export function splitLeadChunk(chunk: Chunk, firstUnits: number = firstChunkUnits): Chunk[] {
-  if (chunk.count <= firstUnits) return [chunk];
-  return [{ firstSeq: chunk.firstSeq, count: firstUnits }, { firstSeq: chunk.firstSeq + firstUnits, count: chunk.count - firstUnits }];
-}

@@ -51,7 +51,7 @@ export {
   decideIdempotency, idempotencyKeyViolations, idempotencyRetentionMs, idempotencyStaleMs, maxIdempotencyKeyLength, type IdempotencyState,
   type KeptKey, type IdempotencyDecision
 } from './idempotency.ts';
-export { firstChunkUnits, missingAfterPrefix, planChunks, splitLeadChunk, type SeqRange } from './chunk-plan.ts';
+export { firstChunkUnits, missingAfterPrefix, planChunks, type ChunkPlanOptions, type SeqRange } from './chunk-plan.ts';
 export {
   parseSigningKeys, signDownload, verifyDownload, downloadExpiry, type SigningKey, minSigningSecretBytes, defaultDownloadTtlSeconds,
   maxDownloadTtlSeconds, signingKeyIdPattern, type DownloadClaims, type DownloadSignature, type DownloadRefusal

@@ -108,7 +108,7 @@ export interface Config {
   readonly publicBaseUrl: string;
   /** `EXECUTOR_CONCURRENCY`: jobs one executor process runs at once. */
   readonly executorConcurrency: number;
-  /** `MINT_CHUNK_SIZE`: units minted per processing cycle, 1..20000. */
+  /** `MINT_CHUNK_SIZE`: units in one chunk transaction at most, 1..20000; a job is cut into equal chunks of at most this size. */
   readonly chunkSize: number;
   /** `ENABLE_SET_MINT_BATCH_STATUS`: serve SetMintBatchStatus (the spec keeps it unexposed; off by default). */
   readonly setMintBatchStatusEnabled: boolean;

@@ -34,9 +34,9 @@ export interface Metrics {
   readonly httpRequests: Counter<'method' | 'route' | 'code'>;
   /** `minting_http_request_duration_seconds{method,route,code}`: plain HTTP request latency. */
   readonly httpDuration: Histogram<'method' | 'route' | 'code'>;
-  /** `minting_units_minted_total`: units written by committed processing cycles of this process. */
+  /** `minting_units_minted_total`: units written by committed chunks of this process. */
   readonly unitsMinted: Counter;
-  /** `minting_chunk_duration_seconds`: duration of one processing cycle (one chunk transaction). */
+  /** `minting_chunk_duration_seconds`: duration of one chunk transaction. */
   readonly chunkDuration: Histogram;
   /** `minting_lease_renewals_total`: job leases extended by a committed chunk. */
   readonly leaseRenewals: Counter;
@@ -146,8 +146,8 @@ export function createMetrics(sources: MetricSources = {}): Metrics {
       name: `${metricPrefix}http_request_duration_seconds`, help: 'Plain HTTP request latency in seconds by method, route and status code.',
       labelNames: ['method', 'route', 'code'] as const, buckets: requestBuckets, registers,
     }),
-    unitsMinted: new Counter({ name: `${metricPrefix}units_minted_total`, help: 'Units written by committed processing cycles.', registers }),
-    chunkDuration: new Histogram({ name: `${metricPrefix}chunk_duration_seconds`, help: 'Duration of one processing cycle in seconds.', buckets: chunkBuckets, registers }),
+    unitsMinted: new Counter({ name: `${metricPrefix}units_minted_total`, help: 'Units written by committed chunks.', registers }),
+    chunkDuration: new Histogram({ name: `${metricPrefix}chunk_duration_seconds`, help: 'Duration of one chunk transaction in seconds.', buckets: chunkBuckets, registers }),
     leaseRenewals: new Counter({ name: `${metricPrefix}lease_renewals_total`, help: 'Job leases extended by a committed chunk.', registers }),
     leaseLosses: new Counter({ name: `${metricPrefix}lease_losses_total`, help: 'Chunks rejected because another executor took the lease over.', registers }),
     scanEvents: new Counter({

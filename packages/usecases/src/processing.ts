@@ -19,8 +19,8 @@ import {
   readJobLease, recordJobAttempt, releaseJobLease, renewJobLease, setIdleInTransactionTimeout, setLockTimeout, type BatchRecord, type Em,
 } from '@mint/db';
 import {
-  ConflictError, IllegalStateError, LeaseLostError, completionPackProfile, NotFoundError, decideClaim, defaultChunkSize, defaultLeaseMs, failJob, completeSerialJob, splitLeadChunk,
-  completeWithoutUnits, generateSerials, initialUnitStatus, isTerminalJobStatus, leaseExpiry,
+  ConflictError, IllegalStateError, LeaseLostError, completionPackProfile, NotFoundError, decideClaim, defaultChunkSize, defaultLeaseMs, failJob, completeSerialJob,
+  completeWithoutUnits, firstChunkUnits, generateSerials, initialUnitStatus, isTerminalJobStatus, leaseExpiry,
   lotViolations, moveBatch, planChunks, startProcessing, unitResolverUrl, type Chunk, type JobStatus, type Lease, type NewEvent,
 } from '@mint/domain';
 import { storedPackProfile } from './pack-profiles.ts';
@@ -36,10 +36,12 @@ export interface CycleResult {
   readonly status: JobStatus;
 }
 
-async function loadJob(em: Em, brandId: string, jobId: string): Promise<{ job: MintJob; batch: BatchRecord }> {
-  const job = await em.findOne(MintJob, { brandId, id: jobId }, { refresh: true });
+/** A job and its batch, read at once over two connections (they are on a job's critical path). */
+async function loadJob(ctx: UseCaseContext, brandId: string, jobId: string): Promise<{ job: MintJob; batch: BatchRecord }> {
+  const [job, batch] = await Promise.all([
+    ctx.db.em.fork().findOne(MintJob, { brandId, id: jobId }, { refresh: true }), findBatchOfJob(ctx.db.em.fork(), brandId, jobId),
+  ]);
   if (!job) throw new NotFoundError(`mint job ${jobId} not found`);
-  const batch = await findBatchOfJob(em, brandId, jobId);
   if (!batch) throw new IllegalStateError(`mint job ${jobId} has no batch yet (status ${job.status})`);
   return { job, batch };
 }
@@ -67,8 +69,9 @@ export async function claimMintJob(ctx: UseCaseContext, brandId: string, jobId: 
     return await ctx.db.em.fork().transactional(async (em) => {
       await setLockTimeout(em, claimLockTimeoutMs);
       const now = ctx.clock();
-      const state = await readJobLease(em, brandId, jobId);
-      if (!state) throw new NotFoundError(`mint job ${jobId} not found`);
+      const read = await readJobLease(em, brandId, jobId);
+      if (!read) throw new NotFoundError(`mint job ${jobId} not found`);
+      const { lease: state, batch } = read;
       const decision = decideClaim(state, now);
       switch (decision.kind) {
         case 'finished': return { kind: 'finished', status: state.status } as const;
@@ -78,7 +81,6 @@ export async function claimMintJob(ctx: UseCaseContext, brandId: string, jobId: 
       const token = await claimJobLease(em, brandId, jobId, state, decision.move, owner, leaseExpiry(now, leaseMs), now);
       if (token === null) return { kind: 'held', retryInMs: 100 } as const;
       if (decision.move !== null) {
-        const batch = await findBatchOfJob(em, brandId, jobId);
         await appendEvents(em, now, [jobEvent(brandId, 'mint_job_started', jobId, batch?.id ?? null, { identity_mode: batch?.identityMode ?? null })]);
       }
       return { kind: 'claimed', lease: { brandId, jobId, owner, token } } as const;
@@ -96,71 +98,110 @@ export async function releaseMintJob(ctx: UseCaseContext, lease: Lease): Promise
   return releaseJobLease(ctx.db.em.fork(), lease, ctx.clock());
 }
 
+/** How {@link runMint} writes a job. */
+export interface MintRunOptions {
+  /** Units in one chunk transaction at most (default 2,000). */
+  readonly chunkSize?: number;
+  /** Length of the lease every chunk renews (default 30 s). */
+  readonly leaseMs?: number;
+  /** Chunks written at once, each in its own transaction over its own connection (default 1). */
+  readonly writers?: number;
+  /** Units the run writes at most, the lowest missing seqs first (default: all that are missing). */
+  readonly unitLimit?: number;
+  /** Asked before every chunk: true ends the run between chunks (the writers finish their current one). */
+  readonly stopping?: () => boolean;
+  /** Told after every committed chunk, with the highest minted quantity committed so far. */
+  readonly onChunk?: (chunk: ChunkCommitted) => void;
+}
+
+/** A committed chunk as {@link MintRunOptions.onChunk} hears of it: the job's progress after it. */
+export interface ChunkCommitted extends CycleResult {
+  /** First seq of the chunk's units. */
+  readonly firstSeq: number;
+  /** Seconds the chunk took: its serials, then its transaction up to the commit. */
+  readonly seconds: number;
+}
+
 /**
- * Runs one cycle of a job under `lease`: a serial job gets up to `writers` chunks of at most
- * `maxUnits` units, written concurrently over separate connections, each chunk one transaction
- * holding its units, its minted-quantity increment, its event and (for the chunk that reaches the
- * requested quantity) the completion of the job and its batch. The chunks cover the lowest
- * sequence numbers still missing, so units end up exactly 1..N. Every chunk checks and renews the
- * lease just before it commits (fencing). Lot and product-only jobs finalise at once without
- * tokens. LeaseLostError when the lease was taken over (nothing written); ConflictError when a
+ * Writes a job under `lease` until it is COMPLETED, `unitLimit` units were written or `stopping`
+ * says so: the missing seqs are planned once (planChunks: a lead chunk of the job's very first
+ * units, then equal chunks of at most `chunkSize` in a multiple of `writers`), and each of
+ * `writers` writers, over its own connection, takes the next chunk as soon as its last one
+ * committed, so no writer waits for another. A chunk is one transaction holding its units, its
+ * minted-quantity increment, its event, the job's first move RESERVED -> PROCESSING until one
+ * chunk committed it, and (for the chunk that reaches the requested quantity) the completion of
+ * the job and its batch; every chunk checks and renews the lease just before it commits
+ * (fencing). Lot and product-only jobs finalise at once without tokens. When a chunk fails, the
+ * other writers finish their current chunk, take no more, and the first error is thrown:
+ * LeaseLostError when the lease was taken over (that chunk wrote nothing), ConflictError when a
  * chunk had already been written by a concurrent run.
  */
-export async function runMintCycle(
-  ctx: UseCaseContext, lease: Lease, maxUnits: number = defaultChunkSize, leaseMs: number = defaultLeaseMs, writers = 1,
-): Promise<CycleResult> {
+export async function runMint(ctx: UseCaseContext, lease: Lease, options: MintRunOptions = {}): Promise<CycleResult> {
   const { brandId, jobId } = lease;
-  const em = ctx.db.em.fork();
-  const { job, batch } = await loadJob(em, brandId, jobId);
+  const leaseMs = options.leaseMs ?? defaultLeaseMs;
+  const { job, batch } = await loadJob(ctx, brandId, jobId);
   const status = job.status as JobStatus;
-  const result = (inserted: number, s: JobStatus, minted: number): CycleResult => ({
+  const result = (inserted: number, minted: number, s: JobStatus = minted >= batch.requestedQuantity ? 'COMPLETED' : 'PROCESSING'): CycleResult => ({
     done: s === 'COMPLETED', insertedCount: inserted, mintedQuantity: minted, requestedQuantity: job.requestedQuantity, status: s,
   });
-  if (status !== 'RESERVED' && status !== 'PROCESSING') return result(0, status, batch.mintedQuantity);
+  if (status !== 'RESERVED' && status !== 'PROCESSING') return result(0, batch.mintedQuantity, status);
 
   if (batch.identityMode === 'batch') {
     const outcome = await finaliseWithoutUnits(ctx, lease, leaseMs, batch, status);
-    return result(0, outcome, outcome === 'COMPLETED' ? batch.requestedQuantity : batch.mintedQuantity);
+    return result(0, outcome === 'COMPLETED' ? batch.requestedQuantity : batch.mintedQuantity, outcome);
   }
-  if (status === 'RESERVED') {
-    await fenced(ctx, lease, leaseMs, noWrites, async (tx, now) => {
-      if (!(await moveJob(tx, brandId, jobId, startProcessing(), now))) throw new ConflictError(`mint job ${jobId} was started concurrently`);
-    });
-  }
-  const missing = await findMissingSeqRanges(em, brandId, batch.id, batch.mintedQuantity, batch.requestedQuantity);
-  const chunks = planChunks(missing, maxUnits, Math.max(1, writers));
+  const writers = Math.max(1, options.writers ?? 1);
+  const missing = await findMissingSeqRanges(ctx.db.em.fork(), brandId, batch.id, batch.mintedQuantity, batch.requestedQuantity);
+  const chunks = planChunks(missing, {
+    maxUnits: options.chunkSize ?? defaultChunkSize, writers, ...(options.unitLimit === undefined ? {} : { unitLimit: options.unitLimit }),
+    // A job's first run commits a small lead chunk first, so the job's first units are committed at once.
+    leadUnits: batch.mintedQuantity === 0 ? firstChunkUnits : 0,
+  });
   if (chunks.length === 0) {
     // Unreachable while counter, units and completion share a transaction; a re-read settles it.
     throw new ConflictError(`mint job ${jobId} has no units left to mint but is ${status}`);
   }
-  // A job's first cycle: the first writer commits a small lead chunk before the rest of its chunk,
-  // so the job's first units are committed at once.
-  const lane = async (chunk: Chunk, index: number): Promise<number> => {
-    let minted = 0;
-    for (const part of index === 0 && batch.mintedQuantity === 0 ? splitLeadChunk(chunk) : [chunk]) {
-      minted = Math.max(minted, await writeChunk(ctx, lease, leaseMs, batch, part));
+  let next = 0;
+  let inserted = 0;
+  let minted = batch.mintedQuantity;
+  let starting = status === 'RESERVED';
+  let failure: { readonly error: unknown } | null = null;
+  const writer = async (): Promise<void> => {
+    while (failure === null && next < chunks.length && !(options.stopping?.() ?? false)) {
+      const chunk = chunks[next++]!;
+      const started = performance.now();
+      try {
+        const written = await writeChunk(ctx, lease, leaseMs, batch, chunk, starting);
+        if (written.started) starting = false;
+        inserted += chunk.count;
+        minted = Math.max(minted, written.minted);
+        options.onChunk?.({ ...result(chunk.count, minted), firstSeq: chunk.firstSeq, seconds: (performance.now() - started) / 1000 });
+      } catch (error) {
+        failure ??= { error };
+      }
     }
-    return minted;
   };
-  const written = await Promise.allSettled(chunks.map(lane));
-  const failed = written.find((w) => w.status === 'rejected');
-  if (failed) throw failed.reason;
-  const totals = written.map((w) => (w as PromiseFulfilledResult<number>).value);
-  const minted = Math.max(...totals);
-  const inserted = chunks.reduce((sum, c) => sum + c.count, 0);
-  return result(inserted, minted >= batch.requestedQuantity ? 'COMPLETED' : 'PROCESSING', minted);
+  await Promise.all(Array.from({ length: Math.min(writers, chunks.length) }, writer));
+  if (failure !== null) throw (failure as { readonly error: unknown }).error;
+  // Stopped before any chunk committed: the job is still RESERVED.
+  return inserted === 0 && starting ? result(0, minted, status) : result(inserted, minted);
 }
 
 /**
- * Writes one chunk in one transaction and returns the batch's minted quantity after it. The
- * expensive insert runs first; the lease check, the counter and the events come last, so rows
- * locks are held only for the commit and concurrent chunks of one job overlap.
+ * Writes one chunk in one transaction and returns the batch's minted quantity after it, and whether
+ * it moved the job RESERVED -> PROCESSING (`start`: the job was RESERVED and no chunk has moved it
+ * yet; a concurrent chunk of the same run that committed the move first leaves it to that one). The
+ * expensive insert runs first; the lease check, the counter and the events come last, so row locks
+ * are held only for the commit and concurrent chunks of one job overlap.
  */
-async function writeChunk(ctx: UseCaseContext, lease: Lease, leaseMs: number, batch: BatchRecord, chunk: Chunk): Promise<number> {
+async function writeChunk(
+  ctx: UseCaseContext, lease: Lease, leaseMs: number, batch: BatchRecord, chunk: Chunk, start: boolean,
+): Promise<{ minted: number; started: boolean }> {
   const { brandId, mintJobId: jobId } = batch;
   const serials = generateSerials(chunk.count, ctx.randomFill);
   const unitStatus = initialUnitStatus(batch.activationMode);
   let minted = 0;
+  let started = false;
   try {
     await fenced(ctx, lease, leaseMs, async (em, now) => {
       await insertUnitChunk(em, {
@@ -168,6 +209,9 @@ async function writeChunk(ctx: UseCaseContext, lease: Lease, leaseMs: number, ba
         resolverUrlPrefix: unitResolverUrl(batch.resolverBaseUrl, batch.gtin, ''), status: unitStatus, createdAt: now,
       });
     }, async (em, now) => {
+      // The fencing check holds the job's row lock, so of two chunks racing to start the job the
+      // second sees it PROCESSING: the compare-and-set tells which one moved it.
+      if (start) started = await moveJob(em, brandId, jobId, startProcessing(), now);
       minted = await addMinted(em, brandId, batch.id, chunk.count, now);
       await appendEvents(em, now, [
         jobEvent(brandId, 'mint_units_created', jobId, batch.id, { count: chunk.count, first_seq: chunk.firstSeq }),
@@ -180,33 +224,34 @@ async function writeChunk(ctx: UseCaseContext, lease: Lease, leaseMs: number, ba
     if (sqlState(error) === '23505') throw new ConflictError(`chunk at seq ${chunk.firstSeq} of mint batch ${batch.id} was written concurrently`, { cause: error });
     throw error;
   }
-  return minted;
+  return { minted, started };
 }
 
 /**
  * One processing cycle (process_mint_job_batch, the API's ProcessMintJobBatch): claims a lease of
- * its own for the cycle, runs one chunk of at most `maxUnits` units (default 2,000) and releases
- * the lease. A terminal job reports done with nothing inserted; a job another executor is
+ * its own for the cycle, writes at most `maxUnits` units (default 2,000) over one connection and
+ * releases the lease. A terminal job reports done with nothing inserted; a job another executor is
  * running is a ConflictError (retry later), and nothing is written.
  */
 export async function processMintJobBatch(ctx: UseCaseContext, brandId: string, jobId: string, maxUnits: number | null = null): Promise<CycleResult> {
-  return leasedCycles(ctx, brandId, jobId, maxUnits ?? defaultChunkSize, maxUnits ?? defaultChunkSize);
+  return leasedRun(ctx, brandId, jobId, maxUnits ?? defaultChunkSize, maxUnits ?? defaultChunkSize);
 }
 
-/** Claims a short lease, runs chunks until `unitLimit` units were inserted or the job is terminal, and releases it. */
-async function leasedCycles(ctx: UseCaseContext, brandId: string, jobId: string, unitLimit: number, chunkSize: number): Promise<CycleResult> {
+/** Claims a short lease, writes chunks of at most `chunkSize` until `unitLimit` units were inserted or the job is terminal, and releases it. */
+async function leasedRun(ctx: UseCaseContext, brandId: string, jobId: string, unitLimit: number, chunkSize: number): Promise<CycleResult> {
   const claim = await claimMintJob(ctx, brandId, jobId, `cycle:${randomUUID()}`, defaultLeaseMs);
   if (claim.kind === 'held') throw new ConflictError(`mint job ${jobId} is being processed by another executor; retry in ${claim.retryInMs} ms`);
   if (claim.kind === 'finished') {
-    const { job, batch } = await loadJob(ctx.db.em.fork(), brandId, jobId);
+    const { job, batch } = await loadJob(ctx, brandId, jobId);
     return { done: job.status === 'COMPLETED', insertedCount: 0, mintedQuantity: batch.mintedQuantity, requestedQuantity: job.requestedQuantity, status: claim.status };
   }
   let inserted = 0;
   try {
+    // One run writes everything it planned; another covers what was beyond its plan (more than 64 gaps).
     for (;;) {
-      const cycle = await runMintCycle(ctx, claim.lease, Math.min(chunkSize, unitLimit - inserted), defaultLeaseMs);
-      inserted += cycle.insertedCount;
-      if (isTerminalJobStatus(cycle.status) || inserted >= unitLimit || cycle.insertedCount === 0) return { ...cycle, insertedCount: inserted };
+      const run = await runMint(ctx, claim.lease, { chunkSize, unitLimit: unitLimit - inserted, leaseMs: defaultLeaseMs });
+      inserted += run.insertedCount;
+      if (isTerminalJobStatus(run.status) || inserted >= unitLimit || run.insertedCount === 0) return { ...run, insertedCount: inserted };
     }
   } finally {
     await releaseMintJob(ctx, claim.lease).catch(() => false);

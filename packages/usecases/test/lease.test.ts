@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { query } from '../../../test/support/sql.ts';
-import { isConflictError, isLeaseLostError, type MintRequest } from '@mint/domain';
+import { isConflictError, isLeaseLostError, type Lease, type MintRequest } from '@mint/domain';
 import {
-  claimMintJob, findJobsToSweep, processMintJobBatch, recordFailedAttempt, releaseMintJob, runMintCycle, submitAndKick, type ClaimResult, type UseCaseContext,
+  claimMintJob, findJobsToSweep, processMintJobBatch, recordFailedAttempt, releaseMintJob, runMint, submitAndKick, type ClaimResult, type UseCaseContext,
 } from '@mint/usecases';
 import { setupUseCases, submitSerial, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
 
@@ -25,6 +25,9 @@ const submitAndKickSerial = (requestedQuantity: number, idempotencyKey: string |
   brandId: brand.brandId, productId: brand.productId, productBatchId: null, requestedQuantity,
   identityMode: 'serial', activationMode: 'active_at_mint', lots: [], idempotencyKey,
 });
+/** A run of at most `writers` chunks of `chunkSize` units, as one processing cycle writes. */
+const runMintCycle = (c: UseCaseContext, lease: Lease, chunkSize: number, leaseMs: number, writers = 1) =>
+  runMint(c, lease, { chunkSize, leaseMs, writers, unitLimit: chunkSize * writers });
 function claimed(result: ClaimResult) {
   if (result.kind !== 'claimed') throw new Error(`expected a claim, got ${result.kind}`);
   return result.lease;
@@ -135,20 +138,63 @@ describe('mint job leases', () => {
   it('writes chunks of one job concurrently and fills the gap a failed writer left, ending with exactly 1..N', async () => {
     const { mintJobId, mintBatchId } = await submit(7000);
     const lease = claimed(await claimMintJob(ctx, brand.brandId, mintJobId, 'executor-a', 60_000));
-    // The first of two concurrent chunks fails before writing; the second (seq 1001..2000) commits.
+    // Of the first two concurrent chunks the lead (seq 1..250) fails before writing; the second (seq 251..1125) commits.
     let calls = 0;
     const flaky: UseCaseContext = { ...ctx, randomFill: (b) => { if (calls++ === 0) throw new Error('writer crashed'); ctx.randomFill(b); } };
     await expect(runMintCycle(flaky, lease, 1000, 60_000, 2)).rejects.toThrow('writer crashed');
-    expect(await units(mintBatchId)).toEqual({ n: 1000, serials: 1000, min: 1001, max: 2000, minted: 1000 });
-    const cycles = [];
-    for (let i = 0; i < 10; i++) {
-      const cycle = await runMintCycle(ctx, lease, 1000, 60_000, 2);
-      cycles.push(cycle.insertedCount);
-      if (cycle.done) break;
-    }
-    expect(cycles).toEqual([2000, 2000, 2000]);
+    expect(await units(mintBatchId)).toEqual({ n: 875, serials: 875, min: 251, max: 1125, minted: 875 });
+    expect(await runMint(ctx, lease, { chunkSize: 1000, leaseMs: 60_000, writers: 2 })).toMatchObject({
+      done: true, status: 'COMPLETED', insertedCount: 6125, mintedQuantity: 7000,
+    });
     expect(await units(mintBatchId)).toEqual({ n: 7000, serials: 7000, min: 1, max: 7000, minted: 7000 });
     const [job] = await query<{ status: string }>(app.db.em.fork(), `select status from mint_jobs where id = ?`, [mintJobId]);
     expect(job!.status).toBe('COMPLETED');
+  });
+
+  it('writes a whole job in one run, each writer taking the next chunk without waiting for the other', async () => {
+    const { mintJobId, mintBatchId } = await submit(5000);
+    const lease = claimed(await claimMintJob(ctx, brand.brandId, mintJobId, 'executor-a', 60_000));
+    // Another transaction holds seq 1 uncommitted, so the lead chunk's insert waits for it.
+    let unblock!: () => void;
+    const blocked = new Promise<void>((resolve) => { unblock = resolve; });
+    let holding!: () => void;
+    const held = new Promise<void>((resolve) => { holding = resolve; });
+    const blocker = app.db.em.fork().transactional(async (em) => {
+      await query(em, `insert into mint_units (brand_id, id, mint_batch_id, seq, serial, resolver_url, status, created_at)
+                   values (?, gen_random_uuid(), ?, 1, 'BLOCKER', 'blocker', 'active', now())`,
+        [brand.brandId, mintBatchId]);
+      holding();
+      await blocked;
+      throw new Error('rolled back');
+    }).catch(() => undefined);
+    await held;
+    const committed: number[] = [];
+    const run = runMint(ctx, lease, { chunkSize: 1000, leaseMs: 60_000, writers: 2, onChunk: (c) => committed.push(c.insertedCount) });
+    // The other writer writes every chunk after the lead meanwhile: 4,750 units in six chunks of 792 or fewer.
+    const deadline = Date.now() + 30_000;
+    while ((await units(mintBatchId)).minted < 4750) {
+      if (Date.now() > deadline) throw new Error(`only ${(await units(mintBatchId)).minted} units minted while the lead waited`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(committed).toEqual([792, 792, 792, 792, 792, 790]);
+    const [job] = await query<{ status: string }>(app.db.em.fork(), `select status from mint_jobs where id = ?`, [mintJobId]);
+    expect(job!.status).toBe('PROCESSING');
+    unblock();
+    await blocker;
+    expect(await run).toMatchObject({ done: true, status: 'COMPLETED', insertedCount: 5000, mintedQuantity: 5000 });
+    expect(committed.at(-1)).toBe(250);
+    expect(await units(mintBatchId)).toEqual({ n: 5000, serials: 5000, min: 1, max: 5000, minted: 5000 });
+  });
+
+  it('leaves a job RESERVED until a chunk commits, and moves it to PROCESSING in that chunk', async () => {
+    const { mintJobId, mintBatchId } = await submit(3000);
+    const lease = claimed(await claimMintJob(ctx, brand.brandId, mintJobId, 'executor-a', 60_000));
+    const status = async () => (await query<{ status: string }>(app.db.em.fork(), `select status from mint_jobs where id = ?`, [mintJobId]))[0]!.status;
+    const failing: UseCaseContext = { ...ctx, randomFill: () => { throw new Error('writer crashed'); } };
+    await expect(runMint(failing, lease, { chunkSize: 1000, leaseMs: 60_000, writers: 2 })).rejects.toThrow('writer crashed');
+    expect(await status()).toBe('RESERVED');
+    expect(await runMintCycle(ctx, lease, 250, 60_000)).toMatchObject({ insertedCount: 250, status: 'PROCESSING' });
+    expect(await status()).toBe('PROCESSING');
+    expect((await units(mintBatchId)).n).toBe(250);
   });
 });

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { classifyMintError, decideMintFailure, isTerminalJobStatus, type Lease, type MintSetback } from '@mint/domain';
 import type { ProgressFeed } from '@mint/bus';
 import {
-  claimMintJob, failMintJob, publishJobProgress, recordFailedAttempt, releaseMintJob, runMintCycle, sqlState, type UseCaseContext,
+  claimMintJob, failMintJob, publishJobProgress, recordFailedAttempt, releaseMintJob, runMint, sqlState, type CycleResult, type UseCaseContext,
 } from '@mint/usecases';
 import type { Logger } from 'pino';
 import type { Metrics } from '@mint/runtime';
@@ -12,7 +12,7 @@ import type { Delivery, Outcome } from './settle.ts';
 export interface MintWorkerOptions {
   readonly ctx: UseCaseContext;
   readonly logger: Logger;
-  /** Units per processing cycle (one transaction). */
+  /** Units in one chunk transaction at most. */
   readonly chunkSize: number;
   /** Chunks of the job written at once, each in its own transaction over its own connection. */
   readonly writers: number;
@@ -24,7 +24,7 @@ export interface MintWorkerOptions {
   readonly stopping: () => boolean;
   /** Counts units minted, chunk durations and lease renewals and losses; optional. */
   readonly metrics?: Pick<Metrics, 'unitsMinted' | 'chunkDuration' | 'leaseRenewals' | 'leaseLosses'>;
-  /** Where the job's progress is published after every commit (the job bus), for the API's watchers; optional. */
+  /** Where the job's progress is published after every committed chunk (the job bus), for the API's watchers; optional. */
   readonly progress?: Pick<ProgressFeed, 'publishProgress'>;
 }
 
@@ -43,6 +43,18 @@ export async function runMintJob(options: MintWorkerOptions, msg: Delivery): Pro
   // The last committed progress, for the FAILED update (watchers keep the count they saw).
   let lastMinted = 0;
   let lastRequested = 0;
+  // Publishes committed progress for the API's watchers, once per change.
+  let reported = '';
+  const report = (progress: CycleResult) => {
+    lastMinted = progress.mintedQuantity;
+    lastRequested = progress.requestedQuantity;
+    const seen = `${progress.status}/${progress.mintedQuantity}`;
+    if (options.progress === undefined || seen === reported) return;
+    reported = seen;
+    publishJobProgress(options.progress, brandId, {
+      mintJobId: jobId, status: progress.status, mintedQuantity: progress.mintedQuantity, requestedQuantity: progress.requestedQuantity, failureReason: null,
+    });
+  };
   const release = async () => {
     if (lease === null) return;
     const held = lease;
@@ -77,22 +89,23 @@ export async function runMintJob(options: MintWorkerOptions, msg: Delivery): Pro
         log.info('shutting down: lease released, job handed back');
         return await setback({ kind: 'stopping' });
       }
-      const cycleStarted = performance.now();
-      const cycle = await runMintCycle(ctx, lease, options.chunkSize, leaseMs, options.writers);
-      options.metrics?.chunkDuration.observe((performance.now() - cycleStarted) / 1000);
-      options.metrics?.unitsMinted.inc(cycle.insertedCount);
-      options.metrics?.leaseRenewals.inc();
-      msg.working();
-      lastMinted = cycle.mintedQuantity;
-      lastRequested = cycle.requestedQuantity;
-      if (options.progress !== undefined) {
-        publishJobProgress(options.progress, brandId, {
-          mintJobId: jobId, status: cycle.status, mintedQuantity: cycle.mintedQuantity, requestedQuantity: cycle.requestedQuantity, failureReason: null,
-        });
-      }
-      if (isTerminalJobStatus(cycle.status)) {
+      const run = await runMint(ctx, lease, {
+        chunkSize: options.chunkSize, leaseMs, writers: options.writers, stopping: options.stopping,
+        onChunk: (chunk) => {
+          options.metrics?.chunkDuration.observe(chunk.seconds);
+          options.metrics?.unitsMinted.inc(chunk.insertedCount);
+          options.metrics?.leaseRenewals.inc();
+          msg.working();
+          report(chunk);
+          // The job's timeline at LOG_LEVEL=debug: each chunk's commit (pino's time) and duration.
+          log.debug({ firstSeq: chunk.firstSeq, units: chunk.insertedCount, mintedQuantity: chunk.mintedQuantity, ms: Math.round(chunk.seconds * 1000) }, 'mint chunk committed');
+        },
+      });
+      // A lot or product-only job, or a run that wrote nothing, has no chunk that reported it.
+      report(run);
+      if (isTerminalJobStatus(run.status)) {
         lease = null;
-        log.info({ status: cycle.status, mintedQuantity: cycle.mintedQuantity }, 'mint job finished');
+        log.info({ status: run.status, mintedQuantity: run.mintedQuantity }, 'mint job finished');
         return { kind: 'done' };
       }
     }

@@ -37,7 +37,8 @@ describe('mint worker failure handling', () => {
     expect(outcome.kind === 'retry' && outcome.delayMs).toBeGreaterThanOrEqual(500);
     const [row] = await query<{ attempts: number; last_error: string; lease_owner: string | null; status: string }>(app.db.em.fork(),
       `select attempts, last_error, lease_owner, status from mint_jobs where id = ?`, [jobId]);
-    expect(row).toEqual({ attempts: 1, last_error: 'connection reset', lease_owner: null, status: 'PROCESSING' });
+    // No chunk committed, so the job is still RESERVED (its first chunk moves it to PROCESSING).
+    expect(row).toEqual({ attempts: 1, last_error: 'connection reset', lease_owner: null, status: 'RESERVED' });
     // The next delivery, without the fault, completes the job.
     expect(await runMintJob(worker(app.ctx), message(jobId, false))).toEqual({ kind: 'done' });
     expect((await jobState(app.db, jobId)).status).toBe('COMPLETED');

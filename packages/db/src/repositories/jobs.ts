@@ -18,14 +18,27 @@ export async function moveJob(em: Em, brandId: string, jobId: string, move: JobM
     .where('brand_id', '=', brandId).where('id', '=', jobId).where('status', '=', move.from))) === 1;
 }
 
-/** The lease columns of a job, as the domain's claim rules read them; null when the job does not exist. */
-export async function readJobLease(em: Em, brandId: string, jobId: string): Promise<LeaseState | null> {
-  const row = await first(em, (db) => db.selectFrom('mint_jobs').select(['status', 'lease_owner', 'lease_expires_at', 'lease_token'])
-    .where('brand_id', '=', brandId).where('id', '=', jobId));
+/** A job's lease as {@link readJobLease} reads it, with the job's batch for the claim's event. */
+export interface JobLeaseRead {
+  /** The lease columns, as the domain's claim rules read them. */
+  readonly lease: LeaseState;
+  /** The job's batch; null before it has one (PREFLIGHTED). */
+  readonly batch: { readonly id: string; readonly identityMode: string } | null;
+}
+
+/** The lease columns of a job and its batch, in one query; null when the job does not exist. */
+export async function readJobLease(em: Em, brandId: string, jobId: string): Promise<JobLeaseRead | null> {
+  const row = await first(em, (db) => db.selectFrom('mint_jobs as j')
+    .leftJoin('mint_batches as b', (join) => join.onRef('b.brand_id', '=', 'j.brand_id').onRef('b.mint_job_id', '=', 'j.id'))
+    .select(['j.status', 'j.lease_owner', 'j.lease_expires_at', 'j.lease_token', 'b.id as batch_id', 'b.identity_mode'])
+    .where('j.brand_id', '=', brandId).where('j.id', '=', jobId));
   if (!row) return null;
   return {
-    status: row.status as JobStatus, owner: row.lease_owner, token: row.lease_token,
-    expiresAt: row.lease_expires_at === null ? null : new Date(row.lease_expires_at),
+    lease: {
+      status: row.status as JobStatus, owner: row.lease_owner, token: row.lease_token,
+      expiresAt: row.lease_expires_at === null ? null : new Date(row.lease_expires_at),
+    },
+    batch: row.batch_id === null || row.identity_mode === null ? null : { id: row.batch_id, identityMode: row.identity_mode },
   };
 }
 

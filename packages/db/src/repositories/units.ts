@@ -37,10 +37,12 @@ export async function insertUnitChunk(em: Em, chunk: UnitChunk): Promise<number>
 
 /**
  * The sequence numbers of a batch still missing from 1..`requested`, as at most `limit` ranges in
- * order. Cheap when the minted units are exactly 1..`minted` (one index probe for the highest
- * seq); otherwise (writers committed out of order before a crash) one scan of the batch's seqs.
+ * order. Free when nothing is minted (units commit with the minted quantity, so there are none);
+ * cheap when the minted units are exactly 1..`minted` (one index probe for the highest seq);
+ * otherwise (writers committed out of order before a crash) one scan of the batch's seqs.
  */
 export async function findMissingSeqRanges(em: Em, brandId: string, batchId: string, minted: number, requested: number, limit = 64): Promise<SeqRange[]> {
+  if (minted === 0) return missingAfterPrefix(0, requested);
   const top = await first(em, (db) => db.selectFrom('mint_units').select((eb) => eb.fn.max('seq').as('max'))
     .where('brand_id', '=', brandId).where('mint_batch_id', '=', batchId));
   if ((top?.max ?? 0) === minted) return missingAfterPrefix(minted, requested);
