@@ -1,7 +1,26 @@
-// Helpers the load benchmarks share: a server in a child process that announces its port, and
-// percentiles of latency samples.
+// Helpers the benchmarks share: a server in a child process that announces its port, percentiles
+// of latency samples, and how the image starts the executor's node.
 
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+
+/** One `name='value'` line of deploy/bin/mint. */
+function mintScriptSetting(name: string): string {
+  const script = readFileSync(new URL('../deploy/bin/mint', import.meta.url), 'utf8');
+  const match = new RegExp(`^${name}='([^']*)'$`, 'm').exec(script);
+  if (match === null) throw new Error(`deploy/bin/mint sets no ${name}`);
+  return match[1]!;
+}
+
+/**
+ * The NODE_OPTIONS the image starts the executor with when none are set (`executor_node_options` in
+ * deploy/bin/mint, the one place that states them; the chart keeps them by default), for benchmark
+ * children that stand for the executor.
+ */
+export const executorNodeOptions: string = mintScriptSetting('executor_node_options');
+
+/** The node command-line flags the image starts the executor with (`executor_node_flags` in deploy/bin/mint), as separate arguments. */
+export const executorNodeFlags: readonly string[] = mintScriptSetting('executor_node_flags').split(' ').filter((flag) => flag !== '');
 
 /**
  * Starts `node <args>` with stdout piped; resolves once it printed `PORT <n>`, rejects if it exits

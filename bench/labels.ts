@@ -12,9 +12,10 @@
 //   BENCH_SYMBOLOGY        qr (default) or datamatrix
 //   BENCH_FORMATS          comma-separated subset of svg,pdf,zpl
 //   BENCH_RUNS             baseline + format pairs per format (default 1)
-//   BENCH_NODE_FLAGS       V8 flags of every child (default --max-semi-space-size=16: without a cap
-//                          V8 lets the young generation grow to ~130 MB of garbage before
-//                          collecting, which is most of the RSS; heap in use stays ~30 MB either way)
+//   BENCH_NODE_FLAGS       node flags of every child (default: the executor's, deploy/bin/mint's
+//                          executor_node_flags and executor_node_options; with V8's defaults the
+//                          young generation grows to ~130 MB of garbage before collecting and Maglev
+//                          keeps 20-40 MB after compiling the encoder; heap in use stays ~30 MB)
 
 import { execFile } from 'node:child_process';
 import { once } from 'node:events';
@@ -27,6 +28,7 @@ import type { Writable } from 'node:stream';
 import bwipjs from 'bwip-js';
 import { gtinCheckDigit } from '@mint/domain';
 import { defaultSheetLayout, elementString, pdfSheets, svgLabel, zplLabel, type LabelUnit, type Symbology } from '@mint/labels';
+import { executorNodeFlags, executorNodeOptions } from './child-server.ts';
 
 const targetRssMb = 200;
 type Format = 'svg' | 'pdf' | 'zpl';
@@ -88,7 +90,9 @@ async function child(task: Task, symbology: Symbology, count: number, file: stri
   process.stdout.write(JSON.stringify(measured));
 }
 
-const nodeFlags = (process.env.BENCH_NODE_FLAGS ?? '--max-semi-space-size=16').split(' ').filter((flag) => flag !== '');
+const nodeFlags = process.env.BENCH_NODE_FLAGS === undefined
+  ? [...executorNodeFlags, ...executorNodeOptions.split(' ').filter((flag) => flag !== '')]
+  : process.env.BENCH_NODE_FLAGS.split(' ').filter((flag) => flag !== '');
 
 function runChild(task: Task, symbology: Symbology, count: number, file: string): Promise<Measured> {
   return new Promise((resolve, reject) => {

@@ -34,7 +34,7 @@ import { generateSerials, unitResolverUrl } from '@mint/domain';
 import { loadConfig } from '@mint/runtime';
 import { createUseCaseContext, createUser, createWorkspace, grantRole, submitMintRequest, upsertProduct } from '@mint/usecases';
 import { createScratchDatabase } from './scratch-database.ts';
-import { percentile } from './child-server.ts';
+import { executorNodeFlags, executorNodeOptions, percentile } from './child-server.ts';
 
 const require = createRequire(import.meta.resolve('@mint/db'));
 const copyFrom = (require('pg-copy-streams') as { from: (sql: string) => NodeJS.WritableStream & pg.Submittable }).from;
@@ -175,7 +175,7 @@ export async function benchMint(options: MintBenchOptions, progress: (line: stri
     });
     const resolverPrefix = unitResolverUrl(`http://127.0.0.1:8080/r/${brand.slug}`, gtin, '');
 
-    executor = spawn(process.execPath, ['services/executor/src/main.ts'], {
+    executor = spawn(process.execPath, [...executorNodeFlags, 'services/executor/src/main.ts'], {
       cwd: repoRoot,
       env: {
         PATH: process.env['PATH'] ?? '', DATABASE_URL: dbUrl, NATS_URL: natsUrl, NATS_STREAM: stream, NATS_SUBJECT_PREFIX: subjectPrefix,
@@ -330,11 +330,12 @@ if (import.meta.main) {
       /** One-chunk jobs measured for submit -> first chunk committed. */
       'latency-jobs': { type: 'string', default: '30' },
       /**
-       * NODE_OPTIONS of the executor child. The default is what the chart deploys (executor.nodeOptions):
+       * NODE_OPTIONS of the executor child (which always gets the image's node flags, executor_node_flags).
+       * The default is what the image starts it with (deploy/bin/mint):
        * a small young generation and old space keep its RSS near 140 MB instead of 190-250 MB at 1M
        * units, at no measurable cost in throughput. Pass '' to measure V8's defaults.
        */
-      'node-options': { type: 'string', default: '--max-semi-space-size=4 --max-old-space-size=128' },
+      'node-options': { type: 'string', default: executorNodeOptions },
       /** `after-commit` (default, as the API does): submits publish their job at once; `relay`: through the outbox relay only. */
       publish: { type: 'string', default: 'after-commit' },
       /** Measurements per size. */

@@ -4,30 +4,42 @@
 //     into a file (the database's and disk's floor for writing one of the two data files),
 //   - the pack: claim + generatePayloadPack into a filesystem store (units.csv, units.jsonl,
 //     manifest.json with SHA-256), with the process RSS sampled every 20 ms.
-//   - one row per format this build writes (csv, jsonl, epcis; svg, pdf and zpl once label
-//     rendering is in the build): a pack of only that format right after its baseline (COPY ... TO
-//     of the text the format carries, or the label encoder alone in a tight loop), units/s and peak RSS.
+//   - one row per format (csv, jsonl, svg, pdf, zpl, epcis): a pack of only that format generated in
+//     a child process started as the image starts the executor (deploy/bin/mint: its node flags and
+//     NODE_OPTIONS; bench/pack-child.ts) that runs nothing else, so its peak RSS is the pack's own,
+//     right after its baseline: COPY ... TO of the text the format carries (csv, jsonl, epcis), the
+//     GS1 encoder alone in a tight loop (svg, pdf) or the bare zplLabel loop (zpl: the printer
+//     encodes its symbols), both in a child too; units/s and peak RSS. svg and pdf packs hold
+//     BENCH_LABEL_UNITS units (default and most: their 100,000 cap), the others every seeded unit.
 // Prints seconds and peak RSS against the targets (<= 15 s, RSS <= 200 MB) and drops the database.
 // Exits 1 when a target is missed. BENCH_RUNS repeats baseline and pack on the same data (the pack
 // row and files removed in between), BENCH_JSON names a file for the figures as JSON (bench/run.ts
-// reads it); BENCH_FORMATS (e.g. `epcis,zpl`) limits the per-format rows; `benchPacks` is the same as a function.
+// reads it); `benchPacks` is the same as a function. The per-format rows:
+//   BENCH_FORMATS          comma-separated subset (e.g. `epcis,zpl`)
+//   BENCH_FORMAT_RUNS      how often each runs (default BENCH_RUNS)
+//   BENCH_LABEL_UNITS      units of the svg and pdf packs (default and most: 100,000)
+//   BENCH_BASELINE_LABELS  units of the svg and pdf encoder baselines (default 10,000; a rate)
+//   BENCH_SYMBOLOGY        qr (default) or datamatrix, of the label packs and their baselines
+//   BENCH_NODE_OPTIONS     NODE_OPTIONS of the children (default the executor's; '' for V8's defaults)
 
+import { execFile } from 'node:child_process';
 import { createWriteStream, writeFileSync } from 'node:fs';
 import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pipeline } from 'node:stream/promises';
+import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
 import { createPendingPack } from '@mint/db';
-import { limitedFormats, maxLabelPackUnits, type PackFormat } from '@mint/domain';
-import { run } from '../test/support/sql.ts';
+import { limitedFormats, maxLabelPackUnits, type PackFormat, type Symbology } from '@mint/domain';
+import { query, run } from '../test/support/sql.ts';
 import { createFsPackStore } from '@mint/store';
-import type { LabelUnit } from '@mint/labels';
 import { claimPayloadPack, generatePayloadPack } from '@mint/usecases';
-import { pdfSheets, svgLabel, zplLabel } from '@mint/labels';
 import { packFormats } from '@mint/domain';
+import { executorNodeFlags, executorNodeOptions } from './child-server.ts';
+import type { ChildMeasure } from './pack-child.ts';
 import { seedUnits } from './unit-seed.ts';
 
 const targetSeconds = 15;
@@ -48,15 +60,22 @@ export interface PacksRun {
 /** One format's pack against its same-run baseline. */
 export interface FormatRun {
   readonly format: PackFormat;
-  /** What the baseline does: `COPY ... TO` of the text the format carries, or the encoder alone in a tight loop. */
+  /** What the baseline does: `COPY ... TO` of the text the format carries, the encoder alone in a tight loop, or the bare zplLabel loop. */
   readonly baselineLabel: string;
-  /** Units the baseline and the pack handled (label formats: their 100,000-unit cap for svg and pdf). */
+  /** Units the pack handled (svg and pdf: BENCH_LABEL_UNITS, at most their 100,000-unit cap). */
   readonly units: number;
+  /** Units the baseline handled (fewer for the svg and pdf encoder: a rate). */
+  readonly baselineUnits: number;
   readonly baselineSeconds: number;
   readonly packSeconds: number;
-  /** RSS of this process when the pack started (earlier rows leave their heap behind). */
+  /** RSS of the pack's child process once it had loaded the executor's modules and opened the database. */
   readonly rssBeforeMb: number;
+  /** Peak RSS of the pack's child process (getrusage maxrss). */
   readonly peakRssMb: number;
+  /** Most V8 heap in use the child saw during the pack. */
+  readonly peakHeapUsedMb: number;
+  /** Peak RSS of the baseline's child process (svg, pdf, zpl), else null. */
+  readonly baselinePeakRssMb: number | null;
 }
 
 /** Everything `benchPacks` measured, with the targets the CLI checks. */
@@ -74,7 +93,7 @@ export interface PacksBenchResult {
  * file and the pack into a filesystem store (RSS sampled every 20 ms). Drops the database and the
  * files whatever happens.
  */
-export async function benchPacks(options: { readonly units: number; readonly runs: number }, progress: (line: string) => void = console.log): Promise<PacksBenchResult> {
+export async function benchPacks(options: { readonly units: number; readonly runs: number; readonly formatRuns?: number } & Partial<LabelOptions>, progress: (line: string) => void = console.log): Promise<PacksBenchResult> {
   const { units } = options;
   let started = performance.now();
   const seeded = await seedUnits('bench_packs', units);
@@ -123,11 +142,15 @@ export async function benchPacks(options: { readonly units: number; readonly run
     }
     const formats: FormatRun[] = [];
     const formatFilter = process.env['BENCH_FORMATS']?.split(',') ?? null;
-    for (let attempt = 0; attempt < options.runs; attempt++) {
+    for (let attempt = 0; attempt < (options.formatRuns ?? options.runs); attempt++) {
       for (const format of packFormats.filter((f) => formatFilter === null || formatFilter.includes(f))) {
-        const row = await benchFormat(seeded, units, dir, format);
+        const row = await benchFormat(seeded, units, dir, format, {
+          labelUnits: options.labelUnits ?? maxLabelPackUnits, baselineLabels: options.baselineLabels ?? 10_000, symbology: options.symbology ?? 'qr',
+        });
         formats.push(row);
-        progress(`${format}: pack ${row.packSeconds.toFixed(2)} s, baseline ${row.baselineSeconds.toFixed(2)} s (${row.baselineLabel}), peak RSS ${row.peakRssMb.toFixed(0)} MB`);
+        progress(`${format}: pack of ${row.units.toLocaleString('en')} in ${row.packSeconds.toFixed(2)} s, baseline ${row.baselineSeconds.toFixed(2)} s for ${row.baselineUnits.toLocaleString('en')} (${row.baselineLabel}), ` +
+          `RSS ${row.rssBeforeMb.toFixed(0)} -> peak ${row.peakRssMb.toFixed(0)} MB, heap in use at most ${row.peakHeapUsedMb.toFixed(0)} MB` +
+          `${row.baselinePeakRssMb === null ? '' : ` (baseline child peak ${row.baselinePeakRssMb.toFixed(0)} MB)`}`);
       }
     }
     return { units, runs, formats, targetSeconds, targetRssMb };
@@ -137,6 +160,16 @@ export async function benchPacks(options: { readonly units: number; readonly run
   }
 }
 
+/** The label rows' settings. */
+export interface LabelOptions {
+  /** Units of the svg and pdf packs (at most their 100,000-unit cap). */
+  readonly labelUnits: number;
+  /** Units of the svg and pdf encoder baselines (a rate, so fewer suffice). */
+  readonly baselineLabels: number;
+  /** Symbology of the label packs and their baselines. */
+  readonly symbology: Symbology;
+}
+
 /** What each text format's baseline copies: the rendered text of its rows straight from the database. */
 const copyBaselines: Partial<Record<PackFormat, string>> = {
   csv: `serial || ',' || resolver_url || ',' || serial || ',,' || status`,
@@ -144,71 +177,82 @@ const copyBaselines: Partial<Record<PackFormat, string>> = {
   epcis: 'to_json(resolver_url)::text',
 };
 
+/** NODE_OPTIONS of the per-format children: the executor's, unless BENCH_NODE_OPTIONS says otherwise ('' for V8's defaults). */
+const childNodeOptions = process.env['BENCH_NODE_OPTIONS'] ?? executorNodeOptions;
+
+/** Runs one bench/pack-child.ts task with the executor's node flags and `childNodeOptions`; its figures. */
+function packChild(args: readonly string[]): Promise<ChildMeasure> {
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, [...executorNodeFlags, fileURLToPath(new URL('./pack-child.ts', import.meta.url)), ...args],
+      { env: { ...process.env, NODE_OPTIONS: childNodeOptions }, maxBuffer: 1 << 20 }, (error, stdout, stderr) => {
+        if (error) reject(new Error(`pack child ${args[0]} failed: ${stderr || error.message}`));
+        else resolve(JSON.parse(stdout.trim().split('\n').at(-1)!) as ChildMeasure);
+      });
+  });
+}
+
 /**
- * One format: its baseline (COPY ... TO of the text it carries into a file, or the label encoder
- * alone over the same units in a tight loop), then a pack of only that format (range capped at
- * 100,000 units for svg and pdf) with the process RSS sampled every 20 ms.
+ * One format: its baseline, then a pack of only that format (range capped at `labelUnits` for svg
+ * and pdf) generated by a child process with the executor's NODE_OPTIONS that runs nothing else, so
+ * the peak RSS is the pack's own. Baselines: COPY ... TO of the text the format carries into a file
+ * (csv, jsonl, epcis), the GS1 encoder alone over `baselineLabels` units (svg, pdf: a rate, so fewer
+ * suffice) or the bare zplLabel loop over the pack's units (zpl), the last two in a child too.
  */
-async function benchFormat(seeded: Awaited<ReturnType<typeof seedUnits>>, seededUnits: number, dir: string, format: PackFormat): Promise<FormatRun> {
-  const units = limitedFormats.includes(format) ? Math.min(maxLabelPackUnits, seededUnits) : seededUnits;
+async function benchFormat(seeded: Awaited<ReturnType<typeof seedUnits>>, seededUnits: number, dir: string, format: PackFormat, labels: LabelOptions): Promise<FormatRun> {
+  const { labelUnits, baselineLabels, symbology } = labels;
+  const units = limitedFormats.includes(format) ? Math.min(maxLabelPackUnits, labelUnits, seededUnits) : seededUnits;
   const copied = copyBaselines[format];
   let baselineLabel: string;
-  let started = performance.now();
+  let baselineUnits = units;
+  let baselineSeconds: number;
+  let baselinePeakRssMb: number | null = null;
   if (copied !== undefined) {
     baselineLabel = `COPY (select ${format} text) TO STDOUT into a file`;
     const client = new pg.Client({ connectionString: seeded.url });
     await client.connect();
-    started = performance.now();
+    const started = performance.now();
     await pipeline(
       client.query(copyTo(`copy (select ${copied} from mint_units where brand_id = '${seeded.brandId}' and mint_batch_id = '${seeded.batchId}' and seq <= ${units} order by seq) to stdout`)),
       createWriteStream(join(dir, `baseline.${format}`)),
     );
+    baselineSeconds = (performance.now() - started) / 1000;
     await client.end();
   } else {
-    const r = { pdfSheets, svgLabel, zplLabel };
-    baselineLabel = `the ${format} encoder alone in a loop`;
-    const unit = (seq: number): LabelUnit => ({ digitalLink: `${seeded.publicBaseUrl}/01/${seeded.gtin}/21/${seq.toString(16).toUpperCase().padStart(20, '0')}`, gtin: seeded.gtin, serial: seq.toString(16).toUpperCase().padStart(20, '0') });
-    started = performance.now();
-    if (format === 'pdf') {
-      async function* all() {
-        for (let i = 1; i <= units; i++) yield unit(i);
-      }
-      await r.pdfSheets({ paper: 'a4', columns: 3, rows: 8, labelWidthMm: 70, labelHeightMm: 37, marginTopMm: 0, marginLeftMm: 0, gapXMm: 0, gapYMm: 0 }, 'qr', all(), createWriteStream(join(dir, 'baseline.pdf')));
+    const [first] = await query<{ resolver_url: string; serial: string }>(seeded.db.em.fork(),
+      'select resolver_url, serial from mint_units where brand_id = ? and mint_batch_id = ? and seq = 1', [seeded.brandId, seeded.batchId]);
+    const resolverBase = first!.resolver_url.slice(0, -`/01/${seeded.gtin}/21/${first!.serial}`.length);
+    if (format === 'zpl') {
+      baselineLabel = `the bare zplLabel loop (${symbology}, 203 dpi) over the same units, in a child process`;
     } else {
-      let bytes = 0;
-      for (let i = 1; i <= units; i++) bytes += (format === 'svg' ? r.svgLabel(unit(i), 'qr') : r.zplLabel(unit(i), 'qr', 203)).length;
-      if (bytes === 0) throw new Error('the encoder wrote nothing');
+      baselineUnits = Math.min(units, baselineLabels);
+      baselineLabel = `the GS1 encoder alone (bwip-js ${symbology === 'qr' ? 'gs1dlqrcode' : 'gs1datamatrix'}) over ${baselineUnits.toLocaleString('en')} units, in a child process`;
     }
+    const encoded = await packChild(['encode', format, symbology, String(baselineUnits), resolverBase, seeded.gtin]);
+    baselineSeconds = encoded.seconds;
+    baselinePeakRssMb = encoded.peakRssMb;
   }
-  const baselineSeconds = (performance.now() - started) / 1000;
 
   await run(seeded.db.em.fork(), 'delete from payload_packs where brand_id = ? and mint_batch_id = ?', [seeded.brandId, seeded.batchId]);
   await rm(join(dir, 'store'), { recursive: true, force: true });
   await createPendingPack(seeded.db.em.fork(), seeded.brandId, seeded.batchId, new Date(), {
-    purpose: 'request', profile: { formats: [format], seqFrom: null, seqTo: units < seededUnits ? units : null, symbology: 'qr', layout: null },
+    purpose: 'request', profile: { formats: [format], seqFrom: null, seqTo: units < seededUnits ? units : null, symbology, layout: null },
   });
-  const store = createFsPackStore(join(dir, 'store'));
-  global.gc?.();
-  const rssBefore = process.memoryUsage().rss;
-  let peakRss = rssBefore;
-  const sampler = setInterval(() => {
-    peakRss = Math.max(peakRss, process.memoryUsage().rss);
-  }, 20);
-  started = performance.now();
-  const claim = await claimPayloadPack(seeded.ctx);
-  if (claim === null) throw new Error('no pack to claim');
-  const result = await generatePayloadPack(seeded.ctx, claim, { store });
-  const packSeconds = (performance.now() - started) / 1000;
-  clearInterval(sampler);
-  peakRss = Math.max(peakRss, process.memoryUsage().rss);
-  if (result.kind !== 'ready') throw new Error(`unexpected result ${JSON.stringify(result)}`);
-  return { format, baselineLabel, units, baselineSeconds, packSeconds, rssBeforeMb: mb(rssBefore), peakRssMb: mb(peakRss) };
+  const pack = await packChild(['pack', seeded.url, join(dir, 'store')]);
+  if (pack.units !== units) throw new Error(`the ${format} pack holds ${pack.units} units, expected ${units}`);
+  return {
+    format, baselineLabel, units, baselineUnits, baselineSeconds, packSeconds: pack.seconds,
+    rssBeforeMb: pack.rssBeforeMb, peakRssMb: pack.peakRssMb, peakHeapUsedMb: pack.peakHeapUsedMb, baselinePeakRssMb,
+  };
 }
 
 if (import.meta.main) {
   let failed = false;
   try {
-    const result = await benchPacks({ units: Number(process.env.BENCH_UNITS ?? 1_000_000), runs: Number(process.env.BENCH_RUNS ?? 1) });
+    const result = await benchPacks({
+      units: Number(process.env.BENCH_UNITS ?? 1_000_000), runs: Number(process.env.BENCH_RUNS ?? 1), formatRuns: Number(process.env.BENCH_FORMAT_RUNS ?? process.env.BENCH_RUNS ?? 1),
+      labelUnits: Number(process.env.BENCH_LABEL_UNITS ?? maxLabelPackUnits), baselineLabels: Number(process.env.BENCH_BASELINE_LABELS ?? 10_000),
+      symbology: (process.env.BENCH_SYMBOLOGY ?? 'qr') as Symbology,
+    });
     for (const r of result.runs) {
       const timeOk = r.packSeconds <= targetSeconds;
       const rssOk = r.peakRssMb <= targetRssMb;
@@ -221,13 +265,15 @@ if (import.meta.main) {
         ` (${Math.round(result.units / r.packSeconds).toLocaleString('en')} units/s)`);
       console.log(`RSS: ${r.rssBeforeMb.toFixed(0)} MB before, peak ${r.peakRssMb.toFixed(0)} MB during generation  target <= ${targetRssMb} MB ${rssOk ? 'ok' : 'MISSED'}`);
     }
-    console.log('\nper format, each pack right after its baseline in the same run:');
+    console.log(`\nper format, each pack in a child process with "${[...executorNodeFlags, `NODE_OPTIONS=${childNodeOptions}`].join(' ')}" right after its baseline:`);
     console.log(`${'format'.padEnd(7)}${'units'.padStart(10)}${'pack units/s'.padStart(14)}${'baseline units/s'.padStart(18)}${'pack/baseline'.padStart(15)}${'RSS before -> peak'.padStart(20)}  baseline`);
     for (const f of result.formats) {
       const rssOk = f.peakRssMb <= targetRssMb;
       if (!rssOk) failed = true;
-      console.log(`${f.format.padEnd(7)}${f.units.toLocaleString('en').padStart(10)}${Math.round(f.units / f.packSeconds).toLocaleString('en').padStart(14)}` +
-        `${Math.round(f.units / f.baselineSeconds).toLocaleString('en').padStart(18)}${`${(f.packSeconds / f.baselineSeconds).toFixed(2)}x time`.padStart(15)}` +
+      const packRate = f.units / f.packSeconds;
+      const baselineRate = f.baselineUnits / f.baselineSeconds;
+      console.log(`${f.format.padEnd(7)}${f.units.toLocaleString('en').padStart(10)}${Math.round(packRate).toLocaleString('en').padStart(14)}` +
+        `${Math.round(baselineRate).toLocaleString('en').padStart(18)}${`${(baselineRate / packRate).toFixed(2)}x time`.padStart(15)}` +
         `${`${f.rssBeforeMb.toFixed(0)} -> ${f.peakRssMb.toFixed(0)} MB`.padStart(16)}${rssOk ? '' : ' MISSED'}  ${f.baselineLabel}`);
     }
     if (process.env.BENCH_JSON) writeFileSync(process.env.BENCH_JSON, JSON.stringify(result));

@@ -18,13 +18,14 @@
 //   3. every submitted job COMPLETED within SOAK_DRAIN_SECONDS (default 90) after the load, with
 //      exactly the units it asked for and no duplicate serial.
 // The API runs with V8's defaults, as the chart leaves it (SOAK_API_NODE_OPTIONS sets its NODE_OPTIONS);
-// the executor with the chart's executor.nodeOptions. Exits 0 when all hold, 1 otherwise; the children are stopped and the database and stream dropped either way.
+// the executor with the image's NODE_OPTIONS (deploy/bin/mint). Exits 0 when all hold, 1 otherwise; the children are stopped and the database and stream dropped either way.
 
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { query } from '../test/support/sql.ts';
 import { seedDemo } from '@mint/usecases';
+import { executorNodeOptions } from './child-server.ts';
 import { createStack, rssOf, type Service } from './services.ts';
 
 const seconds = Number(process.env['SOAK_SECONDS'] ?? 60);
@@ -90,8 +91,8 @@ let executor: Service | undefined;
 try {
   const seed = await seedDemo(stack.ctx);
   api = await stack.start('api', process.env['SOAK_API_NODE_OPTIONS'] ? { NODE_OPTIONS: process.env['SOAK_API_NODE_OPTIONS'] } : {});
-  // The executor as the chart deploys it (executor.nodeOptions); the API with V8's defaults, as the chart leaves it.
-  executor = await stack.start('executor', { NODE_OPTIONS: '--max-semi-space-size=4 --max-old-space-size=128' });
+  // The executor as the image starts it (deploy/bin/mint's NODE_OPTIONS); the API with V8's defaults, as the chart leaves it.
+  executor = await stack.start('executor', { NODE_OPTIONS: executorNodeOptions });
   console.log(`${elapsed()} soak: database ${stack.dbName}, stream ${stack.stream}, API pid ${api.child.pid} on ${api.port}, executor pid ${executor.child.pid}; ` +
     `${warmupSeconds} s of warm-up, then ${seconds} s of measured load`);
   const base = `http://127.0.0.1:${api.port}`;

@@ -1,7 +1,7 @@
-// A 1,000,000-unit serial batch packed into the streamed formats (ZPL once label rendering is in
-// the build, and EPCIS): the downloaded pack verifies with `sha256sum -c`, the EPCIS file lists
-// every unit once in events of at most 10,000 EPCs. Peak RSS is printed; the bound is proven by
-// `npm run bench:packs`. The default suite runs the same on 2,500 units (pack-profiles.test.ts).
+// A 1,000,000-unit serial batch packed into the streamed formats (ZPL and EPCIS): the downloaded
+// pack verifies with `sha256sum -c`, the EPCIS file lists every unit once in events of at most
+// 10,000 EPCs. Peak RSS is printed; the bound is proven by `npm run bench:packs`. The default suite
+// runs the same on 2,500 units (pack-profiles.test.ts).
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFsPackStore } from '@mint/store';

@@ -22,6 +22,9 @@ const leading = 1.2;
 /** Largest module size, in millimetres (bigger labels get a bigger margin, not a giant symbol). */
 const maxModuleMm = 0.75;
 
+/** A number as pdfkit writes it in content streams (rounded to 1e-6). */
+const pdfNumber = (n: number) => Math.round(n * 1e6) / 1e6;
+
 /** Draws one label with its top-left corner at (x, y) points, `width` x `height` points. */
 function drawLabel(doc: PDFKit.PDFDocument, unit: LabelUnit, symbology: Symbology, x: number, y: number, width: number, height: number): void {
   const symbol = encodeSymbol(unit, symbology);
@@ -37,7 +40,14 @@ function drawLabel(doc: PDFKit.PDFDocument, unit: LabelUnit, symbology: Symbolog
   const module = Math.min(innerWidth / spanX, (height - 2 * pad - textHeight) / spanY, maxModuleMm * pt);
   const symbolX = x + (width - symbol.columns * module) / 2;
   const symbolY = y + pad + symbol.quietZone * module;
-  for (const run of symbol.runs) doc.rect(symbolX + run.column * module, symbolY + run.row * module, run.length * module, module);
+  // The runs as one content chunk (the same bytes rect() calls would write): rect() adds a chunk (a
+  // string and a byte array) per run, hundreds per QR code, which live until the page ends and
+  // doubled the old space's collections.
+  let path = '';
+  for (const run of symbol.runs) {
+    path += `${path === '' ? '' : '\n'}${pdfNumber(symbolX + run.column * module)} ${pdfNumber(symbolY + run.row * module)} ${pdfNumber(run.length * module)} ${pdfNumber(module)} re`;
+  }
+  if (path !== '') doc.addContent(path);
   doc.fillColor('black').fill();
   doc.fontSize(fontPt);
   const textTop = y + pad + spanY * module;
