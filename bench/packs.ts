@@ -1,16 +1,20 @@
 // `npm run bench:packs`: payload pack generation at scale. Seeds a scratch database with one batch
-// of 1,000,000 units (BENCH_UNITS overrides), then in this process:
+// of 1,000,000 units (BENCH_UNITS overrides), then per run:
 //   - baseline: a bare `COPY (select ... order by seq) TO STDOUT (format csv)` of the same rows
-//     into a file (the database's and disk's floor for writing one of the two data files),
-//   - the pack: claim + generatePayloadPack into a filesystem store (units.csv, units.jsonl,
-//     manifest.json with SHA-256), with the process RSS sampled every 20 ms.
+//     into a file (the database's and disk's floor for writing one of the data files),
+//   - the default pack (the automatic pack at a job's completion: units.csv, units.jsonl,
+//     epcis.json, manifest.json and SHA256SUMS), then a pack of units.csv and units.jsonl only (with
+//     manifest.json and SHA256SUMS: the default pack before EPCIS joined it): each claim +
+//     generatePayloadPack into a filesystem store in a process of its own (bench/pack-process.ts)
+//     started as the image starts the executor (deploy/bin/mint: its node flags and NODE_OPTIONS),
+//     with its RSS sampled every 20 ms, so the peak is the pack's and not this process's seeding leftovers.
 //   - one row per format (csv, jsonl, svg, pdf, zpl, epcis): a pack of only that format generated in
-//     a child process started as the image starts the executor (deploy/bin/mint: its node flags and
-//     NODE_OPTIONS; bench/pack-child.ts) that runs nothing else, so its peak RSS is the pack's own,
-//     right after its baseline: COPY ... TO of the text the format carries (csv, jsonl, epcis), the
-//     GS1 encoder alone in a tight loop (svg, pdf) or the bare zplLabel loop (zpl: the printer
-//     encodes its symbols), both in a child too; units/s and peak RSS. svg and pdf packs hold
-//     BENCH_LABEL_UNITS units (default and most: their 100,000 cap), the others every seeded unit.
+//     a child process started as the image starts the executor (bench/pack-child.ts) that runs
+//     nothing else, so its peak RSS is the pack's own, right after its baseline: COPY ... TO of the
+//     text the format carries (csv, jsonl, epcis), the GS1 encoder alone in a tight loop (svg, pdf)
+//     or the bare zplLabel loop (zpl: the printer encodes its symbols), both in a child too; units/s
+//     and peak RSS. svg and pdf packs hold BENCH_LABEL_UNITS units (default and most: their 100,000
+//     cap), the others every seeded unit.
 // Prints seconds and peak RSS against the targets (<= 15 s, RSS <= 200 MB) and drops the database.
 // Exits 1 when a target is missed. BENCH_RUNS repeats baseline and pack on the same data (the pack
 // row and files removed in between), BENCH_JSON names a file for the figures as JSON (bench/run.ts
@@ -30,31 +34,43 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
 import { createPendingPack } from '@mint/db';
-import { limitedFormats, maxLabelPackUnits, type PackFormat, type Symbology } from '@mint/domain';
+import { completionPackProfile, limitedFormats, maxLabelPackUnits, type PackFormat, type Symbology } from '@mint/domain';
 import { query, run } from '../test/support/sql.ts';
-import { createFsPackStore } from '@mint/store';
-import { claimPayloadPack, generatePayloadPack } from '@mint/usecases';
+import { packFormatRegistry } from '@mint/usecases';
 import { packFormats } from '@mint/domain';
 import { executorNodeFlags, executorNodeOptions } from './child-server.ts';
 import type { ChildMeasure } from './pack-child.ts';
 import { seedUnits } from './unit-seed.ts';
+import type { PackProcessResult } from './pack-process.ts';
 
 const targetSeconds = 15;
 const targetRssMb = 200;
 const mb = (bytes: number) => bytes / 1024 / 1024;
 
-/** One baseline and one pack of the same rows, with this process's RSS. */
+/** One pack generated in a process of its own. */
+export interface PackFigures {
+  /** The files it holds, e.g. `csv + jsonl + epcis + manifest + SHA256SUMS`. */
+  readonly label: string;
+  readonly seconds: number;
+  /** Bytes of its data files. */
+  readonly bytes: number;
+  /** RSS of its process when generation began (the modules loaded, as in the executor) and at the peak. */
+  readonly rssBeforeMb: number;
+  readonly peakRssMb: number;
+}
+
+/** One baseline and the packs of the same rows right after it. */
 export interface PacksRun {
   readonly baselineSeconds: number;
   readonly baselineBytes: number;
-  readonly packSeconds: number;
-  /** units.csv plus units.jsonl. */
-  readonly packBytes: number;
-  readonly rssBeforeMb: number;
-  readonly peakRssMb: number;
+  /** The default pack: what a job's completion generates. */
+  readonly defaultPack: PackFigures;
+  /** units.csv and units.jsonl only (with manifest and SHA256SUMS): the default pack's figure before EPCIS joined it. */
+  readonly tabularPack: PackFigures;
 }
 
 /** One format's pack against its same-run baseline. */
@@ -115,30 +131,13 @@ export async function benchPacks(options: { readonly units: number; readonly run
       await client.end();
       const baselineBytes = (await stat(join(dir, 'baseline.csv'))).size;
 
-      // A fresh pending pack (and empty store) for every run.
-      await run(seeded.db.em.fork(), 'delete from payload_packs where brand_id = ? and mint_batch_id = ?', [seeded.brandId, seeded.batchId]);
-      await rm(join(dir, 'store'), { recursive: true, force: true });
-      await createPendingPack(seeded.db.em.fork(), seeded.brandId, seeded.batchId, new Date(), { purpose: 'request', profile: { formats: ['csv', 'jsonl'], seqFrom: null, seqTo: null, symbology: 'qr', layout: null } });
-      const store = createFsPackStore(join(dir, 'store'));
-      global.gc?.();
-      const rssBefore = process.memoryUsage().rss;
-      let peakRss = rssBefore;
-      const sampler = setInterval(() => {
-        peakRss = Math.max(peakRss, process.memoryUsage().rss);
-      }, 20);
-      started = performance.now();
-      const claim = await claimPayloadPack(seeded.ctx);
-      if (claim === null) throw new Error('no pack to claim');
-      const result = await generatePayloadPack(seeded.ctx, claim, { store });
-      const packSeconds = (performance.now() - started) / 1000;
-      clearInterval(sampler);
-      peakRss = Math.max(peakRss, process.memoryUsage().rss);
-      if (result.kind !== 'ready' || result.unitCount !== units) throw new Error(`unexpected result ${JSON.stringify(result)}`);
-      const folder = join(dir, 'store', result.storagePath);
-      const csvBytes = (await stat(join(folder, 'units.csv'))).size;
-      const jsonlBytes = (await stat(join(folder, 'units.jsonl'))).size;
-      runs.push({ baselineSeconds, baselineBytes, packSeconds, packBytes: csvBytes + jsonlBytes, rssBeforeMb: mb(rssBefore), peakRssMb: mb(peakRss) });
-      if (options.runs > 1) progress(`run ${attempt + 1}/${options.runs}: pack ${packSeconds.toFixed(2)} s, baseline ${baselineSeconds.toFixed(2)} s, peak RSS ${mb(peakRss).toFixed(0)} MB`);
+      const defaultPack = await packInProcess(seeded, dir, units, completionPackProfile.formats);
+      const tabularPack = await packInProcess(seeded, dir, units, ['csv', 'jsonl']);
+      runs.push({ baselineSeconds, baselineBytes, defaultPack, tabularPack });
+      if (options.runs > 1) {
+        progress(`run ${attempt + 1}/${options.runs}: baseline ${baselineSeconds.toFixed(2)} s, ` +
+          [defaultPack, tabularPack].map((p) => `${p.label} ${p.seconds.toFixed(2)} s (peak RSS ${p.peakRssMb.toFixed(0)} MB)`).join(', '));
+      }
     }
     const formats: FormatRun[] = [];
     const formatFilter = process.env['BENCH_FORMATS']?.split(',') ?? null;
@@ -168,6 +167,28 @@ export interface LabelOptions {
   readonly baselineLabels: number;
   /** Symbology of the label packs and their baselines. */
   readonly symbology: Symbology;
+}
+
+/**
+ * A fresh pending completion pack of `formats` (earlier packs deleted, empty store), generated by
+ * bench/pack-process.ts in a child process started as the image starts the executor (its node flags
+ * and NODE_OPTIONS).
+ */
+async function packInProcess(seeded: Awaited<ReturnType<typeof seedUnits>>, dir: string, units: number, formats: readonly PackFormat[]): Promise<PackFigures> {
+  await run(seeded.db.em.fork(), 'delete from payload_packs where brand_id = ? and mint_batch_id = ?', [seeded.brandId, seeded.batchId]);
+  await rm(join(dir, 'store'), { recursive: true, force: true });
+  await createPendingPack(seeded.db.em.fork(), seeded.brandId, seeded.batchId, new Date(), {
+    purpose: 'completion', profile: { formats: [...formats], seqFrom: null, seqTo: null, symbology: 'qr', layout: null },
+  });
+  const { stdout } = await promisify(execFile)(process.execPath, [...executorNodeFlags, fileURLToPath(new URL('./pack-process.ts', import.meta.url))], {
+    env: { ...process.env, NODE_OPTIONS: executorNodeOptions, PACK_DATABASE_URL: seeded.url, PACK_STORE_DIR: join(dir, 'store') },
+  });
+  const result = JSON.parse(stdout.trim().split('\n').pop()!) as PackProcessResult;
+  if (result.unitCount !== units) throw new Error(`unexpected pack ${stdout}`);
+  const folder = join(dir, 'store', result.storagePath);
+  let bytes = 0;
+  for (const f of formats) bytes += (await stat(join(folder, packFormatRegistry[f].file('completion')))).size;
+  return { label: `${formats.join(' + ')} + manifest + SHA256SUMS`, seconds: result.seconds, bytes, rssBeforeMb: result.rssBeforeMb, peakRssMb: result.peakRssMb };
 }
 
 /** What each text format's baseline copies: the rendered text of its rows straight from the database. */
@@ -254,16 +275,18 @@ if (import.meta.main) {
       symbology: (process.env.BENCH_SYMBOLOGY ?? 'qr') as Symbology,
     });
     for (const r of result.runs) {
-      const timeOk = r.packSeconds <= targetSeconds;
-      const rssOk = r.peakRssMb <= targetRssMb;
-      if (!timeOk || !rssOk) failed = true;
-      console.log(`\n${result.units.toLocaleString('en')} units, one batch, same run:`);
-      console.log(`baseline: COPY ... TO STDOUT (csv) into a file   ${r.baselineSeconds.toFixed(2).padStart(6)} s  ${mb(r.baselineBytes).toFixed(0)} MB`);
-      console.log(`payload pack: csv + jsonl + manifest (sha-256)   ${r.packSeconds.toFixed(2).padStart(6)} s  ${mb(r.packBytes).toFixed(0)} MB` +
-        `  target <= ${targetSeconds} s ${timeOk ? 'ok' : 'MISSED'}`);
-      console.log(`pack / baseline: ${(r.packSeconds / r.baselineSeconds).toFixed(2)}x the time for ${(r.packBytes / r.baselineBytes).toFixed(2)}x the bytes` +
-        ` (${Math.round(result.units / r.packSeconds).toLocaleString('en')} units/s)`);
-      console.log(`RSS: ${r.rssBeforeMb.toFixed(0)} MB before, peak ${r.peakRssMb.toFixed(0)} MB during generation  target <= ${targetRssMb} MB ${rssOk ? 'ok' : 'MISSED'}`);
+      console.log(`\n${result.units.toLocaleString('en')} units, one batch, same run, each pack in a process of its own (NODE_OPTIONS "${executorNodeOptions}"):`);
+      console.log(`baseline: COPY ... TO STDOUT (csv) into a file   ${r.baselineSeconds.toFixed(2).padStart(6)} s  ${mb(r.baselineBytes).toFixed(0)} MB` +
+        `  ${Math.round(result.units / r.baselineSeconds).toLocaleString('en')} units/s`);
+      for (const [name, p] of [['default pack', r.defaultPack], ['tabular pack', r.tabularPack]] as const) {
+        const timeOk = p.seconds <= targetSeconds;
+        const rssOk = p.peakRssMb <= targetRssMb;
+        if (!timeOk || !rssOk) failed = true;
+        console.log(`${name}: ${p.label}   ${p.seconds.toFixed(2).padStart(6)} s  ${mb(p.bytes).toFixed(0)} MB  ${Math.round(result.units / p.seconds).toLocaleString('en')} units/s` +
+          `  target <= ${targetSeconds} s ${timeOk ? 'ok' : 'MISSED'}`);
+        console.log(`  against the baseline: ${(r.baselineSeconds / p.seconds).toFixed(2)}x its speed, for ${(p.bytes / r.baselineBytes).toFixed(2)}x the bytes;` +
+          ` RSS ${p.rssBeforeMb.toFixed(0)} MB before, peak ${p.peakRssMb.toFixed(0)} MB  target <= ${targetRssMb} MB ${rssOk ? 'ok' : 'MISSED'}`);
+      }
     }
     console.log(`\nper format, each pack in a child process with "${[...executorNodeFlags, `NODE_OPTIONS=${childNodeOptions}`].join(' ')}" right after its baseline:`);
     console.log(`${'format'.padEnd(7)}${'units'.padStart(10)}${'pack units/s'.padStart(14)}${'baseline units/s'.padStart(18)}${'pack/baseline'.padStart(15)}${'RSS before -> peak'.padStart(20)}  baseline`);

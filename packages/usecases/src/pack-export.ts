@@ -1,7 +1,7 @@
 import { finished } from 'node:stream/promises';
 import {
-  appendEvents, claimPack, copyUnitFiles, renderedLots, movePackStatus, readBatchState, readPackSource, readPackSpec, renewPackLease, renderedUnitPage,
-  type PackClaim, type RenderedRow,
+  appendEvents, claimPack, openUnitSnapshot, renderedLots, movePackStatus, readBatchState, readPackSource, readPackSpec, renewPackLease, renderedUnitPage,
+  type PackClaim, type RenderedRow, type UnitSnapshot,
 } from '@mint/db';
 import {
   attemptsExhausted, isConflictError, movePack, packRetry, packStoragePath, retryDelayMs, type NewEvent, type PackFormat, type PackPurpose, type Symbology,
@@ -67,8 +67,8 @@ export interface PackGenerationOptions {
   /** Aborting releases the pack back to pending between pages. */
   readonly signal?: AbortSignal;
   /**
-   * Read units in keyset pages even on PostgreSQL (where COPY is used by default); PGlite always
-   * pages. Both write the same bytes.
+   * Read units in keyset pages even on PostgreSQL (where COPY streams of one snapshot are used by
+   * default); PGlite always pages. Both write the same bytes.
    */
   readonly paging?: boolean;
 }
@@ -114,21 +114,21 @@ interface TabularFiles {
 }
 
 /**
- * Writes units.csv and units.jsonl (those asked for) of the run's range: on PostgreSQL as COPY
- * streams rendered by the database from one snapshot, on PGlite or with `paging` in keyset pages.
+ * Writes units.csv and units.jsonl (those asked for) of the run's range: with a snapshot as COPY
+ * streams rendered by the database, both at once; on PGlite or with `paging` in keyset pages.
  * Returns the data rows (units, or lots in lot mode).
  */
-async function writeTabular(run: PackRun, files: TabularFiles, paging: boolean): Promise<number> {
-  const { ctx, brandId, mintBatchId, profile, source } = run;
+async function writeTabular(run: PackRun, files: TabularFiles): Promise<number> {
+  const { ctx, brandId, mintBatchId, profile, source, snapshot } = run;
   await files.csv?.write(`${packColumns.join(',')}\n`);
-  const sink = (file: HashedFile | undefined) => (file === undefined ? undefined : async (chunk: Buffer) => {
-    await run.keepClaim();
-    await file.write(chunk);
-  });
-  const copied = source.identityMode !== 'serial' || paging ? null : await copyUnitFiles(ctx.db, brandId, mintBatchId, {
-    ...(files.csv === undefined ? {} : { csv: sink(files.csv)! }), ...(files.jsonl === undefined ? {} : { jsonl: sink(files.jsonl)! }),
-  }, profile);
-  if (copied !== null) return files.csv !== undefined ? copied.csv : copied.jsonl;
+  if (snapshot !== null) {
+    const copy = (stream: 'csv' | 'jsonl', file: HashedFile) => snapshot.copy(stream, async (chunk) => {
+      await run.keepClaim();
+      await file.write(chunk);
+    });
+    const [csv, jsonl] = await allOrClose(snapshot, [files.csv && copy('csv', files.csv), files.jsonl && copy('jsonl', files.jsonl)]);
+    return csv ?? jsonl ?? 0;
+  }
   if (source.identityMode === 'serial') {
     let after = (profile.seqFrom ?? 1) - 1;
     let count = 0;
@@ -148,13 +148,30 @@ async function writeTabular(run: PackRun, files: TabularFiles, paging: boolean):
   return lots.length;
 }
 
+/**
+ * Awaits every write (undefined ones stand for files not asked for); when one fails, closes the
+ * snapshot with its error, so the copies still running stop at once and reject with it too, waits
+ * for all of them, and throws the first error.
+ */
+async function allOrClose<T>(snapshot: UnitSnapshot | null, writes: readonly (Promise<T> | undefined)[]): Promise<(T | undefined)[]> {
+  let first: { error: unknown } | null = null;
+  const settled = await Promise.allSettled(writes.map((w) => w?.catch(async (error: unknown) => {
+    first ??= { error };
+    await snapshot?.close(error);
+    throw error;
+  })));
+  if (first !== null) throw (first as { error: unknown }).error;
+  return settled.map((r) => (r as PromiseFulfilledResult<T | undefined>).value);
+}
+
 class Released extends Error {}
 class Lost extends Error {}
 
 /**
  * Generates a claimed pack: streams one file per format of the pack's profile (see
- * {@link packFormatRegistry}; units.csv and units.jsonl on PostgreSQL as COPY streams rendered by
- * the database, every other format in keyset pages; constant memory either way), only the units of
+ * {@link packFormatRegistry}; for a serial batch on PostgreSQL units.csv, units.jsonl and the
+ * EPCIS file as COPY streams of one snapshot of the units taken before any file is written, all at
+ * the same time, every other file in keyset pages; constant memory either way), only the units of
  * its range when it has one, each with its SHA-256, bytes and counts in manifest.json and a
  * SHA256SUMS file, commits them to the store at `{brandId}/{packId}`, then in one transaction moves
  * the pack generating -> ready (storage_path, unit_count) and the batch minted -> exported through
@@ -186,37 +203,61 @@ export async function generatePayloadPack(ctx: UseCaseContext, claim: PackClaim,
     return afterError(ctx, claim, error);
   }
   let renewedAt = Date.now();
-  const keepClaim = async () => {
-    if (options.signal?.aborted) throw new Released();
-    if (Date.now() - renewedAt < leaseMs / 3) return;
+  let renewing: Promise<void> | null = null;
+  const renew = async () => {
     const now = ctx.clock();
     if (!(await renewPackLease(ctx.db.em.fork(), claim, new Date(now.getTime() + leaseMs), now))) throw new Lost();
     renewedAt = Date.now();
   };
-  const run: PackRun = {
-    ctx, brandId: claim.brandId, mintBatchId: claim.mintBatchId, packId: claim.id, source, profile, purpose, pageSize, paging: options.paging === true,
-    generatedAt: ctx.clock(), keepClaim,
+  // Files written at the same time share one renewal when it is due.
+  const keepClaim = async () => {
+    if (options.signal?.aborted) throw new Released();
+    if (Date.now() - renewedAt < leaseMs / 3) return;
+    renewing ??= renew().finally(() => {
+      renewing = null;
+    });
+    await renewing;
   };
+  let snapshot: UnitSnapshot | null = null;
   try {
-    const files: ManifestFile[] = [];
     const unitCount = packRangeUnits(profile, source);
     let rowCount = 0;
+    // The units as of now, for every copied file of the pack (serial batches on PostgreSQL).
+    const copied = profile.formats.filter((f) => packFormatRegistry[f].copied);
+    if (source.identityMode === 'serial' && options.paging !== true && copied.length > 0) {
+      snapshot = await openUnitSnapshot(ctx.db, claim.brandId, claim.mintBatchId, profile);
+    }
+    const run: PackRun = {
+      ctx, brandId: claim.brandId, mintBatchId: claim.mintBatchId, packId: claim.id, source, profile, purpose, pageSize, snapshot,
+      generatedAt: ctx.clock(), keepClaim,
+    };
     const tabular = profile.formats.filter((f) => packFormatRegistry[f].write === null);
-    if (tabular.length > 0) {
+    const writeFormat = async (f: PackFormat): Promise<ManifestFile[]> => {
+      const file = new HashedFile(writer, packFormatRegistry[f].file(purpose));
+      const counts = await packFormatRegistry[f].write!(run, file);
+      return [{ name: file.name, format: f, rows: counts.rows, count: counts.units, ...(await file.end()) }];
+    };
+    const writeTabularFiles = async (): Promise<ManifestFile[]> => {
       const opened = Object.fromEntries(tabular.map((f) => [f, new HashedFile(writer, packFormatRegistry[f].file(purpose))])) as TabularFiles;
-      rowCount = await writeTabular(run, opened, options.paging === true);
+      rowCount = await writeTabular(run, opened);
+      const ended: ManifestFile[] = [];
       for (const f of tabular) {
         const file = (opened as Record<string, HashedFile>)[f]!;
-        files.push({ name: file.name, format: f, rows: rowCount, count: unitCount, ...(await file.end()) });
+        ended.push({ name: file.name, format: f, rows: rowCount, count: unitCount, ...(await file.end()) });
       }
-    }
+      return ended;
+    };
+    // With a snapshot the copied files are COPY streams written at the same time (the database
+    // renders each on a core of its own); every other file follows, one at a time.
+    const together = snapshot === null ? [] : copied.filter((f) => packFormatRegistry[f].write !== null);
+    const written = (await allOrClose(snapshot, [tabular.length > 0 ? writeTabularFiles() : undefined, ...together.map(writeFormat)]))
+      .flatMap((w) => w ?? []);
+    await snapshot?.close();
     for (const f of profile.formats) {
-      const write = packFormatRegistry[f].write;
-      if (write === null) continue;
-      const file = new HashedFile(writer, packFormatRegistry[f].file(purpose));
-      const counts = await write(run, file);
-      files.push({ name: file.name, format: f, rows: counts.rows, count: counts.units, ...(await file.end()) });
+      if (packFormatRegistry[f].write !== null && !together.includes(f)) written.push(...(await writeFormat(f)));
     }
+    // The manifest lists the files in the profile's (canonical) order of formats.
+    const files = profile.formats.map((f) => written.find((file) => file.format === f)!);
     await keepClaim();
     const manifest: PackManifest = {
       format: 'mint-payload-pack/v1', pack_id: claim.id, brand_id: claim.brandId, mint_batch_id: claim.mintBatchId,
@@ -232,6 +273,7 @@ export async function generatePayloadPack(ctx: UseCaseContext, claim: PackClaim,
     await writer.commit();
     return await finishPack(ctx, claim, storagePath, tabular.length > 0 ? rowCount : unitCount, purpose);
   } catch (error) {
+    await snapshot?.close();
     await writer.abort();
     if (error instanceof Released) return releasePack(ctx, claim);
     if (error instanceof Lost) return { kind: 'lost' };

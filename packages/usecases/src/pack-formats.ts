@@ -2,7 +2,7 @@ import { createHash, type Hash } from 'node:crypto';
 import { once } from 'node:events';
 import { PassThrough, type Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
-import { copyUnitUrls, packLots, packUnitPage, type PackSource } from '@mint/db';
+import { packLots, packUnitPage, type PackSource, type UnitSnapshot } from '@mint/db';
 import { rangeUnitCount, type LabelLayout, type PackFormat, type PackProfile, type PackPurpose, type Symbology } from '@mint/domain';
 import { pdfSheets, svgLabel, zplLabel, type LabelUnit, type SheetLayout } from '@mint/labels';
 import { tarHeader, type PackWriter } from '@mint/store';
@@ -10,9 +10,10 @@ import type { UseCaseContext } from './context.ts';
 
 /**
  * The format registry: the one place where a pack format maps to its file name and its writer.
- * csv and jsonl are "tabular" (rendered by the database, both from one snapshot); every other
- * format reads the units in keyset pages and streams its file, so a pack of any size holds one page
- * of units and one chunk of output in memory.
+ * csv and jsonl are "tabular" (rendered by the database); on PostgreSQL they and the EPCIS file's
+ * URIs are COPY streams of one {@link UnitSnapshot}, written at the same time; every other format
+ * reads the units in keyset pages and streams its file, so a pack of any size holds one page of
+ * units and one chunk of output per file in memory.
  *
  * SVG labels: the pack store keeps flat files (one name segment, no folders: see
  * `assertFileName` in @mint/store), so the SVG format is one ustar archive, `labels-svg.tar`,
@@ -30,8 +31,11 @@ export interface PackRun {
   readonly profile: PackProfile;
   readonly purpose: PackPurpose;
   readonly pageSize: number;
-  /** Read units in keyset pages even on PostgreSQL (where COPY streams are used by default). */
-  readonly paging: boolean;
+  /**
+   * The units as of the start of generation, copied as COPY streams (serial batches on PostgreSQL);
+   * null where the writers read keyset pages instead (PGlite, lot and product batches, or paging asked for).
+   */
+  readonly snapshot: UnitSnapshot | null;
   readonly generatedAt: Date;
   /** Renews the lease when due; throws when the claim is lost or the worker is stopping. */
   keepClaim(): Promise<void>;
@@ -51,16 +55,18 @@ export interface PackFormatEntry {
   file(purpose: PackPurpose): string;
   /** Streams the file; null for the tabular formats, written together by the generator. */
   readonly write: ((run: PackRun, out: HashedFile) => Promise<FileCounts>) | null;
+  /** Reads the units from the run's snapshot when it has one: written at the same time as the other such files. */
+  readonly copied: boolean;
 }
 
 /** Every format, by name. */
 export const packFormatRegistry: Readonly<Record<PackFormat, PackFormatEntry>> = {
-  csv: { file: () => 'units.csv', write: null },
-  jsonl: { file: () => 'units.jsonl', write: null },
-  svg: { file: () => 'labels-svg.tar', write: writeSvgTar },
-  pdf: { file: () => 'labels.pdf', write: writePdf },
-  zpl: { file: () => 'labels.zpl', write: writeZpl },
-  epcis: { file: (purpose) => (purpose === 'void' ? 'epcis-decommissioning.json' : 'epcis.json'), write: writeEpcis },
+  csv: { file: () => 'units.csv', write: null, copied: true },
+  jsonl: { file: () => 'units.jsonl', write: null, copied: true },
+  svg: { file: () => 'labels-svg.tar', write: writeSvgTar, copied: false },
+  pdf: { file: () => 'labels.pdf', write: writePdf, copied: false },
+  zpl: { file: () => 'labels.zpl', write: writeZpl, copied: false },
+  epcis: { file: (purpose) => (purpose === 'void' ? 'epcis-decommissioning.json' : 'epcis.json'), write: writeEpcis, copied: true },
 };
 
 /** A file being written: counts bytes, hashes exactly what is written, and waits for the store to drain. */
@@ -254,13 +260,10 @@ async function writeEpcis(run: PackRun, out: HashedFile): Promise<FileCounts> {
     // the chunk goes to the file as views between event boundaries: no copy and no object per unit
     // (keyset pages of row objects peaked at 355 MB RSS for 1,000,000 units).
     let carry: Buffer | null = null;
-    const copied = run.paging ? null : await copyUnitUrls(run.ctx.db, run.brandId, run.mintBatchId, run.profile, async (chunk) => {
-      await run.keepClaim();
-      const body: Buffer = carry === null ? chunk : Buffer.concat([carry, chunk]);
-      const last = body.lastIndexOf(10);
-      carry = last + 1 < body.length ? Buffer.from(body.subarray(last + 1)) : null;
-      if (last === -1) return;
+    /** Writes the URIs of `body`, whole lines only (it ends with a line break). */
+    const lines = async (body: Buffer) => {
       await batched.flush();
+      const last = body.length - 1;
       let segment = -1;
       let lineStart = 0;
       for (let end = body.indexOf(10); end !== -1 && end <= last; end = body.indexOf(10, lineStart)) {
@@ -283,6 +286,25 @@ async function writeEpcis(run: PackRun, out: HashedFile): Promise<FileCounts> {
         lineStart = end + 1;
       }
       if (segment !== -1) await out.write(body.subarray(segment, last));
+    };
+    const copied = run.snapshot === null ? null : await run.snapshot.copy('urls', async (chunk) => {
+      await run.keepClaim();
+      // A line split between chunks is joined on its own (a few bytes), never the whole chunk.
+      let rest = chunk;
+      if (carry !== null) {
+        const first = chunk.indexOf(10);
+        if (first === -1) {
+          carry = Buffer.concat([carry, chunk]);
+          return;
+        }
+        const joined = Buffer.concat([carry, chunk.subarray(0, first + 1)]);
+        carry = null;
+        await lines(joined);
+        rest = chunk.subarray(first + 1);
+      }
+      const last = rest.lastIndexOf(10);
+      carry = last + 1 < rest.length ? Buffer.from(rest.subarray(last + 1)) : null;
+      if (last !== -1) await lines(rest.subarray(0, last + 1));
     });
     if (copied === null) {
       for await (const page of unitPages(run)) {

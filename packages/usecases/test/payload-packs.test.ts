@@ -2,6 +2,8 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { finished } from 'node:stream/promises';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { query, run } from '../../../test/support/sql.ts';
@@ -148,6 +150,11 @@ describe('pack generation', () => {
     const brand = await app.seedBrand();
     const { mintBatchId } = await mintCompleted(app.ctx, brand, 2_500, { activationMode: 'first_scan' });
     await run(app.db.em.fork(), `update mint_units set status = 'active' where mint_batch_id = ? and seq % 3 = 0`, [mintBatchId]);
+    // URLs holding characters JSON escapes (a quote, a backslash, a tab) or leaves as they are (non-ASCII).
+    const odd = ['"quoted"', 'back\\slash', 'tab\there', 'caf\u00e9,\u00fc'];
+    for (const [i, tail] of odd.entries()) {
+      await run(app.db.em.fork(), `update mint_units set resolver_url = resolver_url || ? where mint_batch_id = ? and seq = ?`, [tail, mintBatchId, i + 1]);
+    }
     const pack = await packOf(mintBatchId);
     const paged = createFsPackStore(join(storeDir.dir, 'paged'));
     const claim = await claimOnly(pack.id);
@@ -165,6 +172,61 @@ describe('pack generation', () => {
       expect(copiedBytes.equals(pagedBytes), file).toBe(true);
       expect(copiedBytes.toString().split('\n').filter((l) => l.includes('inactive'))).toHaveLength(2_500 - 833);
     }
+    // Every JSON line is byte for byte what JSON.stringify writes for the unit.
+    const units = await query<{ serial: string; resolver_url: string; status: string }>(
+      app.db.em.fork(), `select serial, resolver_url, status from mint_units where mint_batch_id = ? order by seq`, [mintBatchId]);
+    expect(units.slice(0, 4).map((u, i) => u.resolver_url.endsWith(odd[i]!))).toEqual([true, true, true, true]);
+    const lines = (await readFile(join(storeDir.dir, brand.brandId, pack.id, 'units.jsonl'), 'utf8')).split('\n');
+    expect(lines).toEqual([...units.map((u) => JSON.stringify({ serial: u.serial, digital_link: u.resolver_url, token: u.serial, lot: null, status: u.status })), '']);
+  });
+
+  it('writes every file from the units as they were when generation began, even when units are activated meanwhile', async () => {
+    const brand = await app.seedBrand();
+    const { mintBatchId } = await mintCompleted(app.ctx, brand, 500, { activationMode: 'first_scan' });
+    const pack = await packOf(mintBatchId);
+    // A store that activates every unit of the batch (committed) while units.csv gets its first bytes.
+    let activated = 0;
+    const activate = async () => {
+      activated = await run(app.db.em.fork(), `update mint_units set status = 'active', activated_at = now() where mint_batch_id = ? and status = 'inactive'`, [mintBatchId]);
+    };
+    const activating: PackStore = {
+      ...store,
+      async begin(path) {
+        const inner = await store.begin(path);
+        return {
+          commit: () => inner.commit(),
+          abort: () => inner.abort(),
+          file(name) {
+            const out = inner.file(name);
+            if (name !== 'units.csv') return out;
+            let first = true;
+            return new Writable({
+              highWaterMark: 1,
+              write(chunk, _encoding, done) {
+                (first ? activate() : Promise.resolve()).then(() => {
+                  first = false;
+                  if (out.write(chunk)) done();
+                  else out.once('drain', () => done());
+                }, done);
+              },
+              final(done) {
+                out.end();
+                finished(out).then(() => done(), done);
+              },
+            });
+          },
+        };
+      },
+    };
+    expect(await generatePayloadPack(app.ctx, await claimOnly(pack.id), { store: activating })).toMatchObject({ kind: 'ready', unitCount: 500 });
+    expect(activated).toBe(500);
+    const folder = join(storeDir.dir, brand.brandId, pack.id);
+    const csv = (await readFile(join(folder, 'units.csv'), 'utf8')).trim().split('\n').slice(1);
+    const jsonl = (await readFile(join(folder, 'units.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { status: string });
+    expect(new Set(csv.map((line) => line.split(',')[4]))).toEqual(new Set(['inactive']));
+    expect(new Set(jsonl.map((l) => l.status))).toEqual(new Set(['inactive']));
+    expect(csv).toHaveLength(500);
+    expect(jsonl).toHaveLength(500);
   });
 
   it('puts the pack back to pending after a store error, claimable again only after a backoff, and fails it after five attempts', async () => {

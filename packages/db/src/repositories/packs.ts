@@ -176,7 +176,12 @@ export async function readPackSource(em: Em, brandId: string, mintBatchId: strin
  * `-`, `@`, tab or CR) is neutralised with a leading `'` first, as OWASP recommends against CSV
  * injection. One regular expression per field decides whether it needs either (measured: ~0.5 µs
  * a row and field); serials (Crockford base32) and unit statuses (words) never do and are written
- * as they are. JSON Lines: one JSON object per row, keys in column order.
+ * as they are. JSON Lines: one JSON object per row, keys in column order, each value as `to_json`
+ * (and JSON.stringify) writes it. Serials (Crockford base32 from the generator) and unit statuses
+ * (words) never need escaping, so they are quoted by concatenation; a unit's URL is too unless one
+ * regular expression finds a character JSON escapes (`"`, `\`, a control character), which sends
+ * it through `to_json` (measured with EXPLAIN ANALYZE on 1,000,000 units: to_json costs about as
+ * much per field as all of the concatenation, the JSON line had cost ~3x the CSV line).
  */
 const csvField = (v: string) => {
   const neutralised = `(case when ${v} ~ '^[-=+@\\t\\r]' then '''' || ${v} else ${v} end)`;
@@ -184,11 +189,13 @@ const csvField = (v: string) => {
   return `(case when ${v} ~ '^[-=+@\\t\\r]|[",\\r\\n]' then ${quoted} else ${v} end)`;
 };
 const json = (v: string) => `coalesce(to_json(${v})::text, 'null')`;
+/** A JSON string of a non-null text: concatenated unless it holds a character JSON escapes. */
+const jsonText = (v: string) => `(case when ${v} ~ '[\\\\"\\x01-\\x1f]' then to_json(${v})::text else '"' || ${v} || '"' end)`;
 /** Row renderers of units (serial mode) and lots (batch mode): `csv` and `jsonl` of one row, without its line end. */
 const packRows = {
   unit: {
     csv: `serial || ',' || ${csvField('resolver_url')} || ',' || serial || ',,' || status`,
-    jsonl: `'{"serial":' || ${json('serial')} || ',"digital_link":' || ${json('resolver_url')} || ',"token":' || ${json('serial')} || ',"lot":null,"status":' || ${json('status')} || '}'`,
+    jsonl: `'{"serial":"' || serial || '","digital_link":' || ${jsonText('resolver_url')} || ',"token":"' || serial || '","lot":null,"status":"' || status || '"}'`,
   },
   lot: {
     csv: `',' || ${csvField("coalesce(resolver_url, '')")} || ',,' || ${csvField('lot_code')} || ',active'`,
@@ -252,14 +259,6 @@ export async function packLots(em: Em, brandId: string, mintBatchId: string): Pr
   return found.map((r) => ({ lotCode: r.lot_code, qty: r.qty, resolverUrl: r.resolver_url }));
 }
 
-/** Where {@link copyUnitFiles} sends the bytes of each file, in order; awaited for backpressure. */
-export interface UnitFileSinks {
-  /** Omitted: units.csv is not copied. */
-  csv?(chunk: Buffer): Promise<void>;
-  /** Omitted: units.jsonl is not copied. */
-  jsonl?(chunk: Buffer): Promise<void>;
-}
-
 /**
  * The URL of the PostgreSQL server behind `db`, for connections of its own (COPY streams, the
  * resolver's pool); null for embedded PGlite, whose configuration carries a placeholder URL.
@@ -281,77 +280,96 @@ export function postgresDirectUrl(db: Database): string | null {
 
 const uuidShape = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/**
- * Streams a batch's units (those of `range`, inclusive, when given) as the two data files of a pack, rendered by {@link packRows} with
- * `COPY (select ... order by seq) TO STDOUT`: byte for byte what {@link renderedUnitPage} gives.
- * Both COPYs run in one REPEATABLE READ READ ONLY transaction on a connection of their own, so the
- * files agree even while units are activated; the process holds one stream chunk at a time.
- * Returns the rows of each file, or null when the database is not PostgreSQL reached by URL
- * (embedded PGlite in dev mode), where the caller pages instead.
- */
-export async function copyUnitFiles(
-  db: Database, brandId: string, mintBatchId: string, sinks: UnitFileSinks, range: { readonly seqFrom: number | null; readonly seqTo: number | null } = { seqFrom: null, seqTo: null },
-): Promise<{ csv: number; jsonl: number } | null> {
-  const url = postgresServerUrl(db);
-  if (url === null) return null;
-  if (!uuidShape.test(brandId) || !uuidShape.test(mintBatchId)) throw new Error('brand and batch ids must be uuids');
-  const bound = (n: number | null) => {
-    if (n !== null && !Number.isSafeInteger(n)) throw new Error('unit range bounds must be integers');
-    return n;
-  };
-  const seqFrom = bound(range.seqFrom);
-  const seqTo = bound(range.seqTo);
-  // Raw SQL on purpose: COPY is the measured bulk path (bench:packs: 1,000,000 units in ~2 s, against ~0.8 s for a bare COPY).
-  const within = `${seqFrom === null ? '' : ` and seq >= ${seqFrom}`}${seqTo === null ? '' : ` and seq <= ${seqTo}`}`;
-  const from = `from mint_units where brand_id = '${brandId}'::uuid and mint_batch_id = '${mintBatchId}'::uuid${within} order by seq`;
-  const client = new pg.Client({ connectionString: url, application_name: 'minting-pack' });
-  await client.connect();
-  try {
-    await client.query('begin isolation level repeatable read read only');
-    const copy = async (sql: string, sink: (chunk: Buffer) => Promise<void>): Promise<number> => {
-      const stream = client.query(copyTo(sql));
-      for await (const chunk of stream) await sink(chunk as Buffer);
-      return stream.rowCount;
-    };
-    // Each row is one rendered text column, copied in CSV format with a quote and a delimiter the
-    // rendered rows never contain (nor a line break: serials, lot codes and URLs cannot hold one),
-    // so every row comes out verbatim, one line each.
-    const verbatim = `to stdout (format csv, quote e'\\x01', delimiter e'\\x02')`;
-    const csv = sinks.csv === undefined ? 0 : await copy(`copy (select ${packRows.unit.csv} ${from}) ${verbatim}`, sinks.csv);
-    const jsonl = sinks.jsonl === undefined ? 0 : await copy(`copy (select ${packRows.unit.jsonl} ${from}) ${verbatim}`, sinks.jsonl);
-    await client.query('commit');
-    return { csv, jsonl };
-  } finally {
-    await client.end().catch(() => undefined);
-  }
-}
+/** What a {@link UnitSnapshot} can copy: the rendered rows of units.csv or units.jsonl, or each unit's URI as a JSON string (EPCIS). */
+export type UnitStream = 'csv' | 'jsonl' | 'urls';
 
 /**
- * Streams the GS1 Digital Link URIs (resolver URLs) of a batch's units in `range` (inclusive), in
- * seq order, each as a JSON string on a line of its own (`to_json(resolver_url)` copied verbatim),
- * with `COPY ... TO STDOUT` in a READ ONLY transaction on a connection of its own: the process holds
- * one stream chunk at a time, as Buffers outside the JavaScript heap (measured by bench:packs: the
- * EPCIS pack from keyset pages of row objects peaked at 355 MB RSS for 1,000,000 units, from
- * these chunks at the level of the CSV pack). Returns the lines copied, or null when the database is
- * not PostgreSQL reached by URL (embedded PGlite), where the caller pages instead.
+ * One consistent read of a batch's units (those of a range, inclusive, when given) for one pack:
+ * every {@link UnitSnapshot.copy} sees the database as it was when the snapshot was opened, so the
+ * files of a pack agree with each other even while units are activated, and the copies can run at
+ * the same time (each on a connection of its own, so the database renders them on several cores).
  */
-export async function copyUnitUrls(
-  db: Database, brandId: string, mintBatchId: string, range: { readonly seqFrom: number | null; readonly seqTo: number | null }, sink: (chunk: Buffer) => Promise<void>,
-): Promise<number | null> {
+export interface UnitSnapshot {
+  /**
+   * Streams one rendering of the snapshot's units in seq order with `COPY (select ... order by seq)
+   * TO STDOUT`, one line per unit, into `sink` (awaited for backpressure: the process holds one
+   * stream chunk at a time, as Buffers outside the JavaScript heap); returns the lines copied.
+   */
+  copy(stream: UnitStream, sink: (chunk: Buffer) => Promise<void>): Promise<number>;
+  /**
+   * Ends the snapshot and every copy still running, which then rejects with `reason` (when given:
+   * the error that made a caller stop) or its connection's error. Safe to call twice.
+   */
+  close(reason?: unknown): Promise<void>;
+}
+
+/** Each stream's rendered text, one column per row (see {@link packRows}). */
+const unitStreams: Readonly<Record<UnitStream, string>> = { csv: packRows.unit.csv, jsonl: packRows.unit.jsonl, urls: 'to_json(resolver_url)::text' };
+
+/**
+ * Opens a {@link UnitSnapshot} of a batch's units: a REPEATABLE READ READ ONLY transaction that
+ * exports its snapshot (`pg_export_snapshot()`) and stays open until `close`; each copy runs in a
+ * transaction of its own that imports it (`SET TRANSACTION SNAPSHOT`). Returns null when the
+ * database is not PostgreSQL reached by URL (embedded PGlite in dev mode), where the caller pages
+ * instead through {@link renderedUnitPage} and {@link packUnitPage}, which write the same bytes.
+ */
+export async function openUnitSnapshot(
+  db: Database, brandId: string, mintBatchId: string, range: { readonly seqFrom: number | null; readonly seqTo: number | null } = { seqFrom: null, seqTo: null },
+): Promise<UnitSnapshot | null> {
   const url = postgresServerUrl(db);
   if (url === null) return null;
   if (!uuidShape.test(brandId) || !uuidShape.test(mintBatchId)) throw new Error('brand and batch ids must be uuids');
   for (const n of [range.seqFrom, range.seqTo]) if (n !== null && !Number.isSafeInteger(n)) throw new Error('unit range bounds must be integers');
   const within = `${range.seqFrom === null ? '' : ` and seq >= ${range.seqFrom}`}${range.seqTo === null ? '' : ` and seq <= ${range.seqTo}`}`;
-  const client = new pg.Client({ connectionString: url, application_name: 'minting-pack' });
-  await client.connect();
-  try {
-    await client.query('begin isolation level repeatable read read only');
-    const stream = client.query(copyTo(`copy (select to_json(resolver_url)::text from mint_units where brand_id = '${brandId}'::uuid and mint_batch_id = '${mintBatchId}'::uuid${within} order by seq) to stdout (format csv, quote e'\\x01', delimiter e'\\x02')`));
-    for await (const chunk of stream) await sink(chunk as Buffer);
-    await client.query('commit');
-    return stream.rowCount;
-  } finally {
+  const from = `from mint_units where brand_id = '${brandId}'::uuid and mint_batch_id = '${mintBatchId}'::uuid${within} order by seq`;
+  const clients = new Set<pg.Client>();
+  const connect = async () => {
+    const client = new pg.Client({ connectionString: url, application_name: 'minting-pack' });
+    clients.add(client);
+    client.on('error', () => undefined);
+    await client.connect();
+    return client;
+  };
+  const end = async (client: pg.Client) => {
+    clients.delete(client);
     await client.end().catch(() => undefined);
+  };
+  let closed = false;
+  let closedFor: { readonly reason: unknown } | null = null;
+  const leader = await connect();
+  let snapshotId: string;
+  try {
+    await leader.query('begin isolation level repeatable read read only');
+    snapshotId = (await leader.query<{ id: string }>('select pg_export_snapshot() as id')).rows[0]!.id;
+  } catch (error) {
+    await end(leader);
+    throw error;
   }
+  return {
+    async copy(stream, sink) {
+      if (closed) throw new Error('the unit snapshot is closed');
+      const client = await connect();
+      try {
+        await client.query('begin isolation level repeatable read read only');
+        await client.query(`set transaction snapshot '${snapshotId.replace(/'/g, "''")}'`);
+        // Raw SQL on purpose: COPY is the measured bulk path (bench:packs). Each row is one rendered
+        // text column, copied in CSV format with a quote and a delimiter the rendered rows never
+        // contain (nor a line break: serials, lot codes and URLs cannot hold one), so every row comes
+        // out verbatim, one line each.
+        const copied = client.query(copyTo(`copy (select ${unitStreams[stream]} ${from}) to stdout (format csv, quote e'\\x01', delimiter e'\\x02')`));
+        for await (const chunk of copied) await sink(chunk as Buffer);
+        await client.query('commit');
+        return copied.rowCount;
+      } catch (error) {
+        throw closedFor === null ? error : closedFor.reason;
+      } finally {
+        await end(client);
+      }
+    },
+    async close(reason) {
+      closed = true;
+      if (reason !== undefined) closedFor ??= { reason };
+      await Promise.all([...clients].map(end));
+    },
+  };
 }
