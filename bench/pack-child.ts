@@ -30,28 +30,34 @@ export interface ChildMeasure {
   readonly peakHeapUsedMb: number;
   /** Units the pack or the loop handled. */
   readonly units: number;
+  /** Where the pack went in the store (the pack task). */
+  readonly storagePath?: string;
 }
 
 const mb = (bytes: number) => bytes / 1024 / 1024;
 
-async function measure(work: () => Promise<number>): Promise<ChildMeasure> {
+async function measure(work: () => Promise<number | { readonly units: number; readonly storagePath: string }>): Promise<ChildMeasure> {
   const rssBefore = process.memoryUsage().rss;
   let peakHeap = 0;
   const sampler = setInterval(() => {
     peakHeap = Math.max(peakHeap, process.memoryUsage().heapUsed);
   }, 20);
   const started = performance.now();
-  const units = await work();
+  const done = await work();
   const seconds = (performance.now() - started) / 1000;
   clearInterval(sampler);
-  return { seconds, rssBeforeMb: mb(rssBefore), peakRssMb: process.resourceUsage().maxRSS / 1024, peakHeapUsedMb: mb(peakHeap), units };
+  const { units, storagePath } = typeof done === 'number' ? { units: done, storagePath: undefined } : done;
+  return {
+    seconds, rssBeforeMb: mb(rssBefore), peakRssMb: process.resourceUsage().maxRSS / 1024, peakHeapUsedMb: mb(peakHeap), units,
+    ...(storagePath === undefined ? {} : { storagePath }),
+  };
 }
 
 const [task, ...args] = process.argv.slice(2);
 let result: ChildMeasure;
 if (task === 'pack') {
   const [url, storeDir] = args as [string, string];
-  const db = await openDatabase({ url }, { poolSize: 2, applicationName: 'bench-pack-child' });
+  const db = await openDatabase({ url }, { poolSize: 4, applicationName: 'bench-pack-child' });
   const ctx = createUseCaseContext({ db, publicBaseUrl: 'http://127.0.0.1:8080' });
   try {
     result = await measure(async () => {
@@ -59,7 +65,7 @@ if (task === 'pack') {
       if (claim === null) throw new Error('no pack to claim');
       const generated = await generatePayloadPack(ctx, claim, { store: createFsPackStore(storeDir) });
       if (generated.kind !== 'ready') throw new Error(`unexpected result ${JSON.stringify(generated)}`);
-      return generated.unitCount;
+      return { units: generated.unitCount, storagePath: generated.storagePath };
     });
   } finally {
     await db.close(true);
