@@ -51,6 +51,40 @@ describe('createFsPackStore', () => {
     }
     await expect(store.open('brand/pack1', '../pack1/b.txt')).rejects.toBeInstanceOf(StorePathError);
   });
+  it('sweeps the folders of interrupted writes once they are old enough, and nothing else', async () => {
+    await writePack('sweep/kept', { 'a.txt': 'committed' });
+    // A write that never committed (its process was killed), and one going on now.
+    const killed = await store.begin('sweep/killed');
+    killed.file('a.txt').end('half');
+    const ongoing = await store.begin('sweep/ongoing');
+    ongoing.file('a.txt').end('now');
+    // A replaced pack moved aside and never deleted (killed after the commit's renames).
+    const movedAside = join(root, 'sweep', `kept.old-${'ab'.repeat(6)}`);
+    await mkdir(movedAside);
+    await writeFile(join(movedAside, 'a.txt'), 'old');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const hourAgo = new Date(Date.now() - 3_600_000);
+    const folders = async () => (await readdir(join(root, 'sweep'))).sort();
+    const stagings = (await folders()).filter((name) => name.startsWith('.staging-'));
+    const staged = await Promise.all(stagings.map(async (name) => (await readFile(join(root, 'sweep', name, 'a.txt'), 'utf8'))));
+    const killedStaging = stagings[staged.indexOf('half')];
+    // The killed write and the moved-aside folder were last written two hours ago; the ongoing write now.
+    const twoHoursAgo = new Date(Date.now() - 7_200_000);
+    for (const folder of [join(root, 'sweep', killedStaging!), movedAside]) {
+      for (const name of await readdir(folder)) await utimes(join(folder, name), twoHoursAgo, twoHoursAgo);
+      await utimes(folder, twoHoursAgo, twoHoursAgo);
+    }
+    const ongoingStaging = (await folders()).filter((name) => name.startsWith('.staging-') && name !== killedStaging);
+    // Only the old leftovers go; the ongoing write commits afterwards as usual.
+    expect(ongoingStaging).toHaveLength(1);
+    expect(await store.sweep(hourAgo)).toBe(2);
+    expect(await folders()).toEqual(['kept', ...ongoingStaging].sort());
+    await ongoing.commit();
+    expect((await buffer((await store.open('sweep/ongoing', 'a.txt')).stream())).toString()).toBe('now');
+    expect((await buffer((await store.open('sweep/kept', 'a.txt')).stream())).toString()).toBe('committed');
+    expect(await store.sweep(new Date(Date.now() + 60_000))).toBe(0);
+    expect(await folders()).toEqual(['kept', 'ongoing']);
+  });
 });
 
 describe('tarStream', () => {
@@ -68,37 +102,5 @@ describe('tarStream', () => {
     } finally {
       await rm(out, { recursive: true, force: true });
     }
-  });
-  it('sweeps the folders of interrupted writes once they are old enough, and nothing else', async () => {
-    await writePack('sweep/kept', { 'a.txt': 'committed' });
-    // A write that never committed (its process was killed), and one going on now.
-    const killed = await store.begin('sweep/killed');
-    killed.file('a.txt').end('half');
-    const ongoing = await store.begin('sweep/ongoing');
-    ongoing.file('a.txt').end('now');
-    // A replaced pack moved aside and never deleted (killed after the commit's renames).
-    const movedAside = join(root, 'sweep', `kept.old-${'ab'.repeat(6)}`);
-    await mkdir(movedAside);
-    await writeFile(join(movedAside, 'a.txt'), 'old');
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    const hourAgo = new Date(Date.now() - 3_600_000);
-    const folders = async () => (await readdir(join(root, 'sweep'))).sort();
-    const [killedStaging] = (await folders()).filter((name) => name.startsWith('.staging-'));
-    // The killed write and the moved-aside folder were last written two hours ago; the ongoing write now.
-    const twoHoursAgo = new Date(Date.now() - 7_200_000);
-    for (const folder of [join(root, 'sweep', killedStaging!), movedAside]) {
-      for (const name of await readdir(folder)) await utimes(join(folder, name), twoHoursAgo, twoHoursAgo);
-      await utimes(folder, twoHoursAgo, twoHoursAgo);
-    }
-    const ongoingStaging = (await folders()).filter((name) => name.startsWith('.staging-') && name !== killedStaging);
-    // Only the old leftovers go; the ongoing write commits afterwards as usual.
-    expect(ongoingStaging).toHaveLength(1);
-    expect(await store.sweep(hourAgo)).toBe(2);
-    expect(await folders()).toEqual(['kept', ...ongoingStaging].sort());
-    await ongoing.commit();
-    expect((await buffer((await store.open('sweep/ongoing', 'a.txt')).stream())).toString()).toBe('now');
-    expect((await buffer((await store.open('sweep/kept', 'a.txt')).stream())).toString()).toBe('committed');
-    expect(await store.sweep(new Date(Date.now() + 60_000))).toBe(0);
-    expect(await folders()).toEqual(['kept', 'ongoing']);
   });
 });
