@@ -16,6 +16,14 @@ async function lastWritten(folder: string): Promise<number> {
 }
 
 /**
+ * Bytes a file being written may buffer before its writer waits for the disk: a pack's data files
+ * arrive as COPY stream pieces of ~8 KiB, and waiting for each to drain (16 KiB, node's default)
+ * cost the csv + jsonl pack of 1,000,000 units 0.5-0.8 s of CPU more than writing them in batches
+ * (measured alternately, 4 times each).
+ */
+const fileBufferBytes = 1024 * 1024;
+
+/**
  * The filesystem store rooted at `root`. A pack is written into a hidden staging folder next to
  * its final place and renamed into place on commit (an earlier pack at the path is moved aside
  * first and deleted), so readers see either the old or the new pack. `sweep` deletes the staging
@@ -36,7 +44,7 @@ export function createFsPackStore(root: string): PackStore {
       const writer: PackWriter = {
         file(name) {
           assertFileName(name);
-          const stream = createWriteStream(join(staging, name));
+          const stream = createWriteStream(join(staging, name), { highWaterMark: fileBufferBytes });
           streams.push(stream);
           return stream;
         },

@@ -178,6 +178,10 @@ describe('pack generation', () => {
     expect(units.slice(0, 4).map((u, i) => u.resolver_url.endsWith(odd[i]!))).toEqual([true, true, true, true]);
     const lines = (await readFile(join(storeDir.dir, brand.brandId, pack.id, 'units.jsonl'), 'utf8')).split('\n');
     expect(lines).toEqual([...units.map((u) => JSON.stringify({ serial: u.serial, digital_link: u.resolver_url, token: u.serial, lot: null, status: u.status })), '']);
+    // units.csv quotes the URLs holding a quote or a comma (quotes doubled) and writes the others as they are.
+    const csvLines = (await readFile(join(storeDir.dir, brand.brandId, pack.id, 'units.csv'), 'utf8')).split('\n').slice(1, 6);
+    const quoted = (url: string) => `"${url.replaceAll('"', '""')}"`;
+    expect(csvLines).toEqual(units.slice(0, 5).map((u, i) => [u.serial, i === 0 || i === 3 ? quoted(u.resolver_url) : u.resolver_url, u.serial, '', u.status].join(',')));
   });
 
   it('writes every file from the units as they were when generation began, even when units are activated meanwhile', async () => {
