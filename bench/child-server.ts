@@ -1,5 +1,5 @@
 // Helpers the benchmarks share: a server in a child process that announces its port, percentiles
-// of latency samples, and how the image starts the executor's node.
+// of latency samples, and how the image starts the executor's node (flags, NODE_OPTIONS, environment).
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -21,6 +21,17 @@ export const executorNodeOptions: string = mintScriptSetting('executor_node_opti
 
 /** The node command-line flags the image starts the executor with (`executor_node_flags` in deploy/bin/mint), as separate arguments. */
 export const executorNodeFlags: readonly string[] = mintScriptSetting('executor_node_flags').split(' ').filter((flag) => flag !== '');
+
+/**
+ * `env` with what the image adds to the executor's environment: MALLOC_MMAP_THRESHOLD_
+ * (`executor_malloc_mmap_threshold` in deploy/bin/mint), or this process's MALLOC_MMAP_THRESHOLD_
+ * when it has one; an empty one leaves it out (glibc's dynamic threshold, to measure against).
+ */
+const mmapThreshold = process.env['MALLOC_MMAP_THRESHOLD_'] ?? mintScriptSetting('executor_malloc_mmap_threshold');
+export function withExecutorEnv<V extends string | undefined>(env: Readonly<Record<string, V>>): Record<string, V | string> {
+  const { MALLOC_MMAP_THRESHOLD_: _set, ...rest } = env;
+  return mmapThreshold === '' ? rest : { ...rest, MALLOC_MMAP_THRESHOLD_: mmapThreshold };
+}
 
 /**
  * Starts `node <args>` with stdout piped; resolves once it printed `PORT <n>`, rejects if it exits

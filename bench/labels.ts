@@ -28,7 +28,7 @@ import type { Writable } from 'node:stream';
 import bwipjs from 'bwip-js';
 import { gtinCheckDigit } from '@mint/domain';
 import { defaultSheetLayout, elementString, pdfSheets, svgLabel, zplLabel, type LabelUnit, type Symbology } from '@mint/labels';
-import { executorNodeFlags, executorNodeOptions } from './child-server.ts';
+import { executorNodeFlags, executorNodeOptions, withExecutorEnv } from './child-server.ts';
 
 const targetRssMb = 200;
 type Format = 'svg' | 'pdf' | 'zpl';
@@ -96,7 +96,7 @@ const nodeFlags = process.env.BENCH_NODE_FLAGS === undefined
 
 function runChild(task: Task, symbology: Symbology, count: number, file: string): Promise<Measured> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [...nodeFlags, fileURLToPath(import.meta.url), '--child', task, symbology, String(count), file], { maxBuffer: 1 << 20 }, (error, stdout, stderr) => {
+    execFile(process.execPath, [...nodeFlags, fileURLToPath(import.meta.url), '--child', task, symbology, String(count), file], { env: withExecutorEnv(process.env), maxBuffer: 1 << 20 }, (error, stdout, stderr) => {
       if (error) reject(new Error(`${task} failed: ${stderr || error.message}`));
       else resolve(JSON.parse(stdout) as Measured);
     });

@@ -34,7 +34,7 @@ import { generateSerials, unitResolverUrl } from '@mint/domain';
 import { loadConfig } from '@mint/runtime';
 import { createUseCaseContext, createUser, createWorkspace, grantRole, submitMintRequest, upsertProduct } from '@mint/usecases';
 import { createScratchDatabase } from './scratch-database.ts';
-import { executorNodeFlags, executorNodeOptions, percentile } from './child-server.ts';
+import { executorNodeFlags, executorNodeOptions, percentile, withExecutorEnv } from './child-server.ts';
 
 const require = createRequire(import.meta.resolve('@mint/db'));
 const copyFrom = (require('pg-copy-streams') as { from: (sql: string) => NodeJS.WritableStream & pg.Submittable }).from;
@@ -53,6 +53,8 @@ export interface MintBenchOptions {
   readonly latencyJobs: number;
   /** NODE_OPTIONS of the executor child ('' for V8's defaults). */
   readonly nodeOptions: string;
+  /** V8 flags of the executor child (default the image's, executor_node_flags; [] for none). */
+  readonly nodeFlags?: readonly string[];
   /** Submits publish their job right after commit, as the API does (false: the outbox relay only, as before). */
   readonly publish: boolean;
   /** Measurements per size (mint, then baseline, each from an empty table). */
@@ -153,9 +155,10 @@ export async function benchMint(options: MintBenchOptions, progress: (line: stri
   const runs: MintRun[] = [];
   const chunk = Number(options.chunk || config.chunkSize);
   const writers = Number(options.writers || config.executorJobWriters);
+  const nodeFlags = options.nodeFlags ?? executorNodeFlags;
   const scratch = await createScratchDatabase('bench_mint', id);
   const dbUrl = scratch.url;
-  progress(`database ${scratch.name}, stream ${stream}, executor NODE_OPTIONS "${options.nodeOptions}", baseline COPY transactions: ${options.baselineTx} ` +
+  progress(`database ${scratch.name}, stream ${stream}, executor NODE_OPTIONS "${options.nodeOptions}", flags "${nodeFlags.join(' ')}", baseline COPY transactions: ${options.baselineTx} ` +
     `(${chunk} rows, ${writers} connections), publish: ${options.publish ? 'after commit' : 'relay only'}`);
   let executor: ReturnType<typeof spawn> | undefined;
   let bus: JobBus | undefined;
@@ -175,14 +178,14 @@ export async function benchMint(options: MintBenchOptions, progress: (line: stri
     });
     const resolverPrefix = unitResolverUrl(`http://127.0.0.1:8080/r/${brand.slug}`, gtin, '');
 
-    executor = spawn(process.execPath, [...executorNodeFlags, 'services/executor/src/main.ts'], {
+    executor = spawn(process.execPath, [...nodeFlags, 'services/executor/src/main.ts'], {
       cwd: repoRoot,
-      env: {
+      env: withExecutorEnv({
         PATH: process.env['PATH'] ?? '', DATABASE_URL: dbUrl, NATS_URL: natsUrl, NATS_STREAM: stream, NATS_SUBJECT_PREFIX: subjectPrefix,
         WEBHOOK_SECRET_KEYS: `bench:${randomBytes(32).toString('base64')}`,
         LOG_LEVEL: 'warn', EXECUTOR_CONCURRENCY: '1', ...(options.chunk ? { MINT_CHUNK_SIZE: options.chunk } : {}),
         ...(options.writers ? { EXECUTOR_JOB_WRITERS: options.writers } : {}), ...(options.nodeOptions ? { NODE_OPTIONS: options.nodeOptions } : {}),
-      },
+      }),
       stdio: ['ignore', 'inherit', 'inherit'],
     });
     const exited = once(executor, 'exit');
@@ -336,6 +339,8 @@ if (import.meta.main) {
        * units, at no measurable cost in throughput. Pass '' to measure V8's defaults.
        */
       'node-options': { type: 'string', default: executorNodeOptions },
+      /** V8 flags of the executor child, space-separated; the default is the image's (executor_node_flags). Pass '' to measure without them. */
+      'node-flags': { type: 'string', default: executorNodeFlags.join(' ') },
       /** `after-commit` (default, as the API does): submits publish their job at once; `relay`: through the outbox relay only. */
       publish: { type: 'string', default: 'after-commit' },
       /** Measurements per size. */
@@ -348,7 +353,7 @@ if (import.meta.main) {
   });
   const result = await benchMint({
     sizes: args.sizes.split(',').map(Number), chunk: args.chunk, writers: args.writers, baselineTx: args['baseline-tx'],
-    nodeOptions: args['node-options'], runs: Number(args.runs), latencyJobs: Number(args['latency-jobs']), publish: args.publish !== 'relay',
+    nodeOptions: args['node-options'], nodeFlags: args['node-flags'].split(' ').filter((flag) => flag !== ''), runs: Number(args.runs), latencyJobs: Number(args['latency-jobs']), publish: args.publish !== 'relay',
     watch: args.watch === 'poll' ? 'poll' : 'progress',
   });
   if (args.json) writeFileSync(args.json, JSON.stringify(result));

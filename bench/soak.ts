@@ -25,7 +25,7 @@ import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { query } from '../test/support/sql.ts';
 import { seedDemo } from '@mint/usecases';
-import { executorNodeOptions } from './child-server.ts';
+import { executorNodeFlags, executorNodeOptions, withExecutorEnv } from './child-server.ts';
 import { createStack, rssOf, type Service } from './services.ts';
 
 const seconds = Number(process.env['SOAK_SECONDS'] ?? 60);
@@ -91,8 +91,8 @@ let executor: Service | undefined;
 try {
   const seed = await seedDemo(stack.ctx);
   api = await stack.start('api', process.env['SOAK_API_NODE_OPTIONS'] ? { NODE_OPTIONS: process.env['SOAK_API_NODE_OPTIONS'] } : {});
-  // The executor as the image starts it (deploy/bin/mint's NODE_OPTIONS); the API with V8's defaults, as the chart leaves it.
-  executor = await stack.start('executor', { NODE_OPTIONS: executorNodeOptions });
+  // The executor as the image starts it (deploy/bin/mint's node flags, NODE_OPTIONS and environment); the API with V8's defaults, as the chart leaves it.
+  executor = await stack.start('executor', withExecutorEnv({ NODE_OPTIONS: executorNodeOptions }), executorNodeFlags);
   console.log(`${elapsed()} soak: database ${stack.dbName}, stream ${stack.stream}, API pid ${api.child.pid} on ${api.port}, executor pid ${executor.child.pid}; ` +
     `${warmupSeconds} s of warm-up, then ${seconds} s of measured load`);
   const base = `http://127.0.0.1:${api.port}`;
