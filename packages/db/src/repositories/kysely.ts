@@ -1,6 +1,6 @@
 import {
-  CompiledQuery, DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, sql,
-  type AliasedRawBuilder, type Compilable, type RawBuilder,
+  createQueryId, DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, RawNode, sql,
+  type AliasedRawBuilder, type Compilable, type CompiledQuery, type RawBuilder,
 } from 'kysely';
 import type { Em } from '../orm.ts';
 import type { Tables } from '../tables.ts';
@@ -102,6 +102,8 @@ export interface PreparedStatement<P, O> {
   readonly name: string;
   readonly text: string;
   values(params: P): unknown[];
+  /** The query Kysely runs for a call: the statement's text with the call's values. */
+  compiled(params: P): CompiledQuery<O>;
   /** Only carries the row type. */
   readonly row?: O;
 }
@@ -109,33 +111,47 @@ export interface PreparedStatement<P, O> {
 /**
  * Compiles the query `build` makes once, reading each parameter as a marker, and returns its SQL
  * text with a function that puts a call's parameters where the markers were (constants of the
- * query keep their place). `build` must only place parameters, never compute with them. For hot
- * statements, where building and compiling the query per call would cost more than PostgreSQL
- * spends on it; run one with {@link preparedRows} or {@link preparedChanged}, or by name on a
- * `pg` pool of its own.
+ * query keep their place). A parameter the query places several times is bound once: its places
+ * share one `$n`, so it is serialised and sent once (the submit's write places the brand ten times
+ * and its time seven). `build` must only place parameters, never compute with them, and give every
+ * place of one parameter the same type. For hot statements, where building and compiling the query
+ * per call would cost more than PostgreSQL spends on it; run one with {@link preparedRows} or
+ * {@link preparedChanged}, or by name on a `pg` pool of its own.
  */
 export function prepare<P extends object, O>(name: string, build: (db: Kysely<Tables>, params: P) => Compilable<O>): PreparedStatement<P, O> {
   const marker = (key: string) => `\u0000parameter ${key}\u0000`;
   const markers = new Proxy({}, { get: (_, key) => (typeof key === 'string' ? marker(key) : undefined) }) as P;
   const compiled = build(compiler, markers).compile();
-  // Per bind parameter: the name of the parameter it takes, or null for a constant of the query.
-  const slots = compiled.parameters.map((value) => {
+  // Per bind parameter of the final text: the name of the parameter it takes, or the constant it holds.
+  const slots: ({ readonly key: keyof P } | { readonly constant: unknown })[] = [];
+  // The final `$n` of each parameter name, and (renumbered) of each place of the compiled text.
+  const numberOf = new Map<string, number>();
+  const renumbered = compiled.parameters.map((value) => {
     const match = typeof value === 'string' ? /^\u0000parameter (.+)\u0000$/.exec(value) : null;
-    return match === null ? null : (match[1] as keyof P);
+    if (match === null) return slots.push({ constant: value });
+    const known = numberOf.get(match[1]!);
+    if (known !== undefined) return known;
+    numberOf.set(match[1]!, slots.push({ key: match[1] as keyof P }));
+    return slots.length;
   });
+  const text = compiled.sql.replace(/\$(\d+)\b/g, (_, n: string) => `$${renumbered[Number(n) - 1]!}`);
+  const values = (params: P) => slots.map((slot) => ('key' in slot ? params[slot.key] : slot.constant));
+  // What `CompiledQuery.raw` makes, with the raw node built once and the values left unfrozen: per call, that cost more than building the values.
+  const node = RawNode.createWithSql(text);
   return {
     name,
-    text: compiled.sql,
-    values: (params) => slots.map((key, i) => (key === null ? compiled.parameters[i] : params[key])),
+    text,
+    values,
+    compiled: (params) => ({ sql: text, query: node, parameters: values(params), queryId: createQueryId() }),
   };
 }
 
 /** Runs a prepared statement on `em`'s Kysely (its transaction, if any) and returns its rows. */
 export async function preparedRows<P, O>(em: Em, statement: PreparedStatement<P, O>, params: P): Promise<O[]> {
-  return converted(em, async () => (await kysely(em).executeQuery<O>(CompiledQuery.raw(statement.text, statement.values(params)))).rows);
+  return converted(em, async () => (await kysely(em).executeQuery(statement.compiled(params))).rows);
 }
 
 /** Runs a prepared insert, update or delete on `em`'s Kysely and returns how many rows it changed. */
 export async function preparedChanged<P>(em: Em, statement: PreparedStatement<P, unknown>, params: P): Promise<number> {
-  return converted(em, async () => Number((await kysely(em).executeQuery(CompiledQuery.raw(statement.text, statement.values(params)))).numAffectedRows ?? 0n));
+  return converted(em, async () => Number((await kysely(em).executeQuery(statement.compiled(params))).numAffectedRows ?? 0n));
 }

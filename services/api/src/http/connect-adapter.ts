@@ -11,9 +11,10 @@ import {
   type ConnectNodeAdapterOptions,
 } from '@connectrpc/connect-node';
 import {
-  createAsyncIterable, readAllBytes, uResponseNotFound,
+  readAllBytes, uResponseNotFound,
   type Compression, type UniversalHandler, type UniversalServerRequest, type UniversalServerResponse,
 } from '@connectrpc/connect/protocol';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { HttpRequest, HttpResponse } from './listener.ts';
 import { nonDecimalNumber } from './json-numbers.ts';
 
@@ -64,12 +65,58 @@ export function connectAdapter(options: ConnectNodeAdapterOptions & { readonly b
       res.end();
       return;
     }
-    const uReq = universalRequestFromNodeRequest(req, res, undefined, options.contextValues?.(req));
+    const contextValues = options.contextValues?.(req);
+    const uReq = 'stream' in req ? universalRequestFromNodeRequest(req, res, undefined, contextValues) : h1Request(req, res as ServerResponse, contextValues);
     handler(uReq)
       .then((uRes) => universalResponseToNodeResponse(uRes, res))
       .catch(() => res.destroy());
   };
   return Object.assign(serve, { serves: (path: string) => paths.has(path) });
+}
+
+/**
+ * connect-node's `universalRequestFromNodeRequest` for an HTTP/1.1 request: the same URL, headers
+ * and body, and a signal that aborts when the connection fails or closes while the call is still
+ * being answered. connect-node aborts the signal on every close, finished call or not, which built
+ * an AbortError (with its stack trace) per request after the call was over, and wraps the body in
+ * an async generator; together about 4 % of the API's CPU per submit. Here the body is the request
+ * stream itself, and a call whose answer was sent whole is not aborted.
+ */
+function h1Request(req: IncomingMessage, res: ServerResponse, contextValues: ContextValues | undefined): UniversalServerRequest {
+  const authority = req.headers.host;
+  if (authority === undefined) throw new ConnectError('unable to determine request authority from Node.js server request', Code.Internal);
+  const protocol = 'encrypted' in req.socket && req.socket.encrypted === true ? 'https' : 'http';
+  const abort = new AbortController();
+  // A failed request stream is a connection the client reset: aborted, as connect-node reports it.
+  const onError = (error: Error) => {
+    stop();
+    abort.abort(ConnectError.from(error, Code.Aborted));
+  };
+  const onClose = () => {
+    stop();
+    if (res.writableFinished) return;
+    abort.abort(req.errored ? ConnectError.from(req.errored, Code.Aborted) : new ConnectError('the client closed the connection', Code.Canceled));
+  };
+  const stop = () => {
+    req.off('error', onError);
+    res.off('close', onClose);
+  };
+  req.once('error', onError);
+  res.once('close', onClose);
+  const header = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (typeof value === 'string') header.append(name, value);
+    else if (value !== undefined) for (const item of value) header.append(name, item);
+  }
+  return {
+    httpVersion: req.httpVersion,
+    method: req.method ?? '',
+    url: new URL(req.url ?? '', `${protocol}://${authority}`).toString(),
+    header,
+    body: req,
+    signal: abort.signal,
+    ...(contextValues === undefined ? {} : { contextValues }),
+  };
 }
 
 /** Why the request body was not read or could not be, set by the adapter for {@link rejectUndecodableBody}. */
@@ -144,7 +191,7 @@ function checkBody(handler: UniversalHandler, policy: BodyPolicy): UniversalHand
       ? await checkEnvelopes(bytes, compression, framing.binary, handler, encoding, limit)
       : await checkMessage(bytes, compression, framing.binary, handler, encoding, limit);
     if (problem !== undefined) return refuse(req, framing, handler, problem);
-    return handler({ ...req, body: createAsyncIterable([bytes]) });
+    return handler({ ...req, body: oneChunk(bytes) });
   };
   return Object.assign(wrapped, handler);
 }
@@ -160,7 +207,23 @@ function refuse(req: UniversalServerRequest, framing: Framing, handler: Universa
   const empty = framing.binary ? new Uint8Array(0) : new TextEncoder().encode('{}');
   const body = framing.enveloped ? envelope(empty) : empty;
   const contextValues = (req.contextValues ?? createContextValues()).set(undecodableBodyKey, error);
-  return handler({ ...req, header, contextValues, body: createAsyncIterable([body]) });
+  return handler({ ...req, header, contextValues, body: oneChunk(body) });
+}
+
+/** A body of one chunk, already read: a plain async iterator (connect-es's createAsyncIterable is an async generator, about 1.5 % of the API's CPU per submit). */
+function oneChunk(bytes: Uint8Array): AsyncIterable<Uint8Array> {
+  return {
+    [Symbol.asyncIterator]() {
+      let done = false;
+      return {
+        next: () => {
+          if (done) return Promise.resolve({ done: true, value: undefined });
+          done = true;
+          return Promise.resolve({ done: false, value: bytes });
+        },
+      };
+    },
+  };
 }
 
 function envelope(data: Uint8Array): Uint8Array {

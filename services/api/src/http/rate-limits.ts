@@ -3,7 +3,7 @@
 // routes (resolver scans, downloads) and on failed authentications. Over a limit a call is
 // refused with RateLimitedError: 429 with Retry-After on plain HTTP, resource_exhausted on RPCs.
 
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { RateLimitedError } from '@mint/domain';
 import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 
@@ -53,7 +53,7 @@ async function consume(limit: Limiter | undefined, key: string): Promise<void> {
 }
 
 /** A credential's key in the limiter: a digest, so no token or API key is held in the limiter's table. */
-const credentialKey = (value: string): string => createHash('sha256').update(value).digest('base64url').slice(0, 22);
+const credentialKey = (value: string): string => hash('sha256', value, 'base64url').slice(0, 22);
 
 /** The rate limits of `settings`; each limiter keeps its windows in this process's memory. */
 export function createRateLimits(settings: RateLimitSettings): RateLimits {
