@@ -4,7 +4,7 @@ import {
   type ResolverProduct, type ResolverReader, type ScanRecord,
 } from '@mint/db';
 import {
-  chooseLink, decideResolution, defaultLinkOf, levelAnchors, type Link, type LinkedLevel, type LinkPreferences, type Representation,
+  chooseLink, decideResolution, defaultLinkOf, levelAnchors, resolverPrefix, type Link, type LinkedLevel, type LinkPreferences, type Representation,
   type ResolutionOutcome, type ResolverPath,
 } from '@mint/domain';
 import type { UseCaseContext } from './context.ts';
@@ -60,9 +60,10 @@ export interface Resolver {
   /**
    * Finds and decides the answer for a parsed path, choosing its link by `preferences`; records the
    * scan off the request path. `root` replaces `{PUBLIC_BASE_URL}/r/{slug}` in the anchors (a brand
-   * domain's `https://{domain}`); default that.
+   * domain's `https://{domain}`); default that. Answers synchronously when everything it needs is
+   * cached (a GTIN's or lot-less product's scan), else with a promise (a unit is always read).
    */
-  resolve(path: ResolverPath, representation: Representation, preferences?: LinkPreferences, root?: string): Promise<Resolution>;
+  resolve(path: ResolverPath, representation: Representation, preferences?: LinkPreferences, root?: string): Resolution | Promise<Resolution>;
   /**
    * The brand whose resolver domain `host` (normalised: lower-case, no port) is, or null: from a
    * table of every brand domain held in process (answered synchronously once loaded) and reloaded
@@ -117,6 +118,8 @@ function cachedLookup<T>(ttlMs: number, max: number, load: (key: string) => Prom
 export interface LinkCache {
   /** The links of `{brandId} {gtin}` (gtin '' for the brand level), from the cache or loaded. */
   get(brandId: string, gtin: string): CachedLinks | Promise<CachedLinks>;
+  /** The cached links of `{brandId} {gtin}`, or undefined when they are not cached (nothing is loaded). */
+  peek(brandId: string, gtin: string): CachedLinks | undefined;
   /** Forgets the entries of a brand's GTIN, or of the whole brand when `gtin` is null. */
   invalidate(brandId: string, gtin: string | null): void;
   /** Forgets everything. */
@@ -143,6 +146,10 @@ export function createLinkCache(load: (brandId: string, gtin: string) => Promise
     brandGenerations.clear();
   };
   return {
+    peek(brandId, gtin) {
+      const hit = entries.get(`${brandId} ${gtin}`);
+      return hit !== undefined && hit.until > Date.now() ? hit.value : undefined;
+    },
     get(brandId, gtin) {
       const key = `${brandId} ${gtin}`;
       const hit = entries.get(key);
@@ -235,7 +242,13 @@ function brandDomainTable(load: () => Promise<readonly ResolverDomainBrand[]>, r
   };
 }
 
-const awaited = async <T>(value: T | Promise<T>): Promise<T> => value;
+/** `f` of `value`, at once when it is already there, else once it settles (no promise hop for a cached value). */
+function then<T, U>(value: T | Promise<T>, f: (value: T) => U | Promise<U>): U | Promise<U> {
+  return value instanceof Promise ? value.then(f) : f(value);
+}
+
+/** No links: a level without links of its own. */
+const noLinks: readonly Link[] = [];
 
 /** A passport page as a link (the pip and default of a product without GTIN, whose page cannot be a GTIN's link). */
 const passportLink = (href: string, title: string): Link => ({
@@ -271,33 +284,57 @@ export function createResolver(ctx: UseCaseContext, options: ResolverOptions = {
   });
   const brandView = (brand: ResolverBrand) => ({ slug: brand.slug, name: brand.name });
 
-  /** The levels of a request, most specific first: its own, the lot's, the GTIN's, the brand's (when it has links). */
-  async function levelsOf(
+  /**
+   * The levels of a request, most specific first: its own, the lot's, the GTIN's, the brand's (when
+   * it has links). Synchronous when the brand's and GTIN's links are cached and no lot or serial
+   * links have to be read (a found unit brings its own).
+   */
+  function levelsOf(
     brand: ResolverBrand, path: ResolverPath, title: string, found: { lot: boolean }, productPassportUrl: string | null, at: (path: string) => string,
     unitLinks: readonly Link[] | null = null,
-  ): Promise<LinkedLevel[]> {
+  ): LinkedLevel[] | Promise<LinkedLevel[]> {
+    const key = path.key;
+    const brandLinks = links.get(brand.id, '');
+    const gtinLinks = key.kind === 'token' ? null : links.get(brand.id, key.gtin);
+    if (brandLinks instanceof Promise || gtinLinks instanceof Promise) {
+      return Promise.all([brandLinks, gtinLinks]).then(([b, g]) => levelsWith(brand, path, title, found, productPassportUrl, at, unitLinks, b, g));
+    }
+    return levelsWith(brand, path, title, found, productPassportUrl, at, unitLinks, brandLinks, gtinLinks);
+  }
+
+  /** {@link levelsOf} once the brand's and GTIN's links are there: reads the lot's and serial's own links when some exist below the GTIN. */
+  function levelsWith(
+    brand: ResolverBrand, path: ResolverPath, title: string, found: { lot: boolean }, productPassportUrl: string | null, at: (path: string) => string,
+    unitLinks: readonly Link[] | null, brandLinks: CachedLinks, gtinLinks: CachedLinks | null,
+  ): LinkedLevel[] | Promise<LinkedLevel[]> {
     const key = path.key;
     const anchors = levelAnchors(brand.slug, key);
     const gtin = key.kind === 'token' ? '' : key.gtin;
-    const [brandLinks, gtinLinks] = await Promise.all([awaited(links.get(brand.id, '')), key.kind === 'token' ? null : awaited(links.get(brand.id, gtin))]);
-    const levels: LinkedLevel[] = [];
     const qualified = key.kind === 'token' ? brandLinks.qualified : gtinLinks!.qualified;
-    if (key.kind === 'serial' || key.kind === 'token') {
-      const serial = key.kind === 'serial' ? key.serial : key.token;
-      // A found unit brought its own links with it; a serial the brand never minted reads them.
-      let own = unitLinks !== null ? [...unitLinks] : qualified ? [...await reader.links.qualified(brand.id, gtin, 'serial', serial)] : [];
-      if (key.kind === 'token' && productPassportUrl !== null && !own.some((l) => l.isDefault)) own = [...own, passportLink(productPassportUrl, title)];
-      levels.push({ anchor: at(anchors.serial!), description: key.kind === 'serial' ? `${title}, serial ${serial}` : `${title}, unit ${serial}`, links: own });
-    }
-    if (anchors.lot !== null && key.kind !== 'token') {
-      const lotCode = key.kind === 'lot' || key.kind === 'serial' ? key.lot! : '';
-      const own = qualified ? await reader.links.qualified(brand.id, gtin, 'lot', lotCode) : [];
+    const serial = key.kind === 'serial' ? key.serial : key.kind === 'token' ? key.token : null;
+    // A found unit brought its own links with it; a serial the brand never minted reads them.
+    const serialLinks = serial === null ? null : unitLinks ?? (qualified ? reader.links.qualified(brand.id, gtin, 'serial', serial) : noLinks);
+    const lotCode = anchors.lot === null || key.kind === 'token' ? null : key.kind === 'lot' || key.kind === 'serial' ? key.lot! : '';
+    const lotLinks = lotCode === null ? null : qualified ? reader.links.qualified(brand.id, gtin, 'lot', lotCode) : noLinks;
+    const build = (ownSerial: readonly Link[] | null, ownLot: readonly Link[] | null): LinkedLevel[] => {
+      const levels: LinkedLevel[] = [];
+      if (ownSerial !== null) {
+        let own = ownSerial;
+        if (key.kind === 'token' && productPassportUrl !== null && !own.some((l) => l.isDefault)) own = [...own, passportLink(productPassportUrl, title)];
+        levels.push({ anchor: at(anchors.serial!), description: key.kind === 'serial' ? `${title}, serial ${serial}` : `${title}, unit ${serial}`, links: own });
+      }
       // A lot the brand never minted is shown only when it has links of its own.
-      if (found.lot || own.length > 0 || key.kind === 'serial') levels.push({ anchor: at(anchors.lot), description: `${title}, lot ${lotCode}`, links: own });
+      if (ownLot !== null && (found.lot || ownLot.length > 0 || key.kind === 'serial')) {
+        levels.push({ anchor: at(anchors.lot!), description: `${title}, lot ${lotCode}`, links: ownLot });
+      }
+      if (gtinLinks !== null) levels.push({ anchor: at(anchors.gtin!), description: title, links: gtinLinks.links });
+      if (brandLinks.links.length > 0) levels.push({ anchor: at(anchors.brand), description: brand.name, links: brandLinks.links });
+      return levels;
+    };
+    if (serialLinks instanceof Promise || lotLinks instanceof Promise) {
+      return Promise.all([serialLinks, lotLinks]).then(([ownSerial, ownLot]) => build(ownSerial, ownLot));
     }
-    if (gtinLinks !== null) levels.push({ anchor: at(anchors.gtin!), description: title, links: gtinLinks.links });
-    if (brandLinks.links.length > 0) levels.push({ anchor: at(anchors.brand), description: brand.name, links: brandLinks.links });
-    return levels;
+    return build(serialLinks, lotLinks);
   }
 
   /** A found identity's resolution whose `data` is built only when read (only JSON answers show it). */
@@ -321,74 +358,86 @@ export function createResolver(ctx: UseCaseContext, options: ResolverOptions = {
     };
   }
 
-  async function lookup(path: ResolverPath, prefs: LinkPreferences, root: string | undefined): Promise<Resolution> {
-    const cached = brandOf(path.slug);
-    const brand = cached instanceof Promise ? await cached : cached;
-    if (brand === null) return notFound(null);
+  function lookup(path: ResolverPath, prefs: LinkPreferences, root: string | undefined): Resolution | Promise<Resolution> {
+    return then(brandOf(path.slug), (brand) => (brand === null ? notFound(null) : lookupIn(brand, path, prefs, root)));
+  }
+
+  function lookupIn(brand: ResolverBrand, path: ResolverPath, prefs: LinkPreferences, root: string | undefined): Resolution | Promise<Resolution> {
     const base = root ?? `${ctx.publicBaseUrl}/r/${brand.slug}`;
-    const prefixLength = `/r/${brand.slug}`.length;
+    const prefixLength = resolverPrefix.length + brand.slug.length;
     /** A canonical path from `/r/{slug}` as a URI under the request's root. */
     const at = (canonical: string) => `${base}${canonical.slice(prefixLength)}`;
     const key = path.key;
-    if (key.kind === 'serial' || key.kind === 'token') {
-      // The unit comes with its own links: one round trip for both.
-      const unit = await reader.findUnit(brand.id, key.kind === 'serial' ? key.serial : key.token, key.kind === 'serial' ? key.gtin : null);
+    /** A unit's resolution (a serial under its GTIN, or a `/u/` token); its lookup is always a query. */
+    const ofUnit = async (unitKey: Extract<ResolverPath['key'], { kind: 'serial' | 'token' }>): Promise<Resolution> => {
+      // The unit comes with its own links: one round trip for both. Its GTIN's cached links (the
+      // brand's for a token) may say no unit below has any: then they are not looked for.
+      const gtin = unitKey.kind === 'serial' ? unitKey.gtin : null;
+      const withLinks = links.peek(brand.id, gtin ?? '')?.qualified ?? true;
+      const unit = await reader.findUnit(brand.id, unitKey.kind === 'serial' ? unitKey.serial : unitKey.token, gtin, withLinks);
       if (unit !== null) {
         const levels = await levelsOf(brand, path, unit.product.name, { lot: false }, unit.product.passportUrl, at, unit.links);
-        return found(key.kind, { unitStatus: unit.status, batchStatus: unit.batchStatus }, brand, at(levelAnchors(brand.slug, key).serial!), unit.product.name, levels, prefs, true, () => ({
+        return found(unitKey.kind, { unitStatus: unit.status, batchStatus: unit.batchStatus }, brand, at(levelAnchors(brand.slug, unitKey).serial!), unit.product.name, levels, prefs, true, () => ({
           ok: true,
           unit: { serial: unit.serial, gtin: unit.gtin, status: unit.status, activated_at: unit.activatedAt?.toISOString() ?? null, digital_link: unit.resolverUrl },
           product: productView(unit.product),
           brand: brandView(brand),
         }));
       }
-      if (key.kind === 'token') return notFound(brand);
+      if (unitKey.kind === 'token') return notFound(brand);
       // A serial the brand never minted walks up to its product, flagged unknown.
-      const product = await awaited(productOf(`${brand.id} ${key.gtin}`));
+      const product = await productOf(`${brand.id} ${unitKey.gtin}`);
       if (product === null) return notFound(brand);
       const levels = await levelsOf(brand, path, product.name, { lot: false }, product.passportUrl, at);
-      levels[0] = { ...levels[0]!, description: `${product.name}, serial ${key.serial} (unknown: not a unit this brand minted)` };
-      return found('serial', { unitStatus: null, batchStatus: null }, brand, at(levelAnchors(brand.slug, key).serial!), product.name, levels, prefs, false, () => ({
+      levels[0] = { ...levels[0]!, description: `${product.name}, serial ${unitKey.serial} (unknown: not a unit this brand minted)` };
+      return found('serial', { unitStatus: null, batchStatus: null }, brand, at(levelAnchors(brand.slug, unitKey).serial!), product.name, levels, prefs, false, () => ({
         ok: true,
-        unit: { serial: key.serial, gtin: key.gtin, status: 'unknown', known: false },
+        unit: { serial: unitKey.serial, gtin: unitKey.gtin, status: 'unknown', known: false },
         product: productView(product),
         brand: brandView(brand),
       }));
-    }
-    if (key.kind === 'lot') {
-      const lot = await reader.findLot(brand.id, key.gtin, key.lot);
-      if (lot !== null) {
-        const levels = await levelsOf(brand, path, lot.product.name, { lot: true }, lot.product.passportUrl, at);
-        return found('lot', { unitStatus: null, batchStatus: lot.allVoided ? 'voided' : 'minted' }, brand, `${base}/01/${key.gtin}/10/${encodeURIComponent(key.lot)}`, lot.product.name, levels, prefs, null, () => ({
-          ok: true, lot: { lot_code: lot.lotCode, qty: lot.qty, gtin: key.gtin }, product: productView(lot.product), brand: brandView(brand),
+    };
+    /** The product level's resolution (a GTIN, or a lot the brand never minted): synchronous when its links and product are cached. */
+    const ofProduct = (gtin: string): Resolution | Promise<Resolution> => then(productOf(`${brand.id} ${gtin}`), (product) => {
+      if (product === null) return notFound(brand);
+      return then(levelsOf(brand, path, product.name, { lot: false }, product.passportUrl, at), (levels) => {
+        const own = key.kind === 'lot' && levels.length > 0 && levels[0]!.anchor.endsWith(`/10/${encodeURIComponent(key.lot)}`);
+        return found(own ? 'lot' : 'gtin', { unitStatus: null, batchStatus: null }, brand, `${base}/01/${gtin}`, product.name, levels, prefs, null, () => ({
+          ok: true, product: productView(product), brand: brandView(brand),
         }));
-      }
+      });
+    });
+    /** A lot's resolution: the lot the brand minted, else its product's. */
+    const ofLot = async (lotKey: Extract<ResolverPath['key'], { kind: 'lot' }>): Promise<Resolution> => {
+      const lot = await reader.findLot(brand.id, lotKey.gtin, lotKey.lot);
+      if (lot === null) return ofProduct(lotKey.gtin);
+      const levels = await levelsOf(brand, path, lot.product.name, { lot: true }, lot.product.passportUrl, at);
+      return found('lot', { unitStatus: null, batchStatus: lot.allVoided ? 'voided' : 'minted' }, brand, `${base}/01/${lotKey.gtin}/10/${encodeURIComponent(lotKey.lot)}`, lot.product.name, levels, prefs, null, () => ({
+        ok: true, lot: { lot_code: lot.lotCode, qty: lot.qty, gtin: lotKey.gtin }, product: productView(lot.product), brand: brandView(brand),
+      }));
+    };
+    if (key.kind === 'serial' || key.kind === 'token') return ofUnit(key);
+    return key.kind === 'lot' ? ofLot(key) : ofProduct(key.gtin);
+  }
+
+  /** Records the scan of a resolution (a known brand's only). */
+  function record(path: ResolverPath, representation: Representation, resolution: Resolution): Resolution {
+    if (resolution.brand !== null && options.recorder !== undefined) {
+      const key = path.key;
+      options.recorder.record({
+        brandId: resolution.brand.id, scannedAt: ctx.clock(), kind: key.kind,
+        gtin: key.kind === 'token' ? null : key.gtin,
+        identifier: key.kind === 'serial' ? key.serial : key.kind === 'lot' ? key.lot : key.kind === 'token' ? key.token : null,
+        outcome: resolution.outcome.kind, representation,
+        linkType: representation === 'redirect' ? resolution.link?.linkType ?? null : null,
+        unitKnown: resolution.unitKnown,
+      });
     }
-    const product = await awaited(productOf(`${brand.id} ${key.gtin}`));
-    if (product === null) return notFound(brand);
-    const levels = await levelsOf(brand, path, product.name, { lot: false }, product.passportUrl, at);
-    const own = key.kind === 'lot' && levels.length > 0 && levels[0]!.anchor.endsWith(`/10/${encodeURIComponent(key.lot)}`);
-    return found(own ? 'lot' : 'gtin', { unitStatus: null, batchStatus: null }, brand, `${base}/01/${key.gtin}`, product.name, levels, prefs, null, () => ({
-      ok: true, product: productView(product), brand: brandView(brand),
-    }));
+    return resolution;
   }
 
   return {
-    async resolve(path, representation, preferences = noPreferences, root) {
-      const resolution = await lookup(path, preferences, root);
-      if (resolution.brand !== null && options.recorder !== undefined) {
-        const key = path.key;
-        options.recorder.record({
-          brandId: resolution.brand.id, scannedAt: ctx.clock(), kind: key.kind,
-          gtin: key.kind === 'token' ? null : key.gtin,
-          identifier: key.kind === 'serial' ? key.serial : key.kind === 'lot' ? key.lot : key.kind === 'token' ? key.token : null,
-          outcome: resolution.outcome.kind, representation,
-          linkType: representation === 'redirect' ? resolution.link?.linkType ?? null : null,
-          unitKnown: resolution.unitKnown,
-        });
-      }
-      return resolution;
-    },
+    resolve: (path, representation, preferences = noPreferences, root) => then(lookup(path, preferences, root), (resolution) => record(path, representation, resolution)),
     brandOfDomain: (host) => domains.get(host),
     async close() {
       domains.close();

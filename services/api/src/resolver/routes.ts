@@ -261,7 +261,9 @@ function serveIdentity(
     context: context === '' ? null : context,
     mediaTypes: mediaTypesOf(accept),
   };
-  return resolver.resolve(parsed.path, representation, preferences, root).then((resolution) => answer(request, resolution));
+  const resolution = resolver.resolve(parsed.path, representation, preferences, root);
+  if (resolution instanceof Promise) return resolution.then((found) => answer(request, found));
+  return answer(request, resolution);
 }
 
 /** Where the resolver description file is served. */
