@@ -35,9 +35,13 @@ async function queuedJob(of: SeededBrand): Promise<string> {
   return submitted.mintJobId!;
 }
 
-async function collect(of: SeededBrand, mintJobId: string, signal?: AbortSignal) {
+/** Every update of a watch until it ends; `opened` is called on the first (the stream holds its slot by then). */
+async function collect(of: SeededBrand, mintJobId: string, signal?: AbortSignal, client = mint, opened?: () => void) {
   const seen = [];
-  for await (const update of mint.watchMintJob({ brandId: of.brandId, mintJobId }, { ...bearer(of.token), ...(signal ? { signal } : {}) })) seen.push(update);
+  for await (const update of client.watchMintJob({ brandId: of.brandId, mintJobId }, { ...bearer(of.token), ...(signal ? { signal } : {}) })) {
+    if (seen.length === 0) opened?.();
+    seen.push(update);
+  }
   return seen;
 }
 
@@ -69,19 +73,32 @@ describe('WatchMintJob limits', () => {
   });
 
   it("refuses a caller's stream beyond the cap with ResourceExhausted, frees the slot when a stream ends, and leaves other callers alone", async () => {
+    // Streams that outlive the test unless aborted, so the cap is reached however slow the machine is.
+    const { mint: patient } = inProcessApi(app, { watch: { maxDurationMs: 60_000, maxStreamsPerCaller } });
+    /** Opens a stream of `of` on `jobId` and resolves once it holds its slot (its first update came), with its end's code to come when `abort` fires. */
+    const held = async (of: SeededBrand, jobId: string, abort: AbortController) => {
+      const opened = Promise.withResolvers<void>();
+      const ended = codeOf(collect(of, jobId, abort.signal, patient, opened.resolve));
+      await Promise.race([opened.promise, ended]);
+      return { ended };
+    };
     const jobId = await queuedJob(brand);
     const abort = new AbortController();
-    const open = Array.from({ length: maxStreamsPerCaller }, () => codeOf(collect(brand, jobId, abort.signal)));
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    const refused = await errorOf(collect(brand, jobId));
+    const open = await Promise.all(Array.from({ length: maxStreamsPerCaller }, () => held(brand, jobId, abort)));
+    const refused = await errorOf(collect(brand, jobId, undefined, patient));
     expect(refused.code).toBe(Code.ResourceExhausted);
     expect(refused.rawMessage).toMatch(/at most 3 per caller/);
     // Another caller has streams of its own.
-    const otherJob = await queuedJob(other);
-    expect(await codeOf(collect(other, otherJob))).toBe('ok');
+    const otherAbort = new AbortController();
+    const otherStream = await held(other, await queuedJob(other), otherAbort);
+    otherAbort.abort();
+    expect(await otherStream.ended).toBe(Code.Canceled);
     abort.abort();
-    await Promise.all(open);
-    // The ended streams gave their slots back.
-    expect(await codeOf(collect(brand, jobId))).toBe('ok');
+    expect(await Promise.all(open.map((stream) => stream.ended))).toEqual(Array(maxStreamsPerCaller).fill(Code.Canceled));
+    // The ended streams gave their slots back: a new one is held (not refused) until aborted.
+    const again = new AbortController();
+    const stream = await held(brand, jobId, again);
+    again.abort();
+    expect(await stream.ended).toBe(Code.Canceled);
   });
 });
