@@ -65,6 +65,9 @@ export async function startNatsCluster(options: { size?: number; startTimeoutMs?
   for (let i = 1; i <= size; i++) {
     specs.push({ name: `n${i}`, port: await freePort(), routePort: await freePort(), storeDir: await mkdtemp(join(tmpdir(), `mint-nats-n${i}-`)) });
   }
+  // the nodes' working directory, not the checkout: under load a node of nats-server 2.9 has left a
+  // consumer's state files (meta.inf, meta.sum) in its working directory
+  const workDir = await mkdtemp(join(tmpdir(), 'mint-nats-cwd-'));
   const clusterName = `mint-test-${process.pid}`;
   const routes = specs.map((s) => `nats://127.0.0.1:${s.routePort}`).join(',');
 
@@ -77,7 +80,7 @@ export async function startNatsCluster(options: { size?: number; startTimeoutMs?
       const proc = spawn(natsServerBinary, [
         '-js', '-sd', spec.storeDir, '-n', spec.name, '-a', '127.0.0.1', '-p', String(spec.port),
         '--cluster_name', clusterName, '--cluster', `nats://127.0.0.1:${spec.routePort}`, '--routes', routes,
-      ], { stdio: ['ignore', 'pipe', 'pipe'] });
+      ], { cwd: workDir, stdio: ['ignore', 'pipe', 'pipe'] });
       child = proc;
       children.add(proc);
       proc.once('exit', () => children.delete(proc));
@@ -168,7 +171,7 @@ export async function startNatsCluster(options: { size?: number; startTimeoutMs?
           await n.kill('SIGTERM');
           clearTimeout(timer);
         }));
-        await Promise.all(specs.map((s) => rm(s.storeDir, { recursive: true, force: true })));
+        await Promise.all([...specs.map((s) => s.storeDir), workDir].map((dir) => rm(dir, { recursive: true, force: true })));
       })()),
   };
 

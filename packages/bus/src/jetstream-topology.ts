@@ -1,5 +1,6 @@
 import { AckPolicy, DeliverPolicy, JetStreamApiCodes, JetStreamApiError, RetentionPolicy, StorageType } from '@nats-io/jetstream';
 import type { ConsumerInfo, JetStreamManager, StreamInfo } from '@nats-io/jetstream';
+import { NoRespondersError, TimeoutError } from '@nats-io/transport-node';
 import { JobBusError } from './errors.ts';
 import { JOB_KINDS } from './job-bus.ts';
 import type { JobKind } from './job-bus.ts';
@@ -51,14 +52,35 @@ export function jetStreamTopology(options: {
 /**
  * Creates the work-queue stream and the per-kind durable consumers, or updates them
  * when their subjects, duplicate window, replicas, ack wait, max deliver or filter differ.
- * Safe to run from every process at start. Throws a JobBusError when a same-named
- * stream or consumer exists with a retention, storage or ack policy it cannot change.
+ * Safe to run from every process at start, and retried whole while the cluster does not answer.
+ * Throws a JobBusError when a same-named stream or consumer exists with a retention, storage or
+ * ack policy it cannot change.
  */
 export async function ensureJetStreamTopology(jsm: JetStreamManager, topology: JetStreamTopology): Promise<void> {
-  await ensureStream(jsm, topology);
-  for (const kind of JOB_KINDS) {
-    await ensureConsumer(jsm, topology, kind);
+  const deadline = Date.now() + TRANSIENT_RETRY_MS;
+  for (;;) {
+    try {
+      await ensureStream(jsm, topology);
+      for (const kind of JOB_KINDS) {
+        await ensureConsumer(jsm, topology, kind);
+      }
+      return;
+    } catch (error) {
+      if (!isTransient(error) || Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
   }
+}
+
+/**
+ * How long setup keeps retrying requests that timed out or found no responder: what a cluster
+ * electing a leader (just started, a node restarting, a stream just created) answers meanwhile.
+ */
+const TRANSIENT_RETRY_MS = 30_000;
+
+function isTransient(error: unknown): boolean {
+  const cause = error instanceof JobBusError ? error.cause : error;
+  return cause instanceof TimeoutError || cause instanceof NoRespondersError;
 }
 
 /** True when a JetStream API call failed because the stream or consumer does not exist. */
@@ -84,11 +106,15 @@ async function ensureStream(jsm: JetStreamManager, topology: JetStreamTopology):
         duplicate_window: duplicateWindow,
         num_replicas: topology.replicas,
       });
-      return;
     } catch (cause) {
       // another process may have created it meanwhile; compare with what exists
       info = await streamInfo(jsm, stream);
       if (!info) throw new JobBusError(`creating stream ${stream} failed`, { cause });
+    }
+    if (!info) {
+      // a new replicated stream answers its consumers' requests only once its group has a leader
+      if (topology.replicas > 1) await awaitReplicas(jsm, stream, topology.replicas);
+      return;
     }
   }
   const { config } = info;
@@ -114,8 +140,8 @@ async function ensureStream(jsm: JetStreamManager, topology: JetStreamTopology):
 }
 
 /**
- * After a change of the stream's replica count, waits (up to 30 s) until the new peers are placed
- * and current: until then the stream's and its consumers' API requests may time out.
+ * After creating a replicated stream or changing its replica count, waits (up to 30 s) until its
+ * peers are placed and current: until then the stream's and its consumers' API requests may time out.
  */
 async function awaitReplicas(jsm: JetStreamManager, stream: string, replicas: number): Promise<void> {
   const deadline = Date.now() + 30_000;
