@@ -22,6 +22,8 @@ import { claimPayloadPack, createUseCaseContext, generatePayloadPack } from '@mi
 /** What one child measured. */
 export interface ChildMeasure {
   readonly seconds: number;
+  /** CPU time (user + system) the process spent on the work, in seconds: steadier than `seconds` on a busy machine. */
+  readonly cpuSeconds: number;
   /** RSS once the modules were loaded and the database opened, before the work, in MB. */
   readonly rssBeforeMb: number;
   /** The process's peak RSS (getrusage maxrss), in MB. */
@@ -43,12 +45,14 @@ async function measure(work: () => Promise<number | { readonly units: number; re
     peakHeap = Math.max(peakHeap, process.memoryUsage().heapUsed);
   }, 20);
   const started = performance.now();
+  const cpuBefore = process.cpuUsage();
   const done = await work();
   const seconds = (performance.now() - started) / 1000;
+  const cpu = process.cpuUsage(cpuBefore);
   clearInterval(sampler);
   const { units, storagePath } = typeof done === 'number' ? { units: done, storagePath: undefined } : done;
   return {
-    seconds, rssBeforeMb: mb(rssBefore), peakRssMb: process.resourceUsage().maxRSS / 1024, peakHeapUsedMb: mb(peakHeap), units,
+    seconds, cpuSeconds: (cpu.user + cpu.system) / 1e6, rssBeforeMb: mb(rssBefore), peakRssMb: process.resourceUsage().maxRSS / 1024, peakHeapUsedMb: mb(peakHeap), units,
     ...(storagePath === undefined ? {} : { storagePath }),
   };
 }

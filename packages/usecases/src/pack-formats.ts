@@ -69,13 +69,27 @@ export const packFormatRegistry: Readonly<Record<PackFormat, PackFormatEntry>> =
   epcis: { file: (purpose) => (purpose === 'void' ? 'epcis-decommissioning.json' : 'epcis.json'), write: writeEpcis, copied: true },
 };
 
-/** A file being written: counts bytes, hashes exactly what is written, and waits for the store to drain. */
+/**
+ * Bytes a {@link HashedFile} gathers before it hashes and hands them to the store: COPY streams
+ * arrive in pieces of ~14 KB, and each piece written on its own cost a hash call, a store write and
+ * its bookkeeping (measured: a fifth of the pack process's CPU in a 1,000,000-unit csv + jsonl pack).
+ */
+const gatherBytes = 256 * 1024;
+
+/**
+ * A file being written: counts bytes, hashes exactly what is written, and waits for the store to
+ * drain. Small writes are copied into a buffer of {@link gatherBytes} that goes out when full. A
+ * buffer handed to the store is never written again: a store may keep it queued after its write
+ * callback (the NATS store's segment bodies do), so each flush starts a new one.
+ */
 export class HashedFile {
   readonly name: string;
   readonly #stream: Writable;
   readonly #hash: Hash = createHash('sha256');
   bytes = 0;
   #error: Error | null = null;
+  #gathered: Buffer = Buffer.allocUnsafe(gatherBytes);
+  #used = 0;
   constructor(writer: PackWriter, name: string) {
     this.name = name;
     this.#stream = writer.file(name);
@@ -89,16 +103,35 @@ export class HashedFile {
     if (this.#error !== null) throw this.#error;
     if (text.length === 0) return;
     const chunk = typeof text === 'string' ? Buffer.from(text, 'utf8') : text;
-    this.#hash.update(chunk);
     this.bytes += chunk.length;
-    if (!this.#stream.write(chunk)) await once(this.#stream, 'drain');
+    // Everything up to the wait happens at once, so bytes keep their order even across unawaited calls.
+    let flowing = this.#used + chunk.length > gatherBytes ? this.#flush() : true;
+    if (chunk.length >= gatherBytes) {
+      this.#hash.update(chunk);
+      flowing = this.#stream.write(chunk) && flowing;
+    } else {
+      chunk.copy(this.#gathered, this.#used);
+      this.#used += chunk.length;
+      if (this.#used === gatherBytes) flowing = this.#flush() && flowing;
+    }
+    if (!flowing) await once(this.#stream, 'drain');
   }
   /** Ends the file; its size and SHA-256 (hex). */
   async end(): Promise<{ bytes: number; sha256: string }> {
     if (this.#error !== null) throw this.#error;
+    this.#flush();
     this.#stream.end();
     await finished(this.#stream);
     return { bytes: this.bytes, sha256: this.#hash.digest('hex') };
+  }
+  /** Hashes and writes what was gathered and starts a new buffer; false when the store asks to wait for 'drain'. */
+  #flush(): boolean {
+    if (this.#used === 0) return true;
+    const out = this.#gathered.subarray(0, this.#used);
+    this.#gathered = Buffer.allocUnsafe(gatherBytes);
+    this.#used = 0;
+    this.#hash.update(out);
+    return this.#stream.write(out);
   }
 }
 
