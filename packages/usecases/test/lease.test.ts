@@ -138,13 +138,14 @@ describe('mint job leases', () => {
   it('writes chunks of one job concurrently and fills the gap a failed writer left, ending with exactly 1..N', async () => {
     const { mintJobId, mintBatchId } = await submit(7000);
     const lease = claimed(await claimMintJob(ctx, brand.brandId, mintJobId, 'executor-a', 60_000));
-    // Of the first two concurrent chunks the lead (seq 1..250) fails before writing; the second (seq 251..1125) commits.
+    // The lead (seq 1..250) commits alone; of the next two concurrent chunks the first (seq 251..1094)
+    // fails before writing, the second (seq 1095..1938) commits.
     let calls = 0;
-    const flaky: UseCaseContext = { ...ctx, randomFill: (b) => { if (calls++ === 0) throw new Error('writer crashed'); ctx.randomFill(b); } };
-    await expect(runMintCycle(flaky, lease, 1000, 60_000, 2)).rejects.toThrow('writer crashed');
-    expect(await units(mintBatchId)).toEqual({ n: 875, serials: 875, min: 251, max: 1125, minted: 875 });
+    const flaky: UseCaseContext = { ...ctx, randomFill: (b) => { if (calls++ === 1) throw new Error('writer crashed'); ctx.randomFill(b); } };
+    await expect(runMint(flaky, lease, { chunkSize: 1000, leaseMs: 60_000, writers: 2 })).rejects.toThrow('writer crashed');
+    expect(await units(mintBatchId)).toEqual({ n: 1094, serials: 1094, min: 1, max: 1938, minted: 1094 });
     expect(await runMint(ctx, lease, { chunkSize: 1000, leaseMs: 60_000, writers: 2 })).toMatchObject({
-      done: true, status: 'COMPLETED', insertedCount: 6125, mintedQuantity: 7000,
+      done: true, status: 'COMPLETED', insertedCount: 5906, mintedQuantity: 7000,
     });
     expect(await units(mintBatchId)).toEqual({ n: 7000, serials: 7000, min: 1, max: 7000, minted: 7000 });
     const [job] = await query<{ status: string }>(app.db.em.fork(), `select status from mint_jobs where id = ?`, [mintJobId]);
@@ -154,14 +155,14 @@ describe('mint job leases', () => {
   it('writes a whole job in one run, each writer taking the next chunk without waiting for the other', async () => {
     const { mintJobId, mintBatchId } = await submit(5000);
     const lease = claimed(await claimMintJob(ctx, brand.brandId, mintJobId, 'executor-a', 60_000));
-    // Another transaction holds seq 1 uncommitted, so the lead chunk's insert waits for it.
+    // Another transaction holds seq 251 uncommitted, so the insert of the chunk after the lead waits for it.
     let unblock!: () => void;
     const blocked = new Promise<void>((resolve) => { unblock = resolve; });
     let holding!: () => void;
     const held = new Promise<void>((resolve) => { holding = resolve; });
     const blocker = app.db.em.fork().transactional(async (em) => {
       await query(em, `insert into mint_units (brand_id, id, mint_batch_id, seq, serial, resolver_url, status, created_at)
-                   values (?, gen_random_uuid(), ?, 1, 'BLOCKER', 'blocker', 'active', now())`,
+                   values (?, gen_random_uuid(), ?, 251, 'BLOCKER', 'blocker', 'active', now())`,
         [brand.brandId, mintBatchId]);
       holding();
       await blocked;
@@ -170,20 +171,36 @@ describe('mint job leases', () => {
     await held;
     const committed: number[] = [];
     const run = runMint(ctx, lease, { chunkSize: 1000, leaseMs: 60_000, writers: 2, onChunk: (c) => committed.push(c.insertedCount) });
-    // The other writer writes every chunk after the lead meanwhile: 4,750 units in six chunks of 792 or fewer.
+    // The lead commits, then the other writer writes every chunk after the blocked one meanwhile: 4,208
+    // units, the lead's 250 and 3,958 in five chunks of 792 or fewer.
     const deadline = Date.now() + 30_000;
-    while ((await units(mintBatchId)).minted < 4750) {
-      if (Date.now() > deadline) throw new Error(`only ${(await units(mintBatchId)).minted} units minted while the lead waited`);
+    while ((await units(mintBatchId)).minted < 4208) {
+      if (Date.now() > deadline) throw new Error(`only ${(await units(mintBatchId)).minted} units minted while the blocked chunk waited`);
       await new Promise((r) => setTimeout(r, 20));
     }
-    expect(committed).toEqual([792, 792, 792, 792, 792, 790]);
+    expect(committed).toEqual([250, 792, 792, 792, 792, 790]);
     const [job] = await query<{ status: string }>(app.db.em.fork(), `select status from mint_jobs where id = ?`, [mintJobId]);
     expect(job!.status).toBe('PROCESSING');
     unblock();
     await blocker;
     expect(await run).toMatchObject({ done: true, status: 'COMPLETED', insertedCount: 5000, mintedQuantity: 5000 });
-    expect(committed.at(-1)).toBe(250);
+    expect(committed.at(-1)).toBe(792);
     expect(await units(mintBatchId)).toEqual({ n: 5000, serials: 5000, min: 1, max: 5000, minted: 5000 });
+  });
+
+  it("commits a job's lead chunk alone, before any other chunk of the job starts", async () => {
+    const { mintJobId } = await submit(6000);
+    const lease = claimed(await claimMintJob(ctx, brand.brandId, mintJobId, 'executor-a', 60_000));
+    const chunks: { readonly firstSeq: number; readonly startedAt: number; readonly committedAt: number }[] = [];
+    await runMint(ctx, lease, {
+      chunkSize: 1000, leaseMs: 60_000, writers: 2,
+      onChunk: (c) => chunks.push({ firstSeq: c.firstSeq, startedAt: performance.now() - c.seconds * 1000, committedAt: performance.now() }),
+    });
+    const [lead, ...rest] = chunks;
+    expect(lead).toMatchObject({ firstSeq: 1 });
+    expect(rest).toHaveLength(6);
+    // Each later chunk started (its serials, then its transaction) only once the lead had committed.
+    expect(rest.filter((c) => c.startedAt < lead!.committedAt - 0.5).map((c) => c.firstSeq)).toEqual([]);
   });
 
   it('leaves a job RESERVED until a chunk commits, and moves it to PROCESSING in that chunk', async () => {
