@@ -180,7 +180,9 @@ export async function createNatsPackStore(nc: NatsConnection, options: NatsPackS
 /**
  * A writable file split into segment objects of `segmentBytes`: each segment is put as an object
  * while it is written (the object store reads it as a web stream), so nothing but the current
- * chunk is held in memory. Writes wait while the object store is behind.
+ * chunk is held in memory. Writes wait while the object store is behind. The object store reads
+ * a segment's body after a write's callback ran, so each write is copied into the body: the
+ * caller's Buffer is its own again at the callback (see PackWriter.file).
  */
 class SegmentedFile extends Writable {
   readonly #bucket: ObjectStore;
@@ -227,7 +229,7 @@ class SegmentedFile extends Writable {
           body?.end();
           body = this.#open();
         }
-        const part = rest.subarray(0, this.#segmentBytes - this.#currentBytes);
+        const part = Buffer.from(rest.subarray(0, this.#segmentBytes - this.#currentBytes));
         rest = rest.subarray(part.length);
         this.#currentBytes += part.length;
         if (!body.write(part)) return void body.once('drain', next);

@@ -24,7 +24,11 @@ export interface PackStore {
 
 /** A pack being written. */
 export interface PackWriter {
-  /** A writable stream for `file` (a plain name, no folders). */
+  /**
+   * A writable stream for `file` (a plain name, no folders). A written chunk is the caller's again
+   * once its write callback ran (or 'drain' came): the store keeps no view of it past that point,
+   * so a caller may fill the same Buffer anew.
+   */
   file(name: string): Writable;
   /** Makes every file visible under the storage path (replacing an earlier pack there). */
   commit(): Promise<void>;

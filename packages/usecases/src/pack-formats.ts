@@ -78,9 +78,9 @@ const gatherBytes = 256 * 1024;
 
 /**
  * A file being written: counts bytes, hashes exactly what is written, and waits for the store to
- * drain. Small writes are copied into a buffer of {@link gatherBytes} that goes out when full. A
- * buffer handed to the store is never written again: a store may keep it queued after its write
- * callback (the NATS store's segment bodies do), so each flush starts a new one.
+ * drain. Small writes are copied into a buffer of {@link gatherBytes} that goes out when full; the
+ * buffers come back for reuse once the store wrote them (its write callback: PackWriter.file), so
+ * a file holds a few of them at most and makes no garbage of them.
  */
 export class HashedFile {
   readonly name: string;
@@ -88,8 +88,9 @@ export class HashedFile {
   readonly #hash: Hash = createHash('sha256');
   bytes = 0;
   #error: Error | null = null;
-  #gathered: Buffer = Buffer.allocUnsafe(gatherBytes);
+  #gathered: Buffer = Buffer.allocUnsafeSlow(gatherBytes);
   #used = 0;
+  readonly #spare: Buffer[] = [];
   constructor(writer: PackWriter, name: string) {
     this.name = name;
     this.#stream = writer.file(name);
@@ -124,14 +125,18 @@ export class HashedFile {
     await finished(this.#stream);
     return { bytes: this.bytes, sha256: this.#hash.digest('hex') };
   }
-  /** Hashes and writes what was gathered and starts a new buffer; false when the store asks to wait for 'drain'. */
+  /**
+   * Hashes and writes what was gathered and starts a spare buffer (or a new one); false when the
+   * store asks to wait for 'drain'.
+   */
   #flush(): boolean {
     if (this.#used === 0) return true;
-    const out = this.#gathered.subarray(0, this.#used);
-    this.#gathered = Buffer.allocUnsafe(gatherBytes);
+    const full = this.#gathered;
+    const out = full.subarray(0, this.#used);
+    this.#gathered = this.#spare.pop() ?? Buffer.allocUnsafeSlow(gatherBytes);
     this.#used = 0;
     this.#hash.update(out);
-    return this.#stream.write(out);
+    return this.#stream.write(out, () => this.#spare.push(full));
   }
 }
 

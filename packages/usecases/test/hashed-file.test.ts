@@ -1,9 +1,10 @@
 // A pack file written through HashedFile into each real pack store (the filesystem and the NATS
 // JetStream Object Store on the shared nats-server): writes of every size (gathered small pieces,
 // pieces that overflow the gathering buffer, pieces larger than it), some of them not awaited, land
-// in order and intact, and the size and SHA-256 it reports are those of the stored file. The NATS
-// store keeps written chunks queued after its write callback, so a buffer reused too early shows
-// here as stored bytes that differ from the reported hash.
+// in order and intact, and the size and SHA-256 it reports are those of the stored file. HashedFile
+// fills its buffers anew once a write's callback ran; a store that still held a view of one (the
+// NATS store's segment bodies are read after the callback) shows here as stored bytes that differ
+// from the reported hash.
 
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
