@@ -127,11 +127,11 @@ export interface ChunkCommitted extends CycleResult {
  * says so: the missing seqs are planned once (planChunks: a lead chunk of the job's very first
  * units, then equal chunks of at most `chunkSize` in a multiple of `writers`). The lead chunk
  * commits alone; then each of `writers` writers, over its own connection, takes the next chunk as
- * soon as its last one committed, so no writer waits for another. A chunk is one transaction holding its units, its
- * minted-quantity increment, its event, the job's first move RESERVED -> PROCESSING until one
- * chunk committed it, and (for the chunk that reaches the requested quantity) the completion of
- * the job and its batch; every chunk checks and renews the lease just before it commits
- * (fencing). Lot and product-only jobs finalise at once without tokens. When a chunk fails, the
+ * soon as its last one committed, so no writer waits for another. A chunk is one transaction
+ * holding its units, its minted-quantity increment, its event, the job's first move RESERVED ->
+ * PROCESSING until one chunk committed it, and (for the chunk that reaches the requested quantity)
+ * the completion of the job and its batch; every chunk checks and renews the lease just before it
+ * commits (fencing). Lot and product-only jobs finalise at once without tokens. When a chunk fails, the
  * other writers finish their current chunk, take no more, and the first error is thrown:
  * LeaseLostError when the lease was taken over (that chunk wrote nothing), ConflictError when a
  * chunk had already been written by a concurrent run.
@@ -182,7 +182,7 @@ export async function runMint(ctx: UseCaseContext, lease: Lease, options: MintRu
     }
   };
   // The lead chunk commits alone: written beside the next chunks it shares the machine with them,
-  // and its commit took 2-3 times as long (see firstChunkUnits).
+  // and its commit took up to 2-3 times as long (see firstChunkUnits).
   if (leadUnits > 0 && chunks.length > 1 && chunks[0]!.count === leadUnits) await writer(1);
   await Promise.all(Array.from({ length: Math.min(writers, chunks.length - next) }, () => writer()));
   if (failure !== null) throw (failure as { readonly error: unknown }).error;
