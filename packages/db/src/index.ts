@@ -45,8 +45,8 @@ export {
 } from './repositories/idempotency.ts';
 export { findMembershipRole, findApiKeyForAuth, touchApiKey, listMembershipsOfUser, type ApiKeyForAuth, type UserMembership } from './repositories/access.ts';
 export {
-  createPendingPack, createRequestedPack, readPackSpec, packUnitPage, packLots, type PackSpec, type PackUnit, type PackLot, claimPack, renewPackLease, movePackStatus, findPack, readPackSource, renderedUnitPage, renderedLots, postgresServerUrl, openUnitSnapshot, type UnitSnapshot, type UnitStream,
-  type PackClaim, type PackOutcome, type PackLocation, type PackSource, type RenderedRow
+  createPendingPack, createRequestedPack, readPackSpec, packUnitPage, packLots, type PackSpec, type PackUnit, type PackLot, claimPack, renewPackLease, movePackStatus, findPack, readPackSource, postgresServerUrl, openUnitSnapshot, unitFieldsSink, type UnitSnapshot, type UnitStream, type UnitFieldsSink,
+  type PackClaim, type PackOutcome, type PackLocation, type PackSource,
 } from './repositories/packs.ts';
 export {
   findBrandBySlug, findUnitForResolution, findProductByGtin, findLotForResolution, insertScanEvents, deleteScanEventsBefore, createScanWriter,

@@ -49,9 +49,10 @@ export {
 } from './idempotency.ts';
 export { submitAndKick, type SubmitAndKickResult } from './kick.ts';
 export {
-  claimPayloadPack, generatePayloadPack, packFiles, packColumns, defaultPackLeaseMs, packUnitPageSize, type ManifestFile,
+  claimPayloadPack, generatePayloadPack, packFiles, defaultPackLeaseMs, packUnitPageSize, type ManifestFile,
   type PackManifest, type PackGenerationOptions, type PackGenerationResult, type PackClaim
 } from './pack-export.ts';
+export { packColumns } from './pack-rows.ts';
 export {
   packDownloadPath, parseDownloadPath, createPayloadPackDownloadUrl, openPayloadPackDownload, type DownloadSettings, downloadPrefix,
   type DownloadUrl, type DownloadAnswer

@@ -1,21 +1,20 @@
 import { finished } from 'node:stream/promises';
 import {
-  appendEvents, claimPack, openUnitSnapshot, renderedLots, movePackStatus, readBatchState, readPackSource, readPackSpec, renewPackLease, renderedUnitPage,
-  type PackClaim, type RenderedRow, type UnitSnapshot,
+  appendEvents, claimPack, openUnitSnapshot, movePackStatus, packLots, packUnitPage, readBatchState, readPackSource, readPackSpec, renewPackLease, unitFieldsSink,
+  type PackClaim, type UnitSnapshot,
 } from '@mint/db';
 import {
   attemptsExhausted, isConflictError, movePack, packRetry, packStoragePath, retryDelayMs, type NewEvent, type PackFormat, type PackPurpose, type Symbology,
 } from '@mint/domain';
 import { HashedFile, packFormatRegistry, packRangeUnits, type PackRun } from './pack-formats.ts';
 import { packProfileOf } from './pack-profiles.ts';
+import { appendLotRow, appendUnitRow, packColumns, type TabularText } from './pack-rows.ts';
 import type { PackStore, PackWriter } from '@mint/store';
 import type { UseCaseContext } from './context.ts';
 import { applyBatchMove } from './lifecycle.ts';
 
 /** Fixed files of a pack: the tabular data files and the manifest (see {@link packFormatRegistry} for every format's file). */
 export const packFiles = { csv: 'units.csv', jsonl: 'units.jsonl', manifest: 'manifest.json', checksums: 'SHA256SUMS' } as const;
-/** Columns of units.csv (and keys of each units.jsonl line). */
-export const packColumns = ['serial', 'digital_link', 'token', 'lot', 'status'] as const;
 /** Default lease of a generating pack; renewed while pages stream. */
 export const defaultPackLeaseMs = 30_000;
 /** Units per keyset page. */
@@ -96,15 +95,12 @@ export async function claimPayloadPack(ctx: UseCaseContext, leaseMs = defaultPac
   return claimPack(ctx.db.em.fork(), now, new Date(now.getTime() + leaseMs));
 }
 
-/** Appends rendered rows (see `renderedUnitPage` in @mint/db) to the requested tabular files, one line each. */
-async function writeRows(files: TabularFiles, rows: readonly RenderedRow[]): Promise<void> {
-  let c = '';
-  let j = '';
-  for (const row of rows) {
-    c += `${row.csv}\n`;
-    j += `${row.jsonl}\n`;
-  }
-  await Promise.all([files.csv?.write(c), files.jsonl?.write(j)]);
+/** Writes the text gathered so far to the requested tabular files and starts them afresh. */
+async function writeText(files: TabularFiles, text: TabularText): Promise<void> {
+  const { csv, jsonl } = text;
+  if (csv !== null) text.csv = '';
+  if (jsonl !== null) text.jsonl = '';
+  await Promise.all([csv === null ? undefined : files.csv?.write(csv), jsonl === null ? undefined : files.jsonl?.write(jsonl)]);
 }
 
 /** The tabular files a pack asked for. */
@@ -114,37 +110,41 @@ interface TabularFiles {
 }
 
 /**
- * Writes units.csv and units.jsonl (those asked for) of the run's range: with a snapshot as COPY
- * streams rendered by the database, both at once; on PGlite or with `paging` in keyset pages.
- * Returns the data rows (units, or lots in lot mode).
+ * Writes units.csv and units.jsonl (those asked for) of the run's range, both at once from one read
+ * of the units (see pack-rows.ts): with a snapshot one COPY stream of their columns, on PGlite or
+ * with `paging` keyset pages. Returns the data rows (units, or lots in lot mode).
  */
 async function writeTabular(run: PackRun, files: TabularFiles): Promise<number> {
   const { ctx, brandId, mintBatchId, profile, source, snapshot } = run;
+  const text: TabularText = { csv: files.csv === undefined ? null : '', jsonl: files.jsonl === undefined ? null : '' };
   await files.csv?.write(`${packColumns.join(',')}\n`);
   if (snapshot !== null) {
-    const copy = (stream: 'csv' | 'jsonl', file: HashedFile) => snapshot.copy(stream, async (chunk) => {
+    const fields = unitFieldsSink((serial, url, status) => appendUnitRow(text, serial, url, status), async () => {
       await run.keepClaim();
-      await file.write(chunk);
+      await writeText(files, text);
     });
-    const [csv, jsonl] = await allOrClose(snapshot, [files.csv && copy('csv', files.csv), files.jsonl && copy('jsonl', files.jsonl)]);
-    return csv ?? jsonl ?? 0;
+    const copied = await snapshot.copy('fields', fields.sink);
+    fields.end();
+    return copied;
   }
   if (source.identityMode === 'serial') {
     let after = (profile.seqFrom ?? 1) - 1;
     let count = 0;
     for (;;) {
       await run.keepClaim();
-      const page = await renderedUnitPage(ctx.db.em.fork(), brandId, mintBatchId, after, run.pageSize, profile.seqTo);
+      const page = await packUnitPage(ctx.db.em.fork(), brandId, mintBatchId, after, run.pageSize, profile.seqTo);
       if (page.length === 0) break;
-      await writeRows(files, page);
+      for (const u of page) appendUnitRow(text, u.serial, u.resolverUrl, u.status);
+      await writeText(files, text);
       count += page.length;
       after = page[page.length - 1]!.seq;
       if (page.length < run.pageSize) break;
     }
     return count;
   }
-  const lots = await renderedLots(ctx.db.em.fork(), brandId, mintBatchId);
-  await writeRows(files, lots);
+  const lots = await packLots(ctx.db.em.fork(), brandId, mintBatchId);
+  for (const lot of lots) appendLotRow(text, lot);
+  await writeText(files, text);
   return lots.length;
 }
 
@@ -247,8 +247,9 @@ export async function generatePayloadPack(ctx: UseCaseContext, claim: PackClaim,
       }
       return ended;
     };
-    // With a snapshot the copied files are COPY streams written at the same time (the database
-    // renders each on a core of its own); every other file follows, one at a time.
+    // With a snapshot the copied files are written at the same time, from COPY streams on
+    // connections of their own (units.csv and units.jsonl share one); every other file follows,
+    // one at a time.
     const together = snapshot === null ? [] : copied.filter((f) => packFormatRegistry[f].write !== null);
     const written = (await allOrClose(snapshot, [tabular.length > 0 ? writeTabularFiles() : undefined, ...together.map(writeFormat)]))
       .flatMap((w) => w ?? []);

@@ -10,8 +10,9 @@ import type { UseCaseContext } from './context.ts';
 
 /**
  * The format registry: the one place where a pack format maps to its file name and its writer.
- * csv and jsonl are "tabular" (rendered by the database); on PostgreSQL they and the EPCIS file's
- * URIs are COPY streams of one {@link UnitSnapshot}, written at the same time; every other format
+ * csv and jsonl are "tabular" (both written from one read of the units, see pack-rows.ts); on
+ * PostgreSQL their units and the EPCIS file's URIs are COPY streams of one {@link UnitSnapshot},
+ * written at the same time; every other format
  * reads the units in keyset pages and streams its file, so a pack of any size holds one page of
  * units and one chunk of output per file in memory.
  *
@@ -100,19 +101,22 @@ export class HashedFile {
       this.#error ??= error;
     });
   }
-  async write(text: string | Buffer): Promise<void> {
+  /** Writes `data` (a string as UTF-8, encoded straight into the gathering buffer when it fits). */
+  async write(data: string | Buffer): Promise<void> {
     if (this.#error !== null) throw this.#error;
-    if (text.length === 0) return;
-    const chunk = typeof text === 'string' ? Buffer.from(text, 'utf8') : text;
-    this.bytes += chunk.length;
+    if (data.length === 0) return;
+    const size = typeof data === 'string' ? Buffer.byteLength(data, 'utf8') : data.length;
+    this.bytes += size;
     // Everything up to the wait happens at once, so bytes keep their order even across unawaited calls.
-    let flowing = this.#used + chunk.length > gatherBytes ? this.#flush() : true;
-    if (chunk.length >= gatherBytes) {
+    let flowing = this.#used + size > gatherBytes ? this.#flush() : true;
+    if (size >= gatherBytes) {
+      const chunk = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
       this.#hash.update(chunk);
       flowing = this.#stream.write(chunk) && flowing;
     } else {
-      chunk.copy(this.#gathered, this.#used);
-      this.#used += chunk.length;
+      if (typeof data === 'string') this.#gathered.write(data, this.#used, size, 'utf8');
+      else data.copy(this.#gathered, this.#used);
+      this.#used += size;
       if (this.#used === gatherBytes) flowing = this.#flush() && flowing;
     }
     if (!flowing) await once(this.#stream, 'drain');

@@ -1,5 +1,5 @@
 // A pack file written through HashedFile into each real pack store (the filesystem and the NATS
-// JetStream Object Store on the shared nats-server): writes of every size (gathered small pieces,
+// JetStream Object Store on the shared nats-server): writes of bytes and of text, of every size (gathered small pieces,
 // pieces that overflow the gathering buffer, pieces larger than it), some of them not awaited, land
 // in order and intact, and the size and SHA-256 it reports are those of the stored file. HashedFile
 // fills its buffers anew once a write's callback ran; a store that still held a view of one (the
@@ -45,7 +45,10 @@ describe.each(stores)('HashedFile into the %s store', (_name, makeStore) => {
     const file = new HashedFile(writer, 'units.csv');
     const sizes = [1, 14_000, 200_000, 60_000, 262_144, 5, 700_000, 131_072, 131_072, 0, 300_000, 17];
     for (let i = 0; i < 200; i++) sizes.push(1 + ((i * 7919) % 16_000));
-    const pieces = sizes.map((n) => randomBytes(n));
+    // Every fourth piece is text (encoded as UTF-8 straight into the gathering buffer), with
+    // characters of two and four bytes that land on the buffer's edges.
+    const text = (n: number) => 'xé🙂'.repeat(Math.ceil(n / 7)).slice(0, n);
+    const pieces = sizes.map((n, i) => (i % 4 === 2 ? text(n) : randomBytes(n)));
     const pending: Promise<void>[] = [];
     for (const [i, piece] of pieces.entries()) {
       const written = file.write(piece);
@@ -57,7 +60,7 @@ describe.each(stores)('HashedFile into the %s store', (_name, makeStore) => {
     const { bytes, sha256 } = await file.end();
     await writer.commit();
 
-    const expected = Buffer.concat([...pieces, Buffer.from('the end\n')]);
+    const expected = Buffer.concat([...pieces.map((p) => (typeof p === 'string' ? Buffer.from(p) : p)), Buffer.from('the end\n')]);
     const stored = await buffer((await store.open('brand/pack', 'units.csv')).stream());
     expect(stored.length).toBe(expected.length);
     expect(stored.equals(expected)).toBe(true);

@@ -146,7 +146,7 @@ describe('pack generation', () => {
     expect(await generatePayloadPack(app.ctx, await claimOnly(pack.id), { store, pageSize: 99, paging: true })).toMatchObject({ kind: 'ready', unitCount: 1_000 });
   });
 
-  it('writes the same bytes whether the database renders the rows (COPY) or the worker pages through them', async () => {
+  it('writes the same bytes whether the worker reads the units as COPY streams or in keyset pages', async () => {
     const brand = await app.seedBrand();
     const { mintBatchId } = await mintCompleted(app.ctx, brand, 2_500, { activationMode: 'first_scan' });
     await run(app.db.em.fork(), `update mint_units set status = 'active' where mint_batch_id = ? and seq % 3 = 0`, [mintBatchId]);

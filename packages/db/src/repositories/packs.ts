@@ -169,78 +169,21 @@ export async function readPackSource(em: Em, brandId: string, mintBatchId: strin
     };
 }
 
-/**
- * The one renderer of each pack file's rows, in SQL, so the COPY stream and the paged reads write
- * the same bytes by construction. CSV (RFC 4180): a field holding `"`, `,`, CR or LF is quoted
- * with `"` doubled; a field that a spreadsheet would read as a formula (starting with `=`, `+`,
- * `-`, `@`, tab or CR) is neutralised with a leading `'` first, as OWASP recommends against CSV
- * injection. Whether a field needs either is asked with `ascii` and `strpos`, not a regular
- * expression (measured with COPY of 1,000,000 units: the expression cost ~0.45 s, the byte
- * searches ~0.1 s); serials (Crockford base32) and unit statuses (words) never need it and are
- * written as they are. JSON Lines: one JSON object per row, keys in column order, each value as
- * `to_json` (and JSON.stringify) writes it; serials and statuses never need escaping, so they are
- * quoted by concatenation, and a unit's URL goes through `to_json`, which costs less than a regular
- * expression asking whether it has to (0.3 s against 0.45 s a million rows).
- */
-const csvField = (v: string) => {
-  const formula = `ascii(${v}) in (45, 61, 43, 64, 9, 13)`;
-  const special = `strpos(${v}, '"') + strpos(${v}, ',') + strpos(${v}, e'\\r') + strpos(${v}, e'\\n') > 0`;
-  const neutralised = `(case when ${formula} then '''' || ${v} else ${v} end)`;
-  const quoted = `(case when ${special} then '"' || replace(${neutralised}, '"', '""') || '"' else ${neutralised} end)`;
-  return `(case when ${formula} or ${special} then ${quoted} else ${v} end)`;
-};
-const json = (v: string) => `coalesce(to_json(${v})::text, 'null')`;
-/** Row renderers of units (serial mode) and lots (batch mode): `csv` and `jsonl` of one row, without its line end. */
-const packRows = {
-  unit: {
-    csv: `serial || ',' || ${csvField('resolver_url')} || ',' || serial || ',,' || status`,
-    jsonl: `'{"serial":"' || serial || '","digital_link":' || to_json(resolver_url)::text || ',"token":"' || serial || '","lot":null,"status":"' || status || '"}'`,
-  },
-  lot: {
-    csv: `',' || ${csvField("coalesce(resolver_url, '')")} || ',,' || ${csvField('lot_code')} || ',active'`,
-    jsonl: `'{"serial":null,"digital_link":' || ${json('resolver_url')} || ',"token":null,"lot":' || ${json('lot_code')} || ',"status":"active","qty":' || qty::text || '}'`,
-  },
-} as const;
-
-/** One rendered row of each data file (see {@link packRows}), without its line end. */
-export interface RenderedRow {
-  readonly csv: string;
-  readonly jsonl: string;
-}
-
-/**
- * Up to `take` units of the batch with seq greater than `afterSeq` and at most `toSeq`, in seq
- * order, rendered: one keyset page on the (brand_id, mint_batch_id, seq) unique index, so streaming
- * a batch of any size holds one page in memory.
- */
-export async function renderedUnitPage(em: Em, brandId: string, mintBatchId: string, afterSeq: number, take: number, toSeq: number | null = null): Promise<(RenderedRow & { seq: number })[]> {
-  return rows(em, (db) => db.selectFrom('mint_units')
-    .select(['seq', sql<string>`${sql.raw(packRows.unit.csv)}`.as('csv'), sql<string>`${sql.raw(packRows.unit.jsonl)}`.as('jsonl')])
-    .where('brand_id', '=', brandId).where('mint_batch_id', '=', mintBatchId).where('seq', '>', afterSeq)
-    .$if(toSeq !== null, (q) => q.where('seq', '<=', toSeq!)).orderBy('seq').limit(take));
-}
-
-/** The lots of a lot-mode batch, by lot code, rendered (at most 100 rows). */
-export async function renderedLots(em: Em, brandId: string, mintBatchId: string): Promise<RenderedRow[]> {
-  return rows(em, (db) => db.selectFrom('mint_lots')
-    .select([sql<string>`${sql.raw(packRows.lot.csv)}`.as('csv'), sql<string>`${sql.raw(packRows.lot.jsonl)}`.as('jsonl')])
-    .where('brand_id', '=', brandId).where('mint_batch_id', '=', mintBatchId).orderBy('lot_code'));
-}
-
-/** A unit as label and EPCIS files need it. */
+/** A unit as pack files need it. */
 export interface PackUnit {
   readonly seq: number;
   readonly serial: string;
   /** The resolver URL written at creation: the GS1 Digital Link URI when the product has a GTIN. */
   readonly resolverUrl: string;
+  readonly status: string;
 }
 
 /** Up to `take` units with afterSeq < seq <= toSeq (no upper bound when null), in seq order: one keyset page. */
 export async function packUnitPage(em: Em, brandId: string, mintBatchId: string, afterSeq: number, take: number, toSeq: number | null): Promise<PackUnit[]> {
-  const found = await rows(em, (db) => db.selectFrom('mint_units').select(['seq', 'serial', 'resolver_url'])
+  const found = await rows(em, (db) => db.selectFrom('mint_units').select(['seq', 'serial', 'resolver_url', 'status'])
     .where('brand_id', '=', brandId).where('mint_batch_id', '=', mintBatchId).where('seq', '>', afterSeq)
     .$if(toSeq !== null, (q) => q.where('seq', '<=', toSeq!)).orderBy('seq').limit(take));
-  return found.map((r) => ({ seq: r.seq, serial: r.serial, resolverUrl: r.resolver_url }));
+  return found.map((r) => ({ seq: r.seq, serial: r.serial, resolverUrl: r.resolver_url, status: r.status }));
 }
 
 /** A lot of a lot-mode batch as label and EPCIS files need it. */
@@ -279,14 +222,17 @@ export function postgresDirectUrl(db: Database): string | null {
 
 const uuidShape = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-/** What a {@link UnitSnapshot} can copy: the rendered rows of units.csv or units.jsonl, or each unit's URI as a JSON string (EPCIS). */
-export type UnitStream = 'csv' | 'jsonl' | 'urls';
+/**
+ * What a {@link UnitSnapshot} can copy: each unit's serial, resolver URL and status (read with
+ * {@link unitFieldsSink}), or each unit's URI as a JSON string (EPCIS).
+ */
+export type UnitStream = 'fields' | 'urls';
 
 /**
  * One consistent read of a batch's units (those of a range, inclusive, when given) for one pack:
  * every {@link UnitSnapshot.copy} sees the database as it was when the snapshot was opened, so the
  * files of a pack agree with each other even while units are activated, and the copies can run at
- * the same time (each on a connection of its own, so the database renders them on several cores).
+ * the same time (each on a connection of its own, so the database serves them on several cores).
  */
 export interface UnitSnapshot {
   /**
@@ -302,15 +248,67 @@ export interface UnitSnapshot {
   close(reason?: unknown): Promise<void>;
 }
 
-/** Each stream's rendered text, one column per row (see {@link packRows}). */
-const unitStreams: Readonly<Record<UnitStream, string>> = { csv: packRows.unit.csv, jsonl: packRows.unit.jsonl, urls: 'to_json(resolver_url)::text' };
+/** Each stream's columns. */
+const unitStreams: Readonly<Record<UnitStream, string>> = { fields: 'serial, resolver_url, status', urls: 'to_json(resolver_url)::text' };
+
+/** The byte between the columns of a copied line (the COPY's delimiter). */
+const fieldSeparator = 0x02;
+
+/** A chunk sink for the 'fields' stream of {@link UnitSnapshot.copy}; see {@link unitFieldsSink}. */
+export interface UnitFieldsSink {
+  readonly sink: (chunk: Buffer) => Promise<void>;
+  /** Throws when the stream ended inside a line. */
+  end(): void;
+}
+
+/**
+ * Reads the 'fields' stream of {@link UnitSnapshot.copy}: calls `visit` with each unit's serial,
+ * resolver URL and status, in seq order, and awaits `flushed` after each chunk's units (the copy
+ * waits for it). A line split between chunks is joined on its own (a few bytes), never the chunk.
+ */
+export function unitFieldsSink(visit: (serial: string, resolverUrl: string, status: string) => void, flushed: () => Promise<void>): UnitFieldsSink {
+  const separator = String.fromCharCode(fieldSeparator);
+  let carry: Buffer | null = null;
+  /** Visits the units of `text`, whole lines only (it ends with a line break). */
+  const lines = (text: string) => {
+    for (let start = 0; start < text.length;) {
+      const a = text.indexOf(separator, start);
+      const b = text.indexOf(separator, a + 1);
+      const end = text.indexOf('\n', b + 1);
+      visit(text.slice(start, a), text.slice(a + 1, b), text.slice(b + 1, end));
+      start = end + 1;
+    }
+  };
+  return {
+    async sink(chunk) {
+      let rest = chunk;
+      if (carry !== null) {
+        const first = chunk.indexOf(10);
+        if (first === -1) {
+          carry = Buffer.concat([carry, chunk]);
+          return;
+        }
+        lines(Buffer.concat([carry, chunk.subarray(0, first + 1)]).toString('utf8'));
+        carry = null;
+        rest = chunk.subarray(first + 1);
+      }
+      const last = rest.lastIndexOf(10);
+      carry = last + 1 < rest.length ? Buffer.from(rest.subarray(last + 1)) : null;
+      if (last !== -1) lines(rest.toString('utf8', 0, last + 1));
+      await flushed();
+    },
+    end() {
+      if (carry !== null) throw new Error('the unit stream ended inside a line');
+    },
+  };
+}
 
 /**
  * Opens a {@link UnitSnapshot} of a batch's units: a REPEATABLE READ READ ONLY transaction that
  * exports its snapshot (`pg_export_snapshot()`) and stays open until `close`; each copy runs in a
  * transaction of its own that imports it (`SET TRANSACTION SNAPSHOT`). Returns null when the
  * database is not PostgreSQL reached by URL (embedded PGlite in dev mode), where the caller pages
- * instead through {@link renderedUnitPage} and {@link packUnitPage}, which write the same bytes.
+ * instead through {@link packUnitPage} and {@link packLots}, which give the same units.
  */
 export async function openUnitSnapshot(
   db: Database, brandId: string, mintBatchId: string, range: { readonly seqFrom: number | null; readonly seqTo: number | null } = { seqFrom: null, seqTo: null },
@@ -351,10 +349,9 @@ export async function openUnitSnapshot(
       try {
         await client.query('begin isolation level repeatable read read only');
         await client.query(`set transaction snapshot '${snapshotId.replace(/'/g, "''")}'`);
-        // Raw SQL on purpose: COPY is the measured bulk path (bench:packs). Each row is one rendered
-        // text column, copied in CSV format with a quote and a delimiter the rendered rows never
-        // contain (nor a line break: serials, lot codes and URLs cannot hold one), so every row comes
-        // out verbatim, one line each.
+        // Raw SQL on purpose: COPY is the measured bulk path (bench:packs). Copied in CSV format with
+        // a quote and a delimiter no column holds (nor a line break: serials, statuses and URLs
+        // cannot hold one), so every column comes out verbatim and every unit as one line.
         const copied = client.query(copyTo(`copy (select ${unitStreams[stream]} ${from}) to stdout (format csv, quote e'\\x01', delimiter e'\\x02')`));
         for await (const chunk of copied) await sink(chunk as Buffer);
         await client.query('commit');
