@@ -2,7 +2,7 @@
 // brand and 1,000,000 serial units (BENCH_UNITS overrides) and 100,000 link rows (BENCH_LINKS
 // overrides: the GTIN's passport link and one link of its own on each of the first BENCH_LINKS - 1
 // units), gives the brand a resolver domain, then drives two servers in turn, each in a child
-// process, with autocannon at 5,000 requests/s (BENCH_RATE) over loopback, 100,000 distinct
+// process, at 5,000 requests/s (BENCH_RATE) over loopback, 100,000 distinct
 // requests drawn at random per row:
 //   - baseline: a minimal node:http server answering every path with the same 307 redirect,
 //     without looking anything up,
@@ -12,14 +12,19 @@
 //       linkset:         `?linkType=linkset` of random units -> 200 application/linkset+json
 //       brand domain:    `GET /01/{gtin}/21/{serial}` with `Host: id.bench.example` -> 307
 //
-// How autocannon paces: with `overallRate` each connection sends its share of a second back to
-// back, as fast as answers come, then waits for the next second. So the latency it reports is
-// that of a closed loop with as many requests in flight as connections (latency = connections /
-// throughput), not of requests arriving one by one. Each load therefore runs at two connection
-// counts:
+// Each load runs with two pacings (see bench/steady-load.ts):
+//   - steady: request n is due at n / rate, round robin over the connections, whether or not the
+//     earlier answers came back (open loop; latency counted from when a request was due when its
+//     connection was still busy then): the latency of scans arriving at 5,000 requests/s,
+//   - bursts: autocannon's `overallRate`, where each connection sends its share of a second back
+//     to back, as fast as answers come, then waits for the next second. Its latency is that of a
+//     closed loop at the server's full speed with as many requests in flight as connections
+//     (latency = connections / throughput): a stress figure of the whole machine (on 2 cores the
+//     API, PostgreSQL and the load generator share them).
+// and at two connection counts:
 //   - rate x 2 ms (10 at 5,000 requests/s): the requests in flight when 5,000 requests/s are each
 //     answered within 2 ms (Little's law). Targets p50 <= 1 ms and p99 <= 5 ms.
-//   - 50: bursts of 50 requests at once, a queue. Target p99 <= 10 ms.
+//   - 50: target p99 <= 10 ms.
 // Every row of the API must also reach the full rate with every answer its expected status.
 // Prints per row p50/p99/max latency with its ratio to the baseline at the same connection count,
 // the rate reached, the CPU time per answer (µs, from /proc: figures a busy machine disturbs far
@@ -38,6 +43,7 @@ import { createServer } from 'node:http';
 import { Writable } from 'node:stream';
 import autocannon from 'autocannon';
 import { percentile, spawnServer } from './child-server.ts';
+import { steadyLoad } from './steady-load.ts';
 
 const passport = 'https://passports.example/bench';
 
@@ -123,7 +129,7 @@ export interface ResolverBenchOptions {
   readonly units: number;
   /** Link rows stored: the GTIN's passport link and one of its own on each of the first `links - 1` units. */
   readonly links: number;
-  /** Requests per second autocannon sends. */
+  /** Requests per second each load sends. */
   readonly rate: number;
   /** Seconds of each timed load (after a 3-second warm-up per server). */
   readonly durationSeconds: number;
@@ -133,9 +139,15 @@ export interface ResolverBenchOptions {
   readonly runs: number;
 }
 
-/** One round at one connection count. */
+/** How a load paces its requests: at a steady rate, or in autocannon's per-second bursts (see the top of this file). */
+export type Pacing = 'steady' | 'bursts';
+/** Both pacings, in the order they run and print. */
+export const pacings: readonly Pacing[] = ['steady', 'bursts'];
+
+/** One round at one connection count and pacing. */
 export interface ResolverRun {
   readonly connections: number;
+  readonly pacing: Pacing;
   readonly baseline: Figures;
   /** The unit scan row (the same as `scenarios.unit`). */
   readonly api: Figures;
@@ -173,42 +185,53 @@ const browserAccept = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*
 /** The CPU time (ms) used so far by the server processes of some database connections; see {@link databaseCpu}. */
 type DatabaseCpu = () => Promise<() => number>;
 
-async function load(
-  server: { port: number; child: ChildProcess }, requests: Requests, seconds: number, rate: number, connections: number, dbCpu?: DatabaseCpu,
-): Promise<Figures> {
-  const { port } = server;
+/** The latencies (ms, ascending), answers by status and failed requests of one load. */
+interface Answers { readonly samples: number[]; readonly statuses: Record<number, number>; readonly errors: number }
+
+/** autocannon at `rate` (its per-second bursts). */
+async function burstLoad(port: number, requests: Requests, seconds: number, rate: number, connections: number): Promise<Answers> {
   const { paths } = requests;
   const samples: number[] = [];
   const statuses: Record<number, number> = {};
   let i = 0;
-  let finish: (result: autocannon.Result) => void = () => {};
-  let fail: (error: unknown) => void = () => {};
-  const done = new Promise<autocannon.Result>((resolve, reject) => {
-    finish = resolve;
-    fail = reject;
+  const result = await new Promise<autocannon.Result>((resolve, reject) => {
+    const instance = autocannon({
+      url: `http://127.0.0.1:${port}`,
+      connections,
+      overallRate: rate,
+      duration: seconds,
+      headers: { accept: requests.accept ?? browserAccept, ...(requests.host === undefined ? {} : { host: requests.host }) },
+      requests: [{ method: 'GET', setupRequest: (req) => ({ ...req, path: paths[i++ % paths.length]! }) }],
+    }, (error, res) => (error ? reject(error) : resolve(res)));
+    instance.on('response', (_client: unknown, statusCode: number, _bytes: number, responseTime: number) => {
+      samples.push(responseTime);
+      statuses[statusCode] = (statuses[statusCode] ?? 0) + 1;
+    });
   });
-  const instance = autocannon({
-    url: `http://127.0.0.1:${port}`,
-    connections,
-    overallRate: rate,
-    duration: seconds,
-    headers: { accept: requests.accept ?? browserAccept, ...(requests.host === undefined ? {} : { host: requests.host }) },
-    requests: [{ method: 'GET', setupRequest: (req) => ({ ...req, path: paths[i++ % paths.length]! }) }],
-  }, (error, result) => (error ? fail(error) : finish(result)));
-  instance.on('response', (_client: unknown, statusCode: number, _bytes: number, responseTime: number) => {
-    samples.push(responseTime);
-    statuses[statusCode] = (statuses[statusCode] ?? 0) + 1;
-  });
+  samples.sort((a, b) => a - b);
+  return { samples, statuses, errors: result.errors + result.timeouts };
+}
+
+/** A steady load at `rate` (bench/steady-load.ts), with the same requests and headers as autocannon sends. */
+async function steady(port: number, requests: Requests, seconds: number, rate: number, connections: number): Promise<Answers> {
+  const { paths } = requests;
+  const head = `Host: ${requests.host ?? `127.0.0.1:${port}`}\r\nAccept: ${requests.accept ?? browserAccept}\r\n\r\n`;
+  const result = await steadyLoad({ port, connections, rate, seconds, request: (n) => Buffer.from(`GET ${paths[n % paths.length]!} HTTP/1.1\r\n${head}`, 'latin1') });
+  return { samples: result.latencies, statuses: result.statuses, errors: result.errors };
+}
+
+async function load(
+  server: { port: number; child: ChildProcess }, requests: Requests, seconds: number, rate: number, connections: number, pacing: Pacing, dbCpu?: DatabaseCpu,
+): Promise<Figures> {
   const cpuBefore = cpuMsOf(server.child.pid);
   const dbCpuNow = await dbCpu?.();
   const dbBefore = dbCpuNow?.() ?? Number.NaN;
-  const result = await done;
+  const { samples, statuses, errors } = await (pacing === 'steady' ? steady : burstLoad)(server.port, requests, seconds, rate, connections);
   const cpuMs = cpuMsOf(server.child.pid) - cpuBefore;
   const dbMs = (dbCpuNow?.() ?? Number.NaN) - dbBefore;
-  samples.sort((a, b) => a - b);
   return {
     p50: percentile(samples, 50), p99: percentile(samples, 99), max: samples[samples.length - 1] ?? Number.NaN, sent: samples.length,
-    rate: samples.length / seconds, statuses, errors: result.errors + result.timeouts, cpuUs: samples.length > 0 ? (cpuMs * 1000) / samples.length : Number.NaN,
+    rate: samples.length / seconds, statuses, errors, cpuUs: samples.length > 0 ? (cpuMs * 1000) / samples.length : Number.NaN,
     dbCpuUs: samples.length > 0 ? (dbMs * 1000) / samples.length : Number.NaN,
   };
 }
@@ -263,19 +286,21 @@ export async function benchResolver(options: ResolverBenchOptions, progress: (li
   try {
     for (const mode of ['baseline', 'api']) servers.push(await start(mode, seeded.url));
     const [baselineServer, apiServer] = servers as [{ child: ChildProcess; port: number }, { child: ChildProcess; port: number }];
-    await load(baselineServer, rows.unit!, 3, rate, connections[0]!);
-    for (const requests of Object.values(rows)) await load(apiServer, requests, 3, rate, connections[0]!);
+    await load(baselineServer, rows.unit!, 3, rate, connections[0]!, 'bursts');
+    for (const requests of Object.values(rows)) await load(apiServer, requests, 3, rate, connections[0]!, 'bursts');
     const runs: ResolverRun[] = [];
     for (let run = 0; run < options.runs; run++) {
       for (const count of connections) {
-        const baseline = await load(baselineServer, rows.unit!, durationSeconds, rate, count);
-        const scenarios: Partial<Record<ResolverScenario, Figures>> = {};
-        for (const [name, requests] of Object.entries(rows) as [ResolverScenario, Requests][]) {
-          scenarios[name] = await load(apiServer, requests, durationSeconds, rate, count, databaseCpu);
+        for (const pacing of pacings) {
+          const baseline = await load(baselineServer, rows.unit!, durationSeconds, rate, count, pacing);
+          const scenarios: Partial<Record<ResolverScenario, Figures>> = {};
+          for (const [name, requests] of Object.entries(rows) as [ResolverScenario, Requests][]) {
+            scenarios[name] = await load(apiServer, requests, durationSeconds, rate, count, pacing, databaseCpu);
+          }
+          runs.push({ connections: count, pacing, baseline, api: scenarios.unit!, scenarios });
+          progress(`run ${run + 1}/${options.runs}, ${count} connections, ${pacing}: baseline p50 ${baseline.p50.toFixed(2)} p99 ${baseline.p99.toFixed(2)} ms; ` +
+            Object.entries(scenarios).map(([name, f]) => `${name} p50 ${f.p50.toFixed(2)} p99 ${f.p99.toFixed(2)} ms`).join('; '));
         }
-        runs.push({ connections: count, baseline, api: scenarios.unit!, scenarios });
-        progress(`run ${run + 1}/${options.runs}, ${count} connections: baseline p50 ${baseline.p50.toFixed(2)} p99 ${baseline.p99.toFixed(2)} ms; ` +
-          Object.entries(scenarios).map(([name, f]) => `${name} p50 ${f.p50.toFixed(2)} p99 ${f.p99.toFixed(2)} ms`).join('; '));
       }
     }
     const [scans] = await query<{ n: string }>(seeded.db.em.fork(), 'select count(*) as n from scan_events');
@@ -303,12 +328,12 @@ if (process.argv[2] === 'serve') {
       connections: resolverConnections(rate, process.env.BENCH_CONNECTIONS),
     });
     console.log(`\n${result.units.toLocaleString('en')} units, ${result.links.toLocaleString('en')} link rows; ${result.rate.toLocaleString('en')} requests/s for ${result.durationSeconds} s per row (after 3 s warm-up), loopback, milliseconds; x = ratio to the baseline at the same connections:`);
-    console.log(`${'server'.padEnd(44)} ${'conns'.padStart(5)} ${'p50'.padStart(6)} ${'x'.padStart(5)} ${'p99'.padStart(6)} ${'x'.padStart(5)} ${'max'.padStart(7)} ${'req/s'.padStart(7)} ${'cpu µs'.padStart(6)} ${'db µs'.padStart(6)}  target  statuses`);
+    console.log(`${'server'.padEnd(44)} ${'pacing'.padEnd(6)} ${'conns'.padStart(5)} ${'p50'.padStart(6)} ${'x'.padStart(5)} ${'p99'.padStart(6)} ${'x'.padStart(5)} ${'max'.padStart(7)} ${'req/s'.padStart(7)} ${'cpu µs'.padStart(6)} ${'db µs'.padStart(6)}  target  statuses`);
     const ratio = (value: number, base: number) => (base > 0 ? (value / base).toFixed(1) : '-');
     const misses: string[] = [];
     for (const run of result.runs) {
       const base = run.baseline;
-      console.log(`${'baseline: bare node:http, fixed 307'.padEnd(44)} ${String(run.connections).padStart(5)} ${base.p50.toFixed(2).padStart(6)} ${''.padStart(5)} ${base.p99.toFixed(2).padStart(6)} ${''.padStart(5)} ${base.max.toFixed(2).padStart(7)} ${base.rate.toFixed(0).padStart(7)} ${base.cpuUs.toFixed(0).padStart(6)} ${'-'.padStart(6)}  ${'-'.padEnd(6)}  ${JSON.stringify(base.statuses)}${base.errors ? ` errors ${base.errors}` : ''}`);
+      console.log(`${'baseline: bare node:http, fixed 307'.padEnd(44)} ${run.pacing.padEnd(6)} ${String(run.connections).padStart(5)} ${base.p50.toFixed(2).padStart(6)} ${''.padStart(5)} ${base.p99.toFixed(2).padStart(6)} ${''.padStart(5)} ${base.max.toFixed(2).padStart(7)} ${base.rate.toFixed(0).padStart(7)} ${base.cpuUs.toFixed(0).padStart(6)} ${'-'.padStart(6)}  ${'-'.padEnd(6)}  ${JSON.stringify(base.statuses)}${base.errors ? ` errors ${base.errors}` : ''}`);
       const targets = resolverTargets(run.connections, result.targetConnections);
       for (const [name, f] of Object.entries(run.scenarios) as [ResolverScenario, Figures][]) {
         const reasons: string[] = [];
@@ -319,9 +344,9 @@ if (process.argv[2] === 'serve') {
         if (Object.keys(f.statuses).join() !== String(expectedStatus[name])) reasons.push(`statuses ${JSON.stringify(f.statuses)}`);
         if (f.errors > 0) reasons.push(`${f.errors} errors`);
         if (f.rate < result.rate * 0.98) reasons.push(`rate ${f.rate.toFixed(0)}/s`);
-        for (const reason of reasons) misses.push(`${scenarioLabels[name]} at ${run.connections} connections: ${reason}`);
+        for (const reason of reasons) misses.push(`${scenarioLabels[name]} at ${run.connections} connections, ${run.pacing}: ${reason}`);
         const verdict = reasons.length > 0 ? 'MISSED' : targets === null ? '-' : 'ok';
-        console.log(`${scenarioLabels[name].padEnd(44)} ${String(run.connections).padStart(5)} ${f.p50.toFixed(2).padStart(6)} ${ratio(f.p50, base.p50).padStart(5)} ${f.p99.toFixed(2).padStart(6)} ${ratio(f.p99, base.p99).padStart(5)} ${f.max.toFixed(2).padStart(7)} ${f.rate.toFixed(0).padStart(7)} ${f.cpuUs.toFixed(0).padStart(6)} ${f.dbCpuUs.toFixed(0).padStart(6)}  ${verdict.padEnd(6)}  ${JSON.stringify(f.statuses)}${f.errors ? ` errors ${f.errors}` : ''}`);
+        console.log(`${scenarioLabels[name].padEnd(44)} ${run.pacing.padEnd(6)} ${String(run.connections).padStart(5)} ${f.p50.toFixed(2).padStart(6)} ${ratio(f.p50, base.p50).padStart(5)} ${f.p99.toFixed(2).padStart(6)} ${ratio(f.p99, base.p99).padStart(5)} ${f.max.toFixed(2).padStart(7)} ${f.rate.toFixed(0).padStart(7)} ${f.cpuUs.toFixed(0).padStart(6)} ${f.dbCpuUs.toFixed(0).padStart(6)}  ${verdict.padEnd(6)}  ${JSON.stringify(f.statuses)}${f.errors ? ` errors ${f.errors}` : ''}`);
       }
     }
     failed = misses.length > 0;

@@ -34,7 +34,7 @@ import { adminUrl } from './scratch-database.ts';
 import type { MintBenchResult } from './mint.ts';
 import type { PacksBenchResult } from './packs.ts';
 import type { ReadsBenchResult } from './reads.ts';
-import { resolverScenarios, resolverTargets, type ResolverBenchResult, type ResolverScenario } from './resolver.ts';
+import { resolverScenarios, resolverTargets, type Pacing, type ResolverBenchResult, type ResolverScenario } from './resolver.ts';
 import type { SubmitBenchResult } from './submit.ts';
 import type { WatchBenchResult, WatchFigures, WatchMode } from './watch.ts';
 import type { WebhooksBenchResult } from './webhooks.ts';
@@ -237,10 +237,14 @@ const resolverRowNames: Readonly<Record<ResolverScenario, string>> = {
   unit: 'GET /r/... unit scan', walkUp: 'GET /r/... walk-up scan (link on the GTIN)', linkset: 'GET /r/...?linkType=linkset', domain: 'GET /01/... on a brand domain',
 };
 
+/** How each pacing reads in a figure's name. */
+const pacingNames: Readonly<Record<Pacing, string>> = { steady: 'steady', bursts: 'in per-second bursts (autocannon)' };
+
 function addResolver(r: ResolverBenchResult): void {
-  for (const connections of [...new Set(r.runs.map((x) => x.connections))]) {
-    const runs = r.runs.filter((x) => x.connections === connections);
-    const targets = resolverTargets(connections, r.targetConnections);
+  for (const [connections, pacing] of [...new Set(r.runs.map((x) => `${x.connections}/${x.pacing}`))].map((k) => k.split('/') as [string, Pacing])) {
+    const runs = r.runs.filter((x) => x.connections === Number(connections) && x.pacing === pacing);
+    const at = `${r.rate.toLocaleString('en')} req/s ${pacingNames[pacing]}, ${connections} connections`;
+    const targets = resolverTargets(Number(connections), r.targetConnections);
     for (const scenario of resolverScenarios) {
       if (runs.some((x) => x.scenarios[scenario] === undefined)) continue;
       for (const field of ['p50', 'p99'] as const) {
@@ -248,7 +252,7 @@ function addResolver(r: ResolverBenchResult): void {
         const base = runs.map((x) => x.baseline[field]);
         const limit = targets?.[field];
         rows.push({
-          benchmark: 'resolver', figure: `${resolverRowNames[scenario]} ${field} at ${r.rate.toLocaleString('en')} req/s, ${connections} connections`, unit: 'ms',
+          benchmark: 'resolver', figure: `${resolverRowNames[scenario]} ${field} at ${at}`, unit: 'ms',
           value: spread(api), baseline: { label: 'minimal node:http server answering a fixed 307', value: spread(base) }, ratio: ratioOf(api, base),
           ...(limit === undefined ? {} : { target: { text: `${field} <= ${limit} ms`, met: spread(api).median <= limit } }),
         });
@@ -259,14 +263,14 @@ function addResolver(r: ResolverBenchResult): void {
     const baseCpu = runs.map((x) => x.baseline.cpuUs).filter((x) => Number.isFinite(x));
     if (unitCpu.length > 0 && baseCpu.length === unitCpu.length) {
       rows.push({
-        benchmark: 'resolver', figure: `API CPU per unit scan, ${connections} connections`, unit: 'us', value: spread(unitCpu),
+        benchmark: 'resolver', figure: `API CPU per unit scan at ${at}`, unit: 'us', value: spread(unitCpu),
         baseline: { label: 'minimal node:http server answering a fixed 307', value: spread(baseCpu) }, ratio: ratioOf(unitCpu, baseCpu),
       });
     }
     const dbCpu = runs.map((x) => x.api.dbCpuUs).filter((x) => Number.isFinite(x));
-    if (dbCpu.length > 0) rows.push({ benchmark: 'resolver', figure: `database CPU per unit scan, ${connections} connections`, unit: 'us', value: spread(dbCpu), baseline: null, ratio: null });
+    if (dbCpu.length > 0) rows.push({ benchmark: 'resolver', figure: `database CPU per unit scan at ${at}`, unit: 'us', value: spread(dbCpu), baseline: null, ratio: null });
     const statuses = runs.map((x) => `${JSON.stringify(x.api.statuses)} at ${x.api.rate.toFixed(0)}/s` + (x.api.errors ? ` errors ${x.api.errors}` : ''));
-    notes.push(`resolver at ${connections} connections: API answers per run ${statuses.join(', ')}.`);
+    notes.push(`resolver at ${at}: API answers per run ${statuses.join(', ')}.`);
   }
   notes.push(`resolver: ${r.units.toLocaleString('en')} units, ${r.links.toLocaleString('en')} link rows, ${r.durationSeconds} s per load; targets p50 <= 1 ms and p99 <= 5 ms at ${r.targetConnections} connections (requests in flight at ${r.rate.toLocaleString('en')}/s when each takes 2 ms), p99 <= 10 ms at 50; scan events recorded ${r.scanEvents.toLocaleString('en')}.`);
 }
@@ -452,12 +456,14 @@ function markdown(info: Record<string, string | number>, versions: Record<string
     '  Submit -> first chunk committed: one-chunk jobs one after another, the job polled every 2 ms until minted_quantity > 0.',
     '- reads (bench/reads.ts): the use cases in process (no transport) against one brand of seeded units; the baseline is the bare keyset',
     '  SELECT with the same predicate over the same index.',
-    '- resolver (bench/resolver.ts): autocannon at 5,000 requests/s against the API in a child process and against a minimal node:http',
+    '- resolver (bench/resolver.ts): 5,000 requests/s against the API in a child process and against a minimal node:http',
     '  child answering a fixed 307 without a lookup, with 100,000 link rows stored: random unit scans (browser Accept, 307), walk-up scans of',
     '  units whose link sits on the GTIN level (307), linkset answers (200) and scans on a brand domain (Host header, root path, 307).',
-    '  autocannon sends each connection\'s share of a second back to back and then waits, so its latency is that of a closed loop with one',
-    '  request in flight per connection (latency = connections / throughput). Targets: p50 <= 1 ms and p99 <= 5 ms at rate x 2 ms = 10',
-    '  connections (the requests in flight when every answer takes 2 ms, by Little\'s law), p99 <= 10 ms at 50 connections (bursts of 50).',
+    '  Two pacings: steady (bench/steady-load.ts: request n due at n / rate, round robin over the connections, open loop; latency from when',
+    '  a request was due when its connection was still busy then, as wrk2 counts it) and autocannon\'s per-second bursts (each connection',
+    '  sends its share of a second back to back and then waits: a closed loop at full speed, latency = connections / throughput, a stress',
+    '  figure of the whole 2-core machine). Targets: p50 <= 1 ms and p99 <= 5 ms at rate x 2 ms = 10 connections (the requests in flight',
+    '  when every answer takes 2 ms, by Little\'s law), p99 <= 10 ms at 50 connections.',
     '- pack export (bench/packs.ts): the default pack (and a csv + jsonl pack) of one batch into a filesystem store, each in a process of its own started as',
     '  the image starts the executor, against a bare COPY of the same rows to a file.',
     '  Per format: a pack of only that format in a child process started as the image starts the executor (its node flags and NODE_OPTIONS,',
