@@ -28,8 +28,9 @@
 // Every row of the API must also reach the full rate with every answer its expected status.
 // Prints per row p50/p99/max latency with its ratio to the baseline at the same connection count,
 // the rate reached, the CPU time per answer (µs, from /proc: figures a busy machine disturbs far
-// less than latency) of the server process and of the database's server processes serving it, and
-// the answers' status counts; then the scan events written, and drops the database. Exits 1 when
+// less than latency) of the server process and of the database's server processes serving it, the
+// server's garbage collection pauses (their sum per second of load and the longest), and the
+// answers' status counts; then the scan events written, and drops the database. Exits 1 when
 // a target is missed.
 // BENCH_RATE, BENCH_DURATION, BENCH_CONNECTIONS (comma-separated, first one judged; default
 // `rate x 2 ms,50`) override the load; BENCH_API_NODE_ARGS (e.g. `--cpu-prof`) go to the API child.
@@ -40,6 +41,7 @@ import type { ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { PerformanceObserver } from 'node:perf_hooks';
 import { Writable } from 'node:stream';
 import autocannon from 'autocannon';
 import { percentile, spawnServer } from './child-server.ts';
@@ -47,8 +49,14 @@ import { steadyLoad } from './steady-load.ts';
 
 const passport = 'https://passports.example/bench';
 
-/** Child mode: serve the API or the baseline on a free port and print it. */
+/**
+ * Child mode: serve the API or the baseline on a free port and print it, then a `GC <ms>` line for
+ * each garbage collection pause of the process (the parent sums those of a load).
+ */
 async function serve(mode: string, dbUrl: string): Promise<void> {
+  new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) process.stdout.write(`GC ${entry.duration.toFixed(3)}\n`);
+  }).observe({ entryTypes: ['gc'] });
   if (mode === 'baseline') {
     const server = createServer((req, res) => {
       res.statusCode = 307;
@@ -107,6 +115,8 @@ export function resolverTargets(connections: number, judged: number): { p50?: nu
  */
 export interface Figures {
   p50: number; p99: number; max: number; sent: number; rate: number; statuses: Record<number, number>; errors: number; cpuUs: number;
+  /** The server's garbage collection pauses during the load: their sum per second of load and the longest (ms). */
+  gcMsPerSecond: number; gcMaxMs: number;
   /** CPU time of the database's server processes of the benchmark's database per answer (µs); NaN for the baseline. */
   dbCpuUs: number;
 }
@@ -223,13 +233,20 @@ async function steady(port: number, requests: Requests, seconds: number, rate: n
 async function load(
   server: { port: number; child: ChildProcess }, requests: Requests, seconds: number, rate: number, connections: number, pacing: Pacing, dbCpu?: DatabaseCpu,
 ): Promise<Figures> {
+  const pauses: number[] = [];
+  const onGc = (chunk: Buffer) => {
+    for (const match of chunk.toString().matchAll(/^GC ([\d.]+)$/gm)) pauses.push(Number(match[1]));
+  };
+  server.child.stdout!.on('data', onGc);
   const cpuBefore = cpuMsOf(server.child.pid);
   const dbCpuNow = await dbCpu?.();
   const dbBefore = dbCpuNow?.() ?? Number.NaN;
   const { samples, statuses, errors } = await (pacing === 'steady' ? steady : burstLoad)(server.port, requests, seconds, rate, connections);
   const cpuMs = cpuMsOf(server.child.pid) - cpuBefore;
   const dbMs = (dbCpuNow?.() ?? Number.NaN) - dbBefore;
+  server.child.stdout!.off('data', onGc);
   return {
+    gcMsPerSecond: pauses.reduce((sum, ms) => sum + ms, 0) / seconds, gcMaxMs: pauses.length === 0 ? 0 : Math.max(...pauses),
     p50: percentile(samples, 50), p99: percentile(samples, 99), max: samples[samples.length - 1] ?? Number.NaN, sent: samples.length,
     rate: samples.length / seconds, statuses, errors, cpuUs: samples.length > 0 ? (cpuMs * 1000) / samples.length : Number.NaN,
     dbCpuUs: samples.length > 0 ? (dbMs * 1000) / samples.length : Number.NaN,
@@ -328,12 +345,12 @@ if (process.argv[2] === 'serve') {
       connections: resolverConnections(rate, process.env.BENCH_CONNECTIONS),
     });
     console.log(`\n${result.units.toLocaleString('en')} units, ${result.links.toLocaleString('en')} link rows; ${result.rate.toLocaleString('en')} requests/s for ${result.durationSeconds} s per row (after 3 s warm-up), loopback, milliseconds; x = ratio to the baseline at the same connections:`);
-    console.log(`${'server'.padEnd(44)} ${'pacing'.padEnd(6)} ${'conns'.padStart(5)} ${'p50'.padStart(6)} ${'x'.padStart(5)} ${'p99'.padStart(6)} ${'x'.padStart(5)} ${'max'.padStart(7)} ${'req/s'.padStart(7)} ${'cpu µs'.padStart(6)} ${'db µs'.padStart(6)}  target  statuses`);
+    console.log(`${'server'.padEnd(44)} ${'pacing'.padEnd(6)} ${'conns'.padStart(5)} ${'p50'.padStart(6)} ${'x'.padStart(5)} ${'p99'.padStart(6)} ${'x'.padStart(5)} ${'max'.padStart(7)} ${'req/s'.padStart(7)} ${'cpu µs'.padStart(6)} ${'db µs'.padStart(6)} ${'gc ms/s'.padStart(7)} ${'gc max'.padStart(6)}  target  statuses`);
     const ratio = (value: number, base: number) => (base > 0 ? (value / base).toFixed(1) : '-');
     const misses: string[] = [];
     for (const run of result.runs) {
       const base = run.baseline;
-      console.log(`${'baseline: bare node:http, fixed 307'.padEnd(44)} ${run.pacing.padEnd(6)} ${String(run.connections).padStart(5)} ${base.p50.toFixed(2).padStart(6)} ${''.padStart(5)} ${base.p99.toFixed(2).padStart(6)} ${''.padStart(5)} ${base.max.toFixed(2).padStart(7)} ${base.rate.toFixed(0).padStart(7)} ${base.cpuUs.toFixed(0).padStart(6)} ${'-'.padStart(6)}  ${'-'.padEnd(6)}  ${JSON.stringify(base.statuses)}${base.errors ? ` errors ${base.errors}` : ''}`);
+      console.log(`${'baseline: bare node:http, fixed 307'.padEnd(44)} ${run.pacing.padEnd(6)} ${String(run.connections).padStart(5)} ${base.p50.toFixed(2).padStart(6)} ${''.padStart(5)} ${base.p99.toFixed(2).padStart(6)} ${''.padStart(5)} ${base.max.toFixed(2).padStart(7)} ${base.rate.toFixed(0).padStart(7)} ${base.cpuUs.toFixed(0).padStart(6)} ${'-'.padStart(6)} ${base.gcMsPerSecond.toFixed(1).padStart(7)} ${base.gcMaxMs.toFixed(1).padStart(6)}  ${'-'.padEnd(6)}  ${JSON.stringify(base.statuses)}${base.errors ? ` errors ${base.errors}` : ''}`);
       const targets = resolverTargets(run.connections, result.targetConnections);
       for (const [name, f] of Object.entries(run.scenarios) as [ResolverScenario, Figures][]) {
         const reasons: string[] = [];
@@ -346,7 +363,7 @@ if (process.argv[2] === 'serve') {
         if (f.rate < result.rate * 0.98) reasons.push(`rate ${f.rate.toFixed(0)}/s`);
         for (const reason of reasons) misses.push(`${scenarioLabels[name]} at ${run.connections} connections, ${run.pacing}: ${reason}`);
         const verdict = reasons.length > 0 ? 'MISSED' : targets === null ? '-' : 'ok';
-        console.log(`${scenarioLabels[name].padEnd(44)} ${run.pacing.padEnd(6)} ${String(run.connections).padStart(5)} ${f.p50.toFixed(2).padStart(6)} ${ratio(f.p50, base.p50).padStart(5)} ${f.p99.toFixed(2).padStart(6)} ${ratio(f.p99, base.p99).padStart(5)} ${f.max.toFixed(2).padStart(7)} ${f.rate.toFixed(0).padStart(7)} ${f.cpuUs.toFixed(0).padStart(6)} ${f.dbCpuUs.toFixed(0).padStart(6)}  ${verdict.padEnd(6)}  ${JSON.stringify(f.statuses)}${f.errors ? ` errors ${f.errors}` : ''}`);
+        console.log(`${scenarioLabels[name].padEnd(44)} ${run.pacing.padEnd(6)} ${String(run.connections).padStart(5)} ${f.p50.toFixed(2).padStart(6)} ${ratio(f.p50, base.p50).padStart(5)} ${f.p99.toFixed(2).padStart(6)} ${ratio(f.p99, base.p99).padStart(5)} ${f.max.toFixed(2).padStart(7)} ${f.rate.toFixed(0).padStart(7)} ${f.cpuUs.toFixed(0).padStart(6)} ${f.dbCpuUs.toFixed(0).padStart(6)} ${f.gcMsPerSecond.toFixed(1).padStart(7)} ${f.gcMaxMs.toFixed(1).padStart(6)}  ${verdict.padEnd(6)}  ${JSON.stringify(f.statuses)}${f.errors ? ` errors ${f.errors}` : ''}`);
       }
     }
     failed = misses.length > 0;

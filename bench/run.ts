@@ -267,6 +267,17 @@ function addResolver(r: ResolverBenchResult): void {
         baseline: { label: 'minimal node:http server answering a fixed 307', value: spread(baseCpu) }, ratio: ratioOf(unitCpu, baseCpu),
       });
     }
+    // Garbage collection pauses of the API during the unit scan load, against the baseline process's.
+    const gc = runs.map((x) => x.api.gcMsPerSecond);
+    const baseGc = runs.map((x) => x.baseline.gcMsPerSecond);
+    rows.push({
+      benchmark: 'resolver', figure: `API garbage collection pauses per second, unit scan at ${at}`, unit: 'ms', value: spread(gc),
+      baseline: { label: 'minimal node:http server answering a fixed 307', value: spread(baseGc) }, ratio: baseGc.every((v) => v > 0) ? ratioOf(gc, baseGc) : null,
+    });
+    rows.push({
+      benchmark: 'resolver', figure: `longest API garbage collection pause, unit scan at ${at}`, unit: 'ms', value: spread(runs.map((x) => x.api.gcMaxMs)),
+      baseline: { label: 'minimal node:http server answering a fixed 307', value: spread(runs.map((x) => x.baseline.gcMaxMs)) }, ratio: null,
+    });
     const dbCpu = runs.map((x) => x.api.dbCpuUs).filter((x) => Number.isFinite(x));
     if (dbCpu.length > 0) rows.push({ benchmark: 'resolver', figure: `database CPU per unit scan at ${at}`, unit: 'us', value: spread(dbCpu), baseline: null, ratio: null });
     const statuses = runs.map((x) => `${JSON.stringify(x.api.statuses)} at ${x.api.rate.toFixed(0)}/s` + (x.api.errors ? ` errors ${x.api.errors}` : ''));
