@@ -45,7 +45,7 @@ export {
 } from './repositories/idempotency.ts';
 export { findMembershipRole, findApiKeyForAuth, touchApiKey, listMembershipsOfUser, type ApiKeyForAuth, type UserMembership } from './repositories/access.ts';
 export {
-  createPendingPack, createRequestedPack, readPackSpec, packUnitPage, packLots, type PackSpec, type PackUnit, type PackLot, claimPack, renewPackLease, movePackStatus, findPack, readPackSource, postgresServerUrl, openUnitSnapshot, unitFieldsSink, type UnitSnapshot, type UnitStream, type UnitFieldsSink,
+  createPendingPack, createRequestedPack, readPackSpec, packUnitPage, packLots, type PackSpec, type PackUnit, type PackLot, claimPack, renewPackLease, movePackStatus, findPack, readPackSource, postgresServerUrl, openUnitSnapshot, unitFieldsSink, wholeLines, type UnitSnapshot, type UnitStream, type LineSink,
   type PackClaim, type PackOutcome, type PackLocation, type PackSource,
 } from './repositories/packs.ts';
 export {

@@ -2,7 +2,7 @@ import { createHash, type Hash } from 'node:crypto';
 import { once } from 'node:events';
 import { PassThrough, type Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
-import { packLots, packUnitPage, type PackSource, type UnitSnapshot } from '@mint/db';
+import { packLots, packUnitPage, wholeLines, type PackSource, type UnitSnapshot } from '@mint/db';
 import { rangeUnitCount, type LabelLayout, type PackFormat, type PackProfile, type PackPurpose, type Symbology } from '@mint/domain';
 import { pdfSheets, svgLabel, zplLabel, type LabelUnit, type SheetLayout } from '@mint/labels';
 import { tarHeader, type PackWriter } from '@mint/store';
@@ -301,7 +301,6 @@ async function writeEpcis(run: PackRun, out: HashedFile): Promise<FileCounts> {
     // line breaks become commas in place (each chunk is this stream's own memory, read once), and
     // the chunk goes to the file as views between event boundaries: no copy and no object per unit
     // (keyset pages of row objects peaked at 355 MB RSS for 1,000,000 units).
-    let carry: Buffer | null = null;
     /** Writes the URIs of `body`, whole lines only (it ends with a line break). */
     const lines = async (body: Buffer) => {
       await batched.flush();
@@ -329,25 +328,11 @@ async function writeEpcis(run: PackRun, out: HashedFile): Promise<FileCounts> {
       }
       if (segment !== -1) await out.write(body.subarray(segment, last));
     };
-    const copied = run.snapshot === null ? null : await run.snapshot.copy('urls', async (chunk) => {
+    const urls = wholeLines(async (body) => {
       await run.keepClaim();
-      // A line split between chunks is joined on its own (a few bytes), never the whole chunk.
-      let rest = chunk;
-      if (carry !== null) {
-        const first = chunk.indexOf(10);
-        if (first === -1) {
-          carry = Buffer.concat([carry, chunk]);
-          return;
-        }
-        const joined = Buffer.concat([carry, chunk.subarray(0, first + 1)]);
-        carry = null;
-        await lines(joined);
-        rest = chunk.subarray(first + 1);
-      }
-      const last = rest.lastIndexOf(10);
-      carry = last + 1 < rest.length ? Buffer.from(rest.subarray(last + 1)) : null;
-      if (last !== -1) await lines(rest.subarray(0, last + 1));
+      await lines(body);
     });
+    const copied = run.snapshot === null ? null : await run.snapshot.copy('urls', urls.sink);
     if (copied === null) {
       for await (const page of unitPages(run)) {
         for (const u of page) {
@@ -359,8 +344,8 @@ async function writeEpcis(run: PackRun, out: HashedFile): Promise<FileCounts> {
           }
         }
       }
-    } else if (carry !== null) {
-      throw new Error('the unit URI stream ended inside a line');
+    } else {
+      urls.end();
     }
     if (inEvent > 0) await batched.add(close);
   } else {

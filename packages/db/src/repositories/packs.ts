@@ -254,31 +254,20 @@ const unitStreams: Readonly<Record<UnitStream, string>> = { fields: 'serial, res
 /** The byte between the columns of a copied line (the COPY's delimiter). */
 const fieldSeparator = 0x02;
 
-/** A chunk sink for the 'fields' stream of {@link UnitSnapshot.copy}; see {@link unitFieldsSink}. */
-export interface UnitFieldsSink {
+/** A chunk sink for {@link UnitSnapshot.copy} that reads the stream line by line; see {@link wholeLines}. */
+export interface LineSink {
   readonly sink: (chunk: Buffer) => Promise<void>;
   /** Throws when the stream ended inside a line. */
   end(): void;
 }
 
 /**
- * Reads the 'fields' stream of {@link UnitSnapshot.copy}: calls `visit` with each unit's serial,
- * resolver URL and status, in seq order, and awaits `flushed` after each chunk's units (the copy
- * waits for it). A line split between chunks is joined on its own (a few bytes), never the chunk.
+ * Reads a {@link UnitSnapshot.copy} stream as whole lines: hands `onLines` each chunk's whole lines
+ * (a piece ending with a line break; awaited, so the copy waits for it). A line split between
+ * chunks is joined on its own (a few bytes), never the chunk.
  */
-export function unitFieldsSink(visit: (serial: string, resolverUrl: string, status: string) => void, flushed: () => Promise<void>): UnitFieldsSink {
-  const separator = String.fromCharCode(fieldSeparator);
+export function wholeLines(onLines: (body: Buffer) => void | Promise<void>): LineSink {
   let carry: Buffer | null = null;
-  /** Visits the units of `text`, whole lines only (it ends with a line break). */
-  const lines = (text: string) => {
-    for (let start = 0; start < text.length;) {
-      const a = text.indexOf(separator, start);
-      const b = text.indexOf(separator, a + 1);
-      const end = text.indexOf('\n', b + 1);
-      visit(text.slice(start, a), text.slice(a + 1, b), text.slice(b + 1, end));
-      start = end + 1;
-    }
-  };
   return {
     async sink(chunk) {
       let rest = chunk;
@@ -288,19 +277,38 @@ export function unitFieldsSink(visit: (serial: string, resolverUrl: string, stat
           carry = Buffer.concat([carry, chunk]);
           return;
         }
-        lines(Buffer.concat([carry, chunk.subarray(0, first + 1)]).toString('utf8'));
+        const joined = Buffer.concat([carry, chunk.subarray(0, first + 1)]);
         carry = null;
+        await onLines(joined);
         rest = chunk.subarray(first + 1);
       }
       const last = rest.lastIndexOf(10);
       carry = last + 1 < rest.length ? Buffer.from(rest.subarray(last + 1)) : null;
-      if (last !== -1) lines(rest.toString('utf8', 0, last + 1));
-      await flushed();
+      if (last !== -1) await onLines(rest.subarray(0, last + 1));
     },
     end() {
       if (carry !== null) throw new Error('the unit stream ended inside a line');
     },
   };
+}
+
+/**
+ * Reads the 'fields' stream of {@link UnitSnapshot.copy}: calls `visit` with each unit's serial,
+ * resolver URL and status, in seq order, and awaits `flushed` after each piece of whole lines.
+ */
+export function unitFieldsSink(visit: (serial: string, resolverUrl: string, status: string) => void, flushed: () => Promise<void>): LineSink {
+  const separator = String.fromCharCode(fieldSeparator);
+  return wholeLines(async (body) => {
+    const text = body.toString('utf8');
+    for (let start = 0; start < text.length;) {
+      const a = text.indexOf(separator, start);
+      const b = text.indexOf(separator, a + 1);
+      const end = text.indexOf('\n', b + 1);
+      visit(text.slice(start, a), text.slice(a + 1, b), text.slice(b + 1, end));
+      start = end + 1;
+    }
+    await flushed();
+  });
 }
 
 /**
