@@ -65,6 +65,11 @@ export interface Resolver {
    */
   resolve(path: ResolverPath, representation: Representation, preferences?: LinkPreferences, root?: string): Resolution | Promise<Resolution>;
   /**
+   * Settles once the resolver first listens for link changes. Links cached before then are
+   * forgotten at that moment (they may have missed a change), so a warm cache starts from here.
+   */
+  readonly listening: Promise<void>;
+  /**
    * The brand whose resolver domain `host` (normalised: lower-case, no port) is, or null: from a
    * table of every brand domain held in process (answered synchronously once loaded) and reloaded
    * on every change of a brand's domain (NOTIFY), after a lost listening connection and at least
@@ -439,6 +444,7 @@ export function createResolver(ctx: UseCaseContext, options: ResolverOptions = {
   return {
     resolve: (path, representation, preferences = noPreferences, root) => then(lookup(path, preferences, root), (resolution) => record(path, representation, resolution)),
     brandOfDomain: (host) => domains.get(host),
+    listening: feed.started,
     async close() {
       domains.close();
       await feed.close();

@@ -54,7 +54,9 @@ describe('resolver lookups per scan', () => {
     };
     const resolver = createResolver(app.ctx, { reader });
     try {
-      // The first scan loads the brand's and the GTIN's links into the cache.
+      // Once the resolver listens for link changes (which forgets what was cached before), the
+      // first scan loads the brand's and the GTIN's links into the cache.
+      await resolver.listening;
       expect((await resolver.resolve(pathOf(serials[1]!), 'redirect')).link?.href).toBe('https://acme.example/product');
       calls.length = 0;
       const own = await resolver.resolve(pathOf(serials[0]!), 'redirect');
@@ -83,6 +85,7 @@ describe('resolver lookups per scan', () => {
     const resolver = createResolver(app.ctx, { reader });
     const path = pathOf(serial, { slug: otherSlug, gtin: other.gtin });
     try {
+      await resolver.listening;
       // The first scan loads the GTIN's links (none below it); the second knows and skips them.
       expect((await resolver.resolve(path, 'redirect')).link?.href).toBe('https://other.example/product');
       expect((await resolver.resolve(path, 'redirect')).link?.href).toBe('https://other.example/product');

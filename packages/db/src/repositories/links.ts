@@ -287,6 +287,11 @@ export function announceLinkChange(db: Database, brandId: string, gtin: string |
 
 /** A subscription to link changes. */
 export interface LinkChangeFeed {
+  /**
+   * Settles once the feed first listens (after its first `onReset`), or once it gave up on that
+   * first attempt and went on retrying; at once on PGlite.
+   */
+  readonly started: Promise<void>;
   /** Stops listening and closes the connection. */
   close(): Promise<void>;
 }
@@ -317,7 +322,7 @@ export function listenForLinkChanges(db: Database, handlers: LinkChangeHandlers)
     }
     const listener = (brandId: string, gtin: string | null) => handlers.onChange(brandId, gtin);
     emitter.on('change', listener);
-    return { close: async () => void emitter.off('change', listener) };
+    return { started: Promise.resolve(), close: async () => void emitter.off('change', listener) };
   }
   let closed = false;
   let client: pg.Client | null = null;
@@ -357,6 +362,7 @@ export function listenForLinkChanges(db: Database, handlers: LinkChangeHandlers)
   };
   const ready = connect();
   return {
+    started: ready,
     async close() {
       closed = true;
       if (timer !== null) clearTimeout(timer);
