@@ -8,7 +8,7 @@ import {
 } from '@mint/domain';
 import { HashedFile, packFormatRegistry, packRangeUnits, type PackRun } from './pack-formats.ts';
 import { packProfileOf } from './pack-profiles.ts';
-import { appendLotRow, appendUnitRow, packColumns, type TabularText } from './pack-rows.ts';
+import { appendLotRow, appendUnitRow, csvHeader, packColumns, type TabularText } from './pack-rows.ts';
 import type { PackStore, PackWriter } from '@mint/store';
 import type { UseCaseContext } from './context.ts';
 import { applyBatchMove } from './lifecycle.ts';
@@ -117,7 +117,7 @@ interface TabularFiles {
 async function writeTabular(run: PackRun, files: TabularFiles): Promise<number> {
   const { ctx, brandId, mintBatchId, profile, source, snapshot } = run;
   const text: TabularText = { csv: files.csv === undefined ? null : '', jsonl: files.jsonl === undefined ? null : '' };
-  await files.csv?.write(`${packColumns.join(',')}\n`);
+  await files.csv?.write(csvHeader);
   if (snapshot !== null) {
     const fields = unitFieldsSink((serial, url, status) => appendUnitRow(text, serial, url, status), async () => {
       await run.keepClaim();

@@ -4,6 +4,9 @@
 /** The columns of units.csv and the keys of units.jsonl, in order. */
 export const packColumns = ['serial', 'digital_link', 'token', 'lot', 'status'] as const;
 
+/** The first line of units.csv. */
+export const csvHeader = `${packColumns.join(',')}\n`;
+
 /** A first character that makes a spreadsheet run a cell as a formula: `-`, `=`, `+`, `@`, tab or CR. */
 const formulaStart = /^[-=+@\t\r]/;
 /** A character that needs the field quoted (RFC 4180). */

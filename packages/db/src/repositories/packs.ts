@@ -251,8 +251,14 @@ export interface UnitSnapshot {
 /** Each stream's columns. */
 const unitStreams: Readonly<Record<UnitStream, string>> = { fields: 'serial, resolver_url, status', urls: 'to_json(resolver_url)::text' };
 
-/** The byte between the columns of a copied line (the COPY's delimiter). */
-const fieldSeparator = 0x02;
+/** The character between the columns of a copied line: the delimiter of {@link copyOptions}. */
+const fieldSeparator = '\x02';
+/**
+ * The COPY's options: CSV with a quote and a delimiter (`fieldSeparator`) no column holds (nor a
+ * line break: serials, statuses and URLs cannot hold one), so every column comes out verbatim and
+ * every unit as one line.
+ */
+const copyOptions = `format csv, quote e'\\x01', delimiter e'\\x02'`;
 
 /** A chunk sink for {@link UnitSnapshot.copy} that reads the stream line by line; see {@link wholeLines}. */
 export interface LineSink {
@@ -297,12 +303,11 @@ export function wholeLines(onLines: (body: Buffer) => void | Promise<void>): Lin
  * resolver URL and status, in seq order, and awaits `flushed` after each piece of whole lines.
  */
 export function unitFieldsSink(visit: (serial: string, resolverUrl: string, status: string) => void, flushed: () => Promise<void>): LineSink {
-  const separator = String.fromCharCode(fieldSeparator);
   return wholeLines(async (body) => {
     const text = body.toString('utf8');
     for (let start = 0; start < text.length;) {
-      const a = text.indexOf(separator, start);
-      const b = text.indexOf(separator, a + 1);
+      const a = text.indexOf(fieldSeparator, start);
+      const b = text.indexOf(fieldSeparator, a + 1);
       const end = text.indexOf('\n', b + 1);
       visit(text.slice(start, a), text.slice(a + 1, b), text.slice(b + 1, end));
       start = end + 1;
@@ -357,10 +362,8 @@ export async function openUnitSnapshot(
       try {
         await client.query('begin isolation level repeatable read read only');
         await client.query(`set transaction snapshot '${snapshotId.replace(/'/g, "''")}'`);
-        // Raw SQL on purpose: COPY is the measured bulk path (bench:packs). Copied in CSV format with
-        // a quote and a delimiter no column holds (nor a line break: serials, statuses and URLs
-        // cannot hold one), so every column comes out verbatim and every unit as one line.
-        const copied = client.query(copyTo(`copy (select ${unitStreams[stream]} ${from}) to stdout (format csv, quote e'\\x01', delimiter e'\\x02')`));
+        // Raw SQL on purpose: COPY is the measured bulk path (bench:packs).
+        const copied = client.query(copyTo(`copy (select ${unitStreams[stream]} ${from}) to stdout (${copyOptions})`));
         for await (const chunk of copied) await sink(chunk as Buffer);
         await client.query('commit');
         return copied.rowCount;
