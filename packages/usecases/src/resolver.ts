@@ -102,7 +102,7 @@ class FoundResolution implements Resolution {
   readonly link: Link | null;
   readonly choices: readonly Link[] | null;
   readonly unitKnown: boolean | null;
-  #build: () => Record<string, unknown>;
+  readonly #build: () => Record<string, unknown>;
   #data: Record<string, unknown> | undefined;
 
   constructor(fields: Omit<Resolution, 'data' | 'brand' | 'title'> & { readonly brand: ResolverBrand; readonly title: string }, build: () => Record<string, unknown>) {
