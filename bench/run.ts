@@ -345,10 +345,17 @@ function addSubmit(r: SubmitBenchResult): void {
   const withPgbench = r.runs.filter((x) => x.pgbench !== null);
   if (withPgbench.length > 0) {
     const a = withPgbench.map((x) => x.api.rps);
-    const p = withPgbench.map((x) => x.pgbench!.tps);
+    const extended = withPgbench.map((x) => x.pgbench!.extended.tps);
+    const prepared = withPgbench.map((x) => x.pgbench!.prepared.tps);
     rows.push({
       benchmark: 'submit', figure: `SubmitMintRequest, ${r.connections} connections, against the database's limit`, unit: 'req/s', value: spread(a),
-      baseline: { label: `pgbench of the submit's own statements, ${r.connections} clients`, value: spread(p) }, ratio: ratioOf(a, p), target: { text: 'ratio >= 0.7', met: ratioOf(a, p).median >= 0.7 },
+      baseline: { label: `pgbench of the submit's own statements, ${r.connections} clients, each parsed and planned per run (extended protocol)`, value: spread(extended) },
+      ratio: ratioOf(a, extended), target: { text: 'ratio >= 0.7', met: ratioOf(a, extended).median >= 0.7 },
+    });
+    rows.push({
+      benchmark: 'submit', figure: `SubmitMintRequest, ${r.connections} connections, against the database's limit with plans kept`, unit: 'req/s', value: spread(a),
+      baseline: { label: `pgbench of the submit's own statements, ${r.connections} clients, prepared once per connection (as the API sends them)`, value: spread(prepared) },
+      ratio: ratioOf(a, prepared),
     });
   }
   const cpu = r.runs.map((x) => x.api.cpuUsPerRequest).filter((x): x is number => typeof x === 'number');
@@ -490,8 +497,11 @@ function markdown(info: Record<string, string | number>, versions: Record<string
     '  CPU and RSS are measured with the streams open and right after they closed.',
     '- submit (bench/submit.ts): autocannon POSTing SubmitMintRequest JSON with a bearer token and a fresh idempotency key per request',
     '  to the API child process (`node services/api/src/main.ts`), against a minimal node:http child that parses the same JSON and answers 200,',
-    '  and against pgbench (extended protocol, same number of clients) running the statements one submit sends, recorded from the driver',
-    '  while the use cases the API calls serve one submit (membership read, preflight read, the one write), fresh ids per transaction.',
+    '  and against pgbench (same number of clients) running the statements one submit sends, recorded from the driver while the use',
+    '  cases the API calls serve one submit (the membership read and the one write), fresh ids per transaction: once over the extended',
+    '  protocol with every statement parsed and planned on each run (the baseline of the submit target), once prepared (parsed once per',
+    '  connection, plans kept, as the API sends its hot statements on a direct connection). The API runs without its per-credential',
+    '  rate limit (one token sends every request).',
     '',
   ];
   return lines.join('\n');

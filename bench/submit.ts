@@ -9,10 +9,12 @@
 // the machine's other load) and the ratio API / baseline; checks that every answer was
 // a 200 and that the database holds one job per 200 (plus at most one per connection and load:
 // requests in flight when a load stops are committed but their answers never counted). BENCH_API_NODE_ARGS (e.g.
-// `--cpu-prof --cpu-prof-dir=/tmp/prof`) go to the API child's node. Each run also measures the database's
-// limit for this work: pgbench (PGBENCH, default /usr/lib/postgresql/15/bin/pgbench; skipped when missing) with the same number of
-// clients running the statements one submit sends (recorded from the driver while the use cases the API calls serve one submit),
-// and prints API / pgbench. BENCH_RUNS repeats the loads,
+// `--cpu-prof --cpu-prof-dir=/tmp/prof`) go to the API child's node; the API runs without its per-credential rate limit (one
+// token sends every request). Each run also measures the database's limit for this work: pgbench (PGBENCH, default
+// /usr/lib/postgresql/15/bin/pgbench; skipped when missing) with the same number of clients running the statements one submit
+// sends (recorded from the driver while the use cases the API calls serve one submit), twice: over the extended protocol with
+// every statement parsed and planned on each run, and prepared (parsed once per connection, as the API sends them on a direct
+// connection); it prints API / pgbench for both. BENCH_RUNS repeats the loads,
 // BENCH_JSON names a file for the figures as JSON (bench/run.ts reads it). Exits 1 on a failed answer.
 
 import { execFile, type ChildProcess } from 'node:child_process';
@@ -59,11 +61,17 @@ export interface PgbenchFigures {
   readonly latencyAvgMs: number;
 }
 
+/** The two pgbench loads of one run (see PgbenchProtocol). */
+export interface PgbenchRun {
+  readonly extended: PgbenchFigures;
+  readonly prepared: PgbenchFigures;
+}
+
 /** Everything `benchSubmit` measured. */
 export interface SubmitBenchResult {
   readonly durationSeconds: number;
   readonly connections: number;
-  readonly runs: readonly { readonly baseline: LoadFigures; readonly pgbench: PgbenchFigures | null; readonly api: LoadFigures }[];
+  readonly runs: readonly { readonly baseline: LoadFigures; readonly pgbench: PgbenchRun | null; readonly api: LoadFigures }[];
   /** Jobs in the database against 200 answers of the API (warm-up included), and the most a stopped load may leave unanswered. */
   readonly jobs: number;
   readonly apiOks: number;
@@ -207,15 +215,22 @@ function pgbenchScript(captured: { statements: SentStatement[]; fresh: Map<strin
   return { script: `${lines.join('\n')}\n`, defines };
 }
 
+/**
+ * How pgbench sends the statements: `extended`, each parsed and planned by PostgreSQL on every run
+ * (how the API sent them before its hot statements were prepared by name); `prepared`, each parsed
+ * once per connection and its plan kept, as the API sends them on a direct database connection.
+ */
+type PgbenchProtocol = 'extended' | 'prepared';
+
 /** Runs pgbench with `script` against the stack's database: `connections` clients for `seconds`. */
-async function pgbenchLoad(stack: Stack, script: { script: string; defines: string[] }, seconds: number, connections: number): Promise<PgbenchFigures> {
+async function pgbenchLoad(stack: Stack, script: { script: string; defines: string[] }, protocol: PgbenchProtocol, seconds: number, connections: number): Promise<PgbenchFigures> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-submit-pgbench-'));
   try {
     const file = join(dir, 'submit.sql');
     writeFileSync(file, script.script);
     const url = new URL(stack.dbUrl);
     const { stdout } = await promisify(execFile)(pgbenchBin, [
-      '-n', '-M', 'extended', '-c', String(connections), '-j', '2', '-T', String(seconds), '-f', file, ...script.defines,
+      '-n', '-M', protocol, '-c', String(connections), '-j', '2', '-T', String(seconds), '-f', file, ...script.defines,
       '-h', url.hostname, '-p', url.port || '5432', '-U', decodeURIComponent(url.username || 'postgres'), url.pathname.slice(1),
     ], { env: { ...process.env, ...(url.password ? { PGPASSWORD: decodeURIComponent(url.password) } : {}) }, maxBuffer: 16 * 1024 * 1024 });
     const tps = Number(/tps = ([\d.]+)/.exec(stdout)?.[1]);
@@ -244,7 +259,8 @@ export async function benchSubmit(options: SubmitBenchOptions, progress: (line: 
     const jobCount = async () => Number((await query<{ n: string }>(stack.db.em.fork(), 'select count(*) as n from mint_jobs'))[0]!.n);
     let pgbenchJobs = await jobCount();
     if (!withPgbench) progress(`no pgbench at ${pgbenchBin}: the pgbench baseline is skipped`);
-    const api = await stack.start('api', {}, process.env['BENCH_API_NODE_ARGS']?.split(' ').filter((a) => a !== '') ?? []);
+    // One bearer token sends every request: without its rate limit (2,000 requests/s per credential) the API is measured, not the limit.
+    const api = await stack.start('api', { RATE_LIMIT_PER_CREDENTIAL: '0' }, process.env['BENCH_API_NODE_ARGS']?.split(' ').filter((a) => a !== '') ?? []);
     baseline = await startBaseline();
     const body = (key: string) => JSON.stringify({
       brand_id: seed.brand_id, product_id: seed.product_id, requested_quantity: 10,
@@ -257,14 +273,17 @@ export async function benchSubmit(options: SubmitBenchOptions, progress: (line: 
     apiOks += count(await load(api.port, 2, options.connections, seed.access_token, body));
     if (withPgbench) {
       const before = await jobCount();
-      await pgbenchLoad(stack, script, 2, options.connections);
+      for (const protocol of ['extended', 'prepared'] as const) await pgbenchLoad(stack, script, protocol, 2, options.connections);
       pgbenchJobs += (await jobCount()) - before;
     }
-    const runs: { baseline: LoadFigures; pgbench: PgbenchFigures | null; api: LoadFigures }[] = [];
+    const runs: { baseline: LoadFigures; pgbench: PgbenchRun | null; api: LoadFigures }[] = [];
     for (let run = 0; run < options.runs; run++) {
       const b = await load(baseline.port, options.durationSeconds, options.connections, seed.access_token, body);
       const jobsBefore = await jobCount();
-      const pgb = withPgbench ? await pgbenchLoad(stack, script, options.durationSeconds, options.connections) : null;
+      const pgb = withPgbench ? {
+        extended: await pgbenchLoad(stack, script, 'extended', options.durationSeconds, options.connections),
+        prepared: await pgbenchLoad(stack, script, 'prepared', options.durationSeconds, options.connections),
+      } : null;
       pgbenchJobs += (await jobCount()) - jobsBefore;
       const cpuBefore = cpuMsOf(api.child.pid!);
       const loaded = await load(api.port, options.durationSeconds, options.connections, seed.access_token, body);
@@ -275,7 +294,8 @@ export async function benchSubmit(options: SubmitBenchOptions, progress: (line: 
       runs.push({ baseline: b, pgbench: pgb, api: a });
       progress(`run ${run + 1}/${options.runs}: API ${Math.round(a.rps)} req/s (p50 ${a.p50.toFixed(1)} ms, p99 ${a.p99.toFixed(1)} ms, ` +
         `${a.cpuUsPerRequest ?? '?'} µs of API CPU per submit), baseline ${Math.round(b.rps)} req/s, ratio ${(a.rps / b.rps).toFixed(3)}` +
-        (pgb ? `; pgbench of the submit's statements ${Math.round(pgb.tps)} tps (avg ${pgb.latencyAvgMs.toFixed(1)} ms), API / pgbench ${(a.rps / pgb.tps).toFixed(3)}` : ''));
+        (pgb ? `; pgbench of the submit's statements ${Math.round(pgb.extended.tps)} tps extended, ${Math.round(pgb.prepared.tps)} tps prepared, ` +
+          `API / pgbench ${(a.rps / pgb.extended.tps).toFixed(3)} extended, ${(a.rps / pgb.prepared.tps).toFixed(3)} prepared` : ''));
     }
     const [jobs] = await query<{ n: string }>(stack.db.em.fork(), 'select count(*) as n from mint_jobs');
     return { durationSeconds: options.durationSeconds, connections: options.connections, runs, jobs: Number(jobs!.n) - pgbenchJobs, apiOks, inFlightAllowance: options.connections * (options.runs + 1) };
@@ -304,8 +324,13 @@ if (process.argv[2] === 'serve-baseline') {
       for (const [label, f] of [['baseline: node:http parsing the JSON', baseline], ['API: SubmitMintRequest', api]] as const) {
         console.log(`${label.padEnd(40)} ${Math.round(f.rps).toString().padStart(8)} ${f.p50.toFixed(2).padStart(7)} ${f.p99.toFixed(2).padStart(7)}  ${JSON.stringify(f.statuses)}${f.errors ? ` errors ${f.errors}` : ''}`);
       }
-      if (pgbench) console.log(`${'pgbench: the submit\'s statements'.padEnd(40)} ${Math.round(pgbench.tps).toString().padStart(8)} (avg ${pgbench.latencyAvgMs.toFixed(2)} ms)`);
-      console.log(`API / baseline: ${(api.rps / baseline.rps).toFixed(3)}${pgbench ? `, API / pgbench: ${(api.rps / pgbench.tps).toFixed(3)}` : ''}`);
+      if (pgbench) {
+        for (const protocol of ['extended', 'prepared'] as const) {
+          console.log(`${`pgbench: the submit's statements, ${protocol}`.padEnd(40)} ${Math.round(pgbench[protocol].tps).toString().padStart(8)} (avg ${pgbench[protocol].latencyAvgMs.toFixed(2)} ms)`);
+        }
+      }
+      console.log(`API / baseline: ${(api.rps / baseline.rps).toFixed(3)}` +
+        (pgbench ? `, API / pgbench: ${(api.rps / pgbench.extended.tps).toFixed(3)} extended, ${(api.rps / pgbench.prepared.tps).toFixed(3)} prepared` : ''));
       if (Object.keys(api.statuses).join() !== '200' || api.errors > 0) failed = true;
     }
     const consistent = result.jobs >= result.apiOks && result.jobs - result.apiOks <= result.inFlightAllowance;

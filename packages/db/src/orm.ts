@@ -2,6 +2,7 @@ import { Migrator } from '@mikro-orm/migrations';
 import { MikroORM as PgliteMikroORM } from '@mikro-orm/pglite';
 import { MikroORM as PostgresMikroORM } from '@mikro-orm/postgresql';
 import type { SqlEntityManager, SqlMikroORM } from '@mikro-orm/sql';
+import type { Pool } from 'pg';
 import { entities } from './entities/index.ts';
 import { migrations } from './migrations/index.ts';
 import { releaseDeadClients } from './pool.ts';
@@ -36,6 +37,19 @@ export function directUrlOf(db: Database): string | undefined {
   return directUrls.get(db);
 }
 
+/**
+ * The `pg` pool under a database's entity managers (keyed by their shared connection), for the
+ * databases whose pool holds sessions of their own: opened at the database itself, not at a
+ * transaction pooler (no separate direct URL given). Statements prepared once run there by name
+ * (see repositories/kysely.ts).
+ */
+const sessionPools = new WeakMap<object, Pool>();
+
+/** The pool of `em`'s database when its connections are sessions of their own (see sessionPools). */
+export function sessionPoolOf(em: Em): Pool | undefined {
+  return sessionPools.get(em.getConnection());
+}
+
 function sharedOptions() {
   return {
     entities,
@@ -62,6 +76,7 @@ export async function openDatabase(location: DatabaseLocation, options: OpenData
       driverOptions: { application_name: options.applicationName ?? 'minting', onPoolCreated: releaseDeadClients },
     }) as unknown as Database;
     if (options.directUrl !== undefined) directUrls.set(db, options.directUrl);
+    else sessionPools.set(db.em.getConnection(), await (db.em.getConnection() as unknown as { getNativeClient(): Promise<Pool> }).getNativeClient());
     return db;
   }
   return PgliteMikroORM.init({

@@ -3,8 +3,9 @@ import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { query } from '../../../test/support/sql.ts';
 import { IdempotencyKeyReusedError, InvalidInputError, type MintRequest } from '@mint/domain';
-import { preflightMintBatch, submitMintRequest, upsertProduct, upsertProductionBatch } from '@mint/usecases';
-import { nextGtin, setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
+import { openDatabase } from '@mint/db';
+import { createUseCaseContext, preflightMintBatch, submitMintRequest, upsertProduct, upsertProductionBatch } from '@mint/usecases';
+import { nextGtin, setupUseCases, testJwtSecret, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
 
 let app: UseCaseBundle;
 let brand: SeededBrand;
@@ -183,6 +184,27 @@ describe('submitMintRequest of a product read before', () => {
     const over = await submitMintRequest(app.ctx, by, req());
     expect(over.ok ? [] : over.blockingReasons.map((r) => r.code)).toEqual(['PRODUCTION_BATCH_QUANTITY_EXCEEDED']);
     expect(await submitMintRequest(app.ctx, by, req({ requestedQuantity: 50 }))).toMatchObject({ ok: true });
+  });
+
+  it('keeps its statements\' plans in each database session, and prepares nothing by name behind a transaction pooler', async () => {
+    const own = await app.seedBrand();
+    const prepared = async (options: { directUrl?: string }) => {
+      // One connection, so the session that ran the submits answers the question.
+      const db = await openDatabase({ url: app.database.url }, { poolSize: 1, ...options });
+      try {
+        const ctx = createUseCaseContext({ db, publicBaseUrl: 'http://127.0.0.1:8080', jwtSecret: testJwtSecret });
+        for (let i = 0; i < 3; i++) expect(await submitMintRequest(ctx, { id: own.userId }, request({ brandId: own.brandId, productId: own.productId }))).toMatchObject({ ok: true });
+        return (await query<{ name: string }>(db.em.fork(), 'select name from pg_prepared_statements order by name')).map((r) => r.name);
+      } finally {
+        await db.close(true);
+      }
+    };
+    // Opened at the database itself: the submit's write is parsed and planned once per connection.
+    expect(await prepared({})).toContain('insert_draft_batch');
+    // DATABASE_DIRECT_URL given apart: DATABASE_URL may be a transaction pooler, where a statement
+    // prepared on one server connection is unknown on the next, so nothing is prepared by name.
+    expect(await prepared({ directUrl: app.database.url })).toEqual([]);
+    expect(await count('mint_jobs', own.brandId)).toBe(6);
   });
 
   it('answers a repeated key with the key\'s job, and a reused key with a different request with IdempotencyKeyReusedError', async () => {
