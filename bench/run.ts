@@ -477,7 +477,7 @@ function markdown(info: Record<string, string | number>, versions: Record<string
     '- resolver (bench/resolver.ts): 5,000 requests/s against the API in a child process and against a minimal node:http',
     '  child answering a fixed 307 without a lookup, with 100,000 link rows stored: random unit scans (browser Accept, 307), walk-up scans of',
     '  units whose link sits on the GTIN level (307), linkset answers (200) and scans on a brand domain (Host header, root path, 307).',
-    '  Two pacings: steady (bench/steady-load.ts: request n due at n / rate, round robin over the connections, open loop; latency from when',
+    '  Two pacings: steady (bench/steady-load.ts, in a process of its own: request n due at n / rate, round robin over the connections, open loop; latency from when',
     '  a request was due when its connection was still busy then, as wrk2 counts it) and autocannon\'s per-second bursts (each connection',
     '  sends its share of a second back to back and then waits: a closed loop at full speed, latency = connections / throughput, a stress',
     '  figure of the whole 2-core machine). Targets: p50 <= 1 ms and p99 <= 5 ms at rate x 2 ms = 10 connections (the requests in flight',
