@@ -8,7 +8,6 @@
 // due when its connection was still waiting for the previous answer then (the time it queued
 // behind the server's backlog is the server's), else from when it was written (a late timer of this
 // process is not the server's). Every answer must carry a Content-Length (the resolver's all do).
-
 //
 // The load runs in a child process of its own (this file), which holds nothing but the requests'
 // bytes: a load generator sharing its process with the benchmark's other state paused in its own
