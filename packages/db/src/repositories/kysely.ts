@@ -147,21 +147,30 @@ export function prepare<P extends object, O>(name: string, build: (db: Kysely<Ta
 }
 
 /**
- * Runs a prepared statement and returns its rows: by name on the pool when `em` is outside a
- * transaction and its pool's connections are sessions of their own (PostgreSQL parses and plans
- * it once per connection: for the submit's write that was about 70 % of PostgreSQL's CPU per
- * submit), else on `em`'s Kysely (its transaction, if any, or a transaction pooler, where a
- * statement prepared on one server connection is unknown on the next).
+ * Runs a prepared statement: by name on the pool when `em` is outside a transaction and its pool's
+ * connections are sessions of their own (PostgreSQL parses and plans it once per connection: for
+ * the submit's write that was about 70 % of PostgreSQL's CPU per submit), else on `em`'s Kysely
+ * (its transaction, if any, or a transaction pooler, where a statement prepared on one server
+ * connection is unknown on the next). Returns its rows and how many rows it changed.
  */
-export async function preparedRows<P, O>(em: Em, statement: PreparedStatement<P, O>, params: P): Promise<O[]> {
+async function runPrepared<P, O>(em: Em, statement: PreparedStatement<P, O>, params: P): Promise<{ rows: O[]; changed: number }> {
   const pool = em.isInTransaction() ? undefined : sessionPoolOf(em);
-  if (pool !== undefined) return converted(em, async () => (await pool.query<O & object>({ name: statement.name, text: statement.text, values: statement.values(params) })).rows);
-  return converted(em, async () => (await kysely(em).executeQuery(statement.compiled(params))).rows);
+  return converted(em, async () => {
+    if (pool !== undefined) {
+      const result = await pool.query<O & object>({ name: statement.name, text: statement.text, values: statement.values(params) });
+      return { rows: result.rows, changed: result.rowCount ?? 0 };
+    }
+    const result = await kysely(em).executeQuery(statement.compiled(params));
+    return { rows: result.rows, changed: Number(result.numAffectedRows ?? 0n) };
+  });
 }
 
-/** Runs a prepared insert, update or delete as {@link preparedRows} does and returns how many rows it changed. */
+/** Runs a prepared statement (see {@link runPrepared}) and returns its rows. */
+export async function preparedRows<P, O>(em: Em, statement: PreparedStatement<P, O>, params: P): Promise<O[]> {
+  return (await runPrepared(em, statement, params)).rows;
+}
+
+/** Runs a prepared insert, update or delete (see {@link runPrepared}) and returns how many rows it changed. */
 export async function preparedChanged<P>(em: Em, statement: PreparedStatement<P, unknown>, params: P): Promise<number> {
-  const pool = em.isInTransaction() ? undefined : sessionPoolOf(em);
-  if (pool !== undefined) return converted(em, async () => (await pool.query({ name: statement.name, text: statement.text, values: statement.values(params) })).rowCount ?? 0);
-  return converted(em, async () => Number((await kysely(em).executeQuery(statement.compiled(params))).numAffectedRows ?? 0n));
+  return (await runPrepared(em, statement, params)).changed;
 }
