@@ -1,5 +1,6 @@
 // Helpers the benchmarks share: a server in a child process that announces its port, percentiles
-// of latency samples, and how the image starts the executor's node (flags, NODE_OPTIONS, environment).
+// of latency samples, and how the image starts the executor's node (flags, NODE_OPTIONS, environment)
+// and the API's (flags).
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -21,6 +22,9 @@ export const executorNodeOptions: string = mintScriptSetting('executor_node_opti
 
 /** The node command-line flags the image starts the executor with (`executor_node_flags` in deploy/bin/mint), as separate arguments. */
 export const executorNodeFlags: readonly string[] = mintScriptSetting('executor_node_flags').split(' ').filter((flag) => flag !== '');
+
+/** The node command-line flags the image starts the API with (`api_node_flags` in deploy/bin/mint), as separate arguments. */
+export const apiNodeFlags: readonly string[] = mintScriptSetting('api_node_flags').split(' ').filter((flag) => flag !== '');
 
 /**
  * `env` with what the image adds to the executor's environment: MALLOC_MMAP_THRESHOLD_

@@ -5,8 +5,9 @@
 // process, at 5,000 requests/s (BENCH_RATE) over loopback, 100,000 distinct
 // requests drawn at random per row:
 //   - baseline: a minimal node:http server answering every path with the same 307 redirect,
-//     without looking anything up,
-//   - the API (startApi: the resolver with its database lookups and scan event recording), in rows:
+//     without looking anything up, with the same node flags as the API,
+//   - the API (startApi: the resolver with its database lookups and scan event recording), started
+//     with the node flags the image gives it (api_node_flags in deploy/bin/mint), in rows:
 //       unit scan:       browser scans of random units (`GET /r/{slug}/01/{gtin}/21/{serial}`) -> 307
 //       walk-up scan:    units without a link of their own, whose link sits on the GTIN level -> 307
 //       linkset:         `?linkType=linkset` of random units -> 200 application/linkset+json
@@ -44,7 +45,7 @@ import { createServer } from 'node:http';
 import { PerformanceObserver } from 'node:perf_hooks';
 import { Writable } from 'node:stream';
 import autocannon from 'autocannon';
-import { percentile, spawnServer } from './child-server.ts';
+import { apiNodeFlags, percentile, spawnServer } from './child-server.ts';
 import { steadyLoad } from './steady-load.ts';
 
 const passport = 'https://passports.example/bench';
@@ -83,9 +84,10 @@ async function serve(mode: string, dbUrl: string): Promise<void> {
   process.once('SIGTERM', () => void api.close().then(() => db.close()).then(() => process.exit(0)));
 }
 
+/** Starts the API or the baseline; both with the API's node flags, as the image starts it (deploy/bin/mint). */
 function start(mode: string, dbUrl: string): Promise<{ child: ChildProcess; port: number }> {
   const childArgs = mode === 'api' && process.env.BENCH_API_NODE_ARGS ? process.env.BENCH_API_NODE_ARGS.split(' ') : [];
-  return spawnServer([...childArgs, import.meta.filename, 'serve', mode, dbUrl], `${mode} server`);
+  return spawnServer([...apiNodeFlags, ...childArgs, import.meta.filename, 'serve', mode, dbUrl], `${mode} server`);
 }
 
 /** The API's rows: what each scans and the status every answer must have. */

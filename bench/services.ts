@@ -17,6 +17,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { openDatabase, type Database } from '@mint/db';
 import { createUseCaseContext, type UseCaseContext } from '@mint/usecases';
+import { apiNodeFlags } from './child-server.ts';
 import { createScratchDatabase } from './scratch-database.ts';
 
 /** The local NATS server (BENCH_NATS_URL); each stack gets a stream and subject prefix of its own on it. */
@@ -89,7 +90,8 @@ export interface Stack {
   readonly dir: string;
   /**
    * Starts `node services/api/src/main.ts` (or the executor) and waits until its /readyz answers 200;
-   * `nodeArgs` go to node before the script (e.g. `--cpu-prof`).
+   * `nodeArgs` go to node before the script (e.g. `--cpu-prof`); the API's come after the node
+   * flags the image starts it with (api_node_flags in deploy/bin/mint).
    */
   start(name: 'api' | 'executor', env?: Record<string, string>, nodeArgs?: readonly string[]): Promise<Service>;
   close(): Promise<void>;
@@ -116,7 +118,7 @@ export async function createStack(prefix: string): Promise<Stack> {
     const logFile = join(dir, `${name}.log`);
     const log = createWriteStream(logFile, { flags: 'a' });
     logs.push(log);
-    const child = spawn(process.execPath, [...nodeArgs, `services/${name}/src/main.ts`], {
+    const child = spawn(process.execPath, [...(name === 'api' ? apiNodeFlags : []), ...nodeArgs, `services/${name}/src/main.ts`], {
       cwd: repoRoot,
       env: {
         PATH: process.env['PATH'] ?? '', DATABASE_URL: dbUrl, NATS_URL: natsUrl, NATS_STREAM: stream, NATS_SUBJECT_PREFIX: subjectPrefix,

@@ -1,7 +1,7 @@
 // The image's entry point (deploy/bin/mint) as a container runs it: the executor starts with the node
 // flags, the default NODE_OPTIONS and the malloc setting stated there, an environment's NODE_OPTIONS
 // (the chart's executor.nodeOptions) or MALLOC_MMAP_THRESHOLD_ replaces that default, and the API
-// gets none of them. A `node` first on PATH prints what it was started with instead of running anything.
+// gets its own node flags only. A `node` first on PATH prints what it was started with instead of running anything.
 
 import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -39,7 +39,10 @@ describe('deploy/bin/mint', () => {
     expect(started(['executor'], '', '').slice(0, 2)).toEqual(['NODE_OPTIONS=', 'MALLOC_MMAP_THRESHOLD_=131072']);
   });
 
-  it('starts the API with V8 and glibc defaults', () => {
-    expect(started(['api'])).toEqual(['NODE_OPTIONS=(unset)', 'MALLOC_MMAP_THRESHOLD_=(unset)', 'services/api/src/main.ts']);
+  it('starts the API without V8\'s memory reducer, with its heap sizes and glibc left at their defaults', () => {
+    expect(started(['api'])).toEqual(['NODE_OPTIONS=(unset)', 'MALLOC_MMAP_THRESHOLD_=(unset)', '--no-memory-reducer', 'services/api/src/main.ts']);
+    expect(started(['api', '--flag'], '--max-old-space-size=256')).toEqual([
+      'NODE_OPTIONS=--max-old-space-size=256', 'MALLOC_MMAP_THRESHOLD_=(unset)', '--no-memory-reducer', 'services/api/src/main.ts', '--flag',
+    ]);
   });
 });
