@@ -13,6 +13,11 @@ function mintScriptSetting(name: string): string {
   return match[1]!;
 }
 
+/** One space-separated list of node flags in deploy/bin/mint, as separate arguments. */
+function mintScriptFlags(name: string): string[] {
+  return mintScriptSetting(name).split(' ').filter((flag) => flag !== '');
+}
+
 /**
  * The NODE_OPTIONS the image starts the executor with when none are set (`executor_node_options` in
  * deploy/bin/mint, the one place that states them; the chart keeps them by default), for benchmark
@@ -21,10 +26,10 @@ function mintScriptSetting(name: string): string {
 export const executorNodeOptions: string = mintScriptSetting('executor_node_options');
 
 /** The node command-line flags the image starts the executor with (`executor_node_flags` in deploy/bin/mint), as separate arguments. */
-export const executorNodeFlags: readonly string[] = mintScriptSetting('executor_node_flags').split(' ').filter((flag) => flag !== '');
+export const executorNodeFlags: readonly string[] = mintScriptFlags('executor_node_flags');
 
 /** The node command-line flags the image starts the API with (`api_node_flags` in deploy/bin/mint), as separate arguments. */
-export const apiNodeFlags: readonly string[] = mintScriptSetting('api_node_flags').split(' ').filter((flag) => flag !== '');
+export const apiNodeFlags: readonly string[] = mintScriptFlags('api_node_flags');
 
 /**
  * `env` with what the image adds to the executor's environment: MALLOC_MMAP_THRESHOLD_
