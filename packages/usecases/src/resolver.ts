@@ -548,12 +548,21 @@ export function createScanRecorder(ctx: UseCaseContext, options: ScanRecorderOpt
   let timer: NodeJS.Timeout | null = null;
   let closed = false;
 
-  const flush = (): Promise<void> => {
+  /**
+   * Writes full batches while there are any; `all` (the timer, close) also writes what was queued
+   * when it was asked, partial batch included. Scans arriving during a write wait for a full batch
+   * or the timer: draining them at once would send a batch of the few that came in meanwhile, one
+   * statement per handful of scans (measured: ~15 scans a write at 5,000 scans/s, twice the
+   * database's CPU per scan of full batches).
+   */
+  const flush = (all: boolean): Promise<void> => {
     if (flushing !== null) return flushing;
     flushing = (async () => {
-      while (queue.length > 0) {
+      let due = all ? queue.length : 0;
+      while (queue.length >= batchSize || (due > 0 && queue.length > 0)) {
         const batch = queue.length <= batchSize ? queue : queue.slice(0, batchSize);
         queue = queue.length <= batchSize ? [] : queue.slice(batchSize);
+        due -= batch.length;
         try {
           await write(batch);
           written += batch.length;
@@ -566,6 +575,7 @@ export function createScanRecorder(ctx: UseCaseContext, options: ScanRecorderOpt
       }
     })().finally(() => {
       flushing = null;
+      if (queue.length > 0) schedule();
     });
     return flushing;
   };
@@ -573,9 +583,7 @@ export function createScanRecorder(ctx: UseCaseContext, options: ScanRecorderOpt
     if (timer !== null || closed) return;
     timer = setTimeout(() => {
       timer = null;
-      void flush().then(() => {
-        if (queue.length > 0) schedule();
-      });
+      void flush(true);
     }, intervalMs);
     timer.unref();
   };
@@ -588,7 +596,7 @@ export function createScanRecorder(ctx: UseCaseContext, options: ScanRecorderOpt
         return;
       }
       queue.push(scan);
-      if (queue.length >= batchSize && flushing === null) void flush();
+      if (queue.length >= batchSize && flushing === null) void flush(false);
       else schedule();
     },
     stats: () => ({ written, dropped, failed, queued: queue.length }),
@@ -600,7 +608,7 @@ export function createScanRecorder(ctx: UseCaseContext, options: ScanRecorderOpt
       await Promise.race([
         (async () => {
           await flushing;
-          await flush();
+          await flush(true);
         })(),
         deadline,
       ]);

@@ -24,6 +24,36 @@ describe('createScanRecorder', () => {
     await recorder.close();
   });
 
+  it('sends scans that arrive during a write as a full batch or on the timer, never as a batch of the few that came in meanwhile', async () => {
+    const batches: number[] = [];
+    let release = () => {};
+    const recorder = createScanRecorder(noContext, {
+      write: (s) => {
+        batches.push(s.length);
+        return batches.length === 1 ? new Promise<void>((resolve) => (release = resolve)) : Promise.resolve();
+      },
+      batchSize: 4, flushIntervalMs: 200,
+    });
+    for (let i = 0; i < 4; i++) recorder.record(scan(i));
+    expect(batches).toEqual([4]);
+    // Two arrive while the first batch is with the database.
+    recorder.record(scan(4));
+    recorder.record(scan(5));
+    release();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(batches).toEqual([4]);
+    expect(recorder.stats()).toMatchObject({ written: 4, queued: 2 });
+    // Two more fill a batch, which goes at once; then a lone one waits for the timer.
+    recorder.record(scan(6));
+    recorder.record(scan(7));
+    recorder.record(scan(8));
+    await until(() => batches.length === 2);
+    expect(batches).toEqual([4, 4]);
+    await until(() => recorder.stats().written === 9);
+    expect(batches).toEqual([4, 4, 1]);
+    await recorder.close();
+  });
+
   it('drops and counts scans beyond its capacity while the writer hangs, without record() ever waiting or throwing', async () => {
     const recorder = createScanRecorder(noContext, { write: () => new Promise(() => {}), batchSize: 2, capacity: 5, flushIntervalMs: 1 });
     for (let i = 0; i < 50; i++) expect(recorder.record(scan(i))).toBeUndefined();
