@@ -14,12 +14,14 @@
 // /usr/lib/postgresql/15/bin/pgbench; skipped when missing) with the same number of clients running the statements one submit
 // sends (recorded from the driver while the use cases the API calls serve one submit), twice: over the extended protocol with
 // every statement parsed and planned on each run, and prepared (parsed once per connection, as the API sends them on a direct
-// connection); it prints API / pgbench for both. BENCH_RUNS repeats the loads,
+// connection); it prints API / pgbench for both. And the floor: a minimal node:http server (child process) that parses the same
+// JSON and runs those statements prepared on a pool of its own, without Connect, validation, authentication, use case or bus:
+// API / floor is the API's own cost, floor / pgbench the most of the database's limit a Node.js service sending them reaches here. BENCH_RUNS repeats the loads,
 // BENCH_JSON names a file for the figures as JSON (bench/run.ts reads it). Exits 1 on a failed answer.
 
 import { execFile, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
@@ -71,7 +73,7 @@ export interface PgbenchRun {
 export interface SubmitBenchResult {
   readonly durationSeconds: number;
   readonly connections: number;
-  readonly runs: readonly { readonly baseline: LoadFigures; readonly pgbench: PgbenchRun | null; readonly api: LoadFigures }[];
+  readonly runs: readonly { readonly baseline: LoadFigures; readonly pgbench: PgbenchRun | null; readonly floor: LoadFigures; readonly api: LoadFigures }[];
   /** Jobs in the database against 200 answers of the API (warm-up included), and the most a stopped load may leave unanswered. */
   readonly jobs: number;
   readonly apiOks: number;
@@ -105,6 +107,65 @@ function serveBaseline(): void {
 
 function startBaseline(): Promise<{ child: ChildProcess; port: number }> {
   return spawnServer([import.meta.filename, 'serve-baseline'], 'baseline server');
+}
+
+/**
+ * Child mode: the floor of a submit, on a free port, printing `PORT n`: a minimal node:http server
+ * that parses each POST's JSON body and runs the submit's captured statements (the membership read
+ * and the one write; `file` holds them, see {@link captureSubmitStatements}) as named prepared
+ * statements on a pool of its own (a connection per load connection), with fresh ids and the body's
+ * idempotency key, then answers 200 with a small JSON. No Connect, validation, authentication,
+ * use case or bus: what any Node.js service that sends these statements as the API does pays on
+ * this machine, against which the API's own cost per submit shows.
+ */
+async function serveFloor(file: string, dbUrl: string): Promise<void> {
+  const { default: pg } = await import('pg');
+  const captured = JSON.parse(readFileSync(file, 'utf8')) as { statements: SentStatement[]; fresh: [string, string][] };
+  const fresh = new Map(captured.fresh);
+  const pool = new pg.Pool({ connectionString: dbUrl, max: 50, idleTimeoutMillis: 0, application_name: 'bench-submit-floor' });
+  const run = async (key: string) => {
+    const ids = new Map<string, string>([['k', key]]);
+    const id = (tag: string) => ids.get(tag) ?? ids.set(tag, randomUUID()).get(tag)!;
+    const value = (v: unknown): unknown => {
+      if (typeof v === 'string' && fresh.has(v)) return id(fresh.get(v)!);
+      if (Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === 'string' && fresh.has(x))) return v.map((x: string) => id(fresh.get(x)!));
+      return v;
+    };
+    const client = await pool.connect();
+    try {
+      for (const [n, st] of captured.statements.entries()) await client.query({ name: `floor_${n}`, text: st.text, values: st.values.map(value) });
+    } finally {
+      client.release();
+    }
+    return id('j');
+  };
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      let key: string;
+      try {
+        key = String((JSON.parse(Buffer.concat(chunks).toString('utf8')) as { idempotency_key?: unknown }).idempotency_key);
+      } catch {
+        res.writeHead(400).end();
+        return;
+      }
+      run(key).then((jobId) => {
+        const body = JSON.stringify({ ok: true, mint_job_id: jobId, status: 'MINT_JOB_STATUS_QUEUED' });
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+        res.end(body);
+      }, (error: unknown) => {
+        process.stderr.write(`floor: ${String(error)}\n`);
+        res.writeHead(503).end();
+      });
+    });
+  });
+  server.listen(0, '127.0.0.1', () => process.stdout.write(`PORT ${(server.address() as { port: number }).port}\n`));
+  process.once('SIGTERM', () => server.close(() => void pool.end().then(() => process.exit(0))));
+}
+
+function startFloor(file: string, dbUrl: string): Promise<{ child: ChildProcess; port: number }> {
+  return spawnServer([import.meta.filename, 'serve-floor', file, dbUrl], 'floor server');
 }
 
 /** Drives `port` with submits for `seconds`; every request a new idempotency key. */
@@ -248,35 +309,40 @@ async function pgbenchLoad(stack: Stack, script: { script: string; defines: stri
  */
 export async function benchSubmit(options: SubmitBenchOptions, progress: (line: string) => void = console.log): Promise<SubmitBenchResult> {
   const stack = await createStack('bench_submit');
-  let baseline: { child: ChildProcess; port: number } | undefined;
+  const servers: ChildProcess[] = [];
+  const dir = mkdtempSync(join(tmpdir(), 'bench-submit-'));
   try {
     const seed = await seedDemo(stack.ctx);
     // The database's limit for this work: the submit's own statements from pgbench (when it is installed).
     const captured = await captureSubmitStatements(stack, seed);
     const script = pgbenchScript(captured);
     const withPgbench = await promisify(execFile)(pgbenchBin, ['--version']).then(() => true, () => false);
-    // Jobs of the seed, the captured submit and pgbench, left out of the check of jobs against answers.
+    const capturedFile = join(dir, 'statements.json');
+    writeFileSync(capturedFile, JSON.stringify({ statements: captured.statements, fresh: [...captured.fresh] }));
+    // Jobs of the seed, the captured submit, pgbench and the floor, left out of the check of jobs against answers.
     const jobCount = async () => Number((await query<{ n: string }>(stack.db.em.fork(), 'select count(*) as n from mint_jobs'))[0]!.n);
     let pgbenchJobs = await jobCount();
     if (!withPgbench) progress(`no pgbench at ${pgbenchBin}: the pgbench baseline is skipped`);
     // One bearer token sends every request: without its rate limit (2,000 requests/s per credential) the API is measured, not the limit.
     const api = await stack.start('api', { RATE_LIMIT_PER_CREDENTIAL: '0' }, process.env['BENCH_API_NODE_ARGS']?.split(' ').filter((a) => a !== '') ?? []);
-    baseline = await startBaseline();
+    const baseline = await startBaseline();
+    servers.push(baseline.child);
+    const floor = await startFloor(capturedFile, stack.dbUrl);
+    servers.push(floor.child);
     const body = (key: string) => JSON.stringify({
       brand_id: seed.brand_id, product_id: seed.product_id, requested_quantity: 10,
       identity_mode: 'IDENTITY_MODE_SERIAL', activation_mode: 'ACTIVATION_MODE_ACTIVE_AT_MINT', idempotency_key: key,
     });
-    progress(`database ${stack.dbName}, API on ${api.port}, baseline on ${baseline.port}, ${options.connections} connections`);
+    progress(`database ${stack.dbName}, API on ${api.port}, baseline on ${baseline.port}, floor on ${floor.port}, ${options.connections} connections`);
     let apiOks = 0;
     const count = (f: LoadFigures) => f.statuses['200'] ?? 0;
     await load(baseline.port, 2, options.connections, seed.access_token, body);
     apiOks += count(await load(api.port, 2, options.connections, seed.access_token, body));
-    if (withPgbench) {
-      const before = await jobCount();
-      for (const protocol of ['extended', 'prepared'] as const) await pgbenchLoad(stack, script, protocol, 2, options.connections);
-      pgbenchJobs += (await jobCount()) - before;
-    }
-    const runs: { baseline: LoadFigures; pgbench: PgbenchRun | null; api: LoadFigures }[] = [];
+    const warmed = await jobCount();
+    await load(floor.port, 2, options.connections, seed.access_token, body);
+    if (withPgbench) for (const protocol of ['extended', 'prepared'] as const) await pgbenchLoad(stack, script, protocol, 2, options.connections);
+    pgbenchJobs += (await jobCount()) - warmed;
+    const runs: { baseline: LoadFigures; pgbench: PgbenchRun | null; floor: LoadFigures; api: LoadFigures }[] = [];
     for (let run = 0; run < options.runs; run++) {
       const b = await load(baseline.port, options.durationSeconds, options.connections, seed.access_token, body);
       const jobsBefore = await jobCount();
@@ -284,6 +350,7 @@ export async function benchSubmit(options: SubmitBenchOptions, progress: (line: 
         extended: await pgbenchLoad(stack, script, 'extended', options.durationSeconds, options.connections),
         prepared: await pgbenchLoad(stack, script, 'prepared', options.durationSeconds, options.connections),
       } : null;
+      const f = await load(floor.port, options.durationSeconds, options.connections, seed.access_token, body);
       pgbenchJobs += (await jobCount()) - jobsBefore;
       const cpuBefore = cpuMsOf(api.child.pid!);
       const loaded = await load(api.port, options.durationSeconds, options.connections, seed.access_token, body);
@@ -291,26 +358,31 @@ export async function benchSubmit(options: SubmitBenchOptions, progress: (line: 
       const answers = loaded.rps * options.durationSeconds;
       const a = { ...loaded, cpuUsPerRequest: cpuBefore === null || cpuAfter === null || answers === 0 ? null : Math.round(((cpuAfter - cpuBefore) * 1000) / answers) };
       apiOks += count(a);
-      runs.push({ baseline: b, pgbench: pgb, api: a });
+      runs.push({ baseline: b, pgbench: pgb, floor: f, api: a });
       progress(`run ${run + 1}/${options.runs}: API ${Math.round(a.rps)} req/s (p50 ${a.p50.toFixed(1)} ms, p99 ${a.p99.toFixed(1)} ms, ` +
-        `${a.cpuUsPerRequest ?? '?'} µs of API CPU per submit), baseline ${Math.round(b.rps)} req/s, ratio ${(a.rps / b.rps).toFixed(3)}` +
+        `${a.cpuUsPerRequest ?? '?'} µs of API CPU per submit), baseline ${Math.round(b.rps)} req/s, ratio ${(a.rps / b.rps).toFixed(3)}; ` +
+        `floor ${Math.round(f.rps)} req/s, API / floor ${(a.rps / f.rps).toFixed(3)}` +
         (pgb ? `; pgbench of the submit's statements ${Math.round(pgb.extended.tps)} tps extended, ${Math.round(pgb.prepared.tps)} tps prepared, ` +
           `API / pgbench ${(a.rps / pgb.extended.tps).toFixed(3)} extended, ${(a.rps / pgb.prepared.tps).toFixed(3)} prepared` : ''));
     }
     const [jobs] = await query<{ n: string }>(stack.db.em.fork(), 'select count(*) as n from mint_jobs');
     return { durationSeconds: options.durationSeconds, connections: options.connections, runs, jobs: Number(jobs!.n) - pgbenchJobs, apiOks, inFlightAllowance: options.connections * (options.runs + 1) };
   } finally {
-    if (baseline && baseline.child.exitCode === null) {
-      const exited = new Promise((resolve) => baseline!.child.once('exit', resolve));
-      baseline.child.kill('SIGTERM');
+    for (const child of servers) {
+      if (child.exitCode !== null || child.signalCode !== null) continue;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
       await exited;
     }
+    rmSync(dir, { recursive: true, force: true });
     await stack.close();
   }
 }
 
 if (process.argv[2] === 'serve-baseline') {
   serveBaseline();
+} else if (process.argv[2] === 'serve-floor') {
+  await serveFloor(process.argv[3]!, process.argv[4]!);
 } else if (import.meta.main) {
   let failed = false;
   try {
@@ -320,8 +392,8 @@ if (process.argv[2] === 'serve-baseline') {
     });
     console.log(`\nSubmitMintRequest (Connect JSON, 10 serial units, new idempotency key each), ${result.connections} connections, ${result.durationSeconds} s per load:`);
     console.log(`${'server'.padEnd(40)} ${'req/s'.padStart(8)} ${'p50'.padStart(7)} ${'p99'.padStart(7)}  statuses`);
-    for (const { baseline, pgbench, api } of result.runs) {
-      for (const [label, f] of [['baseline: node:http parsing the JSON', baseline], ['API: SubmitMintRequest', api]] as const) {
+    for (const { baseline, pgbench, floor, api } of result.runs) {
+      for (const [label, f] of [['baseline: node:http parsing the JSON', baseline], ['floor: node:http + the statements', floor], ['API: SubmitMintRequest', api]] as const) {
         console.log(`${label.padEnd(40)} ${Math.round(f.rps).toString().padStart(8)} ${f.p50.toFixed(2).padStart(7)} ${f.p99.toFixed(2).padStart(7)}  ${JSON.stringify(f.statuses)}${f.errors ? ` errors ${f.errors}` : ''}`);
       }
       if (pgbench) {
@@ -329,9 +401,9 @@ if (process.argv[2] === 'serve-baseline') {
           console.log(`${`pgbench: the submit's statements, ${protocol}`.padEnd(40)} ${Math.round(pgbench[protocol].tps).toString().padStart(8)} (avg ${pgbench[protocol].latencyAvgMs.toFixed(2)} ms)`);
         }
       }
-      console.log(`API / baseline: ${(api.rps / baseline.rps).toFixed(3)}` +
+      console.log(`API / baseline: ${(api.rps / baseline.rps).toFixed(3)}, API / floor: ${(api.rps / floor.rps).toFixed(3)}` +
         (pgbench ? `, API / pgbench: ${(api.rps / pgbench.extended.tps).toFixed(3)} extended, ${(api.rps / pgbench.prepared.tps).toFixed(3)} prepared` : ''));
-      if (Object.keys(api.statuses).join() !== '200' || api.errors > 0) failed = true;
+      for (const f of [floor, api]) if (Object.keys(f.statuses).join() !== '200' || f.errors > 0) failed = true;
     }
     const consistent = result.jobs >= result.apiOks && result.jobs - result.apiOks <= result.inFlightAllowance;
     console.log(`jobs in the database ${result.jobs}, API 200 answers ${result.apiOks} (in flight at a stop: at most ${result.inFlightAllowance}): ${consistent ? 'ok' : 'MISMATCH'}`);
