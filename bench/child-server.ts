@@ -59,6 +59,14 @@ export function spawnServer(args: readonly string[], what: string): Promise<{ ch
   });
 }
 
+/** Stops a server started by {@link spawnServer} (SIGTERM) and waits for it to exit; nothing when it already has. */
+export async function stopServer(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await exited;
+}
+
 /** The `p`th percentile (nearest rank) of ascending `sorted`; NaN when empty. */
 export function percentile(sorted: readonly number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;

@@ -50,7 +50,7 @@ import { createServer } from 'node:http';
 import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { Writable } from 'node:stream';
 import autocannon from 'autocannon';
-import { apiNodeFlags, percentile, spawnServer } from './child-server.ts';
+import { apiNodeFlags, percentile, spawnServer, stopServer } from './child-server.ts';
 import { steadyLoad } from './steady-load.ts';
 
 const passport = 'https://passports.example/bench';
@@ -389,12 +389,7 @@ export async function benchResolver(options: ResolverBenchOptions, progress: (li
     const [scans] = await query<{ n: string }>(seeded.db.em.fork(), 'select count(*) as n from scan_events');
     return { units, links: ownLinks + 1, rate, durationSeconds, targetConnections: connections[0]!, runs, scanEvents: Number(scans!.n) };
   } finally {
-    for (const { child } of servers) {
-      if (child.exitCode !== null || child.signalCode !== null) continue;
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      await exited;
-    }
+    for (const { child } of servers) await stopServer(child);
     await seeded.drop();
   }
 }

@@ -31,7 +31,7 @@ import autocannon from 'autocannon';
 import { query } from '../test/support/sql.ts';
 import { authenticate, authorizeAuthenticated, seedDemo, submitMintRequest, type DemoSeed } from '@mint/usecases';
 import type { Stack } from './services.ts';
-import { percentile, spawnServer } from './child-server.ts';
+import { percentile, spawnServer, stopServer } from './child-server.ts';
 import { cpuMsOf, createStack } from './services.ts';
 
 /** Throughput and latency of one load. */
@@ -127,9 +127,8 @@ async function serveFloor(file: string, dbUrl: string): Promise<void> {
     const ids = new Map<string, string>([['k', key]]);
     const id = (tag: string) => ids.get(tag) ?? ids.set(tag, randomUUID()).get(tag)!;
     const value = (v: unknown): unknown => {
-      if (typeof v === 'string' && fresh.has(v)) return id(fresh.get(v)!);
-      if (Array.isArray(v) && v.length > 0 && v.every((x) => typeof x === 'string' && fresh.has(x))) return v.map((x: string) => id(fresh.get(x)!));
-      return v;
+      const tags = freshTags(fresh, v);
+      return tags === null ? v : typeof tags === 'string' ? id(tags) : tags.map(id);
     };
     const client = await pool.connect();
     try {
@@ -194,6 +193,16 @@ async function load(port: number, seconds: number, connections: number, token: s
 
 /** pgbench of the PostgreSQL the benchmarks run against (PGBENCH to override). */
 const pgbenchBin = process.env['PGBENCH'] ?? '/usr/lib/postgresql/15/bin/pgbench';
+
+/**
+ * The tags of a captured parameter that must be new in every submit (`fresh` maps each captured id
+ * to its tag): one tag for an id, one per element for an array of ids; null for any other value.
+ */
+function freshTags(fresh: ReadonlyMap<string, string>, value: unknown): string | string[] | null {
+  if (typeof value === 'string') return fresh.get(value) ?? null;
+  if (Array.isArray(value) && value.length > 0 && value.every((v) => typeof v === 'string' && fresh.has(v))) return value.map((v: string) => fresh.get(v)!);
+  return null;
+}
 
 /** One statement as the driver sent it: its text and its parameters. */
 interface SentStatement {
@@ -263,10 +272,9 @@ function pgbenchScript(captured: { statements: SentStatement[]; fresh: Map<strin
     const text = st.text.replace(/\$(\d+)/g, (_, d: string) => {
       const value = st.values[Number(d) - 1];
       if (value === null || value === undefined) return 'NULL';
-      if (typeof value === 'string' && captured.fresh.has(value)) return `(${freshId(captured.fresh.get(value)!)})`;
-      if (Array.isArray(value) && value.length > 0 && value.every((v) => typeof v === 'string' && captured.fresh.has(v))) {
-        return `array[${value.map((v) => freshId(captured.fresh.get(v as string)!)).join(', ')}]`;
-      }
+      const tags = freshTags(captured.fresh, value);
+      if (typeof tags === 'string') return `(${freshId(tags)})`;
+      if (tags !== null) return `array[${tags.map(freshId).join(', ')}]`;
       const name = `s${n}p${d}`;
       defines.push('-D', `${name}=${prepare(value)}`);
       return `:${name}`;
@@ -368,12 +376,7 @@ export async function benchSubmit(options: SubmitBenchOptions, progress: (line: 
     const [jobs] = await query<{ n: string }>(stack.db.em.fork(), 'select count(*) as n from mint_jobs');
     return { durationSeconds: options.durationSeconds, connections: options.connections, runs, jobs: Number(jobs!.n) - pgbenchJobs, apiOks, inFlightAllowance: options.connections * (options.runs + 1) };
   } finally {
-    for (const child of servers) {
-      if (child.exitCode !== null || child.signalCode !== null) continue;
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      await exited;
-    }
+    for (const child of servers) await stopServer(child);
     rmSync(dir, { recursive: true, force: true });
     await stack.close();
   }
