@@ -4,7 +4,8 @@
 // executor writes them), then times in-process, i.e. server side without transport:
 //   - ListMintUnits first page and a page at depth 900,000 (use case, default page size 50),
 //   - the bare keyset SELECT over the same index with the same predicate (baseline),
-//   - GetMintKpis.
+//   - GetMintKpis, and the bare SELECT of the same sums, prepared on a plain pg client (its baseline:
+//     one round trip and nothing else).
 // Prints p50/p99 per case against the targets (lists p99 <= 10 ms, KPIs p99 <= 1 ms) and drops
 // the database at the end. Exits 1 when a target is missed. BENCH_UNITS / BENCH_ITERATIONS override;
 // BENCH_RUNS repeats the timed cases on the same data, BENCH_JSON names a file for the figures as
@@ -40,7 +41,7 @@ export interface ReadsBenchOptions {
 /** One timed case of one run; `target` is its p99 target in ms (null for a baseline). */
 export interface ReadsCase { readonly label: string; readonly figures: Figures; readonly target: number | null }
 
-/** Everything `benchReads` measured: per run, the five cases in a fixed order (first page, depth, the two baselines, KPIs). */
+/** Everything `benchReads` measured: per run, the six cases in a fixed order (first page, depth, the two baselines, KPIs, the KPIs' baseline). */
 export interface ReadsBenchResult {
   readonly units: number;
   readonly depth: number;
@@ -134,6 +135,14 @@ export async function benchReads(options: ReadsBenchOptions, progress: (line: st
       : query(em(), `select * from mint_units where brand_id = ? and (created_at, id) < (?::timestamptz, ?::uuid) order by created_at desc, id desc limit 51`,
         [brand.id, cursor.at, cursor.id]);
 
+    // The KPIs' baseline: the same sums, prepared once on a plain client of its own.
+    const plain = new pg.Client({ connectionString: scratch.url });
+    await plain.connect();
+    const bareKpis = () => plain.query({
+      name: 'bare_kpis', values: [brand.id],
+      text: 'select sum(total_tokens_minted), sum(active_tokens), sum(batches_created), sum(exported_printed) from mint_kpis where brand_id = $1',
+    });
+
     const runs: ReadsCase[][] = [];
     for (let run = 0; run < options.runs; run++) {
       runs.push([
@@ -142,9 +151,11 @@ export async function benchReads(options: ReadsBenchOptions, progress: (line: st
         { label: 'baseline: bare SELECT, first page', figures: await time(iterations, bare(null)), target: null },
         { label: `baseline: bare SELECT, depth ${depth.toLocaleString('en')}`, figures: await time(iterations, bare(deep)), target: null },
         { label: 'GetMintKpis', figures: await time(iterations, () => getMintKpis(ctx, brand.id)), target: 1 },
+        { label: 'baseline: bare SELECT of the KPI sums', figures: await time(iterations, bareKpis), target: null },
       ]);
       if (options.runs > 1) progress(`run ${run + 1}/${options.runs} timed`);
     }
+    await plain.end();
     const [plan] = await query<{ 'QUERY PLAN': unknown }>(em(),
       `explain (analyze, format json) select * from mint_units where brand_id = ? and (created_at, id) < (?::timestamptz, ?::uuid) order by created_at desc, id desc limit 51`,
       [brand.id, deep.at, deep.id]);
@@ -176,7 +187,8 @@ if (import.meta.main) {
         console.log(`${label.padEnd(44)} ${f.p50.toFixed(2).padStart(7)} ${f.p99.toFixed(2).padStart(7)} ${f.max.toFixed(2).padStart(7)}  ${verdict}`);
       }
       const ratio = (a: Figures, b: Figures) => `p50 ${(a.p50 / b.p50).toFixed(2)}x, p99 ${(a.p99 / b.p99).toFixed(2)}x`;
-      console.log(`\nuse case / bare SELECT: first page ${ratio(results[0]!.figures, results[2]!.figures)}; depth ${ratio(results[1]!.figures, results[3]!.figures)}`);
+      console.log(`\nuse case / bare SELECT: first page ${ratio(results[0]!.figures, results[2]!.figures)}; depth ${ratio(results[1]!.figures, results[3]!.figures)}; ` +
+        `KPIs ${ratio(results[4]!.figures, results[5]!.figures)}`);
     }
     console.log(`plan at depth: ${result.plan.node} on ${result.plan.index}, execution ${result.plan.executionMs.toFixed(3)} ms`);
     if (process.env.BENCH_JSON) writeFileSync(process.env.BENCH_JSON, JSON.stringify(result));

@@ -1,7 +1,7 @@
 import type { Cursor, UnitStatus } from '@mint/domain';
 import type { StoredPackProfile } from '../entities/activity.ts';
 import type { Em } from '../orm.ts';
-import { first, rows } from './kysely.ts';
+import { prepare, preparedRows, rows } from './kysely.ts';
 
 /**
  * Keyset reads of the list operations. Every list is newest first by (time, id) descending and
@@ -142,13 +142,16 @@ export interface KpiRecord {
   readonly exportedPrinted: number;
 }
 
+/** The read of {@link readKpis}, compiled once: every dashboard load and GetMintKpis makes it. */
+const kpiSums = prepare('mint_kpis_sums', (db, p: { brandId: string }) => db.selectFrom('mint_kpis')
+  .select((eb) => [
+    eb.fn.sum<string>('total_tokens_minted').as('total_tokens_minted'), eb.fn.sum<string>('active_tokens').as('active_tokens'),
+    eb.fn.sum<string>('batches_created').as('batches_created'), eb.fn.sum<string>('exported_printed').as('exported_printed'),
+  ]).where('brand_id', '=', p.brandId));
+
 /** The brand's counters: the sums over its shard rows (one primary-key range read); all zeros when the brand has none yet. */
 export async function readKpis(em: Em, brandId: string): Promise<KpiRecord> {
-  const row = await first(em, (db) => db.selectFrom('mint_kpis')
-    .select((eb) => [
-      eb.fn.sum<string>('total_tokens_minted').as('total_tokens_minted'), eb.fn.sum<string>('active_tokens').as('active_tokens'),
-      eb.fn.sum<string>('batches_created').as('batches_created'), eb.fn.sum<string>('exported_printed').as('exported_printed'),
-    ]).where('brand_id', '=', brandId));
+  const [row] = await preparedRows(em, kpiSums, { brandId });
   return {
     totalTokensMinted: Number(row?.total_tokens_minted ?? 0),
     activeTokens: Number(row?.active_tokens ?? 0),
