@@ -1,9 +1,10 @@
 // One measurement of bench/packs.ts's per-format rows, alone in a child process so its peak RSS (the
 // kernel's maxrss) is its own: bench/packs.ts starts it with the executor's NODE_OPTIONS
 // (deploy/bin/mint) and reads one line of JSON from its stdout. Two tasks:
-//   pack <database url> <store folder>: loads what the executor loads (@mint/runtime, the use cases),
-//     opens the database, claims the one pending pack and generates it into a filesystem store, as
-//     the executor's pack worker does,
+//   pack <database url> <store>: loads what the executor loads (@mint/runtime, the use cases),
+//     opens the database, claims the one pending pack and generates it into a filesystem store (a
+//     folder) or, for `nats:<bucket>`, a NATS JetStream Object Store bucket (NATS_URL; PACK_STORE=nats,
+//     the executor's default), as the executor's pack worker does,
 //   encode <format> <symbology> <units> <resolver base> <gtin>: the work of the format without the pack, over
 //     units like the seeded ones (serial = 20 upper-case hex characters): the GS1 encoder alone
 //     (bwip-js module matrices, for svg and pdf) or the bare zplLabel loop (zpl, whose symbols the
@@ -16,7 +17,8 @@ import { openDatabase } from '@mint/db';
 import { zplLabel, type Symbology } from '@mint/labels';
 // Loaded as the executor loads it (config, logger, NATS, stores), so the RSS before counts that code.
 import '@mint/runtime';
-import { createFsPackStore } from '@mint/store';
+import { connect } from '@nats-io/transport-node';
+import { createFsPackStore, createNatsPackStore, type PackStore } from '@mint/store';
 import { claimPayloadPack, createUseCaseContext, generatePayloadPack } from '@mint/usecases';
 
 /** What one child measured. */
@@ -60,18 +62,21 @@ async function measure(work: () => Promise<number | { readonly units: number; re
 const [task, ...args] = process.argv.slice(2);
 let result: ChildMeasure;
 if (task === 'pack') {
-  const [url, storeDir] = args as [string, string];
+  const [url, where] = args as [string, string];
   const db = await openDatabase({ url }, { poolSize: 4, applicationName: 'bench-pack-child' });
   const ctx = createUseCaseContext({ db, publicBaseUrl: 'http://127.0.0.1:8080' });
+  const nc = where.startsWith('nats:') ? await connect({ servers: process.env['NATS_URL'] ?? 'nats://127.0.0.1:4222' }) : null;
   try {
+    const store: PackStore = nc === null ? createFsPackStore(where) : await createNatsPackStore(nc, { bucket: where.slice('nats:'.length) });
     result = await measure(async () => {
       const claim = await claimPayloadPack(ctx);
       if (claim === null) throw new Error('no pack to claim');
-      const generated = await generatePayloadPack(ctx, claim, { store: createFsPackStore(storeDir) });
+      const generated = await generatePayloadPack(ctx, claim, { store });
       if (generated.kind !== 'ready') throw new Error(`unexpected result ${JSON.stringify(generated)}`);
       return { units: generated.unitCount, storagePath: generated.storagePath };
     });
   } finally {
+    await nc?.close();
     await db.close(true);
   }
 } else if (task === 'encode') {

@@ -326,11 +326,13 @@ function addResolver(r: ResolverBenchResult): void {
 function addPacks(r: PacksBenchResult): void {
   const base = r.runs.map((x) => x.baselineSeconds);
   const baseRate = base.map((s) => r.units / s);
-  // The default pack, then the pack of units.csv and units.jsonl only (the default pack's figure before EPCIS joined it).
-  for (const which of ['defaultPack', 'tabularPack'] as const) {
+  // The default pack into a filesystem store and into a NATS Object Store bucket (the executor's default store),
+  // then the pack of units.csv and units.jsonl only (the default pack's figure before EPCIS joined it).
+  const names = { defaultPack: 'default payload pack', natsPack: 'default payload pack into NATS', tabularPack: 'payload pack' } as const;
+  for (const which of ['defaultPack', 'natsPack', 'tabularPack'] as const) {
     const packs = r.runs.map((x) => x[which]);
     const pack = packs.map((p) => p.seconds);
-    const name = which === 'defaultPack' ? 'default payload pack' : 'payload pack';
+    const name = names[which];
     rows.push({
       benchmark: 'pack export', figure: `${r.units.toLocaleString('en')}-unit ${name} (${packs[0]!.label})`, unit: 's', value: spread(pack),
       baseline: { label: 'bare COPY ... TO STDOUT (csv) into a file', value: spread(base) }, ratio: ratioOf(pack, base),

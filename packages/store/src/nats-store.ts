@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { PassThrough, Readable, Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { jetstreamManager, StorageType, type JetStreamManager, type StoredMsg } from '@nats-io/jetstream';
-import { Objm, type ObjectInfo, type ObjectStore } from '@nats-io/obj';
+import { Objm, setSha256Backend, type ObjectInfo, type ObjectStore } from '@nats-io/obj';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { assertFileName, assertStoragePath, StoreNotFoundError, type ByteRange, type PackStore, type PackWriter, type StoredFile } from './store.ts';
 
@@ -53,6 +53,11 @@ const indexName = (storagePath: string) => `${storagePath}${indexSuffix}`;
  * than any write takes.
  */
 export async function createNatsPackStore(nc: NatsConnection, options: NatsPackStoreOptions): Promise<PackStore> {
+  // The object store digests every object it puts and gets; its default is a pure-JavaScript SHA-256
+  // that held the executor's event loop for most of a pack's write, delaying the next job's claim
+  // and first chunk behind it. node:crypto's (process-wide, set before any object store call) does
+  // the same bytes natively.
+  setSha256Backend('native');
   const replicas = options.replicas ?? 1;
   const segmentBytes = options.segmentBytes ?? defaultSegmentBytes;
   const chunkBytes = Math.min(options.chunkBytes ?? defaultChunkBytes, nc.info?.max_payload ?? defaultChunkBytes);

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buffer } from 'node:stream/consumers';
 import { jetstreamManager } from '@nats-io/jetstream';
-import { Objm } from '@nats-io/obj';
+import { getSha256Backend, Objm } from '@nats-io/obj';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testInfra } from '../../../test/support/context.ts';
@@ -74,6 +74,16 @@ describe('createNatsPackStore', () => {
     writer.file('a.txt').write('partial');
     await writer.abort();
     await expect(store.open('brand/pack3', 'a.txt')).rejects.toSatisfy(isStoreNotFoundError);
+  });
+
+  it('digests its objects with node:crypto, the same SHA-256 the object store records', async () => {
+    // The object store's default is a pure-JavaScript SHA-256 that held the executor's event loop for most of a pack's write.
+    expect(getSha256Backend()).toBe('native');
+    const content = randomBytes(segmentBytes - 10);
+    await writePack(store, 'brand/digest', { 'one.bin': content });
+    const bucketStore = await new Objm(nc).open(bucket);
+    const [segment] = (await bucketStore.list()).filter((o) => !o.deleted && /^brand\/digest\/[0-9a-f]{16}\/one\.bin\.0$/.test(o.name));
+    expect(segment?.digest).toBe(`SHA-256=${createHash('sha256').update(content).digest('base64url')}=`);
   });
 
   it('reads any byte range, within a chunk, across chunks and across segments', async () => {
