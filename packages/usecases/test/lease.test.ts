@@ -138,14 +138,14 @@ describe('mint job leases', () => {
   it('writes chunks of one job concurrently and fills the gap a failed writer left, ending with exactly 1..N', async () => {
     const { mintJobId, mintBatchId } = await submit(7000);
     const lease = claimed(await claimMintJob(ctx, brand.brandId, mintJobId, 'executor-a', 60_000));
-    // The lead (seq 1..250) commits alone; of the next two concurrent chunks the first (seq 251..1094)
-    // fails before writing, the second (seq 1095..1938) commits.
+    // The lead (seq 1..50) commits alone; of the next two concurrent chunks the first (seq 51..919)
+    // fails before writing, the second (seq 920..1788) commits.
     let calls = 0;
     const flaky: UseCaseContext = { ...ctx, randomFill: (b) => { if (calls++ === 1) throw new Error('writer crashed'); ctx.randomFill(b); } };
     await expect(runMint(flaky, lease, { chunkSize: 1000, leaseMs: 60_000, writers: 2 })).rejects.toThrow('writer crashed');
-    expect(await units(mintBatchId)).toEqual({ n: 1094, serials: 1094, min: 1, max: 1938, minted: 1094 });
+    expect(await units(mintBatchId)).toEqual({ n: 919, serials: 919, min: 1, max: 1788, minted: 919 });
     expect(await runMint(ctx, lease, { chunkSize: 1000, leaseMs: 60_000, writers: 2 })).toMatchObject({
-      done: true, status: 'COMPLETED', insertedCount: 5906, mintedQuantity: 7000,
+      done: true, status: 'COMPLETED', insertedCount: 6081, mintedQuantity: 7000,
     });
     expect(await units(mintBatchId)).toEqual({ n: 7000, serials: 7000, min: 1, max: 7000, minted: 7000 });
     const [job] = await query<{ status: string }>(app.db.em.fork(), `select status from mint_jobs where id = ?`, [mintJobId]);
@@ -155,14 +155,14 @@ describe('mint job leases', () => {
   it('writes a whole job in one run, each writer taking the next chunk without waiting for the other', async () => {
     const { mintJobId, mintBatchId } = await submit(5000);
     const lease = claimed(await claimMintJob(ctx, brand.brandId, mintJobId, 'executor-a', 60_000));
-    // Another transaction holds seq 251 uncommitted, so the insert of the chunk after the lead waits for it.
+    // Another transaction holds seq 51 uncommitted, so the insert of the chunk after the lead waits for it.
     let unblock!: () => void;
     const blocked = new Promise<void>((resolve) => { unblock = resolve; });
     let holding!: () => void;
     const held = new Promise<void>((resolve) => { holding = resolve; });
     const blocker = app.db.em.fork().transactional(async (em) => {
       await query(em, `insert into mint_units (brand_id, id, mint_batch_id, seq, serial, resolver_url, status, created_at)
-                   values (?, gen_random_uuid(), ?, 251, 'BLOCKER', 'blocker', 'active', now())`,
+                   values (?, gen_random_uuid(), ?, 51, 'BLOCKER', 'blocker', 'active', now())`,
         [brand.brandId, mintBatchId]);
       holding();
       await blocked;
@@ -171,20 +171,20 @@ describe('mint job leases', () => {
     await held;
     const committed: number[] = [];
     const run = runMint(ctx, lease, { chunkSize: 1000, leaseMs: 60_000, writers: 2, onChunk: (c) => committed.push(c.insertedCount) });
-    // The lead commits, then the other writer writes every chunk after the blocked one meanwhile: 4,208
-    // units, the lead's 250 and 3,958 in five chunks of 792 or fewer.
+    // The lead commits, then the other writer writes every chunk after the blocked one meanwhile: 4,175
+    // units, the lead's 50 and 4,125 in five chunks of 825.
     const deadline = Date.now() + 30_000;
-    while ((await units(mintBatchId)).minted < 4208) {
+    while ((await units(mintBatchId)).minted < 4175) {
       if (Date.now() > deadline) throw new Error(`only ${(await units(mintBatchId)).minted} units minted while the blocked chunk waited`);
       await new Promise((r) => setTimeout(r, 20));
     }
-    expect(committed).toEqual([250, 792, 792, 792, 792, 790]);
+    expect(committed).toEqual([50, 825, 825, 825, 825, 825]);
     const [job] = await query<{ status: string }>(app.db.em.fork(), `select status from mint_jobs where id = ?`, [mintJobId]);
     expect(job!.status).toBe('PROCESSING');
     unblock();
     await blocker;
     expect(await run).toMatchObject({ done: true, status: 'COMPLETED', insertedCount: 5000, mintedQuantity: 5000 });
-    expect(committed.at(-1)).toBe(792);
+    expect(committed.at(-1)).toBe(825);
     expect(await units(mintBatchId)).toEqual({ n: 5000, serials: 5000, min: 1, max: 5000, minted: 5000 });
   });
 

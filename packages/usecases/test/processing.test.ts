@@ -40,14 +40,14 @@ describe('processMintJobBatch', () => {
     expect(batch).toMatchObject({ status: 'minted', mintedQuantity: 5000, requestedQuantity: 5000, productSku: 'SKU-1', productName: 'Product One' });
     const counts: Record<string, number> = {};
     for (const type of await eventTypes([mintJobId, mintBatchId])) counts[type] = (counts[type] ?? 0) + 1;
-    // Four chunk transactions: the first cycle's chunk commits its first 250 units on their own (the lead chunk), then the rest.
+    // Four chunk transactions: the first cycle's chunk commits its first 50 units on their own (the lead chunk), then the rest.
     expect(counts).toEqual({
       mint_job_queued: 1, mint_batch_created: 1, mint_job_started: 1, mint_units_created: 4, mint_job_completed: 1, mint_batch_status_changed: 1,
     });
     const chunks = await query<{ count: number; first_seq: number }>(app.db.em.fork(),
       `select (payload->>'count')::int as count, (payload->>'first_seq')::int as first_seq from mint_events
        where brand_id = ? and entity_id = ? and event_type = 'mint_units_created' order by (payload->>'first_seq')::int`, [brand.brandId, mintBatchId]);
-    expect(chunks).toEqual([{ count: 250, first_seq: 1 }, { count: 1750, first_seq: 251 }, { count: 2000, first_seq: 2001 }, { count: 1000, first_seq: 4001 }]);
+    expect(chunks).toEqual([{ count: 50, first_seq: 1 }, { count: 1950, first_seq: 51 }, { count: 2000, first_seq: 2001 }, { count: 1000, first_seq: 4001 }]);
     const again = await processMintJobBatch(app.ctx, brand.brandId, mintJobId, 2000);
     expect(again).toEqual({ done: true, insertedCount: 0, mintedQuantity: 5000, requestedQuantity: 5000, status: 'COMPLETED' });
   });
