@@ -24,8 +24,6 @@ import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { jetstreamManager } from '@nats-io/jetstream';
-import { connect } from '@nats-io/transport-node';
 import pg from 'pg';
 import { connectJetStreamBus, type JobBus } from '@mint/bus';
 import { openDatabase } from '@mint/db';
@@ -34,6 +32,7 @@ import { generateSerials, unitResolverUrl } from '@mint/domain';
 import { loadConfig } from '@mint/runtime';
 import { createUseCaseContext, createUser, createWorkspace, grantRole, submitMintRequest, upsertProduct } from '@mint/usecases';
 import { createScratchDatabase } from './scratch-database.ts';
+import { dropBenchStreams } from './services.ts';
 import { executorNodeFlags, executorNodeOptions, percentile, withExecutorEnv } from './child-server.ts';
 
 const require = createRequire(import.meta.resolve('@mint/db'));
@@ -311,11 +310,7 @@ export async function benchMint(options: MintBenchOptions, progress: (line: stri
   } finally {
     if (executor && executor.exitCode === null) executor.kill('SIGKILL');
     await bus?.close();
-    const nc = await connect({ servers: natsUrl }).catch(() => undefined);
-    if (nc) {
-      await (await jetstreamManager(nc)).streams.delete(stream).catch(() => false);
-      await nc.close();
-    }
+    await dropBenchStreams(natsUrl, stream);
     await scratch.drop();
   }
 }

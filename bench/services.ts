@@ -16,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { openDatabase, type Database } from '@mint/db';
+import { packBucketName } from '@mint/runtime';
 import { createUseCaseContext, type UseCaseContext } from '@mint/usecases';
 import { apiNodeFlags } from './child-server.ts';
 import { createScratchDatabase } from './scratch-database.ts';
@@ -97,6 +98,21 @@ export interface Stack {
   close(): Promise<void>;
 }
 
+/**
+ * Deletes a benchmark's job stream and the pack bucket its executors made in NATS (`packBucketName`;
+ * the object store keeps a bucket as the stream `OBJ_<bucket>`), each when it exists.
+ */
+export async function dropBenchStreams(natsUrl: string, stream: string): Promise<void> {
+  const nc = await connect({ servers: natsUrl }).catch(() => undefined);
+  if (nc === undefined) return;
+  try {
+    const jsm = await jetstreamManager(nc);
+    for (const name of [stream, `OBJ_${packBucketName({ natsStream: stream })}`]) await jsm.streams.delete(name).catch(() => false);
+  } finally {
+    await nc.close();
+  }
+}
+
 /** Creates the stack's database (named `${prefix}_<random>`) and migrates it; nothing is started yet. */
 export async function createStack(prefix: string): Promise<Stack> {
   const id = randomBytes(4).toString('hex');
@@ -156,11 +172,7 @@ export async function createStack(prefix: string): Promise<Stack> {
     }));
     for (const log of logs) log.end();
     await db.close(true);
-    const nc = await connect({ servers: natsUrl }).catch(() => undefined);
-    if (nc) {
-      await (await jetstreamManager(nc)).streams.delete(stream).catch(() => false);
-      await nc.close();
-    }
+    await dropBenchStreams(natsUrl, stream);
     await scratch.drop();
     await rm(dir, { recursive: true, force: true });
   };

@@ -71,7 +71,7 @@ export interface ConfiguredPackStore {
 }
 
 /** Name of the Object Store bucket holding the packs: `${NATS_STREAM}_PACKS`. */
-export const packBucketName = (config: Config): string => `${config.natsStream}_PACKS`;
+export const packBucketName = (config: Pick<Config, 'natsStream'>): string => `${config.natsStream}_PACKS`;
 
 /**
  * Opens the pack store the configuration names: with `PACK_STORE=nats` (the default) and NATS_URL
