@@ -9,7 +9,7 @@
 //     started as the image starts the executor (deploy/bin/mint: its node flags and NODE_OPTIONS),
 //     so its peak RSS (the kernel's maxrss) is the pack's and not this process's seeding leftovers;
 //     then the default pack again into a NATS JetStream Object Store bucket (PACK_STORE=nats, the
-//     executor's default store; NATS_URL), a bucket of its own per run, deleted after it.
+//     executor's default store; BENCH_NATS_URL), a bucket of its own per run, deleted after it.
 //   - one row per format (csv, jsonl, svg, pdf, zpl, epcis): a pack of only that format generated in
 //     a child process started as the image starts the executor (bench/pack-child.ts) that runs
 //     nothing else, so its peak RSS is the pack's own, right after its baseline: COPY ... TO of the
@@ -36,8 +36,6 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
-import { jetstreamManager } from '@nats-io/jetstream';
-import { connect } from '@nats-io/transport-node';
 import pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
 import { createPendingPack } from '@mint/db';
@@ -47,6 +45,7 @@ import { packFormatRegistry } from '@mint/usecases';
 import { packFormats } from '@mint/domain';
 import { executorNodeFlags, executorNodeOptions, withExecutorEnv } from './child-server.ts';
 import type { ChildMeasure } from './pack-child.ts';
+import { bucketStream, dropNatsStreams, natsUrl } from './services.ts';
 import { seedUnits } from './unit-seed.ts';
 
 const targetSeconds = 15;
@@ -192,11 +191,7 @@ async function packInProcess(seeded: Awaited<ReturnType<typeof seedUnits>>, dir:
   try {
     result = await packChild(['pack', seeded.url, natsBucket === undefined ? join(dir, 'store') : `nats:${natsBucket}`]);
   } finally {
-    if (natsBucket !== undefined) {
-      const nc = await connect({ servers: process.env['NATS_URL'] ?? 'nats://127.0.0.1:4222' });
-      await (await jetstreamManager(nc)).streams.delete(`OBJ_${natsBucket}`).catch(() => false);
-      await nc.close();
-    }
+    if (natsBucket !== undefined) await dropNatsStreams(natsUrl, [bucketStream(natsBucket)]);
   }
   if (result.units !== units || result.storagePath === undefined) throw new Error(`unexpected pack ${JSON.stringify(result)}`);
   let bytes = 0;
@@ -224,7 +219,7 @@ const childNodeOptions = process.env['BENCH_NODE_OPTIONS'] ?? executorNodeOption
 function packChild(args: readonly string[]): Promise<ChildMeasure> {
   return new Promise((resolve, reject) => {
     execFile(process.execPath, [...executorNodeFlags, fileURLToPath(new URL('./pack-child.ts', import.meta.url)), ...args],
-      { env: withExecutorEnv({ ...process.env, NODE_OPTIONS: childNodeOptions }), maxBuffer: 1 << 20 }, (error, stdout, stderr) => {
+      { env: withExecutorEnv({ ...process.env, NATS_URL: natsUrl, NODE_OPTIONS: childNodeOptions }), maxBuffer: 1 << 20 }, (error, stdout, stderr) => {
         if (error) reject(new Error(`pack child ${args[0]} failed: ${stderr || error.message}`));
         else resolve(JSON.parse(stdout.trim().split('\n').at(-1)!) as ChildMeasure);
       });

@@ -98,19 +98,24 @@ export interface Stack {
   close(): Promise<void>;
 }
 
-/**
- * Deletes a benchmark's job stream and the pack bucket its executors made in NATS (`packBucketName`;
- * the object store keeps a bucket as the stream `OBJ_<bucket>`), each when it exists.
- */
-export async function dropBenchStreams(natsUrl: string, stream: string): Promise<void> {
-  const nc = await connect({ servers: natsUrl }).catch(() => undefined);
+/** The stream a NATS Object Store bucket is kept in. */
+export const bucketStream = (bucket: string): string => `OBJ_${bucket}`;
+
+/** Deletes the streams `names` in NATS (at `url`), each when it exists. */
+export async function dropNatsStreams(url: string, names: readonly string[]): Promise<void> {
+  const nc = await connect({ servers: url }).catch(() => undefined);
   if (nc === undefined) return;
   try {
     const jsm = await jetstreamManager(nc);
-    for (const name of [stream, `OBJ_${packBucketName({ natsStream: stream })}`]) await jsm.streams.delete(name).catch(() => false);
+    for (const name of names) await jsm.streams.delete(name).catch(() => false);
   } finally {
     await nc.close();
   }
+}
+
+/** Deletes a benchmark's job stream and the pack bucket its executors made in NATS (`packBucketName`). */
+export function dropBenchStreams(url: string, stream: string): Promise<void> {
+  return dropNatsStreams(url, [stream, bucketStream(packBucketName({ natsStream: stream }))]);
 }
 
 /** Creates the stack's database (named `${prefix}_<random>`) and migrates it; nothing is started yet. */
