@@ -1,9 +1,11 @@
 // vitest global setup: resolves PostgreSQL and NATS once per run, builds the template
-// database that `freshDatabase()` clones, and tears both down at the end of the run.
+// database that `freshDatabase()` clones, and tears both down at the end of the run, with the
+// databases and NATS streams the run made.
 
 import type { TestProject } from 'vitest/node';
 import type { TestInfra } from './context.ts';
 import { resolveServers } from './infra.ts';
+import { dropTestStreams } from './nats-admin.ts';
 import {
   createDatabase,
   databaseUrlFor,
@@ -15,7 +17,7 @@ import {
   templatePrefix,
 } from './pg-admin.ts';
 
-/** Databases left by runs that started longer ago than this are dropped (crashed runs). */
+/** Databases and NATS streams left by runs that started longer ago than this are dropped (crashed runs). */
 const staleAfterMs = 6 * 60 * 60 * 1000;
 
 /** The module that will export `migrateDatabase(url)`; imported by name so it may not exist yet. */
@@ -49,7 +51,13 @@ export default async function setup(project: TestProject): Promise<() => Promise
   async function cleanUp(): Promise<void> {
     try {
       const mine = await listDatabases(servers.databaseUrl, ownedByRun);
-      await Promise.all(mine.map((name) => dropDatabase(servers.databaseUrl, name)));
+      await Promise.all([
+        ...mine.map((name) => dropDatabase(servers.databaseUrl, name)),
+        // Leftover streams cost the shared server storage, not this run its result.
+        dropTestStreams(servers.natsUrl, runId, staleAfterMs).catch((error: unknown) => {
+          console.warn(`[test setup] the run's NATS streams were not deleted: ${String(error)}`);
+        }),
+      ]);
     } finally {
       await servers.stop();
     }

@@ -8,24 +8,27 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { testInfra } from './context.ts';
 import { probeNats } from './infra.ts';
+import { runStreamPrefix } from './nats-admin.ts';
 import { freePort } from './ports.ts';
 
 /** Stream and subject prefix that no other test (file, worker or run) uses. */
 export interface StreamNames {
-  /** A JetStream stream name, e.g. `T_1A2B3C4D5E`. */
+  /** A JetStream stream name, e.g. `T_MIHX2K3L_A1B2C3_1A2B3C4D5E`. */
   readonly stream: string;
-  /** A subject prefix, e.g. `t_1a2b3c4d5e`: subjects are `<prefix>.<rest>`. */
+  /** A subject prefix, e.g. `t_mihx2k3l_a1b2c3_1a2b3c4d5e`: subjects are `<prefix>.<rest>`. */
   readonly subjectPrefix: string;
 }
 
 /**
  * Fresh names for a test that creates its own stream on the shared NATS server, so tests
- * running in parallel never see each other's messages. Deleting the stream is up to the test.
+ * running in parallel never see each other's messages. The names carry the run's id (see
+ * `runStreamPrefix`): the global setup deletes the run's streams when it ends.
  */
-export function freshStreamNames(): StreamNames {
-  const id = randomBytes(5).toString('hex');
-  return { stream: `T_${id.toUpperCase()}`, subjectPrefix: `t_${id}` };
+export function freshStreamNames(runId: string = testInfra().runId): StreamNames {
+  const stream = `${runStreamPrefix(runId)}${randomBytes(5).toString('hex').toUpperCase()}`;
+  return { stream, subjectPrefix: stream.toLowerCase() };
 }
 
 /** Path of the nats-server binary used by `startNatsServer`. */

@@ -1,13 +1,19 @@
 // The test harness itself: integration tests rely on these guarantees.
 
 import { existsSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { loadConfig } from '@mint/runtime';
+import { jetstreamManager } from '@nats-io/jetstream';
+import { Objm } from '@nats-io/obj';
+import { connect } from '@nats-io/transport-node';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testInfra } from './context.ts';
 import { freshDatabase, type FreshDatabase } from './database.ts';
 import { probeNats, probePostgres } from './infra.ts';
 import { freshStreamNames, startNatsServer } from './nats.ts';
+import { dropTestStreams } from './nats-admin.ts';
+import { newRunId } from './pg-admin.ts';
 
 async function query<T extends pg.QueryResultRow>(url: string, sql: string): Promise<T[]> {
   const client = new pg.Client(url);
@@ -63,6 +69,40 @@ describe('freshStreamNames', () => {
       natsStream: a.stream,
       natsSubjectPrefix: a.subjectPrefix,
     });
+  });
+});
+
+describe('dropTestStreams', () => {
+  it("deletes a run's streams and their Object Store buckets, stale test streams, and nothing else", async () => {
+    // A server of its own: deleting by run or by age must not touch other files' streams.
+    const server = await startNatsServer();
+    const nc = await connect({ servers: server.url });
+    try {
+      const jsm = await jetstreamManager(nc);
+      const [runId, otherRun] = [newRunId(), newRunId()];
+      const [ours, other, older] = [freshStreamNames(runId), freshStreamNames(otherRun), freshStreamNames(otherRun)];
+      const addStream = (name: string, prefix: string) => jsm.streams.add({ name, subjects: [`${prefix}.>`] });
+      await addStream(older.stream, older.subjectPrefix);
+      await addStream('MINT_JOBS', 'mint');
+      await sleep(1_500);
+      await addStream(ours.stream, ours.subjectPrefix);
+      await addStream(other.stream, other.subjectPrefix);
+      await new Objm(nc).create(`${ours.stream}_PACKS`);
+      const streams = async () => {
+        const names: string[] = [];
+        for await (const name of jsm.streams.names()) names.push(name);
+        return names.sort();
+      };
+
+      const dropped = await dropTestStreams(server.url, runId, 1_000);
+      expect(dropped.sort()).toEqual([older.stream, `OBJ_${ours.stream}_PACKS`, ours.stream].sort());
+      expect(await streams()).toEqual(['MINT_JOBS', other.stream].sort());
+      // Nothing left of the run: a second cleanup finds nothing.
+      expect(await dropTestStreams(server.url, runId, 60_000)).toEqual([]);
+    } finally {
+      await nc.close();
+      await server.stop();
+    }
   });
 });
 
