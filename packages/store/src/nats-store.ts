@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { PassThrough, Readable, Writable } from 'node:stream';
+import { Readable, Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { jetstreamManager, StorageType, type JetStreamManager, type StoredMsg } from '@nats-io/jetstream';
 import { Objm, setSha256Backend, type ObjectInfo, type ObjectStore } from '@nats-io/obj';
@@ -12,7 +12,11 @@ export interface NatsPackStoreOptions {
   readonly bucket: string;
   /** Replicas of the bucket's stream (1, 3 or 5 in a cluster); an existing bucket is updated to it. */
   readonly replicas?: number;
-  /** Bytes per segment object a file is split into; a Range read skips whole segments. Default 16 MiB. */
+  /**
+   * Bytes per segment object a file is split into; a Range read skips whole segments, and a file
+   * being written holds two in memory. Default 1 MiB (4 chunks of the default size): larger ones
+   * were no faster and raised a 1,000,000-unit pack's peak RSS past 200 MB.
+   */
   readonly segmentBytes?: number;
   /** Bytes per chunk message of an object; at most the server's max_payload. Default 256 KiB. */
   readonly chunkBytes?: number;
@@ -32,7 +36,7 @@ interface PackIndex {
   readonly files: Readonly<Record<string, { readonly size: number; readonly segments: readonly SegmentRef[] }>>;
 }
 
-const defaultSegmentBytes = 16 * 1024 * 1024;
+const defaultSegmentBytes = 1024 * 1024;
 const defaultChunkBytes = 256 * 1024;
 
 const indexSuffix = '/pack.json';
@@ -183,11 +187,13 @@ export async function createNatsPackStore(nc: NatsConnection, options: NatsPackS
 }
 
 /**
- * A writable file split into segment objects of `segmentBytes`: each segment is put as an object
- * while it is written (the object store reads it as a web stream), so nothing but the current
- * chunk is held in memory. Writes wait while the object store is behind. The object store reads
- * a segment's body after a write's callback ran, so each write is copied into the body: the
- * caller's Buffer is its own again at the callback (see PackWriter.file).
+ * A writable file split into segment objects of `segmentBytes`. Writes are copied into a segment
+ * buffer (the caller's Buffer is its own again at the callback, see PackWriter.file); a full buffer
+ * is put as one object while the other one fills, and a write waits when both are taken. Put
+ * whole, a segment is published as views of its buffer, one chunk message each, without the
+ * copies a streamed put makes (measured: half the CPU of a 1,000,000-unit pack into the bucket);
+ * a buffer is filled again only once its put resolved, when every chunk was acknowledged and so
+ * sent. So a file holds at most two segments in memory.
  */
 class SegmentedFile extends Writable {
   readonly #bucket: ObjectStore;
@@ -195,8 +201,11 @@ class SegmentedFile extends Writable {
   readonly #segmentBytes: number;
   readonly #chunkBytes: number;
   readonly #puts: Promise<SegmentRef>[] = [];
-  #current: PassThrough | undefined;
-  #currentBytes = 0;
+  /** The buffer being filled, and how much of it is. */
+  #filling: Buffer | undefined;
+  #used = 0;
+  /** The other buffer, with the put that must end before it is filled again. */
+  #other: { readonly buffer: Buffer; readonly put: Promise<unknown> } | undefined;
   #finished: Promise<void>;
 
   constructor(bucket: ObjectStore, prefix: string, segmentBytes: number, chunkBytes: number) {
@@ -212,32 +221,38 @@ class SegmentedFile extends Writable {
     this.#finished.catch(() => undefined);
   }
 
-  #open(): PassThrough {
-    const body = new PassThrough({ highWaterMark: this.#chunkBytes });
+  /**
+   * Puts the filled part of the current buffer as the next segment object and swaps buffers;
+   * resolves once the buffer to fill next is free (its own put, if any, ended).
+   */
+  #putFilled(): Promise<unknown> {
+    const buffer = this.#filling ?? Buffer.alloc(0);
     const object = `${this.#prefix}.${this.#puts.length}`;
     const put = this.#bucket
-      .put({ name: object, options: { max_chunk_size: this.#chunkBytes } }, Readable.toWeb(body) as ReadableStream<Uint8Array>)
+      .putBlob({ name: object, options: { max_chunk_size: this.#chunkBytes } }, buffer.subarray(0, this.#used))
       .then((info: ObjectInfo) => ({ object, size: info.size }));
     put.catch((error: unknown) => this.destroy(error instanceof Error ? error : new Error(String(error))));
     this.#puts.push(put);
-    this.#current = body;
-    this.#currentBytes = 0;
-    return body;
+    const previous = this.#other;
+    this.#filling = previous?.buffer;
+    this.#other = { buffer, put };
+    this.#used = 0;
+    return previous?.put ?? Promise.resolve();
   }
 
   override _write(chunk: Buffer, _encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
     let rest = chunk;
     const next = (): void => {
       while (rest.length > 0) {
-        let body = this.#current;
-        if (body === undefined || this.#currentBytes >= this.#segmentBytes) {
-          body?.end();
-          body = this.#open();
+        if (this.#used === this.#segmentBytes) {
+          const free = this.#putFilled();
+          // The buffer to fill next may still be being put: copy on once it is free.
+          if (this.#filling !== undefined) return void free.then(next, (error: unknown) => callback(error as Error));
         }
-        const part = Buffer.from(rest.subarray(0, this.#segmentBytes - this.#currentBytes));
-        rest = rest.subarray(part.length);
-        this.#currentBytes += part.length;
-        if (!body.write(part)) return void body.once('drain', next);
+        this.#filling ??= Buffer.allocUnsafeSlow(this.#segmentBytes);
+        const copied = rest.copy(this.#filling, this.#used, 0, this.#segmentBytes - this.#used);
+        this.#used += copied;
+        rest = rest.subarray(copied);
       }
       callback();
     };
@@ -245,13 +260,9 @@ class SegmentedFile extends Writable {
   }
 
   override _final(callback: (error?: Error | null) => void): void {
-    (this.#current ?? this.#open()).end();
+    // The last (or, for an empty file, the only) segment.
+    if (this.#used > 0 || this.#puts.length === 0) this.#putFilled();
     Promise.all(this.#puts).then(() => callback(), (error: unknown) => callback(error as Error));
-  }
-
-  override _destroy(error: Error | null, callback: (error?: Error | null) => void): void {
-    this.#current?.destroy();
-    callback(error);
   }
 
   /** The segments once the file was ended and every segment object is stored. */

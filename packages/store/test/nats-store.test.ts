@@ -76,6 +76,25 @@ describe('createNatsPackStore', () => {
     await expect(store.open('brand/pack3', 'a.txt')).rejects.toSatisfy(isStoreNotFoundError);
   });
 
+  it('keeps every byte when the writer fills one Buffer anew after each write, across many segments', async () => {
+    // The contract of PackWriter.file: a written Buffer is the caller's again at its callback.
+    // Each segment is put from one of the file's two buffers while the other fills, so a
+    // segment stored from a buffer filled again too early would hold later bytes.
+    const expected = randomBytes(7 * segmentBytes + 123);
+    const reused = Buffer.alloc(3_001);
+    const writer = await store.begin('brand/reused');
+    const file = writer.file('units.bin');
+    for (let at = 0; at < expected.length; at += reused.length) {
+      const n = expected.copy(reused, 0, at);
+      await new Promise<void>((resolve, reject) => file.write(reused.subarray(0, n), (error) => (error ? reject(error) : resolve())));
+    }
+    file.end();
+    await writer.commit();
+    const stored = await store.open('brand/reused', 'units.bin');
+    expect(stored.size).toBe(expected.length);
+    expect((await buffer(stored.stream())).equals(expected)).toBe(true);
+  });
+
   it('digests its objects with node:crypto, the same SHA-256 the object store records', async () => {
     // The object store's default is a pure-JavaScript SHA-256 that held the executor's event loop for most of a pack's write.
     expect(getSha256Backend()).toBe('native');
