@@ -39,13 +39,14 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
 import { createPendingPack } from '@mint/db';
+import { objectStoreStream } from '@mint/store';
 import { completionPackProfile, limitedFormats, maxLabelPackUnits, type PackFormat, type Symbology } from '@mint/domain';
 import { query, run } from '../test/support/sql.ts';
 import { packFormatRegistry } from '@mint/usecases';
 import { packFormats } from '@mint/domain';
 import { executorNodeFlags, executorNodeOptions, withExecutorEnv } from './child-server.ts';
 import type { ChildMeasure } from './pack-child.ts';
-import { bucketStream, dropNatsStreams, natsUrl } from './services.ts';
+import { dropNatsStreams, natsUrl } from './services.ts';
 import { seedUnits } from './unit-seed.ts';
 
 const targetSeconds = 15;
@@ -191,7 +192,7 @@ async function packInProcess(seeded: Awaited<ReturnType<typeof seedUnits>>, dir:
   try {
     result = await packChild(['pack', seeded.url, natsBucket === undefined ? join(dir, 'store') : `nats:${natsBucket}`]);
   } finally {
-    if (natsBucket !== undefined) await dropNatsStreams(natsUrl, [bucketStream(natsBucket)]);
+    if (natsBucket !== undefined) await dropNatsStreams(natsUrl, [objectStoreStream(natsBucket)]);
   }
   if (result.units !== units || result.storagePath === undefined) throw new Error(`unexpected pack ${JSON.stringify(result)}`);
   let bytes = 0;

@@ -17,6 +17,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { openDatabase, type Database } from '@mint/db';
 import { packBucketName } from '@mint/runtime';
+import { objectStoreStream } from '@mint/store';
 import { createUseCaseContext, type UseCaseContext } from '@mint/usecases';
 import { apiNodeFlags } from './child-server.ts';
 import { createScratchDatabase } from './scratch-database.ts';
@@ -98,9 +99,6 @@ export interface Stack {
   close(): Promise<void>;
 }
 
-/** The stream a NATS Object Store bucket is kept in. */
-export const bucketStream = (bucket: string): string => `OBJ_${bucket}`;
-
 /** Deletes the streams `names` in NATS (at `url`), each when it exists. */
 export async function dropNatsStreams(url: string, names: readonly string[]): Promise<void> {
   const nc = await connect({ servers: url }).catch(() => undefined);
@@ -115,7 +113,7 @@ export async function dropNatsStreams(url: string, names: readonly string[]): Pr
 
 /** Deletes a benchmark's job stream and the pack bucket its executors made in NATS (`packBucketName`). */
 export function dropBenchStreams(url: string, stream: string): Promise<void> {
-  return dropNatsStreams(url, [stream, bucketStream(packBucketName({ natsStream: stream }))]);
+  return dropNatsStreams(url, [stream, objectStoreStream(packBucketName({ natsStream: stream }))]);
 }
 
 /** Creates the stack's database (named `${prefix}_<random>`) and migrates it; nothing is started yet. */

@@ -9,7 +9,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectJetStreamBus, type JobBus } from '@mint/bus';
-import { createNatsPackStore } from '@mint/store';
+import { createNatsPackStore, objectStoreStream } from '@mint/store';
 import { freshStreamNames } from './support/nats.ts';
 import { startNatsCluster, type NatsCluster } from './support/nats-cluster.ts';
 
@@ -57,8 +57,8 @@ describe('NATS_REPLICAS on a 3-node JetStream cluster', () => {
     const writer = await store.begin('brand/pack');
     writer.file('units.csv').end(content);
     await writer.commit();
-    await cluster.waitCurrent(`OBJ_${bucket}`);
-    const leader = cluster.node((await cluster.placement(`OBJ_${bucket}`)).leader);
+    await cluster.waitCurrent(objectStoreStream(bucket));
+    const leader = cluster.node((await cluster.placement(objectStoreStream(bucket))).leader);
     await leader.kill('SIGKILL');
     try {
       const file = await store.open('brand/pack', 'units.csv');

@@ -10,7 +10,8 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createFsPackStore } from '@mint/store';
+import { packBucketName } from '@mint/runtime';
+import { createFsPackStore, objectStoreStream } from '@mint/store';
 import { createPayloadPackDownloadUrl, submitMintRequest } from '@mint/usecases';
 import { freshStreamNames } from '../support/nats.ts';
 import { startNatsCluster, type NatsCluster } from '../support/nats-cluster.ts';
@@ -23,7 +24,7 @@ import {
 import { untar } from '../support/untar.ts';
 
 const names = freshStreamNames();
-const packStream = `OBJ_${names.stream}_PACKS`;
+const packStream = objectStoreStream(packBucketName({ natsStream: names.stream }));
 /** The key the API child verifies with (see `spawnApi`). */
 const downloadKey = { id: 'k1', secret: new Uint8Array(Buffer.alloc(32, 7)) };
 let app: UseCaseBundle;

@@ -4,18 +4,23 @@
 
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
+import { objectStoreStream } from '@mint/store';
 
 /**
  * The prefix of every stream name `freshStreamNames` gives out in the run `runId`, e.g.
  * `T_MIHX2K3L_A1B2C3_`. An Object Store bucket named after such a stream (the executor's
- * `<stream>_PACKS`) lives in the stream `OBJ_<bucket>`, so it carries the prefix after `OBJ_`.
+ * `<stream>_PACKS`) lives in the stream `objectStoreStream(bucket)`, which carries the prefix after
+ * the object store's own.
  */
 export function runStreamPrefix(runId: string): string {
   return `T_${runId.toUpperCase()}_`;
 }
 
-/** A stream of test names only: `T_...`, or an Object Store bucket's `OBJ_T_...`. */
-const testStream = /^(?:OBJ_)?T_/;
+/** What the object store puts before a bucket's name to name its stream. */
+const bucketPrefix = objectStoreStream('');
+
+/** A stream's name without the object store's prefix: the name tests gave it or its bucket. */
+const testName = (stream: string): string => (stream.startsWith(bucketPrefix) ? stream.slice(bucketPrefix.length) : stream);
 
 /**
  * Deletes the streams the run `runId` named (with their consumers and Object Store buckets), and
@@ -31,10 +36,11 @@ export async function dropTestStreams(natsUrl: string, runId: string, staleAfter
     const doomed: string[] = [];
     const now = Date.now();
     for await (const stream of jsm.streams.list()) {
-      const name = stream.config.name;
-      if (!testStream.test(name)) continue;
+      const name = testName(stream.config.name);
+      // Only names tests give out: `T_...` (the run's own start with its prefix).
+      if (!name.startsWith('T_')) continue;
       const stale = now - Date.parse(stream.created) > staleAfterMs;
-      if (name.replace(/^OBJ_/, '').startsWith(prefix) || stale) doomed.push(name);
+      if (name.startsWith(prefix) || stale) doomed.push(stream.config.name);
     }
     // Deleted one after another: a stream another cleanup deleted first is no error.
     for (const name of doomed) await jsm.streams.delete(name).catch(() => false);

@@ -8,7 +8,7 @@ import { assertFileName, assertStoragePath, StoreNotFoundError, type ByteRange, 
 
 /** Options of {@link createNatsPackStore}. */
 export interface NatsPackStoreOptions {
-  /** Bucket name (letters, digits, `-`, `_`); the backing stream is `OBJ_<bucket>`. */
+  /** Bucket name (letters, digits, `-`, `_`); the backing stream is {@link objectStoreStream}. */
   readonly bucket: string;
   /** Replicas of the bucket's stream (1, 3 or 5 in a cluster); an existing bucket is updated to it. */
   readonly replicas?: number;
@@ -35,6 +35,9 @@ interface PackIndex {
   readonly generation: string;
   readonly files: Readonly<Record<string, { readonly size: number; readonly segments: readonly SegmentRef[] }>>;
 }
+
+/** The JetStream stream a NATS Object Store bucket is kept in (the object store's naming rule). */
+export const objectStoreStream = (bucket: string): string => `OBJ_${bucket}`;
 
 const defaultSegmentBytes = 1024 * 1024;
 const defaultChunkBytes = 256 * 1024;
@@ -68,7 +71,7 @@ export async function createNatsPackStore(nc: NatsConnection, options: NatsPackS
   const objm = new Objm(nc);
   const bucket = await objm.create(options.bucket, { replicas, storage: StorageType.File });
   const jsm = await jetstreamManager(nc, { timeout: 2_000 });
-  const stream = `OBJ_${options.bucket}`;
+  const stream = objectStoreStream(options.bucket);
   const current = await jsm.streams.info(stream);
   if (current.config.num_replicas !== replicas) {
     await jsm.streams.update(stream, { ...current.config, num_replicas: replicas });
@@ -300,7 +303,7 @@ class ObjectReader {
   constructor(jsm: JetStreamManager, bucket: string) {
     this.#jsm = jsm;
     this.#bucket = bucket;
-    this.#stream = `OBJ_${bucket}`;
+    this.#stream = objectStoreStream(bucket);
   }
 
   async #message(query: { last_by_subj: string } | { seq: number; next_by_subj: string }): Promise<StoredMsg | null> {

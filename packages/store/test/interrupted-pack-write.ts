@@ -10,7 +10,7 @@ import { jetstreamManager } from '@nats-io/jetstream';
 import { Objm } from '@nats-io/obj';
 import { connect } from '@nats-io/transport-node';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { createNatsPackStore } from '../src/index.ts';
+import { createNatsPackStore, objectStoreStream } from '../src/index.ts';
 
 const bucket = process.env['BUCKET']!;
 const nc = await connect({ servers: process.env['NATS_URL']! });
@@ -28,7 +28,7 @@ cut.enqueue(new Uint8Array(5_000));
 // Segments 0 and 1 complete (10 chunks each, then their meta); the cut segment has 4 of its 5 chunks.
 const jsm = await jetstreamManager(nc);
 for (;;) {
-  const { state } = await jsm.streams.info(`OBJ_${bucket}`, { subjects_filter: `$O.${bucket}.C.>` });
+  const { state } = await jsm.streams.info(objectStoreStream(bucket), { subjects_filter: `$O.${bucket}.C.>` });
   const counts = Object.values(state.subjects ?? {});
   if (counts.filter((n) => n === 10).length >= 2 && counts.some((n) => n === 4)) break;
   await sleep(20);

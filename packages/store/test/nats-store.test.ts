@@ -14,7 +14,7 @@ import { getSha256Backend, Objm } from '@nats-io/obj';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testInfra } from '../../../test/support/context.ts';
-import { createFsPackStore, createNatsPackStore, isStoreNotFoundError, StorePathError, tarSize, tarStream, type PackStore } from '../src/index.ts';
+import { createFsPackStore, createNatsPackStore, isStoreNotFoundError, objectStoreStream, StorePathError, tarSize, tarStream, type PackStore } from '../src/index.ts';
 
 let nc: NatsConnection;
 let store: PackStore;
@@ -31,7 +31,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await (await jetstreamManager(nc)).streams.delete(`OBJ_${bucket}`).catch(() => undefined);
+  await (await jetstreamManager(nc)).streams.delete(objectStoreStream(bucket)).catch(() => undefined);
   await nc?.close();
   await rm(fsRoot, { recursive: true, force: true });
 });
@@ -156,7 +156,7 @@ describe('createNatsPackStore', () => {
     const leftovers = async () => {
       const objects = await bucketStore.list();
       const live = new Set(objects.map((o) => o.nuid));
-      const { state } = await jsm.streams.info(`OBJ_${bucket}`, { subjects_filter: `$O.${bucket}.C.>` });
+      const { state } = await jsm.streams.info(objectStoreStream(bucket), { subjects_filter: `$O.${bucket}.C.>` });
       return {
         segments: objects.filter((o) => o.name.startsWith('sweep/killed/')).length,
         metaless: Object.keys(state.subjects ?? {}).filter((s) => !live.has(s.split('.').pop()!)).length,

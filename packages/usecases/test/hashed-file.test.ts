@@ -14,7 +14,7 @@ import { buffer } from 'node:stream/consumers';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createFsPackStore, createNatsPackStore, type PackStore } from '@mint/store';
+import { createFsPackStore, createNatsPackStore, objectStoreStream, type PackStore } from '@mint/store';
 import { testInfra } from '../../../test/support/context.ts';
 import { HashedFile } from '../src/pack-formats.ts';
 
@@ -28,7 +28,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await (await jetstreamManager(nc)).streams.delete(`OBJ_${bucket}`).catch(() => undefined);
+  await (await jetstreamManager(nc)).streams.delete(objectStoreStream(bucket)).catch(() => undefined);
   await nc?.close();
   await rm(dir, { recursive: true, force: true });
 });

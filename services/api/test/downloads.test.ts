@@ -14,7 +14,7 @@ import type { SigningKey } from '@mint/domain';
 import { pipeline } from 'node:stream/promises';
 import { jetstreamManager } from '@nats-io/jetstream';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { createFsPackStore, createNatsPackStore, type PackStore } from '@mint/store';
+import { createFsPackStore, createNatsPackStore, objectStoreStream, type PackStore } from '@mint/store';
 import { testInfra } from '../../../test/support/context.ts';
 import { claimPayloadPack, generatePayloadPack, type UseCaseContext } from '@mint/usecases';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -79,7 +79,7 @@ beforeAll(async () => {
   await writer.commit();
 });
 afterAll(async () => {
-  await (await jetstreamManager(nc)).streams.delete(`OBJ_${natsBucket}`).catch(() => undefined);
+  await (await jetstreamManager(nc)).streams.delete(objectStoreStream(natsBucket)).catch(() => undefined);
   await nc?.close();
   for (const api of running) await api.close();
   await app.close();
