@@ -20,7 +20,8 @@ export type { ProductImportRowError } from './catalog-types.ts';
 export { appendEvents } from './repositories/events.ts';
 export { bumpKpis, type KpiDelta } from './repositories/kpis.ts';
 export { insertUnitChunk, findMissingSeqRanges, type UnitChunk } from './repositories/units.ts';
-export { findBatch, findBatchOfJob, listBatches, moveBatchStatus, advanceMinted, addMinted, type BatchRecord } from './repositories/batches.ts';
+export { commitChunk, writeCompletion, type ChunkCommit, type ChunkCommitted, type Completion } from './repositories/chunks.ts';
+export { findBatch, findBatchOfJob, listBatches, moveBatchStatus, advanceMinted, type BatchRecord } from './repositories/batches.ts';
 export {
   findPreflightSubjects, findJobByIdempotencyKey, insertDraftBatch, type ExpectedSubjects, type PreflightProductRow, type PreflightProductionBatchRow,
   type PreflightSubjects, type NewQueuedJob, type NewDraftBatch, type KeyedJob

@@ -10,7 +10,7 @@ export {
 export { submitMintRequest, type SubmitOptions, type SubmitResult } from './submit.ts';
 export { preflightMintBatch, defaultPreflightIdentityMode, type PreflightInput, type PreflightView } from './preflight.ts';
 export {
-  claimMintJob, releaseMintJob, runMint, processMintJobBatch, sqlState, failMintJob, recordFailedAttempt, type CycleResult, type MintRunOptions, type ChunkCommitted,
+  claimMintJob, releaseMintJob, runMint, processMintJobBatch, sqlState, failMintJob, recordFailedAttempt, type CycleResult, type MintRunOptions, type ChunkCommitted, type LoadedJob,
   type ClaimResult
 } from './processing.ts';
 export { getMintBatch, listMintBatches, defaultBatchPageSize } from './batches.ts';

@@ -15,7 +15,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import {
-  addMinted, appendEvents, advanceMinted, bumpKpis, claimJobLease, createPendingPack, findBatchOfJob, findMissingSeqRanges, insertUnitChunk, moveBatchStatus, moveJob, MintJob,
+  appendEvents, advanceMinted, bumpKpis, claimJobLease, commitChunk, writeCompletion, findBatchOfJob, findMissingSeqRanges, insertUnitChunk, moveJob, MintJob,
   readJobLease, recordJobAttempt, releaseJobLease, renewJobLease, setIdleInTransactionTimeout, setLockTimeout, type BatchRecord, type Em,
 } from '@mint/db';
 import {
@@ -36,20 +36,29 @@ export interface CycleResult {
   readonly status: JobStatus;
 }
 
+/** A job's status with its batch, as a run of the job starts from. */
+export interface LoadedJob {
+  readonly status: JobStatus;
+  readonly batch: BatchRecord;
+}
+
 /** A job and its batch, read at once over two connections (they are on a job's critical path). */
-async function loadJob(ctx: UseCaseContext, brandId: string, jobId: string): Promise<{ job: MintJob; batch: BatchRecord }> {
+async function loadJob(ctx: UseCaseContext, brandId: string, jobId: string): Promise<LoadedJob> {
   const [job, batch] = await Promise.all([
     ctx.db.em.fork().findOne(MintJob, { brandId, id: jobId }, { refresh: true }), findBatchOfJob(ctx.db.em.fork(), brandId, jobId),
   ]);
   if (!job) throw new NotFoundError(`mint job ${jobId} not found`);
   if (!batch) throw new IllegalStateError(`mint job ${jobId} has no batch yet (status ${job.status})`);
-  return { job, batch };
+  return { status: job.status as JobStatus, batch };
 }
 
 /** The outcome of {@link claimMintJob}. */
 export type ClaimResult =
-  /** The caller holds the job until it releases it, finishes it, or stops renewing for the lease's length. */
-  | { readonly kind: 'claimed'; readonly lease: Lease }
+  /**
+   * The caller holds the job until it releases it, finishes it, or stops renewing for the lease's
+   * length. `job` is the job as the claim left it, for the run right after the claim (runMint's `claimed`).
+   */
+  | { readonly kind: 'claimed'; readonly lease: Lease; readonly job: LoadedJob }
   /** Another worker holds a live lease (or won the race to claim); ask again in `retryInMs`. */
   | { readonly kind: 'held'; readonly retryInMs: number }
   /** The job is COMPLETED or FAILED. */
@@ -83,7 +92,10 @@ export async function claimMintJob(ctx: UseCaseContext, brandId: string, jobId: 
       if (decision.move !== null) {
         await appendEvents(em, now, [jobEvent(brandId, 'mint_job_started', jobId, batch?.id ?? null, { identity_mode: batch?.identityMode ?? null })]);
       }
-      return { kind: 'claimed', lease: { brandId, jobId, owner, token } } as const;
+      // The batch as of the claim: while the lease is held, only its holder changes it.
+      const claimed = await findBatchOfJob(em, brandId, jobId);
+      if (!claimed) throw new IllegalStateError(`mint job ${jobId} has no batch yet (status ${state.status})`);
+      return { kind: 'claimed', lease: { brandId, jobId, owner, token }, job: { status: decision.move?.to ?? state.status, batch: claimed } } as const;
     });
   } catch (error) {
     // A chunk transaction of a paused holder still has the row locked; its session is ended by
@@ -112,6 +124,8 @@ export interface MintRunOptions {
   readonly stopping?: () => boolean;
   /** Told after every committed chunk, with the highest minted quantity committed so far. */
   readonly onChunk?: (chunk: ChunkCommitted) => void;
+  /** The job as its claim read it (ClaimResult's `job`), for the run right after the claim; absent: the run reads it. */
+  readonly claimed?: LoadedJob;
 }
 
 /** A committed chunk as {@link MintRunOptions.onChunk} hears of it: the job's progress after it. */
@@ -139,10 +153,9 @@ export interface ChunkCommitted extends CycleResult {
 export async function runMint(ctx: UseCaseContext, lease: Lease, options: MintRunOptions = {}): Promise<CycleResult> {
   const { brandId, jobId } = lease;
   const leaseMs = options.leaseMs ?? defaultLeaseMs;
-  const { job, batch } = await loadJob(ctx, brandId, jobId);
-  const status = job.status as JobStatus;
+  const { status, batch } = options.claimed ?? await loadJob(ctx, brandId, jobId);
   const result = (inserted: number, minted: number, s: JobStatus = minted >= batch.requestedQuantity ? 'COMPLETED' : 'PROCESSING'): CycleResult => ({
-    done: s === 'COMPLETED', insertedCount: inserted, mintedQuantity: minted, requestedQuantity: job.requestedQuantity, status: s,
+    done: s === 'COMPLETED', insertedCount: inserted, mintedQuantity: minted, requestedQuantity: batch.requestedQuantity, status: s,
   });
   if (status !== 'RESERVED' && status !== 'PROCESSING') return result(0, batch.mintedQuantity, status);
 
@@ -192,10 +205,11 @@ export async function runMint(ctx: UseCaseContext, lease: Lease, options: MintRu
 
 /**
  * Writes one chunk in one transaction and returns the batch's minted quantity after it, and whether
- * it moved the job RESERVED -> PROCESSING (`start`: the job was RESERVED and no chunk has moved it
- * yet; a concurrent chunk of the same run that committed the move first leaves it to that one). The
- * expensive insert runs first; the lease check, the counter and the events come last, so row locks
- * are held only for the commit and concurrent chunks of one job overlap.
+ * the job has left RESERVED (`start`: the job was RESERVED when the run began and no chunk has
+ * reported it started; the chunk moves it as a compare-and-set, which a concurrent chunk of the
+ * same run may have made first). The expensive insert runs first; the fencing check with all the
+ * bookkeeping is one statement after it (commitChunk), so row locks are held only for the commit
+ * and concurrent chunks of one job overlap. A lost lease rolls the chunk back (LeaseLostError).
  */
 async function writeChunk(
   ctx: UseCaseContext, lease: Lease, leaseMs: number, batch: BatchRecord, chunk: Chunk, start: boolean,
@@ -203,31 +217,28 @@ async function writeChunk(
   const { brandId, mintJobId: jobId } = batch;
   const serials = generateSerials(chunk.count, ctx.randomFill);
   const unitStatus = initialUnitStatus(batch.activationMode);
-  let minted = 0;
-  let started = false;
   try {
-    await fenced(ctx, lease, leaseMs, async (em, now) => {
+    return await ctx.db.em.fork().transactional(async (em) => {
+      const now = ctx.clock();
+      // The insert sets the transaction's idle timeout on its way (as fenced does), so a holder paused after it
+      // keeps its units' seqs from a takeover for no longer than its lease.
       await insertUnitChunk(em, {
         brandId, mintBatchId: batch.id, firstSeq: chunk.firstSeq, serials, gtin: batch.gtin,
         resolverUrlPrefix: unitResolverUrl(batch.resolverBaseUrl, batch.gtin, ''), status: unitStatus, createdAt: now,
+      }, { idleInTransactionTimeoutMs: leaseMs });
+      const committed = await commitChunk(em, {
+        lease, expiresAt: leaseExpiry(now, leaseMs), at: now, start: start ? startProcessing() : null, batchId: batch.id,
+        count: chunk.count, activeCount: unitStatus === 'active' ? chunk.count : 0,
+        event: jobEvent(brandId, 'mint_units_created', jobId, batch.id, { count: chunk.count, first_seq: chunk.firstSeq }),
       });
-    }, async (em, now) => {
-      // The fencing check holds the job's row lock, so of two chunks racing to start the job the
-      // second sees it PROCESSING: the compare-and-set tells which one moved it.
-      if (start) started = await moveJob(em, brandId, jobId, startProcessing(), now);
-      minted = await addMinted(em, brandId, batch.id, chunk.count, now);
-      await appendEvents(em, now, [
-        jobEvent(brandId, 'mint_units_created', jobId, batch.id, { count: chunk.count, first_seq: chunk.firstSeq }),
-      ]);
-      if (minted === batch.requestedQuantity) await complete(em, now, batch, completeSerialJob());
-      // Last: the brand's counter row is its one hot row; its lock is then held only for the commit.
-      await bumpKpis(em, brandId, { totalTokensMinted: chunk.count, activeTokens: unitStatus === 'active' ? chunk.count : 0 });
+      if (committed === null) throw new LeaseLostError(`lease ${lease.token} of mint job ${jobId} was lost to another executor; chunk rejected`);
+      if (committed.minted === batch.requestedQuantity) await complete(em, now, batch, completeSerialJob());
+      return { minted: committed.minted, started: committed.status !== 'RESERVED' };
     });
   } catch (error) {
     if (sqlState(error) === '23505') throw new ConflictError(`chunk at seq ${chunk.firstSeq} of mint batch ${batch.id} was written concurrently`, { cause: error });
     throw error;
   }
-  return { minted, started };
 }
 
 /**
@@ -245,14 +256,14 @@ async function leasedRun(ctx: UseCaseContext, brandId: string, jobId: string, un
   const claim = await claimMintJob(ctx, brandId, jobId, `cycle:${randomUUID()}`, defaultLeaseMs);
   if (claim.kind === 'held') throw new ConflictError(`mint job ${jobId} is being processed by another executor; retry in ${claim.retryInMs} ms`);
   if (claim.kind === 'finished') {
-    const { job, batch } = await loadJob(ctx, brandId, jobId);
-    return { done: job.status === 'COMPLETED', insertedCount: 0, mintedQuantity: batch.mintedQuantity, requestedQuantity: job.requestedQuantity, status: claim.status };
+    const { status, batch } = await loadJob(ctx, brandId, jobId);
+    return { done: status === 'COMPLETED', insertedCount: 0, mintedQuantity: batch.mintedQuantity, requestedQuantity: batch.requestedQuantity, status: claim.status };
   }
   let inserted = 0;
   try {
     // One run writes everything it planned; another covers what was beyond its plan (more than 64 gaps).
-    for (;;) {
-      const run = await runMint(ctx, claim.lease, { chunkSize, unitLimit: unitLimit - inserted, leaseMs: defaultLeaseMs });
+    for (let claimed: LoadedJob | undefined = claim.job; ; claimed = undefined) {
+      const run = await runMint(ctx, claim.lease, { chunkSize, unitLimit: unitLimit - inserted, leaseMs: defaultLeaseMs, ...(claimed ? { claimed } : {}) });
       inserted += run.insertedCount;
       if (isTerminalJobStatus(run.status) || inserted >= unitLimit || run.insertedCount === 0) return { ...run, insertedCount: inserted };
     }
@@ -325,18 +336,20 @@ async function finaliseWithoutUnits(ctx: UseCaseContext, lease: Lease, leaseMs: 
 
 async function complete(em: Em, now: Date, batch: BatchRecord, move: ReturnType<typeof completeSerialJob>): Promise<void> {
   const { brandId, mintJobId: jobId } = batch;
-  if (!(await moveJob(em, brandId, jobId, move, now))) throw new ConflictError(`mint job ${jobId} completed concurrently`);
   const batchMove = moveBatch('draft', 'minted');
-  if (!(await moveBatchStatus(em, brandId, batch.id, batchMove, now))) throw new ConflictError(`mint batch ${batch.id} moved concurrently`);
-  // The batch's payload pack, pending until the executor's pack worker generates it.
-  await createPendingPack(em, brandId, batch.id, now, { purpose: 'completion', profile: storedPackProfile(completionPackProfile) });
-  await appendEvents(em, now, [
-    jobEvent(brandId, 'mint_job_completed', jobId, batch.id, { minted_quantity: batch.requestedQuantity, mint_batch_id: batch.id }),
-    {
-      brandId, eventType: 'mint_batch_status_changed', entityType: 'mint_batch', entityId: batch.id, actor: null,
-      payload: { from: batchMove.from, to: batchMove.to },
-    },
-  ]);
+  // The batch's payload pack is created pending, until the executor's pack worker generates it.
+  const done = await writeCompletion(em, {
+    brandId, jobId, batchId: batch.id, jobMove: move, batchMove, at: now, pack: { purpose: 'completion', profile: storedPackProfile(completionPackProfile) },
+    events: [
+      jobEvent(brandId, 'mint_job_completed', jobId, batch.id, { minted_quantity: batch.requestedQuantity, mint_batch_id: batch.id }),
+      {
+        brandId, eventType: 'mint_batch_status_changed', entityType: 'mint_batch', entityId: batch.id, actor: null,
+        payload: { from: batchMove.from, to: batchMove.to },
+      },
+    ],
+  });
+  if (!done.jobMoved) throw new ConflictError(`mint job ${jobId} completed concurrently`);
+  if (!done.batchMoved) throw new ConflictError(`mint batch ${batch.id} moved concurrently`);
 }
 
 /**

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { classifyMintError, decideMintFailure, isTerminalJobStatus, type Lease, type MintSetback } from '@mint/domain';
 import type { ProgressFeed } from '@mint/bus';
 import {
-  claimMintJob, failMintJob, publishJobProgress, recordFailedAttempt, releaseMintJob, runMint, sqlState, type CycleResult, type UseCaseContext,
+  claimMintJob, failMintJob, publishJobProgress, recordFailedAttempt, releaseMintJob, runMint, sqlState, type CycleResult, type LoadedJob, type UseCaseContext,
 } from '@mint/usecases';
 import type { Logger } from 'pino';
 import type { Metrics } from '@mint/runtime';
@@ -83,14 +83,15 @@ export async function runMintJob(options: MintWorkerOptions, msg: Delivery): Pro
     }
     lease = claim.lease;
     log.info({ leaseToken: lease.token }, 'mint job leased');
-    for (;;) {
+    // The first run starts from what the claim read; a later one (the job had gaps beyond one plan) reads it again.
+    for (let claimed: LoadedJob | undefined = claim.job; ; claimed = undefined) {
       if (options.stopping()) {
         await release();
         log.info('shutting down: lease released, job handed back');
         return await setback({ kind: 'stopping' });
       }
       const run = await runMint(ctx, lease, {
-        chunkSize: options.chunkSize, leaseMs, writers: options.writers, stopping: options.stopping,
+        chunkSize: options.chunkSize, leaseMs, writers: options.writers, stopping: options.stopping, ...(claimed ? { claimed } : {}),
         onChunk: (chunk) => {
           options.metrics?.chunkDuration.observe(chunk.seconds);
           options.metrics?.unitsMinted.inc(chunk.insertedCount);

@@ -1,5 +1,5 @@
 import type { ActivationMode, BatchMove, BatchStatus, Cursor, IdentityMode, Lot } from '@mint/domain';
-import type { Kysely } from 'kysely';
+import type { Kysely, QueryCreator } from 'kysely';
 import type { Em } from '../orm.ts';
 import type { Tables } from '../tables.ts';
 import { changed, first, rows } from './kysely.ts';
@@ -75,8 +75,13 @@ export async function listBatches(em: Em, brandId: string, take: number, cursor:
 
 /** Applies a batch move as a compare-and-set; false when the batch was no longer in `move.from`. */
 export async function moveBatchStatus(em: Em, brandId: string, batchId: string, move: BatchMove, at: Date): Promise<boolean> {
-  return (await changed(em, (db) => db.updateTable('mint_batches').set({ status: move.to, updated_at: at })
-    .where('brand_id', '=', brandId).where('id', '=', batchId).where('status', '=', move.from))) === 1;
+  return (await changed(em, (db) => batchMoveUpdate(db, brandId, batchId, move, at))) === 1;
+}
+
+/** The update of {@link moveBatchStatus}, for statements that make the move beside other writes. */
+export function batchMoveUpdate(db: QueryCreator<Tables>, brandId: string, batchId: string, move: BatchMove, at: Date) {
+  return db.updateTable('mint_batches').set({ status: move.to, updated_at: at })
+    .where('brand_id', '=', brandId).where('id', '=', batchId).where('status', '=', move.from);
 }
 
 /**
@@ -89,15 +94,3 @@ export async function advanceMinted(em: Em, brandId: string, batchId: string, ex
     .where('brand_id', '=', brandId).where('id', '=', batchId).where('minted_quantity', '=', expected))) === 1;
 }
 
-/**
- * Adds `count` to a batch's minted quantity and returns the new total. For chunks written by
- * several writers at once: exactly-once comes from (mint_batch_id, seq) in the same transaction,
- * and the row lock orders the writers, so exactly one of them sees the requested quantity reached.
- */
-export async function addMinted(em: Em, brandId: string, batchId: string, count: number, at: Date): Promise<number> {
-  const row = await first(em, (db) => db.updateTable('mint_batches')
-    .set((eb) => ({ minted_quantity: eb('minted_quantity', '+', count), updated_at: at }))
-    .where('brand_id', '=', brandId).where('id', '=', batchId).returning('minted_quantity'));
-  if (!row) throw new Error(`mint batch ${batchId} not found`);
-  return row.minted_quantity;
-}

@@ -1,5 +1,7 @@
 import { isTerminalJobStatus, type JobMove, type JobStatus, type Lease, type LeaseState } from '@mint/domain';
+import type { QueryCreator } from 'kysely';
 import type { Em } from '../orm.ts';
+import type { Tables } from '../tables.ts';
 import { changed, first, rows } from './kysely.ts';
 
 /**
@@ -8,14 +10,19 @@ import { changed, first, rows } from './kysely.ts';
  * Reaching a terminal status stamps finished_at and releases the lease.
  */
 export async function moveJob(em: Em, brandId: string, jobId: string, move: JobMove, at: Date, lastError: string | null = null): Promise<boolean> {
+  return (await changed(em, (db) => jobMoveUpdate(db, brandId, jobId, move, at, lastError))) === 1;
+}
+
+/** The update of {@link moveJob}, for statements that make the move beside other writes. */
+export function jobMoveUpdate(db: QueryCreator<Tables>, brandId: string, jobId: string, move: JobMove, at: Date, lastError: string | null = null) {
   const terminal = isTerminalJobStatus(move.to);
-  return (await changed(em, (db) => db.updateTable('mint_jobs')
+  return db.updateTable('mint_jobs')
     .set({
       status: move.to, updated_at: at,
       ...(terminal ? { finished_at: at, lease_owner: null, lease_expires_at: null } : {}),
       ...(lastError !== null ? { last_error: lastError } : {}),
     })
-    .where('brand_id', '=', brandId).where('id', '=', jobId).where('status', '=', move.from))) === 1;
+    .where('brand_id', '=', brandId).where('id', '=', jobId).where('status', '=', move.from);
 }
 
 /** A job's lease as {@link readJobLease} reads it, with the job's batch for the claim's event. */

@@ -4,7 +4,7 @@ import { to as copyTo } from 'pg-copy-streams';
 import type { PackMove } from '@mint/domain';
 import type { StoredPackProfile } from '../entities/activity.ts';
 import { directUrlOf, type Database, type Em } from '../orm.ts';
-import { sql, type ExpressionBuilder } from 'kysely';
+import { sql, type ExpressionBuilder, type QueryCreator } from 'kysely';
 import type { Tables } from '../tables.ts';
 import { changed, first, rows } from './kysely.ts';
 
@@ -20,7 +20,15 @@ export interface PackSpec {
 }
 
 const insertPack = (em: Em, brandId: string, id: string, mintBatchId: string, spec: PackSpec, at: Date, onlyIfNone: boolean) =>
-  changed(em, (db) => db.insertInto('payload_packs')
+  changed(em, (db) => packInsert(db, brandId, id, mintBatchId, spec, at, onlyIfNone));
+
+/**
+ * The insert of a pending pack (storage_path null); with `onlyIfNone`, only when the batch has no
+ * pack of `spec.purpose` yet. For {@link createPendingPack}, {@link createRequestedPack} and
+ * statements that create a pack beside other writes.
+ */
+export const packInsert = (db: QueryCreator<Tables>, brandId: string, id: string, mintBatchId: string, spec: PackSpec, at: Date, onlyIfNone: boolean) =>
+  db.insertInto('payload_packs')
     .columns(['brand_id', 'id', 'mint_batch_id', 'status', 'storage_path', 'unit_count', 'error', 'created_at', 'updated_at', 'attempts', 'profile', 'purpose'])
     .expression(db.selectNoFrom((eb) => [
       eb.cast<string>(eb.val(brandId), 'uuid').as('brand_id'), eb.cast<string>(eb.val(id), 'uuid').as('id'),
@@ -31,7 +39,7 @@ const insertPack = (em: Em, brandId: string, id: string, mintBatchId: string, sp
       eb.cast<number>(eb.lit(0), 'integer').as('attempts'),
       eb.cast<string>(eb.val(JSON.stringify(spec.profile)), 'jsonb').as('profile'), eb.cast<string>(eb.val(spec.purpose), 'text').as('purpose'),
     ]).$if(onlyIfNone, (q) => q.where((eb) => eb.not(eb.exists(eb.selectFrom('payload_packs').select(eb.lit(1).as('one'))
-      .where('brand_id', '=', brandId).where('mint_batch_id', '=', mintBatchId).where('purpose', '=', spec.purpose)))))));
+      .where('brand_id', '=', brandId).where('mint_batch_id', '=', mintBatchId).where('purpose', '=', spec.purpose))))));
 
 /**
  * Creates the pending pack of a batch for `spec.purpose` (storage_path null) inside the caller's

@@ -1,3 +1,4 @@
+import { sql, type RawBuilder } from 'kysely';
 import type { Database, Em } from '../orm.ts';
 import { rows } from './kysely.ts';
 
@@ -19,7 +20,15 @@ export async function setLockTimeout(em: Em, ms: number): Promise<void> {
  * statements) for longer than `ms`, releasing its locks. Call inside a transaction.
  */
 export async function setIdleInTransactionTimeout(em: Em, ms: number): Promise<void> {
-  await setLocal(em, 'idle_in_transaction_session_timeout', String(Math.max(1, Math.round(ms))));
+  await rows(em, (db) => db.selectNoFrom(idleInTransactionTimeout(ms).as('value')));
+}
+
+/**
+ * The SQL of {@link setIdleInTransactionTimeout}, for a statement that sets it on its way (a
+ * transaction that waits for PostgreSQL once less): `set_config(..., true)`, evaluated once.
+ */
+export function idleInTransactionTimeout(ms: number): RawBuilder<string> {
+  return sql<string>`set_config('idle_in_transaction_session_timeout', ${String(Math.max(1, Math.round(ms)))}, true)`;
 }
 
 /** Runs a trivial query on a connection of the pool; rejects when the database cannot answer. */

@@ -2,6 +2,7 @@ import { missingAfterPrefix, type SeqRange, type UnitStatus } from '@mint/domain
 import { sql } from 'kysely';
 import type { Em } from '../orm.ts';
 import { first, rawChanged, rows } from './kysely.ts';
+import { idleInTransactionTimeout } from './session.ts';
 
 /** One chunk of units of a batch, ready to insert. */
 export interface UnitChunk {
@@ -25,14 +26,25 @@ export interface UnitChunk {
  * (pg-copy-streams) on the 2-core target: ~45k vs ~33k rows/s on one connection, ~55k vs ~64k on
  * two, so COPY does not pay enough to give up PGlite support and the ORM transaction.
  */
-export async function insertUnitChunk(em: Em, chunk: UnitChunk): Promise<number> {
+export async function insertUnitChunk(em: Em, chunk: UnitChunk, options: { readonly idleInTransactionTimeoutMs?: number } = {}): Promise<number> {
+  // The serials as one array literal: their characters (Crockford base32) need no quoting, and
+  // joining them costs a tenth of the driver's encoding of an array element by element (0.06
+  // against 0.5 ms per 1,659 serials on the 2-core target).
+  const serials = `{${chunk.serials.join(',')}}`;
+  if (!/^\{[0-9A-Z,]*\}$/.test(serials)) throw new Error('serials must be made of the characters 0-9 and A-Z only');
+  // With `idleInTransactionTimeoutMs`, the statement also sets that timeout for the rest of the
+  // transaction (setIdleInTransactionTimeout's setting, in a CTE evaluated once), sparing the
+  // transaction a statement of its own.
+  const timeout = options.idleInTransactionTimeoutMs;
+  const session = timeout === undefined ? sql`` : sql`with session as materialized (select ${idleInTransactionTimeout(timeout)})`;
   // Raw SQL on purpose: the measured bulk path (figures above); `with ordinality` numbers the serials.
   return rawChanged(em, sql`
+    ${session}
     insert into mint_units (brand_id, id, mint_batch_id, seq, serial, gtin, resolver_url, status, created_at, activated_at)
     select ${chunk.brandId}::uuid, gen_random_uuid(), ${chunk.mintBatchId}::uuid, ${chunk.firstSeq}::int + s.ord::int - 1, s.serial,
            ${chunk.gtin}::text, ${chunk.resolverUrlPrefix}::text || s.serial, ${chunk.status}::text, ${chunk.createdAt}::timestamptz,
            ${chunk.status === 'active' ? chunk.createdAt : null}::timestamptz
-    from unnest(${chunk.serials}::text[]) with ordinality as s(serial, ord)`);
+    from unnest(${serials}::text[]) with ordinality as s(serial, ord)${timeout === undefined ? sql`` : sql`, session`}`);
 }
 
 /**
