@@ -190,7 +190,7 @@ function addMint(r: MintBenchResult): void {
     const mint = of.map((x) => x.mintRate);
     const base = of.map((x) => x.baseRate);
     rows.push({
-      benchmark: 'mint', figure: `${size.toLocaleString('en')} serial units end to end (submit -> COMPLETED)`, unit: 'units/s',
+      benchmark: 'mint', figure: `${size.toLocaleString('en')} serial units end to end (submit -> COMPLETED)${of.length === runs ? '' : `, ${of.length} measurements`}`, unit: 'units/s',
       value: spread(mint), baseline: { label: 'fair limit: COPY into mint_units in the executor\'s chunk size over its writer connections', value: spread(base) },
       ratio: ratioOf(mint, base), target: { text: `ratio >= ${size <= 10_000 ? 0.9 : 0.95}`, met: ratioOf(mint, base).median >= (size <= 10_000 ? 0.9 : 0.95) },
     });

@@ -273,29 +273,23 @@ async function leasedRun(ctx: UseCaseContext, brandId: string, jobId: string, un
 }
 
 /**
- * Runs one transaction under `lease`: `before` (the expensive writes), then the fencing check that
- * renews the lease (LeaseLostError and a rollback, nothing written, when it is no longer held),
- * then `after`. The check takes the job's row lock, so a takeover waits for this commit and a
- * late holder's transaction sees the new token. A holder paused inside the transaction has its
- * session ended by PostgreSQL after `leaseMs` of idleness, so it cannot block a takeover for long.
+ * Runs one transaction under `lease`: the fencing check that renews the lease (LeaseLostError and
+ * a rollback, nothing written, when it is no longer held), then `write`. The check takes the job's
+ * row lock, so a takeover waits for this commit and a late holder's transaction sees the new
+ * token. A holder paused inside the transaction has its session ended by PostgreSQL after
+ * `leaseMs` of idleness, so it cannot block a takeover for long. (A chunk's transaction does the
+ * same in two statements: see writeChunk.)
  */
-async function fenced(
-  ctx: UseCaseContext, lease: Lease, leaseMs: number,
-  before: (em: Em, now: Date) => Promise<void>, after: (em: Em, now: Date) => Promise<void>,
-): Promise<void> {
+async function fenced(ctx: UseCaseContext, lease: Lease, leaseMs: number, write: (em: Em, now: Date) => Promise<void>): Promise<void> {
   await ctx.db.em.fork().transactional(async (em) => {
     await setIdleInTransactionTimeout(em, leaseMs);
     const now = ctx.clock();
-    await before(em, now);
     if (!(await renewJobLease(em, lease, leaseExpiry(now, leaseMs), now))) {
-      throw new LeaseLostError(`lease ${lease.token} of mint job ${lease.jobId} was lost to another executor; chunk rejected`);
+      throw new LeaseLostError(`lease ${lease.token} of mint job ${lease.jobId} was lost to another executor; nothing written`);
     }
-    await after(em, now);
+    await write(em, now);
   });
 }
-
-/** Nothing to write before the fencing check. */
-const noWrites = async (): Promise<void> => {};
 
 /** The SQLSTATE of a database error (also when wrapped by the driver), or undefined. */
 export function sqlState(error: unknown): string | undefined {
@@ -315,13 +309,13 @@ async function finaliseWithoutUnits(ctx: UseCaseContext, lease: Lease, leaseMs: 
   const violations = lotViolations(batch.lots, batch.requestedQuantity);
   if (violations.length > 0) {
     const reason = `lots invalid: ${violations.map((v) => `${v.field}: ${v.message}`).join('; ')}`;
-    await fenced(ctx, lease, leaseMs, noWrites, async (em, now) => {
+    await fenced(ctx, lease, leaseMs, async (em, now) => {
       if (!(await moveJob(em, brandId, jobId, failJob(from), now, reason))) throw new ConflictError(`mint job ${jobId} moved concurrently`);
       await appendEvents(em, now, [jobEvent(brandId, 'mint_job_failed', jobId, batch.id, { reason, from })]);
     });
     return 'FAILED';
   }
-  await fenced(ctx, lease, leaseMs, noWrites, async (em, now) => {
+  await fenced(ctx, lease, leaseMs, async (em, now) => {
     if (!(await advanceMinted(em, brandId, batch.id, 0, batch.requestedQuantity, now))) throw new ConflictError(`mint batch ${batch.id} advanced concurrently`);
     if (batch.lots.length > 0) {
       await appendEvents(em, now, [
