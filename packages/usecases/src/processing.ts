@@ -16,7 +16,7 @@
 import { randomUUID } from 'node:crypto';
 import {
   appendEvents, advanceMinted, bumpKpis, claimJobLease, commitChunk, writeCompletion, findBatchOfJob, findMissingSeqRanges, insertUnitChunk, moveJob, MintJob,
-  readJobLease, recordJobAttempt, releaseJobLease, renewJobLease, setIdleInTransactionTimeout, setLockTimeout, type BatchRecord, type Em,
+  readJobLease, recordJobAttempt, releaseJobLease, renewJobLease, setIdleInTransactionTimeout, type BatchRecord, type Em,
 } from '@mint/db';
 import {
   ConflictError, IllegalStateError, LeaseLostError, completionPackProfile, NotFoundError, decideClaim, defaultChunkSize, defaultLeaseMs, failJob, completeSerialJob,
@@ -76,9 +76,9 @@ const claimLockTimeoutMs = 2000;
 export async function claimMintJob(ctx: UseCaseContext, brandId: string, jobId: string, owner: string, leaseMs: number = defaultLeaseMs): Promise<ClaimResult> {
   try {
     return await ctx.db.em.fork().transactional(async (em) => {
-      await setLockTimeout(em, claimLockTimeoutMs);
       const now = ctx.clock();
-      const read = await readJobLease(em, brandId, jobId);
+      // Also sets the lock timeout of the claim's compare-and-set below.
+      const read = await readJobLease(em, brandId, jobId, claimLockTimeoutMs);
       if (!read) throw new NotFoundError(`mint job ${jobId} not found`);
       const { lease: state, batch } = read;
       const decision = decideClaim(state, now);
@@ -87,15 +87,13 @@ export async function claimMintJob(ctx: UseCaseContext, brandId: string, jobId: 
         case 'not_ready': throw new IllegalStateError(`mint job ${jobId} is PREFLIGHTED and has no batch`);
         case 'held': return { kind: 'held', retryInMs: decision.retryInMs } as const;
       }
-      const token = await claimJobLease(em, brandId, jobId, state, decision.move, owner, leaseExpiry(now, leaseMs), now);
+      if (batch === null) throw new IllegalStateError(`mint job ${jobId} has no batch yet (status ${state.status})`);
+      const started = decision.move === null ? null : jobEvent(brandId, 'mint_job_started', jobId, batch.id, { identity_mode: batch.identityMode });
+      const token = await claimJobLease(em, brandId, jobId, state, decision.move, owner, leaseExpiry(now, leaseMs), now, started);
       if (token === null) return { kind: 'held', retryInMs: 100 } as const;
-      if (decision.move !== null) {
-        await appendEvents(em, now, [jobEvent(brandId, 'mint_job_started', jobId, batch?.id ?? null, { identity_mode: batch?.identityMode ?? null })]);
-      }
-      // The batch as of the claim: while the lease is held, only its holder changes it.
-      const claimed = await findBatchOfJob(em, brandId, jobId);
-      if (!claimed) throw new IllegalStateError(`mint job ${jobId} has no batch yet (status ${state.status})`);
-      return { kind: 'claimed', lease: { brandId, jobId, owner, token }, job: { status: decision.move?.to ?? state.status, batch: claimed } } as const;
+      // The batch as the claim read it is current: a chunk committed since would have renewed the
+      // lease and failed the compare-and-set, and while the lease is held only its holder writes.
+      return { kind: 'claimed', lease: { brandId, jobId, owner, token }, job: { status: decision.move?.to ?? state.status, batch } } as const;
     });
   } catch (error) {
     // A chunk transaction of a paused holder still has the row locked; its session is ended by

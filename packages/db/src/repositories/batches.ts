@@ -25,21 +25,29 @@ export interface BatchRecord {
   readonly lots: readonly Lot[];
 }
 
+/**
+ * The columns of a {@link BatchRecord}: the batch aliased `b`, its product's name and SKU from the
+ * product aliased `p`. For statements that read a batch beside other rows ({@link toBatchRecords}).
+ */
+export const batchColumns = [
+  'b.id', 'b.brand_id', 'b.mint_job_id', 'b.product_id', 'b.production_batch_id', 'b.status', 'b.identity_mode', 'b.activation_mode',
+  'b.requested_quantity', 'b.minted_quantity', 'b.resolver_base_url', 'b.gtin', 'b.created_at', 'b.updated_at',
+  'p.name as product_name', 'p.sku as product_sku',
+] as const;
+
 /** The batches with their products' name and SKU, for the read side. */
 function selectBatches(db: Kysely<Tables>, brandId: string) {
   return db.selectFrom('mint_batches as b')
     .leftJoin('products as p', (join) => join.onRef('p.brand_id', '=', 'b.brand_id').onRef('p.id', '=', 'b.product_id'))
-    .select([
-      'b.id', 'b.brand_id', 'b.mint_job_id', 'b.product_id', 'b.production_batch_id', 'b.status', 'b.identity_mode', 'b.activation_mode',
-      'b.requested_quantity', 'b.minted_quantity', 'b.resolver_base_url', 'b.gtin', 'b.created_at', 'b.updated_at',
-      'p.name as product_name', 'p.sku as product_sku',
-    ])
+    .select(batchColumns)
     .where('b.brand_id', '=', brandId);
 }
 
-type BatchRow = Awaited<ReturnType<ReturnType<typeof selectBatches>['execute']>>[number];
+/** A row of {@link batchColumns}. */
+export type BatchRow = Awaited<ReturnType<ReturnType<typeof selectBatches>['execute']>>[number];
 
-async function withLots(em: Em, brandId: string, batches: readonly BatchRow[]): Promise<BatchRecord[]> {
+/** Batch rows of the brand as records, with the lots of those in lot mode (one more query when there are any). */
+export async function toBatchRecords(em: Em, brandId: string, batches: readonly BatchRow[]): Promise<BatchRecord[]> {
   const lotBatchIds = batches.filter((r) => r.identity_mode === 'batch').map((r) => r.id);
   const lots = lotBatchIds.length === 0 ? [] : await rows(em, (db) => db.selectFrom('mint_lots').select(['mint_batch_id', 'lot_code', 'qty'])
     .where('brand_id', '=', brandId).where('mint_batch_id', 'in', lotBatchIds).orderBy('lot_code'));
@@ -56,13 +64,13 @@ async function withLots(em: Em, brandId: string, batches: readonly BatchRow[]): 
 /** One batch of the brand, or null when it does not exist there. */
 export async function findBatch(em: Em, brandId: string, batchId: string): Promise<BatchRecord | null> {
   const found = await rows(em, (db) => selectBatches(db, brandId).where('b.id', '=', batchId));
-  return (await withLots(em, brandId, found))[0] ?? null;
+  return (await toBatchRecords(em, brandId, found))[0] ?? null;
 }
 
 /** The batch of a job, or null. */
 export async function findBatchOfJob(em: Em, brandId: string, jobId: string): Promise<BatchRecord | null> {
   const found = await rows(em, (db) => selectBatches(db, brandId).where('b.mint_job_id', '=', jobId));
-  return (await withLots(em, brandId, found))[0] ?? null;
+  return (await toBatchRecords(em, brandId, found))[0] ?? null;
 }
 
 /** Up to `take` batches of the brand strictly after `cursor`, newest first by (created_at, id). */
@@ -70,7 +78,7 @@ export async function listBatches(em: Em, brandId: string, take: number, cursor:
   const page = await rows(em, (db) => selectBatches(db, brandId)
     .$if(cursor !== null, (q) => q.where((eb) => eb(eb.refTuple('b.created_at', 'b.id'), '<', eb.tuple(cursor!.at, cursor!.id))))
     .orderBy('b.created_at', 'desc').orderBy('b.id', 'desc').limit(take));
-  return withLots(em, brandId, page);
+  return toBatchRecords(em, brandId, page);
 }
 
 /** Applies a batch move as a compare-and-set; false when the batch was no longer in `move.from`. */

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { sql, type QueryCreator } from 'kysely';
+import type { QueryCreator } from 'kysely';
 import type { BatchMove, JobMove, JobStatus, Lease, NewEvent } from '@mint/domain';
 import type { Em } from '../orm.ts';
 import type { Tables } from '../tables.ts';
 import { batchMoveUpdate } from './batches.ts';
-import { deliveryBody, endpointWants } from './events.ts';
+import { eventDeliveries, insertedEventColumns } from './events.ts';
 import { jobMoveUpdate } from './jobs.ts';
 import { kpiShard } from './kpis.ts';
 import { first, prepare, preparedRows } from './kysely.ts';
@@ -72,7 +72,8 @@ const chunkCommit = prepare('commit_mint_chunk', (db, p: ChunkCommitParams) => d
     .where('brand_id', '=', (eb) => eb.cast<string>(eb.val(p.brandId), 'uuid')).where('id', '=', (eb) => eb.cast<string>(eb.val(p.batchId), 'uuid'))
     .where((eb) => eb.exists(eb.selectFrom('lease').select(eb.lit(1).as('one'))))
     .returning('minted_quantity'))
-  .with('event', (qc) => qc.insertInto('mint_events')
+  // The chunk's event, with its webhook deliveries.
+  .with('e', (qc) => qc.insertInto('mint_events')
     .columns(['brand_id', 'id', 'occurred_at', 'event_type', 'entity_type', 'entity_id', 'payload', 'actor'])
     .expression((eb) => eb.selectFrom('lease').select([
       eb.cast<string>(eb.val(p.brandId), 'uuid').as('brand_id'), eb.cast<string>(eb.val(p.eventId), 'uuid').as('id'),
@@ -80,19 +81,8 @@ const chunkCommit = prepare('commit_mint_chunk', (db, p: ChunkCommitParams) => d
       eb.cast<string>(eb.val(p.entityType), 'text').as('entity_type'), eb.cast<string>(eb.val(p.entityId), 'text').as('entity_id'),
       eb.cast<string>(eb.val(p.payload), 'jsonb').as('payload'), eb.cast<string | null>(eb.val(p.actor), 'text').as('actor'),
     ]))
-    .returning(['brand_id', 'id', 'occurred_at', 'event_type', 'entity_type', 'entity_id', 'payload', 'actor']))
-  // The event's webhook deliveries, as appendEvents writes them.
-  .with('deliveries', (qc) => qc.insertInto('webhook_deliveries')
-    .columns(['brand_id', 'id', 'endpoint_id', 'event_id', 'event_type', 'body', 'status', 'attempts', 'next_attempt_at', 'created_at', 'updated_at'])
-    .expression((eb) => eb.selectFrom('event as e')
-      .innerJoin('webhook_endpoints as w', (join) => join.onRef('w.brand_id', '=', 'e.brand_id'))
-      .where('w.enabled', '=', true)
-      .where(endpointWants())
-      .select([
-        'e.brand_id', sql<string>`gen_random_uuid()`.as('id'), 'w.id as endpoint_id', 'e.id as event_id', 'e.event_type', deliveryBody().as('body'),
-        sql<string>`'pending'`.as('status'), sql<number>`0`.as('attempts'), 'e.occurred_at as next_attempt_at', 'e.occurred_at as created_at',
-        'e.occurred_at as updated_at',
-      ])))
+    .returning(insertedEventColumns))
+  .with('deliveries', (qc) => eventDeliveries(qc))
   // The brand's counters, on the connection's shard (as bumpKpis adds them).
   .with('kpis', (qc) => qc.insertInto('mint_kpis')
     .columns(['brand_id', 'shard', 'total_tokens_minted', 'active_tokens'])
@@ -160,18 +150,8 @@ export async function writeCompletion(em: Em, c: Completion): Promise<{ jobMoved
     .with('e', (qc) => qc.insertInto('mint_events').values(c.events.map((e) => ({
       brand_id: e.brandId, id: randomUUID(), occurred_at: c.at, event_type: e.eventType, entity_type: e.entityType, entity_id: e.entityId,
       payload: JSON.stringify(e.payload), actor: e.actor,
-    }))).returning(['brand_id', 'id', 'occurred_at', 'event_type', 'entity_type', 'entity_id', 'payload', 'actor']))
-    .with('deliveries', (qc) => qc.insertInto('webhook_deliveries')
-      .columns(['brand_id', 'id', 'endpoint_id', 'event_id', 'event_type', 'body', 'status', 'attempts', 'next_attempt_at', 'created_at', 'updated_at'])
-      .expression((eb) => eb.selectFrom('e')
-        .innerJoin('webhook_endpoints as w', (join) => join.onRef('w.brand_id', '=', 'e.brand_id'))
-        .where('w.enabled', '=', true)
-        .where(endpointWants())
-        .select([
-          'e.brand_id', sql<string>`gen_random_uuid()`.as('id'), 'w.id as endpoint_id', 'e.id as event_id', 'e.event_type', deliveryBody().as('body'),
-          sql<string>`'pending'`.as('status'), sql<number>`0`.as('attempts'), 'e.occurred_at as next_attempt_at', 'e.occurred_at as created_at',
-          'e.occurred_at as updated_at',
-        ])))
+    }))).returning(insertedEventColumns))
+    .with('deliveries', (qc) => eventDeliveries(qc))
     .selectNoFrom((eb) => [
       eb.exists(eb.selectFrom('job').select(eb.lit(1).as('one'))).as('job_moved'),
       eb.exists(eb.selectFrom('batch').select(eb.lit(1).as('one'))).as('batch_moved'),

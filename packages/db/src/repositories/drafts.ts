@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import type { NewEvent } from '@mint/domain';
 import type { Em } from '../orm.ts';
 import { first, prepare, preparedChanged, preparedRows, unnest } from './kysely.ts';
-import { deliveryBody, endpointWants } from './events.ts';
+import { eventDeliveries, insertedEventColumns } from './events.ts';
 import { kpiShard } from './kpis.ts';
 
 /**
@@ -214,7 +214,7 @@ const draftBatch = prepare('insert_draft_batch', (db, p: DraftBatchParams) => db
       eb.cast<string>(eb.val(p.brandId), 'uuid').as('brand_id'), eb.cast<string>(eb.val('mint'), 'text').as('kind'),
       eb.cast<string>(eb.val(p.mintJobId), 'uuid').as('job_id'), eb.cast<Date>(eb.val(p.now), 'timestamptz').as('created_at'),
     ])))
-  .with('events', (qc) => qc.insertInto('mint_events')
+  .with('e', (qc) => qc.insertInto('mint_events')
     .columns(['brand_id', 'id', 'occurred_at', 'event_type', 'entity_type', 'entity_id', 'payload', 'actor'])
     .expression((eb) => eb.selectFrom(unnest<{ brand_id: string; id: string; event_type: string; entity_type: string; entity_id: string; payload: string; actor: string | null }, 'e'>('e', {
       brand_id: ['uuid', p.eventBrandIds], id: ['uuid', p.eventIds],
@@ -223,19 +223,9 @@ const draftBatch = prepare('insert_draft_batch', (db, p: DraftBatchParams) => db
       actor: ['text', p.eventActors],
     })).innerJoin('gate', (join) => join.onTrue()).select([
       'e.brand_id', 'e.id', eb.cast<Date>(eb.val(p.now), 'timestamptz').as('occurred_at'), 'e.event_type', 'e.entity_type', 'e.entity_id', 'e.payload', 'e.actor',
-    ])).returning(['brand_id', 'id', 'occurred_at', 'event_type', 'entity_type', 'entity_id', 'payload', 'actor']))
-  // The events' webhook deliveries, as appendEvents writes them.
-  .with('deliveries', (qc) => qc.insertInto('webhook_deliveries')
-    .columns(['brand_id', 'id', 'endpoint_id', 'event_id', 'event_type', 'body', 'status', 'attempts', 'next_attempt_at', 'created_at', 'updated_at'])
-    .expression((eb) => eb.selectFrom('events as e')
-      .innerJoin('webhook_endpoints as w', (join) => join.onRef('w.brand_id', '=', 'e.brand_id'))
-      .where('w.enabled', '=', true)
-      .where(endpointWants())
-      .select([
-        'e.brand_id', sql<string>`gen_random_uuid()`.as('id'), 'w.id as endpoint_id', 'e.id as event_id', 'e.event_type', deliveryBody().as('body'),
-        sql<string>`'pending'`.as('status'), sql<number>`0`.as('attempts'), 'e.occurred_at as next_attempt_at', 'e.occurred_at as created_at',
-        'e.occurred_at as updated_at',
-      ])))
+    ])).returning(insertedEventColumns))
+  // The events' webhook deliveries.
+  .with('deliveries', (qc) => eventDeliveries(qc))
   .insertInto('mint_kpis')
   .columns(['brand_id', 'shard', 'batches_created'])
   .expression((eb) => eb.selectFrom('gate').select([eb.cast<string>(eb.val(p.brandId), 'uuid').as('brand_id'), kpiShard().as('shard'), sql<number>`1`.as('batches_created')]))

@@ -1,21 +1,22 @@
 import { randomUUID } from 'node:crypto';
-import { sql, type RawBuilder } from 'kysely';
+import { sql, type QueryCreator, type RawBuilder } from 'kysely';
 import type { NewEvent } from '@mint/domain';
 import type { Em } from '../orm.ts';
+import type { Tables } from '../tables.ts';
 import { changed } from './kysely.ts';
 
 /**
  * The body of the webhook delivery of the event aliased `e`: `{ type, timestamp, data }`, `data`
- * being the event as ListMintEvents shows it. Shared by every statement that writes events.
+ * being the event as ListMintEvents shows it.
  */
-export function deliveryBody(): RawBuilder<string> {
+function deliveryBody(): RawBuilder<string> {
   return sql<string>`jsonb_build_object('type', e.event_type, 'timestamp', e.occurred_at, 'data', jsonb_build_object(
     'id', e.id, 'brand_id', e.brand_id, 'event_type', e.event_type, 'entity_type', e.entity_type, 'entity_id', e.entity_id,
     'occurred_at', e.occurred_at, 'actor', e.actor, 'payload', e.payload))`;
 }
 
 /** True when the endpoint aliased `w` wants the event aliased `e`: an empty filter wants all. */
-export function endpointWants(): RawBuilder<boolean> {
+function endpointWants(): RawBuilder<boolean> {
   return sql<boolean>`(cardinality(w.event_types) = 0 or e.event_type = any(w.event_types))`;
 }
 
@@ -27,21 +28,37 @@ export function endpointWants(): RawBuilder<boolean> {
  */
 export async function appendEvents(em: Em, at: Date, events: readonly NewEvent[]): Promise<void> {
   if (events.length === 0) return;
-  await changed(em, (db) => db
+  await changed(em, (db) => eventDeliveries(db
     .with('e', (db) => db.insertInto('mint_events').values(events.map((e) => ({
       brand_id: e.brandId, id: randomUUID(), occurred_at: at, event_type: e.eventType, entity_type: e.entityType, entity_id: e.entityId,
       payload: JSON.stringify(e.payload), actor: e.actor,
-    }))).returning(['brand_id', 'id', 'occurred_at', 'event_type', 'entity_type', 'entity_id', 'payload', 'actor']))
-    .insertInto('webhook_deliveries')
+    }))).returning(insertedEventColumns))));
+}
+
+/** The columns of the events a statement inserts, as its CTE `e` returns them for {@link eventDeliveries}. */
+export const insertedEventColumns = ['brand_id', 'id', 'occurred_at', 'event_type', 'entity_type', 'entity_id', 'payload', 'actor'] as const;
+
+/** The schema with a statement's inserted events as the CTE `e`. */
+type WithInsertedEvents = Tables & { e: Pick<Tables['mint_events'], (typeof insertedEventColumns)[number]> };
+
+/**
+ * The insert of the webhook deliveries of the events a statement inserted as its CTE `e` (returning
+ * {@link insertedEventColumns}): one pending delivery per event and enabled endpoint of the event's
+ * brand whose filter wants the event's type. Every statement that writes events makes its
+ * deliveries with it, as a CTE or as the statement itself. `qc` is the statement's query creator,
+ * seen here with `e` alone (Kysely cannot type a builder over any schema that has `e`; the
+ * statement's other CTEs stay in it).
+ */
+export function eventDeliveries<DB extends Tables>(qc: QueryCreator<DB>) {
+  return (qc as unknown as QueryCreator<WithInsertedEvents>).insertInto('webhook_deliveries')
     .columns(['brand_id', 'id', 'endpoint_id', 'event_id', 'event_type', 'body', 'status', 'attempts', 'next_attempt_at', 'created_at', 'updated_at'])
     .expression((eb) => eb.selectFrom('e')
       .innerJoin('webhook_endpoints as w', (join) => join.onRef('w.brand_id', '=', 'e.brand_id'))
       .where('w.enabled', '=', true)
       .where(endpointWants())
       .select([
-        'e.brand_id', sql<string>`gen_random_uuid()`.as('id'), 'w.id as endpoint_id', 'e.id as event_id', 'e.event_type',
-        deliveryBody().as('body'),
-        sql<string>`'pending'`.as('status'), sql<number>`0`.as('attempts'), 'e.occurred_at as next_attempt_at',
-        'e.occurred_at as created_at', 'e.occurred_at as updated_at',
-      ])));
+        'e.brand_id', sql<string>`gen_random_uuid()`.as('id'), 'w.id as endpoint_id', 'e.id as event_id', 'e.event_type', deliveryBody().as('body'),
+        sql<string>`'pending'`.as('status'), sql<number>`0`.as('attempts'), 'e.occurred_at as next_attempt_at', 'e.occurred_at as created_at',
+        'e.occurred_at as updated_at',
+      ]));
 }

@@ -1,8 +1,12 @@
-import { isTerminalJobStatus, type JobMove, type JobStatus, type Lease, type LeaseState } from '@mint/domain';
-import type { QueryCreator } from 'kysely';
+import { randomUUID } from 'node:crypto';
+import { isTerminalJobStatus, type JobMove, type JobStatus, type Lease, type LeaseState, type NewEvent } from '@mint/domain';
+import { sql, type QueryCreator } from 'kysely';
 import type { Em } from '../orm.ts';
 import type { Tables } from '../tables.ts';
-import { changed, first, rows } from './kysely.ts';
+import { batchColumns, toBatchRecords, type BatchRecord, type BatchRow } from './batches.ts';
+import { eventDeliveries, insertedEventColumns } from './events.ts';
+import { changed, first, prepare, preparedRows, rows } from './kysely.ts';
+import { setLocalSql, timeoutSetting } from './session.ts';
 
 /**
  * Applies a job move as a compare-and-set: the row changes only if it still has `move.from`.
@@ -25,43 +29,85 @@ export function jobMoveUpdate(db: QueryCreator<Tables>, brandId: string, jobId: 
     .where('brand_id', '=', brandId).where('id', '=', jobId).where('status', '=', move.from);
 }
 
-/** A job's lease as {@link readJobLease} reads it, with the job's batch for the claim's event. */
+/** A job's lease as {@link readJobLease} reads it, with the job's batch. */
 export interface JobLeaseRead {
   /** The lease columns, as the domain's claim rules read them. */
   readonly lease: LeaseState;
   /** The job's batch; null before it has one (PREFLIGHTED). */
-  readonly batch: { readonly id: string; readonly identityMode: string } | null;
+  readonly batch: BatchRecord | null;
 }
 
-/** The lease columns of a job and its batch, in one query; null when the job does not exist. */
-export async function readJobLease(em: Em, brandId: string, jobId: string): Promise<JobLeaseRead | null> {
-  const row = await first(em, (db) => db.selectFrom('mint_jobs as j')
-    .leftJoin('mint_batches as b', (join) => join.onRef('b.brand_id', '=', 'j.brand_id').onRef('b.mint_job_id', '=', 'j.id'))
-    .select(['j.status', 'j.lease_owner', 'j.lease_expires_at', 'j.lease_token', 'b.id as batch_id', 'b.identity_mode'])
-    .where('j.brand_id', '=', brandId).where('j.id', '=', jobId));
+/** The statement of {@link readJobLease}, compiled once. */
+const jobLease = prepare('read_job_lease', (db, p: { brandId: string; jobId: string; lockTimeout: string }) => db
+  .with((cte) => cte('session').materialized(), (qc) => qc.selectNoFrom(setLocalSql('lock_timeout', p.lockTimeout).as('value')))
+  .selectFrom('mint_jobs as j')
+  .innerJoin('session', (join) => join.onTrue())
+  .leftJoin('mint_batches as b', (join) => join.onRef('b.brand_id', '=', 'j.brand_id').onRef('b.mint_job_id', '=', 'j.id'))
+  .leftJoin('products as p', (join) => join.onRef('p.brand_id', '=', 'b.brand_id').onRef('p.id', '=', 'b.product_id'))
+  .select(['j.status as job_status', 'j.lease_owner', 'j.lease_expires_at', 'j.lease_token', ...batchColumns])
+  .where('j.brand_id', '=', (eb) => eb.cast<string>(eb.val(p.brandId), 'uuid')).where('j.id', '=', (eb) => eb.cast<string>(eb.val(p.jobId), 'uuid')));
+
+/**
+ * The lease columns of a job and its batch (as findBatchOfJob reads it), in one statement that
+ * also sets the transaction's lock timeout to `lockTimeoutMs`: from then on, a statement waiting
+ * longer for a lock (the claim's compare-and-set, behind a stuck chunk transaction) fails with
+ * SQLSTATE 55P03 instead of waiting on. Null when the job does not exist. Call inside a transaction.
+ */
+export async function readJobLease(em: Em, brandId: string, jobId: string, lockTimeoutMs: number): Promise<JobLeaseRead | null> {
+  const [row] = await preparedRows(em, jobLease, { brandId, jobId, lockTimeout: timeoutSetting(lockTimeoutMs) });
   if (!row) return null;
+  const { job_status: status, lease_owner: owner, lease_expires_at: expiresAt, lease_token: token, ...batch } = row;
   return {
-    lease: {
-      status: row.status as JobStatus, owner: row.lease_owner, token: row.lease_token,
-      expiresAt: row.lease_expires_at === null ? null : new Date(row.lease_expires_at),
-    },
-    batch: row.batch_id === null || row.identity_mode === null ? null : { id: row.batch_id, identityMode: row.identity_mode },
+    lease: { status: status as JobStatus, owner, token, expiresAt: expiresAt === null ? null : new Date(expiresAt) },
+    batch: batch.id === null ? null : (await toBatchRecords(em, brandId, [batch as BatchRow]))[0]!,
   };
 }
 
+/** The parameters of the claim statement. */
+interface ClaimParams {
+  brandId: string; jobId: string; fromStatus: string; toStatus: string; token: number; expiresAt: Date | null; owner: string; newExpiresAt: Date; at: Date;
+  withEvent: boolean; eventId: string; eventType: string; entityType: string; entityId: string; payload: string;
+}
+
+/** The statement of {@link claimJobLease}, compiled once. */
+const claim = prepare('claim_job_lease', (db, p: ClaimParams) => db
+  .with('claimed', (qc) => qc.updateTable('mint_jobs')
+    .set((eb) => ({
+      status: eb.cast<string>(eb.val(p.toStatus), 'text'), lease_owner: eb.cast<string>(eb.val(p.owner), 'text'),
+      lease_expires_at: eb.cast<Date>(eb.val(p.newExpiresAt), 'timestamptz'), lease_token: eb('lease_token', '+', 1), updated_at: eb.cast<Date>(eb.val(p.at), 'timestamptz'),
+    }))
+    .where('brand_id', '=', (eb) => eb.cast<string>(eb.val(p.brandId), 'uuid')).where('id', '=', (eb) => eb.cast<string>(eb.val(p.jobId), 'uuid'))
+    .where('status', '=', (eb) => eb.cast<string>(eb.val(p.fromStatus), 'text')).where('lease_token', '=', (eb) => eb.cast<number>(eb.val(p.token), 'integer'))
+    .where((eb) => eb('lease_expires_at', 'is not distinct from', eb.cast<Date | null>(eb.val(p.expiresAt), 'timestamptz')))
+    .returning('lease_token'))
+  // The claim's event, only with a move and only when the claim won.
+  .with('e', (qc) => qc.insertInto('mint_events')
+    .columns(['brand_id', 'id', 'occurred_at', 'event_type', 'entity_type', 'entity_id', 'payload', 'actor'])
+    .expression((eb) => eb.selectFrom('claimed').select([
+      eb.cast<string>(eb.val(p.brandId), 'uuid').as('brand_id'), eb.cast<string>(eb.val(p.eventId), 'uuid').as('id'),
+      eb.cast<Date>(eb.val(p.at), 'timestamptz').as('occurred_at'), eb.cast<string>(eb.val(p.eventType), 'text').as('event_type'),
+      eb.cast<string>(eb.val(p.entityType), 'text').as('entity_type'), eb.cast<string>(eb.val(p.entityId), 'text').as('entity_id'),
+      eb.cast<string>(eb.val(p.payload), 'jsonb').as('payload'), eb.cast<string | null>(eb.lit(null), 'text').as('actor'),
+    ]).where(() => sql<boolean>`${p.withEvent}::boolean`))
+    .returning(insertedEventColumns))
+  .with('deliveries', (qc) => eventDeliveries(qc))
+  .selectFrom('claimed').select('lease_token'));
+
 /**
  * Takes the lease of a job as a compare-and-set on the state the claim was decided on (status,
- * token and expiry), applying `move` when given and bumping the fencing token. Returns the new
- * token, or null when the row changed since it was read (someone else claimed or renewed).
+ * token and expiry), applying `move` when given and bumping the fencing token, and writes `event`
+ * (the claim's, stamped `at`, with its webhook deliveries) in the same statement when the claim
+ * won. Returns the new token, or null when the row changed since it was read (someone else
+ * claimed or renewed): then nothing was written.
  */
 export async function claimJobLease(
-  em: Em, brandId: string, jobId: string, seen: LeaseState, move: JobMove | null, owner: string, expiresAt: Date, at: Date,
+  em: Em, brandId: string, jobId: string, seen: LeaseState, move: JobMove | null, owner: string, expiresAt: Date, at: Date, event: NewEvent | null = null,
 ): Promise<number | null> {
-  const row = await first(em, (db) => db.updateTable('mint_jobs')
-    .set((eb) => ({ status: move?.to ?? seen.status, lease_owner: owner, lease_expires_at: expiresAt, lease_token: eb('lease_token', '+', 1), updated_at: at }))
-    .where('brand_id', '=', brandId).where('id', '=', jobId).where('status', '=', move?.from ?? seen.status).where('lease_token', '=', seen.token)
-    .where((eb) => eb('lease_expires_at', 'is not distinct from', eb.cast<Date | null>(eb.val(seen.expiresAt), 'timestamptz')))
-    .returning('lease_token'));
+  const [row] = await preparedRows(em, claim, {
+    brandId, jobId, fromStatus: move?.from ?? seen.status, toStatus: move?.to ?? seen.status, token: seen.token, expiresAt: seen.expiresAt,
+    owner, newExpiresAt: expiresAt, at, withEvent: event !== null, eventId: randomUUID(), eventType: event?.eventType ?? '',
+    entityType: event?.entityType ?? '', entityId: event?.entityId ?? '', payload: JSON.stringify(event?.payload ?? {}),
+  });
   return row?.lease_token ?? null;
 }
 

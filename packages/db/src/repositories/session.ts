@@ -2,17 +2,26 @@ import { sql, type RawBuilder } from 'kysely';
 import type { Database, Em } from '../orm.ts';
 import { rows } from './kysely.ts';
 
-/** Sets a run-time parameter for the rest of the entity manager's transaction (set_config(..., true) is `SET LOCAL`). */
-async function setLocal(em: Em, name: string, value: string): Promise<void> {
-  await rows(em, (db) => db.selectNoFrom((eb) => eb.fn<string>('set_config', [eb.val(name), eb.val(value), eb.val(true)]).as('value')));
+/** The transaction-scoped settings the repositories set. */
+type LocalSetting = 'lock_timeout' | 'idle_in_transaction_session_timeout';
+
+/** A timeout in milliseconds as a setting's value: whole, and at least 1 (0 would turn the timeout off). */
+export function timeoutSetting(ms: number): string {
+  return String(Math.max(1, Math.round(ms)));
 }
 
 /**
- * Until the transaction ends, a statement waiting longer than `ms` for a lock fails with SQLSTATE
- * 55P03 instead of waiting on. Call inside a transaction.
+ * `set_config(name, value, true)`, which is `SET LOCAL`, as an expression: for a statement that sets
+ * the setting on its way, so its transaction waits for PostgreSQL once less. `value` may be a
+ * prepared statement's parameter.
  */
-export async function setLockTimeout(em: Em, ms: number): Promise<void> {
-  await setLocal(em, 'lock_timeout', String(Math.max(1, Math.round(ms))));
+export function setLocalSql(name: LocalSetting, value: unknown): RawBuilder<string> {
+  return sql<string>`set_config(${sql.lit(name)}, ${value}, true)`;
+}
+
+/** Sets a run-time parameter for the rest of the entity manager's transaction. */
+async function setLocal(em: Em, name: LocalSetting, value: string): Promise<void> {
+  await rows(em, (db) => db.selectNoFrom(setLocalSql(name, value).as('value')));
 }
 
 /**
@@ -20,15 +29,7 @@ export async function setLockTimeout(em: Em, ms: number): Promise<void> {
  * statements) for longer than `ms`, releasing its locks. Call inside a transaction.
  */
 export async function setIdleInTransactionTimeout(em: Em, ms: number): Promise<void> {
-  await rows(em, (db) => db.selectNoFrom(idleInTransactionTimeout(ms).as('value')));
-}
-
-/**
- * The SQL of {@link setIdleInTransactionTimeout}, for a statement that sets it on its way (a
- * transaction that waits for PostgreSQL once less): `set_config(..., true)`, evaluated once.
- */
-export function idleInTransactionTimeout(ms: number): RawBuilder<string> {
-  return sql<string>`set_config('idle_in_transaction_session_timeout', ${String(Math.max(1, Math.round(ms)))}, true)`;
+  await setLocal(em, 'idle_in_transaction_session_timeout', timeoutSetting(ms));
 }
 
 /** Runs a trivial query on a connection of the pool; rejects when the database cannot answer. */

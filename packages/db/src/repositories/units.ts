@@ -2,7 +2,7 @@ import { missingAfterPrefix, type SeqRange, type UnitStatus } from '@mint/domain
 import { sql } from 'kysely';
 import type { Em } from '../orm.ts';
 import { first, rawChanged, rows } from './kysely.ts';
-import { idleInTransactionTimeout } from './session.ts';
+import { setLocalSql, timeoutSetting } from './session.ts';
 
 /** One chunk of units of a batch, ready to insert. */
 export interface UnitChunk {
@@ -33,10 +33,10 @@ export async function insertUnitChunk(em: Em, chunk: UnitChunk, options: { reado
   const serials = `{${chunk.serials.join(',')}}`;
   if (!/^\{[0-9A-Z,]*\}$/.test(serials)) throw new Error('serials must be made of the characters 0-9 and A-Z only');
   // With `idleInTransactionTimeoutMs`, the statement also sets that timeout for the rest of the
-  // transaction (setIdleInTransactionTimeout's setting, in a CTE evaluated once), sparing the
+  // transaction (setIdleInTransactionTimeout's, in a CTE evaluated once), sparing the
   // transaction a statement of its own.
   const timeout = options.idleInTransactionTimeoutMs;
-  const session = timeout === undefined ? sql`` : sql`with session as materialized (select ${idleInTransactionTimeout(timeout)})`;
+  const session = timeout === undefined ? sql`` : sql`with session as materialized (select ${setLocalSql('idle_in_transaction_session_timeout', timeoutSetting(timeout))})`;
   // Raw SQL on purpose: the measured bulk path (figures above); `with ordinality` numbers the serials.
   return rawChanged(em, sql`
     ${session}
