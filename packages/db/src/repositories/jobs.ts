@@ -66,7 +66,7 @@ export async function readJobLease(em: Em, brandId: string, jobId: string, lockT
 /** The parameters of the claim statement. */
 interface ClaimParams {
   brandId: string; jobId: string; fromStatus: string; toStatus: string; token: number; expiresAt: Date | null; owner: string; newExpiresAt: Date; at: Date;
-  withEvent: boolean; eventId: string; eventType: string; entityType: string; entityId: string; payload: string;
+  withEvent: boolean; eventId: string; eventType: string; entityType: string; entityId: string; payload: string; actor: string | null;
 }
 
 /** The statement of {@link claimJobLease}, compiled once. */
@@ -87,7 +87,7 @@ const claim = prepare('claim_job_lease', (db, p: ClaimParams) => db
       eb.cast<string>(eb.val(p.brandId), 'uuid').as('brand_id'), eb.cast<string>(eb.val(p.eventId), 'uuid').as('id'),
       eb.cast<Date>(eb.val(p.at), 'timestamptz').as('occurred_at'), eb.cast<string>(eb.val(p.eventType), 'text').as('event_type'),
       eb.cast<string>(eb.val(p.entityType), 'text').as('entity_type'), eb.cast<string>(eb.val(p.entityId), 'text').as('entity_id'),
-      eb.cast<string>(eb.val(p.payload), 'jsonb').as('payload'), eb.cast<string | null>(eb.lit(null), 'text').as('actor'),
+      eb.cast<string>(eb.val(p.payload), 'jsonb').as('payload'), eb.cast<string | null>(eb.val(p.actor), 'text').as('actor'),
     ]).where(() => sql<boolean>`${p.withEvent}::boolean`))
     .returning(insertedEventColumns))
   .with('deliveries', (qc) => eventDeliveries(qc))
@@ -106,7 +106,7 @@ export async function claimJobLease(
   const [row] = await preparedRows(em, claim, {
     brandId, jobId, fromStatus: move?.from ?? seen.status, toStatus: move?.to ?? seen.status, token: seen.token, expiresAt: seen.expiresAt,
     owner, newExpiresAt: expiresAt, at, withEvent: event !== null, eventId: randomUUID(), eventType: event?.eventType ?? '',
-    entityType: event?.entityType ?? '', entityId: event?.entityId ?? '', payload: JSON.stringify(event?.payload ?? {}),
+    entityType: event?.entityType ?? '', entityId: event?.entityId ?? '', payload: JSON.stringify(event?.payload ?? {}), actor: event?.actor ?? null,
   });
   return row?.lease_token ?? null;
 }
