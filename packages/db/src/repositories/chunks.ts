@@ -4,7 +4,7 @@ import type { BatchMove, JobMove, JobStatus, Lease, NewEvent } from '@mint/domai
 import type { Em } from '../orm.ts';
 import type { Tables } from '../tables.ts';
 import { batchMoveUpdate } from './batches.ts';
-import { eventDeliveries, insertedEventColumns } from './events.ts';
+import { eventDeliveries, gatedEventInsert, insertedEventColumns, type EventParams } from './events.ts';
 import { jobMoveUpdate } from './jobs.ts';
 import { kpiShard } from './kpis.ts';
 import { first, prepare, preparedRows } from './kysely.ts';
@@ -43,10 +43,9 @@ export interface ChunkCommitted {
 }
 
 /** The parameters of the chunk-commit statement. */
-interface ChunkCommitParams {
-  brandId: string; jobId: string; owner: string; token: number; expiresAt: Date; at: Date; startFrom: string | null; startTo: string | null;
+interface ChunkCommitParams extends EventParams {
+  jobId: string; owner: string; token: number; expiresAt: Date; startFrom: string | null; startTo: string | null;
   batchId: string; count: number; activeCount: number;
-  eventId: string; eventType: string; entityType: string; entityId: string; payload: string; actor: string | null;
 }
 
 /** The statement of {@link commitChunk}, compiled once. */
@@ -73,15 +72,7 @@ const chunkCommit = prepare('commit_mint_chunk', (db, p: ChunkCommitParams) => d
     .where((eb) => eb.exists(eb.selectFrom('lease').select(eb.lit(1).as('one'))))
     .returning('minted_quantity'))
   // The chunk's event, with its webhook deliveries.
-  .with('e', (qc) => qc.insertInto('mint_events')
-    .columns(['brand_id', 'id', 'occurred_at', 'event_type', 'entity_type', 'entity_id', 'payload', 'actor'])
-    .expression((eb) => eb.selectFrom('lease').select([
-      eb.cast<string>(eb.val(p.brandId), 'uuid').as('brand_id'), eb.cast<string>(eb.val(p.eventId), 'uuid').as('id'),
-      eb.cast<Date>(eb.val(p.at), 'timestamptz').as('occurred_at'), eb.cast<string>(eb.val(p.eventType), 'text').as('event_type'),
-      eb.cast<string>(eb.val(p.entityType), 'text').as('entity_type'), eb.cast<string>(eb.val(p.entityId), 'text').as('entity_id'),
-      eb.cast<string>(eb.val(p.payload), 'jsonb').as('payload'), eb.cast<string | null>(eb.val(p.actor), 'text').as('actor'),
-    ]))
-    .returning(insertedEventColumns))
+  .with('e', (qc) => gatedEventInsert(qc, 'lease', p))
   .with('deliveries', (qc) => eventDeliveries(qc))
   // The brand's counters, on the connection's shard (as bumpKpis adds them).
   .with('kpis', (qc) => qc.insertInto('mint_kpis')

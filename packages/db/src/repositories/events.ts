@@ -62,3 +62,29 @@ export function eventDeliveries<DB extends Tables>(qc: QueryCreator<DB>) {
         'e.occurred_at as updated_at',
       ]));
 }
+
+/** One event as a prepared statement's parameters (see {@link gatedEventInsert}). */
+export interface EventParams {
+  brandId: string; eventId: string; at: Date; eventType: string; entityType: string; entityId: string; payload: string; actor: string | null;
+}
+
+/** The CTEs a statement gates its event on: a row there means the statement's change was made. */
+type EventGate = 'lease' | 'claimed';
+
+/**
+ * The insert of one event from a prepared statement's parameters, made only when the statement's
+ * CTE `gate` has a row (its change was made) and `when` (a boolean parameter, or true) holds; it
+ * returns {@link insertedEventColumns}, so the statement's {@link eventDeliveries} follow it as `e`.
+ * `qc` is seen with the gate alone, as in eventDeliveries.
+ */
+export function gatedEventInsert<DB extends Tables>(qc: QueryCreator<DB>, gate: EventGate, p: EventParams, when: unknown = true) {
+  return (qc as unknown as QueryCreator<Tables & Record<EventGate, Record<string, never>>>).insertInto('mint_events')
+    .columns(insertedEventColumns)
+    .expression((eb) => eb.selectFrom(gate).select([
+      eb.cast<string>(eb.val(p.brandId), 'uuid').as('brand_id'), eb.cast<string>(eb.val(p.eventId), 'uuid').as('id'),
+      eb.cast<Date>(eb.val(p.at), 'timestamptz').as('occurred_at'), eb.cast<string>(eb.val(p.eventType), 'text').as('event_type'),
+      eb.cast<string>(eb.val(p.entityType), 'text').as('entity_type'), eb.cast<string>(eb.val(p.entityId), 'text').as('entity_id'),
+      eb.cast<string>(eb.val(p.payload), 'jsonb').as('payload'), eb.cast<string | null>(eb.val(p.actor), 'text').as('actor'),
+    ]).where(() => sql<boolean>`${when}::boolean`))
+    .returning(insertedEventColumns);
+}

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { isTerminalJobStatus, type JobMove, type JobStatus, type Lease, type LeaseState, type NewEvent } from '@mint/domain';
-import { sql, type QueryCreator } from 'kysely';
+import type { QueryCreator } from 'kysely';
 import type { Em } from '../orm.ts';
 import type { Tables } from '../tables.ts';
 import { batchColumns, toBatchRecords, type BatchRecord, type BatchRow } from './batches.ts';
-import { eventDeliveries, insertedEventColumns } from './events.ts';
+import { eventDeliveries, gatedEventInsert, type EventParams } from './events.ts';
 import { changed, first, prepare, preparedRows, rows } from './kysely.ts';
 import { setLocalSql, timeoutSetting } from './session.ts';
 
@@ -64,9 +64,8 @@ export async function readJobLease(em: Em, brandId: string, jobId: string, lockT
 }
 
 /** The parameters of the claim statement. */
-interface ClaimParams {
-  brandId: string; jobId: string; fromStatus: string; toStatus: string; token: number; expiresAt: Date | null; owner: string; newExpiresAt: Date; at: Date;
-  withEvent: boolean; eventId: string; eventType: string; entityType: string; entityId: string; payload: string; actor: string | null;
+interface ClaimParams extends EventParams {
+  jobId: string; fromStatus: string; toStatus: string; token: number; expiresAt: Date | null; owner: string; newExpiresAt: Date; withEvent: boolean;
 }
 
 /** The statement of {@link claimJobLease}, compiled once. */
@@ -81,15 +80,7 @@ const claim = prepare('claim_job_lease', (db, p: ClaimParams) => db
     .where((eb) => eb('lease_expires_at', 'is not distinct from', eb.cast<Date | null>(eb.val(p.expiresAt), 'timestamptz')))
     .returning('lease_token'))
   // The claim's event, only with a move and only when the claim won.
-  .with('e', (qc) => qc.insertInto('mint_events')
-    .columns(['brand_id', 'id', 'occurred_at', 'event_type', 'entity_type', 'entity_id', 'payload', 'actor'])
-    .expression((eb) => eb.selectFrom('claimed').select([
-      eb.cast<string>(eb.val(p.brandId), 'uuid').as('brand_id'), eb.cast<string>(eb.val(p.eventId), 'uuid').as('id'),
-      eb.cast<Date>(eb.val(p.at), 'timestamptz').as('occurred_at'), eb.cast<string>(eb.val(p.eventType), 'text').as('event_type'),
-      eb.cast<string>(eb.val(p.entityType), 'text').as('entity_type'), eb.cast<string>(eb.val(p.entityId), 'text').as('entity_id'),
-      eb.cast<string>(eb.val(p.payload), 'jsonb').as('payload'), eb.cast<string | null>(eb.val(p.actor), 'text').as('actor'),
-    ]).where(() => sql<boolean>`${p.withEvent}::boolean`))
-    .returning(insertedEventColumns))
+  .with('e', (qc) => gatedEventInsert(qc, 'claimed', p, p.withEvent))
   .with('deliveries', (qc) => eventDeliveries(qc))
   .selectFrom('claimed').select('lease_token'));
 
