@@ -4,9 +4,9 @@ import type { BatchMove, JobMove, JobStatus, Lease, NewEvent } from '@mint/domai
 import type { Em } from '../orm.ts';
 import type { Tables } from '../tables.ts';
 import { batchMoveUpdate } from './batches.ts';
-import { eventDeliveries, gatedEventInsert, insertedEventColumns, type EventParams } from './events.ts';
-import { jobMoveUpdate } from './jobs.ts';
-import { kpiShard } from './kpis.ts';
+import { eventDeliveries, eventsInsert, gatedEventInsert, type EventParams } from './events.ts';
+import { jobMoveUpdate, leaseRenewal } from './jobs.ts';
+import { addToShard, kpiShard } from './kpis.ts';
 import { first, prepare, preparedRows } from './kysely.ts';
 import { packInsert, type PackSpec } from './packs.ts';
 
@@ -53,15 +53,11 @@ const chunkCommit = prepare('commit_mint_chunk', (db, p: ChunkCommitParams) => d
   // The fencing check (renewJobLease's): the job's row, locked first, renewed only while it has the
   // writer's owner and token and is not terminal; with `start`, the job's first move as a
   // compare-and-set in the same update (a concurrent chunk of the same run may have made it).
-  .with('lease', (qc) => qc.updateTable('mint_jobs')
+  .with('lease', (qc) => leaseRenewal(qc, { brandId: p.brandId, jobId: p.jobId, owner: p.owner, token: p.token }, p.expiresAt, p.at)
     .set((eb) => ({
-      lease_expires_at: eb.cast<Date>(eb.val(p.expiresAt), 'timestamptz'), updated_at: eb.cast<Date>(eb.val(p.at), 'timestamptz'), attempts: 0,
       status: eb.case().when('status', '=', eb.cast<string | null>(eb.val(p.startFrom), 'text'))
         .then(eb.cast<string>(eb.val(p.startTo), 'text')).else(eb.ref('status')).end(),
     }))
-    .where('brand_id', '=', (eb) => eb.cast<string>(eb.val(p.brandId), 'uuid')).where('id', '=', (eb) => eb.cast<string>(eb.val(p.jobId), 'uuid'))
-    .where('lease_owner', '=', (eb) => eb.cast<string>(eb.val(p.owner), 'text')).where('lease_token', '=', (eb) => eb.cast<number>(eb.val(p.token), 'integer'))
-    .where('status', 'in', ['QUEUED', 'RESERVED', 'PROCESSING'])
     .returning('status'))
   // Everything below takes its row through the lease, so a lost lease writes nothing, and the row
   // locks come in the order job, batch, counters. The batch's row lock orders concurrent chunks of
@@ -81,10 +77,7 @@ const chunkCommit = prepare('commit_mint_chunk', (db, p: ChunkCommitParams) => d
       eb.cast<string>(eb.val(p.brandId), 'uuid').as('brand_id'), kpiShard().as('shard'),
       eb.cast<number>(eb.val(p.count), 'integer').as('total_tokens_minted'), eb.cast<number>(eb.val(p.activeCount), 'integer').as('active_tokens'),
     ]))
-    .onConflict((oc) => oc.columns(['brand_id', 'shard']).doUpdateSet((eb) => ({
-      total_tokens_minted: eb('mint_kpis.total_tokens_minted', '+', eb.ref('excluded.total_tokens_minted')),
-      active_tokens: eb('mint_kpis.active_tokens', '+', eb.ref('excluded.active_tokens')),
-    }))))
+    .onConflict(addToShard))
   .selectFrom('lease').innerJoin('minted', (join) => join.onTrue()).select(['lease.status', 'minted.minted_quantity']));
 
 /**
@@ -138,10 +131,7 @@ export async function writeCompletion(em: Em, c: Completion): Promise<{ jobMoved
     .with('job', (qc) => jobMoveUpdate(qc, c.brandId, c.jobId, c.jobMove, c.at).returning('id'))
     .with('batch', (qc) => batchMoveUpdate(schemaOnly(qc), c.brandId, c.batchId, c.batchMove, c.at).returning('id'))
     .with('pack', (qc) => packInsert(schemaOnly(qc), c.brandId, randomUUID(), c.batchId, c.pack, c.at, true))
-    .with('e', (qc) => qc.insertInto('mint_events').values(c.events.map((e) => ({
-      brand_id: e.brandId, id: randomUUID(), occurred_at: c.at, event_type: e.eventType, entity_type: e.entityType, entity_id: e.entityId,
-      payload: JSON.stringify(e.payload), actor: e.actor,
-    }))).returning(insertedEventColumns))
+    .with('e', (qc) => eventsInsert(qc, c.at, c.events))
     .with('deliveries', (qc) => eventDeliveries(qc))
     .selectNoFrom((eb) => [
       eb.exists(eb.selectFrom('job').select(eb.lit(1).as('one'))).as('job_moved'),

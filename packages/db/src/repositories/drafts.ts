@@ -4,7 +4,7 @@ import type { NewEvent } from '@mint/domain';
 import type { Em } from '../orm.ts';
 import { first, prepare, preparedChanged, preparedRows, unnest } from './kysely.ts';
 import { eventDeliveries, insertedEventColumns } from './events.ts';
-import { kpiShard } from './kpis.ts';
+import { addToShard, kpiShard } from './kpis.ts';
 
 /**
  * The submit path's read and its one write, in SQL of their own: a submit is the service's
@@ -229,7 +229,7 @@ const draftBatch = prepare('insert_draft_batch', (db, p: DraftBatchParams) => db
   .insertInto('mint_kpis')
   .columns(['brand_id', 'shard', 'batches_created'])
   .expression((eb) => eb.selectFrom('gate').select([eb.cast<string>(eb.val(p.brandId), 'uuid').as('brand_id'), kpiShard().as('shard'), sql<number>`1`.as('batches_created')]))
-  .onConflict((oc) => oc.columns(['brand_id', 'shard']).doUpdateSet((eb) => ({ batches_created: eb('mint_kpis.batches_created', '+', 1) }))));
+  .onConflict(addToShard));
 
 /**
  * Inserts, in one statement in the caller's transaction: the job (when `job` is given), the draft

@@ -28,11 +28,19 @@ function endpointWants(): RawBuilder<boolean> {
  */
 export async function appendEvents(em: Em, at: Date, events: readonly NewEvent[]): Promise<void> {
   if (events.length === 0) return;
-  await changed(em, (db) => eventDeliveries(db
-    .with('e', (db) => db.insertInto('mint_events').values(events.map((e) => ({
-      brand_id: e.brandId, id: randomUUID(), occurred_at: at, event_type: e.eventType, entity_type: e.entityType, entity_id: e.entityId,
-      payload: JSON.stringify(e.payload), actor: e.actor,
-    }))).returning(insertedEventColumns))));
+  await changed(em, (db) => eventDeliveries(db.with('e', (qc) => eventsInsert(qc, at, events))));
+}
+
+/**
+ * The insert of `events`, all stamped `at`, returning {@link insertedEventColumns}: a statement's
+ * CTE `e`, which its {@link eventDeliveries} follow. `qc` is seen with the schema alone (the
+ * statement's other CTEs stay in it).
+ */
+export function eventsInsert<DB extends Tables>(qc: QueryCreator<DB>, at: Date, events: readonly NewEvent[]) {
+  return (qc as unknown as QueryCreator<Tables>).insertInto('mint_events').values(events.map((e) => ({
+    brand_id: e.brandId, id: randomUUID(), occurred_at: at, event_type: e.eventType, entity_type: e.entityType, entity_id: e.entityId,
+    payload: JSON.stringify(e.payload), actor: e.actor,
+  }))).returning(insertedEventColumns);
 }
 
 /** The columns of the events a statement inserts, as its CTE `e` returns them for {@link eventDeliveries}. */

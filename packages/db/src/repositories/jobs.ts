@@ -110,9 +110,14 @@ export async function claimJobLease(
  * the job's failed-attempt count.
  */
 export async function renewJobLease(em: Em, lease: Lease, expiresAt: Date, at: Date): Promise<boolean> {
-  return (await changed(em, (db) => db.updateTable('mint_jobs').set({ lease_expires_at: expiresAt, updated_at: at, attempts: 0 })
+  return (await changed(em, (db) => leaseRenewal(db, lease, expiresAt, at))) === 1;
+}
+
+/** The update of {@link renewJobLease}, for statements that renew the lease beside other writes (its values may be a prepared statement's parameters). */
+export function leaseRenewal(db: QueryCreator<Tables>, lease: Lease, expiresAt: Date, at: Date) {
+  return db.updateTable('mint_jobs').set({ lease_expires_at: expiresAt, updated_at: at, attempts: 0 })
     .where('brand_id', '=', lease.brandId).where('id', '=', lease.jobId).where('lease_owner', '=', lease.owner).where('lease_token', '=', lease.token)
-    .where('status', 'in', ['QUEUED', 'RESERVED', 'PROCESSING']))) === 1;
+    .where('status', 'in', ['QUEUED', 'RESERVED', 'PROCESSING']);
 }
 
 /** Gives a lease back so another worker can claim the job at once; false when it was no longer held. */

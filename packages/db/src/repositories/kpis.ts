@@ -1,5 +1,6 @@
-import { sql } from 'kysely';
+import { sql, type OnConflictBuilder } from 'kysely';
 import type { Em } from '../orm.ts';
+import type { Tables } from '../tables.ts';
 import { changed } from './kysely.ts';
 
 /**
@@ -29,10 +30,18 @@ export async function bumpKpis(em: Em, brandId: string, delta: KpiDelta): Promis
       brand_id: brandId, shard: kpiShard(), total_tokens_minted: delta.totalTokensMinted ?? 0, active_tokens: delta.activeTokens ?? 0,
       batches_created: delta.batchesCreated ?? 0, exported_printed: delta.exportedPrinted ?? 0,
     })
-    .onConflict((oc) => oc.columns(['brand_id', 'shard']).doUpdateSet((eb) => ({
-      total_tokens_minted: eb('mint_kpis.total_tokens_minted', '+', eb.ref('excluded.total_tokens_minted')),
-      active_tokens: eb('mint_kpis.active_tokens', '+', eb.ref('excluded.active_tokens')),
-      batches_created: eb('mint_kpis.batches_created', '+', eb.ref('excluded.batches_created')),
-      exported_printed: eb('mint_kpis.exported_printed', '+', eb.ref('excluded.exported_printed')),
-    }))));
+    .onConflict(addToShard));
+}
+
+/**
+ * The conflict clause of every insert into mint_kpis: when the connection's shard row exists, the
+ * inserted counters are added to it (a counter the insert leaves out is 0).
+ */
+export function addToShard<DB extends Tables>(oc: OnConflictBuilder<DB, 'mint_kpis'>) {
+  return (oc as unknown as OnConflictBuilder<Tables, 'mint_kpis'>).columns(['brand_id', 'shard']).doUpdateSet((eb) => ({
+    total_tokens_minted: eb('mint_kpis.total_tokens_minted', '+', eb.ref('excluded.total_tokens_minted')),
+    active_tokens: eb('mint_kpis.active_tokens', '+', eb.ref('excluded.active_tokens')),
+    batches_created: eb('mint_kpis.batches_created', '+', eb.ref('excluded.batches_created')),
+    exported_printed: eb('mint_kpis.exported_printed', '+', eb.ref('excluded.exported_printed')),
+  }));
 }
