@@ -1,5 +1,6 @@
 // The connection preface dispatch and the graceful close of the one-port listener, on raw sockets.
 
+import { maxHeaderSize, type ServerResponse } from 'node:http';
 import http2 from 'node:http2';
 import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -88,7 +89,57 @@ describe('slow clients', () => {
     const started = Date.now();
     const text = await rawExchange(port, ['GET / HTTP/1.1\r\nHost: t\r\n']);
     expect(text).toMatch(/^HTTP\/1\.1 408/);
+    expect(jsonBodyOf(text)).toMatchObject({ ok: false, error: 'request_timeout' });
     expect(Date.now() - started).toBeLessThan(3_000);
+  });
+});
+
+/** The JSON body of a raw HTTP/1.1 answer, checked against its content-length. */
+function jsonBodyOf(text: string): unknown {
+  const [head, body = ''] = text.split('\r\n\r\n', 2);
+  expect(`${head}\r\n`).toMatch(/\r\ncontent-type: application\/json\r\n/i);
+  expect(`${head}\r\n`).toMatch(/\r\nconnection: close\r\n/i);
+  expect(Number(/\r\ncontent-length: (\d+)/i.exec(head!)?.[1])).toBe(Buffer.byteLength(body));
+  return JSON.parse(body);
+}
+
+describe('requests the HTTP parser refuses', () => {
+  it('answers a head past the size limit with 431 and a JSON body naming it, then closes', async () => {
+    let served = 0;
+    listener = createDualListener((_req, res) => {
+      served += 1;
+      res.end();
+    });
+    const port = await listener.listen(0, '127.0.0.1');
+    const text = await rawExchange(port, [`GET / HTTP/1.1\r\nHost: t\r\nCookie: ${'c'.repeat(maxHeaderSize)}\r\n\r\n`]);
+    expect(text).toMatch(/^HTTP\/1\.1 431 Request Header Fields Too Large\r\n/);
+    const body = jsonBodyOf(text) as { ok: boolean; error: string; message: string };
+    expect(body).toMatchObject({ ok: false, error: 'request_header_fields_too_large' });
+    expect(body.message).toContain(`${maxHeaderSize} bytes`);
+    expect(served).toBe(0);
+  });
+
+  it('answers a malformed request line with 400 and a JSON body with the parser\'s reason', async () => {
+    listener = createDualListener((_req, res) => res.end());
+    const port = await listener.listen(0, '127.0.0.1');
+    const text = await rawExchange(port, ['GET / HTTP/1.1\r\nHost: t\r\nContent-Length: x\r\n\r\n']);
+    expect(text).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+    const body = jsonBodyOf(text) as { ok: boolean; error: string; message: string };
+    expect(body).toMatchObject({ ok: false, error: 'bad_request' });
+    expect(body.message).toMatch(/^malformed HTTP request: \S/);
+  });
+
+  it('writes nothing into a response already under way when a pipelined request after it is malformed (the connection is cut, as Node does)', async () => {
+    listener = createDualListener((_req, res) => {
+      const h1 = res as ServerResponse;
+      h1.writeHead(200, { 'content-type': 'text/plain' });
+      h1.write('partial');
+      setTimeout(() => h1.end(' answer'), 200);
+    });
+    const port = await listener.listen(0, '127.0.0.1');
+    const text = await rawExchange(port, ['GET /a HTTP/1.1\r\nHost: t\r\n\r\nBROKEN\u0001 / HTTP/1.1\r\n\r\n']);
+    expect(text).not.toContain('bad_request');
+    expect(text).not.toContain('HTTP/1.1 400');
   });
 });
 

@@ -3,9 +3,10 @@
 // peeked: the HTTP/2 connection preface sends it to an http2 server, anything else to an http
 // server. Both share one request listener.
 
-import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import http, { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import http2, { type Http2ServerRequest, type Http2ServerResponse, type Http2Session } from 'node:http2';
 import net, { type Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 
 /** The first bytes of every HTTP/2 connection (RFC 9113 section 3.4). */
 const http2Preface = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
@@ -93,6 +94,7 @@ export function createDualListener(listener: RequestListener, options: DualListe
     listener(req, res);
   });
   h1.keepAliveTimeout = options.keepAliveTimeoutMs ?? options.idleTimeoutMs ?? 5_000;
+  h1.on('clientError', answerParserError);
   h1.on('connection', (socket: Socket) => {
     h1Responses.set(socket, []);
     socket.once('close', () => h1Responses.delete(socket));
@@ -193,6 +195,39 @@ export function createDualListener(listener: RequestListener, options: DualListe
       return (closed ??= shutdown(timeoutMs));
     },
   };
+}
+
+/** What the HTTP/1.1 parser refuses before any route runs: its status, stable code and message. */
+function parserProblem(err: NodeJS.ErrnoException & { reason?: unknown }): { status: number; code: string; message: string } {
+  switch (err.code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return { status: 431, code: 'request_header_fields_too_large', message: `the request line and headers exceed ${http.maxHeaderSize} bytes` };
+    case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
+      return { status: 413, code: 'payload_too_large', message: 'the chunk extensions of the request body are too large' };
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return { status: 408, code: 'request_timeout', message: 'the request did not arrive whole within the time allowed' };
+    default:
+      return { status: 400, code: 'bad_request', message: `malformed HTTP request${typeof err.reason === 'string' ? `: ${err.reason}` : ''}` };
+  }
+}
+
+/**
+ * Answers what the HTTP/1.1 parser refused (a head past the size limit, a malformed request, one
+ * that never completed) as Node would, with the status and `Connection: close`, but with the plain
+ * JSON error body every other refusal has. Nothing is written when the socket cannot take it, or
+ * once a response on it has started (that would corrupt it); the connection is closed either way.
+ */
+function answerParserError(err: NodeJS.ErrnoException, socket: Duplex): void {
+  // Node's own handler makes the same check on the same (undocumented) field.
+  const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse })._httpMessage;
+  if (err.code !== 'ECONNRESET' && socket.writable && inFlight?.headersSent !== true) {
+    const { status, code, message } = parserProblem(err);
+    const body = JSON.stringify({ ok: false, error: code, message });
+    socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n`
+      + `cache-control: no-store\r\nconnection: close\r\n\r\n${body}`, () => socket.destroy());
+    return;
+  }
+  socket.destroy();
 }
 
 /**
