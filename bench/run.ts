@@ -13,7 +13,7 @@
 //   BENCH_LABEL_UNITS    units of the svg and pdf pack rows (default 10,000; their full size is 100,000)
 //   BENCH_MINT_SIZES     job sizes of the mint benchmark (default 10000,100000,1000000)
 //   BENCH_LOAD_SECONDS   seconds of each resolver and submit load (default 10)
-//   BENCH_ITERATIONS     timed calls per read case and run (default 500)
+//   BENCH_ITERATIONS     timed calls per read case and run (default 5,000)
 //   BENCH_ONLY           comma-separated subset of mint,reads,resolver,packs,submit,webhooks,watch
 //   BENCH_WEBHOOK_EVENTS events of the webhook throughput backlog (default 10,000)
 //   BENCH_WATCH_RUNS     runs of the watcher benchmark, each a fresh stack per design (default 2)
@@ -46,7 +46,7 @@ const runs = Number(env['BENCH_RUNS'] ?? 3);
 const units = Number(env['BENCH_UNITS'] ?? 1_000_000);
 const mintSizes = env['BENCH_MINT_SIZES'] ?? '10000,100000,1000000';
 const loadSeconds = Number(env['BENCH_LOAD_SECONDS'] ?? 10);
-const iterations = Number(env['BENCH_ITERATIONS'] ?? 500);
+const iterations = Number(env['BENCH_ITERATIONS'] ?? 5_000);
 const only = env['BENCH_ONLY'] ? new Set(env['BENCH_ONLY'].split(',').map((s) => s.trim())) : null;
 const reportDir = env['BENCH_REPORT_DIR'] ?? benchDir;
 const natsUrl = env['NATS_URL'] ?? 'nats://127.0.0.1:4222';
