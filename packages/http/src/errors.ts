@@ -69,6 +69,11 @@ export interface HttpError {
   readonly details?: Readonly<Record<string, unknown>>;
 }
 
+/** The plain error body of HTTP answers outside a family with a body of its own: `{ ok: false, error, message }`. */
+export function plainErrorBody(error: HttpError): { ok: false; error: string; message: string } {
+  return { ok: false, error: error.code, message: error.message };
+}
+
 /**
  * Maps any thrown value to the plain HTTP error: transport conditions as they say, domain errors
  * through the shared table (bad input carries its violations), anything else 500 internal.

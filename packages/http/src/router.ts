@@ -4,7 +4,7 @@
 
 import createFindMyWay, { type HTTPMethod } from 'find-my-way';
 import { InvalidInputError, isRateLimitedError } from '@mint/domain';
-import { HttpProblem, toHttpError, type HttpError } from './errors.ts';
+import { HttpProblem, plainErrorBody, toHttpError, type HttpError } from './errors.ts';
 import { sendJson } from './respond.ts';
 import type { HttpRequest, HttpResponse } from './types.ts';
 
@@ -55,9 +55,9 @@ export function matchedRoute(req: HttpRequest): string | undefined {
 /** The methods a 405 is given for on a known path. */
 const allMethods: readonly HTTPMethod[] = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
 
-/** The plain error body of routes without a family of their own: `{ ok: false, error, message }`. */
+/** Answers in the plain error body ({@link plainErrorBody}): the error writer of routes without a family of their own. */
 export const sendHttpError: ErrorWriter = (call, error) => {
-  sendJson(call.req, call.res, error.status, { ok: false, error: error.code, message: error.message });
+  sendJson(call.req, call.res, error.status, plainErrorBody(error));
 };
 
 /** A route table ready to serve. */

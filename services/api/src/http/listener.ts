@@ -7,6 +7,7 @@ import http, { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'n
 import http2, { type Http2ServerRequest, type Http2ServerResponse, type Http2Session } from 'node:http2';
 import net, { type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { plainErrorBody, type HttpError } from '@mint/http';
 
 /** The first bytes of every HTTP/2 connection (RFC 9113 section 3.4). */
 const http2Preface = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
@@ -198,7 +199,7 @@ export function createDualListener(listener: RequestListener, options: DualListe
 }
 
 /** What the HTTP/1.1 parser refuses before any route runs: its status, stable code and message. */
-function parserProblem(err: NodeJS.ErrnoException & { reason?: unknown }): { status: number; code: string; message: string } {
+function parserProblem(err: NodeJS.ErrnoException & { reason?: unknown }): HttpError {
   switch (err.code) {
     case 'HPE_HEADER_OVERFLOW':
       return { status: 431, code: 'request_header_fields_too_large', message: `the request line and headers exceed ${http.maxHeaderSize} bytes` };
@@ -221,9 +222,9 @@ function answerParserError(err: NodeJS.ErrnoException, socket: Duplex): void {
   // Node's own handler makes the same check on the same (undocumented) field.
   const inFlight = (socket as Duplex & { _httpMessage?: ServerResponse })._httpMessage;
   if (err.code !== 'ECONNRESET' && socket.writable && inFlight?.headersSent !== true) {
-    const { status, code, message } = parserProblem(err);
-    const body = JSON.stringify({ ok: false, error: code, message });
-    socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n`
+    const problem = parserProblem(err);
+    const body = JSON.stringify(plainErrorBody(problem));
+    socket.end(`HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n`
       + `cache-control: no-store\r\nconnection: close\r\n\r\n${body}`, () => socket.destroy());
     return;
   }
