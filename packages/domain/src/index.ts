@@ -83,3 +83,4 @@ export {
 export {
   sealedSecretPrefix, secretKeyBytes, SecretBoxError, isSecretBoxError, isSealedSecret, sealedSecretKeyId, parseSecretKeys, sealSecret, openSecret
 } from './secret-box.ts';
+export { type ScanFloodLimits, defaultScanFloodLimits, type ScanFloodFacts, type CountedScan, type ScanFloodGate, createScanFloodGate } from './scan-flood.ts';

@@ -5,7 +5,7 @@ import {
 } from '@mint/db';
 import {
   chooseLink, decideResolution, defaultLinkOf, levelAnchors, resolverPrefix, type Link, type LinkedLevel, type LinkPreferences, type Representation,
-  type ResolutionOutcome, type ResolverPath,
+  type ResolutionOutcome, type ResolverPath, createScanFloodGate, defaultScanFloodLimits, type ScanFloodFacts, type ScanFloodLimits,
 } from '@mint/domain';
 import type { UseCaseContext } from './context.ts';
 
@@ -62,8 +62,9 @@ export interface Resolver {
    * scan off the request path. `root` replaces `{PUBLIC_BASE_URL}/r/{slug}` in the anchors (a brand
    * domain's `https://{domain}`); default that. Answers synchronously when everything it needs is
    * cached (a GTIN's or lot-less product's scan), else with a promise (a unit is always read).
+   * `client` (the sender's address) lets the recorder count a flood instead of storing each scan.
    */
-  resolve(path: ResolverPath, representation: Representation, preferences?: LinkPreferences, root?: string): Resolution | Promise<Resolution>;
+  resolve(path: ResolverPath, representation: Representation, preferences?: LinkPreferences, root?: string, client?: string): Resolution | Promise<Resolution>;
   /**
    * Settles once the resolver first listens for link changes. Links cached before then are
    * forgotten at that moment (they may have missed a change), so a warm cache starts from here.
@@ -461,7 +462,7 @@ export function createResolver(ctx: UseCaseContext, options: ResolverOptions = {
   }
 
   /** Records the scan of a resolution (a known brand's only). */
-  function record(path: ResolverPath, representation: Representation, resolution: Resolution): Resolution {
+  function record(path: ResolverPath, representation: Representation, resolution: Resolution, client: string | undefined): Resolution {
     if (resolution.brand !== null && options.recorder !== undefined) {
       const key = path.key;
       options.recorder.record({
@@ -471,13 +472,14 @@ export function createResolver(ctx: UseCaseContext, options: ResolverOptions = {
         outcome: resolution.outcome.kind, representation,
         linkType: representation === 'redirect' ? resolution.link?.linkType ?? null : null,
         unitKnown: resolution.unitKnown,
-      });
+      }, client);
     }
     return resolution;
   }
 
   return {
-    resolve: (path, representation, preferences = noPreferences, root) => then(lookup(path, preferences, root), (resolution) => record(path, representation, resolution)),
+    resolve: (path, representation, preferences = noPreferences, root, client) =>
+      then(lookup(path, preferences, root), (resolution) => record(path, representation, resolution, client)),
     brandOfDomain: (host) => domains.get(host),
     listening: feed.started,
     async close() {
@@ -502,8 +504,12 @@ export interface ScanRecorderStats {
 
 /** A bounded, batching scan event writer that never blocks its callers. */
 export interface ScanRecorder {
-  /** Queues a scan; when the queue is full the scan is dropped and counted. Never throws, never waits. */
-  record(scan: ScanRecord): void;
+  /**
+   * Queues a scan; when the queue is full the scan is dropped and counted. With the `client` that
+   * sent it (an address, held in memory for one window and never written), a flood is counted
+   * into a few rows instead of one each ({@link createScanFloodGate}). Never throws, never waits.
+   */
+  record(scan: ScanRecord, client?: string): void;
   stats(): ScanRecorderStats;
   /** Flushes what is queued (waiting at most `timeoutMs` for a stuck writer) and stops. */
   close(timeoutMs?: number): Promise<void>;
@@ -527,12 +533,19 @@ export interface ScanRecorderOptions {
   readonly onError?: (error: unknown, lost: number) => void;
   /** Told how many scans were written, dropped (queue full) or failed, as it happens (for metrics). */
   readonly onOutcome?: (outcome: 'written' | 'dropped' | 'failed', count: number) => void;
+  /** Limits of the flood gate for scans recorded with a client; null stores every scan one by one. Default {@link defaultScanFloodLimits}. */
+  readonly flood?: ScanFloodLimits | null;
+  /** The clock of the flood gate's windows, in milliseconds; default `Date.now`. */
+  readonly now?: () => number;
 }
 
 /**
  * Records scan events off the request path: `record` appends to a bounded in-memory queue, one
  * writer at a time drains it in batches (one multi-row insert each). A slow or failing database
- * only fills the queue; beyond its capacity scans are dropped and counted, never awaited.
+ * only fills the queue; beyond its capacity scans are dropped and counted, never awaited. Scans
+ * recorded with their client pass the flood gate first: a client's repeats of one scan, and a
+ * brand's never-issued serials beyond its budget, become counted rows written when their window
+ * closes, so `written` (in scans) stays exact while the rows stay few.
  */
 export function createScanRecorder(ctx: UseCaseContext, options: ScanRecorderOptions = {}): ScanRecorder {
   const capacity = options.capacity ?? 50_000;
@@ -540,6 +553,14 @@ export function createScanRecorder(ctx: UseCaseContext, options: ScanRecorderOpt
   const intervalMs = options.flushIntervalMs ?? 250;
   const writer = options.write === undefined ? createScanWriter(ctx.db) : null;
   const write = options.write ?? ((scans: readonly ScanRecord[]) => writer!.write(scans));
+  const now = options.now ?? Date.now;
+  const gate = options.flood === null ? null : createScanFloodGate<ScanRecord>(options.flood ?? defaultScanFloodLimits, (scan) => ({ ...scan, identifier: null }));
+  /** Moves the counted rows of closed windows (every window when `all`) into the queue. */
+  const collect = (all: boolean) => {
+    if (gate === null) return;
+    for (const row of gate.due(all ? Number.POSITIVE_INFINITY : now())) queue.push({ ...row.scan, count: row.count });
+  };
+  const scansIn = (batch: readonly ScanRecord[]) => batch.reduce((sum, scan) => sum + (scan.count ?? 1), 0);
   let queue: ScanRecord[] = [];
   let written = 0;
   let dropped = 0;
@@ -563,19 +584,20 @@ export function createScanRecorder(ctx: UseCaseContext, options: ScanRecorderOpt
         const batch = queue.length <= batchSize ? queue : queue.slice(0, batchSize);
         queue = queue.length <= batchSize ? [] : queue.slice(batchSize);
         due -= batch.length;
+        const scans = scansIn(batch);
         try {
           await write(batch);
-          written += batch.length;
-          options.onOutcome?.('written', batch.length);
+          written += scans;
+          options.onOutcome?.('written', scans);
         } catch (error) {
-          failed += batch.length;
-          options.onOutcome?.('failed', batch.length);
-          options.onError?.(error, batch.length);
+          failed += scans;
+          options.onOutcome?.('failed', scans);
+          options.onError?.(error, scans);
         }
       }
     })().finally(() => {
       flushing = null;
-      if (queue.length > 0) schedule();
+      if (queue.length > 0 || (gate?.pending() ?? 0) > 0) schedule();
     });
     return flushing;
   };
@@ -583,16 +605,21 @@ export function createScanRecorder(ctx: UseCaseContext, options: ScanRecorderOpt
     if (timer !== null || closed) return;
     timer = setTimeout(() => {
       timer = null;
+      collect(false);
       void flush(true);
     }, intervalMs);
     timer.unref();
   };
 
   return {
-    record(scan) {
+    record(scan, client) {
       if (closed || queue.length >= capacity) {
         dropped++;
         options.onOutcome?.('dropped', 1);
+        return;
+      }
+      if (client !== undefined && gate !== null && !gate.admit(scan, floodFactsOf(scan), client, now())) {
+        schedule();
         return;
       }
       queue.push(scan);
@@ -608,6 +635,7 @@ export function createScanRecorder(ctx: UseCaseContext, options: ScanRecorderOpt
       await Promise.race([
         (async () => {
           await flushing;
+          collect(true);
           await flush(true);
         })(),
         deadline,
@@ -615,6 +643,14 @@ export function createScanRecorder(ctx: UseCaseContext, options: ScanRecorderOpt
       // A write still stuck keeps its connection; the pool is not waited for past the deadline.
       if (writer !== null) await Promise.race([writer.close(), deadline]);
     },
+  };
+}
+
+/** What makes two scans the same scan for the flood gate, and whether it named a never-issued serial. */
+function floodFactsOf(scan: ScanRecord): ScanFloodFacts {
+  return {
+    brandId: scan.brandId, gtin: scan.gtin, unknownSerial: scan.unitKnown === false,
+    identity: `${scan.kind} ${scan.gtin ?? ''} ${scan.identifier ?? ''} ${scan.outcome} ${scan.representation} ${scan.linkType ?? ''}`,
   };
 }
 

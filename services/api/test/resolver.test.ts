@@ -288,9 +288,10 @@ describe('scan events', () => {
 
   it('keeps redirecting while the scan writer hangs or fails', async () => {
     let hangingCalls = 0;
-    const hanging = await startWith({ write: () => { hangingCalls++; return new Promise(() => {}); }, batchSize: 2, capacity: 3, flushIntervalMs: 1 });
+    // The same scan from the same client twenty times: the flood gate is off, so each one reaches the writer.
+    const hanging = await startWith({ write: () => { hangingCalls++; return new Promise(() => {}); }, batchSize: 2, capacity: 3, flushIntervalMs: 1, flood: null });
     let failingCalls = 0;
-    const failing = await startWith({ write: async () => { failingCalls++; throw new Error('database down'); }, batchSize: 1, flushIntervalMs: 1 });
+    const failing = await startWith({ write: async () => { failingCalls++; throw new Error('database down'); }, batchSize: 1, flushIntervalMs: 1, flood: null });
     const path = `/r/${acme.slug}/01/${acme.brand.gtin}/21/${acme.serials[0]}`;
     for (let i = 0; i < 20; i++) {
       for (const base of [hanging, failing]) {
@@ -308,5 +309,30 @@ describe('scan events', () => {
     for (let i = 0; i < 100 && (await scanEvents(failing, 'failed')) !== 20; i++) await new Promise((resolve) => setTimeout(resolve, 20));
     expect(await scanEvents(failing, 'failed')).toBe(20);
     expect(await scanEvents(failing, 'written')).toBeUndefined();
+  });
+
+  it('counts a flood from one client into a few rows, and a flood of never-issued serials into one sampled row, the scans counted exactly', async () => {
+    const brand = await fixture();
+    const base = await startWith({ flushIntervalMs: 10, flood: { windowMs: 2_000, unknownPerWindow: 20, maxTracked: 10_000 } });
+    const forged = `/r/${brand.slug}/01/${brand.brand.gtin}/21/FORGED1`;
+    const scan = (path: string) => fetch(`${base}${path}`, { headers: json }).then((r) => r.arrayBuffer());
+    // 1,500 scans of one forged serial from one address, then 300 different forged serials.
+    for (let round = 0; round < 75; round++) await Promise.all(Array.from({ length: 20 }, () => scan(forged)));
+    for (let round = 0; round < 15; round++) await Promise.all(Array.from({ length: 20 }, (_, i) => scan(`/r/${brand.slug}/01/${brand.brand.gtin}/21/GUESS${round}x${i}`)));
+    const ledger = async () => (await query<{ rows: string; scans: string; sampled: string; flood: string | null }>(app.db.em.fork(),
+      `select count(*) as rows, coalesce(sum(scans), 0) as scans, count(*) filter (where identifier is null) as sampled,
+              sum(scans) filter (where identifier = 'FORGED1') as flood
+         from scan_events where brand_id = ?`, [brand.brand.brandId]))[0]!;
+    let found = await ledger();
+    for (let i = 0; i < 300 && Number(found.scans) < 1_800; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      found = await ledger();
+    }
+    // Every scan is counted; the one address's 1,500 are a row and a row of repeats per 2 s window
+    // they spanned, and the guesses beyond the brand's 20 a window are one sampled row per window.
+    expect(Number(found.scans)).toBe(1_800);
+    expect(Number(found.flood)).toBe(1_500);
+    expect(Number(found.sampled)).toBeGreaterThanOrEqual(1);
+    expect(Number(found.rows)).toBeLessThan(100);
   });
 });

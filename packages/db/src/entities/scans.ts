@@ -28,6 +28,8 @@ export const ScanEvent = defineEntity({
     linkType: p.text().nullable(),
     /** False when the path named a serial the brand never minted (it walked up to its product); null when the path named no unit. */
     unitKnown: p.boolean().nullable(),
+    /** How many scans the row stands for: 1, or one client's repeats of a scan within a window, or a flood of never-issued serials counted under its GTIN (identifier null). */
+    scans: p.integer().default(1),
   },
   indexes: [
     { properties: ['brandId', 'scannedAt'] },

@@ -211,32 +211,35 @@ export interface ScanRecord {
   readonly linkType?: string | null;
   /** False for a serial the brand never minted, true for a known unit, null when the path named no unit. */
   readonly unitKnown?: boolean | null;
+  /** How many scans the row stands for (a client's repeats or a flood's sample counted into one row); default 1. */
+  readonly count?: number;
 }
 
 /** The columns of scans, each one array. */
 interface ScanColumns {
   brandIds: string[]; scannedAt: string[]; kinds: string[]; gtins: (string | null)[]; identifiers: (string | null)[]; outcomes: string[]; representations: string[];
-  linkTypes: (string | null)[]; unitKnown: (boolean | null)[];
+  linkTypes: (string | null)[]; unitKnown: (boolean | null)[]; counts: number[];
 }
 
 /** Inserts scans given as column arrays, one statement whatever their number. */
 const insertScans = (db: Kysely<Tables>, c: ScanColumns) =>
   db.insertInto('scan_events')
-    .columns(['brand_id', 'scanned_at', 'kind', 'gtin', 'identifier', 'outcome', 'representation', 'link_type', 'unit_known'])
+    .columns(['brand_id', 'scanned_at', 'kind', 'gtin', 'identifier', 'outcome', 'representation', 'link_type', 'unit_known', 'scans'])
     .expression(db.selectFrom(unnest<{
       brand_id: string; scanned_at: string; kind: string; gtin: string | null; identifier: string | null; outcome: string; representation: string;
-      link_type: string | null; unit_known: boolean | null;
+      link_type: string | null; unit_known: boolean | null; scans: number;
     }, 's'>('s', {
       brand_id: ['uuid', c.brandIds], scanned_at: ['timestamptz', c.scannedAt], kind: ['text', c.kinds], gtin: ['text', c.gtins],
       identifier: ['text', c.identifiers], outcome: ['text', c.outcomes], representation: ['text', c.representations],
-      link_type: ['text', c.linkTypes], unit_known: ['bool', c.unitKnown],
-    })).select(['s.brand_id', 's.scanned_at', 's.kind', 's.gtin', 's.identifier', 's.outcome', 's.representation', 's.link_type', 's.unit_known']));
+      link_type: ['text', c.linkTypes], unit_known: ['bool', c.unitKnown], scans: ['int', c.counts],
+    })).select(['s.brand_id', 's.scanned_at', 's.kind', 's.gtin', 's.identifier', 's.outcome', 's.representation', 's.link_type', 's.unit_known', 's.scans']));
 
 function scanColumns(scans: readonly ScanRecord[]): ScanColumns {
   return {
     brandIds: scans.map((s) => s.brandId), scannedAt: scans.map((s) => s.scannedAt.toISOString()), kinds: scans.map((s) => s.kind),
     gtins: scans.map((s) => s.gtin), identifiers: scans.map((s) => s.identifier), outcomes: scans.map((s) => s.outcome),
     representations: scans.map((s) => s.representation), linkTypes: scans.map((s) => s.linkType ?? null), unitKnown: scans.map((s) => s.unitKnown ?? null),
+    counts: scans.map((s) => s.count ?? 1),
   };
 }
 

@@ -261,7 +261,8 @@ function serveIdentity(
     context: context === '' ? null : context,
     mediaTypes: mediaTypesOf(accept),
   };
-  const resolution = resolver.resolve(parsed.path, representation, preferences, root);
+  // The sender's address lets the scan recorder count a flood instead of storing each scan; it is never written.
+  const resolution = resolver.resolve(parsed.path, representation, preferences, root, req.socket?.remoteAddress ?? '');
   if (resolution instanceof Promise) return resolution.then((found) => answer(request, found));
   return answer(request, resolution);
 }
