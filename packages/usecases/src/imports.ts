@@ -11,6 +11,7 @@ import {
   NotFoundError, startImport, type ImportColumn, type ImportStatus,
 } from '@mint/domain';
 import { productViolations, storedPassportUrl } from './catalog.ts';
+import { FirstRows } from './first-rows.ts';
 import { runLinkImport } from './links.ts';
 import type { Actor, UseCaseContext } from './context.ts';
 
@@ -52,6 +53,26 @@ export function markInvalidUtf8(csv: Uint8Array): Uint8Array {
   return Buffer.concat(parts);
 }
 const lineBreak = Uint8Array.of(0x0a);
+
+/**
+ * {@link markInvalidUtf8} over a stream: each chunk's complete lines are checked as they come and
+ * the unfinished last line is carried into the next chunk, so the output equals the whole file's
+ * while only a chunk (and one line) is held.
+ */
+export async function* markInvalidUtf8Stream(source: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
+  let carry: Uint8Array = new Uint8Array(0);
+  for await (const chunk of source) {
+    const joined = carry.length === 0 ? chunk : Buffer.concat([carry, chunk]);
+    const end = joined.lastIndexOf(0x0a);
+    if (end < 0) {
+      carry = joined;
+      continue;
+    }
+    carry = joined.subarray(end + 1);
+    yield markInvalidUtf8(joined.subarray(0, end + 1));
+  }
+  if (carry.length > 0) yield markInvalidUtf8(carry);
+}
 
 /** The message of a row field that was not UTF-8 in the file. */
 export const notUtf8Message = 'is not valid UTF-8 (the file must be UTF-8 encoded)';
@@ -195,12 +216,13 @@ export async function runProductImport(ctx: UseCaseContext, brandId: string, imp
   }
   const csv = await readProductImportCsv(ctx.db.em.fork(), brandId, importId);
   if (csv === null) return { kind: 'missing' };
-  if ((await findProductImport(ctx.db.em.fork(), brandId, importId))?.kind === 'links') return runLinkImport(ctx, brandId, importId, csv);
+  if ((await findProductImport(ctx.db.em.fork(), brandId, importId))?.kind === 'links') return runLinkImport(ctx, brandId, importId, await wholeFile(csv));
 
   let columns: (ImportColumn | null)[] | null = null;
   let rowNumber = 0;
-  const skuRows = new Map<string, number>();
-  const gtinRows = new Map<string, number>();
+  // The first row of each SKU and GTIN: the one structure that grows with the file (bounded by its size limit).
+  const skuRows = new FirstRows();
+  const gtinRows = new FirstRows();
   let pending: { row: number; product: ProductRow }[] = [];
   let pendingErrors: ProductImportRowError[] = [];
   let pendingFailed = 0;
@@ -224,7 +246,7 @@ export async function runProductImport(ctx: UseCaseContext, brandId: string, imp
   };
 
   try {
-    for await (const record of parseCsvRecords(markInvalidUtf8(csv))) {
+    for await (const record of parseCsvRecords(markInvalidUtf8Stream(csv))) {
       if (columns === null) {
         assertValid(importHeaderViolations(record.fields));
         columns = record.fields.map((c) => c as ImportColumn);
@@ -243,13 +265,13 @@ export async function runProductImport(ctx: UseCaseContext, brandId: string, imp
         const violations = productViolations({ ...product, gtin: raw.gtin || null });
         if (violations.length > 0) {
           reject(rowNumber, violations);
-        } else if (skuRows.has(product.sku)) {
+        } else if (skuRows.get(product.sku) !== undefined) {
           reject(rowNumber, [{ field: 'sku', message: `"${product.sku}" already appears in row ${skuRows.get(product.sku)}; each SKU once per file` }]);
-        } else if (product.gtin !== null && gtinRows.has(product.gtin)) {
+        } else if (product.gtin !== null && gtinRows.get(product.gtin) !== undefined) {
           reject(rowNumber, [{ field: 'gtin', message: `already appears in row ${gtinRows.get(product.gtin)}; each GTIN once per file` }]);
         } else {
-          skuRows.set(product.sku, rowNumber);
-          if (product.gtin !== null) gtinRows.set(product.gtin, rowNumber);
+          skuRows.add(product.sku, rowNumber);
+          if (product.gtin !== null) gtinRows.add(product.gtin, rowNumber);
           pending.push({ row: rowNumber, product: { ...product, passportUrl: storedPassportUrl(product.passportUrl) } });
         }
       }
@@ -260,6 +282,13 @@ export async function runProductImport(ctx: UseCaseContext, brandId: string, imp
     return failImportRun(ctx, brandId, importId, rowNumber, error);
   }
   return completeImportRun(ctx, brandId, importId);
+}
+
+/** A stored file's slices as one buffer (link imports, which are read whole). */
+async function wholeFile(slices: AsyncIterable<Uint8Array>): Promise<Buffer> {
+  const parts: Uint8Array[] = [];
+  for await (const slice of slices) parts.push(slice);
+  return Buffer.concat(parts);
 }
 
 /**

@@ -44,6 +44,48 @@ describe('product import encoding', () => {
   });
 });
 
+describe('a product file read in slices', () => {
+  it('reads a file of several MiB the same whatever falls on a slice boundary: a character split across it, a bad byte at it, a SKU repeated after it', async () => {
+    const mib = 1024 * 1024;
+    const parts: Buffer[] = [Buffer.from('sku,name,commercial_status,mint_readiness_status\n')];
+    let size = parts[0]!.length;
+    let row = 0;
+    /** SKUs of one width, so a row's prefix has a known length. */
+    const sku = (n: number) => `S${String(n).padStart(7, '0')}`;
+    const push = (part: Buffer) => {
+      parts.push(part);
+      size += part.length;
+    };
+    /** Plain rows (200 bytes each, then one of the length left) until the file is exactly `end` bytes long. */
+    const fillTo = (end: number) => {
+      while (end - size > 250) push(Buffer.from(`${sku(++row)},${'p'.repeat(200 - `${sku(row)},,ACTIVE,READY\n`.length)},ACTIVE,READY\n`));
+      const bare = `${sku(++row)},,ACTIVE,READY\n`.length;
+      push(Buffer.from(`${sku(row)},${'x'.repeat(end - size - bare)},ACTIVE,READY\n`));
+      expect(size).toBe(end);
+    };
+    // "é" (two bytes) split by the first MiB boundary; a bad byte as the first byte of the second MiB.
+    fillTo(mib - 1 - `${sku(0)},Caf`.length);
+    const splitRow = ++row;
+    push(Buffer.from(`${sku(splitRow)},Caf\u00e9 au lait,ACTIVE,READY\n`));
+    fillTo(2 * mib - `${sku(0)},`.length);
+    const badRow = ++row;
+    push(Buffer.concat([Buffer.from(`${sku(badRow)},`), Buffer.from([0xff]), Buffer.from('bad,ACTIVE,READY\n')]));
+    fillTo(2.5 * mib);
+    const repeatRow = ++row;
+    push(Buffer.from(`${sku(1)},Repeated,ACTIVE,READY\n`));
+    const file = Buffer.concat(parts);
+    expect([file.subarray(mib - 1, mib + 1).toString(), file[2 * mib]]).toEqual(['\u00e9', 0xff]);
+    const done = await importBytes(file);
+    expect(done).toMatchObject({ status: 'COMPLETED', importedRows: row - 2, failedRows: 2 });
+    expect(done.errors).toEqual([
+      { row: badRow, field: 'name', message: 'is not valid UTF-8 (the file must be UTF-8 encoded)' },
+      { row: repeatRow, field: 'sku', message: `"${sku(1)}" already appears in row 1; each SKU once per file` },
+    ]);
+    const [split] = await query<{ name: string }>(app.db.em.fork(), 'select name from products where brand_id = ? and sku = ?', [brand.brandId, sku(splitRow)]);
+    expect(split).toEqual({ name: 'Café au lait' });
+  });
+});
+
 describe('link import encoding', () => {
   it('refuses each row that is not UTF-8, naming the row and column, and imports the others as written', async () => {
     const gtin = brand.gtin;

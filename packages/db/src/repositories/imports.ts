@@ -62,10 +62,26 @@ export async function findProductImport(em: Em, brandId: string, id: string): Pr
   return row === undefined ? null : toRecord(row);
 }
 
-/** The stored file of an import, or null when the import does not exist. */
-export async function readProductImportCsv(em: Em, brandId: string, id: string): Promise<Buffer | null> {
-  const row = await first(em, (db) => db.selectFrom('product_imports').select('csv').where('brand_id', '=', brandId).where('id', '=', id));
-  return row === undefined ? null : Buffer.from(row.csv);
+/** Bytes of a stored file read per query by {@link readProductImportCsv}. */
+const csvSliceBytes = 1024 * 1024;
+
+/**
+ * The stored file of an import as slices of at most 1 MiB, read one query each, so a reader holds
+ * a slice at a time and never the whole file (up to 32 MiB, which the driver would also hold as
+ * twice as much hex text); null when the import does not exist.
+ */
+export async function readProductImportCsv(em: Em, brandId: string, id: string): Promise<AsyncIterable<Buffer> | null> {
+  const found = await first(em, (db) => db.selectFrom('product_imports').select(sql<number>`octet_length(csv)`.as('size')).where('brand_id', '=', brandId).where('id', '=', id));
+  if (found === undefined) return null;
+  const size = Number(found.size);
+  return (async function* slices() {
+    for (let offset = 0; offset < size; offset += csvSliceBytes) {
+      const slice = await first(em, (db) => db.selectFrom('product_imports')
+        .select(sql<Uint8Array>`substring(csv from ${offset + 1} for ${csvSliceBytes})`.as('slice')).where('brand_id', '=', brandId).where('id', '=', id));
+      if (slice === undefined) return;
+      yield Buffer.from(slice.slice.buffer, slice.slice.byteOffset, slice.slice.byteLength);
+    }
+  })();
 }
 
 /**
