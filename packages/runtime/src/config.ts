@@ -32,6 +32,8 @@ export const defaults = {
   packStore: 'nats' as PackStoreKind,
   publicBaseUrl: (port: number): string => `http://localhost:${port}`,
   executorConcurrency: 2,
+  packConcurrency: 2,
+  packConcurrencyPerBrand: 1,
   chunkSize: 2000,
   shutdownTimeoutMs: 10_000,
   executorLeaseMs: 30_000,
@@ -108,6 +110,10 @@ export interface Config {
   readonly publicBaseUrl: string;
   /** `EXECUTOR_CONCURRENCY`: jobs one executor process runs at once. */
   readonly executorConcurrency: number;
+  /** `PACK_CONCURRENCY`: payload packs one executor process generates at once. */
+  readonly packConcurrency: number;
+  /** `PACK_CONCURRENCY_PER_BRAND`: packs of one brand generated at once across all executors, so one brand's backlog never holds every slot. */
+  readonly packConcurrencyPerBrand: number;
   /** `MINT_CHUNK_SIZE`: units in one chunk transaction at most, 1..20000; a job is cut into equal chunks of at most this size. */
   readonly chunkSize: number;
   /** `ENABLE_SET_MINT_BATCH_STATUS`: serve SetMintBatchStatus (the spec keeps it unexposed; off by default). */
@@ -246,6 +252,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     packStore: read.oneOf('PACK_STORE', packStoreKinds, defaults.packStore),
     publicBaseUrl: read.baseUrl('PUBLIC_BASE_URL') ?? defaults.publicBaseUrl(port),
     executorConcurrency: read.integer('EXECUTOR_CONCURRENCY', defaults.executorConcurrency, 1, 256),
+    packConcurrency: read.integer('PACK_CONCURRENCY', defaults.packConcurrency, 1, 64),
+    packConcurrencyPerBrand: read.integer('PACK_CONCURRENCY_PER_BRAND', defaults.packConcurrencyPerBrand, 1, 64),
     chunkSize: read.integer('MINT_CHUNK_SIZE', defaults.chunkSize, 1, 20_000),
     setMintBatchStatusEnabled: read.flag('ENABLE_SET_MINT_BATCH_STATUS', false),
     consoleEnabled: read.flag('CONSOLE_ENABLED', true),

@@ -88,11 +88,12 @@ export type PackGenerationResult =
 /**
  * Claims one pack to generate (pending, or generating with a lapsed lease): candidates read without
  * a lock, then a compare-and-set on one of them, so workers never wait on each other and never both
- * win one pack. Null when there is none.
+ * win one pack. A brand with `perBrand` packs generating offers none (fairness: see claimPack).
+ * Null when there is none.
  */
-export async function claimPayloadPack(ctx: UseCaseContext, leaseMs = defaultPackLeaseMs): Promise<PackClaim | null> {
+export async function claimPayloadPack(ctx: UseCaseContext, leaseMs = defaultPackLeaseMs, perBrand?: number): Promise<PackClaim | null> {
   const now = ctx.clock();
-  return claimPack(ctx.db.em.fork(), now, new Date(now.getTime() + leaseMs));
+  return claimPack(ctx.db.em.fork(), now, new Date(now.getTime() + leaseMs), perBrand);
 }
 
 /** Writes the text gathered so far to the requested tabular files and starts them afresh. */
@@ -204,20 +205,34 @@ export async function generatePayloadPack(ctx: UseCaseContext, claim: PackClaim,
   }
   let renewedAt = Date.now();
   let renewing: Promise<void> | null = null;
+  /** Set once a renewal found the claim gone (or failed): the next check throws it. */
+  let lapsed: unknown = null;
   const renew = async () => {
     const now = ctx.clock();
     if (!(await renewPackLease(ctx.db.em.fork(), claim, new Date(now.getTime() + leaseMs), now))) throw new Lost();
     renewedAt = Date.now();
   };
   // Files written at the same time share one renewal when it is due.
-  const keepClaim = async () => {
-    if (options.signal?.aborted) throw new Released();
-    if (Date.now() - renewedAt < leaseMs / 3) return;
+  const renewWhenDue = () => {
+    if (Date.now() - renewedAt < leaseMs / 3) return Promise.resolve();
     renewing ??= renew().finally(() => {
       renewing = null;
     });
-    await renewing;
+    return renewing;
   };
+  const keepClaim = async () => {
+    if (options.signal?.aborted) throw new Released();
+    if (lapsed !== null) throw lapsed;
+    await renewWhenDue();
+  };
+  // The lease is also renewed on a clock, whatever the files are doing: a page of labels drawn on
+  // the label thread, or a slow store, never lets it lapse while this worker still holds the pack.
+  const renewal = setInterval(() => {
+    renewWhenDue().catch((error: unknown) => {
+      lapsed ??= error;
+    });
+  }, Math.max(10, Math.floor(leaseMs / 6)));
+  renewal.unref();
   let snapshot: UnitSnapshot | null = null;
   try {
     const unitCount = packRangeUnits(profile, source);
@@ -271,9 +286,13 @@ export async function generatePayloadPack(ctx: UseCaseContext, claim: PackClaim,
     const sums = writer.file(packFiles.checksums);
     sums.end(files.map((f) => `${f.sha256}  ${f.name}\n`).join(''));
     await finished(sums);
+    clearInterval(renewal);
+    await (renewing as Promise<void> | null)?.catch(() => undefined);
+    if (lapsed !== null) throw lapsed;
     await writer.commit();
     return await finishPack(ctx, claim, storagePath, tabular.length > 0 ? rowCount : unitCount, purpose);
   } catch (error) {
+    clearInterval(renewal);
     await snapshot?.close();
     await writer.abort();
     if (error instanceof Released) return releasePack(ctx, claim);

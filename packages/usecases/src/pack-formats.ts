@@ -1,12 +1,13 @@
 import { createHash, type Hash } from 'node:crypto';
 import { once } from 'node:events';
-import { PassThrough, type Writable } from 'node:stream';
+import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { packLots, packUnitPage, wholeLines, type PackSource, type UnitSnapshot } from '@mint/db';
-import { rangeUnitCount, type LabelLayout, type PackFormat, type PackProfile, type PackPurpose, type Symbology } from '@mint/domain';
-import { pdfSheets, svgLabel, zplLabel, type LabelUnit, type SheetLayout } from '@mint/labels';
-import { tarHeader, type PackWriter } from '@mint/store';
+import { rangeUnitCount, type PackFormat, type PackProfile, type PackPurpose, type Symbology } from '@mint/domain';
+import type { PackWriter } from '@mint/store';
 import type { UseCaseContext } from './context.ts';
+import type { LabelFileSpec, NamedLabel } from './label-files.ts';
+import { drawLabelFile } from './label-thread.ts';
 
 /**
  * The format registry: the one place where a pack format maps to its file name and its writer.
@@ -64,9 +65,9 @@ export interface PackFormatEntry {
 export const packFormatRegistry: Readonly<Record<PackFormat, PackFormatEntry>> = {
   csv: { file: () => 'units.csv', write: null, copied: true },
   jsonl: { file: () => 'units.jsonl', write: null, copied: true },
-  svg: { file: () => 'labels-svg.tar', write: writeSvgTar, copied: false },
-  pdf: { file: () => 'labels.pdf', write: writePdf, copied: false },
-  zpl: { file: () => 'labels.zpl', write: writeZpl, copied: false },
+  svg: { file: () => 'labels-svg.tar', write: labelWriter('svg'), copied: false },
+  pdf: { file: () => 'labels.pdf', write: labelWriter('pdf'), copied: false },
+  zpl: { file: () => 'labels.zpl', write: labelWriter('zpl'), copied: false },
   epcis: { file: (purpose) => (purpose === 'void' ? 'epcis-decommissioning.json' : 'epcis.json'), write: writeEpcis, copied: true },
 };
 
@@ -183,7 +184,7 @@ async function* unitPages(run: PackRun) {
 }
 
 /** The labels of a pack: one per unit of the range, one per lot, or one for a product-only batch. */
-async function* labelUnits(run: PackRun): AsyncGenerator<LabelUnit & { readonly name: string }> {
+async function* labelUnits(run: PackRun): AsyncGenerator<NamedLabel> {
   const gtin = run.source.gtin;
   if (gtin === null) throw new Error('label formats need a product with a GTIN');
   if (run.source.identityMode === 'serial') {
@@ -205,47 +206,16 @@ function unitsOfLabels(run: PackRun, labels: number): number {
   return run.source.identityMode === 'serial' ? labels : run.source.mintedQuantity;
 }
 
-async function writeSvgTar(run: PackRun, out: HashedFile): Promise<FileCounts> {
-  let labels = 0;
-  const mtime = run.generatedAt;
-  for await (const unit of labelUnits(run)) {
-    const svg = Buffer.from(svgLabel(unit, run.profile.symbology), 'utf8');
-    await out.write(tarHeader(`svg/${unit.name}.svg`, svg.length, mtime));
-    await out.write(svg);
-    const pad = (512 - (svg.length % 512)) % 512;
-    if (pad > 0) await out.write(Buffer.alloc(pad));
-    labels++;
-  }
-  await out.write(Buffer.alloc(1024));
-  return { rows: labels, units: unitsOfLabels(run, labels) };
-}
-
-async function writeZpl(run: PackRun, out: HashedFile): Promise<FileCounts> {
-  const batched = new Batched(out);
-  let labels = 0;
-  for await (const unit of labelUnits(run)) {
-    await batched.add(`${zplLabel(unit, run.profile.symbology, run.profile.layout.dpi)}\n`);
-    labels++;
-  }
-  await batched.flush();
-  return { rows: labels, units: unitsOfLabels(run, labels) };
-}
-
-async function writePdf(run: PackRun, out: HashedFile): Promise<FileCounts> {
-  const sink = new PassThrough();
-  const pump = (async () => {
-    for await (const chunk of sink) await out.write(chunk as Buffer);
-  })();
-  const { labels } = await pdfSheets(sheetLayoutOf(run.profile.layout), run.profile.symbology, labelUnits(run), sink);
-  sink.end();
-  await pump;
-  return { rows: labels, units: unitsOfLabels(run, labels) };
-}
-
-/** The sheet grid of a pack's layout. */
-export function sheetLayoutOf(layout: LabelLayout): SheetLayout {
-  const { dpi: _dpi, ...sheet } = layout;
-  return sheet;
+/**
+ * A label file's writer: the labels are drawn on a worker thread ({@link drawLabelFile}) while
+ * this thread reads the units, renews the lease and hashes and stores the bytes.
+ */
+function labelWriter(format: LabelFileSpec['format']) {
+  return async (run: PackRun, out: HashedFile): Promise<FileCounts> => {
+    const spec: LabelFileSpec = { format, symbology: run.profile.symbology, layout: run.profile.layout, mtime: run.generatedAt.getTime() };
+    const labels = await drawLabelFile(spec, labelUnits(run), (chunk) => out.write(chunk));
+    return { rows: labels, units: unitsOfLabels(run, labels) };
+  };
 }
 
 /** The GS1 Digital Link URI of the batch's product (its class): `{resolver}/01/{gtin}`. */

@@ -102,6 +102,7 @@ export async function runDev(config: Config): Promise<void> {
     downloads: { keys: await resolveDownloadSigningKeys(config), store: createFsPackStore(config.packStoreDir) } });
   const executor = startExecutor({ ctx, bus, logger, concurrency: config.executorConcurrency, chunkSize: config.chunkSize,
     scanEventRetentionDays: config.scanEventRetentionDays, packStore: createFsPackStore(config.packStoreDir),
+    packConcurrency: config.packConcurrency, packConcurrencyPerBrand: config.packConcurrencyPerBrand,
     ...(config.webhookConcurrency === 0 ? {} : {
       webhooks: {
         send: createWebhookSender({ allowLoopback: config.webhookAllowLoopback, allowedAddresses: config.webhookAllowedAddresses }),

@@ -42,6 +42,10 @@ export interface ExecutorOptions {
   readonly packStore?: PackStore;
   /** How often the pack worker looks for pending packs when idle (default 1 s). */
   readonly packPollIntervalMs?: number;
+  /** Packs this process generates at once (PACK_CONCURRENCY; default 2). */
+  readonly packConcurrency?: number;
+  /** Packs of one brand generating at once across every executor (PACK_CONCURRENCY_PER_BRAND; default 1). */
+  readonly packConcurrencyPerBrand?: number;
   /** How often the pack store is swept of what interrupted pack writes left (default every 10 minutes, first at start). */
   readonly packStoreSweepIntervalMs?: number;
   /** Counts units minted, chunk durations and lease renewals and losses (serving them is main's job); optional. */
@@ -126,6 +130,8 @@ export function startExecutor(options: ExecutorOptions): Executor {
   }, (err) => logger.warn({ err }, 'pack store sweep failed; will retry'));
   const packs = options.packStore === undefined ? null : startPackWorker({
     ctx, store: options.packStore, logger, ...(options.packPollIntervalMs === undefined ? {} : { pollIntervalMs: options.packPollIntervalMs }),
+    ...(options.packConcurrency === undefined ? {} : { concurrency: options.packConcurrency }),
+    ...(options.packConcurrencyPerBrand === undefined ? {} : { perBrand: options.packConcurrencyPerBrand }),
   });
   const webhooks = options.webhooks === undefined ? null : startWebhookWorker({
     ctx, logger, ...options.webhooks, ...(options.metrics === undefined ? {} : { metrics: options.metrics }),

@@ -13,7 +13,7 @@ let logger: ReturnType<typeof createLogger> | undefined;
 try {
   const config = requireProductionUrls(loadConfig());
   logger = createLogger(config, { service: 'executor' });
-  const db = await openConfiguredDatabase(config, { applicationName: 'minting-executor', poolSize: config.executorConcurrency * config.executorJobWriters + 2 });
+  const db = await openConfiguredDatabase(config, { applicationName: 'minting-executor', poolSize: config.executorConcurrency * config.executorJobWriters + config.packConcurrency + 2 });
   await assertMigrated(db);
   const name = `executor-${hostname()}-${process.pid}`;
   const bus = await openConfiguredBus(config, name);
@@ -33,7 +33,7 @@ try {
   const executor = startExecutor({ metrics,
     ctx, bus, logger, concurrency: config.executorConcurrency, chunkSize: config.chunkSize, leaseMs: config.executorLeaseMs, owner: name,
     writers: config.executorJobWriters, scanEventRetentionDays: config.scanEventRetentionDays,
-    packStore: packs.store,
+    packStore: packs.store, packConcurrency: config.packConcurrency, packConcurrencyPerBrand: config.packConcurrencyPerBrand,
     ...(config.webhookConcurrency === 0 ? {} : {
       webhooks: {
         send: createWebhookSender({ allowLoopback: config.webhookAllowLoopback, allowedAddresses: config.webhookAllowedAddresses }),

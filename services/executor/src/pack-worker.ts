@@ -1,5 +1,6 @@
 // The payload pack worker: claims pending packs (and generating ones whose worker died) and runs
-// their generation, one at a time per process. Transport only: the rules are the use case's.
+// their generation, `concurrency` at a time per process, at most `perBrand` of one brand across
+// every executor. Transport only: the rules are the use case's.
 
 import type { PackStore } from '@mint/store';
 import { claimPayloadPack, defaultPackLeaseMs, generatePayloadPack, type UseCaseContext } from '@mint/usecases';
@@ -16,6 +17,10 @@ export interface PackWorkerOptions {
   readonly leaseMs?: number;
   /** Units per keyset page. */
   readonly pageSize?: number;
+  /** Packs generated at once by this process; default 2. */
+  readonly concurrency?: number;
+  /** Packs of one brand generating at once across all executors; default 1. */
+  readonly perBrand?: number;
 }
 
 /** A running pack worker. */
@@ -33,22 +38,25 @@ export function startPackWorker(options: PackWorkerOptions): PackWorker {
   const pollMs = options.pollIntervalMs ?? 1_000;
   const leaseMs = options.leaseMs ?? defaultPackLeaseMs;
   const stopping = new AbortController();
-  let wake: (() => void) | null = null;
 
+  const concurrency = options.concurrency ?? 2;
+  const perBrand = options.perBrand ?? 1;
+  // Each slot claims and generates on its own; a slot that found nothing sleeps until the poll.
+  const wakers = new Set<() => void>();
   const sleep = (ms: number) => new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    wake = () => {
+    const waker = () => {
       clearTimeout(timer);
+      wakers.delete(waker);
       resolve();
     };
-  }).finally(() => {
-    wake = null;
+    const timer = setTimeout(waker, ms);
+    wakers.add(waker);
   });
 
-  const loop = (async () => {
+  const slot = async () => {
     while (!stopping.signal.aborted) {
       try {
-        const claim = await claimPayloadPack(ctx, leaseMs);
+        const claim = await claimPayloadPack(ctx, leaseMs, perBrand);
         if (claim === null) {
           await sleep(pollMs);
           continue;
@@ -65,12 +73,13 @@ export function startPackWorker(options: PackWorkerOptions): PackWorker {
         await sleep(pollMs);
       }
     }
-  })();
-  logger.info({ pollMs, leaseMs }, 'payload pack worker started');
+  };
+  const loop = Promise.all(Array.from({ length: concurrency }, slot));
+  logger.info({ pollMs, leaseMs, concurrency, perBrand }, 'payload pack worker started');
   return {
     async stop() {
       stopping.abort();
-      (wake as (() => void) | null)?.();
+      for (const wake of [...wakers]) wake();
       await loop;
     },
   };

@@ -84,14 +84,27 @@ const packClaimCandidates = 8;
  * read the same candidate but only one update matches it (the others re-check the row after the
  * winner's commit and find it leased); every statement touches one brand's row, so on Citus each
  * is routed to one shard. Returns null when there is none to claim.
+ *
+ * Fair between brands: a brand that already has `perBrand` packs generating under a live lease
+ * offers no candidate, so one brand's backlog (a 100,000-label PDF and the next ones queued
+ * behind it) never holds more than `perBrand` of the executors' pack slots, and another brand's
+ * pack starts as soon as any slot is free. Claimers racing for one brand's packs may each pass
+ * the count before the others commit, so the cap can be exceeded by the claimers running at once,
+ * never more.
  */
-export async function claimPack(em: Em, now: Date, leaseUntil: Date): Promise<PackClaim | null> {
+export async function claimPack(em: Em, now: Date, leaseUntil: Date, perBrand = Number.POSITIVE_INFINITY): Promise<PackClaim | null> {
   const claimable = (eb: ExpressionBuilder<Tables, 'payload_packs'>) => eb.or([
     eb.and([eb('status', '=', 'pending'), eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<=', now)])]),
     eb.and([eb('status', '=', 'generating'), eb('lease_expires_at', '<', now)]),
   ]);
   const candidates = await rows(em, (db) => db.selectFrom('payload_packs').select(['brand_id', 'id'])
-    .where(claimable).orderBy('created_at').limit(packClaimCandidates));
+    .where(claimable)
+    .$if(Number.isFinite(perBrand), (q) => q.where((eb) => eb(
+      eb.selectFrom('payload_packs as g').select((g) => g.fn.countAll<number>().as('n'))
+        .whereRef('g.brand_id', '=', 'payload_packs.brand_id').where('g.status', '=', 'generating').where('g.lease_expires_at', '>=', now),
+      '<', perBrand,
+    )))
+    .orderBy('created_at').limit(packClaimCandidates));
   for (const candidate of candidates) {
     const row = await first(em, (db) => db.updateTable('payload_packs')
       .set((eb) => ({ status: 'generating', attempts: eb('attempts', '+', 1), lease_expires_at: leaseUntil, updated_at: now }))
