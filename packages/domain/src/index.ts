@@ -57,7 +57,7 @@ export {
   maxDownloadTtlSeconds, signingKeyIdPattern, type DownloadClaims, type DownloadSignature, type DownloadRefusal
 } from './download-signature.ts';
 export {
-  type ResolverKey, type ResolverPath, resolverPrefix, type ParsedResolverRequest, parseResolverRequest, levelPaths, type LevelAnchors, levelAnchors, type LinkTypeRequest,
+  type ResolverKey, type ResolverPath, resolverPrefix, type ParsedResolverRequest, parseResolverRequest, resolverRootPathOf, levelPaths, type LevelAnchors, levelAnchors, type LinkTypeRequest,
   readLinkType, type Representation, negotiate, type FoundIdentity, type ResolutionOutcome, decideResolution, resolutionStatus, gs1PipLinkType,
   gs1DefaultLinkType, gs1LinksetContext,
   forwardQuery, type ResolverDescriptionOptions, resolverDescription
