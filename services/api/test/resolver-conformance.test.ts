@@ -13,8 +13,8 @@
 // Not tested here:
 // - "SHALL support HTTP Over TLS (HTTPS)": the deployment's ingress terminates TLS, not this process;
 // - gs1:handledBy: this resolver does not redirect whole key ranges to another resolver.
-// - the test suite's checks of its input (isURL, validDL, plausibleDL, isHttps), of TLS (tlsOK) and of
-//   the HTTP version (httpVersion): the deployment's, as above.
+// - the test suite's checks of HTTPS (isHttps, tlsOK) and of the HTTP version (httpVersion): the
+//   deployment's, as above.
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -528,6 +528,12 @@ async function gs1TestSuite(path: string): Promise<Record<string, 'pass' | 'warn
   };
   const uri = `${origin}${path}`;
   const suiteOrigin = { origin: 'https://ref.gs1.org/test-suites/resolver/' };
+  // isURL, plausibleDL, validDL: the URI is a GS1 Digital Link (what precedes /01/ is its stem), its GTIN written in 14 digits.
+  const { protocol, host } = new URL(uri);
+  record('isURL', (protocol === 'http:' || protocol === 'https:') && host.includes('.'));
+  record('plausibleDL', /^https?:\/\/[^/?#]+[^?#]*\/01\/\d{4}[^/]+(\/[^/]+\/[^/]+)?\/?(\?[^#]*)?$/.test(uri));
+  const parsed = digitalLink.DigitalLink(uri);
+  record('validDL', parsed.isValid() && uri.includes(`/01/${parsed.getIdentifier()['01']}`), 'warn');
   // rdFile: the description file validates against the description file schema.
   const rd = await request('/.well-known/gs1resolver', { accept: 'application/json' });
   record('rdFile', rd.status === 200 && validateDescription(JSON.parse(rd.body)));
@@ -652,14 +658,15 @@ describe('GS1 resolver test suite (gs1/GS1DL-resolver-testsuite): every check it
     it(`passes every check at a unit's URI ${at === 'root' ? 'under resolverRoot' : 'below its brand\'s base'}, none a warning`, async () => {
       const results = await gs1TestSuite(units[at]);
       expect(Object.entries(results).filter(([, status]) => status !== 'pass'), JSON.stringify(results)).toEqual([]);
-      // The checks made: the 21 of a linkset without gs1:defaultLinkMulti, plus one per link type and per way to tell a link apart.
-      expect(Object.keys(results).sort()).toEqual([
-        'basicWalkUp', 'corsCheck', 'declaredContentType', 'defaultLinkExists', 'defaultTarget', 'legacyLinkHeaders', 'linkOnRedirect', 'linkTypesDefined',
-        'linksetJsonldCheck', 'loForgs1certificationInfo0', 'loForgs1certificationInfo1', 'loForgs1certificationInfo2', 'loForgs1dpp', 'loForgs1eifu',
-        'loForgs1pip', 'loForgs1sustainabilityInfo0', 'loForgs1sustainabilityInfo1', 'loForgs1traceability0', 'ltAcceptHeader', 'ltLinksetNoRedirect',
-        'methodsCheck', 'noErrorWith200', 'qsPassedOn', 'rdFile', 'reportWith400', 'singleDefaulLink', 'specificLinkTypeNotFound', 'trailingSlash',
-        'validLinkset',
-      ]);
+      // The checks made: the suite's 26 fixed ones but isHttps, tlsOK and httpVersion (the deployment's), plus one
+      // per link type and per way to tell links of one type apart (9 for this linkset).
+      const fixed = [
+        'isURL', 'validDL', 'plausibleDL', 'rdFile', 'corsCheck', 'linkOnRedirect', 'legacyLinkHeaders', 'methodsCheck', 'reportWith400', 'noErrorWith200',
+        'trailingSlash', 'basicWalkUp', 'ltLinksetNoRedirect', 'ltAcceptHeader', 'validLinkset', 'linksetJsonldCheck', 'declaredContentType', 'qsPassedOn',
+        'defaultLinkExists', 'singleDefaulLink', 'defaultTarget', 'linkTypesDefined', 'specificLinkTypeNotFound',
+      ];
+      const perLink = ['pip', 'dpp', 'eifu', 'certificationInfo0', 'certificationInfo1', 'certificationInfo2', 'sustainabilityInfo0', 'sustainabilityInfo1', 'traceability0'];
+      expect(Object.keys(results).sort()).toEqual([...fixed, ...perLink.map((lt) => `loForgs1${lt}`)].sort());
     });
   }
 });
