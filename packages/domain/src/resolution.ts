@@ -192,11 +192,16 @@ export function parseResolverRequest(path: string): ParsedResolverRequest {
  */
 export function resolverRootPathOf(path: string): string | null {
   if (!path.startsWith(resolverPrefix)) return null;
+  // Read without splitting the path: this runs before every resolver request is parsed.
   const rest = path.slice(resolverPrefix.length - 1);
-  const parts = rest.slice(1).replace(/\/$/, '').split('/');
-  if (parts[0] === '01' && parts.length >= 2 && /^\d{8,14}$/.test(parts[1]!)) return rest;
-  if (parts.length === 1 && compressedPattern.test(parts[0]!) && decompress(parts[0]!)?.path.startsWith('/01/') === true) return rest;
-  return null;
+  if (rest.startsWith('/01/')) {
+    const end = rest.indexOf('/', 4);
+    return /^\d{8,14}$/.test(end < 0 ? rest.slice(4) : rest.slice(4, end)) ? rest : null;
+  }
+  const slash = rest.indexOf('/', 1);
+  if (slash >= 0 && slash !== rest.length - 1) return null;
+  const segment = slash < 0 ? rest.slice(1) : rest.slice(1, slash);
+  return compressedPattern.test(segment) && decompress(segment)?.path.startsWith('/01/') === true ? rest : null;
 }
 
 /**
