@@ -7,6 +7,8 @@ declare module 'digital-link.js' {
       /** Compresses a GS1 Digital Link URI (tests use it to make compressed requests). */
       compressWebUri(uri: string, useOptimisations?: boolean, compressOtherKeyValuePairs?: boolean): string;
     };
+    /** Parses a GS1 Digital Link URI (the path before the primary key is its stem); tests check the URIs they request with it. */
+    DigitalLink(uri: string): { isValid(): boolean; getIdentifier(): Record<string, string> };
   };
   export default digitalLink;
 }

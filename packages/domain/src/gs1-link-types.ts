@@ -1,24 +1,15 @@
+import { gs1VocabularyLinkTypes } from './gs1-link-types.vocabulary.ts';
+
+export { gs1VocabularyVersion } from './gs1-link-types.vocabulary.ts';
+
 /**
  * The link types of the GS1 Web Vocabulary, as data: what a `linkType` query parameter may name.
- *
- * Provenance: the keys of `currentLinkTypes.json` in github.com/gs1/WebVoc (commit
- * 4bea79c383ff34fb7553c9ae4c3a8f8d5d98ea2a; GS1 publishes the same list at
- * https://ref.gs1.org/voc/data/linktypes), plus `dpp` (Digital Product Passport), which the
- * current vocabulary defines and GS1's model linkset for a conformant resolver uses
- * (`https://ref.gs1.org/voc/dpp`). To update, replace the list with the keys of the published
- * file; a term GS1 deprecates stays here (old labels keep resolving).
+ * Generated from the vocabulary GS1 publishes (github.com/gs1/WebVoc) by
+ * `scripts/gs1-link-types.ts`, with its version and sha256 in `gs1-link-types.vocabulary.ts`; a
+ * test checks the list equals the vendored vocabulary's `gs1:linkType` terms. To update, vendor
+ * the new vocabulary into `test/fixtures/standards/gs1-webvoc/` and run the script on it.
  */
-export const gs1LinkTypeNames = [
-  'activityIdeas', 'allergenInfo', 'appDownload', 'brandHomepageClinical', 'brandHomepagePatient', 'careersInfo',
-  'certificationInfo', 'consumerHandlingStorageInfo', 'defaultLink', 'defaultLinkMulti', 'dpp', 'epcis', 'epil',
-  'eventsInfo', 'faqs', 'handledBy', 'hasRetailers', 'homepage', 'ingredientsInfo', 'instructions', 'jws',
-  'leaveReview', 'locationInfo', 'logisticsInfo', 'loyaltyProgram', 'masterData', 'menuInfo', 'nutritionalInfo',
-  'openingHoursInfo', 'paymentLink', 'pip', 'productSustainabilityInfo', 'promotion', 'purchaseSuppliesOrAccessories',
-  'quickStartGuide', 'recallStatus', 'recipeInfo', 'registerProduct', 'registryEntry', 'relatedImage', 'relatedVideo',
-  'review', 'safetyInfo', 'scheduleTime', 'serviceInfo', 'smartLabel', 'smpc', 'socialMedia', 'statisticInfo',
-  'subscribe', 'support', 'sustainabilityInfo', 'traceability', 'tutorial', 'userAgreement', 'verificationService',
-  'whatsInTheBox',
-] as const;
+export const gs1LinkTypeNames = gs1VocabularyLinkTypes;
 
 /** The name of a GS1 Web Vocabulary link type (`pip`, `defaultLink`, ...). */
 export type Gs1LinkTypeName = (typeof gs1LinkTypeNames)[number];

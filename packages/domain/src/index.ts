@@ -57,7 +57,7 @@ export {
   maxDownloadTtlSeconds, signingKeyIdPattern, type DownloadClaims, type DownloadSignature, type DownloadRefusal
 } from './download-signature.ts';
 export {
-  type ResolverKey, type ResolverPath, resolverPrefix, type ParsedResolverRequest, parseResolverRequest, levelPaths, type LevelAnchors, levelAnchors, type LinkTypeRequest,
+  type ResolverKey, type ResolverPath, resolverPrefix, type ParsedResolverRequest, parseResolverRequest, resolverRootPathOf, levelPaths, type LevelAnchors, levelAnchors, type LinkTypeRequest,
   readLinkType, type Representation, negotiate, type FoundIdentity, type ResolutionOutcome, decideResolution, resolutionStatus, gs1PipLinkType,
   gs1DefaultLinkType, gs1LinksetContext,
   forwardQuery, type ResolverDescriptionOptions, resolverDescription
@@ -67,7 +67,7 @@ export {
   linkScopeKey, type LinkedLevel, acceptedLanguages, acceptedMediaTypes, type LinkPreferences, type LinkChoice, chooseAmong, pickAmong, chooseLink, chooseLevelLink, defaultLinkOf, linksetOf
 } from './links.ts';
 export { maxStoredUrlLength, storableUrlOf, storableUrlViolations } from './urls.ts';
-export { gs1LinkTypeNames, type Gs1LinkTypeName, gs1VocabularyNamespace, gs1LinkTypeUri, gs1LinkTypeOf } from './gs1-link-types.ts';
+export { gs1LinkTypeNames, gs1VocabularyVersion, type Gs1LinkTypeName, gs1VocabularyNamespace, gs1LinkTypeUri, gs1LinkTypeOf } from './gs1-link-types.ts';
 export { movePack, canDownloadPack, packStoragePath, type PackStatus, packStatuses, type PackMove } from './pack-status.ts';
 export {
   packFormats, labelFormats, limitedFormats, maxLabelPackUnits, symbologies, papers, zplDpis, defaultLabelLayout, paperSizesMm, sheetLayoutViolation, minLabelSideMm, maxGridSide, packPurposes,

@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import {
-  decideResolution, forwardQuery, negotiate, parseResolverRequest, readLinkType,
+  decideResolution, forwardQuery, negotiate, parseResolverRequest, readLinkType, resolverDescription, resolverRootPathOf,
   type FoundIdentity, type ParsedResolverRequest,
 } from './resolution.ts';
 import { gs1LinkTypeOf } from './gs1-link-types.ts';
+import digitalLink from 'digital-link.js';
 
 const gtin = '09506000134352';
 const identity = (path: string) => {
@@ -130,5 +131,30 @@ describe('forwardQuery', () => {
     expect(forwardQuery('https://p.example/x', 'linkType=gs1:pip')).toBe('https://p.example/x');
     expect(forwardQuery('https://p.example/x', '17=261231&foo=a%20b&linkType=gs1:pip&flag')).toBe('https://p.example/x?17=261231&foo=a%20b&flag');
     expect(forwardQuery('https://p.example/x?lang=en#top', 'foo=bar')).toBe('https://p.example/x?lang=en&foo=bar#top');
+  });
+});
+
+describe('resolverRootPathOf', () => {
+  it('finds a Digital Link written directly under the root /r, never a brand\'s path', () => {
+    expect(resolverRootPathOf(`/r/01/${gtin}/21/ABC`)).toBe(`/01/${gtin}/21/ABC`);
+    expect(resolverRootPathOf(`/r/01/${gtin}/`)).toBe(`/01/${gtin}/`);
+    expect(resolverRootPathOf('/r/01/9506000134352')).toBe('/01/9506000134352');
+    expect(resolverRootPathOf('/r/01/12345')).toBeNull();
+    const compressed = digitalLink.Utils.compressWebUri(`https://x.example/01/${gtin}/21/ABC`).slice('https://x.example'.length);
+    expect(resolverRootPathOf(`/r${compressed}`)).toBe(compressed);
+    // A brand's base (its slug may even be "01"), a slug alone, other paths.
+    for (const path of [`/r/acme/01/${gtin}/21/ABC`, `/r/01/01/${gtin}`, '/r/01/u/TOKEN', '/r/acme', `/r/acme${compressed}`, `/v1/01/${gtin}`]) {
+      expect(resolverRootPathOf(path), path).toBeNull();
+    }
+  });
+});
+
+describe('resolverDescription', () => {
+  it('writes the contact as the description file schema\'s vCard-like object', () => {
+    const described = (contact?: string) => resolverDescription({ name: 'R', resolverRoot: 'https://id.example', contact });
+    expect(described()).not.toHaveProperty('contact');
+    expect(described('ops@id.example').contact).toEqual({ fn: 'ops@id.example', hasEmail: 'mailto:ops@id.example' });
+    expect(described('mailto:ops@id.example').contact).toEqual({ fn: 'ops@id.example', hasEmail: 'mailto:ops@id.example' });
+    expect(described('https://id.example/contact').contact).toEqual({ fn: 'https://id.example/contact', hasURL: 'https://id.example/contact' });
   });
 });

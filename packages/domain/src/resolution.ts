@@ -183,6 +183,28 @@ export function parseResolverRequest(path: string): ParsedResolverRequest {
 }
 
 /**
+ * The path below the service's resolver root (`{PUBLIC_BASE_URL}/r`, the description file's
+ * `resolverRoot`) when `path` is a GS1 Digital Link written directly under it, without a brand
+ * slug: `/r/01/{gtin}[...]` (a GTIN of 8 to 14 digits, so never a brand's `/r/{slug}/01/...`, whose
+ * second segment is `01`, `u` or a compressed link), or `/r/{compressed}` whose decompression is a
+ * `/01/` link (a slug alone names no identity). Returns e.g. `/01/09506000134352/21/ABC`, which is
+ * then parsed below the base of the brand that holds the GTIN; null for any other path.
+ */
+export function resolverRootPathOf(path: string): string | null {
+  if (!path.startsWith(resolverPrefix)) return null;
+  // Read without splitting the path: this runs before every resolver request is parsed.
+  const rest = path.slice(resolverPrefix.length - 1);
+  if (rest.startsWith('/01/')) {
+    const end = rest.indexOf('/', 4);
+    return /^\d{8,14}$/.test(end < 0 ? rest.slice(4) : rest.slice(4, end)) ? rest : null;
+  }
+  const slash = rest.indexOf('/', 1);
+  if (slash >= 0 && slash !== rest.length - 1) return null;
+  const segment = slash < 0 ? rest.slice(1) : rest.slice(1, slash);
+  return compressedPattern.test(segment) && decompress(segment)?.path.startsWith('/01/') === true ? rest : null;
+}
+
+/**
  * The canonical paths of the levels of an identity, most specific first, as far as this service
  * knows them: a serial's (with any lot and CPV of the request), then its GTIN's; a lot's, then
  * its GTIN's; a GTIN's; a token's. A CPV alone is not a level of its own.
@@ -345,18 +367,30 @@ export function forwardQuery(target: string, queryString: string): string {
 
 /** Options of {@link resolverDescription}. */
 export interface ResolverDescriptionOptions {
-  /** The root the service's Digital Links start from: `{PUBLIC_BASE_URL}/r`. */
+  /** The root the standard's URIs resolve under: `{PUBLIC_BASE_URL}/r` at the service's origin, `https://{domain}` at a brand domain. */
   readonly resolverRoot: string;
   readonly name: string;
-  /** Who answers for the resolver (`RESOLVER_CONTACT`); left out of the file when undefined. */
+  /** Who answers for the resolver (`RESOLVER_CONTACT`: an e-mail address, a `mailto:` or an `https://` URI); left out of the file when undefined. */
   readonly contact?: string | undefined;
 }
 
 /**
+ * The description file's `contact`: the description file schema 1.2.0 wants an object in vCard
+ * terms (`fn`, the formatted name, and others); from an e-mail address or a `mailto:` URI it is
+ * `{fn, hasEmail: "mailto:..."}`, from an `https://` URI `{fn, hasURL}`, `fn` being the address.
+ */
+export function resolverContact(contact: string): { readonly fn: string; readonly hasEmail?: string; readonly hasURL?: string } {
+  if (contact.startsWith('https://')) return { fn: contact, hasURL: contact };
+  const address = contact.startsWith('mailto:') ? contact.slice('mailto:'.length) : contact;
+  return { fn: address, hasEmail: `mailto:${address}` };
+}
+
+/**
  * The resolver description file served at `/.well-known/gs1resolver` (GS1-Conformant Resolver
- * 1.2, section 3): its root, the primary keys served (GTIN only), the link type namespace it
- * recognises, that `linkset` cannot be made the default link type, where the JSON-LD context
- * of its linksets lives, and whom to contact when one is configured.
+ * 1.2, section 3), valid against GS1's description file schema 1.2.0: its root, the primary keys
+ * served (GTIN only), the link type namespace it recognises, that `linkset` cannot be made the
+ * default link type, where the JSON-LD context of its linksets lives, and whom to contact (a
+ * vCard-like object, see {@link resolverContact}) when one is configured.
  */
 export function resolverDescription(options: ResolverDescriptionOptions): Record<string, unknown> {
   return {
@@ -366,6 +400,6 @@ export function resolverDescription(options: ResolverDescriptionOptions): Record
     supportedLinkType: [{ namespace: gs1VocabularyNamespace, prefix: 'gs1:' }],
     linkTypeDefaultCanBeLinkset: false,
     jsonLdContextLocation: gs1LinksetContext,
-    ...(options.contact === undefined ? {} : { contact: options.contact }),
+    ...(options.contact === undefined ? {} : { contact: resolverContact(options.contact) }),
   };
 }

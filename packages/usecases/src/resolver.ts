@@ -77,6 +77,14 @@ export interface Resolver {
    * every `domainRefreshMs`. While the table cannot be loaded no host is a brand domain.
    */
   brandOfDomain(host: string): ResolverBrand | null | Promise<ResolverBrand | null>;
+  /**
+   * The brand a Digital Link under the service's root (`{PUBLIC_BASE_URL}/r/01/{gtin}`, no brand
+   * slug in the path) resolves through: the one brand whose catalogue holds `gtin` (a GTIN-14);
+   * null when no brand holds it, or more than one does (GS1 allocates a GTIN to one company; which
+   * tenant's links it would follow cannot be decided, so it is not found). Cached like a brand
+   * found by slug (misses too), `brandCacheMs`.
+   */
+  brandOfGtin(gtin: string): ResolverBrand | null | Promise<ResolverBrand | null>;
   /** Releases the reader's connections (when the resolver created the reader) and stops listening for link changes. */
   close(): Promise<void>;
 }
@@ -313,6 +321,10 @@ const passportLink = (href: string, title: string): Link => ({
 export function createResolver(ctx: UseCaseContext, options: ResolverOptions = {}): Resolver {
   const reader = options.reader ?? createResolverReader(ctx.db);
   const brandOf = cachedLookup(options.brandCacheMs ?? 10_000, 10_000, (slug) => reader.findBrandBySlug(slug));
+  const brandOfGtin = cachedLookup(options.brandCacheMs ?? 10_000, 10_000, async (gtin) => {
+    const brands = await reader.findBrandsByGtin(gtin);
+    return brands.length === 1 ? brands[0]! : null;
+  });
   const productOf = cachedLookup(options.productCacheMs ?? 1_000, 10_000, (key) => reader.findProduct(key.slice(0, key.indexOf(' ')), key.slice(key.indexOf(' ') + 1)));
   const links = createLinkCache((brandId, gtin) => reader.links.levelOf(brandId, gtin), options.linkCacheMs ?? 60_000);
   const domains = brandDomainTable(() => reader.brandDomains(), options.domainRefreshMs ?? 60_000);
@@ -481,6 +493,7 @@ export function createResolver(ctx: UseCaseContext, options: ResolverOptions = {
     resolve: (path, representation, preferences = noPreferences, root, client) =>
       then(lookup(path, preferences, root), (resolution) => record(path, representation, resolution, client)),
     brandOfDomain: (host) => domains.get(host),
+    brandOfGtin,
     listening: feed.started,
     async close() {
       domains.close();

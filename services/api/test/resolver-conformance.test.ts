@@ -13,10 +13,13 @@
 // Not tested here:
 // - "SHALL support HTTP Over TLS (HTTPS)": the deployment's ingress terminates TLS, not this process;
 // - gs1:handledBy: this resolver does not redirect whole key ranges to another resolver.
+// - the test suite's checks of HTTPS (isHttps, tlsOK) and of the HTTP version (httpVersion): the
+//   deployment's, as above.
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Ajv } from 'ajv';
+import addFormats from 'ajv-formats';
 import digitalLink from 'digital-link.js';
 import { query, run } from '../../../test/support/sql.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -32,6 +35,22 @@ const fixture = (name: string): unknown => JSON.parse(readFileSync(join(fixtures
 const ajv = new Ajv({ strict: false, allErrors: true });
 const validateGs1Linkset = ajv.compile(fixture('gs1-linkset-schema.json') as object);
 const validateBasicLinkset = ajv.compile(fixture('linkset-schema.json') as object);
+// The description file schema's `format: "uri"` is checked (ajv-formats), as GS1's test suite does not.
+const describedAjv = new Ajv({ strict: false, allErrors: true });
+// ajv-formats is CommonJS: its default export is the plugin function at run time.
+(addFormats as unknown as (a: Ajv) => void)(describedAjv);
+const validateDescription = describedAjv.compile(fixture('resolver-description-file-schema-1.2.0.json') as object);
+/** The gs1:linkType terms of the vendored GS1 Web Vocabulary 1.16. */
+const vocabularyLinkTypes = new Set((JSON.parse(readFileSync(join(import.meta.dirname, '../../../test/fixtures/standards/gs1-webvoc/gs1Voc_v1_16.jsonld'), 'utf8')
+  .replace(/^\uFEFF/, '')) as { '@graph': Record<string, unknown>[] })['@graph']
+  .filter((node) => JSON.stringify(node['rdfs:subPropertyOf'] ?? null).includes('"gs1:linkType"')).map((node) => String(node['@id']).slice('gs1:'.length)));
+
+/** Asserts that a resolver description file validates against GS1's schema 1.2.0; returns it. */
+function validDescription(body: string): Record<string, unknown> {
+  const description = JSON.parse(body) as Record<string, unknown>;
+  expect(validateDescription(description) ? [] : validateDescription.errors, body).toEqual([]);
+  return description;
+}
 
 /** Asserts that a linkset validates against GS1's schema; returns it. */
 function validLinkset(body: string): { linkset: Record<string, unknown>[] } {
@@ -121,6 +140,32 @@ describe('GS1-Conformant Resolver 1.2', () => {
     expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
     expect(preflight.headers.get('access-control-allow-headers')).toBe('accept, x-scanner');
     expect(preflight.body).toBe('');
+  });
+
+  it('answers OPTIONS on an identity path with Allow, CORS and the Link to its linkset, never the links themselves (test suite: methodsCheck, corsCheck, linkOnRedirect, legacyLinkHeaders)', async () => {
+    // What GS1's test suite sends: its origin and the three methods.
+    const suite = { origin: 'https://ref.gs1.org/test-suites/resolver/', 'access-control-request-method': 'GET,HEAD,OPTIONS' };
+    const cases: [string, string][] = [
+      [dl.serial, `${origin}${dl.serial}`], [`${dl.serial}/`, `${origin}${dl.serial}`], [dl.lot, `${origin}${dl.lot}`], [dl.gtin, `${origin}${dl.gtin}`],
+      [`/r/${slug}/01/${brand.gtin.slice(1)}`, `${origin}${dl.gtin}`], [`/r/${slug}/01/09506000134352/21/NOSUCHSERIAL`, `${origin}/r/${slug}/01/09506000134352/21/NOSUCHSERIAL`],
+      [`/r/01/${brand.gtin}/21/${serial}`, `${origin}/r/01/${brand.gtin}/21/${serial}`],
+    ];
+    for (const [path, anchor] of cases) {
+      for (const headers of [suite, {}]) {
+        const answer = await request(path, headers, 'OPTIONS');
+        expect([answer.status, answer.body], path).toEqual([204, '']);
+        expect(answer.headers.get('allow'), path).toBe('GET, HEAD, OPTIONS');
+        expect(answer.headers.get('access-control-allow-origin'), path).toBe('*');
+        expect(answer.headers.get('access-control-allow-methods'), path).toBe('GET, HEAD, OPTIONS');
+        expect(answer.headers.get('access-control-expose-headers'), path).toBe('Link, Location, Content-Type');
+        expect(answer.headers.get('link'), path).toBe(`<${anchor}?linkType=linkset>; rel="linkset"; type="application/linkset+json"`);
+        expect(answer.headers.get('link'), path).not.toContain('rel="gs1:');
+      }
+    }
+    // A compressed URI's OPTIONS names its uncompressed URI too; a path that is no Digital Link names no linkset.
+    expect((await request(compressed(dl.serial), {}, 'OPTIONS')).headers.get('link')).toContain(`<${origin}${dl.serial}>; rel="owl:sameAs"`);
+    const malformed = await request(`/r/${slug}/01/${brand.gtin}/99/x`, suite, 'OPTIONS');
+    expect([malformed.status, malformed.headers.get('access-control-allow-origin'), malformed.headers.get('link')]).toEqual([204, '*', null]);
   });
 
   it('SHALL be able to decompress a URI to generate a GS1 Digital Link URI', async () => {
@@ -275,10 +320,10 @@ describe('GS1-Conformant Resolver 1.2', () => {
     expect((await request(`${compressed(`${dl.lot}?17=261231`)}?foo=bar`)).headers.get('location')).toBe(`${passport}&17=261231&foo=bar`);
   });
 
-  it('SHALL provide a resolver description file at /.well-known/gs1resolver', async () => {
+  it('SHALL provide a resolver description file at /.well-known/gs1resolver, valid against GS1\'s description file schema 1.2.0 (test suite: rdFile)', async () => {
     const answer = await request('/.well-known/gs1resolver');
     expect([answer.status, answer.headers.get('content-type')]).toEqual([200, 'application/json']);
-    expect(JSON.parse(answer.body)).toEqual({
+    expect(validDescription(answer.body)).toEqual({
       name: 'Minting service GS1 Digital Link resolver',
       resolverRoot: `${origin}/r`,
       supportedPrimaryKeys: ['01'],
@@ -287,20 +332,89 @@ describe('GS1-Conformant Resolver 1.2', () => {
       jsonLdContextLocation: 'https://ref.gs1.org/standards/resolver/linkset-context',
     });
     expect((await request('/.well-known/gs1resolver', {}, 'OPTIONS')).status).toBe(204);
-    // RESOLVER_CONTACT adds whom to contact.
-    const withContact = await startTestApi(app, { readiness: async () => ({ ok: true, checks: {} }), config: { resolverContact: 'resolver@mint.example' } });
-    try {
-      const described = await fetch(`${withContact.baseUrl}/.well-known/gs1resolver`);
-      expect(await described.json()).toMatchObject({ resolverRoot: `${origin}/r`, contact: 'resolver@mint.example' });
-    } finally {
-      await withContact.close();
+    // The validator refuses what the schema refuses: a contact written as a string, a root that is no URI.
+    expect(validateDescription({ resolverRoot: `${origin}/r`, supportedPrimaryKeys: ['01'], contact: 'resolver@mint.example' })).toBe(false);
+    expect(validateDescription({ resolverRoot: 'not a uri', supportedPrimaryKeys: ['01'] })).toBe(false);
+    // RESOLVER_CONTACT adds whom to contact, as the schema's vCard-like object.
+    for (const [contact, expected] of [
+      ['resolver@mint.example', { fn: 'resolver@mint.example', hasEmail: 'mailto:resolver@mint.example' }],
+      ['mailto:resolver@mint.example', { fn: 'resolver@mint.example', hasEmail: 'mailto:resolver@mint.example' }],
+      ['https://mint.example/contact', { fn: 'https://mint.example/contact', hasURL: 'https://mint.example/contact' }],
+    ] as const) {
+      const withContact = await startTestApi(app, { readiness: async () => ({ ok: true, checks: {} }), config: { resolverContact: contact } });
+      try {
+        const described = validDescription(await (await fetch(`${withContact.baseUrl}/.well-known/gs1resolver`)).text());
+        expect(described, contact).toMatchObject({ resolverRoot: `${origin}/r`, contact: expected });
+      } finally {
+        await withContact.close();
+      }
     }
+  });
+
+  it('resolverRoot is a root under which the standard\'s URIs resolve: {resolverRoot}/01/{gtin}[/10/{lot}][/21/{serial}], compressed too, through the one brand that holds the GTIN', async () => {
+    const { resolverRoot } = validDescription((await request('/.well-known/gs1resolver')).body) as { resolverRoot: string };
+    expect(resolverRoot.startsWith(origin)).toBe(true);
+    const root = resolverRoot.slice(origin.length);
+    const under = { gtin: `${root}/01/${brand.gtin}`, serial: `${root}/01/${brand.gtin}/21/${serial}`, lot: `${root}/01/${brand.gtin}/10/LOT-1` };
+    for (const path of [under.serial, under.lot, under.gtin, `${root}/01/${brand.gtin}/10/NO-SUCH-LOT`, `${under.serial}/`, compressed(under.serial)]) {
+      const answer = await request(path, browser);
+      expect([answer.status, answer.headers.get('location')], path).toEqual([307, passport]);
+      expect(answer.headers.get('link'), path).toContain('rel="linkset"');
+    }
+    // The answers name the URIs under the root: linkset anchors, the Link to the linkset, the 301 of a short GTIN.
+    const { linkset } = validLinkset((await request(under.serial, linksetAccept)).body);
+    expect(linkset.map((l) => l.anchor)).toEqual([`${origin}${under.gtin}`, `${origin}${under.serial}`]);
+    expect((await request(under.serial)).headers.get('link')).toContain(`<${origin}${under.serial}?linkType=linkset>; rel="linkset"`);
+    const moved = await request(`${root}/01/${brand.gtin.slice(1)}/21/${serial}?linkType=gs1:pip`);
+    expect([moved.status, moved.headers.get('location')]).toEqual([301, `${origin}${under.serial}?linkType=gs1:pip`]);
+    expect((await request(`${under.serial}?foo=bar&linkType=gs1:pip`)).headers.get('location')).toBe(`${passport}&foo=bar`);
+    expect((await request(compressed(`${under.lot}?17=261231`))).headers.get('link')).toContain(`<${origin}${under.lot}?17=261231>; rel="owl:sameAs"`);
+    // Checked before any lookup, as below a brand's base.
+    const bad = brand.gtin.slice(0, 13) + String((Number(brand.gtin[13]) + 1) % 10);
+    expect((await request(`${root}/01/${bad}`, json)).status).toBe(400);
+    expect((await request(`${under.serial}/foo`, json)).status).toBe(400);
+    // A GTIN no brand holds, a serial the brand never minted (walks up), and a GTIN two brands hold.
+    expect((await request(`${root}/01/09506000134352/21/ABC`, json)).status).toBe(404);
+    expect((await request(`${root}/01/${brand.gtin}/21/NOSUCHSERIAL`)).headers.get('location')).toBe(passport);
+    const shared = await app.seedBrand();
+    await app.seedBrand({ gtin: shared.gtin });
+    const ambiguous = await request(`${root}/01/${shared.gtin}`, json);
+    expect([ambiguous.status, JSON.parse(ambiguous.body)]).toEqual([404, resolverBodies.not_found]);
+    // A brand's own base keeps resolving as before.
+    expect((await request(dl.serial)).headers.get('location')).toBe(passport);
   });
 
   it('SHALL recognise the GS1 Web vocabulary namespace (link types written in https://ref.gs1.org/voc/, the older https://gs1.org/voc/ accepted on input)', async () => {
     const { linkset } = validLinkset((await request(dl.gtin, linksetAccept)).body);
     expect(Object.keys(linkset[0]!).filter((k) => k.startsWith('http'))).toEqual(['https://ref.gs1.org/voc/defaultLink', 'https://ref.gs1.org/voc/pip']);
     expect((await request(`${dl.gtin}?linkType=https://gs1.org/voc/pip`)).status).toBe(307);
+  });
+
+  it('SHALL recognise the GS1 Web vocabulary namespace, noting its change management practice: every link type of Web Vocabulary 1.16, gs1:eifu, gs1:backgroundInfo and gs1:reportFound among them', async () => {
+    const third = await app.seedBrand();
+    const [{ slug: thirdSlug }] = (await query<{ slug: string }>(app.db.em.fork(), 'select slug from brands where id = ?', [third.brandId])) as [{ slug: string }];
+    const path = `/r/${thirdSlug}/01/${third.gtin}`;
+    const added = [['gs1:eifu', 'https://c.example/eifu.pdf', 'application/pdf'], ['gs1:backgroundInfo', 'https://c.example/story', 'text/html'], ['gs1:reportFound', 'https://c.example/found', 'text/html']] as const;
+    // Link types of the vocabulary with no link: 404 because no link is available, not because the type is unknown.
+    // (Asked of another identity: a request here would cache this GTIN's links before they change.)
+    for (const [linkType] of added) {
+      const answer = await request(`${dl.serial}?linkType=${linkType}`, json);
+      expect([answer.status, JSON.parse(answer.body)], linkType).toEqual([404, resolverBodies.link_type_not_available]);
+    }
+    await replaceLinks(app.ctx, { id: third.userId }, {
+      brandId: third.brandId, gtin: third.gtin, lot: null, serial: null, links: [
+        { linkType: 'gs1:pip', href: 'https://c.example/pip', title: 'Product page', hreflang: [], mediaType: 'text/html', context: [], fwqs: false, isDefault: true },
+        ...added.map(([linkType, href, mediaType]) => ({ linkType, href, title: linkType, hreflang: [], mediaType, context: [], fwqs: false, isDefault: false })),
+      ],
+    });
+    for (const [linkType, href] of added) {
+      for (const written of [linkType, `https://ref.gs1.org/voc/${linkType.slice(4)}`]) {
+        const answer = await request(`${path}?linkType=${written}`);
+        expect([answer.status, answer.headers.get('location')], written).toEqual([307, href]);
+      }
+    }
+    const { linkset } = validLinkset((await request(path, linksetAccept)).body);
+    expect(Object.keys(linkset[0]!).filter((k) => k.startsWith('https://'))).toEqual(expect.arrayContaining(added.map(([lt]) => `https://ref.gs1.org/voc/${lt.slice(4)}`)));
   });
 
   it('SHOULD tolerate trailing slashes at the end of GS1 Digital Link URIs', async () => {
@@ -399,4 +513,160 @@ describe('GS1-Conformant Resolver 1.2: choosing among several links of one type'
     expect((await request(`${gtinPath}?linkType=gs1:instructions`, { 'accept-language': 'fr' }, 'HEAD')).status).toBe(307);
     expect((await request(`${gtinPath}?linkType=gs1:instructions`, {}, 'HEAD')).status).toBe(300);
   });
+});
+
+/**
+ * The checks of GS1's resolver test suite (gs1/GS1DL-resolver-testsuite), made here in our own
+ * code against one Digital Link URI, each recorded under the suite's id as `pass`, `warn` or
+ * `fail` by the suite's rule. `path` is requested on the test server; `uri` (the same path on the
+ * public origin) is what the linkset's anchors must name.
+ */
+async function gs1TestSuite(path: string): Promise<Record<string, 'pass' | 'warn' | 'fail'>> {
+  const results: Record<string, 'pass' | 'warn' | 'fail'> = {};
+  const record = (id: string, ok: boolean, otherwise: 'warn' | 'fail' = 'fail') => {
+    results[id] = ok ? 'pass' : otherwise;
+  };
+  const uri = `${origin}${path}`;
+  const suiteOrigin = { origin: 'https://ref.gs1.org/test-suites/resolver/' };
+  // isURL, plausibleDL, validDL: the URI is a GS1 Digital Link (what precedes /01/ is its stem), its GTIN written in 14 digits.
+  const { protocol, host } = new URL(uri);
+  record('isURL', (protocol === 'http:' || protocol === 'https:') && host.includes('.'));
+  record('plausibleDL', /^https?:\/\/[^/?#]+[^?#]*\/01\/\d{4}[^/]+(\/[^/]+\/[^/]+)?\/?(\?[^#]*)?$/.test(uri));
+  const parsed = digitalLink.DigitalLink(uri);
+  record('validDL', parsed.isValid() && uri.includes(`/01/${parsed.getIdentifier()['01']}`), 'warn');
+  // rdFile: the description file validates against the description file schema.
+  const rd = await request('/.well-known/gs1resolver', { accept: 'application/json' });
+  record('rdFile', rd.status === 200 && validateDescription(JSON.parse(rd.body)));
+  // corsCheck, methodsCheck, linkOnRedirect, legacyLinkHeaders: from the answer to OPTIONS.
+  const options = await request(path, { ...suiteOrigin, 'access-control-request-method': 'GET,HEAD,OPTIONS' }, 'OPTIONS');
+  const methods = options.headers.get('access-control-allow-methods') ?? '';
+  record('corsCheck', options.headers.get('access-control-allow-origin') !== null);
+  record('methodsCheck', ['GET', 'HEAD', 'OPTIONS'].every((m) => methods.includes(m)));
+  const optionsLinks = (options.headers.get('link') ?? '').split('",');
+  record('linkOnRedirect', optionsLinks.some((l) => l.includes('rel="linkset"')), 'warn');
+  record('legacyLinkHeaders', !optionsLinks.some((l) => l.includes('rel="gs1:')), 'warn');
+  // reportWith400, noErrorWith200: the URI with /foo appended is no Digital Link.
+  const foo = await request(`${path}/foo`, suiteOrigin);
+  record('reportWith400', foo.status === 400);
+  record('noErrorWith200', foo.status !== 200);
+  // trailingSlash: the same status and Location with and without a trailing slash.
+  const [plain, slash] = [await request(path, suiteOrigin), await request(`${path}/`, suiteOrigin)];
+  record('trailingSlash', plain.status === slash.status && plain.headers.get('location') === slash.headers.get('location'), 'warn');
+  // basicWalkUp: an unknown lot of the GTIN is not a 404.
+  const gtinPath = path.slice(0, path.indexOf('/01/') + 4 + 14);
+  record('basicWalkUp', (await request(`${gtinPath}/10/KL8G`, suiteOrigin)).status !== 404);
+  // ltLinksetNoRedirect, ltAcceptHeader: the linkset is answered, not redirected to.
+  record('ltLinksetNoRedirect', (await request(`${path}?linkType=linkset`, suiteOrigin)).status === 200);
+  record('ltAcceptHeader', (await request(`${path}?linkType=all`, { ...suiteOrigin, accept: 'application/linkset+json' })).status === 200);
+  // qsPassedOn: a query string is passed on when redirecting.
+  record('qsPassedOn', ((await request(`${path}?foo=bar`, suiteOrigin)).headers.get('location') ?? '').includes('foo=bar'), 'warn');
+  // specificLinkTypeNotFound: a link type without a link answers 404.
+  record('specificLinkTypeNotFound', (await request(`${path}?linkType=gs1:nosuchlt`, suiteOrigin)).status === 404);
+  // validLinkset, linksetJsonldCheck, declaredContentType: the linkset, asked for by Accept.
+  const got = await request(path, { ...suiteOrigin, accept: 'application/linkset+json' });
+  const linksetObject = JSON.parse(got.body) as unknown;
+  record('validLinkset', validateGs1Linkset(linksetObject));
+  record('linksetJsonldCheck', (got.headers.get('link') ?? '').split(',').some((l) => l.includes('rel="http://www.w3.org/ns/json-ld#context"') && l.includes('type="application/ld+json"')), 'warn');
+  record('declaredContentType', (got.headers.get('content-type') ?? '').startsWith('application/linkset+json'));
+  if (results.validLinkset !== 'pass') return results;
+  // The linkset's links, most specific anchor first, each link type at its most specific level:
+  // the default link, then a request for every other link type.
+  const linkset = (JSON.parse(JSON.stringify(linksetObject).replace(/https:\/\/((ref\.)|(www\.))?gs1\.org\/voc\//gi, 'gs1:')) as { linkset: Record<string, unknown>[] }).linkset;
+  type LinkObject = { href: string; type?: string; hreflang?: string[]; context?: string[] | string };
+  const seen = new Set<string>();
+  results.defaultLinkExists = 'fail';
+  let current = uri;
+  for (let segments = new URL(uri).pathname.split('/').length; segments > 2; segments -= 2) {
+    for (const level of linkset.filter((l) => l.anchor === current)) {
+      for (const [linkType, value] of Object.entries(level)) {
+        if (linkType === 'anchor' || linkType === 'itemDescription' || linkType === 'description' || seen.has(linkType)) continue;
+        seen.add(linkType);
+        const links = value as LinkObject[];
+        if (linkType === 'gs1:defaultLink') {
+          record('defaultLinkExists', true);
+          record('singleDefaulLink', links.length === 1);
+          if (links.length === 1) record('defaultTarget', (await request(path, suiteOrigin)).headers.get('location') === links[0]!.href);
+        } else if (links.length === 1) {
+          if (linkType === 'gs1:defaultLinkMulti') record('singleMultiLink', false, 'warn');
+          else record(`loFor${linkType.replace(':', '')}`, (await request(`${path}?linkType=${linkType}`, suiteOrigin)).headers.get('location') === links[0]!.href);
+        } else {
+          // Links of one type whose type, hreflang and context are the same cannot be told apart: 300.
+          const same = (a: LinkObject, b: LinkObject) => a.type === b.type && JSON.stringify(a.hreflang ?? null) === JSON.stringify(b.hreflang ?? null)
+            && JSON.stringify(a.context ?? null) === JSON.stringify(b.context ?? null);
+          let asked300 = false;
+          for (const [i, link] of links.entries()) {
+            const alike = links.some((other, j) => j !== i && same(link, other));
+            if (alike && asked300) continue;
+            const context = link.context === undefined ? '' : `&context=${Array.isArray(link.context) ? link.context[0] : link.context}`;
+            const query = linkType === 'gs1:defaultLinkMulti' ? `?${context.slice(1)}` : `?linkType=${encodeURIComponent(linkType)}${context}`;
+            const headers = { ...suiteOrigin, ...(link.type === undefined ? {} : { accept: link.type }), ...(link.hreflang === undefined ? {} : { 'accept-language': link.hreflang[0]! }) };
+            const answer = await request(`${path}${query}`, headers);
+            if (alike) {
+              asked300 = true;
+              record(`loFor${linkType.replace(':', '')}${i}`, answer.status === 300, 'warn');
+            } else {
+              results[`loFor${linkType.replace(':', '')}${i}`] = answer.headers.get('location') === link.href ? 'pass' : answer.status === 300 ? 'warn' : 'fail';
+            }
+          }
+        }
+      }
+    }
+    current = current.slice(0, current.lastIndexOf('/'));
+    current = current.slice(0, current.lastIndexOf('/'));
+  }
+  // linkTypesDefined: every GS1 link type found is one of the vocabulary's.
+  record('linkTypesDefined', [...seen].filter((lt) => lt.startsWith('gs1:')).every((lt) => vocabularyLinkTypes.has(lt.slice(4))), 'warn');
+  return results;
+}
+
+describe('GS1 resolver test suite (gs1/GS1DL-resolver-testsuite): every check it makes of a resolver', () => {
+  let units: { brandBase: string; root: string };
+
+  beforeAll(async () => {
+    // A unit with links of several types at its product and its own level, as GS1's model linkset has.
+    const suiteBrand = await app.seedBrand();
+    const { mintBatchId } = await mintCompleted(app.ctx, suiteBrand, 1);
+    const [{ slug: suiteSlug }] = (await query<{ slug: string }>(app.db.em.fork(), 'select slug from brands where id = ?', [suiteBrand.brandId])) as [{ slug: string }];
+    const [{ serial: unit }] = (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ?', [mintBatchId])) as [{ serial: string }];
+    // A link with a context does not forward the query: the suite asks for it with `&context=LK` and
+    // compares the Location with the bare href (a forwarding link would get `?context=LK` appended).
+    const link = (linkType: string, href: string, title: string, extra: { hreflang?: string[]; mediaType?: string; context?: string[]; isDefault?: boolean } = {}) => ({
+      linkType, href, title, hreflang: extra.hreflang ?? [], mediaType: extra.mediaType ?? null, context: extra.context ?? [], fwqs: extra.context === undefined,
+      isDefault: extra.isDefault ?? false,
+    });
+    await replaceLinks(app.ctx, { id: suiteBrand.userId }, {
+      brandId: suiteBrand.brandId, gtin: suiteBrand.gtin, lot: null, serial: null, links: [
+        link('gs1:pip', 'https://d.example/pip', 'Product Info', { hreflang: ['en'], mediaType: 'text/html', isDefault: true }),
+        link('gs1:certificationInfo', 'https://d.example/certificates', 'Certificates', { mediaType: 'text/html' }),
+        link('gs1:certificationInfo', 'https://d.example/cert-001.pdf', 'Another certificate', { mediaType: 'application/pdf', hreflang: ['en'] }),
+        link('gs1:certificationInfo', 'https://d.example/cert-003.pdf', 'Another certificate', { mediaType: 'application/pdf', hreflang: ['en'], context: ['LK'] }),
+        link('gs1:sustainabilityInfo', 'https://d.example/en/sustainability', 'Sustainability', { hreflang: ['en'], mediaType: 'text/html' }),
+        link('gs1:sustainabilityInfo', 'https://d.example/fr/sustainability', 'Sustainability', { hreflang: ['fr'], mediaType: 'text/html' }),
+        link('gs1:traceability', 'https://d.example/track-and-trace', 'Track and Trace', { mediaType: 'text/html' }),
+        link('gs1:traceability', 'https://d.example/track-and-trace-2', 'Track and Trace', { mediaType: 'text/html' }),
+        link('gs1:eifu', 'https://d.example/eifu.pdf', 'Instructions', { mediaType: 'application/pdf' }),
+      ],
+    });
+    await replaceLinks(app.ctx, { id: suiteBrand.userId }, {
+      brandId: suiteBrand.brandId, gtin: suiteBrand.gtin, lot: null, serial: unit, links: [link('gs1:dpp', 'https://d.example/dpp/7132mlkG', 'DPP', { mediaType: 'application/ld+json', isDefault: true })],
+    });
+    const { resolverRoot } = JSON.parse((await request('/.well-known/gs1resolver')).body) as { resolverRoot: string };
+    units = { brandBase: `/r/${suiteSlug}/01/${suiteBrand.gtin}/21/${unit}`, root: `${resolverRoot.slice(origin.length)}/01/${suiteBrand.gtin}/21/${unit}` };
+  });
+
+  for (const at of ['brandBase', 'root'] as const) {
+    it(`passes every check at a unit's URI ${at === 'root' ? 'under resolverRoot' : 'below its brand\'s base'}, none a warning`, async () => {
+      const results = await gs1TestSuite(units[at]);
+      expect(Object.entries(results).filter(([, status]) => status !== 'pass'), JSON.stringify(results)).toEqual([]);
+      // The checks made: the suite's 26 fixed ones but isHttps, tlsOK and httpVersion (the deployment's), plus one
+      // per link type and per way to tell links of one type apart (9 for this linkset).
+      const fixed = [
+        'isURL', 'validDL', 'plausibleDL', 'rdFile', 'corsCheck', 'linkOnRedirect', 'legacyLinkHeaders', 'methodsCheck', 'reportWith400', 'noErrorWith200',
+        'trailingSlash', 'basicWalkUp', 'ltLinksetNoRedirect', 'ltAcceptHeader', 'validLinkset', 'linksetJsonldCheck', 'declaredContentType', 'qsPassedOn',
+        'defaultLinkExists', 'singleDefaulLink', 'defaultTarget', 'linkTypesDefined', 'specificLinkTypeNotFound',
+      ];
+      const perLink = ['pip', 'dpp', 'eifu', 'certificationInfo0', 'certificationInfo1', 'certificationInfo2', 'sustainabilityInfo0', 'sustainabilityInfo1', 'traceability0'];
+      expect(Object.keys(results).sort()).toEqual([...fixed, ...perLink.map((lt) => `loForgs1${lt}`)].sort());
+    });
+  }
 });

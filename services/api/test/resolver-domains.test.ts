@@ -188,6 +188,8 @@ describe('a brand domain', () => {
     const preflight = await request(port, domainA, `/01/${a.gtin}`, { method: 'OPTIONS', headers: { origin: 'https://shop.example', 'access-control-request-method': 'GET' } });
     expect(preflight.status).toBe(204);
     expect(preflight.headers['access-control-allow-origin']).toBe('*');
+    // OPTIONS names the identity's linkset too, anchored at the domain.
+    expect(preflight.headers.link).toBe(`<https://${domainA}/01/${a.gtin}?linkType=linkset>; rel="linkset"; type="application/linkset+json"`);
     expect((await request(port, domainA, `/01/${a.gtin}`)).headers['access-control-allow-origin']).toBe('*');
   });
 

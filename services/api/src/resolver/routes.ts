@@ -1,12 +1,13 @@
 // The public resolver: GET/HEAD/OPTIONS of every path under /r/ (GS1 Digital Links of a brand,
-// compressed ones, and /r/{slug}/u/{token}), and the resolver description file at
+// compressed ones, /r/{slug}/u/{token}, and Digital Links directly under the root /r), and the
+// resolver description file at
 // /.well-known/gs1resolver. No authentication; the tenant is validated by the use case. Transport
 // only: parsing, link types, negotiation and the links live in the domain, the lookups in the use
 // cases.
 
 import {
   acceptedLanguages, acceptedMediaTypes, brandDomainBaseUrl, normalizeHost, forwardQuery, gs1LinksetContext, linksetOf, negotiate, parseResolverRequest, readLinkType, resolutionStatus,
-  resolverDescription, resolverPrefix, type LinkPreferences, type LinkTypeRequest, type ParsedResolverRequest, type Representation,
+  resolverDescription, resolverPrefix, resolverRootPathOf, type LinkPreferences, type LinkTypeRequest, type ParsedResolverRequest, type Representation,
   type ResolutionOutcome,
 } from '@mint/domain';
 import type { Resolution, Resolver } from '@mint/usecases';
@@ -175,14 +176,19 @@ function answer(r: Request, resolution: Resolution): void {
   }
 }
 
-/** A CORS preflight: 204 allowing the resolver's methods and the request headers asked for. */
-function preflight(req: HttpRequest, res: HttpResponse): void {
+/**
+ * An OPTIONS answer (a CORS preflight or not): 204 allowing the resolver's methods and the request
+ * headers asked for. On a Digital Link path it also carries the identity's `Link` to its linkset
+ * (`link`, see {@link identityLink}), as every answer about an identity does: GS1's test suite
+ * reads the CORS headers, the methods and the linkset link from this answer.
+ */
+function preflight(req: HttpRequest, res: HttpResponse, link?: string): void {
   const asked = req.headers['access-control-request-headers'];
   const headers = typeof asked === 'string' && asked.length <= 1_000 && /^[\w!#$%&'*+.^`|~-]+(\s*,\s*[\w!#$%&'*+.^`|~-]+)*$/.test(asked.trim())
     ? asked.trim() : 'Accept, Accept-Language';
   sendEmpty(res, 204, {
     ...corsHeaders, allow: 'GET, HEAD, OPTIONS', 'access-control-allow-headers': headers, 'access-control-max-age': 86_400,
-    vary: 'Access-Control-Request-Headers',
+    vary: 'Access-Control-Request-Headers', ...(link === undefined ? {} : { link }),
   });
 }
 
@@ -206,8 +212,10 @@ export interface ResolverRouteOptions {
  * Digital Link answers 400 with the reason, a short GTIN 301 to its GTIN-14 form, both without a
  * lookup; an unknown `linkType` 404 without a lookup. A well-formed identity that is unknown,
  * another brand's or of an unknown brand answers the same 404 (an unknown lot resolves as its
- * product; see the use case). Every answer about an identity carries the `Link` to its linkset;
- * a compressed request also the uncompressed URI as `owl:sameAs`.
+ * product; see the use case). Every answer about an identity, OPTIONS included, carries the
+ * `Link` to its linkset; a compressed request also the uncompressed URI as `owl:sameAs`. A Digital
+ * Link directly under `/r` (the description file's `resolverRoot`) resolves through the brand that
+ * holds its GTIN ({@link serveUnderRoot}).
  */
 export function resolverRoute(resolver: Resolver, options: ResolverRouteOptions): Route {
   const base = options.publicBaseUrl.replace(/\/+$/, '');
@@ -217,13 +225,28 @@ export function resolverRoute(resolver: Resolver, options: ResolverRouteOptions)
     path: `${resolverPrefix}*`,
     onError: resolverError,
     handler: ({ req, res, path, queryString }) => {
-      if (req.method === 'OPTIONS') return preflight(req, res);
-      const format = formatOf(typeof req.headers.accept === 'string' ? req.headers.accept : undefined);
+      const below = resolverRootPathOf(path);
+      if (below !== null) return serveUnderRoot(resolver, req, res, below, queryString, `${base}/r`);
       const parsed = parseResolverRequest(path);
+      if (req.method === 'OPTIONS') return preflight(req, res, parsed.kind === 'malformed' ? undefined : identityLink(parsed, at));
+      const format = formatOf(typeof req.headers.accept === 'string' ? req.headers.accept : undefined);
       if (parsed.kind === 'malformed') return refuseRequest(req, res, 400, 'bad_request', parsed.reason, format);
       return serveIdentity(resolver, req, res, parsed, queryString, at, undefined);
     },
   };
+}
+
+/**
+ * The `Link` header of every answer about a well-formed Digital Link (OPTIONS included): its
+ * linkset's, and for a compressed request the uncompressed URI as `owl:sameAs`. `at` turns a
+ * canonical path into the URI the answer names.
+ */
+function identityLink(parsed: Exclude<ParsedResolverRequest, { kind: 'malformed' }>, at: (canonicalPath: string) => string): string {
+  const anchor = at(parsed.canonicalPath);
+  const compressed = parsed.kind === 'identity' ? parsed.decompressedQuery : null;
+  return compressed === null
+    ? linksetLink(anchor)
+    : `${linksetLink(anchor)}, <${anchor}${compressed === '' ? '' : `?${compressed}`}>; rel="owl:sameAs"`;
 }
 
 /**
@@ -242,11 +265,8 @@ function serveIdentity(
     const location = `${at(parsed.canonicalPath)}${queryString === '' ? '' : `?${queryString}`}`;
     return sendEmpty(res, 301, { ...publicHeaders, 'cache-control': movedCacheControl, location, link: linksetLink(at(parsed.canonicalPath)) });
   }
-  const anchor = at(parsed.canonicalPath);
   const compressed = parsed.decompressedQuery;
-  const link = compressed === null
-    ? linksetLink(anchor)
-    : `${linksetLink(anchor)}, <${anchor}${compressed === '' ? '' : `?${compressed}`}>; rel="owl:sameAs"`;
+  const link = identityLink(parsed, at);
   const query = queryString === '' ? null : new URLSearchParams(queryString);
   const linkType = readLinkType(query === null ? null : query.get('linkType'));
   if (linkType.kind === 'unknown') return refuse(req, res, 'unknown_link_type', format, { link });
@@ -267,11 +287,52 @@ function serveIdentity(
   return answer(request, resolution);
 }
 
+/** The stand-in brand base a request under the root is first parsed below (a valid slug no lookup depends on). */
+const rootProbe = `${resolverPrefix}0`;
+
+/**
+ * Answers a Digital Link written directly under the service's resolver root (`{root}/01/...` or
+ * `{root}/{compressed}`, `root` = `{PUBLIC_BASE_URL}/r`): checked, moved (a short GTIN) and
+ * answered to OPTIONS exactly as below a brand's base, without a lookup; otherwise resolved as the
+ * brand that holds the GTIN ({@link Resolver.brandOfGtin}) resolves it under `/r/{slug}`, with
+ * every URI of the answer (anchors, moves) under the root. A GTIN no brand, or several brands,
+ * hold answers the same 404 as an unknown identity.
+ */
+function serveUnderRoot(resolver: Resolver, req: HttpRequest, res: HttpResponse, below: string, queryString: string, root: string): void | Promise<void> {
+  const probe = parseResolverRequest(`${rootProbe}${below}`);
+  const probeAt = (canonicalPath: string) => `${root}${canonicalPath.slice(rootProbe.length)}`;
+  if (req.method === 'OPTIONS') return preflight(req, res, probe.kind === 'malformed' ? undefined : identityLink(probe, probeAt));
+  const format = formatOf(typeof req.headers.accept === 'string' ? req.headers.accept : undefined);
+  if (probe.kind === 'malformed') return refuseRequest(req, res, 400, 'bad_request', probe.reason, format);
+  if (probe.kind === 'moved') return serveIdentity(resolver, req, res, probe, queryString, probeAt, root);
+  const key = probe.path.key;
+  const brand = key.kind === 'token' ? null : resolver.brandOfGtin(key.gtin);
+  const serve = (found: Resolution['brand']) => {
+    const parsed = found === null ? probe : parseResolverRequest(`${resolverPrefix}${found.slug}${below}`);
+    if (found === null || parsed.kind !== 'identity') return refuse(req, res, 'not_found', format, { link: identityLink(probe, probeAt) });
+    const prefixLength = resolverPrefix.length + found.slug.length;
+    return serveIdentity(resolver, req, res, parsed, queryString, (canonicalPath) => `${root}${canonicalPath.slice(prefixLength)}`, root);
+  };
+  return brand instanceof Promise ? brand.then(serve) : serve(brand);
+}
+
 /** Where the resolver description file is served. */
 export const resolverDescriptionPath = '/.well-known/gs1resolver';
 if (!isPublicPath(resolverDescriptionPath)) throw new Error(`${resolverDescriptionPath} must be on the public path allow-list`);
 
-/** The GS1 resolver description file (`/.well-known/gs1resolver`), public and readable from any origin. */
+/**
+ * The GS1 resolver description file (`/.well-known/gs1resolver`), public and readable from any
+ * origin, valid against GS1's description file schema 1.2.0.
+ *
+ * Its `resolverRoot` is `{PUBLIC_BASE_URL}/r`. Our reading of the standard: `resolverRoot` is the
+ * URI a GS1 Digital Link's path (`/01/{gtin}[/10/{lot}][/21/{serial}]`, the GS1 Digital Link URI
+ * syntax allowing a path before the primary key) is appended to, so `{resolverRoot}/01/{gtin}` must
+ * resolve, as GS1's test suite and clients such as scanners assume. This origin serves many brands,
+ * each under its own base `/r/{slug}` (their printed URIs are Digital Links with that path), and
+ * the file can name one root only; so the root is `/r`, where a Digital Link resolves through the
+ * one brand whose catalogue holds its GTIN (see {@link serveUnderRoot}), exactly as below that
+ * brand's base. A brand domain's file names `https://{domain}`, where its identities resolve.
+ */
 export function resolverDescriptionRoute(options: ResolverRouteOptions): Route {
   const body = JSON.stringify(resolverDescription({
     name: 'Minting service GS1 Digital Link resolver', resolverRoot: `${options.publicBaseUrl.replace(/\/+$/, '')}/r`, contact: options.contact,
@@ -334,10 +395,11 @@ export function brandDomainRoutes(resolver: Resolver, options: Pick<ResolverRout
       if (req.method === 'OPTIONS') return preflight(req, res);
       return refuseRequest(req, res, 400, 'bad_request', parsed.reason, formatOf(typeof req.headers.accept === 'string' ? req.headers.accept : undefined));
     }
-    if (req.method === 'OPTIONS') return preflight(req, res);
     const root = brandDomainBaseUrl(host);
     const prefixLength = resolverPrefix.length + brand.slug.length;
-    return serveIdentity(resolver, req, res, parsed, queryString, (canonicalPath) => `${root}${canonicalPath.slice(prefixLength)}`, root);
+    const at = (canonicalPath: string) => `${root}${canonicalPath.slice(prefixLength)}`;
+    if (req.method === 'OPTIONS') return preflight(req, res, identityLink(parsed, at));
+    return serveIdentity(resolver, req, res, parsed, queryString, at, root);
   };
   return [
     {
