@@ -2,7 +2,8 @@
 // against `npm start`'s dev mode (API and executor in one process, on a free port with a data
 // folder of its own). Signs in through the printed link, imports products (a refused row shows
 // its error), mints 10,000 serial units and follows the job to COMPLETED, sees the KPIs change,
-// downloads the batch's pack and checks its manifest's SHA-256 sums, and sees a blocked product's
+// downloads the batch's pack and checks its manifest's SHA-256 sums, finds that pack again once the
+// brand's newest 100 packs are of another batch (and sees the page stop asking), sees a blocked product's
 // reasons. Every screen is photographed at 1280 and 390 px into test/artifacts/, and each layout is
 // checked to hold (no sideways scrolling) and to label every control.
 //
@@ -200,6 +201,38 @@ describe('the web console in chromium against npm start', () => {
       expect(bytes.byteLength, file.name).toBe(file.bytes);
       expect(createHash('sha256').update(bytes).digest('hex'), file.name).toBe(file.sha256);
     }
+  }, 90_000);
+
+  it("keeps the batch's pack once the brand's newest 100 packs are of another batch, and stops asking once none is pending", async () => {
+    const origin = new URL(signInLink).origin;
+    const brandId = new URLSearchParams(signInLink.split('#')[1]).get('brand')!;
+    const rpc = async (method: string, body: Record<string, unknown>) => {
+      const res = await fetch(`${origin}/mint.v1.MintService/${method}`, {
+        method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify({ brand_id: brandId, ...body }),
+      });
+      expect(res.status, method).toBe(200);
+      return (await res.json()) as Record<string, any>;
+    };
+    // Another batch, followed with the banner's GetMintJob call until COMPLETED, then 101 packs of it.
+    expect(output).toContain(`${origin.replace('127.0.0.1', 'localhost')}/mint.v1.MintService/GetMintJob`);
+    const product = /product_id\s+(\S+)/.exec(output)![1]!;
+    const other = await rpc('SubmitMintRequest', { product_id: product, requested_quantity: 1, identity_mode: 'IDENTITY_MODE_SERIAL', activation_mode: 'ACTIVATION_MODE_ACTIVE_AT_MINT' });
+    await expect.poll(async () => (await rpc('GetMintJob', { mint_job_id: other['mint_job_id'] }))['job'], { timeout: 30_000, interval: 250 })
+      .toMatchObject({ status: 'MINT_JOB_STATUS_COMPLETED', minted_quantity: 1, requested_quantity: 1 });
+    for (let i = 0; i < 101; i++) await rpc('CreatePayloadPack', { mint_batch_id: other['mint_batch_id'], formats: ['PACK_FORMAT_CSV'] });
+    const newest = await rpc('ListPayloadPacks', { limit: 100 });
+    expect(newest['packs'].every((p: { mint_batch_id: string }) => p.mint_batch_id === other['mint_batch_id'])).toBe(true);
+
+    const asked: string[] = [];
+    page.on('request', (r) => (r.url().endsWith('/ListPayloadPacks') ? asked.push(r.url()) : undefined));
+    // A fresh load of the batch page (the session stays in sessionStorage), with nothing cached.
+    await page.evaluate(`location.hash = ${JSON.stringify(batchUrl)}`);
+    await page.reload();
+    await expect.poll(() => page.getByTestId('pack-status').allTextContents(), soon).toEqual(['ready']);
+    // Its only pack is ready: the page stops asking.
+    const before = asked.length;
+    await new Promise((resolve) => setTimeout(resolve, 5_000));
+    expect(asked.length - before).toBe(0);
   }, 90_000);
 
   it("shows a blocked product's reasons in the API's words, submitted from the keyboard", async () => {

@@ -27,7 +27,8 @@ export {
   type PreflightSubjects, type NewQueuedJob, type NewDraftBatch, type KeyedJob
 } from './repositories/drafts.ts';
 export {
-  moveJob, readJobLease, type JobLeaseRead, claimJobLease, renewJobLease, releaseJobLease, findJobsToSweep, recordJobAttempt, countJobsPerStatus
+  moveJob, readJobLease, type JobLeaseRead, claimJobLease, renewJobLease, releaseJobLease, findJobsToSweep, recordJobAttempt, countJobsPerStatus,
+  findJobRecord, type JobRecord
 } from './repositories/jobs.ts';
 export {
   listUnits, listEvents, listPacks, findPackRecord, readKpis, type UnitRecord, type EventRecord, type EventFilter, type PackRecord, type KpiRecord

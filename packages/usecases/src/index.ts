@@ -18,7 +18,7 @@ export {
   productViolations, upsertProduct, getProduct, listProducts, upsertProductionBatch, type ProductView, type ProductInput, defaultProductPageSize,
   type ProductionBatchView, type ProductionBatchInput
 } from './catalog.ts';
-export { getJobProgress, watchMintJob, findJobsToSweep, defaultWatchSafetyIntervalMs, defaultWatchUpdateIntervalMs, type JobProgress, type WatchOptions } from './jobs.ts';
+export { getJobProgress, getMintJob, type MintJobView, watchMintJob, findJobsToSweep, defaultWatchSafetyIntervalMs, defaultWatchUpdateIntervalMs, type JobProgress, type WatchOptions } from './jobs.ts';
 export { createProgressHub, publishJobProgress, type ProgressHub } from './progress.ts';
 export { relayOutbox, outboxLag, type OutboxJob } from './outbox.ts';
 export {

@@ -1,5 +1,5 @@
-import { findBatchOfJob, findJobsToSweep as findJobsToSweepRows, MintJob } from '@mint/db';
-import { isSettledJobStatus, isTerminalJobStatus, NotFoundError, type JobStatus } from '@mint/domain';
+import { findBatchOfJob, findJobRecord, findJobsToSweep as findJobsToSweepRows, MintJob, type JobRecord } from '@mint/db';
+import { InvalidInputError, isSettledJobStatus, isTerminalJobStatus, isUuid, NotFoundError, type JobStatus } from '@mint/domain';
 import type { UseCaseContext } from './context.ts';
 import type { ProgressHub } from './progress.ts';
 
@@ -25,6 +25,24 @@ export async function getJobProgress(ctx: UseCaseContext, brandId: string, jobId
     mintJobId: jobId, status, mintedQuantity: batch?.mintedQuantity ?? 0, requestedQuantity: job.requestedQuantity,
     done: isTerminalJobStatus(status), failureReason: status === 'FAILED' ? (job.lastError ?? 'failed') : null,
   };
+}
+
+/** A job as GetMintJob shows it: the record with its batch and minted quantity, and why it failed (only when FAILED). */
+export interface MintJobView extends Omit<JobRecord, 'lastError'> {
+  readonly failureReason: string | null;
+}
+
+/**
+ * One mint job of the brand with its batch id and minted quantity (GetMintJob, GET /v1/mint/jobs/{id}).
+ * A job id that is not a uuid is InvalidInputError naming `mint_job_id` and the value; a missing job,
+ * or another brand's, is NotFoundError.
+ */
+export async function getMintJob(ctx: UseCaseContext, brandId: string, jobId: string): Promise<MintJobView> {
+  if (!isUuid(jobId)) throw new InvalidInputError([{ field: 'mint_job_id', message: `must be a uuid (got ${JSON.stringify(String(jobId).slice(0, 100))})` }]);
+  const job = isUuid(brandId) ? await findJobRecord(ctx.db.em.fork(), brandId, jobId) : null;
+  if (job === null) throw new NotFoundError(`mint job ${jobId} not found`);
+  const { lastError, ...record } = job;
+  return { ...record, failureReason: job.status === 'FAILED' ? (lastError ?? 'failed') : null };
 }
 
 /** Options of {@link watchMintJob}. */

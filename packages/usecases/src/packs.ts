@@ -10,16 +10,21 @@ import { storedPackProfile } from './pack-profiles.ts';
 export const defaultPackPageSize = 20;
 
 /**
- * A page of the brand's payload packs, newest first by (created_at, id); 20 per page unless
+ * A page of the brand's payload packs, newest first by (created_at, id), only those of
+ * `mintBatchId` when given (a batch of another brand, or none, lists nothing); 20 per page unless
  * `limit` says otherwise (1..100). Packs carry their relative storage path only, never a URL.
  */
 export async function listPayloadPacks(
   ctx: UseCaseContext,
   brandId: string,
-  query: { readonly limit: number | null; readonly cursor: Cursor | null },
+  query: { readonly limit: number | null; readonly cursor: Cursor | null; readonly mintBatchId?: string | null },
 ): Promise<Page<PackRecord>> {
   const size = resolvePageSize(query.limit, defaultPackPageSize);
-  const rows = await listPacks(ctx.db.em.fork(), brandId, size + 1, query.cursor);
+  const mintBatchId = query.mintBatchId ?? null;
+  if (mintBatchId !== null && !isUuid(mintBatchId)) {
+    throw new InvalidInputError([{ field: 'mint_batch_id', message: `must be a uuid (got ${JSON.stringify(String(mintBatchId).slice(0, 100))})` }]);
+  }
+  const rows = await listPacks(ctx.db.em.fork(), brandId, size + 1, query.cursor, mintBatchId);
   return toPage(rows, size, (k) => ({ at: k.createdAt, id: k.id }));
 }
 

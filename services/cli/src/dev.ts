@@ -62,9 +62,9 @@ function banner(port: number, seed: DemoSeed, created: boolean, consoleEnabled: 
     `  curl -s ${base}/mint.v1.MintService/SubmitMintRequest -H 'Content-Type: application/json' \\`,
     `    -H "Authorization: Bearer $TOKEN" -d '${body}'`,
     '',
-    'Follow the batch (put the mint_batch_id from the answer in):',
-    `  curl -s ${base}/mint.v1.MintService/GetMintBatch -H 'Content-Type: application/json' \\`,
-    `    -H "Authorization: Bearer $TOKEN" -d '{"brand_id":"${seed.brand_id}","mint_batch_id":"<mint_batch_id>"}'`,
+    'Follow the job until its status is MINT_JOB_STATUS_COMPLETED (put the mint_job_id from the answer in):',
+    `  curl -s ${base}/mint.v1.MintService/GetMintJob -H 'Content-Type: application/json' \\`,
+    `    -H "Authorization: Bearer $TOKEN" -d '{"brand_id":"${seed.brand_id}","mint_job_id":"<mint_job_id>"}'`,
     '',
   ].join('\n');
 }

@@ -64,7 +64,8 @@ export const PayloadPack = defineEntity({
     purpose: p.text().default('completion'),
   },
   indexes: [
-    { properties: ['brandId', 'createdAt', 'id'] }, { properties: ['brandId', 'mintBatchId'] },
+    { properties: ['brandId', 'createdAt', 'id'] },
+    { name: 'payload_packs_batch_list_index', properties: ['brandId', 'mintBatchId', 'createdAt', 'id'] },
     { name: 'payload_packs_claim_index', properties: ['status', 'createdAt'] },
   ],
 });

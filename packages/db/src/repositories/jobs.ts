@@ -152,3 +152,35 @@ export async function countJobsPerStatus(em: Em): Promise<Map<string, number>> {
   const found = await rows(em, (db) => db.selectFrom('mint_jobs').select((eb) => ['status', eb.fn.countAll().as('n')]).groupBy('status'));
   return new Map(found.map((r) => [r.status, Number(r.n)]));
 }
+
+/** A mint job as the read side shows it, with its batch's id and minted quantity. */
+export interface JobRecord {
+  readonly id: string;
+  readonly brandId: string;
+  readonly status: JobStatus;
+  /** batch or serial. */
+  readonly scopeType: string;
+  readonly requestedQuantity: number;
+  /** The batch's minted quantity; 0 while the job has no batch. */
+  readonly mintedQuantity: number;
+  /** Null while the job has no batch (PREFLIGHTED). */
+  readonly mintBatchId: string | null;
+  /** Why the job failed, or its last transient error. */
+  readonly lastError: string | null;
+  readonly createdAt: Date;
+  readonly updatedAt: Date;
+}
+
+/** One job of the brand with its batch (one primary-key read joined on the batch's unique job key), or null when it does not exist there. */
+export async function findJobRecord(em: Em, brandId: string, jobId: string): Promise<JobRecord | null> {
+  const row = await first(em, (db) => db.selectFrom('mint_jobs as j')
+    .leftJoin('mint_batches as b', (join) => join.onRef('b.brand_id', '=', 'j.brand_id').onRef('b.mint_job_id', '=', 'j.id'))
+    .select(['j.id', 'j.brand_id', 'j.status', 'j.scope_type', 'j.requested_quantity', 'j.last_error', 'j.created_at', 'j.updated_at', 'b.id as mint_batch_id', 'b.minted_quantity'])
+    .where('j.brand_id', '=', brandId).where('j.id', '=', jobId));
+  if (row === undefined) return null;
+  return {
+    id: row.id, brandId: row.brand_id, status: row.status as JobStatus, scopeType: row.scope_type, requestedQuantity: row.requested_quantity,
+    mintedQuantity: row.minted_quantity ?? 0, mintBatchId: row.mint_batch_id, lastError: row.last_error,
+    createdAt: new Date(row.created_at), updatedAt: new Date(row.updated_at),
+  };
+}

@@ -123,11 +123,16 @@ const toPackRecord = (r: PackRow): PackRecord => ({
   createdAt: new Date(r.created_at), updatedAt: new Date(r.updated_at), profile: r.profile as StoredPackProfile, purpose: r.purpose,
 });
 
-/** Up to `take` payload packs of the brand strictly after `cursor`, newest first by (created_at, id). */
-export async function listPacks(em: Em, brandId: string, take: number, cursor: Cursor | null): Promise<PackRecord[]> {
+/**
+ * Up to `take` payload packs of the brand strictly after `cursor`, newest first by (created_at, id),
+ * only those of `mintBatchId` when given: a range read of the (brand_id, mint_batch_id, created_at, id)
+ * index, however many packs the brand's other batches have.
+ */
+export async function listPacks(em: Em, brandId: string, take: number, cursor: Cursor | null, mintBatchId: string | null = null): Promise<PackRecord[]> {
   const found = await rows(em, (db) => db.selectFrom('payload_packs as k')
     .select(['k.id', 'k.brand_id', 'k.mint_batch_id', 'k.status', 'k.storage_path', 'k.unit_count', 'k.created_at', 'k.updated_at', 'k.profile', 'k.purpose'])
     .where('k.brand_id', '=', brandId)
+    .$if(mintBatchId !== null, (q) => q.where('k.mint_batch_id', '=', mintBatchId!))
     .$if(cursor !== null, (q) => q.where((eb) => eb(eb.refTuple('k.created_at', 'k.id'), '<', eb.tuple(cursor!.at, cursor!.id))))
     .orderBy('k.created_at', 'desc').orderBy('k.id', 'desc')
     .limit(take));

@@ -27,7 +27,7 @@ describe('the RPC permission table', () => {
       ['ActivateMintUnits', 'CreateMintBatchFromJob', 'CreatePayloadPack', 'PreflightMintBatch', 'ProcessMintJobBatch', 'SetMintBatchStatus', 'SubmitMintRequest'],
     );
     expect(byPermission('mint:read')).toEqual(
-      ['CreatePayloadPackDownloadUrl', 'GetMintBatch', 'GetMintKpis', 'ListMintBatches', 'ListMintEvents', 'ListMintUnits', 'ListPayloadPacks', 'WatchMintJob'],
+      ['CreatePayloadPackDownloadUrl', 'GetMintBatch', 'GetMintJob', 'GetMintKpis', 'ListMintBatches', 'ListMintEvents', 'ListMintUnits', 'ListPayloadPacks', 'WatchMintJob'],
     );
     expect(byPermission('products:write')).toEqual(['StartProductImport', 'UpsertProduct', 'UpsertProductionBatch']);
     expect(byPermission('products:read')).toEqual(['GetProduct', 'GetProductImport', 'ListProducts']);

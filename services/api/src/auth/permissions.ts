@@ -20,6 +20,7 @@ export const mintServicePermissions: PermissionTable<typeof MintService> = {
   createPayloadPack: 'mint:write',
   listMintBatches: 'mint:read',
   getMintBatch: 'mint:read',
+  getMintJob: 'mint:read',
   listMintUnits: 'mint:read',
   listMintEvents: 'mint:read',
   getMintKpis: 'mint:read',

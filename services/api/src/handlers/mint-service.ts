@@ -22,6 +22,7 @@ export type MintUseCases = Pick<
   | 'processMintJobBatch'
   | 'listMintBatches'
   | 'getMintBatch'
+  | 'getMintJob'
   | 'listMintUnits'
   | 'listMintEvents'
   | 'getMintKpis'
@@ -183,6 +184,24 @@ export function createMintServiceHandlers(deps: MintServiceDeps): ServiceImpl<ty
       return { ok: true, batch: toWireBatch(view, true) };
     },
 
+    async getMintJob(req) {
+      const job = await useCases.getMintJob(ctx, req.brandId, req.mintJobId);
+      return {
+        ok: true,
+        job: {
+          mintJobId: job.id,
+          status: jobStatus.toWire(job.status),
+          scopeType: job.scopeType,
+          requestedQuantity: job.requestedQuantity,
+          mintedQuantity: job.mintedQuantity,
+          mintBatchId: orUnset(job.mintBatchId),
+          createdAt: toTimestamp(job.createdAt),
+          updatedAt: toTimestamp(job.updatedAt),
+          failureReason: orUnset(job.failureReason),
+        },
+      };
+    },
+
     async listMintUnits(req) {
       const page = await useCases.listMintUnits(ctx, req.brandId, {
         ...pageRequest(req, req.cursorCreatedAt, 'cursor_created_at'), mintBatchId: orNull(req.mintBatchId),
@@ -240,7 +259,9 @@ export function createMintServiceHandlers(deps: MintServiceDeps): ServiceImpl<ty
     },
 
     async listPayloadPacks(req) {
-      const page = await useCases.listPayloadPacks(ctx, req.brandId, pageRequest(req, req.cursorCreatedAt, 'cursor_created_at'));
+      const page = await useCases.listPayloadPacks(ctx, req.brandId, {
+        ...pageRequest(req, req.cursorCreatedAt, 'cursor_created_at'), mintBatchId: orNull(req.mintBatchId),
+      });
       return {
         ok: true,
         packs: page.items.map(toWirePack),

@@ -1,13 +1,14 @@
 // POST /v1/mint/submit-and-kick (the spec's submit + kick, with its own error codes) and
-// POST /v1/mint/jobs (create mint job with an Idempotency-Key), with their schemas.
+// POST /v1/mint/jobs (create mint job with an Idempotency-Key) and GET /v1/mint/jobs/{id} (read
+// one job), with their schemas.
 
-import { activationModes, IdempotencyKeyReusedError, identityModes, isInvalidInputError, jobStatuses, type ActivationMode, type IdentityMode, type MintRequest } from '@mint/domain';
+import { activationModes, IdempotencyKeyReusedError, identityModes, InvalidInputError, isInvalidInputError, jobStatuses, type ActivationMode, type IdentityMode, type MintRequest } from '@mint/domain';
 import { header, HttpProblem, jsonType, readJsonObject, send, sendJson, type ErrorWriter, type HttpError } from '@mint/http';
-import { authenticate, authorizeAuthenticated, submitAndKick, submitWithIdempotencyKey } from '@mint/usecases';
+import { authenticate, authorizeAuthenticated, getMintJob, submitAndKick, submitWithIdempotencyKey, type MintJobView } from '@mint/usecases';
 import { credentialsFrom } from '../auth/credentials.ts';
-import { workspaceCaller, type V1Call, type V1Deps } from './context.ts';
+import { iso, workspaceCaller, type V1Call, type V1Deps } from './context.ts';
 import { errorBody } from './errors.ts';
-import { arrayOf, blockingReason, boolean, componentPointer, lot, nullable, obj, oneOfEnum, ref, string, uuid, type Schema } from './schemas.ts';
+import { arrayOf, blockingReason, boolean, componentPointer, integer, lot, nullable, obj, oneOfEnum, ref, string, time, uuid, type Schema } from './schemas.ts';
 
 const mintJobFields = {
   product_id: uuid,
@@ -18,6 +19,21 @@ const mintJobFields = {
   lots: nullable({ ...arrayOf(lot), description: 'Batch mode only: at most 100, unique codes, quantities summing to the requested quantity.' }),
 };
 const mintJobRequired = ['product_id', 'requested_quantity', 'identity_mode', 'activation_mode'];
+
+/** A mint job as get_mint_job and GET /v1/mint/jobs/{id} return it: the spec's job fields with its batch and progress. */
+export const mintJobRecord: Schema = obj({
+  mint_job_id: uuid, status: oneOfEnum(jobStatuses), scope_type: oneOfEnum(identityModes), requested_quantity: integer,
+  minted_quantity: { ...integer, description: 'Units (or lots\' quantity) minted so far; equals requested_quantity once COMPLETED.' },
+  mint_batch_id: nullable(uuid), created_at: time, updated_at: time, failure_reason: { ...nullable(string), description: 'Why the job failed; null unless FAILED.' },
+});
+
+/** A mint job in the snake_case shape of {@link mintJobRecord}. */
+export function mintJobShape(j: MintJobView): Record<string, unknown> {
+  return {
+    mint_job_id: j.id, status: j.status, scope_type: j.scopeType, requested_quantity: j.requestedQuantity, minted_quantity: j.mintedQuantity,
+    mint_batch_id: j.mintBatchId, created_at: iso(j.createdAt), updated_at: iso(j.updatedAt), failure_reason: j.failureReason,
+  };
+}
 
 /** The error codes of submit + kick (the spec's own). */
 const kickErrorCodes = [
@@ -41,6 +57,7 @@ export const mintSchemas: Readonly<Record<string, Schema>> = {
     ],
   },
   MintJobRequest: obj(mintJobFields, mintJobRequired),
+  MintJobResponse: obj({ ok: { const: true }, data: mintJobRecord, meta: ref('Meta') }),
   MintJobCreated: obj({
     ok: { const: true },
     data: obj({ mint_job_id: uuid, mint_batch_id: uuid, status: oneOfEnum(jobStatuses), is_duplicate: boolean }),
@@ -160,4 +177,22 @@ export async function createMintJobRoute(deps: V1Deps, call: V1Call): Promise<vo
       call.res.setHeader('retry-after', '1');
       throw new HttpProblem(409, 'idempotency_request_in_progress', 'a request with this Idempotency-Key is still being processed; retry later');
   }
+}
+
+/**
+ * GET /v1/mint/jobs/{id}: one job of the x-workspace-id workspace with its batch and minted
+ * quantity, `{ok, data, meta}`; an id that is not a uuid is 400 naming `id`, a job that is not the
+ * workspace's 404.
+ */
+export async function getMintJobRoute(deps: V1Deps, call: V1Call): Promise<void> {
+  const { brandId } = await workspaceCaller(deps.ctx, call.req, 'mint:read');
+  let job: MintJobView;
+  try {
+    job = await getMintJob(deps.ctx, brandId, call.params['id']!);
+  } catch (error) {
+    // The use case names the Connect field; this route takes the job id as the path's {id}.
+    if (error instanceof InvalidInputError) throw new InvalidInputError(error.violations.map((v) => (v.field === 'mint_job_id' ? { ...v, field: 'id' } : v)), { cause: error });
+    throw error;
+  }
+  sendJson(call.req, call.res, 200, { ok: true, data: mintJobShape(job), meta: { request_id: call.requestId } });
 }

@@ -63,6 +63,14 @@ const paths: Readonly<Record<string, Record<string, Schema>>> = {
       responses: { 202: json('Created (or replayed: header Idempotent-Replayed: true)', ref('MintJobCreated')), ...errors(400, 401, 403, 409, 413, 415, 422, 500) },
     },
   },
+  '/v1/mint/jobs/{id}': {
+    get: {
+      summary: 'One mint job of the workspace with its batch and minted quantity; read it until status is COMPLETED or FAILED.',
+      security: workspaceSecurity,
+      parameters: [...workspaceHeaders, { name: 'id', in: 'path', required: true, description: 'The mint_job_id.', schema: uuid }],
+      responses: { 200: json('The job', ref('MintJobResponse')), ...errors(400, 401, 403, 404, 500) },
+    },
+  },
   '/v1/imports/products': {
     post: {
       summary: `Starts a product CSV import (columns: ${importColumns.join(', ')}; at most ${maxImportBytes} bytes).`,

@@ -7,7 +7,7 @@ import type { HTTPMethod } from 'find-my-way';
 import { getImportRoute, listProductsRoute, startImportRoute } from './catalog.ts';
 import type { V1Call, V1Deps } from './context.ts';
 import { errorBody } from './errors.ts';
-import { createMintJobRoute, kickErrorWriter, submitAndKickRoute } from './mint.ts';
+import { createMintJobRoute, getMintJobRoute, kickErrorWriter, submitAndKickRoute } from './mint.ts';
 import { openApiDocument } from './openapi.ts';
 import { namedOperationRoute } from './rpc.ts';
 
@@ -50,6 +50,7 @@ export function v1Routes(deps: V1Deps): Route[] {
     // A wrong method on submit + kick is a routing error, answered in the /v1 body like every /v1 path.
     { ...route(['POST'], '/v1/mint/submit-and-kick', submitAndKickRoute, kickErrors), onMethodError: v1ErrorBody },
     route(['POST'], '/v1/mint/jobs', createMintJobRoute),
+    route(['GET'], '/v1/mint/jobs/:id', getMintJobRoute),
     route(['POST'], '/v1/imports/products', startImportRoute),
     route(['GET'], '/v1/imports/products/:id', getImportRoute),
     route(['GET'], '/v1/products', listProductsRoute),

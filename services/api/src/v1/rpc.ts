@@ -8,6 +8,7 @@ import { HttpProblem, readJsonObject, sendJson } from '@mint/http';
 import * as useCases from '@mint/usecases';
 import { credentialsFrom } from '../auth/credentials.ts';
 import { dateOf, iso, type V1Call, type V1Deps } from './context.ts';
+import { mintJobRecord, mintJobShape } from './mint.ts';
 import { arrayOf, blockingReason, boolean, componentPointer, integer, lot, nullable, obj, oneOfEnum, string, text, time, uuid, type Schema } from './schemas.ts';
 
 /** A batch as the use cases return it. */
@@ -247,17 +248,28 @@ export const namedOperations: Readonly<Record<string, NamedOperation>> = {
       return { ok: true, batch: batchShape(await useCases.getMintBatch(ctx, p['_brand_id'] as string, p['_mint_batch_id'] as string), true) };
     },
   },
+  get_mint_job: {
+    summary: 'One mint job of the brand with its batch and minted quantity; read it until status is COMPLETED or FAILED.',
+    permission: 'mint:read',
+    request: obj({ _brand_id: uuid, _mint_job_id: uuid }),
+    response: obj({ ok: { const: true }, job: mintJobRecord }),
+    async run(ctx, p) {
+      return { ok: true, job: mintJobShape(await useCases.getMintJob(ctx, p['_brand_id'] as string, p['_mint_job_id'] as string)) };
+    },
+  },
   list_payload_packs: {
     summary: 'The brand\'s payload packs (never signed URLs), newest first, in the spec\'s shape (ListPayloadPacks over Connect adds each pack\'s profile).',
     permission: 'mint:read',
-    request: obj({ _brand_id: uuid, ...page, _cursor_created_at: time }, ['_brand_id']),
+    request: obj({ _brand_id: uuid, _mint_batch_id: nullable({ ...uuid, description: 'Only packs of this batch.' }), ...page, _cursor_created_at: time }, ['_brand_id']),
     response: obj({
       ok: { const: true },
       packs: arrayOf(obj({ id: uuid, brand_id: uuid, mint_batch_id: uuid, status: string, storage_path: nullable(string), created_at: time, updated_at: time })),
       ...pageResult('next_cursor_created_at'),
     }),
     async run(ctx, p) {
-      const r = await useCases.listPayloadPacks(ctx, p['_brand_id'] as string, { limit: int(p, '_limit'), cursor: cursorOf(p, '_cursor_created_at') });
+      const r = await useCases.listPayloadPacks(ctx, p['_brand_id'] as string, {
+        limit: int(p, '_limit'), cursor: cursorOf(p, '_cursor_created_at'), mintBatchId: str(p, '_mint_batch_id'),
+      });
       return {
         ok: true,
         packs: r.items.map((k) => ({

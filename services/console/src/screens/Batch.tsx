@@ -50,17 +50,19 @@ function BatchEvents({ batchId }: { readonly batchId: string }): ReactNode {
   );
 }
 
-function Packs({ batchId }: { readonly batchId: string }): ReactNode {
+/** True while a pack is still to be generated (pending or generating). */
+const unfinished = (p: { readonly status: PayloadPackStatus }) => p.status !== PayloadPackStatus.READY && p.status !== PayloadPackStatus.FAILED;
+
+function Packs({ batchId, batchStatus }: { readonly batchId: string; readonly batchStatus: MintBatchStatus }): ReactNode {
   const brandId = useBrand();
-  const packs = useQuery(MintService.method.listPayloadPacks, { brandId, limit: 100 }, {
-    // Until this batch's pack is ready or failed (it appears when the job completes), look again every 2 s.
-    refetchInterval: (q) => {
-      const own = q.state.data?.packs.filter((p) => p.mintBatchId === batchId) ?? [];
-      return own.length === 0 || own.some((p) => p.status !== PayloadPackStatus.READY && p.status !== PayloadPackStatus.FAILED) ? 2000 : false;
-    },
+  const pages = useCursorPages();
+  const packs = useQuery(MintService.method.listPayloadPacks, { brandId, mintBatchId: batchId, limit: 20, ...(pages.cursor === undefined ? {} : { cursor: pages.cursor }) }, {
+    // Look again every 2 s only while a pack of this page is being generated. The completion pack
+    // appears when the job completes, and the job watch then refreshes every query.
+    refetchInterval: (q) => (q.state.data?.packs.some(unfinished) === true ? 2000 : false),
   });
   const download = useMutation(MintService.method.createPayloadPackDownloadUrl);
-  const mine = (packs.data?.packs ?? []).filter((p) => p.mintBatchId === batchId);
+  const mine = packs.data?.packs ?? [];
   const start = async (packId: string) => {
     const answer = await download.mutateAsync({ brandId, packId }).catch(() => undefined);
     if (answer === undefined) return;
@@ -76,7 +78,10 @@ function Packs({ batchId }: { readonly batchId: string }): ReactNode {
     <section aria-labelledby="packs-title">
       <h2 id="packs-title">Payload packs</h2>
       <ErrorMessage error={packs.error ?? download.error} />
-      {mine.length === 0 ? <p>No pack yet: one is generated when the batch's job completes.</p> : (
+      {packs.data !== undefined && mine.length === 0 && (
+        <p data-testid="no-pack">{batchStatus === MintBatchStatus.DRAFT ? 'No pack yet: one is generated when the batch\'s job completes.' : 'This batch has no payload pack.'}</p>
+      )}
+      {mine.length > 0 && (
         <ul className="packs">
           {mine.map((p) => (
             <li key={p.id}>
@@ -86,6 +91,9 @@ function Packs({ batchId }: { readonly batchId: string }): ReactNode {
             </li>
           ))}
         </ul>
+      )}
+      {(pages.page > 1 || packs.data?.hasMore === true) && (
+        <Pager label="Payload packs" page={pages.page} hasMore={packs.data?.hasMore ?? false} onPrevious={pages.previous} onNext={() => pages.next(packs.data?.nextCursor)} />
       )}
     </section>
   );
@@ -139,7 +147,7 @@ export function Batch({ id }: { readonly id: string }): ReactNode {
             </form>
             <ErrorMessage error={move.error} />
           </section>
-          <Packs batchId={b.id} />
+          <Packs batchId={b.id} batchStatus={b.status} />
           <Units batchId={b.id} />
           <BatchEvents batchId={b.id} />
         </>

@@ -762,6 +762,136 @@ export declare type GetMintBatchResponse = Message<"mint.v1.GetMintBatchResponse
 export declare const GetMintBatchResponseSchema: GenMessage<GetMintBatchResponse>;
 
 /**
+ * A mint job: one request to mint, worked by the executor.
+ *
+ * @generated from message mint.v1.MintJob
+ */
+export declare type MintJob = Message<"mint.v1.MintJob"> & {
+  /**
+   * Job id.
+   *
+   * @generated from field: string mint_job_id = 1;
+   */
+  mintJobId: string;
+
+  /**
+   * Where the job is: QUEUED, RESERVED, PROCESSING, COMPLETED, FAILED or PREFLIGHTED.
+   *
+   * @generated from field: mint.v1.MintJobStatus status = 2;
+   */
+  status: MintJobStatus;
+
+  /**
+   * batch or serial (the request's identity mode).
+   *
+   * @generated from field: string scope_type = 3;
+   */
+  scopeType: string;
+
+  /**
+   * Units requested.
+   *
+   * @generated from field: int32 requested_quantity = 4;
+   */
+  requestedQuantity: number;
+
+  /**
+   * Units (or lots' quantity) minted so far; 0 before the job has a batch.
+   *
+   * @generated from field: int32 minted_quantity = 5;
+   */
+  mintedQuantity: number;
+
+  /**
+   * The job's batch (1:1); unset for a PREFLIGHTED job that has none.
+   *
+   * @generated from field: optional string mint_batch_id = 6;
+   */
+  mintBatchId?: string | undefined;
+
+  /**
+   * When the job was created.
+   *
+   * @generated from field: google.protobuf.Timestamp created_at = 7;
+   */
+  createdAt?: Timestamp | undefined;
+
+  /**
+   * Last change of the job.
+   *
+   * @generated from field: google.protobuf.Timestamp updated_at = 8;
+   */
+  updatedAt?: Timestamp | undefined;
+
+  /**
+   * Why the job failed; set only when FAILED.
+   *
+   * @generated from field: optional string failure_reason = 9;
+   */
+  failureReason?: string | undefined;
+};
+
+/**
+ * Describes the message mint.v1.MintJob.
+ * Use `create(MintJobSchema)` to create a new message.
+ */
+export declare const MintJobSchema: GenMessage<MintJob>;
+
+/**
+ * Parameters of GetMintJob.
+ *
+ * @generated from message mint.v1.GetMintJobRequest
+ */
+export declare type GetMintJobRequest = Message<"mint.v1.GetMintJobRequest"> & {
+  /**
+   * Brand workspace.
+   *
+   * @generated from field: string brand_id = 1;
+   */
+  brandId: string;
+
+  /**
+   * Job to read.
+   *
+   * @generated from field: string mint_job_id = 2;
+   */
+  mintJobId: string;
+};
+
+/**
+ * Describes the message mint.v1.GetMintJobRequest.
+ * Use `create(GetMintJobRequestSchema)` to create a new message.
+ */
+export declare const GetMintJobRequestSchema: GenMessage<GetMintJobRequest>;
+
+/**
+ * One job.
+ *
+ * @generated from message mint.v1.GetMintJobResponse
+ */
+export declare type GetMintJobResponse = Message<"mint.v1.GetMintJobResponse"> & {
+  /**
+   * True when the job was found.
+   *
+   * @generated from field: bool ok = 1;
+   */
+  ok: boolean;
+
+  /**
+   * The job with its batch and minted quantity.
+   *
+   * @generated from field: mint.v1.MintJob job = 2;
+   */
+  job?: MintJob | undefined;
+};
+
+/**
+ * Describes the message mint.v1.GetMintJobResponse.
+ * Use `create(GetMintJobResponseSchema)` to create a new message.
+ */
+export declare const GetMintJobResponseSchema: GenMessage<GetMintJobResponse>;
+
+/**
  * One minted identity.
  *
  * @generated from message mint.v1.MintUnit
@@ -1531,6 +1661,13 @@ export declare type ListPayloadPacksRequest = Message<"mint.v1.ListPayloadPacksR
    * @generated from field: optional string cursor = 5;
    */
   cursor?: string | undefined;
+
+  /**
+   * Only packs of this batch.
+   *
+   * @generated from field: optional string mint_batch_id = 6;
+   */
+  mintBatchId?: string | undefined;
 };
 
 /**
@@ -1971,6 +2108,16 @@ export declare const MintService: GenService<{
     output: typeof GetMintBatchResponseSchema;
   },
   /**
+   * Returns one mint job of the brand with its batch and minted quantity; a plain request to follow a job until COMPLETED or FAILED.
+   *
+   * @generated from rpc mint.v1.MintService.GetMintJob
+   */
+  getMintJob: {
+    methodKind: "unary";
+    input: typeof GetMintJobRequestSchema;
+    output: typeof GetMintJobResponseSchema;
+  },
+  /**
    * Lists the brand's mint units, newest first, optionally of one batch.
    *
    * @generated from rpc mint.v1.MintService.ListMintUnits
@@ -2001,7 +2148,7 @@ export declare const MintService: GenService<{
     output: typeof GetMintKpisResponseSchema;
   },
   /**
-   * Lists the brand's payload packs, newest first; never returns signed URLs.
+   * Lists the brand's payload packs, newest first, optionally of one batch; never returns signed URLs.
    *
    * @generated from rpc mint.v1.MintService.ListPayloadPacks
    */
