@@ -29,7 +29,7 @@ export interface StartApiOptions {
     | 'metricsPort' | 'metricsToken' | 'rpcMaxBodyBytes' | 'importMaxBodyBytes' | 'httpHeadersTimeoutMs' | 'httpRequestTimeoutMs'
     | 'httpIdleTimeoutMs' | 'httpBodyTimeoutMs' | 'http2MaxConcurrentStreams' | 'watchMaxDurationMs' | 'watchMaxStreamsPerCaller'
     | 'consoleEnabled' | 'corsAllowedOrigins' | 'reflectionAllowAnonymous' | 'rateLimitPerCredential' | 'rateLimitResolverPerAddress'
-    | 'rateLimitDownloadsPerAddress' | 'rateLimitAuthFailuresPerAddress' | 'resolverContact' | 'watchSafetyIntervalMs'>>;
+    | 'rateLimitDownloadsPerAddress' | 'rateLimitAuthFailuresPerAddress' | 'resolverContact' | 'watchSafetyIntervalMs' | 'trustedProxies'>>;
   readonly logger: Logger;
   /** Probes the dependencies for /readyz and the gRPC health Check. */
   readonly readiness: ReadinessProbe;
@@ -128,6 +128,7 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
       downloadsPerAddress: config.rateLimitDownloadsPerAddress ?? defaults.rateLimitDownloadsPerAddress,
       authFailuresPerAddress: config.rateLimitAuthFailuresPerAddress ?? defaults.rateLimitAuthFailuresPerAddress,
     },
+    trustedProxies: config.trustedProxies ?? defaults.trustedProxies,
     brandDomains: {
       hostOf: requestHost,
       isBrandDomain: (host) => {
