@@ -108,7 +108,7 @@ describe('per client address', () => {
     expect(Number(refused.headers.get('retry-after'))).toBeLessThanOrEqual(60);
   });
 
-  it('refuses an address after RATE_LIMIT_AUTH_FAILURES_PER_ADDRESS failed authentications, good credentials included', async () => {
+  it('refuses an address after RATE_LIMIT_AUTH_FAILURES_PER_ADDRESS failed authentications, valid credentials not seen to work before included', async () => {
     const brand = await app.seedBrand();
     const bad = { 'content-type': 'application/json', authorization: 'Bearer not-a-token' };
     for (let i = 0; i < limits.rateLimitAuthFailuresPerAddress; i++) {
