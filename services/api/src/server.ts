@@ -64,9 +64,11 @@ export interface ApiServerOptions {
 }
 
 /**
- * The dispatch in front of the route table: a request whose host (`Host`, or HTTP/2 `:authority`)
- * is a brand's resolver domain meets `routes` and nothing else (no health, metrics, `/v1` or RPC;
- * whatever they leave unclaimed answers 404); every other host keeps the API's own routes.
+ * The dispatch in front of the route table: the control plane's paths (RPCs, `/v1`, `/healthz`,
+ * `/readyz`, `/metrics`, `/console`) are the API's whatever the host, so a claimed host never hides
+ * them; any other request whose host (`Host`, or HTTP/2 `:authority`) is a brand's resolver domain
+ * meets `routes` and nothing else (whatever they leave unclaimed answers 404); every other host
+ * keeps the API's own routes.
  */
 export interface BrandDomainRouting {
   /** The request's normalised host (lower-case, without port); '' when absent. */
@@ -75,6 +77,9 @@ export interface BrandDomainRouting {
   readonly isBrandDomain: (host: string) => boolean | Promise<boolean>;
   readonly routes: readonly Route[];
 }
+
+/** First path segments of the control plane's plain HTTP routes. */
+const controlPlaneRoots: ReadonlySet<string> = new Set(['v1', 'healthz', 'readyz', 'metrics', 'console']);
 
 /** RPCs that carry a file and get the import body limit; every other RPC gets the ordinary one. */
 const importMethods: ReadonlySet<string> = new Set([CatalogService.method.startProductImport.name].map((name) => `${CatalogService.typeName}/${name}`));
@@ -244,7 +249,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     (req as StatefulRequest)[requestState] = { id, logger: undefined };
     plainHttp?.observe(req, res, logLine);
     res.setHeader(requestIdHeader, id);
-    if (brandDomains !== undefined) {
+    if (brandDomains !== undefined && !isControlPlanePath((req.url ?? '').split('?', 1)[0]!)) {
       const host = brandDomains.hostOf(req);
       const claimed = host === '' ? false : brandDomains.isBrandDomain(host);
       if (claimed === true) return serveBrandDomain(req, res);
@@ -254,6 +259,9 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
   }
 
   const cors = createCors(options.corsAllowedOrigins ?? []);
+  /** A path the control plane answers on whatever the host: an RPC, `/v1`, the probes, `/metrics`, `/console`. */
+  const isControlPlanePath = (path: string): boolean =>
+    connect.serves(path) || controlPlaneRoots.has(path.split('/', 2)[1] ?? '');
 
   /** A request to the API's own host: CORS of the API's own paths, the route table, then Connect. */
   function serveOwn(req: HttpRequest, res: HttpResponse): void | Promise<unknown> {
