@@ -228,7 +228,8 @@ describe('private addresses through the API', () => {
         const page = await api.listWebhookDeliveries({ brandId: brand.brandId, endpointId }, bearer(brand.token));
         return page.deliveries[0]?.attempts === 1 && page.deliveries[0].status === WebhookDeliveryStatus.PENDING ? page.deliveries[0] : undefined;
       });
-      expect(listed.lastError).toMatch(/^address 127\.[\d.]+ is private, loopback or link-local$/);
+      // The brand learns that the name resolves to a refused address, never which one.
+      expect(listed.lastError).toBe(`host ${name} resolves to a refused address (private, loopback, link-local or reserved)`);
       expect(listed.lastResponseCode).toBeUndefined();
       expect(receiver.received).toEqual([]);
     } finally {
@@ -246,6 +247,72 @@ describe('private addresses through the API', () => {
       await receiver.close();
     }
   }, 30_000);
+});
+
+describe('IPv6 forms that embed or translate an IPv4 address', () => {
+  /** Each form of a refused target: the address a name may resolve to, and what it reaches. */
+  const refusedForms: readonly (readonly [string, string])[] = [
+    ['::7f00:1', 'IPv4-compatible 127.0.0.1'], ['::a00:5', 'IPv4-compatible 10.0.0.5'],
+    ['::ffff:7f00:1', 'IPv4-mapped 127.0.0.1'], ['::ffff:a9fe:a9fe', 'IPv4-mapped 169.254.169.254'],
+    ['::ffff:0:7f00:1', 'SIIT 127.0.0.1'], ['::ffff:0:a00:1', 'SIIT 10.0.0.1'],
+    ['64:ff9b::7f00:1', 'NAT64 127.0.0.1'], ['64:ff9b::a9fe:a9fe', 'NAT64 169.254.169.254'], ['64:ff9b:1::808:808', 'NAT64 local-use prefix'],
+    ['2002:7f00:1::1', '6to4 of 127.0.0.1'], ['2002:c0a8:101::', '6to4 of 192.168.1.1'],
+    ['2001:0:4136:e378:8000:63bf:80ff:fffe', 'Teredo, client 127.0.0.1'], ['2001:0:a00:1:8000:63bf:3fff:fdd2', 'Teredo, server 10.0.0.1'],
+    ['fec0::1', 'site-local'], ['::1', 'loopback'], ['::', 'unspecified'], ['fe80::1', 'link-local'], ['fd12:3456::1', 'unique local'], ['ff02::1', 'multicast'],
+  ];
+  /** Forms with a dotted IPv4 part (the URL parser turns them into the forms above; a resolver may answer them). */
+  const dottedForms = ['::127.0.0.1', '::ffff:127.0.0.1', '::ffff:10.0.0.1', '64:ff9b::192.168.0.1'];
+  /** The same forms carrying public IPv4 addresses, which stay deliverable. */
+  const publicForms = ['::ffff:808:808', '64:ff9b::808:808', '2002:808:808::1', '2001:0:4136:e378:8000:63bf:f7f7:f7f7', '2606:4700:4700::1111'];
+
+  it('refuses every form at CreateWebhookEndpoint and UpdateWebhookEndpoint, naming url, and accepts the public ones', async () => {
+    const brand = await app.seedBrand();
+    const production = inProcessApi(app, { webhooks: { allowLoopback: false } }).webhooks;
+    const refusals = [];
+    for (const [address, what] of refusedForms) {
+      const error = await errorOf(production.createWebhookEndpoint({ brandId: brand.brandId, url: `https://[${address}]/hook` }, bearer(brand.token)));
+      refusals.push([what, error.code, error.rawMessage]);
+    }
+    expect(refusals).toEqual(refusedForms.map(([, what]) => [what, Code.InvalidArgument, 'url: must not point at a refused address (private, loopback, link-local or reserved)']));
+    for (const address of dottedForms) {
+      const error = await errorOf(production.createWebhookEndpoint({ brandId: brand.brandId, url: `https://[${address}]/hook` }, bearer(brand.token)));
+      expect([address, error.code, error.rawMessage]).toEqual([address, Code.InvalidArgument, expect.stringMatching(/^url: /)]);
+    }
+    expect((await production.listWebhookEndpoints({ brandId: brand.brandId }, bearer(brand.token))).endpoints).toEqual([]);
+    const ok = await production.createWebhookEndpoint({ brandId: brand.brandId, url: 'https://receiver.example/hook' }, bearer(brand.token));
+    for (const [address] of refusedForms) {
+      expect(await codeOf(production.updateWebhookEndpoint({ brandId: brand.brandId, endpointId: ok.endpoint!.id, url: `https://[${address}]/` }, bearer(brand.token))))
+        .toBe(Code.InvalidArgument);
+    }
+    for (const address of publicForms) {
+      expect([address, await codeOf(production.createWebhookEndpoint({ brandId: brand.brandId, url: `https://[${address}]/hook` }, bearer(brand.token)))]).toEqual([address, 'ok']);
+    }
+  });
+
+  it('refuses at delivery a name resolving to any of them before connecting, and the attempt never names the address', async () => {
+    const receiver = await startWebhookReceiver(() => 204);
+    try {
+      // Each name resolves (through the sender's resolver) to one refused form; nothing is ever sent off this machine.
+      const names = new Map([...refusedForms.map(([address]) => address), ...dottedForms].map((address, i) => [`hook-${i}.receiver.example`, address]));
+      const resolved: string[] = [];
+      const send = createWebhookSender({
+        allowLoopback: false, allowedAddresses: [],
+        resolve: async (host) => {
+          resolved.push(host);
+          const address = names.get(host);
+          return address === undefined ? [] : [{ address, family: 6 }, { address: '8.8.8.8', family: 4 }];
+        },
+      });
+      for (const [name, address] of names) {
+        const outcome = await send({ url: `https://${name}:${receiver.port}/hook`, headers: {}, body: '{}' });
+        expect([address, outcome.status, outcome.error]).toEqual([address, null, `host ${name} resolves to a refused address (private, loopback, link-local or reserved)`]);
+      }
+      expect(resolved).toEqual([...names.keys()]);
+      expect(receiver.connections()).toBe(0);
+    } finally {
+      await receiver.close();
+    }
+  });
 });
 
 describe('webhook secrets at rest', () => {

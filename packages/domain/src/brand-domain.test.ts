@@ -34,6 +34,20 @@ describe('resolverDomainViolations', () => {
       expect(violations[0]!.message, domain).toMatch(reason);
     }
   });
+
+  it('refuses the hosts the service answers on: localhost names, control-plane hosts, subdomains of the public host outside delegated zones', () => {
+    const reserved = { controlPlaneHosts: ['mint-api.svc.cluster.local', 'API.mint.example'], delegatedZones: ['brands.mint.example'] };
+    const reason = (domain: string) => resolverDomainViolations(domain, 'mint.example', reserved)[0]?.message ?? null;
+    expect(reason('api.localhost')).toMatch(/answers on \(CONTROL_PLANE_HOSTS\)/);
+    expect(reason('mint-api.svc.cluster.local')).toMatch(/answers on \(CONTROL_PLANE_HOSTS\)/);
+    expect(reason('api.mint.example')).toMatch(/answers on \(CONTROL_PLANE_HOSTS\)/);
+    expect(reason('id.mint.example')).toMatch(/subdomain of the service's public host \(mint.example\)/);
+    expect(reason('brands.mint.example')).toMatch(/subdomain/);
+    expect(reason('acme.brands.mint.example')).toBeNull();
+    expect(reason('id.other-mint.example')).toBeNull();
+    // Without settings: only delegated zones lift the subdomain rule, and there are none.
+    expect(message('acme.brands.mint.example')).toMatch(/subdomain/);
+  });
 });
 
 describe('normalizeHost', () => {

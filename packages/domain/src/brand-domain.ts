@@ -12,13 +12,23 @@ export const maxDomainLength = 253;
 
 const label = /^(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)$/;
 
+/** Hosts the service answers on besides its public host, which no brand may claim. */
+export interface ReservedHosts {
+  /** Hosts the control plane answers on (`CONTROL_PLANE_HOSTS`: in-cluster service names, an API host). */
+  readonly controlPlaneHosts?: readonly string[];
+  /** Zones under the public host whose subdomains brands may claim (`BRAND_DOMAIN_DELEGATED_ZONES`). */
+  readonly delegatedZones?: readonly string[];
+}
+
 /**
  * What is wrong with `domain` as a brand's resolver domain (empty when nothing is): a lower-case
  * hostname of at least two labels in IDNA A-label (punycode) form, without port, scheme, path or
- * trailing dot, not an IP address and not `ownHost`, the service's own public host. The empty
- * string is valid: it removes the domain. Violations name the field `domain`.
+ * trailing dot, not an IP address, and not a host the service itself answers on: `ownHost` (the
+ * public host), a `localhost` name, one of `reserved.controlPlaneHosts`, or a subdomain of the
+ * public host outside `reserved.delegatedZones`. The empty string is valid: it removes the domain.
+ * Violations name the field `domain`.
  */
-export function resolverDomainViolations(domain: string, ownHost: string): FieldViolation[] {
+export function resolverDomainViolations(domain: string, ownHost: string, reserved: ReservedHosts = {}): FieldViolation[] {
   if (domain === '') return [];
   const fail = (message: string): FieldViolation[] => [{ field: 'domain', message }];
   if (domain.length > maxDomainLength) return fail(`must be at most ${maxDomainLength} characters`);
@@ -36,7 +46,15 @@ export function resolverDomainViolations(domain: string, ownHost: string): Field
   if (labels.some((l) => l.slice(2, 4) === '--' && !l.startsWith('xn--'))) return fail('must not have hyphens in the third and fourth characters of a label unless it is an A-label (xn--)');
   // An A-label must decode to a U-label (xn--a is not punycode of anything and stays as it is).
   if (labels.some((l) => l.startsWith('xn--') && domainToUnicode(l) === l)) return fail('must be in IDNA A-label (punycode) form; an xn-- label here does not decode');
-  if (domain === normalizeHost(ownHost)) return fail("must not be the service's own public host");
+  const own = normalizeHost(ownHost);
+  if (domain === own) return fail("must not be the service's own public host");
+  if (labels.at(-1) === 'localhost' || (reserved.controlPlaneHosts ?? []).some((h) => normalizeHost(h) === domain)) {
+    return fail('must not be a host the service itself answers on (CONTROL_PLANE_HOSTS)');
+  }
+  const under = (zone: string) => domain.endsWith(`.${zone}`);
+  if (own !== '' && under(own) && !(reserved.delegatedZones ?? []).some((zone) => under(normalizeHost(zone)))) {
+    return fail(`must not be a subdomain of the service's public host (${own}) outside a zone delegated to brands (BRAND_DOMAIN_DELEGATED_ZONES)`);
+  }
   return [];
 }
 

@@ -25,7 +25,7 @@ export {
 export {
   generateSerials, unitResolverUrl, lotResolverUrl, brandResolverBaseUrl, serialLength, type RandomFill
 } from './identity.ts';
-export { resolverDomainViolations, brandDomainBaseUrl, normalizeHost, maxDomainLength } from './brand-domain.ts';
+export { resolverDomainViolations, brandDomainBaseUrl, normalizeHost, maxDomainLength, type ReservedHosts } from './brand-domain.ts';
 export { defaultChunkSize, kickUnitLimit, type Chunk } from './chunk.ts';
 export {
   encodeCursor, decodeCursor, resolveCursor, resolvePageSize, toPage, type Cursor, maxPageSize, type CursorInput, type Page

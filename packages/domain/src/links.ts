@@ -6,6 +6,7 @@
 import { normalizeGtin } from './catalog.ts';
 import type { FieldViolation } from './errors.ts';
 import { maxStoredUrlLength, storableUrlOf } from './urls.ts';
+import { lotCodeProblem } from './request.ts';
 import { gs1LinkTypeOf, gs1VocabularyNamespace, type Gs1LinkTypeName } from './gs1-link-types.ts';
 
 /** Where a link hangs. */
@@ -96,7 +97,9 @@ export function linkScopeOf(input: Pick<LinkInput, 'gtin' | 'lot' | 'serial'>): 
   const gtin = gtinText === '' ? '' : normalizeGtin(gtinText);
   if (gtin === null) v.push({ field: 'gtin', message: 'must be a GTIN-8, -12, -13 or -14 with a valid check digit' });
   if (input.lot !== null) {
-    v.push(...aiViolations(input.lot, 'lot', '10'));
+    // The rule of mint lots: a link names only a lot that can be minted.
+    const problem = lotCodeProblem(input.lot);
+    if (problem !== null) v.push({ field: 'lot', message: problem });
     if (gtinText === '') v.push({ field: 'lot', message: 'needs a gtin: a lot is a lot of a product' });
     if (input.serial !== null) v.push({ field: 'lot', message: 'give a lot or a serial, not both' });
   }

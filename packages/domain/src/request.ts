@@ -47,6 +47,16 @@ export function quantityViolations(quantity: number, field = 'requested_quantity
 }
 
 /**
+ * What is wrong with `code` as a lot code (AI 10), of a mint request's lot or of a resolver link,
+ * or null: 1 to 20 characters that need no escaping in a Digital Link path, and not a dot-segment.
+ */
+export function lotCodeProblem(code: string): string | null {
+  if (!lotCodePattern.test(code)) return "must be 1 to 20 characters of A-Z a-z 0-9 ! ' ( ) * + , . : ; = _ -";
+  if (dotSegments.has(code)) return `must not be "${code}": URL parsers drop it from a Digital Link path (/10/${code}/...)`;
+  return null;
+}
+
+/**
  * Violations of a lot list against the quantity it must cover: at most 100 lots, valid unique codes,
  * positive quantities, and a sum equal to the requested quantity.
  */
@@ -56,10 +66,9 @@ export function lotViolations(lots: readonly Lot[], requestedQuantity: number): 
   const seen = new Set<string>();
   let sum = 0;
   lots.forEach((lot, i) => {
-    if (!lotCodePattern.test(lot.lotCode)) {
-      violations.push({ field: `lots[${i}].lot_code`, message: "must be 1 to 20 characters of A-Z a-z 0-9 ! ' ( ) * + , . : ; = _ -" });
-    } else if (dotSegments.has(lot.lotCode)) {
-      violations.push({ field: `lots[${i}].lot_code`, message: `must not be "${lot.lotCode}": URL parsers drop it from a Digital Link path (/10/${lot.lotCode}/...)` });
+    const problem = lotCodeProblem(lot.lotCode);
+    if (problem !== null) {
+      violations.push({ field: `lots[${i}].lot_code`, message: problem });
     } else if (seen.has(lot.lotCode)) {
       violations.push({ field: `lots[${i}].lot_code`, message: `duplicate lot code "${lot.lotCode}"` });
     }

@@ -58,6 +58,12 @@ export const defaults = {
   rateLimitResolverPerAddress: 20_000,
   rateLimitDownloadsPerAddress: 600,
   rateLimitAuthFailuresPerAddress: 120,
+  /** No proxy is trusted: the client address is the TCP peer. */
+  trustedProxies: [] as readonly string[],
+  /** The hosts the control plane answers on: the public host and `localhost`. */
+  controlPlaneHosts: (publicBaseUrl: string): string[] => [...new Set([new URL(publicBaseUrl).hostname.replace(/^\[|\]$/g, ''), 'localhost'])],
+  /** No zone under the public host is delegated to brands. */
+  brandDomainDelegatedZones: [] as readonly string[],
   watchProgress: 'pushed' as WatchProgress,
   watchSafetyIntervalMs: 5_000,
 } as const;
@@ -192,6 +198,21 @@ export interface Config {
   readonly rateLimitDownloadsPerAddress: number;
   /** `RATE_LIMIT_AUTH_FAILURES_PER_ADDRESS`: failed authentications per minute from one client address before its calls are refused; 0 turns the limit off. */
   readonly rateLimitAuthFailuresPerAddress: number;
+  /**
+   * `TRUSTED_PROXIES`: comma-separated addresses or CIDR ranges of the proxies in front of the API (the ingress); only when the TCP
+   * peer is one are `Forwarded` / `X-Forwarded-For` read, and the client is the right-most address not in the list. Default none.
+   */
+  readonly trustedProxies: readonly string[];
+  /**
+   * `CONTROL_PLANE_HOSTS`: comma-separated hostnames the API answers on as the control plane (in-cluster service names, an API host);
+   * no brand may claim one as its resolver domain. Default: `PUBLIC_BASE_URL`'s host and `localhost`.
+   */
+  readonly controlPlaneHosts: readonly string[];
+  /**
+   * `BRAND_DOMAIN_DELEGATED_ZONES`: comma-separated zones under the public host whose subdomains brands may claim
+   * (`brands.mint.example` lets a brand claim `acme.brands.mint.example`); any other subdomain of the public host is refused. Default none.
+   */
+  readonly brandDomainDelegatedZones: readonly string[];
   /** `WATCH_PROGRESS`: `pushed` (default; executors publish progress on NATS, one subscription per API process) or `polled` (the old per-stream 250 ms read). */
   readonly watchProgress: WatchProgress;
   /** `WATCH_SAFETY_INTERVAL_MS`: with pushed progress, how often a stream still reads the job from the database; default 5 s. */
@@ -231,6 +252,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const read = new Reader(env, problems);
 
   const port = read.integer('PORT', defaults.port, 1, 65_535);
+  const publicBaseUrl = read.baseUrl('PUBLIC_BASE_URL') ?? defaults.publicBaseUrl(port);
   const config: Config = {
     databaseUrl: read.url('DATABASE_URL', ['postgres:', 'postgresql:'], 'a postgres:// URL'),
     databaseDirectUrl: read.url('DATABASE_DIRECT_URL', ['postgres:', 'postgresql:'], 'a postgres:// URL') ?? read.string('DATABASE_URL'),
@@ -250,7 +272,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       defaults.natsSubjectPrefix,
     natsReplicas: read.integer('NATS_REPLICAS', defaults.natsReplicas, 1, 5),
     packStore: read.oneOf('PACK_STORE', packStoreKinds, defaults.packStore),
-    publicBaseUrl: read.baseUrl('PUBLIC_BASE_URL') ?? defaults.publicBaseUrl(port),
+    publicBaseUrl,
     executorConcurrency: read.integer('EXECUTOR_CONCURRENCY', defaults.executorConcurrency, 1, 256),
     packConcurrency: read.integer('PACK_CONCURRENCY', defaults.packConcurrency, 1, 64),
     packConcurrencyPerBrand: read.integer('PACK_CONCURRENCY_PER_BRAND', defaults.packConcurrencyPerBrand, 1, 64),
@@ -290,6 +312,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitResolverPerAddress: read.integer('RATE_LIMIT_RESOLVER_PER_ADDRESS', defaults.rateLimitResolverPerAddress, 0, 1_000_000),
     rateLimitDownloadsPerAddress: read.integer('RATE_LIMIT_DOWNLOADS_PER_ADDRESS', defaults.rateLimitDownloadsPerAddress, 0, 1_000_000),
     rateLimitAuthFailuresPerAddress: read.integer('RATE_LIMIT_AUTH_FAILURES_PER_ADDRESS', defaults.rateLimitAuthFailuresPerAddress, 0, 1_000_000),
+    trustedProxies: read.string('TRUSTED_PROXIES') === undefined ? defaults.trustedProxies : read.addressList('TRUSTED_PROXIES'),
+    controlPlaneHosts: read.hostList('CONTROL_PLANE_HOSTS') ?? defaults.controlPlaneHosts(publicBaseUrl),
+    brandDomainDelegatedZones: read.hostList('BRAND_DOMAIN_DELEGATED_ZONES') ?? defaults.brandDomainDelegatedZones,
     watchProgress: read.oneOf('WATCH_PROGRESS', watchProgressModes, defaults.watchProgress),
     watchSafetyIntervalMs: read.integer('WATCH_SAFETY_INTERVAL_MS', defaults.watchSafetyIntervalMs, 100, 600_000),
   };
@@ -439,6 +464,15 @@ class Reader {
   }
 
   /** Comma-separated origins (`scheme://host[:port]`, nothing after) or `*`; undefined when unset. */
+  /** Comma-separated lower-case hostnames (letters, digits, hyphens, dots; no port); undefined when unset. */
+  hostList(name: string): string[] | undefined {
+    const raw = this.string(name);
+    if (raw === undefined) return undefined;
+    const entries = raw.split(',').map((e) => e.trim()).filter((e) => e !== '');
+    const bad = entries.find((e) => !/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/.test(e));
+    return bad === undefined ? entries : this.#fail(name, `must be comma-separated lower-case hostnames without port ("${bad}" is not one)`, raw, []);
+  }
+
   origins(name: string): string[] | undefined {
     const raw = this.string(name);
     if (raw === undefined) return undefined;

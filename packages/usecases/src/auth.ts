@@ -104,7 +104,7 @@ export interface ApiKeyPrincipal {
  * Checks an API key without recording its use: its format and check characters first (a
  * malformed key never reaches the database), then the stored hash in constant time, revocation,
  * and the workspace's early-access flag. Unknown, malformed and revoked keys are
- * UnauthenticatedError; a key of a workspace without API access is ForbiddenError.
+ * UnauthenticatedError (a revoked key with the same message as an unknown one); a key of a workspace without API access is ForbiddenError.
  */
 export async function verifyApiKey(ctx: UseCaseContext, key: string): Promise<ApiKeyPrincipal> {
   const parsed = parseApiKey(key);
@@ -113,7 +113,8 @@ export async function verifyApiKey(ctx: UseCaseContext, key: string): Promise<Ap
   const expected = Buffer.from(row?.secretHash ?? '0'.repeat(64), 'hex');
   const actual = Buffer.from(hashApiKeySecret(parsed.secret), 'hex');
   if (!row || expected.length !== actual.length || !timingSafeEqual(expected, actual)) throw new UnauthenticatedError('unknown API key');
-  if (row.revokedAt) throw new UnauthenticatedError('API key revoked');
+  // A revoked key answers as an unknown one: the message never tells that a key once existed.
+  if (row.revokedAt) throw new UnauthenticatedError('unknown API key');
   if (!row.apiAccessEnabled) {
     throw new ForbiddenError('API key access is not enabled for this workspace (early access); a workspace owner can ask for it to be enabled');
   }

@@ -1,7 +1,7 @@
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { announceLinkChange, appendEvents, lockBrandResolverSettings, updateBrandResolverDomain } from '@mint/db';
 import {
-  assertValid, brandDomainBaseUrl, brandResolverBaseUrl, IllegalStateError, isUuid, NotFoundError, resolverDomainViolations,
+  assertValid, brandDomainBaseUrl, brandResolverBaseUrl, IllegalStateError, isUuid, NotFoundError, resolverDomainViolations, type ReservedHosts,
 } from '@mint/domain';
 import type { Actor, UseCaseContext } from './context.ts';
 
@@ -20,15 +20,16 @@ export interface BrandResolverDomainView {
  * transaction. Units minted afterwards carry `https://{domain}` as their resolver base (the
  * brand's `{PUBLIC_BASE_URL}/r/{slug}` again after a removal); units minted before keep their
  * URLs, and `/r/{slug}/...` keeps resolving all of them. Every API process reloads its table of
- * brand domains within a second (NOTIFY). Bad input is InvalidArgument naming `domain`; a domain
+ * brand domains within a second (NOTIFY). A host the service answers on (`reserved`: control-plane
+ * hosts, subdomains of the public host outside delegated zones) is refused. Bad input is InvalidArgument naming `domain`; a domain
  * another brand holds is FailedPrecondition naming it (the unique constraint decides a race).
  */
 export async function setBrandResolverDomain(
-  ctx: UseCaseContext, actor: Actor, input: { readonly brandId: string; readonly domain: string },
+  ctx: UseCaseContext, actor: Actor, input: { readonly brandId: string; readonly domain: string }, reserved: ReservedHosts = {},
 ): Promise<BrandResolverDomainView> {
   assertValid([
     ...(isUuid(input.brandId) ? [] : [{ field: 'brand_id', message: 'must be a uuid' }]),
-    ...resolverDomainViolations(input.domain, new URL(ctx.publicBaseUrl).hostname),
+    ...resolverDomainViolations(input.domain, new URL(ctx.publicBaseUrl).hostname, reserved),
   ]);
   const domain = input.domain === '' ? null : input.domain;
   const now = ctx.clock();

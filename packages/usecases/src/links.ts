@@ -210,7 +210,8 @@ const list = (value: string | undefined): string[] => (value === undefined || va
 /**
  * Processes a link import (called by the import worker for imports of kind `links`): moves it to
  * PROCESSING, checks every row as UpsertLink does (violations name the row and field), refuses a
- * second default for one level within the file, and upserts the valid rows one level lock at a
+ * link repeated within the file (same level, link type and href) and a second default for one
+ * level, and upserts the valid rows one level lock at a
  * time, 500 rows per transaction with their progress and one audit event. A bad row never blocks
  * the others. Ends COMPLETED, or FAILED when the file itself is unreadable.
  */
@@ -218,6 +219,8 @@ export async function runLinkImport(ctx: UseCaseContext, brandId: string, import
   let columns: string[] | null = null;
   let rowNumber = 0;
   const defaults = new Map<string, number>();
+  /** The row of each link (level, link type, href) so far. */
+  const targets = new Map<string, number>();
   let pending: { scope: LinkScope; link: Link }[] = [];
   let errors: ProductImportRowError[] = [];
   let failed = 0;
@@ -273,10 +276,16 @@ export async function runLinkImport(ctx: UseCaseContext, brandId: string, import
         if (v.length === 0 && 'scope' in scope && 'link' in link) {
           const level = `${scope.scope.level} ${scope.scope.gtin} ${scope.scope.qualifier}`;
           const earlier = defaults.get(level);
-          if (link.link.isDefault && earlier !== undefined) {
+          // A link is its level, link type and href (the table's unique key): each once per file, as products are.
+          const target = `${level} ${link.link.linkType} ${link.link.href}`;
+          const same = targets.get(target);
+          if (same !== undefined) {
+            v.push({ field: 'href', message: `already appears in row ${same} with this level and link type; each link once per file` });
+          } else if (link.link.isDefault && earlier !== undefined) {
             v.push({ field: 'is_default', message: `a second default for this level (row ${earlier} is its default); a level has exactly one` });
           } else {
             if (link.link.isDefault) defaults.set(level, rowNumber);
+            targets.set(target, rowNumber);
             pending.push({ scope: scope.scope, link: link.link });
           }
         }

@@ -23,7 +23,7 @@ export interface WebhookSettings {
 /**
  * Problems of an endpoint URL under the settings: the domain's URL rules, then the address rule the
  * sender applies at delivery time, for what can be known without resolving a name: an address
- * literal in a private, loopback or link-local range, or `localhost`, is refused unless allowed.
+ * literal in a refused range (or an IPv6 form embedding one), or `localhost`, is refused unless allowed.
  * (A name resolving to such an address is refused at each delivery, when it is resolved.)
  */
 function endpointUrlViolations(url: string, settings: WebhookSettings): FieldViolation[] {
@@ -33,7 +33,7 @@ function endpointUrlViolations(url: string, settings: WebhookSettings): FieldVio
   const host = new URL(url).hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '');
   if (isIP(host) !== 0) {
     const refusal = addressRefusal(host, settings.allowLoopback, addressAllowList(settings.allowedAddresses ?? []));
-    return refusal === null ? [] : [{ field: 'url', message: `must not point at a private, loopback or link-local address (${host})` }];
+    return refusal === null ? [] : [{ field: 'url', message: `must not point at ${refusal}` }];
   }
   return isLoopbackHost(host) && !settings.allowLoopback ? [{ field: 'url', message: `must not point at a loopback host (${host})` }] : [];
 }

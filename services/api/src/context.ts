@@ -14,7 +14,7 @@ export type Principal = Caller;
 /** The request id of the call (from `x-request-id`, or generated); empty outside a request. */
 export const requestIdKey = createContextKey<string>('', { description: 'request id' });
 
-/** The client's address (the TCP peer), for the per-address rate limits; '' when unknown (in-process calls). */
+/** The client's address (the TCP peer, or the forwarded client behind a trusted proxy), for the per-address rate limits; '' when unknown (in-process calls). */
 export const clientAddressKey = createContextKey<string>('', { description: 'client address' });
 
 /**

@@ -2,6 +2,7 @@
 
 import type { ConnectRouter } from '@connectrpc/connect';
 import { AccountService, CatalogService, MintService, ResolverService, WebhookService } from '@mint/contract';
+import type { ReservedHosts } from '@mint/domain';
 import type * as UseCases from '@mint/usecases';
 import { createAccountServiceHandlers, type AccountUseCases } from './handlers/account-service.ts';
 import { createCatalogServiceHandlers, type CatalogUseCases } from './handlers/catalog-service.ts';
@@ -22,6 +23,8 @@ export interface ConnectRoutesDeps {
   readonly downloads?: UseCases.DownloadSettings;
   /** Limits of WatchMintJob streams; the defaults when absent. */
   readonly watch?: WatchLimits;
+  /** Hosts no brand may claim as its resolver domain; only the public host when absent. */
+  readonly reservedHosts?: ReservedHosts;
 }
 
 /** Registers MintService, CatalogService, ResolverService, WebhookService and AccountService; pass the result as `createApiServer({ routes })`. */

@@ -8,11 +8,12 @@ import { isUnauthenticatedError } from '@mint/domain';
 import { createValidator } from '@bufbuild/protovalidate';
 import { createRouter, sendJson, type HttpRequest, type HttpResponse, type Route } from '@mint/http';
 import type { Logger, Metrics } from '@mint/runtime';
-import { authenticateHeaders, authenticationInterceptor, authorizationInterceptor, type Authenticator } from './auth/interceptors.ts';
+import { authenticateHeaders, authenticationInterceptor, authorizationInterceptor, hasVerifiedCredentials, type Authenticator } from './auth/interceptors.ts';
 import { permissionFor, type AccessOptions } from './auth/permissions.ts';
 import { isPublicPath } from './auth/public-paths.ts';
 import { clientAddressKey, loggerKey, requestIdKey } from './context.ts';
 import { createRateLimits, type RateLimits, type RateLimitSettings } from './http/rate-limits.ts';
+import { clientAddressOf } from './http/client-address.ts';
 import { registerReflection } from './handlers/reflection.ts';
 import { Health } from './gen/grpc/health/v1/health_pb.js';
 import { checkReadiness, createHealthService, type ReadinessProbe } from './health.ts';
@@ -54,6 +55,8 @@ export interface ApiServerOptions {
   readonly brandDomains?: BrandDomainRouting;
   /** Per-credential and per-address rate limits (the `RATE_LIMIT_*` settings); nothing is limited when absent. */
   readonly rateLimits?: RateLimitSettings;
+  /** Proxies whose forwarding headers name the client (`TRUSTED_PROXIES`: addresses or CIDR ranges); none when absent (the client is the TCP peer). */
+  readonly trustedProxies?: readonly string[];
   /** Serve gRPC server reflection without credentials (`REFLECTION_ALLOW_ANONYMOUS`); by default a valid token or API key is needed. */
   readonly reflectionAllowAnonymous?: boolean;
   /** Origins whose browser scripts may call Connect, gRPC-Web and /v1 (`CORS_ALLOWED_ORIGINS`; `*` for any, without credentials); none when absent. */
@@ -61,9 +64,11 @@ export interface ApiServerOptions {
 }
 
 /**
- * The dispatch in front of the route table: a request whose host (`Host`, or HTTP/2 `:authority`)
- * is a brand's resolver domain meets `routes` and nothing else (no health, metrics, `/v1` or RPC;
- * whatever they leave unclaimed answers 404); every other host keeps the API's own routes.
+ * The dispatch in front of the route table: the control plane's paths (RPCs, `/v1`, `/healthz`,
+ * `/readyz`, `/metrics`, `/console`) are the API's whatever the host, so a claimed host never hides
+ * them; any other request whose host (`Host`, or HTTP/2 `:authority`) is a brand's resolver domain
+ * meets `routes` and nothing else (whatever they leave unclaimed answers 404); every other host
+ * keeps the API's own routes.
  */
 export interface BrandDomainRouting {
   /** The request's normalised host (lower-case, without port); '' when absent. */
@@ -72,6 +77,9 @@ export interface BrandDomainRouting {
   readonly isBrandDomain: (host: string) => boolean | Promise<boolean>;
   readonly routes: readonly Route[];
 }
+
+/** First path segments of the control plane's plain HTTP routes. */
+const controlPlaneRoots: ReadonlySet<string> = new Set(['v1', 'healthz', 'readyz', 'metrics', 'console']);
 
 /** RPCs that carry a file and get the import body limit; every other RPC gets the ordinary one. */
 const importMethods: ReadonlySet<string> = new Set([CatalogService.method.startProductImport.name].map((name) => `${CatalogService.typeName}/${name}`));
@@ -147,6 +155,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
   const plainHttp = options.metrics === undefined ? undefined : httpObserver(options.metrics);
 
   const access: AccessOptions = { anonymousReflection: options.reflectionAllowAnonymous ?? false };
+  const addressOf = clientAddressOf(options.trustedProxies ?? []);
   const limits = options.rateLimits === undefined ? undefined : createRateLimits(options.rateLimits);
   const rpcLimit = limits === undefined ? undefined : rpcRateLimit(limits, access);
   const interceptors = rpcInterceptors({
@@ -200,13 +209,18 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
       if (error.status >= 500) loggerOf(req).error({ err, method: req.method, path }, 'http route failed');
     },
     ...(limits === undefined ? {} : {
-      guard: ({ req, path }, route) => {
+      guard: ({ req, res, path }, route) => {
         const address = addressOf(req);
         if (route.path.startsWith('/r/')) return limits.resolver(address);
         if (route.path.startsWith('/downloads/')) return limits.download(address);
         if (isPublicPath(path)) return undefined;
-        const apiKey = req.headers['x-api-key'];
-        return limits.authAllowed(address).then(() => limits.credential(req.headers.authorization, typeof apiKey === 'string' ? apiKey : undefined));
+        const header = req.headers['x-api-key'];
+        const apiKey = typeof header === 'string' ? header : undefined;
+        // A control-plane route answers below 400 only to credentials that authenticated.
+        res.once('finish', () => {
+          if (res.statusCode < 400) limits.authSucceeded(req.headers.authorization, apiKey);
+        });
+        return limits.authAllowed(address, req.headers.authorization, apiKey).then(() => limits.credential(req.headers.authorization, apiKey));
       },
     }),
   });
@@ -235,7 +249,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     (req as StatefulRequest)[requestState] = { id, logger: undefined };
     plainHttp?.observe(req, res, logLine);
     res.setHeader(requestIdHeader, id);
-    if (brandDomains !== undefined) {
+    if (brandDomains !== undefined && !isControlPlanePath((req.url ?? '').split('?', 1)[0]!)) {
       const host = brandDomains.hostOf(req);
       const claimed = host === '' ? false : brandDomains.isBrandDomain(host);
       if (claimed === true) return serveBrandDomain(req, res);
@@ -245,6 +259,9 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
   }
 
   const cors = createCors(options.corsAllowedOrigins ?? []);
+  /** A path the control plane answers on whatever the host: an RPC, `/v1`, the probes, `/metrics`, `/console`. */
+  const isControlPlanePath = (path: string): boolean =>
+    connect.serves(path) || controlPlaneRoots.has(path.split('/', 2)[1] ?? '');
 
   /** A request to the API's own host: CORS of the API's own paths, the route table, then Connect. */
   function serveOwn(req: HttpRequest, res: HttpResponse): void | Promise<unknown> {
@@ -293,11 +310,6 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
   };
 }
 
-/** The client's address: the TCP peer of the connection ('' when unknown). */
-function addressOf(req: HttpRequest): string {
-  return req.socket?.remoteAddress ?? '';
-}
-
 /** The RPC side of the rate limits: the check the adapter runs on the headers, and the interceptor. */
 export interface RpcRateLimit {
   /** Refuses a caller past its failed-authentication or per-credential limit (RateLimitedError); once per call. */
@@ -313,7 +325,7 @@ function rpcRateLimit(limits: RateLimits, access: AccessOptions): RpcRateLimit {
   const check = async (method: DescMethod, header: Headers, contextValues: ContextValues): Promise<void> => {
     if (contextValues.get(rateCheckedKey) || permissionFor(method, access) === 'public') return;
     contextValues.set(rateCheckedKey, true);
-    await limits.authAllowed(contextValues.get(clientAddressKey));
+    await limits.authAllowed(contextValues.get(clientAddressKey), header.get('authorization') ?? undefined, header.get('x-api-key') ?? undefined);
     await limits.credential(header.get('authorization') ?? undefined, header.get('x-api-key') ?? undefined);
   };
   return {
@@ -326,6 +338,10 @@ function rpcRateLimit(limits: RateLimits, access: AccessOptions): RpcRateLimit {
         const unauthenticated = isUnauthenticatedError(error) || (error instanceof ConnectError && error.code === Code.Unauthenticated);
         if (unauthenticated && permissionFor(req.method, access) !== 'public') limits.authFailed(req.contextValues.get(clientAddressKey));
         throw error;
+      } finally {
+        if (permissionFor(req.method, access) !== 'public' && hasVerifiedCredentials(req.contextValues)) {
+          limits.authSucceeded(req.header.get('authorization') ?? undefined, req.header.get('x-api-key') ?? undefined);
+        }
       }
     },
   };

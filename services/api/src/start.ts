@@ -29,7 +29,8 @@ export interface StartApiOptions {
     | 'metricsPort' | 'metricsToken' | 'rpcMaxBodyBytes' | 'importMaxBodyBytes' | 'httpHeadersTimeoutMs' | 'httpRequestTimeoutMs'
     | 'httpIdleTimeoutMs' | 'httpBodyTimeoutMs' | 'http2MaxConcurrentStreams' | 'watchMaxDurationMs' | 'watchMaxStreamsPerCaller'
     | 'consoleEnabled' | 'corsAllowedOrigins' | 'reflectionAllowAnonymous' | 'rateLimitPerCredential' | 'rateLimitResolverPerAddress'
-    | 'rateLimitDownloadsPerAddress' | 'rateLimitAuthFailuresPerAddress' | 'resolverContact' | 'watchSafetyIntervalMs'>>;
+    | 'rateLimitDownloadsPerAddress' | 'rateLimitAuthFailuresPerAddress' | 'resolverContact' | 'watchSafetyIntervalMs' | 'trustedProxies'
+    | 'controlPlaneHosts' | 'brandDomainDelegatedZones'>>;
   readonly logger: Logger;
   /** Probes the dependencies for /readyz and the gRPC health Check. */
   readonly readiness: ReadinessProbe;
@@ -99,6 +100,10 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
   const server = createApiServer({
     routes: createConnectRoutes({ ctx, useCases, setMintBatchStatusEnabled: options.setMintBatchStatusEnabled ?? false,
       webhooks: options.webhooks ?? { allowLoopback: false }, ...(options.downloads === undefined ? {} : { downloads: options.downloads }),
+      reservedHosts: {
+        controlPlaneHosts: config.controlPlaneHosts ?? defaults.controlPlaneHosts(ctx.publicBaseUrl),
+        delegatedZones: config.brandDomainDelegatedZones ?? defaults.brandDomainDelegatedZones,
+      },
       watch: {
         ...(config.watchMaxDurationMs === undefined ? {} : { maxDurationMs: config.watchMaxDurationMs }),
         ...(config.watchMaxStreamsPerCaller === undefined ? {} : { maxStreamsPerCaller: config.watchMaxStreamsPerCaller }),
@@ -128,6 +133,7 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
       downloadsPerAddress: config.rateLimitDownloadsPerAddress ?? defaults.rateLimitDownloadsPerAddress,
       authFailuresPerAddress: config.rateLimitAuthFailuresPerAddress ?? defaults.rateLimitAuthFailuresPerAddress,
     },
+    trustedProxies: config.trustedProxies ?? defaults.trustedProxies,
     brandDomains: {
       hostOf: requestHost,
       isBrandDomain: (host) => {

@@ -69,11 +69,14 @@ describe('the API key matrix over RPCs', () => {
     expect((await failure(upsert(reader))).code).toBe(Code.PermissionDenied);
   });
 
-  it('a revoked key is Unauthenticated from the next call on', async () => {
+  it('a revoked key is Unauthenticated from the next call on, answered exactly as a key that never existed', async () => {
     const { id, key } = await keyWith(['mint:read']);
     expect((await failure(mint.getMintKpis({ brandId: brand.brandId }, withKey(key)))).code).toBe('ok');
     await revokeApiKey(app.ctx, brand.brandId, id);
-    expect(await failure(mint.getMintKpis({ brandId: brand.brandId }, withKey(key)))).toEqual({ code: Code.Unauthenticated, message: 'API key revoked' });
+    const unknown = generateApiKey((buffer) => buffer.fill(9)).key;
+    const never = await failure(mint.getMintKpis({ brandId: brand.brandId }, withKey(unknown)));
+    expect(never).toEqual({ code: Code.Unauthenticated, message: 'unknown API key' });
+    expect(await failure(mint.getMintKpis({ brandId: brand.brandId }, withKey(key)))).toEqual(never);
   });
 
   it('a key of a workspace without API access is refused with a clear early-access error, and works once enabled', async () => {

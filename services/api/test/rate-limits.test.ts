@@ -108,7 +108,7 @@ describe('per client address', () => {
     expect(Number(refused.headers.get('retry-after'))).toBeLessThanOrEqual(60);
   });
 
-  it('refuses an address after RATE_LIMIT_AUTH_FAILURES_PER_ADDRESS failed authentications, good credentials included', async () => {
+  it('refuses an address after RATE_LIMIT_AUTH_FAILURES_PER_ADDRESS failed authentications, valid credentials not seen to work before included', async () => {
     const brand = await app.seedBrand();
     const bad = { 'content-type': 'application/json', authorization: 'Bearer not-a-token' };
     for (let i = 0; i < limits.rateLimitAuthFailuresPerAddress; i++) {
@@ -125,5 +125,64 @@ describe('per client address', () => {
     expect('error' in grpcCall && grpcCall.error.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
     // Public routes stay open.
     expect((await fetch(`${api.baseUrl}/healthz`)).status).toBe(200);
+  });
+});
+
+describe('behind trusted proxies (TRUSTED_PROXIES)', () => {
+  const failures = 3;
+  let proxied: TestApi;
+  let direct: TestApi;
+  beforeAll(async () => {
+    // The test client is the ingress: loopback is trusted, the client is named in X-Forwarded-For / Forwarded.
+    proxied = await startTestApi(app, { config: { rateLimitAuthFailuresPerAddress: failures, trustedProxies: ['127.0.0.1/32', '::1/128'] } });
+    // Here loopback is not a trusted proxy: forwarding headers are ignored, whoever sends them.
+    direct = await startTestApi(app, { config: { rateLimitAuthFailuresPerAddress: failures, trustedProxies: ['10.0.0.0/8'] } });
+  });
+  afterAll(async () => {
+    await proxied?.close();
+    await direct?.close();
+  });
+
+  const call = (on: TestApi, token: string, brandId: string, forwarded: Record<string, string>) => fetch(`${on.baseUrl}/mint.v1.MintService/GetMintKpis`, {
+    method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}`, ...forwarded }, body: JSON.stringify({ brand_id: brandId }),
+  });
+
+  it("locks out the client that fails, by its forwarded address, while another client's valid token and a token that worked before keep working", async () => {
+    const [b, c, d] = [await app.seedBrand(), await app.seedBrand(), await app.seedBrand()];
+    const clientA = { 'x-forwarded-for': '203.0.113.7, 10.9.8.7' };
+    // C's token (over RPC) and C's token and key (over /v1) worked from A's address before A went bad.
+    const cKey = await createApiKey(app.ctx, { brandId: c.brandId, name: 'proxied', scopes: ['products:read'] });
+    const cProducts = () => fetch(`${proxied.baseUrl}/v1/products`, { headers: { authorization: `Bearer ${c.token}`, 'x-api-key': cKey.key, 'x-workspace-id': c.brandId, ...clientA } });
+    expect((await call(proxied, c.token, c.brandId, clientA)).status).toBe(200);
+    expect((await cProducts()).status).toBe(200);
+    // The forwarding chain is walked from the right: 10.9.8.7 is not trusted here, so it is the client.
+    const clientAHop = { 'x-forwarded-for': '10.9.8.7' };
+    const statuses = [];
+    for (let i = 0; i < failures + 20; i++) statuses.push((await call(proxied, 'not-a-token', b.brandId, clientAHop)).status);
+    expect(statuses.slice(0, failures)).toEqual(Array(failures).fill(401));
+    expect(new Set(statuses.slice(failures))).toEqual(new Set([429]));
+    // A's address is locked for credentials not seen to work: a fresh token from it waits.
+    const fresh = await call(proxied, d.token, d.brandId, clientA);
+    expect(fresh.status).toBe(429);
+    expect(((await fresh.json()) as { message: string }).message).toContain('RATE_LIMIT_AUTH_FAILURES_PER_ADDRESS');
+    // C's working token passes A's lockout; B behind the same proxy is another client (X-Forwarded-For and RFC 7239 Forwarded).
+    expect((await call(proxied, c.token, c.brandId, clientA)).status).toBe(200);
+    expect((await cProducts()).status).toBe(200);
+    expect((await call(proxied, b.token, b.brandId, { 'x-forwarded-for': '198.51.100.9' })).status).toBe(200);
+    expect((await call(proxied, b.token, b.brandId, { forwarded: 'for="[2001:db8::9]:4711";proto=https' })).status).toBe(200);
+    const key = await createApiKey(app.ctx, { brandId: b.brandId, name: 'proxied', scopes: ['products:read'] });
+    const v1 = await fetch(`${proxied.baseUrl}/v1/products`, {
+      headers: { authorization: `Bearer ${b.token}`, 'x-api-key': key.key, 'x-workspace-id': b.brandId, 'x-forwarded-for': '198.51.100.10' },
+    });
+    expect(v1.status).toBe(200);
+  });
+
+  it("ignores an untrusted peer's X-Forwarded-For: changing it does not escape the lockout", async () => {
+    const brand = await app.seedBrand();
+    const statuses = [];
+    for (let i = 0; i < failures + 5; i++) statuses.push((await call(direct, 'not-a-token', brand.brandId, { 'x-forwarded-for': `198.51.100.${i + 1}` })).status);
+    expect(statuses.slice(0, failures)).toEqual(Array(failures).fill(401));
+    expect(new Set(statuses.slice(failures))).toEqual(new Set([429]));
+    expect((await call(direct, 'not-a-token', brand.brandId, { forwarded: 'for=192.0.2.200' })).status).toBe(429);
   });
 });

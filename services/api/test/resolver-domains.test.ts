@@ -1,7 +1,7 @@
 // Brand resolver domains end to end: SetBrandResolverDomain (owners only, validation, uniqueness
 // under concurrent claims, audit), and the resolver answering on a brand's own domain (the root
-// path, the description file, CORS, linkset, isolation from other brands, nothing of the control
-// plane), new units carrying the domain while old ones keep resolving at /r/{slug}, and another API
+// path, the description file, CORS, linkset, isolation from other brands, the control plane's paths
+// never hidden by a claimed host), hosts the service answers on refused as claims, new units carrying the domain while old ones keep resolving at /r/{slug}, and another API
 // process picking a change up through NOTIFY.
 
 import { randomUUID } from 'node:crypto';
@@ -14,7 +14,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { mintCompleted } from '../../../test/support/pack-fixtures.ts';
 import { query } from '../../../test/support/sql.ts';
 import { useUseCases, type SeededBrand } from '../../../test/support/usecases.ts';
-import { bearer, codeOf, errorOf, inProcessApi, testApiPool, type InProcessApi } from './support.ts';
+import { bearer, codeOf, errorOf, inProcessApi, startTestApi, testApiPool, type InProcessApi } from './support.ts';
 
 const { app, brand: a } = useUseCases();
 let api: InProcessApi;
@@ -111,6 +111,39 @@ describe('SetBrandResolverDomain', () => {
     }
     const events = await query(app.db.em.fork(), "select 1 from mint_events where brand_id = ? and event_type = 'brand_resolver_domain_set'", [c.brandId]);
     expect(events).toHaveLength(0);
+  });
+
+  it('refuses hosts the service answers on: a subdomain of the public host outside a delegated zone, a configured control-plane host, a localhost name', async () => {
+    const own = await startTestApi(app, {
+      ctx: { ...app.ctx, publicBaseUrl: 'https://mint.example.com' },
+      config: { controlPlaneHosts: ['mint-api.mint.svc.cluster.local', 'api.mint.example.com'], brandDomainDelegatedZones: ['brands.mint.example.com'] },
+    });
+    try {
+      const c = await app.seedBrand();
+      const claim = async (domain: string) => {
+        const res = await fetch(`${own.baseUrl}/mint.v1.ResolverService/SetBrandResolverDomain`, {
+          method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${c.token}` }, body: JSON.stringify({ brand_id: c.brandId, domain }),
+        });
+        return [domain, res.status, ((await res.json()) as { message?: string }).message ?? 'ok'];
+      };
+      const subdomain = "domain: must not be a subdomain of the service's public host (mint.example.com) outside a zone delegated to brands (BRAND_DOMAIN_DELEGATED_ZONES)";
+      const controlPlane = 'domain: must not be a host the service itself answers on (CONTROL_PLANE_HOSTS)';
+      expect(await claim('id.mint.example.com')).toEqual(['id.mint.example.com', 400, subdomain]);
+      expect(await claim('a.b.mint.example.com')).toEqual(['a.b.mint.example.com', 400, subdomain]);
+      expect(await claim('mint-api.mint.svc.cluster.local')).toEqual(['mint-api.mint.svc.cluster.local', 400, controlPlane]);
+      expect(await claim('api.mint.example.com')).toEqual(['api.mint.example.com', 400, controlPlane]);
+      expect(await claim('api.localhost')).toEqual(['api.localhost', 400, controlPlane]);
+      expect(await claim('mint.example.com')).toEqual(['mint.example.com', 400, "domain: must not be the service's own public host"]);
+      const events = await query(app.db.em.fork(), "select 1 from mint_events where brand_id = ? and event_type = 'brand_resolver_domain_set'", [c.brandId]);
+      expect(events).toHaveLength(0);
+      // A zone the operator delegated to brands, and a sibling of the public host, are theirs to claim.
+      const delegated = `acme-${randomUUID().slice(0, 8)}.brands.mint.example.com`;
+      expect(await claim(delegated)).toEqual([delegated, 200, 'ok']);
+      const sibling = `id-${randomUUID().slice(0, 8)}.example.com`;
+      expect(await claim(sibling)).toEqual([sibling, 200, 'ok']);
+    } finally {
+      await own.close();
+    }
   });
 
   it('keeps a domain unique across brands: of two concurrent claims exactly one wins, the other is FailedPrecondition naming the field', async () => {
@@ -215,19 +248,21 @@ describe('a brand domain', () => {
     expect(own.resolverRoot).toBe(`${app.ctx.publicBaseUrl}/r`);
   });
 
-  it('serves nothing of the control plane: the API, RPCs, health and metrics answer 404 there and keep working on the API host', async () => {
+  it("answers the control plane's paths (RPCs, /v1, health, metrics) as the control plane whatever the host, so a claimed host never hides them; other paths 404", async () => {
     const rpc = { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${a.token}` }, body: JSON.stringify({ brand_id: a.brandId }) };
+    const key = await createApiKey(app.ctx, { brandId: a.brandId, name: 'domain', scopes: ['products:read'] });
     for (const [path, options] of [
-      ['/metrics', {}], ['/healthz', {}], ['/readyz', {}], ['/v1/products', { headers: { authorization: `Bearer ${a.token}` } }],
-      ['/mint.v1.MintService/ListMintBatches', rpc], ['/mint.v1.ResolverService/ListLinks', rpc], ['/grpc.health.v1.Health/Check', rpc], ['/', {}],
+      ['/metrics', {}], ['/healthz', {}], ['/readyz', {}],
+      ['/v1/products', { headers: { authorization: `Bearer ${a.token}`, 'x-api-key': key.key, 'x-workspace-id': a.brandId } }],
+      ['/mint.v1.MintService/ListMintBatches', rpc], ['/mint.v1.ResolverService/ListLinks', rpc], ['/grpc.health.v1.Health/Check', { ...rpc, body: '{}' }],
     ] as const) {
-      const answer = await request(port, domainA, path, options);
-      expect(answer.status, path).toBe(404);
-      expect(answer.body, path).not.toContain(a.brandId);
+      const onDomain = await request(port, domainA, path, options);
+      const onApi = await request(port, '127.0.0.1', path, options);
+      expect([path, onDomain.status]).toEqual([path, 200]);
+      expect([path, onDomain.headers['content-type']]).toEqual([path, onApi.headers['content-type']]);
     }
-    expect((await request(port, '127.0.0.1', '/healthz')).status).toBe(200);
-    expect((await request(port, '127.0.0.1', '/metrics')).status).toBe(200);
-    expect((await request(port, '127.0.0.1', '/mint.v1.MintService/ListMintBatches', rpc)).status).toBe(200);
+    expect(JSON.parse((await request(port, domainA, '/healthz')).body)).toEqual({ ok: true });
+    for (const path of ['/', '/r/anything', '/mint.v1.NoSuchService/Call']) expect([path, (await request(port, domainA, path)).status]).toEqual([path, 404]);
     expect((await request(port, domainA, `/01/${a.gtin}`, { method: 'POST', body: '' })).status).toBe(405);
   });
 

@@ -135,6 +135,15 @@ PACK_STORE_DIR: {{ .Values.packStore.mountPath | quote }}
 {{- with $api.corsAllowedOrigins }}
 CORS_ALLOWED_ORIGINS: {{ join "," . | quote }}
 {{- end }}
+{{- with $api.trustedProxies }}
+TRUSTED_PROXIES: {{ join "," . | quote }}
+{{- end }}
+{{- with $api.controlPlaneHosts }}
+CONTROL_PLANE_HOSTS: {{ join "," . | quote }}
+{{- end }}
+{{- with $api.brandDomainDelegatedZones }}
+BRAND_DOMAIN_DELEGATED_ZONES: {{ join "," . | quote }}
+{{- end }}
 {{- if $api.reflectionAllowAnonymous }}
 REFLECTION_ALLOW_ANONYMOUS: "true"
 {{- end }}

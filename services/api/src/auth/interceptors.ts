@@ -40,6 +40,12 @@ export function authenticatedOf(contextValues: ContextValues): Authenticated {
   return authenticated;
 }
 
+/** True when the call's credentials were verified (the auth-failure lockout then lets them through for a while). */
+export function hasVerifiedCredentials(contextValues: ContextValues): boolean {
+  const authenticated = contextValues.get(authenticatedKey);
+  return authenticated !== null && authenticated !== undefined;
+}
+
 /**
  * The header check the Connect adapter runs before reading any body byte: verifies the
  * credentials of every RPC that is not public (a JWT is checked from the header alone, an API key

@@ -3,7 +3,7 @@
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import type { ServiceImpl } from '@connectrpc/connect';
 import { LinkLevel, ResolverService, type ResolverLinkSchema } from '@mint/contract';
-import { decodeCursor, encodeCursor, gs1LinkTypeUri } from '@mint/domain';
+import { decodeCursor, encodeCursor, gs1LinkTypeUri, type ReservedHosts } from '@mint/domain';
 import type * as UseCases from '@mint/usecases';
 import { principalOf } from '../context.ts';
 import { linkLevel, orNull, orUnset, toTimestamp, toWireImport } from './wire.ts';
@@ -16,6 +16,8 @@ export interface ResolverServiceDeps {
   /** The use-case context every call runs with. */
   readonly ctx: UseCases.UseCaseContext;
   readonly useCases: ResolverUseCases;
+  /** Hosts no brand may claim as its resolver domain (`CONTROL_PLANE_HOSTS`, `BRAND_DOMAIN_DELEGATED_ZONES`); only the public host when absent. */
+  readonly reservedHosts?: ReservedHosts;
 }
 
 /** The ResolverService implementation; link imports are stored by StartLinkImport and processed by the executor. */
@@ -63,7 +65,7 @@ export function createResolverServiceHandlers(deps: ResolverServiceDeps): Servic
     },
 
     async setBrandResolverDomain(req, context) {
-      const view = await useCases.setBrandResolverDomain(ctx, { id: principalOf(context).actorId }, { brandId: req.brandId, domain: req.domain });
+      const view = await useCases.setBrandResolverDomain(ctx, { id: principalOf(context).actorId }, { brandId: req.brandId, domain: req.domain }, deps.reservedHosts);
       return { ok: true, domain: orUnset(view.domain), resolverBaseUrl: view.resolverBaseUrl, changed: view.changed };
     },
   };
