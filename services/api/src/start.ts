@@ -16,6 +16,7 @@ import { brandDomainRoutes, requestHost, resolverDescriptionRoute, resolverRoute
 import { v1Routes } from './v1/routes.ts';
 import { consoleRoutes } from './console/routes.ts';
 import { createApiServer, type ApiServer } from './server.ts';
+import { clientAddressOf } from './http/client-address.ts';
 
 /** Options of {@link startApi}. */
 export interface StartApiOptions {
@@ -84,13 +85,15 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
     ...options.scanRecorder,
   });
   const resolver = useCases.createResolver(ctx, { recorder: scans });
+  // The client behind the trusted proxies, as the rate limits see it: the flood gate's key.
+  const clientOf = clientAddressOf(config.trustedProxies ?? defaults.trustedProxies);
   // One subscription to pushed job progress for the process, fanned out in memory.
   const progress = options.progress === undefined ? undefined : useCases.createProgressHub(options.progress);
   // The plain HTTP route table; the server adds /healthz and /readyz, other paths go to Connect.
   const scrape = metricsRoute(metrics, { token: config.metricsToken });
   const httpRoutes: Route[] = [
     ...(config.metricsPort === undefined ? [scrape] : []),
-    resolverRoute(resolver, { publicBaseUrl: ctx.publicBaseUrl }),
+    resolverRoute(resolver, { publicBaseUrl: ctx.publicBaseUrl, clientOf }),
     resolverDescriptionRoute({ publicBaseUrl: ctx.publicBaseUrl, contact: config.resolverContact }),
     ...(options.downloads === undefined ? [] : [downloadRoute(ctx, options.downloads, logger)]),
     ...v1Routes({ ctx, logger }),
@@ -140,7 +143,7 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
         const brand = resolver.brandOfDomain(host);
         return brand instanceof Promise ? brand.then((b) => b !== null) : brand !== null;
       },
-      routes: brandDomainRoutes(resolver, { contact: config.resolverContact }),
+      routes: brandDomainRoutes(resolver, { contact: config.resolverContact, clientOf }),
     },
   });
   const port = await server.listen(config.port, config.host);

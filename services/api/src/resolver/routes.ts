@@ -205,7 +205,12 @@ export interface ResolverRouteOptions {
   readonly publicBaseUrl: string;
   /** The description file's `contact` (`RESOLVER_CONTACT`); none when undefined. */
   readonly contact?: string | undefined;
+  /** The client's address (behind trusted proxies, the forwarded one), for the scan recorder's flood gate; default the TCP peer. */
+  readonly clientOf?: ((req: HttpRequest) => string) | undefined;
 }
+
+/** The TCP peer's address ('' when unknown). */
+const peerOf = (req: HttpRequest) => req.socket?.remoteAddress ?? '';
 
 /**
  * The resolver's route: answers GET, HEAD and OPTIONS of every path under `/r/`. A malformed
@@ -218,6 +223,7 @@ export interface ResolverRouteOptions {
  * holds its GTIN ({@link serveUnderRoot}).
  */
 export function resolverRoute(resolver: Resolver, options: ResolverRouteOptions): Route {
+  const clientOf = options.clientOf ?? peerOf;
   const base = options.publicBaseUrl.replace(/\/+$/, '');
   const at = (canonicalPath: string) => `${base}${canonicalPath}`;
   return {
@@ -226,12 +232,12 @@ export function resolverRoute(resolver: Resolver, options: ResolverRouteOptions)
     onError: resolverError,
     handler: ({ req, res, path, queryString }) => {
       const below = resolverRootPathOf(path);
-      if (below !== null) return serveUnderRoot(resolver, req, res, below, queryString, `${base}/r`);
+      if (below !== null) return serveUnderRoot(resolver, req, res, below, queryString, `${base}/r`, clientOf(req));
       const parsed = parseResolverRequest(path);
       if (req.method === 'OPTIONS') return preflight(req, res, parsed.kind === 'malformed' ? undefined : identityLink(parsed, at));
       const format = formatOf(typeof req.headers.accept === 'string' ? req.headers.accept : undefined);
       if (parsed.kind === 'malformed') return refuseRequest(req, res, 400, 'bad_request', parsed.reason, format);
-      return serveIdentity(resolver, req, res, parsed, queryString, at, undefined);
+      return serveIdentity(resolver, req, res, parsed, queryString, at, undefined, clientOf(req));
     },
   };
 }
@@ -257,7 +263,7 @@ function identityLink(parsed: Exclude<ParsedResolverRequest, { kind: 'malformed'
  */
 function serveIdentity(
   resolver: Resolver, req: HttpRequest, res: HttpResponse, parsed: Exclude<ParsedResolverRequest, { kind: 'malformed' }>, queryString: string,
-  at: (canonicalPath: string) => string, root: string | undefined,
+  at: (canonicalPath: string) => string, root: string | undefined, client: string,
 ): void | Promise<void> {
   const accept = typeof req.headers.accept === 'string' ? req.headers.accept : undefined;
   const format = formatOf(accept);
@@ -282,7 +288,7 @@ function serveIdentity(
     mediaTypes: mediaTypesOf(accept),
   };
   // The sender's address lets the scan recorder count a flood instead of storing each scan; it is never written.
-  const resolution = resolver.resolve(parsed.path, representation, preferences, root, req.socket?.remoteAddress ?? '');
+  const resolution = resolver.resolve(parsed.path, representation, preferences, root, client);
   if (resolution instanceof Promise) return resolution.then((found) => answer(request, found));
   return answer(request, resolution);
 }
@@ -298,20 +304,20 @@ const rootProbe = `${resolverPrefix}0`;
  * every URI of the answer (anchors, moves) under the root. A GTIN no brand, or several brands,
  * hold answers the same 404 as an unknown identity.
  */
-function serveUnderRoot(resolver: Resolver, req: HttpRequest, res: HttpResponse, below: string, queryString: string, root: string): void | Promise<void> {
+function serveUnderRoot(resolver: Resolver, req: HttpRequest, res: HttpResponse, below: string, queryString: string, root: string, client: string): void | Promise<void> {
   const probe = parseResolverRequest(`${rootProbe}${below}`);
   const probeAt = (canonicalPath: string) => `${root}${canonicalPath.slice(rootProbe.length)}`;
   if (req.method === 'OPTIONS') return preflight(req, res, probe.kind === 'malformed' ? undefined : identityLink(probe, probeAt));
   const format = formatOf(typeof req.headers.accept === 'string' ? req.headers.accept : undefined);
   if (probe.kind === 'malformed') return refuseRequest(req, res, 400, 'bad_request', probe.reason, format);
-  if (probe.kind === 'moved') return serveIdentity(resolver, req, res, probe, queryString, probeAt, root);
+  if (probe.kind === 'moved') return serveIdentity(resolver, req, res, probe, queryString, probeAt, root, client);
   const key = probe.path.key;
   const brand = key.kind === 'token' ? null : resolver.brandOfGtin(key.gtin);
   const serve = (found: Resolution['brand']) => {
     const parsed = found === null ? probe : parseResolverRequest(`${resolverPrefix}${found.slug}${below}`);
     if (found === null || parsed.kind !== 'identity') return refuse(req, res, 'not_found', format, { link: identityLink(probe, probeAt) });
     const prefixLength = resolverPrefix.length + found.slug.length;
-    return serveIdentity(resolver, req, res, parsed, queryString, (canonicalPath) => `${root}${canonicalPath.slice(prefixLength)}`, root);
+    return serveIdentity(resolver, req, res, parsed, queryString, (canonicalPath) => `${root}${canonicalPath.slice(prefixLength)}`, root, client);
   };
   return brand instanceof Promise ? brand.then(serve) : serve(brand);
 }
@@ -377,7 +383,8 @@ function domainDescription(host: string, contact: string | undefined): string {
  * path (the API, RPCs, `/metrics`, health, `/r/...`) answers 404, and a method other than GET,
  * HEAD or OPTIONS 404 too (405 on a Digital Link path).
  */
-export function brandDomainRoutes(resolver: Resolver, options: Pick<ResolverRouteOptions, 'contact'> = {}): Route[] {
+export function brandDomainRoutes(resolver: Resolver, options: Pick<ResolverRouteOptions, 'contact' | 'clientOf'> = {}): Route[] {
+  const clientOf = options.clientOf ?? peerOf;
   const notFound = (req: HttpRequest, res: HttpResponse) =>
     refuse(req, res, 'not_found', formatOf(typeof req.headers.accept === 'string' ? req.headers.accept : undefined));
   const serve = (req: HttpRequest, res: HttpResponse, path: string, queryString: string, host: string, brand: Resolution['brand']) => {
@@ -399,7 +406,7 @@ export function brandDomainRoutes(resolver: Resolver, options: Pick<ResolverRout
     const prefixLength = resolverPrefix.length + brand.slug.length;
     const at = (canonicalPath: string) => `${root}${canonicalPath.slice(prefixLength)}`;
     if (req.method === 'OPTIONS') return preflight(req, res, identityLink(parsed, at));
-    return serveIdentity(resolver, req, res, parsed, queryString, at, root);
+    return serveIdentity(resolver, req, res, parsed, queryString, at, root, clientOf(req));
   };
   return [
     {
