@@ -67,5 +67,5 @@ export {
   requeueWebhookDelivery, claimWebhookDeliveries, resumeWebhookDeliveries, webhookParkedUntil, recordWebhookAttempt, readWebhookBacklog, markWebhookEndpointFailing, type WebhookEndpointRecord,
   listWebhookSecretsToSeal, replaceWebhookSecrets, type StoredWebhookSecrets,
   type WebhookEndpointChange, type WebhookDeliveryRecord, type WebhookClaim, type WebhookAttemptRecord,
-  countWebhookEndpointsLocked, type WebhookClaimLimits
+  countWebhookEndpointsLocked, type WebhookClaimLimits, type WebhookClaimBatch
 } from './repositories/webhooks.ts';

@@ -1,5 +1,5 @@
 import {
-  appendEvents, claimWebhookDeliveries, findWebhookEndpoint, markWebhookEndpointFailing, readWebhookBacklog, recordWebhookAttempt, updateWebhookEndpoint,
+  appendEvents, claimWebhookDeliveries, type WebhookClaimBatch, findWebhookEndpoint, markWebhookEndpointFailing, readWebhookBacklog, recordWebhookAttempt, updateWebhookEndpoint,
   type WebhookClaim,
 } from '@mint/db';
 import {
@@ -20,7 +20,7 @@ export interface WebhookClaimOptions {
   readonly perEndpoint: number;
   /** Deliveries of one brand in flight at once, across workers; {@link defaultWebhookPerBrand} by default. */
   readonly perBrand?: number;
-  /** The brand the caller's previous claim served last, so this one starts after it (round robin); null or absent starts at the first. */
+  /** The previous claim's `lastBrand`, so this one starts after it (round robin); null or absent starts at the first brand. */
   readonly afterBrand?: string | null;
   /** The circuit breaker (its threshold makes a failing endpoint's circuit half open); the domain's `webhookBreaker` by default. */
   readonly breaker?: WebhookBreakerPolicy;
@@ -32,9 +32,10 @@ export const defaultWebhookPerBrand = 8;
 /**
  * Claims up to `limit` due deliveries in one transaction: compare-and-set per delivery, round robin
  * between brands, at most `perBrand` of one brand and `perEndpoint` of one endpoint in flight, none
- * of a paused endpoint (see claimWebhookDeliveries for the bound).
+ * of a paused endpoint (see claimWebhookDeliveries for the bound). Returns the claims and the
+ * brand the next claim's round robin starts after.
  */
-export async function claimWebhooks(ctx: UseCaseContext, limit: number, options: WebhookClaimOptions): Promise<WebhookClaim[]> {
+export async function claimWebhooks(ctx: UseCaseContext, limit: number, options: WebhookClaimOptions): Promise<WebhookClaimBatch> {
   return ctx.db.em.fork().transactional(async (em) => {
     const now = ctx.clock();
     return claimWebhookDeliveries(em, now, new Date(now.getTime() + (options.leaseMs ?? defaultWebhookLeaseMs)), limit, {

@@ -62,7 +62,7 @@ export function startWebhookWorker(options: WebhookWorkerOptions): WebhookWorker
   // the worker waits for half its slots to free (or the poll interval to pass) and claims them at once.
   const batch = Math.max(1, Math.floor(options.concurrency / 2));
   let waited = false;
-  // Round robin between brands: each claim starts after the brand the previous one served last.
+  // Round robin between brands: each claim starts after the brand the previous one looked at last.
   let afterBrand: string | null = null;
 
   const loop = (async () => {
@@ -74,11 +74,11 @@ export function startWebhookWorker(options: WebhookWorkerOptions): WebhookWorker
       }
       waited = false;
       try {
-        const claims = await claimWebhooks(ctx, free, {
+        const { claims, lastBrand } = await claimWebhooks(ctx, free, {
           perEndpoint: options.perEndpoint, afterBrand, ...(options.perBrand === undefined ? {} : { perBrand: options.perBrand }),
           ...(options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs }), ...(options.breaker === undefined ? {} : { breaker: options.breaker }),
         });
-        if (claims.length > 0) afterBrand = claims[claims.length - 1]!.brandId;
+        afterBrand = lastBrand;
         for (const claim of claims) {
           const task = deliverWebhook(ctx, claim, {
             send: options.send, ...(options.policy === undefined ? {} : { policy: options.policy }), ...(options.random === undefined ? {} : { random: options.random }),

@@ -76,6 +76,7 @@ export const WebhookDelivery = defineEntity({
   indexes: [
     { properties: ['brandId', 'endpointId', 'createdAt', 'id'] },
     { name: 'webhook_deliveries_due_index', properties: ['status', 'nextAttemptAt'] },
+    { name: 'webhook_deliveries_brand_due_index', properties: ['status', 'brandId', 'nextAttemptAt'] },
   ],
 });
 export type WebhookDelivery = InferEntity<typeof WebhookDelivery>;
