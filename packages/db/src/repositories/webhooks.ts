@@ -274,8 +274,9 @@ export interface WebhookClaimLimits {
  * while the brands busy at their cap hold fewer than W slots, a brand whose delivery comes due gets a
  * slot at the next claim (one poll interval), whatever the others' backlog or their endpoints'
  * timeouts; when every slot is taken, it gets one of the first slots that free, ahead of any busy
- * brand's further deliveries. Every statement but the two candidate reads names one brand, so on
- * Citus each is routed to one shard.
+ * brand's further deliveries. Every statement but the candidate reads names one brand, so on Citus
+ * each is routed to one shard (the candidate walk is a recursive CTE, which Citus does not run on a
+ * distributed table: there it would be one such walk per shard).
  */
 export async function claimWebhookDeliveries(em: Em, now: Date, leaseUntil: Date, limit: number, limits: WebhookClaimLimits): Promise<WebhookClaimBatch> {
   if (limit <= 0) return { claims: [], lastBrand: limits.afterBrand };
