@@ -143,6 +143,7 @@ describe('values.schema.json', () => {
     expect(result.status).not.toBe(0);
     for (const key of [
       'api.replicaCount', 'api.port', 'api.rateLimits.perCredential', 'api.corsAllowedOrigins.0', 'executor.autoscaling.enabled', 'executor.webhooks.concurrency',
+      'executor.webhooks.maxEndpointsPerBrand',
       'config.chunkSize', 'config.logLevel', 'config.natsReplicas', 'packStore.kind', 'executor.keda.lagThreshold', 'executor.keda.natsServerMonitoringEndpoint',
     ]) {
       expect(result.stderr, key).toContain(`${key}:`);
@@ -455,11 +456,15 @@ describe('api-deployment.yaml console', () => {
 describe('executor-deployment.yaml webhooks', () => {
   it('runs the webhook worker with its own concurrency settings, and passes the address allow-list only when set', () => {
     const byDefault = container(one(defaults, 'executor-deployment.yaml'));
-    expect(['WEBHOOK_CONCURRENCY', 'WEBHOOK_PER_ENDPOINT_CONCURRENCY', 'WEBHOOK_POLL_MS'].map((n) => envValue(byDefault, n))).toEqual(['16', '2', '500']);
+    expect(['WEBHOOK_CONCURRENCY', 'WEBHOOK_PER_ENDPOINT_CONCURRENCY', 'WEBHOOK_PER_BRAND_CONCURRENCY', 'WEBHOOK_POLL_MS'].map((n) => envValue(byDefault, n)))
+      .toEqual(['16', '2', '8', '500']);
+    expect(envValue(container(one(defaults, 'api-deployment.yaml')), 'WEBHOOK_MAX_ENDPOINTS_PER_BRAND')).toBe('20');
     expect(envValue(byDefault, 'WEBHOOK_ALLOWED_ADDRESSES')).toBeUndefined();
     expect(envValue(byDefault, 'WEBHOOK_ALLOW_LOOPBACK')).toBeUndefined();
     const custom = container(one(everything, 'executor-deployment.yaml'));
-    expect(['WEBHOOK_CONCURRENCY', 'WEBHOOK_PER_ENDPOINT_CONCURRENCY', 'WEBHOOK_POLL_MS'].map((n) => envValue(custom, n))).toEqual(['32', '4', '250']);
+    expect(['WEBHOOK_CONCURRENCY', 'WEBHOOK_PER_ENDPOINT_CONCURRENCY', 'WEBHOOK_PER_BRAND_CONCURRENCY', 'WEBHOOK_POLL_MS'].map((n) => envValue(custom, n)))
+      .toEqual(['32', '4', '12', '250']);
+    expect(envValue(container(one(everything, 'api-deployment.yaml')), 'WEBHOOK_MAX_ENDPOINTS_PER_BRAND')).toBe('50');
     expect(envValue(custom, 'WEBHOOK_ALLOWED_ADDRESSES')).toBe('10.20.0.0/16,192.168.5.7');
     // The api runs no delivery worker.
     expect(envValue(container(one(everything, 'api-deployment.yaml')), 'WEBHOOK_CONCURRENCY')).toBeUndefined();

@@ -67,5 +67,6 @@ export {
   insertWebhookEndpoint, listWebhookEndpoints, findWebhookEndpoint, updateWebhookEndpoint, deleteWebhookEndpoint, listWebhookDeliveries,
   requeueWebhookDelivery, claimWebhookDeliveries, resumeWebhookDeliveries, webhookParkedUntil, recordWebhookAttempt, readWebhookBacklog, markWebhookEndpointFailing, type WebhookEndpointRecord,
   listWebhookSecretsToSeal, replaceWebhookSecrets, type StoredWebhookSecrets,
-  type WebhookEndpointChange, type WebhookDeliveryRecord, type WebhookClaim, type WebhookAttemptRecord
+  type WebhookEndpointChange, type WebhookDeliveryRecord, type WebhookClaim, type WebhookAttemptRecord,
+  countWebhookEndpointsLocked, type WebhookClaimLimits, type WebhookClaimBatch
 } from './repositories/webhooks.ts';

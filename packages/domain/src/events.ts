@@ -27,6 +27,9 @@
  * The executor's five job events (started, units created, lots confirmed, completed, failed) are
  * events of the job's batch: `entity_type = mint_batch`, `entity_id` = the batch's uuid as text,
  * the job's id in the payload as `mint_job_id`, as the spec's `process_mint_job_batch` describes.
+ * Every event is delivered to the brand's enabled webhook endpoints whose filter wants it, except
+ * the `webhook_endpoint_*` events: each goes to the endpoint it is about alone (created, updated,
+ * rotated; a deleted or disabled one gets none), so managing endpoints never fans out to all of them.
  */
 export type EventType =
   | 'mint_job_queued'

@@ -78,7 +78,7 @@ export {
   webhookSecretPrefix, maxWebhookUrlLength, maxWebhookEventTypes, webhookSecretOverlapMs, webhookTimeoutMs, webhookMaxResponseBytes,
   webhookFailureWindowMs, webhookRetry, type WebhookDeliveryStatus, webhookDeliveryStatuses, isLoopbackHost, webhookUrlViolations,
   webhookEventTypeViolations, webhookWants, generateWebhookSecret, webhookMessageId, signWebhook, type WebhookAttemptDecision,
-  type WebhookAttemptOutcome, decideWebhookAttempt
+  type WebhookAttemptOutcome, decideWebhookAttempt, type WebhookBreakerPolicy, webhookBreaker, webhookPauseMs
 } from './webhooks.ts';
 export {
   sealedSecretPrefix, secretKeyBytes, SecretBoxError, isSecretBoxError, isSealedSecret, sealedSecretKeyId, parseSecretKeys, sealSecret, openSecret

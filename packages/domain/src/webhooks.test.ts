@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { retryDelayMs } from './retry.ts';
 import {
   decideWebhookAttempt, generateWebhookSecret, signWebhook, webhookEventTypeViolations, webhookFailureWindowMs, webhookMessageId, webhookRetry,
-  webhookUrlViolations, webhookWants,
+  webhookBreaker, webhookPauseMs, webhookUrlViolations, webhookWants,
 } from './webhooks.ts';
 
 const fixedRandom = (byte: number) => (buffer: Uint8Array) => void buffer.fill(byte);
@@ -56,5 +56,15 @@ describe('webhook rules', () => {
     const total = (random: number) => Array.from({ length: webhookRetry.maxAttempts - 1 }, (_, i) => retryDelayMs(webhookRetry, i + 1, random)).reduce((a, b) => a + b, 0);
     expect(total(0)).toBeGreaterThan(webhookFailureWindowMs);
     expect(total(1) / 86_400_000).toBeLessThan(4.2);
+  });
+});
+
+describe('webhook circuit breaker', () => {
+  it('stays closed below the threshold, then pauses for doubling times up to the cap', () => {
+    expect(webhookPauseMs(webhookBreaker.threshold - 1)).toBeNull();
+    expect(webhookPauseMs(webhookBreaker.threshold)).toBe(60_000);
+    expect(webhookPauseMs(webhookBreaker.threshold + 1)).toBe(120_000);
+    expect(webhookPauseMs(webhookBreaker.threshold + 100)).toBe(3600_000);
+    expect(webhookPauseMs(3, { threshold: 2, basePauseMs: 100, maxPauseMs: 1000 })).toBe(200);
   });
 });

@@ -31,6 +31,30 @@ export const webhookFailureWindowMs = 3 * 24 * 3600_000;
  */
 export const webhookRetry: RetryPolicy = { baseMs: 10_000, capMs: 8 * 3600_000, jitter: 0.25, maxAttempts: 24 };
 
+/**
+ * Circuit breaking of an endpoint that keeps failing: from `threshold` failed attempts in a row its
+ * circuit opens and the endpoint is paused (its due deliveries wait and hold no worker slot) for
+ * `basePauseMs`, doubling with each further failure up to `maxPauseMs`; when the pause ends one
+ * delivery at a time probes it (half open) until a success closes the circuit.
+ */
+export interface WebhookBreakerPolicy {
+  /** Failures in a row that open the circuit. */
+  readonly threshold: number;
+  /** The first pause. */
+  readonly basePauseMs: number;
+  /** The longest pause. */
+  readonly maxPauseMs: number;
+}
+
+/** The breaker's default: open after 5 failures in a row, pause 1 minute doubling to 1 hour. */
+export const webhookBreaker: WebhookBreakerPolicy = { threshold: 5, basePauseMs: 60_000, maxPauseMs: 3600_000 };
+
+/** How long an endpoint with `consecutiveFailures` failures in a row is paused, or null while its circuit stays closed. */
+export function webhookPauseMs(consecutiveFailures: number, policy: WebhookBreakerPolicy = webhookBreaker): number | null {
+  if (consecutiveFailures < policy.threshold) return null;
+  return Math.min(policy.maxPauseMs, policy.basePauseMs * 2 ** Math.min(30, consecutiveFailures - policy.threshold));
+}
+
 /** Statuses of a delivery. */
 export type WebhookDeliveryStatus =
   /** Waiting for its next attempt (`next_attempt_at`); left by a claim. */

@@ -54,6 +54,8 @@ describe('loadConfig', () => {
       metricsToken: undefined,
       webhookConcurrency: 16,
       webhookPerEndpointConcurrency: 2,
+      webhookPerBrandConcurrency: 8,
+      webhookMaxEndpointsPerBrand: 20,
       webhookPollMs: 500,
       webhookLeaseMs: 30_000,
       webhookAllowLoopback: false,
@@ -101,6 +103,8 @@ describe('loadConfig', () => {
       SCAN_EVENT_RETENTION_DAYS: '0',
       WEBHOOK_CONCURRENCY: '8',
       WEBHOOK_PER_ENDPOINT_CONCURRENCY: '1',
+      WEBHOOK_PER_BRAND_CONCURRENCY: '3',
+      WEBHOOK_MAX_ENDPOINTS_PER_BRAND: '5',
       WEBHOOK_POLL_MS: '100',
       WEBHOOK_ALLOW_LOOPBACK: 'true',
       WEBHOOK_ALLOWED_ADDRESSES: '10.1.2.3, 192.168.0.0/16,fd00::/8',
@@ -145,6 +149,8 @@ describe('loadConfig', () => {
       scanEventRetentionDays: 0,
       webhookConcurrency: 8,
       webhookPerEndpointConcurrency: 1,
+      webhookPerBrandConcurrency: 3,
+      webhookMaxEndpointsPerBrand: 5,
       webhookPollMs: 100,
       webhookAllowLoopback: true,
       webhookAllowedAddresses: ['10.1.2.3', '192.168.0.0/16', 'fd00::/8'],
@@ -190,6 +196,7 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ WEBHOOK_ALLOWED_ADDRESSES: '10.0.0.0/8,intranet' })).toThrow(/WEBHOOK_ALLOWED_ADDRESSES .*"intranet" is neither/);
     expect(() => loadConfig({ WEBHOOK_ALLOWED_ADDRESSES: '10.0.0.0/33' })).toThrow(/WEBHOOK_ALLOWED_ADDRESSES/);
     expect(() => loadConfig({ WEBHOOK_PER_ENDPOINT_CONCURRENCY: '0' })).toThrow(/WEBHOOK_PER_ENDPOINT_CONCURRENCY must be an integer between 1 and 64/);
+    expect(() => loadConfig({ WEBHOOK_MAX_ENDPOINTS_PER_BRAND: '0' })).toThrow(/WEBHOOK_MAX_ENDPOINTS_PER_BRAND must be an integer between 1 and 1000/);
   });
 
   it('derives the public base URL from PORT', () => {

@@ -50,6 +50,8 @@ export const defaults = {
   http2MaxConcurrentStreams: 100,
   webhookConcurrency: 16,
   webhookPerEndpointConcurrency: 2,
+  webhookPerBrandConcurrency: 8,
+  webhookMaxEndpointsPerBrand: 20,
   webhookPollMs: 500,
   webhookLeaseMs: 30_000,
   watchMaxDurationMs: 15 * 60_000,
@@ -164,6 +166,13 @@ export interface Config {
   readonly webhookConcurrency: number;
   /** `WEBHOOK_PER_ENDPOINT_CONCURRENCY`: deliveries of one endpoint in flight at once across executors, 1..64. */
   readonly webhookPerEndpointConcurrency: number;
+  /**
+   * `WEBHOOK_PER_BRAND_CONCURRENCY`: deliveries of one brand in flight at once across executors, 1..256; below the slots of all
+   * executors, so one brand's slow endpoints leave the others slots.
+   */
+  readonly webhookPerBrandConcurrency: number;
+  /** `WEBHOOK_MAX_ENDPOINTS_PER_BRAND`: webhook endpoints one brand may have, 1..1000 (each event writes at most this many deliveries). */
+  readonly webhookMaxEndpointsPerBrand: number;
   /** `WEBHOOK_POLL_MS`: how long an idle webhook worker waits before looking for due deliveries again. */
   readonly webhookPollMs: number;
   /** `WEBHOOK_LEASE_MS`: lease on a claimed delivery; a dead executor's deliveries are claimed again after it. Keep above the 10 s attempt limit. */
@@ -298,6 +307,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsToken: read.secret('METRICS_TOKEN', 16),
     webhookConcurrency: read.integer('WEBHOOK_CONCURRENCY', defaults.webhookConcurrency, 0, 256),
     webhookPerEndpointConcurrency: read.integer('WEBHOOK_PER_ENDPOINT_CONCURRENCY', defaults.webhookPerEndpointConcurrency, 1, 64),
+    webhookPerBrandConcurrency: read.integer('WEBHOOK_PER_BRAND_CONCURRENCY', defaults.webhookPerBrandConcurrency, 1, 256),
+    webhookMaxEndpointsPerBrand: read.integer('WEBHOOK_MAX_ENDPOINTS_PER_BRAND', defaults.webhookMaxEndpointsPerBrand, 1, 1000),
     webhookPollMs: read.integer('WEBHOOK_POLL_MS', defaults.webhookPollMs, 10, 60_000),
     webhookLeaseMs: read.integer('WEBHOOK_LEASE_MS', defaults.webhookLeaseMs, 1000, 3_600_000),
     webhookAllowLoopback: read.flag('WEBHOOK_ALLOW_LOOPBACK', false),

@@ -67,12 +67,12 @@ export {
 } from './links.ts';
 export {
   createWebhookEndpoint, listWebhookEndpointsOf, updateWebhookEndpointOf, deleteWebhookEndpointOf, rotateWebhookSecret, listWebhookDeliveriesOf,
-  redeliverWebhook, defaultDeliveryPageSize, sealWebhookSecrets, webhookSecretContext, type WebhookSettings, type WebhookEndpointView, type NewWebhookEndpoint, type WebhookEndpointUpdate
+  redeliverWebhook, defaultDeliveryPageSize, defaultEndpointPageSize, defaultMaxWebhookEndpointsPerBrand, sealWebhookSecrets, webhookSecretContext, type WebhookSettings, type WebhookEndpointView, type NewWebhookEndpoint, type WebhookEndpointUpdate
 } from './webhooks.ts';
 export {
   createWebhookSender, addressAllowList, addressRefusal, type WebhookRequest, type WebhookResponse, type WebhookSend, type WebhookNetworkPolicy
 } from './webhook-sender.ts';
 export {
-  claimWebhooks, deliverWebhook, webhookBacklog, defaultWebhookLeaseMs, type WebhookClaimOptions, type WebhookDeliverOptions, type WebhookDeliveryResult
+  claimWebhooks, deliverWebhook, webhookBacklog, defaultWebhookLeaseMs, defaultWebhookPerBrand, type WebhookClaimOptions, type WebhookDeliverOptions, type WebhookDeliveryResult
 } from './webhook-delivery.ts';
 export { setBrandResolverDomain, type BrandResolverDomainView } from './brand-domains.ts';

@@ -1,8 +1,10 @@
 import {
-  appendEvents, claimWebhookDeliveries, findWebhookEndpoint, markWebhookEndpointFailing, readWebhookBacklog, recordWebhookAttempt, updateWebhookEndpoint,
+  appendEvents, claimWebhookDeliveries, type WebhookClaimBatch, findWebhookEndpoint, markWebhookEndpointFailing, readWebhookBacklog, recordWebhookAttempt, updateWebhookEndpoint,
   type WebhookClaim,
 } from '@mint/db';
-import { decideWebhookAttempt, openSecret, signWebhook, webhookMessageId, webhookRetry, type RetryPolicy } from '@mint/domain';
+import {
+  decideWebhookAttempt, openSecret, signWebhook, webhookBreaker, webhookMessageId, webhookPauseMs, webhookRetry, type RetryPolicy, type WebhookBreakerPolicy,
+} from '@mint/domain';
 import type { UseCaseContext } from './context.ts';
 import type { WebhookSend } from './webhook-sender.ts';
 import { webhookSecretContext } from './webhooks.ts';
@@ -16,13 +18,30 @@ export interface WebhookClaimOptions {
   readonly leaseMs?: number;
   /** Deliveries of one endpoint in flight at once, across workers. */
   readonly perEndpoint: number;
+  /** Deliveries of one brand in flight at once, across workers; {@link defaultWebhookPerBrand} by default. */
+  readonly perBrand?: number;
+  /** The previous claim's `lastBrand`, so this one starts after it (round robin); null or absent starts at the first brand. */
+  readonly afterBrand?: string | null;
+  /** The circuit breaker (its threshold makes a failing endpoint's circuit half open); the domain's `webhookBreaker` by default. */
+  readonly breaker?: WebhookBreakerPolicy;
 }
 
-/** Claims up to `limit` due deliveries (compare-and-set per delivery, per-endpoint limit), one transaction. */
-export async function claimWebhooks(ctx: UseCaseContext, limit: number, options: WebhookClaimOptions): Promise<WebhookClaim[]> {
+/** Default cap on one brand's deliveries in flight across workers (`WEBHOOK_PER_BRAND_CONCURRENCY`). */
+export const defaultWebhookPerBrand = 8;
+
+/**
+ * Claims up to `limit` due deliveries in one transaction: compare-and-set per delivery, round robin
+ * between brands, at most `perBrand` of one brand and `perEndpoint` of one endpoint in flight, none
+ * of a paused endpoint (see claimWebhookDeliveries for the bound). Returns the claims and the
+ * brand the next claim's round robin starts after.
+ */
+export async function claimWebhooks(ctx: UseCaseContext, limit: number, options: WebhookClaimOptions): Promise<WebhookClaimBatch> {
   return ctx.db.em.fork().transactional(async (em) => {
     const now = ctx.clock();
-    return claimWebhookDeliveries(em, now, new Date(now.getTime() + (options.leaseMs ?? defaultWebhookLeaseMs)), limit, options.perEndpoint);
+    return claimWebhookDeliveries(em, now, new Date(now.getTime() + (options.leaseMs ?? defaultWebhookLeaseMs)), limit, {
+      perEndpoint: options.perEndpoint, perBrand: options.perBrand ?? defaultWebhookPerBrand, afterBrand: options.afterBrand ?? null,
+      breakerThreshold: (options.breaker ?? webhookBreaker).threshold,
+    });
   });
 }
 
@@ -33,6 +52,8 @@ export interface WebhookDeliverOptions {
   readonly policy?: RetryPolicy;
   /** Randomness of the jitter, [0, 1). */
   readonly random?: () => number;
+  /** The circuit breaker; the domain's `webhookBreaker` by default (tests shorten it). */
+  readonly breaker?: WebhookBreakerPolicy;
 }
 
 /** What an attempt came to: its decision, or `lost` when the lease lapsed and another worker owns the delivery. */
@@ -45,8 +66,10 @@ export interface WebhookDeliveryResult {
 /**
  * Sends a claimed delivery (body as stored; `webhook-id`, `webhook-timestamp` and one
  * `webhook-signature` per live secret), then records the outcome in one transaction: success
- * clears the endpoint's failure streak; a failure starts it and schedules the retry; 410 Gone or
- * three days of failures disable the endpoint with a webhook_endpoint_disabled event.
+ * clears the endpoint's failure streak and closes its circuit; a failure starts or lengthens the
+ * streak, schedules the retry and, from the breaker's threshold on, pauses the endpoint (its
+ * `paused_until`); 410 Gone or three days of failures disable the endpoint with a
+ * webhook_endpoint_disabled event.
  */
 export async function deliverWebhook(ctx: UseCaseContext, claim: WebhookClaim, options: WebhookDeliverOptions): Promise<WebhookDeliveryResult> {
   const sentAt = ctx.clock();
@@ -74,9 +97,13 @@ export async function deliverWebhook(ctx: UseCaseContext, claim: WebhookClaim, o
     }, now);
     if (!recorded) return { result: 'lost', status: response.status, durationMs: response.durationMs } as const;
     if (decision.kind === 'succeeded') {
-      if (claim.failingSince !== null) await updateWebhookEndpoint(em, claim.brandId, claim.endpointId, { failingSince: null }, now);
+      if (claim.failingSince !== null || claim.consecutiveFailures > 0) {
+        await updateWebhookEndpoint(em, claim.brandId, claim.endpointId, { failingSince: null, consecutiveFailures: 0, pausedUntil: null }, now);
+      }
     } else {
-      await markWebhookEndpointFailing(em, claim.brandId, claim.endpointId, now);
+      const failures = await markWebhookEndpointFailing(em, claim.brandId, claim.endpointId, now);
+      const pauseMs = webhookPauseMs(failures, options.breaker ?? webhookBreaker);
+      if (pauseMs !== null) await updateWebhookEndpoint(em, claim.brandId, claim.endpointId, { pausedUntil: new Date(now.getTime() + pauseMs) }, now);
     }
     if (decision.kind === 'failed' && decision.disableEndpoint !== null) {
       const endpoint = await findWebhookEndpoint(em, claim.brandId, claim.endpointId, true);

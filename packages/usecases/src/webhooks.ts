@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { isIP } from 'node:net';
 import {
-  appendEvents, deleteWebhookEndpoint, findWebhookEndpoint, insertWebhookEndpoint, listWebhookDeliveries, listWebhookEndpoints, listWebhookSecretsToSeal,
+  appendEvents, countWebhookEndpointsLocked, deleteWebhookEndpoint, findWebhookEndpoint, insertWebhookEndpoint, listWebhookDeliveries, listWebhookEndpoints, listWebhookSecretsToSeal,
   replaceWebhookSecrets, requeueWebhookDelivery, resumeWebhookDeliveries, updateWebhookEndpoint, type WebhookDeliveryRecord, type WebhookEndpointChange,
   type WebhookEndpointRecord,
 } from '@mint/db';
@@ -18,7 +18,12 @@ export interface WebhookSettings {
   readonly allowLoopback: boolean;
   /** Private addresses or CIDR ranges an endpoint may name although private (`WEBHOOK_ALLOWED_ADDRESSES`); none when absent. */
   readonly allowedAddresses?: readonly string[];
+  /** Endpoints one brand may have (`WEBHOOK_MAX_ENDPOINTS_PER_BRAND`); {@link defaultMaxWebhookEndpointsPerBrand} when absent. */
+  readonly maxEndpointsPerBrand?: number;
 }
+
+/** Default of `WEBHOOK_MAX_ENDPOINTS_PER_BRAND`: every event writes at most this many deliveries. */
+export const defaultMaxWebhookEndpointsPerBrand = 20;
 
 /**
  * Problems of an endpoint URL under the settings: the domain's URL rules, then the address rule the
@@ -50,12 +55,18 @@ export interface WebhookEndpointView {
   readonly disabledReason: string | null;
   /** When a rotated-out secret stops signing, or null. */
   readonly previousSecretExpiresAt: Date | null;
+  /** Attempts failed in a row since the last success. */
+  readonly consecutiveFailures: number;
+  /** Until when the circuit breaker pauses it (its deliveries wait), or null when it is not paused. */
+  readonly pausedUntil: Date | null;
   readonly createdAt: Date;
   readonly updatedAt: Date;
 }
 
 /** Default page size of {@link listWebhookDeliveriesOf}. */
 export const defaultDeliveryPageSize = 50;
+/** Default page size of {@link listWebhookEndpointsOf}. */
+export const defaultEndpointPageSize = 50;
 
 /** What a sealed secret of an endpoint is bound to: a sealed value copied to another row does not open. */
 export const webhookSecretContext = (brandId: string, endpointId: string): string => `webhook-endpoint:${brandId}:${endpointId}`;
@@ -67,7 +78,8 @@ const seal = (ctx: UseCaseContext, brandId: string, endpointId: string, secret: 
 function view(e: WebhookEndpointRecord): WebhookEndpointView {
   return {
     id: e.id, brandId: e.brandId, url: e.url, description: e.description, eventTypes: e.eventTypes, enabled: e.enabled, disabledReason: e.disabledReason,
-    previousSecretExpiresAt: e.previousSecretExpiresAt, createdAt: e.createdAt, updatedAt: e.updatedAt,
+    previousSecretExpiresAt: e.previousSecretExpiresAt, consecutiveFailures: e.consecutiveFailures, pausedUntil: e.pausedUntil, createdAt: e.createdAt,
+    updatedAt: e.updatedAt,
   };
 }
 
@@ -90,7 +102,9 @@ export interface NewWebhookEndpoint {
 
 /**
  * Creates an enabled endpoint with a fresh signing secret and writes webhook_endpoint_created
- * (without the secret). The secret is returned here once; nothing returns it later.
+ * (without the secret; delivered to the new endpoint alone). The secret is returned here once;
+ * nothing returns it later. IllegalStateError when the brand already has the endpoints its limit
+ * allows (`maxEndpointsPerBrand`), counted under the brand's row lock so racing creations cannot pass it.
  */
 export async function createWebhookEndpoint(
   ctx: UseCaseContext, actor: Actor, settings: WebhookSettings, input: NewWebhookEndpoint,
@@ -100,8 +114,14 @@ export async function createWebhookEndpoint(
   ]);
   const secret = generateWebhookSecret(ctx.randomFill);
   const id = randomUUID();
+  const max = settings.maxEndpointsPerBrand ?? defaultMaxWebhookEndpointsPerBrand;
   return ctx.db.em.fork().transactional(async (em) => {
     const now = ctx.clock();
+    if ((await countWebhookEndpointsLocked(em, input.brandId)) >= max) {
+      throw new IllegalStateError(
+        `brand ${input.brandId} already has ${max} webhook endpoints, the limit (WEBHOOK_MAX_ENDPOINTS_PER_BRAND); delete one before creating another`,
+      );
+    }
     await insertWebhookEndpoint(em, {
       brandId: input.brandId, id, url: input.url, description: input.description, eventTypes: input.eventTypes, enabled: true,
       secret: seal(ctx, input.brandId, id, secret), createdAt: now,
@@ -114,9 +134,13 @@ export async function createWebhookEndpoint(
   });
 }
 
-/** The brand's endpoints, oldest first, without secrets. */
-export async function listWebhookEndpointsOf(ctx: UseCaseContext, brandId: string): Promise<WebhookEndpointView[]> {
-  return (await listWebhookEndpoints(ctx.db.em.fork(), brandId)).map(view);
+/** A page of the brand's endpoints, oldest first by (created_at, id), without secrets. */
+export async function listWebhookEndpointsOf(
+  ctx: UseCaseContext, brandId: string, query: { readonly limit: number | null; readonly cursor: Cursor | null } = { limit: null, cursor: null },
+): Promise<Page<WebhookEndpointView>> {
+  const size = resolvePageSize(query.limit, defaultEndpointPageSize);
+  const page = toPage(await listWebhookEndpoints(ctx.db.em.fork(), brandId, size + 1, query.cursor), size, (e) => ({ at: e.createdAt, id: e.id }));
+  return { ...page, items: page.items.map(view) };
 }
 
 /** Parameters of {@link updateWebhookEndpointOf}; unset fields stay as they are. */
@@ -126,7 +150,7 @@ export interface WebhookEndpointUpdate {
   readonly url?: string | undefined;
   readonly eventTypes?: readonly string[] | undefined;
   readonly description?: string | undefined;
-  /** Enabling also clears the service's reason and failure streak; pending deliveries then resume. */
+  /** Enabling also clears the service's reason, failure streak and pause; pending deliveries then resume. */
   readonly enabled?: boolean | undefined;
 }
 
@@ -143,7 +167,7 @@ export async function updateWebhookEndpointOf(ctx: UseCaseContext, actor: Actor,
     if (found === null) throw new NotFoundError(`webhook endpoint ${input.endpointId} not found`);
     const change: WebhookEndpointChange = {
       url: input.url, eventTypes: input.eventTypes, description: input.description, enabled: input.enabled,
-      ...(input.enabled === true ? { disabledReason: null, failingSince: null } : {}),
+      ...(input.enabled === true ? { disabledReason: null, failingSince: null, consecutiveFailures: 0, pausedUntil: null } : {}),
     };
     await updateWebhookEndpoint(em, input.brandId, found.id, change, now);
     if (input.enabled === true && !found.enabled) await resumeWebhookDeliveries(em, input.brandId, found.id, now);

@@ -2,6 +2,7 @@
 // taken by a compare-and-set on its (brand_id, id), so concurrent claimers never both win one row.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { appendEvents } from '@mint/db';
 import { claimPayloadPack, claimWebhooks, createWebhookEndpoint, relayOutbox, type OutboxJob } from '@mint/usecases';
 import { query, run } from '../../../test/support/sql.ts';
 import { mintCompleted } from '../../../test/support/pack-fixtures.ts';
@@ -74,12 +75,42 @@ describe('concurrent claims', () => {
     const [{ due }] = await query<{ due: string }>(app.db.em.fork(), `select count(*) as due from webhook_deliveries where brand_id = ? and status = 'pending'`, [brand.brandId]) as [{ due: string }];
     expect(Number(due)).toBeGreaterThan(4);
     const batches = await Promise.all(Array.from({ length: 6 }, () => claimWebhooks(app.ctx, 10, { perEndpoint: 2 })));
-    const claimed = batches.flat();
+    const claimed = batches.flatMap((b) => b.claims);
     expect(new Set(claimed.map((c) => c.id)).size).toBe(claimed.length);
     expect(claimed.length).toBeLessThanOrEqual(2);
     expect(claimed.length).toBeGreaterThan(0);
     const [{ delivering }] = await query<{ delivering: string }>(app.db.em.fork(),
       `select count(*) as delivering from webhook_deliveries where brand_id = ? and status = 'delivering'`, [brand.brandId]) as [{ delivering: string }];
     expect(Number(delivering)).toBe(claimed.length);
+  });
+
+  it('take the brands round robin: each brand\'s oldest before any brand\'s second, the next claim after the last brand, at most perBrand in flight', async () => {
+    // Only this test's deliveries are due.
+    await run(app.db.em.fork(), `update webhook_deliveries set status = 'failed' where status in ('pending', 'delivering')`);
+    const brands = [await app.seedBrand(), await app.seedBrand(), await app.seedBrand()].sort((a, b) => (a.brandId < b.brandId ? -1 : 1));
+    for (const brand of brands) {
+      for (const path of ['/a', '/b']) {
+        await createWebhookEndpoint(app.ctx, { id: brand.userId }, { allowLoopback: true }, {
+          brandId: brand.brandId, url: `http://127.0.0.1:9${path}`, eventTypes: ['mint_units_activated'], description: '',
+        });
+      }
+      await app.db.em.fork().transactional((em) => appendEvents(em, new Date(), Array.from({ length: 5 }, () => ({
+        brandId: brand.brandId, eventType: 'mint_units_activated' as const, entityType: 'mint_batch' as const, entityId: brand.productId, actor: null, payload: {},
+      }))));
+    }
+    const ids = brands.map((b) => b.brandId);
+    const first = await claimWebhooks(app.ctx, 3, { perEndpoint: 10, perBrand: 3 });
+    expect(first.claims.map((c) => c.brandId)).toEqual(ids);
+    expect(first.lastBrand).toBe(ids[2]);
+    // After the last brand: wrapped around to the first two.
+    const second = await claimWebhooks(app.ctx, 2, { perEndpoint: 10, perBrand: 3, afterBrand: first.lastBrand });
+    expect(second.claims.map((c) => c.brandId)).toEqual(ids.slice(0, 2));
+    expect(second.lastBrand).toBe(ids[1]);
+    // With room for all: round by round from the third brand, each brand up to perBrand (3) in flight (it holds 1, the others 2).
+    const third = await claimWebhooks(app.ctx, 20, { perEndpoint: 10, perBrand: 3, afterBrand: second.lastBrand });
+    expect(third.claims.map((c) => c.brandId)).toEqual([ids[2], ids[0], ids[1], ids[2]]);
+    const inFlight = await query<{ brand_id: string; n: string }>(app.db.em.fork(),
+      `select brand_id, count(*) as n from webhook_deliveries where status = 'delivering' group by brand_id`);
+    expect(inFlight.map((r) => Number(r.n))).toEqual([3, 3, 3]);
   });
 });

@@ -35,7 +35,9 @@ async function main(): Promise<void> {
     publishJob: (job) => bus.announce(job),
   });
   const api = await startApi({ ctx, config, logger, setMintBatchStatusEnabled: config.setMintBatchStatusEnabled,
-    webhooks: { allowLoopback: config.webhookAllowLoopback, allowedAddresses: config.webhookAllowedAddresses }, readiness: readinessProbe({ db, bus }),
+    webhooks: {
+      allowLoopback: config.webhookAllowLoopback, allowedAddresses: config.webhookAllowedAddresses, maxEndpointsPerBrand: config.webhookMaxEndpointsPerBrand,
+    }, readiness: readinessProbe({ db, bus }),
     metrics: createMetrics(metricSources(ctx, bus)), ...(config.watchProgress === 'pushed' ? { progress: bus } : {}),
     downloads: { keys: await resolveDownloadSigningKeys(config), store: packs.store } });
 

@@ -37,7 +37,8 @@ try {
     ...(config.webhookConcurrency === 0 ? {} : {
       webhooks: {
         send: createWebhookSender({ allowLoopback: config.webhookAllowLoopback, allowedAddresses: config.webhookAllowedAddresses }),
-        concurrency: config.webhookConcurrency, perEndpoint: config.webhookPerEndpointConcurrency, pollIntervalMs: config.webhookPollMs,
+        concurrency: config.webhookConcurrency, perEndpoint: config.webhookPerEndpointConcurrency, perBrand: config.webhookPerBrandConcurrency,
+        pollIntervalMs: config.webhookPollMs,
         leaseMs: config.webhookLeaseMs,
       },
     }),

@@ -1,10 +1,12 @@
-// The webhook delivery worker: claims due deliveries (compare-and-set, under a lease, at most
-// `perEndpoint` in flight per endpoint across executors) and sends up to `concurrency` at once,
-// so a slow receiver holds only its own endpoint's slots. Transport only: the rules are the use case's.
+// The webhook delivery worker: claims due deliveries (compare-and-set, under a lease, round robin
+// between brands, at most `perBrand` in flight per brand and `perEndpoint` per endpoint across
+// executors, none of an endpoint its circuit breaker paused) and sends up to `concurrency` at once,
+// so a slow receiver holds only its own endpoint's slots and a brand only its own. Transport only:
+// the rules are the use case's.
 
 import type { Metrics } from '@mint/runtime';
 import { claimWebhooks, deliverWebhook, type UseCaseContext, type WebhookSend } from '@mint/usecases';
-import type { RetryPolicy } from '@mint/domain';
+import type { RetryPolicy, WebhookBreakerPolicy } from '@mint/domain';
 import type { Logger } from 'pino';
 
 /** Options of {@link startWebhookWorker}. */
@@ -17,6 +19,10 @@ export interface WebhookWorkerOptions {
   readonly concurrency: number;
   /** Deliveries of one endpoint in flight at once, across executors. */
   readonly perEndpoint: number;
+  /** Deliveries of one brand in flight at once, across executors (`WEBHOOK_PER_BRAND_CONCURRENCY`; 8 by default). */
+  readonly perBrand?: number;
+  /** The circuit breaker; the domain's `webhookBreaker` by default (tests shorten it). */
+  readonly breaker?: WebhookBreakerPolicy;
   /** How long to wait before looking again when nothing is due; default 500 ms. */
   readonly pollIntervalMs?: number;
   /** Lease on a claimed delivery (default 30 s). */
@@ -56,6 +62,8 @@ export function startWebhookWorker(options: WebhookWorkerOptions): WebhookWorker
   // the worker waits for half its slots to free (or the poll interval to pass) and claims them at once.
   const batch = Math.max(1, Math.floor(options.concurrency / 2));
   let waited = false;
+  // Round robin between brands: each claim starts after the brand the previous one looked at last.
+  let afterBrand: string | null = null;
 
   const loop = (async () => {
     while (!stopping) {
@@ -66,10 +74,15 @@ export function startWebhookWorker(options: WebhookWorkerOptions): WebhookWorker
       }
       waited = false;
       try {
-        const claims = await claimWebhooks(ctx, free, { perEndpoint: options.perEndpoint, ...(options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs }) });
+        const { claims, lastBrand } = await claimWebhooks(ctx, free, {
+          perEndpoint: options.perEndpoint, afterBrand, ...(options.perBrand === undefined ? {} : { perBrand: options.perBrand }),
+          ...(options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs }), ...(options.breaker === undefined ? {} : { breaker: options.breaker }),
+        });
+        afterBrand = lastBrand;
         for (const claim of claims) {
           const task = deliverWebhook(ctx, claim, {
             send: options.send, ...(options.policy === undefined ? {} : { policy: options.policy }), ...(options.random === undefined ? {} : { random: options.random }),
+            ...(options.breaker === undefined ? {} : { breaker: options.breaker }),
           })
             .then((outcome) => {
               options.metrics?.webhookDeliveries.inc({ result: outcome.result });
@@ -92,7 +105,7 @@ export function startWebhookWorker(options: WebhookWorkerOptions): WebhookWorker
     }
     await Promise.all(inFlight);
   })();
-  logger.info({ concurrency: options.concurrency, perEndpoint: options.perEndpoint, pollMs }, 'webhook worker started');
+  logger.info({ concurrency: options.concurrency, perEndpoint: options.perEndpoint, perBrand: options.perBrand, pollMs }, 'webhook worker started');
   return {
     async stop() {
       stopping = true;

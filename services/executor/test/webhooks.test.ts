@@ -27,7 +27,8 @@ beforeAll(async () => {
   app = await setupUseCases();
   worker = startWebhookWorker({
     ctx: app.ctx, logger, send: createWebhookSender({ allowLoopback: true, allowedAddresses: [] }), concurrency: 8, perEndpoint: 2, pollIntervalMs: 20,
-    policy: shortRetry,
+    // The circuit breaker stays closed here, so the retry schedule is what spaces the attempts (test/faults/webhook-fairness.test.ts tests it).
+    policy: shortRetry, breaker: { threshold: 1_000, basePauseMs: 1, maxPauseMs: 1 },
   });
 });
 afterAll(async () => {

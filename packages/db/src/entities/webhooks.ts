@@ -26,6 +26,10 @@ export const WebhookEndpoint = defineEntity({
     previousSecretExpiresAt: columns.time().nullable(),
     /** Since when deliveries have failed without a success in between; null when the last one succeeded. */
     failingSince: columns.time().nullable(),
+    /** Attempts failed in a row since the last success; the circuit breaker pauses the endpoint from a threshold on. */
+    consecutiveFailures: p.integer().default(0),
+    /** While in the future, the endpoint's due deliveries wait (its circuit is open); null when it is not paused. */
+    pausedUntil: columns.time().nullable(),
     createdAt: columns.createdAt(),
     updatedAt: columns.updatedAt(),
   },
@@ -72,6 +76,7 @@ export const WebhookDelivery = defineEntity({
   indexes: [
     { properties: ['brandId', 'endpointId', 'createdAt', 'id'] },
     { name: 'webhook_deliveries_due_index', properties: ['status', 'nextAttemptAt'] },
+    { name: 'webhook_deliveries_brand_due_index', properties: ['status', 'brandId', 'nextAttemptAt'] },
   ],
 });
 export type WebhookDelivery = InferEntity<typeof WebhookDelivery>;

@@ -11,6 +11,7 @@ import { Migration20261125041000 } from './Migration20261125041000.ts';
 import { Migration20261126040000 } from './Migration20261126040000.ts';
 import { Migration20261127230000 } from './Migration20261127230000.ts';
 import { Migration20261127234147 } from './Migration20261127234147.ts';
+import { Migration20261127235500 } from './Migration20261127235500.ts';
 
 /** Every migration, in order. New ones come from `npm run db:migration -w @mint/db` and are listed here. */
 export const migrations = [{ name: 'Migration20261121050755', class: Migration20261121050755 },
@@ -26,4 +27,5 @@ export const migrations = [{ name: 'Migration20261121050755', class: Migration20
   { name: 'Migration20261126040000', class: Migration20261126040000 },
   { name: 'Migration20261127230000', class: Migration20261127230000 },
   { name: 'Migration20261127234147', class: Migration20261127234147 },
+  { name: 'Migration20261127235500', class: Migration20261127235500 },
 ];

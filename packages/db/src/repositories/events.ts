@@ -15,16 +15,25 @@ function deliveryBody(): RawBuilder<string> {
     'occurred_at', e.occurred_at, 'actor', e.actor, 'payload', e.payload))`;
 }
 
-/** True when the endpoint aliased `w` wants the event aliased `e`: an empty filter wants all. */
+/**
+ * True when the endpoint aliased `w` gets the event aliased `e`: its filter wants the type (an empty
+ * filter wants all), and an event about an endpoint (webhook_endpoint_created, _updated,
+ * _secret_rotated) goes to that endpoint alone, never to the brand's others: managing N endpoints
+ * then writes N deliveries, not N². (A deleted or disabled endpoint gets none: it is gone or off.)
+ */
 function endpointWants(): RawBuilder<boolean> {
-  return sql<boolean>`(cardinality(w.event_types) = 0 or e.event_type = any(w.event_types))`;
+  return sql<boolean>`(cardinality(w.event_types) = 0 or e.event_type = any(w.event_types))
+    and (e.entity_type <> 'webhook_endpoint' or e.entity_id = w.id::text)`;
 }
 
 /**
  * Appends audit events in the entity manager's transaction, all stamped `at`, and in the same
  * statement the webhook deliveries they cause: one pending delivery per event and enabled endpoint
  * of the event's brand whose filter wants the event's type (an empty filter wants all). An event
- * never exists without its deliveries, and a rolled-back change leaves neither.
+ * never exists without its deliveries, and a rolled-back change leaves neither. The fan-out stays in
+ * the writer's statement, bounded by the endpoints a brand may have (`WEBHOOK_MAX_ENDPOINTS_PER_BRAND`,
+ * 20 by default): at most that many rows per event, one index-backed join, against an outbox hop
+ * that would give up the guarantee that an event and its deliveries commit together.
  */
 export async function appendEvents(em: Em, at: Date, events: readonly NewEvent[]): Promise<void> {
   if (events.length === 0) return;

@@ -60,6 +60,11 @@ export async function rawChanged(em: Em, statement: RawBuilder<unknown>): Promis
   return converted(em, async () => Number((await statement.execute(kysely(em))).numAffectedRows ?? 0n));
 }
 
+/** Runs a raw query (only measured hot paths use one) and returns its rows. */
+export async function rawRows<O>(em: Em, statement: RawBuilder<O>): Promise<O[]> {
+  return converted(em, async () => (await statement.execute(kysely(em))).rows);
+}
+
 /** The PostgreSQL types an {@link unnest} column may have. */
 type PgType = 'int' | 'text' | 'uuid' | 'jsonb' | 'timestamptz' | 'bool';
 

@@ -34,7 +34,9 @@ export function createWebhookServiceHandlers(deps: WebhookServiceDeps): ServiceI
     },
 
     async listWebhookEndpoints(req) {
-      return { ok: true, endpoints: (await useCases.listWebhookEndpointsOf(ctx, req.brandId)).map(toWireEndpoint) };
+      const cursor = req.cursor === undefined || req.cursor === '' ? null : decodeCursor(req.cursor, 'cursor');
+      const page = await useCases.listWebhookEndpointsOf(ctx, req.brandId, { limit: orNull(req.limit), cursor });
+      return { ok: true, endpoints: page.items.map(toWireEndpoint), hasMore: page.hasMore, nextCursor: page.next === null ? undefined : encodeCursor(page.next) };
     },
 
     async updateWebhookEndpoint(req, context) {
@@ -82,6 +84,7 @@ function toWireEndpoint(e: UseCases.WebhookEndpointView): MessageInitShape<typeo
     id: e.id, brandId: e.brandId, url: e.url, description: e.description, eventTypes: [...e.eventTypes], enabled: e.enabled,
     disabledReason: orUnset(e.disabledReason),
     previousSecretExpiresAt: e.previousSecretExpiresAt === null ? undefined : toTimestamp(e.previousSecretExpiresAt),
+    consecutiveFailures: e.consecutiveFailures, pausedUntil: e.pausedUntil === null ? undefined : toTimestamp(e.pausedUntil),
     createdAt: toTimestamp(e.createdAt), updatedAt: toTimestamp(e.updatedAt),
   };
 }

@@ -86,6 +86,20 @@ export declare type WebhookEndpoint = Message<"mint.v1.WebhookEndpoint"> & {
    * @generated from field: google.protobuf.Timestamp updated_at = 10;
    */
   updatedAt?: Timestamp | undefined;
+
+  /**
+   * Attempts failed in a row since the last success; 0 after a success.
+   *
+   * @generated from field: int32 consecutive_failures = 11;
+   */
+  consecutiveFailures: number;
+
+  /**
+   * While in the future the circuit breaker pauses the endpoint (5 failures in a row; 1 minute, doubling to 1 hour): its deliveries wait; unset when not paused.
+   *
+   * @generated from field: optional google.protobuf.Timestamp paused_until = 12;
+   */
+  pausedUntil?: Timestamp | undefined;
 };
 
 /**
@@ -181,6 +195,20 @@ export declare type ListWebhookEndpointsRequest = Message<"mint.v1.ListWebhookEn
    * @generated from field: string brand_id = 1;
    */
   brandId: string;
+
+  /**
+   * Page size, 1..100; 50 when unset.
+   *
+   * @generated from field: optional int32 limit = 2;
+   */
+  limit?: number | undefined;
+
+  /**
+   * Opaque cursor from the previous page's next_cursor.
+   *
+   * @generated from field: optional string cursor = 3;
+   */
+  cursor?: string | undefined;
 };
 
 /**
@@ -203,11 +231,25 @@ export declare type ListWebhookEndpointsResponse = Message<"mint.v1.ListWebhookE
   ok: boolean;
 
   /**
-   * The brand's endpoints, oldest first.
+   * The page, oldest first.
    *
    * @generated from field: repeated mint.v1.WebhookEndpoint endpoints = 2;
    */
   endpoints: WebhookEndpoint[];
+
+  /**
+   * True when more pages follow.
+   *
+   * @generated from field: bool has_more = 3;
+   */
+  hasMore: boolean;
+
+  /**
+   * Cursor of the next page; unset on the last page.
+   *
+   * @generated from field: optional string next_cursor = 4;
+   */
+  nextCursor?: string | undefined;
 };
 
 /**
@@ -703,7 +745,7 @@ export declare const WebhookService: GenService<{
     output: typeof CreateWebhookEndpointResponseSchema;
   },
   /**
-   * Lists the brand's endpoints, oldest first, without secrets.
+   * Lists the brand's endpoints, oldest first, keyset paged, without secrets.
    *
    * @generated from rpc mint.v1.WebhookService.ListWebhookEndpoints
    */
