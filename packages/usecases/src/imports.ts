@@ -216,7 +216,7 @@ export async function runProductImport(ctx: UseCaseContext, brandId: string, imp
   }
   const csv = await readProductImportCsv(ctx.db.em.fork(), brandId, importId);
   if (csv === null) return { kind: 'missing' };
-  if ((await findProductImport(ctx.db.em.fork(), brandId, importId))?.kind === 'links') return runLinkImport(ctx, brandId, importId, await wholeFile(csv));
+  if ((await findProductImport(ctx.db.em.fork(), brandId, importId))?.kind === 'links') return runLinkImport(ctx, brandId, importId, csv);
 
   let columns: (ImportColumn | null)[] | null = null;
   let rowNumber = 0;
@@ -282,13 +282,6 @@ export async function runProductImport(ctx: UseCaseContext, brandId: string, imp
     return failImportRun(ctx, brandId, importId, rowNumber, error);
   }
   return completeImportRun(ctx, brandId, importId);
-}
-
-/** A stored file's slices as one buffer (link imports, which are read whole). */
-async function wholeFile(slices: AsyncIterable<Uint8Array>): Promise<Buffer> {
-  const parts: Uint8Array[] = [];
-  for await (const slice of slices) parts.push(slice);
-  return Buffer.concat(parts);
 }
 
 /**

@@ -9,7 +9,8 @@ import {
   type Cursor, type FieldViolation, type Link, type LinkInput, type LinkLevel, type LinkScope, type Page,
 } from '@mint/domain';
 import type { Actor, UseCaseContext } from './context.ts';
-import { completeImportRun, failImportRun, getProductImport, invalidUtf8Field, markInvalidUtf8, notUtf8Message, parseCsvRecords, type ImportRunOutcome, type ImportView } from './imports.ts';
+import { completeImportRun, failImportRun, getProductImport, invalidUtf8Field, markInvalidUtf8Stream, notUtf8Message, parseCsvRecords, type ImportRunOutcome, type ImportView } from './imports.ts';
+import { FirstRows } from './first-rows.ts';
 
 /** A link as callers see it. */
 export type LinkView = LinkRecord;
@@ -215,12 +216,13 @@ const list = (value: string | undefined): string[] => (value === undefined || va
  * time, 500 rows per transaction with their progress and one audit event. A bad row never blocks
  * the others. Ends COMPLETED, or FAILED when the file itself is unreadable.
  */
-export async function runLinkImport(ctx: UseCaseContext, brandId: string, importId: string, csv: Buffer): Promise<ImportRunOutcome> {
+export async function runLinkImport(ctx: UseCaseContext, brandId: string, importId: string, csv: AsyncIterable<Uint8Array>): Promise<ImportRunOutcome> {
   let columns: string[] | null = null;
   let rowNumber = 0;
-  const defaults = new Map<string, number>();
-  /** The row of each link (level, link type, href) so far. */
-  const targets = new Map<string, number>();
+  /** The row of each level's default so far. */
+  const defaults = new FirstRows();
+  /** The row of each link (level, link type, href) so far: with `defaults`, all that grows with the file. */
+  const targets = new FirstRows();
   let pending: { scope: LinkScope; link: Link }[] = [];
   let errors: ProductImportRowError[] = [];
   let failed = 0;
@@ -245,7 +247,7 @@ export async function runLinkImport(ctx: UseCaseContext, brandId: string, import
     for (const gtin of new Set(batch.map((b) => b.scope.gtin))) announceLinkChange(ctx.db, brandId, gtin);
   };
   try {
-    for await (const record of parseCsvRecords(markInvalidUtf8(csv))) {
+    for await (const record of parseCsvRecords(markInvalidUtf8Stream(csv))) {
       if (columns === null) {
         assertValid(linkHeaderViolations(record.fields));
         columns = record.fields;
@@ -284,8 +286,8 @@ export async function runLinkImport(ctx: UseCaseContext, brandId: string, import
           } else if (link.link.isDefault && earlier !== undefined) {
             v.push({ field: 'is_default', message: `a second default for this level (row ${earlier} is its default); a level has exactly one` });
           } else {
-            if (link.link.isDefault) defaults.set(level, rowNumber);
-            targets.set(target, rowNumber);
+            if (link.link.isDefault) defaults.add(level, rowNumber);
+            targets.add(target, rowNumber);
             pending.push({ scope: scope.scope, link: link.link });
           }
         }
