@@ -6,7 +6,7 @@ import { Code, ConnectError, createContextKey, createContextValues, type Connect
 import type { DescMethod } from '@bufbuild/protobuf';
 import { isUnauthenticatedError } from '@mint/domain';
 import { createValidator } from '@bufbuild/protovalidate';
-import { createRouter, sendJson, type HttpRequest, type HttpResponse, type Route } from '@mint/http';
+import { createRouter, plainErrorBody, sendJson, toHttpError, type HttpRequest, type HttpResponse, type Route } from '@mint/http';
 import type { Logger, Metrics } from '@mint/runtime';
 import { authenticateHeaders, authenticationInterceptor, authorizationInterceptor, type Authenticator } from './auth/interceptors.ts';
 import { permissionFor, type AccessOptions } from './auth/permissions.ts';
@@ -175,6 +175,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     // every field, so ok=false, is_duplicate=false and has_more=false are never left out.
     jsonOptions: { useProtoFieldName: true, alwaysEmitImplicit: true, ignoreUnknownFields: false },
     shutdownSignal: shutdown.signal,
+    notFoundMessage: (path) => notFoundMessage(path, options.httpRoutes ?? [], connect.services),
     contextValues: (req) => {
       const call = (req as StatefulRequest)[requestState];
       const values = createContextValues();
@@ -267,14 +268,14 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     } catch (err) {
       // Only the Connect adapter can throw here; the router answers its routes' errors itself.
       loggerOf(req).error({ err, method: req.method, path: (req.url ?? '').split('?', 1)[0] }, 'request failed');
-      if (!res.headersSent) sendJson(req, res, 500, { ok: false, error: 'internal error' });
+      if (!res.headersSent) sendJson(req, res, 500, plainErrorBody(toHttpError(err)));
       else res.destroy();
       return;
     }
     pending?.catch((err: unknown) => {
       // Only a request that waited for the brand domain table can get here (the router answers its routes' errors itself).
       loggerOf(req).error({ err }, 'request failed');
-      if (!res.headersSent) sendJson(req, res, 500, { ok: false, error: 'internal error' });
+      if (!res.headersSent) sendJson(req, res, 500, plainErrorBody(toHttpError(err)));
       else res.destroy();
     });
   };
@@ -291,6 +292,24 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
       })());
     },
   };
+}
+
+/**
+ * The message of the 404 for a path nothing serves: what this server does serve, read from its
+ * route table (the console, /v1, the resolver, /metrics when mounted) and its RPC services.
+ */
+export function notFoundMessage(path: string, routes: readonly Route[], services: readonly string[]): string {
+  const mounted = (prefix: string) => routes.some((route) => route.path.startsWith(prefix));
+  const served = [
+    ...(mounted('/console') ? ['the console at /console/'] : []),
+    ...(mounted('/v1/') ? ['the HTTP API under /v1/ (described at /v1/openapi.json)'] : []),
+    ...(mounted('/r/') ? ['the resolver under /r/{brand}/ (GS1 Digital Links)'] : []),
+    ...(mounted('/.well-known/') ? ['its description at /.well-known/gs1resolver'] : []),
+    ...(services.length === 0 ? [] : [`RPCs (Connect, gRPC, gRPC-Web) at /{service}/{method} of ${services.join(', ')}`]),
+    ...(mounted('/metrics') ? ['/metrics'] : []),
+    '/healthz and /readyz',
+  ];
+  return `nothing is served at ${path}; this server serves ${served.join('; ')}`;
 }
 
 /** The client's address: the TCP peer of the connection ('' when unknown). */

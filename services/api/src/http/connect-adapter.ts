@@ -15,6 +15,7 @@ import {
   type Compression, type UniversalHandler, type UniversalServerRequest, type UniversalServerResponse,
 } from '@connectrpc/connect/protocol';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { sendHttpError, type HttpError } from '@mint/http';
 import type { HttpRequest, HttpResponse } from './listener.ts';
 import { nonDecimalNumber } from './json-numbers.ts';
 
@@ -51,27 +52,86 @@ export interface ConnectAdapter {
   (req: HttpRequest, res: HttpResponse): void;
   /** True when `path` (without its query) names an RPC; any other path is answered 404. */
   serves(path: string): boolean;
+  /** The full names of the services registered (`mint.v1.MintService`), in registration order. */
+  readonly services: readonly string[];
 }
 
-export function connectAdapter(options: ConnectNodeAdapterOptions & { readonly body?: BodyPolicy }): ConnectAdapter {
+/** Options of {@link connectAdapter} beside connect-node's own. */
+export interface ConnectAdapterOptions extends ConnectNodeAdapterOptions {
+  readonly body?: BodyPolicy;
+  /** The message of the 404 answered for a path that names no RPC (what the server does serve); a plain one when absent. */
+  readonly notFoundMessage?: (path: string) => string;
+}
+
+/**
+ * What the adapter answers itself, in the plain JSON error body ({@link sendHttpError}) with a
+ * message naming what to change: a path that names no RPC (404), and the three answers connect-es
+ * gives without a body, before any protocol is chosen: a method the RPC is not called with (405,
+ * with `Allow`), a missing or unsupported `Content-Type` (415, naming the accepted ones) and a
+ * bidirectional stream over HTTP/1.1 (505).
+ */
+export function connectAdapter(options: ConnectAdapterOptions): ConnectAdapter {
   const router = createConnectRouter({ acceptCompression: [...compressions], ...options, readMaxBytes });
   options.routes?.(router);
   const policy: BodyPolicy = options.body ?? { maxBodyBytes: () => readMaxBytes };
   const paths = new Map(router.handlers.map((handler) => [handler.requestPath, checkBody(handler, policy)]));
   const serve = (req: HttpRequest, res: HttpResponse): void => {
-    const handler = paths.get((req.url ?? '').split('?', 1)[0]!);
+    const path = (req.url ?? '').split('?', 1)[0]!;
+    const handler = paths.get(path);
     if (!handler) {
-      res.statusCode = uResponseNotFound.status;
-      res.end();
+      const message = options.notFoundMessage?.(path) ?? `no RPC at ${path}`;
+      answerPlain(req, res, path, { status: uResponseNotFound.status, code: 'not_found', message });
       return;
     }
     const contextValues = options.contextValues?.(req);
     const uReq = 'stream' in req ? universalRequestFromNodeRequest(req, res, undefined, contextValues) : h1Request(req, res as ServerResponse, contextValues);
     handler(uReq)
-      .then((uRes) => universalResponseToNodeResponse(uRes, res))
+      .then((uRes) => {
+        const problem = uRes.body === undefined ? protocolProblem(handler, uReq, uRes.status) : undefined;
+        if (problem === undefined) return universalResponseToNodeResponse(uRes, res);
+        uRes.header?.forEach((value, name) => res.setHeader(name, value));
+        if (problem.status === 405) res.setHeader('allow', handler.allowedMethods.join(', '));
+        answerPlain(req, res, path, problem);
+      })
       .catch(() => res.destroy());
   };
-  return Object.assign(serve, { serves: (path: string) => paths.has(path) });
+  const services = [...new Set(router.handlers.map((handler) => handler.service.typeName))];
+  return Object.assign(serve, { serves: (path: string) => paths.has(path), services });
+}
+
+/** Writes `error` in the plain JSON error body, as the route table's default error writer does. */
+function answerPlain(req: HttpRequest, res: HttpResponse, path: string, error: HttpError): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  sendHttpError({ req, res, path, params: {}, queryString: '' }, error, undefined);
+}
+
+/** The content types of each protocol, as a caller would write them. */
+const unaryContentTypes = 'application/json or application/proto (Connect), application/grpc[+proto|+json] (gRPC), application/grpc-web[+proto|+json] (gRPC-Web)';
+const streamContentTypes = 'application/connect+json or application/connect+proto (Connect), application/grpc[+proto|+json] (gRPC), application/grpc-web[+proto|+json] (gRPC-Web)';
+
+/**
+ * The plain error of a bodiless refusal connect-es gave before choosing a protocol (405, 415 or
+ * 505), naming what to change; undefined for any other answer, which goes out as the library wrote it.
+ */
+function protocolProblem(handler: UniversalHandler, req: UniversalServerRequest, status: number): HttpError | undefined {
+  const rpc = `${handler.service.typeName}/${handler.method.name}`;
+  switch (status) {
+    case 405:
+      return { status, code: 'method_not_allowed', message: `${req.method} is not allowed on ${rpc}: call it with ${handler.allowedMethods.join(' or ')}` };
+    case 415: {
+      const sent = req.header.get('content-type');
+      const accepted = handler.method.methodKind === 'unary' ? unaryContentTypes : streamContentTypes;
+      const what = sent === null || sent === '' ? 'the request has no Content-Type' : `Content-Type ${JSON.stringify(sent)} is not accepted`;
+      return { status, code: 'unsupported_media_type', message: `${what}: ${rpc} takes ${accepted}` };
+    }
+    case 505:
+      return { status, code: 'http_version_not_supported', message: `${rpc} is a bidirectional stream: call it over HTTP/2` };
+    default:
+      return undefined;
+  }
 }
 
 /**
