@@ -14,6 +14,7 @@ import { isPublicPath } from './auth/public-paths.ts';
 import { clientAddressKey, loggerKey, requestIdKey } from './context.ts';
 import { createRateLimits, type RateLimits, type RateLimitSettings } from './http/rate-limits.ts';
 import { registerReflection } from './handlers/reflection.ts';
+import { specSpellings } from './handlers/wire.ts';
 import { Health } from './gen/grpc/health/v1/health_pb.js';
 import { checkReadiness, createHealthService, type ReadinessProbe } from './health.ts';
 import { CatalogService } from '@mint/contract';
@@ -176,6 +177,8 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     jsonOptions: { useProtoFieldName: true, alwaysEmitImplicit: true, ignoreUnknownFields: false },
     shutdownSignal: shutdown.signal,
     notFoundMessage: (path) => notFoundMessage(path, options.httpRoutes ?? [], connect.services),
+    // The spec's own enum values (`serial`, `active_at_mint`) are accepted in JSON, as on /v1.
+    enumSpellings: specSpellings,
     contextValues: (req) => {
       const call = (req as StatefulRequest)[requestState];
       const values = createContextValues();

@@ -17,6 +17,7 @@ import {
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { sendHttpError, type HttpError } from '@mint/http';
 import type { HttpRequest, HttpResponse } from './listener.ts';
+import { respellEnums, type EnumSpellings } from './json-enums.ts';
 import { nonDecimalNumber } from './json-numbers.ts';
 
 /** Largest request body any RPC reads (StartProductImport carries a CSV of up to 32 MiB). */
@@ -61,6 +62,8 @@ export interface ConnectAdapterOptions extends ConnectNodeAdapterOptions {
   readonly body?: BodyPolicy;
   /** The message of the 404 answered for a path that names no RPC (what the server does serve); a plain one when absent. */
   readonly notFoundMessage?: (path: string) => string;
+  /** The spec's spellings of enum values, accepted in JSON requests besides the proto names (see {@link respellEnums}). */
+  readonly enumSpellings?: EnumSpellings;
 }
 
 /**
@@ -74,7 +77,8 @@ export function connectAdapter(options: ConnectAdapterOptions): ConnectAdapter {
   const router = createConnectRouter({ acceptCompression: [...compressions], ...options, readMaxBytes });
   options.routes?.(router);
   const policy: BodyPolicy = options.body ?? { maxBodyBytes: () => readMaxBytes };
-  const paths = new Map(router.handlers.map((handler) => [handler.requestPath, checkBody(handler, policy)]));
+  const spellings = options.enumSpellings ?? new Map();
+  const paths = new Map(router.handlers.map((handler) => [handler.requestPath, checkBody(handler, policy, spellings)]));
   const serve = (req: HttpRequest, res: HttpResponse): void => {
     const path = (req.url ?? '').split('?', 1)[0]!;
     const handler = paths.get(path);
@@ -221,7 +225,7 @@ function framingOf(contentType: string | null): Framing | undefined {
  * policy's header check runs before any byte is read, then at most the method's limit is read
  * and, when compressed, inflated.
  */
-function checkBody(handler: UniversalHandler, policy: BodyPolicy): UniversalHandler {
+function checkBody(handler: UniversalHandler, policy: BodyPolicy, spellings: EnumSpellings): UniversalHandler {
   const kind = handler.method.methodKind;
   if (kind !== 'unary' && kind !== 'server_streaming') return handler;
   const limit = policy.maxBodyBytes(handler.method);
@@ -247,11 +251,15 @@ function checkBody(handler: UniversalHandler, policy: BodyPolicy): UniversalHand
     } catch (error) {
       return refuse(req, framing, handler, ConnectError.from(error, Code.InvalidArgument));
     }
-    const problem = framing.enveloped
-      ? await checkEnvelopes(bytes, compression, framing.binary, handler, encoding, limit)
-      : await checkMessage(bytes, compression, framing.binary, handler, encoding, limit);
-    if (problem !== undefined) return refuse(req, framing, handler, problem);
-    return handler({ ...req, body: oneChunk(bytes) });
+    const body = { compression, binary: framing.binary, handler, encoding, limit, spellings };
+    const checked = framing.enveloped ? await checkEnvelopes(bytes, body) : await checkMessage(bytes, body);
+    if (checked instanceof ConnectError) return refuse(req, framing, handler, checked);
+    if (checked === undefined) return handler({ ...req, body: oneChunk(bytes) });
+    // A JSON body with enum values respelt: its messages now travel uncompressed.
+    const header = new Headers(req.header);
+    if (!framing.enveloped) header.delete(framing.encodingHeader);
+    header.delete('content-length');
+    return handler({ ...req, header, body: oneChunk(checked) });
   };
   return Object.assign(wrapped, handler);
 }
@@ -293,27 +301,47 @@ function envelope(data: Uint8Array): Uint8Array {
   return bytes;
 }
 
+/** How a request body is checked: its compression, encoding and limit, and what its JSON may spell differently. */
+interface BodyCheck {
+  readonly compression: Compression | null;
+  readonly binary: boolean;
+  readonly handler: UniversalHandler;
+  readonly encoding: string;
+  readonly limit: number;
+  readonly spellings: EnumSpellings;
+}
+
+/**
+ * What checking a body found: a refusal, the body to pass on instead (JSON whose enum values were
+ * respelt, uncompressed), or undefined when the body goes on as it came.
+ */
+type Checked = ConnectError | Uint8Array | undefined;
+
 /** A Connect unary body: decompresses under Content-Encoding and, for protobuf, decodes. */
-async function checkMessage(bytes: Uint8Array, compression: Compression | null, binary: boolean, handler: UniversalHandler, encoding: string, limit: number): Promise<ConnectError | undefined> {
+async function checkMessage(bytes: Uint8Array, check: BodyCheck): Promise<Checked> {
   let plain = bytes;
-  if (compression !== null) {
+  if (check.compression !== null) {
     try {
       // zlib stops inflating at the limit: a small body that inflates past it is never held whole.
-      plain = await compression.decompress(bytes, limit);
+      plain = await check.compression.decompress(bytes, check.limit);
     } catch (error) {
-      return decompressionProblem(error, 'request body', encoding, limit);
+      return decompressionProblem(error, 'request body', check.encoding, check.limit);
     }
   }
-  return binary ? decodes(plain, handler) : jsonNumbers(plain, handler);
+  return check.binary ? decodes(plain, check.handler) : checkJson(plain, check);
 }
 
 /** Enveloped messages: each complete, decompressed when flagged so, and decoded (protobuf). */
-async function checkEnvelopes(bytes: Uint8Array, compression: Compression | null, binary: boolean, handler: UniversalHandler, encoding: string, limit: number): Promise<ConnectError | undefined> {
+async function checkEnvelopes(bytes: Uint8Array, check: BodyCheck): Promise<Checked> {
+  const { compression, encoding, limit } = check;
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   /** Inflated bytes left for the messages still to come: the limit holds for the whole request. */
   let budget = limit;
+  /** The envelopes to pass on, once a JSON message was respelt (undefined while none was). */
+  let rewritten: Uint8Array[] | undefined;
   for (let at = 0; at < bytes.byteLength;) {
     if (at + 5 > bytes.byteLength) return new ConnectError('request body ends inside a message envelope header', Code.InvalidArgument);
+    const start = at;
     const flags = bytes[at]!;
     const length = view.getUint32(at + 1);
     if (at + 5 + length > bytes.byteLength) {
@@ -322,7 +350,10 @@ async function checkEnvelopes(bytes: Uint8Array, compression: Compression | null
     let data = bytes.subarray(at + 5, at + 5 + length);
     at += 5 + length;
     // Other flags (end of stream, trailers) are the protocol's business; the library judges them.
-    if ((flags & ~1) !== 0) continue;
+    if ((flags & ~1) !== 0) {
+      rewritten?.push(bytes.subarray(start, at));
+      continue;
+    }
     if ((flags & 1) === 1) {
       if (compression === null) return new ConnectError('a request message is flagged compressed but the request names no encoding', Code.InvalidArgument);
       try {
@@ -333,10 +364,12 @@ async function checkEnvelopes(bytes: Uint8Array, compression: Compression | null
     }
     budget -= data.byteLength;
     if (budget < 0) return tooLarge(limit);
-    const problem = binary ? decodes(data, handler) : jsonNumbers(data, handler);
-    if (problem !== undefined) return problem;
+    const checked = check.binary ? decodes(data, check.handler) : checkJson(data, check);
+    if (checked instanceof ConnectError) return checked;
+    if (checked !== undefined) rewritten ??= start === 0 ? [] : [bytes.subarray(0, start)];
+    rewritten?.push(checked === undefined ? bytes.subarray(start, at) : envelope(checked));
   }
-  return undefined;
+  return rewritten === undefined ? undefined : Buffer.concat(rewritten);
 }
 
 function decodes(bytes: Uint8Array, handler: UniversalHandler): ConnectError | undefined {
@@ -348,9 +381,25 @@ function decodes(bytes: Uint8Array, handler: UniversalHandler): ConnectError | u
   }
 }
 
-/** A JSON message whose number fields hold a non-decimal string (`"0x10"`), which protobuf-es would read as a number. */
-function jsonNumbers(bytes: Uint8Array, handler: UniversalHandler): ConnectError | undefined {
-  return nonDecimalNumber(handler.method.input, new TextDecoder().decode(bytes));
+/**
+ * A JSON message: refused when a number field holds a non-decimal string (`"0x10"`, which
+ * protobuf-es would read as a number) or an enum field a string that names no value; re-encoded
+ * when an enum value was written in the spec's spelling (`"serial"`). Undefined when it goes on as
+ * it came (also when it is not JSON at all: the library reports that).
+ */
+function checkJson(bytes: Uint8Array, check: BodyCheck): Checked {
+  let value: unknown;
+  try {
+    value = JSON.parse(new TextDecoder().decode(bytes));
+  } catch {
+    return undefined;
+  }
+  const schema = check.handler.method.input;
+  const numbers = nonDecimalNumber(schema, value);
+  if (numbers !== undefined) return numbers;
+  const spelt = respellEnums(schema, value, check.spellings);
+  if (spelt instanceof ConnectError) return spelt;
+  return spelt.changed ? new TextEncoder().encode(JSON.stringify(value)) : undefined;
 }
 
 /** A body past the method's limit, as connect-es words it. */
