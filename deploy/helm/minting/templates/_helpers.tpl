@@ -136,6 +136,9 @@ CORS_ALLOWED_ORIGINS: {{ join "," . | quote }}
 {{- if $api.reflectionAllowAnonymous }}
 REFLECTION_ALLOW_ANONYMOUS: "true"
 {{- end }}
+{{- if $api.setMintBatchStatusEnabled }}
+ENABLE_SET_MINT_BATCH_STATUS: "true"
+{{- end }}
 {{- range $key, $value := .Values.config.extraEnv }}
 {{ $key }}: {{ $value | toString | quote }}
 {{- end }}
