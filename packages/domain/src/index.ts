@@ -45,7 +45,7 @@ export {
 } from './lease.ts';
 export {
   importHeaderViolations, startImport, finishImport, type ImportStatus, importStatuses, maxImportBytes, maxImportErrorsKept, importColumns,
-  type ImportColumn, requiredImportColumns
+  type ImportColumn, requiredImportColumns, importEnumColumns, importEnumHint, importEnumValue, isImportEnumColumn, type ImportEnumColumn
 } from './product-import.ts';
 export {
   decideIdempotency, idempotencyKeyViolations, idempotencyRetentionMs, idempotencyStaleMs, maxIdempotencyKeyLength, type IdempotencyState,
