@@ -10,7 +10,7 @@ export {
   completeSerialJob, completeWithoutUnits, failJob
 } from './job-status.ts';
 export {
-  canMoveBatch, moveBatch, reachesExport, manualBatchMove, withdrawsUnits, type BatchStatus, batchStatuses, type BatchMove
+  canMoveBatch, moveBatch, printedStatuses, printedUnitsDelta, manualBatchMove, withdrawsUnits, type BatchStatus, batchStatuses, type BatchMove
 } from './batch-status.ts';
 export {
   isUuid, quantityViolations, lotViolations, validateMintRequest, maxRequestedQuantity, maxLots, type Lot, type MintRequest

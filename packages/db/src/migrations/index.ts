@@ -9,6 +9,7 @@ import { Migration20261125030000 } from './Migration20261125030000.ts';
 import { Migration20261125040000 } from './Migration20261125040000.ts';
 import { Migration20261125041000 } from './Migration20261125041000.ts';
 import { Migration20261126040000 } from './Migration20261126040000.ts';
+import { Migration20261127000000 } from './Migration20261127000000.ts';
 
 /** Every migration, in order. New ones come from `npm run db:migration -w @mint/db` and are listed here. */
 export const migrations = [{ name: 'Migration20261121050755', class: Migration20261121050755 },
@@ -22,4 +23,5 @@ export const migrations = [{ name: 'Migration20261121050755', class: Migration20
   { name: 'Migration20261125040000', class: Migration20261125040000 },
   { name: 'Migration20261125041000', class: Migration20261125041000 },
   { name: 'Migration20261126040000', class: Migration20261126040000 },
+  { name: 'Migration20261127000000', class: Migration20261127000000 },
 ];
