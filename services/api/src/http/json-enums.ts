@@ -31,14 +31,46 @@ export function respellEnums(schema: DescMessage, value: unknown, spellings: Enu
 
 type State = { changed: boolean };
 
+/**
+ * The fields of each message that may hold an enum value, directly or in a message below, by their
+ * JSON and proto names; an empty map for a message without any (its value is not walked).
+ */
+const enumFields = new WeakMap<DescMessage, ReadonlyMap<string, DescField>>();
+
+function enumFieldsOf(schema: DescMessage): ReadonlyMap<string, DescField> {
+  let found = enumFields.get(schema);
+  if (found === undefined) {
+    const fields = new Map<string, DescField>();
+    if (!isWellKnown(schema)) {
+      for (const field of schema.fields) if (mayHoldEnum(field, new Set([schema]))) fields.set(field.jsonName, field).set(field.name, field);
+    }
+    enumFields.set(schema, (found = fields));
+  }
+  return found;
+}
+
+/** True when `field` holds an enum value, or a message that may (a message met again on the way is assumed to). */
+function mayHoldEnum(field: DescField, seen: Set<DescMessage>): boolean {
+  if (field.fieldKind === 'enum' || (field.fieldKind === 'list' && field.listKind === 'enum') || (field.fieldKind === 'map' && field.mapKind === 'enum')) return true;
+  const below = field.fieldKind === 'message' || (field.fieldKind === 'list' && field.listKind === 'message') || (field.fieldKind === 'map' && field.mapKind === 'message')
+    ? field.message : undefined;
+  if (below === undefined || isWellKnown(below)) return false;
+  if (seen.has(below)) return true;
+  seen.add(below);
+  return below.fields.some((f) => mayHoldEnum(f, seen));
+}
+
+/** Well-known types have JSON forms of their own (a Timestamp is a string, a Struct any object). */
+const isWellKnown = (schema: DescMessage) => schema.typeName.startsWith('google.protobuf.');
+
 function walkMessage(schema: DescMessage, value: unknown, prefix: string, spellings: EnumSpellings, state: State): ConnectError | undefined {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
-  // Well-known types have JSON forms of their own (a Timestamp is a string, a Struct any object).
-  if (schema.typeName.startsWith('google.protobuf.')) return undefined;
+  const fields = enumFieldsOf(schema);
+  if (fields.size === 0) return undefined;
   const object = value as Record<string, unknown>;
-  for (const field of schema.fields) {
-    const key = Object.hasOwn(object, field.jsonName) ? field.jsonName : Object.hasOwn(object, field.name) ? field.name : undefined;
-    if (key === undefined) continue;
+  for (const key of Object.keys(object)) {
+    const field = fields.get(key);
+    if (field === undefined) continue;
     const problem = walkField(field, object, key, `${prefix}${field.name}`, spellings, state);
     if (problem !== undefined) return problem;
   }
