@@ -301,13 +301,13 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
  * The message of the 404 for a path nothing serves: what this server does serve, read from its
  * route table (the console, /v1, the resolver, /metrics when mounted) and its RPC services.
  */
-export function notFoundMessage(path: string, routes: readonly Route[], services: readonly string[]): string {
+function notFoundMessage(path: string, routes: readonly Route[], services: readonly string[]): string {
   const mounted = (prefix: string) => routes.some((route) => route.path.startsWith(prefix));
   const served = [
     ...(mounted('/console') ? ['the console at /console/'] : []),
     ...(mounted('/v1/') ? ['the HTTP API under /v1/ (described at /v1/openapi.json)'] : []),
     ...(mounted('/r/') ? ['the resolver under /r/{brand}/ (GS1 Digital Links)'] : []),
-    ...(mounted('/.well-known/') ? ['its description at /.well-known/gs1resolver'] : []),
+    ...(mounted('/.well-known/') ? ["the resolver's description file at /.well-known/gs1resolver"] : []),
     ...(services.length === 0 ? [] : [`RPCs (Connect, gRPC, gRPC-Web) at /{service}/{method} of ${services.join(', ')}`]),
     ...(mounted('/metrics') ? ['/metrics'] : []),
     '/healthz and /readyz',

@@ -1,6 +1,7 @@
 // connect-node's adapter, with credentials checked from the headers before any body byte is read,
-// per-operation body limits on inflated bytes, and undecodable request bodies answered as bad
-// input in every protocol.
+// per-operation body limits on inflated bytes, undecodable request bodies answered as bad input in
+// every protocol, the spec's spellings of enum values read in JSON, and the library's bodiless
+// refusals (404, 405, 415, 505) answered with the plain JSON error body.
 
 import { fromBinary, type DescMethod } from '@bufbuild/protobuf';
 import {
