@@ -258,7 +258,9 @@ describe('the web console in chromium against npm start', () => {
     await expect.poll(() => page.getByRole('status').filter({ hasText: 'activated' }).textContent(), soon).toBe('25 units activated.');
     await page.getByLabel('Move to').selectOption({ label: 'voided' });
     await page.getByRole('button', { name: 'Move batch' }).click();
-    await expect.poll(() => page.getByRole('alert').textContent(), soon).toBe('SetMintBatchStatus is not enabled on this server');
+    await expect.poll(() => page.getByRole('alert').textContent(), soon).toBe(
+      'SetMintBatchStatus is not enabled on this server: it is served when the API runs with ENABLE_SET_MINT_BATCH_STATUS=true (Helm chart value api.setMintBatchStatusEnabled=true)',
+    );
   }, 90_000);
 
   it('filters the audit log by event type, entity type and entity id', async () => {

@@ -360,9 +360,8 @@ export async function brokenInvariants(databaseUrl: string): Promise<string[]> {
             (select count(*) from mint_units u join mint_batches b on b.brand_id = u.brand_id and b.id = u.mint_batch_id
               where u.brand_id = s.brand_id and u.status = 'active' and b.status <> 'voided')::bigint as active_tokens,
             (select count(*) from mint_batches b where b.brand_id = s.brand_id)::bigint as batches_created,
-            coalesce((select sum(b.minted_quantity) from mint_batches b where b.brand_id = s.brand_id and exists (
-              select 1 from mint_events e where e.brand_id = b.brand_id and e.entity_type = 'mint_batch' and e.entity_id = b.id::text
-                and e.event_type = 'mint_batch_status_changed' and e.payload->>'to' = 'exported')), 0)::bigint as exported_printed
+            coalesce((select sum(b.minted_quantity) from mint_batches b where b.brand_id = s.brand_id and b.status in ('printed', 'applied')), 0)::bigint
+              as exported_printed
           from brands s)
         select e.*, k.total_tokens_minted as k_total, k.active_tokens as k_active, k.batches_created as k_batches, k.exported_printed as k_exported
         from expected e left join (

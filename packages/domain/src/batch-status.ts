@@ -48,11 +48,20 @@ export function moveBatch(from: BatchStatus, to: BatchStatus): BatchMove {
 }
 
 /**
- * True when the move brings a batch to exported for the first time, which is when its units start
- * counting towards the exported_printed KPI (they keep counting through printed and applied).
+ * The statuses whose batch's units count towards the exported_printed KPI: labels printed
+ * (printed) or on the products (applied). Exported alone does not count: every batch reaches it
+ * when its automatic completion pack is ready, whether or not anything was printed.
  */
-export function reachesExport(move: BatchMove): boolean {
-  return move.to === 'exported';
+export const printedStatuses: readonly BatchStatus[] = ['printed', 'applied'];
+
+/**
+ * What the move adds to the exported_printed KPI for a batch of `mintedQuantity` units: the units
+ * when it reaches printed, minus them when a printed batch is voided (applied is final), 0 for
+ * every other move. The KPI is then the minted quantity of the batches now printed or applied.
+ */
+export function printedUnitsDelta(move: BatchMove, mintedQuantity: number): number {
+  const counts = (status: BatchStatus) => (printedStatuses.includes(status) ? mintedQuantity : 0);
+  return counts(move.to) - counts(move.from);
 }
 
 /**
@@ -67,8 +76,8 @@ export function manualBatchMove(from: BatchStatus, to: BatchStatus): BatchMove {
 
 /**
  * True when the move withdraws the batch's identities: from then on they no longer resolve, so its
- * active units stop counting towards active_tokens (its minted quantity keeps counting towards
- * total_tokens_minted, and towards exported_printed once it reached exported).
+ * active units stop counting towards active_tokens, and a printed batch's units towards
+ * exported_printed (its minted quantity keeps counting towards total_tokens_minted).
  */
 export function withdrawsUnits(move: BatchMove): boolean {
   return move.to === 'voided';

@@ -10,7 +10,7 @@ export {
   completeSerialJob, completeWithoutUnits, failJob
 } from './job-status.ts';
 export {
-  canMoveBatch, moveBatch, reachesExport, manualBatchMove, withdrawsUnits, type BatchStatus, batchStatuses, type BatchMove
+  canMoveBatch, moveBatch, printedStatuses, printedUnitsDelta, manualBatchMove, withdrawsUnits, type BatchStatus, batchStatuses, type BatchMove
 } from './batch-status.ts';
 export {
   isUuid, quantityViolations, lotViolations, validateMintRequest, maxRequestedQuantity, maxLots, type Lot, type MintRequest
@@ -45,7 +45,7 @@ export {
 } from './lease.ts';
 export {
   importHeaderViolations, startImport, finishImport, type ImportStatus, importStatuses, maxImportBytes, maxImportErrorsKept, importColumns,
-  type ImportColumn, requiredImportColumns
+  type ImportColumn, requiredImportColumns, importEnumColumns, importEnumHint, importEnumValue, isImportEnumColumn, type ImportEnumColumn
 } from './product-import.ts';
 export {
   decideIdempotency, idempotencyKeyViolations, idempotencyRetentionMs, idempotencyStaleMs, maxIdempotencyKeyLength, type IdempotencyState,

@@ -1,3 +1,4 @@
+import { commercialStatuses, mintReadinessStatuses } from './catalog.ts';
 import type { FieldViolation } from './errors.ts';
 
 /**
@@ -27,6 +28,32 @@ export const importColumns = ['sku', 'name', 'gtin', 'commercial_status', 'mint_
 export type ImportColumn = (typeof importColumns)[number];
 /** Columns every product CSV must have. */
 export const requiredImportColumns: readonly ImportColumn[] = ['sku', 'name', 'commercial_status', 'mint_readiness_status'];
+
+/** The columns of a product CSV that hold an enum value, with the values each takes. */
+export const importEnumColumns: Readonly<Record<'commercial_status' | 'mint_readiness_status', readonly string[]>> = {
+  commercial_status: commercialStatuses,
+  mint_readiness_status: mintReadinessStatuses,
+};
+/** A column of a product CSV that holds an enum value. */
+export type ImportEnumColumn = keyof typeof importEnumColumns;
+
+/** True when `field` names an enum column of a product CSV. */
+export const isImportEnumColumn = (field: string): field is ImportEnumColumn => Object.hasOwn(importEnumColumns, field);
+
+/**
+ * The value an enum cell names, read in any case and without surrounding spaces (`active`, as the
+ * Products table shows it, `ACTIVE` as the API writes it, or `Active`), or the cell as given when
+ * it names no value (the row's check then refuses it; {@link importEnumHint} says why).
+ */
+export function importEnumValue(column: ImportEnumColumn, cell: string): string {
+  const wanted = cell.trim().toUpperCase();
+  return importEnumColumns[column].find((value) => value === wanted) ?? cell;
+}
+
+/** The row error of an enum cell that names no value: the values the column takes, as the Products table shows them, read in any case. */
+export function importEnumHint(column: ImportEnumColumn): string {
+  return `must be one of ${importEnumColumns[column].map((v) => v.toLowerCase()).join(', ')} (in any case)`;
+}
 
 /**
  * Checks a CSV header row (already trimmed): every required column present, no unknown or

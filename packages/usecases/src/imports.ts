@@ -8,7 +8,7 @@ import {
 } from '@mint/db';
 import {
   assertValid, finishImport, importHeaderViolations, InvalidInputError, isUuid, maxImportBytes, maxImportErrorsKept, normalizeGtin,
-  NotFoundError, startImport, type ImportColumn, type ImportStatus,
+  NotFoundError, startImport, importEnumHint, importEnumValue, isImportEnumColumn, type ImportColumn, type ImportStatus,
 } from '@mint/domain';
 import { productViolations, storedPassportUrl } from './catalog.ts';
 import { FirstRows } from './first-rows.ts';
@@ -262,7 +262,9 @@ export async function runProductImport(ctx: UseCaseContext, brandId: string, imp
         const raw: RawRow = {};
         columns.forEach((column, i) => { if (column !== null) raw[column] = record.fields[i]; });
         const product = toProductRow(raw);
-        const violations = productViolations({ ...product, gtin: raw.gtin || null });
+        // An enum cell naming no value is refused with the values as the Products table shows them.
+        const violations = productViolations({ ...product, gtin: raw.gtin || null })
+          .map((v) => (isImportEnumColumn(v.field) ? { field: v.field, message: importEnumHint(v.field) } : v));
         if (violations.length > 0) {
           reject(rowNumber, violations);
         } else if (skuRows.get(product.sku) !== undefined) {
@@ -308,15 +310,15 @@ export async function completeImportRun(ctx: UseCaseContext, brandId: string, im
   return { kind: 'finished', status: 'COMPLETED' };
 }
 
-/** The product a row describes; empty optional cells are null, GTINs normalised to GTIN-14 when valid. */
+/** The product a row describes; empty optional cells are null, GTINs normalised to GTIN-14 when valid, enum cells read in any case. */
 function toProductRow(raw: RawRow): ProductRow {
   const gtin = raw.gtin ? raw.gtin : null;
   return {
     sku: raw.sku ?? '',
     name: raw.name ?? '',
     gtin: gtin === null ? null : (normalizeGtin(gtin) ?? gtin),
-    commercialStatus: raw.commercial_status ?? '',
-    mintReadinessStatus: raw.mint_readiness_status ?? '',
+    commercialStatus: importEnumValue('commercial_status', raw.commercial_status ?? ''),
+    mintReadinessStatus: importEnumValue('mint_readiness_status', raw.mint_readiness_status ?? ''),
     passportUrl: raw.passport_url ? raw.passport_url : null,
   };
 }

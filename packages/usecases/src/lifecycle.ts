@@ -4,7 +4,7 @@ import {
 } from '@mint/db';
 import {
   ConflictError, InvalidInputError, NotFoundError, batchStatuses, failJob, isTerminalJobStatus, isUuid, manualBatchMove,
-  reachesExport, voidPackProfile, withdrawsUnits, type BatchMove, type BatchStatus, type FieldViolation, type NewEvent,
+  printedUnitsDelta, voidPackProfile, withdrawsUnits, type BatchMove, type BatchStatus, type FieldViolation, type NewEvent,
 } from '@mint/domain';
 import type { Actor, UseCaseContext } from './context.ts';
 import { storedPackProfile } from './pack-profiles.ts';
@@ -63,9 +63,10 @@ export interface BatchChange {
 /**
  * Applies a batch move inside the caller's transaction: the compare-and-set (ConflictError when
  * the batch moved meanwhile), the mint_batch_status_changed event, and the counters.
- * - Reaching exported adds the batch's minted quantity to exported_printed once; the units keep
- *   counting through printed and applied, and also after a later void (the KPI counts batches that
- *   reached exported, as total_tokens_minted keeps counting voided units).
+ * - exported_printed is the minted quantity of the brand's batches now printed or applied:
+ *   reaching printed adds the batch's minted quantity, voiding a printed batch subtracts it
+ *   (applied is final); exported alone never counts, since every batch reaches it with its
+ *   automatic completion pack ({@link printedUnitsDelta}).
  * - Voiding withdraws the batch's identities (the resolver answers 410 for them): its currently
  *   active units are subtracted from active_tokens, and since a voided batch can never be
  *   activated again the counter stays equal to the active units of non-voided batches. The units
@@ -83,7 +84,8 @@ export async function applyBatchMove(em: Em, now: Date, change: BatchChange): Pr
   if (!(await moveBatchStatus(em, brandId, batch.id, move, now))) {
     throw new ConflictError(`mint batch ${batch.id} moved concurrently`);
   }
-  if (reachesExport(move)) await bumpKpis(em, brandId, { exportedPrinted: batch.mintedQuantity });
+  const printed = printedUnitsDelta(move, batch.mintedQuantity);
+  if (printed !== 0) await bumpKpis(em, brandId, { exportedPrinted: printed });
   const events: NewEvent[] = [{
     brandId, eventType: 'mint_batch_status_changed', entityType: 'mint_batch', entityId: batch.id, actor: change.actor,
     payload: { from: move.from, to: move.to, reason: change.reason, actor: change.actor },

@@ -46,23 +46,33 @@ async function activeUnitsOutsideVoided(brandId: string): Promise<number> {
   return Number(row!.n);
 }
 
+/** exported_printed recomputed from the batches: the minted quantity of those now printed or applied. */
+async function printedOrApplied(brandId: string): Promise<number> {
+  const [row] = await query<{ n: string | null }>(app.db.em.fork(),
+    `select sum(minted_quantity) as n from mint_batches where brand_id = ? and status in ('printed', 'applied')`, [brandId]);
+  return Number(row!.n ?? 0);
+}
+
 async function rejection(work: Promise<unknown>): Promise<unknown> {
   return work.then(() => 'resolved', (e: unknown) => e);
 }
 
 describe('setMintBatchStatus', () => {
-  it('walks minted -> exported -> printed -> applied with an audit event per move and counts exported units once', async () => {
+  it('walks minted -> exported -> printed -> applied with an audit event per move and counts printed units once (exported alone does not count)', async () => {
     const brand = await app.seedBrand();
     const { mintBatchId } = await mint(brand, 700);
     const other = await mint(brand, 50);
-    const steps: [BatchStatus, number][] = [['exported', 700], ['printed', 700], ['applied', 700]];
+    const steps: [BatchStatus, number][] = [['exported', 0], ['printed', 700], ['applied', 700]];
     for (const [status, exportedPrinted] of steps) {
       const batch = await setMintBatchStatus(app.ctx, actorOf(brand), { brandId: brand.brandId, mintBatchId, status, reason: `to ${status}` });
       expect(batch.status).toBe(status);
       expect((await getMintKpis(app.ctx, brand.brandId)).exportedPrinted).toBe(exportedPrinted);
     }
     await setMintBatchStatus(app.ctx, actorOf(brand), { brandId: brand.brandId, mintBatchId: other.mintBatchId, status: 'exported', reason: null });
-    expect(await getMintKpis(app.ctx, brand.brandId)).toEqual({ totalTokensMinted: 750, activeTokens: 750, batchesCreated: 2, exportedPrinted: 750 });
+    expect(await getMintKpis(app.ctx, brand.brandId)).toEqual({ totalTokensMinted: 750, activeTokens: 750, batchesCreated: 2, exportedPrinted: 700 });
+    await setMintBatchStatus(app.ctx, actorOf(brand), { brandId: brand.brandId, mintBatchId: other.mintBatchId, status: 'printed', reason: null });
+    expect((await getMintKpis(app.ctx, brand.brandId)).exportedPrinted).toBe(750);
+    expect(await printedOrApplied(brand.brandId)).toBe(750);
     const moves = (await eventsOf(brand, mintBatchId)).filter((e) => e.eventType === 'mint_batch_status_changed').reverse();
     expect(moves.map((e) => e.payload)).toEqual([
       { from: 'draft', to: 'minted' },
@@ -111,6 +121,22 @@ describe('setMintBatchStatus', () => {
     expect((bad as InvalidInputError).violations.map((v) => v.field)).toEqual(['mint_batch_id', 'status', 'reason']);
   });
 
+  it('takes a printed batch out of exported_printed when it is voided; an applied one stays (it cannot be voided)', async () => {
+    const brand = await app.seedBrand();
+    const misprint = await mint(brand, 30);
+    const shipped = await mint(brand, 20);
+    for (const batch of [misprint, shipped]) {
+      for (const status of ['exported', 'printed'] as const) {
+        await setMintBatchStatus(app.ctx, actorOf(brand), { brandId: brand.brandId, mintBatchId: batch.mintBatchId, status, reason: null });
+      }
+    }
+    await setMintBatchStatus(app.ctx, actorOf(brand), { brandId: brand.brandId, mintBatchId: shipped.mintBatchId, status: 'applied', reason: null });
+    expect((await getMintKpis(app.ctx, brand.brandId)).exportedPrinted).toBe(50);
+    await setMintBatchStatus(app.ctx, actorOf(brand), { brandId: brand.brandId, mintBatchId: misprint.mintBatchId, status: 'voided', reason: 'misprint' });
+    expect((await getMintKpis(app.ctx, brand.brandId)).exportedPrinted).toBe(20);
+    expect(await printedOrApplied(brand.brandId)).toBe(20);
+  });
+
   it('lets exactly one of two concurrent identical moves win (compare-and-set)', async () => {
     const brand = await app.seedBrand();
     const { mintBatchId } = await mint(brand, 40);
@@ -138,7 +164,7 @@ describe('setMintBatchStatus', () => {
     await setMintBatchStatus(app.ctx, actorOf(brand), { brandId: brand.brandId, mintBatchId: live.mintBatchId, status: 'voided', reason: 'recall' });
     await setMintBatchStatus(app.ctx, actorOf(brand), { brandId: brand.brandId, mintBatchId: manual.mintBatchId, status: 'exported', reason: null });
     await setMintBatchStatus(app.ctx, actorOf(brand), { brandId: brand.brandId, mintBatchId: manual.mintBatchId, status: 'voided', reason: 'misprint' });
-    expect(await getMintKpis(app.ctx, brand.brandId)).toEqual({ totalTokensMinted: 600, activeTokens: 100, batchesCreated: 3, exportedPrinted: 200 });
+    expect(await getMintKpis(app.ctx, brand.brandId)).toEqual({ totalTokensMinted: 600, activeTokens: 100, batchesCreated: 3, exportedPrinted: 0 });
     expect(await activeUnitsOutsideVoided(brand.brandId)).toBe(100);
     const voidEvent = (await eventsOf(brand, live.mintBatchId)).find((e) => e.eventType === 'mint_batch_status_changed' && e.payload['to'] === 'voided');
     expect(voidEvent?.payload).toEqual({ from: 'minted', to: 'voided', reason: 'recall', actor: brand.userId, withdrawn_active_units: 300 });

@@ -6,7 +6,7 @@ import { Code, ConnectError, createContextKey, createContextValues, type Connect
 import type { DescMethod } from '@bufbuild/protobuf';
 import { isUnauthenticatedError } from '@mint/domain';
 import { createValidator } from '@bufbuild/protovalidate';
-import { createRouter, sendJson, type HttpRequest, type HttpResponse, type Route } from '@mint/http';
+import { createRouter, plainErrorBody, sendJson, toHttpError, type HttpRequest, type HttpResponse, type Route } from '@mint/http';
 import type { Logger, Metrics } from '@mint/runtime';
 import { authenticateHeaders, authenticationInterceptor, authorizationInterceptor, hasVerifiedCredentials, type Authenticator } from './auth/interceptors.ts';
 import { permissionFor, type AccessOptions } from './auth/permissions.ts';
@@ -15,6 +15,7 @@ import { clientAddressKey, loggerKey, requestIdKey } from './context.ts';
 import { createRateLimits, type RateLimits, type RateLimitSettings } from './http/rate-limits.ts';
 import { clientAddressOf } from './http/client-address.ts';
 import { registerReflection } from './handlers/reflection.ts';
+import { specSpellings } from './handlers/wire.ts';
 import { Health } from './gen/grpc/health/v1/health_pb.js';
 import { checkReadiness, createHealthService, type ReadinessProbe } from './health.ts';
 import { CatalogService } from '@mint/contract';
@@ -184,6 +185,9 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     // every field, so ok=false, is_duplicate=false and has_more=false are never left out.
     jsonOptions: { useProtoFieldName: true, alwaysEmitImplicit: true, ignoreUnknownFields: false },
     shutdownSignal: shutdown.signal,
+    notFoundMessage: (path) => notFoundMessage(path, options.httpRoutes ?? [], connect.services),
+    // The spec's own enum values (`serial`, `active_at_mint`) are accepted in JSON, as on /v1.
+    enumSpellings: specSpellings,
     contextValues: (req) => {
       const call = (req as StatefulRequest)[requestState];
       const values = createContextValues();
@@ -284,14 +288,14 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     } catch (err) {
       // Only the Connect adapter can throw here; the router answers its routes' errors itself.
       loggerOf(req).error({ err, method: req.method, path: (req.url ?? '').split('?', 1)[0] }, 'request failed');
-      if (!res.headersSent) sendJson(req, res, 500, { ok: false, error: 'internal error' });
+      if (!res.headersSent) sendJson(req, res, 500, plainErrorBody(toHttpError(err)));
       else res.destroy();
       return;
     }
     pending?.catch((err: unknown) => {
       // Only a request that waited for the brand domain table can get here (the router answers its routes' errors itself).
       loggerOf(req).error({ err }, 'request failed');
-      if (!res.headersSent) sendJson(req, res, 500, { ok: false, error: 'internal error' });
+      if (!res.headersSent) sendJson(req, res, 500, plainErrorBody(toHttpError(err)));
       else res.destroy();
     });
   };
@@ -308,6 +312,24 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
       })());
     },
   };
+}
+
+/**
+ * The message of the 404 for a path nothing serves: what this server does serve, read from its
+ * route table (the console, /v1, the resolver, /metrics when mounted) and its RPC services.
+ */
+function notFoundMessage(path: string, routes: readonly Route[], services: readonly string[]): string {
+  const mounted = (prefix: string) => routes.some((route) => route.path.startsWith(prefix));
+  const served = [
+    ...(mounted('/console') ? ['the console at /console/'] : []),
+    ...(mounted('/v1/') ? ['the HTTP API under /v1/ (described at /v1/openapi.json)'] : []),
+    ...(mounted('/r/') ? ['the resolver under /r/{brand}/ (GS1 Digital Links)'] : []),
+    ...(mounted('/.well-known/') ? ["the resolver's description file at /.well-known/gs1resolver"] : []),
+    ...(services.length === 0 ? [] : [`RPCs (Connect, gRPC, gRPC-Web) at /{service}/{method} of ${services.join(', ')}`]),
+    ...(mounted('/metrics') ? ['/metrics'] : []),
+    '/healthz and /readyz',
+  ];
+  return `nothing is served at ${path}; this server serves ${served.join('; ')}`;
 }
 
 /** The RPC side of the rate limits: the check the adapter runs on the headers, and the interceptor. */

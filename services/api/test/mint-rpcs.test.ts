@@ -11,7 +11,7 @@ import {
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nextGtin, setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
-import { bearer, codeOf, inProcessApi } from './support.ts';
+import { bearer, codeOf, errorOf, inProcessApi } from './support.ts';
 import { PayloadPackStatus } from '@mint/contract';
 
 let app: UseCaseBundle;
@@ -213,9 +213,11 @@ describe('minting', () => {
     expect(await codeOf(catalog.getProductImport({ brandId: brand.brandId, importId: randomUUID() }, as()))).toBe(Code.NotFound);
     const client = createClient(MintService, inProcessApi(app).transport);
     const { batches } = await client.listMintBatches({ brandId: brand.brandId, limit: 1 }, as());
-    expect(await codeOf(client.setMintBatchStatus({ brandId: brand.brandId, mintBatchId: batches[0]!.id, status: MintBatchStatus.VOIDED }, as()))).toBe(
-      Code.Unimplemented,
-    );
+    const refused = await errorOf(client.setMintBatchStatus({ brandId: brand.brandId, mintBatchId: batches[0]!.id, status: MintBatchStatus.VOIDED }, as()));
+    expect(refused.code).toBe(Code.Unimplemented);
+    // The refusal names the setting that serves the call, as the environment and the chart spell it.
+    expect(refused.rawMessage).toContain('ENABLE_SET_MINT_BATCH_STATUS=true');
+    expect(refused.rawMessage).toContain('api.setMintBatchStatusEnabled');
   });
 });
 

@@ -52,7 +52,9 @@ export async function startMetricsServer(options: MetricsServerOptions): Promise
         send(req, res, 200, contentType, body);
       },
     },
-    { methods: ['GET', 'HEAD'], path: '*', handler: () => { throw new HttpProblem(404, 'not_found', 'not found'); } },
+    { methods: ['GET', 'HEAD'], path: '*', handler: ({ path }) => {
+      throw new HttpProblem(404, 'not_found', `nothing is served at ${path}; this server serves /healthz, /readyz and /metrics`);
+    } },
   ], {
     onError: ({ path }, error, err) => {
       if (error.status >= 500) logger.error({ err, path }, 'executor http request failed');

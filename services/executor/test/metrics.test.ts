@@ -115,7 +115,10 @@ describe('the executor HTTP port', () => {
 
   it('answers /healthz, and /readyz following the database and NATS', async () => {
     expect((await fetch(`${base}/healthz`)).status).toBe(200);
-    expect((await fetch(`${base}/nothing`)).status).toBe(404);
+    const nothing = await fetch(`${base}/nothing`);
+    expect([nothing.status, await nothing.json()]).toEqual([404, {
+      ok: false, error: 'not_found', message: 'nothing is served at /nothing; this server serves /healthz, /readyz and /metrics',
+    }]);
     const ready = await fetch(`${base}/readyz`);
     expect(ready.status).toBe(200);
     expect(await ready.json()).toEqual({ ok: true, checks: { database: 'ok', bus: 'ok' } });

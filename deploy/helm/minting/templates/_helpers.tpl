@@ -147,6 +147,9 @@ BRAND_DOMAIN_DELEGATED_ZONES: {{ join "," . | quote }}
 {{- if $api.reflectionAllowAnonymous }}
 REFLECTION_ALLOW_ANONYMOUS: "true"
 {{- end }}
+{{- if $api.setMintBatchStatusEnabled }}
+ENABLE_SET_MINT_BATCH_STATUS: "true"
+{{- end }}
 {{- range $key, $value := .Values.config.extraEnv }}
 {{ $key }}: {{ $value | toString | quote }}
 {{- end }}

@@ -9,6 +9,7 @@ import { Migration20261125030000 } from './Migration20261125030000.ts';
 import { Migration20261125040000 } from './Migration20261125040000.ts';
 import { Migration20261125041000 } from './Migration20261125041000.ts';
 import { Migration20261126040000 } from './Migration20261126040000.ts';
+import { Migration20261127000000 } from './Migration20261127000000.ts';
 import { Migration20261127230000 } from './Migration20261127230000.ts';
 import { Migration20261127234147 } from './Migration20261127234147.ts';
 import { Migration20261127235500 } from './Migration20261127235500.ts';
@@ -25,6 +26,7 @@ export const migrations = [{ name: 'Migration20261121050755', class: Migration20
   { name: 'Migration20261125040000', class: Migration20261125040000 },
   { name: 'Migration20261125041000', class: Migration20261125041000 },
   { name: 'Migration20261126040000', class: Migration20261126040000 },
+  { name: 'Migration20261127000000', class: Migration20261127000000 },
   { name: 'Migration20261127230000', class: Migration20261127230000 },
   { name: 'Migration20261127234147', class: Migration20261127234147 },
   { name: 'Migration20261127235500', class: Migration20261127235500 },

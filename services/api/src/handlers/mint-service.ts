@@ -34,6 +34,10 @@ export type MintUseCases = Pick<
   | 'activateMintUnits'
 >;
 
+/** The refusal of SetMintBatchStatus while it is off, naming the setting that serves it. */
+export const setMintBatchStatusDisabled = 'SetMintBatchStatus is not enabled on this server: it is served when the API runs with '
+  + 'ENABLE_SET_MINT_BATCH_STATUS=true (Helm chart value api.setMintBatchStatusEnabled=true)';
+
 /** What the MintService handlers need. */
 export interface MintServiceDeps {
   /** The use-case context (database, clock, token settings) every call runs with. */
@@ -329,7 +333,7 @@ export function createMintServiceHandlers(deps: MintServiceDeps): ServiceImpl<ty
 
     async setMintBatchStatus(req, context) {
       if (deps.setMintBatchStatusEnabled !== true) {
-        throw new ConnectError('SetMintBatchStatus is not enabled on this server', Code.Unimplemented);
+        throw new ConnectError(setMintBatchStatusDisabled, Code.Unimplemented);
       }
       const view = await useCases.setMintBatchStatus(ctx, actorOf(context), {
         brandId: req.brandId,

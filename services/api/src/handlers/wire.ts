@@ -44,6 +44,15 @@ export interface EnumMapping<W extends number, D extends string> {
   toWire(domain: D): W;
 }
 
+const spellings = new Map<string, readonly (readonly [string, number])[]>();
+
+/**
+ * The domain's spelling of every mapped enum's values (`serial`, `active_at_mint`, `QUEUED`), by the
+ * enum's full name, with the wire number each stands for: the values the spec and /v1 write, which
+ * Connect JSON accepts too (see `respellEnums`).
+ */
+export const specSpellings: ReadonlyMap<string, readonly (readonly [string, number])[]> = spellings;
+
 /**
  * Pairs each domain value with the wire value of the same name (`MINT_JOB_STATUS_QUEUED` <->
  * 'QUEUED', `MINT_BATCH_STATUS_DRAFT` <-> 'draft'), read from the enum's descriptor; a domain value
@@ -55,6 +64,7 @@ function enumMapping<W extends number, D extends string>(schema: DescEnum, domai
     if (value === undefined) throw new Error(`${schema.typeName} has no value for ${JSON.stringify(d)}`);
     return [value.number as W, d];
   });
+  spellings.set(schema.typeName, pairs.map(([w, d]) => [d, w]));
   const byWire = new Map<number, D>(pairs);
   const byDomain = new Map<string, W>(pairs.map(([w, d]) => [d, w]));
   return {

@@ -1,6 +1,7 @@
 // connect-node's adapter, with credentials checked from the headers before any body byte is read,
-// per-operation body limits on inflated bytes, and undecodable request bodies answered as bad
-// input in every protocol.
+// per-operation body limits on inflated bytes, undecodable request bodies answered as bad input in
+// every protocol, the spec's spellings of enum values read in JSON, and the library's bodiless
+// refusals (404, 405, 415, 505) answered with the plain JSON error body.
 
 import { fromBinary, type DescMethod } from '@bufbuild/protobuf';
 import {
@@ -15,7 +16,9 @@ import {
   type Compression, type UniversalHandler, type UniversalServerRequest, type UniversalServerResponse,
 } from '@connectrpc/connect/protocol';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { sendHttpError, type HttpError } from '@mint/http';
 import type { HttpRequest, HttpResponse } from './listener.ts';
+import { respellEnums, type EnumSpellings } from './json-enums.ts';
 import { nonDecimalNumber } from './json-numbers.ts';
 
 /** Largest request body any RPC reads (StartProductImport carries a CSV of up to 32 MiB). */
@@ -51,27 +54,89 @@ export interface ConnectAdapter {
   (req: HttpRequest, res: HttpResponse): void;
   /** True when `path` (without its query) names an RPC; any other path is answered 404. */
   serves(path: string): boolean;
+  /** The full names of the services registered (`mint.v1.MintService`), in registration order. */
+  readonly services: readonly string[];
 }
 
-export function connectAdapter(options: ConnectNodeAdapterOptions & { readonly body?: BodyPolicy }): ConnectAdapter {
+/** Options of {@link connectAdapter} beside connect-node's own. */
+export interface ConnectAdapterOptions extends ConnectNodeAdapterOptions {
+  readonly body?: BodyPolicy;
+  /** The message of the 404 answered for a path that names no RPC (what the server does serve); a plain one when absent. */
+  readonly notFoundMessage?: (path: string) => string;
+  /** The spec's spellings of enum values, accepted in JSON requests besides the proto names (see {@link respellEnums}). */
+  readonly enumSpellings?: EnumSpellings;
+}
+
+/**
+ * What the adapter answers itself, in the plain JSON error body ({@link sendHttpError}) with a
+ * message naming what to change: a path that names no RPC (404), and the three answers connect-es
+ * gives without a body, before any protocol is chosen: a method the RPC is not called with (405,
+ * with `Allow`), a missing or unsupported `Content-Type` (415, naming the accepted ones) and a
+ * bidirectional stream over HTTP/1.1 (505).
+ */
+export function connectAdapter(options: ConnectAdapterOptions): ConnectAdapter {
   const router = createConnectRouter({ acceptCompression: [...compressions], ...options, readMaxBytes });
   options.routes?.(router);
   const policy: BodyPolicy = options.body ?? { maxBodyBytes: () => readMaxBytes };
-  const paths = new Map(router.handlers.map((handler) => [handler.requestPath, checkBody(handler, policy)]));
+  const spellings = options.enumSpellings ?? new Map();
+  const paths = new Map(router.handlers.map((handler) => [handler.requestPath, checkBody(handler, policy, spellings)]));
   const serve = (req: HttpRequest, res: HttpResponse): void => {
-    const handler = paths.get((req.url ?? '').split('?', 1)[0]!);
+    const path = (req.url ?? '').split('?', 1)[0]!;
+    const handler = paths.get(path);
     if (!handler) {
-      res.statusCode = uResponseNotFound.status;
-      res.end();
+      const message = options.notFoundMessage?.(path) ?? `no RPC at ${path}`;
+      answerPlain(req, res, path, { status: uResponseNotFound.status, code: 'not_found', message });
       return;
     }
     const contextValues = options.contextValues?.(req);
     const uReq = 'stream' in req ? universalRequestFromNodeRequest(req, res, undefined, contextValues) : h1Request(req, res as ServerResponse, contextValues);
     handler(uReq)
-      .then((uRes) => universalResponseToNodeResponse(uRes, res))
+      .then((uRes) => {
+        const problem = uRes.body === undefined ? protocolProblem(handler, uReq, uRes.status) : undefined;
+        if (problem === undefined) return universalResponseToNodeResponse(uRes, res);
+        uRes.header?.forEach((value, name) => res.setHeader(name, value));
+        if (problem.status === 405) res.setHeader('allow', handler.allowedMethods.join(', '));
+        answerPlain(req, res, path, problem);
+      })
       .catch(() => res.destroy());
   };
-  return Object.assign(serve, { serves: (path: string) => paths.has(path) });
+  const services = [...new Set(router.handlers.map((handler) => handler.service.typeName))];
+  return Object.assign(serve, { serves: (path: string) => paths.has(path), services });
+}
+
+/** Writes `error` in the plain JSON error body, as the route table's default error writer does. */
+function answerPlain(req: HttpRequest, res: HttpResponse, path: string, error: HttpError): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  sendHttpError({ req, res, path, params: {}, queryString: '' }, error, undefined);
+}
+
+/** The content types of each protocol, as a caller would write them. */
+const unaryContentTypes = 'application/json or application/proto (Connect), application/grpc[+proto|+json] (gRPC), application/grpc-web[+proto|+json] (gRPC-Web)';
+const streamContentTypes = 'application/connect+json or application/connect+proto (Connect), application/grpc[+proto|+json] (gRPC), application/grpc-web[+proto|+json] (gRPC-Web)';
+
+/**
+ * The plain error of a bodiless refusal connect-es gave before choosing a protocol (405, 415 or
+ * 505), naming what to change; undefined for any other answer, which goes out as the library wrote it.
+ */
+function protocolProblem(handler: UniversalHandler, req: UniversalServerRequest, status: number): HttpError | undefined {
+  const rpc = `${handler.service.typeName}/${handler.method.name}`;
+  switch (status) {
+    case 405:
+      return { status, code: 'method_not_allowed', message: `${req.method} is not allowed on ${rpc}: call it with ${handler.allowedMethods.join(' or ')}` };
+    case 415: {
+      const sent = req.header.get('content-type');
+      const accepted = handler.method.methodKind === 'unary' ? unaryContentTypes : streamContentTypes;
+      const what = sent === null || sent === '' ? 'the request has no Content-Type' : `Content-Type ${JSON.stringify(sent)} is not accepted`;
+      return { status, code: 'unsupported_media_type', message: `${what}: ${rpc} takes ${accepted}` };
+    }
+    case 505:
+      return { status, code: 'http_version_not_supported', message: `${rpc} is a bidirectional stream: call it over HTTP/2` };
+    default:
+      return undefined;
+  }
 }
 
 /**
@@ -161,7 +226,7 @@ function framingOf(contentType: string | null): Framing | undefined {
  * policy's header check runs before any byte is read, then at most the method's limit is read
  * and, when compressed, inflated.
  */
-function checkBody(handler: UniversalHandler, policy: BodyPolicy): UniversalHandler {
+function checkBody(handler: UniversalHandler, policy: BodyPolicy, spellings: EnumSpellings): UniversalHandler {
   const kind = handler.method.methodKind;
   if (kind !== 'unary' && kind !== 'server_streaming') return handler;
   const limit = policy.maxBodyBytes(handler.method);
@@ -187,11 +252,15 @@ function checkBody(handler: UniversalHandler, policy: BodyPolicy): UniversalHand
     } catch (error) {
       return refuse(req, framing, handler, ConnectError.from(error, Code.InvalidArgument));
     }
-    const problem = framing.enveloped
-      ? await checkEnvelopes(bytes, compression, framing.binary, handler, encoding, limit)
-      : await checkMessage(bytes, compression, framing.binary, handler, encoding, limit);
-    if (problem !== undefined) return refuse(req, framing, handler, problem);
-    return handler({ ...req, body: oneChunk(bytes) });
+    const body = { compression, binary: framing.binary, handler, encoding, limit, spellings };
+    const checked = framing.enveloped ? await checkEnvelopes(bytes, body) : await checkMessage(bytes, body);
+    if (checked instanceof ConnectError) return refuse(req, framing, handler, checked);
+    if (checked === undefined) return handler({ ...req, body: oneChunk(bytes) });
+    // A JSON body with enum values respelt: its messages now travel uncompressed.
+    const header = new Headers(req.header);
+    if (!framing.enveloped) header.delete(framing.encodingHeader);
+    header.delete('content-length');
+    return handler({ ...req, header, body: oneChunk(checked) });
   };
   return Object.assign(wrapped, handler);
 }
@@ -233,27 +302,47 @@ function envelope(data: Uint8Array): Uint8Array {
   return bytes;
 }
 
+/** How a request body is checked: its compression, encoding and limit, and what its JSON may spell differently. */
+interface BodyCheck {
+  readonly compression: Compression | null;
+  readonly binary: boolean;
+  readonly handler: UniversalHandler;
+  readonly encoding: string;
+  readonly limit: number;
+  readonly spellings: EnumSpellings;
+}
+
+/**
+ * What checking a body found: a refusal, the body to pass on instead (JSON whose enum values were
+ * respelt, uncompressed), or undefined when the body goes on as it came.
+ */
+type Checked = ConnectError | Uint8Array | undefined;
+
 /** A Connect unary body: decompresses under Content-Encoding and, for protobuf, decodes. */
-async function checkMessage(bytes: Uint8Array, compression: Compression | null, binary: boolean, handler: UniversalHandler, encoding: string, limit: number): Promise<ConnectError | undefined> {
+async function checkMessage(bytes: Uint8Array, check: BodyCheck): Promise<Checked> {
   let plain = bytes;
-  if (compression !== null) {
+  if (check.compression !== null) {
     try {
       // zlib stops inflating at the limit: a small body that inflates past it is never held whole.
-      plain = await compression.decompress(bytes, limit);
+      plain = await check.compression.decompress(bytes, check.limit);
     } catch (error) {
-      return decompressionProblem(error, 'request body', encoding, limit);
+      return decompressionProblem(error, 'request body', check.encoding, check.limit);
     }
   }
-  return binary ? decodes(plain, handler) : jsonNumbers(plain, handler);
+  return check.binary ? decodes(plain, check.handler) : checkJson(plain, check);
 }
 
 /** Enveloped messages: each complete, decompressed when flagged so, and decoded (protobuf). */
-async function checkEnvelopes(bytes: Uint8Array, compression: Compression | null, binary: boolean, handler: UniversalHandler, encoding: string, limit: number): Promise<ConnectError | undefined> {
+async function checkEnvelopes(bytes: Uint8Array, check: BodyCheck): Promise<Checked> {
+  const { compression, encoding, limit } = check;
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   /** Inflated bytes left for the messages still to come: the limit holds for the whole request. */
   let budget = limit;
+  /** The envelopes to pass on, once a JSON message was respelt (undefined while none was). */
+  let rewritten: Uint8Array[] | undefined;
   for (let at = 0; at < bytes.byteLength;) {
     if (at + 5 > bytes.byteLength) return new ConnectError('request body ends inside a message envelope header', Code.InvalidArgument);
+    const start = at;
     const flags = bytes[at]!;
     const length = view.getUint32(at + 1);
     if (at + 5 + length > bytes.byteLength) {
@@ -262,7 +351,10 @@ async function checkEnvelopes(bytes: Uint8Array, compression: Compression | null
     let data = bytes.subarray(at + 5, at + 5 + length);
     at += 5 + length;
     // Other flags (end of stream, trailers) are the protocol's business; the library judges them.
-    if ((flags & ~1) !== 0) continue;
+    if ((flags & ~1) !== 0) {
+      rewritten?.push(bytes.subarray(start, at));
+      continue;
+    }
     if ((flags & 1) === 1) {
       if (compression === null) return new ConnectError('a request message is flagged compressed but the request names no encoding', Code.InvalidArgument);
       try {
@@ -273,10 +365,12 @@ async function checkEnvelopes(bytes: Uint8Array, compression: Compression | null
     }
     budget -= data.byteLength;
     if (budget < 0) return tooLarge(limit);
-    const problem = binary ? decodes(data, handler) : jsonNumbers(data, handler);
-    if (problem !== undefined) return problem;
+    const checked = check.binary ? decodes(data, check.handler) : checkJson(data, check);
+    if (checked instanceof ConnectError) return checked;
+    if (checked !== undefined) rewritten ??= start === 0 ? [] : [bytes.subarray(0, start)];
+    rewritten?.push(checked === undefined ? bytes.subarray(start, at) : envelope(checked));
   }
-  return undefined;
+  return rewritten === undefined ? undefined : Buffer.concat(rewritten);
 }
 
 function decodes(bytes: Uint8Array, handler: UniversalHandler): ConnectError | undefined {
@@ -288,9 +382,25 @@ function decodes(bytes: Uint8Array, handler: UniversalHandler): ConnectError | u
   }
 }
 
-/** A JSON message whose number fields hold a non-decimal string (`"0x10"`), which protobuf-es would read as a number. */
-function jsonNumbers(bytes: Uint8Array, handler: UniversalHandler): ConnectError | undefined {
-  return nonDecimalNumber(handler.method.input, new TextDecoder().decode(bytes));
+/**
+ * A JSON message: refused when a number field holds a non-decimal string (`"0x10"`, which
+ * protobuf-es would read as a number) or an enum field a string that names no value; re-encoded
+ * when an enum value was written in the spec's spelling (`"serial"`). Undefined when it goes on as
+ * it came (also when it is not JSON at all: the library reports that).
+ */
+function checkJson(bytes: Uint8Array, check: BodyCheck): Checked {
+  let value: unknown;
+  try {
+    value = JSON.parse(new TextDecoder().decode(bytes));
+  } catch {
+    return undefined;
+  }
+  const schema = check.handler.method.input;
+  const numbers = nonDecimalNumber(schema, value);
+  if (numbers !== undefined) return numbers;
+  const spelt = respellEnums(schema, value, check.spellings);
+  if (spelt instanceof ConnectError) return spelt;
+  return spelt.changed ? new TextEncoder().encode(JSON.stringify(value)) : undefined;
 }
 
 /** A body past the method's limit, as connect-es words it. */

@@ -25,17 +25,10 @@ const numberWrappers = new Map<string, ScalarType>([
 ]);
 
 /**
- * `invalid_argument` naming the first number field of `json` (a request of `schema`) whose
- * string value is not decimal (`lots[0].qty`); undefined when there is none or the body is not
- * JSON (the library reports that).
+ * `invalid_argument` naming the first number field of `value` (a parsed JSON request of `schema`)
+ * whose string value is not decimal (`lots[0].qty`); undefined when there is none.
  */
-export function nonDecimalNumber(schema: DescMessage, json: string): ConnectError | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(json);
-  } catch {
-    return undefined;
-  }
+export function nonDecimalNumber(schema: DescMessage, value: unknown): ConnectError | undefined {
   const path = checkMessage(schema, value, '');
   return path === undefined
     ? undefined

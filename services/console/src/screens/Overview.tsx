@@ -103,7 +103,7 @@ export function Overview(): ReactNode {
     ['Tokens minted', kpis.data?.totalTokensMinted],
     ['Active tokens', kpis.data?.activeTokens],
     ['Batches created', kpis.data?.batchesCreated],
-    ['Exported / printed', kpis.data?.exportedPrinted],
+    ['Printed / applied', kpis.data?.exportedPrinted],
   ];
   return (
     <>

@@ -7,6 +7,11 @@ import { useState, type FormEvent, type ReactNode } from 'react';
 import { useBrand } from '../context.tsx';
 import { enumName, ErrorMessage, Pager, useCursorPages } from '../ui.tsx';
 
+/** The values of a contract enum as the table shows them and the import reads them (`draft, active, ...`), UNSPECIFIED left out. */
+function valuesOf(values: Record<string, string | number>): string {
+  return Object.keys(values).filter((name) => Number.isNaN(Number(name)) && name !== 'UNSPECIFIED').map((name) => name.toLowerCase()).join(', ');
+}
+
 /** Follows an import until it finished, then shows its counts and row errors. */
 function ImportResult({ importId }: { readonly importId: string }): ReactNode {
   const brandId = useBrand();
@@ -63,7 +68,8 @@ export function Products(): ReactNode {
       <h1>Products</h1>
       <form className="inline-form" onSubmit={(e) => void onImport(e)} aria-label="Product CSV import">
         <label htmlFor="csv">CSV file (sku, name, gtin, commercial_status, mint_readiness_status, passport_url)</label>
-        <input id="csv" type="file" accept=".csv,text/csv" required onChange={(e) => setFile(e.target.files?.[0] ?? null)} />
+        <p className="hint" id="csv-hint">commercial_status: {valuesOf(CommercialStatus)}; mint_readiness_status: {valuesOf(MintReadinessStatus)}; in any case.</p>
+        <input id="csv" type="file" accept=".csv,text/csv" aria-describedby="csv-hint" required onChange={(e) => setFile(e.target.files?.[0] ?? null)} />
         <button type="submit" disabled={start.isPending || file === null}>Import products</button>
       </form>
       <ErrorMessage error={start.error} />

@@ -1325,7 +1325,7 @@ export declare type GetMintKpisResponse = Message<"mint.v1.GetMintKpisResponse">
   batchesCreated: bigint;
 
   /**
-   * Units of batches that reached exported or printed.
+   * Units printed or applied: the minted quantity of batches now printed or applied (exported alone does not count).
    *
    * @generated from field: int64 exported_printed = 5;
    */
