@@ -55,7 +55,7 @@ export {
   type ResolverReader, type ResolverReaderOptions, listBrandDomains, type ResolverDomainBrand
 } from './repositories/resolver.ts';
 export {
-  upsertLinkRow, replaceLevelLinks, deleteLinkRow, findLink, linksOfScope, listLinkRows, createLinkReader, announceLinkChange, listenForLinkChanges,
+  upsertLinkRow, replaceLevelLinks, deleteLinkRow, findLink, linksOfScope, listLinkRows, createLinkReader, listenForLinkChanges,
   linkChangeChannel, type LinkRecord, type LinkFilter, type CachedLinks, type LinkReader, type LinkChangeFeed, type LinkChangeHandlers
 } from './repositories/links.ts';
 export { lockBrandResolverSettings, updateBrandResolverDomain, type BrandResolverSettings } from './repositories/brand-domains.ts';
