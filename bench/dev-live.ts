@@ -3,7 +3,8 @@
 // times its first start to the banner; mints 1,000 units to have units to scan; then submits a
 // BENCH_UNITS-unit serial mint (default 100,000) through Connect JSON, follows it with WatchMintJob
 // (a server stream over Connect), and meanwhile times, one after another until the job completes,
-// resolver scans of the minted units (GET /r/..., answered with a redirect) and GetMintKpis calls.
+// resolver scans of the minted units (GET /r/..., answered with a redirect) and GetMintKpis calls
+// (the same reads for 5 s before the mint give the idle baseline of the host).
 // Prints the frames per second with growing counts, the longest gap between frames, the p50/p99 of
 // both reads, and whether issue 35's targets are met: at least one frame a second (and no gap over
 // 1.5 s), both p99 at most 50 ms, first start at most 60 s. Stops dev mode with SIGINT and checks
@@ -11,7 +12,7 @@
 
 import { writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -75,20 +76,23 @@ try {
   const paths = page.units.map((u) => new URL(u.resolverUrl).pathname);
   if (paths.length === 0) throw new Error('the warm-up mint left no unit to scan');
 
+  const scan = async (i: number) => {
+    const res = await fetch(`${d.baseUrl}${paths[i % paths.length]}`, { redirect: 'manual' });
+    await res.arrayBuffer();
+    if (res.status >= 400) throw new Error(`scan answered ${res.status}`);
+  };
+  const kpi = async () => void await d.mint.getMintKpis({ brandId: d.seed.brand_id }, d.auth);
+  // The same reads with no mint running, for 5 s: what the host gives when dev mode is idle.
+  const idleUntil = performance.now() + 5_000;
+  const idleOver = () => performance.now() > idleUntil;
+  const [idleScans, idleKpis] = await Promise.all([timeUntil(idleOver, 20, scan), timeUntil(idleOver, 50, kpi)]);
+
   const submitted = performance.now();
   const jobId = await submit(d, units);
   const opened = performance.now();
   let finished = false;
   const framesDone = watch(d, jobId, opened).finally(() => { finished = true; });
-  const [frames, scans, kpis] = await Promise.all([
-    framesDone,
-    timeUntil(() => finished, 20, async (i) => {
-      const res = await fetch(`${d.baseUrl}${paths[i % paths.length]}`, { redirect: 'manual' });
-      await res.arrayBuffer();
-      if (res.status >= 400) throw new Error(`scan answered ${res.status}`);
-    }),
-    timeUntil(() => finished, 50, async () => void await d.mint.getMintKpis({ brandId: d.seed.brand_id }, d.auth)),
-  ]);
+  const [frames, scans, kpis] = await Promise.all([framesDone, timeUntil(() => finished, 20, scan), timeUntil(() => finished, 50, kpi)]);
   const mintSeconds = (performance.now() - submitted) / 1000;
   const last = frames.at(-1);
   const running = frames.filter((f) => f.status !== MintJobStatus.COMPLETED);
@@ -106,6 +110,11 @@ try {
     lastStatus: last === undefined ? null : MintJobStatus[last.status], lastMinted: last?.minted ?? null,
     scans: { n: scans.length, p50Ms: percentile(scans, 50), p99Ms: percentile(scans, 99), maxMs: Math.max(...scans) },
     kpis: { n: kpis.length, p50Ms: percentile(kpis, 50), p99Ms: percentile(kpis, 99), maxMs: Math.max(...kpis) },
+    idle: {
+      scans: { n: idleScans.length, p50Ms: percentile(idleScans, 50), p99Ms: percentile(idleScans, 99) },
+      kpis: { n: idleKpis.length, p50Ms: percentile(idleKpis, 50), p99Ms: percentile(idleKpis, 99) },
+    },
+    hostLoadAverage: loadavg()[0],
     shutdown: { code: stopped.code, ms: stopped.ms },
   };
   const targets = {
@@ -123,6 +132,7 @@ try {
   console.log(`WatchMintJob: ${frames.length} frames (${running.length} before COMPLETED), ${framesPerSecond.toFixed(2)} frames/s, longest gap ${ms(maxGapMs)}, ${figures.distinctCounts} distinct counts, last ${figures.lastStatus} ${figures.lastMinted}`);
   console.log(`resolver scans during the mint: ${scans.length}, p50 ${ms(figures.scans.p50Ms)}, p99 ${ms(figures.scans.p99Ms)}, max ${ms(figures.scans.maxMs)}`);
   console.log(`GetMintKpis during the mint:    ${kpis.length}, p50 ${ms(figures.kpis.p50Ms)}, p99 ${ms(figures.kpis.p99Ms)}, max ${ms(figures.kpis.maxMs)}`);
+  console.log(`the same with no mint (5 s): scans p50 ${ms(figures.idle.scans.p50Ms)}, p99 ${ms(figures.idle.scans.p99Ms)}; GetMintKpis p50 ${ms(figures.idle.kpis.p50Ms)}, p99 ${ms(figures.idle.kpis.p99Ms)}; host load average ${figures.hostLoadAverage.toFixed(1)}`);
   console.log(`shutdown on SIGINT: exit ${stopped.code} in ${ms(stopped.ms)}`);
   for (const [target, met] of Object.entries(targets)) console.log(`  ${met ? 'met    ' : 'MISSED '} ${target}`);
   if (process.env['BENCH_JSON']) writeFileSync(process.env['BENCH_JSON'], `${JSON.stringify({ figures, targets }, null, 2)}\n`);
