@@ -112,10 +112,10 @@ export function devOrigins(config: Pick<Config, 'port' | 'corsAllowedOrigins'>):
 
 /**
  * `npm start`: migrates, seeds a demo workspace on first start, and runs the API and the
- * executor in this process: on the embedded PostgreSQL under DATA_DIR (started here, stopped last on
- * SIGINT/SIGTERM) and the in-process bus unless DATABASE_URL and NATS_URL name real ones. While it
- * runs, DATA_DIR/dev-server.json tells `mintctl signin` where it is; Enter on its terminal prints a
- * fresh sign-in link and token.
+ * executor in this process: on the embedded PostgreSQL under DATA_DIR (started here, stopped last
+ * on SIGINT, SIGTERM or SIGHUP) and the in-process bus unless DATABASE_URL and NATS_URL name real
+ * ones. While it runs, DATA_DIR/dev-server.json tells `mintctl signin` where it is; Enter on its
+ * terminal prints a fresh sign-in link and token.
  */
 export async function runDev(config: Config): Promise<void> {
   const logger = createLogger(config, { service: 'dev' });
@@ -160,7 +160,11 @@ async function serveDev(config: Config, logger: Logger, embedded: DevPostgres | 
   const announced = embedded === null ? null
     : await announceDevServer(config.dataDir, { apiBaseUrl: `http://localhost:${api.port}`, databaseUrl: embedded.url });
   process.stdout.write(`${banner(api.port, seed, created, config.consoleEnabled)}\n`);
+  // Enter prints a fresh link. Started in the background (`npm start &`), reading the terminal must
+  // not stop the process: SIGTTIN is ignored, and the read's error ends the listening.
+  process.on('SIGTTIN', () => undefined);
   const lines = createInterface({ input: process.stdin });
+  process.stdin.once('error', () => lines.close());
   lines.on('line', () => void issueAccessToken(ctx, seed.user_id).then((token) => {
     process.stdout.write(`${['', ...signInLines(`http://localhost:${api.port}`, { ...seed, access_token: token }, config.consoleEnabled), ''].join('\n')}\n`);
   }));
@@ -181,4 +185,6 @@ async function serveDev(config: Config, logger: Logger, embedded: DevPostgres | 
   };
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
   process.once('SIGINT', () => void shutdown('SIGINT'));
+  // The terminal closed: the database server, in a process group of its own, goes too.
+  process.once('SIGHUP', () => void shutdown('SIGHUP'));
 }
