@@ -1,7 +1,7 @@
 // `npm start`'s dev mode as a new user runs it, in a data folder of its own: on its embedded
 // PostgreSQL the API stays live while the executor mints (WatchMintJob shows progress before
-// COMPLETED), `/` leads to the console, `mintctl signin` gives a fresh token that the running server
-// accepts, SIGINT stops it (database server included) with exit 0, and a second start reuses the
+// COMPLETED), `/` leads to the console, `mintctl signin` and Enter on its terminal give a fresh token
+// that the running server accepts, SIGINT stops it (database server included) with exit 0, and a second start reuses the
 // data folder and its demo workspace.
 
 import { execFile } from 'node:child_process';
@@ -20,8 +20,9 @@ let dev: DevMode | undefined;
 
 beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'dev-mode-'));
-  // One writer per job: the mint below lasts several seconds even on a quiet host.
-  dev = await startDevMode(dataDir, { env: { EXECUTOR_JOB_WRITERS: '1' } });
+  // One writer per job and chunks of 1,000: the mint below lasts seconds even on a fast, quiet host,
+  // while the stream sends at most one count a second.
+  dev = await startDevMode(dataDir, { env: { EXECUTOR_JOB_WRITERS: '1', MINT_CHUNK_SIZE: '1000' } });
 }, 120_000);
 
 afterAll(async () => {
@@ -32,7 +33,7 @@ afterAll(async () => {
 describe('dev mode on the embedded PostgreSQL', () => {
   it('streams WatchMintJob progress while a mint runs, before COMPLETED', async () => {
     const { mint, seed, auth } = dev!;
-    const requested = 60_000;
+    const requested = 150_000;
     const { mintJobId } = await mint.submitMintRequest({
       brandId: seed.brand_id, productId: seed.product_id, requestedQuantity: requested,
       identityMode: IdentityMode.SERIAL, activationMode: ActivationMode.ACTIVE_AT_MINT,
@@ -65,6 +66,15 @@ describe('dev mode on the embedded PostgreSQL', () => {
     const kpis = await dev!.mint.getMintKpis({ brandId: dev!.seed.brand_id }, { headers: { authorization: `Bearer ${token}` } });
     expect(kpis.ok).toBe(true);
   }, 60_000);
+
+  it('prints a fresh sign-in link and token when Enter is pressed on its terminal', async () => {
+    const before = dev!.output().match(/export TOKEN=\S+/g)?.length ?? 0;
+    dev!.child.stdin!.write('\n');
+    await expect.poll(() => dev!.output().match(/export TOKEN=\S+/g)?.length ?? 0, { timeout: 10_000 }).toBe(before + 1);
+    const token = [...dev!.output().matchAll(/export TOKEN=(\S+)/g)].at(-1)![1]!;
+    const kpis = await dev!.mint.getMintKpis({ brandId: dev!.seed.brand_id }, { headers: { authorization: `Bearer ${token}` } });
+    expect(kpis.ok).toBe(true);
+  });
 
   it('stops on SIGINT with its database server, and a second start reuses the data folder', async () => {
     const pid = Number((await readFile(join(dataDir, 'postgres/postmaster.pid'), 'utf8')).split('\n')[0]);
