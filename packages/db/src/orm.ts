@@ -1,5 +1,4 @@
 import { Migrator } from '@mikro-orm/migrations';
-import { MikroORM as PgliteMikroORM } from '@mikro-orm/pglite';
 import { MikroORM as PostgresMikroORM } from '@mikro-orm/postgresql';
 import type { SqlEntityManager, SqlMikroORM } from '@mikro-orm/sql';
 import type { Pool } from 'pg';
@@ -7,17 +6,17 @@ import { entities } from './entities/index.ts';
 import { migrations } from './migrations/index.ts';
 import { releaseDeadClients } from './pool.ts';
 
-/** An open database: the ORM with its connection pool. Both drivers share the SQL API. */
+/** An open database: the ORM with its connection pool. */
 export type Database = SqlMikroORM;
 /** The entity manager of one request or job (always a fork). */
 export type Em = SqlEntityManager;
 
-/** Where the database is: a PostgreSQL URL, or a folder holding an embedded PGlite database (dev mode). */
-export type DatabaseLocation = { readonly url: string } | { readonly dataDir: string };
+/** Where the database is: a PostgreSQL URL (dev mode's embedded server is one too). */
+export type DatabaseLocation = { readonly url: string };
 
 /** Options of {@link openDatabase}. */
 export interface OpenDatabaseOptions {
-  /** Connections in the pool (PostgreSQL only). */
+  /** Connections in the pool; default 10. */
   readonly poolSize?: number;
   /** Name shown in pg_stat_activity. */
   readonly applicationName?: string;
@@ -62,28 +61,18 @@ function sharedOptions() {
   };
 }
 
-/**
- * Opens the database at `location` (not migrated: see {@link migrate}). PostgreSQL gets a pool;
- * PGlite is a single in-process connection that the driver serialises.
- */
+/** Opens the database at `location` with a pool of connections (not migrated: see {@link migrate}). */
 export async function openDatabase(location: DatabaseLocation, options: OpenDatabaseOptions = {}): Promise<Database> {
-  if ('url' in location) {
-    const db = await PostgresMikroORM.init({
-      ...sharedOptions(),
-      clientUrl: location.url,
-      pool: { min: 0, max: options.poolSize ?? 10 },
-      // A connection the server ends mid-transaction must not keep its pool slot (see releaseDeadClients).
-      driverOptions: { application_name: options.applicationName ?? 'minting', onPoolCreated: releaseDeadClients },
-    }) as unknown as Database;
-    if (options.directUrl !== undefined) directUrls.set(db, options.directUrl);
-    else sessionPools.set(db.em.getConnection(), await (db.em.getConnection() as unknown as { getNativeClient(): Promise<Pool> }).getNativeClient());
-    return db;
-  }
-  return PgliteMikroORM.init({
+  const db = await PostgresMikroORM.init({
     ...sharedOptions(),
-    dbName: 'postgres',
-    driverOptions: { dataDir: location.dataDir },
-  }) as unknown as Promise<Database>;
+    clientUrl: location.url,
+    pool: { min: 0, max: options.poolSize ?? 10 },
+    // A connection the server ends mid-transaction must not keep its pool slot (see releaseDeadClients).
+    driverOptions: { application_name: options.applicationName ?? 'minting', onPoolCreated: releaseDeadClients },
+  }) as unknown as Database;
+  if (options.directUrl !== undefined) directUrls.set(db, options.directUrl);
+  else sessionPools.set(db.em.getConnection(), await (db.em.getConnection() as unknown as { getNativeClient(): Promise<Pool> }).getNativeClient());
+  return db;
 }
 
 /** Applies every pending migration; safe to run repeatedly (applied ones are recorded in mikro_orm_migrations). */

@@ -6,8 +6,8 @@ import type { entities } from './entities/index.ts';
 type Inferred = InferKyselyDB<(typeof entities)[number]>;
 
 /**
- * int8 columns: the entities map them to numbers, but PostgreSQL's driver returns them as text
- * (PGlite as numbers), so reads go through Number().
+ * int8 columns: the entities map them to numbers, but PostgreSQL's driver returns them as text,
+ * so reads go through Number().
  */
 interface Int8Columns {
   mint_kpis: 'total_tokens_minted' | 'active_tokens' | 'batches_created' | 'exported_printed';

@@ -19,4 +19,5 @@ export {
 } from './infrastructure.ts';
 export { countJobsByStatus, createMetrics, metricPrefix, type MetricSources, type Metrics } from './metrics.ts';
 export { resolveDownloadSigningKeys, resolveWebhookSecretKeys } from './infrastructure.ts';
-export { openConfiguredPackStore, packBucketName, type ConfiguredPackStore } from './infrastructure.ts';
+export { openConfiguredPackStore, packBucketName, startEmbeddedPostgres, type ConfiguredPackStore } from './infrastructure.ts';
+export { announceDevServer, runningDevServer, type DevPostgres, type DevServerFile } from './dev-postgres.ts';

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { connectJetStreamBus, createMemoryBus, type JobBus } from '@mint/bus';
 import { openDatabase, pendingMigrations, pingDatabase, type Database } from '@mint/db';
 import type { Config } from './config.ts';
+import { runningDevServer, startDevPostgres, type DevPostgres } from './dev-postgres.ts';
 import { busPullRetry, retryDelayMs, type SigningKey } from '@mint/domain';
 import { createFsPackStore, createNatsPackStore, type PackStore } from '@mint/store';
 import { connect } from '@nats-io/transport-node';
@@ -18,23 +19,55 @@ export const isStartupError = (e: unknown): e is StartupError => e instanceof St
 
 /**
  * Opens the database the configuration names: PostgreSQL at DATABASE_URL (with DATABASE_DIRECT_URL
- * for the session-level connections, when it differs), or the embedded PGlite database under
- * DATA_DIR in dev mode. An unreachable server is a StartupError.
+ * for the session-level connections, when it differs), or in dev mode (no DATABASE_URL) the embedded
+ * PostgreSQL under DATA_DIR: the one a running dev server started (DATA_DIR/dev-server.json), else
+ * one started now and stopped when the database is closed. An unreachable server is a StartupError.
  */
 export async function openConfiguredDatabase(config: Config, options: { applicationName: string; poolSize?: number }): Promise<Database> {
+  if (!config.databaseUrl) {
+    const running = await runningDevServer(config.dataDir);
+    if (running !== null) return openDevDatabase(running.databaseUrl, options, async () => {});
+    const server = await startEmbeddedPostgres(config);
+    return openDevDatabase(server.url, options, () => server.stop());
+  }
   try {
-    if (config.databaseUrl) {
-      const direct = config.databaseDirectUrl !== undefined && config.databaseDirectUrl !== config.databaseUrl ? { directUrl: config.databaseDirectUrl } : {};
-      const db = await openDatabase({ url: config.databaseUrl }, { ...options, ...direct });
-      await pingDatabase(db);
-      return db;
-    }
-    const dataDir = join(config.dataDir, 'pglite');
-    await mkdir(dataDir, { recursive: true });
-    return await openDatabase({ dataDir });
+    const direct = config.databaseDirectUrl !== undefined && config.databaseDirectUrl !== config.databaseUrl ? { directUrl: config.databaseDirectUrl } : {};
+    const db = await openDatabase({ url: config.databaseUrl }, { ...options, ...direct });
+    await pingDatabase(db);
+    return db;
   } catch (cause) {
     throw new StartupError(`database unreachable (DATABASE_URL): ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
   }
+}
+
+/** Starts dev mode's embedded PostgreSQL under DATA_DIR (see {@link startDevPostgres}); a failure is a StartupError. */
+export async function startEmbeddedPostgres(config: Pick<Config, 'dataDir'>): Promise<DevPostgres> {
+  try {
+    return await startDevPostgres(config.dataDir);
+  } catch (cause) {
+    throw new StartupError(`embedded database (DATA_DIR ${config.dataDir}): ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+  }
+}
+
+/** Opens the embedded database at `url`; closing it also runs `stop` (stopping a server this process started). */
+async function openDevDatabase(url: string, options: { applicationName: string; poolSize?: number }, stop: () => Promise<void>): Promise<Database> {
+  let db: Database;
+  try {
+    db = await openDatabase({ url }, options);
+    await pingDatabase(db);
+  } catch (cause) {
+    await stop();
+    throw new StartupError(`embedded database unreachable: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+  }
+  const close = db.close.bind(db);
+  db.close = async (force?: boolean) => {
+    try {
+      await close(force);
+    } finally {
+      await stop();
+    }
+  };
+  return db;
 }
 
 /** Refuses to run against a database that lacks migrations this code needs. */

@@ -1,5 +1,5 @@
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
-import { announceLinkChange, appendEvents, lockBrandResolverSettings, updateBrandResolverDomain } from '@mint/db';
+import { appendEvents, lockBrandResolverSettings, updateBrandResolverDomain } from '@mint/db';
 import {
   assertValid, brandDomainBaseUrl, brandResolverBaseUrl, IllegalStateError, isUuid, NotFoundError, resolverDomainViolations, type ReservedHosts,
 } from '@mint/domain';
@@ -53,6 +53,5 @@ export async function setBrandResolverDomain(
     }
     throw error;
   }
-  if (view.changed) announceLinkChange(ctx.db, input.brandId, null);
   return view;
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
-import { announceLinkChange, Product, ProductionBatch, upsertProductBySku, upsertProductionBatchByCode, type ProductRow } from '@mint/db';
+import { Product, ProductionBatch, upsertProductBySku, upsertProductionBatchByCode, type ProductRow } from '@mint/db';
 import {
   assertValid, commercialStatuses, gtinViolations, InvalidInputError, isUuid, mintReadinessStatuses, normalizeGtin, NotFoundError,
   productionBatchStatuses, resolvePageSize, storableUrlOf, storableUrlViolations, toPage,
@@ -71,8 +71,6 @@ export async function upsertProduct(ctx: UseCaseContext, actor: Actor, input: Pr
   const now = ctx.clock();
   try {
     const row = await upsertProductBySku(em, input.brandId, randomUUID(), { ...input, gtin, passportUrl: storedPassportUrl(input.passportUrl) }, now);
-    // The passport_url is the GTIN's gs1:pip link, kept in step by a trigger of the products table.
-    announceLinkChange(ctx.db, input.brandId, null);
     const product = await em.findOneOrFail(Product, { brandId: input.brandId, id: row.id });
     return { product: toProductView(product), created: row.created };
   } catch (error) {

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { CsvError, parse } from 'csv-parse';
 import {
-  announceLinkChange, appendProductImportError, findProductImport, insertProductImport, moveProductImport, productSkusByGtin, readProductImportCsv, recordProductImportProgress,
+  appendProductImportError, findProductImport, insertProductImport, moveProductImport, productSkusByGtin, readProductImportCsv, recordProductImportProgress,
   upsertProductRows, type Em, type ImportRecord, type ProductImportRowError, type ProductRow,
 } from '@mint/db';
 import {
@@ -349,8 +349,6 @@ async function writeBatch(
       await upsertProductRows(em, brandId, writable.map((b) => b.product), writable.map(() => randomUUID()), now);
       await record(em, writable.length, rejected);
     });
-    // A product's passport_url is its GTIN's pip link (a trigger keeps them in step).
-    announceLinkChange(ctx.db, brandId, null);
     return;
   } catch (error) {
     if (!(error instanceof UniqueConstraintViolationException)) throw error;
@@ -366,7 +364,6 @@ async function writeBatch(
     }
   }
   await record(ctx.db.em.fork(), imported, rejected);
-  announceLinkChange(ctx.db, brandId, null);
 }
 
 /**

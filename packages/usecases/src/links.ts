@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import {
-  announceLinkChange, appendEvents, deleteLinkRow, insertProductImport, listLinkRows,
+  appendEvents, deleteLinkRow, insertProductImport, listLinkRows,
   recordProductImportProgress, replaceLevelLinks, upsertLinkRow, type LinkRecord, type ProductImportRowError,
 } from '@mint/db';
 import {
@@ -56,7 +56,6 @@ export async function upsertLink(ctx: UseCaseContext, actor: Actor, input: LinkU
     }]);
     return written;
   });
-  announceLinkChange(ctx.db, input.brandId, scope.gtin);
   return result;
 }
 
@@ -100,7 +99,6 @@ export async function deleteLink(ctx: UseCaseContext, actor: Actor, brandId: str
     return found;
   });
   if (deleted === null) throw new NotFoundError(`link ${linkId} not found`);
-  announceLinkChange(ctx.db, brandId, deleted.scope.gtin);
   return deleted;
 }
 
@@ -144,7 +142,6 @@ export async function replaceLinks(ctx: UseCaseContext, actor: Actor, input: Rep
     }]);
     return replaced.after;
   });
-  announceLinkChange(ctx.db, input.brandId, level.gtin);
   return after;
 }
 
@@ -244,7 +241,6 @@ export async function runLinkImport(ctx: UseCaseContext, brandId: string, import
       const ok = await recordProductImportProgress(em, brandId, importId, { imported: batch.length, failed: batchFailed, errors: batchErrors }, maxImportErrorsKept);
       if (!ok) throw new NotFoundError(`link import ${importId} is no longer PROCESSING`);
     });
-    for (const gtin of new Set(batch.map((b) => b.scope.gtin))) announceLinkChange(ctx.db, brandId, gtin);
   };
   try {
     for await (const record of parseCsvRecords(markInvalidUtf8Stream(csv))) {

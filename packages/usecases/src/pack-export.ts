@@ -66,8 +66,8 @@ export interface PackGenerationOptions {
   /** Aborting releases the pack back to pending between pages. */
   readonly signal?: AbortSignal;
   /**
-   * Read units in keyset pages even on PostgreSQL (where COPY streams of one snapshot are used by
-   * default); PGlite always pages. Both write the same bytes.
+   * Read units in keyset pages instead of the COPY streams of one snapshot used by default. Both
+   * write the same bytes.
    */
   readonly paging?: boolean;
 }
@@ -112,8 +112,8 @@ interface TabularFiles {
 
 /**
  * Writes units.csv and units.jsonl (those asked for) of the run's range, both at once from one read
- * of the units (see pack-rows.ts): with a snapshot one COPY stream of their columns, on PGlite or
- * with `paging` keyset pages. Returns the data rows (units, or lots in lot mode).
+ * of the units (see pack-rows.ts): with a snapshot one COPY stream of their columns, otherwise
+ * (lots, products, `paging`) keyset pages. Returns the data rows (units, or lots in lot mode).
  */
 async function writeTabular(run: PackRun, files: TabularFiles): Promise<number> {
   const { ctx, brandId, mintBatchId, profile, source, snapshot } = run;

@@ -35,7 +35,7 @@ export interface PackRun {
   readonly pageSize: number;
   /**
    * The units as of the start of generation, copied as COPY streams (serial batches on PostgreSQL);
-   * null where the writers read keyset pages instead (PGlite, lot and product batches, or paging asked for).
+   * null where the writers read keyset pages instead (lot and product batches, or paging asked for).
    */
   readonly snapshot: UnitSnapshot | null;
   readonly generatedAt: Date;

@@ -311,7 +311,7 @@ const passportLink = (href: string, title: string): Link => ({
 /**
  * Creates the resolver. Brands are looked up by slug and products by GTIN through small caches
  * (including misses), links per brand and GTIN through a cache that every link change evicts
- * (PostgreSQL NOTIFY; in process on PGlite); each unit (with its own links) or lot is one
+ * (PostgreSQL NOTIFY); each unit (with its own links) or lot is one
  * indexed query scoped to that brand and the path's GTIN, never cached (its state can change at
  * any time), so an identity of another brand or product is not found. The links of a request are those of its level and every
  * level above it (serial, lot, GTIN, brand); the default is the most specific one. An unknown lot

@@ -17,4 +17,5 @@ export { loggingInterceptor } from './interceptors/logging.ts';
 export { principalOf, principalKey, requestIdKey, loggerKey, type Principal } from './context.ts';
 export { type ReadinessProbe } from './health.ts';
 export { v1Routes, type V1Deps } from './v1/routes.ts';
+export { consoleRootRedirect } from './console/routes.ts';
 export { createCors, type Cors } from './http/cors.ts';

@@ -10,16 +10,17 @@
  *   mintctl apikey revoke --brand <uuid> --id <key id>
  *   mintctl workspace enable-api|disable-api --brand <uuid>
  *   mintctl dev            API and executor in one process (npm start)
+ *   mintctl signin         a fresh console link and token for the dev server's demo user
  */
 import { parseArgs } from 'node:util';
 import { assertMigrated, loadConfig, openConfiguredDatabase, resolveJwtSecret } from '@mint/runtime';
 import { createUseCaseContext } from '@mint/usecases';
 import { apiKeyCommand, migrateCommand, seedDemoCommand, tokenIssueCommand, UsageError, workspaceCommand } from './admin.ts';
-import { runDev } from './dev.ts';
+import { runDev, signInCommand } from './dev.ts';
 
 const usage = `usage: mintctl <migrate | seed-demo [--json] | token issue --user <id> [--ttl <s>] |
   apikey create|list|revoke --brand <id> [--name n] [--scopes a,b] [--id key] |
-  workspace enable-api|disable-api --brand <id> | dev>`;
+  workspace enable-api|disable-api --brand <id> | dev | signin>`;
 
 const { positionals, values } = parseArgs({
   allowPositionals: true,
@@ -64,6 +65,8 @@ async function main(): Promise<void> {
         return await apiKeyCommand(ctx, action ?? '', { brand: brand(), name: values.name, scopes: values.scopes, id: values.id }, print);
       case 'workspace':
         return await workspaceCommand(ctx, action ?? '', brand(), print);
+      case 'signin':
+        return await signInCommand(ctx, config, print);
       default:
         throw new UsageError(`unknown command "${command}"`);
     }

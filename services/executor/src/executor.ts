@@ -90,8 +90,8 @@ function every(intervalMs: number, task: () => Promise<unknown>, onError: (e: un
  * ~33k over one (the rows are built in JavaScript on the same cores) and ~64k over two. End to end
  * (`npm run bench:mint`, 100k units) one writer reached ~36k units/s (0.61 of the two-connection
  * COPY baseline), two writers ~78-80k units/s (0.91-0.96). Two writers pay; more than two add
- * nothing on two cores. The unnest writer stays: it matches COPY per connection, runs on PGlite
- * too, and stays inside the ORM's transaction.
+ * nothing on two cores. The unnest writer stays: it matches COPY per connection and stays inside
+ * the ORM's transaction.
  */
 export function startExecutor(options: ExecutorOptions): Executor {
   const { ctx, bus, logger } = options;

@@ -1,4 +1,3 @@
-import { EventEmitter } from 'node:events';
 import { sql, type Kysely } from 'kysely';
 import pg from 'pg';
 import type { Cursor, Gs1LinkTypeName, Link, LinkLevel, LinkScope } from '@mint/domain';
@@ -6,13 +5,13 @@ import type { Database, Em } from '../orm.ts';
 import type { Tables } from '../tables.ts';
 import { coalesced } from './coalesce.ts';
 import { changed, first, prepare, rows, unnest, type RowOf } from './kysely.ts';
-import { postgresDirectUrl, postgresServerUrl } from './packs.ts';
+import { postgresDirectUrl } from './packs.ts';
 
 /**
  * The resolver's links: the management writes (each level changed under its own transaction-scoped
  * advisory lock, so concurrent writers of one level queue and the level keeps exactly one
  * default), keyset listing, the hot-path reads of the resolver, and the change feed its caches
- * listen to (PostgreSQL NOTIFY from a trigger; an in-process emitter on embedded PGlite).
+ * listen to (PostgreSQL NOTIFY from a trigger).
  */
 
 /** A stored link with its level and identity. */
@@ -213,26 +212,8 @@ export interface LinkReader {
   qualified(brandId: string, gtin: string, level: 'lot' | 'serial', qualifier: string): Promise<readonly Link[]>;
 }
 
-/**
- * The resolver's link reads: on PostgreSQL named prepared statements on the given pool (the
- * resolver reader's own), on embedded PGlite the entity manager.
- */
-export function createLinkReader(db: Database, pool: pg.Pool | null): LinkReader {
-  if (pool === null) {
-    const em = () => db.em.fork();
-    return {
-      async levelOf(brandId, gtin) {
-        const level = gtin === '' ? 'brand' : 'gtin';
-        const [links, q] = await Promise.all([
-          rows(em(), (k) => levelLookup(k, { brandId, gtin, level, qualifier: '' })), rows(em(), (k) => qualifiedLookup(k, { brandId, gtin })),
-        ]);
-        return { links: links.map(toLinkRecord), qualified: q.length > 0 };
-      },
-      async qualified(brandId, gtin, level, qualifier) {
-        return (await rows(em(), (k) => levelLookup(k, { brandId, gtin, level, qualifier }))).map(toLinkRecord);
-      },
-    };
-  }
+/** The resolver's link reads: named prepared statements on the given pool (the resolver reader's own). */
+export function createLinkReader(pool: pg.Pool): LinkReader {
   return {
     async levelOf(brandId, gtin) {
       const level = gtin === '' ? 'brand' : 'gtin';
@@ -272,24 +253,11 @@ function batchedLevelLookup(pool: pg.Pool, maxBatch: number, maxInFlight: number
   return (brandId, gtin, level, qualifier) => lookup({ brandId, gtin, level, qualifier });
 }
 
-/** Link changes announced in process, per embedded database (PGlite has no second connection to LISTEN on). */
-const localChanges = new WeakMap<Database, EventEmitter>();
-
-/**
- * Tells this process's link caches on an embedded PGlite database that links of `brandId` (of
- * `gtin`; null: any) changed; call after the change committed. On PostgreSQL it does nothing: the
- * `resolver_links` trigger notifies every process.
- */
-export function announceLinkChange(db: Database, brandId: string, gtin: string | null): void {
-  if (postgresServerUrl(db) !== null) return;
-  localChanges.get(db)?.emit('change', brandId, gtin);
-}
-
 /** A subscription to link changes. */
 export interface LinkChangeFeed {
   /**
    * Settles once the feed first listens (after its first `onReset`), or once it gave up on that
-   * first attempt and went on retrying; at once on PGlite.
+   * first attempt and went on retrying.
    */
   readonly started: Promise<void>;
   /** Stops listening and closes the connection. */
@@ -305,25 +273,13 @@ export interface LinkChangeHandlers {
 }
 
 /**
- * Listens for link changes: on PostgreSQL a connection of its own runs `LISTEN resolver_links`
- * and reconnects (after 1 s, then backing off to 10 s) when it drops, calling `onReset` once it
- * listens again, since notifications sent meanwhile are lost; on PGlite the in-process emitter of
- * {@link announceLinkChange}.
+ * Listens for link changes (the `resolver_links` trigger notifies every process): a connection of
+ * its own runs `LISTEN resolver_links` and reconnects (after 1 s, then backing off to 10 s) when it
+ * drops, calling `onReset` once it listens again, since notifications sent meanwhile are lost.
  */
 export function listenForLinkChanges(db: Database, handlers: LinkChangeHandlers): LinkChangeFeed {
   // LISTEN belongs to a session: the direct connection (DATABASE_DIRECT_URL).
   const url = postgresDirectUrl(db);
-  if (url === null) {
-    let emitter = localChanges.get(db);
-    if (emitter === undefined) {
-      emitter = new EventEmitter();
-      emitter.setMaxListeners(0);
-      localChanges.set(db, emitter);
-    }
-    const listener = (brandId: string, gtin: string | null) => handlers.onChange(brandId, gtin);
-    emitter.on('change', listener);
-    return { started: Promise.resolve(), close: async () => void emitter.off('change', listener) };
-  }
   let closed = false;
   let client: pg.Client | null = null;
   let delay = 1_000;

@@ -222,23 +222,17 @@ export async function packLots(em: Em, brandId: string, mintBatchId: string): Pr
   return found.map((r) => ({ lotCode: r.lot_code, qty: r.qty, resolverUrl: r.resolver_url }));
 }
 
-/**
- * The URL of the PostgreSQL server behind `db`, for connections of its own (COPY streams, the
- * resolver's pool); null for embedded PGlite, whose configuration carries a placeholder URL.
- */
-export function postgresServerUrl(db: Database): string | null {
-  const driverOptions = db.config.get('driverOptions') as { dataDir?: unknown } | undefined;
-  const url = db.config.get('clientUrl');
-  return driverOptions?.dataDir === undefined && typeof url === 'string' && /^postgres(ql)?:/.test(url) ? url : null;
+/** The URL of the PostgreSQL server behind `db`, for connections of its own (COPY streams, the resolver's pool). */
+export function postgresServerUrl(db: Database): string {
+  return db.config.get('clientUrl') as string;
 }
 
 /**
  * The URL for connections that need a session of their own (named prepared statements, LISTEN):
- * the direct URL `db` was opened with, else its URL; null for embedded PGlite.
+ * the direct URL `db` was opened with, else its URL.
  */
-export function postgresDirectUrl(db: Database): string | null {
-  const url = postgresServerUrl(db);
-  return url === null ? null : (directUrlOf(db) ?? url);
+export function postgresDirectUrl(db: Database): string {
+  return directUrlOf(db) ?? postgresServerUrl(db);
 }
 
 const uuidShape = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -340,15 +334,13 @@ export function unitFieldsSink(visit: (serial: string, resolverUrl: string, stat
 /**
  * Opens a {@link UnitSnapshot} of a batch's units: a REPEATABLE READ READ ONLY transaction that
  * exports its snapshot (`pg_export_snapshot()`) and stays open until `close`; each copy runs in a
- * transaction of its own that imports it (`SET TRANSACTION SNAPSHOT`). Returns null when the
- * database is not PostgreSQL reached by URL (embedded PGlite in dev mode), where the caller pages
- * instead through {@link packUnitPage} and {@link packLots}, which give the same units.
+ * transaction of its own that imports it (`SET TRANSACTION SNAPSHOT`). {@link packUnitPage} and
+ * {@link packLots} give the same units in keyset pages.
  */
 export async function openUnitSnapshot(
   db: Database, brandId: string, mintBatchId: string, range: { readonly seqFrom: number | null; readonly seqTo: number | null } = { seqFrom: null, seqTo: null },
-): Promise<UnitSnapshot | null> {
+): Promise<UnitSnapshot> {
   const url = postgresServerUrl(db);
-  if (url === null) return null;
   if (!uuidShape.test(brandId) || !uuidShape.test(mintBatchId)) throw new Error('brand and batch ids must be uuids');
   for (const n of [range.seqFrom, range.seqTo]) if (n !== null && !Number.isSafeInteger(n)) throw new Error('unit range bounds must be integers');
   const within = `${range.seqFrom === null ? '' : ` and seq >= ${range.seqFrom}`}${range.seqTo === null ? '' : ` and seq <= ${range.seqTo}`}`;

@@ -292,13 +292,11 @@ export interface ScanWriter {
 /**
  * The scan event writer. On PostgreSQL it keeps one connection of its own and sends each batch as
  * a prepared statement with the seven columns as bind parameters: the ORM would inline the values
- * into the SQL text, escaping every one of them on the resolver's event loop. On embedded PGlite
- * it writes through the entity manager.
+ * into the SQL text, escaping every one of them on the resolver's event loop.
  */
 export function createScanWriter(db: Database): ScanWriter {
   // Named prepared statements live in a session: the direct connection (DATABASE_DIRECT_URL).
   const url = postgresDirectUrl(db);
-  if (url === null) return { write: (scans) => insertScanEvents(db.em.fork(), scans), close: () => Promise.resolve() };
   const pool = new pg.Pool({ connectionString: url, max: 1, idleTimeoutMillis: 0, application_name: 'minting-scan-events' });
   pool.on('error', () => undefined);
   let closing: Promise<void> | undefined;
@@ -342,30 +340,15 @@ export interface ResolverReaderOptions {
  * The resolver's lookups. On PostgreSQL they go through a small pool of their own with named
  * prepared statements, skipping the ORM's per-query overhead (measured here: ~0.5 ms per lookup
  * through a forked entity manager against ~0.15 ms through the driver), and unit lookups are
- * coalesced (see {@link batchedUnitLookup}); on embedded PGlite everything uses the entity manager.
+ * coalesced (see {@link batchedUnitLookup}).
  */
 export function createResolverReader(db: Database, options: ResolverReaderOptions = {}): ResolverReader {
   // Named prepared statements live in a session: the direct connection (DATABASE_DIRECT_URL).
   const url = postgresDirectUrl(db);
-  const em = () => db.em.fork();
   const poolSize = options.poolSize ?? 4;
-  const pool = url !== null
-    // Idle connections are kept (idleTimeoutMillis 0): after a quiet spell the first scans would
-    // otherwise pay a new connection and re-prepare their statements.
-    ? new pg.Pool({ connectionString: url, max: poolSize, idleTimeoutMillis: 0, application_name: 'minting-resolver' })
-    : null;
-  if (pool === null) {
-    return {
-      findBrandBySlug: (slug) => findBrandBySlug(em(), slug),
-      findBrandsByGtin: (gtin) => findBrandsByGtin(em(), gtin),
-      brandDomains: () => listBrandDomains(em()),
-      findUnit: (brandId, serial, gtin, withLinks) => findUnitForResolution(em(), brandId, serial, gtin, withLinks),
-      findProduct: (brandId, gtin) => findProductByGtin(em(), brandId, gtin),
-      findLot: (brandId, gtin, lotCode) => findLotForResolution(em(), brandId, gtin, lotCode),
-      links: createLinkReader(db, null),
-      close: () => Promise.resolve(),
-    };
-  }
+  // Idle connections are kept (idleTimeoutMillis 0): after a quiet spell the first scans would
+  // otherwise pay a new connection and re-prepare their statements.
+  const pool = new pg.Pool({ connectionString: url, max: poolSize, idleTimeoutMillis: 0, application_name: 'minting-resolver' });
   pool.on('error', () => undefined);
   let closing: Promise<void> | undefined;
   return {
@@ -390,7 +373,7 @@ export function createResolverReader(db: Database, options: ResolverReaderOption
       const { rows: found } = await pool.query<LotRow>(bound(statements.lot, { brandId, gtin, lotCode }));
       return toLot(lotCode, found);
     },
-    links: createLinkReader(db, pool),
+    links: createLinkReader(pool),
     close: () => (closing ??= pool.end()),
   };
 }

@@ -24,7 +24,7 @@ export interface UnitChunk {
  * everything else is derived in SQL, bypassing the ORM's unit of work. A repeated chunk violates
  * (mint_batch_id, seq) and fails instead of minting twice. Measured against COPY FROM STDIN
  * (pg-copy-streams) on the 2-core target: ~45k vs ~33k rows/s on one connection, ~55k vs ~64k on
- * two, so COPY does not pay enough to give up PGlite support and the ORM transaction.
+ * two, so COPY does not pay enough to give up the ORM transaction.
  */
 export async function insertUnitChunk(em: Em, chunk: UnitChunk, options: { readonly idleInTransactionTimeoutMs?: number } = {}): Promise<number> {
   // The serials as one array literal: their characters (Crockford base32) need no quoting, and

@@ -101,3 +101,11 @@ export function consoleRoutes(options: ConsoleRouteOptions): Route[] {
     { methods: ['GET', 'HEAD'], path: '/console/*', handler: serve },
   ];
 }
+
+/**
+ * `GET /` answered with a redirect (302) to the console, for dev mode, where `/` is the first URL a
+ * newcomer opens; production leaves `/` unrouted.
+ */
+export function consoleRootRedirect(): Route {
+  return { methods: ['GET', 'HEAD'], path: '/', handler: ({ res }) => sendEmpty(res, 302, { location: '/console/' }) };
+}
