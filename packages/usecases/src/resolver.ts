@@ -482,7 +482,8 @@ export function createResolver(ctx: UseCaseContext, options: ResolverOptions = {
         gtin: key.kind === 'token' ? null : key.gtin,
         identifier: key.kind === 'serial' ? key.serial : key.kind === 'lot' ? key.lot : key.kind === 'token' ? key.token : null,
         outcome: resolution.outcome.kind, representation,
-        linkType: representation === 'redirect' ? resolution.link?.linkType ?? null : null,
+        // A browser scanning a serial the brand never minted gets the not-issued page, no link.
+        linkType: representation === 'redirect' && resolution.unitKnown !== false ? resolution.link?.linkType ?? null : null,
         unitKnown: resolution.unitKnown,
       }, client);
     }

@@ -373,9 +373,11 @@ describe('GS1-Conformant Resolver 1.2', () => {
     const bad = brand.gtin.slice(0, 13) + String((Number(brand.gtin[13]) + 1) % 10);
     expect((await request(`${root}/01/${bad}`, json)).status).toBe(400);
     expect((await request(`${under.serial}/foo`, json)).status).toBe(400);
-    // A GTIN no brand holds, a serial the brand never minted (walks up), and a GTIN two brands hold.
+    // A GTIN no brand holds, a serial the brand never minted (walks up in JSON, flagged unknown; a
+    // browser gets the not-issued page), and a GTIN two brands hold.
     expect((await request(`${root}/01/09506000134352/21/ABC`, json)).status).toBe(404);
-    expect((await request(`${root}/01/${brand.gtin}/21/NOSUCHSERIAL`)).headers.get('location')).toBe(passport);
+    expect(JSON.parse((await request(`${root}/01/${brand.gtin}/21/NOSUCHSERIAL`, json)).body)).toMatchObject({ unit: { known: false }, target: passport });
+    expect((await request(`${root}/01/${brand.gtin}/21/NOSUCHSERIAL`)).status).toBe(404);
     const shared = await app.seedBrand();
     await app.seedBrand({ gtin: shared.gtin });
     const ambiguous = await request(`${root}/01/${shared.gtin}`, json);

@@ -195,7 +195,9 @@ describe('resolution over links', () => {
   it('resolves an unknown lot through the GTIN, and an unknown serial through the GTIN flagged unknown in JSON, linkset and scan event', async () => {
     expect((await get(base, `/r/${slug}/01/${brand.gtin}/10/NO-SUCH-LOT`)).location).toBe('https://acme.example/product');
     const path = `/r/${slug}/01/${brand.gtin}/21/NEVERMINTED`;
-    expect((await get(base, path)).location).toBe('https://acme.example/product');
+    // A browser gets the not-issued page (404); JSON and the linkset walk up, flagged unknown.
+    expect([(await get(base, path)).status, (await get(base, path)).location]).toEqual([404, null]);
+    expect(JSON.parse((await get(base, path, { accept: 'application/json' })).body)).toMatchObject({ target: 'https://acme.example/product' });
     expect(JSON.parse((await get(base, path, { accept: 'application/json' })).body)).toMatchObject({ unit: { serial: 'NEVERMINTED', known: false } });
     const linkset = JSON.parse((await get(base, path, { accept: 'application/linkset+json' })).body) as { linkset: { itemDescription: string }[] };
     expect(linkset.linkset.at(-1)!.itemDescription).toContain('unknown');
@@ -204,7 +206,8 @@ describe('resolution over links', () => {
       await new Promise((resolve) => setTimeout(resolve, 50));
       scans = await query(app.db.em.fork(), "select unit_known, link_type from scan_events where brand_id = ? and identifier = 'NEVERMINTED' order by id", [brand.brandId]);
     }
-    expect(scans).toEqual([{ unit_known: false, link_type: 'pip' }, { unit_known: false, link_type: null }, { unit_known: false, link_type: null }]);
+    // The browser got the not-issued page, so no link was served to any of them.
+    expect(scans).toEqual([{ unit_known: false, link_type: null }, { unit_known: false, link_type: null }, { unit_known: false, link_type: null }]);
   });
 
   it('picks among links of one type by Accept-Language (en-GB, then en, then the default) and by context', async () => {

@@ -94,7 +94,8 @@ describe('routes', () => {
     const page = await get(path, browser);
     expect([page.status, page.type, page.location]).toEqual([200, 'text/html; charset=utf-8', null]);
     expect(page.body).toContain('Product One');
-    expect(page.body).toContain('No passport page is configured');
+    expect(page.body).toContain('Genuine');
+    expect(page.body).toContain('The brand has not published a passport page for this product yet.');
     expect(JSON.parse((await get(path, json)).body)).toMatchObject({ unit: { serial: bare.serials[0] }, target: null });
   });
 
@@ -135,7 +136,8 @@ describe('caching', () => {
       await fetch(`${baseUrl}/r/${globex.slug}/01/${acme.brand.gtin}/21/${acme.serials[0]}`, { headers: json, redirect: 'manual' }),
       await fetch(`${baseUrl}/r/${acme.slug}/01/12345`, { redirect: 'manual' }),
     ];
-    expect(answers.map((a) => a.status)).toEqual([307, 200, 200, 307, 307, 404, 400]);
+    // A serial the brand never minted gets its own page (404), not its product's.
+    expect(answers.map((a) => a.status)).toEqual([307, 200, 200, 307, 404, 404, 400]);
     for (const answer of answers) {
       expect(answer.headers.get('cache-control'), String(answer.status)).toBe('no-store');
       expect(answer.headers.get('vary')?.split(/\s*,\s*/).map((h) => h.toLowerCase()).sort(), String(answer.status)).toEqual(['accept', 'accept-language']);
@@ -194,10 +196,12 @@ describe('tenancy', () => {
     expect([page.status, page.body]).toEqual([404, (await get(`/r/${acme.slug}/01/${globex.brand.gtin}/21/AAAAAAAAAAAAAAAAAAAA`, browser)).body]);
   });
 
-  it("walks a serial the brand never minted (another brand's serial under its own GTIN included) up to its product, flagged unknown", async () => {
+  it("walks a serial the brand never minted (another brand's serial under its own GTIN included) up to its product, flagged unknown; a browser gets the not-issued page", async () => {
     for (const serial of ['AAAAAAAAAAAAAAAAAAAA', globex.serials[0]!]) {
       const path = `/r/${acme.slug}/01/${acme.brand.gtin}/21/${serial}`;
-      expect([(await get(path, browser)).status, (await get(path, browser)).location]).toEqual([307, passport]);
+      const page = await get(path, browser);
+      expect([page.status, page.location, page.type]).toEqual([404, null, 'text/html; charset=utf-8']);
+      expect(page.body).toContain('Not issued by this brand');
       const body = JSON.parse((await get(path, json)).body);
       expect(body).toMatchObject({ ok: true, unit: { serial, gtin: acme.brand.gtin, status: 'unknown', known: false }, product: { sku: 'SKU-1' }, target: passport });
       const linkset = JSON.parse((await get(path, { accept: 'application/linkset+json' })).body) as { linkset: { anchor: string; itemDescription: string }[] };
@@ -213,8 +217,8 @@ describe('concurrent scans', () => {
       cases.push([`/r/${acme.slug}/01/${acme.brand.gtin}/21/${acme.serials[i % 3]}`, 307, passport]);
       cases.push([`/r/${globex.slug}/01/${globex.brand.gtin}/21/${globex.serials[i % 3]}`, 307, brandDefault]);
       cases.push([`/r/${acme.slug}/01/${globex.brand.gtin}/21/${globex.serials[i % 3]}`, 404, null]);
-      // A serial globex never minted walks up to its product, flagged unknown.
-      cases.push([`/r/${globex.slug}/01/${globex.brand.gtin}/21/${acme.serials[i % 3]}`, 307, brandDefault]);
+      // A serial globex never minted: its not-issued page, never its product's.
+      cases.push([`/r/${globex.slug}/01/${globex.brand.gtin}/21/${acme.serials[i % 3]}`, 404, null]);
       cases.push([`/r/${acme.slug}/01/${globex.brand.gtin}/21/${acme.serials[i % 3]}`, 404, null]);
       cases.push([`/r/${tokenBrand.slug}/u/${tokenBrand.serials[i % 3]}`, 307, brandDefault]);
     }

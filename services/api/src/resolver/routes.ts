@@ -14,6 +14,7 @@ import type { Resolution, Resolver } from '@mint/usecases';
 import { send as sendBody, sendEmpty, type ErrorWriter, type HttpRequest, type HttpResponse, type Route } from '@mint/http';
 import { validateHeaderValue } from 'node:http';
 import { isPublicPath } from '../auth/public-paths.ts';
+import { escapeHtml, pageLanguageOf, pageLanguages, renderIdentityPage, type Authenticity, type PageContent, type PageLanguage } from './page.ts';
 
 /** Bodies of the refusals; the same bytes for unknown and foreign identities. */
 export const resolverBodies = {
@@ -34,9 +35,6 @@ type Refusal = keyof typeof resolverBodies;
 const html = (title: string, message: string) =>
   `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width"><title>${title}</title></head>` +
   `<body><h1>${title}</h1><p>${message}</p></body></html>`;
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
 
 const refusalTitles: Record<Refusal, string> = {
   not_found: 'Not found', gone: 'Withdrawn', not_activated: 'Not yet activated',
@@ -47,6 +45,22 @@ const refusalStatus: Record<Refusal, number> = {
   unknown_link_type: 404, link_type_not_available: 404, invalid_link_target: 502,
 };
 const htmlBodies = Object.fromEntries(Object.entries(resolverBodies).map(([kind, body]) => [kind, html(refusalTitles[kind as Refusal], body.message)])) as Record<Refusal, string>;
+/** What the page says for the refusals about an identity; the others keep the plain page. */
+const refusalAuthenticity: Partial<Record<Refusal, Authenticity>> = { not_found: 'not_found', gone: 'withdrawn', not_activated: 'not_activated' };
+/**
+ * The refusal pages in each of the page's languages: no identity in them, so an unknown identity
+ * and another brand's get the same bytes, as their JSON does.
+ */
+const refusalPages = Object.fromEntries(pageLanguages.map((lng) => [lng, Object.fromEntries(Object.keys(resolverBodies).map((kind) => {
+  const authenticity = refusalAuthenticity[kind as Refusal];
+  return [kind, authenticity === undefined ? htmlBodies[kind as Refusal]
+    : renderIdentityPage({ authenticity, brand: null, product: null, gtin: null, lot: null, serial: null, links: [] }, lng)];
+}))])) as Record<PageLanguage, Record<Refusal, string>>;
+/** The page language of a request, from its Accept-Language. */
+const languageOf = (req: HttpRequest): PageLanguage => {
+  const header = req.headers['accept-language'];
+  return pageLanguageOf(languagesOf(typeof header === 'string' ? header : undefined));
+};
 const jsonBodies = Object.fromEntries(Object.entries(resolverBodies).map(([kind, body]) => [kind, JSON.stringify(body)])) as Record<Refusal, string>;
 
 /** CORS of every resolver answer: readable from any origin, with its Link and Location headers. */
@@ -76,7 +90,7 @@ function send(req: HttpRequest, res: HttpResponse, status: number, type: string,
 }
 
 function refuse(req: HttpRequest, res: HttpResponse, kind: Refusal, format: BodyFormat, headers: Record<string, string> = {}): void {
-  if (format === 'html') send(req, res, refusalStatus[kind], 'text/html; charset=utf-8', htmlBodies[kind], headers);
+  if (format === 'html') send(req, res, refusalStatus[kind], 'text/html; charset=utf-8', refusalPages[languageOf(req)][kind], headers);
   else send(req, res, refusalStatus[kind], 'application/json; charset=utf-8', jsonBodies[kind], headers);
 }
 
@@ -146,6 +160,12 @@ function answer(r: Request, resolution: Resolution): void {
     send(req, res, 200, 'application/json; charset=utf-8', JSON.stringify({ ...resolution.data, target: outcome.target }), { link: r.link });
     return;
   }
+  if (resolution.unitKnown === false && r.representation === 'redirect') {
+    // A serial the brand never issued: its own page, 404, never a walk-up to the product's page
+    // that would look like the item is genuine (JSON and the linkset still say `known: false`).
+    send(req, res, 404, 'text/html; charset=utf-8', renderIdentityPage(pageContent(r, resolution, 'not_issued'), languageOf(req)), { link: r.link });
+    return;
+  }
   const chosen = resolution.link;
   if (resolution.choices !== null) {
     // Several links of the requested type fit equally and none is the default: 300 Multiple Choices
@@ -170,10 +190,22 @@ function answer(r: Request, resolution: Resolution): void {
   } else if (r.linkType.kind === 'link' && r.linkType.name !== 'defaultLink') {
     refuse(req, res, 'link_type_not_available', r.format, { link: r.link });
   } else {
-    // Resolved, but no level has a link yet: show what it is.
-    const anchor = escapeHtml(resolution.levels[0]?.anchor ?? resolution.anchor ?? '');
-    send(req, res, 200, 'text/html; charset=utf-8', html(escapeHtml(title), `${anchor}<br>No passport page is configured for this product yet.`), { link: r.link });
+    // Resolved, but no level has a link yet: the identity page says what it is.
+    const authenticity = resolution.level === 'serial' || resolution.level === 'token' ? 'genuine' : 'product';
+    send(req, res, 200, 'text/html; charset=utf-8', renderIdentityPage(pageContent(r, resolution, authenticity), languageOf(req)), { link: r.link });
   }
+}
+
+/** What the identity page shows of a resolution: the brand, the product and the keys of the path, with every level's links. */
+function pageContent(r: Request, resolution: Resolution, authenticity: Authenticity): PageContent {
+  const key = r.parsed.path.key;
+  return {
+    authenticity, brand: resolution.brand?.name ?? null, product: resolution.title,
+    gtin: key.kind === 'token' ? null : key.gtin,
+    lot: key.kind === 'lot' ? key.lot : key.kind === 'serial' ? key.lot ?? null : null,
+    serial: key.kind === 'serial' ? key.serial : key.kind === 'token' ? key.token : null,
+    links: resolution.levels.flatMap((level) => level.links.map((link) => ({ href: link.href, title: link.title, linkType: link.linkType }))),
+  };
 }
 
 /**
