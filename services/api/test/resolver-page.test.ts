@@ -111,7 +111,7 @@ describe('in a real browser', () => {
         // axe ran its rules (colour contrast, landmarks, language, names of links...) on the page.
         expect(passes, path).toBeGreaterThan(5);
         expect(violations.filter((v) => v.startsWith('serious') || v.startsWith('critical')), path).toEqual([]);
-        const overflow = await tab.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+        const overflow = await tab.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth') as number;
         expect(overflow, path).toBeLessThanOrEqual(0);
         await tab.close();
       }
