@@ -8,6 +8,7 @@ import http2, { type Http2ServerRequest, type Http2ServerResponse, type Http2Ses
 import net, { type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { plainErrorBody, type HttpError } from '@mint/http';
+import { defaults } from '@mint/runtime';
 
 /** The first bytes of every HTTP/2 connection (RFC 9113 section 3.4). */
 const http2Preface = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
@@ -25,9 +26,9 @@ export interface DualListenerOptions {
   readonly prefaceTimeoutMs?: number;
   /** HTTP/1.1 keep-alive idle timeout (between requests); default `idleTimeoutMs` when that is given, else 5 s. */
   readonly keepAliveTimeoutMs?: number;
-  /** An HTTP/1.1 client must send its complete request headers within this; default 60 s. */
+  /** An HTTP/1.1 client must send its complete request headers within this; default `HTTP_HEADERS_TIMEOUT_MS`'s (10 s). */
   readonly headersTimeoutMs?: number;
-  /** An HTTP/1.1 request must arrive whole, headers and body, within this (slow senders are cut); default 120 s. */
+  /** An HTTP/1.1 request must arrive whole, headers and body, within this (slow senders are cut); default `HTTP_REQUEST_TIMEOUT_MS`'s (120 s). */
   readonly requestTimeoutMs?: number;
   /** An HTTP/2 session without any frame for this long is closed, and an HTTP/1.1 keep-alive connection without a request; default 30 s (5 s for HTTP/1.1 when not given). */
   readonly idleTimeoutMs?: number;
@@ -74,8 +75,8 @@ export function createDualListener(listener: RequestListener, options: DualListe
   let closing = false;
   let closed: Promise<void> | undefined;
 
-  const headersTimeout = options.headersTimeoutMs ?? 60_000;
-  const requestTimeout = Math.max(headersTimeout, options.requestTimeoutMs ?? 120_000);
+  const headersTimeout = options.headersTimeoutMs ?? defaults.httpHeadersTimeoutMs;
+  const requestTimeout = Math.max(headersTimeout, options.requestTimeoutMs ?? defaults.httpRequestTimeoutMs);
   const h1Options = {
     headersTimeout, requestTimeout,
     connectionsCheckingInterval: Math.min(30_000, Math.max(50, Math.floor(Math.min(headersTimeout, requestTimeout) / 4))),
