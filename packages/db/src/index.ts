@@ -51,9 +51,9 @@ export {
   type PackClaim, type PackOutcome, type PackLocation, type PackSource,
 } from './repositories/packs.ts';
 export {
-  findBrandBySlug, findUnitForResolution, findProductByGtin, findLotForResolution, insertScanEvents, deleteScanEventsBefore, createScanWriter,
+  deleteScanEventsBefore, createScanWriter,
   createResolverReader, type ResolverBrand, type ResolverProduct, type ResolverUnit, type ResolverLot, type ScanRecord, type ScanWriter,
-  type ResolverReader, type ResolverReaderOptions, listBrandDomains, type ResolverDomainBrand
+  type ResolverReader, type ResolverReaderOptions, type ResolverDomainBrand
 } from './repositories/resolver.ts';
 export {
   upsertLinkRow, replaceLevelLinks, deleteLinkRow, findLink, linksOfScope, listLinkRows, createLinkReader, listenForLinkChanges,

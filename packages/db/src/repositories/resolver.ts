@@ -5,7 +5,7 @@ import type { Gs1LinkTypeName, Link } from '@mint/domain';
 import type { Database, Em } from '../orm.ts';
 import type { Tables } from '../tables.ts';
 import { coalesced } from './coalesce.ts';
-import { changed, first, prepare, rows, unnest, type PreparedStatement, type RowOf } from './kysely.ts';
+import { changed, prepare, rows, unnest, type PreparedStatement, type RowOf } from './kysely.ts';
 import { createLinkReader, type LinkReader } from './links.ts';
 import { postgresDirectUrl } from './packs.ts';
 
@@ -21,11 +21,6 @@ export interface ResolverBrand {
   readonly slug: string;
   readonly name: string;
   readonly defaultPassportUrl: string | null;
-}
-
-/** The brand with this slug, or null. */
-export async function findBrandBySlug(em: Em, slug: string): Promise<ResolverBrand | null> {
-  return toBrand(await first(em, (db) => brandLookup(db, { slug })));
 }
 
 /** The product fields a resolution shows. */
@@ -51,17 +46,6 @@ export interface ResolverUnit {
    * first; read by the same query as the unit, so a scan costs one round trip, not two.
    */
   readonly links: readonly Link[];
-}
-
-/**
- * The brand's unit with `serial` whose GTIN is `gtin` (null: a unit without GTIN, as named by a
- * `/u/` token), with its batch status, product and own links; null when there is none. One index
- * lookup on (brand_id, serial) and one on the unit's link level; with `withLinks` false the
- * second is skipped and the unit comes with no links (for a GTIN known to have no unit links).
- */
-export async function findUnitForResolution(em: Em, brandId: string, serial: string, gtin: string | null, withLinks = true): Promise<ResolverUnit | null> {
-  const row = await first(em, (db) => unitLookup(withLinks)(db, { brandId, serial, gtin }));
-  return row === undefined ? null : toUnit(row);
 }
 
 function toUnit(row: UnitRow): ResolverUnit {
@@ -108,11 +92,6 @@ const gtinBrandsLookup = (db: Kysely<Tables>, p: { gtin: string }) =>
   db.selectFrom('products as p').innerJoin('brands as b', 'b.id', 'p.brand_id')
     .select(['b.id', 'b.slug', 'b.name', 'b.default_passport_url']).where('p.gtin', '=', p.gtin).orderBy('b.id').limit(2);
 
-/** The brands (at most two) whose catalogue holds `gtin`; see {@link gtinBrandsLookup}. */
-export async function findBrandsByGtin(em: Em, gtin: string): Promise<ResolverBrand[]> {
-  return (await rows(em, (db) => gtinBrandsLookup(db, { gtin }))).map((row) => toBrand(row)!);
-}
-
 /** A brand with its own resolver domain. */
 export interface ResolverDomainBrand {
   /** The brand's resolver hostname. */
@@ -126,11 +105,6 @@ const domainLookup = (db: Kysely<Tables>) =>
 
 function toDomainBrand(row: RowOf<typeof domainLookup>): ResolverDomainBrand {
   return { domain: row.resolver_domain!, brand: toBrand(row)! };
-}
-
-/** Every brand with a resolver domain and its domain (one short list: only brands that registered one). */
-export async function listBrandDomains(em: Em): Promise<ResolverDomainBrand[]> {
-  return (await rows(em, (db) => domainLookup(db))).map(toDomainBrand);
 }
 
 /**
@@ -169,11 +143,6 @@ function toProduct(row: RowOf<typeof productLookup> | undefined): ResolverProduc
   return row === undefined ? null : { id: row.id, name: row.name, sku: row.sku, gtin: row.gtin, passportUrl: row.passport_url };
 }
 
-/** The brand's product with this GTIN-14, or null. */
-export async function findProductByGtin(em: Em, brandId: string, gtin: string): Promise<ResolverProduct | null> {
-  return toProduct(await first(em, (db) => productLookup(db, { brandId, gtin })));
-}
-
 /** A lot with the statuses of the batches holding it. */
 export interface ResolverLot {
   readonly lotCode: string;
@@ -182,14 +151,6 @@ export interface ResolverLot {
   /** True when every batch holding the lot code is voided. */
   readonly allVoided: boolean;
   readonly product: ResolverProduct;
-}
-
-/**
- * The brand's lot `lotCode` of the product with `gtin`, over all its batches; null when none
- * holds it. A lot code may recur in several batches; it is gone only when all of them are voided.
- */
-export async function findLotForResolution(em: Em, brandId: string, gtin: string, lotCode: string): Promise<ResolverLot | null> {
-  return toLot(lotCode, await rows(em, (db) => lotLookup(db, { brandId, gtin, lotCode })));
 }
 
 /** Every batch's lot `lotCode` of the brand's product with `gtin`, with the batch's status and the product. */
@@ -259,12 +220,6 @@ function scanColumns(scans: readonly ScanRecord[]): ScanColumns {
   };
 }
 
-/** Inserts scans with one statement (each column one array parameter). Returns the rows written. */
-export async function insertScanEvents(em: Em, scans: readonly ScanRecord[]): Promise<number> {
-  if (scans.length === 0) return 0;
-  return changed(em, (db) => insertScans(db, scanColumns(scans)));
-}
-
 /**
  * Deletes up to `limit` scan events recorded before `before` (oldest ranges first, found by the
  * BRIN index); returns how many. The keys are read first, then deleted by key one brand at a time,
@@ -311,14 +266,25 @@ export function createScanWriter(db: Database): ScanWriter {
 
 /** The resolver's hot-path lookups. */
 export interface ResolverReader {
+  /** The brand with this slug, or null. */
   findBrandBySlug(slug: string): Promise<ResolverBrand | null>;
-  /** See {@link findBrandsByGtin}. */
+  /** The brands (at most two) whose catalogue holds `gtin`; see {@link gtinBrandsLookup}. */
   findBrandsByGtin(gtin: string): Promise<ResolverBrand[]>;
-  /** Every brand with a resolver domain. */
+  /** Every brand with a resolver domain and its domain (one short list: only brands that registered one). */
   brandDomains(): Promise<ResolverDomainBrand[]>;
-  /** See {@link findUnitForResolution}; `withLinks` false (a GTIN without unit links) skips reading the unit's own links. */
+  /**
+   * The brand's unit with `serial` whose GTIN is `gtin` (null: a unit without GTIN, as named by a
+   * `/u/` token), with its batch status, product and own links; null when there is none. One index
+   * lookup on (brand_id, serial) and one on the unit's link level; with `withLinks` false (a GTIN
+   * known to have no unit links) the second is skipped and the unit comes with no links.
+   */
   findUnit(brandId: string, serial: string, gtin: string | null, withLinks?: boolean): Promise<ResolverUnit | null>;
+  /** The brand's product with this GTIN-14, or null. */
   findProduct(brandId: string, gtin: string): Promise<ResolverProduct | null>;
+  /**
+   * The brand's lot `lotCode` of the product with `gtin`, over all its batches; null when none
+   * holds it. A lot code may recur in several batches; it is gone only when all of them are voided.
+   */
   findLot(brandId: string, gtin: string, lotCode: string): Promise<ResolverLot | null>;
   /** The link reads, on the same pool. */
   readonly links: LinkReader;
