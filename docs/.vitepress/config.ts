@@ -29,6 +29,7 @@ const sidebar = [
       { text: 'Imports', link: '/guides/imports' },
       { text: 'Web console', link: '/guides/console' },
       { text: 'mintctl', link: '/guides/mintctl' },
+      { text: 'Client package and examples', link: '/guides/client' },
       { text: 'Browsers and gRPC tools', link: '/guides/browsers-and-grpc-tools' },
       { text: 'Development', link: '/guides/development' },
     ],
