@@ -1,12 +1,14 @@
 // `npm run docs:generate`: writes the generated docs pages (the state machines from the domain,
-// the RPC reference from the contract). `--check` writes nothing and exits 1 naming every stale
-// page; `npm run docs:build` runs it, and test/docs.test.ts regenerates and compares too.
+// the RPC reference from the contract, the /v1 routes from the OpenAPI document). `--check`
+// writes nothing and exits 1 naming every stale page; `npm run docs:build` runs it, and
+// test/docs.test.ts regenerates and compares too.
 //
 //   node scripts/docs-generate.ts [--check]
 
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { renderOpenApi } from './docs-openapi.ts';
 import { renderRpcs } from './docs-rpcs.ts';
 import { renderStateMachines } from './docs-state-machines.ts';
 
@@ -16,6 +18,7 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 export const generatedPages: readonly { readonly path: string; readonly render: () => string }[] = [
   { path: 'docs/concepts/state-machines.md', render: renderStateMachines },
   { path: 'docs/reference/rpcs.md', render: renderRpcs },
+  { path: 'docs/reference/openapi.md', render: renderOpenApi },
 ];
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -41,6 +41,7 @@ const sidebar = [
       { text: 'Limits, timeouts and input rules', link: '/reference/limits' },
       { text: 'RPCs', link: '/reference/rpcs' },
       { text: 'HTTP API (/v1)', link: '/reference/http-api' },
+      { text: '/v1 routes (OpenAPI)', link: '/reference/openapi' },
       { text: 'Authentication and roles', link: '/reference/access' },
       { text: 'Errors', link: '/reference/errors' },
       { text: 'Events', link: '/reference/events' },
