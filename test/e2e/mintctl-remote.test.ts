@@ -23,6 +23,8 @@ let api: string;
 let token: string;
 let brandId: string;
 let productId: string;
+/** Children a test started and may leave running when it fails. */
+const children: ChildProcess[] = [];
 
 /** Collects a child's output and resolves once `pattern` matched it. */
 function output(child: ChildProcess): { text: () => string; waitFor: (pattern: RegExp, timeoutMs?: number) => Promise<RegExpExecArray> } {
@@ -91,6 +93,7 @@ beforeAll(async () => {
 }, 150_000);
 
 afterAll(async () => {
+  for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   if (server !== undefined && server.exitCode === null) {
     const exited = new Promise((resolve) => server.once('exit', resolve));
     server.kill('SIGTERM');
@@ -142,11 +145,13 @@ describe('@mint/client and mintctl against npm start', () => {
     const receiverPort = await freePort();
     const listen = spawn(process.execPath, [mintctl, 'listen', '--forward-to', `http://127.0.0.1:${receiverPort}/webhooks`, '--events', 'mint_job_completed'],
       { cwd: repoRoot, env: cliEnv({}), stdio: ['ignore', 'pipe', 'pipe'] });
+    children.push(listen);
     const listenOut = output(listen);
     const secret = (await listenOut.waitFor(/secret[^:]*: (whsec_\S+)/, 30_000))[1]!;
     // The handler a developer runs: examples/webhook-receiver.mjs, verifying with the printed secret.
     const handler = spawn(process.execPath, [join(repoRoot, 'examples/webhook-receiver.mjs'), String(receiverPort)],
       { cwd: repoRoot, env: { ...process.env, MINT_WEBHOOK_SECRET: secret }, stdio: ['ignore', 'pipe', 'pipe'] });
+    children.push(handler);
     const handlerOut = output(handler);
     await handlerOut.waitFor(/listening on/, 15_000);
 
