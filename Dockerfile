@@ -17,6 +17,7 @@ WORKDIR /app
 # Manifests first, so the dependency layer is rebuilt only when they change.
 COPY package.json package-lock.json .npmrc ./
 COPY packages/bus/package.json packages/bus/
+COPY packages/client/package.json packages/client/
 COPY packages/contract/package.json packages/contract/
 COPY packages/db/package.json packages/db/
 COPY packages/domain/package.json packages/domain/

@@ -1,4 +1,4 @@
-// `npm run docs:labels`: renders the label examples the README shows into docs/labels/: one SVG label
+// `npm run docs:labels`: renders the label examples docs/guides/labels.md shows into docs/labels/: one SVG label
 // per symbology (the SVG and a PNG of it, rasterised by resvg), the first page of an A4 3 x 8 PDF
 // sheet as a PNG (rendered by pdf.js) and a ZPL label. Re-run after changing a renderer and commit
 // the files; the units are fixed, so unchanged renderers give unchanged files.

@@ -11,6 +11,8 @@ const root = join(import.meta.dirname, '..');
 /** Layer of each workspace package: a package may import only packages of a lower layer. */
 const layers: Record<string, number> = {
   '@mint/domain': 0, '@mint/contract': 0, '@mint/bus': 0, '@mint/store': 0,
+  // The publishable client: its own generated copy of the contract and a Connect transport, nothing else of the workspace.
+  '@mint/client': 0,
   '@mint/db': 1, '@mint/http': 1, '@mint/labels': 1,
   '@mint/usecases': 2, '@mint/runtime': 2,
   '@mint/api': 3, '@mint/executor': 3,

@@ -16,6 +16,10 @@ describe('the mint.v1 contract', () => {
     expectGeneratedInSync(root, 'packages/contract/src/gen', 'npm run generate');
   });
 
+  it('has the client package\'s generated code (packages/client, published as is) in sync with proto/', () => {
+    expectGeneratedInSync(root, 'packages/client/src/gen', 'npm run generate');
+  });
+
   it('vendors buf/validate/validate.proto exactly as @bufbuild/protovalidate ships it', () => {
     expect(() => execFileSync(process.execPath, ['scripts/vendor-validate-proto.ts', '--check'], { cwd: root, stdio: 'pipe' })).not.toThrow();
   });

@@ -27,8 +27,8 @@ describe('the role matrix', () => {
     expect(apiKeyScopes).not.toContain('workspace:admin');
   });
 
-  it('is the table documented in the README', () => {
-    const doc = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
+  it('is the table documented in docs/reference/access.md', () => {
+    const doc = readFileSync(new URL('../../../docs/reference/access.md', import.meta.url), 'utf8');
     const header = doc.split('\n').find((line) => line.startsWith('| Permission |'))!;
     const columns = header.split('|').map((c) => c.trim()).slice(3, -1) as Role[];
     expect(columns).toEqual([...roles]);

@@ -35,7 +35,7 @@ export type ApiKeyScope = Exclude<Permission, 'workspace:admin'>;
 /** All API key scopes. */
 export const apiKeyScopes: readonly ApiKeyScope[] = ['mint:write', 'mint:read', 'products:write', 'products:read', 'links:write', 'links:read', 'webhooks:write'];
 
-/** The role matrix, documented as a table in the README (a test keeps the two in step). Minting writes need owner or admin, as the spec says. */
+/** The role matrix, documented as a table in docs/reference/access.md (a test keeps the two in step). Minting writes need owner or admin, as the spec says. */
 export const rolePermissions: Readonly<Record<Role, readonly Permission[]>> = {
   owner: ['mint:write', 'mint:read', 'products:write', 'products:read', 'links:write', 'links:read', 'webhooks:write', 'workspace:admin'],
   admin: ['mint:write', 'mint:read', 'products:write', 'products:read', 'links:write', 'links:read', 'webhooks:write'],

@@ -11,16 +11,27 @@
  *   mintctl workspace enable-api|disable-api --brand <uuid>
  *   mintctl dev            API and executor in one process (npm start)
  *   mintctl signin         a fresh console link and token for the dev server's demo user
+ *
+ * and, against a running API (remote.ts; --api, --token, --brand, else MINT_API_URL, MINT_TOKEN,
+ * MINT_BRAND, else what `login` kept):
+ *
+ *   mintctl login [--api <url>] --token <token> [--brand <uuid>]
+ *   mintctl mint --product <uuid> --quantity <n> [--mode serial|batch] [--activation active_at_mint|first_scan] [--watch]
+ *   mintctl listen --forward-to <url> [--events a,b] [--port <n>]
  */
 import { parseArgs } from 'node:util';
 import { assertMigrated, loadConfig, openConfiguredDatabase, resolveJwtSecret } from '@mint/runtime';
 import { createUseCaseContext } from '@mint/usecases';
 import { apiKeyCommand, migrateCommand, seedDemoCommand, tokenIssueCommand, UsageError, workspaceCommand } from './admin.ts';
 import { runDev, signInCommand } from './dev.ts';
+import { listenCommand, loginCommand, mintCommand } from './remote.ts';
 
 const usage = `usage: mintctl <migrate | seed-demo [--json] | token issue --user <id> [--ttl <s>] |
   apikey create|list|revoke --brand <id> [--name n] [--scopes a,b] [--id key] |
-  workspace enable-api|disable-api --brand <id> | dev | signin>`;
+  workspace enable-api|disable-api --brand <id> | dev | signin |
+  login [--api url] --token t [--brand id] |
+  mint --product id --quantity n [--mode serial|batch] [--activation active_at_mint|first_scan] [--product-batch id] [--watch] |
+  listen --forward-to url [--events a,b] [--port n]>`;
 
 const { positionals, values } = parseArgs({
   allowPositionals: true,
@@ -32,6 +43,17 @@ const { positionals, values } = parseArgs({
     name: { type: 'string' },
     scopes: { type: 'string' },
     id: { type: 'string' },
+    api: { type: 'string' },
+    token: { type: 'string' },
+    product: { type: 'string' },
+    quantity: { type: 'string' },
+    mode: { type: 'string' },
+    activation: { type: 'string' },
+    'product-batch': { type: 'string' },
+    watch: { type: 'boolean', default: false },
+    'forward-to': { type: 'string' },
+    events: { type: 'string' },
+    port: { type: 'string' },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
@@ -44,6 +66,13 @@ async function main(): Promise<void> {
     print(usage);
     return;
   }
+  const remote = { api: values.api, token: values.token, brand: values.brand };
+  if (command === 'login') return loginCommand(remote, print);
+  if (command === 'mint') {
+    return mintCommand({ ...remote, product: values.product, quantity: values.quantity, mode: values.mode, activation: values.activation,
+      productBatch: values['product-batch'], watch: values.watch }, print);
+  }
+  if (command === 'listen') return listenCommand({ ...remote, forwardTo: values['forward-to'], events: values.events, port: values.port }, print);
   const config = loadConfig();
   if (command === 'dev') return runDev(config);
   const db = await openConfiguredDatabase(config, { applicationName: 'mintctl', poolSize: 2 });
