@@ -1,5 +1,6 @@
 // `npm run docs:generate`: writes the generated docs pages (the state machines from the domain,
-// the RPC reference from the contract, the /v1 routes from the OpenAPI document). `--check`
+// the RPC reference from the contract, the /v1 routes from the OpenAPI document, the
+// configuration from the defaults object and the Config fields). `--check`
 // writes nothing and exits 1 naming every stale page; `npm run docs:build` runs it, and
 // test/docs.test.ts regenerates and compares too.
 //
@@ -8,6 +9,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { renderConfiguration } from './docs-configuration.ts';
 import { renderOpenApi } from './docs-openapi.ts';
 import { renderRpcs } from './docs-rpcs.ts';
 import { renderStateMachines } from './docs-state-machines.ts';
@@ -19,6 +21,7 @@ export const generatedPages: readonly { readonly path: string; readonly render: 
   { path: 'docs/concepts/state-machines.md', render: renderStateMachines },
   { path: 'docs/reference/rpcs.md', render: renderRpcs },
   { path: 'docs/reference/openapi.md', render: renderOpenApi },
+  { path: 'docs/reference/configuration.md', render: renderConfiguration },
 ];
 
 if (import.meta.url === `file://${process.argv[1]}`) {

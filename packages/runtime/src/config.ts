@@ -68,6 +68,13 @@ export const defaults = {
   brandDomainDelegatedZones: [] as readonly string[],
   watchProgress: 'pushed' as WatchProgress,
   watchSafetyIntervalMs: 5_000,
+  setMintBatchStatusEnabled: false,
+  consoleEnabled: true,
+  webhookAllowLoopback: false,
+  webhookAllowedAddresses: [] as readonly string[],
+  reflectionAllowAnonymous: false,
+  /** The filesystem pack store's folder: `packs` in the data folder. */
+  packStoreDir: (dataDir: string): string => `${dataDir}/packs`,
 } as const;
 
 /** How WatchMintJob streams learn of progress: `pushed` (the executors publish it) or `polled` (each stream reads every 250 ms). */
@@ -78,153 +85,245 @@ export type WatchProgress = (typeof watchProgressModes)[number];
 
 /** The validated process configuration; see `loadConfig` for the variable behind each field. */
 export interface Config {
-  /** `DATABASE_URL`: postgres:// URL; undefined in dev mode, which embeds a database. */
+  /**
+   * `DATABASE_URL`: `postgres://` URL; required by `start:api` and `start:executor`; may point at a PgBouncer in transaction pooling
+   * mode (see Connection poolers). Unset: embedded PostgreSQL under `DATA_DIR` (dev mode).
+   */
   readonly databaseUrl: string | undefined;
   /**
-   * `DATABASE_DIRECT_URL`: a direct (not pooled) postgres:// URL for what needs a session of its
-   * own: the resolver's LISTEN for link changes. Default DATABASE_URL; set it when DATABASE_URL
-   * points at a transaction-pooling PgBouncer.
+   * `DATABASE_DIRECT_URL`: a direct (not pooled) `postgres://` URL of the same database, for the connections that need a session of
+   * their own: the resolver's named prepared statements (its lookups and scan writer) and `LISTEN` for link and brand-domain
+   * changes; set it when `DATABASE_URL` is a transaction pooler (the hot statements of submit and auth then run unnamed on
+   * `DATABASE_URL`, see Connection poolers). Unset: `DATABASE_URL`.
    */
   readonly databaseDirectUrl: string | undefined;
-  /** `NATS_URL`: nats:// (or tls://) URL, or several comma-separated (servers of one cluster); undefined in dev mode, which uses an in-process bus. */
+  /**
+   * `NATS_URL`: `nats://` URL of a JetStream server, or several comma-separated (nodes of one cluster); required by the production
+   * processes. Unset: in-process bus (dev mode).
+   */
   readonly natsUrl: string | undefined;
   /** `PORT`: the API's listening port. */
   readonly port: number;
   /** `HOST`: the API's listening address. */
   readonly host: string;
-  /** `AUTH_JWT_SECRET`: HS256 signing secret, at least 32 characters when set. */
+  /**
+   * `AUTH_JWT_SECRET`: HS256 secret of session tokens, at least 32 characters; required with `DATABASE_URL`. Unset: generated in
+   * `DATA_DIR` (dev mode).
+   */
   readonly authJwtSecret: string | undefined;
   /** `AUTH_JWT_ISSUER`: expected `iss` claim, unchecked when undefined. */
   readonly authJwtIssuer: string | undefined;
   /** `AUTH_JWT_AUDIENCE`: expected `aud` claim, unchecked when undefined. */
   readonly authJwtAudience: string | undefined;
-  /** `AUTH_JWKS_URL`: https URL of the identity provider's JWKS (RS256/ES256 tokens); unset to accept only HS256. */
+  /**
+   * `AUTH_JWKS_URL`: identity provider's JWKS for RS256/ES256 tokens (cached; an unknown `kid` refetches at most every 30 s).
+   */
   readonly authJwksUrl: string | undefined;
-  /** `AUTH_JWT_MAX_LIFETIME_SECONDS`: longest lifetime (`exp - iat`) a session token may claim; default 24 h. */
+  /**
+   * `AUTH_JWT_MAX_LIFETIME_SECONDS`: longest lifetime (`exp - iat`, or `exp - now` without `iat`) a session token may claim; a token
+   * whose `iat` lies more than 30 s in the future is refused too.
+   */
   readonly authJwtMaxLifetimeSeconds: number;
-  /** `LOG_LEVEL`: minimum pino level written. */
+  /** `LOG_LEVEL`: pino level. */
   readonly logLevel: LogLevel;
-  /** `DATA_DIR`: folder for dev mode's embedded database and generated secrets. */
+  /** `DATA_DIR`: dev mode's embedded database and generated secrets. */
   readonly dataDir: string;
   /** `NATS_STREAM`: JetStream stream holding mint jobs. */
   readonly natsStream: string;
   /** `NATS_SUBJECT_PREFIX`: first subject token(s) of every job subject. */
   readonly natsSubjectPrefix: string;
-  /** `NATS_REPLICAS`: replicas of the job stream, its consumers and the pack bucket (1..5; 3 on a 3-node cluster). */
+  /**
+   * `NATS_REPLICAS`: replicas (1..5) of the job stream, its consumers and the pack bucket; `3` on a 3-node JetStream cluster, so the
+   * service rides out the loss of a node. An existing stream, consumer or bucket is updated to it at start.
+   */
   readonly natsReplicas: number;
-  /** `PACK_STORE`: `nats` (default: a JetStream Object Store bucket `${NATS_STREAM}_PACKS`) or `fs` (the folder `PACK_STORE_DIR`). */
+  /**
+   * `PACK_STORE`: where the API and the executor keep payload packs: `nats`, a JetStream Object Store bucket `${NATS_STREAM}_PACKS`
+   * with `NATS_REPLICAS` replicas (no shared volume), or `fs`, the folder `PACK_STORE_DIR`. Dev mode (`npm start`) always uses the
+   * folder.
+   */
   readonly packStore: PackStoreKind;
-  /** `PUBLIC_BASE_URL`: external origin (no trailing slash) for resolver and download URLs. */
+  /** `PUBLIC_BASE_URL`: external origin for resolver and download URLs. */
   readonly publicBaseUrl: string;
   /** `EXECUTOR_CONCURRENCY`: jobs one executor process runs at once. */
   readonly executorConcurrency: number;
   /** `PACK_CONCURRENCY`: payload packs one executor process generates at once. */
   readonly packConcurrency: number;
-  /** `PACK_CONCURRENCY_PER_BRAND`: packs of one brand generated at once across all executors, so one brand's backlog never holds every slot. */
+  /** `PACK_CONCURRENCY_PER_BRAND`: packs of one brand generated at once across all executors. */
   readonly packConcurrencyPerBrand: number;
-  /** `MINT_CHUNK_SIZE`: units in one chunk transaction at most, 1..20000; a job is cut into equal chunks of at most this size. */
+  /**
+   * `MINT_CHUNK_SIZE`: units in one chunk transaction at most (1..20,000); a job is cut into equal chunks of at most this size.
+   */
   readonly chunkSize: number;
-  /** `ENABLE_SET_MINT_BATCH_STATUS`: serve SetMintBatchStatus (the spec keeps it unexposed; off by default). */
+  /**
+   * `ENABLE_SET_MINT_BATCH_STATUS`: serve `SetMintBatchStatus` (planned and unexposed in the spec; chart value
+   * `api.setMintBatchStatusEnabled`); when off the call is refused `unimplemented` naming this setting.
+   */
   readonly setMintBatchStatusEnabled: boolean;
-  /** `CONSOLE_ENABLED`: serve the web console at /console/ (on by default; false leaves the path to 404). */
+  /**
+   * `CONSOLE_ENABLED`: serve the web console at `/console/` (the chart's `api.console.enabled`); `false` leaves the path to 404.
+   */
   readonly consoleEnabled: boolean;
-  /** `SHUTDOWN_TIMEOUT_MS`: how long a graceful shutdown may take before the process exits anyway. */
+  /** `SHUTDOWN_TIMEOUT_MS`: how long a graceful shutdown may take. */
   readonly shutdownTimeoutMs: number;
-  /** `EXECUTOR_LEASE_MS`: how long an executor's lease on a job lasts without a chunk renewing it. */
+  /** `EXECUTOR_LEASE_MS`: lease of an executor on a job, renewed by every chunk. */
   readonly executorLeaseMs: number;
-  /** `NATS_ACK_WAIT_MS`: ack deadline of a job message; a crashed executor's job is redelivered after it. */
+  /** `NATS_ACK_WAIT_MS`: ack deadline of a job message. */
   readonly natsAckWaitMs: number;
-  /** `DOWNLOAD_SIGNING_KEYS`: `kid:base64secret,...` (secrets of at least 32 bytes); the first signs download URLs, all verify. Undefined when unset. */
+  /**
+   * `DOWNLOAD_SIGNING_KEYS`: `kid:base64secret,...`: the first signs download URLs, all verify (rotation); required with
+   * `DATABASE_URL`. Unset: generated in `DATA_DIR` (dev mode).
+   */
   readonly downloadSigningKeys: readonly SigningKey[] | undefined;
-  /** `PACK_STORE_DIR`: root folder of the filesystem pack store (`PACK_STORE=fs`, and dev mode); default `${DATA_DIR}/packs`. */
+  /**
+   * `PACK_STORE_DIR`: root of the filesystem pack store (`PACK_STORE=fs` and dev mode): a volume shared by the API and the executor.
+   */
   readonly packStoreDir: string;
-  /** `EXECUTOR_JOB_WRITERS`: chunks of one job an executor writes at once, each over its own connection, 1..8. */
+  /** `EXECUTOR_JOB_WRITERS`: chunks of one job an executor writes at once, each on its own connection (1..8). */
   readonly executorJobWriters: number;
-  /** `EXECUTOR_HTTP_PORT`: port on which the executor serves /healthz, /readyz and /metrics (on `HOST`); undefined serves nothing. */
+  /**
+   * `EXECUTOR_HTTP_PORT`: the executor's `/healthz`, `/readyz` and `/metrics` port (the chart's `executor.healthPort`). Unset: nothing is served.
+   */
   readonly executorHttpPort: number | undefined;
-  /** `SCAN_EVENT_RETENTION_DAYS`: days the resolver's scan events are kept (the executor deletes older ones); 0 keeps them all. */
+  /**
+   * `SCAN_EVENT_RETENTION_DAYS`: days the resolver's scan events are kept; the executor's sweeper deletes older ones (0 keeps them
+   * all).
+   */
   readonly scanEventRetentionDays: number;
-  /** `RPC_MAX_BODY_BYTES`: largest request body of an ordinary RPC, counted after decompression; default 64 KiB. */
+  /**
+   * `RPC_MAX_BODY_BYTES`: largest request body of an ordinary RPC, counted on the wire and again after decompression.
+   */
   readonly rpcMaxBodyBytes: number;
-  /** `IMPORT_MAX_BODY_BYTES`: largest request body of an import RPC (StartProductImport), after decompression; default 40 MiB. */
+  /** `IMPORT_MAX_BODY_BYTES`: largest request body of an import RPC (`StartProductImport`), after decompression. */
   readonly importMaxBodyBytes: number;
-  /** `HTTP_HEADERS_TIMEOUT_MS`: an HTTP/1.1 client must send complete request headers within this; default 10 s. */
+  /**
+   * `HTTP_HEADERS_TIMEOUT_MS`: an HTTP/1.1 client must send complete request headers within this (else 408 and close).
+   */
   readonly httpHeadersTimeoutMs: number;
-  /** `HTTP_REQUEST_TIMEOUT_MS`: an HTTP/1.1 request must arrive whole (headers and body) within this; default 120 s. */
+  /**
+   * `HTTP_REQUEST_TIMEOUT_MS`: an HTTP/1.1 request must arrive whole, body included, within this (slow senders are cut).
+   */
   readonly httpRequestTimeoutMs: number;
-  /** `HTTP_IDLE_TIMEOUT_MS`: a connection (HTTP/1.1 keep-alive or HTTP/2 session) with no traffic is closed after this; default 30 s. */
+  /**
+   * `HTTP_IDLE_TIMEOUT_MS`: an HTTP/2 session without any frame for this long is closed, and an HTTP/1.1 keep-alive connection
+   * without a request.
+   */
   readonly httpIdleTimeoutMs: number;
-  /** `HTTP_BODY_TIMEOUT_MS`: a request body (or HTTP/2 stream) that sends nothing for this long is cut; default 15 s. */
+  /**
+   * `HTTP_BODY_TIMEOUT_MS`: a request body still open that sends nothing for this long is cut: an HTTP/2 stream is cancelled and its
+   * session told to go away, an HTTP/1.1 connection is closed.
+   */
   readonly httpBodyTimeoutMs: number;
-  /** `HTTP2_MAX_CONCURRENT_STREAMS`: streams one HTTP/2 session may have open at once; default 100. */
+  /** `HTTP2_MAX_CONCURRENT_STREAMS`: streams one HTTP/2 session may have open at once. */
   readonly http2MaxConcurrentStreams: number;
-  /** `METRICS_PORT`: when set, the API serves /metrics on this port (on `HOST`) and not on `PORT`. */
+  /**
+   * `METRICS_PORT`: serve `/metrics` on this port only (on `HOST`), which the network can keep private. Unset: served on `PORT`.
+   */
   readonly metricsPort: number | undefined;
-  /** `METRICS_TOKEN`: when set (at least 16 characters), /metrics requires `Authorization: Bearer <token>`. */
+  /**
+   * `METRICS_TOKEN`: when set (at least 16 characters), `/metrics` requires `Authorization: Bearer <token>`. Unset: open to anyone.
+   */
   readonly metricsToken: string | undefined;
-  /** `WEBHOOK_CONCURRENCY`: webhook deliveries one executor sends at once, 0..256 (0 runs no webhook worker). */
+  /** `WEBHOOK_CONCURRENCY`: webhook deliveries one executor sends at once (0..256; 0 runs no webhook worker). */
   readonly webhookConcurrency: number;
-  /** `WEBHOOK_PER_ENDPOINT_CONCURRENCY`: deliveries of one endpoint in flight at once across executors, 1..64. */
+  /** `WEBHOOK_PER_ENDPOINT_CONCURRENCY`: deliveries of one endpoint in flight at once, across executors (1..64). */
   readonly webhookPerEndpointConcurrency: number;
   /**
-   * `WEBHOOK_PER_BRAND_CONCURRENCY`: deliveries of one brand in flight at once across executors, 1..256; below the slots of all
-   * executors, so one brand's slow endpoints leave the others slots.
+   * `WEBHOOK_PER_BRAND_CONCURRENCY`: deliveries of one brand in flight at once, across executors (1..256); keep below the executors'
+   * total slots so one brand's slow endpoints leave the others slots.
    */
   readonly webhookPerBrandConcurrency: number;
-  /** `WEBHOOK_MAX_ENDPOINTS_PER_BRAND`: webhook endpoints one brand may have, 1..1000 (each event writes at most this many deliveries). */
+  /**
+   * `WEBHOOK_MAX_ENDPOINTS_PER_BRAND`: webhook endpoints one brand may have (API; 1..1000); creating one more is refused with
+   * FailedPrecondition naming the limit.
+   */
   readonly webhookMaxEndpointsPerBrand: number;
   /** `WEBHOOK_POLL_MS`: how long an idle webhook worker waits before looking for due deliveries again. */
   readonly webhookPollMs: number;
-  /** `WEBHOOK_LEASE_MS`: lease on a claimed delivery; a dead executor's deliveries are claimed again after it. Keep above the 10 s attempt limit. */
+  /**
+   * `WEBHOOK_LEASE_MS`: lease on a claimed webhook delivery; a dead executor's deliveries are sent again after it (keep above the 10
+   * s attempt limit).
+   */
   readonly webhookLeaseMs: number;
-  /** `WEBHOOK_ALLOW_LOOPBACK`: accept `http://` loopback endpoint URLs and deliver to loopback addresses (dev mode, tests). */
+  /**
+   * `WEBHOOK_ALLOW_LOOPBACK`: accept `http://` loopback endpoint URLs and deliver to loopback addresses (dev mode and tests only).
+   */
   readonly webhookAllowLoopback: boolean;
-  /** `WEBHOOK_ALLOWED_ADDRESSES`: comma-separated addresses or CIDR ranges webhooks may reach although private (on-premises receivers). */
+  /**
+   * `WEBHOOK_ALLOWED_ADDRESSES`: comma-separated addresses or CIDR ranges receivers may resolve to although private (on-premises
+   * receivers); endpoint URLs naming other private addresses are refused.
+   */
   readonly webhookAllowedAddresses: readonly string[];
   /**
-   * `WEBHOOK_SECRET_KEYS`: `kid:base64key,...` (keys of exactly 32 bytes) sealing webhook signing secrets at rest with AES-256-GCM;
-   * the first seals, all open. Undefined when unset (dev mode generates one; production needs it).
+   * `WEBHOOK_SECRET_KEYS`: `kid:base64key,...` (keys of exactly 32 bytes, e.g. `w1:$(openssl rand -base64 32)`) sealing webhook
+   * signing secrets at rest (AES-256-GCM); the first seals, all open; required with `DATABASE_URL` by the API and the executor.
+   * Unset: generated in `DATA_DIR` (dev mode).
    */
   readonly webhookSecretKeys: readonly SigningKey[] | undefined;
   /**
-   * `RESOLVER_CONTACT`: who answers for the resolver (a `mailto:` or `https://` URI, or an e-mail address, at most 200 characters),
-   * published as `contact` in `/.well-known/gs1resolver`; left out when unset.
+   * `RESOLVER_CONTACT`: who answers for the resolver (an e-mail address, or a `mailto:` or `https://` URI, at most 200 characters),
+   * published as `contact` in `/.well-known/gs1resolver` at the service's origin and at every brand domain; chart value
+   * `config.resolverContact`.
    */
   readonly resolverContact: string | undefined;
-  /** `WATCH_MAX_DURATION_MS`: a WatchMintJob stream ends cleanly after this long (the client watches again); default 15 min. */
+  /**
+   * `WATCH_MAX_DURATION_MS`: a `WatchMintJob` stream ends cleanly after this long (15 min); the client watches again.
+   */
   readonly watchMaxDurationMs: number;
-  /** `WATCH_MAX_STREAMS_PER_CALLER`: WatchMintJob streams one caller (user, else API key) may have open on one API process; default 20. */
+  /**
+   * `WATCH_MAX_STREAMS_PER_CALLER`: `WatchMintJob` streams one caller (its user, else its API key) may have open at once on one API
+   * process; more answer `resource_exhausted`.
+   */
   readonly watchMaxStreamsPerCaller: number;
-  /** `CORS_ALLOWED_ORIGINS`: comma-separated origins whose browser scripts may call Connect, gRPC-Web and /v1 with credentials (`*`: any origin, never with credentials); none when unset. */
+  /**
+   * `CORS_ALLOWED_ORIGINS`: origins whose browser scripts may call Connect, gRPC-Web and `/v1` with credentials; `*` allows any
+   * origin without credentials (see Browsers and gRPC tools). Unset: none (dev mode: its own origin and `http://localhost:5173`).
+   */
   readonly corsAllowedOrigins: readonly string[] | undefined;
-  /** `REFLECTION_ALLOW_ANONYMOUS`: serve gRPC server reflection without credentials; off by default (a valid token or API key is needed). */
+  /**
+   * `REFLECTION_ALLOW_ANONYMOUS`: serve gRPC server reflection without credentials (by default any valid token or API key).
+   */
   readonly reflectionAllowAnonymous: boolean;
-  /** `RATE_LIMIT_PER_CREDENTIAL`: RPC and /v1 requests per second one credential (bearer token or API key) may make; 0 turns the limit off. */
+  /**
+   * `RATE_LIMIT_PER_CREDENTIAL`: RPC and `/v1` requests per second of one credential (bearer token or API key); 0 turns it off.
+   */
   readonly rateLimitPerCredential: number;
-  /** `RATE_LIMIT_RESOLVER_PER_ADDRESS`: resolver requests (each a scan event) per second from one client address; 0 turns the limit off. */
+  /**
+   * `RATE_LIMIT_RESOLVER_PER_ADDRESS`: resolver requests (each a scan event) per second from one client address; 0 turns it off.
+   */
   readonly rateLimitResolverPerAddress: number;
-  /** `RATE_LIMIT_DOWNLOADS_PER_ADDRESS`: pack downloads per minute from one client address; 0 turns the limit off. */
+  /** `RATE_LIMIT_DOWNLOADS_PER_ADDRESS`: pack downloads per minute from one client address; 0 turns it off. */
   readonly rateLimitDownloadsPerAddress: number;
-  /** `RATE_LIMIT_AUTH_FAILURES_PER_ADDRESS`: failed authentications per minute from one client address before its calls are refused; 0 turns the limit off. */
+  /**
+   * `RATE_LIMIT_AUTH_FAILURES_PER_ADDRESS`: failed authentications per minute from one client address, after which its credentialed
+   * calls are refused until the minute ends; 0 turns it off.
+   */
   readonly rateLimitAuthFailuresPerAddress: number;
   /**
-   * `TRUSTED_PROXIES`: comma-separated addresses or CIDR ranges of the proxies in front of the API (the ingress); only when the TCP
-   * peer is one are `Forwarded` / `X-Forwarded-For` read, and the client is the right-most address not in the list. Default none.
+   * `TRUSTED_PROXIES`: comma-separated addresses or CIDR ranges of the proxies in front of the API; only when the TCP peer is one
+   * are `Forwarded` / `X-Forwarded-For` read for the per-address limits; chart value `api.trustedProxies`.
    */
   readonly trustedProxies: readonly string[];
   /**
-   * `CONTROL_PLANE_HOSTS`: comma-separated hostnames the API answers on as the control plane (in-cluster service names, an API host);
-   * no brand may claim one as its resolver domain. Default: `PUBLIC_BASE_URL`'s host and `localhost`.
+   * `CONTROL_PLANE_HOSTS`: comma-separated hostnames the API answers on as the control plane (its Service name, an API host); no
+   * brand may claim one as its resolver domain; chart value `api.controlPlaneHosts`.
    */
   readonly controlPlaneHosts: readonly string[];
   /**
-   * `BRAND_DOMAIN_DELEGATED_ZONES`: comma-separated zones under the public host whose subdomains brands may claim
-   * (`brands.mint.example` lets a brand claim `acme.brands.mint.example`); any other subdomain of the public host is refused. Default none.
+   * `BRAND_DOMAIN_DELEGATED_ZONES`: comma-separated zones under the public host whose subdomains brands may claim as resolver
+   * domains; every other subdomain of the public host is refused; chart value `api.brandDomainDelegatedZones`.
    */
   readonly brandDomainDelegatedZones: readonly string[];
-  /** `WATCH_PROGRESS`: `pushed` (default; executors publish progress on NATS, one subscription per API process) or `polled` (the old per-stream 250 ms read). */
+  /**
+   * `WATCH_PROGRESS`: how `WatchMintJob` streams learn of progress: `pushed` (executors publish it on NATS after every commit; one
+   * subscription per API process) or `polled` (every stream reads the job every 250 ms, the design before; kept as the benchmark's
+   * baseline).
+   */
   readonly watchProgress: WatchProgress;
-  /** `WATCH_SAFETY_INTERVAL_MS`: with pushed progress, how often a stream still reads the job from the database; default 5 s. */
+  /**
+   * `WATCH_SAFETY_INTERVAL_MS`: with pushed progress, how often a stream still reads the job from the database (a lost message, a
+   * change no executor published).
+   */
   readonly watchSafetyIntervalMs: number;
 }
 
@@ -286,13 +385,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     packConcurrency: read.integer('PACK_CONCURRENCY', defaults.packConcurrency, 1, 64),
     packConcurrencyPerBrand: read.integer('PACK_CONCURRENCY_PER_BRAND', defaults.packConcurrencyPerBrand, 1, 64),
     chunkSize: read.integer('MINT_CHUNK_SIZE', defaults.chunkSize, 1, 20_000),
-    setMintBatchStatusEnabled: read.flag('ENABLE_SET_MINT_BATCH_STATUS', false),
-    consoleEnabled: read.flag('CONSOLE_ENABLED', true),
+    setMintBatchStatusEnabled: read.flag('ENABLE_SET_MINT_BATCH_STATUS', defaults.setMintBatchStatusEnabled),
+    consoleEnabled: read.flag('CONSOLE_ENABLED', defaults.consoleEnabled),
     shutdownTimeoutMs: read.integer('SHUTDOWN_TIMEOUT_MS', defaults.shutdownTimeoutMs, 1, 3_600_000),
     executorLeaseMs: read.integer('EXECUTOR_LEASE_MS', defaults.executorLeaseMs, 100, 3_600_000),
     natsAckWaitMs: read.integer('NATS_ACK_WAIT_MS', defaults.natsAckWaitMs, 1000, 3_600_000),
     downloadSigningKeys: read.signingKeys('DOWNLOAD_SIGNING_KEYS'),
-    packStoreDir: read.string('PACK_STORE_DIR') ?? `${read.string('DATA_DIR') ?? defaults.dataDir}/packs`,
+    packStoreDir: read.string('PACK_STORE_DIR') ?? defaults.packStoreDir(read.string('DATA_DIR') ?? defaults.dataDir),
     executorJobWriters: read.integer('EXECUTOR_JOB_WRITERS', defaults.executorJobWriters, 1, 8),
     executorHttpPort: read.string('EXECUTOR_HTTP_PORT') === undefined ? undefined : read.integer('EXECUTOR_HTTP_PORT', 0, 1, 65_535),
     scanEventRetentionDays: read.integer('SCAN_EVENT_RETENTION_DAYS', defaults.scanEventRetentionDays, 0, 36_500),
@@ -311,14 +410,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookMaxEndpointsPerBrand: read.integer('WEBHOOK_MAX_ENDPOINTS_PER_BRAND', defaults.webhookMaxEndpointsPerBrand, 1, 1000),
     webhookPollMs: read.integer('WEBHOOK_POLL_MS', defaults.webhookPollMs, 10, 60_000),
     webhookLeaseMs: read.integer('WEBHOOK_LEASE_MS', defaults.webhookLeaseMs, 1000, 3_600_000),
-    webhookAllowLoopback: read.flag('WEBHOOK_ALLOW_LOOPBACK', false),
-    webhookAllowedAddresses: read.addressList('WEBHOOK_ALLOWED_ADDRESSES'),
+    webhookAllowLoopback: read.flag('WEBHOOK_ALLOW_LOOPBACK', defaults.webhookAllowLoopback),
+    webhookAllowedAddresses: read.string('WEBHOOK_ALLOWED_ADDRESSES') === undefined ? defaults.webhookAllowedAddresses : read.addressList('WEBHOOK_ALLOWED_ADDRESSES'),
     webhookSecretKeys: read.secretKeys('WEBHOOK_SECRET_KEYS'),
     resolverContact: read.pattern('RESOLVER_CONTACT', resolverContact, 'a mailto: or https:// URI or an e-mail address of at most 200 characters'),
     watchMaxDurationMs: read.integer('WATCH_MAX_DURATION_MS', defaults.watchMaxDurationMs, 100, 86_400_000),
     watchMaxStreamsPerCaller: read.integer('WATCH_MAX_STREAMS_PER_CALLER', defaults.watchMaxStreamsPerCaller, 1, 10_000),
     corsAllowedOrigins: read.origins('CORS_ALLOWED_ORIGINS'),
-    reflectionAllowAnonymous: read.flag('REFLECTION_ALLOW_ANONYMOUS', false),
+    reflectionAllowAnonymous: read.flag('REFLECTION_ALLOW_ANONYMOUS', defaults.reflectionAllowAnonymous),
     rateLimitPerCredential: read.integer('RATE_LIMIT_PER_CREDENTIAL', defaults.rateLimitPerCredential, 0, 1_000_000),
     rateLimitResolverPerAddress: read.integer('RATE_LIMIT_RESOLVER_PER_ADDRESS', defaults.rateLimitResolverPerAddress, 0, 1_000_000),
     rateLimitDownloadsPerAddress: read.integer('RATE_LIMIT_DOWNLOADS_PER_ADDRESS', defaults.rateLimitDownloadsPerAddress, 0, 1_000_000),
