@@ -71,7 +71,7 @@ export async function upsertProduct(ctx: UseCaseContext, actor: Actor, input: Pr
   const now = ctx.clock();
   try {
     const row = await upsertProductBySku(em, input.brandId, randomUUID(), { ...input, gtin, passportUrl: storedPassportUrl(input.passportUrl) }, now);
-    // The passport_url is the GTIN's gs1:pip link, kept in step by a trigger of the products table.
+    // The passport_url is the GTIN's gs1:pip link, moved with it by the upsert.
     announceLinkChange(ctx.db, input.brandId, null);
     const product = await em.findOneOrFail(Product, { brandId: input.brandId, id: row.id });
     return { product: toProductView(product), created: row.created };

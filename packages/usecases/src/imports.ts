@@ -349,7 +349,7 @@ async function writeBatch(
       await upsertProductRows(em, brandId, writable.map((b) => b.product), writable.map(() => randomUUID()), now);
       await record(em, writable.length, rejected);
     });
-    // A product's passport_url is its GTIN's pip link (a trigger keeps them in step).
+    // A product's passport_url is its GTIN's pip link (the upsert moves them together).
     announceLinkChange(ctx.db, brandId, null);
     return;
   } catch (error) {
