@@ -6,6 +6,7 @@
 // imports products whose passport pages become links. Each step prints its time.
 
 import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -164,6 +165,21 @@ describe('on Citus (a coordinator and its workers)', () => {
     }
     timed('listMintUnits20pages', started);
     expect(seen.size).toBe(Math.min(units, 2_000));
+  });
+
+  it('answers a repeated idempotency key with the first job, one job written (the routed submit in its transaction)', async () => {
+    const key = randomUUID();
+    const request = {
+      brandId: brand.id, productId: brand.productId, productBatchId: null, requestedQuantity: 5,
+      identityMode: 'serial' as const, activationMode: 'active_at_mint' as const, lots: [], idempotencyKey: key,
+    };
+    const first = await submitMintRequest(ctx, { id: brand.userId }, request);
+    const second = await submitMintRequest(ctx, { id: brand.userId }, request);
+    if (!first.ok || !second.ok) throw new Error('blocked');
+    expect(second.mintJobId).toBe(first.mintJobId);
+    const [{ n }] = await query<{ n: string }>(db.em.fork(), 'select count(*)::text as n from mint_jobs where brand_id = ? and idempotency_key = ?', [brand.id, key]) as [{ n: string }];
+    expect(n).toBe('1');
+    await until('the keyed job', async () => (await getJobProgress(ctx, brand.id, first.mintJobId)).status === 'COMPLETED');
   });
 
   it('resolves a minted unit (the scan recorded) and serves a link change within a second, through NOTIFY on the coordinator', async () => {
