@@ -182,16 +182,20 @@ describe('on Citus (a coordinator and its workers)', () => {
     await until('the keyed job', async () => (await getJobProgress(ctx, brand.id, first.mintJobId)).status === 'COMPLETED');
   });
 
-  it('resolves a minted unit (the scan recorded) and serves a link change within a second, through NOTIFY on the coordinator', async () => {
+  it('resolves a minted unit (the scan recorded) and serves a link change within a second in every resolver, through NOTIFY on the coordinator', async () => {
     const recorder = createScanRecorder(ctx, { flushIntervalMs: 50 });
     const resolver = createResolver(ctx, { recorder });
+    // A second resolver, as another API process has: its own cache and its own LISTEN connection.
+    const other = createResolver(ctx);
     try {
       await resolver.listening;
+      await other.listening;
       const [{ serial }] = await query<{ serial: string }>(db.em.fork(),
         'select serial from mint_units where brand_id = ? and mint_batch_id = ? order by seq limit 1', [brand.id, minted.batchId]) as [{ serial: string }];
       let started = performance.now();
       expect((await resolver.resolve(serialPath(serial), 'redirect')).link?.href).toBe('https://citus.example/p1');
       timed('scan', started);
+      expect((await other.resolve(serialPath(serial), 'redirect')).link?.href).toBe('https://citus.example/p1');
       started = performance.now();
       await upsertLink(ctx, { id: brand.userId }, {
         brandId: brand.id, gtin: brand.gtin, lot: null, serial: null, linkType: 'gs1:pip', href: 'https://citus.example/p2', title: 'New page',
@@ -204,7 +208,14 @@ describe('on Citus (a coordinator and its workers)', () => {
       }
       timed('linkChangeSeen', started);
       expect(href).toBe('https://citus.example/p2');
+      let otherHref: string | undefined;
+      while (otherHref !== 'https://citus.example/p2' && performance.now() - started < 1_000) {
+        otherHref = (await other.resolve(serialPath(serial), 'redirect')).link?.href;
+        if (otherHref !== 'https://citus.example/p2') await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      expect(otherHref).toBe('https://citus.example/p2');
     } finally {
+      await other.close();
       await resolver.close();
       await recorder.close();
     }
