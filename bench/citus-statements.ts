@@ -1,8 +1,8 @@
 // `npm run bench:citus-statements`: what each statement of a submit and of a resolver scan costs on
 // Citus against plain PostgreSQL, from the client (round trip included). Both databases are made
 // fresh and migrated (`mintctl migrate`'s two steps); one brand submits SUBMITS 10-unit requests
-// and scans SCANS minted units (each a unit lookup, never cached) on each, and every statement is
-// timed from the `pg` client. Prints one row per statement: count and median/p95 ms on each.
+// and scans SCANS minted units (each a unit lookup, never cached) on each, and an executor mints a
+// job of MINT_UNITS; every statement is timed from the `pg` client. Prints one row per statement: count and median/p95 ms on each.
 //
 //   CITUS_URL=postgres://postgres@127.0.0.1:6601/citus [DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres] \
 //     npm run bench:citus-statements
@@ -36,6 +36,7 @@ if (citusUrl === undefined || citusUrl === '') {
 const plainUrl = process.env['DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const submits = Number(process.env['SUBMITS'] ?? 50);
 const scans = Number(process.env['SCANS'] ?? 300);
+const mintUnits = Number(process.env['MINT_UNITS'] ?? 20_000);
 
 /** Durations (ms) per statement label, while `capture` is on. */
 let capture: Map<string, number[]> | null = null;
@@ -68,7 +69,7 @@ pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
   return result;
 } as typeof original;
 
-async function measure(url: string): Promise<{ submit: Map<string, number[]>; scan: Map<string, number[]> }> {
+async function measure(url: string): Promise<{ submit: Map<string, number[]>; scan: Map<string, number[]>; mint: Map<string, number[]> }> {
   const db = await openDatabase({ url }, { poolSize: 8 });
   await migrate(db);
   await distributeForCitus(db);
@@ -91,6 +92,15 @@ async function measure(url: string): Promise<{ submit: Map<string, number[]>; sc
   const minted = await request(scans);
   if (!minted.ok) throw new Error('blocked');
   while ((await getJobProgress(ctx, brand.id, minted.mintJobId)).status !== 'COMPLETED') await new Promise((r) => setTimeout(r, 50));
+  // A job of MINT_UNITS, every statement of the executor (relay, lease, chunks, pack) timed.
+  const mint = new Map<string, number[]>();
+  capture = mint;
+  const mintStarted = performance.now();
+  const job = await request(mintUnits);
+  if (!job.ok) throw new Error('blocked');
+  while ((await getJobProgress(ctx, brand.id, job.mintJobId)).status !== 'COMPLETED') await new Promise((r) => setTimeout(r, 20));
+  mint.set(`(the whole job of ${mintUnits} units, submit to COMPLETED)`, [performance.now() - mintStarted]);
+  capture = null;
   await executor.stop();
   await bus.close();
   await rm(dir, { recursive: true, force: true });
@@ -131,7 +141,7 @@ async function measure(url: string): Promise<{ submit: Map<string, number[]>; sc
   capture = null;
   await resolver.close();
   await db.close(true);
-  return { submit, scan };
+  return { submit, scan, mint };
 }
 
 function stat(values: readonly number[] | undefined): string {
@@ -158,6 +168,7 @@ try {
   const onCitus = await measure(citus.url);
   table(`submit (${submits} SubmitMintRequest of 10 units)`, onPlain.submit, onCitus.submit);
   table(`resolver (${scans} unit scans, one at a time, and the scan writer)`, onPlain.scan, onCitus.scan);
+  table(`executor (one job of ${mintUnits} units)`, onPlain.mint, onCitus.mint);
 } finally {
   pg.Client.prototype.query = original;
   await dropDatabase(plainUrl, name);
