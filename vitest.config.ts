@@ -1,7 +1,7 @@
 import { defineConfig } from 'vitest/config';
 
 // One run covers unit tests beside the code and integration tests under test/ folders.
-// Fault-injection, fuzz and full-size pack suites live in test/faults, test/fuzz and test/packs-full and run separately.
+// Fault-injection, fuzz, full-size pack and Citus suites live in test/faults, test/fuzz, test/packs-full and test/citus and run separately.
 export default defineConfig({
   test: {
     include: [
@@ -11,7 +11,7 @@ export default defineConfig({
       'services/*/test/**/*.test.ts',
       'test/**/*.test.ts',
     ],
-    exclude: ['**/node_modules/**', 'test/faults/**', 'test/fuzz/**', 'test/packs-full/**'],
+    exclude: ['**/node_modules/**', 'test/faults/**', 'test/fuzz/**', 'test/packs-full/**', 'test/citus/**'],
     // Resolves PostgreSQL and NATS once per run and builds the migrated template database.
     globalSetup: ['test/support/global-setup.ts'],
     testTimeout: 30_000,

@@ -51,6 +51,13 @@ describe('the Citus layout', () => {
     }
   });
 
+  it('has no triggers (Citus refuses to distribute a table with triggers; the writes notify and move links themselves)', async () => {
+    const triggers = await query<{ name: string }>(app.db.em.fork(),
+      `select t.tgrelid::regclass::text || '.' || t.tgname as name from pg_trigger t join pg_class c on c.oid = t.tgrelid
+       join pg_namespace n on n.oid = c.relnamespace where n.nspname = 'public' and not t.tgisinternal`);
+    expect(triggers).toEqual([]);
+  });
+
   it('runs the distribution step only where the citus extension is installed', async () => {
     expect(await distributeForCitus(app.db)).toEqual({ citus: false });
   });

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Database } from './orm.ts';
+import type { Database, Em } from './orm.ts';
 import { kysely, rows } from './repositories/kysely.ts';
 
 /**
@@ -29,6 +29,24 @@ export const referenceTables = ['api_keys', 'outbox', 'brands', 'users'] as cons
 
 /** Tables of the tooling that stay on the coordinator only (the migrator's bookkeeping). */
 export const localTables = ['mikro_orm_migrations'] as const;
+
+const citusOf = new WeakMap<object, Promise<boolean>>();
+
+/**
+ * Whether `em`'s database has the `citus` extension (asked once per database), for the few
+ * statements that take another form on Citus.
+ */
+export function onCitus(em: Em): Promise<boolean> {
+  const key = em.getDriver();
+  let known = citusOf.get(key);
+  if (known === undefined) {
+    known = rows(em, (k) => k.selectNoFrom(sql<boolean>`exists (select 1 from pg_extension where extname = 'citus')`.as('present')))
+      .then((r) => r[0]?.present === true);
+    citusOf.set(key, known);
+    known.catch(() => citusOf.delete(key));
+  }
+  return known;
+}
 
 /** What {@link distributeForCitus} did. */
 export type DistributionOutcome =

@@ -4,7 +4,7 @@
 // brand's default page its brand level's, and the fields keep working through the triggers.
 
 import { randomUUID } from 'node:crypto';
-import { migrate, openDatabase, type Database } from '@mint/db';
+import { migrate, openDatabase, upsertProductBySku, type Database } from '@mint/db';
 import { parseResolverRequest } from '@mint/domain';
 import { createResolver, createUseCaseContext } from '@mint/usecases';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -58,8 +58,10 @@ describe('Migration20261124025102 (passport_url into resolver links)', () => {
     ]);
 
     // The field keeps working after the migration: a new passport_url moves the product's link.
-    await run(db.em.fork(), `update products set passport_url = 'https://acme.example/shoe-v2' where brand_id = ? and sku = 'SHOE'`, [withDefault]);
-    await run(db.em.fork(), `update products set passport_url = 'https://acme.example/sock' where brand_id = ? and sku = 'SOCK'`, [withDefault]);
+    const write = (sku: string, productName: string, gtin: string, passportUrl: string) => upsertProductBySku(db.em.fork(), withDefault, randomUUID(),
+      { sku, name: productName, gtin, commercialStatus: 'active', mintReadinessStatus: 'ready', passportUrl }, new Date());
+    await write('SHOE', 'Running shoe', '09506000134352', 'https://acme.example/shoe-v2');
+    await write('SOCK', 'Sock', '09506000134369', 'https://acme.example/sock');
     const after = (await links()).filter((l) => l.brand_id === withDefault && l.level === 'gtin').map((l) => [l.gtin, l.href, l.is_default]);
     expect(after).toEqual([['09506000134352', 'https://acme.example/shoe-v2', true], ['09506000134369', 'https://acme.example/sock', true]]);
 

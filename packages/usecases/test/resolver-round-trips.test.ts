@@ -10,7 +10,7 @@ import { parseResolverRequest, type ResolverPath } from '@mint/domain';
 import { createResolver } from '@mint/usecases';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { mintCompleted } from '../../../test/support/pack-fixtures.ts';
-import { query, run } from '../../../test/support/sql.ts';
+import { query, run, setPassportUrl } from '../../../test/support/sql.ts';
 import { useUseCases } from '../../../test/support/usecases.ts';
 
 const { app, brand } = useUseCases();
@@ -22,6 +22,8 @@ async function serialLink(qualifier: string, href: string, of: SeededBrand = bra
   await run(app.db.em.fork(),
     `insert into resolver_links (brand_id, id, level, gtin, qualifier, link_type, href, title, media_type, is_default, created_at, updated_at)
      values (?, ?, 'serial', ?, ?, 'pip', ?, 'This unit', 'text/html', true, now(), now())`, [of.brandId, randomUUID(), of.gtin, qualifier, href]);
+  // Announced as the application's link writes announce theirs.
+  await query(app.db.em.fork(), `select pg_notify('resolver_links', ?)::text`, [`${of.brandId} ${of.gtin}`]);
 }
 
 function pathOf(serial: string, of: { slug: string; gtin: string } = { slug, gtin: brand.gtin }): ResolverPath {
@@ -34,7 +36,7 @@ beforeAll(async () => {
   const { mintBatchId } = await mintCompleted(app.ctx, brand, 2);
   [{ slug }] = (await query<{ slug: string }>(app.db.em.fork(), 'select slug from brands where id = ?', [brand.brandId])) as [{ slug: string }];
   serials = (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ? order by seq', [mintBatchId])).map((r) => r.serial);
-  await run(app.db.em.fork(), 'update products set passport_url = ? where brand_id = ?', ['https://acme.example/product', brand.brandId]);
+  await setPassportUrl(app.db.em.fork(), brand.brandId, 'https://acme.example/product');
   await serialLink(serials[0]!, 'https://acme.example/unit');
   await serialLink('NEVERMINTED', 'https://acme.example/never-minted');
 });
@@ -78,7 +80,7 @@ describe('resolver lookups per scan', () => {
     const { mintBatchId } = await mintCompleted(app.ctx, other, 1);
     const [{ serial }] = (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ?', [mintBatchId])) as [{ serial: string }];
     const [{ slug: otherSlug }] = (await query<{ slug: string }>(app.db.em.fork(), 'select slug from brands where id = ?', [other.brandId])) as [{ slug: string }];
-    await run(app.db.em.fork(), 'update products set passport_url = ? where brand_id = ?', ['https://other.example/product', other.brandId]);
+    await setPassportUrl(app.db.em.fork(), other.brandId, 'https://other.example/product');
     const real = createResolverReader(app.db);
     const withLinks: (boolean | undefined)[] = [];
     const reader: ResolverReader = { ...real, findUnit: (...args) => (withLinks.push(args[3]), real.findUnit(...args)) };

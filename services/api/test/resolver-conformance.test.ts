@@ -21,7 +21,7 @@ import { join } from 'node:path';
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 import digitalLink from 'digital-link.js';
-import { query, run } from '../../../test/support/sql.ts';
+import { query, setPassportUrl } from '../../../test/support/sql.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintCompleted } from '../../../test/support/pack-fixtures.ts';
 import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
@@ -85,7 +85,7 @@ beforeAll(async () => {
   await mintCompleted(app.ctx, brand, 4, { identityMode: 'batch', lots: [{ lotCode: 'LOT-1', qty: 4 }] });
   [{ slug }] = (await query<{ slug: string }>(app.db.em.fork(), 'select slug from brands where id = ?', [brand.brandId])) as [{ slug: string }];
   [{ serial }] = (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ? order by seq limit 1', [minted.mintBatchId])) as [{ serial: string }];
-  await run(app.db.em.fork(), 'update products set passport_url = ? where brand_id = ?', [passport, brand.brandId]);
+  await setPassportUrl(app.db.em.fork(), brand.brandId, passport);
   dl = { gtin: `/r/${slug}/01/${brand.gtin}`, serial: `/r/${slug}/01/${brand.gtin}/21/${serial}`, lot: `/r/${slug}/01/${brand.gtin}/10/LOT-1` };
   api = await startTestApi(app, { readiness: async () => ({ ok: true, checks: {} }) });
   baseUrl = api.baseUrl;

@@ -2,7 +2,7 @@
 // negotiation, and scan events recorded without ever holding up an answer.
 
 import { Writable } from 'node:stream';
-import { query, run } from '../../../test/support/sql.ts';
+import { query, setPassportUrl, setBrandDefaultPassportUrl } from '../../../test/support/sql.ts';
 import { createLogger } from '@mint/runtime';
 import { activateMintUnits, setMintBatchStatus, type ScanRecorderOptions } from '@mint/usecases';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -64,9 +64,9 @@ beforeAll(async () => {
   acme = await fixture();
   globex = await fixture();
   tokenBrand = await fixture({ gtin: null });
-  await run(app.db.em.fork(), 'update products set passport_url = ? where brand_id = ?', [passport, acme.brand.brandId]);
-  await run(app.db.em.fork(), 'update brands set default_passport_url = ? where id = ?', [brandDefault, globex.brand.brandId]);
-  await run(app.db.em.fork(), 'update brands set default_passport_url = ? where id = ?', [brandDefault, tokenBrand.brand.brandId]);
+  await setPassportUrl(app.db.em.fork(), acme.brand.brandId, passport);
+  await setBrandDefaultPassportUrl(app.db.em.fork(), globex.brand.brandId, brandDefault);
+  await setBrandDefaultPassportUrl(app.db.em.fork(), tokenBrand.brand.brandId, brandDefault);
   baseUrl = await startWith();
 });
 afterAll(async () => {
@@ -271,7 +271,7 @@ describe('scan events', () => {
 
   it('records every resolution of a brand, in batches off the request path', async () => {
     const brand = await fixture();
-    await run(app.db.em.fork(), 'update products set passport_url = ? where brand_id = ?', [passport, brand.brand.brandId]);
+    await setPassportUrl(app.db.em.fork(), brand.brand.brandId, passport);
     await get(`/r/${brand.slug}/01/${brand.brand.gtin}/21/${brand.serials[0]}`, browser);
     await get(`/r/${brand.slug}/01/${brand.brand.gtin}/21/${brand.serials[0]}`, json);
     await get(`/r/${brand.slug}/01/${brand.brand.gtin}/21/NOTASERIAL`, json);

@@ -6,7 +6,7 @@
 import { getProductImport, runProductImport, startProductImport, upsertLink, upsertProduct } from '@mint/usecases';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintCompleted } from '../../../test/support/pack-fixtures.ts';
-import { query, run } from '../../../test/support/sql.ts';
+import { query, setPassportUrl } from '../../../test/support/sql.ts';
 import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
 import { startTestApi, type TestApi } from './support.ts';
 
@@ -95,7 +95,7 @@ describe('one URL rule for every stored link', () => {
     const brand = await app.seedBrand();
     await mintCompleted(app.ctx, brand, 1);
     // Written before the rule existed: bypasses the use cases.
-    await run(app.db.em.fork(), 'update products set passport_url = ? where id = ?', ['https://example.com/€-euro', brand.productId]);
+    await setPassportUrl(app.db.em.fork(), brand.brandId, 'https://example.com/€-euro', brand.productId);
     const answer = await scan(brand);
     expect(answer.status).toBe(502);
     expect(answer.location).toBeNull();

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Em } from '../orm.ts';
 import { first, rows } from './kysely.ts';
 
@@ -17,8 +18,10 @@ export async function lockBrandResolverSettings(em: Em, brandId: string): Promis
 
 /**
  * Sets the brand's resolver domain (null removes it) and the base URL of units minted from now
- * on. A domain another brand holds fails on the unique constraint (a UniqueConstraintViolationException).
+ * on, and notifies the resolvers. A domain another brand holds fails on the unique constraint (a UniqueConstraintViolationException).
  */
 export async function updateBrandResolverDomain(em: Em, brandId: string, domain: string | null, resolverBaseUrl: string): Promise<void> {
   await rows(em, (db) => db.updateTable('brands').set({ resolver_domain: domain, resolver_base_url: resolverBaseUrl }).where('id', '=', brandId));
+  // Every API process reloads its table of brand domains (the payload without a GTIN: the brand as a whole), on commit.
+  await rows(em, (db) => db.selectNoFrom(sql<string>`pg_notify('resolver_links', ${brandId})::text`.as('notified')));
 }

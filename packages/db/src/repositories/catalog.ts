@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Em } from '../orm.ts';
-import { first } from './kysely.ts';
+import { first, rows, unnest } from './kysely.ts';
 import type { ProductRow } from './imports.ts';
 
 /** What an upsert did: the row's id, and whether it was created (false: updated). */
@@ -12,11 +12,68 @@ export interface Upserted {
 /** `xmax = 0` holds only for a row this statement inserted, not for one it updated. */
 const insertedNow = sql<boolean>`xmax = 0`;
 
+/** What a product's GTIN-level gs1:pip link follows: its GTIN, `passport_url` and name (the link's title). */
+export interface PassportFields {
+  readonly sku: string;
+  readonly gtin: string | null;
+  readonly passport_url: string | null;
+  readonly name: string;
+}
+
+/** Runs `work` in `em`'s transaction, or in a new one when `em` has none. */
+export function inTransaction<T>(em: Em, work: (em: Em) => Promise<T>): Promise<T> {
+  return em.isInTransaction() ? work(em) : em.transactional(work);
+}
+
 /**
- * Creates or updates the brand's product with this SKU in one statement (new rows get `id`). A
- * GTIN another product of the brand holds fails with a unique violation and writes nothing.
+ * The passport fields of the brand's products with these SKUs, their rows locked until the
+ * transaction ends, so {@link movePassportLinks} moves links from what was stored.
+ */
+export async function lockPassportFields(em: Em, brandId: string, skus: readonly string[]): Promise<Map<string, PassportFields>> {
+  const found = await rows(em, (db) => db.selectFrom('products').select(['sku', 'gtin', 'passport_url', 'name'])
+    .where('brand_id', '=', brandId).where((eb) => eb('sku', '=', eb.fn.any(eb.cast<string[]>(eb.val(skus), sql`text[]`)))).forUpdate());
+  return new Map(found.map((r) => [r.sku, r]));
+}
+
+/**
+ * Keeps each written product's `passport_url` as its GTIN's gs1:pip link (the default of the level
+ * when it has none), in one statement calling `resolver_move_pip_link` per changed product, which
+ * also notifies the resolvers. `before` holds the rows as {@link lockPassportFields} read them
+ * (absent: created now), `after` the rows the upsert wrote. Call in the upsert's transaction.
+ */
+export async function movePassportLinks(em: Em, brandId: string, before: ReadonlyMap<string, PassportFields>, after: readonly PassportFields[]): Promise<void> {
+  const moves: { gtin: string; old: string | null; next: string | null; title: string }[] = [];
+  for (const a of after) {
+    const b = before.get(a.sku);
+    if (b !== undefined && b.gtin !== a.gtin) {
+      if (b.gtin !== null) moves.push({ gtin: b.gtin, old: b.passport_url, next: null, title: b.name });
+      if (a.gtin !== null) moves.push({ gtin: a.gtin, old: null, next: a.passport_url, title: a.name });
+    } else if (a.gtin !== null) {
+      moves.push({ gtin: a.gtin, old: b?.passport_url ?? null, next: a.passport_url, title: a.name });
+    }
+  }
+  const due = moves.filter((m) => m.old !== m.next);
+  if (due.length === 0) return;
+  await rows(em, (db) => db.selectFrom(unnest<{ gtin: string; old: string | null; next: string | null; title: string }, 'm'>('m', {
+    gtin: ['text', due.map((m) => m.gtin)], old: ['text', due.map((m) => m.old)], next: ['text', due.map((m) => m.next)], title: ['text', due.map((m) => m.title)],
+  })).select(sql<string>`resolver_move_pip_link(${brandId}::uuid, 'gtin', m.gtin, m.old, m.next, m.title)::text`.as('moved')));
+}
+
+/**
+ * Creates or updates the brand's product with this SKU (new rows get `id`) and moves its GTIN's
+ * gs1:pip link with its `passport_url`, in one transaction. A GTIN another product of the brand
+ * holds fails with a unique violation and writes nothing.
  */
 export async function upsertProductBySku(em: Em, brandId: string, id: string, row: ProductRow, now: Date): Promise<Upserted> {
+  return inTransaction(em, async (em) => {
+    const before = await lockPassportFields(em, brandId, [row.sku]);
+    const written = await upsertProductRow(em, brandId, id, row, now);
+    await movePassportLinks(em, brandId, before, [{ sku: row.sku, gtin: row.gtin, passport_url: row.passportUrl, name: row.name }]);
+    return written;
+  });
+}
+
+async function upsertProductRow(em: Em, brandId: string, id: string, row: ProductRow, now: Date): Promise<Upserted> {
   const result = await first(em, (db) => db.insertInto('products')
     .values({
       brand_id: brandId, id, sku: row.sku, name: row.name, gtin: row.gtin, commercial_status: row.commercialStatus,

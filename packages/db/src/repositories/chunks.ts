@@ -69,7 +69,7 @@ const chunkCommit = prepare('commit_mint_chunk', (db, p: ChunkCommitParams) => d
     .returning('minted_quantity'))
   // The chunk's event, with its webhook deliveries.
   .with('e', (qc) => gatedEventInsert(qc, 'lease', p))
-  .with('deliveries', (qc) => eventDeliveries(qc))
+  .with('deliveries', (qc) => eventDeliveries(qc, p.brandId))
   // The brand's counters, on the connection's shard (as bumpKpis adds them).
   .with('kpis', (qc) => qc.insertInto('mint_kpis')
     .columns(['brand_id', 'shard', 'total_tokens_minted', 'active_tokens'])
@@ -132,7 +132,7 @@ export async function writeCompletion(em: Em, c: Completion): Promise<{ jobMoved
     .with('batch', (qc) => batchMoveUpdate(schemaOnly(qc), c.brandId, c.batchId, c.batchMove, c.at).returning('id'))
     .with('pack', (qc) => packInsert(schemaOnly(qc), c.brandId, randomUUID(), c.batchId, c.pack, c.at, true))
     .with('e', (qc) => eventsInsert(qc, c.at, c.events))
-    .with('deliveries', (qc) => eventDeliveries(qc))
+    .with('deliveries', (qc) => eventDeliveries(qc, c.events.every((e) => e.brandId === c.brandId) ? c.brandId : undefined))
     .selectNoFrom((eb) => [
       eb.exists(eb.selectFrom('job').select(eb.lit(1).as('one'))).as('job_moved'),
       eb.exists(eb.selectFrom('batch').select(eb.lit(1).as('one'))).as('batch_moved'),

@@ -3,6 +3,8 @@ import { sql, type QueryCreator, type RawBuilder } from 'kysely';
 import type { NewEvent } from '@mint/domain';
 import type { Em } from '../orm.ts';
 import type { Tables } from '../tables.ts';
+import { onCitus } from '../distribution.ts';
+import { inTransaction } from './catalog.ts';
 import { changed } from './kysely.ts';
 
 /**
@@ -37,7 +39,39 @@ function endpointWants(): RawBuilder<boolean> {
  */
 export async function appendEvents(em: Em, at: Date, events: readonly NewEvent[]): Promise<void> {
   if (events.length === 0) return;
+  if (await onCitus(em)) return appendEventsRouted(em, at, events);
   await changed(em, (db) => eventDeliveries(db.with('e', (qc) => eventsInsert(qc, at, events))));
+}
+
+/**
+ * {@link appendEvents} on Citus, in one transaction: the events, then per brand its deliveries from
+ * its events just written, each statement routed to the brand's shard. (As one statement, Citus
+ * joins the inserted events with every shard's endpoints through the coordinator: ~50 ms.)
+ */
+async function appendEventsRouted(em: Em, at: Date, events: readonly NewEvent[]): Promise<void> {
+  const rows = events.map((e) => ({
+    brand_id: e.brandId, id: randomUUID(), occurred_at: at, event_type: e.eventType, entity_type: e.entityType, entity_id: e.entityId,
+    payload: JSON.stringify(e.payload), actor: e.actor,
+  }));
+  await inTransaction(em, async (em) => {
+    await changed(em, (db) => db.insertInto('mint_events').values(rows));
+    for (const brandId of new Set(rows.map((r) => r.brand_id))) {
+      const ids = rows.filter((r) => r.brand_id === brandId).map((r) => r.id);
+      await changed(em, (db) => db.insertInto('webhook_deliveries')
+        .columns(['brand_id', 'id', 'endpoint_id', 'event_id', 'event_type', 'body', 'status', 'attempts', 'next_attempt_at', 'created_at', 'updated_at'])
+        .expression((eb) => eb.selectFrom('mint_events as e')
+          .innerJoin('webhook_endpoints as w', (join) => join.onRef('w.brand_id', '=', 'e.brand_id'))
+          .where('e.brand_id', '=', brandId).where('w.brand_id', '=', brandId)
+          .where('e.id', '=', eb.fn.any(eb.cast<string[]>(eb.val(ids), sql`uuid[]`)))
+          .where('w.enabled', '=', true)
+          .where(endpointWants())
+          .select([
+            'e.brand_id', sql<string>`gen_random_uuid()`.as('id'), 'w.id as endpoint_id', 'e.id as event_id', 'e.event_type', deliveryBody().as('body'),
+            sql<string>`'pending'`.as('status'), sql<number>`0`.as('attempts'), 'e.occurred_at as next_attempt_at', 'e.occurred_at as created_at',
+            'e.occurred_at as updated_at',
+          ])));
+    }
+  });
 }
 
 /**
@@ -64,13 +98,16 @@ type WithInsertedEvents = Tables & { e: Pick<Tables['mint_events'], (typeof inse
  * brand whose filter wants the event's type. Every statement that writes events makes its
  * deliveries with it, as a CTE or as the statement itself. `qc` is the statement's query creator,
  * seen here with `e` alone (Kysely cannot type a builder over any schema that has `e`; the
- * statement's other CTEs stay in it).
+ * statement's other CTEs stay in it). `brandId`, given when every event is that brand's, names the
+ * brand in the join: Citus then routes it to the brand's shard (about 15 ms against 45-95 ms for a
+ * join over every shard's endpoints); plain PostgreSQL reads it as the join's own condition.
  */
-export function eventDeliveries<DB extends Tables>(qc: QueryCreator<DB>) {
+export function eventDeliveries<DB extends Tables>(qc: QueryCreator<DB>, brandId?: string) {
   return (qc as unknown as QueryCreator<WithInsertedEvents>).insertInto('webhook_deliveries')
     .columns(['brand_id', 'id', 'endpoint_id', 'event_id', 'event_type', 'body', 'status', 'attempts', 'next_attempt_at', 'created_at', 'updated_at'])
     .expression((eb) => eb.selectFrom('e')
       .innerJoin('webhook_endpoints as w', (join) => join.onRef('w.brand_id', '=', 'e.brand_id'))
+      .$if(brandId !== undefined, (q) => q.where('w.brand_id', '=', eb.cast<string>(eb.val(brandId!), 'uuid')))
       .where('w.enabled', '=', true)
       .where(endpointWants())
       .select([

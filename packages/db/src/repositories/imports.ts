@@ -1,7 +1,8 @@
 import type { ProductImportRowError } from '../catalog-types.ts';
 import { sql } from 'kysely';
 import type { Em } from '../orm.ts';
-import { changed, first, rows, unnest } from './kysely.ts';
+import { inTransaction, lockPassportFields, movePassportLinks } from './catalog.ts';
+import { changed, first, rows, rows as rowsOf, unnest } from './kysely.ts';
 
 /** A product import as callers see it (without the file). */
 export interface ImportRecord {
@@ -146,11 +147,21 @@ export async function productSkusByGtin(em: Em, brandId: string, gtins: readonly
  * Creates or updates the brand's products with these SKUs in one statement (one bind parameter
  * per column). The rows must have distinct SKUs and GTINs; a GTIN another product holds fails the
  * whole statement with a unique violation. Rows equal to the stored product are left alone
- * (updated_at unchanged). Returns the rows written.
+ * (updated_at unchanged). Each written product's GTIN-level gs1:pip link moves with its
+ * `passport_url`, in the same transaction. Returns the rows written.
  */
 export async function upsertProductRows(em: Em, brandId: string, rows: readonly ProductRow[], ids: readonly string[], now: Date): Promise<number> {
   if (rows.length === 0) return 0;
-  return changed(em, (db) => db.insertInto('products')
+  return inTransaction(em, async (em) => {
+    const before = await lockPassportFields(em, brandId, rows.map((r) => r.sku));
+    const written = await upsertChangedProductRows(em, brandId, rows, ids, now);
+    await movePassportLinks(em, brandId, before, written);
+    return written.length;
+  });
+}
+
+function upsertChangedProductRows(em: Em, brandId: string, rows: readonly ProductRow[], ids: readonly string[], now: Date) {
+  return rowsOf(em, (db) => db.insertInto('products')
     .columns(['brand_id', 'id', 'sku', 'name', 'gtin', 'commercial_status', 'mint_readiness_status', 'passport_url', 'created_at', 'updated_at'])
     .expression((eb) => eb.selectFrom(unnest<{ id: string; sku: string; name: string; gtin: string | null; cs: string; mrs: string; url: string | null }, 'r'>('r', {
       id: ['uuid', ids], sku: ['text', rows.map((r) => r.sku)], name: ['text', rows.map((r) => r.name)], gtin: ['text', rows.map((r) => r.gtin)],
@@ -169,7 +180,8 @@ export async function upsertProductRows(em: Em, brandId: string, rows: readonly 
         eb.refTuple('products.name', 'products.gtin', 'products.commercial_status', 'products.mint_readiness_status', 'products.passport_url'),
         'is distinct from',
         eb.refTuple('excluded.name', 'excluded.gtin', 'excluded.commercial_status', 'excluded.mint_readiness_status', 'excluded.passport_url'),
-      ))));
+      )))
+    .returning(['sku', 'gtin', 'passport_url', 'name']));
 }
 
 /** Appends one error to an import's list (whatever its status), e.g. why it failed as a whole. */

@@ -81,7 +81,7 @@ const claim = prepare('claim_job_lease', (db, p: ClaimParams) => db
     .returning('lease_token'))
   // The claim's event, only with a move and only when the claim won.
   .with('e', (qc) => gatedEventInsert(qc, 'claimed', p, p.withEvent))
-  .with('deliveries', (qc) => eventDeliveries(qc))
+  .with('deliveries', (qc) => eventDeliveries(qc, p.brandId))
   .selectFrom('claimed').select('lease_token'));
 
 /**

@@ -11,7 +11,8 @@ import { postgresDirectUrl } from './packs.ts';
  * The resolver's links: the management writes (each level changed under its own transaction-scoped
  * advisory lock, so concurrent writers of one level queue and the level keeps exactly one
  * default), keyset listing, the hot-path reads of the resolver, and the change feed its caches
- * listen to (PostgreSQL NOTIFY from a trigger).
+ * listen to (PostgreSQL NOTIFY sent by the writes themselves, no trigger, so it holds on Citus
+ * too).
  */
 
 /** A stored link with its level and identity. */
@@ -42,10 +43,16 @@ function toLinkRecord(r: LinkRow): LinkRecord {
   };
 }
 
-/** Takes the level's lock until the transaction ends (the passport triggers take the same one). */
+/**
+ * Takes the level's lock until the transaction ends (`resolver_move_pip_link` takes the same one)
+ * and, in the same statement, notifies the resolvers of the brand and GTIN (sent on commit).
+ */
 async function lockLevel(em: Em, brandId: string, scope: LinkScope): Promise<void> {
   const key = `${brandId} ${scope.gtin} ${scope.level} ${scope.qualifier}`;
-  await rows(em, (db) => db.selectNoFrom(sql<string>`pg_advisory_xact_lock(hashtextextended(${key}, 0))::text`.as('locked')));
+  await rows(em, (db) => db.selectNoFrom([
+    sql<string>`pg_advisory_xact_lock(hashtextextended(${key}, 0))::text`.as('locked'),
+    sql<string>`pg_notify(${linkChangeChannel}, ${`${brandId} ${scope.gtin}`})::text`.as('notified'),
+  ]));
 }
 
 /** Makes the level's oldest link its default when it has links and no default. */
