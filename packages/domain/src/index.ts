@@ -84,3 +84,7 @@ export {
   sealedSecretPrefix, secretKeyBytes, SecretBoxError, isSecretBoxError, isSealedSecret, sealedSecretKeyId, parseSecretKeys, sealSecret, openSecret
 } from './secret-box.ts';
 export { type ScanFloodLimits, defaultScanFloodLimits, type ScanFloodFacts, type CountedScan, type ScanFloodGate, createScanFloodGate } from './scan-flood.ts';
+export {
+  type ClientClass, clientClasses, classifyUserAgent, countryOf, type ScanClient, type VisitorHasher, createVisitorHasher, scanKinds, scanOutcomes, scanRepresentations,
+  maxIngestScans, type IngestScanInput, type IngestScan, type IngestRowError, validateIngestScan, type ScanGroup, scanGroups
+} from './scan-ledger.ts';

@@ -16,7 +16,7 @@ import { brandDomainRoutes, requestHost, resolverDescriptionRoute, resolverRoute
 import { v1Routes } from './v1/routes.ts';
 import { consoleRoutes } from './console/routes.ts';
 import { createApiServer, type ApiServer } from './server.ts';
-import { clientAddressOf } from './http/client-address.ts';
+import { scanClientOf } from './http/client-address.ts';
 
 /** Options of {@link startApi}. */
 export interface StartApiOptions {
@@ -31,7 +31,7 @@ export interface StartApiOptions {
     | 'httpIdleTimeoutMs' | 'httpBodyTimeoutMs' | 'http2MaxConcurrentStreams' | 'watchMaxDurationMs' | 'watchMaxStreamsPerCaller'
     | 'consoleEnabled' | 'corsAllowedOrigins' | 'reflectionAllowAnonymous' | 'rateLimitPerCredential' | 'rateLimitResolverPerAddress'
     | 'rateLimitDownloadsPerAddress' | 'rateLimitAuthFailuresPerAddress' | 'resolverContact' | 'watchSafetyIntervalMs' | 'trustedProxies'
-    | 'controlPlaneHosts' | 'brandDomainDelegatedZones'>>;
+    | 'controlPlaneHosts' | 'brandDomainDelegatedZones' | 'scanCountryHeader'>>;
   readonly logger: Logger;
   /** Probes the dependencies for /readyz and the gRPC health Check. */
   readonly readiness: ReadinessProbe;
@@ -85,8 +85,9 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
     ...options.scanRecorder,
   });
   const resolver = useCases.createResolver(ctx, { recorder: scans });
-  // The client behind the trusted proxies, as the rate limits see it: the flood gate's key.
-  const clientOf = clientAddressOf(config.trustedProxies ?? defaults.trustedProxies);
+  // The client behind the trusted proxies, as the rate limits see it (the flood gate's key), its
+  // agent and a trusted proxy's country header: classified and hashed by the recorder, never written.
+  const clientOf = scanClientOf(config.trustedProxies ?? defaults.trustedProxies, config.scanCountryHeader);
   // One subscription to pushed job progress for the process, fanned out in memory.
   const progress = options.progress === undefined ? undefined : useCases.createProgressHub(options.progress);
   // The plain HTTP route table; the server adds /healthz and /readyz, other paths go to Connect.
