@@ -86,5 +86,5 @@ export {
 export { type ScanFloodLimits, defaultScanFloodLimits, type ScanFloodFacts, type CountedScan, type ScanFloodGate, createScanFloodGate } from './scan-flood.ts';
 export {
   type ClientClass, clientClasses, classifyUserAgent, countryOf, type ScanClient, type VisitorHasher, createVisitorHasher, scanKinds, scanOutcomes, scanRepresentations,
-  maxIngestScans, type IngestScanInput, type IngestScan, type IngestRowError, validateIngestScan, type ScanGroup, scanGroups
+  maxIngestScans, type IngestScanInput, type IngestScan, type IngestRowError, validateIngestScan, type ScanGroup, scanGroups, encodeScanCursor, decodeScanCursor
 } from './scan-ledger.ts';

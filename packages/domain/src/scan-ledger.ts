@@ -7,7 +7,7 @@
 
 import { createHmac } from 'node:crypto';
 import { isbot } from 'isbot';
-import type { FieldViolation } from './errors.ts';
+import { InvalidInputError, type FieldViolation } from './errors.ts';
 import { normalizeGtin } from './catalog.ts';
 
 /** What kind of client scanned, from its User-Agent. */
@@ -179,3 +179,25 @@ export function validateIngestScan(input: IngestScanInput, now: Date): { scan: I
 export type ScanGroup = 'day' | 'gtin' | 'batch' | 'lot' | 'unit' | 'country' | 'client_class';
 /** All groupings. */
 export const scanGroups: readonly ScanGroup[] = ['day', 'gtin', 'batch', 'lot', 'unit', 'country', 'client_class'];
+
+/** The opaque form of a scan read's cursor: base64url of its parts. */
+export function encodeScanCursor(parts: readonly (string | number)[]): string {
+  return Buffer.from(JSON.stringify(parts)).toString('base64url');
+}
+
+/**
+ * The parts of a cursor made by {@link encodeScanCursor}, each checked against `shape` (`s` a
+ * string, `n` a non-negative integer); a tampered or malformed one is an InvalidInputError on `cursor`.
+ */
+export function decodeScanCursor(token: string, shape: readonly ('s' | 'n')[]): (string | number)[] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'));
+  } catch {
+    parsed = null;
+  }
+  const fits = Array.isArray(parsed) && parsed.length === shape.length
+    && parsed.every((p, i) => (shape[i] === 's' ? typeof p === 'string' && p.length <= 300 : Number.isSafeInteger(p) && (p as number) >= 0));
+  if (!fits) throw new InvalidInputError([{ field: 'cursor', message: 'is not a cursor returned by this read' }]);
+  return parsed as (string | number)[];
+}
