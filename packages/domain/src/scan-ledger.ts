@@ -141,7 +141,8 @@ export interface IngestRowError extends FieldViolation {
  */
 export function validateIngestScan(input: IngestScanInput, now: Date): { scan: IngestScan } | { violations: FieldViolation[] } {
   const v: FieldViolation[] = [];
-  if (input.scannedAt === null || Number.isNaN(input.scannedAt.getTime())) v.push({ field: 'scanned_at', message: 'is required' });
+  if (input.scannedAt === null) v.push({ field: 'scanned_at', message: 'is required' });
+  else if (Number.isNaN(input.scannedAt.getTime())) v.push({ field: 'scanned_at', message: 'must be an RFC 3339 time' });
   else if (input.scannedAt.getTime() > now.getTime() + futureSlackMs) v.push({ field: 'scanned_at', message: 'is in the future' });
   if (!(scanKinds as readonly string[]).includes(input.kind)) v.push({ field: 'kind', message: `must be one of ${scanKinds.join(', ')}` });
   let gtin: string | null = null;

@@ -119,6 +119,31 @@ describe('RecordScanEvents', () => {
   });
 });
 
+describe('/v1/rpc/record_scan_event', () => {
+  it('takes the same batch with a session, past the 1 MiB of other JSON routes, refusing bad rows one by one', async () => {
+    const server = await startTestApi(app);
+    try {
+      const scans = Array.from({ length: 10_000 }, (_, i) => ({
+        scanned_at: '2025-07-01T12:00:00Z', kind: 'serial', gtin: brand.gtin, identifier: `V1-${i}-${'x'.repeat(60)}`, outcome: 'resolved', representation: 'json',
+        client_class: 'app', country: 'NL',
+      }));
+      scans[7] = { ...scans[7]!, scanned_at: 'yesterday', country: 'Netherlands' };
+      const body = JSON.stringify({ _brand_id: brand.brandId, _batch_key: 'v1-10k', _scans: scans });
+      expect(body.length).toBeGreaterThan(1024 * 1024);
+      const response = await fetch(`${server.baseUrl}/v1/rpc/record_scan_event`, {
+        method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${brand.token}` }, body,
+      });
+      expect(response.status).toBe(200);
+      expect(await response.json()).toEqual({
+        ok: true, accepted: 9_999, replayed: false,
+        rejected: [{ index: 7, field: 'scanned_at', message: 'must be an RFC 3339 time' }, { index: 7, field: 'country', message: 'must be an ISO 3166-1 alpha-2 code' }],
+      });
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe('GetScanStats and GetUnitScans', () => {
   let reads: SeededBrand;
   let units: string[];
