@@ -57,6 +57,23 @@ export async function ingestScanBatch(
   });
 }
 
+/**
+ * Deletes up to `limit` ingest batch keys recorded before `before` (their scans are past retention
+ * too); returns how many. A batch replayed after that is written again.
+ */
+export async function deleteScanIngestBatchesBefore(em: Em, before: Date, limit: number): Promise<number> {
+  // Keys first, then one delete per brand: on Citus each delete is routed to one shard.
+  const old = await rawRows(em, sql<{ brand_id: string; batch_key: string }>`
+    select brand_id, batch_key from scan_ingest_batches where created_at < ${before.toISOString()}::timestamptz limit ${limit}`);
+  const keys = new Map<string, string[]>();
+  for (const r of old) keys.set(r.brand_id, [...(keys.get(r.brand_id) ?? []), r.batch_key]);
+  let deleted = 0;
+  for (const [brandId, batchKeys] of keys) {
+    deleted += await rawChanged(em, sql`delete from scan_ingest_batches where brand_id = ${brandId}::uuid and batch_key = any(${batchKeys}::text[])`);
+  }
+  return deleted;
+}
+
 /** Filters of {@link scanStats}; each one set narrows the scans counted. */
 export interface ScanStatsFilter {
   readonly brandId: string;
