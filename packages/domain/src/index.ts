@@ -88,3 +88,6 @@ export {
   type ClientClass, clientClasses, classifyUserAgent, countryOf, type ScanClient, type VisitorHasher, createVisitorHasher, scanKinds, scanOutcomes, scanRepresentations,
   maxIngestScans, type IngestScanInput, type IngestScan, type IngestRowError, validateIngestScan, type ScanGroup, scanGroups, encodeScanCursor, decodeScanCursor
 } from './scan-ledger.ts';
+export {
+  type NeverIssuedLimits, defaultNeverIssuedLimits, type RuleScan, type NeverIssuedRule, createNeverIssuedRule
+} from './scan-alerts.ts';

@@ -62,7 +62,7 @@ export {
   type ScanRecorderStats, type ScanRecorder, type ScanRecorderOptions
 } from './resolver.ts';
 export {
-  recordScanEvents, type RecordScanEventsInput, getScanStats, type ScanStatsQuery, type ScanStatsPage, getUnitScans, type UnitScansQuery, type UnitScansPage
+  recordScanEvents, type RecordScanEventsInput, createScanAlerts, ruleScanOf, type ScanAlerts, getScanStats, type ScanStatsQuery, type ScanStatsPage, getUnitScans, type UnitScansQuery, type UnitScansPage
 } from './scans.ts';
 export {
   upsertLink, listLinks, deleteLink, replaceLinks, startLinkImport, getLinkImport, runLinkImport, linkImportColumns, defaultLinkPageSize,

@@ -556,6 +556,8 @@ export interface ScanRecorderOptions {
   readonly onError?: (error: unknown, lost: number) => void;
   /** Told how many scans were written, dropped (queue full) or failed, as it happens (for metrics). */
   readonly onOutcome?: (outcome: 'written' | 'dropped' | 'failed', count: number) => void;
+  /** Given each batch once it is written (the scan rules run on them); must not throw. */
+  readonly onWritten?: (scans: readonly ScanRecord[]) => void;
   /** Limits of the flood gate for scans recorded with a client; null stores every scan one by one. Default {@link defaultScanFloodLimits}. */
   readonly flood?: ScanFloodLimits | null;
   /** The clock of the flood gate's windows, in milliseconds; default `Date.now`. */
@@ -631,6 +633,7 @@ export function createScanRecorder(ctx: UseCaseContext, options: ScanRecorderOpt
           await write(batch);
           written += scans;
           options.onOutcome?.('written', scans);
+          options.onWritten?.(batch);
         } catch (error) {
           failed += scans;
           options.onOutcome?.('failed', scans);

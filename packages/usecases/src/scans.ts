@@ -1,9 +1,41 @@
-import { ingestScanBatch, scanStats, unitScans, type IngestOutcome, type ScanStatsOrder, type ScanStatsRow, type UnitScanRow } from '@mint/db';
+import { appendEvents, ingestScanBatch, scanStats, unitScans, type IngestOutcome, type ScanRecord, type ScanStatsOrder, type ScanStatsRow, type UnitScanRow } from '@mint/db';
 import {
   assertValid, clientClasses, countryOf, decodeScanCursor, encodeScanCursor, InvalidInputError, isUuid, maxIngestScans, normalizeGtin, scanGroups,
   validateIngestScan, type ClientClass, type FieldViolation, type IngestRowError, type IngestScan, type IngestScanInput, type ScanGroup,
+  createNeverIssuedRule, type NeverIssuedLimits, type RuleScan,
 } from '@mint/domain';
 import type { UseCaseContext } from './context.ts';
+
+/** The scan rules of a process, fed with the scans as they are written; see {@link createScanAlerts}. */
+export interface ScanAlerts {
+  /** Raises the alerts `scans` call for (events with their webhook deliveries); resolves to how many. */
+  observe(scans: readonly RuleScan[]): Promise<number>;
+}
+
+/**
+ * The scan rules on the stream of written scans (the resolver's batches, each ingested batch):
+ * for now the never-issued serial rule ({@link createNeverIssuedRule}), whose alerts are audit
+ * events and so signed webhooks to the brand's endpoints that want them. One instance per
+ * process: its memory deduplicates a serial's alerts within a day.
+ */
+export function createScanAlerts(ctx: UseCaseContext, limits?: NeverIssuedLimits): ScanAlerts {
+  const rule = createNeverIssuedRule(limits);
+  return {
+    async observe(scans) {
+      const events = rule.observe(scans, ctx.clock());
+      await appendEvents(ctx.db.em.fork(), ctx.clock(), events);
+      return events.length;
+    },
+  };
+}
+
+/** A recorded scan as the rules see it. */
+export function ruleScanOf(scan: ScanRecord): RuleScan {
+  return {
+    brandId: scan.brandId, scannedAt: scan.scannedAt, gtin: scan.gtin, serial: scan.kind === 'serial' ? scan.identifier : null,
+    unitKnown: scan.unitKnown ?? null, count: scan.count ?? 1, country: scan.country ?? null, clientClass: scan.clientClass ?? null,
+  };
+}
 
 /** An ingest call: a brand's batch of scans from an edge resolver or a log shipper. */
 export interface RecordScanEventsInput {
@@ -17,9 +49,10 @@ export interface RecordScanEventsInput {
  * Records an edge's batch of scans (the spec's record_scan_event): each row is validated on its
  * own; the valid ones are written with the state of the unit they name, the bad ones refused with
  * their index, field and reason. Idempotent per batch key (a replay answers the first outcome and
- * writes nothing). More than 10,000 scans, or none, is refused whole.
+ * writes nothing). More than 10,000 scans, or none, is refused whole. The scans of serials the
+ * brand never issued go to `alerts`.
  */
-export async function recordScanEvents(ctx: UseCaseContext, input: RecordScanEventsInput): Promise<IngestOutcome> {
+export async function recordScanEvents(ctx: UseCaseContext, input: RecordScanEventsInput, alerts?: ScanAlerts): Promise<IngestOutcome> {
   const v: FieldViolation[] = [];
   if (!isUuid(input.brandId)) v.push({ field: 'brand_id', message: 'must be a uuid' });
   if (input.batchKey.length < 1 || input.batchKey.length > 200) v.push({ field: 'batch_key', message: 'must be 1..200 characters' });
@@ -33,7 +66,14 @@ export async function recordScanEvents(ctx: UseCaseContext, input: RecordScanEve
     if ('scan' in checked) good.push(checked.scan);
     else for (const violation of checked.violations) rejected.push({ index, ...violation });
   });
-  return ingestScanBatch(ctx.db.em.fork(), input.brandId, input.batchKey, good, rejected, now);
+  const outcome = await ingestScanBatch(ctx.db.em.fork(), input.brandId, input.batchKey, good, rejected, now);
+  if (alerts !== undefined && !outcome.replayed) {
+    await alerts.observe(outcome.neverIssued.map((s) => ({
+      brandId: input.brandId, scannedAt: s.scannedAt, gtin: s.gtin, serial: s.kind === 'serial' ? s.identifier : null, unitKnown: false, count: s.count,
+      country: s.country, clientClass: s.clientClass,
+    })));
+  }
+  return outcome;
 }
 
 /** A GetScanStats query. */

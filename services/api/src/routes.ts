@@ -26,6 +26,8 @@ export interface ConnectRoutesDeps {
   readonly watch?: WatchLimits;
   /** Hosts no brand may claim as its resolver domain; only the public host when absent. */
   readonly reservedHosts?: ReservedHosts;
+  /** The process's scan rules, fed with each ingested batch; none when absent. */
+  readonly scanAlerts?: UseCases.ScanAlerts;
 }
 
 /** Registers MintService, CatalogService, ResolverService, WebhookService, ScanService and AccountService; pass the result as `createApiServer({ routes })`. */

@@ -7,6 +7,7 @@ import { contextAuthenticator, type Authenticator } from './auth/interceptors.ts
 import type { ReadinessProbe } from './health.ts';
 import type { ProgressFeed } from '@mint/bus';
 import type { Route } from '@mint/http';
+import type { RuleScan } from '@mint/domain';
 import { fileURLToPath } from 'node:url';
 import { metricsRoute } from './metrics/route.ts';
 import { metricSources } from './metrics/sources.ts';
@@ -79,9 +80,15 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
   const { ctx, config, logger } = options;
   const metrics = options.metrics ?? createMetrics(metricSources(ctx));
   // Scans of the public resolver, written in batches off the request path.
+  // The scan rules of the process, on each written batch of the resolver and each ingested one.
+  const scanAlerts = useCases.createScanAlerts(ctx);
+  const raiseAlerts = (batch: readonly RuleScan[]) => {
+    scanAlerts.observe(batch).catch((err: unknown) => logger.warn({ err }, 'scan alerts not raised'));
+  };
   const scans = useCases.createScanRecorder(ctx, {
     onError: (err, lost) => logger.warn({ err, lost }, 'scan events not recorded'),
     onOutcome: (result, count) => metrics.scanEvents.inc({ result }, count),
+    onWritten: (batch) => raiseAlerts(batch.map(useCases.ruleScanOf)),
     ...options.scanRecorder,
   });
   const resolver = useCases.createResolver(ctx, { recorder: scans });
@@ -102,7 +109,7 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
     ...(options.httpRoutes ?? []),
   ];
   const server = createApiServer({
-    routes: createConnectRoutes({ ctx, useCases, setMintBatchStatusEnabled: options.setMintBatchStatusEnabled ?? false,
+    routes: createConnectRoutes({ ctx, useCases, scanAlerts, setMintBatchStatusEnabled: options.setMintBatchStatusEnabled ?? false,
       webhooks: options.webhooks ?? { allowLoopback: false }, ...(options.downloads === undefined ? {} : { downloads: options.downloads }),
       reservedHosts: {
         controlPlaneHosts: config.controlPlaneHosts ?? defaults.controlPlaneHosts(ctx.publicBaseUrl),

@@ -17,6 +17,19 @@ export interface IngestOutcome {
   readonly rejected: readonly IngestRowError[];
   /** True when the batch key was seen before: nothing was written this time. */
   readonly replayed: boolean;
+  /** The scans written that named a serial or token the brand never issued (for the scan rules); empty on a replay. */
+  readonly neverIssued: readonly NeverIssuedScan[];
+}
+
+/** A written scan of a serial or token the brand never issued. */
+export interface NeverIssuedScan {
+  readonly kind: string;
+  readonly gtin: string | null;
+  readonly identifier: string | null;
+  readonly scannedAt: Date;
+  readonly count: number;
+  readonly country: string | null;
+  readonly clientClass: string | null;
 }
 
 /**
@@ -36,11 +49,15 @@ export async function ingestScanBatch(
     if (claimed === 0) {
       const before = await first(tx, (db) => db.selectFrom('scan_ingest_batches').select(['accepted', 'rejected'])
         .where('brand_id', '=', brandId).where('batch_key', '=', batchKey));
-      return { accepted: before?.accepted ?? 0, rejected: JSON.parse(before?.rejected ?? '[]') as IngestRowError[], replayed: true };
+      return { accepted: before?.accepted ?? 0, rejected: JSON.parse(before?.rejected ?? '[]') as IngestRowError[], replayed: true, neverIssued: [] };
     }
+    let neverIssued: NeverIssuedScan[] = [];
     if (scans.length > 0) {
       const col = <T>(f: (s: IngestScan) => T) => scans.map(f);
-      await rawChanged(tx, sql`
+      const written = await rawRows(tx, sql<{
+        unit_known: boolean | null; kind: string; gtin: string | null; identifier: string | null; scanned_at: string | Date; scans: number;
+        country: string | null; client_class: string | null;
+      }>`
         insert into scan_events (brand_id, scanned_at, kind, gtin, identifier, lot, outcome, representation, link_type, unit_known, unit_status,
                                  scans, country, client_class, visitor, source)
         select ${brandId}::uuid, s.scanned_at, s.kind, s.gtin, s.identifier, s.lot, s.outcome, s.representation, s.link_type,
@@ -51,9 +68,13 @@ export async function ingestScanBatch(
                       ${col((s) => s.country)}::text[], ${col((s) => s.clientClass)}::text[], ${col((s) => s.visitor)}::text[])
                as s(scanned_at, kind, gtin, identifier, lot, outcome, representation, link_type, scans, country, client_class, visitor)
           left join mint_units u
-            on s.kind in ('serial', 'token') and u.brand_id = ${brandId}::uuid and u.serial = s.identifier and u.gtin is not distinct from s.gtin`);
+            on s.kind in ('serial', 'token') and u.brand_id = ${brandId}::uuid and u.serial = s.identifier and u.gtin is not distinct from s.gtin
+        returning unit_known, kind, gtin, identifier, scanned_at, scans, country, client_class`);
+      neverIssued = written.filter((r) => r.unit_known === false).map((r) => ({
+        kind: r.kind, gtin: r.gtin, identifier: r.identifier, scannedAt: new Date(r.scanned_at), count: Number(r.scans), country: r.country, clientClass: r.client_class,
+      }));
     }
-    return { accepted: scans.length, rejected, replayed: false };
+    return { accepted: scans.length, rejected, replayed: false, neverIssued };
   });
 }
 

@@ -14,6 +14,8 @@ export interface ScanServiceDeps {
   /** The use-case context every call runs with. */
   readonly ctx: UseCases.UseCaseContext;
   readonly useCases: ScanUseCases;
+  /** The process's scan rules, fed with each ingested batch; none when absent. */
+  readonly scanAlerts?: UseCases.ScanAlerts;
 }
 
 /** The client class of a stored row as the wire's enum (unspecified for rows written before classes were kept). */
@@ -21,7 +23,7 @@ const classToWire = (value: string | null): ScanClientClass => (value === null ?
 
 /** The ScanService implementation. */
 export function createScanServiceHandlers(deps: ScanServiceDeps): ServiceImpl<typeof ScanService> {
-  const { ctx, useCases } = deps;
+  const { ctx, useCases, scanAlerts } = deps;
   return {
     async recordScanEvents(req) {
       const outcome = await useCases.recordScanEvents(ctx, {
@@ -33,7 +35,7 @@ export function createScanServiceHandlers(deps: ScanServiceDeps): ServiceImpl<ty
           // An unknown number is refused for its row, not for the batch.
           clientClass: s.clientClass === ScanClientClass.UNSPECIFIED ? null : ScanClientClass[s.clientClass]?.toLowerCase() ?? String(s.clientClass),
         })),
-      });
+      }, scanAlerts);
       return { ok: true, accepted: outcome.accepted, rejected: outcome.rejected.map((r) => ({ ...r })), replayed: outcome.replayed };
     },
 

@@ -1,0 +1,30 @@
+import { describe, expect, it } from 'vitest';
+import { createNeverIssuedRule, type RuleScan } from './scan-alerts.ts';
+
+const scan = (serial: string | null, at = '2026-01-01T10:00:00Z', fields: Partial<RuleScan> = {}): RuleScan => ({
+  brandId: 'b1', scannedAt: new Date(at), gtin: '04006381333931', serial, unitKnown: false, count: 1, country: 'DE', clientClass: 'bot', ...fields,
+});
+const types = (events: { eventType: string }[]) => events.map((e) => e.eventType);
+
+describe('the never-issued serial rule', () => {
+  it('alerts a serial once a day, again the next day, never for known units or paths without a unit', () => {
+    const rule = createNeverIssuedRule({ perBrandPerMinute: 10, maxRemembered: 100 });
+    const now = new Date('2026-01-01T10:00:00Z');
+    expect(types(rule.observe([scan('X'), scan('X'), scan('Y', undefined, { unitKnown: true }), scan('Z', undefined, { unitKnown: null })], now)))
+      .toEqual(['scan_never_issued_serial']);
+    expect(rule.observe([scan('X', '2026-01-01T23:00:00Z')], now)).toEqual([]);
+    expect(types(rule.observe([scan('X', '2026-01-02T00:00:01Z')], new Date('2026-01-02T00:00:01Z')))).toEqual(['scan_never_issued_serial']);
+  });
+
+  it('counts scans beyond the budget of a minute into one burst alert a minute, flood rows without serials included', () => {
+    const rule = createNeverIssuedRule({ perBrandPerMinute: 2, maxRemembered: 100 });
+    const now = new Date('2026-01-01T10:00:10Z');
+    const events = rule.observe([scan('A'), scan('B'), scan('C'), scan(null, undefined, { count: 40, country: 'FR' })], now);
+    expect(types(events)).toEqual(['scan_never_issued_serial', 'scan_never_issued_serial', 'scan_never_issued_burst']);
+    expect(events[2]!.payload).toEqual({ scans: 41, gtins: ['04006381333931'], countries: ['DE', 'FR'], client_classes: ['bot'], minute: '2026-01-01T10:00:00.000Z' });
+    // The same minute: no second burst. The next minute: a fresh budget; C was never alerted, so it is now.
+    expect(rule.observe([scan('D')], new Date('2026-01-01T10:00:50Z'))).toEqual([]);
+    expect(types(rule.observe([scan('C'), scan('E'), scan('F')], new Date('2026-01-01T10:01:05Z'))))
+      .toEqual(['scan_never_issued_serial', 'scan_never_issued_serial', 'scan_never_issued_burst']);
+  });
+});

@@ -1,0 +1,107 @@
+/**
+ * The first scan rule: a serial the brand never issued, scanned under its GTIN (a guessed or
+ * forged code). Each such serial raises one alert a UTC day; beyond a brand's budget a minute the
+ * rest are counted into one burst alert a minute, so anonymous traffic cannot turn into unbounded
+ * events. Pure: the caller passes the time and writes the alerts.
+ */
+
+import type { NewEvent } from './events.ts';
+
+/** Limits of a {@link NeverIssuedRule}. */
+export interface NeverIssuedLimits {
+  /** Alerts of single serials a brand gets per minute; the rest go into one burst alert. */
+  readonly perBrandPerMinute: number;
+  /** (brand, GTIN, serial) triples remembered for the day's deduplication; beyond, the memory starts over. */
+  readonly maxRemembered: number;
+}
+
+/** The defaults: 20 serial alerts a brand a minute, 100,000 triples remembered (a few MB). */
+export const defaultNeverIssuedLimits: NeverIssuedLimits = { perBrandPerMinute: 20, maxRemembered: 100_000 };
+
+/** A scan the rule looks at. */
+export interface RuleScan {
+  readonly brandId: string;
+  readonly scannedAt: Date;
+  readonly gtin: string | null;
+  /** The serial scanned; null for a flood's sampled row (its serials were not kept). */
+  readonly serial: string | null;
+  /** False for a serial the brand never issued. */
+  readonly unitKnown: boolean | null;
+  /** Scans the row stands for. */
+  readonly count: number;
+  /** ISO country, when known. */
+  readonly country: string | null;
+  /** Client class, when known. */
+  readonly clientClass: string | null;
+}
+
+/** Decides the alerts of the never-issued rule; see {@link createNeverIssuedRule}. */
+export interface NeverIssuedRule {
+  /** The events `scans` raise (`scan_never_issued_serial` and `scan_never_issued_burst`), given `now`. */
+  observe(scans: readonly RuleScan[], now: Date): NewEvent[];
+}
+
+/**
+ * A rule instance holding its day's memory: a serial alerts once a UTC day; a brand gets at most
+ * `perBrandPerMinute` serial alerts a minute, and the never-issued scans beyond them (flood rows
+ * without serials included) are counted into one `scan_never_issued_burst` alert per brand and
+ * call, at most one a minute.
+ */
+export function createNeverIssuedRule(limits: NeverIssuedLimits = defaultNeverIssuedLimits): NeverIssuedRule {
+  let day = '';
+  const seen = new Set<string>();
+  const minutes = new Map<string, { minute: number; alerts: number; burstSent: boolean }>();
+  return {
+    observe(scans, now) {
+      const events: NewEvent[] = [];
+      const bursts = new Map<string, { scans: number; gtins: Set<string>; countries: Set<string>; classes: Set<string> }>();
+      const minute = Math.floor(now.getTime() / 60_000);
+      for (const scan of scans) {
+        if (scan.unitKnown !== false || scan.gtin === null) continue;
+        const today = scan.scannedAt.toISOString().slice(0, 10);
+        if (today !== day || seen.size >= limits.maxRemembered) {
+          if (today < day) continue; // a late scan of a past day: its day has been alerted on
+          day = today;
+          seen.clear();
+        }
+        let budget = minutes.get(scan.brandId);
+        if (budget === undefined || budget.minute !== minute) {
+          budget = { minute, alerts: 0, burstSent: false };
+          minutes.set(scan.brandId, budget);
+          if (minutes.size > limits.maxRemembered) minutes.clear();
+        }
+        if (scan.serial !== null) {
+          const key = `${scan.brandId} ${scan.gtin} ${scan.serial}`;
+          if (seen.has(key)) continue;
+          if (budget.alerts < limits.perBrandPerMinute) {
+            seen.add(key);
+            budget.alerts++;
+            events.push({
+              brandId: scan.brandId, eventType: 'scan_never_issued_serial', entityType: 'scan', entityId: `${scan.gtin} ${scan.serial}`, actor: null,
+              payload: { gtin: scan.gtin, serial: scan.serial, scanned_at: scan.scannedAt.toISOString(), country: scan.country, client_class: scan.clientClass },
+            });
+            continue;
+          }
+        }
+        if (budget.burstSent) continue;
+        const burst = bursts.get(scan.brandId) ?? { scans: 0, gtins: new Set<string>(), countries: new Set<string>(), classes: new Set<string>() };
+        burst.scans += scan.count;
+        burst.gtins.add(scan.gtin);
+        if (scan.country !== null) burst.countries.add(scan.country);
+        if (scan.clientClass !== null) burst.classes.add(scan.clientClass);
+        bursts.set(scan.brandId, burst);
+      }
+      for (const [brandId, burst] of bursts) {
+        minutes.get(brandId)!.burstSent = true;
+        events.push({
+          brandId, eventType: 'scan_never_issued_burst', entityType: 'scan', entityId: [...burst.gtins].sort().join(','), actor: null,
+          payload: {
+            scans: burst.scans, gtins: [...burst.gtins].sort(), countries: [...burst.countries].sort(), client_classes: [...burst.classes].sort(),
+            minute: new Date(minute * 60_000).toISOString(),
+          },
+        });
+      }
+      return events;
+    },
+  };
+}
