@@ -56,7 +56,7 @@ export {
   type ResolverReader, type ResolverReaderOptions, listBrandDomains, type ResolverDomainBrand
 } from './repositories/resolver.ts';
 export {
-  ingestScanBatch, type IngestOutcome, type NeverIssuedScan, deleteScanIngestBatchesBefore, scanStats, type ScanStatsFilter, type ScanStatsRow, type ScanStatsOrder, type ScanStatsCursor, unitScans,
+  ingestScanBatch, type IngestOutcome, type WrittenUnitScan, deleteScanIngestBatchesBefore, scanStats, type ScanStatsFilter, type ScanStatsRow, type ScanStatsOrder, type ScanStatsCursor, unitScans,
   type UnitScanRow, type UnitScans
 } from './repositories/scans.ts';
 export {

@@ -24,6 +24,7 @@
  * | webhook_endpoint_disabled | webhook_endpoint | the executor disables it: 410 Gone, or three days of failed deliveries (payload: reason, status_code) |
  * | brand_resolver_domain_set | brand       | SetBrandResolverDomain changes the brand's domain (payload: domain, previous, resolver_base_url; domain null: removed) |
  * | scan_never_issued_serial  | scan        | a serial the brand never issued was scanned under its GTIN, once a serial a day (entity: "{gtin} {serial}"; payload: gtin, serial, scanned_at, country, client_class) |
+ * | scan_withdrawn_unit       | scan        | a unit whose batch was voided (410) or whose status is a lifecycle end state was scanned, once a unit a day (entity: "{gtin} {serial}"; payload: gtin, serial, unit_status, outcome, scanned_at, country, client_class) |
  * | scan_never_issued_burst   | scan        | never-issued scans beyond the brand's alerts a minute, at most one a minute (entity: the GTINs; payload: scans, gtins, countries, client_classes, minute) |
  *
  * The executor's five job events (started, units created, lots confirmed, completed, failed) are
@@ -56,7 +57,8 @@ export type EventType =
   | 'webhook_endpoint_disabled'
   | 'brand_resolver_domain_set'
   | 'scan_never_issued_serial'
-  | 'scan_never_issued_burst';
+  | 'scan_never_issued_burst'
+  | 'scan_withdrawn_unit';
 
 /** Kind of entity an event is about. */
 export type EntityType = 'mint_job' | 'mint_batch' | 'mint_unit' | 'payload_pack' | 'product' | 'resolver_link' | 'webhook_endpoint' | 'brand' | 'scan';

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { createNeverIssuedRule, type RuleScan } from './scan-alerts.ts';
 
 const scan = (serial: string | null, at = '2026-01-01T10:00:00Z', fields: Partial<RuleScan> = {}): RuleScan => ({
-  brandId: 'b1', scannedAt: new Date(at), gtin: '04006381333931', serial, unitKnown: false, count: 1, country: 'DE', clientClass: 'bot', ...fields,
+  brandId: 'b1', scannedAt: new Date(at), gtin: '04006381333931', serial, unitKnown: false, count: 1, country: 'DE', clientClass: 'bot', unitStatus: null,
+  outcome: 'resolved', ...fields,
 });
 const types = (events: { eventType: string }[]) => events.map((e) => e.eventType);
 
@@ -26,5 +27,20 @@ describe('the never-issued serial rule', () => {
     expect(rule.observe([scan('D')], new Date('2026-01-01T10:00:50Z'))).toEqual([]);
     expect(types(rule.observe([scan('C'), scan('E'), scan('F')], new Date('2026-01-01T10:01:05Z'))))
       .toEqual(['scan_never_issued_serial', 'scan_never_issued_serial', 'scan_never_issued_burst']);
+  });
+});
+
+describe('the withdrawn unit rule', () => {
+  it('alerts a scan of a unit of a voided batch, or in a lifecycle end state, once a day; never a unit in use', () => {
+    const rule = createNeverIssuedRule({ perBrandPerMinute: 10, maxRemembered: 100 });
+    const now = new Date('2026-01-01T10:00:00Z');
+    const known = (serial: string, fields: Partial<RuleScan>) => scan(serial, undefined, { unitKnown: true, unitStatus: 'active', ...fields });
+    const events = rule.observe([
+      known('U1', { outcome: 'gone' }), known('U1', { outcome: 'gone' }), known('U2', { unitStatus: 'decommissioned' }), known('U3', {}),
+      known('U4', { unitStatus: 'inactive', outcome: 'not_activated' }),
+    ], now);
+    expect(events.map((e) => [e.eventType, e.entityId, e.payload['unit_status'], e.payload['outcome']])).toEqual([
+      ['scan_withdrawn_unit', '04006381333931 U1', 'active', 'gone'], ['scan_withdrawn_unit', '04006381333931 U2', 'decommissioned', 'resolved'],
+    ]);
   });
 });

@@ -1,11 +1,16 @@
 /**
- * The first scan rule: a serial the brand never issued, scanned under its GTIN (a guessed or
- * forged code). Each such serial raises one alert a UTC day; beyond a brand's budget a minute the
- * rest are counted into one burst alert a minute, so anonymous traffic cannot turn into unbounded
- * events. Pure: the caller passes the time and writes the alerts.
+ * The scan rules: a serial the brand never issued, scanned under its GTIN (a guessed or forged
+ * code), and a scan of a unit the brand withdrew (its batch voided, or a status that is neither
+ * active nor inactive: a lifecycle end state). Each serial or unit raises one alert a UTC day;
+ * beyond a brand's budget a minute the rest are counted into one burst alert a minute (never-issued)
+ * or wait for the next minute (withdrawn), so anonymous traffic cannot turn into unbounded events.
+ * Pure: the caller passes the time and writes the alerts.
  */
 
 import type { NewEvent } from './events.ts';
+
+/** Unit statuses of a unit in use; any other (a lifecycle end state) is a withdrawn unit. */
+const liveStatuses: ReadonlySet<string> = new Set(['active', 'inactive']);
 
 /** Limits of a {@link NeverIssuedRule}. */
 export interface NeverIssuedLimits {
@@ -25,8 +30,12 @@ export interface RuleScan {
   readonly gtin: string | null;
   /** The serial scanned; null for a flood's sampled row (its serials were not kept). */
   readonly serial: string | null;
-  /** False for a serial the brand never issued. */
+  /** False for a serial the brand never issued, true for a known unit. */
   readonly unitKnown: boolean | null;
+  /** The unit's status at the scan, for a known unit. */
+  readonly unitStatus: string | null;
+  /** resolved, not_found, gone or not_activated. */
+  readonly outcome: string;
   /** Scans the row stands for. */
   readonly count: number;
   /** ISO country, when known. */
@@ -35,9 +44,9 @@ export interface RuleScan {
   readonly clientClass: string | null;
 }
 
-/** Decides the alerts of the never-issued rule; see {@link createNeverIssuedRule}. */
+/** Decides the alerts of the scan rules; see {@link createNeverIssuedRule}. */
 export interface NeverIssuedRule {
-  /** The events `scans` raise (`scan_never_issued_serial` and `scan_never_issued_burst`), given `now`. */
+  /** The events `scans` raise (`scan_never_issued_serial`, `scan_never_issued_burst`, `scan_withdrawn_unit`), given `now`. */
   observe(scans: readonly RuleScan[], now: Date): NewEvent[];
 }
 
@@ -57,18 +66,34 @@ export function createNeverIssuedRule(limits: NeverIssuedLimits = defaultNeverIs
       const bursts = new Map<string, { scans: number; gtins: Set<string>; countries: Set<string>; classes: Set<string> }>();
       const minute = Math.floor(now.getTime() / 60_000);
       for (const scan of scans) {
-        if (scan.unitKnown !== false || scan.gtin === null) continue;
+        const withdrawn = scan.unitKnown === true && scan.serial !== null && (scan.outcome === 'gone' || (scan.unitStatus !== null && !liveStatuses.has(scan.unitStatus)));
+        if (!withdrawn && (scan.unitKnown !== false || scan.gtin === null)) continue;
         const today = scan.scannedAt.toISOString().slice(0, 10);
         if (today !== day || seen.size >= limits.maxRemembered) {
           if (today < day) continue; // a late scan of a past day: its day has been alerted on
           day = today;
           seen.clear();
         }
-        let budget = minutes.get(scan.brandId);
+        const budgetKey = withdrawn ? `withdrawn ${scan.brandId}` : scan.brandId;
+        let budget = minutes.get(budgetKey);
         if (budget === undefined || budget.minute !== minute) {
           budget = { minute, alerts: 0, burstSent: false };
-          minutes.set(scan.brandId, budget);
-          if (minutes.size > limits.maxRemembered) minutes.clear();
+          if (minutes.size >= limits.maxRemembered) minutes.clear();
+          minutes.set(budgetKey, budget);
+        }
+        if (withdrawn) {
+          const key = `withdrawn ${scan.brandId} ${scan.gtin ?? ''} ${scan.serial}`;
+          if (seen.has(key) || budget.alerts >= limits.perBrandPerMinute) continue;
+          seen.add(key);
+          budget.alerts++;
+          events.push({
+            brandId: scan.brandId, eventType: 'scan_withdrawn_unit', entityType: 'scan', entityId: `${scan.gtin ?? ''} ${scan.serial}`, actor: null,
+            payload: {
+              gtin: scan.gtin, serial: scan.serial, unit_status: scan.unitStatus, outcome: scan.outcome, scanned_at: scan.scannedAt.toISOString(),
+              country: scan.country, client_class: scan.clientClass,
+            },
+          });
+          continue;
         }
         if (scan.serial !== null) {
           const key = `${scan.brandId} ${scan.gtin} ${scan.serial}`;
@@ -86,7 +111,7 @@ export function createNeverIssuedRule(limits: NeverIssuedLimits = defaultNeverIs
         if (budget.burstSent) continue;
         const burst = bursts.get(scan.brandId) ?? { scans: 0, gtins: new Set<string>(), countries: new Set<string>(), classes: new Set<string>() };
         burst.scans += scan.count;
-        burst.gtins.add(scan.gtin);
+        burst.gtins.add(scan.gtin!);
         if (scan.country !== null) burst.countries.add(scan.country);
         if (scan.clientClass !== null) burst.classes.add(scan.clientClass);
         bursts.set(scan.brandId, burst);

@@ -34,6 +34,7 @@ export function ruleScanOf(scan: ScanRecord): RuleScan {
   return {
     brandId: scan.brandId, scannedAt: scan.scannedAt, gtin: scan.gtin, serial: scan.kind === 'serial' ? scan.identifier : null,
     unitKnown: scan.unitKnown ?? null, count: scan.count ?? 1, country: scan.country ?? null, clientClass: scan.clientClass ?? null,
+    unitStatus: scan.unitStatus ?? null, outcome: scan.outcome,
   };
 }
 
@@ -49,8 +50,8 @@ export interface RecordScanEventsInput {
  * Records an edge's batch of scans (the spec's record_scan_event): each row is validated on its
  * own; the valid ones are written with the state of the unit they name, the bad ones refused with
  * their index, field and reason. Idempotent per batch key (a replay answers the first outcome and
- * writes nothing). More than 10,000 scans, or none, is refused whole. The scans of serials the
- * brand never issued go to `alerts`.
+ * writes nothing). More than 10,000 scans, or none, is refused whole. The written scans of
+ * serials and tokens go to the scan rules (`alerts`).
  */
 export async function recordScanEvents(ctx: UseCaseContext, input: RecordScanEventsInput, alerts?: ScanAlerts): Promise<IngestOutcome> {
   const v: FieldViolation[] = [];
@@ -68,9 +69,9 @@ export async function recordScanEvents(ctx: UseCaseContext, input: RecordScanEve
   });
   const outcome = await ingestScanBatch(ctx.db.em.fork(), input.brandId, input.batchKey, good, rejected, now);
   if (alerts !== undefined && !outcome.replayed) {
-    await alerts.observe(outcome.neverIssued.map((s) => ({
-      brandId: input.brandId, scannedAt: s.scannedAt, gtin: s.gtin, serial: s.kind === 'serial' ? s.identifier : null, unitKnown: false, count: s.count,
-      country: s.country, clientClass: s.clientClass,
+    await alerts.observe(outcome.unitScans.map((s) => ({
+      brandId: input.brandId, scannedAt: s.scannedAt, gtin: s.gtin, serial: s.kind === 'serial' || s.kind === 'token' ? s.identifier : null,
+      unitKnown: s.unitKnown, count: s.count, country: s.country, clientClass: s.clientClass, unitStatus: s.unitStatus, outcome: s.outcome,
     })));
   }
   return outcome;

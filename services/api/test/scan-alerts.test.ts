@@ -3,7 +3,7 @@
 // webhook deliveries; beyond the brand's alerts a minute, one burst alert counts the rest.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiKey, createWebhookEndpoint, setApiAccess } from '@mint/usecases';
+import { createApiKey, createWebhookEndpoint, setApiAccess, setMintBatchStatus } from '@mint/usecases';
 import { mintCompleted } from '../../../test/support/pack-fixtures.ts';
 import { query } from '../../../test/support/sql.ts';
 import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
@@ -76,6 +76,24 @@ describe('the never-issued serial rule', () => {
     expect(bursts[0]!.payload).toMatchObject({ gtins: [brand.gtin], minute: '2026-04-02T10:00:00.000Z' });
     expect(Number(bursts[0]!.payload['scans'])).toBeGreaterThan(0);
     expect(found.length).toBeGreaterThan(0);
+  });
+
+  it('alerts once on scans of a unit whose batch was withdrawn (voided)', async () => {
+    const other = await app.seedBrand();
+    const { mintBatchId } = await mintCompleted(app.ctx, other, 2);
+    const [{ serial }] = (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ? order by seq limit 1', [mintBatchId])) as [{ serial: string }];
+    const [{ slug: otherSlug }] = (await query<{ slug: string }>(app.db.em.fork(), 'select slug from brands where id = ?', [other.brandId])) as [{ slug: string }];
+    await setMintBatchStatus(app.ctx, { id: other.userId }, { brandId: other.brandId, mintBatchId, status: 'voided', reason: 'recall' });
+    const phone = 'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Mobile Safari/537.36';
+    for (let i = 0; i < 3; i++) await scan(`/r/${otherSlug}/01/${other.gtin}/21/${serial}?v=${i}`, `${phone} ${i}`);
+    let events: { entity_id: string; outcome: string }[] = [];
+    for (let i = 0; i < 200 && events.length === 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 25));
+      events = await query(app.db.em.fork(), `select entity_id, payload->>'outcome' as outcome from mint_events where brand_id = ? and event_type = 'scan_withdrawn_unit'`, [other.brandId]);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(await query(app.db.em.fork(), `select entity_id, payload->>'outcome' as outcome from mint_events where brand_id = ? and event_type = 'scan_withdrawn_unit'`, [other.brandId]))
+      .toEqual([{ entity_id: `${other.gtin} ${serial}`, outcome: 'gone' }]);
   });
 
   it('alerts on never-issued serials an edge sends, not on its known units', async () => {

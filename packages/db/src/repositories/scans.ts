@@ -17,12 +17,17 @@ export interface IngestOutcome {
   readonly rejected: readonly IngestRowError[];
   /** True when the batch key was seen before: nothing was written this time. */
   readonly replayed: boolean;
-  /** The scans written that named a serial or token the brand never issued (for the scan rules); empty on a replay. */
-  readonly neverIssued: readonly NeverIssuedScan[];
+  /** The scans written that named a serial or token, with what was found of its unit (for the scan rules); empty on a replay. */
+  readonly unitScans: readonly WrittenUnitScan[];
 }
 
-/** A written scan of a serial or token the brand never issued. */
-export interface NeverIssuedScan {
+/** A written scan of a serial or token, with the state of the unit it named. */
+export interface WrittenUnitScan {
+  /** False for a serial or token the brand never issued. */
+  readonly unitKnown: boolean;
+  /** The unit's status; null when not known. */
+  readonly unitStatus: string | null;
+  readonly outcome: string;
   readonly kind: string;
   readonly gtin: string | null;
   readonly identifier: string | null;
@@ -49,13 +54,13 @@ export async function ingestScanBatch(
     if (claimed === 0) {
       const before = await first(tx, (db) => db.selectFrom('scan_ingest_batches').select(['accepted', 'rejected'])
         .where('brand_id', '=', brandId).where('batch_key', '=', batchKey));
-      return { accepted: before?.accepted ?? 0, rejected: JSON.parse(before?.rejected ?? '[]') as IngestRowError[], replayed: true, neverIssued: [] };
+      return { accepted: before?.accepted ?? 0, rejected: JSON.parse(before?.rejected ?? '[]') as IngestRowError[], replayed: true, unitScans: [] };
     }
-    let neverIssued: NeverIssuedScan[] = [];
+    let unitScans: WrittenUnitScan[] = [];
     if (scans.length > 0) {
       const col = <T>(f: (s: IngestScan) => T) => scans.map(f);
       const written = await rawRows(tx, sql<{
-        unit_known: boolean | null; kind: string; gtin: string | null; identifier: string | null; scanned_at: string | Date; scans: number;
+        unit_known: boolean | null; unit_status: string | null; outcome: string; kind: string; gtin: string | null; identifier: string | null; scanned_at: string | Date; scans: number;
         country: string | null; client_class: string | null;
       }>`
         insert into scan_events (brand_id, scanned_at, kind, gtin, identifier, lot, outcome, representation, link_type, unit_known, unit_status,
@@ -69,12 +74,12 @@ export async function ingestScanBatch(
                as s(scanned_at, kind, gtin, identifier, lot, outcome, representation, link_type, scans, country, client_class, visitor)
           left join mint_units u
             on s.kind in ('serial', 'token') and u.brand_id = ${brandId}::uuid and u.serial = s.identifier and u.gtin is not distinct from s.gtin
-        returning unit_known, kind, gtin, identifier, scanned_at, scans, country, client_class`);
-      neverIssued = written.filter((r) => r.unit_known === false).map((r) => ({
-        kind: r.kind, gtin: r.gtin, identifier: r.identifier, scannedAt: new Date(r.scanned_at), count: Number(r.scans), country: r.country, clientClass: r.client_class,
+        returning unit_known, unit_status, outcome, kind, gtin, identifier, scanned_at, scans, country, client_class`);
+      unitScans = written.filter((r) => r.unit_known !== null).map((r) => ({
+        unitKnown: r.unit_known!, unitStatus: r.unit_status, outcome: r.outcome, kind: r.kind, gtin: r.gtin, identifier: r.identifier, scannedAt: new Date(r.scanned_at), count: Number(r.scans), country: r.country, clientClass: r.client_class,
       }));
     }
-    return { accepted: scans.length, rejected, replayed: false, neverIssued };
+    return { accepted: scans.length, rejected, replayed: false, unitScans };
   });
 }
 
