@@ -89,5 +89,5 @@ export {
   maxIngestScans, type IngestScanInput, type IngestScan, type IngestRowError, validateIngestScan, type ScanGroup, scanGroups, encodeScanCursor, decodeScanCursor
 } from './scan-ledger.ts';
 export {
-  type NeverIssuedLimits, defaultNeverIssuedLimits, type RuleScan, type NeverIssuedRule, createNeverIssuedRule
+  type ScanRuleLimits, defaultScanRuleLimits, type RuleScan, type ScanRules, createScanRules
 } from './scan-alerts.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createNeverIssuedRule, type RuleScan } from './scan-alerts.ts';
+import { createScanRules, type RuleScan } from './scan-alerts.ts';
 
 const scan = (serial: string | null, at = '2026-01-01T10:00:00Z', fields: Partial<RuleScan> = {}): RuleScan => ({
   brandId: 'b1', scannedAt: new Date(at), gtin: '04006381333931', serial, unitKnown: false, count: 1, country: 'DE', clientClass: 'bot', unitStatus: null,
@@ -9,7 +9,7 @@ const types = (events: { eventType: string }[]) => events.map((e) => e.eventType
 
 describe('the never-issued serial rule', () => {
   it('alerts a serial once a day, again the next day, never for known units or paths without a unit', () => {
-    const rule = createNeverIssuedRule({ perBrandPerMinute: 10, maxRemembered: 100 });
+    const rule = createScanRules({ perBrandPerMinute: 10, maxRemembered: 100 });
     const now = new Date('2026-01-01T10:00:00Z');
     expect(types(rule.observe([scan('X'), scan('X'), scan('Y', undefined, { unitKnown: true }), scan('Z', undefined, { unitKnown: null })], now)))
       .toEqual(['scan_never_issued_serial']);
@@ -18,7 +18,7 @@ describe('the never-issued serial rule', () => {
   });
 
   it('counts scans beyond the budget of a minute into one burst alert a minute, flood rows without serials included', () => {
-    const rule = createNeverIssuedRule({ perBrandPerMinute: 2, maxRemembered: 100 });
+    const rule = createScanRules({ perBrandPerMinute: 2, maxRemembered: 100 });
     const now = new Date('2026-01-01T10:00:10Z');
     const events = rule.observe([scan('A'), scan('B'), scan('C'), scan(null, undefined, { count: 40, country: 'FR' })], now);
     expect(types(events)).toEqual(['scan_never_issued_serial', 'scan_never_issued_serial', 'scan_never_issued_burst']);
@@ -32,7 +32,7 @@ describe('the never-issued serial rule', () => {
 
 describe('the withdrawn unit rule', () => {
   it('alerts a scan of a unit of a voided batch, or in a lifecycle end state, once a day; never a unit in use', () => {
-    const rule = createNeverIssuedRule({ perBrandPerMinute: 10, maxRemembered: 100 });
+    const rule = createScanRules({ perBrandPerMinute: 10, maxRemembered: 100 });
     const now = new Date('2026-01-01T10:00:00Z');
     const known = (serial: string, fields: Partial<RuleScan>) => scan(serial, undefined, { unitKnown: true, unitStatus: 'active', ...fields });
     const events = rule.observe([
@@ -42,5 +42,28 @@ describe('the withdrawn unit rule', () => {
     expect(events.map((e) => [e.eventType, e.entityId, e.payload['unit_status'], e.payload['outcome']])).toEqual([
       ['scan_withdrawn_unit', '04006381333931 U1', 'active', 'gone'], ['scan_withdrawn_unit', '04006381333931 U2', 'decommissioned', 'resolved'],
     ]);
+  });
+});
+
+describe('the clone rule', () => {
+  const known = (serial: string, at: string, country: string | null, visitor: string | null = null) =>
+    scan(serial, at, { unitKnown: true, unitStatus: 'active', country, visitor });
+
+  it('suspects a unit seen from two countries within the window, once a day; not two countries a window apart', () => {
+    const rule = createScanRules({ perBrandPerMinute: 10, maxRemembered: 100, cloneWindowHours: 24, cloneVisitorsPerDay: 20 });
+    const now = new Date('2026-01-02T10:00:00Z');
+    expect(rule.observe([known('C1', '2026-01-01T08:00:00Z', 'DE'), known('C2', '2026-01-01T08:00:00Z', 'DE')], now)).toEqual([]);
+    const events = rule.observe([known('C1', '2026-01-01T20:00:00Z', 'BR'), known('C1', '2026-01-01T21:00:00Z', 'US'), known('C2', '2026-01-02T09:00:00Z', 'FR')], now);
+    expect(events.map((e) => [e.eventType, e.entityId, e.payload['reason'], e.payload['countries']])).toEqual([
+      ['scan_clone_suspected', '04006381333931 C1', 'countries', ['BR', 'DE']],
+    ]);
+  });
+
+  it('suspects a unit scanned by more distinct visitors in a day than the threshold', () => {
+    const rule = createScanRules({ perBrandPerMinute: 10, maxRemembered: 100, cloneWindowHours: 24, cloneVisitorsPerDay: 3 });
+    const now = new Date('2026-01-01T10:00:00Z');
+    const visits = ['v1', 'v2', 'v3', 'v3', 'v4'].map((v) => known('K1', '2026-01-01T09:00:00Z', 'DE', v));
+    expect(rule.observe(visits.slice(0, 4), now)).toEqual([]);
+    expect(rule.observe(visits.slice(4), now).map((e) => [e.payload['reason'], e.payload['visitors_today']])).toEqual([['visitors', 4]]);
   });
 });

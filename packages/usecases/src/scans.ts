@@ -2,7 +2,7 @@ import { appendEvents, ingestScanBatch, scanStats, unitScans, type IngestOutcome
 import {
   assertValid, clientClasses, countryOf, decodeScanCursor, encodeScanCursor, InvalidInputError, isUuid, maxIngestScans, normalizeGtin, scanGroups,
   validateIngestScan, type ClientClass, type FieldViolation, type IngestRowError, type IngestScan, type IngestScanInput, type ScanGroup,
-  createNeverIssuedRule, type NeverIssuedLimits, type RuleScan,
+  createScanRules, type ScanRuleLimits, type RuleScan,
 } from '@mint/domain';
 import type { UseCaseContext } from './context.ts';
 
@@ -14,12 +14,12 @@ export interface ScanAlerts {
 
 /**
  * The scan rules on the stream of written scans (the resolver's batches, each ingested batch):
- * for now the never-issued serial rule ({@link createNeverIssuedRule}), whose alerts are audit
- * events and so signed webhooks to the brand's endpoints that want them. One instance per
- * process: its memory deduplicates a serial's alerts within a day.
+ * never-issued serials, withdrawn units and suspected clones ({@link createScanRules}), whose
+ * alerts are audit events and so signed webhooks to the brand's endpoints that want them. One
+ * instance per process: its memory deduplicates a unit's alerts within a day.
  */
-export function createScanAlerts(ctx: UseCaseContext, limits?: NeverIssuedLimits): ScanAlerts {
-  const rule = createNeverIssuedRule(limits);
+export function createScanAlerts(ctx: UseCaseContext, limits?: ScanRuleLimits): ScanAlerts {
+  const rule = createScanRules(limits);
   return {
     async observe(scans) {
       const events = rule.observe(scans, ctx.clock());
@@ -34,7 +34,7 @@ export function ruleScanOf(scan: ScanRecord): RuleScan {
   return {
     brandId: scan.brandId, scannedAt: scan.scannedAt, gtin: scan.gtin, serial: scan.kind === 'serial' ? scan.identifier : null,
     unitKnown: scan.unitKnown ?? null, count: scan.count ?? 1, country: scan.country ?? null, clientClass: scan.clientClass ?? null,
-    unitStatus: scan.unitStatus ?? null, outcome: scan.outcome,
+    unitStatus: scan.unitStatus ?? null, outcome: scan.outcome, visitor: scan.visitor ?? null,
   };
 }
 

@@ -112,4 +112,21 @@ describe('the never-issued serial rule', () => {
       `select entity_id, payload->>'country' as country from mint_events where brand_id = ? and event_type = 'scan_never_issued_serial' order by entity_id`, [other.brandId]);
     expect(events).toEqual([{ entity_id: `${other.gtin} EDGE-FORGED-1`, country: 'BR' }, { entity_id: `${other.gtin} EDGE-FORGED-2`, country: 'BR' }]);
   });
+
+  it('suspects a clone when one unit is scanned from two countries within a day', async () => {
+    const other = await app.seedBrand();
+    const { mintBatchId } = await mintCompleted(app.ctx, other, 1);
+    const [{ serial }] = (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ?', [mintBatchId])) as [{ serial: string }];
+    const key = (await createApiKey(app.ctx, { brandId: other.brandId, name: 'edge', scopes: ['scans:write'] })).key;
+    const row = (country: string, at: string) => ({ scannedAt: at, kind: 'serial', gtin: other.gtin, identifier: serial, outcome: 'resolved', representation: 'redirect', country });
+    const send = (batchKey: string, scans: object[]) => fetch(`${api.baseUrl}/mint.v1.ScanService/RecordScanEvents`, {
+      method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key }, body: JSON.stringify({ brandId: other.brandId, batchKey, scans }),
+    }).then((r) => r.status);
+    expect(await send('clone-1', [row('DE', '2026-04-02T01:00:00Z'), row('DE', '2026-04-02T02:00:00Z')])).toBe(200);
+    expect(await send('clone-2', [row('JP', '2026-04-02T09:00:00Z')])).toBe(200);
+    const events = await query<{ entity_id: string; reason: string; countries: string }>(app.db.em.fork(),
+      `select entity_id, payload->>'reason' as reason, payload->>'countries' as countries from mint_events where brand_id = ? and event_type = 'scan_clone_suspected'`,
+      [other.brandId]);
+    expect(events).toEqual([{ entity_id: `${other.gtin} ${serial}`, reason: 'countries', countries: '["DE", "JP"]' }]);
+  });
 });
