@@ -271,6 +271,7 @@ describe('configmap.yaml', () => {
       RATE_LIMIT_DOWNLOADS_PER_ADDRESS: '120',
       RATE_LIMIT_AUTH_FAILURES_PER_ADDRESS: '30',
       TRUSTED_PROXIES: '10.42.0.0/16,fd00::/8',
+      SCAN_COUNTRY_HEADER: 'cf-ipcountry',
       CONTROL_PLANE_HOSTS: 'mint-prod-api.mint.svc.cluster.local,api.mint.example.com',
       BRAND_DOMAIN_DELEGATED_ZONES: 'brands.mint.example.com',
       CORS_ALLOWED_ORIGINS: 'https://console.example.com,https://ops.example.com',
@@ -285,6 +286,7 @@ describe('configmap.yaml', () => {
       'HTTP_BODY_TIMEOUT_MS', 'HTTP2_MAX_CONCURRENT_STREAMS', 'WATCH_MAX_DURATION_MS', 'WATCH_MAX_STREAMS_PER_CALLER', 'RATE_LIMIT_PER_CREDENTIAL',
       'RATE_LIMIT_RESOLVER_PER_ADDRESS', 'RATE_LIMIT_DOWNLOADS_PER_ADDRESS', 'RATE_LIMIT_AUTH_FAILURES_PER_ADDRESS', 'CORS_ALLOWED_ORIGINS',
       'REFLECTION_ALLOW_ANONYMOUS', 'ENABLE_SET_MINT_BATCH_STATUS', 'METRICS_PORT', 'TRUSTED_PROXIES', 'CONTROL_PLANE_HOSTS', 'BRAND_DOMAIN_DELEGATED_ZONES',
+      'SCAN_COUNTRY_HEADER',
     ]) expect(Object.keys(plain), name).not.toContain(name);
   });
 

@@ -5,6 +5,7 @@ import type { CatalogService } from './gen/mint/v1/catalog_service_pb.js';
 import type { MintService } from './gen/mint/v1/mint_service_pb.js';
 import type { ResolverService } from './gen/mint/v1/resolver_service_pb.js';
 import type { WebhookService } from './gen/mint/v1/webhook_service_pb.js';
+import type { ScanService } from './gen/mint/v1/scan_service_pb.js';
 
 export * from './gen/mint/v1/common_pb.js';
 export * from './gen/mint/v1/mint_service_pb.js';
@@ -12,6 +13,7 @@ export * from './gen/mint/v1/catalog_service_pb.js';
 export * from './gen/mint/v1/resolver_service_pb.js';
 export * from './gen/mint/v1/webhook_service_pb.js';
 export * from './gen/mint/v1/account_service_pb.js';
+export * from './gen/mint/v1/scan_service_pb.js';
 
 /** Where and as whom the clients call. */
 export interface MintClientOptions {
@@ -38,6 +40,7 @@ export interface MintClient {
   readonly catalog: Client<typeof CatalogService>;
   readonly resolver: Client<typeof ResolverService>;
   readonly webhooks: Client<typeof WebhookService>;
+  readonly scans: Client<typeof ScanService>;
   readonly account: Client<typeof AccountService>;
 }
 

@@ -10,6 +10,7 @@ import { CatalogService } from './gen/mint/v1/catalog_service_pb.js';
 import { MintService } from './gen/mint/v1/mint_service_pb.js';
 import { ResolverService } from './gen/mint/v1/resolver_service_pb.js';
 import { WebhookService } from './gen/mint/v1/webhook_service_pb.js';
+import { ScanService } from './gen/mint/v1/scan_service_pb.js';
 
 export * from './gen/mint/v1/common_pb.js';
 export * from './gen/mint/v1/mint_service_pb.js';
@@ -17,6 +18,7 @@ export * from './gen/mint/v1/catalog_service_pb.js';
 export * from './gen/mint/v1/resolver_service_pb.js';
 export * from './gen/mint/v1/webhook_service_pb.js';
 export * from './gen/mint/v1/account_service_pb.js';
+export * from './gen/mint/v1/scan_service_pb.js';
 
 /**
  * An interceptor adding the credentials to every call: `Authorization: Bearer <token>` and
@@ -52,6 +54,7 @@ export function createMintClient(options) {
     catalog: createClient(CatalogService, transport),
     resolver: createClient(ResolverService, transport),
     webhooks: createClient(WebhookService, transport),
+    scans: createClient(ScanService, transport),
     account: createClient(AccountService, transport),
   };
 }

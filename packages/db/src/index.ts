@@ -6,7 +6,7 @@ export { Brand, User, Membership, ApiKey } from './entities/workspace.ts';
 export { Product, ProductionBatch, ProductImport } from './entities/catalog.ts';
 export { MintPreflight, MintJob, MintBatch, MintLot, MintUnit, MintKpis } from './entities/minting.ts';
 export { MintEvent, PayloadPack, OutboxMessage, IdempotencyRecord, type StoredPackProfile } from './entities/activity.ts';
-export { ScanEvent } from './entities/scans.ts';
+export { ScanEvent, ScanIngestBatch } from './entities/scans.ts';
 export { ResolverLink } from './entities/links.ts';
 export { WebhookEndpoint, WebhookDelivery } from './entities/webhooks.ts';
 export { entities } from './entities/index.ts';
@@ -55,6 +55,10 @@ export {
   createResolverReader, type ResolverBrand, type ResolverProduct, type ResolverUnit, type ResolverLot, type ScanRecord, type ScanWriter,
   type ResolverReader, type ResolverReaderOptions, type ResolverDomainBrand
 } from './repositories/resolver.ts';
+export {
+  ingestScanBatch, type IngestOutcome, type WrittenUnitScan, deleteScanIngestBatchesBefore, scanStats, type ScanStatsFilter, type ScanStatsRow, type ScanStatsOrder, type ScanStatsCursor, unitScans,
+  type UnitScanRow, type UnitScans
+} from './repositories/scans.ts';
 export {
   upsertLinkRow, replaceLevelLinks, deleteLinkRow, findLink, linksOfScope, listLinkRows, createLinkReader, listenForLinkChanges,
   linkChangeChannel, type LinkRecord, type LinkFilter, type CachedLinks, type LinkReader, type LinkChangeFeed, type LinkChangeHandlers

@@ -16,7 +16,7 @@ describe('the role matrix', () => {
     for (let i = 1; i < roles.length; i++) {
       for (const permission of rolePermissions[roles[i]!]) expect(roleGrants(roles[i - 1]!, permission), `${roles[i - 1]} ⊇ ${roles[i]}: ${permission}`).toBe(true);
     }
-    expect(permissions.filter((p) => roleGrants('viewer', p))).toEqual(['mint:read', 'products:read', 'links:read']);
+    expect(permissions.filter((p) => roleGrants('viewer', p))).toEqual(['mint:read', 'products:read', 'links:read', 'scans:read']);
     expect(roles.filter((role) => roleGrants(role, 'workspace:admin'))).toEqual(['owner']);
   });
 

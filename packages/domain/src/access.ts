@@ -24,23 +24,31 @@ export type Permission =
   | 'links:read'
   /** Manage the brand's webhook endpoints and their deliveries. */
   | 'webhooks:write'
+  /** Send scans of an edge resolver or a CDN's log shipper into the scan ledger. */
+  | 'scans:write'
+  /** Read the scan ledger's statistics and a unit's scans. */
+  | 'scans:read'
   /** Manage the workspace itself: API keys, API access and the brand's resolver domain. */
   | 'workspace:admin';
 
 /** All permissions. */
-export const permissions: readonly Permission[] = ['mint:write', 'mint:read', 'products:write', 'products:read', 'links:write', 'links:read', 'webhooks:write', 'workspace:admin'];
+export const permissions: readonly Permission[] = [
+  'mint:write', 'mint:read', 'products:write', 'products:read', 'links:write', 'links:read', 'webhooks:write', 'scans:write', 'scans:read', 'workspace:admin',
+];
 
 /** Scopes an API key can carry (workspace administration is never delegated to a key). */
 export type ApiKeyScope = Exclude<Permission, 'workspace:admin'>;
 /** All API key scopes. */
-export const apiKeyScopes: readonly ApiKeyScope[] = ['mint:write', 'mint:read', 'products:write', 'products:read', 'links:write', 'links:read', 'webhooks:write'];
+export const apiKeyScopes: readonly ApiKeyScope[] = [
+  'mint:write', 'mint:read', 'products:write', 'products:read', 'links:write', 'links:read', 'webhooks:write', 'scans:write', 'scans:read',
+];
 
 /** The role matrix, documented as a table in docs/reference/access.md (a test keeps the two in step). Minting writes need owner or admin, as the spec says. */
 export const rolePermissions: Readonly<Record<Role, readonly Permission[]>> = {
-  owner: ['mint:write', 'mint:read', 'products:write', 'products:read', 'links:write', 'links:read', 'webhooks:write', 'workspace:admin'],
-  admin: ['mint:write', 'mint:read', 'products:write', 'products:read', 'links:write', 'links:read', 'webhooks:write'],
-  member: ['mint:read', 'products:write', 'products:read', 'links:read'],
-  viewer: ['mint:read', 'products:read', 'links:read'],
+  owner: ['mint:write', 'mint:read', 'products:write', 'products:read', 'links:write', 'links:read', 'webhooks:write', 'scans:write', 'scans:read', 'workspace:admin'],
+  admin: ['mint:write', 'mint:read', 'products:write', 'products:read', 'links:write', 'links:read', 'webhooks:write', 'scans:write', 'scans:read'],
+  member: ['mint:read', 'products:write', 'products:read', 'links:read', 'scans:read'],
+  viewer: ['mint:read', 'products:read', 'links:read', 'scans:read'],
 };
 
 /** True when the role grants the permission. */

@@ -23,6 +23,10 @@
  * | webhook_endpoint_secret_rotated | webhook_endpoint | RotateWebhookSecret (payload: previous_secret_expires_at; never a secret) |
  * | webhook_endpoint_disabled | webhook_endpoint | the executor disables it: 410 Gone, or three days of failed deliveries (payload: reason, status_code) |
  * | brand_resolver_domain_set | brand       | SetBrandResolverDomain changes the brand's domain (payload: domain, previous, resolver_base_url; domain null: removed) |
+ * | scan_never_issued_serial  | scan        | a serial the brand never issued was scanned under its GTIN, once a serial a day (entity: "{gtin} {serial}"; payload: gtin, serial, scanned_at, country, client_class) |
+ * | scan_withdrawn_unit       | scan        | a unit whose batch was voided (410) or whose status is a lifecycle end state was scanned, once a unit a day (entity: "{gtin} {serial}"; payload: gtin, serial, unit_status, outcome, scanned_at, country, client_class) |
+ * | scan_clone_suspected      | scan        | a unit seen from two countries within 24 h, or by over 20 visitors a day, once a unit a day (entity: "{gtin} {serial}"; payload: gtin, serial, reason, countries, visitors_today, scanned_at) |
+ * | scan_never_issued_burst   | scan        | never-issued scans beyond the brand's alerts a minute, at most one a minute (entity: the GTINs; payload: scans, gtins, countries, client_classes, minute) |
  *
  * The executor's five job events (started, units created, lots confirmed, completed, failed) are
  * events of the job's batch: `entity_type = mint_batch`, `entity_id` = the batch's uuid as text,
@@ -52,10 +56,14 @@ export type EventType =
   | 'webhook_endpoint_deleted'
   | 'webhook_endpoint_secret_rotated'
   | 'webhook_endpoint_disabled'
-  | 'brand_resolver_domain_set';
+  | 'brand_resolver_domain_set'
+  | 'scan_never_issued_serial'
+  | 'scan_never_issued_burst'
+  | 'scan_withdrawn_unit'
+  | 'scan_clone_suspected';
 
 /** Kind of entity an event is about. */
-export type EntityType = 'mint_job' | 'mint_batch' | 'mint_unit' | 'payload_pack' | 'product' | 'resolver_link' | 'webhook_endpoint' | 'brand';
+export type EntityType = 'mint_job' | 'mint_batch' | 'mint_unit' | 'payload_pack' | 'product' | 'resolver_link' | 'webhook_endpoint' | 'brand' | 'scan';
 
 /** An event to append, before it gets its id and time. */
 export interface NewEvent {

@@ -84,3 +84,10 @@ export {
   sealedSecretPrefix, secretKeyBytes, SecretBoxError, isSecretBoxError, isSealedSecret, sealedSecretKeyId, parseSecretKeys, sealSecret, openSecret
 } from './secret-box.ts';
 export { type ScanFloodLimits, defaultScanFloodLimits, type ScanFloodFacts, type CountedScan, type ScanFloodGate, createScanFloodGate } from './scan-flood.ts';
+export {
+  type ClientClass, clientClasses, classifyUserAgent, countryOf, type ScanClient, type VisitorHasher, createVisitorHasher, scanKinds, scanOutcomes, scanRepresentations,
+  maxIngestScans, type IngestScanInput, type IngestScan, type IngestRowError, validateIngestScan, type ScanGroup, scanGroups, encodeScanCursor, decodeScanCursor
+} from './scan-ledger.ts';
+export {
+  type ScanRuleLimits, defaultScanRuleLimits, type RuleScan, type ScanRules, createScanRules
+} from './scan-alerts.ts';

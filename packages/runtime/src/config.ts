@@ -305,6 +305,12 @@ export interface Config {
    */
   readonly trustedProxies: readonly string[];
   /**
+   * `SCAN_COUNTRY_HEADER`: the header a trusted proxy (a CDN) sets to the client's country, e.g.
+   * `cf-ipcountry`; read into the scan ledger only when the TCP peer is in `TRUSTED_PROXIES`. Unset:
+   * scans have no country (it is never derived from an address).
+   */
+  readonly scanCountryHeader: string | undefined;
+  /**
    * `CONTROL_PLANE_HOSTS`: comma-separated hostnames the API answers on as the control plane (its Service name, an API host); no
    * brand may claim one as its resolver domain; chart value `api.controlPlaneHosts`.
    */
@@ -423,6 +429,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitDownloadsPerAddress: read.integer('RATE_LIMIT_DOWNLOADS_PER_ADDRESS', defaults.rateLimitDownloadsPerAddress, 0, 1_000_000),
     rateLimitAuthFailuresPerAddress: read.integer('RATE_LIMIT_AUTH_FAILURES_PER_ADDRESS', defaults.rateLimitAuthFailuresPerAddress, 0, 1_000_000),
     trustedProxies: read.string('TRUSTED_PROXIES') === undefined ? defaults.trustedProxies : read.addressList('TRUSTED_PROXIES'),
+    scanCountryHeader: read.pattern('SCAN_COUNTRY_HEADER', /^[A-Za-z0-9-]{1,64}$/, 'an HTTP header name (letters, digits and dashes)')?.toLowerCase(),
     controlPlaneHosts: read.hostList('CONTROL_PLANE_HOSTS') ?? defaults.controlPlaneHosts(publicBaseUrl),
     brandDomainDelegatedZones: read.hostList('BRAND_DOMAIN_DELEGATED_ZONES') ?? defaults.brandDomainDelegatedZones,
     watchProgress: read.oneOf('WATCH_PROGRESS', watchProgressModes, defaults.watchProgress),

@@ -62,6 +62,9 @@ export {
   type ScanRecorderStats, type ScanRecorder, type ScanRecorderOptions
 } from './resolver.ts';
 export {
+  recordScanEvents, type RecordScanEventsInput, createScanAlerts, ruleScanOf, type ScanAlerts, getScanStats, type ScanStatsQuery, type ScanStatsPage, getUnitScans, type UnitScansQuery, type UnitScansPage
+} from './scans.ts';
+export {
   upsertLink, listLinks, deleteLink, replaceLinks, startLinkImport, getLinkImport, runLinkImport, linkImportColumns, defaultLinkPageSize,
   type LinkView, type LinkUpsertInput, type LinkListQuery, type ReplaceLinksInput
 } from './links.ts';

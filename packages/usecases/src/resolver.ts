@@ -1,12 +1,14 @@
 import {
-  createResolverReader, createScanWriter, deleteScanEventsBefore, listenForLinkChanges, type CachedLinks, type LinkChangeFeed, type ResolverBrand,
+  createResolverReader, createScanWriter, deleteScanEventsBefore, deleteScanIngestBatchesBefore, listenForLinkChanges, type CachedLinks, type LinkChangeFeed, type ResolverBrand,
   type ResolverDomainBrand,
   type ResolverProduct, type ResolverReader, type ScanRecord,
 } from '@mint/db';
 import {
   chooseLink, decideResolution, defaultLinkOf, levelAnchors, resolverPrefix, type Link, type LinkedLevel, type LinkPreferences, type Representation,
   type ResolutionOutcome, type ResolverPath, createScanFloodGate, defaultScanFloodLimits, type ScanFloodFacts, type ScanFloodLimits,
+  classifyUserAgent, countryOf, createVisitorHasher, type ScanClient, type VisitorHasher,
 } from '@mint/domain';
+import { randomBytes } from 'node:crypto';
 import type { UseCaseContext } from './context.ts';
 
 /** What the resolver found and decided for one request. */
@@ -30,6 +32,8 @@ export interface Resolution {
   readonly choices: readonly Link[] | null;
   /** False for a serial the brand never minted (it walked up to its product), true for a known unit, null when the path names no unit. */
   readonly unitKnown: boolean | null;
+  /** The found unit's status (inactive, active, ...); null when the path names no known unit. */
+  readonly unitStatus: string | null;
 }
 
 /** No preference: the default link. */
@@ -62,9 +66,10 @@ export interface Resolver {
    * scan off the request path. `root` replaces `{PUBLIC_BASE_URL}/r/{slug}` in the anchors (a brand
    * domain's `https://{domain}`); default that. Answers synchronously when everything it needs is
    * cached (a GTIN's or lot-less product's scan), else with a promise (a unit is always read).
-   * `client` (the sender's address) lets the recorder count a flood instead of storing each scan.
+   * `client` (the sender's address, agent and trusted country header) lets the recorder count a
+   * flood instead of storing each scan and classify it without keeping any of it.
    */
-  resolve(path: ResolverPath, representation: Representation, preferences?: LinkPreferences, root?: string, client?: string): Resolution | Promise<Resolution>;
+  resolve(path: ResolverPath, representation: Representation, preferences?: LinkPreferences, root?: string, client?: ScanClient): Resolution | Promise<Resolution>;
   /**
    * Settles once the resolver first listens for link changes. Links cached before then are
    * forgotten at that moment (they may have missed a change), so a warm cache starts from here.
@@ -90,7 +95,7 @@ export interface Resolver {
 }
 
 const notFound = (brand: ResolverBrand | null): Resolution => ({
-  outcome: { kind: 'not_found' }, brand, anchor: null, data: null, title: null, level: null, levels: [], link: null, choices: null, unitKnown: null,
+  outcome: { kind: 'not_found' }, brand, anchor: null, data: null, title: null, level: null, levels: [], link: null, choices: null, unitKnown: null, unitStatus: null,
 });
 
 /**
@@ -111,6 +116,7 @@ class FoundResolution implements Resolution {
   readonly link: Link | null;
   readonly choices: readonly Link[] | null;
   readonly unitKnown: boolean | null;
+  readonly unitStatus: string | null;
   readonly #build: () => Record<string, unknown>;
   #data: Record<string, unknown> | undefined;
 
@@ -124,6 +130,7 @@ class FoundResolution implements Resolution {
     this.link = fields.link;
     this.choices = fields.choices;
     this.unitKnown = fields.unitKnown;
+    this.unitStatus = fields.unitStatus;
     this.#build = build;
   }
 
@@ -405,7 +412,7 @@ export function createResolver(ctx: UseCaseContext, options: ResolverOptions = {
     });
     const choice = outcome.kind === 'resolved' ? chooseLink(levels, prefs) : null;
     return new FoundResolution({
-      level, outcome, brand, anchor, title, levels, unitKnown,
+      level, outcome, brand, anchor, title, levels, unitKnown, unitStatus: state.unitStatus,
       link: choice?.kind === 'link' ? choice.link : null,
       choices: choice?.kind === 'choices' ? choice.links : null,
     }, data);
@@ -474,7 +481,7 @@ export function createResolver(ctx: UseCaseContext, options: ResolverOptions = {
   }
 
   /** Records the scan of a resolution (a known brand's only). */
-  function record(path: ResolverPath, representation: Representation, resolution: Resolution, client: string | undefined): Resolution {
+  function record(path: ResolverPath, representation: Representation, resolution: Resolution, client: ScanClient | undefined): Resolution {
     if (resolution.brand !== null && options.recorder !== undefined) {
       const key = path.key;
       options.recorder.record({
@@ -484,7 +491,8 @@ export function createResolver(ctx: UseCaseContext, options: ResolverOptions = {
         outcome: resolution.outcome.kind, representation,
         // A browser scanning a serial the brand never minted gets the not-issued page, no link.
         linkType: representation === 'redirect' && resolution.unitKnown !== false ? resolution.link?.linkType ?? null : null,
-        unitKnown: resolution.unitKnown,
+        unitKnown: resolution.unitKnown, unitStatus: resolution.unitStatus,
+        lot: key.kind === 'lot' ? key.lot : key.kind === 'serial' ? key.lot ?? null : null,
       }, client);
     }
     return resolution;
@@ -520,10 +528,12 @@ export interface ScanRecorderStats {
 export interface ScanRecorder {
   /**
    * Queues a scan; when the queue is full the scan is dropped and counted. With the `client` that
-   * sent it (an address, held in memory for one window and never written), a flood is counted
-   * into a few rows instead of one each ({@link createScanFloodGate}). Never throws, never waits.
+   * sent it, the row gets the client's class, its trusted country and its day's visitor hash (the
+   * address and agent themselves are never written), and a flood is counted into a few rows
+   * instead of one each ({@link createScanFloodGate}; the address is held for one window). Never
+   * throws, never waits.
    */
-  record(scan: ScanRecord, client?: string): void;
+  record(scan: ScanRecord, client?: ScanClient): void;
   stats(): ScanRecorderStats;
   /** Flushes what is queued (waiting at most `timeoutMs` for a stuck writer) and stops. */
   close(timeoutMs?: number): Promise<void>;
@@ -547,10 +557,17 @@ export interface ScanRecorderOptions {
   readonly onError?: (error: unknown, lost: number) => void;
   /** Told how many scans were written, dropped (queue full) or failed, as it happens (for metrics). */
   readonly onOutcome?: (outcome: 'written' | 'dropped' | 'failed', count: number) => void;
+  /** Given each batch once it is written (the scan rules run on them); must not throw. */
+  readonly onWritten?: (scans: readonly ScanRecord[]) => void;
   /** Limits of the flood gate for scans recorded with a client; null stores every scan one by one. Default {@link defaultScanFloodLimits}. */
   readonly flood?: ScanFloodLimits | null;
   /** The clock of the flood gate's windows, in milliseconds; default `Date.now`. */
   readonly now?: () => number;
+  /**
+   * Keys the visitor hashes; default one with a random salt per UTC day of the scan's time, held by
+   * this recorder only: distinct visitors are counted per API process and day.
+   */
+  readonly visitors?: VisitorHasher;
 }
 
 /**
@@ -568,7 +585,21 @@ export function createScanRecorder(ctx: UseCaseContext, options: ScanRecorderOpt
   const writer = options.write === undefined ? createScanWriter(ctx.db) : null;
   const write = options.write ?? ((scans: readonly ScanRecord[]) => writer!.write(scans));
   const now = options.now ?? Date.now;
-  const gate = options.flood === null ? null : createScanFloodGate<ScanRecord>(options.flood ?? defaultScanFloodLimits, (scan) => ({ ...scan, identifier: null }));
+  // A flood's sampled row stands for many clients: it keeps no visitor.
+  const gate = options.flood === null ? null : createScanFloodGate<ScanRecord>(options.flood ?? defaultScanFloodLimits, (scan) => ({ ...scan, identifier: null, visitor: null }));
+  const visitors = options.visitors ?? createVisitorHasher((size) => randomBytes(size));
+  /** Client classes by User-Agent (scanners send a handful of agents over and over; at most 1,000 kept). */
+  const classes = new Map<string, string>();
+  const classOf = (userAgent: string | null) => {
+    if (userAgent === null) return classifyUserAgent(null);
+    let found = classes.get(userAgent);
+    if (found === undefined) {
+      found = classifyUserAgent(userAgent);
+      if (classes.size >= 1_000) classes.clear();
+      classes.set(userAgent, found);
+    }
+    return found;
+  };
   /** Moves the counted rows of closed windows (every window when `all`) into the queue. */
   const collect = (all: boolean) => {
     if (gate === null) return;
@@ -603,6 +634,7 @@ export function createScanRecorder(ctx: UseCaseContext, options: ScanRecorderOpt
           await write(batch);
           written += scans;
           options.onOutcome?.('written', scans);
+          options.onWritten?.(batch);
         } catch (error) {
           failed += scans;
           options.onOutcome?.('failed', scans);
@@ -632,9 +664,15 @@ export function createScanRecorder(ctx: UseCaseContext, options: ScanRecorderOpt
         options.onOutcome?.('dropped', 1);
         return;
       }
-      if (client !== undefined && gate !== null && !gate.admit(scan, floodFactsOf(scan), client, now())) {
-        schedule();
-        return;
+      if (client !== undefined) {
+        scan = {
+          ...scan, clientClass: classOf(client.userAgent), country: countryOf(client.country),
+          visitor: visitors.hash(client.address, client.userAgent, scan.scannedAt),
+        };
+        if (gate !== null && !gate.admit(scan, floodFactsOf(scan), client.address, now())) {
+          schedule();
+          return;
+        }
       }
       queue.push(scan);
       if (queue.length >= batchSize && flushing === null) void flush(false);
@@ -669,10 +707,12 @@ function floodFactsOf(scan: ScanRecord): ScanFloodFacts {
 }
 
 /**
- * Deletes up to `limit` scan events older than `retentionDays` days (for the executor's sweeper,
- * which repeats it while a full batch went); returns how many.
+ * Deletes up to `limit` scan events older than `retentionDays` days, and up to `limit` ingest
+ * batch keys as old (for the executor's sweeper, which repeats it while a full batch went);
+ * returns the larger of the two counts.
  */
 export async function purgeOldScanEvents(ctx: UseCaseContext, retentionDays: number, limit = 10_000): Promise<number> {
   const before = new Date(ctx.clock().getTime() - retentionDays * 86_400_000);
-  return deleteScanEventsBefore(ctx.db.em.fork(), before, limit);
+  const events = await deleteScanEventsBefore(ctx.db.em.fork(), before, limit);
+  return Math.max(events, await deleteScanIngestBatchesBefore(ctx.db.em.fork(), before, limit));
 }

@@ -7,6 +7,7 @@ import { contextAuthenticator, type Authenticator } from './auth/interceptors.ts
 import type { ReadinessProbe } from './health.ts';
 import type { ProgressFeed } from '@mint/bus';
 import type { Route } from '@mint/http';
+import type { RuleScan } from '@mint/domain';
 import { fileURLToPath } from 'node:url';
 import { metricsRoute } from './metrics/route.ts';
 import { metricSources } from './metrics/sources.ts';
@@ -16,7 +17,7 @@ import { brandDomainRoutes, requestHost, resolverDescriptionRoute, resolverRoute
 import { v1Routes } from './v1/routes.ts';
 import { consoleRoutes } from './console/routes.ts';
 import { createApiServer, type ApiServer } from './server.ts';
-import { clientAddressOf } from './http/client-address.ts';
+import { scanClientOf } from './http/client-address.ts';
 
 /** Options of {@link startApi}. */
 export interface StartApiOptions {
@@ -31,7 +32,7 @@ export interface StartApiOptions {
     | 'httpIdleTimeoutMs' | 'httpBodyTimeoutMs' | 'http2MaxConcurrentStreams' | 'watchMaxDurationMs' | 'watchMaxStreamsPerCaller'
     | 'consoleEnabled' | 'corsAllowedOrigins' | 'reflectionAllowAnonymous' | 'rateLimitPerCredential' | 'rateLimitResolverPerAddress'
     | 'rateLimitDownloadsPerAddress' | 'rateLimitAuthFailuresPerAddress' | 'resolverContact' | 'watchSafetyIntervalMs' | 'trustedProxies'
-    | 'controlPlaneHosts' | 'brandDomainDelegatedZones'>>;
+    | 'controlPlaneHosts' | 'brandDomainDelegatedZones' | 'scanCountryHeader'>>;
   readonly logger: Logger;
   /** Probes the dependencies for /readyz and the gRPC health Check. */
   readonly readiness: ReadinessProbe;
@@ -79,14 +80,21 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
   const { ctx, config, logger } = options;
   const metrics = options.metrics ?? createMetrics(metricSources(ctx));
   // Scans of the public resolver, written in batches off the request path.
+  // The scan rules of the process, on each written batch of the resolver and each ingested one.
+  const scanAlerts = useCases.createScanAlerts(ctx);
+  const raiseAlerts = (batch: readonly RuleScan[]) => {
+    scanAlerts.observe(batch).catch((err: unknown) => logger.warn({ err }, 'scan alerts not raised'));
+  };
   const scans = useCases.createScanRecorder(ctx, {
     onError: (err, lost) => logger.warn({ err, lost }, 'scan events not recorded'),
     onOutcome: (result, count) => metrics.scanEvents.inc({ result }, count),
+    onWritten: (batch) => raiseAlerts(batch.map(useCases.ruleScanOf)),
     ...options.scanRecorder,
   });
   const resolver = useCases.createResolver(ctx, { recorder: scans });
-  // The client behind the trusted proxies, as the rate limits see it: the flood gate's key.
-  const clientOf = clientAddressOf(config.trustedProxies ?? defaults.trustedProxies);
+  // The client behind the trusted proxies, as the rate limits see it (the flood gate's key), its
+  // agent and a trusted proxy's country header: classified and hashed by the recorder, never written.
+  const clientOf = scanClientOf(config.trustedProxies ?? defaults.trustedProxies, config.scanCountryHeader);
   // One subscription to pushed job progress for the process, fanned out in memory.
   const progress = options.progress === undefined ? undefined : useCases.createProgressHub(options.progress);
   // The plain HTTP route table; the server adds /healthz and /readyz, other paths go to Connect.
@@ -101,7 +109,7 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
     ...(options.httpRoutes ?? []),
   ];
   const server = createApiServer({
-    routes: createConnectRoutes({ ctx, useCases, setMintBatchStatusEnabled: options.setMintBatchStatusEnabled ?? false,
+    routes: createConnectRoutes({ ctx, useCases, scanAlerts, setMintBatchStatusEnabled: options.setMintBatchStatusEnabled ?? false,
       webhooks: options.webhooks ?? { allowLoopback: false }, ...(options.downloads === undefined ? {} : { downloads: options.downloads }),
       reservedHosts: {
         controlPlaneHosts: config.controlPlaneHosts ?? defaults.controlPlaneHosts(ctx.publicBaseUrl),

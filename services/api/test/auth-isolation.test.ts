@@ -6,16 +6,17 @@
 import { randomUUID } from 'node:crypto';
 import { create, type DescMethod, type DescService, type Message } from '@bufbuild/protobuf';
 import { reflect, type ReflectList } from '@bufbuild/protobuf/reflect';
+import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import { createValidator } from '@bufbuild/protovalidate';
 import { Code, ConnectError, createClient, type Transport } from '@connectrpc/connect';
-import { ActivationMode, CatalogService, IdentityMode, MintService, ProductionBatchStatus, ResolverService, WebhookService } from '@mint/contract';
+import { ActivationMode, CatalogService, IdentityMode, MintService, ProductionBatchStatus, ResolverService, ScanService, WebhookService } from '@mint/contract';
 import { apiKeyScopes } from '@mint/domain';
 import { createApiKey, createWebhookEndpoint, listWebhookDeliveriesOf } from '@mint/usecases';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
 import { expectLogsFreeOf, inProcessApi, type InProcessApi } from './support.ts';
 
-const services: readonly DescService[] = [MintService, CatalogService, ResolverService, WebhookService];
+const services: readonly DescService[] = [MintService, CatalogService, ResolverService, WebhookService, ScanService];
 const methods: readonly DescMethod[] = services.flatMap((s) => s.methods);
 
 let app: UseCaseBundle;
@@ -84,6 +85,11 @@ function requestFor(method: DescMethod, brandId: string, ids: (name: string) => 
       (r.get(field) as ReflectList).add(field.enum.values.find((v) => v.number !== 0)!.number);
     } else if (field.fieldKind === 'message' && field.oneof !== undefined) {
       setOneofs.delete(field.oneof.name); // a oneof member we cannot fill generically: try the next one
+    } else if (field.fieldKind === 'message' && field.message.typeName === 'google.protobuf.Timestamp' && !optional) {
+      r.set(field, reflect(field.message, timestampFromDate(new Date())));
+    } else if (field.fieldKind === 'list' && field.listKind === 'message' && validator.validate(field.message, create(field.message)).kind === 'valid') {
+      // One element with every field unset, where that is a valid element (a batch must not be empty).
+      (r.get(field) as ReflectList).add(reflect(field.message, create(field.message)));
     }
   }
   return message;

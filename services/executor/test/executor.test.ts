@@ -111,6 +111,16 @@ describe('executor over NATS JetStream', () => {
     while ((await left()).length > 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     expect(await left()).toEqual(['NEW1', 'NEW2', 'NEW3']);
   });
+
+  it('forgets ingest batch keys past the retention with their scans, and keeps the newer ones', async () => {
+    await query(app.db.em.fork(), `insert into scan_ingest_batches (brand_id, batch_key, accepted, rejected, created_at)
+      values (?, 'old-batch', 1, '[]', now() - interval '31 days'), (?, 'new-batch', 1, '[]', now() - interval '1 day')`, [brand.brandId, brand.brandId]);
+    const keys = async () => (await query<{ batch_key: string }>(app.db.em.fork(), 'select batch_key from scan_ingest_batches where brand_id = ? order by batch_key', [brand.brandId]))
+      .map((r) => r.batch_key);
+    const deadline = Date.now() + 15_000;
+    while ((await keys()).length > 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    expect(await keys()).toEqual(['new-batch']);
+  });
   it('sweeps the pack store of what interrupted pack writes left over an hour ago, and keeps a write going on', async () => {
     const brandFolder = join(storeRoot, brand.brandId);
     const leftover = join(brandFolder, `.staging-${'0a'.repeat(6)}`);

@@ -138,6 +138,9 @@ CORS_ALLOWED_ORIGINS: {{ join "," . | quote }}
 {{- with $api.trustedProxies }}
 TRUSTED_PROXIES: {{ join "," . | quote }}
 {{- end }}
+{{- with $api.scanCountryHeader }}
+SCAN_COUNTRY_HEADER: {{ . | quote }}
+{{- end }}
 {{- with $api.controlPlaneHosts }}
 CONTROL_PLANE_HOSTS: {{ join "," . | quote }}
 {{- end }}

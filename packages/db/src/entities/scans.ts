@@ -30,12 +30,46 @@ export const ScanEvent = defineEntity({
     unitKnown: p.boolean().nullable(),
     /** How many scans the row stands for: 1, or one client's repeats of a scan within a window, or a flood of never-issued serials counted under its GTIN (identifier null). */
     scans: p.integer().default(1),
+    /** The unit's status when it was scanned (inactive, active, ...); null when the path named no known unit. */
+    unitStatus: p.text().nullable(),
+    /** Lot code of the path (AI 10), for a lot's scan or a serial's with a lot qualifier; null otherwise. */
+    lot: p.text().nullable(),
+    /** ISO 3166-1 alpha-2 country from a trusted proxy's header (`SCAN_COUNTRY_HEADER`); never derived from an address. */
+    country: p.text().nullable(),
+    /** browser, app, bot or other, classified from the User-Agent (the agent itself is not kept). */
+    clientClass: p.text().nullable(),
+    /** HMAC of the client's address and agent under a salt of one UTC day, forgotten after it: counts distinct visitors within a day only. */
+    visitor: p.text().nullable(),
+    /** resolver (answered here) or ingest (sent by an edge resolver or a log shipper). */
+    source: p.text().default('resolver'),
   },
   indexes: [
     { properties: ['brandId', 'scannedAt'] },
+    // A unit's first and last scans, and the per-GTIN reads, walk one identity's range in time order.
+    { name: 'scan_events_identity_index', properties: ['brandId', 'gtin', 'identifier', 'scannedAt'] },
     // Rows arrive in time order, so a BRIN index (a few pages, nearly free to maintain) finds the
     // old ranges the retention sweep deletes.
     { properties: ['scannedAt'], type: 'brin' },
   ],
 });
 export type ScanEvent = InferEntity<typeof ScanEvent>;
+
+/**
+ * One ingested batch of scans, by its batch key: a replay of the key answers what the first call
+ * did (its accepted count and refused rows) and writes nothing.
+ */
+export const ScanIngestBatch = defineEntity({
+  name: 'ScanIngestBatch',
+  tableName: 'scan_ingest_batches',
+  properties: {
+    brandId: columns.brandId(),
+    /** The sender's key of the batch. */
+    batchKey: p.text().primary(),
+    /** Rows written. */
+    accepted: p.integer(),
+    /** Refused rows as JSON text: [{index, field, message}]. */
+    rejected: p.text(),
+    createdAt: columns.createdAt(),
+  },
+});
+export type ScanIngestBatch = InferEntity<typeof ScanIngestBatch>;

@@ -190,33 +190,56 @@ export interface ScanRecord {
   readonly unitKnown?: boolean | null;
   /** How many scans the row stands for (a client's repeats or a flood's sample counted into one row); default 1. */
   readonly count?: number;
+  /** The unit's status at the scan, for a known unit; null otherwise. */
+  readonly unitStatus?: string | null;
+  /** Lot code of the path, when it had one. */
+  readonly lot?: string | null;
+  /** ISO country code from a trusted proxy's header; null when none. */
+  readonly country?: string | null;
+  /** browser, app, bot or other; null when unknown (no client given). */
+  readonly clientClass?: string | null;
+  /** The day-salted visitor hash; null when unknown. Never an address. */
+  readonly visitor?: string | null;
+  /** resolver (default) or ingest. */
+  readonly source?: string;
 }
 
 /** The columns of scans, each one array. */
 interface ScanColumns {
   brandIds: string[]; scannedAt: string[]; kinds: string[]; gtins: (string | null)[]; identifiers: (string | null)[]; outcomes: string[]; representations: string[];
-  linkTypes: (string | null)[]; unitKnown: (boolean | null)[]; counts: number[];
+  linkTypes: (string | null)[]; unitKnown: (boolean | null)[]; counts: number[]; unitStatuses: (string | null)[]; lots: (string | null)[];
+  countries: (string | null)[]; clientClasses: (string | null)[]; visitors: (string | null)[]; sources: string[];
 }
 
 /** Inserts scans given as column arrays, one statement whatever their number. */
 const insertScans = (db: Kysely<Tables>, c: ScanColumns) =>
   db.insertInto('scan_events')
-    .columns(['brand_id', 'scanned_at', 'kind', 'gtin', 'identifier', 'outcome', 'representation', 'link_type', 'unit_known', 'scans'])
+    .columns([
+      'brand_id', 'scanned_at', 'kind', 'gtin', 'identifier', 'outcome', 'representation', 'link_type', 'unit_known', 'scans', 'unit_status', 'lot',
+      'country', 'client_class', 'visitor', 'source',
+    ])
     .expression(db.selectFrom(unnest<{
       brand_id: string; scanned_at: string; kind: string; gtin: string | null; identifier: string | null; outcome: string; representation: string;
-      link_type: string | null; unit_known: boolean | null; scans: number;
+      link_type: string | null; unit_known: boolean | null; scans: number; unit_status: string | null; lot: string | null; country: string | null;
+      client_class: string | null; visitor: string | null; source: string;
     }, 's'>('s', {
       brand_id: ['uuid', c.brandIds], scanned_at: ['timestamptz', c.scannedAt], kind: ['text', c.kinds], gtin: ['text', c.gtins],
       identifier: ['text', c.identifiers], outcome: ['text', c.outcomes], representation: ['text', c.representations],
-      link_type: ['text', c.linkTypes], unit_known: ['bool', c.unitKnown], scans: ['int', c.counts],
-    })).select(['s.brand_id', 's.scanned_at', 's.kind', 's.gtin', 's.identifier', 's.outcome', 's.representation', 's.link_type', 's.unit_known', 's.scans']));
+      link_type: ['text', c.linkTypes], unit_known: ['bool', c.unitKnown], scans: ['int', c.counts], unit_status: ['text', c.unitStatuses],
+      lot: ['text', c.lots], country: ['text', c.countries], client_class: ['text', c.clientClasses], visitor: ['text', c.visitors], source: ['text', c.sources],
+    })).select([
+      's.brand_id', 's.scanned_at', 's.kind', 's.gtin', 's.identifier', 's.outcome', 's.representation', 's.link_type', 's.unit_known', 's.scans',
+      's.unit_status', 's.lot', 's.country', 's.client_class', 's.visitor', 's.source',
+    ]));
 
 function scanColumns(scans: readonly ScanRecord[]): ScanColumns {
   return {
     brandIds: scans.map((s) => s.brandId), scannedAt: scans.map((s) => s.scannedAt.toISOString()), kinds: scans.map((s) => s.kind),
     gtins: scans.map((s) => s.gtin), identifiers: scans.map((s) => s.identifier), outcomes: scans.map((s) => s.outcome),
     representations: scans.map((s) => s.representation), linkTypes: scans.map((s) => s.linkType ?? null), unitKnown: scans.map((s) => s.unitKnown ?? null),
-    counts: scans.map((s) => s.count ?? 1),
+    counts: scans.map((s) => s.count ?? 1), unitStatuses: scans.map((s) => s.unitStatus ?? null), lots: scans.map((s) => s.lot ?? null),
+    countries: scans.map((s) => s.country ?? null), clientClasses: scans.map((s) => s.clientClass ?? null), visitors: scans.map((s) => s.visitor ?? null),
+    sources: scans.map((s) => s.source ?? 'resolver'),
   };
 }
 

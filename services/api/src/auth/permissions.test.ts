@@ -1,10 +1,10 @@
-import { AccountService, CatalogService, MintService, ResolverService, WebhookService } from '@mint/contract';
+import { AccountService, CatalogService, MintService, ResolverService, ScanService, WebhookService } from '@mint/contract';
 import type { Permission } from '@mint/domain';
 import { describe, expect, it } from 'vitest';
 import { Health } from '../gen/grpc/health/v1/health_pb.js';
 import { permissionFor, rpcPermissions } from './permissions.ts';
 
-const protectedServices = [MintService, CatalogService, ResolverService, WebhookService];
+const protectedServices = [MintService, CatalogService, ResolverService, WebhookService, ScanService];
 
 describe('the RPC permission table', () => {
   it('has an entry for every RPC of every protected service in the descriptors', () => {
@@ -33,6 +33,8 @@ describe('the RPC permission table', () => {
     expect(byPermission('products:read')).toEqual(['GetProduct', 'GetProductImport', 'ListProducts']);
     expect(byPermission('links:write')).toEqual(['DeleteLink', 'ReplaceLinks', 'StartLinkImport', 'UpsertLink']);
     expect(byPermission('links:read')).toEqual(['GetLinkImport', 'ListLinks']);
+    expect(byPermission('scans:write')).toEqual(['RecordScanEvents']);
+    expect(byPermission('scans:read')).toEqual(['GetScanStats', 'GetUnitScans']);
   });
 
   it('every protected RPC names its brand in brand_id, the field authorization reads', () => {

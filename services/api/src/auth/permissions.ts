@@ -3,7 +3,7 @@
 // the compiler rejects a service whose table misses a method; a test checks the descriptors too.
 
 import type { DescMethod, DescService } from '@bufbuild/protobuf';
-import { AccountService, CatalogService, MintService, ResolverService, WebhookService } from '@mint/contract';
+import { AccountService, CatalogService, MintService, ResolverService, ScanService, WebhookService } from '@mint/contract';
 import type { Permission } from '@mint/domain';
 import { publicRpcServices } from './public-paths.ts';
 
@@ -64,12 +64,20 @@ export const webhookServicePermissions: PermissionTable<typeof WebhookService> =
   redeliverWebhook: 'webhooks:write',
 };
 
+/** ScanService: an edge's ingest needs scans:write (a key of its own for edges and log shippers); the reads need scans:read. */
+export const scanServicePermissions: PermissionTable<typeof ScanService> = {
+  recordScanEvents: 'scans:write',
+  getScanStats: 'scans:read',
+  getUnitScans: 'scans:read',
+};
+
 /** Every protected service with its table, by fully qualified service name. */
 export const rpcPermissions: ReadonlyMap<string, Readonly<Record<string, Permission>>> = new Map<string, Readonly<Record<string, Permission>>>([
   [MintService.typeName, mintServicePermissions],
   [CatalogService.typeName, catalogServicePermissions],
   [ResolverService.typeName, resolverServicePermissions],
   [WebhookService.typeName, webhookServicePermissions],
+  [ScanService.typeName, scanServicePermissions],
 ]);
 
 /**

@@ -27,7 +27,9 @@ import {
   type MintUnitStatus as WireUnitStatus,
   type PayloadPackStatus as WirePackStatus,
   type ProductionBatchStatus as WireProductionBatchStatus,
+  ScanClientClassSchema, ScanGroupBySchema, type ScanClientClass as WireScanClientClass, type ScanGroupBy as WireScanGroupBy,
 } from '@mint/contract';
+import { clientClasses, scanGroups, type ClientClass, type ScanGroup } from '@mint/domain';
 import {
   activationModes, batchStatuses, commercialStatuses, identityModes, importStatuses, InvalidInputError, jobStatuses, linkLevels, mintReadinessStatuses, packStatuses,
   productionBatchStatuses, unitStatuses, webhookDeliveryStatuses, packFormats, papers, packPurposes, symbologies,
@@ -99,6 +101,8 @@ export const symbology = enumMapping<WireSymbology, Symbology>(SymbologySchema, 
 export const paper = enumMapping<WirePaper, Paper>(PaperSchema, papers);
 export const packPurpose = enumMapping<WirePackPurpose, PackPurpose>(PayloadPackPurposeSchema, packPurposes);
 export const deliveryStatus = enumMapping<WireDeliveryStatus, WebhookDeliveryStatus>(WebhookDeliveryStatusSchema, webhookDeliveryStatuses);
+export const scanClientClass = enumMapping<WireScanClientClass, ClientClass>(ScanClientClassSchema, clientClasses);
+export const scanGroupBy = enumMapping<WireScanGroupBy, ScanGroup>(ScanGroupBySchema, scanGroups);
 
 /** An import (of products or of links) on the wire. */
 export function toWireImport(view: ImportView): MessageInitShape<typeof ProductImportSchema> {

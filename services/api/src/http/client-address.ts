@@ -3,6 +3,7 @@
 // headers are read from the right, and the client is the right-most address no trusted proxy owns.
 
 import { BlockList, isIP } from 'node:net';
+import type { ScanClient } from '@mint/domain';
 import type { HttpRequest } from '@mint/http';
 
 /** An address without zone, brackets or port, IPv4-mapped IPv6 as IPv4; '' when it is not an address. */
@@ -30,6 +31,45 @@ function forwardedHops(req: HttpRequest): string[] {
   return xff === '' ? [] : xff.split(',');
 }
 
+/** The TCP peer's plain address ('' when unknown). */
+function peerOf(req: HttpRequest): string {
+  const peer = req.socket?.remoteAddress ?? '';
+  return plainAddress(peer) || peer;
+}
+
+/** Whether an address is one of `trustedProxies` (addresses or CIDR ranges, already validated). */
+function trustedCheck(trustedProxies: readonly string[]): (address: string) => boolean {
+  const trusted = new BlockList();
+  for (const entry of trustedProxies) {
+    const [address = '', prefix] = entry.split('/');
+    const family = isIP(address) === 4 ? 'ipv4' : 'ipv6';
+    trusted.addSubnet(address, prefix === undefined ? (family === 'ipv4' ? 32 : 128) : Number(prefix), family);
+  }
+  return (address) => trusted.check(address, isIP(address) === 4 ? 'ipv4' : 'ipv6');
+}
+
+/**
+ * The scan client function: the client address as {@link clientAddressOf} finds it, the
+ * User-Agent, and the value of `countryHeader` (`SCAN_COUNTRY_HEADER`, e.g. `cf-ipcountry`) only
+ * when the TCP peer itself is a trusted proxy, which set it; from any other peer the header is
+ * ignored, whoever sent it. The country is never derived from an address.
+ */
+export function scanClientOf(trustedProxies: readonly string[], countryHeader: string | undefined): (req: HttpRequest) => ScanClient {
+  const addressOf = clientAddressOf(trustedProxies);
+  const header = countryHeader?.toLowerCase();
+  const isTrusted = trustedProxies.length === 0 || header === undefined ? null : trustedCheck(trustedProxies);
+  return (req) => {
+    const agent = req.headers['user-agent'];
+    let country: string | null = null;
+    if (isTrusted !== null && header !== undefined) {
+      const peer = peerOf(req);
+      const value = req.headers[header];
+      if (peer !== '' && isIP(peer) !== 0 && isTrusted(peer) && typeof value === 'string') country = value;
+    }
+    return { address: addressOf(req), userAgent: typeof agent === 'string' ? agent : null, country };
+  };
+}
+
 /**
  * The client address function for `trustedProxies` (addresses or CIDR ranges, already validated):
  * the TCP peer when it is not trusted or the list is empty (the forwarding headers are then
@@ -38,18 +78,8 @@ function forwardedHops(req: HttpRequest): string[] {
  * trusted hop. '' when the peer is unknown (in-process calls).
  */
 export function clientAddressOf(trustedProxies: readonly string[]): (req: HttpRequest) => string {
-  const peerOf = (req: HttpRequest): string => {
-    const peer = req.socket?.remoteAddress ?? '';
-    return plainAddress(peer) || peer;
-  };
   if (trustedProxies.length === 0) return peerOf;
-  const trusted = new BlockList();
-  for (const entry of trustedProxies) {
-    const [address = '', prefix] = entry.split('/');
-    const family = isIP(address) === 4 ? 'ipv4' : 'ipv6';
-    trusted.addSubnet(address, prefix === undefined ? (family === 'ipv4' ? 32 : 128) : Number(prefix), family);
-  }
-  const isTrusted = (address: string) => trusted.check(address, isIP(address) === 4 ? 'ipv4' : 'ipv6');
+  const isTrusted = trustedCheck(trustedProxies);
   return (req) => {
     let client = peerOf(req);
     if (client === '' || isIP(client) === 0 || !isTrusted(client)) return client;

@@ -8,7 +8,7 @@
 import {
   acceptedLanguages, acceptedMediaTypes, brandDomainBaseUrl, normalizeHost, forwardQuery, gs1LinksetContext, linksetOf, negotiate, parseResolverRequest, readLinkType, resolutionStatus,
   resolverDescription, resolverPrefix, resolverRootPathOf, type LinkPreferences, type LinkTypeRequest, type ParsedResolverRequest, type Representation,
-  type ResolutionOutcome,
+  type ResolutionOutcome, type ScanClient,
 } from '@mint/domain';
 import type { Resolution, Resolver } from '@mint/usecases';
 import { send as sendBody, sendEmpty, type ErrorWriter, type HttpRequest, type HttpResponse, type Route } from '@mint/http';
@@ -237,12 +237,17 @@ export interface ResolverRouteOptions {
   readonly publicBaseUrl: string;
   /** The description file's `contact` (`RESOLVER_CONTACT`); none when undefined. */
   readonly contact?: string | undefined;
-  /** The client's address (behind trusted proxies, the forwarded one), for the scan recorder's flood gate; default the TCP peer. */
-  readonly clientOf?: ((req: HttpRequest) => string) | undefined;
+  /**
+   * The scan's client (its address behind trusted proxies, its agent, a trusted proxy's country
+   * header), for the scan recorder, which writes none of it; default the TCP peer with no country.
+   */
+  readonly clientOf?: ((req: HttpRequest) => ScanClient) | undefined;
 }
 
-/** The TCP peer's address ('' when unknown). */
-const peerOf = (req: HttpRequest) => req.socket?.remoteAddress ?? '';
+/** The TCP peer's address ('' when unknown) and the User-Agent, no country. */
+const peerOf = (req: HttpRequest): ScanClient => ({
+  address: req.socket?.remoteAddress ?? '', userAgent: typeof req.headers['user-agent'] === 'string' ? req.headers['user-agent'] : null, country: null,
+});
 
 /**
  * The resolver's route: answers GET, HEAD and OPTIONS of every path under `/r/`. A malformed
@@ -295,7 +300,7 @@ function identityLink(parsed: Exclude<ParsedResolverRequest, { kind: 'malformed'
  */
 function serveIdentity(
   resolver: Resolver, req: HttpRequest, res: HttpResponse, parsed: Exclude<ParsedResolverRequest, { kind: 'malformed' }>, queryString: string,
-  at: (canonicalPath: string) => string, root: string | undefined, client: string,
+  at: (canonicalPath: string) => string, root: string | undefined, client: ScanClient,
 ): void | Promise<void> {
   const accept = typeof req.headers.accept === 'string' ? req.headers.accept : undefined;
   const format = formatOf(accept);
@@ -319,7 +324,7 @@ function serveIdentity(
     context: context === '' ? null : context,
     mediaTypes: mediaTypesOf(accept),
   };
-  // The sender's address lets the scan recorder count a flood instead of storing each scan; it is never written.
+  // The sender's address lets the scan recorder count a flood instead of storing each scan and hash the day's visitor; it is never written.
   const resolution = resolver.resolve(parsed.path, representation, preferences, root, client);
   if (resolution instanceof Promise) return resolution.then((found) => answer(request, found));
   return answer(request, resolution);
@@ -336,7 +341,7 @@ const rootProbe = `${resolverPrefix}0`;
  * every URI of the answer (anchors, moves) under the root. A GTIN no brand, or several brands,
  * hold answers the same 404 as an unknown identity.
  */
-function serveUnderRoot(resolver: Resolver, req: HttpRequest, res: HttpResponse, below: string, queryString: string, root: string, client: string): void | Promise<void> {
+function serveUnderRoot(resolver: Resolver, req: HttpRequest, res: HttpResponse, below: string, queryString: string, root: string, client: ScanClient): void | Promise<void> {
   const probe = parseResolverRequest(`${rootProbe}${below}`);
   const probeAt = (canonicalPath: string) => `${root}${canonicalPath.slice(rootProbe.length)}`;
   if (req.method === 'OPTIONS') return preflight(req, res, probe.kind === 'malformed' ? undefined : identityLink(probe, probeAt));

@@ -22,6 +22,8 @@ interface NamedOperation {
   readonly request: Schema;
   readonly response: Schema;
   readonly permission: Permission;
+  /** Largest body of the operation, in bytes; default the 1 MiB of every JSON route. */
+  readonly maxBodyBytes?: number;
   run(ctx: useCases.UseCaseContext, p: Params, actor: useCases.Actor): Promise<Record<string, unknown>>;
 }
 
@@ -84,6 +86,17 @@ const page = { _limit: limit, _cursor_id: uuid };
 const pageResult = (at: string) => ({ has_more: boolean, [at]: nullable(time), next_cursor_id: nullable(uuid) });
 const quantity: Schema = { type: 'integer', description: 'Greater than 0 and at most 1,000,000.' };
 const lots = nullable({ ...arrayOf(lot), description: 'Batch mode only: at most 100, unique codes, quantities summing to the requested quantity.' });
+
+/** One scan row of record_scan_event: types only; each row's values are checked on their own, so a bad row is refused alone. */
+const scanRow = obj({
+  scanned_at: { ...string, description: 'RFC 3339 time the edge answered the scan.' }, kind: { ...string, description: 'serial, lot, gtin or token.' },
+  gtin: nullable(string), identifier: nullable(string), lot: nullable(string), outcome: { ...string, description: 'resolved, not_found, gone or not_activated.' },
+  representation: { ...string, description: 'redirect, json, linkset or html.' }, link_type: nullable(string),
+  country: nullable({ ...string, description: 'ISO 3166-1 alpha-2, from the edge\'s own trusted source.' }),
+  client_class: nullable({ ...string, description: 'browser, app, bot or other.' }),
+  visitor: nullable({ ...string, description: 'The edge\'s own visitor hash (16-64 base64url or hex characters), never an address.' }),
+  count: nullable({ ...integer, description: 'Scans the row stands for; 1 when null.' }),
+}, ['scanned_at', 'kind', 'outcome', 'representation']);
 
 /** Every named operation of the spec, by name. */
 export const namedOperations: Readonly<Record<string, NamedOperation>> = {
@@ -302,6 +315,31 @@ export const namedOperations: Readonly<Record<string, NamedOperation>> = {
       return { ok: true, pack: packShape(pack) };
     },
   },
+  record_scan_event: {
+    summary: 'Records a batch of up to 10,000 scans of an edge resolver or CDN log shipper (ScanService.RecordScanEvents); idempotent per _batch_key; '
+      + 'each bad row is refused with its index, field and reason, the good ones written.',
+    permission: 'scans:write',
+    maxBodyBytes: 16 * 1024 * 1024,
+    request: obj({
+      _brand_id: uuid, _batch_key: { ...string, minLength: 1, maxLength: 200 }, _scans: { ...arrayOf(scanRow), minItems: 1, maxItems: 10_000 },
+    }),
+    response: obj({
+      ok: { const: true }, accepted: integer, rejected: arrayOf(obj({ index: integer, field: string, message: string })), replayed: boolean,
+    }),
+    async run(ctx, p) {
+      const rows = p['_scans'] as Record<string, string | number | null | undefined>[];
+      const text = (row: Record<string, unknown>, name: string) => (row[name] as string | null | undefined) ?? null;
+      const r = await useCases.recordScanEvents(ctx, {
+        brandId: p['_brand_id'] as string, batchKey: p['_batch_key'] as string,
+        scans: rows.map((row) => ({
+          scannedAt: new Date(row['scanned_at'] as string), kind: row['kind'] as string, gtin: text(row, 'gtin'), identifier: text(row, 'identifier'),
+          lot: text(row, 'lot'), outcome: row['outcome'] as string, representation: row['representation'] as string, linkType: text(row, 'link_type'),
+          country: text(row, 'country'), clientClass: text(row, 'client_class'), visitor: text(row, 'visitor'), count: (row['count'] as number | null | undefined) ?? 1,
+        })),
+      });
+      return { ok: true, accepted: r.accepted, rejected: r.rejected.map((e) => ({ index: e.index, field: e.field, message: e.message })), replayed: r.replayed };
+    },
+  },
 };
 
 /** The component name of an operation's request or response schema. */
@@ -323,7 +361,7 @@ export async function namedOperationRoute(deps: V1Deps, call: V1Call): Promise<v
   const credentials = credentialsFrom(call.req.headers);
   if (credentials.bearer === null) throw new UnauthenticatedError('missing bearer token (Authorization: Bearer <token>): named operations need a session');
   const authenticated = await useCases.authenticate(deps.ctx, credentials);
-  const params = call.check<Params>(componentPointer(operationSchemaName(name, 'request')), await readJsonObject(call.req));
+  const params = call.check<Params>(componentPointer(operationSchemaName(name, 'request')), await readJsonObject(call.req, operation.maxBodyBytes));
   const caller = await useCases.authorizeAuthenticated(deps.ctx, authenticated, params['_brand_id'] as string, operation.permission);
   let body: Record<string, unknown>;
   try {

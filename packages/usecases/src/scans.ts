@@ -1,0 +1,189 @@
+import { appendEvents, ingestScanBatch, scanStats, unitScans, type IngestOutcome, type ScanRecord, type ScanStatsOrder, type ScanStatsRow, type UnitScanRow } from '@mint/db';
+import {
+  assertValid, clientClasses, countryOf, decodeScanCursor, encodeScanCursor, InvalidInputError, isUuid, maxIngestScans, normalizeGtin, scanGroups,
+  validateIngestScan, type ClientClass, type FieldViolation, type IngestRowError, type IngestScan, type IngestScanInput, type ScanGroup,
+  createScanRules, type ScanRuleLimits, type RuleScan,
+} from '@mint/domain';
+import type { UseCaseContext } from './context.ts';
+
+/** The scan rules of a process, fed with the scans as they are written; see {@link createScanAlerts}. */
+export interface ScanAlerts {
+  /** Raises the alerts `scans` call for (events with their webhook deliveries); resolves to how many. */
+  observe(scans: readonly RuleScan[]): Promise<number>;
+}
+
+/**
+ * The scan rules on the stream of written scans (the resolver's batches, each ingested batch):
+ * never-issued serials, withdrawn units and suspected clones ({@link createScanRules}), whose
+ * alerts are audit events and so signed webhooks to the brand's endpoints that want them. One
+ * instance per process: its memory deduplicates a unit's alerts within a day.
+ */
+export function createScanAlerts(ctx: UseCaseContext, limits?: ScanRuleLimits): ScanAlerts {
+  const rule = createScanRules(limits);
+  return {
+    async observe(scans) {
+      const events = rule.observe(scans, ctx.clock());
+      await appendEvents(ctx.db.em.fork(), ctx.clock(), events);
+      return events.length;
+    },
+  };
+}
+
+/** A recorded scan as the rules see it. */
+export function ruleScanOf(scan: ScanRecord): RuleScan {
+  return {
+    brandId: scan.brandId, scannedAt: scan.scannedAt, gtin: scan.gtin, serial: scan.kind === 'serial' ? scan.identifier : null,
+    unitKnown: scan.unitKnown ?? null, count: scan.count ?? 1, country: scan.country ?? null, clientClass: scan.clientClass ?? null,
+    unitStatus: scan.unitStatus ?? null, outcome: scan.outcome, visitor: scan.visitor ?? null,
+  };
+}
+
+/** An ingest call: a brand's batch of scans from an edge resolver or a log shipper. */
+export interface RecordScanEventsInput {
+  readonly brandId: string;
+  /** The sender's key of the batch (1..200 characters): a replay writes nothing. */
+  readonly batchKey: string;
+  readonly scans: readonly IngestScanInput[];
+}
+
+/**
+ * Records an edge's batch of scans (the spec's record_scan_event): each row is validated on its
+ * own; the valid ones are written with the state of the unit they name, the bad ones refused with
+ * their index, field and reason. Idempotent per batch key (a replay answers the first outcome and
+ * writes nothing). More than 10,000 scans, or none, is refused whole. The written scans of
+ * serials and tokens go to the scan rules (`alerts`).
+ */
+export async function recordScanEvents(ctx: UseCaseContext, input: RecordScanEventsInput, alerts?: ScanAlerts): Promise<IngestOutcome> {
+  const v: FieldViolation[] = [];
+  if (!isUuid(input.brandId)) v.push({ field: 'brand_id', message: 'must be a uuid' });
+  if (input.batchKey.length < 1 || input.batchKey.length > 200) v.push({ field: 'batch_key', message: 'must be 1..200 characters' });
+  if (input.scans.length < 1 || input.scans.length > maxIngestScans) v.push({ field: 'scans', message: `must hold 1..${maxIngestScans} scans` });
+  assertValid(v);
+  const now = ctx.clock();
+  const good: IngestScan[] = [];
+  const rejected: IngestRowError[] = [];
+  input.scans.forEach((row, index) => {
+    const checked = validateIngestScan(row, now);
+    if ('scan' in checked) good.push(checked.scan);
+    else for (const violation of checked.violations) rejected.push({ index, ...violation });
+  });
+  const outcome = await ingestScanBatch(ctx.db.em.fork(), input.brandId, input.batchKey, good, rejected, now);
+  if (alerts !== undefined && !outcome.replayed) {
+    await alerts.observe(outcome.unitScans.map((s) => ({
+      brandId: input.brandId, scannedAt: s.scannedAt, gtin: s.gtin, serial: s.kind === 'serial' || s.kind === 'token' ? s.identifier : null,
+      unitKnown: s.unitKnown, count: s.count, country: s.country, clientClass: s.clientClass, unitStatus: s.unitStatus, outcome: s.outcome,
+    })));
+  }
+  return outcome;
+}
+
+/** A GetScanStats query. */
+export interface ScanStatsQuery {
+  readonly brandId: string;
+  readonly groupBy: ScanGroup;
+  readonly from: Date | null;
+  readonly to: Date | null;
+  readonly order: ScanStatsOrder;
+  readonly gtin?: string | null;
+  readonly lot?: string | null;
+  readonly batchId?: string | null;
+  readonly serial?: string | null;
+  readonly country?: string | null;
+  readonly clientClass?: ClientClass | null;
+  readonly unitKnown?: boolean | null;
+  /** 1..1000; default 100. */
+  readonly limit?: number | null;
+  readonly cursor?: string | null;
+}
+
+/** A page of groups. */
+export interface ScanStatsPage {
+  readonly groups: readonly ScanStatsRow[];
+  readonly hasMore: boolean;
+  /** Opaque cursor of the next page; null on the last. */
+  readonly next: string | null;
+}
+
+/** Longest range of one stats query. */
+const maxRangeMs = 400 * 86_400_000;
+
+/**
+ * Scans of a brand in [from, to) (at most 400 days) grouped by day, GTIN, batch, lot, unit,
+ * country or client class, filtered, keyset paged by key or by scans descending (`top`): scans
+ * per day of a product, never-issued attempts per GTIN (`unitKnown: false`), top scanned units.
+ */
+export async function getScanStats(ctx: UseCaseContext, q: ScanStatsQuery): Promise<ScanStatsPage> {
+  const v: FieldViolation[] = [];
+  if (!scanGroups.includes(q.groupBy)) v.push({ field: 'group_by', message: `must be one of ${scanGroups.join(', ')}` });
+  if (q.from === null) v.push({ field: 'from', message: 'is required' });
+  if (q.to === null) v.push({ field: 'to', message: 'is required' });
+  if (q.from !== null && q.to !== null && !(q.from < q.to)) v.push({ field: 'to', message: 'must be after from' });
+  if (q.from !== null && q.to !== null && q.to.getTime() - q.from.getTime() > maxRangeMs) v.push({ field: 'to', message: 'must be at most 400 days after from' });
+  const gtin = q.gtin == null || q.gtin === '' ? null : normalizeGtin(q.gtin);
+  if (q.gtin != null && q.gtin !== '' && gtin === null) v.push({ field: 'gtin', message: 'must be a GTIN-8, -12, -13 or -14 with a valid check digit' });
+  const country = q.country == null || q.country === '' ? null : countryOf(q.country);
+  if (q.country != null && q.country !== '' && country === null) v.push({ field: 'country', message: 'must be an ISO 3166-1 alpha-2 code' });
+  if (q.batchId != null && q.batchId !== '' && !isUuid(q.batchId)) v.push({ field: 'batch_id', message: 'must be a uuid' });
+  if (q.clientClass != null && !clientClasses.includes(q.clientClass)) v.push({ field: 'client_class', message: `must be one of ${clientClasses.join(', ')}` });
+  const limit = q.limit ?? 100;
+  if (!Number.isInteger(limit) || limit < 1 || limit > 1000) v.push({ field: 'limit', message: 'must be an integer from 1 to 1000' });
+  assertValid(v);
+  let after: { key: string; scans: number } | null = null;
+  if (q.cursor != null && q.cursor !== '') {
+    const [key, scans] = decodeScanCursor(q.cursor, ['s', 'n']) as [string, number];
+    after = { key, scans };
+  }
+  const rows = await scanStats(ctx.db.em.fork(), {
+    brandId: q.brandId, from: q.from!, to: q.to!, gtin, lot: q.lot || null, batchId: q.batchId || null, serial: q.serial || null, country,
+    clientClass: q.clientClass ?? null, unitKnown: q.unitKnown ?? null,
+  }, q.groupBy, q.order, after, limit + 1);
+  const hasMore = rows.length > limit;
+  const groups = hasMore ? rows.slice(0, limit) : rows;
+  const last = groups[groups.length - 1];
+  return { groups, hasMore, next: hasMore && last !== undefined ? encodeScanCursor([last.key, last.scans]) : null };
+}
+
+/** A GetUnitScans query. */
+export interface UnitScansQuery {
+  readonly brandId: string;
+  /** The unit's GTIN; null for a unit without GTIN (named by its token). */
+  readonly gtin: string | null;
+  readonly serial: string;
+  /** 1..100; default 50. */
+  readonly limit?: number | null;
+  readonly cursor?: string | null;
+}
+
+/** A unit's scans: totals, first and last scan, and a page newest first. */
+export interface UnitScansPage {
+  readonly total: number;
+  readonly firstAt: Date | null;
+  readonly lastAt: Date | null;
+  readonly countries: readonly string[];
+  readonly scans: readonly UnitScanRow[];
+  readonly hasMore: boolean;
+  /** Opaque cursor of the next page; null on the last. */
+  readonly next: string | null;
+}
+
+/** One unit's scans (first and last scan, total, countries, a page newest first); a unit never scanned has none. */
+export async function getUnitScans(ctx: UseCaseContext, q: UnitScansQuery): Promise<UnitScansPage> {
+  const v: FieldViolation[] = [];
+  const gtin = q.gtin === null || q.gtin === '' ? null : normalizeGtin(q.gtin);
+  if (q.gtin !== null && q.gtin !== '' && gtin === null) v.push({ field: 'gtin', message: 'must be a GTIN-8, -12, -13 or -14 with a valid check digit' });
+  if (q.serial === '' || q.serial.length > 200) v.push({ field: 'serial', message: 'must be 1..200 characters' });
+  const limit = q.limit ?? 50;
+  if (!Number.isInteger(limit) || limit < 1 || limit > 100) v.push({ field: 'limit', message: 'must be an integer from 1 to 100' });
+  assertValid(v);
+  let after: { at: Date; id: string } | null = null;
+  if (q.cursor != null && q.cursor !== '') {
+    const [at, id] = decodeScanCursor(q.cursor, ['n', 'n']) as [number, number];
+    after = { at: new Date(at), id: String(id) };
+    if (Number.isNaN(after.at.getTime())) throw new InvalidInputError([{ field: 'cursor', message: 'is not a cursor returned by this read' }]);
+  }
+  const found = await unitScans(ctx.db.em.fork(), q.brandId, gtin, q.serial, after, limit + 1);
+  const hasMore = found.scans.length > limit;
+  const scans = hasMore ? found.scans.slice(0, limit) : found.scans;
+  const last = scans[scans.length - 1];
+  return { ...found, scans, hasMore, next: hasMore && last !== undefined ? encodeScanCursor([last.scannedAt.getTime(), Number(last.id)]) : null };
+}
