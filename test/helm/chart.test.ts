@@ -14,6 +14,8 @@ import * as networkingV1 from 'kubernetes-models/networking.k8s.io/v1';
 import * as policyV1 from 'kubernetes-models/policy/v1';
 import * as coreV1 from 'kubernetes-models/v1';
 import { Ajv } from 'ajv';
+import { loadConfig } from '@mint/runtime';
+import { configVariables } from '../../scripts/docs-configuration.ts';
 import { chartDir, helm, releaseName, render, renderNotes, valuesArgs, type Manifest, type ValuesOptions } from './helm.ts';
 
 const full: ValuesOptions = { files: ['values-full.yaml'] };
@@ -249,6 +251,18 @@ describe('configmap.yaml', () => {
     expect(Object.keys(plain)).not.toContain('RESOLVER_CONTACT');
     expect(Object.keys(plain)).not.toContain('EXECUTOR_LEASE_MS');
     expect(Object.keys(plain)).not.toContain('SCAN_EVENT_RETENTION_DAYS');
+  });
+
+  it("sets each variable with the chart's default values to the process default (the defaults object), so the chart cannot drift from it", () => {
+    const plain = one(defaults, 'configmap.yaml').data as Record<string, string>;
+    const variables = new Map(configVariables().map((v) => [v.variable, v.field]));
+    const process = loadConfig({}) as unknown as Record<string, unknown>;
+    const drifted = Object.entries(plain).filter(([name]) => variables.has(name))
+      .filter(([name, value]) => JSON.stringify((loadConfig({ [name]: value }) as unknown as Record<string, unknown>)[variables.get(name)!]) !== JSON.stringify(process[variables.get(name)!]))
+      .map(([name, value]) => `${name}=${value}`);
+    expect(drifted).toEqual([]);
+    // The chart sets most of them: a value left out would not be checked here.
+    expect(Object.keys(plain).filter((name) => variables.has(name)).length).toBeGreaterThan(5);
   });
 
   it('carries every limit, timeout, rate limit, CORS, reflection and metrics setting of the API, and none unless set', () => {
