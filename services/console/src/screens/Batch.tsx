@@ -4,8 +4,10 @@
 
 import { useMutation, useQuery } from '@connectrpc/connect-query';
 import { ActivationMode, IdentityMode, MintBatchStatus, MintService, MintUnitStatus, PayloadPackStatus } from '@mint/contract';
+import { timestampMs } from '@bufbuild/protobuf/wkt';
 import { useState, type ReactNode } from 'react';
 import { useBrand, useJobWatch } from '../context.tsx';
+import { groupEvents } from '../event-groups.ts';
 import { enumName, ErrorMessage, formatTime, Pager, Progress, useCursorPages } from '../ui.tsx';
 
 /** Lifecycle targets offered by the move form, in lifecycle order. */
@@ -44,7 +46,19 @@ function BatchEvents({ batchId }: { readonly batchId: string }): ReactNode {
       <h2 id="batch-events-title">Events</h2>
       <ErrorMessage error={events.error} />
       <ul className="events">
-        {(events.data?.events ?? []).map((e) => <li key={e.id}><time>{formatTime(e.occurredAt)}</time> <code>{e.eventType}</code></li>)}
+        {groupEvents((events.data?.events ?? []).map((e) => ({ ...e, at: e.occurredAt === undefined ? 0 : timestampMs(e.occurredAt) }))).map((g) => g.events.length === 1
+          ? <li key={g.events[0]!.id}><time>{formatTime(g.events[0]!.occurredAt)}</time> <code>{g.eventType}</code></li>
+          : (
+            <li key={g.events[0]!.id}>
+              <details>
+                <summary>
+                  <time>{formatTime(g.events.at(-1)!.occurredAt)}</time> – <time>{formatTime(g.events[0]!.occurredAt)}</time>{' '}
+                  <code>{g.eventType}</code> ×{g.events.length}{g.units === null ? '' : ` (${g.units.toLocaleString()} units)`}
+                </summary>
+                <ul>{g.events.map((e) => <li key={e.id}><time>{formatTime(e.occurredAt)}</time> <code>{e.eventType}</code></li>)}</ul>
+              </details>
+            </li>
+          ))}
       </ul>
     </section>
   );
