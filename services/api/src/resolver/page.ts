@@ -4,7 +4,8 @@
  * the item is genuine (a unit the brand issued, in circulation), not issued by this brand (a
  * serial it never minted), not yet activated or withdrawn, shows the product, its GTIN, lot and
  * serial, and lists the identity's links as actions. The page's own words come in English, German
- * and French (i18next), chosen by Accept-Language, English when none of them is asked for.
+ * and French (i18next), chosen by Accept-Language, English when none of them is asked for. A
+ * unit a scan rule marked suspect gets a caution band ("Reported for checking") below its status.
  */
 
 import i18next, { type TFunction } from 'i18next';
