@@ -6,6 +6,7 @@
  * or unit raises one alert of each kind a UTC day;
  * beyond a brand's budget a minute the rest are counted into one burst alert a minute (never-issued)
  * or wait for the next minute (withdrawn), so anonymous traffic cannot turn into unbounded events.
+ * Each brand's settings (rules on or off, thresholds, ignored withdrawn states) come from the caller.
  * Pure: the caller passes the time and writes the alerts.
  */
 
