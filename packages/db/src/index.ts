@@ -6,7 +6,7 @@ export { Brand, User, Membership, ApiKey } from './entities/workspace.ts';
 export { Product, ProductionBatch, ProductImport } from './entities/catalog.ts';
 export { MintPreflight, MintJob, MintBatch, MintLot, MintUnit, MintKpis } from './entities/minting.ts';
 export { MintEvent, PayloadPack, OutboxMessage, IdempotencyRecord, type StoredPackProfile } from './entities/activity.ts';
-export { ScanEvent, ScanIngestBatch } from './entities/scans.ts';
+export { ScanAlertSettingsRow, ScanEvent, ScanIngestBatch } from './entities/scans.ts';
 export { ResolverLink } from './entities/links.ts';
 export { WebhookEndpoint, WebhookDelivery } from './entities/webhooks.ts';
 export { entities } from './entities/index.ts';
@@ -59,6 +59,9 @@ export {
   ingestScanBatch, type IngestOutcome, type WrittenUnitScan, deleteScanIngestBatchesBefore, scanStats, type ScanStatsFilter, type ScanStatsRow, type ScanStatsOrder, type ScanStatsCursor, unitScans,
   type UnitScanRow, type UnitScans
 } from './repositories/scans.ts';
+export {
+  findScanAlertSettings, saveScanAlertSettings, type SuspectMark, markUnitsSuspect, type SuspectState, lockSuspectUnit, unmarkUnitSuspect
+} from './repositories/scan-alerts.ts';
 export {
   upsertLinkRow, replaceLevelLinks, deleteLinkRow, findLink, linksOfScope, listLinkRows, createLinkReader, listenForLinkChanges,
   linkChangeChannel, type LinkRecord, type LinkFilter, type CachedLinks, type LinkReader, type LinkChangeFeed, type LinkChangeHandlers

@@ -23,6 +23,7 @@ interface JsonColumns {
   resolver_links: 'hreflang' | 'context';
   webhook_deliveries: 'body';
   payload_packs: 'profile';
+  scan_alert_settings: 'withdrawn_ignored';
 }
 
 /** JSON text for a json column holding `T`; null too where `T` admits it. */

@@ -28,25 +28,27 @@ export type Permission =
   | 'scans:write'
   /** Read the scan ledger's statistics and a unit's scans. */
   | 'scans:read'
+  /** Set the brand's scan-alert rules and thresholds; clear a suspect unit. */
+  | 'scans:manage'
   /** Manage the workspace itself: API keys, API access and the brand's resolver domain. */
   | 'workspace:admin';
 
 /** All permissions. */
 export const permissions: readonly Permission[] = [
-  'mint:write', 'mint:read', 'products:write', 'products:read', 'links:write', 'links:read', 'webhooks:write', 'scans:write', 'scans:read', 'workspace:admin',
+  'mint:write', 'mint:read', 'products:write', 'products:read', 'links:write', 'links:read', 'webhooks:write', 'scans:write', 'scans:read', 'scans:manage', 'workspace:admin',
 ];
 
 /** Scopes an API key can carry (workspace administration is never delegated to a key). */
 export type ApiKeyScope = Exclude<Permission, 'workspace:admin'>;
 /** All API key scopes. */
 export const apiKeyScopes: readonly ApiKeyScope[] = [
-  'mint:write', 'mint:read', 'products:write', 'products:read', 'links:write', 'links:read', 'webhooks:write', 'scans:write', 'scans:read',
+  'mint:write', 'mint:read', 'products:write', 'products:read', 'links:write', 'links:read', 'webhooks:write', 'scans:write', 'scans:read', 'scans:manage',
 ];
 
 /** The role matrix, documented as a table in docs/reference/access.md (a test keeps the two in step). Minting writes need owner or admin, as the spec says. */
 export const rolePermissions: Readonly<Record<Role, readonly Permission[]>> = {
-  owner: ['mint:write', 'mint:read', 'products:write', 'products:read', 'links:write', 'links:read', 'webhooks:write', 'scans:write', 'scans:read', 'workspace:admin'],
-  admin: ['mint:write', 'mint:read', 'products:write', 'products:read', 'links:write', 'links:read', 'webhooks:write', 'scans:write', 'scans:read'],
+  owner: ['mint:write', 'mint:read', 'products:write', 'products:read', 'links:write', 'links:read', 'webhooks:write', 'scans:write', 'scans:read', 'scans:manage', 'workspace:admin'],
+  admin: ['mint:write', 'mint:read', 'products:write', 'products:read', 'links:write', 'links:read', 'webhooks:write', 'scans:write', 'scans:read', 'scans:manage'],
   member: ['mint:read', 'products:write', 'products:read', 'links:read', 'scans:read'],
   viewer: ['mint:read', 'products:read', 'links:read', 'scans:read'],
 };

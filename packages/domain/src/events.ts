@@ -25,8 +25,10 @@
  * | brand_resolver_domain_set | brand       | SetBrandResolverDomain changes the brand's domain (payload: domain, previous, resolver_base_url; domain null: removed) |
  * | scan_never_issued_serial  | scan        | a serial the brand never issued was scanned under its GTIN, once a serial a day (entity: "{gtin} {serial}"; payload: gtin, serial, scanned_at, country, client_class) |
  * | scan_withdrawn_unit       | scan        | a unit whose batch was voided (410) or whose status is a lifecycle end state was scanned, once a unit a day (entity: "{gtin} {serial}"; payload: gtin, serial, unit_status, outcome, scanned_at, country, client_class) |
- * | scan_clone_suspected      | scan        | a unit seen from two countries within 24 h, or by over 20 visitors a day, once a unit a day (entity: "{gtin} {serial}"; payload: gtin, serial, reason, countries, visitors_today, scanned_at) |
+ * | scan_clone_suspected      | scan        | a unit seen from two countries within N hours, or by over K visitors a day (the brand's settings; 24 and 20 by default), once a unit a day (entity: "{gtin} {serial}"; payload: gtin, serial, reason, countries, visitors_today, scanned_at) |
  * | scan_never_issued_burst   | scan        | never-issued scans beyond the brand's alerts a minute, at most one a minute (entity: the GTINs; payload: scans, gtins, countries, client_classes, minute) |
+ * | scan_suspect_cleared      | scan        | ClearSuspectUnit: the brand cleared a unit that a clone or withdrawn-unit alert marked suspect (entity: "{gtin} {serial}"; payload: gtin, serial, rule, since, reason) |
+ * | scan_alert_settings_updated | brand     | UpdateScanAlertSettings changes the brand's rules or thresholds (payload: the new settings) |
  *
  * The executor's five job events (started, units created, lots confirmed, completed, failed) are
  * events of the job's batch: `entity_type = mint_batch`, `entity_id` = the batch's uuid as text,
@@ -60,7 +62,9 @@ export type EventType =
   | 'scan_never_issued_serial'
   | 'scan_never_issued_burst'
   | 'scan_withdrawn_unit'
-  | 'scan_clone_suspected';
+  | 'scan_clone_suspected'
+  | 'scan_suspect_cleared'
+  | 'scan_alert_settings_updated';
 
 /** Kind of entity an event is about. */
 export type EntityType = 'mint_job' | 'mint_batch' | 'mint_unit' | 'payload_pack' | 'product' | 'resolver_link' | 'webhook_endpoint' | 'brand' | 'scan';

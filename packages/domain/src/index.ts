@@ -91,3 +91,6 @@ export {
 export {
   type ScanRuleLimits, defaultScanRuleLimits, type RuleScan, type ScanRules, createScanRules
 } from './scan-alerts.ts';
+export {
+  type ScanAlertRule, type ScanAlertSettings, defaultScanAlertSettings, type ScanAlertSettingsPatch, applyScanAlertSettings
+} from './scan-alert-settings.ts';

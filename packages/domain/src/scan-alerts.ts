@@ -6,10 +6,12 @@
  * or unit raises one alert of each kind a UTC day;
  * beyond a brand's budget a minute the rest are counted into one burst alert a minute (never-issued)
  * or wait for the next minute (withdrawn), so anonymous traffic cannot turn into unbounded events.
+ * Each brand's settings (rules on or off, thresholds, ignored withdrawn states) come from the caller.
  * Pure: the caller passes the time and writes the alerts.
  */
 
 import type { NewEvent } from './events.ts';
+import type { ScanAlertSettings } from './scan-alert-settings.ts';
 
 /** Unit statuses of a unit in use; any other (a lifecycle end state) is a withdrawn unit. */
 const liveStatuses: ReadonlySet<string> = new Set(['active', 'inactive']);
@@ -54,8 +56,11 @@ export interface RuleScan {
 
 /** Decides the alerts of the scan rules; see {@link createScanRules}. */
 export interface ScanRules {
-  /** The events `scans` raise (`scan_never_issued_serial`, `scan_never_issued_burst`, `scan_withdrawn_unit`, `scan_clone_suspected`), given `now`. */
-  observe(scans: readonly RuleScan[], now: Date): NewEvent[];
+  /**
+   * The events `scans` raise (`scan_never_issued_serial`, `scan_never_issued_burst`, `scan_withdrawn_unit`, `scan_clone_suspected`), given `now`;
+   * `settingsOf` gives a brand's settings (rules on or off, thresholds), the limits' values for a brand it answers undefined for.
+   */
+  observe(scans: readonly RuleScan[], now: Date, settingsOf?: (brandId: string) => ScanAlertSettings | undefined): NewEvent[];
 }
 
 /**
@@ -65,15 +70,19 @@ export interface ScanRules {
  * call, at most one a minute.
  */
 export function createScanRules(limits: ScanRuleLimits = defaultScanRuleLimits): ScanRules {
-  const cloneWindowMs = (limits.cloneWindowHours ?? 24) * 3_600_000;
-  const cloneVisitors = limits.cloneVisitorsPerDay ?? 20;
+  const fallback: ScanAlertSettings = {
+    neverIssued: true, withdrawn: true, clone: true, burst: true, cloneWindowHours: limits.cloneWindowHours ?? 24,
+    cloneVisitorsPerDay: limits.cloneVisitorsPerDay ?? 20, alertsPerMinute: limits.perBrandPerMinute, withdrawnIgnored: [],
+  };
   /** Per known unit: when it was last seen from each country, and its visitors of the day. */
   const units = new Map<string, { countries: Map<string, number>; day: string; visitors: Set<string> }>();
   let day = '';
   const seen = new Set<string>();
   const minutes = new Map<string, { minute: number; alerts: number; burstSent: boolean }>();
   /** Records a known unit's scan; 'countries' or 'visitors' when it now looks cloned, else null. */
-  const cloneSignal = (scan: RuleScan, today: string): 'countries' | 'visitors' | null => {
+  const cloneSignal = (scan: RuleScan, today: string, settings: ScanAlertSettings): 'countries' | 'visitors' | null => {
+    const cloneWindowMs = settings.cloneWindowHours * 3_600_000;
+    const cloneVisitors = settings.cloneVisitorsPerDay;
     const key = `${scan.brandId} ${scan.gtin ?? ''} ${scan.serial}`;
     let unit = units.get(key);
     if (unit === undefined) {
@@ -93,14 +102,18 @@ export function createScanRules(limits: ScanRuleLimits = defaultScanRuleLimits):
     return unit.visitors.size > cloneVisitors ? 'visitors' : null;
   };
   return {
-    observe(scans, now) {
+    observe(scans, now, settingsOf) {
       const events: NewEvent[] = [];
       const bursts = new Map<string, { scans: number; gtins: Set<string>; countries: Set<string>; classes: Set<string> }>();
       const minute = Math.floor(now.getTime() / 60_000);
       for (const scan of scans) {
+        const settings = settingsOf?.(scan.brandId) ?? fallback;
         const withdrawn = scan.unitKnown === true && scan.serial !== null && (scan.outcome === 'gone' || (scan.unitStatus !== null && !liveStatuses.has(scan.unitStatus)));
         const neverIssued = scan.unitKnown === false && scan.gtin !== null;
         if (!withdrawn && !neverIssued && !(scan.unitKnown === true && scan.serial !== null)) continue;
+        if (withdrawn && (!settings.withdrawn || settings.withdrawnIgnored.includes(scan.unitStatus !== null && !liveStatuses.has(scan.unitStatus) ? scan.unitStatus : 'voided'))) continue;
+        if (!withdrawn && !neverIssued && !settings.clone) continue;
+        if (neverIssued && !settings.neverIssued && !settings.burst) continue;
         const today = scan.scannedAt.toISOString().slice(0, 10);
         if (today !== day || seen.size >= limits.maxRemembered) {
           if (today < day) continue; // a late scan of a past day: its day has been alerted on
@@ -115,9 +128,9 @@ export function createScanRules(limits: ScanRuleLimits = defaultScanRuleLimits):
           minutes.set(budgetKey, budget);
         }
         if (scan.unitKnown === true && scan.serial !== null && !withdrawn) {
-          const reason = cloneSignal(scan, today);
+          const reason = cloneSignal(scan, today, settings);
           const key = `clone ${scan.brandId} ${scan.gtin ?? ''} ${scan.serial}`;
-          if (reason === null || seen.has(key) || budget.alerts >= limits.perBrandPerMinute) continue;
+          if (reason === null || seen.has(key) || budget.alerts >= settings.alertsPerMinute) continue;
           seen.add(key);
           budget.alerts++;
           const unit = units.get(`${scan.brandId} ${scan.gtin ?? ''} ${scan.serial}`)!;
@@ -132,7 +145,7 @@ export function createScanRules(limits: ScanRuleLimits = defaultScanRuleLimits):
         }
         if (withdrawn) {
           const key = `withdrawn ${scan.brandId} ${scan.gtin ?? ''} ${scan.serial}`;
-          if (seen.has(key) || budget.alerts >= limits.perBrandPerMinute) continue;
+          if (seen.has(key) || budget.alerts >= settings.alertsPerMinute) continue;
           seen.add(key);
           budget.alerts++;
           events.push({
@@ -147,17 +160,18 @@ export function createScanRules(limits: ScanRuleLimits = defaultScanRuleLimits):
         if (scan.serial !== null) {
           const key = `${scan.brandId} ${scan.gtin} ${scan.serial}`;
           if (seen.has(key)) continue;
-          if (budget.alerts < limits.perBrandPerMinute) {
+          if (budget.alerts < settings.alertsPerMinute) {
             seen.add(key);
             budget.alerts++;
-            events.push({
+            // With single alerts off, the minute's budget still counts: only the scans beyond it make a burst.
+            if (settings.neverIssued) events.push({
               brandId: scan.brandId, eventType: 'scan_never_issued_serial', entityType: 'scan', entityId: `${scan.gtin} ${scan.serial}`, actor: null,
               payload: { gtin: scan.gtin, serial: scan.serial, scanned_at: scan.scannedAt.toISOString(), country: scan.country, client_class: scan.clientClass },
             });
             continue;
           }
         }
-        if (budget.burstSent) continue;
+        if (budget.burstSent || !settings.burst) continue;
         const burst = bursts.get(scan.brandId) ?? { scans: 0, gtins: new Set<string>(), countries: new Set<string>(), classes: new Set<string>() };
         burst.scans += scan.count;
         burst.gtins.add(scan.gtin!);

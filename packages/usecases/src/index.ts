@@ -62,8 +62,12 @@ export {
   type ScanRecorderStats, type ScanRecorder, type ScanRecorderOptions
 } from './resolver.ts';
 export {
-  recordScanEvents, type RecordScanEventsInput, createScanAlerts, ruleScanOf, type ScanAlerts, getScanStats, type ScanStatsQuery, type ScanStatsPage, getUnitScans, type UnitScansQuery, type UnitScansPage
+  recordScanEvents, type RecordScanEventsInput, createScanAlerts, ruleScanOf, type ScanAlerts, getScanStats, type ScanStatsQuery, type ScanStatsPage, getUnitScans, type UnitScansQuery, type UnitScansPage,
+  type ScanAlertsOptions
 } from './scans.ts';
+export {
+  getScanAlertSettings, updateScanAlertSettings, clearSuspectUnit, type ClearSuspectUnitInput, type ClearSuspectUnitOutcome
+} from './scan-settings.ts';
 export {
   upsertLink, listLinks, deleteLink, replaceLinks, startLinkImport, getLinkImport, runLinkImport, linkImportColumns, defaultLinkPageSize,
   type LinkView, type LinkUpsertInput, type LinkListQuery, type ReplaceLinksInput

@@ -34,6 +34,8 @@ export interface Resolution {
   readonly unitKnown: boolean | null;
   /** The found unit's status (inactive, active, ...); null when the path names no known unit. */
   readonly unitStatus: string | null;
+  /** The caution of a unit a scan rule marked suspect (reason: clone or withdrawn; since when); null otherwise. */
+  readonly suspect?: { readonly reason: string; readonly since: Date } | null;
 }
 
 /** No preference: the default link. */
@@ -117,6 +119,7 @@ class FoundResolution implements Resolution {
   readonly choices: readonly Link[] | null;
   readonly unitKnown: boolean | null;
   readonly unitStatus: string | null;
+  readonly suspect: { readonly reason: string; readonly since: Date } | null;
   readonly #build: () => Record<string, unknown>;
   #data: Record<string, unknown> | undefined;
 
@@ -131,12 +134,19 @@ class FoundResolution implements Resolution {
     this.choices = fields.choices;
     this.unitKnown = fields.unitKnown;
     this.unitStatus = fields.unitStatus;
+    this.suspect = fields.suspect ?? null;
     this.#build = build;
   }
 
   get data(): Record<string, unknown> {
     return (this.#data ??= this.#build());
   }
+}
+
+/** The caution a suspect unit's linkset level carries. */
+function suspectNote(s: { readonly reason: string; readonly since: Date }): string {
+  const why = s.reason === 'clone' ? 'a suspected copy' : s.reason === 'withdrawn' ? 'scanned after it was withdrawn' : s.reason;
+  return `reported for checking: ${why}, since ${s.since.toISOString().slice(0, 10)}`;
 }
 
 function productView(p: ResolverProduct): Record<string, unknown> {
@@ -405,6 +415,7 @@ export function createResolver(ctx: UseCaseContext, options: ResolverOptions = {
   function found(
     level: Resolution['level'], state: { unitStatus: string | null; batchStatus: string | null }, brand: ResolverBrand, anchor: string | null,
     title: string, levels: LinkedLevel[], prefs: LinkPreferences, unitKnown: boolean | null, data: () => Record<string, unknown>,
+    suspect: Resolution['suspect'] = null,
   ): Resolution {
     const chosen = defaultLinkOf(levels);
     const outcome = decideResolution({
@@ -412,7 +423,7 @@ export function createResolver(ctx: UseCaseContext, options: ResolverOptions = {
     });
     const choice = outcome.kind === 'resolved' ? chooseLink(levels, prefs) : null;
     return new FoundResolution({
-      level, outcome, brand, anchor, title, levels, unitKnown, unitStatus: state.unitStatus,
+      level, outcome, brand, anchor, title, levels, unitKnown, unitStatus: state.unitStatus, suspect,
       link: choice?.kind === 'link' ? choice.link : null,
       choices: choice?.kind === 'choices' ? choice.links : null,
     }, data);
@@ -437,12 +448,18 @@ export function createResolver(ctx: UseCaseContext, options: ResolverOptions = {
       const unit = await reader.findUnit(brand.id, unitKey.kind === 'serial' ? unitKey.serial : unitKey.token, gtin, withLinks);
       if (unit !== null) {
         const levels = await levelsOf(brand, path, unit.product.name, { lot: false }, unit.product.passportUrl, at, unit.links);
+        const suspect = unit.suspect;
+        // A suspect unit's own level says so in the linkset's itemDescription.
+        if (suspect !== null && levels[0] !== undefined) levels[0] = { ...levels[0], description: `${levels[0].description} (${suspectNote(suspect)})` };
         return found(unitKey.kind, { unitStatus: unit.status, batchStatus: unit.batchStatus }, brand, at(levelAnchors(brand.slug, unitKey).serial!), unit.product.name, levels, prefs, true, () => ({
           ok: true,
-          unit: { serial: unit.serial, gtin: unit.gtin, status: unit.status, activated_at: unit.activatedAt?.toISOString() ?? null, digital_link: unit.resolverUrl },
+          unit: {
+            serial: unit.serial, gtin: unit.gtin, status: unit.status, activated_at: unit.activatedAt?.toISOString() ?? null, digital_link: unit.resolverUrl,
+            ...(suspect === null ? {} : { suspect: { reason: suspect.reason, since: suspect.since.toISOString() } }),
+          },
           product: productView(unit.product),
           brand: brandView(brand),
-        }));
+        }), suspect);
       }
       if (unitKey.kind === 'token') return notFound(brand);
       // A serial the brand never minted walks up to its product, flagged unknown.

@@ -1,8 +1,8 @@
-import { appendEvents, ingestScanBatch, scanStats, unitScans, type IngestOutcome, type ScanRecord, type ScanStatsOrder, type ScanStatsRow, type UnitScanRow } from '@mint/db';
+import { appendEvents, findScanAlertSettings, ingestScanBatch, markUnitsSuspect, scanStats, unitScans, type IngestOutcome, type ScanRecord, type ScanStatsOrder, type ScanStatsRow, type UnitScanRow } from '@mint/db';
 import {
   assertValid, clientClasses, countryOf, decodeScanCursor, encodeScanCursor, InvalidInputError, isUuid, maxIngestScans, normalizeGtin, scanGroups,
   validateIngestScan, type ClientClass, type FieldViolation, type IngestRowError, type IngestScan, type IngestScanInput, type ScanGroup,
-  createScanRules, type ScanRuleLimits, type RuleScan,
+  createScanRules, type ScanRuleLimits, type RuleScan, defaultScanAlertSettings, type ScanAlertSettings,
 } from '@mint/domain';
 import type { UseCaseContext } from './context.ts';
 
@@ -10,21 +10,63 @@ import type { UseCaseContext } from './context.ts';
 export interface ScanAlerts {
   /** Raises the alerts `scans` call for (events with their webhook deliveries); resolves to how many. */
   observe(scans: readonly RuleScan[]): Promise<number>;
+  /** The brand's settings as the rules use them (cached). */
+  settingsOf(brandId: string): Promise<ScanAlertSettings>;
+  /** Forgets the brand's cached settings, after a change in this process. */
+  invalidate(brandId: string): void;
+}
+
+/** Options of {@link createScanAlerts}. */
+export interface ScanAlertsOptions {
+  /** How long a brand's settings are cached; default 10 s (a change in another process applies within it). */
+  readonly settingsCacheMs?: number;
 }
 
 /**
  * The scan rules on the stream of written scans (the resolver's batches, each ingested batch):
- * never-issued serials, withdrawn units and suspected clones ({@link createScanRules}), whose
- * alerts are audit events and so signed webhooks to the brand's endpoints that want them. One
- * instance per process: its memory deduplicates a unit's alerts within a day.
+ * never-issued serials, withdrawn units and suspected clones ({@link createScanRules}), with each
+ * brand's settings (cached per brand for `settingsCacheMs`; a brand's change in this process
+ * applies at once), whose alerts are audit events and so signed webhooks to the brand's endpoints
+ * that want them. A clone or withdrawn-unit alert marks its unit suspect, so its resolver answers
+ * carry a caution until the brand clears it. One instance per process: its memory deduplicates a
+ * unit's alerts within a day.
  */
-export function createScanAlerts(ctx: UseCaseContext, limits?: ScanRuleLimits): ScanAlerts {
+export function createScanAlerts(ctx: UseCaseContext, limits?: ScanRuleLimits, options: ScanAlertsOptions = {}): ScanAlerts {
   const rule = createScanRules(limits);
+  const ttlMs = options.settingsCacheMs ?? 10_000;
+  const cache = new Map<string, { settings: ScanAlertSettings | undefined; at: number }>();
+  /** The settings of these brands, those not cached (or stale) read in one query; undefined: the brand set none. */
+  const load = async (brandIds: readonly string[]): Promise<Map<string, ScanAlertSettings | undefined>> => {
+    const now = Date.now();
+    const missing = brandIds.filter((id) => { const hit = cache.get(id); return hit === undefined || now - hit.at > ttlMs; });
+    if (missing.length > 0) {
+      const found = await findScanAlertSettings(ctx.db.em.fork(), missing);
+      if (cache.size > 10_000) cache.clear();
+      for (const id of missing) cache.set(id, { settings: found.get(id), at: now });
+    }
+    return new Map(brandIds.map((id) => [id, cache.get(id)?.settings]));
+  };
   return {
     async observe(scans) {
-      const events = rule.observe(scans, ctx.clock());
-      await appendEvents(ctx.db.em.fork(), ctx.clock(), events);
+      if (scans.length === 0) return 0;
+      const settings = await load([...new Set(scans.map((s) => s.brandId))]);
+      const at = ctx.clock();
+      const events = rule.observe(scans, at, (brandId) => settings.get(brandId));
+      if (events.length === 0) return 0;
+      const em = ctx.db.em.fork();
+      await appendEvents(em, at, events);
+      const marks = events.filter((e) => e.eventType === 'scan_clone_suspected' || e.eventType === 'scan_withdrawn_unit').map((e) => ({
+        brandId: e.brandId, gtin: (e.payload['gtin'] as string | null) ?? null, serial: e.payload['serial'] as string,
+        rule: e.eventType === 'scan_clone_suspected' ? 'clone' : 'withdrawn',
+      }));
+      if (marks.length > 0) await markUnitsSuspect(em, marks, at);
       return events.length;
+    },
+    async settingsOf(brandId) {
+      return (await load([brandId])).get(brandId) ?? defaultScanAlertSettings;
+    },
+    invalidate(brandId) {
+      cache.delete(brandId);
     },
   };
 }
@@ -71,7 +113,7 @@ export async function recordScanEvents(ctx: UseCaseContext, input: RecordScanEve
   if (alerts !== undefined && !outcome.replayed) {
     await alerts.observe(outcome.unitScans.map((s) => ({
       brandId: input.brandId, scannedAt: s.scannedAt, gtin: s.gtin, serial: s.kind === 'serial' || s.kind === 'token' ? s.identifier : null,
-      unitKnown: s.unitKnown, count: s.count, country: s.country, clientClass: s.clientClass, unitStatus: s.unitStatus, outcome: s.outcome,
+      unitKnown: s.unitKnown, count: s.count, country: s.country, clientClass: s.clientClass, unitStatus: s.unitStatus, outcome: s.outcome, visitor: s.visitor,
     })));
   }
   return outcome;

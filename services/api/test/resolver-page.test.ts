@@ -1,7 +1,8 @@
 // The page a phone gets when it scans a label: a serial the brand never issued gets its own 404
 // page (never its product's), a unit without a passport page of the brand's the identity page,
 // the refusals theirs; each in English, German or French by Accept-Language, small, without
-// script, and without a serious or critical accessibility violation in a real browser at 320 px.
+// script, and without a serious or critical accessibility violation in a real browser at 320 px;
+// a unit a scan rule marked suspect carries a caution band.
 
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -21,6 +22,7 @@ let brand: SeededBrand;
 let slug: string;
 let serial: string;
 let inactive: string;
+let suspect: string;
 const browserAccept = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
 
 beforeAll(async () => {
@@ -29,7 +31,9 @@ beforeAll(async () => {
   const { mintBatchId } = await mintCompleted(app.ctx, brand, 2);
   const manual = await mintCompleted(app.ctx, brand, 1, { activationMode: 'first_scan' });
   [{ slug }] = (await query<{ slug: string }>(app.db.em.fork(), 'select slug from brands where id = ?', [brand.brandId])) as [{ slug: string }];
-  [{ serial }] = (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ? order by seq limit 1', [mintBatchId])) as [{ serial: string }];
+  [{ serial }, { serial: suspect }] = (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ? order by seq', [mintBatchId])) as [{ serial: string }, { serial: string }];
+  // As a clone alert leaves it (services/api/test/scan-alerts.test.ts raises one for real).
+  await query(app.db.em.fork(), `update mint_units set suspect_rule = 'clone', suspect_since = '2026-04-02T10:00:00Z' where brand_id = ? and serial = ?`, [brand.brandId, suspect]);
   [{ serial: inactive }] = (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ?', [manual.mintBatchId])) as [{ serial: string }];
   api = await startApi({
     ctx: app.ctx, config: { port: 0, host: '127.0.0.1', shutdownTimeoutMs: 2_000 },
@@ -76,6 +80,20 @@ describe('the identity page', () => {
     expect(Buffer.byteLength(answer.body)).toBeLessThan(50 * 1024);
   });
 
+  it('shows a caution band on a unit reported for checking, in the asked language, and none on a unit that is not', async () => {
+    const cases: [string, string][] = [
+      ['en', 'Reported for checking'], ['de', 'Zur Prüfung gemeldet'], ['fr', 'Signalé pour vérification'],
+    ];
+    for (const [language, words] of cases) {
+      const answer = await page(unitPath(suspect), language);
+      expect(answer.status, language).toBe(200);
+      expect(answer.body, language).toContain(words);
+      expect(answer.body, language).toContain('2026-04-02');
+      expect(answer.body, language).toContain('class="caution" role="note"');
+    }
+    expect((await page(unitPath(serial), 'en')).body).not.toContain('Reported for checking');
+  });
+
   it('answers the refusals with their own words in the asked language, the same bytes for every unknown identity', async () => {
     const waiting = await page(unitPath(inactive), 'fr');
     expect([waiting.status, waiting.body.includes('Pas encore activé')]).toEqual([409, true]);
@@ -100,7 +118,7 @@ describe('in a real browser', () => {
     const axe = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
     const context = await browser.newContext({ viewport: { width: 320, height: 640 } });
     try {
-      for (const path of [unitPath(serial), unitPath('NEVERISSUED1'), unitPath(inactive), `/r/${slug}/01/09506000134352`]) {
+      for (const path of [unitPath(serial), unitPath(suspect), unitPath('NEVERISSUED1'), unitPath(inactive), `/r/${slug}/01/09506000134352`]) {
         const tab = await context.newPage();
         await tab.goto(`${base}${path}`);
         await tab.addScriptTag({ content: axe });

@@ -94,6 +94,9 @@ describe('the never-issued serial rule', () => {
     await new Promise((resolve) => setTimeout(resolve, 400));
     expect(await query(app.db.em.fork(), `select entity_id, payload->>'outcome' as outcome from mint_events where brand_id = ? and event_type = 'scan_withdrawn_unit'`, [other.brandId]))
       .toEqual([{ entity_id: `${other.gtin} ${serial}`, outcome: 'gone' }]);
+    // The alert marked the unit suspect, for the brand to look at and clear.
+    expect(await query(app.db.em.fork(), 'select suspect_rule from mint_units where brand_id = ? and serial = ?', [other.brandId, serial]))
+      .toEqual([{ suspect_rule: 'withdrawn' }]);
   });
 
   it('alerts on never-issued serials an edge sends, not on its known units', async () => {

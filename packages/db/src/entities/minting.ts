@@ -139,6 +139,10 @@ export const MintUnit = defineEntity({
     createdAt: columns.createdAt(),
     /** When it became active; null while inactive. */
     activatedAt: columns.time().nullable(),
+    /** The scan rule that marked it suspect (clone, withdrawn); null when not suspect or cleared. */
+    suspectRule: p.text().nullable(),
+    /** When a scan rule marked it suspect; null when not suspect. */
+    suspectSince: columns.time().nullable(),
   },
   uniques: [
     { name: 'mint_units_batch_seq_unique', properties: ['brandId', 'mintBatchId', 'seq'] },

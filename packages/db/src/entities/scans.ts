@@ -73,3 +73,33 @@ export const ScanIngestBatch = defineEntity({
   },
 });
 export type ScanIngestBatch = InferEntity<typeof ScanIngestBatch>;
+
+/**
+ * A brand's settings of the scan rules (ScanService.UpdateScanAlertSettings); a brand without a
+ * row has the defaults. Read by the rules through a short per-brand cache.
+ */
+export const ScanAlertSettingsRow = defineEntity({
+  name: 'ScanAlertSettingsRow',
+  tableName: 'scan_alert_settings',
+  properties: {
+    brandId: columns.brandId(),
+    /** Alerts on serials the brand never issued. */
+    neverIssued: p.boolean(),
+    /** Alerts on scans of withdrawn units. */
+    withdrawn: p.boolean(),
+    /** Alerts on suspected clones. */
+    clone: p.boolean(),
+    /** Burst alerts of never-issued scans beyond the minute's budget. */
+    burst: p.boolean(),
+    /** Two countries within this many hours make a clone. */
+    cloneWindowHours: p.integer(),
+    /** More distinct visitors than this in a day make a clone. */
+    cloneVisitorsPerDay: p.integer(),
+    /** Single alerts of each rule a minute. */
+    alertsPerMinute: p.integer(),
+    /** Unit statuses or decommission reasons that raise no withdrawn-unit alert (JSON array of names). */
+    withdrawnIgnored: p.json<string[]>(),
+    updatedAt: columns.updatedAt(),
+  },
+});
+export type ScanAlertSettingsRow = InferEntity<typeof ScanAlertSettingsRow>;

@@ -35,6 +35,8 @@ export interface WrittenUnitScan {
   readonly count: number;
   readonly country: string | null;
   readonly clientClass: string | null;
+  /** The edge's visitor hash; null when none. */
+  readonly visitor: string | null;
 }
 
 /**
@@ -61,7 +63,7 @@ export async function ingestScanBatch(
       const col = <T>(f: (s: IngestScan) => T) => scans.map(f);
       const written = await rawRows(tx, sql<{
         unit_known: boolean | null; unit_status: string | null; outcome: string; kind: string; gtin: string | null; identifier: string | null; scanned_at: string | Date; scans: number;
-        country: string | null; client_class: string | null;
+        country: string | null; client_class: string | null; visitor: string | null;
       }>`
         insert into scan_events (brand_id, scanned_at, kind, gtin, identifier, lot, outcome, representation, link_type, unit_known, unit_status,
                                  scans, country, client_class, visitor, source)
@@ -74,9 +76,10 @@ export async function ingestScanBatch(
                as s(scanned_at, kind, gtin, identifier, lot, outcome, representation, link_type, scans, country, client_class, visitor)
           left join mint_units u
             on s.kind in ('serial', 'token') and u.brand_id = ${brandId}::uuid and u.serial = s.identifier and u.gtin is not distinct from s.gtin
-        returning unit_known, unit_status, outcome, kind, gtin, identifier, scanned_at, scans, country, client_class`);
+        returning unit_known, unit_status, outcome, kind, gtin, identifier, scanned_at, scans, country, client_class, visitor`);
       unitScans = written.filter((r) => r.unit_known !== null).map((r) => ({
         unitKnown: r.unit_known!, unitStatus: r.unit_status, outcome: r.outcome, kind: r.kind, gtin: r.gtin, identifier: r.identifier, scannedAt: new Date(r.scanned_at), count: Number(r.scans), country: r.country, clientClass: r.client_class,
+        visitor: r.visitor,
       }));
     }
     return { accepted: scans.length, rejected, replayed: false, unitScans };

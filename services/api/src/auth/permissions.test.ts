@@ -34,7 +34,8 @@ describe('the RPC permission table', () => {
     expect(byPermission('links:write')).toEqual(['DeleteLink', 'ReplaceLinks', 'StartLinkImport', 'UpsertLink']);
     expect(byPermission('links:read')).toEqual(['GetLinkImport', 'ListLinks']);
     expect(byPermission('scans:write')).toEqual(['RecordScanEvents']);
-    expect(byPermission('scans:read')).toEqual(['GetScanStats', 'GetUnitScans']);
+    expect(byPermission('scans:read')).toEqual(['GetScanAlertSettings', 'GetScanStats', 'GetUnitScans']);
+    expect(byPermission('scans:manage')).toEqual(['ClearSuspectUnit', 'UpdateScanAlertSettings']);
   });
 
   it('every protected RPC names its brand in brand_id, the field authorization reads', () => {

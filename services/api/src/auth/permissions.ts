@@ -64,11 +64,18 @@ export const webhookServicePermissions: PermissionTable<typeof WebhookService> =
   redeliverWebhook: 'webhooks:write',
 };
 
-/** ScanService: an edge's ingest needs scans:write (a key of its own for edges and log shippers); the reads need scans:read. */
+/**
+ * ScanService: an edge's ingest needs scans:write (a key of its own for edges and log shippers); the
+ * reads and the alert settings need scans:read; changing the settings and clearing a suspect unit
+ * need scans:manage (owner and admin: an edge's key must not silence the rules).
+ */
 export const scanServicePermissions: PermissionTable<typeof ScanService> = {
   recordScanEvents: 'scans:write',
   getScanStats: 'scans:read',
   getUnitScans: 'scans:read',
+  getScanAlertSettings: 'scans:read',
+  updateScanAlertSettings: 'scans:manage',
+  clearSuspectUnit: 'scans:manage',
 };
 
 /** Every protected service with its table, by fully qualified service name. */

@@ -1,13 +1,16 @@
-// ScanService handlers: an edge's batches of scans into the scan ledger, and the ledger's reads.
+// ScanService handlers: an edge's batches of scans into the scan ledger, the ledger's reads, the
+// brand's alert settings and the clearing of a suspect unit.
 
 import type { ServiceImpl } from '@connectrpc/connect';
 import { ScanClientClass, ScanService, ScanStatsOrder } from '@mint/contract';
-import type { ClientClass } from '@mint/domain';
+import type { ClientClass, ScanAlertSettings } from '@mint/domain';
 import type * as UseCases from '@mint/usecases';
+import { principalOf } from '../context.ts';
 import { dateOrNull, orNull, orUnset, scanClientClass, scanGroupBy, toTimestamp } from './wire.ts';
 
 /** The use cases ScanService calls. */
-export type ScanUseCases = Pick<typeof UseCases, 'recordScanEvents' | 'getScanStats' | 'getUnitScans'>;
+export type ScanUseCases = Pick<typeof UseCases,
+  'recordScanEvents' | 'getScanStats' | 'getUnitScans' | 'getScanAlertSettings' | 'updateScanAlertSettings' | 'clearSuspectUnit'>;
 
 /** What the ScanService handlers need. */
 export interface ScanServiceDeps {
@@ -20,6 +23,12 @@ export interface ScanServiceDeps {
 
 /** The client class of a stored row as the wire's enum (unspecified for rows written before classes were kept). */
 const classToWire = (value: string | null): ScanClientClass => (value === null ? ScanClientClass.UNSPECIFIED : scanClientClass.toWire(value as ClientClass));
+
+/** Settings as the wire shows them. */
+const settingsToWire = (s: ScanAlertSettings) => ({
+  neverIssued: s.neverIssued, withdrawn: s.withdrawn, clone: s.clone, burst: s.burst, cloneWindowHours: s.cloneWindowHours,
+  cloneVisitorsPerDay: s.cloneVisitorsPerDay, alertsPerMinute: s.alertsPerMinute, withdrawnIgnored: [...s.withdrawnIgnored],
+});
 
 /** The ScanService implementation. */
 export function createScanServiceHandlers(deps: ScanServiceDeps): ServiceImpl<typeof ScanService> {
@@ -66,6 +75,29 @@ export function createScanServiceHandlers(deps: ScanServiceDeps): ServiceImpl<ty
           unitStatus: orUnset(s.unitStatus), country: orUnset(s.country), clientClass: classToWire(s.clientClass), scans: s.scans, source: s.source,
         })),
       };
+    },
+
+    async getScanAlertSettings(req) {
+      return { ok: true, settings: settingsToWire(await useCases.getScanAlertSettings(ctx, req.brandId)) };
+    },
+
+    async updateScanAlertSettings(req, context) {
+      const settings = await useCases.updateScanAlertSettings(ctx, { id: principalOf(context).actorId }, {
+        brandId: req.brandId,
+        patch: {
+          neverIssued: req.neverIssued, withdrawn: req.withdrawn, clone: req.clone, burst: req.burst, cloneWindowHours: req.cloneWindowHours,
+          cloneVisitorsPerDay: req.cloneVisitorsPerDay, alertsPerMinute: req.alertsPerMinute,
+          withdrawnIgnored: req.replaceWithdrawnIgnored || req.withdrawnIgnored.length > 0 ? req.withdrawnIgnored : undefined,
+        },
+      }, scanAlerts);
+      return { ok: true, settings: settingsToWire(settings) };
+    },
+
+    async clearSuspectUnit(req, context) {
+      const outcome = await useCases.clearSuspectUnit(ctx, { id: principalOf(context).actorId }, {
+        brandId: req.brandId, gtin: orNull(req.gtin), serial: req.serial, reason: req.reason,
+      });
+      return { ok: true, cleared: outcome.cleared, rule: orUnset(outcome.rule), since: outcome.since === null ? undefined : toTimestamp(outcome.since) };
     },
   };
 }

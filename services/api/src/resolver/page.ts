@@ -4,7 +4,8 @@
  * the item is genuine (a unit the brand issued, in circulation), not issued by this brand (a
  * serial it never minted), not yet activated or withdrawn, shows the product, its GTIN, lot and
  * serial, and lists the identity's links as actions. The page's own words come in English, German
- * and French (i18next), chosen by Accept-Language, English when none of them is asked for.
+ * and French (i18next), chosen by Accept-Language, English when none of them is asked for. A
+ * unit a scan rule marked suspect gets a caution band ("Reported for checking") below its status.
  */
 
 import i18next, { type TFunction } from 'i18next';
@@ -27,6 +28,9 @@ const texts: Record<PageLanguage, Record<string, string>> = {
     product: 'Product information', product_detail: 'This code identifies a product of {{brand}}, not an individual item.',
     gtin: 'GTIN', lot: 'Lot', serial: 'Serial number', brand: 'Brand', links: 'More about this product', no_links: 'The brand has not published a passport page for this product yet.',
     issued_by: 'Issued by', status: 'Status',
+    caution: 'Reported for checking',
+    caution_clone: 'Since {{since}}, scans of this code look as if it may have been copied. {{brand}} is checking it: look at the item and its label closely.',
+    caution_withdrawn: 'Since {{since}}, this code has been scanned after {{brand}} withdrew it. {{brand}} is checking it.',
   },
   de: {
     genuine: 'Echt', genuine_detail: 'Dieser Artikel wurde von {{brand}} ausgegeben und ist im Umlauf.',
@@ -37,6 +41,9 @@ const texts: Record<PageLanguage, Record<string, string>> = {
     product: 'Produktinformation', product_detail: 'Dieser Code bezeichnet ein Produkt von {{brand}}, keinen einzelnen Artikel.',
     gtin: 'GTIN', lot: 'Charge', serial: 'Seriennummer', brand: 'Marke', links: 'Mehr zu diesem Produkt', no_links: 'Die Marke hat für dieses Produkt noch keine Passseite veröffentlicht.',
     issued_by: 'Ausgegeben von', status: 'Status',
+    caution: 'Zur Prüfung gemeldet',
+    caution_clone: 'Seit {{since}} sehen Scans dieses Codes so aus, als könnte er kopiert worden sein. {{brand}} prüft das: Sehen Sie sich Artikel und Etikett genau an.',
+    caution_withdrawn: 'Seit {{since}} wird dieser Code gescannt, obwohl {{brand}} ihn zurückgezogen hat. {{brand}} prüft das.',
   },
   fr: {
     genuine: 'Authentique', genuine_detail: 'Cet article a été émis par {{brand}} et est en circulation.',
@@ -47,6 +54,9 @@ const texts: Record<PageLanguage, Record<string, string>> = {
     product: 'Informations produit', product_detail: "Ce code identifie un produit de {{brand}}, pas un article individuel.",
     gtin: 'GTIN', lot: 'Lot', serial: 'Numéro de série', brand: 'Marque', links: 'En savoir plus sur ce produit', no_links: "La marque n'a pas encore publié de page de passeport pour ce produit.",
     issued_by: 'Émis par', status: 'Statut',
+    caution: 'Signalé pour vérification',
+    caution_clone: "Depuis le {{since}}, les scans de ce code laissent penser qu'il a pu être copié. {{brand}} le vérifie : examinez attentivement l'article et son étiquette.",
+    caution_withdrawn: 'Depuis le {{since}}, ce code est scanné alors que {{brand}} l’a retiré. {{brand}} le vérifie.',
   },
 };
 
@@ -85,6 +95,8 @@ export interface PageContent {
   readonly lot: string | null;
   readonly serial: string | null;
   readonly links: readonly PageLink[];
+  /** A scan rule's caution on a suspect unit (reason clone or withdrawn, since when); none when the unit is not suspect. */
+  readonly caution?: { readonly reason: string; readonly since: Date } | null;
 }
 
 export function escapeHtml(text: string): string {
@@ -108,7 +120,8 @@ const style = 'body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Ro
   'dl{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem;margin:0 0 1rem}dt{color:#4a4a4a}dd{margin:0;overflow-wrap:anywhere;font-variant-numeric:tabular-nums}' +
   'h2.links{font-size:1.125rem;margin:1rem 0 .5rem}ul{list-style:none;padding:0;margin:0}li{margin:0 0 .5rem}' +
   'a{display:block;padding:.75rem 1rem;border-radius:.5rem;background:#fff;border:1px solid #c4c4c4;color:#0b4f9c;text-decoration:none;overflow-wrap:anywhere}' +
-  'a:focus,a:hover{outline:3px solid #0b4f9c;outline-offset:2px}';
+  'a:focus,a:hover{outline:3px solid #0b4f9c;outline-offset:2px}' +
+  '.caution{border:2px solid #8a4b00;background:#fff4e0;color:#5c3200;border-radius:.75rem;padding:1rem;margin:0 0 1rem}.caution h2{margin:0;font-size:1.125rem}.caution p{margin:.25rem 0 0}';
 
 /** The page, as one HTML document in `language`. */
 export function renderIdentityPage(content: PageContent, language: PageLanguage): string {
@@ -124,6 +137,9 @@ export function renderIdentityPage(content: PageContent, language: PageLanguage)
     ...(content.lot === null ? [] : [[t('lot'), content.lot]]),
     ...(content.serial === null ? [] : [[t('serial'), content.serial]]),
   ];
+  const caution = content.caution == null ? '' : `<section class="caution" role="note" aria-label="${escapeHtml(t('caution'))}">` +
+    `<h2><span aria-hidden="true">⚠ </span>${escapeHtml(t('caution'))}</h2>` +
+    `<p>${escapeHtml(t(content.caution.reason === 'withdrawn' ? 'caution_withdrawn' : 'caution_clone', { brand, since: content.caution.since.toISOString().slice(0, 10) }))}</p></section>`;
   const showsLinks = content.authenticity === 'genuine' || content.authenticity === 'product';
   const links = !showsLinks ? '' : content.links.length === 0
     ? `<p>${escapeHtml(t('no_links'))}</p>`
@@ -133,7 +149,7 @@ export function renderIdentityPage(content: PageContent, language: PageLanguage)
     `<title>${escapeHtml(content.product === null ? heading : `${content.product}: ${heading}`)}</title><style>${style}</style></head><body><main>` +
     `${content.brand === null ? '' : `<header>${escapeHtml(content.brand)}</header>`}<h1>${escapeHtml(title)}</h1>` +
     `<section class="status" style="background:${tone.band};color:${tone.ink}" aria-label="${escapeHtml(t('status'))}">` +
-    `<h2><span aria-hidden="true">${tone.mark} </span>${escapeHtml(heading)}</h2><p>${escapeHtml(detail)}</p></section>` +
+    `<h2><span aria-hidden="true">${tone.mark} </span>${escapeHtml(heading)}</h2><p>${escapeHtml(detail)}</p></section>${caution}` +
     `${facts.length === 0 ? '' : `<dl>${facts.map(([k, v]) => `<dt>${escapeHtml(k!)}</dt><dd>${escapeHtml(v!)}</dd>`).join('')}</dl>`}` +
     `${links}</main></body></html>`;
 }

@@ -205,6 +205,7 @@ function pageContent(r: Request, resolution: Resolution, authenticity: Authentic
     lot: key.kind === 'lot' ? key.lot : key.kind === 'serial' ? key.lot ?? null : null,
     serial: key.kind === 'serial' ? key.serial : key.kind === 'token' ? key.token : null,
     links: resolution.levels.flatMap((level) => level.links.map((link) => ({ href: link.href, title: link.title, linkType: link.linkType }))),
+    caution: resolution.suspect ?? null,
   };
 }
 

@@ -618,6 +618,314 @@ export declare type GetUnitScansResponse = Message<"mint.v1.GetUnitScansResponse
 export declare const GetUnitScansResponseSchema: GenMessage<GetUnitScansResponse>;
 
 /**
+ * A brand's settings of the scan rules.
+ *
+ * @generated from message mint.v1.ScanAlertSettings
+ */
+export declare type ScanAlertSettings = Message<"mint.v1.ScanAlertSettings"> & {
+  /**
+   * Alert on a serial the brand never issued, scanned under its GTIN.
+   *
+   * @generated from field: bool never_issued = 1;
+   */
+  neverIssued: boolean;
+
+  /**
+   * Alert on a scan of a withdrawn unit (voided batch, lifecycle end state); the unit is marked suspect.
+   *
+   * @generated from field: bool withdrawn = 2;
+   */
+  withdrawn: boolean;
+
+  /**
+   * Alert on a suspected clone; the unit is marked suspect.
+   *
+   * @generated from field: bool clone = 3;
+   */
+  clone: boolean;
+
+  /**
+   * Count never-issued scans beyond the minute's budget into one burst alert a minute.
+   *
+   * @generated from field: bool burst = 4;
+   */
+  burst: boolean;
+
+  /**
+   * A unit seen from two countries within this many hours is a suspected clone (1..720).
+   *
+   * @generated from field: int32 clone_window_hours = 5;
+   */
+  cloneWindowHours: number;
+
+  /**
+   * A unit seen by more distinct visitors than this in a UTC day is a suspected clone (1..10,000).
+   *
+   * @generated from field: int32 clone_visitors_per_day = 6;
+   */
+  cloneVisitorsPerDay: number;
+
+  /**
+   * Single alerts of each rule a minute (1..1,000).
+   *
+   * @generated from field: int32 alerts_per_minute = 7;
+   */
+  alertsPerMinute: number;
+
+  /**
+   * Unit statuses or decommission reasons (or voided, for a voided batch) whose scans raise no withdrawn-unit alert, sorted.
+   *
+   * @generated from field: repeated string withdrawn_ignored = 8;
+   */
+  withdrawnIgnored: string[];
+};
+
+/**
+ * Describes the message mint.v1.ScanAlertSettings.
+ * Use `create(ScanAlertSettingsSchema)` to create a new message.
+ */
+export declare const ScanAlertSettingsSchema: GenMessage<ScanAlertSettings>;
+
+/**
+ * Parameters of GetScanAlertSettings.
+ *
+ * @generated from message mint.v1.GetScanAlertSettingsRequest
+ */
+export declare type GetScanAlertSettingsRequest = Message<"mint.v1.GetScanAlertSettingsRequest"> & {
+  /**
+   * Brand workspace.
+   *
+   * @generated from field: string brand_id = 1;
+   */
+  brandId: string;
+};
+
+/**
+ * Describes the message mint.v1.GetScanAlertSettingsRequest.
+ * Use `create(GetScanAlertSettingsRequestSchema)` to create a new message.
+ */
+export declare const GetScanAlertSettingsRequestSchema: GenMessage<GetScanAlertSettingsRequest>;
+
+/**
+ * Result of GetScanAlertSettings.
+ *
+ * @generated from message mint.v1.GetScanAlertSettingsResponse
+ */
+export declare type GetScanAlertSettingsResponse = Message<"mint.v1.GetScanAlertSettingsResponse"> & {
+  /**
+   * Always true on success.
+   *
+   * @generated from field: bool ok = 1;
+   */
+  ok: boolean;
+
+  /**
+   * The brand's settings.
+   *
+   * @generated from field: mint.v1.ScanAlertSettings settings = 2;
+   */
+  settings?: ScanAlertSettings | undefined;
+};
+
+/**
+ * Describes the message mint.v1.GetScanAlertSettingsResponse.
+ * Use `create(GetScanAlertSettingsResponseSchema)` to create a new message.
+ */
+export declare const GetScanAlertSettingsResponseSchema: GenMessage<GetScanAlertSettingsResponse>;
+
+/**
+ * Parameters of UpdateScanAlertSettings: each unset field keeps its value.
+ *
+ * @generated from message mint.v1.UpdateScanAlertSettingsRequest
+ */
+export declare type UpdateScanAlertSettingsRequest = Message<"mint.v1.UpdateScanAlertSettingsRequest"> & {
+  /**
+   * Brand workspace.
+   *
+   * @generated from field: string brand_id = 1;
+   */
+  brandId: string;
+
+  /**
+   * Alert on never-issued serials.
+   *
+   * @generated from field: optional bool never_issued = 2;
+   */
+  neverIssued?: boolean | undefined;
+
+  /**
+   * Alert on scans of withdrawn units.
+   *
+   * @generated from field: optional bool withdrawn = 3;
+   */
+  withdrawn?: boolean | undefined;
+
+  /**
+   * Alert on suspected clones.
+   *
+   * @generated from field: optional bool clone = 4;
+   */
+  clone?: boolean | undefined;
+
+  /**
+   * Burst alerts of never-issued scans.
+   *
+   * @generated from field: optional bool burst = 5;
+   */
+  burst?: boolean | undefined;
+
+  /**
+   * Clone window in hours, 1..720.
+   *
+   * @generated from field: optional int32 clone_window_hours = 6;
+   */
+  cloneWindowHours?: number | undefined;
+
+  /**
+   * Distinct visitors a day beyond which a unit is a suspected clone, 1..10,000.
+   *
+   * @generated from field: optional int32 clone_visitors_per_day = 7;
+   */
+  cloneVisitorsPerDay?: number | undefined;
+
+  /**
+   * Single alerts of each rule a minute, 1..1,000.
+   *
+   * @generated from field: optional int32 alerts_per_minute = 8;
+   */
+  alertsPerMinute?: number | undefined;
+
+  /**
+   * The withdrawn states that raise no alert (at most 20 names of lowercase letters, digits and underscores); applied when replace_withdrawn_ignored is set or the list is not empty.
+   *
+   * @generated from field: repeated string withdrawn_ignored = 9;
+   */
+  withdrawnIgnored: string[];
+
+  /**
+   * Replace withdrawn_ignored even with an empty list.
+   *
+   * @generated from field: bool replace_withdrawn_ignored = 10;
+   */
+  replaceWithdrawnIgnored: boolean;
+};
+
+/**
+ * Describes the message mint.v1.UpdateScanAlertSettingsRequest.
+ * Use `create(UpdateScanAlertSettingsRequestSchema)` to create a new message.
+ */
+export declare const UpdateScanAlertSettingsRequestSchema: GenMessage<UpdateScanAlertSettingsRequest>;
+
+/**
+ * Result of UpdateScanAlertSettings.
+ *
+ * @generated from message mint.v1.UpdateScanAlertSettingsResponse
+ */
+export declare type UpdateScanAlertSettingsResponse = Message<"mint.v1.UpdateScanAlertSettingsResponse"> & {
+  /**
+   * Always true on success.
+   *
+   * @generated from field: bool ok = 1;
+   */
+  ok: boolean;
+
+  /**
+   * The settings now in force.
+   *
+   * @generated from field: mint.v1.ScanAlertSettings settings = 2;
+   */
+  settings?: ScanAlertSettings | undefined;
+};
+
+/**
+ * Describes the message mint.v1.UpdateScanAlertSettingsResponse.
+ * Use `create(UpdateScanAlertSettingsResponseSchema)` to create a new message.
+ */
+export declare const UpdateScanAlertSettingsResponseSchema: GenMessage<UpdateScanAlertSettingsResponse>;
+
+/**
+ * Parameters of ClearSuspectUnit.
+ *
+ * @generated from message mint.v1.ClearSuspectUnitRequest
+ */
+export declare type ClearSuspectUnitRequest = Message<"mint.v1.ClearSuspectUnitRequest"> & {
+  /**
+   * Brand workspace.
+   *
+   * @generated from field: string brand_id = 1;
+   */
+  brandId: string;
+
+  /**
+   * GTIN of the unit; unset for a unit without GTIN (named by its token).
+   *
+   * @generated from field: optional string gtin = 2;
+   */
+  gtin?: string | undefined;
+
+  /**
+   * Serial (or token) of the unit.
+   *
+   * @generated from field: string serial = 3;
+   */
+  serial: string;
+
+  /**
+   * Why the brand clears it (1..500 characters), kept in the scan_suspect_cleared event.
+   *
+   * @generated from field: string reason = 4;
+   */
+  reason: string;
+};
+
+/**
+ * Describes the message mint.v1.ClearSuspectUnitRequest.
+ * Use `create(ClearSuspectUnitRequestSchema)` to create a new message.
+ */
+export declare const ClearSuspectUnitRequestSchema: GenMessage<ClearSuspectUnitRequest>;
+
+/**
+ * Result of ClearSuspectUnit.
+ *
+ * @generated from message mint.v1.ClearSuspectUnitResponse
+ */
+export declare type ClearSuspectUnitResponse = Message<"mint.v1.ClearSuspectUnitResponse"> & {
+  /**
+   * Always true on success.
+   *
+   * @generated from field: bool ok = 1;
+   */
+  ok: boolean;
+
+  /**
+   * False when the unit was not suspect: nothing was written.
+   *
+   * @generated from field: bool cleared = 2;
+   */
+  cleared: boolean;
+
+  /**
+   * The rule that had marked it (clone or withdrawn); unset when it was not suspect.
+   *
+   * @generated from field: optional string rule = 3;
+   */
+  rule?: string | undefined;
+
+  /**
+   * Since when it was suspect; unset when it was not.
+   *
+   * @generated from field: optional google.protobuf.Timestamp since = 4;
+   */
+  since?: Timestamp | undefined;
+};
+
+/**
+ * Describes the message mint.v1.ClearSuspectUnitResponse.
+ * Use `create(ClearSuspectUnitResponseSchema)` to create a new message.
+ */
+export declare const ClearSuspectUnitResponseSchema: GenMessage<ClearSuspectUnitResponse>;
+
+/**
  * What kind of client scanned, from its User-Agent.
  *
  * @generated from enum mint.v1.ScanClientClass
@@ -800,6 +1108,36 @@ export declare const ScanService: GenService<{
     methodKind: "unary";
     input: typeof GetUnitScansRequestSchema;
     output: typeof GetUnitScansResponseSchema;
+  },
+  /**
+   * The brand's settings of the scan rules: which rules raise alerts, the clone thresholds, the alerts a minute and the withdrawn states that raise none (the defaults when it set none).
+   *
+   * @generated from rpc mint.v1.ScanService.GetScanAlertSettings
+   */
+  getScanAlertSettings: {
+    methodKind: "unary";
+    input: typeof GetScanAlertSettingsRequestSchema;
+    output: typeof GetScanAlertSettingsResponseSchema;
+  },
+  /**
+   * Changes the brand's settings of the scan rules (unset fields keep their value); each bad field is refused by name and nothing is written; applies to every API process within 10 seconds.
+   *
+   * @generated from rpc mint.v1.ScanService.UpdateScanAlertSettings
+   */
+  updateScanAlertSettings: {
+    methodKind: "unary";
+    input: typeof UpdateScanAlertSettingsRequestSchema;
+    output: typeof UpdateScanAlertSettingsResponseSchema;
+  },
+  /**
+   * Clears the suspect mark a clone or withdrawn-unit alert put on a unit, with the brand's reason (event scan_suspect_cleared); its resolver answers lose their caution at once.
+   *
+   * @generated from rpc mint.v1.ScanService.ClearSuspectUnit
+   */
+  clearSuspectUnit: {
+    methodKind: "unary";
+    input: typeof ClearSuspectUnitRequestSchema;
+    output: typeof ClearSuspectUnitResponseSchema;
   },
 }>;
 

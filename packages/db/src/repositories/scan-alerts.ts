@@ -1,0 +1,86 @@
+import { sql } from 'kysely';
+import type { ScanAlertSettings } from '@mint/domain';
+import type { Em } from '../orm.ts';
+import { changed, first, rows } from './kysely.ts';
+
+/**
+ * A brand's settings of the scan rules and its suspect units. Every statement names its brand,
+ * so on Citus it is routed to the brand's shard.
+ */
+
+/** The stored settings of these brands; a brand without a row is absent from the map (it has the defaults). */
+export async function findScanAlertSettings(em: Em, brandIds: readonly string[]): Promise<Map<string, ScanAlertSettings>> {
+  if (brandIds.length === 0) return new Map();
+  const found = await rows(em, (db) => db.selectFrom('scan_alert_settings')
+    .select(['brand_id', 'never_issued', 'withdrawn', 'clone', 'burst', 'clone_window_hours', 'clone_visitors_per_day', 'alerts_per_minute', 'withdrawn_ignored'])
+    .where((eb) => eb('brand_id', '=', eb.fn.any(eb.cast<string[]>(eb.val(brandIds), sql`uuid[]`)))));
+  return new Map(found.map((r) => [r.brand_id, {
+    neverIssued: r.never_issued, withdrawn: r.withdrawn, clone: r.clone, burst: r.burst, cloneWindowHours: r.clone_window_hours,
+    cloneVisitorsPerDay: r.clone_visitors_per_day, alertsPerMinute: r.alerts_per_minute,
+    withdrawnIgnored: typeof r.withdrawn_ignored === 'string' ? JSON.parse(r.withdrawn_ignored) as string[] : r.withdrawn_ignored,
+  }]));
+}
+
+/** Stores the brand's settings (inserted or replaced). */
+export async function saveScanAlertSettings(em: Em, brandId: string, s: ScanAlertSettings, at: Date): Promise<void> {
+  const values = {
+    never_issued: s.neverIssued, withdrawn: s.withdrawn, clone: s.clone, burst: s.burst, clone_window_hours: s.cloneWindowHours,
+    clone_visitors_per_day: s.cloneVisitorsPerDay, alerts_per_minute: s.alertsPerMinute, withdrawn_ignored: JSON.stringify(s.withdrawnIgnored), updated_at: at,
+  };
+  await changed(em, (db) => db.insertInto('scan_alert_settings').values({ brand_id: brandId, ...values })
+    .onConflict((oc) => oc.column('brand_id').doUpdateSet(values)));
+}
+
+/** A unit a scan rule marks suspect. */
+export interface SuspectMark {
+  readonly brandId: string;
+  /** The unit's GTIN; null for a unit without GTIN (named by its token). */
+  readonly gtin: string | null;
+  readonly serial: string;
+  /** The rule: clone or withdrawn. */
+  readonly rule: string;
+}
+
+/**
+ * Marks these units suspect since `at`; a unit already suspect keeps its first rule and time, and
+ * a serial that names no unit changes nothing. One indexed update per mark: marks come from
+ * alerts, which are capped per brand a minute. Resolves to the units newly marked.
+ */
+export async function markUnitsSuspect(em: Em, marks: readonly SuspectMark[], at: Date): Promise<number> {
+  let n = 0;
+  for (const m of marks) {
+    n += await changed(em, (db) => db.updateTable('mint_units').set({ suspect_rule: m.rule, suspect_since: at })
+      .where('brand_id', '=', m.brandId).where('serial', '=', m.serial).where('suspect_since', 'is', null)
+      .where((eb) => eb('gtin', 'is not distinct from', eb.cast<string | null>(eb.val(m.gtin), 'text'))));
+  }
+  return n;
+}
+
+/** A unit's suspect mark as it was. */
+export interface SuspectState {
+  /** False when the brand has no such unit. */
+  readonly found: boolean;
+  /** The rule that marked it; null when it was not suspect. */
+  readonly rule: string | null;
+  readonly since: Date | null;
+}
+
+/**
+ * Locks the brand's unit and returns its suspect mark, for a clear in the same transaction
+ * ({@link unmarkUnitSuspect}).
+ */
+export async function lockSuspectUnit(em: Em, brandId: string, gtin: string | null, serial: string): Promise<SuspectState> {
+  const row = await first(em, (db) => db.selectFrom('mint_units').select(['suspect_rule', 'suspect_since'])
+    .where('brand_id', '=', brandId).where('serial', '=', serial)
+    .where((eb) => eb('gtin', 'is not distinct from', eb.cast<string | null>(eb.val(gtin), 'text'))).forUpdate());
+  if (row === undefined) return { found: false, rule: null, since: null };
+  const since = row.suspect_since;
+  return { found: true, rule: row.suspect_rule, since: since === null ? null : since instanceof Date ? since : new Date(since) };
+}
+
+/** Clears the brand's unit's suspect mark; resolves to whether it had one. */
+export async function unmarkUnitSuspect(em: Em, brandId: string, gtin: string | null, serial: string): Promise<boolean> {
+  return (await changed(em, (db) => db.updateTable('mint_units').set({ suspect_rule: null, suspect_since: null })
+    .where('brand_id', '=', brandId).where('serial', '=', serial).where('suspect_since', 'is not', null)
+    .where((eb) => eb('gtin', 'is not distinct from', eb.cast<string | null>(eb.val(gtin), 'text'))))) > 0;
+}
