@@ -19,7 +19,8 @@ export const isStartupError = (e: unknown): e is StartupError => e instanceof St
 
 /**
  * Opens the database the configuration names: PostgreSQL at DATABASE_URL (with DATABASE_DIRECT_URL
- * for the session-level connections, when it differs), or in dev mode (no DATABASE_URL) the embedded
+ * for the session-level connections, when it differs, and RESOLVER_READ_URL for the resolver's
+ * lookups, when set), or in dev mode (no DATABASE_URL) the embedded
  * PostgreSQL under DATA_DIR: the one a running dev server started (DATA_DIR/dev-server.json), else
  * one started now and stopped when the database is closed. An unreachable server is a StartupError.
  */
@@ -32,7 +33,8 @@ export async function openConfiguredDatabase(config: Config, options: { applicat
   }
   try {
     const direct = config.databaseDirectUrl !== undefined && config.databaseDirectUrl !== config.databaseUrl ? { directUrl: config.databaseDirectUrl } : {};
-    const db = await openDatabase({ url: config.databaseUrl }, { ...options, ...direct });
+    const replica = config.resolverReadUrl === undefined ? {} : { resolverReadUrl: config.resolverReadUrl };
+    const db = await openDatabase({ url: config.databaseUrl }, { ...options, ...direct, ...replica });
     await pingDatabase(db);
     return db;
   } catch (cause) {
