@@ -155,6 +155,20 @@ describe('the resolver on a lagging streaming replica', () => {
     expect(await unitLookups(primary)).toBe(0);
     const { rows } = await replica.query<{ n: string }>(`select count(*) as n from pg_stat_activity where application_name = 'minting-resolver-replica'`);
     expect(Number(rows[0]!.n)).toBeGreaterThanOrEqual(1);
+    // What a scan costs each way (one at a time, loopback, the machine shared): read on the replica,
+    // and a serial nobody minted, missed on the replica and read again on the primary.
+    const median = async (path: (i: number) => string) => {
+      const times: number[] = [];
+      for (let i = 0; i < 100; i++) {
+        const began = performance.now();
+        await scan(path(i));
+        times.push(performance.now() - began);
+      }
+      return times.sort((a, b) => a - b)[50]!.toFixed(2);
+    };
+    const known = await median((i) => `/r/${slug}/01/${brand.gtin}/21/${oldSerials[i % oldSerials.length]}`);
+    const unknown = await median((i) => `/r/${slug}/01/${brand.gtin}/21/NEVER${i}`);
+    console.log(`scan medians: ${known} ms a unit on the replica, ${unknown} ms a never-minted serial (replica, then primary)`);
   });
 
   it('answers a unit minted a moment ago as minted (read through to the primary), while the replica does not have it yet', async () => {
