@@ -114,7 +114,7 @@ beforeAll(async () => {
 
   // The API's database as its start-up opens it: DATABASE_URL at the primary, RESOLVER_READ_URL at the replica.
   const config = loadConfig({ DATABASE_URL: url(primaryPort), RESOLVER_READ_URL: url(replicaPort) });
-  db = await openConfiguredDatabase(config, { applicationName: 'minting-api' });
+  db = await openConfiguredDatabase(config, { applicationName: 'minting-api', resolver: true });
   ctx = createUseCaseContext({ db, publicBaseUrl: 'http://127.0.0.1:8080', jwtSecret: testJwtSecret, webhookSecretKeys: [{ id: 'w1', secret: new Uint8Array(Buffer.alloc(32, 8)) }] });
   const workspace = await createWorkspace(ctx, { name: 'Replica Brand', apiAccessEnabled: true });
   const user = await createUser(ctx, { email: `owner-${workspace.slug}@test.example`, name: 'Owner' });
