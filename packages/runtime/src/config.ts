@@ -101,7 +101,8 @@ export interface Config {
    * `RESOLVER_READ_URL`: a `postgres://` URL of a streaming replica of the database, for the resolver's lookups of brands, units,
    * products and lots (a pool of named prepared statements, so a replica itself or a session pooler in front of it). What the replica
    * does not have yet, or has as inactive or voided, is read again on the primary, so a unit minted or activated a moment ago still
-   * answers; links and brand domains are always read on the primary (see Scaling). Unset: the resolver reads the primary.
+   * answers; links and brand domains are always read on the primary (see Scaling). The API refuses to start when it does not answer.
+   * Unset: the resolver reads the primary.
    */
   readonly resolverReadUrl: string | undefined;
   /**
