@@ -2,8 +2,9 @@
 // replica made by pg_basebackup, started by this file in a temporary folder on free loopback ports,
 // the replica applying WAL 3 seconds late (recovery_min_apply_delay). The API runs with
 // DATABASE_URL at the primary and RESOLVER_READ_URL at the replica: a unit minted a moment ago
-// answers as minted, not as unknown, and a changed link answers at once, while the replica still
-// has neither; a unit the replica has answers from the replica (pg_stat_statements on both servers).
+// answers as minted, not as unknown, a brand, product and lot created a moment ago answer, and a
+// changed link answers at once, while the replica still has none of them; a unit the replica has
+// answers from the replica (pg_stat_statements on both servers).
 
 import { execFile } from 'node:child_process';
 import { chown, mkdtemp, rm, writeFile, appendFile } from 'node:fs/promises';
@@ -95,6 +96,18 @@ async function scan(path: string): Promise<{ status: number; location: string | 
   return { status: response.status, location: response.headers.get('location') };
 }
 
+/** A brand (on the primary) with an owner and a mintable product whose passport page is `passportUrl`. */
+async function seedBrand(name: string, passportUrl: string): Promise<{ brand: SeededBrand; slug: string }> {
+  const workspace = await createWorkspace(ctx, { name, apiAccessEnabled: true });
+  const user = await createUser(ctx, { email: `owner-${workspace.slug}@test.example`, name: 'Owner' });
+  await grantRole(ctx, workspace.id, user.id, 'owner');
+  const gtin = nextGtin();
+  const { product } = await upsertProduct(ctx, { id: user.id }, {
+    brandId: workspace.id, sku: 'SKU-1', name: 'Product One', gtin, commercialStatus: 'ACTIVE', mintReadinessStatus: 'READY', passportUrl,
+  });
+  return { brand: { brandId: workspace.id, userId: user.id, productId: product.id, gtin, token: await issueAccessToken(ctx, user.id) }, slug: workspace.slug };
+}
+
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'mint-replica-'));
   if (process.getuid?.() === 0) await chown(dir, Number((await run('id', ['-u', 'postgres'])).stdout), Number((await run('id', ['-g', 'postgres'])).stdout));
@@ -116,15 +129,7 @@ beforeAll(async () => {
   const config = loadConfig({ DATABASE_URL: url(primaryPort), RESOLVER_READ_URL: url(replicaPort) });
   db = await openConfiguredDatabase(config, { applicationName: 'minting-api', resolver: true });
   ctx = createUseCaseContext({ db, publicBaseUrl: 'http://127.0.0.1:8080', jwtSecret: testJwtSecret, webhookSecretKeys: [{ id: 'w1', secret: new Uint8Array(Buffer.alloc(32, 8)) }] });
-  const workspace = await createWorkspace(ctx, { name: 'Replica Brand', apiAccessEnabled: true });
-  const user = await createUser(ctx, { email: `owner-${workspace.slug}@test.example`, name: 'Owner' });
-  await grantRole(ctx, workspace.id, user.id, 'owner');
-  const gtin = nextGtin();
-  const { product } = await upsertProduct(ctx, { id: user.id }, {
-    brandId: workspace.id, sku: 'SKU-1', name: 'Product One', gtin, commercialStatus: 'ACTIVE', mintReadinessStatus: 'READY', passportUrl: 'https://acme.example/passport',
-  });
-  brand = { brandId: workspace.id, userId: user.id, productId: product.id, gtin, token: await issueAccessToken(ctx, user.id) };
-  slug = workspace.slug;
+  ({ brand, slug } = await seedBrand('Replica Brand', 'https://acme.example/passport'));
   oldSerials = await serialsOf((await mintCompleted(ctx, brand, 3)).mintBatchId);
   await waitFor('the replica to replay the seed', replicaCaughtUp, 20_000);
   api = await startTestApi({ db } as UseCaseBundle, { ctx, readiness: async () => ({ ok: true, checks: {} }), shutdownTimeoutMs: 2_000 });
@@ -183,6 +188,22 @@ describe('the resolver on a lagging streaming replica', () => {
     // Both answers came before the replica had the unit.
     expect(await onReplica('select count(*) as n from mint_units where serial = $1', [serial])).toBe(0);
     console.log(`fresh unit answered ${Date.now() - mintedAt} ms after its mint began; replica apply delay ${applyDelayMs} ms`);
+  });
+
+  it('answers a brand, a product and a lot created a moment ago (read through to the primary), while the replica has none of them', async () => {
+    const gtin = nextGtin();
+    const { product } = await upsertProduct(ctx, { id: brand.userId }, {
+      brandId: brand.brandId, sku: 'SKU-2', name: 'Product Two', gtin, commercialStatus: 'ACTIVE', mintReadinessStatus: 'READY', passportUrl: 'https://acme.example/two',
+    });
+    await mintCompleted(ctx, { ...brand, productId: product.id, gtin }, 2, { identityMode: 'batch', lots: [{ lotCode: 'L1', qty: 2 }] });
+    const other = await seedBrand('Brand Two', 'https://globex.example/passport');
+    const missing = async () => (await onReplica('select count(*) as n from products where gtin = $1', [gtin])) + (await onReplica('select count(*) as n from brands where slug = $1', [other.slug]));
+    expect(await missing()).toBe(0);
+    expect(await scan(`/r/${slug}/01/${gtin}`)).toEqual({ status: 307, location: 'https://acme.example/two' });
+    const lot = await scanJson(`/r/${slug}/01/${gtin}/10/L1`);
+    expect([lot.status, lot.body['lot']]).toEqual([200, { lot_code: 'L1', qty: 2, gtin }]);
+    expect(await scan(`/r/${other.slug}/01/${other.brand.gtin}`)).toEqual({ status: 307, location: 'https://globex.example/passport' });
+    expect(await missing()).toBe(0);
   });
 
   it('answers a changed unit link and a changed GTIN link at once, while the replica still has the old ones', async () => {
