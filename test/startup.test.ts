@@ -178,3 +178,13 @@ describe('/readyz of the running processes', () => {
     expect(await executor.exited).toBe(0);
   }, 60_000);
 });
+
+describe('api start-up with a resolver replica', () => {
+  it('refuses an unreachable RESOLVER_READ_URL, naming it without echoing its password', async () => {
+    const { code, lines, all } = await refusal('api', await environment({ RESOLVER_READ_URL: `postgres://postgres:hunter3-pw@127.0.0.1:${await freePort()}/mint` }));
+    expect(code).toBe(1);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^api: resolver replica unreachable \(RESOLVER_READ_URL\)/);
+    expect(all).not.toContain('hunter3-pw');
+  });
+});

@@ -26,6 +26,12 @@ export interface OpenDatabaseOptions {
    * the location's URL; give it when that URL is a transaction-pooling PgBouncer.
    */
   readonly directUrl?: string;
+  /**
+   * A `postgres://` URL of a streaming replica of the same database, for the resolver's hot-path
+   * lookups (see `createResolverReader`, which reads through to the primary what the replica has
+   * not replayed yet). Default none: the resolver reads the primary.
+   */
+  readonly resolverReadUrl?: string;
 }
 
 /** The direct URLs given to {@link openDatabase}, per database. */
@@ -34,6 +40,14 @@ const directUrls = new WeakMap<object, string>();
 /** The direct URL `db` was opened with, when one was given. */
 export function directUrlOf(db: Database): string | undefined {
   return directUrls.get(db);
+}
+
+/** The resolver read URLs given to {@link openDatabase}, per database. */
+const resolverReadUrls = new WeakMap<object, string>();
+
+/** The replica URL `db` was opened with for the resolver's reads, when one was given. */
+export function resolverReadUrlOf(db: Database): string | undefined {
+  return resolverReadUrls.get(db);
 }
 
 /**
@@ -70,6 +84,7 @@ export async function openDatabase(location: DatabaseLocation, options: OpenData
     // A connection the server ends mid-transaction must not keep its pool slot (see releaseDeadClients).
     driverOptions: { application_name: options.applicationName ?? 'minting', onPoolCreated: releaseDeadClients },
   }) as unknown as Database;
+  if (options.resolverReadUrl !== undefined) resolverReadUrls.set(db, options.resolverReadUrl);
   if (options.directUrl !== undefined) directUrls.set(db, options.directUrl);
   else sessionPools.set(db.em.getConnection(), await (db.em.getConnection() as unknown as { getNativeClient(): Promise<Pool> }).getNativeClient());
   return db;

@@ -75,6 +75,7 @@ describe('loadConfig', () => {
       controlPlaneHosts: ['localhost'],
       brandDomainDelegatedZones: [],
       databaseDirectUrl: undefined,
+      resolverReadUrl: undefined,
       watchProgress: 'pushed',
       watchSafetyIntervalMs: 5_000,
     });
@@ -127,6 +128,7 @@ describe('loadConfig', () => {
       CONTROL_PLANE_HOSTS: 'mint-api.mint.svc.cluster.local,api.mint.example',
       BRAND_DOMAIN_DELEGATED_ZONES: 'brands.mint.example',
       DATABASE_DIRECT_URL: 'postgres://mint:pw@db-direct:5432/mint',
+      RESOLVER_READ_URL: 'postgres://mint:pw@db-replica:5432/mint',
       WATCH_PROGRESS: 'polled',
       WATCH_SAFETY_INTERVAL_MS: '1000',
     });
@@ -176,6 +178,7 @@ describe('loadConfig', () => {
       controlPlaneHosts: ['mint-api.mint.svc.cluster.local', 'api.mint.example'],
       brandDomainDelegatedZones: ['brands.mint.example'],
       databaseDirectUrl: 'postgres://mint:pw@db-direct:5432/mint',
+      resolverReadUrl: 'postgres://mint:pw@db-replica:5432/mint',
       watchProgress: 'polled',
       watchSafetyIntervalMs: 1000,
     });
@@ -199,6 +202,7 @@ describe('loadConfig', () => {
     expect(loadConfig({ DATABASE_URL: 'postgres://db:6432/mint' }).databaseDirectUrl).toBe('postgres://db:6432/mint');
     expect(() => loadConfig({ WATCH_PROGRESS: 'sometimes' })).toThrow(/WATCH_PROGRESS must be one of pushed, polled/);
     expect(() => loadConfig({ DATABASE_DIRECT_URL: 'mysql://db/mint' })).toThrow(/DATABASE_DIRECT_URL must be a postgres:\/\/ URL/);
+    expect(() => loadConfig({ RESOLVER_READ_URL: 'mysql://replica/mint' })).toThrow(/RESOLVER_READ_URL must be a postgres:\/\/ URL/);
   });
 
   it('refuses a malformed webhook address allow-list, naming the variable and the entry', () => {

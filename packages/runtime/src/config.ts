@@ -98,6 +98,14 @@ export interface Config {
    */
   readonly databaseDirectUrl: string | undefined;
   /**
+   * `RESOLVER_READ_URL`: a `postgres://` URL of a streaming replica of the database, for the resolver's lookups of brands, units,
+   * products and lots (a pool of named prepared statements, so a replica itself or a session pooler in front of it). What the replica
+   * does not have yet, or has as inactive or voided, is read again on the primary, so a unit minted or activated a moment ago still
+   * answers; links and brand domains are always read on the primary (see Scaling). The API refuses to start when it does not answer.
+   * Unset: the resolver reads the primary.
+   */
+  readonly resolverReadUrl: string | undefined;
+  /**
    * `NATS_URL`: `nats://` URL of a JetStream server, or several comma-separated (nodes of one cluster); required by the production
    * processes. Unset: in-process bus (dev mode).
    */
@@ -370,6 +378,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const config: Config = {
     databaseUrl: read.url('DATABASE_URL', ['postgres:', 'postgresql:'], 'a postgres:// URL'),
     databaseDirectUrl: read.url('DATABASE_DIRECT_URL', ['postgres:', 'postgresql:'], 'a postgres:// URL') ?? read.string('DATABASE_URL'),
+    resolverReadUrl: read.url('RESOLVER_READ_URL', ['postgres:', 'postgresql:'], 'a postgres:// URL'),
     natsUrl: read.urlList('NATS_URL', ['nats:', 'tls:'], 'a nats:// URL or several, comma-separated'),
     port,
     host: read.string('HOST') ?? defaults.host,

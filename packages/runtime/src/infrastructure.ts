@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { connectJetStreamBus, createMemoryBus, type JobBus } from '@mint/bus';
-import { openDatabase, pendingMigrations, pingDatabase, type Database } from '@mint/db';
+import { openDatabase, pendingMigrations, pingDatabase, pingResolverReplica, type Database } from '@mint/db';
 import type { Config } from './config.ts';
 import { runningDevServer, startDevPostgres, type DevPostgres } from './dev-postgres.ts';
 import { busPullRetry, retryDelayMs, type SigningKey } from '@mint/domain';
@@ -19,25 +19,37 @@ export const isStartupError = (e: unknown): e is StartupError => e instanceof St
 
 /**
  * Opens the database the configuration names: PostgreSQL at DATABASE_URL (with DATABASE_DIRECT_URL
- * for the session-level connections, when it differs), or in dev mode (no DATABASE_URL) the embedded
+ * for the session-level connections, when it differs, and, with `resolver`, RESOLVER_READ_URL for
+ * the resolver's lookups, when set), or in dev mode (no DATABASE_URL) the embedded
  * PostgreSQL under DATA_DIR: the one a running dev server started (DATA_DIR/dev-server.json), else
- * one started now and stopped when the database is closed. An unreachable server is a StartupError.
+ * one started now and stopped when the database is closed. An unreachable server (or replica) is a StartupError.
  */
-export async function openConfiguredDatabase(config: Config, options: { applicationName: string; poolSize?: number }): Promise<Database> {
+export async function openConfiguredDatabase(
+  config: Config, options: { applicationName: string; poolSize?: number; resolver?: boolean },
+): Promise<Database> {
+  const { resolver, ...opening } = options;
   if (!config.databaseUrl) {
     const running = await runningDevServer(config.dataDir);
-    if (running !== null) return openDevDatabase(running.databaseUrl, options, async () => {});
+    if (running !== null) return openDevDatabase(running.databaseUrl, opening, async () => {});
     const server = await startEmbeddedPostgres(config);
-    return openDevDatabase(server.url, options, () => server.stop());
+    return openDevDatabase(server.url, opening, () => server.stop());
   }
+  let db: Database | undefined;
   try {
     const direct = config.databaseDirectUrl !== undefined && config.databaseDirectUrl !== config.databaseUrl ? { directUrl: config.databaseDirectUrl } : {};
-    const db = await openDatabase({ url: config.databaseUrl }, { ...options, ...direct });
+    const replica = resolver === true && config.resolverReadUrl !== undefined ? { resolverReadUrl: config.resolverReadUrl } : {};
+    db = await openDatabase({ url: config.databaseUrl }, { ...opening, ...direct, ...replica });
     await pingDatabase(db);
-    return db;
   } catch (cause) {
     throw new StartupError(`database unreachable (DATABASE_URL): ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
   }
+  try {
+    await pingResolverReplica(db);
+  } catch (cause) {
+    await db.close(true);
+    throw new StartupError(`resolver replica unreachable (RESOLVER_READ_URL): ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+  }
+  return db;
 }
 
 /** Starts dev mode's embedded PostgreSQL under DATA_DIR (see {@link startDevPostgres}); a failure is a StartupError. */

@@ -14,7 +14,7 @@ import { metricSources } from './metrics/sources.ts';
 async function main(): Promise<void> {
   const config = requireProductionUrls(loadConfig());
   const logger = createLogger(config, { service: 'api' });
-  const db = await openConfiguredDatabase(config, { applicationName: 'minting-api' });
+  const db = await openConfiguredDatabase(config, { applicationName: 'minting-api', resolver: true });
   try {
     await assertMigrated(db);
   } catch (error) {

@@ -239,7 +239,8 @@ export function createLinkReader(pool: pg.Pool): LinkReader {
  * queries at once; lookups arriving in one event-loop turn, or while every slot is busy, go to
  * PostgreSQL as one query of at most `maxBatch` levels (a lone one as the single-level statement).
  * A found unit's own links come with the unit instead (see `createResolverReader`); these serve
- * lots and serials the brand never minted.
+ * lots and serials the brand never minted, and, with a read replica, the own links of units found
+ * there (links are read on the primary).
  */
 function batchedLevelLookup(pool: pg.Pool, maxBatch: number, maxInFlight: number): LinkReader['qualified'] {
   interface Key { brandId: string; gtin: string; level: string; qualifier: string }

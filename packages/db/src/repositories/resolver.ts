@@ -1,8 +1,8 @@
 import { sql, type Kysely } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import pg from 'pg';
-import type { Gs1LinkTypeName, Link } from '@mint/domain';
-import type { Database, Em } from '../orm.ts';
+import { decideResolution, type Gs1LinkTypeName, type Link } from '@mint/domain';
+import { resolverReadUrlOf, type Database, type Em } from '../orm.ts';
 import type { Tables } from '../tables.ts';
 import { coalesced } from './coalesce.ts';
 import { changed, prepare, rows, unnest, type PreparedStatement, type RowOf } from './kysely.ts';
@@ -323,29 +323,60 @@ export interface ResolverReader {
 
 /** Options of {@link createResolverReader}. */
 export interface ResolverReaderOptions {
-  /** Connections of the reader's own pool; default 4. */
+  /** Connections of the reader's own pool (and of its replica pool, when it has one); default 4. */
   readonly poolSize?: number;
   /** Most unit lookups in one query; default 64. */
   readonly maxBatch?: number;
   /** Most unit queries in flight at once; default half the pool (brand, product and lot lookups keep the rest). Lookups arriving meanwhile wait and go together. */
   readonly maxInFlight?: number;
+  /**
+   * A `postgres://` URL of a streaming replica for the hot-path lookups (see {@link createResolverReader});
+   * default the one the database was opened with (`resolverReadUrl`, `RESOLVER_READ_URL`), else none.
+   */
+  readonly readUrl?: string;
 }
+
+/** The lookups a replica can answer: everything but the link and domain reads. */
+type HotLookups = Pick<ResolverReader, 'findBrandBySlug' | 'findBrandsByGtin' | 'findUnit' | 'findProduct' | 'findLot'>;
 
 /**
  * The resolver's lookups. On PostgreSQL they go through a small pool of their own with named
  * prepared statements, skipping the ORM's per-query overhead (measured here: ~0.5 ms per lookup
  * through a forked entity manager against ~0.15 ms through the driver), and unit lookups are
- * coalesced (see {@link batchedUnitLookup}).
+ * coalesced (see {@link batchedUnitLookup}). With a replica URL the brand, unit, product and lot
+ * lookups go to the replica first (see {@link readingThrough}); links and brand domains are always
+ * read on the primary, since their caches are evicted by NOTIFY from the primary, which can arrive
+ * before the replica replayed the change.
  */
 export function createResolverReader(db: Database, options: ResolverReaderOptions = {}): ResolverReader {
   // Named prepared statements live in a session: the direct connection (DATABASE_DIRECT_URL).
   const url = postgresDirectUrl(db);
   const poolSize = options.poolSize ?? 4;
+  const maxBatch = options.maxBatch ?? 64;
+  const maxInFlight = options.maxInFlight ?? Math.max(1, Math.floor(poolSize / 2));
   // Idle connections are kept (idleTimeoutMillis 0): after a quiet spell the first scans would
   // otherwise pay a new connection and re-prepare their statements.
   const pool = new pg.Pool({ connectionString: url, max: poolSize, idleTimeoutMillis: 0, application_name: 'minting-resolver' });
   pool.on('error', () => undefined);
+  const readUrl = options.readUrl ?? resolverReadUrlOf(db);
+  const replica = readUrl === undefined ? null : new pg.Pool({ connectionString: readUrl, max: poolSize, idleTimeoutMillis: 0, application_name: 'minting-resolver-replica' });
+  replica?.on('error', () => undefined);
+  const links = createLinkReader(pool);
+  const primary = hotLookups(pool, maxBatch, maxInFlight);
   let closing: Promise<void> | undefined;
+  return {
+    ...(replica === null ? primary : readingThrough(hotLookups(replica, maxBatch, maxInFlight), primary, links)),
+    async brandDomains() {
+      const { rows: found } = await pool.query<RowOf<typeof domainLookup>>(bound(statements.domains, {}));
+      return found.map(toDomainBrand);
+    },
+    links,
+    close: () => (closing ??= Promise.all([pool.end(), replica?.end()]).then(() => undefined)),
+  };
+}
+
+/** The brand, unit, product and lot lookups on `pool`. */
+function hotLookups(pool: pg.Pool, maxBatch: number, maxInFlight: number): HotLookups {
   return {
     async findBrandBySlug(slug) {
       const { rows: [row] } = await pool.query<RowOf<typeof brandLookup>>(bound(statements.brand, { slug }));
@@ -355,11 +386,7 @@ export function createResolverReader(db: Database, options: ResolverReaderOption
       const { rows: found } = await pool.query<RowOf<typeof gtinBrandsLookup>>(bound(statements.gtinBrands, { gtin }));
       return found.map((row) => toBrand(row)!);
     },
-    async brandDomains() {
-      const { rows: found } = await pool.query<RowOf<typeof domainLookup>>(bound(statements.domains, {}));
-      return found.map(toDomainBrand);
-    },
-    findUnit: batchedUnitLookup(pool, options.maxBatch ?? 64, options.maxInFlight ?? Math.max(1, Math.floor(poolSize / 2))),
+    findUnit: batchedUnitLookup(pool, maxBatch, maxInFlight),
     async findProduct(brandId, gtin) {
       const { rows: [row] } = await pool.query<RowOf<typeof productLookup>>(bound(statements.product, { brandId, gtin }));
       return toProduct(row);
@@ -368,8 +395,49 @@ export function createResolverReader(db: Database, options: ResolverReaderOption
       const { rows: found } = await pool.query<LotRow>(bound(statements.lot, { brandId, gtin, lotCode }));
       return toLot(lotCode, found);
     },
-    links: createLinkReader(pool),
-    close: () => (closing ??= pool.end()),
+  };
+}
+
+/** True for a unit whose scan resolves (active, batch not voided): an answer no later write on the primary is likely to be ahead of. */
+const inCirculation = (unit: ResolverUnit) =>
+  decideResolution({ kind: 'found', target: null, unitStatus: unit.status, batchStatus: unit.batchStatus }).kind === 'resolved';
+
+/**
+ * The lookups on a streaming replica, read through to the primary whenever the replica's answer may
+ * lag behind it: a brand, unit, product or lot it does not have (minted a moment ago), a unit that
+ * is inactive or in a voided batch and a lot whose batches are all voided (activated or restored a
+ * moment ago), and any error of the replica. A found, in-circulation answer is the replica's, as
+ * old as its replay lag (a product renamed that long ago may still show its old name). A unit's own
+ * links are read on the primary (next to the unit query, at once), so a changed serial link answers
+ * at once too. Misses cost a second query: scans of serials nobody minted read both servers.
+ */
+function readingThrough(replica: HotLookups, primary: HotLookups, links: LinkReader): HotLookups {
+  const settled = async <T>(read: Promise<T>, final: (answer: T) => boolean, fallback: () => Promise<T>): Promise<T> => {
+    let answer: T;
+    try {
+      answer = await read;
+    } catch {
+      return fallback();
+    }
+    return final(answer) ? answer : fallback();
+  };
+  return {
+    findBrandBySlug: (slug) => settled(replica.findBrandBySlug(slug), (b) => b !== null, () => primary.findBrandBySlug(slug)),
+    findBrandsByGtin: (gtin) => settled(replica.findBrandsByGtin(gtin), (found) => found.length > 0, () => primary.findBrandsByGtin(gtin)),
+    async findUnit(brandId, serial, gtin, withLinks = true) {
+      const own = withLinks ? links.qualified(brandId, gtin ?? '', 'serial', serial) : null;
+      // Not awaited when the unit is read through (the primary's unit brings its own links).
+      own?.catch(() => undefined);
+      let fromReplica = true;
+      const unit = await settled(replica.findUnit(brandId, serial, gtin, false), (u) => u !== null && inCirculation(u), () => {
+        fromReplica = false;
+        return primary.findUnit(brandId, serial, gtin, withLinks);
+      });
+      return unit === null || !fromReplica || own === null ? unit : { ...unit, links: await own };
+    },
+    findProduct: (brandId, gtin) => settled(replica.findProduct(brandId, gtin), (p) => p !== null, () => primary.findProduct(brandId, gtin)),
+    findLot: (brandId, gtin, lotCode) =>
+      settled(replica.findLot(brandId, gtin, lotCode), (lot) => lot !== null && !lot.allVoided, () => primary.findLot(brandId, gtin, lotCode)),
   };
 }
 

@@ -1,5 +1,6 @@
 import { sql, type RawBuilder } from 'kysely';
-import type { Database, Em } from '../orm.ts';
+import pg from 'pg';
+import { resolverReadUrlOf, type Database, type Em } from '../orm.ts';
 import { rows } from './kysely.ts';
 
 /** The transaction-scoped settings the repositories set. */
@@ -35,4 +36,18 @@ export async function setIdleInTransactionTimeout(em: Em, ms: number): Promise<v
 /** Runs a trivial query on a connection of the pool; rejects when the database cannot answer. */
 export async function pingDatabase(db: Database): Promise<void> {
   await rows(db.em.fork(), (k) => k.selectNoFrom((eb) => eb.lit(1).as('one')));
+}
+
+/** Runs a trivial query on the resolver's read replica, when the database was opened with one; rejects when it cannot answer. */
+export async function pingResolverReplica(db: Database): Promise<void> {
+  const url = resolverReadUrlOf(db);
+  if (url === undefined) return;
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5_000, application_name: 'minting-resolver-replica' });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    await client.query('select 1');
+  } finally {
+    await client.end().catch(() => undefined);
+  }
 }
