@@ -16,9 +16,11 @@
 // product's defaults (24 h clone window, over 20 visitors a day, 100,000 units remembered).
 // Reports recall of the injected clones and withdrawn-unit scans among the alerts raised, false
 // positives among the genuine units scanned, alert latency (a batch's ingest call started -> its
-// alerts committed), and the ingest rate against the bare COPY. The resolver's unit-scan p99 with
-// the rules on against off is not measured: the API runs the rules on every resolved scan and has no
-// switch to run without them (a brand's settings turn each rule's alerts off, not the rules' pass).
+// alerts committed), and the ingest rate against the bare COPY. Then the resolver's unit-scan p99
+// with the rules on against off: API processes (bench/scans-api.ts; off: a scan recorder whose
+// onWritten does nothing) started alternately on, off, on, off against the replayed database, each
+// under a steady load of random unit scans (BENCH_SCAN_RATE requests/s, default 2,000, 10
+// connections, BENCH_SCAN_LOAD_SECONDS s, default 10; 0 skips it); medians of the two runs each.
 // BENCH_JSON names a file for the figures as JSON.
 
 import { writeFileSync } from 'node:fs';
@@ -32,10 +34,37 @@ import type { IngestScanInput } from '@mint/domain';
 import { createScanAlerts, createUseCaseContext, recordScanEvents, updateScanAlertSettings, type ScanAlerts } from '@mint/usecases';
 import { run, query } from '../test/support/sql.ts';
 import { seedUnits } from './unit-seed.ts';
+import { apiNodeFlags, percentile, spawnServer } from './child-server.ts';
+import { steadyLoad } from './steady-load.ts';
+
+/** The figures of one replay, written to BENCH_JSON. */
+export interface ScansBenchResult {
+  readonly scans: number;
+  readonly units: number;
+  readonly clones: number;
+  readonly withdrawnScans: number;
+  /** Injected clones and withdrawn-unit scans alerted on, over all injected. */
+  readonly recall: number;
+  /** Genuine units with a clone alert, over the genuine units scanned. */
+  readonly falsePositiveRate: number;
+  readonly genuineUnitsScanned: number;
+  readonly latencyP99Ms: number;
+  readonly ingestRowsPerSecond: number;
+  readonly copyRowsPerSecond: number;
+  /** Ingest rate over the bare COPY's. */
+  readonly ingestToCopy: number;
+  /** The resolver's unit-scan p99 (median of the runs) with the rules on and off, and on over off; NaN when not loaded. */
+  resolverP99OnMs: number;
+  resolverP99OffMs: number;
+  resolverOnToOff: number;
+}
 
 const total = Number(process.env['BENCH_SCANS'] ?? 1_000_000);
 const unitCount = Number(process.env['BENCH_SCAN_UNITS'] ?? 100_000);
 const batchSize = 10_000;
+const loadSeconds = Number(process.env['BENCH_SCAN_LOAD_SECONDS'] ?? 10);
+const loadRate = Number(process.env['BENCH_SCAN_RATE'] ?? 2_000);
+const loadConnections = 10;
 const clones = 1_000;
 const withdrawnScans = 500;
 const days = 3;
@@ -250,10 +279,16 @@ try {
     } else if (r.event_type === 'scan_withdrawn_unit' && serial.startsWith('VOID')) withdrawnHits.add(serial);
     else otherAlerts++;
   }
+  const missed: string[] = [];
+  for (let i = 0; i < injectedCloneScans + withdrawnScans; i++) {
+    const u = unit[i]!;
+    if (u < 0 ? !withdrawnHits.has(serialOf(u)) : !cloneHits.has(u)) missed.push(`${serialOf(u)} ${new Date(at[i]!).toISOString()}`);
+  }
   const genuineScanned = new Set<number>();
   for (let i = injectedCloneScans + withdrawnScans; i < total; i++) if (!cloneSet.has(unit[i]!)) genuineScanned.add(unit[i]!);
   latencies.sort((a, b) => a - b);
-  const result = {
+  const result: ScansBenchResult & Record<string, number> = {
+    resolverP99OnMs: NaN, resolverP99OffMs: NaN, resolverOnToOff: NaN,
     scans: total, units: unitCount, accepted, clones, withdrawnScans,
     cloneRecall: cloneHits.size / clones, withdrawnRecall: withdrawnHits.size / withdrawnScans,
     recall: (cloneHits.size + withdrawnHits.size) / (clones + withdrawnScans),
@@ -261,6 +296,36 @@ try {
     alerts: latencies.length, latencyP50Ms: quantile(latencies, 0.5), latencyP99Ms: quantile(latencies, 0.99), latencyMaxMs: latencies.at(-1) ?? NaN,
     ingestMs, rulesMs, ingestRowsPerSecond: total / (ingestMs / 1000), copyMs, copyRowsPerSecond: total / (copyMs / 1000), ingestToCopy: copyMs / ingestMs,
   };
+  // The resolver's unit scans with the rules on against off, alternating API processes (on, off, on, off),
+  // each warmed up for 2 s, then a steady load of random unit scans.
+  const resolverP99: Record<'on' | 'off', number[]> = { on: [], off: [] };
+  if (loadSeconds > 0) {
+    const { slug } = seeded;
+    for (const mode of ['on', 'off', 'on', 'off'] as const) {
+      const server = await spawnServer([...apiNodeFlags, new URL('./scans-api.ts', import.meta.url).pathname, mode, seeded.url], `API (rules ${mode})`);
+      try {
+        const request = (k: number) => Buffer.from(`GET /r/${slug}/01/${gtin}/21/${serialOf(1 + ((k * 7_919 + mode.length * 31) % unitCount))} HTTP/1.1\r\n` +
+          `Host: 127.0.0.1:${server.port}\r\nAccept: text/html\r\nUser-Agent: Mozilla/5.0 (bench)\r\n\r\n`, 'latin1');
+        await steadyLoad({ port: server.port, connections: loadConnections, rate: loadRate, seconds: 2, request });
+        const load = await steadyLoad({ port: server.port, connections: loadConnections, rate: loadRate, seconds: loadSeconds, request: (k) => request(k + 1_000_003) });
+        const bad = Object.entries(load.statuses).filter(([status]) => status !== '307');
+        if (bad.length > 0 || load.errors > 0) throw new Error(`resolver answers with the rules ${mode}: ${JSON.stringify(load.statuses)}, ${load.errors} errors`);
+        resolverP99[mode].push(percentile(load.latencies, 99));
+      } finally {
+        server.child.kill('SIGTERM');
+        await new Promise((resolve) => server.child.once('exit', resolve));
+      }
+    }
+  }
+  const median = (xs: readonly number[]) => {
+    const sorted = [...xs].sort((a, b) => a - b);
+    const mid = Math.floor(sorted.length / 2);
+    return sorted.length === 0 ? NaN : sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+  };
+  result.resolverP99OnMs = median(resolverP99.on);
+  result.resolverP99OffMs = median(resolverP99.off);
+  result.resolverOnToOff = result.resolverP99OnMs / result.resolverP99OffMs;
+
   const pct = (x: number) => `${(x * 100).toFixed(2)} %`;
   const met = (ok: boolean) => (ok ? 'met' : 'MISSED');
   const rate = (x: number) => `${Math.round(x).toLocaleString('en-US')} rows/s`;
@@ -272,7 +337,11 @@ try {
   console.log(`ingest: ${(ingestMs / 1000).toFixed(1)} s, ${rate(result.ingestRowsPerSecond)}; bare COPY of the same rows: ${(copyMs / 1000).toFixed(1)} s, ${rate(result.copyRowsPerSecond)}; ` +
     `ratio ${result.ingestToCopy.toFixed(2)}; target >= 0.5: ${met(result.ingestToCopy >= 0.5)} ` +
     `(of the ingest, ${(rulesMs / 1000).toFixed(1)} s in the rules: deciding, writing alerts, marking units suspect)`);
-  console.log('resolver unit-scan p99 rules on against off: not measured (the API has no switch to run without the rules)');
+  if (missed.length > 0) console.log(`scans of injected units without an alert (first 10): ${missed.slice(0, 10).join(', ')}`);
+  if (loadSeconds > 0) {
+    console.log(`resolver unit-scan p99 at ${loadRate.toLocaleString('en-US')} requests/s, ${loadConnections} connections, ${loadSeconds} s per run: rules on ${resolverP99.on.map((x) => x.toFixed(2)).join(', ')} ms, ` +
+      `off ${resolverP99.off.map((x) => x.toFixed(2)).join(', ')} ms; ratio of the medians ${result.resolverOnToOff.toFixed(2)}x; target <= 1.1x: ${met(result.resolverOnToOff <= 1.1)}`);
+  }
   if (process.env['BENCH_JSON']) writeFileSync(process.env['BENCH_JSON'], JSON.stringify(result));
 } finally {
   await seeded.drop();
