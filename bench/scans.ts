@@ -204,8 +204,11 @@ try {
   let batchStarted = 0;
   const latencies: number[] = [];
   let rulesMs = 0;
+  /** Batches whose written scans reached the rules out of time order (sent in order). */
+  let unordered = 0;
   const alerts: ScanAlerts = {
     async observe(scans) {
+      for (let k = 1; k < scans.length; k++) if (scans[k]!.scannedAt < scans[k - 1]!.scannedAt) { unordered++; break; }
       const rulesStart = performance.now();
       const raised = await rules.observe(scans);
       const ms = performance.now() - batchStarted;
@@ -337,6 +340,7 @@ try {
   console.log(`ingest: ${(ingestMs / 1000).toFixed(1)} s, ${rate(result.ingestRowsPerSecond)}; bare COPY of the same rows: ${(copyMs / 1000).toFixed(1)} s, ${rate(result.copyRowsPerSecond)}; ` +
     `ratio ${result.ingestToCopy.toFixed(2)}; target >= 0.5: ${met(result.ingestToCopy >= 0.5)} ` +
     `(of the ingest, ${(rulesMs / 1000).toFixed(1)} s in the rules: deciding, writing alerts, marking units suspect)`);
+  console.log(`batches whose written scans reached the rules out of time order: ${unordered} of ${Math.ceil(total / batchSize)}`);
   if (missed.length > 0) console.log(`scans of injected units without an alert (first 10): ${missed.slice(0, 10).join(', ')}`);
   if (loadSeconds > 0) {
     console.log(`resolver unit-scan p99 at ${loadRate.toLocaleString('en-US')} requests/s, ${loadConnections} connections, ${loadSeconds} s per run: rules on ${resolverP99.on.map((x) => x.toFixed(2)).join(', ')} ms, ` +
