@@ -18,9 +18,10 @@
 // positives among the genuine units scanned, alert latency (a batch's ingest call started -> its
 // alerts committed), and the ingest rate against the bare COPY. Then the resolver's unit-scan p99
 // with the rules on against off: API processes (bench/scans-api.ts; off: a scan recorder whose
-// onWritten does nothing) started alternately on, off, on, off against the replayed database, each
-// under a steady load of random unit scans (BENCH_SCAN_RATE requests/s, default 2,000, 10
-// connections, BENCH_SCAN_LOAD_SECONDS s, default 10; 0 skips it); medians of the two runs each.
+// onWritten does nothing) started alternately on, off, on, off, ... against the replayed database,
+// each under a steady load of random unit scans (BENCH_SCAN_RATE requests/s, default 2,000, 10
+// connections, BENCH_SCAN_LOAD_SECONDS s, default 10; 0 skips it); the medians of
+// BENCH_SCAN_LOAD_RUNS runs each (default 3), as one run's p99 on a shared machine can be 20x another's.
 // BENCH_JSON names a file for the figures as JSON.
 
 import { writeFileSync } from 'node:fs';
@@ -54,6 +55,7 @@ export interface ScansBenchResult {
   /** Ingest rate over the bare COPY's. */
   readonly ingestToCopy: number;
   /** The resolver's unit-scan p99 (median of the runs) with the rules on and off, and on over off; NaN when not loaded. */
+  loadRuns: number;
   resolverP99OnMs: number;
   resolverP99OffMs: number;
   resolverOnToOff: number;
@@ -65,6 +67,7 @@ const batchSize = 10_000;
 const loadSeconds = Number(process.env['BENCH_SCAN_LOAD_SECONDS'] ?? 10);
 const loadRate = Number(process.env['BENCH_SCAN_RATE'] ?? 2_000);
 const loadConnections = 10;
+const loadRuns = Number(process.env['BENCH_SCAN_LOAD_RUNS'] ?? 3);
 const clones = 1_000;
 const withdrawnScans = 500;
 const days = 3;
@@ -291,7 +294,7 @@ try {
   for (let i = injectedCloneScans + withdrawnScans; i < total; i++) if (!cloneSet.has(unit[i]!)) genuineScanned.add(unit[i]!);
   latencies.sort((a, b) => a - b);
   const result: ScansBenchResult & Record<string, number> = {
-    resolverP99OnMs: NaN, resolverP99OffMs: NaN, resolverOnToOff: NaN,
+    loadRuns, resolverP99OnMs: NaN, resolverP99OffMs: NaN, resolverOnToOff: NaN,
     scans: total, units: unitCount, accepted, clones, withdrawnScans,
     cloneRecall: cloneHits.size / clones, withdrawnRecall: withdrawnHits.size / withdrawnScans,
     recall: (cloneHits.size + withdrawnHits.size) / (clones + withdrawnScans),
@@ -299,12 +302,12 @@ try {
     alerts: latencies.length, latencyP50Ms: quantile(latencies, 0.5), latencyP99Ms: quantile(latencies, 0.99), latencyMaxMs: latencies.at(-1) ?? NaN,
     ingestMs, rulesMs, ingestRowsPerSecond: total / (ingestMs / 1000), copyMs, copyRowsPerSecond: total / (copyMs / 1000), ingestToCopy: copyMs / ingestMs,
   };
-  // The resolver's unit scans with the rules on against off, alternating API processes (on, off, on, off),
+  // The resolver's unit scans with the rules on against off, alternating API processes (on, off, on, off, ...),
   // each warmed up for 2 s, then a steady load of random unit scans.
   const resolverP99: Record<'on' | 'off', number[]> = { on: [], off: [] };
   if (loadSeconds > 0) {
     const { slug } = seeded;
-    for (const mode of ['on', 'off', 'on', 'off'] as const) {
+    for (const mode of Array.from({ length: loadRuns * 2 }, (_, k) => (k % 2 ? 'off' : 'on') as 'on' | 'off')) {
       const server = await spawnServer([...apiNodeFlags, new URL('./scans-api.ts', import.meta.url).pathname, mode, seeded.url], `API (rules ${mode})`);
       try {
         const request = (k: number) => Buffer.from(`GET /r/${slug}/01/${gtin}/21/${serialOf(1 + ((k * 7_919 + mode.length * 31) % unitCount))} HTTP/1.1\r\n` +
