@@ -14,7 +14,8 @@
 //   BENCH_MINT_SIZES     job sizes of the mint benchmark (default 10000,100000,1000000)
 //   BENCH_LOAD_SECONDS   seconds of each resolver and submit load (default 10)
 //   BENCH_ITERATIONS     timed calls per read case and run (default 5,000)
-//   BENCH_ONLY           comma-separated subset of mint,reads,resolver,packs,submit,webhooks,watch
+//   BENCH_ONLY           comma-separated subset of mint,reads,resolver,packs,submit,webhooks,watch,scans
+//   BENCH_SCANS          scans replayed by the scan benchmark (default 1,000,000; one run)
 //   BENCH_WEBHOOK_EVENTS events of the webhook throughput backlog (default 10,000)
 //   BENCH_WATCH_RUNS     runs of the watcher benchmark, each a fresh stack per design (default 2)
 //   BENCH_WATCHERS       WatchMintJob streams open on one API (default 2,000)
@@ -38,6 +39,7 @@ import { resolverScenarios, resolverTargets, type Figures, type Pacing, type Res
 import type { SubmitBenchResult } from './submit.ts';
 import type { WatchBenchResult, WatchFigures, WatchMode } from './watch.ts';
 import type { WebhooksBenchResult } from './webhooks.ts';
+import type { ScansBenchResult } from './scans.ts';
 
 const benchDir = fileURLToPath(new URL('./', import.meta.url));
 const repoRoot = fileURLToPath(new URL('../', import.meta.url));
@@ -440,6 +442,26 @@ function addWebhooks(r: WebhooksBenchResult): void {
   notes.push(`webhooks: commit -> delivery is dominated by the worker's idle poll (WEBHOOK_POLL_MS, ${r.pollMs} ms): an event committed while the worker waits is claimed at its next look.`);
 }
 
+function addScans(r: ScansBenchResult): void {
+  const one = (x: number) => spread([x]);
+  const at = `${r.scans.toLocaleString('en')} scans over ${r.units.toLocaleString('en')} units`;
+  rows.push({ benchmark: 'scans', figure: `recall of ${r.clones} cloned serials and ${r.withdrawnScans} voided-unit scans, ${at}`, unit: '%', value: one(r.recall * 100), baseline: null, ratio: null,
+    target: { text: '>= 99 %', met: r.recall >= 0.99 } });
+  rows.push({ benchmark: 'scans', figure: `false positives among ${r.genuineUnitsScanned.toLocaleString('en')} genuine units scanned`, unit: '%', value: one(r.falsePositiveRate * 100), baseline: null, ratio: null,
+    target: { text: '<= 0.1 %', met: r.falsePositiveRate <= 0.001 } });
+  rows.push({ benchmark: 'scans', figure: 'alert latency p99 (ingest call started -> alert committed)', unit: 'ms', value: one(r.latencyP99Ms), baseline: null, ratio: null,
+    target: { text: '<= 60 s', met: r.latencyP99Ms <= 60_000 } });
+  rows.push({ benchmark: 'scans', figure: 'edge ingest with the rules, batches of 10,000', unit: 'rows/s', value: one(r.ingestRowsPerSecond),
+    baseline: { label: 'bare COPY of the same rows into a copy of scan_events', value: one(r.copyRowsPerSecond) }, ratio: one(r.ingestToCopy),
+    target: { text: '>= 0.5x COPY', met: r.ingestToCopy >= 0.5 } });
+  if (Number.isFinite(r.resolverOnToOff)) {
+    rows.push({ benchmark: 'scans', figure: `resolver unit-scan p99 with the scan rules on (median of ${r.loadRuns} runs)`, unit: 'ms', value: one(r.resolverP99OnMs),
+      baseline: { label: `the same API with the rules off (median of ${r.loadRuns} runs, alternating)`, value: one(r.resolverP99OffMs) }, ratio: one(r.resolverOnToOff),
+      target: { text: '<= 1.1x off', met: r.resolverOnToOff <= 1.1 } });
+  }
+  notes.push('scans: one replay (the rows above are single values); the use cases run on the replay\'s clock and the brand\'s alerts_per_minute is 1,000.');
+}
+
 function addWatch(r: WatchBenchResult): void {
   const { watchers, units } = r.options;
   const of = (mode: WatchMode, pick: (f: WatchFigures) => number) => r.runs.map((run) => pick(run.find((f) => f.mode === mode)!));
@@ -467,7 +489,7 @@ function addWatch(r: WatchBenchResult): void {
 }
 
 const fmt = (n: number, unit: string) => {
-  if (unit === 'units/s' || unit === 'req/s' || unit === 'deliveries/s') return Math.round(n).toLocaleString('en');
+  if (unit === 'units/s' || unit === 'req/s' || unit === 'deliveries/s' || unit === 'rows/s') return Math.round(n).toLocaleString('en');
   if (unit === 'MB') return n.toFixed(0);
   return n < 10 ? n.toFixed(2) : n.toFixed(1);
 };
@@ -549,6 +571,8 @@ function markdown(info: Record<string, string | number>, versions: Record<string
     '  sign, POST, record) against a bare POST loop to the same 10 loopback receivers; then events committed one per transaction at a steady',
     '  rate while the worker runs at its default poll interval, each latency from the commit\'s return to the receiver having the body, against',
     '  POSTing each body straight after its commit.',
+    '- scans (bench/scans.ts): a replay of synthetic scans (Zipf units, a daily rhythm, 30 countries, 1,000 cloned serials and 500 scans of',
+    '  voided units injected) through the edge ingest (RecordScanEvents with the scan rules) in batches of 10,000, against a bare COPY.',
     '- watch (bench/watch.ts): for each progress design in turn (WATCH_PROGRESS=polled: every stream reads PostgreSQL every 250 ms;',
     '  pushed: the executor publishes progress on NATS and each API process fans it out), a fresh stack mints a 1,000,000-unit job while',
     '  2,000 WatchMintJob streams are open on one API process; the database\'s transactions per second (pg_stat_database) and the API\'s',
@@ -620,6 +644,11 @@ try {
       const r = await step<WebhooksBenchResult>('webhooks', 'webhooks.ts', [], { BENCH_EVENTS: env['BENCH_WEBHOOK_EVENTS'] ?? '10000', BENCH_RUNS: String(runs) }, logDir);
       results['webhooks'] = r;
       addWebhooks(r);
+    }],
+    ['scans', async () => {
+      const r = await step<ScansBenchResult>('scans', 'scans.ts', [], { BENCH_SCANS: env['BENCH_SCANS'] ?? '1000000' }, logDir);
+      results['scans'] = r;
+      addScans(r);
     }],
     ['watch', async () => {
       const r = await step<WatchBenchResult>('watch', 'watch.ts', [], { BENCH_RUNS: env['BENCH_WATCH_RUNS'] ?? '2', BENCH_WATCHERS: env['BENCH_WATCHERS'] ?? '2000' }, logDir);
