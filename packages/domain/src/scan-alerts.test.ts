@@ -17,6 +17,12 @@ describe('the never-issued serial rule', () => {
     expect(types(rule.observe([scan('X', '2026-01-02T00:00:01Z')], new Date('2026-01-02T00:00:01Z')))).toEqual(['scan_never_issued_serial']);
   });
 
+  it('reads a batch in time order, so a scan before midnight listed after one past it still alerts', () => {
+    const rule = createScanRules({ perBrandPerMinute: 10, maxRemembered: 100 });
+    const events = rule.observe([scan('LATE', '2026-01-02T00:05:00Z'), scan('EARLY', '2026-01-01T23:55:00Z')], new Date('2026-01-02T00:06:00Z'));
+    expect(events.map((e) => e.payload['serial']).sort()).toEqual(['EARLY', 'LATE']);
+  });
+
   it('counts scans beyond the budget of a minute into one burst alert a minute, flood rows without serials included', () => {
     const rule = createScanRules({ perBrandPerMinute: 2, maxRemembered: 100 });
     const now = new Date('2026-01-01T10:00:10Z');

@@ -106,7 +106,12 @@ export function createScanRules(limits: ScanRuleLimits = defaultScanRuleLimits):
       const events: NewEvent[] = [];
       const bursts = new Map<string, { scans: number; gtins: Set<string>; countries: Set<string>; classes: Set<string> }>();
       const minute = Math.floor(now.getTime() / 60_000);
-      for (const scan of scans) {
+      // In time order: a day's memory starts over at the first scan of a later day, so a scan of
+      // the day before that came after it in the batch (rows come back in the database's order)
+      // would be skipped as late.
+      const ordered = scans.every((scan, i) => i === 0 || scans[i - 1]!.scannedAt.getTime() <= scan.scannedAt.getTime())
+        ? scans : [...scans].sort((a, b) => a.scannedAt.getTime() - b.scannedAt.getTime());
+      for (const scan of ordered) {
         const settings = settingsOf?.(scan.brandId) ?? fallback;
         const withdrawn = scan.unitKnown === true && scan.serial !== null && (scan.outcome === 'gone' || (scan.unitStatus !== null && !liveStatuses.has(scan.unitStatus)));
         const neverIssued = scan.unitKnown === false && scan.gtin !== null;
