@@ -65,11 +65,7 @@ async function appendEventsRouted(em: Em, at: Date, events: readonly NewEvent[])
           .where('e.id', '=', eb.fn.any(eb.cast<string[]>(eb.val(ids), sql`uuid[]`)))
           .where('w.enabled', '=', true)
           .where(endpointWants())
-          .select([
-            'e.brand_id', sql<string>`gen_random_uuid()`.as('id'), 'w.id as endpoint_id', 'e.id as event_id', 'e.event_type', deliveryBody().as('body'),
-            sql<string>`'pending'`.as('status'), sql<number>`0`.as('attempts'), 'e.occurred_at as next_attempt_at', 'e.occurred_at as created_at',
-            'e.occurred_at as updated_at',
-          ])));
+          .select(deliveryColumns())));
     }
   });
 }
@@ -110,11 +106,16 @@ export function eventDeliveries<DB extends Tables>(qc: QueryCreator<DB>, brandId
       .$if(brandId !== undefined, (q) => q.where('w.brand_id', '=', eb.cast<string>(eb.val(brandId!), 'uuid')))
       .where('w.enabled', '=', true)
       .where(endpointWants())
-      .select([
-        'e.brand_id', sql<string>`gen_random_uuid()`.as('id'), 'w.id as endpoint_id', 'e.id as event_id', 'e.event_type', deliveryBody().as('body'),
-        sql<string>`'pending'`.as('status'), sql<number>`0`.as('attempts'), 'e.occurred_at as next_attempt_at', 'e.occurred_at as created_at',
-        'e.occurred_at as updated_at',
-      ]));
+      .select(deliveryColumns()));
+}
+
+/** A delivery row's columns, selected from an event `e` joined to an endpoint `w`: pending, due when the event happened. */
+function deliveryColumns() {
+  return [
+    'e.brand_id', sql<string>`gen_random_uuid()`.as('id'), 'w.id as endpoint_id', 'e.id as event_id', 'e.event_type', deliveryBody().as('body'),
+    sql<string>`'pending'`.as('status'), sql<number>`0`.as('attempts'), 'e.occurred_at as next_attempt_at', 'e.occurred_at as created_at',
+    'e.occurred_at as updated_at',
+  ] as const;
 }
 
 /** One event as a prepared statement's parameters (see {@link gatedEventInsert}). */
