@@ -39,6 +39,7 @@ export {
 } from './repositories/lifecycle.ts';
 export {
   insertProductImport, findProductImport, readProductImportCsv, moveProductImport, recordProductImportProgress, productSkusByGtin, upsertProductRows,
+  countRunningImports, findQueuedImportsToSweep, importHeartbeatWindowSeconds,
   appendProductImportError, type ImportRecord, type ProductRow
 } from './repositories/imports.ts';
 export {

@@ -34,6 +34,7 @@ export const defaults = {
   executorConcurrency: 2,
   packConcurrency: 2,
   packConcurrencyPerBrand: 1,
+  importConcurrencyPerBrand: 1,
   chunkSize: 2000,
   shutdownTimeoutMs: 10_000,
   executorLeaseMs: 30_000,
@@ -159,6 +160,11 @@ export interface Config {
   readonly packConcurrency: number;
   /** `PACK_CONCURRENCY_PER_BRAND`: packs of one brand generated at once across all executors. */
   readonly packConcurrencyPerBrand: number;
+  /**
+   * `IMPORT_CONCURRENCY_PER_BRAND`: imports (product and link CSVs) of one brand running at once across all executors, 1..64; a
+   * brand's further imports wait QUEUED, so another brand's import starts first.
+   */
+  readonly importConcurrencyPerBrand: number;
   /**
    * `MINT_CHUNK_SIZE`: units in one chunk transaction at most (1..20,000); a job is cut into equal chunks of at most this size.
    */
@@ -399,6 +405,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     executorConcurrency: read.integer('EXECUTOR_CONCURRENCY', defaults.executorConcurrency, 1, 256),
     packConcurrency: read.integer('PACK_CONCURRENCY', defaults.packConcurrency, 1, 64),
     packConcurrencyPerBrand: read.integer('PACK_CONCURRENCY_PER_BRAND', defaults.packConcurrencyPerBrand, 1, 64),
+    importConcurrencyPerBrand: read.integer('IMPORT_CONCURRENCY_PER_BRAND', defaults.importConcurrencyPerBrand, 1, 64),
     chunkSize: read.integer('MINT_CHUNK_SIZE', defaults.chunkSize, 1, 20_000),
     setMintBatchStatusEnabled: read.flag('ENABLE_SET_MINT_BATCH_STATUS', defaults.setMintBatchStatusEnabled),
     consoleEnabled: read.flag('CONSOLE_ENABLED', defaults.consoleEnabled),

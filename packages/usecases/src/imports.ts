@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { CsvError, parse } from 'csv-parse';
 import {
-  appendProductImportError, findProductImport, insertProductImport, moveProductImport, productSkusByGtin, readProductImportCsv, recordProductImportProgress,
+  appendProductImportError, countRunningImports, findProductImport, findQueuedImportsToSweep, insertProductImport, moveProductImport, productSkusByGtin, readProductImportCsv, recordProductImportProgress,
   upsertProductRows, type Em, type ImportRecord, type ProductImportRowError, type ProductRow,
 } from '@mint/db';
 import {
@@ -364,6 +364,22 @@ async function writeBatch(
     }
   }
   await record(ctx.db.em.fork(), imported, rejected);
+}
+
+/**
+ * Whether an import of the brand may start now: fewer than `perBrand` of the brand's other
+ * imports are running (PROCESSING with a recent heartbeat), so one brand's queue of large files
+ * never holds every executor's import slot. A deferred import stays QUEUED; the sweeper publishes
+ * it again ({@link findImportsToSweep}). Two executors starting the same brand's imports at once may
+ * both pass: the cap can be exceeded by the executors racing, never more.
+ */
+export async function importMayStart(ctx: UseCaseContext, brandId: string, importId: string, perBrand: number): Promise<boolean> {
+  return (await countRunningImports(ctx.db.em.fork(), brandId, importId)) < perBrand;
+}
+
+/** Imports QUEUED for longer than `idleMs` (deferred by {@link importMayStart}, or their message lost), for the sweeper to publish again. */
+export async function findImportsToSweep(ctx: UseCaseContext, idleMs: number, limit = 100): Promise<{ id: string; brandId: string }[]> {
+  return findQueuedImportsToSweep(ctx.db.em.fork(), new Date(ctx.clock().getTime() - idleMs), limit);
 }
 
 /**

@@ -40,7 +40,7 @@ export {
   createMintBatchFromJob, createMintBatchFromJobDeprecation, type CreateMintBatchFromJobInput, type CreateMintBatchFromJobResult
 } from './legacy.ts';
 export {
-  parseCsvRecords, startProductImport, getProductImport, runProductImport, failProductImport, type ImportView, importBatchSize,
+  parseCsvRecords, startProductImport, getProductImport, runProductImport, failProductImport, type ImportView, importBatchSize, importMayStart, findImportsToSweep,
   type ImportRunOutcome
 } from './imports.ts';
 export {

@@ -151,6 +151,7 @@ async function serveDev(config: Config, logger: Logger, embedded: DevPostgres | 
   const executor = startExecutor({ ctx, bus, logger, concurrency: config.executorConcurrency, chunkSize: config.chunkSize,
     scanEventRetentionDays: config.scanEventRetentionDays, packStore: createFsPackStore(config.packStoreDir),
     packConcurrency: config.packConcurrency, packConcurrencyPerBrand: config.packConcurrencyPerBrand,
+    importConcurrencyPerBrand: config.importConcurrencyPerBrand,
     ...(config.webhookConcurrency === 0 ? {} : {
       webhooks: {
         send: createWebhookSender({ allowLoopback: config.webhookAllowLoopback, allowedAddresses: config.webhookAllowedAddresses }),

@@ -1,6 +1,6 @@
 import type { JobBus, JobSubscription } from '@mint/bus';
 import { defaultLeaseMs } from '@mint/domain';
-import { findJobsToSweep, purgeExpiredIdempotencyRecords, purgeOldScanEvents, relayOutbox, sweepPackStore, type UseCaseContext } from '@mint/usecases';
+import { findImportsToSweep, findJobsToSweep, purgeExpiredIdempotencyRecords, purgeOldScanEvents, relayOutbox, sweepPackStore, type UseCaseContext } from '@mint/usecases';
 import type { Logger } from 'pino';
 import type { Metrics } from '@mint/runtime';
 import { runMintJob } from './mint-worker.ts';
@@ -46,6 +46,8 @@ export interface ExecutorOptions {
   readonly packConcurrency?: number;
   /** Packs of one brand generating at once across every executor (PACK_CONCURRENCY_PER_BRAND; default 1). */
   readonly packConcurrencyPerBrand?: number;
+  /** Imports of one brand running at once across every executor (IMPORT_CONCURRENCY_PER_BRAND; default 1). */
+  readonly importConcurrencyPerBrand?: number;
   /** How often the pack store is swept of what interrupted pack writes left (default every 10 minutes, first at start). */
   readonly packStoreSweepIntervalMs?: number;
   /** Counts units minted, chunk durations and lease renewals and losses (serving them is main's job); optional. */
@@ -106,7 +108,9 @@ export function startExecutor(options: ExecutorOptions): Executor {
     { concurrency: options.concurrency, onError: (err, job) => logger.error({ err, jobId: job?.id, brandId: job?.brandId }, 'mint job handler error') },
   );
   // Product CSV imports: one at a time per process, so an import never crowds out mint jobs.
-  const imports: JobSubscription = bus.subscribe('import', async (msg) => settle(msg, await runImportJob({ ctx, logger }, msg)), {
+  const imports: JobSubscription = bus.subscribe('import', async (msg) => settle(msg, await runImportJob({
+    ctx, logger, ...(options.importConcurrencyPerBrand === undefined ? {} : { perBrand: options.importConcurrencyPerBrand }),
+  }, msg)), {
     concurrency: 1, onError: (err, job) => logger.error({ err, job }, 'import job handler error'),
   });
   const stopRelay = every(options.relayIntervalMs ?? 50, async () => {
@@ -118,6 +122,8 @@ export function startExecutor(options: ExecutorOptions): Executor {
     // would otherwise drop as a duplicate inside its deduplication window.
     const republish = String(Math.floor(ctx.clock().getTime() / idleJobMs));
     for (const job of await findJobsToSweep(ctx, idleJobMs)) await bus.publish({ kind: 'mint', ...job }, { republish });
+    // Imports deferred for their brand's cap (or whose message was lost) are published again.
+    for (const job of await findImportsToSweep(ctx, idleJobMs)) await bus.publish({ kind: 'import', ...job }, { republish });
     // Idempotency-Key records past their expiry and scan events past retention, a bounded batch at a time.
     while ((await purgeExpiredIdempotencyRecords(ctx, purgeBatch)) === purgeBatch);
     const retentionDays = options.scanEventRetentionDays ?? 0;

@@ -1,4 +1,4 @@
-import { failProductImport, runProductImport, type UseCaseContext } from '@mint/usecases';
+import { failProductImport, importMayStart, runProductImport, type UseCaseContext } from '@mint/usecases';
 import type { Logger } from 'pino';
 import type { Delivery, Outcome } from './settle.ts';
 
@@ -6,6 +6,8 @@ import type { Delivery, Outcome } from './settle.ts';
 export interface ImportWorkerOptions {
   readonly ctx: UseCaseContext;
   readonly logger: Logger;
+  /** Imports of one brand running at once across executors (IMPORT_CONCURRENCY_PER_BRAND); default 1. */
+  readonly perBrand?: number;
 }
 
 /**
@@ -13,11 +15,17 @@ export interface ImportWorkerOptions {
  * it is still working, and reports the outcome. A finished or missing import is done (a duplicate
  * delivery changes nothing); a database error is retried with a short delay, since every write of
  * an import is an upsert and a rerun starts it over, and on the bus's last delivery the import is
- * marked FAILED rather than left PROCESSING.
+ * marked FAILED rather than left PROCESSING. An import whose brand already has `perBrand` imports
+ * running is deferred: the message is done, the import stays QUEUED, and the sweeper publishes it
+ * again once it has been idle a while, so other brands' imports go first.
  */
 export async function runImportJob(options: ImportWorkerOptions, msg: Delivery): Promise<Outcome> {
   const { id: importId, brandId } = msg.job;
   const log = options.logger.child({ importId, brandId, delivery: msg.deliveryCount });
+  if (!(await importMayStart(options.ctx, brandId, importId, options.perBrand ?? 1))) {
+    log.info('brand has as many imports running as it may; deferred until the sweeper publishes it again');
+    return { kind: 'done' };
+  }
   const heartbeat = setInterval(() => msg.working(), 5_000);
   try {
     const outcome = await runProductImport(options.ctx, brandId, importId);

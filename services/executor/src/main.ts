@@ -34,6 +34,7 @@ try {
     ctx, bus, logger, concurrency: config.executorConcurrency, chunkSize: config.chunkSize, leaseMs: config.executorLeaseMs, owner: name,
     writers: config.executorJobWriters, scanEventRetentionDays: config.scanEventRetentionDays,
     packStore: packs.store, packConcurrency: config.packConcurrency, packConcurrencyPerBrand: config.packConcurrencyPerBrand,
+    importConcurrencyPerBrand: config.importConcurrencyPerBrand,
     ...(config.webhookConcurrency === 0 ? {} : {
       webhooks: {
         send: createWebhookSender({ allowLoopback: config.webhookAllowLoopback, allowedAddresses: config.webhookAllowedAddresses }),

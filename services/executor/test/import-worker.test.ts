@@ -7,7 +7,7 @@ import pino from 'pino';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { JobMessage } from '@mint/bus';
 import { query } from '../../../test/support/sql.ts';
-import { getProductImport, startProductImport } from '@mint/usecases';
+import { findImportsToSweep, getProductImport, startProductImport } from '@mint/usecases';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testInfra } from '../../../test/support/context.ts';
 import { useUseCases } from '../../../test/support/usecases.ts';
@@ -81,5 +81,30 @@ describe('import worker', () => {
     const view = await getProductImport(app.ctx, brand.brandId, id);
     expect(view).toMatchObject({ status: 'FAILED', finishedAt: expect.any(Date), errors: [{ row: 0, field: null, message: 'gave up after 10 failed attempts (details in the executor log)' }] });
     expect(JSON.stringify(view)).not.toContain('secret');
+  });
+
+  it("defers an import while its brand has one running, runs another brand's meanwhile, and the sweeper finds the deferred one", async () => {
+    const logger = pino({ level: 'silent' });
+    const other = await app.seedBrand();
+    const file = Buffer.from('sku,name,commercial_status,mint_readiness_status\nFAIR-1,Fair,ACTIVE,READY\n');
+    // Stored directly (no outbox rows): only this test's deliveries run them. A1 is running (a fresh heartbeat).
+    const [running, deferred, theirs] = ['00000000-0000-4000-8000-0000000fa1a1', '00000000-0000-4000-8000-0000000fa1a2', '00000000-0000-4000-8000-0000000fb1b1'];
+    await app.db.em.fork().execute(
+      `insert into product_imports (brand_id, id, status, csv, total_rows, created_at, heartbeat_at) values
+         (?, ?, 'PROCESSING', ?, 1, now(), now()), (?, ?, 'QUEUED', ?, 1, now() - interval '5 minutes', null), (?, ?, 'QUEUED', ?, 1, now(), null)`,
+      [brand.brandId, running, file, brand.brandId, deferred, file, other.brandId, theirs, file],
+    );
+    expect(await runImportJob({ ctx: app.ctx, logger }, delivery(deferred))).toEqual({ kind: 'done' });
+    expect((await getProductImport(app.ctx, brand.brandId, deferred)).status).toBe('QUEUED');
+    const theirDelivery: JobMessage = { ...delivery(theirs), job: { kind: 'import', id: theirs, brandId: other.brandId } };
+    expect(await runImportJob({ ctx: app.ctx, logger }, theirDelivery)).toEqual({ kind: 'done' });
+    expect((await getProductImport(app.ctx, other.brandId, theirs)).status).toBe('COMPLETED');
+    // The sweeper publishes the deferred import again; once the brand's running import is gone
+    // quiet (its worker died: no heartbeat for over a minute), it runs.
+    expect(await findImportsToSweep(app.ctx, 60_000)).toContainEqual({ id: deferred, brandId: brand.brandId });
+    await app.db.em.fork().execute(`update product_imports set heartbeat_at = now() - interval '2 minutes' where id = ?`, [running]);
+    expect(await runImportJob({ ctx: app.ctx, logger }, delivery(deferred))).toEqual({ kind: 'done' });
+    expect((await getProductImport(app.ctx, brand.brandId, deferred)).status).toBe('COMPLETED');
+    expect(await findImportsToSweep(app.ctx, 60_000)).not.toContainEqual({ id: deferred, brandId: brand.brandId });
   });
 });

@@ -83,6 +83,7 @@ PACK_STORE: {{ include "minting.packStoreKind" . | quote }}
 EXECUTOR_CONCURRENCY: {{ .Values.config.executorConcurrency | toString | quote }}
 PACK_CONCURRENCY: {{ .Values.config.packConcurrency | toString | quote }}
 PACK_CONCURRENCY_PER_BRAND: {{ .Values.config.packConcurrencyPerBrand | toString | quote }}
+IMPORT_CONCURRENCY_PER_BRAND: {{ .Values.config.importConcurrencyPerBrand | toString | quote }}
 MINT_CHUNK_SIZE: {{ .Values.config.chunkSize | toString | quote }}
 {{- with .Values.config.publicBaseUrl }}
 PUBLIC_BASE_URL: {{ . | quote }}

@@ -75,6 +75,8 @@ export const ProductImport = defineEntity({
     createdAt: columns.createdAt(),
     /** When it finished; null until then. */
     finishedAt: columns.time().nullable(),
+    /** When a worker last showed it was at work on it (its start and every batch it wrote); null before it started. */
+    heartbeatAt: columns.time().nullable(),
   },
 });
 export type ProductImport = InferEntity<typeof ProductImport>;

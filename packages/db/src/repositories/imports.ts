@@ -98,7 +98,9 @@ export async function moveProductImport(
 ): Promise<boolean> {
   const restart = move.to === 'PROCESSING';
   return (await changed(em, (db) => db.updateTable('product_imports')
-    .set(restart ? { status: move.to, imported_rows: 0, failed_rows: 0, errors: '[]', finished_at: null } : { status: move.to, finished_at: now })
+    .set(restart
+      ? { status: move.to, imported_rows: 0, failed_rows: 0, errors: '[]', finished_at: null, heartbeat_at: sql<Date>`now()` }
+      : { status: move.to, finished_at: now })
     .where('brand_id', '=', brandId).where('id', '=', id).where('status', 'in', move.from))) === 1;
 }
 
@@ -123,6 +125,7 @@ export async function recordProductImportProgress(
           .as('s'),
       ).select((s) => s.fn.coalesce(s.fn.agg<ProductImportRowError[]>('jsonb_agg', ['s.e']), s.cast<ProductImportRowError[]>(s.val('[]'), 'jsonb')).as('kept'));
       return {
+        heartbeat_at: sql<Date>`now()`,
         imported_rows: eb('imported_rows', '+', progress.imported),
         failed_rows: eb('failed_rows', '+', progress.failed),
         errors: eb.case().when(eb.fn<number>('jsonb_array_length', ['errors']), '>=', keepErrors).then(eb.ref('errors'))
@@ -190,3 +193,25 @@ export async function appendProductImportError(em: Em, brandId: string, id: stri
     .set((eb) => ({ errors: eb('errors', '||', eb.fn<ProductImportRowError[]>('jsonb_build_array', [eb.cast(eb.val(JSON.stringify(error)), 'jsonb')])).$castTo<string>() }))
     .where('brand_id', '=', brandId).where('id', '=', id));
 }
+
+/** How long after its last heartbeat a PROCESSING import still counts as running (its worker may have died since). */
+export const importHeartbeatWindowSeconds = 60;
+
+/**
+ * How many imports of the brand other than `exceptId` are running: PROCESSING with a heartbeat
+ * (the database's clock) within {@link importHeartbeatWindowSeconds}.
+ */
+export async function countRunningImports(em: Em, brandId: string, exceptId: string): Promise<number> {
+  const row = await first(em, (db) => db.selectFrom('product_imports').select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('brand_id', '=', brandId).where('id', '<>', exceptId).where('status', '=', 'PROCESSING')
+    .where('heartbeat_at', '>=', sql<Date>`now() - make_interval(secs => ${importHeartbeatWindowSeconds})`));
+  return Number(row?.n ?? 0);
+}
+
+/** Imports QUEUED since before `idleBefore` (deferred, or their message lost), oldest first, at most `limit`: for the sweeper to publish again. */
+export async function findQueuedImportsToSweep(em: Em, idleBefore: Date, limit: number): Promise<{ id: string; brandId: string }[]> {
+  const found = await rows(em, (db) => db.selectFrom('product_imports').select(['brand_id', 'id'])
+    .where('status', '=', 'QUEUED').where('created_at', '<', idleBefore).orderBy('created_at').limit(limit));
+  return found.map((r) => ({ id: r.id, brandId: r.brand_id }));
+}
+
