@@ -11,7 +11,7 @@ import { createLogger } from '@mint/runtime';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintCompleted } from '../../../test/support/pack-fixtures.ts';
-import { query } from '../../../test/support/sql.ts';
+import { query, run, setPassportUrl } from '../../../test/support/sql.ts';
 import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
 import { startApi, type RunningApi } from '../src/start.ts';
 
@@ -99,6 +99,25 @@ describe('the identity page', () => {
     expect([waiting.status, waiting.body.includes('Pas encore activé')]).toEqual([409, true]);
     const [a, b] = [await page(`/r/${slug}/01/09506000134352/21/X`, 'de'), await page(`/r/nosuchbrand/01/${brand.gtin}/21/${serial}`, 'de')];
     expect([a.status, b.status, a.body === b.body, a.body.includes('Nicht gefunden')]).toEqual([404, 404, true, true]);
+  });
+});
+
+describe('a unit reported for checking', () => {
+  it("shows a shopper's plain scan the caution with the passport as an action instead of redirecting past it; a link type asked for by name is followed", async () => {
+    const other = await app.seedBrand();
+    const { mintBatchId } = await mintCompleted(app.ctx, other, 2);
+    const passport = 'https://passports.example/checked';
+    await setPassportUrl(app.db.em.fork(), other.brandId, passport);
+    const [{ slug: otherSlug }] = (await query<{ slug: string }>(app.db.em.fork(), 'select slug from brands where id = ?', [other.brandId])) as [{ slug: string }];
+    const [marked, clean] = (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ? order by seq', [mintBatchId])).map((r) => r.serial);
+    await run(app.db.em.fork(), "update mint_units set suspect_rule = 'clone', suspect_since = now() where brand_id = ? and serial = ?", [other.brandId, marked]);
+    const path = (s: string) => `/r/${otherSlug}/01/${other.gtin}/21/${s}`;
+    const answer = await page(path(marked!));
+    expect([answer.status, answer.body.includes('Reported for checking'), answer.body.includes(`<a href="${passport}">`)]).toEqual([200, true, true]);
+    const byName = await fetch(`${base}${path(marked!)}?linkType=gs1:pip`, { headers: { accept: browserAccept }, redirect: 'manual' });
+    expect([byName.status, byName.headers.get('location')]).toEqual([307, passport]);
+    const plain = await fetch(`${base}${path(clean!)}`, { headers: { accept: browserAccept }, redirect: 'manual' });
+    expect([plain.status, plain.headers.get('location')]).toEqual([307, passport]);
   });
 });
 

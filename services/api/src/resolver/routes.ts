@@ -166,6 +166,14 @@ function answer(r: Request, resolution: Resolution): void {
     send(req, res, 404, 'text/html; charset=utf-8', renderIdentityPage(pageContent(r, resolution, 'not_issued'), languageOf(req)), { link: r.link });
     return;
   }
+  if (resolution.suspect !== null && resolution.suspect !== undefined && r.representation === 'redirect'
+    && (r.linkType.kind === 'none' || (r.linkType.kind === 'link' && r.linkType.name === 'defaultLink'))) {
+    // A unit a scan rule reported for checking: a shopper's plain scan gets the identity page with
+    // the caution and the links as actions rather than a redirect past it; a link type asked for
+    // by name (an app) is still followed.
+    send(req, res, 200, 'text/html; charset=utf-8', renderIdentityPage(pageContent(r, resolution, 'genuine'), languageOf(req)), { link: r.link });
+    return;
+  }
   const chosen = resolution.link;
   if (resolution.choices !== null) {
     // Several links of the requested type fit equally and none is the default: 300 Multiple Choices
