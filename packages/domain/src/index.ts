@@ -94,3 +94,8 @@ export {
 export {
   type ScanAlertRule, type ScanAlertSettings, defaultScanAlertSettings, type ScanAlertSettingsPatch, applyScanAlertSettings
 } from './scan-alert-settings.ts';
+export {
+  type SerialState, serialStates, type DecommissionReason, decommissionReasons, reactivatableReasons, type SerialAction, serialActions,
+  mintedSerialState, isInCirculation, type SerialMove, encodeSerials, commissionSerials, scrapSerials, returnSerials, decommissionSerials,
+  reactivateSerials, serialMoveOf, type SerialRefusal, refusalOf, moveOneSerial, activeDelta, publicStanding, type EpcisVocabulary, epcisVocabularyOf,
+} from './serial-state.ts';
