@@ -83,3 +83,7 @@ export {
   claimWebhooks, deliverWebhook, webhookBacklog, defaultWebhookLeaseMs, defaultWebhookPerBrand, type WebhookClaimOptions, type WebhookDeliverOptions, type WebhookDeliveryResult
 } from './webhook-delivery.ts';
 export { setBrandResolverDomain, type BrandResolverDomainView } from './brand-domains.ts';
+export {
+  moveSerials, continueSerialMove, getSerialMove, epcisEventsOf, epcisDocument, maxMoveSerials, serialMoveChunk,
+  type SerialMoveTarget, type MoveSerialsInput, type RefusedUnit, type SerialMoveReport,
+} from './serials.ts';
