@@ -17,6 +17,8 @@ export const mintServicePermissions: PermissionTable<typeof MintService> = {
   processMintJobBatch: 'mint:write',
   setMintBatchStatus: 'mint:write',
   activateMintUnits: 'mint:write',
+  moveSerials: 'mint:write',
+  getSerialMove: 'mint:read',
   createPayloadPack: 'mint:write',
   listMintBatches: 'mint:read',
   getMintBatch: 'mint:read',

@@ -4,6 +4,7 @@
 // once, here: its schemas are served in /v1/openapi.json and validate its body.
 
 import { activationModes, batchStatuses, encodeCursor, packFormats, packPurposes, papers, symbologies, zplDpis, identityModes, InvalidInputError, jobStatuses, resolveCursor, UnauthenticatedError, type ActivationMode, type Cursor, type IdentityMode, type Lot, type Permission } from '@mint/domain';
+import { decommissionReasons, serialActions, serialStates, type DecommissionReason, type SerialAction } from '@mint/domain';
 import { HttpProblem, readJsonObject, sendJson } from '@mint/http';
 import * as useCases from '@mint/usecases';
 import { credentialsFrom } from '../auth/credentials.ts';
@@ -35,6 +36,15 @@ const lotsOf = (p: Params): Lot[] => ((p['_lots'] as { lot_code: string; qty: nu
 function cursorOf(p: Params, atParam: string): Cursor | null {
   return resolveCursor({ at: dateOf(str(p, atParam)), id: str(p, '_cursor_id'), atField: atParam, idField: '_cursor_id' });
 }
+
+const serialMoveRecord = obj({
+  move_id: uuid, action: oneOfEnum(serialActions), reason: nullable(oneOfEnum(decommissionReasons)), status: oneOfEnum(['running', 'done']),
+  total: integer, moved: integer, refused: integer, replayed: boolean,
+  refusals: arrayOf(obj({
+    serial: nullable(string), mint_batch_id: nullable(uuid), seq: nullable(integer), refusal: oneOfEnum(['unknown', 'wrong_state', 'reason_final', 'batch_voided']),
+    state: nullable(oneOfEnum(serialStates)), reason: nullable(oneOfEnum(decommissionReasons)),
+  })),
+});
 
 const batchRecord = (withName: boolean): Schema => obj({
   id: uuid, status: oneOfEnum(batchStatuses), identity_mode: oneOfEnum(identityModes), activation_mode: oneOfEnum(activationModes),
@@ -315,6 +325,40 @@ export const namedOperations: Readonly<Record<string, NamedOperation>> = {
       return { ok: true, pack: packShape(pack) };
     },
   },
+  move_serials: {
+    summary: 'Moves serials along their lifecycle (MintService.MoveSerials): by _serials, or a batch with an optional seq range; idempotent per '
+      + '_idempotency_key; each unit that cannot move is refused with its state. A batch of over 10,000 units answers running and the executor finishes it.',
+    permission: 'mint:write',
+    request: obj({
+      _brand_id: uuid, _action: oneOfEnum(serialActions), _reason: nullable(oneOfEnum(decommissionReasons)),
+      _serials: nullable({ ...arrayOf(text), minItems: 1, maxItems: 10_000, description: 'Serials of the brand; or give _mint_batch_id.' }),
+      _mint_batch_id: nullable(uuid), _from_seq: nullable(integer), _to_seq: nullable(integer),
+      _idempotency_key: { ...string, minLength: 1, maxLength: 200 },
+    }, ['_brand_id', '_action', '_idempotency_key']),
+    response: obj({ ok: { const: true }, move: serialMoveRecord }),
+    async run(ctx, p, actor) {
+      const serials = p['_serials'] as string[] | null | undefined;
+      const batchId = str(p, '_mint_batch_id');
+      if ((serials == null) === (batchId === null)) {
+        throw new InvalidInputError([{ field: '_serials', message: 'give exactly one of _serials or _mint_batch_id' }]);
+      }
+      const move = await useCases.moveSerials(ctx, actor, {
+        brandId: p['_brand_id'] as string, action: p['_action'] as SerialAction, reason: str(p, '_reason') as DecommissionReason | null,
+        target: serials != null ? { serials } : { mintBatchId: batchId!, fromSeq: int(p, '_from_seq'), toSeq: int(p, '_to_seq') },
+        idempotencyKey: p['_idempotency_key'] as string,
+      });
+      return { ok: true, move: serialMoveShape(move) };
+    },
+  },
+  get_serial_move: {
+    summary: 'One serial move of the brand: its progress and every refused unit.',
+    permission: 'mint:read',
+    request: obj({ _brand_id: uuid, _move_id: uuid }),
+    response: obj({ ok: { const: true }, move: serialMoveRecord }),
+    async run(ctx, p) {
+      return { ok: true, move: serialMoveShape(await useCases.getSerialMove(ctx, p['_brand_id'] as string, p['_move_id'] as string)) };
+    },
+  },
   record_scan_event: {
     summary: 'Records a batch of up to 10,000 scans of an edge resolver or CDN log shipper (ScanService.RecordScanEvents); idempotent per _batch_key; '
       + 'each bad row is refused with its index, field and reason, the good ones written.',
@@ -341,6 +385,14 @@ export const namedOperations: Readonly<Record<string, NamedOperation>> = {
     },
   },
 };
+
+/** A serial move as the named operations return it. */
+function serialMoveShape(m: useCases.SerialMoveReport): Record<string, unknown> {
+  return {
+    move_id: m.moveId, action: m.action, reason: m.reason, status: m.status, total: m.total, moved: m.moved, refused: m.refused, replayed: m.replayed,
+    refusals: m.refusals.map((r) => ({ serial: r.serial, mint_batch_id: r.mintBatchId, seq: r.seq, refusal: r.refusal, state: r.state, reason: r.reason })),
+  };
+}
 
 /** The component name of an operation's request or response schema. */
 export const operationSchemaName = (name: string, part: 'request' | 'response'): string => `${name}_${part}`;
