@@ -82,6 +82,6 @@ export {
 } from './webhook-delivery.ts';
 export { setBrandResolverDomain, type BrandResolverDomainView } from './brand-domains.ts';
 export {
-  moveSerials, continueSerialMove, getSerialMove, epcisEventsOf, epcisDocument, maxMoveSerials, serialMoveChunk,
+  moveSerials, continueSerialMove, runSerialMoveChunk, getSerialMove, epcisEventsOf, epcisDocument, maxMoveSerials, serialMoveChunk,
   type SerialMoveTarget, type MoveSerialsInput, type RefusedUnit, type SerialMoveReport,
 } from './serials.ts';

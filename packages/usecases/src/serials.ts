@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import {
-  appendEvents, bumpKpis, findSerialMove, findSerialMoveByKey, insertEpcisEvents, insertSerialMove, lockUnitsForMove, readBatchState,
+  appendEvents, bumpKpis, claimRunningSerialMove, findSerialMove, findSerialMoveByKey, insertEpcisEvents, insertSerialMove, lockUnitsForMove, readBatchState,
   recordSerialMoveChunk, writeSerialMove, type Em, type NewEpcisEvent, type SerialMoveRecord, type UnitForMove,
 } from '@mint/db';
 import {
@@ -179,6 +179,19 @@ export async function continueSerialMove(ctx: UseCaseContext, brandId: string, m
     const m = await findSerialMove(em, brandId, moveId, true);
     if (m === null || m.status === 'done') return m;
     return runChunk(ctx, em, brandId, moveId, null, { single: false });
+  });
+}
+
+/**
+ * The executor's step: claims the running move touched longest ago that no other worker holds and
+ * runs its next chunk, all in one transaction (a worker killed mid-chunk leaves nothing of it, and
+ * the next claim runs it again). Returns the move after the chunk, or null when no move waits.
+ */
+export async function runSerialMoveChunk(ctx: UseCaseContext): Promise<SerialMoveRecord & { readonly brandId: string } | null> {
+  return ctx.db.em.fork().transactional(async (em) => {
+    const claim = await claimRunningSerialMove(em);
+    if (claim === null) return null;
+    return { ...(await runChunk(ctx, em, claim.brandId, claim.id, null, { single: false })), brandId: claim.brandId };
   });
 }
 

@@ -232,11 +232,15 @@ export async function recordSerialMoveChunk(em: Em, brandId: string, id: string,
   return n === 1;
 }
 
-/** Running moves (any brand) not touched since `before`, oldest first: the sweeper resumes them. */
-export async function findStaleSerialMoves(em: Em, before: Date, limit: number): Promise<{ brandId: string; id: string }[]> {
+/**
+ * Locks the running move (any brand) touched longest ago that no other transaction holds (`skip
+ * locked`), until the transaction ends: the executor's claim of its next chunk. A worker that dies
+ * mid-chunk rolls back and releases it, so the next claim redoes exactly that chunk. Null when none.
+ */
+export async function claimRunningSerialMove(em: Em): Promise<{ brandId: string; id: string } | null> {
   const found = await rows(em, (db) => db.selectFrom('serial_moves').select(['brand_id', 'id']).where('status', '=', 'running')
-    .where('updated_at', '<', before).orderBy('updated_at').limit(limit));
-  return found.map((r) => ({ brandId: r.brand_id, id: r.id }));
+    .orderBy('updated_at').limit(1).forUpdate().skipLocked());
+  return found[0] === undefined ? null : { brandId: found[0].brand_id, id: found[0].id };
 }
 
 /** An EPCIS event to store. */
