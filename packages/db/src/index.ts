@@ -81,6 +81,6 @@ export {
 export { UnitStateRow, SerialMoveRow, EpcisEventRow } from './entities/serials.ts';
 export {
   lockUnitsForMove, writeSerialMove, countUnitStates, readSerialState, insertSerialMove, findSerialMoveByKey, findSerialMove, recordSerialMoveChunk,
-  claimRunningSerialMove, insertEpcisEvents, queryEpcisEvents,
+  claimRunningSerialMove, insertEpcisEvents, queryEpcisEvents, finishSerialMove, readEpcisEventIds,
   type UnitForMove, type UnitSelector, type SerialWrite, type SerialMoveRecord, type NewSerialMove, type NewEpcisEvent, type EpcisQuery,
 } from './repositories/serials.ts';

@@ -85,3 +85,6 @@ export {
   moveSerials, continueSerialMove, runSerialMoveChunk, getSerialMove, epcisEventsOf, epcisDocument, maxMoveSerials, serialMoveChunk,
   type SerialMoveTarget, type MoveSerialsInput, type RefusedUnit, type SerialMoveReport,
 } from './serials.ts';
+export {
+  queryEpcis, captureEpcisDocument, epcisQueryParameters, defaultEpcisPage, maxEpcisPage, maxCapturedEvents, type EpcisQueryPage, type CaptureResult,
+} from './epcis.ts';

@@ -244,8 +244,6 @@ async function runChunk(ctx: UseCaseContext, em: Em, brandId: string, moveId: st
   if (opts.single && units.length === 0) throw new NotFoundError(`serial ${String((m.target.serials as string[])[0])} not found`);
   if (opts.single && units[0]?.batchVoided === true) throw new IllegalStateError(`serial ${units[0].serial} belongs to a voided mint batch`);
   await applyMove(em, now, { brandId, moveId, actorId, move, units: eligible });
-  const delta = activeDelta(move) * eligible.length;
-  if (delta !== 0) await bumpKpis(em, brandId, { activeTokens: delta });
   const after = { ...m, moved: m.moved + eligible.length, refused: m.refused + refusals.length };
   if (done) {
     await appendEvents(em, now, [{
@@ -261,8 +259,10 @@ async function runChunk(ctx: UseCaseContext, em: Em, brandId: string, moveId: st
 }
 
 /** The writes of one chunk's eligible units: states, unit statuses, audit events and EPCIS events. */
-async function applyMove(em: Em, now: Date, c: {
+export async function applyMove(em: Em, now: Date, c: {
   readonly brandId: string; readonly moveId: string; readonly actorId: string | null; readonly move: SerialMove; readonly units: readonly UnitForMove[];
+  /** The EPCIS events to store instead of the move's own (a captured document's event). */
+  readonly epcis?: readonly NewEpcisEvent[];
 }): Promise<void> {
   const { brandId, moveId, move, units } = c;
   if (units.length === 0) return;
@@ -285,7 +285,8 @@ async function applyMove(em: Em, now: Date, c: {
     },
   }));
   await appendEvents(em, now, events);
-  await insertEpcisEvents(em, epcisEventsOf(brandId, moveId, move, units, now));
+  await insertEpcisEvents(em, c.epcis ?? epcisEventsOf(brandId, moveId, move, units, now));
+  if (delta !== 0) await bumpKpis(em, brandId, { activeTokens: delta * units.length });
 }
 
 /**
@@ -317,7 +318,7 @@ export function epcisEventsOf(brandId: string, moveId: string, move: SerialMove,
 }
 
 /** A version-8 uuid from SHA-256 of `text`. */
-function derivedUuid(text: string): string {
+export function derivedUuid(text: string): string {
   const h = createHash('sha256').update(text).digest();
   h[6] = (h[6]! & 0x0f) | 0x80;
   h[8] = (h[8]! & 0x3f) | 0x80;

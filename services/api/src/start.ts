@@ -15,6 +15,7 @@ import { createConnectRoutes } from './routes.ts';
 import { downloadRoute } from './downloads/routes.ts';
 import { brandDomainRoutes, requestHost, resolverDescriptionRoute, resolverRoute } from './resolver/routes.ts';
 import { v1Routes } from './v1/routes.ts';
+import { epcisRoutes } from './epcis/routes.ts';
 import { consoleRoutes } from './console/routes.ts';
 import { createApiServer, type ApiServer } from './server.ts';
 import { scanClientOf } from './http/client-address.ts';
@@ -105,6 +106,7 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
     resolverDescriptionRoute({ publicBaseUrl: ctx.publicBaseUrl, contact: config.resolverContact }),
     ...(options.downloads === undefined ? [] : [downloadRoute(ctx, options.downloads, logger)]),
     ...v1Routes({ ctx, logger }),
+    ...epcisRoutes(ctx),
     ...(config.consoleEnabled === false ? [] : consoleRoutes({ dir: options.consoleDir ?? defaultConsoleDir })),
     ...(options.httpRoutes ?? []),
   ];

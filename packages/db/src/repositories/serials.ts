@@ -294,3 +294,16 @@ export async function queryEpcisEvents(em: Em, q: EpcisQuery): Promise<{ id: str
     .orderBy('event_time').orderBy('id').limit(q.limit));
   return found.map((r) => ({ id: r.id, eventTime: new Date(r.event_time), body: parsed<Record<string, unknown>>(r.body) }));
 }
+
+/** Marks a move that was applied whole in its own transaction (a captured event's) done with `moved` units. */
+export async function finishSerialMove(em: Em, brandId: string, id: string, moved: number, at: Date): Promise<void> {
+  await changed(em, (db) => db.updateTable('serial_moves').set({ status: 'done', moved, updated_at: at }).where('brand_id', '=', brandId).where('id', '=', id));
+}
+
+/** Which of `ids` the brand has stored as EPCIS events. */
+export async function readEpcisEventIds(em: Em, brandId: string, ids: readonly string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const found = await rows(em, (db) => db.selectFrom('epcis_events').select('id').where('brand_id', '=', brandId)
+    .where((eb) => eb('id', '=', eb.fn.any(eb.cast<string[]>(eb.val([...ids]), sql`uuid[]`)))));
+  return found.map((r) => r.id);
+}
