@@ -88,3 +88,4 @@ export {
 export {
   queryEpcis, captureEpcisDocument, epcisQueryParameters, defaultEpcisPage, maxEpcisPage, maxCapturedEvents, type EpcisQueryPage, type CaptureResult,
 } from './epcis.ts';
+export { reconcileMintBatch, reconciliationCsv, type BatchReconciliation } from './reconciliation.ts';
