@@ -5,6 +5,7 @@ import { header, type HttpRequest, type RouteCall, type SchemaValidator } from '
 import type { Logger } from '@mint/runtime';
 import { authenticate, authorizeAuthenticated, type Caller, type UseCaseContext } from '@mint/usecases';
 import { credentialsFrom } from '../auth/credentials.ts';
+import type { ServiceRegistration } from '../routes.ts';
 
 /** What the /v1 routes are built on. */
 export interface V1Deps {
@@ -12,6 +13,8 @@ export interface V1Deps {
   readonly ctx: UseCaseContext;
   /** Process logger; lines carry the request id. Silent when absent. */
   readonly logger?: Logger;
+  /** The Connect services' implementations, which the named operations and the mint job read run. */
+  readonly services: readonly ServiceRegistration[];
 }
 
 /** One /v1 request being handled. */
