@@ -14,6 +14,7 @@ import {
   type PackFormat as WirePackFormat, type Paper as WirePaper, type PayloadPackPurpose as WirePackPurpose, type Symbology as WireSymbology,
   type LabelLayout as WireLabelLayout, type PayloadPackSchema,
   type LinkLevel as WireLinkLevel,
+  type SubmitMintRequestRequest,
   type ProductImportSchema,
   type ProductImportStatus as WireImportStatus,
   WebhookDeliveryStatusSchema,
@@ -35,7 +36,7 @@ import {
   productionBatchStatuses, unitStatuses, webhookDeliveryStatuses, packFormats, papers, packPurposes, symbologies,
   type PackFormat, type Paper, type PackPurpose, type Symbology, type LabelLayout, type ImportStatus, type LinkLevel, type WebhookDeliveryStatus,
   type ActivationMode, type BatchStatus, type CommercialStatus, type IdentityMode, type JobStatus, type MintReadinessStatus, type PackStatus,
-  type ProductionBatchStatus, type UnitStatus,
+  type ProductionBatchStatus, type UnitStatus, type MintRequest,
 } from '@mint/domain';
 
 /** A two-way mapping between a wire enum's values and a domain string union. */
@@ -103,6 +104,21 @@ export const packPurpose = enumMapping<WirePackPurpose, PackPurpose>(PayloadPack
 export const deliveryStatus = enumMapping<WireDeliveryStatus, WebhookDeliveryStatus>(WebhookDeliveryStatusSchema, webhookDeliveryStatuses);
 export const scanClientClass = enumMapping<WireScanClientClass, ClientClass>(ScanClientClassSchema, clientClasses);
 export const scanGroupBy = enumMapping<WireScanGroupBy, ScanGroup>(ScanGroupBySchema, scanGroups);
+
+/** A mint request of SubmitMintRequest (and of the /v1 routes that submit one) as the use cases take it. */
+export function mintRequestOf(req: SubmitMintRequestRequest): MintRequest {
+  return {
+    brandId: req.brandId,
+    productId: req.productId,
+    productBatchId: orNull(req.productBatchId),
+    requestedQuantity: req.requestedQuantity,
+    identityMode: identityMode.toDomain(req.identityMode, 'identity_mode'),
+    activationMode: activationMode.toDomain(req.activationMode, 'activation_mode'),
+    lots: req.lots.map((lot) => ({ lotCode: lot.lotCode, qty: lot.qty })),
+    idempotencyKey: orNull(req.idempotencyKey),
+    ...(req.serials === undefined ? {} : { serials: req.serials }),
+  };
+}
 
 /** An import (of products or of links) on the wire. */
 export function toWireImport(view: ImportView): MessageInitShape<typeof ProductImportSchema> {
