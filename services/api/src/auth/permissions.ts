@@ -6,6 +6,7 @@
 import { getOption, hasOption, type DescMethod, type DescService } from '@bufbuild/protobuf';
 import * as contract from '@mint/contract';
 import { permissions, type Permission } from '@mint/domain';
+import { authorizeAuthenticated, type Authenticated, type Caller, type UseCaseContext } from '@mint/usecases';
 import { publicRpcServices } from './public-paths.ts';
 
 /** What the `(mint.v1.permission)` option may say: a permission on the request's brand, or `session` (the session's user alone, no brand). */
@@ -78,4 +79,13 @@ export function brandPermissionOf(method: DescMethod): Permission {
   const declared = declaredPermission(method);
   if (declared === undefined || declared === 'session') throw new Error(`${method.parent.typeName}/${method.name} declares no brand permission`);
   return declared;
+}
+
+/**
+ * Whether verified credentials may run `method` on `brandId`: the use cases' access rule (role and
+ * scopes) with the permission the method declares. The HTTP routes call it; the Connect
+ * interceptor reaches the same rule through its Authenticator.
+ */
+export function authorizeMethod(ctx: UseCaseContext, authenticated: Authenticated, brandId: string, method: DescMethod): Promise<Caller> {
+  return authorizeAuthenticated(ctx, authenticated, brandId, brandPermissionOf(method));
 }

@@ -6,9 +6,9 @@ import type { Message } from '@bufbuild/protobuf';
 import { MintJobSchema, MintService, SubmitMintRequestRequestSchema, type GetMintJobResponse, type SubmitMintRequestRequest } from '@mint/contract';
 import { activationModes, IdempotencyKeyReusedError, identityModes, isInvalidInputError, jobStatuses, type MintRequest } from '@mint/domain';
 import { header, HttpProblem, jsonType, readJsonObject, send, sendJson, type ErrorWriter, type HttpError } from '@mint/http';
-import { authenticate, authorizeAuthenticated, submitAndKick, submitWithIdempotencyKey } from '@mint/usecases';
+import { authenticate, submitAndKick, submitWithIdempotencyKey } from '@mint/usecases';
 import { credentialsFrom } from '../auth/credentials.ts';
-import { brandPermissionOf } from '../auth/permissions.ts';
+import { authorizeMethod } from '../auth/permissions.ts';
 import { mintRequestOf } from '../handlers/wire.ts';
 import { workspaceCaller, type V1Call, type V1Deps } from './context.ts';
 import { fromSpecJson, responseSchema, toSpecJson } from './descriptors.ts';
@@ -93,7 +93,7 @@ export async function submitAndKickRoute(deps: V1Deps, call: V1Call): Promise<vo
   // An x-api-key sent along is checked too: both credentials must grant the mint.
   const authenticated = await authenticate(ctx, credentials);
   const body = call.check<{ brand_id: string }>(componentPointer('SubmitAndKickRequest'), await readJsonObject(call.req));
-  const caller = await authorizeAuthenticated(ctx, authenticated, body.brand_id, brandPermissionOf(submitMethod));
+  const caller = await authorizeMethod(ctx, authenticated, body.brand_id, submitMethod);
   let result;
   try {
     result = await submitAndKick(ctx, { id: caller.actorId }, mintRequest(body));
@@ -130,7 +130,7 @@ const createMintJobRouteName = 'POST /v1/mint/jobs';
  */
 export async function createMintJobRoute(deps: V1Deps, call: V1Call): Promise<void> {
   const { ctx } = deps;
-  const { brandId, caller } = await workspaceCaller(ctx, call.req, brandPermissionOf(submitMethod));
+  const { brandId, caller } = await workspaceCaller(ctx, call.req, submitMethod);
   const key = header(call.req, 'idempotency-key');
   const sent = await readJsonObject(call.req);
   const body = call.check<Record<string, unknown>>(componentPointer('MintJobRequest'), sent);
@@ -166,7 +166,7 @@ export async function createMintJobRoute(deps: V1Deps, call: V1Call): Promise<vo
  * workspace's 404.
  */
 export async function getMintJobRoute(deps: V1Deps, call: V1Call): Promise<void> {
-  const { brandId, caller } = await workspaceCaller(deps.ctx, call.req, brandPermissionOf(getJobMethod));
+  const { brandId, caller } = await workspaceCaller(deps.ctx, call.req, getJobMethod);
   let response: Message;
   try {
     response = await invokeRpc(deps.services, getJobMethod, fromSpecJson(getJobMethod.input, { brand_id: brandId, mint_job_id: call.params['id'] }), caller, call);

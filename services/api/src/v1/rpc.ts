@@ -11,7 +11,7 @@ import { InvalidInputError, UnauthenticatedError, type FieldViolation } from '@m
 import { HttpProblem, readJsonObject, sendJson } from '@mint/http';
 import * as useCases from '@mint/usecases';
 import { credentialsFrom } from '../auth/credentials.ts';
-import { brandPermissionOf, contractServices } from '../auth/permissions.ts';
+import { authorizeMethod, contractServices } from '../auth/permissions.ts';
 import { loggerKey, principalKey } from '../context.ts';
 import type { ServiceRegistration } from '../routes.ts';
 import type { V1Call, V1Deps } from './context.ts';
@@ -94,7 +94,7 @@ export async function namedOperationRoute(deps: V1Deps, call: V1Call): Promise<v
   if (credentials.bearer === null) throw new UnauthenticatedError('missing bearer token (Authorization: Bearer <token>): named operations need a session');
   const authenticated = await useCases.authenticate(deps.ctx, credentials);
   const params = call.check<Record<string, unknown>>(componentPointer(operationSchemaName(name, 'request')), await readJsonObject(call.req, operation.maxBodyBytes));
-  const caller = await useCases.authorizeAuthenticated(deps.ctx, authenticated, params['_brand_id'] as string, brandPermissionOf(operation.method));
+  const caller = await authorizeMethod(deps.ctx, authenticated, params['_brand_id'] as string, operation.method);
   let response: Message;
   try {
     response = await invokeRpc(deps.services, operation.method, fromSpecJson(operation.method.input, params, '_'), caller, call);
