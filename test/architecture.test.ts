@@ -1,9 +1,12 @@
 // The dependency rule: imports point down (services -> use cases -> db -> domain), the two
 // services never import each other, and nothing reaches into another package's files. SQL is
-// written only in packages/db, and package entry points export named symbols.
+// written only in packages/db, package entry points export named symbols, and no file imports
+// itself through a circle of others.
 
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import madge from 'madge';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
@@ -217,5 +220,30 @@ describe('package entry points', () => {
       }
     }
     expect(problems).toEqual([]);
+  });
+});
+
+describe('import circles', () => {
+  // madge reads the imports of every TypeScript file (type-only imports included) as the compiler resolves them.
+  const circles = async (dirs: string[]) => {
+    const graph = await madge(dirs, {
+      fileExtensions: ['ts'], tsConfig: join(root, 'tsconfig.json'), excludeRegExp: [/node_modules/, /\/gen\//, /\.d\.ts$/],
+    });
+    return graph.circular();
+  };
+
+  it('finds a circle when two files import each other', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'circles-'));
+    writeFileSync(join(dir, 'a.ts'), "import type { B } from './b.ts';\nexport interface A { b: B }\n");
+    writeFileSync(join(dir, 'b.ts'), "import type { A } from './a.ts';\nexport interface B { a: A }\n");
+    try {
+      expect(await circles([dir])).toEqual([['a.ts', 'b.ts']]);
+    } finally {
+      rmSync(dir, { recursive: true });
+    }
+  });
+
+  it('there is none in any package or service', { timeout: 60_000 }, async () => {
+    expect(await circles([join(root, 'packages'), join(root, 'services')])).toEqual([]);
   });
 });
