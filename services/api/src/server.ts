@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { Code, ConnectError, createContextKey, createContextValues, type ConnectRouter, type ContextValues, type Interceptor } from '@connectrpc/connect';
 import type { DescMethod } from '@bufbuild/protobuf';
-import { isUnauthenticatedError } from '@mint/domain';
+import { isDomainError } from '@mint/domain';
 import { createValidator } from '@bufbuild/protovalidate';
 import { createRouter, plainErrorBody, sendJson, toHttpError, type HttpRequest, type HttpResponse, type Route } from '@mint/http';
 import type { Logger, Metrics } from '@mint/runtime';
@@ -359,7 +359,7 @@ function rpcRateLimit(limits: RateLimits, access: AccessOptions): RpcRateLimit {
       try {
         return await next(req);
       } catch (error) {
-        const unauthenticated = isUnauthenticatedError(error) || (error instanceof ConnectError && error.code === Code.Unauthenticated);
+        const unauthenticated = isDomainError(error, 'unauthenticated') || (error instanceof ConnectError && error.code === Code.Unauthenticated);
         if (unauthenticated && permissionFor(req.method, access) !== 'public') limits.authFailed(req.contextValues.get(clientAddressKey));
         throw error;
       } finally {

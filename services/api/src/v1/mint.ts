@@ -4,7 +4,7 @@
 
 import type { Message } from '@bufbuild/protobuf';
 import { MintJobSchema, MintService, SubmitMintRequestRequestSchema, type GetMintJobResponse, type SubmitMintRequestRequest } from '@mint/contract';
-import { activationModes, IdempotencyKeyReusedError, identityModes, isInvalidInputError, jobStatuses, type MintRequest } from '@mint/domain';
+import { activationModes, IdempotencyKeyReusedError, identityModes, isDomainError, jobStatuses, type MintRequest } from '@mint/domain';
 import { header, HttpProblem, jsonType, readJsonObject, send, sendJson, type ErrorWriter, type HttpError } from '@mint/http';
 import { authenticate, submitAndKick, submitWithIdempotencyKey } from '@mint/usecases';
 import { credentialsFrom } from '../auth/credentials.ts';
@@ -98,7 +98,7 @@ export async function submitAndKickRoute(deps: V1Deps, call: V1Call): Promise<vo
   try {
     result = await submitAndKick(ctx, { id: caller.actorId }, mintRequest(body));
   } catch (error) {
-    if (isInvalidInputError(error)) throw new HttpProblem(400, 'submit_failed', error.message, { cause: error });
+    if (isDomainError(error, 'invalid')) throw new HttpProblem(400, 'submit_failed', error.message, { cause: error });
     throw error;
   }
   if (!result.submit.ok) {
