@@ -3,7 +3,7 @@
 
 import { timestampDate, timestampFromDate, type Timestamp } from '@bufbuild/protobuf/wkt';
 import type { DescEnum, MessageInitShape } from '@bufbuild/protobuf';
-import { packProfileOf, type ImportView, type listPayloadPacks } from '@mint/usecases';
+import { packProfileOf, type ImportView, type listPayloadPacks, type ProductView } from '@mint/usecases';
 
 /** A pack as the use cases return it. */
 type PackView = Awaited<ReturnType<typeof listPayloadPacks>>['items'][number];
@@ -16,6 +16,7 @@ import {
   type LinkLevel as WireLinkLevel,
   type SubmitMintRequestRequest,
   type ProductImportSchema,
+  type ProductSchema,
   type ProductImportStatus as WireImportStatus,
   WebhookDeliveryStatusSchema,
   type WebhookDeliveryStatus as WireDeliveryStatus,
@@ -117,6 +118,22 @@ export function mintRequestOf(req: SubmitMintRequestRequest): MintRequest {
     lots: req.lots.map((lot) => ({ lotCode: lot.lotCode, qty: lot.qty })),
     idempotencyKey: orNull(req.idempotencyKey),
     ...(req.serials === undefined ? {} : { serials: req.serials }),
+  };
+}
+
+/** A product on the wire. */
+export function toWireProduct(product: ProductView): MessageInitShape<typeof ProductSchema> {
+  return {
+    id: product.id,
+    brandId: product.brandId,
+    sku: product.sku,
+    name: product.name,
+    gtin: orUnset(product.gtin),
+    commercialStatus: commercialStatus.toWire(product.commercialStatus),
+    mintReadinessStatus: mintReadinessStatus.toWire(product.mintReadinessStatus),
+    passportUrl: orUnset(product.passportUrl),
+    createdAt: toTimestamp(product.createdAt),
+    updatedAt: toTimestamp(product.updatedAt),
   };
 }
 

@@ -42,13 +42,3 @@ export async function workspaceCaller(ctx: UseCaseContext, req: HttpRequest, met
   if (!isUuid(brandId)) throw new InvalidInputError([{ field: 'x-workspace-id', message: 'must be a uuid' }]);
   return { brandId, caller: await authorizeMethod(ctx, authenticated, brandId, method) };
 }
-
-/** ISO 8601 text of a time, or null. */
-export function iso(date: Date | null): string | null {
-  return date === null ? null : date.toISOString();
-}
-
-/** A timestamp field that passed its schema (`format: date-time`) as a Date, null when absent. */
-export function dateOf(value: string | null | undefined): Date | null {
-  return value === null || value === undefined ? null : new Date(value);
-}

@@ -11,9 +11,11 @@ import { specSpellings } from '../handlers/wire.ts';
 import { arrayOf, boolean, integer, nullable, obj, oneOfEnum, string, text, time, uuid, type Schema } from './schemas.ts';
 
 /**
- * Where a field sits: the request's own fields and the messages below them get the proto's size
- * rules; the rows of a repeated message field are checked for their types only, so the use case
- * refuses a bad row alone (a row's enum or time that is not one arrives as an out-of-range value).
+ * Where a field sits: the request's own fields and the messages below them are described with the
+ * proto's limits; the rows of a repeated message field are checked for their types only, so the
+ * use case refuses a bad row alone (a row's enum or time that is not one arrives as an out-of-range
+ * value). The schemas check the shape (types, required and unknown fields, enums, uuids); the
+ * limits are named in the descriptions and checked once, by the use cases, as on every surface.
  */
 type Place = 'message' | 'row';
 
@@ -98,11 +100,7 @@ function valueSchema(field: DescField, place: Place, rules: FieldRules | undefin
   if (scalar === ScalarType.DOUBLE || scalar === ScalarType.FLOAT) return number;
   if (scalar !== ScalarType.STRING && scalar !== ScalarType.BYTES) return integer;
   const stringRules = field.fieldKind === 'list' && rules?.type.case === 'repeated' ? rules.type.value.items?.type : rules?.type;
-  if (stringRules?.case !== 'string') return text;
-  if (stringRules.value.wellKnown.case === 'uuid') return uuid;
-  if (place === 'row') return text;
-  const { minLen, maxLen } = stringRules.value;
-  return { ...text, ...(minLen > 0n ? { minLength: Number(minLen) } : {}), ...(maxLen > 0n ? { maxLength: Number(maxLen) } : {}) };
+  return stringRules?.case === 'string' && stringRules.value.wellKnown.case === 'uuid' ? uuid : text;
 }
 
 /** The JSON Schema of a message value: a time, any JSON for Value and Struct, else an object of its fields. */
@@ -124,12 +122,7 @@ export function requestSchema(message: DescMessage, prefix = '', place: Place = 
     const rules = rulesOf(field);
     let schema = valueSchema(field, place, rules);
     if (field.fieldKind === 'list') {
-      const listRules = rules?.type.case === 'repeated' && place !== 'row' ? rules.type.value : undefined;
-      schema = {
-        ...arrayOf(schema),
-        ...(listRules !== undefined && listRules.minItems > 0n ? { minItems: Number(listRules.minItems) } : {}),
-        ...(listRules !== undefined && listRules.maxItems > 0n ? { maxItems: Number(listRules.maxItems) } : {}),
-      };
+      schema = arrayOf(schema);
     } else if (field.fieldKind === 'map') {
       schema = { type: 'object', additionalProperties: schema };
     }

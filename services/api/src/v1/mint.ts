@@ -4,31 +4,34 @@
 
 import type { Message } from '@bufbuild/protobuf';
 import { MintJobSchema, MintService, SubmitMintRequestRequestSchema, type GetMintJobResponse, type SubmitMintRequestRequest } from '@mint/contract';
-import { activationModes, IdempotencyKeyReusedError, identityModes, isDomainError, jobStatuses, type MintRequest } from '@mint/domain';
+import { IdempotencyKeyReusedError, isDomainError, jobStatuses, type MintRequest } from '@mint/domain';
 import { header, HttpProblem, jsonType, readJsonObject, send, sendJson, type ErrorWriter, type HttpError } from '@mint/http';
 import { authenticate, submitAndKick, submitWithIdempotencyKey } from '@mint/usecases';
 import { credentialsFrom } from '../auth/credentials.ts';
 import { authorizeMethod } from '../auth/permissions.ts';
 import { mintRequestOf } from '../handlers/wire.ts';
 import { workspaceCaller, type V1Call, type V1Deps } from './context.ts';
-import { fromSpecJson, responseSchema, toSpecJson } from './descriptors.ts';
+import { fromSpecJson, requestSchema, responseSchema, toSpecJson } from './descriptors.ts';
 import { errorBody } from './errors.ts';
 import { invokeRpc, renameViolations } from './rpc.ts';
-import { arrayOf, blockingReason, boolean, componentPointer, lot, nullable, obj, oneOfEnum, ref, string, uuid, type Schema } from './schemas.ts';
+import { arrayOf, blockingReason, boolean, componentPointer, nullable, obj, oneOfEnum, ref, string, uuid, type Schema } from './schemas.ts';
 
 const { submitMintRequest: submitMethod, getMintJob: getJobMethod } = MintService.method;
 /** The spec's shape of a message with no fields left out. */
 const whole = { omit: [], flatten: '', refusal: [] } as const;
 
-const mintJobFields = {
-  product_id: uuid,
-  requested_quantity: { type: 'integer', description: 'Greater than 0 and at most 1,000,000.' },
-  identity_mode: oneOfEnum(identityModes),
-  activation_mode: oneOfEnum(activationModes),
-  product_batch_id: nullable(uuid),
-  lots: nullable({ ...arrayOf(lot), description: 'Batch mode only: at most 100, unique codes, quantities summing to the requested quantity.' }),
-};
-const mintJobRequired = ['product_id', 'requested_quantity', 'identity_mode', 'activation_mode'];
+/** SubmitMintRequest's request fields, as the schema derived from the message describes them (types, required, limits). */
+const submitFields = requestSchema(SubmitMintRequestRequestSchema);
+
+/** The object schema of SubmitMintRequest's fields `names`, required where the message requires them. */
+function submitFieldsSchema(names: readonly string[]): Schema {
+  const properties = submitFields['properties'] as Record<string, Schema>;
+  const required = new Set(submitFields['required'] as string[]);
+  return obj(Object.fromEntries(names.map((name) => [name, properties[name]!])), names.filter((name) => required.has(name)));
+}
+
+/** The fields of a mint request in the spec's /v1 routes (the workspace, idempotency key and reserved serials come apart). */
+const mintJobFields = ['product_id', 'requested_quantity', 'identity_mode', 'activation_mode', 'product_batch_id', 'lots'];
 
 /** A mint job as GET /v1/mint/jobs/{id} returns it: the MintJob message, as get_mint_job gives it. */
 export const mintJobRecord = responseSchema(MintJobSchema, whole);
@@ -41,7 +44,7 @@ const kickErrorCodes = [
 
 /** The component schemas of the mint routes. */
 export const mintSchemas: Readonly<Record<string, Schema>> = {
-  SubmitAndKickRequest: obj({ brand_id: uuid, ...mintJobFields, idempotency_key: nullable(uuid) }, ['brand_id', ...mintJobRequired]),
+  SubmitAndKickRequest: submitFieldsSchema(['brand_id', ...mintJobFields, 'idempotency_key']),
   SubmitAndKickResponse: {
     oneOf: [
       obj({
@@ -54,7 +57,7 @@ export const mintSchemas: Readonly<Record<string, Schema>> = {
       }, ['ok', 'brand_id', 'mint_job_id', 'mint_batch_id', 'kicked', 'error_code', 'error_message']),
     ],
   },
-  MintJobRequest: obj(mintJobFields, mintJobRequired),
+  MintJobRequest: submitFieldsSchema(mintJobFields),
   MintJobResponse: obj({ ok: { const: true }, data: mintJobRecord, meta: ref('Meta') }),
   MintJobCreated: obj({
     ok: { const: true },
