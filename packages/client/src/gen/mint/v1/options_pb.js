@@ -9,7 +9,7 @@ import { file_google_protobuf_descriptor } from "@bufbuild/protobuf/wkt";
  * Describes the file mint/v1/options.proto.
  */
 export const file_mint_v1_options = /*@__PURE__*/
-  fileDesc("ChVtaW50L3YxL29wdGlvbnMucHJvdG8SB21pbnQudjEidwoOTmFtZWRPcGVyYXRpb24SDAoEbmFtZRgBIAEoCRIPCgdzdW1tYXJ5GAIgASgJEgwKBG9taXQYAyADKAkSDwoHZmxhdHRlbhgEIAEoCRIPCgdyZWZ1c2FsGAUgAygJEhYKDm1heF9ib2R5X2J5dGVzGAYgASgDOkAKCnBlcm1pc3Npb24SHi5nb29nbGUucHJvdG9idWYuTWV0aG9kT3B0aW9ucxiNjAMgASgJUgpwZXJtaXNzaW9uOmIKD25hbWVkX29wZXJhdGlvbhIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGI6MAyABKAsyFy5taW50LnYxLk5hbWVkT3BlcmF0aW9uUg5uYW1lZE9wZXJhdGlvbmIGcHJvdG8z", [file_google_protobuf_descriptor]);
+  fileDesc("ChVtaW50L3YxL29wdGlvbnMucHJvdG8SB21pbnQudjEidwoOTmFtZWRPcGVyYXRpb24SDAoEbmFtZRgBIAEoCRIPCgdzdW1tYXJ5GAIgASgJEgwKBG9taXQYAyADKAkSDwoHZmxhdHRlbhgEIAEoCRIPCgdyZWZ1c2FsGAUgAygJEhYKDm1heF9ib2R5X2J5dGVzGAYgASgDOkAKCnBlcm1pc3Npb24SHi5nb29nbGUucHJvdG9idWYuTWV0aG9kT3B0aW9ucxiNjAMgASgJUgpwZXJtaXNzaW9uOmIKD25hbWVkX29wZXJhdGlvbhIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGI6MAyABKAsyFy5taW50LnYxLk5hbWVkT3BlcmF0aW9uUg5uYW1lZE9wZXJhdGlvbjpBCgtpbXBvcnRfYm9keRIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGI+MAyABKAhSCmltcG9ydEJvZHliBnByb3RvMw", [file_google_protobuf_descriptor]);
 
 /**
  * Describes the message mint.v1.NamedOperation.
@@ -34,4 +34,13 @@ export const permission = /*@__PURE__*/
  */
 export const named_operation = /*@__PURE__*/
   extDesc(file_mint_v1_options, 1);
+
+/**
+ * The RPC carries a file (a CSV, an edge's batch of scans): its body may be as large as IMPORT_MAX_BODY_BYTES
+ * instead of RPC_MAX_BODY_BYTES.
+ *
+ * @generated from extension: bool import_body = 50703;
+ */
+export const import_body = /*@__PURE__*/
+  extDesc(file_mint_v1_options, 2);
 

@@ -82,3 +82,11 @@ export declare const permission: GenExtension<MethodOptions, string>;
  */
 export declare const named_operation: GenExtension<MethodOptions, NamedOperation>;
 
+/**
+ * The RPC carries a file (a CSV, an edge's batch of scans): its body may be as large as IMPORT_MAX_BODY_BYTES
+ * instead of RPC_MAX_BODY_BYTES.
+ *
+ * @generated from extension: bool import_body = 50703;
+ */
+export declare const import_body: GenExtension<MethodOptions, boolean>;
+
