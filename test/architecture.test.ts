@@ -202,7 +202,7 @@ describe('SQL lives only in packages/db', () => {
 
   it('no package or service outside packages/db writes SQL or runs it', () => {
     const problems = applicationFiles()
-      .filter((file) => !file.startsWith(join(root, 'packages', 'db') + '/'))
+      .filter((file) => !file.startsWith(`${join(root, 'packages', 'db')}/`))
       .flatMap((file) => sqlFindings(file, readFileSync(file, 'utf8')).map((finding) => `${file.slice(root.length + 1)}:${finding}`));
     expect(problems).toEqual([]);
   });
@@ -211,7 +211,7 @@ describe('SQL lives only in packages/db', () => {
 describe('package entry points', () => {
   it('export named symbols, never export * (the generated contract aside)', () => {
     const problems: string[] = [];
-    for (const file of applicationFiles().filter((f) => f.endsWith('/index.ts') && !f.startsWith(join(root, 'packages', 'contract') + '/'))) {
+    for (const file of applicationFiles().filter((f) => f.endsWith('/index.ts') && !f.startsWith(`${join(root, 'packages', 'contract')}/`))) {
       const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
       for (const statement of source.statements) {
         if (ts.isExportDeclaration(statement) && statement.exportClause === undefined) {

@@ -1,7 +1,7 @@
 // CatalogService handlers: products, production batches and product CSV imports.
 
 import type { ServiceImpl } from '@connectrpc/connect';
-import { CatalogService } from '@mint/contract';
+import type { CatalogService } from '@mint/contract';
 import { decodeCursor, encodeCursor } from '@mint/domain';
 import type * as UseCases from '@mint/usecases';
 import { principalOf } from '../context.ts';
