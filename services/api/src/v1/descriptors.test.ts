@@ -7,6 +7,7 @@ import {
 import { maxIngestScans, maxLots, maxPageSize, maxRequestedQuantity } from '@mint/domain';
 import { describe, expect, it } from 'vitest';
 import { fromSpecJson, requestSchema, toSpecJson } from './descriptors.ts';
+import { namedOperations } from './rpc.ts';
 
 const rules = (field: DescField | undefined) => getOption(field!, fieldRules).type;
 
@@ -29,6 +30,17 @@ describe('schemas derived from the descriptors', () => {
     expect(toSpecJson(SubmitMintRequestResponseSchema, ok, shape)).toEqual({ ok: true, mint_job_id: 'j', mint_batch_id: 'm', status: 'QUEUED', is_duplicate: false });
     const blocked = create(SubmitMintRequestResponseSchema, { ok: false, productId: 'p', blockingReasons: [{ code: 'C', message: 'm' }] });
     expect(toSpecJson(SubmitMintRequestResponseSchema, blocked, shape)).toEqual({ ok: false, blocking_reasons: [{ code: 'C', message: 'm' }], product_id: 'p', product_batch_id: null });
+  });
+});
+
+describe('the named operations', () => {
+  it('are the RPCs that declare (mint.v1.named_operation): the spec\'s family A, get_mint_job and record_scan_event', () => {
+    expect(Object.keys(namedOperations).sort()).toEqual([
+      'create_mint_batch_from_job', 'create_payload_pack', 'get_mint_batch_by_id', 'get_mint_job', 'get_mint_kpis', 'list_mint_batches', 'list_mint_events',
+      'list_mint_units', 'list_payload_packs', 'preflight_mint_batch', 'process_mint_job_batch', 'record_scan_event', 'submit_mint_request',
+    ]);
+    expect(namedOperations['get_mint_batch_by_id']!.method.name).toBe('GetMintBatch');
+    expect(namedOperations['record_scan_event']!.maxBodyBytes).toBe(16 * 1024 * 1024);
   });
 });
 

@@ -39,12 +39,15 @@ function namedOperation(method: DescMethod, option: NamedOperationOption): Named
   };
 }
 
-/** Every named operation of the contract, by name: the RPCs that declare `(mint.v1.named_operation)`. */
-export const namedOperations: Readonly<Record<string, NamedOperation>> = Object.fromEntries(
-  contractServices.flatMap((s) => s.methods)
-    .filter((m) => m.methodKind === 'unary' && hasOption(m, namedOperationOption))
-    .map((m) => { const option = getOption(m, namedOperationOption); return [option.name, namedOperation(m, option)]; }),
-);
+/** Every named operation of the contract, by name: the unary RPCs that declare `(mint.v1.named_operation)`; a name declared twice stops the start. */
+export const namedOperations: Readonly<Record<string, NamedOperation>> = contractServices.flatMap((s) => s.methods)
+  .filter((m) => m.methodKind === 'unary' && hasOption(m, namedOperationOption))
+  .reduce<Record<string, NamedOperation>>((byName, m) => {
+    const option = getOption(m, namedOperationOption);
+    if (Object.hasOwn(byName, option.name)) throw new Error(`the named operation ${option.name} is declared twice (${m.parent.name}/${m.name})`);
+    byName[option.name] = namedOperation(m, option);
+    return byName;
+  }, {});
 
 /** The component name of an operation's request or response schema. */
 export const operationSchemaName = (name: string, part: 'request' | 'response'): string => `${name}_${part}`;
