@@ -14,7 +14,7 @@ import { workspaceCaller, type V1Call, type V1Deps } from './context.ts';
 import { fromSpecJson, requestSchema, responseSchema, toSpecJson } from './descriptors.ts';
 import { errorBody } from './errors.ts';
 import { invokeRpc, renameViolations } from './rpc.ts';
-import { arrayOf, blockingReason, boolean, componentPointer, nullable, obj, oneOfEnum, ref, string, uuid, type Schema } from './schemas.ts';
+import { arrayOf, boolean, componentPointer, nullable, obj, oneOfEnum, ref, string, uuid, type Schema } from './schemas.ts';
 
 const { submitMintRequest: submitMethod, getMintJob: getJobMethod } = MintService.method;
 /** The spec's shape of a message with no fields left out. */
@@ -53,7 +53,7 @@ export const mintSchemas: Readonly<Record<string, Schema>> = {
       }),
       obj({
         ok: { const: false }, brand_id: { type: 'null' }, mint_job_id: { type: 'null' }, mint_batch_id: { type: 'null' }, kicked: { const: false },
-        error_code: oneOfEnum(kickErrorCodes), error_message: string, blocking_reasons: arrayOf(blockingReason),
+        error_code: oneOfEnum(kickErrorCodes), error_message: string, blocking_reasons: arrayOf(ref('BlockingReason')),
       }, ['ok', 'brand_id', 'mint_job_id', 'mint_batch_id', 'kicked', 'error_code', 'error_message']),
     ],
   },

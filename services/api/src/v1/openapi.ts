@@ -7,7 +7,9 @@ import { errorCodes, transportErrors } from '@mint/http';
 import { catalogSchemas } from './catalog.ts';
 import { mintSchemas } from './mint.ts';
 import { namedOperations, operationSchemaName } from './rpc.ts';
-import { blockingReason, lot, obj, ref, string, uuid, type Schema } from './schemas.ts';
+import { BlockingReasonSchema, LotSchema } from '@mint/contract';
+import { requestSchema, responseSchema } from './descriptors.ts';
+import { obj, ref, string, uuid, type Schema } from './schemas.ts';
 
 /** A JSON response of `schema` described as `description`. */
 const json = (description: string, schema: Schema): Schema => ({ description, content: { 'application/json': { schema } } });
@@ -129,8 +131,8 @@ export const openApiDocument = {
         error: obj({ code: string, message: string, details: { type: 'object' } }, ['code', 'message']),
         meta: ref('Meta'),
       }),
-      Lot: lot,
-      BlockingReason: blockingReason,
+      Lot: requestSchema(LotSchema),
+      BlockingReason: responseSchema(BlockingReasonSchema, { omit: [], flatten: '', refusal: [] }),
       ...mintSchemas,
       ...catalogSchemas,
       ...Object.fromEntries(Object.entries(namedOperations).flatMap(([name, s]) => [
