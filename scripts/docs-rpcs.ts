@@ -7,6 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { rpcPermissions, sessionServices } from '../services/api/src/auth/permissions.ts';
+import { namedOperations } from '../services/api/src/v1/rpc.ts';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const protoDir = join(root, 'proto/mint/v1');
@@ -46,9 +47,11 @@ export function renderRpcs(): string {
       for (let j = i + 1; j < lines.length && !/^\}/.test(lines[j]!); j++) {
         const rpc = /^\s*rpc (\w+)\((stream )?(\w+)\) returns \((stream )?(\w+)\)/.exec(lines[j]!);
         if (!rpc) continue;
-        const permission = permissions?.[lowerCamel(rpc[1]!)] ?? (sessionServices.has(typeName) ? 'session token' : 'public');
+        const permission = permissions?.[lowerCamel(rpc[1]!)] ?? (sessionServices.has(typeName) ? 'session token' : 'none: refused');
         const shape = `${rpc[2] ? 'stream ' : ''}\`${rpc[3]}\` → ${rpc[4] ? 'stream ' : ''}\`${rpc[5]}\``;
-        out.push(`| \`${rpc[1]}\` | ${shape} | \`${permission}\` | ${cell(commentAbove(lines, j))} |`);
+        const named = Object.entries(namedOperations).find(([, op]) => op.method.parent.typeName === typeName && op.method.name === rpc[1])?.[0];
+        const also = named === undefined ? '' : ` Also \`POST /v1/rpc/${named}\`.`;
+        out.push(`| \`${rpc[1]}\` | ${shape} | \`${permission}\` | ${cell(commentAbove(lines, j))}${also} |`);
       }
       out.push('');
     });
