@@ -15,7 +15,8 @@ import { arrayOf, boolean, integer, nullable, obj, oneOfEnum, string, text, time
  * proto's limits; the rows of a repeated message field are checked for their types only, so the
  * use case refuses a bad row alone (a row's enum or time that is not one arrives as an out-of-range
  * value). The schemas check the shape (types, required and unknown fields, enums, uuids); the
- * limits are named in the descriptions and checked once, by the use cases, as on every surface.
+ * limits are named in the descriptions and checked by the use cases, which hold the same limits as
+ * the proto's rules (a test compares them).
  */
 type Place = 'message' | 'row';
 
