@@ -7,7 +7,7 @@ import { bodyChunks, HttpProblem, mediaType, sendJson } from '@mint/http';
 import { getProductImport, listProducts, startProductImport, type ImportView, type ProductView } from '@mint/usecases';
 import { CatalogService, ProductImportSchema, ProductSchema } from '@mint/contract';
 import { toWireImport, toWireProduct } from '../handlers/wire.ts';
-import { responseSchema, toSpecJson } from './descriptors.ts';
+import { responseSchema, toSpecJson, wholeMessage } from './descriptors.ts';
 
 import { workspaceCaller, type V1Call, type V1Deps } from './context.ts';
 import { arrayOf, boolean, nullable, obj, ref, string, type Schema } from './schemas.ts';
@@ -15,13 +15,12 @@ import { arrayOf, boolean, nullable, obj, ref, string, type Schema } from './sch
 /** Media types accepted for a CSV upload. */
 export const csvMediaTypes: readonly string[] = ['text/csv', 'application/csv'];
 
-/** The spec's shapes of the catalog messages: a product without its brand_id (the workspace is the header's), an import whole. */
+/** The spec's shape of a product: without its brand_id (the workspace is the header's). */
 const productShape = { omit: ['brand_id'], flatten: '', refusal: [] } as const;
-const importShape = { omit: [], flatten: '', refusal: [] } as const;
 
 /** The component schemas of the catalog routes (Product and ProductImport from their messages). */
 export const catalogSchemas: Readonly<Record<string, Schema>> = {
-  ProductImport: responseSchema(ProductImportSchema, importShape),
+  ProductImport: responseSchema(ProductImportSchema, wholeMessage),
   ProductImportResponse: obj({ ok: { const: true }, data: ref('ProductImport'), meta: ref('Meta') }),
   Product: responseSchema(ProductSchema, productShape),
   ProductList: obj({
@@ -32,7 +31,7 @@ export const catalogSchemas: Readonly<Record<string, Schema>> = {
 
 /** An import on the wire: the ProductImport message in the spec's JSON. */
 function importData(view: ImportView): Record<string, unknown> {
-  return toSpecJson(ProductImportSchema, create(ProductImportSchema, toWireImport(view)), importShape);
+  return toSpecJson(ProductImportSchema, create(ProductImportSchema, toWireImport(view)), wholeMessage);
 }
 
 /** A product on the wire: the Product message in the spec's JSON. */

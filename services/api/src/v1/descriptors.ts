@@ -143,6 +143,9 @@ export interface ResponseShape {
   readonly refusal: readonly string[];
 }
 
+/** The shape of a message written whole. */
+export const wholeMessage: ResponseShape = { omit: [], flatten: '', refusal: [] };
+
 /** The JSON Schema of a response value of `field` as {@link toSpecJson} writes it. */
 function responseFieldSchema(field: DescField, omit: readonly string[], path: string): Schema {
   const kind = field.fieldKind === 'list' ? field.listKind : field.fieldKind === 'map' ? field.mapKind : field.fieldKind;

@@ -11,14 +11,12 @@ import { credentialsFrom } from '../auth/credentials.ts';
 import { authorizeMethod } from '../auth/permissions.ts';
 import { mintRequestOf } from '../handlers/wire.ts';
 import { workspaceCaller, type V1Call, type V1Deps } from './context.ts';
-import { fromSpecJson, requestSchema, responseSchema, toSpecJson } from './descriptors.ts';
+import { fromSpecJson, requestSchema, responseSchema, toSpecJson, wholeMessage } from './descriptors.ts';
 import { errorBody } from './errors.ts';
 import { invokeRpc, renameViolations } from './rpc.ts';
 import { arrayOf, boolean, componentPointer, nullable, obj, oneOfEnum, ref, string, uuid, type Schema } from './schemas.ts';
 
 const { submitMintRequest: submitMethod, getMintJob: getJobMethod } = MintService.method;
-/** The spec's shape of a message with no fields left out. */
-const whole = { omit: [], flatten: '', refusal: [] } as const;
 
 /** SubmitMintRequest's request fields, as the schema derived from the message describes them (types, required, limits). */
 const submitFields = requestSchema(SubmitMintRequestRequestSchema);
@@ -34,7 +32,7 @@ function submitFieldsSchema(names: readonly string[]): Schema {
 const mintJobFields = ['product_id', 'requested_quantity', 'identity_mode', 'activation_mode', 'product_batch_id', 'lots'];
 
 /** A mint job as GET /v1/mint/jobs/{id} returns it: the MintJob message, as get_mint_job gives it. */
-export const mintJobRecord = responseSchema(MintJobSchema, whole);
+export const mintJobRecord = responseSchema(MintJobSchema, wholeMessage);
 
 /** The error codes of submit + kick (the spec's own). */
 const kickErrorCodes = [
@@ -177,6 +175,6 @@ export async function getMintJobRoute(deps: V1Deps, call: V1Call): Promise<void>
     // The RPC names the Connect field; this route takes the job id as the path's {id}.
     throw renameViolations(error, (field) => (field === 'mint_job_id' ? 'id' : undefined));
   }
-  const { job } = toSpecJson(getJobMethod.output, response as GetMintJobResponse & Message, whole);
+  const { job } = toSpecJson(getJobMethod.output, response as GetMintJobResponse & Message, wholeMessage);
   sendJson(call.req, call.res, 200, { ok: true, data: job, meta: { request_id: call.requestId } });
 }

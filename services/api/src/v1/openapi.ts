@@ -8,7 +8,7 @@ import { catalogSchemas } from './catalog.ts';
 import { mintSchemas } from './mint.ts';
 import { namedOperations, operationSchemaName } from './rpc.ts';
 import { BlockingReasonSchema, LotSchema } from '@mint/contract';
-import { requestSchema, responseSchema } from './descriptors.ts';
+import { requestSchema, responseSchema, wholeMessage } from './descriptors.ts';
 import { obj, ref, string, uuid, type Schema } from './schemas.ts';
 
 /** A JSON response of `schema` described as `description`. */
@@ -132,7 +132,7 @@ export const openApiDocument = {
         meta: ref('Meta'),
       }),
       Lot: requestSchema(LotSchema),
-      BlockingReason: responseSchema(BlockingReasonSchema, { omit: [], flatten: '', refusal: [] }),
+      BlockingReason: responseSchema(BlockingReasonSchema, wholeMessage),
       ...mintSchemas,
       ...catalogSchemas,
       ...Object.fromEntries(Object.entries(namedOperations).flatMap(([name, s]) => [
