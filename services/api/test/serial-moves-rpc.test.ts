@@ -69,10 +69,10 @@ describe('MoveSerials', () => {
   it('is served on /v1/rpc/move_serials with the spec\'s spellings', async () => {
     const { serials } = await mintBatch(5);
     const res = await postJson(api, '/v1/rpc/move_serials', {
-      _brand_id: brand.brandId, _action: 'decommission', _reason: 'stolen', _serials: serials.slice(0, 2), _idempotency_key: 'v1-theft',
+      _brand_id: brand.brandId, _action: 'decommission', _reason: 'stolen', _serials: { serials: serials.slice(0, 2) }, _idempotency_key: 'v1-theft',
     }, { authorization: `Bearer ${brand.token}` });
     const body = await res.json() as { ok: boolean; move: { moved: number; action: string; reason: string } };
-    expect(res.status).toBe(200);
+    expect([res.status, body]).toMatchObject([200, {}]);
     expect(body).toMatchObject({ ok: true, move: { moved: 2, action: 'decommission', reason: 'stolen' } });
   });
 
