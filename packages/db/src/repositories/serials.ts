@@ -238,9 +238,16 @@ export async function recordSerialMoveChunk(em: Em, brandId: string, id: string,
  * mid-chunk rolls back and releases it, so the next claim redoes exactly that chunk. Null when none.
  */
 export async function claimRunningSerialMove(em: Em): Promise<{ brandId: string; id: string } | null> {
-  const found = await rows(em, (db) => db.selectFrom('serial_moves').select(['brand_id', 'id']).where('status', '=', 'running')
-    .orderBy('updated_at').limit(1).forUpdate().skipLocked());
-  return found[0] === undefined ? null : { brandId: found[0].brand_id, id: found[0].id };
+  // Candidates first without a lock (on Citus a locking read must name its brand: one shard), then
+  // each locked on its own brand's row, skipping one another worker holds.
+  const candidates = await rows(em, (db) => db.selectFrom('serial_moves').select(['brand_id', 'id']).where('status', '=', 'running')
+    .orderBy('updated_at').limit(8));
+  for (const c of candidates) {
+    const locked = await rows(em, (db) => db.selectFrom('serial_moves').select(['brand_id', 'id']).where('brand_id', '=', c.brand_id).where('id', '=', c.id)
+      .where('status', '=', 'running').forUpdate().skipLocked());
+    if (locked[0] !== undefined) return { brandId: locked[0].brand_id, id: locked[0].id };
+  }
+  return null;
 }
 
 /** An EPCIS event to store. */
