@@ -76,6 +76,20 @@ describe('MoveSerials', () => {
     expect(body).toMatchObject({ ok: true, move: { moved: 2, action: 'decommission', reason: 'stolen' } });
   });
 
+  it('accounts for every serial of a batch in GetMintBatchReconciliation and on /v1', async () => {
+    const { batchId, serials } = await mintBatch(8);
+    await mint.moveSerials({
+      brandId: brand.brandId, action: SerialAction.DECOMMISSION, reason: DecommissionReason.EXPIRED,
+      target: { case: 'serials', value: { serials: serials.slice(0, 3) } }, idempotencyKey: 'expire-3',
+    }, as());
+    const r = await mint.getMintBatchReconciliation({ brandId: brand.brandId, mintBatchId: batchId }, as());
+    expect(r).toMatchObject({ requested: 8, minted: 8, notMinted: 0, balanced: true, byReason: [{ name: 'expired', count: 3 }] });
+    expect(r.byState.filter((c) => c.count > 0).map((c) => [c.name, c.count])).toEqual([['commissioned', 5], ['decommissioned', 3]]);
+    expect(r.csv).toContain('reason,expired,3\n');
+    const res = await postJson(api, '/v1/rpc/get_mint_batch_reconciliation', { _brand_id: brand.brandId, _mint_batch_id: batchId }, { authorization: `Bearer ${brand.token}` });
+    expect([res.status, await res.json()]).toMatchObject([200, { ok: true, balanced: true, minted: 8 }]);
+  });
+
   it('refuses a caller without a role on the brand', async () => {
     const stranger = await app.seedBrand();
     const client = createClient(MintService, inProcessApi(app).transport);

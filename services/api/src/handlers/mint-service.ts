@@ -34,6 +34,8 @@ export type MintUseCases = Pick<
   | 'activateMintUnits'
   | 'moveSerials'
   | 'getSerialMove'
+  | 'reconcileMintBatch'
+  | 'reconciliationCsv'
 >;
 
 /** The refusal of SetMintBatchStatus while it is off, naming the setting that serves it. */
@@ -363,6 +365,15 @@ export function createMintServiceHandlers(deps: MintServiceDeps): ServiceImpl<ty
         idempotencyKey: req.idempotencyKey,
       });
       return { ok: true, move: toWireMove(move) };
+    },
+
+    async getMintBatchReconciliation(req) {
+      const r = await useCases.reconcileMintBatch(ctx, req.brandId, req.mintBatchId);
+      const counts = (o: Readonly<Record<string, number>>) => Object.entries(o).map(([name, count]) => ({ name, count }));
+      return {
+        ok: true, requested: r.requested, minted: r.minted, notMinted: r.notMinted, byState: counts(r.byState), byReason: counts(r.byReason),
+        balanced: r.balanced, csv: useCases.reconciliationCsv(r),
+      };
     },
 
     async getSerialMove(req) {

@@ -2370,6 +2370,129 @@ export declare type GetSerialMoveResponse = Message<"mint.v1.GetSerialMoveRespon
 export declare const GetSerialMoveResponseSchema: GenMessage<GetSerialMoveResponse>;
 
 /**
+ * Parameters of GetMintBatchReconciliation.
+ *
+ * @generated from message mint.v1.GetMintBatchReconciliationRequest
+ */
+export declare type GetMintBatchReconciliationRequest = Message<"mint.v1.GetMintBatchReconciliationRequest"> & {
+  /**
+   * Brand workspace.
+   *
+   * @generated from field: string brand_id = 1;
+   */
+  brandId: string;
+
+  /**
+   * The batch.
+   *
+   * @generated from field: string mint_batch_id = 2;
+   */
+  mintBatchId: string;
+};
+
+/**
+ * Describes the message mint.v1.GetMintBatchReconciliationRequest.
+ * Use `create(GetMintBatchReconciliationRequestSchema)` to create a new message.
+ */
+export declare const GetMintBatchReconciliationRequestSchema: GenMessage<GetMintBatchReconciliationRequest>;
+
+/**
+ * One count of a reconciliation.
+ *
+ * @generated from message mint.v1.ReconciliationCount
+ */
+export declare type ReconciliationCount = Message<"mint.v1.ReconciliationCount"> & {
+  /**
+   * A lifecycle state or a decommissioning reason.
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * Its units.
+   *
+   * @generated from field: int32 count = 2;
+   */
+  count: number;
+};
+
+/**
+ * Describes the message mint.v1.ReconciliationCount.
+ * Use `create(ReconciliationCountSchema)` to create a new message.
+ */
+export declare const ReconciliationCountSchema: GenMessage<ReconciliationCount>;
+
+/**
+ * Result of GetMintBatchReconciliation.
+ *
+ * @generated from message mint.v1.GetMintBatchReconciliationResponse
+ */
+export declare type GetMintBatchReconciliationResponse = Message<"mint.v1.GetMintBatchReconciliationResponse"> & {
+  /**
+   * True when the call succeeded.
+   *
+   * @generated from field: bool ok = 1;
+   */
+  ok: boolean;
+
+  /**
+   * Serials requested.
+   *
+   * @generated from field: int32 requested = 2;
+   */
+  requested: number;
+
+  /**
+   * Serials minted.
+   *
+   * @generated from field: int32 minted = 3;
+   */
+  minted: number;
+
+  /**
+   * Requested serials not minted (yet).
+   *
+   * @generated from field: int32 not_minted = 4;
+   */
+  notMinted: number;
+
+  /**
+   * Units per lifecycle state, every state listed.
+   *
+   * @generated from field: repeated mint.v1.ReconciliationCount by_state = 5;
+   */
+  byState: ReconciliationCount[];
+
+  /**
+   * Decommissioned units per reason.
+   *
+   * @generated from field: repeated mint.v1.ReconciliationCount by_reason = 6;
+   */
+  byReason: ReconciliationCount[];
+
+  /**
+   * True when the states add up to the minted quantity and minted plus not minted to the requested one.
+   *
+   * @generated from field: bool balanced = 7;
+   */
+  balanced: boolean;
+
+  /**
+   * The same as CSV (category,name,count): the batch's document of serialisation.
+   *
+   * @generated from field: string csv = 8;
+   */
+  csv: string;
+};
+
+/**
+ * Describes the message mint.v1.GetMintBatchReconciliationResponse.
+ * Use `create(GetMintBatchReconciliationResponseSchema)` to create a new message.
+ */
+export declare const GetMintBatchReconciliationResponseSchema: GenMessage<GetMintBatchReconciliationResponse>;
+
+/**
  * Minting control plane: submit and preflight requests, run processing cycles, read batches, units, events, KPIs and payload packs.
  * Every RPC needs an authenticated caller with a role on the brand named by brand_id.
  *
@@ -2546,6 +2669,16 @@ export declare const MintService: GenService<{
     methodKind: "unary";
     input: typeof MoveSerialsRequestSchema;
     output: typeof MoveSerialsResponseSchema;
+  },
+  /**
+   * Accounts for every serial of a batch: requested, minted, per lifecycle state and per decommissioning reason, with the CSV.
+   *
+   * @generated from rpc mint.v1.MintService.GetMintBatchReconciliation
+   */
+  getMintBatchReconciliation: {
+    methodKind: "unary";
+    input: typeof GetMintBatchReconciliationRequestSchema;
+    output: typeof GetMintBatchReconciliationResponseSchema;
   },
   /**
    * Returns a serial move's progress and its report of refused units.
