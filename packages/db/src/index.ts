@@ -80,7 +80,7 @@ export {
 } from './repositories/webhooks.ts';
 export { UnitStateRow, SerialMoveRow, EpcisEventRow } from './entities/serials.ts';
 export {
-  lockUnitsForMove, writeSerialMove, countUnitStates, readSerialState, insertSerialMove, findSerialMoveByKey, findSerialMove, recordSerialMoveChunk,
+  lockUnitsForMove, decommissionCommissioned, writeSerialMove, countUnitStates, readSerialState, insertSerialMove, findSerialMoveByKey, findSerialMove, recordSerialMoveChunk,
   claimRunningSerialMove, insertEpcisEvents, queryEpcisEvents, finishSerialMove, readEpcisEventIds,
   type UnitForMove, type UnitSelector, type SerialWrite, type SerialMoveRecord, type NewSerialMove, type NewEpcisEvent, type EpcisQuery,
 } from './repositories/serials.ts';

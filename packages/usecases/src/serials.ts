@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import {
-  appendEvents, bumpKpis, claimRunningSerialMove, findSerialMove, findSerialMoveByKey, insertEpcisEvents, insertSerialMove, lockUnitsForMove, readBatchState,
-  recordSerialMoveChunk, writeSerialMove, type Em, type NewEpcisEvent, type SerialMoveRecord, type UnitForMove,
+  appendEvents, bumpKpis, claimRunningSerialMove, decommissionCommissioned, findSerialMove, findSerialMoveByKey, insertEpcisEvents, insertSerialMove, lockUnitsForMove, readBatchState,
+  recordSerialMoveChunk, writeSerialMove, type Em, type NewEpcisEvent, type SerialMoveRecord, type UnitForMove, type UnitSelector,
 } from '@mint/db';
 import {
   activeDelta, decommissionReasons, epcisVocabularyOf, IdempotencyKeyReusedError, IllegalStateError, InvalidInputError, isUuid, moveOneSerial,
@@ -209,41 +209,49 @@ async function runChunk(ctx: UseCaseContext, em: Em, brandId: string, moveId: st
   const move = serialMoveOf(m.action as SerialAction, m.reason as DecommissionReason | null);
   const now = ctx.clock();
   const refusals: RefusedUnit[] = [];
-  let units: UnitForMove[];
+  let selector: UnitSelector;
   let nextSeq: number | null = null;
   let done: boolean;
   if (Array.isArray(m.target.serials)) {
-    const serials = m.target.serials as string[];
-    units = await lockUnitsForMove(em, brandId, { serials });
-    const found = new Set(units.map((u) => u.serial));
-    for (const serial of serials) {
-      if (!found.has(serial)) refusals.push({ serial, mintBatchId: null, seq: null, refusal: 'unknown', state: null, reason: null });
-    }
+    selector = { serials: m.target.serials as string[] };
     done = true;
   } else {
-    const batchId = m.target.mint_batch_id as string;
     const to = m.target.to_seq as number;
     const from = m.nextSeq!;
     const last = Math.min(to, from + serialMoveChunk - 1);
-    units = await lockUnitsForMove(em, brandId, { mintBatchId: batchId, fromSeq: from, toSeq: last });
-    const found = new Set(units.map((u) => u.seq));
-    for (let seq = from; seq <= last; seq++) {
-      if (!found.has(seq)) refusals.push({ serial: null, mintBatchId: batchId, seq, refusal: 'unknown', state: null, reason: null });
-    }
+    selector = { mintBatchId: m.target.mint_batch_id as string, fromSeq: from, toSeq: last };
     done = last === to;
     nextSeq = done ? null : last + 1;
   }
-  const eligible: UnitForMove[] = [];
+  // Decommissioning (recalls at batch scale) moves in one statement whose update is the
+  // compare-and-set; the units it left are read afterwards only to report why.
+  const fast = move.action === 'decommission' && !opts.single;
+  const premoved = fast ? await decommissionCommissioned(em, { brandId, moveId, at: now, reason: move.reason!, selector }) : [];
+  const units = await lockUnitsForMove(em, brandId, selector, !fast);
+  const movedKeys = new Set(premoved.map((u) => `${u.mintBatchId}/${u.seq}`));
+  if ('serials' in selector) {
+    const found = new Set([...units.map((u) => u.serial), ...premoved.map((u) => u.serial)]);
+    for (const serial of selector.serials) {
+      if (!found.has(serial)) refusals.push({ serial, mintBatchId: null, seq: null, refusal: 'unknown', state: null, reason: null });
+    }
+  } else {
+    const found = new Set([...units, ...premoved].map((u) => u.seq));
+    for (let seq = selector.fromSeq; seq <= selector.toSeq; seq++) {
+      if (!found.has(seq)) refusals.push({ serial: null, mintBatchId: selector.mintBatchId, seq, refusal: 'unknown', state: null, reason: null });
+    }
+  }
+  const eligible: UnitForMove[] = [...premoved];
   for (const u of units) {
+    if (movedKeys.has(`${u.mintBatchId}/${u.seq}`)) continue;
     if (opts.single) moveOneSerial(move, u.state, u.reason);
     const refusal = u.batchVoided ? 'batch_voided' : refusalOf(move, u.state, u.reason);
-    if (refusal === null) eligible.push(u);
-    else refusals.push({ serial: u.serial, mintBatchId: u.mintBatchId, seq: u.seq, refusal, state: u.state, reason: u.reason });
+    if (refusal === null && !fast) eligible.push(u);
+    else refusals.push({ serial: u.serial, mintBatchId: u.mintBatchId, seq: u.seq, refusal: refusal ?? 'wrong_state', state: u.state, reason: u.reason });
   }
   if (!Array.isArray(m.target.serials)) refusals.sort((a, b) => a.seq! - b.seq!);
   if (opts.single && units.length === 0) throw new NotFoundError(`serial ${String((m.target.serials as string[])[0])} not found`);
   if (opts.single && units[0]?.batchVoided === true) throw new IllegalStateError(`serial ${units[0].serial} belongs to a voided mint batch`);
-  await applyMove(em, now, { brandId, moveId, actorId, move, units: eligible });
+  await applyMove(em, now, { brandId, moveId, actorId, move, units: eligible, written: fast });
   const after = { ...m, moved: m.moved + eligible.length, refused: m.refused + refusals.length };
   if (done) {
     await appendEvents(em, now, [{
@@ -263,14 +271,18 @@ export async function applyMove(em: Em, now: Date, c: {
   readonly brandId: string; readonly moveId: string; readonly actorId: string | null; readonly move: SerialMove; readonly units: readonly UnitForMove[];
   /** The EPCIS events to store instead of the move's own (a captured document's event). */
   readonly epcis?: readonly NewEpcisEvent[];
+  /** The units' states and statuses are written already (the decommissioning statement). */
+  readonly written?: boolean;
 }): Promise<void> {
   const { brandId, moveId, move, units } = c;
   if (units.length === 0) return;
   const delta = activeDelta(move);
-  await writeSerialMove(em, {
-    brandId, moveId, at: now, to: move.to, reason: move.reason, units,
-    unitStatus: delta > 0 ? 'active' : delta < 0 ? 'inactive' : null,
-  });
+  if (c.written !== true) {
+    await writeSerialMove(em, {
+      brandId, moveId, at: now, to: move.to, reason: move.reason, units,
+      unitStatus: delta > 0 ? 'active' : delta < 0 ? 'inactive' : null,
+    });
+  }
   const byBatch = new Map<string, UnitForMove[]>();
   for (const u of units) {
     const list = byBatch.get(u.mintBatchId) ?? [];

@@ -38,7 +38,7 @@ interface UnitMoveRow {
  * transaction ends. Serials the brand has no unit for are simply absent (another brand's are never
  * read). Ordered by batch and seq.
  */
-export async function lockUnitsForMove(em: Em, brandId: string, selector: UnitSelector): Promise<UnitForMove[]> {
+export async function lockUnitsForMove(em: Em, brandId: string, selector: UnitSelector, lock = true): Promise<UnitForMove[]> {
   const where = 'serials' in selector
     ? sql`u.serial = any(${[...selector.serials]}::text[])`
     : sql`u.mint_batch_id = ${selector.mintBatchId}::uuid and u.seq between ${selector.fromSeq}::int and ${selector.toSeq}::int`;
@@ -52,7 +52,7 @@ export async function lockUnitsForMove(em: Em, brandId: string, selector: UnitSe
     join mint_batches b on b.brand_id = u.brand_id and b.id = u.mint_batch_id
     where u.brand_id = ${brandId}::uuid and ${where}
     order by u.mint_batch_id, u.seq
-    for update of u`);
+    ${lock ? sql`for update of u` : sql``}`);
   const states = new Map<string, { state: string; reason: string | null }>();
   for (const [batchId, seqs] of seqsByBatch(units.map((u) => ({ mintBatchId: u.mint_batch_id, seq: u.seq })))) {
     const found = await rawRows(em, sql<{ seq: number; state: string; reason: string | null }>`
@@ -114,6 +114,36 @@ export async function writeSerialMove(em: Em, w: SerialWrite): Promise<void> {
         where brand_id = ${w.brandId}::uuid and mint_batch_id = ${batchId}::uuid and seq = any(${seqs}::int[])`);
     }
   }
+}
+
+/**
+ * Decommissions for `reason` the commissioned units `selector` names, in one statement: a
+ * commissioned unit is exactly one whose status is active (it has no lifecycle row) outside a voided
+ * batch, so `status = 'active'` is the compare-and-set, and the update itself takes the row locks
+ * that {@link lockUnitsForMove} would take first. Writes their lifecycle rows in the same statement
+ * and returns the units moved (in batch and seq order). The measured bulk path of recalls:
+ * `npm run bench:serials`.
+ */
+export async function decommissionCommissioned(em: Em, w: { brandId: string; moveId: string; at: Date; reason: string; selector: UnitSelector }): Promise<UnitForMove[]> {
+  const where = 'serials' in w.selector
+    ? sql`u.serial = any(${[...w.selector.serials]}::text[])`
+    : sql`u.mint_batch_id = ${w.selector.mintBatchId}::uuid and u.seq between ${w.selector.fromSeq}::int and ${w.selector.toSeq}::int`;
+  const moved = await rawRows(em, sql<{ mint_batch_id: string; seq: number; serial: string; resolver_url: string }>`
+    with moved as (
+      update mint_units u set status = 'inactive'
+      from mint_batches b
+      where u.brand_id = ${w.brandId}::uuid and ${where} and u.status = 'active'
+        and b.brand_id = u.brand_id and b.id = u.mint_batch_id and b.status <> 'voided'
+      returning u.mint_batch_id, u.seq, u.serial, u.resolver_url
+    ), states as (
+      insert into unit_states (brand_id, mint_batch_id, seq, state, reason, move_id, changed_at)
+      select ${w.brandId}::uuid, mint_batch_id, seq, 'decommissioned', ${w.reason}::text, ${w.moveId}::uuid, ${w.at}::timestamptz from moved
+      on conflict (brand_id, mint_batch_id, seq) do update set state = excluded.state, reason = excluded.reason, move_id = excluded.move_id, changed_at = excluded.changed_at
+    )
+    select mint_batch_id, seq, serial, resolver_url from moved order by mint_batch_id, seq`);
+  return moved.map((r) => ({
+    mintBatchId: r.mint_batch_id, seq: r.seq, serial: r.serial, epc: r.resolver_url, state: 'commissioned', reason: null, batchVoided: false,
+  }));
 }
 
 /** Units of a batch that have left their minted state, per state and reason (reconciliation and tests). */
