@@ -1,7 +1,7 @@
 export {
   assertValid, type FieldViolation, InvalidInputError, IllegalStateError, NotFoundError, ConflictError, UnauthenticatedError, ForbiddenError,
   isInvalidInputError, isIllegalStateError, isNotFoundError, isConflictError, isUnauthenticatedError, isForbiddenError,
-  RateLimitedError, isRateLimitedError,
+  RateLimitedError, isRateLimitedError, UnavailableError, isUnavailableError, unavailableRetryAfter, unavailableRetryAfterSeconds,
   IdempotencyKeyReusedError, isIdempotencyKeyReusedError,
 } from './errors.ts';
 export { initialUnitStatus, type IdentityMode, identityModes, type ActivationMode, activationModes, type UnitStatus, unitStatuses } from './modes.ts';

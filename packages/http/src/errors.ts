@@ -4,7 +4,7 @@
 
 import { Code } from '@connectrpc/connect';
 import {
-  isConflictError, isForbiddenError, isIdempotencyKeyReusedError, isIllegalStateError, isInvalidInputError, isNotFoundError, isRateLimitedError, isUnauthenticatedError,
+  isConflictError, isForbiddenError, isIdempotencyKeyReusedError, isIllegalStateError, isInvalidInputError, isNotFoundError, isRateLimitedError, isUnauthenticatedError, isUnavailableError,
   type FieldViolation,
 } from '@mint/domain';
 
@@ -21,7 +21,8 @@ export interface ErrorKind {
  * illegal state move -> FailedPrecondition / 409; lost compare-and-set -> Aborted / 409 conflict;
  * an idempotency key reused with a different request -> AlreadyExists / 422 idempotency_key_reused
  * (the key already made a job; a retry of the same request would be answered, this one never is);
- * over a rate limit -> ResourceExhausted / 429 rate_limited (with `Retry-After`).
+ * over a rate limit -> ResourceExhausted / 429 rate_limited (with `Retry-After`); the database
+ * unreachable -> Unavailable / 503 unavailable (with `Retry-After`; nothing was written).
  */
 const errorKinds: readonly (readonly [(e: unknown) => boolean, ErrorKind])[] = [
   [isInvalidInputError, { connect: Code.InvalidArgument, status: 400, code: 'invalid_request' }],
@@ -32,6 +33,7 @@ const errorKinds: readonly (readonly [(e: unknown) => boolean, ErrorKind])[] = [
   [isConflictError, { connect: Code.Aborted, status: 409, code: 'conflict' }],
   [isRateLimitedError, { connect: Code.ResourceExhausted, status: 429, code: 'rate_limited' }],
   [isIdempotencyKeyReusedError, { connect: Code.AlreadyExists, status: 422, code: 'idempotency_key_reused' }],
+  [isUnavailableError, { connect: Code.Unavailable, status: 503, code: 'unavailable' }],
 ];
 
 /** The kind of a domain error, or undefined for anything else (an internal error). */
@@ -42,6 +44,9 @@ export function errorKindOf(err: unknown): ErrorKind | undefined {
 
 /** The message clients see for any error that is not a known one; the original goes to the log only. */
 export const internalErrorMessage = 'internal error';
+
+/** The message of every 503 for an unreachable database. */
+export const unavailableMessage = 'the service cannot reach its database; nothing was written, try again shortly';
 
 /** A condition only the HTTP transport knows (route, method, size limit, media type, idempotency). */
 export class HttpProblem extends Error {
@@ -82,7 +87,8 @@ export function toHttpError(err: unknown): HttpError {
   if (isHttpProblem(err)) return { status: err.status, code: err.code, message: err.message, ...(err.details ? { details: err.details } : {}) };
   const kind = errorKindOf(err);
   if (kind === undefined) return { status: 500, code: 'internal', message: internalErrorMessage };
-  const message = (err as Error).message;
+  // The driver's words about the connection are for the log, not the caller.
+  const message = isUnavailableError(err) ? unavailableMessage : (err as Error).message;
   if (isInvalidInputError(err)) return { status: kind.status, code: kind.code, message, details: { violations: violationsOf(err.violations) } };
   return { status: kind.status, code: kind.code, message };
 }

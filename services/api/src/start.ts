@@ -46,6 +46,11 @@ export interface StartApiOptions {
   readonly downloads?: useCases.DownloadSettings;
   /** Tuning of the resolver's scan event writer (tests inject a writer). */
   readonly scanRecorder?: useCases.ScanRecorderOptions;
+  /**
+   * Where the resolver's scans go while the database cannot take them (the JetStream scan spill),
+   * and whence this process writes them once it is back; without it such scans are lost.
+   */
+  readonly scanSpill?: useCases.ScanSpillPort;
   /** The console's build folder served at /console/ (when `config.consoleEnabled`); default services/console/dist. */
   readonly consoleDir?: string;
   /**
@@ -89,7 +94,16 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
     onError: (err, lost) => logger.warn({ err, lost }, 'scan events not recorded'),
     onOutcome: (result, count) => metrics.scanEvents.inc({ result }, count),
     onWritten: (batch) => raiseAlerts(batch.map(useCases.ruleScanOf)),
+    ...(options.scanSpill === undefined ? {} : { spill: options.scanSpill }),
     ...options.scanRecorder,
+  });
+  // The scans spilled while the database was away (by any API process), written once it is back.
+  const replay = options.scanSpill === undefined ? undefined : useCases.replaySpilledScans(ctx, options.scanSpill, {
+    onWritten: (batch) => {
+      metrics.scanEvents.inc({ result: 'replayed' }, batch.reduce((sum, scan) => sum + (scan.count ?? 1), 0));
+      raiseAlerts(batch.map(useCases.ruleScanOf));
+    },
+    onError: (err) => logger.warn({ err }, 'spilled scans not written yet'),
   });
   const resolver = useCases.createResolver(ctx, { recorder: scans });
   // The client behind the trusted proxies, as the rate limits see it (the flood gate's key), its
@@ -173,6 +187,7 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
       await Promise.all([server.close(), metricsServer?.close()]);
       progress?.close();
       await scans.close();
+      await replay?.stop();
       await resolver.close();
     },
   };

@@ -5,7 +5,7 @@ import { decideResolution, type Gs1LinkTypeName, type Link } from '@mint/domain'
 import { resolverReadUrlOf, type Database, type Em } from '../orm.ts';
 import type { Tables } from '../tables.ts';
 import { coalesced } from './coalesce.ts';
-import { changed, prepare, rows, unnest, type PreparedStatement, type RowOf } from './kysely.ts';
+import { changed, prepare, rawChanged, rows, unnest, type PreparedStatement, type RowOf } from './kysely.ts';
 import { createLinkReader, type LinkReader } from './links.ts';
 import { postgresDirectUrl } from './packs.ts';
 
@@ -247,6 +247,25 @@ function scanColumns(scans: readonly ScanRecord[]): ScanColumns {
     countries: scans.map((s) => s.country ?? null), clientClasses: scans.map((s) => s.clientClass ?? null), visitors: scans.map((s) => s.visitor ?? null),
     sources: scans.map((s) => s.source ?? 'resolver'),
   };
+}
+
+/**
+ * Writes one brand's batch of resolver scans once: claims `batchKey` among the brand's ingest
+ * batch keys (the same keys as the scan ingest's, so the retention sweep clears them alike) and
+ * inserts the scans as recorded, in one transaction. A key claimed before writes nothing and
+ * returns false: a batch delivered twice (a spilled batch replayed again after a lost ack) is
+ * counted once.
+ */
+export async function writeScanBatchOnce(em: Em, brandId: string, batchKey: string, scans: readonly ScanRecord[], now: Date): Promise<boolean> {
+  return em.transactional(async (tx) => {
+    const claimed = await rawChanged(tx, sql`
+      insert into scan_ingest_batches (brand_id, batch_key, accepted, rejected, created_at)
+      values (${brandId}, ${batchKey}, ${scans.length}, '[]', ${now.toISOString()})
+      on conflict (brand_id, batch_key) do nothing`);
+    if (claimed === 0) return false;
+    if (scans.length > 0) await changed(tx, (db) => insertScans(db, scanColumns(scans)));
+    return true;
+  });
 }
 
 /**

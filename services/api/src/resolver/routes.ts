@@ -144,9 +144,16 @@ interface Request {
   readonly link: string;
 }
 
+/**
+ * The header of an answer given from what the resolver last knew while its database could not be
+ * read (the JSON answer says `"stale": true` too): it may be stale, and no cache keeps it.
+ */
+export const staleHeader = 'x-resolver-stale';
+
 function answer(r: Request, resolution: Resolution): void {
   const { req, res } = r;
   const outcome: ResolutionOutcome = resolution.outcome;
+  if (resolution.stale === true) res.setHeader(staleHeader, 'true');
   if (outcome.kind !== 'resolved' || resolution.level === null) {
     refuse(req, res, outcome.kind === 'resolved' ? 'not_found' : outcome.kind, r.format, { link: r.link });
     return;
@@ -157,7 +164,7 @@ function answer(r: Request, resolution: Resolution): void {
     return;
   }
   if (r.representation === 'json') {
-    send(req, res, 200, 'application/json; charset=utf-8', JSON.stringify({ ...resolution.data, target: outcome.target }), { link: r.link });
+    send(req, res, 200, 'application/json; charset=utf-8', JSON.stringify({ ...resolution.data, target: outcome.target, ...(resolution.stale === true ? { stale: true } : {}) }), { link: r.link });
     return;
   }
   if (resolution.unitKnown === false && r.representation === 'redirect') {
