@@ -94,3 +94,6 @@ export {
 export {
   type ScanAlertRule, type ScanAlertSettings, defaultScanAlertSettings, type ScanAlertSettingsPatch, applyScanAlertSettings
 } from './scan-alert-settings.ts';
+export {
+  edgeCacheSeconds, edgeCacheControl, allResolverAnswersKey, surrogateKeysOf, purgeKeyOf, encodeEdgeScan, decodeEdgeScan, type EdgeScan,
+} from './edge-cache.ts';

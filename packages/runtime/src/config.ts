@@ -281,6 +281,13 @@ export interface Config {
    */
   readonly resolverContact: string | undefined;
   /**
+   * `CACHE_PURGE_URL`: the `http(s)://` URL of the caching proxy (Varnish, or a CDN's purge endpoint), or several comma-separated,
+   * that every API process sends `PURGE` with a `Surrogate-Key` header to when links or a brand domain change, so cached GTIN
+   * and lot answers and linksets are dropped within a second or two; chart value `config.cachePurgeUrl`. Unset: no purge is sent
+   * (run no cache in front of the resolver then, or only one that keeps answers no longer than it can be stale).
+   */
+  readonly cachePurgeUrl: string | undefined;
+  /**
    * `WATCH_MAX_DURATION_MS`: a `WatchMintJob` stream ends cleanly after this long (15 min); the client watches again.
    */
   readonly watchMaxDurationMs: number;
@@ -385,6 +392,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: read.url('DATABASE_URL', ['postgres:', 'postgresql:'], 'a postgres:// URL'),
     databaseDirectUrl: read.url('DATABASE_DIRECT_URL', ['postgres:', 'postgresql:'], 'a postgres:// URL') ?? read.string('DATABASE_URL'),
     resolverReadUrl: read.url('RESOLVER_READ_URL', ['postgres:', 'postgresql:'], 'a postgres:// URL'),
+    cachePurgeUrl: read.urlList('CACHE_PURGE_URL', ['http:', 'https:'], 'an http(s):// URL or several, comma-separated'),
     natsUrl: read.urlList('NATS_URL', ['nats:', 'tls:'], 'a nats:// URL or several, comma-separated'),
     port,
     host: read.string('HOST') ?? defaults.host,

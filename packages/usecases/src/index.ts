@@ -84,3 +84,4 @@ export {
   claimWebhooks, deliverWebhook, webhookBacklog, defaultWebhookLeaseMs, defaultWebhookPerBrand, type WebhookClaimOptions, type WebhookDeliverOptions, type WebhookDeliveryResult
 } from './webhook-delivery.ts';
 export { setBrandResolverDomain, type BrandResolverDomainView } from './brand-domains.ts';
+export { createEdgeLogShipper, type EdgeLogShipper, type EdgeLogShipperOptions, type EdgeLogStats } from './edge-log.ts';

@@ -70,6 +70,14 @@ export interface ResolverOptions {
    * {@link createLastKnownReader}); false: none, every lookup fails with the database.
    */
   readonly lastKnown?: LastKnownOptions | false;
+  /**
+   * Told of every link or brand domain change the resolver hears of (after its own caches forgot
+   * them): a GTIN's links (`gtin`, '' for the brand level), or the brand as a whole (null). The
+   * API purges the caching proxy's answers by surrogate key here. Must not throw.
+   */
+  readonly onLinkChange?: (brandId: string, gtin: string | null) => void;
+  /** Told when changes may have been missed (the change feed's connection was lost and is back). Must not throw. */
+  readonly onLinkReset?: () => void;
 }
 
 /** The public resolver's lookups. */
@@ -368,10 +376,12 @@ export function createResolver(ctx: UseCaseContext, options: ResolverOptions = {
     onChange: (brandId, gtin) => {
       links.invalidate(brandId, gtin);
       if (gtin === null) domains.reload();
+      options.onLinkChange?.(brandId, gtin);
     },
     onReset: () => {
       links.reset();
       domains.reload();
+      options.onLinkReset?.();
     },
   });
   const brandView = (brand: ResolverBrand) => ({ slug: brand.slug, name: brand.name });

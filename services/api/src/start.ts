@@ -7,7 +7,8 @@ import { contextAuthenticator, type Authenticator } from './auth/interceptors.ts
 import type { ReadinessProbe } from './health.ts';
 import type { ProgressFeed } from '@mint/bus';
 import type { Route } from '@mint/http';
-import type { RuleScan } from '@mint/domain';
+import { allResolverAnswersKey, purgeKeyOf, type RuleScan } from '@mint/domain';
+import { createCachePurger } from './resolver/purge.ts';
 import { fileURLToPath } from 'node:url';
 import { metricsRoute } from './metrics/route.ts';
 import { metricSources } from './metrics/sources.ts';
@@ -32,7 +33,7 @@ export interface StartApiOptions {
     | 'httpIdleTimeoutMs' | 'httpBodyTimeoutMs' | 'http2MaxConcurrentStreams' | 'watchMaxDurationMs' | 'watchMaxStreamsPerCaller'
     | 'consoleEnabled' | 'corsAllowedOrigins' | 'reflectionAllowAnonymous' | 'rateLimitPerCredential' | 'rateLimitResolverPerAddress'
     | 'rateLimitDownloadsPerAddress' | 'rateLimitAuthFailuresPerAddress' | 'resolverContact' | 'watchSafetyIntervalMs' | 'trustedProxies'
-    | 'controlPlaneHosts' | 'brandDomainDelegatedZones' | 'scanCountryHeader'>>;
+    | 'controlPlaneHosts' | 'brandDomainDelegatedZones' | 'scanCountryHeader' | 'cachePurgeUrl'>>;
   readonly logger: Logger;
   /** Probes the dependencies for /readyz and the gRPC health Check. */
   readonly readiness: ReadinessProbe;
@@ -105,7 +106,20 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
     },
     onError: (err) => logger.warn({ err }, 'spilled scans not written yet'),
   });
-  const resolver = useCases.createResolver(ctx, { recorder: scans });
+  // Every link or brand domain change purges the caching proxy's answers of its GTIN or brand
+  // (CACHE_PURGE_URL); a lost change feed purges all of them, but not the first listen at start.
+  const purger = config.cachePurgeUrl === undefined ? undefined : createCachePurger(config.cachePurgeUrl.split(',').map((u) => u.trim()), logger);
+  let listenedBefore = false;
+  const resolver = useCases.createResolver(ctx, {
+    recorder: scans,
+    ...(purger === undefined ? {} : {
+      onLinkChange: (brandId: string, gtin: string | null) => purger.purge(purgeKeyOf(brandId, gtin)),
+      onLinkReset: () => {
+        if (listenedBefore) purger.purge(allResolverAnswersKey);
+        listenedBefore = true;
+      },
+    }),
+  });
   // The client behind the trusted proxies, as the rate limits see it (the flood gate's key), its
   // agent and a trusted proxy's country header: classified and hashed by the recorder, never written.
   const clientOf = scanClientOf(config.trustedProxies ?? defaults.trustedProxies, config.scanCountryHeader);
@@ -189,6 +203,7 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
       await scans.close();
       await replay?.stop();
       await resolver.close();
+      await purger?.close();
     },
   };
 }

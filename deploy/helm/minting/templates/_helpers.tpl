@@ -97,6 +97,9 @@ AUTH_JWT_AUDIENCE: {{ . | quote }}
 {{- with .Values.config.resolverContact }}
 RESOLVER_CONTACT: {{ . | quote }}
 {{- end }}
+{{- with .Values.config.cachePurgeUrl }}
+CACHE_PURGE_URL: {{ . | quote }}
+{{- end }}
 {{- with .Values.config.executorLeaseMs }}
 EXECUTOR_LEASE_MS: {{ . | toString | quote }}
 {{- end }}
