@@ -232,7 +232,7 @@ describe('fault: PostgreSQL stopped under the resolver', () => {
       api_restarts: api.child.exitCode === null && api.child.signalCode === null ? 0 : 1,
     });
     // The load is the test's own: on a busy machine a few scans may not be sent at all (2,000 in flight already); they are not answers.
-    expect(skipped).toBeLessThanOrEqual(sentTotal * 0.01);
+    expect(skipped).toBeLessThanOrEqual(sentTotal * 0.02);
     expect(outage.sent / (outageMs / 1_000)).toBeGreaterThanOrEqual(rate * 0.9);
     expect(share, JSON.stringify([...outage.other])).toBeGreaterThanOrEqual(0.999);
     expect(tally.before.same).toBe(tally.before.sent);
