@@ -228,7 +228,8 @@ describe('fault: PostgreSQL stopped under the resolver', () => {
     report('pg-outage', {
       outage_s: outageSeconds, rate, achieved_rate_outage: Math.round(outage.sent / (outageMs / 1_000)), stop_ms: stopMs, start_ms: startMs, scans_before: tally.before.sent, scans_outage: outage.sent, scans_after: tally.after.sent,
       answered_as_before_outage: `${(share * 100).toFixed(3)}%`, unavailable_outage: outage.unavailable, other_outage: [...outage.other.values()].reduce((a, b) => a + b, 0),
-      answered_as_before_after: `${((tally.after.same / tally.after.sent) * 100).toFixed(3)}%`, skipped, answered, recorded, spilled_batches: spilled,
+      answered_as_before_after: `${((tally.after.same / tally.after.sent) * 100).toFixed(3)}%`, unavailable_after: tally.after.unavailable,
+      other_after: JSON.stringify(Object.fromEntries(tally.after.other)), skipped, answered, recorded, spilled_batches: spilled,
       api_restarts: api.child.exitCode === null && api.child.signalCode === null ? 0 : 1,
     });
     // The load is the test's own: on a busy machine a few scans may not be sent at all (2,000 in flight already); they are not answers.
