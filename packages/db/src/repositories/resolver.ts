@@ -284,6 +284,9 @@ export async function deleteScanEventsBefore(em: Em, before: Date, limit: number
   return deleted;
 }
 
+/** Longest wait for a new connection of the resolver's and the scan writer's pools. */
+const connectTimeoutMs = 2_000;
+
 /** Writes scan events in batches; see {@link createScanWriter}. */
 export interface ScanWriter {
   /** Inserts the scans with one statement; returns the rows written. */
@@ -300,7 +303,9 @@ export interface ScanWriter {
 export function createScanWriter(db: Database): ScanWriter {
   // Named prepared statements live in a session: the direct connection (DATABASE_DIRECT_URL).
   const url = postgresDirectUrl(db);
-  const pool = new pg.Pool({ connectionString: url, max: 1, idleTimeoutMillis: 0, application_name: 'minting-scan-events' });
+  // A connection that does not come within 2 s fails (an unreachable database that drops packets
+  // rather than refusing them): the recorder then spills the batch instead of waiting.
+  const pool = new pg.Pool({ connectionString: url, max: 1, idleTimeoutMillis: 0, connectionTimeoutMillis: connectTimeoutMs, application_name: 'minting-scan-events' });
   pool.on('error', () => undefined);
   let closing: Promise<void> | undefined;
   return {
@@ -375,10 +380,12 @@ export function createResolverReader(db: Database, options: ResolverReaderOption
   const maxInFlight = options.maxInFlight ?? Math.max(1, Math.floor(poolSize / 2));
   // Idle connections are kept (idleTimeoutMillis 0): after a quiet spell the first scans would
   // otherwise pay a new connection and re-prepare their statements.
-  const pool = new pg.Pool({ connectionString: url, max: poolSize, idleTimeoutMillis: 0, application_name: 'minting-resolver' });
+  // A connection that does not come within 2 s fails, so the resolver answers from what it last
+  // knew instead of holding scans while the database drops packets.
+  const pool = new pg.Pool({ connectionString: url, max: poolSize, idleTimeoutMillis: 0, connectionTimeoutMillis: connectTimeoutMs, application_name: 'minting-resolver' });
   pool.on('error', () => undefined);
   const readUrl = options.readUrl ?? resolverReadUrlOf(db);
-  const replica = readUrl === undefined ? null : new pg.Pool({ connectionString: readUrl, max: poolSize, idleTimeoutMillis: 0, application_name: 'minting-resolver-replica' });
+  const replica = readUrl === undefined ? null : new pg.Pool({ connectionString: readUrl, max: poolSize, idleTimeoutMillis: 0, connectionTimeoutMillis: connectTimeoutMs, application_name: 'minting-resolver-replica' });
   replica?.on('error', () => undefined);
   const links = createLinkReader(pool);
   const primary = hotLookups(pool, maxBatch, maxInFlight);
