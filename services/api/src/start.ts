@@ -33,7 +33,7 @@ export interface StartApiOptions {
     | 'httpIdleTimeoutMs' | 'httpBodyTimeoutMs' | 'http2MaxConcurrentStreams' | 'watchMaxDurationMs' | 'watchMaxStreamsPerCaller'
     | 'consoleEnabled' | 'corsAllowedOrigins' | 'reflectionAllowAnonymous' | 'rateLimitPerCredential' | 'rateLimitResolverPerAddress'
     | 'rateLimitDownloadsPerAddress' | 'rateLimitAuthFailuresPerAddress' | 'resolverContact' | 'watchSafetyIntervalMs' | 'trustedProxies'
-    | 'controlPlaneHosts' | 'brandDomainDelegatedZones' | 'scanCountryHeader' | 'cachePurgeUrl'>>;
+    | 'controlPlaneHosts' | 'brandDomainDelegatedZones' | 'scanCountryHeader' | 'cachePurgeUrl' | 'resolverLastKnownUnits'>>;
   readonly logger: Logger;
   /** Probes the dependencies for /readyz and the gRPC health Check. */
   readonly readiness: ReadinessProbe;
@@ -112,6 +112,7 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
   let listenedBefore = false;
   const resolver = useCases.createResolver(ctx, {
     recorder: scans,
+    lastKnown: { maxUnits: config.resolverLastKnownUnits ?? defaults.resolverLastKnownUnits },
     ...(purger === undefined ? {} : {
       onLinkChange: (brandId: string, gtin: string | null) => purger.purge(purgeKeyOf(brandId, gtin)),
       onLinkReset: () => {

@@ -100,6 +100,9 @@ RESOLVER_CONTACT: {{ . | quote }}
 {{- with .Values.config.cachePurgeUrl }}
 CACHE_PURGE_URL: {{ . | quote }}
 {{- end }}
+{{- if not (kindIs "invalid" .Values.config.resolverLastKnownUnits) }}
+RESOLVER_LAST_KNOWN_UNITS: {{ .Values.config.resolverLastKnownUnits | toString | quote }}
+{{- end }}
 {{- with .Values.config.executorLeaseMs }}
 EXECUTOR_LEASE_MS: {{ . | toString | quote }}
 {{- end }}
