@@ -29,7 +29,7 @@ import pg from 'pg';
 import { connectJetStreamBus, type JobBus } from '@mint/bus';
 import { openDatabase } from '@mint/db';
 import { query } from '../test/support/sql.ts';
-import { generateSerials, unitResolverUrl } from '@mint/domain';
+import { generateTimedSerials, unitIdOf, unitResolverUrl } from '@mint/domain';
 import { loadConfig } from '@mint/runtime';
 import { createUseCaseContext, createUser, createWorkspace, grantRole, submitMintRequest, upsertProduct } from '@mint/usecases';
 import { createScratchDatabase } from './scratch-database.ts';
@@ -100,16 +100,16 @@ function memoryOf(pid: number): { peakMb: number; rssMb: number } {
 
 /** COPY text of `count` units of one batch from `firstSeq`, built before the clock starts. */
 function copyBlock(brandId: string, batchId: string, firstSeq: number, count: number, gtin: string, base: string, at: string): string {
-  const serials = generateSerials(count, (b) => void randomFillSync(b));
+  const serials = generateTimedSerials(count, new Date(at), (b) => void randomFillSync(b));
   let text = '';
   for (let i = 0; i < count; i++) {
     const s = serials[i]!;
-    text += `${brandId}\t${randomUUID()}\t${batchId}\t${firstSeq + i}\t${s}\t${gtin}\t${base}${s}\tactive\t${at}\t${at}\n`;
+    text += `${brandId}\t${unitIdOf(batchId, firstSeq + i)}\t${batchId}\t${firstSeq + i}\t${s}\tactive\t${at}\t${at}\n`;
   }
   return text;
 }
 
-const copySql = 'copy mint_units (brand_id, id, mint_batch_id, seq, serial, gtin, resolver_url, status, created_at, activated_at) from stdin';
+const copySql = 'copy mint_units (brand_id, id, mint_batch_id, seq, serial, status, created_at, activated_at) from stdin';
 
 /**
  * The fair limit: `count` rows COPYed into mint_units in the executor's own chunk size over as many
