@@ -172,7 +172,7 @@ describe('moveSerials', () => {
     expect(validate.errors ?? []).toEqual([]);
     expect(ok).toBe(true);
     // An EPC is the unit's resolver URL.
-    const [unit] = await query<{ resolver_url: string }>(app.db.em.fork(), `select resolver_url from mint_units where serial = ?`, [serials[0]]);
+    const [unit] = await query<{ resolver_url: string }>(app.db.em.fork(), "select u.serial, regexp_replace(b.resolver_base_url, '/$', '') || case when b.gtin is null then '/u/' || u.serial else '/01/' || b.gtin || '/21/' || u.serial end as resolver_url from mint_units u join mint_batches b on b.brand_id = u.brand_id and b.id = u.mint_batch_id where u.serial = ?", [serials[0]]);
     expect(stored.some(({ body }) => (body.epcList as string[]).includes(unit!.resolver_url))).toBe(true);
   });
 });

@@ -19,7 +19,7 @@ beforeAll(async () => {
   api = await startTestApi(app);
   brand = await app.seedBrand();
   const { mintBatchId } = await mintCompleted(app.ctx, brand, 20, { activationMode: 'first_scan' });
-  units = (await query<{ serial: string; resolver_url: string }>(app.db.em.fork(), 'select serial, resolver_url from mint_units where mint_batch_id = ? order by seq', [mintBatchId]))
+  units = (await query<{ serial: string; resolver_url: string }>(app.db.em.fork(), "select u.serial, regexp_replace(b.resolver_base_url, '/$', '') || case when b.gtin is null then '/u/' || u.serial else '/01/' || b.gtin || '/21/' || u.serial end as resolver_url from mint_units u join mint_batches b on b.brand_id = u.brand_id and b.id = u.mint_batch_id where u.mint_batch_id = ? order by u.seq", [mintBatchId]))
     .map((r) => ({ serial: r.serial, epc: r.resolver_url }));
   const actor = { id: brand.userId };
   await moveSerials(app.ctx, actor, { brandId: brand.brandId, action: 'encode', reason: null, target: { serials: units.slice(0, 10).map((u) => u.serial) }, idempotencyKey: 'e' });

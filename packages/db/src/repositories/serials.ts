@@ -1,5 +1,5 @@
 import type { DecommissionReason, SerialState } from '@mint/domain';
-import { mintedSerialState } from '@mint/domain';
+import { mintedSerialState, unitResolverUrl } from '@mint/domain';
 import { sql } from 'kysely';
 import type { Em } from '../orm.ts';
 import { changed, first, rawChanged, rawRows, rows } from './kysely.ts';
@@ -17,7 +17,7 @@ export interface UnitForMove {
   readonly mintBatchId: string;
   readonly seq: number;
   readonly serial: string;
-  /** The unit's EPC in events: its resolver URL (a GS1 Digital Link URI for a unit with a GTIN). */
+  /** The unit's EPC in events: its resolver URL, derived from its batch (a GS1 Digital Link URI for a unit with a GTIN). */
   readonly epc: string;
   readonly state: SerialState;
   readonly reason: DecommissionReason | null;
@@ -30,7 +30,7 @@ export type UnitSelector =
   | { readonly mintBatchId: string; readonly fromSeq: number; readonly toSeq: number };
 
 interface UnitMoveRow {
-  mint_batch_id: string; seq: number; serial: string; resolver_url: string; status: string; batch_status: string;
+  mint_batch_id: string; seq: number; serial: string; resolver_base_url: string; gtin: string | null; status: string; batch_status: string;
 }
 
 /**
@@ -47,7 +47,7 @@ export async function lockUnitsForMove(em: Em, brandId: string, selector: UnitSe
   // unit_states while its statistics still say it is empty (measured: 44 s instead of 1 s for a
   // chunk of 10,000 once the first chunk had written its rows).
   const units = await rawRows(em, sql<UnitMoveRow>`
-    select u.mint_batch_id, u.seq, u.serial, u.resolver_url, u.status, b.status as batch_status
+    select u.mint_batch_id, u.seq, u.serial, b.resolver_base_url, b.gtin, u.status, b.status as batch_status
     from mint_units u
     join mint_batches b on b.brand_id = u.brand_id and b.id = u.mint_batch_id
     where u.brand_id = ${brandId}::uuid and ${where}
@@ -62,7 +62,7 @@ export async function lockUnitsForMove(em: Em, brandId: string, selector: UnitSe
   return units.map((r) => {
     const s = states.get(`${r.mint_batch_id}/${r.seq}`);
     return {
-      mintBatchId: r.mint_batch_id, seq: r.seq, serial: r.serial, epc: r.resolver_url,
+      mintBatchId: r.mint_batch_id, seq: r.seq, serial: r.serial, epc: unitResolverUrl(r.resolver_base_url, r.gtin, r.serial),
       state: (s?.state as SerialState | undefined) ?? mintedSerialState(r.status === 'active' ? 'active' : 'inactive'),
       reason: (s?.reason ?? null) as DecommissionReason | null, batchVoided: r.batch_status === 'voided',
     };
@@ -128,21 +128,21 @@ export async function decommissionCommissioned(em: Em, w: { brandId: string; mov
   const where = 'serials' in w.selector
     ? sql`u.serial = any(${[...w.selector.serials]}::text[])`
     : sql`u.mint_batch_id = ${w.selector.mintBatchId}::uuid and u.seq between ${w.selector.fromSeq}::int and ${w.selector.toSeq}::int`;
-  const moved = await rawRows(em, sql<{ mint_batch_id: string; seq: number; serial: string; resolver_url: string }>`
+  const moved = await rawRows(em, sql<{ mint_batch_id: string; seq: number; serial: string; resolver_base_url: string; gtin: string | null }>`
     with moved as (
       update mint_units u set status = 'inactive'
       from mint_batches b
       where u.brand_id = ${w.brandId}::uuid and ${where} and u.status = 'active'
         and b.brand_id = u.brand_id and b.id = u.mint_batch_id and b.status <> 'voided'
-      returning u.mint_batch_id, u.seq, u.serial, u.resolver_url
+      returning u.mint_batch_id, u.seq, u.serial, b.resolver_base_url, b.gtin
     ), states as (
       insert into unit_states (brand_id, mint_batch_id, seq, state, reason, move_id, changed_at)
       select ${w.brandId}::uuid, mint_batch_id, seq, 'decommissioned', ${w.reason}::text, ${w.moveId}::uuid, ${w.at}::timestamptz from moved
       on conflict (brand_id, mint_batch_id, seq) do update set state = excluded.state, reason = excluded.reason, move_id = excluded.move_id, changed_at = excluded.changed_at
     )
-    select mint_batch_id, seq, serial, resolver_url from moved order by mint_batch_id, seq`);
+    select mint_batch_id, seq, serial, resolver_base_url, gtin from moved order by mint_batch_id, seq`);
   return moved.map((r) => ({
-    mintBatchId: r.mint_batch_id, seq: r.seq, serial: r.serial, epc: r.resolver_url, state: 'commissioned', reason: null, batchVoided: false,
+    mintBatchId: r.mint_batch_id, seq: r.seq, serial: r.serial, epc: unitResolverUrl(r.resolver_base_url, r.gtin, r.serial), state: 'commissioned', reason: null, batchVoided: false,
   }));
 }
 
