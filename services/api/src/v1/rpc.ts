@@ -49,14 +49,6 @@ export const namedOperations: Readonly<Record<string, NamedOperation>> = contrac
     return byName;
   }, {});
 
-/** A serial move as the named operations return it. */
-function serialMoveShape(m: useCases.SerialMoveReport): Record<string, unknown> {
-  return {
-    move_id: m.moveId, action: m.action, reason: m.reason, status: m.status, total: m.total, moved: m.moved, refused: m.refused, replayed: m.replayed,
-    refusals: m.refusals.map((r) => ({ serial: r.serial, mint_batch_id: r.mintBatchId, seq: r.seq, refusal: r.refusal, state: r.state, reason: r.reason })),
-  };
-}
-
 /** The component name of an operation's request or response schema. */
 export const operationSchemaName = (name: string, part: 'request' | 'response'): string => `${name}_${part}`;
 
