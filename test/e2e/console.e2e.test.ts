@@ -11,7 +11,8 @@
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,6 +28,8 @@ const chromiumPath = '/usr/bin/chromium';
 const widths = [1280, 390] as const;
 /** How long a screen may take to show what it fetched (a cold embedded database answers its first reads slowly). */
 const soon = { timeout: 15_000, interval: 100 };
+/** axe-core's browser build, injected into each screen photographed. */
+const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 let dataDir: string;
 let profileDir: string;
@@ -72,6 +75,11 @@ async function photograph(name: string): Promise<void> {
       && (el.textContent ?? '').trim() === '' && el.closest('label') === null)
     .map((el) => el.outerHTML.slice(0, 80))`);
   expect(unlabelled, name).toEqual([]);
+  // axe-core finds no serious or critical accessibility violation.
+  if (!(await page.evaluate<boolean>('typeof window.axe === "object"'))) await page.evaluate(axeSource);
+  const violations = await page.evaluate<{ id: string; impact: string; nodes: { target: string[] }[] }[]>(`axe.run(document, { resultTypes: ['violations'] })
+    .then((r) => r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.slice(0, 3).map((n) => ({ target: n.target })) })))`);
+  expect(violations, `${name}: axe-core violations`).toEqual([]);
 }
 
 /** Opens a screen from the navigation. */
@@ -203,6 +211,38 @@ describe('the web console in chromium against npm start', () => {
     }
   }, 90_000);
 
+  it('asks for a label pack of a seq range in DataMatrix after previewing one label, and downloads it', async () => {
+    // A range the API refuses: the error names the field.
+    await page.getByLabel('From seq').fill('9');
+    await page.getByLabel('To seq').fill('3');
+    await page.getByRole('button', { name: 'Ask for the pack' }).click();
+    await expect.poll(() => page.getByRole('alert').filter({ hasText: 'seq' }).count(), soon).toBe(1);
+    await page.getByLabel('From seq').fill('3');
+    await page.getByLabel('To seq').fill('7');
+    await page.getByLabel('CSV (units.csv)').check();
+    await page.getByLabel('PDF label sheets').uncheck();
+    await page.getByLabel('SVG labels').check();
+    await page.getByLabel('ZPL (Zebra printers)').check();
+    await page.getByLabel('GS1 DataMatrix').check();
+    await page.getByLabel('Label width (mm)').fill('50');
+    await page.getByLabel('Label height (mm)').fill('30');
+    // The preview draws the first unit of the range before anything is asked for.
+    await expect.poll(() => page.getByTestId('label-preview').locator('svg').count(), soon).toBe(1);
+    expect(await page.getByTestId('label-preview').textContent()).toContain('(21) ');
+    expect(await page.getByRole('figure').textContent()).toContain('50 × 30 mm, GS1 DataMatrix');
+    await photograph('batch-pack-form');
+    await page.getByRole('button', { name: 'Ask for the pack' }).click();
+    await expect.poll(() => page.getByTestId('pack-summary').allTextContents(), soon).toContain('csv, svg, zpl; seq 3–7; datamatrix; request');
+    const item = page.locator('.packs li', { hasText: 'seq 3–7' });
+    await expect.poll(() => item.getByTestId('pack-status').textContent(), { timeout: 60_000 }).toBe('ready');
+    const [download] = await Promise.all([page.waitForEvent('download'), item.getByRole('button', { name: /^Download pack/ }).click()]);
+    const files = untar(await readFile((await download.path())!));
+    const manifest = JSON.parse(files.get('manifest.json')!.toString('utf8')) as { unit_count: number; files: { name: string }[] };
+    expect(manifest.unit_count).toBe(5);
+    expect(manifest.files.map((f) => f.name).sort()).toEqual(['labels-svg.tar', 'labels.zpl', 'units.csv']);
+    expect(files.get('labels.zpl')!.toString('utf8').match(/\^XA/g)?.length).toBe(5);
+  }, 90_000);
+
   it("keeps the batch's pack once the brand's newest 100 packs are of another batch, and stops asking once none is pending", async () => {
     const origin = new URL(signInLink).origin;
     const brandId = new URLSearchParams(signInLink.split('#')[1]).get('brand')!;
@@ -228,7 +268,7 @@ describe('the web console in chromium against npm start', () => {
     // A fresh load of the batch page (the session stays in sessionStorage), with nothing cached.
     await page.evaluate(`location.hash = ${JSON.stringify(batchUrl)}`);
     await page.reload();
-    await expect.poll(() => page.getByTestId('pack-status').allTextContents(), soon).toEqual(['ready']);
+    await expect.poll(() => page.getByTestId('pack-status').allTextContents(), soon).toEqual(['ready', 'ready']);
     // Its only pack is ready: the page stops asking.
     const before = asked.length;
     await new Promise((resolve) => setTimeout(resolve, 5_000));

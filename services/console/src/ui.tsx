@@ -4,10 +4,26 @@ import { timestampDate, type Timestamp } from '@bufbuild/protobuf/wkt';
 import { useState, type ReactNode } from 'react';
 import { errorText } from './api.ts';
 
-/** An API error in its own words, announced to screen readers. */
+/**
+ * An API error in its own words, announced to screen readers. A refusal naming fields
+ * (`seq_to: must be at least seq_from; layout.columns: ...`) lists each field with its message.
+ */
 export function ErrorMessage({ error }: { readonly error: unknown }): ReactNode {
   if (error === null || error === undefined) return null;
-  return <p className="error" role="alert">{errorText(error)}</p>;
+  const text = errorText(error);
+  const fields = fieldErrors(text);
+  if (fields.length < 2) return <p className="error" role="alert" data-field={fields[0]?.field}>{text}</p>;
+  return (
+    <div className="error" role="alert">
+      <ul>{fields.map((f, i) => <li key={i} data-field={f.field}><code>{f.field}</code>: {f.message}</li>)}</ul>
+    </div>
+  );
+}
+
+/** The `field: message` parts of an API error (`lots[0].qty: ...; seq_to: ...`); empty when it names no field. */
+export function fieldErrors(text: string): { field: string; message: string }[] {
+  const parts = text.split('; ').map((part) => /^([a-z][a-z0-9_]*(?:\[\d+\])?(?:\.[a-z][a-z0-9_]*(?:\[\d+\])?)*): (.+)$/s.exec(part));
+  return parts.every((m) => m !== null) ? parts.map((m) => ({ field: m![1]!, message: m![2]! })) : [];
 }
 
 /** A labelled progress bar of `value` out of `max`, with the figures written beside it. */
