@@ -186,9 +186,13 @@ export const namedOperations: Readonly<Record<string, NamedOperation>> = {
     },
   },
   list_mint_units: {
-    summary: 'The brand\'s units (optionally of one batch), newest first.',
+    summary: 'The brand\'s units (optionally of one batch), newest first; or one batch\'s in seq order after _after_seq; or the unit of one serial.',
     permission: 'mint:read',
-    request: obj({ _brand_id: uuid, _mint_batch_id: nullable(uuid), ...page, _cursor_created_at: time }, ['_brand_id']),
+    request: obj({
+      _brand_id: uuid, _mint_batch_id: nullable(uuid), ...page, _cursor_created_at: time,
+      _serial: nullable({ ...string, description: 'Only the unit with this serial.' }),
+      _after_seq: nullable({ ...integer, description: 'With _mint_batch_id: units in seq order above this seq (0 for the first page).' }),
+    }, ['_brand_id']),
     response: obj({
       ok: { const: true },
       units: arrayOf(obj({
@@ -200,6 +204,7 @@ export const namedOperations: Readonly<Record<string, NamedOperation>> = {
     async run(ctx, p) {
       const r = await useCases.listMintUnits(ctx, p['_brand_id'] as string, {
         limit: int(p, '_limit'), cursor: cursorOf(p, '_cursor_created_at'), mintBatchId: str(p, '_mint_batch_id'),
+        serial: str(p, '_serial'), afterSeq: int(p, '_after_seq'),
       });
       return {
         ok: true,
