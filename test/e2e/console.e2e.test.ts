@@ -11,6 +11,8 @@
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -82,6 +84,17 @@ async function photograph(name: string): Promise<void> {
   expect(violations, `${name}: axe-core violations`).toEqual([]);
 }
 
+/** Calls an RPC of the API as the signed-in user (Connect JSON), expecting success. */
+async function call(service: string, method: string, body: Record<string, unknown>): Promise<Record<string, any>> {
+  const origin = new URL(signInLink).origin;
+  const brandId = new URLSearchParams(signInLink.split('#')[1]).get('brand')!;
+  const res = await fetch(`${origin}/mint.v1.${service}/${method}`, {
+    method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify({ brand_id: brandId, ...body }),
+  });
+  expect(res.status, `${method}: ${await res.clone().text()}`).toBe(200);
+  return (await res.json()) as Record<string, any>;
+}
+
 /** Opens a screen from the navigation. */
 async function go(screen: string): Promise<void> {
   await page.getByRole('navigation', { name: 'Screens' }).getByRole('link', { name: screen, exact: true }).click();
@@ -102,6 +115,8 @@ beforeAll(async () => {
   const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(await freePort()), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'info' };
   // The embedded database and the in-process bus, as `npm ci && npm start` gives a new user.
   for (const name of ['DATABASE_URL', 'NATS_URL', 'PUBLIC_BASE_URL', 'PACK_STORE_DIR', 'CONSOLE_ENABLED']) delete env[name];
+  // The webhook test's receiver listens on loopback.
+  env['WEBHOOK_ALLOW_LOOPBACK'] = 'true';
   server = spawn(process.execPath, [join(repoRoot, 'services/cli/src/main.ts'), 'dev'], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
   signInLink = await waitForLink(server);
   token = new URLSearchParams(signInLink.split('#')[1]).get('token')!;
@@ -325,6 +340,150 @@ describe('the web console in chromium against npm start', () => {
     await expect.poll(async () => (await page.getByText('No links').count()) + (await page.locator('tbody tr').count()), soon).toBeGreaterThan(0);
     expect(await page.getByRole('alert').count()).toBe(0);
     await photograph('links');
+  });
+
+  it('adds, changes and deletes a link, and imports links from a CSV with each refused row\'s error', async () => {
+    const gtin = /\(GTIN (\d+)\)/.exec(output)![1]!;
+    await page.getByLabel('GTIN of the link').fill(gtin);
+    await page.getByLabel('Target (https)').fill('https://brand.example/care');
+    await page.getByLabel('Title', { exact: true }).fill('Care guide');
+    await page.getByLabel('Link type').fill('gs1:notALinkType');
+    await page.getByRole('button', { name: 'Save link' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent(), soon).toMatch(/link_type/);
+    await page.getByLabel('Link type').fill('gs1:instructions');
+    await page.getByRole('button', { name: 'Save link' }).click();
+    await expect.poll(() => page.getByRole('status').filter({ hasText: 'Link added.' }).count(), soon).toBe(1);
+    const row = page.locator('tbody tr', { hasText: 'Care guide' });
+    await expect.poll(() => row.count(), soon).toBe(1);
+    await row.getByRole('button', { name: /^Edit/ }).click();
+    await page.getByLabel('Title', { exact: true }).fill('Care and repair guide');
+    await page.getByRole('button', { name: 'Save link' }).click();
+    await expect.poll(() => page.locator('tbody tr', { hasText: 'Care and repair guide' }).count(), soon).toBe(1);
+    await photograph('links-edit');
+    await page.locator('tbody tr', { hasText: 'Care and repair guide' }).getByRole('button', { name: /^Delete/ }).click();
+    await expect.poll(() => page.locator('tbody tr', { hasText: 'Care and repair guide' }).count(), soon).toBe(0);
+
+    await page.getByLabel(/^CSV file \(gtin/).setInputFiles({
+      name: 'links.csv', mimeType: 'text/csv',
+      buffer: Buffer.from(`gtin,lot,serial,link_type,href,title,hreflang,media_type,context,fwqs,is_default\n${gtin},,,gs1:recipeInfo,https://brand.example/recipes,Recipes,en|fr,,,,\n${gtin},,,gs1:pip,http://insecure.example/,Insecure,,,,,\n`),
+    });
+    await page.getByRole('button', { name: 'Import links' }).click();
+    await expect.poll(() => page.getByTestId('link-import-status').textContent(), { timeout: 20_000 }).toBe('completed');
+    const refused = page.locator('table', { has: page.locator('caption', { hasText: 'Refused rows' }) });
+    expect(await refused.locator('tbody tr').count()).toBe(1);
+    expect(await refused.locator('tbody tr').first().textContent()).toContain('href');
+    await expect.poll(() => page.locator('tbody tr', { hasText: 'Recipes' }).count(), soon).toBe(1);
+    await photograph('links-import');
+  });
+
+  it("lists a batch's units in seq order and finds a unit by a pasted scanned URL and by its serial", async () => {
+    await page.evaluate(`location.hash = ${JSON.stringify(batchUrl)}`);
+    const units = page.locator('section', { has: page.getByRole('heading', { name: 'Units', exact: true }) }).locator('tbody tr');
+    await expect.poll(async () => (await units.locator('td:first-child').allTextContents()).slice(0, 3), soon).toEqual(['1', '2', '3']);
+    await page.getByRole('navigation', { name: 'Units pages' }).getByRole('button', { name: 'Next' }).click();
+    await expect.poll(async () => (await units.locator('td:first-child').allTextContents()).slice(0, 1), soon).toEqual(['21']);
+    const url = (await units.nth(4).locator('td.url').textContent())!;
+    const serial = (await units.nth(4).locator('code').textContent())!;
+    await go('Units');
+    await page.getByLabel('Serial or scanned URL').fill('https://id.brand.example/01/123');
+    await page.getByRole('button', { name: 'Find unit' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent(), soon).toContain('names no unit');
+    await page.getByLabel('Serial or scanned URL').fill(`${url}?linkType=all`);
+    await page.getByRole('button', { name: 'Find unit' }).click();
+    await expect.poll(() => page.getByTestId('unit-seq').textContent(), soon).toBe('25');
+    expect(page.url()).toContain(`/units/`);
+    await photograph('unit');
+    // A deep link to the unit's page opens it on a fresh load.
+    await page.reload();
+    await expect.poll(() => page.getByTestId('unit-seq').textContent(), soon).toBe('25');
+    await go('Units');
+    await page.getByLabel('Serial or scanned URL').fill(serial);
+    await page.getByLabel('Serial or scanned URL').press('Enter');
+    await expect.poll(() => page.getByTestId('unit-seq').textContent(), soon).toBe('25');
+  });
+
+  it('charts scans with their scale by day, country and client class, and clears a suspect unit', async () => {
+    const units = await call('MintService', 'ListMintUnits', { mint_batch_id: batchUrl.split('/').pop(), after_seq: 0, limit: 1 });
+    const unit = units['units'][0] as { gtin: string; serial: string };
+    const at = (hoursAgo: number) => new Date(Date.now() - hoursAgo * 3_600_000).toISOString();
+    const scan = { kind: 'serial', gtin: unit.gtin, identifier: unit.serial, outcome: 'resolved', representation: 'redirect' };
+    const recorded = await call('ScanService', 'RecordScanEvents', {
+      batch_key: 'e2e-scans-1',
+      scans: [
+        { ...scan, scanned_at: at(2), country: 'FR', client_class: 'SCAN_CLIENT_CLASS_BROWSER', count: 3 },
+        { ...scan, scanned_at: at(1), country: 'DE', client_class: 'SCAN_CLIENT_CLASS_APP', count: 2 },
+      ],
+    });
+    expect(recorded['accepted']).toBe(2);
+    await go('Scans');
+    await expect.poll(() => page.getByTestId('scan-total').textContent(), soon).toBe('5 scans');
+    const chart = page.getByRole('img', { name: /Scans per day/ });
+    expect(await chart.locator('text.axis-unit').textContent()).toBe('scans');
+    expect((await chart.locator('.tick text').allTextContents()).length).toBeGreaterThanOrEqual(2);
+    await expect.poll(() => page.locator('figure', { hasText: 'Top countries' }).locator('dt').allTextContents(), soon).toEqual(['FR', 'DE']);
+    await expect.poll(async () => (await page.locator('figure', { hasText: 'Client classes' }).textContent())!.toLowerCase(), soon).toMatch(/browser[\s\S]*app/);
+    const alert = page.locator('tbody tr', { hasText: 'scan_clone_suspected' });
+    await expect.poll(() => alert.count(), soon).toBe(1);
+    await photograph('scans');
+    await alert.getByRole('button', { name: /^Clear/ }).click();
+    await alert.getByLabel('Reason').fill('Same shopper travelling');
+    await alert.getByRole('button', { name: 'Clear the mark' }).click();
+    await expect.poll(() => alert.getByRole('status').textContent(), soon).toMatch(/^Cleared \(was clone since/);
+    await expect.poll(() => page.locator('tbody tr', { hasText: 'scan_suspect_cleared' }).count(), soon).toBe(1);
+  });
+
+  it('adds a webhook endpoint (secret shown once), shows deliveries with their attempts, redelivers and rotates the secret', async () => {
+    let hits = 0;
+    const receiver = createServer((req, res) => { hits++; req.resume(); res.writeHead(503).end('busy'); });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const port = (receiver.address() as AddressInfo).port;
+    try {
+      await go('Webhooks');
+      await page.getByLabel('URL (https)').fill('ftp://nowhere.example/');
+      await page.getByRole('button', { name: 'Add endpoint' }).click();
+      await expect.poll(() => page.getByRole('alert').textContent(), soon).toMatch(/url/);
+      await page.getByLabel('URL (https)').fill(`http://127.0.0.1:${port}/hook`);
+      await page.getByLabel(/^Event types/).fill('mint_job_completed');
+      await page.getByRole('button', { name: 'Add endpoint' }).click();
+      await expect.poll(() => page.getByTestId('secret').textContent(), soon).toMatch(/^whsec_/);
+      const first = await page.getByTestId('secret').textContent();
+      await expect.poll(() => page.getByTestId('endpoint-state').allTextContents(), soon).toEqual(['enabled']);
+      await photograph('webhooks');
+      // An event of the endpoint's type: a one-unit job completing.
+      const product = /product_id\s+(\S+)/.exec(output)![1]!;
+      await call('MintService', 'SubmitMintRequest', { product_id: product, requested_quantity: 1, identity_mode: 'IDENTITY_MODE_SERIAL', activation_mode: 'ACTIVATION_MODE_ACTIVE_AT_MINT' });
+      await page.getByRole('link', { name: `http://127.0.0.1:${port}/hook` }).click();
+      await expect.poll(() => page.getByTestId('delivery-attempts').first().textContent(), { timeout: 30_000, interval: 250 }).toMatch(/^[1-9]/);
+      await expect.poll(() => page.locator('tbody tr').first().textContent(), soon).toContain('HTTP 503');
+      await photograph('webhook-deliveries');
+      const before = hits;
+      await page.getByRole('button', { name: /^Redeliver/ }).first().click();
+      await expect.poll(() => page.getByRole('status').filter({ hasText: 'Delivery queued again.' }).count(), soon).toBe(1);
+      await expect.poll(() => hits, { timeout: 20_000 }).toBeGreaterThan(before);
+      await page.getByRole('link', { name: 'All endpoints' }).click();
+      await page.getByRole('button', { name: /^Rotate secret/ }).click();
+      await expect.poll(() => page.getByRole('status').filter({ hasText: 'New signing secret' }).textContent(), soon).toMatch(/the old one signs until \d{4}-/);
+      expect(await page.getByTestId('secret').textContent()).not.toBe(first);
+      await page.getByRole('button', { name: /^Disable/ }).click();
+      await expect.poll(() => page.getByTestId('endpoint-state').allTextContents(), soon).toEqual(['disabled']);
+    } finally {
+      receiver.close();
+    }
+  }, 90_000);
+
+  it("sets the brand's resolver domain and shows the DNS record to create, and refuses a malformed one naming the field", async () => {
+    await go('Domain');
+    await page.getByLabel('Domain', { exact: true }).fill('not a domain');
+    await page.getByRole('button', { name: 'Set domain' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent(), soon).toMatch(/domain/);
+    await page.getByLabel('Domain', { exact: true }).fill('id.e2e-brand.example');
+    await page.getByRole('button', { name: 'Set domain' }).click();
+    await expect.poll(() => page.getByTestId('current-domain').textContent(), soon).toBe('id.e2e-brand.example');
+    expect(await page.getByTestId('dns-name').textContent()).toBe('id.e2e-brand.example.');
+    expect(await page.getByTestId('dns-value').textContent()).toBe(`${new URL(signInLink).hostname}.`);
+    await photograph('domain');
+    await page.getByRole('button', { name: 'Remove domain' }).click();
+    await expect.poll(() => page.getByTestId('current-domain').textContent(), soon).toBe('none');
   });
 
   it('keeps the token out of the server log: only the banner printed it', async () => {

@@ -1,6 +1,7 @@
 // Small shared pieces of the screens: error and progress display, keyset pagers, formatting.
 
 import { timestampDate, type Timestamp } from '@bufbuild/protobuf/wkt';
+import { ProductImportStatus, type ProductImport } from '@mint/contract';
 import { useState, type ReactNode } from 'react';
 import { errorText } from './api.ts';
 
@@ -72,5 +73,23 @@ export function Pager({ label, page, hasMore, onPrevious, onNext }: {
       <span>Page {page}</span>
       <button type="button" onClick={onNext} disabled={!hasMore}>Next</button>
     </nav>
+  );
+}
+
+/** An import's status and counts, and its refused rows with their field and error (products and links share the shape). */
+export function ImportRows({ imp, testId }: { readonly imp: ProductImport; readonly testId: string }): ReactNode {
+  return (
+    <>
+      <p role="status">Status <strong data-testid={testId}>{enumName(ProductImportStatus, imp.status)}</strong>: {imp.importedRows} of {imp.totalRows} rows imported, {imp.failedRows} refused.</p>
+      {imp.errors.length > 0 && (
+        <div className="table-wrap">
+          <table>
+            <caption>Refused rows</caption>
+            <thead><tr><th>Row</th><th>Field</th><th>Error</th></tr></thead>
+            <tbody>{imp.errors.map((e, i) => <tr key={i}><td>{e.row}</td><td>{e.field ?? ''}</td><td>{e.message}</td></tr>)}</tbody>
+          </table>
+        </div>
+      )}
+    </>
   );
 }

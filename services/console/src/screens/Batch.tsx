@@ -15,10 +15,12 @@ import { enumName, ErrorMessage, formatTime, Pager, Progress, useCursorPages } f
 /** Lifecycle targets offered by the move form, in lifecycle order. */
 const moves = [MintBatchStatus.EXPORTED, MintBatchStatus.PRINTED, MintBatchStatus.APPLIED, MintBatchStatus.VOIDED];
 
+/** The batch's units in seq order, paged by the last seq shown (ListMintUnits with after_seq). */
 function Units({ batchId }: { readonly batchId: string }): ReactNode {
   const brandId = useBrand();
-  const pages = useCursorPages();
-  const units = useQuery(MintService.method.listMintUnits, { brandId, mintBatchId: batchId, limit: 20, ...(pages.cursor === undefined ? {} : { cursor: pages.cursor }) });
+  const [after, setAfter] = useState<number[]>([0]);
+  const units = useQuery(MintService.method.listMintUnits, { brandId, mintBatchId: batchId, limit: 20, afterSeq: after.at(-1)! });
+  const shown = units.data?.units ?? [];
   return (
     <section aria-labelledby="units-title">
       <h2 id="units-title">Units</h2>
@@ -28,14 +30,20 @@ function Units({ batchId }: { readonly batchId: string }): ReactNode {
           <table>
             <thead><tr><th>#</th><th>Serial</th><th>Status</th><th>Resolver URL</th></tr></thead>
             <tbody>
-              {(units.data?.units ?? []).map((u) => (
-                <tr key={u.id}><td>{u.seq}</td><td><code>{u.serial}</code></td><td>{enumName(MintUnitStatus, u.status)}</td><td className="url">{u.resolverUrl}</td></tr>
+              {shown.map((u) => (
+                <tr key={u.id}>
+                  <td>{u.seq}</td>
+                  <td><a href={`#/units/${encodeURIComponent(u.gtin ?? '')}/${encodeURIComponent(u.serial)}`}><code>{u.serial}</code></a></td>
+                  <td>{enumName(MintUnitStatus, u.status)}</td><td className="url">{u.resolverUrl}</td>
+                </tr>
               ))}
             </tbody>
           </table>
         </div>
       )}
-      <Pager label="Units" page={pages.page} hasMore={units.data?.hasMore ?? false} onPrevious={pages.previous} onNext={() => pages.next(units.data?.nextCursor)} />
+      <Pager label="Units" page={after.length} hasMore={units.data?.hasMore ?? false}
+        onPrevious={() => setAfter((a) => (a.length > 1 ? a.slice(0, -1) : a))}
+        onNext={() => { const last = shown.at(-1); if (last !== undefined) setAfter((a) => [...a, last.seq]); }} />
     </section>
   );
 }
@@ -83,7 +91,7 @@ const layoutFields = [
 type LayoutKey = (typeof layoutFields)[number][0];
 
 /** Draws one label of the batch (the first unit of the range the units list shows) at the layout's size. */
-function LabelPreview({ unit, symbology, widthMm, heightMm }: { readonly unit: PreviewUnit | undefined; readonly symbology: 'qr' | 'datamatrix'; readonly widthMm: number; readonly heightMm: number }): ReactNode {
+function LabelPreview({ unit, symbology, widthMm, heightMm }: { readonly unit: (PreviewUnit & { readonly seq: number }) | undefined; readonly symbology: 'qr' | 'datamatrix'; readonly widthMm: number; readonly heightMm: number }): ReactNode {
   const [svg, setSvg] = useState<string | undefined>(undefined);
   const [error, setError] = useState<string | undefined>(undefined);
   useEffect(() => {
@@ -100,7 +108,7 @@ function LabelPreview({ unit, symbology, widthMm, heightMm }: { readonly unit: P
         {svg !== undefined && <div className="symbol" role="img" aria-label={`${symbology === 'qr' ? 'QR code' : 'DataMatrix'} of ${unit.serial}`} dangerouslySetInnerHTML={{ __html: svg }} />}
         <div className="hri">{hriLines(unit).map((l) => <div key={l}>{l}</div>)}</div>
       </div>
-      <figcaption>{widthMm} × {heightMm} mm, {symbology === 'qr' ? 'QR code with the Digital Link' : 'GS1 DataMatrix'}</figcaption>
+      <figcaption>{widthMm} × {heightMm} mm, {symbology === 'qr' ? 'QR code with the Digital Link' : 'GS1 DataMatrix'}, unit seq {unit.seq}</figcaption>
       {error !== undefined && <p className="error" role="alert">{error}</p>}
     </figure>
   );
@@ -118,10 +126,10 @@ function PackForm({ batchId, serial }: { readonly batchId: string; readonly seri
   const [paper, setPaper] = useState<Paper>(Paper.A4);
   const [dpi, setDpi] = useState('203');
   const [layout, setLayout] = useState<Partial<Record<LayoutKey, string>>>({});
-  const first = useQuery(MintService.method.listMintUnits, { brandId, mintBatchId: batchId, limit: 100 });
-  const units = first.data?.units ?? [];
-  const from = seqFrom === '' ? undefined : Number(seqFrom);
-  const previewed = [...units].sort((a, b) => a.seq - b.seq).find((u) => from === undefined || u.seq >= from);
+  // The first unit of the range, in seq order.
+  const from = seqFrom === '' || !Number.isInteger(Number(seqFrom)) || Number(seqFrom) < 1 ? 1 : Number(seqFrom);
+  const first = useQuery(MintService.method.listMintUnits, { brandId, mintBatchId: batchId, limit: 1, afterSeq: from - 1 });
+  const previewed = first.data?.units[0];
   const num = (key: LayoutKey, fallback: number) => (layout[key] === undefined || layout[key] === '' ? fallback : Number(layout[key]));
   const onSubmit = (event: FormEvent) => {
     event.preventDefault();
@@ -175,7 +183,7 @@ function PackForm({ batchId, serial }: { readonly batchId: string; readonly seri
           </fieldset>
         </div>
         <LabelPreview
-          unit={previewed === undefined || previewed.gtin === undefined ? undefined : { gtin: previewed.gtin, serial: previewed.serial, digitalLink: previewed.resolverUrl }}
+          unit={previewed === undefined || previewed.gtin === undefined ? undefined : { gtin: previewed.gtin, serial: previewed.serial, digitalLink: previewed.resolverUrl, seq: previewed.seq }}
           symbology={symbology === Symbology.DATAMATRIX ? 'datamatrix' : 'qr'} widthMm={num('labelWidthMm', 70)} heightMm={num('labelHeightMm', 37)}
         />
       </div>
