@@ -25,7 +25,7 @@ const width = 640;
 const height = 220;
 const left = 48;
 const bottom = 28;
-const top = 10;
+const top = 26;
 
 /** Bars over days (`YYYY-MM-DD`), oldest first, with a y axis in `unit` and every few days' dates. */
 export function DayChart({ data, unit, title }: { readonly data: readonly { readonly day: string; readonly value: number }[]; readonly unit: string; readonly title: string }): ReactNode {
@@ -39,7 +39,7 @@ export function DayChart({ data, unit, title }: { readonly data: readonly { read
   return (
     <figure className="chart">
       <svg viewBox={`0 0 ${width} ${height}`} role="img" aria-label={`${title}: bar chart, ${unit} per day from ${data[0]?.day ?? ''} to ${data.at(-1)?.day ?? ''}`}>
-        <text className="axis-unit" x={4} y={top + 2} dominantBaseline="hanging">{unit}</text>
+        <text className="axis-unit" x={4} y={4} dominantBaseline="hanging">{unit}</text>
         {ticks.map((t) => (
           <g key={t} className="tick">
             <line x1={left} x2={width - 8} y1={y(t)} y2={y(t)} />
