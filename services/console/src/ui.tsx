@@ -16,7 +16,7 @@ export function ErrorMessage({ error }: { readonly error: unknown }): ReactNode 
   if (fields.length < 2) return <p className="error" role="alert" data-field={fields[0]?.field}>{text}</p>;
   return (
     <div className="error" role="alert">
-      <ul>{fields.map((f, i) => <li key={i} data-field={f.field}><code>{f.field}</code>: {f.message}</li>)}</ul>
+      <ul>{fields.map((f) => <li key={`${f.field}: ${f.message}`} data-field={f.field}><code>{f.field}</code>: {f.message}</li>)}</ul>
     </div>
   );
 }
@@ -86,7 +86,7 @@ export function ImportRows({ imp, testId }: { readonly imp: ProductImport; reado
           <table>
             <caption>Refused rows</caption>
             <thead><tr><th>Row</th><th>Field</th><th>Error</th></tr></thead>
-            <tbody>{imp.errors.map((e, i) => <tr key={i}><td>{e.row}</td><td>{e.field ?? ''}</td><td>{e.message}</td></tr>)}</tbody>
+            <tbody>{imp.errors.map((e) => <tr key={`${e.row} ${e.field ?? ''} ${e.message}`}><td>{e.row}</td><td>{e.field ?? ''}</td><td>{e.message}</td></tr>)}</tbody>
           </table>
         </div>
       )}

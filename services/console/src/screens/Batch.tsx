@@ -6,7 +6,7 @@ import { useMutation, useQuery } from '@connectrpc/connect-query';
 import { ActivationMode, IdentityMode, MintBatchStatus, MintService, MintUnitStatus, PackFormat, Paper, PayloadPackPurpose, PayloadPackStatus, Symbology, type PayloadPack } from '@mint/contract';
 import { useQueryClient } from '@tanstack/react-query';
 import { timestampMs } from '@bufbuild/protobuf/wkt';
-import { Fragment, useEffect, useState, type FormEvent, type ReactNode } from 'react';
+import { Fragment, useEffect, useRef, useState, type FormEvent, type ReactNode } from 'react';
 import { useBrand, useJobWatch } from '../context.tsx';
 import { groupEvents } from '../event-groups.ts';
 import { hriLines, symbolSvg, type PreviewUnit } from '../labels/preview.ts';
@@ -92,20 +92,35 @@ type LayoutKey = (typeof layoutFields)[number][0];
 
 /** Draws one label of the batch (the first unit of the range the units list shows) at the layout's size. */
 function LabelPreview({ unit, symbology, widthMm, heightMm }: { readonly unit: (PreviewUnit & { readonly seq: number }) | undefined; readonly symbology: 'qr' | 'datamatrix'; readonly widthMm: number; readonly heightMm: number }): ReactNode {
-  const [svg, setSvg] = useState<string | undefined>(undefined);
+  const [drawn, setDrawn] = useState(false);
   const [error, setError] = useState<string | undefined>(undefined);
+  const symbolBox = useRef<HTMLDivElement>(null);
+  const gtin = unit?.gtin;
+  const serial = unit?.serial;
+  const digitalLink = unit?.digitalLink;
   useEffect(() => {
-    if (unit === undefined) return;
+    if (gtin === undefined || serial === undefined || digitalLink === undefined) return;
     let live = true;
-    symbolSvg(unit, symbology).then((s) => { if (live) { setSvg(s); setError(undefined); } }, (e: unknown) => { if (live) { setSvg(undefined); setError(String(e instanceof Error ? e.message : e)); } });
+    symbolSvg({ gtin, serial, digitalLink }, symbology).then((svg) => {
+      if (!live || symbolBox.current === null) return;
+      // Parsed as SVG and adopted as nodes (the console's content security policy allows no data: images).
+      const parsed = new DOMParser().parseFromString(svg, 'image/svg+xml').documentElement;
+      symbolBox.current.replaceChildren(document.importNode(parsed, true));
+      setDrawn(true);
+      setError(undefined);
+    }, (e: unknown) => {
+      if (!live) return;
+      symbolBox.current?.replaceChildren();
+      setDrawn(false);
+      setError(String(e instanceof Error ? e.message : e));
+    });
     return () => { live = false; };
-  }, [unit?.digitalLink, unit?.serial, symbology]);
+  }, [gtin, serial, digitalLink, symbology]);
   if (unit === undefined) return <p className="hint">No unit to preview: labels are made of serial units.</p>;
   return (
     <figure className="label-preview" aria-label={`Label preview of serial ${unit.serial}`}>
       <div className="label" style={{ width: `${widthMm}mm`, minHeight: `${heightMm}mm` }} data-testid="label-preview">
-        {/* Inline SVG markup (the console's content security policy allows no data: images); bwip-js writes only paths. */}
-        {svg !== undefined && <div className="symbol" role="img" aria-label={`${symbology === 'qr' ? 'QR code' : 'DataMatrix'} of ${unit.serial}`} dangerouslySetInnerHTML={{ __html: svg }} />}
+        <div className="symbol" ref={symbolBox} role="img" aria-label={`${symbology === 'qr' ? 'QR code' : 'DataMatrix'} of ${unit.serial}`} aria-busy={!drawn} />
         <div className="hri">{hriLines(unit).map((l) => <div key={l}>{l}</div>)}</div>
       </div>
       <figcaption>{widthMm} × {heightMm} mm, {symbology === 'qr' ? 'QR code with the Digital Link' : 'GS1 DataMatrix'}, unit seq {unit.seq}</figcaption>

@@ -78,8 +78,8 @@ export function Unit({ gtin, serial }: { readonly gtin: string; readonly serial:
             <table>
               <caption>Scans of the unit, newest first</caption>
               <thead><tr><th>When (UTC)</th><th>Outcome</th><th>Country</th><th>Client</th><th>Scans</th><th>Source</th></tr></thead>
-              <tbody>{scans.data!.scans.map((s, i) => (
-                <tr key={i}><td>{formatTime(s.scannedAt)}</td><td>{s.outcome}</td><td>{s.country ?? '—'}</td><td>{enumName(ScanClientClass, s.clientClass)}</td><td>{s.scans}</td><td>{s.source}</td></tr>
+              <tbody>{scans.data!.scans.map((s) => (
+                <tr key={`${formatTime(s.scannedAt)} ${s.scannedAt?.nanos ?? 0} ${s.outcome} ${s.country ?? ''} ${s.clientClass} ${s.source} ${s.scans}`}><td>{formatTime(s.scannedAt)}</td><td>{s.outcome}</td><td>{s.country ?? '—'}</td><td>{enumName(ScanClientClass, s.clientClass)}</td><td>{s.scans}</td><td>{s.source}</td></tr>
               ))}</tbody>
             </table>
           </div>
