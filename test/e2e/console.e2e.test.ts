@@ -21,6 +21,7 @@ import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildConsole, consoleBuildIsStale } from '../../scripts/build-console.ts';
+import { startOidcProvider, type OidcProvider } from '../support/oidc-provider.ts';
 import { freePort } from '../support/ports.ts';
 import { untar } from '../support/untar.ts';
 
@@ -41,6 +42,7 @@ let signInLink: string;
 let token: string;
 let browser: BrowserContext;
 let page: Page;
+let provider: OidcProvider;
 
 /** Waits until the dev server printed its sign-in link (or exited). */
 function waitForLink(child: ChildProcess): Promise<string> {
@@ -112,7 +114,13 @@ beforeAll(async () => {
   mkdirSync(artifacts, { recursive: true });
   dataDir = await mkdtemp(join(tmpdir(), 'console-e2e-data-'));
   profileDir = await mkdtemp(join(tmpdir(), 'console-e2e-profile-'));
-  const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(await freePort()), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'info' };
+  const port = await freePort();
+  // A real OpenID Connect provider the console signs in with; the API takes its access tokens (JWKS) beside its own.
+  provider = await startOidcProvider({ consoleOrigin: `http://localhost:${port}`, accessTokenTtl: 20 });
+  const env: NodeJS.ProcessEnv = {
+    ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'info',
+    AUTH_JWKS_URL: provider.jwksUrl, CONSOLE_OIDC_ISSUER: provider.issuer, CONSOLE_OIDC_CLIENT_ID: provider.clientId,
+  };
   // The embedded database and the in-process bus, as `npm ci && npm start` gives a new user.
   for (const name of ['DATABASE_URL', 'NATS_URL', 'PUBLIC_BASE_URL', 'PACK_STORE_DIR', 'CONSOLE_ENABLED']) delete env[name];
   // The webhook test's receiver listens on loopback.
@@ -136,6 +144,7 @@ afterAll(async () => {
     server.kill('SIGTERM');
     await exited;
   }
+  await provider?.close();
   await rm(dataDir, { recursive: true, force: true });
   await rm(profileDir, { recursive: true, force: true });
 }, 60_000);
@@ -156,11 +165,11 @@ describe('the web console in chromium against npm start', () => {
   it("signs in with a token alone and picks the brand from the user's memberships", async () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByLabel('Session token').fill('not-a-token');
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     // The API's own words for a malformed token.
     await expect.poll(() => page.getByRole('alert').count(), soon).toBe(1);
     await page.getByLabel('Session token').fill(token);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await expect.poll(() => page.getByLabel('Brand workspace').locator('option').allTextContents(), soon).toEqual(['Demo Brand (owner)']);
     await photograph('sign-in');
     await page.getByRole('button', { name: 'Open the console' }).click();
@@ -485,6 +494,41 @@ describe('the web console in chromium against npm start', () => {
     await page.getByRole('button', { name: 'Remove domain' }).click();
     await expect.poll(() => page.getByTestId('current-domain').textContent(), soon).toBe('none');
   });
+
+  it('signs in with OpenID Connect (authorization code with PKCE), renews the session silently and signs out at the provider', async () => {
+    const session = async () => JSON.parse((await page.evaluate<string | null>('sessionStorage.getItem("mint.console.session")')) ?? 'null') as { token: string } | null;
+    const claims = (jwt: string) => JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString('utf8')) as { iss: string; sub: string };
+    const userId = (JSON.parse(await readFile(join(dataDir, 'demo.json'), 'utf8')) as { user_id: string }).user_id;
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('button', { name: `Sign in with ${new URL(provider.issuer).host}` }).click();
+    // The provider's own sign-in and consent pages.
+    await expect.poll(() => page.url(), soon).toContain(provider.issuer);
+    await page.locator('input[name="login"]').fill(userId);
+    await page.locator('input[name="password"]').fill('any');
+    await page.locator('button[type="submit"]').click();
+    await page.locator('button[type="submit"]').click();
+    await expect.poll(() => page.getByLabel('Brand workspace').locator('option').allTextContents(), soon).toEqual(['Demo Brand (owner)']);
+    expect(page.url()).not.toContain('code=');
+    await page.getByRole('button', { name: 'Open the console' }).click();
+    await expect.poll(() => kpi('Tokens minted'), soon).toMatch(/^\d/);
+    const first = (await session())!.token;
+    expect(claims(first)).toMatchObject({ iss: provider.issuer, sub: userId });
+    expect(provider.grants).toEqual(['authorization_code']);
+    // The 20-second access token is renewed before it expires, with no page leaving the console.
+    await expect.poll(() => provider.grants, { timeout: 30_000, interval: 500 }).toContain('refresh_token');
+    await expect.poll(async () => (await session())!.token, soon).not.toBe(first);
+    await new Promise((resolve) => setTimeout(resolve, 10_000));
+    await go('Batches');
+    await expect.poll(() => page.locator('tbody tr').count(), soon).toBeGreaterThan(0);
+    expect(await page.getByRole('button', { name: 'Sign out' }).count()).toBe(1);
+    // Sign-out ends the provider's session too, and comes back signed out.
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await expect.poll(() => page.url(), soon).toContain(provider.issuer);
+    await page.locator('button[type="submit"]').first().click();
+    await expect.poll(() => page.getByRole('button', { name: `Sign in with ${new URL(provider.issuer).host}` }).count(), soon).toBe(1);
+    expect(await session()).toBeNull();
+    await photograph('sign-in-oidc');
+  }, 120_000);
 
   it('keeps the token out of the server log: only the banner printed it', async () => {
     const afterBanner = output.slice(output.indexOf(signInLink) + signInLink.length);
