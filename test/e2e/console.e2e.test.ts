@@ -405,9 +405,15 @@ describe('the web console in chromium against npm start', () => {
     // A deep link to the unit's page opens it on a fresh load.
     await page.reload();
     await expect.poll(() => page.getByTestId('unit-seq').textContent(), soon).toBe('25');
-    await go('Units');
-    await page.getByLabel('Serial or scanned URL').fill(serial);
-    await page.getByLabel('Serial or scanned URL').press('Enter');
+    // By keyboard alone: the navigation link, then Tab to the search field, type, Enter.
+    await page.getByRole('navigation', { name: 'Screens' }).getByRole('link', { name: 'Units', exact: true }).focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.getByRole('heading', { name: 'Units', exact: true }).count(), soon).toBe(1);
+    await photograph('units-search');
+    for (let i = 0; i < 20 && (await page.evaluate<string>('document.activeElement?.id ?? ""')) !== 'unit-query'; i++) await page.keyboard.press('Tab');
+    expect(await page.evaluate<string>('document.activeElement?.id ?? ""')).toBe('unit-query');
+    await page.keyboard.type(serial);
+    await page.keyboard.press('Enter');
     await expect.poll(() => page.getByTestId('unit-seq').textContent(), soon).toBe('25');
   });
 
