@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import pg from 'pg';
-import { decideResolution, type Gs1LinkTypeName, type Link } from '@mint/domain';
+import { decideResolution, unitResolverUrl, type Gs1LinkTypeName, type Link } from '@mint/domain';
 import { resolverReadUrlOf, type Database, type Em } from '../orm.ts';
 import type { Tables } from '../tables.ts';
 import { coalesced } from './coalesce.ts';
@@ -54,7 +54,7 @@ function toUnit(row: UnitRow): ResolverUnit {
   return {
     serial: row.serial, gtin: row.gtin, status: row.status,
     activatedAt: row.activated_at === null || row.activated_at instanceof Date ? row.activated_at : new Date(row.activated_at),
-    resolverUrl: row.resolver_url, batchStatus: row.batch_status,
+    resolverUrl: unitResolverUrl(row.resolver_base_url, row.gtin, row.serial), batchStatus: row.batch_status,
     product: { id: row.product_id, name: row.product_name, sku: row.product_sku, gtin: row.product_gtin, passportUrl: row.passport_url },
     links: row.links === undefined ? noLinks : (typeof row.links === 'string' ? JSON.parse(row.links) as UnitLinkRow[] : row.links).map(toLink),
     suspect: row.suspect_rule === null || row.suspect_since === null ? null
@@ -124,12 +124,12 @@ function unitsWithProduct(db: Kysely<Tables>, withLinks: boolean) {
     .select([
       // The suspect mark is two columns of the unit's own row: no join, no second round trip (pgbench,
       // 200,000 units, prepared: ~28 µs a lookup without them, ~30 µs with, within the machine's noise).
-      'u.serial', 'u.gtin', 'u.status', 'u.activated_at', 'u.resolver_url', 'u.suspect_rule', 'u.suspect_since', 'b.status as batch_status',
+      'u.serial', 'b.gtin', 'u.status', 'u.activated_at', 'b.resolver_base_url', 'u.suspect_rule', 'u.suspect_since', 'b.status as batch_status',
       'p.id as product_id', 'p.name as product_name', 'p.sku as product_sku', 'p.gtin as product_gtin', 'p.passport_url',
     ])
     .$if(withLinks, (q) => q.select((eb) => jsonArrayFrom(eb.selectFrom('resolver_links as l')
       .select(['l.link_type', 'l.href', 'l.title', 'l.hreflang', 'l.media_type', 'l.context', 'l.fwqs', 'l.is_default'])
-      .whereRef('l.brand_id', '=', 'u.brand_id').where('l.gtin', '=', eb.fn.coalesce('u.gtin', sql.lit(''))).where('l.level', '=', 'serial')
+      .whereRef('l.brand_id', '=', 'u.brand_id').where('l.gtin', '=', eb.fn.coalesce('b.gtin', sql.lit(''))).where('l.level', '=', 'serial')
       .whereRef('l.qualifier', '=', 'u.serial')
       .orderBy('l.created_at').orderBy('l.id')).as('links')));
 }
@@ -137,7 +137,7 @@ function unitsWithProduct(db: Kysely<Tables>, withLinks: boolean) {
 /** The brand's unit with `serial` and GTIN `gtin` (null matches a unit without GTIN), with its own links or not. */
 const unitLookup = (withLinks: boolean) => (db: Kysely<Tables>, p: { brandId: string; serial: string; gtin: string | null }) =>
   unitsWithProduct(db, withLinks).where('u.brand_id', '=', p.brandId).where('u.serial', '=', p.serial)
-    .where((eb) => eb('u.gtin', 'is not distinct from', eb.cast<string | null>(eb.val(p.gtin), 'text')));
+    .where((eb) => eb('b.gtin', 'is not distinct from', eb.cast<string | null>(eb.val(p.gtin), 'text')));
 
 type UnitRow = RowOf<ReturnType<typeof unitLookup>>;
 
