@@ -50,7 +50,8 @@ function Units({ batchId }: { readonly batchId: string }): ReactNode {
 
 function BatchEvents({ batchId }: { readonly batchId: string }): ReactNode {
   const brandId = useBrand();
-  const events = useQuery(MintService.method.listMintEvents, { brandId, entityId: batchId, limit: 50 });
+  const pages = useCursorPages();
+  const events = useQuery(MintService.method.listMintEvents, { brandId, entityId: batchId, limit: 50, ...(pages.cursor === undefined ? {} : { cursor: pages.cursor }) });
   return (
     <section aria-labelledby="batch-events-title">
       <h2 id="batch-events-title">Events</h2>
@@ -70,6 +71,9 @@ function BatchEvents({ batchId }: { readonly batchId: string }): ReactNode {
             </li>
           ))}
       </ul>
+      {(pages.page > 1 || events.data?.hasMore === true) && (
+        <Pager label="Events" page={pages.page} hasMore={events.data?.hasMore ?? false} onPrevious={pages.previous} onNext={() => pages.next(events.data?.nextCursor)} />
+      )}
     </section>
   );
 }

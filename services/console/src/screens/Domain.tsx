@@ -6,7 +6,7 @@ import { MintService, ResolverService } from '@mint/contract';
 import { useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent, type ReactNode } from 'react';
 import { useBrand } from '../context.tsx';
-import { ErrorMessage, formatTime } from '../ui.tsx';
+import { ErrorMessage, formatTime, Pager, useCursorPages } from '../ui.tsx';
 
 /** The record pointing `domain` at this service: a CNAME to the host the console is served from. */
 function DnsRecord({ domain }: { readonly domain: string }): ReactNode {
@@ -33,9 +33,12 @@ function DnsRecord({ domain }: { readonly domain: string }): ReactNode {
 export function Domain(): ReactNode {
   const brandId = useBrand();
   const queryClient = useQueryClient();
-  const history = useQuery(MintService.method.listMintEvents, { brandId, eventType: 'brand_resolver_domain_set', limit: 10 });
+  const pages = useCursorPages();
+  const history = useQuery(MintService.method.listMintEvents, { brandId, eventType: 'brand_resolver_domain_set', limit: 10, ...(pages.cursor === undefined ? {} : { cursor: pages.cursor }) });
+  // The domain in force is the newest change's, read with the first page.
+  const newest = useQuery(MintService.method.listMintEvents, { brandId, eventType: 'brand_resolver_domain_set', limit: 1 });
   const set = useMutation(ResolverService.method.setBrandResolverDomain);
-  const latest = history.data?.events[0];
+  const latest = newest.data?.events[0];
   const current = set.data !== undefined ? (set.data.domain ?? '') : typeof latest?.payload?.['domain'] === 'string' ? latest.payload['domain'] : '';
   const [domain, setDomain] = useState('');
   const submit = (value: string) => set.mutate({ brandId, domain: value }, {
@@ -65,6 +68,9 @@ export function Domain(): ReactNode {
           <ul className="events">
             {history.data!.events.map((e) => <li key={e.id}><time>{formatTime(e.occurredAt)}</time> {String(e.payload?.['previous'] ?? 'none')} → {String(e.payload?.['domain'] ?? 'none')}</li>)}
           </ul>
+          {(pages.page > 1 || history.data?.hasMore === true) && (
+            <Pager label="Domain changes" page={pages.page} hasMore={history.data?.hasMore ?? false} onPrevious={pages.previous} onNext={() => pages.next(history.data?.nextCursor)} />
+          )}
         </section>
       )}
     </>
