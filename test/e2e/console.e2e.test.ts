@@ -241,6 +241,9 @@ describe('the web console in chromium against npm start', () => {
     await page.getByLabel('To seq').fill('3');
     await page.getByRole('button', { name: 'Ask for the pack' }).click();
     await expect.poll(() => page.getByRole('alert').filter({ hasText: 'seq' }).count(), soon).toBe(1);
+    // The field the API named is marked invalid for assistive technology.
+    expect(await page.getByLabel('To seq').getAttribute('aria-invalid')).toBe('true');
+    expect(await page.getByLabel('From seq').getAttribute('aria-invalid')).toBe('false');
     await page.getByLabel('From seq').fill('3');
     await page.getByLabel('To seq').fill('7');
     await page.getByLabel('CSV (units.csv)').check();
@@ -359,6 +362,7 @@ describe('the web console in chromium against npm start', () => {
     await page.getByLabel('Link type').fill('gs1:notALinkType');
     await page.getByRole('button', { name: 'Save link' }).click();
     await expect.poll(() => page.getByRole('alert').textContent(), soon).toMatch(/link_type/);
+    expect(await page.getByLabel('Link type').getAttribute('aria-invalid')).toBe('true');
     await page.getByLabel('Link type').fill('gs1:instructions');
     await page.getByRole('button', { name: 'Save link' }).click();
     await expect.poll(() => page.getByRole('status').filter({ hasText: 'Link added.' }).count(), soon).toBe(1);

@@ -93,3 +93,9 @@ export function ImportRows({ imp, testId }: { readonly imp: ProductImport; reado
     </>
   );
 }
+
+/** The fields an API error names (`seq_to`, `layout.columns`), for `aria-invalid` on their inputs; empty without an error. */
+export function invalidFields(error: unknown): ReadonlySet<string> {
+  if (error === null || error === undefined) return new Set();
+  return new Set(fieldErrors(errorText(error)).map((f) => f.field));
+}

@@ -10,7 +10,7 @@ import { Fragment, useEffect, useRef, useState, type FormEvent, type ReactNode }
 import { useBrand, useJobWatch } from '../context.tsx';
 import { groupEvents } from '../event-groups.ts';
 import { hriLines, symbolSvg, type PreviewUnit } from '../labels/preview.ts';
-import { enumName, ErrorMessage, formatTime, Pager, Progress, useCursorPages } from '../ui.tsx';
+import { enumName, ErrorMessage, formatTime, invalidFields, Pager, Progress, useCursorPages } from '../ui.tsx';
 
 /** Lifecycle targets offered by the move form, in lifecycle order. */
 const moves = [MintBatchStatus.EXPORTED, MintBatchStatus.PRINTED, MintBatchStatus.APPLIED, MintBatchStatus.VOIDED];
@@ -159,6 +159,7 @@ function PackForm({ batchId, serial }: { readonly batchId: string; readonly seri
       layout: { paper, dpi: Number(dpi), ...values },
     }, { onSuccess: () => void queryClient.invalidateQueries({ predicate: (q) => JSON.stringify(q.queryKey).includes('ListPayloadPacks') }) });
   };
+  const invalid = invalidFields(create.error);
   const toggle = (f: PackFormat, on: boolean) => setChosen((c) => (on ? [...c, f] : c.filter((x) => x !== f)));
   return (
     <form className="pack-form" onSubmit={onSubmit} aria-labelledby="pack-form-title">
@@ -175,9 +176,9 @@ function PackForm({ batchId, serial }: { readonly batchId: string; readonly seri
             <fieldset>
               <legend>Units (by seq, inclusive; blank: all)</legend>
               <label htmlFor="seq-from">From seq</label>
-              <input id="seq-from" type="number" min={1} value={seqFrom} onChange={(e) => setSeqFrom(e.target.value)} />
+              <input id="seq-from" type="number" min={1} aria-invalid={invalid.has('seq_from')} value={seqFrom} onChange={(e) => setSeqFrom(e.target.value)} />
               <label htmlFor="seq-to">To seq</label>
-              <input id="seq-to" type="number" min={1} value={seqTo} onChange={(e) => setSeqTo(e.target.value)} />
+              <input id="seq-to" type="number" min={1} aria-invalid={invalid.has('seq_to')} value={seqTo} onChange={(e) => setSeqTo(e.target.value)} />
             </fieldset>
           )}
           <fieldset>
@@ -194,7 +195,7 @@ function PackForm({ batchId, serial }: { readonly batchId: string; readonly seri
             {layoutFields.map(([key, label, placeholder]) => (
               <Fragment key={key}>
                 <label htmlFor={`layout-${key}`}>{label}</label>
-                <input id={`layout-${key}`} type="number" step="any" placeholder={placeholder} value={layout[key] ?? ''} onChange={(e) => setLayout((l) => ({ ...l, [key]: e.target.value }))} />
+                <input id={`layout-${key}`} type="number" step="any" placeholder={placeholder} aria-invalid={invalid.has(`layout.${key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}`)} value={layout[key] ?? ''} onChange={(e) => setLayout((l) => ({ ...l, [key]: e.target.value }))} />
               </Fragment>
             ))}
             <label htmlFor="dpi">ZPL resolution</label>

@@ -6,7 +6,7 @@ import { MintService, ResolverService } from '@mint/contract';
 import { useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent, type ReactNode } from 'react';
 import { useBrand } from '../context.tsx';
-import { ErrorMessage, formatTime, Pager, useCursorPages } from '../ui.tsx';
+import { ErrorMessage, formatTime, invalidFields, Pager, useCursorPages } from '../ui.tsx';
 
 /** The record pointing `domain` at this service: a CNAME to the host the console is served from. */
 function DnsRecord({ domain }: { readonly domain: string }): ReactNode {
@@ -55,7 +55,7 @@ export function Domain(): ReactNode {
       </dl>
       <form className="inline-form" onSubmit={onSubmit} aria-label="Set the resolver domain">
         <label htmlFor="domain">Domain</label>
-        <input id="domain" value={domain} placeholder="id.brand.example" onChange={(e) => setDomain(e.target.value)} />
+        <input id="domain" aria-invalid={invalidFields(set.error).has('domain')} value={domain} placeholder="id.brand.example" onChange={(e) => setDomain(e.target.value)} />
         <button type="submit" disabled={set.isPending || domain.trim() === ''}>Set domain</button>
         {current !== '' && <button type="button" className="danger" disabled={set.isPending} onClick={() => submit('')}>Remove domain</button>}
       </form>

@@ -7,7 +7,7 @@ import { LinkLevel, ProductImportStatus, ResolverService, type ResolverLink } fr
 import { useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent, type ReactNode } from 'react';
 import { useBrand } from '../context.tsx';
-import { ErrorMessage, ImportRows, Pager, useCursorPages } from '../ui.tsx';
+import { ErrorMessage, ImportRows, invalidFields, Pager, useCursorPages } from '../ui.tsx';
 
 interface Target { readonly level: LinkLevel; readonly gtin: string; readonly lot: string; readonly serial: string }
 
@@ -39,6 +39,7 @@ function LinkForm({ editing, target, onDone }: { readonly editing: ResolverLink 
   const [mediaType, setMediaType] = useState(editing?.mediaType ?? '');
   const [fwqs, setFwqs] = useState(editing?.fwqs ?? true);
   const [isDefault, setIsDefault] = useState(editing?.isDefault ?? false);
+  const invalid = invalidFields(upsert.error);
   const list = (text: string) => text.split(',').map((t) => t.trim()).filter((t) => t !== '');
   const onSubmit = (event: FormEvent) => {
     event.preventDefault();
@@ -53,14 +54,14 @@ function LinkForm({ editing, target, onDone }: { readonly editing: ResolverLink 
     <form className="grid-form" onSubmit={onSubmit} aria-labelledby="link-form-title">
       <h2 id="link-form-title">{editing === undefined ? 'Add a link' : `Change link ${editing.id.slice(0, 8)}`}</h2>
       <p className="hint">Blank GTIN: a brand link. GTIN and lot: a lot's link; GTIN and serial: a unit's.</p>
-      <label htmlFor="lf-gtin">GTIN of the link</label><input id="lf-gtin" value={gtin} inputMode="numeric" onChange={(e) => setGtin(e.target.value)} />
-      <label htmlFor="lf-lot">Lot of the link</label><input id="lf-lot" value={lot} onChange={(e) => setLot(e.target.value)} />
-      <label htmlFor="lf-serial">Serial of the link</label><input id="lf-serial" value={serial} onChange={(e) => setSerial(e.target.value)} />
-      <label htmlFor="lf-type">Link type</label><input id="lf-type" required value={linkType} onChange={(e) => setLinkType(e.target.value)} />
-      <label htmlFor="lf-href">Target (https)</label><input id="lf-href" required type="url" value={href} onChange={(e) => setHref(e.target.value)} />
-      <label htmlFor="lf-title">Title</label><input id="lf-title" required value={title} onChange={(e) => setTitle(e.target.value)} />
-      <label htmlFor="lf-lang">Languages (comma-separated)</label><input id="lf-lang" value={hreflang} onChange={(e) => setHreflang(e.target.value)} />
-      <label htmlFor="lf-media">Media type</label><input id="lf-media" value={mediaType} placeholder="text/html" onChange={(e) => setMediaType(e.target.value)} />
+      <label htmlFor="lf-gtin">GTIN of the link</label><input id="lf-gtin" aria-invalid={invalid.has('gtin')} value={gtin} inputMode="numeric" onChange={(e) => setGtin(e.target.value)} />
+      <label htmlFor="lf-lot">Lot of the link</label><input id="lf-lot" aria-invalid={invalid.has('lot')} value={lot} onChange={(e) => setLot(e.target.value)} />
+      <label htmlFor="lf-serial">Serial of the link</label><input id="lf-serial" aria-invalid={invalid.has('serial')} value={serial} onChange={(e) => setSerial(e.target.value)} />
+      <label htmlFor="lf-type">Link type</label><input id="lf-type" aria-invalid={invalid.has('link_type')} required value={linkType} onChange={(e) => setLinkType(e.target.value)} />
+      <label htmlFor="lf-href">Target (https)</label><input id="lf-href" aria-invalid={invalid.has('href')} required type="url" value={href} onChange={(e) => setHref(e.target.value)} />
+      <label htmlFor="lf-title">Title</label><input id="lf-title" aria-invalid={invalid.has('title')} required value={title} onChange={(e) => setTitle(e.target.value)} />
+      <label htmlFor="lf-lang">Languages (comma-separated)</label><input id="lf-lang" aria-invalid={invalid.has('hreflang')} value={hreflang} onChange={(e) => setHreflang(e.target.value)} />
+      <label htmlFor="lf-media">Media type</label><input id="lf-media" aria-invalid={invalid.has('media_type')} value={mediaType} placeholder="text/html" onChange={(e) => setMediaType(e.target.value)} />
       <label className="check"><input type="checkbox" checked={fwqs} onChange={(e) => setFwqs(e.target.checked)} /> Forward the query string</label>
       <label className="check"><input type="checkbox" checked={isDefault} onChange={(e) => setIsDefault(e.target.checked)} /> The level's default link</label>
       <div className="actions">

@@ -8,7 +8,7 @@ import { WebhookDeliveryStatus, WebhookService, type WebhookEndpoint } from '@mi
 import { useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent, type ReactNode } from 'react';
 import { useBrand } from '../context.tsx';
-import { enumName, ErrorMessage, formatTime, Pager, useCursorPages } from '../ui.tsx';
+import { enumName, ErrorMessage, formatTime, invalidFields, Pager, useCursorPages } from '../ui.tsx';
 
 const refresh = (queryClient: ReturnType<typeof useQueryClient>) =>
   queryClient.invalidateQueries({ predicate: (q) => /ListWebhook/.test(JSON.stringify(q.queryKey)) });
@@ -43,6 +43,7 @@ export function Webhooks(): ReactNode {
   const [url, setUrl] = useState('');
   const [types, setTypes] = useState('');
   const [description, setDescription] = useState('');
+  const invalid = invalidFields(create.error);
   const onCreate = (event: FormEvent) => {
     event.preventDefault();
     rotate.reset();
@@ -55,9 +56,9 @@ export function Webhooks(): ReactNode {
       <h1>Webhooks</h1>
       <form className="grid-form" onSubmit={onCreate} aria-labelledby="wh-new-title">
         <h2 id="wh-new-title">Add an endpoint</h2>
-        <label htmlFor="wh-url">URL (https)</label><input id="wh-url" type="url" required value={url} onChange={(e) => setUrl(e.target.value)} />
-        <label htmlFor="wh-types">Event types (comma-separated; blank: all)</label><input id="wh-types" value={types} placeholder="mint_job_completed" onChange={(e) => setTypes(e.target.value)} />
-        <label htmlFor="wh-desc">Description</label><input id="wh-desc" value={description} onChange={(e) => setDescription(e.target.value)} />
+        <label htmlFor="wh-url">URL (https)</label><input id="wh-url" aria-invalid={invalid.has('url')} type="url" required value={url} onChange={(e) => setUrl(e.target.value)} />
+        <label htmlFor="wh-types">Event types (comma-separated; blank: all)</label><input id="wh-types" aria-invalid={[...invalid].some((f) => f.startsWith('event_types'))} value={types} placeholder="mint_job_completed" onChange={(e) => setTypes(e.target.value)} />
+        <label htmlFor="wh-desc">Description</label><input id="wh-desc" aria-invalid={invalid.has('description')} value={description} onChange={(e) => setDescription(e.target.value)} />
         <div className="actions"><button type="submit" disabled={create.isPending}>Add endpoint</button></div>
         <ErrorMessage error={create.error} />
       </form>
