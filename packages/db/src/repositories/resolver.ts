@@ -5,7 +5,7 @@ import { decideResolution, unitResolverUrl, type Gs1LinkTypeName, type Link } fr
 import { resolverReadUrlOf, type Database, type Em } from '../orm.ts';
 import type { Tables } from '../tables.ts';
 import { coalesced } from './coalesce.ts';
-import { changed, prepare, rows, unnest, type PreparedStatement, type RowOf } from './kysely.ts';
+import { changed, prepare, rawChanged, rows, unnest, type PreparedStatement, type RowOf } from './kysely.ts';
 import { createLinkReader, type LinkReader } from './links.ts';
 import { postgresDirectUrl } from './packs.ts';
 
@@ -250,6 +250,25 @@ function scanColumns(scans: readonly ScanRecord[]): ScanColumns {
 }
 
 /**
+ * Writes one brand's batch of resolver scans once: claims `batchKey` among the brand's ingest
+ * batch keys (the same keys as the scan ingest's, so the retention sweep clears them alike) and
+ * inserts the scans as recorded, in one transaction. A key claimed before writes nothing and
+ * returns false: a batch delivered twice (a spilled batch replayed again after a lost ack) is
+ * counted once.
+ */
+export async function writeScanBatchOnce(em: Em, brandId: string, batchKey: string, scans: readonly ScanRecord[], now: Date): Promise<boolean> {
+  return em.transactional(async (tx) => {
+    const claimed = await rawChanged(tx, sql`
+      insert into scan_ingest_batches (brand_id, batch_key, accepted, rejected, created_at)
+      values (${brandId}, ${batchKey}, ${scans.length}, '[]', ${now.toISOString()})
+      on conflict (brand_id, batch_key) do nothing`);
+    if (claimed === 0) return false;
+    if (scans.length > 0) await changed(tx, (db) => insertScans(db, scanColumns(scans)));
+    return true;
+  });
+}
+
+/**
  * Deletes up to `limit` scan events recorded before `before` (oldest ranges first, found by the
  * BRIN index); returns how many. The keys are read first, then deleted by key one brand at a time,
  * never by ctid: on Citus each delete is routed to one shard.
@@ -264,6 +283,9 @@ export async function deleteScanEventsBefore(em: Em, before: Date, limit: number
   }
   return deleted;
 }
+
+/** Longest wait for a new connection of the resolver's and the scan writer's pools. */
+const connectTimeoutMs = 2_000;
 
 /** Writes scan events in batches; see {@link createScanWriter}. */
 export interface ScanWriter {
@@ -281,7 +303,9 @@ export interface ScanWriter {
 export function createScanWriter(db: Database): ScanWriter {
   // Named prepared statements live in a session: the direct connection (DATABASE_DIRECT_URL).
   const url = postgresDirectUrl(db);
-  const pool = new pg.Pool({ connectionString: url, max: 1, idleTimeoutMillis: 0, application_name: 'minting-scan-events' });
+  // A connection that does not come within 2 s fails (an unreachable database that drops packets
+  // rather than refusing them): the recorder then spills the batch instead of waiting.
+  const pool = new pg.Pool({ connectionString: url, max: 1, idleTimeoutMillis: 0, connectionTimeoutMillis: connectTimeoutMs, application_name: 'minting-scan-events' });
   pool.on('error', () => undefined);
   let closing: Promise<void> | undefined;
   return {
@@ -356,10 +380,12 @@ export function createResolverReader(db: Database, options: ResolverReaderOption
   const maxInFlight = options.maxInFlight ?? Math.max(1, Math.floor(poolSize / 2));
   // Idle connections are kept (idleTimeoutMillis 0): after a quiet spell the first scans would
   // otherwise pay a new connection and re-prepare their statements.
-  const pool = new pg.Pool({ connectionString: url, max: poolSize, idleTimeoutMillis: 0, application_name: 'minting-resolver' });
+  // A connection that does not come within 2 s fails, so the resolver answers from what it last
+  // knew instead of holding scans while the database drops packets.
+  const pool = new pg.Pool({ connectionString: url, max: poolSize, idleTimeoutMillis: 0, connectionTimeoutMillis: connectTimeoutMs, application_name: 'minting-resolver' });
   pool.on('error', () => undefined);
   const readUrl = options.readUrl ?? resolverReadUrlOf(db);
-  const replica = readUrl === undefined ? null : new pg.Pool({ connectionString: readUrl, max: poolSize, idleTimeoutMillis: 0, application_name: 'minting-resolver-replica' });
+  const replica = readUrl === undefined ? null : new pg.Pool({ connectionString: readUrl, max: poolSize, idleTimeoutMillis: 0, connectionTimeoutMillis: connectTimeoutMs, application_name: 'minting-resolver-replica' });
   replica?.on('error', () => undefined);
   const links = createLinkReader(pool);
   const primary = hotLookups(pool, maxBatch, maxInFlight);
