@@ -39,6 +39,8 @@ describe('loadConfig', () => {
       shutdownTimeoutMs: 10_000,
       setMintBatchStatusEnabled: false,
       consoleEnabled: true,
+      consoleOidcIssuer: undefined,
+      consoleOidcClientId: undefined,
       executorLeaseMs: 30_000,
       natsAckWaitMs: 30_000,
       downloadSigningKeys: undefined,
