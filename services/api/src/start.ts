@@ -32,7 +32,7 @@ export interface StartApiOptions {
   readonly config: Pick<Config, 'port' | 'host' | 'shutdownTimeoutMs'> & Partial<Pick<Config,
     | 'metricsPort' | 'metricsToken' | 'rpcMaxBodyBytes' | 'importMaxBodyBytes' | 'httpHeadersTimeoutMs' | 'httpRequestTimeoutMs'
     | 'httpIdleTimeoutMs' | 'httpBodyTimeoutMs' | 'http2MaxConcurrentStreams' | 'watchMaxDurationMs' | 'watchMaxStreamsPerCaller'
-    | 'consoleEnabled' | 'corsAllowedOrigins' | 'reflectionAllowAnonymous' | 'rateLimitPerCredential' | 'rateLimitResolverPerAddress'
+    | 'consoleEnabled' | 'consoleOidcIssuer' | 'consoleOidcClientId' | 'corsAllowedOrigins' | 'reflectionAllowAnonymous' | 'rateLimitPerCredential' | 'rateLimitResolverPerAddress'
     | 'rateLimitDownloadsPerAddress' | 'rateLimitAuthFailuresPerAddress' | 'resolverContact' | 'watchSafetyIntervalMs' | 'trustedProxies'
     | 'controlPlaneHosts' | 'brandDomainDelegatedZones' | 'scanCountryHeader' | 'cachePurgeUrl' | 'resolverLastKnownUnits'>>;
   readonly logger: Logger;
@@ -150,7 +150,10 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
     ...(options.downloads === undefined ? [] : [downloadRoute(ctx, options.downloads, logger)]),
     ...v1Routes({ ctx, logger, services }),
     ...epcisRoutes(ctx),
-    ...(config.consoleEnabled === false ? [] : consoleRoutes({ dir: options.consoleDir ?? defaultConsoleDir })),
+    ...(config.consoleEnabled === false ? [] : consoleRoutes({
+      dir: options.consoleDir ?? defaultConsoleDir,
+      oidc: config.consoleOidcIssuer !== undefined && config.consoleOidcClientId !== undefined ? { issuer: config.consoleOidcIssuer, clientId: config.consoleOidcClientId } : undefined,
+    })),
     ...(options.httpRoutes ?? []),
   ];
   const server = createApiServer({

@@ -203,6 +203,7 @@ export function createMintServiceHandlers(deps: MintServiceDeps): ServiceImpl<ty
     async listMintUnits(req) {
       const page = await useCases.listMintUnits(ctx, req.brandId, {
         ...pageRequest(req, req.cursorCreatedAt, 'cursor_created_at'), mintBatchId: orNull(req.mintBatchId),
+        serial: orNull(req.serial), afterSeq: orNull(req.afterSeq),
       });
       return {
         ok: true,

@@ -1021,6 +1021,20 @@ export declare type ListMintUnitsRequest = Message<"mint.v1.ListMintUnitsRequest
    * @generated from field: optional string cursor = 6;
    */
   cursor?: string | undefined;
+
+  /**
+   * Only the unit with this serial (serials are unique in a brand): at most one unit.
+   *
+   * @generated from field: optional string serial = 7;
+   */
+  serial?: string | undefined;
+
+  /**
+   * With mint_batch_id: the batch's units in seq order, from the first seq above this one (0 for the first page, then the last seq shown); not with a cursor.
+   *
+   * @generated from field: optional int32 after_seq = 8;
+   */
+  afterSeq?: number | undefined;
 };
 
 /**
