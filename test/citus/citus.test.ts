@@ -3,7 +3,9 @@
 // default, 100,000 for the issue's size) through a real executor, reads them back
 // (GetMintBatch, ListMintUnits), gets its payload pack and a webhook, resolves a minted unit (the
 // scan recorded), sees a link change reach the resolver through NOTIFY on the coordinator, and
-// imports products whose passport pages become links. Each step prints its time.
+// imports products whose passport pages become links, moves a range of serials along their
+// lifecycle (recalled, with EPCIS events and a balanced reconciliation) and ingests and reads scans
+// of an edge. Each step prints its time.
 
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -18,8 +20,8 @@ import { parseResolverRequest, type Cursor, type ResolverPath } from '@mint/doma
 import { createFsPackStore } from '@mint/store';
 import {
   createResolver, createScanRecorder, createUseCaseContext, createUser, createWebhookEndpoint, createWebhookSender, createWorkspace, getJobProgress,
-  getMintBatch, getProductImport, grantRole, listMintUnits, startProductImport, submitMintRequest, upsertLink, upsertProduct,
-  type UseCaseContext,
+  getMintBatch, getProductImport, getScanStats, grantRole, listMintUnits, moveSerials, reconcileMintBatch, recordScanEvents, startProductImport,
+  submitMintRequest, upsertLink, upsertProduct, type UseCaseContext,
 } from '@mint/usecases';
 import { startExecutor } from '../../services/executor/src/executor.ts';
 import { query } from '../support/sql.ts';
@@ -237,5 +239,58 @@ describe('on Citus (a coordinator and its workers)', () => {
       `select count(*)::text as n from resolver_links where brand_id = ? and level = 'gtin' and link_type = 'pip' and is_default and href like 'https://citus.example/imp/%'`,
       [brand.id]) as [{ n: string }];
     expect(Number(n)).toBe(1_000);
+  });
+
+  it('decommissions a seq range as recalled in chunks on the brand\'s shard: counted exactly, one EPCIS event set, the reconciliation balanced, the resolver leading with the recall', async () => {
+    const recalled = Math.min(units, 3_000);
+    const started = performance.now();
+    const moved = await moveSerials(ctx, { id: brand.userId }, {
+      brandId: brand.id, action: 'decommission', reason: 'recalled', idempotencyKey: `recall-${minted.batchId}`,
+      target: { mintBatchId: minted.batchId, fromSeq: 1, toSeq: recalled },
+    }, { runAll: true });
+    timed('recall', started, ` (${recalled} units)`);
+    expect(moved).toMatchObject({ status: 'done', total: recalled, moved: recalled, refused: 0 });
+    // A repeat of the key moves nothing.
+    const again = await moveSerials(ctx, { id: brand.userId }, {
+      brandId: brand.id, action: 'decommission', reason: 'recalled', idempotencyKey: `recall-${minted.batchId}`,
+      target: { mintBatchId: minted.batchId, fromSeq: 1, toSeq: recalled },
+    }, { runAll: true });
+    expect(again).toMatchObject({ replayed: true, moved: recalled });
+    const reconciliation = await reconcileMintBatch(ctx, brand.id, minted.batchId);
+    expect(reconciliation).toMatchObject({ requested: units, minted: units, notMinted: 0, balanced: true });
+    expect(reconciliation.byState).toMatchObject({ commissioned: units - recalled, decommissioned: recalled });
+    expect(reconciliation.byReason).toEqual({ recalled });
+    const [{ epcs }] = await query<{ epcs: string }>(db.em.fork(),
+      `select coalesce(sum(jsonb_array_length(body->'epcList')), 0)::text as epcs from epcis_events where brand_id = ? and body->>'bizStep' = 'decommissioning'`,
+      [brand.id]) as [{ epcs: string }];
+    expect(Number(epcs)).toBe(recalled);
+    const [{ serial }] = await query<{ serial: string }>(db.em.fork(),
+      'select serial from mint_units where brand_id = ? and mint_batch_id = ? and seq = 1', [brand.id, minted.batchId]) as [{ serial: string }];
+    const resolver = createResolver(ctx);
+    try {
+      await resolver.listening;
+      expect((await resolver.resolve(serialPath(serial), 'json')).outcome.kind).toBe('recalled');
+    } finally {
+      await resolver.close();
+    }
+  });
+
+  it('ingests an edge\'s batch of scans once (a replayed key writes nothing) and reads them back per country', async () => {
+    const [{ serial }] = await query<{ serial: string }>(db.em.fork(),
+      'select serial from mint_units where brand_id = ? and mint_batch_id = ? order by seq desc limit 1', [brand.id, minted.batchId]) as [{ serial: string }];
+    const at = new Date();
+    const scans = Array.from({ length: 500 }, (_, i) => ({
+      scannedAt: new Date(at.getTime() - i * 1_000), kind: 'serial', gtin: brand.gtin, identifier: serial, lot: null, outcome: 'resolved',
+      representation: 'redirect', linkType: null, country: i % 2 === 0 ? 'DE' : 'FR', clientClass: 'browser', visitor: null, count: 1,
+    }));
+    const started = performance.now();
+    const first = await recordScanEvents(ctx, { brandId: brand.id, batchKey: `edge-${minted.batchId}`, scans });
+    timed('ingest500', started);
+    expect(first).toMatchObject({ accepted: 500 });
+    await recordScanEvents(ctx, { brandId: brand.id, batchKey: `edge-${minted.batchId}`, scans });
+    const byCountry = await getScanStats(ctx, {
+      brandId: brand.id, groupBy: 'country', from: new Date(at.getTime() - 86_400_000), to: new Date(at.getTime() + 60_000), order: 'key', serial, limit: 10,
+    });
+    expect(Object.fromEntries(byCountry.groups.map((r) => [r.key, r.scans]))).toEqual({ DE: 250, FR: 250 });
   });
 });
