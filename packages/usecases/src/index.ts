@@ -58,12 +58,12 @@ export {
   type DownloadUrl, type DownloadAnswer
 } from './downloads.ts';
 export {
-  createResolver, createScanRecorder, purgeOldScanEvents, createLinkCache, type LinkCache, type Resolution, type ResolverOptions, type Resolver,
+  createResolver, createScanRecorder, createLinkCache, type LinkCache, type Resolution, type ResolverOptions, type Resolver,
   type ScanRecorderStats, type ScanRecorder, type ScanRecorderOptions
 } from './resolver.ts';
 export {
   recordScanEvents, type RecordScanEventsInput, createScanAlerts, ruleScanOf, type ScanAlerts, getScanStats, type ScanStatsQuery, type ScanStatsPage, getUnitScans, type UnitScansQuery, type UnitScansPage,
-  type ScanAlertsOptions
+  type ScanAlertsOptions, maintainScanLedger, type ScanLedgerUpkeep, type ScanLedgerUpkeepOptions
 } from './scans.ts';
 export {
   getScanAlertSettings, updateScanAlertSettings, clearSuspectUnit, type ClearSuspectUnitInput, type ClearSuspectUnitOutcome

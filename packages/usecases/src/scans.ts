@@ -1,3 +1,6 @@
+import {
+  createScanPartition, defaultPartitionDays, deleteScanIngestBatchesBefore, dropScanPartitionsBefore, rollUpAndDeleteDefaultBefore, rollUpScanDays, utcDay,
+} from '@mint/db';
 import { appendEvents, findScanAlertSettings, ingestScanBatch, markUnitsSuspect, scanStats, unitScans, type IngestOutcome, type ScanRecord, type ScanStatsOrder, type ScanStatsRow, type UnitScanRow } from '@mint/db';
 import {
   assertValid, clientClasses, countryOf, decodeScanCursor, encodeScanCursor, InvalidInputError, isUuid, maxIngestScans, normalizeGtin, scanGroups,
@@ -228,4 +231,65 @@ export async function getUnitScans(ctx: UseCaseContext, q: UnitScansQuery): Prom
   const scans = hasMore ? found.scans.slice(0, limit) : found.scans;
   const last = scans[scans.length - 1];
   return { ...found, scans, hasMore, next: hasMore && last !== undefined ? encodeScanCursor([last.scannedAt.getTime(), Number(last.id)]) : null };
+}
+
+/** What one {@link maintainScanLedger} did. */
+export interface ScanLedgerUpkeep {
+  /** Day partitions made (ahead of time, or for scans waiting in the default partition). */
+  readonly partitionsCreated: number;
+  /** Brands' days rolled up (or rolled up again after late scans). */
+  readonly daysRolledUp: number;
+  /** Scans past retention that waited in the default partition, added to their days' rollups and deleted. */
+  readonly lateScansRolledUp: number;
+  /** Day partitions dropped whole, past retention. */
+  readonly partitionsDropped: readonly string[];
+  /** Ingest batch keys forgotten, past retention. */
+  readonly batchKeysDeleted: number;
+}
+
+/** Options of {@link maintainScanLedger}. */
+export interface ScanLedgerUpkeepOptions {
+  /** Days of raw scans kept; 0 keeps them for good (partitions and rollups are still made). */
+  readonly retentionDays: number;
+  /** Day partitions made ahead of today; default 2. */
+  readonly aheadDays?: number;
+  /** Past days given a partition even with no scan yet (an edge's backlog); default 7, never before retention. */
+  readonly behindDays?: number;
+  /** A day is rolled up this long after it ends, once the resolver's last scans of it are written; default 15 minutes. */
+  readonly graceMs?: number;
+}
+
+const dayMs = 86_400_000;
+
+/**
+ * The executor's upkeep of the scan ledger, safe to repeat and to run in two executors at once:
+ * makes the day partitions of the coming days (and of past days whose scans wait in the default
+ * partition, moving them in), rolls each brand's closed days up into `scan_daily_rollups` (again
+ * after a late scan of the day), then past `retentionDays` drops whole day partitions (each only
+ * once its rollups are current), rolls up and deletes late scans of such days, and forgets ingest
+ * batch keys. The rollups stay.
+ */
+export async function maintainScanLedger(ctx: UseCaseContext, options: ScanLedgerUpkeepOptions): Promise<ScanLedgerUpkeep> {
+  const now = ctx.clock().getTime();
+  const em = () => ctx.db.em.fork();
+  const cutoffDay = options.retentionDays > 0 ? utcDay(now - options.retentionDays * dayMs) : null;
+  let partitionsCreated = 0;
+  const wanted = new Set<string>();
+  for (let d = -(options.behindDays ?? 7); d <= (options.aheadDays ?? 2); d++) wanted.add(utcDay(now + d * dayMs));
+  for (const day of await defaultPartitionDays(em(), new Date(cutoffDay === null ? 0 : Date.parse(`${cutoffDay}T00:00:00Z`)))) wanted.add(day);
+  for (const day of [...wanted].sort()) {
+    if (cutoffDay !== null && day < cutoffDay) continue;
+    if (await createScanPartition(em(), day)) partitionsCreated++;
+  }
+  const lateScansRolledUp = cutoffDay === null ? 0 : await rollUpAndDeleteDefaultBefore(em(), cutoffDay);
+  const batch = 500;
+  let daysRolledUp = 0;
+  for (let n = batch; n === batch;) daysRolledUp += n = await rollUpScanDays(em(), new Date(now - (options.graceMs ?? 15 * 60_000)), batch);
+  const partitionsDropped = cutoffDay === null ? [] : await dropScanPartitionsBefore(em(), cutoffDay);
+  let batchKeysDeleted = 0;
+  if (cutoffDay !== null) {
+    const before = new Date(now - options.retentionDays * dayMs);
+    for (let n = 10_000; n === 10_000;) batchKeysDeleted += n = await deleteScanIngestBatchesBefore(em(), before, 10_000);
+  }
+  return { partitionsCreated, daysRolledUp, lateScansRolledUp, partitionsDropped, batchKeysDeleted };
 }

@@ -2,6 +2,7 @@ import { sql, type RawBuilder } from 'kysely';
 import type { IngestRowError, IngestScan, ScanGroup } from '@mint/domain';
 import type { Em } from '../orm.ts';
 import { first, rawChanged, rawRows } from './kysely.ts';
+import { markScanDays, rolledUpDays, rollupWhere, utcDay } from './scan-retention.ts';
 
 /**
  * The scan ledger's ingest and reads. Every statement names one brand, so on Citus it is routed
@@ -81,6 +82,8 @@ export async function ingestScanBatch(
         unitKnown: r.unit_known!, unitStatus: r.unit_status, outcome: r.outcome, kind: r.kind, gtin: r.gtin, identifier: r.identifier, scannedAt: new Date(r.scanned_at), count: Number(r.scans), country: r.country, clientClass: r.client_class,
         visitor: r.visitor,
       }));
+      // The batch's days: a day rolled up already is rolled up again with these scans.
+      await markScanDays(tx, [...new Set(scans.map((s) => utcDay(s.scannedAt)))].map((day) => ({ brandId, day })), true);
     }
     return { accepted: scans.length, rejected, replayed: false, unitScans };
   });
@@ -160,40 +163,89 @@ function groupExpression(group: ScanGroup): RawBuilder<string> {
   }
 }
 
+/** The expression of a grouping on rollups `r`; null for the unit grouping, which rollups do not hold. */
+function rollupGroupExpression(group: ScanGroup): RawBuilder<string> | null {
+  switch (group) {
+    case 'day': return sql<string>`to_char(r.day, 'YYYY-MM-DD')`;
+    case 'gtin': return sql<string>`r.gtin`;
+    case 'batch': return sql<string>`r.mint_batch_id`;
+    case 'lot': return sql<string>`r.lot`;
+    case 'unit': return null;
+    case 'country': return sql<string>`r.country`;
+    case 'client_class': return sql<string>`r.client_class`;
+  }
+}
+
+const dayMs = 86_400_000;
+
 /**
  * Scans of a brand in [from, to) grouped by `group`, filtered, keyset paged: ordered by key, or
- * by scans descending then key (`top`), `limit` groups after `after`. Grouped by unit, only
- * serial and token scans count. One range scan of (brand_id, scanned_at); the batch grouping or
- * filter joins each unit scan to its unit by (brand_id, serial).
+ * by scans descending then key (`top`), `limit` groups after `after`. Whole UTC days whose rollup
+ * is current are read from `scan_daily_rollups` (so past the raw scans' retention too); the rest of
+ * the range (today, a day rolled up again after a late scan, the partial days at either end) from
+ * the raw scans, a range scan of (brand_id, scanned_at) on the days' partitions. Grouped by unit or
+ * filtered by serial, only raw scans answer (rollups hold no unit). Visitors: a raw range counts
+ * distinct visitor hashes; a rolled-up day adds its cells' distinct visitors, so one visitor who
+ * scanned two products (or lots, batches) that day counts in each. Hashes never repeat across days,
+ * so over many days both are sums of days.
  */
 export async function scanStats(
   em: Em, filter: ScanStatsFilter, group: ScanGroup, order: ScanStatsOrder, after: ScanStatsCursor | null, limit: number,
 ): Promise<ScanStatsRow[]> {
-  const key = groupExpression(group);
-  const joinUnit = group === 'batch' || (filter.batchId ?? null) !== null;
-  const where: RawBuilder<unknown>[] = [
-    sql`e.brand_id = ${filter.brandId}::uuid`, sql`e.scanned_at >= ${filter.from.toISOString()}::timestamptz`,
-    sql`e.scanned_at < ${filter.to.toISOString()}::timestamptz`,
-  ];
-  if ((filter.gtin ?? null) !== null) where.push(sql`e.gtin = ${filter.gtin}`);
-  if ((filter.lot ?? null) !== null) where.push(sql`e.lot = ${filter.lot}`);
-  if ((filter.serial ?? null) !== null) where.push(sql`e.kind in ('serial', 'token') and e.identifier = ${filter.serial}`);
-  if ((filter.country ?? null) !== null) where.push(sql`e.country = ${filter.country}`);
-  if ((filter.clientClass ?? null) !== null) where.push(sql`e.client_class = ${filter.clientClass}`);
-  if ((filter.unitKnown ?? null) !== null) where.push(sql`e.unit_known = ${filter.unitKnown}`);
-  if ((filter.batchId ?? null) !== null) where.push(sql`u.mint_batch_id = ${filter.batchId}::uuid`);
-  if (group === 'unit') where.push(sql`e.kind in ('serial', 'token') and e.identifier is not null`);
+  const rollupKey = (filter.serial ?? null) === null ? rollupGroupExpression(group) : null;
+  const firstWholeDay = utcDay(Math.ceil(filter.from.getTime() / dayMs) * dayMs);
+  const endDay = utcDay(filter.to);
+  const rolled = rollupKey === null || firstWholeDay >= endDay ? [] : await rolledUpDays(em, filter.brandId, firstWholeDay, endDay);
+  // The raw ranges: [from, to) less the rolled-up days.
+  const ranges: [Date, Date][] = [];
+  let cursor = filter.from;
+  for (const day of rolled) {
+    const start = new Date(`${day}T00:00:00Z`);
+    if (start > cursor) ranges.push([cursor, start]);
+    cursor = new Date(start.getTime() + dayMs);
+  }
+  if (cursor < filter.to) ranges.push([cursor, filter.to]);
+
+  const parts: RawBuilder<unknown>[] = [];
+  if (ranges.length > 0) {
+    const key = groupExpression(group);
+    const joinUnit = group === 'batch' || (filter.batchId ?? null) !== null;
+    const where: RawBuilder<unknown>[] = [
+      sql`e.brand_id = ${filter.brandId}::uuid`,
+      sql`(${sql.join(ranges.map(([a, b]) => sql`(e.scanned_at >= ${a.toISOString()}::timestamptz and e.scanned_at < ${b.toISOString()}::timestamptz)`), sql` or `)})`,
+    ];
+    if ((filter.gtin ?? null) !== null) where.push(sql`e.gtin = ${filter.gtin}`);
+    if ((filter.lot ?? null) !== null) where.push(sql`e.lot = ${filter.lot}`);
+    if ((filter.serial ?? null) !== null) where.push(sql`e.kind in ('serial', 'token') and e.identifier = ${filter.serial}`);
+    if ((filter.country ?? null) !== null) where.push(sql`e.country = ${filter.country}`);
+    if ((filter.clientClass ?? null) !== null) where.push(sql`e.client_class = ${filter.clientClass}`);
+    if ((filter.unitKnown ?? null) !== null) where.push(sql`e.unit_known = ${filter.unitKnown}`);
+    if ((filter.batchId ?? null) !== null) where.push(sql`u.mint_batch_id = ${filter.batchId}::uuid`);
+    if (group === 'unit') where.push(sql`e.kind in ('serial', 'token') and e.identifier is not null`);
+    parts.push(sql`
+      select ${key} as key, sum(e.scans) as scans, coalesce(sum(e.scans) filter (where e.unit_known = false), 0) as never_issued,
+             count(distinct e.visitor) as visitors, min(e.scanned_at) as first_at, max(e.scanned_at) as last_at
+        from scan_events e
+        ${joinUnit ? sql`left join mint_units u on e.kind in ('serial', 'token') and u.brand_id = e.brand_id and u.serial = e.identifier` : sql``}
+       where ${sql.join(where, sql` and `)}
+       group by 1`);
+  }
+  if (rollupKey !== null && rolled.length > 0) {
+    parts.push(sql`
+      select ${rollupKey} as key, sum(r.scans) as scans, sum(r.never_issued) as never_issued, sum(r.visitors) as visitors,
+             min(r.first_at) as first_at, max(r.last_at) as last_at
+        from scan_daily_rollups r
+       where ${sql.join(rollupWhere(filter.brandId, rolled, filter), sql` and `)}
+       group by 1`);
+  }
   const having = after === null ? sql`` : order === 'key'
-    ? sql`having ${key} > ${after.key}`
-    : sql`having (sum(e.scans) < ${after.scans} or (sum(e.scans) = ${after.scans} and ${key} > ${after.key}))`;
+    ? sql`having g.key > ${after.key}`
+    : sql`having (sum(g.scans) < ${after.scans} or (sum(g.scans) = ${after.scans} and g.key > ${after.key}))`;
   const orderBy = order === 'key' ? sql`order by key` : sql`order by scans desc, key`;
   const found = await rawRows(em, sql<{ key: string; scans: string | number; never_issued: string | number; visitors: string | number; first_at: string | Date; last_at: string | Date }>`
-    select ${key} as key, sum(e.scans) as scans, coalesce(sum(e.scans) filter (where e.unit_known = false), 0) as never_issued,
-           count(distinct e.visitor) as visitors, min(e.scanned_at) as first_at, max(e.scanned_at) as last_at
-      from scan_events e
-      ${joinUnit ? sql`left join mint_units u on e.kind in ('serial', 'token') and u.brand_id = e.brand_id and u.serial = e.identifier` : sql``}
-     where ${sql.join(where, sql` and `)}
-     group by 1
+    select g.key, sum(g.scans) as scans, sum(g.never_issued) as never_issued, sum(g.visitors) as visitors, min(g.first_at) as first_at, max(g.last_at) as last_at
+      from (${sql.join(parts, sql` union all `)}) g
+     group by g.key
      ${having}
      ${orderBy}
      limit ${limit}`);
