@@ -32,7 +32,8 @@ import { Readable } from 'node:stream';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import type { IngestScanInput } from '@mint/domain';
-import { createScanAlerts, createUseCaseContext, recordScanEvents, updateScanAlertSettings, type ScanAlerts } from '@mint/usecases';
+import { scanLedgerSize } from '@mint/db';
+import { createScanAlerts, createUseCaseContext, maintainScanLedger, recordScanEvents, updateScanAlertSettings, type ScanAlerts } from '@mint/usecases';
 import { run, query } from '../test/support/sql.ts';
 import { seedUnits } from './unit-seed.ts';
 import { apiNodeFlags, percentile, spawnServer } from './child-server.ts';
@@ -54,6 +55,10 @@ export interface ScansBenchResult {
   readonly copyRowsPerSecond: number;
   /** Ingest rate over the bare COPY's. */
   readonly ingestToCopy: number;
+  /** Bytes of raw scans (day partitions with their indexes) per million scans. */
+  readonly rawBytesPerMillion: number;
+  /** Bytes of the daily rollups (with their index) per million scans. */
+  readonly rollupBytesPerMillion: number;
   /** The resolver's unit-scan p99 (median of the runs) with the rules on and off, and on over off; NaN when not loaded. */
   loadRuns: number;
   resolverP99OnMs: number;
@@ -202,26 +207,22 @@ try {
   const serialOf = (u: number) => (u < 0 ? `VOID${String(-u).padStart(6, '0')}` : md5Serials.get(u)!);
   await updateScanAlertSettings(ctx, { id: randomUUID() }, { brandId, patch: { alertsPerMinute: 1_000 } });
 
-  // The rules as the API runs them, observed: each batch's alerts counted with the time they were committed.
-  const rules = createScanAlerts(ctx);
-  let batchStarted = 0;
+  // The rules as the API runs them (queued behind the ingest calls), observed: each batch's alerts
+  // counted with the time they were committed, from the start of the ingest call that wrote them.
+  const batchStarts: number[] = [];
   const latencies: number[] = [];
   let rulesMs = 0;
+  let ruleBatches = 0;
+  const alerts: ScanAlerts = createScanAlerts(ctx, undefined, {
+    onBatch: (raised, ms) => {
+      const latency = performance.now() - batchStarts[ruleBatches++]!;
+      rulesMs += ms;
+      for (let i = 0; i < raised; i++) latencies.push(latency);
+    },
+    onError: (err) => { throw err; },
+  });
   /** Batches whose written scans reached the rules out of time order (sent in order). */
   let unordered = 0;
-  const alerts: ScanAlerts = {
-    async observe(scans) {
-      for (let k = 1; k < scans.length; k++) if (scans[k]!.scannedAt < scans[k - 1]!.scannedAt) { unordered++; break; }
-      const rulesStart = performance.now();
-      const raised = await rules.observe(scans);
-      const ms = performance.now() - batchStarted;
-      rulesMs += performance.now() - rulesStart;
-      for (let i = 0; i < raised; i++) latencies.push(ms);
-      return raised;
-    },
-    settingsOf: (id) => rules.settingsOf(id),
-    invalidate: (id) => rules.invalidate(id),
-  };
   const row = (i: number): IngestScanInput => {
     const u = unit[i]!;
     return {
@@ -229,21 +230,39 @@ try {
       representation: 'redirect', linkType: null, country: countries[country[i]!]!, clientClass: classes[i % classes.length]!, visitor: visitor[i]!, count: 1,
     };
   };
+  // The day partitions of the simulated days, as the executor's sweeper makes them ahead.
+  await maintainScanLedger(createUseCaseContext({ db: seeded.db, publicBaseUrl: seeded.publicBaseUrl }), { retentionDays: 0 });
   const ingestStart = performance.now();
   let accepted = 0;
   for (let from = 0, b = 0; from < total; from += batchSize, b++) {
     const scans: IngestScanInput[] = [];
     for (let k = from; k < Math.min(total, from + batchSize); k++) scans.push(row(order[k]!));
     replayNow = at[order[Math.min(total, from + batchSize) - 1]!]! + 1_000;
-    batchStarted = performance.now();
+    batchStarts.push(performance.now());
     const outcome = await recordScanEvents(ctx, { brandId, batchKey: `replay-${b}`, scans }, alerts);
     if (outcome.rejected.length > 0) throw new Error(`rows refused: ${JSON.stringify(outcome.rejected.slice(0, 3))}`);
+    for (let k = 1; k < outcome.unitScans.length; k++) if (outcome.unitScans[k]!.scannedAt < outcome.unitScans[k - 1]!.scannedAt) { unordered++; break; }
     accepted += outcome.accepted;
   }
+  // The ingest ends when the rules have seen its last batch.
+  await alerts.drained();
   const ingestMs = performance.now() - ingestStart;
 
-  // The same rows through a bare COPY into a copy of scan_events (its indexes and defaults), unit state precomputed.
-  await run(em, 'create table scan_events_copy (like scan_events including all)');
+  // The closed days rolled up as the executor's sweeper does it, and the ledger's size.
+  const rollupStart = performance.now();
+  const upkeep = await maintainScanLedger(createUseCaseContext({ db: seeded.db, publicBaseUrl: seeded.publicBaseUrl }), { retentionDays: 0 });
+  const rollupMs = performance.now() - rollupStart;
+  await run(em, 'vacuum analyze scan_events');
+  await run(em, 'vacuum analyze scan_daily_rollups');
+  const size = await scanLedgerSize(em);
+
+  // The same rows through a bare COPY into a copy of scan_events (partitioned by day as it is, its
+  // indexes and defaults), unit state precomputed.
+  await run(em, 'create table scan_events_copy (like scan_events including all) partition by range (scanned_at)');
+  for (let d = -1; d <= days; d++) {
+    await run(em, `create table scan_events_copy_${d + 1} partition of scan_events_copy for values from ('${new Date(dayStart(d)).toISOString()}') to ('${new Date(dayStart(d + 1)).toISOString()}')`);
+  }
+  await run(em, 'create table scan_events_copy_default partition of scan_events_copy default');
   const client = new pg.Client({ connectionString: seeded.url });
   await client.connect();
   const copyStart = performance.now();
@@ -301,6 +320,8 @@ try {
     falsePositiveUnits: falseUnits.size, genuineUnitsScanned: genuineScanned.size, falsePositiveRate: falseUnits.size / genuineScanned.size, otherAlerts,
     alerts: latencies.length, latencyP50Ms: quantile(latencies, 0.5), latencyP99Ms: quantile(latencies, 0.99), latencyMaxMs: latencies.at(-1) ?? NaN,
     ingestMs, rulesMs, ingestRowsPerSecond: total / (ingestMs / 1000), copyMs, copyRowsPerSecond: total / (copyMs / 1000), ingestToCopy: copyMs / ingestMs,
+    rollupMs, daysRolledUp: upkeep.daysRolledUp, rawRows: size.rawRows, rollupRows: size.rollupRows,
+    rawBytesPerMillion: size.rawBytes / (total / 1e6), rollupBytesPerMillion: size.rollupBytes / (total / 1e6),
   };
   // The resolver's unit scans with the rules on against off, alternating API processes (on, off, on, off, ...),
   // each warmed up for 2 s, then a steady load of random unit scans.
@@ -342,8 +363,11 @@ try {
     `max ${result.latencyMaxMs.toFixed(0)} ms; target p99 <= 60 s: ${met(result.latencyP99Ms <= 60_000)}`);
   console.log(`ingest: ${(ingestMs / 1000).toFixed(1)} s, ${rate(result.ingestRowsPerSecond)}; bare COPY of the same rows: ${(copyMs / 1000).toFixed(1)} s, ${rate(result.copyRowsPerSecond)}; ` +
     `ratio ${result.ingestToCopy.toFixed(2)}; target >= 0.5: ${met(result.ingestToCopy >= 0.5)} ` +
-    `(of the ingest, ${(rulesMs / 1000).toFixed(1)} s in the rules: deciding, writing alerts, marking units suspect)`);
+    `(the rules, queued behind the calls: ${(rulesMs / 1000).toFixed(1)} s deciding, writing alerts, marking units suspect)`);
   console.log(`batches whose written scans reached the rules out of time order: ${unordered} of ${Math.ceil(total / batchSize)}`);
+  const mib = (x: number) => `${(x / 1048576).toFixed(1)} MiB`;
+  console.log(`storage per million scans: raw ${mib(result.rawBytesPerMillion)} (${size.rawRows.toLocaleString('en-US')} rows in day partitions, with indexes), ` +
+    `daily rollups ${mib(result.rollupBytesPerMillion)} (${size.rollupRows.toLocaleString('en-US')} rows); rolled up ${upkeep.daysRolledUp} brand days in ${(rollupMs / 1000).toFixed(1)} s`);
   if (missed.length > 0) console.log(`scans of injected units without an alert (first 10): ${missed.slice(0, 10).join(', ')}`);
   if (loadSeconds > 0) {
     console.log(`resolver unit-scan p99 at ${loadRate.toLocaleString('en-US')} requests/s, ${loadConnections} connections, ${loadSeconds} s per run: rules on ${resolverP99.on.map((x) => x.toFixed(2)).join(', ')} ms, ` +

@@ -13,6 +13,15 @@ import type { UseCaseContext } from './context.ts';
 export interface ScanAlerts {
   /** Raises the alerts `scans` call for (events with their webhook deliveries); resolves to how many. */
   observe(scans: readonly RuleScan[]): Promise<number>;
+  /**
+   * Queues `scans` for the rules behind the batches queued before (the rules see batches in the
+   * order queued) and resolves at once, or, while `maxQueued` batches wait, once one of them went
+   * through: an edge's ingest call answers without waiting for its alerts, and a flood of calls
+   * waits rather than growing the queue. A failed batch is reported to `onError`.
+   */
+  enqueue(scans: readonly RuleScan[]): Promise<void>;
+  /** Resolves once every batch queued so far went through the rules. */
+  drained(): Promise<void>;
   /** The brand's settings as the rules use them (cached). */
   settingsOf(brandId: string): Promise<ScanAlertSettings>;
   /** Forgets the brand's cached settings, after a change in this process. */
@@ -23,6 +32,12 @@ export interface ScanAlerts {
 export interface ScanAlertsOptions {
   /** How long a brand's settings are cached; default 10 s (a change in another process applies within it). */
   readonly settingsCacheMs?: number;
+  /** Batches {@link ScanAlerts.enqueue} lets wait before it makes its caller wait; default 4. */
+  readonly maxQueued?: number;
+  /** Called with each queued batch's error (its alerts are lost); default: none. */
+  readonly onError?: (error: unknown) => void;
+  /** Called after each queued batch went through the rules, with its alerts and the milliseconds the rules took. */
+  readonly onBatch?: (raised: number, ms: number) => void;
 }
 
 /**
@@ -49,7 +64,30 @@ export function createScanAlerts(ctx: UseCaseContext, limits?: ScanRuleLimits, o
     }
     return new Map(brandIds.map((id) => [id, cache.get(id)?.settings]));
   };
-  return {
+  const maxQueued = options.maxQueued ?? 4;
+  let tail: Promise<void> = Promise.resolve();
+  let queued = 0;
+  const waiting: (() => void)[] = [];
+  const alerts: ScanAlerts = {
+    async enqueue(scans) {
+      while (queued >= maxQueued) await new Promise<void>((resolve) => waiting.push(resolve));
+      queued++;
+      tail = tail.then(async () => {
+        const started = performance.now();
+        try {
+          const raised = await alerts.observe(scans);
+          options.onBatch?.(raised, performance.now() - started);
+        } catch (error) {
+          options.onError?.(error);
+        } finally {
+          queued--;
+          waiting.shift()?.();
+        }
+      });
+    },
+    drained() {
+      return tail;
+    },
     async observe(scans) {
       if (scans.length === 0) return 0;
       const settings = await load([...new Set(scans.map((s) => s.brandId))]);
@@ -72,6 +110,7 @@ export function createScanAlerts(ctx: UseCaseContext, limits?: ScanRuleLimits, o
       cache.delete(brandId);
     },
   };
+  return alerts;
 }
 
 /** A recorded scan as the rules see it. */
@@ -96,7 +135,8 @@ export interface RecordScanEventsInput {
  * own; the valid ones are written with the state of the unit they name, the bad ones refused with
  * their index, field and reason. Idempotent per batch key (a replay answers the first outcome and
  * writes nothing). More than 10,000 scans, or none, is refused whole. The written scans of
- * serials and tokens go to the scan rules (`alerts`).
+ * serials and tokens are queued for the scan rules (`alerts`), which raise their alerts after the
+ * call answers (within the alerts' 60 seconds; a call waits while the rules are behind).
  */
 export async function recordScanEvents(ctx: UseCaseContext, input: RecordScanEventsInput, alerts?: ScanAlerts): Promise<IngestOutcome> {
   const v: FieldViolation[] = [];
@@ -114,7 +154,7 @@ export async function recordScanEvents(ctx: UseCaseContext, input: RecordScanEve
   });
   const outcome = await ingestScanBatch(ctx.db.em.fork(), input.brandId, input.batchKey, good, rejected, now);
   if (alerts !== undefined && !outcome.replayed) {
-    await alerts.observe(outcome.unitScans.map((s) => ({
+    await alerts.enqueue(outcome.unitScans.map((s) => ({
       brandId: input.brandId, scannedAt: s.scannedAt, gtin: s.gtin, serial: s.kind === 'serial' || s.kind === 'token' ? s.identifier : null,
       unitKnown: s.unitKnown, count: s.count, country: s.country, clientClass: s.clientClass, unitStatus: s.unitStatus, outcome: s.outcome, visitor: s.visitor,
     })));

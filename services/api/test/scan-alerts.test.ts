@@ -44,6 +44,14 @@ async function alertsUntil(done: (found: Alert[]) => boolean): Promise<Alert[]> 
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }
+/** The rows of `sql` once `count` are there (an ingest call answers before the rules raise its alerts), or what is there after ~5 s. */
+async function rowsUntil<T extends object>(count: number, sql: string, params: unknown[]): Promise<T[]> {
+  for (let i = 0; ; i++) {
+    const found = await query<T>(app.db.em.fork(), sql, params);
+    if (found.length >= count || i > 200) return found;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
 const scan = (path: string, agent: string) => fetch(`${api.baseUrl}${path}`, { headers: { accept: 'application/json', 'user-agent': agent } }).then((r) => r.text());
 
 describe('the never-issued serial rule', () => {
@@ -111,7 +119,7 @@ describe('the never-issued serial rule', () => {
       body: JSON.stringify({ brandId: other.brandId, batchKey: 'edge-alerts', scans: [row(serial), row('EDGE-FORGED-1'), row('EDGE-FORGED-2'), row('EDGE-FORGED-1')] }),
     });
     expect(response.status).toBe(200);
-    const events = await query<{ entity_id: string; country: string }>(app.db.em.fork(),
+    const events = await rowsUntil<{ entity_id: string; country: string }>(2,
       `select entity_id, payload->>'country' as country from mint_events where brand_id = ? and event_type = 'scan_never_issued_serial' order by entity_id`, [other.brandId]);
     expect(events).toEqual([{ entity_id: `${other.gtin} EDGE-FORGED-1`, country: 'BR' }, { entity_id: `${other.gtin} EDGE-FORGED-2`, country: 'BR' }]);
   });
@@ -127,7 +135,7 @@ describe('the never-issued serial rule', () => {
     }).then((r) => r.status);
     expect(await send('clone-1', [row('DE', '2026-04-02T01:00:00Z'), row('DE', '2026-04-02T02:00:00Z')])).toBe(200);
     expect(await send('clone-2', [row('JP', '2026-04-02T09:00:00Z')])).toBe(200);
-    const events = await query<{ entity_id: string; reason: string; countries: string }>(app.db.em.fork(),
+    const events = await rowsUntil<{ entity_id: string; reason: string; countries: string }>(1,
       `select entity_id, payload->>'reason' as reason, payload->>'countries' as countries from mint_events where brand_id = ? and event_type = 'scan_clone_suspected'`,
       [other.brandId]);
     expect(events).toEqual([{ entity_id: `${other.gtin} ${serial}`, reason: 'countries', countries: '["DE", "JP"]' }]);
