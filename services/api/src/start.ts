@@ -104,7 +104,7 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
     resolverRoute(resolver, { publicBaseUrl: ctx.publicBaseUrl, clientOf }),
     resolverDescriptionRoute({ publicBaseUrl: ctx.publicBaseUrl, contact: config.resolverContact }),
     ...(options.downloads === undefined ? [] : [downloadRoute(ctx, options.downloads, logger)]),
-    ...v1Routes({ ctx, logger }),
+    ...v1Routes({ ctx, logger, scanAlerts }),
     ...(config.consoleEnabled === false ? [] : consoleRoutes({ dir: options.consoleDir ?? defaultConsoleDir })),
     ...(options.httpRoutes ?? []),
   ];

@@ -3,7 +3,7 @@
 import { InvalidInputError, isUuid, type Permission } from '@mint/domain';
 import { header, type HttpRequest, type RouteCall, type SchemaValidator } from '@mint/http';
 import type { Logger } from '@mint/runtime';
-import { authenticate, authorizeAuthenticated, type Caller, type UseCaseContext } from '@mint/usecases';
+import { authenticate, authorizeAuthenticated, type Caller, type ScanAlerts, type UseCaseContext } from '@mint/usecases';
 import { credentialsFrom } from '../auth/credentials.ts';
 
 /** What the /v1 routes are built on. */
@@ -12,6 +12,8 @@ export interface V1Deps {
   readonly ctx: UseCaseContext;
   /** Process logger; lines carry the request id. Silent when absent. */
   readonly logger?: Logger;
+  /** The process's scan rules, fed with each batch record_scan_event writes (as RecordScanEvents feeds them); none when absent. */
+  readonly scanAlerts?: ScanAlerts;
 }
 
 /** One /v1 request being handled. */

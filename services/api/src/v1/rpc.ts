@@ -24,7 +24,7 @@ interface NamedOperation {
   readonly permission: Permission;
   /** Largest body of the operation, in bytes; default the 1 MiB of every JSON route. */
   readonly maxBodyBytes?: number;
-  run(ctx: useCases.UseCaseContext, p: Params, actor: useCases.Actor): Promise<Record<string, unknown>>;
+  run(ctx: useCases.UseCaseContext, p: Params, actor: useCases.Actor, deps: V1Deps): Promise<Record<string, unknown>>;
 }
 
 const str = (p: Params, name: string) => (p[name] as string | null | undefined) ?? null;
@@ -326,7 +326,7 @@ export const namedOperations: Readonly<Record<string, NamedOperation>> = {
     response: obj({
       ok: { const: true }, accepted: integer, rejected: arrayOf(obj({ index: integer, field: string, message: string })), replayed: boolean,
     }),
-    async run(ctx, p) {
+    async run(ctx, p, _actor, deps) {
       const rows = p['_scans'] as Record<string, string | number | null | undefined>[];
       const text = (row: Record<string, unknown>, name: string) => (row[name] as string | null | undefined) ?? null;
       const r = await useCases.recordScanEvents(ctx, {
@@ -336,7 +336,7 @@ export const namedOperations: Readonly<Record<string, NamedOperation>> = {
           lot: text(row, 'lot'), outcome: row['outcome'] as string, representation: row['representation'] as string, linkType: text(row, 'link_type'),
           country: text(row, 'country'), clientClass: text(row, 'client_class'), visitor: text(row, 'visitor'), count: (row['count'] as number | null | undefined) ?? 1,
         })),
-      });
+      }, deps.scanAlerts);
       return { ok: true, accepted: r.accepted, rejected: r.rejected.map((e) => ({ index: e.index, field: e.field, message: e.message })), replayed: r.replayed };
     },
   },
@@ -365,7 +365,7 @@ export async function namedOperationRoute(deps: V1Deps, call: V1Call): Promise<v
   const caller = await useCases.authorizeAuthenticated(deps.ctx, authenticated, params['_brand_id'] as string, operation.permission);
   let body: Record<string, unknown>;
   try {
-    body = await operation.run(deps.ctx, params, { id: caller.actorId });
+    body = await operation.run(deps.ctx, params, { id: caller.actorId }, deps);
   } catch (error) {
     // The use cases name fields as the Connect API does (limit, cursor_id); name the parameter sent.
     const known = (field: string) => Object.hasOwn((operation.request['properties'] as object), `_${field}`);
