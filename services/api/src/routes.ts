@@ -1,6 +1,7 @@
 // The application's Connect services, wired to the use cases.
 
-import type { ConnectRouter } from '@connectrpc/connect';
+import type { DescService } from '@bufbuild/protobuf';
+import type { ConnectRouter, ServiceImpl } from '@connectrpc/connect';
 import { AccountService, CatalogService, MintService, ResolverService, ScanService, WebhookService } from '@mint/contract';
 import type { ReservedHosts } from '@mint/domain';
 import type * as UseCases from '@mint/usecases';
@@ -30,14 +31,32 @@ export interface ConnectRoutesDeps {
   readonly scanAlerts?: UseCases.ScanAlerts;
 }
 
-/** Registers MintService, CatalogService, ResolverService, WebhookService, ScanService and AccountService; pass the result as `createApiServer({ routes })`. */
-export function createConnectRoutes(deps: ConnectRoutesDeps): (router: ConnectRouter) => void {
+/** One Connect service with its implementation. */
+export interface ServiceRegistration {
+  readonly service: DescService;
+  readonly impl: Partial<ServiceImpl<DescService>>;
+}
+
+/**
+ * The implementations of MintService, CatalogService, ResolverService, WebhookService, ScanService
+ * and AccountService on `deps`: registered on the Connect router, and called by the /v1 named
+ * operations (built once per process, so both surfaces share them).
+ */
+export function createServices(deps: ConnectRoutesDeps): readonly ServiceRegistration[] {
+  const registration = <S extends DescService>(service: S, impl: ServiceImpl<S>): ServiceRegistration => ({ service, impl: impl as Partial<ServiceImpl<DescService>> });
+  return [
+    registration(MintService, createMintServiceHandlers(deps)),
+    registration(CatalogService, createCatalogServiceHandlers(deps)),
+    registration(ResolverService, createResolverServiceHandlers(deps)),
+    registration(WebhookService, createWebhookServiceHandlers({ ...deps, webhooks: deps.webhooks ?? { allowLoopback: false } })),
+    registration(ScanService, createScanServiceHandlers(deps)),
+    registration(AccountService, createAccountServiceHandlers(deps)),
+  ];
+}
+
+/** Registers `services` (by default {@link createServices} on `deps`); pass the result as `createApiServer({ routes })`. */
+export function createConnectRoutes(deps: ConnectRoutesDeps, services: readonly ServiceRegistration[] = createServices(deps)): (router: ConnectRouter) => void {
   return (router) => {
-    router.service(MintService, createMintServiceHandlers(deps));
-    router.service(CatalogService, createCatalogServiceHandlers(deps));
-    router.service(ResolverService, createResolverServiceHandlers(deps));
-    router.service(WebhookService, createWebhookServiceHandlers({ ...deps, webhooks: deps.webhooks ?? { allowLoopback: false } }));
-    router.service(ScanService, createScanServiceHandlers(deps));
-    router.service(AccountService, createAccountServiceHandlers(deps));
+    for (const { service, impl } of services) router.service(service, impl);
   };
 }
