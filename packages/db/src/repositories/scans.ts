@@ -86,7 +86,7 @@ export async function ingestScanBatch(
     // One round trip: claim the key; when claimed, note the batch's days (a day rolled up already
     // is rolled up again with these scans) and read the units its distinct serials name.
     const serials = [...new Set(scans.filter((s) => (s.kind === 'serial' || s.kind === 'token') && s.identifier !== null).map((s) => s.identifier!))];
-    const days = [...new Set(scans.map((s) => utcDay(s.scannedAt)))];
+    const days = [...new Set(scans.map((s) => Math.floor(s.scannedAt.getTime() / 86_400_000)))].map((d) => utcDay(d * 86_400_000));
     const found = await client.query<{ what: string; serial: string | null; gtin: string | null; status: string | null }>(`
       with claim as (
         insert into scan_ingest_batches (brand_id, batch_key, accepted, rejected, created_at) values ($1, $2, $3, $4, $5)
