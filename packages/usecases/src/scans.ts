@@ -1,5 +1,5 @@
 import {
-  createScanPartition, defaultPartitionDays, deleteScanIngestBatchesBefore, dropScanPartitionsBefore, rollUpAndDeleteDefaultBefore, rollUpScanDays, utcDay,
+  createScanPartition, defaultPartitionDays, deleteScanIngestBatchesBefore, dropScanPartitionsBefore, rollUpAndDeleteDefaultBefore, rollUpScanDays, scanPartitionDays, utcDay,
 } from '@mint/db';
 import { appendEvents, findScanAlertSettings, ingestScanBatch, markUnitsSuspect, scanStats, unitScans, type IngestOutcome, type ScanRecord, type ScanStatsOrder, type ScanStatsRow, type UnitScanRow } from '@mint/db';
 import {
@@ -317,8 +317,9 @@ export async function maintainScanLedger(ctx: UseCaseContext, options: ScanLedge
   const wanted = new Set<string>();
   for (let d = -(options.behindDays ?? 7); d <= (options.aheadDays ?? 2); d++) wanted.add(utcDay(now + d * dayMs));
   for (const day of await defaultPartitionDays(em(), new Date(cutoffDay === null ? 0 : Date.parse(`${cutoffDay}T00:00:00Z`)))) wanted.add(day);
+  const made = new Set(await scanPartitionDays(em()));
   for (const day of [...wanted].sort()) {
-    if (cutoffDay !== null && day < cutoffDay) continue;
+    if ((cutoffDay !== null && day < cutoffDay) || made.has(day)) continue;
     if (await createScanPartition(em(), day)) partitionsCreated++;
   }
   const lateScansRolledUp = cutoffDay === null ? 0 : await rollUpAndDeleteDefaultBefore(em(), cutoffDay);
