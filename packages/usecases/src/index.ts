@@ -57,8 +57,9 @@ export {
 } from './downloads.ts';
 export {
   createResolver, createScanRecorder, createLinkCache, type LinkCache, type Resolution, type ResolverOptions, type Resolver,
-  type ScanRecorderStats, type ScanRecorder, type ScanRecorderOptions
+  type ScanRecorderStats, type ScanRecorder, type ScanRecorderOptions, replaySpilledScans, type ScanSpillPort, type ScanReplayerOptions,
 } from './resolver.ts';
+export { createLastKnownReader, type LastKnownOptions, type LastKnownReader } from './last-known.ts';
 export {
   recordScanEvents, type RecordScanEventsInput, createScanAlerts, ruleScanOf, type ScanAlerts, getScanStats, type ScanStatsQuery, type ScanStatsPage, getUnitScans, type UnitScansQuery, type UnitScansPage,
   type ScanAlertsOptions, maintainScanLedger, type ScanLedgerUpkeep, type ScanLedgerUpkeepOptions
@@ -81,3 +82,4 @@ export {
   claimWebhooks, deliverWebhook, webhookBacklog, defaultWebhookLeaseMs, defaultWebhookPerBrand, type WebhookClaimOptions, type WebhookDeliverOptions, type WebhookDeliveryResult
 } from './webhook-delivery.ts';
 export { setBrandResolverDomain, type BrandResolverDomainView } from './brand-domains.ts';
+export { createEdgeLogShipper, type EdgeLogShipper, type EdgeLogShipperOptions, type EdgeLogStats } from './edge-log.ts';

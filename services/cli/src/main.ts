@@ -11,6 +11,7 @@
  *   mintctl workspace enable-api|disable-api --brand <uuid>
  *   mintctl dev            API and executor in one process (npm start)
  *   mintctl signin         a fresh console link and token for the dev server's demo user
+ *   mintctl scans ship-log a caching proxy's log of cache hits (stdin, one line each) into the scan ledger
  *
  * and, against a running API (remote.ts; --api, --token, --brand, else MINT_API_URL, MINT_TOKEN,
  * MINT_BRAND, else what `login` kept):
@@ -22,13 +23,13 @@
 import { parseArgs } from 'node:util';
 import { assertMigrated, loadConfig, openConfiguredDatabase, resolveJwtSecret } from '@mint/runtime';
 import { createUseCaseContext } from '@mint/usecases';
-import { apiKeyCommand, migrateCommand, seedDemoCommand, tokenIssueCommand, UsageError, workspaceCommand } from './admin.ts';
+import { apiKeyCommand, migrateCommand, seedDemoCommand, shipLogCommand, tokenIssueCommand, UsageError, workspaceCommand } from './admin.ts';
 import { runDev, signInCommand } from './dev.ts';
 import { listenCommand, loginCommand, mintCommand } from './remote.ts';
 
 const usage = `usage: mintctl <migrate | seed-demo [--json] | token issue --user <id> [--ttl <s>] |
   apikey create|list|revoke --brand <id> [--name n] [--scopes a,b] [--id key] |
-  workspace enable-api|disable-api --brand <id> | dev | signin |
+  workspace enable-api|disable-api --brand <id> | dev | signin | scans ship-log |
   login [--api url] --token t [--brand id] |
   mint --product id --quantity n [--mode serial|batch] [--activation active_at_mint|first_scan] [--product-batch id] [--watch] |
   listen --forward-to url [--events a,b] [--port n]>`;
@@ -96,6 +97,9 @@ async function main(): Promise<void> {
         return await workspaceCommand(ctx, action ?? '', brand(), print);
       case 'signin':
         return await signInCommand(ctx, config, print);
+      case 'scans':
+        if (action !== 'ship-log') throw new UsageError('scans needs ship-log');
+        return await shipLogCommand(ctx, process.stdin, print);
       default:
         throw new UsageError(`unknown command "${command}"`);
     }

@@ -97,7 +97,8 @@ export async function ingestScanBatch(
         on conflict (brand_id, day) do update set version = scan_rollup_days.version + 1 returning 1)
       select 'claim' as what, null as serial, null as gtin, null as status from claim
       union all
-      select 'unit', u.serial, u.gtin, u.status from mint_units u where exists (select 1 from claim) and u.brand_id = $1 and u.serial = any($7::text[])`,
+      select 'unit', u.serial, b.gtin, u.status from mint_units u join mint_batches b on b.brand_id = u.brand_id and b.id = u.mint_batch_id
+       where exists (select 1 from claim) and u.brand_id = $1 and u.serial = any($7::text[])`,
     [brandId, batchKey, scans.length, JSON.stringify(rejected), now.toISOString(), days, serials]);
     if (!found.rows.some((r) => r.what === 'claim')) {
       const before = (await client.query<{ accepted: number; rejected: string }>('select accepted, rejected from scan_ingest_batches where brand_id = $1 and batch_key = $2',
