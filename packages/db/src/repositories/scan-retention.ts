@@ -128,6 +128,8 @@ async function rollUpScanDay(em: Em, brandId: string, day: string, version: stri
   const from = `${day}T00:00:00Z`;
   const to = new Date(Date.parse(from) + dayMs).toISOString();
   await em.transactional(async (tx) => {
+    // Two sweepers rolling one day up take turns (the second replaces the first's rows).
+    await rawRows(tx, sql`select pg_advisory_xact_lock(hashtext(${`scan rollup ${brandId} ${day}`}))`);
     await rawChanged(tx, sql`delete from scan_daily_rollups where brand_id = ${brandId}::uuid and day = ${day}::date`);
     await rawChanged(tx, sql`
       insert into scan_daily_rollups (${rollupColumns})
