@@ -464,6 +464,8 @@ function addScans(r: ScansBenchResult): void {
       baseline: { label: `the same load on an API with the rules off, interleaved`, value: one(r.resolverP99OffMs) },
       ratio: { median: r.resolverOnToOff, min: r.resolverRatioMin, max: r.resolverRatioMax, runs: [r.resolverOnToOff] },
       target: { text: '<= 1.1x off', met: r.resolverOnToOff <= 1.1 } });
+    rows.push({ benchmark: 'scans', figure: 'API CPU per resolver unit scan with the scan rules on (median of the rounds)', unit: 'us', value: one(r.apiCpuUsPerScanOn),
+      baseline: { label: 'the same with the rules off, interleaved', value: one(r.apiCpuUsPerScanOff) }, ratio: one(r.apiCpuUsPerScanOn / r.apiCpuUsPerScanOff) });
   }
   notes.push('scans: one replay (the rows above are single values); the use cases run on the replay\'s clock and the brand\'s alerts_per_minute is 1,000.');
 }

@@ -43,6 +43,7 @@ import { createScanAlerts, createUseCaseContext, maintainScanLedger, recordScanE
 import { run, query } from '../test/support/sql.ts';
 import { seedUnits } from './unit-seed.ts';
 import { apiNodeFlags, percentile, spawnServer } from './child-server.ts';
+import { cpuMsOf } from './services.ts';
 import { steadyLoad } from './steady-load.ts';
 
 /** The figures of one replay, written to BENCH_JSON. */
@@ -72,6 +73,9 @@ export interface ScansBenchResult {
   resolverOnToOff: number;
   resolverRatioMin: number;
   resolverRatioMax: number;
+  /** The API process's CPU per answered unit scan (µs, median of the rounds) with the rules on and off. */
+  apiCpuUsPerScanOn: number;
+  apiCpuUsPerScanOff: number;
 }
 
 const total = Number(process.env['BENCH_SCANS'] ?? 1_000_000);
@@ -329,7 +333,7 @@ try {
   for (let i = injectedCloneScans + withdrawnScans; i < total; i++) if (!cloneSet.has(unit[i]!)) genuineScanned.add(unit[i]!);
   latencies.sort((a, b) => a - b);
   const result: ScansBenchResult & Record<string, number> = {
-    loadRuns, resolverP99OnMs: NaN, resolverP99OffMs: NaN, resolverOnToOff: NaN, resolverRatioMin: NaN, resolverRatioMax: NaN,
+    loadRuns, resolverP99OnMs: NaN, resolverP99OffMs: NaN, resolverOnToOff: NaN, resolverRatioMin: NaN, resolverRatioMax: NaN, apiCpuUsPerScanOn: NaN, apiCpuUsPerScanOff: NaN,
     scans: total, units: unitCount, accepted, clones, withdrawnScans,
     cloneRecall: cloneHits.size / clones, withdrawnRecall: withdrawnHits.size / withdrawnScans,
     recall: (cloneHits.size + withdrawnHits.size) / (clones + withdrawnScans),
@@ -364,6 +368,7 @@ try {
   const resolverP99: Record<'on' | 'off', number[]> = { on: [], off: [] };
   const roundRatios: number[] = [];
   const loadErrors = { on: 0, off: 0 };
+  const cpuPerScan: Record<'on' | 'off', number[]> = { on: [], off: [] };
   if (loadSeconds > 0) {
     const { slug } = seeded;
     const servers = {
@@ -380,7 +385,11 @@ try {
           const request = (k: number) => Buffer.from(`GET /r/${slug}/01/${gtin}/21/${serialOf(1 + (((k + offset) * 7_919) % unitCount))} HTTP/1.1\r\n` +
             `Host: 127.0.0.1:${port}\r\nAccept: text/html\r\nUser-Agent: Mozilla/5.0 (bench)\r\n\r\n`, 'latin1');
           await steadyLoad({ port, connections: loadConnections, rate: loadRate, seconds: 1, request });
+          const cpuBefore = cpuMsOf(servers[mode].child.pid!);
           const load = await steadyLoad({ port, connections: loadConnections, rate: loadRate, seconds: loadSeconds, request: (k) => request(k + 500_009) });
+          const cpuAfter = cpuMsOf(servers[mode].child.pid!);
+          // The API process's CPU per answered scan (the rules run in it): steadier than a p99 on a shared machine.
+          if (cpuBefore !== null && cpuAfter !== null) cpuPerScan[mode].push(((cpuAfter - cpuBefore) * 1000) / Math.max(1, load.latencies.length));
           // 307 to the passport; 200 for a unit the replay marked suspect (its identity page with the caution).
           const bad = Object.entries(load.statuses).filter(([status]) => status !== '307' && status !== '200');
           if (bad.length > 0) throw new Error(`resolver answers with the rules ${mode}: ${JSON.stringify(load.statuses)}`);
@@ -407,12 +416,15 @@ try {
   result.resolverOnToOff = median(roundRatios);
   result.resolverRatioMin = Math.min(...roundRatios);
   result.resolverRatioMax = Math.max(...roundRatios);
+  result.apiCpuUsPerScanOn = median(cpuPerScan.on);
+  result.apiCpuUsPerScanOff = median(cpuPerScan.off);
 
   if (loadSeconds > 0) {
     console.log(`resolver unit-scan p99 at ${loadRate.toLocaleString('en-US')} requests/s, ${loadConnections} connections, ${loadRuns} interleaved rounds of ${loadSeconds} s a side: ` +
       `rules on ${resolverP99.on.map((x) => x.toFixed(2)).join(', ')} ms, off ${resolverP99.off.map((x) => x.toFixed(2)).join(', ')} ms; ` +
       `on/off per round ${roundRatios.map((x) => x.toFixed(2)).join(', ')}: median ${result.resolverOnToOff.toFixed(2)}x (${result.resolverRatioMin.toFixed(2)}-${result.resolverRatioMax.toFixed(2)}); ` +
-      `target <= 1.1x: ${met(result.resolverOnToOff <= 1.1)}` + (loadErrors.on + loadErrors.off > 0 ? ` (requests not completed: on ${loadErrors.on}, off ${loadErrors.off})` : ''));
+      `target <= 1.1x: ${met(result.resolverOnToOff <= 1.1)}; API CPU per scan (median of the rounds) on ${result.apiCpuUsPerScanOn.toFixed(0)} µs, ` +
+      `off ${result.apiCpuUsPerScanOff.toFixed(0)} µs (${(result.apiCpuUsPerScanOn / result.apiCpuUsPerScanOff).toFixed(2)}x)` + (loadErrors.on + loadErrors.off > 0 ? ` (requests not completed: on ${loadErrors.on}, off ${loadErrors.off})` : ''));
   }
   if (process.env['BENCH_JSON']) writeFileSync(process.env['BENCH_JSON'], JSON.stringify(result));
 } finally {
