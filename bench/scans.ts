@@ -27,7 +27,8 @@
 // rounds (default 6; on, off, then off, on, ...) of a steady load of random unit scans
 // (BENCH_SCAN_RATE requests/s, default 2,000, 10 connections, BENCH_SCAN_LOAD_SECONDS s a side,
 // default 5; 0 skips it); reported as each round's on/off ratio, their median and range, as one
-// run's p99 on a shared machine can be many times another's.
+// run's p99 on a shared machine can be many times another's, and as each API process's CPU per
+// answered scan (the rules run in the API process), which the machine's other load moves less.
 // BENCH_JSON names a file for the figures as JSON.
 
 import { writeFileSync } from 'node:fs';
