@@ -11,13 +11,17 @@
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildConsole, consoleBuildIsStale } from '../../scripts/build-console.ts';
+import { startOidcProvider, type OidcProvider } from '../support/oidc-provider.ts';
 import { freePort } from '../support/ports.ts';
 import { untar } from '../support/untar.ts';
 
@@ -27,6 +31,8 @@ const chromiumPath = '/usr/bin/chromium';
 const widths = [1280, 390] as const;
 /** How long a screen may take to show what it fetched (a cold embedded database answers its first reads slowly). */
 const soon = { timeout: 15_000, interval: 100 };
+/** axe-core's browser build, injected into each screen photographed. */
+const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 let dataDir: string;
 let profileDir: string;
@@ -36,6 +42,7 @@ let signInLink: string;
 let token: string;
 let browser: BrowserContext;
 let page: Page;
+let provider: OidcProvider;
 
 /** Waits until the dev server printed its sign-in link (or exited). */
 function waitForLink(child: ChildProcess): Promise<string> {
@@ -72,6 +79,22 @@ async function photograph(name: string): Promise<void> {
       && (el.textContent ?? '').trim() === '' && el.closest('label') === null)
     .map((el) => el.outerHTML.slice(0, 80))`);
   expect(unlabelled, name).toEqual([]);
+  // axe-core finds no serious or critical accessibility violation.
+  if (!(await page.evaluate<boolean>('typeof window.axe === "object"'))) await page.evaluate(axeSource);
+  const violations = await page.evaluate<{ id: string; impact: string; nodes: { target: string[] }[] }[]>(`axe.run(document, { resultTypes: ['violations'] })
+    .then((r) => r.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.slice(0, 3).map((n) => ({ target: n.target })) })))`);
+  expect(violations, `${name}: axe-core violations`).toEqual([]);
+}
+
+/** Calls an RPC of the API as the signed-in user (Connect JSON), expecting success. */
+async function call(service: string, method: string, body: Record<string, unknown>): Promise<Record<string, any>> {
+  const origin = new URL(signInLink).origin;
+  const brandId = new URLSearchParams(signInLink.split('#')[1]).get('brand')!;
+  const res = await fetch(`${origin}/mint.v1.${service}/${method}`, {
+    method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify({ brand_id: brandId, ...body }),
+  });
+  expect(res.status, `${method}: ${await res.clone().text()}`).toBe(200);
+  return (await res.json()) as Record<string, any>;
 }
 
 /** Opens a screen from the navigation. */
@@ -91,9 +114,17 @@ beforeAll(async () => {
   mkdirSync(artifacts, { recursive: true });
   dataDir = await mkdtemp(join(tmpdir(), 'console-e2e-data-'));
   profileDir = await mkdtemp(join(tmpdir(), 'console-e2e-profile-'));
-  const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(await freePort()), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'info' };
+  const port = await freePort();
+  // A real OpenID Connect provider the console signs in with; the API takes its access tokens (JWKS) beside its own.
+  provider = await startOidcProvider({ consoleOrigin: `http://localhost:${port}`, accessTokenTtl: 20 });
+  const env: NodeJS.ProcessEnv = {
+    ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'info',
+    AUTH_JWKS_URL: provider.jwksUrl, CONSOLE_OIDC_ISSUER: provider.issuer, CONSOLE_OIDC_CLIENT_ID: provider.clientId,
+  };
   // The embedded database and the in-process bus, as `npm ci && npm start` gives a new user.
   for (const name of ['DATABASE_URL', 'NATS_URL', 'PUBLIC_BASE_URL', 'PACK_STORE_DIR', 'CONSOLE_ENABLED']) delete env[name];
+  // The webhook test's receiver listens on loopback.
+  env['WEBHOOK_ALLOW_LOOPBACK'] = 'true';
   server = spawn(process.execPath, [join(repoRoot, 'services/cli/src/main.ts'), 'dev'], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
   signInLink = await waitForLink(server);
   token = new URLSearchParams(signInLink.split('#')[1]).get('token')!;
@@ -113,6 +144,7 @@ afterAll(async () => {
     server.kill('SIGTERM');
     await exited;
   }
+  await provider?.close();
   await rm(dataDir, { recursive: true, force: true });
   await rm(profileDir, { recursive: true, force: true });
 }, 60_000);
@@ -133,11 +165,11 @@ describe('the web console in chromium against npm start', () => {
   it("signs in with a token alone and picks the brand from the user's memberships", async () => {
     await page.getByRole('button', { name: 'Sign out' }).click();
     await page.getByLabel('Session token').fill('not-a-token');
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     // The API's own words for a malformed token.
     await expect.poll(() => page.getByRole('alert').count(), soon).toBe(1);
     await page.getByLabel('Session token').fill(token);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Sign in', exact: true }).click();
     await expect.poll(() => page.getByLabel('Brand workspace').locator('option').allTextContents(), soon).toEqual(['Demo Brand (owner)']);
     await photograph('sign-in');
     await page.getByRole('button', { name: 'Open the console' }).click();
@@ -203,6 +235,41 @@ describe('the web console in chromium against npm start', () => {
     }
   }, 90_000);
 
+  it('asks for a label pack of a seq range in DataMatrix after previewing one label, and downloads it', async () => {
+    // A range the API refuses: the error names the field.
+    await page.getByLabel('From seq').fill('9');
+    await page.getByLabel('To seq').fill('3');
+    await page.getByRole('button', { name: 'Ask for the pack' }).click();
+    await expect.poll(() => page.getByRole('alert').filter({ hasText: 'seq' }).count(), soon).toBe(1);
+    // The field the API named is marked invalid for assistive technology.
+    expect(await page.getByLabel('To seq').getAttribute('aria-invalid')).toBe('true');
+    expect(await page.getByLabel('From seq').getAttribute('aria-invalid')).toBe('false');
+    await page.getByLabel('From seq').fill('3');
+    await page.getByLabel('To seq').fill('7');
+    await page.getByLabel('CSV (units.csv)').check();
+    await page.getByLabel('PDF label sheets').uncheck();
+    await page.getByLabel('SVG labels').check();
+    await page.getByLabel('ZPL (Zebra printers)').check();
+    await page.getByLabel('GS1 DataMatrix').check();
+    await page.getByLabel('Label width (mm)').fill('50');
+    await page.getByLabel('Label height (mm)').fill('30');
+    // The preview draws the first unit of the range before anything is asked for.
+    await expect.poll(() => page.getByTestId('label-preview').locator('svg').count(), soon).toBe(1);
+    expect(await page.getByTestId('label-preview').textContent()).toContain('(21) ');
+    expect(await page.getByRole('figure').textContent()).toContain('50 × 30 mm, GS1 DataMatrix');
+    await photograph('batch-pack-form');
+    await page.getByRole('button', { name: 'Ask for the pack' }).click();
+    await expect.poll(() => page.getByTestId('pack-summary').allTextContents(), soon).toContain('csv, svg, zpl; seq 3–7; datamatrix; request');
+    const item = page.locator('.packs li', { hasText: 'seq 3–7' });
+    await expect.poll(() => item.getByTestId('pack-status').textContent(), { timeout: 60_000 }).toBe('ready');
+    const [download] = await Promise.all([page.waitForEvent('download'), item.getByRole('button', { name: /^Download pack/ }).click()]);
+    const files = untar(await readFile((await download.path())!));
+    const manifest = JSON.parse(files.get('manifest.json')!.toString('utf8')) as { unit_count: number; files: { name: string }[] };
+    expect(manifest.unit_count).toBe(5);
+    expect(manifest.files.map((f) => f.name).sort()).toEqual(['labels-svg.tar', 'labels.zpl', 'units.csv']);
+    expect(files.get('labels.zpl')!.toString('utf8').match(/\^XA/g)?.length).toBe(5);
+  }, 90_000);
+
   it("keeps the batch's pack once the brand's newest 100 packs are of another batch, and stops asking once none is pending", async () => {
     const origin = new URL(signInLink).origin;
     const brandId = new URLSearchParams(signInLink.split('#')[1]).get('brand')!;
@@ -228,7 +295,7 @@ describe('the web console in chromium against npm start', () => {
     // A fresh load of the batch page (the session stays in sessionStorage), with nothing cached.
     await page.evaluate(`location.hash = ${JSON.stringify(batchUrl)}`);
     await page.reload();
-    await expect.poll(() => page.getByTestId('pack-status').allTextContents(), soon).toEqual(['ready']);
+    await expect.poll(() => page.getByTestId('pack-status').allTextContents(), soon).toEqual(['ready', 'ready']);
     // Its only pack is ready: the page stops asking.
     const before = asked.length;
     await new Promise((resolve) => setTimeout(resolve, 5_000));
@@ -286,6 +353,192 @@ describe('the web console in chromium against npm start', () => {
     expect(await page.getByRole('alert').count()).toBe(0);
     await photograph('links');
   });
+
+  it('adds, changes and deletes a link, and imports links from a CSV with each refused row\'s error', async () => {
+    const gtin = /\(GTIN (\d+)\)/.exec(output)![1]!;
+    await page.getByLabel('GTIN of the link').fill(gtin);
+    await page.getByLabel('Target (https)').fill('https://brand.example/care');
+    await page.getByLabel('Title', { exact: true }).fill('Care guide');
+    await page.getByLabel('Link type').fill('gs1:notALinkType');
+    await page.getByRole('button', { name: 'Save link' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent(), soon).toMatch(/link_type/);
+    expect(await page.getByLabel('Link type').getAttribute('aria-invalid')).toBe('true');
+    await page.getByLabel('Link type').fill('gs1:instructions');
+    await page.getByRole('button', { name: 'Save link' }).click();
+    await expect.poll(() => page.getByRole('status').filter({ hasText: 'Link added.' }).count(), soon).toBe(1);
+    const row = page.locator('tbody tr', { hasText: 'Care guide' });
+    await expect.poll(() => row.count(), soon).toBe(1);
+    await row.getByRole('button', { name: /^Edit/ }).click();
+    await page.getByLabel('Title', { exact: true }).fill('Care and repair guide');
+    await page.getByRole('button', { name: 'Save link' }).click();
+    await expect.poll(() => page.locator('tbody tr', { hasText: 'Care and repair guide' }).count(), soon).toBe(1);
+    await photograph('links-edit');
+    await page.locator('tbody tr', { hasText: 'Care and repair guide' }).getByRole('button', { name: /^Delete/ }).click();
+    await expect.poll(() => page.locator('tbody tr', { hasText: 'Care and repair guide' }).count(), soon).toBe(0);
+
+    await page.getByLabel(/^CSV file \(gtin/).setInputFiles({
+      name: 'links.csv', mimeType: 'text/csv',
+      buffer: Buffer.from(`gtin,lot,serial,link_type,href,title,hreflang,media_type,context,fwqs,is_default\n${gtin},,,gs1:recipeInfo,https://brand.example/recipes,Recipes,en|fr,,,,\n${gtin},,,gs1:pip,http://insecure.example/,Insecure,,,,,\n`),
+    });
+    await page.getByRole('button', { name: 'Import links' }).click();
+    await expect.poll(() => page.getByTestId('link-import-status').textContent(), { timeout: 20_000 }).toBe('completed');
+    const refused = page.locator('table', { has: page.locator('caption', { hasText: 'Refused rows' }) });
+    expect(await refused.locator('tbody tr').count()).toBe(1);
+    expect(await refused.locator('tbody tr').first().textContent()).toContain('href');
+    await expect.poll(() => page.locator('tbody tr', { hasText: 'Recipes' }).count(), soon).toBe(1);
+    await photograph('links-import');
+  });
+
+  it("lists a batch's units in seq order and finds a unit by a pasted scanned URL and by its serial", async () => {
+    await page.evaluate(`location.hash = ${JSON.stringify(batchUrl)}`);
+    const units = page.locator('section', { has: page.getByRole('heading', { name: 'Units', exact: true }) }).locator('tbody tr');
+    await expect.poll(async () => (await units.locator('td:first-child').allTextContents()).slice(0, 3), soon).toEqual(['1', '2', '3']);
+    await page.getByRole('navigation', { name: 'Units pages' }).getByRole('button', { name: 'Next' }).click();
+    await expect.poll(async () => (await units.locator('td:first-child').allTextContents()).slice(0, 1), soon).toEqual(['21']);
+    const url = (await units.nth(4).locator('td.url').textContent())!;
+    const serial = (await units.nth(4).locator('code').textContent())!;
+    await go('Units');
+    await page.getByLabel('Serial or scanned URL').fill('https://id.brand.example/01/123');
+    await page.getByRole('button', { name: 'Find unit' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent(), soon).toContain('names no unit');
+    await page.getByLabel('Serial or scanned URL').fill(`${url}?linkType=all`);
+    await page.getByRole('button', { name: 'Find unit' }).click();
+    await expect.poll(() => page.getByTestId('unit-seq').textContent(), soon).toBe('25');
+    expect(page.url()).toContain(`/units/`);
+    await photograph('unit');
+    // A deep link to the unit's page opens it on a fresh load.
+    await page.reload();
+    await expect.poll(() => page.getByTestId('unit-seq').textContent(), soon).toBe('25');
+    // By keyboard alone: the navigation link, then Tab to the search field, type, Enter.
+    await page.getByRole('navigation', { name: 'Screens' }).getByRole('link', { name: 'Units', exact: true }).focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.getByRole('heading', { name: 'Units', exact: true }).count(), soon).toBe(1);
+    await photograph('units-search');
+    for (let i = 0; i < 20 && (await page.evaluate<string>('document.activeElement?.id ?? ""')) !== 'unit-query'; i++) await page.keyboard.press('Tab');
+    expect(await page.evaluate<string>('document.activeElement?.id ?? ""')).toBe('unit-query');
+    await page.keyboard.type(serial);
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.getByTestId('unit-seq').textContent(), soon).toBe('25');
+  });
+
+  it('charts scans with their scale by day, country and client class, and clears a suspect unit', async () => {
+    const units = await call('MintService', 'ListMintUnits', { mint_batch_id: batchUrl.split('/').pop(), after_seq: 0, limit: 1 });
+    const unit = units['units'][0] as { gtin: string; serial: string };
+    const at = (hoursAgo: number) => new Date(Date.now() - hoursAgo * 3_600_000).toISOString();
+    const scan = { kind: 'serial', gtin: unit.gtin, identifier: unit.serial, outcome: 'resolved', representation: 'redirect' };
+    const recorded = await call('ScanService', 'RecordScanEvents', {
+      batch_key: 'e2e-scans-1',
+      scans: [
+        { ...scan, scanned_at: at(2), country: 'FR', client_class: 'SCAN_CLIENT_CLASS_BROWSER', count: 3 },
+        { ...scan, scanned_at: at(1), country: 'DE', client_class: 'SCAN_CLIENT_CLASS_APP', count: 2 },
+      ],
+    });
+    expect(recorded['accepted']).toBe(2);
+    await go('Scans');
+    await expect.poll(() => page.getByTestId('scan-total').textContent(), soon).toBe('5 scans');
+    const chart = page.getByRole('img', { name: /Scans per day/ });
+    expect(await chart.locator('text.axis-unit').textContent()).toBe('scans');
+    expect((await chart.locator('.tick text').allTextContents()).length).toBeGreaterThanOrEqual(2);
+    await expect.poll(() => page.locator('figure', { hasText: 'Top countries' }).locator('dt').allTextContents(), soon).toEqual(['FR', 'DE']);
+    await expect.poll(async () => (await page.locator('figure', { hasText: 'Client classes' }).textContent())!.toLowerCase(), soon).toMatch(/browser[\s\S]*app/);
+    const alert = page.locator('tbody tr', { hasText: 'scan_clone_suspected' });
+    await expect.poll(() => alert.count(), soon).toBe(1);
+    await photograph('scans');
+    await alert.getByRole('button', { name: /^Clear/ }).click();
+    await alert.getByLabel('Reason').fill('Same shopper travelling');
+    await alert.getByRole('button', { name: 'Clear the mark' }).click();
+    await expect.poll(() => alert.getByRole('status').textContent(), soon).toMatch(/^Cleared \(was clone since/);
+    await expect.poll(() => page.locator('tbody tr', { hasText: 'scan_suspect_cleared' }).count(), soon).toBe(1);
+  });
+
+  it('adds a webhook endpoint (secret shown once), shows deliveries with their attempts, redelivers and rotates the secret', async () => {
+    let hits = 0;
+    const receiver = createServer((req, res) => { hits++; req.resume(); res.writeHead(503).end('busy'); });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const port = (receiver.address() as AddressInfo).port;
+    try {
+      await go('Webhooks');
+      await page.getByLabel('URL (https)').fill('ftp://nowhere.example/');
+      await page.getByRole('button', { name: 'Add endpoint' }).click();
+      await expect.poll(() => page.getByRole('alert').textContent(), soon).toMatch(/url/);
+      await page.getByLabel('URL (https)').fill(`http://127.0.0.1:${port}/hook`);
+      await page.getByLabel(/^Event types/).fill('mint_job_completed');
+      await page.getByRole('button', { name: 'Add endpoint' }).click();
+      await expect.poll(() => page.getByTestId('secret').textContent(), soon).toMatch(/^whsec_/);
+      const first = await page.getByTestId('secret').textContent();
+      await expect.poll(() => page.getByTestId('endpoint-state').allTextContents(), soon).toEqual(['enabled']);
+      await photograph('webhooks');
+      // An event of the endpoint's type: a one-unit job completing.
+      const product = /product_id\s+(\S+)/.exec(output)![1]!;
+      await call('MintService', 'SubmitMintRequest', { product_id: product, requested_quantity: 1, identity_mode: 'IDENTITY_MODE_SERIAL', activation_mode: 'ACTIVATION_MODE_ACTIVE_AT_MINT' });
+      await page.getByRole('link', { name: `http://127.0.0.1:${port}/hook` }).click();
+      await expect.poll(() => page.getByTestId('delivery-attempts').first().textContent(), { timeout: 30_000, interval: 250 }).toMatch(/^[1-9]/);
+      await expect.poll(() => page.locator('tbody tr').first().textContent(), soon).toContain('HTTP 503');
+      await photograph('webhook-deliveries');
+      const before = hits;
+      await page.getByRole('button', { name: /^Redeliver/ }).first().click();
+      await expect.poll(() => page.getByRole('status').filter({ hasText: 'Delivery queued again.' }).count(), soon).toBe(1);
+      await expect.poll(() => hits, { timeout: 20_000 }).toBeGreaterThan(before);
+      await page.getByRole('link', { name: 'All endpoints' }).click();
+      await page.getByRole('button', { name: /^Rotate secret/ }).click();
+      await expect.poll(() => page.getByRole('status').filter({ hasText: 'New signing secret' }).textContent(), soon).toMatch(/the old one signs until \d{4}-/);
+      expect(await page.getByTestId('secret').textContent()).not.toBe(first);
+      await page.getByRole('button', { name: /^Disable/ }).click();
+      await expect.poll(() => page.getByTestId('endpoint-state').allTextContents(), soon).toEqual(['disabled']);
+    } finally {
+      receiver.close();
+    }
+  }, 90_000);
+
+  it("sets the brand's resolver domain and shows the DNS record to create, and refuses a malformed one naming the field", async () => {
+    await go('Domain');
+    await page.getByLabel('Domain', { exact: true }).fill('not a domain');
+    await page.getByRole('button', { name: 'Set domain' }).click();
+    await expect.poll(() => page.getByRole('alert').textContent(), soon).toMatch(/domain/);
+    await page.getByLabel('Domain', { exact: true }).fill('id.e2e-brand.example');
+    await page.getByRole('button', { name: 'Set domain' }).click();
+    await expect.poll(() => page.getByTestId('current-domain').textContent(), soon).toBe('id.e2e-brand.example');
+    expect(await page.getByTestId('dns-name').textContent()).toBe('id.e2e-brand.example.');
+    expect(await page.getByTestId('dns-value').textContent()).toBe(`${new URL(signInLink).hostname}.`);
+    await photograph('domain');
+    await page.getByRole('button', { name: 'Remove domain' }).click();
+    await expect.poll(() => page.getByTestId('current-domain').textContent(), soon).toBe('none');
+  });
+
+  it('signs in with OpenID Connect (authorization code with PKCE), renews the session silently and signs out at the provider', async () => {
+    const session = async () => JSON.parse((await page.evaluate<string | null>('sessionStorage.getItem("mint.console.session")')) ?? 'null') as { token: string } | null;
+    const claims = (jwt: string) => JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString('utf8')) as { iss: string; sub: string };
+    const userId = (JSON.parse(await readFile(join(dataDir, 'demo.json'), 'utf8')) as { user_id: string }).user_id;
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('button', { name: `Sign in with ${new URL(provider.issuer).host}` }).click();
+    // The provider's own sign-in and consent pages.
+    await expect.poll(() => page.url(), soon).toContain(provider.issuer);
+    await page.locator('input[name="login"]').fill(userId);
+    await page.locator('input[name="password"]').fill('any');
+    await page.locator('button[type="submit"]').click();
+    await page.locator('button[type="submit"]').click();
+    await expect.poll(() => page.getByLabel('Brand workspace').locator('option').allTextContents(), soon).toEqual(['Demo Brand (owner)']);
+    expect(page.url()).not.toContain('code=');
+    await page.getByRole('button', { name: 'Open the console' }).click();
+    await expect.poll(() => kpi('Tokens minted'), soon).toMatch(/^\d/);
+    const first = (await session())!.token;
+    expect(claims(first)).toMatchObject({ iss: provider.issuer, sub: userId });
+    expect(provider.grants).toEqual(['authorization_code']);
+    // The 20-second access token is renewed before it expires, with no page leaving the console.
+    await expect.poll(() => provider.grants, { timeout: 30_000, interval: 500 }).toContain('refresh_token');
+    await expect.poll(async () => (await session())!.token, soon).not.toBe(first);
+    await new Promise((resolve) => setTimeout(resolve, 10_000));
+    await go('Batches');
+    await expect.poll(() => page.locator('tbody tr').count(), soon).toBeGreaterThan(0);
+    expect(await page.getByRole('button', { name: 'Sign out' }).count()).toBe(1);
+    // Sign-out ends the provider's session too, and comes back signed out.
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await expect.poll(() => page.url(), soon).toContain(provider.issuer);
+    await page.locator('button[type="submit"]').first().click();
+    await expect.poll(() => page.getByRole('button', { name: `Sign in with ${new URL(provider.issuer).host}` }).count(), soon).toBe(1);
+    expect(await session()).toBeNull();
+    await photograph('sign-in-oidc');
+  }, 120_000);
 
   it('keeps the token out of the server log: only the banner printed it', async () => {
     const afterBanner = output.slice(output.indexOf(signInLink) + signInLink.length);

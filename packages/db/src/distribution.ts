@@ -19,6 +19,7 @@ export const distributedTables = [
   'products', 'production_batches', 'product_imports', 'memberships', 'idempotency_records', 'resolver_links', 'scan_events', 'scan_ingest_batches',
   'scan_alert_settings', 'scan_daily_rollups', 'scan_rollup_days',
   'webhook_endpoints', 'webhook_deliveries',
+  'unit_states', 'serial_moves', 'epcis_events',
 ] as const;
 
 /**

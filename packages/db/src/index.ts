@@ -82,3 +82,9 @@ export {
   type WebhookEndpointChange, type WebhookDeliveryRecord, type WebhookClaim, type WebhookAttemptRecord,
   countWebhookEndpointsLocked, type WebhookClaimLimits, type WebhookClaimBatch
 } from './repositories/webhooks.ts';
+export { UnitStateRow, SerialMoveRow, EpcisEventRow } from './entities/serials.ts';
+export {
+  lockUnitsForMove, decommissionCommissioned, writeSerialMove, countUnitStates, readSerialState, insertSerialMove, findSerialMoveByKey, findSerialMove, recordSerialMoveChunk,
+  claimRunningSerialMove, insertEpcisEvents, queryEpcisEvents, finishSerialMove, readEpcisEventIds,
+  type UnitForMove, type UnitSelector, type SerialWrite, type SerialMoveRecord, type NewSerialMove, type NewEpcisEvent, type EpcisQuery,
+} from './repositories/serials.ts';

@@ -26,6 +26,8 @@ interface JsonColumns {
   webhook_deliveries: 'body';
   payload_packs: 'profile';
   scan_alert_settings: 'withdrawn_ignored';
+  serial_moves: 'target' | 'refusals';
+  epcis_events: 'body';
 }
 
 /** JSON text for a json column holding `T`; null too where `T` admits it. */

@@ -29,6 +29,8 @@
  * | scan_never_issued_burst   | scan        | never-issued scans beyond the brand's alerts a minute, at most one a minute (entity: the GTINs; payload: scans, gtins, countries, client_classes, minute) |
  * | scan_suspect_cleared      | scan        | ClearSuspectUnit: the brand cleared a unit that a clone or withdrawn-unit alert marked suspect (entity: "{gtin} {serial}"; payload: gtin, serial, rule, since, reason) |
  * | scan_alert_settings_updated | brand     | UpdateScanAlertSettings changes the brand's rules or thresholds (payload: the new settings) |
+ * | mint_units_moved          | mint_batch  | each committed chunk of a serial move (MoveSerials) that moved units of the batch (payload: move_id, action, reason, to, count, serials (at most 100), first_seq, last_seq) |
+ * | serial_move_completed     | serial_move | a serial move's last chunk (payload: action, reason, total, moved, refused) |
  *
  * The executor's five job events (started, units created, lots confirmed, completed, failed) are
  * events of the job's batch: `entity_type = mint_batch`, `entity_id` = the batch's uuid as text,
@@ -64,10 +66,12 @@ export type EventType =
   | 'scan_withdrawn_unit'
   | 'scan_clone_suspected'
   | 'scan_suspect_cleared'
-  | 'scan_alert_settings_updated';
+  | 'scan_alert_settings_updated'
+  | 'mint_units_moved'
+  | 'serial_move_completed';
 
 /** Kind of entity an event is about. */
-export type EntityType = 'mint_job' | 'mint_batch' | 'mint_unit' | 'payload_pack' | 'product' | 'resolver_link' | 'webhook_endpoint' | 'brand' | 'scan';
+export type EntityType = 'mint_job' | 'mint_batch' | 'mint_unit' | 'payload_pack' | 'product' | 'resolver_link' | 'webhook_endpoint' | 'brand' | 'scan' | 'serial_move';
 
 /** An event to append, before it gets its id and time. */
 export interface NewEvent {

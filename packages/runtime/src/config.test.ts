@@ -39,6 +39,8 @@ describe('loadConfig', () => {
       shutdownTimeoutMs: 10_000,
       setMintBatchStatusEnabled: false,
       consoleEnabled: true,
+      consoleOidcIssuer: undefined,
+      consoleOidcClientId: undefined,
       executorLeaseMs: 30_000,
       natsAckWaitMs: 30_000,
       downloadSigningKeys: undefined,
@@ -77,6 +79,8 @@ describe('loadConfig', () => {
       brandDomainDelegatedZones: [],
       databaseDirectUrl: undefined,
       resolverReadUrl: undefined,
+      resolverLastKnownUnits: 100_000,
+      cachePurgeUrl: undefined,
       watchProgress: 'pushed',
       watchSafetyIntervalMs: 5_000,
     });

@@ -179,6 +179,14 @@ export interface Config {
    * `CONSOLE_ENABLED`: serve the web console at `/console/` (the chart's `api.console.enabled`); `false` leaves the path to 404.
    */
   readonly consoleEnabled: boolean;
+  /**
+   * `CONSOLE_OIDC_ISSUER`: OpenID Connect provider the console signs in with (authorization code with PKCE, silent renewal
+   * by refresh token, sign-out at its end-session endpoint); unset: sign-in by session token only. Its access tokens are
+   * sent to the API, so `AUTH_JWKS_URL` must name its JWKS (and their `sub` must be a user id).
+   */
+  readonly consoleOidcIssuer: string | undefined;
+  /** `CONSOLE_OIDC_CLIENT_ID`: the console's client id at that provider (a public client whose redirect URI is `{origin}/console/`). */
+  readonly consoleOidcClientId: string | undefined;
   /** `SHUTDOWN_TIMEOUT_MS`: how long a graceful shutdown may take. */
   readonly shutdownTimeoutMs: number;
   /** `EXECUTOR_LEASE_MS`: lease of an executor on a job, renewed by every chunk. */
@@ -425,6 +433,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     chunkSize: read.integer('MINT_CHUNK_SIZE', defaults.chunkSize, 1, 20_000),
     setMintBatchStatusEnabled: read.flag('ENABLE_SET_MINT_BATCH_STATUS', defaults.setMintBatchStatusEnabled),
     consoleEnabled: read.flag('CONSOLE_ENABLED', defaults.consoleEnabled),
+    consoleOidcIssuer: read.url('CONSOLE_OIDC_ISSUER', ['https:', 'http:'], 'an http(s):// URL'),
+    consoleOidcClientId: read.string('CONSOLE_OIDC_CLIENT_ID'),
     shutdownTimeoutMs: read.integer('SHUTDOWN_TIMEOUT_MS', defaults.shutdownTimeoutMs, 1, 3_600_000),
     executorLeaseMs: read.integer('EXECUTOR_LEASE_MS', defaults.executorLeaseMs, 100, 3_600_000),
     natsAckWaitMs: read.integer('NATS_ACK_WAIT_MS', defaults.natsAckWaitMs, 1000, 3_600_000),

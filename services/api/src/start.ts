@@ -16,6 +16,7 @@ import { createConnectRoutes, createServices, type ConnectRoutesDeps } from './r
 import { downloadRoute } from './downloads/routes.ts';
 import { brandDomainRoutes, requestHost, resolverDescriptionRoute, resolverRoute } from './resolver/routes.ts';
 import { v1Routes } from './v1/routes.ts';
+import { epcisRoutes } from './epcis/routes.ts';
 import { consoleRoutes } from './console/routes.ts';
 import { createApiServer, type ApiServer } from './server.ts';
 import { scanClientOf } from './http/client-address.ts';
@@ -31,7 +32,7 @@ export interface StartApiOptions {
   readonly config: Pick<Config, 'port' | 'host' | 'shutdownTimeoutMs'> & Partial<Pick<Config,
     | 'metricsPort' | 'metricsToken' | 'rpcMaxBodyBytes' | 'importMaxBodyBytes' | 'httpHeadersTimeoutMs' | 'httpRequestTimeoutMs'
     | 'httpIdleTimeoutMs' | 'httpBodyTimeoutMs' | 'http2MaxConcurrentStreams' | 'watchMaxDurationMs' | 'watchMaxStreamsPerCaller'
-    | 'consoleEnabled' | 'corsAllowedOrigins' | 'reflectionAllowAnonymous' | 'rateLimitPerCredential' | 'rateLimitResolverPerAddress'
+    | 'consoleEnabled' | 'consoleOidcIssuer' | 'consoleOidcClientId' | 'corsAllowedOrigins' | 'reflectionAllowAnonymous' | 'rateLimitPerCredential' | 'rateLimitResolverPerAddress'
     | 'rateLimitDownloadsPerAddress' | 'rateLimitAuthFailuresPerAddress' | 'resolverContact' | 'watchSafetyIntervalMs' | 'trustedProxies'
     | 'controlPlaneHosts' | 'brandDomainDelegatedZones' | 'scanCountryHeader' | 'cachePurgeUrl' | 'resolverLastKnownUnits'>>;
   readonly logger: Logger;
@@ -148,7 +149,11 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
     resolverDescriptionRoute({ publicBaseUrl: ctx.publicBaseUrl, contact: config.resolverContact }),
     ...(options.downloads === undefined ? [] : [downloadRoute(ctx, options.downloads, logger)]),
     ...v1Routes({ ctx, logger, services }),
-    ...(config.consoleEnabled === false ? [] : consoleRoutes({ dir: options.consoleDir ?? defaultConsoleDir })),
+    ...epcisRoutes(ctx),
+    ...(config.consoleEnabled === false ? [] : consoleRoutes({
+      dir: options.consoleDir ?? defaultConsoleDir,
+      oidc: config.consoleOidcIssuer !== undefined && config.consoleOidcClientId !== undefined ? { issuer: config.consoleOidcIssuer, clientId: config.consoleOidcClientId } : undefined,
+    })),
     ...(options.httpRoutes ?? []),
   ];
   const server = createApiServer({

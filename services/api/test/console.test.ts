@@ -108,3 +108,16 @@ describe('CONSOLE_ENABLED=false', () => {
     expect((await fetch(`${base}/console/assets/index-Ab12Cd34.js`)).status).toBe(404);
   });
 });
+
+describe('CONSOLE_OIDC_ISSUER and CONSOLE_OIDC_CLIENT_ID', () => {
+  it('tell the console its sign-in provider in index.html and let it call that origin', async () => {
+    const base = await start({ consoleDir: buildDir, config: { consoleOidcIssuer: 'https://id.example.com/realms/brand', consoleOidcClientId: 'mint-"console"' } });
+    const res = await fetch(`${base}/console/`);
+    expect(await res.text()).toContain('<meta name="mint-oidc-issuer" content="https://id.example.com/realms/brand"><meta name="mint-oidc-client-id" content="mint-&quot;console&quot;"></head>');
+    expect(res.headers.get('content-security-policy')).toContain("connect-src 'self' https://id.example.com;");
+    // Without them, index.html is the build's and the console calls its own origin only.
+    const plain = await fetch(`${await start({ consoleDir: buildDir })}/console/`);
+    expect(await plain.text()).toBe(index);
+    expect(plain.headers.get('content-security-policy')).toContain("connect-src 'self';");
+  });
+});

@@ -79,6 +79,17 @@ describe('minting', () => {
     expect(units.units[0]?.resolverUrl).toContain(brand.gtin);
     expect(units.units[0]?.activatedAt).toBeDefined();
 
+    // A batch's units in seq order, paged by the last seq shown; one unit found by its serial.
+    const bySeq = await mint.listMintUnits({ brandId: brand.brandId, mintBatchId: first.mintBatchId!, limit: 10, afterSeq: 0 }, as());
+    expect(bySeq.units.map((u) => u.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    expect([bySeq.hasMore, bySeq.nextCursor ?? '']).toEqual([true, '']);
+    const last = await mint.listMintUnits({ brandId: brand.brandId, mintBatchId: first.mintBatchId!, limit: 10, afterSeq: 20 }, as());
+    expect([last.units.map((u) => u.seq), last.hasMore]).toEqual([[21, 22, 23, 24, 25], false]);
+    const found = await mint.listMintUnits({ brandId: brand.brandId, serial: bySeq.units[6]!.serial }, as());
+    expect(found.units.map((u) => [u.seq, u.mintBatchId])).toEqual([[7, first.mintBatchId]]);
+    expect((await mint.listMintUnits({ brandId: brand.brandId, serial: 'NO-SUCH-SERIAL' }, as())).units).toEqual([]);
+    await expect(mint.listMintUnits({ brandId: brand.brandId, afterSeq: 0 }, as())).rejects.toThrow(/after_seq: needs mint_batch_id/);
+
     const completed = await mint.listMintEvents({ brandId: brand.brandId, eventType: 'mint_job_completed' }, as());
     expect(completed.events.map((e) => [e.entityType, e.entityId])).toEqual([['mint_batch', first.mintBatchId]]);
     expect(completed.events[0]?.payload).toMatchObject({ mint_job_id: first.mintJobId });

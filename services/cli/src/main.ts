@@ -19,20 +19,22 @@
  *   mintctl login [--api <url>] --token <token> [--brand <uuid>]
  *   mintctl mint --product <uuid> --quantity <n> [--mode serial|batch] [--activation active_at_mint|first_scan] [--watch]
  *   mintctl listen --forward-to <url> [--events a,b] [--port <n>]
+ *   mintctl serials <encode|commission|scrap|decommission|reactivate|return> (--serials A,B | --batch <uuid> [--from n] [--to n]) [--reason r] [--key k]
  */
 import { parseArgs } from 'node:util';
 import { assertMigrated, loadConfig, openConfiguredDatabase, resolveJwtSecret } from '@mint/runtime';
 import { createUseCaseContext } from '@mint/usecases';
 import { apiKeyCommand, migrateCommand, seedDemoCommand, shipLogCommand, tokenIssueCommand, UsageError, workspaceCommand } from './admin.ts';
 import { runDev, signInCommand } from './dev.ts';
-import { listenCommand, loginCommand, mintCommand } from './remote.ts';
+import { listenCommand, loginCommand, mintCommand, serialsCommand } from './remote.ts';
 
 const usage = `usage: mintctl <migrate | seed-demo [--json] | token issue --user <id> [--ttl <s>] |
   apikey create|list|revoke --brand <id> [--name n] [--scopes a,b] [--id key] |
   workspace enable-api|disable-api --brand <id> | dev | signin | scans ship-log |
   login [--api url] --token t [--brand id] |
   mint --product id --quantity n [--mode serial|batch] [--activation active_at_mint|first_scan] [--product-batch id] [--watch] |
-  listen --forward-to url [--events a,b] [--port n]>`;
+  listen --forward-to url [--events a,b] [--port n] |
+  serials encode|commission|scrap|decommission|reactivate|return (--serials A,B | --batch id [--from n] [--to n]) [--reason r] [--key k]>`;
 
 const { positionals, values } = parseArgs({
   allowPositionals: true,
@@ -55,6 +57,12 @@ const { positionals, values } = parseArgs({
     'forward-to': { type: 'string' },
     events: { type: 'string' },
     port: { type: 'string' },
+    serials: { type: 'string' },
+    batch: { type: 'string' },
+    from: { type: 'string' },
+    to: { type: 'string' },
+    reason: { type: 'string' },
+    key: { type: 'string' },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
@@ -72,6 +80,9 @@ async function main(): Promise<void> {
   if (command === 'mint') {
     return mintCommand({ ...remote, product: values.product, quantity: values.quantity, mode: values.mode, activation: values.activation,
       productBatch: values['product-batch'], watch: values.watch }, print);
+  }
+  if (command === 'serials') {
+    return serialsCommand({ ...remote, action, serials: values.serials, batch: values.batch, from: values.from, to: values.to, reason: values.reason, key: values.key }, print);
   }
   if (command === 'listen') return listenCommand({ ...remote, forwardTo: values['forward-to'], events: values.events, port: values.port }, print);
   const config = loadConfig();

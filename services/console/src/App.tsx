@@ -11,15 +11,21 @@ import { Links } from './screens/Links.tsx';
 import { Mint } from './screens/Mint.tsx';
 import { Overview } from './screens/Overview.tsx';
 import { Products } from './screens/Products.tsx';
+import { Domain } from './screens/Domain.tsx';
+import { Scans } from './screens/Scans.tsx';
+import { Unit, UnitSearch } from './screens/Units.tsx';
+import { WebhookDeliveries, Webhooks } from './screens/Webhooks.tsx';
 
 const screens = [
-  ['overview', 'Overview'], ['mint', 'Mint'], ['batches', 'Batches'], ['products', 'Products'], ['links', 'Links'], ['events', 'Events'],
+  ['overview', 'Overview'], ['mint', 'Mint'], ['batches', 'Batches'], ['units', 'Units'], ['products', 'Products'], ['links', 'Links'],
+  ['domain', 'Domain'], ['scans', 'Scans'], ['webhooks', 'Webhooks'], ['events', 'Events'],
 ] as const;
 
 /** The fragment's route: `#/batches/abc` is ['batches', 'abc']. */
 function currentRoute(): string[] {
-  const parts = window.location.hash.replace(/^#\/?/, '').split('/').filter((p) => p !== '');
-  return parts.length === 0 ? ['overview'] : parts;
+  const parts = window.location.hash.replace(/^#\/?/, '').split('/').map((p) => { try { return decodeURIComponent(p); } catch { return p; } });
+  if (parts.length > 0 && parts[parts.length - 1] === '') parts.pop();
+  return parts.length === 0 || parts[0] === '' ? ['overview'] : parts;
 }
 
 /** Navigation, the brand, sign-out and the current screen. */
@@ -30,7 +36,7 @@ export function App({ brandId, onSignOut, onSwitchBrand }: { readonly brandId: s
     window.addEventListener('hashchange', onHash);
     return () => window.removeEventListener('hashchange', onHash);
   }, []);
-  const [screen, id] = route;
+  const [screen, id, more] = route;
   const memberships = useQuery(AccountService.method.listMyMemberships, {});
   const membership = memberships.data?.memberships.find((m) => m.brandId === brandId);
   return (
@@ -57,6 +63,13 @@ export function App({ brandId, onSignOut, onSwitchBrand }: { readonly brandId: s
         {screen === 'batches' && id !== undefined && <Batch id={id} />}
         {screen === 'products' && <Products />}
         {screen === 'links' && <Links />}
+        {screen === 'units' && id === undefined && <UnitSearch />}
+        {screen === 'units' && id !== undefined && more !== undefined && <Unit key={`${id}/${more}`} gtin={id} serial={more} />}
+        {screen === 'units' && id !== undefined && more === undefined && <Unit key={`/${id}`} gtin="" serial={id} />}
+        {screen === 'domain' && <Domain />}
+        {screen === 'scans' && <Scans />}
+        {screen === 'webhooks' && id === undefined && <Webhooks />}
+        {screen === 'webhooks' && id !== undefined && <WebhookDeliveries key={id} endpointId={id} />}
         {screen === 'events' && <Events />}
         {!screens.some(([key]) => key === screen) && <p>No such screen. <a href="#/overview">Overview</a></p>}
       </main>

@@ -6,10 +6,13 @@ import { Code, ConnectError, createClient, type Client, type Interceptor, type T
 import { createConnectTransport } from '@connectrpc/connect-web';
 import { MintService } from '@mint/contract';
 
-/** A Connect JSON transport to this origin that sends `token` as the bearer credential. */
-export function createApiTransport(token: string): Transport {
+/**
+ * A Connect JSON transport to this origin that sends `token` as the bearer credential (a function
+ * is asked on every call, so a silently renewed token is used at once).
+ */
+export function createApiTransport(token: string | (() => string)): Transport {
   const bearer: Interceptor = (next) => (req) => {
-    req.header.set('authorization', `Bearer ${token}`);
+    req.header.set('authorization', `Bearer ${typeof token === 'function' ? token() : token}`);
     return next(req);
   };
   return createConnectTransport({ baseUrl: window.location.origin, useBinaryFormat: false, interceptors: [bearer] });

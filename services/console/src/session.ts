@@ -8,6 +8,12 @@ export interface Session {
   readonly token: string;
   /** The brand workspace every call names; null until one is picked. */
   readonly brandId: string | null;
+  /** With an OpenID Connect sign-in: the refresh token that renews `token` silently. */
+  readonly refreshToken?: string | undefined;
+  /** With an OpenID Connect sign-in: the ID token, the hint of the provider's sign-out. */
+  readonly idToken?: string | undefined;
+  /** With an OpenID Connect sign-in: when `token` expires, in milliseconds. */
+  readonly expiresAt?: number | undefined;
 }
 
 const storageKey = 'mint.console.session';
@@ -18,7 +24,13 @@ export function storedSession(): Session | null {
     const raw = sessionStorage.getItem(storageKey);
     if (raw === null) return null;
     const value = JSON.parse(raw) as Partial<Session>;
-    return typeof value.token === 'string' && value.token !== '' ? { token: value.token, brandId: typeof value.brandId === 'string' ? value.brandId : null } : null;
+    if (typeof value.token !== 'string' || value.token === '') return null;
+    return {
+      token: value.token, brandId: typeof value.brandId === 'string' ? value.brandId : null,
+      ...(typeof value.refreshToken === 'string' ? { refreshToken: value.refreshToken } : {}),
+      ...(typeof value.idToken === 'string' ? { idToken: value.idToken } : {}),
+      ...(typeof value.expiresAt === 'number' ? { expiresAt: value.expiresAt } : {}),
+    };
   } catch {
     return null;
   }

@@ -94,6 +94,12 @@ AUTH_JWT_ISSUER: {{ . | quote }}
 {{- with .Values.config.authJwtAudience }}
 AUTH_JWT_AUDIENCE: {{ . | quote }}
 {{- end }}
+{{- with .Values.config.consoleOidcIssuer }}
+CONSOLE_OIDC_ISSUER: {{ . | quote }}
+{{- end }}
+{{- with .Values.config.consoleOidcClientId }}
+CONSOLE_OIDC_CLIENT_ID: {{ . | quote }}
+{{- end }}
 {{- with .Values.config.resolverContact }}
 RESOLVER_CONTACT: {{ . | quote }}
 {{- end }}

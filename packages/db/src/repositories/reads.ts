@@ -24,27 +24,40 @@ export interface UnitRecord {
   readonly productSku: string | null;
 }
 
+/** Optional parts of a unit read: one serial, or a batch's units in seq order above `afterSeq`. */
+export interface UnitListOptions {
+  readonly serial?: string | null;
+  readonly afterSeq?: number | null;
+}
+
 /**
  * Up to `take` units of the brand (of one batch when `mintBatchId` is set) strictly after `cursor`,
- * newest first by (created_at, id). The page is cut from the index first; the batch and product
- * are joined to the page only, and give each unit its GTIN and resolver URL (the batch's, as
+ * newest first by (created_at, id); with `afterSeq` (and a batch), those above that seq in seq
+ * order, read from the (brand_id, mint_batch_id, seq) unique index; with `serial`, only that unit
+ * (the (brand_id, serial) unique index). The page is cut from the index first; the batch and
+ * product are joined to the page only, and give each unit its GTIN and resolver URL (the batch's, as
  * every unit's was written). The (brand_id[, mint_batch_id], created_at) index holds no id: its
  * range after the cursor comes in created_at order, and the id tie-break sorts one chunk's units
  * (incremental sort), however deep the cursor and however many units the brand has.
  */
-export async function listUnits(em: Em, brandId: string, take: number, cursor: Cursor | null, mintBatchId: string | null): Promise<UnitRecord[]> {
+export async function listUnits(em: Em, brandId: string, take: number, cursor: Cursor | null, mintBatchId: string | null, options: UnitListOptions = {}): Promise<UnitRecord[]> {
+  const afterSeq = options.afterSeq ?? null;
+  const serial = options.serial ?? null;
+  const bySeq = afterSeq !== null && mintBatchId !== null;
   const found = await rows(em, (db) => {
     const page = db.selectFrom('mint_units as u').selectAll('u')
       .where('u.brand_id', '=', brandId)
       .$if(mintBatchId !== null, (q) => q.where('u.mint_batch_id', '=', mintBatchId!))
-      .$if(cursor !== null, (q) => q.where((eb) => eb(eb.refTuple('u.created_at', 'u.id'), '<', eb.tuple(cursor!.at, cursor!.id))))
-      .orderBy('u.created_at', 'desc').orderBy('u.id', 'desc')
+      .$if(serial !== null, (q) => q.where('u.serial', '=', serial!))
+      .$if(bySeq, (q) => q.where('u.seq', '>', afterSeq!).orderBy('u.seq', 'asc'))
+      .$if(!bySeq && cursor !== null, (q) => q.where((eb) => eb(eb.refTuple('u.created_at', 'u.id'), '<', eb.tuple(cursor!.at, cursor!.id))))
+      .$if(!bySeq, (q) => q.orderBy('u.created_at', 'desc').orderBy('u.id', 'desc'))
       .limit(take);
-    return db.selectFrom(page.as('u'))
+    const joined = db.selectFrom(page.as('u'))
       .leftJoin('mint_batches as b', (join) => join.onRef('b.brand_id', '=', 'u.brand_id').onRef('b.id', '=', 'u.mint_batch_id'))
       .leftJoin('products as p', (join) => join.onRef('p.brand_id', '=', 'b.brand_id').onRef('p.id', '=', 'b.product_id'))
-      .select(['u.id', 'u.mint_batch_id', 'u.seq', 'u.serial', 'u.status', 'b.gtin', 'b.resolver_base_url', 'u.created_at', 'u.activated_at', 'p.sku as product_sku'])
-      .orderBy('u.created_at', 'desc').orderBy('u.id', 'desc');
+      .select(['u.id', 'u.mint_batch_id', 'u.seq', 'u.serial', 'u.status', 'b.gtin', 'b.resolver_base_url', 'u.created_at', 'u.activated_at', 'p.sku as product_sku']);
+    return bySeq ? joined.orderBy('u.seq', 'asc') : joined.orderBy('u.created_at', 'desc').orderBy('u.id', 'desc');
   });
   return found.map((r) => ({
     id: r.id, mintBatchId: r.mint_batch_id, seq: r.seq, serial: r.serial, resolverUrl: unitResolverUrl(r.resolver_base_url ?? '', r.gtin, r.serial),

@@ -8,6 +8,7 @@ import type { ReactNode } from 'react';
 import { mintClient } from '../api.ts';
 import { useBrand, useJobWatch } from '../context.tsx';
 import { enumName, ErrorMessage, Progress } from '../ui.tsx';
+import { DayChart } from '../charts.tsx';
 
 /** Days shown in the chart, today included. */
 const chartDays = 14;
@@ -46,31 +47,6 @@ function perDay(batches: readonly MintBatch[]): { day: string; units: number }[]
     if (totals.has(day)) totals.set(day, totals.get(day)! + b.mintedQuantity);
   }
   return days.map((day) => ({ day, units: totals.get(day)! }));
-}
-
-/** A bar chart (SVG) of units per day, with a table of the same figures for screen readers. */
-function DailyChart({ data }: { readonly data: readonly { day: string; units: number }[] }): ReactNode {
-  const max = Math.max(1, ...data.map((d) => d.units));
-  const barWidth = 100 / data.length;
-  return (
-    <figure className="chart">
-      <svg viewBox="0 0 100 40" preserveAspectRatio="none" role="img" aria-label="Units minted per day, last 14 days">
-        {data.map((d, i) => {
-          const h = (d.units / max) * 36;
-          return <rect key={d.day} x={i * barWidth + barWidth * 0.15} y={38 - h} width={barWidth * 0.7} height={h}><title>{`${d.day}: ${d.units}`}</title></rect>;
-        })}
-        <line x1="0" y1="38" x2="100" y2="38" />
-      </svg>
-      <figcaption>
-        <span>{data[0]?.day}</span><span>Units minted per day (UTC)</span><span>{data[data.length - 1]?.day}</span>
-      </figcaption>
-      <table className="visually-hidden">
-        <caption>Units minted per day</caption>
-        <thead><tr><th>Day</th><th>Units</th></tr></thead>
-        <tbody>{data.map((d) => <tr key={d.day}><td>{d.day}</td><td>{d.units}</td></tr>)}</tbody>
-      </table>
-    </figure>
-  );
 }
 
 /**
@@ -120,7 +96,7 @@ export function Overview(): ReactNode {
       <section aria-labelledby="chart-title">
         <h2 id="chart-title">Units minted per day</h2>
         <ErrorMessage error={recent.error} />
-        <DailyChart data={perDay(recent.data ?? [])} />
+        <DayChart data={perDay(recent.data ?? []).map((d) => ({ day: d.day, value: d.units }))} unit="units" title="Units minted per day, last 14 days" />
       </section>
       <section aria-labelledby="inflight-title">
         <h2 id="inflight-title">Jobs in flight</h2>

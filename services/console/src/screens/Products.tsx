@@ -5,7 +5,7 @@ import { CatalogService, CommercialStatus, MintReadinessStatus, ProductImportSta
 import { useQueryClient } from '@tanstack/react-query';
 import { useState, type FormEvent, type ReactNode } from 'react';
 import { useBrand } from '../context.tsx';
-import { enumName, ErrorMessage, Pager, useCursorPages } from '../ui.tsx';
+import { enumName, ErrorMessage, ImportRows, Pager, useCursorPages } from '../ui.tsx';
 
 /** The values of a contract enum as the table shows them and the import reads them (`draft, active, ...`), UNSPECIFIED left out. */
 function valuesOf(values: Record<string, string | number>): string {
@@ -31,20 +31,7 @@ function ImportResult({ importId }: { readonly importId: string }): ReactNode {
     <section aria-labelledby="import-title" className="import-result">
       <h2 id="import-title">Import {importId.slice(0, 8)}</h2>
       <ErrorMessage error={result.error} />
-      {imp !== undefined && (
-        <>
-          <p role="status">Status <strong data-testid="import-status">{enumName(ProductImportStatus, imp.status)}</strong>: {imp.importedRows} of {imp.totalRows} rows imported, {imp.failedRows} refused.</p>
-          {imp.errors.length > 0 && (
-            <div className="table-wrap">
-              <table>
-                <caption>Refused rows</caption>
-                <thead><tr><th>Row</th><th>Field</th><th>Error</th></tr></thead>
-                <tbody>{imp.errors.map((e) => <tr key={`${e.row} ${e.field ?? ''} ${e.message}`}><td>{e.row}</td><td>{e.field ?? ''}</td><td>{e.message}</td></tr>)}</tbody>
-              </table>
-            </div>
-          )}
-        </>
-      )}
+      {imp !== undefined && <ImportRows imp={imp} testId="import-status" />}
     </section>
   );
 }

@@ -7,6 +7,7 @@ import { createClient } from '@connectrpc/connect';
 import { AccountService, type Membership } from '@mint/contract';
 import { useEffect, useState, type FormEvent, type ReactNode } from 'react';
 import { createApiTransport } from '../api.ts';
+import type { OidcSettings } from '../oidc.ts';
 import type { Session } from '../session.ts';
 import { ErrorMessage } from '../ui.tsx';
 
@@ -16,7 +17,9 @@ async function membershipsOf(token: string): Promise<Membership[]> {
 }
 
 /** The sign-in screen; `session` (token without a brand) skips to the brand choice. */
-export function SignIn({ session, notice, onSignIn }: { readonly session: Session | null; readonly notice: string | undefined; readonly onSignIn: (s: Session) => void }): ReactNode {
+export function SignIn({ session, notice, oidc, onOidc, onSignIn }: {
+  readonly session: Session | null; readonly notice: string | undefined; readonly oidc: OidcSettings | null; readonly onOidc: () => void; readonly onSignIn: (s: Session) => void;
+}): ReactNode {
   const [token, setToken] = useState(session?.token ?? '');
   const [memberships, setMemberships] = useState<Membership[] | undefined>(undefined);
   const [brandId, setBrandId] = useState('');
@@ -48,13 +51,17 @@ export function SignIn({ session, notice, onSignIn }: { readonly session: Sessio
   };
   const onBrand = (event: FormEvent) => {
     event.preventDefault();
-    if (brandId !== '') onSignIn({ token: token.trim(), brandId });
+    // An OpenID Connect session keeps its refresh and ID tokens.
+    if (brandId !== '') onSignIn({ ...(session ?? {}), token: session?.token ?? token.trim(), brandId });
   };
 
   return (
     <main className="signin">
       <h1>Minting console</h1>
       {notice !== undefined && <p className="error" role="alert">Signed out: {notice}</p>}
+      {memberships === undefined && oidc !== null && session === null && (
+        <p><button type="button" onClick={onOidc}>Sign in with {new URL(oidc.issuer).host}</button></p>
+      )}
       {memberships === undefined ? (
         <form onSubmit={onToken} aria-label="Sign in">
           <label htmlFor="token">Session token</label>
