@@ -26,6 +26,7 @@ const sidebar = [
       { text: 'Serial lifecycle and EPCIS', link: '/guides/lifecycle' },
       { text: 'Label formats', link: '/guides/labels' },
       { text: 'Resolver and brand domains', link: '/guides/resolver' },
+      { text: 'Scan intelligence', link: '/guides/scans' },
       { text: 'Webhooks', link: '/guides/webhooks' },
       { text: 'Imports', link: '/guides/imports' },
       { text: 'Web console', link: '/guides/console' },

@@ -17,7 +17,7 @@ export const colocationTable = 'mint_jobs';
 export const distributedTables = [
   'mint_jobs', 'mint_batches', 'mint_units', 'mint_lots', 'mint_events', 'mint_kpis', 'mint_preflights', 'payload_packs',
   'products', 'production_batches', 'product_imports', 'memberships', 'idempotency_records', 'resolver_links', 'scan_events', 'scan_ingest_batches',
-  'scan_alert_settings',
+  'scan_alert_settings', 'scan_daily_rollups', 'scan_rollup_days',
   'webhook_endpoints', 'webhook_deliveries',
   'unit_states', 'serial_moves', 'epcis_events',
 ] as const;

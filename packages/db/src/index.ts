@@ -6,7 +6,7 @@ export { Brand, User, Membership, ApiKey } from './entities/workspace.ts';
 export { Product, ProductionBatch, ProductImport } from './entities/catalog.ts';
 export { MintPreflight, MintJob, MintBatch, MintLot, MintUnit, MintKpis } from './entities/minting.ts';
 export { MintEvent, PayloadPack, OutboxMessage, IdempotencyRecord, type StoredPackProfile } from './entities/activity.ts';
-export { ScanAlertSettingsRow, ScanEvent, ScanIngestBatch } from './entities/scans.ts';
+export { ScanAlertSettingsRow, ScanDailyRollup, ScanEvent, ScanIngestBatch, ScanRollupDay } from './entities/scans.ts';
 export { ResolverLink } from './entities/links.ts';
 export { WebhookEndpoint, WebhookDelivery } from './entities/webhooks.ts';
 export { entities } from './entities/index.ts';
@@ -52,7 +52,7 @@ export {
   type PackClaim, type PackOutcome, type PackLocation, type PackSource,
 } from './repositories/packs.ts';
 export {
-  deleteScanEventsBefore, createScanWriter, writeScanBatchOnce,
+  createScanWriter, writeScanBatchOnce,
   createResolverReader, type ResolverBrand, type ResolverProduct, type ResolverUnit, type ResolverLot, type ScanRecord, type ScanWriter,
   type ResolverReader, type ResolverReaderOptions, type ResolverDomainBrand
 } from './repositories/resolver.ts';
@@ -60,6 +60,10 @@ export {
   ingestScanBatch, type IngestOutcome, type WrittenUnitScan, deleteScanIngestBatchesBefore, scanStats, type ScanStatsFilter, type ScanStatsRow, type ScanStatsOrder, type ScanStatsCursor, unitScans,
   type UnitScanRow, type UnitScans
 } from './repositories/scans.ts';
+export {
+  utcDay, scanPartitionDays, createScanPartition, defaultPartitionDays, dropScanPartitionsBefore, markScanDays, rollUpScanDays, rollUpAndDeleteDefaultBefore,
+  scanLedgerSize
+} from './repositories/scan-retention.ts';
 export {
   findScanAlertSettings, saveScanAlertSettings, type SuspectMark, markUnitsSuspect, type SuspectState, lockSuspectUnit, unmarkUnitSuspect
 } from './repositories/scan-alerts.ts';

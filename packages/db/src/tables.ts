@@ -13,6 +13,8 @@ interface Int8Columns {
   mint_kpis: 'total_tokens_minted' | 'active_tokens' | 'batches_created' | 'exported_printed';
   outbox: 'id';
   scan_events: 'id';
+  scan_daily_rollups: 'scans' | 'never_issued';
+  scan_rollup_days: 'version' | 'rolled_version';
 }
 
 /** json/jsonb columns: written as JSON text (a JavaScript array parameter would become a PostgreSQL array), read parsed. */

@@ -77,6 +77,9 @@ export function createScanRules(limits: ScanRuleLimits = defaultScanRuleLimits):
   /** Per known unit: when it was last seen from each country, and its visitors of the day. */
   const units = new Map<string, { countries: Map<string, number>; day: string; visitors: Set<string> }>();
   let day = '';
+  /** The UTC day of the last scan seen, as a day number and as YYYY-MM-DD (formatted once a day, not once a scan). */
+  let lastDayNumber = Number.NaN;
+  let lastDay = '';
   const seen = new Set<string>();
   const minutes = new Map<string, { minute: number; alerts: number; burstSent: boolean }>();
   /** Records a known unit's scan; 'countries' or 'visitors' when it now looks cloned, else null. */
@@ -91,7 +94,8 @@ export function createScanRules(limits: ScanRuleLimits = defaultScanRuleLimits):
       units.set(key, unit);
     }
     const at = scan.scannedAt.getTime();
-    for (const [country, last] of unit.countries) if (at - last > cloneWindowMs) unit.countries.delete(country);
+    // forEach, not for-of with destructuring: no array per entry on every scan.
+    if (unit.countries.size > 0) unit.countries.forEach((last, country, all) => { if (at - last > cloneWindowMs) all.delete(country); });
     if (scan.country !== null) unit.countries.set(scan.country, Math.max(at, unit.countries.get(scan.country) ?? 0));
     if (unit.day !== today) {
       unit.day = today;
@@ -119,7 +123,12 @@ export function createScanRules(limits: ScanRuleLimits = defaultScanRuleLimits):
         if (withdrawn && (!settings.withdrawn || settings.withdrawnIgnored.includes(scan.unitStatus !== null && !liveStatuses.has(scan.unitStatus) ? scan.unitStatus : 'voided'))) continue;
         if (!withdrawn && !neverIssued && !settings.clone) continue;
         if (neverIssued && !settings.neverIssued && !settings.burst) continue;
-        const today = scan.scannedAt.toISOString().slice(0, 10);
+        const dayNumber = Math.floor(scan.scannedAt.getTime() / 86_400_000);
+        if (dayNumber !== lastDayNumber) {
+          lastDayNumber = dayNumber;
+          lastDay = new Date(dayNumber * 86_400_000).toISOString().slice(0, 10);
+        }
+        const today = lastDay;
         if (today !== day || seen.size >= limits.maxRemembered) {
           if (today < day) continue; // a late scan of a past day: its day has been alerted on
           day = today;

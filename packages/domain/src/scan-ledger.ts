@@ -137,6 +137,9 @@ export interface IngestRowError extends FieldViolation {
   readonly index: number;
 }
 
+/** The last GTIN {@link validateIngestScan} checked, and its GTIN-14 (null: invalid). */
+let lastGtin: { input: string; gtin: string | null } = { input: '', gtin: null };
+
 /**
  * Validates one ingested scan; returns it normalised, or every violation of the row. The visitor
  * must already be a hash (16-64 characters of base64url or hex, so never an address), the
@@ -150,7 +153,9 @@ export function validateIngestScan(input: IngestScanInput, now: Date): { scan: I
   if (!(scanKinds as readonly string[]).includes(input.kind)) v.push({ field: 'kind', message: `must be one of ${scanKinds.join(', ')}` });
   let gtin: string | null = null;
   if (input.gtin !== null && input.gtin !== '') {
-    gtin = normalizeGtin(input.gtin);
+    // A batch names few GTINs: the last one's check is reused.
+    if (input.gtin !== lastGtin.input) lastGtin = { input: input.gtin, gtin: normalizeGtin(input.gtin) };
+    gtin = lastGtin.gtin;
     if (gtin === null) v.push({ field: 'gtin', message: 'must be a GTIN-8, -12, -13 or -14 with a valid check digit' });
   } else if (input.kind !== 'token') v.push({ field: 'gtin', message: `is required for a ${input.kind} scan` });
   const identifier = input.identifier === '' ? null : input.identifier;

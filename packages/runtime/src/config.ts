@@ -209,8 +209,8 @@ export interface Config {
    */
   readonly executorHttpPort: number | undefined;
   /**
-   * `SCAN_EVENT_RETENTION_DAYS`: days the resolver's scan events are kept; the executor's sweeper deletes older ones (0 keeps them
-   * all).
+   * `SCAN_EVENT_RETENTION_DAYS`: days raw scan events are kept; the executor's sweeper drops older days' partitions whole, their
+   * daily rollups kept (0 keeps them all).
    */
   readonly scanEventRetentionDays: number;
   /**

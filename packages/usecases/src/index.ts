@@ -56,13 +56,13 @@ export {
   type DownloadUrl, type DownloadAnswer
 } from './downloads.ts';
 export {
-  createResolver, createScanRecorder, purgeOldScanEvents, createLinkCache, type LinkCache, type Resolution, type ResolverOptions, type Resolver,
+  createResolver, createScanRecorder, createLinkCache, type LinkCache, type Resolution, type ResolverOptions, type Resolver,
   type ScanRecorderStats, type ScanRecorder, type ScanRecorderOptions, replaySpilledScans, type ScanSpillPort, type ScanReplayerOptions,
 } from './resolver.ts';
 export { createLastKnownReader, type LastKnownOptions, type LastKnownReader } from './last-known.ts';
 export {
   recordScanEvents, type RecordScanEventsInput, createScanAlerts, ruleScanOf, type ScanAlerts, getScanStats, type ScanStatsQuery, type ScanStatsPage, getUnitScans, type UnitScansQuery, type UnitScansPage,
-  type ScanAlertsOptions
+  type ScanAlertsOptions, maintainScanLedger, type ScanLedgerUpkeep, type ScanLedgerUpkeepOptions
 } from './scans.ts';
 export {
   getScanAlertSettings, updateScanAlertSettings, clearSuspectUnit, type ClearSuspectUnitInput, type ClearSuspectUnitOutcome

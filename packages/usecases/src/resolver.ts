@@ -1,5 +1,5 @@
 import {
-  createResolverReader, createScanWriter, writeScanBatchOnce, deleteScanEventsBefore, deleteScanIngestBatchesBefore, listenForLinkChanges, type CachedLinks, type LinkChangeFeed, type ResolverBrand,
+  createResolverReader, createScanWriter, writeScanBatchOnce, listenForLinkChanges, type CachedLinks, type LinkChangeFeed, type ResolverBrand,
   type ResolverDomainBrand,
   type ResolverProduct, type ResolverReader, type ScanRecord,
 } from '@mint/db';
@@ -888,13 +888,3 @@ function floodFactsOf(scan: ScanRecord): ScanFloodFacts {
   };
 }
 
-/**
- * Deletes up to `limit` scan events older than `retentionDays` days, and up to `limit` ingest
- * batch keys as old (for the executor's sweeper, which repeats it while a full batch went);
- * returns the larger of the two counts.
- */
-export async function purgeOldScanEvents(ctx: UseCaseContext, retentionDays: number, limit = 10_000): Promise<number> {
-  const before = new Date(ctx.clock().getTime() - retentionDays * 86_400_000);
-  const events = await deleteScanEventsBefore(ctx.db.em.fork(), before, limit);
-  return Math.max(events, await deleteScanIngestBatchesBefore(ctx.db.em.fork(), before, limit));
-}

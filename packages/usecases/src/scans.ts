@@ -1,3 +1,6 @@
+import {
+  createScanPartition, defaultPartitionDays, deleteScanIngestBatchesBefore, dropScanPartitionsBefore, rollUpAndDeleteDefaultBefore, rollUpScanDays, scanPartitionDays, utcDay,
+} from '@mint/db';
 import { appendEvents, findScanAlertSettings, ingestScanBatch, markUnitsSuspect, scanStats, unitScans, type IngestOutcome, type ScanRecord, type ScanStatsOrder, type ScanStatsRow, type UnitScanRow } from '@mint/db';
 import {
   assertValid, clientClasses, countryOf, decodeScanCursor, encodeScanCursor, InvalidInputError, isUuid, maxIngestScans, normalizeGtin, scanGroups,
@@ -10,6 +13,15 @@ import type { UseCaseContext } from './context.ts';
 export interface ScanAlerts {
   /** Raises the alerts `scans` call for (events with their webhook deliveries); resolves to how many. */
   observe(scans: readonly RuleScan[]): Promise<number>;
+  /**
+   * Queues `scans` for the rules behind the batches queued before (the rules see batches in the
+   * order queued) and resolves at once, or, while `maxQueued` batches wait, once one of them went
+   * through: an edge's ingest call answers without waiting for its alerts, and a flood of calls
+   * waits rather than growing the queue. A failed batch is reported to `onError`.
+   */
+  enqueue(scans: readonly RuleScan[]): Promise<void>;
+  /** Resolves once every batch queued so far went through the rules. */
+  drained(): Promise<void>;
   /** The brand's settings as the rules use them (cached). */
   settingsOf(brandId: string): Promise<ScanAlertSettings>;
   /** Forgets the brand's cached settings, after a change in this process. */
@@ -20,6 +32,12 @@ export interface ScanAlerts {
 export interface ScanAlertsOptions {
   /** How long a brand's settings are cached; default 10 s (a change in another process applies within it). */
   readonly settingsCacheMs?: number;
+  /** Batches {@link ScanAlerts.enqueue} lets wait before it makes its caller wait; default 4. */
+  readonly maxQueued?: number;
+  /** Called with each queued batch's error (its alerts are lost); default: none. */
+  readonly onError?: (error: unknown) => void;
+  /** Called after each queued batch went through the rules, with its alerts and the milliseconds the rules took. */
+  readonly onBatch?: (raised: number, ms: number) => void;
 }
 
 /**
@@ -46,7 +64,30 @@ export function createScanAlerts(ctx: UseCaseContext, limits?: ScanRuleLimits, o
     }
     return new Map(brandIds.map((id) => [id, cache.get(id)?.settings]));
   };
-  return {
+  const maxQueued = options.maxQueued ?? 4;
+  let tail: Promise<void> = Promise.resolve();
+  let queued = 0;
+  const waiting: (() => void)[] = [];
+  const alerts: ScanAlerts = {
+    async enqueue(scans) {
+      while (queued >= maxQueued) await new Promise<void>((resolve) => waiting.push(resolve));
+      queued++;
+      tail = tail.then(async () => {
+        const started = performance.now();
+        try {
+          const raised = await alerts.observe(scans);
+          options.onBatch?.(raised, performance.now() - started);
+        } catch (error) {
+          options.onError?.(error);
+        } finally {
+          queued--;
+          waiting.shift()?.();
+        }
+      });
+    },
+    drained() {
+      return tail;
+    },
     async observe(scans) {
       if (scans.length === 0) return 0;
       const settings = await load([...new Set(scans.map((s) => s.brandId))]);
@@ -69,6 +110,7 @@ export function createScanAlerts(ctx: UseCaseContext, limits?: ScanRuleLimits, o
       cache.delete(brandId);
     },
   };
+  return alerts;
 }
 
 /** A recorded scan as the rules see it. */
@@ -93,7 +135,8 @@ export interface RecordScanEventsInput {
  * own; the valid ones are written with the state of the unit they name, the bad ones refused with
  * their index, field and reason. Idempotent per batch key (a replay answers the first outcome and
  * writes nothing). More than 10,000 scans, or none, is refused whole. The written scans of
- * serials and tokens go to the scan rules (`alerts`).
+ * serials and tokens are queued for the scan rules (`alerts`), which raise their alerts after the
+ * call answers (within the alerts' 60 seconds; a call waits while the rules are behind).
  */
 export async function recordScanEvents(ctx: UseCaseContext, input: RecordScanEventsInput, alerts?: ScanAlerts): Promise<IngestOutcome> {
   const v: FieldViolation[] = [];
@@ -111,7 +154,7 @@ export async function recordScanEvents(ctx: UseCaseContext, input: RecordScanEve
   });
   const outcome = await ingestScanBatch(ctx.db.em.fork(), input.brandId, input.batchKey, good, rejected, now);
   if (alerts !== undefined && !outcome.replayed) {
-    await alerts.observe(outcome.unitScans.map((s) => ({
+    await alerts.enqueue(outcome.unitScans.map((s) => ({
       brandId: input.brandId, scannedAt: s.scannedAt, gtin: s.gtin, serial: s.kind === 'serial' || s.kind === 'token' ? s.identifier : null,
       unitKnown: s.unitKnown, count: s.count, country: s.country, clientClass: s.clientClass, unitStatus: s.unitStatus, outcome: s.outcome, visitor: s.visitor,
     })));
@@ -228,4 +271,66 @@ export async function getUnitScans(ctx: UseCaseContext, q: UnitScansQuery): Prom
   const scans = hasMore ? found.scans.slice(0, limit) : found.scans;
   const last = scans[scans.length - 1];
   return { ...found, scans, hasMore, next: hasMore && last !== undefined ? encodeScanCursor([last.scannedAt.getTime(), Number(last.id)]) : null };
+}
+
+/** What one {@link maintainScanLedger} did. */
+export interface ScanLedgerUpkeep {
+  /** Day partitions made (ahead of time, or for scans waiting in the default partition). */
+  readonly partitionsCreated: number;
+  /** Brands' days rolled up (or rolled up again after late scans). */
+  readonly daysRolledUp: number;
+  /** Scans past retention that waited in the default partition, added to their days' rollups and deleted. */
+  readonly lateScansRolledUp: number;
+  /** Day partitions dropped whole, past retention. */
+  readonly partitionsDropped: readonly string[];
+  /** Ingest batch keys forgotten, past retention. */
+  readonly batchKeysDeleted: number;
+}
+
+/** Options of {@link maintainScanLedger}. */
+export interface ScanLedgerUpkeepOptions {
+  /** Days of raw scans kept; 0 keeps them for good (partitions and rollups are still made). */
+  readonly retentionDays: number;
+  /** Day partitions made ahead of today; default 2. */
+  readonly aheadDays?: number;
+  /** Past days given a partition even with no scan yet (an edge's backlog); default 7, never before retention. */
+  readonly behindDays?: number;
+  /** A day is rolled up this long after it ends, once the resolver's last scans of it are written; default 15 minutes. */
+  readonly graceMs?: number;
+}
+
+const dayMs = 86_400_000;
+
+/**
+ * The executor's upkeep of the scan ledger, safe to repeat and to run in two executors at once:
+ * makes the day partitions of the coming days (and of past days whose scans wait in the default
+ * partition, moving them in), rolls each brand's closed days up into `scan_daily_rollups` (again
+ * after a late scan of the day), then past `retentionDays` drops whole day partitions (each only
+ * once its rollups are current), rolls up and deletes late scans of such days, and forgets ingest
+ * batch keys. The rollups stay.
+ */
+export async function maintainScanLedger(ctx: UseCaseContext, options: ScanLedgerUpkeepOptions): Promise<ScanLedgerUpkeep> {
+  const now = ctx.clock().getTime();
+  const em = () => ctx.db.em.fork();
+  const cutoffDay = options.retentionDays > 0 ? utcDay(now - options.retentionDays * dayMs) : null;
+  let partitionsCreated = 0;
+  const wanted = new Set<string>();
+  for (let d = -(options.behindDays ?? 7); d <= (options.aheadDays ?? 2); d++) wanted.add(utcDay(now + d * dayMs));
+  for (const day of await defaultPartitionDays(em(), new Date(cutoffDay === null ? 0 : Date.parse(`${cutoffDay}T00:00:00Z`)))) wanted.add(day);
+  const made = new Set(await scanPartitionDays(em()));
+  for (const day of [...wanted].sort()) {
+    if ((cutoffDay !== null && day < cutoffDay) || made.has(day)) continue;
+    if (await createScanPartition(em(), day)) partitionsCreated++;
+  }
+  const lateScansRolledUp = cutoffDay === null ? 0 : await rollUpAndDeleteDefaultBefore(em(), cutoffDay);
+  const batch = 500;
+  let daysRolledUp = 0;
+  for (let n = batch; n === batch;) daysRolledUp += n = await rollUpScanDays(em(), new Date(now - (options.graceMs ?? 15 * 60_000)), batch);
+  const partitionsDropped = cutoffDay === null ? [] : await dropScanPartitionsBefore(em(), cutoffDay);
+  let batchKeysDeleted = 0;
+  if (cutoffDay !== null) {
+    const before = new Date(now - options.retentionDays * dayMs);
+    for (let n = 10_000; n === 10_000;) batchKeysDeleted += n = await deleteScanIngestBatchesBefore(em(), before, 10_000);
+  }
+  return { partitionsCreated, daysRolledUp, lateScansRolledUp, partitionsDropped, batchKeysDeleted };
 }

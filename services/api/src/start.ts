@@ -88,7 +88,7 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
   const metrics = options.metrics ?? createMetrics(metricSources(ctx));
   // Scans of the public resolver, written in batches off the request path.
   // The scan rules of the process, on each written batch of the resolver and each ingested one.
-  const scanAlerts = useCases.createScanAlerts(ctx);
+  const scanAlerts = useCases.createScanAlerts(ctx, undefined, { onError: (err) => logger.warn({ err }, 'scan alerts not raised') });
   const raiseAlerts = (batch: readonly RuleScan[]) => {
     scanAlerts.observe(batch).catch((err: unknown) => logger.warn({ err }, 'scan alerts not raised'));
   };

@@ -3,7 +3,7 @@
 // webhook deliveries; beyond the brand's alerts a minute, one burst alert counts the rest.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiKey, createWebhookEndpoint, setApiAccess, setMintBatchStatus } from '@mint/usecases';
+import { createApiKey, createWebhookEndpoint, issueAccessToken, setApiAccess, setMintBatchStatus } from '@mint/usecases';
 import { mintCompleted } from '../../../test/support/pack-fixtures.ts';
 import { query } from '../../../test/support/sql.ts';
 import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
@@ -41,6 +41,14 @@ async function alertsUntil(done: (found: Alert[]) => boolean): Promise<Alert[]> 
   for (let i = 0; ; i++) {
     const found = await alerts();
     if (done(found) || i > 200) return found;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+/** The rows of `sql` once `count` are there (an ingest call answers before the rules raise its alerts), or what is there after ~5 s. */
+async function rowsUntil<T extends object>(count: number, sql: string, params: unknown[]): Promise<T[]> {
+  for (let i = 0; ; i++) {
+    const found = await query<T>(app.db.em.fork(), sql, params);
+    if (found.length >= count || i > 200) return found;
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }
@@ -111,9 +119,26 @@ describe('the never-issued serial rule', () => {
       body: JSON.stringify({ brandId: other.brandId, batchKey: 'edge-alerts', scans: [row(serial), row('EDGE-FORGED-1'), row('EDGE-FORGED-2'), row('EDGE-FORGED-1')] }),
     });
     expect(response.status).toBe(200);
-    const events = await query<{ entity_id: string; country: string }>(app.db.em.fork(),
+    const events = await rowsUntil<{ entity_id: string; country: string }>(2,
       `select entity_id, payload->>'country' as country from mint_events where brand_id = ? and event_type = 'scan_never_issued_serial' order by entity_id`, [other.brandId]);
     expect(events).toEqual([{ entity_id: `${other.gtin} EDGE-FORGED-1`, country: 'BR' }, { entity_id: `${other.gtin} EDGE-FORGED-2`, country: 'BR' }]);
+  });
+
+  it('alerts on never-issued serials sent to /v1/rpc/record_scan_event, as on the RPC', async () => {
+    const other = await app.seedBrand();
+    await setApiAccess(app.ctx, other.brandId, true);
+    await mintCompleted(app.ctx, other, 1);
+    const row = (identifier: string) => ({ scanned_at: now.toISOString(), kind: 'serial', gtin: other.gtin, identifier, outcome: 'resolved', representation: 'redirect', country: 'AR' });
+    const response = await fetch(`${api.baseUrl}/v1/rpc/record_scan_event`, {
+      // A session of the API's clock (the file's fixed time).
+      method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${await issueAccessToken({ ...app.ctx, clock: () => now }, other.userId)}` },
+      body: JSON.stringify({ _brand_id: other.brandId, _batch_key: 'v1-alerts', _scans: [row('V1-FORGED-1'), row('V1-FORGED-1')] }),
+    });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ ok: true, accepted: 2 });
+    const events = await rowsUntil<{ entity_id: string; country: string }>(1,
+      `select entity_id, payload->>'country' as country from mint_events where brand_id = ? and event_type = 'scan_never_issued_serial'`, [other.brandId]);
+    expect(events).toEqual([{ entity_id: `${other.gtin} V1-FORGED-1`, country: 'AR' }]);
   });
 
   it('suspects a clone when one unit is scanned from two countries within a day', async () => {
@@ -127,7 +152,7 @@ describe('the never-issued serial rule', () => {
     }).then((r) => r.status);
     expect(await send('clone-1', [row('DE', '2026-04-02T01:00:00Z'), row('DE', '2026-04-02T02:00:00Z')])).toBe(200);
     expect(await send('clone-2', [row('JP', '2026-04-02T09:00:00Z')])).toBe(200);
-    const events = await query<{ entity_id: string; reason: string; countries: string }>(app.db.em.fork(),
+    const events = await rowsUntil<{ entity_id: string; reason: string; countries: string }>(1,
       `select entity_id, payload->>'reason' as reason, payload->>'countries' as countries from mint_events where brand_id = ? and event_type = 'scan_clone_suspected'`,
       [other.brandId]);
     expect(events).toEqual([{ entity_id: `${other.gtin} ${serial}`, reason: 'countries', countries: '["DE", "JP"]' }]);

@@ -101,6 +101,15 @@ describe('RecordScanEvents', () => {
     expect([tooMany.code, tooMany.rawMessage]).toEqual([Code.InvalidArgument, expect.stringContaining('scans')]);
   });
 
+  it('keeps a link type with a tab, a newline and backslashes as sent (the rows go in through COPY)', async () => {
+    const linkType = 'gs1:pip\t\\N\nline\\2';
+    const both = (await createApiKey(app.ctx, { brandId: brand.brandId, name: 'edge+charts', scopes: ['scans:write', 'scans:read'] })).key;
+    const result = await api.scans.recordScanEvents({ brandId: brand.brandId, batchKey: 'escapes', scans: [row({ identifier: serials[2], linkType })] }, asKey(both));
+    expect([result.accepted, result.rejected]).toEqual([1, []]);
+    const page = await api.scans.getUnitScans({ brandId: brand.brandId, gtin: brand.gtin, serial: serials[2]! }, asKey(both));
+    expect(page.scans.map((s) => s.linkType)).toContain(linkType);
+  });
+
   it('takes 10,000 scans in one Connect call over the wire (beyond the ordinary RPC body limit)', async () => {
     const server = await startTestApi(app);
     try {

@@ -1,6 +1,6 @@
 import type { JobBus, JobSubscription } from '@mint/bus';
 import { defaultLeaseMs } from '@mint/domain';
-import { findImportsToSweep, findJobsToSweep, purgeExpiredIdempotencyRecords, purgeOldScanEvents, relayOutbox, sweepPackStore, type UseCaseContext } from '@mint/usecases';
+import { findImportsToSweep, findJobsToSweep, maintainScanLedger, purgeExpiredIdempotencyRecords, relayOutbox, sweepPackStore, type UseCaseContext } from '@mint/usecases';
 import type { Logger } from 'pino';
 import type { Metrics } from '@mint/runtime';
 import { runMintJob } from './mint-worker.ts';
@@ -12,8 +12,6 @@ import { startWebhookWorker, type WebhookWorkerOptions } from './webhook-worker.
 
 /** Expired Idempotency-Key records deleted per statement by the sweeper. */
 const purgeBatch = 1_000;
-/** Scan events past retention deleted per statement by the sweeper. */
-const scanPurgeBatch = 10_000;
 import type { PackStore } from '@mint/store';
 
 /** Options of {@link startExecutor}. */
@@ -33,9 +31,9 @@ export interface ExecutorOptions {
   readonly owner?: string;
   /** How often the outbox relay publishes new jobs (default 50 ms: an empty outbox costs one indexed query). */
   readonly relayIntervalMs?: number;
-  /** How often the sweeper looks for jobs to republish and deletes expired Idempotency-Key records and old scan events (default 15 s). */
+  /** How often the sweeper looks for jobs to republish and deletes expired Idempotency-Key records, and keeps the scan ledger's partitions and rollups (default 15 s). */
   readonly sweepIntervalMs?: number;
-  /** Days scan events are kept; older ones are deleted by the sweeper. 0 or absent keeps them all. */
+  /** Days raw scan events are kept: the sweeper drops a day's partition whole past it (its daily rollups stay). 0 or absent keeps them all. */
   readonly scanEventRetentionDays?: number;
   /** How long a QUEUED job, or a job whose lease lapsed, must be untouched before the sweeper republishes it (default 60 s). */
   readonly idleJobMs?: number;
@@ -129,8 +127,11 @@ export function startExecutor(options: ExecutorOptions): Executor {
     for (const job of await findImportsToSweep(ctx, idleJobMs)) await bus.publish({ kind: 'import', ...job }, { republish });
     // Idempotency-Key records past their expiry and scan events past retention, a bounded batch at a time.
     while ((await purgeExpiredIdempotencyRecords(ctx, purgeBatch)) === purgeBatch);
-    const retentionDays = options.scanEventRetentionDays ?? 0;
-    if (retentionDays > 0) while (!stopping && (await purgeOldScanEvents(ctx, retentionDays, scanPurgeBatch)) === scanPurgeBatch);
+    // The scan ledger: day partitions made ahead, closed days rolled up, days past retention dropped whole.
+    if (!stopping) {
+      const upkeep = await maintainScanLedger(ctx, { retentionDays: options.scanEventRetentionDays ?? 0 });
+      if (upkeep.partitionsDropped.length > 0) logger.info({ days: upkeep.partitionsDropped }, 'dropped scan partitions past retention');
+    }
   }, (err) => logger.warn({ err }, 'sweeper failed; will retry'));
   const packStore = options.packStore;
   const stopStoreSweeper = packStore === undefined ? null : every(options.packStoreSweepIntervalMs ?? 10 * 60_000, async () => {

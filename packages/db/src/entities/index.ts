@@ -2,7 +2,7 @@ import { ApiKey, Brand, Membership, User } from './workspace.ts';
 import { Product, ProductImport, ProductionBatch } from './catalog.ts';
 import { MintBatch, MintJob, MintKpis, MintLot, MintPreflight, MintUnit } from './minting.ts';
 import { IdempotencyRecord, MintEvent, OutboxMessage, PayloadPack } from './activity.ts';
-import { ScanAlertSettingsRow, ScanEvent, ScanIngestBatch } from './scans.ts';
+import { ScanAlertSettingsRow, ScanDailyRollup, ScanEvent, ScanIngestBatch, ScanRollupDay } from './scans.ts';
 import { ResolverLink } from './links.ts';
 import { WebhookDelivery, WebhookEndpoint } from './webhooks.ts';
 import { EpcisEventRow, SerialMoveRow, UnitStateRow } from './serials.ts';
@@ -13,7 +13,7 @@ export const entities = [
   Product, ProductionBatch, ProductImport,
   MintPreflight, MintJob, MintBatch, MintLot, MintUnit, MintKpis,
   MintEvent, PayloadPack, OutboxMessage, IdempotencyRecord,
-  ScanEvent, ScanIngestBatch, ScanAlertSettingsRow, ResolverLink,
+  ScanEvent, ScanIngestBatch, ScanAlertSettingsRow, ScanDailyRollup, ScanRollupDay, ResolverLink,
   WebhookEndpoint, WebhookDelivery,
   UnitStateRow, SerialMoveRow, EpcisEventRow,
 ];

@@ -2,8 +2,10 @@ import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
 import { columns } from './columns.ts';
 
 /**
- * One resolution of a public resolver URL (the spec's planned record_scan_event), written in
- * batches off the request path; a full queue drops events rather than slowing the resolver.
+ * One resolution of a public resolver URL, or one scan an edge sent (record_scan_event), written
+ * in batches off the request path; a full queue drops events rather than slowing the resolver.
+ * Partitioned by UTC day of `scanned_at` (`scan_events_pYYYYMMDD`, and `scan_events_default` for a
+ * day without a partition); retention drops a day's partition whole.
  */
 export const ScanEvent = defineEntity({
   name: 'ScanEvent',
@@ -12,8 +14,8 @@ export const ScanEvent = defineEntity({
     brandId: columns.brandId(),
     /** Sequence number; scans are append-only and never referenced. */
     id: p.bigint('number').primary().autoincrement(),
-    /** When the resolver answered. */
-    scannedAt: columns.time(),
+    /** When the resolver answered; the partition key, so part of the primary key. */
+    scannedAt: columns.time().primary(),
     /** serial, lot, gtin or token: the route that was asked. */
     kind: p.text(),
     /** GTIN-14 of the path, when it had one. */
@@ -47,9 +49,6 @@ export const ScanEvent = defineEntity({
     { properties: ['brandId', 'scannedAt'] },
     // A unit's first and last scans, and the per-GTIN reads, walk one identity's range in time order.
     { name: 'scan_events_identity_index', properties: ['brandId', 'gtin', 'identifier', 'scannedAt'] },
-    // Rows arrive in time order, so a BRIN index (a few pages, nearly free to maintain) finds the
-    // old ranges the retention sweep deletes.
-    { properties: ['scannedAt'], type: 'brin' },
   ],
 });
 export type ScanEvent = InferEntity<typeof ScanEvent>;
@@ -103,3 +102,61 @@ export const ScanAlertSettingsRow = defineEntity({
   },
 });
 export type ScanAlertSettingsRow = InferEntity<typeof ScanAlertSettingsRow>;
+
+/**
+ * A brand's scans of one UTC day in one cell: GTIN, mint batch, lot, country, client class and
+ * unit state ('' where the scan had none). Made by the sweeper from a closed day's raw scans (and
+ * made again when late scans of the day arrive); kept for the product's life.
+ */
+export const ScanDailyRollup = defineEntity({
+  name: 'ScanDailyRollup',
+  tableName: 'scan_daily_rollups',
+  properties: {
+    brandId: columns.brandId(),
+    /** The UTC day. */
+    day: p.string().columnType('date').primary(),
+    /** GTIN-14 of the scans; '' for none. */
+    gtin: p.text().primary(),
+    /** Mint batch of the scanned unit (serial and token scans of known units); '' for none. */
+    mintBatchId: p.text().primary(),
+    /** Lot code of the path; '' for none. */
+    lot: p.text().primary(),
+    /** Country from the trusted proxy's header; '' for none. */
+    country: p.text().primary(),
+    /** browser, app, bot or other; '' for none. */
+    clientClass: p.text().primary(),
+    /** '' (the path named no unit), known, or never_issued (a serial the brand never minted). */
+    unitState: p.text().primary(),
+    /** Scans (the raw rows' counts summed). */
+    scans: p.bigint('number'),
+    /** Scans of serials the brand never issued. */
+    neverIssued: p.bigint('number'),
+    /** Distinct visitor hashes of the cell and day. */
+    visitors: p.integer(),
+    /** First scan of the cell that day. */
+    firstAt: columns.time(),
+    /** Last scan of the cell that day. */
+    lastAt: columns.time(),
+  },
+});
+export type ScanDailyRollup = InferEntity<typeof ScanDailyRollup>;
+
+/**
+ * A brand's day with scans: every write of a scan of a closed day bumps `version`; the sweeper
+ * rolls the day up and sets `rolled_version` to the version it read, so a day is rolled up when
+ * the two are equal.
+ */
+export const ScanRollupDay = defineEntity({
+  name: 'ScanRollupDay',
+  tableName: 'scan_rollup_days',
+  properties: {
+    brandId: columns.brandId(),
+    /** The UTC day. */
+    day: p.string().columnType('date').primary(),
+    /** Bumped by each write of the day's scans. */
+    version: p.bigint('number').default(1),
+    /** The version the day's rollup was made from; 0 before the first. */
+    rolledVersion: p.bigint('number').default(0),
+  },
+});
+export type ScanRollupDay = InferEntity<typeof ScanRollupDay>;

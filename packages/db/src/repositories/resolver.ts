@@ -5,9 +5,10 @@ import { decideResolution, unitResolverUrl, type Gs1LinkTypeName, type Link } fr
 import { resolverReadUrlOf, type Database, type Em } from '../orm.ts';
 import type { Tables } from '../tables.ts';
 import { coalesced } from './coalesce.ts';
-import { changed, prepare, rawChanged, rows, unnest, type PreparedStatement, type RowOf } from './kysely.ts';
+import { changed, prepare, rawChanged, unnest, type PreparedStatement, type RowOf } from './kysely.ts';
 import { createLinkReader, type LinkReader } from './links.ts';
 import { postgresDirectUrl } from './packs.ts';
+import { markScanDays, utcDay } from './scan-retention.ts';
 
 /**
  * Lookups of the public resolver. Every lookup is scoped by the brand found from the slug, and
@@ -273,25 +274,14 @@ export async function writeScanBatchOnce(em: Em, brandId: string, batchKey: stri
       values (${brandId}, ${batchKey}, ${scans.length}, '[]', ${now.toISOString()})
       on conflict (brand_id, batch_key) do nothing`);
     if (claimed === 0) return false;
-    if (scans.length > 0) await changed(tx, (db) => insertScans(db, scanColumns(scans)));
+    if (scans.length > 0) {
+      await changed(tx, (db) => insertScans(db, scanColumns(scans)));
+      // The batch's days: a day rolled up already is rolled up again with these scans.
+      const days = new Set(scans.map((s) => utcDay(s.scannedAt)));
+      await markScanDays(tx, [...days].map((day) => ({ brandId, day })), true);
+    }
     return true;
   });
-}
-
-/**
- * Deletes up to `limit` scan events recorded before `before` (oldest ranges first, found by the
- * BRIN index); returns how many. The keys are read first, then deleted by key one brand at a time,
- * never by ctid: on Citus each delete is routed to one shard.
- */
-export async function deleteScanEventsBefore(em: Em, before: Date, limit: number): Promise<number> {
-  const old = await rows(em, (db) => db.selectFrom('scan_events').select(['brand_id', 'id']).where('scanned_at', '<', before).limit(limit));
-  const ids = new Map<string, string[]>();
-  for (const r of old) ids.set(r.brand_id, [...(ids.get(r.brand_id) ?? []), String(r.id)]);
-  let deleted = 0;
-  for (const [brandId, brandIds] of ids) {
-    deleted += await changed(em, (db) => db.deleteFrom('scan_events').where('brand_id', '=', brandId).where('id', '=', sql<string>`any(${brandIds}::bigint[])`));
-  }
-  return deleted;
 }
 
 /** Longest wait for a new connection of the resolver's and the scan writer's pools. */
@@ -307,8 +297,10 @@ export interface ScanWriter {
 
 /**
  * The scan event writer. On PostgreSQL it keeps one connection of its own and sends each batch as
- * a prepared statement with the seven columns as bind parameters: the ORM would inline the values
- * into the SQL text, escaping every one of them on the resolver's event loop.
+ * a prepared statement with the columns as bind parameters: the ORM would inline the values into
+ * the SQL text, escaping every one of them on the resolver's event loop. The first scan of a brand
+ * and UTC day this process writes also notes the day in `scan_rollup_days` (one more statement per
+ * brand and day), so the sweeper rolls the day up once it is over.
  */
 export function createScanWriter(db: Database): ScanWriter {
   // Named prepared statements live in a session: the direct connection (DATABASE_DIRECT_URL).
@@ -318,10 +310,25 @@ export function createScanWriter(db: Database): ScanWriter {
   const pool = new pg.Pool({ connectionString: url, max: 1, idleTimeoutMillis: 0, connectionTimeoutMillis: connectTimeoutMs, application_name: 'minting-scan-events' });
   pool.on('error', () => undefined);
   let closing: Promise<void> | undefined;
+  /** Brand and day pairs already noted in scan_rollup_days by this writer. */
+  const markedDays = new Set<string>();
   return {
     async write(scans) {
       if (scans.length === 0) return 0;
-      return (await pool.query({ name: statements.scans.name, text: statements.scans.text, values: statements.scans.values(scanColumns(scans)) })).rowCount ?? 0;
+      const written = (await pool.query({ name: statements.scans.name, text: statements.scans.text, values: statements.scans.values(scanColumns(scans)) })).rowCount ?? 0;
+      const fresh = new Map<string, { brandId: string; day: string }>();
+      for (const s of scans) {
+        const day = utcDay(s.scannedAt);
+        const key = `${s.brandId} ${day}`;
+        if (!markedDays.has(key)) fresh.set(key, { brandId: s.brandId, day });
+      }
+      if (fresh.size > 0) {
+        const pairs = [...fresh.values()];
+        await pool.query(bound(statements.scanDays, { brandIds: pairs.map((p) => p.brandId), days: pairs.map((p) => p.day) }));
+        if (markedDays.size > 100_000) markedDays.clear();
+        for (const key of fresh.keys()) markedDays.add(key);
+      }
+      return written;
     },
     close: () => (closing ??= pool.end()),
   };
@@ -501,6 +508,10 @@ const statements = {
   product: prepare('resolver_product', productLookup),
   lot: prepare('resolver_lot', lotLookup),
   scans: prepare('insert_scan_events', insertScans),
+  scanDays: prepare('insert_scan_rollup_days', (db: Kysely<Tables>, p: { brandIds: readonly string[]; days: readonly string[] }) =>
+    db.insertInto('scan_rollup_days').columns(['brand_id', 'day'])
+      .expression(db.selectFrom(unnest<{ brand_id: string; day: string }, 's'>('s', { brand_id: ['uuid', p.brandIds], day: ['date', p.days] })).select(['s.brand_id', 's.day']))
+      .onConflict((oc) => oc.columns(['brand_id', 'day']).doNothing())),
 };
 
 /** A prepared statement with a call's parameters, as `pg` runs it by name. */

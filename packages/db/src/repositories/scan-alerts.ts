@@ -2,7 +2,7 @@ import { sql, type ExpressionBuilder } from 'kysely';
 import type { ScanAlertSettings } from '@mint/domain';
 import type { Em } from '../orm.ts';
 import type { Tables } from '../tables.ts';
-import { changed, first, rows } from './kysely.ts';
+import { changed, first, rawChanged, rows } from './kysely.ts';
 
 /** The unit's GTIN (its batch's) is `gtin`; null matches a unit without GTIN. */
 const unitGtinIs = (gtin: string | null) => (eb: ExpressionBuilder<Tables, 'mint_units'>) => eb.exists(eb.selectFrom('mint_batches as b').select(eb.lit(1).as('one'))
@@ -49,15 +49,28 @@ export interface SuspectMark {
 
 /**
  * Marks these units suspect since `at`; a unit already suspect keeps its first rule and time, and
- * a serial that names no unit changes nothing. One indexed update per mark: marks come from
- * alerts, which are capped per brand a minute. Resolves to the units newly marked.
+ * a serial that names no unit changes nothing. One update per brand, its units as arrays. Resolves
+ * to the units newly marked.
  */
 export async function markUnitsSuspect(em: Em, marks: readonly SuspectMark[], at: Date): Promise<number> {
-  let n = 0;
+  // One statement per brand (on Citus, routed to its shard), the units as array parameters: a
+  // statement per unit cost bench:scans ~0.5 s per batch of 10,000 scans (~80 alerts).
+  const byBrand = new Map<string, Map<string, SuspectMark>>();
   for (const m of marks) {
-    n += await changed(em, (db) => db.updateTable('mint_units').set({ suspect_rule: m.rule, suspect_since: at })
-      .where('brand_id', '=', m.brandId).where('serial', '=', m.serial).where('suspect_since', 'is', null)
-      .where(unitGtinIs(m.gtin)));
+    const units = byBrand.get(m.brandId) ?? new Map<string, SuspectMark>();
+    byBrand.set(m.brandId, units);
+    // A unit marked twice in one call keeps its first rule.
+    if (!units.has(m.serial)) units.set(m.serial, m);
+  }
+  let n = 0;
+  for (const [brandId, units] of byBrand) {
+    const list = [...units.values()];
+    n += await rawChanged(em, sql`
+      update mint_units u set suspect_rule = m.rule, suspect_since = ${at.toISOString()}::timestamptz
+        from unnest(${list.map((m) => m.serial)}::text[], ${list.map((m) => m.gtin)}::text[], ${list.map((m) => m.rule)}::text[]) as m(serial, gtin, rule),
+             mint_batches b
+       where u.brand_id = ${brandId}::uuid and u.serial = m.serial and u.suspect_since is null
+         and b.brand_id = u.brand_id and b.id = u.mint_batch_id and b.gtin is not distinct from m.gtin`);
   }
   return n;
 }

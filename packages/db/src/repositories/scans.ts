@@ -1,7 +1,12 @@
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { sql, type RawBuilder } from 'kysely';
+import pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
 import type { IngestRowError, IngestScan, ScanGroup } from '@mint/domain';
 import type { Em } from '../orm.ts';
-import { first, rawChanged, rawRows } from './kysely.ts';
+import { rawChanged, rawRows } from './kysely.ts';
+import { rolledUpDays, rollupWhere, utcDay } from './scan-retention.ts';
 
 /**
  * The scan ledger's ingest and reads. Every statement names one brand, so on Citus it is routed
@@ -39,51 +44,102 @@ export interface WrittenUnitScan {
   readonly visitor: string | null;
 }
 
+/** One small pool per server for the ingest's COPY (the ORM's connections cannot stream one). */
+const ingestPools = new Map<string, pg.Pool>();
+function ingestPool(em: Em): pg.Pool {
+  const url = em.config.get('clientUrl') as string;
+  let pool = ingestPools.get(url);
+  if (pool === undefined) {
+    pool = new pg.Pool({ connectionString: url, max: 2, idleTimeoutMillis: 5_000, allowExitOnIdle: true, application_name: 'minting-scan-ingest' });
+    pool.on('error', () => undefined);
+    ingestPools.set(url, pool);
+  }
+  return pool;
+}
+
+/** A value as a field of COPY's text format: `\N` for null, backslash, tab, newline and carriage return escaped. */
+function copyField(value: string | null): string {
+  if (value === null) return '\\N';
+  return /[\\\t\n\r]/.test(value) ? value.replace(/[\\\t\n\r]/g, (c) => (c === '\\' ? '\\\\' : c === '\t' ? '\\t' : c === '\n' ? '\\n' : '\\r')) : value;
+}
+
+const ingestColumns = 'brand_id, scanned_at, kind, gtin, identifier, lot, outcome, representation, link_type, unit_known, unit_status, scans, country, client_class, visitor, source';
+
 /**
  * Records a batch under `batchKey` and writes its valid `scans` in one transaction, each with the
- * state of the unit it names as of now (unit_known and unit_status, looked up by serial for serial
- * and token scans). A key seen before writes nothing and answers the first call's outcome; two
- * concurrent calls with one key are serialised on the batch row's primary key.
+ * state of the unit it names as of now (unit_known and unit_status: the batch's distinct serials
+ * looked up in one query, for serial and token scans). A key seen before writes nothing and
+ * answers the first call's outcome; two concurrent calls with one key are serialised on the batch
+ * row's primary key. The rows go in with COPY FROM STDIN on a connection of the ingest's own:
+ * measured per batch of 10,000 scans, ~0.78 s as one INSERT ... SELECT FROM unnest joined to the
+ * units with RETURNING, ~0.76 s with the lookup apart and no RETURNING, ~0.44 s as the lookup and
+ * a COPY (a bare COPY of the rows: ~0.3-0.36 s). Building the COPY text by concatenation, and the
+ * claim, the days and the lookup in one statement, took ~0.2 s more off a batch.
  */
 export async function ingestScanBatch(
   em: Em, brandId: string, batchKey: string, scans: readonly IngestScan[], rejected: readonly IngestRowError[], now: Date,
 ): Promise<IngestOutcome> {
-  return em.transactional(async (tx) => {
-    const claimed = await rawChanged(tx, sql`
-      insert into scan_ingest_batches (brand_id, batch_key, accepted, rejected, created_at)
-      values (${brandId}, ${batchKey}, ${scans.length}, ${JSON.stringify(rejected)}, ${now.toISOString()})
-      on conflict (brand_id, batch_key) do nothing`);
-    if (claimed === 0) {
-      const before = await first(tx, (db) => db.selectFrom('scan_ingest_batches').select(['accepted', 'rejected'])
-        .where('brand_id', '=', brandId).where('batch_key', '=', batchKey));
+  const client = await ingestPool(em).connect();
+  let failed = false;
+  try {
+    await client.query('begin');
+    // One round trip: claim the key; when claimed, note the batch's days (a day rolled up already
+    // is rolled up again with these scans) and read the units its distinct serials name.
+    const serials = [...new Set(scans.filter((s) => (s.kind === 'serial' || s.kind === 'token') && s.identifier !== null).map((s) => s.identifier!))];
+    const days = [...new Set(scans.map((s) => Math.floor(s.scannedAt.getTime() / 86_400_000)))].map((d) => utcDay(d * 86_400_000));
+    const found = await client.query<{ what: string; serial: string | null; gtin: string | null; status: string | null }>(`
+      with claim as (
+        insert into scan_ingest_batches (brand_id, batch_key, accepted, rejected, created_at) values ($1, $2, $3, $4, $5)
+        on conflict (brand_id, batch_key) do nothing returning 1),
+      marked as (
+        insert into scan_rollup_days (brand_id, day, version, rolled_version) select $1::uuid, d.day, 1, 0 from unnest($6::date[]) as d(day)
+         where exists (select 1 from claim)
+        on conflict (brand_id, day) do update set version = scan_rollup_days.version + 1 returning 1)
+      select 'claim' as what, null as serial, null as gtin, null as status from claim
+      union all
+      select 'unit', u.serial, b.gtin, u.status from mint_units u join mint_batches b on b.brand_id = u.brand_id and b.id = u.mint_batch_id
+       where exists (select 1 from claim) and u.brand_id = $1 and u.serial = any($7::text[])`,
+    [brandId, batchKey, scans.length, JSON.stringify(rejected), now.toISOString(), days, serials]);
+    if (!found.rows.some((r) => r.what === 'claim')) {
+      const before = (await client.query<{ accepted: number; rejected: string }>('select accepted, rejected from scan_ingest_batches where brand_id = $1 and batch_key = $2',
+        [brandId, batchKey])).rows[0];
+      await client.query('commit');
       return { accepted: before?.accepted ?? 0, rejected: JSON.parse(before?.rejected ?? '[]') as IngestRowError[], replayed: true, unitScans: [] };
     }
-    let unitScans: WrittenUnitScan[] = [];
+    const units = new Map<string, { gtin: string | null; status: string }>();
+    for (const u of found.rows) if (u.what === 'unit') units.set(u.serial!, { gtin: u.gtin, status: u.status! });
+    const unitScans: WrittenUnitScan[] = [];
     if (scans.length > 0) {
-      const col = <T>(f: (s: IngestScan) => T) => scans.map(f);
-      const written = await rawRows(tx, sql<{
-        unit_known: boolean | null; unit_status: string | null; outcome: string; kind: string; gtin: string | null; identifier: string | null; scanned_at: string | Date; scans: number;
-        country: string | null; client_class: string | null; visitor: string | null;
-      }>`
-        insert into scan_events (brand_id, scanned_at, kind, gtin, identifier, lot, outcome, representation, link_type, unit_known, unit_status,
-                                 scans, country, client_class, visitor, source)
-        select ${brandId}::uuid, s.scanned_at, s.kind, s.gtin, s.identifier, s.lot, s.outcome, s.representation, s.link_type,
-               case when s.kind in ('serial', 'token') then u.status is not null end, u.status, s.scans, s.country, s.client_class, s.visitor, 'ingest'
-          from unnest(${col((s) => s.scannedAt.toISOString())}::timestamptz[], ${col((s) => s.kind)}::text[], ${col((s) => s.gtin)}::text[],
-                      ${col((s) => s.identifier)}::text[], ${col((s) => s.lot)}::text[], ${col((s) => s.outcome)}::text[],
-                      ${col((s) => s.representation)}::text[], ${col((s) => s.linkType)}::text[], ${col((s) => s.count)}::int[],
-                      ${col((s) => s.country)}::text[], ${col((s) => s.clientClass)}::text[], ${col((s) => s.visitor)}::text[])
-               as s(scanned_at, kind, gtin, identifier, lot, outcome, representation, link_type, scans, country, client_class, visitor)
-          left join (mint_units u join mint_batches b on b.brand_id = u.brand_id and b.id = u.mint_batch_id)
-            on s.kind in ('serial', 'token') and u.brand_id = ${brandId}::uuid and u.serial = s.identifier and b.gtin is not distinct from s.gtin
-        returning unit_known, unit_status, outcome, kind, gtin, identifier, scanned_at, scans, country, client_class, visitor`);
-      unitScans = written.filter((r) => r.unit_known !== null).map((r) => ({
-        unitKnown: r.unit_known!, unitStatus: r.unit_status, outcome: r.outcome, kind: r.kind, gtin: r.gtin, identifier: r.identifier, scannedAt: new Date(r.scanned_at), count: Number(r.scans), country: r.country, clientClass: r.client_class,
-        visitor: r.visitor,
-      }));
+      // COPY's text rows, concatenated: the enumerated and validated fields (kind, GTIN digits,
+      // outcome, representation, country, class, visitor hash) need no escaping.
+      let text = '';
+      const prefix = `${brandId}\t`;
+      for (const s of scans) {
+        const isUnit = s.kind === 'serial' || s.kind === 'token';
+        const unit = isUnit && s.identifier !== null ? units.get(s.identifier) : undefined;
+        const known = unit !== undefined && unit.gtin === s.gtin;
+        const status = known ? unit.status : null;
+        text += `${prefix}${s.scannedAt.toISOString()}\t${s.kind}\t${s.gtin ?? '\\N'}\t${copyField(s.identifier)}\t${copyField(s.lot)}\t${s.outcome}\t${s.representation}\t`
+          + `${copyField(s.linkType)}\t${isUnit ? (known ? 't' : 'f') : '\\N'}\t${status ?? '\\N'}\t${s.count}\t${s.country ?? '\\N'}\t${s.clientClass ?? '\\N'}\t`
+          + `${s.visitor ?? '\\N'}\tingest\n`;
+        if (isUnit) {
+          unitScans.push({
+            unitKnown: known, unitStatus: status, outcome: s.outcome, kind: s.kind, gtin: s.gtin, identifier: s.identifier, scannedAt: s.scannedAt, count: s.count,
+            country: s.country, clientClass: s.clientClass, visitor: s.visitor,
+          });
+        }
+      }
+      await pipeline(Readable.from([text]), client.query(copyFrom(`copy scan_events (${ingestColumns}) from stdin`)));
     }
+    await client.query('commit');
     return { accepted: scans.length, rejected, replayed: false, unitScans };
-  });
+  } catch (error) {
+    failed = true;
+    await client.query('rollback').catch(() => undefined);
+    throw error;
+  } finally {
+    client.release(failed);
+  }
 }
 
 /**
@@ -160,40 +216,89 @@ function groupExpression(group: ScanGroup): RawBuilder<string> {
   }
 }
 
+/** The expression of a grouping on rollups `r`; null for the unit grouping, which rollups do not hold. */
+function rollupGroupExpression(group: ScanGroup): RawBuilder<string> | null {
+  switch (group) {
+    case 'day': return sql<string>`to_char(r.day, 'YYYY-MM-DD')`;
+    case 'gtin': return sql<string>`r.gtin`;
+    case 'batch': return sql<string>`r.mint_batch_id`;
+    case 'lot': return sql<string>`r.lot`;
+    case 'unit': return null;
+    case 'country': return sql<string>`r.country`;
+    case 'client_class': return sql<string>`r.client_class`;
+  }
+}
+
+const dayMs = 86_400_000;
+
 /**
  * Scans of a brand in [from, to) grouped by `group`, filtered, keyset paged: ordered by key, or
- * by scans descending then key (`top`), `limit` groups after `after`. Grouped by unit, only
- * serial and token scans count. One range scan of (brand_id, scanned_at); the batch grouping or
- * filter joins each unit scan to its unit by (brand_id, serial).
+ * by scans descending then key (`top`), `limit` groups after `after`. Whole UTC days whose rollup
+ * is current are read from `scan_daily_rollups` (so past the raw scans' retention too); the rest of
+ * the range (today, a day rolled up again after a late scan, the partial days at either end) from
+ * the raw scans, a range scan of (brand_id, scanned_at) on the days' partitions. Grouped by unit or
+ * filtered by serial, only raw scans answer (rollups hold no unit). Visitors: a raw range counts
+ * distinct visitor hashes; a rolled-up day adds its cells' distinct visitors, so one visitor who
+ * scanned two products (or lots, batches) that day counts in each. Hashes never repeat across days,
+ * so over many days both are sums of days.
  */
 export async function scanStats(
   em: Em, filter: ScanStatsFilter, group: ScanGroup, order: ScanStatsOrder, after: ScanStatsCursor | null, limit: number,
 ): Promise<ScanStatsRow[]> {
-  const key = groupExpression(group);
-  const joinUnit = group === 'batch' || (filter.batchId ?? null) !== null;
-  const where: RawBuilder<unknown>[] = [
-    sql`e.brand_id = ${filter.brandId}::uuid`, sql`e.scanned_at >= ${filter.from.toISOString()}::timestamptz`,
-    sql`e.scanned_at < ${filter.to.toISOString()}::timestamptz`,
-  ];
-  if ((filter.gtin ?? null) !== null) where.push(sql`e.gtin = ${filter.gtin}`);
-  if ((filter.lot ?? null) !== null) where.push(sql`e.lot = ${filter.lot}`);
-  if ((filter.serial ?? null) !== null) where.push(sql`e.kind in ('serial', 'token') and e.identifier = ${filter.serial}`);
-  if ((filter.country ?? null) !== null) where.push(sql`e.country = ${filter.country}`);
-  if ((filter.clientClass ?? null) !== null) where.push(sql`e.client_class = ${filter.clientClass}`);
-  if ((filter.unitKnown ?? null) !== null) where.push(sql`e.unit_known = ${filter.unitKnown}`);
-  if ((filter.batchId ?? null) !== null) where.push(sql`u.mint_batch_id = ${filter.batchId}::uuid`);
-  if (group === 'unit') where.push(sql`e.kind in ('serial', 'token') and e.identifier is not null`);
+  const rollupKey = (filter.serial ?? null) === null ? rollupGroupExpression(group) : null;
+  const firstWholeDay = utcDay(Math.ceil(filter.from.getTime() / dayMs) * dayMs);
+  const endDay = utcDay(filter.to);
+  const rolled = rollupKey === null || firstWholeDay >= endDay ? [] : await rolledUpDays(em, filter.brandId, firstWholeDay, endDay);
+  // The raw ranges: [from, to) less the rolled-up days.
+  const ranges: [Date, Date][] = [];
+  let cursor = filter.from;
+  for (const day of rolled) {
+    const start = new Date(`${day}T00:00:00Z`);
+    if (start > cursor) ranges.push([cursor, start]);
+    cursor = new Date(start.getTime() + dayMs);
+  }
+  if (cursor < filter.to) ranges.push([cursor, filter.to]);
+
+  const parts: RawBuilder<unknown>[] = [];
+  if (ranges.length > 0) {
+    const key = groupExpression(group);
+    const joinUnit = group === 'batch' || (filter.batchId ?? null) !== null;
+    const where: RawBuilder<unknown>[] = [
+      sql`e.brand_id = ${filter.brandId}::uuid`,
+      sql`(${sql.join(ranges.map(([a, b]) => sql`(e.scanned_at >= ${a.toISOString()}::timestamptz and e.scanned_at < ${b.toISOString()}::timestamptz)`), sql` or `)})`,
+    ];
+    if ((filter.gtin ?? null) !== null) where.push(sql`e.gtin = ${filter.gtin}`);
+    if ((filter.lot ?? null) !== null) where.push(sql`e.lot = ${filter.lot}`);
+    if ((filter.serial ?? null) !== null) where.push(sql`e.kind in ('serial', 'token') and e.identifier = ${filter.serial}`);
+    if ((filter.country ?? null) !== null) where.push(sql`e.country = ${filter.country}`);
+    if ((filter.clientClass ?? null) !== null) where.push(sql`e.client_class = ${filter.clientClass}`);
+    if ((filter.unitKnown ?? null) !== null) where.push(sql`e.unit_known = ${filter.unitKnown}`);
+    if ((filter.batchId ?? null) !== null) where.push(sql`u.mint_batch_id = ${filter.batchId}::uuid`);
+    if (group === 'unit') where.push(sql`e.kind in ('serial', 'token') and e.identifier is not null`);
+    parts.push(sql`
+      select ${key} as key, sum(e.scans) as scans, coalesce(sum(e.scans) filter (where e.unit_known = false), 0) as never_issued,
+             count(distinct e.visitor) as visitors, min(e.scanned_at) as first_at, max(e.scanned_at) as last_at
+        from scan_events e
+        ${joinUnit ? sql`left join mint_units u on e.kind in ('serial', 'token') and u.brand_id = e.brand_id and u.serial = e.identifier` : sql``}
+       where ${sql.join(where, sql` and `)}
+       group by 1`);
+  }
+  if (rollupKey !== null && rolled.length > 0) {
+    parts.push(sql`
+      select ${rollupKey} as key, sum(r.scans) as scans, sum(r.never_issued) as never_issued, sum(r.visitors) as visitors,
+             min(r.first_at) as first_at, max(r.last_at) as last_at
+        from scan_daily_rollups r
+       where ${sql.join(rollupWhere(filter.brandId, rolled, filter), sql` and `)}
+       group by 1`);
+  }
   const having = after === null ? sql`` : order === 'key'
-    ? sql`having ${key} > ${after.key}`
-    : sql`having (sum(e.scans) < ${after.scans} or (sum(e.scans) = ${after.scans} and ${key} > ${after.key}))`;
+    ? sql`having g.key > ${after.key}`
+    : sql`having (sum(g.scans) < ${after.scans} or (sum(g.scans) = ${after.scans} and g.key > ${after.key}))`;
   const orderBy = order === 'key' ? sql`order by key` : sql`order by scans desc, key`;
   const found = await rawRows(em, sql<{ key: string; scans: string | number; never_issued: string | number; visitors: string | number; first_at: string | Date; last_at: string | Date }>`
-    select ${key} as key, sum(e.scans) as scans, coalesce(sum(e.scans) filter (where e.unit_known = false), 0) as never_issued,
-           count(distinct e.visitor) as visitors, min(e.scanned_at) as first_at, max(e.scanned_at) as last_at
-      from scan_events e
-      ${joinUnit ? sql`left join mint_units u on e.kind in ('serial', 'token') and u.brand_id = e.brand_id and u.serial = e.identifier` : sql``}
-     where ${sql.join(where, sql` and `)}
-     group by 1
+    select g.key, sum(g.scans) as scans, sum(g.never_issued) as never_issued, sum(g.visitors) as visitors, min(g.first_at) as first_at, max(g.last_at) as last_at
+      from (${sql.join(parts, sql` union all `)}) g
+     group by g.key
      ${having}
      ${orderBy}
      limit ${limit}`);
