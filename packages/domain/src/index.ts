@@ -94,3 +94,10 @@ export {
 export {
   type ScanAlertRule, type ScanAlertSettings, defaultScanAlertSettings, type ScanAlertSettingsPatch, applyScanAlertSettings
 } from './scan-alert-settings.ts';
+export {
+  type PassportAccessClass, passportAccessClasses, restrictedPassportClasses, type PassportLevel, type LocalText, type Measure, type PassportLink, type Party,
+  type Material, type Emissions, type Circularity, type ConformityClaim, type DueDiligenceStatement, type PassportExtension, type Dimensions,
+  type PassportContent, passportSections, type PassportSection, maxPassportBytes, type PassportContentResult, readPassportContent, canonicalJson,
+  passportDigest, inheritPassport, sectionClass, classReads, type VisiblePassport, visiblePassport, localText, passportLanguages, passportLevelOf,
+  passportKeyViolations
+} from './passport.ts';
