@@ -18,7 +18,7 @@ export const distributedTables = [
   'mint_jobs', 'mint_batches', 'mint_units', 'mint_lots', 'mint_events', 'mint_kpis', 'mint_preflights', 'payload_packs',
   'products', 'production_batches', 'product_imports', 'memberships', 'idempotency_records', 'resolver_links', 'scan_events', 'scan_ingest_batches',
   'scan_alert_settings',
-  'webhook_endpoints', 'webhook_deliveries',
+  'webhook_endpoints', 'webhook_deliveries', 'passport_drafts', 'passport_versions',
 ] as const;
 
 /**
@@ -26,7 +26,7 @@ export const distributedTables = [
  * by `UNIQUE (lookup_id)`, `brands` by `UNIQUE (slug)` and its domain, `users` by e-mail, `outbox`
  * by its `id` alone), and they are small or short-lived.
  */
-export const referenceTables = ['api_keys', 'outbox', 'brands', 'users'] as const;
+export const referenceTables = ['api_keys', 'outbox', 'brands', 'users', 'passport_access_keys'] as const;
 
 /** Tables of the tooling that stay on the coordinator only (the migrator's bookkeeping). */
 export const localTables = ['mikro_orm_migrations'] as const;

@@ -9,6 +9,7 @@ export { MintEvent, PayloadPack, OutboxMessage, IdempotencyRecord, type StoredPa
 export { ScanAlertSettingsRow, ScanEvent, ScanIngestBatch } from './entities/scans.ts';
 export { ResolverLink } from './entities/links.ts';
 export { WebhookEndpoint, WebhookDelivery } from './entities/webhooks.ts';
+export { PassportDraft, PassportVersion, PassportAccessKey } from './entities/passports.ts';
 export { entities } from './entities/index.ts';
 export {
   openDatabase, migrate, pendingMigrations, migrateDatabase, type Database, type Em, type DatabaseLocation, type OpenDatabaseOptions
@@ -78,3 +79,8 @@ export {
   type WebhookEndpointChange, type WebhookDeliveryRecord, type WebhookClaim, type WebhookAttemptRecord,
   countWebhookEndpointsLocked, type WebhookClaimLimits, type WebhookClaimBatch
 } from './repositories/webhooks.ts';
+export {
+  type PassportKey, type PassportDraftRow, type PassportVersionRow, findPassportDraft, savePassportDraft, latestPassportVersion, findPassportVersion,
+  listPassportVersions, insertPassportVersion, findPublishedPassportLevels, findPassportProduct, type PassportAccessKeyRow, insertPassportAccessKey,
+  findPassportAccessKeyForAuth, listPassportAccessKeys, revokePassportAccessKey,
+} from './repositories/passports.ts';

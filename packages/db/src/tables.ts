@@ -24,6 +24,8 @@ interface JsonColumns {
   webhook_deliveries: 'body';
   payload_packs: 'profile';
   scan_alert_settings: 'withdrawn_ignored';
+  passport_drafts: 'content';
+  passport_versions: 'content';
 }
 
 /** JSON text for a json column holding `T`; null too where `T` admits it. */

@@ -29,6 +29,11 @@
  * | scan_never_issued_burst   | scan        | never-issued scans beyond the brand's alerts a minute, at most one a minute (entity: the GTINs; payload: scans, gtins, countries, client_classes, minute) |
  * | scan_suspect_cleared      | scan        | ClearSuspectUnit: the brand cleared a unit that a clone or withdrawn-unit alert marked suspect (entity: "{gtin} {serial}"; payload: gtin, serial, rule, since, reason) |
  * | scan_alert_settings_updated | brand     | UpdateScanAlertSettings changes the brand's rules or thresholds (payload: the new settings) |
+ * | passport_draft_updated    | passport    | UpdatePassportDraft or ImportPassports writes a level's draft (entity: "{product_id} {lot} {serial}"; payload: product_id, lot, serial, revision) |
+ * | passport_published        | passport    | PublishPassport makes a new version (payload: product_id, lot, serial, version, sha256, predecessor_id) |
+ * | passport_restricted_read  | passport    | a credential holder read restricted sections through the resolver (payload: product_id, lot, serial, version, access_class, credential_id, sections, representation) |
+ * | passport_access_key_issued | passport_access_key | IssuePassportAccessKey (payload: name, access_class, expires_at; never the key) |
+ * | passport_access_key_revoked | passport_access_key | RevokePassportAccessKey (payload: name, access_class) |
  *
  * The executor's five job events (started, units created, lots confirmed, completed, failed) are
  * events of the job's batch: `entity_type = mint_batch`, `entity_id` = the batch's uuid as text,
@@ -64,10 +69,15 @@ export type EventType =
   | 'scan_withdrawn_unit'
   | 'scan_clone_suspected'
   | 'scan_suspect_cleared'
-  | 'scan_alert_settings_updated';
+  | 'scan_alert_settings_updated'
+  | 'passport_draft_updated'
+  | 'passport_published'
+  | 'passport_restricted_read'
+  | 'passport_access_key_issued'
+  | 'passport_access_key_revoked';
 
 /** Kind of entity an event is about. */
-export type EntityType = 'mint_job' | 'mint_batch' | 'mint_unit' | 'payload_pack' | 'product' | 'resolver_link' | 'webhook_endpoint' | 'brand' | 'scan';
+export type EntityType = 'mint_job' | 'mint_batch' | 'mint_unit' | 'payload_pack' | 'product' | 'resolver_link' | 'webhook_endpoint' | 'brand' | 'scan' | 'passport' | 'passport_access_key';
 
 /** An event to append, before it gets its id and time. */
 export interface NewEvent {

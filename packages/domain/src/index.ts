@@ -38,7 +38,7 @@ export { retryDelayMs, attemptsExhausted, mintJobRetry, packRetry, busPullRetry,
 export {
   classifyMintError, decideMintFailure, isPermanentSqlState, type MintSetback, type MintFailureDecision, type MintDeliveryState
 } from './mint-failure.ts';
-export { generateApiKey, parseApiKey, hashApiKeySecret, type ParsedApiKey } from './api-key.ts';
+export { generateApiKey, parseApiKey, hashApiKeySecret, passportKeyPrefix, type ParsedApiKey } from './api-key.ts';
 export {
   leaseExpiry, isLeaseFree, decideClaim, defaultLeaseMs, type LeaseState, type Lease, type ClaimDecision, LeaseLostError,
   isLeaseLostError

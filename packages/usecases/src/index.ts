@@ -83,3 +83,9 @@ export {
   claimWebhooks, deliverWebhook, webhookBacklog, defaultWebhookLeaseMs, defaultWebhookPerBrand, type WebhookClaimOptions, type WebhookDeliverOptions, type WebhookDeliveryResult
 } from './webhook-delivery.ts';
 export { setBrandResolverDomain, type BrandResolverDomainView } from './brand-domains.ts';
+export {
+  type PassportKeyInput, type PassportDraftView, type PassportVersionView, type PassportView, getPassport, type UpdatePassportDraftInput, updatePassportDraft,
+  type PublishPassportOutcome, publishPassport, type PassportVersionPage, listPassportVersions, getPassportVersion, type PassportImportEntry,
+  maxPassportImportEntries, importPassports, type PassportAccessKeyView, maxPassportKeyLifetimeMs, issuePassportAccessKey, revokePassportAccessKey,
+  listPassportAccessKeysOf, type PassportReader, passportReaderOf, type PublishedPassport, readPublishedPassport,
+} from './passports.ts';
