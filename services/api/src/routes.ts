@@ -1,13 +1,14 @@
 // The application's Connect services, wired to the use cases.
 
 import type { ConnectRouter } from '@connectrpc/connect';
-import { AccountService, CatalogService, MintService, ResolverService, ScanService, WebhookService } from '@mint/contract';
+import { AccountService, CatalogService, MintService, PassportService, ResolverService, ScanService, WebhookService } from '@mint/contract';
 import type { ReservedHosts } from '@mint/domain';
 import type * as UseCases from '@mint/usecases';
 import { createAccountServiceHandlers, type AccountUseCases } from './handlers/account-service.ts';
 import { createCatalogServiceHandlers, type CatalogUseCases } from './handlers/catalog-service.ts';
 import { createMintServiceHandlers, type MintUseCases, type WatchLimits } from './handlers/mint-service.ts';
 import { createResolverServiceHandlers, type ResolverUseCases } from './handlers/resolver-service.ts';
+import { createPassportServiceHandlers, type PassportUseCases } from './handlers/passport-service.ts';
 import { createScanServiceHandlers, type ScanUseCases } from './handlers/scan-service.ts';
 import { createWebhookServiceHandlers, type WebhookUseCases } from './handlers/webhook-service.ts';
 
@@ -15,7 +16,7 @@ import { createWebhookServiceHandlers, type WebhookUseCases } from './handlers/w
 export interface ConnectRoutesDeps {
   readonly ctx: UseCases.UseCaseContext;
   /** The use-case functions; `@mint/usecases` itself in production. */
-  readonly useCases: MintUseCases & CatalogUseCases & ResolverUseCases & WebhookUseCases & AccountUseCases & ScanUseCases;
+  readonly useCases: MintUseCases & CatalogUseCases & ResolverUseCases & WebhookUseCases & AccountUseCases & ScanUseCases & PassportUseCases;
   /** Endpoint URL rules of WebhookService; https only when absent. */
   readonly webhooks?: UseCases.WebhookSettings;
   /** Serve SetMintBatchStatus (off by default). */
@@ -30,7 +31,7 @@ export interface ConnectRoutesDeps {
   readonly scanAlerts?: UseCases.ScanAlerts;
 }
 
-/** Registers MintService, CatalogService, ResolverService, WebhookService, ScanService and AccountService; pass the result as `createApiServer({ routes })`. */
+/** Registers MintService, CatalogService, ResolverService, WebhookService, ScanService, PassportService and AccountService; pass the result as `createApiServer({ routes })`. */
 export function createConnectRoutes(deps: ConnectRoutesDeps): (router: ConnectRouter) => void {
   return (router) => {
     router.service(MintService, createMintServiceHandlers(deps));
@@ -38,6 +39,7 @@ export function createConnectRoutes(deps: ConnectRoutesDeps): (router: ConnectRo
     router.service(ResolverService, createResolverServiceHandlers(deps));
     router.service(WebhookService, createWebhookServiceHandlers({ ...deps, webhooks: deps.webhooks ?? { allowLoopback: false } }));
     router.service(ScanService, createScanServiceHandlers(deps));
+    router.service(PassportService, createPassportServiceHandlers(deps));
     router.service(AccountService, createAccountServiceHandlers(deps));
   };
 }

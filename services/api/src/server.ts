@@ -18,7 +18,7 @@ import { registerReflection } from './handlers/reflection.ts';
 import { specSpellings } from './handlers/wire.ts';
 import { Health } from './gen/grpc/health/v1/health_pb.js';
 import { checkReadiness, createHealthService, type ReadinessProbe } from './health.ts';
-import { CatalogService, ScanService } from '@mint/contract';
+import { CatalogService, PassportService, ScanService } from '@mint/contract';
 import { connectAdapter, defaultRpcMaxBodyBytes, readMaxBytes, rejectUndecodableBody } from './http/connect-adapter.ts';
 import { createCors } from './http/cors.ts';
 import { createDualListener, type DualListenerOptions, type RequestListener } from './http/listener.ts';
@@ -48,7 +48,7 @@ export interface ApiServerOptions {
   readonly metrics?: Metrics;
   /** Largest body of an ordinary RPC, inflated; default 64 KiB (`RPC_MAX_BODY_BYTES`). */
   readonly rpcMaxBodyBytes?: number;
-  /** Largest body of an import RPC (StartProductImport, RecordScanEvents), inflated; default 40 MiB (`IMPORT_MAX_BODY_BYTES`). */
+  /** Largest body of an import RPC (StartProductImport, RecordScanEvents, ImportPassports), inflated; default 40 MiB (`IMPORT_MAX_BODY_BYTES`). */
   readonly importMaxBodyBytes?: number;
   /** Connection, header, idle and body timeouts and stream caps of the listener. */
   readonly listener?: DualListenerOptions;
@@ -85,6 +85,7 @@ const controlPlaneRoots: ReadonlySet<string> = new Set(['v1', 'healthz', 'readyz
 /** RPCs that carry a file and get the import body limit; every other RPC gets the ordinary one. */
 const importMethods: ReadonlySet<string> = new Set([
   `${CatalogService.typeName}/${CatalogService.method.startProductImport.name}`, `${ScanService.typeName}/${ScanService.method.recordScanEvents.name}`,
+  `${PassportService.typeName}/${PassportService.method.importPassports.name}`,
 ]);
 
 /** A created (not yet listening) API server. */

@@ -3,7 +3,7 @@
 // the compiler rejects a service whose table misses a method; a test checks the descriptors too.
 
 import type { DescMethod, DescService } from '@bufbuild/protobuf';
-import { AccountService, CatalogService, MintService, ResolverService, ScanService, WebhookService } from '@mint/contract';
+import { AccountService, CatalogService, MintService, PassportService, ResolverService, ScanService, WebhookService } from '@mint/contract';
 import type { Permission } from '@mint/domain';
 import { publicRpcServices } from './public-paths.ts';
 
@@ -78,6 +78,23 @@ export const scanServicePermissions: PermissionTable<typeof ScanService> = {
   clearSuspectUnit: 'scans:manage',
 };
 
+/**
+ * PassportService: passports are product data, read with products:read and edited, imported and
+ * published with products:write; credentials that read restricted sections are the workspace's
+ * to hand out (workspace:admin, as API keys are).
+ */
+export const passportServicePermissions: PermissionTable<typeof PassportService> = {
+  getPassport: 'products:read',
+  listPassportVersions: 'products:read',
+  getPassportVersion: 'products:read',
+  updatePassportDraft: 'products:write',
+  publishPassport: 'products:write',
+  importPassports: 'products:write',
+  issuePassportAccessKey: 'workspace:admin',
+  revokePassportAccessKey: 'workspace:admin',
+  listPassportAccessKeys: 'workspace:admin',
+};
+
 /** Every protected service with its table, by fully qualified service name. */
 export const rpcPermissions: ReadonlyMap<string, Readonly<Record<string, Permission>>> = new Map<string, Readonly<Record<string, Permission>>>([
   [MintService.typeName, mintServicePermissions],
@@ -85,6 +102,7 @@ export const rpcPermissions: ReadonlyMap<string, Readonly<Record<string, Permiss
   [ResolverService.typeName, resolverServicePermissions],
   [WebhookService.typeName, webhookServicePermissions],
   [ScanService.typeName, scanServicePermissions],
+  [PassportService.typeName, passportServicePermissions],
 ]);
 
 /**

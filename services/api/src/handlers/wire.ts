@@ -27,9 +27,10 @@ import {
   type MintUnitStatus as WireUnitStatus,
   type PayloadPackStatus as WirePackStatus,
   type ProductionBatchStatus as WireProductionBatchStatus,
+  PassportAccessClassSchema, PassportLevelSchema, type PassportAccessClass as WirePassportAccessClass, type PassportLevel as WirePassportLevel,
   ScanClientClassSchema, ScanGroupBySchema, type ScanClientClass as WireScanClientClass, type ScanGroupBy as WireScanGroupBy,
 } from '@mint/contract';
-import { clientClasses, scanGroups, type ClientClass, type ScanGroup } from '@mint/domain';
+import { clientClasses, restrictedPassportClasses, scanGroups, type ClientClass, type PassportAccessClass, type PassportLevel, type ScanGroup } from '@mint/domain';
 import {
   activationModes, batchStatuses, commercialStatuses, identityModes, importStatuses, InvalidInputError, jobStatuses, linkLevels, mintReadinessStatuses, packStatuses,
   productionBatchStatuses, unitStatuses, webhookDeliveryStatuses, packFormats, papers, packPurposes, symbologies,
@@ -103,6 +104,8 @@ export const packPurpose = enumMapping<WirePackPurpose, PackPurpose>(PayloadPack
 export const deliveryStatus = enumMapping<WireDeliveryStatus, WebhookDeliveryStatus>(WebhookDeliveryStatusSchema, webhookDeliveryStatuses);
 export const scanClientClass = enumMapping<WireScanClientClass, ClientClass>(ScanClientClassSchema, clientClasses);
 export const scanGroupBy = enumMapping<WireScanGroupBy, ScanGroup>(ScanGroupBySchema, scanGroups);
+export const passportLevel = enumMapping<WirePassportLevel, PassportLevel>(PassportLevelSchema, ['model', 'lot', 'unit']);
+export const passportAccessClass = enumMapping<WirePassportAccessClass, Exclude<PassportAccessClass, 'public'>>(PassportAccessClassSchema, restrictedPassportClasses);
 
 /** An import (of products or of links) on the wire. */
 export function toWireImport(view: ImportView): MessageInitShape<typeof ProductImportSchema> {
