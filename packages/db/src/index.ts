@@ -82,5 +82,5 @@ export {
 export {
   type PassportKey, type PassportDraftRow, type PassportVersionRow, findPassportDraft, savePassportDraft, latestPassportVersion, findPassportVersion,
   listPassportVersions, insertPassportVersion, findPublishedPassportLevels, findPassportProduct, type PassportAccessKeyRow, insertPassportAccessKey,
-  findPassportAccessKeyForAuth, listPassportAccessKeys, revokePassportAccessKey,
+  findPassportAccessKeyForAuth, listPassportAccessKeys, revokePassportAccessKey, passportPresence,
 } from './repositories/passports.ts';

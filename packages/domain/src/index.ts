@@ -99,5 +99,6 @@ export {
   type Material, type Emissions, type Circularity, type ConformityClaim, type DueDiligenceStatement, type PassportExtension, type Dimensions,
   type PassportContent, passportSections, type PassportSection, maxPassportBytes, type PassportContentResult, readPassportContent, canonicalJson,
   passportDigest, inheritPassport, sectionClass, classReads, type VisiblePassport, visiblePassport, localText, passportLanguages, passportLevelOf,
-  passportKeyViolations
+  passportKeyViolations, conformityTopics
 } from './passport.ts';
+export { passportCredentialContexts, type PassportCredentialInput, passportCredential, didWebOf } from './passport-credential.ts';

@@ -69,8 +69,10 @@ export interface Emissions {
   readonly carbonFootprint: number;
   /** The unit the footprint is declared per (UN/CEFACT code, EA for one item). */
   readonly declaredUnit: string;
-  /** Scope: CradleToGate, CradleToGrave, ... */
-  readonly operationalScope?: string;
+  /** Scope, as UNTP names it: None, CradleToGate or CradleToGrave; None when not given. */
+  readonly operationalScope?: 'None' | 'CradleToGate' | 'CradleToGrave';
+  /** Share of the footprint computed from primary data, 0..1. */
+  readonly primarySourcedRatio?: number;
   /** The calculation method or standard (a name, or a URL to it). */
   readonly method: string;
 }
@@ -95,7 +97,7 @@ export interface ConformityClaim {
   readonly standard?: string;
   /** The regulation claimed (a name or URL). */
   readonly regulation?: string;
-  /** Topic in UNTP's conformity topics (environment.emissions, social.labour, ...). */
+  /** Topic in UNTP's conformity topics (environment.emissions, social.labour, ...; see {@link conformityTopics}). */
   readonly topic?: string;
   readonly certificate?: PassportLink;
 }
@@ -156,6 +158,13 @@ export type PassportSection = (typeof passportSections)[number];
 
 /** Largest passport content of one level, as canonical JSON. */
 export const maxPassportBytes = 256 * 1024;
+
+/** UNTP's conformity topics. */
+export const conformityTopics = [
+  'environment.energy', 'environment.emissions', 'environment.water', 'environment.waste', 'environment.deforestation', 'environment.biodiversity',
+  'circularity.content', 'circularity.design', 'social.labour', 'social.rights', 'social.community', 'social.safety', 'governance.ethics',
+  'governance.compliance', 'governance.transparency',
+] as const;
 
 const languageTag = /^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$/;
 const countryCode = /^[A-Z]{2}$/;
@@ -298,12 +307,15 @@ export function readPassportContent(input: unknown, field = 'content'): Passport
       return name === undefined ? undefined : { name, ...rest };
     }),
     emissions: (v, f) => {
-      const e = r.obj(v, f, ['carbonFootprint', 'declaredUnit', 'operationalScope', 'method']);
+      const e = r.obj(v, f, ['carbonFootprint', 'declaredUnit', 'operationalScope', 'primarySourcedRatio', 'method']);
       if (e === undefined) return undefined;
       const carbonFootprint = r.number(e['carbonFootprint'], `${f}.carbonFootprint`);
       const declaredUnit = r.text(e['declaredUnit'], `${f}.declaredUnit`, 10, unitCode, 'a UN/CEFACT unit code (KGM, EA)');
       const method = r.text(e['method'], `${f}.method`, 500);
-      const rest = r.optional(e, f, { operationalScope: (y, h) => r.text(y, h, 100) });
+      const rest = r.optional(e, f, {
+        operationalScope: (y, h) => (y === 'None' || y === 'CradleToGate' || y === 'CradleToGrave' ? y : r.fail(h, 'must be None, CradleToGate or CradleToGrave')),
+        primarySourcedRatio: (y, h) => r.fraction(y, h),
+      });
       return carbonFootprint === undefined || declaredUnit === undefined || method === undefined ? undefined : { carbonFootprint, declaredUnit, method, ...rest };
     },
     circularity: (v, f) => {
@@ -319,7 +331,8 @@ export function readPassportContent(input: unknown, field = 'content'): Passport
       if (c === undefined) return undefined;
       const description = r.local(c['description'], `${g}.description`);
       const rest = r.optional(c, g, {
-        standard: (y, h) => r.text(y, h, 500), regulation: (y, h) => r.text(y, h, 500), topic: (y, h) => r.text(y, h, 100), certificate: (y, h) => r.link(y, h),
+        standard: (y, h) => r.text(y, h, 500), regulation: (y, h) => r.text(y, h, 500), certificate: (y, h) => r.link(y, h),
+        topic: (y, h) => ((conformityTopics as readonly unknown[]).includes(y) ? y : r.fail(h, `must be one of UNTP's conformity topics (${conformityTopics.join(', ')})`)),
       });
       return description === undefined ? undefined : { description, ...rest };
     }),

@@ -87,5 +87,6 @@ export {
   type PassportKeyInput, type PassportDraftView, type PassportVersionView, type PassportView, getPassport, type UpdatePassportDraftInput, updatePassportDraft,
   type PublishPassportOutcome, publishPassport, type PassportVersionPage, listPassportVersions, getPassportVersion, type PassportImportEntry,
   maxPassportImportEntries, importPassports, type PassportAccessKeyView, maxPassportKeyLifetimeMs, issuePassportAccessKey, revokePassportAccessKey,
-  listPassportAccessKeysOf, type PassportReader, passportReaderOf, type PublishedPassport, readPublishedPassport,
+  listPassportAccessKeysOf, type PassportReader, passportReaderOf, type PublishedPassport, readPublishedPassport, type PublishedPassportInput,
+  type PassportReads, createPassportReads,
 } from './passports.ts';

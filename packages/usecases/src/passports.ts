@@ -4,7 +4,7 @@
 // restricted sections only for a credential of their class, each such read audited).
 
 import {
-  appendEvents, findPassportAccessKeyForAuth, findPassportDraft, findPassportProduct, findPassportVersion, findPublishedPassportLevels, insertPassportAccessKey,
+  appendEvents, passportPresence, findPassportAccessKeyForAuth, findPassportDraft, findPassportProduct, findPassportVersion, findPublishedPassportLevels, insertPassportAccessKey,
   insertPassportVersion, latestPassportVersion, listPassportAccessKeys, listPassportVersions as listVersionRows, revokePassportAccessKey as revokeKeyRow,
   savePassportDraft, type PassportAccessKeyRow, type PassportKey, type PassportVersionRow,
 } from '@mint/db';
@@ -396,22 +396,38 @@ export interface PublishedPassport {
   readonly withheld: readonly PassportSection[];
 }
 
+/** The input of a read of an item's published passport. */
+export interface PublishedPassportInput {
+  readonly brandId: string;
+  readonly productId: string;
+  /** The lot of the path (AI 10), when it names one. */
+  readonly lot: string | null;
+  /** The unit's serial, when the path names a unit. */
+  readonly serial: string | null;
+  /** An earlier version of the most specific published level (its own URL); null: the latest. */
+  readonly version: number | null;
+  readonly reader: PassportReader | null;
+  /** How the answer is sent (html, json, ld+json, vc+jwt), for the audit event. */
+  readonly representation: string;
+}
+
+/** The latest published versions of an item's levels. */
+type Levels = Awaited<ReturnType<typeof findPublishedPassportLevels>>;
+
 /**
  * An item's published passport (unit, then lot, then model, per section) as `reader` may see it;
  * null when no level has a published version (or `version` names none of the most specific level).
  * A reader of another brand reads as the public. When restricted sections are shown, a
- * `passport_restricted_read` event names the credential, the sections and `representation`
- * (html, json, ld+json), in its own transaction before the answer is sent.
+ * `passport_restricted_read` event names the credential, the sections and the representation, in
+ * its own transaction before the answer is sent.
  */
-export async function readPublishedPassport(
-  ctx: UseCaseContext,
-  input: {
-    readonly brandId: string; readonly productId: string; readonly lot: string | null; readonly serial: string | null;
-    readonly version: number | null; readonly reader: PassportReader | null; readonly representation: string;
-  },
-): Promise<PublishedPassport | null> {
+export async function readPublishedPassport(ctx: UseCaseContext, input: PublishedPassportInput): Promise<PublishedPassport | null> {
+  const levels = await findPublishedPassportLevels(ctx.db.em.fork(), input.brandId, input.productId, input.lot, input.serial);
+  return passportOfLevels(ctx, input, levels);
+}
+
+async function passportOfLevels(ctx: UseCaseContext, input: PublishedPassportInput, levels: Levels): Promise<PublishedPassport | null> {
   const em = ctx.db.em.fork();
-  const levels = await findPublishedPassportLevels(em, input.brandId, input.productId, input.lot, input.serial);
   const latest = levels.unit ?? levels.lot ?? levels.model;
   if (latest === null) return null;
   // An earlier version of the most specific published level, at its own URL, inherits from the other levels' latest versions.
@@ -437,5 +453,60 @@ export async function readPublishedPassport(
     content: visible.content, level: passportLevelOf(specific.lot, specific.serial), version: toVersionView(specific), latestVersion: latest.version,
     inherited: [levels.lot, levels.model].filter((l): l is PassportVersionRow => l !== null && l !== latest).map(toVersionView),
     restricted: visible.restricted, withheld: visible.withheld,
+  };
+}
+
+/** The resolver's reads of published passports, cached; see {@link createPassportReads}. */
+export interface PassportReads {
+  /**
+   * An item's published passport as its reader may see it (see {@link readPublishedPassport}).
+   * Answers null synchronously when the product is known (cached) to have no published passport,
+   * so a scan of a product without one costs no query.
+   */
+  read(input: PublishedPassportInput): PublishedPassport | null | Promise<PublishedPassport | null>;
+  /** The reader a presented credential makes (see {@link passportReaderOf}). */
+  readerOf(key: string): Promise<PassportReader | null>;
+  /** Forgets what is cached of a product (this process publishes; other processes forget within `cacheMs`). */
+  invalidate(brandId: string, productId: string): void;
+}
+
+/**
+ * Cached reads of published passports for the resolver: per product whether it has any published
+ * version (and any at the unit level), and per item key the latest version of each level, each
+ * kept at most `cacheMs` (default 1 s: a publish shows on every replica within a second; a
+ * publish through this process shows at once). Versions themselves are immutable.
+ */
+export function createPassportReads(ctx: UseCaseContext, options: { readonly cacheMs?: number; readonly max?: number } = {}): PassportReads {
+  const ttl = options.cacheMs ?? 1_000;
+  const max = options.max ?? 10_000;
+  const presence = new Map<string, { readonly value: { any: boolean; units: boolean }; readonly until: number }>();
+  const levels = new Map<string, { readonly value: Levels; readonly until: number }>();
+  const remember = <T>(map: Map<string, { value: T; until: number }>, key: string, value: T) => {
+    if (map.size >= max) map.clear();
+    map.set(key, { value, until: Date.now() + ttl });
+    return value;
+  };
+  const levelsOf = async (input: PublishedPassportInput, units: boolean): Promise<Levels> => {
+    const serial = units ? input.serial ?? '' : '';
+    const key = `${input.brandId} ${input.productId} ${input.lot ?? ''} ${serial}`;
+    const hit = levels.get(key);
+    if (hit !== undefined && hit.until > Date.now()) return hit.value;
+    const found = await findPublishedPassportLevels(ctx.db.em.fork(), input.brandId, input.productId, input.lot, serial === '' ? null : serial);
+    return remember(levels, key, found);
+  };
+  const withPresence = async (input: PublishedPassportInput, p: { any: boolean; units: boolean }) =>
+    (p.any ? passportOfLevels(ctx, input, await levelsOf(input, p.units)) : null);
+  return {
+    read(input) {
+      const key = `${input.brandId} ${input.productId}`;
+      const hit = presence.get(key);
+      if (hit !== undefined && hit.until > Date.now()) return hit.value.any ? withPresence(input, hit.value) : null;
+      return passportPresence(ctx.db.em.fork(), input.brandId, input.productId).then((p) => withPresence(input, remember(presence, key, p)));
+    },
+    readerOf: (key) => passportReaderOf(ctx, key),
+    invalidate(brandId, productId) {
+      presence.delete(`${brandId} ${productId}`);
+      for (const key of levels.keys()) if (key.startsWith(`${brandId} ${productId} `)) levels.delete(key);
+    },
   };
 }

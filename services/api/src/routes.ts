@@ -29,6 +29,8 @@ export interface ConnectRoutesDeps {
   readonly reservedHosts?: ReservedHosts;
   /** The process's scan rules, fed with each ingested batch; none when absent. */
   readonly scanAlerts?: UseCases.ScanAlerts;
+  /** The resolver's cached passports, forgotten for a product this process publishes; none when absent. */
+  readonly passportReads?: UseCases.PassportReads;
 }
 
 /** Registers MintService, CatalogService, ResolverService, WebhookService, ScanService, PassportService and AccountService; pass the result as `createApiServer({ routes })`. */

@@ -92,6 +92,8 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
     ...options.scanRecorder,
   });
   const resolver = useCases.createResolver(ctx, { recorder: scans });
+  // Published passports, cached a second at most (a publish through this process shows at once).
+  const passportReads = useCases.createPassportReads(ctx);
   // The client behind the trusted proxies, as the rate limits see it (the flood gate's key), its
   // agent and a trusted proxy's country header: classified and hashed by the recorder, never written.
   const clientOf = scanClientOf(config.trustedProxies ?? defaults.trustedProxies, config.scanCountryHeader);
@@ -101,7 +103,7 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
   const scrape = metricsRoute(metrics, { token: config.metricsToken });
   const httpRoutes: Route[] = [
     ...(config.metricsPort === undefined ? [scrape] : []),
-    resolverRoute(resolver, { publicBaseUrl: ctx.publicBaseUrl, clientOf }),
+    resolverRoute(resolver, { publicBaseUrl: ctx.publicBaseUrl, clientOf, passports: passportReads }),
     resolverDescriptionRoute({ publicBaseUrl: ctx.publicBaseUrl, contact: config.resolverContact }),
     ...(options.downloads === undefined ? [] : [downloadRoute(ctx, options.downloads, logger)]),
     ...v1Routes({ ctx, logger }),
@@ -109,7 +111,7 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
     ...(options.httpRoutes ?? []),
   ];
   const server = createApiServer({
-    routes: createConnectRoutes({ ctx, useCases, scanAlerts, setMintBatchStatusEnabled: options.setMintBatchStatusEnabled ?? false,
+    routes: createConnectRoutes({ ctx, useCases, scanAlerts, passportReads, setMintBatchStatusEnabled: options.setMintBatchStatusEnabled ?? false,
       webhooks: options.webhooks ?? { allowLoopback: false }, ...(options.downloads === undefined ? {} : { downloads: options.downloads }),
       reservedHosts: {
         controlPlaneHosts: config.controlPlaneHosts ?? defaults.controlPlaneHosts(ctx.publicBaseUrl),
@@ -151,7 +153,7 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
         const brand = resolver.brandOfDomain(host);
         return brand instanceof Promise ? brand.then((b) => b !== null) : brand !== null;
       },
-      routes: brandDomainRoutes(resolver, { contact: config.resolverContact, clientOf }),
+      routes: brandDomainRoutes(resolver, { contact: config.resolverContact, clientOf, passports: passportReads }),
     },
   });
   const port = await server.listen(config.port, config.host);

@@ -202,3 +202,11 @@ export async function revokePassportAccessKey(em: Em, brandId: string, id: strin
   return row === undefined ? null : toKey(row);
 }
 
+
+/** Whether a product has any published passport version, and any at the unit level (so the resolver asks for a unit's only then). */
+export async function passportPresence(em: Em, brandId: string, productId: string): Promise<{ readonly any: boolean; readonly units: boolean }> {
+  const row = await first(em, (db) => db.selectFrom('passport_versions')
+    .select((eb) => [eb.fn.countAll<string | number>().as('n'), eb.fn.sum<string | number | null>(eb.case().when('serial', '<>', '').then(1).else(0).end()).as('units')])
+    .where('brand_id', '=', brandId).where('product_id', '=', productId));
+  return { any: Number(row?.n ?? 0) > 0, units: Number(row?.units ?? 0) > 0 };
+}

@@ -19,6 +19,8 @@ export interface PassportServiceDeps {
   /** The use-case context every call runs with. */
   readonly ctx: UseCases.UseCaseContext;
   readonly useCases: PassportUseCases;
+  /** The resolver's cached passports of this process, forgotten for a product on its publish. */
+  readonly passportReads?: UseCases.PassportReads;
 }
 
 /** A version on the wire. */
@@ -40,7 +42,7 @@ const keyOf = (req: { brandId: string; productId: string; lot?: string | undefin
 
 /** The PassportService implementation. */
 export function createPassportServiceHandlers(deps: PassportServiceDeps): ServiceImpl<typeof PassportService> {
-  const { ctx, useCases } = deps;
+  const { ctx, useCases, passportReads } = deps;
   return {
     async getPassport(req) {
       const view = await useCases.getPassport(ctx, keyOf(req));
@@ -62,6 +64,7 @@ export function createPassportServiceHandlers(deps: PassportServiceDeps): Servic
 
     async publishPassport(req, context) {
       const outcome = await useCases.publishPassport(ctx, { id: principalOf(context).actorId }, { ...keyOf(req), expectedRevision: orNull(req.expectedRevision) });
+      passportReads?.invalidate(req.brandId, req.productId);
       return { ok: true, version: versionToWire(outcome.version), published: outcome.published };
     },
 
