@@ -71,7 +71,7 @@ async function serve(mode: string, dbUrl: string, brandId: string): Promise<void
     loop.reset();
   }, 250).unref();
   if (mode === 'baseline') {
-    const server = createServer((req, res) => {
+    const server = createServer((_req, res) => {
       res.statusCode = 307;
       res.setHeader('location', passport);
       res.setHeader('cache-control', 'no-store');

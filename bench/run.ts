@@ -319,7 +319,7 @@ function addResolver(r: ResolverBenchResult): void {
     });
     const dbCpu = runs.map((x) => x.api.dbCpuUs).filter((x) => Number.isFinite(x));
     if (dbCpu.length > 0) rows.push({ benchmark: 'resolver', figure: `database CPU per unit scan at ${at}`, unit: 'us', value: spread(dbCpu), baseline: null, ratio: null });
-    const statuses = runs.map((x) => `${JSON.stringify(x.api.statuses)} at ${x.api.rate.toFixed(0)}/s` + (x.api.errors ? ` errors ${x.api.errors}` : ''));
+    const statuses = runs.map((x) => `${JSON.stringify(x.api.statuses)} at ${x.api.rate.toFixed(0)}/s${x.api.errors ? ` errors ${x.api.errors}` : ''}`);
     notes.push(`resolver at ${at}: API answers per run ${statuses.join(', ')}.`);
   }
   notes.push(`resolver: ${r.units.toLocaleString('en')} units, ${r.links.toLocaleString('en')} link rows, ${r.durationSeconds} s per load; targets p50 <= 1 ms and p99 <= 5 ms at ${r.targetConnections} connections (requests in flight at ${r.rate.toLocaleString('en')}/s when each takes 2 ms), p99 <= 10 ms at 50; scan events recorded ${r.scanEvents.toLocaleString('en')}.`);

@@ -137,7 +137,7 @@ try {
   })();
 
   const submits = (async () => {
-    for (let n = 0; running(); n++) {
+    for (let _n = 0; running(); _n++) {
       const next = performance.now() + 500;
       const quantity = 50 + Math.floor(Math.random() * 451);
       const answer = await rpc('submit', 'SubmitMintRequest', {

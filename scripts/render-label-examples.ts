@@ -14,7 +14,7 @@ import { openPdf, rasterise } from '../packages/labels/test/decoders.ts';
 const out = fileURLToPath(new URL('../docs/labels/', import.meta.url));
 mkdirSync(out, { recursive: true });
 
-const gtin = '0950600013435' + gtinCheckDigit('0950600013435');
+const gtin = `0950600013435${gtinCheckDigit('0950600013435')}`;
 const base = 'https://mint.example.com/r/acme';
 const serials = Array.from({ length: 24 }, (_, i) => `7Q2K9M4X8B1T3V6N${String(i).padStart(4, '0')}`);
 const units: LabelUnit[] = serials.map((serial) => ({ digitalLink: `${base}/01/${gtin}/21/${serial}`, gtin, serial }));

@@ -72,15 +72,15 @@ function licenseNotice(): string[] {
 /** Quotes a string as a proto string literal; non-ASCII text stays UTF-8. */
 function quote(s: string): string {
   const escapes: Record<string, string> = { "\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t" };
-  const escape = (c: string) => escapes[c] ?? `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`;
-  return `"${s.replace(/[\\"\n\r\t\x00-\x1f\x7f]/g, escape)}"`;
+  const escapeChar = (c: string) => escapes[c] ?? `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}`;
+  return `"${s.replace(/[\\"\n\r\t\x00-\x1f\x7f]/g, escapeChar)}"`;
 }
 
 /** Quotes bytes as a proto string literal, octal-escaping everything but printable ASCII. */
 function quoteBytes(bytes: Uint8Array): string {
   const printable = (b: number) => b >= 0x20 && b < 0x7f && b !== 0x22 && b !== 0x5c;
-  const escape = (b: number) => (printable(b) ? String.fromCharCode(b) : `\\${b.toString(8).padStart(3, "0")}`);
-  return `"${[...bytes].map(escape).join("")}"`;
+  const escapeByte = (b: number) => (printable(b) ? String.fromCharCode(b) : `\\${b.toString(8).padStart(3, "0")}`);
+  return `"${[...bytes].map(escapeByte).join("")}"`;
 }
 
 /**

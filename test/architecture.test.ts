@@ -1,9 +1,12 @@
 // The dependency rule: imports point down (services -> use cases -> db -> domain), the two
 // services never import each other, and nothing reaches into another package's files. SQL is
-// written only in packages/db, and package entry points export named symbols.
+// written only in packages/db, package entry points export named symbols, and no file imports
+// itself through a circle of others.
 
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import madge from 'madge';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
@@ -199,7 +202,7 @@ describe('SQL lives only in packages/db', () => {
 
   it('no package or service outside packages/db writes SQL or runs it', () => {
     const problems = applicationFiles()
-      .filter((file) => !file.startsWith(join(root, 'packages', 'db') + '/'))
+      .filter((file) => !file.startsWith(`${join(root, 'packages', 'db')}/`))
       .flatMap((file) => sqlFindings(file, readFileSync(file, 'utf8')).map((finding) => `${file.slice(root.length + 1)}:${finding}`));
     expect(problems).toEqual([]);
   });
@@ -208,7 +211,7 @@ describe('SQL lives only in packages/db', () => {
 describe('package entry points', () => {
   it('export named symbols, never export * (the generated contract aside)', () => {
     const problems: string[] = [];
-    for (const file of applicationFiles().filter((f) => f.endsWith('/index.ts') && !f.startsWith(join(root, 'packages', 'contract') + '/'))) {
+    for (const file of applicationFiles().filter((f) => f.endsWith('/index.ts') && !f.startsWith(`${join(root, 'packages', 'contract')}/`))) {
       const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
       for (const statement of source.statements) {
         if (ts.isExportDeclaration(statement) && statement.exportClause === undefined) {
@@ -217,5 +220,30 @@ describe('package entry points', () => {
       }
     }
     expect(problems).toEqual([]);
+  });
+});
+
+describe('import circles', () => {
+  // madge reads the imports of every TypeScript file (type-only imports included) as the compiler resolves them.
+  const circles = async (dirs: string[]) => {
+    const graph = await madge(dirs, {
+      fileExtensions: ['ts'], tsConfig: join(root, 'tsconfig.json'), excludeRegExp: [/node_modules/, /\/gen\//, /\.d\.ts$/],
+    });
+    return graph.circular();
+  };
+
+  it('finds a circle when two files import each other', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'circles-'));
+    writeFileSync(join(dir, 'a.ts'), "import type { B } from './b.ts';\nexport interface A { b: B }\n");
+    writeFileSync(join(dir, 'b.ts'), "import type { A } from './a.ts';\nexport interface B { a: A }\n");
+    try {
+      expect(await circles([dir])).toEqual([['a.ts', 'b.ts']]);
+    } finally {
+      rmSync(dir, { recursive: true });
+    }
+  });
+
+  it('there is none in any package or service', { timeout: 60_000 }, async () => {
+    expect(await circles([join(root, 'packages'), join(root, 'services')])).toEqual([]);
   });
 });

@@ -11,10 +11,9 @@ import { chown, mkdtemp, rm, writeFile, appendFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { Writable } from 'node:stream';
 import pg from 'pg';
 import { migrateDatabase, type Database } from '@mint/db';
-import { createLogger, loadConfig, openConfiguredDatabase } from '@mint/runtime';
+import { loadConfig, openConfiguredDatabase } from '@mint/runtime';
 import {
   createUseCaseContext, createUser, createWorkspace, grantRole, issueAccessToken, upsertLink, upsertProduct, type UseCaseContext,
 } from '@mint/usecases';

@@ -180,7 +180,7 @@ describe('values.yaml', () => {
         if (!comment && !path.some((p) => passThrough.has(p))) undocumented.push([...path, key].join('.'));
         const value = pair.value as Node | null;
         walk(value, [...path, key], isMap(value) ? value.commentBefore ?? undefined : undefined);
-        if (isSeq(value)) value.items.forEach((item, i) => walk(item as Node, [...path, key, String(i)], undefined));
+        if (isSeq(value)) for (const [i, item] of value.items.entries()) walk(item as Node, [...path, key, String(i)], undefined);
       });
     };
     const document = parseDocument(readFileSync(join(chartDir, 'values.yaml'), 'utf8'));

@@ -39,6 +39,14 @@ export function nextGtin(): string {
   return body + String((10 - (sum % 10)) % 10);
 }
 
+/** Waits for `work` at most `ms`; past that, prints what the process still has open and goes on. */
+async function settlesWithin(work: Promise<unknown>, ms: number, what: string): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => { timer = setTimeout(() => resolve('late'), ms); });
+  const outcome = await Promise.race([work.then(() => 'done' as const), late]).finally(() => clearTimeout(timer));
+  if (outcome === 'late') console.warn(`${what} took over ${ms} ms; still open: ${process.getActiveResourcesInfo().join(', ')}`);
+}
+
 /** Opens a fresh migrated database and a use-case context on it. Call in beforeAll; close() in afterAll. */
 export async function setupUseCases(): Promise<UseCaseBundle> {
   const database = await freshDatabase();
@@ -59,7 +67,9 @@ export async function setupUseCases(): Promise<UseCaseBundle> {
       return { brandId: brand.id, userId: user.id, productId: product.id, gtin: gtin ?? '', token: await issueAccessToken(ctx, user.id) };
     },
     async close() {
-      await db.close(true);
+      // A connection still checked out would hold the pool's end forever: after 20 s the file's
+      // database is dropped anyway (which ends its sessions) and what was still open is printed.
+      await settlesWithin(db.close(true), 20_000, 'closing the database pool');
       await database.drop();
     },
   };

@@ -41,7 +41,7 @@ export {
 export {
   insertProductImport, findProductImport, readProductImportCsv, moveProductImport, recordProductImportProgress, productSkusByGtin, upsertProductRows,
   countRunningImports, findQueuedImportsToSweep, importHeartbeatWindowSeconds,
-  appendProductImportError, type ImportRecord, type ProductRow
+  appendProductImportError, type ImportRecord
 } from './repositories/imports.ts';
 export {
   insertIdempotencyKey, findIdempotencyKey, retakeIdempotencyKey, completeIdempotencyKey, deleteIdempotencyKey, purgeExpiredIdempotencyKeys,
@@ -70,7 +70,7 @@ export {
 } from './repositories/links.ts';
 export { lockBrandResolverSettings, updateBrandResolverDomain, type BrandResolverSettings } from './repositories/brand-domains.ts';
 export { listOutboxMessages, takeOutboxMessage, readOutboxBacklog, type OutboxRow } from './repositories/outbox.ts';
-export { upsertProductBySku, upsertProductionBatchByCode, type Upserted, type ProductionBatchRow } from './repositories/catalog.ts';
+export { upsertProductBySku, upsertProductionBatchByCode, type Upserted, type ProductionBatchRow, type ProductRow } from './repositories/catalog.ts';
 export { setIdleInTransactionTimeout, pingDatabase, pingResolverReplica } from './repositories/session.ts';
 export {
   insertWebhookEndpoint, listWebhookEndpoints, findWebhookEndpoint, updateWebhookEndpoint, deleteWebhookEndpoint, listWebhookDeliveries,

@@ -56,7 +56,7 @@ function hexEscaped(text: string): string {
 
 /** `^BX` quality 200 field data with `_` as escape character: FNC1 `_1` first, `_1` for each group separator, `__` for `_`. */
 function dataMatrixFieldData(elements: string): string {
-  return '_1' + elements.replaceAll('_', '__').replaceAll(groupSeparator, '_1');
+  return `_1${elements.replaceAll('_', '__').replaceAll(groupSeparator, '_1')}`;
 }
 
 /**

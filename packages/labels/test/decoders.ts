@@ -44,7 +44,7 @@ interface Canvas2d {
 
 type PdfJs = typeof import('pdfjs-dist/legacy/build/pdf.mjs');
 let pdfjs: Promise<PdfJs> | undefined;
-const standardFontDataUrl = join(dirname(require.resolve('pdfjs-dist/package.json')), 'standard_fonts') + '/';
+const standardFontDataUrl = `${join(dirname(require.resolve('pdfjs-dist/package.json')), 'standard_fonts')}/`;
 
 /** A PDF opened by pdf.js: its page count, each page's text items in content order, and pages rendered to pixels. */
 export async function openPdf(bytes: Uint8Array) {

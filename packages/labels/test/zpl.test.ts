@@ -72,16 +72,16 @@ function parseZpl(text: string): ZplFormat[] {
   return formats;
 }
 
-/** The text a ^BX quality 200 field encodes, with escape character `escape`: FNC1 first is the GS1 flag, later FNC1 is GS. */
-function dataMatrixText(data: string, escape: string): { gs1: boolean; text: string } {
+/** The text a ^BX quality 200 field encodes, with escape character `escapeChar`: FNC1 first is the GS1 flag, later FNC1 is GS. */
+function dataMatrixText(data: string, escapeChar: string): { gs1: boolean; text: string } {
   let text = '';
   let gs1 = false;
   for (let i = 0; i < data.length; i++) {
-    if (data[i] !== escape) { text += data[i]; continue; }
+    if (data[i] !== escapeChar) { text += data[i]; continue; }
     const code = data[++i];
-    if (code === escape) text += escape;
+    if (code === escapeChar) text += escapeChar;
     else if (code === '1') { if (i === 1) gs1 = true; else text += '\x1d'; }
-    else throw new Error(`unexpected escape ${escape}${code}`);
+    else throw new Error(`unexpected escape ${escapeChar}${code}`);
   }
   return { gs1, text };
 }

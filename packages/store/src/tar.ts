@@ -12,7 +12,7 @@ export interface TarEntry {
 const block = 512;
 
 function octal(value: number, width: number): string {
-  return value.toString(8).padStart(width - 1, '0') + '\0';
+  return `${value.toString(8).padStart(width - 1, '0')}\0`;
 }
 
 /** The ustar header of one regular file. */

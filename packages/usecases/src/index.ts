@@ -18,8 +18,8 @@ export {
   productViolations, upsertProduct, getProduct, listProducts, upsertProductionBatch, type ProductView, type ProductInput, defaultProductPageSize,
   type ProductionBatchView, type ProductionBatchInput
 } from './catalog.ts';
-export { getJobProgress, getMintJob, type MintJobView, watchMintJob, findJobsToSweep, defaultWatchSafetyIntervalMs, defaultWatchUpdateIntervalMs, type JobProgress, type WatchOptions } from './jobs.ts';
-export { createProgressHub, publishJobProgress, type ProgressHub } from './progress.ts';
+export { getJobProgress, getMintJob, type MintJobView, watchMintJob, findJobsToSweep, defaultWatchSafetyIntervalMs, defaultWatchUpdateIntervalMs, type WatchOptions } from './jobs.ts';
+export { createProgressHub, publishJobProgress, type JobProgress, type ProgressHub } from './progress.ts';
 export { relayOutbox, outboxLag, type OutboxJob } from './outbox.ts';
 export {
   createWorkspace, createUser, grantRole, createApiKey, seedDemo, listApiKeys, revokeApiKey, setApiAccess, type WorkspaceView, type DemoSeed
@@ -39,10 +39,8 @@ export { activateMintUnits, maxActivationUnitIds, type ActivationTarget, type Ac
 export {
   createMintBatchFromJob, createMintBatchFromJobDeprecation, type CreateMintBatchFromJobInput, type CreateMintBatchFromJobResult
 } from './legacy.ts';
-export {
-  parseCsvRecords, startProductImport, getProductImport, runProductImport, failProductImport, type ImportView, importBatchSize, importMayStart, findImportsToSweep,
-  type ImportRunOutcome
-} from './imports.ts';
+export { startProductImport, runProductImport, failProductImport, importBatchSize, importMayStart, findImportsToSweep } from './imports.ts';
+export { parseCsvRecords, getProductImport, type ImportView, type ImportRunOutcome } from './import-runs.ts';
 export {
   requestFingerprint, keyDerivedUuid, runIdempotently, purgeExpiredIdempotencyRecords, type KeptResponse, type IdempotentOutcome,
   type IdempotentResult, type SentResponse, type IdempotentRequest, submitWithIdempotencyKey, type KeyedMintRequest

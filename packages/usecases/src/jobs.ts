@@ -1,18 +1,7 @@
 import { findBatchOfJob, findJobRecord, findJobsToSweep as findJobsToSweepRows, MintJob, type JobRecord } from '@mint/db';
 import { InvalidInputError, isSettledJobStatus, isTerminalJobStatus, isUuid, NotFoundError, type JobStatus } from '@mint/domain';
 import type { UseCaseContext } from './context.ts';
-import type { ProgressHub } from './progress.ts';
-
-/** A job's progress. */
-export interface JobProgress {
-  readonly mintJobId: string;
-  readonly status: JobStatus;
-  readonly mintedQuantity: number;
-  readonly requestedQuantity: number;
-  /** True when the job is COMPLETED or FAILED. */
-  readonly done: boolean;
-  readonly failureReason: string | null;
-}
+import type { JobProgress, ProgressHub } from './progress.ts';
 
 /** The current progress of a job of the brand; NotFoundError when missing or another brand's. */
 export async function getJobProgress(ctx: UseCaseContext, brandId: string, jobId: string): Promise<JobProgress> {

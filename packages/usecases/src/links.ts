@@ -9,7 +9,7 @@ import {
   type Cursor, type FieldViolation, type Link, type LinkInput, type LinkLevel, type LinkScope, type Page,
 } from '@mint/domain';
 import type { Actor, UseCaseContext } from './context.ts';
-import { completeImportRun, failImportRun, getProductImport, invalidUtf8Field, markInvalidUtf8Stream, notUtf8Message, parseCsvRecords, type ImportRunOutcome, type ImportView } from './imports.ts';
+import { completeImportRun, failImportRun, getProductImport, invalidUtf8Field, markInvalidUtf8Stream, notUtf8Message, parseCsvRecords, type ImportRunOutcome, type ImportView } from './import-runs.ts';
 import { FirstRows } from './first-rows.ts';
 
 /** A link as callers see it. */

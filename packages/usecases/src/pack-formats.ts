@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { packLots, packUnitPage, wholeLines, type PackSource, type UnitSnapshot } from '@mint/db';
-import { rangeUnitCount, type PackFormat, type PackProfile, type PackPurpose, type Symbology } from '@mint/domain';
+import { rangeUnitCount, type PackFormat, type PackProfile, type PackPurpose, } from '@mint/domain';
 import type { PackWriter } from '@mint/store';
 import type { UseCaseContext } from './context.ts';
 import type { LabelFileSpec, NamedLabel } from './label-files.ts';

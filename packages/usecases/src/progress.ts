@@ -1,6 +1,16 @@
 import type { JobProgressUpdate, ProgressFeed } from '@mint/bus';
 import { isTerminalJobStatus, jobStatuses, type JobStatus } from '@mint/domain';
-import type { JobProgress } from './jobs.ts';
+
+/** A job's progress. */
+export interface JobProgress {
+  readonly mintJobId: string;
+  readonly status: JobStatus;
+  readonly mintedQuantity: number;
+  readonly requestedQuantity: number;
+  /** True when the job is COMPLETED or FAILED. */
+  readonly done: boolean;
+  readonly failureReason: string | null;
+}
 
 /**
  * One API process's fan-out of pushed job progress: a single subscription to the feed, and in

@@ -107,7 +107,7 @@ export async function deliverWebhook(ctx: UseCaseContext, claim: WebhookClaim, o
     }
     if (decision.kind === 'failed' && decision.disableEndpoint !== null) {
       const endpoint = await findWebhookEndpoint(em, claim.brandId, claim.endpointId, true);
-      if (endpoint !== null && endpoint.enabled) {
+      if (endpoint?.enabled) {
         await updateWebhookEndpoint(em, claim.brandId, claim.endpointId, { enabled: false, disabledReason: decision.disableEndpoint }, now);
         await appendEvents(em, now, [{
           brandId: claim.brandId, eventType: 'webhook_endpoint_disabled', entityType: 'webhook_endpoint', entityId: claim.endpointId, actor: null,

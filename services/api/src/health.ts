@@ -3,7 +3,7 @@
 
 import { Code, ConnectError, type ServiceImpl } from '@connectrpc/connect';
 import type { Logger, Readiness } from '@mint/runtime';
-import { Health, HealthCheckResponse_ServingStatus } from './gen/grpc/health/v1/health_pb.js';
+import { type Health, HealthCheckResponse_ServingStatus } from './gen/grpc/health/v1/health_pb.js';
 
 /**
  * Probes the process's dependencies (database, bus) and reports `ok` plus one short state per
@@ -40,7 +40,7 @@ export function createHealthService(probe: () => Promise<Readiness>): ServiceImp
       const report = await probe();
       return { status: report.ok ? HealthCheckResponse_ServingStatus.SERVING : HealthCheckResponse_ServingStatus.NOT_SERVING };
     },
-    // eslint-disable-next-line require-yield
+    // biome-ignore lint/correctness/useYield: a stream that ends at once with Unimplemented
     async *watch() {
       throw new ConnectError('grpc.health.v1.Health/Watch is not served; poll Check', Code.Unimplemented);
     },

@@ -104,7 +104,7 @@ export interface ApiServer {
 
 /** The header carrying a request's id in both directions. */
 export const requestIdHeader = 'x-request-id';
-const acceptableRequestId = /^[A-Za-z0-9._:\-]{1,128}$/;
+const acceptableRequestId = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** A request's id and, once something logs for it, its child logger. */
 interface RequestState {

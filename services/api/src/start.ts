@@ -172,10 +172,24 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
   return {
     port, metricsPort,
     close: async () => {
-      await Promise.all([server.close(), metricsServer?.close()]);
+      // Each step is bounded: one that hangs (a connection that never ends) is logged by name and
+      // shutdown goes on, so the process still exits.
+      const limitMs = (config.shutdownTimeoutMs ?? defaults.shutdownTimeoutMs) + 5_000;
+      await boundedStep('listeners', Promise.all([server.close(), metricsServer?.close()]), limitMs, logger);
       progress?.close();
-      await scans.close();
-      await resolver.close();
+      await boundedStep('scan recorder', scans.close(), limitMs, logger);
+      await boundedStep('resolver', resolver.close(), limitMs, logger);
     },
   };
+}
+
+/** Waits for one step of the shutdown at most `limitMs`; past that, logs it and resolves. */
+async function boundedStep(step: string, work: Promise<unknown>, limitMs: number, logger: Logger): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => {
+    timer = setTimeout(() => resolve('late'), limitMs);
+    timer.unref();
+  });
+  const outcome = await Promise.race([work.then(() => 'done' as const), late]).finally(() => clearTimeout(timer));
+  if (outcome === 'late') logger.warn({ step, limitMs }, 'shutdown step did not finish in time; going on');
 }

@@ -4,7 +4,7 @@
 // reaches the database.
 
 import { Code, ConnectError, type Client } from '@connectrpc/connect';
-import { ActivationMode, CatalogService, IdentityMode, MintService } from '@mint/contract';
+import { ActivationMode, type CatalogService, IdentityMode, type MintService } from '@mint/contract';
 import { ApiKey } from '@mint/db';
 import { ForbiddenError, generateApiKey, UnauthenticatedError, type ApiKeyScope } from '@mint/domain';
 import { apiKeyUseIntervalMs, createApiKey, createWorkspace, listApiKeys, recordApiKeyUse, revokeApiKey, setApiAccess, verifyApiKey, type UseCaseContext } from '@mint/usecases';

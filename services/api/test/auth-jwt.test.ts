@@ -5,7 +5,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Code, ConnectError, type Client } from '@connectrpc/connect';
-import { MintService } from '@mint/contract';
+import type { MintService } from '@mint/contract';
 import { run } from '../../../test/support/sql.ts';
 import { createUseCaseContext, type UseCaseContext } from '@mint/usecases';
 import { exportJWK, exportSPKI, generateKeyPair, SignJWT, UnsecuredJWT, type CryptoKey, type JWK } from 'jose';

@@ -4,7 +4,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { Code, ConnectError, type Client } from '@connectrpc/connect';
-import { ActivationMode, CatalogService, CommercialStatus, IdentityMode, MintReadinessStatus, MintService } from '@mint/contract';
+import { ActivationMode, type CatalogService, CommercialStatus, IdentityMode, MintReadinessStatus, type MintService } from '@mint/contract';
 import type { Role } from '@mint/domain';
 import { createUser, grantRole, issueAccessToken } from '@mint/usecases';
 import { beforeAll, describe, expect, it } from 'vitest';

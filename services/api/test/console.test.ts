@@ -81,8 +81,8 @@ describe('/console/', () => {
     const missing = await fetch(`${base}/console/assets/index-00000000.js`);
     expect(missing.status).toBe(404);
     expect(await missing.json()).toMatchObject({ ok: false, error: 'not_found' });
-    const escape = await fetch(`${base}/console/..%2f..%2fpackage.json`);
-    expect(escape.status).toBe(404);
+    const escaped = await fetch(`${base}/console/..%2f..%2fpackage.json`);
+    expect(escaped.status).toBe(404);
   });
 
   it('refuses writes with 405 and Allow', async () => {

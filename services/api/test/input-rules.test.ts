@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { postJson, submitOverJson } from './support.ts';
-import { send, useV1, workspaceHeaders, type V1Workspace } from './v1-support.ts';
+import { send, useV1, workspaceHeaders, } from './v1-support.ts';
 
 const { t, ws } = useV1();
 

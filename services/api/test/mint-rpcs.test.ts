@@ -5,7 +5,7 @@
 import { timestampDate } from '@bufbuild/protobuf/wkt';
 import { Code, createClient, type Client } from '@connectrpc/connect';
 import {
-  ActivationMode, CatalogService, CommercialStatus, IdentityMode, MintBatchStatus, MintJobStatus, MintReadinessStatus, MintService,
+  ActivationMode, type CatalogService, CommercialStatus, IdentityMode, MintBatchStatus, MintJobStatus, MintReadinessStatus, MintService,
   MintUnitStatus, ProductionBatchStatus,
 } from '@mint/contract';
 import { randomUUID } from 'node:crypto';

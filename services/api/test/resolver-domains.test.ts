@@ -196,7 +196,7 @@ describe('a brand domain', () => {
       expect(onPath.status, serial).toBe(307);
       expect(onPath.headers.link).toContain(`${app.ctx.publicBaseUrl}/r/${slugA}/01/${a.gtin}/21/${serial}?linkType=linkset`);
     }
-    expect((await request(port, domainA.toUpperCase() + ':443', `/01/${a.gtin}`)).status).toBe(307);
+    expect((await request(port, `${domainA.toUpperCase()}:443`, `/01/${a.gtin}`)).status).toBe(307);
     const json = JSON.parse((await request(port, domainA, `/01/${a.gtin}/21/${newSerialA}`, { headers: { accept: 'application/json' } })).body) as { unit: { digital_link: string } };
     expect(json.unit.digital_link).toBe(newUrlA);
     const lot = await request(port, domainA, `/01/${a.gtin}/10/NOT-A-LOT`, { headers: { accept: 'application/json' } });

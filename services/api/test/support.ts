@@ -4,7 +4,7 @@
 
 import { Writable } from 'node:stream';
 import { fromBinary, toBinary, type DescMethodUnary, type DescMessage, type MessageInitShape, type MessageShape, create } from '@bufbuild/protobuf';
-import { Code, ConnectError, createClient, createRouterTransport, type Client, type Transport } from '@connectrpc/connect';
+import { type Code, ConnectError, createClient, createRouterTransport, type Client, type Transport } from '@connectrpc/connect';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, expect } from 'vitest';
 import { CatalogService, MintService, PassportService, ResolverService, ScanService, WebhookService } from '@mint/contract';

@@ -100,7 +100,7 @@ describe('binary protobuf', () => {
 describe('/v1 bodies', () => {
   /** Every object schema in the OpenAPI document, with where it is. */
   function objectSchemas(node: unknown, at: string, out: [string, Record<string, unknown>][]): [string, Record<string, unknown>][] {
-    if (Array.isArray(node)) node.forEach((n, i) => objectSchemas(n, `${at}[${i}]`, out));
+    if (Array.isArray(node)) for (const [i, n] of node.entries()) objectSchemas(n, `${at}[${i}]`, out);
     else if (typeof node === 'object' && node !== null) {
       const schema = node as Record<string, unknown>;
       if (schema['type'] === 'object' || (typeof schema['properties'] === 'object' && !at.endsWith('.properties'))) out.push([at, schema]);

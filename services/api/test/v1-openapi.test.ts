@@ -7,7 +7,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { namedOperations } from '../src/v1/rpc.ts';
-import { send, useV1, workspaceHeaders, type V1Response, type V1Workspace } from './v1-support.ts';
+import { send, useV1, workspaceHeaders, type V1Response, } from './v1-support.ts';
 
 const { t, ws } = useV1();
 let doc: any;

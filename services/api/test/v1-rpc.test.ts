@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { query, run } from '../../../test/support/sql.ts';
 import { createUser, grantRole, issueAccessToken, upsertProductionBatch } from '@mint/usecases';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { send, useV1, type V1Response, type V1Workspace } from './v1-support.ts';
+import { send, useV1, type V1Response, } from './v1-support.ts';
 
 const { t, ws } = useV1();
 let productionBatchId: string;

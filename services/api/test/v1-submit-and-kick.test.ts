@@ -6,7 +6,7 @@ import { query } from '../../../test/support/sql.ts';
 import { createApiKey, createUser, grantRole, issueAccessToken, processMintJobBatch, relayOutbox, upsertProduct, type OutboxJob } from '@mint/usecases';
 import { describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from './support.ts';
-import { send, useV1, type V1Workspace } from './v1-support.ts';
+import { send, useV1, } from './v1-support.ts';
 
 const { t, ws } = useV1();
 const path = '/v1/mint/submit-and-kick';

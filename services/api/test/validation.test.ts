@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import { Code, type Client } from '@connectrpc/connect';
 import { ViolationsSchema } from '@bufbuild/protovalidate/gen/buf/validate/validate_pb.js';
-import { ActivationMode, IdentityMode, MintService } from '@mint/contract';
+import { ActivationMode, IdentityMode, type MintService } from '@mint/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
 import { bearer, errorOf, inProcessApi, postJson, startTestApi, submitOverJson } from './support.ts';

@@ -2,7 +2,7 @@
 // ends cleanly after its maximum duration, and one caller may hold only so many streams at once.
 
 import { Code, type Client } from '@connectrpc/connect';
-import { ActivationMode, CatalogService, IdentityMode, MintJobStatus, MintService, ProductionBatchStatus } from '@mint/contract';
+import { ActivationMode, type CatalogService, IdentityMode, MintJobStatus, type MintService, ProductionBatchStatus } from '@mint/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
 import { bearer, codeOf, errorOf, inProcessApi } from './support.ts';

@@ -3,7 +3,7 @@
 // stream and then only by the slow safety-net read.
 
 import { connectJetStreamBus, type JobBus } from '@mint/bus';
-import { ActivationMode, IdentityMode, MintJobStatus, MintService } from '@mint/contract';
+import { ActivationMode, IdentityMode, MintJobStatus, type MintService } from '@mint/contract';
 import { createProgressHub, failMintJob, type ProgressHub } from '@mint/usecases';
 import type { Client } from '@connectrpc/connect';
 import pg from 'pg';

@@ -35,7 +35,9 @@ function Root(): ReactNode {
     setNotice(errorText(error));
     update(null);
   };
+  // biome-ignore lint/correctness/useExhaustiveDependencies: a new transport only when the token changes, not on every session object
   const transport = useMemo(() => (session === null ? null : createApiTransport(session.token)), [session?.token]);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: one query client per signed-in token; onError reads the latest state through setters
   const queryClient = useMemo(() => new QueryClient({
     queryCache: new QueryCache({ onError }),
     mutationCache: new MutationCache({ onError }),

@@ -17,7 +17,7 @@ describe('executor paused past its lease', () => {
     await waitUntil('progress', async () => (await jobState(app.db, mintJobId)).minted >= 3000);
     a.signal('SIGSTOP');
     const paused = await jobState(app.db, mintJobId);
-    const b = await executors.start();
+    const _b = await executors.start();
     // B gets the redelivered message once A's ack deadline passed and takes the lapsed lease over.
     await waitUntil('takeover', async () => (await jobState(app.db, mintJobId)).token > paused.token, 25_000);
     expect((await jobState(app.db, mintJobId)).status).toBe('PROCESSING');

@@ -5,7 +5,7 @@
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectJetStreamBus, type JobBus, type JobMessage } from '@mint/bus';
-import { type Database } from '@mint/db';
+import type { Database } from '@mint/db';
 import { run } from '../../../test/support/sql.ts';
 import { countJobsByStatus, createLogger, createMetrics, readinessProbe, type Metrics } from '@mint/runtime';
 import { claimMintJob, outboxLag } from '@mint/usecases';

@@ -2,7 +2,7 @@ import type { ActivationMode, BatchMove, BatchStatus, Cursor, IdentityMode, Lot 
 import type { Kysely, QueryCreator } from 'kysely';
 import type { Em } from '../orm.ts';
 import type { Tables } from '../tables.ts';
-import { changed, first, rows } from './kysely.ts';
+import { changed, rows } from './kysely.ts';
 
 /** A batch as the read side shows it, with its product's name and SKU (null when the product is gone). */
 export interface BatchRecord {

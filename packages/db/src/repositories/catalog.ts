@@ -1,7 +1,16 @@
 import { sql } from 'kysely';
 import type { Em } from '../orm.ts';
 import { first, rows, unnest } from './kysely.ts';
-import type { ProductRow } from './imports.ts';
+
+/** One valid CSV row, ready to upsert (GTIN already normalised to GTIN-14). */
+export interface ProductRow {
+  readonly sku: string;
+  readonly name: string;
+  readonly gtin: string | null;
+  readonly commercialStatus: string;
+  readonly mintReadinessStatus: string;
+  readonly passportUrl: string | null;
+}
 
 /** What an upsert did: the row's id, and whether it was created (false: updated). */
 export interface Upserted {

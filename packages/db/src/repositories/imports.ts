@@ -1,7 +1,7 @@
 import type { ProductImportRowError } from '../catalog-types.ts';
 import { sql } from 'kysely';
 import type { Em } from '../orm.ts';
-import { inTransaction, lockPassportFields, movePassportLinks } from './catalog.ts';
+import { inTransaction, lockPassportFields, movePassportLinks, type ProductRow } from './catalog.ts';
 import { changed, first, rows, rows as rowsOf, unnest } from './kysely.ts';
 
 /** A product import as callers see it (without the file). */
@@ -18,16 +18,6 @@ export interface ImportRecord {
   readonly errors: readonly ProductImportRowError[];
   readonly createdAt: Date;
   readonly finishedAt: Date | null;
-}
-
-/** One valid CSV row, ready to upsert (GTIN already normalised to GTIN-14). */
-export interface ProductRow {
-  readonly sku: string;
-  readonly name: string;
-  readonly gtin: string | null;
-  readonly commercialStatus: string;
-  readonly mintReadinessStatus: string;
-  readonly passportUrl: string | null;
 }
 
 /** Columns of an import without its file. */

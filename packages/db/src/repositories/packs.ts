@@ -4,7 +4,7 @@ import { to as copyTo } from 'pg-copy-streams';
 import type { PackMove } from '@mint/domain';
 import type { StoredPackProfile } from '../entities/activity.ts';
 import { directUrlOf, type Database, type Em } from '../orm.ts';
-import { sql, type ExpressionBuilder, type QueryCreator } from 'kysely';
+import type { ExpressionBuilder, QueryCreator } from 'kysely';
 import type { Tables } from '../tables.ts';
 import { changed, first, rows } from './kysely.ts';
 

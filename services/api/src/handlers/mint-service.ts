@@ -4,7 +4,7 @@
 import type { JsonObject, MessageInitShape } from '@bufbuild/protobuf';
 import type { Timestamp } from '@bufbuild/protobuf/wkt';
 import { Code, ConnectError, type HandlerContext, type ServiceImpl } from '@connectrpc/connect';
-import { MintService, type MintBatchSchema } from '@mint/contract';
+import type { MintService, MintBatchSchema } from '@mint/contract';
 import { encodeCursor, resolveCursor, type Cursor } from '@mint/domain';
 import type * as UseCases from '@mint/usecases';
 import { loggerKey, principalOf } from '../context.ts';

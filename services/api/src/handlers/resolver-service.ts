@@ -2,7 +2,7 @@
 
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import type { ServiceImpl } from '@connectrpc/connect';
-import { LinkLevel, ResolverService, type ResolverLinkSchema } from '@mint/contract';
+import { LinkLevel, type ResolverService, type ResolverLinkSchema } from '@mint/contract';
 import { decodeCursor, encodeCursor, gs1LinkTypeUri, type ReservedHosts } from '@mint/domain';
 import type * as UseCases from '@mint/usecases';
 import { principalOf } from '../context.ts';

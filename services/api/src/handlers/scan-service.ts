@@ -2,7 +2,7 @@
 // brand's alert settings and the clearing of a suspect unit.
 
 import type { ServiceImpl } from '@connectrpc/connect';
-import { ScanClientClass, ScanService, ScanStatsOrder } from '@mint/contract';
+import { ScanClientClass, type ScanService, ScanStatsOrder } from '@mint/contract';
 import type { ClientClass, ScanAlertSettings } from '@mint/domain';
 import type * as UseCases from '@mint/usecases';
 import { principalOf } from '../context.ts';

@@ -2,7 +2,7 @@
 
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import type { ServiceImpl } from '@connectrpc/connect';
-import { WebhookService, type WebhookDeliverySchema, type WebhookEndpointSchema } from '@mint/contract';
+import type { WebhookService, WebhookDeliverySchema, WebhookEndpointSchema } from '@mint/contract';
 import { decodeCursor, encodeCursor } from '@mint/domain';
 import type * as UseCases from '@mint/usecases';
 import { principalOf } from '../context.ts';

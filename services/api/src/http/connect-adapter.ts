@@ -94,7 +94,9 @@ export function connectAdapter(options: ConnectAdapterOptions): ConnectAdapter {
       .then((uRes) => {
         const problem = uRes.body === undefined ? protocolProblem(handler, uReq, uRes.status) : undefined;
         if (problem === undefined) return universalResponseToNodeResponse(uRes, res);
-        uRes.header?.forEach((value, name) => res.setHeader(name, value));
+        uRes.header?.forEach((value, name) => {
+          res.setHeader(name, value);
+        });
         if (problem.status === 405) res.setHeader('allow', handler.allowedMethods.join(', '));
         answerPlain(req, res, path, problem);
       })

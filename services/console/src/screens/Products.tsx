@@ -39,7 +39,7 @@ function ImportResult({ importId }: { readonly importId: string }): ReactNode {
               <table>
                 <caption>Refused rows</caption>
                 <thead><tr><th>Row</th><th>Field</th><th>Error</th></tr></thead>
-                <tbody>{imp.errors.map((e, i) => <tr key={i}><td>{e.row}</td><td>{e.field ?? ''}</td><td>{e.message}</td></tr>)}</tbody>
+                <tbody>{imp.errors.map((e) => <tr key={`${e.row} ${e.field ?? ''} ${e.message}`}><td>{e.row}</td><td>{e.field ?? ''}</td><td>{e.message}</td></tr>)}</tbody>
               </table>
             </div>
           )}

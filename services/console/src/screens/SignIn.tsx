@@ -37,6 +37,7 @@ export function SignIn({ session, notice, onSignIn }: { readonly session: Sessio
     }
   };
   // Switching brand: the token is known, go straight to the choice.
+  // biome-ignore lint/correctness/useExhaustiveDependencies: runs when the session changes; load is a new function every render
   useEffect(() => {
     if (session !== null) void load(session.token);
   }, [session]);
