@@ -464,10 +464,14 @@ export function localText(text: LocalText, languages: readonly string[], fallbac
 export function passportLanguages(content: PassportContent): string[] {
   const found = new Set<string>();
   const walk = (v: unknown, key: string | null): void => {
-    if (Array.isArray(v)) v.forEach((x) => walk(x, null));
+    if (Array.isArray(v)) {
+      for (const x of v) walk(x, null);
+    }
     else if (isObj(v)) {
       const localKeys = ['description', 'name', 'statement'];
-      if (key !== null && localKeys.includes(key) && Object.values(v).every((x) => typeof x === 'string')) Object.keys(v).forEach((k) => found.add(k));
+      if (key !== null && localKeys.includes(key) && Object.values(v).every((x) => typeof x === 'string')) {
+        for (const k of Object.keys(v)) found.add(k);
+      }
       else for (const [k, x] of Object.entries(v)) walk(x, k);
     }
   };

@@ -1,10 +1,9 @@
 // PassportService handlers: a product's passport at the model, lot or unit level (drafts,
 // immutable versions, a JSON import) and the credentials that read its restricted sections.
 
-import type { MessageInitShape } from '@bufbuild/protobuf';
-import type { JsonObject } from '@bufbuild/protobuf';
+import type { JsonObject, MessageInitShape } from '@bufbuild/protobuf';
 import type { ServiceImpl } from '@connectrpc/connect';
-import { PassportService, type PassportAccessKeySchema, type PassportVersionSchema } from '@mint/contract';
+import type { PassportAccessKeySchema, PassportService, PassportVersionSchema } from '@mint/contract';
 import type * as UseCases from '@mint/usecases';
 import { principalOf } from '../context.ts';
 import { dateOrNull, orNull, orUnset, passportAccessClass, passportLevel, toTimestamp } from './wire.ts';
