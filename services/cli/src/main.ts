@@ -18,12 +18,14 @@
  *   mintctl login [--api <url>] --token <token> [--brand <uuid>]
  *   mintctl mint --product <uuid> --quantity <n> [--mode serial|batch] [--activation active_at_mint|first_scan] [--watch]
  *   mintctl listen --forward-to <url> [--events a,b] [--port <n>]
+ *   mintctl passport get|edit|publish|versions|version|import|issue-key|keys|revoke-key --product <uuid> [--lot L | --serial S] [--file f.json] [--publish] ...
  */
 import { parseArgs } from 'node:util';
 import { assertMigrated, loadConfig, openConfiguredDatabase, resolveJwtSecret } from '@mint/runtime';
 import { createUseCaseContext } from '@mint/usecases';
 import { apiKeyCommand, migrateCommand, seedDemoCommand, tokenIssueCommand, UsageError, workspaceCommand } from './admin.ts';
 import { runDev, signInCommand } from './dev.ts';
+import { passportCommand } from './passport.ts';
 import { listenCommand, loginCommand, mintCommand } from './remote.ts';
 
 const usage = `usage: mintctl <migrate | seed-demo [--json] | token issue --user <id> [--ttl <s>] |
@@ -31,7 +33,9 @@ const usage = `usage: mintctl <migrate | seed-demo [--json] | token issue --user
   workspace enable-api|disable-api --brand <id> | dev | signin |
   login [--api url] --token t [--brand id] |
   mint --product id --quantity n [--mode serial|batch] [--activation active_at_mint|first_scan] [--product-batch id] [--watch] |
-  listen --forward-to url [--events a,b] [--port n]>`;
+  listen --forward-to url [--events a,b] [--port n] |
+  passport get|edit|publish|versions|version|import|issue-key|keys|revoke-key --product id [--lot L | --serial S] [--file f.json] [--version n] [--publish]
+    [--name n --class legitimate_interest|authority --days n] [--id credential]>`;
 
 const { positionals, values } = parseArgs({
   allowPositionals: true,
@@ -54,6 +58,13 @@ const { positionals, values } = parseArgs({
     'forward-to': { type: 'string' },
     events: { type: 'string' },
     port: { type: 'string' },
+    lot: { type: 'string' },
+    serial: { type: 'string' },
+    file: { type: 'string' },
+    version: { type: 'string' },
+    publish: { type: 'boolean', default: false },
+    class: { type: 'string' },
+    days: { type: 'string' },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
@@ -71,6 +82,12 @@ async function main(): Promise<void> {
   if (command === 'mint') {
     return mintCommand({ ...remote, product: values.product, quantity: values.quantity, mode: values.mode, activation: values.activation,
       productBatch: values['product-batch'], watch: values.watch }, print);
+  }
+  if (command === 'passport') {
+    return passportCommand(action ?? '', {
+      ...remote, product: values.product, lot: values.lot, serial: values.serial, file: values.file, version: values.version, publish: values.publish,
+      name: values.name, accessClass: values.class, days: values.days, id: values.id,
+    }, print);
   }
   if (command === 'listen') return listenCommand({ ...remote, forwardTo: values['forward-to'], events: values.events, port: values.port }, print);
   const config = loadConfig();
