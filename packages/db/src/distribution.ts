@@ -26,7 +26,7 @@ export const distributedTables = [
  * by `UNIQUE (lookup_id)`, `brands` by `UNIQUE (slug)` and its domain, `users` by e-mail, `outbox`
  * by its `id` alone), and they are small or short-lived.
  */
-export const referenceTables = ['api_keys', 'outbox', 'brands', 'users', 'passport_access_keys'] as const;
+export const referenceTables = ['api_keys', 'outbox', 'brands', 'users', 'passport_access_keys', 'passport_signing_keys'] as const;
 
 /** Tables of the tooling that stay on the coordinator only (the migrator's bookkeeping). */
 export const localTables = ['mikro_orm_migrations'] as const;

@@ -9,7 +9,7 @@ export { MintEvent, PayloadPack, OutboxMessage, IdempotencyRecord, type StoredPa
 export { ScanAlertSettingsRow, ScanEvent, ScanIngestBatch } from './entities/scans.ts';
 export { ResolverLink } from './entities/links.ts';
 export { WebhookEndpoint, WebhookDelivery } from './entities/webhooks.ts';
-export { PassportDraft, PassportVersion, PassportAccessKey } from './entities/passports.ts';
+export { PassportDraft, PassportVersion, PassportAccessKey, PassportSigningKey } from './entities/passports.ts';
 export { entities } from './entities/index.ts';
 export {
   openDatabase, migrate, pendingMigrations, migrateDatabase, type Database, type Em, type DatabaseLocation, type OpenDatabaseOptions
@@ -82,5 +82,6 @@ export {
 export {
   type PassportKey, type PassportDraftRow, type PassportVersionRow, findPassportDraft, savePassportDraft, latestPassportVersion, findPassportVersion,
   listPassportVersions, insertPassportVersion, findPublishedPassportLevels, findPassportProduct, type PassportAccessKeyRow, insertPassportAccessKey,
-  findPassportAccessKeyForAuth, listPassportAccessKeys, revokePassportAccessKey, passportPresence,
+  findPassportAccessKeyForAuth, listPassportAccessKeys, revokePassportAccessKey, passportPresence, supersededStatusIndexes, findBrandBySlug,
+  type PassportSigningKeyRow, listPassportSigningKeys, insertPassportSigningKey,
 } from './repositories/passports.ts';

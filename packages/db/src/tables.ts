@@ -26,6 +26,7 @@ interface JsonColumns {
   scan_alert_settings: 'withdrawn_ignored';
   passport_drafts: 'content';
   passport_versions: 'content';
+  passport_signing_keys: 'public_jwk';
 }
 
 /** JSON text for a json column holding `T`; null too where `T` admits it. */

@@ -101,4 +101,7 @@ export {
   passportDigest, inheritPassport, sectionClass, classReads, type VisiblePassport, visiblePassport, localText, passportLanguages, passportLevelOf,
   passportKeyViolations, conformityTopics
 } from './passport.ts';
-export { passportCredentialContexts, type PassportCredentialInput, passportCredential, didWebOf } from './passport-credential.ts';
+export {
+  passportCredentialContexts, type PassportCredentialInput, passportCredential, didWebOf, minStatusListBits, encodeStatusList, statusListCredential, statusListEntry,
+  didDocument
+} from './passport-credential.ts';

@@ -3,6 +3,7 @@
  * the item, lot or model, built from the content a reader may see (restricted sections only in
  * a credential for their class's holder). Pure: the issuer, ids and times are passed in.
  */
+import { gzipSync } from 'node:zlib';
 import { localText, type PassportContent, type PassportLevel, type PassportLink } from './passport.ts';
 
 /** The W3C VC 2.0 context and UNTP DPP's working context, the first two of every passport credential. */
@@ -111,4 +112,45 @@ export function passportCredential(input: PassportCredentialInput): Record<strin
 /** The `did:web` of a host (a port's colon percent-encoded, as did:web requires). */
 export function didWebOf(host: string): string {
   return `did:web:${host.replace(/:/g, '%3A')}`;
+}
+
+/** Smallest status list (W3C Bitstring Status List): 16 KiB, 131,072 entries, so a list says little about how many credentials exist. */
+export const minStatusListBits = 131_072;
+
+/**
+ * The `encodedList` of a Bitstring Status List with the bits of `indexes` set: the bitstring
+ * (entry 0 the most significant bit of the first byte, at least {@link minStatusListBits} long),
+ * GZIP-compressed, as multibase base64url (a `u` prefix, no padding).
+ */
+export function encodeStatusList(indexes: readonly number[]): string {
+  const bits = Math.max(minStatusListBits, Math.ceil((Math.max(-1, ...indexes) + 1) / 8) * 8);
+  const bytes = new Uint8Array(bits / 8);
+  for (const i of indexes) bytes[i >> 3]! |= 0x80 >> (i & 7);
+  return `u${gzipSync(bytes).toString('base64url')}`;
+}
+
+/** The credential of a brand's status list (unsigned): revocation entries of its passport credentials. */
+export function statusListCredential(input: { readonly id: string; readonly issuer: string; readonly validFrom: Date; readonly revoked: readonly number[] }): Record<string, unknown> {
+  return {
+    '@context': ['https://www.w3.org/ns/credentials/v2'],
+    id: input.id,
+    type: ['VerifiableCredential', 'BitstringStatusListCredential'],
+    issuer: input.issuer,
+    validFrom: iso(input.validFrom),
+    credentialSubject: { id: `${input.id}#list`, type: 'BitstringStatusList', statusPurpose: 'revocation', encodedList: encodeStatusList(input.revoked) },
+  };
+}
+
+/** A credential's entry in its issuer's status list. */
+export function statusListEntry(listUrl: string, index: number): Record<string, unknown> {
+  return { id: `${listUrl}#${index}`, type: 'BitstringStatusListEntry', statusPurpose: 'revocation', statusListIndex: String(index), statusListCredential: listUrl };
+}
+
+/** The DID document of a `did:web` issuer listing its keys (current and rotated), each a JsonWebKey usable for assertions. */
+export function didDocument(did: string, keys: readonly { readonly kid: string; readonly publicJwk: Record<string, unknown> }[]): Record<string, unknown> {
+  const methods = keys.map((k) => ({ id: `${did}#${k.kid}`, type: 'JsonWebKey', controller: did, publicKeyJwk: { ...k.publicJwk, kid: k.kid } }));
+  return {
+    '@context': ['https://www.w3.org/ns/did/v1', 'https://w3id.org/security/jwk/v1'],
+    id: did, verificationMethod: methods, assertionMethod: methods.map((m) => m.id),
+  };
 }

@@ -88,3 +88,4 @@ export {
   listPassportAccessKeysOf, type PassportReader, passportReaderOf, type PublishedPassport, readPublishedPassport, type PublishedPassportInput,
   type PassportReads, createPassportReads,
 } from './passports.ts';
+export { rotatePassportSigningKey, type PassportSigner, createPassportSigner } from './passport-signing.ts';

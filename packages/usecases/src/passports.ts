@@ -49,6 +49,8 @@ export interface PassportVersionView {
   readonly publishedAt: Date;
   /** The version this one superseded; null for version 1. */
   readonly predecessorId: string | null;
+  /** Its entry in the brand's Bitstring Status List (revoked once a successor supersedes it). */
+  readonly statusIndex: number;
 }
 
 /** A level's passport: its draft and latest version, either possibly absent. */
@@ -64,6 +66,7 @@ export interface PassportView {
 const toVersionView = (v: PassportVersionRow): PassportVersionView => ({
   id: v.id, productId: v.productId, level: passportLevelOf(v.lot, v.serial), lot: v.lot, serial: v.serial, version: v.version,
   content: v.content as PassportContent, sha256: v.sha256, publishedBy: v.publishedBy, publishedAt: v.publishedAt, predecessorId: v.predecessorId,
+  statusIndex: v.statusIndex,
 });
 
 /** Checks the key (naming each bad field) and that the product is the brand's (NotFound otherwise). */
@@ -155,14 +158,15 @@ export async function publishPassport(ctx: UseCaseContext, actor: Actor, input: 
     if (latest !== null && latest.sha256 === sha256) return { version: toVersionView(latest), published: false };
     const row: PassportVersionRow = {
       id: randomUUID(), productId: key.productId, lot: key.lot, serial: key.serial, version: (latest?.version ?? 0) + 1, content: draft.content, sha256,
-      publishedBy: actor.id, publishedAt: now, predecessorId: latest?.id ?? null,
+      publishedBy: actor.id, publishedAt: now, predecessorId: latest?.id ?? null, statusIndex: -1,
     };
-    if (!await insertPassportVersion(em, key.brandId, row)) throw new ConflictError(`version ${row.version} of this passport was published concurrently`);
+    const statusIndex = await insertPassportVersion(em, key.brandId, row);
+    if (statusIndex === null) throw new ConflictError(`version ${row.version} of this passport was published concurrently`);
     await appendEvents(em, now, [{
       brandId: key.brandId, eventType: 'passport_published', entityType: 'passport', entityId: entityOf(key), actor: actor.id,
       payload: { product_id: key.productId, lot: key.lot, serial: key.serial, version: row.version, sha256, predecessor_id: row.predecessorId },
     }]);
-    return { version: toVersionView(row), published: true };
+    return { version: toVersionView({ ...row, statusIndex }), published: true };
   });
 }
 
@@ -269,9 +273,9 @@ export async function importPassports(
       if (latest !== null && latest.sha256 === sha256) continue;
       const row: PassportVersionRow = {
         id: randomUUID(), productId: key.productId, lot: key.lot, serial: key.serial, version: (latest?.version ?? 0) + 1,
-        content: contents[i] as Record<string, unknown>, sha256, publishedBy: actor.id, publishedAt: now, predecessorId: latest?.id ?? null,
+        content: contents[i] as Record<string, unknown>, sha256, publishedBy: actor.id, publishedAt: now, predecessorId: latest?.id ?? null, statusIndex: -1,
       };
-      if (!await insertPassportVersion(tx, key.brandId, row)) throw new ConflictError(`entries[${i}]: version ${row.version} was published concurrently`);
+      if (await insertPassportVersion(tx, key.brandId, row) === null) throw new ConflictError(`entries[${i}]: version ${row.version} was published concurrently`);
       await appendEvents(tx, now, [{
         brandId: key.brandId, eventType: 'passport_published', entityType: 'passport', entityId: entityOf(key), actor: actor.id,
         payload: { product_id: key.productId, lot: key.lot, serial: key.serial, version: row.version, sha256, predecessor_id: row.predecessorId },

@@ -13,7 +13,7 @@ import { metricsRoute } from './metrics/route.ts';
 import { metricSources } from './metrics/sources.ts';
 import { createConnectRoutes } from './routes.ts';
 import { downloadRoute } from './downloads/routes.ts';
-import { brandDomainRoutes, requestHost, resolverDescriptionRoute, resolverRoute } from './resolver/routes.ts';
+import { brandDomainRoutes, passportIssuerRoutes, requestHost, resolverDescriptionRoute, resolverRoute } from './resolver/routes.ts';
 import { v1Routes } from './v1/routes.ts';
 import { consoleRoutes } from './console/routes.ts';
 import { createApiServer, type ApiServer } from './server.ts';
@@ -94,6 +94,8 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
   const resolver = useCases.createResolver(ctx, { recorder: scans });
   // Published passports, cached a second at most (a publish through this process shows at once).
   const passportReads = useCases.createPassportReads(ctx);
+  // Signs passport credentials and status lists; keys sealed with WEBHOOK_SECRET_KEYS.
+  const passportSigner = useCases.createPassportSigner(ctx);
   // The client behind the trusted proxies, as the rate limits see it (the flood gate's key), its
   // agent and a trusted proxy's country header: classified and hashed by the recorder, never written.
   const clientOf = scanClientOf(config.trustedProxies ?? defaults.trustedProxies, config.scanCountryHeader);
@@ -103,7 +105,8 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
   const scrape = metricsRoute(metrics, { token: config.metricsToken });
   const httpRoutes: Route[] = [
     ...(config.metricsPort === undefined ? [scrape] : []),
-    resolverRoute(resolver, { publicBaseUrl: ctx.publicBaseUrl, clientOf, passports: passportReads }),
+    resolverRoute(resolver, { publicBaseUrl: ctx.publicBaseUrl, clientOf, passports: passportReads, signer: passportSigner }),
+    ...passportIssuerRoutes(passportSigner, () => ctx.publicBaseUrl.replace(/\/+$/, '')),
     resolverDescriptionRoute({ publicBaseUrl: ctx.publicBaseUrl, contact: config.resolverContact }),
     ...(options.downloads === undefined ? [] : [downloadRoute(ctx, options.downloads, logger)]),
     ...v1Routes({ ctx, logger }),
@@ -153,7 +156,7 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
         const brand = resolver.brandOfDomain(host);
         return brand instanceof Promise ? brand.then((b) => b !== null) : brand !== null;
       },
-      routes: brandDomainRoutes(resolver, { contact: config.resolverContact, clientOf, passports: passportReads }),
+      routes: brandDomainRoutes(resolver, { contact: config.resolverContact, clientOf, passports: passportReads, signer: passportSigner }),
     },
   });
   const port = await server.listen(config.port, config.host);

@@ -8,7 +8,9 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { Writable } from 'node:stream';
 import { createLogger } from '@mint/runtime';
-import { importPassports, issuePassportAccessKey, publishPassport, revokePassportAccessKey, updatePassportDraft } from '@mint/usecases';
+import { gunzipSync } from 'node:zlib';
+import { createPassportSigner, importPassports, issuePassportAccessKey, publishPassport, revokePassportAccessKey, rotatePassportSigningKey, updatePassportDraft } from '@mint/usecases';
+import { compactVerify, decodeProtectedHeader, importJWK, type JWK } from 'jose';
 import Ajv2020 from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { chromium } from 'playwright-core';
@@ -176,6 +178,61 @@ describe('the passport for machines', () => {
   });
 });
 
+/** Verifies a vc+jwt with the key its header names, found in the served did.json (as a did:web resolver would fetch it), not with the project's code. */
+async function verifyWithDidWeb(jws: string): Promise<Record<string, any>> {
+  const header = decodeProtectedHeader(jws);
+  const did = (header.kid as string).split('#')[0]!;
+  expect(did).toBe('did:web:127.0.0.1%3A8080');
+  const doc = await (await fetch(`${base}/.well-known/did.json`)).json() as { id: string; verificationMethod: { id: string; publicKeyJwk: JWK }[] };
+  expect(doc.id).toBe(did);
+  const method = doc.verificationMethod.find((m) => m.id === header.kid);
+  expect(method, 'the signing key is listed in did.json').toBeDefined();
+  const { payload, protectedHeader } = await compactVerify(jws, await importJWK(method!.publicKeyJwk, 'EdDSA'));
+  expect([protectedHeader.alg, protectedHeader.typ, protectedHeader.cty]).toEqual(['EdDSA', 'vc+jwt', 'vc']);
+  return JSON.parse(new TextDecoder().decode(payload)) as Record<string, any>;
+}
+
+/** The bits of a served status list credential, verified as above. */
+async function revokedBits(listUrl: string): Promise<(i: number) => boolean> {
+  const served = await fetch(listUrl.replace('http://127.0.0.1:8080', base));
+  expect([served.status, served.headers.get('content-type')]).toEqual([200, 'application/vc+jwt']);
+  const list = await verifyWithDidWeb(await served.text());
+  expect(list.type).toEqual(['VerifiableCredential', 'BitstringStatusListCredential']);
+  const bytes = gunzipSync(Buffer.from((list.credentialSubject.encodedList as string).slice(1), 'base64url'));
+  expect(bytes.length).toBeGreaterThanOrEqual(16_384);
+  return (i) => (bytes[i >> 3]! & (0x80 >> (i & 7))) !== 0;
+}
+
+describe('signed credentials', () => {
+  it('answers application/vc+jwt with an EdDSA JWS that verifies against the did.json of the resolver host; a tampered byte fails', async () => {
+    const answer = await get(unitPath(serial, 'L42'), { accept: 'application/vc+jwt' });
+    expect([answer.status, answer.type]).toEqual([200, 'application/vc+jwt']);
+    const credential = await verifyWithDidWeb(answer.body);
+    expect(credential.credentialSubject.product.serialNumber).toBe(serial);
+    expect(credential.credentialStatus).toMatchObject({ type: 'BitstringStatusListEntry', statusPurpose: 'revocation', statusListCredential: `http://127.0.0.1:8080/.well-known/passport-status/${slug}` });
+    const [h, p, sig] = answer.body.split('.') as [string, string, string];
+    const payload = Buffer.from(p, 'base64url');
+    payload[payload.indexOf('L42')] = 'M'.charCodeAt(0);
+    await expect(verifyWithDidWeb(`${h}.${payload.toString('base64url')}.${sig}`)).rejects.toThrow(/signature verification failed/);
+  });
+
+  it('keeps credentials signed before a key rotation verifiable: the rotated key stays in did.json', async () => {
+    const signer = createPassportSigner(app.ctx, { cacheMs: 0 });
+    const issuer = 'did:web:127.0.0.1%3A8080';
+    const before = await signer.sign({ id: 'urn:example:before' }, issuer);
+    const kid = await rotatePassportSigningKey(app.ctx);
+    const after = await signer.sign({ id: 'urn:example:after' }, issuer);
+    expect(decodeProtectedHeader(after).kid).toBe(`${issuer}#${kid}`);
+    const doc = await signer.didDocument(issuer) as { verificationMethod: { id: string; publicKeyJwk: JWK }[] };
+    for (const jws of [before, after]) {
+      const method = doc.verificationMethod.find((m) => m.id === decodeProtectedHeader(jws).kid)!;
+      await expect(compactVerify(jws, await importJWK(method.publicKeyJwk, 'EdDSA'))).resolves.toBeDefined();
+    }
+    const stored = (await query<{ private_sealed: string }>(app.db.em.fork(), 'select private_sealed from passport_signing_keys')).map((r) => r.private_sealed);
+    expect(stored.every((v) => v.startsWith('enc:v1:w1:'))).toBe(true);
+  });
+});
+
 describe('versions', () => {
   it('lists the passport in the linkset with predecessor-version links, and keeps earlier versions at their own URL', async () => {
     const owner = { id: brand.userId };
@@ -192,6 +249,11 @@ describe('versions', () => {
     const earlier = await get(`${gtinPath}?passportVersion=1`, { 'accept-language': 'en' });
     expect([earlier.status, earlier.body.includes('second edition'), earlier.body.includes('This is an earlier version; the current one is version 2.')]).toEqual([200, false, true]);
     expect((await get(`${gtinPath}?passportVersion=7`)).status).toBe(404);
+    // The superseded version's credential shows revoked in the served status list; the current one does not.
+    const v1 = JSON.parse((await get(`${gtinPath}?passportVersion=1`, { accept: 'application/ld+json' })).body) as Record<string, any>;
+    const v2 = JSON.parse((await get(gtinPath, { accept: 'application/ld+json' })).body) as Record<string, any>;
+    const revoked = await revokedBits(v1.credentialStatus.statusListCredential as string);
+    expect([revoked(Number(v1.credentialStatus.statusListIndex)), revoked(Number(v2.credentialStatus.statusListIndex))]).toEqual([true, false]);
     expect((await get(`${gtinPath}?passportVersion=x`)).status).toBe(400);
   });
 });

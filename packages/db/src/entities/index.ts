@@ -5,7 +5,7 @@ import { IdempotencyRecord, MintEvent, OutboxMessage, PayloadPack } from './acti
 import { ScanAlertSettingsRow, ScanEvent, ScanIngestBatch } from './scans.ts';
 import { ResolverLink } from './links.ts';
 import { WebhookDelivery, WebhookEndpoint } from './webhooks.ts';
-import { PassportAccessKey, PassportDraft, PassportVersion } from './passports.ts';
+import { PassportAccessKey, PassportDraft, PassportSigningKey, PassportVersion } from './passports.ts';
 
 /** Every entity of the schema, for the ORM configuration. */
 export const entities = [
@@ -15,5 +15,5 @@ export const entities = [
   MintEvent, PayloadPack, OutboxMessage, IdempotencyRecord,
   ScanEvent, ScanIngestBatch, ScanAlertSettingsRow, ResolverLink,
   WebhookEndpoint, WebhookDelivery,
-  PassportDraft, PassportVersion, PassportAccessKey,
+  PassportDraft, PassportVersion, PassportAccessKey, PassportSigningKey,
 ];

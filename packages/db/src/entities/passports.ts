@@ -52,10 +52,15 @@ export const PassportVersion = defineEntity({
     /** Who published it (user or API key id). */
     publishedBy: p.text(),
     publishedAt: columns.time(),
+    /** Its entry in the brand's Bitstring Status List (0, 1, ... per brand): set once a successor supersedes it. */
+    statusIndex: p.integer(),
     /** The version it supersedes; null for version 1. */
     predecessorId: p.uuid().nullable(),
   },
-  uniques: [{ name: 'passport_versions_number_unique', properties: ['brandId', 'productId', 'lot', 'serial', 'version'] }],
+  uniques: [
+    { name: 'passport_versions_number_unique', properties: ['brandId', 'productId', 'lot', 'serial', 'version'] },
+    { name: 'passport_versions_status_unique', properties: ['brandId', 'statusIndex'] },
+  ],
 });
 export type PassportVersion = InferEntity<typeof PassportVersion>;
 
@@ -89,3 +94,26 @@ export const PassportAccessKey = defineEntity({
   },
 });
 export type PassportAccessKey = InferEntity<typeof PassportAccessKey>;
+
+/**
+ * A key the service signs passport credentials with (Ed25519): its public JWK, listed in every
+ * issuer's did.json while the key is kept (rotated ones too, so earlier credentials still verify),
+ * and its private JWK sealed at rest like webhook secrets (`WEBHOOK_SECRET_KEYS`, bound to the
+ * key's id). The newest key not retired signs. A reference table on Citus: a few rows, read by all.
+ */
+export const PassportSigningKey = defineEntity({
+  name: 'PassportSigningKey',
+  tableName: 'passport_signing_keys',
+  properties: {
+    /** The key id (`kid`, the fragment of its verification method). */
+    kid: p.text().primary(),
+    /** The public key as a JWK (kty OKP, crv Ed25519, x). */
+    publicJwk: p.json<Record<string, unknown>>(),
+    /** The private JWK, sealed (`enc:v1:...`). */
+    privateSealed: p.text(),
+    createdAt: columns.createdAt(),
+    /** When a newer key took over signing; null for the current key. */
+    retiredAt: columns.time().nullable(),
+  },
+});
+export type PassportSigningKey = InferEntity<typeof PassportSigningKey>;

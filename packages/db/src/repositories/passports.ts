@@ -35,6 +35,8 @@ export interface PassportVersionRow {
   readonly publishedBy: string;
   readonly publishedAt: Date;
   readonly predecessorId: string | null;
+  /** Its entry in the brand's status list (set by {@link insertPassportVersion}; -1 before). */
+  readonly statusIndex: number;
 }
 
 const date = (v: string | Date): Date => (v instanceof Date ? v : new Date(v));
@@ -74,11 +76,11 @@ export async function savePassportDraft(
   return written?.revision ?? null;
 }
 
-const versionColumns = ['id', 'product_id', 'lot', 'serial', 'version', 'content', 'sha256', 'published_by', 'published_at', 'predecessor_id'] as const;
-type VersionSelect = { id: string; product_id: string; lot: string; serial: string; version: number; content: unknown; sha256: string; published_by: string; published_at: string | Date; predecessor_id: string | null };
+const versionColumns = ['id', 'product_id', 'lot', 'serial', 'version', 'content', 'sha256', 'published_by', 'published_at', 'predecessor_id', 'status_index'] as const;
+type VersionSelect = { id: string; product_id: string; lot: string; serial: string; version: number; content: unknown; sha256: string; published_by: string; published_at: string | Date; predecessor_id: string | null; status_index: number };
 const toVersion = (r: VersionSelect): PassportVersionRow => ({
   id: r.id, productId: r.product_id, lot: r.lot, serial: r.serial, version: r.version, content: json(r.content), sha256: r.sha256,
-  publishedBy: r.published_by, publishedAt: date(r.published_at), predecessorId: r.predecessor_id,
+  publishedBy: r.published_by, publishedAt: date(r.published_at), predecessorId: r.predecessor_id, statusIndex: r.status_index,
 });
 
 /** The latest published version of a level, or null when none was published. */
@@ -109,16 +111,57 @@ export async function listPassportVersions(em: Em, key: PassportKey, limit: numb
 }
 
 /**
- * Inserts a version; resolves to false when its number is already taken (another publish of the
- * level won the race: the caller reports a lost compare-and-set). Runs in the caller's
- * transaction; a savepoint keeps the transaction usable after the conflict.
+ * Inserts a version with the brand's next status list entry; resolves to its entry, or null when
+ * its number or entry is already taken (another publish won the race: the caller reports a lost
+ * compare-and-set). Runs in the caller's transaction.
  */
-export async function insertPassportVersion(em: Em, brandId: string, v: PassportVersionRow): Promise<boolean> {
+export async function insertPassportVersion(em: Em, brandId: string, v: PassportVersionRow): Promise<number | null> {
+  const next = await first(em, (db) => db.selectFrom('passport_versions').select((eb) => eb.fn.max('status_index').as('top')).where('brand_id', '=', brandId));
+  const statusIndex = next?.top === null || next?.top === undefined ? 0 : Number(next.top) + 1;
   const n = await changed(em, (db) => db.insertInto('passport_versions').values({
     brand_id: brandId, id: v.id, product_id: v.productId, lot: v.lot, serial: v.serial, version: v.version, content: JSON.stringify(v.content),
-    sha256: v.sha256, published_by: v.publishedBy, published_at: v.publishedAt, predecessor_id: v.predecessorId,
-  }).onConflict((oc) => oc.columns(['brand_id', 'product_id', 'lot', 'serial', 'version']).doNothing()));
-  return n === 1;
+    sha256: v.sha256, published_by: v.publishedBy, published_at: v.publishedAt, predecessor_id: v.predecessorId, status_index: statusIndex,
+  }).onConflict((oc) => oc.doNothing()));
+  return n === 1 ? statusIndex : null;
+}
+
+/** The status list entries of the brand's superseded versions (those with a successor): the bits a status list sets. */
+export async function supersededStatusIndexes(em: Em, brandId: string): Promise<number[]> {
+  const found = await rows(em, (db) => db.selectFrom('passport_versions as v').select('v.status_index')
+    .where('v.brand_id', '=', brandId)
+    .where((eb) => eb.exists(eb.selectFrom('passport_versions as n').select('n.id').where('n.brand_id', '=', brandId).whereRef('n.predecessor_id', '=', 'v.id'))));
+  return found.map((r) => r.status_index);
+}
+
+/** The brand with this slug (id and name), for its status list; null when unknown. */
+export async function findBrandBySlug(em: Em, slug: string): Promise<{ id: string; name: string } | null> {
+  return (await first(em, (db) => db.selectFrom('brands').select(['id', 'name']).where('slug', '=', slug))) ?? null;
+}
+
+/** A signing key as stored. */
+export interface PassportSigningKeyRow {
+  readonly kid: string;
+  readonly publicJwk: Record<string, unknown>;
+  readonly privateSealed: string;
+  readonly createdAt: Date;
+  readonly retiredAt: Date | null;
+}
+
+/** Every signing key, newest first. */
+export async function listPassportSigningKeys(em: Em): Promise<PassportSigningKeyRow[]> {
+  const found = await rows(em, (db) => db.selectFrom('passport_signing_keys').select(['kid', 'public_jwk', 'private_sealed', 'created_at', 'retired_at'])
+    .orderBy('created_at', 'desc').orderBy('kid', 'desc'));
+  return found.map((r) => ({
+    kid: r.kid, publicJwk: json(r.public_jwk), privateSealed: r.private_sealed, createdAt: date(r.created_at), retiredAt: r.retired_at === null ? null : date(r.retired_at),
+  }));
+}
+
+/** Stores a new signing key; with `retireOthers`, every other current key is retired at `at` (a rotation). */
+export async function insertPassportSigningKey(em: Em, k: PassportSigningKeyRow, retireOthers: boolean): Promise<void> {
+  if (retireOthers) await changed(em, (db) => db.updateTable('passport_signing_keys').set({ retired_at: k.createdAt }).where('retired_at', 'is', null));
+  await changed(em, (db) => db.insertInto('passport_signing_keys').values({
+    kid: k.kid, public_jwk: JSON.stringify(k.publicJwk), private_sealed: k.privateSealed, created_at: k.createdAt, retired_at: null,
+  }));
 }
 
 /**

@@ -8,9 +8,9 @@
 import {
   acceptedLanguages, acceptedMediaTypes, brandDomainBaseUrl, normalizeHost, forwardQuery, gs1LinksetContext, linksetOf, negotiate, parseResolverRequest, readLinkType, resolutionStatus,
   resolverDescription, resolverPrefix, resolverRootPathOf, type LinkPreferences, type LinkTypeRequest, type ParsedResolverRequest, type Representation,
-  type ResolutionOutcome, type ScanClient, didWebOf, passportCredential, gs1VocabularyNamespace,
+  type ResolutionOutcome, type ScanClient, didWebOf, passportCredential, gs1VocabularyNamespace, statusListEntry,
 } from '@mint/domain';
-import type { PassportReader, PassportReads, PublishedPassport, Resolution, Resolver } from '@mint/usecases';
+import type { PassportReader, PassportReads, PassportSigner, PublishedPassport, Resolution, Resolver } from '@mint/usecases';
 import { send as sendBody, sendEmpty, type ErrorWriter, type HttpRequest, type HttpResponse, type Route } from '@mint/http';
 import { validateHeaderValue } from 'node:http';
 import { isPublicPath } from '../auth/public-paths.ts';
@@ -148,6 +148,8 @@ interface Request {
   readonly passportVersion: number | null;
   /** The URI of the identity (its linkset anchor), under the request's root. */
   readonly anchor: string;
+  /** Signs credentials (`Accept: application/vc+jwt`); none: not served. */
+  readonly signer?: PassportSigner | undefined;
 }
 
 /**
@@ -157,11 +159,12 @@ interface Request {
  * (`Accept: application/ld+json`, or `gs1:dpp` from a machine), `json` and `linkset` the passport
  * in those answers, `none` nothing (a link asked for by another type).
  */
-type PassportAsk = 'auto' | 'page' | 'ld' | 'json' | 'linkset' | 'none';
+type PassportAsk = 'auto' | 'page' | 'ld' | 'jwt' | 'json' | 'linkset' | 'none';
 
 /** The passport media types a request prefers over the resolver's own answers, if any. */
-const passportMediaOf = perAccept<'ld' | null>((accept) => {
+const passportMediaOf = perAccept<'ld' | 'jwt' | null>((accept) => {
   for (const type of acceptedMediaTypes(accept)) {
+    if (type === 'application/vc+jwt') return 'jwt';
     if (type === 'application/ld+json' || type === 'application/vc+ld+json' || type === 'application/vc') return 'ld';
     if (['application/json', 'application/linkset+json', 'text/html', 'application/xhtml+xml', '*/*'].includes(type)) return null;
   }
@@ -177,10 +180,48 @@ function passportKeyOf(req: HttpRequest): string | null {
   return null;
 }
 
+/** The passport parts of the resolver's options, passed down to each identity's answer. */
+type PassportOptions = Pick<ResolverRouteOptions, 'passports' | 'signer'>;
+
+/** Where a brand's passport status list is served: `{origin}/.well-known/passport-status/{brand slug}`. */
+export const passportStatusPath = '/.well-known/passport-status/';
+/** Where the issuer's DID document is served (did:web). */
+export const didDocumentPath = '/.well-known/did.json';
+if (!isPublicPath(didDocumentPath) || !isPublicPath(`${passportStatusPath}x`)) throw new Error('the passport issuer paths must be on the public path allow-list');
+
+/**
+ * The passport issuer's routes on a host whose `did:web` is `did`: its DID document (every signing
+ * key, current and rotated) and each brand's Bitstring Status List credential (signed, vc+jwt),
+ * readable from any origin, cached a minute by anyone (public keys and revocation bits only).
+ */
+export function passportIssuerRoutes(signer: PassportSigner, originOf: (req: HttpRequest) => string): Route[] {
+  const headers = { ...corsHeaders, 'cache-control': 'public, max-age=60' };
+  return [
+    {
+      methods: ['GET', 'HEAD', 'OPTIONS'], path: didDocumentPath,
+      handler: async ({ req, res }) => {
+        if (req.method === 'OPTIONS') return preflight(req, res);
+        const did = didWebOf(new URL(originOf(req)).host);
+        sendBody(req, res, 200, 'application/did+json', JSON.stringify(await signer.didDocument(did)), headers);
+      },
+    },
+    {
+      methods: ['GET', 'HEAD', 'OPTIONS'], path: `${passportStatusPath}:slug`,
+      handler: async ({ req, res, params }) => {
+        if (req.method === 'OPTIONS') return preflight(req, res);
+        const origin = originOf(req);
+        const list = await signer.statusList(params['slug'] ?? '', `${origin}${passportStatusPath}${params['slug'] ?? ''}`, didWebOf(new URL(origin).host));
+        if (list === null) sendBody(req, res, 404, 'application/json; charset=utf-8', jsonBodies.not_found, corsHeaders);
+        else sendBody(req, res, 200, 'application/vc+jwt', list, headers);
+      },
+    },
+  ];
+}
+
 /** Headers of an answer that carries the passport: it depends on the credential presented too, and is never stored. */
 const passportHeaders = { vary: 'Accept, Accept-Language, X-Passport-Key, Authorization', 'cache-control': 'private, no-store' } as const;
 
-function answer(r: Request, resolution: Resolution, passport: PublishedPassport | null = null): void {
+function answer(r: Request, resolution: Resolution, passport: PublishedPassport | null = null): void | Promise<void> {
   const { req, res } = r;
   const outcome: ResolutionOutcome = resolution.outcome;
   if (outcome.kind !== 'resolved' || resolution.level === null) {
@@ -193,10 +234,18 @@ function answer(r: Request, resolution: Resolution, passport: PublishedPassport 
     refuse(req, res, 'link_type_not_available', r.format, { link: r.link });
     return;
   }
-  if (r.passportAsk === 'ld') {
-    if (passport === null || resolution.unitKnown === false) refuse(req, res, 'link_type_not_available', 'json', { link: r.link });
-    else send(req, res, 200, 'application/ld+json', JSON.stringify(credentialOf(r, resolution, passport)), { link: r.link, ...passportHeaders });
-    return;
+  if (r.passportAsk === 'ld' || r.passportAsk === 'jwt') {
+    if (passport === null || resolution.unitKnown === false || (r.passportAsk === 'jwt' && r.signer === undefined)) {
+      refuse(req, res, 'link_type_not_available', 'json', { link: r.link });
+      return;
+    }
+    const credential = credentialOf(r, resolution, passport);
+    if (r.passportAsk === 'ld') {
+      send(req, res, 200, 'application/ld+json', JSON.stringify(credential), { link: r.link, ...passportHeaders });
+      return;
+    }
+    return r.signer!.sign(credential, (credential['issuer'] as { id: string }).id)
+      .then((jws) => send(req, res, 200, 'application/vc+jwt', jws, { link: r.link, ...passportHeaders }));
   }
   if (r.representation === 'linkset') {
     const linkset = linksetOf(resolution.levels);
@@ -279,6 +328,7 @@ function credentialOf(r: Request, resolution: Resolution, p: PublishedPassport):
     serial: key.kind === 'serial' ? key.serial : key.kind === 'token' ? key.token : null,
     level: key.kind === 'serial' || key.kind === 'token' ? 'unit' : key.kind === 'lot' ? 'lot' : 'model',
     content: p.content, validFrom: p.version.publishedAt, languages: languagesOf(headerOf(r.req, 'accept-language')), vocabulary: `${origin.origin}/ns/passport#`,
+    status: resolution.brand === null ? null : statusListEntry(`${origin.origin}${passportStatusPath}${resolution.brand.slug}`, p.version.statusIndex),
   });
 }
 
@@ -361,6 +411,8 @@ export interface ResolverRouteOptions {
   readonly clientOf?: ((req: HttpRequest) => ScanClient) | undefined;
   /** The published passports; none: no identity has a hosted passport. */
   readonly passports?: PassportReads | undefined;
+  /** Signs passport credentials and serves did.json and the status lists; none: neither is served. */
+  readonly signer?: PassportSigner | undefined;
 }
 
 /** The TCP peer's address ('' when unknown) and the User-Agent, no country. */
@@ -388,12 +440,12 @@ export function resolverRoute(resolver: Resolver, options: ResolverRouteOptions)
     onError: resolverError,
     handler: ({ req, res, path, queryString }) => {
       const below = resolverRootPathOf(path);
-      if (below !== null) return serveUnderRoot(resolver, req, res, below, queryString, `${base}/r`, clientOf(req), options.passports);
+      if (below !== null) return serveUnderRoot(resolver, req, res, below, queryString, `${base}/r`, clientOf(req), options);
       const parsed = parseResolverRequest(path);
       if (req.method === 'OPTIONS') return preflight(req, res, parsed.kind === 'malformed' ? undefined : identityLink(parsed, at));
       const format = formatOf(typeof req.headers.accept === 'string' ? req.headers.accept : undefined);
       if (parsed.kind === 'malformed') return refuseRequest(req, res, 400, 'bad_request', parsed.reason, format);
-      return serveIdentity(resolver, req, res, parsed, queryString, at, undefined, clientOf(req), options.passports);
+      return serveIdentity(resolver, req, res, parsed, queryString, at, undefined, clientOf(req), options);
     },
   };
 }
@@ -419,8 +471,9 @@ function identityLink(parsed: Exclude<ParsedResolverRequest, { kind: 'malformed'
  */
 function serveIdentity(
   resolver: Resolver, req: HttpRequest, res: HttpResponse, parsed: Exclude<ParsedResolverRequest, { kind: 'malformed' }>, queryString: string,
-  at: (canonicalPath: string) => string, root: string | undefined, client: ScanClient, passports?: PassportReads,
+  at: (canonicalPath: string) => string, root: string | undefined, client: ScanClient, hosted: PassportOptions = {},
 ): void | Promise<void> {
+  const { passports, signer } = hosted;
   const accept = typeof req.headers.accept === 'string' ? req.headers.accept : undefined;
   const format = formatOf(accept);
   if (parsed.kind === 'moved') {
@@ -440,11 +493,11 @@ function serveIdentity(
   const machine = passportMediaOf(accept);
   const dpp = linkType.kind === 'link' && linkType.name === 'dpp';
   const passportAsk: PassportAsk = passports === undefined ? 'none'
-    : machine === 'ld' && (linkType.kind === 'none' || dpp) ? 'ld'
+    : machine !== null && (linkType.kind === 'none' || dpp) ? machine
       : dpp ? (format === 'json' ? 'ld' : 'page')
         : linkType.kind === 'link' && linkType.name !== 'defaultLink' ? 'none'
           : representation === 'linkset' ? 'linkset' : representation === 'json' ? 'json' : passportVersion !== null ? 'page' : 'auto';
-  const request: Request = { req, res, parsed, linkType, representation, format, forwarded, link, passportAsk, passportVersion, anchor: at(parsed.canonicalPath) };
+  const request: Request = { req, res, parsed, linkType, representation, format, forwarded, link, passportAsk, passportVersion, anchor: at(parsed.canonicalPath), signer };
   const language = req.headers['accept-language'];
   const context = query === null ? null : query.get('context');
   const preferences: LinkPreferences = {
@@ -479,7 +532,7 @@ function passportOf(passports: PassportReads, r: Request, resolution: Resolution
   if (r.passportAsk === 'auto' && product.passportUrl !== null && r.passportVersion === null) return null;
   const key = r.parsed.path.key;
   const presented = passportKeyOf(r.req);
-  const representation = r.passportAsk === 'ld' ? 'ld+json' : r.passportAsk === 'json' ? 'json' : r.passportAsk === 'linkset' ? 'linkset' : 'html';
+  const representation = r.passportAsk === 'jwt' ? 'vc+jwt' : r.passportAsk === 'ld' ? 'ld+json' : r.passportAsk === 'json' ? 'json' : r.passportAsk === 'linkset' ? 'linkset' : 'html';
   const read = (reader: PassportReader | null) => passports.read({
     brandId: resolution.brand!.id, productId: product.id,
     lot: key.kind === 'lot' ? key.lot : key.kind === 'serial' ? key.lot ?? null : null,
@@ -500,20 +553,20 @@ const rootProbe = `${resolverPrefix}0`;
  * every URI of the answer (anchors, moves) under the root. A GTIN no brand, or several brands,
  * hold answers the same 404 as an unknown identity.
  */
-function serveUnderRoot(resolver: Resolver, req: HttpRequest, res: HttpResponse, below: string, queryString: string, root: string, client: ScanClient, passports?: PassportReads): void | Promise<void> {
+function serveUnderRoot(resolver: Resolver, req: HttpRequest, res: HttpResponse, below: string, queryString: string, root: string, client: ScanClient, hosted: PassportOptions = {}): void | Promise<void> {
   const probe = parseResolverRequest(`${rootProbe}${below}`);
   const probeAt = (canonicalPath: string) => `${root}${canonicalPath.slice(rootProbe.length)}`;
   if (req.method === 'OPTIONS') return preflight(req, res, probe.kind === 'malformed' ? undefined : identityLink(probe, probeAt));
   const format = formatOf(typeof req.headers.accept === 'string' ? req.headers.accept : undefined);
   if (probe.kind === 'malformed') return refuseRequest(req, res, 400, 'bad_request', probe.reason, format);
-  if (probe.kind === 'moved') return serveIdentity(resolver, req, res, probe, queryString, probeAt, root, client, passports);
+  if (probe.kind === 'moved') return serveIdentity(resolver, req, res, probe, queryString, probeAt, root, client, hosted);
   const key = probe.path.key;
   const brand = key.kind === 'token' ? null : resolver.brandOfGtin(key.gtin);
   const serve = (found: Resolution['brand']) => {
     const parsed = found === null ? probe : parseResolverRequest(`${resolverPrefix}${found.slug}${below}`);
     if (found === null || parsed.kind !== 'identity') return refuse(req, res, 'not_found', format, { link: identityLink(probe, probeAt) });
     const prefixLength = resolverPrefix.length + found.slug.length;
-    return serveIdentity(resolver, req, res, parsed, queryString, (canonicalPath) => `${root}${canonicalPath.slice(prefixLength)}`, root, client, passports);
+    return serveIdentity(resolver, req, res, parsed, queryString, (canonicalPath) => `${root}${canonicalPath.slice(prefixLength)}`, root, client, hosted);
   };
   return brand instanceof Promise ? brand.then(serve) : serve(brand);
 }
@@ -579,7 +632,7 @@ function domainDescription(host: string, contact: string | undefined): string {
  * path (the API, RPCs, `/metrics`, health, `/r/...`) answers 404, and a method other than GET,
  * HEAD or OPTIONS 404 too (405 on a Digital Link path).
  */
-export function brandDomainRoutes(resolver: Resolver, options: Pick<ResolverRouteOptions, 'contact' | 'clientOf' | 'passports'> = {}): Route[] {
+export function brandDomainRoutes(resolver: Resolver, options: Pick<ResolverRouteOptions, 'contact' | 'clientOf' | 'passports' | 'signer'> = {}): Route[] {
   const clientOf = options.clientOf ?? peerOf;
   const notFound = (req: HttpRequest, res: HttpResponse) =>
     refuse(req, res, 'not_found', formatOf(typeof req.headers.accept === 'string' ? req.headers.accept : undefined));
@@ -602,9 +655,10 @@ export function brandDomainRoutes(resolver: Resolver, options: Pick<ResolverRout
     const prefixLength = resolverPrefix.length + brand.slug.length;
     const at = (canonicalPath: string) => `${root}${canonicalPath.slice(prefixLength)}`;
     if (req.method === 'OPTIONS') return preflight(req, res, identityLink(parsed, at));
-    return serveIdentity(resolver, req, res, parsed, queryString, at, root, clientOf(req), options.passports);
+    return serveIdentity(resolver, req, res, parsed, queryString, at, root, clientOf(req), options);
   };
   return [
+    ...(options.signer === undefined ? [] : passportIssuerRoutes(options.signer, (req) => brandDomainBaseUrl(requestHost(req)))),
     {
       methods: ['GET', 'HEAD', 'OPTIONS'],
       path: resolverDescriptionPath,
