@@ -11,6 +11,7 @@
  *   mintctl workspace enable-api|disable-api --brand <uuid>
  *   mintctl dev            API and executor in one process (npm start)
  *   mintctl signin         a fresh console link and token for the dev server's demo user
+ *   mintctl passport rotate-signing-key   a new key signs passport credentials; the old one stays in did.json
  *
  * and, against a running API (remote.ts; --api, --token, --brand, else MINT_API_URL, MINT_TOKEN,
  * MINT_BRAND, else what `login` kept):
@@ -22,7 +23,7 @@
  */
 import { parseArgs } from 'node:util';
 import { assertMigrated, loadConfig, openConfiguredDatabase, resolveJwtSecret } from '@mint/runtime';
-import { createUseCaseContext } from '@mint/usecases';
+import { createUseCaseContext, rotatePassportSigningKey } from '@mint/usecases';
 import { apiKeyCommand, migrateCommand, seedDemoCommand, tokenIssueCommand, UsageError, workspaceCommand } from './admin.ts';
 import { runDev, signInCommand } from './dev.ts';
 import { passportCommand } from './passport.ts';
@@ -30,7 +31,7 @@ import { listenCommand, loginCommand, mintCommand } from './remote.ts';
 
 const usage = `usage: mintctl <migrate | seed-demo [--json] | token issue --user <id> [--ttl <s>] |
   apikey create|list|revoke --brand <id> [--name n] [--scopes a,b] [--id key] |
-  workspace enable-api|disable-api --brand <id> | dev | signin |
+  workspace enable-api|disable-api --brand <id> | dev | signin | passport rotate-signing-key |
   login [--api url] --token t [--brand id] |
   mint --product id --quantity n [--mode serial|batch] [--activation active_at_mint|first_scan] [--product-batch id] [--watch] |
   listen --forward-to url [--events a,b] [--port n] |
@@ -83,7 +84,7 @@ async function main(): Promise<void> {
     return mintCommand({ ...remote, product: values.product, quantity: values.quantity, mode: values.mode, activation: values.activation,
       productBatch: values['product-batch'], watch: values.watch }, print);
   }
-  if (command === 'passport') {
+  if (command === 'passport' && action !== 'rotate-signing-key') {
     return passportCommand(action ?? '', {
       ...remote, product: values.product, lot: values.lot, serial: values.serial, file: values.file, version: values.version, publish: values.publish,
       name: values.name, accessClass: values.class, days: values.days, id: values.id,
@@ -98,6 +99,7 @@ async function main(): Promise<void> {
     await assertMigrated(db);
     const ctx = createUseCaseContext({
       db, publicBaseUrl: config.publicBaseUrl, jwtSecret: await resolveJwtSecret(config),
+      webhookSecretKeys: config.webhookSecretKeys ?? [],
       jwtIssuer: config.authJwtIssuer ?? null, jwtAudience: config.authJwtAudience ?? null, jwksUrl: config.authJwksUrl ?? null, jwtMaxLifetimeSeconds: config.authJwtMaxLifetimeSeconds,
     });
     const brand = () => values.brand ?? (() => { throw new UsageError('--brand is required'); })();
@@ -113,6 +115,9 @@ async function main(): Promise<void> {
         return await workspaceCommand(ctx, action ?? '', brand(), print);
       case 'signin':
         return await signInCommand(ctx, config, print);
+      case 'passport':
+        print(`passport credentials are now signed with key ${await rotatePassportSigningKey(ctx)}`);
+        return;
       default:
         throw new UsageError(`unknown command "${command}"`);
     }

@@ -11,7 +11,8 @@ import { promisify } from 'node:util';
 import { startApi, type RunningApi } from '@mint/api';
 import { createLogger } from '@mint/runtime';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
+import { query } from '../../../test/support/sql.ts';
+import { setupUseCases, testJwtSecret, testWebhookSecretKeys, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
 
 const main = fileURLToPath(new URL('../src/main.ts', import.meta.url));
 let app: UseCaseBundle;
@@ -62,5 +63,16 @@ describe('mintctl passport', () => {
     const key = await mintctl('passport', 'issue-key', '--name', 'Repair Co', '--class', 'legitimate_interest', '--days', '30');
     expect(key.code, key.stderr).toBe(0);
     expect((JSON.parse(key.stdout) as { key: string }).key).toMatch(/^pp_/);
+  }, 60_000);
+
+  it('rotates the signing key against the database, keeping the old one', async () => {
+    const env = { ...process.env, DATABASE_URL: app.database.url, AUTH_JWT_SECRET: testJwtSecret, WEBHOOK_SECRET_KEYS: testWebhookSecretKeys, LOG_LEVEL: 'warn' };
+    const run = () => promisify(execFile)(process.execPath, [main, 'passport', 'rotate-signing-key'], { env, timeout: 20_000 });
+    const first = await run();
+    const second = await run();
+    expect(first.stdout).toMatch(/^passport credentials are now signed with key \S+\n$/);
+    expect(second.stdout).not.toBe(first.stdout);
+    const keys = await query<{ retired: boolean }>(app.db.em.fork(), 'select retired_at is not null as retired from passport_signing_keys order by created_at');
+    expect(keys.map((k) => k.retired)).toEqual([true, false]);
   }, 60_000);
 });
