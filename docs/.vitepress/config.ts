@@ -25,6 +25,7 @@ const sidebar = [
       { text: 'Payload packs and downloads', link: '/guides/packs' },
       { text: 'Label formats', link: '/guides/labels' },
       { text: 'Resolver and brand domains', link: '/guides/resolver' },
+      { text: 'Digital product passports', link: '/guides/passports' },
       { text: 'Webhooks', link: '/guides/webhooks' },
       { text: 'Imports', link: '/guides/imports' },
       { text: 'Web console', link: '/guides/console' },
