@@ -2,6 +2,8 @@
 // (services/api/src/v1/openapi.ts): every route with its summary, credentials, parameters,
 // request body fields and answers. scripts/docs-generate.ts writes it.
 
+import { Code } from '@connectrpc/connect';
+import { errorCodes, transportErrors } from '@mint/http';
 import { openApiDocument } from '../services/api/src/v1/openapi.ts';
 
 type Json = { readonly [key: string]: unknown };
@@ -35,6 +37,15 @@ export function renderOpenApi(): string {
     '# /v1 routes (from the OpenAPI document)',
     '',
     `${cell(info.description)} The document itself is served at \`GET /v1/openapi.json\` (OpenAPI ${String(doc.openapi)}); the behaviour behind each route, errors and idempotency are in [HTTP API (/v1)](http-api.md).`,
+    '',
+    '## Errors',
+    '',
+    'Every error kind of the domain and every answer only plain HTTP gives, from the one table (`errorCodes` and `transportErrors` in `packages/http/src/errors.ts`) that the Connect interceptor and the HTTP error mapper both read.',
+    '',
+    '| HTTP | code | Connect / gRPC | when |',
+    '|---|---|---|---|',
+    ...Object.values(errorCodes).map((e) => `| ${e.status} | \`${e.code}\` | \`${Code[e.connect]}\` | ${cell(e.when)} |`),
+    ...transportErrors.map((e) => `| ${e.status} | \`${e.code}\` | ${e.code === 'internal' ? '`Internal`' : '(HTTP only)'} | ${cell(e.when)} |`),
     '',
   ];
   for (const [path, operations] of Object.entries(doc.paths)) {

@@ -10,3 +10,4 @@ export * from './gen/mint/v1/webhook_service_pb.js';
 export * from './gen/mint/v1/account_service_pb.js';
 export * from './gen/mint/v1/scan_service_pb.js';
 export * from './gen/mint/v1/passport_service_pb.js';
+export * from './gen/mint/v1/options_pb.js';

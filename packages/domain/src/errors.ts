@@ -1,9 +1,8 @@
 /**
- * Domain errors. Each kind maps to exactly one transport code in the API's error mapper:
- * invalid input, an illegal state move, a missing (or foreign) row, a lost compare-and-set,
- * a missing identity and a missing permission.
+ * Domain errors: one type, {@link DomainError}, whose `kind` says what went wrong. Each kind maps
+ * to exactly one code per transport in one exhaustive table (`errorCodes` in @mint/http), read by
+ * the Connect interceptor and the plain HTTP error mapper alike.
  */
-
 /** One field that failed validation, named by its request path (e.g. `lots[3].qty`). */
 export interface FieldViolation {
   /** Path of the offending field in the request, snake_case as on the wire. */
@@ -12,77 +11,114 @@ export interface FieldViolation {
   readonly message: string;
 }
 
-/** Bad input: names every offending field; nothing was written. */
-export class InvalidInputError extends Error {
+/**
+ * What kind of failure a domain error is:
+ * - `invalid`: bad input; names every offending field, nothing was written;
+ * - `illegal_state`: the entity is in a state from which the requested move is not allowed;
+ * - `not_found`: the row does not exist for this brand (a foreign row is reported the same way, so its existence never leaks);
+ * - `conflict`: a compare-and-set lost a race (the row moved on since it was read); safe to retry after re-reading;
+ * - `idempotency_key_reused`: the key already made a job from a different request, which stays as it is;
+ * - `unauthenticated`: the caller could not be identified (no or invalid credentials);
+ * - `forbidden`: the caller is identified but lacks the role or scope the action needs;
+ * - `rate_limited`: the caller sent more requests than its limit allows.
+ */
+export type ErrorKind = 'invalid' | 'illegal_state' | 'not_found' | 'conflict' | 'idempotency_key_reused' | 'unauthenticated' | 'forbidden' | 'rate_limited';
+
+/** Every {@link ErrorKind}. */
+export const errorKinds: readonly ErrorKind[] = ['invalid', 'illegal_state', 'not_found', 'conflict', 'idempotency_key_reused', 'unauthenticated', 'forbidden', 'rate_limited'];
+
+/**
+ * The one domain error type: a `kind` and a message fit for the caller (internals go into
+ * `cause`, for the log). The named subclasses below only fix the kind (and carry the violations
+ * of bad input, the wait of a rate limit); code asks {@link isDomainError} for the kind.
+ */
+export class DomainError extends Error {
+  override readonly name: string = 'DomainError';
+  readonly kind: ErrorKind;
+  constructor(kind: ErrorKind, message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.kind = kind;
+  }
+}
+
+/** True for a {@link DomainError}, of `kind` when given. */
+export function isDomainError(e: unknown, kind?: ErrorKind): e is DomainError {
+  return e instanceof DomainError && (kind === undefined || e.kind === kind);
+}
+
+/** Bad input (`invalid`): names every offending field; nothing was written. */
+export class InvalidInputError extends DomainError {
   override readonly name = 'InvalidInputError';
   readonly violations: readonly FieldViolation[];
   constructor(violations: readonly FieldViolation[], options?: ErrorOptions) {
-    super(violations.map((v) => `${v.field}: ${v.message}`).join('; '), options);
+    super('invalid', violations.map((v) => `${v.field}: ${v.message}`).join('; '), options);
     this.violations = violations;
   }
 }
 
-/** The entity is in a state from which the requested move is not allowed. */
-export class IllegalStateError extends Error {
+/** An illegal state move (`illegal_state`). */
+export class IllegalStateError extends DomainError {
   override readonly name = 'IllegalStateError';
+  constructor(message: string, options?: ErrorOptions) { super('illegal_state', message, options); }
 }
 
-/** The row does not exist for this brand. Foreign rows are reported the same way, so their existence never leaks. */
-export class NotFoundError extends Error {
+/** A missing or foreign row (`not_found`). */
+export class NotFoundError extends DomainError {
   override readonly name = 'NotFoundError';
+  constructor(message: string, options?: ErrorOptions) { super('not_found', message, options); }
 }
 
-/** A compare-and-set lost a race: the row moved on since it was read. Safe to retry after re-reading. */
-export class ConflictError extends Error {
-  override readonly name = 'ConflictError';
+/** A lost compare-and-set (`conflict`). */
+export class ConflictError extends DomainError {
+  override readonly name: string = 'ConflictError';
+  constructor(message: string, options?: ErrorOptions) { super('conflict', message, options); }
 }
 
-/**
- * An idempotency key already created a job from a different request: the request is refused, and
- * the key's job stays as it is. The message names the key.
- */
-export class IdempotencyKeyReusedError extends Error {
+/** An idempotency key reused with a different request (`idempotency_key_reused`); the message names the key. */
+export class IdempotencyKeyReusedError extends DomainError {
   override readonly name = 'IdempotencyKeyReusedError';
+  constructor(message: string, options?: ErrorOptions) { super('idempotency_key_reused', message, options); }
 }
 
-/** The caller could not be identified (no or invalid credentials). */
-export class UnauthenticatedError extends Error {
+/** No or invalid credentials (`unauthenticated`). */
+export class UnauthenticatedError extends DomainError {
   override readonly name = 'UnauthenticatedError';
+  constructor(message: string, options?: ErrorOptions) { super('unauthenticated', message, options); }
 }
 
-/** The caller is identified but lacks the role or scope the action needs. */
-export class ForbiddenError extends Error {
+/** A missing role or scope (`forbidden`). */
+export class ForbiddenError extends DomainError {
   override readonly name = 'ForbiddenError';
+  constructor(message: string, options?: ErrorOptions) { super('forbidden', message, options); }
 }
 
-/** The caller sent more requests than its limit allows; it may try again after `retryAfterSeconds`. */
-export class RateLimitedError extends Error {
+/** Over a rate limit (`rate_limited`); the caller may try again after `retryAfterSeconds`. */
+export class RateLimitedError extends DomainError {
   override readonly name = 'RateLimitedError';
   /** Whole seconds until the limit lets the caller through again (at least 1). */
   readonly retryAfterSeconds: number;
   constructor(message: string, retryAfterSeconds: number, options?: ErrorOptions) {
-    super(message, options);
+    super('rate_limited', message, options);
     this.retryAfterSeconds = Math.max(1, Math.ceil(retryAfterSeconds));
   }
 }
 
-/** True for {@link RateLimitedError}. */
+/** @deprecated Use `isDomainError(e, 'rate_limited')`; kept while other branches move over. */
 export const isRateLimitedError = (e: unknown): e is RateLimitedError => e instanceof RateLimitedError;
-
-/** True for {@link InvalidInputError}. */
+/** @deprecated Use `isDomainError(e, 'invalid')` or `instanceof InvalidInputError`; kept while other branches move over. */
 export const isInvalidInputError = (e: unknown): e is InvalidInputError => e instanceof InvalidInputError;
-/** True for {@link IllegalStateError}. */
-export const isIllegalStateError = (e: unknown): e is IllegalStateError => e instanceof IllegalStateError;
-/** True for {@link NotFoundError}. */
-export const isNotFoundError = (e: unknown): e is NotFoundError => e instanceof NotFoundError;
-/** True for {@link ConflictError}. */
-export const isConflictError = (e: unknown): e is ConflictError => e instanceof ConflictError;
-/** True for {@link IdempotencyKeyReusedError}. */
-export const isIdempotencyKeyReusedError = (e: unknown): e is IdempotencyKeyReusedError => e instanceof IdempotencyKeyReusedError;
-/** True for {@link UnauthenticatedError}. */
-export const isUnauthenticatedError = (e: unknown): e is UnauthenticatedError => e instanceof UnauthenticatedError;
-/** True for {@link ForbiddenError}. */
-export const isForbiddenError = (e: unknown): e is ForbiddenError => e instanceof ForbiddenError;
+/** @deprecated Use `isDomainError(e, 'illegal_state')`. */
+export const isIllegalStateError = (e: unknown): e is IllegalStateError => isDomainError(e, 'illegal_state');
+/** @deprecated Use `isDomainError(e, 'not_found')`. */
+export const isNotFoundError = (e: unknown): e is NotFoundError => isDomainError(e, 'not_found');
+/** @deprecated Use `isDomainError(e, 'conflict')`. */
+export const isConflictError = (e: unknown): e is ConflictError => isDomainError(e, 'conflict');
+/** @deprecated Use `isDomainError(e, 'idempotency_key_reused')`. */
+export const isIdempotencyKeyReusedError = (e: unknown): e is IdempotencyKeyReusedError => isDomainError(e, 'idempotency_key_reused');
+/** @deprecated Use `isDomainError(e, 'unauthenticated')`. */
+export const isUnauthenticatedError = (e: unknown): e is UnauthenticatedError => isDomainError(e, 'unauthenticated');
+/** @deprecated Use `isDomainError(e, 'forbidden')`. */
+export const isForbiddenError = (e: unknown): e is ForbiddenError => isDomainError(e, 'forbidden');
 
 /** Throws one {@link InvalidInputError} carrying all violations, or returns when there are none. */
 export function assertValid(violations: readonly FieldViolation[]): void {

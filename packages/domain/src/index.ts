@@ -1,4 +1,5 @@
 export {
+  DomainError, isDomainError, type ErrorKind, errorKinds,
   assertValid, type FieldViolation, InvalidInputError, IllegalStateError, NotFoundError, ConflictError, UnauthenticatedError, ForbiddenError,
   isInvalidInputError, isIllegalStateError, isNotFoundError, isConflictError, isUnauthenticatedError, isForbiddenError,
   RateLimitedError, isRateLimitedError,

@@ -3,7 +3,7 @@
  * delivery cannot run now) goes in, and out comes whether to retry after a delay, fail the job
  * with a reason, or drop the message. The executor carries the decision out; randomness is passed in.
  */
-import { isConflictError, isIllegalStateError, isNotFoundError } from './errors.ts';
+import { isDomainError } from './errors.ts';
 import { isLeaseLostError } from './lease.ts';
 import { attemptsExhausted, mintJobRetry, retryDelayMs } from './retry.ts';
 
@@ -59,8 +59,8 @@ export function isPermanentSqlState(code: string | undefined): boolean {
  */
 export function classifyMintError(error: unknown, sqlState: string | undefined, leaseGone: boolean, leaseMs: number): MintSetback {
   if (isLeaseLostError(error) || leaseGone) return { kind: 'lease_lost', leaseMs };
-  if (isNotFoundError(error) || isIllegalStateError(error)) return { kind: 'cannot_run' };
-  if (isConflictError(error)) return { kind: 'conflict' };
+  if (isDomainError(error, 'not_found') || isDomainError(error, 'illegal_state')) return { kind: 'cannot_run' };
+  if (isDomainError(error, 'conflict')) return { kind: 'conflict' };
   const message = error instanceof Error ? error.message : String(error);
   if (isPermanentSqlState(sqlState)) return { kind: 'permanent', message };
   return { kind: 'transient', message };

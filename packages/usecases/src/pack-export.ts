@@ -4,7 +4,7 @@ import {
   type PackClaim, type UnitSnapshot,
 } from '@mint/db';
 import {
-  attemptsExhausted, isConflictError, movePack, packRetry, packStoragePath, retryDelayMs, type NewEvent, type PackFormat, type PackPurpose, type Symbology,
+  attemptsExhausted, isDomainError, movePack, packRetry, packStoragePath, retryDelayMs, type NewEvent, type PackFormat, type PackPurpose, type Symbology,
 } from '@mint/domain';
 import { HashedFile, packFormatRegistry, packRangeUnits, type PackRun } from './pack-formats.ts';
 import { packProfileOf } from './pack-profiles.ts';
@@ -327,7 +327,7 @@ async function finishPack(ctx: UseCaseContext, claim: PackClaim, storagePath: st
         return { kind: 'ready', unitCount: rowCount, storagePath };
       });
     } catch (error) {
-      if (!isConflictError(error) || attempt >= 2) throw error;
+      if (!isDomainError(error, 'conflict') || attempt >= 2) throw error;
     }
   }
 }

@@ -1,6 +1,7 @@
 // The application's Connect services, wired to the use cases.
 
-import type { ConnectRouter } from '@connectrpc/connect';
+import type { DescService } from '@bufbuild/protobuf';
+import type { ConnectRouter, ServiceImpl } from '@connectrpc/connect';
 import { AccountService, CatalogService, MintService, PassportService, ResolverService, ScanService, WebhookService } from '@mint/contract';
 import type { ReservedHosts } from '@mint/domain';
 import type * as UseCases from '@mint/usecases';
@@ -33,15 +34,33 @@ export interface ConnectRoutesDeps {
   readonly passportReads?: UseCases.PassportReads;
 }
 
-/** Registers MintService, CatalogService, ResolverService, WebhookService, ScanService, PassportService and AccountService; pass the result as `createApiServer({ routes })`. */
-export function createConnectRoutes(deps: ConnectRoutesDeps): (router: ConnectRouter) => void {
+/** One Connect service with its implementation. */
+export interface ServiceRegistration {
+  readonly service: DescService;
+  readonly impl: Partial<ServiceImpl<DescService>>;
+}
+
+/**
+ * The implementations of MintService, CatalogService, ResolverService, WebhookService, ScanService,
+ * PassportService and AccountService on `deps`: registered on the Connect router, and called by the /v1 named
+ * operations (built once per process, so both surfaces share them).
+ */
+export function createServices(deps: ConnectRoutesDeps): readonly ServiceRegistration[] {
+  const registration = <S extends DescService>(service: S, impl: ServiceImpl<S>): ServiceRegistration => ({ service, impl: impl as Partial<ServiceImpl<DescService>> });
+  return [
+    registration(MintService, createMintServiceHandlers(deps)),
+    registration(CatalogService, createCatalogServiceHandlers(deps)),
+    registration(ResolverService, createResolverServiceHandlers(deps)),
+    registration(WebhookService, createWebhookServiceHandlers({ ...deps, webhooks: deps.webhooks ?? { allowLoopback: false } })),
+    registration(ScanService, createScanServiceHandlers(deps)),
+    registration(PassportService, createPassportServiceHandlers(deps)),
+    registration(AccountService, createAccountServiceHandlers(deps)),
+  ];
+}
+
+/** Registers `services` (by default {@link createServices} on `deps`); pass the result as `createApiServer({ routes })`. */
+export function createConnectRoutes(deps: ConnectRoutesDeps, services: readonly ServiceRegistration[] = createServices(deps)): (router: ConnectRouter) => void {
   return (router) => {
-    router.service(MintService, createMintServiceHandlers(deps));
-    router.service(CatalogService, createCatalogServiceHandlers(deps));
-    router.service(ResolverService, createResolverServiceHandlers(deps));
-    router.service(WebhookService, createWebhookServiceHandlers({ ...deps, webhooks: deps.webhooks ?? { allowLoopback: false } }));
-    router.service(ScanService, createScanServiceHandlers(deps));
-    router.service(PassportService, createPassportServiceHandlers(deps));
-    router.service(AccountService, createAccountServiceHandlers(deps));
+    for (const { service, impl } of services) router.service(service, impl);
   };
 }

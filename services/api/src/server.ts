@@ -3,8 +3,8 @@
 
 import { randomUUID } from 'node:crypto';
 import { Code, ConnectError, createContextKey, createContextValues, type ConnectRouter, type ContextValues, type Interceptor } from '@connectrpc/connect';
-import type { DescMethod } from '@bufbuild/protobuf';
-import { isUnauthenticatedError } from '@mint/domain';
+import { getOption, hasOption, type DescMethod } from '@bufbuild/protobuf';
+import { isDomainError } from '@mint/domain';
 import { createValidator } from '@bufbuild/protovalidate';
 import { createRouter, plainErrorBody, sendJson, toHttpError, type HttpRequest, type HttpResponse, type Route } from '@mint/http';
 import type { Logger, Metrics } from '@mint/runtime';
@@ -18,7 +18,7 @@ import { registerReflection } from './handlers/reflection.ts';
 import { specSpellings } from './handlers/wire.ts';
 import { Health } from './gen/grpc/health/v1/health_pb.js';
 import { checkReadiness, createHealthService, type ReadinessProbe } from './health.ts';
-import { CatalogService, PassportService, ScanService } from '@mint/contract';
+import { import_body as importBody } from '@mint/contract';
 import { connectAdapter, defaultRpcMaxBodyBytes, readMaxBytes, rejectUndecodableBody } from './http/connect-adapter.ts';
 import { createCors } from './http/cors.ts';
 import { createDualListener, type DualListenerOptions, type RequestListener } from './http/listener.ts';
@@ -48,7 +48,7 @@ export interface ApiServerOptions {
   readonly metrics?: Metrics;
   /** Largest body of an ordinary RPC, inflated; default 64 KiB (`RPC_MAX_BODY_BYTES`). */
   readonly rpcMaxBodyBytes?: number;
-  /** Largest body of an import RPC (StartProductImport, RecordScanEvents, ImportPassports), inflated; default 40 MiB (`IMPORT_MAX_BODY_BYTES`). */
+  /** Largest body of an import RPC (StartProductImport, RecordScanEvents), inflated; default 40 MiB (`IMPORT_MAX_BODY_BYTES`). */
   readonly importMaxBodyBytes?: number;
   /** Connection, header, idle and body timeouts and stream caps of the listener. */
   readonly listener?: DualListenerOptions;
@@ -82,11 +82,8 @@ export interface BrandDomainRouting {
 /** First path segments of the control plane's plain HTTP routes. */
 const controlPlaneRoots: ReadonlySet<string> = new Set(['v1', 'healthz', 'readyz', 'metrics', 'console']);
 
-/** RPCs that carry a file and get the import body limit; every other RPC gets the ordinary one. */
-const importMethods: ReadonlySet<string> = new Set([
-  `${CatalogService.typeName}/${CatalogService.method.startProductImport.name}`, `${ScanService.typeName}/${ScanService.method.recordScanEvents.name}`,
-  `${PassportService.typeName}/${PassportService.method.importPassports.name}`,
-]);
+/** True for an RPC that carries a file and gets the import body limit (its `(mint.v1.import_body)` option); every other RPC gets the ordinary one. */
+const carriesFile = (method: DescMethod): boolean => hasOption(method, importBody) && getOption(method, importBody);
 
 /** A created (not yet listening) API server. */
 export interface ApiServer {
@@ -180,7 +177,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
         await rpcLimit?.check(method, header, contextValues);
         await authenticate(method, header, contextValues);
       },
-      maxBodyBytes: (method) => importMethods.has(`${method.parent.typeName}/${method.name}`)
+      maxBodyBytes: (method) => carriesFile(method)
         ? options.importMaxBodyBytes ?? readMaxBytes
         : options.rpcMaxBodyBytes ?? defaultRpcMaxBodyBytes,
     },
@@ -360,7 +357,7 @@ function rpcRateLimit(limits: RateLimits, access: AccessOptions): RpcRateLimit {
       try {
         return await next(req);
       } catch (error) {
-        const unauthenticated = isUnauthenticatedError(error) || (error instanceof ConnectError && error.code === Code.Unauthenticated);
+        const unauthenticated = isDomainError(error, 'unauthenticated') || (error instanceof ConnectError && error.code === Code.Unauthenticated);
         if (unauthenticated && permissionFor(req.method, access) !== 'public') limits.authFailed(req.contextValues.get(clientAddressKey));
         throw error;
       } finally {

@@ -11,7 +11,7 @@ import type { RuleScan } from '@mint/domain';
 import { fileURLToPath } from 'node:url';
 import { metricsRoute } from './metrics/route.ts';
 import { metricSources } from './metrics/sources.ts';
-import { createConnectRoutes } from './routes.ts';
+import { createConnectRoutes, createServices, type ConnectRoutesDeps } from './routes.ts';
 import { downloadRoute } from './downloads/routes.ts';
 import { brandDomainRoutes, passportIssuerRoutes, requestHost, resolverDescriptionRoute, resolverRoute } from './resolver/routes.ts';
 import { v1Routes } from './v1/routes.ts';
@@ -101,6 +101,20 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
   const clientOf = scanClientOf(config.trustedProxies ?? defaults.trustedProxies, config.scanCountryHeader);
   // One subscription to pushed job progress for the process, fanned out in memory.
   const progress = options.progress === undefined ? undefined : useCases.createProgressHub(options.progress);
+  // The services' implementations, served over Connect and run by the /v1 named operations.
+  const connectDeps: ConnectRoutesDeps = { ctx, useCases, scanAlerts, passportReads, setMintBatchStatusEnabled: options.setMintBatchStatusEnabled ?? false,
+    webhooks: options.webhooks ?? { allowLoopback: false }, ...(options.downloads === undefined ? {} : { downloads: options.downloads }),
+    reservedHosts: {
+      controlPlaneHosts: config.controlPlaneHosts ?? defaults.controlPlaneHosts(ctx.publicBaseUrl),
+      delegatedZones: config.brandDomainDelegatedZones ?? defaults.brandDomainDelegatedZones,
+    },
+    watch: {
+      ...(config.watchMaxDurationMs === undefined ? {} : { maxDurationMs: config.watchMaxDurationMs }),
+      ...(config.watchMaxStreamsPerCaller === undefined ? {} : { maxStreamsPerCaller: config.watchMaxStreamsPerCaller }),
+      ...(progress === undefined ? {} : { progress }),
+      ...(config.watchSafetyIntervalMs === undefined ? {} : { safetyIntervalMs: config.watchSafetyIntervalMs }),
+    } };
+  const services = createServices(connectDeps);
   // The plain HTTP route table; the server adds /healthz and /readyz, other paths go to Connect.
   const scrape = metricsRoute(metrics, { token: config.metricsToken });
   const httpRoutes: Route[] = [
@@ -109,23 +123,12 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
     ...passportIssuerRoutes(passportSigner, () => ctx.publicBaseUrl.replace(/\/+$/, '')),
     resolverDescriptionRoute({ publicBaseUrl: ctx.publicBaseUrl, contact: config.resolverContact }),
     ...(options.downloads === undefined ? [] : [downloadRoute(ctx, options.downloads, logger)]),
-    ...v1Routes({ ctx, logger }),
+    ...v1Routes({ ctx, logger, services }),
     ...(config.consoleEnabled === false ? [] : consoleRoutes({ dir: options.consoleDir ?? defaultConsoleDir })),
     ...(options.httpRoutes ?? []),
   ];
   const server = createApiServer({
-    routes: createConnectRoutes({ ctx, useCases, scanAlerts, passportReads, setMintBatchStatusEnabled: options.setMintBatchStatusEnabled ?? false,
-      webhooks: options.webhooks ?? { allowLoopback: false }, ...(options.downloads === undefined ? {} : { downloads: options.downloads }),
-      reservedHosts: {
-        controlPlaneHosts: config.controlPlaneHosts ?? defaults.controlPlaneHosts(ctx.publicBaseUrl),
-        delegatedZones: config.brandDomainDelegatedZones ?? defaults.brandDomainDelegatedZones,
-      },
-      watch: {
-        ...(config.watchMaxDurationMs === undefined ? {} : { maxDurationMs: config.watchMaxDurationMs }),
-        ...(config.watchMaxStreamsPerCaller === undefined ? {} : { maxStreamsPerCaller: config.watchMaxStreamsPerCaller }),
-        ...(progress === undefined ? {} : { progress }),
-        ...(config.watchSafetyIntervalMs === undefined ? {} : { safetyIntervalMs: config.watchSafetyIntervalMs }),
-      } }),
+    routes: createConnectRoutes(connectDeps, services),
     httpRoutes,
     authenticator: useCaseAuthenticator(ctx),
     readiness: options.readiness,

@@ -4,7 +4,7 @@ import { to as copyTo } from 'pg-copy-streams';
 import type { PackMove } from '@mint/domain';
 import type { StoredPackProfile } from '../entities/activity.ts';
 import { directUrlOf, type Database, type Em } from '../orm.ts';
-import type { ExpressionBuilder, QueryCreator } from 'kysely';
+import { sql, type ExpressionBuilder, type QueryCreator } from 'kysely';
 import type { Tables } from '../tables.ts';
 import { changed, first, rows } from './kysely.ts';
 
@@ -88,9 +88,9 @@ const packClaimCandidates = 8;
  * Fair between brands: a brand that already has `perBrand` packs generating under a live lease
  * offers no candidate, so one brand's backlog (a 100,000-label PDF and the next ones queued
  * behind it) never holds more than `perBrand` of the executors' pack slots, and another brand's
- * pack starts as soon as any slot is free. Claimers racing for one brand's packs may each pass
- * the count before the others commit, so the cap can be exceeded by the claimers running at once,
- * never more.
+ * pack starts as soon as any slot is free. With a cap, a claim is one short transaction that
+ * first takes the brand's pack lock, then counts and claims in one statement: claimers racing for
+ * one brand's packs go one after the other, each seeing the others' claims, so the cap is exact.
  */
 export async function claimPack(em: Em, now: Date, leaseUntil: Date, perBrand = Number.POSITIVE_INFINITY): Promise<PackClaim | null> {
   const claimable = (eb: ExpressionBuilder<Tables, 'payload_packs'>) => eb.or([
@@ -105,11 +105,22 @@ export async function claimPack(em: Em, now: Date, leaseUntil: Date, perBrand = 
       '<', perBrand,
     )))
     .orderBy('created_at').limit(packClaimCandidates));
+  const claim = (tx: Em, candidate: { brand_id: string; id: string }) => first(tx, (db) => db.updateTable('payload_packs')
+    .set((eb) => ({ status: 'generating', attempts: eb('attempts', '+', 1), lease_expires_at: leaseUntil, updated_at: now }))
+    .where('brand_id', '=', candidate.brand_id).where('id', '=', candidate.id).where(claimable)
+    .$if(Number.isFinite(perBrand), (q) => q.where((eb) => eb(
+      eb.selectFrom('payload_packs as g').select((g) => g.fn.countAll<number>().as('n'))
+        .where('g.brand_id', '=', candidate.brand_id).where('g.status', '=', 'generating').where('g.lease_expires_at', '>=', now),
+      '<', perBrand,
+    )))
+    .returning(['brand_id', 'id', 'mint_batch_id', 'attempts']));
   for (const candidate of candidates) {
-    const row = await first(em, (db) => db.updateTable('payload_packs')
-      .set((eb) => ({ status: 'generating', attempts: eb('attempts', '+', 1), lease_expires_at: leaseUntil, updated_at: now }))
-      .where('brand_id', '=', candidate.brand_id).where('id', '=', candidate.id).where(claimable)
-      .returning(['brand_id', 'id', 'mint_batch_id', 'attempts']));
+    const row = Number.isFinite(perBrand)
+      ? await em.transactional(async (tx) => {
+        await rows(tx, (db) => db.selectNoFrom(sql<string>`pg_advisory_xact_lock(hashtextextended(${`payload_packs ${candidate.brand_id}`}, 0))::text`.as('locked')));
+        return claim(tx, candidate);
+      })
+      : await claim(em, candidate);
     if (row !== undefined) return { brandId: row.brand_id, id: row.id, mintBatchId: row.mint_batch_id, attempts: row.attempts };
   }
   return null;

@@ -79,7 +79,7 @@ export function authenticationInterceptor(authenticator: Authenticator, access: 
  * Checks, for every RPC that is not public, that the verified caller may act on the request's
  * `brand_id` with the RPC's permission, and stores the caller (`principalKey`) for the handlers.
  * An account or reflection RPC (`'authenticated'`) names no brand: verified credentials are all it needs here.
- * An RPC without an entry in the permission table is always refused (deny by default). Runs
+ * An RPC without a (mint.v1.permission) option is always refused (deny by default). Runs
  * after validation, so `brand_id` is a well-formed uuid here; for client streams every message
  * is checked.
  */
@@ -93,7 +93,7 @@ export function authorizationInterceptor(authenticator: Authenticator, access: A
       return next(req);
     }
     const check = async (message: Message): Promise<void> => {
-      if (permission === undefined) throw new ForbiddenError('this RPC has no permission entry and is refused');
+      if (permission === undefined) throw new ForbiddenError('this RPC declares no permission and is refused');
       const authenticated = req.contextValues.get(authenticatedKey);
       if (authenticated === null || authenticated === undefined) throw new UnauthenticatedError('authentication required');
       const brandId = brandIdOf(message);

@@ -1,8 +1,10 @@
+import { getOption, hasOption, type DescMethod, type DescService } from '@bufbuild/protobuf';
+import * as contract from '@mint/contract';
 import { AccountService, CatalogService, MintService, PassportService, ResolverService, ScanService, WebhookService } from '@mint/contract';
 import type { Permission } from '@mint/domain';
 import { describe, expect, it } from 'vitest';
 import { Health } from '../gen/grpc/health/v1/health_pb.js';
-import { permissionFor, rpcPermissions } from './permissions.ts';
+import { contractServices, declaredPermission, permissionFor, rpcPermissions } from './permissions.ts';
 
 const protectedServices = [MintService, CatalogService, ResolverService, WebhookService, ScanService, PassportService];
 
@@ -50,5 +52,26 @@ describe('the RPC permission table', () => {
 
   it('keeps the health service public', () => {
     expect(Health.methods.map((m) => permissionFor(m))).toEqual(['public', 'public']);
+  });
+});
+
+describe('the permission declarations of the contract', () => {
+  it('finds every service of the contract among its exports, not from a list', () => {
+    const exported = (Object.values(contract) as unknown[]).filter((v): v is DescService => typeof v === 'object' && v !== null && (v as { kind?: unknown }).kind === 'service');
+    expect(contractServices.map((s) => s.typeName).sort()).toEqual(exported.map((s) => s.typeName).sort());
+    expect(contractServices.length).toBeGreaterThanOrEqual(6);
+  });
+
+  it('has a (mint.v1.permission) option naming a known permission (or session) on every method of every service', () => {
+    const undeclared = contractServices.flatMap((s) => s.methods.filter((m) => !hasOption(m, contract.permission)).map((m) => `${s.typeName}/${m.name}`));
+    expect(undeclared).toEqual([]);
+    const unknown = contractServices.flatMap((s) => s.methods.filter((m) => declaredPermission(m) === undefined).map((m) => `${s.typeName}/${m.name}: ${getOption(m, contract.permission)}`));
+    expect(unknown).toEqual([]);
+  });
+
+  it('refuses a method without the option (deny by default): a method of a service compiled without it has no permission', () => {
+    const bare = { ...MintService.method.getMintKpis, proto: { ...MintService.method.getMintKpis.proto, options: undefined } } as unknown as DescMethod;
+    expect(declaredPermission(bare)).toBeUndefined();
+    expect(permissionFor(bare)).toBeUndefined();
   });
 });

@@ -1,115 +1,51 @@
-// Which permission each RPC needs on the brand named by its request's brand_id. One table per
-// service, keyed by the RPC's method name (its local, lowerCamel form in the generated code), so
-// the compiler rejects a service whose table misses a method; a test checks the descriptors too.
+// Which permission each RPC needs, read from the one place it is written: the RPC's
+// `(mint.v1.permission)` option in proto/mint/v1 (a new RPC adopts it with one option line). The
+// only services without it are the ones the contract does not own: gRPC health (public) and
+// reflection (any verified caller).
 
-import type { DescMethod, DescService } from '@bufbuild/protobuf';
-import { AccountService, CatalogService, MintService, PassportService, ResolverService, ScanService, WebhookService } from '@mint/contract';
-import type { Permission } from '@mint/domain';
+import { getOption, hasOption, type DescMethod, type DescService } from '@bufbuild/protobuf';
+import * as contract from '@mint/contract';
+import { permissions, type Permission } from '@mint/domain';
+import { authorizeAuthenticated, type Authenticated, type Caller, type UseCaseContext } from '@mint/usecases';
 import { publicRpcServices } from './public-paths.ts';
 
-type PermissionTable<S extends DescService> = { readonly [M in keyof S['method']]: Permission };
+/** What the `(mint.v1.permission)` option may say: a permission on the request's brand, or `session` (the session's user alone, no brand). */
+export type DeclaredPermission = Permission | 'session';
 
-/** MintService: writes (asking for a pack too: it spends executor time and moves the batch to exported) need mint:write; reads, the job watch and pack downloads need mint:read. */
-export const mintServicePermissions: PermissionTable<typeof MintService> = {
-  submitMintRequest: 'mint:write',
-  preflightMintBatch: 'mint:write',
-  createMintBatchFromJob: 'mint:write',
-  processMintJobBatch: 'mint:write',
-  setMintBatchStatus: 'mint:write',
-  activateMintUnits: 'mint:write',
-  createPayloadPack: 'mint:write',
-  listMintBatches: 'mint:read',
-  getMintBatch: 'mint:read',
-  getMintJob: 'mint:read',
-  listMintUnits: 'mint:read',
-  listMintEvents: 'mint:read',
-  getMintKpis: 'mint:read',
-  listPayloadPacks: 'mint:read',
-  createPayloadPackDownloadUrl: 'mint:read',
-  watchMintJob: 'mint:read',
-};
-
-/** CatalogService: changes need products:write, reads need products:read. */
-export const catalogServicePermissions: PermissionTable<typeof CatalogService> = {
-  upsertProduct: 'products:write',
-  upsertProductionBatch: 'products:write',
-  startProductImport: 'products:write',
-  getProduct: 'products:read',
-  listProducts: 'products:read',
-  getProductImport: 'products:read',
-};
+/** Every service of the contract (@mint/contract), found among its exports, so a new service is covered without a list. */
+export const contractServices: readonly DescService[] = (Object.values(contract) as unknown[])
+  .filter((value): value is DescService => typeof value === 'object' && value !== null && (value as { kind?: unknown }).kind === 'service');
 
 /**
- * ResolverService: link changes and imports need links:write, reads need links:read; the brand's
- * resolver domain needs workspace:admin (owners only, never an API key).
+ * The permission `method` declares in its `(mint.v1.permission)` option; undefined when it has none
+ * or names no known permission (such an RPC is refused: deny by default).
  */
-export const resolverServicePermissions: PermissionTable<typeof ResolverService> = {
-  upsertLink: 'links:write',
-  deleteLink: 'links:write',
-  replaceLinks: 'links:write',
-  startLinkImport: 'links:write',
-  listLinks: 'links:read',
-  getLinkImport: 'links:read',
-  setBrandResolverDomain: 'workspace:admin',
-};
-
-/** WebhookService: everything needs webhooks:write (owner and admin; secrets and receivers are the brand's to manage). */
-export const webhookServicePermissions: PermissionTable<typeof WebhookService> = {
-  createWebhookEndpoint: 'webhooks:write',
-  listWebhookEndpoints: 'webhooks:write',
-  updateWebhookEndpoint: 'webhooks:write',
-  deleteWebhookEndpoint: 'webhooks:write',
-  rotateWebhookSecret: 'webhooks:write',
-  listWebhookDeliveries: 'webhooks:write',
-  redeliverWebhook: 'webhooks:write',
-};
+export function declaredPermission(method: DescMethod): DeclaredPermission | undefined {
+  if (!hasOption(method, contract.permission)) return undefined;
+  const value = getOption(method, contract.permission);
+  return value === 'session' || (permissions as readonly string[]).includes(value) ? (value as DeclaredPermission) : undefined;
+}
 
 /**
- * ScanService: an edge's ingest needs scans:write (a key of its own for edges and log shippers); the
- * reads and the alert settings need scans:read; changing the settings and clearing a suspect unit
- * need scans:manage (owner and admin: an edge's key must not silence the rules).
+ * The contract's services whose RPCs act on a brand, each with its RPCs' permissions by method
+ * name (lowerCamel, as in the generated code): read from the options, for the docs and tests.
  */
-export const scanServicePermissions: PermissionTable<typeof ScanService> = {
-  recordScanEvents: 'scans:write',
-  getScanStats: 'scans:read',
-  getUnitScans: 'scans:read',
-  getScanAlertSettings: 'scans:read',
-  updateScanAlertSettings: 'scans:manage',
-  clearSuspectUnit: 'scans:manage',
-};
+export const rpcPermissions: ReadonlyMap<string, Readonly<Record<string, Permission>>> = new Map(
+  contractServices
+    .filter((s) => s.methods.some((m) => declaredPermission(m) !== 'session'))
+    .map((s) => [s.typeName, Object.fromEntries(s.methods.flatMap((m) => {
+      const declared = declaredPermission(m);
+      return declared === undefined || declared === 'session' ? [] : [[m.localName, declared]];
+    }))]),
+);
 
 /**
- * PassportService: passports are product data, read with products:read and edited, imported and
- * published with products:write; credentials that read restricted sections are the workspace's
- * to hand out (workspace:admin, as API keys are).
+ * Services about the caller's own account, naming no brand (every RPC declares `session`): any
+ * verified session may call them, and the use case answers for the session's user alone.
  */
-export const passportServicePermissions: PermissionTable<typeof PassportService> = {
-  getPassport: 'products:read',
-  listPassportVersions: 'products:read',
-  getPassportVersion: 'products:read',
-  updatePassportDraft: 'products:write',
-  publishPassport: 'products:write',
-  importPassports: 'products:write',
-  issuePassportAccessKey: 'workspace:admin',
-  revokePassportAccessKey: 'workspace:admin',
-  listPassportAccessKeys: 'workspace:admin',
-};
-
-/** Every protected service with its table, by fully qualified service name. */
-export const rpcPermissions: ReadonlyMap<string, Readonly<Record<string, Permission>>> = new Map<string, Readonly<Record<string, Permission>>>([
-  [MintService.typeName, mintServicePermissions],
-  [CatalogService.typeName, catalogServicePermissions],
-  [ResolverService.typeName, resolverServicePermissions],
-  [WebhookService.typeName, webhookServicePermissions],
-  [ScanService.typeName, scanServicePermissions],
-  [PassportService.typeName, passportServicePermissions],
-]);
-
-/**
- * Services about the caller's own account, naming no brand (AccountService): any verified session
- * may call them, and the use case answers for the session's user alone (an API key alone is refused there).
- */
-export const sessionServices: ReadonlySet<string> = new Set([AccountService.typeName]);
+export const sessionServices: ReadonlySet<string> = new Set(
+  contractServices.filter((s) => s.methods.length > 0 && s.methods.every((m) => declaredPermission(m) === 'session')).map((s) => s.typeName),
+);
 
 /** Services anyone may call without credentials: the allow-list of ./public-paths.ts. */
 export const publicServices: ReadonlySet<string> = new Set(publicRpcServices);
@@ -127,15 +63,29 @@ export interface AccessOptions {
 }
 
 /**
- * The permission `method` needs, `'public'` for a method of a public service, `'authenticated'`
- * for one any verified caller may use without naming a brand (the account services and
- * reflection), or undefined when the method has no entry (the auth interceptor then refuses the
- * call: deny by default).
+ * The permission `method` needs: `'public'` for a method of a public service, `'authenticated'`
+ * for one any verified caller may use without naming a brand (a `session` RPC, reflection), its
+ * declared permission otherwise, or undefined when it declares none (the call is then refused).
  */
 export function permissionFor(method: DescMethod, options: AccessOptions = {}): Permission | 'public' | 'authenticated' | undefined {
   if (publicServices.has(method.parent.typeName)) return 'public';
   if (reflectionServices.has(method.parent.typeName)) return options.anonymousReflection === true ? 'public' : 'authenticated';
-  if (sessionServices.has(method.parent.typeName)) return 'authenticated';
-  const table = rpcPermissions.get(method.parent.typeName);
-  return table === undefined || !Object.hasOwn(table, method.localName) ? undefined : table[method.localName];
+  const declared = declaredPermission(method);
+  return declared === 'session' ? 'authenticated' : declared;
+}
+
+/** The brand permission `method` declares, for the HTTP routes that run it; throws at start when it declares none. */
+export function brandPermissionOf(method: DescMethod): Permission {
+  const declared = declaredPermission(method);
+  if (declared === undefined || declared === 'session') throw new Error(`${method.parent.typeName}/${method.name} declares no brand permission`);
+  return declared;
+}
+
+/**
+ * Whether verified credentials may run `method` on `brandId`: the use cases' access rule (role and
+ * scopes) with the permission the method declares. The HTTP routes call it; the Connect
+ * interceptor reaches the same rule through its Authenticator.
+ */
+export function authorizeMethod(ctx: UseCaseContext, authenticated: Authenticated, brandId: string, method: DescMethod): Promise<Caller> {
+  return authorizeAuthenticated(ctx, authenticated, brandId, brandPermissionOf(method));
 }

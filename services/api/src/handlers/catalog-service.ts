@@ -1,12 +1,11 @@
 // CatalogService handlers: products, production batches and product CSV imports.
 
-import type { MessageInitShape } from '@bufbuild/protobuf';
 import type { ServiceImpl } from '@connectrpc/connect';
-import type { CatalogService, ProductSchema } from '@mint/contract';
+import type { CatalogService } from '@mint/contract';
 import { decodeCursor, encodeCursor } from '@mint/domain';
 import type * as UseCases from '@mint/usecases';
 import { principalOf } from '../context.ts';
-import { commercialStatus, mintReadinessStatus, orNull, orUnset, productionBatchStatus, toTimestamp, toWireImport } from './wire.ts';
+import { commercialStatus, mintReadinessStatus, orNull, orUnset, productionBatchStatus, toTimestamp, toWireImport, toWireProduct } from './wire.ts';
 
 /** The use cases CatalogService calls. */
 export type CatalogUseCases = Pick<typeof UseCases, 'upsertProduct' | 'getProduct' | 'listProducts' | 'upsertProductionBatch' | 'startProductImport' | 'getProductImport'>;
@@ -19,7 +18,6 @@ export interface CatalogServiceDeps {
 }
 
 /** A product as the use cases return it. */
-type ProductView = Awaited<ReturnType<CatalogUseCases['getProduct']>>;
 
 /** The CatalogService implementation; imports are stored by StartProductImport and processed by the executor. */
 export function createCatalogServiceHandlers(deps: CatalogServiceDeps): ServiceImpl<typeof CatalogService> {
@@ -89,19 +87,3 @@ export function createCatalogServiceHandlers(deps: CatalogServiceDeps): ServiceI
     },
   };
 }
-
-function toWireProduct(product: ProductView): MessageInitShape<typeof ProductSchema> {
-  return {
-    id: product.id,
-    brandId: product.brandId,
-    sku: product.sku,
-    name: product.name,
-    gtin: orUnset(product.gtin),
-    commercialStatus: commercialStatus.toWire(product.commercialStatus),
-    mintReadinessStatus: mintReadinessStatus.toWire(product.mintReadinessStatus),
-    passportUrl: orUnset(product.passportUrl),
-    createdAt: toTimestamp(product.createdAt),
-    updatedAt: toTimestamp(product.updatedAt),
-  };
-}
-

@@ -10,7 +10,7 @@ import type * as UseCases from '@mint/usecases';
 import { loggerKey, principalOf } from '../context.ts';
 import { unimplemented } from './unimplemented.ts';
 import {
-  activationMode, batchStatus, dateOrNull, identityMode, jobStatus, layoutFromWire, orNull, orUnset, packFormat, symbology, toTimestamp, toWirePack, unitStatus,
+  activationMode, batchStatus, dateOrNull, identityMode, jobStatus, layoutFromWire, mintRequestOf, orNull, orUnset, packFormat, symbology, toTimestamp, toWirePack, unitStatus,
 } from './wire.ts';
 
 /** The use cases MintService calls (the real module in production; stand-ins in handler tests). */
@@ -91,17 +91,7 @@ export function createMintServiceHandlers(deps: MintServiceDeps): ServiceImpl<ty
   const openWatches = new Map<string, number>();
   return {
     async submitMintRequest(req, context) {
-      const result = await useCases.submitMintRequest(ctx, actorOf(context), {
-        brandId: req.brandId,
-        productId: req.productId,
-        productBatchId: orNull(req.productBatchId),
-        requestedQuantity: req.requestedQuantity,
-        identityMode: identityMode.toDomain(req.identityMode, 'identity_mode'),
-        activationMode: activationMode.toDomain(req.activationMode, 'activation_mode'),
-        lots: req.lots.map((lot) => ({ lotCode: lot.lotCode, qty: lot.qty })),
-        idempotencyKey: orNull(req.idempotencyKey),
-        ...(req.serials === undefined ? {} : { serials: req.serials }),
-      });
+      const result = await useCases.submitMintRequest(ctx, actorOf(context), mintRequestOf(req));
       if (result.ok) {
         return {
           ok: true,

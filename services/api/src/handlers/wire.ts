@@ -3,7 +3,7 @@
 
 import { timestampDate, timestampFromDate, type Timestamp } from '@bufbuild/protobuf/wkt';
 import type { DescEnum, MessageInitShape } from '@bufbuild/protobuf';
-import { packProfileOf, type ImportView, type listPayloadPacks } from '@mint/usecases';
+import { packProfileOf, type ImportView, type listPayloadPacks, type ProductView } from '@mint/usecases';
 
 /** A pack as the use cases return it. */
 type PackView = Awaited<ReturnType<typeof listPayloadPacks>>['items'][number];
@@ -14,7 +14,9 @@ import {
   type PackFormat as WirePackFormat, type Paper as WirePaper, type PayloadPackPurpose as WirePackPurpose, type Symbology as WireSymbology,
   type LabelLayout as WireLabelLayout, type PayloadPackSchema,
   type LinkLevel as WireLinkLevel,
+  type SubmitMintRequestRequest,
   type ProductImportSchema,
+  type ProductSchema,
   type ProductImportStatus as WireImportStatus,
   WebhookDeliveryStatusSchema,
   type WebhookDeliveryStatus as WireDeliveryStatus,
@@ -36,7 +38,7 @@ import {
   productionBatchStatuses, unitStatuses, webhookDeliveryStatuses, packFormats, papers, packPurposes, symbologies,
   type PackFormat, type Paper, type PackPurpose, type Symbology, type LabelLayout, type ImportStatus, type LinkLevel, type WebhookDeliveryStatus,
   type ActivationMode, type BatchStatus, type CommercialStatus, type IdentityMode, type JobStatus, type MintReadinessStatus, type PackStatus,
-  type ProductionBatchStatus, type UnitStatus,
+  type ProductionBatchStatus, type UnitStatus, type MintRequest,
 } from '@mint/domain';
 
 /** A two-way mapping between a wire enum's values and a domain string union. */
@@ -106,6 +108,37 @@ export const scanClientClass = enumMapping<WireScanClientClass, ClientClass>(Sca
 export const scanGroupBy = enumMapping<WireScanGroupBy, ScanGroup>(ScanGroupBySchema, scanGroups);
 export const passportLevel = enumMapping<WirePassportLevel, PassportLevel>(PassportLevelSchema, ['model', 'lot', 'unit']);
 export const passportAccessClass = enumMapping<WirePassportAccessClass, Exclude<PassportAccessClass, 'public'>>(PassportAccessClassSchema, restrictedPassportClasses);
+
+/** A mint request of SubmitMintRequest (and of the /v1 routes that submit one) as the use cases take it. */
+export function mintRequestOf(req: SubmitMintRequestRequest): MintRequest {
+  return {
+    brandId: req.brandId,
+    productId: req.productId,
+    productBatchId: orNull(req.productBatchId),
+    requestedQuantity: req.requestedQuantity,
+    identityMode: identityMode.toDomain(req.identityMode, 'identity_mode'),
+    activationMode: activationMode.toDomain(req.activationMode, 'activation_mode'),
+    lots: req.lots.map((lot) => ({ lotCode: lot.lotCode, qty: lot.qty })),
+    idempotencyKey: orNull(req.idempotencyKey),
+    ...(req.serials === undefined ? {} : { serials: req.serials }),
+  };
+}
+
+/** A product on the wire. */
+export function toWireProduct(product: ProductView): MessageInitShape<typeof ProductSchema> {
+  return {
+    id: product.id,
+    brandId: product.brandId,
+    sku: product.sku,
+    name: product.name,
+    gtin: orUnset(product.gtin),
+    commercialStatus: commercialStatus.toWire(product.commercialStatus),
+    mintReadinessStatus: mintReadinessStatus.toWire(product.mintReadinessStatus),
+    passportUrl: orUnset(product.passportUrl),
+    createdAt: toTimestamp(product.createdAt),
+    updatedAt: toTimestamp(product.updatedAt),
+  };
+}
 
 /** An import (of products or of links) on the wire. */
 export function toWireImport(view: ImportView): MessageInitShape<typeof ProductImportSchema> {

@@ -1,7 +1,8 @@
 import { Writable } from 'node:stream';
 import { Code, ConnectError, createClient, createRouterTransport } from '@connectrpc/connect';
 import { MintService } from '@mint/contract';
-import { ConflictError, ForbiddenError, IllegalStateError, InvalidInputError, NotFoundError, UnauthenticatedError } from '@mint/domain';
+import { ConflictError, DomainError, errorKinds, ForbiddenError, IllegalStateError, InvalidInputError, NotFoundError, UnauthenticatedError } from '@mint/domain';
+import { errorCodes, toHttpError } from '@mint/http';
 import { createLogger } from '@mint/runtime';
 import { describe, expect, it } from 'vitest';
 import { errorInterceptor, toConnectError } from './errors.ts';
@@ -22,6 +23,17 @@ describe('toConnectError', () => {
       expect([mapped.code, mapped.rawMessage]).toEqual([code, message]);
       expect(mapped.cause).toBe(error);
     }
+  });
+
+  it('answers every error kind with its row of the one table, on Connect and on plain HTTP alike', () => {
+    expect(Object.keys(errorCodes).sort()).toEqual([...errorKinds].sort());
+    for (const kind of errorKinds) {
+      const error = new DomainError(kind, `a ${kind} error`);
+      expect([toConnectError(error).code, toHttpError(error).status, toHttpError(error).code], kind)
+        .toEqual([errorCodes[kind].connect, errorCodes[kind].status, errorCodes[kind].code]);
+    }
+    // The two kinds that share HTTP 409 stay apart on Connect.
+    expect(errorCodes.illegal_state.connect).not.toBe(errorCodes.conflict.connect);
   });
 
   it('hides anything else behind Internal "internal error", keeping the original as cause', () => {

@@ -2,7 +2,7 @@
 // error its code, and the interceptor applies it so handlers (and use cases) simply throw.
 
 import { Code, ConnectError, type Interceptor } from '@connectrpc/connect';
-import { isRateLimitedError } from '@mint/domain';
+import { RateLimitedError } from '@mint/domain';
 import { errorKindOf, internalErrorMessage } from '@mint/http';
 import { observeResponse } from './stream.ts';
 
@@ -14,7 +14,7 @@ import { observeResponse } from './stream.ts';
 export function toConnectError(err: unknown): ConnectError {
   if (err instanceof ConnectError) return err;
   const kind = errorKindOf(err);
-  if (isRateLimitedError(err)) return new ConnectError(err.message, Code.ResourceExhausted, { 'retry-after': String(err.retryAfterSeconds) }, undefined, err);
+  if (err instanceof RateLimitedError) return new ConnectError(err.message, Code.ResourceExhausted, { 'retry-after': String(err.retryAfterSeconds) }, undefined, err);
   if (kind !== undefined) return new ConnectError((err as Error).message, kind.connect, undefined, undefined, err);
   if (err instanceof Error && err.name === 'AbortError') return new ConnectError('the call was canceled', Code.Canceled, undefined, undefined, err);
   return new ConnectError(internalErrorMessage, Code.Internal, undefined, undefined, err);

@@ -1,53 +1,42 @@
 // POST /v1/imports/products (CSV upload), GET /v1/imports/products/{id} and GET /v1/products,
 // with their schemas.
 
-import { commercialStatuses, decodeCursor, encodeCursor, importStatuses, InvalidInputError, maxImportBytes, mintReadinessStatuses, type FieldViolation } from '@mint/domain';
+import { create } from '@bufbuild/protobuf';
+import { decodeCursor, encodeCursor, InvalidInputError, maxImportBytes, type FieldViolation } from '@mint/domain';
 import { bodyChunks, HttpProblem, mediaType, sendJson } from '@mint/http';
 import { getProductImport, listProducts, startProductImport, type ImportView, type ProductView } from '@mint/usecases';
-import { iso, workspaceCaller, type V1Call, type V1Deps } from './context.ts';
-import { arrayOf, boolean, integer, nullable, obj, oneOfEnum, ref, string, time, uuid, type Schema } from './schemas.ts';
+import { CatalogService, ProductImportSchema, ProductSchema } from '@mint/contract';
+import { toWireImport, toWireProduct } from '../handlers/wire.ts';
+import { responseSchema, toSpecJson, wholeMessage } from './descriptors.ts';
+
+import { workspaceCaller, type V1Call, type V1Deps } from './context.ts';
+import { arrayOf, boolean, nullable, obj, ref, string, type Schema } from './schemas.ts';
 
 /** Media types accepted for a CSV upload. */
 export const csvMediaTypes: readonly string[] = ['text/csv', 'application/csv'];
 
-/** The component schemas of the catalog routes. */
+/** The spec's shape of a product: without its brand_id (the workspace is the header's). */
+const productShape = { omit: ['brand_id'], flatten: '', refusal: [] } as const;
+
+/** The component schemas of the catalog routes (Product and ProductImport from their messages). */
 export const catalogSchemas: Readonly<Record<string, Schema>> = {
-  ProductImport: obj({
-    id: uuid, status: oneOfEnum(importStatuses), total_rows: integer, imported_rows: integer, failed_rows: integer,
-    errors: arrayOf(obj({ row: integer, field: nullable(string), message: string })),
-    created_at: time, finished_at: nullable(time),
-  }),
+  ProductImport: responseSchema(ProductImportSchema, wholeMessage),
   ProductImportResponse: obj({ ok: { const: true }, data: ref('ProductImport'), meta: ref('Meta') }),
-  Product: obj({
-    id: uuid, sku: string, name: string, gtin: nullable(string), commercial_status: oneOfEnum(commercialStatuses),
-    mint_readiness_status: oneOfEnum(mintReadinessStatuses), passport_url: nullable(string), created_at: time, updated_at: time,
-  }),
+  Product: responseSchema(ProductSchema, productShape),
   ProductList: obj({
     ok: { const: true }, data: arrayOf(ref('Product')),
     meta: obj({ next_cursor: nullable(string), has_more: boolean, request_id: string }),
   }),
 };
 
-/** An import on the wire. */
-export function importData(view: ImportView): Record<string, unknown> {
-  return {
-    id: view.id,
-    status: view.status,
-    total_rows: view.totalRows,
-    imported_rows: view.importedRows,
-    failed_rows: view.failedRows,
-    errors: view.errors.map((e) => ({ row: e.row, field: e.field, message: e.message })),
-    created_at: iso(view.createdAt),
-    finished_at: iso(view.finishedAt),
-  };
+/** An import on the wire: the ProductImport message in the spec's JSON. */
+function importData(view: ImportView): Record<string, unknown> {
+  return toSpecJson(ProductImportSchema, create(ProductImportSchema, toWireImport(view)), wholeMessage);
 }
 
-/** A product on the wire. */
-export function productData(p: ProductView): Record<string, unknown> {
-  return {
-    id: p.id, sku: p.sku, name: p.name, gtin: p.gtin, commercial_status: p.commercialStatus, mint_readiness_status: p.mintReadinessStatus,
-    passport_url: p.passportUrl, created_at: iso(p.createdAt), updated_at: iso(p.updatedAt),
-  };
+/** A product on the wire: the Product message in the spec's JSON. */
+function productData(p: ProductView): Record<string, unknown> {
+  return toSpecJson(ProductSchema, create(ProductSchema, toWireProduct(p)), productShape);
 }
 
 /**
@@ -55,7 +44,7 @@ export function productData(p: ProductView): Record<string, unknown> {
  * 32 MiB: 413 past it), read as a stream. 202 with the QUEUED import; the executor upserts the rows.
  */
 export async function startImportRoute(deps: V1Deps, call: V1Call): Promise<void> {
-  const { brandId, caller } = await workspaceCaller(deps.ctx, call.req, 'products:write');
+  const { brandId, caller } = await workspaceCaller(deps.ctx, call.req, CatalogService.method.startProductImport);
   if (!csvMediaTypes.includes(mediaType(call.req))) {
     throw new HttpProblem(415, 'unsupported_media_type', 'the request body must be the CSV file (Content-Type: text/csv)');
   }
@@ -65,7 +54,7 @@ export async function startImportRoute(deps: V1Deps, call: V1Call): Promise<void
 
 /** GET /v1/imports/products/{id}: the import's status, counts and rejected rows. */
 export async function getImportRoute(deps: V1Deps, call: V1Call): Promise<void> {
-  const { brandId } = await workspaceCaller(deps.ctx, call.req, 'products:read');
+  const { brandId } = await workspaceCaller(deps.ctx, call.req, CatalogService.method.getProductImport);
   const view = await getProductImport(deps.ctx, brandId, call.params['id']!);
   sendJson(call.req, call.res, 200, { ok: true, data: importData(view), meta: { request_id: call.requestId } });
 }
@@ -78,7 +67,7 @@ const productQueryParams = ['limit', 'cursor'];
  * (default 50), `cursor` the opaque `meta.next_cursor` of the previous page.
  */
 export async function listProductsRoute(deps: V1Deps, call: V1Call): Promise<void> {
-  const { brandId } = await workspaceCaller(deps.ctx, call.req, 'products:read');
+  const { brandId } = await workspaceCaller(deps.ctx, call.req, CatalogService.method.listProducts);
   const v: FieldViolation[] = [];
   for (const name of new Set(call.query.keys())) {
     if (!productQueryParams.includes(name)) v.push({ field: name, message: `is not a known query parameter; allowed: ${productQueryParams.join(', ')}` });

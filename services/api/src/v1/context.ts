@@ -1,10 +1,13 @@
 // What every /v1 route receives, and the workspace authorization of the spec's /v1 endpoints.
 
-import { InvalidInputError, isUuid, type Permission } from '@mint/domain';
+import type { DescMethod } from '@bufbuild/protobuf';
+import { InvalidInputError, isUuid } from '@mint/domain';
 import { header, type HttpRequest, type RouteCall, type SchemaValidator } from '@mint/http';
 import type { Logger } from '@mint/runtime';
-import { authenticate, authorizeAuthenticated, type Caller, type UseCaseContext } from '@mint/usecases';
+import { authenticate, type Caller, type UseCaseContext } from '@mint/usecases';
 import { credentialsFrom } from '../auth/credentials.ts';
+import { authorizeMethod } from '../auth/permissions.ts';
+import type { ServiceRegistration } from '../routes.ts';
 
 /** What the /v1 routes are built on. */
 export interface V1Deps {
@@ -12,6 +15,8 @@ export interface V1Deps {
   readonly ctx: UseCaseContext;
   /** Process logger; lines carry the request id. Silent when absent. */
   readonly logger?: Logger;
+  /** The Connect services' implementations, which the named operations and the mint job read run. */
+  readonly services: readonly ServiceRegistration[];
 }
 
 /** One /v1 request being handled. */
@@ -28,22 +33,12 @@ export interface V1Call extends RouteCall {
 /**
  * Authorizes a workspace-scoped /v1 call: `Authorization: Bearer` and `x-api-key` are both
  * required and must both verify (401 otherwise), `x-workspace-id` must be a uuid (400), and the
- * session's role and the key's scopes must grant `permission` on that workspace (403).
+ * session's role and the key's scopes must grant the permission `method` declares on that workspace (403).
  */
-export async function workspaceCaller(ctx: UseCaseContext, req: HttpRequest, permission: Permission): Promise<{ brandId: string; caller: Caller }> {
+export async function workspaceCaller(ctx: UseCaseContext, req: HttpRequest, method: DescMethod): Promise<{ brandId: string; caller: Caller }> {
   const authenticated = await authenticate(ctx, credentialsFrom(req.headers), { requireSessionAndKey: true });
   const brandId = header(req, 'x-workspace-id');
   if (brandId === null || brandId === '') throw new InvalidInputError([{ field: 'x-workspace-id', message: 'is required (the workspace, i.e. brand, id)' }]);
   if (!isUuid(brandId)) throw new InvalidInputError([{ field: 'x-workspace-id', message: 'must be a uuid' }]);
-  return { brandId, caller: await authorizeAuthenticated(ctx, authenticated, brandId, permission) };
-}
-
-/** ISO 8601 text of a time, or null. */
-export function iso(date: Date | null): string | null {
-  return date === null ? null : date.toISOString();
-}
-
-/** A timestamp field that passed its schema (`format: date-time`) as a Date, null when absent. */
-export function dateOf(value: string | null | undefined): Date | null {
-  return value === null || value === undefined ? null : new Date(value);
+  return { brandId, caller: await authorizeMethod(ctx, authenticated, brandId, method) };
 }

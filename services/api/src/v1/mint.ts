@@ -2,38 +2,37 @@
 // POST /v1/mint/jobs (create mint job with an Idempotency-Key) and GET /v1/mint/jobs/{id} (read
 // one job), with their schemas.
 
-import { activationModes, IdempotencyKeyReusedError, identityModes, InvalidInputError, isInvalidInputError, jobStatuses, type ActivationMode, type IdentityMode, type MintRequest } from '@mint/domain';
+import type { Message } from '@bufbuild/protobuf';
+import { MintJobSchema, MintService, SubmitMintRequestRequestSchema, type GetMintJobResponse, type SubmitMintRequestRequest } from '@mint/contract';
+import { IdempotencyKeyReusedError, isDomainError, jobStatuses, type MintRequest } from '@mint/domain';
 import { header, HttpProblem, jsonType, readJsonObject, send, sendJson, type ErrorWriter, type HttpError } from '@mint/http';
-import { authenticate, authorizeAuthenticated, getMintJob, submitAndKick, submitWithIdempotencyKey, type MintJobView } from '@mint/usecases';
+import { authenticate, submitAndKick, submitWithIdempotencyKey } from '@mint/usecases';
 import { credentialsFrom } from '../auth/credentials.ts';
-import { iso, workspaceCaller, type V1Call, type V1Deps } from './context.ts';
+import { authorizeMethod } from '../auth/permissions.ts';
+import { mintRequestOf } from '../handlers/wire.ts';
+import { workspaceCaller, type V1Call, type V1Deps } from './context.ts';
+import { fromSpecJson, requestSchema, responseSchema, toSpecJson, wholeMessage } from './descriptors.ts';
 import { errorBody } from './errors.ts';
-import { arrayOf, blockingReason, boolean, componentPointer, integer, lot, nullable, obj, oneOfEnum, ref, string, time, uuid, type Schema } from './schemas.ts';
+import { invokeRpc, renameViolations } from './rpc.ts';
+import { arrayOf, boolean, componentPointer, nullable, obj, oneOfEnum, ref, string, uuid, type Schema } from './schemas.ts';
 
-const mintJobFields = {
-  product_id: uuid,
-  requested_quantity: { type: 'integer', description: 'Greater than 0 and at most 1,000,000.' },
-  identity_mode: oneOfEnum(identityModes),
-  activation_mode: oneOfEnum(activationModes),
-  product_batch_id: nullable(uuid),
-  lots: nullable({ ...arrayOf(lot), description: 'Batch mode only: at most 100, unique codes, quantities summing to the requested quantity.' }),
-};
-const mintJobRequired = ['product_id', 'requested_quantity', 'identity_mode', 'activation_mode'];
+const { submitMintRequest: submitMethod, getMintJob: getJobMethod } = MintService.method;
 
-/** A mint job as get_mint_job and GET /v1/mint/jobs/{id} return it: the spec's job fields with its batch and progress. */
-export const mintJobRecord: Schema = obj({
-  mint_job_id: uuid, status: oneOfEnum(jobStatuses), scope_type: oneOfEnum(identityModes), requested_quantity: integer,
-  minted_quantity: { ...integer, description: 'Units (or lots\' quantity) minted so far; equals requested_quantity once COMPLETED.' },
-  mint_batch_id: nullable(uuid), created_at: time, updated_at: time, failure_reason: { ...nullable(string), description: 'Why the job failed; null unless FAILED.' },
-});
+/** SubmitMintRequest's request fields, as the schema derived from the message describes them (types, required, limits). */
+const submitFields = requestSchema(SubmitMintRequestRequestSchema);
 
-/** A mint job in the snake_case shape of {@link mintJobRecord}. */
-export function mintJobShape(j: MintJobView): Record<string, unknown> {
-  return {
-    mint_job_id: j.id, status: j.status, scope_type: j.scopeType, requested_quantity: j.requestedQuantity, minted_quantity: j.mintedQuantity,
-    mint_batch_id: j.mintBatchId, created_at: iso(j.createdAt), updated_at: iso(j.updatedAt), failure_reason: j.failureReason,
-  };
+/** The object schema of SubmitMintRequest's fields `names`, required where the message requires them. */
+function submitFieldsSchema(names: readonly string[]): Schema {
+  const properties = submitFields['properties'] as Record<string, Schema>;
+  const required = new Set(submitFields['required'] as string[]);
+  return obj(Object.fromEntries(names.map((name) => [name, properties[name]!])), names.filter((name) => required.has(name)));
 }
+
+/** The fields of a mint request in the spec's /v1 routes (the workspace, idempotency key and reserved serials come apart). */
+const mintJobFields = ['product_id', 'requested_quantity', 'identity_mode', 'activation_mode', 'product_batch_id', 'lots'];
+
+/** A mint job as GET /v1/mint/jobs/{id} returns it: the MintJob message, as get_mint_job gives it. */
+export const mintJobRecord = responseSchema(MintJobSchema, wholeMessage);
 
 /** The error codes of submit + kick (the spec's own). */
 const kickErrorCodes = [
@@ -43,7 +42,7 @@ const kickErrorCodes = [
 
 /** The component schemas of the mint routes. */
 export const mintSchemas: Readonly<Record<string, Schema>> = {
-  SubmitAndKickRequest: obj({ brand_id: uuid, ...mintJobFields, idempotency_key: nullable(uuid) }, ['brand_id', ...mintJobRequired]),
+  SubmitAndKickRequest: submitFieldsSchema(['brand_id', ...mintJobFields, 'idempotency_key']),
   SubmitAndKickResponse: {
     oneOf: [
       obj({
@@ -52,11 +51,11 @@ export const mintSchemas: Readonly<Record<string, Schema>> = {
       }),
       obj({
         ok: { const: false }, brand_id: { type: 'null' }, mint_job_id: { type: 'null' }, mint_batch_id: { type: 'null' }, kicked: { const: false },
-        error_code: oneOfEnum(kickErrorCodes), error_message: string, blocking_reasons: arrayOf(blockingReason),
+        error_code: oneOfEnum(kickErrorCodes), error_message: string, blocking_reasons: arrayOf(ref('BlockingReason')),
       }, ['ok', 'brand_id', 'mint_job_id', 'mint_batch_id', 'kicked', 'error_code', 'error_message']),
     ],
   },
-  MintJobRequest: obj(mintJobFields, mintJobRequired),
+  MintJobRequest: submitFieldsSchema(mintJobFields),
   MintJobResponse: obj({ ok: { const: true }, data: mintJobRecord, meta: ref('Meta') }),
   MintJobCreated: obj({
     ok: { const: true },
@@ -64,26 +63,9 @@ export const mintSchemas: Readonly<Record<string, Schema>> = {
     meta: ref('Meta'),
   }),
 };
-/** A mint request body as its schema admits it. */
-interface MintJobBody {
-  readonly product_id: string;
-  readonly requested_quantity: number;
-  readonly identity_mode: IdentityMode;
-  readonly activation_mode: ActivationMode;
-  readonly product_batch_id?: string | null;
-  readonly lots?: readonly { lot_code: string; qty: number }[] | null;
-}
-
-function mintRequest(brandId: string, b: MintJobBody): Omit<MintRequest, 'idempotencyKey'> {
-  return {
-    brandId,
-    productId: b.product_id,
-    productBatchId: b.product_batch_id ?? null,
-    requestedQuantity: b.requested_quantity,
-    identityMode: b.identity_mode,
-    activationMode: b.activation_mode,
-    lots: (b.lots ?? []).map((l) => ({ lotCode: l.lot_code, qty: l.qty })),
-  };
+/** A mint request body of the spec's routes (checked by its schema): SubmitMintRequest's fields, read as that request. */
+function mintRequest(body: Readonly<Record<string, unknown>>): MintRequest {
+  return mintRequestOf(fromSpecJson<SubmitMintRequestRequest>(SubmitMintRequestRequestSchema, body));
 }
 
 /** The spec's submit + kick error body: null ids, kicked=false, error_code, error_message. */
@@ -111,13 +93,13 @@ export async function submitAndKickRoute(deps: V1Deps, call: V1Call): Promise<vo
   if (credentials.bearer === null) throw new HttpProblem(401, 'missing_auth', 'missing bearer token (Authorization: Bearer <token>)');
   // An x-api-key sent along is checked too: both credentials must grant the mint.
   const authenticated = await authenticate(ctx, credentials);
-  const body = call.check<MintJobBody & { brand_id: string; idempotency_key?: string | null }>(componentPointer('SubmitAndKickRequest'), await readJsonObject(call.req));
-  const caller = await authorizeAuthenticated(ctx, authenticated, body.brand_id, 'mint:write');
+  const body = call.check<{ brand_id: string }>(componentPointer('SubmitAndKickRequest'), await readJsonObject(call.req));
+  const caller = await authorizeMethod(ctx, authenticated, body.brand_id, submitMethod);
   let result;
   try {
-    result = await submitAndKick(ctx, { id: caller.actorId }, { ...mintRequest(body.brand_id, body), idempotencyKey: body.idempotency_key ?? null });
+    result = await submitAndKick(ctx, { id: caller.actorId }, mintRequest(body));
   } catch (error) {
-    if (isInvalidInputError(error)) throw new HttpProblem(400, 'submit_failed', error.message, { cause: error });
+    if (isDomainError(error, 'invalid')) throw new HttpProblem(400, 'submit_failed', error.message, { cause: error });
     throw error;
   }
   if (!result.submit.ok) {
@@ -149,11 +131,11 @@ const createMintJobRouteName = 'POST /v1/mint/jobs';
  */
 export async function createMintJobRoute(deps: V1Deps, call: V1Call): Promise<void> {
   const { ctx } = deps;
-  const { brandId, caller } = await workspaceCaller(ctx, call.req, 'mint:write');
+  const { brandId, caller } = await workspaceCaller(ctx, call.req, submitMethod);
   const key = header(call.req, 'idempotency-key');
   const sent = await readJsonObject(call.req);
-  const body = call.check<MintJobBody>(componentPointer('MintJobRequest'), sent);
-  const keyed = { request: mintRequest(brandId, body), key, route: createMintJobRouteName, body: sent };
+  const body = call.check<Record<string, unknown>>(componentPointer('MintJobRequest'), sent);
+  const keyed = { request: mintRequest({ ...body, brand_id: brandId }), key, route: createMintJobRouteName, body: sent };
   const result = await submitWithIdempotencyKey(ctx, { id: caller.actorId }, keyed, (submitted) => {
     if (!submitted.ok) {
       const blocked = {
@@ -185,14 +167,14 @@ export async function createMintJobRoute(deps: V1Deps, call: V1Call): Promise<vo
  * workspace's 404.
  */
 export async function getMintJobRoute(deps: V1Deps, call: V1Call): Promise<void> {
-  const { brandId } = await workspaceCaller(deps.ctx, call.req, 'mint:read');
-  let job: MintJobView;
+  const { brandId, caller } = await workspaceCaller(deps.ctx, call.req, getJobMethod);
+  let response: Message;
   try {
-    job = await getMintJob(deps.ctx, brandId, call.params['id']!);
+    response = await invokeRpc(deps.services, getJobMethod, fromSpecJson(getJobMethod.input, { brand_id: brandId, mint_job_id: call.params['id'] }), caller, call);
   } catch (error) {
-    // The use case names the Connect field; this route takes the job id as the path's {id}.
-    if (error instanceof InvalidInputError) throw new InvalidInputError(error.violations.map((v) => (v.field === 'mint_job_id' ? { ...v, field: 'id' } : v)), { cause: error });
-    throw error;
+    // The RPC names the Connect field; this route takes the job id as the path's {id}.
+    throw renameViolations(error, (field) => (field === 'mint_job_id' ? 'id' : undefined));
   }
-  sendJson(call.req, call.res, 200, { ok: true, data: mintJobShape(job), meta: { request_id: call.requestId } });
+  const { job } = toSpecJson(getJobMethod.output, response as GetMintJobResponse & Message, wholeMessage);
+  sendJson(call.req, call.res, 200, { ok: true, data: job, meta: { request_id: call.requestId } });
 }

@@ -3,26 +3,24 @@
 // schemas validate the request bodies, so the document cannot drift from what the routes accept.
 
 import { importColumns, maxImportBytes } from '@mint/domain';
+import { errorCodes, transportErrors } from '@mint/http';
 import { catalogSchemas } from './catalog.ts';
 import { mintSchemas } from './mint.ts';
 import { namedOperations, operationSchemaName } from './rpc.ts';
-import { blockingReason, lot, obj, ref, string, uuid, type Schema } from './schemas.ts';
+import { BlockingReasonSchema, LotSchema } from '@mint/contract';
+import { requestSchema, responseSchema, wholeMessage } from './descriptors.ts';
+import { obj, ref, string, uuid, type Schema } from './schemas.ts';
 
 /** A JSON response of `schema` described as `description`. */
 const json = (description: string, schema: Schema): Schema => ({ description, content: { 'application/json': { schema } } });
 const jsonBody = (schema: Schema): Schema => ({ required: true, content: { 'application/json': { schema } } });
 
-const errorDescriptions: Readonly<Record<number, string>> = {
-  400: 'invalid_request: malformed JSON, a wrong type, an unknown or missing field (named in the message and details.violations)',
-  401: 'unauthenticated: missing or invalid credentials',
-  403: 'forbidden: the role or the API key scopes do not grant the action on the workspace',
-  404: 'not_found: no such resource in the workspace',
-  409: 'idempotency_request_in_progress / conflict / failed_precondition',
-  413: 'payload_too_large: the body exceeds the limit',
-  415: 'unsupported_media_type: wrong Content-Type',
-  422: 'idempotency_key_reused (same key, different body) or submit_blocked (details.blocking_reasons)',
-  500: 'internal: an unexpected error (details only in the server log)',
-};
+/** Each status's codes and when they are answered: the one error table's rows (@mint/http), grouped by status. */
+const errorDescriptions: Readonly<Record<number, string>> = [...Object.values(errorCodes), ...transportErrors].reduce<Record<number, string>>((out, e) => {
+  const line = `${e.code}: ${e.when}`;
+  out[e.status] = out[e.status] === undefined ? line : `${out[e.status]} Or ${line}`;
+  return out;
+}, {});
 /** The /v1 error responses a route may give. */
 const errors = (...statuses: number[]): Record<string, Schema> =>
   Object.fromEntries(statuses.map((s) => [String(s), json(errorDescriptions[s] ?? 'error', ref('Error'))]));
@@ -133,8 +131,8 @@ export const openApiDocument = {
         error: obj({ code: string, message: string, details: { type: 'object' } }, ['code', 'message']),
         meta: ref('Meta'),
       }),
-      Lot: lot,
-      BlockingReason: blockingReason,
+      Lot: requestSchema(LotSchema),
+      BlockingReason: responseSchema(BlockingReasonSchema, wholeMessage),
       ...mintSchemas,
       ...catalogSchemas,
       ...Object.fromEntries(Object.entries(namedOperations).flatMap(([name, s]) => [

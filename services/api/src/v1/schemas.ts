@@ -34,6 +34,3 @@ export const obj = (properties: Record<string, Schema>, required: readonly strin
 });
 export const arrayOf = (items: Schema): Schema => ({ type: 'array', items });
 export const oneOfEnum = (values: readonly string[]): Schema => ({ enum: [...values] });
-
-export const lot = obj({ lot_code: text, qty: integer });
-export const blockingReason = obj({ code: string, message: string });
