@@ -11,7 +11,7 @@ import canonicalize from 'canonicalize';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { query } from '../../../test/support/sql.ts';
 import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
-import { codeOf, errorOf, inProcessApi, type InProcessApi } from './support.ts';
+import { codeOf, errorOf, inProcessApi, startTestApi, type InProcessApi } from './support.ts';
 
 let app: UseCaseBundle;
 let brand: SeededBrand;
@@ -144,5 +144,31 @@ describe('access credentials', () => {
     // An API key, whatever its scopes, cannot hand out passport credentials.
     const admin = (await createApiKey(app.ctx, { brandId: brand.brandId, name: 'all', scopes: ['products:write', 'products:read'] })).key;
     expect(await codeOf(api.passports.listPassportAccessKeys({ brandId: brand.brandId }, asKey(admin)))).toBe(Code.PermissionDenied);
+  });
+});
+
+describe('/v1/rpc passport operations', () => {
+  it('edits, publishes and reads a lot passport as named operations, with the snake_case shapes', async () => {
+    const server = await startTestApi(app);
+    try {
+      const post = async (op: string, body: Record<string, unknown>) => {
+        const response = await fetch(`${server.baseUrl}/v1/rpc/${op}`, {
+          method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${brand.token}` }, body: JSON.stringify(body),
+        });
+        return { status: response.status, body: await response.json() as Record<string, any> };
+      };
+      const key = { _brand_id: brand.brandId, _product_id: brand.productId, _lot: 'L-V1' };
+      const edited = await post('update_passport_draft', { ...key, _content: { description: { en: 'Lot via /v1' } } });
+      expect([edited.status, edited.body.draft?.revision]).toEqual([200, 1]);
+      const published = await post('publish_passport', key);
+      expect([published.status, published.body.published, published.body.version?.version, published.body.version?.level]).toEqual([200, true, 1, 'lot']);
+      const read = await post('get_passport_version', { ...key, _version: 1 });
+      expect(read.body.version?.content).toEqual({ description: { en: 'Lot via /v1' } });
+      const bad = await post('update_passport_draft', { ...key, _content: { description: 'plain' } });
+      expect(bad.status).toBe(400);
+      expect(JSON.stringify(bad.body)).toContain('content.description');
+    } finally {
+      await server.close();
+    }
   });
 });
