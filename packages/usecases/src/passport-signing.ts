@@ -5,6 +5,7 @@
 
 import { findBrandBySlug, insertPassportSigningKey, listPassportSigningKeys, supersededStatusIndexes, type PassportSigningKeyRow } from '@mint/db';
 import { didDocument, openSecret, sealSecret, statusListCredential } from '@mint/domain';
+import { createHash } from 'node:crypto';
 import { CompactSign, exportJWK, generateKeyPair, importJWK, type CryptoKey } from 'jose';
 import type { UseCaseContext } from './context.ts';
 
@@ -42,7 +43,11 @@ export async function rotatePassportSigningKey(ctx: UseCaseContext): Promise<str
 
 /** Signs passport credentials and serves what verifies them; see {@link createPassportSigner}. */
 export interface PassportSigner {
-  /** A credential secured with VC-JOSE-COSE: a compact JWS (`typ: vc+jwt`, `cty: vc`, EdDSA) whose `kid` is `{issuer}#{key id}`. */
+  /**
+   * A credential secured with VC-JOSE-COSE: a compact JWS (`typ: vc+jwt`, `cty: vc`, EdDSA) whose
+   * `kid` is `{issuer}#{key id}`. Signed on first request and kept (the same credential, by its
+   * bytes, is not signed twice while its key signs; at most `maxSigned` kept).
+   */
   sign(credential: Record<string, unknown>, issuer: string): Promise<string>;
   /** The DID document of `did` (a did:web of the service's host or a brand domain): every key, current and rotated. */
   didDocument(did: string): Promise<Record<string, unknown>>;
@@ -57,8 +62,10 @@ export interface PassportSigner {
  * first signature creates a key when there is none. Without WEBHOOK_SECRET_KEYS no key can be
  * sealed or opened, and `sign` rejects.
  */
-export function createPassportSigner(ctx: UseCaseContext, options: { readonly cacheMs?: number } = {}): PassportSigner {
+export function createPassportSigner(ctx: UseCaseContext, options: { readonly cacheMs?: number; readonly maxSigned?: number } = {}): PassportSigner {
   const ttl = options.cacheMs ?? 10_000;
+  const maxSigned = options.maxSigned ?? 10_000;
+  const signed = new Map<string, string>();
   let cached: { readonly keys: readonly PassportSigningKeyRow[]; readonly until: number } | null = null;
   const privateKeys = new Map<string, Promise<CryptoKey | Uint8Array>>();
   const keys = async (): Promise<readonly PassportSigningKeyRow[]> => {
@@ -83,9 +90,16 @@ export function createPassportSigner(ctx: UseCaseContext, options: { readonly ca
   };
   const signJwt = async (payload: Record<string, unknown>, issuer: string) => {
     const current = (await keys()).find((k) => k.retiredAt === null)!;
-    return new CompactSign(new TextEncoder().encode(JSON.stringify(payload)))
+    const bytes = new TextEncoder().encode(JSON.stringify(payload));
+    const memo = createHash('sha256').update(current.kid).update('\n').update(issuer).update('\n').update(bytes).digest('base64url');
+    const hit = signed.get(memo);
+    if (hit !== undefined) return hit;
+    const jws = await new CompactSign(bytes)
       .setProtectedHeader({ alg: 'EdDSA', kid: `${issuer}#${current.kid}`, typ: 'vc+jwt', cty: 'vc', iss: issuer })
       .sign(await privateKeyOf(current));
+    if (signed.size >= maxSigned) signed.clear();
+    signed.set(memo, jws);
+    return jws;
   };
   return {
     sign: signJwt,
