@@ -24,7 +24,8 @@ export const distributedTables = [
 /**
  * Reference tables: copied to every node. Their keys cannot include `brand_id` (`api_keys` is found
  * by `UNIQUE (lookup_id)`, `brands` by `UNIQUE (slug)` and its domain, `users` by e-mail, `outbox`
- * by its `id` alone), and they are small or short-lived.
+ * by its `id` alone, `passport_access_keys` by its lookup id like `api_keys`, `passport_signing_keys`
+ * are the service's, not a brand's), and they are small or short-lived.
  */
 export const referenceTables = ['api_keys', 'outbox', 'brands', 'users', 'passport_access_keys', 'passport_signing_keys'] as const;
 

@@ -34,6 +34,7 @@
  * | passport_restricted_read  | passport    | a credential holder read restricted sections through the resolver (payload: product_id, lot, serial, version, access_class, credential_id, sections, representation) |
  * | passport_access_key_issued | passport_access_key | IssuePassportAccessKey (payload: name, access_class, expires_at; never the key) |
  * | passport_access_key_revoked | passport_access_key | RevokePassportAccessKey (payload: name, access_class) |
+ * | passport_style_set        | brand       | SetPassportStyle changes the logo or colour of the brand's passport pages (payload: logo_url, colour) |
  *
  * The executor's five job events (started, units created, lots confirmed, completed, failed) are
  * events of the job's batch: `entity_type = mint_batch`, `entity_id` = the batch's uuid as text,
@@ -74,7 +75,8 @@ export type EventType =
   | 'passport_published'
   | 'passport_restricted_read'
   | 'passport_access_key_issued'
-  | 'passport_access_key_revoked';
+  | 'passport_access_key_revoked'
+  | 'passport_style_set';
 
 /** Kind of entity an event is about. */
 export type EntityType = 'mint_job' | 'mint_batch' | 'mint_unit' | 'payload_pack' | 'product' | 'resolver_link' | 'webhook_endpoint' | 'brand' | 'scan' | 'passport' | 'passport_access_key';

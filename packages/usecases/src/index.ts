@@ -86,6 +86,6 @@ export {
   type PublishPassportOutcome, publishPassport, type PassportVersionPage, listPassportVersions, getPassportVersion, type PassportImportEntry,
   maxPassportImportEntries, importPassports, type PassportAccessKeyView, maxPassportKeyLifetimeMs, issuePassportAccessKey, revokePassportAccessKey,
   listPassportAccessKeysOf, type PassportReader, passportReaderOf, type PublishedPassport, readPublishedPassport, type PublishedPassportInput,
-  type PassportReads, createPassportReads,
+  type PassportReads, createPassportReads, setPassportStyle,
 } from './passports.ts';
 export { rotatePassportSigningKey, type PassportSigner, createPassportSigner } from './passport-signing.ts';

@@ -6,7 +6,7 @@
 import {
   appendEvents, passportPresence, findPassportAccessKeyForAuth, findPassportDraft, findPassportProduct, findPassportVersion, findPublishedPassportLevels, insertPassportAccessKey,
   insertPassportVersion, latestPassportVersion, listPassportAccessKeys, listPassportVersions as listVersionRows, revokePassportAccessKey as revokeKeyRow,
-  savePassportDraft, type PassportAccessKeyRow, type PassportKey, type PassportVersionRow,
+  savePassportDraft, updateBrandPassportStyle, type PassportAccessKeyRow, type PassportKey, type PassportVersionRow,
 } from '@mint/db';
 import {
   assertValid, ConflictError, generateApiKey, hashApiKeySecret, IllegalStateError, inheritPassport, InvalidInputError, isUuid, normalizeGtin, NotFoundError,
@@ -513,4 +513,36 @@ export function createPassportReads(ctx: UseCaseContext, options: { readonly cac
       for (const key of levels.keys()) if (key.startsWith(`${brandId} ${productId} `)) levels.delete(key);
     },
   };
+}
+
+/**
+ * Sets the logo (an https URL) and colour (#rrggbb) the brand's hosted passport pages show, null
+ * removing either, with a `passport_style_set` event; the resolver shows them within its brand
+ * cache time (10 s).
+ */
+export async function setPassportStyle(
+  ctx: UseCaseContext, actor: Actor, input: { readonly brandId: string; readonly logoUrl: string | null; readonly colour: string | null },
+): Promise<{ readonly logoUrl: string | null; readonly colour: string | null }> {
+  const v: FieldViolation[] = [];
+  if (!isUuid(input.brandId)) v.push({ field: 'brand_id', message: 'must be a uuid' });
+  if (input.logoUrl !== null) {
+    let ok = false;
+    try {
+      ok = new URL(input.logoUrl).protocol === 'https:' && input.logoUrl.length <= 2_000 && /^[\x21-\x7e]+$/.test(input.logoUrl);
+    } catch {
+      ok = false;
+    }
+    if (!ok) v.push({ field: 'logo_url', message: 'must be an absolute https URL of at most 2000 ASCII characters' });
+  }
+  if (input.colour !== null && !/^#[0-9a-f]{6}$/i.test(input.colour)) v.push({ field: 'colour', message: 'must be a colour as #rrggbb' });
+  assertValid(v);
+  const now = ctx.clock();
+  const colour = input.colour === null ? null : input.colour.toLowerCase();
+  await ctx.db.em.fork().transactional(async (em) => {
+    if (!await updateBrandPassportStyle(em, input.brandId, input.logoUrl, colour)) throw new NotFoundError(`brand ${input.brandId} not found`);
+    await appendEvents(em, now, [{
+      brandId: input.brandId, eventType: 'passport_style_set', entityType: 'brand', entityId: input.brandId, actor: actor.id, payload: { logo_url: input.logoUrl, colour },
+    }]);
+  });
+  return { logoUrl: input.logoUrl, colour };
 }

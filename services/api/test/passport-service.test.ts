@@ -141,6 +141,10 @@ describe('access credentials', () => {
       brandId: brand.brandId, name: 'x', accessClass: PassportAccessClass.AUTHORITY, expiresAt: timestampFromDate(new Date(Date.now() + 400 * 86_400_000)),
     }, asOwner()));
     expect(tooLong.rawMessage).toContain('expires_at');
+    const style = await errorOf(api.passports.setPassportStyle({ brandId: brand.brandId, logoUrl: 'http://logo.example/x.png', colour: 'blue' }, asOwner()));
+    expect([style.code, style.rawMessage]).toEqual([Code.InvalidArgument, expect.stringContaining('logo_url: must be an absolute https URL')]);
+    expect(style.rawMessage).toContain('colour: must be a colour as #rrggbb');
+    expect((await api.passports.setPassportStyle({ brandId: brand.brandId, logoUrl: 'https://logo.example/x.png', colour: '#AABBCC' }, asOwner())).colour).toBe('#aabbcc');
     // An API key, whatever its scopes, cannot hand out passport credentials.
     const admin = (await createApiKey(app.ctx, { brandId: brand.brandId, name: 'all', scopes: ['products:write', 'products:read'] })).key;
     expect(await codeOf(api.passports.listPassportAccessKeys({ brandId: brand.brandId }, asKey(admin)))).toBe(Code.PermissionDenied);

@@ -9,7 +9,7 @@ import { createRequire } from 'node:module';
 import { Writable } from 'node:stream';
 import { createLogger } from '@mint/runtime';
 import { gunzipSync } from 'node:zlib';
-import { createPassportSigner, importPassports, issuePassportAccessKey, publishPassport, revokePassportAccessKey, rotatePassportSigningKey, updatePassportDraft } from '@mint/usecases';
+import { createPassportSigner, setPassportStyle, importPassports, issuePassportAccessKey, publishPassport, revokePassportAccessKey, rotatePassportSigningKey, updatePassportDraft } from '@mint/usecases';
 import { compactVerify, decodeProtectedHeader, importJWK, type JWK } from 'jose';
 import Ajv2020 from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
@@ -63,6 +63,7 @@ beforeAll(async () => {
       { productId: brand.productId, gtin: null, lot: null, serial, content: { extensions: [{ term: 'https://example.com/voc#stateOfHealth', name: { en: 'State of health', de: 'Gesundheitszustand' }, value: 97, unit: 'P1' }] } },
     ],
   });
+  await setPassportStyle(app.ctx, owner, { brandId: brand.brandId, logoUrl: 'https://cdn.example.com/acme-logo.png', colour: '#0055AA' });
   const expiresAt = new Date(Date.now() + 86_400_000);
   repairKey = (await issuePassportAccessKey(app.ctx, owner, { brandId: brand.brandId, name: 'Repair Co', accessClass: 'legitimate_interest', expiresAt })).key;
   authorityKey = (await issuePassportAccessKey(app.ctx, owner, { brandId: brand.brandId, name: 'Market surveillance', accessClass: 'authority', expiresAt })).key;
@@ -90,7 +91,7 @@ describe('the passport page', () => {
   it('shows a unit its passport, inherited from the lot and the model, in the asked language, small and without script', async () => {
     const page = await get(unitPath(serial, 'L42'), { 'accept-language': 'de-DE,de;q=0.9' });
     expect([page.status, page.type]).toEqual([200, 'text/html; charset=utf-8']);
-    for (const shown of ['Produktpass', 'Echt', 'Traktionsbatterie 300 Ah', 'Example Cells GmbH', 'Reparaturanleitung', 'Gesundheitszustand', '97', '55,25', 'Passversion 1']) {
+    for (const shown of ['<img src="https://cdn.example.com/acme-logo.png"', 'border-top:6px solid #0055aa', 'Produktpass', 'Echt', 'Traktionsbatterie 300 Ah', 'Example Cells GmbH', 'Reparaturanleitung', 'Gesundheitszustand', '97', '55,25', 'Passversion 1']) {
       expect(page.body, shown).toContain(shown);
     }
     expect(page.body).not.toMatch(/<script/i);

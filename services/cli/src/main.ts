@@ -36,7 +36,7 @@ const usage = `usage: mintctl <migrate | seed-demo [--json] | token issue --user
   mint --product id --quantity n [--mode serial|batch] [--activation active_at_mint|first_scan] [--product-batch id] [--watch] |
   listen --forward-to url [--events a,b] [--port n] |
   passport get|edit|publish|versions|version|import|issue-key|keys|revoke-key --product id [--lot L | --serial S] [--file f.json] [--version n] [--publish]
-    [--name n --class legitimate_interest|authority --days n] [--id credential]>`;
+    [--name n --class legitimate_interest|authority --days n] [--id credential] | passport style [--logo url] [--colour #rrggbb]>`;
 
 const { positionals, values } = parseArgs({
   allowPositionals: true,
@@ -65,6 +65,8 @@ const { positionals, values } = parseArgs({
     version: { type: 'string' },
     publish: { type: 'boolean', default: false },
     class: { type: 'string' },
+    logo: { type: 'string' },
+    colour: { type: 'string' },
     days: { type: 'string' },
     help: { type: 'boolean', short: 'h', default: false },
   },
@@ -87,7 +89,7 @@ async function main(): Promise<void> {
   if (command === 'passport' && action !== 'rotate-signing-key') {
     return passportCommand(action ?? '', {
       ...remote, product: values.product, lot: values.lot, serial: values.serial, file: values.file, version: values.version, publish: values.publish,
-      name: values.name, accessClass: values.class, days: values.days, id: values.id,
+      name: values.name, accessClass: values.class, days: values.days, id: values.id, logo: values.logo, colour: values.colour,
     }, print);
   }
   if (command === 'listen') return listenCommand({ ...remote, forwardTo: values['forward-to'], events: values.events, port: values.port }, print);

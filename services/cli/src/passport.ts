@@ -23,9 +23,13 @@ export interface PassportOptions extends RemoteOptions {
   /** Days a credential is valid. */
   readonly days?: string;
   readonly id?: string;
+  /** The logo's https URL of `style` ('' removes it). */
+  readonly logo?: string;
+  /** The colour of `style`, #rrggbb ('' removes it). */
+  readonly colour?: string;
 }
 
-const usage = 'passport get|edit|publish|versions|version|import|issue-key|keys|revoke-key --product <id> [--lot L | --serial S] [--file f.json] [--version n] [--publish] [--name n --class legitimate_interest|authority --days n] [--id key]';
+const usage = 'passport get|edit|publish|versions|version|import|issue-key|keys|revoke-key|style [--logo url] [--colour #rrggbb] --product <id> [--lot L | --serial S] [--file f.json] [--version n] [--publish] [--name n --class legitimate_interest|authority --days n] [--id key]';
 
 function readJson(file: string | undefined): unknown {
   if (!file) throw new UsageError('needs --file <content.json> (- for stdin)');
@@ -99,6 +103,8 @@ export async function passportCommand(action: string, options: PassportOptions, 
         brandId, name: options.name ?? '', accessClass, expiresAt: { seconds: BigInt(Math.floor(Date.now() / 1000) + days * 86_400), nanos: 0 },
       }));
     }
+    case 'style':
+      return printJson(print, await passports.setPassportStyle({ brandId, logoUrl: options.logo ?? '', colour: options.colour ?? '' }));
     case 'keys':
       return printJson(print, await passports.listPassportAccessKeys({ brandId }));
     case 'revoke-key':

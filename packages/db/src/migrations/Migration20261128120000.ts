@@ -6,7 +6,8 @@ import { Migration } from '@mikro-orm/migrations';
  * canonical JSON and the predecessor), and the credentials a brand issues for a passport access
  * class (`passport_access_keys`, found by lookup id across brands), and the keys passport
  * credentials are signed with (`passport_signing_keys`, private halves sealed). A version's
- * `status_index` is its entry in the brand's Bitstring Status List.
+ * `status_index` is its entry in the brand's Bitstring Status List. A brand's logo and colour for
+ * the hosted passport page: two nullable columns of `brands`, no default, so nothing is rewritten.
  */
 export class Migration20261128120000 extends Migration {
 
@@ -19,6 +20,7 @@ export class Migration20261128120000 extends Migration {
     this.addSql(`create table "passport_versions" ("brand_id" uuid not null, "id" uuid not null, "product_id" uuid not null, "lot" text not null, "serial" text not null, "version" int not null, "content" jsonb not null, "sha256" text not null, "published_by" text not null, "published_at" timestamptz(3) not null, "status_index" int not null, "predecessor_id" uuid null, primary key ("brand_id", "id"));`);
     this.addSql(`alter table "passport_versions" add constraint "passport_versions_number_unique" unique ("brand_id", "product_id", "lot", "serial", "version");`);
     this.addSql(`alter table "passport_versions" add constraint "passport_versions_status_unique" unique ("brand_id", "status_index");`);
+    this.addSql(`alter table "brands" add "passport_logo_url" text null, add "passport_colour" text null;`);
     this.addSql(`create table "passport_signing_keys" ("kid" text not null, "public_jwk" jsonb not null, "private_sealed" text not null, "created_at" timestamptz(3) not null, "retired_at" timestamptz(3) null, primary key ("kid"));`);
   }
 
@@ -27,5 +29,6 @@ export class Migration20261128120000 extends Migration {
     this.addSql(`drop table if exists "passport_drafts" cascade;`);
     this.addSql(`drop table if exists "passport_versions" cascade;`);
     this.addSql(`drop table if exists "passport_signing_keys" cascade;`);
+    this.addSql(`alter table "brands" drop column "passport_logo_url", drop column "passport_colour";`);
   }
 }

@@ -253,3 +253,8 @@ export async function passportPresence(em: Em, brandId: string, productId: strin
     .where('brand_id', '=', brandId).where('product_id', '=', productId));
   return { any: Number(row?.n ?? 0) > 0, units: Number(row?.units ?? 0) > 0 };
 }
+
+/** Sets the brand's passport page logo and colour (null: none); resolves to whether the brand exists. */
+export async function updateBrandPassportStyle(em: Em, brandId: string, logoUrl: string | null, colour: string | null): Promise<boolean> {
+  return (await changed(em, (db) => db.updateTable('brands').set({ passport_logo_url: logoUrl, passport_colour: colour }).where('id', '=', brandId))) === 1;
+}

@@ -11,7 +11,7 @@ import { dateOrNull, orNull, orUnset, passportAccessClass, passportLevel, toTime
 /** The use cases PassportService calls. */
 export type PassportUseCases = Pick<typeof UseCases,
   'getPassport' | 'updatePassportDraft' | 'publishPassport' | 'listPassportVersions' | 'getPassportVersion' | 'importPassports'
-  | 'issuePassportAccessKey' | 'revokePassportAccessKey' | 'listPassportAccessKeysOf'>;
+  | 'issuePassportAccessKey' | 'revokePassportAccessKey' | 'listPassportAccessKeysOf' | 'setPassportStyle'>;
 
 /** What the PassportService handlers need. */
 export interface PassportServiceDeps {
@@ -95,6 +95,13 @@ export function createPassportServiceHandlers(deps: PassportServiceDeps): Servic
 
     async revokePassportAccessKey(req, context) {
       return { ok: true, credential: keyToWire(await useCases.revokePassportAccessKey(ctx, { id: principalOf(context).actorId }, { brandId: req.brandId, id: req.credentialId })) };
+    },
+
+    async setPassportStyle(req, context) {
+      const style = await useCases.setPassportStyle(ctx, { id: principalOf(context).actorId }, {
+        brandId: req.brandId, logoUrl: req.logoUrl === '' ? null : req.logoUrl, colour: req.colour === '' ? null : req.colour,
+      });
+      return { ok: true, logoUrl: style.logoUrl ?? '', colour: style.colour ?? '' };
     },
 
     async listPassportAccessKeys(req) {

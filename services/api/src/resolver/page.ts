@@ -211,6 +211,8 @@ export interface PageContent {
   readonly caution?: { readonly reason: string; readonly since: Date } | null;
   /** The published passport the reader may see; none when the product has none. */
   readonly passport?: PagePassport | null;
+  /** The brand's logo (https URL) and colour (#rrggbb) for its header; none: the plain header. */
+  readonly style?: { readonly logoUrl: string | null; readonly colour: string | null } | null;
 }
 
 /** The passport a page shows. */
@@ -251,8 +253,19 @@ const style = 'body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Ro
   'a:focus,a:hover{outline:3px solid #0b4f9c;outline-offset:2px}' +
   '.pp{background:#fff;border:1px solid #d6d6d6;border-radius:.5rem;padding:.5rem 1rem;margin:0 0 .75rem}.pp h3{font-size:1rem;margin:.25rem 0}.pp p{margin:.25rem 0}' +
   '.plain{list-style:disc;padding-left:1.25rem}.plain li{margin:0 0 .25rem}.plain a,dd a{display:inline;padding:0;border:0;background:none;text-decoration:underline}' +
-  '.restricted{font-size:.875rem;color:#5c3200}.meta{font-size:.875rem;color:#4a4a4a}' +
+  'img.logo{vertical-align:middle;margin-right:.5rem;object-fit:contain}.restricted{font-size:.875rem;color:#5c3200}.meta{font-size:.875rem;color:#4a4a4a}' +
   '.caution{border:2px solid #8a4b00;background:#fff4e0;color:#5c3200;border-radius:.75rem;padding:1rem;margin:0 0 1rem}.caution h2{margin:0;font-size:1.125rem}.caution p{margin:.25rem 0 0}';
+
+/**
+ * The brand's header: its name, after its logo when it has one (a fixed-size image, its name as
+ * the text alternative), above a bar in its colour when it has one (a bar, never text, so the
+ * colour cannot break the text's contrast).
+ */
+function brandHeader(brand: string, style: { readonly logoUrl: string | null; readonly colour: string | null } | null): string {
+  const logo = style?.logoUrl == null ? '' : `<img src="${escapeHtml(style.logoUrl)}" alt="" width="40" height="40" class="logo">`;
+  const bar = style?.colour == null ? '' : ` style="border-top:6px solid ${escapeHtml(style.colour)};padding-top:.5rem"`;
+  return `<header${bar}>${logo}${escapeHtml(brand)}</header>`;
+}
 
 /** The page, as one HTML document in `language`. */
 export function renderIdentityPage(content: PageContent, language: PageLanguage): string {
@@ -278,7 +291,7 @@ export function renderIdentityPage(content: PageContent, language: PageLanguage)
       `<li><a href="${escapeHtml(l.href)}">${escapeHtml(l.title || l.linkType)}</a></li>`).join('')}</ul>`;
   return `<!doctype html><html lang="${language}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">` +
     `<title>${escapeHtml(content.product === null ? heading : `${content.product}: ${heading}`)}</title><style>${style}</style></head><body><main>` +
-    `${content.brand === null ? '' : `<header>${escapeHtml(content.brand)}</header>`}<h1>${escapeHtml(title)}</h1>` +
+    `${content.brand === null ? '' : brandHeader(content.brand, content.style ?? null)}<h1>${escapeHtml(title)}</h1>` +
     `<section class="status" style="background:${tone.band};color:${tone.ink}" aria-label="${escapeHtml(t('status'))}">` +
     `<h2><span aria-hidden="true">${tone.mark} </span>${escapeHtml(heading)}</h2><p>${escapeHtml(detail)}</p></section>${caution}` +
     `${facts.length === 0 ? '' : `<dl>${facts.map(([k, v]) => `<dt>${escapeHtml(k!)}</dt><dd>${escapeHtml(v!)}</dd>`).join('')}</dl>`}` +

@@ -365,6 +365,7 @@ function pageContent(r: Request, resolution: Resolution, authenticity: Authentic
     links: resolution.levels.flatMap((level) => level.links.map((link) => ({ href: link.href, title: link.title, linkType: link.linkType }))),
     caution: resolution.suspect ?? null,
     passport: passport === null ? null : pagePassport(r, passport),
+    style: resolution.brand === null ? null : { logoUrl: resolution.brand.logoUrl ?? null, colour: resolution.brand.colour ?? null },
   };
 }
 

@@ -900,6 +900,74 @@ export declare type ListPassportAccessKeysResponse = Message<"mint.v1.ListPasspo
 export declare const ListPassportAccessKeysResponseSchema: GenMessage<ListPassportAccessKeysResponse>;
 
 /**
+ * Parameters of SetPassportStyle.
+ *
+ * @generated from message mint.v1.SetPassportStyleRequest
+ */
+export declare type SetPassportStyleRequest = Message<"mint.v1.SetPassportStyleRequest"> & {
+  /**
+   * Brand workspace.
+   *
+   * @generated from field: string brand_id = 1;
+   */
+  brandId: string;
+
+  /**
+   * The logo's https URL; empty: none.
+   *
+   * @generated from field: string logo_url = 2;
+   */
+  logoUrl: string;
+
+  /**
+   * The brand bar's colour as #rrggbb; empty: the default.
+   *
+   * @generated from field: string colour = 3;
+   */
+  colour: string;
+};
+
+/**
+ * Describes the message mint.v1.SetPassportStyleRequest.
+ * Use `create(SetPassportStyleRequestSchema)` to create a new message.
+ */
+export declare const SetPassportStyleRequestSchema: GenMessage<SetPassportStyleRequest>;
+
+/**
+ * Result of SetPassportStyle.
+ *
+ * @generated from message mint.v1.SetPassportStyleResponse
+ */
+export declare type SetPassportStyleResponse = Message<"mint.v1.SetPassportStyleResponse"> & {
+  /**
+   * Always true on success.
+   *
+   * @generated from field: bool ok = 1;
+   */
+  ok: boolean;
+
+  /**
+   * The logo now shown; empty: none.
+   *
+   * @generated from field: string logo_url = 2;
+   */
+  logoUrl: string;
+
+  /**
+   * The colour now shown; empty: the default.
+   *
+   * @generated from field: string colour = 3;
+   */
+  colour: string;
+};
+
+/**
+ * Describes the message mint.v1.SetPassportStyleResponse.
+ * Use `create(SetPassportStyleResponseSchema)` to create a new message.
+ */
+export declare const SetPassportStyleResponseSchema: GenMessage<SetPassportStyleResponse>;
+
+/**
  * Level a passport is written at.
  *
  * @generated from enum mint.v1.PassportLevel
@@ -1057,6 +1125,16 @@ export declare const PassportService: GenService<{
     methodKind: "unary";
     input: typeof RevokePassportAccessKeyRequestSchema;
     output: typeof RevokePassportAccessKeyResponseSchema;
+  },
+  /**
+   * Sets the logo and colour the brand's hosted passport pages show (owner only); empty values remove them.
+   *
+   * @generated from rpc mint.v1.PassportService.SetPassportStyle
+   */
+  setPassportStyle: {
+    methodKind: "unary";
+    input: typeof SetPassportStyleRequestSchema;
+    output: typeof SetPassportStyleResponseSchema;
   },
   /**
    * Lists the brand's passport access credentials, newest first (never their keys).
