@@ -227,6 +227,11 @@ export interface PagePassport {
   readonly languages: readonly string[];
   /** True when sections were withheld from this reader. */
   readonly withheld: boolean;
+  /**
+   * What makes the sections' HTML the same for another request (the versions shown, the reader's
+   * sections, the languages): rendered sections are kept per key; none: rendered every time.
+   */
+  readonly cacheKey?: string;
 }
 
 export function escapeHtml(text: string): string {
@@ -295,7 +300,21 @@ export function renderIdentityPage(content: PageContent, language: PageLanguage)
     `<section class="status" style="background:${tone.band};color:${tone.ink}" aria-label="${escapeHtml(t('status'))}">` +
     `<h2><span aria-hidden="true">${tone.mark} </span>${escapeHtml(heading)}</h2><p>${escapeHtml(detail)}</p></section>${caution}` +
     `${facts.length === 0 ? '' : `<dl>${facts.map(([k, v]) => `<dt>${escapeHtml(k!)}</dt><dd>${escapeHtml(v!)}</dd>`).join('')}</dl>`}` +
-    `${links}${content.passport == null ? '' : renderPassportSections(content.passport, language)}</main></body></html>`;
+    `${links}${content.passport == null ? '' : cachedSections(content.passport, language)}</main></body></html>`;
+}
+
+/** Rendered passport sections by version, reader's sections and language (versions never change; at most 2,000 kept). */
+const renderedSections = new Map<string, string>();
+function cachedSections(p: PagePassport, language: PageLanguage): string {
+  if (p.cacheKey === undefined) return renderPassportSections(p, language);
+  const key = `${language} ${p.cacheKey}`;
+  let html = renderedSections.get(key);
+  if (html === undefined) {
+    html = renderPassportSections(p, language);
+    if (renderedSections.size >= 2_000) renderedSections.clear();
+    renderedSections.set(key, html);
+  }
+  return html;
 }
 
 /** Formats a number for `language` (at most three decimals). */

@@ -370,9 +370,12 @@ function pageContent(r: Request, resolution: Resolution, authenticity: Authentic
 }
 
 function pagePassport(r: Request, p: PublishedPassport): PagePassport {
+  const languages = languagesOf(headerOf(r.req, 'accept-language'));
   return {
     content: p.content, version: p.version.version, latestVersion: p.latestVersion, publishedAt: p.version.publishedAt,
-    languages: languagesOf(headerOf(r.req, 'accept-language')), withheld: p.withheld.length > 0,
+    languages, withheld: p.withheld.length > 0,
+    // The versions shown (the unit's, lot's and model's), the reader's sections and languages decide the sections' HTML.
+    cacheKey: `${p.version.id} ${p.latestVersion} ${p.inherited.map((v) => v.id).join(',')} ${p.restricted.join(',')} ${p.withheld.join(',')} ${languages.join(',')}`,
   };
 }
 
