@@ -29,7 +29,7 @@ import pg from 'pg';
 import { connectJetStreamBus, type JobBus } from '@mint/bus';
 import { openDatabase } from '@mint/db';
 import { query } from '../test/support/sql.ts';
-import { generateSerials, unitResolverUrl } from '@mint/domain';
+import { generateTimedSerials, unitIdOf } from '@mint/domain';
 import { loadConfig } from '@mint/runtime';
 import { createUseCaseContext, createUser, createWorkspace, grantRole, submitMintRequest, upsertProduct } from '@mint/usecases';
 import { createScratchDatabase } from './scratch-database.ts';
@@ -99,17 +99,17 @@ function memoryOf(pid: number): { peakMb: number; rssMb: number } {
 }
 
 /** COPY text of `count` units of one batch from `firstSeq`, built before the clock starts. */
-function copyBlock(brandId: string, batchId: string, firstSeq: number, count: number, gtin: string, base: string, at: string): string {
-  const serials = generateSerials(count, (b) => void randomFillSync(b));
+function copyBlock(brandId: string, batchId: string, firstSeq: number, count: number, at: string): string {
+  const serials = generateTimedSerials(count, new Date(at), (b) => void randomFillSync(b));
   let text = '';
   for (let i = 0; i < count; i++) {
     const s = serials[i]!;
-    text += `${brandId}\t${randomUUID()}\t${batchId}\t${firstSeq + i}\t${s}\t${gtin}\t${base}${s}\tactive\t${at}\t${at}\n`;
+    text += `${brandId}\t${unitIdOf(batchId, firstSeq + i)}\t${batchId}\t${firstSeq + i}\t${s}\tactive\t${at}\t${at}\n`;
   }
   return text;
 }
 
-const copySql = 'copy mint_units (brand_id, id, mint_batch_id, seq, serial, gtin, resolver_url, status, created_at, activated_at) from stdin';
+const copySql = 'copy mint_units (brand_id, id, mint_batch_id, seq, serial, status, created_at, activated_at) from stdin';
 
 /**
  * The fair limit: `count` rows COPYed into mint_units in the executor's own chunk size over as many
@@ -118,15 +118,15 @@ const copySql = 'copy mint_units (brand_id, id, mint_batch_id, seq, serial, gtin
  * built before the clock starts, so this is the database's limit for the executor's work at every
  * size. With `--baseline-tx one`, one COPY per connection instead (the old, unfair shape).
  */
-async function copyBaseline(dbUrl: string, baselineTx: string, chunk: number, connections: number, brandId: string, count: number, gtin: string, base: string): Promise<number> {
+async function copyBaseline(dbUrl: string, baselineTx: string, chunk: number, connections: number, brandId: string, count: number): Promise<number> {
   const batchId = randomUUID();
   const at = new Date().toISOString();
   const blocks: string[] = [];
   if (baselineTx === 'one') {
     const per = Math.ceil(count / connections);
-    for (let first = 0; first < count; first += per) blocks.push(copyBlock(brandId, batchId, first + 1, Math.min(per, count - first), gtin, base, at));
+    for (let first = 0; first < count; first += per) blocks.push(copyBlock(brandId, batchId, first + 1, Math.min(per, count - first), at));
   } else {
-    for (let first = 0; first < count; first += chunk) blocks.push(copyBlock(brandId, batchId, first + 1, Math.min(chunk, count - first), gtin, base, at));
+    for (let first = 0; first < count; first += chunk) blocks.push(copyBlock(brandId, batchId, first + 1, Math.min(chunk, count - first), at));
   }
   const clients = await Promise.all(Array.from({ length: connections }, async () => {
     const c = new pg.Client({ connectionString: dbUrl });
@@ -186,7 +186,6 @@ export async function benchMint(options: MintBenchOptions, progress: (line: stri
     const { product } = await upsertProduct(ctx, { id: user.id }, {
       brandId: brand.id, sku: 'BENCH', name: 'Bench product', gtin, commercialStatus: 'ACTIVE', mintReadinessStatus: 'READY', passportUrl: null,
     });
-    const resolverPrefix = unitResolverUrl(`http://127.0.0.1:8080/r/${brand.slug}`, gtin, '');
 
     executor = spawn(process.execPath, [...nodeFlags, 'services/executor/src/main.ts'], {
       cwd: repoRoot,
@@ -301,7 +300,7 @@ export async function benchMint(options: MintBenchOptions, progress: (line: stri
         if ((await read(submitted.mintJobId))?.status !== status) throw new Error(`job ${submitted.mintJobId} reported ${status}, the database disagrees`);
         await packsSettled();
         await reset();
-        const baseRate = await copyBaseline(dbUrl, options.baselineTx, chunk, writers, brand.id, size, gtin, resolverPrefix);
+        const baseRate = await copyBaseline(dbUrl, options.baselineTx, chunk, writers, brand.id, size);
         const mem = memoryOf(executor.pid!);
         const firstChunkMs = firstChunkAt - started;
         runs.push({ size, status, mintRate, baseRate, firstChunkMs, rssMb: mem.rssMb, peakMb: mem.peakMb });

@@ -41,7 +41,7 @@ import { to as copyTo } from 'pg-copy-streams';
 import { createPendingPack } from '@mint/db';
 import { objectStoreStream } from '@mint/store';
 import { completionPackProfile, limitedFormats, maxLabelPackUnits, type PackFormat, type Symbology } from '@mint/domain';
-import { query, run } from '../test/support/sql.ts';
+import { query, run, unitsWithUrls } from '../test/support/sql.ts';
 import { packFormatRegistry } from '@mint/usecases';
 import { packFormats } from '@mint/domain';
 import { executorNodeFlags, executorNodeOptions, withExecutorEnv } from './child-server.ts';
@@ -129,7 +129,7 @@ export async function benchPacks(options: { readonly units: number; readonly run
       await client.connect();
       started = performance.now();
       await pipeline(
-        client.query(copyTo(`copy (select serial, resolver_url, serial, '', status from mint_units
+        client.query(copyTo(`copy (select serial, resolver_url, serial, '', status from ${unitsWithUrls}
           where brand_id = '${seeded.brandId}' and mint_batch_id = '${seeded.batchId}' order by seq) to stdout (format csv)`)),
         createWriteStream(join(dir, 'baseline.csv')),
       );
@@ -248,14 +248,14 @@ async function benchFormat(seeded: Awaited<ReturnType<typeof seedUnits>>, seeded
     await client.connect();
     const started = performance.now();
     await pipeline(
-      client.query(copyTo(`copy (select ${copied} from mint_units where brand_id = '${seeded.brandId}' and mint_batch_id = '${seeded.batchId}' and seq <= ${units} order by seq) to stdout`)),
+      client.query(copyTo(`copy (select ${copied} from ${unitsWithUrls} where brand_id = '${seeded.brandId}' and mint_batch_id = '${seeded.batchId}' and seq <= ${units} order by seq) to stdout`)),
       createWriteStream(join(dir, `baseline.${format}`)),
     );
     baselineSeconds = (performance.now() - started) / 1000;
     await client.end();
   } else {
     const [first] = await query<{ resolver_url: string; serial: string }>(seeded.db.em.fork(),
-      'select resolver_url, serial from mint_units where brand_id = ? and mint_batch_id = ? and seq = 1', [seeded.brandId, seeded.batchId]);
+      `select resolver_url, serial from ${unitsWithUrls} where brand_id = ? and mint_batch_id = ? and seq = 1`, [seeded.brandId, seeded.batchId]);
     const resolverBase = first!.resolver_url.slice(0, -`/01/${seeded.gtin}/21/${first!.serial}`.length);
     if (format === 'zpl') {
       baselineLabel = `the bare zplLabel loop (${symbology}, 203 dpi) over the same units, in a child process`;

@@ -80,8 +80,8 @@ async function seed(db: Database, units: number, brandId: string, batchId: strin
     [brandId, batchId, jobId, productId, units, units, base, base]);
   // Serial: 20 characters from md5 of the seq (unique per batch), like the executor's unguessable serials.
   await run(em,
-    `insert into mint_units (brand_id, id, mint_batch_id, seq, serial, gtin, resolver_url, status, created_at, activated_at)
-     select ?::uuid, gen_random_uuid(), ?::uuid, g, s.serial, null, 'http://127.0.0.1:8080/r/bench/u/' || s.serial, 'active', t.at, t.at
+    `insert into mint_units (brand_id, id, mint_batch_id, seq, serial, status, created_at, activated_at)
+     select ?::uuid, gen_random_uuid(), ?::uuid, g, s.serial, 'active', t.at, t.at
      from generate_series(1, ?::int) g
      cross join lateral (select upper(substr(md5(g::text), 1, 20)) as serial) s
      cross join lateral (select ?::timestamptz + ((g - 1) / ?::int) * interval '40 ms' as at) t`,

@@ -14,7 +14,9 @@
 //   BENCH_MINT_SIZES     job sizes of the mint benchmark (default 10000,100000,1000000)
 //   BENCH_LOAD_SECONDS   seconds of each resolver and submit load (default 10)
 //   BENCH_ITERATIONS     timed calls per read case and run (default 5,000)
-//   BENCH_ONLY           comma-separated subset of mint,reads,resolver,packs,submit,webhooks,watch,scans
+//   BENCH_ONLY           comma-separated subset of mint,reads,resolver,packs,submit,webhooks,watch,scans,growth
+//   BENCH_GROWTH_JOBS    jobs of the growth benchmark, one after another into one database (default 4; the issue's size: 10)
+//   BENCH_GROWTH_UNITS   units of each growth job (default 100,000; the issue's size: 1,000,000)
 //   BENCH_SCANS          scans replayed by the scan benchmark (default 1,000,000; one run)
 //   BENCH_WEBHOOK_EVENTS events of the webhook throughput backlog (default 10,000)
 //   BENCH_WATCH_RUNS     runs of the watcher benchmark, each a fresh stack per design (default 2)
@@ -40,6 +42,7 @@ import type { SubmitBenchResult } from './submit.ts';
 import type { WatchBenchResult, WatchFigures, WatchMode } from './watch.ts';
 import type { WebhooksBenchResult } from './webhooks.ts';
 import type { ScansBenchResult } from './scans.ts';
+import type { GrowthBenchResult } from './growth.ts';
 
 const benchDir = fileURLToPath(new URL('./', import.meta.url));
 const repoRoot = fileURLToPath(new URL('../', import.meta.url));
@@ -109,7 +112,7 @@ async function step<T>(name: string, script: string, args: readonly string[], ch
     const lines = partial.split('\n');
     partial = lines.pop()!;
     // The script's own step lines (seeding, runs) as progress; its final tables go to the log only.
-    for (const line of lines) if (/^(seeded|vacuum|run \d|database|\s*\d+ units)/.test(line)) progress(`${name}: ${line.trim()}`);
+    for (const line of lines) if (/^(seeded|vacuum|run \d|database|job\s+\d|reads at|\s*\d+ units)/.test(line)) progress(`${name}: ${line.trim()}`);
   });
   child.stderr!.pipe(log, { end: false });
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
@@ -462,6 +465,30 @@ function addScans(r: ScansBenchResult): void {
   notes.push('scans: one replay (the rows above are single values); the use cases run on the replay\'s clock and the brand\'s alerts_per_minute is 1,000.');
 }
 
+function addGrowth(r: GrowthBenchResult): void {
+  const one = (x: number) => spread([x]);
+  const first = r.jobs[0]!;
+  const last = r.jobs[r.jobs.length - 1]!;
+  const at = (n: number) => `${n.toLocaleString('en')} units in the table`;
+  rows.push({ benchmark: 'growth', figure: `job ${last.job} of ${r.unitsPerJob.toLocaleString('en')} units, ${at(last.unitsInTable)}`, unit: 'units/s', value: one(last.rate),
+    baseline: { label: `job 1 of the same run (${at(first.unitsInTable)})`, value: one(first.rate) }, ratio: one(last.rate / first.rate),
+    target: { text: '>= 0.8x job 1', met: last.rate / first.rate >= 0.8 } });
+  const stored = Math.max(...r.jobs.map((j) => j.storedBytesPerUnit));
+  rows.push({ benchmark: 'growth', figure: 'mint_units heap + indexes per unit (largest over the jobs)', unit: 'bytes', value: one(stored), baseline: null, ratio: null,
+    target: { text: '<= 200', met: stored <= 200 } });
+  rows.push({ benchmark: 'growth', figure: `WAL per unit of job ${last.job} (the cluster's WAL: an upper bound)`, unit: 'bytes', value: one(last.walBytesPerUnit),
+    baseline: { label: 'job 1', value: one(first.walBytesPerUnit) }, ratio: one(last.walBytesPerUnit / first.walBytesPerUnit) });
+  const small = r.reads[0]!;
+  const large = r.reads[r.reads.length - 1]!;
+  for (const [name, pick] of [['resolver unit scan (findUnit)', (x: GrowthBenchResult['reads'][number]) => x.scan.p99], ['ListMintUnits page at a random cursor', (x: GrowthBenchResult['reads'][number]) => x.list.p99]] as const) {
+    rows.push({ benchmark: 'growth', figure: `${name} p99, ${at(large.unitsInTable)}`, unit: 'ms', value: one(pick(large)),
+      baseline: { label: `the same at ${at(small.unitsInTable)}`, value: one(pick(small)) }, ratio: one(pick(large) / pick(small)),
+      target: { text: '<= 1.2x', met: pick(large) / pick(small) <= 1.2 } });
+  }
+  notes.push(`growth: ${r.jobs.length} jobs of ${r.unitsPerJob.toLocaleString('en')} units into one database (BENCH_GROWTH_JOBS, BENCH_GROWTH_UNITS); indexes after the run: ` +
+    r.indexes.map((i) => `${i.name} ${(i.bytes / last.unitsInTable).toFixed(1)} B/unit`).join(', ') + '.');
+}
+
 function addWatch(r: WatchBenchResult): void {
   const { watchers, units } = r.options;
   const of = (mode: WatchMode, pick: (f: WatchFigures) => number) => r.runs.map((run) => pick(run.find((f) => f.mode === mode)!));
@@ -546,6 +573,10 @@ function markdown(info: Record<string, string | number>, versions: Record<string
     '  (MINT_CHUNK_SIZE), one transaction per chunk, over as many connections as the executor writes with (EXECUTOR_JOB_WRITERS). Each',
     '  measurement starts from an empty mint_units after a checkpoint. Submits publish their job right after commit, as the API does.',
     '  Submit -> first chunk committed: one-chunk jobs one after another, the job polled every 2 ms until minted_quantity > 0.',
+    '- growth (bench/growth.ts): BENCH_GROWTH_JOBS serial jobs of BENCH_GROWTH_UNITS units minted one after another into one database',
+    '  (nothing truncated) by the executor child, as mint does; per job its rate, mint_units heap + indexes over its rows, and the WAL',
+    '  written during the job per unit (pg_current_wal_lsn, the cluster\'s). After the first and the last job, in process: the resolver\'s',
+    '  unit lookup (findUnit) of random minted serials and a ListMintUnits page at a random cursor, p99 over BENCH_ITERATIONS calls each.',
     '- reads (bench/reads.ts): the use cases in process (no transport) against one brand of seeded units; the baseline is the bare keyset',
     '  SELECT with the same predicate over the same index; GetMintKpis against the bare SELECT of the same sums, prepared on a plain pg',
     '  client (one round trip, nothing else).',
@@ -649,6 +680,13 @@ try {
       const r = await step<ScansBenchResult>('scans', 'scans.ts', [], { BENCH_SCANS: env['BENCH_SCANS'] ?? '1000000' }, logDir);
       results['scans'] = r;
       addScans(r);
+    }],
+    ['growth', async () => {
+      const r = await step<GrowthBenchResult>('growth', 'growth.ts', [], {
+        BENCH_GROWTH_JOBS: env['BENCH_GROWTH_JOBS'] ?? '4', BENCH_GROWTH_UNITS: env['BENCH_GROWTH_UNITS'] ?? '100000', BENCH_ITERATIONS: String(Math.min(iterations, 2000)),
+      }, logDir);
+      results['growth'] = r;
+      addGrowth(r);
     }],
     ['watch', async () => {
       const r = await step<WatchBenchResult>('watch', 'watch.ts', [], { BENCH_RUNS: env['BENCH_WATCH_RUNS'] ?? '2', BENCH_WATCHERS: env['BENCH_WATCHERS'] ?? '2000' }, logDir);

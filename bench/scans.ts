@@ -196,9 +196,9 @@ try {
      select brand_id, ?, ?, product_id, 'voided', identity_mode, activation_mode, ?, ?, resolver_base_url, gtin, ?, ?
      from mint_batches where id = ?`, [voidBatch, voidJob, withdrawnScans, withdrawnScans, t0, t0, seeded.batchId]);
   await run(em,
-    `insert into mint_units (brand_id, id, mint_batch_id, seq, serial, gtin, resolver_url, status, created_at, activated_at)
-     select ?::uuid, gen_random_uuid(), ?::uuid, g, 'VOID' || lpad(g::text, 6, '0'), ?, 'https://example.invalid/void/' || g, 'active', ?, ?
-     from generate_series(1, ?::int) g`, [brandId, voidBatch, gtin, t0, t0, withdrawnScans]);
+    `insert into mint_units (brand_id, id, mint_batch_id, seq, serial, status, created_at, activated_at)
+     select ?::uuid, gen_random_uuid(), ?::uuid, g, 'VOID' || lpad(g::text, 6, '0'), 'active', ?, ?
+     from generate_series(1, ?::int) g`, [brandId, voidBatch, t0, t0, withdrawnScans]);
   const serialOf = (u: number) => (u < 0 ? `VOID${String(-u).padStart(6, '0')}` : md5Serials.get(u)!);
   await updateScanAlertSettings(ctx, { id: randomUUID() }, { brandId, patch: { alertsPerMinute: 1_000 } });
 

@@ -52,11 +52,11 @@ export async function seedUnits(prefix: string, units: number, publicBaseUrl = '
      values (?, ?, ?, ?, 'minted', 'serial', 'active_at_mint', ?, ?, ?, ?, ?, ?)`,
     [brand.id, batchId, jobId, product.id, units, units, brand.resolverBaseUrl, gtin, at, at]);
   await run(em,
-    `insert into mint_units (brand_id, id, mint_batch_id, seq, serial, gtin, resolver_url, status, created_at, activated_at)
-     select ?::uuid, gen_random_uuid(), ?::uuid, g, s.serial, ?, ? || s.serial, 'active', ?, ?
+    `insert into mint_units (brand_id, id, mint_batch_id, seq, serial, status, created_at, activated_at)
+     select ?::uuid, gen_random_uuid(), ?::uuid, g, s.serial, 'active', ?, ?
      from generate_series(1, ?::int) g
      cross join lateral (select upper(substr(md5(g::text), 1, 20)) as serial) s`,
-    [brand.id, batchId, gtin, `${brand.resolverBaseUrl}/01/${gtin}/21/`, at, at, units]);
+    [brand.id, batchId, at, at, units]);
   const client = new pg.Client({ connectionString: scratch.url });
   await client.connect();
   await client.query('VACUUM ANALYZE');

@@ -18,7 +18,7 @@ import {
   claimPayloadPack, createPayloadPack, createPayloadPackDownloadUrl, generatePayloadPack, openPayloadPackDownload, processMintJobBatch, submitMintRequest,
   type DownloadSettings, type PackClaim, type PackGenerationResult, type PackManifest, type UseCaseContext,
 } from '@mint/usecases';
-import { query, run } from './sql.ts';
+import { query, run, unitsWithUrls } from './sql.ts';
 import type { SeededBrand } from './usecases.ts';
 
 /** Submits a job for the brand's product and runs it to completion in cycles of `chunk` units. */
@@ -136,8 +136,8 @@ export async function serialPackRoundTrip(ctx: UseCaseContext, brand: SeededBran
   if (result.kind !== 'ready') throw new Error(`pack generation ended ${JSON.stringify(result)}`);
   const { dir, manifest, check } = await downloadAndVerify(ctx, { keys, store }, brand.brandId, pack.id);
   try {
-    const [first] = await query<{ resolver_url: string }>(ctx.db.em.fork(), 'select resolver_url from mint_units where mint_batch_id = ? and seq = 1', [mintBatchId]);
-    const [last] = await query<{ resolver_url: string }>(ctx.db.em.fork(), 'select resolver_url from mint_units where mint_batch_id = ? and seq = ?', [mintBatchId, units]);
+    const [first] = await query<{ resolver_url: string }>(ctx.db.em.fork(), `select resolver_url from ${unitsWithUrls} where mint_batch_id = ? and seq = 1`, [mintBatchId]);
+    const [last] = await query<{ resolver_url: string }>(ctx.db.em.fork(), `select resolver_url from ${unitsWithUrls} where mint_batch_id = ? and seq = ?`, [mintBatchId, units]);
     let epcs = 0;
     let events = 0;
     const seen = new Set<string>();

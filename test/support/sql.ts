@@ -31,3 +31,12 @@ export async function setBrandDefaultPassportUrl(em: Em, brandId: string, url: s
     written as (update brands b set default_passport_url = ? from old where b.id = old.id returning b.id)
     select resolver_move_pip_link(old.id, 'brand', '', old.default_passport_url, ?, old.name)::text from old`, [brandId, url, url]);
 }
+
+/**
+ * mint_units with each unit's GTIN and resolver URL as the read side derives them from its batch
+ * (unitResolverUrl), for tests and benchmarks that read them in SQL: `select resolver_url from
+ * ${unitsWithUrls} where ...` (the rows carry neither since issue 44's unit store).
+ */
+export const unitsWithUrls = `(select u.*, b.gtin,
+    regexp_replace(b.resolver_base_url, '/$', '') || case when b.gtin is null then '/u/' || u.serial else '/01/' || b.gtin || '/21/' || u.serial end as resolver_url
+  from mint_units u join mint_batches b on b.brand_id = u.brand_id and b.id = u.mint_batch_id) as mint_units`;

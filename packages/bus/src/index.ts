@@ -23,3 +23,5 @@ export { createMemoryBus } from './memory-bus.ts';
 export type { MemoryBusOptions } from './memory-bus.ts';
 export { progressSubject } from './progress.ts';
 export type { JobProgressUpdate, ProgressFeed, ProgressHandler } from './progress.ts';
+export { connectScanSpill } from './scan-spill.ts';
+export type { ScanReplay, ScanReplayOptions, ScanSpill, ScanSpillOptions } from './scan-spill.ts';

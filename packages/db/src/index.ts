@@ -53,7 +53,7 @@ export {
   type PackClaim, type PackOutcome, type PackLocation, type PackSource,
 } from './repositories/packs.ts';
 export {
-  deleteScanEventsBefore, createScanWriter,
+  deleteScanEventsBefore, createScanWriter, writeScanBatchOnce,
   createResolverReader, type ResolverBrand, type ResolverProduct, type ResolverUnit, type ResolverLot, type ScanRecord, type ScanWriter,
   type ResolverReader, type ResolverReaderOptions, type ResolverDomainBrand
 } from './repositories/resolver.ts';

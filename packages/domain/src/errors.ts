@@ -20,12 +20,13 @@ export interface FieldViolation {
  * - `idempotency_key_reused`: the key already made a job from a different request, which stays as it is;
  * - `unauthenticated`: the caller could not be identified (no or invalid credentials);
  * - `forbidden`: the caller is identified but lacks the role or scope the action needs;
- * - `rate_limited`: the caller sent more requests than its limit allows.
+ * - `rate_limited`: the caller sent more requests than its limit allows;
+ * - `unavailable`: the database cannot be reached; nothing was written, the caller may try again.
  */
-export type ErrorKind = 'invalid' | 'illegal_state' | 'not_found' | 'conflict' | 'idempotency_key_reused' | 'unauthenticated' | 'forbidden' | 'rate_limited';
+export type ErrorKind = 'invalid' | 'illegal_state' | 'not_found' | 'conflict' | 'idempotency_key_reused' | 'unauthenticated' | 'forbidden' | 'rate_limited' | 'unavailable';
 
 /** Every {@link ErrorKind}. */
-export const errorKinds: readonly ErrorKind[] = ['invalid', 'illegal_state', 'not_found', 'conflict', 'idempotency_key_reused', 'unauthenticated', 'forbidden', 'rate_limited'];
+export const errorKinds: readonly ErrorKind[] = ['invalid', 'illegal_state', 'not_found', 'conflict', 'idempotency_key_reused', 'unauthenticated', 'forbidden', 'rate_limited', 'unavailable'];
 
 /**
  * The one domain error type: a `kind` and a message fit for the caller (internals go into
@@ -101,6 +102,58 @@ export class RateLimitedError extends DomainError {
     super('rate_limited', message, options);
     this.retryAfterSeconds = Math.max(1, Math.ceil(retryAfterSeconds));
   }
+}
+
+/**
+ * The database cannot be reached (`unavailable`); nothing was written, and the caller may try
+ * again after `retryAfterSeconds`. A driver's own connection error is taken as one too (see
+ * {@link isUnavailableError}).
+ */
+export class UnavailableError extends DomainError {
+  override readonly name = 'UnavailableError';
+  /** Whole seconds after which trying again is worthwhile (at least 1). */
+  readonly retryAfterSeconds: number;
+  constructor(message: string, retryAfterSeconds: number, options?: ErrorOptions) {
+    super('unavailable', message, options);
+    this.retryAfterSeconds = Math.max(1, Math.ceil(retryAfterSeconds));
+  }
+}
+
+/**
+ * Error codes of a database that cannot be reached or is going away: the socket's (refused, reset,
+ * timed out, unreachable) and PostgreSQL's (57P01-57P03 shutdown and start-up, class 08
+ * connection exceptions, 53300 too many connections).
+ */
+const unreachableCodes = new Set([
+  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN',
+  '57P01', '57P02', '57P03', '08000', '08001', '08003', '08004', '08006', '53300',
+]);
+/** Messages of the PostgreSQL driver for a connection that ended or never came, which carry no code. */
+const unreachableMessage = /^(Connection terminated|connect ECONNREFUSED|Client has encountered a connection error|timeout exceeded when trying to connect|the connection ended while checked out)/;
+
+/**
+ * True for {@link UnavailableError}, and for a driver's error (or one whose `cause` chain holds
+ * one) saying the database cannot be reached: those answer 503 with Retry-After, never 500. Only
+ * the error's shape is read (its `code` and message).
+ */
+export function isUnavailableError(e: unknown): boolean {
+  for (let depth = 0; depth < 5 && e instanceof Error; depth++) {
+    if (e instanceof UnavailableError) return true;
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && unreachableCodes.has(code)) return true;
+    if (unreachableMessage.test(e.message)) return true;
+    if (e instanceof AggregateError && e.errors.some((inner) => isUnavailableError(inner))) return true;
+    e = e.cause;
+  }
+  return false;
+}
+
+/** Seconds a caller is told to wait (Retry-After) when the database cannot be reached. */
+export const unavailableRetryAfterSeconds = 5;
+
+/** The Retry-After of an error {@link isUnavailableError} accepts: its own, else {@link unavailableRetryAfterSeconds}. */
+export function unavailableRetryAfter(e: unknown): number {
+  return e instanceof UnavailableError ? e.retryAfterSeconds : unavailableRetryAfterSeconds;
 }
 
 /** @deprecated Use `isDomainError(e, 'rate_limited')`; kept while other branches move over. */

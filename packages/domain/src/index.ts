@@ -2,7 +2,7 @@ export {
   DomainError, isDomainError, type ErrorKind, errorKinds,
   assertValid, type FieldViolation, InvalidInputError, IllegalStateError, NotFoundError, ConflictError, UnauthenticatedError, ForbiddenError,
   isInvalidInputError, isIllegalStateError, isNotFoundError, isConflictError, isUnauthenticatedError, isForbiddenError,
-  RateLimitedError, isRateLimitedError,
+  RateLimitedError, isRateLimitedError, UnavailableError, isUnavailableError, unavailableRetryAfter, unavailableRetryAfterSeconds,
   IdempotencyKeyReusedError, isIdempotencyKeyReusedError,
 } from './errors.ts';
 export { initialUnitStatus, type IdentityMode, identityModes, type ActivationMode, activationModes, type UnitStatus, unitStatuses } from './modes.ts';
@@ -24,7 +24,7 @@ export {
   type ProductionBatchStatus, productionBatchStatuses
 } from './catalog.ts';
 export {
-  generateSerials, unitResolverUrl, lotResolverUrl, brandResolverBaseUrl, serialLength, type RandomFill
+  generateSerials, generateTimedSerials, serialTimeLength, unitIdPrefix, unitIdOf, unitResolverUrl, lotResolverUrl, brandResolverBaseUrl, serialLength, type RandomFill
 } from './identity.ts';
 export { resolverDomainViolations, brandDomainBaseUrl, normalizeHost, maxDomainLength, type ReservedHosts } from './brand-domain.ts';
 export { defaultChunkSize, kickUnitLimit, type Chunk } from './chunk.ts';
@@ -95,6 +95,9 @@ export {
 export {
   type ScanAlertRule, type ScanAlertSettings, defaultScanAlertSettings, type ScanAlertSettingsPatch, applyScanAlertSettings
 } from './scan-alert-settings.ts';
+export {
+  edgeCacheSeconds, edgeCacheControl, allResolverAnswersKey, surrogateKeysOf, purgeKeyOf, encodeEdgeScan, decodeEdgeScan, type EdgeScan,
+} from './edge-cache.ts';
 export {
   type PassportAccessClass, passportAccessClasses, restrictedPassportClasses, type PassportLevel, type LocalText, type Measure, type PassportLink, type Party,
   type Material, type Emissions, type Circularity, type ConformityClaim, type DueDiligenceStatement, type PassportExtension, type Dimensions,

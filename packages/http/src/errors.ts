@@ -8,7 +8,7 @@
 // `{ok:false, error, message}` (plainErrorBody).
 
 import { Code } from '@connectrpc/connect';
-import { DomainError, InvalidInputError, type ErrorKind, type FieldViolation } from '@mint/domain';
+import { DomainError, InvalidInputError, isUnavailableError, type ErrorKind, type FieldViolation } from '@mint/domain';
 
 /** How one kind of domain error travels: its Connect code, HTTP status and stable error code, and when it is answered. */
 export interface ErrorCodes {
@@ -25,7 +25,8 @@ export interface ErrorCodes {
  * missing permission -> PermissionDenied / 403; missing or foreign row -> NotFound / 404; illegal
  * state move -> FailedPrecondition / 409; lost compare-and-set -> Aborted / 409; an idempotency key
  * reused with a different request -> AlreadyExists / 422 (a retry of the same request would be
- * answered, this one never is); over a rate limit -> ResourceExhausted / 429 (with `Retry-After`).
+ * answered, this one never is); over a rate limit -> ResourceExhausted / 429 (with `Retry-After`);
+ * the database unreachable -> Unavailable / 503 (with `Retry-After`; nothing was written).
  */
 export const errorCodes: { readonly [K in ErrorKind]: ErrorCodes } = {
   invalid: {
@@ -60,6 +61,10 @@ export const errorCodes: { readonly [K in ErrorKind]: ErrorCodes } = {
     connect: Code.ResourceExhausted, status: 429, code: 'rate_limited',
     when: 'Over a rate limit (per credential, or too many failed authentications from the address); Retry-After says when to try again.',
   },
+  unavailable: {
+    connect: Code.Unavailable, status: 503, code: 'unavailable',
+    when: 'The service cannot reach its database (an outage, a failover); nothing was written, Retry-After says when to try again. The resolver still answers the identities it has answered before.',
+  },
 };
 
 /** The answers only plain HTTP gives (routes, methods, sizes, media types, keyed requests), with their status and code. */
@@ -73,10 +78,17 @@ export const transportErrors: readonly Omit<ErrorCodes, 'connect'>[] = [
   { status: 500, code: 'internal', when: 'Anything else; the message is always "internal error", the cause only in the server log.' },
 ];
 
-/** The codes of a domain error's kind, or undefined for anything else (an internal error). */
+/**
+ * The codes of a domain error's kind, those of `unavailable` for a driver's error saying the
+ * database cannot be reached, or undefined for anything else (an internal error).
+ */
 export function errorKindOf(err: unknown): ErrorCodes | undefined {
-  return err instanceof DomainError ? errorCodes[err.kind] : undefined;
+  if (err instanceof DomainError) return errorCodes[err.kind];
+  return isUnavailableError(err) ? errorCodes.unavailable : undefined;
 }
+
+/** The message of every 503 for an unreachable database (the driver's words go to the log only). */
+export const unavailableMessage = 'the service cannot reach its database; nothing was written, try again shortly';
 
 /** The message clients see for any error that is not a known one; the original goes to the log only. */
 export const internalErrorMessage = 'internal error';
@@ -120,7 +132,7 @@ export function toHttpError(err: unknown): HttpError {
   if (isHttpProblem(err)) return { status: err.status, code: err.code, message: err.message, ...(err.details ? { details: err.details } : {}) };
   const kind = errorKindOf(err);
   if (kind === undefined) return { status: 500, code: 'internal', message: internalErrorMessage };
-  const message = (err as Error).message;
+  const message = isUnavailableError(err) ? unavailableMessage : (err as Error).message;
   if (err instanceof InvalidInputError) return { status: kind.status, code: kind.code, message, details: { violations: violationsOf(err.violations) } };
   return { status: kind.status, code: kind.code, message };
 }

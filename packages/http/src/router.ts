@@ -3,7 +3,7 @@
 // and another method, and one place where a handler's error becomes a response.
 
 import createFindMyWay, { type HTTPMethod } from 'find-my-way';
-import { InvalidInputError, RateLimitedError } from '@mint/domain';
+import { InvalidInputError, RateLimitedError, isUnavailableError, unavailableRetryAfter } from '@mint/domain';
 import { HttpProblem, plainErrorBody, toHttpError, type HttpError } from './errors.ts';
 import { sendJson } from './respond.ts';
 import type { HttpRequest, HttpResponse } from './types.ts';
@@ -115,6 +115,7 @@ export function createRouter(routes: readonly Route[], options: RouterOptions = 
     // Past a size limit the rest of the body is not read: close the HTTP/1.1 connection.
     if (error.status === 413 && call.req.httpVersionMajor === 1) call.res.setHeader('connection', 'close');
     if (err instanceof RateLimitedError) call.res.setHeader('retry-after', String(err.retryAfterSeconds));
+    else if (isUnavailableError(err)) call.res.setHeader('retry-after', String(unavailableRetryAfter(err)));
     (route?.onError ?? sendHttpError)(call, error, err);
   };
 

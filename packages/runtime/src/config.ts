@@ -59,6 +59,7 @@ export const defaults = {
   watchMaxStreamsPerCaller: 20,
   rateLimitPerCredential: 2000,
   rateLimitResolverPerAddress: 20_000,
+  resolverLastKnownUnits: 100_000,
   rateLimitDownloadsPerAddress: 600,
   rateLimitAuthFailuresPerAddress: 120,
   /** No proxy is trusted: the client address is the TCP peer. */
@@ -281,6 +282,19 @@ export interface Config {
    */
   readonly resolverContact: string | undefined;
   /**
+   * `CACHE_PURGE_URL`: the `http(s)://` URL of the caching proxy (Varnish, or a CDN's purge endpoint), or several comma-separated,
+   * that every API process sends `PURGE` with a `Surrogate-Key` header to when links or a brand domain change, so cached GTIN
+   * and lot answers and linksets are dropped within a second or two; chart value `config.cachePurgeUrl`. Unset: no purge is sent
+   * (run no cache in front of the resolver then, or only one that keeps answers no longer than it can be stale).
+   */
+  readonly cachePurgeUrl: string | undefined;
+  /**
+   * `RESOLVER_LAST_KNOWN_UNITS`: units (with their own links) an API process remembers as last answered, the least recently
+   * scanned forgotten first (0-10000000; about 45 MB per 100,000), to answer their scans while the database is unreachable; a
+   * unit not among them answers 503 then. 0 keeps none; chart value `config.resolverLastKnownUnits`.
+   */
+  readonly resolverLastKnownUnits: number;
+  /**
    * `WATCH_MAX_DURATION_MS`: a `WatchMintJob` stream ends cleanly after this long (15 min); the client watches again.
    */
   readonly watchMaxDurationMs: number;
@@ -385,6 +399,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: read.url('DATABASE_URL', ['postgres:', 'postgresql:'], 'a postgres:// URL'),
     databaseDirectUrl: read.url('DATABASE_DIRECT_URL', ['postgres:', 'postgresql:'], 'a postgres:// URL') ?? read.string('DATABASE_URL'),
     resolverReadUrl: read.url('RESOLVER_READ_URL', ['postgres:', 'postgresql:'], 'a postgres:// URL'),
+    cachePurgeUrl: read.urlList('CACHE_PURGE_URL', ['http:', 'https:'], 'an http(s):// URL or several, comma-separated'),
+    resolverLastKnownUnits: read.integer('RESOLVER_LAST_KNOWN_UNITS', defaults.resolverLastKnownUnits, 0, 10_000_000),
     natsUrl: read.urlList('NATS_URL', ['nats:', 'tls:'], 'a nats:// URL or several, comma-separated'),
     port,
     host: read.string('HOST') ?? defaults.host,

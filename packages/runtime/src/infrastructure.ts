@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { connectJetStreamBus, createMemoryBus, type JobBus } from '@mint/bus';
+import { connectJetStreamBus, connectScanSpill, createMemoryBus, type JobBus, type ScanSpill } from '@mint/bus';
 import { openDatabase, pendingMigrations, pingDatabase, pingResolverReplica, type Database } from '@mint/db';
 import type { Config } from './config.ts';
 import { runningDevServer, startDevPostgres, type DevPostgres } from './dev-postgres.ts';
@@ -108,6 +108,21 @@ export async function openConfiguredBus(config: Config, name: string): Promise<J
   }
 }
 
+/**
+ * The JetStream stream that holds the resolver's scans while the database cannot take them
+ * (`{NATS_STREAM}_SCANS`), over a connection of its own; undefined without NATS_URL (dev mode's
+ * in-process bus: scans are then lost with a database outage, as before). An unreachable server
+ * is a StartupError.
+ */
+export async function openConfiguredScanSpill(config: Config, name: string): Promise<ScanSpill | undefined> {
+  if (!config.natsUrl) return undefined;
+  try {
+    return await connectScanSpill({ url: config.natsUrl, stream: config.natsStream, subjectPrefix: config.natsSubjectPrefix, replicas: config.natsReplicas, name });
+  } catch (cause) {
+    throw new StartupError(`NATS unreachable (NATS_URL): ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+  }
+}
+
 /** The pack store a process writes and reads, and how to let go of its connection. */
 export interface ConfiguredPackStore {
   readonly store: PackStore;
@@ -205,8 +220,13 @@ export interface Readiness {
   readonly checks: Readonly<Record<string, string>>;
 }
 
-/** A readiness probe over the database and the bus: each must answer within `timeoutMs`. */
-export function readinessProbe(deps: { db: Database; bus: JobBus }, timeoutMs = 2000): () => Promise<Readiness> {
+/**
+ * A readiness probe over the database and the bus: each must answer within `timeoutMs`. With
+ * `databaseOptional` (the API: its resolver answers from what it knows and spills scans to the bus
+ * while the database is away, and its writes answer 503 with Retry-After) an unreachable database
+ * is reported in `checks` but leaves the process ready, so a load balancer keeps sending it scans.
+ */
+export function readinessProbe(deps: { db: Database; bus: JobBus }, timeoutMs = 2000, options: { databaseOptional?: boolean } = {}): () => Promise<Readiness> {
   const check = async (probe: () => Promise<unknown>): Promise<string> => {
     try {
       await Promise.race([probe(), new Promise((_, reject) => setTimeout(() => reject(new Error('timed out')), timeoutMs).unref())]);
@@ -217,6 +237,6 @@ export function readinessProbe(deps: { db: Database; bus: JobBus }, timeoutMs = 
   };
   return async () => {
     const [database, bus] = await Promise.all([check(() => pingDatabase(deps.db)), check(() => deps.bus.ping())]);
-    return { ok: database === 'ok' && bus === 'ok', checks: { database, bus } };
+    return { ok: (database === 'ok' || options.databaseOptional === true) && bus === 'ok', checks: { database, bus } };
   };
 }

@@ -151,7 +151,7 @@ export function createMetrics(sources: MetricSources = {}): Metrics {
     leaseRenewals: new Counter({ name: `${metricPrefix}lease_renewals_total`, help: 'Job leases extended by a committed chunk.', registers }),
     leaseLosses: new Counter({ name: `${metricPrefix}lease_losses_total`, help: 'Chunks rejected because another executor took the lease over.', registers }),
     scanEvents: new Counter({
-      name: `${metricPrefix}scan_events_total`, help: 'Resolver scan events written, dropped (queue full) or failed (write failed).', labelNames: ['result'] as const, registers,
+      name: `${metricPrefix}scan_events_total`, help: 'Resolver scan events written, spilled to JetStream (database unreachable), replayed from the spill, dropped (queue full) or failed (write and spill failed).', labelNames: ['result'] as const, registers,
     }),
     jobs,
     outboxPending,

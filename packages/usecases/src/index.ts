@@ -57,8 +57,9 @@ export {
 } from './downloads.ts';
 export {
   createResolver, createScanRecorder, purgeOldScanEvents, createLinkCache, type LinkCache, type Resolution, type ResolverOptions, type Resolver,
-  type ScanRecorderStats, type ScanRecorder, type ScanRecorderOptions
+  type ScanRecorderStats, type ScanRecorder, type ScanRecorderOptions, replaySpilledScans, type ScanSpillPort, type ScanReplayerOptions,
 } from './resolver.ts';
+export { createLastKnownReader, type LastKnownOptions, type LastKnownReader } from './last-known.ts';
 export {
   recordScanEvents, type RecordScanEventsInput, createScanAlerts, ruleScanOf, type ScanAlerts, getScanStats, type ScanStatsQuery, type ScanStatsPage, getUnitScans, type UnitScansQuery, type UnitScansPage,
   type ScanAlertsOptions
@@ -89,3 +90,4 @@ export {
   type PassportReads, createPassportReads, setPassportStyle,
 } from './passports.ts';
 export { rotatePassportSigningKey, type PassportSigner, createPassportSigner } from './passport-signing.ts';
+export { createEdgeLogShipper, type EdgeLogShipper, type EdgeLogShipperOptions, type EdgeLogStats } from './edge-log.ts';

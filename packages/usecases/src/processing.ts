@@ -20,8 +20,8 @@ import {
 } from '@mint/db';
 import {
   ConflictError, IllegalStateError, LeaseLostError, completionPackProfile, NotFoundError, decideClaim, defaultChunkSize, defaultLeaseMs, failJob, completeSerialJob,
-  completeWithoutUnits, firstChunkUnits, generateSerials, initialUnitStatus, isTerminalJobStatus, leaseExpiry,
-  lotViolations, moveBatch, planChunks, startProcessing, unitResolverUrl, type Chunk, type JobStatus, type Lease, type NewEvent,
+  completeWithoutUnits, firstChunkUnits, generateTimedSerials, initialUnitStatus, isTerminalJobStatus, leaseExpiry,
+  lotViolations, moveBatch, planChunks, startProcessing, type Chunk, type JobStatus, type Lease, type NewEvent,
 } from '@mint/domain';
 import { storedPackProfile } from './pack-profiles.ts';
 import type { UseCaseContext } from './context.ts';
@@ -213,16 +213,16 @@ async function writeChunk(
   ctx: UseCaseContext, lease: Lease, leaseMs: number, batch: BatchRecord, chunk: Chunk, start: boolean,
 ): Promise<{ minted: number; started: boolean }> {
   const { brandId, mintJobId: jobId } = batch;
-  const serials = generateSerials(chunk.count, ctx.randomFill);
   const unitStatus = initialUnitStatus(batch.activationMode);
   try {
     return await ctx.db.em.fork().transactional(async (em) => {
       const now = ctx.clock();
+      // Serials start with the second of `now`, the units' created_at (0.1 ms per 1,659 serials).
+      const serials = generateTimedSerials(chunk.count, now, ctx.randomFill);
       // The insert sets the transaction's idle timeout on its way (as fenced does), so a holder paused after it
       // keeps its units' seqs from a takeover for no longer than its lease.
       await insertUnitChunk(em, {
-        brandId, mintBatchId: batch.id, firstSeq: chunk.firstSeq, serials, gtin: batch.gtin,
-        resolverUrlPrefix: unitResolverUrl(batch.resolverBaseUrl, batch.gtin, ''), status: unitStatus, createdAt: now,
+        brandId, mintBatchId: batch.id, firstSeq: chunk.firstSeq, serials, status: unitStatus, createdAt: now,
       }, { idleInTransactionTimeoutMs: leaseMs });
       const committed = await commitChunk(em, {
         lease, expiresAt: leaseExpiry(now, leaseMs), at: now, start: start ? startProcessing() : null, batchId: batch.id,

@@ -1,5 +1,5 @@
 import {
-  createResolverReader, createScanWriter, deleteScanEventsBefore, deleteScanIngestBatchesBefore, listenForLinkChanges, type CachedLinks, type LinkChangeFeed, type ResolverBrand,
+  createResolverReader, createScanWriter, writeScanBatchOnce, deleteScanEventsBefore, deleteScanIngestBatchesBefore, listenForLinkChanges, type CachedLinks, type LinkChangeFeed, type ResolverBrand,
   type ResolverDomainBrand,
   type ResolverProduct, type ResolverReader, type ScanRecord,
 } from '@mint/db';
@@ -10,6 +10,7 @@ import {
 } from '@mint/domain';
 import { randomBytes } from 'node:crypto';
 import type { UseCaseContext } from './context.ts';
+import { createLastKnownReader, type LastKnownOptions } from './last-known.ts';
 
 /** What the resolver found and decided for one request. */
 export interface Resolution {
@@ -38,6 +39,11 @@ export interface Resolution {
   readonly suspect?: { readonly reason: string; readonly since: Date } | null;
   /** The product found (its id names its passport; an external passport URL keeps the passport elsewhere); null when not found. */
   readonly product?: ResolverProduct | null;
+  /**
+   * True when the answer was given while the database could not be read: it comes from what the
+   * resolver last knew (see {@link createLastKnownReader}) and may be stale.
+   */
+  readonly stale?: boolean;
 }
 
 /** No preference: the default link. */
@@ -47,7 +53,7 @@ const noPreferences: LinkPreferences = { linkType: null, languages: [], context:
 export interface ResolverOptions {
   /** How long a brand found by slug (or a miss) is cached; default 10 s. */
   readonly brandCacheMs?: number;
-  /** How long a product found by GTIN (or a miss) is cached for `/01/{gtin}`; default 1 s. Units and lots are never cached. */
+  /** How long a product found by GTIN (or a miss) is cached for `/01/{gtin}`; default 1 s. Units and lots are never cached (only remembered as last-known answers for an outage of the database). */
   readonly productCacheMs?: number;
   /**
    * How long the links of a brand or GTIN are cached at most; default 60 s. Every change evicts
@@ -61,6 +67,19 @@ export interface ResolverOptions {
   readonly domainRefreshMs?: number;
   /** The lookups; default {@link createResolverReader} on the context's database (closed by `close`). */
   readonly reader?: ResolverReader;
+  /**
+   * The bounds of the last-known answers the resolver gives while its database fails (see
+   * {@link createLastKnownReader}); false: none, every lookup fails with the database.
+   */
+  readonly lastKnown?: LastKnownOptions | false;
+  /**
+   * Told of every link or brand domain change the resolver hears of (after its own caches forgot
+   * them): a GTIN's links (`gtin`, '' for the brand level), or the brand as a whole (null). The
+   * API purges the caching proxy's answers by surrogate key here. Must not throw.
+   */
+  readonly onLinkChange?: (brandId: string, gtin: string | null) => void;
+  /** Told when changes may have been missed (the change feed's connection was lost and is back). Must not throw. */
+  readonly onLinkReset?: () => void;
 }
 
 /** The public resolver's lookups. */
@@ -123,10 +142,11 @@ class FoundResolution implements Resolution {
   readonly unitStatus: string | null;
   readonly suspect: { readonly reason: string; readonly since: Date } | null;
   readonly product: ResolverProduct | null;
+  readonly stale: boolean;
   readonly #build: () => Record<string, unknown>;
   #data: Record<string, unknown> | undefined;
 
-  constructor(fields: Omit<Resolution, 'data' | 'brand' | 'title'> & { readonly brand: ResolverBrand; readonly title: string }, build: () => Record<string, unknown>) {
+  constructor(fields: Omit<Resolution, 'data' | 'brand' | 'title' | 'stale'> & { readonly brand: ResolverBrand; readonly title: string }, stale: boolean, build: () => Record<string, unknown>) {
     this.outcome = fields.outcome;
     this.brand = fields.brand;
     this.anchor = fields.anchor;
@@ -139,6 +159,7 @@ class FoundResolution implements Resolution {
     this.unitStatus = fields.unitStatus;
     this.suspect = fields.suspect ?? null;
     this.product = fields.product ?? null;
+    this.stale = stale;
     this.#build = build;
   }
 
@@ -338,9 +359,14 @@ const passportLink = (href: string, title: string): Link => ({
  * level above it (serial, lot, GTIN, brand); the default is the most specific one. An unknown lot
  * resolves through its GTIN's links; a serial the brand never minted too, flagged unknown
  * (`unitKnown: false`: a counterfeit signal). An unknown token, GTIN or brand is not found (404).
+ * While the database cannot be read, every lookup answers what it last answered (units included,
+ * from a bounded store used only then) and the answers say they may be stale (`stale`); an
+ * identity never answered before fails with {@link UnavailableError}.
  */
 export function createResolver(ctx: UseCaseContext, options: ResolverOptions = {}): Resolver {
-  const reader = options.reader ?? createResolverReader(ctx.db);
+  const own = options.reader ?? createResolverReader(ctx.db);
+  const lastKnown = options.lastKnown === false ? null : createLastKnownReader(own, options.lastKnown ?? {});
+  const reader: ResolverReader = lastKnown ?? own;
   const brandOf = cachedLookup(options.brandCacheMs ?? 10_000, 10_000, (slug) => reader.findBrandBySlug(slug));
   const brandOfGtin = cachedLookup(options.brandCacheMs ?? 10_000, 10_000, async (gtin) => {
     const brands = await reader.findBrandsByGtin(gtin);
@@ -354,10 +380,12 @@ export function createResolver(ctx: UseCaseContext, options: ResolverOptions = {
     onChange: (brandId, gtin) => {
       links.invalidate(brandId, gtin);
       if (gtin === null) domains.reload();
+      options.onLinkChange?.(brandId, gtin);
     },
     onReset: () => {
       links.reset();
       domains.reload();
+      options.onLinkReset?.();
     },
   });
   const brandView = (brand: ResolverBrand) => ({ slug: brand.slug, name: brand.name });
@@ -430,7 +458,7 @@ export function createResolver(ctx: UseCaseContext, options: ResolverOptions = {
       level, outcome, brand, anchor, title, levels, unitKnown, unitStatus: state.unitStatus, suspect, product,
       link: choice?.kind === 'link' ? choice.link : null,
       choices: choice?.kind === 'choices' ? choice.links : null,
-    }, data);
+    }, lastKnown?.degraded ?? false, data);
   }
 
   function lookup(path: ResolverPath, prefs: LinkPreferences, root: string | undefined): Resolution | Promise<Resolution> {
@@ -537,6 +565,8 @@ export function createResolver(ctx: UseCaseContext, options: ResolverOptions = {
 export interface ScanRecorderStats {
   /** Scans written. */
   readonly written: number;
+  /** Scans handed to the spill while the database could not take them (written later by {@link replaySpilledScans}). */
+  readonly spilled: number;
   /** Scans dropped because the queue was full. */
   readonly dropped: number;
   /** Scans lost because a write failed. */
@@ -574,10 +604,19 @@ export interface ScanRecorderOptions {
   readonly batchSize?: number;
   /** Longest wait before a partial batch is written; default 250 ms. */
   readonly flushIntervalMs?: number;
-  /** Told about failed writes (the scans are counted as failed and not retried). */
+  /** Told about failed writes that lost scans (no spill, or the spill failed too: counted as failed and not retried). */
   readonly onError?: (error: unknown, lost: number) => void;
-  /** Told how many scans were written, dropped (queue full) or failed, as it happens (for metrics). */
-  readonly onOutcome?: (outcome: 'written' | 'dropped' | 'failed', count: number) => void;
+  /** Told how many scans were written, spilled, dropped (queue full) or failed, as it happens (for metrics). */
+  readonly onOutcome?: (outcome: 'written' | 'spilled' | 'dropped' | 'failed', count: number) => void;
+  /**
+   * Where a batch goes when its write fails (the database is unreachable): stored durably, one
+   * message per brand, and written by {@link replaySpilledScans} once the database is back. After
+   * a failed write the next batches go straight to the spill for `spillRetryMs`. Without it a
+   * failed write loses its scans (counted as failed).
+   */
+  readonly spill?: ScanSpillPort;
+  /** How long after a failed write batches go to the spill without trying the database; default 1,000 ms. */
+  readonly spillRetryMs?: number;
   /** Given each batch once it is written (the scan rules run on them); must not throw. */
   readonly onWritten?: (scans: readonly ScanRecord[]) => void;
   /** Limits of the flood gate for scans recorded with a client; null stores every scan one by one. Default {@link defaultScanFloodLimits}. */
@@ -629,6 +668,25 @@ export function createScanRecorder(ctx: UseCaseContext, options: ScanRecorderOpt
   const scansIn = (batch: readonly ScanRecord[]) => batch.reduce((sum, scan) => sum + (scan.count ?? 1), 0);
   let queue: ScanRecord[] = [];
   let written = 0;
+  let spilled = 0;
+  /** Until when the database is left alone after a failed write (batches go to the spill). */
+  let spillUntil = 0;
+  const spillRetryMs = options.spillRetryMs ?? 1_000;
+  /** Names the spilled batches of this recorder: a random part per process and a sequence. */
+  const spillPrefix = `spill:${randomBytes(6).toString('hex')}:`;
+  let spillSeq = 0;
+  /** Hands `batch` to the spill, one message per brand; rejects when any part was not stored. */
+  const toSpill = async (batch: readonly ScanRecord[]) => {
+    const byBrand = new Map<string, ScanRecord[]>();
+    for (const scan of batch) {
+      let list = byBrand.get(scan.brandId);
+      if (list === undefined) byBrand.set(scan.brandId, (list = []));
+      list.push(scan);
+    }
+    const seq = ++spillSeq;
+    await Promise.all([...byBrand].map(([brandId, scans]) =>
+      options.spill!.publish(`${spillPrefix}${seq}:${brandId}`, encodeSpilledScans(brandId, scans))));
+  };
   let dropped = 0;
   let failed = 0;
   let flushing: Promise<void> | null = null;
@@ -651,16 +709,32 @@ export function createScanRecorder(ctx: UseCaseContext, options: ScanRecorderOpt
         queue = queue.length <= batchSize ? [] : queue.slice(batchSize);
         due -= batch.length;
         const scans = scansIn(batch);
-        try {
-          await write(batch);
-          written += scans;
-          options.onOutcome?.('written', scans);
-          options.onWritten?.(batch);
-        } catch (error) {
-          failed += scans;
-          options.onOutcome?.('failed', scans);
-          options.onError?.(error, scans);
+        let cause: unknown = null;
+        if (options.spill === undefined || now() >= spillUntil) {
+          try {
+            await write(batch);
+            written += scans;
+            options.onOutcome?.('written', scans);
+            options.onWritten?.(batch);
+            continue;
+          } catch (error) {
+            cause = error;
+            spillUntil = now() + spillRetryMs;
+          }
         }
+        if (options.spill !== undefined) {
+          try {
+            await toSpill(batch);
+            spilled += scans;
+            options.onOutcome?.('spilled', scans);
+            continue;
+          } catch (error) {
+            cause = new AggregateError([cause, error].filter((e) => e !== null), 'neither the database nor the spill took the scans');
+          }
+        }
+        failed += scans;
+        options.onOutcome?.('failed', scans);
+        options.onError?.(cause, scans);
       }
     })().finally(() => {
       flushing = null;
@@ -699,7 +773,7 @@ export function createScanRecorder(ctx: UseCaseContext, options: ScanRecorderOpt
       if (queue.length >= batchSize && flushing === null) void flush(false);
       else schedule();
     },
-    stats: () => ({ written, dropped, failed, queued: queue.length }),
+    stats: () => ({ written, spilled, dropped, failed, queued: queue.length }),
     async close(timeoutMs = 5_000) {
       closed = true;
       if (timer !== null) clearTimeout(timer);
@@ -717,6 +791,60 @@ export function createScanRecorder(ctx: UseCaseContext, options: ScanRecorderOpt
       if (writer !== null) await Promise.race([writer.close(), deadline]);
     },
   };
+}
+
+/** The spill's side of a durable stream of scan batches (the JetStream scan spill of `@mint/bus`). */
+export interface ScanSpillPort {
+  /** Stores one batch durably under `key` (a batch stored twice under one key is kept once); rejects when it was not stored. */
+  publish(key: string, body: Uint8Array): Promise<void>;
+  /** Hands stored batches to `handler`, again after `retryDelayMs` when it resolves false or throws. */
+  replay(handler: (key: string, body: Uint8Array) => Promise<boolean>, options?: { readonly retryDelayMs?: number; readonly onError?: (error: unknown) => void }): { stop(): Promise<void> };
+}
+
+/** A spilled batch on the wire: `{"brandId", "scans": [...]}` with each scan's time as an ISO string. */
+function encodeSpilledScans(brandId: string, scans: readonly ScanRecord[]): Uint8Array {
+  return Buffer.from(JSON.stringify({ brandId, scans }));
+}
+
+function decodeSpilledScans(body: Uint8Array): { brandId: string; scans: ScanRecord[] } {
+  const value = JSON.parse(Buffer.from(body).toString('utf8')) as { brandId: string; scans: (Omit<ScanRecord, 'scannedAt'> & { scannedAt: string })[] };
+  return { brandId: value.brandId, scans: value.scans.map((s) => ({ ...s, scannedAt: new Date(s.scannedAt) })) };
+}
+
+/** Options of {@link replaySpilledScans}. */
+export interface ScanReplayerOptions {
+  /** Given each batch written by the replay (the scan rules run on them); must not throw. */
+  readonly onWritten?: (scans: readonly ScanRecord[]) => void;
+  /** Told about a batch that could not be written yet (it comes again) or could not be read (it is dropped). */
+  readonly onError?: (error: unknown) => void;
+  /** How long before a batch that could not be written comes again; default 1,000 ms. */
+  readonly retryDelayMs?: number;
+}
+
+/**
+ * Writes the scans a recorder spilled while the database was unreachable, once it is back: each
+ * stored batch is written under its key in one transaction ({@link writeScanBatchOnce}), so a batch
+ * delivered twice is counted once, then acked; while the database still fails it comes again
+ * after `retryDelayMs`. A batch that cannot be decoded is told to `onError` and dropped. Every API
+ * process runs one; each batch goes to one of them.
+ */
+export function replaySpilledScans(ctx: UseCaseContext, spill: ScanSpillPort, options: ScanReplayerOptions = {}): { stop(): Promise<void> } {
+  return spill.replay(async (key, body) => {
+    let batch: { brandId: string; scans: ScanRecord[] };
+    try {
+      batch = decodeSpilledScans(body);
+    } catch (error) {
+      options.onError?.(new Error(`spilled scan batch ${key} is not readable; dropped`, { cause: error }));
+      return true;
+    }
+    try {
+      if (await writeScanBatchOnce(ctx.db.em.fork(), batch.brandId, key, batch.scans, ctx.clock())) options.onWritten?.(batch.scans);
+      return true;
+    } catch (error) {
+      options.onError?.(error);
+      return false;
+    }
+  }, { retryDelayMs: options.retryDelayMs ?? 1_000, ...(options.onError === undefined ? {} : { onError: options.onError }) });
 }
 
 /** What makes two scans the same scan for the flood gate, and whether it named a never-issued serial. */

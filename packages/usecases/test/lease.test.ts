@@ -161,8 +161,8 @@ describe('mint job leases', () => {
     let holding!: () => void;
     const held = new Promise<void>((resolve) => { holding = resolve; });
     const blocker = app.db.em.fork().transactional(async (em) => {
-      await query(em, `insert into mint_units (brand_id, id, mint_batch_id, seq, serial, resolver_url, status, created_at)
-                   values (?, gen_random_uuid(), ?, 51, 'BLOCKER', 'blocker', 'active', now())`,
+      await query(em, `insert into mint_units (brand_id, id, mint_batch_id, seq, serial, status, created_at)
+                   values (?, gen_random_uuid(), ?, 51, 'BLOCKER', 'active', now())`,
         [brand.brandId, mintBatchId]);
       holding();
       await blocked;

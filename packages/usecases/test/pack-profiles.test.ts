@@ -12,7 +12,7 @@ import {
   createPayloadPack, listPayloadPacks, setMintBatchStatus, submitMintRequest, type CreatePayloadPackInput, type PackManifest,
 } from '@mint/usecases';
 import { downloadAndVerify, epcisValidator, generateOnly, mintCompleted, packsOfBatch, serialPackRoundTrip, tempStoreDir } from '../../../test/support/pack-fixtures.ts';
-import { query } from '../../../test/support/sql.ts';
+import { query, unitsWithUrls } from '../../../test/support/sql.ts';
 import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
 
 let app: UseCaseBundle;
@@ -51,7 +51,7 @@ async function errorOf(call: Promise<unknown>): Promise<Error> {
 
 async function unitUrls(batchId: string, from = 1, to = 1e9): Promise<string[]> {
   return (await query<{ resolver_url: string }>(app.db.em.fork(),
-    'select resolver_url from mint_units where mint_batch_id = ? and seq between ? and ? order by seq', [batchId, from, to])).map((r) => r.resolver_url);
+    `select resolver_url from ${unitsWithUrls} where mint_batch_id = ? and seq between ? and ? order by seq`, [batchId, from, to])).map((r) => r.resolver_url);
 }
 
 type EpcisDocument = { type: string; epcisBody: { eventList: Record<string, unknown>[] } };

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { query } from '../../../test/support/sql.ts';
+import { query, unitsWithUrls } from '../../../test/support/sql.ts';
 import type { MintRequest } from '@mint/domain';
 import { getMintBatch, listMintBatches, processMintJobBatch, submitMintRequest } from '@mint/usecases';
 import { setupUseCases, submitSerial, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
@@ -34,7 +34,7 @@ describe('processMintJobBatch', () => {
       `select count(*) as n, min(seq) as min, max(seq) as max, count(distinct serial) as serials,
               count(*) filter (where resolver_url <> 'http://127.0.0.1:8080/r/' || (select slug from brands where id = brand_id) || '/01/' || ? || '/21/' || serial) as bad_urls,
               count(*) filter (where status <> 'active') as inactive
-       from mint_units where brand_id = ? and mint_batch_id = ?`, [brand.gtin, brand.brandId, mintBatchId]);
+       from ${unitsWithUrls} where brand_id = ? and mint_batch_id = ?`, [brand.gtin, brand.brandId, mintBatchId]);
     expect(stats).toEqual({ n: '5000', min: 1, max: 5000, serials: '5000', bad_urls: '0', inactive: '0' });
     const batch = await getMintBatch(app.ctx, brand.brandId, mintBatchId);
     expect(batch).toMatchObject({ status: 'minted', mintedQuantity: 5000, requestedQuantity: 5000, productSku: 'SKU-1', productName: 'Product One' });

@@ -105,8 +105,8 @@ describe('listMintUnits', () => {
         for (const at of [tie, new Date(tie.getTime() - 60_000), new Date()]) {
           seq += 1;
           inserted += await run(app.db.em.fork(),
-            `insert into mint_units (brand_id, id, mint_batch_id, seq, serial, gtin, resolver_url, status, created_at)
-             values (?, ?, ?, ?, ?, null, 'x', 'active', ?)`,
+            `insert into mint_units (brand_id, id, mint_batch_id, seq, serial, status, created_at)
+             values (?, ?, ?, ?, ?, 'active', ?)`,
             [brand.brandId, randomUUID(), mintBatchId, seq, `S${seq}`, at]);
         }
         inserted += (await processMintJobBatch(app.ctx, brand.brandId, other.mintJobId, 50)).insertedCount;

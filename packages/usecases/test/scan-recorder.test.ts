@@ -20,7 +20,7 @@ describe('createScanRecorder', () => {
     await until(() => recorder.stats().written === 7);
     expect(batches.flat()).toEqual(['S0', 'S1', 'S2', 'S3', 'S4', 'S5', 'S6']);
     expect(Math.max(...batches.map((b) => b.length))).toBeLessThanOrEqual(3);
-    expect(recorder.stats()).toEqual({ written: 7, dropped: 0, failed: 0, queued: 0 });
+    expect(recorder.stats()).toEqual({ written: 7, spilled: 0, dropped: 0, failed: 0, queued: 0 });
     await recorder.close();
   });
 
@@ -58,7 +58,7 @@ describe('createScanRecorder', () => {
     const recorder = createScanRecorder(noContext, { write: () => new Promise(() => {}), batchSize: 2, capacity: 5, flushIntervalMs: 1 });
     for (let i = 0; i < 50; i++) expect(recorder.record(scan(i))).toBeUndefined();
     // Two are with the hung writer, five wait in the queue, the rest were dropped.
-    expect(recorder.stats()).toEqual({ written: 0, dropped: 43, failed: 0, queued: 5 });
+    expect(recorder.stats()).toEqual({ written: 0, spilled: 0, dropped: 43, failed: 0, queued: 5 });
     await recorder.close(20);
   });
 

@@ -4,7 +4,7 @@
 
 import {
   assertMigrated, createLogger, isConfigError, isStartupError, loadConfig, openConfiguredBus, openConfiguredDatabase,
-  readinessProbe, requireProductionUrls, resolveJwtSecret, createMetrics,
+  readinessProbe, requireProductionUrls, resolveJwtSecret, createMetrics, openConfiguredScanSpill,
 } from '@mint/runtime';
 import { createUseCaseContext } from '@mint/usecases';
 import { startApi } from './start.ts';
@@ -23,6 +23,8 @@ async function main(): Promise<void> {
   }
   const bus = await openConfiguredBus(config, 'minting-api');
   const packs = await openConfiguredPackStore(config, { name: 'minting-api' });
+  // The resolver's scans wait here while the database is unreachable.
+  const scanSpill = await openConfiguredScanSpill(config, 'minting-api-scans');
   const ctx = createUseCaseContext({
     db,
     publicBaseUrl: config.publicBaseUrl,
@@ -37,8 +39,8 @@ async function main(): Promise<void> {
   const api = await startApi({ ctx, config, logger, setMintBatchStatusEnabled: config.setMintBatchStatusEnabled,
     webhooks: {
       allowLoopback: config.webhookAllowLoopback, allowedAddresses: config.webhookAllowedAddresses, maxEndpointsPerBrand: config.webhookMaxEndpointsPerBrand,
-    }, readiness: readinessProbe({ db, bus }),
-    metrics: createMetrics(metricSources(ctx, bus)), ...(config.watchProgress === 'pushed' ? { progress: bus } : {}),
+    }, readiness: readinessProbe({ db, bus }, 2000, { databaseOptional: true }),
+    metrics: createMetrics(metricSources(ctx, bus)), ...(scanSpill === undefined ? {} : { scanSpill }), ...(config.watchProgress === 'pushed' ? { progress: bus } : {}),
     downloads: { keys: await resolveDownloadSigningKeys(config), store: packs.store } });
 
   let stopping = false;
@@ -49,6 +51,7 @@ async function main(): Promise<void> {
     // Past the drain timeout plus a margin, exit regardless.
     setTimeout(() => process.exit(1), config.shutdownTimeoutMs + 5_000).unref();
     await api.close();
+    await scanSpill?.close();
     await bus.close();
     await packs.close();
     await db.close();

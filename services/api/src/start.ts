@@ -7,7 +7,8 @@ import { contextAuthenticator, type Authenticator } from './auth/interceptors.ts
 import type { ReadinessProbe } from './health.ts';
 import type { ProgressFeed } from '@mint/bus';
 import type { Route } from '@mint/http';
-import type { RuleScan } from '@mint/domain';
+import { allResolverAnswersKey, purgeKeyOf, type RuleScan } from '@mint/domain';
+import { createCachePurger } from './resolver/purge.ts';
 import { fileURLToPath } from 'node:url';
 import { metricsRoute } from './metrics/route.ts';
 import { metricSources } from './metrics/sources.ts';
@@ -32,7 +33,7 @@ export interface StartApiOptions {
     | 'httpIdleTimeoutMs' | 'httpBodyTimeoutMs' | 'http2MaxConcurrentStreams' | 'watchMaxDurationMs' | 'watchMaxStreamsPerCaller'
     | 'consoleEnabled' | 'corsAllowedOrigins' | 'reflectionAllowAnonymous' | 'rateLimitPerCredential' | 'rateLimitResolverPerAddress'
     | 'rateLimitDownloadsPerAddress' | 'rateLimitAuthFailuresPerAddress' | 'resolverContact' | 'watchSafetyIntervalMs' | 'trustedProxies'
-    | 'controlPlaneHosts' | 'brandDomainDelegatedZones' | 'scanCountryHeader'>>;
+    | 'controlPlaneHosts' | 'brandDomainDelegatedZones' | 'scanCountryHeader' | 'cachePurgeUrl' | 'resolverLastKnownUnits'>>;
   readonly logger: Logger;
   /** Probes the dependencies for /readyz and the gRPC health Check. */
   readonly readiness: ReadinessProbe;
@@ -46,6 +47,11 @@ export interface StartApiOptions {
   readonly downloads?: useCases.DownloadSettings;
   /** Tuning of the resolver's scan event writer (tests inject a writer). */
   readonly scanRecorder?: useCases.ScanRecorderOptions;
+  /**
+   * Where the resolver's scans go while the database cannot take them (the JetStream scan spill),
+   * and whence this process writes them once it is back; without it such scans are lost.
+   */
+  readonly scanSpill?: useCases.ScanSpillPort;
   /** The console's build folder served at /console/ (when `config.consoleEnabled`); default services/console/dist. */
   readonly consoleDir?: string;
   /**
@@ -89,9 +95,32 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
     onError: (err, lost) => logger.warn({ err, lost }, 'scan events not recorded'),
     onOutcome: (result, count) => metrics.scanEvents.inc({ result }, count),
     onWritten: (batch) => raiseAlerts(batch.map(useCases.ruleScanOf)),
+    ...(options.scanSpill === undefined ? {} : { spill: options.scanSpill }),
     ...options.scanRecorder,
   });
-  const resolver = useCases.createResolver(ctx, { recorder: scans });
+  // The scans spilled while the database was away (by any API process), written once it is back.
+  const replay = options.scanSpill === undefined ? undefined : useCases.replaySpilledScans(ctx, options.scanSpill, {
+    onWritten: (batch) => {
+      metrics.scanEvents.inc({ result: 'replayed' }, batch.reduce((sum, scan) => sum + (scan.count ?? 1), 0));
+      raiseAlerts(batch.map(useCases.ruleScanOf));
+    },
+    onError: (err) => logger.warn({ err }, 'spilled scans not written yet'),
+  });
+  // Every link or brand domain change purges the caching proxy's answers of its GTIN or brand
+  // (CACHE_PURGE_URL); a lost change feed purges all of them, but not the first listen at start.
+  const purger = config.cachePurgeUrl === undefined ? undefined : createCachePurger(config.cachePurgeUrl.split(',').map((u) => u.trim()), logger);
+  let listenedBefore = false;
+  const resolver = useCases.createResolver(ctx, {
+    recorder: scans,
+    lastKnown: { maxUnits: config.resolverLastKnownUnits ?? defaults.resolverLastKnownUnits },
+    ...(purger === undefined ? {} : {
+      onLinkChange: (brandId: string, gtin: string | null) => purger.purge(purgeKeyOf(brandId, gtin)),
+      onLinkReset: () => {
+        if (listenedBefore) purger.purge(allResolverAnswersKey);
+        listenedBefore = true;
+      },
+    }),
+  });
   // Published passports, cached a second at most (a publish through this process shows at once).
   const passportReads = useCases.createPassportReads(ctx);
   // Signs passport credentials and status lists; keys sealed with WEBHOOK_SECRET_KEYS.
@@ -184,7 +213,9 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
       await boundedStep('listeners', Promise.all([server.close(), metricsServer?.close()]), limitMs, logger);
       progress?.close();
       await boundedStep('scan recorder', scans.close(), limitMs, logger);
+      await boundedStep('scan replay', replay?.stop() ?? Promise.resolve(), limitMs, logger);
       await boundedStep('resolver', resolver.close(), limitMs, logger);
+      await boundedStep('cache purges', purger?.close() ?? Promise.resolve(), limitMs, logger);
     },
   };
 }

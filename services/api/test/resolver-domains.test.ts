@@ -12,7 +12,7 @@ import { apiKeyScopes } from '@mint/domain';
 import { createApiKey, createUser, grantRole, issueAccessToken, upsertLink } from '@mint/usecases';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { mintCompleted } from '../../../test/support/pack-fixtures.ts';
-import { query } from '../../../test/support/sql.ts';
+import { query, unitsWithUrls } from '../../../test/support/sql.ts';
 import { useUseCases, type SeededBrand } from '../../../test/support/usecases.ts';
 import { bearer, codeOf, errorOf, inProcessApi, startTestApi, testApiPool, type InProcessApi } from './support.ts';
 
@@ -53,7 +53,7 @@ async function userWith(brand: SeededBrand, role: Role): Promise<string> {
 const slugOf = async (brand: SeededBrand) =>
   ((await query<{ slug: string }>(app.db.em.fork(), 'select slug from brands where id = ?', [brand.brandId])) as [{ slug: string }])[0].slug;
 const serialsOf = async (batchId: string) =>
-  (await query<{ serial: string; resolver_url: string }>(app.db.em.fork(), 'select serial, resolver_url from mint_units where mint_batch_id = ? order by seq', [batchId]));
+  (await query<{ serial: string; resolver_url: string }>(app.db.em.fork(), `select serial, resolver_url from ${unitsWithUrls} where mint_batch_id = ? order by seq`, [batchId]));
 const setDomain = (brand: SeededBrand, domain: string, token = brand.token) => api.resolver.setBrandResolverDomain({ brandId: brand.brandId, domain }, bearer(token));
 
 /** Waits until `check` passes (a change reaches another process through NOTIFY). */
@@ -182,7 +182,7 @@ describe('a brand domain', () => {
 
   it('gives units minted afterwards the domain as resolver base, and leaves earlier units as they were', async () => {
     expect(newUrlA).toBe(`https://${domainA}/01/${a.gtin}/21/${newSerialA}`);
-    const [old] = (await query<{ resolver_url: string }>(app.db.em.fork(), 'select resolver_url from mint_units where brand_id = ? and serial = ?', [a.brandId, oldSerialA])) as [{ resolver_url: string }];
+    const [old] = (await query<{ resolver_url: string }>(app.db.em.fork(), `select resolver_url from ${unitsWithUrls} where brand_id = ? and serial = ?`, [a.brandId, oldSerialA])) as [{ resolver_url: string }];
     expect(old.resolver_url).toBe(`${app.ctx.publicBaseUrl}/r/${slugA}/01/${a.gtin}/21/${oldSerialA}`);
   });
 

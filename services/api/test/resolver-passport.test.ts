@@ -246,7 +246,10 @@ describe('versions', () => {
     const own = linkset.linkset[linkset.linkset.length - 1]!;
     expect(own['https://ref.gs1.org/voc/dpp']).toBeDefined();
     expect(own['predecessor-version']).toEqual([{ href: `http://127.0.0.1:8080${gtinPath}?passportVersion=1`, title: 'Passport version 1' }]);
-    expect((await get(gtinPath, { 'accept-language': 'en' })).body).toContain('second edition');
+    const current = await get(gtinPath, { 'accept-language': 'en' });
+    expect(current.body).toContain('second edition');
+    // A product page with its passport is never kept by a shared cache (a publish is not a link change the proxy is purged on).
+    expect([current.headers.get('cache-control'), current.headers.get('surrogate-key')]).toEqual(['private, no-store', null]);
     const earlier = await get(`${gtinPath}?passportVersion=1`, { 'accept-language': 'en' });
     expect([earlier.status, earlier.body.includes('second edition'), earlier.body.includes('This is an earlier version; the current one is version 2.')]).toEqual([200, false, true]);
     expect((await get(`${gtinPath}?passportVersion=7`)).status).toBe(404);

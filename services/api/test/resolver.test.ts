@@ -125,23 +125,38 @@ describe('routes', () => {
 });
 
 describe('caching', () => {
-  it('keeps every answer about an identity out of caches and varying by Accept and Accept-Language; only the short-GTIN move is cacheable', async () => {
+  it('keeps every answer about a unit and every refusal out of caches, lets shared caches keep GTIN and lot answers under surrogate keys, all varying by Accept and Accept-Language', async () => {
     const unit = `/r/${acme.slug}/01/${acme.brand.gtin}/21/${acme.serials[0]}`;
     const answers = [
       await fetch(`${baseUrl}${unit}`, { headers: browser, redirect: 'manual' }),
       await fetch(`${baseUrl}${unit}?linkType=linkset`, { redirect: 'manual' }),
       await fetch(`${baseUrl}${unit}`, { headers: json, redirect: 'manual' }),
-      await fetch(`${baseUrl}/r/${acme.slug}/01/${acme.brand.gtin}`, { headers: { ...browser, 'accept-language': 'de' }, redirect: 'manual' }),
       await fetch(`${baseUrl}/r/${acme.slug}/01/${acme.brand.gtin}/21/UNKNOWN1`, { redirect: 'manual' }),
       await fetch(`${baseUrl}/r/${globex.slug}/01/${acme.brand.gtin}/21/${acme.serials[0]}`, { headers: json, redirect: 'manual' }),
       await fetch(`${baseUrl}/r/${acme.slug}/01/12345`, { redirect: 'manual' }),
+      await fetch(`${baseUrl}/r/${globex.slug}/01/${acme.brand.gtin}`, { redirect: 'manual' }),
     ];
     // A serial the brand never minted gets its own page (404), not its product's.
-    expect(answers.map((a) => a.status)).toEqual([307, 200, 200, 307, 404, 404, 400]);
+    expect(answers.map((a) => a.status)).toEqual([307, 200, 200, 404, 404, 400, 404]);
     for (const answer of answers) {
       expect(answer.headers.get('cache-control'), String(answer.status)).toBe('no-store');
+      expect([answer.headers.get('surrogate-key'), answer.headers.get('x-scan')], String(answer.status)).toEqual([null, null]);
       expect(answer.headers.get('vary')?.split(/\s*,\s*/).map((h) => h.toLowerCase()).sort(), String(answer.status)).toEqual(['accept', 'accept-language']);
     }
+    const cacheable = [
+      await fetch(`${baseUrl}/r/${acme.slug}/01/${acme.brand.gtin}`, { headers: { ...browser, 'accept-language': 'de' }, redirect: 'manual' }),
+      await fetch(`${baseUrl}/r/${acme.slug}/01/${acme.brand.gtin}?linkType=linkset`, { redirect: 'manual' }),
+      await fetch(`${baseUrl}/r/${acme.slug}/01/${acme.brand.gtin}/10/NOLOT-Q`, { headers: json, redirect: 'manual' }),
+    ];
+    expect(cacheable.map((a) => a.status)).toEqual([307, 200, 200]);
+    for (const answer of cacheable) {
+      expect(answer.headers.get('cache-control'), String(answer.status)).toBe('public, max-age=0, s-maxage=300');
+      expect(answer.headers.get('surrogate-key')?.split(' ')).toEqual(['resolver', `b-${acme.brand.brandId}`, `g-${acme.brand.brandId}-${acme.brand.gtin}`]);
+      expect(answer.headers.get('vary')?.split(/\s*,\s*/).map((h) => h.toLowerCase()).sort(), String(answer.status)).toEqual(['accept', 'accept-language']);
+    }
+    expect(Object.fromEntries(new URLSearchParams(cacheable[2]!.headers.get('x-scan')!))).toEqual({
+      b: acme.brand.brandId, k: 'lot', g: acme.brand.gtin, l: 'NOLOT-Q', o: 'resolved', r: 'json',
+    });
     const moved = await fetch(`${baseUrl}/r/${acme.slug}/01/${acme.brand.gtin.slice(1)}`, { redirect: 'manual' });
     expect([moved.status, moved.headers.get('cache-control')]).toEqual([301, 'public, max-age=86400']);
   });

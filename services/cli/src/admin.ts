@@ -1,6 +1,7 @@
 import { apiKeyScopes, isUuid, type ApiKeyScope } from '@mint/domain';
 import { distributeForCitus, migrate, type Database } from '@mint/db';
-import { createApiKey, issueAccessToken, listApiKeys, revokeApiKey, seedDemo, setApiAccess, type UseCaseContext } from '@mint/usecases';
+import { createApiKey, createEdgeLogShipper, createScanAlerts, issueAccessToken, listApiKeys, revokeApiKey, seedDemo, setApiAccess, type UseCaseContext } from '@mint/usecases';
+import { createInterface } from 'node:readline';
 
 /** Writes one line (or a JSON document) to standard output. */
 export type Print = (line: string) => void;
@@ -74,4 +75,25 @@ function requireUuid(option: string, value: string): void {
 /** A mistake in the command line; printed with the usage text. */
 export class UsageError extends Error {
   override readonly name = 'UsageError';
+}
+
+/**
+ * `mintctl scans ship-log`: reads a caching proxy's log of cache hits from `input` (one line per
+ * hit, as varnishncsa writes it with the format in docs/operations/scaling.md) and writes the
+ * scans into the ledger through the scan ingest until the input ends (or SIGTERM), then prints
+ * `lines=N shipped=N skipped=N`.
+ */
+export async function shipLogCommand(ctx: UseCaseContext, input: NodeJS.ReadableStream, print: Print): Promise<void> {
+  const shipper = createEdgeLogShipper(ctx, {
+    alerts: createScanAlerts(ctx),
+    onError: (error) => process.stderr.write(`mintctl scans ship-log: ${error instanceof Error ? error.message : String(error)}\n`),
+  });
+  const reader = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY });
+  const stop = () => reader.close();
+  process.once('SIGTERM', stop);
+  process.once('SIGINT', stop);
+  for await (const line of reader) if (line.trim() !== '') shipper.line(line);
+  await shipper.close(30_000);
+  const { lines, shipped, skipped } = shipper.stats();
+  print(`lines=${lines} shipped=${shipped} skipped=${skipped}`);
 }

@@ -12,6 +12,7 @@
  *   mintctl dev            API and executor in one process (npm start)
  *   mintctl signin         a fresh console link and token for the dev server's demo user
  *   mintctl passport rotate-signing-key   a new key signs passport credentials; the old one stays in did.json
+ *   mintctl scans ship-log a caching proxy's log of cache hits (stdin, one line each) into the scan ledger
  *
  * and, against a running API (remote.ts; --api, --token, --brand, else MINT_API_URL, MINT_TOKEN,
  * MINT_BRAND, else what `login` kept):
@@ -24,14 +25,14 @@
 import { parseArgs } from 'node:util';
 import { assertMigrated, loadConfig, openConfiguredDatabase, resolveJwtSecret } from '@mint/runtime';
 import { createUseCaseContext, rotatePassportSigningKey } from '@mint/usecases';
-import { apiKeyCommand, migrateCommand, seedDemoCommand, tokenIssueCommand, UsageError, workspaceCommand } from './admin.ts';
+import { apiKeyCommand, migrateCommand, seedDemoCommand, shipLogCommand, tokenIssueCommand, UsageError, workspaceCommand } from './admin.ts';
 import { runDev, signInCommand } from './dev.ts';
 import { passportCommand } from './passport.ts';
 import { listenCommand, loginCommand, mintCommand } from './remote.ts';
 
 const usage = `usage: mintctl <migrate | seed-demo [--json] | token issue --user <id> [--ttl <s>] |
   apikey create|list|revoke --brand <id> [--name n] [--scopes a,b] [--id key] |
-  workspace enable-api|disable-api --brand <id> | dev | signin | passport rotate-signing-key |
+  workspace enable-api|disable-api --brand <id> | dev | signin | scans ship-log | passport rotate-signing-key |
   login [--api url] --token t [--brand id] |
   mint --product id --quantity n [--mode serial|batch] [--activation active_at_mint|first_scan] [--product-batch id] [--watch] |
   listen --forward-to url [--events a,b] [--port n] |
@@ -120,6 +121,9 @@ async function main(): Promise<void> {
       case 'passport':
         print(`passport credentials are now signed with key ${await rotatePassportSigningKey(ctx)}`);
         return;
+      case 'scans':
+        if (action !== 'ship-log') throw new UsageError('scans needs ship-log');
+        return await shipLogCommand(ctx, process.stdin, print);
       default:
         throw new UsageError(`unknown command "${command}"`);
     }

@@ -97,6 +97,12 @@ AUTH_JWT_AUDIENCE: {{ . | quote }}
 {{- with .Values.config.resolverContact }}
 RESOLVER_CONTACT: {{ . | quote }}
 {{- end }}
+{{- with .Values.config.cachePurgeUrl }}
+CACHE_PURGE_URL: {{ . | quote }}
+{{- end }}
+{{- if not (kindIs "invalid" .Values.config.resolverLastKnownUnits) }}
+RESOLVER_LAST_KNOWN_UNITS: {{ .Values.config.resolverLastKnownUnits | toString | quote }}
+{{- end }}
 {{- with .Values.config.executorLeaseMs }}
 EXECUTOR_LEASE_MS: {{ . | toString | quote }}
 {{- end }}

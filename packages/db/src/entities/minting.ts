@@ -117,23 +117,24 @@ export type MintLot = InferEntity<typeof MintLot>;
 
 /**
  * One minted identity. Written in bulk by the unit writer, never through the unit of work;
- * (mint_batch_id, seq) and the serial are unique, so a repeated chunk cannot mint twice.
+ * (mint_batch_id, seq) and the serial are unique, so a repeated chunk cannot mint twice. A row
+ * holds only what differs between units: the GTIN and the resolver URL are the batch's and are
+ * derived at read time (unitResolverUrl; unitResolverUrlSql for COPY), and every index grows at
+ * its edge (ids and serials of new units ascend, see unitIdOf and generateTimedSerials), so a
+ * unit costs the same at any table size (bench:growth).
  */
 export const MintUnit = defineEntity({
   name: 'MintUnit',
   tableName: 'mint_units',
   properties: {
     brandId: columns.brandId(),
+    /** The batch's id with the seq (unitIdOf) for units minted since the unit store of issue 44; random before. */
     id: columns.id(),
     mintBatchId: columns.ref(),
     /** Position in the batch, 1..requested_quantity. */
     seq: p.integer(),
-    /** Unguessable serial; also the token of /u/ URLs. */
+    /** Unguessable serial (time-ordered prefix and 70 random bits since issue 44); also the token of /u/ URLs. */
     serial: p.text(),
-    /** GTIN-14 of the unit's URL, or null. */
-    gtin: p.text().nullable(),
-    /** Resolver URL written at creation. */
-    resolverUrl: p.text(),
     /** inactive or active. */
     status: p.text(),
     createdAt: columns.createdAt(),
@@ -149,8 +150,11 @@ export const MintUnit = defineEntity({
     { name: 'mint_units_serial_unique', properties: ['brandId', 'serial'] },
   ],
   indexes: [
-    { name: 'mint_units_list_index', properties: ['brandId', 'createdAt', 'id'] },
-    { name: 'mint_units_batch_list_index', properties: ['brandId', 'mintBatchId', 'createdAt', 'id'] },
+    // Without the id: a chunk's units share (brand_id, created_at), so B-tree deduplication keeps
+    // one key per chunk and ~6 bytes per unit (with the id: ~74); a page's tie-break on id is an
+    // incremental sort of one chunk.
+    { name: 'mint_units_list_index', properties: ['brandId', 'createdAt'] },
+    { name: 'mint_units_batch_list_index', properties: ['brandId', 'mintBatchId', 'createdAt'] },
   ],
 });
 export type MintUnit = InferEntity<typeof MintUnit>;

@@ -16,6 +16,7 @@ import { Migration20261127235500 } from './Migration20261127235500.ts';
 import { Migration20261128004000 } from './Migration20261128004000.ts';
 import { Migration20261128010000 } from './Migration20261128010000.ts';
 import { Migration20261128020000 } from './Migration20261128020000.ts';
+import { Migration20261128100000 } from './Migration20261128100000.ts';
 import { Migration20261128013000 } from './Migration20261128013000.ts';
 import { Migration20261128120000 } from './Migration20261128120000.ts';
 
@@ -39,5 +40,6 @@ export const migrations = [{ name: 'Migration20261121050755', class: Migration20
   { name: 'Migration20261128010000', class: Migration20261128010000 },
   { name: 'Migration20261128013000', class: Migration20261128013000 },
   { name: 'Migration20261128020000', class: Migration20261128020000 },
+  { name: 'Migration20261128100000', class: Migration20261128100000 },
   { name: 'Migration20261128120000', class: Migration20261128120000 },
 ];

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
-import type { PackMove } from '@mint/domain';
+import { unitResolverUrl, type PackMove } from '@mint/domain';
 import type { StoredPackProfile } from '../entities/activity.ts';
 import { directUrlOf, type Database, type Em } from '../orm.ts';
 import { sql, type ExpressionBuilder, type QueryCreator } from 'kysely';
@@ -205,17 +205,19 @@ export async function readPackSource(em: Em, brandId: string, mintBatchId: strin
 export interface PackUnit {
   readonly seq: number;
   readonly serial: string;
-  /** The resolver URL written at creation: the GS1 Digital Link URI when the product has a GTIN. */
+  /** The resolver URL (its batch's base, GTIN and its serial): the GS1 Digital Link URI when the product has a GTIN. */
   readonly resolverUrl: string;
   readonly status: string;
 }
 
 /** Up to `take` units with afterSeq < seq <= toSeq (no upper bound when null), in seq order: one keyset page. */
 export async function packUnitPage(em: Em, brandId: string, mintBatchId: string, afterSeq: number, take: number, toSeq: number | null): Promise<PackUnit[]> {
-  const found = await rows(em, (db) => db.selectFrom('mint_units').select(['seq', 'serial', 'resolver_url', 'status'])
-    .where('brand_id', '=', brandId).where('mint_batch_id', '=', mintBatchId).where('seq', '>', afterSeq)
-    .$if(toSeq !== null, (q) => q.where('seq', '<=', toSeq!)).orderBy('seq').limit(take));
-  return found.map((r) => ({ seq: r.seq, serial: r.serial, resolverUrl: r.resolver_url, status: r.status }));
+  const found = await rows(em, (db) => db.selectFrom('mint_units as u')
+    .innerJoin('mint_batches as b', (join) => join.onRef('b.brand_id', '=', 'u.brand_id').onRef('b.id', '=', 'u.mint_batch_id'))
+    .select(['u.seq', 'u.serial', 'u.status', 'b.resolver_base_url', 'b.gtin'])
+    .where('u.brand_id', '=', brandId).where('u.mint_batch_id', '=', mintBatchId).where('u.seq', '>', afterSeq)
+    .$if(toSeq !== null, (q) => q.where('u.seq', '<=', toSeq!)).orderBy('u.seq').limit(take));
+  return found.map((r) => ({ seq: r.seq, serial: r.serial, resolverUrl: unitResolverUrl(r.resolver_base_url, r.gtin, r.serial), status: r.status }));
 }
 
 /** A lot of a lot-mode batch as label and EPCIS files need it. */
@@ -274,8 +276,19 @@ export interface UnitSnapshot {
   close(reason?: unknown): Promise<void>;
 }
 
-/** Each stream's columns. */
-const unitStreams: Readonly<Record<UnitStream, string>> = { fields: 'serial, resolver_url, status', urls: 'to_json(resolver_url)::text' };
+/**
+ * Each stream's columns; `url` is the SQL of a unit's resolver URL: its batch's URL prefix (a
+ * literal, see {@link unitUrlPrefix}) followed by its serial.
+ */
+const unitStreams: Readonly<Record<UnitStream, (url: string) => string>> = {
+  fields: (url) => `serial, ${url}, status`,
+  urls: (url) => `to_json(${url})::text`,
+};
+
+/** What every unit's resolver URL of a batch starts with: unitResolverUrl of its base and GTIN, before the serial. */
+export function unitUrlPrefix(resolverBaseUrl: string, gtin: string | null): string {
+  return unitResolverUrl(resolverBaseUrl, gtin, '');
+}
 
 /** The character between the columns of a copied line: the delimiter of {@link copyOptions}. */
 const fieldSeparator = '\x02';
@@ -372,9 +385,14 @@ export async function openUnitSnapshot(
   let closedFor: { readonly reason: unknown } | null = null;
   const leader = await connect();
   let snapshotId: string;
+  let unitUrl: string;
   try {
     await leader.query('begin isolation level repeatable read read only');
     snapshotId = (await leader.query<{ id: string }>('select pg_export_snapshot() as id')).rows[0]!.id;
+    // The units' URLs: the batch's prefix (read in the snapshot) and each serial.
+    const { rows: [batch] } = await leader.query<{ resolver_base_url: string; gtin: string | null }>(
+      'select resolver_base_url, gtin from mint_batches where brand_id = $1 and id = $2', [brandId, mintBatchId]);
+    unitUrl = `${leader.escapeLiteral(batch === undefined ? '' : unitUrlPrefix(batch.resolver_base_url, batch.gtin))} || serial`;
   } catch (error) {
     await end(leader);
     throw error;
@@ -387,7 +405,7 @@ export async function openUnitSnapshot(
         await client.query('begin isolation level repeatable read read only');
         await client.query(`set transaction snapshot '${snapshotId.replace(/'/g, "''")}'`);
         // Raw SQL on purpose: COPY is the measured bulk path (bench:packs).
-        const copied = client.query(copyTo(`copy (select ${unitStreams[stream]} ${from}) to stdout (${copyOptions})`));
+        const copied = client.query(copyTo(`copy (select ${unitStreams[stream](unitUrl)} ${from}) to stdout (${copyOptions})`));
         for await (const chunk of copied) await sink(chunk as Buffer);
         await client.query('commit');
         return copied.rowCount;

@@ -1,4 +1,4 @@
-import type { Cursor, UnitStatus } from '@mint/domain';
+import { unitResolverUrl, type Cursor, type UnitStatus } from '@mint/domain';
 import type { StoredPackProfile } from '../entities/activity.ts';
 import type { Em } from '../orm.ts';
 import { prepare, preparedRows, rows } from './kysely.ts';
@@ -27,7 +27,10 @@ export interface UnitRecord {
 /**
  * Up to `take` units of the brand (of one batch when `mintBatchId` is set) strictly after `cursor`,
  * newest first by (created_at, id). The page is cut from the index first; the batch and product
- * are joined to the page only.
+ * are joined to the page only, and give each unit its GTIN and resolver URL (the batch's, as
+ * every unit's was written). The (brand_id[, mint_batch_id], created_at) index holds no id: its
+ * range after the cursor comes in created_at order, and the id tie-break sorts one chunk's units
+ * (incremental sort), however deep the cursor and however many units the brand has.
  */
 export async function listUnits(em: Em, brandId: string, take: number, cursor: Cursor | null, mintBatchId: string | null): Promise<UnitRecord[]> {
   const found = await rows(em, (db) => {
@@ -40,12 +43,12 @@ export async function listUnits(em: Em, brandId: string, take: number, cursor: C
     return db.selectFrom(page.as('u'))
       .leftJoin('mint_batches as b', (join) => join.onRef('b.brand_id', '=', 'u.brand_id').onRef('b.id', '=', 'u.mint_batch_id'))
       .leftJoin('products as p', (join) => join.onRef('p.brand_id', '=', 'b.brand_id').onRef('p.id', '=', 'b.product_id'))
-      .select(['u.id', 'u.mint_batch_id', 'u.seq', 'u.serial', 'u.resolver_url', 'u.status', 'u.gtin', 'u.created_at', 'u.activated_at', 'p.sku as product_sku'])
+      .select(['u.id', 'u.mint_batch_id', 'u.seq', 'u.serial', 'u.status', 'b.gtin', 'b.resolver_base_url', 'u.created_at', 'u.activated_at', 'p.sku as product_sku'])
       .orderBy('u.created_at', 'desc').orderBy('u.id', 'desc');
   });
   return found.map((r) => ({
-    id: r.id, mintBatchId: r.mint_batch_id, seq: r.seq, serial: r.serial, resolverUrl: r.resolver_url, status: r.status as UnitStatus,
-    gtin: r.gtin, createdAt: new Date(r.created_at), activatedAt: r.activated_at === null ? null : new Date(r.activated_at),
+    id: r.id, mintBatchId: r.mint_batch_id, seq: r.seq, serial: r.serial, resolverUrl: unitResolverUrl(r.resolver_base_url ?? '', r.gtin, r.serial),
+    status: r.status as UnitStatus, gtin: r.gtin, createdAt: new Date(r.created_at), activatedAt: r.activated_at === null ? null : new Date(r.activated_at),
     productSku: r.product_sku,
   }));
 }

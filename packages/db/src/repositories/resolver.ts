@@ -1,11 +1,11 @@
 import { sql, type Kysely } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import pg from 'pg';
-import { decideResolution, type Gs1LinkTypeName, type Link } from '@mint/domain';
+import { decideResolution, unitResolverUrl, type Gs1LinkTypeName, type Link } from '@mint/domain';
 import { resolverReadUrlOf, type Database, type Em } from '../orm.ts';
 import type { Tables } from '../tables.ts';
 import { coalesced } from './coalesce.ts';
-import { changed, prepare, rows, unnest, type PreparedStatement, type RowOf } from './kysely.ts';
+import { changed, prepare, rawChanged, rows, unnest, type PreparedStatement, type RowOf } from './kysely.ts';
 import { createLinkReader, type LinkReader } from './links.ts';
 import { postgresDirectUrl } from './packs.ts';
 
@@ -58,7 +58,7 @@ function toUnit(row: UnitRow): ResolverUnit {
   return {
     serial: row.serial, gtin: row.gtin, status: row.status,
     activatedAt: row.activated_at === null || row.activated_at instanceof Date ? row.activated_at : new Date(row.activated_at),
-    resolverUrl: row.resolver_url, batchStatus: row.batch_status,
+    resolverUrl: unitResolverUrl(row.resolver_base_url, row.gtin, row.serial), batchStatus: row.batch_status,
     product: { id: row.product_id, name: row.product_name, sku: row.product_sku, gtin: row.product_gtin, passportUrl: row.passport_url },
     links: row.links === undefined ? noLinks : (typeof row.links === 'string' ? JSON.parse(row.links) as UnitLinkRow[] : row.links).map(toLink),
     suspect: row.suspect_rule === null || row.suspect_since === null ? null
@@ -130,12 +130,12 @@ function unitsWithProduct(db: Kysely<Tables>, withLinks: boolean) {
     .select([
       // The suspect mark is two columns of the unit's own row: no join, no second round trip (pgbench,
       // 200,000 units, prepared: ~28 µs a lookup without them, ~30 µs with, within the machine's noise).
-      'u.serial', 'u.gtin', 'u.status', 'u.activated_at', 'u.resolver_url', 'u.suspect_rule', 'u.suspect_since', 'b.status as batch_status',
+      'u.serial', 'b.gtin', 'u.status', 'u.activated_at', 'b.resolver_base_url', 'u.suspect_rule', 'u.suspect_since', 'b.status as batch_status',
       'p.id as product_id', 'p.name as product_name', 'p.sku as product_sku', 'p.gtin as product_gtin', 'p.passport_url',
     ])
     .$if(withLinks, (q) => q.select((eb) => jsonArrayFrom(eb.selectFrom('resolver_links as l')
       .select(['l.link_type', 'l.href', 'l.title', 'l.hreflang', 'l.media_type', 'l.context', 'l.fwqs', 'l.is_default'])
-      .whereRef('l.brand_id', '=', 'u.brand_id').where('l.gtin', '=', eb.fn.coalesce('u.gtin', sql.lit(''))).where('l.level', '=', 'serial')
+      .whereRef('l.brand_id', '=', 'u.brand_id').where('l.gtin', '=', eb.fn.coalesce('b.gtin', sql.lit(''))).where('l.level', '=', 'serial')
       .whereRef('l.qualifier', '=', 'u.serial')
       .orderBy('l.created_at').orderBy('l.id')).as('links')));
 }
@@ -143,7 +143,7 @@ function unitsWithProduct(db: Kysely<Tables>, withLinks: boolean) {
 /** The brand's unit with `serial` and GTIN `gtin` (null matches a unit without GTIN), with its own links or not. */
 const unitLookup = (withLinks: boolean) => (db: Kysely<Tables>, p: { brandId: string; serial: string; gtin: string | null }) =>
   unitsWithProduct(db, withLinks).where('u.brand_id', '=', p.brandId).where('u.serial', '=', p.serial)
-    .where((eb) => eb('u.gtin', 'is not distinct from', eb.cast<string | null>(eb.val(p.gtin), 'text')));
+    .where((eb) => eb('b.gtin', 'is not distinct from', eb.cast<string | null>(eb.val(p.gtin), 'text')));
 
 type UnitRow = RowOf<ReturnType<typeof unitLookup>>;
 
@@ -256,6 +256,25 @@ function scanColumns(scans: readonly ScanRecord[]): ScanColumns {
 }
 
 /**
+ * Writes one brand's batch of resolver scans once: claims `batchKey` among the brand's ingest
+ * batch keys (the same keys as the scan ingest's, so the retention sweep clears them alike) and
+ * inserts the scans as recorded, in one transaction. A key claimed before writes nothing and
+ * returns false: a batch delivered twice (a spilled batch replayed again after a lost ack) is
+ * counted once.
+ */
+export async function writeScanBatchOnce(em: Em, brandId: string, batchKey: string, scans: readonly ScanRecord[], now: Date): Promise<boolean> {
+  return em.transactional(async (tx) => {
+    const claimed = await rawChanged(tx, sql`
+      insert into scan_ingest_batches (brand_id, batch_key, accepted, rejected, created_at)
+      values (${brandId}, ${batchKey}, ${scans.length}, '[]', ${now.toISOString()})
+      on conflict (brand_id, batch_key) do nothing`);
+    if (claimed === 0) return false;
+    if (scans.length > 0) await changed(tx, (db) => insertScans(db, scanColumns(scans)));
+    return true;
+  });
+}
+
+/**
  * Deletes up to `limit` scan events recorded before `before` (oldest ranges first, found by the
  * BRIN index); returns how many. The keys are read first, then deleted by key one brand at a time,
  * never by ctid: on Citus each delete is routed to one shard.
@@ -270,6 +289,9 @@ export async function deleteScanEventsBefore(em: Em, before: Date, limit: number
   }
   return deleted;
 }
+
+/** Longest wait for a new connection of the resolver's and the scan writer's pools. */
+const connectTimeoutMs = 2_000;
 
 /** Writes scan events in batches; see {@link createScanWriter}. */
 export interface ScanWriter {
@@ -287,7 +309,9 @@ export interface ScanWriter {
 export function createScanWriter(db: Database): ScanWriter {
   // Named prepared statements live in a session: the direct connection (DATABASE_DIRECT_URL).
   const url = postgresDirectUrl(db);
-  const pool = new pg.Pool({ connectionString: url, max: 1, idleTimeoutMillis: 0, application_name: 'minting-scan-events' });
+  // A connection that does not come within 2 s fails (an unreachable database that drops packets
+  // rather than refusing them): the recorder then spills the batch instead of waiting.
+  const pool = new pg.Pool({ connectionString: url, max: 1, idleTimeoutMillis: 0, connectionTimeoutMillis: connectTimeoutMs, application_name: 'minting-scan-events' });
   pool.on('error', () => undefined);
   let closing: Promise<void> | undefined;
   return {
@@ -362,10 +386,12 @@ export function createResolverReader(db: Database, options: ResolverReaderOption
   const maxInFlight = options.maxInFlight ?? Math.max(1, Math.floor(poolSize / 2));
   // Idle connections are kept (idleTimeoutMillis 0): after a quiet spell the first scans would
   // otherwise pay a new connection and re-prepare their statements.
-  const pool = new pg.Pool({ connectionString: url, max: poolSize, idleTimeoutMillis: 0, application_name: 'minting-resolver' });
+  // A connection that does not come within 2 s fails, so the resolver answers from what it last
+  // knew instead of holding scans while the database drops packets.
+  const pool = new pg.Pool({ connectionString: url, max: poolSize, idleTimeoutMillis: 0, connectionTimeoutMillis: connectTimeoutMs, application_name: 'minting-resolver' });
   pool.on('error', () => undefined);
   const readUrl = options.readUrl ?? resolverReadUrlOf(db);
-  const replica = readUrl === undefined ? null : new pg.Pool({ connectionString: readUrl, max: poolSize, idleTimeoutMillis: 0, application_name: 'minting-resolver-replica' });
+  const replica = readUrl === undefined ? null : new pg.Pool({ connectionString: readUrl, max: poolSize, idleTimeoutMillis: 0, connectionTimeoutMillis: connectTimeoutMs, application_name: 'minting-resolver-replica' });
   replica?.on('error', () => undefined);
   const links = createLinkReader(pool);
   const primary = hotLookups(pool, maxBatch, maxInFlight);

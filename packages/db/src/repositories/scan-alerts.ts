@@ -1,7 +1,13 @@
-import { sql } from 'kysely';
+import { sql, type ExpressionBuilder } from 'kysely';
 import type { ScanAlertSettings } from '@mint/domain';
 import type { Em } from '../orm.ts';
+import type { Tables } from '../tables.ts';
 import { changed, first, rows } from './kysely.ts';
+
+/** The unit's GTIN (its batch's) is `gtin`; null matches a unit without GTIN. */
+const unitGtinIs = (gtin: string | null) => (eb: ExpressionBuilder<Tables, 'mint_units'>) => eb.exists(eb.selectFrom('mint_batches as b').select(eb.lit(1).as('one'))
+  .whereRef('b.brand_id', '=', 'mint_units.brand_id').whereRef('b.id', '=', 'mint_units.mint_batch_id')
+  .where('b.gtin', 'is not distinct from', eb.cast<string | null>(eb.val(gtin), 'text')));
 
 /**
  * A brand's settings of the scan rules and its suspect units. Every statement names its brand,
@@ -51,7 +57,7 @@ export async function markUnitsSuspect(em: Em, marks: readonly SuspectMark[], at
   for (const m of marks) {
     n += await changed(em, (db) => db.updateTable('mint_units').set({ suspect_rule: m.rule, suspect_since: at })
       .where('brand_id', '=', m.brandId).where('serial', '=', m.serial).where('suspect_since', 'is', null)
-      .where((eb) => eb('gtin', 'is not distinct from', eb.cast<string | null>(eb.val(m.gtin), 'text'))));
+      .where(unitGtinIs(m.gtin)));
   }
   return n;
 }
@@ -72,7 +78,7 @@ export interface SuspectState {
 export async function lockSuspectUnit(em: Em, brandId: string, gtin: string | null, serial: string): Promise<SuspectState> {
   const row = await first(em, (db) => db.selectFrom('mint_units').select(['suspect_rule', 'suspect_since'])
     .where('brand_id', '=', brandId).where('serial', '=', serial)
-    .where((eb) => eb('gtin', 'is not distinct from', eb.cast<string | null>(eb.val(gtin), 'text'))).forUpdate());
+    .where(unitGtinIs(gtin)).forUpdate());
   if (row === undefined) return { found: false, rule: null, since: null };
   const since = row.suspect_since;
   return { found: true, rule: row.suspect_rule, since: since === null ? null : since instanceof Date ? since : new Date(since) };
@@ -82,5 +88,5 @@ export async function lockSuspectUnit(em: Em, brandId: string, gtin: string | nu
 export async function unmarkUnitSuspect(em: Em, brandId: string, gtin: string | null, serial: string): Promise<boolean> {
   return (await changed(em, (db) => db.updateTable('mint_units').set({ suspect_rule: null, suspect_since: null })
     .where('brand_id', '=', brandId).where('serial', '=', serial).where('suspect_since', 'is not', null)
-    .where((eb) => eb('gtin', 'is not distinct from', eb.cast<string | null>(eb.val(gtin), 'text'))))) > 0;
+    .where(unitGtinIs(gtin)))) > 0;
 }

@@ -74,8 +74,8 @@ export async function ingestScanBatch(
                       ${col((s) => s.representation)}::text[], ${col((s) => s.linkType)}::text[], ${col((s) => s.count)}::int[],
                       ${col((s) => s.country)}::text[], ${col((s) => s.clientClass)}::text[], ${col((s) => s.visitor)}::text[])
                as s(scanned_at, kind, gtin, identifier, lot, outcome, representation, link_type, scans, country, client_class, visitor)
-          left join mint_units u
-            on s.kind in ('serial', 'token') and u.brand_id = ${brandId}::uuid and u.serial = s.identifier and u.gtin is not distinct from s.gtin
+          left join (mint_units u join mint_batches b on b.brand_id = u.brand_id and b.id = u.mint_batch_id)
+            on s.kind in ('serial', 'token') and u.brand_id = ${brandId}::uuid and u.serial = s.identifier and b.gtin is not distinct from s.gtin
         returning unit_known, unit_status, outcome, kind, gtin, identifier, scanned_at, scans, country, client_class, visitor`);
       unitScans = written.filter((r) => r.unit_known !== null).map((r) => ({
         unitKnown: r.unit_known!, unitStatus: r.unit_status, outcome: r.outcome, kind: r.kind, gtin: r.gtin, identifier: r.identifier, scannedAt: new Date(r.scanned_at), count: Number(r.scans), country: r.country, clientClass: r.client_class,

@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { Code, ConnectError, createClient, createRouterTransport } from '@connectrpc/connect';
 import { MintService } from '@mint/contract';
-import { ConflictError, DomainError, errorKinds, ForbiddenError, IllegalStateError, InvalidInputError, NotFoundError, UnauthenticatedError } from '@mint/domain';
+import { ConflictError, DomainError, errorKinds, ForbiddenError, IllegalStateError, InvalidInputError, NotFoundError, UnauthenticatedError, UnavailableError } from '@mint/domain';
 import { errorCodes, toHttpError } from '@mint/http';
 import { createLogger } from '@mint/runtime';
 import { describe, expect, it } from 'vitest';
@@ -34,6 +34,18 @@ describe('toConnectError', () => {
     }
     // The two kinds that share HTTP 409 stay apart on Connect.
     expect(errorCodes.illegal_state.connect).not.toBe(errorCodes.conflict.connect);
+  });
+
+  it('answers a database that cannot be reached with Unavailable / 503 and Retry-After, the driver\'s words kept for the log', () => {
+    const refused = Object.assign(new Error('connect ECONNREFUSED 10.0.0.5:5432'), { code: 'ECONNREFUSED' });
+    const wrapped = new Error('query failed', { cause: refused });
+    const mapped = toConnectError(wrapped);
+    expect([mapped.code, mapped.metadata.get('retry-after')]).toEqual([Code.Unavailable, '5']);
+    expect(mapped.rawMessage).not.toContain('10.0.0.5');
+    expect(mapped.cause).toBe(wrapped);
+    expect(toHttpError(wrapped)).toMatchObject({ status: 503, code: 'unavailable' });
+    expect(toHttpError(wrapped).message).not.toContain('10.0.0.5');
+    expect(toConnectError(new UnavailableError('no earlier answer', 1)).metadata.get('retry-after')).toBe('1');
   });
 
   it('hides anything else behind Internal "internal error", keeping the original as cause', () => {

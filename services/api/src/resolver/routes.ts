@@ -6,7 +6,7 @@
 // cases.
 
 import {
-  acceptedLanguages, acceptedMediaTypes, brandDomainBaseUrl, normalizeHost, forwardQuery, gs1LinksetContext, linksetOf, negotiate, parseResolverRequest, readLinkType, resolutionStatus,
+  acceptedLanguages, acceptedMediaTypes, edgeCacheControl, encodeEdgeScan, surrogateKeysOf, brandDomainBaseUrl, normalizeHost, forwardQuery, gs1LinksetContext, linksetOf, negotiate, parseResolverRequest, readLinkType, resolutionStatus,
   resolverDescription, resolverPrefix, resolverRootPathOf, type LinkPreferences, type LinkTypeRequest, type ParsedResolverRequest, type Representation,
   type ResolutionOutcome, type ScanClient, didWebOf, passportCredential, gs1VocabularyNamespace, statusListEntry,
 } from '@mint/domain';
@@ -71,13 +71,14 @@ const corsHeaders = {
 } as const;
 /**
  * The caching headers of every answer about an identity (redirects, linksets, JSON, pages and
- * refusals alike), and of the resolver's 400s. `Cache-Control: no-store`: every resolution,
- * GTIN-level ones and linksets included, is recorded as a scan event (the brand's scan counts and
- * the never-minted-serial signal come from them), and a unit's answer changes whenever its state
- * or links do, so no cache, shared or private, may answer in the resolver's place. `Vary` names
- * both headers the answer depends on: `Accept` (redirect, linkset, JSON or page) and
- * `Accept-Language` (which link is chosen). Only what needs no lookup and records no scan is
- * cacheable: the 301 of a short GTIN ({@link movedCacheControl}) and the description file.
+ * refusals alike), and of the resolver's 400s. `Cache-Control: no-store` by default: a unit's
+ * answer changes whenever its state, suspect mark or links do, and every resolution is recorded as
+ * a scan event (the brand's scan counts and the never-minted-serial signal come from them). Found
+ * GTIN and lot answers replace it with the shared-cache headers of {@link edgeHeadersOf} (purged
+ * on every change, their scans counted from the proxy's log). `Vary` names both headers the answer
+ * depends on: `Accept` (redirect, linkset, JSON or page) and `Accept-Language` (which link is
+ * chosen). The 301 of a short GTIN ({@link movedCacheControl}) and the description file are
+ * cacheable by anyone.
  */
 const publicHeaders = { 'cache-control': 'no-store', vary: 'Accept, Accept-Language', ...corsHeaders } as const;
 /** The 301 from a short GTIN to its GTIN-14 form depends on the path alone: cacheable for a day by anyone. */
@@ -152,6 +153,39 @@ interface Request {
   readonly signer?: PassportSigner | undefined;
 }
 
+/** No headers: an answer no shared cache may keep. */
+const uncached: Readonly<Record<string, string>> = {};
+
+/**
+ * The headers that let a shared cache (the caching proxy or CDN in front, see CACHE_PURGE_URL)
+ * keep an answer: only a found GTIN's or lot's (redirects, linksets, JSON and pages alike), whose
+ * answer changes only with links (purged by key on every change) or the product; never a unit's
+ * (its state and suspect mark change at any time and are not announced), a refusal's, or an answer
+ * from the last-known store during a database outage. `Cache-Control` lets no private cache keep
+ * it ({@link edgeCacheControl}); `Surrogate-Key` names its purge keys; `X-Scan` the scan it stands
+ * for, which the proxy logs on every hit (and strips) so the log shipper records the scans the
+ * resolver never saw: a miss is recorded by the resolver itself, a hit by the log, each scan once.
+ */
+function edgeHeadersOf(r: Request, resolution: Resolution): Readonly<Record<string, string>> {
+  const key = r.parsed.path.key;
+  if ((key.kind !== 'gtin' && key.kind !== 'lot') || resolution.outcome.kind !== 'resolved' || resolution.brand === null || resolution.stale === true) return uncached;
+  const brandId = resolution.brand.id;
+  return {
+    'cache-control': edgeCacheControl,
+    'surrogate-key': surrogateKeysOf(brandId, key.gtin),
+    'x-scan': encodeEdgeScan({
+      brandId, kind: key.kind, gtin: key.gtin, lot: key.kind === 'lot' ? key.lot : null, outcome: resolution.outcome.kind, representation: r.representation,
+      linkType: r.representation === 'redirect' ? resolution.link?.linkType ?? null : null,
+    }),
+  };
+}
+
+/**
+ * The header of an answer given from what the resolver last knew while its database could not be
+ * read (the JSON answer says `"stale": true` too): it may be stale, and no cache keeps it.
+ */
+export const staleHeader = 'x-resolver-stale';
+
 /**
  * What a request asks of the product's passport: `auto` a plain browser scan (the hosted passport
  * page when the product has a published passport and no external passport URL), `page` the page
@@ -224,6 +258,11 @@ const passportHeaders = { vary: 'Accept, Accept-Language, X-Passport-Key, Author
 function answer(r: Request, resolution: Resolution, passport: PublishedPassport | null = null): void | Promise<void> {
   const { req, res } = r;
   const outcome: ResolutionOutcome = resolution.outcome;
+  if (resolution.stale === true) res.setHeader(staleHeader, 'true');
+  // An answer that carries a passport (or may: one asked for by name, or with a credential) is
+  // private and never kept by a shared cache; the others keep the edge headers of their level.
+  const edge = passport !== null || r.passportAsk === 'ld' || r.passportAsk === 'jwt' || r.passportAsk === 'page' || passportKeyOf(r.req) !== null
+    ? (passport === null ? uncached : passportHeaders) : edgeHeadersOf(r, resolution);
   if (outcome.kind !== 'resolved' || resolution.level === null) {
     refuse(req, res, outcome.kind === 'resolved' ? 'not_found' : outcome.kind, r.format, { link: r.link });
     return;
@@ -250,19 +289,20 @@ function answer(r: Request, resolution: Resolution, passport: PublishedPassport 
   if (r.representation === 'linkset') {
     const linkset = linksetOf(resolution.levels);
     if (passport !== null && resolution.unitKnown !== false) addPassportLinks(linkset.linkset, r.anchor, passport);
-    send(req, res, 200, 'application/linkset+json', JSON.stringify(linkset), { link: `${r.link}, ${contextLink}` });
+    send(req, res, 200, 'application/linkset+json', JSON.stringify(linkset), { link: `${r.link}, ${contextLink}`, ...edge });
     return;
   }
   if (r.representation === 'json') {
-    const body = passport === null || resolution.unitKnown === false ? { ...resolution.data, target: outcome.target }
-      : { ...resolution.data, target: outcome.target, passport: passportJson(passport) };
-    send(req, res, 200, 'application/json; charset=utf-8', JSON.stringify(body), { link: r.link, ...(passport === null ? {} : passportHeaders) });
+    const stale = resolution.stale === true ? { stale: true } : {};
+    const body = passport === null || resolution.unitKnown === false ? { ...resolution.data, target: outcome.target, ...stale }
+      : { ...resolution.data, target: outcome.target, ...stale, passport: passportJson(passport) };
+    send(req, res, 200, 'application/json; charset=utf-8', JSON.stringify(body), { link: r.link, ...edge });
     return;
   }
   if (resolution.unitKnown === false && r.representation === 'redirect') {
     // A serial the brand never issued: its own page, 404, never a walk-up to the product's page
     // that would look like the item is genuine (JSON and the linkset still say `known: false`).
-    send(req, res, 404, 'text/html; charset=utf-8', renderIdentityPage(pageContent(r, resolution, 'not_issued'), languageOf(req)), { link: r.link });
+    send(req, res, 404, 'text/html; charset=utf-8', renderIdentityPage(pageContent(r, resolution, 'not_issued'), languageOf(req)), { link: r.link, ...edge });
     return;
   }
   if (resolution.suspect !== null && resolution.suspect !== undefined && r.representation === 'redirect'
@@ -270,13 +310,13 @@ function answer(r: Request, resolution: Resolution, passport: PublishedPassport 
     // A unit a scan rule reported for checking: a shopper's plain scan gets the identity page with
     // the caution and the links as actions rather than a redirect past it; a link type asked for
     // by name (an app) is still followed.
-    send(req, res, 200, 'text/html; charset=utf-8', renderIdentityPage(pageContent(r, resolution, 'genuine', passport), languageOf(req)), { link: r.link, ...(passport === null ? {} : passportHeaders) });
+    send(req, res, 200, 'text/html; charset=utf-8', renderIdentityPage(pageContent(r, resolution, 'genuine', passport), languageOf(req)), { link: r.link, ...edge });
     return;
   }
   if (passport !== null && (r.passportAsk === 'auto' || r.passportAsk === 'page')) {
     // The hosted passport: its page, with the identity's authenticity and its links as actions.
     const authenticity = resolution.level === 'serial' || resolution.level === 'token' ? 'genuine' : 'product';
-    send(req, res, 200, 'text/html; charset=utf-8', renderIdentityPage(pageContent(r, resolution, authenticity, passport), languageOf(req)), { link: r.link, ...passportHeaders });
+    send(req, res, 200, 'text/html; charset=utf-8', renderIdentityPage(pageContent(r, resolution, authenticity, passport), languageOf(req)), { link: r.link, ...edge });
     return;
   }
   const chosen = resolution.link;
@@ -290,22 +330,22 @@ function answer(r: Request, resolution: Resolution, passport: PublishedPassport 
     if (mediaTypesOf(accept).some((t) => t === 'text/html' || t === 'application/xhtml+xml')) {
       const items = resolution.choices.map((l) => `<li><a href="${escapeHtml(l.href)}"${l.hreflang.length > 0 ? ` hreflang="${escapeHtml(l.hreflang[0]!)}"` : ''}>${escapeHtml(l.title)}</a>` +
         `${l.hreflang.length > 0 ? ` (${escapeHtml(l.hreflang.join(', '))})` : ''}${l.mediaType === null ? '' : ` ${escapeHtml(l.mediaType)}`}</li>`).join('');
-      send(req, res, 300, 'text/html; charset=utf-8', html(escapeHtml(title), `Choose one:<ul>${items}</ul>`), { link: r.link });
+      send(req, res, 300, 'text/html; charset=utf-8', html(escapeHtml(title), `Choose one:<ul>${items}</ul>`), { link: r.link, ...edge });
     } else {
-      send(req, res, 300, 'application/linkset+json', JSON.stringify(linksetOf(offered)), { link: `${r.link}, ${contextLink}` });
+      send(req, res, 300, 'application/linkset+json', JSON.stringify(linksetOf(offered)), { link: `${r.link}, ${contextLink}`, ...edge });
     }
   } else if (chosen !== null) {
     const location = chosen.fwqs ? forwardQuery(chosen.href, r.forwarded) : chosen.href;
     // Stored targets are kept in ASCII (the domain's storable URL rule); one written before that
     // rule could still hold a character no header may carry: refuse it rather than fail the answer.
-    if (!isHeaderValue(location)) refuse(req, res, 'invalid_link_target', r.format, { link: r.link });
-    else sendEmpty(res, 307, { ...publicHeaders, location, link: r.link });
+    if (!isHeaderValue(location)) refuse(req, res, 'invalid_link_target', r.format, { link: r.link, ...edge });
+    else sendEmpty(res, 307, { ...publicHeaders, location, link: r.link, ...edge });
   } else if (r.linkType.kind === 'link' && r.linkType.name !== 'defaultLink') {
-    refuse(req, res, 'link_type_not_available', r.format, { link: r.link });
+    refuse(req, res, 'link_type_not_available', r.format, { link: r.link, ...edge });
   } else {
     // Resolved, but no level has a link yet: the identity page says what it is.
     const authenticity = resolution.level === 'serial' || resolution.level === 'token' ? 'genuine' : 'product';
-    send(req, res, 200, 'text/html; charset=utf-8', renderIdentityPage(pageContent(r, resolution, authenticity), languageOf(req)), { link: r.link });
+    send(req, res, 200, 'text/html; charset=utf-8', renderIdentityPage(pageContent(r, resolution, authenticity), languageOf(req)), { link: r.link, ...edge });
   }
 }
 
