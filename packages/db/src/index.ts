@@ -83,5 +83,5 @@ export {
   type PassportKey, type PassportDraftRow, type PassportVersionRow, findPassportDraft, savePassportDraft, latestPassportVersion, findPassportVersion,
   listPassportVersions, insertPassportVersion, findPublishedPassportLevels, findPassportProduct, type PassportAccessKeyRow, insertPassportAccessKey,
   findPassportAccessKeyForAuth, listPassportAccessKeys, revokePassportAccessKey, passportPresence, supersededStatusIndexes, findBrandBySlug,
-  type PassportSigningKeyRow, listPassportSigningKeys, insertPassportSigningKey, updateBrandPassportStyle,
+  type PassportSigningKeyRow, listPassportSigningKeys, insertPassportSigningKey, updateBrandPassportStyle, notifyPassportPublished,
 } from './repositories/passports.ts';

@@ -6,7 +6,7 @@
 import {
   appendEvents, passportPresence, findPassportAccessKeyForAuth, findPassportDraft, findPassportProduct, findPassportVersion, findPublishedPassportLevels, insertPassportAccessKey,
   insertPassportVersion, latestPassportVersion, listPassportAccessKeys, listPassportVersions as listVersionRows, revokePassportAccessKey as revokeKeyRow,
-  savePassportDraft, updateBrandPassportStyle, type PassportAccessKeyRow, type PassportKey, type PassportVersionRow,
+  savePassportDraft, updateBrandPassportStyle, notifyPassportPublished, type PassportAccessKeyRow, type PassportKey, type PassportVersionRow,
 } from '@mint/db';
 import {
   assertValid, ConflictError, generateApiKey, hashApiKeySecret, IllegalStateError, inheritPassport, InvalidInputError, isUuid, normalizeGtin, NotFoundError,
@@ -71,6 +71,11 @@ const toVersionView = (v: PassportVersionRow): PassportVersionView => ({
 
 /** Checks the key (naming each bad field) and that the product is the brand's (NotFound otherwise). */
 async function keyOf(ctx: UseCaseContext, input: PassportKeyInput): Promise<PassportKey> {
+  return (await keyAndGtinOf(ctx, input)).key;
+}
+
+/** {@link keyOf} with the product's GTIN (null for a product without one). */
+async function keyAndGtinOf(ctx: UseCaseContext, input: PassportKeyInput): Promise<{ key: PassportKey; gtin: string | null }> {
   const lot = input.lot ?? '';
   const serial = input.serial ?? '';
   const v: FieldViolation[] = [];
@@ -80,7 +85,7 @@ async function keyOf(ctx: UseCaseContext, input: PassportKeyInput): Promise<Pass
   assertValid(v);
   const product = await findPassportProduct(ctx.db.em.fork(), input.brandId, { id: input.productId });
   if (product === null) throw new NotFoundError(`product ${input.productId} not found`);
-  return { brandId: input.brandId, productId: input.productId, lot, serial };
+  return { key: { brandId: input.brandId, productId: input.productId, lot, serial }, gtin: product.gtin };
 }
 
 const entityOf = (key: PassportKey) => `${key.productId} ${key.lot} ${key.serial}`;
@@ -141,10 +146,12 @@ export interface PublishPassportOutcome {
  * in one transaction. Safe to repeat: a draft whose digest is the latest version's publishes
  * nothing and answers that version. `expectedRevision` (optional) makes it a compare-and-set on
  * the draft. No draft is FailedPrecondition; a concurrent publish of the same level is Aborted.
- * Costs O(1) in the number of units: an item's passport is derived when it is read.
+ * Costs O(1) in the number of units: an item's passport is derived when it is read. The publish
+ * is announced on the resolvers' link-change feed at commit, so every replica and a caching proxy
+ * in front forget the product's answers.
  */
 export async function publishPassport(ctx: UseCaseContext, actor: Actor, input: PassportKeyInput & { readonly expectedRevision?: number | null }): Promise<PublishPassportOutcome> {
-  const key = await keyOf(ctx, input);
+  const { key, gtin } = await keyAndGtinOf(ctx, input);
   const now = ctx.clock();
   return ctx.db.em.fork().transactional(async (em) => {
     const draft = await findPassportDraft(em, key);
@@ -166,6 +173,7 @@ export async function publishPassport(ctx: UseCaseContext, actor: Actor, input: 
       brandId: key.brandId, eventType: 'passport_published', entityType: 'passport', entityId: entityOf(key), actor: actor.id,
       payload: { product_id: key.productId, lot: key.lot, serial: key.serial, version: row.version, sha256, predecessor_id: row.predecessorId },
     }]);
+    await notifyPassportPublished(em, key.brandId, gtin);
     return { version: toVersionView({ ...row, statusIndex }), published: true };
   });
 }
@@ -281,6 +289,8 @@ export async function importPassports(
         payload: { product_id: key.productId, lot: key.lot, serial: key.serial, version: row.version, sha256, predecessor_id: row.predecessorId },
       }]);
       published++;
+      const product = await findPassportProduct(tx, key.brandId, { id: key.productId });
+      await notifyPassportPublished(tx, key.brandId, product?.gtin ?? null);
     }
     return { drafts: keys.length, published };
   });
@@ -472,6 +482,8 @@ export interface PassportReads {
   readerOf(key: string): Promise<PassportReader | null>;
   /** Forgets what is cached of a product (this process publishes; other processes forget within `cacheMs`). */
   invalidate(brandId: string, productId: string): void;
+  /** Forgets what is cached of a brand's products (a change on the link feed names a brand and GTIN, not a product). */
+  invalidateBrand(brandId: string): void;
 }
 
 /**
@@ -511,6 +523,9 @@ export function createPassportReads(ctx: UseCaseContext, options: { readonly cac
     invalidate(brandId, productId) {
       presence.delete(`${brandId} ${productId}`);
       for (const key of levels.keys()) if (key.startsWith(`${brandId} ${productId} `)) levels.delete(key);
+    },
+    invalidateBrand(brandId) {
+      for (const map of [presence, levels]) for (const key of map.keys()) if (key.startsWith(`${brandId} `)) map.delete(key);
     },
   };
 }

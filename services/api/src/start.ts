@@ -110,19 +110,23 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
   // (CACHE_PURGE_URL); a lost change feed purges all of them, but not the first listen at start.
   const purger = config.cachePurgeUrl === undefined ? undefined : createCachePurger(config.cachePurgeUrl.split(',').map((u) => u.trim()), logger);
   let listenedBefore = false;
+  // Published passports, cached a second at most; a publish anywhere arrives on the link-change
+  // feed (its brand and GTIN), and the brand's cached passports are forgotten at once.
+  const passportReads = useCases.createPassportReads(ctx);
   const resolver = useCases.createResolver(ctx, {
     recorder: scans,
     lastKnown: { maxUnits: config.resolverLastKnownUnits ?? defaults.resolverLastKnownUnits },
+    onLinkChange: (brandId: string, gtin: string | null) => {
+      passportReads.invalidateBrand(brandId);
+      purger?.purge(purgeKeyOf(brandId, gtin));
+    },
     ...(purger === undefined ? {} : {
-      onLinkChange: (brandId: string, gtin: string | null) => purger.purge(purgeKeyOf(brandId, gtin)),
       onLinkReset: () => {
         if (listenedBefore) purger.purge(allResolverAnswersKey);
         listenedBefore = true;
       },
     }),
   });
-  // Published passports, cached a second at most (a publish through this process shows at once).
-  const passportReads = useCases.createPassportReads(ctx);
   // Signs passport credentials and status lists; keys sealed with WEBHOOK_SECRET_KEYS.
   const passportSigner = useCases.createPassportSigner(ctx);
   // The client behind the trusted proxies, as the rate limits see it (the flood gate's key), its

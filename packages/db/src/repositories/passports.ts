@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Em } from '../orm.ts';
 import { changed, first, rows } from './kysely.ts';
 
@@ -257,4 +258,13 @@ export async function passportPresence(em: Em, brandId: string, productId: strin
 /** Sets the brand's passport page logo and colour (null: none); resolves to whether the brand exists. */
 export async function updateBrandPassportStyle(em: Em, brandId: string, logoUrl: string | null, colour: string | null): Promise<boolean> {
   return (await changed(em, (db) => db.updateTable('brands').set({ passport_logo_url: logoUrl, passport_colour: colour }).where('id', '=', brandId))) === 1;
+}
+
+/**
+ * Announces a published passport on the resolvers' link-change feed (`{brand_id} {gtin}`, or the
+ * brand alone for a product without GTIN), at commit: every API replica forgets what it cached of
+ * the product's answers, and a caching proxy in front is purged of them.
+ */
+export async function notifyPassportPublished(em: Em, brandId: string, gtin: string | null): Promise<void> {
+  await rows(em, (db) => db.selectNoFrom(sql<string>`pg_notify('resolver_links', ${gtin === null ? brandId : `${brandId} ${gtin}`})::text`.as('notified')));
 }
