@@ -5,8 +5,8 @@
 
 import { findBrandBySlug, insertPassportSigningKey, listPassportSigningKeys, supersededStatusIndexes, type PassportSigningKeyRow } from '@mint/db';
 import { didDocument, openSecret, sealSecret, statusListCredential } from '@mint/domain';
-import { createHash } from 'node:crypto';
-import { CompactSign, exportJWK, generateKeyPair, importJWK, type CryptoKey } from 'jose';
+import { createHash, createPrivateKey, sign, type KeyObject } from 'node:crypto';
+import { exportJWK, generateKeyPair } from 'jose';
 import type { UseCaseContext } from './context.ts';
 
 /** The row a sealed private key is bound to. */
@@ -67,7 +67,7 @@ export function createPassportSigner(ctx: UseCaseContext, options: { readonly ca
   const maxSigned = options.maxSigned ?? 10_000;
   const signed = new Map<string, string>();
   let cached: { readonly keys: readonly PassportSigningKeyRow[]; readonly until: number } | null = null;
-  const privateKeys = new Map<string, Promise<CryptoKey | Uint8Array>>();
+  const privateKeys = new Map<string, KeyObject>();
   const keys = async (): Promise<readonly PassportSigningKeyRow[]> => {
     if (cached !== null && cached.until > Date.now()) return cached.keys;
     let found = await listPassportSigningKeys(ctx.db.em.fork());
@@ -79,12 +79,12 @@ export function createPassportSigner(ctx: UseCaseContext, options: { readonly ca
     cached = { keys: found, until: Date.now() + ttl };
     return found;
   };
-  const privateKeyOf = (k: PassportSigningKeyRow) => {
+  const privateKeyOf = (k: PassportSigningKeyRow): KeyObject => {
     let key = privateKeys.get(k.kid);
     if (key === undefined) {
-      key = importJWK(JSON.parse(openSecret(ctx.webhookSecretKeys, k.privateSealed, sealContext(k.kid))) as Record<string, unknown>, 'EdDSA');
+      const jwk = JSON.parse(openSecret(ctx.webhookSecretKeys, k.privateSealed, sealContext(k.kid))) as import('node:crypto').JsonWebKey;
+      key = createPrivateKey({ key: jwk, format: 'jwk' });
       privateKeys.set(k.kid, key);
-      key.catch(() => privateKeys.delete(k.kid));
     }
     return key;
   };
@@ -94,9 +94,10 @@ export function createPassportSigner(ctx: UseCaseContext, options: { readonly ca
     const memo = createHash('sha256').update(current.kid).update('\n').update(issuer).update('\n').update(bytes).digest('base64url');
     const hit = signed.get(memo);
     if (hit !== undefined) return hit;
-    const jws = await new CompactSign(bytes)
-      .setProtectedHeader({ alg: 'EdDSA', kid: `${issuer}#${current.kid}`, typ: 'vc+jwt', cty: 'vc', iss: issuer })
-      .sign(await privateKeyOf(current));
+    // RFC 7515 compact serialisation: BASE64URL(header) '.' BASE64URL(payload) '.' BASE64URL(Ed25519 signature of both).
+    const header = Buffer.from(JSON.stringify({ alg: 'EdDSA', kid: `${issuer}#${current.kid}`, typ: 'vc+jwt', cty: 'vc', iss: issuer })).toString('base64url');
+    const input = `${header}.${Buffer.from(bytes).toString('base64url')}`;
+    const jws = `${input}.${sign(null, Buffer.from(input), privateKeyOf(current)).toString('base64url')}`;
     if (signed.size >= maxSigned) signed.clear();
     signed.set(memo, jws);
     return jws;

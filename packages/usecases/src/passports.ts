@@ -470,6 +470,17 @@ async function passportOfLevels(ctx: UseCaseContext, input: PublishedPassportInp
   };
 }
 
+/** What the resolver keeps of a product's passports: whether it has any, and which units have their own. */
+interface Presence {
+  readonly any: boolean;
+  readonly units: ReadonlySet<string>;
+  /** More units have their own than are listed: each unit is asked for. */
+  readonly manyUnits: boolean;
+}
+
+/** Units with a passport of their own listed per product; beyond it each unit's levels are read on their own. */
+const maxUnitList = 10_000;
+
 /** The resolver's reads of published passports, cached; see {@link createPassportReads}. */
 export interface PassportReads {
   /**
@@ -495,29 +506,31 @@ export interface PassportReads {
 export function createPassportReads(ctx: UseCaseContext, options: { readonly cacheMs?: number; readonly max?: number } = {}): PassportReads {
   const ttl = options.cacheMs ?? 1_000;
   const max = options.max ?? 10_000;
-  const presence = new Map<string, { readonly value: { any: boolean; units: boolean }; readonly until: number }>();
+  const presence = new Map<string, { readonly value: Presence; readonly until: number }>();
   const levels = new Map<string, { readonly value: Levels; readonly until: number }>();
   const remember = <T>(map: Map<string, { value: T; until: number }>, key: string, value: T) => {
     if (map.size >= max) map.clear();
     map.set(key, { value, until: Date.now() + ttl });
     return value;
   };
-  const levelsOf = async (input: PublishedPassportInput, units: boolean): Promise<Levels> => {
-    const serial = units ? input.serial ?? '' : '';
+  const levelsOf = async (input: PublishedPassportInput, p: Presence): Promise<Levels> => {
+    // A unit without a passport of its own shares its lot's (or product's) cached levels.
+    const own = input.serial !== null && (p.manyUnits || p.units.has(input.serial));
+    const serial = own ? input.serial ?? '' : '';
     const key = `${input.brandId} ${input.productId} ${input.lot ?? ''} ${serial}`;
     const hit = levels.get(key);
     if (hit !== undefined && hit.until > Date.now()) return hit.value;
     const found = await findPublishedPassportLevels(ctx.db.em.fork(), input.brandId, input.productId, input.lot, serial === '' ? null : serial);
     return remember(levels, key, found);
   };
-  const withPresence = async (input: PublishedPassportInput, p: { any: boolean; units: boolean }) =>
-    (p.any ? passportOfLevels(ctx, input, await levelsOf(input, p.units)) : null);
+  const withPresence = async (input: PublishedPassportInput, p: Presence) => (p.any ? passportOfLevels(ctx, input, await levelsOf(input, p)) : null);
   return {
     read(input) {
       const key = `${input.brandId} ${input.productId}`;
       const hit = presence.get(key);
       if (hit !== undefined && hit.until > Date.now()) return hit.value.any ? withPresence(input, hit.value) : null;
-      return passportPresence(ctx.db.em.fork(), input.brandId, input.productId).then((p) => withPresence(input, remember(presence, key, p)));
+      return passportPresence(ctx.db.em.fork(), input.brandId, input.productId, maxUnitList)
+        .then((p) => withPresence(input, remember(presence, key, { any: p.any, units: new Set(p.units), manyUnits: p.units.length > maxUnitList })));
     },
     readerOf: (key) => passportReaderOf(ctx, key),
     invalidate(brandId, productId) {

@@ -247,12 +247,17 @@ export async function revokePassportAccessKey(em: Em, brandId: string, id: strin
 }
 
 
-/** Whether a product has any published passport version, and any at the unit level (so the resolver asks for a unit's only then). */
-export async function passportPresence(em: Em, brandId: string, productId: string): Promise<{ readonly any: boolean; readonly units: boolean }> {
-  const row = await first(em, (db) => db.selectFrom('passport_versions')
-    .select((eb) => [eb.fn.countAll<string | number>().as('n'), eb.fn.sum<string | number | null>(eb.case().when('serial', '<>', '').then(1).else(0).end()).as('units')])
-    .where('brand_id', '=', brandId).where('product_id', '=', productId));
-  return { any: Number(row?.n ?? 0) > 0, units: Number(row?.units ?? 0) > 0 };
+/**
+ * Whether a product has any published passport version, and the serials of its units that have
+ * one of their own (at most `maxUnits + 1` listed: beyond `maxUnits` the resolver asks per unit),
+ * so a scan of a unit without one shares its product's cached levels.
+ */
+export async function passportPresence(em: Em, brandId: string, productId: string, maxUnits = 10_000): Promise<{ readonly any: boolean; readonly units: readonly string[] }> {
+  const any = await first(em, (db) => db.selectFrom('passport_versions').select('id').where('brand_id', '=', brandId).where('product_id', '=', productId).limit(1));
+  if (any === undefined) return { any: false, units: [] };
+  const units = await rows(em, (db) => db.selectFrom('passport_versions').select('serial').distinct()
+    .where('brand_id', '=', brandId).where('product_id', '=', productId).where('serial', '<>', '').limit(maxUnits + 1));
+  return { any: true, units: units.map((r) => r.serial) };
 }
 
 /** Sets the brand's passport page logo and colour (null: none); resolves to whether the brand exists. */
