@@ -11,6 +11,9 @@ import { canMoveJob, jobStatuses, terminalJobStatuses } from '../packages/domain
 import { activationModes, initialUnitStatus, unitStatuses } from '../packages/domain/src/modes.ts';
 import { movePack, packStatuses } from '../packages/domain/src/pack-status.ts';
 import { finishImport, importStatuses, startImport } from '../packages/domain/src/product-import.ts';
+import {
+  commissionSerials, decommissionSerials, encodeSerials, mintedSerialState, reactivateSerials, returnSerials, scrapSerials, serialStates,
+} from '../packages/domain/src/serial-state.ts';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -88,6 +91,16 @@ function machines(): Machine[] {
       final: [],
     },
     {
+      title: 'Serial',
+      source: 'packages/domain/src/serial-state.ts',
+      intro: "A serial's lifecycle after minting, named after OPEN-SCS; `MoveSerials` moves it by list, batch or seq range, and `commissioned` is exactly what `active_tokens` counts (the unit's status is `active` exactly then). Decommissioning keeps a reason (recalled, destroyed, stolen, expired, damaged, sample, consumed); only recalled and stolen may be reactivated.",
+      statuses: serialStates,
+      initial: activationModes.map((mode) => ({ to: mintedSerialState(initialUnitStatus(mode)), label: mode })),
+      moves: [encodeSerials(), commissionSerials(), scrapSerials(), returnSerials(), decommissionSerials('recalled'), reactivateSerials()]
+        .flatMap((m) => m.from.map((from) => ({ from, to: m.to, label: m.action }))),
+      final: ['scrapped', 'returned'],
+    },
+    {
       title: 'Payload pack',
       source: 'packages/domain/src/pack-status.ts',
       intro: "A payload pack is a batch's export files. It is created `pending` (at the job's completion, on request, or on void); the executor's pack worker generates it. `generating -> generating` is another worker's claim after a lapsed lease.",
@@ -112,6 +125,7 @@ const typeOf: Record<string, [string, string]> = {
   'Mint job': ['job-status.ts', 'JobStatus'],
   'Mint batch': ['batch-status.ts', 'BatchStatus'],
   Unit: ['modes.ts', 'UnitStatus'],
+  Serial: ['serial-state.ts', 'SerialState'],
   'Payload pack': ['pack-status.ts', 'PackStatus'],
   'Product import': ['product-import.ts', 'ImportStatus'],
 };

@@ -23,6 +23,7 @@ const sidebar = [
     items: [
       { text: 'Minting, step by step', link: '/guides/minting' },
       { text: 'Payload packs and downloads', link: '/guides/packs' },
+      { text: 'Serial lifecycle and EPCIS', link: '/guides/lifecycle' },
       { text: 'Label formats', link: '/guides/labels' },
       { text: 'Resolver and brand domains', link: '/guides/resolver' },
       { text: 'Digital product passports', link: '/guides/passports' },

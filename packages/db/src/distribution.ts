@@ -19,6 +19,7 @@ export const distributedTables = [
   'products', 'production_batches', 'product_imports', 'memberships', 'idempotency_records', 'resolver_links', 'scan_events', 'scan_ingest_batches',
   'scan_alert_settings',
   'webhook_endpoints', 'webhook_deliveries', 'passport_drafts', 'passport_versions',
+  'unit_states', 'serial_moves', 'epcis_events',
 ] as const;
 
 /**

@@ -85,3 +85,9 @@ export {
   findPassportAccessKeyForAuth, listPassportAccessKeys, revokePassportAccessKey, passportPresence, supersededStatusIndexes, findBrandBySlug,
   type PassportSigningKeyRow, listPassportSigningKeys, insertPassportSigningKey, updateBrandPassportStyle, notifyPassportPublished,
 } from './repositories/passports.ts';
+export { UnitStateRow, SerialMoveRow, EpcisEventRow } from './entities/serials.ts';
+export {
+  lockUnitsForMove, decommissionCommissioned, writeSerialMove, countUnitStates, readSerialState, insertSerialMove, findSerialMoveByKey, findSerialMove, recordSerialMoveChunk,
+  claimRunningSerialMove, insertEpcisEvents, queryEpcisEvents, finishSerialMove, readEpcisEventIds,
+  type UnitForMove, type UnitSelector, type SerialWrite, type SerialMoveRecord, type NewSerialMove, type NewEpcisEvent, type EpcisQuery,
+} from './repositories/serials.ts';

@@ -27,6 +27,8 @@ interface JsonColumns {
   passport_drafts: 'content';
   passport_versions: 'content';
   passport_signing_keys: 'public_jwk';
+  serial_moves: 'target' | 'refusals';
+  epcis_events: 'body';
 }
 
 /** JSON text for a json column holding `T`; null too where `T` admits it. */

@@ -29,6 +29,8 @@
  * | scan_never_issued_burst   | scan        | never-issued scans beyond the brand's alerts a minute, at most one a minute (entity: the GTINs; payload: scans, gtins, countries, client_classes, minute) |
  * | scan_suspect_cleared      | scan        | ClearSuspectUnit: the brand cleared a unit that a clone or withdrawn-unit alert marked suspect (entity: "{gtin} {serial}"; payload: gtin, serial, rule, since, reason) |
  * | scan_alert_settings_updated | brand     | UpdateScanAlertSettings changes the brand's rules or thresholds (payload: the new settings) |
+ * | mint_units_moved          | mint_batch  | each committed chunk of a serial move (MoveSerials) that moved units of the batch (payload: move_id, action, reason, to, count, serials (at most 100), first_seq, last_seq) |
+ * | serial_move_completed     | serial_move | a serial move's last chunk (payload: action, reason, total, moved, refused) |
  * | passport_draft_updated    | passport    | UpdatePassportDraft or ImportPassports writes a level's draft (entity: "{product_id} {lot} {serial}"; payload: product_id, lot, serial, revision) |
  * | passport_published        | passport    | PublishPassport makes a new version (payload: product_id, lot, serial, version, sha256, predecessor_id) |
  * | passport_restricted_read  | passport    | a credential holder read restricted sections through the resolver (payload: product_id, lot, serial, version, access_class, credential_id, sections, representation) |
@@ -71,6 +73,8 @@ export type EventType =
   | 'scan_clone_suspected'
   | 'scan_suspect_cleared'
   | 'scan_alert_settings_updated'
+  | 'mint_units_moved'
+  | 'serial_move_completed'
   | 'passport_draft_updated'
   | 'passport_published'
   | 'passport_restricted_read'
@@ -79,7 +83,8 @@ export type EventType =
   | 'passport_style_set';
 
 /** Kind of entity an event is about. */
-export type EntityType = 'mint_job' | 'mint_batch' | 'mint_unit' | 'payload_pack' | 'product' | 'resolver_link' | 'webhook_endpoint' | 'brand' | 'scan' | 'passport' | 'passport_access_key';
+export type EntityType = 'mint_job' | 'mint_batch' | 'mint_unit' | 'payload_pack' | 'product' | 'resolver_link' | 'webhook_endpoint' | 'brand' | 'scan' | 'serial_move'
+  | 'passport' | 'passport_access_key';
 
 /** An event to append, before it gets its id and time. */
 export interface NewEvent {

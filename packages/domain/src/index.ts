@@ -99,6 +99,11 @@ export {
   edgeCacheSeconds, edgeCacheControl, allResolverAnswersKey, surrogateKeysOf, purgeKeyOf, encodeEdgeScan, decodeEdgeScan, type EdgeScan,
 } from './edge-cache.ts';
 export {
+  type SerialState, serialStates, type DecommissionReason, decommissionReasons, reactivatableReasons, type SerialAction, serialActions,
+  mintedSerialState, isInCirculation, type SerialMove, encodeSerials, commissionSerials, scrapSerials, returnSerials, decommissionSerials,
+  reactivateSerials, serialMoveOf, type SerialRefusal, refusalOf, moveOneSerial, activeDelta, publicStanding, type EpcisVocabulary, epcisVocabularyOf,
+} from './serial-state.ts';
+export {
   type PassportAccessClass, passportAccessClasses, restrictedPassportClasses, type PassportLevel, type LocalText, type Measure, type PassportLink, type Party,
   type Material, type Emissions, type Circularity, type ConformityClaim, type DueDiligenceStatement, type PassportExtension, type Dimensions,
   type PassportContent, passportSections, type PassportSection, maxPassportBytes, type PassportContentResult, readPassportContent, canonicalJson,

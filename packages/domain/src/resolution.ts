@@ -308,6 +308,10 @@ export type FoundIdentity =
     readonly unitStatus: string | null;
     /** Status of the batch the identity belongs to; null for a product. */
     readonly batchStatus: string | null;
+    /** The unit's lifecycle state (issued, encoded, commissioned, scrapped, decommissioned, returned); absent or null for lots and products. */
+    readonly serialState?: string | null;
+    /** The decommissioning reason of a decommissioned unit; null otherwise. */
+    readonly serialReason?: string | null;
     /** Where the chosen link points (the walk-up's choice); null when no level has a link. */
     readonly target: string | null;
   };
@@ -321,15 +325,33 @@ export type ResolutionOutcome =
   /** 410: the identity's batch was voided. */
   | { readonly kind: 'gone' }
   /** 409: a manually activated (first_scan) unit that has not been activated yet. */
-  | { readonly kind: 'not_activated' };
+  | { readonly kind: 'not_activated' }
+  /** 200, but never a plain redirect: a recalled unit; every answer leads with the recall (`gs1:recallStatus`). */
+  | { readonly kind: 'recalled'; readonly target: string | null }
+  /**
+   * 410: a unit out of circulation (decommissioned for another reason than a recall, scrapped,
+   * returned); `reason` is its public reason (null when it stays private, as a theft does).
+   */
+  | { readonly kind: 'not_in_circulation'; readonly state: string; readonly reason: string | null };
+
+/** Decommissioning reasons an answer shows; a theft is said only as "not in circulation" (the brand gets the scan's alert). */
+const publicReasons: readonly string[] = ['recalled', 'destroyed', 'expired', 'damaged', 'sample', 'consumed'];
 
 /**
- * Decides the answer: a voided batch is gone (410) before anything else; an inactive unit is not
- * yet activated (409); otherwise the identity resolves to the target the link walk-up chose.
+ * Decides the answer: a voided batch is gone (410) before anything else; a recalled unit leads
+ * with its recall; a decommissioned, scrapped or returned unit is not in circulation (410, with
+ * its public reason); an inactive (issued or encoded) unit is not yet activated (409); otherwise
+ * the identity resolves to the target the link walk-up chose.
  */
 export function decideResolution(found: FoundIdentity): ResolutionOutcome {
   if (found.kind === 'none') return { kind: 'not_found' };
   if (found.batchStatus === 'voided') return { kind: 'gone' };
+  const state = found.serialState ?? null;
+  if (state === 'decommissioned' && found.serialReason === 'recalled') return { kind: 'recalled', target: found.target };
+  if (state === 'decommissioned' || state === 'scrapped' || state === 'returned') {
+    const reason = state === 'decommissioned' && publicReasons.includes(found.serialReason ?? '') ? found.serialReason! : null;
+    return { kind: 'not_in_circulation', state, reason };
+  }
   if (found.unitStatus !== null && found.unitStatus !== 'active') return { kind: 'not_activated' };
   return { kind: 'resolved', target: found.target };
 }
@@ -340,6 +362,8 @@ export const resolutionStatus: Readonly<Record<ResolutionOutcome['kind'], number
   not_found: 404,
   gone: 410,
   not_activated: 409,
+  recalled: 200,
+  not_in_circulation: 410,
 };
 
 /** The GS1 link type of a product information page (the passport page). */

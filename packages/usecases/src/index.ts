@@ -91,3 +91,11 @@ export {
 } from './passports.ts';
 export { rotatePassportSigningKey, type PassportSigner, createPassportSigner } from './passport-signing.ts';
 export { createEdgeLogShipper, type EdgeLogShipper, type EdgeLogShipperOptions, type EdgeLogStats } from './edge-log.ts';
+export {
+  moveSerials, continueSerialMove, runSerialMoveChunk, getSerialMove, epcisEventsOf, epcisDocument, maxMoveSerials, serialMoveChunk,
+  type SerialMoveTarget, type MoveSerialsInput, type RefusedUnit, type SerialMoveReport,
+} from './serials.ts';
+export {
+  queryEpcis, captureEpcisDocument, epcisQueryParameters, defaultEpcisPage, maxEpcisPage, maxCapturedEvents, type EpcisQueryPage, type CaptureResult,
+} from './epcis.ts';
+export { reconcileMintBatch, reconciliationCsv, type BatchReconciliation } from './reconciliation.ts';

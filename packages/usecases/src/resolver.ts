@@ -7,6 +7,7 @@ import {
   chooseLink, decideResolution, defaultLinkOf, levelAnchors, resolverPrefix, type Link, type LinkedLevel, type LinkPreferences, type Representation,
   type ResolutionOutcome, type ResolverPath, createScanFloodGate, defaultScanFloodLimits, type ScanFloodFacts, type ScanFloodLimits,
   classifyUserAgent, countryOf, createVisitorHasher, type ScanClient, type VisitorHasher,
+  mintedSerialState, publicStanding, type DecommissionReason, type SerialState,
 } from '@mint/domain';
 import { randomBytes } from 'node:crypto';
 import type { UseCaseContext } from './context.ts';
@@ -166,6 +167,22 @@ class FoundResolution implements Resolution {
   get data(): Record<string, unknown> {
     return (this.#data ??= this.#build());
   }
+}
+
+/**
+ * A unit's lifecycle as the resolver answers it: its state (from its lifecycle row, else its
+ * minted state), its decommissioning reason and the part of it shown publicly (a theft is not),
+ * how it stands for a scanner, and the status its scan records (the reason of a decommissioned
+ * unit, `scrapped` or `returned`, else active or inactive), which the scan rules read as a
+ * withdrawn unit unless the brand ignores that status or reason.
+ */
+function lifecycleOf(unit: { readonly status: string; readonly lifecycle: { readonly state: string; readonly reason: string | null } | null }) {
+  const state = (unit.lifecycle?.state ?? mintedSerialState(unit.status === 'active' ? 'active' : 'inactive')) as SerialState;
+  const reason = (unit.lifecycle?.reason ?? null) as DecommissionReason | null;
+  const standing = publicStanding(state, reason);
+  const publicReason = reason === null || reason === 'stolen' ? null : reason;
+  const scanStatus = state === 'decommissioned' ? reason ?? 'decommissioned' : state === 'scrapped' || state === 'returned' ? state : unit.status;
+  return { state, reason, publicReason, standing, scanStatus };
 }
 
 /** The caution a suspect unit's linkset level carries. */
@@ -445,7 +462,8 @@ export function createResolver(ctx: UseCaseContext, options: ResolverOptions = {
 
   /** A found identity's resolution whose `data` is built only when read (only JSON answers show it). */
   function found(
-    level: Resolution['level'], state: { unitStatus: string | null; batchStatus: string | null }, brand: ResolverBrand, anchor: string | null,
+    level: Resolution['level'], state: { unitStatus: string | null; batchStatus: string | null; serialState?: string | null; serialReason?: string | null },
+    brand: ResolverBrand, anchor: string | null,
     title: string, levels: LinkedLevel[], prefs: LinkPreferences, unitKnown: boolean | null, data: () => Record<string, unknown>,
     suspect: Resolution['suspect'] = null, product: ResolverProduct | null = null,
   ): Resolution {
@@ -453,7 +471,7 @@ export function createResolver(ctx: UseCaseContext, options: ResolverOptions = {
     const outcome = decideResolution({
       kind: 'found', target: chosen?.href ?? null, ...state,
     });
-    const choice = outcome.kind === 'resolved' ? chooseLink(levels, prefs) : null;
+    const choice = outcome.kind === 'resolved' || outcome.kind === 'recalled' ? chooseLink(levels, prefs) : null;
     return new FoundResolution({
       level, outcome, brand, anchor, title, levels, unitKnown, unitStatus: state.unitStatus, suspect, product,
       link: choice?.kind === 'link' ? choice.link : null,
@@ -483,10 +501,29 @@ export function createResolver(ctx: UseCaseContext, options: ResolverOptions = {
         const suspect = unit.suspect;
         // A suspect unit's own level says so in the linkset's itemDescription.
         if (suspect !== null && levels[0] !== undefined) levels[0] = { ...levels[0], description: `${levels[0].description} (${suspectNote(suspect)})` };
-        return found(unitKey.kind, { unitStatus: unit.status, batchStatus: unit.batchStatus }, brand, at(levelAnchors(brand.slug, unitKey).serial!), unit.product.name, levels, prefs, true, () => ({
+        const life = lifecycleOf(unit);
+        const anchor = at(levelAnchors(brand.slug, unitKey).serial!);
+        if (life.standing === 'recalled' && levels[0] !== undefined) {
+          // A recall leads: the unit's level says so and links its recall status (this resolver's JSON answer) first.
+          levels[0] = {
+            ...levels[0], description: `${levels[0].description} (RECALLED)`,
+            links: [{ linkType: 'recallStatus', href: anchor, title: 'Recall status: recalled', hreflang: [], mediaType: 'application/json', context: [], fwqs: false, isDefault: false }, ...levels[0].links],
+          };
+        } else if (life.standing === 'not_in_circulation' && levels[0] !== undefined) {
+          levels[0] = { ...levels[0], description: `${levels[0].description} (not in circulation${life.publicReason === null ? '' : `: ${life.publicReason}`})` };
+        } else if (life.standing === 'never_commissioned' && levels[0] !== undefined) {
+          levels[0] = { ...levels[0], description: `${levels[0].description} (never commissioned: not in circulation yet)` };
+        }
+        return found(unitKey.kind, {
+          unitStatus: life.scanStatus, batchStatus: unit.batchStatus, serialState: life.state, serialReason: life.reason,
+        }, brand, anchor, unit.product.name, levels, prefs, true, () => ({
+          ...(life.standing === 'recalled' ? { recall_status: 'recalled', isProductRecalled: true } : {}),
           ok: true,
           unit: {
             serial: unit.serial, gtin: unit.gtin, status: unit.status, activated_at: unit.activatedAt?.toISOString() ?? null, digital_link: unit.resolverUrl,
+            state: life.state, in_circulation: life.standing === 'live',
+            ...(life.state === 'decommissioned' ? { reason: life.publicReason } : {}),
+            ...(life.standing === 'never_commissioned' ? { never_commissioned: true } : {}),
             ...(suspect === null ? {} : { suspect: { reason: suspect.reason, since: suspect.since.toISOString() } }),
           },
           product: productView(unit.product),

@@ -16,6 +16,7 @@ import { createConnectRoutes, createServices, type ConnectRoutesDeps } from './r
 import { downloadRoute } from './downloads/routes.ts';
 import { brandDomainRoutes, passportIssuerRoutes, requestHost, resolverDescriptionRoute, resolverRoute } from './resolver/routes.ts';
 import { v1Routes } from './v1/routes.ts';
+import { epcisRoutes } from './epcis/routes.ts';
 import { consoleRoutes } from './console/routes.ts';
 import { createApiServer, type ApiServer } from './server.ts';
 import { scanClientOf } from './http/client-address.ts';
@@ -157,6 +158,7 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
     resolverDescriptionRoute({ publicBaseUrl: ctx.publicBaseUrl, contact: config.resolverContact }),
     ...(options.downloads === undefined ? [] : [downloadRoute(ctx, options.downloads, logger)]),
     ...v1Routes({ ctx, logger, services }),
+    ...epcisRoutes(ctx),
     ...(config.consoleEnabled === false ? [] : consoleRoutes({ dir: options.consoleDir ?? defaultConsoleDir })),
     ...(options.httpRoutes ?? []),
   ];

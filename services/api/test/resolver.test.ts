@@ -169,7 +169,7 @@ describe('states', () => {
     const path = `/r/${acme.slug}/01/${acme.brand.gtin}/21/${serial}`;
     const inactive = await get(path, json);
     expect(inactive.status).toBe(409);
-    expect(JSON.parse(inactive.body)).toEqual(resolverBodies.not_activated);
+    expect(JSON.parse(inactive.body)).toMatchObject({ ...resolverBodies.not_activated, unit: { serial, state: 'issued', in_circulation: false, never_commissioned: true } });
     const page = await get(path, browser);
     expect([page.status, page.type]).toEqual([409, 'text/html; charset=utf-8']);
     expect(page.body).toContain('not been activated yet');
@@ -252,6 +252,7 @@ describe('content negotiation', () => {
       unit: {
         serial: acme.serials[1], gtin: acme.brand.gtin, status: 'active', activated_at: expect.any(String),
         digital_link: `http://127.0.0.1:8080/r/${acme.slug}/01/${acme.brand.gtin}/21/${acme.serials[1]}`,
+        state: 'commissioned', in_circulation: true,
       },
       product: { name: 'Product One', sku: 'SKU-1', gtin: acme.brand.gtin, passport_url: passport },
       brand: { slug: acme.slug, name: 'Test Brand' },

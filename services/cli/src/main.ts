@@ -21,6 +21,7 @@
  *   mintctl mint --product <uuid> --quantity <n> [--mode serial|batch] [--activation active_at_mint|first_scan] [--watch]
  *   mintctl listen --forward-to <url> [--events a,b] [--port <n>]
  *   mintctl passport get|edit|publish|versions|version|import|issue-key|keys|revoke-key --product <uuid> [--lot L | --serial S] [--file f.json] [--publish] ...
+ *   mintctl serials <encode|commission|scrap|decommission|reactivate|return> (--serials A,B | --batch <uuid> [--from n] [--to n]) [--reason r] [--key k]
  */
 import { parseArgs } from 'node:util';
 import { assertMigrated, loadConfig, openConfiguredDatabase, resolveJwtSecret } from '@mint/runtime';
@@ -28,7 +29,7 @@ import { createUseCaseContext, rotatePassportSigningKey } from '@mint/usecases';
 import { apiKeyCommand, migrateCommand, seedDemoCommand, shipLogCommand, tokenIssueCommand, UsageError, workspaceCommand } from './admin.ts';
 import { runDev, signInCommand } from './dev.ts';
 import { passportCommand } from './passport.ts';
-import { listenCommand, loginCommand, mintCommand } from './remote.ts';
+import { listenCommand, loginCommand, mintCommand, serialsCommand } from './remote.ts';
 
 const usage = `usage: mintctl <migrate | seed-demo [--json] | token issue --user <id> [--ttl <s>] |
   apikey create|list|revoke --brand <id> [--name n] [--scopes a,b] [--id key] |
@@ -37,7 +38,8 @@ const usage = `usage: mintctl <migrate | seed-demo [--json] | token issue --user
   mint --product id --quantity n [--mode serial|batch] [--activation active_at_mint|first_scan] [--product-batch id] [--watch] |
   listen --forward-to url [--events a,b] [--port n] |
   passport get|edit|publish|versions|version|import|issue-key|keys|revoke-key --product id [--lot L | --serial S] [--file f.json] [--version n] [--publish]
-    [--name n --class legitimate_interest|authority --days n] [--id credential] | passport style [--logo url] [--colour #rrggbb]>`;
+    [--name n --class legitimate_interest|authority --days n] [--id credential] | passport style [--logo url] [--colour #rrggbb] |
+  serials encode|commission|scrap|decommission|reactivate|return (--serials A,B | --batch id [--from n] [--to n]) [--reason r] [--key k]>`;
 
 const { positionals, values } = parseArgs({
   allowPositionals: true,
@@ -69,6 +71,12 @@ const { positionals, values } = parseArgs({
     logo: { type: 'string' },
     colour: { type: 'string' },
     days: { type: 'string' },
+    serials: { type: 'string' },
+    batch: { type: 'string' },
+    from: { type: 'string' },
+    to: { type: 'string' },
+    reason: { type: 'string' },
+    key: { type: 'string' },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
@@ -92,6 +100,9 @@ async function main(): Promise<void> {
       ...remote, product: values.product, lot: values.lot, serial: values.serial, file: values.file, version: values.version, publish: values.publish,
       name: values.name, accessClass: values.class, days: values.days, id: values.id, logo: values.logo, colour: values.colour,
     }, print);
+  }
+  if (command === 'serials') {
+    return serialsCommand({ ...remote, action, serials: values.serials, batch: values.batch, from: values.from, to: values.to, reason: values.reason, key: values.key }, print);
   }
   if (command === 'listen') return listenCommand({ ...remote, forwardTo: values['forward-to'], events: values.events, port: values.port }, print);
   const config = loadConfig();

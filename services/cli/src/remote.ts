@@ -8,7 +8,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage } from 'node:http';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { ActivationMode, IdentityMode, MintJobStatus, createMintClient, type MintClient } from '@mint/client';
+import { ActivationMode, DecommissionReason, IdentityMode, MintJobStatus, SerialAction, SerialState, createMintClient, type MintClient } from '@mint/client';
 import { UsageError, type Print } from './admin.ts';
 
 /** What `mintctl login` keeps: where the API is, the session token, and the brand to act on. */
@@ -131,6 +131,60 @@ export async function mintCommand(options: MintOptions, print: Print, progress: 
   print(`job ${submitted.mintJobId} (batch ${submitted.mintBatchId}): ${statusName(submitted.status)}`);
   if (!options.watch) return;
   await watchJob(client, brandId, submitted.mintJobId!, print, progress);
+}
+
+/** Options of `mintctl serials`. */
+export interface SerialsOptions extends RemoteOptions {
+  readonly action?: string;
+  readonly serials?: string;
+  readonly batch?: string;
+  readonly from?: string;
+  readonly to?: string;
+  readonly reason?: string;
+  readonly key?: string;
+}
+
+const wireName = (name: string) => name.toUpperCase();
+
+/**
+ * `mintctl serials <encode|commission|scrap|decommission|reactivate|return> (--serials A,B | --batch ID
+ * [--from N] [--to N]) [--reason R] [--key K]`: moves serials over MoveSerials (a fresh idempotency key
+ * unless --key repeats one), follows a running move with GetSerialMove until done, and prints the
+ * counts and every refused unit with its state. Exits 1 when a unit was refused.
+ */
+export async function serialsCommand(options: SerialsOptions, print: Print, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const remote = resolveRemote(options, env);
+  const brandId = needBrand(remote.brand);
+  const action = SerialAction[wireName(options.action ?? '') as keyof typeof SerialAction];
+  if (typeof action !== 'number' || action === SerialAction.UNSPECIFIED) {
+    throw new UsageError(`serials needs an action: encode, commission, scrap, decommission, reactivate or return, not "${options.action ?? ''}"`);
+  }
+  const reason = options.reason === undefined ? DecommissionReason.UNSPECIFIED : DecommissionReason[wireName(options.reason) as keyof typeof DecommissionReason];
+  if (typeof reason !== 'number') throw new UsageError(`--reason must be recalled, destroyed, stolen, expired, damaged, sample or consumed, not "${options.reason}"`);
+  if ((options.serials === undefined) === (options.batch === undefined)) throw new UsageError('serials needs exactly one of --serials A,B or --batch <id>');
+  const seq = (v: string | undefined, name: string) => {
+    if (v === undefined) return undefined;
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 1) throw new UsageError(`--${name} must be a whole number from 1, not "${v}"`);
+    return n;
+  };
+  const target = options.serials !== undefined
+    ? { case: 'serials' as const, value: { serials: options.serials.split(',').map((x) => x.trim()).filter((x) => x !== '') } }
+    : { case: 'range' as const, value: { mintBatchId: options.batch!, fromSeq: seq(options.from, 'from'), toSeq: seq(options.to, 'to') } };
+  const client = createMintClient({ baseUrl: remote.api, token: remote.token });
+  let { move } = await client.mint.moveSerials({ brandId, action, reason, target, idempotencyKey: options.key ?? randomUUID() });
+  while (move !== undefined && move.status === 'running') {
+    print(`move ${move.moveId}: ${move.moved.toLocaleString('en-US')} moved, ${move.refused.toLocaleString('en-US')} refused of ${move.total.toLocaleString('en-US')}`);
+    await new Promise((r) => setTimeout(r, 1000));
+    ({ move } = await client.mint.getSerialMove({ brandId, moveId: move.moveId }));
+  }
+  if (move === undefined) throw new Error('MoveSerials answered no move');
+  print(`move ${move.moveId} ${move.replayed ? '(replayed) ' : ''}done: ${move.moved.toLocaleString('en-US')} moved, ${move.refused.toLocaleString('en-US')} refused of ${move.total.toLocaleString('en-US')}`);
+  for (const r of move.refusals) {
+    const state = r.state === SerialState.UNSPECIFIED ? '' : ` (${SerialState[r.state]!.toLowerCase()}${r.reason === DecommissionReason.UNSPECIFIED ? '' : `: ${DecommissionReason[r.reason]!.toLowerCase()}`})`;
+    print(`refused ${r.serial ?? `${r.mintBatchId} #${r.seq}`}: ${r.refusal}${state}`);
+  }
+  if (move.refused > 0) process.exitCode = 1;
 }
 
 async function watchJob(client: MintClient, brandId: string, jobId: string, print: Print, progress: NodeJS.WriteStream | undefined): Promise<void> {

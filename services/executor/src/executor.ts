@@ -7,6 +7,7 @@ import { runMintJob } from './mint-worker.ts';
 import { runImportJob } from './import-worker.ts';
 import { settle } from './settle.ts';
 import { startPackWorker } from './pack-worker.ts';
+import { startSerialMoveWorker } from './serial-move-worker.ts';
 import { startWebhookWorker, type WebhookWorkerOptions } from './webhook-worker.ts';
 
 /** Expired Idempotency-Key records deleted per statement by the sweeper. */
@@ -52,6 +53,8 @@ export interface ExecutorOptions {
   readonly packStoreSweepIntervalMs?: number;
   /** Counts units minted, chunk durations and lease renewals and losses (serving them is main's job); optional. */
   readonly metrics?: Pick<Metrics, 'unitsMinted' | 'chunkDuration' | 'leaseRenewals' | 'leaseLosses' | 'webhookDeliveries' | 'webhookDuration'>;
+  /** How long the serial move worker waits before looking again when no move is running (default 1 s). */
+  readonly serialMovePollIntervalMs?: number;
   /** Webhook delivery settings; when given, the webhook worker runs in this process. */
   readonly webhooks?: Omit<WebhookWorkerOptions, 'ctx' | 'logger' | 'metrics'>;
 }
@@ -142,11 +145,14 @@ export function startExecutor(options: ExecutorOptions): Executor {
   const webhooks = options.webhooks === undefined ? null : startWebhookWorker({
     ctx, logger, ...options.webhooks, ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
   });
+  const serialMoves = startSerialMoveWorker({
+    ctx, logger, ...(options.serialMovePollIntervalMs === undefined ? {} : { pollIntervalMs: options.serialMovePollIntervalMs }),
+  });
   logger.info({ concurrency: options.concurrency, chunkSize: options.chunkSize, leaseMs: options.leaseMs ?? defaultLeaseMs }, 'executor started');
   return {
     async stop() {
       stopping = true;
-      await Promise.all([subscription.stop(), stopRelay(), stopSweeper(), stopStoreSweeper?.(), packs?.stop(), webhooks?.stop(), imports.stop()]);
+      await Promise.all([subscription.stop(), stopRelay(), stopSweeper(), stopStoreSweeper?.(), packs?.stop(), webhooks?.stop(), imports.stop(), serialMoves.stop()]);
       logger.info('executor stopped');
     },
   };

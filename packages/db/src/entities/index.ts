@@ -6,6 +6,7 @@ import { ScanAlertSettingsRow, ScanEvent, ScanIngestBatch } from './scans.ts';
 import { ResolverLink } from './links.ts';
 import { WebhookDelivery, WebhookEndpoint } from './webhooks.ts';
 import { PassportAccessKey, PassportDraft, PassportSigningKey, PassportVersion } from './passports.ts';
+import { EpcisEventRow, SerialMoveRow, UnitStateRow } from './serials.ts';
 
 /** Every entity of the schema, for the ORM configuration. */
 export const entities = [
@@ -16,4 +17,5 @@ export const entities = [
   ScanEvent, ScanIngestBatch, ScanAlertSettingsRow, ResolverLink,
   WebhookEndpoint, WebhookDelivery,
   PassportDraft, PassportVersion, PassportAccessKey, PassportSigningKey,
+  UnitStateRow, SerialMoveRow, EpcisEventRow,
 ];

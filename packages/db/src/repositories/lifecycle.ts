@@ -63,18 +63,39 @@ export interface ActivatedUnits {
   readonly unitIds: readonly string[];
 }
 
-/** Activates every inactive unit of a batch, stamping `at`; returns how many changed (0 on a repeat). */
-export async function activateUnitsOfBatch(em: Em, brandId: string, batchId: string, at: Date): Promise<number> {
-  return changed(em, (db) => db.updateTable('mint_units').set({ status: 'active', activated_at: at })
-    .where('brand_id', '=', brandId).where('mint_batch_id', '=', batchId).where('status', '=', 'inactive'));
+/**
+ * Unit rows (aliased `mint_units`) that a manual activation may commission: no lifecycle row, or
+ * one saying encoded. A scrapped, returned or decommissioned unit is also inactive, but activation
+ * never puts it back into circulation (only a reactivation does, for the reasons that allow it).
+ */
+function commissionable() {
+  return sql<boolean>`not exists (select 1 from unit_states s where s.brand_id = mint_units.brand_id and s.mint_batch_id = mint_units.mint_batch_id
+    and s.seq = mint_units.seq and s.state <> 'encoded')`;
 }
 
-/** Activates the brand's inactive units among `unitIds`, stamping `at`; returns the changed units per batch (none on a repeat). */
+/**
+ * Activates (commissions) every inactive issued or encoded unit of a batch, stamping `at`; returns
+ * how many changed (0 on a repeat). The encoded units' lifecycle rows go, as they are commissioned now.
+ */
+export async function activateUnitsOfBatch(em: Em, brandId: string, batchId: string, at: Date): Promise<number> {
+  const n = await changed(em, (db) => db.updateTable('mint_units').set({ status: 'active', activated_at: at })
+    .where('brand_id', '=', brandId).where('mint_batch_id', '=', batchId).where('status', '=', 'inactive').where(commissionable()));
+  if (n > 0) await changed(em, (db) => db.deleteFrom('unit_states').where('brand_id', '=', brandId).where('mint_batch_id', '=', batchId).where('state', '=', 'encoded'));
+  return n;
+}
+
+/**
+ * Activates (commissions) the brand's inactive issued or encoded units among `unitIds`, stamping
+ * `at`; returns the changed units per batch (none on a repeat).
+ */
 export async function activateUnitsById(em: Em, brandId: string, unitIds: readonly string[], at: Date): Promise<ActivatedUnits[]> {
   const found = await rows(em, (db) => db
     .with('changed', (qc) => qc.updateTable('mint_units').set({ status: 'active', activated_at: at })
       .where('brand_id', '=', brandId).where((eb) => eb('id', '=', eb.fn.any(eb.cast<string[]>(eb.val(unitIds), sql`uuid[]`)))).where('status', '=', 'inactive')
-      .returning(['mint_batch_id', 'id']))
+      .where(commissionable())
+      .returning(['mint_batch_id', 'id', 'seq']))
+    .with('uncoded', (qc) => qc.deleteFrom('unit_states').using('changed')
+      .where('unit_states.brand_id', '=', brandId).whereRef('unit_states.mint_batch_id', '=', 'changed.mint_batch_id').whereRef('unit_states.seq', '=', 'changed.seq'))
     .selectFrom('changed')
     .select((eb) => ['mint_batch_id', eb.fn.agg<string[] | string>('array_agg', [eb.cast('id', 'text')]).orderBy('id').as('ids')])
     .groupBy('mint_batch_id').orderBy('mint_batch_id'));

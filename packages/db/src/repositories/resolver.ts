@@ -52,6 +52,12 @@ export interface ResolverUnit {
   readonly links: readonly Link[];
   /** The scan rule's caution when a rule marked the unit suspect (clone, withdrawn), read with the unit's row; null otherwise. */
   readonly suspect: { readonly reason: string; readonly since: Date } | null;
+  /**
+   * The unit's lifecycle state when it left its minted one (encoded, scrapped, decommissioned,
+   * returned) with the decommissioning reason; null for a unit in its minted state (issued or
+   * commissioned, as its status says).
+   */
+  readonly lifecycle: { readonly state: string; readonly reason: string | null } | null;
 }
 
 function toUnit(row: UnitRow): ResolverUnit {
@@ -63,6 +69,7 @@ function toUnit(row: UnitRow): ResolverUnit {
     links: row.links === undefined ? noLinks : (typeof row.links === 'string' ? JSON.parse(row.links) as UnitLinkRow[] : row.links).map(toLink),
     suspect: row.suspect_rule === null || row.suspect_since === null ? null
       : { reason: row.suspect_rule, since: row.suspect_since instanceof Date ? row.suspect_since : new Date(row.suspect_since) },
+    lifecycle: row.lifecycle_state === null ? null : { state: row.lifecycle_state, reason: row.lifecycle_reason },
   };
 }
 
@@ -127,6 +134,9 @@ function unitsWithProduct(db: Kysely<Tables>, withLinks: boolean) {
   return db.selectFrom('mint_units as u')
     .innerJoin('mint_batches as b', (join) => join.onRef('b.brand_id', '=', 'u.brand_id').onRef('b.id', '=', 'u.mint_batch_id'))
     .innerJoin('products as p', (join) => join.onRef('p.brand_id', '=', 'b.brand_id').onRef('p.id', '=', 'b.product_id'))
+    // The lifecycle row, when the unit left its minted state: one primary-key probe.
+    .leftJoin('unit_states as s', (join) => join.onRef('s.brand_id', '=', 'u.brand_id').onRef('s.mint_batch_id', '=', 'u.mint_batch_id').onRef('s.seq', '=', 'u.seq'))
+    .select(['s.state as lifecycle_state', 's.reason as lifecycle_reason'])
     .select([
       // The suspect mark is two columns of the unit's own row: no join, no second round trip (pgbench,
       // 200,000 units, prepared: ~28 µs a lookup without them, ~30 µs with, within the machine's noise).
@@ -431,8 +441,9 @@ function hotLookups(pool: pg.Pool, maxBatch: number, maxInFlight: number): HotLo
 }
 
 /** True for a unit whose scan resolves (active, batch not voided): an answer no later write on the primary is likely to be ahead of. */
-const inCirculation = (unit: ResolverUnit) =>
-  decideResolution({ kind: 'found', target: null, unitStatus: unit.status, batchStatus: unit.batchStatus }).kind === 'resolved';
+const inCirculation = (unit: ResolverUnit) => decideResolution({
+  kind: 'found', target: null, unitStatus: unit.status, batchStatus: unit.batchStatus, serialState: unit.lifecycle?.state ?? null, serialReason: unit.lifecycle?.reason ?? null,
+}).kind === 'resolved';
 
 /**
  * The lookups on a streaming replica, read through to the primary whenever the replica's answer may

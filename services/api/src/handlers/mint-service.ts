@@ -10,7 +10,7 @@ import type * as UseCases from '@mint/usecases';
 import { loggerKey, principalOf } from '../context.ts';
 import { unimplemented } from './unimplemented.ts';
 import {
-  activationMode, batchStatus, dateOrNull, identityMode, jobStatus, layoutFromWire, mintRequestOf, orNull, orUnset, packFormat, symbology, toTimestamp, toWirePack, unitStatus,
+  activationMode, batchStatus, dateOrNull, decommissionReason, identityMode, serialAction, serialState, jobStatus, layoutFromWire, mintRequestOf, orNull, orUnset, packFormat, symbology, toTimestamp, toWirePack, unitStatus,
 } from './wire.ts';
 
 /** The use cases MintService calls (the real module in production; stand-ins in handler tests). */
@@ -32,6 +32,10 @@ export type MintUseCases = Pick<
   | 'watchMintJob'
   | 'setMintBatchStatus'
   | 'activateMintUnits'
+  | 'moveSerials'
+  | 'getSerialMove'
+  | 'reconcileMintBatch'
+  | 'reconciliationCsv'
 >;
 
 /** The refusal of SetMintBatchStatus while it is off, naming the setting that serves it. */
@@ -346,6 +350,47 @@ export function createMintServiceHandlers(deps: MintServiceDeps): ServiceImpl<ty
       }
       return { ok: true, activatedCount: result.activatedCount };
     },
+
+    async moveSerials(req, context) {
+      const { target } = req;
+      let wireTarget: UseCases.SerialMoveTarget;
+      if (target.case === 'serials') wireTarget = { serials: target.value.serials };
+      else if (target.case === 'range') wireTarget = { mintBatchId: target.value.mintBatchId, fromSeq: orNull(target.value.fromSeq), toSeq: orNull(target.value.toSeq) };
+      else throw new ConnectError('target: exactly one of serials or range is required', Code.InvalidArgument);
+      const move = await useCases.moveSerials(ctx, actorOf(context), {
+        brandId: req.brandId,
+        action: serialAction.toDomain(req.action, 'action'),
+        reason: req.reason === 0 ? null : decommissionReason.toDomain(req.reason, 'reason'),
+        target: wireTarget,
+        idempotencyKey: req.idempotencyKey,
+      });
+      return { ok: true, move: toWireMove(move) };
+    },
+
+    async getMintBatchReconciliation(req) {
+      const r = await useCases.reconcileMintBatch(ctx, req.brandId, req.mintBatchId);
+      const counts = (o: Readonly<Record<string, number>>) => Object.entries(o).map(([name, count]) => ({ name, count }));
+      return {
+        ok: true, requested: r.requested, minted: r.minted, notMinted: r.notMinted, byState: counts(r.byState), byReason: counts(r.byReason),
+        balanced: r.balanced, csv: useCases.reconciliationCsv(r),
+      };
+    },
+
+    async getSerialMove(req) {
+      return { ok: true, move: toWireMove(await useCases.getSerialMove(ctx, req.brandId, req.moveId)) };
+    },
+  };
+}
+
+/** A serial move on the wire. */
+function toWireMove(m: UseCases.SerialMoveReport) {
+  return {
+    moveId: m.moveId, action: serialAction.toWire(m.action), reason: m.reason === null ? 0 : decommissionReason.toWire(m.reason), status: m.status,
+    total: m.total, moved: m.moved, refused: m.refused, replayed: m.replayed,
+    refusals: m.refusals.map((r) => ({
+      serial: orUnset(r.serial), mintBatchId: orUnset(r.mintBatchId), seq: orUnset(r.seq), refusal: r.refusal,
+      state: r.state === null ? 0 : serialState.toWire(r.state), reason: r.reason === null ? 0 : decommissionReason.toWire(r.reason),
+    })),
   };
 }
 

@@ -34,6 +34,13 @@ import {
 } from '@mint/contract';
 import { clientClasses, restrictedPassportClasses, scanGroups, type ClientClass, type PassportAccessClass, type PassportLevel, type ScanGroup } from '@mint/domain';
 import {
+  DecommissionReasonSchema, SerialActionSchema, SerialStateSchema,
+  type DecommissionReason as WireDecommissionReason, type SerialAction as WireSerialAction, type SerialState as WireSerialState,
+} from '@mint/contract';
+import {
+  decommissionReasons, serialActions, serialStates, type DecommissionReason, type SerialAction, type SerialState,
+} from '@mint/domain';
+import {
   activationModes, batchStatuses, commercialStatuses, identityModes, importStatuses, InvalidInputError, jobStatuses, linkLevels, mintReadinessStatuses, packStatuses,
   productionBatchStatuses, unitStatuses, webhookDeliveryStatuses, packFormats, papers, packPurposes, symbologies,
   type PackFormat, type Paper, type PackPurpose, type Symbology, type LabelLayout, type ImportStatus, type LinkLevel, type WebhookDeliveryStatus,
@@ -96,6 +103,9 @@ export const commercialStatus = enumMapping<WireCommercialStatus, CommercialStat
 export const mintReadinessStatus = enumMapping<WireReadinessStatus, MintReadinessStatus>(MintReadinessStatusSchema, mintReadinessStatuses);
 export const productionBatchStatus = enumMapping<WireProductionBatchStatus, ProductionBatchStatus>(ProductionBatchStatusSchema, productionBatchStatuses);
 export const unitStatus = enumMapping<WireUnitStatus, UnitStatus>(MintUnitStatusSchema, unitStatuses);
+export const serialState = enumMapping<WireSerialState, SerialState>(SerialStateSchema, serialStates);
+export const serialAction = enumMapping<WireSerialAction, SerialAction>(SerialActionSchema, serialActions);
+export const decommissionReason = enumMapping<WireDecommissionReason, DecommissionReason>(DecommissionReasonSchema, decommissionReasons);
 export const packStatus = enumMapping<WirePackStatus, PackStatus>(PayloadPackStatusSchema, packStatuses);
 export const importStatus = enumMapping<WireImportStatus, ImportStatus>(ProductImportStatusSchema, importStatuses);
 export const linkLevel = enumMapping<WireLinkLevel, LinkLevel>(LinkLevelSchema, linkLevels);

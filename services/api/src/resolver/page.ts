@@ -6,6 +6,9 @@
  * serial, and lists the identity's links as actions. The page's own words come in English, German
  * and French (i18next), chosen by Accept-Language, English when none of them is asked for. A
  * unit a scan rule marked suspect gets a caution band ("Reported for checking") below its status.
+ * A recalled unit's page leads with the recall; a decommissioned, scrapped or returned unit's says
+ * it is not in circulation (with the reason where public); an issued or encoded unit's says it was
+ * never put into circulation.
  */
 
 import { localText, passportSections, sectionClass, type LocalText, type PassportContent, type PassportLink, type PassportSection } from '@mint/domain';
@@ -17,10 +20,15 @@ export const pageLanguages = ['en', 'de', 'fr'] as const;
 export type PageLanguage = (typeof pageLanguages)[number];
 
 /** What the page says about the item. */
-export type Authenticity = 'genuine' | 'not_issued' | 'not_activated' | 'withdrawn' | 'not_found' | 'product';
+export type Authenticity = 'genuine' | 'not_issued' | 'not_activated' | 'withdrawn' | 'not_found' | 'product' | 'recalled' | 'not_in_circulation';
 
 const texts: Record<PageLanguage, Record<string, string>> = {
   en: {
+    recalled: 'Recalled', recalled_detail: '{{brand}} has recalled this item. Do not use it; follow the brand\'s recall instructions.',
+    not_in_circulation: 'Not in circulation', not_in_circulation_detail: 'This item was taken out of circulation by {{brand}}{{why}}.',
+    never_commissioned_detail: 'This item has not been activated yet: {{brand}} never put it into circulation (its label has not been applied to a product yet).',
+    reason_recalled: ' (recalled)', reason_destroyed: ' (destroyed)', reason_expired: ' (expired)', reason_damaged: ' (damaged)', reason_sample: ' (taken as a sample)',
+    reason_consumed: ' (consumed)', reason_scrapped: ' (its label was destroyed before use)', reason_returned: ' (its number was returned unused)',
     genuine: 'Genuine', genuine_detail: 'This item was issued by {{brand}} and is in circulation.',
     not_issued: 'Not issued by this brand', not_issued_detail: '{{brand}} never issued an item with this serial number. The label may be copied or forged.',
     not_activated: 'Not yet activated', not_activated_detail: 'This item has not been activated yet. It resolves once the brand activates it.',
@@ -71,6 +79,11 @@ const texts: Record<PageLanguage, Record<string, string>> = {
     regulation: "Regulation",
   },
   de: {
+    recalled: 'Zurückgerufen', recalled_detail: '{{brand}} hat diesen Artikel zurückgerufen. Verwenden Sie ihn nicht; folgen Sie den Rückrufhinweisen der Marke.',
+    not_in_circulation: 'Nicht im Umlauf', not_in_circulation_detail: 'Dieser Artikel wurde von {{brand}} aus dem Umlauf genommen{{why}}.',
+    never_commissioned_detail: 'Dieser Artikel ist noch nicht aktiviert: {{brand}} hat ihn nie in Umlauf gebracht (sein Etikett wurde noch auf kein Produkt aufgebracht).',
+    reason_recalled: ' (zurückgerufen)', reason_destroyed: ' (vernichtet)', reason_expired: ' (abgelaufen)', reason_damaged: ' (beschädigt)', reason_sample: ' (als Muster entnommen)',
+    reason_consumed: ' (verbraucht)', reason_scrapped: ' (sein Etikett wurde vor der Verwendung vernichtet)', reason_returned: ' (seine Nummer wurde unbenutzt zurückgegeben)',
     genuine: 'Echt', genuine_detail: 'Dieser Artikel wurde von {{brand}} ausgegeben und ist im Umlauf.',
     not_issued: 'Nicht von dieser Marke ausgegeben', not_issued_detail: '{{brand}} hat nie einen Artikel mit dieser Seriennummer ausgegeben. Das Etikett könnte kopiert oder gefälscht sein.',
     not_activated: 'Noch nicht aktiviert', not_activated_detail: 'Dieser Artikel ist noch nicht aktiviert. Er wird aufgelöst, sobald die Marke ihn aktiviert.',
@@ -121,6 +134,11 @@ const texts: Record<PageLanguage, Record<string, string>> = {
     regulation: "Verordnung",
   },
   fr: {
+    recalled: 'Rappelé', recalled_detail: "{{brand}} a rappelé cet article. Ne l'utilisez pas ; suivez les instructions de rappel de la marque.",
+    not_in_circulation: 'Hors circulation', not_in_circulation_detail: 'Cet article a été retiré de la circulation par {{brand}}{{why}}.',
+    never_commissioned_detail: "Cet article n'a pas encore été activé : {{brand}} ne l'a jamais mis en circulation (son étiquette n'a encore été apposée sur aucun produit).",
+    reason_recalled: ' (rappelé)', reason_destroyed: ' (détruit)', reason_expired: ' (expiré)', reason_damaged: ' (endommagé)', reason_sample: ' (prélevé comme échantillon)',
+    reason_consumed: ' (consommé)', reason_scrapped: ' (son étiquette a été détruite avant usage)', reason_returned: ' (son numéro a été rendu inutilisé)',
     genuine: 'Authentique', genuine_detail: 'Cet article a été émis par {{brand}} et est en circulation.',
     not_issued: 'Non émis par cette marque', not_issued_detail: "{{brand}} n'a jamais émis d'article avec ce numéro de série. L'étiquette est peut-être copiée ou contrefaite.",
     not_activated: 'Pas encore activé', not_activated_detail: "Cet article n'a pas encore été activé. Il sera résolu dès que la marque l'activera.",
@@ -213,6 +231,11 @@ export interface PageContent {
   readonly passport?: PagePassport | null;
   /** The brand's logo (https URL) and colour (#rrggbb) for its header; none: the plain header. */
   readonly style?: { readonly logoUrl: string | null; readonly colour: string | null } | null;
+  /**
+   * Why a not-in-circulation item left (a public decommissioning reason, `scrapped` or `returned`;
+   * none when private), or `never_commissioned` for a not-yet-activated item that was never put into circulation.
+   */
+  readonly why?: string | null;
 }
 
 /** The passport a page shows. */
@@ -244,6 +267,8 @@ const tones: Record<Authenticity, { band: string; ink: string; mark: string }> =
   product: { band: '#e8f0fe', ink: '#12366b', mark: 'i' },
   not_activated: { band: '#fff4e0', ink: '#6b3c00', mark: '…' },
   withdrawn: { band: '#fde8e8', ink: '#7a1111', mark: '!' },
+  recalled: { band: '#fde8e8', ink: '#7a1111', mark: '!' },
+  not_in_circulation: { band: '#fde8e8', ink: '#7a1111', mark: '✕' },
   not_issued: { band: '#fde8e8', ink: '#7a1111', mark: '✕' },
   not_found: { band: '#eceff1', ink: '#263238', mark: '?' },
 };
@@ -278,7 +303,10 @@ export function renderIdentityPage(content: PageContent, language: PageLanguage)
   const brand = content.brand ?? '';
   const tone = tones[content.authenticity];
   const heading = t(content.authenticity);
-  const detail = t(`${content.authenticity}_detail`, { brand });
+  const why = content.why ?? null;
+  const detail = content.authenticity === 'not_activated' && why === 'never_commissioned'
+    ? t('never_commissioned_detail', { brand })
+    : t(`${content.authenticity}_detail`, { brand, why: why === null || why === 'never_commissioned' ? '' : t(`reason_${why}`) });
   const title = content.product ?? heading;
   const facts = [
     ...(content.brand === null ? [] : [[t('issued_by'), content.brand]]),
@@ -289,7 +317,8 @@ export function renderIdentityPage(content: PageContent, language: PageLanguage)
   const caution = content.caution == null ? '' : `<section class="caution" role="note" aria-label="${escapeHtml(t('caution'))}">` +
     `<h2><span aria-hidden="true">⚠ </span>${escapeHtml(t('caution'))}</h2>` +
     `<p>${escapeHtml(t(content.caution.reason === 'withdrawn' ? 'caution_withdrawn' : 'caution_clone', { brand, since: content.caution.since.toISOString().slice(0, 10) }))}</p></section>`;
-  const showsLinks = content.authenticity === 'genuine' || content.authenticity === 'product';
+  // A recalled item's page leads with the recall and still lists the brand's links (its recall notice among them).
+  const showsLinks = content.authenticity === 'genuine' || content.authenticity === 'product' || content.authenticity === 'recalled';
   const links = !showsLinks ? '' : content.links.length === 0
     ? `<p>${escapeHtml(t('no_links'))}</p>`
     : `<h2 class="links">${escapeHtml(t('links'))}</h2><ul>${content.links.map((l) =>

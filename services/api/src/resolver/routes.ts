@@ -263,8 +263,42 @@ function answer(r: Request, resolution: Resolution, passport: PublishedPassport 
   // private and never kept by a shared cache; the others keep the edge headers of their level.
   const edge = passport !== null || r.passportAsk === 'ld' || r.passportAsk === 'jwt' || r.passportAsk === 'page' || passportKeyOf(r.req) !== null
     ? (passport === null ? uncached : passportHeaders) : edgeHeadersOf(r, resolution);
-  if (outcome.kind !== 'resolved' || resolution.level === null) {
-    refuse(req, res, outcome.kind === 'resolved' ? 'not_found' : outcome.kind, r.format, { link: r.link });
+  if (outcome.kind === 'not_in_circulation' && resolution.level !== null) {
+    // 410 in every representation, each saying the item is out of circulation (and why, where public).
+    const why = outcome.state === 'decommissioned' ? outcome.reason : outcome.state;
+    if (r.representation === 'linkset') {
+      send(req, res, 410, 'application/linkset+json', JSON.stringify(linksetOf(resolution.levels)), { link: `${r.link}, ${contextLink}`, ...edge });
+    } else if (r.format === 'json') {
+      send(req, res, 410, 'application/json; charset=utf-8', JSON.stringify({
+        ...resolution.data, // the unit as its JSON answer shows it, under the refusal's fields
+        ok: false, error: 'not_in_circulation', message: `This item is not in circulation${why === null ? '' : ` (${why})`}.`, state: outcome.state, reason: outcome.reason,
+      }), { link: r.link, ...edge });
+    } else {
+      send(req, res, 410, 'text/html; charset=utf-8', renderIdentityPage({ ...pageContent(r, resolution, 'not_in_circulation'), why }, languageOf(req)), { link: r.link, ...edge });
+    }
+    return;
+  }
+  if (outcome.kind === 'not_activated' && resolution.level !== null && resolution.unitKnown === true && r.representation !== 'redirect') {
+    // A unit never commissioned (issued or encoded) says so in its JSON and linkset.
+    if (r.representation === 'linkset') {
+      send(req, res, 409, 'application/linkset+json', JSON.stringify(linksetOf(resolution.levels)), { link: `${r.link}, ${contextLink}`, ...edge });
+    } else {
+      send(req, res, 409, 'application/json; charset=utf-8', JSON.stringify({ ...resolverBodies.not_activated, ...resolution.data, ok: false }), { link: r.link, ...edge });
+    }
+    return;
+  }
+  if (outcome.kind === 'not_activated' && resolution.level !== null && resolution.unitKnown === true) {
+    send(req, res, 409, 'text/html; charset=utf-8', renderIdentityPage({ ...pageContent(r, resolution, 'not_activated'), why: 'never_commissioned' }, languageOf(req)), { link: r.link, ...edge });
+    return;
+  }
+  if (outcome.kind === 'recalled' && r.representation === 'redirect'
+    && (r.linkType.kind === 'none' || (r.linkType.kind === 'link' && r.linkType.name === 'defaultLink'))) {
+    // A recall leads: a plain scan gets the identity page with the recall first and the links as actions.
+    send(req, res, 200, 'text/html; charset=utf-8', renderIdentityPage(pageContent(r, resolution, 'recalled'), languageOf(req)), { link: r.link, ...edge });
+    return;
+  }
+  if ((outcome.kind !== 'resolved' && outcome.kind !== 'recalled') || resolution.level === null) {
+    refuse(req, res, outcome.kind === 'resolved' || outcome.kind === 'recalled' || outcome.kind === 'not_in_circulation' ? 'not_found' : outcome.kind, r.format, { link: r.link, ...edge });
     return;
   }
   const title = resolution.title ?? 'Product';

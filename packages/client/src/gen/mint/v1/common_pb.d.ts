@@ -286,6 +286,196 @@ export enum MintUnitStatus {
 export declare const MintUnitStatusSchema: GenEnum<MintUnitStatus>;
 
 /**
+ * Lifecycle state of one serial after minting (named after OPEN-SCS).
+ *
+ * @generated from enum mint.v1.SerialState
+ */
+export enum SerialState {
+  /**
+   * Not set.
+   *
+   * @generated from enum value: SERIAL_STATE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Minted, not yet printed.
+   *
+   * @generated from enum value: SERIAL_STATE_ISSUED = 1;
+   */
+  ISSUED = 1,
+
+  /**
+   * Printed on a label.
+   *
+   * @generated from enum value: SERIAL_STATE_ENCODED = 2;
+   */
+  ENCODED = 2,
+
+  /**
+   * Applied and in circulation (counts in active_tokens).
+   *
+   * @generated from enum value: SERIAL_STATE_COMMISSIONED = 3;
+   */
+  COMMISSIONED = 3,
+
+  /**
+   * Label destroyed before use; final.
+   *
+   * @generated from enum value: SERIAL_STATE_SCRAPPED = 4;
+   */
+  SCRAPPED = 4,
+
+  /**
+   * Taken out of circulation with a reason.
+   *
+   * @generated from enum value: SERIAL_STATE_DECOMMISSIONED = 5;
+   */
+  DECOMMISSIONED = 5,
+
+  /**
+   * Unused and handed back; final, never issued again.
+   *
+   * @generated from enum value: SERIAL_STATE_RETURNED = 6;
+   */
+  RETURNED = 6,
+}
+
+/**
+ * Describes the enum mint.v1.SerialState.
+ */
+export declare const SerialStateSchema: GenEnum<SerialState>;
+
+/**
+ * A move of serials along their lifecycle.
+ *
+ * @generated from enum mint.v1.SerialAction
+ */
+export enum SerialAction {
+  /**
+   * Not set; rejected on input.
+   *
+   * @generated from enum value: SERIAL_ACTION_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * issued -> encoded.
+   *
+   * @generated from enum value: SERIAL_ACTION_ENCODE = 1;
+   */
+  ENCODE = 1,
+
+  /**
+   * issued or encoded -> commissioned.
+   *
+   * @generated from enum value: SERIAL_ACTION_COMMISSION = 2;
+   */
+  COMMISSION = 2,
+
+  /**
+   * issued or encoded -> scrapped.
+   *
+   * @generated from enum value: SERIAL_ACTION_SCRAP = 3;
+   */
+  SCRAP = 3,
+
+  /**
+   * commissioned -> decommissioned, with a reason.
+   *
+   * @generated from enum value: SERIAL_ACTION_DECOMMISSION = 4;
+   */
+  DECOMMISSION = 4,
+
+  /**
+   * decommissioned (recalled or stolen) -> commissioned.
+   *
+   * @generated from enum value: SERIAL_ACTION_REACTIVATE = 5;
+   */
+  REACTIVATE = 5,
+
+  /**
+   * issued -> returned.
+   *
+   * @generated from enum value: SERIAL_ACTION_RETURN = 6;
+   */
+  RETURN = 6,
+}
+
+/**
+ * Describes the enum mint.v1.SerialAction.
+ */
+export declare const SerialActionSchema: GenEnum<SerialAction>;
+
+/**
+ * Why a commissioned serial left circulation.
+ *
+ * @generated from enum mint.v1.DecommissionReason
+ */
+export enum DecommissionReason {
+  /**
+   * Not set (every action but decommission).
+   *
+   * @generated from enum value: DECOMMISSION_REASON_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Recalled; may be reactivated.
+   *
+   * @generated from enum value: DECOMMISSION_REASON_RECALLED = 1;
+   */
+  RECALLED = 1,
+
+  /**
+   * Destroyed; final.
+   *
+   * @generated from enum value: DECOMMISSION_REASON_DESTROYED = 2;
+   */
+  DESTROYED = 2,
+
+  /**
+   * Stolen; may be reactivated.
+   *
+   * @generated from enum value: DECOMMISSION_REASON_STOLEN = 3;
+   */
+  STOLEN = 3,
+
+  /**
+   * Expired; final.
+   *
+   * @generated from enum value: DECOMMISSION_REASON_EXPIRED = 4;
+   */
+  EXPIRED = 4,
+
+  /**
+   * Damaged; final.
+   *
+   * @generated from enum value: DECOMMISSION_REASON_DAMAGED = 5;
+   */
+  DAMAGED = 5,
+
+  /**
+   * Taken as a sample; final.
+   *
+   * @generated from enum value: DECOMMISSION_REASON_SAMPLE = 6;
+   */
+  SAMPLE = 6,
+
+  /**
+   * Consumed; final.
+   *
+   * @generated from enum value: DECOMMISSION_REASON_CONSUMED = 7;
+   */
+  CONSUMED = 7,
+}
+
+/**
+ * Describes the enum mint.v1.DecommissionReason.
+ */
+export declare const DecommissionReasonSchema: GenEnum<DecommissionReason>;
+
+/**
  * Status of a payload pack (export artifact).
  *
  * @generated from enum mint.v1.PayloadPackStatus

@@ -4,7 +4,7 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import type { JsonObject, Message } from "@bufbuild/protobuf";
-import type { ActivationMode, BlockingReason, IdentityMode, Lot, MintBatchStatus, MintJobStatus, MintUnitStatus, PackFormat, Paper, PayloadPackPurpose, PayloadPackStatus, Symbology } from "./common_pb.js";
+import type { ActivationMode, BlockingReason, DecommissionReason, IdentityMode, Lot, MintBatchStatus, MintJobStatus, MintUnitStatus, PackFormat, Paper, PayloadPackPurpose, PayloadPackStatus, SerialAction, SerialState, Symbology } from "./common_pb.js";
 import type { Timestamp, Value } from "@bufbuild/protobuf/wkt";
 
 /**
@@ -2040,6 +2040,459 @@ export declare type ActivateMintUnitsResponse = Message<"mint.v1.ActivateMintUni
 export declare const ActivateMintUnitsResponseSchema: GenMessage<ActivateMintUnitsResponse>;
 
 /**
+ * Serials named by their serial numbers.
+ *
+ * @generated from message mint.v1.SerialList
+ */
+export declare type SerialList = Message<"mint.v1.SerialList"> & {
+  /**
+   * Serials of the brand's units: 1 to 10,000.
+   *
+   * @generated from field: repeated string serials = 1;
+   */
+  serials: string[];
+};
+
+/**
+ * Describes the message mint.v1.SerialList.
+ * Use `create(SerialListSchema)` to create a new message.
+ */
+export declare const SerialListSchema: GenMessage<SerialList>;
+
+/**
+ * A batch's units, optionally a seq range of them.
+ *
+ * @generated from message mint.v1.SeqRange
+ */
+export declare type SeqRange = Message<"mint.v1.SeqRange"> & {
+  /**
+   * The batch.
+   *
+   * @generated from field: string mint_batch_id = 1;
+   */
+  mintBatchId: string;
+
+  /**
+   * First seq; default 1.
+   *
+   * @generated from field: optional int32 from_seq = 2;
+   */
+  fromSeq?: number | undefined;
+
+  /**
+   * Last seq; default the batch's minted quantity.
+   *
+   * @generated from field: optional int32 to_seq = 3;
+   */
+  toSeq?: number | undefined;
+};
+
+/**
+ * Describes the message mint.v1.SeqRange.
+ * Use `create(SeqRangeSchema)` to create a new message.
+ */
+export declare const SeqRangeSchema: GenMessage<SeqRange>;
+
+/**
+ * Parameters of MoveSerials.
+ *
+ * @generated from message mint.v1.MoveSerialsRequest
+ */
+export declare type MoveSerialsRequest = Message<"mint.v1.MoveSerialsRequest"> & {
+  /**
+   * Brand workspace.
+   *
+   * @generated from field: string brand_id = 1;
+   */
+  brandId: string;
+
+  /**
+   * What to do to the serials.
+   *
+   * @generated from field: mint.v1.SerialAction action = 2;
+   */
+  action: SerialAction;
+
+  /**
+   * Why, for decommission only.
+   *
+   * @generated from field: mint.v1.DecommissionReason reason = 3;
+   */
+  reason: DecommissionReason;
+
+  /**
+   * Which serials.
+   *
+   * @generated from oneof mint.v1.MoveSerialsRequest.target
+   */
+  target: {
+    /**
+     * These serials.
+     *
+     * @generated from field: mint.v1.SerialList serials = 4;
+     */
+    value: SerialList;
+    case: "serials";
+  } | {
+    /**
+     * A batch or a seq range of it.
+     *
+     * @generated from field: mint.v1.SeqRange range = 5;
+     */
+    value: SeqRange;
+    case: "range";
+  } | { case: undefined; value?: undefined };
+
+  /**
+   * The caller's key: a repeat answers the first move (replayed) and moves nothing.
+   *
+   * @generated from field: string idempotency_key = 6;
+   */
+  idempotencyKey: string;
+};
+
+/**
+ * Describes the message mint.v1.MoveSerialsRequest.
+ * Use `create(MoveSerialsRequestSchema)` to create a new message.
+ */
+export declare const MoveSerialsRequestSchema: GenMessage<MoveSerialsRequest>;
+
+/**
+ * One unit a move refused.
+ *
+ * @generated from message mint.v1.RefusedSerial
+ */
+export declare type RefusedSerial = Message<"mint.v1.RefusedSerial"> & {
+  /**
+   * Its serial, when the request named it or it is known.
+   *
+   * @generated from field: optional string serial = 1;
+   */
+  serial?: string | undefined;
+
+  /**
+   * Its batch, when known.
+   *
+   * @generated from field: optional string mint_batch_id = 2;
+   */
+  mintBatchId?: string | undefined;
+
+  /**
+   * Its seq, when known.
+   *
+   * @generated from field: optional int32 seq = 3;
+   */
+  seq?: number | undefined;
+
+  /**
+   * unknown (no unit of the brand; another brand's serials too), wrong_state, reason_final or batch_voided.
+   *
+   * @generated from field: string refusal = 4;
+   */
+  refusal: string;
+
+  /**
+   * The state it is in, for wrong_state and reason_final.
+   *
+   * @generated from field: mint.v1.SerialState state = 5;
+   */
+  state: SerialState;
+
+  /**
+   * Its decommissioning reason, when it has one.
+   *
+   * @generated from field: mint.v1.DecommissionReason reason = 6;
+   */
+  reason: DecommissionReason;
+};
+
+/**
+ * Describes the message mint.v1.RefusedSerial.
+ * Use `create(RefusedSerialSchema)` to create a new message.
+ */
+export declare const RefusedSerialSchema: GenMessage<RefusedSerial>;
+
+/**
+ * A serial move and its report.
+ *
+ * @generated from message mint.v1.SerialMoveReport
+ */
+export declare type SerialMoveReport = Message<"mint.v1.SerialMoveReport"> & {
+  /**
+   * The move's id (GetSerialMove).
+   *
+   * @generated from field: string move_id = 1;
+   */
+  moveId: string;
+
+  /**
+   * The action.
+   *
+   * @generated from field: mint.v1.SerialAction action = 2;
+   */
+  action: SerialAction;
+
+  /**
+   * The reason of a decommissioning.
+   *
+   * @generated from field: mint.v1.DecommissionReason reason = 3;
+   */
+  reason: DecommissionReason;
+
+  /**
+   * running while the executor still moves chunks of it; done when every unit is accounted for.
+   *
+   * @generated from field: string status = 4;
+   */
+  status: string;
+
+  /**
+   * Units the request named.
+   *
+   * @generated from field: int32 total = 5;
+   */
+  total: number;
+
+  /**
+   * Units moved.
+   *
+   * @generated from field: int32 moved = 6;
+   */
+  moved: number;
+
+  /**
+   * Units refused.
+   *
+   * @generated from field: int32 refused = 7;
+   */
+  refused: number;
+
+  /**
+   * Every refused unit and why.
+   *
+   * @generated from field: repeated mint.v1.RefusedSerial refusals = 8;
+   */
+  refusals: RefusedSerial[];
+
+  /**
+   * True when the key named an earlier move: this call moved nothing.
+   *
+   * @generated from field: bool replayed = 9;
+   */
+  replayed: boolean;
+};
+
+/**
+ * Describes the message mint.v1.SerialMoveReport.
+ * Use `create(SerialMoveReportSchema)` to create a new message.
+ */
+export declare const SerialMoveReportSchema: GenMessage<SerialMoveReport>;
+
+/**
+ * Result of MoveSerials.
+ *
+ * @generated from message mint.v1.MoveSerialsResponse
+ */
+export declare type MoveSerialsResponse = Message<"mint.v1.MoveSerialsResponse"> & {
+  /**
+   * True when the call succeeded.
+   *
+   * @generated from field: bool ok = 1;
+   */
+  ok: boolean;
+
+  /**
+   * The move.
+   *
+   * @generated from field: mint.v1.SerialMoveReport move = 2;
+   */
+  move?: SerialMoveReport | undefined;
+};
+
+/**
+ * Describes the message mint.v1.MoveSerialsResponse.
+ * Use `create(MoveSerialsResponseSchema)` to create a new message.
+ */
+export declare const MoveSerialsResponseSchema: GenMessage<MoveSerialsResponse>;
+
+/**
+ * Parameters of GetSerialMove.
+ *
+ * @generated from message mint.v1.GetSerialMoveRequest
+ */
+export declare type GetSerialMoveRequest = Message<"mint.v1.GetSerialMoveRequest"> & {
+  /**
+   * Brand workspace.
+   *
+   * @generated from field: string brand_id = 1;
+   */
+  brandId: string;
+
+  /**
+   * The move.
+   *
+   * @generated from field: string move_id = 2;
+   */
+  moveId: string;
+};
+
+/**
+ * Describes the message mint.v1.GetSerialMoveRequest.
+ * Use `create(GetSerialMoveRequestSchema)` to create a new message.
+ */
+export declare const GetSerialMoveRequestSchema: GenMessage<GetSerialMoveRequest>;
+
+/**
+ * Result of GetSerialMove.
+ *
+ * @generated from message mint.v1.GetSerialMoveResponse
+ */
+export declare type GetSerialMoveResponse = Message<"mint.v1.GetSerialMoveResponse"> & {
+  /**
+   * True when the call succeeded.
+   *
+   * @generated from field: bool ok = 1;
+   */
+  ok: boolean;
+
+  /**
+   * The move.
+   *
+   * @generated from field: mint.v1.SerialMoveReport move = 2;
+   */
+  move?: SerialMoveReport | undefined;
+};
+
+/**
+ * Describes the message mint.v1.GetSerialMoveResponse.
+ * Use `create(GetSerialMoveResponseSchema)` to create a new message.
+ */
+export declare const GetSerialMoveResponseSchema: GenMessage<GetSerialMoveResponse>;
+
+/**
+ * Parameters of GetMintBatchReconciliation.
+ *
+ * @generated from message mint.v1.GetMintBatchReconciliationRequest
+ */
+export declare type GetMintBatchReconciliationRequest = Message<"mint.v1.GetMintBatchReconciliationRequest"> & {
+  /**
+   * Brand workspace.
+   *
+   * @generated from field: string brand_id = 1;
+   */
+  brandId: string;
+
+  /**
+   * The batch.
+   *
+   * @generated from field: string mint_batch_id = 2;
+   */
+  mintBatchId: string;
+};
+
+/**
+ * Describes the message mint.v1.GetMintBatchReconciliationRequest.
+ * Use `create(GetMintBatchReconciliationRequestSchema)` to create a new message.
+ */
+export declare const GetMintBatchReconciliationRequestSchema: GenMessage<GetMintBatchReconciliationRequest>;
+
+/**
+ * One count of a reconciliation.
+ *
+ * @generated from message mint.v1.ReconciliationCount
+ */
+export declare type ReconciliationCount = Message<"mint.v1.ReconciliationCount"> & {
+  /**
+   * A lifecycle state or a decommissioning reason.
+   *
+   * @generated from field: string name = 1;
+   */
+  name: string;
+
+  /**
+   * Its units.
+   *
+   * @generated from field: int32 count = 2;
+   */
+  count: number;
+};
+
+/**
+ * Describes the message mint.v1.ReconciliationCount.
+ * Use `create(ReconciliationCountSchema)` to create a new message.
+ */
+export declare const ReconciliationCountSchema: GenMessage<ReconciliationCount>;
+
+/**
+ * Result of GetMintBatchReconciliation.
+ *
+ * @generated from message mint.v1.GetMintBatchReconciliationResponse
+ */
+export declare type GetMintBatchReconciliationResponse = Message<"mint.v1.GetMintBatchReconciliationResponse"> & {
+  /**
+   * True when the call succeeded.
+   *
+   * @generated from field: bool ok = 1;
+   */
+  ok: boolean;
+
+  /**
+   * Serials requested.
+   *
+   * @generated from field: int32 requested = 2;
+   */
+  requested: number;
+
+  /**
+   * Serials minted.
+   *
+   * @generated from field: int32 minted = 3;
+   */
+  minted: number;
+
+  /**
+   * Requested serials not minted (yet).
+   *
+   * @generated from field: int32 not_minted = 4;
+   */
+  notMinted: number;
+
+  /**
+   * Units per lifecycle state, every state listed.
+   *
+   * @generated from field: repeated mint.v1.ReconciliationCount by_state = 5;
+   */
+  byState: ReconciliationCount[];
+
+  /**
+   * Decommissioned units per reason.
+   *
+   * @generated from field: repeated mint.v1.ReconciliationCount by_reason = 6;
+   */
+  byReason: ReconciliationCount[];
+
+  /**
+   * True when the states add up to the minted quantity and minted plus not minted to the requested one.
+   *
+   * @generated from field: bool balanced = 7;
+   */
+  balanced: boolean;
+
+  /**
+   * The same as CSV (category,name,count): the batch's document of serialisation.
+   *
+   * @generated from field: string csv = 8;
+   */
+  csv: string;
+};
+
+/**
+ * Describes the message mint.v1.GetMintBatchReconciliationResponse.
+ * Use `create(GetMintBatchReconciliationResponseSchema)` to create a new message.
+ */
+export declare const GetMintBatchReconciliationResponseSchema: GenMessage<GetMintBatchReconciliationResponse>;
+
+/**
  * Minting control plane: submit and preflight requests, run processing cycles, read batches, units, events, KPIs and payload packs.
  * Every RPC needs an authenticated caller with a role on the brand named by brand_id.
  *
@@ -2206,6 +2659,36 @@ export declare const MintService: GenService<{
     methodKind: "unary";
     input: typeof ActivateMintUnitsRequestSchema;
     output: typeof ActivateMintUnitsResponseSchema;
+  },
+  /**
+   * Moves serials along their lifecycle (encode, commission, scrap, decommission, reactivate, return) by list, batch or seq range; idempotent by key.
+   *
+   * @generated from rpc mint.v1.MintService.MoveSerials
+   */
+  moveSerials: {
+    methodKind: "unary";
+    input: typeof MoveSerialsRequestSchema;
+    output: typeof MoveSerialsResponseSchema;
+  },
+  /**
+   * Accounts for every serial of a batch: requested, minted, per lifecycle state and per decommissioning reason, with the CSV.
+   *
+   * @generated from rpc mint.v1.MintService.GetMintBatchReconciliation
+   */
+  getMintBatchReconciliation: {
+    methodKind: "unary";
+    input: typeof GetMintBatchReconciliationRequestSchema;
+    output: typeof GetMintBatchReconciliationResponseSchema;
+  },
+  /**
+   * Returns a serial move's progress and its report of refused units.
+   *
+   * @generated from rpc mint.v1.MintService.GetSerialMove
+   */
+  getSerialMove: {
+    methodKind: "unary";
+    input: typeof GetSerialMoveRequestSchema;
+    output: typeof GetSerialMoveResponseSchema;
   },
 }>;
 

@@ -1,0 +1,99 @@
+import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import { columns } from './columns.ts';
+
+/**
+ * The lifecycle state of a unit whose state differs from the one it was minted in (issued for a
+ * manually activated unit, commissioned for an `active_at_mint` one; `mint_units.status` keeps
+ * saying active exactly while the unit is commissioned). A unit without a row is in its minted
+ * state, so minting writes nothing here and the cost of a batch stays flat until units move.
+ * Keyed by the unit's place in its batch, not its row id, so the unit table's layout may change.
+ */
+export const UnitStateRow = defineEntity({
+  name: 'UnitStateRow',
+  tableName: 'unit_states',
+  properties: {
+    brandId: columns.brandId(),
+    mintBatchId: p.uuid().primary(),
+    /** The unit's seq in its batch. */
+    seq: p.integer().primary(),
+    /** encoded, scrapped, decommissioned or returned (issued and commissioned are never stored). */
+    state: p.text(),
+    /** The decommissioning reason; null for every other state. */
+    reason: p.text().nullable(),
+    /** The move that set it. */
+    moveId: p.uuid(),
+    /** When it was set. */
+    changedAt: columns.time(),
+  },
+});
+export type UnitStateRow = InferEntity<typeof UnitStateRow>;
+
+/**
+ * One requested move of serials (by list, seq range or batch): its idempotency key, its progress
+ * and its report. A repeat of the key answers this row and moves nothing.
+ */
+export const SerialMoveRow = defineEntity({
+  name: 'SerialMoveRow',
+  tableName: 'serial_moves',
+  properties: {
+    brandId: columns.brandId(),
+    id: columns.id(),
+    /** The caller's key; unique per brand. */
+    idempotencyKey: p.text(),
+    /** SHA-256 of the request, so a key reused for another request is refused. */
+    requestHash: p.text(),
+    /** encode, commission, scrap, decommission, reactivate or return. */
+    action: p.text(),
+    /** The decommissioning reason; null for other actions. */
+    reason: p.text().nullable(),
+    /** What the request named (serials, a batch and a seq range): JSON. */
+    target: p.json<Record<string, unknown>>(),
+    /** running or done. */
+    status: p.text(),
+    /** Units the request names (known or not). */
+    total: p.integer(),
+    /** Units moved so far. */
+    moved: p.integer(),
+    /** Units refused so far. */
+    refused: p.integer(),
+    /** Every refused unit: [{serial, seq, mint_batch_id, refusal, state, reason}] as JSON. */
+    refusals: p.json<Record<string, unknown>[]>(),
+    /** The next seq of a batch or range move still to process (chunked progress); null for a list. */
+    nextSeq: p.integer().nullable(),
+    /** User or API key that asked. */
+    actor: p.text().nullable(),
+    createdAt: columns.createdAt(),
+    updatedAt: columns.updatedAt(),
+  },
+  uniques: [{ name: 'serial_moves_key_unique', properties: ['brandId', 'idempotencyKey'] }],
+});
+export type SerialMoveRow = InferEntity<typeof SerialMoveRow>;
+
+/**
+ * A GS1 EPCIS 2.0 event the service wrote for a move (or captured from a partner), as JSON-LD,
+ * with the fields the query interface filters on.
+ */
+export const EpcisEventRow = defineEntity({
+  name: 'EpcisEventRow',
+  tableName: 'epcis_events',
+  properties: {
+    brandId: columns.brandId(),
+    /** The event's eventID without its `urn:uuid:` prefix. */
+    id: columns.id(),
+    /** The move that wrote it; null for a captured event. */
+    moveId: p.uuid().nullable(),
+    /** ObjectEvent or AggregationEvent. */
+    eventType: p.text(),
+    eventTime: columns.time(),
+    /** When the service recorded it. */
+    recordTime: columns.time(),
+    bizStep: p.text(),
+    disposition: p.text().nullable(),
+    /** Every EPC the event names (epcList, parentID, childEPCs), for MATCH_epc. */
+    epcs: p.array().columnType('text[]'),
+    /** The event as JSON-LD. */
+    body: p.json<Record<string, unknown>>(),
+  },
+  indexes: [{ name: 'epcis_events_time_index', properties: ['brandId', 'eventTime', 'id'] }],
+});
+export type EpcisEventRow = InferEntity<typeof EpcisEventRow>;

@@ -1,0 +1,346 @@
+import type { DecommissionReason, SerialState } from '@mint/domain';
+import { mintedSerialState, unitResolverUrl } from '@mint/domain';
+import { sql } from 'kysely';
+import type { Em } from '../orm.ts';
+import { changed, first, rawChanged, rawRows, rows } from './kysely.ts';
+
+/**
+ * Serial lifecycle storage. A unit's state is its `unit_states` row when it has one, else the state
+ * it was minted in (from `mint_units.status`); `mint_units.status` stays `active` exactly while the
+ * unit is commissioned, so the resolver, the scan rules and active_tokens keep reading one column.
+ * A move locks the unit rows it reads (in batch and seq order, so two moves never deadlock), so
+ * the state it decides on is the state it writes over: a compare-and-set per unit.
+ */
+
+/** A unit as a move sees it, read under its row lock. */
+export interface UnitForMove {
+  readonly mintBatchId: string;
+  readonly seq: number;
+  readonly serial: string;
+  /** The unit's EPC in events: its resolver URL, derived from its batch (a GS1 Digital Link URI for a unit with a GTIN). */
+  readonly epc: string;
+  readonly state: SerialState;
+  readonly reason: DecommissionReason | null;
+  readonly batchVoided: boolean;
+}
+
+/** Which units a move reads: serials of the brand, or a seq range of one of its batches. */
+export type UnitSelector =
+  | { readonly serials: readonly string[] }
+  | { readonly mintBatchId: string; readonly fromSeq: number; readonly toSeq: number };
+
+interface UnitMoveRow {
+  mint_batch_id: string; seq: number; serial: string; resolver_base_url: string; gtin: string | null; status: string; batch_status: string;
+}
+
+/**
+ * The brand's units `selector` names with their lifecycle state, locking their unit rows until the
+ * transaction ends. Serials the brand has no unit for are simply absent (another brand's are never
+ * read). Ordered by batch and seq.
+ */
+export async function lockUnitsForMove(em: Em, brandId: string, selector: UnitSelector, lock = true): Promise<UnitForMove[]> {
+  const where = 'serials' in selector
+    ? sql`u.serial = any(${[...selector.serials]}::text[])`
+    : sql`u.mint_batch_id = ${selector.mintBatchId}::uuid and u.seq between ${selector.fromSeq}::int and ${selector.toSeq}::int`;
+  // Raw on purpose: `for update of u` on the bulk move's path. The units first, then their state
+  // rows per batch by `seq = any(...)`: a join lets the planner pick a nested loop over a scan of
+  // unit_states while its statistics still say it is empty (measured: 44 s instead of 1 s for a
+  // chunk of 10,000 once the first chunk had written its rows).
+  const units = await rawRows(em, sql<UnitMoveRow>`
+    select u.mint_batch_id, u.seq, u.serial, b.resolver_base_url, b.gtin, u.status, b.status as batch_status
+    from mint_units u
+    join mint_batches b on b.brand_id = u.brand_id and b.id = u.mint_batch_id
+    where u.brand_id = ${brandId}::uuid and ${where}
+    order by u.mint_batch_id, u.seq
+    ${lock ? sql`for update of u` : sql``}`);
+  const states = new Map<string, { state: string; reason: string | null }>();
+  for (const [batchId, seqs] of seqsByBatch(units.map((u) => ({ mintBatchId: u.mint_batch_id, seq: u.seq })))) {
+    const found = await rawRows(em, sql<{ seq: number; state: string; reason: string | null }>`
+      select seq, state, reason from unit_states where brand_id = ${brandId}::uuid and mint_batch_id = ${batchId}::uuid and seq = any(${seqs}::int[])`);
+    for (const r of found) states.set(`${batchId}/${r.seq}`, r);
+  }
+  return units.map((r) => {
+    const s = states.get(`${r.mint_batch_id}/${r.seq}`);
+    return {
+      mintBatchId: r.mint_batch_id, seq: r.seq, serial: r.serial, epc: unitResolverUrl(r.resolver_base_url, r.gtin, r.serial),
+      state: (s?.state as SerialState | undefined) ?? mintedSerialState(r.status === 'active' ? 'active' : 'inactive'),
+      reason: (s?.reason ?? null) as DecommissionReason | null, batchVoided: r.batch_status === 'voided',
+    };
+  });
+}
+
+/** Seqs grouped by batch, in order of first appearance. */
+function seqsByBatch(units: readonly { readonly mintBatchId: string; readonly seq: number }[]): Map<string, number[]> {
+  const out = new Map<string, number[]>();
+  for (const u of units) {
+    const list = out.get(u.mintBatchId);
+    if (list === undefined) out.set(u.mintBatchId, [u.seq]);
+    else list.push(u.seq);
+  }
+  return out;
+}
+
+/** A move's writes for units already checked under their locks. */
+export interface SerialWrite {
+  readonly brandId: string;
+  readonly moveId: string;
+  readonly at: Date;
+  readonly to: SerialState;
+  readonly reason: DecommissionReason | null;
+  /** The units' `mint_units.status` after the move when it changes (commissioning: active; leaving circulation: inactive). */
+  readonly unitStatus: 'active' | 'inactive' | null;
+  readonly units: readonly { readonly mintBatchId: string; readonly seq: number }[];
+}
+
+/**
+ * Writes a move: the units' state rows (deleted when the target is a minted state, issued or
+ * commissioned; upserted otherwise) and their unit status when circulation changes. Two statements
+ * of one `unnest` each, whatever the number of units.
+ */
+export async function writeSerialMove(em: Em, w: SerialWrite): Promise<void> {
+  // Per batch by `seq = any(...)`, never a join with an unnest (see lockUnitsForMove).
+  for (const [batchId, seqs] of seqsByBatch(w.units)) {
+    if (w.to === 'issued' || w.to === 'commissioned') {
+      await rawChanged(em, sql`delete from unit_states where brand_id = ${w.brandId}::uuid and mint_batch_id = ${batchId}::uuid and seq = any(${seqs}::int[])`);
+    } else {
+      await rawChanged(em, sql`insert into unit_states (brand_id, mint_batch_id, seq, state, reason, move_id, changed_at)
+        select ${w.brandId}::uuid, ${batchId}::uuid, t.q, ${w.to}::text, ${w.reason}::text, ${w.moveId}::uuid, ${w.at}::timestamptz
+        from unnest(${seqs}::int[]) as t(q)
+        on conflict (brand_id, mint_batch_id, seq) do update set state = excluded.state, reason = excluded.reason, move_id = excluded.move_id, changed_at = excluded.changed_at`);
+    }
+    if (w.unitStatus !== null) {
+      await rawChanged(em, sql`update mint_units set status = ${w.unitStatus}::text,
+          activated_at = ${w.unitStatus === 'active' ? sql`${w.at}::timestamptz` : sql`activated_at`}
+        where brand_id = ${w.brandId}::uuid and mint_batch_id = ${batchId}::uuid and seq = any(${seqs}::int[])`);
+    }
+  }
+}
+
+/**
+ * Decommissions for `reason` the commissioned units `selector` names, in one statement: a
+ * commissioned unit is exactly one whose status is active (it has no lifecycle row) outside a voided
+ * batch, so `status = 'active'` is the compare-and-set, and the update itself takes the row locks
+ * that {@link lockUnitsForMove} would take first. Writes their lifecycle rows in the same statement
+ * and returns the units moved (in batch and seq order). The measured bulk path of recalls:
+ * `npm run bench:serials`.
+ */
+export async function decommissionCommissioned(em: Em, w: { brandId: string; moveId: string; at: Date; reason: string; selector: UnitSelector }): Promise<UnitForMove[]> {
+  const where = 'serials' in w.selector
+    ? sql`u.serial = any(${[...w.selector.serials]}::text[])`
+    : sql`u.mint_batch_id = ${w.selector.mintBatchId}::uuid and u.seq between ${w.selector.fromSeq}::int and ${w.selector.toSeq}::int`;
+  const moved = await rawRows(em, sql<{ mint_batch_id: string; seq: number; serial: string; resolver_base_url: string; gtin: string | null }>`
+    with moved as (
+      update mint_units u set status = 'inactive'
+      from mint_batches b
+      where u.brand_id = ${w.brandId}::uuid and ${where} and u.status = 'active'
+        and b.brand_id = u.brand_id and b.id = u.mint_batch_id and b.status <> 'voided'
+      returning u.mint_batch_id, u.seq, u.serial, b.resolver_base_url, b.gtin
+    ), states as (
+      insert into unit_states (brand_id, mint_batch_id, seq, state, reason, move_id, changed_at)
+      select ${w.brandId}::uuid, mint_batch_id, seq, 'decommissioned', ${w.reason}::text, ${w.moveId}::uuid, ${w.at}::timestamptz from moved
+      on conflict (brand_id, mint_batch_id, seq) do update set state = excluded.state, reason = excluded.reason, move_id = excluded.move_id, changed_at = excluded.changed_at
+    )
+    select mint_batch_id, seq, serial, resolver_base_url, gtin from moved order by mint_batch_id, seq`);
+  return moved.map((r) => ({
+    mintBatchId: r.mint_batch_id, seq: r.seq, serial: r.serial, epc: unitResolverUrl(r.resolver_base_url, r.gtin, r.serial), state: 'commissioned', reason: null, batchVoided: false,
+  }));
+}
+
+/** Units of a batch that have left their minted state, per state and reason (reconciliation and tests). */
+export async function countUnitStates(em: Em, brandId: string, batchId: string): Promise<{ state: string; reason: string | null; count: number }[]> {
+  const found = await rawRows(em, sql<{ state: string; reason: string | null; n: string }>`
+    select coalesce(s.state, case when u.status = 'active' then 'commissioned' else 'issued' end) as state, s.reason, count(*) as n
+    from mint_units u
+    left join unit_states s on s.brand_id = u.brand_id and s.mint_batch_id = u.mint_batch_id and s.seq = u.seq
+    where u.brand_id = ${brandId}::uuid and u.mint_batch_id = ${batchId}::uuid
+    group by 1, 2 order by 1, 2`);
+  return found.map((r) => ({ state: r.state, reason: r.reason, count: Number(r.n) }));
+}
+
+/** The lifecycle state of one unit by serial (null when the brand has no such unit). */
+export async function readSerialState(em: Em, brandId: string, serial: string): Promise<{ state: SerialState; reason: DecommissionReason | null; mintBatchId: string; seq: number } | null> {
+  const row = await first(em, (db) => db.selectFrom('mint_units as u')
+    .leftJoin('unit_states as s', (j) => j.onRef('s.brand_id', '=', 'u.brand_id').onRef('s.mint_batch_id', '=', 'u.mint_batch_id').onRef('s.seq', '=', 'u.seq'))
+    .select(['u.mint_batch_id', 'u.seq', 'u.status', 's.state', 's.reason'])
+    .where('u.brand_id', '=', brandId).where('u.serial', '=', serial));
+  if (row === undefined) return null;
+  return {
+    state: (row.state as SerialState | null) ?? mintedSerialState(row.status === 'active' ? 'active' : 'inactive'),
+    reason: row.reason as DecommissionReason | null, mintBatchId: row.mint_batch_id, seq: row.seq,
+  };
+}
+
+/** A requested move as stored. */
+export interface SerialMoveRecord {
+  readonly id: string;
+  readonly idempotencyKey: string;
+  readonly requestHash: string;
+  readonly action: string;
+  readonly reason: string | null;
+  readonly target: Record<string, unknown>;
+  readonly status: 'running' | 'done';
+  readonly total: number;
+  readonly moved: number;
+  readonly refused: number;
+  readonly refusals: readonly Record<string, unknown>[];
+  readonly nextSeq: number | null;
+  readonly createdAt: Date;
+  readonly updatedAt: Date;
+}
+
+type MoveRow = {
+  id: string; idempotency_key: string; request_hash: string; action: string; reason: string | null; target: unknown; status: string;
+  total: number; moved: number; refused: number; refusals: unknown; next_seq: number | null; created_at: string | Date; updated_at: string | Date;
+};
+
+const parsed = <T>(v: unknown): T => (typeof v === 'string' ? JSON.parse(v) as T : v as T);
+
+function toMove(r: MoveRow): SerialMoveRecord {
+  return {
+    id: r.id, idempotencyKey: r.idempotency_key, requestHash: r.request_hash, action: r.action, reason: r.reason,
+    target: parsed<Record<string, unknown>>(r.target), status: r.status as 'running' | 'done', total: r.total, moved: r.moved, refused: r.refused,
+    refusals: parsed<Record<string, unknown>[]>(r.refusals), nextSeq: r.next_seq,
+    createdAt: new Date(r.created_at), updatedAt: new Date(r.updated_at),
+  };
+}
+
+/** A move to record. */
+export interface NewSerialMove {
+  readonly brandId: string;
+  readonly id: string;
+  readonly idempotencyKey: string;
+  readonly requestHash: string;
+  readonly action: string;
+  readonly reason: string | null;
+  readonly target: Record<string, unknown>;
+  readonly total: number;
+  readonly nextSeq: number | null;
+  readonly actor: string | null;
+  readonly at: Date;
+}
+
+/**
+ * Records a move as running unless the brand already used its idempotency key: true when this call
+ * recorded it, false when the key was taken (read the existing move with {@link findSerialMoveByKey}).
+ */
+export async function insertSerialMove(em: Em, m: NewSerialMove): Promise<boolean> {
+  const n = await changed(em, (db) => db.insertInto('serial_moves').values({
+    brand_id: m.brandId, id: m.id, idempotency_key: m.idempotencyKey, request_hash: m.requestHash, action: m.action, reason: m.reason,
+    target: JSON.stringify(m.target), status: 'running', total: m.total, moved: 0, refused: 0, refusals: '[]', next_seq: m.nextSeq, actor: m.actor,
+    created_at: m.at, updated_at: m.at,
+  }).onConflict((oc) => oc.columns(['brand_id', 'idempotency_key']).doNothing()));
+  return n === 1;
+}
+
+const moveColumns = ['id', 'idempotency_key', 'request_hash', 'action', 'reason', 'target', 'status', 'total', 'moved', 'refused', 'refusals', 'next_seq', 'created_at', 'updated_at'] as const;
+
+/** The brand's move with idempotency key `key`, or null. */
+export async function findSerialMoveByKey(em: Em, brandId: string, key: string): Promise<SerialMoveRecord | null> {
+  const row = await first(em, (db) => db.selectFrom('serial_moves').select(moveColumns).where('brand_id', '=', brandId).where('idempotency_key', '=', key));
+  return row === undefined ? null : toMove(row as MoveRow);
+}
+
+/** The brand's move `id`, locked until the transaction ends when `lock`; null when not the brand's. */
+export async function findSerialMove(em: Em, brandId: string, id: string, lock = false): Promise<SerialMoveRecord | null> {
+  const row = await first(em, (db) => db.selectFrom('serial_moves').select(moveColumns).where('brand_id', '=', brandId).where('id', '=', id)
+    .$if(lock, (q) => q.forUpdate()));
+  return row === undefined ? null : toMove(row as MoveRow);
+}
+
+/**
+ * Adds a chunk's outcome to a running move as a compare-and-set on its progress (`expectedNextSeq`,
+ * or its moved count for a list): false when another worker recorded the chunk first.
+ */
+export async function recordSerialMoveChunk(em: Em, brandId: string, id: string, chunk: {
+  readonly expectedMoved: number; readonly moved: number; readonly refusals: readonly Record<string, unknown>[]; readonly nextSeq: number | null;
+  readonly done: boolean; readonly at: Date;
+}): Promise<boolean> {
+  const n = await rawChanged(em, sql`update serial_moves set moved = moved + ${chunk.moved}::int, refused = refused + ${chunk.refusals.length}::int,
+      refusals = refusals || ${JSON.stringify(chunk.refusals)}::jsonb, next_seq = ${chunk.nextSeq}::int,
+      status = ${chunk.done ? 'done' : 'running'}::text, updated_at = ${chunk.at}::timestamptz
+    where brand_id = ${brandId}::uuid and id = ${id}::uuid and status = 'running' and moved = ${chunk.expectedMoved}::int`);
+  return n === 1;
+}
+
+/**
+ * Locks the running move (any brand) touched longest ago that no other transaction holds (`skip
+ * locked`), until the transaction ends: the executor's claim of its next chunk. A worker that dies
+ * mid-chunk rolls back and releases it, so the next claim redoes exactly that chunk. Null when none.
+ */
+export async function claimRunningSerialMove(em: Em): Promise<{ brandId: string; id: string } | null> {
+  // Candidates first without a lock (on Citus a locking read must name its brand: one shard), then
+  // each locked on its own brand's row, skipping one another worker holds.
+  const candidates = await rows(em, (db) => db.selectFrom('serial_moves').select(['brand_id', 'id']).where('status', '=', 'running')
+    .orderBy('updated_at').limit(8));
+  for (const c of candidates) {
+    const locked = await rows(em, (db) => db.selectFrom('serial_moves').select(['brand_id', 'id']).where('brand_id', '=', c.brand_id).where('id', '=', c.id)
+      .where('status', '=', 'running').forUpdate().skipLocked());
+    if (locked[0] !== undefined) return { brandId: locked[0].brand_id, id: locked[0].id };
+  }
+  return null;
+}
+
+/** An EPCIS event to store. */
+export interface NewEpcisEvent {
+  readonly brandId: string;
+  readonly id: string;
+  readonly moveId: string | null;
+  readonly eventType: string;
+  readonly eventTime: Date;
+  readonly recordTime: Date;
+  readonly bizStep: string;
+  readonly disposition: string | null;
+  readonly epcs: readonly string[];
+  readonly body: Record<string, unknown>;
+}
+
+/** Stores events; an event id stored before is kept as it was (a repeated chunk writes no duplicate). */
+export async function insertEpcisEvents(em: Em, events: readonly NewEpcisEvent[]): Promise<number> {
+  if (events.length === 0) return 0;
+  return changed(em, (db) => db.insertInto('epcis_events').values(events.map((e) => ({
+    brand_id: e.brandId, id: e.id, move_id: e.moveId, event_type: e.eventType, event_time: e.eventTime, record_time: e.recordTime,
+    biz_step: e.bizStep, disposition: e.disposition, epcs: [...e.epcs], body: JSON.stringify(e.body),
+  }))).onConflict((oc) => oc.columns(['brand_id', 'id']).doNothing()));
+}
+
+/** Filters of the EPCIS query subset. */
+export interface EpcisQuery {
+  readonly brandId: string;
+  readonly bizSteps?: readonly string[];
+  readonly dispositions?: readonly string[];
+  readonly epcs?: readonly string[];
+  readonly geEventTime?: Date;
+  readonly ltEventTime?: Date;
+  /** Keyset position: the last event of the previous page. */
+  readonly after?: { readonly eventTime: Date; readonly id: string };
+  readonly limit: number;
+}
+
+/** Stored events matching `q`, oldest first by event time then id. */
+export async function queryEpcisEvents(em: Em, q: EpcisQuery): Promise<{ id: string; eventTime: Date; body: Record<string, unknown> }[]> {
+  const found = await rows(em, (db) => db.selectFrom('epcis_events').select(['id', 'event_time', 'body'])
+    .where('brand_id', '=', q.brandId)
+    .$if(q.bizSteps !== undefined, (w) => w.where('biz_step', 'in', [...q.bizSteps!]))
+    .$if(q.dispositions !== undefined, (w) => w.where('disposition', 'in', [...q.dispositions!]))
+    .$if(q.epcs !== undefined, (w) => w.where(sql<boolean>`epcs && ${[...q.epcs!]}::text[]`))
+    .$if(q.geEventTime !== undefined, (w) => w.where('event_time', '>=', q.geEventTime!))
+    .$if(q.ltEventTime !== undefined, (w) => w.where('event_time', '<', q.ltEventTime!))
+    .$if(q.after !== undefined, (w) => w.where((eb) => eb.or([
+      eb('event_time', '>', q.after!.eventTime), eb.and([eb('event_time', '=', q.after!.eventTime), eb('id', '>', q.after!.id)]),
+    ])))
+    .orderBy('event_time').orderBy('id').limit(q.limit));
+  return found.map((r) => ({ id: r.id, eventTime: new Date(r.event_time), body: parsed<Record<string, unknown>>(r.body) }));
+}
+
+/** Marks a move that was applied whole in its own transaction (a captured event's) done with `moved` units. */
+export async function finishSerialMove(em: Em, brandId: string, id: string, moved: number, at: Date): Promise<void> {
+  await changed(em, (db) => db.updateTable('serial_moves').set({ status: 'done', moved, updated_at: at }).where('brand_id', '=', brandId).where('id', '=', id));
+}
+
+/** Which of `ids` the brand has stored as EPCIS events. */
+export async function readEpcisEventIds(em: Em, brandId: string, ids: readonly string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const found = await rows(em, (db) => db.selectFrom('epcis_events').select('id').where('brand_id', '=', brandId)
+    .where((eb) => eb('id', '=', eb.fn.any(eb.cast<string[]>(eb.val([...ids]), sql`uuid[]`)))));
+  return found.map((r) => r.id);
+}

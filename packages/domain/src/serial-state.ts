@@ -1,0 +1,175 @@
+/**
+ * The life of a serial after minting, named after OPEN-SCS (OPC 30260) where it has a name, and
+ * the only moves between its states. A move names the states it expects to leave; the database
+ * applies it as a compare-and-set per unit, so a unit that moved meanwhile is refused, never
+ * silently overwritten. Pure: no clock, no I/O.
+ */
+import { IllegalStateError } from './errors.ts';
+
+/** State of one serial. */
+export type SerialState =
+  /** Minted, not yet printed (a `first_scan` unit after minting); left by encode, commission, scrap or return. */
+  | 'issued'
+  /** Printed on a label; left by commission or scrap. */
+  | 'encoded'
+  /** Applied and in circulation (the spec's "active"; an `active_at_mint` unit from minting); left by decommission. */
+  | 'commissioned'
+  /** Label destroyed before use, never in circulation; final. */
+  | 'scrapped'
+  /** Taken out of circulation with a reason; left only by reactivate, and only when the reason allows it. */
+  | 'decommissioned'
+  /** Unused and handed back; final (a returned serial is never issued again). */
+  | 'returned';
+
+/** Every serial state. */
+export const serialStates: readonly SerialState[] = ['issued', 'encoded', 'commissioned', 'scrapped', 'decommissioned', 'returned'];
+
+/** Why a commissioned serial left circulation. */
+export type DecommissionReason = 'recalled' | 'destroyed' | 'stolen' | 'expired' | 'damaged' | 'sample' | 'consumed';
+
+/** Every decommissioning reason. */
+export const decommissionReasons: readonly DecommissionReason[] = ['recalled', 'destroyed', 'stolen', 'expired', 'damaged', 'sample', 'consumed'];
+
+/** Reasons after which the item may come back into circulation (a lifted recall, a recovered theft). */
+export const reactivatableReasons: readonly DecommissionReason[] = ['recalled', 'stolen'];
+
+/** What a caller asks to do to serials. */
+export type SerialAction = 'encode' | 'commission' | 'scrap' | 'decommission' | 'reactivate' | 'return';
+
+/** Every serial action. */
+export const serialActions: readonly SerialAction[] = ['encode', 'commission', 'scrap', 'decommission', 'reactivate', 'return'];
+
+/** The state a serial is in after minting under its batch's activation (the unit's minted status). */
+export function mintedSerialState(unitStatus: 'active' | 'inactive'): SerialState {
+  return unitStatus === 'active' ? 'commissioned' : 'issued';
+}
+
+/** True when the serial counts as in circulation (active_tokens counts exactly these). */
+export function isInCirculation(state: SerialState): boolean {
+  return state === 'commissioned';
+}
+
+/** A compare-and-set move of serials: apply `to` (with `reason`) only to units still in one of `from`. */
+export interface SerialMove {
+  readonly action: SerialAction;
+  /** States the move may leave; a unit in any other state is refused and named with its state. */
+  readonly from: readonly SerialState[];
+  readonly to: SerialState;
+  /** The decommissioning reason kept with the state; null for every other target. */
+  readonly reason: DecommissionReason | null;
+  /** For reactivate: only units decommissioned for one of these reasons may leave. Null otherwise. */
+  readonly fromReasons: readonly DecommissionReason[] | null;
+}
+
+/** An ordinary move: no reason kept, no reason required of the source. */
+const plain = (action: SerialAction, from: readonly SerialState[], to: SerialState): SerialMove =>
+  ({ action, from, to, reason: null, fromReasons: null });
+
+/** Printing the identity on a label: issued -> encoded. */
+export const encodeSerials = (): SerialMove => plain('encode', ['issued'], 'encoded');
+/** Applying the label and putting the item in circulation: issued or encoded -> commissioned. */
+export const commissionSerials = (): SerialMove => plain('commission', ['issued', 'encoded'], 'commissioned');
+/** Destroying an unused label: issued or encoded -> scrapped. */
+export const scrapSerials = (): SerialMove => plain('scrap', ['issued', 'encoded'], 'scrapped');
+/** Handing unused serials back: issued -> returned (an encoded serial is scrapped, not returned). */
+export const returnSerials = (): SerialMove => plain('return', ['issued'], 'returned');
+/** Taking commissioned items out of circulation for `reason`: commissioned -> decommissioned. */
+export const decommissionSerials = (reason: DecommissionReason): SerialMove =>
+  ({ action: 'decommission', from: ['commissioned'], to: 'decommissioned', reason, fromReasons: null });
+/** Putting items decommissioned for a reason that allows it back into circulation: decommissioned -> commissioned. */
+export const reactivateSerials = (): SerialMove =>
+  ({ action: 'reactivate', from: ['decommissioned'], to: 'commissioned', reason: null, fromReasons: reactivatableReasons });
+
+/**
+ * The move an action names. `decommission` needs a reason (IllegalStateError-free: a missing
+ * reason is the caller's bad input, reported as a field violation by the use case); other actions
+ * take none.
+ */
+export function serialMoveOf(action: SerialAction, reason: DecommissionReason | null): SerialMove {
+  switch (action) {
+    case 'encode': return encodeSerials();
+    case 'commission': return commissionSerials();
+    case 'scrap': return scrapSerials();
+    case 'return': return returnSerials();
+    case 'reactivate': return reactivateSerials();
+    case 'decommission':
+      if (reason === null) throw new Error('decommission needs a reason');
+      return decommissionSerials(reason);
+  }
+}
+
+/** Why one unit of a move was refused. */
+export type SerialRefusal =
+  /** No unit of the brand has that serial (or seq): another brand's serial is reported this way, never confirmed. */
+  | 'unknown'
+  /** The unit is in a state the move cannot leave (the report names the state). */
+  | 'wrong_state'
+  /** Decommissioned for a reason that does not allow reactivation (the report names the reason). */
+  | 'reason_final'
+  /** Its batch is voided: its identities are withdrawn for good. */
+  | 'batch_voided';
+
+/** True when a unit in `state` (decommissioned for `reason`) may take `move`; otherwise the refusal. */
+export function refusalOf(move: SerialMove, state: SerialState, reason: DecommissionReason | null): SerialRefusal | null {
+  if (!move.from.includes(state)) return 'wrong_state';
+  if (move.fromReasons !== null && (reason === null || !move.fromReasons.includes(reason))) return 'reason_final';
+  return null;
+}
+
+/** The move for one unit, or IllegalStateError naming the state it is in (a single-unit request). */
+export function moveOneSerial(move: SerialMove, state: SerialState, reason: DecommissionReason | null): SerialMove {
+  const refusal = refusalOf(move, state, reason);
+  if (refusal === 'wrong_state') {
+    throw new IllegalStateError(`cannot ${move.action} a serial that is ${state}; ${move.action} needs ${move.from.join(' or ')}`);
+  }
+  if (refusal === 'reason_final') {
+    throw new IllegalStateError(`cannot reactivate a serial decommissioned as ${reason ?? 'unknown'}; only ${reactivatableReasons.join(' or ')} allow it`);
+  }
+  return move;
+}
+
+/** Change of the commissioned count (active_tokens) per unit moved. */
+export function activeDelta(move: SerialMove): -1 | 0 | 1 {
+  const before = move.from.some(isInCirculation);
+  const after = isInCirculation(move.to);
+  return before === after ? 0 : after ? 1 : -1;
+}
+
+/** Whether a scan of an item in `state` may be answered as a live identity. */
+export function publicStanding(state: SerialState, reason: DecommissionReason | null): 'live' | 'recalled' | 'not_in_circulation' | 'never_commissioned' {
+  if (state === 'commissioned') return 'live';
+  if (state === 'decommissioned' && reason === 'recalled') return 'recalled';
+  if (state === 'issued' || state === 'encoded') return 'never_commissioned';
+  return 'not_in_circulation';
+}
+
+/** The GS1 EPCIS 2.0 / CBV 2.0 vocabulary of a move's ObjectEvent. */
+export interface EpcisVocabulary {
+  readonly action: 'ADD' | 'OBSERVE' | 'DELETE';
+  readonly bizStep: string;
+  readonly disposition: string;
+}
+
+/**
+ * The CBV 2.0 business step and disposition a move reports, with its EPCIS action: encoding (ADD,
+ * encoded); commissioning (ADD, active; OBSERVE for a serial encoded before, which EPCIS already
+ * knows); scrapping and decommissioning as destroyed (DELETE, destroying, destroyed);
+ * decommissioning for another reason (DELETE, decommissioning, with the reason's disposition:
+ * recalled, stolen, expired, damaged; inactive for sample and consumed); return (DELETE,
+ * decommissioning, returned); reactivation (ADD, commissioning, active).
+ */
+export function epcisVocabularyOf(move: SerialMove, from: SerialState): EpcisVocabulary {
+  switch (move.action) {
+    case 'encode': return { action: 'ADD', bizStep: 'encoding', disposition: 'encoded' };
+    case 'commission': return { action: from === 'encoded' ? 'OBSERVE' : 'ADD', bizStep: 'commissioning', disposition: 'active' };
+    case 'reactivate': return { action: 'ADD', bizStep: 'commissioning', disposition: 'active' };
+    case 'scrap': return { action: 'DELETE', bizStep: 'destroying', disposition: 'destroyed' };
+    case 'return': return { action: 'DELETE', bizStep: 'decommissioning', disposition: 'returned' };
+    case 'decommission': {
+      const reason = move.reason!;
+      if (reason === 'destroyed') return { action: 'DELETE', bizStep: 'destroying', disposition: 'destroyed' };
+      const disposition = reason === 'sample' || reason === 'consumed' ? 'inactive' : reason;
+      return { action: 'DELETE', bizStep: 'decommissioning', disposition };
+    }
+  }
+}

@@ -1,0 +1,178 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { IdempotencyKeyReusedError, IllegalStateError, InvalidInputError, type ActivationMode } from '@mint/domain';
+import {
+  activateMintUnits, continueSerialMove, epcisDocument, getMintKpis, listMintEvents, moveSerials, processMintJobBatch, setMintBatchStatus,
+  submitMintRequest, type MoveSerialsInput,
+} from '@mint/usecases';
+import { query } from '../../../test/support/sql.ts';
+import { epcisValidator } from '../../../test/support/pack-fixtures.ts';
+import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
+
+let app: UseCaseBundle;
+beforeAll(async () => {
+  app = await setupUseCases();
+});
+afterAll(() => app.close());
+
+const actorOf = (brand: SeededBrand) => ({ id: brand.userId });
+let keys = 0;
+const key = () => `key-${++keys}`;
+
+async function mint(brand: SeededBrand, quantity: number, activationMode: ActivationMode = 'first_scan') {
+  const result = await submitMintRequest(app.ctx, actorOf(brand), {
+    brandId: brand.brandId, productId: brand.productId, productBatchId: null, requestedQuantity: quantity,
+    identityMode: 'serial', activationMode, lots: [], idempotencyKey: null,
+  });
+  if (!result.ok) throw new Error('blocked');
+  for (let i = 0; i < 100; i++) if ((await processMintJobBatch(app.ctx, brand.brandId, result.mintJobId, 5000)).done) break;
+  return result.mintBatchId;
+}
+
+async function serialsOf(batchId: string, from: number, to: number): Promise<string[]> {
+  return (await query<{ serial: string }>(app.db.em.fork(), `select serial from mint_units where mint_batch_id = ? and seq between ? and ? order by seq`, [batchId, from, to]))
+    .map((r) => r.serial);
+}
+
+/** Every unit's state of a batch, from the units and their lifecycle rows, by seq. */
+async function statesOf(batchId: string): Promise<Map<number, string>> {
+  const found = await query<{ seq: number; state: string }>(app.db.em.fork(), `
+    select u.seq, coalesce(s.state || coalesce(':' || s.reason, ''), case when u.status = 'active' then 'commissioned' else 'issued' end) as state
+    from mint_units u left join unit_states s on s.brand_id = u.brand_id and s.mint_batch_id = u.mint_batch_id and s.seq = u.seq
+    where u.mint_batch_id = ?`, [batchId]);
+  return new Map(found.map((r) => [r.seq, r.state]));
+}
+
+async function rejection(work: Promise<unknown>): Promise<unknown> {
+  return work.then(() => 'resolved', (e: unknown) => e);
+}
+
+const move = (brand: SeededBrand, rest: Omit<MoveSerialsInput, 'brandId' | 'idempotencyKey'> & { idempotencyKey?: string }) =>
+  moveSerials(app.ctx, actorOf(brand), { brandId: brand.brandId, idempotencyKey: key(), ...rest }, { runAll: true });
+
+describe('moveSerials', () => {
+  it('walks serials through encode, commission, decommission and reactivation, keeping active_tokens equal to the commissioned count', async () => {
+    const brand = await app.seedBrand();
+    const batch = await mint(brand, 1000);
+    const serials = await serialsOf(batch, 1, 100);
+    expect(await move(brand, { action: 'encode', reason: null, target: { serials: serials.slice(0, 80) } })).toMatchObject({ status: 'done', moved: 80, refused: 0 });
+    expect(await move(brand, { action: 'commission', reason: null, target: { serials } })).toMatchObject({ moved: 100, refused: 0 });
+    expect((await getMintKpis(app.ctx, brand.brandId)).activeTokens).toBe(100);
+    const recalled = await move(brand, { action: 'decommission', reason: 'recalled', target: { serials: serials.slice(0, 10) } });
+    expect(recalled).toMatchObject({ moved: 10, refused: 0 });
+    await move(brand, { action: 'decommission', reason: 'destroyed', target: { serials: serials.slice(10, 20) } });
+    expect((await getMintKpis(app.ctx, brand.brandId)).activeTokens).toBe(80);
+    // Reactivation takes back the recall, never the destruction, and says why per unit.
+    const back = await move(brand, { action: 'reactivate', reason: null, target: { serials: serials.slice(0, 20) } });
+    expect(back).toMatchObject({ moved: 10, refused: 10 });
+    expect(back.refusals[0]).toEqual({ serial: serials[10], mintBatchId: batch, seq: 11, refusal: 'reason_final', state: 'decommissioned', reason: 'destroyed' });
+    expect((await getMintKpis(app.ctx, brand.brandId)).activeTokens).toBe(90);
+    const states = await statesOf(batch);
+    expect(states.get(1)).toBe('commissioned');
+    expect(states.get(11)).toBe('decommissioned:destroyed');
+    expect(states.get(101)).toBe('issued');
+    const [active] = await query<{ n: string }>(app.db.em.fork(), `select count(*) as n from mint_units where mint_batch_id = ? and status = 'active'`, [batch]);
+    expect(Number(active!.n)).toBe(90);
+  });
+
+  it('refuses per unit what cannot move: wrong state, unknown serials and another brand\'s serials, naming the state', async () => {
+    const brand = await app.seedBrand();
+    const other = await app.seedBrand();
+    const batch = await mint(brand, 50);
+    const foreign = await serialsOf(await mint(other, 5), 1, 5);
+    const serials = await serialsOf(batch, 1, 11);
+    const spare = serials.pop()!;
+    await move(brand, { action: 'scrap', reason: null, target: { serials: serials.slice(0, 5) } });
+    const result = await move(brand, { action: 'commission', reason: null, target: { serials: [...serials, ...foreign, 'NOSUCHSERIAL'] } });
+    expect(result).toMatchObject({ total: 16, moved: 5, refused: 11 });
+    expect(result.refusals.filter((r) => r.refusal === 'wrong_state').map((r) => r.state)).toEqual(Array(5).fill('scrapped'));
+    expect(result.refusals.filter((r) => r.refusal === 'unknown').map((r) => r.serial).sort()).toEqual([...foreign, 'NOSUCHSERIAL'].sort());
+    // The other brand's units did not move.
+    expect((await getMintKpis(app.ctx, other.brandId)).activeTokens).toBe(0);
+    // One serial that cannot move is an error naming its state; nothing is kept under its key.
+    const error = await rejection(move(brand, { action: 'return', reason: null, target: { serials: [serials[0]!] }, idempotencyKey: 'single' }));
+    expect(error).toBeInstanceOf(IllegalStateError);
+    expect(String(error)).toMatch(/serial that is scrapped; return needs issued/);
+    expect(await move(brand, { action: 'return', reason: null, target: { serials: [spare] }, idempotencyKey: 'single' })).toMatchObject({ moved: 1, refused: 0, replayed: false });
+  });
+
+  it('never commissions by manual activation a unit that was scrapped, returned or decommissioned', async () => {
+    const brand = await app.seedBrand();
+    const batch = await mint(brand, 30);
+    const serials = await serialsOf(batch, 1, 30);
+    await move(brand, { action: 'scrap', reason: null, target: { serials: serials.slice(0, 5) } });
+    await move(brand, { action: 'return', reason: null, target: { serials: serials.slice(5, 10) } });
+    await move(brand, { action: 'encode', reason: null, target: { serials: serials.slice(10, 15) } });
+    expect(await activateMintUnits(app.ctx, actorOf(brand), { brandId: brand.brandId, mintBatchId: batch })).toEqual({ activatedCount: 20 });
+    const states = [...(await statesOf(batch)).entries()].sort((a, b) => a[0] - b[0]).map(([, s]) => s);
+    expect(states).toEqual([...Array(5).fill('scrapped'), ...Array(5).fill('returned'), ...Array(20).fill('commissioned')]);
+    expect((await getMintKpis(app.ctx, brand.brandId)).activeTokens).toBe(20);
+  });
+
+  it('is idempotent by key: a repeat answers the first move and changes nothing; the key under another request is refused', async () => {
+    const brand = await app.seedBrand();
+    const batch = await mint(brand, 20, 'active_at_mint');
+    const serials = await serialsOf(batch, 1, 20);
+    const input = { action: 'decommission' as const, reason: 'stolen' as const, target: { serials }, idempotencyKey: 'theft-1' };
+    const first = await move(brand, input);
+    const again = await move(brand, input);
+    expect(again).toEqual({ ...first, replayed: true });
+    expect((await getMintKpis(app.ctx, brand.brandId)).activeTokens).toBe(0);
+    const events = (await listMintEvents(app.ctx, brand.brandId, { limit: 100, cursor: null, eventType: 'mint_units_moved', entityType: null, entityId: null })).items;
+    expect(events).toHaveLength(1);
+    expect(events[0]!.payload).toMatchObject({ move_id: first.moveId, action: 'decommission', reason: 'stolen', to: 'decommissioned', count: 20 });
+    expect(await rejection(move(brand, { ...input, reason: 'recalled' }))).toBeInstanceOf(IdempotencyKeyReusedError);
+  });
+
+  it('names the field of bad input and writes nothing', async () => {
+    const brand = await app.seedBrand();
+    const bad = await rejection(move(brand, { action: 'decommission', reason: null, target: { mintBatchId: 'nope', fromSeq: 5, toSeq: 2 } }));
+    expect(bad).toBeInstanceOf(InvalidInputError);
+    expect((bad as InvalidInputError).violations.map((v) => v.field)).toEqual(['reason', 'mint_batch_id', 'to_seq']);
+    const [n] = await query<{ n: string }>(app.db.em.fork(), `select count(*) as n from serial_moves where brand_id = ?`, [brand.brandId]);
+    expect(Number(n!.n)).toBe(0);
+  });
+
+  it('moves a whole batch in chunks, resumable one chunk at a time, and reports units of a voided batch', { timeout: 120_000 }, async () => {
+    const brand = await app.seedBrand();
+    const batch = await mint(brand, 25_000, 'active_at_mint');
+    const started = await moveSerials(app.ctx, actorOf(brand), {
+      brandId: brand.brandId, action: 'decommission', reason: 'expired', target: { mintBatchId: batch }, idempotencyKey: key(),
+    });
+    expect(started).toMatchObject({ status: 'running', total: 25_000, moved: 10_000 });
+    expect((await getMintKpis(app.ctx, brand.brandId)).activeTokens).toBe(15_000);
+    expect(await continueSerialMove(app.ctx, brand.brandId, started.moveId)).toMatchObject({ status: 'running', moved: 20_000 });
+    expect(await continueSerialMove(app.ctx, brand.brandId, started.moveId)).toMatchObject({ status: 'done', moved: 25_000, refused: 0 });
+    expect(await continueSerialMove(app.ctx, brand.brandId, started.moveId)).toMatchObject({ status: 'done', moved: 25_000 });
+    expect((await getMintKpis(app.ctx, brand.brandId)).activeTokens).toBe(0);
+    const voided = await mint(brand, 10);
+    await setMintBatchStatus(app.ctx, actorOf(brand), { brandId: brand.brandId, mintBatchId: voided, status: 'voided', reason: 'misprint' });
+    const refused = await move(brand, { action: 'encode', reason: null, target: { mintBatchId: voided, fromSeq: 3, toSeq: 12 } });
+    expect(refused).toMatchObject({ total: 10, moved: 0, refused: 10 });
+    expect(refused.refusals.map((r) => r.refusal)).toEqual([...Array(8).fill('batch_voided'), 'unknown', 'unknown']);
+  });
+
+  it('writes EPCIS 2.0 events valid against the standard\'s JSON Schema, with CBV steps and dispositions', async () => {
+    const brand = await app.seedBrand();
+    const batch = await mint(brand, 40);
+    const serials = await serialsOf(batch, 1, 40);
+    await move(brand, { action: 'encode', reason: null, target: { serials: serials.slice(0, 20) } });
+    await move(brand, { action: 'commission', reason: null, target: { serials: serials.slice(0, 30) } });
+    await move(brand, { action: 'decommission', reason: 'recalled', target: { serials: serials.slice(0, 5) } });
+    await move(brand, { action: 'decommission', reason: 'destroyed', target: { serials: serials.slice(5, 10) } });
+    await move(brand, { action: 'scrap', reason: null, target: { serials: serials.slice(30, 35) } });
+    await move(brand, { action: 'return', reason: null, target: { serials: serials.slice(35, 40) } });
+    const stored = await query<{ body: Record<string, unknown> }>(app.db.em.fork(), `select body from epcis_events where brand_id = ? order by event_time, id`, [brand.brandId]);
+    const summary = stored.map(({ body }) => `${String(body.action)} ${String(body.bizStep)} ${String(body.disposition)} ${(body.epcList as string[]).length}`).sort();
+    expect(summary).toEqual([
+      'ADD commissioning active 10', 'ADD encoding encoded 20', 'DELETE decommissioning recalled 5', 'DELETE decommissioning returned 5',
+      'DELETE destroying destroyed 5', 'DELETE destroying destroyed 5', 'OBSERVE commissioning active 20',
+    ]);
+    const validate = epcisValidator();
+    const ok = validate(epcisDocument(stored.map((r) => r.body), new Date()));
+    expect(validate.errors ?? []).toEqual([]);
+    expect(ok).toBe(true);
+    // An EPC is the unit's resolver URL.
+    const [unit] = await query<{ resolver_url: string }>(app.db.em.fork(), "select u.serial, regexp_replace(b.resolver_base_url, '/$', '') || case when b.gtin is null then '/u/' || u.serial else '/01/' || b.gtin || '/21/' || u.serial end as resolver_url from mint_units u join mint_batches b on b.brand_id = u.brand_id and b.id = u.mint_batch_id where u.serial = ?", [serials[0]]);
+    expect(stored.some(({ body }) => (body.epcList as string[]).includes(unit!.resolver_url))).toBe(true);
+  });
+});
