@@ -26,10 +26,13 @@ describe('the RPC permission table', () => {
     const byPermission = (permission: Permission) =>
       protectedServices.flatMap((s) => s.methods.filter((m) => permissionFor(m) === permission).map((m) => m.name)).sort();
     expect(byPermission('mint:write')).toEqual(
-      ['ActivateMintUnits', 'CreateMintBatchFromJob', 'CreatePayloadPack', 'PreflightMintBatch', 'ProcessMintJobBatch', 'SetMintBatchStatus', 'SubmitMintRequest'],
+      ['ActivateMintUnits', 'CreateMintBatchFromJob', 'CreatePayloadPack', 'MoveSerials', 'PreflightMintBatch', 'ProcessMintJobBatch', 'SetMintBatchStatus', 'SubmitMintRequest'],
     );
     expect(byPermission('mint:read')).toEqual(
-      ['CreatePayloadPackDownloadUrl', 'GetMintBatch', 'GetMintJob', 'GetMintKpis', 'ListMintBatches', 'ListMintEvents', 'ListMintUnits', 'ListPayloadPacks', 'WatchMintJob'],
+      [
+        'CreatePayloadPackDownloadUrl', 'GetMintBatch', 'GetMintBatchReconciliation', 'GetMintJob', 'GetMintKpis', 'GetSerialMove', 'ListMintBatches', 'ListMintEvents',
+        'ListMintUnits', 'ListPayloadPacks', 'WatchMintJob',
+      ],
     );
     expect(byPermission('products:write')).toEqual(['ImportPassports', 'PublishPassport', 'StartProductImport', 'UpdatePassportDraft', 'UpsertProduct', 'UpsertProductionBatch']);
     expect(byPermission('products:read')).toEqual(['GetPassport', 'GetPassportVersion', 'GetProduct', 'GetProductImport', 'ListPassportVersions', 'ListProducts']);
