@@ -27,6 +27,7 @@ const sidebar = [
       { text: 'Label formats', link: '/guides/labels' },
       { text: 'Resolver and brand domains', link: '/guides/resolver' },
       { text: 'Scan intelligence', link: '/guides/scans' },
+      { text: 'Digital product passports', link: '/guides/passports' },
       { text: 'Webhooks', link: '/guides/webhooks' },
       { text: 'Imports', link: '/guides/imports' },
       { text: 'Web console', link: '/guides/console' },

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMemoryBus } from '@mint/bus';
-import { distributedTables, openDatabase, type Database } from '@mint/db';
+import { distributedTables, openDatabase, referenceTables, type Database } from '@mint/db';
 import { parseResolverRequest, type Cursor, type ResolverPath } from '@mint/domain';
 import { createFsPackStore } from '@mint/store';
 import {
@@ -91,7 +91,7 @@ describe('on Citus (a coordinator and its workers)', () => {
     const started = performance.now();
     const printed = await mintctlMigrate(citus.url);
     timed('migrate', started);
-    expect(printed).toContain(`citus: ${distributedTables.length} table(s) distributed by brand_id, 4 reference table(s) created`);
+    expect(printed).toContain(`citus: ${distributedTables.length} table(s) distributed by brand_id, ${referenceTables.length} reference table(s) created`);
     db = await openDatabase({ url: citus.url }, { poolSize: 8 });
     ctx = createUseCaseContext({
       db, publicBaseUrl: 'http://127.0.0.1:8080', jwtSecret: testJwtSecret, webhookSecretKeys: [{ id: 'w1', secret: new Uint8Array(Buffer.alloc(32, 8)) }],
@@ -104,7 +104,7 @@ describe('on Citus (a coordinator and its workers)', () => {
     expect(distributed.map((t) => t.name).sort()).toEqual([...distributedTables].sort());
     expect(new Set(distributed.map((t) => t.column))).toEqual(new Set(['brand_id']));
     expect(new Set(distributed.map((t) => t.colocation)).size).toBe(1);
-    expect(layout.filter((t) => t.kind === 'n').map((t) => t.name).sort()).toEqual(['api_keys', 'brands', 'outbox', 'users']);
+    expect(layout.filter((t) => t.kind === 'n').map((t) => t.name).sort()).toEqual([...referenceTables].sort());
     // The shards are spread over every worker.
     const [{ nodes }] = await query<{ nodes: string }>(db.em.fork(),
       `select count(distinct nodeport)::text as nodes from citus_shards where citus_table_type = 'distributed'`) as [{ nodes: string }];

@@ -6,6 +6,7 @@ import type { MintService } from './gen/mint/v1/mint_service_pb.js';
 import type { ResolverService } from './gen/mint/v1/resolver_service_pb.js';
 import type { WebhookService } from './gen/mint/v1/webhook_service_pb.js';
 import type { ScanService } from './gen/mint/v1/scan_service_pb.js';
+import type { PassportService } from './gen/mint/v1/passport_service_pb.js';
 
 export * from './gen/mint/v1/common_pb.js';
 export * from './gen/mint/v1/mint_service_pb.js';
@@ -14,6 +15,7 @@ export * from './gen/mint/v1/resolver_service_pb.js';
 export * from './gen/mint/v1/webhook_service_pb.js';
 export * from './gen/mint/v1/account_service_pb.js';
 export * from './gen/mint/v1/scan_service_pb.js';
+export * from './gen/mint/v1/passport_service_pb.js';
 
 /** Where and as whom the clients call. */
 export interface MintClientOptions {
@@ -41,6 +43,7 @@ export interface MintClient {
   readonly resolver: Client<typeof ResolverService>;
   readonly webhooks: Client<typeof WebhookService>;
   readonly scans: Client<typeof ScanService>;
+  readonly passports: Client<typeof PassportService>;
   readonly account: Client<typeof AccountService>;
 }
 

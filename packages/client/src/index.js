@@ -11,6 +11,7 @@ import { MintService } from './gen/mint/v1/mint_service_pb.js';
 import { ResolverService } from './gen/mint/v1/resolver_service_pb.js';
 import { WebhookService } from './gen/mint/v1/webhook_service_pb.js';
 import { ScanService } from './gen/mint/v1/scan_service_pb.js';
+import { PassportService } from './gen/mint/v1/passport_service_pb.js';
 
 export * from './gen/mint/v1/common_pb.js';
 export * from './gen/mint/v1/mint_service_pb.js';
@@ -19,6 +20,7 @@ export * from './gen/mint/v1/resolver_service_pb.js';
 export * from './gen/mint/v1/webhook_service_pb.js';
 export * from './gen/mint/v1/account_service_pb.js';
 export * from './gen/mint/v1/scan_service_pb.js';
+export * from './gen/mint/v1/passport_service_pb.js';
 
 /**
  * An interceptor adding the credentials to every call: `Authorization: Bearer <token>` and
@@ -55,6 +57,7 @@ export function createMintClient(options) {
     resolver: createClient(ResolverService, transport),
     webhooks: createClient(WebhookService, transport),
     scans: createClient(ScanService, transport),
+    passports: createClient(PassportService, transport),
     account: createClient(AccountService, transport),
   };
 }

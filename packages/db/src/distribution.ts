@@ -18,16 +18,17 @@ export const distributedTables = [
   'mint_jobs', 'mint_batches', 'mint_units', 'mint_lots', 'mint_events', 'mint_kpis', 'mint_preflights', 'payload_packs',
   'products', 'production_batches', 'product_imports', 'memberships', 'idempotency_records', 'resolver_links', 'scan_events', 'scan_ingest_batches',
   'scan_alert_settings', 'scan_daily_rollups', 'scan_rollup_days',
-  'webhook_endpoints', 'webhook_deliveries',
+  'webhook_endpoints', 'webhook_deliveries', 'passport_drafts', 'passport_versions',
   'unit_states', 'serial_moves', 'epcis_events',
 ] as const;
 
 /**
  * Reference tables: copied to every node. Their keys cannot include `brand_id` (`api_keys` is found
  * by `UNIQUE (lookup_id)`, `brands` by `UNIQUE (slug)` and its domain, `users` by e-mail, `outbox`
- * by its `id` alone), and they are small or short-lived.
+ * by its `id` alone, `passport_access_keys` by its lookup id like `api_keys`, `passport_signing_keys`
+ * are the service's, not a brand's), and they are small or short-lived.
  */
-export const referenceTables = ['api_keys', 'outbox', 'brands', 'users'] as const;
+export const referenceTables = ['api_keys', 'outbox', 'brands', 'users', 'passport_access_keys', 'passport_signing_keys'] as const;
 
 /** Tables of the tooling that stay on the coordinator only (the migrator's bookkeeping). */
 export const localTables = ['mikro_orm_migrations'] as const;

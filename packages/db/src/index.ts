@@ -9,6 +9,7 @@ export { MintEvent, PayloadPack, OutboxMessage, IdempotencyRecord, type StoredPa
 export { ScanAlertSettingsRow, ScanDailyRollup, ScanEvent, ScanIngestBatch, ScanRollupDay } from './entities/scans.ts';
 export { ResolverLink } from './entities/links.ts';
 export { WebhookEndpoint, WebhookDelivery } from './entities/webhooks.ts';
+export { PassportDraft, PassportVersion, PassportAccessKey, PassportSigningKey } from './entities/passports.ts';
 export { entities } from './entities/index.ts';
 export {
   openDatabase, migrate, pendingMigrations, migrateDatabase, type Database, type Em, type DatabaseLocation, type OpenDatabaseOptions
@@ -82,6 +83,12 @@ export {
   type WebhookEndpointChange, type WebhookDeliveryRecord, type WebhookClaim, type WebhookAttemptRecord,
   countWebhookEndpointsLocked, type WebhookClaimLimits, type WebhookClaimBatch
 } from './repositories/webhooks.ts';
+export {
+  type PassportKey, type PassportDraftRow, type PassportVersionRow, findPassportDraft, savePassportDraft, latestPassportVersion, findPassportVersion,
+  listPassportVersions, insertPassportVersion, findPublishedPassportLevels, findPassportProduct, type PassportAccessKeyRow, insertPassportAccessKey,
+  findPassportAccessKeyForAuth, listPassportAccessKeys, revokePassportAccessKey, passportPresence, supersededStatusIndexes, findBrandBySlug,
+  type PassportSigningKeyRow, listPassportSigningKeys, insertPassportSigningKey, updateBrandPassportStyle, notifyPassportPublished,
+} from './repositories/passports.ts';
 export { UnitStateRow, SerialMoveRow, EpcisEventRow } from './entities/serials.ts';
 export {
   lockUnitsForMove, decommissionCommissioned, writeSerialMove, countUnitStates, readSerialState, insertSerialMove, findSerialMoveByKey, findSerialMove, recordSerialMoveChunk,

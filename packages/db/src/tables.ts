@@ -26,6 +26,9 @@ interface JsonColumns {
   webhook_deliveries: 'body';
   payload_packs: 'profile';
   scan_alert_settings: 'withdrawn_ignored';
+  passport_drafts: 'content';
+  passport_versions: 'content';
+  passport_signing_keys: 'public_jwk';
   serial_moves: 'target' | 'refusals';
   epcis_events: 'body';
 }

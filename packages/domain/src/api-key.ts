@@ -27,25 +27,28 @@ function check(body: string): string {
   return encode(createHash('sha256').update(body).digest().subarray(0, checkLength));
 }
 
-/** A new key from `randomFill` randomness: returns the full key (shown once) and its parts. */
-export function generateApiKey(randomFill: (buffer: Uint8Array) => void): ParsedApiKey & { readonly key: string } {
+/** Prefix of a passport access credential (the same format as an API key, another prefix). */
+export const passportKeyPrefix = 'pp_';
+
+/** A new key (`keyPrefix` first, `mk_` by default) from `randomFill` randomness: returns the full key (shown once) and its parts. */
+export function generateApiKey(randomFill: (buffer: Uint8Array) => void, keyPrefix = prefix): ParsedApiKey & { readonly key: string } {
   const bytes = new Uint8Array(lookupLength + secretLength);
   randomFill(bytes);
   const lookupId = encode(bytes.subarray(0, lookupLength));
   const secret = encode(bytes.subarray(lookupLength));
-  const body = `${prefix}${lookupId}_${secret}`;
+  const body = `${keyPrefix}${lookupId}_${secret}`;
   return { key: body + check(body), lookupId, secret };
 }
 
 /** The parts of a key, or null when it is malformed or its check characters do not match. */
-export function parseApiKey(key: string): ParsedApiKey | null {
-  const total = prefix.length + lookupLength + 1 + secretLength + checkLength;
-  if (key.length !== total || !key.startsWith(prefix)) return null;
+export function parseApiKey(key: string, keyPrefix = prefix): ParsedApiKey | null {
+  const total = keyPrefix.length + lookupLength + 1 + secretLength + checkLength;
+  if (key.length !== total || !key.startsWith(keyPrefix)) return null;
   const body = key.slice(0, total - checkLength);
   if (check(body) !== key.slice(total - checkLength)) return null;
-  const lookupId = key.slice(prefix.length, prefix.length + lookupLength);
-  const secret = key.slice(prefix.length + lookupLength + 1, total - checkLength);
-  if (key[prefix.length + lookupLength] !== '_') return null;
+  const lookupId = key.slice(keyPrefix.length, keyPrefix.length + lookupLength);
+  const secret = key.slice(keyPrefix.length + lookupLength + 1, total - checkLength);
+  if (key[keyPrefix.length + lookupLength] !== '_') return null;
   return { lookupId, secret };
 }
 

@@ -31,6 +31,12 @@
  * | scan_alert_settings_updated | brand     | UpdateScanAlertSettings changes the brand's rules or thresholds (payload: the new settings) |
  * | mint_units_moved          | mint_batch  | each committed chunk of a serial move (MoveSerials) that moved units of the batch (payload: move_id, action, reason, to, count, serials (at most 100), first_seq, last_seq) |
  * | serial_move_completed     | serial_move | a serial move's last chunk (payload: action, reason, total, moved, refused) |
+ * | passport_draft_updated    | passport    | UpdatePassportDraft or ImportPassports writes a level's draft (entity: "{product_id} {lot} {serial}"; payload: product_id, lot, serial, revision) |
+ * | passport_published        | passport    | PublishPassport makes a new version (payload: product_id, lot, serial, version, sha256, predecessor_id) |
+ * | passport_restricted_read  | passport    | a credential holder read restricted sections through the resolver (payload: product_id, lot, serial, version, access_class, credential_id, sections, representation) |
+ * | passport_access_key_issued | passport_access_key | IssuePassportAccessKey (payload: name, access_class, expires_at; never the key) |
+ * | passport_access_key_revoked | passport_access_key | RevokePassportAccessKey (payload: name, access_class) |
+ * | passport_style_set        | brand       | SetPassportStyle changes the logo or colour of the brand's passport pages (payload: logo_url, colour) |
  *
  * The executor's five job events (started, units created, lots confirmed, completed, failed) are
  * events of the job's batch: `entity_type = mint_batch`, `entity_id` = the batch's uuid as text,
@@ -68,10 +74,17 @@ export type EventType =
   | 'scan_suspect_cleared'
   | 'scan_alert_settings_updated'
   | 'mint_units_moved'
-  | 'serial_move_completed';
+  | 'serial_move_completed'
+  | 'passport_draft_updated'
+  | 'passport_published'
+  | 'passport_restricted_read'
+  | 'passport_access_key_issued'
+  | 'passport_access_key_revoked'
+  | 'passport_style_set';
 
 /** Kind of entity an event is about. */
-export type EntityType = 'mint_job' | 'mint_batch' | 'mint_unit' | 'payload_pack' | 'product' | 'resolver_link' | 'webhook_endpoint' | 'brand' | 'scan' | 'serial_move';
+export type EntityType = 'mint_job' | 'mint_batch' | 'mint_unit' | 'payload_pack' | 'product' | 'resolver_link' | 'webhook_endpoint' | 'brand' | 'scan' | 'serial_move'
+  | 'passport' | 'passport_access_key';
 
 /** An event to append, before it gets its id and time. */
 export interface NewEvent {

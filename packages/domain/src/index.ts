@@ -39,7 +39,7 @@ export { retryDelayMs, attemptsExhausted, mintJobRetry, packRetry, busPullRetry,
 export {
   classifyMintError, decideMintFailure, isPermanentSqlState, type MintSetback, type MintFailureDecision, type MintDeliveryState
 } from './mint-failure.ts';
-export { generateApiKey, parseApiKey, hashApiKeySecret, type ParsedApiKey } from './api-key.ts';
+export { generateApiKey, parseApiKey, hashApiKeySecret, passportKeyPrefix, type ParsedApiKey } from './api-key.ts';
 export {
   leaseExpiry, isLeaseFree, decideClaim, defaultLeaseMs, type LeaseState, type Lease, type ClaimDecision, LeaseLostError,
   isLeaseLostError
@@ -103,3 +103,14 @@ export {
   mintedSerialState, isInCirculation, type SerialMove, encodeSerials, commissionSerials, scrapSerials, returnSerials, decommissionSerials,
   reactivateSerials, serialMoveOf, type SerialRefusal, refusalOf, moveOneSerial, activeDelta, publicStanding, type EpcisVocabulary, epcisVocabularyOf,
 } from './serial-state.ts';
+export {
+  type PassportAccessClass, passportAccessClasses, restrictedPassportClasses, type PassportLevel, type LocalText, type Measure, type PassportLink, type Party,
+  type Material, type Emissions, type Circularity, type ConformityClaim, type DueDiligenceStatement, type PassportExtension, type Dimensions,
+  type PassportContent, passportSections, type PassportSection, maxPassportBytes, type PassportContentResult, readPassportContent, canonicalJson,
+  passportDigest, inheritPassport, sectionClass, classReads, type VisiblePassport, visiblePassport, localText, passportLanguages, passportLevelOf,
+  passportKeyViolations, conformityTopics
+} from './passport.ts';
+export {
+  passportCredentialContexts, type PassportCredentialInput, passportCredential, didWebOf, minStatusListBits, encodeStatusList, statusListCredential, statusListEntry,
+  didDocument
+} from './passport-credential.ts';

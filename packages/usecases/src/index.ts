@@ -82,6 +82,14 @@ export {
   claimWebhooks, deliverWebhook, webhookBacklog, defaultWebhookLeaseMs, defaultWebhookPerBrand, type WebhookClaimOptions, type WebhookDeliverOptions, type WebhookDeliveryResult
 } from './webhook-delivery.ts';
 export { setBrandResolverDomain, type BrandResolverDomainView } from './brand-domains.ts';
+export {
+  type PassportKeyInput, type PassportDraftView, type PassportVersionView, type PassportView, getPassport, type UpdatePassportDraftInput, updatePassportDraft,
+  type PublishPassportOutcome, publishPassport, type PassportVersionPage, listPassportVersions, getPassportVersion, type PassportImportEntry,
+  maxPassportImportEntries, importPassports, type PassportAccessKeyView, maxPassportKeyLifetimeMs, issuePassportAccessKey, revokePassportAccessKey,
+  listPassportAccessKeysOf, type PassportReader, passportReaderOf, type PublishedPassport, readPublishedPassport, type PublishedPassportInput,
+  type PassportReads, createPassportReads, setPassportStyle,
+} from './passports.ts';
+export { rotatePassportSigningKey, type PassportSigner, createPassportSigner } from './passport-signing.ts';
 export { createEdgeLogShipper, type EdgeLogShipper, type EdgeLogShipperOptions, type EdgeLogStats } from './edge-log.ts';
 export {
   moveSerials, continueSerialMove, runSerialMoveChunk, getSerialMove, epcisEventsOf, epcisDocument, maxMoveSerials, serialMoveChunk,

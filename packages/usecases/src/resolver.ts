@@ -38,6 +38,8 @@ export interface Resolution {
   readonly unitStatus: string | null;
   /** The caution of a unit a scan rule marked suspect (reason: clone or withdrawn; since when); null otherwise. */
   readonly suspect?: { readonly reason: string; readonly since: Date } | null;
+  /** The product found (its id names its passport; an external passport URL keeps the passport elsewhere); null when not found. */
+  readonly product?: ResolverProduct | null;
   /**
    * True when the answer was given while the database could not be read: it comes from what the
    * resolver last knew (see {@link createLastKnownReader}) and may be stale.
@@ -140,6 +142,7 @@ class FoundResolution implements Resolution {
   readonly unitKnown: boolean | null;
   readonly unitStatus: string | null;
   readonly suspect: { readonly reason: string; readonly since: Date } | null;
+  readonly product: ResolverProduct | null;
   readonly stale: boolean;
   readonly #build: () => Record<string, unknown>;
   #data: Record<string, unknown> | undefined;
@@ -156,6 +159,7 @@ class FoundResolution implements Resolution {
     this.unitKnown = fields.unitKnown;
     this.unitStatus = fields.unitStatus;
     this.suspect = fields.suspect ?? null;
+    this.product = fields.product ?? null;
     this.stale = stale;
     this.#build = build;
   }
@@ -461,7 +465,7 @@ export function createResolver(ctx: UseCaseContext, options: ResolverOptions = {
     level: Resolution['level'], state: { unitStatus: string | null; batchStatus: string | null; serialState?: string | null; serialReason?: string | null },
     brand: ResolverBrand, anchor: string | null,
     title: string, levels: LinkedLevel[], prefs: LinkPreferences, unitKnown: boolean | null, data: () => Record<string, unknown>,
-    suspect: Resolution['suspect'] = null,
+    suspect: Resolution['suspect'] = null, product: ResolverProduct | null = null,
   ): Resolution {
     const chosen = defaultLinkOf(levels);
     const outcome = decideResolution({
@@ -469,7 +473,7 @@ export function createResolver(ctx: UseCaseContext, options: ResolverOptions = {
     });
     const choice = outcome.kind === 'resolved' || outcome.kind === 'recalled' ? chooseLink(levels, prefs) : null;
     return new FoundResolution({
-      level, outcome, brand, anchor, title, levels, unitKnown, unitStatus: state.unitStatus, suspect,
+      level, outcome, brand, anchor, title, levels, unitKnown, unitStatus: state.unitStatus, suspect, product,
       link: choice?.kind === 'link' ? choice.link : null,
       choices: choice?.kind === 'choices' ? choice.links : null,
     }, lastKnown?.degraded ?? false, data);
@@ -524,7 +528,7 @@ export function createResolver(ctx: UseCaseContext, options: ResolverOptions = {
           },
           product: productView(unit.product),
           brand: brandView(brand),
-        }), suspect);
+        }), suspect, unit.product);
       }
       if (unitKey.kind === 'token') return notFound(brand);
       // A serial the brand never minted walks up to its product, flagged unknown.
@@ -537,7 +541,7 @@ export function createResolver(ctx: UseCaseContext, options: ResolverOptions = {
         unit: { serial: unitKey.serial, gtin: unitKey.gtin, status: 'unknown', known: false },
         product: productView(product),
         brand: brandView(brand),
-      }));
+      }), null, product);
     };
     /** The product level's resolution (a GTIN, or a lot the brand never minted): synchronous when its links and product are cached. */
     const ofProduct = (gtin: string): Resolution | Promise<Resolution> => then(productOf(`${brand.id} ${gtin}`), (product) => {
@@ -546,7 +550,7 @@ export function createResolver(ctx: UseCaseContext, options: ResolverOptions = {
         const own = key.kind === 'lot' && levels.length > 0 && levels[0]!.anchor.endsWith(`/10/${encodeURIComponent(key.lot)}`);
         return found(own ? 'lot' : 'gtin', { unitStatus: null, batchStatus: null }, brand, `${base}/01/${gtin}`, product.name, levels, prefs, null, () => ({
           ok: true, product: productView(product), brand: brandView(brand),
-        }));
+        }), null, product);
       });
     });
     /** A lot's resolution: the lot the brand minted, else its product's. */
@@ -556,7 +560,7 @@ export function createResolver(ctx: UseCaseContext, options: ResolverOptions = {
       const levels = await levelsOf(brand, path, lot.product.name, { lot: true }, lot.product.passportUrl, at);
       return found('lot', { unitStatus: null, batchStatus: lot.allVoided ? 'voided' : 'minted' }, brand, `${base}/01/${lotKey.gtin}/10/${encodeURIComponent(lotKey.lot)}`, lot.product.name, levels, prefs, null, () => ({
         ok: true, lot: { lot_code: lot.lotCode, qty: lot.qty, gtin: lotKey.gtin }, product: productView(lot.product), brand: brandView(brand),
-      }));
+      }), null, lot.product);
     };
     if (key.kind === 'serial' || key.kind === 'token') return ofUnit(key);
     return key.kind === 'lot' ? ofLot(key) : ofProduct(key.gtin);

@@ -2,13 +2,14 @@
 
 import type { DescService } from '@bufbuild/protobuf';
 import type { ConnectRouter, ServiceImpl } from '@connectrpc/connect';
-import { AccountService, CatalogService, MintService, ResolverService, ScanService, WebhookService } from '@mint/contract';
+import { AccountService, CatalogService, MintService, PassportService, ResolverService, ScanService, WebhookService } from '@mint/contract';
 import type { ReservedHosts } from '@mint/domain';
 import type * as UseCases from '@mint/usecases';
 import { createAccountServiceHandlers, type AccountUseCases } from './handlers/account-service.ts';
 import { createCatalogServiceHandlers, type CatalogUseCases } from './handlers/catalog-service.ts';
 import { createMintServiceHandlers, type MintUseCases, type WatchLimits } from './handlers/mint-service.ts';
 import { createResolverServiceHandlers, type ResolverUseCases } from './handlers/resolver-service.ts';
+import { createPassportServiceHandlers, type PassportUseCases } from './handlers/passport-service.ts';
 import { createScanServiceHandlers, type ScanUseCases } from './handlers/scan-service.ts';
 import { createWebhookServiceHandlers, type WebhookUseCases } from './handlers/webhook-service.ts';
 
@@ -16,7 +17,7 @@ import { createWebhookServiceHandlers, type WebhookUseCases } from './handlers/w
 export interface ConnectRoutesDeps {
   readonly ctx: UseCases.UseCaseContext;
   /** The use-case functions; `@mint/usecases` itself in production. */
-  readonly useCases: MintUseCases & CatalogUseCases & ResolverUseCases & WebhookUseCases & AccountUseCases & ScanUseCases;
+  readonly useCases: MintUseCases & CatalogUseCases & ResolverUseCases & WebhookUseCases & AccountUseCases & ScanUseCases & PassportUseCases;
   /** Endpoint URL rules of WebhookService; https only when absent. */
   readonly webhooks?: UseCases.WebhookSettings;
   /** Serve SetMintBatchStatus (off by default). */
@@ -29,6 +30,8 @@ export interface ConnectRoutesDeps {
   readonly reservedHosts?: ReservedHosts;
   /** The process's scan rules, fed with each ingested batch; none when absent. */
   readonly scanAlerts?: UseCases.ScanAlerts;
+  /** The resolver's cached passports, forgotten for a product this process publishes; none when absent. */
+  readonly passportReads?: UseCases.PassportReads;
 }
 
 /** One Connect service with its implementation. */
@@ -38,8 +41,8 @@ export interface ServiceRegistration {
 }
 
 /**
- * The implementations of MintService, CatalogService, ResolverService, WebhookService, ScanService
- * and AccountService on `deps`: registered on the Connect router, and called by the /v1 named
+ * The implementations of MintService, CatalogService, ResolverService, WebhookService, ScanService,
+ * PassportService and AccountService on `deps`: registered on the Connect router, and called by the /v1 named
  * operations (built once per process, so both surfaces share them).
  */
 export function createServices(deps: ConnectRoutesDeps): readonly ServiceRegistration[] {
@@ -50,6 +53,7 @@ export function createServices(deps: ConnectRoutesDeps): readonly ServiceRegistr
     registration(ResolverService, createResolverServiceHandlers(deps)),
     registration(WebhookService, createWebhookServiceHandlers({ ...deps, webhooks: deps.webhooks ?? { allowLoopback: false } })),
     registration(ScanService, createScanServiceHandlers(deps)),
+    registration(PassportService, createPassportServiceHandlers(deps)),
     registration(AccountService, createAccountServiceHandlers(deps)),
   ];
 }

@@ -14,7 +14,7 @@ import { metricsRoute } from './metrics/route.ts';
 import { metricSources } from './metrics/sources.ts';
 import { createConnectRoutes, createServices, type ConnectRoutesDeps } from './routes.ts';
 import { downloadRoute } from './downloads/routes.ts';
-import { brandDomainRoutes, requestHost, resolverDescriptionRoute, resolverRoute } from './resolver/routes.ts';
+import { brandDomainRoutes, passportIssuerRoutes, requestHost, resolverDescriptionRoute, resolverRoute } from './resolver/routes.ts';
 import { v1Routes } from './v1/routes.ts';
 import { epcisRoutes } from './epcis/routes.ts';
 import { consoleRoutes } from './console/routes.ts';
@@ -111,24 +111,32 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
   // (CACHE_PURGE_URL); a lost change feed purges all of them, but not the first listen at start.
   const purger = config.cachePurgeUrl === undefined ? undefined : createCachePurger(config.cachePurgeUrl.split(',').map((u) => u.trim()), logger);
   let listenedBefore = false;
+  // Published passports, cached a second at most; a publish anywhere arrives on the link-change
+  // feed (its brand and GTIN), and the brand's cached passports are forgotten at once.
+  const passportReads = useCases.createPassportReads(ctx);
   const resolver = useCases.createResolver(ctx, {
     recorder: scans,
     lastKnown: { maxUnits: config.resolverLastKnownUnits ?? defaults.resolverLastKnownUnits },
+    onLinkChange: (brandId: string, gtin: string | null) => {
+      passportReads.invalidateBrand(brandId);
+      purger?.purge(purgeKeyOf(brandId, gtin));
+    },
     ...(purger === undefined ? {} : {
-      onLinkChange: (brandId: string, gtin: string | null) => purger.purge(purgeKeyOf(brandId, gtin)),
       onLinkReset: () => {
         if (listenedBefore) purger.purge(allResolverAnswersKey);
         listenedBefore = true;
       },
     }),
   });
+  // Signs passport credentials and status lists; keys sealed with WEBHOOK_SECRET_KEYS.
+  const passportSigner = useCases.createPassportSigner(ctx);
   // The client behind the trusted proxies, as the rate limits see it (the flood gate's key), its
   // agent and a trusted proxy's country header: classified and hashed by the recorder, never written.
   const clientOf = scanClientOf(config.trustedProxies ?? defaults.trustedProxies, config.scanCountryHeader);
   // One subscription to pushed job progress for the process, fanned out in memory.
   const progress = options.progress === undefined ? undefined : useCases.createProgressHub(options.progress);
   // The services' implementations, served over Connect and run by the /v1 named operations.
-  const connectDeps: ConnectRoutesDeps = { ctx, useCases, scanAlerts, setMintBatchStatusEnabled: options.setMintBatchStatusEnabled ?? false,
+  const connectDeps: ConnectRoutesDeps = { ctx, useCases, scanAlerts, passportReads, setMintBatchStatusEnabled: options.setMintBatchStatusEnabled ?? false,
     webhooks: options.webhooks ?? { allowLoopback: false }, ...(options.downloads === undefined ? {} : { downloads: options.downloads }),
     reservedHosts: {
       controlPlaneHosts: config.controlPlaneHosts ?? defaults.controlPlaneHosts(ctx.publicBaseUrl),
@@ -145,7 +153,8 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
   const scrape = metricsRoute(metrics, { token: config.metricsToken });
   const httpRoutes: Route[] = [
     ...(config.metricsPort === undefined ? [scrape] : []),
-    resolverRoute(resolver, { publicBaseUrl: ctx.publicBaseUrl, clientOf }),
+    resolverRoute(resolver, { publicBaseUrl: ctx.publicBaseUrl, clientOf, passports: passportReads, signer: passportSigner }),
+    ...passportIssuerRoutes(passportSigner, () => ctx.publicBaseUrl.replace(/\/+$/, '')),
     resolverDescriptionRoute({ publicBaseUrl: ctx.publicBaseUrl, contact: config.resolverContact }),
     ...(options.downloads === undefined ? [] : [downloadRoute(ctx, options.downloads, logger)]),
     ...v1Routes({ ctx, logger, services }),
@@ -188,7 +197,7 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
         const brand = resolver.brandOfDomain(host);
         return brand instanceof Promise ? brand.then((b) => b !== null) : brand !== null;
       },
-      routes: brandDomainRoutes(resolver, { contact: config.resolverContact, clientOf }),
+      routes: brandDomainRoutes(resolver, { contact: config.resolverContact, clientOf, passports: passportReads, signer: passportSigner }),
     },
   });
   const port = await server.listen(config.port, config.host);

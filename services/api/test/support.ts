@@ -7,7 +7,7 @@ import { fromBinary, toBinary, type DescMethodUnary, type DescMessage, type Mess
 import { type Code, ConnectError, createClient, createRouterTransport, type Client, type Transport } from '@connectrpc/connect';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, expect } from 'vitest';
-import { CatalogService, MintService, ResolverService, ScanService, WebhookService } from '@mint/contract';
+import { CatalogService, MintService, PassportService, ResolverService, ScanService, WebhookService } from '@mint/contract';
 import { createLogger, type Logger } from '@mint/runtime';
 import type { Readiness } from '@mint/runtime';
 import * as useCases from '@mint/usecases';
@@ -54,6 +54,7 @@ export interface InProcessApi extends CapturedLogs {
   readonly resolver: Client<typeof ResolverService>;
   readonly webhooks: Client<typeof WebhookService>;
   readonly scans: Client<typeof ScanService>;
+  readonly passports: Client<typeof PassportService>;
 }
 
 /**
@@ -74,6 +75,7 @@ export function inProcessApi(
     transport, mint: createClient(MintService, transport), catalog: createClient(CatalogService, transport), resolver: createClient(ResolverService, transport),
     webhooks: createClient(WebhookService, transport),
     scans: createClient(ScanService, transport),
+    passports: createClient(PassportService, transport),
     logs, rawLogs,
   };
 }

@@ -11,6 +11,7 @@
  *   mintctl workspace enable-api|disable-api --brand <uuid>
  *   mintctl dev            API and executor in one process (npm start)
  *   mintctl signin         a fresh console link and token for the dev server's demo user
+ *   mintctl passport rotate-signing-key   a new key signs passport credentials; the old one stays in did.json
  *   mintctl scans ship-log a caching proxy's log of cache hits (stdin, one line each) into the scan ledger
  *
  * and, against a running API (remote.ts; --api, --token, --brand, else MINT_API_URL, MINT_TOKEN,
@@ -19,21 +20,25 @@
  *   mintctl login [--api <url>] --token <token> [--brand <uuid>]
  *   mintctl mint --product <uuid> --quantity <n> [--mode serial|batch] [--activation active_at_mint|first_scan] [--watch]
  *   mintctl listen --forward-to <url> [--events a,b] [--port <n>]
+ *   mintctl passport get|edit|publish|versions|version|import|issue-key|keys|revoke-key --product <uuid> [--lot L | --serial S] [--file f.json] [--publish] ...
  *   mintctl serials <encode|commission|scrap|decommission|reactivate|return> (--serials A,B | --batch <uuid> [--from n] [--to n]) [--reason r] [--key k]
  */
 import { parseArgs } from 'node:util';
 import { assertMigrated, loadConfig, openConfiguredDatabase, resolveJwtSecret } from '@mint/runtime';
-import { createUseCaseContext } from '@mint/usecases';
+import { createUseCaseContext, rotatePassportSigningKey } from '@mint/usecases';
 import { apiKeyCommand, migrateCommand, seedDemoCommand, shipLogCommand, tokenIssueCommand, UsageError, workspaceCommand } from './admin.ts';
 import { runDev, signInCommand } from './dev.ts';
+import { passportCommand } from './passport.ts';
 import { listenCommand, loginCommand, mintCommand, serialsCommand } from './remote.ts';
 
 const usage = `usage: mintctl <migrate | seed-demo [--json] | token issue --user <id> [--ttl <s>] |
   apikey create|list|revoke --brand <id> [--name n] [--scopes a,b] [--id key] |
-  workspace enable-api|disable-api --brand <id> | dev | signin | scans ship-log |
+  workspace enable-api|disable-api --brand <id> | dev | signin | scans ship-log | passport rotate-signing-key |
   login [--api url] --token t [--brand id] |
   mint --product id --quantity n [--mode serial|batch] [--activation active_at_mint|first_scan] [--product-batch id] [--watch] |
   listen --forward-to url [--events a,b] [--port n] |
+  passport get|edit|publish|versions|version|import|issue-key|keys|revoke-key --product id [--lot L | --serial S] [--file f.json] [--version n] [--publish]
+    [--name n --class legitimate_interest|authority --days n] [--id credential] | passport style [--logo url] [--colour #rrggbb] |
   serials encode|commission|scrap|decommission|reactivate|return (--serials A,B | --batch id [--from n] [--to n]) [--reason r] [--key k]>`;
 
 const { positionals, values } = parseArgs({
@@ -57,6 +62,15 @@ const { positionals, values } = parseArgs({
     'forward-to': { type: 'string' },
     events: { type: 'string' },
     port: { type: 'string' },
+    lot: { type: 'string' },
+    serial: { type: 'string' },
+    file: { type: 'string' },
+    version: { type: 'string' },
+    publish: { type: 'boolean', default: false },
+    class: { type: 'string' },
+    logo: { type: 'string' },
+    colour: { type: 'string' },
+    days: { type: 'string' },
     serials: { type: 'string' },
     batch: { type: 'string' },
     from: { type: 'string' },
@@ -81,6 +95,12 @@ async function main(): Promise<void> {
     return mintCommand({ ...remote, product: values.product, quantity: values.quantity, mode: values.mode, activation: values.activation,
       productBatch: values['product-batch'], watch: values.watch }, print);
   }
+  if (command === 'passport' && action !== 'rotate-signing-key') {
+    return passportCommand(action ?? '', {
+      ...remote, product: values.product, lot: values.lot, serial: values.serial, file: values.file, version: values.version, publish: values.publish,
+      name: values.name, accessClass: values.class, days: values.days, id: values.id, logo: values.logo, colour: values.colour,
+    }, print);
+  }
   if (command === 'serials') {
     return serialsCommand({ ...remote, action, serials: values.serials, batch: values.batch, from: values.from, to: values.to, reason: values.reason, key: values.key }, print);
   }
@@ -93,6 +113,7 @@ async function main(): Promise<void> {
     await assertMigrated(db);
     const ctx = createUseCaseContext({
       db, publicBaseUrl: config.publicBaseUrl, jwtSecret: await resolveJwtSecret(config),
+      webhookSecretKeys: config.webhookSecretKeys ?? [],
       jwtIssuer: config.authJwtIssuer ?? null, jwtAudience: config.authJwtAudience ?? null, jwksUrl: config.authJwksUrl ?? null, jwtMaxLifetimeSeconds: config.authJwtMaxLifetimeSeconds,
     });
     const brand = () => values.brand ?? (() => { throw new UsageError('--brand is required'); })();
@@ -108,6 +129,9 @@ async function main(): Promise<void> {
         return await workspaceCommand(ctx, action ?? '', brand(), print);
       case 'signin':
         return await signInCommand(ctx, config, print);
+      case 'passport':
+        print(`passport credentials are now signed with key ${await rotatePassportSigningKey(ctx)}`);
+        return;
       case 'scans':
         if (action !== 'ship-log') throw new UsageError('scans needs ship-log');
         return await shipLogCommand(ctx, process.stdin, print);

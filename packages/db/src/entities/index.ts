@@ -5,6 +5,7 @@ import { IdempotencyRecord, MintEvent, OutboxMessage, PayloadPack } from './acti
 import { ScanAlertSettingsRow, ScanDailyRollup, ScanEvent, ScanIngestBatch, ScanRollupDay } from './scans.ts';
 import { ResolverLink } from './links.ts';
 import { WebhookDelivery, WebhookEndpoint } from './webhooks.ts';
+import { PassportAccessKey, PassportDraft, PassportSigningKey, PassportVersion } from './passports.ts';
 import { EpcisEventRow, SerialMoveRow, UnitStateRow } from './serials.ts';
 
 /** Every entity of the schema, for the ORM configuration. */
@@ -15,5 +16,6 @@ export const entities = [
   MintEvent, PayloadPack, OutboxMessage, IdempotencyRecord,
   ScanEvent, ScanIngestBatch, ScanAlertSettingsRow, ScanDailyRollup, ScanRollupDay, ResolverLink,
   WebhookEndpoint, WebhookDelivery,
+  PassportDraft, PassportVersion, PassportAccessKey, PassportSigningKey,
   UnitStateRow, SerialMoveRow, EpcisEventRow,
 ];

@@ -17,6 +17,10 @@ export const Brand = defineEntity({
     resolverDomain: p.text().nullable().unique(),
     /** Where the resolver sends browsers when a product has no passport URL. */
     defaultPassportUrl: p.text().nullable(),
+    /** The logo the hosted passport page shows (an https URL); null: none. */
+    passportLogoUrl: p.text().nullable(),
+    /** The colour of the hosted passport page's brand bar (#rrggbb); null: the default. */
+    passportColour: p.text().nullable(),
     /** Programmatic (API key) access is early access, enabled per workspace. */
     apiAccessEnabled: p.boolean().default(false),
     createdAt: columns.createdAt(),

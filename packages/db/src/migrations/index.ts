@@ -19,6 +19,7 @@ import { Migration20261128020000 } from './Migration20261128020000.ts';
 import { Migration20261128100000 } from './Migration20261128100000.ts';
 import { Migration20261128013000 } from './Migration20261128013000.ts';
 import { Migration20261128110000 } from './Migration20261128110000.ts';
+import { Migration20261128120000 } from './Migration20261128120000.ts';
 import { Migration20261128130000_scan_partitions } from './Migration20261128130000_scan_partitions.ts';
 
 /** Every migration, in order. New ones come from `npm run db:migration -w @mint/db` and are listed here. */
@@ -43,5 +44,6 @@ export const migrations = [{ name: 'Migration20261121050755', class: Migration20
   { name: 'Migration20261128020000', class: Migration20261128020000 },
   { name: 'Migration20261128100000', class: Migration20261128100000 },
   { name: 'Migration20261128110000', class: Migration20261128110000 },
+  { name: 'Migration20261128120000', class: Migration20261128120000 },
   { name: 'Migration20261128130000_scan_partitions', class: Migration20261128130000_scan_partitions },
 ];

@@ -22,6 +22,10 @@ export interface ResolverBrand {
   readonly slug: string;
   readonly name: string;
   readonly defaultPassportUrl: string | null;
+  /** The logo of the hosted passport page; null: none. */
+  readonly logoUrl?: string | null;
+  /** The colour of the hosted passport page's brand bar; null: the default. */
+  readonly colour?: string | null;
 }
 
 /** The product fields a resolution shows. */
@@ -87,10 +91,12 @@ function toLink(r: UnitLinkRow): Link {
 
 /** The brand with `slug`. */
 const brandLookup = (db: Kysely<Tables>, p: { slug: string }) =>
-  db.selectFrom('brands').select(['id', 'slug', 'name', 'default_passport_url']).where('slug', '=', p.slug);
+  db.selectFrom('brands').select(['id', 'slug', 'name', 'default_passport_url', 'passport_logo_url', 'passport_colour']).where('slug', '=', p.slug);
 
 function toBrand(row: RowOf<typeof brandLookup> | undefined): ResolverBrand | null {
-  return row === undefined ? null : { id: row.id, slug: row.slug, name: row.name, defaultPassportUrl: row.default_passport_url };
+  return row === undefined ? null : {
+    id: row.id, slug: row.slug, name: row.name, defaultPassportUrl: row.default_passport_url, logoUrl: row.passport_logo_url, colour: row.passport_colour,
+  };
 }
 
 /**
@@ -102,7 +108,7 @@ function toBrand(row: RowOf<typeof brandLookup> | undefined): ResolverBrand | nu
  */
 const gtinBrandsLookup = (db: Kysely<Tables>, p: { gtin: string }) =>
   db.selectFrom('products as p').innerJoin('brands as b', 'b.id', 'p.brand_id')
-    .select(['b.id', 'b.slug', 'b.name', 'b.default_passport_url']).where('p.gtin', '=', p.gtin).orderBy('b.id').limit(2);
+    .select(['b.id', 'b.slug', 'b.name', 'b.default_passport_url', 'b.passport_logo_url', 'b.passport_colour']).where('p.gtin', '=', p.gtin).orderBy('b.id').limit(2);
 
 /** A brand with its own resolver domain. */
 export interface ResolverDomainBrand {
@@ -113,7 +119,7 @@ export interface ResolverDomainBrand {
 
 /** Every brand that has a resolver domain. */
 const domainLookup = (db: Kysely<Tables>) =>
-  db.selectFrom('brands').select(['id', 'slug', 'name', 'default_passport_url', 'resolver_domain']).where('resolver_domain', 'is not', null);
+  db.selectFrom('brands').select(['id', 'slug', 'name', 'default_passport_url', 'passport_logo_url', 'passport_colour', 'resolver_domain']).where('resolver_domain', 'is not', null);
 
 function toDomainBrand(row: RowOf<typeof domainLookup>): ResolverDomainBrand {
   return { domain: row.resolver_domain!, brand: toBrand(row)! };

@@ -1,12 +1,12 @@
 import { getOption, hasOption, type DescMethod, type DescService } from '@bufbuild/protobuf';
 import * as contract from '@mint/contract';
-import { AccountService, CatalogService, MintService, ResolverService, ScanService, WebhookService } from '@mint/contract';
+import { AccountService, CatalogService, MintService, PassportService, ResolverService, ScanService, WebhookService } from '@mint/contract';
 import type { Permission } from '@mint/domain';
 import { describe, expect, it } from 'vitest';
 import { Health } from '../gen/grpc/health/v1/health_pb.js';
 import { contractServices, declaredPermission, permissionFor, rpcPermissions } from './permissions.ts';
 
-const protectedServices = [MintService, CatalogService, ResolverService, WebhookService, ScanService];
+const protectedServices = [MintService, CatalogService, ResolverService, WebhookService, ScanService, PassportService];
 
 describe('the RPC permission table', () => {
   it('has an entry for every RPC of every protected service in the descriptors', () => {
@@ -34,8 +34,8 @@ describe('the RPC permission table', () => {
         'ListMintUnits', 'ListPayloadPacks', 'WatchMintJob',
       ],
     );
-    expect(byPermission('products:write')).toEqual(['StartProductImport', 'UpsertProduct', 'UpsertProductionBatch']);
-    expect(byPermission('products:read')).toEqual(['GetProduct', 'GetProductImport', 'ListProducts']);
+    expect(byPermission('products:write')).toEqual(['ImportPassports', 'PublishPassport', 'StartProductImport', 'UpdatePassportDraft', 'UpsertProduct', 'UpsertProductionBatch']);
+    expect(byPermission('products:read')).toEqual(['GetPassport', 'GetPassportVersion', 'GetProduct', 'GetProductImport', 'ListPassportVersions', 'ListProducts']);
     expect(byPermission('links:write')).toEqual(['DeleteLink', 'ReplaceLinks', 'StartLinkImport', 'UpsertLink']);
     expect(byPermission('links:read')).toEqual(['GetLinkImport', 'ListLinks']);
     expect(byPermission('scans:write')).toEqual(['RecordScanEvents']);

@@ -7,13 +7,17 @@
  * Path prefixes anyone may call: liveness/readiness, Prometheus metrics (counts only, no tenant
  * data; restrict them with the chart's NetworkPolicy), the OpenAPI description, the public resolver (`/r/{brand slug}/...`,
  * where the tenant is validated from the path), its GS1 resolver description file
- * (`/.well-known/gs1resolver`) and signed downloads (`/downloads/...`, where the signature in the
+ * (`/.well-known/gs1resolver`), the passport issuer's DID document and status lists (`/.well-known/did.json`,
+ * `/.well-known/passport-status/{brand slug}`: public keys and revocation bits) and signed downloads (`/downloads/...`, where the signature in the
  * URL is the credential), and the web console's static files (`/console`, `/console/*`: the app
  * holds no data; every call it makes carries the user's token). A prefix ending in `/` covers the
  * paths below it; one ending in `/*` covers that folder itself too; one without covers that exact
  * path only.
  */
-export const publicPathPrefixes: readonly string[] = ['/healthz', '/readyz', '/metrics', '/v1/openapi.json', '/r/', '/.well-known/gs1resolver', '/downloads/', '/console', '/console/*'];
+export const publicPathPrefixes: readonly string[] = [
+  '/healthz', '/readyz', '/metrics', '/v1/openapi.json', '/r/', '/.well-known/gs1resolver', '/.well-known/did.json', '/.well-known/passport-status/', '/downloads/',
+  '/console', '/console/*',
+];
 
 /** Connect/gRPC services anyone may call (the gRPC health protocol for probes). */
 export const publicRpcServices: readonly string[] = ['grpc.health.v1.Health'];

@@ -29,9 +29,10 @@ import {
   type MintUnitStatus as WireUnitStatus,
   type PayloadPackStatus as WirePackStatus,
   type ProductionBatchStatus as WireProductionBatchStatus,
+  PassportAccessClassSchema, PassportLevelSchema, type PassportAccessClass as WirePassportAccessClass, type PassportLevel as WirePassportLevel,
   ScanClientClassSchema, ScanGroupBySchema, type ScanClientClass as WireScanClientClass, type ScanGroupBy as WireScanGroupBy,
 } from '@mint/contract';
-import { clientClasses, scanGroups, type ClientClass, type ScanGroup } from '@mint/domain';
+import { clientClasses, restrictedPassportClasses, scanGroups, type ClientClass, type PassportAccessClass, type PassportLevel, type ScanGroup } from '@mint/domain';
 import {
   DecommissionReasonSchema, SerialActionSchema, SerialStateSchema,
   type DecommissionReason as WireDecommissionReason, type SerialAction as WireSerialAction, type SerialState as WireSerialState,
@@ -115,6 +116,8 @@ export const packPurpose = enumMapping<WirePackPurpose, PackPurpose>(PayloadPack
 export const deliveryStatus = enumMapping<WireDeliveryStatus, WebhookDeliveryStatus>(WebhookDeliveryStatusSchema, webhookDeliveryStatuses);
 export const scanClientClass = enumMapping<WireScanClientClass, ClientClass>(ScanClientClassSchema, clientClasses);
 export const scanGroupBy = enumMapping<WireScanGroupBy, ScanGroup>(ScanGroupBySchema, scanGroups);
+export const passportLevel = enumMapping<WirePassportLevel, PassportLevel>(PassportLevelSchema, ['model', 'lot', 'unit']);
+export const passportAccessClass = enumMapping<WirePassportAccessClass, Exclude<PassportAccessClass, 'public'>>(PassportAccessClassSchema, restrictedPassportClasses);
 
 /** A mint request of SubmitMintRequest (and of the /v1 routes that submit one) as the use cases take it. */
 export function mintRequestOf(req: SubmitMintRequestRequest): MintRequest {

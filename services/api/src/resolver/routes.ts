@@ -8,13 +8,13 @@
 import {
   acceptedLanguages, acceptedMediaTypes, edgeCacheControl, encodeEdgeScan, surrogateKeysOf, brandDomainBaseUrl, normalizeHost, forwardQuery, gs1LinksetContext, linksetOf, negotiate, parseResolverRequest, readLinkType, resolutionStatus,
   resolverDescription, resolverPrefix, resolverRootPathOf, type LinkPreferences, type LinkTypeRequest, type ParsedResolverRequest, type Representation,
-  type ResolutionOutcome, type ScanClient,
+  type ResolutionOutcome, type ScanClient, didWebOf, passportCredential, gs1VocabularyNamespace, statusListEntry,
 } from '@mint/domain';
-import type { Resolution, Resolver } from '@mint/usecases';
+import type { PassportReader, PassportReads, PassportSigner, PublishedPassport, Resolution, Resolver } from '@mint/usecases';
 import { send as sendBody, sendEmpty, type ErrorWriter, type HttpRequest, type HttpResponse, type Route } from '@mint/http';
 import { validateHeaderValue } from 'node:http';
 import { isPublicPath } from '../auth/public-paths.ts';
-import { escapeHtml, pageLanguageOf, pageLanguages, renderIdentityPage, type Authenticity, type PageContent, type PageLanguage } from './page.ts';
+import { escapeHtml, pageLanguageOf, pageLanguages, renderIdentityPage, type Authenticity, type PageContent, type PageLanguage, type PagePassport } from './page.ts';
 
 /** Bodies of the refusals; the same bytes for unknown and foreign identities. */
 export const resolverBodies = {
@@ -143,6 +143,14 @@ interface Request {
   readonly forwarded: string;
   /** `Link` header of every answer about the identity. */
   readonly link: string;
+  /** What the request asks of the passport. */
+  readonly passportAsk: PassportAsk;
+  /** An earlier passport version asked for (`passportVersion=N`); null for the latest. */
+  readonly passportVersion: number | null;
+  /** The URI of the identity (its linkset anchor), under the request's root. */
+  readonly anchor: string;
+  /** Signs credentials (`Accept: application/vc+jwt`); none: not served. */
+  readonly signer?: PassportSigner | undefined;
 }
 
 /** No headers: an answer no shared cache may keep. */
@@ -178,11 +186,83 @@ function edgeHeadersOf(r: Request, resolution: Resolution): Readonly<Record<stri
  */
 export const staleHeader = 'x-resolver-stale';
 
-function answer(r: Request, resolution: Resolution): void {
+/**
+ * What a request asks of the product's passport: `auto` a plain browser scan (the hosted passport
+ * page when the product has a published passport and no external passport URL), `page` the page
+ * by name (`linkType=gs1:dpp` or `passportVersion` from a browser), `ld` the UNTP credential
+ * (`Accept: application/ld+json`, or `gs1:dpp` from a machine), `json` and `linkset` the passport
+ * in those answers, `none` nothing (a link asked for by another type).
+ */
+type PassportAsk = 'auto' | 'page' | 'ld' | 'jwt' | 'json' | 'linkset' | 'none';
+
+/** The passport media types a request prefers over the resolver's own answers, if any. */
+const passportMediaOf = perAccept<'ld' | 'jwt' | null>((accept) => {
+  for (const type of acceptedMediaTypes(accept)) {
+    if (type === 'application/vc+jwt') return 'jwt';
+    if (type === 'application/ld+json' || type === 'application/vc+ld+json' || type === 'application/vc') return 'ld';
+    if (['application/json', 'application/linkset+json', 'text/html', 'application/xhtml+xml', '*/*'].includes(type)) return null;
+  }
+  return null;
+}, null);
+
+/** The passport credential a request presents (`X-Passport-Key`, or `Authorization: Bearer pp_...`), if any. */
+function passportKeyOf(req: HttpRequest): string | null {
+  const key = req.headers['x-passport-key'];
+  if (typeof key === 'string' && key !== '') return key;
+  const auth = req.headers.authorization;
+  if (typeof auth === 'string' && auth.startsWith('Bearer pp_')) return auth.slice(7);
+  return null;
+}
+
+/** The passport parts of the resolver's options, passed down to each identity's answer. */
+type PassportOptions = Pick<ResolverRouteOptions, 'passports' | 'signer'>;
+
+/** Where a brand's passport status list is served: `{origin}/.well-known/passport-status/{brand slug}`. */
+export const passportStatusPath = '/.well-known/passport-status/';
+/** Where the issuer's DID document is served (did:web). */
+export const didDocumentPath = '/.well-known/did.json';
+if (!isPublicPath(didDocumentPath) || !isPublicPath(`${passportStatusPath}x`)) throw new Error('the passport issuer paths must be on the public path allow-list');
+
+/**
+ * The passport issuer's routes on a host whose `did:web` is `did`: its DID document (every signing
+ * key, current and rotated) and each brand's Bitstring Status List credential (signed, vc+jwt),
+ * readable from any origin, cached a minute by anyone (public keys and revocation bits only).
+ */
+export function passportIssuerRoutes(signer: PassportSigner, originOf: (req: HttpRequest) => string): Route[] {
+  const headers = { ...corsHeaders, 'cache-control': 'public, max-age=60' };
+  return [
+    {
+      methods: ['GET', 'HEAD', 'OPTIONS'], path: didDocumentPath,
+      handler: async ({ req, res }) => {
+        if (req.method === 'OPTIONS') return preflight(req, res);
+        const did = didWebOf(new URL(originOf(req)).host);
+        sendBody(req, res, 200, 'application/did+json', JSON.stringify(await signer.didDocument(did)), headers);
+      },
+    },
+    {
+      methods: ['GET', 'HEAD', 'OPTIONS'], path: `${passportStatusPath}:slug`,
+      handler: async ({ req, res, params }) => {
+        if (req.method === 'OPTIONS') return preflight(req, res);
+        const origin = originOf(req);
+        const list = await signer.statusList(params['slug'] ?? '', `${origin}${passportStatusPath}${params['slug'] ?? ''}`, didWebOf(new URL(origin).host));
+        if (list === null) sendBody(req, res, 404, 'application/json; charset=utf-8', jsonBodies.not_found, corsHeaders);
+        else sendBody(req, res, 200, 'application/vc+jwt', list, headers);
+      },
+    },
+  ];
+}
+
+/** Headers of an answer that carries the passport: it depends on the credential presented too, and is never stored. */
+const passportHeaders = { vary: 'Accept, Accept-Language, X-Passport-Key, Authorization', 'cache-control': 'private, no-store' } as const;
+
+function answer(r: Request, resolution: Resolution, passport: PublishedPassport | null = null): void | Promise<void> {
   const { req, res } = r;
   const outcome: ResolutionOutcome = resolution.outcome;
   if (resolution.stale === true) res.setHeader(staleHeader, 'true');
-  const edge = edgeHeadersOf(r, resolution);
+  // An answer that carries a passport (or may: one asked for by name, or with a credential) is
+  // private and never kept by a shared cache; the others keep the edge headers of their level.
+  const edge = passport !== null || r.passportAsk === 'ld' || r.passportAsk === 'jwt' || r.passportAsk === 'page' || passportKeyOf(r.req) !== null
+    ? (passport === null ? uncached : passportHeaders) : edgeHeadersOf(r, resolution);
   if (outcome.kind === 'not_in_circulation' && resolution.level !== null) {
     // 410 in every representation, each saying the item is out of circulation (and why, where public).
     const why = outcome.state === 'decommissioned' ? outcome.reason : outcome.state;
@@ -222,12 +302,35 @@ function answer(r: Request, resolution: Resolution): void {
     return;
   }
   const title = resolution.title ?? 'Product';
+  if (r.passportVersion !== null && passport === null && resolution.unitKnown !== false) {
+    // An earlier version asked for by number that this identity's passport never had.
+    refuse(req, res, 'link_type_not_available', r.format, { link: r.link });
+    return;
+  }
+  if (r.passportAsk === 'ld' || r.passportAsk === 'jwt') {
+    if (passport === null || resolution.unitKnown === false || (r.passportAsk === 'jwt' && r.signer === undefined)) {
+      refuse(req, res, 'link_type_not_available', 'json', { link: r.link });
+      return;
+    }
+    const credential = credentialOf(r, resolution, passport);
+    if (r.passportAsk === 'ld') {
+      send(req, res, 200, 'application/ld+json', JSON.stringify(credential), { link: r.link, ...passportHeaders });
+      return;
+    }
+    return r.signer!.sign(credential, (credential['issuer'] as { id: string }).id)
+      .then((jws) => send(req, res, 200, 'application/vc+jwt', jws, { link: r.link, ...passportHeaders }));
+  }
   if (r.representation === 'linkset') {
-    send(req, res, 200, 'application/linkset+json', JSON.stringify(linksetOf(resolution.levels)), { link: `${r.link}, ${contextLink}`, ...edge });
+    const linkset = linksetOf(resolution.levels);
+    if (passport !== null && resolution.unitKnown !== false) addPassportLinks(linkset.linkset, r.anchor, passport);
+    send(req, res, 200, 'application/linkset+json', JSON.stringify(linkset), { link: `${r.link}, ${contextLink}`, ...edge });
     return;
   }
   if (r.representation === 'json') {
-    send(req, res, 200, 'application/json; charset=utf-8', JSON.stringify({ ...resolution.data, target: outcome.target, ...(resolution.stale === true ? { stale: true } : {}) }), { link: r.link, ...edge });
+    const stale = resolution.stale === true ? { stale: true } : {};
+    const body = passport === null || resolution.unitKnown === false ? { ...resolution.data, target: outcome.target, ...stale }
+      : { ...resolution.data, target: outcome.target, ...stale, passport: passportJson(passport) };
+    send(req, res, 200, 'application/json; charset=utf-8', JSON.stringify(body), { link: r.link, ...edge });
     return;
   }
   if (resolution.unitKnown === false && r.representation === 'redirect') {
@@ -241,7 +344,13 @@ function answer(r: Request, resolution: Resolution): void {
     // A unit a scan rule reported for checking: a shopper's plain scan gets the identity page with
     // the caution and the links as actions rather than a redirect past it; a link type asked for
     // by name (an app) is still followed.
-    send(req, res, 200, 'text/html; charset=utf-8', renderIdentityPage(pageContent(r, resolution, 'genuine'), languageOf(req)), { link: r.link, ...edge });
+    send(req, res, 200, 'text/html; charset=utf-8', renderIdentityPage(pageContent(r, resolution, 'genuine', passport), languageOf(req)), { link: r.link, ...edge });
+    return;
+  }
+  if (passport !== null && (r.passportAsk === 'auto' || r.passportAsk === 'page')) {
+    // The hosted passport: its page, with the identity's authenticity and its links as actions.
+    const authenticity = resolution.level === 'serial' || resolution.level === 'token' ? 'genuine' : 'product';
+    send(req, res, 200, 'text/html; charset=utf-8', renderIdentityPage(pageContent(r, resolution, authenticity, passport), languageOf(req)), { link: r.link, ...edge });
     return;
   }
   const chosen = resolution.link;
@@ -274,8 +383,53 @@ function answer(r: Request, resolution: Resolution): void {
   }
 }
 
+/** The passport as the JSON answer shows it: its version, digest and the sections the reader may see. */
+function passportJson(p: PublishedPassport): Record<string, unknown> {
+  return {
+    level: p.level, version: p.version.version, latest_version: p.latestVersion, sha256: p.version.sha256, published_at: p.version.publishedAt.toISOString(),
+    content: p.content, restricted_sections: p.restricted, withheld_sections: p.withheld,
+  };
+}
+
+/** The UNTP DPP credential of the identity's passport, issued by the did:web of the anchor's host. */
+function credentialOf(r: Request, resolution: Resolution, p: PublishedPassport): Record<string, unknown> {
+  const key = r.parsed.path.key;
+  const origin = new URL(r.anchor);
+  return passportCredential({
+    id: `${r.anchor}?passportVersion=${p.version.version}`, issuer: { id: didWebOf(origin.host), name: resolution.brand?.name ?? '' },
+    subject: r.anchor, name: resolution.title ?? 'Product', gtin: key.kind === 'token' ? null : key.gtin,
+    lot: key.kind === 'lot' ? key.lot : key.kind === 'serial' ? key.lot ?? null : null,
+    serial: key.kind === 'serial' ? key.serial : key.kind === 'token' ? key.token : null,
+    level: key.kind === 'serial' || key.kind === 'token' ? 'unit' : key.kind === 'lot' ? 'lot' : 'model',
+    content: p.content, validFrom: p.version.publishedAt, languages: languagesOf(headerOf(r.req, 'accept-language')), vocabulary: `${origin.origin}/ns/passport#`,
+    status: resolution.brand === null ? null : statusListEntry(`${origin.origin}${passportStatusPath}${resolution.brand.slug}`, p.version.statusIndex),
+  });
+}
+
+const headerOf = (req: HttpRequest, name: string): string | undefined => {
+  const value = req.headers[name];
+  return typeof value === 'string' ? value : undefined;
+};
+
+/**
+ * Adds the passport to the most specific level of a linkset: a `gs1:dpp` link to the passport
+ * (its page for a browser, its credential for `Accept: application/ld+json`), and, for a version
+ * after the first, `predecessor-version` to the one it superseded (RFC 5829, as UNTP's identity
+ * resolver asks).
+ */
+function addPassportLinks(linkset: Record<string, unknown>[], anchor: string, p: PublishedPassport): void {
+  const level = linkset[linkset.length - 1];
+  if (level === undefined) return;
+  level[`${gs1VocabularyNamespace}dpp`] = [
+    { href: `${anchor}?linkType=gs1:dpp`, title: 'Digital product passport', type: 'text/html' },
+    { href: `${anchor}?linkType=gs1:dpp`, title: 'Digital product passport (UNTP credential)', type: 'application/ld+json' },
+  ];
+  if (p.version.version > 1) level['predecessor-version'] = [{ href: `${anchor}?passportVersion=${p.version.version - 1}`, title: `Passport version ${p.version.version - 1}` }];
+  if (p.version.version < p.latestVersion) level['latest-version'] = [{ href: anchor, title: `Passport version ${p.latestVersion}` }];
+}
+
 /** What the identity page shows of a resolution: the brand, the product and the keys of the path, with every level's links. */
-function pageContent(r: Request, resolution: Resolution, authenticity: Authenticity): PageContent {
+function pageContent(r: Request, resolution: Resolution, authenticity: Authenticity, passport: PublishedPassport | null = null): PageContent {
   const key = r.parsed.path.key;
   return {
     authenticity, brand: resolution.brand?.name ?? null, product: resolution.title,
@@ -284,6 +438,18 @@ function pageContent(r: Request, resolution: Resolution, authenticity: Authentic
     serial: key.kind === 'serial' ? key.serial : key.kind === 'token' ? key.token : null,
     links: resolution.levels.flatMap((level) => level.links.map((link) => ({ href: link.href, title: link.title, linkType: link.linkType }))),
     caution: resolution.suspect ?? null,
+    passport: passport === null ? null : pagePassport(r, passport),
+    style: resolution.brand === null ? null : { logoUrl: resolution.brand.logoUrl ?? null, colour: resolution.brand.colour ?? null },
+  };
+}
+
+function pagePassport(r: Request, p: PublishedPassport): PagePassport {
+  const languages = languagesOf(headerOf(r.req, 'accept-language'));
+  return {
+    content: p.content, version: p.version.version, latestVersion: p.latestVersion, publishedAt: p.version.publishedAt,
+    languages, withheld: p.withheld.length > 0,
+    // The versions shown (the unit's, lot's and model's), the reader's sections and languages decide the sections' HTML.
+    cacheKey: `${p.version.id} ${p.latestVersion} ${p.inherited.map((v) => v.id).join(',')} ${p.restricted.join(',')} ${p.withheld.join(',')} ${languages.join(',')}`,
   };
 }
 
@@ -321,6 +487,10 @@ export interface ResolverRouteOptions {
    * header), for the scan recorder, which writes none of it; default the TCP peer with no country.
    */
   readonly clientOf?: ((req: HttpRequest) => ScanClient) | undefined;
+  /** The published passports; none: no identity has a hosted passport. */
+  readonly passports?: PassportReads | undefined;
+  /** Signs passport credentials and serves did.json and the status lists; none: neither is served. */
+  readonly signer?: PassportSigner | undefined;
 }
 
 /** The TCP peer's address ('' when unknown) and the User-Agent, no country. */
@@ -348,12 +518,12 @@ export function resolverRoute(resolver: Resolver, options: ResolverRouteOptions)
     onError: resolverError,
     handler: ({ req, res, path, queryString }) => {
       const below = resolverRootPathOf(path);
-      if (below !== null) return serveUnderRoot(resolver, req, res, below, queryString, `${base}/r`, clientOf(req));
+      if (below !== null) return serveUnderRoot(resolver, req, res, below, queryString, `${base}/r`, clientOf(req), options);
       const parsed = parseResolverRequest(path);
       if (req.method === 'OPTIONS') return preflight(req, res, parsed.kind === 'malformed' ? undefined : identityLink(parsed, at));
       const format = formatOf(typeof req.headers.accept === 'string' ? req.headers.accept : undefined);
       if (parsed.kind === 'malformed') return refuseRequest(req, res, 400, 'bad_request', parsed.reason, format);
-      return serveIdentity(resolver, req, res, parsed, queryString, at, undefined, clientOf(req));
+      return serveIdentity(resolver, req, res, parsed, queryString, at, undefined, clientOf(req), options);
     },
   };
 }
@@ -379,8 +549,9 @@ function identityLink(parsed: Exclude<ParsedResolverRequest, { kind: 'malformed'
  */
 function serveIdentity(
   resolver: Resolver, req: HttpRequest, res: HttpResponse, parsed: Exclude<ParsedResolverRequest, { kind: 'malformed' }>, queryString: string,
-  at: (canonicalPath: string) => string, root: string | undefined, client: ScanClient,
+  at: (canonicalPath: string) => string, root: string | undefined, client: ScanClient, hosted: PassportOptions = {},
 ): void | Promise<void> {
+  const { passports, signer } = hosted;
   const accept = typeof req.headers.accept === 'string' ? req.headers.accept : undefined;
   const format = formatOf(accept);
   if (parsed.kind === 'moved') {
@@ -394,7 +565,17 @@ function serveIdentity(
   if (linkType.kind === 'unknown') return refuse(req, res, 'unknown_link_type', format, { link });
   const representation = linkType.kind === 'none' ? negotiated(accept) : negotiate(accept, linkType);
   const forwarded = compressed === null || compressed === '' ? queryString : queryString === '' ? compressed : `${compressed}&${queryString}`;
-  const request: Request = { req, res, parsed, linkType, representation, format, forwarded, link };
+  const versionParam = query === null ? null : query.get('passportVersion');
+  if (versionParam !== null && !/^[1-9]\d{0,8}$/.test(versionParam)) return refuseRequest(req, res, 400, 'bad_request', 'passportVersion must be a version number (1, 2, ...)', format);
+  const passportVersion = versionParam === null ? null : Number(versionParam);
+  const machine = passportMediaOf(accept);
+  const dpp = linkType.kind === 'link' && linkType.name === 'dpp';
+  const passportAsk: PassportAsk = passports === undefined ? 'none'
+    : machine !== null && (linkType.kind === 'none' || dpp) ? machine
+      : dpp ? (format === 'json' ? 'ld' : 'page')
+        : linkType.kind === 'link' && linkType.name !== 'defaultLink' ? 'none'
+          : representation === 'linkset' ? 'linkset' : representation === 'json' ? 'json' : passportVersion !== null ? 'page' : 'auto';
+  const request: Request = { req, res, parsed, linkType, representation, format, forwarded, link, passportAsk, passportVersion, anchor: at(parsed.canonicalPath), signer };
   const language = req.headers['accept-language'];
   const context = query === null ? null : query.get('context');
   const preferences: LinkPreferences = {
@@ -405,8 +586,38 @@ function serveIdentity(
   };
   // The sender's address lets the scan recorder count a flood instead of storing each scan and hash the day's visitor; it is never written.
   const resolution = resolver.resolve(parsed.path, representation, preferences, root, client);
-  if (resolution instanceof Promise) return resolution.then((found) => answer(request, found));
-  return answer(request, resolution);
+  if (passports === undefined || passportAsk === 'none') {
+    if (resolution instanceof Promise) return resolution.then((found) => answer(request, found));
+    return answer(request, resolution);
+  }
+  const withPassport = (found: Resolution): void | Promise<void> => {
+    const passport = passportOf(passports, request, found);
+    if (passport instanceof Promise) return passport.then((p) => answer(request, found, p));
+    return answer(request, found, passport);
+  };
+  return resolution instanceof Promise ? resolution.then(withPassport) : withPassport(resolution);
+}
+
+/**
+ * The published passport a resolved identity's answer shows, as the request's credential may see
+ * it; null when none applies: not resolved, a serial the brand never issued, a product whose
+ * passport lives at its external URL (a plain scan still goes there), or none published.
+ * Synchronous when the product is known to have none (no query on the scan's path).
+ */
+function passportOf(passports: PassportReads, r: Request, resolution: Resolution): PublishedPassport | null | Promise<PublishedPassport | null> {
+  const product = resolution.product ?? null;
+  if (resolution.outcome.kind !== 'resolved' || product === null || resolution.unitKnown === false || resolution.brand === null) return null;
+  if (r.passportAsk === 'auto' && product.passportUrl !== null && r.passportVersion === null) return null;
+  const key = r.parsed.path.key;
+  const presented = passportKeyOf(r.req);
+  const representation = r.passportAsk === 'jwt' ? 'vc+jwt' : r.passportAsk === 'ld' ? 'ld+json' : r.passportAsk === 'json' ? 'json' : r.passportAsk === 'linkset' ? 'linkset' : 'html';
+  const read = (reader: PassportReader | null) => passports.read({
+    brandId: resolution.brand!.id, productId: product.id,
+    lot: key.kind === 'lot' ? key.lot : key.kind === 'serial' ? key.lot ?? null : null,
+    serial: key.kind === 'serial' ? key.serial : null,
+    version: r.passportVersion, reader, representation,
+  });
+  return presented === null ? read(null) : passports.readerOf(presented).then(read);
 }
 
 /** The stand-in brand base a request under the root is first parsed below (a valid slug no lookup depends on). */
@@ -420,20 +631,20 @@ const rootProbe = `${resolverPrefix}0`;
  * every URI of the answer (anchors, moves) under the root. A GTIN no brand, or several brands,
  * hold answers the same 404 as an unknown identity.
  */
-function serveUnderRoot(resolver: Resolver, req: HttpRequest, res: HttpResponse, below: string, queryString: string, root: string, client: ScanClient): void | Promise<void> {
+function serveUnderRoot(resolver: Resolver, req: HttpRequest, res: HttpResponse, below: string, queryString: string, root: string, client: ScanClient, hosted: PassportOptions = {}): void | Promise<void> {
   const probe = parseResolverRequest(`${rootProbe}${below}`);
   const probeAt = (canonicalPath: string) => `${root}${canonicalPath.slice(rootProbe.length)}`;
   if (req.method === 'OPTIONS') return preflight(req, res, probe.kind === 'malformed' ? undefined : identityLink(probe, probeAt));
   const format = formatOf(typeof req.headers.accept === 'string' ? req.headers.accept : undefined);
   if (probe.kind === 'malformed') return refuseRequest(req, res, 400, 'bad_request', probe.reason, format);
-  if (probe.kind === 'moved') return serveIdentity(resolver, req, res, probe, queryString, probeAt, root, client);
+  if (probe.kind === 'moved') return serveIdentity(resolver, req, res, probe, queryString, probeAt, root, client, hosted);
   const key = probe.path.key;
   const brand = key.kind === 'token' ? null : resolver.brandOfGtin(key.gtin);
   const serve = (found: Resolution['brand']) => {
     const parsed = found === null ? probe : parseResolverRequest(`${resolverPrefix}${found.slug}${below}`);
     if (found === null || parsed.kind !== 'identity') return refuse(req, res, 'not_found', format, { link: identityLink(probe, probeAt) });
     const prefixLength = resolverPrefix.length + found.slug.length;
-    return serveIdentity(resolver, req, res, parsed, queryString, (canonicalPath) => `${root}${canonicalPath.slice(prefixLength)}`, root, client);
+    return serveIdentity(resolver, req, res, parsed, queryString, (canonicalPath) => `${root}${canonicalPath.slice(prefixLength)}`, root, client, hosted);
   };
   return brand instanceof Promise ? brand.then(serve) : serve(brand);
 }
@@ -499,7 +710,7 @@ function domainDescription(host: string, contact: string | undefined): string {
  * path (the API, RPCs, `/metrics`, health, `/r/...`) answers 404, and a method other than GET,
  * HEAD or OPTIONS 404 too (405 on a Digital Link path).
  */
-export function brandDomainRoutes(resolver: Resolver, options: Pick<ResolverRouteOptions, 'contact' | 'clientOf'> = {}): Route[] {
+export function brandDomainRoutes(resolver: Resolver, options: Pick<ResolverRouteOptions, 'contact' | 'clientOf' | 'passports' | 'signer'> = {}): Route[] {
   const clientOf = options.clientOf ?? peerOf;
   const notFound = (req: HttpRequest, res: HttpResponse) =>
     refuse(req, res, 'not_found', formatOf(typeof req.headers.accept === 'string' ? req.headers.accept : undefined));
@@ -522,9 +733,10 @@ export function brandDomainRoutes(resolver: Resolver, options: Pick<ResolverRout
     const prefixLength = resolverPrefix.length + brand.slug.length;
     const at = (canonicalPath: string) => `${root}${canonicalPath.slice(prefixLength)}`;
     if (req.method === 'OPTIONS') return preflight(req, res, identityLink(parsed, at));
-    return serveIdentity(resolver, req, res, parsed, queryString, at, root, clientOf(req));
+    return serveIdentity(resolver, req, res, parsed, queryString, at, root, clientOf(req), options);
   };
   return [
+    ...(options.signer === undefined ? [] : passportIssuerRoutes(options.signer, (req) => brandDomainBaseUrl(requestHost(req)))),
     {
       methods: ['GET', 'HEAD', 'OPTIONS'],
       path: resolverDescriptionPath,

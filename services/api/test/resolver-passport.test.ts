@@ -1,0 +1,291 @@
+// The hosted passport through the resolver: a phone's scan gets the passport page (sections in
+// its language, inherited unit -> lot -> model), a machine the UNTP credential (valid against the
+// vendored UNTP DPP schema), the JSON and linkset answers name it; restricted sections never reach
+// a public answer and do reach a holder of their class, each such read audited; earlier versions
+// stay readable at their own URL, linked as predecessor-version.
+
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { Writable } from 'node:stream';
+import { createLogger } from '@mint/runtime';
+import { gunzipSync } from 'node:zlib';
+import { createPassportSigner, setPassportStyle, importPassports, issuePassportAccessKey, publishPassport, revokePassportAccessKey, rotatePassportSigningKey, updatePassportDraft } from '@mint/usecases';
+import { compactVerify, decodeProtectedHeader, importJWK, type JWK } from 'jose';
+import Ajv2020 from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
+import { chromium } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mintCompleted } from '../../../test/support/pack-fixtures.ts';
+import { query, setPassportUrl } from '../../../test/support/sql.ts';
+import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
+import { startApi, type RunningApi } from '../src/start.ts';
+
+let app: UseCaseBundle;
+let api: RunningApi;
+let base: string;
+let brand: SeededBrand;
+let slug: string;
+let serial: string;
+let repairKey: string;
+let authorityKey: string;
+const browserAccept = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
+/** Words only the restricted sections hold. */
+const secretMaterial = 'Cobalt-Nickel-Blend';
+const secretDiligence = 'Smelter audit 2026';
+
+const model = {
+  description: { en: 'Traction battery 300 Ah', de: 'Traktionsbatterie 300 Ah' },
+  manufacturer: { name: 'Example Cells GmbH', id: 'https://example.com/company/42' },
+  facility: { name: 'Plant Leipzig', id: 'https://example.com/facility/7', country: 'DE' },
+  productionDate: '2026-03-01',
+  countryOfProduction: 'DE',
+  dimensions: { weight: { value: 42.5, unit: 'KGM' } },
+  materials: [{ name: { en: secretMaterial }, massFraction: 0.2, recycledMassFraction: 0.1, hazardous: true }],
+  emissions: { carbonFootprint: 61.5, declaredUnit: 'EA', operationalScope: 'CradleToGate', primarySourcedRatio: 0.4, method: 'EU 2023/1542 Annex II' },
+  circularity: { recyclableContent: 0.8, repairInstructions: { url: 'https://example.com/repair', name: { en: 'Repair guide', de: 'Reparaturanleitung' } } },
+  conformity: [{ description: { en: 'CE marking' }, topic: 'governance.compliance', certificate: { url: 'https://example.com/ce.pdf' } }],
+  dueDiligence: [{ statement: { en: secretDiligence }, link: { url: 'https://example.com/dd' } }],
+  access: { materials: 'legitimate_interest', dueDiligence: 'authority' },
+};
+
+beforeAll(async () => {
+  app = await setupUseCases();
+  brand = await app.seedBrand();
+  const { mintBatchId } = await mintCompleted(app.ctx, brand, 2);
+  [{ slug }] = (await query<{ slug: string }>(app.db.em.fork(), 'select slug from brands where id = ?', [brand.brandId])) as [{ slug: string }];
+  [{ serial }] = (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ? order by seq', [mintBatchId])) as [{ serial: string }];
+  const owner = { id: brand.userId };
+  await updatePassportDraft(app.ctx, owner, { brandId: brand.brandId, productId: brand.productId, lot: null, serial: null, content: model, expectedRevision: null });
+  await publishPassport(app.ctx, owner, { brandId: brand.brandId, productId: brand.productId, lot: null, serial: null });
+  await importPassports(app.ctx, owner, {
+    brandId: brand.brandId, publish: true, entries: [
+      { productId: brand.productId, gtin: null, lot: 'L42', serial: null, content: { emissions: { ...model.emissions, carbonFootprint: 55.25 } } },
+      { productId: brand.productId, gtin: null, lot: null, serial, content: { extensions: [{ term: 'https://example.com/voc#stateOfHealth', name: { en: 'State of health', de: 'Gesundheitszustand' }, value: 97, unit: 'P1' }] } },
+    ],
+  });
+  await setPassportStyle(app.ctx, owner, { brandId: brand.brandId, logoUrl: 'https://cdn.example.com/acme-logo.png', colour: '#0055AA' });
+  const expiresAt = new Date(Date.now() + 86_400_000);
+  repairKey = (await issuePassportAccessKey(app.ctx, owner, { brandId: brand.brandId, name: 'Repair Co', accessClass: 'legitimate_interest', expiresAt })).key;
+  authorityKey = (await issuePassportAccessKey(app.ctx, owner, { brandId: brand.brandId, name: 'Market surveillance', accessClass: 'authority', expiresAt })).key;
+  api = await startApi({
+    ctx: app.ctx, config: { port: 0, host: '127.0.0.1', shutdownTimeoutMs: 2_000 },
+    logger: createLogger({ logLevel: 'silent' }, {}, new Writable({ write: (_c, _e, done) => done() })),
+    readiness: async () => ({ ok: true, checks: {} }),
+  });
+  base = `http://127.0.0.1:${api.port}`;
+});
+afterAll(async () => {
+  await api?.close();
+  await app?.close();
+});
+
+const unitPath = (s: string, lot?: string) => `/r/${slug}/01/${brand.gtin}${lot === undefined ? '' : `/10/${lot}`}/21/${s}`;
+async function get(path: string, headers: Record<string, string> = {}) {
+  const response = await fetch(`${base}${path}`, { headers: { accept: browserAccept, ...headers }, redirect: 'manual' });
+  return { status: response.status, type: response.headers.get('content-type'), headers: response.headers, body: await response.text() };
+}
+const restrictedReads = async () => (await query<{ payload: { access_class: string; sections: string[]; representation: string } }>(app.db.em.fork(),
+  `select payload from mint_events where brand_id = ? and event_type = 'passport_restricted_read' order by occurred_at`, [brand.brandId])).map((r) => r.payload);
+
+describe('the passport page', () => {
+  it('shows a unit its passport, inherited from the lot and the model, in the asked language, small and without script', async () => {
+    const page = await get(unitPath(serial, 'L42'), { 'accept-language': 'de-DE,de;q=0.9' });
+    expect([page.status, page.type]).toEqual([200, 'text/html; charset=utf-8']);
+    for (const shown of ['<img src="https://cdn.example.com/acme-logo.png"', 'border-top:6px solid #0055aa', 'Produktpass', 'Echt', 'Traktionsbatterie 300 Ah', 'Example Cells GmbH', 'Reparaturanleitung', 'Gesundheitszustand', '97', '55,25', 'Passversion 1']) {
+      expect(page.body, shown).toContain(shown);
+    }
+    expect(page.body).not.toMatch(/<script/i);
+    expect(Buffer.byteLength(page.body)).toBeLessThan(50 * 1024);
+    expect(page.headers.get('cache-control')).toBe('private, no-store');
+    // Without the lot in the path, the model's footprint.
+    expect((await get(unitPath(serial), { 'accept-language': 'en' })).body).toContain('61.5 kg CO₂e');
+  });
+
+  it('never shows restricted sections to the public, in any answer', async () => {
+    const answers = [
+      await get(unitPath(serial)),
+      await get(unitPath(serial), { accept: 'application/json' }),
+      await get(unitPath(serial), { accept: 'application/linkset+json' }),
+      await get(unitPath(serial), { accept: 'application/ld+json' }),
+      await get(`${unitPath(serial)}?linkType=gs1:dpp`),
+      await get(`/r/${slug}/01/${brand.gtin}`),
+      await get(unitPath(serial), { 'x-passport-key': 'pp_notakey' }),
+    ];
+    for (const a of answers) {
+      expect(a.status).toBe(200);
+      expect(a.body).not.toContain(secretMaterial);
+      expect(a.body).not.toContain(secretDiligence);
+    }
+    expect(answers[0]!.body).toContain('Some sections are shown only to authorised repairers, recyclers or authorities.');
+    expect(await restrictedReads()).toEqual([]);
+  });
+
+  it('shows a holder the sections of its class (an authority both), in the page, the JSON and the credential, each read audited', async () => {
+    const repair = await get(unitPath(serial), { 'x-passport-key': repairKey });
+    expect([repair.body.includes(secretMaterial), repair.body.includes(secretDiligence)]).toEqual([true, false]);
+    expect(repair.body).toContain('Shown to repairers and recyclers credential holders only');
+    const json = JSON.parse((await get(unitPath(serial), { accept: 'application/json', authorization: `Bearer ${authorityKey}` })).body) as { passport: { content: Record<string, unknown>; restricted_sections: string[] } };
+    expect(json.passport.restricted_sections).toEqual(['materials', 'dueDiligence']);
+    const credential = (await get(unitPath(serial), { accept: 'application/ld+json', 'x-passport-key': authorityKey })).body;
+    expect([credential.includes(secretMaterial), credential.includes(secretDiligence)]).toEqual([true, true]);
+    expect((await restrictedReads()).map((e) => [e.access_class, e.sections, e.representation])).toEqual([
+      ['legitimate_interest', ['materials'], 'html'], ['authority', ['materials', 'dueDiligence'], 'json'], ['authority', ['materials', 'dueDiligence'], 'ld+json'],
+    ]);
+  });
+
+  it('reads a revoked credential as the public', async () => {
+    const owner = { id: brand.userId };
+    const issued = await issuePassportAccessKey(app.ctx, owner, { brandId: brand.brandId, name: 'Former repairer', accessClass: 'legitimate_interest', expiresAt: new Date(Date.now() + 86_400_000) });
+    expect((await get(unitPath(serial), { 'x-passport-key': issued.key })).body).toContain(secretMaterial);
+    await revokePassportAccessKey(app.ctx, owner, { brandId: brand.brandId, id: issued.credential.id });
+    expect((await get(unitPath(serial), { 'x-passport-key': issued.key })).body).not.toContain(secretMaterial);
+  });
+
+  it('keeps a never-issued serial on its own 404 page, and a product with an external passport URL on its redirect', async () => {
+    const fake = await get(unitPath('NEVERISSUED9'));
+    expect([fake.status, fake.body.includes('Not issued by this brand'), fake.body.includes('Product passport')]).toEqual([404, true, false]);
+    expect((await get(unitPath('NEVERISSUED9'), { accept: 'application/ld+json' })).status).toBe(404);
+    const other = await app.seedBrand();
+    const { mintBatchId } = await mintCompleted(app.ctx, other, 1);
+    await setPassportUrl(app.db.em.fork(), other.brandId, 'https://passports.example/elsewhere');
+    await updatePassportDraft(app.ctx, { id: other.userId }, { brandId: other.brandId, productId: other.productId, lot: null, serial: null, content: { description: { en: 'x' } }, expectedRevision: null });
+    await publishPassport(app.ctx, { id: other.userId }, { brandId: other.brandId, productId: other.productId, lot: null, serial: null });
+    const [{ slug: otherSlug }] = (await query<{ slug: string }>(app.db.em.fork(), 'select slug from brands where id = ?', [other.brandId])) as [{ slug: string }];
+    const [{ serial: s }] = (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ?', [mintBatchId])) as [{ serial: string }];
+    const plain = await get(`/r/${otherSlug}/01/${other.gtin}/21/${s}`);
+    expect([plain.status, plain.headers.get('location')]).toEqual([307, 'https://passports.example/elsewhere']);
+    expect((await get(`/r/${otherSlug}/01/${other.gtin}/21/${s}?linkType=gs1:dpp`)).body).toContain('Product passport');
+  });
+});
+
+describe('the passport for machines', () => {
+  it('answers application/ld+json with a UNTP DPP credential valid against the vendored UNTP schema', async () => {
+    const answer = await get(unitPath(serial, 'L42'), { accept: 'application/ld+json' });
+    expect([answer.status, answer.type]).toEqual([200, 'application/ld+json']);
+    const credential = JSON.parse(answer.body) as Record<string, any>;
+    const schema = JSON.parse(readFileSync(new URL('../../../test/fixtures/standards/untp-dpp/untp-dpp-untp-dpp-schema.json', import.meta.url), 'utf8')) as object;
+    const ajv = new Ajv2020.default({ strict: false, allErrors: true });
+    addFormats.default(ajv);
+    const validate = ajv.compile(schema);
+    expect(validate(credential), JSON.stringify(validate.errors)).toBe(true);
+    expect(credential['@context'].slice(0, 2)).toEqual(['https://www.w3.org/ns/credentials/v2', 'https://test.uncefact.org/vocabulary/untp/dpp/working/']);
+    expect(credential.issuer.id).toBe('did:web:127.0.0.1%3A8080');
+    expect(credential.credentialSubject.granularityLevel).toBe('item');
+    expect(credential.credentialSubject.product).toMatchObject({ serialNumber: serial, batchNumber: 'L42', registeredId: brand.gtin });
+    expect(credential.credentialSubject.emissionsScorecard.carbonFootprint).toBe(55.25);
+    // A machine asking for gs1:dpp by link type gets the same credential.
+    const byType = await get(`${unitPath(serial, 'L42')}?linkType=gs1:dpp`, { accept: 'application/json' });
+    expect(JSON.parse(byType.body).credentialSubject.product.serialNumber).toBe(serial);
+  });
+});
+
+/** Verifies a vc+jwt with the key its header names, found in the served did.json (as a did:web resolver would fetch it), not with the project's code. */
+async function verifyWithDidWeb(jws: string): Promise<Record<string, any>> {
+  const header = decodeProtectedHeader(jws);
+  const did = (header.kid as string).split('#')[0]!;
+  expect(did).toBe('did:web:127.0.0.1%3A8080');
+  const doc = await (await fetch(`${base}/.well-known/did.json`)).json() as { id: string; verificationMethod: { id: string; publicKeyJwk: JWK }[] };
+  expect(doc.id).toBe(did);
+  const method = doc.verificationMethod.find((m) => m.id === header.kid);
+  expect(method, 'the signing key is listed in did.json').toBeDefined();
+  const { payload, protectedHeader } = await compactVerify(jws, await importJWK(method!.publicKeyJwk, 'EdDSA'));
+  expect([protectedHeader.alg, protectedHeader.typ, protectedHeader.cty]).toEqual(['EdDSA', 'vc+jwt', 'vc']);
+  return JSON.parse(new TextDecoder().decode(payload)) as Record<string, any>;
+}
+
+/** The bits of a served status list credential, verified as above. */
+async function revokedBits(listUrl: string): Promise<(i: number) => boolean> {
+  const served = await fetch(listUrl.replace('http://127.0.0.1:8080', base));
+  expect([served.status, served.headers.get('content-type')]).toEqual([200, 'application/vc+jwt']);
+  const list = await verifyWithDidWeb(await served.text());
+  expect(list.type).toEqual(['VerifiableCredential', 'BitstringStatusListCredential']);
+  const bytes = gunzipSync(Buffer.from((list.credentialSubject.encodedList as string).slice(1), 'base64url'));
+  expect(bytes.length).toBeGreaterThanOrEqual(16_384);
+  return (i) => (bytes[i >> 3]! & (0x80 >> (i & 7))) !== 0;
+}
+
+describe('signed credentials', () => {
+  it('answers application/vc+jwt with an EdDSA JWS that verifies against the did.json of the resolver host; a tampered byte fails', async () => {
+    const answer = await get(unitPath(serial, 'L42'), { accept: 'application/vc+jwt' });
+    expect([answer.status, answer.type]).toEqual([200, 'application/vc+jwt']);
+    const credential = await verifyWithDidWeb(answer.body);
+    expect(credential.credentialSubject.product.serialNumber).toBe(serial);
+    expect(credential.credentialStatus).toMatchObject({ type: 'BitstringStatusListEntry', statusPurpose: 'revocation', statusListCredential: `http://127.0.0.1:8080/.well-known/passport-status/${slug}` });
+    const [h, p, sig] = answer.body.split('.') as [string, string, string];
+    const payload = Buffer.from(p, 'base64url');
+    payload[payload.indexOf('L42')] = 'M'.charCodeAt(0);
+    await expect(verifyWithDidWeb(`${h}.${payload.toString('base64url')}.${sig}`)).rejects.toThrow(/signature verification failed/);
+  });
+
+  it('keeps credentials signed before a key rotation verifiable: the rotated key stays in did.json', async () => {
+    const signer = createPassportSigner(app.ctx, { cacheMs: 0 });
+    const issuer = 'did:web:127.0.0.1%3A8080';
+    const before = await signer.sign({ id: 'urn:example:before' }, issuer);
+    const kid = await rotatePassportSigningKey(app.ctx);
+    const after = await signer.sign({ id: 'urn:example:after' }, issuer);
+    expect(decodeProtectedHeader(after).kid).toBe(`${issuer}#${kid}`);
+    const doc = await signer.didDocument(issuer) as { verificationMethod: { id: string; publicKeyJwk: JWK }[] };
+    for (const jws of [before, after]) {
+      const method = doc.verificationMethod.find((m) => m.id === decodeProtectedHeader(jws).kid)!;
+      await expect(compactVerify(jws, await importJWK(method.publicKeyJwk, 'EdDSA'))).resolves.toBeDefined();
+    }
+    const stored = (await query<{ private_sealed: string }>(app.db.em.fork(), 'select private_sealed from passport_signing_keys')).map((r) => r.private_sealed);
+    expect(stored.every((v) => v.startsWith('enc:v1:w1:'))).toBe(true);
+  });
+});
+
+describe('versions', () => {
+  it('lists the passport in the linkset with predecessor-version links, and keeps earlier versions at their own URL', async () => {
+    const owner = { id: brand.userId };
+    const key = { brandId: brand.brandId, productId: brand.productId, lot: null, serial: null };
+    await updatePassportDraft(app.ctx, owner, { ...key, content: { ...model, description: { en: 'Traction battery 300 Ah, second edition' } }, expectedRevision: null });
+    await publishPassport(app.ctx, owner, key);
+    await new Promise((resolve) => setTimeout(resolve, 1_100)); // the other process's cache, at most a second
+    const gtinPath = `/r/${slug}/01/${brand.gtin}`;
+    const linkset = JSON.parse((await get(gtinPath, { accept: 'application/linkset+json' })).body) as { linkset: Record<string, unknown>[] };
+    const own = linkset.linkset[linkset.linkset.length - 1]!;
+    expect(own['https://ref.gs1.org/voc/dpp']).toBeDefined();
+    expect(own['predecessor-version']).toEqual([{ href: `http://127.0.0.1:8080${gtinPath}?passportVersion=1`, title: 'Passport version 1' }]);
+    const current = await get(gtinPath, { 'accept-language': 'en' });
+    expect(current.body).toContain('second edition');
+    // A product page with its passport is never kept by a shared cache (a publish is not a link change the proxy is purged on).
+    expect([current.headers.get('cache-control'), current.headers.get('surrogate-key')]).toEqual(['private, no-store', null]);
+    const earlier = await get(`${gtinPath}?passportVersion=1`, { 'accept-language': 'en' });
+    expect([earlier.status, earlier.body.includes('second edition'), earlier.body.includes('This is an earlier version; the current one is version 2.')]).toEqual([200, false, true]);
+    expect((await get(`${gtinPath}?passportVersion=7`)).status).toBe(404);
+    // The superseded version's credential shows revoked in the served status list; the current one does not.
+    const v1 = JSON.parse((await get(`${gtinPath}?passportVersion=1`, { accept: 'application/ld+json' })).body) as Record<string, any>;
+    const v2 = JSON.parse((await get(gtinPath, { accept: 'application/ld+json' })).body) as Record<string, any>;
+    const revoked = await revokedBits(v1.credentialStatus.statusListCredential as string);
+    expect([revoked(Number(v1.credentialStatus.statusListIndex)), revoked(Number(v2.credentialStatus.statusListIndex))]).toEqual([true, false]);
+    expect((await get(`${gtinPath}?passportVersion=x`)).status).toBe(400);
+  });
+});
+
+describe('in a real browser', () => {
+  it('has no serious or critical axe-core violation and no sideways scrolling at 320 px, for the public and a holder', async () => {
+    const browser = await chromium.launch({
+      executablePath: '/usr/bin/chromium',
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+    const axe = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+    try {
+      for (const headers of [{}, { 'x-passport-key': authorityKey }] as Record<string, string>[]) {
+        const context = await browser.newContext({ viewport: { width: 320, height: 640 }, extraHTTPHeaders: headers, locale: 'fr-FR' });
+        const tab = await context.newPage();
+        await tab.goto(`${base}${unitPath(serial, 'L42')}`);
+        await tab.addScriptTag({ content: axe });
+        const { violations, passes } = await tab.evaluate(async () => {
+          const result = await (globalThis as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string | null }[]; passes: unknown[] }> } }).axe.run();
+          return { violations: result.violations.map((v) => `${v.impact} ${v.id}`), passes: result.passes.length };
+        });
+        expect(passes).toBeGreaterThan(5);
+        expect(violations.filter((v) => v.startsWith('serious') || v.startsWith('critical'))).toEqual([]);
+        expect(await tab.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth') as number).toBeLessThanOrEqual(0);
+        await context.close();
+      }
+    } finally {
+      await browser.close();
+    }
+  }, 90_000);
+});
