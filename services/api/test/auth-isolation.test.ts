@@ -4,7 +4,7 @@
 // calls run in process through the server's interceptor chain (createRouterTransport).
 
 import { randomUUID } from 'node:crypto';
-import { create, type DescMethod, type DescService, type Message } from '@bufbuild/protobuf';
+import { create, type DescMessage, type DescMethod, type DescService, type Message } from '@bufbuild/protobuf';
 import { reflect, type ReflectList } from '@bufbuild/protobuf/reflect';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import { createValidator } from '@bufbuild/protovalidate';
@@ -60,10 +60,15 @@ async function call(method: DescMethod, message: Message, headers: Record<string
  * the first real value of enums, a short text for other required strings.
  */
 function requestFor(method: DescMethod, brandId: string, ids: (name: string) => string): Message {
-  const message = create(method.input);
-  const r = reflect(method.input, message);
+  return filled(method.input, brandId, ids);
+}
+
+/** A message of `schema` filled as {@link requestFor} says; a oneof's message member is filled the same way when that makes it valid. */
+function filled(schema: DescMessage, brandId: string, ids: (name: string) => string): Message {
+  const message = create(schema);
+  const r = reflect(schema, message);
   const setOneofs = new Set<string>();
-  for (const field of method.input.fields) {
+  for (const field of schema.fields) {
     if (field.oneof !== undefined) {
       if (setOneofs.has(field.oneof.name)) continue;
       setOneofs.add(field.oneof.name);
@@ -84,7 +89,9 @@ function requestFor(method: DescMethod, brandId: string, ids: (name: string) => 
     } else if (field.fieldKind === 'list' && field.listKind === 'enum') {
       (r.get(field) as ReflectList).add(field.enum.values.find((v) => v.number !== 0)!.number);
     } else if (field.fieldKind === 'message' && field.oneof !== undefined) {
-      setOneofs.delete(field.oneof.name); // a oneof member we cannot fill generically: try the next one
+      const member = filled(field.message, brandId, ids);
+      if (validator.validate(field.message, member).kind === 'valid') r.set(field, reflect(field.message, member));
+      else setOneofs.delete(field.oneof.name); // a oneof member we cannot fill generically: try the next one
     } else if (field.fieldKind === 'message' && field.message.typeName === 'google.protobuf.Timestamp' && !optional) {
       r.set(field, reflect(field.message, timestampFromDate(new Date())));
     } else if (field.fieldKind === 'list' && field.listKind === 'message' && validator.validate(field.message, create(field.message)).kind === 'valid') {
