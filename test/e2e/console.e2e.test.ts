@@ -505,6 +505,57 @@ describe('the web console in chromium against npm start', () => {
     await expect.poll(() => page.getByTestId('current-domain').textContent(), soon).toBe('none');
   });
 
+  it("moves a seq range and a pasted list of serials, shows the refused units with why, and reconciles the batch with its CSV", async () => {
+    const batchId = batchUrl.split('/').pop()!;
+    const serialAt = async (seq: number) => ((await call('MintService', 'ListMintUnits', { mint_batch_id: batchId, after_seq: seq - 1, limit: 1 }))['units'][0] as { serial: string }).serial;
+    await page.evaluate(`location.hash = ${JSON.stringify(batchUrl)}`);
+    const states = page.getByTestId('reconciliation-states');
+    const count = async (table: typeof states, name: string) => (await table.locator('tr', { has: page.getByRole('cell', { name, exact: true }) }).locator('td').nth(1).textContent()) ?? '';
+    await expect.poll(() => count(states, 'commissioned'), soon).toBe('10,000');
+    expect(await page.getByTestId('reconciliation-balanced').textContent()).toBe('Balanced');
+    // A range the API refuses: the error names the field, which is marked invalid.
+    await page.locator('#move-from-seq').fill('0');
+    await page.getByRole('button', { name: 'Move serials' }).click();
+    await expect.poll(() => page.getByRole('alert').filter({ hasText: 'from_seq' }).count(), soon).toBe(1);
+    expect(await page.locator('#move-from-seq').getAttribute('aria-invalid')).toBe('true');
+    // Decommission seq 101-120 as recalled.
+    await page.locator('#move-from-seq').fill('101');
+    await page.locator('#move-to-seq').fill('120');
+    await page.getByLabel('Action', { exact: true }).selectOption({ label: 'decommission (commissioned → decommissioned)' });
+    await page.getByLabel('Decommissioning reason').selectOption({ label: 'recalled' });
+    await page.getByRole('button', { name: 'Move serials' }).click();
+    await expect.poll(() => page.getByTestId('move-status').textContent(), soon).toBe('done');
+    expect(await page.getByTestId('move-moved').textContent()).toBe('20');
+    expect(await page.getByTestId('move-refused').textContent()).toBe('0');
+    await expect.poll(() => count(states, 'commissioned'), soon).toBe('9,980');
+    // A pasted list: one recalled serial (wrong state), one commissioned, one no unit of the brand.
+    const recalled = await serialAt(110);
+    const fresh = await serialAt(140);
+    await page.getByLabel('A pasted list of serials').check();
+    await page.getByLabel(/^Serials \(one per line/).fill(`${recalled}\n${fresh}\nNOT-A-SERIAL-E2E`);
+    await page.getByLabel('Decommissioning reason').selectOption({ label: 'destroyed' });
+    await page.getByRole('button', { name: 'Move serials' }).click();
+    await expect.poll(() => page.getByTestId('move-refused').textContent(), soon).toBe('2');
+    expect(await page.getByTestId('move-moved').textContent()).toBe('1');
+    const refusals = page.getByTestId('move-refusals').locator('tbody tr');
+    expect(await refusals.count()).toBe(2);
+    const refusedText = (await refusals.allTextContents()).join('\n');
+    expect(refusedText).toMatch(new RegExp(`${recalled}.*wrong_state.*decommissioned.*recalled`));
+    expect(refusedText).toMatch(/NOT-A-SERIAL-E2E.*unknown/);
+    // The reconciliation after both moves, per state and per reason, and its CSV.
+    await expect.poll(() => count(states, 'decommissioned'), soon).toBe('21');
+    expect(await count(states, 'commissioned')).toBe('9,979');
+    const reasons = page.getByTestId('reconciliation-reasons');
+    expect(await count(reasons, 'recalled')).toBe('20');
+    expect(await count(reasons, 'destroyed')).toBe('1');
+    expect(await page.getByTestId('reconciliation-balanced').textContent()).toBe('Balanced');
+    await photograph('batch-serials');
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download the reconciliation CSV' }).click()]);
+    const csv = await readFile((await download.path())!, 'utf8');
+    expect(csv).toContain('commissioned,9979');
+    expect(csv).toContain('recalled,20');
+  }, 60_000);
+
   it('signs in with OpenID Connect (authorization code with PKCE), renews the session silently and signs out at the provider', async () => {
     const session = async () => JSON.parse((await page.evaluate<string | null>('sessionStorage.getItem("mint.console.session")')) ?? 'null') as { token: string } | null;
     const claims = (jwt: string) => JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString('utf8')) as { iss: string; sub: string };
