@@ -514,13 +514,15 @@ describe('the web console in chromium against npm start', () => {
     await expect.poll(() => count(states, 'commissioned'), soon).toBe('10,000');
     expect(await page.getByTestId('reconciliation-balanced').textContent()).toBe('Balanced');
     // A range the API refuses: the error names the field, which is marked invalid.
-    await page.locator('#move-from-seq').fill('0');
+    await page.getByLabel('First seq', { exact: true }).fill('50');
+    await page.getByLabel('Last seq', { exact: true }).fill('10');
     await page.getByRole('button', { name: 'Move serials' }).click();
-    await expect.poll(() => page.getByRole('alert').filter({ hasText: 'from_seq' }).count(), soon).toBe(1);
-    expect(await page.locator('#move-from-seq').getAttribute('aria-invalid')).toBe('true');
+    await expect.poll(() => page.getByRole('alert').filter({ hasText: 'to_seq' }).count(), soon).toBe(1);
+    expect(await page.getByLabel('Last seq', { exact: true }).getAttribute('aria-invalid')).toBe('true');
+    expect(await page.getByLabel('First seq', { exact: true }).getAttribute('aria-invalid')).toBe('false');
     // Decommission seq 101-120 as recalled.
-    await page.locator('#move-from-seq').fill('101');
-    await page.locator('#move-to-seq').fill('120');
+    await page.getByLabel('First seq', { exact: true }).fill('101');
+    await page.getByLabel('Last seq', { exact: true }).fill('120');
     await page.getByLabel('Action', { exact: true }).selectOption({ label: 'decommission (commissioned → decommissioned)' });
     await page.getByLabel('Decommissioning reason').selectOption({ label: 'recalled' });
     await page.getByRole('button', { name: 'Move serials' }).click();
@@ -554,6 +556,43 @@ describe('the web console in chromium against npm start', () => {
     const csv = await readFile((await download.path())!, 'utf8');
     expect(csv).toContain('commissioned,9979');
     expect(csv).toContain('recalled,20');
+  }, 60_000);
+
+  it("edits a product's passport section by section, shows the API's field error at its section, publishes it and lists the version", async () => {
+    const productId = /product_id\s+(\S+)/.exec(output)![1]!;
+    await go('Products');
+    await page.getByRole('link', { name: 'Passport of DEMO-SKU-1' }).click();
+    await expect.poll(() => page.getByTestId('passport-state').textContent(), soon).toBe('No draft yet. Not published.');
+    await page.getByLabel('Content of description (JSON)').fill('{ "en": "Demo jacket", "de": "Demo-Jacke" }');
+    await page.getByLabel('Content of materials (JSON)').fill('[{ "name": { "en": "Wool" }, "massFraction": 2 }]');
+    await page.getByLabel('Who reads materials').selectOption('legitimate_interest');
+    await page.getByRole('button', { name: 'Save draft' }).click();
+    // The API's refusal, shown at the section it names; nothing was written.
+    const materials = page.locator('fieldset[data-section="materials"]');
+    await expect.poll(() => materials.getByRole('alert').textContent(), soon).toContain('content.materials[0].massFraction');
+    expect(await page.getByLabel('Content of materials (JSON)').getAttribute('aria-invalid')).toBe('true');
+    expect(await page.locator('fieldset[data-section="description"]').getByRole('alert').count()).toBe(0);
+    expect(await page.getByTestId('passport-state').textContent()).toBe('No draft yet. Not published.');
+    await page.getByLabel('Content of materials (JSON)').fill('[{ "name": { "en": "Wool" }, "massFraction": 0.4 }]');
+    await page.getByRole('button', { name: 'Save draft' }).click();
+    await expect.poll(() => page.getByRole('status').filter({ hasText: 'Draft saved' }).textContent(), soon).toBe('Draft saved (revision 1).');
+    await expect.poll(() => page.getByTestId('passport-state').textContent(), soon).toMatch(/^Draft revision 1, saved/);
+    await page.getByRole('button', { name: 'Publish the saved draft' }).click();
+    await expect.poll(() => page.getByTestId('published').textContent(), soon).toBe('Published version 1.');
+    const row = page.getByTestId('passport-versions').locator('tbody tr');
+    await expect.poll(() => row.count(), soon).toBe(1);
+    const cells = await row.first().locator('td').allTextContents();
+    expect(cells[0]).toBe('1');
+    expect(cells[1]).toMatch(/^[0-9a-f]{64}$/);
+    expect(cells[2]).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/);
+    expect(cells[3]).not.toBe('');
+    await photograph('passport');
+    // The API holds what the screen shows: the section restricted to legitimate interest.
+    const latest = (await call('PassportService', 'GetPassport', { product_id: productId }))['latest'] as { version: number; sha256: string; content: Record<string, any> };
+    expect(latest.version).toBe(1);
+    expect(latest.sha256).toBe(cells[1]);
+    expect(latest.content['access']).toEqual({ materials: 'legitimate_interest' });
+    expect(latest.content['description']).toEqual({ en: 'Demo jacket', de: 'Demo-Jacke' });
   }, 60_000);
 
   it('signs in with OpenID Connect (authorization code with PKCE), renews the session silently and signs out at the provider', async () => {

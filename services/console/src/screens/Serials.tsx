@@ -174,9 +174,9 @@ export function MoveSerials({ batchId }: { readonly batchId: string }): ReactNod
         {by === 'range' ? (
           <fieldset>
             <legend>Seq range (inclusive; blank: the whole batch)</legend>
-            <label htmlFor="move-from-seq">From seq</label>
+            <label htmlFor="move-from-seq">First seq</label>
             <input id="move-from-seq" type="number" min={1} aria-invalid={invalid.has('range.from_seq') || invalid.has('from_seq')} value={fromSeq} onChange={(e) => setFromSeq(e.target.value)} />
-            <label htmlFor="move-to-seq">To seq</label>
+            <label htmlFor="move-to-seq">Last seq</label>
             <input id="move-to-seq" type="number" min={1} aria-invalid={invalid.has('range.to_seq') || invalid.has('to_seq')} value={toSeq} onChange={(e) => setToSeq(e.target.value)} />
           </fieldset>
         ) : (
