@@ -9,6 +9,7 @@ import { useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState, type FormEvent, type ReactNode } from 'react';
 import { errorText } from '../api.ts';
 import { useBrand } from '../context.tsx';
+import { passportFieldErrors, sectionOf } from '../form-text.ts';
 import { ErrorMessage, formatTime } from '../ui.tsx';
 
 /** The passport's sections (UNTP DPP), in the order the passport page shows them. */
@@ -19,20 +20,6 @@ const sections = [
 
 /** Who may read a section (the `access` map of the content; public when it names none). */
 const accessClasses = [['public', 'public (anyone who scans)'], ['legitimate_interest', 'legitimate interest (repairers, recyclers)'], ['authority', 'authority (market surveillance, customs)']] as const;
-
-/** The section an API field error belongs to (`content.materials[0].massFraction` is materials'), '' for the whole content. */
-export function sectionOf(field: string): string {
-  const m = /^content\.(access\.)?([A-Za-z0-9_]+)/.exec(field);
-  return m === null ? '' : m[2]!;
-}
-
-/** The `field: message` parts of a passport refusal (its fields are camelCase paths under `content`). */
-export function passportFieldErrors(text: string): { field: string; message: string }[] {
-  return text.split('; ').flatMap((part) => {
-    const m = /^(content(?:\.[A-Za-z0-9_]+|\[\d+\])*): (.+)$/s.exec(part);
-    return m === null ? [] : [{ field: m[1]!, message: m[2]! }];
-  });
-}
 
 interface Editing {
   /** Each section's JSON text; '' leaves the section out. */

@@ -8,6 +8,7 @@ import { useQueryClient } from '@tanstack/react-query';
 import { useRef, useState, type FormEvent, type ReactNode } from 'react';
 import { isTransient } from '../api.ts';
 import { useBrand } from '../context.tsx';
+import { parseSerials } from '../form-text.ts';
 import { enumName, ErrorMessage, invalidFields, Progress } from '../ui.tsx';
 
 /** Actions offered, in lifecycle order, with what each does. */
@@ -125,11 +126,6 @@ function MoveReport({ first }: { readonly first: SerialMoveReport }): ReactNode 
       )}
     </div>
   );
-}
-
-/** The serials of a pasted list: one per line, or separated by commas, semicolons or spaces. */
-export function parseSerials(text: string): string[] {
-  return text.split(/[\s,;]+/).map((s) => s.trim()).filter((s) => s !== '');
 }
 
 /** The form moving a seq range or a pasted list of serials, and the last move's report. */
