@@ -534,8 +534,14 @@ describe('the web console in chromium against npm start', () => {
     const recalled = await serialAt(110);
     const fresh = await serialAt(140);
     await page.getByLabel('A pasted list of serials').check();
-    await page.getByLabel(/^Serials \(one per line/).fill(`${recalled}\n${fresh}\nNOT-A-SERIAL-E2E`);
+    const pasted = page.getByLabel(/^Serials \(one per line/);
+    await pasted.fill(`${recalled}\n${fresh}\nNOT-A-SERIAL`);
     await page.getByLabel('Decommissioning reason').selectOption({ label: 'destroyed' });
+    await page.getByRole('button', { name: 'Move serials' }).click();
+    // A serial the API cannot read is refused naming it, and the list is marked invalid.
+    await expect.poll(() => page.getByRole('alert').filter({ hasText: 'serials[2]' }).count(), soon).toBe(1);
+    expect(await pasted.getAttribute('aria-invalid')).toBe('true');
+    await pasted.fill(`${recalled}\n${fresh}\nNOTASERIALE2E`);
     await page.getByRole('button', { name: 'Move serials' }).click();
     await expect.poll(() => page.getByTestId('move-refused').textContent(), soon).toBe('2');
     expect(await page.getByTestId('move-moved').textContent()).toBe('1');
@@ -543,7 +549,7 @@ describe('the web console in chromium against npm start', () => {
     expect(await refusals.count()).toBe(2);
     const refusedText = (await refusals.allTextContents()).join('\n');
     expect(refusedText).toMatch(new RegExp(`${recalled}.*wrong_state.*decommissioned.*recalled`));
-    expect(refusedText).toMatch(/NOT-A-SERIAL-E2E.*unknown/);
+    expect(refusedText).toMatch(/NOTASERIALE2E.*unknown/);
     // The reconciliation after both moves, per state and per reason, and its CSV.
     await expect.poll(() => count(states, 'decommissioned'), soon).toBe('21');
     expect(await count(states, 'commissioned')).toBe('9,979');
@@ -561,7 +567,7 @@ describe('the web console in chromium against npm start', () => {
   it("edits a product's passport section by section, shows the API's field error at its section, publishes it and lists the version", async () => {
     const productId = /product_id\s+(\S+)/.exec(output)![1]!;
     await go('Products');
-    await page.getByRole('link', { name: 'Passport of DEMO-SKU-1' }).click();
+    await page.locator('tbody tr', { hasText: 'DEMO-SKU-1' }).getByRole('link', { name: 'Passport' }).click();
     await expect.poll(() => page.getByTestId('passport-state').textContent(), soon).toBe('No draft yet. Not published.');
     await page.getByLabel('Content of description (JSON)').fill('{ "en": "Demo jacket", "de": "Demo-Jacke" }');
     await page.getByLabel('Content of materials (JSON)').fill('[{ "name": { "en": "Wool" }, "massFraction": 2 }]');

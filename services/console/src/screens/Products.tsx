@@ -68,7 +68,7 @@ export function Products(): ReactNode {
           <thead><tr><th>SKU</th><th>Name</th><th>GTIN</th><th>Commercial status</th><th>Mint readiness</th><th>Passport</th></tr></thead>
           <tbody>
             {(list.data?.products ?? []).map((p) => (
-              <tr key={p.id}><td>{p.sku}</td><td>{p.name}</td><td>{p.gtin ?? ''}</td><td>{enumName(CommercialStatus, p.commercialStatus)}</td><td>{enumName(MintReadinessStatus, p.mintReadinessStatus)}</td><td><a href={`#/products/${encodeURIComponent(p.id)}/passport`} aria-label={`Passport of ${p.sku}`}>Passport</a></td></tr>
+              <tr key={p.id}><td>{p.sku}</td><td>{p.name}</td><td>{p.gtin ?? ''}</td><td>{enumName(CommercialStatus, p.commercialStatus)}</td><td>{enumName(MintReadinessStatus, p.mintReadinessStatus)}</td><td><a href={`#/products/${encodeURIComponent(p.id)}/passport`}>Passport</a></td></tr>
             ))}
           </tbody>
         </table>

@@ -178,7 +178,7 @@ export function MoveSerials({ batchId }: { readonly batchId: string }): ReactNod
         ) : (
           <>
             <label htmlFor="move-serials">Serials (one per line, or separated by commas; up to 10,000)</label>
-            <textarea id="move-serials" rows={5} aria-invalid={invalid.has('serials.serials') || invalid.has('serials')} value={list} onChange={(e) => setList(e.target.value)} />
+            <textarea id="move-serials" rows={5} aria-invalid={[...invalid].some((f) => f === 'serials' || f.startsWith('serials[') || f.startsWith('serials.'))} value={list} onChange={(e) => setList(e.target.value)} />
           </>
         )}
         <label htmlFor="move-action">Action</label>
