@@ -219,7 +219,7 @@ describe('the web console in chromium against npm start', () => {
     await photograph('batches');
     await page.locator(`a[href="${batchUrl}"]`).first().click();
     await expect.poll(() => page.getByTestId('pack-status').first().textContent(), { timeout: 60_000 }).toBe('ready');
-    await expect.poll(() => page.locator('tbody tr').count(), soon).toBe(20);
+    await expect.poll(() => page.locator('section', { has: page.getByRole('heading', { name: 'Units', exact: true }) }).locator('tbody tr').count(), soon).toBe(20);
     expect(await page.getByRole('navigation', { name: 'Units pages' }).getByText('Page 1').count()).toBe(1);
     await photograph('batch');
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: /^Download pack/ }).click()]);
