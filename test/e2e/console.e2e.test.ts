@@ -564,7 +564,7 @@ describe('the web console in chromium against npm start', () => {
     expect(csv).toContain('recalled,20');
   }, 60_000);
 
-  it("edits a product's passport section by section, shows the API's field error at its section, publishes it and lists the version", async () => {
+  it("edits a product's passport section by section, shows the API's field error at its section, publishes two versions and lists them with what each changed", async () => {
     const productId = /product_id\s+(\S+)/.exec(output)![1]!;
     await go('Products');
     await page.locator('tbody tr', { hasText: 'DEMO-SKU-1' }).getByRole('link', { name: 'Passport' }).click();
@@ -592,13 +592,27 @@ describe('the web console in chromium against npm start', () => {
     expect(cells[1]).toMatch(/^[0-9a-f]{64}$/);
     expect(cells[2]).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/);
     expect(cells[3]).not.toBe('');
+    // Version 2 changes the description; its row shows that change against version 1.
+    await page.getByLabel('Content of description (JSON)').fill('{ "en": "Demo wool jacket" }');
+    await page.getByRole('button', { name: 'Save draft' }).click();
+    await expect.poll(() => page.getByTestId('passport-state').textContent(), soon).toMatch(/^Draft revision 2, saved/);
+    await page.getByRole('button', { name: 'Publish the saved draft' }).click();
+    await expect.poll(() => page.getByTestId('published').textContent(), soon).toBe('Published version 2.');
+    await expect.poll(() => row.count(), soon).toBe(2);
+    await row.first().getByText('Changes from version 1').click();
+    await expect.poll(() => page.getByTestId('changes-2').locator('li').allTextContents(), soon).toHaveLength(1);
+    const change = (await page.getByTestId('changes-2').textContent())!;
+    expect(change).toMatch(/^description changed/);
+    expect(change).toContain('"Demo-Jacke"');
+    expect(change).toContain('"Demo wool jacket"');
     await photograph('passport');
     // The API holds what the screen shows: the section restricted to legitimate interest.
     const latest = (await call('PassportService', 'GetPassport', { product_id: productId }))['latest'] as { version: number; sha256: string; content: Record<string, any> };
-    expect(latest.version).toBe(1);
-    expect(latest.sha256).toBe(cells[1]);
+    expect(latest.version).toBe(2);
+    expect(latest.sha256).toBe((await row.first().locator('td').allTextContents())[1]);
+    expect(latest.sha256).not.toBe(cells[1]);
     expect(latest.content['access']).toEqual({ materials: 'legitimate_interest' });
-    expect(latest.content['description']).toEqual({ en: 'Demo jacket', de: 'Demo-Jacke' });
+    expect(latest.content['description']).toEqual({ en: 'Demo wool jacket' });
   }, 60_000);
 
   it('signs in with OpenID Connect (authorization code with PKCE), renews the session silently and signs out at the provider', async () => {

@@ -1,15 +1,16 @@
 // A product's passport (model level): the draft's sections, each a JSON text area with its access
 // class and the API's field errors shown at it; saving the draft (a compare-and-set on its
-// revision), publishing it, and the published versions with their number, hash, time and publisher.
+// revision), publishing it, and the published versions with their number, hash, time, publisher
+// and what each changed from the one before.
 
 import type { JsonObject, JsonValue } from '@bufbuild/protobuf';
 import { useMutation, useQuery } from '@connectrpc/connect-query';
-import { CatalogService, PassportService } from '@mint/contract';
+import { CatalogService, PassportService, type PassportVersion } from '@mint/contract';
 import { useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState, type FormEvent, type ReactNode } from 'react';
 import { errorText } from '../api.ts';
 import { useBrand } from '../context.tsx';
-import { passportFieldErrors, sectionOf } from '../form-text.ts';
+import { passportFieldErrors, sectionChanges, sectionOf } from '../form-text.ts';
 import { ErrorMessage, formatTime } from '../ui.tsx';
 
 /** The passport's sections (UNTP DPP), in the order the passport page shows them. */
@@ -58,6 +59,33 @@ function contentOf(e: Editing): { content: JsonObject } | { bad: Record<string, 
   return { content };
 }
 
+/** What a version changed from the one before it (read with GetPassportVersion once opened), section by section. */
+function VersionChanges({ productId, version }: { readonly productId: string; readonly version: PassportVersion }): ReactNode {
+  const brandId = useBrand();
+  const [open, setOpen] = useState(false);
+  const previous = useQuery(PassportService.method.getPassportVersion, { brandId, productId, version: version.version - 1 }, { enabled: open });
+  const before = previous.data?.version?.content;
+  const changes = before === undefined ? [] : sectionChanges(before, version.content ?? {});
+  return (
+    <details onToggle={(e) => setOpen(e.currentTarget.open)}>
+      <summary>Changes from version {version.version - 1}</summary>
+      <ErrorMessage error={previous.error} />
+      {before !== undefined && changes.length === 0 && <p>No section changed.</p>}
+      {changes.length > 0 && (
+        <ul className="version-changes" data-testid={`changes-${version.version}`}>
+          {changes.map((c) => (
+            <li key={c.section}>
+              <code>{c.section}</code> {c.change}
+              {c.before !== undefined && <><span className="hint">before</span><pre className="diff-before">{c.before}</pre></>}
+              {c.after !== undefined && <><span className="hint">after</span><pre className="diff-after">{c.after}</pre></>}
+            </li>
+          ))}
+        </ul>
+      )}
+    </details>
+  );
+}
+
 /** The published versions, newest first, paged by the `before` cursor. */
 function Versions({ productId }: { readonly productId: string }): ReactNode {
   const brandId = useBrand();
@@ -72,10 +100,10 @@ function Versions({ productId }: { readonly productId: string }): ReactNode {
       {versions.data !== undefined && list.length === 0 ? <p>No version published yet.</p> : (
         <div className="table-wrap">
           <table data-testid="passport-versions">
-            <thead><tr><th>Version</th><th>SHA-256</th><th>Published (UTC)</th><th>Publisher</th></tr></thead>
+            <thead><tr><th>Version</th><th>SHA-256</th><th>Published (UTC)</th><th>Publisher</th><th>Changes</th></tr></thead>
             <tbody>
               {list.map((v) => (
-                <tr key={v.id}><td>{v.version}</td><td><code className="hash">{v.sha256}</code></td><td>{formatTime(v.publishedAt)}</td><td><code>{v.publishedBy}</code></td></tr>
+                <tr key={v.id}><td>{v.version}</td><td><code className="hash">{v.sha256}</code></td><td>{formatTime(v.publishedAt)}</td><td><code>{v.publishedBy}</code></td><td>{v.version > 1 ? <VersionChanges productId={productId} version={v} /> : 'first version'}</td></tr>
               ))}
             </tbody>
           </table>
