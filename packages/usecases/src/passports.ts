@@ -6,7 +6,7 @@
 import {
   appendEvents, passportPresence, findPassportAccessKeyForAuth, findPassportDraft, findPassportProduct, findPassportVersion, findPublishedPassportLevels, insertPassportAccessKey,
   insertPassportVersion, latestPassportVersion, listPassportAccessKeys, listPassportVersions as listVersionRows, revokePassportAccessKey as revokeKeyRow,
-  savePassportDraft, updateBrandPassportStyle, notifyPassportPublished, type PassportAccessKeyRow, type PassportKey, type PassportVersionRow,
+  savePassportDraft, updateBrandPassportStyle, notifyPassportPublished, findBrandForPassport, listPublishedPassportLots, type PassportAccessKeyRow, type PassportKey, type PassportVersionRow,
 } from '@mint/db';
 import {
   assertValid, ConflictError, generateApiKey, hashApiKeySecret, IllegalStateError, inheritPassport, InvalidInputError, isUuid, normalizeGtin, NotFoundError,
@@ -468,6 +468,32 @@ async function passportOfLevels(ctx: UseCaseContext, input: PublishedPassportInp
     inherited: [levels.lot, levels.model].filter((l): l is PassportVersionRow => l !== null && l !== latest).map(toVersionView),
     restricted: visible.restricted, withheld: visible.withheld,
   };
+}
+
+/** A product's published model and lot passports as the public reads them: what is signed at publish. */
+export interface PublishedPassportHeads {
+  readonly brand: { readonly slug: string; readonly name: string };
+  readonly product: { readonly id: string; readonly name: string; readonly gtin: string };
+  /** The model's passport (lot null) and each lot's with a version of its own, latest versions, public sections only. */
+  readonly levels: readonly { readonly lot: string | null; readonly passport: PublishedPassport }[];
+}
+
+/**
+ * The latest public model and lot passports of the brand's product with this GTIN (null when the
+ * brand or GTIN is unknown or nothing is published): O(1) in the number of units (units are never
+ * read), one read per lot with a passport of its own.
+ */
+export async function publishedPassportHeads(ctx: UseCaseContext, brandId: string, gtin: string): Promise<PublishedPassportHeads | null> {
+  const em = ctx.db.em.fork();
+  const [brand, product] = await Promise.all([findBrandForPassport(em, brandId), findPassportProduct(em, brandId, { gtin })]);
+  if (brand === null || product === null || product.gtin === null) return null;
+  const lots = await listPublishedPassportLots(em, brandId, product.id);
+  const levels: { lot: string | null; passport: PublishedPassport }[] = [];
+  for (const lot of [null, ...lots]) {
+    const passport = await readPublishedPassport(ctx, { brandId, productId: product.id, lot, serial: null, version: null, reader: null, representation: 'vc+jwt' });
+    if (passport !== null) levels.push({ lot, passport });
+  }
+  return levels.length === 0 ? null : { brand, product: { id: product.id, name: product.name, gtin: product.gtin }, levels };
 }
 
 /** What the resolver keeps of a product's passports: whether it has any, and which units have their own. */
