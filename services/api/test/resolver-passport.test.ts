@@ -266,6 +266,22 @@ describe('versions', () => {
   });
 });
 
+describe('kept pages', () => {
+  it('shows each unit its own serial on a page rendered once per product and language, escaped, a never-issued one on its 404 page', async () => {
+    const [{ other }] = (await query<{ other: string }>(app.db.em.fork(), 'select serial as other from mint_units where mint_batch_id = (select mint_batch_id from mint_units where serial = ?) and serial <> ? limit 1', [serial, serial])) as [{ other: string }];
+    const pages = await Promise.all([other, serial].map(async (s) => ({ s, page: await get(unitPath(s), { 'accept-language': 'en' }) })));
+    for (const { s, page } of pages) {
+      expect([page.status, page.body.includes(`<dd>${s}</dd>`), pages.some((o) => o.s !== s && page.body.includes(o.s))]).toEqual([200, true, false]);
+    }
+    const forged = await Promise.all(['NOPE<b>1', 'NOPE<i>22'].map(async (s) => ({ s, page: await get(unitPath(encodeURIComponent(s)), { 'accept-language': 'en' }) })));
+    for (const { s, page } of forged) {
+      expect([page.status, page.body.includes(s), page.body.includes(`<dd>${s.replace('<', '&#60;').replace('>', '&#62;')}</dd>`)]).toEqual([404, false, true]);
+    }
+    const without = forged.map(({ s, page }) => page.body.replace(s.replace('<', '&#60;').replace('>', '&#62;'), ''));
+    expect(without[0]).toBe(without[1]);
+  });
+});
+
 describe('credentials signed at publish', () => {
   it('signs the model and lot credentials when a version is published, so their requests sign nothing; an item is signed once, on its first request', async () => {
     const owner = { id: brand.userId };
