@@ -440,7 +440,22 @@ export async function readPublishedPassport(ctx: UseCaseContext, input: Publishe
   return passportOfLevels(ctx, input, levels);
 }
 
-async function passportOfLevels(ctx: UseCaseContext, input: PublishedPassportInput, levels: Levels): Promise<PublishedPassport | null> {
+/** The public latest passport of levels read once (kept while their levels are cached: the same object). */
+const publicOfLevels = new WeakMap<Levels, PublishedPassport | null>();
+
+function passportOfLevels(ctx: UseCaseContext, input: PublishedPassportInput, levels: Levels): PublishedPassport | null | Promise<PublishedPassport | null> {
+  const granted = input.reader !== null && input.reader.brandId === input.brandId;
+  if (input.version !== null || granted) return readPassportOfLevels(ctx, input, levels);
+  // The public's latest passport writes no audit event and depends on the levels alone.
+  const kept = publicOfLevels.get(levels);
+  if (kept !== undefined) return kept;
+  return readPassportOfLevels(ctx, input, levels).then((p) => {
+    publicOfLevels.set(levels, p);
+    return p;
+  });
+}
+
+async function readPassportOfLevels(ctx: UseCaseContext, input: PublishedPassportInput, levels: Levels): Promise<PublishedPassport | null> {
   const em = ctx.db.em.fork();
   const latest = levels.unit ?? levels.lot ?? levels.model;
   if (latest === null) return null;
@@ -539,17 +554,25 @@ export function createPassportReads(ctx: UseCaseContext, options: { readonly cac
     map.set(key, { value, until: Date.now() + ttl });
     return value;
   };
-  const levelsOf = async (input: PublishedPassportInput, p: Presence): Promise<Levels> => {
+  const levelsKey = (input: PublishedPassportInput, p: Presence) => {
     // A unit without a passport of its own shares its lot's (or product's) cached levels.
     const own = input.serial !== null && (p.manyUnits || p.units.has(input.serial));
-    const serial = own ? input.serial ?? '' : '';
-    const key = `${input.brandId} ${input.productId} ${input.lot ?? ''} ${serial}`;
-    const hit = levels.get(key);
-    if (hit !== undefined && hit.until > Date.now()) return hit.value;
+    return { serial: own ? input.serial ?? '' : '', key: `${input.brandId} ${input.productId} ${input.lot ?? ''} ${own ? input.serial ?? '' : ''}` };
+  };
+  const levelsKept = (input: PublishedPassportInput, p: Presence): Levels | undefined => {
+    const hit = levels.get(levelsKey(input, p).key);
+    return hit !== undefined && hit.until > Date.now() ? hit.value : undefined;
+  };
+  const levelsOf = async (input: PublishedPassportInput, p: Presence): Promise<Levels> => {
+    const { serial, key } = levelsKey(input, p);
     const found = await findPublishedPassportLevels(ctx.db.em.fork(), input.brandId, input.productId, input.lot, serial === '' ? null : serial);
     return remember(levels, key, found);
   };
-  const withPresence = async (input: PublishedPassportInput, p: Presence) => (p.any ? passportOfLevels(ctx, input, await levelsOf(input, p)) : null);
+  const withPresence = (input: PublishedPassportInput, p: Presence): PublishedPassport | null | Promise<PublishedPassport | null> => {
+    if (!p.any) return null;
+    const kept = levelsKept(input, p);
+    return kept === undefined ? levelsOf(input, p).then((l) => passportOfLevels(ctx, input, l)) : passportOfLevels(ctx, input, kept);
+  };
   return {
     read(input) {
       const key = `${input.brandId} ${input.productId}`;
