@@ -5,7 +5,7 @@ import type { JsonObject, MessageInitShape } from '@bufbuild/protobuf';
 import type { Timestamp } from '@bufbuild/protobuf/wkt';
 import { Code, ConnectError, type HandlerContext, type ServiceImpl } from '@connectrpc/connect';
 import type { MintService, MintBatchSchema } from '@mint/contract';
-import { encodeCursor, resolveCursor, type Cursor } from '@mint/domain';
+import { encodeCursor, InvalidInputError, resolveCursor, type Cursor } from '@mint/domain';
 import type * as UseCases from '@mint/usecases';
 import { loggerKey, principalOf } from '../context.ts';
 import { unimplemented } from './unimplemented.ts';
@@ -357,7 +357,7 @@ export function createMintServiceHandlers(deps: MintServiceDeps): ServiceImpl<ty
       let wireTarget: UseCases.SerialMoveTarget;
       if (target.case === 'serials') wireTarget = { serials: target.value.serials };
       else if (target.case === 'range') wireTarget = { mintBatchId: target.value.mintBatchId, fromSeq: orNull(target.value.fromSeq), toSeq: orNull(target.value.toSeq) };
-      else throw new ConnectError('target: exactly one of serials or range is required', Code.InvalidArgument);
+      else throw new InvalidInputError([{ field: 'target', message: 'exactly one of serials or range is required' }]);
       const move = await useCases.moveSerials(ctx, actorOf(context), {
         brandId: req.brandId,
         action: serialAction.toDomain(req.action, 'action'),
