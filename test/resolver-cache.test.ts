@@ -2,8 +2,9 @@
 // loopback port with a temporary working folder and the project's VCL (deploy/varnish/resolver.vcl),
 // in front of an API whose CACHE_PURGE_URL is that Varnish. varnishncsa reads Varnish's log of cache
 // hits into `mintctl scans ship-log`, as an operator runs them. Checked: GTIN and lot answers
-// are served from the cache, a link change is visible through the cache within 2 s (the API purges
-// by surrogate key), and the scans counted in the ledger are the same with and without the cache.
+// are served from the cache, a link change, a product rename and a lot void are each visible through
+// the cache within 2 s (the API purges by surrogate key on the link change feed), and the scans
+// counted in the ledger are the same with and without the cache.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -13,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { setBrandResolverDomain, upsertLink } from '@mint/usecases';
+import { setBrandResolverDomain, setMintBatchStatus, upsertLink, upsertProduct } from '@mint/usecases';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../services/api/test/support.ts';
 import { mintCompleted } from './support/pack-fixtures.ts';
@@ -167,6 +168,52 @@ describe('the resolver behind Varnish', () => {
     console.log(`brand domain change purged the brand's cached answers after ${Date.now() - changedAt} ms`);
     expect(again).toBe(false);
     expect(Date.now() - changedAt).toBeLessThan(2_000);
+  });
+
+  it('shows a product rename and a voided lot through the cache within 2 s', async () => {
+    const cache = `http://127.0.0.1:${varnishPort}`;
+    const gtinPath = `/r/${slug}/01/${brand.gtin}`;
+    /** The JSON answer through the cache: its status, the product's name, whether the cache answered. */
+    const read = async (path: string) => {
+      const response = await fetch(`${cache}${path}`, { headers: { accept: 'application/json', 'x-forwarded-for': `10.8.0.${phones++ & 255}` }, redirect: 'manual' });
+      const body = await response.json() as { product?: { name?: string } };
+      return { status: response.status, name: body.product?.name ?? null, body, hit: (response.headers.get('x-varnish') ?? '').trim().split(/\s+/).length === 2 };
+    };
+    /** Reads `path` through the cache until `done` holds (5 s at most): the time it took. */
+    const visibleAfter = async (path: string, done: (answer: Awaited<ReturnType<typeof read>>) => boolean) => {
+      const changedAt = Date.now();
+      let answer = await read(path);
+      while (!done(answer) && Date.now() - changedAt < 5_000) {
+        await sleep(20);
+        answer = await read(path);
+      }
+      expect(done(answer), JSON.stringify(answer.body)).toBe(true);
+      return Date.now() - changedAt;
+    };
+
+    // A rename: the GTIN's cached answers name the product.
+    await read(gtinPath);
+    expect(await read(gtinPath)).toMatchObject({ name: 'Product One', hit: true });
+    const renames: number[] = [];
+    for (const name of ['Product One, renamed', 'Product One, renamed again']) {
+      await upsertProduct(app.ctx, { id: brand.userId }, {
+        brandId: brand.brandId, sku: 'SKU-1', name, gtin: brand.gtin, commercialStatus: 'ACTIVE', mintReadinessStatus: 'READY', passportUrl: null,
+      });
+      renames.push(await visibleAfter(gtinPath, (a) => a.name === name));
+      // Cached again under the new name.
+      expect(await read(gtinPath)).toMatchObject({ name, hit: true });
+    }
+
+    // A void: the lot's cached answer gives way to the voided lot's.
+    const { mintBatchId } = await mintCompleted(app.ctx, brand, 5, { identityMode: 'batch', lots: [{ lotCode: 'LOT-VOID', qty: 5 }] });
+    const lotPath = `${gtinPath}/10/LOT-VOID`;
+    await read(lotPath);
+    expect(await read(lotPath)).toMatchObject({ status: 200, hit: true });
+    await setMintBatchStatus(app.ctx, { id: brand.userId }, { brandId: brand.brandId, mintBatchId, status: 'voided', reason: 'labels misprinted' });
+    // Withdrawn: 410 Gone.
+    const voided = await visibleAfter(lotPath, (a) => a.status === 410);
+    console.log(`product rename visible through Varnish after ${renames.join(', ')} ms; lot void (200 -> 410) after ${voided} ms`);
+    for (const ms of [...renames, voided]) expect(ms).toBeLessThan(2_000);
   });
 
   it('counts the same scans with and without the cache', async () => {
