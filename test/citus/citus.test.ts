@@ -5,8 +5,9 @@
 // scan recorded), sees a link change reach the resolver through NOTIFY on the coordinator, and
 // imports products whose passport pages become links, moves a range of serials along their
 // lifecycle (recalled, with EPCIS events and a balanced reconciliation), ingests and reads scans
-// of an edge, and publishes a passport whose credential an API serves to a machine (JSON-LD and a
-// signed vc+jwt). Each step prints its time.
+// of an edge, publishes a passport whose credential an API serves to a machine (JSON-LD and a
+// signed vc+jwt), and hears a rename, a publish and a void on the change feed. Each step prints
+// its time.
 
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -25,7 +26,7 @@ import { createFsPackStore } from '@mint/store';
 import {
   createResolver, createScanRecorder, createUseCaseContext, createUser, createWebhookEndpoint, createWebhookSender, createWorkspace, getJobProgress,
   getMintBatch, getProductImport, getScanStats, grantRole, listMintUnits, listPassportVersions, moveSerials, publishPassport, reconcileMintBatch, recordScanEvents,
-  startProductImport, submitMintRequest, updatePassportDraft, upsertLink, upsertProduct, type UseCaseContext,
+  setMintBatchStatus, startProductImport, submitMintRequest, updatePassportDraft, upsertLink, upsertProduct, type UseCaseContext,
 } from '@mint/usecases';
 import { startApi } from '../../services/api/src/start.ts';
 import { startExecutor } from '../../services/executor/src/executor.ts';
@@ -349,6 +350,32 @@ describe('on Citus (a coordinator and its workers)', () => {
       expect(signed['credentialStatus']).toMatchObject({ type: 'BitstringStatusListEntry', statusPurpose: 'revocation' });
     } finally {
       await api.close();
+    }
+  });
+  it('announces a product rename, a passport publish and a voided batch on the change feed from the coordinator (what purges a caching proxy in front)', async () => {
+    const heard: string[] = [];
+    const resolver = createResolver(ctx, { onLinkChange: (brandId, gtin) => heard.push(`${brandId} ${gtin}`) });
+    const owner = { id: brand.userId };
+    /** Runs `change` and waits (1 s at most) for the resolver to hear of the brand's GTIN. */
+    const heardAfter = async (label: string, change: () => Promise<unknown>) => {
+      heard.length = 0;
+      const started = performance.now();
+      await change();
+      await until(`${label} on the change feed`, async () => heard.includes(`${brand.id} ${brand.gtin}`), 1_000);
+      timed(label, started);
+    };
+    try {
+      await resolver.listening;
+      await heardAfter('renameHeard', () => upsertProduct(ctx, owner, {
+        brandId: brand.id, sku: 'SKU-1', name: 'Product One, renamed', gtin: brand.gtin, commercialStatus: 'ACTIVE', mintReadinessStatus: 'READY', passportUrl: 'https://citus.example/p1',
+      }));
+      await heardAfter('publishHeard', async () => {
+        await updatePassportDraft(ctx, owner, { brandId: brand.id, productId: brand.productId, lot: null, serial: null, content: { description: { en: 'Traction battery 310 Ah' } }, expectedRevision: null });
+        await publishPassport(ctx, owner, { brandId: brand.id, productId: brand.productId, lot: null, serial: null });
+      });
+      await heardAfter('voidHeard', () => setMintBatchStatus(ctx, owner, { brandId: brand.id, mintBatchId: minted.batchId, status: 'voided', reason: 'labels misprinted' }));
+    } finally {
+      await resolver.close();
     }
   });
 });
