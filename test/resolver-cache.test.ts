@@ -5,6 +5,7 @@
 // served from the cache; a link change, a product rename, a passport publish and a lot void are
 // each visible through the cache within 2 s (the API purges by surrogate key on the link change
 // feed); and the scans counted in the ledger are the same with and without the cache.
+
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
