@@ -214,23 +214,26 @@ async function writeChunk(
 ): Promise<{ minted: number; started: boolean }> {
   const { brandId, mintJobId: jobId } = batch;
   const unitStatus = initialUnitStatus(batch.activationMode);
+  // Serials start with the second of `now`, the units' created_at (0.1 ms per 1,659 serials); drawn
+  // before the transaction opens, so concurrent writers of a run draw in the order they started.
+  const now = ctx.clock();
+  const serials = generateTimedSerials(chunk.count, now, ctx.randomFill);
   try {
     return await ctx.db.em.fork().transactional(async (em) => {
-      const now = ctx.clock();
-      // Serials start with the second of `now`, the units' created_at (0.1 ms per 1,659 serials).
-      const serials = generateTimedSerials(chunk.count, now, ctx.randomFill);
       // The insert sets the transaction's idle timeout on its way (as fenced does), so a holder paused after it
       // keeps its units' seqs from a takeover for no longer than its lease.
       await insertUnitChunk(em, {
         brandId, mintBatchId: batch.id, firstSeq: chunk.firstSeq, serials, status: unitStatus, createdAt: now,
       }, { idleInTransactionTimeoutMs: leaseMs });
+      // The lease is checked and extended as of the commit, not of the draw.
+      const at = ctx.clock();
       const committed = await commitChunk(em, {
-        lease, expiresAt: leaseExpiry(now, leaseMs), at: now, start: start ? startProcessing() : null, batchId: batch.id,
+        lease, expiresAt: leaseExpiry(at, leaseMs), at, start: start ? startProcessing() : null, batchId: batch.id,
         count: chunk.count, activeCount: unitStatus === 'active' ? chunk.count : 0,
         event: jobEvent(brandId, 'mint_units_created', jobId, batch.id, { count: chunk.count, first_seq: chunk.firstSeq }),
       });
       if (committed === null) throw new LeaseLostError(`lease ${lease.token} of mint job ${jobId} was lost to another executor; chunk rejected`);
-      if (committed.minted === batch.requestedQuantity) await complete(em, now, batch, completeSerialJob());
+      if (committed.minted === batch.requestedQuantity) await complete(em, at, batch, completeSerialJob());
       return { minted: committed.minted, started: committed.status !== 'RESERVED' };
     });
   } catch (error) {
