@@ -412,6 +412,8 @@ export function createResolver(ctx: UseCaseContext, options: ResolverOptions = {
   // A change without GTIN is a brand's as a whole (its domain among it): the domain table reloads too.
   const feed: LinkChangeFeed = listenForLinkChanges(ctx.db, {
     onChange: (brandId, gtin) => {
+      // With a replica, the GTIN's product and lots are read on the primary for a while: the replica may lag the change.
+      own.changed?.(brandId, gtin);
       links.invalidate(brandId, gtin);
       // The product (its name, passport URL) may be what changed: a rename or a passport move.
       productOf.forget(gtin === null || gtin === '' ? (key) => key.startsWith(`${brandId} `) : (key) => key === `${brandId} ${gtin}`);
