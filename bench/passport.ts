@@ -10,6 +10,7 @@
 // and prints each row's p50/p99 and the API's CPU per answer (from /proc), with their ratios to
 // the redirect's. Then item credential signing: the signer over distinct credentials (none cached)
 // against a bare Ed25519 sign loop (node:crypto) of payloads of the same size. Drops the database.
+// BENCH_CPU_PROF=dir writes the API child's CPU profile (node --cpu-prof) into dir.
 
 import { generateKeyPairSync, sign } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -25,6 +26,8 @@ const units = Number(process.env['BENCH_UNITS'] ?? 200);
 const rate = Number(process.env['BENCH_RATE'] ?? 1_000);
 const seconds = Number(process.env['BENCH_DURATION'] ?? 5);
 const connections = 10;
+/** BENCH_CPU_PROF=dir: the API child writes a V8 CPU profile (node --cpu-prof) into dir. */
+const profile = process.env['BENCH_CPU_PROF'] === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${process.env['BENCH_CPU_PROF']}`];
 const secretKeys = `b1:${Buffer.alloc(32, 3).toString('base64')}`;
 const browserAccept = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
 
@@ -68,7 +71,7 @@ try {
   });
   const [{ slug }] = await query<{ slug: string }>(db.em.fork(), 'select slug from brands where id = ?', [brand.id]) as [{ slug: string }];
 
-  const { child, port } = await spawnServer(['bench/passport-child.ts', scratch.url, secretKeys], 'bench API');
+  const { child, port } = await spawnServer([...profile, 'bench/passport-child.ts', scratch.url, secretKeys], 'bench API');
   try {
     const rows = [
       { name: 'unit redirect', status: 307, accept: browserAccept, path: (i: number) => `/r/${slug}/01/${gtinA}/21/${serialsA[i % serialsA.length]}` },

@@ -86,7 +86,7 @@ export {
 export {
   type PassportKey, type PassportDraftRow, type PassportVersionRow, findPassportDraft, savePassportDraft, latestPassportVersion, findPassportVersion,
   listPassportVersions, insertPassportVersion, findPublishedPassportLevels, findPassportProduct, type PassportAccessKeyRow, insertPassportAccessKey,
-  findPassportAccessKeyForAuth, listPassportAccessKeys, revokePassportAccessKey, passportPresence, supersededStatusIndexes, findBrandBySlug,
+  findPassportAccessKeyForAuth, listPassportAccessKeys, revokePassportAccessKey, passportPresence, supersededStatusIndexes, findBrandBySlug, findBrandForPassport, listPublishedPassportLots,
   type PassportSigningKeyRow, listPassportSigningKeys, insertPassportSigningKey, updateBrandPassportStyle, notifyPassportPublished,
 } from './repositories/passports.ts';
 export { UnitStateRow, SerialMoveRow, EpcisEventRow } from './entities/serials.ts';

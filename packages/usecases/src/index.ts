@@ -87,9 +87,9 @@ export {
   type PublishPassportOutcome, publishPassport, type PassportVersionPage, listPassportVersions, getPassportVersion, type PassportImportEntry,
   maxPassportImportEntries, importPassports, type PassportAccessKeyView, maxPassportKeyLifetimeMs, issuePassportAccessKey, revokePassportAccessKey,
   listPassportAccessKeysOf, type PassportReader, passportReaderOf, type PublishedPassport, readPublishedPassport, type PublishedPassportInput,
-  type PassportReads, createPassportReads, setPassportStyle,
+  type PassportReads, createPassportReads, setPassportStyle, publishedPassportHeads, type PublishedPassportHeads,
 } from './passports.ts';
-export { rotatePassportSigningKey, type PassportSigner, createPassportSigner } from './passport-signing.ts';
+export { rotatePassportSigningKey, type PassportSigner, type PassportSignerOptions, createPassportSigner } from './passport-signing.ts';
 export { createEdgeLogShipper, type EdgeLogShipper, type EdgeLogShipperOptions, type EdgeLogStats } from './edge-log.ts';
 export {
   moveSerials, continueSerialMove, runSerialMoveChunk, getSerialMove, epcisEventsOf, epcisDocument, maxMoveSerials, serialMoveChunk,

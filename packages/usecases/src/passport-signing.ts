@@ -45,8 +45,9 @@ export async function rotatePassportSigningKey(ctx: UseCaseContext): Promise<str
 export interface PassportSigner {
   /**
    * A credential secured with VC-JOSE-COSE: a compact JWS (`typ: vc+jwt`, `cty: vc`, EdDSA) whose
-   * `kid` is `{issuer}#{key id}`. Signed on first request and kept (the same credential, by its
-   * bytes, is not signed twice while its key signs; at most `maxSigned` kept).
+   * `kid` is `{issuer}#{key id}`. Kept once signed (the same credential, by its bytes, is not
+   * signed twice while its key signs; at most `maxSigned` kept): the resolver signs model and lot
+   * credentials at publish, so their requests find them here.
    */
   sign(credential: Record<string, unknown>, issuer: string): Promise<string>;
   /** The DID document of `did` (a did:web of the service's host or a brand domain): every key, current and rotated. */
@@ -57,13 +58,24 @@ export interface PassportSigner {
   reset(): void;
 }
 
+/** How a signer keeps and makes signatures. */
+export interface PassportSignerOptions {
+  /** How long keys read from the database are kept (ms, default 10 s). */
+  readonly cacheMs?: number;
+  /** Most signed credentials kept (default 10,000). */
+  readonly maxSigned?: number;
+  /** The Ed25519 signature of a JWS signing input (default node:crypto's `sign`); every signature the signer makes goes through it. */
+  readonly signWith?: (input: Buffer, key: KeyObject) => Buffer;
+}
+
 /**
  * The process's signer. Keys are read from the database and kept `cacheMs` (default 10 s); the
  * first signature creates a key when there is none. Without WEBHOOK_SECRET_KEYS no key can be
  * sealed or opened, and `sign` rejects.
  */
-export function createPassportSigner(ctx: UseCaseContext, options: { readonly cacheMs?: number; readonly maxSigned?: number } = {}): PassportSigner {
+export function createPassportSigner(ctx: UseCaseContext, options: PassportSignerOptions = {}): PassportSigner {
   const ttl = options.cacheMs ?? 10_000;
+  const ed25519 = options.signWith ?? ((input: Buffer, key: KeyObject) => sign(null, input, key));
   const maxSigned = options.maxSigned ?? 10_000;
   const signed = new Map<string, string>();
   let cached: { readonly keys: readonly PassportSigningKeyRow[]; readonly until: number } | null = null;
@@ -97,7 +109,7 @@ export function createPassportSigner(ctx: UseCaseContext, options: { readonly ca
     // RFC 7515 compact serialisation: BASE64URL(header) '.' BASE64URL(payload) '.' BASE64URL(Ed25519 signature of both).
     const header = Buffer.from(JSON.stringify({ alg: 'EdDSA', kid: `${issuer}#${current.kid}`, typ: 'vc+jwt', cty: 'vc', iss: issuer })).toString('base64url');
     const input = `${header}.${Buffer.from(bytes).toString('base64url')}`;
-    const jws = `${input}.${sign(null, Buffer.from(input), privateKeyOf(current)).toString('base64url')}`;
+    const jws = `${input}.${ed25519(Buffer.from(input), privateKeyOf(current)).toString('base64url')}`;
     if (signed.size >= maxSigned) signed.clear();
     signed.set(memo, jws);
     return jws;

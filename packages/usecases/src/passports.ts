@@ -6,7 +6,7 @@
 import {
   appendEvents, passportPresence, findPassportAccessKeyForAuth, findPassportDraft, findPassportProduct, findPassportVersion, findPublishedPassportLevels, insertPassportAccessKey,
   insertPassportVersion, latestPassportVersion, listPassportAccessKeys, listPassportVersions as listVersionRows, revokePassportAccessKey as revokeKeyRow,
-  savePassportDraft, updateBrandPassportStyle, notifyPassportPublished, type PassportAccessKeyRow, type PassportKey, type PassportVersionRow,
+  savePassportDraft, updateBrandPassportStyle, notifyPassportPublished, findBrandForPassport, listPublishedPassportLots, type PassportAccessKeyRow, type PassportKey, type PassportVersionRow,
 } from '@mint/db';
 import {
   assertValid, ConflictError, generateApiKey, hashApiKeySecret, IllegalStateError, inheritPassport, InvalidInputError, isUuid, normalizeGtin, NotFoundError,
@@ -440,7 +440,22 @@ export async function readPublishedPassport(ctx: UseCaseContext, input: Publishe
   return passportOfLevels(ctx, input, levels);
 }
 
-async function passportOfLevels(ctx: UseCaseContext, input: PublishedPassportInput, levels: Levels): Promise<PublishedPassport | null> {
+/** The public latest passport of levels read once (kept while their levels are cached: the same object). */
+const publicOfLevels = new WeakMap<Levels, PublishedPassport | null>();
+
+function passportOfLevels(ctx: UseCaseContext, input: PublishedPassportInput, levels: Levels): PublishedPassport | null | Promise<PublishedPassport | null> {
+  const granted = input.reader !== null && input.reader.brandId === input.brandId;
+  if (input.version !== null || granted) return readPassportOfLevels(ctx, input, levels);
+  // The public's latest passport writes no audit event and depends on the levels alone.
+  const kept = publicOfLevels.get(levels);
+  if (kept !== undefined) return kept;
+  return readPassportOfLevels(ctx, input, levels).then((p) => {
+    publicOfLevels.set(levels, p);
+    return p;
+  });
+}
+
+async function readPassportOfLevels(ctx: UseCaseContext, input: PublishedPassportInput, levels: Levels): Promise<PublishedPassport | null> {
   const em = ctx.db.em.fork();
   const latest = levels.unit ?? levels.lot ?? levels.model;
   if (latest === null) return null;
@@ -468,6 +483,32 @@ async function passportOfLevels(ctx: UseCaseContext, input: PublishedPassportInp
     inherited: [levels.lot, levels.model].filter((l): l is PassportVersionRow => l !== null && l !== latest).map(toVersionView),
     restricted: visible.restricted, withheld: visible.withheld,
   };
+}
+
+/** A product's published model and lot passports as the public reads them: what is signed at publish. */
+export interface PublishedPassportHeads {
+  readonly brand: { readonly slug: string; readonly name: string };
+  readonly product: { readonly id: string; readonly name: string; readonly gtin: string };
+  /** The model's passport (lot null) and each lot's with a version of its own, latest versions, public sections only. */
+  readonly levels: readonly { readonly lot: string | null; readonly passport: PublishedPassport }[];
+}
+
+/**
+ * The latest public model and lot passports of the brand's product with this GTIN (null when the
+ * brand or GTIN is unknown or nothing is published): O(1) in the number of units (units are never
+ * read), one read per lot with a passport of its own.
+ */
+export async function publishedPassportHeads(ctx: UseCaseContext, brandId: string, gtin: string): Promise<PublishedPassportHeads | null> {
+  const em = ctx.db.em.fork();
+  const [brand, product] = await Promise.all([findBrandForPassport(em, brandId), findPassportProduct(em, brandId, { gtin })]);
+  if (brand === null || product === null || product.gtin === null) return null;
+  const lots = await listPublishedPassportLots(em, brandId, product.id);
+  const levels: { lot: string | null; passport: PublishedPassport }[] = [];
+  for (const lot of [null, ...lots]) {
+    const passport = await readPublishedPassport(ctx, { brandId, productId: product.id, lot, serial: null, version: null, reader: null, representation: 'vc+jwt' });
+    if (passport !== null) levels.push({ lot, passport });
+  }
+  return levels.length === 0 ? null : { brand, product: { id: product.id, name: product.name, gtin: product.gtin }, levels };
 }
 
 /** What the resolver keeps of a product's passports: whether it has any, and which units have their own. */
@@ -513,17 +554,25 @@ export function createPassportReads(ctx: UseCaseContext, options: { readonly cac
     map.set(key, { value, until: Date.now() + ttl });
     return value;
   };
-  const levelsOf = async (input: PublishedPassportInput, p: Presence): Promise<Levels> => {
+  const levelsKey = (input: PublishedPassportInput, p: Presence) => {
     // A unit without a passport of its own shares its lot's (or product's) cached levels.
     const own = input.serial !== null && (p.manyUnits || p.units.has(input.serial));
-    const serial = own ? input.serial ?? '' : '';
-    const key = `${input.brandId} ${input.productId} ${input.lot ?? ''} ${serial}`;
-    const hit = levels.get(key);
-    if (hit !== undefined && hit.until > Date.now()) return hit.value;
+    return { serial: own ? input.serial ?? '' : '', key: `${input.brandId} ${input.productId} ${input.lot ?? ''} ${own ? input.serial ?? '' : ''}` };
+  };
+  const levelsKept = (input: PublishedPassportInput, p: Presence): Levels | undefined => {
+    const hit = levels.get(levelsKey(input, p).key);
+    return hit !== undefined && hit.until > Date.now() ? hit.value : undefined;
+  };
+  const levelsOf = async (input: PublishedPassportInput, p: Presence): Promise<Levels> => {
+    const { serial, key } = levelsKey(input, p);
     const found = await findPublishedPassportLevels(ctx.db.em.fork(), input.brandId, input.productId, input.lot, serial === '' ? null : serial);
     return remember(levels, key, found);
   };
-  const withPresence = async (input: PublishedPassportInput, p: Presence) => (p.any ? passportOfLevels(ctx, input, await levelsOf(input, p)) : null);
+  const withPresence = (input: PublishedPassportInput, p: Presence): PublishedPassport | null | Promise<PublishedPassport | null> => {
+    if (!p.any) return null;
+    const kept = levelsKept(input, p);
+    return kept === undefined ? levelsOf(input, p).then((l) => passportOfLevels(ctx, input, l)) : passportOfLevels(ctx, input, kept);
+  };
   return {
     read(input) {
       const key = `${input.brandId} ${input.productId}`;

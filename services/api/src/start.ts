@@ -14,7 +14,7 @@ import { metricsRoute } from './metrics/route.ts';
 import { metricSources } from './metrics/sources.ts';
 import { createConnectRoutes, createServices, type ConnectRoutesDeps } from './routes.ts';
 import { downloadRoute } from './downloads/routes.ts';
-import { brandDomainRoutes, passportIssuerRoutes, requestHost, resolverDescriptionRoute, resolverRoute } from './resolver/routes.ts';
+import { brandDomainRoutes, passportIssuerRoutes, presignPassportCredentials, requestHost, resolverDescriptionRoute, resolverRoute } from './resolver/routes.ts';
 import { v1Routes } from './v1/routes.ts';
 import { epcisRoutes } from './epcis/routes.ts';
 import { consoleRoutes } from './console/routes.ts';
@@ -55,6 +55,8 @@ export interface StartApiOptions {
   readonly scanSpill?: useCases.ScanSpillPort;
   /** The console's build folder served at /console/ (when `config.consoleEnabled`); default services/console/dist. */
   readonly consoleDir?: string;
+  /** Signs passport credentials; default one of the process (tests inject one that counts its signatures). */
+  readonly passportSigner?: useCases.PassportSigner;
   /**
    * Where executors publish job progress (the job bus): WatchMintJob streams then follow it with one
    * subscription for the process. Absent, every stream polls the database (`WATCH_PROGRESS=polled`).
@@ -114,12 +116,22 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
   // Published passports, cached a second at most; a publish anywhere arrives on the link-change
   // feed (its brand and GTIN), and the brand's cached passports are forgotten at once.
   const passportReads = useCases.createPassportReads(ctx);
+  // Signs passport credentials and status lists; keys sealed with WEBHOOK_SECRET_KEYS. A GTIN's
+  // change on the feed (a publish among them) signs its model and lot credentials at once, on
+  // every replica, so their requests serve a kept signature.
+  const passportSigner = options.passportSigner ?? useCases.createPassportSigner(ctx);
+  const presign = (brandId: string, gtin: string) => {
+    useCases.publishedPassportHeads(ctx, brandId, gtin)
+      .then((heads) => (heads === null ? 0 : presignPassportCredentials(passportSigner, ctx.publicBaseUrl, heads)))
+      .catch((err: unknown) => logger.warn({ err, brandId, gtin }, 'passport credentials not signed at publish; they are signed on first request'));
+  };
   const resolver = useCases.createResolver(ctx, {
     recorder: scans,
     lastKnown: { maxUnits: config.resolverLastKnownUnits ?? defaults.resolverLastKnownUnits },
     onLinkChange: (brandId: string, gtin: string | null) => {
       passportReads.invalidateBrand(brandId);
       purger?.purge(purgeKeyOf(brandId, gtin));
+      if (gtin !== null) presign(brandId, gtin);
     },
     ...(purger === undefined ? {} : {
       onLinkReset: () => {
@@ -128,8 +140,6 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
       },
     }),
   });
-  // Signs passport credentials and status lists; keys sealed with WEBHOOK_SECRET_KEYS.
-  const passportSigner = useCases.createPassportSigner(ctx);
   // The client behind the trusted proxies, as the rate limits see it (the flood gate's key), its
   // agent and a trusted proxy's country header: classified and hashed by the recorder, never written.
   const clientOf = scanClientOf(config.trustedProxies ?? defaults.trustedProxies, config.scanCountryHeader);

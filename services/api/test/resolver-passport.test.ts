@@ -4,6 +4,7 @@
 // a public answer and do reach a holder of their class, each such read audited; earlier versions
 // stay readable at their own URL, linked as predecessor-version.
 
+import { sign } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { Writable } from 'node:stream';
@@ -28,6 +29,8 @@ let slug: string;
 let serial: string;
 let repairKey: string;
 let authorityKey: string;
+/** Every Ed25519 signature the resolver's signer made. */
+let signatures = 0;
 const browserAccept = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
 /** Words only the restricted sections hold. */
 const secretMaterial = 'Cobalt-Nickel-Blend';
@@ -71,6 +74,7 @@ beforeAll(async () => {
     ctx: app.ctx, config: { port: 0, host: '127.0.0.1', shutdownTimeoutMs: 2_000 },
     logger: createLogger({ logLevel: 'silent' }, {}, new Writable({ write: (_c, _e, done) => done() })),
     readiness: async () => ({ ok: true, checks: {} }),
+    passportSigner: createPassportSigner(app.ctx, { signWith: (input, key) => { signatures++; return sign(null, input, key); } }),
   });
   base = `http://127.0.0.1:${api.port}`;
 });
@@ -259,6 +263,49 @@ describe('versions', () => {
     const revoked = await revokedBits(v1.credentialStatus.statusListCredential as string);
     expect([revoked(Number(v1.credentialStatus.statusListIndex)), revoked(Number(v2.credentialStatus.statusListIndex))]).toEqual([true, false]);
     expect((await get(`${gtinPath}?passportVersion=x`)).status).toBe(400);
+  });
+});
+
+describe('kept pages', () => {
+  it('shows each unit its own serial on a page rendered once per product and language, escaped, a never-issued one on its 404 page', async () => {
+    const [{ other }] = (await query<{ other: string }>(app.db.em.fork(), 'select serial as other from mint_units where mint_batch_id = (select mint_batch_id from mint_units where serial = ?) and serial <> ? limit 1', [serial, serial])) as [{ other: string }];
+    const pages = await Promise.all([other, serial].map(async (s) => ({ s, page: await get(unitPath(s), { 'accept-language': 'en' }) })));
+    for (const { s, page } of pages) {
+      expect([page.status, page.body.includes(`<dd>${s}</dd>`), pages.some((o) => o.s !== s && page.body.includes(o.s))]).toEqual([200, true, false]);
+    }
+    const forged = await Promise.all(['NOPE<b>1', 'NOPE<i>22'].map(async (s) => ({ s, page: await get(unitPath(encodeURIComponent(s)), { 'accept-language': 'en' }) })));
+    for (const { s, page } of forged) {
+      expect([page.status, page.body.includes(s), page.body.includes(`<dd>${s.replace('<', '&#60;').replace('>', '&#62;')}</dd>`)]).toEqual([404, false, true]);
+    }
+    const without = forged.map(({ s, page }) => page.body.replace(s.replace('<', '&#60;').replace('>', '&#62;'), ''));
+    expect(without[0]).toBe(without[1]);
+  });
+});
+
+describe('credentials signed at publish', () => {
+  it('signs the model and lot credentials when a version is published, so their requests sign nothing; an item is signed once, on its first request', async () => {
+    const owner = { id: brand.userId };
+    const before = signatures;
+    await importPassports(app.ctx, owner, {
+      brandId: brand.brandId, publish: true, entries: [{ productId: brand.productId, gtin: null, lot: 'L42', serial: null, content: { emissions: { ...model.emissions, carbonFootprint: 54.75 } } }],
+    });
+    // The publish arrives on the link-change feed; the replica signs the lot's new credential (the
+    // model's version is unchanged: its credential, signed at its own publish, is kept).
+    for (let waited = 0; signatures < before + 1 && waited < 5_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(signatures).toBe(before + 1);
+    const gtinPath = `/r/${slug}/01/${brand.gtin}`;
+    const machine = { accept: 'application/vc+jwt' };
+    const modelJws = await get(gtinPath, machine);
+    const lotJws = await get(`${gtinPath}/10/L42`, machine);
+    expect([modelJws.status, lotJws.status]).toEqual([200, 200]);
+    expect(signatures).toBe(before + 1);
+    const lot = await verifyWithDidWeb(lotJws.body);
+    expect([lot.credentialSubject.granularityLevel, lot.credentialSubject.emissionsScorecard.carbonFootprint]).toEqual(['batch', 54.75]);
+    expect((await verifyWithDidWeb(modelJws.body)).credentialSubject.granularityLevel).toBe('model');
+    // An item's credential is derived and signed on its first request, then kept.
+    const item = await get(unitPath(serial, 'L42'), machine);
+    const again = await get(unitPath(serial, 'L42'), machine);
+    expect([item.status, again.body === item.body, signatures]).toEqual([200, true, before + 2]);
   });
 });
 

@@ -139,6 +139,18 @@ export async function findBrandBySlug(em: Em, slug: string): Promise<{ id: strin
   return (await first(em, (db) => db.selectFrom('brands').select(['id', 'name']).where('slug', '=', slug))) ?? null;
 }
 
+/** The brand with this id (slug and name), for the credentials signed at publish; null when unknown. */
+export async function findBrandForPassport(em: Em, brandId: string): Promise<{ slug: string; name: string } | null> {
+  return (await first(em, (db) => db.selectFrom('brands').select(['slug', 'name']).where('id', '=', brandId))) ?? null;
+}
+
+/** The lots of a product that have a published passport of their own (each lot once). */
+export async function listPublishedPassportLots(em: Em, brandId: string, productId: string): Promise<string[]> {
+  const found = await rows(em, (db) => db.selectFrom('passport_versions').select('lot').distinct()
+    .where('brand_id', '=', brandId).where('product_id', '=', productId).where('lot', '<>', '').where('serial', '=', '').orderBy('lot'));
+  return found.map((r) => r.lot);
+}
+
 /** A signing key as stored. */
 export interface PassportSigningKeyRow {
   readonly kid: string;

@@ -297,8 +297,37 @@ function brandHeader(brand: string, style: { readonly logoUrl: string | null; re
   return `<header${bar}>${logo}${escapeHtml(brand)}</header>`;
 }
 
+/** Stands for the serial in a kept page (no character of it is escaped). */
+const serialMark = '\u0000serial\u0000';
+/** Rendered pages (UTF-8) around their serial, by language and everything else they show (at most 2,000 kept). */
+const renderedPages = new Map<string, readonly [Buffer, Buffer]>();
+
+/**
+ * The page, as one HTML document in `language`, UTF-8 encoded. Pages that differ only in their
+ * serial share one rendering (kept by language, authenticity, brand, product, links, caution and
+ * the passport's versions, sections and languages); only the serial is escaped into it per answer.
+ */
+export function identityPageBytes(content: PageContent, language: PageLanguage): Buffer {
+  if (content.passport != null && content.passport.cacheKey === undefined) return Buffer.from(renderIdentityPage(content, language));
+  const { serial, passport, ...rest } = content;
+  const key = `${language} ${passport == null ? '' : passport.cacheKey} ${JSON.stringify(rest)}`;
+  let parts = renderedPages.get(key);
+  if (parts === undefined) {
+    const html = renderIdentityPage({ ...content, serial: serial === null ? null : serialMark }, language);
+    const at = html.indexOf(serialMark);
+    parts = at < 0 ? [Buffer.from(html), Buffer.alloc(0)] : [Buffer.from(html.slice(0, at)), Buffer.from(html.slice(at + serialMark.length))];
+    if (renderedPages.size >= 2_000) renderedPages.clear();
+    renderedPages.set(key, parts);
+  }
+  return serial === null ? Buffer.concat(parts) : Buffer.concat([parts[0], Buffer.from(escapeHtml(serial)), parts[1]]);
+}
+
 /** The page, as one HTML document in `language`. */
 export function renderIdentityPage(content: PageContent, language: PageLanguage): string {
+  return renderPage(content, language);
+}
+
+function renderPage(content: PageContent, language: PageLanguage): string {
   const t = translators[language];
   const brand = content.brand ?? '';
   const tone = tones[content.authenticity];

@@ -8,13 +8,13 @@
 import {
   acceptedLanguages, acceptedMediaTypes, edgeCacheControl, encodeEdgeScan, surrogateKeysOf, brandDomainBaseUrl, normalizeHost, forwardQuery, gs1LinksetContext, linksetOf, negotiate, parseResolverRequest, readLinkType, resolutionStatus,
   resolverDescription, resolverPrefix, resolverRootPathOf, type LinkPreferences, type LinkTypeRequest, type ParsedResolverRequest, type Representation,
-  type ResolutionOutcome, type ScanClient, didWebOf, passportCredential, gs1VocabularyNamespace, statusListEntry,
+  type ResolutionOutcome, type ResolverKey, type ScanClient, didWebOf, passportCredential, gs1VocabularyNamespace, statusListEntry,
 } from '@mint/domain';
-import type { PassportReader, PassportReads, PassportSigner, PublishedPassport, Resolution, Resolver } from '@mint/usecases';
+import type { PassportReader, PassportReads, PassportSigner, PublishedPassport, PublishedPassportHeads, Resolution, Resolver } from '@mint/usecases';
 import { send as sendBody, sendEmpty, type ErrorWriter, type HttpRequest, type HttpResponse, type Route } from '@mint/http';
 import { validateHeaderValue } from 'node:http';
 import { isPublicPath } from '../auth/public-paths.ts';
-import { escapeHtml, pageLanguageOf, pageLanguages, renderIdentityPage, type Authenticity, type PageContent, type PageLanguage, type PagePassport } from './page.ts';
+import { escapeHtml, identityPageBytes, pageLanguageOf, pageLanguages, type Authenticity, type PageContent, type PageLanguage, type PagePassport } from './page.ts';
 
 /** Bodies of the refusals; the same bytes for unknown and foreign identities. */
 export const resolverBodies = {
@@ -54,7 +54,7 @@ const refusalAuthenticity: Partial<Record<Refusal, Authenticity>> = { not_found:
 const refusalPages = Object.fromEntries(pageLanguages.map((lng) => [lng, Object.fromEntries(Object.keys(resolverBodies).map((kind) => {
   const authenticity = refusalAuthenticity[kind as Refusal];
   return [kind, authenticity === undefined ? htmlBodies[kind as Refusal]
-    : renderIdentityPage({ authenticity, brand: null, product: null, gtin: null, lot: null, serial: null, links: [] }, lng)];
+    : identityPageBytes({ authenticity, brand: null, product: null, gtin: null, lot: null, serial: null, links: [] }, lng)];
 }))])) as Record<PageLanguage, Record<Refusal, string>>;
 /** The page language of a request, from its Accept-Language. */
 const languageOf = (req: HttpRequest): PageLanguage => {
@@ -86,7 +86,7 @@ const movedCacheControl = 'public, max-age=86400';
 
 type BodyFormat = 'html' | 'json';
 
-function send(req: HttpRequest, res: HttpResponse, status: number, type: string, body: string, headers: Record<string, string> = {}): void {
+function send(req: HttpRequest, res: HttpResponse, status: number, type: string, body: string | Uint8Array, headers: Record<string, string> = {}): void {
   sendBody(req, res, status, type, body, { ...publicHeaders, ...headers });
 }
 
@@ -274,7 +274,7 @@ function answer(r: Request, resolution: Resolution, passport: PublishedPassport 
         ok: false, error: 'not_in_circulation', message: `This item is not in circulation${why === null ? '' : ` (${why})`}.`, state: outcome.state, reason: outcome.reason,
       }), { link: r.link, ...edge });
     } else {
-      send(req, res, 410, 'text/html; charset=utf-8', renderIdentityPage({ ...pageContent(r, resolution, 'not_in_circulation'), why }, languageOf(req)), { link: r.link, ...edge });
+      send(req, res, 410, 'text/html; charset=utf-8', identityPageBytes({ ...pageContent(r, resolution, 'not_in_circulation'), why }, languageOf(req)), { link: r.link, ...edge });
     }
     return;
   }
@@ -288,13 +288,13 @@ function answer(r: Request, resolution: Resolution, passport: PublishedPassport 
     return;
   }
   if (outcome.kind === 'not_activated' && resolution.level !== null && resolution.unitKnown === true) {
-    send(req, res, 409, 'text/html; charset=utf-8', renderIdentityPage({ ...pageContent(r, resolution, 'not_activated'), why: 'never_commissioned' }, languageOf(req)), { link: r.link, ...edge });
+    send(req, res, 409, 'text/html; charset=utf-8', identityPageBytes({ ...pageContent(r, resolution, 'not_activated'), why: 'never_commissioned' }, languageOf(req)), { link: r.link, ...edge });
     return;
   }
   if (outcome.kind === 'recalled' && r.representation === 'redirect'
     && (r.linkType.kind === 'none' || (r.linkType.kind === 'link' && r.linkType.name === 'defaultLink'))) {
     // A recall leads: a plain scan gets the identity page with the recall first and the links as actions.
-    send(req, res, 200, 'text/html; charset=utf-8', renderIdentityPage(pageContent(r, resolution, 'recalled'), languageOf(req)), { link: r.link, ...edge });
+    send(req, res, 200, 'text/html; charset=utf-8', identityPageBytes(pageContent(r, resolution, 'recalled'), languageOf(req)), { link: r.link, ...edge });
     return;
   }
   if ((outcome.kind !== 'resolved' && outcome.kind !== 'recalled') || resolution.level === null) {
@@ -336,7 +336,7 @@ function answer(r: Request, resolution: Resolution, passport: PublishedPassport 
   if (resolution.unitKnown === false && r.representation === 'redirect') {
     // A serial the brand never issued: its own page, 404, never a walk-up to the product's page
     // that would look like the item is genuine (JSON and the linkset still say `known: false`).
-    send(req, res, 404, 'text/html; charset=utf-8', renderIdentityPage(pageContent(r, resolution, 'not_issued'), languageOf(req)), { link: r.link, ...edge });
+    send(req, res, 404, 'text/html; charset=utf-8', identityPageBytes(pageContent(r, resolution, 'not_issued'), languageOf(req)), { link: r.link, ...edge });
     return;
   }
   if (resolution.suspect !== null && resolution.suspect !== undefined && r.representation === 'redirect'
@@ -344,13 +344,13 @@ function answer(r: Request, resolution: Resolution, passport: PublishedPassport 
     // A unit a scan rule reported for checking: a shopper's plain scan gets the identity page with
     // the caution and the links as actions rather than a redirect past it; a link type asked for
     // by name (an app) is still followed.
-    send(req, res, 200, 'text/html; charset=utf-8', renderIdentityPage(pageContent(r, resolution, 'genuine', passport), languageOf(req)), { link: r.link, ...edge });
+    send(req, res, 200, 'text/html; charset=utf-8', identityPageBytes(pageContent(r, resolution, 'genuine', passport), languageOf(req)), { link: r.link, ...edge });
     return;
   }
   if (passport !== null && (r.passportAsk === 'auto' || r.passportAsk === 'page')) {
     // The hosted passport: its page, with the identity's authenticity and its links as actions.
     const authenticity = resolution.level === 'serial' || resolution.level === 'token' ? 'genuine' : 'product';
-    send(req, res, 200, 'text/html; charset=utf-8', renderIdentityPage(pageContent(r, resolution, authenticity, passport), languageOf(req)), { link: r.link, ...edge });
+    send(req, res, 200, 'text/html; charset=utf-8', identityPageBytes(pageContent(r, resolution, authenticity, passport), languageOf(req)), { link: r.link, ...edge });
     return;
   }
   const chosen = resolution.link;
@@ -379,7 +379,7 @@ function answer(r: Request, resolution: Resolution, passport: PublishedPassport 
   } else {
     // Resolved, but no level has a link yet: the identity page says what it is.
     const authenticity = resolution.level === 'serial' || resolution.level === 'token' ? 'genuine' : 'product';
-    send(req, res, 200, 'text/html; charset=utf-8', renderIdentityPage(pageContent(r, resolution, authenticity), languageOf(req)), { link: r.link, ...edge });
+    send(req, res, 200, 'text/html; charset=utf-8', identityPageBytes(pageContent(r, resolution, authenticity), languageOf(req)), { link: r.link, ...edge });
   }
 }
 
@@ -393,17 +393,43 @@ function passportJson(p: PublishedPassport): Record<string, unknown> {
 
 /** The UNTP DPP credential of the identity's passport, issued by the did:web of the anchor's host. */
 function credentialOf(r: Request, resolution: Resolution, p: PublishedPassport): Record<string, unknown> {
-  const key = r.parsed.path.key;
-  const origin = new URL(r.anchor);
+  return credentialAt(r.parsed.path.key, r.anchor, resolution.title ?? 'Product', resolution.brand, p, languagesOf(headerOf(r.req, 'accept-language')));
+}
+
+/** The credential of passport `p` of the identity `key` at `anchor` (issued by the anchor's host), in `languages`. */
+function credentialAt(
+  key: ResolverKey, anchor: string, title: string, brand: { readonly name: string; readonly slug: string } | null, p: PublishedPassport, languages: readonly string[],
+): Record<string, unknown> {
+  const origin = new URL(anchor);
   return passportCredential({
-    id: `${r.anchor}?passportVersion=${p.version.version}`, issuer: { id: didWebOf(origin.host), name: resolution.brand?.name ?? '' },
-    subject: r.anchor, name: resolution.title ?? 'Product', gtin: key.kind === 'token' ? null : key.gtin,
+    id: `${anchor}?passportVersion=${p.version.version}`, issuer: { id: didWebOf(origin.host), name: brand?.name ?? '' },
+    subject: anchor, name: title, gtin: key.kind === 'token' ? null : key.gtin,
     lot: key.kind === 'lot' ? key.lot : key.kind === 'serial' ? key.lot ?? null : null,
     serial: key.kind === 'serial' ? key.serial : key.kind === 'token' ? key.token : null,
     level: key.kind === 'serial' || key.kind === 'token' ? 'unit' : key.kind === 'lot' ? 'lot' : 'model',
-    content: p.content, validFrom: p.version.publishedAt, languages: languagesOf(headerOf(r.req, 'accept-language')), vocabulary: `${origin.origin}/ns/passport#`,
-    status: resolution.brand === null ? null : statusListEntry(`${origin.origin}${passportStatusPath}${resolution.brand.slug}`, p.version.statusIndex),
+    content: p.content, validFrom: p.version.publishedAt, languages, vocabulary: `${origin.origin}/ns/passport#`,
+    status: brand === null ? null : statusListEntry(`${origin.origin}${passportStatusPath}${brand.slug}`, p.version.statusIndex),
   });
+}
+
+/**
+ * Signs a product's published model and lot credentials (public sections, the brand's own
+ * language order: what an `Accept: application/vc+jwt` without `Accept-Language` gets under
+ * `{publicBaseUrl}/r/{slug}`) into `signer`, so that a request serves a kept signature. Run on
+ * each replica when a publish arrives on the link-change feed: O(1) in the number of units.
+ * Resolves to the number of credentials signed or found signed.
+ */
+export async function presignPassportCredentials(signer: PassportSigner, publicBaseUrl: string, heads: PublishedPassportHeads): Promise<number> {
+  const base = publicBaseUrl.replace(/\/+$/, '');
+  let count = 0;
+  for (const { lot, passport } of heads.levels) {
+    const parsed = parseResolverRequest(`${resolverPrefix}${heads.brand.slug}/01/${heads.product.gtin}${lot === null ? '' : `/10/${encodeURIComponent(lot)}`}`);
+    if (parsed.kind !== 'identity') continue;
+    const credential = credentialAt(parsed.path.key, `${base}${parsed.canonicalPath}`, heads.product.name, heads.brand, passport, []);
+    await signer.sign(credential, (credential['issuer'] as { id: string }).id);
+    count++;
+  }
+  return count;
 }
 
 const headerOf = (req: HttpRequest, name: string): string | undefined => {
