@@ -219,7 +219,7 @@ describe('the web console in chromium against npm start', () => {
     await photograph('batches');
     await page.locator(`a[href="${batchUrl}"]`).first().click();
     await expect.poll(() => page.getByTestId('pack-status').first().textContent(), { timeout: 60_000 }).toBe('ready');
-    await expect.poll(() => page.locator('tbody tr').count(), soon).toBe(20);
+    await expect.poll(() => page.locator('section', { has: page.getByRole('heading', { name: 'Units', exact: true }) }).locator('tbody tr').count(), soon).toBe(20);
     expect(await page.getByRole('navigation', { name: 'Units pages' }).getByText('Page 1').count()).toBe(1);
     await photograph('batch');
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: /^Download pack/ }).click()]);
@@ -504,6 +504,116 @@ describe('the web console in chromium against npm start', () => {
     await page.getByRole('button', { name: 'Remove domain' }).click();
     await expect.poll(() => page.getByTestId('current-domain').textContent(), soon).toBe('none');
   });
+
+  it("moves a seq range and a pasted list of serials, shows the refused units with why, and reconciles the batch with its CSV", async () => {
+    const batchId = batchUrl.split('/').pop()!;
+    const serialAt = async (seq: number) => ((await call('MintService', 'ListMintUnits', { mint_batch_id: batchId, after_seq: seq - 1, limit: 1 }))['units'][0] as { serial: string }).serial;
+    await page.evaluate(`location.hash = ${JSON.stringify(batchUrl)}`);
+    const states = page.getByTestId('reconciliation-states');
+    const count = async (table: typeof states, name: string) => (await table.locator('tr', { has: page.getByRole('cell', { name, exact: true }) }).locator('td').nth(1).textContent()) ?? '';
+    await expect.poll(() => count(states, 'commissioned'), soon).toBe('10,000');
+    expect(await page.getByTestId('reconciliation-balanced').textContent()).toBe('Balanced');
+    // A range the API refuses: the error names the field, which is marked invalid.
+    await page.getByLabel('First seq', { exact: true }).fill('50');
+    await page.getByLabel('Last seq', { exact: true }).fill('10');
+    await page.getByRole('button', { name: 'Move serials' }).click();
+    await expect.poll(() => page.getByRole('alert').filter({ hasText: 'to_seq' }).count(), soon).toBe(1);
+    expect(await page.getByLabel('Last seq', { exact: true }).getAttribute('aria-invalid')).toBe('true');
+    expect(await page.getByLabel('First seq', { exact: true }).getAttribute('aria-invalid')).toBe('false');
+    // Decommission seq 101-120 as recalled.
+    await page.getByLabel('First seq', { exact: true }).fill('101');
+    await page.getByLabel('Last seq', { exact: true }).fill('120');
+    await page.getByLabel('Action', { exact: true }).selectOption({ label: 'decommission (commissioned → decommissioned)' });
+    await page.getByLabel('Decommissioning reason').selectOption({ label: 'recalled' });
+    await page.getByRole('button', { name: 'Move serials' }).click();
+    await expect.poll(() => page.getByTestId('move-status').textContent(), soon).toBe('done');
+    expect(await page.getByTestId('move-moved').textContent()).toBe('20');
+    expect(await page.getByTestId('move-refused').textContent()).toBe('0');
+    await expect.poll(() => count(states, 'commissioned'), soon).toBe('9,980');
+    // A pasted list: one recalled serial (wrong state), one commissioned, one no unit of the brand.
+    const recalled = await serialAt(110);
+    const fresh = await serialAt(140);
+    await page.getByLabel('A pasted list of serials').check();
+    const pasted = page.getByLabel(/^Serials \(one per line/);
+    await pasted.fill(`${recalled}\n${fresh}\nNOT-A-SERIAL`);
+    await page.getByLabel('Decommissioning reason').selectOption({ label: 'destroyed' });
+    await page.getByRole('button', { name: 'Move serials' }).click();
+    // A serial the API cannot read is refused naming it, and the list is marked invalid.
+    await expect.poll(() => page.getByRole('alert').filter({ hasText: 'serials[2]' }).count(), soon).toBe(1);
+    expect(await pasted.getAttribute('aria-invalid')).toBe('true');
+    await pasted.fill(`${recalled}\n${fresh}\nNOTASERIALE2E`);
+    await page.getByRole('button', { name: 'Move serials' }).click();
+    await expect.poll(() => page.getByTestId('move-refused').textContent(), soon).toBe('2');
+    expect(await page.getByTestId('move-moved').textContent()).toBe('1');
+    const refusals = page.getByTestId('move-refusals').locator('tbody tr');
+    expect(await refusals.count()).toBe(2);
+    const refusedText = (await refusals.allTextContents()).join('\n');
+    expect(refusedText).toMatch(new RegExp(`${recalled}.*wrong_state.*decommissioned.*recalled`));
+    expect(refusedText).toMatch(/NOTASERIALE2E.*unknown/);
+    // The reconciliation after both moves, per state and per reason, and its CSV.
+    await expect.poll(() => count(states, 'decommissioned'), soon).toBe('21');
+    expect(await count(states, 'commissioned')).toBe('9,979');
+    const reasons = page.getByTestId('reconciliation-reasons');
+    expect(await count(reasons, 'recalled')).toBe('20');
+    expect(await count(reasons, 'destroyed')).toBe('1');
+    expect(await page.getByTestId('reconciliation-balanced').textContent()).toBe('Balanced');
+    await photograph('batch-serials');
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download the reconciliation CSV' }).click()]);
+    const csv = await readFile((await download.path())!, 'utf8');
+    expect(csv).toContain('commissioned,9979');
+    expect(csv).toContain('recalled,20');
+  }, 60_000);
+
+  it("edits a product's passport section by section, shows the API's field error at its section, publishes two versions and lists them with what each changed", async () => {
+    const productId = /product_id\s+(\S+)/.exec(output)![1]!;
+    await go('Products');
+    await page.locator('tbody tr', { hasText: 'DEMO-SKU-1' }).getByRole('link', { name: 'Passport' }).click();
+    await expect.poll(() => page.getByTestId('passport-state').textContent(), soon).toBe('No draft yet. Not published.');
+    await page.getByLabel('Content of description (JSON)').fill('{ "en": "Demo jacket", "de": "Demo-Jacke" }');
+    await page.getByLabel('Content of materials (JSON)').fill('[{ "name": { "en": "Wool" }, "massFraction": 2 }]');
+    await page.getByLabel('Who reads materials').selectOption('legitimate_interest');
+    await page.getByRole('button', { name: 'Save draft' }).click();
+    // The API's refusal, shown at the section it names; nothing was written.
+    const materials = page.locator('fieldset[data-section="materials"]');
+    await expect.poll(() => materials.getByRole('alert').textContent(), soon).toContain('content.materials[0].massFraction');
+    expect(await page.getByLabel('Content of materials (JSON)').getAttribute('aria-invalid')).toBe('true');
+    expect(await page.locator('fieldset[data-section="description"]').getByRole('alert').count()).toBe(0);
+    expect(await page.getByTestId('passport-state').textContent()).toBe('No draft yet. Not published.');
+    await page.getByLabel('Content of materials (JSON)').fill('[{ "name": { "en": "Wool" }, "massFraction": 0.4 }]');
+    await page.getByRole('button', { name: 'Save draft' }).click();
+    await expect.poll(() => page.getByRole('status').filter({ hasText: 'Draft saved' }).textContent(), soon).toBe('Draft saved (revision 1).');
+    await expect.poll(() => page.getByTestId('passport-state').textContent(), soon).toMatch(/^Draft revision 1, saved/);
+    await page.getByRole('button', { name: 'Publish the saved draft' }).click();
+    await expect.poll(() => page.getByTestId('published').textContent(), soon).toBe('Published version 1.');
+    const row = page.getByTestId('passport-versions').locator('tbody tr');
+    await expect.poll(() => row.count(), soon).toBe(1);
+    const cells = await row.first().locator('td').allTextContents();
+    expect(cells[0]).toBe('1');
+    expect(cells[1]).toMatch(/^[0-9a-f]{64}$/);
+    expect(cells[2]).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/);
+    expect(cells[3]).not.toBe('');
+    // Version 2 changes the description; its row shows that change against version 1.
+    await page.getByLabel('Content of description (JSON)').fill('{ "en": "Demo wool jacket" }');
+    await page.getByRole('button', { name: 'Save draft' }).click();
+    await expect.poll(() => page.getByTestId('passport-state').textContent(), soon).toMatch(/^Draft revision 2, saved/);
+    await page.getByRole('button', { name: 'Publish the saved draft' }).click();
+    await expect.poll(() => page.getByTestId('published').textContent(), soon).toBe('Published version 2.');
+    await expect.poll(() => row.count(), soon).toBe(2);
+    await row.first().getByText('Changes from version 1').click();
+    await expect.poll(() => page.getByTestId('changes-2').locator('li').allTextContents(), soon).toHaveLength(1);
+    const change = (await page.getByTestId('changes-2').textContent())!;
+    expect(change).toMatch(/^description changed/);
+    expect(change).toContain('"Demo-Jacke"');
+    expect(change).toContain('"Demo wool jacket"');
+    await photograph('passport');
+    // The API holds what the screen shows: the section restricted to legitimate interest.
+    const latest = (await call('PassportService', 'GetPassport', { product_id: productId }))['latest'] as { version: number; sha256: string; content: Record<string, any> };
+    expect(latest.version).toBe(2);
+    expect(latest.sha256).toBe((await row.first().locator('td').allTextContents())[1]);
+    expect(latest.sha256).not.toBe(cells[1]);
+    expect(latest.content['access']).toEqual({ materials: 'legitimate_interest' });
+    expect(latest.content['description']).toEqual({ en: 'Demo wool jacket' });
+  }, 60_000);
 
   it('signs in with OpenID Connect (authorization code with PKCE), renews the session silently and signs out at the provider', async () => {
     const session = async () => JSON.parse((await page.evaluate<string | null>('sessionStorage.getItem("mint.console.session")')) ?? 'null') as { token: string } | null;

@@ -10,6 +10,7 @@ import { Events } from './screens/Events.tsx';
 import { Links } from './screens/Links.tsx';
 import { Mint } from './screens/Mint.tsx';
 import { Overview } from './screens/Overview.tsx';
+import { Passport } from './screens/Passport.tsx';
 import { Products } from './screens/Products.tsx';
 import { Domain } from './screens/Domain.tsx';
 import { Scans } from './screens/Scans.tsx';
@@ -61,7 +62,8 @@ export function App({ brandId, onSignOut, onSwitchBrand }: { readonly brandId: s
         {screen === 'mint' && <Mint />}
         {screen === 'batches' && id === undefined && <Batches />}
         {screen === 'batches' && id !== undefined && <Batch id={id} />}
-        {screen === 'products' && <Products />}
+        {screen === 'products' && id === undefined && <Products />}
+        {screen === 'products' && id !== undefined && <Passport key={id} productId={id} />}
         {screen === 'links' && <Links />}
         {screen === 'units' && id === undefined && <UnitSearch />}
         {screen === 'units' && id !== undefined && more !== undefined && <Unit key={`${id}/${more}`} gtin={id} serial={more} />}

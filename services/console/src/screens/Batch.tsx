@@ -1,6 +1,7 @@
 // One batch: its details and live progress, units (paged), manual activation for first_scan
-// batches, lifecycle moves (when the API serves SetMintBatchStatus), its events and its payload
-// packs with a download button (a short-lived signed URL).
+// batches, lifecycle moves (when the API serves SetMintBatchStatus), a serial batch's
+// reconciliation and serial moves, its events and its payload packs with a download button (a
+// short-lived signed URL).
 
 import { useMutation, useQuery } from '@connectrpc/connect-query';
 import { ActivationMode, IdentityMode, MintBatchStatus, MintService, MintUnitStatus, PackFormat, Paper, PayloadPackPurpose, PayloadPackStatus, Symbology, type PayloadPack } from '@mint/contract';
@@ -11,6 +12,7 @@ import { useBrand, useJobWatch } from '../context.tsx';
 import { groupEvents } from '../event-groups.ts';
 import { hriLines, symbolSvg, type PreviewUnit } from '../labels/preview.ts';
 import { enumName, ErrorMessage, formatTime, invalidFields, Pager, Progress, useCursorPages } from '../ui.tsx';
+import { MoveSerials, Reconciliation } from './Serials.tsx';
 
 /** Lifecycle targets offered by the move form, in lifecycle order. */
 const moves = [MintBatchStatus.EXPORTED, MintBatchStatus.PRINTED, MintBatchStatus.APPLIED, MintBatchStatus.VOIDED];
@@ -319,6 +321,12 @@ export function Batch({ id }: { readonly id: string }): ReactNode {
             </form>
             <ErrorMessage error={move.error} />
           </section>
+          {b.identityMode === IdentityMode.SERIAL && (
+            <>
+              <Reconciliation batchId={b.id} />
+              {b.mintedQuantity > 0 && <MoveSerials batchId={b.id} />}
+            </>
+          )}
           <Packs batchId={b.id} batchStatus={b.status} serial={b.identityMode === IdentityMode.SERIAL} />
           <Units batchId={b.id} />
           <BatchEvents batchId={b.id} />

@@ -1,4 +1,5 @@
-// Products: the brand's catalogue (paged) and the CSV import, with each refused row's error.
+// Products: the brand's catalogue (paged, each product linking to its passport) and the CSV
+// import, with each refused row's error.
 
 import { useMutation, useQuery } from '@connectrpc/connect-query';
 import { CatalogService, CommercialStatus, MintReadinessStatus, ProductImportStatus } from '@mint/contract';
@@ -64,10 +65,10 @@ export function Products(): ReactNode {
       <ErrorMessage error={list.error} />
       <div className="table-wrap">
         <table>
-          <thead><tr><th>SKU</th><th>Name</th><th>GTIN</th><th>Commercial status</th><th>Mint readiness</th></tr></thead>
+          <thead><tr><th>SKU</th><th>Name</th><th>GTIN</th><th>Commercial status</th><th>Mint readiness</th><th>Passport</th></tr></thead>
           <tbody>
             {(list.data?.products ?? []).map((p) => (
-              <tr key={p.id}><td>{p.sku}</td><td>{p.name}</td><td>{p.gtin ?? ''}</td><td>{enumName(CommercialStatus, p.commercialStatus)}</td><td>{enumName(MintReadinessStatus, p.mintReadinessStatus)}</td></tr>
+              <tr key={p.id}><td>{p.sku}</td><td>{p.name}</td><td>{p.gtin ?? ''}</td><td>{enumName(CommercialStatus, p.commercialStatus)}</td><td>{enumName(MintReadinessStatus, p.mintReadinessStatus)}</td><td><a href={`#/products/${encodeURIComponent(p.id)}/passport`}>Passport</a></td></tr>
             ))}
           </tbody>
         </table>

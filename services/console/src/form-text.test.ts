@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest';
+import { parseSerials, passportFieldErrors, sectionChanges, sectionOf } from './form-text.ts';
+
+describe('passportFieldErrors and sectionOf', () => {
+  it("places each of the API's passport field errors at its section", () => {
+    const errors = passportFieldErrors('content.materials[0].massFraction: must be a number from 0 to 1; content.access.dueDiligence: must be public, legitimate_interest or authority; content: is too large');
+    expect(errors.map((e) => [sectionOf(e.field), e.message])).toEqual([
+      ['materials', 'must be a number from 0 to 1'],
+      ['dueDiligence', 'must be public, legitimate_interest or authority'],
+      ['', 'is too large'],
+    ]);
+    expect(passportFieldErrors('the draft moved on')).toEqual([]);
+  });
+});
+
+describe('parseSerials', () => {
+  it('reads serials one per line or separated by commas, semicolons or spaces', () => {
+    expect(parseSerials(' A1\nB2, C3;D4\r\n\n E5 ')).toEqual(['A1', 'B2', 'C3', 'D4', 'E5']);
+    expect(parseSerials('  \n ')).toEqual([]);
+  });
+});
+
+describe('sectionChanges', () => {
+  it('lists the sections added, removed and changed between two versions', () => {
+    const changes = sectionChanges(
+      { description: { en: 'Jacket' }, facility: { name: 'Plant' }, access: { materials: 'authority' } },
+      { description: { en: 'Wool jacket' }, materials: [{ name: { en: 'Wool' } }], access: { materials: 'authority' } },
+    );
+    expect(changes.map((c) => [c.section, c.change])).toEqual([['description', 'changed'], ['materials', 'added'], ['facility', 'removed']]);
+    expect(changes[0]!.before).toContain('"Jacket"');
+    expect(changes[0]!.after).toContain('"Wool jacket"');
+    expect(sectionChanges({ a: 1 }, { a: 1 })).toEqual([]);
+  });
+});
