@@ -1,9 +1,10 @@
 // The resolver behind a real caching proxy: Debian's Varnish, started by this file on a free
 // loopback port with a temporary working folder and the project's VCL (deploy/varnish/resolver.vcl),
 // in front of an API whose CACHE_PURGE_URL is that Varnish. varnishncsa reads Varnish's log of cache
-// hits into `mintctl scans ship-log`, as an operator runs them. Checked: GTIN and lot answers
-// are served from the cache, a link change is visible through the cache within 2 s (the API purges
-// by surrogate key), and the scans counted in the ledger are the same with and without the cache.
+// hits into `mintctl scans ship-log`, as an operator runs them. Checked: GTIN and lot answers are
+// served from the cache; a link change, a product rename, a passport publish and a lot void are
+// each visible through the cache within 2 s (the API purges by surrogate key on the link change
+// feed); and the scans counted in the ledger are the same with and without the cache.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -13,13 +14,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { setBrandResolverDomain, upsertLink } from '@mint/usecases';
+import { publishPassport, setBrandResolverDomain, setMintBatchStatus, updatePassportDraft, upsertLink, upsertProduct } from '@mint/usecases';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../services/api/test/support.ts';
 import { mintCompleted } from './support/pack-fixtures.ts';
 import { freePort } from './support/ports.ts';
 import { query } from './support/sql.ts';
-import { setupUseCases, testJwtSecret, type SeededBrand, type UseCaseBundle } from './support/usecases.ts';
+import { nextGtin, setupUseCases, testJwtSecret, type SeededBrand, type UseCaseBundle } from './support/usecases.ts';
 
 const vclTemplate = fileURLToPath(new URL('../deploy/varnish/resolver.vcl', import.meta.url));
 const varnishd = '/usr/sbin/varnishd';
@@ -167,6 +168,69 @@ describe('the resolver behind Varnish', () => {
     console.log(`brand domain change purged the brand's cached answers after ${Date.now() - changedAt} ms`);
     expect(again).toBe(false);
     expect(Date.now() - changedAt).toBeLessThan(2_000);
+  });
+
+  it('shows a product rename, a passport publish and a voided lot through the cache within 2 s', async () => {
+    const cache = `http://127.0.0.1:${varnishPort}`;
+    const gtinPath = `/r/${slug}/01/${brand.gtin}`;
+    /** The JSON answer through the cache: its status, the product's name, whether the cache answered. */
+    const read = async (path: string) => {
+      const response = await fetch(`${cache}${path}`, { headers: { accept: 'application/json', 'x-forwarded-for': `10.8.0.${phones++ & 255}` }, redirect: 'manual' });
+      const body = await response.json() as { product?: { name?: string } };
+      return { status: response.status, name: body.product?.name ?? null, body, hit: (response.headers.get('x-varnish') ?? '').trim().split(/\s+/).length === 2 };
+    };
+    /** Reads `path` through the cache until `done` holds (5 s at most): the time it took. */
+    const visibleAfter = async (path: string, done: (answer: Awaited<ReturnType<typeof read>>) => boolean) => {
+      const changedAt = Date.now();
+      let answer = await read(path);
+      while (!done(answer) && Date.now() - changedAt < 5_000) {
+        await sleep(20);
+        answer = await read(path);
+      }
+      expect(done(answer), JSON.stringify(answer.body)).toBe(true);
+      return Date.now() - changedAt;
+    };
+
+    // A rename: the GTIN's cached answers name the product.
+    await read(gtinPath);
+    expect(await read(gtinPath)).toMatchObject({ name: 'Product One', hit: true });
+    const renames: number[] = [];
+    for (const name of ['Product One, renamed', 'Product One, renamed again']) {
+      await upsertProduct(app.ctx, { id: brand.userId }, {
+        brandId: brand.brandId, sku: 'SKU-1', name, gtin: brand.gtin, commercialStatus: 'ACTIVE', mintReadinessStatus: 'READY', passportUrl: null,
+      });
+      renames.push(await visibleAfter(gtinPath, (a) => a.name === name));
+      // Cached again under the new name.
+      expect(await read(gtinPath)).toMatchObject({ name, hit: true });
+    }
+
+    // A void: the lot's cached answer gives way to the voided lot's.
+    const { mintBatchId } = await mintCompleted(app.ctx, brand, 5, { identityMode: 'batch', lots: [{ lotCode: 'LOT-VOID', qty: 5 }] });
+    const lotPath = `${gtinPath}/10/LOT-VOID`;
+    await read(lotPath);
+    expect(await read(lotPath)).toMatchObject({ status: 200, hit: true });
+    await setMintBatchStatus(app.ctx, { id: brand.userId }, { brandId: brand.brandId, mintBatchId, status: 'voided', reason: 'labels misprinted' });
+    // Withdrawn: 410 Gone.
+    const voided = await visibleAfter(lotPath, (a) => a.status === 410);
+    // A passport publish (of another product: the brand's first stays without one, so its answers
+    // stay cacheable): the GTIN's cached answer (no passport) gives way to one with the passport
+    // (private: no shared cache keeps it).
+    const owner = { id: brand.userId };
+    const gtin2 = nextGtin();
+    const { product: second } = await upsertProduct(app.ctx, owner, {
+      brandId: brand.brandId, sku: 'SKU-2', name: 'Product Two', gtin: gtin2, commercialStatus: 'ACTIVE', mintReadinessStatus: 'READY', passportUrl: null,
+    });
+    await upsertLink(app.ctx, owner, { ...gtinLink('https://acme.example/two'), gtin: gtin2 });
+    const secondPath = `/r/${slug}/01/${gtin2}`;
+    await read(secondPath);
+    expect(await read(secondPath)).toMatchObject({ name: 'Product Two', hit: true });
+    await updatePassportDraft(app.ctx, owner, {
+      brandId: brand.brandId, productId: second.id, lot: null, serial: null, content: { description: { en: 'Traction battery 300 Ah' } }, expectedRevision: null,
+    });
+    await publishPassport(app.ctx, owner, { brandId: brand.brandId, productId: second.id, lot: null, serial: null });
+    const publish = await visibleAfter(secondPath, (a) => (a.body as { passport?: { version?: number } }).passport?.version === 1);
+    console.log(`product rename visible through Varnish after ${renames.join(', ')} ms; passport publish after ${publish} ms; lot void (200 -> 410) after ${voided} ms`);
+    for (const ms of [...renames, publish, voided]) expect(ms).toBeLessThan(2_000);
   });
 
   it('counts the same scans with and without the cache', async () => {

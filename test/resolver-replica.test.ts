@@ -15,7 +15,7 @@ import pg from 'pg';
 import { migrateDatabase, type Database } from '@mint/db';
 import { loadConfig, openConfiguredDatabase } from '@mint/runtime';
 import {
-  createUseCaseContext, createUser, createWorkspace, grantRole, issueAccessToken, upsertLink, upsertProduct, type UseCaseContext,
+  createUseCaseContext, createUser, createWorkspace, grantRole, issueAccessToken, setMintBatchStatus, upsertLink, upsertProduct, type UseCaseContext,
 } from '@mint/usecases';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../services/api/test/support.ts';
@@ -228,5 +228,36 @@ describe('the resolver on a lagging streaming replica', () => {
       expect(await onReplica('select count(*) as n from resolver_links where href = $1', [change.href])).toBe(0);
       console.log(`${change.serial === null ? 'GTIN' : 'unit'} link change answered after ${seenAfterMs} ms, replica not yet replayed`);
     }
+  });
+  it('answers a renamed product and a voided lot at once after the change is heard, while the replica still has them as they were', async () => {
+    const gtin = nextGtin();
+    const { product } = await upsertProduct(ctx, { id: brand.userId }, {
+      brandId: brand.brandId, sku: 'SKU-3', name: 'Product Three', gtin, commercialStatus: 'ACTIVE', mintReadinessStatus: 'READY', passportUrl: 'https://acme.example/three',
+    });
+    const { mintBatchId } = await mintCompleted(ctx, { ...brand, productId: product.id, gtin }, 2, { identityMode: 'batch', lots: [{ lotCode: 'L3', qty: 2 }] });
+    await waitFor('the replica to replay the product', async () => (await onReplica('select count(*) as n from mint_batches where id = $1', [mintBatchId])) === 1, 20_000);
+    expect((await scanJson(`/r/${slug}/01/${gtin}`)).body['product']).toMatchObject({ name: 'Product Three' });
+    expect((await scanJson(`/r/${slug}/01/${gtin}/10/L3`)).status).toBe(200);
+
+    /** Scans `path` until `done` holds (1 s at most): the time it took. */
+    const seenAfter = async (path: string, done: (answer: { status: number; body: Record<string, unknown> }) => boolean) => {
+      const changedAt = Date.now();
+      let answer = await scanJson(path);
+      while (!done(answer) && Date.now() - changedAt < 1_000) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        answer = await scanJson(path);
+      }
+      expect(done(answer), JSON.stringify(answer.body)).toBe(true);
+      return Date.now() - changedAt;
+    };
+    await upsertProduct(ctx, { id: brand.userId }, {
+      brandId: brand.brandId, sku: 'SKU-3', name: 'Product Three, renamed', gtin, commercialStatus: 'ACTIVE', mintReadinessStatus: 'READY', passportUrl: 'https://acme.example/three',
+    });
+    const renamed = await seenAfter(`/r/${slug}/01/${gtin}`, (a) => (a.body['product'] as { name?: string } | undefined)?.name === 'Product Three, renamed');
+    expect(await onReplica('select count(*) as n from products where name = $1', ['Product Three, renamed'])).toBe(0);
+    await setMintBatchStatus(ctx, { id: brand.userId }, { brandId: brand.brandId, mintBatchId, status: 'voided', reason: 'labels misprinted' });
+    const voided = await seenAfter(`/r/${slug}/01/${gtin}/10/L3`, (a) => a.status === 410);
+    expect(await onReplica(`select count(*) as n from mint_batches where id = $1 and status = 'voided'`, [mintBatchId])).toBe(0);
+    console.log(`product rename answered after ${renamed} ms, lot void after ${voided} ms, replica not yet replayed`);
   });
 });

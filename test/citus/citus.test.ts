@@ -4,25 +4,31 @@
 // (GetMintBatch, ListMintUnits), gets its payload pack and a webhook, resolves a minted unit (the
 // scan recorded), sees a link change reach the resolver through NOTIFY on the coordinator, and
 // imports products whose passport pages become links, moves a range of serials along their
-// lifecycle (recalled, with EPCIS events and a balanced reconciliation) and ingests and reads scans
-// of an edge. Each step prints its time.
+// lifecycle (recalled, with EPCIS events and a balanced reconciliation), ingests and reads scans
+// of an edge, publishes a passport whose credential an API serves to a machine (JSON-LD and a
+// signed vc+jwt), and hears a rename, a publish and a void on the change feed. Each step prints
+// its time.
 
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { compactVerify, decodeProtectedHeader, importJWK, type JWK } from 'jose';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMemoryBus } from '@mint/bus';
 import { distributedTables, openDatabase, referenceTables, type Database } from '@mint/db';
 import { parseResolverRequest, type Cursor, type ResolverPath } from '@mint/domain';
+import { createLogger } from '@mint/runtime';
 import { createFsPackStore } from '@mint/store';
 import {
   createResolver, createScanRecorder, createUseCaseContext, createUser, createWebhookEndpoint, createWebhookSender, createWorkspace, getJobProgress,
-  getMintBatch, getProductImport, getScanStats, grantRole, listMintUnits, moveSerials, reconcileMintBatch, recordScanEvents, startProductImport,
-  submitMintRequest, upsertLink, upsertProduct, type UseCaseContext,
+  getMintBatch, getProductImport, getScanStats, grantRole, listMintUnits, listPassportVersions, moveSerials, publishPassport, reconcileMintBatch, recordScanEvents,
+  setMintBatchStatus, startProductImport, submitMintRequest, updatePassportDraft, upsertLink, upsertProduct, type UseCaseContext,
 } from '@mint/usecases';
+import { startApi } from '../../services/api/src/start.ts';
 import { startExecutor } from '../../services/executor/src/executor.ts';
 import { query } from '../support/sql.ts';
 import { nextGtin, testJwtSecret } from '../support/usecases.ts';
@@ -292,5 +298,84 @@ describe('on Citus (a coordinator and its workers)', () => {
       brandId: brand.id, groupBy: 'country', from: new Date(at.getTime() - 86_400_000), to: new Date(at.getTime() + 60_000), order: 'key', serial, limit: 10,
     });
     expect(Object.fromEntries(byCountry.groups.map((r) => [r.key, r.scans]))).toEqual({ DE: 250, FR: 250 });
+  });
+  it('publishes a passport on the brand\'s shard and serves its credential to a machine: JSON-LD, and a vc+jwt that verifies against the resolver\'s did.json', async () => {
+    const owner = { id: brand.userId };
+    const content = {
+      description: { en: 'Traction battery 300 Ah' }, manufacturer: { name: 'Example Cells GmbH', id: 'https://example.com/company/42' },
+      emissions: { carbonFootprint: 61.5, declaredUnit: 'EA', operationalScope: 'CradleToGate', primarySourcedRatio: 0.4, method: 'EU 2023/1542 Annex II' },
+      materials: [{ name: { en: 'Cobalt' }, massFraction: 0.2, hazardous: true }], access: { materials: 'authority' },
+    };
+    let started = performance.now();
+    await updatePassportDraft(ctx, owner, { brandId: brand.id, productId: brand.productId, lot: null, serial: null, content, expectedRevision: 0 });
+    const published = await publishPassport(ctx, owner, { brandId: brand.id, productId: brand.productId, lot: null, serial: null });
+    timed('passportPublish', started);
+    expect(published).toMatchObject({ published: true, version: { version: 1 } });
+    // A repeated publish of the same draft writes nothing and answers that version.
+    expect(await publishPassport(ctx, owner, { brandId: brand.id, productId: brand.productId, lot: null, serial: null })).toMatchObject({ published: false, version: { version: 1 } });
+    expect(await listPassportVersions(ctx, { brandId: brand.id, productId: brand.productId, lot: null, serial: null, limit: null, before: null }))
+      .toMatchObject({ versions: [{ version: 1, sha256: published.version.sha256 }] });
+
+    const [{ serial }] = await query<{ serial: string }>(db.em.fork(),
+      'select serial from mint_units where brand_id = ? and mint_batch_id = ? order by seq desc limit 1', [brand.id, minted.batchId]) as [{ serial: string }];
+    const api = await startApi({
+      ctx, config: { port: 0, host: '127.0.0.1', shutdownTimeoutMs: 2_000 },
+      logger: createLogger({ logLevel: 'silent' }, {}, new Writable({ write: (_c, _e, done) => done() })),
+      readiness: async () => ({ ok: true, checks: {} }),
+    });
+    try {
+      const url = `http://127.0.0.1:${api.port}/r/${brand.slug}/01/${brand.gtin}/21/${serial}`;
+      started = performance.now();
+      const ld = await fetch(url, { headers: { accept: 'application/ld+json' }, redirect: 'manual' });
+      timed('credentialLd', started);
+      expect([ld.status, ld.headers.get('content-type')]).toEqual([200, 'application/ld+json']);
+      const credential = await ld.json() as Record<string, any>;
+      expect(credential['type']).toContain('DigitalProductPassport');
+      expect(credential['credentialSubject'].product).toMatchObject({ serialNumber: serial, registeredId: brand.gtin, description: 'Traction battery 300 Ah' });
+      // The authority's section is not shown to the public.
+      expect(JSON.stringify(credential)).not.toContain('Cobalt');
+
+      started = performance.now();
+      const jwt = await fetch(url, { headers: { accept: 'application/vc+jwt' }, redirect: 'manual' });
+      timed('credentialJwt', started);
+      expect([jwt.status, jwt.headers.get('content-type')]).toEqual([200, 'application/vc+jwt']);
+      const jws = await jwt.text();
+      const header = decodeProtectedHeader(jws);
+      const doc = await (await fetch(`http://127.0.0.1:${api.port}/.well-known/did.json`)).json() as { verificationMethod: { id: string; publicKeyJwk: JWK }[] };
+      const method = doc.verificationMethod.find((m) => m.id === header.kid);
+      expect(method, 'the signing key is listed in did.json').toBeDefined();
+      const { payload } = await compactVerify(jws, await importJWK(method!.publicKeyJwk, 'EdDSA'));
+      const signed = JSON.parse(new TextDecoder().decode(payload)) as Record<string, any>;
+      expect(signed['credentialSubject'].product.serialNumber).toBe(serial);
+      expect(signed['credentialStatus']).toMatchObject({ type: 'BitstringStatusListEntry', statusPurpose: 'revocation' });
+    } finally {
+      await api.close();
+    }
+  });
+  it('announces a product rename, a passport publish and a voided batch on the change feed from the coordinator (what purges a caching proxy in front)', async () => {
+    const heard: string[] = [];
+    const resolver = createResolver(ctx, { onLinkChange: (brandId, gtin) => heard.push(`${brandId} ${gtin}`) });
+    const owner = { id: brand.userId };
+    /** Runs `change` and waits (1 s at most) for the resolver to hear of the brand's GTIN. */
+    const heardAfter = async (label: string, change: () => Promise<unknown>) => {
+      heard.length = 0;
+      const started = performance.now();
+      await change();
+      await until(`${label} on the change feed`, async () => heard.includes(`${brand.id} ${brand.gtin}`), 1_000);
+      timed(label, started);
+    };
+    try {
+      await resolver.listening;
+      await heardAfter('renameHeard', () => upsertProduct(ctx, owner, {
+        brandId: brand.id, sku: 'SKU-1', name: 'Product One, renamed', gtin: brand.gtin, commercialStatus: 'ACTIVE', mintReadinessStatus: 'READY', passportUrl: 'https://citus.example/p1',
+      }));
+      await heardAfter('publishHeard', async () => {
+        await updatePassportDraft(ctx, owner, { brandId: brand.id, productId: brand.productId, lot: null, serial: null, content: { description: { en: 'Traction battery 310 Ah' } }, expectedRevision: null });
+        await publishPassport(ctx, owner, { brandId: brand.id, productId: brand.productId, lot: null, serial: null });
+      });
+      await heardAfter('voidHeard', () => setMintBatchStatus(ctx, owner, { brandId: brand.id, mintBatchId: minted.batchId, status: 'voided', reason: 'labels misprinted' }));
+    } finally {
+      await resolver.close();
+    }
   });
 });

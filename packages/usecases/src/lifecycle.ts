@@ -1,5 +1,5 @@
 import {
-  appendEvents, bumpKpis, countActiveUnitsOfBatch, createPendingPack, findBatch, lockJob, moveBatchStatus, moveJob, readBatchState,
+  appendEvents, bumpKpis, countActiveUnitsOfBatch, createPendingPack, findBatch, lockJob, moveBatchStatus, moveJob, notifyResolverAnswers, readBatchState,
   type BatchRecord, type BatchState, type Em,
 } from '@mint/db';
 import {
@@ -74,7 +74,8 @@ export interface BatchChange {
  *   "mint batch voided") in the same transaction so no executor keeps minting into it. A batch
  *   with minted units also gets a pending void pack: its `epcis-decommissioning.json` holds the
  *   EPCIS decommissioning events of exactly those units, for the brand's traceability partners
- *   (listed and downloaded like every pack).
+ *   (listed and downloaded like every pack). The resolvers hear of it on the link change feed
+ *   (the batch's GTIN), which also purges the lot answers a caching proxy keeps.
  * Call it from pack generation when a pack becomes ready (minted -> exported).
  */
 export async function applyBatchMove(em: Em, now: Date, change: BatchChange): Promise<void> {
@@ -94,6 +95,8 @@ export async function applyBatchMove(em: Em, now: Date, change: BatchChange): Pr
     const active = await countActiveUnitsOfBatch(em, brandId, batch.id);
     if (active > 0) await bumpKpis(em, brandId, { activeTokens: -active });
     events[0] = { ...events[0]!, payload: { ...events[0]!.payload, withdrawn_active_units: active } };
+    // Its lots' answers change (voided): the resolvers and a caching proxy in front forget them.
+    if (batch.gtin !== null) await notifyResolverAnswers(em, brandId, [batch.gtin]);
     if (batch.mintedQuantity > 0) await createPendingPack(em, brandId, batch.id, now, { purpose: 'void', profile: storedPackProfile(voidPackProfile) });
     const job = await lockJob(em, brandId, batch.mintJobId);
     if (job !== null && !isTerminalJobStatus(job.status)) {

@@ -195,35 +195,52 @@ function productView(p: ResolverProduct): Record<string, unknown> {
   return { name: p.name, sku: p.sku, gtin: p.gtin, passport_url: p.passportUrl };
 }
 
+/** A lookup of {@link cachedLookup}: `forget` drops the entries whose key matches, and any lookup of them in flight. */
+interface CachedLookup<T> {
+  (key: string): T | Promise<T>;
+  forget(matches: (key: string) => boolean): void;
+}
+
 /**
  * Lookups by key remembered for `ttlMs` (misses too) in at most `max` entries (beyond that the
  * cache starts over); `get` answers a fresh entry synchronously, and concurrent misses of one key
- * share one lookup.
+ * share one lookup. A lookup that started before a `forget` is not remembered.
  */
-function cachedLookup<T>(ttlMs: number, max: number, load: (key: string) => Promise<T>): (key: string) => T | Promise<T> {
+function cachedLookup<T>(ttlMs: number, max: number, load: (key: string) => Promise<T>): CachedLookup<T> {
   const entries = new Map<string, { readonly value: T; readonly until: number }>();
   const loading = new Map<string, Promise<T>>();
-  return (key) => {
+  let generation = 0;
+  const get = (key: string): T | Promise<T> => {
     const hit = entries.get(key);
     if (hit !== undefined && hit.until > Date.now()) return hit.value;
     let pending = loading.get(key);
     if (pending === undefined) {
-      pending = load(key).then(
+      const started = generation;
+      const current: Promise<T> = load(key).then(
         (value) => {
-          loading.delete(key);
+          if (loading.get(key) === current) loading.delete(key);
+          if (started !== generation) return value;
           if (entries.size >= max) entries.clear();
           entries.set(key, { value, until: Date.now() + ttlMs });
           return value;
         },
         (error: unknown) => {
-          loading.delete(key);
+          if (loading.get(key) === current) loading.delete(key);
           throw error;
         },
       );
+      pending = current;
       loading.set(key, pending);
     }
     return pending;
   };
+  return Object.assign(get, {
+    forget(matches: (key: string) => boolean) {
+      generation++;
+      for (const key of [...entries.keys()]) if (matches(key)) entries.delete(key);
+      for (const key of [...loading.keys()]) if (matches(key)) loading.delete(key);
+    },
+  });
 }
 
 /** The links of brands and GTINs cached in process; see {@link createLinkCache}. */
@@ -395,12 +412,17 @@ export function createResolver(ctx: UseCaseContext, options: ResolverOptions = {
   // A change without GTIN is a brand's as a whole (its domain among it): the domain table reloads too.
   const feed: LinkChangeFeed = listenForLinkChanges(ctx.db, {
     onChange: (brandId, gtin) => {
+      // With a replica, the GTIN's product and lots are read on the primary for a while: the replica may lag the change.
+      own.changed?.(brandId, gtin);
       links.invalidate(brandId, gtin);
+      // The product (its name, passport URL) may be what changed: a rename or a passport move.
+      productOf.forget(gtin === null || gtin === '' ? (key) => key.startsWith(`${brandId} `) : (key) => key === `${brandId} ${gtin}`);
       if (gtin === null) domains.reload();
       options.onLinkChange?.(brandId, gtin);
     },
     onReset: () => {
       links.reset();
+      productOf.forget(() => true);
       domains.reload();
       options.onLinkReset?.();
     },

@@ -1,7 +1,8 @@
 // A product import keeps each product's passport_url as its GTIN's gs1:pip link, as UpsertProduct
-// does: the import's upsert moves the links itself (no trigger, so the same holds on Citus).
+// does: the import's upsert moves the links itself (no trigger, so the same holds on Citus), and
+// tells the resolvers (and so the caching proxy in front) of the products it renamed.
 
-import { getProductImport, runProductImport, startProductImport } from '@mint/usecases';
+import { createResolver, getProductImport, runProductImport, startProductImport } from '@mint/usecases';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { query } from '../../../test/support/sql.ts';
 import { nextGtin, setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
@@ -38,5 +39,31 @@ describe('a product import', () => {
     expect(await pipLinks()).toEqual([[a, 'https://passports.example/a2', true], [moved, 'https://passports.example/b', true]].sort((x, y) => String(x[0]).localeCompare(String(y[0]))));
     await importRows(`P-A,Alpha,${a},ACTIVE,READY,https://passports.example/a2`);
     expect(await pipLinks()).toHaveLength(2);
+  });
+  it('tells the resolvers of each renamed product\'s GTIN (not of unchanged ones), and of the brand as a whole when more than 100 changed at once', async () => {
+    const heard: string[] = [];
+    const resolver = createResolver(app.ctx, { onLinkChange: (brandId, gtin) => heard.push(`${brandId} ${gtin}`) });
+    try {
+      await resolver.listening;
+      const gtins = Array.from({ length: 120 }, () => nextGtin());
+      const rows = (name: (i: number) => string, count: number) => gtins.slice(0, count).map((g, i) => `R-${i},${name(i)},${g},ACTIVE,READY,https://passports.example/r${i}`);
+      await importRows(...rows((i) => `Item ${i}`, 120));
+      const settle = async () => {
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        heard.length = 0;
+      };
+      await settle();
+      // Two renamed, one unchanged: the two GTINs.
+      await importRows(...rows((i) => (i < 2 ? `Item ${i} renamed` : `Item ${i}`), 3));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(heard.sort()).toEqual([`${brand.brandId} ${gtins[0]}`, `${brand.brandId} ${gtins[1]}`].sort());
+      await settle();
+      // 120 renamed: the brand, once.
+      await importRows(...rows((i) => `Item ${i} new range`, 120));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(heard).toEqual([`${brand.brandId} null`]);
+    } finally {
+      await resolver.close();
+    }
   });
 });

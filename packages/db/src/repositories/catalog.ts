@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Em } from '../orm.ts';
 import { first, rows, unnest } from './kysely.ts';
+import { notifyResolverAnswers } from './links.ts';
 
 /** One valid CSV row, ready to upsert (GTIN already normalised to GTIN-14). */
 export interface ProductRow {
@@ -61,6 +62,16 @@ export async function movePassportLinks(em: Em, brandId: string, before: Readonl
       moves.push({ gtin: a.gtin, old: b?.passport_url ?? null, next: a.passport_url, title: a.name });
     }
   }
+  // A renamed product, or one whose GTIN or passport URL changed, changes its GTINs' answers
+  // (names, passport) though no link moves: the resolvers and the caching proxy forget them.
+  const changedGtins: string[] = [];
+  for (const a of after) {
+    const b = before.get(a.sku);
+    if (b === undefined || (b.name === a.name && b.gtin === a.gtin && b.passport_url === a.passport_url)) continue;
+    if (b.gtin !== null) changedGtins.push(b.gtin);
+    if (a.gtin !== null) changedGtins.push(a.gtin);
+  }
+  await notifyResolverAnswers(em, brandId, changedGtins);
   const due = moves.filter((m) => m.old !== m.next);
   if (due.length === 0) return;
   await rows(em, (db) => db.selectFrom(unnest<{ gtin: string; old: string | null; next: string | null; title: string }, 'm'>('m', {

@@ -19,16 +19,18 @@ export interface BatchState {
   readonly identityMode: IdentityMode;
   readonly activationMode: ActivationMode;
   readonly mintedQuantity: number;
+  /** The GTIN its units and lots carry; null for a batch without one. */
+  readonly gtin: string | null;
 }
 
 /** The brand's batches with their lifecycle fields. */
 function selectBatchStates(db: Kysely<Tables>, brandId: string) {
-  return db.selectFrom('mint_batches').select(['id', 'mint_job_id', 'status', 'identity_mode', 'activation_mode', 'minted_quantity']).where('brand_id', '=', brandId);
+  return db.selectFrom('mint_batches').select(['id', 'mint_job_id', 'status', 'identity_mode', 'activation_mode', 'minted_quantity', 'gtin']).where('brand_id', '=', brandId);
 }
 
 const toState = (r: Awaited<ReturnType<ReturnType<typeof selectBatchStates>['execute']>>[number]): BatchState => ({
   id: r.id, mintJobId: r.mint_job_id, status: r.status as BatchStatus, identityMode: r.identity_mode as IdentityMode,
-  activationMode: r.activation_mode as ActivationMode, mintedQuantity: r.minted_quantity,
+  activationMode: r.activation_mode as ActivationMode, mintedQuantity: r.minted_quantity, gtin: r.gtin,
 });
 
 /** Reads a batch's lifecycle fields, taking a share lock on the row until the transaction ends; null when not the brand's. */

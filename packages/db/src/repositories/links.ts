@@ -55,6 +55,27 @@ async function lockLevel(em: Em, brandId: string, scope: LinkScope): Promise<voi
   ]));
 }
 
+/** Most GTINs {@link notifyResolverAnswers} names one by one; beyond, it names the brand. */
+const maxNotifiedGtins = 100;
+
+/**
+ * Tells the resolvers, at commit, that the answers of these GTINs of the brand changed without a
+ * link write (a product renamed, its GTIN or passport URL changed, a lot voided): on the link
+ * change feed, so every API process forgets what it cached of them and a caching proxy in front
+ * is purged of them. Reads no table, so the notifications leave from the coordinator on Citus.
+ */
+export async function notifyResolverAnswers(em: Em, brandId: string, gtins: readonly string[]): Promise<void> {
+  const distinct = [...new Set(gtins)];
+  if (distinct.length === 0) return;
+  // Many at once (a large import): the brand as a whole, one notification and one purge per process.
+  if (distinct.length > maxNotifiedGtins) {
+    await rows(em, (db) => db.selectNoFrom(sql<string>`pg_notify(${linkChangeChannel}, ${brandId})::text`.as('notified')));
+    return;
+  }
+  await rows(em, (db) => db.selectFrom(unnest<{ gtin: string }, 'g'>('g', { gtin: ['text', distinct] }))
+    .select(sql<string>`pg_notify(${linkChangeChannel}, ${`${brandId} `} || g.gtin)::text`.as('notified')));
+}
+
 /** Makes the level's oldest link its default when it has links and no default. */
 async function keepOneDefault(em: Em, brandId: string, scope: LinkScope, now: Date): Promise<void> {
   await changed(em, (db) => db.updateTable('resolver_links').set({ is_default: true, updated_at: now })

@@ -364,9 +364,19 @@ export interface ResolverReader {
   findLot(brandId: string, gtin: string, lotCode: string): Promise<ResolverLot | null>;
   /** The link reads, on the same pool. */
   readonly links: LinkReader;
+  /**
+   * Told of a change heard on the link change feed (the brand's GTIN, or the brand as a whole:
+   * null or ''): with a replica, that GTIN's product and lot lookups read on the primary for
+   * {@link primaryAfterChangeMs}, since the notification can arrive before the replica replayed
+   * the change (a rename, a void) and a caching proxy purged by it would keep the old answer.
+   */
+  changed?(brandId: string, gtin: string | null): void;
   /** Closes the reader's own pool, if it has one. */
   close(): Promise<void>;
 }
+
+/** How long a GTIN's product and lot lookups read on the primary after a change of it was heard (with a replica). */
+export const primaryAfterChangeMs = 30_000;
 
 /** Options of {@link createResolverReader}. */
 export interface ResolverReaderOptions {
@@ -413,8 +423,10 @@ export function createResolverReader(db: Database, options: ResolverReaderOption
   const links = createLinkReader(pool);
   const primary = hotLookups(pool, maxBatch, maxInFlight);
   let closing: Promise<void> | undefined;
+  const recent = recentChanges();
   return {
-    ...(replica === null ? primary : readingThrough(hotLookups(replica, maxBatch, maxInFlight), primary, links)),
+    ...(replica === null ? primary : readingThrough(hotLookups(replica, maxBatch, maxInFlight), primary, links, recent.has)),
+    ...(replica === null ? {} : { changed: recent.add }),
     async brandDomains() {
       const { rows: found } = await pool.query<RowOf<typeof domainLookup>>(bound(statements.domains, {}));
       return found.map(toDomainBrand);
@@ -456,12 +468,13 @@ const inCirculation = (unit: ResolverUnit) => decideResolution({
  * The lookups on a streaming replica, read through to the primary whenever the replica's answer may
  * lag behind it: a brand, unit, product or lot it does not have (minted a moment ago), a unit that
  * is inactive or in a voided batch and a lot whose batches are all voided (activated or restored a
- * moment ago), and any error of the replica. A found, in-circulation answer is the replica's, as
- * old as its replay lag (a product renamed that long ago may still show its old name). A unit's own
- * links are read on the primary (next to the unit query, at once), so a changed serial link answers
- * at once too. Misses cost a second query: scans of serials nobody minted read both servers.
+ * moment ago), any error of the replica, and a GTIN whose change was heard on the change feed in
+ * the last {@link primaryAfterChangeMs} (`changedLately`: its product and lots, renamed or voided a
+ * moment ago). Other found, in-circulation answers are the replica's, as old as its replay lag. A
+ * unit's own links are read on the primary (next to the unit query, at once), so a changed serial
+ * link answers at once too. Misses cost a second query: scans of serials nobody minted read both servers.
  */
-function readingThrough(replica: HotLookups, primary: HotLookups, links: LinkReader): HotLookups {
+function readingThrough(replica: HotLookups, primary: HotLookups, links: LinkReader, changedLately: (brandId: string, gtin: string) => boolean): HotLookups {
   const settled = async <T>(read: Promise<T>, final: (answer: T) => boolean, fallback: () => Promise<T>): Promise<T> => {
     let answer: T;
     try {
@@ -485,9 +498,40 @@ function readingThrough(replica: HotLookups, primary: HotLookups, links: LinkRea
       });
       return unit === null || !fromReplica || own === null ? unit : { ...unit, links: await own };
     },
-    findProduct: (brandId, gtin) => settled(replica.findProduct(brandId, gtin), (p) => p !== null, () => primary.findProduct(brandId, gtin)),
-    findLot: (brandId, gtin, lotCode) =>
-      settled(replica.findLot(brandId, gtin, lotCode), (lot) => lot !== null && !lot.allVoided, () => primary.findLot(brandId, gtin, lotCode)),
+    findProduct: (brandId, gtin) => changedLately(brandId, gtin) ? primary.findProduct(brandId, gtin)
+      : settled(replica.findProduct(brandId, gtin), (p) => p !== null, () => primary.findProduct(brandId, gtin)),
+    findLot: (brandId, gtin, lotCode) => changedLately(brandId, gtin) ? primary.findLot(brandId, gtin, lotCode)
+      : settled(replica.findLot(brandId, gtin, lotCode), (lot) => lot !== null && !lot.allVoided, () => primary.findLot(brandId, gtin, lotCode)),
+  };
+}
+
+/**
+ * The brands' GTINs (or whole brands) changed in the last {@link primaryAfterChangeMs}, as heard on
+ * the change feed. Expired entries are dropped when the table is full; when 10,000 are still live,
+ * every lookup reads on the primary for the next {@link primaryAfterChangeMs} instead (bounded
+ * memory, never a stale answer).
+ */
+function recentChanges(): { add(brandId: string, gtin: string | null): void; has(brandId: string, gtin: string): boolean } {
+  const until = new Map<string, number>();
+  let everythingUntil = 0;
+  return {
+    add(brandId, gtin) {
+      const now = Date.now();
+      if (until.size >= 10_000) {
+        for (const [key, end] of until) if (end <= now) until.delete(key);
+        if (until.size >= 10_000) {
+          until.clear();
+          everythingUntil = now + primaryAfterChangeMs;
+          return;
+        }
+      }
+      until.set(gtin === null || gtin === '' ? brandId : `${brandId} ${gtin}`, now + primaryAfterChangeMs);
+    },
+    has(brandId, gtin) {
+      if (everythingUntil === 0 && until.size === 0) return false;
+      const now = Date.now();
+      return everythingUntil > now || (until.get(brandId) ?? 0) > now || (until.get(`${brandId} ${gtin}`) ?? 0) > now;
+    },
   };
 }
 

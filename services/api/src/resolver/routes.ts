@@ -643,7 +643,9 @@ function passportOf(passports: PassportReads, r: Request, resolution: Resolution
     serial: key.kind === 'serial' ? key.serial : null,
     version: r.passportVersion, reader, representation,
   });
-  return presented === null ? read(null) : passports.readerOf(presented).then(read);
+  const passport = presented === null ? read(null) : passports.readerOf(presented).then(read);
+  // An answer from what the resolver last knew (its database away) goes without the passport it cannot read.
+  return resolution.stale === true && passport instanceof Promise ? passport.catch(() => null) : passport;
 }
 
 /** The stand-in brand base a request under the root is first parsed below (a valid slug no lookup depends on). */
