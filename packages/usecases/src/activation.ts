@@ -1,4 +1,4 @@
-import { activateUnitsById, activateUnitsOfBatch, appendEvents, bumpKpis, lockBatchForShare, lockBatchesOfUnits } from '@mint/db';
+import { activateUnitsById, activateUnitsOfBatch, appendEvents, bumpKpis, lockBatchForShare, lockBatchesOfUnits, retryingDeadlocks } from '@mint/db';
 import { IllegalStateError, InvalidInputError, NotFoundError, isUuid, type FieldViolation, type NewEvent } from '@mint/domain';
 import type { Actor, UseCaseContext } from './context.ts';
 
@@ -23,14 +23,15 @@ export interface ActivationResult {
  * filter shows it), all in one transaction. Idempotent: a repeat changes and writes nothing.
  * By batch: a missing or foreign batch is NotFoundError. By ids: ids that are not units of the
  * brand are ignored (counted 0, their existence never confirmed). Units of a voided batch:
- * IllegalStateError, nothing changes. Already-active units (active_at_mint) count 0.
+ * IllegalStateError, nothing changes. Already-active units (active_at_mint) count 0. Two
+ * activations meeting a batch's units in opposite orders may deadlock: the victim runs again.
  */
 export async function activateMintUnits(ctx: UseCaseContext, actor: Actor, target: ActivationTarget): Promise<ActivationResult> {
   const { brandId } = target;
   if ('mintBatchId' in target) {
     if (!isUuid(target.mintBatchId)) throw new InvalidInputError([{ field: 'mint_batch_id', message: 'must be a uuid' }]);
     const batchId = target.mintBatchId;
-    return ctx.db.em.fork().transactional(async (em) => {
+    return retryingDeadlocks(() => ctx.db.em.fork().transactional(async (em) => {
       const batch = await lockBatchForShare(em, brandId, batchId);
       if (batch === null) throw new NotFoundError(`mint batch ${batchId} not found`);
       if (batch.status === 'voided') throw new IllegalStateError(`mint batch ${batchId} is voided; its units cannot be activated`);
@@ -44,7 +45,7 @@ export async function activateMintUnits(ctx: UseCaseContext, actor: Actor, targe
         }]);
       }
       return { activatedCount: count };
-    });
+    }));
   }
   const unitIds = [...new Set(target.unitIds)];
   const v: FieldViolation[] = [];
@@ -53,7 +54,7 @@ export async function activateMintUnits(ctx: UseCaseContext, actor: Actor, targe
   }
   target.unitIds.forEach((id, i) => { if (!isUuid(id)) v.push({ field: `unit_ids.ids[${i}]`, message: 'must be a uuid' }); });
   if (v.length > 0) throw new InvalidInputError(v);
-  return ctx.db.em.fork().transactional(async (em) => {
+  return retryingDeadlocks(() => ctx.db.em.fork().transactional(async (em) => {
     const batches = await lockBatchesOfUnits(em, brandId, unitIds);
     const voided = batches.find((b) => b.status === 'voided');
     if (voided) throw new IllegalStateError(`mint batch ${voided.id} is voided; its units cannot be activated`);
@@ -68,5 +69,5 @@ export async function activateMintUnits(ctx: UseCaseContext, actor: Actor, targe
       })));
     }
     return { activatedCount: count };
-  });
+  }));
 }

@@ -68,11 +68,15 @@ describe('mintctl passport', () => {
   it('rotates the signing key against the database, keeping the old one', async () => {
     const env = { ...process.env, DATABASE_URL: app.database.url, AUTH_JWT_SECRET: testJwtSecret, WEBHOOK_SECRET_KEYS: testWebhookSecretKeys, LOG_LEVEL: 'warn' };
     const run = () => promisify(execFile)(process.execPath, [main, 'passport', 'rotate-signing-key'], { env, timeout: 20_000 });
+    // The API of the first test may have made the first key already, signing its publish's credentials.
+    const keysNow = () => query<{ retired: boolean }>(app.db.em.fork(), 'select retired_at is not null as retired from passport_signing_keys order by created_at');
+    const before = (await keysNow()).length;
     const first = await run();
     const second = await run();
     expect(first.stdout).toMatch(/^passport credentials are now signed with key \S+\n$/);
     expect(second.stdout).not.toBe(first.stdout);
-    const keys = await query<{ retired: boolean }>(app.db.em.fork(), 'select retired_at is not null as retired from passport_signing_keys order by created_at');
-    expect(keys.map((k) => k.retired)).toEqual([true, false]);
+    const keys = await keysNow();
+    expect(keys.length).toBe(before + 2);
+    expect(keys.map((k) => k.retired)).toEqual([...Array(keys.length - 1).fill(true), false]);
   }, 60_000);
 });

@@ -51,3 +51,28 @@ export async function pingResolverReplica(db: Database): Promise<void> {
     await client.end().catch(() => undefined);
   }
 }
+
+/** The SQLSTATE of a database error (also when wrapped by the driver or the ORM), or undefined. */
+function sqlStateOf(error: unknown): string | undefined {
+  for (let e: unknown = error, depth = 0; e && typeof e === 'object' && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown; sqlState?: unknown }).code ?? (e as { sqlState?: unknown }).sqlState;
+    if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return code;
+  }
+  return undefined;
+}
+
+/**
+ * Runs `transaction` again when PostgreSQL chose it as a deadlock's victim (SQLSTATE 40P01: it was
+ * rolled back whole, nothing written), at most `attempts` times in all. For transactions that lock
+ * many rows whose order a plan decides (a batch's units by batch or by id), where two callers may
+ * meet in opposite orders.
+ */
+export async function retryingDeadlocks<T>(transaction: () => Promise<T>, attempts = 5): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await transaction();
+    } catch (error) {
+      if (sqlStateOf(error) !== '40P01' || attempt >= attempts) throw error;
+    }
+  }
+}
