@@ -16,8 +16,11 @@
 import { randomUUID } from 'node:crypto';
 import {
   appendEvents, advanceMinted, bumpKpis, claimJobLease, commitChunk, writeCompletion, findBatchOfJob, findMissingSeqRanges, insertUnitChunk, moveJob, MintJob,
-  readJobLease, recordJobAttempt, releaseJobLease, renewJobLease, setIdleInTransactionTimeout, type BatchRecord, type Em,
+  readJobLease, recordJobAttempt, releaseJobLease, renewJobLease, setIdleInTransactionTimeout, sqlState, type BatchRecord, type Em,
 } from '@mint/db';
+
+/** The executor classifies a failed run by its SQLSTATE (see classifyMintError). */
+export { sqlState };
 import {
   ConflictError, IllegalStateError, LeaseLostError, completionPackProfile, NotFoundError, decideClaim, defaultChunkSize, defaultLeaseMs, failJob, completeSerialJob,
   completeWithoutUnits, firstChunkUnits, generateTimedSerials, initialUnitStatus, isTerminalJobStatus, leaseExpiry,
@@ -290,15 +293,6 @@ async function fenced(ctx: UseCaseContext, lease: Lease, leaseMs: number, write:
     }
     await write(em, now);
   });
-}
-
-/** The SQLSTATE of a database error (also when wrapped by the driver), or undefined. */
-export function sqlState(error: unknown): string | undefined {
-  for (let e: unknown = error, depth = 0; e && typeof e === 'object' && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
-    const code = (e as { code?: unknown; sqlState?: unknown }).code ?? (e as { sqlState?: unknown }).sqlState;
-    if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return code;
-  }
-  return undefined;
 }
 
 /**

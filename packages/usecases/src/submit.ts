@@ -1,10 +1,9 @@
 import { hash, randomUUID } from 'node:crypto';
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
-import { findJobByIdempotencyKey, type Em, type ExpectedSubjects, type KeyedJob } from '@mint/db';
+import { findJobByIdempotencyKey, sqlState, type Em, type ExpectedSubjects, type KeyedJob } from '@mint/db';
 import { IdempotencyKeyReusedError, validateMintRequest, type BlockingReason, type JobStatus, type MintRequest } from '@mint/domain';
 import type { Actor, PublishedJob, UseCaseContext } from './context.ts';
 import { checkPreflight, createDraftBatch, preflightOf } from './draft-batch.ts';
-import { sqlState } from './processing.ts';
 
 /** Result of submit_mint_request: a created or replayed job, or the reasons preflight blocked it. */
 export type SubmitResult =

@@ -53,7 +53,7 @@ export async function pingResolverReplica(db: Database): Promise<void> {
 }
 
 /** The SQLSTATE of a database error (also when wrapped by the driver or the ORM), or undefined. */
-function sqlStateOf(error: unknown): string | undefined {
+export function sqlState(error: unknown): string | undefined {
   for (let e: unknown = error, depth = 0; e && typeof e === 'object' && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
     const code = (e as { code?: unknown; sqlState?: unknown }).code ?? (e as { sqlState?: unknown }).sqlState;
     if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return code;
@@ -72,7 +72,7 @@ export async function retryingDeadlocks<T>(transaction: () => Promise<T>, attemp
     try {
       return await transaction();
     } catch (error) {
-      if (sqlStateOf(error) !== '40P01' || attempt >= attempts) throw error;
+      if (sqlState(error) !== '40P01' || attempt >= attempts) throw error;
     }
   }
 }
