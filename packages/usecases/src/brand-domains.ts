@@ -1,5 +1,4 @@
-import { UniqueConstraintViolationException } from '@mikro-orm/core';
-import { appendEvents, lockBrandResolverSettings, updateBrandResolverDomain } from '@mint/db';
+import { appendEvents, isUniqueViolation, lockBrandResolverSettings, updateBrandResolverDomain } from '@mint/db';
 import {
   assertValid, brandDomainBaseUrl, brandResolverBaseUrl, IllegalStateError, isUuid, NotFoundError, resolverDomainViolations, type ReservedHosts,
 } from '@mint/domain';
@@ -48,7 +47,7 @@ export async function setBrandResolverDomain(
       return { domain, resolverBaseUrl, changed: true };
     });
   } catch (error) {
-    if (error instanceof UniqueConstraintViolationException) {
+    if (isUniqueViolation(error)) {
       throw new IllegalStateError(`domain: ${input.domain} is already the resolver domain of another brand`, { cause: error });
     }
     throw error;

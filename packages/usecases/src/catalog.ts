@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { UniqueConstraintViolationException } from '@mikro-orm/core';
-import { Product, ProductionBatch, upsertProductBySku, upsertProductionBatchByCode, type ProductRow } from '@mint/db';
+import { isUniqueViolation, Product, ProductionBatch, upsertProductBySku, upsertProductionBatchByCode, type ProductRow } from '@mint/db';
 import {
   assertValid, commercialStatuses, gtinViolations, InvalidInputError, isUuid, mintReadinessStatuses, normalizeGtin, NotFoundError,
   productionBatchStatuses, resolvePageSize, storableUrlOf, storableUrlViolations, toPage,
@@ -74,7 +73,7 @@ export async function upsertProduct(ctx: UseCaseContext, actor: Actor, input: Pr
     const product = await em.findOneOrFail(Product, { brandId: input.brandId, id: row.id });
     return { product: toProductView(product), created: row.created };
   } catch (error) {
-    if (error instanceof UniqueConstraintViolationException) {
+    if (isUniqueViolation(error)) {
       throw new InvalidInputError([{ field: 'gtin', message: 'is already used by another product of this brand' }], { cause: error });
     }
     throw error;

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import {
-  appendProductImportError, countRunningImports, findProductImport, findQueuedImportsToSweep, insertProductImport, moveProductImport, productSkusByGtin, readProductImportCsv, recordProductImportProgress,
+  appendProductImportError, isUniqueViolation, countRunningImports, findProductImport, findQueuedImportsToSweep, insertProductImport, moveProductImport, productSkusByGtin, readProductImportCsv, recordProductImportProgress,
   upsertProductRows, type Em, type ProductImportRowError, type ProductRow,
 } from '@mint/db';
 import {
@@ -192,7 +191,7 @@ async function writeBatch(
     });
     return;
   } catch (error) {
-    if (!(error instanceof UniqueConstraintViolationException)) throw error;
+    if (!isUniqueViolation(error)) throw error;
   }
   let imported = 0;
   for (const b of writable) {
@@ -200,7 +199,7 @@ async function writeBatch(
       await upsertProductRows(ctx.db.em.fork(), brandId, [b.product], [randomUUID()], now);
       imported++;
     } catch (error) {
-      if (!(error instanceof UniqueConstraintViolationException)) throw error;
+      if (!isUniqueViolation(error)) throw error;
       rejected.push({ row: b.row, field: 'gtin', message: 'is already used by another product of this brand' });
     }
   }

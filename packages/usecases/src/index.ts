@@ -38,14 +38,14 @@ export {
 export { activateMintUnits, maxActivationUnitIds, type ActivationTarget, type ActivationResult } from './activation.ts';
 export {
   createMintBatchFromJob, createMintBatchFromJobDeprecation, type CreateMintBatchFromJobInput, type CreateMintBatchFromJobResult
-} from './legacy.ts';
+} from './create-batch-from-job.ts';
 export { startProductImport, runProductImport, failProductImport, importBatchSize, importMayStart, findImportsToSweep } from './imports.ts';
 export { parseCsvRecords, getProductImport, type ImportView, type ImportRunOutcome } from './import-runs.ts';
 export {
   requestFingerprint, keyDerivedUuid, runIdempotently, purgeExpiredIdempotencyRecords, type KeptResponse, type IdempotentOutcome,
   type IdempotentResult, type SentResponse, type IdempotentRequest, submitWithIdempotencyKey, type KeyedMintRequest
 } from './idempotency.ts';
-export { submitAndKick, type SubmitAndKickResult } from './kick.ts';
+export { submitAndKick, type SubmitAndKickResult } from './submit-and-kick.ts';
 export {
   claimPayloadPack, generatePayloadPack, packFiles, defaultPackLeaseMs, packUnitPageSize, type ManifestFile,
   type PackManifest, type PackGenerationOptions, type PackGenerationResult, type PackClaim

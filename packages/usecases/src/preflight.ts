@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { UniqueConstraintViolationException } from '@mikro-orm/core';
-import { MintJob, MintPreflight, type Em } from '@mint/db';
+import { isUniqueViolation, MintJob, MintPreflight, type Em } from '@mint/db';
 import { assertValid, isUuid, quantityViolations, type BlockingReason, type FieldViolation, type IdentityMode } from '@mint/domain';
 import type { Actor, UseCaseContext } from './context.ts';
 import { checkPreflight } from './draft-batch.ts';
@@ -57,7 +56,7 @@ export async function preflightMintBatch(ctx: UseCaseContext, actor: Actor, requ
   try {
     return await ctx.db.em.fork().transactional((em) => preflightInTransaction(ctx, em, input));
   } catch (error) {
-    if (error instanceof UniqueConstraintViolationException && input.idempotencyKey !== null) {
+    if (isUniqueViolation(error) && input.idempotencyKey !== null) {
       const existing = await ctx.db.em.fork().findOne(MintPreflight, { brandId: input.brandId, idempotencyKey: input.idempotencyKey });
       if (existing) return toView(existing);
     }

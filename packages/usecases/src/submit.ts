@@ -1,6 +1,5 @@
 import { hash, randomUUID } from 'node:crypto';
-import { UniqueConstraintViolationException } from '@mikro-orm/core';
-import { findJobByIdempotencyKey, sqlState, type Em, type ExpectedSubjects, type KeyedJob } from '@mint/db';
+import { findJobByIdempotencyKey, isUniqueViolation, retryingDeadlocks, type Em, type ExpectedSubjects, type KeyedJob } from '@mint/db';
 import { IdempotencyKeyReusedError, validateMintRequest, type BlockingReason, type JobStatus, type MintRequest } from '@mint/domain';
 import type { Actor, PublishedJob, UseCaseContext } from './context.ts';
 import { checkPreflight, createDraftBatch, preflightOf } from './draft-batch.ts';
@@ -47,25 +46,21 @@ export async function submitValid(ctx: UseCaseContext, actor: Actor, request: Mi
   // Every statement of a submit stands alone (no transaction, no entities), so it runs on the
   // entity manager's pool without a fork of its own: a fork cost about 4 % of the API's CPU per submit.
   const em = ctx.db.em;
-  for (let attempt = 1; ; attempt++) {
+  // Concurrent requests under one key can deadlock inside PostgreSQL; the victim wrote nothing and runs again.
+  const result = await retryingDeadlocks(async () => {
     try {
-      const result = await submit(ctx, em, actor, request, requestHash);
-      if (result.ok && !result.isDuplicate && options.publish !== false) announce(ctx, { kind: 'mint', id: result.mintJobId, brandId: request.brandId });
-      return result;
+      return await submit(ctx, em, actor, request, requestHash);
     } catch (error) {
-      if (error instanceof UniqueConstraintViolationException && request.idempotencyKey !== null) {
+      if (isUniqueViolation(error) && request.idempotencyKey !== null) {
         const existing = await findJobByIdempotencyKey(em, request.brandId, request.idempotencyKey);
         if (existing) return duplicateOf(existing, request, requestHash);
       }
-      // A deadlock (40P01) aborted this statement and wrote nothing: run it again.
-      if (sqlState(error) === '40P01' && attempt < deadlockAttempts) continue;
       throw error;
     }
-  }
+  });
+  if (result.ok && !result.isDuplicate && options.publish !== false) announce(ctx, { kind: 'mint', id: result.mintJobId, brandId: request.brandId });
+  return result;
 }
-
-/** Runs of a submit PostgreSQL aborted as a deadlock victim, counting the first. */
-const deadlockAttempts = 5;
 
 /**
  * Fingerprint of what a mint request asks for (everything but its workspace and key): SHA-256 of
