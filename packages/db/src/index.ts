@@ -5,7 +5,7 @@
 export { Brand, User, Membership, ApiKey } from './entities/workspace.ts';
 export { Product, ProductionBatch, ProductImport } from './entities/catalog.ts';
 export { MintPreflight, MintJob, MintBatch, MintLot, MintUnit, MintKpis } from './entities/minting.ts';
-export { MintEvent, PayloadPack, OutboxMessage, IdempotencyRecord, type StoredPackProfile } from './entities/activity.ts';
+export { MintEvent, PayloadPack, OutboxMessage, IdempotencyRecord, type StoredPackProfile, storedPackProfile } from './entities/activity.ts';
 export { ScanAlertSettingsRow, ScanDailyRollup, ScanEvent, ScanIngestBatch, ScanRollupDay } from './entities/scans.ts';
 export { ResolverLink } from './entities/links.ts';
 export { WebhookEndpoint, WebhookDelivery } from './entities/webhooks.ts';
