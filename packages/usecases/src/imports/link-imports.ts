@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { appendEvents, insertProductImport, recordProductImportProgress, upsertLinkRow, type ProductImportRowError } from '@mint/db';
 import {
-  assertValid, InvalidInputError, isUuid, linkScopeOf, maxImportBytes, maxImportErrorsKept, NotFoundError, validateLink,
+  assertValid, InvalidInputError, linkScopeOf, maxImportBytes, maxImportErrorsKept, NotFoundError, validateLink,
   type FieldViolation, type Link, type LinkInput, type LinkScope,
 } from '@mint/domain';
 import type { Actor, UseCaseContext } from '../context.ts';

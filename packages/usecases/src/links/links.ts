@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import {
-  appendEvents, deleteLinkRow, insertProductImport, listLinkRows,
-  recordProductImportProgress, replaceLevelLinks, upsertLinkRow, type LinkRecord, type ProductImportRowError,
+  appendEvents, deleteLinkRow, listLinkRows,replaceLevelLinks, upsertLinkRow, type LinkRecord, 
 } from '@mint/db';
 import {
-  assertValid, InvalidInputError, isUuid, linkScopeOf, linkSetViolations, maxImportBytes, maxImportErrorsKept, NotFoundError,
+  assertValid, InvalidInputError, isUuid, linkScopeOf, linkSetViolations, NotFoundError,
   resolvePageSize, toPage, validateLink, withOneDefault,
   type Cursor, type FieldViolation, type Link, type LinkInput, type LinkLevel, type LinkScope, type Page,
 } from '@mint/domain';
