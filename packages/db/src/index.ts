@@ -75,7 +75,7 @@ export {
 export { lockBrandResolverSettings, updateBrandResolverDomain, type BrandResolverSettings } from './repositories/brand-domains.ts';
 export { listOutboxMessages, takeOutboxMessage, readOutboxBacklog, type OutboxRow } from './repositories/outbox.ts';
 export { upsertProductBySku, upsertProductionBatchByCode, type Upserted, type ProductionBatchRow, type ProductRow } from './repositories/catalog.ts';
-export { setIdleInTransactionTimeout, pingDatabase, pingResolverReplica, retryingDeadlocks, sqlState, isUniqueViolation } from './repositories/session.ts';
+export { setIdleInTransactionTimeout, pingDatabase, pingResolverReplica, retryingDeadlocks, sqlState, isUniqueViolation, unitOfWork, standalone, transaction } from './repositories/session.ts';
 export {
   insertWebhookEndpoint, listWebhookEndpoints, findWebhookEndpoint, updateWebhookEndpoint, deleteWebhookEndpoint, listWebhookDeliveries,
   requeueWebhookDelivery, claimWebhookDeliveries, resumeWebhookDeliveries, webhookParkedUntil, recordWebhookAttempt, readWebhookBacklog, markWebhookEndpointFailing, type WebhookEndpointRecord,

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import {
-  completeIdempotencyKey, deleteIdempotencyKey, findIdempotencyKey, insertIdempotencyKey, purgeExpiredIdempotencyKeys, retakeIdempotencyKey,
+  completeIdempotencyKey, deleteIdempotencyKey, findIdempotencyKey, insertIdempotencyKey, purgeExpiredIdempotencyKeys, retakeIdempotencyKey, unitOfWork,
 } from '@mint/db';
 import { assertValid, ConflictError, decideIdempotency, idempotencyKeyViolations, idempotencyRetentionMs, validateMintRequest, type IdempotencyState, type MintRequest } from '@mint/domain';
 import type { Actor, UseCaseContext } from './context.ts';
@@ -93,27 +93,27 @@ export async function runIdempotently(
     const now = ctx.clock();
     const expiresAt = new Date(now.getTime() + idempotencyRetentionMs);
     const claim = { ...request, now, expiresAt };
-    let held = (await insertIdempotencyKey(ctx.db.em.fork(), claim)) ? { brandId, key, createdAt: now } : null;
+    let held = (await insertIdempotencyKey(unitOfWork(ctx.db), claim)) ? { brandId, key, createdAt: now } : null;
     if (held === null) {
-      const kept = await findIdempotencyKey(ctx.db.em.fork(), brandId, key);
+      const kept = await findIdempotencyKey(unitOfWork(ctx.db), brandId, key);
       if (kept === null) continue;
       const decision = decideIdempotency({ ...kept, state: kept.state as IdempotencyState }, request, now);
       if (decision === 'mismatch') return { kind: 'mismatch' };
       if (decision === 'in_progress') return { kind: 'in_progress' };
       if (decision === 'replay') return { kind: 'replayed', response: { status: kept.responseStatus ?? 200, text: kept.responseBody ?? 'null' } };
-      if (!(await retakeIdempotencyKey(ctx.db.em.fork(), kept, claim))) continue;
+      if (!(await retakeIdempotencyKey(unitOfWork(ctx.db), kept, claim))) continue;
       held = { brandId, key, createdAt: now };
     }
     let outcome: IdempotentOutcome;
     try {
       outcome = await work();
     } catch (error) {
-      await deleteIdempotencyKey(ctx.db.em.fork(), held).catch(() => undefined);
+      await deleteIdempotencyKey(unitOfWork(ctx.db), held).catch(() => undefined);
       throw error;
     }
     const response = { status: outcome.status, text: JSON.stringify(outcome.body) };
-    if (outcome.keep) await completeIdempotencyKey(ctx.db.em.fork(), held, response);
-    else await deleteIdempotencyKey(ctx.db.em.fork(), held);
+    if (outcome.keep) await completeIdempotencyKey(unitOfWork(ctx.db), held, response);
+    else await deleteIdempotencyKey(unitOfWork(ctx.db), held);
     return { kind: 'ran', response };
   }
   throw new ConflictError(`Idempotency-Key ${JSON.stringify(key)} is being claimed concurrently; retry`);
@@ -155,5 +155,5 @@ export async function submitWithIdempotencyKey(
 
 /** Deletes up to `limit` expired Idempotency-Key records; returns how many (for a periodic sweeper). */
 export async function purgeExpiredIdempotencyRecords(ctx: UseCaseContext, limit = 1000): Promise<number> {
-  return purgeExpiredIdempotencyKeys(ctx.db.em.fork(), ctx.clock(), limit);
+  return purgeExpiredIdempotencyKeys(unitOfWork(ctx.db), ctx.clock(), limit);
 }

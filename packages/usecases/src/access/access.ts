@@ -6,7 +6,7 @@
 import { ForbiddenError, roleGrants, scopesGrant, UnauthenticatedError, type Permission } from '@mint/domain';
 import { authenticateBearer, recordApiKeyUse, roleOnBrand, verifyApiKey, type ApiKeyPrincipal } from './auth.ts';
 import type { UseCaseContext } from '../context.ts';
-import { listMembershipsOfUser } from '@mint/db';
+import { listMembershipsOfUser, unitOfWork } from '@mint/db';
 
 /** The credentials a request carries; null when the header is absent. Never log them. */
 export interface Credentials {
@@ -112,5 +112,5 @@ export async function listMyMemberships(ctx: UseCaseContext, authenticated: Auth
     throw new ForbiddenError('memberships belong to a user: call with a session token (Authorization: Bearer <token>), not an API key alone');
   }
   const { userId } = authenticated.user;
-  return { userId, memberships: await listMembershipsOfUser(ctx.db.em.fork(), userId) };
+  return { userId, memberships: await listMembershipsOfUser(unitOfWork(ctx.db), userId) };
 }

@@ -1,5 +1,5 @@
 import { decodeProtectedHeader, errors, jwtVerify, SignJWT, type JWTVerifyOptions } from 'jose';
-import { findApiKeyForAuth, findMembershipRole, touchApiKey } from '@mint/db';
+import { findApiKeyForAuth, findMembershipRole, touchApiKey, unitOfWork, standalone } from '@mint/db';
 import { ForbiddenError, hashApiKeySecret, isUuid, parseApiKey, UnauthenticatedError, type Role } from '@mint/domain';
 import { timingSafeEqual } from 'node:crypto';
 import type { AuthSettings, UseCaseContext } from '../context.ts';
@@ -109,7 +109,7 @@ export interface ApiKeyPrincipal {
 export async function verifyApiKey(ctx: UseCaseContext, key: string): Promise<ApiKeyPrincipal> {
   const parsed = parseApiKey(key);
   if (parsed === null) throw new UnauthenticatedError('malformed API key');
-  const row = await findApiKeyForAuth(ctx.db.em.fork(), parsed.lookupId);
+  const row = await findApiKeyForAuth(unitOfWork(ctx.db), parsed.lookupId);
   const expected = Buffer.from(row?.secretHash ?? '0'.repeat(64), 'hex');
   const actual = Buffer.from(hashApiKeySecret(parsed.secret), 'hex');
   if (!row || expected.length !== actual.length || !timingSafeEqual(expected, actual)) throw new UnauthenticatedError('unknown API key');
@@ -133,7 +133,7 @@ export async function recordApiKeyUse(ctx: UseCaseContext, key: ApiKeyPrincipal)
   const now = ctx.clock();
   const notBefore = new Date(now.getTime() - apiKeyUseIntervalMs);
   if (key.lastUsedAt !== null && key.lastUsedAt >= notBefore) return;
-  await touchApiKey(ctx.db.em.fork(), key.brandId, key.keyId, now, notBefore);
+  await touchApiKey(unitOfWork(ctx.db), key.brandId, key.keyId, now, notBefore);
 }
 
 /**
@@ -143,7 +143,7 @@ export async function recordApiKeyUse(ctx: UseCaseContext, key: ApiKeyPrincipal)
  */
 export async function roleOnBrand(ctx: UseCaseContext, userId: string, brandId: string): Promise<Role | null> {
   if (!isUuid(brandId) || !isUuid(userId)) return null;
-  return (await findMembershipRole(ctx.db.em, brandId, userId)) as Role | null;
+  return (await findMembershipRole(standalone(ctx.db), brandId, userId)) as Role | null;
 }
 
 /** Issues a development session token for a user, valid for `ttlSeconds` (default 24 h). */

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { isUniqueViolation, Product, ProductionBatch, upsertProductBySku, upsertProductionBatchByCode, type ProductRow } from '@mint/db';
+import { isUniqueViolation, Product, ProductionBatch, upsertProductBySku, upsertProductionBatchByCode, type ProductRow, unitOfWork } from '@mint/db';
 import {
   assertValid, commercialStatuses, gtinViolations, InvalidInputError, isUuid, mintReadinessStatuses, normalizeGtin, NotFoundError,
   productionBatchStatuses, resolvePageSize, storableUrlOf, storableUrlViolations, toPage,
@@ -66,7 +66,7 @@ export async function upsertProduct(ctx: UseCaseContext, actor: Actor, input: Pr
   void actor;
   assertValid(productViolations(input));
   const gtin = input.gtin === null ? null : normalizeGtin(input.gtin);
-  const em = ctx.db.em.fork();
+  const em = unitOfWork(ctx.db);
   const now = ctx.clock();
   try {
     const row = await upsertProductBySku(em, input.brandId, randomUUID(), { ...input, gtin, passportUrl: storedPassportUrl(input.passportUrl) }, now);
@@ -82,7 +82,7 @@ export async function upsertProduct(ctx: UseCaseContext, actor: Actor, input: Pr
 
 /** One product of the brand; NotFoundError when missing or another brand's. */
 export async function getProduct(ctx: UseCaseContext, brandId: string, productId: string): Promise<ProductView> {
-  const product = isUuid(productId) ? await ctx.db.em.fork().findOne(Product, { brandId, id: productId }) : null;
+  const product = isUuid(productId) ? await unitOfWork(ctx.db).findOne(Product, { brandId, id: productId }) : null;
   if (!product) throw new NotFoundError(`product ${productId} not found`);
   return toProductView(product);
 }
@@ -95,7 +95,7 @@ export async function listProducts(
 ): Promise<Page<ProductView>> {
   const size = resolvePageSize(q.limit, defaultProductPageSize);
   const where = q.cursor === null ? { brandId } : { brandId, $or: [{ createdAt: { $lt: q.cursor.at } }, { createdAt: q.cursor.at, id: { $lt: q.cursor.id } }] };
-  const rows = await ctx.db.em.fork().find(Product, where, { orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], limit: size + 1 });
+  const rows = await unitOfWork(ctx.db).find(Product, where, { orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], limit: size + 1 });
   return toPage(rows.map(toProductView), size, (p) => ({ at: p.createdAt, id: p.id }));
 }
 
@@ -135,7 +135,7 @@ export async function upsertProductionBatch(
   if (!productionBatchStatuses.includes(input.status as ProductionBatchStatus)) v.push({ field: 'status', message: `must be one of ${productionBatchStatuses.join(', ')}` });
   if (input.quantity !== null && (!Number.isInteger(input.quantity) || input.quantity <= 0)) v.push({ field: 'quantity', message: 'must be a positive integer' });
   assertValid(v);
-  const em = ctx.db.em.fork();
+  const em = unitOfWork(ctx.db);
   await getProduct(ctx, input.brandId, input.productId);
   const now = ctx.clock();
   const row = await upsertProductionBatchByCode(em, input.brandId, randomUUID(), input, now);

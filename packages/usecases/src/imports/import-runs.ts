@@ -3,7 +3,7 @@
 
 import { isUtf8 } from 'node:buffer';
 import { CsvError, parse } from 'csv-parse';
-import { findProductImport, moveProductImport, recordProductImportProgress, type ImportRecord } from '@mint/db';
+import { findProductImport, moveProductImport, recordProductImportProgress, type ImportRecord, unitOfWork } from '@mint/db';
 import { finishImport, InvalidInputError, isUuid, maxImportErrorsKept, NotFoundError, type ImportStatus } from '@mint/domain';
 import type { UseCaseContext } from '../context.ts';
 
@@ -129,7 +129,7 @@ export async function* parseCsvRecords(source: AsyncIterable<Uint8Array> | Uint8
 
 /** One import of the brand with its progress and rejected rows; NotFoundError when missing or another brand's. */
 export async function getProductImport(ctx: UseCaseContext, brandId: string, importId: string): Promise<ImportView> {
-  const record = isUuid(importId) && isUuid(brandId) ? await findProductImport(ctx.db.em.fork(), brandId, importId) : null;
+  const record = isUuid(importId) && isUuid(brandId) ? await findProductImport(unitOfWork(ctx.db), brandId, importId) : null;
   if (record === null) throw new NotFoundError(`product import ${importId} not found`);
   return toView(record);
 }
@@ -148,18 +148,18 @@ export type ImportRunOutcome =
  */
 export async function failImportRun(ctx: UseCaseContext, brandId: string, importId: string, rowNumber: number, error: unknown): Promise<ImportRunOutcome> {
   if (!(error instanceof InvalidInputError)) throw error;
-  await recordProductImportProgress(ctx.db.em.fork(), brandId, importId, {
+  await recordProductImportProgress(unitOfWork(ctx.db), brandId, importId, {
     imported: 0, failed: 0, errors: [{ row: rowNumber, field: 'csv', message: error.message }],
   }, maxImportErrorsKept);
-  await moveProductImport(ctx.db.em.fork(), brandId, importId, finishImport('FAILED'), ctx.clock());
+  await moveProductImport(unitOfWork(ctx.db), brandId, importId, finishImport('FAILED'), ctx.clock());
   return { kind: 'finished', status: 'FAILED' };
 }
 
 /** Moves an import whose rows all ran to COMPLETED (compare-and-set); when it already moved on, reports where it is. */
 export async function completeImportRun(ctx: UseCaseContext, brandId: string, importId: string): Promise<ImportRunOutcome> {
-  const finished = await moveProductImport(ctx.db.em.fork(), brandId, importId, finishImport('COMPLETED'), ctx.clock());
+  const finished = await moveProductImport(unitOfWork(ctx.db), brandId, importId, finishImport('COMPLETED'), ctx.clock());
   if (!finished) {
-    const record = await findProductImport(ctx.db.em.fork(), brandId, importId);
+    const record = await findProductImport(unitOfWork(ctx.db), brandId, importId);
     return record === null ? { kind: 'missing' } : { kind: 'finished', status: record.status as ImportStatus };
   }
   return { kind: 'finished', status: 'COMPLETED' };

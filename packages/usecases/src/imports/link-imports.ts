@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { appendEvents, insertProductImport, recordProductImportProgress, upsertLinkRow, type ProductImportRowError } from '@mint/db';
+import { appendEvents, insertProductImport, recordProductImportProgress, upsertLinkRow, type ProductImportRowError, transaction } from '@mint/db';
 import {
   assertValid, InvalidInputError, linkScopeOf, maxImportBytes, maxImportErrorsKept, NotFoundError, validateLink,
   type FieldViolation, type Link, type LinkInput, type LinkScope,
@@ -49,7 +49,7 @@ export async function startLinkImport(ctx: UseCaseContext, actor: Actor, brandId
   if (header === null) throw new InvalidInputError([{ field: 'csv', message: 'is empty; it needs a header row and at least one data row' }]);
   if (dataRows === 0) throw new InvalidInputError([{ field: 'csv', message: 'has a header row but no data rows' }]);
   const id = randomUUID();
-  await ctx.db.em.fork().transactional((em) => insertProductImport(em, { brandId, id, csv, totalRows: dataRows, createdAt: ctx.clock(), kind: 'links' }));
+  await transaction(ctx.db, (em) => insertProductImport(em, { brandId, id, csv, totalRows: dataRows, createdAt: ctx.clock(), kind: 'links' }));
   return getLinkImport(ctx, brandId, id);
 }
 
@@ -95,7 +95,7 @@ export async function runLinkImport(ctx: UseCaseContext, brandId: string, import
     errors = [];
     failed = 0;
     const now = ctx.clock();
-    await ctx.db.em.fork().transactional(async (em) => {
+    await transaction(ctx.db, async (em) => {
       for (const row of batch) await upsertLinkRow(em, brandId, row.scope, row.link, randomUUID(), now);
       if (batch.length > 0) {
         await appendEvents(em, now, [{

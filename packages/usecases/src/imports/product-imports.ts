@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import {
   appendProductImportError, isUniqueViolation, countRunningImports, findProductImport, findQueuedImportsToSweep, insertProductImport, moveProductImport, productSkusByGtin, readProductImportCsv, recordProductImportProgress,
-  upsertProductRows, type Em, type ProductImportRowError, type ProductRow,
+  upsertProductRows, type Em, type ProductImportRowError, type ProductRow, unitOfWork, transaction,
 } from '@mint/db';
 import {
   assertValid, importHeaderViolations, InvalidInputError, isUuid, maxImportBytes, maxImportErrorsKept, normalizeGtin,
@@ -56,7 +56,7 @@ export async function startProductImport(
   const id = randomUUID();
   const now = ctx.clock();
   const csv = Buffer.concat(chunks);
-  await ctx.db.em.fork().transactional((em) => insertProductImport(em, { brandId, id, csv, totalRows: dataRows, createdAt: now }));
+  await transaction(ctx.db, (em) => insertProductImport(em, { brandId, id, csv, totalRows: dataRows, createdAt: now }));
   return getProductImport(ctx, brandId, id);
 }
 
@@ -74,14 +74,14 @@ type RawRow = Partial<Record<ImportColumn, string>>;
  * Database errors are thrown for the worker to retry.
  */
 export async function runProductImport(ctx: UseCaseContext, brandId: string, importId: string): Promise<ImportRunOutcome> {
-  const started = await moveProductImport(ctx.db.em.fork(), brandId, importId, startImport(), ctx.clock());
+  const started = await moveProductImport(unitOfWork(ctx.db), brandId, importId, startImport(), ctx.clock());
   if (!started) {
-    const record = await findProductImport(ctx.db.em.fork(), brandId, importId);
+    const record = await findProductImport(unitOfWork(ctx.db), brandId, importId);
     return record === null ? { kind: 'missing' } : { kind: 'finished', status: record.status as ImportStatus };
   }
-  const csv = await readProductImportCsv(ctx.db.em.fork(), brandId, importId);
+  const csv = await readProductImportCsv(unitOfWork(ctx.db), brandId, importId);
   if (csv === null) return { kind: 'missing' };
-  if ((await findProductImport(ctx.db.em.fork(), brandId, importId))?.kind === 'links') return runLinkImport(ctx, brandId, importId, csv);
+  if ((await findProductImport(unitOfWork(ctx.db), brandId, importId))?.kind === 'links') return runLinkImport(ctx, brandId, importId, csv);
 
   let columns: (ImportColumn | null)[] | null = null;
   let rowNumber = 0;
@@ -176,7 +176,7 @@ async function writeBatch(
   record: (em: Em, imported: number, rejected: ProductImportRowError[]) => Promise<void>,
 ): Promise<void> {
   const rejected: ProductImportRowError[] = [];
-  const owners = await productSkusByGtin(ctx.db.em.fork(), brandId, batch.flatMap((b) => (b.product.gtin === null ? [] : [b.product.gtin])));
+  const owners = await productSkusByGtin(unitOfWork(ctx.db), brandId, batch.flatMap((b) => (b.product.gtin === null ? [] : [b.product.gtin])));
   const writable = batch.filter((b) => {
     const owner = b.product.gtin === null ? undefined : owners.get(b.product.gtin);
     if (owner === undefined || owner === b.product.sku) return true;
@@ -185,7 +185,7 @@ async function writeBatch(
   });
   const now = ctx.clock();
   try {
-    await ctx.db.em.fork().transactional(async (em) => {
+    await transaction(ctx.db, async (em) => {
       await upsertProductRows(em, brandId, writable.map((b) => b.product), writable.map(() => randomUUID()), now);
       await record(em, writable.length, rejected);
     });
@@ -196,14 +196,14 @@ async function writeBatch(
   let imported = 0;
   for (const b of writable) {
     try {
-      await upsertProductRows(ctx.db.em.fork(), brandId, [b.product], [randomUUID()], now);
+      await upsertProductRows(unitOfWork(ctx.db), brandId, [b.product], [randomUUID()], now);
       imported++;
     } catch (error) {
       if (!isUniqueViolation(error)) throw error;
       rejected.push({ row: b.row, field: 'gtin', message: 'is already used by another product of this brand' });
     }
   }
-  await record(ctx.db.em.fork(), imported, rejected);
+  await record(unitOfWork(ctx.db), imported, rejected);
 }
 
 /**
@@ -214,12 +214,12 @@ async function writeBatch(
  * both pass: the cap can be exceeded by the executors racing, never more.
  */
 export async function importMayStart(ctx: UseCaseContext, brandId: string, importId: string, perBrand: number): Promise<boolean> {
-  return (await countRunningImports(ctx.db.em.fork(), brandId, importId)) < perBrand;
+  return (await countRunningImports(unitOfWork(ctx.db), brandId, importId)) < perBrand;
 }
 
 /** Imports QUEUED for longer than `idleMs` (deferred by {@link importMayStart}, or their message lost), for the sweeper to publish again. */
 export async function findImportsToSweep(ctx: UseCaseContext, idleMs: number, limit = 100): Promise<{ id: string; brandId: string }[]> {
-  return findQueuedImportsToSweep(ctx.db.em.fork(), new Date(ctx.clock().getTime() - idleMs), limit);
+  return findQueuedImportsToSweep(unitOfWork(ctx.db), new Date(ctx.clock().getTime() - idleMs), limit);
 }
 
 /**
@@ -227,7 +227,7 @@ export async function findImportsToSweep(ctx: UseCaseContext, idleMs: number, li
  * compare-and-set), keeping `reason` as its last error. False when it had already finished.
  */
 export async function failProductImport(ctx: UseCaseContext, brandId: string, importId: string, reason: string): Promise<boolean> {
-  const em = ctx.db.em.fork();
+  const em = unitOfWork(ctx.db);
   const moved = await moveProductImport(em, brandId, importId, { from: ['QUEUED', 'PROCESSING'], to: 'FAILED' }, ctx.clock());
   if (moved) await appendProductImportError(em, brandId, importId, { row: 0, field: null, message: reason });
   return moved;

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { finishSerialMove, insertSerialMove, lockUnitsForMove, queryEpcisEvents, readEpcisEventIds } from '@mint/db';
+import { finishSerialMove, insertSerialMove, lockUnitsForMove, queryEpcisEvents, readEpcisEventIds, unitOfWork, transaction } from '@mint/db';
 import {
   IllegalStateError, InvalidInputError, refusalOf, serialMoveOf, type DecommissionReason, type FieldViolation, type SerialAction,
 } from '@mint/domain';
@@ -67,7 +67,7 @@ export async function queryEpcis(ctx: UseCaseContext, brandId: string, params: U
   const geEventTime = time('GE_eventTime');
   const ltEventTime = time('LT_eventTime');
   if (v.length > 0) throw new InvalidInputError(v);
-  const found = await queryEpcisEvents(ctx.db.em.fork(), {
+  const found = await queryEpcisEvents(unitOfWork(ctx.db), {
     brandId, bizSteps: list('EQ_bizStep', cbvBizStep), dispositions: list('EQ_disposition', cbvDisposition), epcs: list('MATCH_epc'),
     ...(geEventTime === undefined ? {} : { geEventTime }), ...(ltEventTime === undefined ? {} : { ltEventTime }),
     ...(after === undefined ? {} : { after }), limit: perPage + 1,
@@ -170,7 +170,7 @@ export async function captureEpcisDocument(ctx: UseCaseContext, actor: Actor, br
     moves.push({ index, id: uuid, ...move, serials, event });
   });
   if (v.length > 0) throw new InvalidInputError(v);
-  return ctx.db.em.fork().transactional(async (em) => {
+  return transaction(ctx.db, async (em) => {
     const known = new Set(await readEpcisEventIds(em, brandId, moves.map((m) => m.id)));
     const now = ctx.clock();
     let captured = 0;

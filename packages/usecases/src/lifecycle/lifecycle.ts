@@ -1,7 +1,7 @@
 import {
   appendEvents, bumpKpis, countActiveUnitsOfBatch, createPendingPack, findBatch, lockJob, moveBatchStatus, moveJob, notifyResolverAnswers, readBatchState,
   type BatchRecord, type BatchState, type Em,
-  storedPackProfile,
+  storedPackProfile, unitOfWork, transaction,
 } from '@mint/db';
 import {
   ConflictError, InvalidInputError, NotFoundError, batchStatuses, failJob, isTerminalJobStatus, isUuid, manualBatchMove,
@@ -38,13 +38,13 @@ export async function setMintBatchStatus(ctx: UseCaseContext, actor: Actor, inpu
   }
   if (v.length > 0) throw new InvalidInputError(v);
   const { brandId, mintBatchId } = input;
-  await ctx.db.em.fork().transactional(async (em) => {
+  await transaction(ctx.db, async (em) => {
     const batch = await readBatchState(em, brandId, mintBatchId);
     if (batch === null) throw new NotFoundError(`mint batch ${mintBatchId} not found`);
     const move = manualBatchMove(batch.status, input.status);
     await applyBatchMove(em, ctx.clock(), { brandId, batch, move, actor: actor.id, reason: input.reason });
   });
-  const after = await findBatch(ctx.db.em.fork(), brandId, mintBatchId);
+  const after = await findBatch(unitOfWork(ctx.db), brandId, mintBatchId);
   if (after === null) throw new NotFoundError(`mint batch ${mintBatchId} not found`);
   return after;
 }

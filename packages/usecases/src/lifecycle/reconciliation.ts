@@ -1,4 +1,4 @@
-import { countUnitStates, findBatch } from '@mint/db';
+import { countUnitStates, findBatch, unitOfWork } from '@mint/db';
 import { InvalidInputError, isUuid, NotFoundError, serialStates } from '@mint/domain';
 import type { UseCaseContext } from '../context.ts';
 
@@ -24,7 +24,7 @@ export interface BatchReconciliation {
  */
 export async function reconcileMintBatch(ctx: UseCaseContext, brandId: string, mintBatchId: string): Promise<BatchReconciliation> {
   if (!isUuid(mintBatchId)) throw new InvalidInputError([{ field: 'mint_batch_id', message: 'must be a uuid' }]);
-  const em = ctx.db.em.fork();
+  const em = unitOfWork(ctx.db);
   const batch = await findBatch(em, brandId, mintBatchId);
   if (batch === null) throw new NotFoundError(`mint batch ${mintBatchId} not found`);
   const counts = await countUnitStates(em, brandId, mintBatchId);

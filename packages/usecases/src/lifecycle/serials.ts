@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import {
   appendEvents, bumpKpis, claimRunningSerialMove, decommissionCommissioned, findSerialMove, findSerialMoveByKey, insertEpcisEvents, insertSerialMove, lockUnitsForMove, readBatchState,
-  recordSerialMoveChunk, writeSerialMove, type Em, type NewEpcisEvent, type SerialMoveRecord, type UnitForMove, type UnitSelector,
+  recordSerialMoveChunk, writeSerialMove, type Em, type NewEpcisEvent, type SerialMoveRecord, type UnitForMove, type UnitSelector, unitOfWork, transaction,
 } from '@mint/db';
 import {
   activeDelta, decommissionReasons, epcisVocabularyOf, IdempotencyKeyReusedError, IllegalStateError, InvalidInputError, isUuid, moveOneSerial,
@@ -122,7 +122,7 @@ export async function moveSerials(ctx: UseCaseContext, actor: Actor, input: Move
   if (v.length > 0) throw new InvalidInputError(v);
   const { brandId } = input;
   const requestHash = requestFingerprint({ action: input.action, reason: input.reason, target: input.target });
-  const known = await findSerialMoveByKey(ctx.db.em.fork(), brandId, input.idempotencyKey);
+  const known = await findSerialMoveByKey(unitOfWork(ctx.db), brandId, input.idempotencyKey);
   if (known !== null) return replay(known, requestHash, input.idempotencyKey);
   const t = input.target;
   let total: number;
@@ -133,7 +133,7 @@ export async function moveSerials(ctx: UseCaseContext, actor: Actor, input: Move
     total = serials.length;
     target = { serials };
   } else {
-    const batch = await readBatchState(ctx.db.em.fork(), brandId, t.mintBatchId);
+    const batch = await readBatchState(unitOfWork(ctx.db), brandId, t.mintBatchId);
     if (batch === null) throw new NotFoundError(`mint batch ${t.mintBatchId} not found`);
     if (batch.identityMode !== 'serial') throw new IllegalStateError(`mint batch ${t.mintBatchId} has no serial units (identity mode ${batch.identityMode})`);
     const from = t.fromSeq ?? 1;
@@ -144,7 +144,7 @@ export async function moveSerials(ctx: UseCaseContext, actor: Actor, input: Move
     target = { mint_batch_id: t.mintBatchId, from_seq: from, to_seq: to };
   }
   const moveId = randomUUID();
-  const first = await ctx.db.em.fork().transactional(async (em) => {
+  const first = await transaction(ctx.db, async (em) => {
     if (!(await insertSerialMove(em, {
       brandId, id: moveId, idempotencyKey: input.idempotencyKey, requestHash, action: input.action, reason: input.reason, target, total, nextSeq,
       actor: actor.id, at: ctx.clock(),
@@ -153,7 +153,7 @@ export async function moveSerials(ctx: UseCaseContext, actor: Actor, input: Move
     return runChunk(ctx, em, brandId, moveId, actor.id, { single: 'serials' in target && total === 1 });
   });
   if (first === null) {
-    const raced = await findSerialMoveByKey(ctx.db.em.fork(), brandId, input.idempotencyKey);
+    const raced = await findSerialMoveByKey(unitOfWork(ctx.db), brandId, input.idempotencyKey);
     if (raced === null) throw new Error('serial move key vanished');
     return replay(raced, requestHash, input.idempotencyKey);
   }
@@ -175,7 +175,7 @@ function replay(known: SerialMoveRecord, requestHash: string, key: string): Seri
  * A move already done is returned as it is.
  */
 export async function continueSerialMove(ctx: UseCaseContext, brandId: string, moveId: string): Promise<SerialMoveRecord | null> {
-  return ctx.db.em.fork().transactional(async (em) => {
+  return transaction(ctx.db, async (em) => {
     const m = await findSerialMove(em, brandId, moveId, true);
     if (m === null || m.status === 'done') return m;
     return runChunk(ctx, em, brandId, moveId, null, { single: false });
@@ -188,7 +188,7 @@ export async function continueSerialMove(ctx: UseCaseContext, brandId: string, m
  * the next claim runs it again). Returns the move after the chunk, or null when no move waits.
  */
 export async function runSerialMoveChunk(ctx: UseCaseContext): Promise<SerialMoveRecord & { readonly brandId: string } | null> {
-  return ctx.db.em.fork().transactional(async (em) => {
+  return transaction(ctx.db, async (em) => {
     const claim = await claimRunningSerialMove(em);
     if (claim === null) return null;
     return { ...(await runChunk(ctx, em, claim.brandId, claim.id, null, { single: false })), brandId: claim.brandId };
@@ -198,7 +198,7 @@ export async function runSerialMoveChunk(ctx: UseCaseContext): Promise<SerialMov
 /** The brand's move `moveId` as the caller sees it. Missing or foreign: NotFoundError. */
 export async function getSerialMove(ctx: UseCaseContext, brandId: string, moveId: string): Promise<SerialMoveReport> {
   if (!isUuid(moveId)) throw new InvalidInputError([{ field: 'move_id', message: 'must be a uuid' }]);
-  const m = await findSerialMove(ctx.db.em.fork(), brandId, moveId);
+  const m = await findSerialMove(unitOfWork(ctx.db), brandId, moveId);
   if (m === null) throw new NotFoundError(`serial move ${moveId} not found`);
   return report(m, false);
 }

@@ -1,4 +1,4 @@
-import { appendEvents, isUniqueViolation, lockBrandResolverSettings, updateBrandResolverDomain } from '@mint/db';
+import { appendEvents, isUniqueViolation, lockBrandResolverSettings, updateBrandResolverDomain, transaction } from '@mint/db';
 import {
   assertValid, brandDomainBaseUrl, brandResolverBaseUrl, IllegalStateError, isUuid, NotFoundError, resolverDomainViolations, type ReservedHosts,
 } from '@mint/domain';
@@ -34,7 +34,7 @@ export async function setBrandResolverDomain(
   const now = ctx.clock();
   let view: BrandResolverDomainView;
   try {
-    view = await ctx.db.em.fork().transactional(async (em) => {
+    view = await transaction(ctx.db, async (em) => {
       const before = await lockBrandResolverSettings(em, input.brandId);
       if (before === null) throw new NotFoundError('brand not found');
       const resolverBaseUrl = domain === null ? brandResolverBaseUrl(ctx.publicBaseUrl, before.slug) : brandDomainBaseUrl(domain);

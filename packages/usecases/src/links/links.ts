@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import {
-  appendEvents, deleteLinkRow, listLinkRows,replaceLevelLinks, upsertLinkRow, type LinkRecord, 
+  appendEvents, deleteLinkRow, listLinkRows,replaceLevelLinks, upsertLinkRow, type LinkRecord, unitOfWork, transaction,
 } from '@mint/db';
 import {
   assertValid, InvalidInputError, isUuid, linkScopeOf, linkSetViolations, NotFoundError,
@@ -42,7 +42,7 @@ export async function upsertLink(ctx: UseCaseContext, actor: Actor, input: LinkU
   assertValid(brandViolations(input.brandId));
   const { scope, link } = checkedLink(input);
   const now = ctx.clock();
-  const result = await ctx.db.em.fork().transactional(async (em) => {
+  const result = await transaction(ctx.db, async (em) => {
     const written = await upsertLinkRow(em, input.brandId, scope, link, randomUUID(), now);
     await appendEvents(em, now, [{
       brandId: input.brandId, eventType: 'resolver_link_upserted', entityType: 'resolver_link', entityId: written.link.id, actor: actor.id,
@@ -73,7 +73,7 @@ export async function listLinks(ctx: UseCaseContext, brandId: string, query: Lin
     if ('violations' in scope) throw new InvalidInputError(scope.violations);
     gtin = scope.scope.gtin;
   }
-  const found = await listLinkRows(ctx.db.em.fork(), brandId, {
+  const found = await listLinkRows(unitOfWork(ctx.db), brandId, {
     ...(query.level === null ? {} : { level: query.level }), ...(gtin === undefined ? {} : { gtin }),
   }, size + 1, query.cursor);
   return toPage(found, size, (l) => ({ at: l.createdAt, id: l.id }));
@@ -86,7 +86,7 @@ export async function listLinks(ctx: UseCaseContext, brandId: string, query: Lin
 export async function deleteLink(ctx: UseCaseContext, actor: Actor, brandId: string, linkId: string): Promise<LinkView> {
   if (!isUuid(linkId) || !isUuid(brandId)) throw new NotFoundError(`link ${linkId} not found`);
   const now = ctx.clock();
-  const deleted = await ctx.db.em.fork().transactional(async (em) => {
+  const deleted = await transaction(ctx.db, async (em) => {
     const found = await deleteLinkRow(em, brandId, linkId, now);
     if (found === null) return null;
     await appendEvents(em, now, [{
@@ -127,7 +127,7 @@ export async function replaceLinks(ctx: UseCaseContext, actor: Actor, input: Rep
   assertValid(v);
   const level = (scope as { scope: LinkScope }).scope;
   const now = ctx.clock();
-  const after = await ctx.db.em.fork().transactional(async (em) => {
+  const after = await transaction(ctx.db, async (em) => {
     const replaced = await replaceLevelLinks(em, input.brandId, level, withOneDefault(links), links.map(() => randomUUID()), now);
     await appendEvents(em, now, [{
       brandId: input.brandId, eventType: 'resolver_links_replaced', entityType: 'resolver_link',

@@ -1,4 +1,4 @@
-import { activateUnitsById, activateUnitsOfBatch, appendEvents, bumpKpis, lockBatchForShare, lockBatchesOfUnits, retryingDeadlocks } from '@mint/db';
+import { activateUnitsById, activateUnitsOfBatch, appendEvents, bumpKpis, lockBatchForShare, lockBatchesOfUnits, retryingDeadlocks, transaction } from '@mint/db';
 import { IllegalStateError, InvalidInputError, NotFoundError, isUuid, type FieldViolation, type NewEvent } from '@mint/domain';
 import type { Actor, UseCaseContext } from '../context.ts';
 
@@ -31,7 +31,7 @@ export async function activateMintUnits(ctx: UseCaseContext, actor: Actor, targe
   if ('mintBatchId' in target) {
     if (!isUuid(target.mintBatchId)) throw new InvalidInputError([{ field: 'mint_batch_id', message: 'must be a uuid' }]);
     const batchId = target.mintBatchId;
-    return retryingDeadlocks(() => ctx.db.em.fork().transactional(async (em) => {
+    return retryingDeadlocks(() => transaction(ctx.db, async (em) => {
       const batch = await lockBatchForShare(em, brandId, batchId);
       if (batch === null) throw new NotFoundError(`mint batch ${batchId} not found`);
       if (batch.status === 'voided') throw new IllegalStateError(`mint batch ${batchId} is voided; its units cannot be activated`);
@@ -54,7 +54,7 @@ export async function activateMintUnits(ctx: UseCaseContext, actor: Actor, targe
   }
   target.unitIds.forEach((id, i) => { if (!isUuid(id)) v.push({ field: `unit_ids.ids[${i}]`, message: 'must be a uuid' }); });
   if (v.length > 0) throw new InvalidInputError(v);
-  return retryingDeadlocks(() => ctx.db.em.fork().transactional(async (em) => {
+  return retryingDeadlocks(() => transaction(ctx.db, async (em) => {
     const batches = await lockBatchesOfUnits(em, brandId, unitIds);
     const voided = batches.find((b) => b.status === 'voided');
     if (voided) throw new IllegalStateError(`mint batch ${voided.id} is voided; its units cannot be activated`);

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { findBatchOfJob, lockJob, moveJob } from '@mint/db';
+import { findBatchOfJob, lockJob, moveJob, transaction } from '@mint/db';
 import {
   ConflictError, IllegalStateError, InvalidInputError, NotFoundError, activationModes, enqueuePreflighted, isUuid,
   lotViolations, type ActivationMode, type FieldViolation, type JobStatus, type Lot, type NewEvent,
@@ -50,7 +50,7 @@ export async function createMintBatchFromJob(
   if (!activationModes.includes(input.activationMode)) v.push({ field: 'activation_mode', message: 'must be active_at_mint or first_scan' });
   if (v.length > 0) throw new InvalidInputError(v);
   const { brandId, mintJobId } = input;
-  return ctx.db.em.fork().transactional(async (em) => {
+  return transaction(ctx.db, async (em) => {
     const job = await lockJob(em, brandId, mintJobId);
     if (job === null) throw new NotFoundError(`mint job ${mintJobId} not found`);
     if (job.status !== 'QUEUED' && job.status !== 'PREFLIGHTED') {

@@ -1,4 +1,4 @@
-import { listEvents, type EventRecord } from '@mint/db';
+import { listEvents, type EventRecord, unitOfWork } from '@mint/db';
 import { resolvePageSize, toPage, type Cursor, type Page } from '@mint/domain';
 import type { UseCaseContext } from '../context.ts';
 
@@ -30,6 +30,6 @@ export async function listMintEvents(ctx: UseCaseContext, brandId: string, query
     entityType: query.entityType || null,
     entityId: query.entityId || null,
   };
-  const rows = await listEvents(ctx.db.em.fork(), brandId, size + 1, query.cursor, filter);
+  const rows = await listEvents(unitOfWork(ctx.db), brandId, size + 1, query.cursor, filter);
   return toPage(rows, size, (e) => ({ at: e.occurredAt, id: e.id }));
 }

@@ -1,18 +1,15 @@
-import { findBatchOfJob, findJobRecord, findJobsToSweep as findJobsToSweepRows, MintJob, type JobRecord } from '@mint/db';
-import { InvalidInputError, isSettledJobStatus, isTerminalJobStatus, isUuid, NotFoundError, type JobStatus } from '@mint/domain';
+import { findJobRecord, findJobsToSweep as findJobsToSweepRows, type JobRecord, unitOfWork } from '@mint/db';
+import { InvalidInputError, isSettledJobStatus, isTerminalJobStatus, isUuid, NotFoundError, } from '@mint/domain';
 import type { UseCaseContext } from '../context.ts';
 import type { JobProgress, ProgressHub } from './progress.ts';
 
 /** The current progress of a job of the brand; NotFoundError when missing or another brand's. */
 export async function getJobProgress(ctx: UseCaseContext, brandId: string, jobId: string): Promise<JobProgress> {
-  const em = ctx.db.em.fork();
-  const job = await em.findOne(MintJob, { brandId, id: jobId });
+  const job = await findJobRecord(unitOfWork(ctx.db), brandId, jobId);
   if (!job) throw new NotFoundError(`mint job ${jobId} not found`);
-  const batch = await findBatchOfJob(em, brandId, jobId);
-  const status = job.status as JobStatus;
   return {
-    mintJobId: jobId, status, mintedQuantity: batch?.mintedQuantity ?? 0, requestedQuantity: job.requestedQuantity,
-    done: isTerminalJobStatus(status), failureReason: status === 'FAILED' ? (job.lastError ?? 'failed') : null,
+    mintJobId: jobId, status: job.status, mintedQuantity: job.mintedQuantity, requestedQuantity: job.requestedQuantity,
+    done: isTerminalJobStatus(job.status), failureReason: job.status === 'FAILED' ? (job.lastError ?? 'failed') : null,
   };
 }
 
@@ -28,7 +25,7 @@ export interface MintJobView extends Omit<JobRecord, 'lastError'> {
  */
 export async function getMintJob(ctx: UseCaseContext, brandId: string, jobId: string): Promise<MintJobView> {
   if (!isUuid(jobId)) throw new InvalidInputError([{ field: 'mint_job_id', message: `must be a uuid (got ${JSON.stringify(String(jobId).slice(0, 100))})` }]);
-  const job = isUuid(brandId) ? await findJobRecord(ctx.db.em.fork(), brandId, jobId) : null;
+  const job = isUuid(brandId) ? await findJobRecord(unitOfWork(ctx.db), brandId, jobId) : null;
   if (job === null) throw new NotFoundError(`mint job ${jobId} not found`);
   const { lastError, ...record } = job;
   return { ...record, failureReason: job.status === 'FAILED' ? (lastError ?? 'failed') : null };
@@ -145,5 +142,5 @@ export async function* watchMintJob(
  */
 export async function findJobsToSweep(ctx: UseCaseContext, idleMs: number, limit = 100): Promise<{ id: string; brandId: string }[]> {
   const now = ctx.clock();
-  return findJobsToSweepRows(ctx.db.em.fork(), now, new Date(now.getTime() - idleMs), limit);
+  return findJobsToSweepRows(unitOfWork(ctx.db), now, new Date(now.getTime() - idleMs), limit);
 }

@@ -1,4 +1,4 @@
-import { readKpis, type KpiRecord } from '@mint/db';
+import { readKpis, type KpiRecord, standalone } from '@mint/db';
 import type { UseCaseContext } from '../context.ts';
 
 /**
@@ -13,5 +13,5 @@ import type { UseCaseContext } from '../context.ts';
  * manager's pool without a fork (as the submit's statements do).
  */
 export async function getMintKpis(ctx: UseCaseContext, brandId: string): Promise<KpiRecord> {
-  return readKpis(ctx.db.em, brandId);
+  return readKpis(standalone(ctx.db), brandId);
 }

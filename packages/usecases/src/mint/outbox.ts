@@ -1,4 +1,4 @@
-import { listOutboxMessages, readOutboxBacklog, takeOutboxMessage } from '@mint/db';
+import { listOutboxMessages, readOutboxBacklog, takeOutboxMessage, unitOfWork, transaction } from '@mint/db';
 import type { UseCaseContext } from '../context.ts';
 
 /** A job the relay hands to the bus. */
@@ -17,8 +17,8 @@ export interface OutboxJob {
  */
 export async function relayOutbox(ctx: UseCaseContext, publish: (job: OutboxJob) => Promise<void>, limit = 100): Promise<number> {
   let published = 0;
-  for (const row of await listOutboxMessages(ctx.db.em.fork(), limit)) {
-    await ctx.db.em.fork().transactional(async (em) => {
+  for (const row of await listOutboxMessages(unitOfWork(ctx.db), limit)) {
+    await transaction(ctx.db, async (em) => {
       if (!(await takeOutboxMessage(em, row))) return;
       await publish({ kind: row.kind, id: row.jobId, brandId: row.brandId });
       published++;
@@ -29,6 +29,6 @@ export async function relayOutbox(ctx: UseCaseContext, publish: (job: OutboxJob)
 
 /** Messages waiting in the outbox and the age of the oldest in milliseconds (for metrics). */
 export async function outboxLag(ctx: UseCaseContext): Promise<{ pending: number; oldestAgeMs: number }> {
-  const { pending, oldest } = await readOutboxBacklog(ctx.db.em.fork());
+  const { pending, oldest } = await readOutboxBacklog(unitOfWork(ctx.db));
   return { pending, oldestAgeMs: oldest === null ? 0 : ctx.clock().getTime() - oldest.getTime() };
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { isUniqueViolation, MintJob, MintPreflight, type Em } from '@mint/db';
+import { isUniqueViolation, MintJob, MintPreflight, type Em, unitOfWork, transaction } from '@mint/db';
 import { assertValid, isUuid, quantityViolations, type BlockingReason, type FieldViolation, type IdentityMode } from '@mint/domain';
 import type { Actor, UseCaseContext } from '../context.ts';
 import { checkPreflight } from './draft-batch.ts';
@@ -54,10 +54,10 @@ export async function preflightMintBatch(ctx: UseCaseContext, actor: Actor, requ
   assertValid(v);
   void actor;
   try {
-    return await ctx.db.em.fork().transactional((em) => preflightInTransaction(ctx, em, input));
+    return await transaction(ctx.db, (em) => preflightInTransaction(ctx, em, input));
   } catch (error) {
     if (isUniqueViolation(error) && input.idempotencyKey !== null) {
-      const existing = await ctx.db.em.fork().findOne(MintPreflight, { brandId: input.brandId, idempotencyKey: input.idempotencyKey });
+      const existing = await unitOfWork(ctx.db).findOne(MintPreflight, { brandId: input.brandId, idempotencyKey: input.idempotencyKey });
       if (existing) return toView(existing);
     }
     throw error;

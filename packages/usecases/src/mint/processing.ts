@@ -15,9 +15,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import {
-  appendEvents, advanceMinted, bumpKpis, claimJobLease, commitChunk, writeCompletion, findBatchOfJob, findMissingSeqRanges, insertUnitChunk, moveJob, MintJob,
+  appendEvents, advanceMinted, bumpKpis, claimJobLease, commitChunk, writeCompletion, findBatchOfJob, findJobRecord, findMissingSeqRanges, insertUnitChunk, moveJob, MintJob,
   readJobLease, recordJobAttempt, releaseJobLease, renewJobLease, setIdleInTransactionTimeout, sqlState, type BatchRecord, type Em,
-  storedPackProfile,
+  storedPackProfile, unitOfWork, transaction,
 } from '@mint/db';
 
 /** The executor classifies a failed run by its SQLSTATE (see classifyMintError). */
@@ -48,7 +48,7 @@ export interface LoadedJob {
 /** A job and its batch, read at once over two connections (they are on a job's critical path). */
 async function loadJob(ctx: UseCaseContext, brandId: string, jobId: string): Promise<LoadedJob> {
   const [job, batch] = await Promise.all([
-    ctx.db.em.fork().findOne(MintJob, { brandId, id: jobId }, { refresh: true }), findBatchOfJob(ctx.db.em.fork(), brandId, jobId),
+    unitOfWork(ctx.db).findOne(MintJob, { brandId, id: jobId }, { refresh: true }), findBatchOfJob(unitOfWork(ctx.db), brandId, jobId),
   ]);
   if (!job) throw new NotFoundError(`mint job ${jobId} not found`);
   if (!batch) throw new IllegalStateError(`mint job ${jobId} has no batch yet (status ${job.status})`);
@@ -78,7 +78,7 @@ const claimLockTimeoutMs = 2000;
  */
 export async function claimMintJob(ctx: UseCaseContext, brandId: string, jobId: string, owner: string, leaseMs: number = defaultLeaseMs): Promise<ClaimResult> {
   try {
-    return await ctx.db.em.fork().transactional(async (em) => {
+    return await transaction(ctx.db, async (em) => {
       const now = ctx.clock();
       // Also sets the lock timeout of the claim's compare-and-set below.
       const read = await readJobLease(em, brandId, jobId, claimLockTimeoutMs);
@@ -108,7 +108,7 @@ export async function claimMintJob(ctx: UseCaseContext, brandId: string, jobId: 
 
 /** Gives a held lease back so another worker can claim the job at once; false when it was no longer held. */
 export async function releaseMintJob(ctx: UseCaseContext, lease: Lease): Promise<boolean> {
-  return releaseJobLease(ctx.db.em.fork(), lease, ctx.clock());
+  return releaseJobLease(unitOfWork(ctx.db), lease, ctx.clock());
 }
 
 /** How {@link runMint} writes a job. */
@@ -165,7 +165,7 @@ export async function runMint(ctx: UseCaseContext, lease: Lease, options: MintRu
     return result(0, outcome === 'COMPLETED' ? batch.requestedQuantity : batch.mintedQuantity, outcome);
   }
   const writers = Math.max(1, options.writers ?? 1);
-  const missing = await findMissingSeqRanges(ctx.db.em.fork(), brandId, batch.id, batch.mintedQuantity, batch.requestedQuantity);
+  const missing = await findMissingSeqRanges(unitOfWork(ctx.db), brandId, batch.id, batch.mintedQuantity, batch.requestedQuantity);
   // A job's first run commits a small lead chunk first, so the job's first units are committed at once.
   const leadUnits = batch.mintedQuantity === 0 ? firstChunkUnits : 0;
   const chunks = planChunks(missing, {
@@ -222,7 +222,7 @@ async function writeChunk(
   const now = ctx.clock();
   const serials = generateTimedSerials(chunk.count, now, ctx.randomFill);
   try {
-    return await ctx.db.em.fork().transactional(async (em) => {
+    return await transaction(ctx.db, async (em) => {
       // The insert sets the transaction's idle timeout on its way (as fenced does), so a holder paused after it
       // keeps its units' seqs from a takeover for no longer than its lease.
       await insertUnitChunk(em, {
@@ -285,7 +285,7 @@ async function leasedRun(ctx: UseCaseContext, brandId: string, jobId: string, un
  * same in two statements: see writeChunk.)
  */
 async function fenced(ctx: UseCaseContext, lease: Lease, leaseMs: number, write: (em: Em, now: Date) => Promise<void>): Promise<void> {
-  await ctx.db.em.fork().transactional(async (em) => {
+  await transaction(ctx.db, async (em) => {
     await setIdleInTransactionTimeout(em, leaseMs);
     const now = ctx.clock();
     if (!(await renewJobLease(em, lease, leaseExpiry(now, leaseMs), now))) {
@@ -357,18 +357,17 @@ function jobEvent(brandId: string, eventType: NewEvent['eventType'], jobId: stri
  * mint_job_failed event. Returns false when the job was already terminal (nothing changes).
  */
 export async function failMintJob(ctx: UseCaseContext, brandId: string, jobId: string, reason: string): Promise<boolean> {
-  return ctx.db.em.fork().transactional(async (em) => {
-    const job = await em.findOne(MintJob, { brandId, id: jobId });
-    if (!job || isTerminalJobStatus(job.status as JobStatus)) return false;
+  return transaction(ctx.db, async (em) => {
+    const job = await findJobRecord(em, brandId, jobId);
+    if (!job || isTerminalJobStatus(job.status)) return false;
     const now = ctx.clock();
-    if (!(await moveJob(em, brandId, jobId, failJob(job.status as JobStatus), now, reason))) return false;
-    const batch = await findBatchOfJob(em, brandId, jobId);
-    await appendEvents(em, now, [jobEvent(brandId, 'mint_job_failed', jobId, batch?.id ?? null, { reason, from: job.status })]);
+    if (!(await moveJob(em, brandId, jobId, failJob(job.status), now, reason))) return false;
+    await appendEvents(em, now, [jobEvent(brandId, 'mint_job_failed', jobId, job.mintBatchId, { reason, from: job.status })]);
     return true;
   });
 }
 
 /** Counts one more failed attempt of a job (keeping the error) and returns the new total. */
 export async function recordFailedAttempt(ctx: UseCaseContext, brandId: string, jobId: string, error: string): Promise<number> {
-  return recordJobAttempt(ctx.db.em.fork(), brandId, jobId, error, ctx.clock());
+  return recordJobAttempt(unitOfWork(ctx.db), brandId, jobId, error, ctx.clock());
 }

@@ -1,5 +1,5 @@
 import { hash, randomUUID } from 'node:crypto';
-import { findJobByIdempotencyKey, isUniqueViolation, retryingDeadlocks, type Em, type ExpectedSubjects, type KeyedJob } from '@mint/db';
+import { findJobByIdempotencyKey, isUniqueViolation, retryingDeadlocks, type Em, type ExpectedSubjects, type KeyedJob, standalone } from '@mint/db';
 import { IdempotencyKeyReusedError, validateMintRequest, type BlockingReason, type JobStatus, type MintRequest } from '@mint/domain';
 import type { Actor, PublishedJob, UseCaseContext } from '../context.ts';
 import { checkPreflight, createDraftBatch, preflightOf } from './draft-batch.ts';
@@ -45,7 +45,7 @@ export async function submitValid(ctx: UseCaseContext, actor: Actor, request: Mi
   const requestHash = request.idempotencyKey === null ? null : mintRequestHash(request);
   // Every statement of a submit stands alone (no transaction, no entities), so it runs on the
   // entity manager's pool without a fork of its own: a fork cost about 4 % of the API's CPU per submit.
-  const em = ctx.db.em;
+  const em = standalone(ctx.db);
   // Concurrent requests under one key can deadlock inside PostgreSQL; the victim wrote nothing and runs again.
   const result = await retryingDeadlocks(async () => {
     try {

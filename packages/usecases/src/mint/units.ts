@@ -1,4 +1,4 @@
-import { listUnits, type UnitRecord } from '@mint/db';
+import { listUnits, type UnitRecord, unitOfWork } from '@mint/db';
 import { InvalidInputError, isUuid, resolvePageSize, toPage, type Cursor, type Page } from '@mint/domain';
 import type { UseCaseContext } from '../context.ts';
 
@@ -41,7 +41,7 @@ export async function listMintUnits(ctx: UseCaseContext, brandId: string, query:
   }
   const serial = query.serial ?? null;
   if (serial !== null && (serial === '' || serial.length > 200)) throw new InvalidInputError([{ field: 'serial', message: 'must be 1 to 200 characters' }]);
-  const rows = await listUnits(ctx.db.em.fork(), brandId, size + 1, query.cursor, query.mintBatchId, { serial, afterSeq });
+  const rows = await listUnits(unitOfWork(ctx.db), brandId, size + 1, query.cursor, query.mintBatchId, { serial, afterSeq });
   const page = toPage(rows, size, (u) => ({ at: u.createdAt, id: u.id }));
   return afterSeq === null ? page : { ...page, next: null };
 }

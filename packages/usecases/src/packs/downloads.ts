@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream';
-import { findPack } from '@mint/db';
+import { findPack, unitOfWork } from '@mint/db';
 import {
   IllegalStateError, InvalidInputError, NotFoundError, canDownloadPack, defaultDownloadTtlSeconds, downloadExpiry, isUuid,
   maxDownloadTtlSeconds, signDownload, verifyDownload, type DownloadRefusal, type SigningKey,
@@ -58,7 +58,7 @@ export async function createPayloadPackDownloadUrl(
     violations.push({ field: 'ttl_seconds', message: `must be between 1 and ${maxDownloadTtlSeconds}` });
   }
   if (violations.length > 0) throw new InvalidInputError(violations);
-  const pack = await findPack(ctx.db.em.fork(), input.brandId, input.packId);
+  const pack = await findPack(unitOfWork(ctx.db), input.brandId, input.packId);
   if (pack === null) throw new NotFoundError(`payload pack ${input.packId} not found`);
   if (!canDownloadPack(pack.status, pack.storagePath)) {
     throw new IllegalStateError(`payload pack ${input.packId} is ${pack.status}: a download URL needs a ready pack`);
@@ -108,7 +108,7 @@ export async function openPayloadPackDownload(
   );
   if (refusal !== null) return { kind: 'refused', reason: refusal };
   if (target === null || method !== downloadMethod) return { kind: 'refused', reason: 'malformed' };
-  const pack = await findPack(ctx.db.em.fork(), target.brandId, target.packId);
+  const pack = await findPack(unitOfWork(ctx.db), target.brandId, target.packId);
   if (pack === null || pack.storagePath === null || !canDownloadPack(pack.status, pack.storagePath)) return { kind: 'missing' };
   try {
     // The manifest names the pack's data files (it is a few hundred bytes); SHA256SUMS is absent in packs made before it existed.

@@ -1,7 +1,7 @@
 import { finished } from 'node:stream/promises';
 import {
   appendEvents, claimPack, openUnitSnapshot, movePackStatus, packLots, packUnitPage, readBatchState, readPackSource, readPackSpec, renewPackLease, unitFieldsSink,
-  type PackClaim, type UnitSnapshot,
+  type PackClaim, type UnitSnapshot, unitOfWork, transaction,
 } from '@mint/db';
 import {
   attemptsExhausted, isDomainError, movePack, packRetry, packStoragePath, retryDelayMs, type NewEvent, type PackFormat, type PackPurpose, type Symbology,
@@ -93,7 +93,7 @@ export type PackGenerationResult =
  */
 export async function claimPayloadPack(ctx: UseCaseContext, leaseMs = defaultPackLeaseMs, perBrand?: number): Promise<PackClaim | null> {
   const now = ctx.clock();
-  return claimPack(ctx.db.em.fork(), now, new Date(now.getTime() + leaseMs), perBrand);
+  return claimPack(unitOfWork(ctx.db), now, new Date(now.getTime() + leaseMs), perBrand);
 }
 
 /** Writes the text gathered so far to the requested tabular files and starts them afresh. */
@@ -133,7 +133,7 @@ async function writeTabular(run: PackRun, files: TabularFiles): Promise<number> 
     let count = 0;
     for (;;) {
       await run.keepClaim();
-      const page = await packUnitPage(ctx.db.em.fork(), brandId, mintBatchId, after, run.pageSize, profile.seqTo);
+      const page = await packUnitPage(unitOfWork(ctx.db), brandId, mintBatchId, after, run.pageSize, profile.seqTo);
       if (page.length === 0) break;
       for (const u of page) appendUnitRow(text, u.serial, u.resolverUrl, u.status);
       await writeText(files, text);
@@ -143,7 +143,7 @@ async function writeTabular(run: PackRun, files: TabularFiles): Promise<number> 
     }
     return count;
   }
-  const lots = await packLots(ctx.db.em.fork(), brandId, mintBatchId);
+  const lots = await packLots(unitOfWork(ctx.db), brandId, mintBatchId);
   for (const lot of lots) appendLotRow(text, lot);
   await writeText(files, text);
   return lots.length;
@@ -186,7 +186,7 @@ class Lost extends Error {}
 export async function generatePayloadPack(ctx: UseCaseContext, claim: PackClaim, options: PackGenerationOptions): Promise<PackGenerationResult> {
   const leaseMs = options.leaseMs ?? defaultPackLeaseMs;
   const pageSize = options.pageSize ?? packUnitPageSize;
-  const em = ctx.db.em.fork();
+  const em = unitOfWork(ctx.db);
   const state = await readBatchState(em, claim.brandId, claim.mintBatchId);
   const source = await readPackSource(em, claim.brandId, claim.mintBatchId);
   const spec = await readPackSpec(em, claim.brandId, claim.id);
@@ -209,7 +209,7 @@ export async function generatePayloadPack(ctx: UseCaseContext, claim: PackClaim,
   let lapsed: unknown = null;
   const renew = async () => {
     const now = ctx.clock();
-    if (!(await renewPackLease(ctx.db.em.fork(), claim, new Date(now.getTime() + leaseMs), now))) throw new Lost();
+    if (!(await renewPackLease(unitOfWork(ctx.db), claim, new Date(now.getTime() + leaseMs), now))) throw new Lost();
     renewedAt = Date.now();
   };
   // Files written at the same time share one renewal when it is due.
@@ -311,7 +311,7 @@ function afterError(ctx: UseCaseContext, claim: PackClaim, error: unknown): Prom
 async function finishPack(ctx: UseCaseContext, claim: PackClaim, storagePath: string, rowCount: number, purpose: PackPurpose): Promise<PackGenerationResult> {
   for (let attempt = 0; ; attempt++) {
     try {
-      return await ctx.db.em.fork().transactional(async (em): Promise<PackGenerationResult> => {
+      return await transaction(ctx.db, async (em): Promise<PackGenerationResult> => {
         const now = ctx.clock();
         const batch = await readBatchState(em, claim.brandId, claim.mintBatchId);
         if (batch === null || (batch.status === 'voided') !== (purpose === 'void')) {
@@ -337,7 +337,7 @@ function packEvent(claim: PackClaim, eventType: 'payload_pack_ready' | 'payload_
 }
 
 async function failPack(ctx: UseCaseContext, claim: PackClaim, reason: string): Promise<PackGenerationResult> {
-  return ctx.db.em.fork().transactional(async (em) => {
+  return transaction(ctx.db, async (em) => {
     const now = ctx.clock();
     if (!(await movePackStatus(em, claim, movePack('generating', 'failed'), { error: reason }, now))) return { kind: 'lost' } as const;
     await appendEvents(em, now, [packEvent(claim, 'payload_pack_failed', { reason, attempts: claim.attempts })]);
@@ -348,12 +348,12 @@ async function failPack(ctx: UseCaseContext, claim: PackClaim, reason: string): 
 async function retryPack(ctx: UseCaseContext, claim: PackClaim, reason: string): Promise<PackGenerationResult> {
   const now = ctx.clock();
   const notBefore = new Date(now.getTime() + retryDelayMs(packRetry, claim.attempts, Math.random()));
-  const moved = await movePackStatus(ctx.db.em.fork(), claim, movePack('generating', 'pending'), { error: reason.slice(0, 2000), notBefore }, now);
+  const moved = await movePackStatus(unitOfWork(ctx.db), claim, movePack('generating', 'pending'), { error: reason.slice(0, 2000), notBefore }, now);
   return moved ? { kind: 'retry', reason } : { kind: 'lost' };
 }
 
 async function releasePack(ctx: UseCaseContext, claim: PackClaim): Promise<PackGenerationResult> {
-  const moved = await movePackStatus(ctx.db.em.fork(), claim, movePack('generating', 'pending'), {}, ctx.clock());
+  const moved = await movePackStatus(unitOfWork(ctx.db), claim, movePack('generating', 'pending'), {}, ctx.clock());
   return moved ? { kind: 'released' } : { kind: 'lost' };
 }
 

@@ -2,7 +2,7 @@ import { createHash, type Hash } from 'node:crypto';
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
-import { packLots, packUnitPage, wholeLines, type PackSource, type UnitSnapshot } from '@mint/db';
+import { packLots, packUnitPage, wholeLines, type PackSource, type UnitSnapshot, unitOfWork } from '@mint/db';
 import { rangeUnitCount, type PackFormat, type PackProfile, type PackPurpose, } from '@mint/domain';
 import type { PackWriter } from '@mint/store';
 import type { UseCaseContext } from '../context.ts';
@@ -175,7 +175,7 @@ async function* unitPages(run: PackRun) {
   let after = (run.profile.seqFrom ?? 1) - 1;
   for (;;) {
     await run.keepClaim();
-    const page = await packUnitPage(run.ctx.db.em.fork(), run.brandId, run.mintBatchId, after, run.pageSize, run.profile.seqTo);
+    const page = await packUnitPage(unitOfWork(run.ctx.db), run.brandId, run.mintBatchId, after, run.pageSize, run.profile.seqTo);
     if (page.length === 0) return;
     yield page;
     after = page[page.length - 1]!.seq;
@@ -193,7 +193,7 @@ async function* labelUnits(run: PackRun): AsyncGenerator<NamedLabel> {
     }
     return;
   }
-  const lots = await packLots(run.ctx.db.em.fork(), run.brandId, run.mintBatchId);
+  const lots = await packLots(unitOfWork(run.ctx.db), run.brandId, run.mintBatchId);
   if (lots.length === 0) {
     yield { digitalLink: productClassUri(run.source, gtin), gtin, name: `product-${gtin}` };
     return;
@@ -319,7 +319,7 @@ async function writeEpcis(run: PackRun, out: HashedFile): Promise<FileCounts> {
     }
     if (inEvent > 0) await batched.add(close);
   } else {
-    const lots = await packLots(run.ctx.db.em.fork(), run.brandId, run.mintBatchId);
+    const lots = await packLots(unitOfWork(run.ctx.db), run.brandId, run.mintBatchId);
     if (lots.length > 0) {
       for (const lot of lots) {
         if (lot.resolverUrl === null) continue;

@@ -1,4 +1,4 @@
-import { createRequestedPack, storedPackProfile, findPackRecord, listPacks, readBatchState, readPackSource, type PackRecord } from '@mint/db';
+import { createRequestedPack, storedPackProfile, findPackRecord, listPacks, readBatchState, readPackSource, type PackRecord, unitOfWork, transaction } from '@mint/db';
 import {
   InvalidInputError, NotFoundError, isUuid, resolvePackProfile, resolvePageSize, toPage, type Cursor, type PackProfileInput, type Page,
 } from '@mint/domain';
@@ -23,7 +23,7 @@ export async function listPayloadPacks(
   if (mintBatchId !== null && !isUuid(mintBatchId)) {
     throw new InvalidInputError([{ field: 'mint_batch_id', message: `must be a uuid (got ${JSON.stringify(String(mintBatchId).slice(0, 100))})` }]);
   }
-  const rows = await listPacks(ctx.db.em.fork(), brandId, size + 1, query.cursor, mintBatchId);
+  const rows = await listPacks(unitOfWork(ctx.db), brandId, size + 1, query.cursor, mintBatchId);
   return toPage(rows, size, (k) => ({ at: k.createdAt, id: k.id }));
 }
 
@@ -43,14 +43,14 @@ export interface CreatePayloadPackInput extends PackProfileInput {
  */
 export async function createPayloadPack(ctx: UseCaseContext, input: CreatePayloadPackInput): Promise<PackRecord> {
   if (!isUuid(input.mintBatchId)) throw new InvalidInputError([{ field: 'mint_batch_id', message: 'must be a uuid' }]);
-  const id = await ctx.db.em.fork().transactional(async (em) => {
+  const id = await transaction(ctx.db, async (em) => {
     const batch = await readBatchState(em, input.brandId, input.mintBatchId);
     const source = await readPackSource(em, input.brandId, input.mintBatchId);
     if (batch === null || source === null) throw new NotFoundError(`mint batch ${input.mintBatchId} not found`);
     const profile = resolvePackProfile(input, { status: batch.status, identityMode: batch.identityMode, mintedQuantity: batch.mintedQuantity, gtin: source.gtin });
     return createRequestedPack(em, input.brandId, input.mintBatchId, ctx.clock(), { purpose: 'request', profile: storedPackProfile(profile) });
   });
-  const pack = await findPackRecord(ctx.db.em.fork(), input.brandId, id);
+  const pack = await findPackRecord(unitOfWork(ctx.db), input.brandId, id);
   if (pack === null) throw new NotFoundError(`payload pack ${id} not found`);
   return pack;
 }

@@ -3,7 +3,7 @@
 // every issuer's did.json so earlier credentials still verify; VC-JOSE-COSE (a compact JWS, EdDSA)
 // of a credential; and each brand's Bitstring Status List, where a superseded version is revoked.
 
-import { findBrandBySlug, insertPassportSigningKey, listPassportSigningKeys, supersededStatusIndexes, type PassportSigningKeyRow } from '@mint/db';
+import { findBrandBySlug, insertPassportSigningKey, listPassportSigningKeys, supersededStatusIndexes, type PassportSigningKeyRow, unitOfWork, transaction } from '@mint/db';
 import { didDocument, openSecret, sealSecret, statusListCredential } from '@mint/domain';
 import { createHash, createPrivateKey, sign, type KeyObject } from 'node:crypto';
 import { exportJWK, generateKeyPair } from 'jose';
@@ -37,7 +37,7 @@ async function newKey(ctx: UseCaseContext): Promise<PassportSigningKeyRow> {
  */
 export async function rotatePassportSigningKey(ctx: UseCaseContext): Promise<string> {
   const key = await newKey(ctx);
-  await ctx.db.em.fork().transactional((em) => insertPassportSigningKey(em, key, true));
+  await transaction(ctx.db, (em) => insertPassportSigningKey(em, key, true));
   return key.kid;
 }
 
@@ -82,11 +82,11 @@ export function createPassportSigner(ctx: UseCaseContext, options: PassportSigne
   const privateKeys = new Map<string, KeyObject>();
   const keys = async (): Promise<readonly PassportSigningKeyRow[]> => {
     if (cached !== null && cached.until > Date.now()) return cached.keys;
-    let found = await listPassportSigningKeys(ctx.db.em.fork());
+    let found = await listPassportSigningKeys(unitOfWork(ctx.db));
     if (!found.some((k) => k.retiredAt === null)) {
       // The first key: two processes may race; each inserts its own and the newest signs.
-      await ctx.db.em.fork().transactional(async (em) => insertPassportSigningKey(em, await newKey(ctx), false));
-      found = await listPassportSigningKeys(ctx.db.em.fork());
+      await transaction(ctx.db, async (em) => insertPassportSigningKey(em, await newKey(ctx), false));
+      found = await listPassportSigningKeys(unitOfWork(ctx.db));
     }
     cached = { keys: found, until: Date.now() + ttl };
     return found;
@@ -120,7 +120,7 @@ export function createPassportSigner(ctx: UseCaseContext, options: PassportSigne
       return didDocument(did, await keys());
     },
     async statusList(slug, listUrl, issuer) {
-      const em = ctx.db.em.fork();
+      const em = unitOfWork(ctx.db);
       const brand = await findBrandBySlug(em, slug);
       if (brand === null) return null;
       return signJwt(statusListCredential({ id: listUrl, issuer, validFrom: ctx.clock(), revoked: await supersededStatusIndexes(em, brand.id) }), issuer);

@@ -6,7 +6,7 @@
 import {
   appendEvents, passportPresence, findPassportAccessKeyForAuth, findPassportDraft, findPassportProduct, findPassportVersion, findPublishedPassportLevels, insertPassportAccessKey,
   insertPassportVersion, latestPassportVersion, listPassportAccessKeys, listPassportVersions as listVersionRows, revokePassportAccessKey as revokeKeyRow,
-  savePassportDraft, updateBrandPassportStyle, notifyPassportPublished, findBrandForPassport, listPublishedPassportLots, type PassportAccessKeyRow, type PassportKey, type PassportVersionRow,
+  savePassportDraft, updateBrandPassportStyle, notifyPassportPublished, findBrandForPassport, listPublishedPassportLots, type PassportAccessKeyRow, type PassportKey, type PassportVersionRow, unitOfWork, transaction,
 } from '@mint/db';
 import {
   assertValid, ConflictError, generateApiKey, hashApiKeySecret, IllegalStateError, inheritPassport, InvalidInputError, isUuid, normalizeGtin, NotFoundError,
@@ -83,7 +83,7 @@ async function keyAndGtinOf(ctx: UseCaseContext, input: PassportKeyInput): Promi
   if (!isUuid(input.productId)) v.push({ field: 'product_id', message: 'must be a uuid' });
   v.push(...passportKeyViolations(lot, serial));
   assertValid(v);
-  const product = await findPassportProduct(ctx.db.em.fork(), input.brandId, { id: input.productId });
+  const product = await findPassportProduct(unitOfWork(ctx.db), input.brandId, { id: input.productId });
   if (product === null) throw new NotFoundError(`product ${input.productId} not found`);
   return { key: { brandId: input.brandId, productId: input.productId, lot, serial }, gtin: product.gtin };
 }
@@ -93,7 +93,7 @@ const entityOf = (key: PassportKey) => `${key.productId} ${key.lot} ${key.serial
 /** A level's draft and latest published version (both null when nothing was written); a product the brand does not have is NotFound. */
 export async function getPassport(ctx: UseCaseContext, input: PassportKeyInput): Promise<PassportView> {
   const key = await keyOf(ctx, input);
-  const em = ctx.db.em.fork();
+  const em = unitOfWork(ctx.db);
   const [draft, latest] = await Promise.all([findPassportDraft(em, key), latestPassportVersion(em, key)]);
   return {
     productId: key.productId, level: passportLevelOf(key.lot, key.serial), lot: key.lot, serial: key.serial,
@@ -122,7 +122,7 @@ export async function updatePassportDraft(ctx: UseCaseContext, actor: Actor, inp
     throw new InvalidInputError([{ field: 'expected_revision', message: 'must be an integer of at least 0' }]);
   }
   const now = ctx.clock();
-  return ctx.db.em.fork().transactional(async (em) => {
+  return transaction(ctx.db, async (em) => {
     const revision = await savePassportDraft(em, key, read.content as Record<string, unknown>, input.expectedRevision, actor.id, now);
     if (revision === null) throw new ConflictError(`the passport draft is no longer at revision ${input.expectedRevision}; read it again`);
     await appendEvents(em, now, [{
@@ -153,7 +153,7 @@ export interface PublishPassportOutcome {
 export async function publishPassport(ctx: UseCaseContext, actor: Actor, input: PassportKeyInput & { readonly expectedRevision?: number | null }): Promise<PublishPassportOutcome> {
   const { key, gtin } = await keyAndGtinOf(ctx, input);
   const now = ctx.clock();
-  return ctx.db.em.fork().transactional(async (em) => {
+  return transaction(ctx.db, async (em) => {
     const draft = await findPassportDraft(em, key);
     if (draft === null) throw new IllegalStateError('the passport has no draft to publish; write one with UpdatePassportDraft first');
     if (input.expectedRevision != null && draft.revision !== input.expectedRevision) {
@@ -193,7 +193,7 @@ export async function listPassportVersions(ctx: UseCaseContext, input: PassportK
   assertValid(v);
   const key = await keyOf(ctx, input);
   const limit = input.limit ?? 20;
-  const found = await listVersionRows(ctx.db.em.fork(), key, limit + 1, input.before);
+  const found = await listVersionRows(unitOfWork(ctx.db), key, limit + 1, input.before);
   const page = found.slice(0, limit).map(toVersionView);
   return { versions: page, nextBefore: found.length > limit ? page[page.length - 1]!.version : null };
 }
@@ -202,7 +202,7 @@ export async function listPassportVersions(ctx: UseCaseContext, input: PassportK
 export async function getPassportVersion(ctx: UseCaseContext, input: PassportKeyInput & { readonly version: number }): Promise<PassportVersionView> {
   assertValid(Number.isInteger(input.version) && input.version >= 1 ? [] : [{ field: 'version', message: 'must be a version number of at least 1' }]);
   const key = await keyOf(ctx, input);
-  const found = await findPassportVersion(ctx.db.em.fork(), key, input.version);
+  const found = await findPassportVersion(unitOfWork(ctx.db), key, input.version);
   if (found === null) throw new NotFoundError(`version ${input.version} of this passport not found`);
   return toVersionView(found);
 }
@@ -233,7 +233,7 @@ export async function importPassports(
   if (!isUuid(input.brandId)) v.push({ field: 'brand_id', message: 'must be a uuid' });
   if (input.entries.length === 0 || input.entries.length > maxPassportImportEntries) v.push({ field: 'entries', message: `must have 1..${maxPassportImportEntries} entries` });
   assertValid(v);
-  const em = ctx.db.em.fork();
+  const em = unitOfWork(ctx.db);
   const keys: PassportKey[] = [];
   const contents: PassportContent[] = [];
   for (const [i, e] of input.entries.entries()) {
@@ -333,7 +333,7 @@ export async function issuePassportAccessKey(
   assertValid(v);
   const generated = generateApiKey(ctx.randomFill, passportKeyPrefix);
   const row: PassportAccessKeyRow = { id: randomUUID(), brandId: input.brandId, name, accessClass: input.accessClass, expiresAt: input.expiresAt!, revokedAt: null, createdAt: now };
-  await ctx.db.em.fork().transactional(async (em) => {
+  await transaction(ctx.db, async (em) => {
     await insertPassportAccessKey(em, { ...row, lookupId: generated.lookupId, secretHash: hashApiKeySecret(generated.secret), createdBy: actor.id });
     await appendEvents(em, now, [{
       brandId: input.brandId, eventType: 'passport_access_key_issued', entityType: 'passport_access_key', entityId: row.id, actor: actor.id,
@@ -350,7 +350,7 @@ export async function revokePassportAccessKey(ctx: UseCaseContext, actor: Actor,
   if (!isUuid(input.id)) v.push({ field: 'id', message: 'must be a uuid' });
   assertValid(v);
   const now = ctx.clock();
-  return ctx.db.em.fork().transactional(async (em) => {
+  return transaction(ctx.db, async (em) => {
     const row = await revokeKeyRow(em, input.brandId, input.id, now);
     if (row === null) throw new NotFoundError(`passport access key ${input.id} not found`);
     if (row.revokedAt !== null && row.revokedAt.getTime() === now.getTime()) {
@@ -366,7 +366,7 @@ export async function revokePassportAccessKey(ctx: UseCaseContext, actor: Actor,
 /** The brand's passport access credentials, newest first. */
 export async function listPassportAccessKeysOf(ctx: UseCaseContext, brandId: string): Promise<PassportAccessKeyView[]> {
   assertValid(isUuid(brandId) ? [] : [{ field: 'brand_id', message: 'must be a uuid' }]);
-  return (await listPassportAccessKeys(ctx.db.em.fork(), brandId)).map(toKeyView);
+  return (await listPassportAccessKeys(unitOfWork(ctx.db), brandId)).map(toKeyView);
 }
 
 /** A reader of restricted passport sections: the brand whose credential it holds and its class. */
@@ -384,7 +384,7 @@ export interface PassportReader {
 export async function passportReaderOf(ctx: UseCaseContext, key: string): Promise<PassportReader | null> {
   const parsed = parseApiKey(key, passportKeyPrefix);
   if (parsed === null) return null;
-  const row = await findPassportAccessKeyForAuth(ctx.db.em.fork(), parsed.lookupId);
+  const row = await findPassportAccessKeyForAuth(unitOfWork(ctx.db), parsed.lookupId);
   const expected = Buffer.from(row?.secretHash ?? '0'.repeat(64), 'hex');
   const actual = Buffer.from(hashApiKeySecret(parsed.secret), 'hex');
   if (row === null || expected.length !== actual.length || !timingSafeEqual(expected, actual)) return null;
@@ -436,7 +436,7 @@ type Levels = Awaited<ReturnType<typeof findPublishedPassportLevels>>;
  * its own transaction before the answer is sent.
  */
 export async function readPublishedPassport(ctx: UseCaseContext, input: PublishedPassportInput): Promise<PublishedPassport | null> {
-  const levels = await findPublishedPassportLevels(ctx.db.em.fork(), input.brandId, input.productId, input.lot, input.serial);
+  const levels = await findPublishedPassportLevels(unitOfWork(ctx.db), input.brandId, input.productId, input.lot, input.serial);
   return passportOfLevels(ctx, input, levels);
 }
 
@@ -456,7 +456,7 @@ function passportOfLevels(ctx: UseCaseContext, input: PublishedPassportInput, le
 }
 
 async function readPassportOfLevels(ctx: UseCaseContext, input: PublishedPassportInput, levels: Levels): Promise<PublishedPassport | null> {
-  const em = ctx.db.em.fork();
+  const em = unitOfWork(ctx.db);
   const latest = levels.unit ?? levels.lot ?? levels.model;
   if (latest === null) return null;
   // An earlier version of the most specific published level, at its own URL, inherits from the other levels' latest versions.
@@ -499,7 +499,7 @@ export interface PublishedPassportHeads {
  * read), one read per lot with a passport of its own.
  */
 export async function publishedPassportHeads(ctx: UseCaseContext, brandId: string, gtin: string): Promise<PublishedPassportHeads | null> {
-  const em = ctx.db.em.fork();
+  const em = unitOfWork(ctx.db);
   const [brand, product] = await Promise.all([findBrandForPassport(em, brandId), findPassportProduct(em, brandId, { gtin })]);
   if (brand === null || product === null || product.gtin === null) return null;
   const lots = await listPublishedPassportLots(em, brandId, product.id);
@@ -565,7 +565,7 @@ export function createPassportReads(ctx: UseCaseContext, options: { readonly cac
   };
   const levelsOf = async (input: PublishedPassportInput, p: Presence): Promise<Levels> => {
     const { serial, key } = levelsKey(input, p);
-    const found = await findPublishedPassportLevels(ctx.db.em.fork(), input.brandId, input.productId, input.lot, serial === '' ? null : serial);
+    const found = await findPublishedPassportLevels(unitOfWork(ctx.db), input.brandId, input.productId, input.lot, serial === '' ? null : serial);
     return remember(levels, key, found);
   };
   const withPresence = (input: PublishedPassportInput, p: Presence): PublishedPassport | null | Promise<PublishedPassport | null> => {
@@ -578,7 +578,7 @@ export function createPassportReads(ctx: UseCaseContext, options: { readonly cac
       const key = `${input.brandId} ${input.productId}`;
       const hit = presence.get(key);
       if (hit !== undefined && hit.until > Date.now()) return hit.value.any ? withPresence(input, hit.value) : null;
-      return passportPresence(ctx.db.em.fork(), input.brandId, input.productId, maxUnitList)
+      return passportPresence(unitOfWork(ctx.db), input.brandId, input.productId, maxUnitList)
         .then((p) => withPresence(input, remember(presence, key, { any: p.any, units: new Set(p.units), manyUnits: p.units.length > maxUnitList })));
     },
     readerOf: (key) => passportReaderOf(ctx, key),
@@ -615,7 +615,7 @@ export async function setPassportStyle(
   assertValid(v);
   const now = ctx.clock();
   const colour = input.colour === null ? null : input.colour.toLowerCase();
-  await ctx.db.em.fork().transactional(async (em) => {
+  await transaction(ctx.db, async (em) => {
     if (!await updateBrandPassportStyle(em, input.brandId, input.logoUrl, colour)) throw new NotFoundError(`brand ${input.brandId} not found`);
     await appendEvents(em, now, [{
       brandId: input.brandId, eventType: 'passport_style_set', entityType: 'brand', entityId: input.brandId, actor: actor.id, payload: { logo_url: input.logoUrl, colour },

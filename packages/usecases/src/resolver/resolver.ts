@@ -1,7 +1,7 @@
 import {
   createResolverReader, createScanWriter, writeScanBatchOnce, listenForLinkChanges, type CachedLinks, type LinkChangeFeed, type ResolverBrand,
   type ResolverDomainBrand,
-  type ResolverProduct, type ResolverReader, type ScanRecord,
+  type ResolverProduct, type ResolverReader, type ScanRecord, unitOfWork,
 } from '@mint/db';
 import {
   chooseLink, decideResolution, defaultLinkOf, levelAnchors, resolverPrefix, type Link, type LinkedLevel, type LinkPreferences, type Representation,
@@ -897,7 +897,7 @@ export function replaySpilledScans(ctx: UseCaseContext, spill: ScanSpillPort, op
       return true;
     }
     try {
-      if (await writeScanBatchOnce(ctx.db.em.fork(), batch.brandId, key, batch.scans, ctx.clock())) options.onWritten?.(batch.scans);
+      if (await writeScanBatchOnce(unitOfWork(ctx.db), batch.brandId, key, batch.scans, ctx.clock())) options.onWritten?.(batch.scans);
       return true;
     } catch (error) {
       options.onError?.(error);

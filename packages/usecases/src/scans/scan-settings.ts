@@ -1,4 +1,4 @@
-import { appendEvents, findScanAlertSettings, lockSuspectUnit, saveScanAlertSettings, unmarkUnitSuspect } from '@mint/db';
+import { appendEvents, findScanAlertSettings, lockSuspectUnit, saveScanAlertSettings, unmarkUnitSuspect, unitOfWork, transaction } from '@mint/db';
 import {
   applyScanAlertSettings, assertValid, defaultScanAlertSettings, InvalidInputError, isUuid, normalizeGtin, NotFoundError,
   type FieldViolation, type ScanAlertSettings, type ScanAlertSettingsPatch,
@@ -9,7 +9,7 @@ import type { ScanAlerts } from './scans.ts';
 /** The brand's settings of the scan rules: its own, or the defaults when it set none. */
 export async function getScanAlertSettings(ctx: UseCaseContext, brandId: string): Promise<ScanAlertSettings> {
   assertValid(isUuid(brandId) ? [] : [{ field: 'brand_id', message: 'must be a uuid' }]);
-  return (await findScanAlertSettings(ctx.db.em.fork(), [brandId])).get(brandId) ?? defaultScanAlertSettings;
+  return (await findScanAlertSettings(unitOfWork(ctx.db), [brandId])).get(brandId) ?? defaultScanAlertSettings;
 }
 
 /**
@@ -23,7 +23,7 @@ export async function updateScanAlertSettings(
 ): Promise<ScanAlertSettings> {
   assertValid(isUuid(input.brandId) ? [] : [{ field: 'brand_id', message: 'must be a uuid' }]);
   const now = ctx.clock();
-  const settings = await ctx.db.em.fork().transactional(async (em) => {
+  const settings = await transaction(ctx.db, async (em) => {
     const current = (await findScanAlertSettings(em, [input.brandId])).get(input.brandId) ?? defaultScanAlertSettings;
     const applied = applyScanAlertSettings(current, input.patch);
     if ('violations' in applied) throw new InvalidInputError(applied.violations);
@@ -77,7 +77,7 @@ export async function clearSuspectUnit(ctx: UseCaseContext, actor: Actor, input:
   if (reason === '' || reason.length > 500) v.push({ field: 'reason', message: 'must be 1..500 characters' });
   assertValid(v);
   const now = ctx.clock();
-  return ctx.db.em.fork().transactional(async (em) => {
+  return transaction(ctx.db, async (em) => {
     const state = await lockSuspectUnit(em, input.brandId, gtin, input.serial);
     if (!state.found) throw new NotFoundError(`unit not found: ${gtin === null ? '' : `${gtin} `}${input.serial}`);
     if (state.rule === null) return { cleared: false, rule: null, since: null };

@@ -1,5 +1,5 @@
 import {
-  createScanPartition, defaultPartitionDays, deleteScanIngestBatchesBefore, dropScanPartitionsBefore, rollUpAndDeleteDefaultBefore, rollUpScanDays, scanPartitionDays, utcDay,
+  createScanPartition, defaultPartitionDays, deleteScanIngestBatchesBefore, dropScanPartitionsBefore, rollUpAndDeleteDefaultBefore, rollUpScanDays, scanPartitionDays, utcDay, unitOfWork,
 } from '@mint/db';
 import { appendEvents, findScanAlertSettings, ingestScanBatch, markUnitsSuspect, scanStats, unitScans, type IngestOutcome, type ScanRecord, type ScanStatsOrder, type ScanStatsRow, type UnitScanRow } from '@mint/db';
 import {
@@ -58,7 +58,7 @@ export function createScanAlerts(ctx: UseCaseContext, limits?: ScanRuleLimits, o
     const now = Date.now();
     const missing = brandIds.filter((id) => { const hit = cache.get(id); return hit === undefined || now - hit.at > ttlMs; });
     if (missing.length > 0) {
-      const found = await findScanAlertSettings(ctx.db.em.fork(), missing);
+      const found = await findScanAlertSettings(unitOfWork(ctx.db), missing);
       if (cache.size > 10_000) cache.clear();
       for (const id of missing) cache.set(id, { settings: found.get(id), at: now });
     }
@@ -94,7 +94,7 @@ export function createScanAlerts(ctx: UseCaseContext, limits?: ScanRuleLimits, o
       const at = ctx.clock();
       const events = rule.observe(scans, at, (brandId) => settings.get(brandId));
       if (events.length === 0) return 0;
-      const em = ctx.db.em.fork();
+      const em = unitOfWork(ctx.db);
       await appendEvents(em, at, events);
       const marks = events.filter((e) => e.eventType === 'scan_clone_suspected' || e.eventType === 'scan_withdrawn_unit').map((e) => ({
         brandId: e.brandId, gtin: (e.payload['gtin'] as string | null) ?? null, serial: e.payload['serial'] as string,
@@ -152,7 +152,7 @@ export async function recordScanEvents(ctx: UseCaseContext, input: RecordScanEve
     if ('scan' in checked) good.push(checked.scan);
     else for (const violation of checked.violations) rejected.push({ index, ...violation });
   });
-  const outcome = await ingestScanBatch(ctx.db.em.fork(), input.brandId, input.batchKey, good, rejected, now);
+  const outcome = await ingestScanBatch(unitOfWork(ctx.db), input.brandId, input.batchKey, good, rejected, now);
   if (alerts !== undefined && !outcome.replayed) {
     await alerts.enqueue(outcome.unitScans.map((s) => ({
       brandId: input.brandId, scannedAt: s.scannedAt, gtin: s.gtin, serial: s.kind === 'serial' || s.kind === 'token' ? s.identifier : null,
@@ -218,7 +218,7 @@ export async function getScanStats(ctx: UseCaseContext, q: ScanStatsQuery): Prom
     const [key, scans] = decodeScanCursor(q.cursor, ['s', 'n']) as [string, number];
     after = { key, scans };
   }
-  const rows = await scanStats(ctx.db.em.fork(), {
+  const rows = await scanStats(unitOfWork(ctx.db), {
     brandId: q.brandId, from: q.from!, to: q.to!, gtin, lot: q.lot || null, batchId: q.batchId || null, serial: q.serial || null, country,
     clientClass: q.clientClass ?? null, unitKnown: q.unitKnown ?? null,
   }, q.groupBy, q.order, after, limit + 1);
@@ -266,7 +266,7 @@ export async function getUnitScans(ctx: UseCaseContext, q: UnitScansQuery): Prom
     after = { at: new Date(at), id: String(id) };
     if (Number.isNaN(after.at.getTime())) throw new InvalidInputError([{ field: 'cursor', message: 'is not a cursor returned by this read' }]);
   }
-  const found = await unitScans(ctx.db.em.fork(), q.brandId, gtin, q.serial, after, limit + 1);
+  const found = await unitScans(unitOfWork(ctx.db), q.brandId, gtin, q.serial, after, limit + 1);
   const hasMore = found.scans.length > limit;
   const scans = hasMore ? found.scans.slice(0, limit) : found.scans;
   const last = scans[scans.length - 1];
@@ -311,7 +311,7 @@ const dayMs = 86_400_000;
  */
 export async function maintainScanLedger(ctx: UseCaseContext, options: ScanLedgerUpkeepOptions): Promise<ScanLedgerUpkeep> {
   const now = ctx.clock().getTime();
-  const em = () => ctx.db.em.fork();
+  const em = () => unitOfWork(ctx.db);
   const cutoffDay = options.retentionDays > 0 ? utcDay(now - options.retentionDays * dayMs) : null;
   let partitionsCreated = 0;
   const wanted = new Set<string>();

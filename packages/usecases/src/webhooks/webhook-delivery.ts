@@ -1,6 +1,6 @@
 import {
   appendEvents, claimWebhookDeliveries, type WebhookClaimBatch, findWebhookEndpoint, markWebhookEndpointFailing, readWebhookBacklog, recordWebhookAttempt, updateWebhookEndpoint,
-  type WebhookClaim,
+  type WebhookClaim, unitOfWork, transaction,
 } from '@mint/db';
 import {
   decideWebhookAttempt, openSecret, signWebhook, webhookBreaker, webhookMessageId, webhookPauseMs, webhookRetry, type RetryPolicy, type WebhookBreakerPolicy,
@@ -36,7 +36,7 @@ export const defaultWebhookPerBrand = 8;
  * brand the next claim's round robin starts after.
  */
 export async function claimWebhooks(ctx: UseCaseContext, limit: number, options: WebhookClaimOptions): Promise<WebhookClaimBatch> {
-  return ctx.db.em.fork().transactional(async (em) => {
+  return transaction(ctx.db, async (em) => {
     const now = ctx.clock();
     return claimWebhookDeliveries(em, now, new Date(now.getTime() + (options.leaseMs ?? defaultWebhookLeaseMs)), limit, {
       perEndpoint: options.perEndpoint, perBrand: options.perBrand ?? defaultWebhookPerBrand, afterBrand: options.afterBrand ?? null,
@@ -85,7 +85,7 @@ export async function deliverWebhook(ctx: UseCaseContext, claim: WebhookClaim, o
     url: claim.url, body,
     headers: { 'webhook-id': messageId, 'webhook-timestamp': String(timestamp), 'webhook-signature': signWebhook(secrets, messageId, timestamp, body) },
   });
-  return ctx.db.em.fork().transactional(async (em) => {
+  return transaction(ctx.db, async (em) => {
     const now = ctx.clock();
     const decision = decideWebhookAttempt(
       { status: response.status, attempts: claim.attempts, failingSince: claim.failingSince ?? now }, now, (options.random ?? Math.random)(), options.policy ?? webhookRetry,
@@ -121,6 +121,6 @@ export async function deliverWebhook(ctx: UseCaseContext, claim: WebhookClaim, o
 
 /** Deliveries waiting across brands and the age of the oldest, for the backlog gauges. */
 export async function webhookBacklog(ctx: UseCaseContext): Promise<{ pending: number; oldestAgeSeconds: number }> {
-  const { pending, oldest } = await readWebhookBacklog(ctx.db.em.fork());
+  const { pending, oldest } = await readWebhookBacklog(unitOfWork(ctx.db));
   return { pending, oldestAgeSeconds: oldest === null ? 0 : Math.max(0, (ctx.clock().getTime() - oldest.getTime()) / 1000) };
 }

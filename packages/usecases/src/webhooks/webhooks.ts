@@ -3,7 +3,7 @@ import { isIP } from 'node:net';
 import {
   appendEvents, countWebhookEndpointsLocked, deleteWebhookEndpoint, findWebhookEndpoint, insertWebhookEndpoint, listWebhookDeliveries, listWebhookEndpoints, listWebhookSecretsToSeal,
   replaceWebhookSecrets, requeueWebhookDelivery, resumeWebhookDeliveries, updateWebhookEndpoint, type WebhookDeliveryRecord, type WebhookEndpointChange,
-  type WebhookEndpointRecord,
+  type WebhookEndpointRecord, unitOfWork, transaction,
 } from '@mint/db';
 import {
   assertValid, generateWebhookSecret, IllegalStateError, isLoopbackHost, isSecretBoxError, isUuid, NotFoundError, openSecret, resolvePageSize, sealSecret, toPage, webhookEventTypeViolations,
@@ -115,7 +115,7 @@ export async function createWebhookEndpoint(
   const secret = generateWebhookSecret(ctx.randomFill);
   const id = randomUUID();
   const max = settings.maxEndpointsPerBrand ?? defaultMaxWebhookEndpointsPerBrand;
-  return ctx.db.em.fork().transactional(async (em) => {
+  return transaction(ctx.db, async (em) => {
     const now = ctx.clock();
     if ((await countWebhookEndpointsLocked(em, input.brandId)) >= max) {
       throw new IllegalStateError(
@@ -139,7 +139,7 @@ export async function listWebhookEndpointsOf(
   ctx: UseCaseContext, brandId: string, query: { readonly limit: number | null; readonly cursor: Cursor | null } = { limit: null, cursor: null },
 ): Promise<Page<WebhookEndpointView>> {
   const size = resolvePageSize(query.limit, defaultEndpointPageSize);
-  const page = toPage(await listWebhookEndpoints(ctx.db.em.fork(), brandId, size + 1, query.cursor), size, (e) => ({ at: e.createdAt, id: e.id }));
+  const page = toPage(await listWebhookEndpoints(unitOfWork(ctx.db), brandId, size + 1, query.cursor), size, (e) => ({ at: e.createdAt, id: e.id }));
   return { ...page, items: page.items.map(view) };
 }
 
@@ -161,7 +161,7 @@ export async function updateWebhookEndpointOf(ctx: UseCaseContext, actor: Actor,
     ...(input.eventTypes === undefined ? [] : webhookEventTypeViolations(input.eventTypes)),
     ...(input.description === undefined ? [] : descriptionViolations(input.description)),
   ]);
-  return ctx.db.em.fork().transactional(async (em) => {
+  return transaction(ctx.db, async (em) => {
     const now = ctx.clock();
     const found = isUuid(input.endpointId) ? await findWebhookEndpoint(em, input.brandId, input.endpointId, true) : null;
     if (found === null) throw new NotFoundError(`webhook endpoint ${input.endpointId} not found`);
@@ -183,7 +183,7 @@ export async function updateWebhookEndpointOf(ctx: UseCaseContext, actor: Actor,
 
 /** Deletes an endpoint with its deliveries and writes webhook_endpoint_deleted. NotFoundError for a missing or foreign one. */
 export async function deleteWebhookEndpointOf(ctx: UseCaseContext, actor: Actor, brandId: string, endpointId: string): Promise<void> {
-  await ctx.db.em.fork().transactional(async (em) => {
+  await transaction(ctx.db, async (em) => {
     const found = isUuid(endpointId) ? await findWebhookEndpoint(em, brandId, endpointId, true) : null;
     if (found === null || !(await deleteWebhookEndpoint(em, brandId, found.id))) throw new NotFoundError(`webhook endpoint ${endpointId} not found`);
     await appendEvents(em, ctx.clock(), [endpointEvent(brandId, 'webhook_endpoint_deleted', found.id, actor.id, { url: found.url })]);
@@ -197,7 +197,7 @@ export async function deleteWebhookEndpointOf(ctx: UseCaseContext, actor: Actor,
  */
 export async function rotateWebhookSecret(ctx: UseCaseContext, actor: Actor, brandId: string, endpointId: string): Promise<{ endpoint: WebhookEndpointView; secret: string }> {
   const secret = generateWebhookSecret(ctx.randomFill);
-  return ctx.db.em.fork().transactional(async (em) => {
+  return transaction(ctx.db, async (em) => {
     const now = ctx.clock();
     const found = isUuid(endpointId) ? await findWebhookEndpoint(em, brandId, endpointId, true) : null;
     if (found === null) throw new NotFoundError(`webhook endpoint ${endpointId} not found`);
@@ -214,7 +214,7 @@ export async function listWebhookDeliveriesOf(
   ctx: UseCaseContext, brandId: string, endpointId: string, query: { readonly limit: number | null; readonly cursor: Cursor | null },
 ): Promise<Page<WebhookDeliveryRecord>> {
   const size = resolvePageSize(query.limit, defaultDeliveryPageSize);
-  const em = ctx.db.em.fork();
+  const em = unitOfWork(ctx.db);
   if (!isUuid(endpointId) || (await findWebhookEndpoint(em, brandId, endpointId)) === null) throw new NotFoundError(`webhook endpoint ${endpointId} not found`);
   return toPage(await listWebhookDeliveries(em, brandId, endpointId, size + 1, query.cursor), size, (d) => ({ at: d.createdAt, id: d.id }));
 }
@@ -226,7 +226,7 @@ export async function listWebhookDeliveriesOf(
  */
 export async function redeliverWebhook(ctx: UseCaseContext, brandId: string, deliveryId: string): Promise<void> {
   if (!isUuid(deliveryId)) throw new NotFoundError(`webhook delivery ${deliveryId} not found`);
-  const outcome = await requeueWebhookDelivery(ctx.db.em.fork(), brandId, deliveryId, ctx.clock());
+  const outcome = await requeueWebhookDelivery(unitOfWork(ctx.db), brandId, deliveryId, ctx.clock());
   if (outcome === 'missing') throw new NotFoundError(`webhook delivery ${deliveryId} not found`);
   if (outcome === 'delivering') throw new IllegalStateError(`webhook delivery ${deliveryId} is being delivered`);
 }
@@ -243,7 +243,7 @@ export async function sealWebhookSecrets(ctx: UseCaseContext, batch = 200): Prom
   let sealed = 0;
   const skipped = new Set<string>();
   for (;;) {
-    const found = (await listWebhookSecretsToSeal(ctx.db.em.fork(), current.id, batch + skipped.size)).filter((r) => !skipped.has(r.id));
+    const found = (await listWebhookSecretsToSeal(unitOfWork(ctx.db), current.id, batch + skipped.size)).filter((r) => !skipped.has(r.id));
     if (found.length === 0) return sealed;
     const resealed: { row: (typeof found)[number]; secret: string; previous: string | null }[] = [];
     for (const row of found) {
@@ -258,7 +258,7 @@ export async function sealWebhookSecrets(ctx: UseCaseContext, batch = 200): Prom
         skipped.add(row.id);
       }
     }
-    await ctx.db.em.fork().transactional(async (em) => {
+    await transaction(ctx.db, async (em) => {
       for (const { row, secret, previous } of resealed) {
         if (await replaceWebhookSecrets(em, row, secret, previous)) sealed++;
         else skipped.add(row.id);
