@@ -29,7 +29,7 @@ export {
 } from './repositories/drafts.ts';
 export {
   moveJob, readJobLease, type JobLeaseRead, claimJobLease, renewJobLease, releaseJobLease, findJobsToSweep, recordJobAttempt, countJobsPerStatus,
-  findJobRecord, type JobRecord
+  findJobRecord, findJobStatus, type JobRecord
 } from './repositories/jobs.ts';
 export {
   listUnits, listEvents, listPacks, findPackRecord, readKpis, type UnitRecord, type EventRecord, type EventFilter, type PackRecord, type KpiRecord

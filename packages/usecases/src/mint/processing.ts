@@ -15,7 +15,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import {
-  appendEvents, advanceMinted, bumpKpis, claimJobLease, commitChunk, writeCompletion, findBatchOfJob, findJobRecord, findMissingSeqRanges, insertUnitChunk, moveJob, MintJob,
+  appendEvents, advanceMinted, bumpKpis, claimJobLease, commitChunk, writeCompletion, findBatchOfJob, findJobRecord, findJobStatus, findMissingSeqRanges, insertUnitChunk, moveJob, 
   readJobLease, recordJobAttempt, releaseJobLease, renewJobLease, setIdleInTransactionTimeout, sqlState, type BatchRecord, type Em,
   storedPackProfile, unitOfWork, transaction,
 } from '@mint/db';
@@ -47,12 +47,10 @@ export interface LoadedJob {
 
 /** A job and its batch, read at once over two connections (they are on a job's critical path). */
 async function loadJob(ctx: UseCaseContext, brandId: string, jobId: string): Promise<LoadedJob> {
-  const [job, batch] = await Promise.all([
-    unitOfWork(ctx.db).findOne(MintJob, { brandId, id: jobId }, { refresh: true }), findBatchOfJob(unitOfWork(ctx.db), brandId, jobId),
-  ]);
-  if (!job) throw new NotFoundError(`mint job ${jobId} not found`);
-  if (!batch) throw new IllegalStateError(`mint job ${jobId} has no batch yet (status ${job.status})`);
-  return { status: job.status as JobStatus, batch };
+  const [status, batch] = await Promise.all([findJobStatus(unitOfWork(ctx.db), brandId, jobId), findBatchOfJob(unitOfWork(ctx.db), brandId, jobId)]);
+  if (status === null) throw new NotFoundError(`mint job ${jobId} not found`);
+  if (!batch) throw new IllegalStateError(`mint job ${jobId} has no batch yet (status ${status})`);
+  return { status, batch };
 }
 
 /** The outcome of {@link claimMintJob}. */
