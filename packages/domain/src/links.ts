@@ -79,10 +79,11 @@ const notAssignable = new Set<Gs1LinkTypeName>(['defaultLink', 'defaultLinkMulti
 /**
  * The violation message of a link type that names none a link may have: the link types it may name
  * (every one of the vocabulary but those only the resolver writes), in any case and with either prefix.
+ * No `; ` in it: that separates the violations of one message (the console splits on it).
  */
 export const linkTypeHint = `must be one of the GS1 Web Vocabulary ${gs1VocabularyVersion}'s link types: ${
   gs1LinkTypeNames.filter((name) => !notAssignable.has(name)).map((name) => `gs1:${name}`).join(', ')
-} (in any case; ${gs1VocabularyNamespace}{name} names the same)`;
+} (in any case, or as ${gs1VocabularyNamespace}{name})`;
 /** Longest href, title, context value; most hreflang and context values per link. */
 export const linkLimits = { href: maxStoredUrlLength, title: 300, context: 100, values: 20 } as const;
 

@@ -197,7 +197,7 @@ export async function getLinkImport(ctx: UseCaseContext, brandId: string, import
 }
 
 /** The row error of a true/false column naming neither. */
-const booleanHint = 'must be true or false (or yes, no, 1, 0; in any case), or empty for the default';
+const booleanHint = 'must be true or false (or yes, no, 1, 0, in any case), or empty for the default';
 const truthy = (value: string | undefined, fallback: boolean): boolean | null => {
   if (value === undefined || value === '') return fallback;
   const v = value.trim().toLowerCase();

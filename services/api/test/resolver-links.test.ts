@@ -140,8 +140,8 @@ describe('ResolverService', () => {
     expect([done.status, done.totalRows, done.importedRows, done.failedRows]).toEqual([ProductImportStatus.COMPLETED, 10, 4, 6]);
     expect(done.errors.map((e) => [e.row, e.field])).toEqual([[3, 'is_default'], [4, 'href'], [5, 'link_type'], [6, 'href'], [7, 'lot'], [10, 'is_default']]);
     // The row errors of enum-like cells list what the column takes.
-    expect(done.errors[2]!.message).toMatch(/^"gs1:nope" must be one of the GS1 Web Vocabulary 1\.16's link types: gs1:activityIdeas, .*gs1:pip, .*\(in any case; https:\/\/ref\.gs1\.org\/voc\/\{name\} names the same\)$/);
-    expect(done.errors[5]!.message).toBe('must be true or false (or yes, no, 1, 0; in any case), or empty for the default');
+    expect(done.errors[2]!.message).toMatch(/^"gs1:nope" must be one of the GS1 Web Vocabulary 1\.16's link types: gs1:activityIdeas, .*gs1:pip, .*\(in any case, or as https:\/\/ref\.gs1\.org\/voc\/\{name\}\)$/);
+    expect(done.errors[5]!.message).toBe('must be true or false (or yes, no, 1, 0, in any case), or empty for the default');
     const caseLinks = (await api.resolver.listLinks({ brandId: brand.brandId, gtin: brand.gtin, level: LinkLevel.LOT, limit: 100 }, owner())).links.filter((l) => l.lot === 'LOT-CASE');
     expect(caseLinks.map((l) => [l.linkType, l.isDefault]).sort()).toEqual([['https://ref.gs1.org/voc/certificationInfo', true], ['https://ref.gs1.org/voc/recallStatus', false]]);
     // A repeated link is refused as a repeated product is; a lot code follows the mint lots' rule.
