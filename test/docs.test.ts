@@ -1,5 +1,9 @@
-import { readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { brokenDocLinks } from '../scripts/check-doc-links.ts';
+import { eventRows, eventTypes } from '../scripts/docs-events.ts';
 import { generatedPages } from '../scripts/docs-generate.ts';
 
 const root = new URL('../', import.meta.url);
@@ -19,5 +23,36 @@ describe('the docs', () => {
     expect(names.length).toBeGreaterThan(40);
     const doc = read('docs/reference/configuration.md');
     expect(names.filter((name) => !doc.includes(`\`${name}\``))).toEqual([]);
+  });
+
+  it('lists every event type of the domain, and its generator refuses a type without a row', () => {
+    const source = read('packages/domain/src/events.ts');
+    const types = eventTypes(source);
+    expect(types.length).toBeGreaterThan(30);
+    const doc = read('docs/reference/events.md');
+    expect(types.filter((t) => !doc.includes(`| \`${t}\` |`))).toEqual([]);
+    const withNewType = source.replace("export type EventType =\n", "export type EventType =\n  | 'brand_new_event'\n");
+    expect(() => eventRows(withNewType)).toThrow('brand_new_event has no row');
+  });
+
+  it('its link check names a missing page, a missing anchor and a README link to no file, and passes good links', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'doc-links-'));
+    try {
+      const dist = join(dir, 'docs/.vitepress/dist');
+      mkdirSync(join(dist, 'guides'), { recursive: true });
+      writeFileSync(join(dist, 'index.html'), '<a href="/guides/a.html#here">ok</a> <a href="guides/b">gone</a> <a href="https://x.test/">out</a>');
+      writeFileSync(join(dist, 'guides/a.html'), '<h2 id="here">Here</h2> <a href="#here">self</a> <a href="#nowhere">bad anchor</a> <a href="../index.html">up</a>');
+      mkdirSync(join(dir, 'docs/guides'), { recursive: true });
+      writeFileSync(join(dir, 'docs/guides/a.md'), '# A');
+      writeFileSync(join(dir, 'README.md'), '[a](docs/guides/a.md#here) [b](docs/guides/a.md#gone) [c](docs/missing.md)\n```\n[d](not/checked.md)\n```\n');
+      expect(brokenDocLinks(dist, dir).sort()).toEqual([
+        'README.md: docs/guides/a.md#gone (no anchor #gone)',
+        'README.md: docs/missing.md (no such file)',
+        'guides/a.html: #nowhere (no anchor #nowhere)',
+        'index.html: guides/b (no such page or file)',
+      ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
