@@ -2,13 +2,17 @@
 // meets them: @mint/client reads the demo workspace; `mintctl login` keeps the token; `mintctl
 // listen --forward-to` registers a temporary endpoint and forwards signed deliveries to a local
 // handler (examples/webhook-receiver.mjs), which verifies them with the secret listen printed; `mintctl mint --watch` draws the
-// job's progress to COMPLETED; stopping listen removes its endpoint.
+// job's progress to COMPLETED and names a unit to scan; stopping listen removes its endpoint. The
+// examples (examples/node.mjs, curl.sh, buf-curl.sh, and browser/ in chromium through Vite) run
+// as their README says.
 
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createMintClient, MintJobStatus } from '@mint/client';
+import { chromium } from 'playwright-core';
+import { createServer as createViteServer, type ViteDevServer } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { progressBar } from '../../services/cli/src/remote.ts';
 import { freePort } from '../support/ports.ts';
@@ -23,6 +27,8 @@ let api: string;
 let token: string;
 let brandId: string;
 let productId: string;
+/** The origin examples/browser is served from (Vite), which the API lets call it. */
+let pageOrigin: string;
 /** Children a test started and may leave running when it fails. */
 const children: ChildProcess[] = [];
 
@@ -80,9 +86,12 @@ beforeAll(async () => {
   configDir = await mkdtemp(join(tmpdir(), 'mintctl-remote-config-'));
   const port = await freePort();
   api = `http://127.0.0.1:${port}`;
+  pageOrigin = `http://127.0.0.1:${await freePort()}`;
   const env: NodeJS.ProcessEnv = {
     ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn',
     WEBHOOK_ALLOW_LOOPBACK: 'true', WEBHOOK_POLL_MS: '50', CONSOLE_ENABLED: 'false',
+    // Dev mode lets http://localhost:5173 (Vite's usual port) call it; the test's Vite runs on a free port.
+    CORS_ALLOWED_ORIGINS: pageOrigin,
   };
   for (const name of ['DATABASE_URL', 'NATS_URL', 'PUBLIC_BASE_URL', 'PACK_STORE_DIR']) delete env[name];
   server = spawn(process.execPath, [mintctl, 'dev'], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -124,7 +133,70 @@ describe('@mint/client and mintctl against npm start', () => {
     expect(out.text()).toMatch(/^unit [0-9A-Z]{20} http:\/\/\S+\/01\/\d{14}\/21\/[0-9A-Z]{20}$/m);
     const serial = /^unit ([0-9A-Z]{20})/m.exec(out.text())![1]!;
     expect(out.text()).toMatch(new RegExp(`^scan: 200 unit ${serial} active target=`, 'm'));
+    expect(out.text()).toMatch(/^webhook endpoint \S+ secret whsec_/m);
+    expect(out.text()).toMatch(/^removed webhook endpoint \S+$/m);
+    expect((await createMintClient({ baseUrl: api, token }).webhooks.listWebhookEndpoints({ brandId })).endpoints).toHaveLength(0);
   }, 60_000);
+
+  it('examples/curl.sh mints, follows, lists, scans and registers an endpoint with curl', async () => {
+    const child = spawn('bash', [join(repoRoot, 'examples/curl.sh')], {
+      cwd: repoRoot, env: { ...process.env, API: api, TOKEN: token, BRAND: brandId, PRODUCT: productId }, stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    const err = output(child);
+    await new Promise((resolve) => child.once('exit', resolve));
+    expect(child.exitCode, err.text()).toBe(0);
+    expect(err.text()).toContain('"status":"MINT_JOB_STATUS_COMPLETED"');
+    const url = /^scan (http:\/\/\S+\/01\/\d{14}\/21\/([0-9A-Z]{20}))$/m.exec(stdout);
+    expect(url, stdout).not.toBeNull();
+    expect(stdout).toContain(`{"unit":"${url![2]}","status":"active"`);
+    expect(stdout).toMatch(/^\{"endpoint":"\S+","secret":"whsec_\S+"\}$/m);
+    expect(stdout).toMatch(/^removed endpoint \S+$/m);
+    expect((await createMintClient({ baseUrl: api, token }).webhooks.listWebhookEndpoints({ brandId })).endpoints).toHaveLength(0);
+  }, 90_000);
+
+  it('examples/buf-curl.sh lists the services by reflection, mints, streams the job to COMPLETED and scans over gRPC', async () => {
+    const child = spawn('bash', [join(repoRoot, 'examples/buf-curl.sh')], {
+      cwd: repoRoot, env: { ...process.env, API: api, TOKEN: token, BRAND: brandId, PRODUCT: productId }, stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const out = output(child);
+    await new Promise((resolve) => child.once('exit', resolve));
+    expect(child.exitCode, out.text()).toBe(0);
+    expect(out.text()).toMatch(/^mint\.v1\.MintService$/m);
+    expect(out.text()).toMatch(/"status": "MINT_JOB_STATUS_COMPLETED",\s+"mintedQuantity": 1000,/);
+    expect(out.text()).toMatch(/^\{"unit":"[0-9A-Z]{20}","status":"active"\}$/m);
+    expect(out.text()).toMatch(/"totalTokensMinted": "\d+"/);
+  }, 120_000);
+
+  it('examples/browser mints from a page in chromium and shows the job to COMPLETED', async () => {
+    const vite: ViteDevServer = await createViteServer({
+      root: join(repoRoot, 'examples/browser'), configFile: false, logLevel: 'warn',
+      server: { host: '127.0.0.1', port: Number(new URL(pageOrigin).port), strictPort: true },
+      cacheDir: join(dataDir, 'vite-cache'),
+    });
+    await vite.listen();
+    const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--headless', '--no-sandbox', '--disable-gpu'] });
+    try {
+      const page = await browser.newPage();
+      const problems: string[] = [];
+      page.on('pageerror', (error) => problems.push(String(error)));
+      page.on('console', (message) => { if (message.type() === 'error') problems.push(message.text()); });
+      page.on('response', (response) => { if (response.status() >= 400) problems.push(`${response.status()} ${response.url()}`); });
+      await page.goto(`${pageOrigin}/#${new URLSearchParams({ api, token, brand: brandId })}`);
+      await page.getByLabel('Product id').fill(productId);
+      await page.getByRole('button', { name: 'Mint' }).click();
+      await page.locator('#log').filter({ hasText: /^COMPLETED 100\/100$/m }).waitFor({ timeout: 60_000 })
+        .catch(async (error: unknown) => {
+          throw new Error(`${String(error)}\nlog: ${await page.locator('#log').textContent()}\n${problems.join('\n')}`);
+        });
+      expect(problems).toEqual([]);
+      expect(await page.locator('#log').textContent()).not.toMatch(/error|blocked/i);
+    } finally {
+      await browser.close();
+      await vite.close();
+    }
+  }, 120_000);
 
   it('login refuses a bad token, then keeps a good one readable by its owner only, never printing it', async () => {
     const refused = await run(['login', '--api', api, '--token', 'not-a-token']);
@@ -161,6 +233,14 @@ describe('@mint/client and mintctl against npm start', () => {
       expect(minted.stdout).toMatch(/^job \S+ \(batch \S+\): QUEUED$/m);
       expect(minted.stdout).toMatch(/COMPLETED: 5,000 of 5,000 minted/);
       expect(minted.stderr).toContain('100%  5,000/5,000');
+      // It names a unit to scan next, and the line it prints scans it.
+      const unit = /^first unit: ([0-9A-Z]{20}) {2}(http:\/\/\S+\/01\/\d{14}\/21\/([0-9A-Z]{20}))$/m.exec(minted.stdout);
+      expect(unit, minted.stdout).not.toBeNull();
+      expect(unit![3]).toBe(unit![1]);
+      expect(minted.stdout).toContain(`scan it: curl -H 'Accept: application/json' ${unit![2]}`);
+      const scan = await fetch(unit![2]!, { headers: { accept: 'application/json' } });
+      expect(scan.status).toBe(200);
+      expect(await scan.json()).toMatchObject({ unit: { serial: unit![1], status: 'active' } });
       const jobId = /^job (\S+)/m.exec(minted.stdout)![1]!;
       await listenOut.waitFor(/mint_job_completed .*-> (\d+)/, 30_000);
       expect(listenOut.text()).toMatch(/mint_job_completed {2}msg_\S+ {2}-> 204/);
