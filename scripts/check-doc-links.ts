@@ -1,7 +1,7 @@
 // Checks every internal link of the built docs site (docs/.vitepress/dist) and of README.md: the
 // page or file it names exists, and so does its #anchor (VitePress's own dead-link check covers
 // pages only, not anchors). `npm run docs:build` runs it after the build; exits 1 listing each
-// broken link with the page it is on.
+// broken link with the page it is on. It also checks the site's search indexes every page.
 //
 //   node scripts/check-doc-links.ts
 
@@ -82,16 +82,30 @@ export function brokenDocLinks(dist: string, root: string): string[] {
   return problems;
 }
 
+/**
+ * The built pages the site's search (VitePress's local search, built into
+ * `assets/chunks/@localSearchIndex*.js`) does not index; `['no search index']` when it has none.
+ */
+export function unsearchablePages(dist: string): string[] {
+  const all = files(dist);
+  const index = all.find((f) => /^assets\/chunks\/@localSearchIndex[^/]*\.js$/.test(f));
+  if (index === undefined) return ['no search index'];
+  const text = readFileSync(join(dist, index), 'utf8');
+  // Entries are `/page.html#heading`, and `/folder/#heading` for a folder's index page.
+  const indexed = new Set([...text.matchAll(/"\/([^"#]*)#/g)].map((m) => (m[1] === '' || m[1]!.endsWith('/') ? `${m[1]}index.html` : m[1]!)));
+  return all.filter((f) => f.endsWith('.html') && f !== '404.html' && !indexed.has(f));
+}
+
 if (import.meta.url === `file://${process.argv[1]}`) {
   const dist = join(repoRoot, 'docs/.vitepress/dist');
   if (!existsSync(dist)) {
     console.error('docs/.vitepress/dist is missing: run `npm run docs:build`');
     process.exit(1);
   }
-  const problems = brokenDocLinks(dist, repoRoot);
+  const problems = [...brokenDocLinks(dist, repoRoot), ...unsearchablePages(dist).map((page) => `${page}: not in the site's search index`)];
   if (problems.length > 0) {
-    console.error(`${problems.length} broken link(s):\n${problems.join('\n')}`);
+    console.error(`${problems.length} problem(s):\n${problems.join('\n')}`);
     process.exit(1);
   }
-  console.log('docs links: every internal link and anchor resolves');
+  console.log('docs links: every internal link and anchor resolves, and search indexes every page');
 }

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { brokenDocLinks } from '../scripts/check-doc-links.ts';
+import { brokenDocLinks, unsearchablePages } from '../scripts/check-doc-links.ts';
 import { eventRows, eventTypes } from '../scripts/docs-events.ts';
 import { generatedPages } from '../scripts/docs-generate.ts';
 
@@ -51,6 +51,21 @@ describe('the docs', () => {
         'guides/a.html: #nowhere (no anchor #nowhere)',
         'index.html: guides/b (no such page or file)',
       ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('its search check names a page the site search leaves out, and a site without a search index', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'doc-search-'));
+    try {
+      mkdirSync(join(dir, 'guides'), { recursive: true });
+      for (const page of ['index.html', '404.html', 'guides/index.html', 'guides/a.html', 'guides/b.html']) writeFileSync(join(dir, page), '<h1>x</h1>');
+      expect(unsearchablePages(dir)).toEqual(['no search index']);
+      mkdirSync(join(dir, 'assets/chunks'), { recursive: true });
+      writeFileSync(join(dir, 'assets/chunks/@localSearchIndexroot.abc123.js'),
+        `const e='{"documentIds":{"0":"/#home","1":"/guides/#guides","2":"/guides/a.html#a","3":"/guides/a.html#more"}}';export{e as default};`);
+      expect(unsearchablePages(dir)).toEqual(['guides/b.html']);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
