@@ -29,6 +29,8 @@ let brandId: string;
 let productId: string;
 /** The origin examples/browser is served from (Vite), which the API lets call it. */
 let pageOrigin: string;
+/** What `npm start` printed (its banner first). */
+let serverOut: ReturnType<typeof output>;
 /** Children a test started and may leave running when it fails. */
 const children: ChildProcess[] = [];
 
@@ -96,6 +98,7 @@ beforeAll(async () => {
   for (const name of ['DATABASE_URL', 'NATS_URL', 'PUBLIC_BASE_URL', 'PACK_STORE_DIR']) delete env[name];
   server = spawn(process.execPath, [mintctl, 'dev'], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const out = output(server);
+  serverOut = out;
   token = (await out.waitFor(/export TOKEN=(\S+)/))[1]!;
   brandId = (await out.waitFor(/brand_id\s+(\S+)/))[1]!;
   productId = (await out.waitFor(/product_id\s+(\S+)/))[1]!;
@@ -121,6 +124,28 @@ describe('@mint/client and mintctl against npm start', () => {
     expect(typeof kpis.totalTokensMinted).toBe('bigint');
     expect(() => createMintClient({} as never)).toThrow(/baseUrl/);
   });
+
+  it("the banner's curl lines mint 10,000 units and follow the job to COMPLETED, run as printed", async () => {
+    const submit = (await serverOut.waitFor(/Mint 10,000 serial units:\n {2}(curl [^\n]*\\\n[^\n]*)\n/))[1]!;
+    const follow = (await serverOut.waitFor(/Follow the job[^\n]*:\n {2}(curl [^\n]*\\\n[^\n]*)\n/))[1]!;
+    const sh = (command: string) => new Promise<string>((resolve, reject) => {
+      const child = spawn('bash', ['-c', command], { env: { ...process.env, TOKEN: token }, stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+      child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+      child.once('exit', (code) => (code === 0 ? resolve(stdout) : reject(new Error(`${command}: exit ${code}\n${stderr}`))));
+    });
+    const job = JSON.parse(await sh(submit)) as { ok: boolean; mint_job_id: string; requested_quantity?: number };
+    expect(job).toMatchObject({ ok: true });
+    expect(follow).toContain('<mint_job_id>');
+    let state: { job?: { status: string; minted_quantity?: number } } = {};
+    for (let i = 0; i < 240 && state.job?.status !== 'MINT_JOB_STATUS_COMPLETED'; i++) {
+      if (i > 0) await new Promise((r) => setTimeout(r, 500));
+      state = JSON.parse(await sh(follow.replace('<mint_job_id>', job.mint_job_id)));
+    }
+    expect(state.job).toMatchObject({ status: 'MINT_JOB_STATUS_COMPLETED', minted_quantity: 10_000 });
+  }, 150_000);
 
   it('examples/node.mjs mints, follows, lists and scans as it says', async () => {
     const child = spawn(process.execPath, [join(repoRoot, 'examples/node.mjs')], {
