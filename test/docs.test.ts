@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { brokenDocLinks, unsearchablePages } from '../scripts/check-doc-links.ts';
 import { eventRows, eventTypes } from '../scripts/docs-events.ts';
 import { generatedPages } from '../scripts/docs-generate.ts';
+import { errorKinds } from '../packages/domain/src/errors.ts';
 
 const root = new URL('../', import.meta.url);
 const read = (path: string) => readFileSync(new URL(path, root), 'utf8');
@@ -69,5 +70,17 @@ describe('the docs', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('describes every metric the services define', () => {
+    const names = [...read('packages/runtime/src/metrics.ts').matchAll(/name: `\$\{metricPrefix\}([a-z_]+)`/g)].map((m) => `minting_${m[1]}`);
+    expect(names.length).toBeGreaterThan(15);
+    const doc = read('docs/reference/metrics.md');
+    expect(names.filter((name) => !new RegExp(`\`${name}[{\`]`).test(doc))).toEqual([]);
+  });
+
+  it('names every kind of domain error in the errors reference', () => {
+    const doc = read('docs/reference/errors.md');
+    expect(errorKinds.filter((kind) => !doc.includes(`\`${kind}\``))).toEqual([]);
   });
 });
