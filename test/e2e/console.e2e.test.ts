@@ -177,17 +177,19 @@ describe('the web console in chromium against npm start', () => {
     await expect.poll(() => kpi('Tokens minted'), soon).toBe(kpiBefore);
   });
 
-  it('imports a product CSV and shows the refused row with its error', async () => {
+  it('imports a product CSV with the statuses as the table shows them, and shows the refused row with its error listing them', async () => {
     await go('Products');
+    expect(await page.locator('#csv-hint').textContent()).toBe('commercial_status: draft, active, suspended, discontinued; mint_readiness_status: not_ready, ready; in any case.');
     await page.getByLabel(/CSV file/).setInputFiles({
       name: 'products.csv', mimeType: 'text/csv',
-      buffer: Buffer.from('sku,name,gtin,commercial_status,mint_readiness_status,passport_url\nE2E-BLOCKED,Suspended jacket,,SUSPENDED,NOT_READY,\nE2E-BAD,Bad row,,SOMETIMES,READY,\n'),
+      buffer: Buffer.from('sku,name,gtin,commercial_status,mint_readiness_status,passport_url\nE2E-BLOCKED,Suspended jacket,,suspended,not_ready,\nE2E-BAD,Bad row,,SOMETIMES,READY,\n'),
     });
     await page.getByRole('button', { name: 'Import products' }).click();
     await expect.poll(() => page.getByTestId('import-status').textContent(), { timeout: 20_000 }).toBe('completed');
     const refused = page.locator('table', { has: page.locator('caption', { hasText: 'Refused rows' }) });
     expect(await refused.locator('tbody tr').count()).toBe(1);
     expect(await refused.locator('tbody tr').first().textContent()).toContain('commercial_status');
+    expect(await refused.locator('tbody tr').first().textContent()).toContain('must be one of draft, active, suspended, discontinued (in any case)');
     await expect.poll(() => page.getByRole('cell', { name: 'E2E-BLOCKED' }).count(), soon).toBe(1);
     await photograph('products');
   });
@@ -378,7 +380,8 @@ describe('the web console in chromium against npm start', () => {
 
     await page.getByLabel(/^CSV file \(gtin/).setInputFiles({
       name: 'links.csv', mimeType: 'text/csv',
-      buffer: Buffer.from(`gtin,lot,serial,link_type,href,title,hreflang,media_type,context,fwqs,is_default\n${gtin},,,gs1:recipeInfo,https://brand.example/recipes,Recipes,en|fr,,,,\n${gtin},,,gs1:pip,http://insecure.example/,Insecure,,,,,\n`),
+      // A link type in another case is read as the vocabulary spells it.
+    buffer: Buffer.from(`gtin,lot,serial,link_type,href,title,hreflang,media_type,context,fwqs,is_default\n${gtin},,,GS1:RecipeInfo,https://brand.example/recipes,Recipes,en|fr,,,,\n${gtin},,,gs1:pip,http://insecure.example/,Insecure,,,,,\n`),
     });
     await page.getByRole('button', { name: 'Import links' }).click();
     await expect.poll(() => page.getByTestId('link-import-status').textContent(), { timeout: 20_000 }).toBe('completed');

@@ -10,6 +10,7 @@
  * | mint_lots_confirmed       | mint_batch  | a lot-mode job's lots validate, RESERVED -> COMPLETED (product-only writes none) (payload: mint_job_id, lots, quantity) |
  * | mint_job_completed        | mint_batch  | PROCESSING -> COMPLETED (serial) or RESERVED -> COMPLETED (lots, product-only) (payload: mint_job_id, minted_quantity) |
  * | mint_batch_status_changed | mint_batch  | a batch moves (draft -> minted with the job's completion, later moves)      |
+ * | mint_units_activated      | mint_batch  | ActivateMintUnits moves inactive units to active, once per batch that changed; a repeat writes none (payload: activated_count, target (mint_batch or unit_ids), unit_ids) |
  * | mint_job_failed           | mint_batch  | any non-terminal status -> FAILED: invalid lots, a permanent error, a voided batch, or retries or deliveries exhausted (payload: mint_job_id, reason, from) |
  * | payload_pack_ready        | payload_pack | generating -> ready, with the batch's minted -> exported (payload: mint_batch_id, unit_count, storage_path) |
  * | payload_pack_failed       | payload_pack | generating -> failed: the batch was voided or attempts ran out (payload: mint_batch_id, reason, attempts) |

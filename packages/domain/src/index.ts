@@ -68,7 +68,7 @@ export {
   linkScopeKey, type LinkedLevel, acceptedLanguages, acceptedMediaTypes, type LinkPreferences, type LinkChoice, chooseAmong, pickAmong, chooseLink, chooseLevelLink, defaultLinkOf, linksetOf
 } from './links.ts';
 export { maxStoredUrlLength, storableUrlOf, storableUrlViolations } from './urls.ts';
-export { gs1LinkTypeNames, gs1VocabularyVersion, type Gs1LinkTypeName, gs1VocabularyNamespace, gs1LinkTypeUri, gs1LinkTypeOf } from './gs1-link-types.ts';
+export { gs1LinkTypeNames, gs1VocabularyVersion, type Gs1LinkTypeName, gs1VocabularyNamespace, gs1LinkTypeUri, gs1LinkTypeOf, gs1LinkTypeOfAnyCase } from './gs1-link-types.ts';
 export { movePack, canDownloadPack, packStoragePath, type PackStatus, packStatuses, type PackMove } from './pack-status.ts';
 export {
   packFormats, labelFormats, limitedFormats, maxLabelPackUnits, symbologies, papers, zplDpis, defaultLabelLayout, paperSizesMm, sheetLayoutViolation, minLabelSideMm, maxGridSide, packPurposes,

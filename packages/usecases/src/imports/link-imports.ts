@@ -60,9 +60,11 @@ export async function getLinkImport(ctx: UseCaseContext, brandId: string, import
   return view;
 }
 
+/** The row error of a true/false column naming neither. */
+const booleanHint = 'must be true or false (or yes, no, 1, 0, in any case), or empty for the default';
 const truthy = (value: string | undefined, fallback: boolean): boolean | null => {
   if (value === undefined || value === '') return fallback;
-  const v = value.toLowerCase();
+  const v = value.trim().toLowerCase();
   if (v === 'true' || v === '1' || v === 'yes') return true;
   if (v === 'false' || v === '0' || v === 'no') return false;
   return null;
@@ -133,8 +135,8 @@ export async function runLinkImport(ctx: UseCaseContext, brandId: string, import
         const scope = linkScopeOf(input);
         const link = validateLink(input);
         const v = [...('violations' in scope ? scope.violations : []), ...('violations' in link ? link.violations : [])];
-        if (fwqs === null) v.push({ field: 'fwqs', message: 'must be true or false' });
-        if (isDefault === null) v.push({ field: 'is_default', message: 'must be true or false' });
+        if (fwqs === null) v.push({ field: 'fwqs', message: booleanHint });
+        if (isDefault === null) v.push({ field: 'is_default', message: booleanHint });
         if (v.length === 0 && 'scope' in scope && 'link' in link) {
           const level = `${scope.scope.level} ${scope.scope.gtin} ${scope.scope.qualifier}`;
           const earlier = defaults.get(level);
