@@ -1,6 +1,6 @@
 // The use cases by feature: each folder's index is its public face; what it does not export stays inside it.
 export { createUseCaseContext, type UseCaseContext } from './context.ts';
-export { requestFingerprint, purgeExpiredIdempotencyRecords, submitWithIdempotencyKey } from './idempotency.ts';
+export { requestFingerprint, purgeExpiredIdempotencyRecords, idempotencyKeysOf } from './idempotency.ts';
 export {
   verifyApiKey, recordApiKeyUse, issueAccessToken, apiKeyUseIntervalMs, authenticate, authorizeAuthenticated, authorize, listMyMemberships, type
   Credentials, type Caller, type Authenticated, createWorkspace, createUser, grantRole, createApiKey, seedDemo, listApiKeys, revokeApiKey,
@@ -24,7 +24,7 @@ export {
   submitMintRequest, preflightMintBatch, claimMintJob, releaseMintJob, runMint, processMintJobBatch, sqlState, failMintJob, recordFailedAttempt, type
   CycleResult, type LoadedJob, type ClaimResult, getMintBatch, listMintBatches, getJobProgress, getMintJob, watchMintJob, findJobsToSweep,
   createProgressHub, publishJobProgress, type ProgressHub, relayOutbox, outboxLag, type OutboxJob, listMintUnits, listMintEvents, getMintKpis,
-  activateMintUnits, createMintBatchFromJob, createMintBatchFromJobDeprecation, submitAndKick,
+  activateMintUnits, createMintBatchFromJob, createMintBatchFromJobDeprecation, submitAndKick, keyedSubmit,
 } from './mint/index.ts';
 export {
   listPayloadPacks, createPayloadPack, sweepPackStore, type CreatePayloadPackInput, packFormatRegistry, packProfileOf, claimPayloadPack,

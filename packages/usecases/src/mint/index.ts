@@ -11,5 +11,4 @@ export { getMintKpis } from './kpis.ts';
 export { activateMintUnits } from './activation.ts';
 export { createMintBatchFromJob, createMintBatchFromJobDeprecation } from './create-batch-from-job.ts';
 export { submitAndKick } from './submit-and-kick.ts';
-// For the other use-case folders, not exported by the package.
-export { submitValid, type SubmitResult } from './submit.ts';
+export { keyedSubmit } from './keyed-submit.ts';
