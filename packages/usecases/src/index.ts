@@ -24,6 +24,10 @@ export { relayOutbox, outboxLag, type OutboxJob } from './outbox.ts';
 export {
   createWorkspace, createUser, grantRole, createApiKey, seedDemo, listApiKeys, revokeApiKey, setApiAccess, type WorkspaceView, type DemoSeed
 } from './workspace.ts';
+export {
+  createApiKeyOf, listApiKeysOf, revokeApiKeyOf, apiKeyInputViolations, listBrandMembersOf, addBrandMember, setBrandMemberRole, removeBrandMember,
+  defaultWorkspaceAdminPageSize, type ApiKeyView, type BrandMemberView, type NewBrandMember,
+} from './workspace-admin.ts';
 export { listMintUnits, defaultUnitPageSize, type ListMintUnitsQuery } from './units.ts';
 export { listMintEvents, defaultEventPageSize, type ListMintEventsQuery } from './events.ts';
 export { listPayloadPacks, defaultPackPageSize, createPayloadPack, packLeftoverAgeMs, sweepPackStore, type CreatePayloadPackInput } from './packs.ts';
