@@ -30,7 +30,7 @@ export type Permission =
   | 'scans:read'
   /** Set the brand's scan-alert rules and thresholds; clear a suspect unit. */
   | 'scans:manage'
-  /** Manage the workspace itself: API keys, API access and the brand's resolver domain. */
+  /** Manage the workspace itself: API keys, members and roles, API access and the brand's resolver domain. */
   | 'workspace:admin';
 
 /** All permissions. */
