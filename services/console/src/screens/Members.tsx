@@ -31,8 +31,7 @@ function MemberRow({ member, onChanged, onError }: { readonly member: BrandMembe
   const who = member.name === '' ? member.email : member.name;
   return (
     <tr>
-      <td>{who}{member.name !== member.email && <div className="hint">{member.email}</div>}</td>
-      <td><code className="hash">{member.userId}</code></td>
+      <td>{who}{member.name !== member.email && <div className="hint">{member.email}</div>}<div className="hint user-id">user <code>{member.userId}</code></div></td>
       <td>
         <select aria-label={`Role of ${member.email}`} value={role} onChange={(e) => setRole(e.target.value)}>
           {roleChoices.map(([value]) => <option key={value} value={value}>{value}</option>)}
@@ -116,7 +115,7 @@ export function Members(): ReactNode {
         <div className="table-wrap">
           <table>
             <caption>Members, oldest first</caption>
-            <thead><tr><th>Member</th><th>User id</th><th>Change role</th><th>Role</th><th>Since (UTC)</th><th>Actions</th></tr></thead>
+            <thead><tr><th>Member</th><th>Change role</th><th>Role</th><th>Since (UTC)</th><th>Actions</th></tr></thead>
             <tbody>
               {members.map((m) => (
                 <MemberRow key={`${m.userId} ${m.role}`} member={m}

@@ -139,7 +139,7 @@ const readers: readonly (readonly [PreviewReader, string])[] = [['public', 'a sh
 /** A value of a passport section as the preview shows it: texts, lists and fields. */
 function PreviewValue({ value }: { readonly value: unknown }): ReactNode {
   if (value === null || value === undefined) return null;
-  if (Array.isArray(value)) return <ul>{value.map((v, i) => <li key={i}><PreviewValue value={v} /></li>)}</ul>;
+  if (Array.isArray(value)) return <ul>{value.map((v) => <li key={JSON.stringify(v)}><PreviewValue value={v} /></li>)}</ul>;
   if (typeof value === 'object') {
     return <dl className="details">{Object.entries(value).map(([k, v]) => <div key={k} className="contents"><dt>{k}</dt><dd><PreviewValue value={v} /></dd></div>)}</dl>;
   }
