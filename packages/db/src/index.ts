@@ -49,7 +49,7 @@ export {
 } from './repositories/idempotency.ts';
 export { findMembershipRole, findApiKeyForAuth, touchApiKey, listMembershipsOfUser, type ApiKeyForAuth, type UserMembership } from './repositories/access.ts';
 export {
-  listApiKeysPage, findApiKeyOfBrand, revokeApiKeyRow, brandApiAccessEnabled, listBrandMembersPage, findBrandMember, countBrandOwnersLocked, insertMembership,
+  listApiKeysPage, findApiKeyOfBrand, insertApiKey, revokeApiKeyRow, brandApiAccessEnabled, listBrandMembersPage, findBrandMember, countBrandOwnersLocked, insertMembership,
   setMembershipRole, deleteMembership, findUserById, findUserByEmail, insertUserIfNew, type ApiKeyRecord, type BrandMemberRecord, type UserRecord,
 } from './repositories/workspace-admin.ts';
 export {

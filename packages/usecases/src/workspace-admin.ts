@@ -1,18 +1,18 @@
 // A brand workspace's administration as WorkspaceService offers it: API keys (created with scopes,
-// the key returned once; listed without secrets; revoked) and members with their roles. Who may
-// call these is decided before them by the access rule (workspace:admin, owners only).
+// the key returned once; listed without secrets; revoked) and members with their roles, each change
+// with its audit event in the same transaction. Who may call these is decided before them by the
+// access rule (workspace:admin, owners only).
 
 import { randomUUID } from 'node:crypto';
 import {
-  brandApiAccessEnabled, countBrandOwnersLocked, deleteMembership, findApiKeyOfBrand, findBrandMember, findUserByEmail, findUserById, insertMembership,
-  insertUserIfNew, listApiKeysPage, listBrandMembersPage, revokeApiKeyRow, setMembershipRole, type ApiKeyRecord, type BrandMemberRecord,
+  appendEvents, brandApiAccessEnabled, countBrandOwnersLocked, deleteMembership, findApiKeyOfBrand, findBrandMember, findUserByEmail, findUserById, insertApiKey,
+  insertMembership, insertUserIfNew, listApiKeysPage, listBrandMembersPage, revokeApiKeyRow, setMembershipRole, type ApiKeyRecord, type BrandMemberRecord,
 } from '@mint/db';
 import {
-  apiKeyScopes, assertValid, ConflictError, IllegalStateError, isRole, isUuid, lastOwnerRefusal, NotFoundError, resolvePageSize, roles, toPage,
-  type ApiKeyScope, type Cursor, type FieldViolation, type Page, type Role,
+  apiKeyScopes, assertValid, ConflictError, generateApiKey, hashApiKeySecret, IllegalStateError, isRole, isUuid, lastOwnerRefusal, NotFoundError, resolvePageSize,
+  roles, toPage, type Cursor, type FieldViolation, type NewEvent, type Page, type Role,
 } from '@mint/domain';
-import type { UseCaseContext } from './context.ts';
-import { createApiKey } from './workspace.ts';
+import type { Actor, UseCaseContext } from './context.ts';
 
 /** Default page size of {@link listApiKeysOf} and {@link listBrandMembersOf}. */
 export const defaultWorkspaceAdminPageSize = 50;
@@ -47,19 +47,33 @@ export function apiKeyInputViolations(input: { readonly name: string; readonly s
   return v;
 }
 
+const keyEvent = (k: ApiKeyView, brandId: string, eventType: 'api_key_created' | 'api_key_revoked', actor: Actor): NewEvent => ({
+  brandId, eventType, entityType: 'api_key', entityId: k.id, actor: actor.id,
+  payload: eventType === 'api_key_created' ? { name: k.name, prefix: k.prefix, scopes: k.scopes } : { name: k.name, prefix: k.prefix },
+});
+
 /**
- * Creates an API key of the brand with `scopes`; the full key is returned this once and only a
- * hash of its secret is stored (never logged). Also says whether the brand's API access is on, as
- * a key of a brand without it is refused when used.
+ * Creates an API key of the brand with `scopes` and writes api_key_created in the same
+ * transaction; the full key is returned this once and only a hash of its secret is stored (never
+ * logged, never in the event). Also says whether the brand's API access is on, as a key of a brand
+ * without it is refused when used.
  */
 export async function createApiKeyOf(
-  ctx: UseCaseContext, input: { readonly brandId: string; readonly name: string; readonly scopes: readonly string[] },
+  ctx: UseCaseContext, actor: Actor, input: { readonly brandId: string; readonly name: string; readonly scopes: readonly string[] },
 ): Promise<{ apiKey: ApiKeyView; key: string; apiAccessEnabled: boolean }> {
   assertValid(apiKeyInputViolations(input));
-  const created = await createApiKey(ctx, { brandId: input.brandId, name: input.name.trim(), scopes: input.scopes as readonly ApiKeyScope[] });
-  const em = ctx.db.em.fork();
-  const row = await findApiKeyOfBrand(em, input.brandId, created.id);
-  return { apiKey: keyView(row!), key: created.key, apiAccessEnabled: await brandApiAccessEnabled(em, input.brandId) };
+  const generated = generateApiKey(ctx.randomFill);
+  const now = ctx.clock();
+  const record: ApiKeyRecord = {
+    brandId: input.brandId, id: randomUUID(), lookupId: generated.lookupId, name: input.name.trim(), scopes: [...input.scopes], createdAt: now, revokedAt: null, lastUsedAt: null,
+  };
+  const apiKey = keyView(record);
+  const apiAccessEnabled = await ctx.db.em.fork().transactional(async (em) => {
+    await insertApiKey(em, { ...record, secretHash: hashApiKeySecret(generated.secret) });
+    await appendEvents(em, now, [keyEvent(apiKey, input.brandId, 'api_key_created', actor)]);
+    return brandApiAccessEnabled(em, input.brandId);
+  });
+  return { apiKey, key: generated.key, apiAccessEnabled };
 }
 
 /** The brand's API keys, newest first, keyset paged, without secrets; with whether its API access is on. */
@@ -73,14 +87,20 @@ export async function listApiKeysOf(
 }
 
 /**
- * Revokes a key of the brand at once (compare-and-set on its being in force); revoking a revoked
- * key changes nothing and answers it as it is. NotFoundError for an unknown or another brand's key.
+ * Revokes a key of the brand at once (compare-and-set on its being in force) and writes
+ * api_key_revoked; revoking a revoked key changes nothing and answers it as it is. NotFoundError
+ * for an unknown or another brand's key.
  */
-export async function revokeApiKeyOf(ctx: UseCaseContext, brandId: string, keyId: string): Promise<ApiKeyView> {
-  const em = ctx.db.em.fork();
-  if (!isUuid(keyId) || (await findApiKeyOfBrand(em, brandId, keyId)) === null) throw new NotFoundError(`API key ${keyId} not found`);
-  await revokeApiKeyRow(em, brandId, keyId, ctx.clock());
-  return keyView((await findApiKeyOfBrand(em, brandId, keyId))!);
+export async function revokeApiKeyOf(ctx: UseCaseContext, actor: Actor, brandId: string, keyId: string): Promise<ApiKeyView> {
+  if (!isUuid(keyId)) throw new NotFoundError(`API key ${keyId} not found`);
+  return ctx.db.em.fork().transactional(async (em) => {
+    if ((await findApiKeyOfBrand(em, brandId, keyId)) === null) throw new NotFoundError(`API key ${keyId} not found`);
+    const now = ctx.clock();
+    const revoked = await revokeApiKeyRow(em, brandId, keyId, now);
+    const key = keyView((await findApiKeyOfBrand(em, brandId, keyId))!);
+    if (revoked) await appendEvents(em, now, [keyEvent(key, brandId, 'api_key_revoked', actor)]);
+    return key;
+  });
 }
 
 /** A member of a brand as callers see one. */
@@ -93,6 +113,10 @@ export interface BrandMemberView {
 }
 
 const memberView = (m: BrandMemberRecord): BrandMemberView => ({ userId: m.userId, email: m.email, name: m.name, role: m.role, createdAt: m.createdAt });
+
+const memberEvent = (
+  brandId: string, eventType: 'brand_member_added' | 'brand_member_role_changed' | 'brand_member_removed', userId: string, actor: Actor, payload: Record<string, unknown>,
+): NewEvent => ({ brandId, eventType, entityType: 'membership', entityId: userId, actor: actor.id, payload: { user_id: userId, ...payload } });
 
 /** The brand's members with their roles and users, oldest membership first, keyset paged. */
 export async function listBrandMembersOf(
@@ -123,7 +147,7 @@ export interface NewBrandMember {
  * unknown address makes the user, whose id a sign-in provider then puts in its tokens' `sub`).
  * A user who is already a member is a ConflictError naming their role (change it instead).
  */
-export async function addBrandMember(ctx: UseCaseContext, input: NewBrandMember): Promise<{ member: BrandMemberView; userCreated: boolean }> {
+export async function addBrandMember(ctx: UseCaseContext, actor: Actor, input: NewBrandMember): Promise<{ member: BrandMemberView; userCreated: boolean }> {
   const email = input.email.trim();
   const v: FieldViolation[] = [];
   if (input.userId === '' && email === '') v.push({ field: 'email', message: 'is required (or user_id): whom to add' });
@@ -145,7 +169,9 @@ export async function addBrandMember(ctx: UseCaseContext, input: NewBrandMember)
       const existing = await findBrandMember(em, input.brandId, user!.id);
       throw new ConflictError(`${user!.email} is already a member of this brand as ${existing?.role ?? 'a member'}: change their role instead`);
     }
-    return { member: memberView((await findBrandMember(em, input.brandId, user!.id))!), userCreated };
+    const member = memberView((await findBrandMember(em, input.brandId, user!.id))!);
+    await appendEvents(em, ctx.clock(), [memberEvent(input.brandId, 'brand_member_added', member.userId, actor, { email: member.email, role: member.role, user_created: userCreated })]);
+    return { member, userCreated };
   });
 }
 
@@ -161,7 +187,7 @@ async function memberUnderLock(em: Parameters<typeof findBrandMember>[0], brandI
  * Changes a member's role (compare-and-set on the role read). The brand's last owner keeps it
  * (IllegalStateError saying to make another member owner first); the same role changes nothing.
  */
-export async function setBrandMemberRole(ctx: UseCaseContext, input: { readonly brandId: string; readonly userId: string; readonly role: string }): Promise<BrandMemberView> {
+export async function setBrandMemberRole(ctx: UseCaseContext, actor: Actor, input: { readonly brandId: string; readonly userId: string; readonly role: string }): Promise<BrandMemberView> {
   assertValid(roleViolations(input.role));
   return ctx.db.em.fork().transactional(async (em) => {
     const { member, owners } = await memberUnderLock(em, input.brandId, input.userId);
@@ -171,12 +197,13 @@ export async function setBrandMemberRole(ctx: UseCaseContext, input: { readonly 
     if (!(await setMembershipRole(em, input.brandId, input.userId, member.role, input.role))) {
       throw new ConflictError(`the role of ${member.email} changed meanwhile; read the members again`);
     }
+    await appendEvents(em, ctx.clock(), [memberEvent(input.brandId, 'brand_member_role_changed', member.userId, actor, { email: member.email, from: member.role, to: input.role })]);
     return memberView({ ...member, role: input.role });
   });
 }
 
 /** Removes a member from the brand (compare-and-set on the role read); the brand's last owner stays (IllegalStateError). */
-export async function removeBrandMember(ctx: UseCaseContext, input: { readonly brandId: string; readonly userId: string }): Promise<void> {
+export async function removeBrandMember(ctx: UseCaseContext, actor: Actor, input: { readonly brandId: string; readonly userId: string }): Promise<void> {
   await ctx.db.em.fork().transactional(async (em) => {
     const { member, owners } = await memberUnderLock(em, input.brandId, input.userId);
     const refusal = lastOwnerRefusal(member.role as Role, null, owners);
@@ -184,5 +211,6 @@ export async function removeBrandMember(ctx: UseCaseContext, input: { readonly b
     if (!(await deleteMembership(em, input.brandId, input.userId, member.role))) {
       throw new ConflictError(`the role of ${member.email} changed meanwhile; read the members again`);
     }
+    await appendEvents(em, ctx.clock(), [memberEvent(input.brandId, 'brand_member_removed', member.userId, actor, { email: member.email, role: member.role })]);
   });
 }

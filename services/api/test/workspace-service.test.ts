@@ -52,6 +52,11 @@ describe('API keys', () => {
     const list = await workspace.listApiKeys({ brandId: brand.brandId }, bearer(brand.token));
     expect(JSON.stringify(list, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v))).not.toContain(created.key.slice(16));
     expectLogsFreeOf(api, [created.key, created.key.slice(16, 48)]);
+    // The audit trail names the key and who made it, never the key itself.
+    const events = await mint.listMintEvents({ brandId: brand.brandId, eventType: 'api_key_created', entityId: created.apiKey!.id }, bearer(brand.token));
+    expect(events.events.map((e) => [e.entityType, e.actor, e.payload])).toEqual([
+      ['api_key', brand.userId, { name: 'warehouse printer', prefix: created.apiKey!.prefix, scopes: ['mint:read'] }],
+    ]);
   });
 
   it('refuses bad input naming each field, writing nothing', async () => {
@@ -88,6 +93,9 @@ describe('API keys', () => {
     expect(await codeOf(mint.getMintKpis({ brandId: brand.brandId }, key(created.key)))).toBe(Code.Unauthenticated);
     const again = await workspace.revokeApiKey({ brandId: brand.brandId, apiKeyId: created.apiKey!.id }, bearer(brand.token));
     expect(again.apiKey?.revokedAt).toEqual(revoked.apiKey?.revokedAt);
+    // One api_key_revoked event: the repeat changed nothing.
+    const events = await mint.listMintEvents({ brandId: brand.brandId, eventType: 'api_key_revoked', entityId: created.apiKey!.id }, bearer(brand.token));
+    expect(events.events.map((e) => e.payload)).toEqual([{ name: 'to revoke', prefix: created.apiKey!.prefix }]);
     const foreign = await workspace.createApiKey({ brandId: other.brandId, name: 'other', scopes: ['mint:read'] }, bearer(other.token));
     expect(await codeOf(workspace.revokeApiKey({ brandId: brand.brandId, apiKeyId: foreign.apiKey!.id }, bearer(brand.token)))).toBe(Code.NotFound);
     expect((await mint.getMintKpis({ brandId: other.brandId }, key(foreign.key))).ok).toBe(true);
@@ -157,6 +165,11 @@ describe('members and roles', () => {
     await workspace.removeBrandMember({ brandId: brand.brandId, userId: gone.userId }, bearer(owner));
     expect(await codeOf(mint.getMintKpis({ brandId: brand.brandId }, bearer(gone.token)))).toBe(Code.PermissionDenied);
     expect(await codeOf(workspace.removeBrandMember({ brandId: brand.brandId, userId: gone.userId }, bearer(owner)))).toBe(Code.NotFound);
+    // The audit trail of the second owner's membership: added, promoted, (perhaps demoted,) and of the one removed.
+    const trail = await mint.listMintEvents({ brandId: brand.brandId, entityType: 'membership', entityId: second.member!.userId }, bearer(owner));
+    expect(trail.events.map((e) => e.eventType).reverse().slice(0, 2)).toEqual(['brand_member_added', 'brand_member_role_changed']);
+    const removal = await mint.listMintEvents({ brandId: brand.brandId, eventType: 'brand_member_removed', entityId: gone.userId }, bearer(owner));
+    expect(removal.events[0]?.payload).toMatchObject({ user_id: gone.userId, role: 'viewer' });
   });
 
   it('pages the members with the cursor, oldest first, every member once', async () => {

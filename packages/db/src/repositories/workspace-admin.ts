@@ -53,6 +53,14 @@ export async function findApiKeyOfBrand(em: Em, brandId: string, id: string): Pr
   return row === undefined ? null : apiKey(row as ApiKeyRow);
 }
 
+/** Writes a new key (only the hash of its secret). */
+export async function insertApiKey(em: Em, row: Omit<ApiKeyRecord, 'revokedAt' | 'lastUsedAt'> & { readonly secretHash: string }): Promise<void> {
+  await changed(em, (db) => db.insertInto('api_keys').values({
+    brand_id: row.brandId, id: row.id, lookup_id: row.lookupId, name: row.name, secret_hash: row.secretHash, scopes: [...row.scopes],
+    revoked_at: null, last_used_at: null, created_at: row.createdAt,
+  }));
+}
+
 /** Sets revoked_at of a key still in force (compare-and-set on `revoked_at IS NULL`); returns whether it changed. */
 export async function revokeApiKeyRow(em: Em, brandId: string, id: string, at: Date): Promise<boolean> {
   return (await changed(em, (db) => db.updateTable('api_keys').set({ revoked_at: at })

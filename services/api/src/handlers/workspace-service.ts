@@ -6,6 +6,7 @@ import type { ServiceImpl } from '@connectrpc/connect';
 import type { ApiKeySchema, BrandMemberSchema, WorkspaceService } from '@mint/contract';
 import { decodeCursor, encodeCursor } from '@mint/domain';
 import type * as UseCases from '@mint/usecases';
+import { principalOf } from '../context.ts';
 import { orNull, toTimestamp } from './wire.ts';
 
 /** The use cases WorkspaceService calls. */
@@ -25,8 +26,8 @@ const cursorOf = (cursor: string | undefined) => (cursor === undefined || cursor
 export function createWorkspaceServiceHandlers(deps: WorkspaceServiceDeps): ServiceImpl<typeof WorkspaceService> {
   const { ctx, useCases } = deps;
   return {
-    async createApiKey(req) {
-      const { apiKey, key, apiAccessEnabled } = await useCases.createApiKeyOf(ctx, { brandId: req.brandId, name: req.name, scopes: req.scopes });
+    async createApiKey(req, context) {
+      const { apiKey, key, apiAccessEnabled } = await useCases.createApiKeyOf(ctx, { id: principalOf(context).actorId }, { brandId: req.brandId, name: req.name, scopes: req.scopes });
       return { ok: true, apiKey: toWireKey(apiKey), key, apiAccessEnabled };
     },
 
@@ -38,8 +39,8 @@ export function createWorkspaceServiceHandlers(deps: WorkspaceServiceDeps): Serv
       };
     },
 
-    async revokeApiKey(req) {
-      return { ok: true, apiKey: toWireKey(await useCases.revokeApiKeyOf(ctx, req.brandId, req.apiKeyId)) };
+    async revokeApiKey(req, context) {
+      return { ok: true, apiKey: toWireKey(await useCases.revokeApiKeyOf(ctx, { id: principalOf(context).actorId }, req.brandId, req.apiKeyId)) };
     },
 
     async listBrandMembers(req) {
@@ -47,17 +48,17 @@ export function createWorkspaceServiceHandlers(deps: WorkspaceServiceDeps): Serv
       return { ok: true, members: page.items.map(toWireMember), hasMore: page.hasMore, nextCursor: page.next === null ? undefined : encodeCursor(page.next) };
     },
 
-    async addBrandMember(req) {
-      const { member, userCreated } = await useCases.addBrandMember(ctx, { brandId: req.brandId, userId: req.userId, email: req.email, name: req.name, role: req.role });
+    async addBrandMember(req, context) {
+      const { member, userCreated } = await useCases.addBrandMember(ctx, { id: principalOf(context).actorId }, { brandId: req.brandId, userId: req.userId, email: req.email, name: req.name, role: req.role });
       return { ok: true, member: toWireMember(member), userCreated };
     },
 
-    async setBrandMemberRole(req) {
-      return { ok: true, member: toWireMember(await useCases.setBrandMemberRole(ctx, { brandId: req.brandId, userId: req.userId, role: req.role })) };
+    async setBrandMemberRole(req, context) {
+      return { ok: true, member: toWireMember(await useCases.setBrandMemberRole(ctx, { id: principalOf(context).actorId }, { brandId: req.brandId, userId: req.userId, role: req.role })) };
     },
 
-    async removeBrandMember(req) {
-      await useCases.removeBrandMember(ctx, { brandId: req.brandId, userId: req.userId });
+    async removeBrandMember(req, context) {
+      await useCases.removeBrandMember(ctx, { id: principalOf(context).actorId }, { brandId: req.brandId, userId: req.userId });
       return { ok: true };
     },
   };
