@@ -674,10 +674,16 @@ describe('the web console in chromium against npm start', () => {
     await page.getByRole('button', { name: 'Create key' }).click();
     await expect.poll(() => page.getByRole('alert').locator('li code').allTextContents(), soon).toEqual(['name', 'scopes']);
     expect(await page.getByLabel('Name', { exact: true }).getAttribute('aria-invalid')).toBe('true');
-    await page.getByLabel('Name', { exact: true }).fill('e2e reader');
-    await page.getByLabel('mint:read').check();
-    await page.getByLabel('links:read').check();
-    await page.getByRole('button', { name: 'Create key' }).click();
+    // By keyboard: type the name, Space on two scopes, Enter on the button.
+    await page.getByLabel('Name', { exact: true }).focus();
+    await page.keyboard.type('e2e reader');
+    await page.getByLabel('mint:read').focus();
+    await page.keyboard.press('Space');
+    await page.getByLabel('links:read').focus();
+    await page.keyboard.press('Space');
+    expect(await page.getByLabel('links:read').isChecked()).toBe(true);
+    await page.getByRole('button', { name: 'Create key' }).focus();
+    await page.keyboard.press('Enter');
     await expect.poll(() => page.getByTestId('api-key').textContent(), soon).toMatch(/^mk_[0-9a-z]{12}_/);
     apiKeySecret = (await page.getByTestId('api-key').textContent())!;
     const row = page.locator('tbody tr', { hasText: 'e2e reader' });
@@ -742,6 +748,11 @@ describe('the web console in chromium against npm start', () => {
     await ops.getByRole('button', { name: /^Yes, remove/ }).click();
     await expect.poll(() => page.getByTestId('member-done').textContent(), soon).toBe('ops@e2e.example removed from the brand.');
     await expect.poll(() => page.locator('tbody tr', { hasText: 'ops@e2e.example' }).count(), soon).toBe(0);
+    // Its address opens it again on a fresh load.
+    expect(page.url()).toMatch(/#\/members$/);
+    await page.reload();
+    await expect.poll(() => page.locator('tbody tr').count(), soon).toBe(1);
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Members');
   }, 60_000);
 
   it('signs in with OpenID Connect (authorization code with PKCE), renews the session silently and signs out at the provider', async () => {

@@ -5,7 +5,7 @@
 export { Brand, User, Membership, ApiKey } from './entities/workspace.ts';
 export { Product, ProductionBatch, ProductImport } from './entities/catalog.ts';
 export { MintPreflight, MintJob, MintBatch, MintLot, MintUnit, MintKpis } from './entities/minting.ts';
-export { MintEvent, PayloadPack, OutboxMessage, IdempotencyRecord, type StoredPackProfile } from './entities/activity.ts';
+export { MintEvent, PayloadPack, OutboxMessage, IdempotencyRecord, type StoredPackProfile, storedPackProfile } from './entities/activity.ts';
 export { ScanAlertSettingsRow, ScanDailyRollup, ScanEvent, ScanIngestBatch, ScanRollupDay } from './entities/scans.ts';
 export { ResolverLink } from './entities/links.ts';
 export { WebhookEndpoint, WebhookDelivery } from './entities/webhooks.ts';
@@ -79,7 +79,7 @@ export {
 export { lockBrandResolverSettings, updateBrandResolverDomain, type BrandResolverSettings } from './repositories/brand-domains.ts';
 export { listOutboxMessages, takeOutboxMessage, readOutboxBacklog, type OutboxRow } from './repositories/outbox.ts';
 export { upsertProductBySku, upsertProductionBatchByCode, type Upserted, type ProductionBatchRow, type ProductRow } from './repositories/catalog.ts';
-export { setIdleInTransactionTimeout, pingDatabase, pingResolverReplica, retryingDeadlocks, sqlState } from './repositories/session.ts';
+export { setIdleInTransactionTimeout, pingDatabase, pingResolverReplica, retryingDeadlocks, sqlState, isUniqueViolation } from './repositories/session.ts';
 export {
   insertWebhookEndpoint, listWebhookEndpoints, findWebhookEndpoint, updateWebhookEndpoint, deleteWebhookEndpoint, listWebhookDeliveries,
   requeueWebhookDelivery, claimWebhookDeliveries, resumeWebhookDeliveries, webhookParkedUntil, recordWebhookAttempt, readWebhookBacklog, markWebhookEndpointFailing, type WebhookEndpointRecord,

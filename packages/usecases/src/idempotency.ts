@@ -4,7 +4,7 @@ import {
 } from '@mint/db';
 import { assertValid, ConflictError, decideIdempotency, idempotencyKeyViolations, idempotencyRetentionMs, validateMintRequest, type IdempotencyState, type MintRequest } from '@mint/domain';
 import type { Actor, UseCaseContext } from './context.ts';
-import { submitValid, type SubmitResult } from './submit.ts';
+import { submitValid, type SubmitResult } from './mint/index.ts';
 
 /** A response to keep (or replay) for an Idempotency-Key. */
 export interface KeptResponse {

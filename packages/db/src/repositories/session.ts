@@ -1,3 +1,4 @@
+import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import { sql, type RawBuilder } from 'kysely';
 import pg from 'pg';
 import { resolverReadUrlOf, type Database, type Em } from '../orm.ts';
@@ -59,6 +60,15 @@ export function sqlState(error: unknown): string | undefined {
     if (typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)) return code;
   }
   return undefined;
+}
+
+/**
+ * True when `error` is PostgreSQL refusing a row for a unique constraint (SQLSTATE 23505), as
+ * MikroORM's exception or as the driver's error: how a use case learns that a racing writer
+ * stored the same key first, without knowing the ORM.
+ */
+export function isUniqueViolation(error: unknown): boolean {
+  return error instanceof UniqueConstraintViolationException || sqlState(error) === '23505';
 }
 
 /**
