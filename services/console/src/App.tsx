@@ -24,6 +24,9 @@ const screens = [
   ['domain', 'Domain'], ['scans', 'Scans'], ['webhooks', 'Webhooks'], ['api-keys', 'API keys'], ['members', 'Members'], ['events', 'Events'],
 ] as const;
 
+/** Screens of the workspace's administration (the API answers them to owners alone): not in the navigation of other roles, though their address still opens them with the API's refusal. */
+const ownerScreens: ReadonlySet<string> = new Set(['api-keys', 'members']);
+
 /** The fragment's route: `#/batches/abc` is ['batches', 'abc']. */
 function currentRoute(): string[] {
   const parts = window.location.hash.replace(/^#\/?/, '').split('/').map((p) => { try { return decodeURIComponent(p); } catch { return p; } });
@@ -48,7 +51,7 @@ export function App({ brandId, onSignOut, onSwitchBrand }: { readonly brandId: s
         <span className="brand-name">Minting console</span>
         <nav aria-label="Screens">
           <ul>
-            {screens.map(([key, title]) => (
+            {screens.filter(([key]) => !ownerScreens.has(key) || membership === undefined || membership.role === 'owner').map(([key, title]) => (
               <li key={key}><a href={`#/${key}`} aria-current={screen === key ? 'page' : undefined}>{title}</a></li>
             ))}
           </ul>
