@@ -49,6 +49,10 @@ export {
 } from './repositories/idempotency.ts';
 export { findMembershipRole, findApiKeyForAuth, touchApiKey, listMembershipsOfUser, type ApiKeyForAuth, type UserMembership } from './repositories/access.ts';
 export {
+  listApiKeysPage, findApiKeyOfBrand, insertApiKey, revokeApiKeyRow, brandApiAccessEnabled, listBrandMembersPage, findBrandMember, countBrandOwnersLocked, insertMembership,
+  setMembershipRole, deleteMembership, findUserById, findUserByEmail, insertUserIfNew, type ApiKeyRecord, type BrandMemberRecord, type UserRecord,
+} from './repositories/workspace-admin.ts';
+export {
   createPendingPack, createRequestedPack, readPackSpec, packUnitPage, packLots, type PackSpec, type PackUnit, type PackLot, claimPack, renewPackLease, movePackStatus, findPack, readPackSource, postgresServerUrl, openUnitSnapshot, unitFieldsSink, wholeLines, type UnitSnapshot, type UnitStream, type LineSink,
   type PackClaim, type PackOutcome, type PackLocation, type PackSource,
 } from './repositories/packs.ts';

@@ -32,7 +32,7 @@ export {
   encodeCursor, decodeCursor, resolveCursor, resolvePageSize, toPage, type Cursor, maxPageSize, type CursorInput, type Page
 } from './cursor.ts';
 export {
-  roleGrants, scopesGrant, type Role, roles, type Permission, permissions, type ApiKeyScope, apiKeyScopes, rolePermissions
+  roleGrants, scopesGrant, type Role, roles, type Permission, permissions, type ApiKeyScope, apiKeyScopes, rolePermissions, lastOwnerRefusal, isRole
 } from './access.ts';
 export type { EventType, EntityType, NewEvent } from './events.ts';
 export { retryDelayMs, attemptsExhausted, mintJobRetry, packRetry, busPullRetry, type RetryPolicy } from './retry.ts';

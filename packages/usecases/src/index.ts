@@ -4,7 +4,8 @@ export { requestFingerprint, purgeExpiredIdempotencyRecords, idempotencyKeysOf }
 export {
   verifyApiKey, recordApiKeyUse, issueAccessToken, apiKeyUseIntervalMs, authenticate, authorizeAuthenticated, authorize, listMyMemberships, type
   Credentials, type Caller, type Authenticated, createWorkspace, createUser, grantRole, createApiKey, seedDemo, listApiKeys, revokeApiKey,
-  setApiAccess, type DemoSeed,
+  setApiAccess, type DemoSeed, createApiKeyOf, listApiKeysOf, revokeApiKeyOf, listBrandMembersOf, addBrandMember, setBrandMemberRole, removeBrandMember,
+  type ApiKeyView, type BrandMemberView,
 } from './access/index.ts';
 export {
   upsertProduct, getProduct, listProducts, upsertProductionBatch, type ProductView,
