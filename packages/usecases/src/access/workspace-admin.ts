@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import {
   appendEvents, brandApiAccessEnabled, countBrandOwnersLocked, deleteMembership, findApiKeyOfBrand, findBrandMember, findUserByEmail, findUserById, insertApiKey,
-  insertMembership, insertUserIfNew, listApiKeysPage, listBrandMembersPage, revokeApiKeyRow, setMembershipRole, type ApiKeyRecord, type BrandMemberRecord,
+  insertMembership, insertUserIfNew, listApiKeysPage, listBrandMembersPage, revokeApiKeyRow, setMembershipRole, type ApiKeyRecord, type BrandMemberRecord, unitOfWork, transaction,
 } from '@mint/db';
 import {
   apiKeyScopes, assertValid, ConflictError, generateApiKey, hashApiKeySecret, IllegalStateError, isRole, isUuid, lastOwnerRefusal, NotFoundError, resolvePageSize,
@@ -68,7 +68,7 @@ export async function createApiKeyOf(
     brandId: input.brandId, id: randomUUID(), lookupId: generated.lookupId, name: input.name.trim(), scopes: [...input.scopes], createdAt: now, revokedAt: null, lastUsedAt: null,
   };
   const apiKey = keyView(record);
-  const apiAccessEnabled = await ctx.db.em.fork().transactional(async (em) => {
+  const apiAccessEnabled = await transaction(ctx.db, async (em) => {
     await insertApiKey(em, { ...record, secretHash: hashApiKeySecret(generated.secret) });
     await appendEvents(em, now, [keyEvent(apiKey, input.brandId, 'api_key_created', actor)]);
     return brandApiAccessEnabled(em, input.brandId);
@@ -81,7 +81,7 @@ export async function listApiKeysOf(
   ctx: UseCaseContext, brandId: string, query: { readonly limit: number | null; readonly cursor: Cursor | null },
 ): Promise<Page<ApiKeyView> & { apiAccessEnabled: boolean }> {
   const size = resolvePageSize(query.limit, defaultWorkspaceAdminPageSize);
-  const em = ctx.db.em.fork();
+  const em = unitOfWork(ctx.db);
   const page = toPage(await listApiKeysPage(em, brandId, size + 1, query.cursor), size, (k) => ({ at: k.createdAt, id: k.id }));
   return { ...page, items: page.items.map(keyView), apiAccessEnabled: await brandApiAccessEnabled(em, brandId) };
 }
@@ -93,7 +93,7 @@ export async function listApiKeysOf(
  */
 export async function revokeApiKeyOf(ctx: UseCaseContext, actor: Actor, brandId: string, keyId: string): Promise<ApiKeyView> {
   if (!isUuid(keyId)) throw new NotFoundError(`API key ${keyId} not found`);
-  return ctx.db.em.fork().transactional(async (em) => {
+  return transaction(ctx.db, async (em) => {
     if ((await findApiKeyOfBrand(em, brandId, keyId)) === null) throw new NotFoundError(`API key ${keyId} not found`);
     const now = ctx.clock();
     const revoked = await revokeApiKeyRow(em, brandId, keyId, now);
@@ -123,7 +123,7 @@ export async function listBrandMembersOf(
   ctx: UseCaseContext, brandId: string, query: { readonly limit: number | null; readonly cursor: Cursor | null },
 ): Promise<Page<BrandMemberView>> {
   const size = resolvePageSize(query.limit, defaultWorkspaceAdminPageSize);
-  const page = toPage(await listBrandMembersPage(ctx.db.em.fork(), brandId, size + 1, query.cursor), size, (m) => ({ at: m.createdAt, id: m.userId }));
+  const page = toPage(await listBrandMembersPage(unitOfWork(ctx.db), brandId, size + 1, query.cursor), size, (m) => ({ at: m.createdAt, id: m.userId }));
   return { ...page, items: page.items.map(memberView) };
 }
 
@@ -156,7 +156,7 @@ export async function addBrandMember(ctx: UseCaseContext, actor: Actor, input: N
   if (email !== '' && !emailPattern.test(email)) v.push({ field: 'email', message: 'must be an e-mail address (name@example.com)' });
   v.push(...roleViolations(input.role));
   assertValid(v);
-  return ctx.db.em.fork().transactional(async (em) => {
+  return transaction(ctx.db, async (em) => {
     let user = input.userId !== '' ? await findUserById(em, input.userId) : await findUserByEmail(em, email);
     if (user === null && input.userId !== '') throw new NotFoundError(`user ${input.userId} not found: add them by e-mail address instead`);
     let userCreated = false;
@@ -189,7 +189,7 @@ async function memberUnderLock(em: Parameters<typeof findBrandMember>[0], brandI
  */
 export async function setBrandMemberRole(ctx: UseCaseContext, actor: Actor, input: { readonly brandId: string; readonly userId: string; readonly role: string }): Promise<BrandMemberView> {
   assertValid(roleViolations(input.role));
-  return ctx.db.em.fork().transactional(async (em) => {
+  return transaction(ctx.db, async (em) => {
     const { member, owners } = await memberUnderLock(em, input.brandId, input.userId);
     if (member.role === input.role) return memberView(member);
     const refusal = lastOwnerRefusal(member.role as Role, input.role as Role, owners);
@@ -204,7 +204,7 @@ export async function setBrandMemberRole(ctx: UseCaseContext, actor: Actor, inpu
 
 /** Removes a member from the brand (compare-and-set on the role read); the brand's last owner stays (IllegalStateError). */
 export async function removeBrandMember(ctx: UseCaseContext, actor: Actor, input: { readonly brandId: string; readonly userId: string }): Promise<void> {
-  await ctx.db.em.fork().transactional(async (em) => {
+  await transaction(ctx.db, async (em) => {
     const { member, owners } = await memberUnderLock(em, input.brandId, input.userId);
     const refusal = lastOwnerRefusal(member.role as Role, null, owners);
     if (refusal !== null) throw new IllegalStateError(refusal);
