@@ -1,9 +1,8 @@
 export {
   DomainError, isDomainError, type ErrorKind, errorKinds,
   assertValid, type FieldViolation, InvalidInputError, IllegalStateError, NotFoundError, ConflictError, UnauthenticatedError, ForbiddenError,
-  isInvalidInputError, isIllegalStateError, isNotFoundError, isConflictError, isUnauthenticatedError, isForbiddenError,
-  RateLimitedError, isRateLimitedError, UnavailableError, isUnavailableError, unavailableRetryAfter, unavailableRetryAfterSeconds,
-  IdempotencyKeyReusedError, isIdempotencyKeyReusedError,
+  RateLimitedError, UnavailableError, isUnavailableError, unavailableRetryAfter, unavailableRetryAfterSeconds,
+  IdempotencyKeyReusedError,
 } from './errors.ts';
 export { initialUnitStatus, type IdentityMode, identityModes, type ActivationMode, activationModes, type UnitStatus, unitStatuses } from './modes.ts';
 export {
