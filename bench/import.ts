@@ -7,15 +7,18 @@
 //   - the same file again (every row an update of an existing SKU).
 // Each file has 1% bad rows (kept as per-row errors). Prints rows/s per phase, and the process's
 // peak resident memory during the processing above what it held before it (sampled every 20 ms),
-// and drops the database at the end. BENCH_ROWS overrides the row count.
+// and drops the database at the end. BENCH_ROWS overrides the row count. BENCH_KIND=links times a
+// link CSV instead (startLinkImport, then the worker's link path: ten links per GTIN, each row its
+// own link, 1% with an unknown link type).
 
 import { performance } from 'node:perf_hooks';
 import { openDatabase } from '@mint/db';
 import { gtinCheckDigit } from '@mint/domain';
-import { createUseCaseContext, createUser, createWorkspace, getProductImport, runProductImport, startProductImport } from '@mint/usecases';
+import { createUseCaseContext, createUser, createWorkspace, getProductImport, runProductImport, startLinkImport, startProductImport } from '@mint/usecases';
 import { createScratchDatabase } from './scratch-database.ts';
 
 const rows = Number(process.env.BENCH_ROWS ?? 100_000);
+const links = process.env.BENCH_KIND === 'links';
 
 /**
  * Short rows (no GTIN, no URL; every 100th with an unknown status) fit a million rows under the
@@ -38,6 +41,16 @@ function csvFile(count: number, nameSuffix: string): Buffer {
   return Buffer.from(`${lines.join('\n')}\n`);
 }
 
+/** A CSV of `count` links, ten per GTIN, every 100th with an unknown link type. */
+function linkFile(count: number, nameSuffix: string): Buffer {
+  const lines = ['gtin,link_type,href,title'];
+  for (let i = 0; i < count; i++) {
+    const body = `0${String(4_000_000_000 + Math.floor(i / 10)).padStart(12, '0')}`.slice(-13);
+    lines.push(`${body}${gtinCheckDigit(body)},${i % 100 === 99 ? 'gs1:nope' : 'gs1:pip'},https://acme.example/l/${i},${nameSuffix} ${i}`);
+  }
+  return Buffer.from(`${lines.join('\n')}\n`);
+}
+
 /** Streams a buffer in 64 KiB chunks, as a request body arrives. */
 async function* chunks(file: Buffer): AsyncGenerator<Uint8Array> {
   for (let at = 0; at < file.length; at += 65_536) yield file.subarray(at, at + 65_536);
@@ -54,11 +67,15 @@ try {
     const ctx = createUseCaseContext({ db, publicBaseUrl: 'http://127.0.0.1:8080' });
     const brand = await createWorkspace(ctx, { name: 'Bench Brand' });
     const user = await createUser(ctx, { email: 'bench@bench.example', name: 'Bench' });
-    console.log(`bench:import: ${rows.toLocaleString('en-US')} ${short ? 'short rows (no GTIN, no URL)' : 'rows'} per file, 1% invalid, batches of 1,000`);
+    console.log(links
+      ? `bench:import: ${rows.toLocaleString('en-US')} link rows per file, 1% invalid, batches of 500`
+      : `bench:import: ${rows.toLocaleString('en-US')} ${short ? 'short rows (no GTIN, no URL)' : 'rows'} per file, 1% invalid, batches of 1,000`);
     for (const [label, suffix] of [['insert', 'first'], ['update', 'second']] as const) {
-      const file = csvFile(rows, suffix);
+      const file = links ? linkFile(rows, suffix) : csvFile(rows, suffix);
       let t0 = performance.now();
-      const started = await startProductImport(ctx, { id: user.id }, brand.id, chunks(file));
+      const started = links
+        ? await startLinkImport(ctx, { id: user.id }, brand.id, file)
+        : await startProductImport(ctx, { id: user.id }, brand.id, chunks(file));
       const uploadMs = performance.now() - t0;
       const rssBefore = process.memoryUsage.rss();
       let rssPeak = rssBefore;
