@@ -41,7 +41,7 @@ export {
 export {
   insertProductImport, findProductImport, readProductImportCsv, moveProductImport, recordProductImportProgress, productSkusByGtin, upsertProductRows,
   countRunningImports, findQueuedImportsToSweep, importHeartbeatWindowSeconds,
-  appendProductImportError, type ImportRecord
+  appendProductImportError, importKeyFirstRows, insertImportKeys, deleteImportKeys, findImportsWithStaleKeys, deleteStaleImportKeys, type ImportRecord, type ImportKeyRow
 } from './repositories/imports.ts';
 export {
   insertIdempotencyKey, findIdempotencyKey, retakeIdempotencyKey, completeIdempotencyKey, deleteIdempotencyKey, purgeExpiredIdempotencyKeys,

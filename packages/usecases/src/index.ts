@@ -11,7 +11,7 @@ export {
   upsertProduct, getProduct, listProducts, upsertProductionBatch, type ProductView,
 } from './catalog/index.ts';
 export {
-  startProductImport, runProductImport, failProductImport, importMayStart, findImportsToSweep, startLinkImport, getLinkImport, getProductImport, type
+  startProductImport, runProductImport, failProductImport, importMayStart, findImportsToSweep, purgeStaleImportKeys, startLinkImport, getLinkImport, getProductImport, type
   ImportView,
 } from './imports/index.ts';
 export {

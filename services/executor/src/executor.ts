@@ -1,6 +1,6 @@
 import type { JobBus, JobSubscription } from '@mint/bus';
 import { defaultLeaseMs } from '@mint/domain';
-import { findImportsToSweep, findJobsToSweep, maintainScanLedger, purgeExpiredIdempotencyRecords, relayOutbox, sweepPackStore, type UseCaseContext } from '@mint/usecases';
+import { findImportsToSweep, findJobsToSweep, purgeStaleImportKeys, maintainScanLedger, purgeExpiredIdempotencyRecords, relayOutbox, sweepPackStore, type UseCaseContext } from '@mint/usecases';
 import type { Logger } from 'pino';
 import type { Metrics } from '@mint/runtime';
 import { runMintJob } from './mint-worker.ts';
@@ -125,6 +125,8 @@ export function startExecutor(options: ExecutorOptions): Executor {
     for (const job of await findJobsToSweep(ctx, idleJobMs)) await bus.publish({ kind: 'mint', ...job }, { republish });
     // Imports deferred for their brand's cap (or whose message was lost) are published again.
     for (const job of await findImportsToSweep(ctx, idleJobMs)) await bus.publish({ kind: 'import', ...job }, { republish });
+    // Keys of ended or abandoned imports that their end did not delete.
+    await purgeStaleImportKeys(ctx);
     // Idempotency-Key records past their expiry and scan events past retention, a bounded batch at a time.
     while ((await purgeExpiredIdempotencyRecords(ctx, purgeBatch)) === purgeBatch);
     // The scan ledger: day partitions made ahead, closed days rolled up, days past retention dropped whole.

@@ -80,3 +80,25 @@ export const ProductImport = defineEntity({
   },
 });
 export type ProductImport = InferEntity<typeof ProductImport>;
+
+/**
+ * A key of a running import and the row it first appeared at (a SKU or GTIN of a product import;
+ * a link or a level's default of a link import), so the worker refuses a repeated row naming the
+ * first without holding every key in memory. Written with each batch; deleted when the import ends.
+ */
+export const ImportKey = defineEntity({
+  name: 'ImportKey',
+  tableName: 'import_keys',
+  properties: {
+    brandId: columns.brandId(),
+    /** The import. */
+    importId: p.uuid().primary(),
+    /** What the key is: sku, gtin, link or default. */
+    kind: p.text().primary(),
+    /** The key as the import compares it. */
+    key: p.text().primary(),
+    /** The 1-based data row it first appeared at. */
+    firstRow: p.integer(),
+  },
+});
+export type ImportKey = InferEntity<typeof ImportKey>;

@@ -1,5 +1,5 @@
 import { ApiKey, Brand, Membership, User } from './workspace.ts';
-import { Product, ProductImport, ProductionBatch } from './catalog.ts';
+import { ImportKey, Product, ProductImport, ProductionBatch } from './catalog.ts';
 import { MintBatch, MintJob, MintKpis, MintLot, MintPreflight, MintUnit } from './minting.ts';
 import { IdempotencyRecord, MintEvent, OutboxMessage, PayloadPack } from './activity.ts';
 import { ScanAlertSettingsRow, ScanDailyRollup, ScanEvent, ScanIngestBatch, ScanRollupDay } from './scans.ts';
@@ -11,7 +11,7 @@ import { EpcisEventRow, SerialMoveRow, UnitStateRow } from './serials.ts';
 /** Every entity of the schema, for the ORM configuration. */
 export const entities = [
   Brand, User, Membership, ApiKey,
-  Product, ProductionBatch, ProductImport,
+  Product, ProductionBatch, ProductImport, ImportKey,
   MintPreflight, MintJob, MintBatch, MintLot, MintUnit, MintKpis,
   MintEvent, PayloadPack, OutboxMessage, IdempotencyRecord,
   ScanEvent, ScanIngestBatch, ScanAlertSettingsRow, ScanDailyRollup, ScanRollupDay, ResolverLink,

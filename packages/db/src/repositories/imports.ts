@@ -205,3 +205,82 @@ export async function findQueuedImportsToSweep(em: Em, idleBefore: Date, limit: 
   return found.map((r) => ({ id: r.id, brandId: r.brand_id }));
 }
 
+
+/** A key of an import (a SKU, a GTIN, a link, a level's default) and the data row it first appeared at. */
+export interface ImportKeyRow {
+  /** sku, gtin, link or default. */
+  readonly kind: string;
+  readonly key: string;
+  readonly firstRow: number;
+}
+
+/**
+ * Which of these keys the import has written already, with their first rows: those written before
+ * data row `before` only, so a run started over from the top ignores what an earlier run wrote
+ * past where it now is. One query for a whole batch of keys.
+ */
+export async function importKeyFirstRows(
+  em: Em,
+  brandId: string,
+  importId: string,
+  keys: readonly { readonly kind: string; readonly key: string }[],
+  before: number,
+): Promise<ImportKeyRow[]> {
+  if (keys.length === 0) return [];
+  const found = await rows(em, (db) => db.selectFrom('import_keys').select(['kind', 'key', 'first_row'])
+    .where('brand_id', '=', brandId).where('import_id', '=', importId).where('first_row', '<', before)
+    .where((eb) => eb(eb.refTuple('kind', 'key'), 'in', eb.selectFrom(unnest<{ kind: string; key: string }, 'k'>('k', {
+      kind: ['text', keys.map((k) => k.kind)], key: ['text', keys.map((k) => k.key)],
+    })).select(['k.kind', 'k.key']).$asTuple('kind', 'key'))));
+  return found.map((r) => ({ kind: r.kind, key: r.key, firstRow: r.first_row }));
+}
+
+/**
+ * Writes keys of the import with their first rows in one statement; a key already written keeps
+ * its row (a batch repeated by a retry writes the same rows). Call in the batch's transaction.
+ */
+export async function insertImportKeys(em: Em, brandId: string, importId: string, keys: readonly ImportKeyRow[]): Promise<void> {
+  if (keys.length === 0) return;
+  await changed(em, (db) => db.insertInto('import_keys').columns(['brand_id', 'import_id', 'kind', 'key', 'first_row'])
+    .expression((eb) => eb.selectFrom(unnest<{ kind: string; key: string; first_row: number }, 'k'>('k', {
+      kind: ['text', keys.map((k) => k.kind)], key: ['text', keys.map((k) => k.key)], first_row: ['int', keys.map((k) => k.firstRow)],
+    })).select([
+      eb.cast<string>(eb.val(brandId), 'uuid').as('brand_id'), eb.cast<string>(eb.val(importId), 'uuid').as('import_id'), 'k.kind', 'k.key', 'k.first_row',
+    ]))
+    .onConflict((oc) => oc.columns(['brand_id', 'import_id', 'kind', 'key']).doNothing()));
+}
+
+/** Deletes every key of the import; returns how many there were. */
+export async function deleteImportKeys(em: Em, brandId: string, importId: string): Promise<number> {
+  return changed(em, (db) => db.deleteFrom('import_keys').where('brand_id', '=', brandId).where('import_id', '=', importId));
+}
+
+/**
+ * Imports that still have keys though no run needs them: finished (COMPLETED or FAILED; their end
+ * deletes the keys, unless the process died in between) or PROCESSING without a heartbeat since
+ * before `abandonedBefore`. At most `limit`, for the sweeper to delete their keys
+ * ({@link deleteStaleImportKeys}).
+ */
+export async function findImportsWithStaleKeys(em: Em, abandonedBefore: Date, limit: number): Promise<{ id: string; brandId: string }[]> {
+  const found = await rows(em, (db) => db.selectFrom('product_imports as i').select(['i.brand_id', 'i.id'])
+    .where((eb) => eb.or([
+      eb('i.status', 'in', ['COMPLETED', 'FAILED']),
+      eb.and([eb('i.status', '=', 'PROCESSING'), eb('i.heartbeat_at', '<', abandonedBefore)]),
+    ]))
+    .where((eb) => eb.exists(eb.selectFrom('import_keys as k').select('k.first_row').whereRef('k.brand_id', '=', 'i.brand_id').whereRef('k.import_id', '=', 'i.id')))
+    .limit(limit));
+  return found.map((r) => ({ id: r.id, brandId: r.brand_id }));
+}
+
+/**
+ * Deletes the keys of an import found by {@link findImportsWithStaleKeys} if it is still finished
+ * or abandoned (a run that started it over since keeps them); returns how many were deleted.
+ */
+export async function deleteStaleImportKeys(em: Em, brandId: string, importId: string, abandonedBefore: Date): Promise<number> {
+  return changed(em, (db) => db.deleteFrom('import_keys').where('brand_id', '=', brandId).where('import_id', '=', importId)
+    .where((eb) => eb.exists(eb.selectFrom('product_imports as i').select('i.id').where('i.brand_id', '=', brandId).where('i.id', '=', importId)
+      .where((w) => w.or([
+        w('i.status', 'in', ['COMPLETED', 'FAILED']),
+        w.and([w('i.status', '=', 'PROCESSING'), w('i.heartbeat_at', '<', abandonedBefore)]),
+      ])))));
+}

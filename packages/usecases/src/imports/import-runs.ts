@@ -3,7 +3,7 @@
 
 import { isUtf8 } from 'node:buffer';
 import { CsvError, parse } from 'csv-parse';
-import { findProductImport, moveProductImport, recordProductImportProgress, type ImportRecord, unitOfWork } from '@mint/db';
+import { deleteImportKeys, findProductImport, moveProductImport, recordProductImportProgress, transaction, type ImportRecord, unitOfWork } from '@mint/db';
 import { finishImport, InvalidInputError, isUuid, maxImportErrorsKept, NotFoundError, type ImportStatus } from '@mint/domain';
 import type { UseCaseContext } from '../context.ts';
 
@@ -143,21 +143,34 @@ export type ImportRunOutcome =
 
 /**
  * Settles an import whose file turned out malformed (an InvalidInputError of the CSV reader): the
- * error is kept on the row it was read at and the import moves to FAILED. Any other error is
- * thrown on (the worker retries the import).
+ * error is kept on the row it was read at and the import moves to FAILED, its keys deleted in the
+ * same transaction. Any other error is thrown on (the worker retries the import).
  */
 export async function failImportRun(ctx: UseCaseContext, brandId: string, importId: string, rowNumber: number, error: unknown): Promise<ImportRunOutcome> {
   if (!(error instanceof InvalidInputError)) throw error;
   await recordProductImportProgress(unitOfWork(ctx.db), brandId, importId, {
     imported: 0, failed: 0, errors: [{ row: rowNumber, field: 'csv', message: error.message }],
   }, maxImportErrorsKept);
-  await moveProductImport(unitOfWork(ctx.db), brandId, importId, finishImport('FAILED'), ctx.clock());
+  await endImport(ctx, brandId, importId, 'FAILED');
   return { kind: 'finished', status: 'FAILED' };
+}
+
+/**
+ * Moves a running import to COMPLETED or FAILED by compare-and-set and, when it moved, deletes its
+ * keys (what the repeat check kept) in the same transaction. False when it was no longer running.
+ */
+export function endImport(ctx: UseCaseContext, brandId: string, importId: string, to: 'COMPLETED' | 'FAILED', from?: readonly ImportStatus[]): Promise<boolean> {
+  const move = from === undefined ? finishImport(to) : { from, to };
+  return transaction(ctx.db, async (em) => {
+    const moved = await moveProductImport(em, brandId, importId, move, ctx.clock());
+    if (moved) await deleteImportKeys(em, brandId, importId);
+    return moved;
+  });
 }
 
 /** Moves an import whose rows all ran to COMPLETED (compare-and-set); when it already moved on, reports where it is. */
 export async function completeImportRun(ctx: UseCaseContext, brandId: string, importId: string): Promise<ImportRunOutcome> {
-  const finished = await moveProductImport(unitOfWork(ctx.db), brandId, importId, finishImport('COMPLETED'), ctx.clock());
+  const finished = await endImport(ctx, brandId, importId, 'COMPLETED');
   if (!finished) {
     const record = await findProductImport(unitOfWork(ctx.db), brandId, importId);
     return record === null ? { kind: 'missing' } : { kind: 'finished', status: record.status as ImportStatus };

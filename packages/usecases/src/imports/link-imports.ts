@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { appendEvents, insertProductImport, recordProductImportProgress, upsertLinkRow, type ProductImportRowError, transaction } from '@mint/db';
+import { appendEvents, insertImportKeys, insertProductImport, recordProductImportProgress, unitOfWork, upsertLinkRow, type ProductImportRowError, transaction } from '@mint/db';
 import {
   assertValid, InvalidInputError, linkScopeOf, maxImportBytes, maxImportErrorsKept, NotFoundError, validateLink,
   type FieldViolation, type Link, type LinkInput, type LinkScope,
 } from '@mint/domain';
 import type { Actor, UseCaseContext } from '../context.ts';
 import { brandViolations } from '../links/index.ts';
-import { FirstRows } from './first-rows.ts';
+import { sortOutRepeats, type Candidate } from './repeats.ts';
 import { completeImportRun, failImportRun, getProductImport, invalidUtf8Field, markInvalidUtf8Stream, notUtf8Message, parseCsvRecords, type ImportRunOutcome, type ImportView } from './import-runs.ts';
 
 /** Columns of a link CSV; `link_type`, `href` and `title` are required. */
@@ -82,20 +82,20 @@ const list = (value: string | undefined): string[] => (value === undefined || va
 export async function runLinkImport(ctx: UseCaseContext, brandId: string, importId: string, csv: AsyncIterable<Uint8Array>): Promise<ImportRunOutcome> {
   let columns: string[] | null = null;
   let rowNumber = 0;
-  /** The row of each level's default so far. */
-  const defaults = new FirstRows();
-  /** The row of each link (level, link type, href) so far: with `defaults`, all that grows with the file. */
-  const targets = new FirstRows();
-  let pending: { scope: LinkScope; link: Link }[] = [];
+  // A batch of rows that passed their own checks; whether a link or a level's default repeats an
+  // earlier row's is decided batch by batch against the import's keys in the database.
+  let pending: Candidate<{ scope: LinkScope; link: Link }>[] = [];
   let errors: ProductImportRowError[] = [];
   let failed = 0;
   const flush = async () => {
-    const batch = pending;
+    const candidates = pending;
     const batchErrors = errors;
     const batchFailed = failed;
     pending = [];
     errors = [];
     failed = 0;
+    const sorted = await sortOutRepeats(unitOfWork(ctx.db), brandId, importId, candidates);
+    const batch = sorted.accepted.map((c) => c.value);
     const now = ctx.clock();
     await transaction(ctx.db, async (em) => {
       for (const row of batch) await upsertLinkRow(em, brandId, row.scope, row.link, randomUUID(), now);
@@ -104,7 +104,10 @@ export async function runLinkImport(ctx: UseCaseContext, brandId: string, import
           brandId, eventType: 'resolver_links_imported', entityType: 'resolver_link', entityId: importId, actor: null, payload: { rows: batch.length },
         }]);
       }
-      const ok = await recordProductImportProgress(em, brandId, importId, { imported: batch.length, failed: batchFailed, errors: batchErrors }, maxImportErrorsKept);
+      await insertImportKeys(em, brandId, importId, sorted.keys);
+      const ok = await recordProductImportProgress(em, brandId, importId, {
+        imported: batch.length, failed: batchFailed + sorted.rejected.length, errors: [...batchErrors, ...sorted.rejected].sort((a, b) => a.row - b.row),
+      }, maxImportErrorsKept);
       if (!ok) throw new NotFoundError(`link import ${importId} is no longer PROCESSING`);
     });
   };
@@ -139,19 +142,19 @@ export async function runLinkImport(ctx: UseCaseContext, brandId: string, import
         if (isDefault === null) v.push({ field: 'is_default', message: booleanHint });
         if (v.length === 0 && 'scope' in scope && 'link' in link) {
           const level = `${scope.scope.level} ${scope.scope.gtin} ${scope.scope.qualifier}`;
-          const earlier = defaults.get(level);
           // A link is its level, link type and href (the table's unique key): each once per file, as products are.
+          // The longest key, a 2,000-character href's, stays under PostgreSQL's index entry limit.
           const target = `${level} ${link.link.linkType} ${link.link.href}`;
-          const same = targets.get(target);
-          if (same !== undefined) {
-            v.push({ field: 'href', message: `already appears in row ${same} with this level and link type; each link once per file` });
-          } else if (link.link.isDefault && earlier !== undefined) {
-            v.push({ field: 'is_default', message: `a second default for this level (row ${earlier} is its default); a level has exactly one` });
-          } else {
-            if (link.link.isDefault) defaults.add(level, rowNumber);
-            targets.add(target, rowNumber);
-            pending.push({ scope: scope.scope, link: link.link });
-          }
+          pending.push({
+            row: rowNumber,
+            checks: [
+              { kind: 'link', key: target, field: 'href', message: (first) => `already appears in row ${first} with this level and link type; each link once per file` },
+              ...(link.link.isDefault
+                ? [{ kind: 'default', key: level, field: 'is_default', message: (first: number) => `a second default for this level (row ${first} is its default); a level has exactly one` }]
+                : []),
+            ],
+            value: { scope: scope.scope, link: link.link },
+          });
         }
         if (v.length > 0) {
           failed++;

@@ -1,16 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import {
-  appendProductImportError, isUniqueViolation, countRunningImports, findProductImport, findQueuedImportsToSweep, insertProductImport, moveProductImport, productSkusByGtin, readProductImportCsv, recordProductImportProgress,
-  upsertProductRows, type Em, type ProductImportRowError, type ProductRow, unitOfWork, transaction,
+  appendProductImportError, isUniqueViolation, countRunningImports, deleteStaleImportKeys, findImportsWithStaleKeys, findProductImport, findQueuedImportsToSweep, insertImportKeys, insertProductImport,
+  moveProductImport, productSkusByGtin, readProductImportCsv, recordProductImportProgress, upsertProductRows, type Em, type ProductImportRowError,
+  type ProductRow, unitOfWork, transaction,
 } from '@mint/db';
 import {
   assertValid, importHeaderViolations, InvalidInputError, isUuid, maxImportBytes, maxImportErrorsKept, normalizeGtin,
   NotFoundError, startImport, importEnumHint, importEnumValue, isImportEnumColumn, type ImportColumn, type ImportStatus,
 } from '@mint/domain';
 import { productViolations, storedPassportUrl } from '../catalog/index.ts';
-import { FirstRows } from './first-rows.ts';
-import { completeImportRun, failImportRun, getProductImport, invalidUtf8Field, markInvalidUtf8Stream, notUtf8Message, parseCsvRecords, type ImportRunOutcome, type ImportView } from './import-runs.ts';
+import { completeImportRun, endImport, failImportRun, getProductImport, invalidUtf8Field, markInvalidUtf8Stream, notUtf8Message, parseCsvRecords, type ImportRunOutcome, type ImportView } from './import-runs.ts';
 import { runLinkImport } from './link-imports.ts';
+import { sortOutRepeats, type Candidate } from './repeats.ts';
 import type { Actor, UseCaseContext } from '../context.ts';
 
 /** Rows upserted per statement (and per transaction) by the import worker. */
@@ -85,10 +86,9 @@ export async function runProductImport(ctx: UseCaseContext, brandId: string, imp
 
   let columns: (ImportColumn | null)[] | null = null;
   let rowNumber = 0;
-  // The first row of each SKU and GTIN: the one structure that grows with the file (bounded by its size limit).
-  const skuRows = new FirstRows();
-  const gtinRows = new FirstRows();
-  let pending: { row: number; product: ProductRow }[] = [];
+  // A batch of rows that passed their own checks; whether a SKU or GTIN repeats an earlier row's is
+  // decided batch by batch against the import's keys in the database, so memory stays one batch.
+  let pending: Candidate<ProductRow>[] = [];
   let pendingErrors: ProductImportRowError[] = [];
   let pendingFailed = 0;
   const reject = (row: number, errors: readonly { field: string | null; message: string }[]) => {
@@ -96,15 +96,18 @@ export async function runProductImport(ctx: UseCaseContext, brandId: string, imp
     for (const e of errors) pendingErrors.push({ row, field: e.field, message: e.message });
   };
   const flush = async () => {
-    const batch = pending;
+    const candidates = pending;
     const failedBefore = pendingFailed;
     const errorsBefore = pendingErrors;
     pending = [];
     pendingErrors = [];
     pendingFailed = 0;
+    const sorted = await sortOutRepeats(unitOfWork(ctx.db), brandId, importId, candidates);
+    const batch = sorted.accepted.map((c) => ({ row: c.row, product: c.value }));
     await writeBatch(ctx, brandId, batch, async (em, imported, rejected) => {
+      await insertImportKeys(em, brandId, importId, sorted.keys);
       const ok = await recordProductImportProgress(em, brandId, importId, {
-        imported, failed: failedBefore + rejected.length, errors: [...errorsBefore, ...rejected].sort((a, b) => a.row - b.row),
+        imported, failed: failedBefore + sorted.rejected.length + rejected.length, errors: [...errorsBefore, ...sorted.rejected, ...rejected].sort((a, b) => a.row - b.row),
       }, maxImportErrorsKept);
       if (!ok) throw new NotFoundError(`product import ${importId} is no longer PROCESSING`);
     });
@@ -132,14 +135,16 @@ export async function runProductImport(ctx: UseCaseContext, brandId: string, imp
           .map((v) => (isImportEnumColumn(v.field) ? { field: v.field, message: importEnumHint(v.field) } : v));
         if (violations.length > 0) {
           reject(rowNumber, violations);
-        } else if (skuRows.get(product.sku) !== undefined) {
-          reject(rowNumber, [{ field: 'sku', message: `"${product.sku}" already appears in row ${skuRows.get(product.sku)}; each SKU once per file` }]);
-        } else if (product.gtin !== null && gtinRows.get(product.gtin) !== undefined) {
-          reject(rowNumber, [{ field: 'gtin', message: `already appears in row ${gtinRows.get(product.gtin)}; each GTIN once per file` }]);
         } else {
-          skuRows.add(product.sku, rowNumber);
-          if (product.gtin !== null) gtinRows.add(product.gtin, rowNumber);
-          pending.push({ row: rowNumber, product: { ...product, passportUrl: storedPassportUrl(product.passportUrl) } });
+          const { sku, gtin } = product;
+          pending.push({
+            row: rowNumber,
+            checks: [
+              { kind: 'sku', key: sku, field: 'sku', message: (first) => `"${sku}" already appears in row ${first}; each SKU once per file` },
+              ...(gtin === null ? [] : [{ kind: 'gtin', key: gtin, field: 'gtin', message: (first: number) => `already appears in row ${first}; each GTIN once per file` }]),
+            ],
+            value: { ...product, passportUrl: storedPassportUrl(product.passportUrl) },
+          });
         }
       }
       if (pending.length >= importBatchSize || pendingErrors.length >= importBatchSize) await flush();
@@ -222,13 +227,29 @@ export async function findImportsToSweep(ctx: UseCaseContext, idleMs: number, li
   return findQueuedImportsToSweep(unitOfWork(ctx.db), new Date(ctx.clock().getTime() - idleMs), limit);
 }
 
+/** How long a PROCESSING import goes without a heartbeat before the sweeper deletes its keys: far longer than any batch takes. */
+export const abandonedImportKeysMs = 60 * 60_000;
+
+/**
+ * Deletes the keys (what the repeat check kept, see sortOutRepeats) of imports that no run needs
+ * any more: finished ones whose end did not delete them (the process died in between) and
+ * PROCESSING ones without a heartbeat for {@link abandonedImportKeysMs}; at most `limit` imports a
+ * call. For the executor's sweeper; returns how many imports it cleared.
+ */
+export async function purgeStaleImportKeys(ctx: UseCaseContext, limit = 100): Promise<number> {
+  const abandonedBefore = new Date(ctx.clock().getTime() - abandonedImportKeysMs);
+  const found = await findImportsWithStaleKeys(unitOfWork(ctx.db), abandonedBefore, limit);
+  for (const stale of found) await deleteStaleImportKeys(unitOfWork(ctx.db), stale.brandId, stale.id, abandonedBefore);
+  return found.length;
+}
+
 /**
  * Marks an import that can no longer be retried FAILED (from QUEUED or PROCESSING, by
- * compare-and-set), keeping `reason` as its last error. False when it had already finished.
+ * compare-and-set; its keys deleted with the move), keeping `reason` as its last error. False when
+ * it had already finished.
  */
 export async function failProductImport(ctx: UseCaseContext, brandId: string, importId: string, reason: string): Promise<boolean> {
-  const em = unitOfWork(ctx.db);
-  const moved = await moveProductImport(em, brandId, importId, { from: ['QUEUED', 'PROCESSING'], to: 'FAILED' }, ctx.clock());
-  if (moved) await appendProductImportError(em, brandId, importId, { row: 0, field: null, message: reason });
+  const moved = await endImport(ctx, brandId, importId, 'FAILED', ['QUEUED', 'PROCESSING']);
+  if (moved) await appendProductImportError(unitOfWork(ctx.db), brandId, importId, { row: 0, field: null, message: reason });
   return moved;
 }
