@@ -71,7 +71,10 @@ type RawRow = Partial<Record<ImportColumn, string>>;
  * upserts the valid rows by SKU in multi-row statements of {@link importBatchSize}, and records
  * per-row errors (the first 1,000) and counts with each batch. A bad row never blocks the others:
  * wrong field count, invalid fields, a SKU or GTIN repeated in the file, or a GTIN held by another
- * product are rejected one by one. Ends COMPLETED, or FAILED when the file itself is unreadable.
+ * product are rejected one by one. Repeats are found batch by batch against the import's keys in
+ * PostgreSQL (see sortOutRepeats), written in the batch's transaction, so memory stays one batch
+ * whatever the file's size. Ends COMPLETED, or FAILED when the file itself is unreadable (its keys
+ * deleted with either move).
  * Database errors are thrown for the worker to retry.
  */
 export async function runProductImport(ctx: UseCaseContext, brandId: string, importId: string): Promise<ImportRunOutcome> {
