@@ -8,7 +8,7 @@ export { MintPreflight, MintJob, MintBatch, MintLot, MintUnit, MintKpis } from '
 export { MintEvent, PayloadPack, OutboxMessage, IdempotencyRecord, type StoredPackProfile, storedPackProfile } from './entities/activity.ts';
 export { ScanAlertSettingsRow, ScanDailyRollup, ScanEvent, ScanIngestBatch, ScanRollupDay } from './entities/scans.ts';
 export { ResolverLink } from './entities/links.ts';
-export { WebhookEndpoint, WebhookDelivery } from './entities/webhooks.ts';
+export { WebhookEndpoint, WebhookDelivery, WebhookFanout } from './entities/webhooks.ts';
 export { PassportDraft, PassportVersion, PassportAccessKey, PassportSigningKey } from './entities/passports.ts';
 export { entities } from './entities/index.ts';
 export {
@@ -85,7 +85,8 @@ export {
   requeueWebhookDelivery, claimWebhookDeliveries, resumeWebhookDeliveries, webhookParkedUntil, recordWebhookAttempt, readWebhookBacklog, markWebhookEndpointFailing, type WebhookEndpointRecord,
   listWebhookSecretsToSeal, replaceWebhookSecrets, type StoredWebhookSecrets,
   type WebhookEndpointChange, type WebhookDeliveryRecord, type WebhookClaim, type WebhookAttemptRecord,
-  countWebhookEndpointsLocked, type WebhookClaimLimits, type WebhookClaimBatch
+  countWebhookEndpointsLocked, type WebhookClaimLimits, type WebhookClaimBatch,
+  webhookFanoutBrands, takeWebhookFanouts, countEnabledWebhookEndpoints, insertFanoutDeliveries, deleteWebhookFanouts, readWebhookFanoutBacklog,
 } from './repositories/webhooks.ts';
 export {
   type PassportKey, type PassportDraftRow, type PassportVersionRow, findPassportDraft, savePassportDraft, latestPassportVersion, findPassportVersion,

@@ -49,5 +49,6 @@ export {
 export {
   createWebhookEndpoint, listWebhookEndpointsOf, updateWebhookEndpointOf, deleteWebhookEndpointOf, rotateWebhookSecret, listWebhookDeliveriesOf,
   redeliverWebhook, sealWebhookSecrets, type WebhookSettings, type WebhookEndpointView, createWebhookSender, type WebhookSend, type
-  WebhookNetworkPolicy, claimWebhooks, deliverWebhook, webhookBacklog,
+  WebhookNetworkPolicy, claimWebhooks, deliverWebhook, webhookBacklog, fanOutWebhookEvents, drainWebhookFanout, defaultWebhookFanout,
+  type WebhookFanoutOptions, type WebhookFanoutPass,
 } from './webhooks/index.ts';

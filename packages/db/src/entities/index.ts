@@ -4,7 +4,7 @@ import { MintBatch, MintJob, MintKpis, MintLot, MintPreflight, MintUnit } from '
 import { IdempotencyRecord, MintEvent, OutboxMessage, PayloadPack } from './activity.ts';
 import { ScanAlertSettingsRow, ScanDailyRollup, ScanEvent, ScanIngestBatch, ScanRollupDay } from './scans.ts';
 import { ResolverLink } from './links.ts';
-import { WebhookDelivery, WebhookEndpoint } from './webhooks.ts';
+import { WebhookDelivery, WebhookEndpoint, WebhookFanout } from './webhooks.ts';
 import { PassportAccessKey, PassportDraft, PassportSigningKey, PassportVersion } from './passports.ts';
 import { EpcisEventRow, SerialMoveRow, UnitStateRow } from './serials.ts';
 
@@ -15,7 +15,7 @@ export const entities = [
   MintPreflight, MintJob, MintBatch, MintLot, MintUnit, MintKpis,
   MintEvent, PayloadPack, OutboxMessage, IdempotencyRecord,
   ScanEvent, ScanIngestBatch, ScanAlertSettingsRow, ScanDailyRollup, ScanRollupDay, ResolverLink,
-  WebhookEndpoint, WebhookDelivery,
+  WebhookEndpoint, WebhookDelivery, WebhookFanout,
   PassportDraft, PassportVersion, PassportAccessKey, PassportSigningKey,
   UnitStateRow, SerialMoveRow, EpcisEventRow,
 ];

@@ -4,6 +4,7 @@ import type { Cursor, WebhookDeliveryStatus } from '@mint/domain';
 import type { Em } from '../orm.ts';
 import { onCitus } from '../distribution.ts';
 import { changed, first, rawRows, rows } from './kysely.ts';
+import { deliveryColumns, endpointWants } from './events.ts';
 
 /** A webhook endpoint as the repositories return it, with its secrets (the use cases never pass those on). */
 export interface WebhookEndpointRecord {
@@ -470,4 +471,88 @@ export async function replaceWebhookSecrets(em: Em, read: StoredWebhookSecrets, 
   return (await changed(em, (db) => db.updateTable('webhook_endpoints').set({ secret, previous_secret: previousSecret })
     .where('brand_id', '=', read.brandId).where('id', '=', read.id).where('secret', '=', read.secret)
     .where((eb) => read.previousSecret === null ? eb('previous_secret', 'is', null) : eb('previous_secret', '=', read.previousSecret)))) === 1;
+}
+
+/**
+ * Up to `take` brands with events waiting for their fan-out (`webhook_fanouts` rows), in id order
+ * after `after` and wrapping around to the lowest ids (round robin: the next pass starts after the
+ * last brand returned). A loose index scan over the primary key `(brand_id, event_id)`: one index
+ * probe per brand, whatever one brand's backlog. On Citus, which refuses the recursive CTE, one
+ * grouped scan per range.
+ */
+export async function webhookFanoutBrands(em: Em, after: string | null, take: number): Promise<string[]> {
+  if (take <= 0) return [];
+  const citus = await onCitus(em);
+  const range = async (lower: string | null, upper: string | null, n: number): Promise<string[]> => {
+    const above = (column: string) => (lower === null ? sql`` : sql`and ${sql.ref(column)} > ${lower}`);
+    const atMost = (column: string) => (upper === null ? sql`` : sql`and ${sql.ref(column)} <= ${upper}`);
+    if (citus) {
+      return (await rawRows(em, sql<{ brand_id: string }>`select brand_id from webhook_fanouts where true ${above('brand_id')} ${atMost('brand_id')}
+        group by brand_id order by brand_id limit ${n}`)).map((r) => r.brand_id);
+    }
+    return (await rawRows(em, sql<{ brand_id: string | null }>`
+      with recursive b(brand_id, n) as (
+        (select brand_id, 1 from webhook_fanouts where true ${above('brand_id')} ${atMost('brand_id')} order by brand_id limit 1)
+        union all
+        select (select f.brand_id from webhook_fanouts f where f.brand_id > b.brand_id ${atMost('f.brand_id')} order by f.brand_id limit 1), b.n + 1
+          from b where b.brand_id is not null and b.n < ${n}
+      )
+      select brand_id from b where brand_id is not null order by n`)).map((r) => r.brand_id!);
+  };
+  const first = await range(after, null, take);
+  if (after === null || first.length >= take) return first;
+  return [...first, ...(await range(null, after, take - first.length))];
+}
+
+/**
+ * Takes (FOR UPDATE SKIP LOCKED, so two fan-outs never take one) up to `take` of the brand's
+ * events waiting for their fan-out, oldest first. Run it in the transaction that then writes their
+ * deliveries ({@link insertFanoutDeliveries}) and deletes them ({@link deleteWebhookFanouts}).
+ */
+export async function takeWebhookFanouts(em: Em, brandId: string, take: number): Promise<string[]> {
+  return (await rows(em, (db) => db.selectFrom('webhook_fanouts').select('event_id').where('brand_id', '=', brandId)
+    .orderBy('occurred_at').orderBy('event_id').limit(take).forUpdate().skipLocked())).map((r) => r.event_id);
+}
+
+/** The brand's enabled endpoints, the fan-out's measure of how many deliveries one event writes. */
+export async function countEnabledWebhookEndpoints(em: Em, brandId: string): Promise<number> {
+  const row = await first(em, (db) => db.selectFrom('webhook_endpoints').select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('brand_id', '=', brandId).where('enabled', '=', true));
+  return Number(row?.n ?? 0);
+}
+
+/**
+ * Writes the deliveries of the brand's events `eventIds`: one pending delivery per event and
+ * endpoint that is enabled now, was created at or before the event and whose filter wants it
+ * (an endpoint's own management events go to it alone). A delivery already written for an event
+ * and endpoint is kept as it is (unique key): repeating a fan-out, after a crash between this
+ * insert and the markers' delete, never writes one twice. Returns the deliveries written.
+ */
+export async function insertFanoutDeliveries(em: Em, brandId: string, eventIds: readonly string[]): Promise<number> {
+  if (eventIds.length === 0) return 0;
+  return changed(em, (db) => db.insertInto('webhook_deliveries')
+    .columns(['brand_id', 'id', 'endpoint_id', 'event_id', 'event_type', 'body', 'status', 'attempts', 'next_attempt_at', 'created_at', 'updated_at'])
+    .expression((eb) => eb.selectFrom('mint_events as e')
+      .innerJoin('webhook_endpoints as w', (join) => join.onRef('w.brand_id', '=', 'e.brand_id'))
+      .where('e.brand_id', '=', brandId).where('w.brand_id', '=', brandId)
+      .where('e.id', '=', eb.fn.any(eb.cast<string[]>(eb.val([...eventIds]), sql`uuid[]`)))
+      .where('w.enabled', '=', true)
+      .whereRef('w.created_at', '<=', 'e.occurred_at')
+      .where(endpointWants())
+      .select(deliveryColumns()))
+    .onConflict((oc) => oc.columns(['brand_id', 'event_id', 'endpoint_id']).doNothing()));
+}
+
+/** Deletes the brand's fan-out markers of `eventIds` (their deliveries are written); returns how many it deleted. */
+export async function deleteWebhookFanouts(em: Em, brandId: string, eventIds: readonly string[]): Promise<number> {
+  if (eventIds.length === 0) return 0;
+  return changed(em, (db) => db.deleteFrom('webhook_fanouts').where('brand_id', '=', brandId)
+    .where('event_id', '=', (eb) => eb.fn.any(eb.cast<string[]>(eb.val([...eventIds]), sql`uuid[]`))));
+}
+
+/** Events waiting for their fan-out across brands, and the time of the oldest, for the backlog gauges. */
+export async function readWebhookFanoutBacklog(em: Em): Promise<{ waiting: number; oldest: Date | null }> {
+  const row = await first(em, (db) => db.selectFrom('webhook_fanouts')
+    .select((eb) => [eb.fn.countAll<string>().as('n'), eb.fn.min('occurred_at').as('oldest')]));
+  return { waiting: Number(row?.n ?? 0), oldest: row?.oldest == null ? null : new Date(row.oldest as Date | string) };
 }
