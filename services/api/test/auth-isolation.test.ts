@@ -11,7 +11,7 @@ import { createValidator } from '@bufbuild/protovalidate';
 import { Code, ConnectError, createClient, type Transport } from '@connectrpc/connect';
 import { ActivationMode, CatalogService, IdentityMode, MintService, PassportService, ProductionBatchStatus, ResolverService, ScanService, WebhookService, WorkspaceService } from '@mint/contract';
 import { apiKeyScopes } from '@mint/domain';
-import { createApiKey, createWebhookEndpoint, listWebhookDeliveriesOf } from '@mint/usecases';
+import { createApiKey, createWebhookEndpoint, drainWebhookFanout, listWebhookDeliveriesOf } from '@mint/usecases';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
 import { expectLogsFreeOf, inProcessApi, type InProcessApi } from './support.ts';
@@ -129,6 +129,7 @@ beforeAll(async () => {
   const units = await mint.listMintUnits({ brandId: a.brandId }, asA);
   const imported = await catalog.startProductImport({ brandId: a.brandId, csv: new TextEncoder().encode(`sku,name\n${aMarker}-2,${aMarker}\n`) }, asA)
     .then((res) => res.import?.id ?? randomUUID(), () => randomUUID());
+  await drainWebhookFanout(app.ctx);
   aIds = {
     product_id: a.productId,
     product_batch_id: production.productionBatch!.id,

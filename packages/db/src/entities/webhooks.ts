@@ -30,6 +30,13 @@ export const WebhookEndpoint = defineEntity({
     consecutiveFailures: p.integer().default(0),
     /** While in the future, the endpoint's due deliveries wait (its circuit is open); null when it is not paused. */
     pausedUntil: columns.time().nullable(),
+    /**
+     * When it was inserted or last enabled, on the database's clock (the statement's time): the
+     * fan-out gives it the events written from then on ...
+     */
+    enabledSince: p.datetime().columnType('timestamptz').defaultRaw('statement_timestamp()'),
+    /** ... until it was last disabled (the database's clock); null while enabled. */
+    disabledAt: p.datetime().columnType('timestamptz').nullable(),
     createdAt: columns.createdAt(),
     updatedAt: columns.updatedAt(),
   },
@@ -96,6 +103,8 @@ export const WebhookFanout = defineEntity({
     eventId: p.uuid().primary(),
     /** The event's time: the fan-out takes each brand's oldest first. */
     occurredAt: columns.time(),
+    /** The writer's statement time on the database's clock: the event goes to the endpoints enabled then. */
+    writtenAt: p.datetime().columnType('timestamptz').defaultRaw('statement_timestamp()'),
   },
   indexes: [{ properties: ['brandId', 'occurredAt'] }],
 });

@@ -104,7 +104,10 @@ export async function updateWebhookEndpoint(em: Em, brandId: string, id: string,
     ...(change.url === undefined ? {} : { url: change.url }),
     ...(change.eventTypes === undefined ? {} : { event_types: [...change.eventTypes] }),
     ...(change.description === undefined ? {} : { description: change.description }),
-    ...(change.enabled === undefined ? {} : { enabled: change.enabled }),
+    // An enabling or disabling that changes the state stamps it on the database's clock, for the fan-out.
+    ...(change.enabled === undefined ? {} : change.enabled
+      ? { enabled: true, enabled_since: sql<Date>`case when enabled then enabled_since else statement_timestamp() end`, disabled_at: null }
+      : { enabled: false, disabled_at: sql<Date>`case when enabled then statement_timestamp() else disabled_at end` }),
     ...(change.disabledReason === undefined ? {} : { disabled_reason: change.disabledReason }),
     ...(change.secret === undefined ? {} : { secret: change.secret }),
     ...(change.previousSecret === undefined ? {} : { previous_secret: change.previousSecret }),
@@ -514,16 +517,18 @@ export async function takeWebhookFanouts(em: Em, brandId: string, take: number):
     .orderBy('occurred_at').orderBy('event_id').limit(take).forUpdate().skipLocked())).map((r) => r.event_id);
 }
 
-/** The brand's enabled endpoints, the fan-out's measure of how many deliveries one event writes. */
-export async function countEnabledWebhookEndpoints(em: Em, brandId: string): Promise<number> {
+/** The brand's endpoints (a disabled one may still get an event written before it was disabled): the fan-out's bound on one event's deliveries. */
+export async function countWebhookEndpoints(em: Em, brandId: string): Promise<number> {
   const row = await first(em, (db) => db.selectFrom('webhook_endpoints').select((eb) => eb.fn.countAll<string>().as('n'))
-    .where('brand_id', '=', brandId).where('enabled', '=', true));
+    .where('brand_id', '=', brandId));
   return Number(row?.n ?? 0);
 }
 
 /**
- * Writes the deliveries of the brand's events `eventIds`: one pending delivery per event and
- * endpoint that is enabled now, was created at or before the event and whose filter wants it
+ * Writes the deliveries of the brand's events `eventIds` still waiting for their fan-out: one
+ * pending delivery per event and endpoint that was enabled when the statement that wrote the event
+ * ran (by the endpoint's `enabled_since` and `disabled_at` on the database's clock: its last
+ * enabled interval), and whose filter wants it
  * (an endpoint's own management events go to it alone). A delivery already written for an event
  * and endpoint is kept as it is (unique key): repeating a fan-out, after a crash between this
  * insert and the markers' delete, never writes one twice. Returns the deliveries written.
@@ -532,12 +537,13 @@ export async function insertFanoutDeliveries(em: Em, brandId: string, eventIds: 
   if (eventIds.length === 0) return 0;
   return changed(em, (db) => db.insertInto('webhook_deliveries')
     .columns(['brand_id', 'id', 'endpoint_id', 'event_id', 'event_type', 'body', 'status', 'attempts', 'next_attempt_at', 'created_at', 'updated_at'])
-    .expression((eb) => eb.selectFrom('mint_events as e')
-      .innerJoin('webhook_endpoints as w', (join) => join.onRef('w.brand_id', '=', 'e.brand_id'))
-      .where('e.brand_id', '=', brandId).where('w.brand_id', '=', brandId)
-      .where('e.id', '=', eb.fn.any(eb.cast<string[]>(eb.val([...eventIds]), sql`uuid[]`)))
-      .where('w.enabled', '=', true)
-      .whereRef('w.created_at', '<=', 'e.occurred_at')
+    .expression((eb) => eb.selectFrom('webhook_fanouts as f')
+      .innerJoin('mint_events as e', (join) => join.onRef('e.brand_id', '=', 'f.brand_id').onRef('e.id', '=', 'f.event_id'))
+      .innerJoin('webhook_endpoints as w', (join) => join.onRef('w.brand_id', '=', 'f.brand_id'))
+      .where('f.brand_id', '=', brandId).where('e.brand_id', '=', brandId).where('w.brand_id', '=', brandId)
+      .where('f.event_id', '=', eb.fn.any(eb.cast<string[]>(eb.val([...eventIds]), sql`uuid[]`)))
+      .whereRef('w.enabled_since', '<=', 'f.written_at')
+      .where((eb) => eb.or([eb('w.disabled_at', 'is', null), eb('w.disabled_at', '>', eb.ref('f.written_at'))]))
       .where(endpointWants())
       .select(deliveryColumns()))
     .onConflict((oc) => oc.columns(['brand_id', 'event_id', 'endpoint_id']).doNothing()));

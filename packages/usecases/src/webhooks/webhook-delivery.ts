@@ -1,5 +1,5 @@
 import {
-  appendEvents, claimWebhookDeliveries, countEnabledWebhookEndpoints, deleteWebhookFanouts, insertFanoutDeliveries, takeWebhookFanouts, webhookFanoutBrands, type WebhookClaimBatch, findWebhookEndpoint, markWebhookEndpointFailing, readWebhookBacklog, recordWebhookAttempt, updateWebhookEndpoint,
+  appendEvents, claimWebhookDeliveries, countWebhookEndpoints, deleteWebhookFanouts, insertFanoutDeliveries, takeWebhookFanouts, webhookFanoutBrands, type WebhookClaimBatch, findWebhookEndpoint, markWebhookEndpointFailing, readWebhookBacklog, recordWebhookAttempt, updateWebhookEndpoint,
   type WebhookClaim, unitOfWork, transaction,
 } from '@mint/db';
 import {
@@ -42,9 +42,10 @@ export interface WebhookFanoutPass {
  * events written with a fan-out marker (see appendEvents) and deletes their markers. Fair and
  * bounded: up to `brands` brands with waiting events, round robin after `afterBrand`, one
  * transaction each, taking the brand's oldest events (SKIP LOCKED: concurrent passes of several
- * executors split them) as many as `deliveriesPerBrand` deliveries allow for its enabled endpoints
- * (at least one, at most `eventsPerBrand`). An event's deliveries go to the endpoints enabled at the
- * pass that were created at or before the event and whose filter wants it; the delivery key
+ * executors split them) as many as `deliveriesPerBrand` deliveries allow for its endpoints
+ * (at least one, at most `eventsPerBrand`). An event's deliveries go to the endpoints that were
+ * enabled when the statement that wrote it ran (the database's clock, whatever the services'
+ * clocks) and whose filter wants it when the pass runs; the delivery key
  * (event, endpoint) makes a repeated pass write nothing twice.
  */
 export async function fanOutWebhookEvents(ctx: UseCaseContext, options: WebhookFanoutOptions = {}): Promise<WebhookFanoutPass> {
@@ -55,7 +56,7 @@ export async function fanOutWebhookEvents(ctx: UseCaseContext, options: WebhookF
   let deliveries = 0;
   for (const brandId of brands) {
     const done = await transaction(ctx.db, async (em) => {
-      const endpoints = await countEnabledWebhookEndpoints(em, brandId);
+      const endpoints = await countWebhookEndpoints(em, brandId);
       const take = Math.max(1, Math.min(eventsPerBrand, Math.floor(deliveriesPerBrand / Math.max(1, endpoints))));
       const eventIds = await takeWebhookFanouts(em, brandId, take);
       const written = await insertFanoutDeliveries(em, brandId, eventIds);
