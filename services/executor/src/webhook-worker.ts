@@ -67,13 +67,15 @@ export function startWebhookWorker(options: WebhookWorkerOptions): WebhookWorker
   let waited = false;
   // Round robin between brands: each claim starts after the brand the previous one looked at last.
   let afterBrand: string | null = null;
-  // The fan-out runs before the claims: again at once while its last pass found events waiting,
-  // else once a poll interval; its own round robin between brands.
+  // The fan-out runs before each claim (one index probe when nothing waits), so an event's
+  // deliveries are claimable at the worker's next look as when the writer wrote them; while every
+  // slot is taken it still runs, once a poll interval or at once while its last pass found events
+  // waiting. Its own round robin between brands.
   let fanoutAfter: string | null = null;
   let fanoutAt = Number.NEGATIVE_INFINITY;
   let fanoutBusy = false;
-  const fanOut = async () => {
-    if (!fanoutBusy && performance.now() - fanoutAt < pollMs) return;
+  const fanOut = async (always: boolean) => {
+    if (!always && !fanoutBusy && performance.now() - fanoutAt < pollMs) return;
     fanoutAt = performance.now();
     try {
       const pass = await fanOutWebhookEvents(ctx, { ...options.fanout, afterBrand: fanoutAfter });
@@ -88,13 +90,14 @@ export function startWebhookWorker(options: WebhookWorkerOptions): WebhookWorker
 
   const loop = (async () => {
     while (!stopping) {
-      await fanOut();
       const free = options.concurrency - inFlight.size;
       if (free <= 0 || (inFlight.size > 0 && free < batch && !waited)) {
+        await fanOut(false);
         waited = fanoutBusy ? false : await sleep(pollMs);
         continue;
       }
       waited = false;
+      await fanOut(true);
       try {
         const { claims, lastBrand } = await claimWebhooks(ctx, free, {
           perEndpoint: options.perEndpoint, afterBrand, ...(options.perBrand === undefined ? {} : { perBrand: options.perBrand }),

@@ -555,10 +555,3 @@ export async function deleteWebhookFanouts(em: Em, brandId: string, eventIds: re
   return changed(em, (db) => db.deleteFrom('webhook_fanouts').where('brand_id', '=', brandId)
     .where('event_id', '=', (eb) => eb.fn.any(eb.cast<string[]>(eb.val([...eventIds]), sql`uuid[]`))));
 }
-
-/** Events waiting for their fan-out across brands, and the time of the oldest, for the backlog gauges. */
-export async function readWebhookFanoutBacklog(em: Em): Promise<{ waiting: number; oldest: Date | null }> {
-  const row = await first(em, (db) => db.selectFrom('webhook_fanouts')
-    .select((eb) => [eb.fn.countAll<string>().as('n'), eb.fn.min('occurred_at').as('oldest')]));
-  return { waiting: Number(row?.n ?? 0), oldest: row?.oldest == null ? null : new Date(row.oldest as Date | string) };
-}
