@@ -86,7 +86,7 @@ async function main(): Promise<WebhooksBenchResult> {
   const db = await openDatabase({ url: scratch.url }, { poolSize: concurrency + 4, applicationName: 'bench-webhooks' });
   try {
     const ctx = createUseCaseContext({ db, publicBaseUrl: 'http://127.0.0.1:8080' });
-    const logger = createLogger({ logLevel: 'warn' }, {}, new Writable({ write: (_c, _e, done) => done() }));
+    const logger = createLogger({ logLevel: (process.env['BENCH_LOG'] as 'warn' | undefined) ?? 'warn' }, {}, new Writable({ write: (c, _e, done) => { if (process.env['BENCH_LOG']) process.stderr.write(c); done(); } }));
     const send = createWebhookSender({ allowLoopback: true, allowedAddresses: [] });
     const brands: string[] = [];
     for (let i = 0; i < endpoints; i++) {

@@ -86,7 +86,8 @@ export {
   listWebhookSecretsToSeal, replaceWebhookSecrets, type StoredWebhookSecrets,
   type WebhookEndpointChange, type WebhookDeliveryRecord, type WebhookClaim, type WebhookAttemptRecord,
   countWebhookEndpointsLocked, type WebhookClaimLimits, type WebhookClaimBatch,
-  webhookFanoutBrands, takeWebhookFanouts, countWebhookEndpoints, insertFanoutDeliveries, deleteWebhookFanouts,
+  webhookFanoutBrands, takeWebhookFanouts, countWebhookEndpoints, insertFanoutDeliveries, deleteWebhookFanouts, fanOutWebhookBrand,
+  type WebhookFanoutLimits,
 } from './repositories/webhooks.ts';
 export {
   type PassportKey, type PassportDraftRow, type PassportVersionRow, findPassportDraft, savePassportDraft, latestPassportVersion, findPassportVersion,

@@ -50,8 +50,16 @@ export function startWebhookWorker(options: WebhookWorkerOptions): WebhookWorker
   let stopping = false;
   const inFlight = new Set<Promise<void>>();
   let wake: (() => void) | null = null;
+  // A delivery that ended while the loop was not asleep (fanning out, claiming) wakes its next sleep:
+  // its freed slot is looked at without waiting a poll interval.
+  let woken = false;
   /** Waits `ms` or until woken; true when the time ran out. */
   const sleep = (ms: number) => new Promise<boolean>((resolve) => {
+    if (woken) {
+      woken = false;
+      resolve(false);
+      return;
+    }
     const timer = setTimeout(() => resolve(true), ms);
     wake = () => {
       clearTimeout(timer);
@@ -118,7 +126,8 @@ export function startWebhookWorker(options: WebhookWorkerOptions): WebhookWorker
             }, (err: unknown) => logger.error({ err, deliveryId: claim.id, endpointId: claim.endpointId }, 'webhook delivery error; retried after its lease'))
             .finally(() => {
               inFlight.delete(task);
-              (wake as (() => void) | null)?.();
+              if (wake === null) woken = true;
+              else (wake as () => void)();
             });
           inFlight.add(task);
         }

@@ -102,7 +102,7 @@ export function eventFanouts<DB extends Tables>(qc: QueryCreator<DB>, brandId?: 
  * The body of the webhook delivery of the event aliased `e`: `{ type, timestamp, data }`, `data`
  * being the event as ListMintEvents shows it.
  */
-function deliveryBody(): RawBuilder<string> {
+export function deliveryBody(): RawBuilder<string> {
   return sql<string>`jsonb_build_object('type', e.event_type, 'timestamp', e.occurred_at, 'data', jsonb_build_object(
     'id', e.id, 'brand_id', e.brand_id, 'event_type', e.event_type, 'entity_type', e.entity_type, 'entity_id', e.entity_id,
     'occurred_at', e.occurred_at, 'actor', e.actor, 'payload', e.payload))`;

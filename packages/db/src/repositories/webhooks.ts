@@ -4,7 +4,8 @@ import type { Cursor, WebhookDeliveryStatus } from '@mint/domain';
 import type { Em } from '../orm.ts';
 import { onCitus } from '../distribution.ts';
 import { changed, first, rawRows, rows } from './kysely.ts';
-import { deliveryColumns, endpointWants } from './events.ts';
+import { deliveryBody, deliveryColumns, endpointWants } from './events.ts';
+import { inTransaction } from './catalog.ts';
 
 /** A webhook endpoint as the repositories return it, with its secrets (the use cases never pass those on). */
 export interface WebhookEndpointRecord {
@@ -554,4 +555,52 @@ export async function deleteWebhookFanouts(em: Em, brandId: string, eventIds: re
   if (eventIds.length === 0) return 0;
   return changed(em, (db) => db.deleteFrom('webhook_fanouts').where('brand_id', '=', brandId)
     .where('event_id', '=', (eb) => eb.fn.any(eb.cast<string[]>(eb.val([...eventIds]), sql`uuid[]`))));
+}
+
+/** The bounds of one brand's share of a fan-out pass (see {@link fanOutWebhookBrand}). */
+export interface WebhookFanoutLimits {
+  /** Deliveries written at most: events taken are this divided by the brand's endpoints (at least one event). */
+  readonly deliveries: number;
+  /** Events taken at most. */
+  readonly events: number;
+}
+
+/**
+ * One brand's share of a fan-out pass, atomic: takes the brand's oldest events waiting (SKIP
+ * LOCKED), as many as `limits` allow for its endpoints, writes their deliveries
+ * ({@link insertFanoutDeliveries}'s rule and unique key) and deletes their markers. On plain
+ * PostgreSQL one statement (one round trip, its CTEs on one snapshot); on Citus the same steps as
+ * statements routed to the brand's shard in one transaction. Returns the events and deliveries
+ * written.
+ */
+export async function fanOutWebhookBrand(em: Em, brandId: string, limits: WebhookFanoutLimits): Promise<{ events: number; deliveries: number }> {
+  if (await onCitus(em)) {
+    return inTransaction(em, async (em) => {
+      const endpoints = await countWebhookEndpoints(em, brandId);
+      const eventIds = await takeWebhookFanouts(em, brandId, Math.max(1, Math.min(limits.events, Math.floor(limits.deliveries / Math.max(1, endpoints)))));
+      const deliveries = await insertFanoutDeliveries(em, brandId, eventIds);
+      return { events: await deleteWebhookFanouts(em, brandId, eventIds), deliveries };
+    });
+  }
+  const [row] = await rawRows(em, sql<{ events: string; deliveries: string }>`
+    with taken as (
+      select f.event_id, f.written_at from webhook_fanouts f where f.brand_id = ${brandId}
+        order by f.occurred_at, f.event_id
+        limit greatest(1, least(${limits.events}::int,
+          ${limits.deliveries}::int / greatest(1, (select count(*) from webhook_endpoints c where c.brand_id = ${brandId})::int)))
+        for update skip locked
+    ),
+    written as (
+      insert into webhook_deliveries (brand_id, id, endpoint_id, event_id, event_type, body, status, attempts, next_attempt_at, created_at, updated_at)
+      select e.brand_id, gen_random_uuid(), w.id, e.id, e.event_type, ${deliveryBody()}, 'pending', 0, e.occurred_at, e.occurred_at, e.occurred_at
+      from taken t
+      join mint_events e on e.brand_id = ${brandId} and e.id = t.event_id
+      join webhook_endpoints w on w.brand_id = ${brandId}
+      where w.enabled_since <= t.written_at and (w.disabled_at is null or w.disabled_at > t.written_at) and ${endpointWants()}
+      on conflict (brand_id, event_id, endpoint_id) do nothing
+      returning 1
+    ),
+    done as (delete from webhook_fanouts f using taken t where f.brand_id = ${brandId} and f.event_id = t.event_id returning 1)
+    select (select count(*) from done) as events, (select count(*) from written) as deliveries`);
+  return { events: Number(row?.events ?? 0), deliveries: Number(row?.deliveries ?? 0) };
 }

@@ -1,5 +1,5 @@
 import {
-  appendEvents, claimWebhookDeliveries, countWebhookEndpoints, deleteWebhookFanouts, insertFanoutDeliveries, takeWebhookFanouts, webhookFanoutBrands, type WebhookClaimBatch, findWebhookEndpoint, markWebhookEndpointFailing, readWebhookBacklog, recordWebhookAttempt, updateWebhookEndpoint,
+  appendEvents, claimWebhookDeliveries, fanOutWebhookBrand, webhookFanoutBrands, type WebhookClaimBatch, findWebhookEndpoint, markWebhookEndpointFailing, readWebhookBacklog, recordWebhookAttempt, updateWebhookEndpoint,
   type WebhookClaim, unitOfWork, transaction,
 } from '@mint/db';
 import {
@@ -55,13 +55,7 @@ export async function fanOutWebhookEvents(ctx: UseCaseContext, options: WebhookF
   let events = 0;
   let deliveries = 0;
   for (const brandId of brands) {
-    const done = await transaction(ctx.db, async (em) => {
-      const endpoints = await countWebhookEndpoints(em, brandId);
-      const take = Math.max(1, Math.min(eventsPerBrand, Math.floor(deliveriesPerBrand / Math.max(1, endpoints))));
-      const eventIds = await takeWebhookFanouts(em, brandId, take);
-      const written = await insertFanoutDeliveries(em, brandId, eventIds);
-      return { events: await deleteWebhookFanouts(em, brandId, eventIds), deliveries: written };
-    });
+    const done = await fanOutWebhookBrand(unitOfWork(ctx.db), brandId, { deliveries: deliveriesPerBrand, events: eventsPerBrand });
     events += done.events;
     deliveries += done.deliveries;
   }
