@@ -11,7 +11,8 @@ import { changed } from './kysely.ts';
  * True when the endpoint aliased `w` gets the event aliased `e`: its filter wants the type (an empty
  * filter wants all), and an event about an endpoint (webhook_endpoint_created, _updated,
  * _secret_rotated) goes to that endpoint alone, never to the brand's others: managing N endpoints
- * then writes N deliveries, not N². (A deleted or disabled endpoint gets none: it is gone or off.)
+ * then writes N deliveries, not N². (Which endpoints were enabled when the event was written is the
+ * caller's condition: the marker's probe, the fan-out's `enabled_since` and `disabled_at`.)
  */
 export function endpointWants(): RawBuilder<boolean> {
   return sql<boolean>`(cardinality(w.event_types) = 0 or e.event_type = any(w.event_types))
