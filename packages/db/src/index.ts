@@ -95,3 +95,11 @@ export {
   claimRunningSerialMove, insertEpcisEvents, queryEpcisEvents, finishSerialMove, readEpcisEventIds,
   type UnitForMove, type UnitSelector, type SerialWrite, type SerialMoveRecord, type NewSerialMove, type NewEpcisEvent, type EpcisQuery,
 } from './repositories/serials.ts';
+export { ContainerSettingsRow, ContainerMintRow, ContainerRow, UnitContainerRow, ContainerOpRow } from './entities/containers.ts';
+export {
+  readBrandContainerConfig, setBrandCompanyPrefix, setContainerMaxDepth, allocateSerialRefs, insertContainerMint, findContainerMintByKey, insertContainers,
+  listSsccsOfMint, ssccOfContainer, findContainersBySscc, findContainerBySscc, ancestorsOf, heightsOf, containerTree, unitsInContainers, containersOfUnits, packUnits,
+  packContainers, unpackUnits, unpackContainers, moveContainerStates, containerContents, countContents, insertContainerOp, findContainerOpByKey,
+  findBrandIdBySlug, type BrandContainerConfig, type ContainerMintRecord, type ContainerRecord, type PackedUnit, type ContentsPage, type ContentsCursor,
+  type ContainerOpRecord,
+} from './repositories/containers.ts';

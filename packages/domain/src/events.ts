@@ -37,6 +37,10 @@
  * | passport_access_key_issued | passport_access_key | IssuePassportAccessKey (payload: name, access_class, expires_at; never the key) |
  * | passport_access_key_revoked | passport_access_key | RevokePassportAccessKey (payload: name, access_class) |
  * | passport_style_set        | brand       | SetPassportStyle changes the logo or colour of the brand's passport pages (payload: logo_url, colour) |
+ * | container_settings_set    | brand       | SetContainerSettings changes the brand's GS1 company prefix or max_depth (payload: gs1_company_prefix, max_depth) |
+ * | containers_minted         | container_mint | MintContainers issues SSCCs (payload: level, count, first_sscc, last_sscc) |
+ * | container_packed          | container   | PackContainer or a captured packing AggregationEvent (entity: the SSCC; payload: op_id, units, containers, serials (at most 100), ssccs (at most 100)) |
+ * | container_unpacked        | container   | UnpackContainer or a captured unpacking AggregationEvent (entity: the SSCC; payload as container_packed) |
  *
  * The executor's five job events (started, units created, lots confirmed, completed, failed) are
  * events of the job's batch: `entity_type = mint_batch`, `entity_id` = the batch's uuid as text,
@@ -80,11 +84,15 @@ export type EventType =
   | 'passport_restricted_read'
   | 'passport_access_key_issued'
   | 'passport_access_key_revoked'
-  | 'passport_style_set';
+  | 'passport_style_set'
+  | 'container_settings_set'
+  | 'containers_minted'
+  | 'container_packed'
+  | 'container_unpacked';
 
 /** Kind of entity an event is about. */
 export type EntityType = 'mint_job' | 'mint_batch' | 'mint_unit' | 'payload_pack' | 'product' | 'resolver_link' | 'webhook_endpoint' | 'brand' | 'scan' | 'serial_move'
-  | 'passport' | 'passport_access_key';
+  | 'passport' | 'passport_access_key' | 'container_mint' | 'container';
 
 /** An event to append, before it gets its id and time. */
 export interface NewEvent {

@@ -99,3 +99,9 @@ export {
   queryEpcis, captureEpcisDocument, epcisQueryParameters, defaultEpcisPage, maxEpcisPage, maxCapturedEvents, type EpcisQueryPage, type CaptureResult,
 } from './epcis.ts';
 export { reconcileMintBatch, reconciliationCsv, type BatchReconciliation } from './reconciliation.ts';
+export {
+  setContainerSettings, getContainerSettings, mintContainers, packContainer, unpackContainer, getContainer, resolveContainer, aggregationEvent,
+  maxMintContainers, maxPackItems, maxContainerMoveUnits, defaultContentsPage, maxContentsPage,
+  type ContainerSettings, type SetContainerSettingsInput, type MintContainersInput, type MintedContainers, type ContainerItems, type ContainerOpInput,
+  type ContainerOpResult, type ContainerView, type ContentsView, type PublicContainer,
+} from './containers.ts';
