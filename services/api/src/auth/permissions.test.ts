@@ -26,11 +26,14 @@ describe('the RPC permission table', () => {
     const byPermission = (permission: Permission) =>
       protectedServices.flatMap((s) => s.methods.filter((m) => permissionFor(m) === permission).map((m) => m.name)).sort();
     expect(byPermission('mint:write')).toEqual(
-      ['ActivateMintUnits', 'CreateMintBatchFromJob', 'CreatePayloadPack', 'MoveSerials', 'PreflightMintBatch', 'ProcessMintJobBatch', 'SetMintBatchStatus', 'SubmitMintRequest'],
+      [
+        'ActivateMintUnits', 'CreateMintBatchFromJob', 'CreatePayloadPack', 'MintContainers', 'MoveSerials', 'PackContainer', 'PreflightMintBatch', 'ProcessMintJobBatch',
+        'SetMintBatchStatus', 'SubmitMintRequest', 'UnpackContainer',
+      ],
     );
     expect(byPermission('mint:read')).toEqual(
       [
-        'CreatePayloadPackDownloadUrl', 'GetMintBatch', 'GetMintBatchReconciliation', 'GetMintJob', 'GetMintKpis', 'GetSerialMove', 'ListMintBatches', 'ListMintEvents',
+        'CreatePayloadPackDownloadUrl', 'GetContainer', 'GetMintBatch', 'GetMintBatchReconciliation', 'GetMintJob', 'GetMintKpis', 'GetSerialMove', 'ListMintBatches', 'ListMintEvents',
         'ListMintUnits', 'ListPayloadPacks', 'WatchMintJob',
       ],
     );
