@@ -8,9 +8,10 @@ import {
 import {
   aggregationVocabulary, checkPackParent, companyPrefixViolations, ConflictError, containerLevelViolations, containerPackRefusal, containerStateAfter,
   defaultContainerMaxDepth, epcisVocabularyOf, IdempotencyKeyReusedError, IllegalStateError, InvalidInputError, isSscc, maxContainerMaxDepth, NotFoundError,
-  reactivatableReasons, serialReferenceCapacity, ssccOf, ssccOfUri, ssccViolations, unitPackRefusal, type ContainerState, type DecommissionReason,
+  ForbiddenError, reactivatableReasons, serialReferenceCapacity, ssccOf, ssccOfUri, ssccViolations, unitPackRefusal, type ContainerState, type DecommissionReason,
   type FieldViolation, type PackRefusal, type SerialMove,
 } from '@mint/domain';
+import { authenticate, authorizeAuthenticated, type Credentials } from './access.ts';
 import type { Actor, UseCaseContext } from './context.ts';
 import { requestFingerprint } from './idempotency.ts';
 import { derivedUuid } from './derived-uuid.ts';
@@ -609,4 +610,23 @@ export async function applyCapturedAggregation(ctx: UseCaseContext, em: Em, c: {
     actorId: c.actorId, at: (kind, i) => `epcisBody.eventList[${c.index}].childEPCs[${(kind === 'serials' ? a.serialIndex : a.ssccIndex)[i]}]`, epcis: c.event,
   };
   return a.op === 'pack' ? packIn(ctx, em, op) : unpackIn(ctx, em, op);
+}
+
+/**
+ * Whether the caller presenting `credentials` may see the contents of the brand's containers
+ * through the resolver: a session or API key of the brand with mint:read. No credentials, or
+ * credentials of another brand: false (the public answer, never an error that would confirm the
+ * brand). Credentials that do not verify: UnauthenticatedError. Partner keys plug in here: a key a
+ * partner holds for this brand (with its scope) is to answer true as well.
+ */
+export async function mayReadContainerContents(ctx: UseCaseContext, credentials: Credentials, brandId: string): Promise<boolean> {
+  if (credentials.bearer === null && credentials.apiKey === null) return false;
+  const authenticated = await authenticate(ctx, credentials);
+  try {
+    await authorizeAuthenticated(ctx, authenticated, brandId, 'mint:read');
+    return true;
+  } catch (error) {
+    if (error instanceof ForbiddenError) return false;
+    throw error;
+  }
 }

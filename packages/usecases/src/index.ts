@@ -100,7 +100,7 @@ export {
 } from './epcis.ts';
 export { reconcileMintBatch, reconciliationCsv, type BatchReconciliation } from './reconciliation.ts';
 export {
-  setContainerSettings, getContainerSettings, mintContainers, packContainer, unpackContainer, getContainer, resolveContainer, aggregationEvent,
+  setContainerSettings, getContainerSettings, mintContainers, packContainer, unpackContainer, getContainer, resolveContainer, aggregationEvent, mayReadContainerContents,
   maxMintContainers, maxPackItems, maxContainerMoveUnits, defaultContentsPage, maxContentsPage,
   type ContainerSettings, type SetContainerSettingsInput, type MintContainersInput, type MintedContainers, type ContainerItems, type ContainerOpInput,
   type ContainerOpResult, type ContainerView, type ContentsView, type PublicContainer,
