@@ -2,7 +2,7 @@
 // UnpackContainer, GetContainer): decode, call the use case, encode. No rules live here.
 
 import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
-import type { ContainerItemsRequest, MintService } from '@mint/contract';
+import type { MintService, PackContainerRequest, UnpackContainerRequest } from '@mint/contract';
 import type * as UseCases from '@mint/usecases';
 import { principalOf } from '../context.ts';
 import { decommissionReason, orNull, orUnset, toTimestamp } from './wire.ts';
@@ -16,7 +16,7 @@ type ContainerHandlers = Pick<ServiceImpl<typeof MintService>, 'setContainerSett
 export function createContainerHandlers(deps: { readonly ctx: UseCases.UseCaseContext; readonly useCases: ContainerUseCases }): ContainerHandlers {
   const { ctx, useCases } = deps;
   const actorOf = (context: HandlerContext) => ({ id: principalOf(context).actorId });
-  const itemsOf = (req: ContainerItemsRequest) => ({ brandId: req.brandId, sscc: req.sscc, serials: req.serials, ssccs: req.ssccs, idempotencyKey: req.idempotencyKey });
+  const itemsOf = (req: PackContainerRequest | UnpackContainerRequest) => ({ brandId: req.brandId, sscc: req.sscc, serials: req.serials, ssccs: req.ssccs, idempotencyKey: req.idempotencyKey });
   const result = (r: UseCases.ContainerOpResult) => ({ ok: true, opId: r.opId, sscc: r.sscc, units: r.units, containers: r.containers, replayed: r.replayed });
   return {
     async setContainerSettings(req, context) {

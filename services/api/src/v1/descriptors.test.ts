@@ -1,7 +1,7 @@
 import { create, getOption, type DescField } from '@bufbuild/protobuf';
 import { field as fieldRules } from '@bufbuild/protovalidate/gen/buf/validate/validate_pb.js';
 import {
-  ContainerItemsRequestSchema, GetContainerRequestSchema, MintContainersRequestSchema,
+  GetContainerRequestSchema, MintContainersRequestSchema, PackContainerRequestSchema,
   ListMintBatchesRequestSchema, MintJobStatus, RecordScanEventsRequestSchema, SubmitMintRequestRequestSchema, SubmitMintRequestResponseSchema,
   type SubmitMintRequestRequest,
 } from '@mint/contract';
@@ -60,7 +60,7 @@ describe('the proto\'s limits and the domain\'s', () => {
     expect(scans.case === 'repeated' ? Number(scans.value.maxItems) : undefined).toBe(maxIngestScans);
     const count = rules(MintContainersRequestSchema.field['count']);
     expect(count.case === 'int32' && count.value.lessThan.case === 'lte' ? count.value.lessThan.value : undefined).toBe(maxMintContainers);
-    const items = rules(ContainerItemsRequestSchema.field['serials']);
+    const items = rules(PackContainerRequestSchema.field['serials']);
     expect(items.case === 'repeated' ? Number(items.value.maxItems) : undefined).toBe(maxPackItems);
     const contents = rules(GetContainerRequestSchema.field['limit']);
     expect(contents.case === 'int32' && contents.value.lessThan.case === 'lte' ? contents.value.lessThan.value : undefined).toBe(maxContentsPage);

@@ -177,11 +177,11 @@ export declare type MintContainersResponse = Message<"mint.v1.MintContainersResp
 export declare const MintContainersResponseSchema: GenMessage<MintContainersResponse>;
 
 /**
- * Parameters of PackContainer and UnpackContainer.
+ * Parameters of PackContainer.
  *
- * @generated from message mint.v1.ContainerItemsRequest
+ * @generated from message mint.v1.PackContainerRequest
  */
-export declare type ContainerItemsRequest = Message<"mint.v1.ContainerItemsRequest"> & {
+export declare type PackContainerRequest = Message<"mint.v1.PackContainerRequest"> & {
   /**
    * Brand workspace.
    *
@@ -219,17 +219,17 @@ export declare type ContainerItemsRequest = Message<"mint.v1.ContainerItemsReque
 };
 
 /**
- * Describes the message mint.v1.ContainerItemsRequest.
- * Use `create(ContainerItemsRequestSchema)` to create a new message.
+ * Describes the message mint.v1.PackContainerRequest.
+ * Use `create(PackContainerRequestSchema)` to create a new message.
  */
-export declare const ContainerItemsRequestSchema: GenMessage<ContainerItemsRequest>;
+export declare const PackContainerRequestSchema: GenMessage<PackContainerRequest>;
 
 /**
- * Result of PackContainer and UnpackContainer.
+ * Result of PackContainer.
  *
- * @generated from message mint.v1.ContainerItemsResponse
+ * @generated from message mint.v1.PackContainerResponse
  */
-export declare type ContainerItemsResponse = Message<"mint.v1.ContainerItemsResponse"> & {
+export declare type PackContainerResponse = Message<"mint.v1.PackContainerResponse"> & {
   /**
    * True when the call succeeded.
    *
@@ -252,14 +252,14 @@ export declare type ContainerItemsResponse = Message<"mint.v1.ContainerItemsResp
   sscc: string;
 
   /**
-   * Units packed or unpacked.
+   * Units packed.
    *
    * @generated from field: int32 units = 4;
    */
   units: number;
 
   /**
-   * Containers packed or unpacked.
+   * Containers packed.
    *
    * @generated from field: int32 containers = 5;
    */
@@ -274,10 +274,113 @@ export declare type ContainerItemsResponse = Message<"mint.v1.ContainerItemsResp
 };
 
 /**
- * Describes the message mint.v1.ContainerItemsResponse.
- * Use `create(ContainerItemsResponseSchema)` to create a new message.
+ * Describes the message mint.v1.PackContainerResponse.
+ * Use `create(PackContainerResponseSchema)` to create a new message.
  */
-export declare const ContainerItemsResponseSchema: GenMessage<ContainerItemsResponse>;
+export declare const PackContainerResponseSchema: GenMessage<PackContainerResponse>;
+
+/**
+ * Parameters of UnpackContainer.
+ *
+ * @generated from message mint.v1.UnpackContainerRequest
+ */
+export declare type UnpackContainerRequest = Message<"mint.v1.UnpackContainerRequest"> & {
+  /**
+   * Brand workspace.
+   *
+   * @generated from field: string brand_id = 1;
+   */
+  brandId: string;
+
+  /**
+   * The parent container's SSCC (18 digits).
+   *
+   * @generated from field: string sscc = 2;
+   */
+  sscc: string;
+
+  /**
+   * Units by serial (none named, with no containers either: everything in it).
+   *
+   * @generated from field: repeated string serials = 3;
+   */
+  serials: string[];
+
+  /**
+   * Containers by SSCC.
+   *
+   * @generated from field: repeated string ssccs = 4;
+   */
+  ssccs: string[];
+
+  /**
+   * The caller's key: a repeat answers the first request (replayed) and changes nothing.
+   *
+   * @generated from field: string idempotency_key = 5;
+   */
+  idempotencyKey: string;
+};
+
+/**
+ * Describes the message mint.v1.UnpackContainerRequest.
+ * Use `create(UnpackContainerRequestSchema)` to create a new message.
+ */
+export declare const UnpackContainerRequestSchema: GenMessage<UnpackContainerRequest>;
+
+/**
+ * Result of UnpackContainer.
+ *
+ * @generated from message mint.v1.UnpackContainerResponse
+ */
+export declare type UnpackContainerResponse = Message<"mint.v1.UnpackContainerResponse"> & {
+  /**
+   * True when the call succeeded.
+   *
+   * @generated from field: bool ok = 1;
+   */
+  ok: boolean;
+
+  /**
+   * The request's id.
+   *
+   * @generated from field: string op_id = 2;
+   */
+  opId: string;
+
+  /**
+   * The parent container's SSCC.
+   *
+   * @generated from field: string sscc = 3;
+   */
+  sscc: string;
+
+  /**
+   * Units unpacked.
+   *
+   * @generated from field: int32 units = 4;
+   */
+  units: number;
+
+  /**
+   * Containers unpacked.
+   *
+   * @generated from field: int32 containers = 5;
+   */
+  containers: number;
+
+  /**
+   * True when the key named an earlier request: this call changed nothing.
+   *
+   * @generated from field: bool replayed = 6;
+   */
+  replayed: boolean;
+};
+
+/**
+ * Describes the message mint.v1.UnpackContainerResponse.
+ * Use `create(UnpackContainerResponseSchema)` to create a new message.
+ */
+export declare const UnpackContainerResponseSchema: GenMessage<UnpackContainerResponse>;
 
 /**
  * Parameters of GetContainer.

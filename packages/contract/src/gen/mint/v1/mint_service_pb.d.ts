@@ -6,7 +6,7 @@ import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegen
 import type { JsonObject, Message } from "@bufbuild/protobuf";
 import type { ActivationMode, BlockingReason, DecommissionReason, IdentityMode, Lot, MintBatchStatus, MintJobStatus, MintUnitStatus, PackFormat, Paper, PayloadPackPurpose, PayloadPackStatus, SerialAction, SerialState, Symbology } from "./common_pb.js";
 import type { Timestamp, Value } from "@bufbuild/protobuf/wkt";
-import type { ContainerItemsRequestSchema, ContainerItemsResponseSchema, GetContainerRequestSchema, GetContainerResponseSchema, MintContainersRequestSchema, MintContainersResponseSchema, SetContainerSettingsRequestSchema, SetContainerSettingsResponseSchema } from "./containers_pb.js";
+import type { GetContainerRequestSchema, GetContainerResponseSchema, MintContainersRequestSchema, MintContainersResponseSchema, PackContainerRequestSchema, PackContainerResponseSchema, SetContainerSettingsRequestSchema, SetContainerSettingsResponseSchema, UnpackContainerRequestSchema, UnpackContainerResponseSchema } from "./containers_pb.js";
 
 /**
  * Describes the file mint/v1/mint_service.proto.
@@ -2740,8 +2740,8 @@ export declare const MintService: GenService<{
    */
   packContainer: {
     methodKind: "unary";
-    input: typeof ContainerItemsRequestSchema;
-    output: typeof ContainerItemsResponseSchema;
+    input: typeof PackContainerRequestSchema;
+    output: typeof PackContainerResponseSchema;
   },
   /**
    * Takes units and containers out of a container (none named: everything in it), all or nothing; idempotent by key.
@@ -2750,8 +2750,8 @@ export declare const MintService: GenService<{
    */
   unpackContainer: {
     methodKind: "unary";
-    input: typeof ContainerItemsRequestSchema;
-    output: typeof ContainerItemsResponseSchema;
+    input: typeof UnpackContainerRequestSchema;
+    output: typeof UnpackContainerResponseSchema;
   },
   /**
    * Returns a container of the brand with a page of its contents.
