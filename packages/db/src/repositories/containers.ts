@@ -196,10 +196,11 @@ const toPackedUnit = (r: PackedUnitRow): PackedUnit => ({
 /** The units packed directly in any of `containerIds`, in batch and seq order. */
 export async function unitsInContainers(em: Em, brandId: string, containerIds: readonly string[]): Promise<PackedUnit[]> {
   if (containerIds.length === 0) return [];
+  // Each unit read on its own index entry, as in unpackUnits.
   const found = await rawRows(em, sql<PackedUnitRow>`
     select p.mint_batch_id, p.seq, u.serial, b.resolver_base_url, b.gtin, p.container_id
     from unit_containers p
-    join mint_units u on u.brand_id = p.brand_id and u.mint_batch_id = p.mint_batch_id and u.seq = p.seq
+    join lateral (select m.serial from mint_units m where m.brand_id = ${brandId}::uuid and m.mint_batch_id = p.mint_batch_id and m.seq = p.seq offset 0) u on true
     join mint_batches b on b.brand_id = p.brand_id and b.id = p.mint_batch_id
     where p.brand_id = ${brandId}::uuid and p.container_id = any(${[...containerIds]}::uuid[])
     order by p.mint_batch_id, p.seq`);
@@ -243,16 +244,20 @@ export async function packContainers(em: Em, brandId: string, parentId: string, 
  * Returns the units taken out (a listed serial not in the container is simply absent).
  */
 export async function unpackUnits(em: Em, brandId: string, containerId: string, serials: readonly string[] | null): Promise<PackedUnit[]> {
+  // Each unit's row read on its own index entry (lateral subqueries kept apart by `offset 0`): a
+  // join lets the planner hash the whole mint_units table for 10,000 units of a large brand.
+  const one = (on: ReturnType<typeof sql>) => sql`join lateral (select m.serial, m.mint_batch_id, m.seq from mint_units m where m.brand_id = ${brandId}::uuid and ${on} offset 0) u on true`;
   const found = await rawRows(em, sql<PackedUnitRow>`
     with gone as (
-      delete from unit_containers p using mint_units u
+      delete from unit_containers p
       where p.brand_id = ${brandId}::uuid and p.container_id = ${containerId}::uuid
-        and u.brand_id = p.brand_id and u.mint_batch_id = p.mint_batch_id and u.seq = p.seq
-        ${serials === null ? sql`` : sql`and u.serial = any(${[...serials]}::text[])`}
-      returning p.mint_batch_id, p.seq, u.serial, p.container_id
+        ${serials === null ? sql`` : sql`and (p.mint_batch_id, p.seq) in (
+          select u.mint_batch_id, u.seq from (select distinct x from unnest(${[...serials]}::text[]) as t(x)) as s(serial) ${one(sql`m.serial = s.serial`)})`}
+      returning p.mint_batch_id, p.seq, p.container_id
     )
-    select g.mint_batch_id, g.seq, g.serial, b.resolver_base_url, b.gtin, g.container_id
-    from gone g join mint_batches b on b.brand_id = ${brandId}::uuid and b.id = g.mint_batch_id
+    select g.mint_batch_id, g.seq, u.serial, b.resolver_base_url, b.gtin, g.container_id
+    from gone g ${one(sql`m.mint_batch_id = g.mint_batch_id and m.seq = g.seq`)}
+    join mint_batches b on b.brand_id = ${brandId}::uuid and b.id = g.mint_batch_id
     order by g.mint_batch_id, g.seq`);
   return found.map(toPackedUnit);
 }
