@@ -211,10 +211,11 @@ export async function unitsInContainers(em: Em, brandId: string, containerIds: r
 export async function containersOfUnits(em: Em, brandId: string, units: readonly { readonly mintBatchId: string; readonly seq: number }[]): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   if (units.length === 0) return out;
+  // Each unit looked up on the key (a lateral subquery kept apart by `offset 0`), never a hash of the whole table.
   const found = await rawRows(em, sql<{ mint_batch_id: string; seq: number; container_id: string }>`
-    select p.mint_batch_id, p.seq, p.container_id from unit_containers p
-    join unnest(${units.map((u) => u.mintBatchId)}::uuid[], ${units.map((u) => u.seq)}::int[]) as t(b, q) on p.mint_batch_id = t.b and p.seq = t.q
-    where p.brand_id = ${brandId}::uuid`);
+    select p.mint_batch_id, p.seq, p.container_id
+    from unnest(${units.map((u) => u.mintBatchId)}::uuid[], ${units.map((u) => u.seq)}::int[]) as t(b, q)
+    join lateral (select * from unit_containers c where c.brand_id = ${brandId}::uuid and c.mint_batch_id = t.b and c.seq = t.q offset 0) p on true`);
   for (const r of found) out.set(`${r.mint_batch_id}/${r.seq}`, r.container_id);
   return out;
 }
