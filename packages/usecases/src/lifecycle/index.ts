@@ -1,0 +1,10 @@
+export { setMintBatchStatus } from './lifecycle.ts';
+export { moveSerials, continueSerialMove, runSerialMoveChunk, getSerialMove, epcisDocument, type SerialMoveTarget, type MoveSerialsInput, type SerialMoveReport } from './serials.ts';
+export { queryEpcis, captureEpcisDocument } from './epcis.ts';
+export { reconcileMintBatch, reconciliationCsv } from './reconciliation.ts';
+export {
+  setContainerSettings, getContainerSettings, mintContainers, packContainer, unpackContainer, getContainer, resolveContainer, mayReadContainerContents,
+  maxMintContainers, maxPackItems, maxContentsPage, type ContainerOpResult, type PublicContainer,
+} from './containers.ts';
+// For the other use-case folders, not exported by the package.
+export { applyBatchMove } from './lifecycle.ts';
