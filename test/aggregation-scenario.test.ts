@@ -7,7 +7,7 @@
 // earlier commissioning. Around it: the packing rules (not commissioned, already packed, cycle,
 // depth), a concurrent pack race, re-packing, a captured document with one invalid event, another
 // brand's container, and what the public and the brand see of a container.
-// CI size: N = 1,000 (AGGREGATION_UNITS).
+// CI size: N = 1,000 (AGGREGATION_UNITS); `npm run test:aggregation:full` runs N = 100,000.
 
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -21,6 +21,8 @@ import { query } from './support/sql.ts';
 import { setupUseCases, type SeededBrand, type UseCaseBundle } from './support/usecases.ts';
 
 const n = Number(process.env['AGGREGATION_UNITS'] ?? 1_000);
+/** Time allowed to each step at full size. */
+const slow = { timeout: 900_000 };
 const perCase = 10;
 const casesPerPallet = 5;
 /** Units left issued (never commissioned): the last ones of the batch. */
@@ -74,7 +76,7 @@ async function epcisRows(): Promise<{ body: Record<string, unknown>; event_type:
 }
 
 describe(`the aggregation scenario at ${n} units`, () => {
-  it('mints SSCCs only under the brand\'s GS1 company prefix, never the same one twice, idempotently', async () => {
+  it('mints SSCCs only under the brand\'s GS1 company prefix, never the same one twice, idempotently', slow, async () => {
     await expect(mintContainers(app.ctx, actor(), { brandId: brand.brandId, level: 'case', count: 1, extensionDigit: 0, idempotencyKey: key() }))
       .rejects.toThrow(/no GS1 company prefix/);
     await expect(setContainerSettings(app.ctx, actor(), { brandId: brand.brandId, companyPrefix: '12a', maxDepth: null })).rejects.toThrow(/gs1_company_prefix/);
@@ -97,7 +99,7 @@ describe(`the aggregation scenario at ${n} units`, () => {
     pallets = palletMint.ssccs.slice(0, palletCount);
   });
 
-  it('packs only commissioned units, each into one container, within the brand\'s depth; exactly one of two concurrent packs wins', { timeout: 600_000 }, async () => {
+  it('packs only commissioned units, each into one container, within the brand\'s depth; exactly one of two concurrent packs wins', slow, async () => {
     ({ mintBatchId: batch } = await mintCompleted(app.ctx, brand, n, { activationMode: 'first_scan' }));
     serials = (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ? order by seq', [batch])).map((r) => r.serial);
     expect(await move({ action: 'encode', reason: null, target: { mintBatchId: batch, fromSeq: 1, toSeq: n } })).toMatchObject({ moved: n });
@@ -137,7 +139,7 @@ describe(`the aggregation scenario at ${n} units`, () => {
     expect(await pack(loser, [free!.serial])).toMatchObject({ units: 1 });
   });
 
-  it('decommissions exactly the stolen pallet\'s cases and units with one move on its SSCC; everything else is unchanged', async () => {
+  it('decommissions exactly the stolen pallet\'s cases and units with one move on its SSCC; everything else is unchanged', slow, async () => {
     const beforeUnits = await unitStates();
     const beforeContainers = await containerStates();
     const stolen = pallets[1 % palletCount]!;
@@ -167,7 +169,7 @@ describe(`the aggregation scenario at ${n} units`, () => {
     await expect(pack(stolen, [], [spare.ssccs[0]!])).rejects.toThrow(/which is decommissioned/);
   });
 
-  it('writes EPCIS events that validate, and never aggregates an EPC not commissioned before', async () => {
+  it('writes EPCIS events that validate, and never aggregates an EPC not commissioned before', slow, async () => {
     const events = await epcisRows();
     const validate = epcisValidator();
     expect(validate(epcisDocument(events.map((e) => e.body), new Date())), JSON.stringify(validate.errors?.slice(0, 3))).toBe(true);
@@ -194,7 +196,7 @@ describe(`the aggregation scenario at ${n} units`, () => {
     expect(named.map((e) => `${e['type']} ${e['bizStep']}`)).toEqual(['ObjectEvent commissioning', 'AggregationEvent packing']);
   });
 
-  it('captures packing all or nothing: a document with one invalid event changes nothing; a unit commissioned by the same document may be packed', async () => {
+  it('captures packing all or nothing: a document with one invalid event changes nothing; a unit commissioned by the same document may be packed', slow, async () => {
     const spare = await mintContainers(app.ctx, actor(), { brandId: brand.brandId, level: 'case', count: 1, extensionDigit: 0, idempotencyKey: key() });
     const [unitRow] = await query<{ url: string; serial: string }>(app.db.em.fork(), `
       select b.resolver_base_url || '/01/' || b.gtin || '/21/' || u.serial as url, u.serial from mint_units u join mint_batches b on b.id = u.mint_batch_id
