@@ -187,9 +187,17 @@ describe(`the aggregation scenario at ${n} units`, () => {
     expect(lacking).toEqual([]);
 
     // The query interface filters aggregation events like the others.
-    const packing = await queryEpcis(app.ctx, brand.brandId, new URLSearchParams({ EQ_bizStep: 'packing', perPage: '1000' }));
-    const list = (packing.document['epcisBody'] as { queryResults: { resultsBody: { eventList: Record<string, unknown>[] } } }).queryResults.resultsBody.eventList;
-    expect(list.length).toBe(aggregations.filter((e) => e.biz_step === 'packing').length);
+    // Every page of EQ_bizStep=packing, by nextPageToken.
+    let packingSeen = 0;
+    let token: string | null = null;
+    do {
+      const page = await queryEpcis(app.ctx, brand.brandId, new URLSearchParams({ EQ_bizStep: 'packing', perPage: '1000', ...(token === null ? {} : { nextPageToken: token }) }));
+      const list = (page.document['epcisBody'] as { queryResults: { resultsBody: { eventList: Record<string, unknown>[] } } }).queryResults.resultsBody.eventList;
+      expect(list.every((e) => e['type'] === 'AggregationEvent' && e['bizStep'] === 'packing')).toBe(true);
+      packingSeen += list.length;
+      token = page.nextPageToken;
+    } while (token !== null);
+    expect(packingSeen).toBe(aggregations.filter((e) => e.biz_step === 'packing').length);
     const palletUri = String(aggregations.find((e) => e.body['parentID'] !== undefined && String(e.body['parentID']).endsWith(pallets[0]!))!.body['parentID']);
     const byEpc = await queryEpcis(app.ctx, brand.brandId, new URLSearchParams({ MATCH_epc: palletUri }));
     const named = (byEpc.document['epcisBody'] as { queryResults: { resultsBody: { eventList: Record<string, unknown>[] } } }).queryResults.resultsBody.eventList;
