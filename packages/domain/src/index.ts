@@ -112,5 +112,5 @@ export {
 } from './passport.ts';
 export {
   passportCredentialContexts, type PassportCredentialInput, passportCredential, didWebOf, minStatusListBits, encodeStatusList, statusListCredential, statusListEntry,
-  didDocument
+  didDocument, passportStatusPath, passportStatusListUrl, type IdentityPassportInput, identityPassportCredential, credentialIssuerOf
 } from './passport-credential.ts';

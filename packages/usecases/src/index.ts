@@ -89,7 +89,7 @@ export {
   listPassportAccessKeysOf, type PassportReader, passportReaderOf, type PublishedPassport, readPublishedPassport, type PublishedPassportInput,
   type PassportReads, createPassportReads, setPassportStyle, publishedPassportHeads, type PublishedPassportHeads,
 } from './passports.ts';
-export { rotatePassportSigningKey, type PassportSigner, type PassportSignerOptions, createPassportSigner } from './passport-signing.ts';
+export { rotatePassportSigningKey, type PassportSigner, type PassportSignerOptions, createPassportSigner, presignPassportCredentials } from './passport-signing.ts';
 export { createEdgeLogShipper, type EdgeLogShipper, type EdgeLogShipperOptions, type EdgeLogStats } from './edge-log.ts';
 export {
   moveSerials, continueSerialMove, runSerialMoveChunk, getSerialMove, epcisEventsOf, epcisDocument, maxMoveSerials, serialMoveChunk,

@@ -14,7 +14,7 @@ import { metricsRoute } from './metrics/route.ts';
 import { metricSources } from './metrics/sources.ts';
 import { createConnectRoutes, createServices, type ConnectRoutesDeps } from './routes.ts';
 import { downloadRoute } from './downloads/routes.ts';
-import { brandDomainRoutes, passportIssuerRoutes, presignPassportCredentials, requestHost, resolverDescriptionRoute, resolverRoute } from './resolver/routes.ts';
+import { brandDomainRoutes, passportIssuerRoutes, requestHost, resolverDescriptionRoute, resolverRoute } from './resolver/routes.ts';
 import { v1Routes } from './v1/routes.ts';
 import { epcisRoutes } from './epcis/routes.ts';
 import { consoleRoutes } from './console/routes.ts';
@@ -121,8 +121,7 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
   // every replica, so their requests serve a kept signature.
   const passportSigner = options.passportSigner ?? useCases.createPassportSigner(ctx);
   const presign = (brandId: string, gtin: string) => {
-    useCases.publishedPassportHeads(ctx, brandId, gtin)
-      .then((heads) => (heads === null ? 0 : presignPassportCredentials(passportSigner, ctx.publicBaseUrl, heads)))
+    useCases.presignPassportCredentials(ctx, passportSigner, brandId, gtin)
       .catch((err: unknown) => logger.warn({ err, brandId, gtin }, 'passport credentials not signed at publish; they are signed on first request'));
   };
   const resolver = useCases.createResolver(ctx, {
