@@ -18,7 +18,7 @@ import addFormats from 'ajv-formats';
 import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintCompleted } from '../../../test/support/pack-fixtures.ts';
-import { query, setPassportUrl } from '../../../test/support/sql.ts';
+import { query, run, setPassportUrl } from '../../../test/support/sql.ts';
 import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
 import { startApi, type RunningApi } from '../src/start.ts';
 
@@ -196,6 +196,14 @@ describe('the passport page', () => {
     expect((await get(unitPath(serial), { 'x-passport-key': issued.key })).body).toContain(secretMaterial);
     await revokePassportAccessKey(app.ctx, owner, { brandId: brand.brandId, id: issued.credential.id });
     expect((await get(unitPath(serial), { 'x-passport-key': issued.key })).body).not.toContain(secretMaterial);
+    // An expired credential too, in every representation.
+    const expiring = await issuePassportAccessKey(app.ctx, owner, { brandId: brand.brandId, name: 'Short-term recycler', accessClass: 'legitimate_interest', expiresAt: new Date(Date.now() + 86_400_000) });
+    expect((await get(unitPath(serial), { 'x-passport-key': expiring.key, accept: 'application/json' })).body).toContain(secretMaterial);
+    await run(app.db.em.fork(), `update passport_access_keys set expires_at = now() - interval '1 second' where id = ?`, [expiring.credential.id]);
+    for (const accept of [browserAccept, 'application/json', 'application/ld+json']) {
+      expect((await get(unitPath(serial), { 'x-passport-key': expiring.key, accept })).body, accept).not.toContain(secretMaterial);
+    }
+    expect((await signedAsText(unitPath(serial), { 'x-passport-key': expiring.key })).body).not.toContain(secretMaterial);
   });
 
   it('keeps a never-issued serial on its own 404 page, and a product with an external passport URL on its redirect', async () => {
@@ -438,6 +446,46 @@ describe('credentials signed on first request', () => {
     expect([v1.issuer.id, revoked(Number(v1.credentialStatus.statusListIndex)), revoked(Number(current.credentialStatus.statusListIndex))]).toEqual([`did:web:${domain}`, true, false]);
     await setBrandResolverDomain(app.ctx, { id: brand.userId }, { brandId: brand.brandId, domain: '' });
   }, 60_000);
+});
+
+describe('on every replica', () => {
+  it('shows a publish on every API process within a second: its page, JSON, credential and signed credential', async () => {
+    const second = await startApi({
+      ctx: app.ctx, config: { port: 0, host: '127.0.0.1', shutdownTimeoutMs: 2_000 },
+      logger: createLogger({ logLevel: 'silent' }, {}, new Writable({ write: (_c, _e, done) => done() })),
+      readiness: async () => ({ ok: true, checks: {} }),
+    });
+    try {
+      const gtinPath = `/r/${slug}/01/${brand.gtin}`;
+      const replicas = [base, `http://127.0.0.1:${second.port}`];
+      const at = (origin: string, accept: string) => fetch(`${origin}${gtinPath}`, { headers: { accept, 'accept-language': 'en' } }).then(async (r) => r.text());
+      /** Whether a replica's answers all show version `v` with its words. */
+      const shows = async (origin: string, v: number, words: string) => {
+        const [page, json, ld, jwt] = await Promise.all([
+          at(origin, browserAccept), at(origin, 'application/json'), at(origin, 'application/ld+json'), at(origin, 'application/vc+jwt'),
+        ]);
+        return page.includes(words) && (JSON.parse(json) as { passport: { version: number } }).passport.version === v
+          && (JSON.parse(ld) as { id: string }).id.endsWith(`?passportVersion=${v}`) && (decodeJwt(jwt) as { id: string }).id.endsWith(`?passportVersion=${v}`);
+      };
+      const current = (JSON.parse(await at(base, 'application/json')) as { passport: { version: number } }).passport.version;
+      // Both processes have the current version kept (levels, page, signatures).
+      for (const origin of replicas) expect(await shows(origin, current, 'second edition'), origin).toBe(true);
+      const owner = { id: brand.userId };
+      const key = { brandId: brand.brandId, productId: brand.productId, lot: null, serial: null };
+      await updatePassportDraft(app.ctx, owner, { ...key, content: { ...model, description: { en: 'Traction battery 300 Ah, third edition' } }, expectedRevision: null });
+      await publishPassport(app.ctx, owner, key);
+      const published = Date.now();
+      const seenAfter: number[] = [];
+      for (const origin of replicas) {
+        while (!(await shows(origin, current + 1, 'third edition')) && Date.now() - published < 3_000) await new Promise((r) => setTimeout(r, 20));
+        seenAfter.push(Date.now() - published);
+      }
+      console.log(`passport publish seen on both API processes after ${seenAfter.join(' and ')} ms`);
+      for (const ms of seenAfter) expect(ms).toBeLessThan(1_000);
+    } finally {
+      await second.close();
+    }
+  }, 30_000);
 });
 
 describe('in a real browser', () => {
