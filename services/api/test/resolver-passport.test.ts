@@ -11,7 +11,7 @@ import { createRequire } from 'node:module';
 import { Writable } from 'node:stream';
 import { createLogger } from '@mint/runtime';
 import { gunzipSync } from 'node:zlib';
-import { createPassportSigner, setBrandResolverDomain, setPassportStyle, importPassports, issuePassportAccessKey, publishPassport, revokePassportAccessKey, rotatePassportSigningKey, updatePassportDraft } from '@mint/usecases';
+import { createPassportSigner, setBrandResolverDomain, upsertLink, setPassportStyle, importPassports, issuePassportAccessKey, publishPassport, revokePassportAccessKey, rotatePassportSigningKey, updatePassportDraft } from '@mint/usecases';
 import { compactVerify, decodeJwt, decodeProtectedHeader, importJWK, type JWK } from 'jose';
 import Ajv2020 from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
@@ -285,22 +285,6 @@ describe('signed credentials', () => {
     payload[payload.indexOf('L42')] = 'M'.charCodeAt(0);
     await expect(verifyWithDidWeb(`${h}.${payload.toString('base64url')}.${sig}`)).rejects.toThrow(/signature verification failed/);
   });
-
-  it('keeps credentials signed before a key rotation verifiable: the rotated key stays in did.json', async () => {
-    const signer = createPassportSigner(app.ctx, { cacheMs: 0 });
-    const issuer = 'did:web:127.0.0.1%3A8080';
-    const before = await signer.sign({ id: 'urn:example:before' }, issuer);
-    const kid = await rotatePassportSigningKey(app.ctx);
-    const after = await signer.sign({ id: 'urn:example:after' }, issuer);
-    expect(decodeProtectedHeader(after).kid).toBe(`${issuer}#${kid}`);
-    const doc = await signer.didDocument(issuer) as { verificationMethod: { id: string; publicKeyJwk: JWK }[] };
-    for (const jws of [before, after]) {
-      const method = doc.verificationMethod.find((m) => m.id === decodeProtectedHeader(jws).kid)!;
-      await expect(compactVerify(jws, await importJWK(method.publicKeyJwk, 'EdDSA'))).resolves.toBeDefined();
-    }
-    const stored = (await query<{ private_sealed: string }>(app.db.em.fork(), 'select private_sealed from passport_signing_keys')).map((r) => r.private_sealed);
-    expect(stored.every((v) => v.startsWith('enc:v1:w1:'))).toBe(true);
-  });
 });
 
 describe('versions', () => {
@@ -488,6 +472,29 @@ describe('on every replica', () => {
   }, 30_000);
 });
 
+describe('links as actions', () => {
+  it("lists the identity's links as actions on its passport page (instructions, sustainability, recall) beside the passport's repair instructions", async () => {
+    const actions = [
+      ['gs1:instructions', 'https://example.com/manual', 'Instructions for use'],
+      ['gs1:sustainabilityInfo', 'https://example.com/sustainability', 'Sustainability report'],
+      ['gs1:recallStatus', 'https://example.com/recalls', 'Recall notices'],
+    ] as const;
+    for (const [linkType, href, title] of actions) {
+      await upsertLink(app.ctx, { id: brand.userId }, {
+        brandId: brand.brandId, gtin: brand.gtin, lot: null, serial: null, linkType, href, title, hreflang: [], mediaType: null, context: [], fwqs: false, isDefault: false,
+      });
+    }
+    let page = await get(unitPath(serial, 'L42'), { 'accept-language': 'en' });
+    for (const until = Date.now() + 5_000; !page.body.includes('Recall notices') && Date.now() < until; await new Promise((r) => setTimeout(r, 50))) {
+      page = await get(unitPath(serial, 'L42'), { 'accept-language': 'en' });
+    }
+    expect([page.status, page.headers.get('location')]).toEqual([200, null]);
+    for (const [, href, title] of actions) expect(page.body, title).toContain(`<li><a href="${href}">${title}</a></li>`);
+    expect(page.body).toContain('<a href="https://example.com/repair">Repair guide</a>');
+    expect(page.body).toContain('Product passport');
+  });
+});
+
 describe('in a real browser', () => {
   it('has no serious or critical axe-core violation and no sideways scrolling at 320 px, for the public and a holder', async () => {
     const browser = await chromium.launch({
@@ -514,4 +521,24 @@ describe('in a real browser', () => {
       await browser.close();
     }
   }, 90_000);
+});
+
+// Last: a rotation changes the key the API's signer uses once its key cache (10 s) expires, which
+// would re-sign kept credentials in the tests above that count signatures.
+describe('signing key rotation', () => {
+  it('keeps credentials signed before a key rotation verifiable: the rotated key stays in did.json', async () => {
+    const signer = createPassportSigner(app.ctx, { cacheMs: 0 });
+    const issuer = 'did:web:127.0.0.1%3A8080';
+    const before = await signer.sign({ id: 'urn:example:before' }, issuer);
+    const kid = await rotatePassportSigningKey(app.ctx);
+    const after = await signer.sign({ id: 'urn:example:after' }, issuer);
+    expect(decodeProtectedHeader(after).kid).toBe(`${issuer}#${kid}`);
+    const doc = await signer.didDocument(issuer) as { verificationMethod: { id: string; publicKeyJwk: JWK }[] };
+    for (const jws of [before, after]) {
+      const method = doc.verificationMethod.find((m) => m.id === decodeProtectedHeader(jws).kid)!;
+      await expect(compactVerify(jws, await importJWK(method.publicKeyJwk, 'EdDSA'))).resolves.toBeDefined();
+    }
+    const stored = (await query<{ private_sealed: string }>(app.db.em.fork(), 'select private_sealed from passport_signing_keys')).map((r) => r.private_sealed);
+    expect(stored.every((v) => v.startsWith('enc:v1:w1:'))).toBe(true);
+  });
 });
