@@ -346,7 +346,7 @@ function addResolver(r: ResolverBenchResult): void {
   const sign = r.signing;
   rows.push({
     benchmark: 'resolver', figure: `item credential signing (signer over distinct ${sign.payloadBytes}-byte credentials, none kept)`, unit: 'per s', value: spread([sign.signerPerSecond]),
-    baseline: { label: 'bare Ed25519 sign loop (node:crypto) of payloads of the same size', value: spread([sign.barePerSecond]) }, ratio: spread([sign.ratio]),
+    baseline: { label: 'bare Ed25519 sign loop (node:crypto) of payloads of the same size, back to back per round', value: spread([sign.barePerSecond]) }, ratio: spread(sign.ratios),
     target: { text: `>= ${passportTargets.signing}x`, met: sign.ratio >= passportTargets.signing },
   });
   notes.push(`resolver: ${r.units.toLocaleString('en')} units, ${r.links.toLocaleString('en')} link rows, ${r.durationSeconds} s per load; targets p50 <= 1 ms and p99 <= 5 ms at ${r.targetConnections} connections (requests in flight at ${r.rate.toLocaleString('en')}/s when each takes 2 ms), p99 <= 10 ms at 50; scan events recorded ${r.scanEvents.toLocaleString('en')}.`);
@@ -368,7 +368,7 @@ function addPassport(r: PassportBenchResult): void {
   }
   rows.push({
     benchmark: 'passport', figure: `item credential signing (${r.signing.payloadBytes}-byte credentials, none kept)`, unit: 'per s', value: spread([r.signing.signerPerSecond]),
-    baseline: { label: 'bare Ed25519 sign loop (node:crypto), same payload size', value: spread([r.signing.barePerSecond]) }, ratio: spread([r.signing.ratio]),
+    baseline: { label: 'bare Ed25519 sign loop (node:crypto), same payload size, back to back per round', value: spread([r.signing.barePerSecond]) }, ratio: spread(r.signing.ratios),
     target: { text: `>= ${passportTargets.signing}x`, met: r.signing.ratio >= passportTargets.signing },
   });
 }
