@@ -1,4 +1,8 @@
+import { readFileSync } from 'node:fs';
+import Ajv2020 from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
 import { describe, expect, it } from 'vitest';
+import { readPassportContent, type PassportContent } from './passport.ts';
 import { credentialIssuerOf, identityPassportCredential, type IdentityPassportInput } from './passport-credential.ts';
 
 const input: IdentityPassportInput = {
@@ -33,5 +37,32 @@ describe('identityPassportCredential', () => {
     expect(bytes([])).toBe(bytes([]));
     expect(bytes(['de'])).not.toBe(bytes([]));
     expect(bytes(['de'])).toContain('Traktionsbatterie');
+  });
+});
+
+describe('a passport with every section', () => {
+  it('is read as written from the documented example, and its credential at every level is valid against the vendored UNTP DPP schema', () => {
+    const guide = readFileSync(new URL('../../../docs/guides/passports.md', import.meta.url), 'utf8');
+    const example = JSON.parse(guide.split('```json\n')[1]!.split('\n```')[0]!) as Record<string, unknown>;
+    expect(Object.keys(example).sort()).toEqual([
+      'access', 'circularity', 'conformity', 'countryOfProduction', 'description', 'dimensions', 'dueDiligence', 'emissions', 'extensions', 'facility',
+      'manufacturer', 'materials', 'productionDate',
+    ]);
+    const read = readPassportContent(example);
+    expect(read).toEqual({ content: example });
+    const schema = JSON.parse(readFileSync(new URL('../../../test/fixtures/standards/untp-dpp/untp-dpp-untp-dpp-schema.json', import.meta.url), 'utf8')) as object;
+    const ajv = new Ajv2020.default({ strict: false, allErrors: true });
+    addFormats.default(ajv);
+    const validate = ajv.compile(schema);
+    for (const key of [input.key, { kind: 'lot', gtin: '09506000134352', lot: 'L1' }, { kind: 'gtin', gtin: '09506000134352' }] as const) {
+      const credential = identityPassportCredential({ ...input, key, content: example as PassportContent }) as Record<string, any>;
+      expect(validate(credential), JSON.stringify(validate.errors)).toBe(true);
+      const subject = credential.credentialSubject;
+      expect(subject.materialsProvenance[0]).toMatchObject({ massFraction: 0.2, recycledMassFraction: 0.1, hazardous: true });
+      expect(subject.emissionsScorecard.carbonFootprint).toBe(61.5);
+      expect(subject.circularityScorecard).toMatchObject({ recyclableContent: 0.8, recycledContent: 0.12 });
+      expect(subject.product.characteristics['https://example.com/voc#stateOfHealth']).toEqual({ value: 97, unit: 'P1' });
+      expect(subject.conformityClaim[0].conformityEvidence.linkURL).toBe('https://example.com/ce.pdf');
+    }
   });
 });
