@@ -114,7 +114,8 @@ describe('the passport page', () => {
   it('shows a unit its passport, inherited from the lot and the model, in the asked language, small and without script', async () => {
     const page = await get(unitPath(serial, 'L42'), { 'accept-language': 'de-DE,de;q=0.9' });
     expect([page.status, page.type]).toEqual([200, 'text/html; charset=utf-8']);
-    for (const shown of ['<img src="https://cdn.example.com/acme-logo.png"', 'border-top:6px solid #0055aa', 'Produktpass', 'Echt', 'Traktionsbatterie 300 Ah', 'Example Cells GmbH', 'Reparaturanleitung', 'Gesundheitszustand', '97', '55,25', 'Passversion 1']) {
+    for (const shown of ['<img src="https://cdn.example.com/acme-logo.png"', 'border-top:6px solid #0055aa', 'Produktpass', 'Echt',
+      '<dt>Charge</dt><dd>L42</dd>', `<dt>Seriennummer</dt><dd>${serial}</dd>`, `<dd>${brand.gtin}</dd>`, 'Traktionsbatterie 300 Ah', 'Example Cells GmbH', 'Reparaturanleitung', 'Gesundheitszustand', '97', '55,25', 'Passversion 1']) {
       expect(page.body, shown).toContain(shown);
     }
     expect(page.body).not.toMatch(/<script/i);
