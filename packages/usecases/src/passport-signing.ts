@@ -51,6 +51,13 @@ export interface PassportSigner {
    * credentials at publish, so their requests find them here.
    */
   sign(credential: Record<string, unknown>, issuer: string): Promise<string>;
+  /**
+   * The signature of the credential `build` makes (issued by its issuer), kept under `key` while
+   * the current key signs: a repeated request with the same key neither builds, serialises nor
+   * signs. `key` must name everything the credential is made of (versions, reader's sections,
+   * languages, host, names).
+   */
+  signKept(key: string, build: () => Record<string, unknown>): Promise<string>;
   /** The DID document of `did` (a did:web of the service's host or a brand domain): every key, current and rotated. */
   didDocument(did: string): Promise<Record<string, unknown>>;
   /** The brand's status list credential (signed, vc+jwt) at `listUrl`; null for an unknown slug. */
@@ -115,8 +122,20 @@ export function createPassportSigner(ctx: UseCaseContext, options: PassportSigne
     signed.set(memo, jws);
     return jws;
   };
+  const kept = new Map<string, string>();
   return {
     sign: signJwt,
+    async signKept(key, build) {
+      const current = (await keys()).find((k) => k.retiredAt === null)!;
+      const at = `${current.kid}\n${key}`;
+      const hit = kept.get(at);
+      if (hit !== undefined) return hit;
+      const credential = build();
+      const jws = await signJwt(credential, credentialIssuerOf(credential));
+      if (kept.size >= maxSigned) kept.clear();
+      kept.set(at, jws);
+      return jws;
+    },
     async didDocument(did) {
       return didDocument(did, await keys());
     },

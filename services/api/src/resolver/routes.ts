@@ -8,7 +8,7 @@
 import {
   acceptedLanguages, acceptedMediaTypes, edgeCacheControl, encodeEdgeScan, surrogateKeysOf, brandDomainBaseUrl, normalizeHost, forwardQuery, gs1LinksetContext, linksetOf, negotiate, parseResolverRequest, readLinkType, resolutionStatus,
   resolverDescription, resolverPrefix, resolverRootPathOf, type LinkPreferences, type LinkTypeRequest, type ParsedResolverRequest, type Representation,
-  type ResolutionOutcome, type ScanClient, didWebOf, gs1VocabularyNamespace, identityPassportCredential, credentialIssuerOf, passportStatusPath, passportStatusListUrl,
+  type ResolutionOutcome, type ScanClient, didWebOf, gs1VocabularyNamespace, identityPassportCredential, passportStatusPath, passportStatusListUrl,
 } from '@mint/domain';
 import type { PassportReader, PassportReads, PassportSigner, PublishedPassport, Resolution, Resolver } from '@mint/usecases';
 import { send as sendBody, sendEmpty, type ErrorWriter, type HttpRequest, type HttpResponse, type Route } from '@mint/http';
@@ -311,12 +311,15 @@ function answer(r: Request, resolution: Resolution, passport: PublishedPassport 
       refuse(req, res, 'link_type_not_available', 'json', { link: r.link });
       return;
     }
-    const credential = credentialOf(r, resolution, passport);
     if (r.passportAsk === 'ld') {
-      send(req, res, 200, 'application/ld+json', JSON.stringify(credential), { link: r.link, ...passportHeaders });
+      send(req, res, 200, 'application/ld+json', JSON.stringify(credentialOf(r, resolution, passport)), { link: r.link, ...passportHeaders });
       return;
     }
-    return r.signer!.sign(credential, credentialIssuerOf(credential))
+    // Kept per identity, versions shown, reader's sections, languages and names: a repeat is neither built nor signed.
+    const p = passport;
+    const key = `${r.anchor}\n${p.version.id} ${p.latestVersion} ${p.inherited.map((v) => v.id).join(',')}\n${p.restricted.join(',')} ${p.withheld.join(',')}\n` +
+      `${languagesOf(headerOf(r.req, 'accept-language')).join(',')}\n${resolution.title ?? ''}\n${resolution.brand?.name ?? ''} ${resolution.brand?.slug ?? ''}`;
+    return r.signer!.signKept(key, () => credentialOf(r, resolution, p))
       .then((jws) => send(req, res, 200, 'application/vc+jwt', jws, { link: r.link, ...passportHeaders }));
   }
   if (r.representation === 'linkset') {
