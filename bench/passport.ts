@@ -91,7 +91,7 @@ export interface SigningFigures {
  * against a bare Ed25519 sign loop (node:crypto) over payloads of the same size, in this process:
  * `rounds` rounds of `n` signatures each, both loops back to back in each round.
  */
-export async function benchItemSigning(db: Database, n = 500, rounds = 8): Promise<SigningFigures> {
+export async function benchItemSigning(db: Database, n = 250, rounds = 16): Promise<SigningFigures> {
   const [id, secret] = benchSecretKeys.split(':') as [string, string];
   const ctx = createUseCaseContext({
     db, publicBaseUrl: 'http://127.0.0.1:8080', jwtSecret: 'bench-secret-bench-secret-bench-secret-01',
