@@ -95,3 +95,9 @@ export {
   claimRunningSerialMove, insertEpcisEvents, queryEpcisEvents, finishSerialMove, readEpcisEventIds,
   type UnitForMove, type UnitSelector, type SerialWrite, type SerialMoveRecord, type NewSerialMove, type NewEpcisEvent, type EpcisQuery,
 } from './repositories/serials.ts';
+export { PartnerRow, PartnerGrantRow, AllocationRequestRow, UnitAllocationRow } from './entities/partners.ts';
+export {
+  insertPartner, findPartner, insertPartnerGrant, findPartnerGrant, addGrantAllocated, listPartners, findAllocationRequestByKey, insertAllocationRequest,
+  allocatableBatches, allocateUnits, readAllocatedUnits, readUnitPartners, countAllocatedStates, countUnlistedSerials,
+  type PartnerRecord, type NewPartnerGrant, type PartnerGrantRecord, type PartnerListing, type AllocationRequestRecord, type AllocatedUnit,
+} from './repositories/partners.ts';

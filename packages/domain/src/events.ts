@@ -37,6 +37,9 @@
  * | passport_access_key_issued | passport_access_key | IssuePassportAccessKey (payload: name, access_class, expires_at; never the key) |
  * | passport_access_key_revoked | passport_access_key | RevokePassportAccessKey (payload: name, access_class) |
  * | passport_style_set        | brand       | SetPassportStyle changes the logo or colour of the brand's passport pages (payload: logo_url, colour) |
+ * | partner_created           | partner     | CreatePartner (payload: name) |
+ * | partner_key_granted       | partner     | GrantPartnerKey (payload: key_id, name, product_id, mint_batch_id, quota; never the key) |
+ * | serials_allocated         | mint_batch  | AllocateSerials moved units of the batch to a partner's allocation (payload: request_id, partner_id, key_id, count, serials (at most 100), first_seq, last_seq) |
  *
  * The executor's five job events (started, units created, lots confirmed, completed, failed) are
  * events of the job's batch: `entity_type = mint_batch`, `entity_id` = the batch's uuid as text,
@@ -80,11 +83,14 @@ export type EventType =
   | 'passport_restricted_read'
   | 'passport_access_key_issued'
   | 'passport_access_key_revoked'
-  | 'passport_style_set';
+  | 'passport_style_set'
+  | 'partner_created'
+  | 'partner_key_granted'
+  | 'serials_allocated';
 
 /** Kind of entity an event is about. */
 export type EntityType = 'mint_job' | 'mint_batch' | 'mint_unit' | 'payload_pack' | 'product' | 'resolver_link' | 'webhook_endpoint' | 'brand' | 'scan' | 'serial_move'
-  | 'passport' | 'passport_access_key';
+  | 'passport' | 'passport_access_key' | 'partner';
 
 /** An event to append, before it gets its id and time. */
 export interface NewEvent {

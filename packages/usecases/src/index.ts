@@ -5,7 +5,7 @@ export {
 } from './auth.ts';
 export {
   authenticate, authorizeAuthenticated, authorize, missingCredentialsMessage, listMyMemberships, type Credentials, type Caller, type Authenticated, type AuthorizeOptions,
-  type MembershipView
+  type MembershipView, type OperationAccess, partnerKeyRefusal
 } from './access.ts';
 export { submitMintRequest, type SubmitOptions, type SubmitResult } from './submit.ts';
 export { preflightMintBatch, defaultPreflightIdentityMode, type PreflightInput, type PreflightView } from './preflight.ts';
@@ -98,4 +98,10 @@ export {
 export {
   queryEpcis, captureEpcisDocument, epcisQueryParameters, defaultEpcisPage, maxEpcisPage, maxCapturedEvents, type EpcisQueryPage, type CaptureResult,
 } from './epcis.ts';
-export { reconcileMintBatch, reconciliationCsv, type BatchReconciliation } from './reconciliation.ts';
+export {
+  reconcileMintBatch, reconciliationCsv, reconciliationPdf, reconciliationDocument, type BatchReconciliation, type PartnerReconciliation, type ReconciliationDocument,
+} from './reconciliation.ts';
+export {
+  createPartner, grantPartnerKey, listPartners, allocateSerials, allocationEpcisEvents, getPartnerAllocation, type GrantPartnerKeyInput, type GrantedPartnerKey,
+  type PartnerCaller, type AllocateSerialsInput, type SerialAllocation, type PartnerAllocationView,
+} from './partners.ts';
