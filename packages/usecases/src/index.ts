@@ -99,9 +99,9 @@ export {
   queryEpcis, captureEpcisDocument, epcisQueryParameters, defaultEpcisPage, maxEpcisPage, maxCapturedEvents, type EpcisQueryPage, type CaptureResult,
 } from './epcis.ts';
 export {
-  reconcileMintBatch, reconciliationCsv, reconciliationPdf, reconciliationDocument, type BatchReconciliation, type PartnerReconciliation, type ReconciliationDocument,
+  reconcileMintBatch, reconciliationCsv, reconciliationPdf, reconciliationDocument, documentFormats, type DocumentFormat, type BatchReconciliation, type PartnerReconciliation, type ReconciliationDocument,
 } from './reconciliation.ts';
 export {
-  createPartner, grantPartnerKey, listPartners, allocateSerials, allocationEpcisEvents, getPartnerAllocation, type GrantPartnerKeyInput, type GrantedPartnerKey,
+  createPartner, grantPartnerKey, listPartners, revokePartnerKey, allocateSerials, allocationEpcisEvents, getPartnerAllocation, type GrantPartnerKeyInput, type GrantedPartnerKey,
   type PartnerCaller, type AllocateSerialsInput, type SerialAllocation, type PartnerAllocationView,
 } from './partners.ts';

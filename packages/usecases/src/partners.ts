@@ -11,6 +11,7 @@ import {
 import type { Actor, UseCaseContext } from './context.ts';
 import { requestFingerprint } from './idempotency.ts';
 import { derivedUuid } from './serials.ts';
+import { revokeApiKey } from './workspace.ts';
 
 /** Longest idempotency key of an allocation request. */
 const maxKeyLength = 200;
@@ -102,6 +103,17 @@ export async function grantPartnerKey(ctx: UseCaseContext, actor: Actor, input: 
 /** The brand's partners by name, each with its keys (restriction, quota, allocated, revoked), without secrets. */
 export async function listPartners(ctx: UseCaseContext, brandId: string): Promise<PartnerListing[]> {
   return listPartnerRows(ctx.db.em.fork(), brandId);
+}
+
+/**
+ * Revokes a partner key of the brand at once (it answers as an unknown key from then on); repeating
+ * it changes nothing. The serials allocated under it stay the partner's. A brand key, a missing or a
+ * foreign key: NotFoundError.
+ */
+export async function revokePartnerKey(ctx: UseCaseContext, brandId: string, keyId: string): Promise<void> {
+  if (!isUuid(keyId)) throw new InvalidInputError([{ field: 'key_id', message: 'must be a uuid' }]);
+  if ((await findPartnerGrant(ctx.db.em.fork(), brandId, keyId)) === null) throw new NotFoundError(`partner key ${keyId} not found`);
+  await revokeApiKey(ctx, brandId, keyId);
 }
 
 /** The partner key calling, as {@link allocateSerials} and {@link getPartnerAllocation} need it. */

@@ -137,6 +137,11 @@ export function reconciliationPdf(r: BatchReconciliation, createdAt: Date): Prom
   });
 }
 
+/** A format of the document of serialisation. */
+export type DocumentFormat = 'csv' | 'pdf';
+/** Every document format. */
+export const documentFormats: readonly DocumentFormat[] = ['csv', 'pdf'];
+
 /** A reconciliation document ready to hand out. */
 export interface ReconciliationDocument {
   readonly fileName: string;
@@ -145,7 +150,7 @@ export interface ReconciliationDocument {
 }
 
 /** The batch's document of serialisation as CSV or PDF, with its file name and media type. Missing or foreign batch: NotFoundError. */
-export async function reconciliationDocument(ctx: UseCaseContext, brandId: string, mintBatchId: string, format: 'csv' | 'pdf'): Promise<ReconciliationDocument> {
+export async function reconciliationDocument(ctx: UseCaseContext, brandId: string, mintBatchId: string, format: DocumentFormat): Promise<ReconciliationDocument> {
   const r = await reconcileMintBatch(ctx, brandId, mintBatchId);
   const base = `serialisation-${mintBatchId}`;
   if (format === 'csv') return { fileName: `${base}.csv`, contentType: 'text/csv; charset=utf-8', content: new TextEncoder().encode(reconciliationCsv(r)) };
