@@ -124,12 +124,14 @@ export function reconciliationPdf(r: BatchReconciliation, createdAt: Date): Prom
       { heading: 'Serials per state', columns: ['state', 'serials'], rows: states.map((s) => [s, r.byState[s]!]) },
       { heading: 'Decommissioned serials per reason', columns: ['reason', 'serials'], rows: Object.entries(r.byReason).sort() },
       {
-        heading: 'Serials per partner', columns: ['partner', 'allocated', ...states],
-        rows: [
-          ...r.byPartner.map((p) => [p.partnerName, p.allocated, ...states.map((s) => p.byState[s] ?? 0)]),
-          ['not allocated', sum(r.unallocatedByState), ...states.map((s) => r.unallocatedByState[s] ?? 0)],
-        ],
+        heading: 'Serials per partner', columns: ['partner', 'allocated'],
+        rows: [...r.byPartner.map((p) => [p.partnerName, p.allocated]), ['not allocated', sum(r.unallocatedByState)]],
       },
+      ...r.byPartner.map((p) => ({
+        heading: `${p.partnerName}: serials per state and reason`, columns: ['state or reason', 'serials'],
+        rows: [...states.map((s) => [s, p.byState[s] ?? 0]), ...Object.entries(p.byReason).sort().map(([reason, count]) => [`decommissioned as ${reason}`, count])],
+      })),
+      { heading: 'Not allocated: serials per state', columns: ['state', 'serials'], rows: states.map((s) => [s, r.unallocatedByState[s] ?? 0]) },
       ...(r.problems.length > 0 ? [{ heading: 'Problems', columns: ['problem'], rows: r.problems.map((p) => [p]) }] : []),
     ],
     conclusion: r.balanced ? `Balanced: every one of the ${r.requested} requested serials is accounted for.` : `NOT balanced: ${r.problems.length} problem(s) listed above.`,
