@@ -9,7 +9,7 @@
 // CI size: N = 10,000 (PARTNER_UNITS).
 
 import { Code, createClient, type Client } from '@connectrpc/connect';
-import { DecommissionReason, DocumentFormat, MintService, PartnerService, SerialAction } from '@mint/contract';
+import { DecommissionReason, DocumentFormat, type MintService, PartnerService, SerialAction } from '@mint/contract';
 import { epcisDocument, getMintKpis } from '@mint/usecases';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPdf } from '../packages/labels/test/decoders.ts';
@@ -117,9 +117,9 @@ describe(`partner allocation at ${n} units`, () => {
     }, withKey(keyB)));
     expect(decommission.code).toBe(Code.PermissionDenied);
     expect(decommission.rawMessage).toContain('a partner key may encode, commission, scrap, return');
-    const submit = await errorOf(mint.getMintKpis({ brandId: brand.brandId }, withKey(keyB)));
-    expect(submit.code).toBe(Code.PermissionDenied);
-    expect(submit.rawMessage).toContain('a partner key may only request, report and return');
+    const kpis = await errorOf(mint.getMintKpis({ brandId: brand.brandId }, withKey(keyB)));
+    expect(kpis.code).toBe(Code.PermissionDenied);
+    expect(kpis.rawMessage).toContain('a partner key may only request, report and return');
     expect((await errorOf(partners.listPartners({ brandId: brand.brandId }, withKey(keyB)))).code).toBe(Code.PermissionDenied);
     // A brand's session cannot allocate: allocation is a partner key's request.
     expect((await errorOf(partners.allocateSerials({ brandId: brand.brandId, quantity: 1, idempotencyKey: 'brand-1' }, asBrand()))).code).toBe(Code.PermissionDenied);

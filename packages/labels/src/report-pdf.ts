@@ -55,7 +55,9 @@ export function reportPdf(report: ReportDocument): Promise<Uint8Array> {
       if (doc.y > bottom) doc.addPage();
       const y = doc.y;
       doc.font(bold ? 'Helvetica-Bold' : 'Helvetica').fontSize(9);
-      cells.forEach((cell, i) => doc.text(String(cell), page.margin + i * width, y, { width: width - 4, lineBreak: false, ellipsis: true }));
+      cells.forEach((cell, i) => {
+        doc.text(String(cell), page.margin + i * width, y, { width: width - 4, lineBreak: false, ellipsis: true });
+      });
       doc.y = y + rowHeight;
     };
     row(table.columns, true);

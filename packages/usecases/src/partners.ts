@@ -226,7 +226,11 @@ async function replay(
 
 function byBatch(units: readonly AllocatedUnit[]): Map<string, AllocatedUnit[]> {
   const out = new Map<string, AllocatedUnit[]>();
-  for (const u of units) out.set(u.mintBatchId, [...(out.get(u.mintBatchId) ?? []), u]);
+  for (const u of units) {
+    const list = out.get(u.mintBatchId);
+    if (list === undefined) out.set(u.mintBatchId, [u]);
+    else list.push(u);
+  }
   return out;
 }
 

@@ -198,7 +198,11 @@ export async function readAllocatedUnits(em: Em, brandId: string, requestId: str
 /** The partner each of `units` is allocated to (key `batch/seq`); units never allocated are absent. */
 export async function readUnitPartners(em: Em, brandId: string, units: readonly { readonly mintBatchId: string; readonly seq: number }[]): Promise<Map<string, string>> {
   const byBatch = new Map<string, number[]>();
-  for (const u of units) byBatch.set(u.mintBatchId, [...(byBatch.get(u.mintBatchId) ?? []), u.seq]);
+  for (const u of units) {
+    const list = byBatch.get(u.mintBatchId);
+    if (list === undefined) byBatch.set(u.mintBatchId, [u.seq]);
+    else list.push(u.seq);
+  }
   const out = new Map<string, string>();
   for (const [batchId, seqs] of byBatch) {
     const found = await rawRows(em, sql<{ seq: number; partner_id: string }>`
