@@ -636,6 +636,7 @@ export declare const PartnerService: GenService<{
   },
   /**
    * A partner key requests exactly `quantity` serials: they move to its allocation, or none do; idempotent by key.
+   * Not a /v1 named operation: those need a session, and a partner has only its key.
    *
    * @generated from rpc mint.v1.PartnerService.AllocateSerials
    */
