@@ -186,14 +186,7 @@ export async function allocateSerials(ctx: UseCaseContext, caller: PartnerCaller
     if (overQuota !== null) throw new IllegalStateError(overQuota);
     let allocated = 0;
     for (const batchId of await allocatableBatches(em, brandId, locked)) {
-      // Each round takes what it can; a unit another transaction took or moved meanwhile is replaced in the next round.
-      for (;;) {
-        const need = quantity - allocated;
-        if (need === 0) break;
-        const got = await allocateUnits(em, { brandId, mintBatchId: batchId, partnerId: grant.partnerId, grantId: grant.id, requestId, at: now, limit: need });
-        if (got === 0) break;
-        allocated += got;
-      }
+      allocated += await allocateUnits(em, { brandId, mintBatchId: batchId, partnerId: grant.partnerId, grantId: grant.id, requestId, at: now, limit: quantity - allocated });
       if (allocated === quantity) break;
     }
     if (allocated < quantity) {

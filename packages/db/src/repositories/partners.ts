@@ -9,6 +9,24 @@ import { changed, first, rawChanged, rawRows, rows } from './kysely.ts';
  * `unit_allocations` row: the primary key is the compare-and-set, and the row is never deleted.
  */
 
+/**
+ * Runs `work` with one planner method off for the statements it sends, inside the caller's
+ * transaction (or one of its own): `unit_allocations` and `unit_states` fill in bulk right after
+ * they are created, before any ANALYZE, and while their statistics still say they are empty the
+ * planner rescans them inside nested loops. Measured at 10,000 units on the loaded 2-core
+ * machine: the reconciliation's per-partner count took ~60 s that way, ~1 s with hash joins.
+ */
+async function withPlanner<T>(em: Em, setting: 'enable_nestloop', work: (tx: Em) => Promise<T>): Promise<T> {
+  return em.transactional(async (tx) => {
+    await rawChanged(tx, sql`select set_config(${setting}, 'off', true)`);
+    try {
+      return await work(tx);
+    } finally {
+      await rawChanged(tx, sql`select set_config(${setting}, 'on', true)`);
+    }
+  });
+}
+
 /** A partner as stored. */
 export interface PartnerRecord {
   readonly id: string;
@@ -139,39 +157,63 @@ export async function allocatableBatches(em: Em, brandId: string, restriction: {
   return found.map((r) => r.id);
 }
 
+/** Units of a batch read per round of {@link allocateUnits}. */
+const allocationScan = 10_000;
+
 /**
  * Allocates up to `limit` issued, never allocated units of one batch (lowest seq first) to a
- * partner, inside the caller's transaction, and returns how many. The candidates are locked with
- * `skip locked` (a unit another transaction is moving or allocating is left to it), the insert's
- * primary key refuses a unit another allocation took since this statement's snapshot, and a
- * second statement, run with the units locked, drops any that left `issued` meanwhile: a
- * compare-and-set per unit.
+ * partner, inside the caller's transaction, and returns how many. The batch's units are read in
+ * seq order a round at a time, those with an allocation or a lifecycle row dropped (read by
+ * `seq = any(...)` on their primary keys, never an anti join: while these tables have no
+ * statistics the planner scanned them once per unit, measured 24 s for 3,000 serials of a
+ * 10,000-unit batch), and the rest locked with `skip locked` (a unit another transaction is moving
+ * or allocating is left to it) under `status = 'inactive'`. The insert's primary key refuses a unit
+ * another allocation took meanwhile, and a last read, with the units locked, drops any that left
+ * `issued` since: a compare-and-set per unit.
  */
 export async function allocateUnits(em: Em, a: {
   brandId: string; mintBatchId: string; partnerId: string; grantId: string; requestId: string; at: Date; limit: number;
 }): Promise<number> {
-  // Raw on purpose: `for update ... skip locked` feeding an insert in one statement.
-  const inserted = await rawRows(em, sql<{ seq: number }>`
-    with picked as (
-      select u.seq from mint_units u
-      where u.brand_id = ${a.brandId}::uuid and u.mint_batch_id = ${a.mintBatchId}::uuid and u.status = 'inactive'
-        and not exists (select 1 from unit_allocations x where x.brand_id = u.brand_id and x.mint_batch_id = u.mint_batch_id and x.seq = u.seq)
-        and not exists (select 1 from unit_states s where s.brand_id = u.brand_id and s.mint_batch_id = u.mint_batch_id and s.seq = u.seq)
-      order by u.seq
-      limit ${a.limit}::int
-      for update of u skip locked
-    )
-    insert into unit_allocations (brand_id, mint_batch_id, seq, partner_id, grant_id, request_id, allocated_at)
-    select ${a.brandId}::uuid, ${a.mintBatchId}::uuid, seq, ${a.partnerId}::uuid, ${a.grantId}::uuid, ${a.requestId}::uuid, ${a.at}::timestamptz from picked
-    on conflict (brand_id, mint_batch_id, seq) do nothing
-    returning seq`);
-  if (inserted.length === 0) return 0;
-  const dropped = await rawChanged(em, sql`delete from unit_allocations a
-    using mint_units u
-    where a.brand_id = ${a.brandId}::uuid and a.request_id = ${a.requestId}::uuid and a.mint_batch_id = ${a.mintBatchId}::uuid
-      and u.brand_id = a.brand_id and u.mint_batch_id = a.mint_batch_id and u.seq = a.seq
-      and (u.status <> 'inactive' or exists (select 1 from unit_states s where s.brand_id = a.brand_id and s.mint_batch_id = a.mint_batch_id and s.seq = a.seq))`);
-  return inserted.length - dropped;
+  const { brandId, mintBatchId } = a;
+  let allocated = 0;
+  let after = 0;
+  while (allocated < a.limit) {
+    const scanned = (await rawRows(em, sql<{ seq: number }>`
+      select seq from mint_units where brand_id = ${brandId}::uuid and mint_batch_id = ${mintBatchId}::uuid and seq > ${after}::int and status = 'inactive'
+      order by seq limit ${allocationScan}::int`)).map((r) => r.seq);
+    if (scanned.length === 0) break;
+    after = scanned[scanned.length - 1]!;
+    const taken = new Set((await rawRows(em, sql<{ seq: number }>`
+      select seq from unit_allocations where brand_id = ${brandId}::uuid and mint_batch_id = ${mintBatchId}::uuid and seq = any(${scanned}::int[])
+      union all
+      select seq from unit_states where brand_id = ${brandId}::uuid and mint_batch_id = ${mintBatchId}::uuid and seq = any(${scanned}::int[])`)).map((r) => r.seq));
+    const free = scanned.filter((seq) => !taken.has(seq));
+    if (free.length === 0) continue;
+    // Raw on purpose: `for update ... skip locked` feeding an insert in one statement.
+    const inserted = (await rawRows(em, sql<{ seq: number }>`
+      with locked as (
+        select seq from mint_units
+        where brand_id = ${brandId}::uuid and mint_batch_id = ${mintBatchId}::uuid and seq = any(${free}::int[]) and status = 'inactive'
+        order by seq
+        limit ${a.limit - allocated}::int
+        for update skip locked
+      )
+      insert into unit_allocations (brand_id, mint_batch_id, seq, partner_id, grant_id, request_id, allocated_at)
+      select ${brandId}::uuid, ${mintBatchId}::uuid, seq, ${a.partnerId}::uuid, ${a.grantId}::uuid, ${a.requestId}::uuid, ${a.at}::timestamptz from locked
+      on conflict (brand_id, mint_batch_id, seq) do nothing
+      returning seq`)).map((r) => r.seq);
+    if (inserted.length === 0) continue;
+    // The lowest free units may be locked by another request and skipped: the next round goes on after what this one read.
+    // A unit a move committed between the reads above and its lock: its lifecycle row is visible now.
+    const moved = (await rawRows(em, sql<{ seq: number }>`
+      select seq from unit_states where brand_id = ${brandId}::uuid and mint_batch_id = ${mintBatchId}::uuid and seq = any(${inserted}::int[])`)).map((r) => r.seq);
+    if (moved.length > 0) {
+      await rawChanged(em, sql`delete from unit_allocations
+        where brand_id = ${brandId}::uuid and mint_batch_id = ${mintBatchId}::uuid and request_id = ${a.requestId}::uuid and seq = any(${moved}::int[])`);
+    }
+    allocated += inserted.length - moved.length;
+  }
+  return allocated;
 }
 
 /** A unit of an allocation request, with what its events and its caller need. */
@@ -183,16 +225,32 @@ export interface AllocatedUnit {
   readonly epc: string;
 }
 
-/** The units allocated by request `requestId`, by batch and seq. */
+/**
+ * The units allocated by request `requestId`, by batch (oldest first) and seq. The request's rows
+ * first, then each batch's units by `seq = any(...)`, never a join: while `unit_allocations` has no
+ * statistics a join probed it with a sequential scan per unit (measured: 7 s for 6,000 serials of a
+ * 10,000-unit batch, against well under a second this way).
+ */
 export async function readAllocatedUnits(em: Em, brandId: string, requestId: string): Promise<AllocatedUnit[]> {
-  const found = await rawRows(em, sql<{ mint_batch_id: string; seq: number; serial: string; resolver_base_url: string; gtin: string | null }>`
-    select a.mint_batch_id, a.seq, u.serial, b.resolver_base_url, b.gtin
-    from unit_allocations a
-    join mint_units u on u.brand_id = a.brand_id and u.mint_batch_id = a.mint_batch_id and u.seq = a.seq
-    join mint_batches b on b.brand_id = a.brand_id and b.id = a.mint_batch_id
-    where a.brand_id = ${brandId}::uuid and a.request_id = ${requestId}::uuid
-    order by b.created_at, a.mint_batch_id, a.seq`);
-  return found.map((r) => ({ mintBatchId: r.mint_batch_id, seq: r.seq, serial: r.serial, epc: unitResolverUrl(r.resolver_base_url, r.gtin, r.serial) }));
+  const allocated = await rawRows(em, sql<{ mint_batch_id: string; seq: number }>`
+    select mint_batch_id, seq from unit_allocations where brand_id = ${brandId}::uuid and request_id = ${requestId}::uuid`);
+  const byBatch = new Map<string, number[]>();
+  for (const a of allocated) {
+    const list = byBatch.get(a.mint_batch_id);
+    if (list === undefined) byBatch.set(a.mint_batch_id, [a.seq]);
+    else list.push(a.seq);
+  }
+  if (byBatch.size === 0) return [];
+  const batches = await rows(em, (db) => db.selectFrom('mint_batches').select(['id', 'resolver_base_url', 'gtin', 'created_at'])
+    .where('brand_id', '=', brandId).where('id', 'in', [...byBatch.keys()]).orderBy('created_at').orderBy('id'));
+  const out: AllocatedUnit[] = [];
+  for (const b of batches) {
+    const units = await rawRows(em, sql<{ seq: number; serial: string }>`
+      select seq, serial from mint_units where brand_id = ${brandId}::uuid and mint_batch_id = ${b.id}::uuid and seq = any(${byBatch.get(b.id)!}::int[])
+      order by seq`);
+    for (const u of units) out.push({ mintBatchId: b.id, seq: u.seq, serial: u.serial, epc: unitResolverUrl(b.resolver_base_url, b.gtin, u.serial) });
+  }
+  return out;
 }
 
 /** The partner each of `units` is allocated to (key `batch/seq`); units never allocated are absent. */
@@ -214,14 +272,15 @@ export async function readUnitPartners(em: Em, brandId: string, units: readonly 
 
 /** Allocated units of a batch per partner, lifecycle state and decommissioning reason (reconciliation). */
 export async function countAllocatedStates(em: Em, brandId: string, batchId: string): Promise<{ partnerId: string; partnerName: string; state: string; reason: string | null; count: number }[]> {
-  const found = await rawRows(em, sql<{ partner_id: string; name: string | null; state: string; reason: string | null; n: string }>`
+  // Hash joins over the batch's rows (see withPlanner).
+  const found = await withPlanner(em, 'enable_nestloop', (tx) => rawRows(tx, sql<{ partner_id: string; name: string | null; state: string; reason: string | null; n: string }>`
     select a.partner_id, p.name, coalesce(s.state, case when u.status = 'active' then 'commissioned' else 'issued' end) as state, s.reason, count(*) as n
     from unit_allocations a
     join mint_units u on u.brand_id = a.brand_id and u.mint_batch_id = a.mint_batch_id and u.seq = a.seq
     left join partners p on p.brand_id = a.brand_id and p.id = a.partner_id
     left join unit_states s on s.brand_id = a.brand_id and s.mint_batch_id = a.mint_batch_id and s.seq = a.seq
     where a.brand_id = ${brandId}::uuid and a.mint_batch_id = ${batchId}::uuid
-    group by 1, 2, 3, 4 order by 2, 1, 3, 4`);
+    group by 1, 2, 3, 4 order by 2, 1, 3, 4`));
   return found.map((r) => ({ partnerId: r.partner_id, partnerName: r.name ?? '', state: r.state, reason: r.reason, count: Number(r.n) }));
 }
 
@@ -230,12 +289,13 @@ export async function countAllocatedStates(em: Em, brandId: string, batchId: str
  * rows and allocations without a unit, and units past the batch's minted quantity.
  */
 export async function countUnlistedSerials(em: Em, brandId: string, batchId: string): Promise<{ orphanStates: number; orphanAllocations: number; units: number }> {
-  const [row] = await rawRows(em, sql<{ orphan_states: string; orphan_allocations: string; units: string }>`
+  // Hash anti joins over the batch's rows (see withPlanner).
+  const [row] = await withPlanner(em, 'enable_nestloop', (tx) => rawRows(tx, sql<{ orphan_states: string; orphan_allocations: string; units: string }>`
     select
       (select count(*) from unit_states s where s.brand_id = ${brandId}::uuid and s.mint_batch_id = ${batchId}::uuid
         and not exists (select 1 from mint_units u where u.brand_id = s.brand_id and u.mint_batch_id = s.mint_batch_id and u.seq = s.seq)) as orphan_states,
       (select count(*) from unit_allocations a where a.brand_id = ${brandId}::uuid and a.mint_batch_id = ${batchId}::uuid
         and not exists (select 1 from mint_units u where u.brand_id = a.brand_id and u.mint_batch_id = a.mint_batch_id and u.seq = a.seq)) as orphan_allocations,
-      (select count(*) from mint_units u where u.brand_id = ${brandId}::uuid and u.mint_batch_id = ${batchId}::uuid) as units`);
+      (select count(*) from mint_units u where u.brand_id = ${brandId}::uuid and u.mint_batch_id = ${batchId}::uuid) as units`));
   return { orphanStates: Number(row!.orphan_states), orphanAllocations: Number(row!.orphan_allocations), units: Number(row!.units) };
 }
