@@ -89,16 +89,22 @@ try {
       const rssBefore = process.memoryUsage.rss();
       let rssPeak = rssBefore;
       const sampler = setInterval(() => { rssPeak = Math.max(rssPeak, process.memoryUsage.rss()); }, 20);
+      // A long run says where it is every 30 s, with the RSS then: flat memory shows as the rows go by.
+      const progress = setInterval(() => {
+        getProductImport(ctx, brand.id, started.id).then((v) => {
+          console.log(`  ${label}: ${(v.importedRows + v.failedRows).toLocaleString('en-US')} rows done, RSS ${mib(process.memoryUsage.rss())} (peak +${mib(rssPeak - rssBefore)})`);
+        }, () => undefined);
+      }, 30_000);
       t0 = performance.now();
       const outcome = await runProductImport(ctx, brand.id, started.id);
       const processMs = performance.now() - t0;
       clearInterval(sampler);
+      clearInterval(progress);
       rssPeak = Math.max(rssPeak, process.memoryUsage.rss());
       const view = await getProductImport(ctx, brand.id, started.id);
       if (outcome.kind !== 'finished' || view.status !== 'COMPLETED' || view.importedRows + view.failedRows !== rows) {
         throw new Error(`unexpected outcome ${JSON.stringify({ outcome, view: { ...view, errors: view.errors.length } })}`);
       }
-      if (process.env.BENCH_DEBUG) console.log(view.errors.slice(0, 3));
       console.log(
         `${label}: file ${(file.length / 1024 / 1024).toFixed(1)} MiB; upload (parse + store) ${fmt(uploadMs)} (${rate(uploadMs)}); ` +
         `processing ${fmt(processMs)} (${rate(processMs)}), peak RSS +${mib(rssPeak - rssBefore)} over ${mib(rssBefore)}; imported ${view.importedRows}, failed ${view.failedRows}; total ${fmt(uploadMs + processMs)}`,
