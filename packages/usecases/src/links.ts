@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import {
   appendEvents, deleteLinkRow, insertProductImport, listLinkRows,
-  recordProductImportProgress, replaceLevelLinks, upsertLinkRow, type LinkRecord, type ProductImportRowError,
+  recordProductImportProgress, replaceLevelLinks, upsertLinkRow, upsertLinkRows, type LinkRecord, type ProductImportRowError,
 } from '@mint/db';
 import {
   assertValid, InvalidInputError, isUuid, linkScopeOf, linkSetViolations, maxImportBytes, maxImportErrorsKept, NotFoundError,
@@ -232,7 +232,7 @@ export async function runLinkImport(ctx: UseCaseContext, brandId: string, import
     failed = 0;
     const now = ctx.clock();
     await ctx.db.em.fork().transactional(async (em) => {
-      for (const row of batch) await upsertLinkRow(em, brandId, row.scope, row.link, randomUUID(), now);
+      await upsertLinkRows(em, brandId, batch.map((row) => ({ scope: row.scope, link: row.link, id: randomUUID() })), now);
       if (batch.length > 0) {
         await appendEvents(em, now, [{
           brandId, eventType: 'resolver_links_imported', entityType: 'resolver_link', entityId: importId, actor: null, payload: { rows: batch.length },
