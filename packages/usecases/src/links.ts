@@ -209,8 +209,8 @@ const list = (value: string | undefined): string[] => (value === undefined || va
  * Processes a link import (called by the import worker for imports of kind `links`): moves it to
  * PROCESSING, checks every row as UpsertLink does (violations name the row and field), refuses a
  * link repeated within the file (same level, link type and href) and a second default for one
- * level, and upserts the valid rows one level lock at a
- * time, 500 rows per transaction with their progress and one audit event. A bad row never blocks
+ * level, and upserts the valid rows 500 per transaction (their levels locked in one sorted order,
+ * four statements a transaction) with their progress and one audit event. A bad row never blocks
  * the others. Ends COMPLETED, or FAILED when the file itself is unreadable.
  */
 export async function runLinkImport(ctx: UseCaseContext, brandId: string, importId: string, csv: AsyncIterable<Uint8Array>): Promise<ImportRunOutcome> {
