@@ -7,6 +7,7 @@ import type { ResolverService } from './gen/mint/v1/resolver_service_pb.js';
 import type { WebhookService } from './gen/mint/v1/webhook_service_pb.js';
 import type { ScanService } from './gen/mint/v1/scan_service_pb.js';
 import type { PassportService } from './gen/mint/v1/passport_service_pb.js';
+import type { WorkspaceService } from './gen/mint/v1/workspace_service_pb.js';
 
 export * from './gen/mint/v1/common_pb.js';
 export * from './gen/mint/v1/mint_service_pb.js';
@@ -16,6 +17,7 @@ export * from './gen/mint/v1/webhook_service_pb.js';
 export * from './gen/mint/v1/account_service_pb.js';
 export * from './gen/mint/v1/scan_service_pb.js';
 export * from './gen/mint/v1/passport_service_pb.js';
+export * from './gen/mint/v1/workspace_service_pb.js';
 
 /** Where and as whom the clients call. */
 export interface MintClientOptions {
@@ -45,6 +47,7 @@ export interface MintClient {
   readonly scans: Client<typeof ScanService>;
   readonly passports: Client<typeof PassportService>;
   readonly account: Client<typeof AccountService>;
+  readonly workspace: Client<typeof WorkspaceService>;
 }
 
 /** An interceptor adding `Authorization: Bearer <token>` and `x-api-key`, each only when given. */

@@ -2,7 +2,7 @@
 
 import type { DescService } from '@bufbuild/protobuf';
 import type { ConnectRouter, ServiceImpl } from '@connectrpc/connect';
-import { AccountService, CatalogService, MintService, PassportService, ResolverService, ScanService, WebhookService } from '@mint/contract';
+import { AccountService, CatalogService, MintService, PassportService, ResolverService, ScanService, WebhookService, WorkspaceService } from '@mint/contract';
 import type { ReservedHosts } from '@mint/domain';
 import type * as UseCases from '@mint/usecases';
 import { createAccountServiceHandlers, type AccountUseCases } from './handlers/account-service.ts';
@@ -12,12 +12,13 @@ import { createResolverServiceHandlers, type ResolverUseCases } from './handlers
 import { createPassportServiceHandlers, type PassportUseCases } from './handlers/passport-service.ts';
 import { createScanServiceHandlers, type ScanUseCases } from './handlers/scan-service.ts';
 import { createWebhookServiceHandlers, type WebhookUseCases } from './handlers/webhook-service.ts';
+import { createWorkspaceServiceHandlers, type WorkspaceUseCases } from './handlers/workspace-service.ts';
 
 /** What {@link createConnectRoutes} wires. */
 export interface ConnectRoutesDeps {
   readonly ctx: UseCases.UseCaseContext;
   /** The use-case functions; `@mint/usecases` itself in production. */
-  readonly useCases: MintUseCases & CatalogUseCases & ResolverUseCases & WebhookUseCases & AccountUseCases & ScanUseCases & PassportUseCases;
+  readonly useCases: MintUseCases & CatalogUseCases & ResolverUseCases & WebhookUseCases & AccountUseCases & ScanUseCases & PassportUseCases & WorkspaceUseCases;
   /** Endpoint URL rules of WebhookService; https only when absent. */
   readonly webhooks?: UseCases.WebhookSettings;
   /** Serve SetMintBatchStatus (off by default). */
@@ -42,7 +43,7 @@ export interface ServiceRegistration {
 
 /**
  * The implementations of MintService, CatalogService, ResolverService, WebhookService, ScanService,
- * PassportService and AccountService on `deps`: registered on the Connect router, and called by the /v1 named
+ * PassportService, AccountService and WorkspaceService on `deps`: registered on the Connect router, and called by the /v1 named
  * operations (built once per process, so both surfaces share them).
  */
 export function createServices(deps: ConnectRoutesDeps): readonly ServiceRegistration[] {
@@ -55,6 +56,7 @@ export function createServices(deps: ConnectRoutesDeps): readonly ServiceRegistr
     registration(ScanService, createScanServiceHandlers(deps)),
     registration(PassportService, createPassportServiceHandlers(deps)),
     registration(AccountService, createAccountServiceHandlers(deps)),
+    registration(WorkspaceService, createWorkspaceServiceHandlers(deps)),
   ];
 }
 

@@ -128,13 +128,22 @@ describe('ResolverService', () => {
       `${brand.gtin},,,gs1:nope,https://acme.example/n,Nope,,`,
       `${brand.gtin},LOT-CSV,,gs1:pip,https://acme.example/pip-en,Page again,en,`,
       `${brand.gtin},LOT&CSV,,gs1:pip,https://acme.example/pip-amp,Page,,`,
+      // Link types and true/false in any case, as the product import reads its statuses.
+      `${brand.gtin},LOT-CASE,,GS1:CertificationInfo,https://acme.example/cert,Certificate,,TRUE`,
+      `${brand.gtin},LOT-CASE,,https://ref.gs1.org/voc/RECALLSTATUS,https://acme.example/recall-case,Recall,,No`,
+      `${brand.gtin},LOT-CASE,,gs1:pip,https://acme.example/pip-case,Page,,maybe`,
     ].join('\n');
     const started = await api.resolver.startLinkImport({ brandId: brand.brandId, csv: new TextEncoder().encode(csv) }, owner());
     expect(started.import?.status).toBe(ProductImportStatus.QUEUED);
     expect(await runProductImport(app.ctx, brand.brandId, started.import!.id)).toEqual({ kind: 'finished', status: 'COMPLETED' });
     const done = (await api.resolver.getLinkImport({ brandId: brand.brandId, importId: started.import!.id }, owner())).import!;
-    expect([done.status, done.totalRows, done.importedRows, done.failedRows]).toEqual([ProductImportStatus.COMPLETED, 7, 2, 5]);
-    expect(done.errors.map((e) => [e.row, e.field])).toEqual([[3, 'is_default'], [4, 'href'], [5, 'link_type'], [6, 'href'], [7, 'lot']]);
+    expect([done.status, done.totalRows, done.importedRows, done.failedRows]).toEqual([ProductImportStatus.COMPLETED, 10, 4, 6]);
+    expect(done.errors.map((e) => [e.row, e.field])).toEqual([[3, 'is_default'], [4, 'href'], [5, 'link_type'], [6, 'href'], [7, 'lot'], [10, 'is_default']]);
+    // The row errors of enum-like cells list what the column takes.
+    expect(done.errors[2]!.message).toMatch(/^"gs1:nope" must be one of the GS1 Web Vocabulary 1\.16's link types: gs1:activityIdeas, .*gs1:pip, .*\(in any case, or as https:\/\/ref\.gs1\.org\/voc\/\{name\}\)$/);
+    expect(done.errors[5]!.message).toBe('must be true or false (or yes, no, 1, 0, in any case), or empty for the default');
+    const caseLinks = (await api.resolver.listLinks({ brandId: brand.brandId, gtin: brand.gtin, level: LinkLevel.LOT, limit: 100 }, owner())).links.filter((l) => l.lot === 'LOT-CASE');
+    expect(caseLinks.map((l) => [l.linkType, l.isDefault]).sort()).toEqual([['https://ref.gs1.org/voc/certificationInfo', true], ['https://ref.gs1.org/voc/recallStatus', false]]);
     // A repeated link is refused as a repeated product is; a lot code follows the mint lots' rule.
     expect(done.errors[3]!.message).toBe('already appears in row 2 with this level and link type; each link once per file');
     expect(done.errors[4]!.message).toBe("must be 1 to 20 characters of A-Z a-z 0-9 ! ' ( ) * + , . : ; = _ -");

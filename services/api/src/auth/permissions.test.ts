@@ -1,12 +1,12 @@
 import { getOption, hasOption, type DescMethod, type DescService } from '@bufbuild/protobuf';
 import * as contract from '@mint/contract';
-import { AccountService, CatalogService, MintService, PassportService, ResolverService, ScanService, WebhookService } from '@mint/contract';
+import { AccountService, CatalogService, MintService, PassportService, ResolverService, ScanService, WebhookService, WorkspaceService } from '@mint/contract';
 import type { Permission } from '@mint/domain';
 import { describe, expect, it } from 'vitest';
 import { Health } from '../gen/grpc/health/v1/health_pb.js';
 import { contractServices, declaredPermission, permissionFor, rpcPermissions } from './permissions.ts';
 
-const protectedServices = [MintService, CatalogService, ResolverService, WebhookService, ScanService, PassportService];
+const protectedServices = [MintService, CatalogService, ResolverService, WebhookService, ScanService, PassportService, WorkspaceService];
 
 describe('the RPC permission table', () => {
   it('has an entry for every RPC of every protected service in the descriptors', () => {
@@ -41,6 +41,10 @@ describe('the RPC permission table', () => {
     expect(byPermission('scans:write')).toEqual(['RecordScanEvents']);
     expect(byPermission('scans:read')).toEqual(['GetScanAlertSettings', 'GetScanStats', 'GetUnitScans']);
     expect(byPermission('scans:manage')).toEqual(['ClearSuspectUnit', 'UpdateScanAlertSettings']);
+    expect(byPermission('workspace:admin')).toEqual([
+      'AddBrandMember', 'CreateApiKey', 'IssuePassportAccessKey', 'ListApiKeys', 'ListBrandMembers', 'ListPassportAccessKeys', 'RemoveBrandMember', 'RevokeApiKey',
+      'RevokePassportAccessKey', 'SetBrandMemberRole', 'SetBrandResolverDomain', 'SetPassportStyle',
+    ]);
   });
 
   it('every protected RPC names its brand in brand_id, the field authorization reads', () => {
