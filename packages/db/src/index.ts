@@ -73,7 +73,7 @@ export {
   findScanAlertSettings, saveScanAlertSettings, type SuspectMark, markUnitsSuspect, type SuspectState, lockSuspectUnit, unmarkUnitSuspect
 } from './repositories/scan-alerts.ts';
 export {
-  upsertLinkRow, replaceLevelLinks, deleteLinkRow, notifyResolverAnswers, findLink, linksOfScope, listLinkRows, createLinkReader, listenForLinkChanges,
+  upsertLinkRow, upsertLinkRows, type LinkRowWrite, replaceLevelLinks, deleteLinkRow, notifyResolverAnswers, findLink, linksOfScope, listLinkRows, createLinkReader, listenForLinkChanges,
   linkChangeChannel, type LinkRecord, type LinkFilter, type CachedLinks, type LinkReader, type LinkChangeFeed, type LinkChangeHandlers
 } from './repositories/links.ts';
 export { lockBrandResolverSettings, updateBrandResolverDomain, type BrandResolverSettings } from './repositories/brand-domains.ts';
