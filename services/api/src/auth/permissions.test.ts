@@ -45,8 +45,9 @@ describe('the RPC permission table', () => {
     expect(byPermission('scans:read')).toEqual(['GetScanAlertSettings', 'GetScanStats', 'GetUnitScans']);
     expect(byPermission('scans:manage')).toEqual(['ClearSuspectUnit', 'UpdateScanAlertSettings']);
     expect(byPermission('workspace:admin')).toEqual([
-      'AddBrandMember', 'CreateApiKey', 'IssuePassportAccessKey', 'ListApiKeys', 'ListBrandMembers', 'ListPassportAccessKeys', 'RemoveBrandMember', 'RevokeApiKey',
-      'RevokePassportAccessKey', 'SetBrandMemberRole', 'SetBrandResolverDomain', 'SetPassportStyle',
+      'AddBrandMember', 'CreateApiKey', 'CreatePartner', 'GrantPartnerKey', 'IssuePassportAccessKey', 'ListApiKeys', 'ListBrandMembers', 'ListPartners',
+      'ListPassportAccessKeys', 'RemoveBrandMember', 'RevokeApiKey', 'RevokePartnerKey', 'RevokePassportAccessKey', 'SetBrandMemberRole', 'SetBrandResolverDomain',
+      'SetPassportStyle',
     ]);
   });
 
