@@ -11,9 +11,12 @@ npx buf curl --protocol grpc --http2-prior-knowledge --reflect-header "Authoriza
 
 job=$(call mint.v1.MintService/SubmitMintRequest "{\"brand_id\":\"$BRAND\",\"product_id\":\"$PRODUCT\",\"requested_quantity\":1000,
   \"identity_mode\":\"IDENTITY_MODE_SERIAL\",\"activation_mode\":\"ACTIVATION_MODE_ACTIVE_AT_MINT\"}")
-job_id=$(jq -r .mintJobId <<<"$job")
+job_id=$(jq -r .mintJobId <<<"$job"); batch_id=$(jq -r .mintBatchId <<<"$job")
 echo "job $job_id"
 
 # WatchMintJob is a server stream: one JSON message per update until the job settles.
 call mint.v1.MintService/WatchMintJob "{\"brand_id\":\"$BRAND\",\"mint_job_id\":\"$job_id\"}"
+url=$(call mint.v1.MintService/ListMintUnits "{\"brand_id\":\"$BRAND\",\"mint_batch_id\":\"$batch_id\",\"limit\":1}" | jq -r '.units[0].resolverUrl')
+echo "scan $url"
+curl -sS -H 'Accept: application/json' "$url" | jq -c '{unit: .unit.serial, status: .unit.status}'
 call mint.v1.MintService/GetMintKpis "{\"brand_id\":\"$BRAND\"}"

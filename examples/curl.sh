@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The same flow as node.mjs with curl and the Connect protocol's JSON: mint 1,000 serial units,
 # follow the job to COMPLETED, list the first units, scan one at the public resolver, and
-# register a webhook endpoint (its signing secret is printed once). Needs curl and jq.
+# register a webhook endpoint (its signing secret is printed once), then remove it again (it is an
+# example address). Needs curl and jq.
 #
 #   API=http://localhost:8080 TOKEN=... BRAND=<brand_id> PRODUCT=<product_id> examples/curl.sh
 set -euo pipefail
@@ -13,14 +14,21 @@ job=$(rpc mint.v1.MintService/SubmitMintRequest "{\"brand_id\":\"$BRAND\",\"prod
 job_id=$(jq -r .mint_job_id <<<"$job"); batch_id=$(jq -r .mint_batch_id <<<"$job")
 echo "job $job_id"
 
-until [ "$(rpc mint.v1.MintService/GetMintJob "{\"brand_id\":\"$BRAND\",\"mint_job_id\":\"$job_id\"}" | tee /dev/stderr | jq -r .job.status)" = MINT_JOB_STATUS_COMPLETED ]; do
+while :; do
+  state=$(rpc mint.v1.MintService/GetMintJob "{\"brand_id\":\"$BRAND\",\"mint_job_id\":\"$job_id\"}")
+  echo "$state" >&2
+  case "$(jq -r .job.status <<<"$state")" in
+    MINT_JOB_STATUS_COMPLETED) break ;;
+    MINT_JOB_STATUS_FAILED) echo "job $job_id failed" >&2; exit 1 ;;
+  esac
   sleep 0.5
 done
-echo
 
 url=$(rpc mint.v1.MintService/ListMintUnits "{\"brand_id\":\"$BRAND\",\"mint_batch_id\":\"$batch_id\",\"limit\":3}" | jq -r '.units[0].resolver_url')
 echo "scan $url"
 curl -sS -H 'Accept: application/json' "$url" | jq -c '{unit: .unit.serial, status: .unit.status, target}'
 
-rpc mint.v1.WebhookService/CreateWebhookEndpoint "{\"brand_id\":\"$BRAND\",\"url\":\"https://hooks.example.com/mint\",\"event_types\":[\"mint_job_completed\"]}" \
-  | jq -c '{endpoint: .endpoint.id, secret}'
+endpoint=$(rpc mint.v1.WebhookService/CreateWebhookEndpoint "{\"brand_id\":\"$BRAND\",\"url\":\"https://hooks.example.com/mint\",\"event_types\":[\"mint_job_completed\"]}")
+jq -c '{endpoint: .endpoint.id, secret}' <<<"$endpoint"
+rpc mint.v1.WebhookService/DeleteWebhookEndpoint "{\"brand_id\":\"$BRAND\",\"endpoint_id\":\"$(jq -r .endpoint.id <<<"$endpoint")\"}" >/dev/null
+echo "removed endpoint $(jq -r .endpoint.id <<<"$endpoint")"

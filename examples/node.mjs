@@ -1,6 +1,7 @@
 // Mint, follow, scan with @mint/client in Node (18+): submits a serial request, follows the job
-// over WatchMintJob until it settles, lists the first units and resolves the first one's label
-// URL at the public resolver. Run against `npm start`, with what its banner printed:
+// over WatchMintJob until it settles, lists the first units, resolves the first one's label URL at
+// the public resolver, and registers a webhook endpoint (its signing secret is shown once), then
+// removes it again. Run against `npm start`, with what its banner printed:
 //
 //   MINT_API_URL=http://localhost:8080 MINT_TOKEN=$TOKEN MINT_BRAND=<brand_id> MINT_PRODUCT=<product_id> node examples/node.mjs
 import { randomUUID } from 'node:crypto';
@@ -29,3 +30,12 @@ for (const unit of units) console.log(`unit ${unit.serial} ${unit.resolverUrl}`)
 const scan = await fetch(units[0].resolverUrl, { headers: { accept: 'application/json' } });
 const answer = await scan.json();
 console.log(`scan: ${scan.status} unit ${answer.unit?.serial} ${answer.unit?.status} target=${answer.target ?? 'none'}`);
+
+// A webhook endpoint receives the brand's events signed with its secret (see
+// examples/webhook-receiver.mjs); this one is an example address, so it is removed again.
+const { endpoint, secret } = await client.webhooks.createWebhookEndpoint({
+  brandId, url: 'https://hooks.example.com/mint', eventTypes: ['mint_job_completed'],
+});
+console.log(`webhook endpoint ${endpoint.id} secret ${secret.slice(0, 10)}...`);
+await client.webhooks.deleteWebhookEndpoint({ brandId, endpointId: endpoint.id });
+console.log(`removed webhook endpoint ${endpoint.id}`);

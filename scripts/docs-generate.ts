@@ -1,6 +1,7 @@
 // `npm run docs:generate`: writes the generated docs pages (the state machines from the domain,
 // the RPC reference from the contract, the /v1 routes from the OpenAPI document, the
-// configuration from the defaults object and the Config fields). `--check`
+// configuration from the defaults object and the Config fields, the events from the domain's
+// EventType and its table). `--check`
 // writes nothing and exits 1 naming every stale page; `npm run docs:build` runs it, and
 // test/docs.test.ts regenerates and compares too.
 //
@@ -10,6 +11,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { renderConfiguration } from './docs-configuration.ts';
+import { renderEvents } from './docs-events.ts';
 import { renderOpenApi } from './docs-openapi.ts';
 import { renderRpcs } from './docs-rpcs.ts';
 import { renderStateMachines } from './docs-state-machines.ts';
@@ -22,6 +24,7 @@ export const generatedPages: readonly { readonly path: string; readonly render: 
   { path: 'docs/reference/rpcs.md', render: renderRpcs },
   { path: 'docs/reference/openapi.md', render: renderOpenApi },
   { path: 'docs/reference/configuration.md', render: renderConfiguration },
+  { path: 'docs/reference/events.md', render: renderEvents },
 ];
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -12,7 +12,7 @@ import { activationModes, initialUnitStatus, unitStatuses } from '../packages/do
 import { movePack, packStatuses } from '../packages/domain/src/pack-status.ts';
 import { finishImport, importStatuses, startImport } from '../packages/domain/src/product-import.ts';
 import {
-  commissionSerials, decommissionSerials, encodeSerials, mintedSerialState, reactivateSerials, returnSerials, scrapSerials, serialStates,
+  activeDelta, commissionSerials, decommissionSerials, encodeSerials, mintedSerialState, reactivateSerials, returnSerials, scrapSerials, serialStates,
 } from '../packages/domain/src/serial-state.ts';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -57,6 +57,22 @@ function packMoveLegal(from: string, to: string): boolean {
   }
 }
 
+/** Every serial move, as the domain defines them (decommission with a reason that may be reactivated). */
+const serialMoves = () => [encodeSerials(), commissionSerials(), scrapSerials(), returnSerials(), decommissionSerials('recalled'), reactivateSerials()];
+
+/**
+ * The unit status moves: ActivateMintUnits, and each serial move that changes whether the serial is
+ * in circulation (the domain's `activeDelta`: the unit is `active` exactly while commissioned).
+ */
+function unitMoves(): { from: string; to: string; label: string }[] {
+  const moves = [{ from: 'inactive', to: 'active', label: 'ActivateMintUnits' }];
+  for (const move of serialMoves()) {
+    const delta = activeDelta(move);
+    if (delta !== 0) moves.push(delta > 0 ? { from: 'inactive', to: 'active', label: `MoveSerials ${move.action}` } : { from: 'active', to: 'inactive', label: `MoveSerials ${move.action}` });
+  }
+  return moves;
+}
+
 function machines(): Machine[] {
   const importMoves = [
     ...startImport().from.map((from) => ({ from, to: startImport().to })),
@@ -84,10 +100,10 @@ function machines(): Machine[] {
     {
       title: 'Unit',
       source: 'packages/domain/src/modes.ts',
-      intro: "A unit is one minted identity of a serial batch. Its first status comes from the request's activation mode; `ActivateMintUnits` (or the console's Activate) makes inactive units active. A voided batch's units keep their status but answer 410 at the resolver.",
+      intro: "A unit is one minted identity of a serial batch. Its first status comes from the request's activation mode; `ActivateMintUnits` (or the console's Activate) makes inactive units active, and a serial move that puts its serial in or out of circulation (see Serial below) makes it active or inactive. A voided batch's units keep their status but answer 410 at the resolver.",
       statuses: unitStatuses,
       initial: activationModes.map((mode) => ({ to: initialUnitStatus(mode), label: mode })),
-      moves: [{ from: 'inactive', to: 'active', label: 'ActivateMintUnits' }],
+      moves: unitMoves(),
       final: [],
     },
     {
@@ -96,8 +112,7 @@ function machines(): Machine[] {
       intro: "A serial's lifecycle after minting, named after OPEN-SCS; `MoveSerials` moves it by list, batch or seq range, and `commissioned` is exactly what `active_tokens` counts (the unit's status is `active` exactly then). Decommissioning keeps a reason (recalled, destroyed, stolen, expired, damaged, sample, consumed); only recalled and stolen may be reactivated.",
       statuses: serialStates,
       initial: activationModes.map((mode) => ({ to: mintedSerialState(initialUnitStatus(mode)), label: mode })),
-      moves: [encodeSerials(), commissionSerials(), scrapSerials(), returnSerials(), decommissionSerials('recalled'), reactivateSerials()]
-        .flatMap((m) => m.from.map((from) => ({ from, to: m.to, label: m.action }))),
+      moves: serialMoves().flatMap((m) => m.from.map((from) => ({ from, to: m.to, label: m.action }))),
       final: ['scrapped', 'returned'],
     },
     {
@@ -150,8 +165,10 @@ export function renderStateMachines(): string {
     for (const f of m.final) out.push(`  ${f} --> [*]`);
     out.push('```', '', '| status | meaning | moves to |', '|---|---|---|');
     for (const s of m.statuses) {
-      const to = m.moves.filter((mv) => mv.from === s).map((mv) => `\`${mv.to}\``);
-      const meaning = comments.get(s) ?? (s === 'inactive' ? 'Minted with `first_scan` activation: not live until activated.' : 'Live: the resolver answers its scans.');
+      const to = [...new Set(m.moves.filter((mv) => mv.from === s).map((mv) => `\`${mv.to}\``))];
+      const meaning = comments.get(s) ?? (s === 'inactive'
+        ? 'Not in circulation: minted with `first_scan` activation and not yet activated or commissioned, or its serial was taken out of circulation.'
+        : 'Live (its serial is `commissioned`): the resolver answers its scans.');
       out.push(`| \`${s}\` | ${meaning.replace(/\|/g, '\\|')} | ${to.length ? to.join(', ') : 'final'} |`);
     }
     out.push('');

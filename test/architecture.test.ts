@@ -223,6 +223,34 @@ describe('package entry points', () => {
   });
 });
 
+describe('use cases by feature', () => {
+  const useCases = join(root, 'packages', 'usecases', 'src');
+  const featureOf = (file: string): string | null => {
+    const parts = file.slice(useCases.length + 1).split('/');
+    return parts.length > 1 ? parts[0]! : null;
+  };
+
+  it('keep each feature in a folder of its own: only the package\'s entry, the context and the idempotency keys lie beside them', () => {
+    const flat = readdirSync(useCases).filter((entry) => entry.endsWith('.ts'));
+    expect(flat.sort()).toEqual(['context.ts', 'idempotency.ts', 'index.ts']);
+  });
+
+  it('reach another feature only through its index', () => {
+    const problems: string[] = [];
+    for (const file of sourceFiles(useCases)) {
+      const feature = featureOf(file);
+      for (const m of readFileSync(file, 'utf8').matchAll(/(?:from|import)\s*\(?\s*['"](\.{1,2}\/[^'"]+)['"]/g)) {
+        const target = join(file, '..', m[1]!);
+        const targetFeature = featureOf(target);
+        if (targetFeature !== null && targetFeature !== feature && !target.endsWith(`/${targetFeature}/index.ts`)) {
+          problems.push(`${file.slice(root.length + 1)} imports ${m[1]}`);
+        }
+      }
+    }
+    expect(problems).toEqual([]);
+  });
+});
+
 describe('import circles', () => {
   // madge reads the imports of every TypeScript file (type-only imports included) as the compiler resolves them.
   const circles = async (dirs: string[]) => {

@@ -43,6 +43,8 @@ let token: string;
 let browser: BrowserContext;
 let page: Page;
 let provider: OidcProvider;
+/** The API key the console created (it must never reach the server's output). */
+let apiKeySecret = '';
 
 /** Waits until the dev server printed its sign-in link (or exited). */
 function waitForLink(child: ChildProcess): Promise<string> {
@@ -177,17 +179,19 @@ describe('the web console in chromium against npm start', () => {
     await expect.poll(() => kpi('Tokens minted'), soon).toBe(kpiBefore);
   });
 
-  it('imports a product CSV and shows the refused row with its error', async () => {
+  it('imports a product CSV with the statuses as the table shows them, and shows the refused row with its error listing them', async () => {
     await go('Products');
+    expect(await page.locator('#csv-hint').textContent()).toBe('commercial_status: draft, active, suspended, discontinued; mint_readiness_status: not_ready, ready; in any case.');
     await page.getByLabel(/CSV file/).setInputFiles({
       name: 'products.csv', mimeType: 'text/csv',
-      buffer: Buffer.from('sku,name,gtin,commercial_status,mint_readiness_status,passport_url\nE2E-BLOCKED,Suspended jacket,,SUSPENDED,NOT_READY,\nE2E-BAD,Bad row,,SOMETIMES,READY,\n'),
+      buffer: Buffer.from('sku,name,gtin,commercial_status,mint_readiness_status,passport_url\nE2E-BLOCKED,Suspended jacket,,suspended,not_ready,\nE2E-BAD,Bad row,,SOMETIMES,READY,\n'),
     });
     await page.getByRole('button', { name: 'Import products' }).click();
     await expect.poll(() => page.getByTestId('import-status').textContent(), { timeout: 20_000 }).toBe('completed');
     const refused = page.locator('table', { has: page.locator('caption', { hasText: 'Refused rows' }) });
     expect(await refused.locator('tbody tr').count()).toBe(1);
     expect(await refused.locator('tbody tr').first().textContent()).toContain('commercial_status');
+    expect(await refused.locator('tbody tr').first().textContent()).toContain('must be one of draft, active, suspended, discontinued (in any case)');
     await expect.poll(() => page.getByRole('cell', { name: 'E2E-BLOCKED' }).count(), soon).toBe(1);
     await photograph('products');
   });
@@ -378,7 +382,8 @@ describe('the web console in chromium against npm start', () => {
 
     await page.getByLabel(/^CSV file \(gtin/).setInputFiles({
       name: 'links.csv', mimeType: 'text/csv',
-      buffer: Buffer.from(`gtin,lot,serial,link_type,href,title,hreflang,media_type,context,fwqs,is_default\n${gtin},,,gs1:recipeInfo,https://brand.example/recipes,Recipes,en|fr,,,,\n${gtin},,,gs1:pip,http://insecure.example/,Insecure,,,,,\n`),
+      // A link type in another case is read as the vocabulary spells it.
+    buffer: Buffer.from(`gtin,lot,serial,link_type,href,title,hreflang,media_type,context,fwqs,is_default\n${gtin},,,GS1:RecipeInfo,https://brand.example/recipes,Recipes,en|fr,,,,\n${gtin},,,gs1:pip,http://insecure.example/,Insecure,,,,,\n`),
     });
     await page.getByRole('button', { name: 'Import links' }).click();
     await expect.poll(() => page.getByTestId('link-import-status').textContent(), { timeout: 20_000 }).toBe('completed');
@@ -472,7 +477,7 @@ describe('the web console in chromium against npm start', () => {
       const product = /product_id\s+(\S+)/.exec(output)![1]!;
       await call('MintService', 'SubmitMintRequest', { product_id: product, requested_quantity: 1, identity_mode: 'IDENTITY_MODE_SERIAL', activation_mode: 'ACTIVATION_MODE_ACTIVE_AT_MINT' });
       await page.getByRole('link', { name: `http://127.0.0.1:${port}/hook` }).click();
-      await expect.poll(() => page.getByTestId('delivery-attempts').first().textContent(), { timeout: 30_000, interval: 250 }).toMatch(/^[1-9]/);
+      await expect.poll(() => page.getByTestId('delivery-attempts').first().textContent(), { timeout: 75_000, interval: 250 }).toMatch(/^[1-9]/);
       await expect.poll(() => page.locator('tbody tr').first().textContent(), soon).toContain('HTTP 503');
       await photograph('webhook-deliveries');
       const before = hits;
@@ -488,7 +493,7 @@ describe('the web console in chromium against npm start', () => {
     } finally {
       receiver.close();
     }
-  }, 90_000);
+  }, 150_000);
 
   it("sets the brand's resolver domain and shows the DNS record to create, and refuses a malformed one naming the field", async () => {
     await go('Domain');
@@ -615,6 +620,144 @@ describe('the web console in chromium against npm start', () => {
     expect(latest.content['description']).toEqual({ en: 'Demo wool jacket' });
   }, 60_000);
 
+  it("previews the passport as a shopper and as an authority, compares two versions, and edits a lot's passport by its deep link", async () => {
+    const productId = /product_id\s+(\S+)/.exec(output)![1]!;
+    // The draft as edited, read as a shopper: the materials (legitimate interest only) are left out.
+    const preview = page.getByTestId('passport-preview');
+    await page.getByLabel('Preview as').selectOption('public');
+    await expect.poll(() => preview.locator('section h3').allTextContents(), soon).toEqual(['description']);
+    expect(await page.getByTestId('preview-hidden').textContent()).toBe('1 restricted section is not shown to this reader.');
+    expect(await preview.locator('section[data-section="description"]').textContent()).toContain('Demo wool jacket');
+    await page.getByLabel('Preview as').selectOption('authority');
+    await expect.poll(() => preview.locator('section h3').allTextContents(), soon).toEqual(['description', 'materials (legitimate interest only)']);
+    expect(await preview.locator('section[data-section="materials"]').textContent()).toContain('Wool');
+    expect(await page.getByTestId('preview-hidden').textContent()).toBe('Every section is shown.');
+    // Any two versions compared: 2 against 1 changes the description.
+    await page.getByLabel('Compare version').selectOption('1');
+    await page.getByLabel('with version').selectOption('2');
+    await page.getByRole('button', { name: 'Compare', exact: true }).click();
+    await expect.poll(() => page.getByTestId('compare-changes').locator('li').count(), soon).toBe(1);
+    expect(await page.getByTestId('compare-changes').textContent()).toMatch(/^description changed/);
+    await photograph('passport-preview');
+    // A lot's passport, opened from the level picker by keyboard; its address is a deep link.
+    await page.getByLabel('A lot').check();
+    await page.getByLabel('Lot code').fill('L-E2E-1');
+    await page.getByLabel('Lot code').press('Enter');
+    await expect.poll(() => page.url(), soon).toMatch(/#\/products\/[0-9a-f-]+\/passport\/lot\/L-E2E-1$/);
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent(), soon).toBe('Passport of Demo Product, lot L-E2E-1');
+    await expect.poll(() => page.getByTestId('passport-state').textContent(), soon).toBe('No draft yet. Not published.');
+    await page.getByLabel('Content of productionDate (JSON)').fill('"2026-11-01"');
+    await page.getByRole('button', { name: 'Save draft' }).click();
+    await expect.poll(() => page.getByTestId('passport-state').textContent(), soon).toMatch(/^Draft revision 1, saved/);
+    await page.getByRole('button', { name: 'Publish the saved draft' }).click();
+    await expect.poll(() => page.getByTestId('published').textContent(), soon).toBe('Published version 1.');
+    await page.reload();
+    await expect.poll(() => page.getByTestId('passport-state').textContent(), soon).toMatch(/Latest version 1, published/);
+    await photograph('passport-lot');
+    const lot = await call('PassportService', 'GetPassport', { product_id: productId, lot: 'L-E2E-1' });
+    expect(lot['latest']).toMatchObject({ version: 1, content: { productionDate: '2026-11-01' } });
+    // The model's passport is untouched: still version 2.
+    expect((await call('PassportService', 'GetPassport', { product_id: productId }))['latest']).toMatchObject({ version: 2 });
+    // A unit's level by its deep link.
+    await page.evaluate(`location.hash = ${JSON.stringify(`#/products/${productId}/passport/unit/E2E-SERIAL-1`)}`);
+    await expect.poll(() => page.getByRole('heading', { level: 1 }).textContent(), soon).toBe('Passport of Demo Product, unit E2E-SERIAL-1');
+    await expect.poll(() => page.getByTestId('passport-state').textContent(), soon).toBe('No draft yet. Not published.');
+  }, 60_000);
+
+  it('creates an API key with scopes, shown once, that works with them; pages the keys and revokes one', async () => {
+    const origin = new URL(signInLink).origin;
+    const brandId = new URLSearchParams(signInLink.split('#')[1]).get('brand')!;
+    const asKey = (key: string, method: string, service = 'MintService') => fetch(`${origin}/mint.v1.${service}/${method}`, {
+      method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key }, body: JSON.stringify({ brand_id: brandId }),
+    });
+    await go('API keys');
+    await expect.poll(() => page.locator('tbody tr').count(), soon).toBeGreaterThan(0);
+    // No name and no scope: the API names both fields.
+    await page.getByLabel('mint:read').uncheck();
+    await page.getByRole('button', { name: 'Create key' }).click();
+    await expect.poll(() => page.getByRole('alert').locator('li code').allTextContents(), soon).toEqual(['name', 'scopes']);
+    expect(await page.getByLabel('Name', { exact: true }).getAttribute('aria-invalid')).toBe('true');
+    // By keyboard: type the name, Space on two scopes, Enter on the button.
+    await page.getByLabel('Name', { exact: true }).focus();
+    await page.keyboard.type('e2e reader');
+    await page.getByLabel('mint:read').focus();
+    await page.keyboard.press('Space');
+    await page.getByLabel('links:read').focus();
+    await page.keyboard.press('Space');
+    expect(await page.getByLabel('links:read').isChecked()).toBe(true);
+    await page.getByRole('button', { name: 'Create key' }).focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.getByTestId('api-key').textContent(), soon).toMatch(/^mk_[0-9a-z]{12}_/);
+    apiKeySecret = (await page.getByTestId('api-key').textContent())!;
+    const row = page.locator('tbody tr', { hasText: 'e2e reader' });
+    await expect.poll(() => row.getByTestId('key-state').textContent(), soon).toBe('active');
+    expect(await row.textContent()).toContain('mint:read, links:read');
+    expect(await row.textContent()).toContain(apiKeySecret.slice(0, 15));
+    expect(await page.locator('table').textContent()).not.toContain(apiKeySecret.slice(16));
+    expect((await asKey(apiKeySecret, 'GetMintKpis')).status).toBe(200);
+    expect((await asKey(apiKeySecret, 'ListWebhookEndpoints', 'WebhookService')).status).toBe(403);
+    // Twenty more keys: the list pages with the API's cursor.
+    for (let i = 0; i < 20; i++) await call('WorkspaceService', 'CreateApiKey', { name: `bulk ${i}`, scopes: ['scans:read'] });
+    await page.reload();
+    await expect.poll(() => page.locator('tbody tr').count(), soon).toBe(20);
+    await page.getByRole('navigation', { name: 'Keys pages' }).getByRole('button', { name: 'Next' }).click();
+    await expect.poll(() => page.locator('tbody tr', { hasText: 'e2e reader' }).count(), soon).toBe(1);
+    // Revoking asks first; the key is refused at once after.
+    await row.getByRole('button', { name: /^Revoke/ }).click();
+    await row.getByRole('button', { name: /^Yes, revoke/ }).click();
+    await expect.poll(() => row.getByTestId('key-state').textContent(), soon).toMatch(/^revoked \d{4}-/);
+    expect((await asKey(apiKeySecret, 'GetMintKpis')).status).toBe(401);
+    // The secret is gone from the screen once anything else is done.
+    expect(await page.getByTestId('api-key').count()).toBe(0);
+    await photograph('api-keys');
+  }, 60_000);
+
+  it('adds a member by e-mail address, changes a role, refuses to demote the last owner in its words, and removes the member', async () => {
+    await go('Members');
+    const owner = page.locator('tbody tr', { has: page.getByTestId('member-role').filter({ hasText: 'owner' }) });
+    await expect.poll(() => owner.count(), soon).toBe(1);
+    // A malformed address: the API names the field, which is marked invalid.
+    await page.getByLabel('E-mail address').fill('not an address');
+    await page.getByLabel('E-mail address').press('Enter');
+    await expect.poll(() => page.getByRole('alert').textContent(), soon).toBe('email: must be an e-mail address (name@example.com)');
+    expect(await page.getByLabel('E-mail address').getAttribute('aria-invalid')).toBe('true');
+    // By keyboard: the address, Tab to the name, Tab to the role, Enter.
+    await page.getByLabel('E-mail address').fill('');
+    await page.getByLabel('E-mail address').focus();
+    await page.keyboard.type('ops@e2e.example');
+    await page.keyboard.press('Tab');
+    await page.keyboard.type('Ops Lead');
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('ArrowUp');
+    await page.keyboard.press('ArrowUp');
+    expect(await page.getByLabel('Role', { exact: true }).inputValue()).toBe('admin');
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.getByTestId('member-done').textContent(), soon).toMatch(/^ops@e2e\.example added as admin \(a new user, id [0-9a-f-]{36}/);
+    const ops = page.locator('tbody tr', { hasText: 'ops@e2e.example' });
+    await expect.poll(() => ops.getByTestId('member-role').textContent(), soon).toBe('admin');
+    // The last owner keeps the role: the API's words.
+    await owner.getByRole('combobox').selectOption('viewer');
+    await owner.getByRole('button', { name: /^Save role/ }).click();
+    await expect.poll(() => page.getByRole('alert').textContent(), soon).toBe("the brand's last owner cannot become viewer: make another member owner first");
+    expect(await owner.getByTestId('member-role').textContent()).toBe('owner');
+    await ops.getByRole('combobox').selectOption('member');
+    await ops.getByRole('button', { name: /^Save role/ }).click();
+    await expect.poll(() => ops.getByTestId('member-role').textContent(), soon).toBe('member');
+    await photograph('members');
+    const listed = await call('WorkspaceService', 'ListBrandMembers', {});
+    expect(listed['members'].map((m: { email: string; role: string }) => [m.email, m.role])).toContainEqual(['ops@e2e.example', 'member']);
+    await ops.getByRole('button', { name: /^Remove/ }).click();
+    await ops.getByRole('button', { name: /^Yes, remove/ }).click();
+    await expect.poll(() => page.getByTestId('member-done').textContent(), soon).toBe('ops@e2e.example removed from the brand.');
+    await expect.poll(() => page.locator('tbody tr', { hasText: 'ops@e2e.example' }).count(), soon).toBe(0);
+    // Its address opens it again on a fresh load.
+    expect(page.url()).toMatch(/#\/members$/);
+    await page.reload();
+    await expect.poll(() => page.locator('tbody tr').count(), soon).toBe(1);
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Members');
+  }, 60_000);
+
   it('signs in with OpenID Connect (authorization code with PKCE), renews the session silently and signs out at the provider', async () => {
     const session = async () => JSON.parse((await page.evaluate<string | null>('sessionStorage.getItem("mint.console.session")')) ?? 'null') as { token: string } | null;
     const claims = (jwt: string) => JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString('utf8')) as { iss: string; sub: string };
@@ -650,10 +793,13 @@ describe('the web console in chromium against npm start', () => {
     await photograph('sign-in-oidc');
   }, 120_000);
 
-  it('keeps the token out of the server log: only the banner printed it', async () => {
+  it('keeps the token out of the server log: only the banner printed it; the API key the console made is in no line at all', async () => {
     const afterBanner = output.slice(output.indexOf(signInLink) + signInLink.length);
     const banner = afterBanner.indexOf(`export TOKEN=${token}`);
     expect(afterBanner.replace(`export TOKEN=${token}`, '')).not.toContain(token);
     expect(banner).toBeGreaterThanOrEqual(0);
+    expect(apiKeySecret).toMatch(/^mk_/);
+    expect(output).not.toContain(apiKeySecret);
+    expect(output).not.toContain(apiKeySecret.slice(16, 48));
   });
 });

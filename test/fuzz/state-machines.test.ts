@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import {
   batchStatuses, canMoveBatch, canMoveJob, claimJob, completeSerialJob, completeWithoutUnits, enqueuePreflighted, failJob,
-  isIllegalStateError, isTerminalJobStatus, jobStatuses, manualBatchMove, moveBatch, movePack, packStatuses, startProcessing,
+  isDomainError, isTerminalJobStatus, jobStatuses, manualBatchMove, moveBatch, movePack, packStatuses, startProcessing,
   terminalJobStatuses, type BatchMove, type BatchStatus, type JobMove, type JobStatus, type PackStatus,
 } from '@mint/domain';
 import { moveBatchStatus, moveJob } from '@mint/db';
@@ -110,7 +110,7 @@ describe('mint batch statuses', () => {
       expect(canMoveBatch(from, to), `${from} -> ${to}`).toBe(legal);
       const built = attempt(() => moveBatch(from, to));
       if (legal) expect(built).toEqual({ ok: true, move: { from, to } });
-      else expect(!built.ok && isIllegalStateError(built.error), `${from} -> ${to} must throw IllegalStateError`).toBe(true);
+      else expect(!built.ok && isDomainError(built.error, 'illegal_state'), `${from} -> ${to} must throw IllegalStateError`).toBe(true);
     }), fuzzParameters());
   });
 
@@ -119,7 +119,7 @@ describe('mint batch statuses', () => {
       if (finalBatchStatuses.includes(from)) expect(canMoveBatch(from, to)).toBe(false);
       if (to === 'minted') {
         const manual = attempt(() => manualBatchMove(from, to));
-        expect(!manual.ok && isIllegalStateError(manual.error)).toBe(true);
+        expect(!manual.ok && isDomainError(manual.error, 'illegal_state')).toBe(true);
       }
     }), fuzzParameters());
   });
@@ -150,7 +150,7 @@ describe('payload pack statuses', () => {
         const built = attempt(() => movePack(current, to));
         if (finalPackStatuses.includes(current)) expect(built.ok, `${current} -> ${to}`).toBe(false);
         if (!built.ok) {
-          expect(isIllegalStateError(built.error)).toBe(true);
+          expect(isDomainError(built.error, 'illegal_state')).toBe(true);
           continue;
         }
         expect(built.move).toEqual({ from: current, to });

@@ -5,7 +5,7 @@
 export { Brand, User, Membership, ApiKey } from './entities/workspace.ts';
 export { Product, ProductionBatch, ProductImport } from './entities/catalog.ts';
 export { MintPreflight, MintJob, MintBatch, MintLot, MintUnit, MintKpis } from './entities/minting.ts';
-export { MintEvent, PayloadPack, OutboxMessage, IdempotencyRecord, type StoredPackProfile } from './entities/activity.ts';
+export { MintEvent, PayloadPack, OutboxMessage, IdempotencyRecord, type StoredPackProfile, storedPackProfile } from './entities/activity.ts';
 export { ScanAlertSettingsRow, ScanDailyRollup, ScanEvent, ScanIngestBatch, ScanRollupDay } from './entities/scans.ts';
 export { ResolverLink } from './entities/links.ts';
 export { WebhookEndpoint, WebhookDelivery } from './entities/webhooks.ts';
@@ -29,7 +29,7 @@ export {
 } from './repositories/drafts.ts';
 export {
   moveJob, readJobLease, type JobLeaseRead, claimJobLease, renewJobLease, releaseJobLease, findJobsToSweep, recordJobAttempt, countJobsPerStatus,
-  findJobRecord, type JobRecord
+  findJobRecord, findJobStatus, type JobRecord
 } from './repositories/jobs.ts';
 export {
   listUnits, listEvents, listPacks, findPackRecord, readKpis, type UnitRecord, type EventRecord, type EventFilter, type PackRecord, type KpiRecord
@@ -48,6 +48,10 @@ export {
   type IdempotencyRow
 } from './repositories/idempotency.ts';
 export { findMembershipRole, findApiKeyForAuth, touchApiKey, listMembershipsOfUser, type ApiKeyForAuth, type UserMembership } from './repositories/access.ts';
+export {
+  listApiKeysPage, findApiKeyOfBrand, insertApiKey, revokeApiKeyRow, brandApiAccessEnabled, listBrandMembersPage, findBrandMember, countBrandOwnersLocked, insertMembership,
+  setMembershipRole, deleteMembership, findUserById, findUserByEmail, insertUserIfNew, type ApiKeyRecord, type BrandMemberRecord, type UserRecord,
+} from './repositories/workspace-admin.ts';
 export {
   createPendingPack, createRequestedPack, readPackSpec, packUnitPage, packLots, type PackSpec, type PackUnit, type PackLot, claimPack, renewPackLease, movePackStatus, findPack, readPackSource, postgresServerUrl, openUnitSnapshot, unitFieldsSink, wholeLines, type UnitSnapshot, type UnitStream, type LineSink,
   type PackClaim, type PackOutcome, type PackLocation, type PackSource,
@@ -69,13 +73,13 @@ export {
   findScanAlertSettings, saveScanAlertSettings, type SuspectMark, markUnitsSuspect, type SuspectState, lockSuspectUnit, unmarkUnitSuspect
 } from './repositories/scan-alerts.ts';
 export {
-  upsertLinkRow, replaceLevelLinks, deleteLinkRow, notifyResolverAnswers, findLink, linksOfScope, listLinkRows, createLinkReader, listenForLinkChanges,
+  upsertLinkRow, upsertLinkRows, type LinkRowWrite, replaceLevelLinks, deleteLinkRow, notifyResolverAnswers, findLink, linksOfScope, listLinkRows, createLinkReader, listenForLinkChanges,
   linkChangeChannel, type LinkRecord, type LinkFilter, type CachedLinks, type LinkReader, type LinkChangeFeed, type LinkChangeHandlers
 } from './repositories/links.ts';
 export { lockBrandResolverSettings, updateBrandResolverDomain, type BrandResolverSettings } from './repositories/brand-domains.ts';
 export { listOutboxMessages, takeOutboxMessage, readOutboxBacklog, type OutboxRow } from './repositories/outbox.ts';
 export { upsertProductBySku, upsertProductionBatchByCode, type Upserted, type ProductionBatchRow, type ProductRow } from './repositories/catalog.ts';
-export { setIdleInTransactionTimeout, pingDatabase, pingResolverReplica, retryingDeadlocks, sqlState } from './repositories/session.ts';
+export { setIdleInTransactionTimeout, pingDatabase, pingResolverReplica, retryingDeadlocks, sqlState, isUniqueViolation, unitOfWork, standalone, transaction } from './repositories/session.ts';
 export {
   insertWebhookEndpoint, listWebhookEndpoints, findWebhookEndpoint, updateWebhookEndpoint, deleteWebhookEndpoint, listWebhookDeliveries,
   requeueWebhookDelivery, claimWebhookDeliveries, resumeWebhookDeliveries, webhookParkedUntil, recordWebhookAttempt, readWebhookBacklog, markWebhookEndpointFailing, type WebhookEndpointRecord,
@@ -95,3 +99,9 @@ export {
   claimRunningSerialMove, insertEpcisEvents, queryEpcisEvents, finishSerialMove, readEpcisEventIds,
   type UnitForMove, type UnitSelector, type SerialWrite, type SerialMoveRecord, type NewSerialMove, type NewEpcisEvent, type EpcisQuery,
 } from './repositories/serials.ts';
+export { PartnerRow, PartnerGrantRow, AllocationRequestRow, UnitAllocationRow } from './entities/partners.ts';
+export {
+  insertPartner, findPartner, insertPartnerGrant, findPartnerGrant, addGrantAllocated, listPartners, findAllocationRequestByKey, insertAllocationRequest,
+  allocatableBatches, allocateUnits, readAllocatedUnits, readUnitPartners, countAllocatedStates, countUnlistedSerials,
+  type PartnerRecord, type NewPartnerGrant, type PartnerGrantRecord, type PartnerListing, type AllocationRequestRecord, type AllocatedUnit,
+} from './repositories/partners.ts';

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { apiKeyScopes, permissions, roleGrants, rolePermissions, roles, scopesGrant, type Permission, type Role } from './access.ts';
+import { apiKeyScopes, lastOwnerRefusal, permissions, roleGrants, rolePermissions, roles, scopesGrant, type Permission, type Role } from './access.ts';
 
 describe('the role matrix', () => {
   it('lets only owners and admins mint, as the spec requires', () => {
@@ -40,5 +40,20 @@ describe('the role matrix', () => {
       documented.set(permission, columns.filter((_, i) => cells[i + 3] === '✓'));
     }
     expect(new Map(permissions.map((p) => [p, roles.filter((role) => roleGrants(role, p))]))).toEqual(documented);
+  });
+});
+
+describe('the last owner of a brand', () => {
+  it('can be neither demoted nor removed while no other owner exists', () => {
+    expect(lastOwnerRefusal('owner', 'admin', 1)).toBe('the brand\'s last owner cannot become admin: make another member owner first');
+    expect(lastOwnerRefusal('owner', null, 1)).toBe('the brand\'s last owner cannot be removed: make another member owner first');
+  });
+
+  it('can once another owner exists; other members move freely', () => {
+    expect(lastOwnerRefusal('owner', 'viewer', 2)).toBeNull();
+    expect(lastOwnerRefusal('owner', null, 2)).toBeNull();
+    expect(lastOwnerRefusal('owner', 'owner', 1)).toBeNull();
+    expect(lastOwnerRefusal('admin', null, 1)).toBeNull();
+    expect(lastOwnerRefusal('viewer', 'owner', 0)).toBeNull();
   });
 });

@@ -30,7 +30,7 @@ export type Permission =
   | 'scans:read'
   /** Set the brand's scan-alert rules and thresholds; clear a suspect unit. */
   | 'scans:manage'
-  /** Manage the workspace itself: API keys, API access and the brand's resolver domain. */
+  /** Manage the workspace itself: API keys, members and roles, API access and the brand's resolver domain. */
   | 'workspace:admin';
 
 /** All permissions. */
@@ -61,4 +61,21 @@ export function roleGrants(role: Role, permission: Permission): boolean {
 /** True when the key's scopes grant the permission. */
 export function scopesGrant(scopes: readonly string[], permission: Permission): boolean {
   return permission !== 'workspace:admin' && scopes.includes(permission);
+}
+
+/**
+ * Why a member's role may not move from `from` to `to` (null: removed from the brand), given how
+ * many owners the brand has: the last owner can be neither demoted nor removed, so a brand always
+ * keeps someone who can administer it. Null when the move is allowed.
+ */
+export function lastOwnerRefusal(from: Role, to: Role | null, owners: number): string | null {
+  if (from !== 'owner' || to === 'owner' || owners > 1) return null;
+  return to === null
+    ? 'the brand\'s last owner cannot be removed: make another member owner first'
+    : `the brand's last owner cannot become ${to}: make another member owner first`;
+}
+
+/** True for a role name ({@link roles}). */
+export function isRole(value: string): value is Role {
+  return (roles as readonly string[]).includes(value);
 }

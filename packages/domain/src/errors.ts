@@ -156,23 +156,6 @@ export function unavailableRetryAfter(e: unknown): number {
   return e instanceof UnavailableError ? e.retryAfterSeconds : unavailableRetryAfterSeconds;
 }
 
-/** @deprecated Use `isDomainError(e, 'rate_limited')`; kept while other branches move over. */
-export const isRateLimitedError = (e: unknown): e is RateLimitedError => e instanceof RateLimitedError;
-/** @deprecated Use `isDomainError(e, 'invalid')` or `instanceof InvalidInputError`; kept while other branches move over. */
-export const isInvalidInputError = (e: unknown): e is InvalidInputError => e instanceof InvalidInputError;
-/** @deprecated Use `isDomainError(e, 'illegal_state')`. */
-export const isIllegalStateError = (e: unknown): e is IllegalStateError => isDomainError(e, 'illegal_state');
-/** @deprecated Use `isDomainError(e, 'not_found')`. */
-export const isNotFoundError = (e: unknown): e is NotFoundError => isDomainError(e, 'not_found');
-/** @deprecated Use `isDomainError(e, 'conflict')`. */
-export const isConflictError = (e: unknown): e is ConflictError => isDomainError(e, 'conflict');
-/** @deprecated Use `isDomainError(e, 'idempotency_key_reused')`. */
-export const isIdempotencyKeyReusedError = (e: unknown): e is IdempotencyKeyReusedError => isDomainError(e, 'idempotency_key_reused');
-/** @deprecated Use `isDomainError(e, 'unauthenticated')`. */
-export const isUnauthenticatedError = (e: unknown): e is UnauthenticatedError => isDomainError(e, 'unauthenticated');
-/** @deprecated Use `isDomainError(e, 'forbidden')`. */
-export const isForbiddenError = (e: unknown): e is ForbiddenError => isDomainError(e, 'forbidden');
-
 /** Throws one {@link InvalidInputError} carrying all violations, or returns when there are none. */
 export function assertValid(violations: readonly FieldViolation[]): void {
   if (violations.length > 0) throw new InvalidInputError(violations);

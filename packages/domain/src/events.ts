@@ -10,6 +10,7 @@
  * | mint_lots_confirmed       | mint_batch  | a lot-mode job's lots validate, RESERVED -> COMPLETED (product-only writes none) (payload: mint_job_id, lots, quantity) |
  * | mint_job_completed        | mint_batch  | PROCESSING -> COMPLETED (serial) or RESERVED -> COMPLETED (lots, product-only) (payload: mint_job_id, minted_quantity) |
  * | mint_batch_status_changed | mint_batch  | a batch moves (draft -> minted with the job's completion, later moves)      |
+ * | mint_units_activated      | mint_batch  | ActivateMintUnits moves inactive units to active, once per batch that changed; a repeat writes none (payload: activated_count, target (mint_batch or unit_ids), unit_ids) |
  * | mint_job_failed           | mint_batch  | any non-terminal status -> FAILED: invalid lots, a permanent error, a voided batch, or retries or deliveries exhausted (payload: mint_job_id, reason, from) |
  * | payload_pack_ready        | payload_pack | generating -> ready, with the batch's minted -> exported (payload: mint_batch_id, unit_count, storage_path) |
  * | payload_pack_failed       | payload_pack | generating -> failed: the batch was voided or attempts ran out (payload: mint_batch_id, reason, attempts) |
@@ -37,6 +38,14 @@
  * | passport_access_key_issued | passport_access_key | IssuePassportAccessKey (payload: name, access_class, expires_at; never the key) |
  * | passport_access_key_revoked | passport_access_key | RevokePassportAccessKey (payload: name, access_class) |
  * | passport_style_set        | brand       | SetPassportStyle changes the logo or colour of the brand's passport pages (payload: logo_url, colour) |
+ * | partner_created           | partner     | CreatePartner (payload: name) |
+ * | partner_key_granted       | partner     | GrantPartnerKey (payload: key_id, name, product_id, mint_batch_id, quota; never the key) |
+ * | serials_allocated         | mint_batch  | AllocateSerials moved units of the batch to a partner's allocation (payload: request_id, partner_id, key_id, count, serials (at most 100), first_seq, last_seq) |
+ * | api_key_created           | api_key     | CreateApiKey (payload: name, prefix, scopes; never the key) |
+ * | api_key_revoked           | api_key     | RevokeApiKey revokes a key in force (payload: name, prefix) |
+ * | brand_member_added        | membership  | AddBrandMember (entity: the user id; payload: user_id, email, role, user_created) |
+ * | brand_member_role_changed | membership  | SetBrandMemberRole changes a role (payload: user_id, email, from, to) |
+ * | brand_member_removed      | membership  | RemoveBrandMember (payload: user_id, email, role) |
  *
  * The executor's five job events (started, units created, lots confirmed, completed, failed) are
  * events of the job's batch: `entity_type = mint_batch`, `entity_id` = the batch's uuid as text,
@@ -80,11 +89,19 @@ export type EventType =
   | 'passport_restricted_read'
   | 'passport_access_key_issued'
   | 'passport_access_key_revoked'
-  | 'passport_style_set';
+  | 'passport_style_set'
+  | 'partner_created'
+  | 'partner_key_granted'
+  | 'serials_allocated'
+  | 'api_key_created'
+  | 'api_key_revoked'
+  | 'brand_member_added'
+  | 'brand_member_role_changed'
+  | 'brand_member_removed';
 
 /** Kind of entity an event is about. */
 export type EntityType = 'mint_job' | 'mint_batch' | 'mint_unit' | 'payload_pack' | 'product' | 'resolver_link' | 'webhook_endpoint' | 'brand' | 'scan' | 'serial_move'
-  | 'passport' | 'passport_access_key';
+  | 'passport' | 'passport_access_key' | 'api_key' | 'membership' | 'partner';
 
 /** An event to append, before it gets its id and time. */
 export interface NewEvent {

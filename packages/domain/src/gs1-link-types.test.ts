@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { gs1LinkTypeNames, gs1LinkTypeOf, gs1VocabularyVersion } from './gs1-link-types.ts';
+import { gs1LinkTypeNames, gs1LinkTypeOf, gs1LinkTypeOfAnyCase, gs1VocabularyVersion } from './gs1-link-types.ts';
 import { readLinkType } from './resolution.ts';
 
 const root = join(import.meta.dirname, '../../..');
@@ -29,6 +29,12 @@ describe('GS1 link types', () => {
       }
     }
     expect(gs1LinkTypeOf('gs1:nosuchlt')).toBeNull();
+  });
+
+  it('differ by more than case, so a link written in any case names exactly one', () => {
+    expect(new Set(gs1LinkTypeNames.map((name) => name.toLowerCase())).size).toBe(gs1LinkTypeNames.length);
+    for (const name of gs1LinkTypeNames) expect(gs1LinkTypeOfAnyCase(`GS1:${name.toUpperCase()}`)).toBe(name);
+    expect(gs1LinkTypeOfAnyCase('gs1:nosuchlt')).toBeNull();
   });
 
   it('the generated module is what scripts/gs1-link-types.ts makes of the vendored vocabulary', () => {

@@ -43,3 +43,19 @@ export function gs1LinkTypeOf(value: string): Gs1LinkTypeName | null {
   }
   return null;
 }
+
+const byLowerCase = new Map<string, Gs1LinkTypeName>(gs1LinkTypeNames.map((name) => [name.toLowerCase(), name]));
+
+/**
+ * The GS1 link type a written link names, read in any case (`gs1:pip`, `GS1:PIP`,
+ * `https://ref.gs1.org/voc/CertificationInfo`): what a link's writers (UpsertLink, ReplaceLinks, the
+ * link CSV import) accept, as the product import accepts its statuses. No two link types of the
+ * vocabulary differ only in case (a test checks it). Null when it names none.
+ */
+export function gs1LinkTypeOfAnyCase(value: string): Gs1LinkTypeName | null {
+  const lower = value.trim().toLowerCase();
+  for (const prefix of gs1LinkTypePrefixes) {
+    if (lower.startsWith(prefix)) return byLowerCase.get(lower.slice(prefix.length)) ?? null;
+  }
+  return null;
+}

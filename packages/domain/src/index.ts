@@ -1,9 +1,8 @@
 export {
   DomainError, isDomainError, type ErrorKind, errorKinds,
   assertValid, type FieldViolation, InvalidInputError, IllegalStateError, NotFoundError, ConflictError, UnauthenticatedError, ForbiddenError,
-  isInvalidInputError, isIllegalStateError, isNotFoundError, isConflictError, isUnauthenticatedError, isForbiddenError,
-  RateLimitedError, isRateLimitedError, UnavailableError, isUnavailableError, unavailableRetryAfter, unavailableRetryAfterSeconds,
-  IdempotencyKeyReusedError, isIdempotencyKeyReusedError,
+  RateLimitedError, UnavailableError, isUnavailableError, unavailableRetryAfter, unavailableRetryAfterSeconds,
+  IdempotencyKeyReusedError,
 } from './errors.ts';
 export { initialUnitStatus, type IdentityMode, identityModes, type ActivationMode, activationModes, type UnitStatus, unitStatuses } from './modes.ts';
 export {
@@ -32,7 +31,7 @@ export {
   encodeCursor, decodeCursor, resolveCursor, resolvePageSize, toPage, type Cursor, maxPageSize, type CursorInput, type Page
 } from './cursor.ts';
 export {
-  roleGrants, scopesGrant, type Role, roles, type Permission, permissions, type ApiKeyScope, apiKeyScopes, rolePermissions
+  roleGrants, scopesGrant, type Role, roles, type Permission, permissions, type ApiKeyScope, apiKeyScopes, rolePermissions, lastOwnerRefusal, isRole
 } from './access.ts';
 export type { EventType, EntityType, NewEvent } from './events.ts';
 export { retryDelayMs, attemptsExhausted, mintJobRetry, packRetry, busPullRetry, type RetryPolicy } from './retry.ts';
@@ -68,7 +67,7 @@ export {
   linkScopeKey, type LinkedLevel, acceptedLanguages, acceptedMediaTypes, type LinkPreferences, type LinkChoice, chooseAmong, pickAmong, chooseLink, chooseLevelLink, defaultLinkOf, linksetOf
 } from './links.ts';
 export { maxStoredUrlLength, storableUrlOf, storableUrlViolations } from './urls.ts';
-export { gs1LinkTypeNames, gs1VocabularyVersion, type Gs1LinkTypeName, gs1VocabularyNamespace, gs1LinkTypeUri, gs1LinkTypeOf } from './gs1-link-types.ts';
+export { gs1LinkTypeNames, gs1VocabularyVersion, type Gs1LinkTypeName, gs1VocabularyNamespace, gs1LinkTypeUri, gs1LinkTypeOf, gs1LinkTypeOfAnyCase } from './gs1-link-types.ts';
 export { movePack, canDownloadPack, packStoragePath, type PackStatus, packStatuses, type PackMove } from './pack-status.ts';
 export {
   packFormats, labelFormats, limitedFormats, maxLabelPackUnits, symbologies, papers, zplDpis, defaultLabelLayout, paperSizesMm, sheetLayoutViolation, minLabelSideMm, maxGridSide, packPurposes,
@@ -103,6 +102,10 @@ export {
   mintedSerialState, isInCirculation, type SerialMove, encodeSerials, commissionSerials, scrapSerials, returnSerials, decommissionSerials,
   reactivateSerials, serialMoveOf, type SerialRefusal, refusalOf, moveOneSerial, activeDelta, publicStanding, type EpcisVocabulary, epcisVocabularyOf,
 } from './serial-state.ts';
+export {
+  maxAllocationQuantity, maxPartnerQuota, maxPartnerNameLength, partnerActions, isPartnerAction, partnerKeyScopes, type PartnerRestriction,
+  partnerGrantViolations, quotaRefusal, allocationVocabulary,
+} from './partner.ts';
 export {
   type PassportAccessClass, passportAccessClasses, restrictedPassportClasses, type PassportLevel, type LocalText, type Measure, type PassportLink, type Party,
   type Material, type Emissions, type Circularity, type ConformityClaim, type DueDiligenceStatement, type PassportExtension, type Dimensions,

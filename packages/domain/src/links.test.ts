@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { gs1LinkTypeNames } from './gs1-link-types.ts';
 import { acceptedLanguages, acceptedMediaTypes, chooseAmong, chooseLevelLink, linkSetViolations, linksetOf, pickAmong, validateLink, type Link, type LinkedLevel } from './links.ts';
 
 const link = (over: Partial<Link> = {}): Link => ({
@@ -16,6 +17,23 @@ describe('validateLink', () => {
       const result = validateLink({ linkType, href: 'https://p.example', title: 'P', hreflang: [], mediaType: null, context: [], fwqs: true, isDefault: true });
       expect('link' in result && result.link.linkType).toBe('pip');
     }
+  });
+
+  it('reads a link type in any case, as the vocabulary spells it', () => {
+    for (const [linkType, name] of [['GS1:PIP', 'pip'], ['gs1:certificationinfo', 'certificationInfo'], ['HTTPS://REF.GS1.ORG/VOC/ReportFound', 'reportFound'], [' gs1:Eifu ', 'eifu']]) {
+      const result = validateLink({ linkType: linkType!, href: 'https://p.example', title: 'P', hreflang: [], mediaType: null, context: [], fwqs: true, isDefault: false });
+      expect('link' in result && result.link.linkType, linkType).toBe(name);
+    }
+  });
+
+  it('lists the link types a link may have when it names none', () => {
+    const result = validateLink({ linkType: 'gs1:productPage', href: 'https://p.example', title: 'P', hreflang: [], mediaType: null, context: [], fwqs: true, isDefault: false });
+    const message = 'violations' in result ? result.violations[0]!.message : '';
+    expect(message).toMatch(/^"gs1:productPage" must be one of the GS1 Web Vocabulary 1\.16's link types: gs1:activityIdeas, /);
+    for (const name of gs1LinkTypeNames.filter((n) => !['defaultLink', 'defaultLinkMulti', 'handledBy'].includes(n))) expect(message).toContain(`gs1:${name}`);
+    expect(message).not.toContain('gs1:defaultLink,');
+    expect(message).toMatch(/ \(in any case, or as https:\/\/ref\.gs1\.org\/voc\/\{name\}\)$/);
+    expect(message).not.toContain('; ');
   });
 });
 

@@ -7,7 +7,7 @@ import { normalizeGtin } from './catalog.ts';
 import type { FieldViolation } from './errors.ts';
 import { maxStoredUrlLength, storableUrlOf } from './urls.ts';
 import { lotCodeProblem } from './request.ts';
-import { gs1LinkTypeOf, gs1VocabularyNamespace, type Gs1LinkTypeName } from './gs1-link-types.ts';
+import { gs1LinkTypeNames, gs1LinkTypeOfAnyCase, gs1VocabularyNamespace, gs1VocabularyVersion, type Gs1LinkTypeName } from './gs1-link-types.ts';
 
 /** Where a link hangs. */
 export type LinkLevel =
@@ -75,6 +75,15 @@ const languageTag = /^[A-Za-z]{2}(-[A-Za-z]{2})?$/;
 const mediaTypePattern = /^[\w.+-]+\/[\w.+-]+$/;
 /** Link types that are not links of their own: the default is a flag of a link, and a range handover is not served here. */
 const notAssignable = new Set<Gs1LinkTypeName>(['defaultLink', 'defaultLinkMulti', 'handledBy']);
+
+/**
+ * The violation message of a link type that names none a link may have: the link types it may name
+ * (every one of the vocabulary but those only the resolver writes), in any case and with either prefix.
+ * No `; ` in it: that separates the violations of one message (the console splits on it).
+ */
+export const linkTypeHint = `must be one of the GS1 Web Vocabulary ${gs1VocabularyVersion}'s link types: ${
+  gs1LinkTypeNames.filter((name) => !notAssignable.has(name)).map((name) => `gs1:${name}`).join(', ')
+} (in any case, or as ${gs1VocabularyNamespace}{name})`;
 /** Longest href, title, context value; most hreflang and context values per link. */
 export const linkLimits = { href: maxStoredUrlLength, title: 300, context: 100, values: 20 } as const;
 
@@ -117,8 +126,8 @@ export function linkScopeOf(input: Pick<LinkInput, 'gtin' | 'lot' | 'serial'>): 
  */
 export function validateLink(input: Omit<LinkInput, 'gtin' | 'lot' | 'serial'>): { link: Link } | { violations: FieldViolation[] } {
   const v: FieldViolation[] = [];
-  const linkType = gs1LinkTypeOf(input.linkType);
-  if (linkType === null) v.push({ field: 'link_type', message: `"${input.linkType}" is not a link type of the GS1 Web Vocabulary (write gs1:pip or ${gs1VocabularyNamespace}pip)` });
+  const linkType = gs1LinkTypeOfAnyCase(input.linkType);
+  if (linkType === null) v.push({ field: 'link_type', message: `"${input.linkType}" ${linkTypeHint}` });
   else if (notAssignable.has(linkType)) v.push({ field: 'link_type', message: `gs1:${linkType} cannot be given to a link; mark a link is_default instead` });
   // The one URL rule of stored links (see urls.ts): the link keeps the href's ASCII form.
   const href = storableUrlOf(input.href);

@@ -119,6 +119,15 @@ export interface HttpError {
   readonly details?: Readonly<Record<string, unknown>>;
 }
 
+/**
+ * The message of a 405: the method refused, where, and the methods to use instead
+ * (`DELETE is not allowed on /healthz: use GET or HEAD`), as the `Allow` header lists them.
+ */
+export function methodNotAllowedMessage(method: string | undefined, path: string, allowed: readonly string[]): string {
+  const use = allowed.length <= 1 ? allowed.join('') : `${allowed.slice(0, -1).join(', ')} or ${allowed.at(-1)}`;
+  return `${method ?? 'this method'} is not allowed on ${path}: use ${use}`;
+}
+
 /** The plain error body of HTTP answers outside a family with a body of its own: `{ ok: false, error, message }`. */
 export function plainErrorBody(error: HttpError): { ok: false; error: string; message: string } {
   return { ok: false, error: error.code, message: error.message };

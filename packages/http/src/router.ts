@@ -4,7 +4,7 @@
 
 import createFindMyWay, { type HTTPMethod } from 'find-my-way';
 import { InvalidInputError, RateLimitedError, isUnavailableError, unavailableRetryAfter } from '@mint/domain';
-import { HttpProblem, plainErrorBody, toHttpError, type HttpError } from './errors.ts';
+import { HttpProblem, methodNotAllowedMessage, plainErrorBody, toHttpError, type HttpError } from './errors.ts';
 import { sendJson } from './respond.ts';
 import type { HttpRequest, HttpResponse } from './types.ts';
 
@@ -99,7 +99,7 @@ export function createRouter(routes: readonly Route[], options: RouterOptions = 
       methods: others, path, onError: onPath[0]!.onMethodError ?? onPath[0]!.onError,
       handler: (call) => {
         call.res.setHeader('allow', allowed.join(', '));
-        throw new HttpProblem(405, 'method_not_allowed', `${call.req.method} is not allowed on ${call.path}`);
+        throw new HttpProblem(405, 'method_not_allowed', methodNotAllowedMessage(call.req.method, call.path, allowed));
       },
     } as Route;
     fmw.on([...others], path, () => undefined, notAllowed);

@@ -16,7 +16,7 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFsPackStore, createNatsPackStore, objectStoreStream, type PackStore } from '@mint/store';
 import { testInfra } from '../../../test/support/context.ts';
-import { HashedFile } from '../src/pack-formats.ts';
+import { HashedFile } from '../src/packs/pack-formats.ts';
 
 let dir: string;
 let nc: NatsConnection;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { query } from '../../../test/support/sql.ts';
-import { isConflictError, isLeaseLostError, type Lease, type MintRequest } from '@mint/domain';
+import { isDomainError, isLeaseLostError, type Lease, type MintRequest } from '@mint/domain';
 import {
   claimMintJob, findJobsToSweep, processMintJobBatch, recordFailedAttempt, releaseMintJob, runMint, submitAndKick, type ClaimResult, type UseCaseContext,
 } from '@mint/usecases';
@@ -64,7 +64,7 @@ describe('mint job leases', () => {
     expect(b.token).toBe(a.token + 1);
     const late = await runMintCycle(ctx, a, 2000, 1000).catch((e: unknown) => e);
     expect(isLeaseLostError(late)).toBe(true);
-    expect(isConflictError(late)).toBe(true);
+    expect(isDomainError(late, 'conflict')).toBe(true);
     expect(await units(mintBatchId)).toEqual({ n: 2000, serials: 2000, min: 1, max: 2000, minted: 2000 });
     expect(await runMintCycle(ctx, b, 2000, 1000)).toMatchObject({ insertedCount: 2000, mintedQuantity: 4000 });
     expect(await runMintCycle(ctx, b, 2000, 1000)).toMatchObject({ insertedCount: 1000, mintedQuantity: 5000, done: true, status: 'COMPLETED' });
@@ -92,7 +92,7 @@ describe('mint job leases', () => {
     // When both plan the same seqs one collides (ConflictError); when the second starts after the
     // first committed it writes the next seqs. Either way nothing is minted twice or skipped.
     const written = results.filter((r) => r.status === 'fulfilled').length;
-    for (const r of results) if (r.status === 'rejected') expect(isConflictError(r.reason)).toBe(true);
+    for (const r of results) if (r.status === 'rejected') expect(isDomainError(r.reason, 'conflict')).toBe(true);
     expect(written).toBeGreaterThanOrEqual(1);
     const minted = 1000 + 1000 * written;
     expect(await units(mintBatchId)).toEqual({ n: minted, serials: minted, min: 1, max: minted, minted });
@@ -102,11 +102,11 @@ describe('mint job leases', () => {
     const idempotencyKey = randomUUID();
     const { mintJobId, mintBatchId } = await submit(100, { idempotencyKey });
     claimed(await claimMintJob(ctx, brand.brandId, mintJobId, 'executor-a', 60_000));
-    expect(isConflictError(await processMintJobBatch(ctx, brand.brandId, mintJobId, 2000).catch((e: unknown) => e))).toBe(true);
+    expect(isDomainError(await processMintJobBatch(ctx, brand.brandId, mintJobId, 2000).catch((e: unknown) => e), 'conflict')).toBe(true);
     // A repeated submit + kick leaves the held job to its executor.
     const kick = await submitAndKickSerial(100, idempotencyKey);
     expect(kick).toMatchObject({ submit: { ok: true, mintJobId, isDuplicate: true }, kicked: false, cycle: null });
-    expect(isConflictError(kick.kickError)).toBe(true);
+    expect(isDomainError(kick.kickError, 'conflict')).toBe(true);
     expect((await units(mintBatchId)).n).toBe(0);
   });
 

@@ -4,7 +4,7 @@
 
 import { unitFieldsSink } from '@mint/db';
 import { describe, expect, it } from 'vitest';
-import { appendLotRow, appendUnitRow, csvField, type TabularText } from '../src/pack-rows.ts';
+import { appendLotRow, appendUnitRow, csvField, type TabularText } from '../src/packs/pack-rows.ts';
 
 describe('pack rows', () => {
   it('quotes CSV fields holding a quote, comma or line break and neutralises formulas', () => {

@@ -34,7 +34,8 @@ export interface StartApiOptions {
     | 'httpIdleTimeoutMs' | 'httpBodyTimeoutMs' | 'http2MaxConcurrentStreams' | 'watchMaxDurationMs' | 'watchMaxStreamsPerCaller'
     | 'consoleEnabled' | 'consoleOidcIssuer' | 'consoleOidcClientId' | 'corsAllowedOrigins' | 'reflectionAllowAnonymous' | 'rateLimitPerCredential' | 'rateLimitResolverPerAddress'
     | 'rateLimitDownloadsPerAddress' | 'rateLimitAuthFailuresPerAddress' | 'resolverContact' | 'watchSafetyIntervalMs' | 'trustedProxies'
-    | 'controlPlaneHosts' | 'brandDomainDelegatedZones' | 'scanCountryHeader' | 'cachePurgeUrl' | 'resolverLastKnownUnits'>>;
+    | 'controlPlaneHosts' | 'brandDomainDelegatedZones' | 'scanCountryHeader' | 'cachePurgeUrl' | 'resolverLastKnownUnits'
+    | 'scanFloodWindowMs' | 'scanFloodNeverIssuedPerWindow' | 'scanFloodMaxTracked'>>;
   readonly logger: Logger;
   /** Probes the dependencies for /readyz and the gRPC health Check. */
   readonly readiness: ReadinessProbe;
@@ -99,6 +100,11 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
     onOutcome: (result, count) => metrics.scanEvents.inc({ result }, count),
     onWritten: (batch) => raiseAlerts(batch.map(useCases.ruleScanOf)),
     ...(options.scanSpill === undefined ? {} : { spill: options.scanSpill }),
+    flood: {
+      windowMs: config.scanFloodWindowMs ?? defaults.scanFloodWindowMs,
+      unknownPerWindow: config.scanFloodNeverIssuedPerWindow ?? defaults.scanFloodNeverIssuedPerWindow,
+      maxTracked: config.scanFloodMaxTracked ?? defaults.scanFloodMaxTracked,
+    },
     ...options.scanRecorder,
   });
   // The scans spilled while the database was away (by any API process), written once it is back.

@@ -9,14 +9,14 @@ import { reflect, type ReflectList } from '@bufbuild/protobuf/reflect';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import { createValidator } from '@bufbuild/protovalidate';
 import { Code, ConnectError, createClient, type Transport } from '@connectrpc/connect';
-import { ActivationMode, CatalogService, IdentityMode, MintService, PassportService, ProductionBatchStatus, ResolverService, ScanService, WebhookService } from '@mint/contract';
+import { ActivationMode, CatalogService, IdentityMode, MintService, PassportService, ProductionBatchStatus, ResolverService, ScanService, WebhookService, WorkspaceService } from '@mint/contract';
 import { apiKeyScopes } from '@mint/domain';
 import { createApiKey, createWebhookEndpoint, listWebhookDeliveriesOf } from '@mint/usecases';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
 import { expectLogsFreeOf, inProcessApi, type InProcessApi } from './support.ts';
 
-const services: readonly DescService[] = [MintService, CatalogService, ResolverService, WebhookService, ScanService, PassportService];
+const services: readonly DescService[] = [MintService, CatalogService, ResolverService, WebhookService, ScanService, PassportService, WorkspaceService];
 const methods: readonly DescMethod[] = services.flatMap((s) => s.methods);
 
 let app: UseCaseBundle;

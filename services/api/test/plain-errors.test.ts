@@ -47,6 +47,18 @@ describe('unknown paths', () => {
     expect(body.message).toContain('/v1/');
   });
 
+  it('answer a wrong method on a plain route with 405 naming the methods to use, in the body of its family', async () => {
+    const health = await answer(await fetch(`${api.baseUrl}/healthz`, { method: 'DELETE' }));
+    expect([health.status, health.allow, health.body]).toEqual([405, 'GET, HEAD', { ok: false, error: 'method_not_allowed', message: 'DELETE is not allowed on /healthz: use GET or HEAD' }]);
+    const v1 = await fetch(`${api.baseUrl}/v1/mint/jobs/00000000-0000-4000-8000-000000000000`, { method: 'DELETE', headers: auth() });
+    const v1Body = (await v1.json()) as { error: { code: string; message: string } };
+    expect([v1.status, v1.headers.get('allow'), v1Body.error]).toEqual([405, 'GET', {
+      code: 'method_not_allowed', message: 'DELETE is not allowed on /v1/mint/jobs/00000000-0000-4000-8000-000000000000: use GET',
+    }]);
+    const resolver = await answer(await fetch(`${api.baseUrl}/r/acme/01/09506000134352`, { method: 'POST', headers: { accept: 'application/json' } }));
+    expect([resolver.status, resolver.allow, resolver.body.message]).toEqual([405, 'GET, HEAD, OPTIONS', 'POST is not allowed on /r/acme/01/09506000134352: use GET, HEAD or OPTIONS']);
+  });
+
   it('answer an unknown RPC path with the same JSON 404', async () => {
     const res = await fetch(`${api.baseUrl}/mint.v1.MintService/NoSuchMethod`, { method: 'POST', headers: { 'content-type': 'application/json', ...auth() }, body: '{}' });
     const { status, body } = await answer(res);

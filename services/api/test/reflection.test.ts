@@ -50,7 +50,7 @@ describe('buf curl', () => {
     expect(out.ok).toBe(true);
     const services = (out as { stdout: string }).stdout.trim().split('\n');
     expect(services).toEqual(expect.arrayContaining([
-      'mint.v1.MintService', 'mint.v1.CatalogService', 'mint.v1.ResolverService', 'mint.v1.WebhookService', 'mint.v1.ScanService', 'mint.v1.PassportService', 'grpc.health.v1.Health',
+      'mint.v1.MintService', 'mint.v1.CatalogService', 'mint.v1.ResolverService', 'mint.v1.WebhookService', 'mint.v1.ScanService', 'mint.v1.PassportService', 'mint.v1.WorkspaceService', 'grpc.health.v1.Health',
       'grpc.reflection.v1.ServerReflection', 'grpc.reflection.v1alpha.ServerReflection',
     ]));
   });

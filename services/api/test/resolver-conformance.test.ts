@@ -622,12 +622,15 @@ async function gs1TestSuite(path: string): Promise<Record<string, 'pass' | 'warn
 }
 
 describe('GS1 resolver test suite (gs1/GS1DL-resolver-testsuite): every check it makes of a resolver', () => {
-  let units: { brandBase: string; root: string };
+  /** The URIs the suite is run against: a unit's, a lot's and its product's, below the brand's base and under resolverRoot. */
+  let uris: Record<'brandBase' | 'root', Record<'unit' | 'lot' | 'gtin', string>>;
 
   beforeAll(async () => {
     // A unit with links of several types at its product and its own level, as GS1's model linkset has.
     const suiteBrand = await app.seedBrand();
     const { mintBatchId } = await mintCompleted(app.ctx, suiteBrand, 1);
+    const mintedLot = 'LOT-SUITE';
+    await mintCompleted(app.ctx, suiteBrand, 2, { identityMode: 'batch', lots: [{ lotCode: mintedLot, qty: 2 }] });
     const [{ slug: suiteSlug }] = (await query<{ slug: string }>(app.db.em.fork(), 'select slug from brands where id = ?', [suiteBrand.brandId])) as [{ slug: string }];
     const [{ serial: unit }] = (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ?', [mintBatchId])) as [{ serial: string }];
     // A link with a context does not forward the query: the suite asks for it with `&context=LK` and
@@ -653,12 +656,15 @@ describe('GS1 resolver test suite (gs1/GS1DL-resolver-testsuite): every check it
       brandId: suiteBrand.brandId, gtin: suiteBrand.gtin, lot: null, serial: unit, links: [link('gs1:dpp', 'https://d.example/dpp/7132mlkG', 'DPP', { mediaType: 'application/ld+json', isDefault: true })],
     });
     const { resolverRoot } = JSON.parse((await request('/.well-known/gs1resolver')).body) as { resolverRoot: string };
-    units = { brandBase: `/r/${suiteSlug}/01/${suiteBrand.gtin}/21/${unit}`, root: `${resolverRoot.slice(origin.length)}/01/${suiteBrand.gtin}/21/${unit}` };
+    const under = (base: string) => ({
+      unit: `${base}/01/${suiteBrand.gtin}/21/${unit}`, lot: `${base}/01/${suiteBrand.gtin}/10/${mintedLot}`, gtin: `${base}/01/${suiteBrand.gtin}`,
+    });
+    uris = { brandBase: under(`/r/${suiteSlug}`), root: under(resolverRoot.slice(origin.length)) };
   });
 
-  for (const at of ['brandBase', 'root'] as const) {
-    it(`passes every check at a unit's URI ${at === 'root' ? 'under resolverRoot' : 'below its brand\'s base'}, none a warning`, async () => {
-      const results = await gs1TestSuite(units[at]);
+  for (const [at, level] of [['brandBase', 'unit'], ['root', 'unit'], ['brandBase', 'lot'], ['root', 'lot'], ['brandBase', 'gtin'], ['root', 'gtin']] as const) {
+    it(`passes every check at a ${level === 'unit' ? 'unit' : level === 'lot' ? 'lot' : 'product'}'s URI ${at === 'root' ? 'under resolverRoot' : 'below its brand\'s base'}, none a warning`, async () => {
+      const results = await gs1TestSuite(uris[at][level]);
       expect(Object.entries(results).filter(([, status]) => status !== 'pass'), JSON.stringify(results)).toEqual([]);
       // The checks made: the suite's 26 fixed ones but isHttps, tlsOK and httpVersion (the deployment's), plus one
       // per link type and per way to tell links of one type apart (9 for this linkset).
@@ -667,7 +673,8 @@ describe('GS1 resolver test suite (gs1/GS1DL-resolver-testsuite): every check it
         'trailingSlash', 'basicWalkUp', 'ltLinksetNoRedirect', 'ltAcceptHeader', 'validLinkset', 'linksetJsonldCheck', 'declaredContentType', 'qsPassedOn',
         'defaultLinkExists', 'singleDefaulLink', 'defaultTarget', 'linkTypesDefined', 'specificLinkTypeNotFound',
       ];
-      const perLink = ['pip', 'dpp', 'eifu', 'certificationInfo0', 'certificationInfo1', 'certificationInfo2', 'sustainabilityInfo0', 'sustainabilityInfo1', 'traceability0'];
+      // The unit's own default (gs1:dpp) is a link type of the unit only; a lot has no links of its own and walks up to its product's.
+      const perLink = [...(level === 'unit' ? ['dpp'] : []), 'pip', 'eifu', 'certificationInfo0', 'certificationInfo1', 'certificationInfo2', 'sustainabilityInfo0', 'sustainabilityInfo1', 'traceability0'];
       expect(Object.keys(results).sort()).toEqual([...fixed, ...perLink.map((lt) => `loForgs1${lt}`)].sort());
     });
   }

@@ -128,19 +128,63 @@ describe('ResolverService', () => {
       `${brand.gtin},,,gs1:nope,https://acme.example/n,Nope,,`,
       `${brand.gtin},LOT-CSV,,gs1:pip,https://acme.example/pip-en,Page again,en,`,
       `${brand.gtin},LOT&CSV,,gs1:pip,https://acme.example/pip-amp,Page,,`,
+      // Link types and true/false in any case, as the product import reads its statuses.
+      `${brand.gtin},LOT-CASE,,GS1:CertificationInfo,https://acme.example/cert,Certificate,,TRUE`,
+      `${brand.gtin},LOT-CASE,,https://ref.gs1.org/voc/RECALLSTATUS,https://acme.example/recall-case,Recall,,No`,
+      `${brand.gtin},LOT-CASE,,gs1:pip,https://acme.example/pip-case,Page,,maybe`,
     ].join('\n');
     const started = await api.resolver.startLinkImport({ brandId: brand.brandId, csv: new TextEncoder().encode(csv) }, owner());
     expect(started.import?.status).toBe(ProductImportStatus.QUEUED);
     expect(await runProductImport(app.ctx, brand.brandId, started.import!.id)).toEqual({ kind: 'finished', status: 'COMPLETED' });
     const done = (await api.resolver.getLinkImport({ brandId: brand.brandId, importId: started.import!.id }, owner())).import!;
-    expect([done.status, done.totalRows, done.importedRows, done.failedRows]).toEqual([ProductImportStatus.COMPLETED, 7, 2, 5]);
-    expect(done.errors.map((e) => [e.row, e.field])).toEqual([[3, 'is_default'], [4, 'href'], [5, 'link_type'], [6, 'href'], [7, 'lot']]);
+    expect([done.status, done.totalRows, done.importedRows, done.failedRows]).toEqual([ProductImportStatus.COMPLETED, 10, 4, 6]);
+    expect(done.errors.map((e) => [e.row, e.field])).toEqual([[3, 'is_default'], [4, 'href'], [5, 'link_type'], [6, 'href'], [7, 'lot'], [10, 'is_default']]);
+    // The row errors of enum-like cells list what the column takes.
+    expect(done.errors[2]!.message).toMatch(/^"gs1:nope" must be one of the GS1 Web Vocabulary 1\.16's link types: gs1:activityIdeas, .*gs1:pip, .*\(in any case, or as https:\/\/ref\.gs1\.org\/voc\/\{name\}\)$/);
+    expect(done.errors[5]!.message).toBe('must be true or false (or yes, no, 1, 0, in any case), or empty for the default');
+    const caseLinks = (await api.resolver.listLinks({ brandId: brand.brandId, gtin: brand.gtin, level: LinkLevel.LOT, limit: 100 }, owner())).links.filter((l) => l.lot === 'LOT-CASE');
+    expect(caseLinks.map((l) => [l.linkType, l.isDefault]).sort()).toEqual([['https://ref.gs1.org/voc/certificationInfo', true], ['https://ref.gs1.org/voc/recallStatus', false]]);
     // A repeated link is refused as a repeated product is; a lot code follows the mint lots' rule.
     expect(done.errors[3]!.message).toBe('already appears in row 2 with this level and link type; each link once per file');
     expect(done.errors[4]!.message).toBe("must be 1 to 20 characters of A-Z a-z 0-9 ! ' ( ) * + , . : ; = _ -");
     const lot = await get(await startInstance(), `/r/${slug}/01/${brand.gtin}/10/LOT-CSV?linkType=gs1:recallStatus`);
     expect([lot.status, lot.location]).toEqual([307, 'https://acme.example/recall']);
     expect(await codeOf(api.resolver.startLinkImport({ brandId: brand.brandId, csv: new TextEncoder().encode('sku,name\nA,B') }, owner()))).toBe(Code.InvalidArgument);
+  });
+
+  it('leaves each level with the one default a link-by-link upsert of the rows would, 500 rows a transaction', async () => {
+    const other = await app.seedBrand();
+    const as = bearer(other.token);
+    // Before the import: a lot level with a default, a serial level whose default the import names again without is_default.
+    await api.resolver.upsertLink({ brandId: other.brandId, gtin: other.gtin, lot: 'KEEP', linkType: 'gs1:pip', href: 'https://o.example/old', title: 'Old', isDefault: true } as never, as);
+    await api.resolver.upsertLink({ brandId: other.brandId, gtin: other.gtin, serial: 'S1', linkType: 'gs1:pip', href: 'https://o.example/s1', title: 'S1', isDefault: true } as never, as);
+    const rows = [
+      'gtin,lot,serial,link_type,href,title,is_default',
+      // The brand level, new: its first row becomes its default.
+      ',,,gs1:pip,https://o.example/brand-1,B1,', ',,,gs1:instructions,https://o.example/brand-2,B2,',
+      // The GTIN level, new: the row marked default wins over the earlier one.
+      `${other.gtin},,,gs1:pip,https://o.example/g-1,G1,`, `${other.gtin},,,gs1:instructions,https://o.example/g-2,G2,true`,
+      // The lot level: a new default demotes the old one.
+      `${other.gtin},KEEP,,gs1:instructions,https://o.example/new,New,true`,
+      // The serial level: the default named again without is_default stays the default, its title updated.
+      `${other.gtin},,S1,gs1:pip,https://o.example/s1,S1 again,`, `${other.gtin},,S1,gs1:instructions,https://o.example/s1-2,S1 two,`,
+      // 600 serial levels of one link each, so the rows span two transactions: each link its level's default.
+      ...Array.from({ length: 600 }, (_, i) => `${other.gtin},,N${i},gs1:pip,https://o.example/n/${i},N${i},`),
+    ];
+    const started = await api.resolver.startLinkImport({ brandId: other.brandId, csv: new TextEncoder().encode(rows.join('\n')) }, as);
+    expect(await runProductImport(app.ctx, other.brandId, started.import!.id)).toEqual({ kind: 'finished', status: 'COMPLETED' });
+    const done = (await api.resolver.getLinkImport({ brandId: other.brandId, importId: started.import!.id }, as)).import!;
+    expect([done.importedRows, done.failedRows]).toEqual([607, 0]);
+    const stored = await query<{ level: string; qualifier: string; href: string; title: string; is_default: boolean }>(app.db.em.fork(),
+      'select level, qualifier, href, title, is_default from resolver_links where brand_id = ? order by level, qualifier, href', [other.brandId]);
+    const defaults = stored.filter((l) => l.is_default);
+    expect(defaults.filter((l) => !l.qualifier.startsWith('N')).map((l) => [l.level, l.qualifier, l.href])).toEqual([
+      ['brand', '', 'https://o.example/brand-1'], ['gtin', '', 'https://o.example/g-2'], ['lot', 'KEEP', 'https://o.example/new'], ['serial', 'S1', 'https://o.example/s1'],
+    ]);
+    expect(defaults.filter((l) => l.qualifier.startsWith('N'))).toHaveLength(600);
+    expect(stored.find((l) => l.href === 'https://o.example/s1')?.title).toBe('S1 again');
+    // One default a level, whatever the level.
+    expect(new Set(defaults.map((l) => `${l.level} ${l.qualifier}`)).size).toBe(defaults.length);
   });
 
   it("makes UpsertProduct's passport_url the product's gs1:pip default link and keeps it in step", async () => {

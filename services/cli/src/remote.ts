@@ -103,7 +103,8 @@ const statusName = (status: MintJobStatus) => MintJobStatus[status]?.replace(/^M
 /**
  * `mintctl mint --product ID --quantity N [--mode serial|batch] [--activation active_at_mint|first_scan]
  * [--product-batch ID] [--watch]`: submits (with a fresh idempotency key), prints the job, and with
- * --watch follows it over WatchMintJob with a progress bar until it settles. Exits 1 when the
+ * --watch follows it over WatchMintJob with a progress bar until it settles, then, for a completed
+ * serial job, prints its first unit's resolver URL and the curl line that scans it. Exits 1 when the
  * request is blocked or the job fails.
  */
 export async function mintCommand(options: MintOptions, print: Print, progress: NodeJS.WriteStream | undefined = process.stderr, env: NodeJS.ProcessEnv = process.env): Promise<void> {
@@ -130,7 +131,16 @@ export async function mintCommand(options: MintOptions, print: Print, progress: 
   }
   print(`job ${submitted.mintJobId} (batch ${submitted.mintBatchId}): ${statusName(submitted.status)}`);
   if (!options.watch) return;
-  await watchJob(client, brandId, submitted.mintJobId!, print, progress);
+  const status = await watchJob(client, brandId, submitted.mintJobId!, print, progress);
+  // What to do next with a minted serial batch: scan one of its units at the public resolver.
+  if (status === MintJobStatus.COMPLETED && identityMode === IdentityMode.SERIAL) {
+    const { units } = await client.mint.listMintUnits({ brandId, mintBatchId: submitted.mintBatchId, limit: 1 });
+    const unit = units[0];
+    if (unit !== undefined) {
+      print(`first unit: ${unit.serial}  ${unit.resolverUrl}`);
+      print(`scan it: curl -H 'Accept: application/json' ${unit.resolverUrl}`);
+    }
+  }
 }
 
 /** Options of `mintctl serials`. */
@@ -187,7 +197,8 @@ export async function serialsCommand(options: SerialsOptions, print: Print, env:
   if (move.refused > 0) process.exitCode = 1;
 }
 
-async function watchJob(client: MintClient, brandId: string, jobId: string, print: Print, progress: NodeJS.WriteStream | undefined): Promise<void> {
+/** Follows a job with a progress bar until it settles; returns its last status. */
+async function watchJob(client: MintClient, brandId: string, jobId: string, print: Print, progress: NodeJS.WriteStream | undefined): Promise<MintJobStatus> {
   const tty = progress?.isTTY === true;
   let last = '';
   for (;;) {
@@ -208,7 +219,7 @@ async function watchJob(client: MintClient, brandId: string, jobId: string, prin
     } else {
       print(`job ${jobId} ${statusName(final.status)}: ${final.minted.toLocaleString('en-US')} of ${final.requested.toLocaleString('en-US')} minted`);
     }
-    return;
+    return final.status;
   }
 }
 

@@ -16,11 +16,16 @@ import { Domain } from './screens/Domain.tsx';
 import { Scans } from './screens/Scans.tsx';
 import { Unit, UnitSearch } from './screens/Units.tsx';
 import { WebhookDeliveries, Webhooks } from './screens/Webhooks.tsx';
+import { ApiKeys } from './screens/ApiKeys.tsx';
+import { Members } from './screens/Members.tsx';
 
 const screens = [
   ['overview', 'Overview'], ['mint', 'Mint'], ['batches', 'Batches'], ['units', 'Units'], ['products', 'Products'], ['links', 'Links'],
-  ['domain', 'Domain'], ['scans', 'Scans'], ['webhooks', 'Webhooks'], ['events', 'Events'],
+  ['domain', 'Domain'], ['scans', 'Scans'], ['webhooks', 'Webhooks'], ['api-keys', 'API keys'], ['members', 'Members'], ['events', 'Events'],
 ] as const;
+
+/** Screens of the workspace's administration (the API answers them to owners alone): not in the navigation of other roles, though their address still opens them with the API's refusal. */
+const ownerScreens: ReadonlySet<string> = new Set(['api-keys', 'members']);
 
 /** The fragment's route: `#/batches/abc` is ['batches', 'abc']. */
 function currentRoute(): string[] {
@@ -37,7 +42,7 @@ export function App({ brandId, onSignOut, onSwitchBrand }: { readonly brandId: s
     window.addEventListener('hashchange', onHash);
     return () => window.removeEventListener('hashchange', onHash);
   }, []);
-  const [screen, id, more] = route;
+  const [screen, id, more, levelKind, levelValue] = route;
   const memberships = useQuery(AccountService.method.listMyMemberships, {});
   const membership = memberships.data?.memberships.find((m) => m.brandId === brandId);
   return (
@@ -46,7 +51,7 @@ export function App({ brandId, onSignOut, onSwitchBrand }: { readonly brandId: s
         <span className="brand-name">Minting console</span>
         <nav aria-label="Screens">
           <ul>
-            {screens.map(([key, title]) => (
+            {screens.filter(([key]) => !ownerScreens.has(key) || membership === undefined || membership.role === 'owner').map(([key, title]) => (
               <li key={key}><a href={`#/${key}`} aria-current={screen === key ? 'page' : undefined}>{title}</a></li>
             ))}
           </ul>
@@ -63,7 +68,9 @@ export function App({ brandId, onSignOut, onSwitchBrand }: { readonly brandId: s
         {screen === 'batches' && id === undefined && <Batches />}
         {screen === 'batches' && id !== undefined && <Batch id={id} />}
         {screen === 'products' && id === undefined && <Products />}
-        {screen === 'products' && id !== undefined && <Passport key={id} productId={id} />}
+        {screen === 'products' && id !== undefined && (
+          <Passport key={route.join('/')} productId={id} lot={more === 'passport' && levelKind === 'lot' ? levelValue : undefined} serial={more === 'passport' && levelKind === 'unit' ? levelValue : undefined} />
+        )}
         {screen === 'links' && <Links />}
         {screen === 'units' && id === undefined && <UnitSearch />}
         {screen === 'units' && id !== undefined && more !== undefined && <Unit key={`${id}/${more}`} gtin={id} serial={more} />}
@@ -72,6 +79,8 @@ export function App({ brandId, onSignOut, onSwitchBrand }: { readonly brandId: s
         {screen === 'scans' && <Scans />}
         {screen === 'webhooks' && id === undefined && <Webhooks />}
         {screen === 'webhooks' && id !== undefined && <WebhookDeliveries key={id} endpointId={id} />}
+        {screen === 'api-keys' && <ApiKeys />}
+        {screen === 'members' && <Members />}
         {screen === 'events' && <Events />}
         {!screens.some(([key]) => key === screen) && <p>No such screen. <a href="#/overview">Overview</a></p>}
       </main>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseSerials, passportFieldErrors, sectionChanges, sectionOf } from './form-text.ts';
+import { inLanguage, parseSerials, passportFieldErrors, passportLanguages, sectionChanges, sectionOf, visibleSections } from './form-text.ts';
 
 describe('passportFieldErrors and sectionOf', () => {
   it("places each of the API's passport field errors at its section", () => {
@@ -30,5 +30,27 @@ describe('sectionChanges', () => {
     expect(changes[0]!.before).toContain('"Jacket"');
     expect(changes[0]!.after).toContain('"Wool jacket"');
     expect(sectionChanges({ a: 1 }, { a: 1 })).toEqual([]);
+  });
+});
+
+describe('the passport preview', () => {
+  const content = {
+    description: { en: 'Jacket', de: 'Jacke' }, materials: [{ name: { en: 'Wool', fr: 'Laine' }, massFraction: 0.4 }], dueDiligence: { report: 'x' },
+    conformity: [{ standard: 'EN 1' }], access: { materials: 'legitimate_interest', dueDiligence: 'authority' },
+  };
+
+  it('shows a shopper the public sections, a legitimate interest its own too, an authority every section', () => {
+    expect(visibleSections(content, 'public').map((s) => s.section)).toEqual(['description', 'conformity']);
+    expect(visibleSections(content, 'legitimate_interest').map((s) => s.section)).toEqual(['description', 'materials', 'conformity']);
+    expect(visibleSections(content, 'authority').map((s) => [s.section, s.restricted])).toEqual([
+      ['description', undefined], ['materials', 'legitimate_interest'], ['dueDiligence', 'authority'], ['conformity', undefined],
+    ]);
+  });
+
+  it('reads the texts in the language asked for, else English', () => {
+    expect(passportLanguages(content)).toEqual(['de', 'en', 'fr']);
+    expect(inLanguage(content.description, 'de')).toBe('Jacke');
+    expect(inLanguage(content.materials, 'de')).toEqual([{ name: 'Wool', massFraction: 0.4 }]);
+    expect(inLanguage(content.materials, 'fr')).toEqual([{ name: 'Laine', massFraction: 0.4 }]);
   });
 });

@@ -39,3 +39,49 @@ export function sectionChanges(before: Readonly<Record<string, unknown>>, after:
     return [{ section, change: 'changed', before: was, after: is }];
   });
 }
+
+/** Who a passport preview reads as: a shopper (the public), a holder of a legitimate interest, or an authority. */
+export type PreviewReader = 'public' | 'legitimate_interest' | 'authority';
+
+/**
+ * The sections of `content` a reader sees, in the content's order (never `access`): the public
+ * reads public sections only, a legitimate interest also those of its class, an authority every
+ * restricted section (it reads legitimate-interest ones too), as the resolver's passport page does.
+ */
+export function visibleSections(content: Readonly<Record<string, unknown>>, reader: PreviewReader): { section: string; value: unknown; restricted: string | undefined }[] {
+  const access = (content['access'] ?? {}) as Record<string, string>;
+  return Object.keys(content).filter((s) => s !== 'access').flatMap((section) => {
+    const cls = access[section] ?? 'public';
+    const reads = cls === 'public' || cls === reader || (cls === 'legitimate_interest' && reader === 'authority');
+    return reads ? [{ section, value: content[section], restricted: cls === 'public' ? undefined : cls }] : [];
+  });
+}
+
+const languageTag = /^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$/;
+
+/** True for a passport text: an object of language tag to string (`{ "en": "Jacket", "de": "Jacke" }`). */
+function isText(value: unknown): value is Record<string, string> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const entries = Object.entries(value);
+  return entries.length > 0 && entries.every(([k, v]) => languageTag.test(k) && typeof v === 'string');
+}
+
+/** The languages the passport's texts are written in, sorted. */
+export function passportLanguages(content: unknown): string[] {
+  const found = new Set<string>();
+  const walk = (v: unknown): void => {
+    if (isText(v)) for (const k of Object.keys(v)) found.add(k);
+    else if (Array.isArray(v)) v.forEach(walk);
+    else if (typeof v === 'object' && v !== null) Object.values(v).forEach(walk);
+  };
+  walk(content);
+  return [...found].sort();
+}
+
+/** A value with each text put in `language` (else English, else its first language), for the preview. */
+export function inLanguage(value: unknown, language: string): unknown {
+  if (isText(value)) return value[language] ?? value['en'] ?? Object.values(value)[0];
+  if (Array.isArray(value)) return value.map((v) => inLanguage(v, language));
+  if (typeof value === 'object' && value !== null) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, inLanguage(v, language)]));
+  return value;
+}

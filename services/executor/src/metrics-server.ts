@@ -2,7 +2,7 @@
 // metrics for the kubelet and the scraper. It serves nothing else.
 
 import http from 'node:http';
-import { createRouter, HttpProblem, send, sendJson } from '@mint/http';
+import { createRouter, HttpProblem, methodNotAllowedMessage, send, sendJson } from '@mint/http';
 import type { Logger, Metrics, Readiness } from '@mint/runtime';
 
 /** Options of {@link startMetricsServer}. */
@@ -62,7 +62,7 @@ export async function startMetricsServer(options: MetricsServerOptions): Promise
   });
   const server = http.createServer((req, res) => {
     const handled = router.handle(req, res);
-    if (handled === false) sendJson(req, res, 405, { ok: false, error: 'method_not_allowed', message: `${req.method} is not allowed` }, { allow: 'GET, HEAD' });
+    if (handled === false) sendJson(req, res, 405, { ok: false, error: 'method_not_allowed', message: methodNotAllowedMessage(req.method, (req.url ?? '/').split('?', 1)[0]!, ['GET', 'HEAD']) }, { allow: 'GET, HEAD' });
   });
   server.keepAliveTimeout = 5_000;
   await new Promise<void>((resolve, reject) => {

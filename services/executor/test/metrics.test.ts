@@ -119,6 +119,10 @@ describe('the executor HTTP port', () => {
     expect([nothing.status, await nothing.json()]).toEqual([404, {
       ok: false, error: 'not_found', message: 'nothing is served at /nothing; this server serves /healthz, /readyz and /metrics',
     }]);
+    const posted = await fetch(`${base}/metrics`, { method: 'POST' });
+    expect([posted.status, posted.headers.get('allow'), await posted.json()]).toEqual([405, 'GET, HEAD', {
+      ok: false, error: 'method_not_allowed', message: 'POST is not allowed on /metrics: use GET or HEAD',
+    }]);
     const ready = await fetch(`${base}/readyz`);
     expect(ready.status).toBe(200);
     expect(await ready.json()).toEqual({ ok: true, checks: { database: 'ok', bus: 'ok' } });

@@ -1,4 +1,5 @@
 import { defineEntity, p, type InferEntity } from '@mikro-orm/core';
+import type { PackProfile } from '@mint/domain';
 import { columns } from './columns.ts';
 
 /** A pack's profile as stored (camelCase keys of the domain's PackProfile; layout null for the default). */
@@ -8,6 +9,11 @@ export interface StoredPackProfile {
   readonly seqTo: number | null;
   readonly symbology: string;
   readonly layout: Readonly<Record<string, string | number>> | null;
+}
+
+/** A PackProfile as stored with its pack. */
+export function storedPackProfile(profile: PackProfile): StoredPackProfile {
+  return { formats: [...profile.formats], seqFrom: profile.seqFrom, seqTo: profile.seqTo, symbology: profile.symbology, layout: { ...profile.layout } };
 }
 
 /** An audit event, appended in the same transaction as the change it reports. */

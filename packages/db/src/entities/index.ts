@@ -7,6 +7,7 @@ import { ResolverLink } from './links.ts';
 import { WebhookDelivery, WebhookEndpoint } from './webhooks.ts';
 import { PassportAccessKey, PassportDraft, PassportSigningKey, PassportVersion } from './passports.ts';
 import { EpcisEventRow, SerialMoveRow, UnitStateRow } from './serials.ts';
+import { AllocationRequestRow, PartnerGrantRow, PartnerRow, UnitAllocationRow } from './partners.ts';
 
 /** Every entity of the schema, for the ORM configuration. */
 export const entities = [
@@ -18,4 +19,5 @@ export const entities = [
   WebhookEndpoint, WebhookDelivery,
   PassportDraft, PassportVersion, PassportAccessKey, PassportSigningKey,
   UnitStateRow, SerialMoveRow, EpcisEventRow,
+  PartnerRow, PartnerGrantRow, AllocationRequestRow, UnitAllocationRow,
 ];

@@ -172,6 +172,12 @@ export interface JobRecord {
 }
 
 /** One job of the brand with its batch (one primary-key read joined on the batch's unique job key), or null when it does not exist there. */
+/** A job's status as stored now; null when the brand has no such job. */
+export async function findJobStatus(em: Em, brandId: string, jobId: string): Promise<JobStatus | null> {
+  const row = await first(em, (db) => db.selectFrom('mint_jobs').select('status').where('brand_id', '=', brandId).where('id', '=', jobId));
+  return row === undefined ? null : (row.status as JobStatus);
+}
+
 export async function findJobRecord(em: Em, brandId: string, jobId: string): Promise<JobRecord | null> {
   const row = await first(em, (db) => db.selectFrom('mint_jobs as j')
     .leftJoin('mint_batches as b', (join) => join.onRef('b.brand_id', '=', 'j.brand_id').onRef('b.mint_job_id', '=', 'j.id'))

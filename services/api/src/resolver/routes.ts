@@ -11,7 +11,7 @@ import {
   type ResolutionOutcome, type ScanClient, didWebOf, gs1VocabularyNamespace, identityPassportCredential, passportStatusPath, passportStatusListUrl,
 } from '@mint/domain';
 import type { PassportReader, PassportReads, PassportSigner, PublishedPassport, Resolution, Resolver } from '@mint/usecases';
-import { send as sendBody, sendEmpty, type ErrorWriter, type HttpRequest, type HttpResponse, type Route } from '@mint/http';
+import { methodNotAllowedMessage, send as sendBody, sendEmpty, type ErrorWriter, type HttpRequest, type HttpResponse, type Route } from '@mint/http';
 import { validateHeaderValue } from 'node:http';
 import { isPublicPath } from '../auth/public-paths.ts';
 import { escapeHtml, identityPageBytes, pageLanguageOf, pageLanguages, type Authenticity, type PageContent, type PageLanguage, type PagePassport } from './page.ts';
@@ -718,7 +718,7 @@ export function brandDomainRoutes(resolver: Resolver, options: Pick<ResolverRout
     if (req.method !== 'GET' && req.method !== 'HEAD' && req.method !== 'OPTIONS') {
       if (!shaped) return notFound(req, res);
       res.setHeader('allow', 'GET, HEAD, OPTIONS');
-      return refuseRequest(req, res, 405, 'method_not_allowed', `${req.method} is not allowed on ${path}`, formatOf(typeof req.headers.accept === 'string' ? req.headers.accept : undefined));
+      return refuseRequest(req, res, 405, 'method_not_allowed', methodNotAllowedMessage(req.method, path, ['GET', 'HEAD', 'OPTIONS']), formatOf(typeof req.headers.accept === 'string' ? req.headers.accept : undefined));
     }
     const parsed = parseResolverRequest(`${resolverPrefix}${brand.slug}${path}`);
     if (parsed.kind === 'malformed') {

@@ -5,8 +5,8 @@
 import type { Message } from '@bufbuild/protobuf';
 import { MintJobSchema, MintService, SubmitMintRequestRequestSchema, type GetMintJobResponse, type SubmitMintRequestRequest } from '@mint/contract';
 import { IdempotencyKeyReusedError, isDomainError, jobStatuses, type MintRequest } from '@mint/domain';
-import { header, HttpProblem, jsonType, readJsonObject, send, sendJson, type ErrorWriter, type HttpError } from '@mint/http';
-import { authenticate, submitAndKick, submitWithIdempotencyKey } from '@mint/usecases';
+import { header, HttpProblem, jsonType, readJsonObject, runIdempotently, send, sendJson, type ErrorWriter, type HttpError } from '@mint/http';
+import { authenticate, idempotencyKeysOf, keyedSubmit, submitAndKick } from '@mint/usecases';
 import { credentialsFrom } from '../auth/credentials.ts';
 import { authorizeMethod } from '../auth/permissions.ts';
 import { mintRequestOf } from '../handlers/wire.ts';
@@ -136,7 +136,9 @@ export async function createMintJobRoute(deps: V1Deps, call: V1Call): Promise<vo
   const sent = await readJsonObject(call.req);
   const body = call.check<Record<string, unknown>>(componentPointer('MintJobRequest'), sent);
   const keyed = { request: mintRequest({ ...body, brand_id: brandId }), key, route: createMintJobRouteName, body: sent };
-  const result = await submitWithIdempotencyKey(ctx, { id: caller.actorId }, keyed, (submitted) => {
+  const checked = keyedSubmit(ctx, { id: caller.actorId }, keyed);
+  const result = await runIdempotently(idempotencyKeysOf(ctx), ctx.clock, checked.key, async () => {
+    const submitted = await checked.submit();
     if (!submitted.ok) {
       const blocked = {
         status: 422, code: 'submit_blocked', message: 'preflight blocked the request; see details.blocking_reasons',

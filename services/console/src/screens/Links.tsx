@@ -99,7 +99,8 @@ function LinkImport(): ReactNode {
       <h2 id="link-import-title">Import links (CSV)</h2>
       <form className="inline-form" onSubmit={(e) => void onImport(e)} aria-label="Link CSV import">
         <label htmlFor="links-csv">CSV file (gtin, lot, serial, link_type, href, title, hreflang, media_type, context, fwqs, is_default; lists split by |)</label>
-        <input id="links-csv" type="file" accept=".csv,text/csv" required onChange={(e) => setFile(e.target.files?.[0] ?? null)} />
+        <p className="hint" id="links-csv-hint">link_type: a GS1 link type such as gs1:pip, gs1:instructions or gs1:certificationInfo (a row naming none is refused with the whole list); fwqs, is_default: true or false; in any case.</p>
+        <input id="links-csv" type="file" accept=".csv,text/csv" aria-describedby="links-csv-hint" required onChange={(e) => setFile(e.target.files?.[0] ?? null)} />
         <button type="submit" disabled={start.isPending || file === null}>Import links</button>
       </form>
       <ErrorMessage error={start.error ?? result.error} />

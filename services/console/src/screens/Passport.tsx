@@ -1,7 +1,9 @@
-// A product's passport (model level): the draft's sections, each a JSON text area with its access
-// class and the API's field errors shown at it; saving the draft (a compare-and-set on its
-// revision), publishing it, and the published versions with their number, hash, time, publisher
-// and what each changed from the one before.
+// A product's passport at the model, lot or unit level (#/products/<id>/passport, .../lot/<lot>,
+// .../unit/<serial>): the draft's sections, each a JSON text area with its access class and the
+// API's field errors shown at it; a preview of the draft as edited, as a shopper, a holder of a
+// legitimate interest or an authority sees it, in one of its languages; saving the draft (a
+// compare-and-set on its revision), publishing it, and the published versions with their number,
+// hash, time, publisher, what each changed from the one before, and any two of them compared.
 
 import type { JsonObject, JsonValue } from '@bufbuild/protobuf';
 import { useMutation, useQuery } from '@connectrpc/connect-query';
@@ -10,7 +12,7 @@ import { useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState, type FormEvent, type ReactNode } from 'react';
 import { errorText } from '../api.ts';
 import { useBrand } from '../context.tsx';
-import { passportFieldErrors, sectionChanges, sectionOf } from '../form-text.ts';
+import { inLanguage, passportFieldErrors, passportLanguages, sectionChanges, sectionOf, visibleSections, type PreviewReader, type SectionChange } from '../form-text.ts';
 import { ErrorMessage, formatTime } from '../ui.tsx';
 
 /** The passport's sections (UNTP DPP), in the order the passport page shows them. */
@@ -21,6 +23,17 @@ const sections = [
 
 /** Who may read a section (the `access` map of the content; public when it names none). */
 const accessClasses = [['public', 'public (anyone who scans)'], ['legitimate_interest', 'legitimate interest (repairers, recyclers)'], ['authority', 'authority (market surveillance, customs)']] as const;
+
+/** The level of a passport: the model (no lot, no serial), a lot, or a unit. */
+interface Level {
+  readonly lot?: string;
+  readonly serial?: string;
+}
+
+/** The level in words. */
+function levelName(level: Level): string {
+  return level.lot !== undefined ? `lot ${level.lot}` : level.serial !== undefined ? `unit ${level.serial}` : 'model';
+}
 
 interface Editing {
   /** Each section's JSON text; '' leaves the section out. */
@@ -60,10 +73,10 @@ function contentOf(e: Editing): { content: JsonObject } | { bad: Record<string, 
 }
 
 /** What a version changed from the one before it (read with GetPassportVersion once opened), section by section. */
-function VersionChanges({ productId, version }: { readonly productId: string; readonly version: PassportVersion }): ReactNode {
+function VersionChanges({ productId, level, version }: { readonly productId: string; readonly level: Level; readonly version: PassportVersion }): ReactNode {
   const brandId = useBrand();
   const [open, setOpen] = useState(false);
-  const previous = useQuery(PassportService.method.getPassportVersion, { brandId, productId, version: version.version - 1 }, { enabled: open });
+  const previous = useQuery(PassportService.method.getPassportVersion, { brandId, productId, ...level, version: version.version - 1 }, { enabled: open });
   const before = previous.data?.version?.content;
   const changes = before === undefined ? [] : sectionChanges(before, version.content ?? {});
   return (
@@ -71,27 +84,141 @@ function VersionChanges({ productId, version }: { readonly productId: string; re
       <summary>Changes from version {version.version - 1}</summary>
       <ErrorMessage error={previous.error} />
       {before !== undefined && changes.length === 0 && <p>No section changed.</p>}
-      {changes.length > 0 && (
-        <ul className="version-changes" data-testid={`changes-${version.version}`}>
-          {changes.map((c) => (
-            <li key={c.section}>
-              <code>{c.section}</code> {c.change}
-              {c.before !== undefined && <><span className="hint">before</span><pre className="diff-before">{c.before}</pre></>}
-              {c.after !== undefined && <><span className="hint">after</span><pre className="diff-after">{c.after}</pre></>}
-            </li>
-          ))}
-        </ul>
-      )}
+      {changes.length > 0 && <ChangeList changes={changes} testId={`changes-${version.version}`} />}
     </details>
   );
 }
 
+/** Sections changed between two versions, each with its JSON before and after. */
+function ChangeList({ changes, testId }: { readonly changes: readonly SectionChange[]; readonly testId: string }): ReactNode {
+  return (
+    <ul className="version-changes" data-testid={testId}>
+      {changes.map((c) => (
+        <li key={c.section}>
+          <code>{c.section}</code> {c.change}
+          {c.before !== undefined && <><span className="hint">before</span><pre className="diff-before">{c.before}</pre></>}
+          {c.after !== undefined && <><span className="hint">after</span><pre className="diff-after">{c.after}</pre></>}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+/** Any two published versions compared section by section (each read with GetPassportVersion). */
+function CompareVersions({ productId, level, latest }: { readonly productId: string; readonly level: Level; readonly latest: number }): ReactNode {
+  const brandId = useBrand();
+  const [from, setFrom] = useState(Math.max(1, latest - 1));
+  const [to, setTo] = useState(latest);
+  const [asked, setAsked] = useState<[number, number] | undefined>(undefined);
+  const a = useQuery(PassportService.method.getPassportVersion, { brandId, productId, ...level, version: asked?.[0] ?? 1 }, { enabled: asked !== undefined });
+  const b = useQuery(PassportService.method.getPassportVersion, { brandId, productId, ...level, version: asked?.[1] ?? 1 }, { enabled: asked !== undefined });
+  const before = a.data?.version?.content;
+  const after = b.data?.version?.content;
+  const changes = before === undefined || after === undefined ? undefined : sectionChanges(before, after);
+  const numbers = Array.from({ length: latest }, (_, i) => latest - i);
+  return (
+    <form className="inline-form" aria-label="Compare two versions" onSubmit={(e) => { e.preventDefault(); setAsked([from, to]); }}>
+      <label htmlFor="compare-from">Compare version</label>
+      <select id="compare-from" value={from} onChange={(e) => setFrom(Number(e.target.value))}>{numbers.map((n) => <option key={n} value={n}>{n}</option>)}</select>
+      <label htmlFor="compare-to">with version</label>
+      <select id="compare-to" value={to} onChange={(e) => setTo(Number(e.target.value))}>{numbers.map((n) => <option key={n} value={n}>{n}</option>)}</select>
+      <button type="submit" className="secondary">Compare</button>
+      <ErrorMessage error={a.error ?? b.error} />
+      {asked !== undefined && changes !== undefined && (
+        <div className="compare-result" role="status">
+          <p>From version {asked[0]} to version {asked[1]}: {changes.length === 0 ? 'no section changed.' : `${changes.length} section${changes.length === 1 ? '' : 's'} changed.`}</p>
+          {changes.length > 0 && <ChangeList changes={changes} testId="compare-changes" />}
+        </div>
+      )}
+    </form>
+  );
+}
+
+const readers: readonly (readonly [PreviewReader, string])[] = [['public', 'a shopper (public)'], ['legitimate_interest', 'a legitimate interest'], ['authority', 'an authority']];
+
+/** A value of a passport section as the preview shows it: texts, lists and fields. */
+function PreviewValue({ value }: { readonly value: unknown }): ReactNode {
+  if (value === null || value === undefined) return null;
+  if (Array.isArray(value)) return <ul>{value.map((v) => <li key={JSON.stringify(v)}><PreviewValue value={v} /></li>)}</ul>;
+  if (typeof value === 'object') {
+    return <dl className="details">{Object.entries(value).map(([k, v]) => <div key={k} className="contents"><dt>{k}</dt><dd><PreviewValue value={v} /></dd></div>)}</dl>;
+  }
+  return <>{String(value)}</>;
+}
+
+/** The draft as edited, as one kind of reader sees it in one language (the sections it may not read are left out, as on the passport page). */
+function Preview({ editing }: { readonly editing: Editing }): ReactNode {
+  const [reader, setReader] = useState<PreviewReader>('public');
+  const [language, setLanguage] = useState('en');
+  const read = contentOf(editing);
+  const content = 'content' in read ? read.content : undefined;
+  const languages = content === undefined ? [] : passportLanguages(content);
+  const shown = content === undefined ? [] : visibleSections(content, reader);
+  const hidden = content === undefined ? 0 : Object.keys(content).filter((k) => k !== 'access').length - shown.length;
+  return (
+    <section aria-labelledby="passport-preview-title" className="passport-preview">
+      <h2 id="passport-preview-title">Preview</h2>
+      <div className="inline-form">
+        <label htmlFor="preview-reader">Preview as</label>
+        <select id="preview-reader" value={reader} onChange={(e) => setReader(e.target.value as PreviewReader)}>
+          {readers.map(([value, label]) => <option key={value} value={value}>{label}</option>)}
+        </select>
+        <label htmlFor="preview-language">Language</label>
+        <select id="preview-language" value={languages.includes(language) ? language : (languages[0] ?? 'en')} onChange={(e) => setLanguage(e.target.value)}>
+          {(languages.length === 0 ? ['en'] : languages).map((l) => <option key={l} value={l}>{l}</option>)}
+        </select>
+      </div>
+      {content === undefined && <p className="hint">A section is not JSON yet: the preview shows once every section reads.</p>}
+      {content !== undefined && (
+        <article data-testid="passport-preview" aria-label={`The passport as ${readers.find(([r]) => r === reader)![1]} reads it`}>
+          {shown.length === 0 && <p>No section to show.</p>}
+          {shown.map((s) => (
+            <section key={s.section} data-section={s.section}>
+              <h3>{s.section}{s.restricted !== undefined && <span className="badge"> ({s.restricted.replace('_', ' ')} only)</span>}</h3>
+              <PreviewValue value={inLanguage(s.value, languages.includes(language) ? language : (languages[0] ?? 'en'))} />
+            </section>
+          ))}
+          <p className="hint" data-testid="preview-hidden">{hidden === 0 ? 'Every section is shown.' : `${hidden} restricted section${hidden === 1 ? ' is' : 's are'} not shown to this reader.`}</p>
+        </article>
+      )}
+    </section>
+  );
+}
+
+/** The level picker: the model, a lot by its code, or a unit by its serial; opens that level's deep link. */
+function LevelPicker({ productId, level }: { readonly productId: string; readonly level: Level }): ReactNode {
+  const [kind, setKind] = useState<'model' | 'lot' | 'unit'>(level.lot !== undefined ? 'lot' : level.serial !== undefined ? 'unit' : 'model');
+  const [value, setValue] = useState(level.lot ?? level.serial ?? '');
+  const onOpen = (event: FormEvent) => {
+    event.preventDefault();
+    const base = `#/products/${encodeURIComponent(productId)}/passport`;
+    window.location.hash = kind === 'model' ? base : `${base}/${kind}/${encodeURIComponent(value.trim())}`;
+  };
+  return (
+    <form className="inline-form" aria-label="Passport level" onSubmit={onOpen}>
+      <fieldset className="level-choice">
+        <legend>Level</legend>
+        {(['model', 'lot', 'unit'] as const).map((k) => (
+          <label key={k}><input type="radio" name="passport-level" value={k} checked={kind === k} onChange={() => setKind(k)} /> {k === 'model' ? 'Model (every item)' : k === 'lot' ? 'A lot' : 'A unit'}</label>
+        ))}
+      </fieldset>
+      {kind !== 'model' && (
+        <>
+          <label htmlFor="level-value">{kind === 'lot' ? 'Lot code' : 'Serial'}</label>
+          <input id="level-value" required value={value} onChange={(e) => setValue(e.target.value)} />
+        </>
+      )}
+      <button type="submit" className="secondary">Open level</button>
+    </form>
+  );
+}
+
 /** The published versions, newest first, paged by the `before` cursor. */
-function Versions({ productId }: { readonly productId: string }): ReactNode {
+function Versions({ productId, level, latest }: { readonly productId: string; readonly level: Level; readonly latest: number | undefined }): ReactNode {
   const brandId = useBrand();
   const [before, setBefore] = useState<(number | undefined)[]>([undefined]);
   const cursor = before.at(-1);
-  const versions = useQuery(PassportService.method.listPassportVersions, { brandId, productId, limit: 20, ...(cursor === undefined ? {} : { before: cursor }) });
+  const versions = useQuery(PassportService.method.listPassportVersions, { brandId, productId, ...level, limit: 20, ...(cursor === undefined ? {} : { before: cursor }) });
   const list = versions.data?.versions ?? [];
   return (
     <section aria-labelledby="passport-versions-title">
@@ -103,7 +230,7 @@ function Versions({ productId }: { readonly productId: string }): ReactNode {
             <thead><tr><th>Version</th><th>SHA-256</th><th>Published (UTC)</th><th>Publisher</th><th>Changes</th></tr></thead>
             <tbody>
               {list.map((v) => (
-                <tr key={v.id}><td>{v.version}</td><td><code className="hash">{v.sha256}</code></td><td>{formatTime(v.publishedAt)}</td><td><code>{v.publishedBy}</code></td><td>{v.version > 1 ? <VersionChanges productId={productId} version={v} /> : 'first version'}</td></tr>
+                <tr key={v.id}><td>{v.version}</td><td><code className="hash">{v.sha256}</code></td><td>{formatTime(v.publishedAt)}</td><td><code>{v.publishedBy}</code></td><td>{v.version > 1 ? <VersionChanges productId={productId} level={level} version={v} /> : 'first version'}</td></tr>
               ))}
             </tbody>
           </table>
@@ -115,16 +242,18 @@ function Versions({ productId }: { readonly productId: string }): ReactNode {
           <button type="button" disabled={versions.data?.nextBefore === undefined} onClick={() => setBefore((b) => [...b, versions.data?.nextBefore])}>Older</button>
         </nav>
       )}
+      {latest !== undefined && latest > 1 && <CompareVersions key={latest} productId={productId} level={level} latest={latest} />}
     </section>
   );
 }
 
 /** The passport screen of one product. */
-export function Passport({ productId }: { readonly productId: string }): ReactNode {
+export function Passport({ productId, lot, serial }: { readonly productId: string; readonly lot?: string | undefined; readonly serial?: string | undefined }): ReactNode {
   const brandId = useBrand();
   const queryClient = useQueryClient();
+  const level: Level = lot !== undefined ? { lot } : serial !== undefined ? { serial } : {};
   const product = useQuery(CatalogService.method.getProduct, { brandId, productId });
-  const passport = useQuery(PassportService.method.getPassport, { brandId, productId });
+  const passport = useQuery(PassportService.method.getPassport, { brandId, productId, ...level });
   const save = useMutation(PassportService.method.updatePassportDraft);
   const publish = useMutation(PassportService.method.publishPassport);
   const [editing, setEditing] = useState<Editing | undefined>(undefined);
@@ -148,13 +277,14 @@ export function Passport({ productId }: { readonly productId: string }): ReactNo
       return;
     }
     setBad({});
-    save.mutate({ brandId, productId, content: read.content, expectedRevision: draft?.revision ?? 0 }, { onSuccess: refresh });
+    save.mutate({ brandId, productId, ...level, content: read.content, expectedRevision: draft?.revision ?? 0 }, { onSuccess: refresh });
   };
   const name = product.data?.product?.name;
   return (
     <>
       <p><a href="#/products">All products</a></p>
-      <h1>Passport{name === undefined ? '' : ` of ${name}`}</h1>
+      <h1>Passport{name === undefined ? '' : ` of ${name}`}{level.lot === undefined && level.serial === undefined ? '' : `, ${levelName(level)}`}</h1>
+      <LevelPicker key={levelName(level)} productId={productId} level={level} />
       <ErrorMessage error={product.error ?? passport.error} />
       {passport.data !== undefined && (
         <p role="status" data-testid="passport-state">
@@ -189,7 +319,7 @@ export function Passport({ productId }: { readonly productId: string }): ReactNo
           <div className="passport-actions">
             <button type="submit" disabled={save.isPending}>Save draft</button>
             <button type="button" disabled={publish.isPending || draft === undefined}
-              onClick={() => { save.reset(); publish.mutate({ brandId, productId, ...(draft === undefined ? {} : { expectedRevision: draft.revision }) }, { onSuccess: refresh }); }}>
+              onClick={() => { save.reset(); publish.mutate({ brandId, productId, ...level, ...(draft === undefined ? {} : { expectedRevision: draft.revision }) }, { onSuccess: refresh }); }}>
               Publish the saved draft
             </button>
           </div>
@@ -202,7 +332,8 @@ export function Passport({ productId }: { readonly productId: string }): ReactNo
           <ErrorMessage error={general ?? publish.error} />
         </form>
       )}
-      <Versions productId={productId} />
+      {editing !== undefined && <Preview editing={editing} />}
+      <Versions productId={productId} level={level} latest={passport.data?.latest?.version} />
     </>
   );
 }

@@ -1,0 +1,364 @@
+import { createHash, randomUUID } from 'node:crypto';
+import {
+  appendEvents, bumpKpis, claimRunningSerialMove, decommissionCommissioned, findSerialMove, findSerialMoveByKey, insertEpcisEvents, insertSerialMove, lockUnitsForMove, readBatchState,
+  readUnitPartners, recordSerialMoveChunk, writeSerialMove, type Em, type NewEpcisEvent, type SerialMoveRecord, type UnitForMove, type UnitSelector, unitOfWork, transaction,
+} from '@mint/db';
+import {
+  activeDelta, decommissionReasons, epcisVocabularyOf, ForbiddenError, IdempotencyKeyReusedError, IllegalStateError, InvalidInputError, isPartnerAction, isUuid,
+  moveOneSerial, NotFoundError, partnerActions, refusalOf, serialActions, serialMoveOf, type DecommissionReason, type FieldViolation, type NewEvent, type SerialAction,
+  type SerialMove, type SerialRefusal, type SerialState,
+} from '@mint/domain';
+import type { Actor, UseCaseContext } from '../context.ts';
+import { requestFingerprint } from '../idempotency.ts';
+
+/** Most serials one request may list. */
+export const maxMoveSerials = 10_000;
+/** Units one chunk of a batch or range move reads and writes in one transaction. */
+export const serialMoveChunk = 10_000;
+/** Longest idempotency key. */
+const maxKeyLength = 200;
+/** Serials named in a mint_units_moved event; the rest are counted. */
+const eventSerials = 100;
+/** The JSON-LD context EPCIS 2.0 events name. */
+const epcisContext = 'https://ref.gs1.org/standards/epcis/2.0.0/epcis-context.jsonld';
+
+/** What a move applies to: listed serials of the brand, or a batch (optionally a seq range of it). */
+export type SerialMoveTarget =
+  | { readonly serials: readonly string[] }
+  | { readonly mintBatchId: string; readonly fromSeq?: number | null; readonly toSeq?: number | null };
+
+/** Parameters of {@link moveSerials}. */
+export interface MoveSerialsInput {
+  readonly brandId: string;
+  readonly action: SerialAction;
+  /** Required for decommission, refused otherwise. */
+  readonly reason: DecommissionReason | null;
+  readonly target: SerialMoveTarget;
+  /** The caller's key: a repeat with the same key and request answers the first move and moves nothing. */
+  readonly idempotencyKey: string;
+}
+
+/** One unit a move refused, and why. */
+export interface RefusedUnit {
+  readonly serial: string | null;
+  readonly mintBatchId: string | null;
+  readonly seq: number | null;
+  readonly refusal: SerialRefusal;
+  /** The state the unit is in (wrong_state, reason_final); null for an unknown unit. */
+  readonly state: SerialState | null;
+  /** Its decommissioning reason, when it has one. */
+  readonly reason: DecommissionReason | null;
+}
+
+/** A move as the caller sees it. */
+export interface SerialMoveReport {
+  readonly moveId: string;
+  readonly action: SerialAction;
+  readonly reason: DecommissionReason | null;
+  /** running while chunks remain (the executor continues it), done when every unit is accounted for. */
+  readonly status: 'running' | 'done';
+  readonly total: number;
+  readonly moved: number;
+  readonly refused: number;
+  readonly refusals: readonly RefusedUnit[];
+  /** True when the key named an earlier move: this call moved nothing. */
+  readonly replayed: boolean;
+}
+
+function report(m: SerialMoveRecord, replayed: boolean): SerialMoveReport {
+  return {
+    moveId: m.id, action: m.action as SerialAction, reason: m.reason as DecommissionReason | null, status: m.status, total: m.total, moved: m.moved,
+    refused: m.refused, replayed,
+    refusals: m.refusals.map((r) => ({
+      serial: (r.serial as string | null) ?? null, mintBatchId: (r.mint_batch_id as string | null) ?? null, seq: (r.seq as number | null) ?? null,
+      refusal: r.refusal as SerialRefusal, state: (r.state as SerialState | null) ?? null, reason: (r.reason as DecommissionReason | null) ?? null,
+    })),
+  };
+}
+
+function validate(input: MoveSerialsInput): FieldViolation[] {
+  const v: FieldViolation[] = [];
+  if (!serialActions.includes(input.action)) v.push({ field: 'action', message: `must be one of ${serialActions.join(', ')}` });
+  if (input.action === 'decommission') {
+    if (input.reason === null) v.push({ field: 'reason', message: 'is required to decommission' });
+    else if (!decommissionReasons.includes(input.reason)) v.push({ field: 'reason', message: `must be one of ${decommissionReasons.join(', ')}` });
+  } else if (input.reason !== null) {
+    v.push({ field: 'reason', message: 'is only given to decommission' });
+  }
+  if (input.idempotencyKey.length === 0 || input.idempotencyKey.length > maxKeyLength) {
+    v.push({ field: 'idempotency_key', message: `must be 1 to ${maxKeyLength} characters` });
+  }
+  const t = input.target;
+  if ('serials' in t) {
+    if (t.serials.length === 0 || t.serials.length > maxMoveSerials) v.push({ field: 'serials', message: `must hold 1 to ${maxMoveSerials} serials` });
+    const bad = t.serials.findIndex((s) => !/^[0-9A-Za-z]{1,64}$/.test(s));
+    if (bad !== -1) v.push({ field: `serials[${bad}]`, message: 'must be 1 to 64 letters or digits' });
+  } else {
+    if (!isUuid(t.mintBatchId)) v.push({ field: 'mint_batch_id', message: 'must be a uuid' });
+    const from = t.fromSeq ?? null;
+    const to = t.toSeq ?? null;
+    if (from !== null && (!Number.isInteger(from) || from < 1)) v.push({ field: 'from_seq', message: 'must be a whole number from 1' });
+    if (to !== null && (!Number.isInteger(to) || to < 1)) v.push({ field: 'to_seq', message: 'must be a whole number from 1' });
+    if (from !== null && to !== null && to < from) v.push({ field: 'to_seq', message: 'must not be below from_seq' });
+  }
+  return v;
+}
+
+/**
+ * Moves serials of the brand along their lifecycle (encode, commission, scrap, decommission with a
+ * reason, reactivate, return). Every unit is checked under its row lock: a unit in a state the
+ * move cannot leave, unknown to the brand (another brand's serials are reported so, never
+ * confirmed) or of a voided batch is refused and listed with its state; the others move.
+ * A single listed serial that cannot move is IllegalStateError naming its state, and nothing is
+ * recorded. Each chunk commits its units' states, active_tokens (exactly the units entering or
+ * leaving circulation), a mint_units_moved event per batch (with webhooks) and the EPCIS 2.0
+ * events of the moved units. A list is one chunk; a batch or seq range is chunked by
+ * {@link serialMoveChunk} and, with `runAll` false, left running for the executor after the
+ * first. Idempotent by key: a repeat answers the move as it stands (replayed), another request
+ * under a used key is IdempotencyKeyReusedError. A partner key (`actor.partnerId`) may only
+ * encode, commission, scrap and return (ForbiddenError otherwise), moves only the units allocated
+ * to it (the others are refused as `not_allocated`) and keeps its idempotency keys apart.
+ */
+export async function moveSerials(ctx: UseCaseContext, actor: Actor, input: MoveSerialsInput, options: { readonly runAll?: boolean } = {}): Promise<SerialMoveReport> {
+  const v = validate(input);
+  if (v.length > 0) throw new InvalidInputError(v);
+  const { brandId } = input;
+  const partnerId = actor.partnerId ?? null;
+  if (partnerId !== null && !isPartnerAction(input.action)) {
+    throw new ForbiddenError(`a partner key may ${partnerActions.join(', ')} the serials allocated to it; ${input.action} is the brand's`);
+  }
+  const requestHash = requestFingerprint({ action: input.action, reason: input.reason, target: input.target, ...(partnerId === null ? {} : { partner: partnerId }) });
+  // A partner's keys live in a space of their own: they never meet the brand's or another partner's.
+  const storedKey = partnerId === null ? input.idempotencyKey : `partner:${partnerId}:${input.idempotencyKey}`;
+  const known = await findSerialMoveByKey(unitOfWork(ctx.db), brandId, storedKey);
+  if (known !== null) return replay(known, requestHash, input.idempotencyKey);
+  const t = input.target;
+  let total: number;
+  let nextSeq: number | null = null;
+  let target: Record<string, unknown>;
+  if ('serials' in t) {
+    const serials = [...new Set(t.serials)];
+    total = serials.length;
+    target = { serials };
+  } else {
+    const batch = await readBatchState(unitOfWork(ctx.db), brandId, t.mintBatchId);
+    if (batch === null) throw new NotFoundError(`mint batch ${t.mintBatchId} not found`);
+    if (batch.identityMode !== 'serial') throw new IllegalStateError(`mint batch ${t.mintBatchId} has no serial units (identity mode ${batch.identityMode})`);
+    const from = t.fromSeq ?? 1;
+    const to = t.toSeq ?? batch.mintedQuantity;
+    if (to < from) throw new IllegalStateError(`mint batch ${t.mintBatchId} has no units to move (${batch.mintedQuantity} minted)`);
+    total = to - from + 1;
+    nextSeq = from;
+    target = { mint_batch_id: t.mintBatchId, from_seq: from, to_seq: to };
+  }
+  if (partnerId !== null) target = { ...target, partner_id: partnerId };
+  const moveId = randomUUID();
+  const first = await transaction(ctx.db, async (em) => {
+    if (!(await insertSerialMove(em, {
+      brandId, id: moveId, idempotencyKey: storedKey, requestHash, action: input.action, reason: input.reason, target, total, nextSeq,
+      actor: actor.id, at: ctx.clock(),
+    }))) return null;
+    // A single serial that cannot move is an error naming its state, and the move is not kept.
+    return runChunk(ctx, em, brandId, moveId, actor.id, { single: 'serials' in target && total === 1 });
+  });
+  if (first === null) {
+    const raced = await findSerialMoveByKey(unitOfWork(ctx.db), brandId, storedKey);
+    if (raced === null) throw new Error('serial move key vanished');
+    return replay(raced, requestHash, input.idempotencyKey);
+  }
+  let state = first;
+  if (options.runAll === true) {
+    while (state.status === 'running') state = (await continueSerialMove(ctx, brandId, moveId)) ?? state;
+  }
+  return report(state, false);
+}
+
+function replay(known: SerialMoveRecord, requestHash: string, key: string): SerialMoveReport {
+  if (known.requestHash !== requestHash) throw new IdempotencyKeyReusedError(`idempotency_key ${JSON.stringify(key)} was used for another move`);
+  return report(known, true);
+}
+
+/**
+ * Runs the next chunk of a running move in its own transaction (the executor's step; also the
+ * sweeper's after a crash). Returns the move after the chunk, or null when it is not the brand's.
+ * A move already done is returned as it is.
+ */
+export async function continueSerialMove(ctx: UseCaseContext, brandId: string, moveId: string): Promise<SerialMoveRecord | null> {
+  return transaction(ctx.db, async (em) => {
+    const m = await findSerialMove(em, brandId, moveId, true);
+    if (m === null || m.status === 'done') return m;
+    return runChunk(ctx, em, brandId, moveId, null, { single: false });
+  });
+}
+
+/**
+ * The executor's step: claims the running move touched longest ago that no other worker holds and
+ * runs its next chunk, all in one transaction (a worker killed mid-chunk leaves nothing of it, and
+ * the next claim runs it again). Returns the move after the chunk, or null when no move waits.
+ */
+export async function runSerialMoveChunk(ctx: UseCaseContext): Promise<SerialMoveRecord & { readonly brandId: string } | null> {
+  return transaction(ctx.db, async (em) => {
+    const claim = await claimRunningSerialMove(em);
+    if (claim === null) return null;
+    return { ...(await runChunk(ctx, em, claim.brandId, claim.id, null, { single: false })), brandId: claim.brandId };
+  });
+}
+
+/** The brand's move `moveId` as the caller sees it; a partner sees only its own moves. Missing or foreign: NotFoundError. */
+export async function getSerialMove(ctx: UseCaseContext, brandId: string, moveId: string, partnerId: string | null = null): Promise<SerialMoveReport> {
+  if (!isUuid(moveId)) throw new InvalidInputError([{ field: 'move_id', message: 'must be a uuid' }]);
+  const m = await findSerialMove(unitOfWork(ctx.db), brandId, moveId);
+  if (m === null || (partnerId !== null && m.target.partner_id !== partnerId)) throw new NotFoundError(`serial move ${moveId} not found`);
+  return report(m, false);
+}
+
+/** One chunk of a move, inside the caller's transaction, with the move row locked (or just inserted). */
+async function runChunk(ctx: UseCaseContext, em: Em, brandId: string, moveId: string, actorId: string | null, opts: { readonly single: boolean }): Promise<SerialMoveRecord> {
+  const m = (await findSerialMove(em, brandId, moveId, true))!;
+  const move = serialMoveOf(m.action as SerialAction, m.reason as DecommissionReason | null);
+  const now = ctx.clock();
+  const refusals: RefusedUnit[] = [];
+  let selector: UnitSelector;
+  let nextSeq: number | null = null;
+  let done: boolean;
+  if (Array.isArray(m.target.serials)) {
+    selector = { serials: m.target.serials as string[] };
+    done = true;
+  } else {
+    const to = m.target.to_seq as number;
+    const from = m.nextSeq!;
+    const last = Math.min(to, from + serialMoveChunk - 1);
+    selector = { mintBatchId: m.target.mint_batch_id as string, fromSeq: from, toSeq: last };
+    done = last === to;
+    nextSeq = done ? null : last + 1;
+  }
+  // Decommissioning (recalls at batch scale) moves in one statement whose update is the
+  // compare-and-set; the units it left are read afterwards only to report why.
+  const fast = move.action === 'decommission' && !opts.single;
+  const premoved = fast ? await decommissionCommissioned(em, { brandId, moveId, at: now, reason: move.reason!, selector }) : [];
+  const units = await lockUnitsForMove(em, brandId, selector, !fast);
+  // A partner's move touches only the units allocated to it; the others are refused as not_allocated (their state is not told).
+  const partnerId = typeof m.target.partner_id === 'string' ? m.target.partner_id : null;
+  const owners = partnerId === null ? null : await readUnitPartners(em, brandId, units);
+  const movedKeys = new Set(premoved.map((u) => `${u.mintBatchId}/${u.seq}`));
+  if ('serials' in selector) {
+    const found = new Set([...units.map((u) => u.serial), ...premoved.map((u) => u.serial)]);
+    for (const serial of selector.serials) {
+      if (!found.has(serial)) refusals.push({ serial, mintBatchId: null, seq: null, refusal: 'unknown', state: null, reason: null });
+    }
+  } else {
+    const found = new Set([...units, ...premoved].map((u) => u.seq));
+    for (let seq = selector.fromSeq; seq <= selector.toSeq; seq++) {
+      if (!found.has(seq)) refusals.push({ serial: null, mintBatchId: selector.mintBatchId, seq, refusal: 'unknown', state: null, reason: null });
+    }
+  }
+  const eligible: UnitForMove[] = [...premoved];
+  for (const u of units) {
+    if (movedKeys.has(`${u.mintBatchId}/${u.seq}`)) continue;
+    if (owners !== null && owners.get(`${u.mintBatchId}/${u.seq}`) !== partnerId) {
+      if (opts.single) throw new NotFoundError(`serial ${u.serial} is not in this partner's allocation`);
+      refusals.push({ serial: u.serial, mintBatchId: u.mintBatchId, seq: u.seq, refusal: 'not_allocated', state: null, reason: null });
+      continue;
+    }
+    if (opts.single) moveOneSerial(move, u.state, u.reason);
+    const refusal = u.batchVoided ? 'batch_voided' : refusalOf(move, u.state, u.reason);
+    if (refusal === null && !fast) eligible.push(u);
+    else refusals.push({ serial: u.serial, mintBatchId: u.mintBatchId, seq: u.seq, refusal: refusal ?? 'wrong_state', state: u.state, reason: u.reason });
+  }
+  if (!Array.isArray(m.target.serials)) refusals.sort((a, b) => a.seq! - b.seq!);
+  if (opts.single && units.length === 0) throw new NotFoundError(`serial ${String((m.target.serials as string[])[0])} not found`);
+  if (opts.single && units[0]?.batchVoided === true) throw new IllegalStateError(`serial ${units[0].serial} belongs to a voided mint batch`);
+  await applyMove(em, now, { brandId, moveId, actorId, move, units: eligible, written: fast });
+  const after = { ...m, moved: m.moved + eligible.length, refused: m.refused + refusals.length };
+  if (done) {
+    await appendEvents(em, now, [{
+      brandId, eventType: 'serial_move_completed', entityType: 'serial_move', entityId: moveId, actor: actorId,
+      payload: { action: m.action, reason: m.reason, total: m.total, moved: after.moved, refused: after.refused },
+    }]);
+  }
+  const stored = refusals.map((r) => ({ serial: r.serial, mint_batch_id: r.mintBatchId, seq: r.seq, refusal: r.refusal, state: r.state, reason: r.reason }));
+  if (!(await recordSerialMoveChunk(em, brandId, moveId, { expectedMoved: m.moved, moved: eligible.length, refusals: stored, nextSeq, done, at: now }))) {
+    throw new IllegalStateError(`serial move ${moveId} moved concurrently`);
+  }
+  return { ...after, status: done ? 'done' : 'running', nextSeq, refusals: [...m.refusals, ...stored], updatedAt: now };
+}
+
+/** The writes of one chunk's eligible units: states, unit statuses, audit events and EPCIS events. */
+export async function applyMove(em: Em, now: Date, c: {
+  readonly brandId: string; readonly moveId: string; readonly actorId: string | null; readonly move: SerialMove; readonly units: readonly UnitForMove[];
+  /** The EPCIS events to store instead of the move's own (a captured document's event). */
+  readonly epcis?: readonly NewEpcisEvent[];
+  /** The units' states and statuses are written already (the decommissioning statement). */
+  readonly written?: boolean;
+}): Promise<void> {
+  const { brandId, moveId, move, units } = c;
+  if (units.length === 0) return;
+  const delta = activeDelta(move);
+  if (c.written !== true) {
+    await writeSerialMove(em, {
+      brandId, moveId, at: now, to: move.to, reason: move.reason, units,
+      unitStatus: delta > 0 ? 'active' : delta < 0 ? 'inactive' : null,
+    });
+  }
+  const byBatch = new Map<string, UnitForMove[]>();
+  for (const u of units) {
+    const list = byBatch.get(u.mintBatchId) ?? [];
+    list.push(u);
+    byBatch.set(u.mintBatchId, list);
+  }
+  const events: NewEvent[] = [...byBatch].map(([batchId, list]) => ({
+    brandId, eventType: 'mint_units_moved', entityType: 'mint_batch', entityId: batchId, actor: c.actorId,
+    payload: {
+      move_id: moveId, action: move.action, reason: move.reason, to: move.to, count: list.length,
+      serials: list.slice(0, eventSerials).map((u) => u.serial), first_seq: list[0]!.seq, last_seq: list[list.length - 1]!.seq,
+    },
+  }));
+  await appendEvents(em, now, events);
+  await insertEpcisEvents(em, c.epcis ?? epcisEventsOf(brandId, moveId, move, units, now));
+  if (delta !== 0) await bumpKpis(em, brandId, { activeTokens: delta * units.length });
+}
+
+/**
+ * The EPCIS 2.0 ObjectEvents of a chunk's moved units: one per EPCIS action (a commissioning of
+ * encoded and of issued serials differ), listing the units' EPCs. The event id is derived from the
+ * move, the action and the chunk's first unit, so a chunk written twice would name the same event.
+ */
+export function epcisEventsOf(brandId: string, moveId: string, move: SerialMove, units: readonly UnitForMove[], at: Date): NewEpcisEvent[] {
+  const groups = new Map<string, { vocab: ReturnType<typeof epcisVocabularyOf>; units: UnitForMove[] }>();
+  for (const u of units) {
+    const vocab = epcisVocabularyOf(move, u.state);
+    const key = `${vocab.action} ${vocab.bizStep} ${vocab.disposition}`;
+    const g = groups.get(key) ?? { vocab, units: [] };
+    g.units.push(u);
+    groups.set(key, g);
+  }
+  return [...groups.values()].map(({ vocab, units: list }) => {
+    const id = derivedUuid(`${moveId}/${vocab.action}/${vocab.bizStep}/${list[0]!.mintBatchId}/${list[0]!.seq}`);
+    const epcList = list.map((u) => u.epc);
+    const body = {
+      type: 'ObjectEvent', eventID: `urn:uuid:${id}`, eventTime: at.toISOString(), eventTimeZoneOffset: '+00:00', recordTime: at.toISOString(),
+      epcList, action: vocab.action, bizStep: vocab.bizStep, disposition: vocab.disposition,
+    };
+    return {
+      brandId, id, moveId, eventType: 'ObjectEvent', eventTime: at, recordTime: at, bizStep: vocab.bizStep, disposition: vocab.disposition,
+      epcs: epcList, body,
+    };
+  });
+}
+
+/** A version-8 uuid from SHA-256 of `text`. */
+export function derivedUuid(text: string): string {
+  const h = createHash('sha256').update(text).digest();
+  h[6] = (h[6]! & 0x0f) | 0x80;
+  h[8] = (h[8]! & 0x3f) | 0x80;
+  const x = h.subarray(0, 16).toString('hex');
+  return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20, 32)}`;
+}
+
+/** Wraps stored events into an EPCIS 2.0 document (JSON-LD). */
+export function epcisDocument(events: readonly Record<string, unknown>[], createdAt: Date): Record<string, unknown> {
+  return {
+    '@context': [epcisContext], type: 'EPCISDocument', schemaVersion: '2.0', creationDate: createdAt.toISOString(),
+    epcisBody: { eventList: events },
+  };
+}

@@ -1,0 +1,3 @@
+export { createWebhookEndpoint, listWebhookEndpointsOf, updateWebhookEndpointOf, deleteWebhookEndpointOf, rotateWebhookSecret, listWebhookDeliveriesOf, redeliverWebhook, sealWebhookSecrets, type WebhookSettings, type WebhookEndpointView } from './webhooks.ts';
+export { createWebhookSender, type WebhookSend, type WebhookNetworkPolicy } from './webhook-sender.ts';
+export { claimWebhooks, deliverWebhook, webhookBacklog } from './webhook-delivery.ts';
