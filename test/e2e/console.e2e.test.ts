@@ -477,7 +477,7 @@ describe('the web console in chromium against npm start', () => {
       const product = /product_id\s+(\S+)/.exec(output)![1]!;
       await call('MintService', 'SubmitMintRequest', { product_id: product, requested_quantity: 1, identity_mode: 'IDENTITY_MODE_SERIAL', activation_mode: 'ACTIVATION_MODE_ACTIVE_AT_MINT' });
       await page.getByRole('link', { name: `http://127.0.0.1:${port}/hook` }).click();
-      await expect.poll(() => page.getByTestId('delivery-attempts').first().textContent(), { timeout: 30_000, interval: 250 }).toMatch(/^[1-9]/);
+      await expect.poll(() => page.getByTestId('delivery-attempts').first().textContent(), { timeout: 75_000, interval: 250 }).toMatch(/^[1-9]/);
       await expect.poll(() => page.locator('tbody tr').first().textContent(), soon).toContain('HTTP 503');
       await photograph('webhook-deliveries');
       const before = hits;
@@ -493,7 +493,7 @@ describe('the web console in chromium against npm start', () => {
     } finally {
       receiver.close();
     }
-  }, 90_000);
+  }, 150_000);
 
   it("sets the brand's resolver domain and shows the DNS record to create, and refuses a malformed one naming the field", async () => {
     await go('Domain');

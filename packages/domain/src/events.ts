@@ -42,6 +42,9 @@
  * | containers_minted         | container_mint | MintContainers issues SSCCs (payload: level, count, first_sscc, last_sscc) |
  * | container_packed          | container   | PackContainer or a captured packing AggregationEvent (entity: the SSCC; payload: op_id, units, containers, serials (at most 100), ssccs (at most 100)) |
  * | container_unpacked        | container   | UnpackContainer or a captured unpacking AggregationEvent (entity: the SSCC; payload as container_packed) |
+ * | partner_created           | partner     | CreatePartner (payload: name) |
+ * | partner_key_granted       | partner     | GrantPartnerKey (payload: key_id, name, product_id, mint_batch_id, quota; never the key) |
+ * | serials_allocated         | mint_batch  | AllocateSerials moved units of the batch to a partner's allocation (payload: request_id, partner_id, key_id, count, serials (at most 100), first_seq, last_seq) |
  * | api_key_created           | api_key     | CreateApiKey (payload: name, prefix, scopes; never the key) |
  * | api_key_revoked           | api_key     | RevokeApiKey revokes a key in force (payload: name, prefix) |
  * | brand_member_added        | membership  | AddBrandMember (entity: the user id; payload: user_id, email, role, user_created) |
@@ -95,6 +98,9 @@ export type EventType =
   | 'containers_minted'
   | 'container_packed'
   | 'container_unpacked'
+  | 'partner_created'
+  | 'partner_key_granted'
+  | 'serials_allocated'
   | 'api_key_created'
   | 'api_key_revoked'
   | 'brand_member_added'
@@ -103,7 +109,7 @@ export type EventType =
 
 /** Kind of entity an event is about. */
 export type EntityType = 'mint_job' | 'mint_batch' | 'mint_unit' | 'payload_pack' | 'product' | 'resolver_link' | 'webhook_endpoint' | 'brand' | 'scan' | 'serial_move'
-  | 'passport' | 'passport_access_key' | 'container_mint' | 'container' | 'api_key' | 'membership';
+  | 'passport' | 'passport_access_key' | 'container_mint' | 'container' | 'api_key' | 'membership' | 'partner';
 
 /** An event to append, before it gets its id and time. */
 export interface NewEvent {

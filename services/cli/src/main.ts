@@ -25,6 +25,16 @@
  *   mintctl container-settings [--prefix <GS1 company prefix>] [--max-depth n]
  *   mintctl mint-containers --level case|pallet|... --count n [--extension d] [--key k]
  *   mintctl pack|unpack --sscc <sscc> [--serials A,B] [--ssccs X,Y] [--key k]
+ *
+ * partner allocation (partner.ts): the brand's side against the database, the partner's side with its
+ * partner key (--api-key or MINT_API_KEY) against a running API:
+ *
+ *   mintctl partner create --brand <uuid> --name <n>
+ *   mintctl partner grant --brand <uuid> --partner <uuid> (--product <uuid> | --batch <uuid>) --quota <n> [--name n]
+ *   mintctl partner list|revoke --brand <uuid> [--id <key id>]
+ *   mintctl partner allocate --quantity <n> [--key k]        (partner key; prints one serial a line)
+ *   mintctl partner encode|commission|scrap|return --serials A,B [--key k]   (partner key)
+ *   mintctl partner status                                    (partner key: its grant)
  */
 import { parseArgs } from 'node:util';
 import { assertMigrated, loadConfig, openConfiguredDatabase, resolveJwtSecret } from '@mint/runtime';
@@ -32,6 +42,7 @@ import { createUseCaseContext, rotatePassportSigningKey } from '@mint/usecases';
 import { apiKeyCommand, migrateCommand, seedDemoCommand, shipLogCommand, tokenIssueCommand, UsageError, workspaceCommand } from './admin.ts';
 import { runDev, signInCommand } from './dev.ts';
 import { containerCommand } from './containers.ts';
+import { partnerAdminCommand, partnerRemoteCommand } from './partner.ts';
 import { passportCommand } from './passport.ts';
 import { listenCommand, loginCommand, mintCommand, serialsCommand } from './remote.ts';
 
@@ -45,7 +56,9 @@ const usage = `usage: mintctl <migrate | seed-demo [--json] | token issue --user
     [--name n --class legitimate_interest|authority --days n] [--id credential] | passport style [--logo url] [--colour #rrggbb] |
   serials encode|commission|scrap|decommission|reactivate|return (--serials A,B | --batch id [--from n] [--to n] | --container sscc) [--reason r] [--key k] |
   container-settings [--prefix P] [--max-depth n] | mint-containers --level case --count n [--extension d] [--key k] |
-  pack|unpack --sscc S [--serials A,B] [--ssccs X,Y] [--key k]>`;
+  pack|unpack --sscc S [--serials A,B] [--ssccs X,Y] [--key k] |
+  partner create|grant|list|revoke --brand id [--name n] [--partner id (--product id | --batch id) --quota n] [--id key] |
+  partner allocate|encode|commission|scrap|return|status --api-key k --api url --brand id [--quantity n] [--serials A,B] [--key k]>`;
 
 const { positionals, values } = parseArgs({
   allowPositionals: true,
@@ -91,6 +104,9 @@ const { positionals, values } = parseArgs({
     extension: { type: 'string' },
     sscc: { type: 'string' },
     ssccs: { type: 'string' },
+    partner: { type: 'string' },
+    quota: { type: 'string' },
+    'api-key': { type: 'string' },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
@@ -126,6 +142,9 @@ async function main(): Promise<void> {
       serials: values.serials, ssccs: values.ssccs, key: values.key,
     }, print);
   }
+  if (command === 'partner' && !['create', 'grant', 'list', 'revoke'].includes(action ?? '')) {
+    return partnerRemoteCommand(action ?? '', { api: values.api, apiKey: values['api-key'], brand: values.brand, quantity: values.quantity, serials: values.serials, key: values.key }, print);
+  }
   if (command === 'listen') return listenCommand({ ...remote, forwardTo: values['forward-to'], events: values.events, port: values.port }, print);
   const config = loadConfig();
   if (command === 'dev') return runDev(config);
@@ -149,6 +168,10 @@ async function main(): Promise<void> {
         return await apiKeyCommand(ctx, action ?? '', { brand: brand(), name: values.name, scopes: values.scopes, id: values.id }, print);
       case 'workspace':
         return await workspaceCommand(ctx, action ?? '', brand(), print);
+      case 'partner':
+        return await partnerAdminCommand(ctx, action ?? '', {
+          brand: brand(), name: values.name, partner: values.partner, product: values.product, batch: values.batch, quota: values.quota, id: values.id,
+        }, print);
       case 'signin':
         return await signInCommand(ctx, config, print);
       case 'passport':

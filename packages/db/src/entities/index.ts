@@ -8,6 +8,7 @@ import { WebhookDelivery, WebhookEndpoint } from './webhooks.ts';
 import { PassportAccessKey, PassportDraft, PassportSigningKey, PassportVersion } from './passports.ts';
 import { EpcisEventRow, SerialMoveRow, UnitStateRow } from './serials.ts';
 import { ContainerMintRow, ContainerOpRow, ContainerRow, ContainerSettingsRow, UnitContainerRow } from './containers.ts';
+import { AllocationRequestRow, PartnerGrantRow, PartnerRow, UnitAllocationRow } from './partners.ts';
 
 /** Every entity of the schema, for the ORM configuration. */
 export const entities = [
@@ -20,4 +21,5 @@ export const entities = [
   PassportDraft, PassportVersion, PassportAccessKey, PassportSigningKey,
   UnitStateRow, SerialMoveRow, EpcisEventRow,
   ContainerSettingsRow, ContainerMintRow, ContainerRow, UnitContainerRow, ContainerOpRow,
+  PartnerRow, PartnerGrantRow, AllocationRequestRow, UnitAllocationRow,
 ];

@@ -80,6 +80,8 @@ export const ApiKey = defineEntity({
     /** Last successful use. */
     lastUsedAt: columns.time().nullable(),
     createdAt: columns.createdAt(),
+    /** The partner the key was granted to (a partner key: it requests, reports and returns its allocated serials only); null for a brand key. */
+    partnerId: p.uuid().nullable(),
   },
 });
 export type ApiKey = InferEntity<typeof ApiKey>;

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import {
   appendEvents, bumpKpis, claimRunningSerialMove, decommissionCommissioned, findSerialMove, findSerialMoveByKey, insertEpcisEvents, insertSerialMove, lockUnitsForMove, readBatchState,
-  recordSerialMoveChunk, writeSerialMove, type Em, type NewEpcisEvent, type SerialMoveRecord, type UnitForMove, type UnitSelector, unitOfWork, transaction,
+  readUnitPartners, recordSerialMoveChunk, writeSerialMove, type Em, type NewEpcisEvent, type SerialMoveRecord, type UnitForMove, type UnitSelector, unitOfWork, transaction,
 } from '@mint/db';
 import {
-  activeDelta, decommissionReasons, epcisVocabularyOf, IdempotencyKeyReusedError, IllegalStateError, InvalidInputError, isUuid, moveOneSerial,
-  NotFoundError, refusalOf, serialActions, serialMoveOf, ssccViolations, type DecommissionReason, type FieldViolation, type NewEvent, type SerialAction,
+  activeDelta, decommissionReasons, epcisVocabularyOf, ForbiddenError, IdempotencyKeyReusedError, IllegalStateError, InvalidInputError, isPartnerAction, isUuid,
+  moveOneSerial, NotFoundError, partnerActions, refusalOf, serialActions, serialMoveOf, ssccViolations, type DecommissionReason, type FieldViolation, type NewEvent, type SerialAction,
   type SerialMove, type SerialRefusal, type SerialState,
 } from '@mint/domain';
 import type { Actor, UseCaseContext } from '../context.ts';
@@ -126,14 +126,22 @@ function validate(input: MoveSerialsInput): FieldViolation[] {
  * events of the moved units. A list is one chunk; a batch or seq range is chunked by
  * {@link serialMoveChunk} and, with `runAll` false, left running for the executor after the
  * first. Idempotent by key: a repeat answers the move as it stands (replayed), another request
- * under a used key is IdempotencyKeyReusedError.
+ * under a used key is IdempotencyKeyReusedError. A partner key (`actor.partnerId`) may only
+ * encode, commission, scrap and return (ForbiddenError otherwise), moves only the units allocated
+ * to it (the others are refused as `not_allocated`) and keeps its idempotency keys apart.
  */
 export async function moveSerials(ctx: UseCaseContext, actor: Actor, input: MoveSerialsInput, options: { readonly runAll?: boolean } = {}): Promise<SerialMoveReport> {
   const v = validate(input);
   if (v.length > 0) throw new InvalidInputError(v);
   const { brandId } = input;
-  const requestHash = requestFingerprint({ action: input.action, reason: input.reason, target: input.target });
-  const known = await findSerialMoveByKey(unitOfWork(ctx.db), brandId, input.idempotencyKey);
+  const partnerId = actor.partnerId ?? null;
+  if (partnerId !== null && !isPartnerAction(input.action)) {
+    throw new ForbiddenError(`a partner key may ${partnerActions.join(', ')} the serials allocated to it; ${input.action} is the brand's`);
+  }
+  const requestHash = requestFingerprint({ action: input.action, reason: input.reason, target: input.target, ...(partnerId === null ? {} : { partner: partnerId }) });
+  // A partner's keys live in a space of their own: they never meet the brand's or another partner's.
+  const storedKey = partnerId === null ? input.idempotencyKey : `partner:${partnerId}:${input.idempotencyKey}`;
+  const known = await findSerialMoveByKey(unitOfWork(ctx.db), brandId, storedKey);
   if (known !== null) return replay(known, requestHash, input.idempotencyKey);
   const t = input.target;
   let total: number;
@@ -160,6 +168,7 @@ export async function moveSerials(ctx: UseCaseContext, actor: Actor, input: Move
     nextSeq = from;
     target = { mint_batch_id: t.mintBatchId, from_seq: from, to_seq: to };
   }
+  if (partnerId !== null) target = { ...target, partner_id: partnerId };
   const moveId = randomUUID();
   const first = await transaction(ctx.db, async (em) => {
     const scope = scopeOf === null ? undefined : await scopeOf(em);
@@ -168,14 +177,14 @@ export async function moveSerials(ctx: UseCaseContext, actor: Actor, input: Move
       target = { ...target, container_id: scope.containerId };
     }
     if (!(await insertSerialMove(em, {
-      brandId, id: moveId, idempotencyKey: input.idempotencyKey, requestHash, action: input.action, reason: input.reason, target, total, nextSeq,
+      brandId, id: moveId, idempotencyKey: storedKey, requestHash, action: input.action, reason: input.reason, target, total, nextSeq,
       actor: actor.id, at: ctx.clock(),
     }))) return null;
     // A single serial that cannot move is an error naming its state, and the move is not kept.
     return runChunk(ctx, em, brandId, moveId, actor.id, { single: 'serials' in target && total === 1, ...(scope === undefined ? {} : { scope }) });
   });
   if (first === null) {
-    const raced = await findSerialMoveByKey(unitOfWork(ctx.db), brandId, input.idempotencyKey);
+    const raced = await findSerialMoveByKey(unitOfWork(ctx.db), brandId, storedKey);
     if (raced === null) throw new Error('serial move key vanished');
     return replay(raced, requestHash, input.idempotencyKey);
   }
@@ -217,11 +226,11 @@ export async function runSerialMoveChunk(ctx: UseCaseContext): Promise<SerialMov
   });
 }
 
-/** The brand's move `moveId` as the caller sees it. Missing or foreign: NotFoundError. */
-export async function getSerialMove(ctx: UseCaseContext, brandId: string, moveId: string): Promise<SerialMoveReport> {
+/** The brand's move `moveId` as the caller sees it; a partner sees only its own moves. Missing or foreign: NotFoundError. */
+export async function getSerialMove(ctx: UseCaseContext, brandId: string, moveId: string, partnerId: string | null = null): Promise<SerialMoveReport> {
   if (!isUuid(moveId)) throw new InvalidInputError([{ field: 'move_id', message: 'must be a uuid' }]);
   const m = await findSerialMove(unitOfWork(ctx.db), brandId, moveId);
-  if (m === null) throw new NotFoundError(`serial move ${moveId} not found`);
+  if (m === null || (partnerId !== null && m.target.partner_id !== partnerId)) throw new NotFoundError(`serial move ${moveId} not found`);
   return report(m, false);
 }
 
@@ -259,6 +268,9 @@ async function runChunk(ctx: UseCaseContext, em: Em, brandId: string, moveId: st
   const fast = move.action === 'decommission' && !opts.single;
   const premoved = fast ? await decommissionCommissioned(em, { brandId, moveId, at: now, reason: move.reason!, selector }) : [];
   const units = await lockUnitsForMove(em, brandId, selector, !fast);
+  // A partner's move touches only the units allocated to it; the others are refused as not_allocated (their state is not told).
+  const partnerId = typeof m.target.partner_id === 'string' ? m.target.partner_id : null;
+  const owners = partnerId === null ? null : await readUnitPartners(em, brandId, units);
   const movedKeys = new Set(premoved.map((u) => `${u.mintBatchId}/${u.seq}`));
   if ('serials' in selector) {
     const found = new Set([...units.map((u) => u.serial), ...premoved.map((u) => u.serial)]);
@@ -274,6 +286,11 @@ async function runChunk(ctx: UseCaseContext, em: Em, brandId: string, moveId: st
   const eligible: UnitForMove[] = [...premoved];
   for (const u of units) {
     if (movedKeys.has(`${u.mintBatchId}/${u.seq}`)) continue;
+    if (owners !== null && owners.get(`${u.mintBatchId}/${u.seq}`) !== partnerId) {
+      if (opts.single) throw new NotFoundError(`serial ${u.serial} is not in this partner's allocation`);
+      refusals.push({ serial: u.serial, mintBatchId: u.mintBatchId, seq: u.seq, refusal: 'not_allocated', state: null, reason: null });
+      continue;
+    }
     if (opts.single) moveOneSerial(move, u.state, u.reason);
     const refusal = u.batchVoided ? 'batch_voided' : refusalOf(move, u.state, u.reason);
     if (refusal === null && !fast) eligible.push(u);
