@@ -73,7 +73,7 @@ export {
   findScanAlertSettings, saveScanAlertSettings, type SuspectMark, markUnitsSuspect, type SuspectState, lockSuspectUnit, unmarkUnitSuspect
 } from './repositories/scan-alerts.ts';
 export {
-  upsertLinkRow, replaceLevelLinks, deleteLinkRow, notifyResolverAnswers, findLink, linksOfScope, listLinkRows, createLinkReader, listenForLinkChanges,
+  upsertLinkRow, upsertLinkRows, type LinkRowWrite, replaceLevelLinks, deleteLinkRow, notifyResolverAnswers, findLink, linksOfScope, listLinkRows, createLinkReader, listenForLinkChanges,
   linkChangeChannel, type LinkRecord, type LinkFilter, type CachedLinks, type LinkReader, type LinkChangeFeed, type LinkChangeHandlers
 } from './repositories/links.ts';
 export { lockBrandResolverSettings, updateBrandResolverDomain, type BrandResolverSettings } from './repositories/brand-domains.ts';
@@ -101,3 +101,17 @@ export {
   claimRunningSerialMove, insertEpcisEvents, queryEpcisEvents, finishSerialMove, readEpcisEventIds,
   type UnitForMove, type UnitSelector, type SerialWrite, type SerialMoveRecord, type NewSerialMove, type NewEpcisEvent, type EpcisQuery,
 } from './repositories/serials.ts';
+export { ContainerSettingsRow, ContainerMintRow, ContainerRow, UnitContainerRow, ContainerOpRow } from './entities/containers.ts';
+export {
+  readBrandContainerConfig, setBrandCompanyPrefix, setContainerMaxDepth, allocateSerialRefs, insertContainerMint, findContainerMintByKey, insertContainers,
+  listSsccsOfMint, ssccOfContainer, findContainersBySscc, findContainerBySscc, ancestorsOf, heightsOf, containerTree, unitsInContainers, containersOfUnits, packUnits,
+  packContainers, unpackUnits, unpackContainers, moveContainerStates, containerContents, countContents, insertContainerOp, findContainerOpByKey,
+  findBrandIdBySlug, containerPartners, type BrandContainerConfig, type ContainerMintRecord, type ContainerRecord, type PackedUnit, type ContentsPage, type ContentsCursor,
+  type ContainerOpRecord,
+} from './repositories/containers.ts';
+export { PartnerRow, PartnerGrantRow, AllocationRequestRow, UnitAllocationRow } from './entities/partners.ts';
+export {
+  insertPartner, findPartner, insertPartnerGrant, findPartnerGrant, addGrantAllocated, listPartners, findAllocationRequestByKey, insertAllocationRequest,
+  allocatableBatches, allocateUnits, readAllocatedUnits, readUnitPartners, countAllocatedStates, countUnlistedSerials,
+  type PartnerRecord, type NewPartnerGrant, type PartnerGrantRecord, type PartnerListing, type AllocationRequestRecord, type AllocatedUnit,
+} from './repositories/partners.ts';
