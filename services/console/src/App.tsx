@@ -18,14 +18,17 @@ import { Unit, UnitSearch } from './screens/Units.tsx';
 import { WebhookDeliveries, Webhooks } from './screens/Webhooks.tsx';
 import { ApiKeys } from './screens/ApiKeys.tsx';
 import { Members } from './screens/Members.tsx';
+import { PassportAccess } from './screens/PassportAccess.tsx';
+import { PassportStyle } from './screens/PassportStyle.tsx';
 
 const screens = [
   ['overview', 'Overview'], ['mint', 'Mint'], ['batches', 'Batches'], ['units', 'Units'], ['products', 'Products'], ['links', 'Links'],
-  ['domain', 'Domain'], ['scans', 'Scans'], ['webhooks', 'Webhooks'], ['api-keys', 'API keys'], ['members', 'Members'], ['events', 'Events'],
+  ['domain', 'Domain'], ['scans', 'Scans'], ['webhooks', 'Webhooks'], ['api-keys', 'API keys'], ['members', 'Members'],
+  ['passport-access', 'Passport access'], ['passport-style', 'Passport style'], ['events', 'Events'],
 ] as const;
 
 /** Screens of the workspace's administration (the API answers them to owners alone): not in the navigation of other roles, though their address still opens them with the API's refusal. */
-const ownerScreens: ReadonlySet<string> = new Set(['api-keys', 'members']);
+const ownerScreens: ReadonlySet<string> = new Set(['api-keys', 'members', 'passport-access', 'passport-style']);
 
 /** The fragment's route: `#/batches/abc` is ['batches', 'abc']. */
 function currentRoute(): string[] {
@@ -81,6 +84,8 @@ export function App({ brandId, onSignOut, onSwitchBrand }: { readonly brandId: s
         {screen === 'webhooks' && id !== undefined && <WebhookDeliveries key={id} endpointId={id} />}
         {screen === 'api-keys' && <ApiKeys />}
         {screen === 'members' && <Members />}
+        {screen === 'passport-access' && <PassportAccess />}
+        {screen === 'passport-style' && <PassportStyle />}
         {screen === 'events' && <Events />}
         {!screens.some(([key]) => key === screen) && <p>No such screen. <a href="#/overview">Overview</a></p>}
       </main>
