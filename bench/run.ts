@@ -14,7 +14,9 @@
 //   BENCH_MINT_SIZES     job sizes of the mint benchmark (default 10000,100000,1000000)
 //   BENCH_LOAD_SECONDS   seconds of each resolver and submit load (default 10)
 //   BENCH_ITERATIONS     timed calls per read case and run (default 5,000)
-//   BENCH_ONLY           comma-separated subset of mint,reads,resolver,passport,packs,submit,webhooks,watch,scans,growth
+//   BENCH_ONLY           comma-separated subset of mint,reads,resolver,passport,packs,submit,webhooks,watch,scans,growth,serials,aggregation
+//   BENCH_SERIAL_UNITS   units of the bulk serial move (default 1,000,000: the issue's size)
+//   BENCH_AGGREGATION_UNITS units packed and unpacked (default 1,000,000: the issue's size)
 //   BENCH_GROWTH_JOBS    jobs of the growth benchmark, one after another into one database (default 4; the issue's size: 10)
 //   BENCH_GROWTH_UNITS   units of each growth job (default 100,000; the issue's size: 1,000,000)
 //   BENCH_SCANS          scans replayed by the scan benchmark (default 1,000,000; one run)
@@ -44,6 +46,8 @@ import type { WatchBenchResult, WatchFigures, WatchMode } from './watch.ts';
 import type { WebhooksBenchResult } from './webhooks.ts';
 import type { ScansBenchResult } from './scans.ts';
 import type { GrowthBenchResult } from './growth.ts';
+import type { SerialMovesBenchResult } from './serial-moves.ts';
+import type { AggregationBenchResult } from './aggregation.ts';
 
 const benchDir = fileURLToPath(new URL('./', import.meta.url));
 const repoRoot = fileURLToPath(new URL('../', import.meta.url));
@@ -539,6 +543,29 @@ function addGrowth(r: GrowthBenchResult): void {
     r.indexes.map((i) => `${i.name} ${(i.bytes / last.unitsInTable).toFixed(1)} B/unit`).join(', ') + '.');
 }
 
+function addSerials(r: SerialMovesBenchResult): void {
+  const ms = (pick: (x: SerialMovesBenchResult['runs'][number]) => number) => r.runs.map(pick);
+  const ratios = r.runs.map((x) => x.baselineMs / x.moveMs);
+  rows.push({
+    benchmark: 'serials', figure: `MoveSerials decommissioning a batch of ${r.units.toLocaleString('en')} units (chunks of 10,000, executor's step in process)`, unit: 's',
+    value: spread(ms((x) => x.moveMs / 1000)), baseline: { label: 'bare UPDATE of the same rows\' status', value: spread(ms((x) => x.baselineMs / 1000)) },
+    ratio: spread(ratios.map((x) => 1 / x)), target: { text: '>= 0.5x the bare UPDATE\'s speed', met: spread(ratios).median >= 0.5 },
+  });
+}
+
+function addAggregation(r: AggregationBenchResult): void {
+  for (const [op, baseline, pick, pickBase] of [
+    ['PackContainer', 'bare INSERT of the same unit_containers rows, per container', (x: AggregationBenchResult['runs'][number]) => x.packMs, (x: AggregationBenchResult['runs'][number]) => x.packBaselineMs],
+    ['UnpackContainer (everything)', 'bare DELETE of the same rows, per container', (x: AggregationBenchResult['runs'][number]) => x.unpackMs, (x: AggregationBenchResult['runs'][number]) => x.unpackBaselineMs],
+  ] as const) {
+    rows.push({
+      benchmark: 'aggregation', figure: `${op} of ${r.units.toLocaleString('en')} units, ${r.perContainer.toLocaleString('en')} per request`, unit: 's',
+      value: spread(r.runs.map((x) => pick(x) / 1000)), baseline: { label: baseline, value: spread(r.runs.map((x) => pickBase(x) / 1000)) },
+      ratio: spread(r.runs.map((x) => pick(x) / pickBase(x))),
+    });
+  }
+}
+
 function addWatch(r: WatchBenchResult): void {
   const { watchers, units } = r.options;
   const of = (mode: WatchMode, pick: (f: WatchFigures) => number) => r.runs.map((run) => pick(run.find((f) => f.mode === mode)!));
@@ -664,6 +691,11 @@ function markdown(info: Record<string, string | number>, versions: Record<string
     '  pushed: the executor publishes progress on NATS and each API process fans it out), a fresh stack mints a 1,000,000-unit job while',
     '  2,000 WatchMintJob streams are open on one API process; the database\'s transactions per second (pg_stat_database) and the API\'s',
     '  CPU and RSS are measured with the streams open and right after they closed.',
+    '- serials (bench/serial-moves.ts): MoveSerials\' use case decommissioning a whole seeded batch of commissioned units as recalled, chunk by',
+    '  chunk as the executor runs it, against one bare UPDATE of the same rows\' status; the batch restored and vacuumed between (not timed).',
+    '- aggregation (bench/aggregation.ts): PackContainer\'s use case packing a seeded batch of commissioned units, BENCH_PACK_ITEMS (10,000) per',
+    '  request into one container each, then UnpackContainer emptying each, against a bare INSERT of the same unit_containers rows per',
+    '  container and a bare DELETE per container; the tables emptied and vacuumed between (not timed).',
     '- submit (bench/submit.ts): autocannon POSTing SubmitMintRequest JSON with a bearer token and a fresh idempotency key per request',
     '  to the API child process (`node services/api/src/main.ts`), against a minimal node:http child that parses the same JSON and answers 200,',
     '  and against pgbench (same number of clients) running the statements one submit sends, recorded from the driver while the use',
@@ -748,6 +780,18 @@ try {
       }, logDir);
       results['growth'] = r;
       addGrowth(r);
+    }],
+    ['serials', async () => {
+      const r = await step<SerialMovesBenchResult>('serials', 'serial-moves.ts', [], { BENCH_SERIAL_UNITS: env['BENCH_SERIAL_UNITS'] ?? '1000000', BENCH_RUNS: String(runs) }, logDir);
+      results['serials'] = r;
+      addSerials(r);
+    }],
+    ['aggregation', async () => {
+      const r = await step<AggregationBenchResult>('aggregation', 'aggregation.ts', [], {
+        BENCH_AGGREGATION_UNITS: env['BENCH_AGGREGATION_UNITS'] ?? '1000000', BENCH_RUNS: String(runs),
+      }, logDir);
+      results['aggregation'] = r;
+      addAggregation(r);
     }],
     ['watch', async () => {
       const r = await step<WatchBenchResult>('watch', 'watch.ts', [], { BENCH_RUNS: env['BENCH_WATCH_RUNS'] ?? '2', BENCH_WATCHERS: env['BENCH_WATCHERS'] ?? '2000' }, logDir);

@@ -4,6 +4,7 @@
  */
 export * from './gen/mint/v1/common_pb.js';
 export * from './gen/mint/v1/mint_service_pb.js';
+export * from './gen/mint/v1/containers_pb.js';
 export * from './gen/mint/v1/catalog_service_pb.js';
 export * from './gen/mint/v1/resolver_service_pb.js';
 export * from './gen/mint/v1/webhook_service_pb.js';

@@ -20,6 +20,7 @@ export const distributedTables = [
   'scan_alert_settings', 'scan_daily_rollups', 'scan_rollup_days',
   'webhook_endpoints', 'webhook_deliveries', 'passport_drafts', 'passport_versions',
   'unit_states', 'serial_moves', 'epcis_events',
+  'container_settings', 'container_mints', 'containers', 'unit_containers', 'container_ops',
   'partners', 'partner_grants', 'allocation_requests', 'unit_allocations',
 ] as const;
 

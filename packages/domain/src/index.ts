@@ -117,3 +117,8 @@ export {
   passportCredentialContexts, type PassportCredentialInput, passportCredential, didWebOf, minStatusListBits, encodeStatusList, statusListCredential, statusListEntry,
   didDocument, passportStatusPath, passportStatusListUrl, type IdentityPassportInput, identityPassportCredential, credentialIssuerOf
 } from './passport-credential.ts';
+export {
+  ssccLength, gs1CheckDigit, isSscc, ssccViolations, companyPrefixViolations, serialReferenceCapacity, ssccOf, containerUri, ssccOfUri,
+  containerLevelViolations, defaultContainerMaxDepth, maxContainerMaxDepth, type ContainerState, containerStates, containerStateAfter,
+  type PackRefusal, unitPackRefusal, containerPackRefusal, checkPackParent, aggregationVocabulary,
+} from './containers.ts';

@@ -19,7 +19,9 @@ export {
   type SerialMoveReport, queryEpcis, captureEpcisDocument, reconcileMintBatch, reconciliationCsv, reconciliationPdf, reconciliationDocument,
   documentFormats, type DocumentFormat, type PartnerReconciliation, type ReconciliationDocument, createPartner, grantPartnerKey, listPartners,
   revokePartnerKey, allocateSerials, allocationEpcisEvents, getPartnerAllocation, type GrantPartnerKeyInput, type GrantedPartnerKey, type
-  PartnerCaller, type AllocateSerialsInput, type SerialAllocation, type PartnerAllocationView,
+  PartnerCaller, type AllocateSerialsInput, type SerialAllocation, type PartnerAllocationView, setContainerSettings, getContainerSettings,
+  mintContainers, packContainer, unpackContainer, getContainer, resolveContainer, mayReadContainerContents, maxMintContainers, maxPackItems,
+  maxContentsPage, type ContainerOpResult, type PublicContainer,
 } from './lifecycle/index.ts';
 export {
   upsertLink, listLinks, deleteLink, replaceLinks, type LinkView, setBrandResolverDomain,

@@ -16,6 +16,7 @@ import { createConnectRoutes, createServices, type ConnectRoutesDeps } from './r
 import { downloadRoute } from './downloads/routes.ts';
 import { brandDomainRoutes, passportIssuerRoutes, requestHost, resolverDescriptionRoute, resolverRoute } from './resolver/routes.ts';
 import { v1Routes } from './v1/routes.ts';
+import { containerResolverRoutes } from './resolver/containers.ts';
 import { epcisRoutes } from './epcis/routes.ts';
 import { consoleRoutes } from './console/routes.ts';
 import { createApiServer, type ApiServer } from './server.ts';
@@ -169,6 +170,7 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
   const httpRoutes: Route[] = [
     ...(config.metricsPort === undefined ? [scrape] : []),
     resolverRoute(resolver, { publicBaseUrl: ctx.publicBaseUrl, clientOf, passports: passportReads, signer: passportSigner }),
+    ...containerResolverRoutes(ctx, { publicBaseUrl: ctx.publicBaseUrl }),
     ...passportIssuerRoutes(passportSigner, () => ctx.publicBaseUrl.replace(/\/+$/, '')),
     resolverDescriptionRoute({ publicBaseUrl: ctx.publicBaseUrl, contact: config.resolverContact }),
     ...(options.downloads === undefined ? [] : [downloadRoute(ctx, options.downloads, logger)]),

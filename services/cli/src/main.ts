@@ -21,7 +21,10 @@
  *   mintctl mint --product <uuid> --quantity <n> [--mode serial|batch] [--activation active_at_mint|first_scan] [--watch]
  *   mintctl listen --forward-to <url> [--events a,b] [--port <n>]
  *   mintctl passport get|edit|publish|versions|version|import|issue-key|keys|revoke-key --product <uuid> [--lot L | --serial S] [--file f.json] [--publish] ...
- *   mintctl serials <encode|commission|scrap|decommission|reactivate|return> (--serials A,B | --batch <uuid> [--from n] [--to n]) [--reason r] [--key k]
+ *   mintctl serials <encode|commission|scrap|decommission|reactivate|return> (--serials A,B | --batch <uuid> [--from n] [--to n] | --container <sscc>) [--reason r] [--key k]
+ *   mintctl container-settings [--prefix <GS1 company prefix>] [--max-depth n]
+ *   mintctl mint-containers --level case|pallet|... --count n [--extension d] [--key k]
+ *   mintctl pack|unpack --sscc <sscc> [--serials A,B] [--ssccs X,Y] [--key k]
  *
  * partner allocation (partner.ts): the brand's side against the database, the partner's side with its
  * partner key (--api-key or MINT_API_KEY) against a running API:
@@ -38,6 +41,7 @@ import { assertMigrated, loadConfig, openConfiguredDatabase, resolveJwtSecret } 
 import { createUseCaseContext, rotatePassportSigningKey } from '@mint/usecases';
 import { apiKeyCommand, migrateCommand, seedDemoCommand, shipLogCommand, tokenIssueCommand, UsageError, workspaceCommand } from './admin.ts';
 import { runDev, signInCommand } from './dev.ts';
+import { containerCommand } from './containers.ts';
 import { partnerAdminCommand, partnerRemoteCommand } from './partner.ts';
 import { passportCommand } from './passport.ts';
 import { listenCommand, loginCommand, mintCommand, serialsCommand } from './remote.ts';
@@ -50,7 +54,9 @@ const usage = `usage: mintctl <migrate | seed-demo [--json] | token issue --user
   listen --forward-to url [--events a,b] [--port n] |
   passport get|edit|publish|versions|version|import|issue-key|keys|revoke-key --product id [--lot L | --serial S] [--file f.json] [--version n] [--publish]
     [--name n --class legitimate_interest|authority --days n] [--id credential] | passport style [--logo url] [--colour #rrggbb] |
-  serials encode|commission|scrap|decommission|reactivate|return (--serials A,B | --batch id [--from n] [--to n]) [--reason r] [--key k] |
+  serials encode|commission|scrap|decommission|reactivate|return (--serials A,B | --batch id [--from n] [--to n] | --container sscc) [--reason r] [--key k] |
+  container-settings [--prefix P] [--max-depth n] | mint-containers --level case --count n [--extension d] [--key k] |
+  pack|unpack --sscc S [--serials A,B] [--ssccs X,Y] [--key k] |
   partner create|grant|list|revoke --brand id [--name n] [--partner id (--product id | --batch id) --quota n] [--id key] |
   partner allocate|encode|commission|scrap|return|status --api-key k --api url --brand id [--quantity n] [--serials A,B] [--key k]>`;
 
@@ -90,6 +96,14 @@ const { positionals, values } = parseArgs({
     to: { type: 'string' },
     reason: { type: 'string' },
     key: { type: 'string' },
+    container: { type: 'string' },
+    prefix: { type: 'string' },
+    'max-depth': { type: 'string' },
+    level: { type: 'string' },
+    count: { type: 'string' },
+    extension: { type: 'string' },
+    sscc: { type: 'string' },
+    ssccs: { type: 'string' },
     partner: { type: 'string' },
     quota: { type: 'string' },
     'api-key': { type: 'string' },
@@ -118,7 +132,15 @@ async function main(): Promise<void> {
     }, print);
   }
   if (command === 'serials') {
-    return serialsCommand({ ...remote, action, serials: values.serials, batch: values.batch, from: values.from, to: values.to, reason: values.reason, key: values.key }, print);
+    return serialsCommand({
+      ...remote, action, serials: values.serials, batch: values.batch, from: values.from, to: values.to, container: values.container, reason: values.reason, key: values.key,
+    }, print);
+  }
+  if (command === 'container-settings' || command === 'mint-containers' || command === 'pack' || command === 'unpack') {
+    return containerCommand(command, {
+      ...remote, prefix: values.prefix, maxDepth: values['max-depth'], level: values.level, count: values.count, extension: values.extension, sscc: values.sscc,
+      serials: values.serials, ssccs: values.ssccs, key: values.key,
+    }, print);
   }
   if (command === 'partner' && !['create', 'grant', 'list', 'revoke'].includes(action ?? '')) {
     return partnerRemoteCommand(action ?? '', { api: values.api, apiKey: values['api-key'], brand: values.brand, quantity: values.quantity, serials: values.serials, key: values.key }, print);

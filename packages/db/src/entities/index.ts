@@ -7,6 +7,7 @@ import { ResolverLink } from './links.ts';
 import { WebhookDelivery, WebhookEndpoint } from './webhooks.ts';
 import { PassportAccessKey, PassportDraft, PassportSigningKey, PassportVersion } from './passports.ts';
 import { EpcisEventRow, SerialMoveRow, UnitStateRow } from './serials.ts';
+import { ContainerMintRow, ContainerOpRow, ContainerRow, ContainerSettingsRow, UnitContainerRow } from './containers.ts';
 import { AllocationRequestRow, PartnerGrantRow, PartnerRow, UnitAllocationRow } from './partners.ts';
 
 /** Every entity of the schema, for the ORM configuration. */
@@ -19,5 +20,6 @@ export const entities = [
   WebhookEndpoint, WebhookDelivery,
   PassportDraft, PassportVersion, PassportAccessKey, PassportSigningKey,
   UnitStateRow, SerialMoveRow, EpcisEventRow,
+  ContainerSettingsRow, ContainerMintRow, ContainerRow, UnitContainerRow, ContainerOpRow,
   PartnerRow, PartnerGrantRow, AllocationRequestRow, UnitAllocationRow,
 ];

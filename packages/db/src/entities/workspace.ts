@@ -21,6 +21,8 @@ export const Brand = defineEntity({
     passportLogoUrl: p.text().nullable(),
     /** The colour of the hosted passport page's brand bar (#rrggbb); null: the default. */
     passportColour: p.text().nullable(),
+    /** The GS1 company prefix its SSCCs carry (4 to 12 digits), unique across brands; null: it mints no containers. */
+    companyPrefix: p.text().nullable().unique(),
     /** Programmatic (API key) access is early access, enabled per workspace. */
     apiAccessEnabled: p.boolean().default(false),
     createdAt: columns.createdAt(),

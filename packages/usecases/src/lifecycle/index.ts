@@ -8,5 +8,9 @@ export {
   createPartner, grantPartnerKey, listPartners, revokePartnerKey, allocateSerials, allocationEpcisEvents, getPartnerAllocation, type GrantPartnerKeyInput, type GrantedPartnerKey,
   type PartnerCaller, type AllocateSerialsInput, type SerialAllocation, type PartnerAllocationView,
 } from './partners.ts';
+export {
+  setContainerSettings, getContainerSettings, mintContainers, packContainer, unpackContainer, getContainer, resolveContainer, mayReadContainerContents,
+  maxMintContainers, maxPackItems, maxContentsPage, type ContainerOpResult, type PublicContainer,
+} from './containers.ts';
 // For the other use-case folders, not exported by the package.
 export { applyBatchMove } from './lifecycle.ts';

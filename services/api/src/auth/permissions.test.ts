@@ -27,14 +27,15 @@ describe('the RPC permission table', () => {
       protectedServices.flatMap((s) => s.methods.filter((m) => permissionFor(m) === permission).map((m) => m.name)).sort();
     expect(byPermission('mint:write')).toEqual(
       [
-        'ActivateMintUnits', 'AllocateSerials', 'CreateMintBatchFromJob', 'CreatePayloadPack', 'MoveSerials', 'PreflightMintBatch', 'ProcessMintJobBatch', 'SetMintBatchStatus',
-        'SubmitMintRequest',
+        'ActivateMintUnits', 'AllocateSerials', 'CreateMintBatchFromJob', 'CreatePayloadPack', 'MintContainers', 'MoveSerials', 'PackContainer',
+        'PreflightMintBatch', 'ProcessMintJobBatch', 'SetMintBatchStatus', 'SubmitMintRequest', 'UnpackContainer',
       ],
     );
     expect(byPermission('mint:read')).toEqual(
       [
-        'CreatePayloadPackDownloadUrl', 'GetMintBatch', 'GetMintBatchReconciliation', 'GetMintBatchReconciliationDocument', 'GetMintJob', 'GetMintKpis',
-        'GetPartnerAllocation', 'GetSerialMove', 'ListMintBatches', 'ListMintEvents', 'ListMintUnits', 'ListPayloadPacks', 'WatchMintJob',
+        'CreatePayloadPackDownloadUrl', 'GetContainer', 'GetMintBatch', 'GetMintBatchReconciliation', 'GetMintBatchReconciliationDocument',
+        'GetMintJob', 'GetMintKpis', 'GetPartnerAllocation', 'GetSerialMove', 'ListMintBatches', 'ListMintEvents', 'ListMintUnits',
+        'ListPayloadPacks', 'WatchMintJob',
       ],
     );
     expect(byPermission('products:write')).toEqual(['ImportPassports', 'PublishPassport', 'StartProductImport', 'UpdatePassportDraft', 'UpsertProduct', 'UpsertProductionBatch']);
@@ -45,9 +46,9 @@ describe('the RPC permission table', () => {
     expect(byPermission('scans:read')).toEqual(['GetScanAlertSettings', 'GetScanStats', 'GetUnitScans']);
     expect(byPermission('scans:manage')).toEqual(['ClearSuspectUnit', 'UpdateScanAlertSettings']);
     expect(byPermission('workspace:admin')).toEqual([
-      'AddBrandMember', 'CreateApiKey', 'CreatePartner', 'GrantPartnerKey', 'IssuePassportAccessKey', 'ListApiKeys', 'ListBrandMembers', 'ListPartners',
-      'ListPassportAccessKeys', 'RemoveBrandMember', 'RevokeApiKey', 'RevokePartnerKey', 'RevokePassportAccessKey', 'SetBrandMemberRole', 'SetBrandResolverDomain',
-      'SetPassportStyle',
+      'AddBrandMember', 'CreateApiKey', 'CreatePartner', 'GrantPartnerKey', 'IssuePassportAccessKey', 'ListApiKeys', 'ListBrandMembers',
+      'ListPartners', 'ListPassportAccessKeys', 'RemoveBrandMember', 'RevokeApiKey', 'RevokePartnerKey', 'RevokePassportAccessKey',
+      'SetBrandMemberRole', 'SetBrandResolverDomain', 'SetContainerSettings', 'SetPassportStyle',
     ]);
   });
 

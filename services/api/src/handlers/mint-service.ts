@@ -8,6 +8,7 @@ import type { MintService, MintBatchSchema } from '@mint/contract';
 import { encodeCursor, InvalidInputError, resolveCursor, type Cursor } from '@mint/domain';
 import type * as UseCases from '@mint/usecases';
 import { loggerKey, principalOf } from '../context.ts';
+import { createContainerHandlers, type ContainerUseCases } from './containers.ts';
 import { unimplemented } from './unimplemented.ts';
 import {
   activationMode, batchStatus, dateOrNull, decommissionReason, documentFormat, identityMode, serialAction, serialState, jobStatus, layoutFromWire, mintRequestOf, orNull, orUnset, packFormat, symbology, toTimestamp, toWirePack, unitStatus,
@@ -37,7 +38,7 @@ export type MintUseCases = Pick<
   | 'reconcileMintBatch'
   | 'reconciliationCsv'
   | 'reconciliationDocument'
->;
+> & ContainerUseCases;
 
 /** The refusal of SetMintBatchStatus while it is off, naming the setting that serves it. */
 export const setMintBatchStatusDisabled = 'SetMintBatchStatus is not enabled on this server: it is served when the API runs with '
@@ -98,6 +99,7 @@ export function createMintServiceHandlers(deps: MintServiceDeps): ServiceImpl<ty
   // Open WatchMintJob streams per caller on this process.
   const openWatches = new Map<string, number>();
   return {
+    ...createContainerHandlers(deps),
     async submitMintRequest(req, context) {
       const result = await useCases.submitMintRequest(ctx, actorOf(context), mintRequestOf(req));
       if (result.ok) {
@@ -361,7 +363,8 @@ export function createMintServiceHandlers(deps: MintServiceDeps): ServiceImpl<ty
       let wireTarget: UseCases.SerialMoveTarget;
       if (target.case === 'serials') wireTarget = { serials: target.value.serials };
       else if (target.case === 'range') wireTarget = { mintBatchId: target.value.mintBatchId, fromSeq: orNull(target.value.fromSeq), toSeq: orNull(target.value.toSeq) };
-      else throw new InvalidInputError([{ field: 'target', message: 'exactly one of serials or range is required' }]);
+      else if (target.case === 'container') wireTarget = { container: target.value };
+      else throw new InvalidInputError([{ field: 'target', message: 'exactly one of serials, range or container is required' }]);
       const move = await useCases.moveSerials(ctx, actorOf(context), {
         brandId: req.brandId,
         action: serialAction.toDomain(req.action, 'action'),

@@ -84,13 +84,15 @@ const publicHeaders = { 'cache-control': 'no-store', vary: 'Accept, Accept-Langu
 /** The 301 from a short GTIN to its GTIN-14 form depends on the path alone: cacheable for a day by anyone. */
 const movedCacheControl = 'public, max-age=86400';
 
-type BodyFormat = 'html' | 'json';
+/** The body of a refusal: a page or JSON. */
+export type BodyFormat = 'html' | 'json';
 
 function send(req: HttpRequest, res: HttpResponse, status: number, type: string, body: string | Uint8Array, headers: Record<string, string> = {}): void {
   sendBody(req, res, status, type, body, { ...publicHeaders, ...headers });
 }
 
-function refuse(req: HttpRequest, res: HttpResponse, kind: Refusal, format: BodyFormat, headers: Record<string, string> = {}): void {
+/** A refusal in the resolver's form (the same bytes for every unknown or foreign identity), as a page or JSON. */
+export function refuse(req: HttpRequest, res: HttpResponse, kind: Refusal, format: BodyFormat, headers: Record<string, string> = {}): void {
   if (format === 'html') send(req, res, refusalStatus[kind], 'text/html; charset=utf-8', refusalPages[languageOf(req)][kind], headers);
   else send(req, res, refusalStatus[kind], 'application/json; charset=utf-8', jsonBodies[kind], headers);
 }
@@ -127,7 +129,8 @@ function perAccept<T>(compute: (accept: string) => T, absent: T): (accept: strin
 const negotiated = perAccept<Representation>((accept) => negotiate(accept), 'redirect');
 /** The media types an Accept header asks for, preferred first. */
 const mediaTypesOf = perAccept<readonly string[]>(acceptedMediaTypes, []);
-const formatOf = (accept: string | undefined): BodyFormat => (negotiated(accept) === 'redirect' ? 'html' : 'json');
+/** A page for a browser (what asks for a redirect), JSON otherwise. */
+export const formatOf = (accept: string | undefined): BodyFormat => (negotiated(accept) === 'redirect' ? 'html' : 'json');
 /** The languages an Accept-Language header asks for, preferred first. */
 const languagesOf = perAccept<readonly string[]>(acceptedLanguages, []);
 

@@ -6,6 +6,7 @@ import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobu
 import type { JsonObject, Message } from "@bufbuild/protobuf";
 import type { ActivationMode, BlockingReason, DecommissionReason, IdentityMode, Lot, MintBatchStatus, MintJobStatus, MintUnitStatus, PackFormat, Paper, PayloadPackPurpose, PayloadPackStatus, SerialAction, SerialState, Symbology } from "./common_pb.js";
 import type { Timestamp, Value } from "@bufbuild/protobuf/wkt";
+import type { GetContainerRequestSchema, GetContainerResponseSchema, MintContainersRequestSchema, MintContainersResponseSchema, PackContainerRequestSchema, PackContainerResponseSchema, SetContainerSettingsRequestSchema, SetContainerSettingsResponseSchema, UnpackContainerRequestSchema, UnpackContainerResponseSchema } from "./containers_pb.js";
 
 /**
  * Describes the file mint/v1/mint_service.proto.
@@ -2155,6 +2156,14 @@ export declare type MoveSerialsRequest = Message<"mint.v1.MoveSerialsRequest"> &
      */
     value: SeqRange;
     case: "range";
+  } | {
+    /**
+     * Every unit inside this container (SSCC), through every level; decommission and reactivate move the containers too.
+     *
+     * @generated from field: string container = 7;
+     */
+    value: string;
+    case: "container";
   } | { case: undefined; value?: undefined };
 
   /**
@@ -2892,6 +2901,56 @@ export declare const MintService: GenService<{
     methodKind: "unary";
     input: typeof GetSerialMoveRequestSchema;
     output: typeof GetSerialMoveResponseSchema;
+  },
+  /**
+   * Sets the brand's GS1 company prefix (which its SSCCs carry) and the deepest nesting of its containers.
+   *
+   * @generated from rpc mint.v1.MintService.SetContainerSettings
+   */
+  setContainerSettings: {
+    methodKind: "unary";
+    input: typeof SetContainerSettingsRequestSchema;
+    output: typeof SetContainerSettingsResponseSchema;
+  },
+  /**
+   * Mints containers of a level (case, pallet, ...) with SSCCs under the brand's GS1 company prefix, never reusing a serial reference; idempotent by key.
+   *
+   * @generated from rpc mint.v1.MintService.MintContainers
+   */
+  mintContainers: {
+    methodKind: "unary";
+    input: typeof MintContainersRequestSchema;
+    output: typeof MintContainersResponseSchema;
+  },
+  /**
+   * Packs commissioned units and containers into a container, all or nothing; each item is in at most one container; idempotent by key.
+   *
+   * @generated from rpc mint.v1.MintService.PackContainer
+   */
+  packContainer: {
+    methodKind: "unary";
+    input: typeof PackContainerRequestSchema;
+    output: typeof PackContainerResponseSchema;
+  },
+  /**
+   * Takes units and containers out of a container (none named: everything in it), all or nothing; idempotent by key.
+   *
+   * @generated from rpc mint.v1.MintService.UnpackContainer
+   */
+  unpackContainer: {
+    methodKind: "unary";
+    input: typeof UnpackContainerRequestSchema;
+    output: typeof UnpackContainerResponseSchema;
+  },
+  /**
+   * Returns a container of the brand with a page of its contents.
+   *
+   * @generated from rpc mint.v1.MintService.GetContainer
+   */
+  getContainer: {
+    methodKind: "unary";
+    input: typeof GetContainerRequestSchema;
+    output: typeof GetContainerResponseSchema;
   },
 }>;
 
