@@ -571,6 +571,72 @@ describe('the web console in chromium against npm start', () => {
     expect(csv).toContain('recalled,20');
   }, 60_000);
 
+  it('sets the SSCC prefix, mints cases and a pallet, packs units and cases, shows the aggregation tree, unpacks one and moves the pallet', async () => {
+    const batchId = batchUrl.split('/').pop()!;
+    const units = ((await call('MintService', 'ListMintUnits', { mint_batch_id: batchId, after_seq: 499, limit: 3 }))['units'] as { serial: string }[]).map((u) => u.serial);
+    await go('Containers');
+    // Minting before the brand has a company prefix: the API's refusal in its words.
+    await page.getByLabel('Level', { exact: true }).fill('case');
+    await page.getByLabel('How many').fill('2');
+    await page.getByRole('button', { name: 'Mint containers' }).click();
+    await expect.poll(() => page.getByRole('alert').count(), soon).toBe(1);
+    // A malformed prefix is refused naming its field; a good one is saved from the keyboard.
+    await page.getByLabel('GS1 company prefix').fill('12');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await expect.poll(() => page.getByLabel('GS1 company prefix').getAttribute('aria-invalid'), soon).toBe('true');
+    await page.getByLabel('GS1 company prefix').fill('0614141');
+    await page.getByLabel('GS1 company prefix').press('Enter');
+    await expect.poll(() => page.getByTestId('container-settings').textContent(), soon).toMatch(/^Company prefix 0614141, nesting up to \d levels\.$/);
+    await page.getByRole('button', { name: 'Mint containers' }).click();
+    await expect.poll(() => page.getByTestId('minted-ssccs').locator('li').count(), soon).toBe(2);
+    const cases = await page.getByTestId('minted-ssccs').locator('li').allTextContents();
+    expect(cases[0]).toMatch(/^\d0614141\d{10}$/);
+    await page.getByLabel('Level', { exact: true }).fill('pallet');
+    await page.getByLabel('How many').fill('1');
+    await page.getByRole('button', { name: 'Mint containers' }).click();
+    await expect.poll(() => page.getByRole('heading', { name: /^Minted: 1 pallet/ }).count(), soon).toBe(1);
+    const pallet = (await page.getByTestId('minted-ssccs').locator('li').allTextContents())[0]!;
+    await photograph('containers');
+    // The first case by its deep link: three units packed into it.
+    await page.evaluate(`location.hash = ${JSON.stringify(`#/containers/${cases[0]}`)}`);
+    await expect.poll(() => page.getByTestId('container-counts').textContent(), soon).toBe('0 containers, 0 units');
+    await page.getByLabel('Units to pack, by serial (one per line or comma-separated)').fill(units.join('\n'));
+    await page.getByRole('button', { name: 'Pack', exact: true }).click();
+    await expect.poll(() => page.getByTestId('packed').textContent(), soon).toBe('Packed 3 units and 0 containers.');
+    await expect.poll(() => page.getByTestId('container-counts').textContent(), soon).toBe('0 containers, 3 units');
+    // The pallet: a malformed SSCC refused naming it, then both cases packed from the keyboard.
+    await page.evaluate(`location.hash = ${JSON.stringify(`#/containers/${pallet}`)}`);
+    await expect.poll(() => page.getByTestId('container-counts').textContent(), soon).toBe('0 containers, 0 units');
+    const ssccs = page.getByLabel('Containers to pack, by SSCC');
+    await ssccs.fill(`${cases[0]}\n123`);
+    await page.getByRole('button', { name: 'Pack', exact: true }).click();
+    await expect.poll(() => ssccs.getAttribute('aria-invalid'), soon).toBe('true');
+    expect(await page.getByRole('alert').textContent()).toContain('ssccs[1]');
+    await ssccs.fill(`${cases[0]}\n${cases[1]}`);
+    await page.getByRole('button', { name: 'Pack', exact: true }).focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.getByTestId('packed').textContent(), soon).toBe('Packed 0 units and 2 containers.');
+    await expect.poll(() => page.getByTestId('container-counts').textContent(), soon).toBe('2 containers, 0 units');
+    // The aggregation tree: the first case opened shows its three units.
+    const tree = page.getByTestId('container-tree');
+    await tree.locator('summary', { hasText: cases[0]! }).click();
+    await expect.poll(() => tree.getByText(units[2]!).count(), soon).toBe(1);
+    // The second case taken out by name.
+    await page.getByLabel('Containers to unpack, by SSCC').fill(cases[1]!);
+    await page.getByRole('button', { name: 'Unpack these' }).click();
+    await expect.poll(() => page.getByTestId('unpacked').textContent(), soon).toBe('Unpacked 0 units and 1 containers.');
+    await expect.poll(() => page.getByTestId('container-counts').textContent(), soon).toBe('1 containers, 0 units');
+    expect((await call('MintService', 'GetContainer', { sscc: cases[1] }))['container']['parent_sscc']).toBeUndefined();
+    expect((await call('MintService', 'GetContainer', { sscc: cases[0] }))['container']['parent_sscc']).toBe(pallet);
+    await photograph('container');
+    // A move on the pallet: every unit inside, through the case, decommissioned as recalled.
+    await page.getByLabel('Decommissioning reason').selectOption({ label: 'recalled' });
+    await page.getByRole('button', { name: "Move the container's units" }).click();
+    await expect.poll(() => page.getByTestId('move-moved').textContent(), { timeout: 30_000, interval: 200 }).toBe('3');
+    const unit = await call('MintService', 'ListMintUnits', { mint_batch_id: batchId, after_seq: 499, limit: 1 });
+    expect(JSON.stringify(unit['units'][0])).toContain('RECALLED');
+  }, 120_000);
+
   it("edits a product's passport section by section, shows the API's field error at its section, publishes two versions and lists them with what each changed", async () => {
     const productId = /product_id\s+(\S+)/.exec(output)![1]!;
     await go('Products');

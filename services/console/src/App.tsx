@@ -18,11 +18,12 @@ import { Unit, UnitSearch } from './screens/Units.tsx';
 import { WebhookDeliveries, Webhooks } from './screens/Webhooks.tsx';
 import { ApiKeys } from './screens/ApiKeys.tsx';
 import { Members } from './screens/Members.tsx';
+import { ContainerPage, Containers } from './screens/Containers.tsx';
 import { PassportAccess } from './screens/PassportAccess.tsx';
 import { PassportStyle } from './screens/PassportStyle.tsx';
 
 const screens = [
-  ['overview', 'Overview'], ['mint', 'Mint'], ['batches', 'Batches'], ['units', 'Units'], ['products', 'Products'], ['links', 'Links'],
+  ['overview', 'Overview'], ['mint', 'Mint'], ['batches', 'Batches'], ['units', 'Units'], ['containers', 'Containers'], ['products', 'Products'], ['links', 'Links'],
   ['domain', 'Domain'], ['scans', 'Scans'], ['webhooks', 'Webhooks'], ['api-keys', 'API keys'], ['members', 'Members'],
   ['passport-access', 'Passport access'], ['passport-style', 'Passport style'], ['events', 'Events'],
 ] as const;
@@ -78,6 +79,8 @@ export function App({ brandId, onSignOut, onSwitchBrand }: { readonly brandId: s
         {screen === 'units' && id === undefined && <UnitSearch />}
         {screen === 'units' && id !== undefined && more !== undefined && <Unit key={`${id}/${more}`} gtin={id} serial={more} />}
         {screen === 'units' && id !== undefined && more === undefined && <Unit key={`/${id}`} gtin="" serial={id} />}
+        {screen === 'containers' && id === undefined && <Containers />}
+        {screen === 'containers' && id !== undefined && <ContainerPage key={id} sscc={id} />}
         {screen === 'domain' && <Domain />}
         {screen === 'scans' && <Scans />}
         {screen === 'webhooks' && id === undefined && <Webhooks />}
