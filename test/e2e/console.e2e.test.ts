@@ -633,8 +633,12 @@ describe('the web console in chromium against npm start', () => {
     await page.getByLabel('Decommissioning reason').selectOption({ label: 'recalled' });
     await page.getByRole('button', { name: "Move the container's units" }).click();
     await expect.poll(() => page.getByTestId('move-moved').textContent(), { timeout: 30_000, interval: 200 }).toBe('3');
-    const unit = await call('MintService', 'ListMintUnits', { mint_batch_id: batchId, after_seq: 499, limit: 1 });
-    expect(JSON.stringify(unit['units'][0])).toContain('RECALLED');
+    // The containers moved with their units: the pallet and the case in it are decommissioned (recalled); the case taken out is not.
+    await expect.poll(async () => (await call('MintService', 'GetContainer', { sscc: pallet }))['container']['state'], soon).toBe('decommissioned');
+    expect((await call('MintService', 'GetContainer', { sscc: cases[0] }))['container']['state']).toBe('decommissioned');
+    expect((await call('MintService', 'GetContainer', { sscc: cases[1] }))['container']['state']).toBe('commissioned');
+    await page.reload();
+    await expect.poll(() => page.getByTestId('container-state').textContent(), soon).toBe('decommissioned (recalled)');
   }, 120_000);
 
   it("edits a product's passport section by section, shows the API's field error at its section, publishes two versions and lists them with what each changed", async () => {
