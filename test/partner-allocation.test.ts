@@ -119,7 +119,7 @@ describe(`partner allocation at ${n} units`, () => {
     expect(decommission.rawMessage).toContain('a partner key may encode, commission, scrap, return');
     const kpis = await errorOf(mint.getMintKpis({ brandId: brand.brandId }, withKey(keyB)));
     expect(kpis.code).toBe(Code.PermissionDenied);
-    expect(kpis.rawMessage).toContain('a partner key may only request, report and return');
+    expect(kpis.rawMessage).toContain('a partner key may only request, report, pack and return');
     expect((await errorOf(partners.listPartners({ brandId: brand.brandId }, withKey(keyB)))).code).toBe(Code.PermissionDenied);
     // A brand's session cannot allocate: allocation is a partner key's request.
     expect((await errorOf(partners.allocateSerials({ brandId: brand.brandId, quantity: 1, idempotencyKey: 'brand-1' }, asBrand()))).code).toBe(Code.PermissionDenied);

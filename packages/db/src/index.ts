@@ -104,7 +104,7 @@ export {
   readBrandContainerConfig, setBrandCompanyPrefix, setContainerMaxDepth, allocateSerialRefs, insertContainerMint, findContainerMintByKey, insertContainers,
   listSsccsOfMint, ssccOfContainer, findContainersBySscc, findContainerBySscc, ancestorsOf, heightsOf, containerTree, unitsInContainers, containersOfUnits, packUnits,
   packContainers, unpackUnits, unpackContainers, moveContainerStates, containerContents, countContents, insertContainerOp, findContainerOpByKey,
-  findBrandIdBySlug, type BrandContainerConfig, type ContainerMintRecord, type ContainerRecord, type PackedUnit, type ContentsPage, type ContentsCursor,
+  findBrandIdBySlug, containerPartners, type BrandContainerConfig, type ContainerMintRecord, type ContainerRecord, type PackedUnit, type ContentsPage, type ContentsCursor,
   type ContainerOpRecord,
 } from './repositories/containers.ts';
 export { PartnerRow, PartnerGrantRow, AllocationRequestRow, UnitAllocationRow } from './entities/partners.ts';

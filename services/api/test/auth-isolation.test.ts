@@ -78,6 +78,8 @@ function filled(schema: DescMessage, brandId: string, ids: (name: string) => str
     if (field.fieldKind === 'scalar' && field.scalar === 9 /* string */) {
       if (field.name === 'brand_id') r.set(field, brandId);
       else if (field.name === 'url') r.set(field, 'https://receiver.example/hooks');
+      else if (field.name === 'level') r.set(field, 'case');
+      else if (field.name === 'sscc') r.set(field, '106141410000000012');
       else if (isId && (!optional || field.name in aIds)) r.set(field, ids(field.name));
       else if (!optional) r.set(field, `X${field.name.length}`);
     } else if (field.fieldKind === 'scalar' && field.scalar === 12 /* bytes */) {

@@ -85,6 +85,20 @@ export async function insertContainers(em: Em, c: { brandId: string; mintId: str
     from unnest(${[...c.ids]}::uuid[], ${[...c.ssccs]}::text[]) as t(id, sscc)`);
 }
 
+/**
+ * The partner of each of the brand's containers `ids` that a partner minted (under one of its API
+ * keys); containers the brand minted are absent from the map.
+ */
+export async function containerPartners(em: Em, brandId: string, ids: readonly string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const found = await rawRows(em, sql<{ id: string; partner_id: string }>`
+    select c.id, k.partner_id from containers c
+    join container_mints m on m.brand_id = c.brand_id and m.id = c.mint_id
+    join api_keys k on k.brand_id = c.brand_id and k.id::text = m.actor
+    where c.brand_id = ${brandId}::uuid and c.id = any(${[...ids]}::uuid[]) and k.partner_id is not null`);
+  return new Map(found.map((r) => [r.id, r.partner_id]));
+}
+
 /** The SSCCs a mint issued, in order. */
 export async function listSsccsOfMint(em: Em, brandId: string, mintId: string): Promise<string[]> {
   const found = await rows(em, (db) => db.selectFrom('containers').select('sscc').where('brand_id', '=', brandId).where('mint_id', '=', mintId).orderBy('sscc'));

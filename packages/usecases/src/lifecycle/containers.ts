@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import {
-  allocateSerialRefs, ancestorsOf, appendEvents, containerContents, containersOfUnits, containerTree, countContents, findBrandIdBySlug, findContainerBySscc,
+  allocateSerialRefs, ancestorsOf, containerPartners, readUnitPartners, appendEvents, containerContents, containersOfUnits, containerTree, countContents, findBrandIdBySlug, findContainerBySscc,
   findContainerMintByKey, findContainerOpByKey, findContainersBySscc, heightsOf, insertContainerMint, insertContainerOp, insertContainers, insertEpcisEvents,
   listSsccsOfMint, lockUnitsForMove, moveContainerStates, packContainers, packUnits, readBrandContainerConfig, setBrandCompanyPrefix, setContainerMaxDepth,
   sqlState, ssccOfContainer, transaction, unitOfWork, unitsInContainers, unpackContainers, unpackUnits, type ContainerRecord, type ContentsCursor, type Em, type NewEpcisEvent, type PackedUnit,
@@ -33,6 +33,20 @@ const eventItems = 100;
 
 const keyViolations = (key: string): FieldViolation[] =>
   key.length === 0 || key.length > maxKeyLength ? [{ field: 'idempotency_key', message: `must be 1 to ${maxKeyLength} characters` }] : [];
+
+/*
+ * Partners and containers. A partner key (Actor.partnerId) may mint, pack, unpack and read
+ * containers, within this rule: a container is the partner's when it was minted under one of that
+ * partner's keys (containers the brand minted stay the brand's; there is no hand-over). A partner
+ * packs into and unpacks from its own containers only, packs only units allocated to it and
+ * containers of its own (the others are ForbiddenError naming each item), and reads only its own
+ * containers (another's answers NotFoundError, as an unknown SSCC). The brand's own callers may act
+ * on every container of the brand, the partners' included. A partner's idempotency keys are kept
+ * apart from the brand's and other partners'.
+ */
+
+/** The key stored for a request: a partner's keys never meet the brand's or another partner's. */
+const storedKey = (actor: Actor, key: string): string => (actor.partnerId == null ? key : `partner:${actor.partnerId}:${key}`);
 
 /** A brand's aggregation settings. */
 export interface ContainerSettings {
@@ -119,6 +133,7 @@ export interface MintedContainers {
  * them, so each is commissioned before any event aggregates it. A brand without a prefix, or
  * whose prefix has no references left, is IllegalStateError. Idempotent by key: a repeat answers
  * the same SSCCs (replayed), another request under a used key is IdempotencyKeyReusedError.
+ * Containers a partner key mints are that partner's (see the rule above).
  */
 export async function mintContainers(ctx: UseCaseContext, actor: Actor, input: MintContainersInput): Promise<MintedContainers> {
   const v: FieldViolation[] = [...containerLevelViolations(input.level), ...keyViolations(input.idempotencyKey)];
@@ -126,10 +141,11 @@ export async function mintContainers(ctx: UseCaseContext, actor: Actor, input: M
   if (!Number.isInteger(input.extensionDigit) || input.extensionDigit < 0 || input.extensionDigit > 9) v.push({ field: 'extension_digit', message: 'must be a digit, 0 to 9' });
   if (v.length > 0) throw new InvalidInputError(v);
   const { brandId } = input;
+  const key = storedKey(actor, input.idempotencyKey);
   const requestHash = requestFingerprint({ level: input.level, count: input.count, extensionDigit: input.extensionDigit });
   const replay = async (): Promise<MintedContainers | null> => {
     const em = unitOfWork(ctx.db);
-    const known = await findContainerMintByKey(em, brandId, input.idempotencyKey);
+    const known = await findContainerMintByKey(em, brandId, key);
     if (known === null) return null;
     if (known.requestHash !== requestHash) throw new IdempotencyKeyReusedError(`idempotency_key ${JSON.stringify(input.idempotencyKey)} was used for another mint`);
     return { mintId: known.id, level: known.level, ssccs: await listSsccsOfMint(em, brandId, known.id), replayed: true };
@@ -148,7 +164,7 @@ export async function mintContainers(ctx: UseCaseContext, actor: Actor, input: M
       throw new IllegalStateError(`GS1 company prefix ${prefix} has ${Math.max(0, serialReferenceCapacity(prefix) - first)} SSCC serial references left; ${input.count} asked`);
     }
     if (!(await insertContainerMint(em, {
-      brandId, id: mintId, idempotencyKey: input.idempotencyKey, requestHash, level: input.level, extensionDigit: input.extensionDigit, count: input.count,
+      brandId, id: mintId, idempotencyKey: key, requestHash, level: input.level, extensionDigit: input.extensionDigit, count: input.count,
       companyPrefix: prefix, firstSerialRef: first, actor: actor.id, at: now,
     }))) throw new ConflictError(`idempotency_key ${JSON.stringify(input.idempotencyKey)} was used concurrently`); // rolls the references back
     const ssccs = Array.from({ length: input.count }, (_, i) => ssccOf(input.extensionDigit, prefix, first + i));
@@ -226,6 +242,8 @@ interface OpInTransaction {
   readonly idempotencyKey: string;
   readonly requestHash: string;
   readonly actorId: string | null;
+  /** The partner of a partner key: it may use only its own containers and allocated units. Null: the brand. */
+  readonly partnerId: string | null;
   /** Where an item is named in the request, for errors (`serials`, or `epcisBody.eventList[3].childEPCs`). */
   readonly at: (kind: 'serials' | 'ssccs', index: number) => string;
   /** The captured event to store instead of the operation's own; called with what the operation did. */
@@ -250,6 +268,8 @@ async function packIn(ctx: UseCaseContext, em: Em, op: OpInTransaction): Promise
   const { brandId } = op;
   const now = ctx.clock();
   const { parent, children } = await lockParentAndChildren(em, brandId, op.sscc, op.ssccs);
+  const owners = op.partnerId === null ? null : await containerPartners(em, brandId, [parent.id, ...children.map((c) => c.id)]);
+  if (owners !== null && owners.get(parent.id) !== op.partnerId) throw new ForbiddenError(notPartnersContainer(parent.sscc));
   checkPackParent(parent.sscc, parent.state);
   const config = await readBrandContainerConfig(em, brandId);
   const maxDepth = config?.maxDepth ?? defaultContainerMaxDepth;
@@ -269,6 +289,16 @@ async function packIn(ctx: UseCaseContext, em: Em, op: OpInTransaction): Promise
   const found = new Set(units.map((u) => u.serial));
   op.serials.forEach((s, i) => { if (!found.has(s)) unknown.push({ field: op.at('serials', i), message: refusalText.unknown }); });
   if (unknown.length > 0) throw new InvalidInputError(unknown);
+  if (owners !== null) {
+    const unitOwners = await readUnitPartners(em, brandId, units);
+    const foreign = [
+      ...children.filter((c) => owners.get(c.id) !== op.partnerId).map((c) => `container ${c.sscc} is not this partner's`),
+      ...units.filter((u) => unitOwners.get(`${u.mintBatchId}/${u.seq}`) !== op.partnerId).map((u) => `serial ${u.serial} is not in this partner's allocation (not_allocated)`),
+    ];
+    if (foreign.length > 0) {
+      throw new ForbiddenError(`cannot pack into container ${parent.sscc}: ${foreign.slice(0, 20).join('; ')}${foreign.length > 20 ? `; and ${foreign.length - 20} more` : ''}`);
+    }
+  }
   const packedIn = await containersOfUnits(em, brandId, units);
   for (const u of units) {
     const refusal = unitPackRefusal(u.state, u.batchVoided, packedIn.get(`${u.mintBatchId}/${u.seq}`) ?? null);
@@ -297,6 +327,7 @@ async function unpackIn(ctx: UseCaseContext, em: Em, op: OpInTransaction): Promi
   const now = ctx.clock();
   const parent = await findContainerBySscc(em, brandId, op.sscc, true);
   if (parent === null) throw new NotFoundError(`container ${op.sscc} not found`);
+  if (op.partnerId !== null && (await containerPartners(em, brandId, [parent.id])).get(parent.id) !== op.partnerId) throw new ForbiddenError(notPartnersContainer(parent.sscc));
   const all = op.serials.length === 0 && op.ssccs.length === 0;
   const units = await unpackUnits(em, brandId, parent.id, all ? null : op.serials);
   const children = all || op.ssccs.length > 0 ? await unpackContainers(em, brandId, parent.id, all ? null : op.ssccs, now) : [];
@@ -319,6 +350,8 @@ async function unpackIn(ctx: UseCaseContext, em: Em, op: OpInTransaction): Promi
   }
   return { opId: op.opId, sscc: parent.sscc, units: units.length, containers: children.length, replayed: false };
 }
+
+const notPartnersContainer = (sscc: string) => `container ${sscc} is not this partner's: a partner packs and unpacks only the containers minted under its keys`;
 
 function opEvent(brandId: string, eventType: 'container_packed' | 'container_unpacked', op: OpInTransaction, parent: ContainerRecord, units: number, containers: number) {
   return {
@@ -347,9 +380,10 @@ async function runOp(ctx: UseCaseContext, actor: Actor, op: 'pack' | 'unpack', i
   const v: FieldViolation[] = [...ssccViolations(input.sscc, 'sscc'), ...itemViolations({ serials, ssccs }, input.sscc, op === 'unpack'), ...keyViolations(input.idempotencyKey)];
   if (v.length > 0) throw new InvalidInputError(v);
   const { brandId } = input;
+  const key = storedKey(actor, input.idempotencyKey);
   const requestHash = requestFingerprint({ op, sscc: input.sscc, serials: [...serials].sort(), ssccs: [...ssccs].sort() });
   const replay = async (): Promise<ContainerOpResult | null> => {
-    const known = await findContainerOpByKey(unitOfWork(ctx.db), brandId, input.idempotencyKey);
+    const known = await findContainerOpByKey(unitOfWork(ctx.db), brandId, key);
     if (known === null) return null;
     if (known.requestHash !== requestHash) throw new IdempotencyKeyReusedError(`idempotency_key ${JSON.stringify(input.idempotencyKey)} was used for another request`);
     return { opId: known.id, sscc: input.sscc, units: known.units, containers: known.containers, replayed: true };
@@ -359,7 +393,7 @@ async function runOp(ctx: UseCaseContext, actor: Actor, op: 'pack' | 'unpack', i
   try {
     return await transaction(ctx.db, (em) => {
       const args: OpInTransaction = {
-        brandId, sscc: input.sscc, serials, ssccs, opId: randomUUID(), idempotencyKey: input.idempotencyKey, requestHash, actorId: actor.id,
+        brandId, sscc: input.sscc, serials, ssccs, opId: randomUUID(), idempotencyKey: key, requestHash, actorId: actor.id, partnerId: actor.partnerId ?? null,
         at: (kind, i) => `${kind}[${i}]`,
       };
       return op === 'pack' ? packIn(ctx, em, args) : unpackIn(ctx, em, args);
@@ -381,7 +415,9 @@ async function runOp(ctx: UseCaseContext, actor: Actor, op: 'pack' | 'unpack', i
  * whole request (IllegalStateError naming each item and why); a serial or SSCC the brand does not
  * have is InvalidInputError naming its field (another brand's are reported so, never confirmed).
  * Of two concurrent packs of one item exactly one succeeds. Writes the EPCIS AggregationEvent
- * (ADD, packing) and a container_packed event. Idempotent by key.
+ * (ADD, packing) and a container_packed event. Idempotent by key. A partner key packs only units
+ * allocated to it and containers it minted, into a container it minted (ForbiddenError naming each
+ * item otherwise; see the rule above).
  */
 export function packContainer(ctx: UseCaseContext, actor: Actor, input: ContainerOpInput): Promise<ContainerOpResult> {
   return runOp(ctx, actor, 'pack', input);
@@ -390,7 +426,8 @@ export function packContainer(ctx: UseCaseContext, actor: Actor, input: Containe
 /**
  * Takes the named units and containers out of the brand's container `sscc` (none named: everything
  * directly in it), all or nothing: an item not in it is IllegalStateError naming it. Writes the EPCIS
- * AggregationEvent (DELETE, unpacking) and a container_unpacked event. Idempotent by key.
+ * AggregationEvent (DELETE, unpacking) and a container_unpacked event. Idempotent by key. A partner
+ * key unpacks only a container it minted (ForbiddenError otherwise).
  */
 export function unpackContainer(ctx: UseCaseContext, actor: Actor, input: ContainerOpInput): Promise<ContainerOpResult> {
   return runOp(ctx, actor, 'unpack', input);
@@ -439,9 +476,12 @@ function parseContentsCursor(cursor: string | null): ContentsCursor | null {
 
 /**
  * The brand's container `sscc` with a page of its contents (containers by SSCC, then units), for
- * the brand and its partners only. Unknown or another brand's: NotFoundError.
+ * the brand and, for the containers it minted, a partner (`partnerId`). Unknown, another brand's or,
+ * for a partner, another's: NotFoundError.
  */
-export async function getContainer(ctx: UseCaseContext, brandId: string, sscc: string, page: { readonly limit: number | null; readonly cursor: string | null }): Promise<{ container: ContainerView; contents: ContentsView }> {
+export async function getContainer(
+  ctx: UseCaseContext, brandId: string, sscc: string, page: { readonly limit: number | null; readonly cursor: string | null }, partnerId: string | null = null,
+): Promise<{ container: ContainerView; contents: ContentsView }> {
   const v = ssccViolations(sscc, 'sscc');
   const limit = page.limit ?? defaultContentsPage;
   if (!Number.isInteger(limit) || limit < 1 || limit > maxContentsPage) v.push({ field: 'limit', message: `must be a whole number from 1 to ${maxContentsPage}` });
@@ -449,7 +489,7 @@ export async function getContainer(ctx: UseCaseContext, brandId: string, sscc: s
   const after = parseContentsCursor(page.cursor);
   const em = unitOfWork(ctx.db);
   const c = await findContainerBySscc(em, brandId, sscc);
-  if (c === null) throw new NotFoundError(`container ${sscc} not found`);
+  if (c === null || (partnerId !== null && (await containerPartners(em, brandId, [c.id])).get(c.id) !== partnerId)) throw new NotFoundError(`container ${sscc} not found`);
   const found = await containerContents(em, brandId, c.id, after, limit);
   const items: ({ kind: 'c'; c: ContainerRecord } | { kind: 'u'; u: PackedUnit })[] = [
     ...found.containers.map((x) => ({ kind: 'c' as const, c: x })), ...found.units.map((u) => ({ kind: 'u' as const, u })),
@@ -607,24 +647,27 @@ export async function applyCapturedAggregation(ctx: UseCaseContext, em: Em, c: {
   if (a.serials.length + a.ssccs.length > maxPackItems) throw new InvalidInputError([{ field: `epcisBody.eventList[${c.index}].childEPCs`, message: `must name at most ${maxPackItems} EPCs` }]);
   const op: OpInTransaction = {
     brandId: c.brandId, sscc: a.sscc, serials: a.serials, ssccs: a.ssccs, opId: randomUUID(), idempotencyKey: `epcis:${c.eventId}`, requestHash: c.eventId,
-    actorId: c.actorId, at: (kind, i) => `epcisBody.eventList[${c.index}].childEPCs[${(kind === 'serials' ? a.serialIndex : a.ssccIndex)[i]}]`, epcis: c.event,
+    actorId: c.actorId, partnerId: null, at: (kind, i) => `epcisBody.eventList[${c.index}].childEPCs[${(kind === 'serials' ? a.serialIndex : a.ssccIndex)[i]}]`, epcis: c.event,
   };
   return a.op === 'pack' ? packIn(ctx, em, op) : unpackIn(ctx, em, op);
 }
 
 /**
- * Whether the caller presenting `credentials` may see the contents of the brand's containers
- * through the resolver: a session or API key of the brand with mint:read. No credentials, or
- * credentials of another brand: false (the public answer, never an error that would confirm the
- * brand). Credentials that do not verify: UnauthenticatedError. Partner keys plug in here: a key a
- * partner holds for this brand (with its scope) is to answer true as well.
+ * Whether the caller presenting `credentials` may see the contents of the brand's container
+ * `sscc` through the resolver: a session or API key of the brand with mint:read, or a key of the
+ * partner that minted the container. No credentials, credentials of another brand, or another
+ * partner's key: false (the public answer, never an error that would confirm the brand).
+ * Credentials that do not verify: UnauthenticatedError.
  */
-export async function mayReadContainerContents(ctx: UseCaseContext, credentials: Credentials, brandId: string): Promise<boolean> {
+export async function mayReadContainerContents(ctx: UseCaseContext, credentials: Credentials, brandId: string, sscc: string): Promise<boolean> {
   if (credentials.bearer === null && credentials.apiKey === null) return false;
   const authenticated = await authenticate(ctx, credentials);
   try {
-    await authorizeAuthenticated(ctx, authenticated, brandId, 'mint:read');
-    return true;
+    const caller = await authorizeAuthenticated(ctx, authenticated, brandId, 'mint:read', { partnerAccess: true });
+    if (caller.partnerId === null) return true;
+    const em = unitOfWork(ctx.db);
+    const c = await findContainerBySscc(em, brandId, sscc);
+    return c !== null && (await containerPartners(em, brandId, [c.id])).get(c.id) === caller.partnerId;
   } catch (error) {
     if (error instanceof ForbiddenError) return false;
     throw error;

@@ -52,9 +52,12 @@ describe('the RPC permission table', () => {
     ]);
   });
 
-  it('lets a partner key call only the RPCs marked (mint.v1.partner_access): allocate, its grant, MoveSerials and GetSerialMove', () => {
+  it('lets a partner key call only the RPCs marked (mint.v1.partner_access): allocate, its grant, MoveSerials, GetSerialMove and the containers it packs', () => {
     const marked = contractServices.flatMap((s) => s.methods.filter((m) => partnerAccessOf(m)).map((m) => `${s.name}/${m.name}`)).sort();
-    expect(marked).toEqual(['MintService/GetSerialMove', 'MintService/MoveSerials', 'PartnerService/AllocateSerials', 'PartnerService/GetPartnerAllocation']);
+    expect(marked).toEqual([
+      'MintService/GetContainer', 'MintService/GetSerialMove', 'MintService/MintContainers', 'MintService/MoveSerials', 'MintService/PackContainer',
+      'MintService/UnpackContainer', 'PartnerService/AllocateSerials', 'PartnerService/GetPartnerAllocation',
+    ]);
   });
 
   it('every protected RPC names its brand in brand_id, the field authorization reads', () => {

@@ -15,7 +15,7 @@ type ContainerHandlers = Pick<ServiceImpl<typeof MintService>, 'setContainerSett
 /** The aggregation RPCs of MintService on `deps`. */
 export function createContainerHandlers(deps: { readonly ctx: UseCases.UseCaseContext; readonly useCases: ContainerUseCases }): ContainerHandlers {
   const { ctx, useCases } = deps;
-  const actorOf = (context: HandlerContext) => ({ id: principalOf(context).actorId });
+  const actorOf = (context: HandlerContext) => ({ id: principalOf(context).actorId, partnerId: principalOf(context).partnerId });
   const itemsOf = (req: PackContainerRequest | UnpackContainerRequest) => ({ brandId: req.brandId, sscc: req.sscc, serials: req.serials, ssccs: req.ssccs, idempotencyKey: req.idempotencyKey });
   const result = (r: UseCases.ContainerOpResult) => ({ ok: true, opId: r.opId, sscc: r.sscc, units: r.units, containers: r.containers, replayed: r.replayed });
   return {
@@ -35,8 +35,8 @@ export function createContainerHandlers(deps: { readonly ctx: UseCases.UseCaseCo
     async unpackContainer(req, context) {
       return result(await useCases.unpackContainer(ctx, actorOf(context), itemsOf(req)));
     },
-    async getContainer(req) {
-      const { container: c, contents } = await useCases.getContainer(ctx, req.brandId, req.sscc, { limit: orNull(req.limit), cursor: orNull(req.cursor) });
+    async getContainer(req, context) {
+      const { container: c, contents } = await useCases.getContainer(ctx, req.brandId, req.sscc, { limit: orNull(req.limit), cursor: orNull(req.cursor) }, principalOf(context).partnerId);
       return {
         ok: true,
         container: {

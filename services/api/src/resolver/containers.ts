@@ -83,7 +83,7 @@ export function containerResolverRoutes(ctx: useCases.UseCaseContext, options: {
       const body: Record<string, unknown> = {
         ok: true, sscc, uri, level: found.level, brand: found.brand.name, state: found.state, reason: found.reason, in_circulation: inCirculation,
       };
-      if (await useCases.mayReadContainerContents(ctx, credentialsFrom(req.headers), found.brandId)) {
+      if (await useCases.mayReadContainerContents(ctx, credentialsFrom(req.headers), found.brandId, sscc)) {
         const limit = query.get('limit');
         const { container, contents } = await useCases.getContainer(ctx, found.brandId, sscc, {
           limit: limit === null ? null : Number(limit), cursor: query.get('cursor'),

@@ -2914,6 +2914,7 @@ export declare const MintService: GenService<{
   },
   /**
    * Mints containers of a level (case, pallet, ...) with SSCCs under the brand's GS1 company prefix, never reusing a serial reference; idempotent by key.
+   * Containers a partner key mints are that partner's: it packs, unpacks and reads only those.
    *
    * @generated from rpc mint.v1.MintService.MintContainers
    */
@@ -2924,6 +2925,7 @@ export declare const MintService: GenService<{
   },
   /**
    * Packs commissioned units and containers into a container, all or nothing; each item is in at most one container; idempotent by key.
+   * A partner key packs only units allocated to it and containers it minted, into a container it minted; the others are refused, each named.
    *
    * @generated from rpc mint.v1.MintService.PackContainer
    */
@@ -2934,6 +2936,7 @@ export declare const MintService: GenService<{
   },
   /**
    * Takes units and containers out of a container (none named: everything in it), all or nothing; idempotent by key.
+   * A partner key unpacks only the containers it minted.
    *
    * @generated from rpc mint.v1.MintService.UnpackContainer
    */
@@ -2944,6 +2947,7 @@ export declare const MintService: GenService<{
   },
   /**
    * Returns a container of the brand with a page of its contents.
+   * A partner key sees only the containers it minted (another is not found).
    *
    * @generated from rpc mint.v1.MintService.GetContainer
    */
