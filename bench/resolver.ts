@@ -16,6 +16,15 @@
 //       walk-up scan:    units without a link of their own, whose link sits on the GTIN level -> 307
 //       linkset:         `?linkType=linkset` of random units -> 200 application/linkset+json
 //       brand domain:    `GET /01/{gtin}/21/{serial}` with `Host: id.bench.example` -> 307
+//       passport page:   browser scans of random units of a second product (BENCH_PASSPORT_UNITS units,
+//                        default 1,000) with a published hosted passport (bench/passport.ts seeds it) -> 200
+//       credential:      `Accept: application/vc+jwt` of the same units -> 200, the signed UNTP credential
+//                        (derived and signed on first request, then kept)
+//       unit scan, hot:  unit redirects drawn from as many distinct units as the passport rows (units
+//                        with a link of their own) -> 307: the passport rows' baseline
+//     The passport rows are judged as ratios to that unit redirect measured in the same round, at the
+//     judged connection count with steady pacing: p50 <= 1.5x and API CPU per answer <= 1.5x. After the loads, item credential signing (the signer over distinct credentials) against
+//     a bare Ed25519 sign loop of payloads of the same size: at least 0.5x.
 //
 // Each load runs with two pacings (see bench/steady-load.ts):
 //   - steady: request n is due at n / rate, round robin over the connections, whether or not the
@@ -51,6 +60,7 @@ import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
 import { Writable } from 'node:stream';
 import autocannon from 'autocannon';
 import { apiNodeFlags, percentile, spawnServer, stopServer } from './child-server.ts';
+import type { SigningFigures } from './passport.ts';
 import { steadyLoad } from './steady-load.ts';
 
 const passport = 'https://passports.example/bench';
@@ -90,7 +100,12 @@ async function serve(mode: string, dbUrl: string, brandId: string): Promise<void
   const { createUseCaseContext } = await import('@mint/usecases');
   const { startApi } = await import('@mint/api');
   const db = await openDatabase({ url: dbUrl }, { poolSize: 10, applicationName: 'bench-resolver' });
-  const ctx = createUseCaseContext({ db, publicBaseUrl: 'http://127.0.0.1:8080' });
+  const { parseSecretKeys } = await import('@mint/domain');
+  const { benchSecretKeys } = await import('./passport.ts');
+  const keys = parseSecretKeys(benchSecretKeys);
+  if ('error' in keys) throw new Error(keys.error);
+  // The webhook secret keys seal the passport signing key: the credential row's answers are signed.
+  const ctx = createUseCaseContext({ db, publicBaseUrl: 'http://127.0.0.1:8080', webhookSecretKeys: keys.keys });
   const api = await startApi({
     ctx, config: { port: 0, host: '127.0.0.1', shutdownTimeoutMs: 2_000 },
     logger: createLogger({ logLevel: 'warn' }, { service: 'bench-api' }, new Writable({ write: (c, _e, done) => { process.stderr.write(c); done(); } })),
@@ -141,13 +156,23 @@ function start(mode: ServerMode, dbUrl: string, brandId: string): Promise<{ chil
 }
 
 /** The API's rows: what each scans and the status every answer must have. */
-export const resolverScenarios = ['unit', 'walkUp', 'linkset', 'domain'] as const;
+export const resolverScenarios = ['unit', 'walkUp', 'linkset', 'domain', 'hotUnit', 'page', 'credential'] as const;
 /** One row of the API's loads. */
 export type ResolverScenario = (typeof resolverScenarios)[number];
+/**
+ * The hosted passport's rows: judged as ratios to the unit redirect over as many distinct units
+ * (`hotUnit`) of the same round, not against the absolute targets.
+ */
+export const passportScenarios: readonly ResolverScenario[] = ['page', 'credential'];
+/** The row the passport rows are judged against: unit redirects drawn from as many distinct units as theirs. */
+export const passportBaseline: ResolverScenario = 'hotUnit';
+/** The issue's targets of the passport rows against the unit redirect, and of item credential signing against a bare Ed25519 loop. */
+export const passportTargets = { p50: 1.5, cpu: 1.5, signing: 0.5 } as const;
 const scenarioLabels: Readonly<Record<ResolverScenario, string>> = {
   unit: 'API unit scan (307)', walkUp: 'API walk-up scan, link on the GTIN (307)', linkset: 'API linkset (200)', domain: 'API brand-domain scan (307)',
+  hotUnit: 'API unit scan, passport rows\' unit count (307)', page: 'API passport page (200)', credential: 'API passport credential, vc+jwt (200)',
 };
-const expectedStatus: Readonly<Record<ResolverScenario, number>> = { unit: 307, walkUp: 307, linkset: 200, domain: 307 };
+const expectedStatus: Readonly<Record<ResolverScenario, number>> = { unit: 307, walkUp: 307, linkset: 200, domain: 307, hotUnit: 307, page: 200, credential: 200 };
 /** The brand's resolver domain in the benchmark. */
 const benchDomain = 'id.bench.example';
 
@@ -201,6 +226,8 @@ export interface ResolverBenchOptions {
   readonly connections: readonly number[];
   /** Rounds of loads (at each connection count: baseline, then API). */
   readonly runs: number;
+  /** Units of the product with a hosted passport (the passport rows scan them). */
+  readonly passportUnits: number;
 }
 
 /** How a load paces its requests: at a steady rate, or in autocannon's per-second bursts (see the top of this file). */
@@ -232,6 +259,10 @@ export interface ResolverBenchResult {
   readonly runs: readonly ResolverRun[];
   /** Scan events the API recorded (warm-up included). */
   readonly scanEvents: number;
+  /** Units of the passport product. */
+  readonly passportUnits: number;
+  /** Item credential signing against a bare Ed25519 sign loop of payloads of the same size, measured after the loads. */
+  readonly signing: SigningFigures;
 }
 
 /**
@@ -336,6 +367,14 @@ export async function benchResolver(options: ResolverBenchOptions, progress: (li
   await runSql(em, 'analyze resolver_links', []);
   const [stored] = await query<{ n: string }>(em, 'select count(*) as n from resolver_links', []);
   progress(`stored ${Number(stored!.n).toLocaleString('en')} link rows in ${((performance.now() - linkStarted) / 1000).toFixed(1)} s; brand domain ${benchDomain}`);
+  // A second product of the brand with a published passport: the passport rows' units.
+  const { benchItemSigning, seedPassportProduct } = await import('./passport.ts');
+  const { grantRole } = await import('@mint/usecases');
+  await grantRole(seeded.ctx, seeded.brandId, seeded.userId, 'owner');
+  const passportGtin = '09506000134369';
+  const passportSerials = await seedPassportProduct(seeded.ctx, seeded.brandId, seeded.userId, passportGtin, options.passportUnits);
+  progress(`seeded a product with a published passport and ${options.passportUnits.toLocaleString('en')} units`);
+  const anyPassportUnit = (path: (serial: string) => string): Requests['path'] => () => path(passportSerials[Math.floor(Math.random() * passportSerials.length)]!);
   const serialOf = (seq: number) => createHash('md5').update(String(seq)).digest('hex').slice(0, 20).toUpperCase();
   // 100,000 serials drawn at random from the units numbered `from` to `to`, packed in one buffer,
   // each request's path built when it is sent: this process is the load generator, and the 400,000
@@ -352,6 +391,10 @@ export async function benchResolver(options: ResolverBenchOptions, progress: (li
     ...(ownLinks < units ? { walkUp: { path: draw(ownLinks + 1, units, (serial) => `/r/${seeded.slug}/01/${seeded.gtin}/21/${serial}`) } } : {}),
     linkset: { path: draw(1, units, (serial) => `/r/${seeded.slug}/01/${seeded.gtin}/21/${serial}?linkType=linkset`) },
     domain: { path: draw(1, units, (serial) => `/01/${seeded.gtin}/21/${serial}`), host: benchDomain },
+    // Unit redirects over as many distinct units as the passport rows scan (units with a link of their own), so both find their units equally warm.
+    hotUnit: { path: draw(1, Math.min(options.passportUnits, Math.max(1, ownLinks)), (serial) => `/r/${seeded.slug}/01/${seeded.gtin}/21/${serial}`) },
+    page: { path: anyPassportUnit((serial) => `/r/${seeded.slug}/01/${passportGtin}/21/${serial}`) },
+    credential: { path: anyPassportUnit((serial) => `/r/${seeded.slug}/01/${passportGtin}/21/${serial}`), accept: 'application/vc+jwt' },
   };
   /**
    * The PostgreSQL server processes connected to the benchmark's database when called (the API's
@@ -387,7 +430,12 @@ export async function benchResolver(options: ResolverBenchOptions, progress: (li
       }
     }
     const [scans] = await query<{ n: string }>(seeded.db.em.fork(), 'select count(*) as n from scan_events');
-    return { units, links: ownLinks + 1, rate, durationSeconds, targetConnections: connections[0]!, runs, scanEvents: Number(scans!.n) };
+    // Item credential signing, in this process once the servers are idle.
+    const signing = await benchItemSigning(seeded.db);
+    progress(`item credential signing ${signing.signerPerSecond.toFixed(0)}/s against a bare Ed25519 loop ${signing.barePerSecond.toFixed(0)}/s (${signing.payloadBytes} B): ${signing.ratio.toFixed(2)}x`);
+    return {
+      units, links: ownLinks + 1, rate, durationSeconds, targetConnections: connections[0]!, runs, scanEvents: Number(scans!.n), passportUnits: options.passportUnits, signing,
+    };
   } finally {
     for (const { child } of servers) await stopServer(child);
     await seeded.drop();
@@ -403,7 +451,7 @@ if (process.argv[2] === 'serve') {
     const result = await benchResolver({
       units: Number(process.env.BENCH_UNITS ?? 1_000_000), links: Number(process.env.BENCH_LINKS ?? 100_000), rate,
       durationSeconds: Number(process.env.BENCH_DURATION ?? 20), runs: Number(process.env.BENCH_RUNS ?? 1),
-      connections: resolverConnections(rate, process.env.BENCH_CONNECTIONS),
+      connections: resolverConnections(rate, process.env.BENCH_CONNECTIONS), passportUnits: Number(process.env.BENCH_PASSPORT_UNITS ?? 1_000),
     });
     console.log(`\n${result.units.toLocaleString('en')} units, ${result.links.toLocaleString('en')} link rows; ${result.rate.toLocaleString('en')} requests/s for ${result.durationSeconds} s per row (after 3 s warm-up), loopback, milliseconds; ` +
       'x = ratio to the bare baseline, xf = ratio to the floor (one indexed read of the unit per request), at the same connections:');
@@ -425,6 +473,15 @@ if (process.argv[2] === 'serve') {
         ...(f.p99 > targets.p99 ? [`p99 ${f.p99.toFixed(2)} > ${targets.p99}`] : []),
       ];
     };
+    /** Why a passport row misses its targets against the unit scan of its round (judged at the judged count, steady pacing). */
+    const missedPassportTargets = (f: Figures, run: (typeof result.runs)[number], judged: number): string[] => {
+      if (run.connections !== judged || run.pacing !== 'steady') return [];
+      const unit = run.scenarios[passportBaseline]!;
+      return [
+        ...(f.p50 / unit.p50 > passportTargets.p50 ? [`p50 ${(f.p50 / unit.p50).toFixed(2)}x the unit redirect > ${passportTargets.p50}x`] : []),
+        ...(f.cpuUs / unit.cpuUs > passportTargets.cpu ? [`CPU per answer ${(f.cpuUs / unit.cpuUs).toFixed(2)}x the unit redirect > ${passportTargets.cpu}x`] : []),
+      ];
+    };
     const misses: string[] = [];
     const floorMisses: string[] = [];
     for (const run of result.runs) {
@@ -436,7 +493,7 @@ if (process.argv[2] === 'serve') {
       for (const reason of floorMissed) floorMisses.push(`at ${run.connections} connections, ${run.pacing}: ${reason}`);
       line('floor: node:http + one indexed unit read', run, run.floor, floorMissed.length > 0 ? 'missed' : targets === null ? '-' : 'ok', { base });
       for (const [name, f] of Object.entries(run.scenarios) as [ResolverScenario, Figures][]) {
-        const reasons = missedTargets(f, targets);
+        const reasons = passportScenarios.includes(name) ? missedPassportTargets(f, run, result.targetConnections) : missedTargets(f, targets);
         if (Object.keys(f.statuses).join() !== String(expectedStatus[name])) reasons.push(`statuses ${JSON.stringify(f.statuses)}`);
         if (f.errors > 0) reasons.push(`${f.errors} errors`);
         if (f.rate < result.rate * 0.98) reasons.push(`rate ${f.rate.toFixed(0)}/s`);
@@ -444,6 +501,23 @@ if (process.argv[2] === 'serve') {
         line(scenarioLabels[name], run, f, reasons.length > 0 ? 'MISSED' : targets === null ? '-' : 'ok', { base, floor: run.floor });
       }
     }
+    // The passport rows as ratios to the unit redirect (the unit scan row) of the same round.
+    console.log(`\nhosted passport against the unit redirect over as many distinct units (${scenarioLabels[passportBaseline]}) of the same round (${result.passportUnits.toLocaleString('en')} units with a published passport; targets at ${result.targetConnections} connections, steady: p50 <= ${passportTargets.p50}x, API CPU per answer <= ${passportTargets.cpu}x):`);
+    console.log(`${'row'.padEnd(44)} ${'pacing'.padEnd(6)} ${'conns'.padStart(5)} ${'p50 x unit'.padStart(10)} ${'cpu x unit'.padStart(10)} ${'api+db cpu x unit'.padStart(17)}`);
+    for (const run of result.runs) {
+      const unit = run.scenarios[passportBaseline]!;
+      for (const name of passportScenarios) {
+        const f = run.scenarios[name];
+        if (f === undefined) continue;
+        console.log(`${scenarioLabels[name].padEnd(44)} ${run.pacing.padEnd(6)} ${String(run.connections).padStart(5)} ${(f.p50 / unit.p50).toFixed(2).padStart(10)} ` +
+          `${(f.cpuUs / unit.cpuUs).toFixed(2).padStart(10)} ${((f.cpuUs + f.dbCpuUs) / (unit.cpuUs + unit.dbCpuUs)).toFixed(2).padStart(17)}`);
+      }
+    }
+    const s = result.signing;
+    const signingMet = s.ratio >= passportTargets.signing;
+    console.log(`item credential signing: ${s.signerPerSecond.toFixed(0)}/s against a bare Ed25519 sign loop of ${s.payloadBytes}-byte payloads ${s.barePerSecond.toFixed(0)}/s: ` +
+      `${s.ratio.toFixed(2)}x, median of ${s.ratios.length} rounds (${Math.min(...s.ratios).toFixed(2)}-${Math.max(...s.ratios).toFixed(2)}; target >= ${passportTargets.signing}x: ${signingMet ? 'ok' : 'MISSED'})`);
+    if (!signingMet) misses.push(`item credential signing ${s.ratio.toFixed(2)}x a bare Ed25519 loop < ${passportTargets.signing}x`);
     failed = misses.length > 0;
     console.log(`targets: at ${result.targetConnections} connections (requests in flight at ${result.rate.toLocaleString('en')}/s x 2 ms) p50 <= 1 ms and p99 <= 5 ms; at 50 connections p99 <= 10 ms; every row the full rate and every answer its status: ${failed ? 'MISSED' : 'ok'}`);
     for (const miss of misses) console.log(`  missed: ${miss}`);

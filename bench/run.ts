@@ -14,7 +14,9 @@
 //   BENCH_MINT_SIZES     job sizes of the mint benchmark (default 10000,100000,1000000)
 //   BENCH_LOAD_SECONDS   seconds of each resolver and submit load (default 10)
 //   BENCH_ITERATIONS     timed calls per read case and run (default 5,000)
-//   BENCH_ONLY           comma-separated subset of mint,reads,resolver,packs,submit,webhooks,watch,scans,growth
+//   BENCH_ONLY           comma-separated subset of mint,reads,resolver,passport,packs,submit,webhooks,watch,scans,growth,serials,aggregation
+//   BENCH_SERIAL_UNITS   units of the bulk serial move (default 1,000,000: the issue's size)
+//   BENCH_AGGREGATION_UNITS units packed and unpacked (default 1,000,000: the issue's size)
 //   BENCH_GROWTH_JOBS    jobs of the growth benchmark, one after another into one database (default 4; the issue's size: 10)
 //   BENCH_GROWTH_UNITS   units of each growth job (default 100,000; the issue's size: 1,000,000)
 //   BENCH_SCANS          scans replayed by the scan benchmark (default 1,000,000; one run)
@@ -37,12 +39,15 @@ import { adminUrl } from './scratch-database.ts';
 import type { MintBenchResult } from './mint.ts';
 import type { PacksBenchResult } from './packs.ts';
 import type { ReadsBenchResult } from './reads.ts';
-import { resolverScenarios, resolverTargets, type Figures, type Pacing, type ResolverBenchResult, type ResolverScenario } from './resolver.ts';
+import { passportBaseline, passportScenarios, passportTargets, resolverScenarios, resolverTargets, type Figures, type Pacing, type ResolverBenchResult, type ResolverScenario } from './resolver.ts';
+import type { PassportBenchResult } from './passport.ts';
 import type { SubmitBenchResult } from './submit.ts';
 import type { WatchBenchResult, WatchFigures, WatchMode } from './watch.ts';
 import type { WebhooksBenchResult } from './webhooks.ts';
 import type { ScansBenchResult } from './scans.ts';
 import type { GrowthBenchResult } from './growth.ts';
+import type { SerialMovesBenchResult } from './serial-moves.ts';
+import type { AggregationBenchResult } from './aggregation.ts';
 
 const benchDir = fileURLToPath(new URL('./', import.meta.url));
 const repoRoot = fileURLToPath(new URL('../', import.meta.url));
@@ -242,6 +247,7 @@ function addReads(r: ReadsBenchResult): void {
 
 const resolverRowNames: Readonly<Record<ResolverScenario, string>> = {
   unit: 'GET /r/... unit scan', walkUp: 'GET /r/... walk-up scan (link on the GTIN)', linkset: 'GET /r/...?linkType=linkset', domain: 'GET /01/... on a brand domain',
+  hotUnit: 'GET /r/... unit scan over the passport rows\' unit count', page: 'GET /r/... passport page', credential: 'GET /r/... passport credential (vc+jwt)',
 };
 
 /** How each pacing reads in a figure's name. */
@@ -276,7 +282,23 @@ function addResolver(r: ResolverBenchResult): void {
         ratio: ratioOf(runs.map((x) => perScan(x.api)), runs.map((x) => perScan(x.floor))),
       });
     }
+    // The hosted passport's rows against the unit redirect (the unit scan) of the same round; judged at the judged count, steady.
+    const judged = Number(connections) === r.targetConnections && pacing === 'steady';
+    for (const scenario of passportScenarios) {
+      if (runs.some((x) => x.scenarios[scenario] === undefined)) continue;
+      const unit = runs.map((x) => x.scenarios[passportBaseline]!);
+      const rowOf = runs.map((x) => x.scenarios[scenario]!);
+      for (const [what, unitName, pick, limit] of [['p50', 'ms', (f: Figures) => f.p50, passportTargets.p50], ['API CPU per answer', 'us', (f: Figures) => f.cpuUs, passportTargets.cpu]] as const) {
+        const ratio = ratioOf(rowOf.map(pick), unit.map(pick));
+        rows.push({
+          benchmark: 'resolver', figure: `${resolverRowNames[scenario]} ${what} at ${at}`, unit: unitName, value: spread(rowOf.map(pick)),
+          baseline: { label: `${resolverRowNames[passportBaseline]} (the unit redirect), same round`, value: spread(unit.map(pick)) }, ratio,
+          ...(judged ? { target: { text: `<= ${limit}x the unit redirect`, met: ratio.median <= limit } } : {}),
+        });
+      }
+    }
     for (const scenario of resolverScenarios) {
+      if (passportScenarios.includes(scenario)) continue;
       if (runs.some((x) => x.scenarios[scenario] === undefined)) continue;
       for (const field of ['p50', 'p99'] as const) {
         const api = runs.map((x) => x.scenarios[scenario]![field]);
@@ -325,7 +347,34 @@ function addResolver(r: ResolverBenchResult): void {
     const statuses = runs.map((x) => `${JSON.stringify(x.api.statuses)} at ${x.api.rate.toFixed(0)}/s${x.api.errors ? ` errors ${x.api.errors}` : ''}`);
     notes.push(`resolver at ${at}: API answers per run ${statuses.join(', ')}.`);
   }
+  const sign = r.signing;
+  rows.push({
+    benchmark: 'resolver', figure: `item credential signing (signer over distinct ${sign.payloadBytes}-byte credentials, none kept)`, unit: 'per s', value: spread([sign.signerPerSecond]),
+    baseline: { label: 'bare Ed25519 sign loop (node:crypto) of payloads of the same size, back to back per round', value: spread([sign.barePerSecond]) }, ratio: spread(sign.ratios),
+    target: { text: `>= ${passportTargets.signing}x`, met: sign.ratio >= passportTargets.signing },
+  });
   notes.push(`resolver: ${r.units.toLocaleString('en')} units, ${r.links.toLocaleString('en')} link rows, ${r.durationSeconds} s per load; targets p50 <= 1 ms and p99 <= 5 ms at ${r.targetConnections} connections (requests in flight at ${r.rate.toLocaleString('en')}/s when each takes 2 ms), p99 <= 10 ms at 50; scan events recorded ${r.scanEvents.toLocaleString('en')}.`);
+}
+
+/** bench:passport: the passport page and credential against the unit redirect, on their own API child; one run. */
+function addPassport(r: PassportBenchResult): void {
+  const [redirect, ...others] = r.rows;
+  const at = `${r.rate.toLocaleString('en')} req/s (autocannon), ${r.connections} connections, ${r.units} units a product`;
+  for (const row of others) {
+    for (const [what, unit, pick, limit] of [['p50', 'ms', (x: PassportBenchResult['rows'][number]) => x.p50, passportTargets.p50], ['API CPU per answer', 'ms', (x: PassportBenchResult['rows'][number]) => x.cpuMsPerAnswer, passportTargets.cpu]] as const) {
+      const ratio = pick(row) / pick(redirect!);
+      rows.push({
+        benchmark: 'passport', figure: `${row.name} ${what} at ${at}`, unit, value: spread([pick(row)]),
+        baseline: { label: 'unit redirect to the product\'s external passport URL, same API, same run', value: spread([pick(redirect!)]) }, ratio: spread([ratio]),
+        target: { text: `<= ${limit}x the unit redirect`, met: ratio <= limit },
+      });
+    }
+  }
+  rows.push({
+    benchmark: 'passport', figure: `item credential signing (${r.signing.payloadBytes}-byte credentials, none kept)`, unit: 'per s', value: spread([r.signing.signerPerSecond]),
+    baseline: { label: 'bare Ed25519 sign loop (node:crypto), same payload size, back to back per round', value: spread([r.signing.barePerSecond]) }, ratio: spread(r.signing.ratios),
+    target: { text: `>= ${passportTargets.signing}x`, met: r.signing.ratio >= passportTargets.signing },
+  });
 }
 
 function addPacks(r: PacksBenchResult): void {
@@ -494,6 +543,29 @@ function addGrowth(r: GrowthBenchResult): void {
     r.indexes.map((i) => `${i.name} ${(i.bytes / last.unitsInTable).toFixed(1)} B/unit`).join(', ') + '.');
 }
 
+function addSerials(r: SerialMovesBenchResult): void {
+  const ms = (pick: (x: SerialMovesBenchResult['runs'][number]) => number) => r.runs.map(pick);
+  const ratios = r.runs.map((x) => x.baselineMs / x.moveMs);
+  rows.push({
+    benchmark: 'serials', figure: `MoveSerials decommissioning a batch of ${r.units.toLocaleString('en')} units (chunks of 10,000, executor's step in process)`, unit: 's',
+    value: spread(ms((x) => x.moveMs / 1000)), baseline: { label: 'bare UPDATE of the same rows\' status', value: spread(ms((x) => x.baselineMs / 1000)) },
+    ratio: spread(ratios.map((x) => 1 / x)), target: { text: '>= 0.5x the bare UPDATE\'s speed', met: spread(ratios).median >= 0.5 },
+  });
+}
+
+function addAggregation(r: AggregationBenchResult): void {
+  for (const [op, baseline, pick, pickBase] of [
+    ['PackContainer', 'bare INSERT of the same unit_containers rows, per container', (x: AggregationBenchResult['runs'][number]) => x.packMs, (x: AggregationBenchResult['runs'][number]) => x.packBaselineMs],
+    ['UnpackContainer (everything)', 'bare DELETE of the same rows, per container', (x: AggregationBenchResult['runs'][number]) => x.unpackMs, (x: AggregationBenchResult['runs'][number]) => x.unpackBaselineMs],
+  ] as const) {
+    rows.push({
+      benchmark: 'aggregation', figure: `${op} of ${r.units.toLocaleString('en')} units, ${r.perContainer.toLocaleString('en')} per request`, unit: 's',
+      value: spread(r.runs.map((x) => pick(x) / 1000)), baseline: { label: baseline, value: spread(r.runs.map((x) => pickBase(x) / 1000)) },
+      ratio: spread(r.runs.map((x) => pick(x) / pickBase(x))),
+    });
+  }
+}
+
 function addWatch(r: WatchBenchResult): void {
   const { watchers, units } = r.options;
   const of = (mode: WatchMode, pick: (f: WatchFigures) => number) => r.runs.map((run) => pick(run.find((f) => f.mode === mode)!));
@@ -597,6 +669,12 @@ function markdown(info: Record<string, string | number>, versions: Record<string
     '  with the unit scan row\'s requests: what any resolver that reads every scanned unit from PostgreSQL pays on this machine; it is',
     '  judged against the same targets for information (a floor that misses them says the machine does). At 50 connections its 50',
     '  busy backends contend for the cores where the API\'s coalesced lookups do not: there it is a naive server rather than a floor.',
+    '  Its passport rows: browser scans of units of a product with a published hosted passport (200, the page) and their',
+    '  `Accept: application/vc+jwt` (200, the signed UNTP credential), each as a ratio to unit redirects drawn from as many distinct units, same round;',
+    '  targets p50 and API CPU per answer <= 1.5x at 10 connections, steady. Item credential signing: the signer over distinct credentials',
+    '  against a bare node:crypto Ed25519 loop of payloads of the same size (target >= 0.5x).',
+    '- passport (bench/passport.ts): the same three answers on an API child of their own at 5,000 req/s (autocannon) over 10',
+    '  connections: a unit redirecting to its product\'s external passport URL (the baseline), the passport page and the credential; one run.',
     '- pack export (bench/packs.ts): the default pack (and a csv + jsonl pack) of one batch into a filesystem store, each in a process of its own started as',
     '  the image starts the executor, against a bare COPY of the same rows to a file; the default pack also into a NATS Object Store',
     '  bucket of its own (PACK_STORE=nats, the executor\'s default store).',
@@ -613,6 +691,11 @@ function markdown(info: Record<string, string | number>, versions: Record<string
     '  pushed: the executor publishes progress on NATS and each API process fans it out), a fresh stack mints a 1,000,000-unit job while',
     '  2,000 WatchMintJob streams are open on one API process; the database\'s transactions per second (pg_stat_database) and the API\'s',
     '  CPU and RSS are measured with the streams open and right after they closed.',
+    '- serials (bench/serial-moves.ts): MoveSerials\' use case decommissioning a whole seeded batch of commissioned units as recalled, chunk by',
+    '  chunk as the executor runs it, against one bare UPDATE of the same rows\' status; the batch restored and vacuumed between (not timed).',
+    '- aggregation (bench/aggregation.ts): PackContainer\'s use case packing a seeded batch of commissioned units, BENCH_PACK_ITEMS (10,000) per',
+    '  request into one container each, then UnpackContainer emptying each, against a bare INSERT of the same unit_containers rows per',
+    '  container and a bare DELETE per container; the tables emptied and vacuumed between (not timed).',
     '- submit (bench/submit.ts): autocannon POSTing SubmitMintRequest JSON with a bearer token and a fresh idempotency key per request',
     '  to the API child process (`node services/api/src/main.ts`), against a minimal node:http child that parses the same JSON and answers 200,',
     '  and against pgbench (same number of clients) running the statements one submit sends, recorded from the driver while the use',
@@ -664,6 +747,11 @@ try {
       results['resolver'] = r;
       addResolver(r);
     }],
+    ['passport', async () => {
+      const r = await step<PassportBenchResult>('passport', 'passport.ts', [], { BENCH_RATE: '5000', BENCH_DURATION: String(loadSeconds) }, logDir);
+      results['passport'] = r;
+      addPassport(r);
+    }],
     ['packs', async () => {
       const r = await step<PacksBenchResult>('packs', 'packs.ts', [], {
         BENCH_UNITS: String(units), BENCH_RUNS: String(runs), BENCH_FORMAT_RUNS: '1', BENCH_LABEL_UNITS: env['BENCH_LABEL_UNITS'] ?? '10000', BENCH_BASELINE_LABELS: '2000',
@@ -692,6 +780,18 @@ try {
       }, logDir);
       results['growth'] = r;
       addGrowth(r);
+    }],
+    ['serials', async () => {
+      const r = await step<SerialMovesBenchResult>('serials', 'serial-moves.ts', [], { BENCH_SERIAL_UNITS: env['BENCH_SERIAL_UNITS'] ?? '1000000', BENCH_RUNS: String(runs) }, logDir);
+      results['serials'] = r;
+      addSerials(r);
+    }],
+    ['aggregation', async () => {
+      const r = await step<AggregationBenchResult>('aggregation', 'aggregation.ts', [], {
+        BENCH_AGGREGATION_UNITS: env['BENCH_AGGREGATION_UNITS'] ?? '1000000', BENCH_RUNS: String(runs),
+      }, logDir);
+      results['aggregation'] = r;
+      addAggregation(r);
     }],
     ['watch', async () => {
       const r = await step<WatchBenchResult>('watch', 'watch.ts', [], { BENCH_RUNS: env['BENCH_WATCH_RUNS'] ?? '2', BENCH_WATCHERS: env['BENCH_WATCHERS'] ?? '2000' }, logDir);

@@ -15,6 +15,8 @@ export interface Seeded {
   readonly db: Database;
   readonly ctx: UseCaseContext;
   readonly brandId: string;
+  /** The user who created the product (no role in the brand). */
+  readonly userId: string;
   readonly slug: string;
   readonly gtin: string;
   readonly batchId: string;
@@ -62,7 +64,7 @@ export async function seedUnits(prefix: string, units: number, publicBaseUrl = '
   await client.query('VACUUM ANALYZE');
   await client.end();
   return {
-    url: scratch.url, db, ctx, brandId: brand.id, slug: brand.slug, gtin, batchId, publicBaseUrl,
+    url: scratch.url, db, ctx, brandId: brand.id, userId: user.id, slug: brand.slug, gtin, batchId, publicBaseUrl,
     async drop() {
       await db.close(true);
       await scratch.drop();

@@ -1,13 +1,14 @@
 // `npm run bench:webhooks`: webhook delivery throughput. Seeds a scratch database with 10 brands,
 // each with one endpoint on its own loopback receiver (node:http, answering 200 at once), and
-// 10,000 events (BENCH_EVENTS) spread over them, written with their deliveries by appendEvents.
+// 10,000 events (BENCH_EVENTS) spread over them, written by appendEvents (each with its fan-out
+// marker: the worker writes the deliveries, then sends them).
 // Then, at the same concurrency (BENCH_WEBHOOK_CONCURRENCY, default 16):
 //   - baseline: a bare POST loop sending the same number of bodies to the same receivers
 //     (node:http, no keep-alive, no database, no signature),
 //   - the executor's webhook worker: claim under a lease, sign, send, record each outcome.
 // Then the time from commit to delivery: events committed one per transaction at a steady rate
 // (BENCH_WEBHOOK_RATE per second, default 100, BENCH_LATENCY_EVENTS of them, default 1,000) while
-// the worker runs at the executor's default poll interval (BENCH_WEBHOOK_POLL_MS, default 500 ms,
+// the worker (fan-out, then claims) runs at the executor's default poll interval (BENCH_WEBHOOK_POLL_MS, default 500 ms,
 // WEBHOOK_POLL_MS's default), each latency taken from the commit's return to the receiver having
 // the whole body; the baseline POSTs each body straight after its commit (no queue, no claim).
 // BENCH_RUNS runs (default 1) alternate which side goes first. Prints the time to write the events
@@ -85,7 +86,7 @@ async function main(): Promise<WebhooksBenchResult> {
   const db = await openDatabase({ url: scratch.url }, { poolSize: concurrency + 4, applicationName: 'bench-webhooks' });
   try {
     const ctx = createUseCaseContext({ db, publicBaseUrl: 'http://127.0.0.1:8080' });
-    const logger = createLogger({ logLevel: 'warn' }, {}, new Writable({ write: (_c, _e, done) => done() }));
+    const logger = createLogger({ logLevel: (process.env['BENCH_LOG'] as 'warn' | undefined) ?? 'warn' }, {}, new Writable({ write: (c, _e, done) => { if (process.env['BENCH_LOG']) process.stderr.write(c); done(); } }));
     const send = createWebhookSender({ allowLoopback: true, allowedAddresses: [] });
     const brands: string[] = [];
     for (let i = 0; i < endpoints; i++) {
@@ -97,7 +98,9 @@ async function main(): Promise<WebhooksBenchResult> {
       });
       brands.push(brand.id);
     }
-    const pending = async () => Number((await query<{ n: string }>(db.em.fork(), `select count(*) as n from webhook_deliveries where status <> 'succeeded'`))[0]!.n);
+    // Deliveries not yet sent, and events whose deliveries the worker's fan-out has yet to write.
+    const pending = async () => Number((await query<{ n: string }>(db.em.fork(),
+      `select (select count(*) from webhook_deliveries where status <> 'succeeded') + (select count(*) from webhook_fanouts) as n`))[0]!.n);
     const eventOf = (n: number) => ({
       brandId: brands[n % endpoints]!, eventType: 'mint_units_activated' as const, entityType: 'mint_batch' as const, entityId: brands[n % endpoints]!, actor: null,
       payload: { n },
@@ -155,7 +158,7 @@ async function main(): Promise<WebhooksBenchResult> {
         await db.em.fork().transactional((em) => appendEvents(em, at, [eventOf(n)]));
         committed.set(n, performance.now());
         if (w === null) {
-          // The baseline's deliveries are not the worker's: mark them done so the worker phases do not send them.
+          // The baseline's deliveries are not the worker's: their markers go and any delivery is marked done, so the worker phases do not send them.
           posts.push(post(receivers[n % endpoints]!.url('/direct'), JSON.stringify({ type: 'mint_units_activated', timestamp: at.toISOString(), data: { payload: { n } } })));
         }
       }
@@ -164,6 +167,7 @@ async function main(): Promise<WebhooksBenchResult> {
         while ((await pending()) > 0) await sleep(20);
         await w.stop();
       } else {
+        await db.em.fork().execute(`delete from webhook_fanouts`);
         await db.em.fork().execute(`update webhook_deliveries set status = 'succeeded' where status = 'pending'`);
       }
       const samples: number[] = [];
@@ -194,7 +198,7 @@ async function main(): Promise<WebhooksBenchResult> {
     const result: WebhooksBenchResult = { events, endpoints, concurrency, latencyEvents, latencyRate, pollMs, runs };
     console.log(`webhooks: ${events.toLocaleString('en')} events to ${endpoints} endpoints, concurrency ${concurrency}, ${runs.length} run(s)`);
     for (const r of runs) {
-      console.log(`  events written with their deliveries: ${r.writeSeconds.toFixed(2)} s (${Math.round(events / r.writeSeconds).toLocaleString('en')} events/s)`);
+      console.log(`  events written (with their fan-out markers): ${r.writeSeconds.toFixed(2)} s (${Math.round(events / r.writeSeconds).toLocaleString('en')} events/s)`);
       console.log(`  baseline, bare POST loop:             ${Math.round(r.baselinePerSecond).toLocaleString('en')} POST/s`);
       console.log(`  webhook worker (claim, sign, record): ${Math.round(r.workerPerSecond).toLocaleString('en')} deliveries/s (${((r.workerPerSecond / r.baselinePerSecond) * 100).toFixed(0)} % of the baseline)`);
       console.log(`  commit -> delivery at ${latencyRate}/s, poll ${pollMs} ms: ${ms(r.commitToDelivery)}; baseline (POST after commit): ${ms(r.baselineCommitToDelivery)}; p99 ratio ${(r.commitToDelivery.p99 / r.baselineCommitToDelivery.p99).toFixed(1)}x`);

@@ -45,6 +45,8 @@ let page: Page;
 let provider: OidcProvider;
 /** The API key the console created (it must never reach the server's output). */
 let apiKeySecret = '';
+/** The passport access key the console issued (it must never reach the server's output either). */
+let passportKeySecret = '';
 
 /** Waits until the dev server printed its sign-in link (or exited). */
 function waitForLink(child: ChildProcess): Promise<string> {
@@ -569,6 +571,76 @@ describe('the web console in chromium against npm start', () => {
     expect(csv).toContain('recalled,20');
   }, 60_000);
 
+  it('sets the SSCC prefix, mints cases and a pallet, packs units and cases, shows the aggregation tree, unpacks one and moves the pallet', async () => {
+    const batchId = batchUrl.split('/').pop()!;
+    const units = ((await call('MintService', 'ListMintUnits', { mint_batch_id: batchId, after_seq: 499, limit: 3 }))['units'] as { serial: string }[]).map((u) => u.serial);
+    await go('Containers');
+    // Minting before the brand has a company prefix: the API's refusal in its words.
+    await page.getByLabel('Level', { exact: true }).fill('case');
+    await page.getByLabel('How many').fill('2');
+    await page.getByRole('button', { name: 'Mint containers' }).click();
+    await expect.poll(() => page.getByRole('alert').count(), soon).toBe(1);
+    // A malformed prefix is refused naming its field; a good one is saved from the keyboard.
+    await page.getByLabel('GS1 company prefix').fill('12');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await expect.poll(() => page.getByLabel('GS1 company prefix').getAttribute('aria-invalid'), soon).toBe('true');
+    await page.getByLabel('GS1 company prefix').fill('0614141');
+    await page.getByLabel('GS1 company prefix').press('Enter');
+    await expect.poll(() => page.getByTestId('container-settings').textContent(), soon).toMatch(/^Company prefix 0614141, nesting up to \d levels\.$/);
+    await page.getByRole('button', { name: 'Mint containers' }).click();
+    await expect.poll(() => page.getByTestId('minted-ssccs').locator('li').count(), soon).toBe(2);
+    const cases = await page.getByTestId('minted-ssccs').locator('li').allTextContents();
+    expect(cases[0]).toMatch(/^\d0614141\d{10}$/);
+    await page.getByLabel('Level', { exact: true }).fill('pallet');
+    await page.getByLabel('How many').fill('1');
+    await page.getByRole('button', { name: 'Mint containers' }).click();
+    await expect.poll(() => page.getByRole('heading', { name: /^Minted: 1 pallet/ }).count(), soon).toBe(1);
+    const pallet = (await page.getByTestId('minted-ssccs').locator('li').allTextContents())[0]!;
+    await photograph('containers');
+    // The first case by its deep link: three units packed into it.
+    await page.evaluate(`location.hash = ${JSON.stringify(`#/containers/${cases[0]}`)}`);
+    await expect.poll(() => page.getByTestId('container-counts').textContent(), soon).toBe('0 containers, 0 units');
+    await page.getByLabel('Units to pack, by serial (one per line or comma-separated)').fill(units.join('\n'));
+    await page.getByRole('button', { name: 'Pack', exact: true }).click();
+    await expect.poll(() => page.getByTestId('packed').textContent(), soon).toBe('Packed 3 units and 0 containers.');
+    await expect.poll(() => page.getByTestId('container-counts').textContent(), soon).toBe('0 containers, 3 units');
+    // The pallet: a malformed SSCC refused naming it, then both cases packed from the keyboard.
+    await page.evaluate(`location.hash = ${JSON.stringify(`#/containers/${pallet}`)}`);
+    await expect.poll(() => page.getByTestId('container-counts').textContent(), soon).toBe('0 containers, 0 units');
+    const ssccs = page.getByLabel('Containers to pack, by SSCC');
+    await ssccs.fill(`${cases[0]}\n123`);
+    await page.getByRole('button', { name: 'Pack', exact: true }).click();
+    await expect.poll(() => ssccs.getAttribute('aria-invalid'), soon).toBe('true');
+    expect(await page.getByRole('alert').textContent()).toContain('ssccs[1]');
+    await ssccs.fill(`${cases[0]}\n${cases[1]}`);
+    await page.getByRole('button', { name: 'Pack', exact: true }).focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.getByTestId('packed').textContent(), soon).toBe('Packed 0 units and 2 containers.');
+    await expect.poll(() => page.getByTestId('container-counts').textContent(), soon).toBe('2 containers, 0 units');
+    // The aggregation tree: the first case opened shows its three units.
+    const tree = page.getByTestId('container-tree');
+    await tree.locator('summary', { hasText: cases[0]! }).click();
+    await expect.poll(() => tree.getByText(units[2]!).count(), soon).toBe(1);
+    // The second case taken out by name.
+    await page.getByLabel('Containers to unpack, by SSCC').fill(cases[1]!);
+    await page.getByRole('button', { name: 'Unpack these' }).click();
+    await expect.poll(() => page.getByTestId('unpacked').textContent(), soon).toBe('Unpacked 0 units and 1 containers.');
+    await expect.poll(() => page.getByTestId('container-counts').textContent(), soon).toBe('1 containers, 0 units');
+    expect((await call('MintService', 'GetContainer', { sscc: cases[1] }))['container']['parent_sscc']).toBeUndefined();
+    expect((await call('MintService', 'GetContainer', { sscc: cases[0] }))['container']['parent_sscc']).toBe(pallet);
+    await photograph('container');
+    // A move on the pallet: every unit inside, through the case, decommissioned as recalled.
+    await page.getByLabel('Decommissioning reason').selectOption({ label: 'recalled' });
+    await page.getByRole('button', { name: "Move the container's units" }).click();
+    await expect.poll(() => page.getByTestId('move-moved').textContent(), { timeout: 30_000, interval: 200 }).toBe('3');
+    // The containers moved with their units: the pallet and the case in it are decommissioned (recalled); the case taken out is not.
+    await expect.poll(async () => (await call('MintService', 'GetContainer', { sscc: pallet }))['container']['state'], soon).toBe('decommissioned');
+    expect((await call('MintService', 'GetContainer', { sscc: cases[0] }))['container']['state']).toBe('decommissioned');
+    expect((await call('MintService', 'GetContainer', { sscc: cases[1] }))['container']['state']).toBe('commissioned');
+    await page.reload();
+    await expect.poll(() => page.getByTestId('container-state').textContent(), soon).toBe('decommissioned (recalled)');
+  }, 120_000);
+
   it("edits a product's passport section by section, shows the API's field error at its section, publishes two versions and lists them with what each changed", async () => {
     const productId = /product_id\s+(\S+)/.exec(output)![1]!;
     await go('Products');
@@ -664,6 +736,54 @@ describe('the web console in chromium against npm start', () => {
     await expect.poll(() => page.getByTestId('passport-state').textContent(), soon).toBe('No draft yet. Not published.');
   }, 60_000);
 
+  it("edits the passport's texts one language at a time, adds a language by keyboard, shows the API's error at the text, and the preview follows the language", async () => {
+    const productId = /product_id\s+(\S+)/.exec(output)![1]!;
+    await page.evaluate(`location.hash = ${JSON.stringify(`#/products/${productId}/passport`)}`);
+    await expect.poll(() => page.getByTestId('passport-state').textContent(), soon).toMatch(/^Draft revision 2, saved/);
+    const texts = page.getByTestId('language-texts');
+    expect(await page.getByLabel('Language of the texts').locator('option').allTextContents()).toEqual(['en']);
+    expect(await texts.getByLabel('description (en)').inputValue()).toBe('Demo wool jacket');
+    expect(await texts.getByLabel('materials[0].name (en)').inputValue()).toBe('Wool');
+    // A tag that is not a language is refused, naming the field; a good one is added from the keyboard and chosen.
+    await page.getByLabel('Add a language').fill('German');
+    await page.getByLabel('Add a language').press('Enter');
+    expect(await texts.getByRole('alert').textContent()).toBe('language: must be a language tag (en, de, fr-CA)');
+    expect(await page.getByLabel('Add a language').getAttribute('aria-invalid')).toBe('true');
+    await page.getByLabel('Add a language').fill('de');
+    await page.getByLabel('Add a language').press('Enter');
+    await expect.poll(() => page.getByLabel('Language of the texts').inputValue(), soon).toBe('de');
+    expect(await texts.getByLabel('description (de)').inputValue()).toBe('');
+    expect(await texts.getByText('en: Demo wool jacket').count()).toBe(1);
+    await texts.getByLabel('description (de)').fill('Demo-Wolljacke');
+    await texts.getByLabel('materials[0].name (de)').fill(' ');
+    // The edit is in the section's JSON, and the preview follows the language chosen.
+    expect(JSON.parse(await page.getByLabel('Content of description (JSON)').inputValue())).toEqual({ en: 'Demo wool jacket', de: 'Demo-Wolljacke' });
+    expect(await page.getByLabel('Language', { exact: true }).inputValue()).toBe('de');
+    await expect.poll(() => page.getByTestId('passport-preview').locator('section[data-section="description"]').textContent(), soon).toContain('Demo-Wolljacke');
+    // A blank text: the API refuses it by its field, shown at that text; nothing is written.
+    await page.getByRole('button', { name: 'Save draft' }).click();
+    const material = texts.getByLabel('materials[0].name (de)');
+    await expect.poll(() => material.getAttribute('aria-invalid'), soon).toBe('true');
+    expect(await texts.getByRole('alert').textContent()).toContain('content.materials[0].name.de: must be a text of 1..300 characters');
+    expect(await page.getByTestId('passport-state').textContent()).toMatch(/^Draft revision 2, saved/);
+    await material.fill('Wolle');
+    await page.getByRole('button', { name: 'Save draft' }).click();
+    await expect.poll(() => page.getByTestId('passport-state').textContent(), soon).toMatch(/^Draft revision 3, saved/);
+    expect(await material.getAttribute('aria-invalid')).toBe('false');
+    await page.getByLabel('Preview as').selectOption('authority');
+    await expect.poll(() => page.getByTestId('passport-preview').locator('section[data-section="materials"]').textContent(), soon).toContain('Wolle');
+    await photograph('passport-languages');
+    // Back to English from the preview's own picker: the texts follow it too.
+    await page.getByLabel('Language', { exact: true }).selectOption('en');
+    await expect.poll(() => page.getByLabel('Language of the texts').inputValue(), soon).toBe('en');
+    expect(await texts.getByLabel('description (en)').inputValue()).toBe('Demo wool jacket');
+    expect(await page.getByTestId('passport-preview').locator('section[data-section="description"]').textContent()).toContain('Demo wool jacket');
+    const draft = (await call('PassportService', 'GetPassport', { product_id: productId }))['draft'] as { revision: number; content: Record<string, any> };
+    expect(draft.revision).toBe(3);
+    expect(draft.content['description']).toEqual({ en: 'Demo wool jacket', de: 'Demo-Wolljacke' });
+    expect(draft.content['materials']).toEqual([{ name: { en: 'Wool', de: 'Wolle' }, massFraction: 0.4 }]);
+  }, 60_000);
+
   it('creates an API key with scopes, shown once, that works with them; pages the keys and revokes one', async () => {
     const origin = new URL(signInLink).origin;
     const brandId = new URLSearchParams(signInLink.split('#')[1]).get('brand')!;
@@ -710,6 +830,75 @@ describe('the web console in chromium against npm start', () => {
     // The secret is gone from the screen once anything else is done.
     expect(await page.getByTestId('api-key').count()).toBe(0);
     await photograph('api-keys');
+  }, 60_000);
+
+  it('issues a passport access credential for a class with an expiry (key shown once), pages the credentials and revokes one', async () => {
+    await go('Passport access');
+    await expect.poll(() => page.getByText('No credentials yet.').count(), soon).toBe(1);
+    // No name and an expiry beyond a year: the API names both fields.
+    await page.getByLabel('Expires (end of day, UTC)').fill(new Date(Date.now() + 800 * 86_400_000).toISOString().slice(0, 10));
+    await page.getByRole('button', { name: 'Issue credential' }).click();
+    await expect.poll(() => page.getByRole('alert').locator('li code').allTextContents(), soon).toEqual(['name', 'expires_at']);
+    expect(await page.getByLabel('Issued to').getAttribute('aria-invalid')).toBe('true');
+    expect(await page.getByLabel('Expires (end of day, UTC)').getAttribute('aria-invalid')).toBe('true');
+    // By keyboard: the name, the class, a date within the year, Enter.
+    const expires = new Date(Date.now() + 30 * 86_400_000).toISOString().slice(0, 10);
+    await page.getByLabel('Issued to').fill('Market surveillance NL');
+    await page.getByLabel('Reads').selectOption({ label: 'authority (market surveillance, customs)' });
+    await page.getByLabel('Expires (end of day, UTC)').fill(expires);
+    await page.getByLabel('Issued to').press('Enter');
+    await expect.poll(() => page.getByTestId('passport-key').textContent(), soon).toMatch(/^pp_/);
+    passportKeySecret = (await page.getByTestId('passport-key').textContent())!;
+    const row = page.locator('tbody tr', { hasText: 'Market surveillance NL' });
+    await expect.poll(() => row.getByTestId('credential-state').textContent(), soon).toBe('active');
+    expect(await row.textContent()).toContain('authority');
+    expect(await row.textContent()).toContain(`${expires} 23:59:59`);
+    expect(await page.getByTestId('passport-credentials').textContent()).not.toContain(passportKeySecret.slice(3));
+    const listed = await call('PassportService', 'ListPassportAccessKeys', {});
+    expect(listed['credentials']).toHaveLength(1);
+    expect(listed['credentials'][0]).toMatchObject({ name: 'Market surveillance NL', access_class: 'PASSPORT_ACCESS_CLASS_AUTHORITY' });
+    expect(JSON.stringify(listed)).not.toContain(passportKeySecret.slice(3));
+    // Twenty more: the list shows 20 a page.
+    for (let i = 0; i < 20; i++) {
+      await call('PassportService', 'IssuePassportAccessKey', { name: `repairer ${i}`, access_class: 'PASSPORT_ACCESS_CLASS_LEGITIMATE_INTEREST', expires_at: new Date(Date.now() + 86_400_000).toISOString() });
+    }
+    await page.reload();
+    await expect.poll(() => page.locator('tbody tr').count(), soon).toBe(20);
+    expect(await page.getByTestId('passport-key').count()).toBe(0);
+    await page.getByRole('navigation', { name: 'Credentials pages' }).getByRole('button', { name: 'Next' }).click();
+    await expect.poll(() => page.locator('tbody tr').count(), soon).toBe(1);
+    // Revoking asks first.
+    await row.getByRole('button', { name: /^Revoke/ }).click();
+    await row.getByRole('button', { name: /^Yes, revoke/ }).click();
+    await expect.poll(() => row.getByTestId('credential-state').textContent(), soon).toMatch(/^revoked \d{4}-/);
+    const revoked = (await call('PassportService', 'ListPassportAccessKeys', {}))['credentials'].find((c: { name: string }) => c.name === 'Market surveillance NL');
+    expect(revoked['revoked_at']).toMatch(/^\d{4}-/);
+    await photograph('passport-access');
+  }, 90_000);
+
+  it("sets the passport page's logo and colour, shows the API's errors at their fields, and previews the header", async () => {
+    await go('Passport style');
+    await page.getByLabel('Logo URL (https)').fill('http://brand.example/logo.png');
+    await page.getByLabel('Colour (#rrggbb)').fill('blue');
+    await page.getByRole('button', { name: 'Save style' }).click();
+    await expect.poll(() => page.locator('[data-field="logo_url"]').textContent(), soon).toBe('logo_url: must be an absolute https URL of at most 2000 ASCII characters');
+    expect(await page.locator('[data-field="colour"]').textContent()).toBe('colour: must be a colour as #rrggbb');
+    expect(await page.getByLabel('Logo URL (https)').getAttribute('aria-invalid')).toBe('true');
+    expect(await page.getByLabel('Colour (#rrggbb)').getAttribute('aria-invalid')).toBe('true');
+    // By keyboard: both fixed, Enter in the colour field.
+    await page.getByLabel('Logo URL (https)').fill('https://brand.example/logo.png');
+    await page.getByLabel('Colour (#rrggbb)').fill('#0B5CAD');
+    expect(await page.getByTestId('style-preview').locator('[data-colour]').getAttribute('data-colour')).toBe('#0B5CAD');
+    expect(await page.getByTestId('style-preview').textContent()).toContain('Demo Brand');
+    await page.getByLabel('Colour (#rrggbb)').press('Enter');
+    await expect.poll(() => page.getByTestId('style-saved').textContent(), soon).toBe('Style saved: logo https://brand.example/logo.png, colour #0b5cad.');
+    expect(await page.locator('[data-field]').count()).toBe(0);
+    // Its deep link opens it again, starting from the style set.
+    await page.reload();
+    await expect.poll(() => page.getByLabel('Colour (#rrggbb)').inputValue(), soon).toBe('#0b5cad');
+    expect(page.url()).toMatch(/#\/passport-style$/);
+    expect(await page.getByLabel('Logo URL (https)').inputValue()).toBe('https://brand.example/logo.png');
+    await photograph('passport-style');
   }, 60_000);
 
   it('adds a member by e-mail address, changes a role, refuses to demote the last owner in its words, and removes the member', async () => {
@@ -793,7 +982,7 @@ describe('the web console in chromium against npm start', () => {
     await photograph('sign-in-oidc');
   }, 120_000);
 
-  it('keeps the token out of the server log: only the banner printed it; the API key the console made is in no line at all', async () => {
+  it('keeps the token out of the server log: only the banner printed it; the API key and the passport access key the console made are in no line at all', async () => {
     const afterBanner = output.slice(output.indexOf(signInLink) + signInLink.length);
     const banner = afterBanner.indexOf(`export TOKEN=${token}`);
     expect(afterBanner.replace(`export TOKEN=${token}`, '')).not.toContain(token);
@@ -801,5 +990,8 @@ describe('the web console in chromium against npm start', () => {
     expect(apiKeySecret).toMatch(/^mk_/);
     expect(output).not.toContain(apiKeySecret);
     expect(output).not.toContain(apiKeySecret.slice(16, 48));
+    expect(passportKeySecret).toMatch(/^pp_/);
+    expect(output).not.toContain(passportKeySecret);
+    expect(output).not.toContain(passportKeySecret.slice(16, 48));
   });
 });

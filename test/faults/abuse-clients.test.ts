@@ -1,14 +1,18 @@
 // Abuse of shared keys against a real API process behind an ingress (the test client stands for
 // the ingress, trusted by TRUSTED_PROXIES): one client's failed authentications lock out that
-// client only, never another client's valid token or API key; and a brand can neither claim a
-// host the control plane answers on nor hide /healthz or an RPC behind a host it holds.
+// client only, never another client's valid token or API key; a brand can neither claim a
+// host the control plane answers on nor hide /healthz or an RPC behind a host it holds; and an
+// anonymous scan flood through the ingress is counted into a few rows of the scan ledger, not
+// stored one by one (SCAN_FLOOD_WINDOW_MS shortened to 2 s so the counted rows come soon).
 
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
-import { createApiKey } from '@mint/usecases';
+import { createApiKey, maintainScanLedger } from '@mint/usecases';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testInfra } from '../support/context.ts';
 import { freshStreamNames } from '../support/nats.ts';
+import { mintCompleted } from '../support/pack-fixtures.ts';
+import { query } from '../support/sql.ts';
 import { setupUseCases, type UseCaseBundle } from '../support/usecases.ts';
 import { killAllApis, spawnApi, type ApiProcess } from './support.ts';
 
@@ -21,7 +25,8 @@ beforeAll(async () => {
   api = await spawnApi({
     databaseUrl: app.database.url, natsUrl: testInfra().natsUrl, ...freshStreamNames(),
     // RATE_LIMIT_AUTH_FAILURES_PER_ADDRESS keeps its default (120 a minute: two bad requests a second).
-    env: { TRUSTED_PROXIES: '127.0.0.1/32,::1/128', PUBLIC_BASE_URL: 'https://mint.example.com', CONTROL_PLANE_HOSTS: 'mint-api.mint.svc.cluster.local,mint.example.com' },
+    env: { TRUSTED_PROXIES: '127.0.0.1/32,::1/128', PUBLIC_BASE_URL: 'https://mint.example.com', CONTROL_PLANE_HOSTS: 'mint-api.mint.svc.cluster.local,mint.example.com',
+      SCAN_FLOOD_WINDOW_MS: '2000' },
   });
 });
 afterAll(async () => {
@@ -102,4 +107,42 @@ describe('hosts the control plane answers on', () => {
     // Anything else on the host is the brand's resolver: its root is not the control plane's.
     expect((await request('/', { headers: { host: domain } })).status).toBe(404);
   });
+});
+
+describe('an anonymous scan flood behind the ingress', () => {
+  it('is counted into a few rows: 3,000 scans of one never-minted serial from one client and 1,000 guessed serials from another', async () => {
+    const brand = await app.seedBrand();
+    await mintCompleted(app.ctx, brand, 3);
+    const [{ slug }] = (await query<{ slug: string }>(app.db.em.fork(), 'select slug from brands where id = ?', [brand.brandId])) as [{ slug: string }];
+    // Today's partition made beforehand, as the executor's sweeper does.
+    await maintainScanLedger(app.ctx, { retentionDays: 0 });
+    const scan = (serial: string, client: string) => request(`/r/${slug}/01/${brand.gtin}/21/${serial}`, { headers: { accept: 'application/json', 'x-forwarded-for': client } });
+    const started = Date.now();
+    const answers: number[] = [];
+    // The issue's flood: one address scanning one serial the brand never minted, as fast as it can.
+    for (let i = 0; i < 3_000; i += 50) answers.push(...(await Promise.all(Array.from({ length: 50 }, () => scan('NEVERMINTED', '203.0.113.50')))).map((a) => a.status));
+    // Then a sweep of guessed serials from another address.
+    for (let i = 0; i < 1_000; i += 50) answers.push(...(await Promise.all(Array.from({ length: 50 }, (_, j) => scan(`GUESS${i + j}`, '198.51.100.60')))).map((a) => a.status));
+    const floodMs = Date.now() - started;
+    // Every scan is answered (the identity's JSON, saying the serial is unknown), whatever is stored.
+    expect(new Set(answers)).toEqual(new Set([200]));
+    const ledger = async () => (await query<{ rows: string; scans: string; sampled: string; flood: string | null }>(app.db.em.fork(),
+      `select count(*)::text as rows, coalesce(sum(scans), 0)::text as scans, count(*) filter (where identifier is null)::text as sampled,
+              sum(scans) filter (where identifier = 'NEVERMINTED')::text as flood
+         from scan_events where brand_id = ?`, [brand.brandId]))[0]!;
+    let found = await ledger();
+    for (let i = 0; i < 200 && Number(found.scans) < 4_000; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      found = await ledger();
+    }
+    const windows = Math.ceil((Date.now() - started) / 2_000) + 1;
+    console.log(`scan flood behind a proxy: 4,000 anonymous scans in ${floodMs} ms stored as ${found.rows} rows`
+      + ` (${found.sampled} sampled), counting ${found.scans} scans; the one serial's 3,000 counted exactly: ${found.flood}`);
+    expect(Number(found.scans)).toBe(4_000);
+    expect(Number(found.flood)).toBe(3_000);
+    expect(Number(found.sampled)).toBeGreaterThanOrEqual(1);
+    // Per 2 s window at most: the serial's row and its counted repeats, the brand's 100 never-issued serials one by one, one sampled row.
+    expect(Number(found.rows)).toBeLessThanOrEqual(windows * 103);
+    expect(Number(found.rows)).toBeLessThan(400);
+  }, 120_000);
 });

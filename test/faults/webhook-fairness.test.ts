@@ -3,7 +3,8 @@
 // bound; an endpoint that keeps failing is paused by its circuit breaker and holds no slot; a brand
 // has at most WEBHOOK_MAX_ENDPOINTS_PER_BRAND endpoints, listed keyset paged; managing endpoints
 // writes one delivery per change (to the endpoint concerned), not one to every endpoint. Each
-// scenario prints one line with what it measured.
+// scenario prints one line with what it measured. FAULT_WEBHOOK_TIMEOUT_MS sets the time limit on
+// brand A's hanging requests (default 1 s; the issue's 10 s holds the same bound).
 
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Writable } from 'node:stream';
@@ -11,7 +12,7 @@ import { Code } from '@connectrpc/connect';
 import { appendEvents } from '@mint/db';
 import type { NewEvent, RetryPolicy } from '@mint/domain';
 import { createLogger } from '@mint/runtime';
-import { createWebhookEndpoint, createWebhookSender } from '@mint/usecases';
+import { createWebhookEndpoint, createWebhookSender, drainWebhookFanout } from '@mint/usecases';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, errorOf, inProcessApi } from '../../services/api/test/support.ts';
 import { startWebhookWorker, type WebhookWorker } from '../../services/executor/src/webhook-worker.ts';
@@ -52,7 +53,7 @@ async function receiver(handler?: Parameters<typeof startWebhookReceiver>[0]): P
   return started;
 }
 
-/** `count` events of the brand, committed together with their deliveries. */
+/** `count` events of the brand, committed with their fan-out markers (the worker's fan-out writes their deliveries). */
 async function events(brand: SeededBrand, count: number): Promise<void> {
   const event: NewEvent = { brandId: brand.brandId, eventType: 'mint_units_activated', entityType: 'mint_batch', entityId: brand.productId, actor: null, payload: {} };
   await app.db.em.fork().transactional((em) => appendEvents(em, new Date(), Array.from({ length: count }, () => event)));
@@ -66,7 +67,8 @@ async function deliveryCounts(brandId: string): Promise<Map<string, number>> {
 
 describe('fault: one brand\'s webhook endpoints that never answer', () => {
   it('do not delay another brand\'s delivery beyond the bound (5 s), whatever their backlog', async () => {
-    const timeoutMs = 1_000;
+    // The sender's time limit on brand A's hanging requests: 1 s keeps the scenario short; FAULT_WEBHOOK_TIMEOUT_MS=10000 is the issue's.
+    const timeoutMs = Number(process.env['FAULT_WEBHOOK_TIMEOUT_MS'] ?? 1_000);
     // Requests held open right now (each ends when the sender gives up and closes it), and the most at once.
     let open = 0;
     let held = 0;
@@ -104,7 +106,7 @@ describe('fault: one brand\'s webhook endpoints that never answer', () => {
       + ` while brand A's 20 endpoints hang (${timeoutMs} ms time limit, 8 slots, perBrand 4); brand A held at most ${held} requests at once`);
     expect(latencyMs).toBeLessThanOrEqual(5_000);
     expect(held).toBeLessThanOrEqual(4);
-  }, 60_000);
+  }, 120_000);
 });
 
 describe('fault: an endpoint that keeps failing', () => {
@@ -179,8 +181,9 @@ describe('abuse: webhook endpoints of one brand', () => {
     const seconds = (performance.now() - started) / 1000;
     expect(accepted).toBe(20);
     expect((await query<{ n: string }>(app.db.em.fork(), 'select count(*) as n from webhook_endpoints where brand_id = ?', [other.brandId]))[0]!.n).toBe('20');
-    // One event then writes at most 20 deliveries.
+    // One event then writes at most 20 deliveries (the fan-out, after the event's commit).
     await events(other, 1);
+    await drainWebhookFanout(app.ctx);
     const perEvent = [...(await deliveryCounts(other.brandId)).values()].reduce((x, y) => x + y, 0) - 20;
     expect(perEvent).toBe(20);
     console.log(`webhook-endpoint-limit: 2,000 creation attempts in ${seconds.toFixed(1)} s, ${accepted} accepted (limit 20); one event wrote ${perEvent} deliveries`);
@@ -215,6 +218,7 @@ describe('abuse: webhook endpoints of one brand', () => {
     await hooks.updateWebhookEndpoint({ brandId: brand.brandId, endpointId: ids[0]!, description: 'changed' }, owner);
     await hooks.rotateWebhookSecret({ brandId: brand.brandId, endpointId: ids[1]! }, owner);
     await hooks.deleteWebhookEndpoint({ brandId: brand.brandId, endpointId: ids[9]! }, owner);
+    await drainWebhookFanout(app.ctx);
     const counts = await deliveryCounts(brand.brandId);
     // Its own creation, plus its own update or rotation: 11 in all, where delivering each to every endpoint wrote 72.
     expect(ids.slice(0, 9).map((id) => counts.get(id) ?? 0)).toEqual([2, 2, 1, 1, 1, 1, 1, 1, 1]);

@@ -255,9 +255,16 @@ describe('configmap.yaml', () => {
 
   it("sets each variable with the chart's default values to the process default (the defaults object), so the chart cannot drift from it", () => {
     const plain = one(defaults, 'configmap.yaml').data as Record<string, string>;
+    // The deployments' own literal variables too (the webhook worker's and the endpoint limit).
+    const literal = (template: string) => Object.fromEntries(((container(one(defaults, template)).env ?? []) as { name: string; value?: unknown }[])
+      .filter((e) => typeof e.value === 'string').map((e) => [e.name, e.value as string]));
+    // SHUTDOWN_TIMEOUT_MS is sized to the pods' termination grace period on purpose, not to the process default.
+    const { SHUTDOWN_TIMEOUT_MS: _sized, ...deployed } = { ...literal('api-deployment.yaml'), ...literal('executor-deployment.yaml') };
+    const set = { ...plain, ...deployed };
     const variables = new Map(configVariables().map((v) => [v.variable, v.field]));
     const process = loadConfig({}) as unknown as Record<string, unknown>;
-    const drifted = Object.entries(plain).filter(([name]) => variables.has(name))
+    expect(Object.keys(set)).toEqual(expect.arrayContaining(['WEBHOOK_MAX_ENDPOINTS_PER_BRAND', 'WEBHOOK_PER_BRAND_CONCURRENCY', 'PACK_CONCURRENCY_PER_BRAND', 'IMPORT_CONCURRENCY_PER_BRAND']));
+    const drifted = Object.entries(set).filter(([name]) => variables.has(name))
       .filter(([name, value]) => JSON.stringify((loadConfig({ [name]: value }) as unknown as Record<string, unknown>)[variables.get(name)!]) !== JSON.stringify(process[variables.get(name)!]))
       .map(([name, value]) => `${name}=${value}`);
     expect(drifted).toEqual([]);
@@ -284,6 +291,10 @@ describe('configmap.yaml', () => {
       RATE_LIMIT_RESOLVER_PER_ADDRESS: '0',
       RATE_LIMIT_DOWNLOADS_PER_ADDRESS: '120',
       RATE_LIMIT_AUTH_FAILURES_PER_ADDRESS: '30',
+      SCAN_FLOOD_WINDOW_MS: '30000',
+      // 0 (sample every never-issued serial) is written, not mistaken for unset.
+      SCAN_FLOOD_NEVER_ISSUED_PER_WINDOW: '0',
+      SCAN_FLOOD_MAX_TRACKED: '200000',
       TRUSTED_PROXIES: '10.42.0.0/16,fd00::/8',
       SCAN_COUNTRY_HEADER: 'cf-ipcountry',
       CONTROL_PLANE_HOSTS: 'mint-prod-api.mint.svc.cluster.local,api.mint.example.com',
@@ -300,7 +311,7 @@ describe('configmap.yaml', () => {
       'HTTP_BODY_TIMEOUT_MS', 'HTTP2_MAX_CONCURRENT_STREAMS', 'WATCH_MAX_DURATION_MS', 'WATCH_MAX_STREAMS_PER_CALLER', 'RATE_LIMIT_PER_CREDENTIAL',
       'RATE_LIMIT_RESOLVER_PER_ADDRESS', 'RATE_LIMIT_DOWNLOADS_PER_ADDRESS', 'RATE_LIMIT_AUTH_FAILURES_PER_ADDRESS', 'CORS_ALLOWED_ORIGINS',
       'REFLECTION_ALLOW_ANONYMOUS', 'ENABLE_SET_MINT_BATCH_STATUS', 'METRICS_PORT', 'TRUSTED_PROXIES', 'CONTROL_PLANE_HOSTS', 'BRAND_DOMAIN_DELEGATED_ZONES',
-      'SCAN_COUNTRY_HEADER',
+      'SCAN_COUNTRY_HEADER', 'SCAN_FLOOD_WINDOW_MS', 'SCAN_FLOOD_NEVER_ISSUED_PER_WINDOW', 'SCAN_FLOOD_MAX_TRACKED',
     ]) expect(Object.keys(plain), name).not.toContain(name);
   });
 

@@ -7,16 +7,19 @@ import type { ResolverService } from './gen/mint/v1/resolver_service_pb.js';
 import type { WebhookService } from './gen/mint/v1/webhook_service_pb.js';
 import type { ScanService } from './gen/mint/v1/scan_service_pb.js';
 import type { PassportService } from './gen/mint/v1/passport_service_pb.js';
+import type { PartnerService } from './gen/mint/v1/partner_service_pb.js';
 import type { WorkspaceService } from './gen/mint/v1/workspace_service_pb.js';
 
 export * from './gen/mint/v1/common_pb.js';
 export * from './gen/mint/v1/mint_service_pb.js';
+export * from './gen/mint/v1/containers_pb.js';
 export * from './gen/mint/v1/catalog_service_pb.js';
 export * from './gen/mint/v1/resolver_service_pb.js';
 export * from './gen/mint/v1/webhook_service_pb.js';
 export * from './gen/mint/v1/account_service_pb.js';
 export * from './gen/mint/v1/scan_service_pb.js';
 export * from './gen/mint/v1/passport_service_pb.js';
+export * from './gen/mint/v1/partner_service_pb.js';
 export * from './gen/mint/v1/workspace_service_pb.js';
 
 /** Where and as whom the clients call. */
@@ -46,6 +49,7 @@ export interface MintClient {
   readonly webhooks: Client<typeof WebhookService>;
   readonly scans: Client<typeof ScanService>;
   readonly passports: Client<typeof PassportService>;
+  readonly partners: Client<typeof PartnerService>;
   readonly account: Client<typeof AccountService>;
   readonly workspace: Client<typeof WorkspaceService>;
 }

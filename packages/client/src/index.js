@@ -12,16 +12,19 @@ import { ResolverService } from './gen/mint/v1/resolver_service_pb.js';
 import { WebhookService } from './gen/mint/v1/webhook_service_pb.js';
 import { ScanService } from './gen/mint/v1/scan_service_pb.js';
 import { PassportService } from './gen/mint/v1/passport_service_pb.js';
+import { PartnerService } from './gen/mint/v1/partner_service_pb.js';
 import { WorkspaceService } from './gen/mint/v1/workspace_service_pb.js';
 
 export * from './gen/mint/v1/common_pb.js';
 export * from './gen/mint/v1/mint_service_pb.js';
+export * from './gen/mint/v1/containers_pb.js';
 export * from './gen/mint/v1/catalog_service_pb.js';
 export * from './gen/mint/v1/resolver_service_pb.js';
 export * from './gen/mint/v1/webhook_service_pb.js';
 export * from './gen/mint/v1/account_service_pb.js';
 export * from './gen/mint/v1/scan_service_pb.js';
 export * from './gen/mint/v1/passport_service_pb.js';
+export * from './gen/mint/v1/partner_service_pb.js';
 export * from './gen/mint/v1/workspace_service_pb.js';
 
 /**
@@ -60,6 +63,7 @@ export function createMintClient(options) {
     webhooks: createClient(WebhookService, transport),
     scans: createClient(ScanService, transport),
     passports: createClient(PassportService, transport),
+    partners: createClient(PartnerService, transport),
     account: createClient(AccountService, transport),
     workspace: createClient(WorkspaceService, transport),
   };

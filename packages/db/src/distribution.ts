@@ -18,8 +18,10 @@ export const distributedTables = [
   'mint_jobs', 'mint_batches', 'mint_units', 'mint_lots', 'mint_events', 'mint_kpis', 'mint_preflights', 'payload_packs',
   'products', 'production_batches', 'product_imports', 'import_keys', 'memberships', 'idempotency_records', 'resolver_links', 'scan_events', 'scan_ingest_batches',
   'scan_alert_settings', 'scan_daily_rollups', 'scan_rollup_days',
-  'webhook_endpoints', 'webhook_deliveries', 'passport_drafts', 'passport_versions',
+  'webhook_endpoints', 'webhook_deliveries', 'webhook_fanouts', 'passport_drafts', 'passport_versions',
   'unit_states', 'serial_moves', 'epcis_events',
+  'container_settings', 'container_mints', 'containers', 'unit_containers', 'container_ops',
+  'partners', 'partner_grants', 'allocation_requests', 'unit_allocations',
 ] as const;
 
 /**

@@ -8,7 +8,7 @@ export { MintPreflight, MintJob, MintBatch, MintLot, MintUnit, MintKpis } from '
 export { MintEvent, PayloadPack, OutboxMessage, IdempotencyRecord, type StoredPackProfile, storedPackProfile } from './entities/activity.ts';
 export { ScanAlertSettingsRow, ScanDailyRollup, ScanEvent, ScanIngestBatch, ScanRollupDay } from './entities/scans.ts';
 export { ResolverLink } from './entities/links.ts';
-export { WebhookEndpoint, WebhookDelivery } from './entities/webhooks.ts';
+export { WebhookEndpoint, WebhookDelivery, WebhookFanout } from './entities/webhooks.ts';
 export { PassportDraft, PassportVersion, PassportAccessKey, PassportSigningKey } from './entities/passports.ts';
 export { entities } from './entities/index.ts';
 export {
@@ -73,7 +73,7 @@ export {
   findScanAlertSettings, saveScanAlertSettings, type SuspectMark, markUnitsSuspect, type SuspectState, lockSuspectUnit, unmarkUnitSuspect
 } from './repositories/scan-alerts.ts';
 export {
-  upsertLinkRow, replaceLevelLinks, deleteLinkRow, notifyResolverAnswers, findLink, linksOfScope, listLinkRows, createLinkReader, listenForLinkChanges,
+  upsertLinkRow, upsertLinkRows, type LinkRowWrite, replaceLevelLinks, deleteLinkRow, notifyResolverAnswers, findLink, linksOfScope, listLinkRows, createLinkReader, listenForLinkChanges,
   linkChangeChannel, type LinkRecord, type LinkFilter, type CachedLinks, type LinkReader, type LinkChangeFeed, type LinkChangeHandlers
 } from './repositories/links.ts';
 export { lockBrandResolverSettings, updateBrandResolverDomain, type BrandResolverSettings } from './repositories/brand-domains.ts';
@@ -85,7 +85,9 @@ export {
   requeueWebhookDelivery, claimWebhookDeliveries, resumeWebhookDeliveries, webhookParkedUntil, recordWebhookAttempt, readWebhookBacklog, markWebhookEndpointFailing, type WebhookEndpointRecord,
   listWebhookSecretsToSeal, replaceWebhookSecrets, type StoredWebhookSecrets,
   type WebhookEndpointChange, type WebhookDeliveryRecord, type WebhookClaim, type WebhookAttemptRecord,
-  countWebhookEndpointsLocked, type WebhookClaimLimits, type WebhookClaimBatch
+  countWebhookEndpointsLocked, type WebhookClaimLimits, type WebhookClaimBatch,
+  webhookFanoutBrands, takeWebhookFanouts, countWebhookEndpoints, insertFanoutDeliveries, deleteWebhookFanouts, fanOutWebhookBrand,
+  type WebhookFanoutLimits,
 } from './repositories/webhooks.ts';
 export {
   type PassportKey, type PassportDraftRow, type PassportVersionRow, findPassportDraft, savePassportDraft, latestPassportVersion, findPassportVersion,
@@ -99,3 +101,17 @@ export {
   claimRunningSerialMove, insertEpcisEvents, queryEpcisEvents, finishSerialMove, readEpcisEventIds,
   type UnitForMove, type UnitSelector, type SerialWrite, type SerialMoveRecord, type NewSerialMove, type NewEpcisEvent, type EpcisQuery,
 } from './repositories/serials.ts';
+export { ContainerSettingsRow, ContainerMintRow, ContainerRow, UnitContainerRow, ContainerOpRow } from './entities/containers.ts';
+export {
+  readBrandContainerConfig, setBrandCompanyPrefix, setContainerMaxDepth, allocateSerialRefs, insertContainerMint, findContainerMintByKey, insertContainers,
+  listSsccsOfMint, ssccOfContainer, findContainersBySscc, findContainerBySscc, ancestorsOf, heightsOf, containerTree, unitsInContainers, containersOfUnits, packUnits,
+  packContainers, unpackUnits, unpackContainers, moveContainerStates, containerContents, countContents, insertContainerOp, findContainerOpByKey,
+  findBrandIdBySlug, containerPartners, type BrandContainerConfig, type ContainerMintRecord, type ContainerRecord, type PackedUnit, type ContentsPage, type ContentsCursor,
+  type ContainerOpRecord,
+} from './repositories/containers.ts';
+export { PartnerRow, PartnerGrantRow, AllocationRequestRow, UnitAllocationRow } from './entities/partners.ts';
+export {
+  insertPartner, findPartner, insertPartnerGrant, findPartnerGrant, addGrantAllocated, listPartners, findAllocationRequestByKey, insertAllocationRequest,
+  allocatableBatches, allocateUnits, readAllocatedUnits, readUnitPartners, countAllocatedStates, countUnlistedSerials,
+  type PartnerRecord, type NewPartnerGrant, type PartnerGrantRecord, type PartnerListing, type AllocationRequestRecord, type AllocatedUnit,
+} from './repositories/partners.ts';

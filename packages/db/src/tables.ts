@@ -15,6 +15,8 @@ interface Int8Columns {
   scan_events: 'id';
   scan_daily_rollups: 'scans' | 'never_issued';
   scan_rollup_days: 'version' | 'rolled_version';
+  container_settings: 'next_serial_ref';
+  container_mints: 'first_serial_ref';
 }
 
 /** json/jsonb columns: written as JSON text (a JavaScript array parameter would become a PostgreSQL array), read parsed. */

@@ -38,6 +38,13 @@
  * | passport_access_key_issued | passport_access_key | IssuePassportAccessKey (payload: name, access_class, expires_at; never the key) |
  * | passport_access_key_revoked | passport_access_key | RevokePassportAccessKey (payload: name, access_class) |
  * | passport_style_set        | brand       | SetPassportStyle changes the logo or colour of the brand's passport pages (payload: logo_url, colour) |
+ * | container_settings_set    | brand       | SetContainerSettings changes the brand's GS1 company prefix or max_depth (payload: gs1_company_prefix, max_depth) |
+ * | containers_minted         | container_mint | MintContainers issues SSCCs (payload: level, count, first_sscc, last_sscc) |
+ * | container_packed          | container   | PackContainer or a captured packing AggregationEvent (entity: the SSCC; payload: op_id, units, containers, serials (at most 100), ssccs (at most 100)) |
+ * | container_unpacked        | container   | UnpackContainer or a captured unpacking AggregationEvent (entity: the SSCC; payload as container_packed) |
+ * | partner_created           | partner     | CreatePartner (payload: name) |
+ * | partner_key_granted       | partner     | GrantPartnerKey (payload: key_id, name, product_id, mint_batch_id, quota; never the key) |
+ * | serials_allocated         | mint_batch  | AllocateSerials moved units of the batch to a partner's allocation (payload: request_id, partner_id, key_id, count, serials (at most 100), first_seq, last_seq) |
  * | api_key_created           | api_key     | CreateApiKey (payload: name, prefix, scopes; never the key) |
  * | api_key_revoked           | api_key     | RevokeApiKey revokes a key in force (payload: name, prefix) |
  * | brand_member_added        | membership  | AddBrandMember (entity: the user id; payload: user_id, email, role, user_created) |
@@ -87,6 +94,13 @@ export type EventType =
   | 'passport_access_key_issued'
   | 'passport_access_key_revoked'
   | 'passport_style_set'
+  | 'container_settings_set'
+  | 'containers_minted'
+  | 'container_packed'
+  | 'container_unpacked'
+  | 'partner_created'
+  | 'partner_key_granted'
+  | 'serials_allocated'
   | 'api_key_created'
   | 'api_key_revoked'
   | 'brand_member_added'
@@ -95,7 +109,7 @@ export type EventType =
 
 /** Kind of entity an event is about. */
 export type EntityType = 'mint_job' | 'mint_batch' | 'mint_unit' | 'payload_pack' | 'product' | 'resolver_link' | 'webhook_endpoint' | 'brand' | 'scan' | 'serial_move'
-  | 'passport' | 'passport_access_key' | 'api_key' | 'membership';
+  | 'passport' | 'passport_access_key' | 'container_mint' | 'container' | 'api_key' | 'membership' | 'partner';
 
 /** An event to append, before it gets its id and time. */
 export interface NewEvent {

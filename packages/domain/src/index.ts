@@ -103,6 +103,10 @@ export {
   reactivateSerials, serialMoveOf, type SerialRefusal, refusalOf, moveOneSerial, activeDelta, publicStanding, type EpcisVocabulary, epcisVocabularyOf,
 } from './serial-state.ts';
 export {
+  maxAllocationQuantity, maxPartnerQuota, maxPartnerNameLength, partnerActions, isPartnerAction, partnerKeyScopes, type PartnerRestriction,
+  partnerGrantViolations, quotaRefusal, allocationVocabulary,
+} from './partner.ts';
+export {
   type PassportAccessClass, passportAccessClasses, restrictedPassportClasses, type PassportLevel, type LocalText, type Measure, type PassportLink, type Party,
   type Material, type Emissions, type Circularity, type ConformityClaim, type DueDiligenceStatement, type PassportExtension, type Dimensions,
   type PassportContent, passportSections, type PassportSection, maxPassportBytes, type PassportContentResult, readPassportContent, canonicalJson,
@@ -111,5 +115,10 @@ export {
 } from './passport.ts';
 export {
   passportCredentialContexts, type PassportCredentialInput, passportCredential, didWebOf, minStatusListBits, encodeStatusList, statusListCredential, statusListEntry,
-  didDocument
+  didDocument, passportStatusPath, passportStatusListUrl, type IdentityPassportInput, identityPassportCredential, credentialIssuerOf
 } from './passport-credential.ts';
+export {
+  ssccLength, gs1CheckDigit, isSscc, ssccViolations, companyPrefixViolations, serialReferenceCapacity, ssccOf, containerUri, ssccOfUri,
+  containerLevelViolations, defaultContainerMaxDepth, maxContainerMaxDepth, type ContainerState, containerStates, containerStateAfter,
+  type PackRefusal, unitPackRefusal, containerPackRefusal, checkPackParent, aggregationVocabulary,
+} from './containers.ts';

@@ -5,6 +5,7 @@
  */
 import { gzipSync } from 'node:zlib';
 import { localText, type PassportContent, type PassportLevel, type PassportLink } from './passport.ts';
+import type { ResolverKey } from './resolution.ts';
 
 /** The W3C VC 2.0 context and UNTP DPP's working context, the first two of every passport credential. */
 export const passportCredentialContexts = ['https://www.w3.org/ns/credentials/v2', 'https://test.uncefact.org/vocabulary/untp/dpp/working/'] as const;
@@ -107,6 +108,58 @@ export function passportCredential(input: PassportCredentialInput): Record<strin
     ...(input.status == null ? {} : { credentialStatus: input.status }),
     credentialSubject: subject,
   };
+}
+
+/** Where a brand's passport status list is served below an issuer's origin: `{origin}/.well-known/passport-status/{brand slug}`. */
+export const passportStatusPath = '/.well-known/passport-status/';
+/** The URL of a brand's status list credential under an issuer's origin (`https://host[:port]`). */
+export const passportStatusListUrl = (origin: string, slug: string): string => `${origin}${passportStatusPath}${slug}`;
+
+/** What {@link identityPassportCredential} needs of a published passport version. */
+export interface IdentityPassportInput {
+  /** The resolver key of the identity asked for (its GTIN, lot and serial or token). */
+  readonly key: ResolverKey;
+  /** The identity's URI under the host that answers (its linkset anchor); its host is the issuer's did:web. */
+  readonly anchor: string;
+  /** Product name. */
+  readonly title: string;
+  /** The brand (its name is the issuer's, its slug names its status list); null: no status entry. */
+  readonly brand: { readonly name: string; readonly slug: string } | null;
+  /** The content the reader may see (restricted sections only for a holder of their class). */
+  readonly content: PassportContent;
+  /** The version's number, publication time and status list index. */
+  readonly version: number;
+  readonly publishedAt: Date;
+  readonly statusIndex: number;
+  /** The reader's languages, preferred first (none: the brand's own order). */
+  readonly languages: readonly string[];
+}
+
+/**
+ * The UNTP DPP credential (unsigned) of an identity's published passport as the resolver serves
+ * it at `anchor`: its id the version's own URL (`{anchor}?passportVersion=N`), issued by the
+ * did:web of the anchor's host (the service's host or a brand domain, each its own issuer), the
+ * subject's level from the key (a unit: item, a lot: batch, a GTIN: model), and its entry in the
+ * brand's status list under that host. The same inputs give the same bytes, which is what lets a
+ * signature be kept per version, reader's sections, language and host.
+ */
+export function identityPassportCredential(input: IdentityPassportInput): Record<string, unknown> {
+  const { key } = input;
+  const origin = new URL(input.anchor);
+  return passportCredential({
+    id: `${input.anchor}?passportVersion=${input.version}`, issuer: { id: didWebOf(origin.host), name: input.brand?.name ?? '' },
+    subject: input.anchor, name: input.title, gtin: key.kind === 'token' ? null : key.gtin,
+    lot: key.kind === 'lot' ? key.lot : key.kind === 'serial' ? key.lot ?? null : null,
+    serial: key.kind === 'serial' ? key.serial : key.kind === 'token' ? key.token : null,
+    level: key.kind === 'serial' || key.kind === 'token' ? 'unit' : key.kind === 'lot' ? 'lot' : 'model',
+    content: input.content, validFrom: input.publishedAt, languages: input.languages, vocabulary: `${origin.origin}/ns/passport#`,
+    status: input.brand === null ? null : statusListEntry(passportStatusListUrl(origin.origin, input.brand.slug), input.statusIndex),
+  });
+}
+
+/** The issuer (a did:web) of a credential built by {@link passportCredential}. */
+export function credentialIssuerOf(credential: Record<string, unknown>): string {
+  return (credential['issuer'] as { readonly id: string }).id;
 }
 
 /** The `did:web` of a host (a port's colon percent-encoded, as did:web requires). */

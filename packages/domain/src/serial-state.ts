@@ -107,7 +107,9 @@ export type SerialRefusal =
   /** Decommissioned for a reason that does not allow reactivation (the report names the reason). */
   | 'reason_final'
   /** Its batch is voided: its identities are withdrawn for good. */
-  | 'batch_voided';
+  | 'batch_voided'
+  /** A partner key's move named a serial of the brand that is not in the partner's allocation (another partner's, or never allocated). */
+  | 'not_allocated';
 
 /** True when a unit in `state` (decommissioned for `reason`) may take `move`; otherwise the refusal. */
 export function refusalOf(move: SerialMove, state: SerialState, reason: DecommissionReason | null): SerialRefusal | null {

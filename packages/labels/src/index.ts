@@ -3,3 +3,4 @@ export { type Paper, paperSizesMm, type SheetLayout, defaultSheetLayout, checkSh
 export { svgLabel, svgModuleMm } from './svg.ts';
 export { zplLabel, type ZplDpi, zplLabelWidthMm } from './zpl.ts';
 export { pdfSheets } from './pdf.ts';
+export { reportPdf, type ReportDocument, type ReportTable } from './report-pdf.ts';

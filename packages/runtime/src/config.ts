@@ -3,7 +3,7 @@
 // surfacing later as a confusing runtime failure.
 
 import { isIP } from 'node:net';
-import { parseSecretKeys, parseSigningKeys, type SigningKey } from '@mint/domain';
+import { defaultScanFloodLimits, parseSecretKeys, parseSigningKeys, type SigningKey } from '@mint/domain';
 
 /** pino's level names, lowest to highest, plus `silent`; `LOG_LEVEL` must be one of them. */
 export const logLevels = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
@@ -62,6 +62,9 @@ export const defaults = {
   resolverLastKnownUnits: 100_000,
   rateLimitDownloadsPerAddress: 600,
   rateLimitAuthFailuresPerAddress: 120,
+  scanFloodWindowMs: defaultScanFloodLimits.windowMs,
+  scanFloodNeverIssuedPerWindow: defaultScanFloodLimits.unknownPerWindow,
+  scanFloodMaxTracked: defaultScanFloodLimits.maxTracked,
   /** No proxy is trusted: the client address is the TCP peer. */
   trustedProxies: [] as readonly string[],
   /** The hosts the control plane answers on: the public host and `localhost`. */
@@ -336,6 +339,21 @@ export interface Config {
    */
   readonly rateLimitAuthFailuresPerAddress: number;
   /**
+   * `SCAN_FLOOD_WINDOW_MS`: the resolver's scan flood window (1000..3600000): one client's repeats of one scan within it are stored as
+   * one row and one row counting the rest, and the never-issued budget below is per window.
+   */
+  readonly scanFloodWindowMs: number;
+  /**
+   * `SCAN_FLOOD_NEVER_ISSUED_PER_WINDOW`: scans of serials a brand never issued that one API process stores one by one per brand and
+   * window (0..1000000); the rest of the window's are counted per GTIN into one sampled row.
+   */
+  readonly scanFloodNeverIssuedPerWindow: number;
+  /**
+   * `SCAN_FLOOD_MAX_TRACKED`: (client, scan) pairs the flood gate remembers at once (1..10000000, a few MB at 50,000); beyond it a new
+   * pair's scans are stored one by one.
+   */
+  readonly scanFloodMaxTracked: number;
+  /**
    * `TRUSTED_PROXIES`: comma-separated addresses or CIDR ranges of the proxies in front of the API; only when the TCP peer is one
    * are `Forwarded` / `X-Forwarded-For` read for the per-address limits; chart value `api.trustedProxies`.
    */
@@ -470,6 +488,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitResolverPerAddress: read.integer('RATE_LIMIT_RESOLVER_PER_ADDRESS', defaults.rateLimitResolverPerAddress, 0, 1_000_000),
     rateLimitDownloadsPerAddress: read.integer('RATE_LIMIT_DOWNLOADS_PER_ADDRESS', defaults.rateLimitDownloadsPerAddress, 0, 1_000_000),
     rateLimitAuthFailuresPerAddress: read.integer('RATE_LIMIT_AUTH_FAILURES_PER_ADDRESS', defaults.rateLimitAuthFailuresPerAddress, 0, 1_000_000),
+    scanFloodWindowMs: read.integer('SCAN_FLOOD_WINDOW_MS', defaults.scanFloodWindowMs, 1_000, 3_600_000),
+    scanFloodNeverIssuedPerWindow: read.integer('SCAN_FLOOD_NEVER_ISSUED_PER_WINDOW', defaults.scanFloodNeverIssuedPerWindow, 0, 1_000_000),
+    scanFloodMaxTracked: read.integer('SCAN_FLOOD_MAX_TRACKED', defaults.scanFloodMaxTracked, 1, 10_000_000),
     trustedProxies: read.string('TRUSTED_PROXIES') === undefined ? defaults.trustedProxies : read.addressList('TRUSTED_PROXIES'),
     scanCountryHeader: read.pattern('SCAN_COUNTRY_HEADER', /^[A-Za-z0-9-]{1,64}$/, 'an HTTP header name (letters, digits and dashes)')?.toLowerCase(),
     controlPlaneHosts: read.hostList('CONTROL_PLANE_HOSTS') ?? defaults.controlPlaneHosts(publicBaseUrl),

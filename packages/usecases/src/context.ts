@@ -95,4 +95,6 @@ export function createUseCaseContext(options: UseCaseContextOptions): UseCaseCon
 /** Who caused a change, for the audit trail: a user id or an API key id. */
 export interface Actor {
   readonly id: string;
+  /** The partner of a partner key: a move then touches only the serials allocated to it. Absent or null: the brand itself. */
+  readonly partnerId?: string | null;
 }

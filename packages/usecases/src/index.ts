@@ -3,9 +3,9 @@ export { createUseCaseContext, type UseCaseContext } from './context.ts';
 export { requestFingerprint, purgeExpiredIdempotencyRecords, idempotencyKeysOf } from './idempotency.ts';
 export {
   verifyApiKey, recordApiKeyUse, issueAccessToken, apiKeyUseIntervalMs, authenticate, authorizeAuthenticated, authorize, listMyMemberships, type
-  Credentials, type Caller, type Authenticated, createWorkspace, createUser, grantRole, createApiKey, seedDemo, listApiKeys, revokeApiKey,
-  setApiAccess, type DemoSeed, createApiKeyOf, listApiKeysOf, revokeApiKeyOf, listBrandMembersOf, addBrandMember, setBrandMemberRole, removeBrandMember,
-  type ApiKeyView, type BrandMemberView,
+  Credentials, type Caller, type Authenticated, type OperationAccess, partnerKeyRefusal, createWorkspace, createUser, grantRole, createApiKey,
+  seedDemo, listApiKeys, revokeApiKey, setApiAccess, type DemoSeed, createApiKeyOf, listApiKeysOf, revokeApiKeyOf, listBrandMembersOf, addBrandMember,
+  setBrandMemberRole, removeBrandMember, type ApiKeyView, type BrandMemberView,
 } from './access/index.ts';
 export {
   upsertProduct, getProduct, listProducts, upsertProductionBatch, type ProductView,
@@ -16,7 +16,12 @@ export {
 } from './imports/index.ts';
 export {
   setMintBatchStatus, moveSerials, continueSerialMove, runSerialMoveChunk, getSerialMove, epcisDocument, type SerialMoveTarget, type MoveSerialsInput,
-  type SerialMoveReport, queryEpcis, captureEpcisDocument, reconcileMintBatch, reconciliationCsv,
+  type SerialMoveReport, queryEpcis, captureEpcisDocument, reconcileMintBatch, reconciliationCsv, reconciliationPdf, reconciliationDocument,
+  documentFormats, type DocumentFormat, type PartnerReconciliation, type ReconciliationDocument, createPartner, grantPartnerKey, listPartners,
+  revokePartnerKey, allocateSerials, allocationEpcisEvents, getPartnerAllocation, type GrantPartnerKeyInput, type GrantedPartnerKey, type
+  PartnerCaller, type AllocateSerialsInput, type SerialAllocation, type PartnerAllocationView, setContainerSettings, getContainerSettings,
+  mintContainers, packContainer, unpackContainer, getContainer, resolveContainer, mayReadContainerContents, maxMintContainers, maxPackItems,
+  maxContentsPage, type ContainerOpResult, type PublicContainer,
 } from './lifecycle/index.ts';
 export {
   upsertLink, listLinks, deleteLink, replaceLinks, type LinkView, setBrandResolverDomain,
@@ -36,7 +41,7 @@ export {
   type PassportKeyInput, type PassportVersionView, getPassport, updatePassportDraft, publishPassport, listPassportVersions, getPassportVersion,
   importPassports, type PassportAccessKeyView, issuePassportAccessKey, revokePassportAccessKey, listPassportAccessKeysOf, type PassportReader, type
   PublishedPassport, type PassportReads, createPassportReads, setPassportStyle, publishedPassportHeads, type PublishedPassportHeads,
-  rotatePassportSigningKey, type PassportSigner, createPassportSigner,
+  rotatePassportSigningKey, type PassportSigner, createPassportSigner, presignPassportCredentials,
 } from './passports/index.ts';
 export {
   createResolver, createScanRecorder, type Resolution, type Resolver, type ScanRecorderOptions, replaySpilledScans, type ScanSpillPort,
@@ -49,5 +54,6 @@ export {
 export {
   createWebhookEndpoint, listWebhookEndpointsOf, updateWebhookEndpointOf, deleteWebhookEndpointOf, rotateWebhookSecret, listWebhookDeliveriesOf,
   redeliverWebhook, sealWebhookSecrets, type WebhookSettings, type WebhookEndpointView, createWebhookSender, type WebhookSend, type
-  WebhookNetworkPolicy, claimWebhooks, deliverWebhook, webhookBacklog,
+  WebhookNetworkPolicy, claimWebhooks, deliverWebhook, webhookBacklog, fanOutWebhookEvents, drainWebhookFanout, defaultWebhookFanout,
+  type WebhookFanoutOptions, type WebhookFanoutPass,
 } from './webhooks/index.ts';

@@ -3,7 +3,7 @@
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appendEvents } from '@mint/db';
-import { claimPayloadPack, claimWebhooks, createWebhookEndpoint, relayOutbox, type OutboxJob } from '@mint/usecases';
+import { claimPayloadPack, claimWebhooks, createWebhookEndpoint, drainWebhookFanout, relayOutbox, type OutboxJob } from '@mint/usecases';
 import { query, run } from '../../../test/support/sql.ts';
 import { mintCompleted } from '../../../test/support/pack-fixtures.ts';
 import { setupUseCases, submitSerial, type UseCaseBundle } from '../../../test/support/usecases.ts';
@@ -72,6 +72,7 @@ describe('concurrent claims', () => {
       brandId: brand.brandId, url: 'http://127.0.0.1:9/hook', eventTypes: [], description: '',
     });
     for (let i = 0; i < 3; i++) await mintCompleted(app.ctx, brand, 2);
+    await drainWebhookFanout(app.ctx);
     const [{ due }] = await query<{ due: string }>(app.db.em.fork(), `select count(*) as due from webhook_deliveries where brand_id = ? and status = 'pending'`, [brand.brandId]) as [{ due: string }];
     expect(Number(due)).toBeGreaterThan(4);
     const batches = await Promise.all(Array.from({ length: 6 }, () => claimWebhooks(app.ctx, 10, { perEndpoint: 2 })));
@@ -98,6 +99,7 @@ describe('concurrent claims', () => {
         brandId: brand.brandId, eventType: 'mint_units_activated' as const, entityType: 'mint_batch' as const, entityId: brand.productId, actor: null, payload: {},
       }))));
     }
+    await drainWebhookFanout(app.ctx);
     const ids = brands.map((b) => b.brandId);
     const first = await claimWebhooks(app.ctx, 3, { perEndpoint: 10, perBrand: 3 });
     expect(first.claims.map((c) => c.brandId)).toEqual(ids);

@@ -2,13 +2,14 @@
 
 import type { DescService } from '@bufbuild/protobuf';
 import type { ConnectRouter, ServiceImpl } from '@connectrpc/connect';
-import { AccountService, CatalogService, MintService, PassportService, ResolverService, ScanService, WebhookService, WorkspaceService } from '@mint/contract';
+import { AccountService, CatalogService, MintService, PassportService, ResolverService, ScanService, WebhookService, WorkspaceService, PartnerService } from '@mint/contract';
 import type { ReservedHosts } from '@mint/domain';
 import type * as UseCases from '@mint/usecases';
 import { createAccountServiceHandlers, type AccountUseCases } from './handlers/account-service.ts';
 import { createCatalogServiceHandlers, type CatalogUseCases } from './handlers/catalog-service.ts';
 import { createMintServiceHandlers, type MintUseCases, type WatchLimits } from './handlers/mint-service.ts';
 import { createResolverServiceHandlers, type ResolverUseCases } from './handlers/resolver-service.ts';
+import { createPartnerServiceHandlers, type PartnerUseCases } from './handlers/partner-service.ts';
 import { createPassportServiceHandlers, type PassportUseCases } from './handlers/passport-service.ts';
 import { createScanServiceHandlers, type ScanUseCases } from './handlers/scan-service.ts';
 import { createWebhookServiceHandlers, type WebhookUseCases } from './handlers/webhook-service.ts';
@@ -18,7 +19,7 @@ import { createWorkspaceServiceHandlers, type WorkspaceUseCases } from './handle
 export interface ConnectRoutesDeps {
   readonly ctx: UseCases.UseCaseContext;
   /** The use-case functions; `@mint/usecases` itself in production. */
-  readonly useCases: MintUseCases & CatalogUseCases & ResolverUseCases & WebhookUseCases & AccountUseCases & ScanUseCases & PassportUseCases & WorkspaceUseCases;
+  readonly useCases: MintUseCases & CatalogUseCases & ResolverUseCases & WebhookUseCases & AccountUseCases & ScanUseCases & PassportUseCases & WorkspaceUseCases & PartnerUseCases;
   /** Endpoint URL rules of WebhookService; https only when absent. */
   readonly webhooks?: UseCases.WebhookSettings;
   /** Serve SetMintBatchStatus (off by default). */
@@ -43,7 +44,7 @@ export interface ServiceRegistration {
 
 /**
  * The implementations of MintService, CatalogService, ResolverService, WebhookService, ScanService,
- * PassportService, AccountService and WorkspaceService on `deps`: registered on the Connect router, and called by the /v1 named
+ * PassportService, PartnerService, AccountService and WorkspaceService on `deps`: registered on the Connect router, and called by the /v1 named
  * operations (built once per process, so both surfaces share them).
  */
 export function createServices(deps: ConnectRoutesDeps): readonly ServiceRegistration[] {
@@ -55,6 +56,7 @@ export function createServices(deps: ConnectRoutesDeps): readonly ServiceRegistr
     registration(WebhookService, createWebhookServiceHandlers({ ...deps, webhooks: deps.webhooks ?? { allowLoopback: false } })),
     registration(ScanService, createScanServiceHandlers(deps)),
     registration(PassportService, createPassportServiceHandlers(deps)),
+    registration(PartnerService, createPartnerServiceHandlers(deps)),
     registration(AccountService, createAccountServiceHandlers(deps)),
     registration(WorkspaceService, createWorkspaceServiceHandlers(deps)),
   ];

@@ -14,8 +14,9 @@ import { metricsRoute } from './metrics/route.ts';
 import { metricSources } from './metrics/sources.ts';
 import { createConnectRoutes, createServices, type ConnectRoutesDeps } from './routes.ts';
 import { downloadRoute } from './downloads/routes.ts';
-import { brandDomainRoutes, passportIssuerRoutes, presignPassportCredentials, requestHost, resolverDescriptionRoute, resolverRoute } from './resolver/routes.ts';
+import { brandDomainRoutes, passportIssuerRoutes, requestHost, resolverDescriptionRoute, resolverRoute } from './resolver/routes.ts';
 import { v1Routes } from './v1/routes.ts';
+import { containerResolverRoutes } from './resolver/containers.ts';
 import { epcisRoutes } from './epcis/routes.ts';
 import { consoleRoutes } from './console/routes.ts';
 import { createApiServer, type ApiServer } from './server.ts';
@@ -34,7 +35,8 @@ export interface StartApiOptions {
     | 'httpIdleTimeoutMs' | 'httpBodyTimeoutMs' | 'http2MaxConcurrentStreams' | 'watchMaxDurationMs' | 'watchMaxStreamsPerCaller'
     | 'consoleEnabled' | 'consoleOidcIssuer' | 'consoleOidcClientId' | 'corsAllowedOrigins' | 'reflectionAllowAnonymous' | 'rateLimitPerCredential' | 'rateLimitResolverPerAddress'
     | 'rateLimitDownloadsPerAddress' | 'rateLimitAuthFailuresPerAddress' | 'resolverContact' | 'watchSafetyIntervalMs' | 'trustedProxies'
-    | 'controlPlaneHosts' | 'brandDomainDelegatedZones' | 'scanCountryHeader' | 'cachePurgeUrl' | 'resolverLastKnownUnits'>>;
+    | 'controlPlaneHosts' | 'brandDomainDelegatedZones' | 'scanCountryHeader' | 'cachePurgeUrl' | 'resolverLastKnownUnits'
+    | 'scanFloodWindowMs' | 'scanFloodNeverIssuedPerWindow' | 'scanFloodMaxTracked'>>;
   readonly logger: Logger;
   /** Probes the dependencies for /readyz and the gRPC health Check. */
   readonly readiness: ReadinessProbe;
@@ -99,6 +101,11 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
     onOutcome: (result, count) => metrics.scanEvents.inc({ result }, count),
     onWritten: (batch) => raiseAlerts(batch.map(useCases.ruleScanOf)),
     ...(options.scanSpill === undefined ? {} : { spill: options.scanSpill }),
+    flood: {
+      windowMs: config.scanFloodWindowMs ?? defaults.scanFloodWindowMs,
+      unknownPerWindow: config.scanFloodNeverIssuedPerWindow ?? defaults.scanFloodNeverIssuedPerWindow,
+      maxTracked: config.scanFloodMaxTracked ?? defaults.scanFloodMaxTracked,
+    },
     ...options.scanRecorder,
   });
   // The scans spilled while the database was away (by any API process), written once it is back.
@@ -121,8 +128,7 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
   // every replica, so their requests serve a kept signature.
   const passportSigner = options.passportSigner ?? useCases.createPassportSigner(ctx);
   const presign = (brandId: string, gtin: string) => {
-    useCases.publishedPassportHeads(ctx, brandId, gtin)
-      .then((heads) => (heads === null ? 0 : presignPassportCredentials(passportSigner, ctx.publicBaseUrl, heads)))
+    useCases.presignPassportCredentials(ctx, passportSigner, brandId, gtin)
       .catch((err: unknown) => logger.warn({ err, brandId, gtin }, 'passport credentials not signed at publish; they are signed on first request'));
   };
   const resolver = useCases.createResolver(ctx, {
@@ -164,6 +170,7 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
   const httpRoutes: Route[] = [
     ...(config.metricsPort === undefined ? [scrape] : []),
     resolverRoute(resolver, { publicBaseUrl: ctx.publicBaseUrl, clientOf, passports: passportReads, signer: passportSigner }),
+    ...containerResolverRoutes(ctx, { publicBaseUrl: ctx.publicBaseUrl }),
     ...passportIssuerRoutes(passportSigner, () => ctx.publicBaseUrl.replace(/\/+$/, '')),
     resolverDescriptionRoute({ publicBaseUrl: ctx.publicBaseUrl, contact: config.resolverContact }),
     ...(options.downloads === undefined ? [] : [downloadRoute(ctx, options.downloads, logger)]),

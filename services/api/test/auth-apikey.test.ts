@@ -168,7 +168,7 @@ describe('authorize for plain HTTP routes', () => {
     await expect(authorize(app.ctx, { bearer: null, apiKey: key }, brand.brandId, 'mint:write', required)).rejects.toThrow(/Authorization/);
     await expect(authorize(app.ctx, { bearer: brand.token, apiKey: null }, brand.brandId, 'mint:write', required)).rejects.toThrow(/x-api-key/);
     const caller = await authorize(app.ctx, credentialsFrom({ authorization: `Bearer ${brand.token}`, 'x-api-key': key }), brand.brandId, 'mint:write', required);
-    expect(caller).toEqual({ userId: brand.userId, apiKeyId: id, actorId: brand.userId });
+    expect(caller).toEqual({ userId: brand.userId, apiKeyId: id, actorId: brand.userId, partnerId: null });
     const readOnly = (await keyWith(['mint:read'])).key;
     await expect(authorize(app.ctx, { bearer: brand.token, apiKey: readOnly }, brand.brandId, 'mint:write', required)).rejects.toThrow(ForbiddenError);
     await expect(authorize(app.ctx, { bearer: other.token, apiKey: key }, brand.brandId, 'mint:write', required)).rejects.toThrow(ForbiddenError);
@@ -176,7 +176,7 @@ describe('authorize for plain HTTP routes', () => {
 
   it('a key alone acts as the key for the audit trail; no credentials is Unauthenticated', async () => {
     const { id, key } = await keyWith(['mint:read']);
-    expect(await authorize(app.ctx, { bearer: null, apiKey: key }, brand.brandId, 'mint:read')).toEqual({ userId: null, apiKeyId: id, actorId: id });
+    expect(await authorize(app.ctx, { bearer: null, apiKey: key }, brand.brandId, 'mint:read')).toEqual({ userId: null, apiKeyId: id, actorId: id, partnerId: null });
     await expect(authorize(app.ctx, { bearer: null, apiKey: null }, brand.brandId, 'mint:read')).rejects.toThrow(UnauthenticatedError);
   });
 });

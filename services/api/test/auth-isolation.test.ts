@@ -11,7 +11,7 @@ import { createValidator } from '@bufbuild/protovalidate';
 import { Code, ConnectError, createClient, type Transport } from '@connectrpc/connect';
 import { ActivationMode, CatalogService, IdentityMode, MintService, PassportService, ProductionBatchStatus, ResolverService, ScanService, WebhookService, WorkspaceService } from '@mint/contract';
 import { apiKeyScopes } from '@mint/domain';
-import { createApiKey, createWebhookEndpoint, listWebhookDeliveriesOf } from '@mint/usecases';
+import { createApiKey, createWebhookEndpoint, drainWebhookFanout, listWebhookDeliveriesOf } from '@mint/usecases';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
 import { expectLogsFreeOf, inProcessApi, type InProcessApi } from './support.ts';
@@ -78,6 +78,8 @@ function filled(schema: DescMessage, brandId: string, ids: (name: string) => str
     if (field.fieldKind === 'scalar' && field.scalar === 9 /* string */) {
       if (field.name === 'brand_id') r.set(field, brandId);
       else if (field.name === 'url') r.set(field, 'https://receiver.example/hooks');
+      else if (field.name === 'level') r.set(field, 'case');
+      else if (field.name === 'sscc') r.set(field, '106141410000000012');
       else if (isId && (!optional || field.name in aIds)) r.set(field, ids(field.name));
       else if (!optional) r.set(field, `X${field.name.length}`);
     } else if (field.fieldKind === 'scalar' && field.scalar === 12 /* bytes */) {
@@ -129,6 +131,7 @@ beforeAll(async () => {
   const units = await mint.listMintUnits({ brandId: a.brandId }, asA);
   const imported = await catalog.startProductImport({ brandId: a.brandId, csv: new TextEncoder().encode(`sku,name\n${aMarker}-2,${aMarker}\n`) }, asA)
     .then((res) => res.import?.id ?? randomUUID(), () => randomUUID());
+  await drainWebhookFanout(app.ctx);
   aIds = {
     product_id: a.productId,
     product_batch_id: production.productionBatch!.id,

@@ -5,13 +5,14 @@
 import { createHash } from 'node:crypto';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import { Code } from '@connectrpc/connect';
-import { PassportAccessClass, PassportLevel } from '@mint/contract';
+import { PassportAccessClass, PassportLevel, PassportService } from '@mint/contract';
+import * as grpc from '@grpc/grpc-js';
 import { createApiKey } from '@mint/usecases';
 import canonicalize from 'canonicalize';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { query } from '../../../test/support/sql.ts';
 import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
-import { codeOf, errorOf, inProcessApi, startTestApi, type InProcessApi } from './support.ts';
+import { codeOf, errorOf, grpcUnaryCall, inProcessApi, startTestApi, type InProcessApi } from './support.ts';
 
 let app: UseCaseBundle;
 let brand: SeededBrand;
@@ -171,6 +172,51 @@ describe('/v1/rpc passport operations', () => {
       const bad = await post('update_passport_draft', { ...key, _content: { description: 'plain' } });
       expect(bad.status).toBe(400);
       expect(JSON.stringify(bad.body)).toContain('content.description');
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('access credentials on every surface', () => {
+  it('issues, lists and revokes a credential over gRPC and as /v1 named operations; the key is shown once and never listed', async () => {
+    const server = await startTestApi(app);
+    try {
+      const auth = { authorization: `Bearer ${brand.token}` };
+      const issued = await grpcUnaryCall(server.port, PassportService.method.issuePassportAccessKey, {
+        brandId: brand.brandId, name: 'Customs office', accessClass: PassportAccessClass.AUTHORITY, expiresAt: timestampFromDate(new Date(Date.now() + 7 * 86_400_000)),
+      }, auth);
+      if (!('response' in issued)) throw new Error(`grpc ${issued.error.code} ${issued.error.details}`);
+      expect(issued.response.key).toMatch(/^pp_/);
+      const listed = await grpcUnaryCall(server.port, PassportService.method.listPassportAccessKeys, { brandId: brand.brandId }, auth);
+      if (!('response' in listed)) throw new Error(`grpc ${listed.error.code} ${listed.error.details}`);
+      expect(listed.response.credentials.map((c) => c.id)).toContain(issued.response.credential!.id);
+      const refused = await grpcUnaryCall(server.port, PassportService.method.issuePassportAccessKey, {
+        brandId: brand.brandId, name: 'x', accessClass: PassportAccessClass.AUTHORITY,
+      }, auth);
+      expect('error' in refused && refused.error.code).toBe(grpc.status.INVALID_ARGUMENT);
+      const post = async (op: string, body: Record<string, unknown>) => {
+        const response = await fetch(`${server.baseUrl}/v1/rpc/${op}`, {
+          method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${brand.token}` }, body: JSON.stringify(body),
+        });
+        return { status: response.status, body: await response.json() as Record<string, any> };
+      };
+      const viaV1 = await post('issue_passport_access_key', {
+        _brand_id: brand.brandId, _name: 'Recycler', _access_class: 'legitimate_interest', _expires_at: new Date(Date.now() + 86_400_000).toISOString(),
+      });
+      expect([viaV1.status, viaV1.body.key]).toEqual([200, expect.stringMatching(/^pp_/)]);
+      const list = await post('list_passport_access_keys', { _brand_id: brand.brandId });
+      expect(list.status).toBe(200);
+      expect(JSON.stringify(list.body)).not.toContain(viaV1.body.key as string);
+      const revoked = await post('revoke_passport_access_key', { _brand_id: brand.brandId, _credential_id: viaV1.body.credential.id });
+      expect([revoked.status, typeof revoked.body.credential?.revoked_at]).toEqual([200, 'string']);
+      const gone = await grpcUnaryCall(server.port, PassportService.method.revokePassportAccessKey, { brandId: brand.brandId, credentialId: issued.response.credential!.id }, auth);
+      expect('response' in gone && gone.response.credential?.revokedAt !== undefined).toBe(true);
+      // Another brand's owner cannot list them.
+      const otherBrand = await fetch(`${server.baseUrl}/v1/rpc/list_passport_access_keys`, {
+        method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${other.token}` }, body: JSON.stringify({ _brand_id: brand.brandId }),
+      });
+      expect(otherBrand.status).toBe(403);
     } finally {
       await server.close();
     }

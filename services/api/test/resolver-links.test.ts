@@ -152,6 +152,41 @@ describe('ResolverService', () => {
     expect(await codeOf(api.resolver.startLinkImport({ brandId: brand.brandId, csv: new TextEncoder().encode('sku,name\nA,B') }, owner()))).toBe(Code.InvalidArgument);
   });
 
+  it('leaves each level with the one default a link-by-link upsert of the rows would, 500 rows a transaction', async () => {
+    const other = await app.seedBrand();
+    const as = bearer(other.token);
+    // Before the import: a lot level with a default, a serial level whose default the import names again without is_default.
+    await api.resolver.upsertLink({ brandId: other.brandId, gtin: other.gtin, lot: 'KEEP', linkType: 'gs1:pip', href: 'https://o.example/old', title: 'Old', isDefault: true } as never, as);
+    await api.resolver.upsertLink({ brandId: other.brandId, gtin: other.gtin, serial: 'S1', linkType: 'gs1:pip', href: 'https://o.example/s1', title: 'S1', isDefault: true } as never, as);
+    const rows = [
+      'gtin,lot,serial,link_type,href,title,is_default',
+      // The brand level, new: its first row becomes its default.
+      ',,,gs1:pip,https://o.example/brand-1,B1,', ',,,gs1:instructions,https://o.example/brand-2,B2,',
+      // The GTIN level, new: the row marked default wins over the earlier one.
+      `${other.gtin},,,gs1:pip,https://o.example/g-1,G1,`, `${other.gtin},,,gs1:instructions,https://o.example/g-2,G2,true`,
+      // The lot level: a new default demotes the old one.
+      `${other.gtin},KEEP,,gs1:instructions,https://o.example/new,New,true`,
+      // The serial level: the default named again without is_default stays the default, its title updated.
+      `${other.gtin},,S1,gs1:pip,https://o.example/s1,S1 again,`, `${other.gtin},,S1,gs1:instructions,https://o.example/s1-2,S1 two,`,
+      // 600 serial levels of one link each, so the rows span two transactions: each link its level's default.
+      ...Array.from({ length: 600 }, (_, i) => `${other.gtin},,N${i},gs1:pip,https://o.example/n/${i},N${i},`),
+    ];
+    const started = await api.resolver.startLinkImport({ brandId: other.brandId, csv: new TextEncoder().encode(rows.join('\n')) }, as);
+    expect(await runProductImport(app.ctx, other.brandId, started.import!.id)).toEqual({ kind: 'finished', status: 'COMPLETED' });
+    const done = (await api.resolver.getLinkImport({ brandId: other.brandId, importId: started.import!.id }, as)).import!;
+    expect([done.importedRows, done.failedRows]).toEqual([607, 0]);
+    const stored = await query<{ level: string; qualifier: string; href: string; title: string; is_default: boolean }>(app.db.em.fork(),
+      'select level, qualifier, href, title, is_default from resolver_links where brand_id = ? order by level, qualifier, href', [other.brandId]);
+    const defaults = stored.filter((l) => l.is_default);
+    expect(defaults.filter((l) => !l.qualifier.startsWith('N')).map((l) => [l.level, l.qualifier, l.href])).toEqual([
+      ['brand', '', 'https://o.example/brand-1'], ['gtin', '', 'https://o.example/g-2'], ['lot', 'KEEP', 'https://o.example/new'], ['serial', 'S1', 'https://o.example/s1'],
+    ]);
+    expect(defaults.filter((l) => l.qualifier.startsWith('N'))).toHaveLength(600);
+    expect(stored.find((l) => l.href === 'https://o.example/s1')?.title).toBe('S1 again');
+    // One default a level, whatever the level.
+    expect(new Set(defaults.map((l) => `${l.level} ${l.qualifier}`)).size).toBe(defaults.length);
+  });
+
   it("makes UpsertProduct's passport_url the product's gs1:pip default link and keeps it in step", async () => {
     const other = await app.seedBrand();
     const upsert = (passportUrl: string | undefined) => api.catalog.upsertProduct({

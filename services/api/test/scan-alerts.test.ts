@@ -3,7 +3,7 @@
 // webhook deliveries; beyond the brand's alerts a minute, one burst alert counts the rest.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiKey, createWebhookEndpoint, issueAccessToken, setApiAccess, setMintBatchStatus } from '@mint/usecases';
+import { createApiKey, createWebhookEndpoint, drainWebhookFanout, issueAccessToken, setApiAccess, setMintBatchStatus } from '@mint/usecases';
 import { mintCompleted } from '../../../test/support/pack-fixtures.ts';
 import { query } from '../../../test/support/sql.ts';
 import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
@@ -66,6 +66,7 @@ describe('the never-issued serial rule', () => {
       payload: { gtin: brand.gtin, serial: 'FORGED-0', scanned_at: now.toISOString(), country: null, client_class: 'browser' },
     }]);
     expect(found).toHaveLength(1);
+    await drainWebhookFanout(app.ctx);
     const deliveries = await query<{ body: string | Record<string, unknown> }>(app.db.em.fork(),
       `select body from webhook_deliveries where brand_id = ? and endpoint_id = ? and event_type = 'scan_never_issued_serial'`, [brand.brandId, endpointId]);
     expect(deliveries).toHaveLength(1);

@@ -3,7 +3,7 @@
 
 import { Code } from '@connectrpc/connect';
 import { WebhookDeliveryStatus } from '@mint/contract';
-import { createApiKey, createUser, grantRole, issueAccessToken, listMintEvents, processMintJobBatch, setApiAccess } from '@mint/usecases';
+import { createApiKey, createUser, drainWebhookFanout, grantRole, issueAccessToken, listMintEvents, processMintJobBatch, setApiAccess } from '@mint/usecases';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setupUseCases, submitSerial, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
 import { codeOf, errorOf, expectLogsFreeOf, inProcessApi, type InProcessApi } from './support.ts';
@@ -102,6 +102,8 @@ describe('WebhookService endpoints', () => {
     await hooks.updateWebhookEndpoint({ brandId: other.brandId, endpointId: off.endpoint!.id, enabled: false }, owner);
     const { mintJobId } = await submitSerial(app.ctx, other, 10);
     await processMintJobBatch(app.ctx, other.brandId, mintJobId, null);
+    // The deliveries are written by the webhook worker's fan-out, after the events' commits.
+    await drainWebhookFanout(app.ctx);
     const events = (await listMintEvents(app.ctx, other.brandId, { limit: 100, cursor: null, eventType: null, entityType: null, entityId: null })).items;
     // Every event after the first endpoint's creation reaches it (its own creation event included),
     // except the other endpoints' own events: an endpoint's management goes to that endpoint alone.

@@ -21,13 +21,28 @@
  *   mintctl mint --product <uuid> --quantity <n> [--mode serial|batch] [--activation active_at_mint|first_scan] [--watch]
  *   mintctl listen --forward-to <url> [--events a,b] [--port <n>]
  *   mintctl passport get|edit|publish|versions|version|import|issue-key|keys|revoke-key --product <uuid> [--lot L | --serial S] [--file f.json] [--publish] ...
- *   mintctl serials <encode|commission|scrap|decommission|reactivate|return> (--serials A,B | --batch <uuid> [--from n] [--to n]) [--reason r] [--key k]
+ *   mintctl serials <encode|commission|scrap|decommission|reactivate|return> (--serials A,B | --batch <uuid> [--from n] [--to n] | --container <sscc>) [--reason r] [--key k]
+ *   mintctl container-settings [--prefix <GS1 company prefix>] [--max-depth n]
+ *   mintctl mint-containers --level case|pallet|... --count n [--extension d] [--key k]
+ *   mintctl pack|unpack --sscc <sscc> [--serials A,B] [--ssccs X,Y] [--key k]
+ *
+ * partner allocation (partner.ts): the brand's side against the database, the partner's side with its
+ * partner key (--api-key or MINT_API_KEY) against a running API:
+ *
+ *   mintctl partner create --brand <uuid> --name <n>
+ *   mintctl partner grant --brand <uuid> --partner <uuid> (--product <uuid> | --batch <uuid>) --quota <n> [--name n]
+ *   mintctl partner list|revoke --brand <uuid> [--id <key id>]
+ *   mintctl partner allocate --quantity <n> [--key k]        (partner key; prints one serial a line)
+ *   mintctl partner encode|commission|scrap|return --serials A,B [--key k]   (partner key)
+ *   mintctl partner status                                    (partner key: its grant)
  */
 import { parseArgs } from 'node:util';
 import { assertMigrated, loadConfig, openConfiguredDatabase, resolveJwtSecret } from '@mint/runtime';
 import { createUseCaseContext, rotatePassportSigningKey } from '@mint/usecases';
 import { apiKeyCommand, migrateCommand, seedDemoCommand, shipLogCommand, tokenIssueCommand, UsageError, workspaceCommand } from './admin.ts';
 import { runDev, signInCommand } from './dev.ts';
+import { containerCommand } from './containers.ts';
+import { partnerAdminCommand, partnerRemoteCommand } from './partner.ts';
 import { passportCommand } from './passport.ts';
 import { listenCommand, loginCommand, mintCommand, serialsCommand } from './remote.ts';
 
@@ -39,7 +54,11 @@ const usage = `usage: mintctl <migrate | seed-demo [--json] | token issue --user
   listen --forward-to url [--events a,b] [--port n] |
   passport get|edit|publish|versions|version|import|issue-key|keys|revoke-key --product id [--lot L | --serial S] [--file f.json] [--version n] [--publish]
     [--name n --class legitimate_interest|authority --days n] [--id credential] | passport style [--logo url] [--colour #rrggbb] |
-  serials encode|commission|scrap|decommission|reactivate|return (--serials A,B | --batch id [--from n] [--to n]) [--reason r] [--key k]>`;
+  serials encode|commission|scrap|decommission|reactivate|return (--serials A,B | --batch id [--from n] [--to n] | --container sscc) [--reason r] [--key k] |
+  container-settings [--prefix P] [--max-depth n] | mint-containers --level case --count n [--extension d] [--key k] |
+  pack|unpack --sscc S [--serials A,B] [--ssccs X,Y] [--key k] |
+  partner create|grant|list|revoke --brand id [--name n] [--partner id (--product id | --batch id) --quota n] [--id key] |
+  partner allocate|encode|commission|scrap|return|status --api-key k --api url --brand id [--quantity n] [--serials A,B] [--key k]>`;
 
 const { positionals, values } = parseArgs({
   allowPositionals: true,
@@ -77,6 +96,17 @@ const { positionals, values } = parseArgs({
     to: { type: 'string' },
     reason: { type: 'string' },
     key: { type: 'string' },
+    container: { type: 'string' },
+    prefix: { type: 'string' },
+    'max-depth': { type: 'string' },
+    level: { type: 'string' },
+    count: { type: 'string' },
+    extension: { type: 'string' },
+    sscc: { type: 'string' },
+    ssccs: { type: 'string' },
+    partner: { type: 'string' },
+    quota: { type: 'string' },
+    'api-key': { type: 'string' },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
@@ -102,7 +132,18 @@ async function main(): Promise<void> {
     }, print);
   }
   if (command === 'serials') {
-    return serialsCommand({ ...remote, action, serials: values.serials, batch: values.batch, from: values.from, to: values.to, reason: values.reason, key: values.key }, print);
+    return serialsCommand({
+      ...remote, action, serials: values.serials, batch: values.batch, from: values.from, to: values.to, container: values.container, reason: values.reason, key: values.key,
+    }, print);
+  }
+  if (command === 'container-settings' || command === 'mint-containers' || command === 'pack' || command === 'unpack') {
+    return containerCommand(command, {
+      ...remote, prefix: values.prefix, maxDepth: values['max-depth'], level: values.level, count: values.count, extension: values.extension, sscc: values.sscc,
+      serials: values.serials, ssccs: values.ssccs, key: values.key,
+    }, print);
+  }
+  if (command === 'partner' && !['create', 'grant', 'list', 'revoke'].includes(action ?? '')) {
+    return partnerRemoteCommand(action ?? '', { api: values.api, apiKey: values['api-key'], brand: values.brand, quantity: values.quantity, serials: values.serials, key: values.key }, print);
   }
   if (command === 'listen') return listenCommand({ ...remote, forwardTo: values['forward-to'], events: values.events, port: values.port }, print);
   const config = loadConfig();
@@ -127,6 +168,10 @@ async function main(): Promise<void> {
         return await apiKeyCommand(ctx, action ?? '', { brand: brand(), name: values.name, scopes: values.scopes, id: values.id }, print);
       case 'workspace':
         return await workspaceCommand(ctx, action ?? '', brand(), print);
+      case 'partner':
+        return await partnerAdminCommand(ctx, action ?? '', {
+          brand: brand(), name: values.name, partner: values.partner, product: values.product, batch: values.batch, quota: values.quota, id: values.id,
+        }, print);
       case 'signin':
         return await signInCommand(ctx, config, print);
       case 'passport':

@@ -152,13 +152,15 @@ export interface SerialsOptions extends RemoteOptions {
   readonly to?: string;
   readonly reason?: string;
   readonly key?: string;
+  /** A container's SSCC: every unit inside it. */
+  readonly container?: string;
 }
 
 const wireName = (name: string) => name.toUpperCase();
 
 /**
  * `mintctl serials <encode|commission|scrap|decommission|reactivate|return> (--serials A,B | --batch ID
- * [--from N] [--to N]) [--reason R] [--key K]`: moves serials over MoveSerials (a fresh idempotency key
+ * [--from N] [--to N] | --container SSCC) [--reason R] [--key K]`: moves serials over MoveSerials (a fresh idempotency key
  * unless --key repeats one), follows a running move with GetSerialMove until done, and prints the
  * counts and every refused unit with its state. Exits 1 when a unit was refused.
  */
@@ -171,7 +173,9 @@ export async function serialsCommand(options: SerialsOptions, print: Print, env:
   }
   const reason = options.reason === undefined ? DecommissionReason.UNSPECIFIED : DecommissionReason[wireName(options.reason) as keyof typeof DecommissionReason];
   if (typeof reason !== 'number') throw new UsageError(`--reason must be recalled, destroyed, stolen, expired, damaged, sample or consumed, not "${options.reason}"`);
-  if ((options.serials === undefined) === (options.batch === undefined)) throw new UsageError('serials needs exactly one of --serials A,B or --batch <id>');
+  if ([options.serials, options.batch, options.container].filter((x) => x !== undefined).length !== 1) {
+    throw new UsageError('serials needs exactly one of --serials A,B, --batch <id> or --container <sscc>');
+  }
   const seq = (v: string | undefined, name: string) => {
     if (v === undefined) return undefined;
     const n = Number(v);
@@ -180,7 +184,8 @@ export async function serialsCommand(options: SerialsOptions, print: Print, env:
   };
   const target = options.serials !== undefined
     ? { case: 'serials' as const, value: { serials: options.serials.split(',').map((x) => x.trim()).filter((x) => x !== '') } }
-    : { case: 'range' as const, value: { mintBatchId: options.batch!, fromSeq: seq(options.from, 'from'), toSeq: seq(options.to, 'to') } };
+    : options.container !== undefined ? { case: 'container' as const, value: options.container }
+      : { case: 'range' as const, value: { mintBatchId: options.batch!, fromSeq: seq(options.from, 'from'), toSeq: seq(options.to, 'to') } };
   const client = createMintClient({ baseUrl: remote.api, token: remote.token });
   let { move } = await client.mint.moveSerials({ brandId, action, reason, target, idempotencyKey: options.key ?? randomUUID() });
   while (move !== undefined && move.status === 'running') {

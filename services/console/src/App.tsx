@@ -18,14 +18,18 @@ import { Unit, UnitSearch } from './screens/Units.tsx';
 import { WebhookDeliveries, Webhooks } from './screens/Webhooks.tsx';
 import { ApiKeys } from './screens/ApiKeys.tsx';
 import { Members } from './screens/Members.tsx';
+import { ContainerPage, Containers } from './screens/Containers.tsx';
+import { PassportAccess } from './screens/PassportAccess.tsx';
+import { PassportStyle } from './screens/PassportStyle.tsx';
 
 const screens = [
-  ['overview', 'Overview'], ['mint', 'Mint'], ['batches', 'Batches'], ['units', 'Units'], ['products', 'Products'], ['links', 'Links'],
-  ['domain', 'Domain'], ['scans', 'Scans'], ['webhooks', 'Webhooks'], ['api-keys', 'API keys'], ['members', 'Members'], ['events', 'Events'],
+  ['overview', 'Overview'], ['mint', 'Mint'], ['batches', 'Batches'], ['units', 'Units'], ['containers', 'Containers'], ['products', 'Products'], ['links', 'Links'],
+  ['domain', 'Domain'], ['scans', 'Scans'], ['webhooks', 'Webhooks'], ['api-keys', 'API keys'], ['members', 'Members'],
+  ['passport-access', 'Passport access'], ['passport-style', 'Passport style'], ['events', 'Events'],
 ] as const;
 
 /** Screens of the workspace's administration (the API answers them to owners alone): not in the navigation of other roles, though their address still opens them with the API's refusal. */
-const ownerScreens: ReadonlySet<string> = new Set(['api-keys', 'members']);
+const ownerScreens: ReadonlySet<string> = new Set(['api-keys', 'members', 'passport-access', 'passport-style']);
 
 /** The fragment's route: `#/batches/abc` is ['batches', 'abc']. */
 function currentRoute(): string[] {
@@ -75,12 +79,16 @@ export function App({ brandId, onSignOut, onSwitchBrand }: { readonly brandId: s
         {screen === 'units' && id === undefined && <UnitSearch />}
         {screen === 'units' && id !== undefined && more !== undefined && <Unit key={`${id}/${more}`} gtin={id} serial={more} />}
         {screen === 'units' && id !== undefined && more === undefined && <Unit key={`/${id}`} gtin="" serial={id} />}
+        {screen === 'containers' && id === undefined && <Containers />}
+        {screen === 'containers' && id !== undefined && <ContainerPage key={id} sscc={id} />}
         {screen === 'domain' && <Domain />}
         {screen === 'scans' && <Scans />}
         {screen === 'webhooks' && id === undefined && <Webhooks />}
         {screen === 'webhooks' && id !== undefined && <WebhookDeliveries key={id} endpointId={id} />}
         {screen === 'api-keys' && <ApiKeys />}
         {screen === 'members' && <Members />}
+        {screen === 'passport-access' && <PassportAccess />}
+        {screen === 'passport-style' && <PassportStyle />}
         {screen === 'events' && <Events />}
         {!screens.some(([key]) => key === screen) && <p>No such screen. <a href="#/overview">Overview</a></p>}
       </main>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { inLanguage, parseSerials, passportFieldErrors, passportLanguages, sectionChanges, sectionOf, visibleSections } from './form-text.ts';
+import { inLanguage, isLanguageTag, parseSerials, sectionTexts, withText, passportFieldErrors, passportLanguages, sectionChanges, sectionOf, visibleSections } from './form-text.ts';
 
 describe('passportFieldErrors and sectionOf', () => {
   it("places each of the API's passport field errors at its section", () => {
@@ -52,5 +52,24 @@ describe('the passport preview', () => {
     expect(inLanguage(content.description, 'de')).toBe('Jacke');
     expect(inLanguage(content.materials, 'de')).toEqual([{ name: 'Wool', massFraction: 0.4 }]);
     expect(inLanguage(content.materials, 'fr')).toEqual([{ name: 'Laine', massFraction: 0.4 }]);
+  });
+});
+
+describe('sectionTexts and withText', () => {
+  it('finds every text of a section by its API field name and sets one language of one text, leaving the rest', () => {
+    const materials = [{ name: { en: 'Wool', de: 'Wolle' }, massFraction: 0.4 }, { name: { en: 'Cotton' } }];
+    expect(sectionTexts('materials', materials)).toEqual([
+      { path: [0, 'name'], field: 'materials[0].name', texts: { en: 'Wool', de: 'Wolle' } },
+      { path: [1, 'name'], field: 'materials[1].name', texts: { en: 'Cotton' } },
+    ]);
+    expect(sectionTexts('description', { en: 'Jacket' })).toEqual([{ path: [], field: 'description', texts: { en: 'Jacket' } }]);
+    const edited = withText(materials, [1, 'name'], 'fr', 'Coton');
+    expect(edited).toEqual([materials[0], { name: { en: 'Cotton', fr: 'Coton' } }]);
+    expect(materials[1]).toEqual({ name: { en: 'Cotton' } });
+    // An empty text removes its language, unless it is the text's last one.
+    expect(withText(edited, [1, 'name'], 'fr', '')).toEqual(materials);
+    expect(withText({ en: 'Jacket' }, [], 'en', '')).toEqual({ en: '' });
+    expect(isLanguageTag('fr-CA')).toBe(true);
+    expect(isLanguageTag('French')).toBe(false);
   });
 });

@@ -85,3 +85,52 @@ export function inLanguage(value: unknown, language: string): unknown {
   if (typeof value === 'object' && value !== null) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, inLanguage(v, language)]));
   return value;
 }
+
+/** True for a language tag as passports key their texts (en, de, fr-CA). */
+export function isLanguageTag(tag: string): boolean {
+  return languageTag.test(tag);
+}
+
+/** A step into a JSON value: an object's key or a list's index. */
+export type JsonStep = string | number;
+
+/** A text of a section: where it is, the API's field name for it (`materials[0].name`), and its texts by language. */
+export interface SectionText {
+  readonly path: readonly JsonStep[];
+  readonly field: string;
+  readonly texts: Readonly<Record<string, string>>;
+}
+
+/** The API's name of a path (`['materials', 0, 'name']` is `materials[0].name`). */
+function fieldName(path: readonly JsonStep[]): string {
+  return path.map((s, i) => (typeof s === 'number' ? `[${s}]` : i === 0 ? s : `.${s}`)).join('');
+}
+
+/** Every text in `value` (a section's content), in document order, with its path from the section (`section` named first). */
+export function sectionTexts(section: string, value: unknown): SectionText[] {
+  const found: SectionText[] = [];
+  const walk = (v: unknown, path: JsonStep[]): void => {
+    if (isText(v)) found.push({ path: path.slice(1), field: fieldName(path), texts: v });
+    else if (Array.isArray(v)) v.forEach((x, i) => { walk(x, [...path, i]); });
+    else if (typeof v === 'object' && v !== null) for (const [k, x] of Object.entries(v)) walk(x, [...path, k]);
+  };
+  walk(value, [section]);
+  return found;
+}
+
+/**
+ * `value` with the text at `path` set in `language` (a copy; the rest untouched). An empty text
+ * removes that language, unless it is the text's only one (kept empty, for the API to refuse by name).
+ */
+export function withText(value: unknown, path: readonly JsonStep[], language: string, text: string): unknown {
+  if (path.length === 0) {
+    const texts = { ...(value as Record<string, string>) };
+    if (text === '' && Object.keys(texts).some((k) => k !== language)) delete texts[language];
+    else texts[language] = text;
+    return texts;
+  }
+  const [step, ...rest] = path;
+  if (Array.isArray(value)) return value.map((x, i) => (i === step ? withText(x, rest, language, text) : x));
+  const obj = value as Record<string, unknown>;
+  return { ...obj, [step as string]: withText(obj[step as string], rest, language, text) };
+}

@@ -1,11 +1,12 @@
-// The webhook delivery worker: claims due deliveries (compare-and-set, under a lease, round robin
+// The webhook delivery worker: first writes the deliveries of events written since (the fan-out,
+// fair and bounded per pass, out of every writer's transaction), then claims due deliveries (compare-and-set, under a lease, round robin
 // between brands, at most `perBrand` in flight per brand and `perEndpoint` per endpoint across
 // executors, none of an endpoint its circuit breaker paused) and sends up to `concurrency` at once,
 // so a slow receiver holds only its own endpoint's slots and a brand only its own. Transport only:
 // the rules are the use case's.
 
 import type { Metrics } from '@mint/runtime';
-import { claimWebhooks, deliverWebhook, type UseCaseContext, type WebhookSend } from '@mint/usecases';
+import { claimWebhooks, deliverWebhook, fanOutWebhookEvents, type UseCaseContext, type WebhookFanoutOptions, type WebhookSend } from '@mint/usecases';
 import type { RetryPolicy, WebhookBreakerPolicy } from '@mint/domain';
 import type { Logger } from 'pino';
 
@@ -32,6 +33,8 @@ export interface WebhookWorkerOptions {
   /** Randomness of the retry jitter, [0, 1); Math.random by default (tests pin it). */
   readonly random?: () => number;
   readonly metrics?: Pick<Metrics, 'webhookDeliveries' | 'webhookDuration'>;
+  /** Bounds of one fan-out pass (brands, deliveries and events per brand); the use case's defaults by default. */
+  readonly fanout?: Omit<WebhookFanoutOptions, 'afterBrand'>;
 }
 
 /** A running webhook worker. */
@@ -47,8 +50,16 @@ export function startWebhookWorker(options: WebhookWorkerOptions): WebhookWorker
   let stopping = false;
   const inFlight = new Set<Promise<void>>();
   let wake: (() => void) | null = null;
+  // A delivery that ended while the loop was not asleep (fanning out, claiming) wakes its next sleep:
+  // its freed slot is looked at without waiting a poll interval.
+  let woken = false;
   /** Waits `ms` or until woken; true when the time ran out. */
   const sleep = (ms: number) => new Promise<boolean>((resolve) => {
+    if (woken) {
+      woken = false;
+      resolve(false);
+      return;
+    }
     const timer = setTimeout(() => resolve(true), ms);
     wake = () => {
       clearTimeout(timer);
@@ -64,15 +75,37 @@ export function startWebhookWorker(options: WebhookWorkerOptions): WebhookWorker
   let waited = false;
   // Round robin between brands: each claim starts after the brand the previous one looked at last.
   let afterBrand: string | null = null;
+  // The fan-out runs before each claim (one index probe when nothing waits), so an event's
+  // deliveries are claimable at the worker's next look as when the writer wrote them; while every
+  // slot is taken it still runs, once a poll interval or at once while its last pass found events
+  // waiting. Its own round robin between brands.
+  let fanoutAfter: string | null = null;
+  let fanoutAt = Number.NEGATIVE_INFINITY;
+  let fanoutBusy = false;
+  const fanOut = async (always: boolean) => {
+    if (!always && !fanoutBusy && performance.now() - fanoutAt < pollMs) return;
+    fanoutAt = performance.now();
+    try {
+      const pass = await fanOutWebhookEvents(ctx, { ...options.fanout, afterBrand: fanoutAfter });
+      fanoutAfter = pass.lastBrand;
+      fanoutBusy = pass.events > 0;
+      if (fanoutBusy) logger.debug({ events: pass.events, deliveries: pass.deliveries }, 'webhook deliveries written');
+    } catch (err) {
+      fanoutBusy = false;
+      logger.error({ err }, 'webhook fan-out error; will retry');
+    }
+  };
 
   const loop = (async () => {
     while (!stopping) {
       const free = options.concurrency - inFlight.size;
       if (free <= 0 || (inFlight.size > 0 && free < batch && !waited)) {
-        waited = await sleep(pollMs);
+        await fanOut(false);
+        waited = fanoutBusy ? false : await sleep(pollMs);
         continue;
       }
       waited = false;
+      await fanOut(true);
       try {
         const { claims, lastBrand } = await claimWebhooks(ctx, free, {
           perEndpoint: options.perEndpoint, afterBrand, ...(options.perBrand === undefined ? {} : { perBrand: options.perBrand }),
@@ -93,11 +126,12 @@ export function startWebhookWorker(options: WebhookWorkerOptions): WebhookWorker
             }, (err: unknown) => logger.error({ err, deliveryId: claim.id, endpointId: claim.endpointId }, 'webhook delivery error; retried after its lease'))
             .finally(() => {
               inFlight.delete(task);
-              (wake as (() => void) | null)?.();
+              if (wake === null) woken = true;
+              else (wake as () => void)();
             });
           inFlight.add(task);
         }
-        if (claims.length === 0) waited = await sleep(pollMs);
+        if (claims.length === 0 && !fanoutBusy) waited = await sleep(pollMs);
       } catch (err) {
         logger.error({ err }, 'webhook worker error; will retry');
         waited = await sleep(pollMs);

@@ -49,6 +49,12 @@ async function deliveries(endpointId: string) {
     `select id, status, attempts, event_id from webhook_deliveries where endpoint_id = ?`, [endpointId]);
 }
 
+/** Whether the endpoint has `n` deliveries, all succeeded (the worker's fan-out writes them after the events' commit). */
+async function delivered(endpointId: string, n: number): Promise<boolean> {
+  const rows = await deliveries(endpointId);
+  return rows.length === n && rows.every((d) => d.status === 'succeeded');
+}
+
 async function mintOne(ctx: UseCaseContext, brand: SeededBrand) {
   const { mintJobId } = await submitSerial(ctx, brand, 3);
   await processMintJobBatch(ctx, brand.brandId, mintJobId, null);
@@ -65,7 +71,7 @@ describe('webhook delivery', () => {
     const { endpoint, secret } = await createWebhookEndpoint(app.ctx, { id: brand.userId }, dev, { brandId: brand.brandId, url: receiver.url(), eventTypes: [], description: '' });
     try {
       await mintOne(app.ctx, brand);
-      await until('first deliveries', async () => (await deliveries(endpoint.id)).every((d) => d.status === 'succeeded'));
+      await until('first deliveries', () => delivered(endpoint.id, 7));
       const before = receiver.received.length;
       expect(before).toBe((await deliveries(endpoint.id)).length);
       for (const r of receiver.received) {
@@ -80,7 +86,7 @@ describe('webhook delivery', () => {
 
       const rotated = await rotateWebhookSecret(app.ctx, { id: brand.userId }, brand.brandId, endpoint.id);
       await mintOne(app.ctx, brand);
-      await until('deliveries after rotation', async () => (await deliveries(endpoint.id)).every((d) => d.status === 'succeeded'));
+      await until('deliveries after rotation', () => delivered(endpoint.id, 14));
       const after = receiver.received.slice(before);
       expect(after.length).toBe(7);
       for (const r of after) {
@@ -114,7 +120,7 @@ describe('webhook delivery', () => {
       await new Promise((r) => setTimeout(r, 2_500));
       expect(processed).toEqual([]);
       up = true;
-      await until('every delivery', async () => (await deliveries(endpoint.id)).every((d) => d.status === 'succeeded'));
+      await until('every delivery', () => delivered(endpoint.id, 7));
       const rows = await deliveries(endpoint.id);
       expect(rows).toHaveLength(7);
       // Every event arrived once after deduplication by webhook-id, and its signature verifies.
@@ -149,7 +155,7 @@ describe('webhook delivery', () => {
       const started = performance.now();
       const fastHook = await createWebhookEndpoint(app.ctx, { id: b.userId }, dev, { brandId: b.brandId, url: fast.url(), eventTypes: [], description: '' });
       await mintOne(app.ctx, b);
-      await until("the other brand's deliveries", async () => (await deliveries(fastHook.endpoint.id)).every((d) => d.status === 'succeeded'), 4_000);
+      await until("the other brand's deliveries", () => delivered(fastHook.endpoint.id, 7), 4_000);
       expect(performance.now() - started).toBeLessThan(2_000);
       expect(fast.received).toHaveLength(7);
       // The slow endpoint never had more than its two slots, and is still working through its backlog.
@@ -200,7 +206,7 @@ describe('webhook delivery', () => {
       expect(receiver.received.length).toBe(seen);
       up = true;
       await updateWebhookEndpointOf(app.ctx, actor, dev, { brandId: brand.brandId, endpointId: endpoint.id, enabled: true });
-      await until('every delivery after enabling', async () => (await deliveries(endpoint.id)).every((d) => d.status === 'succeeded'));
+      await until('every delivery after enabling', () => delivered(endpoint.id, 8));
       expect((await deliveries(endpoint.id)).length).toBe(8);
     } finally {
       await deleteWebhookEndpointOf(app.ctx, actor, brand.brandId, endpoint.id);
@@ -208,7 +214,7 @@ describe('webhook delivery', () => {
     }
   }, 30_000);
 
-  it('writes no delivery for a rolled-back change, and the event and its deliveries together for a committed one', async () => {
+  it("writes no delivery for a rolled-back change, and a committed one's deliveries through the worker's fan-out", async () => {
     const brand = await app.seedBrand();
     const { endpoint } = await createWebhookEndpoint(app.ctx, { id: brand.userId }, { allowLoopback: false }, {
       brandId: brand.brandId, url: 'https://receiver.invalid/hook', eventTypes: ['mint_units_activated'], description: '',
@@ -220,8 +226,13 @@ describe('webhook delivery', () => {
     })).rejects.toThrow('roll back');
     const count = async () => (await query<{ n: string }>(app.db.em.fork(), `select count(*) as n from webhook_deliveries where endpoint_id = ? and event_type = 'mint_units_activated'`, [endpoint.id]))[0]!.n;
     expect(await count()).toBe('0');
+    const markers = async () => (await query<{ n: string }>(app.db.em.fork(), `select count(*) as n from webhook_fanouts where brand_id = ?`, [brand.brandId]))[0]!.n;
     await app.db.em.fork().transactional((em) => appendEvents(em, new Date(), [event, event]));
+    // The worker's fan-out writes the committed events' deliveries after the commit, and only theirs.
+    await until("the committed events' deliveries", async () => (await count()) === '2');
+    await new Promise((r) => setTimeout(r, 200));
     expect(await count()).toBe('2');
+    expect(await markers()).toBe('0');
     await deleteWebhookEndpointOf(app.ctx, { id: brand.userId }, brand.brandId, endpoint.id);
   });
 });

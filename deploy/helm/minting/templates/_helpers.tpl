@@ -139,6 +139,9 @@ PACK_STORE_DIR: {{ .Values.packStore.mountPath | quote }}
   "RATE_LIMIT_RESOLVER_PER_ADDRESS" $api.rateLimits.resolverPerAddress
   "RATE_LIMIT_DOWNLOADS_PER_ADDRESS" $api.rateLimits.downloadsPerAddress
   "RATE_LIMIT_AUTH_FAILURES_PER_ADDRESS" $api.rateLimits.authFailuresPerAddress
+  "SCAN_FLOOD_WINDOW_MS" $api.scanFlood.windowMs
+  "SCAN_FLOOD_NEVER_ISSUED_PER_WINDOW" $api.scanFlood.neverIssuedPerWindow
+  "SCAN_FLOOD_MAX_TRACKED" $api.scanFlood.maxTracked
   "METRICS_PORT" $api.metrics.port }}
 {{- range $name, $value := $integers }}
 {{- if not (kindIs "invalid" $value) }}

@@ -4,9 +4,11 @@ import { MintBatch, MintJob, MintKpis, MintLot, MintPreflight, MintUnit } from '
 import { IdempotencyRecord, MintEvent, OutboxMessage, PayloadPack } from './activity.ts';
 import { ScanAlertSettingsRow, ScanDailyRollup, ScanEvent, ScanIngestBatch, ScanRollupDay } from './scans.ts';
 import { ResolverLink } from './links.ts';
-import { WebhookDelivery, WebhookEndpoint } from './webhooks.ts';
+import { WebhookDelivery, WebhookEndpoint, WebhookFanout } from './webhooks.ts';
 import { PassportAccessKey, PassportDraft, PassportSigningKey, PassportVersion } from './passports.ts';
 import { EpcisEventRow, SerialMoveRow, UnitStateRow } from './serials.ts';
+import { ContainerMintRow, ContainerOpRow, ContainerRow, ContainerSettingsRow, UnitContainerRow } from './containers.ts';
+import { AllocationRequestRow, PartnerGrantRow, PartnerRow, UnitAllocationRow } from './partners.ts';
 
 /** Every entity of the schema, for the ORM configuration. */
 export const entities = [
@@ -15,7 +17,9 @@ export const entities = [
   MintPreflight, MintJob, MintBatch, MintLot, MintUnit, MintKpis,
   MintEvent, PayloadPack, OutboxMessage, IdempotencyRecord,
   ScanEvent, ScanIngestBatch, ScanAlertSettingsRow, ScanDailyRollup, ScanRollupDay, ResolverLink,
-  WebhookEndpoint, WebhookDelivery,
+  WebhookEndpoint, WebhookDelivery, WebhookFanout,
   PassportDraft, PassportVersion, PassportAccessKey, PassportSigningKey,
   UnitStateRow, SerialMoveRow, EpcisEventRow,
+  ContainerSettingsRow, ContainerMintRow, ContainerRow, UnitContainerRow, ContainerOpRow,
+  PartnerRow, PartnerGrantRow, AllocationRequestRow, UnitAllocationRow,
 ];

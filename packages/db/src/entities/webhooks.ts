@@ -30,6 +30,13 @@ export const WebhookEndpoint = defineEntity({
     consecutiveFailures: p.integer().default(0),
     /** While in the future, the endpoint's due deliveries wait (its circuit is open); null when it is not paused. */
     pausedUntil: columns.time().nullable(),
+    /**
+     * When it was inserted or last enabled, on the database's clock (the statement's time): the
+     * fan-out gives it the events written from then on ...
+     */
+    enabledSince: p.datetime().columnType('timestamptz').defaultRaw('statement_timestamp()'),
+    /** ... until it was last disabled (the database's clock); null while enabled. */
+    disabledAt: p.datetime().columnType('timestamptz').nullable(),
     createdAt: columns.createdAt(),
     updatedAt: columns.updatedAt(),
   },
@@ -38,7 +45,8 @@ export const WebhookEndpoint = defineEntity({
 export type WebhookEndpoint = InferEntity<typeof WebhookEndpoint>;
 
 /**
- * One audit event to deliver to one endpoint, written in the event's transaction. Its id is the
+ * One audit event to deliver to one endpoint, written by the fan-out after the event (unique per
+ * event and endpoint). Its id is the
  * `webhook-id` (stable across attempts); the worker claims due rows under a lease.
  */
 export const WebhookDelivery = defineEntity({
@@ -78,5 +86,26 @@ export const WebhookDelivery = defineEntity({
     { name: 'webhook_deliveries_due_index', properties: ['status', 'nextAttemptAt'] },
     { name: 'webhook_deliveries_brand_due_index', properties: ['status', 'brandId', 'nextAttemptAt'] },
   ],
+  uniques: [{ properties: ['brandId', 'eventId', 'endpointId'] }],
 });
 export type WebhookDelivery = InferEntity<typeof WebhookDelivery>;
+
+/**
+ * An event whose webhook deliveries are not written yet: inserted with the event when its brand had
+ * an enabled endpoint wanting it; the webhook worker's fan-out writes the deliveries and deletes it
+ * in one transaction.
+ */
+export const WebhookFanout = defineEntity({
+  name: 'WebhookFanout',
+  tableName: 'webhook_fanouts',
+  properties: {
+    brandId: columns.brandId(),
+    eventId: p.uuid().primary(),
+    /** The event's time: the fan-out takes each brand's oldest first. */
+    occurredAt: columns.time(),
+    /** The writer's statement time on the database's clock: the event goes to the endpoints enabled then. */
+    writtenAt: p.datetime().columnType('timestamptz').defaultRaw('statement_timestamp()'),
+  },
+  indexes: [{ properties: ['brandId', 'occurredAt'] }],
+});
+export type WebhookFanout = InferEntity<typeof WebhookFanout>;

@@ -21,6 +21,8 @@ export const Brand = defineEntity({
     passportLogoUrl: p.text().nullable(),
     /** The colour of the hosted passport page's brand bar (#rrggbb); null: the default. */
     passportColour: p.text().nullable(),
+    /** The GS1 company prefix its SSCCs carry (4 to 12 digits), unique across brands; null: it mints no containers. */
+    companyPrefix: p.text().nullable().unique(),
     /** Programmatic (API key) access is early access, enabled per workspace. */
     apiAccessEnabled: p.boolean().default(false),
     createdAt: columns.createdAt(),
@@ -78,6 +80,8 @@ export const ApiKey = defineEntity({
     /** Last successful use. */
     lastUsedAt: columns.time().nullable(),
     createdAt: columns.createdAt(),
+    /** The partner the key was granted to (a partner key: it requests, reports and returns its allocated serials only); null for a brand key. */
+    partnerId: p.uuid().nullable(),
   },
 });
 export type ApiKey = InferEntity<typeof ApiKey>;

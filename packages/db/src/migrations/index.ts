@@ -21,7 +21,10 @@ import { Migration20261128013000 } from './Migration20261128013000.ts';
 import { Migration20261128110000 } from './Migration20261128110000.ts';
 import { Migration20261128120000 } from './Migration20261128120000.ts';
 import { Migration20261128130000_scan_partitions } from './Migration20261128130000_scan_partitions.ts';
+import { Migration20261128140000_containers } from './Migration20261128140000_containers.ts';
+import { Migration20261128150000_partner_allocations } from './Migration20261128150000_partner_allocations.ts';
 import { Migration20261128200000_import_keys } from './Migration20261128200000_import_keys.ts';
+import { Migration20261128210000_webhook_fanouts } from './Migration20261128210000_webhook_fanouts.ts';
 
 /** Every migration, in order. New ones come from `npm run db:migration -w @mint/db` and are listed here. */
 export const migrations = [{ name: 'Migration20261121050755', class: Migration20261121050755 },
@@ -47,5 +50,8 @@ export const migrations = [{ name: 'Migration20261121050755', class: Migration20
   { name: 'Migration20261128110000', class: Migration20261128110000 },
   { name: 'Migration20261128120000', class: Migration20261128120000 },
   { name: 'Migration20261128130000_scan_partitions', class: Migration20261128130000_scan_partitions },
+  { name: 'Migration20261128140000_containers', class: Migration20261128140000_containers },
+  { name: 'Migration20261128150000_partner_allocations', class: Migration20261128150000_partner_allocations },
   { name: 'Migration20261128200000_import_keys', class: Migration20261128200000_import_keys },
+  { name: 'Migration20261128210000_webhook_fanouts', class: Migration20261128210000_webhook_fanouts },
 ];

@@ -25,12 +25,14 @@ export interface ApiKeyForAuth {
   readonly revokedAt: Date | null;
   readonly lastUsedAt: Date | null;
   readonly apiAccessEnabled: boolean;
+  /** The partner of a partner key; null for a brand key. */
+  readonly partnerId: string | null;
 }
 
 /** The read of {@link findApiKeyForAuth}, compiled once. */
 const apiKeyForAuth = prepare('api_key_for_auth', (db, p: { lookupId: string }) =>
   db.selectFrom('api_keys as k').innerJoin('brands as b', 'b.id', 'k.brand_id')
-    .select(['k.id', 'k.brand_id', 'k.secret_hash', 'k.scopes', 'k.revoked_at', 'k.last_used_at', 'b.api_access_enabled'])
+    .select(['k.id', 'k.brand_id', 'k.secret_hash', 'k.scopes', 'k.revoked_at', 'k.last_used_at', 'b.api_access_enabled', 'k.partner_id'])
     .where('k.lookup_id', '=', p.lookupId));
 
 /** The key with this lookup id, or null; one query. */
@@ -40,7 +42,7 @@ export async function findApiKeyForAuth(em: Em, lookupId: string): Promise<ApiKe
   const time = (value: Date | string | null) => (value === null || value instanceof Date ? value : new Date(value));
   return {
     id: row.id, brandId: row.brand_id, secretHash: row.secret_hash, scopes: row.scopes, revokedAt: time(row.revoked_at),
-    lastUsedAt: time(row.last_used_at), apiAccessEnabled: row.api_access_enabled,
+    lastUsedAt: time(row.last_used_at), apiAccessEnabled: row.api_access_enabled, partnerId: row.partner_id ?? null,
   };
 }
 

@@ -4,7 +4,7 @@ import type { BatchMove, JobMove, JobStatus, Lease, NewEvent } from '@mint/domai
 import type { Em } from '../orm.ts';
 import type { Tables } from '../tables.ts';
 import { batchMoveUpdate } from './batches.ts';
-import { eventDeliveries, eventsInsert, gatedEventInsert, type EventParams } from './events.ts';
+import { eventFanouts, eventsInsert, gatedEventInsert, type EventParams } from './events.ts';
 import { jobMoveUpdate, leaseRenewal } from './jobs.ts';
 import { addToShard, kpiShard } from './kpis.ts';
 import { first, prepare, preparedRows } from './kysely.ts';
@@ -67,9 +67,9 @@ const chunkCommit = prepare('commit_mint_chunk', (db, p: ChunkCommitParams) => d
     .where('brand_id', '=', (eb) => eb.cast<string>(eb.val(p.brandId), 'uuid')).where('id', '=', (eb) => eb.cast<string>(eb.val(p.batchId), 'uuid'))
     .where((eb) => eb.exists(eb.selectFrom('lease').select(eb.lit(1).as('one'))))
     .returning('minted_quantity'))
-  // The chunk's event, with its webhook deliveries.
+  // The chunk's event, with its webhook fan-out markers.
   .with('e', (qc) => gatedEventInsert(qc, 'lease', p))
-  .with('deliveries', (qc) => eventDeliveries(qc, p.brandId))
+  .with('fanouts', (qc) => eventFanouts(qc, p.brandId))
   // The brand's counters, on the connection's shard (as bumpKpis adds them).
   .with('kpis', (qc) => qc.insertInto('mint_kpis')
     .columns(['brand_id', 'shard', 'total_tokens_minted', 'active_tokens'])
@@ -84,7 +84,7 @@ const chunkCommit = prepare('commit_mint_chunk', (db, p: ChunkCommitParams) => d
  * The bookkeeping of a mint chunk, in one statement in the caller's transaction (after its units
  * were inserted), so a chunk's transaction waits for PostgreSQL once more instead of five times:
  * the fencing check that renews the writer's lease (with `start`, the job's first move), the
- * batch's minted quantity, the chunk's event with its webhook deliveries, and the brand's
+ * batch's minted quantity, the chunk's event with its webhook fan-out markers, and the brand's
  * counters. Returns the job's status and the batch's minted quantity after it, or null when the
  * lease was lost: then the statement wrote nothing, and the caller must roll the transaction back
  * (its units with it). The job's row lock it takes keeps a takeover out until the commit.
@@ -116,14 +116,14 @@ export interface Completion {
   readonly at: Date;
   /** The batch's completion pack, created pending unless the batch has a pack of its purpose. */
   readonly pack: PackSpec;
-  /** Events of the completion, stamped `at`, with their webhook deliveries. */
+  /** Events of the completion, stamped `at`, with their webhook fan-out markers. */
   readonly events: readonly NewEvent[];
 }
 
 /**
  * Completes a job in one statement in the caller's transaction: the job's and the batch's moves
  * (as moveJob and moveBatchStatus make them), the pending completion pack (createPendingPack's
- * insert) and the events with their webhook deliveries (as appendEvents writes them). Returns
+ * insert) and the events with their webhook fan-out markers (as appendEvents writes them). Returns
  * which moves applied; when one did not, the caller must roll the transaction back.
  */
 export async function writeCompletion(em: Em, c: Completion): Promise<{ jobMoved: boolean; batchMoved: boolean }> {
@@ -132,7 +132,7 @@ export async function writeCompletion(em: Em, c: Completion): Promise<{ jobMoved
     .with('batch', (qc) => batchMoveUpdate(schemaOnly(qc), c.brandId, c.batchId, c.batchMove, c.at).returning('id'))
     .with('pack', (qc) => packInsert(schemaOnly(qc), c.brandId, randomUUID(), c.batchId, c.pack, c.at, true))
     .with('e', (qc) => eventsInsert(qc, c.at, c.events))
-    .with('deliveries', (qc) => eventDeliveries(qc, c.events.every((e) => e.brandId === c.brandId) ? c.brandId : undefined))
+    .with('fanouts', (qc) => eventFanouts(qc, c.events.every((e) => e.brandId === c.brandId) ? c.brandId : undefined))
     .selectNoFrom((eb) => [
       eb.exists(eb.selectFrom('job').select(eb.lit(1).as('one'))).as('job_moved'),
       eb.exists(eb.selectFrom('batch').select(eb.lit(1).as('one'))).as('batch_moved'),

@@ -5,7 +5,7 @@ import type { Em } from '../orm.ts';
 import { changed, first, prepare, preparedChanged, preparedRows, unnest } from './kysely.ts';
 import { onCitus } from '../distribution.ts';
 import { inTransaction } from './catalog.ts';
-import { appendEvents, eventDeliveries, insertedEventColumns } from './events.ts';
+import { appendEvents, eventFanouts, insertedEventColumns } from './events.ts';
 import { addToShard, kpiShard } from './kpis.ts';
 
 /**
@@ -226,8 +226,8 @@ const draftBatch = prepare('insert_draft_batch', (db, p: DraftBatchParams) => db
     })).innerJoin('gate', (join) => join.onTrue()).select([
       'e.brand_id', 'e.id', eb.cast<Date>(eb.val(p.now), 'timestamptz').as('occurred_at'), 'e.event_type', 'e.entity_type', 'e.entity_id', 'e.payload', 'e.actor',
     ])).returning(insertedEventColumns))
-  // The events' webhook deliveries.
-  .with('deliveries', (qc) => eventDeliveries(qc))
+  // The events' webhook fan-out markers.
+  .with('fanouts', (qc) => eventFanouts(qc))
   .insertInto('mint_kpis')
   .columns(['brand_id', 'shard', 'batches_created'])
   .expression((eb) => eb.selectFrom('gate').select([eb.cast<string>(eb.val(p.brandId), 'uuid').as('brand_id'), kpiShard().as('shard'), sql<number>`1`.as('batches_created')]))

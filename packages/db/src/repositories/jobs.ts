@@ -4,7 +4,7 @@ import type { QueryCreator } from 'kysely';
 import type { Em } from '../orm.ts';
 import type { Tables } from '../tables.ts';
 import { batchColumns, toBatchRecords, type BatchRecord, type BatchRow } from './batches.ts';
-import { eventDeliveries, gatedEventInsert, type EventParams } from './events.ts';
+import { eventFanouts, gatedEventInsert, type EventParams } from './events.ts';
 import { changed, first, prepare, preparedRows, rows } from './kysely.ts';
 import { setLocalSql, timeoutSetting } from './session.ts';
 
@@ -81,13 +81,13 @@ const claim = prepare('claim_job_lease', (db, p: ClaimParams) => db
     .returning('lease_token'))
   // The claim's event, only with a move and only when the claim won.
   .with('e', (qc) => gatedEventInsert(qc, 'claimed', p, p.withEvent))
-  .with('deliveries', (qc) => eventDeliveries(qc, p.brandId))
+  .with('fanouts', (qc) => eventFanouts(qc, p.brandId))
   .selectFrom('claimed').select('lease_token'));
 
 /**
  * Takes the lease of a job as a compare-and-set on the state the claim was decided on (status,
  * token and expiry), applying `move` when given and bumping the fencing token, and writes `event`
- * (the claim's, stamped `at`, with its webhook deliveries) in the same statement when the claim
+ * (the claim's, stamped `at`, with its webhook fan-out markers) in the same statement when the claim
  * won. Returns the new token, or null when the row changed since it was read (someone else
  * claimed or renewed): then nothing was written.
  */

@@ -4,7 +4,7 @@ import type { Cursor, Gs1LinkTypeName, Link, LinkLevel, LinkScope } from '@mint/
 import type { Database, Em } from '../orm.ts';
 import type { Tables } from '../tables.ts';
 import { coalesced } from './coalesce.ts';
-import { changed, first, prepare, rows, unnest, type RowOf } from './kysely.ts';
+import { changed, first, prepare, rawChanged, rows, unnest, type RowOf } from './kysely.ts';
 import { postgresDirectUrl } from './packs.ts';
 
 /**
@@ -126,6 +126,79 @@ export async function upsertLinkRow(em: Em, brandId: string, scope: LinkScope, l
   await keepOneDefault(em, brandId, scope, now);
   const after = await findTarget(em, brandId, scope, link.linkType, link.href);
   return { link: after!, created: before === null };
+}
+
+/** One link of a {@link upsertLinkRows} batch: its level, the link, and the id it gets when new. */
+export interface LinkRowWrite {
+  readonly scope: LinkScope;
+  readonly link: Link;
+  readonly id: string;
+}
+
+/**
+ * {@link upsertLinkRow} for a batch of links (a link CSV import's transaction) in four statements
+ * whatever its size, instead of five a link: the levels' locks taken in one sorted order (with
+ * their notifications), the previous defaults of the levels given a default demoted, every link
+ * created or updated by its (level, link type, href), and each level left without a default given
+ * its oldest link (the batch's earliest row among links created together). The batch holds each
+ * (level, link type, href) once and at most one default a level, as the import checks. Call inside
+ * a transaction. Measured: row by row, 661 rows/s at 10,000 rows (bench:import, BENCH_KIND=links).
+ */
+export async function upsertLinkRows(em: Em, brandId: string, batch: readonly LinkRowWrite[], now: Date): Promise<void> {
+  if (batch.length === 0) return;
+  const levelKey = (scope: LinkScope) => `${scope.gtin} ${scope.level} ${scope.qualifier}`;
+  const levels = [...new Map(batch.map((r) => [levelKey(r.scope), r.scope])).entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, scope]) => scope);
+  // One lock order for every writer of several levels, so two imports of one brand never deadlock.
+  await rows(em, (db) => db.selectFrom(unnest<{ key: string }, 'k', 'n'>('k', { key: ['text', levels.map((l) => `${brandId} ${l.gtin} ${l.level} ${l.qualifier}`)] }, 'n'))
+    .select(sql<string>`pg_advisory_xact_lock(hashtextextended(k.key, 0))::text`.as('locked')).orderBy('k.n'));
+  await notifyResolverAnswers(em, brandId, levels.map((l) => l.gtin));
+  const defaults = batch.filter((r) => r.link.isDefault);
+  if (defaults.length > 0) {
+    await rawChanged(em, sql`update resolver_links l set is_default = false, updated_at = ${now}
+      from ${unnest<{ gtin: string; level: string; qualifier: string; link_type: string; href: string }, 'd'>('d', {
+        gtin: ['text', defaults.map((r) => r.scope.gtin)], level: ['text', defaults.map((r) => r.scope.level)], qualifier: ['text', defaults.map((r) => r.scope.qualifier)],
+        link_type: ['text', defaults.map((r) => r.link.linkType)], href: ['text', defaults.map((r) => r.link.href)],
+      })}
+      where l.brand_id = ${brandId} and l.is_default and l.gtin = d.gtin and l.level = d.level and l.qualifier = d.qualifier
+        and not (l.link_type = d.link_type and l.href = d.href)`);
+  }
+  await changed(em, (db) => db.insertInto('resolver_links')
+    .columns(['brand_id', 'id', 'level', 'gtin', 'qualifier', 'link_type', 'href', 'title', 'hreflang', 'media_type', 'context', 'fwqs', 'is_default', 'created_at', 'updated_at'])
+    .expression((eb) => eb.selectFrom(unnest<{
+      id: string; level: string; gtin: string; qualifier: string; link_type: string; href: string; title: string; hreflang: string; media_type: string | null;
+      context: string; fwqs: boolean; is_default: boolean;
+    }, 'r'>('r', {
+      id: ['uuid', batch.map((r) => r.id)], level: ['text', batch.map((r) => r.scope.level)], gtin: ['text', batch.map((r) => r.scope.gtin)],
+      qualifier: ['text', batch.map((r) => r.scope.qualifier)], link_type: ['text', batch.map((r) => r.link.linkType)], href: ['text', batch.map((r) => r.link.href)],
+      title: ['text', batch.map((r) => r.link.title)], hreflang: ['jsonb', batch.map((r) => JSON.stringify(r.link.hreflang))],
+      media_type: ['text', batch.map((r) => r.link.mediaType)], context: ['jsonb', batch.map((r) => JSON.stringify(r.link.context))],
+      fwqs: ['bool', batch.map((r) => r.link.fwqs)], is_default: ['bool', batch.map((r) => r.link.isDefault)],
+    })).select([
+      eb.cast<string>(eb.val(brandId), 'uuid').as('brand_id'), 'r.id', 'r.level', 'r.gtin', 'r.qualifier', 'r.link_type', 'r.href', 'r.title', 'r.hreflang',
+      'r.media_type', 'r.context', 'r.fwqs', 'r.is_default',
+      eb.cast<Date>(eb.val(now), 'timestamptz').as('created_at'), eb.cast<Date>(eb.val(now), 'timestamptz').as('updated_at'),
+    ]))
+    .onConflict((oc) => oc.columns(['brand_id', 'gtin', 'level', 'qualifier', 'link_type', 'href'])
+      .doUpdateSet((eb) => ({
+        title: eb.ref('excluded.title'), hreflang: eb.ref('excluded.hreflang'), media_type: eb.ref('excluded.media_type'), context: eb.ref('excluded.context'),
+        fwqs: eb.ref('excluded.fwqs'), updated_at: eb.ref('excluded.updated_at'),
+        // isDefault false never demotes: the default moves only to another link.
+        is_default: sql<boolean>`resolver_links.is_default or excluded.is_default`,
+      }))));
+  // A level without a default gets its oldest link; among links created together, the batch's earliest.
+  await rawChanged(em, sql`update resolver_links l set is_default = true, updated_at = ${now}
+    from (
+      select distinct on (r.gtin, r.level, r.qualifier) r.id
+        from ${unnest<{ gtin: string; level: string; qualifier: string }, 'v'>('v', {
+          gtin: ['text', levels.map((l) => l.gtin)], level: ['text', levels.map((l) => l.level)], qualifier: ['text', levels.map((l) => l.qualifier)],
+        })}
+        join resolver_links r on r.brand_id = ${brandId} and r.gtin = v.gtin and r.level = v.level and r.qualifier = v.qualifier
+        left join ${unnest<{ id: string }, 'b', 'n'>('b', { id: ['uuid', batch.map((r) => r.id)] }, 'n')} on b.id = r.id
+       where not exists (select 1 from resolver_links d
+                          where d.brand_id = ${brandId} and d.gtin = v.gtin and d.level = v.level and d.qualifier = v.qualifier and d.is_default)
+       order by r.gtin, r.level, r.qualifier, r.created_at, b.n nulls first, r.id
+    ) pick
+    where l.brand_id = ${brandId} and l.id = pick.id`);
 }
 
 /**

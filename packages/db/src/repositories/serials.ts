@@ -39,16 +39,23 @@ interface UnitMoveRow {
  * read). Ordered by batch and seq.
  */
 export async function lockUnitsForMove(em: Em, brandId: string, selector: UnitSelector, lock = true): Promise<UnitForMove[]> {
-  const where = 'serials' in selector
-    ? sql`u.serial = any(${[...selector.serials]}::text[])`
-    : sql`u.mint_batch_id = ${selector.mintBatchId}::uuid and u.seq between ${selector.fromSeq}::int and ${selector.toSeq}::int`;
   // Raw on purpose: `for update of u` on the bulk move's path. The units first, then their state
   // rows per batch by `seq = any(...)`: a join lets the planner pick a nested loop over a scan of
   // unit_states while its statistics still say it is empty (measured: 44 s instead of 1 s for a
-  // chunk of 10,000 once the first chunk had written its rows).
+  // chunk of 10,000 once the first chunk had written its rows). Listed serials are looked up one by
+  // one on the (brand_id, serial) index (a lateral subquery kept apart by `offset 0`): with
+  // `serial = any(...)` the planner chose a scan of the whole table for 10,000 serials of a
+  // 1,000,000-unit brand (measured: 340 ms of EXPLAIN ANALYZE, 0.5 to 1.5 s per pack of 10,000).
+  const from = 'serials' in selector
+    ? sql`(select distinct x from unnest(${[...selector.serials]}::text[]) as t(x)) as s(serial)
+      join lateral (select * from mint_units m where m.brand_id = ${brandId}::uuid and m.serial = s.serial offset 0) u on true`
+    : sql`mint_units u`;
+  const where = 'serials' in selector
+    ? sql`true`
+    : sql`u.mint_batch_id = ${selector.mintBatchId}::uuid and u.seq between ${selector.fromSeq}::int and ${selector.toSeq}::int`;
   const units = await rawRows(em, sql<UnitMoveRow>`
     select u.mint_batch_id, u.seq, u.serial, b.resolver_base_url, b.gtin, u.status, b.status as batch_status
-    from mint_units u
+    from ${from}
     join mint_batches b on b.brand_id = u.brand_id and b.id = u.mint_batch_id
     where u.brand_id = ${brandId}::uuid and ${where}
     order by u.mint_batch_id, u.seq

@@ -4,6 +4,8 @@ import type { Cursor, WebhookDeliveryStatus } from '@mint/domain';
 import type { Em } from '../orm.ts';
 import { onCitus } from '../distribution.ts';
 import { changed, first, rawRows, rows } from './kysely.ts';
+import { deliveryBody, deliveryColumns, endpointWants } from './events.ts';
+import { inTransaction } from './catalog.ts';
 
 /** A webhook endpoint as the repositories return it, with its secrets (the use cases never pass those on). */
 export interface WebhookEndpointRecord {
@@ -103,7 +105,10 @@ export async function updateWebhookEndpoint(em: Em, brandId: string, id: string,
     ...(change.url === undefined ? {} : { url: change.url }),
     ...(change.eventTypes === undefined ? {} : { event_types: [...change.eventTypes] }),
     ...(change.description === undefined ? {} : { description: change.description }),
-    ...(change.enabled === undefined ? {} : { enabled: change.enabled }),
+    // An enabling or disabling that changes the state stamps it on the database's clock, for the fan-out.
+    ...(change.enabled === undefined ? {} : change.enabled
+      ? { enabled: true, enabled_since: sql<Date>`case when enabled then enabled_since else statement_timestamp() end`, disabled_at: null }
+      : { enabled: false, disabled_at: sql<Date>`case when enabled then statement_timestamp() else disabled_at end` }),
     ...(change.disabledReason === undefined ? {} : { disabled_reason: change.disabledReason }),
     ...(change.secret === undefined ? {} : { secret: change.secret }),
     ...(change.previousSecret === undefined ? {} : { previous_secret: change.previousSecret }),
@@ -470,4 +475,132 @@ export async function replaceWebhookSecrets(em: Em, read: StoredWebhookSecrets, 
   return (await changed(em, (db) => db.updateTable('webhook_endpoints').set({ secret, previous_secret: previousSecret })
     .where('brand_id', '=', read.brandId).where('id', '=', read.id).where('secret', '=', read.secret)
     .where((eb) => read.previousSecret === null ? eb('previous_secret', 'is', null) : eb('previous_secret', '=', read.previousSecret)))) === 1;
+}
+
+/**
+ * Up to `take` brands with events waiting for their fan-out (`webhook_fanouts` rows), in id order
+ * after `after` and wrapping around to the lowest ids (round robin: the next pass starts after the
+ * last brand returned). A loose index scan over the primary key `(brand_id, event_id)`: one index
+ * probe per brand, whatever one brand's backlog. On Citus, which refuses the recursive CTE, one
+ * grouped scan per range.
+ */
+export async function webhookFanoutBrands(em: Em, after: string | null, take: number): Promise<string[]> {
+  if (take <= 0) return [];
+  const citus = await onCitus(em);
+  const range = async (lower: string | null, upper: string | null, n: number): Promise<string[]> => {
+    const above = (column: string) => (lower === null ? sql`` : sql`and ${sql.ref(column)} > ${lower}`);
+    const atMost = (column: string) => (upper === null ? sql`` : sql`and ${sql.ref(column)} <= ${upper}`);
+    if (citus) {
+      return (await rawRows(em, sql<{ brand_id: string }>`select brand_id from webhook_fanouts where true ${above('brand_id')} ${atMost('brand_id')}
+        group by brand_id order by brand_id limit ${n}`)).map((r) => r.brand_id);
+    }
+    return (await rawRows(em, sql<{ brand_id: string | null }>`
+      with recursive b(brand_id, n) as (
+        (select brand_id, 1 from webhook_fanouts where true ${above('brand_id')} ${atMost('brand_id')} order by brand_id limit 1)
+        union all
+        select (select f.brand_id from webhook_fanouts f where f.brand_id > b.brand_id ${atMost('f.brand_id')} order by f.brand_id limit 1), b.n + 1
+          from b where b.brand_id is not null and b.n < ${n}
+      )
+      select brand_id from b where brand_id is not null order by n`)).map((r) => r.brand_id!);
+  };
+  const first = await range(after, null, take);
+  if (after === null || first.length >= take) return first;
+  return [...first, ...(await range(null, after, take - first.length))];
+}
+
+/**
+ * Takes (FOR UPDATE SKIP LOCKED, so two fan-outs never take one) up to `take` of the brand's
+ * events waiting for their fan-out, oldest first. Run it in the transaction that then writes their
+ * deliveries ({@link insertFanoutDeliveries}) and deletes them ({@link deleteWebhookFanouts}).
+ */
+export async function takeWebhookFanouts(em: Em, brandId: string, take: number): Promise<string[]> {
+  return (await rows(em, (db) => db.selectFrom('webhook_fanouts').select('event_id').where('brand_id', '=', brandId)
+    .orderBy('occurred_at').orderBy('event_id').limit(take).forUpdate().skipLocked())).map((r) => r.event_id);
+}
+
+/** The brand's endpoints (a disabled one may still get an event written before it was disabled): the fan-out's bound on one event's deliveries. */
+export async function countWebhookEndpoints(em: Em, brandId: string): Promise<number> {
+  const row = await first(em, (db) => db.selectFrom('webhook_endpoints').select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('brand_id', '=', brandId));
+  return Number(row?.n ?? 0);
+}
+
+/**
+ * Writes the deliveries of the brand's events `eventIds` still waiting for their fan-out: one
+ * pending delivery per event and endpoint that was enabled when the statement that wrote the event
+ * ran (by the endpoint's `enabled_since` and `disabled_at` on the database's clock: its last
+ * enabled interval), and whose filter wants it
+ * (an endpoint's own management events go to it alone). A delivery already written for an event
+ * and endpoint is kept as it is (unique key): repeating a fan-out, after a crash between this
+ * insert and the markers' delete, never writes one twice. Returns the deliveries written.
+ */
+export async function insertFanoutDeliveries(em: Em, brandId: string, eventIds: readonly string[]): Promise<number> {
+  if (eventIds.length === 0) return 0;
+  return changed(em, (db) => db.insertInto('webhook_deliveries')
+    .columns(['brand_id', 'id', 'endpoint_id', 'event_id', 'event_type', 'body', 'status', 'attempts', 'next_attempt_at', 'created_at', 'updated_at'])
+    .expression((eb) => eb.selectFrom('webhook_fanouts as f')
+      .innerJoin('mint_events as e', (join) => join.onRef('e.brand_id', '=', 'f.brand_id').onRef('e.id', '=', 'f.event_id'))
+      .innerJoin('webhook_endpoints as w', (join) => join.onRef('w.brand_id', '=', 'f.brand_id'))
+      .where('f.brand_id', '=', brandId).where('e.brand_id', '=', brandId).where('w.brand_id', '=', brandId)
+      .where('f.event_id', '=', eb.fn.any(eb.cast<string[]>(eb.val([...eventIds]), sql`uuid[]`)))
+      .whereRef('w.enabled_since', '<=', 'f.written_at')
+      .where((eb) => eb.or([eb('w.disabled_at', 'is', null), eb('w.disabled_at', '>', eb.ref('f.written_at'))]))
+      .where(endpointWants())
+      .select(deliveryColumns()))
+    .onConflict((oc) => oc.columns(['brand_id', 'event_id', 'endpoint_id']).doNothing()));
+}
+
+/** Deletes the brand's fan-out markers of `eventIds` (their deliveries are written); returns how many it deleted. */
+export async function deleteWebhookFanouts(em: Em, brandId: string, eventIds: readonly string[]): Promise<number> {
+  if (eventIds.length === 0) return 0;
+  return changed(em, (db) => db.deleteFrom('webhook_fanouts').where('brand_id', '=', brandId)
+    .where('event_id', '=', (eb) => eb.fn.any(eb.cast<string[]>(eb.val([...eventIds]), sql`uuid[]`))));
+}
+
+/** The bounds of one brand's share of a fan-out pass (see {@link fanOutWebhookBrand}). */
+export interface WebhookFanoutLimits {
+  /** Deliveries written at most: events taken are this divided by the brand's endpoints (at least one event). */
+  readonly deliveries: number;
+  /** Events taken at most. */
+  readonly events: number;
+}
+
+/**
+ * One brand's share of a fan-out pass, atomic: takes the brand's oldest events waiting (SKIP
+ * LOCKED), as many as `limits` allow for its endpoints, writes their deliveries
+ * ({@link insertFanoutDeliveries}'s rule and unique key) and deletes their markers. On plain
+ * PostgreSQL one statement (one round trip, its CTEs on one snapshot); on Citus the same steps as
+ * statements routed to the brand's shard in one transaction. Returns the events and deliveries
+ * written.
+ */
+export async function fanOutWebhookBrand(em: Em, brandId: string, limits: WebhookFanoutLimits): Promise<{ events: number; deliveries: number }> {
+  if (await onCitus(em)) {
+    return inTransaction(em, async (em) => {
+      const endpoints = await countWebhookEndpoints(em, brandId);
+      const eventIds = await takeWebhookFanouts(em, brandId, Math.max(1, Math.min(limits.events, Math.floor(limits.deliveries / Math.max(1, endpoints)))));
+      const deliveries = await insertFanoutDeliveries(em, brandId, eventIds);
+      return { events: await deleteWebhookFanouts(em, brandId, eventIds), deliveries };
+    });
+  }
+  const [row] = await rawRows(em, sql<{ events: string; deliveries: string }>`
+    with taken as (
+      select f.event_id, f.written_at from webhook_fanouts f where f.brand_id = ${brandId}
+        order by f.occurred_at, f.event_id
+        limit greatest(1, least(${limits.events}::int,
+          ${limits.deliveries}::int / greatest(1, (select count(*) from webhook_endpoints c where c.brand_id = ${brandId})::int)))
+        for update skip locked
+    ),
+    written as (
+      insert into webhook_deliveries (brand_id, id, endpoint_id, event_id, event_type, body, status, attempts, next_attempt_at, created_at, updated_at)
+      select e.brand_id, gen_random_uuid(), w.id, e.id, e.event_type, ${deliveryBody()}, 'pending', 0, e.occurred_at, e.occurred_at, e.occurred_at
+      from taken t
+      join mint_events e on e.brand_id = ${brandId} and e.id = t.event_id
+      join webhook_endpoints w on w.brand_id = ${brandId}
+      where w.enabled_since <= t.written_at and (w.disabled_at is null or w.disabled_at > t.written_at) and ${endpointWants()}
+      on conflict (brand_id, event_id, endpoint_id) do nothing
+      returning 1
+    ),
+    done as (delete from webhook_fanouts f using taken t where f.brand_id = ${brandId} and f.event_id = t.event_id returning 1)
+    select (select count(*) from done) as events, (select count(*) from written) as deliveries`);
+  return { events: Number(row?.events ?? 0), deliveries: Number(row?.deliveries ?? 0) };
 }

@@ -19,7 +19,18 @@ export interface Caller {
   readonly userId: string | null;
   readonly apiKeyId: string | null;
   readonly actorId: string;
+  /** The partner of a partner key: its moves are limited to the serials allocated to it. Null for the brand's own callers. */
+  readonly partnerId: string | null;
 }
+
+/** What an operation allows beside its permission. */
+export interface OperationAccess {
+  /** A partner key may call it (the proto's `(mint.v1.partner_access)`); every other operation refuses partner keys. */
+  readonly partnerAccess?: boolean;
+}
+
+/** The refusal of a partner key on an operation not marked for partners. */
+export const partnerKeyRefusal = 'a partner key may only request, report, pack and return the serials allocated to it (AllocateSerials, GetPartnerAllocation, MoveSerials, GetSerialMove, MintContainers, PackContainer, UnpackContainer, GetContainer)';
 
 /** Credentials that verified, before any brand is looked at. */
 export interface Authenticated {
@@ -60,9 +71,12 @@ export async function authenticate(ctx: UseCaseContext, credentials: Credentials
  * Checks verified credentials against `brandId`: the session's user needs a role on the brand
  * that grants `permission`; the API key must belong to the brand (the message never says whether
  * the brand exists) and carry `permission` as a scope. Both given: both must pass. Records the
- * key's last_used_at once everything passed. Throws ForbiddenError otherwise.
+ * key's last_used_at once everything passed. A partner key is refused every operation whose
+ * `access` does not allow partners. Throws ForbiddenError otherwise.
  */
-export async function authorizeAuthenticated(ctx: UseCaseContext, authenticated: Authenticated, brandId: string, permission: Permission): Promise<Caller> {
+export async function authorizeAuthenticated(
+  ctx: UseCaseContext, authenticated: Authenticated, brandId: string, permission: Permission, access: OperationAccess = {},
+): Promise<Caller> {
   const { user, apiKey } = authenticated;
   if (user === null && apiKey === null) throw new UnauthenticatedError(missingCredentialsMessage);
   if (user !== null) {
@@ -73,11 +87,12 @@ export async function authorizeAuthenticated(ctx: UseCaseContext, authenticated:
   if (apiKey !== null) {
     if (apiKey.brandId !== brandId) throw new ForbiddenError(`the API key does not grant access to brand ${brandId}`);
     if (!scopesGrant(apiKey.scopes, permission)) throw new ForbiddenError(`the API key lacks the ${permission} scope`);
+    if (apiKey.partnerId !== null && access.partnerAccess !== true) throw new ForbiddenError(partnerKeyRefusal);
     await recordApiKeyUse(ctx, apiKey);
   }
   const userId = user?.userId ?? null;
   const apiKeyId = apiKey?.keyId ?? null;
-  return { userId, apiKeyId, actorId: (userId ?? apiKeyId)! };
+  return { userId, apiKeyId, actorId: (userId ?? apiKeyId)!, partnerId: apiKey?.partnerId ?? null };
 }
 
 /**

@@ -98,6 +98,8 @@ export interface ApiKeyPrincipal {
   readonly scopes: readonly string[];
   /** When its use was last recorded; null when never. */
   readonly lastUsedAt: Date | null;
+  /** The partner of a partner key (it may call only the operations marked for partners); null for a brand key. */
+  readonly partnerId: string | null;
 }
 
 /**
@@ -118,7 +120,7 @@ export async function verifyApiKey(ctx: UseCaseContext, key: string): Promise<Ap
   if (!row.apiAccessEnabled) {
     throw new ForbiddenError('API key access is not enabled for this workspace (early access); a workspace owner can ask for it to be enabled');
   }
-  return { keyId: row.id, brandId: row.brandId, scopes: row.scopes, lastUsedAt: row.lastUsedAt };
+  return { keyId: row.id, brandId: row.brandId, scopes: row.scopes, lastUsedAt: row.lastUsedAt, partnerId: row.partnerId };
 }
 
 /** How often a key's use is recorded at most: last_used_at is exact to this interval. */

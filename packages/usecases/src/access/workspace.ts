@@ -104,12 +104,12 @@ export async function seedDemo(ctx: UseCaseContext): Promise<DemoSeed> {
   };
 }
 
-/** A brand's API keys, newest first, without secrets. */
+/** A brand's API keys, newest first, without secrets; a partner key names its partner (`partnerId`, null for a brand key). */
 export async function listApiKeys(ctx: UseCaseContext, brandId: string) {
   const keys = await unitOfWork(ctx.db).find(ApiKey, { brandId }, { orderBy: { createdAt: 'desc' } });
   return keys.map((k) => ({
     id: k.id, name: k.name, prefix: `mk_${k.lookupId}`, scopes: k.scopes, createdAt: k.createdAt,
-    revokedAt: k.revokedAt ?? null, lastUsedAt: k.lastUsedAt ?? null,
+    revokedAt: k.revokedAt ?? null, lastUsedAt: k.lastUsedAt ?? null, partnerId: k.partnerId ?? null,
   }));
 }
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { appendEvents, insertImportKeys, insertProductImport, recordProductImportProgress, unitOfWork, upsertLinkRow, type ProductImportRowError, transaction } from '@mint/db';
+import { appendEvents, insertImportKeys, insertProductImport, recordProductImportProgress, unitOfWork, upsertLinkRows, type ProductImportRowError, transaction } from '@mint/db';
 import {
   assertValid, InvalidInputError, linkScopeOf, maxImportBytes, maxImportErrorsKept, NotFoundError, validateLink,
   type FieldViolation, type Link, type LinkInput, type LinkScope,
@@ -76,8 +76,9 @@ const list = (value: string | undefined): string[] => (value === undefined || va
  * PROCESSING, checks every row as UpsertLink does (violations name the row and field), refuses a
  * link repeated within the file (same level, link type and href) and a second default for one
  * level (found batch by batch against the import's keys in PostgreSQL, see sortOutRepeats), and
- * upserts the valid rows one level lock at a time, 500 rows per transaction with their keys, their
- * progress and one audit event. A bad row never blocks the others. Ends COMPLETED, or FAILED when the file itself is unreadable.
+ * upserts the valid rows 500 per transaction (their levels locked in one sorted order, four
+ * statements a transaction) with their keys, their progress and one audit event. A bad row never
+ * blocks the others. Ends COMPLETED, or FAILED when the file itself is unreadable.
  */
 export async function runLinkImport(ctx: UseCaseContext, brandId: string, importId: string, csv: AsyncIterable<Uint8Array>): Promise<ImportRunOutcome> {
   let columns: string[] | null = null;
@@ -98,7 +99,7 @@ export async function runLinkImport(ctx: UseCaseContext, brandId: string, import
     const batch = sorted.accepted.map((c) => c.value);
     const now = ctx.clock();
     await transaction(ctx.db, async (em) => {
-      for (const row of batch) await upsertLinkRow(em, brandId, row.scope, row.link, randomUUID(), now);
+      await upsertLinkRows(em, brandId, batch.map((row) => ({ scope: row.scope, link: row.link, id: randomUUID() })), now);
       if (batch.length > 0) {
         await appendEvents(em, now, [{
           brandId, eventType: 'resolver_links_imported', entityType: 'resolver_link', entityId: importId, actor: null, payload: { rows: batch.length },

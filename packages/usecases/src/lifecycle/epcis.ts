@@ -4,6 +4,7 @@ import {
   IllegalStateError, InvalidInputError, refusalOf, serialMoveOf, type DecommissionReason, type FieldViolation, type SerialAction,
 } from '@mint/domain';
 import type { Actor, UseCaseContext } from '../context.ts';
+import { applyCapturedAggregation, readCapturedAggregation, type CapturedAggregation } from './containers.ts';
 import { applyMove, derivedUuid, epcisDocument } from './serials.ts';
 
 /** The query parameters of `GET /epcis/events` this service answers (the EPCIS 2.0 REST interface's subset). */
@@ -86,15 +87,12 @@ export async function queryEpcis(ctx: UseCaseContext, brandId: string, params: U
   };
 }
 
-/** What a captured event asks for. */
-interface CapturedMove {
+/** What a captured event asks for: a serial move (an ObjectEvent) or a pack or unpack (an AggregationEvent). */
+type CapturedMove = {
   readonly index: number;
   readonly id: string;
-  readonly action: SerialAction;
-  readonly reason: DecommissionReason | null;
-  readonly serials: readonly string[];
   readonly event: Record<string, unknown>;
-}
+} & ({ readonly action: SerialAction; readonly reason: DecommissionReason | null; readonly serials: readonly string[] } | { readonly aggregation: CapturedAggregation });
 
 /** The move an ObjectEvent's action, business step and disposition stand for; null when this service applies none. */
 function moveOfEvent(action: string, bizStep: string, disposition: string | null): { action: SerialAction; reason: DecommissionReason | null } | null {
@@ -122,7 +120,7 @@ export interface CaptureResult {
   readonly captured: number;
   /** Events of the document stored before (a repeated capture): left as they were. */
   readonly replayed: number;
-  /** Units moved. */
+  /** Units moved, plus units and containers packed or unpacked. */
   readonly moved: number;
 }
 
@@ -131,7 +129,10 @@ export interface CaptureResult {
  * Schema), all or nothing: each ObjectEvent becomes the move its business step and disposition
  * stand for (encoding, commissioning, destroying, decommissioning with its disposition as the
  * reason; `returned` returns), on the units its epcList names (GS1 Digital Link URIs of the
- * brand's units). An event this service applies no move for, an EPC that names no unit of the
+ * brand's units); each AggregationEvent (ADD packing, DELETE unpacking; parentID a container's
+ * `…/00/{sscc}` URI, childEPCs units' or containers' URIs) packs or unpacks exactly as PackContainer
+ * and UnpackContainer do, in document order, so a unit commissioned by an earlier event of the
+ * document may be packed by a later one. An event this service applies no move for, an EPC that names no unit of the
  * brand, or a unit in a state the move cannot leave refuses the whole document (InvalidInputError
  * naming `epcisBody.eventList[i]...`, or IllegalStateError naming the serial and its state) and
  * changes nothing. The events are stored as sent, so the query interface answers them; an event
@@ -144,10 +145,19 @@ export async function captureEpcisDocument(ctx: UseCaseContext, actor: Actor, br
   if (list.length === 0 || list.length > maxCapturedEvents) throw new InvalidInputError([{ field: 'epcisBody.eventList', message: `must hold 1 to ${maxCapturedEvents} events` }]);
   const v: FieldViolation[] = [];
   const moves: CapturedMove[] = [];
+  const eventUuid = (event: Record<string, unknown>) => {
+    const eventId = typeof event['eventID'] === 'string' ? event['eventID'] : null;
+    return eventId !== null && /^urn:uuid:[0-9a-f-]{36}$/i.test(eventId) ? eventId.slice('urn:uuid:'.length).toLowerCase() : derivedUuid(`${brandId}/${JSON.stringify(event)}`);
+  };
   list.forEach((event, index) => {
     const at = `epcisBody.eventList[${index}]`;
+    if (event['type'] === 'AggregationEvent') {
+      const aggregation = readCapturedAggregation(event, at, bare(String(event['bizStep'] ?? ''), cbvBizStep), serialOfEpc, v);
+      if (aggregation !== null) moves.push({ index, id: eventUuid(event), event, aggregation });
+      return;
+    }
     if (event['type'] !== 'ObjectEvent') {
-      v.push({ field: `${at}.type`, message: 'only ObjectEvents are applied' });
+      v.push({ field: `${at}.type`, message: 'only ObjectEvents and AggregationEvents are applied' });
       return;
     }
     const bizStep = bare(String(event['bizStep'] ?? ''), cbvBizStep);
@@ -165,9 +175,7 @@ export async function captureEpcisDocument(ctx: UseCaseContext, actor: Actor, br
       if (serial === null) v.push({ field: `${at}.epcList[${i}]`, message: 'must be a GS1 Digital Link URI of a unit (…/01/{gtin}/21/{serial})' });
       else serials.push(serial);
     });
-    const eventId = typeof event['eventID'] === 'string' ? event['eventID'] : null;
-    const uuid = eventId !== null && /^urn:uuid:[0-9a-f-]{36}$/i.test(eventId) ? eventId.slice('urn:uuid:'.length).toLowerCase() : derivedUuid(`${brandId}/${JSON.stringify(event)}`);
-    moves.push({ index, id: uuid, ...move, serials, event });
+    moves.push({ index, id: eventUuid(event), ...move, serials, event });
   });
   if (v.length > 0) throw new InvalidInputError(v);
   return transaction(ctx.db, async (em) => {
@@ -177,6 +185,20 @@ export async function captureEpcisDocument(ctx: UseCaseContext, actor: Actor, br
     let moved = 0;
     for (const m of moves) {
       if (known.has(m.id)) continue;
+      if ('aggregation' in m) {
+        const eventTime = new Date(String(m.event['eventTime']));
+        const result = await applyCapturedAggregation(ctx, em, {
+          brandId, actorId: actor.id, eventId: m.id, index: m.index, aggregation: m.aggregation,
+          event: (parent) => ({
+            brandId, id: m.id, moveId: null, eventType: 'AggregationEvent', eventTime: Number.isNaN(eventTime.getTime()) ? now : eventTime, recordTime: now,
+            bizStep: bare(String(m.event['bizStep']), cbvBizStep), disposition: m.event['disposition'] === undefined ? null : bare(String(m.event['disposition']), cbvDisposition),
+            epcs: [parent.epc, ...(Array.isArray(m.event['childEPCs']) ? m.event['childEPCs'] as string[] : [])], body: { ...m.event, recordTime: now.toISOString() },
+          }),
+        });
+        captured++;
+        moved += result.units + result.containers;
+        continue;
+      }
       const move = serialMoveOf(m.action, m.reason);
       const units = await lockUnitsForMove(em, brandId, { serials: m.serials });
       const found = new Set(units.map((u) => u.serial));

@@ -1,15 +1,19 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import {
   appendEvents, bumpKpis, claimRunningSerialMove, decommissionCommissioned, findSerialMove, findSerialMoveByKey, insertEpcisEvents, insertSerialMove, lockUnitsForMove, readBatchState,
-  recordSerialMoveChunk, writeSerialMove, type Em, type NewEpcisEvent, type SerialMoveRecord, type UnitForMove, type UnitSelector, unitOfWork, transaction,
+  readUnitPartners, recordSerialMoveChunk, writeSerialMove, type Em, type NewEpcisEvent, type SerialMoveRecord, type UnitForMove, type UnitSelector, unitOfWork, transaction,
 } from '@mint/db';
 import {
-  activeDelta, decommissionReasons, epcisVocabularyOf, IdempotencyKeyReusedError, IllegalStateError, InvalidInputError, isUuid, moveOneSerial,
-  NotFoundError, refusalOf, serialActions, serialMoveOf, type DecommissionReason, type FieldViolation, type NewEvent, type SerialAction,
+  activeDelta, decommissionReasons, epcisVocabularyOf, ForbiddenError, IdempotencyKeyReusedError, IllegalStateError, InvalidInputError, isPartnerAction, isUuid,
+  moveOneSerial, NotFoundError, partnerActions, refusalOf, serialActions, serialMoveOf, ssccViolations, type DecommissionReason, type FieldViolation, type NewEvent, type SerialAction,
   type SerialMove, type SerialRefusal, type SerialState,
 } from '@mint/domain';
 import type { Actor, UseCaseContext } from '../context.ts';
 import { requestFingerprint } from '../idempotency.ts';
+import { containerMoveScope, moveContainersOf, type ContainerMoveScope } from './containers.ts';
+import { derivedUuid } from './derived-uuid.ts';
+
+export { derivedUuid };
 
 /** Most serials one request may list. */
 export const maxMoveSerials = 10_000;
@@ -22,10 +26,15 @@ const eventSerials = 100;
 /** The JSON-LD context EPCIS 2.0 events name. */
 const epcisContext = 'https://ref.gs1.org/standards/epcis/2.0.0/epcis-context.jsonld';
 
-/** What a move applies to: listed serials of the brand, or a batch (optionally a seq range of it). */
+/**
+ * What a move applies to: listed serials of the brand, a batch (optionally a seq range of it), or a
+ * container by SSCC (every unit inside it, through every level; see {@link moveContainersOf} for
+ * the containers themselves).
+ */
 export type SerialMoveTarget =
   | { readonly serials: readonly string[] }
-  | { readonly mintBatchId: string; readonly fromSeq?: number | null; readonly toSeq?: number | null };
+  | { readonly mintBatchId: string; readonly fromSeq?: number | null; readonly toSeq?: number | null }
+  | { readonly container: string };
 
 /** Parameters of {@link moveSerials}. */
 export interface MoveSerialsInput {
@@ -93,6 +102,8 @@ function validate(input: MoveSerialsInput): FieldViolation[] {
     if (t.serials.length === 0 || t.serials.length > maxMoveSerials) v.push({ field: 'serials', message: `must hold 1 to ${maxMoveSerials} serials` });
     const bad = t.serials.findIndex((s) => !/^[0-9A-Za-z]{1,64}$/.test(s));
     if (bad !== -1) v.push({ field: `serials[${bad}]`, message: 'must be 1 to 64 letters or digits' });
+  } else if ('container' in t) {
+    v.push(...ssccViolations(t.container, 'container'));
   } else {
     if (!isUuid(t.mintBatchId)) v.push({ field: 'mint_batch_id', message: 'must be a uuid' });
     const from = t.fromSeq ?? null;
@@ -115,20 +126,34 @@ function validate(input: MoveSerialsInput): FieldViolation[] {
  * events of the moved units. A list is one chunk; a batch or seq range is chunked by
  * {@link serialMoveChunk} and, with `runAll` false, left running for the executor after the
  * first. Idempotent by key: a repeat answers the move as it stands (replayed), another request
- * under a used key is IdempotencyKeyReusedError.
+ * under a used key is IdempotencyKeyReusedError. A partner key (`actor.partnerId`) may only
+ * encode, commission, scrap and return (ForbiddenError otherwise), moves only the units allocated
+ * to it (the others are refused as `not_allocated`) and keeps its idempotency keys apart.
  */
 export async function moveSerials(ctx: UseCaseContext, actor: Actor, input: MoveSerialsInput, options: { readonly runAll?: boolean } = {}): Promise<SerialMoveReport> {
   const v = validate(input);
   if (v.length > 0) throw new InvalidInputError(v);
   const { brandId } = input;
-  const requestHash = requestFingerprint({ action: input.action, reason: input.reason, target: input.target });
-  const known = await findSerialMoveByKey(unitOfWork(ctx.db), brandId, input.idempotencyKey);
+  const partnerId = actor.partnerId ?? null;
+  if (partnerId !== null && !isPartnerAction(input.action)) {
+    throw new ForbiddenError(`a partner key may ${partnerActions.join(', ')} the serials allocated to it; ${input.action} is the brand's`);
+  }
+  const requestHash = requestFingerprint({ action: input.action, reason: input.reason, target: input.target, ...(partnerId === null ? {} : { partner: partnerId }) });
+  // A partner's keys live in a space of their own: they never meet the brand's or another partner's.
+  const storedKey = partnerId === null ? input.idempotencyKey : `partner:${partnerId}:${input.idempotencyKey}`;
+  const known = await findSerialMoveByKey(unitOfWork(ctx.db), brandId, storedKey);
   if (known !== null) return replay(known, requestHash, input.idempotencyKey);
   const t = input.target;
   let total: number;
   let nextSeq: number | null = null;
   let target: Record<string, unknown>;
-  if ('serials' in t) {
+  let scopeOf: ((em: Em) => Promise<ContainerMoveScope>) | null = null;
+  if ('container' in t) {
+    // Counted and moved in one transaction with the containers locked (see runChunk).
+    total = 0;
+    target = { container: t.container };
+    scopeOf = (em) => containerMoveScope(em, brandId, t.container);
+  } else if ('serials' in t) {
     const serials = [...new Set(t.serials)];
     total = serials.length;
     target = { serials };
@@ -143,17 +168,23 @@ export async function moveSerials(ctx: UseCaseContext, actor: Actor, input: Move
     nextSeq = from;
     target = { mint_batch_id: t.mintBatchId, from_seq: from, to_seq: to };
   }
+  if (partnerId !== null) target = { ...target, partner_id: partnerId };
   const moveId = randomUUID();
   const first = await transaction(ctx.db, async (em) => {
+    const scope = scopeOf === null ? undefined : await scopeOf(em);
+    if (scope !== undefined) {
+      total = scope.units.length;
+      target = { ...target, container_id: scope.containerId };
+    }
     if (!(await insertSerialMove(em, {
-      brandId, id: moveId, idempotencyKey: input.idempotencyKey, requestHash, action: input.action, reason: input.reason, target, total, nextSeq,
+      brandId, id: moveId, idempotencyKey: storedKey, requestHash, action: input.action, reason: input.reason, target, total, nextSeq,
       actor: actor.id, at: ctx.clock(),
     }))) return null;
     // A single serial that cannot move is an error naming its state, and the move is not kept.
-    return runChunk(ctx, em, brandId, moveId, actor.id, { single: 'serials' in target && total === 1 });
+    return runChunk(ctx, em, brandId, moveId, actor.id, { single: 'serials' in target && total === 1, ...(scope === undefined ? {} : { scope }) });
   });
   if (first === null) {
-    const raced = await findSerialMoveByKey(unitOfWork(ctx.db), brandId, input.idempotencyKey);
+    const raced = await findSerialMoveByKey(unitOfWork(ctx.db), brandId, storedKey);
     if (raced === null) throw new Error('serial move key vanished');
     return replay(raced, requestHash, input.idempotencyKey);
   }
@@ -195,16 +226,20 @@ export async function runSerialMoveChunk(ctx: UseCaseContext): Promise<SerialMov
   });
 }
 
-/** The brand's move `moveId` as the caller sees it. Missing or foreign: NotFoundError. */
-export async function getSerialMove(ctx: UseCaseContext, brandId: string, moveId: string): Promise<SerialMoveReport> {
+/** The brand's move `moveId` as the caller sees it; a partner sees only its own moves. Missing or foreign: NotFoundError. */
+export async function getSerialMove(ctx: UseCaseContext, brandId: string, moveId: string, partnerId: string | null = null): Promise<SerialMoveReport> {
   if (!isUuid(moveId)) throw new InvalidInputError([{ field: 'move_id', message: 'must be a uuid' }]);
   const m = await findSerialMove(unitOfWork(ctx.db), brandId, moveId);
-  if (m === null) throw new NotFoundError(`serial move ${moveId} not found`);
+  if (m === null || (partnerId !== null && m.target.partner_id !== partnerId)) throw new NotFoundError(`serial move ${moveId} not found`);
   return report(m, false);
 }
 
 /** One chunk of a move, inside the caller's transaction, with the move row locked (or just inserted). */
-async function runChunk(ctx: UseCaseContext, em: Em, brandId: string, moveId: string, actorId: string | null, opts: { readonly single: boolean }): Promise<SerialMoveRecord> {
+async function runChunk(ctx: UseCaseContext, em: Em, brandId: string, moveId: string, actorId: string | null, opts: {
+  readonly single: boolean;
+  /** A container move's scope, read in this transaction. */
+  readonly scope?: ContainerMoveScope;
+}): Promise<SerialMoveRecord> {
   const m = (await findSerialMove(em, brandId, moveId, true))!;
   const move = serialMoveOf(m.action as SerialAction, m.reason as DecommissionReason | null);
   const now = ctx.clock();
@@ -212,7 +247,12 @@ async function runChunk(ctx: UseCaseContext, em: Em, brandId: string, moveId: st
   let selector: UnitSelector;
   let nextSeq: number | null = null;
   let done: boolean;
-  if (Array.isArray(m.target.serials)) {
+  // A container move is one chunk: everything inside the container, read (and its containers locked) now.
+  const scope = typeof m.target.container === 'string' ? opts.scope ?? await containerMoveScope(em, brandId, m.target.container) : null;
+  if (scope !== null) {
+    selector = { serials: scope.units.map((u) => u.serial) };
+    done = true;
+  } else if (Array.isArray(m.target.serials)) {
     selector = { serials: m.target.serials as string[] };
     done = true;
   } else {
@@ -228,6 +268,9 @@ async function runChunk(ctx: UseCaseContext, em: Em, brandId: string, moveId: st
   const fast = move.action === 'decommission' && !opts.single;
   const premoved = fast ? await decommissionCommissioned(em, { brandId, moveId, at: now, reason: move.reason!, selector }) : [];
   const units = await lockUnitsForMove(em, brandId, selector, !fast);
+  // A partner's move touches only the units allocated to it; the others are refused as not_allocated (their state is not told).
+  const partnerId = typeof m.target.partner_id === 'string' ? m.target.partner_id : null;
+  const owners = partnerId === null ? null : await readUnitPartners(em, brandId, units);
   const movedKeys = new Set(premoved.map((u) => `${u.mintBatchId}/${u.seq}`));
   if ('serials' in selector) {
     const found = new Set([...units.map((u) => u.serial), ...premoved.map((u) => u.serial)]);
@@ -243,15 +286,21 @@ async function runChunk(ctx: UseCaseContext, em: Em, brandId: string, moveId: st
   const eligible: UnitForMove[] = [...premoved];
   for (const u of units) {
     if (movedKeys.has(`${u.mintBatchId}/${u.seq}`)) continue;
+    if (owners !== null && owners.get(`${u.mintBatchId}/${u.seq}`) !== partnerId) {
+      if (opts.single) throw new NotFoundError(`serial ${u.serial} is not in this partner's allocation`);
+      refusals.push({ serial: u.serial, mintBatchId: u.mintBatchId, seq: u.seq, refusal: 'not_allocated', state: null, reason: null });
+      continue;
+    }
     if (opts.single) moveOneSerial(move, u.state, u.reason);
     const refusal = u.batchVoided ? 'batch_voided' : refusalOf(move, u.state, u.reason);
     if (refusal === null && !fast) eligible.push(u);
     else refusals.push({ serial: u.serial, mintBatchId: u.mintBatchId, seq: u.seq, refusal: refusal ?? 'wrong_state', state: u.state, reason: u.reason });
   }
-  if (!Array.isArray(m.target.serials)) refusals.sort((a, b) => a.seq! - b.seq!);
+  if (!('serials' in selector)) refusals.sort((a, b) => a.seq! - b.seq!);
   if (opts.single && units.length === 0) throw new NotFoundError(`serial ${String((m.target.serials as string[])[0])} not found`);
   if (opts.single && units[0]?.batchVoided === true) throw new IllegalStateError(`serial ${units[0].serial} belongs to a voided mint batch`);
   await applyMove(em, now, { brandId, moveId, actorId, move, units: eligible, written: fast });
+  if (scope !== null) await moveContainersOf(em, now, { brandId, moveId, move, tree: scope.tree });
   const after = { ...m, moved: m.moved + eligible.length, refused: m.refused + refusals.length };
   if (done) {
     await appendEvents(em, now, [{
@@ -327,15 +376,6 @@ export function epcisEventsOf(brandId: string, moveId: string, move: SerialMove,
       epcs: epcList, body,
     };
   });
-}
-
-/** A version-8 uuid from SHA-256 of `text`. */
-export function derivedUuid(text: string): string {
-  const h = createHash('sha256').update(text).digest();
-  h[6] = (h[6]! & 0x0f) | 0x80;
-  h[8] = (h[8]! & 0x3f) | 0x80;
-  const x = h.subarray(0, 16).toString('hex');
-  return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20, 32)}`;
 }
 
 /** Wraps stored events into an EPCIS 2.0 document (JSON-LD). */

@@ -4,10 +4,11 @@
 // of a credential; and each brand's Bitstring Status List, where a superseded version is revoked.
 
 import { findBrandBySlug, insertPassportSigningKey, listPassportSigningKeys, supersededStatusIndexes, type PassportSigningKeyRow, unitOfWork, transaction } from '@mint/db';
-import { didDocument, openSecret, sealSecret, statusListCredential } from '@mint/domain';
+import { credentialIssuerOf, didDocument, identityPassportCredential, openSecret, parseResolverRequest, resolverPrefix, sealSecret, statusListCredential } from '@mint/domain';
 import { createHash, createPrivateKey, sign, type KeyObject } from 'node:crypto';
 import { exportJWK, generateKeyPair } from 'jose';
 import type { UseCaseContext } from '../context.ts';
+import { publishedPassportHeads } from './passports.ts';
 
 /** The row a sealed private key is bound to. */
 const sealContext = (kid: string) => `passport_signing_keys:${kid}`;
@@ -50,6 +51,13 @@ export interface PassportSigner {
    * credentials at publish, so their requests find them here.
    */
   sign(credential: Record<string, unknown>, issuer: string): Promise<string>;
+  /**
+   * The signature of the credential `build` makes (issued by its issuer), kept under `key` while
+   * the current key signs: a repeated request with the same key neither builds, serialises nor
+   * signs. `key` must name everything the credential is made of (versions, reader's sections,
+   * languages, host, names).
+   */
+  signKept(key: string, build: () => Record<string, unknown>): Promise<string>;
   /** The DID document of `did` (a did:web of the service's host or a brand domain): every key, current and rotated. */
   didDocument(did: string): Promise<Record<string, unknown>>;
   /** The brand's status list credential (signed, vc+jwt) at `listUrl`; null for an unknown slug. */
@@ -114,8 +122,20 @@ export function createPassportSigner(ctx: UseCaseContext, options: PassportSigne
     signed.set(memo, jws);
     return jws;
   };
+  const kept = new Map<string, string>();
   return {
     sign: signJwt,
+    async signKept(key, build) {
+      const current = (await keys()).find((k) => k.retiredAt === null)!;
+      const at = `${current.kid}\n${key}`;
+      const hit = kept.get(at);
+      if (hit !== undefined) return hit;
+      const credential = build();
+      const jws = await signJwt(credential, credentialIssuerOf(credential));
+      if (kept.size >= maxSigned) kept.clear();
+      kept.set(at, jws);
+      return jws;
+    },
     async didDocument(did) {
       return didDocument(did, await keys());
     },
@@ -129,4 +149,31 @@ export function createPassportSigner(ctx: UseCaseContext, options: PassportSigne
       cached = null;
     },
   };
+}
+
+/**
+ * Signs the published model and lot credentials of the brand's product with this GTIN (public
+ * sections, the brand's own language order: what an `Accept: application/vc+jwt` without
+ * `Accept-Language` gets under `{publicBaseUrl}/r/{slug}`) into `signer`, so that their requests
+ * serve a kept signature. Run on each replica when a publish arrives on the link-change feed: O(1)
+ * in the number of units (units are never read). Credentials of units, of holders' sections, of
+ * other languages and of brand domains are signed on their first request and kept by the signer.
+ * Resolves to the number of credentials signed or found signed.
+ */
+export async function presignPassportCredentials(ctx: UseCaseContext, signer: PassportSigner, brandId: string, gtin: string): Promise<number> {
+  const heads = await publishedPassportHeads(ctx, brandId, gtin);
+  if (heads === null) return 0;
+  const base = ctx.publicBaseUrl.replace(/\/+$/, '');
+  let count = 0;
+  for (const { lot, passport } of heads.levels) {
+    const parsed = parseResolverRequest(`${resolverPrefix}${heads.brand.slug}/01/${heads.product.gtin}${lot === null ? '' : `/10/${encodeURIComponent(lot)}`}`);
+    if (parsed.kind !== 'identity') continue;
+    const credential = identityPassportCredential({
+      key: parsed.path.key, anchor: `${base}${parsed.canonicalPath}`, title: heads.product.name, brand: heads.brand, content: passport.content,
+      version: passport.version.version, publishedAt: passport.version.publishedAt, statusIndex: passport.version.statusIndex, languages: [],
+    });
+    await signer.sign(credential, credentialIssuerOf(credential));
+    count++;
+  }
+  return count;
 }

@@ -1,5 +1,5 @@
 import {
-  appendEvents, claimWebhookDeliveries, type WebhookClaimBatch, findWebhookEndpoint, markWebhookEndpointFailing, readWebhookBacklog, recordWebhookAttempt, updateWebhookEndpoint,
+  appendEvents, claimWebhookDeliveries, fanOutWebhookBrand, webhookFanoutBrands, type WebhookClaimBatch, findWebhookEndpoint, markWebhookEndpointFailing, readWebhookBacklog, recordWebhookAttempt, updateWebhookEndpoint,
   type WebhookClaim, unitOfWork, transaction,
 } from '@mint/db';
 import {
@@ -11,6 +11,73 @@ import { webhookSecretContext } from './webhooks.ts';
 
 /** Default lease on a claimed delivery: longer than an attempt's 10 s limit, so a live worker never loses it. */
 export const defaultWebhookLeaseMs = 30_000;
+
+/** Options of {@link fanOutWebhookEvents}: its bounds per pass. */
+export interface WebhookFanoutOptions {
+  /** Brands served in one pass, one transaction each; {@link defaultWebhookFanout}'s by default. */
+  readonly brands?: number;
+  /** Deliveries one brand's transaction writes at most (at least one event's, whatever its endpoints). */
+  readonly deliveriesPerBrand?: number;
+  /** Events of one brand fanned out in one pass at most. */
+  readonly eventsPerBrand?: number;
+  /** The previous pass's `lastBrand`, so this one starts after it (round robin); null or absent starts at the first brand. */
+  readonly afterBrand?: string | null;
+}
+
+/** Default bounds of one fan-out pass: 16 brands, each at most 1,000 deliveries and 64 events. */
+export const defaultWebhookFanout = { brands: 16, deliveriesPerBrand: 1_000, eventsPerBrand: 64 } as const;
+
+/** What one fan-out pass did, and where the next pass's round robin starts. */
+export interface WebhookFanoutPass {
+  /** Events whose deliveries it wrote (their markers deleted). */
+  readonly events: number;
+  /** Deliveries it wrote. */
+  readonly deliveries: number;
+  /** The last brand it served; the next pass starts after it. Null when nothing waited. */
+  readonly lastBrand: string | null;
+}
+
+/**
+ * One pass of the webhook fan-out, outside every writer's transaction: writes the deliveries of
+ * events written with a fan-out marker (see appendEvents) and deletes their markers. Fair and
+ * bounded: up to `brands` brands with waiting events, round robin after `afterBrand`, one
+ * transaction each, taking the brand's oldest events (SKIP LOCKED: concurrent passes of several
+ * executors split them) as many as `deliveriesPerBrand` deliveries allow for its endpoints
+ * (at least one, at most `eventsPerBrand`). An event's deliveries go to the endpoints that were
+ * enabled when the statement that wrote it ran (the database's clock, whatever the services'
+ * clocks) and whose filter wants it when the pass runs; the delivery key
+ * (event, endpoint) makes a repeated pass write nothing twice.
+ */
+export async function fanOutWebhookEvents(ctx: UseCaseContext, options: WebhookFanoutOptions = {}): Promise<WebhookFanoutPass> {
+  const brands = await webhookFanoutBrands(unitOfWork(ctx.db), options.afterBrand ?? null, options.brands ?? defaultWebhookFanout.brands);
+  const deliveriesPerBrand = options.deliveriesPerBrand ?? defaultWebhookFanout.deliveriesPerBrand;
+  const eventsPerBrand = options.eventsPerBrand ?? defaultWebhookFanout.eventsPerBrand;
+  let events = 0;
+  let deliveries = 0;
+  for (const brandId of brands) {
+    const done = await fanOutWebhookBrand(unitOfWork(ctx.db), brandId, { deliveries: deliveriesPerBrand, events: eventsPerBrand });
+    events += done.events;
+    deliveries += done.deliveries;
+  }
+  return { events, deliveries, lastBrand: brands.at(-1) ?? options.afterBrand ?? null };
+}
+
+/**
+ * Runs fan-out passes until no event waits (for tests, tools and a worker's catch-up): the total
+ * events and deliveries written.
+ */
+export async function drainWebhookFanout(ctx: UseCaseContext, options: WebhookFanoutOptions = {}): Promise<{ events: number; deliveries: number }> {
+  let afterBrand = options.afterBrand ?? null;
+  let events = 0;
+  let deliveries = 0;
+  for (;;) {
+    const pass = await fanOutWebhookEvents(ctx, { ...options, afterBrand });
+    if (pass.events === 0) return { events, deliveries };
+    events += pass.events;
+    deliveries += pass.deliveries;
+    afterBrand = pass.lastBrand;
+  }
+}
 
 /** Options of {@link claimWebhooks}. */
 export interface WebhookClaimOptions {

@@ -5,25 +5,25 @@
 import type { DescMethod, Message } from '@bufbuild/protobuf';
 import { createContextKey, type ContextValues, type Interceptor, type StreamRequest, type UnaryRequest } from '@connectrpc/connect';
 import { ForbiddenError, UnauthenticatedError, type Permission } from '@mint/domain';
-import { authenticate, authorizeAuthenticated, type Authenticated, type Caller, type Credentials, type UseCaseContext } from '@mint/usecases';
+import { authenticate, authorizeAuthenticated, type Authenticated, type Caller, type Credentials, type OperationAccess, type UseCaseContext } from '@mint/usecases';
 import { principalKey } from '../context.ts';
 import { checkEachRequest } from '../interceptors/stream.ts';
 import { credentialsFrom } from './credentials.ts';
-import { permissionFor, type AccessOptions } from './permissions.ts';
+import { operationAccessOf, permissionFor, type AccessOptions } from './permissions.ts';
 
 /** What the auth interceptors check credentials with: the use cases' access rule bound to a use-case context. */
 export interface Authenticator {
   /** Verifies the credentials given (see `authenticate` in @mint/usecases). */
   authenticate(credentials: Credentials): Promise<Authenticated>;
-  /** Checks verified credentials against a brand and permission (see `authorizeAuthenticated`). */
-  authorize(authenticated: Authenticated, brandId: string, permission: Permission): Promise<Caller>;
+  /** Checks verified credentials against a brand and permission (see `authorizeAuthenticated`); `access` says whether a partner key may call the operation. */
+  authorize(authenticated: Authenticated, brandId: string, permission: Permission, access?: OperationAccess): Promise<Caller>;
 }
 
 /** The use cases' access rule on `ctx`. */
 export function contextAuthenticator(ctx: UseCaseContext): Authenticator {
   return {
     authenticate: (credentials) => authenticate(ctx, credentials),
-    authorize: (authenticated, brandId, permission) => authorizeAuthenticated(ctx, authenticated, brandId, permission),
+    authorize: (authenticated, brandId, permission, access) => authorizeAuthenticated(ctx, authenticated, brandId, permission, access),
   };
 }
 
@@ -98,7 +98,7 @@ export function authorizationInterceptor(authenticator: Authenticator, access: A
       if (authenticated === null || authenticated === undefined) throw new UnauthenticatedError('authentication required');
       const brandId = brandIdOf(message);
       if (brandId === undefined) throw new ForbiddenError('the request names no brand');
-      req.contextValues.set(principalKey, await authenticator.authorize(authenticated, brandId, permission));
+      req.contextValues.set(principalKey, await authenticator.authorize(authenticated, brandId, permission, operationAccessOf(req.method)));
     };
     if (!req.stream) {
       await check((req as UnaryRequest).message);

@@ -1,12 +1,12 @@
 import { getOption, hasOption, type DescMethod, type DescService } from '@bufbuild/protobuf';
 import * as contract from '@mint/contract';
-import { AccountService, CatalogService, MintService, PassportService, ResolverService, ScanService, WebhookService, WorkspaceService } from '@mint/contract';
+import { AccountService, CatalogService, MintService, PassportService, ResolverService, ScanService, WebhookService, WorkspaceService, PartnerService } from '@mint/contract';
 import type { Permission } from '@mint/domain';
 import { describe, expect, it } from 'vitest';
 import { Health } from '../gen/grpc/health/v1/health_pb.js';
-import { contractServices, declaredPermission, permissionFor, rpcPermissions } from './permissions.ts';
+import { contractServices, declaredPermission, partnerAccessOf, permissionFor, rpcPermissions } from './permissions.ts';
 
-const protectedServices = [MintService, CatalogService, ResolverService, WebhookService, ScanService, PassportService, WorkspaceService];
+const protectedServices = [MintService, CatalogService, ResolverService, WebhookService, ScanService, PassportService, WorkspaceService, PartnerService];
 
 describe('the RPC permission table', () => {
   it('has an entry for every RPC of every protected service in the descriptors', () => {
@@ -26,12 +26,16 @@ describe('the RPC permission table', () => {
     const byPermission = (permission: Permission) =>
       protectedServices.flatMap((s) => s.methods.filter((m) => permissionFor(m) === permission).map((m) => m.name)).sort();
     expect(byPermission('mint:write')).toEqual(
-      ['ActivateMintUnits', 'CreateMintBatchFromJob', 'CreatePayloadPack', 'MoveSerials', 'PreflightMintBatch', 'ProcessMintJobBatch', 'SetMintBatchStatus', 'SubmitMintRequest'],
+      [
+        'ActivateMintUnits', 'AllocateSerials', 'CreateMintBatchFromJob', 'CreatePayloadPack', 'MintContainers', 'MoveSerials', 'PackContainer',
+        'PreflightMintBatch', 'ProcessMintJobBatch', 'SetMintBatchStatus', 'SubmitMintRequest', 'UnpackContainer',
+      ],
     );
     expect(byPermission('mint:read')).toEqual(
       [
-        'CreatePayloadPackDownloadUrl', 'GetMintBatch', 'GetMintBatchReconciliation', 'GetMintJob', 'GetMintKpis', 'GetSerialMove', 'ListMintBatches', 'ListMintEvents',
-        'ListMintUnits', 'ListPayloadPacks', 'WatchMintJob',
+        'CreatePayloadPackDownloadUrl', 'GetContainer', 'GetMintBatch', 'GetMintBatchReconciliation', 'GetMintBatchReconciliationDocument',
+        'GetMintJob', 'GetMintKpis', 'GetPartnerAllocation', 'GetSerialMove', 'ListMintBatches', 'ListMintEvents', 'ListMintUnits',
+        'ListPayloadPacks', 'WatchMintJob',
       ],
     );
     expect(byPermission('products:write')).toEqual(['ImportPassports', 'PublishPassport', 'StartProductImport', 'UpdatePassportDraft', 'UpsertProduct', 'UpsertProductionBatch']);
@@ -42,8 +46,17 @@ describe('the RPC permission table', () => {
     expect(byPermission('scans:read')).toEqual(['GetScanAlertSettings', 'GetScanStats', 'GetUnitScans']);
     expect(byPermission('scans:manage')).toEqual(['ClearSuspectUnit', 'UpdateScanAlertSettings']);
     expect(byPermission('workspace:admin')).toEqual([
-      'AddBrandMember', 'CreateApiKey', 'IssuePassportAccessKey', 'ListApiKeys', 'ListBrandMembers', 'ListPassportAccessKeys', 'RemoveBrandMember', 'RevokeApiKey',
-      'RevokePassportAccessKey', 'SetBrandMemberRole', 'SetBrandResolverDomain', 'SetPassportStyle',
+      'AddBrandMember', 'CreateApiKey', 'CreatePartner', 'GrantPartnerKey', 'IssuePassportAccessKey', 'ListApiKeys', 'ListBrandMembers',
+      'ListPartners', 'ListPassportAccessKeys', 'RemoveBrandMember', 'RevokeApiKey', 'RevokePartnerKey', 'RevokePassportAccessKey',
+      'SetBrandMemberRole', 'SetBrandResolverDomain', 'SetContainerSettings', 'SetPassportStyle',
+    ]);
+  });
+
+  it('lets a partner key call only the RPCs marked (mint.v1.partner_access): allocate, its grant, MoveSerials, GetSerialMove and the containers it packs', () => {
+    const marked = contractServices.flatMap((s) => s.methods.filter((m) => partnerAccessOf(m)).map((m) => `${s.name}/${m.name}`)).sort();
+    expect(marked).toEqual([
+      'MintService/GetContainer', 'MintService/GetSerialMove', 'MintService/MintContainers', 'MintService/MoveSerials', 'MintService/PackContainer',
+      'MintService/UnpackContainer', 'PartnerService/AllocateSerials', 'PartnerService/GetPartnerAllocation',
     ]);
   });
 

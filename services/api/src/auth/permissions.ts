@@ -6,7 +6,7 @@
 import { getOption, hasOption, type DescMethod, type DescService } from '@bufbuild/protobuf';
 import * as contract from '@mint/contract';
 import { permissions, type Permission } from '@mint/domain';
-import { authorizeAuthenticated, type Authenticated, type Caller, type UseCaseContext } from '@mint/usecases';
+import { authorizeAuthenticated, type Authenticated, type Caller, type OperationAccess, type UseCaseContext } from '@mint/usecases';
 import { publicRpcServices } from './public-paths.ts';
 
 /** What the `(mint.v1.permission)` option may say: a permission on the request's brand, or `session` (the session's user alone, no brand). */
@@ -24,6 +24,16 @@ export function declaredPermission(method: DescMethod): DeclaredPermission | und
   if (!hasOption(method, contract.permission)) return undefined;
   const value = getOption(method, contract.permission);
   return value === 'session' || (permissions as readonly string[]).includes(value) ? (value as DeclaredPermission) : undefined;
+}
+
+/** True when `method` declares `(mint.v1.partner_access) = true`: a partner key may call it. */
+export function partnerAccessOf(method: DescMethod): boolean {
+  return hasOption(method, contract.partner_access) && getOption(method, contract.partner_access);
+}
+
+/** What `method` allows beside its permission, for the access rule. */
+export function operationAccessOf(method: DescMethod): OperationAccess {
+  return { partnerAccess: partnerAccessOf(method) };
 }
 
 /**
@@ -83,9 +93,9 @@ export function brandPermissionOf(method: DescMethod): Permission {
 
 /**
  * Whether verified credentials may run `method` on `brandId`: the use cases' access rule (role and
- * scopes) with the permission the method declares. The HTTP routes call it; the Connect
+ * scopes) with the permission the method declares (and whether a partner key may call it). The HTTP routes call it; the Connect
  * interceptor reaches the same rule through its Authenticator.
  */
 export function authorizeMethod(ctx: UseCaseContext, authenticated: Authenticated, brandId: string, method: DescMethod): Promise<Caller> {
-  return authorizeAuthenticated(ctx, authenticated, brandId, brandPermissionOf(method));
+  return authorizeAuthenticated(ctx, authenticated, brandId, brandPermissionOf(method), operationAccessOf(method));
 }

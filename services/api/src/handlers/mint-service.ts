@@ -8,9 +8,10 @@ import type { MintService, MintBatchSchema } from '@mint/contract';
 import { encodeCursor, InvalidInputError, resolveCursor, type Cursor } from '@mint/domain';
 import type * as UseCases from '@mint/usecases';
 import { loggerKey, principalOf } from '../context.ts';
+import { createContainerHandlers, type ContainerUseCases } from './containers.ts';
 import { unimplemented } from './unimplemented.ts';
 import {
-  activationMode, batchStatus, dateOrNull, decommissionReason, identityMode, serialAction, serialState, jobStatus, layoutFromWire, mintRequestOf, orNull, orUnset, packFormat, symbology, toTimestamp, toWirePack, unitStatus,
+  activationMode, batchStatus, dateOrNull, decommissionReason, documentFormat, identityMode, serialAction, serialState, jobStatus, layoutFromWire, mintRequestOf, orNull, orUnset, packFormat, symbology, toTimestamp, toWirePack, unitStatus,
 } from './wire.ts';
 
 /** The use cases MintService calls (the real module in production; stand-ins in handler tests). */
@@ -36,7 +37,8 @@ export type MintUseCases = Pick<
   | 'getSerialMove'
   | 'reconcileMintBatch'
   | 'reconciliationCsv'
->;
+  | 'reconciliationDocument'
+> & ContainerUseCases;
 
 /** The refusal of SetMintBatchStatus while it is off, naming the setting that serves it. */
 export const setMintBatchStatusDisabled = 'SetMintBatchStatus is not enabled on this server: it is served when the API runs with '
@@ -88,12 +90,16 @@ type BatchView = Awaited<ReturnType<MintUseCases['getMintBatch']>>;
  */
 export function createMintServiceHandlers(deps: MintServiceDeps): ServiceImpl<typeof MintService> {
   const { ctx, useCases } = deps;
-  const actorOf = (context: HandlerContext) => ({ id: principalOf(context).actorId });
+  const actorOf = (context: HandlerContext) => {
+    const principal = principalOf(context);
+    return { id: principal.actorId, partnerId: principal.partnerId };
+  };
   const watchMaxDurationMs = deps.watch?.maxDurationMs ?? defaultWatchLimits.maxDurationMs;
   const watchMaxStreams = deps.watch?.maxStreamsPerCaller ?? defaultWatchLimits.maxStreamsPerCaller;
   // Open WatchMintJob streams per caller on this process.
   const openWatches = new Map<string, number>();
   return {
+    ...createContainerHandlers(deps),
     async submitMintRequest(req, context) {
       const result = await useCases.submitMintRequest(ctx, actorOf(context), mintRequestOf(req));
       if (result.ok) {
@@ -357,7 +363,8 @@ export function createMintServiceHandlers(deps: MintServiceDeps): ServiceImpl<ty
       let wireTarget: UseCases.SerialMoveTarget;
       if (target.case === 'serials') wireTarget = { serials: target.value.serials };
       else if (target.case === 'range') wireTarget = { mintBatchId: target.value.mintBatchId, fromSeq: orNull(target.value.fromSeq), toSeq: orNull(target.value.toSeq) };
-      else throw new InvalidInputError([{ field: 'target', message: 'exactly one of serials or range is required' }]);
+      else if (target.case === 'container') wireTarget = { container: target.value };
+      else throw new InvalidInputError([{ field: 'target', message: 'exactly one of serials, range or container is required' }]);
       const move = await useCases.moveSerials(ctx, actorOf(context), {
         brandId: req.brandId,
         action: serialAction.toDomain(req.action, 'action'),
@@ -373,12 +380,20 @@ export function createMintServiceHandlers(deps: MintServiceDeps): ServiceImpl<ty
       const counts = (o: Readonly<Record<string, number>>) => Object.entries(o).map(([name, count]) => ({ name, count }));
       return {
         ok: true, requested: r.requested, minted: r.minted, notMinted: r.notMinted, byState: counts(r.byState), byReason: counts(r.byReason),
-        balanced: r.balanced, csv: useCases.reconciliationCsv(r),
+        balanced: r.balanced, csv: useCases.reconciliationCsv(r), unallocatedByState: counts(r.unallocatedByState), problems: [...r.problems],
+        byPartner: r.byPartner.map((p) => ({
+          partnerId: p.partnerId, partnerName: p.partnerName, allocated: p.allocated, byState: counts(p.byState), byReason: counts(p.byReason),
+        })),
       };
     },
 
-    async getSerialMove(req) {
-      return { ok: true, move: toWireMove(await useCases.getSerialMove(ctx, req.brandId, req.moveId)) };
+    async getMintBatchReconciliationDocument(req) {
+      const doc = await useCases.reconciliationDocument(ctx, req.brandId, req.mintBatchId, documentFormat.toDomain(req.format, 'format'));
+      return { ok: true, fileName: doc.fileName, contentType: doc.contentType, content: doc.content };
+    },
+
+    async getSerialMove(req, context) {
+      return { ok: true, move: toWireMove(await useCases.getSerialMove(ctx, req.brandId, req.moveId, principalOf(context).partnerId)) };
     },
   };
 }

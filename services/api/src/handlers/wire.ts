@@ -3,7 +3,7 @@
 
 import { timestampDate, timestampFromDate, type Timestamp } from '@bufbuild/protobuf/wkt';
 import type { DescEnum, MessageInitShape } from '@bufbuild/protobuf';
-import { packProfileOf, type ImportView, type listPayloadPacks, type ProductView } from '@mint/usecases';
+import { documentFormats, packProfileOf, type DocumentFormat, type ImportView, type listPayloadPacks, type ProductView } from '@mint/usecases';
 
 /** A pack as the use cases return it. */
 type PackView = Awaited<ReturnType<typeof listPayloadPacks>>['items'][number];
@@ -34,7 +34,7 @@ import {
 } from '@mint/contract';
 import { clientClasses, restrictedPassportClasses, scanGroups, type ClientClass, type PassportAccessClass, type PassportLevel, type ScanGroup } from '@mint/domain';
 import {
-  DecommissionReasonSchema, SerialActionSchema, SerialStateSchema,
+  DecommissionReasonSchema, DocumentFormatSchema, SerialActionSchema, SerialStateSchema, type DocumentFormat as WireDocumentFormat,
   type DecommissionReason as WireDecommissionReason, type SerialAction as WireSerialAction, type SerialState as WireSerialState,
 } from '@mint/contract';
 import {
@@ -106,6 +106,7 @@ export const unitStatus = enumMapping<WireUnitStatus, UnitStatus>(MintUnitStatus
 export const serialState = enumMapping<WireSerialState, SerialState>(SerialStateSchema, serialStates);
 export const serialAction = enumMapping<WireSerialAction, SerialAction>(SerialActionSchema, serialActions);
 export const decommissionReason = enumMapping<WireDecommissionReason, DecommissionReason>(DecommissionReasonSchema, decommissionReasons);
+export const documentFormat = enumMapping<WireDocumentFormat, DocumentFormat>(DocumentFormatSchema, documentFormats);
 export const packStatus = enumMapping<WirePackStatus, PackStatus>(PayloadPackStatusSchema, packStatuses);
 export const importStatus = enumMapping<WireImportStatus, ImportStatus>(ProductImportStatusSchema, importStatuses);
 export const linkLevel = enumMapping<WireLinkLevel, LinkLevel>(LinkLevelSchema, linkLevels);

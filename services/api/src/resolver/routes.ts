@@ -8,9 +8,9 @@
 import {
   acceptedLanguages, acceptedMediaTypes, edgeCacheControl, encodeEdgeScan, surrogateKeysOf, brandDomainBaseUrl, normalizeHost, forwardQuery, gs1LinksetContext, linksetOf, negotiate, parseResolverRequest, readLinkType, resolutionStatus,
   resolverDescription, resolverPrefix, resolverRootPathOf, type LinkPreferences, type LinkTypeRequest, type ParsedResolverRequest, type Representation,
-  type ResolutionOutcome, type ResolverKey, type ScanClient, didWebOf, passportCredential, gs1VocabularyNamespace, statusListEntry,
+  type ResolutionOutcome, type ScanClient, didWebOf, gs1VocabularyNamespace, identityPassportCredential, passportStatusPath, passportStatusListUrl,
 } from '@mint/domain';
-import type { PassportReader, PassportReads, PassportSigner, PublishedPassport, PublishedPassportHeads, Resolution, Resolver } from '@mint/usecases';
+import type { PassportReader, PassportReads, PassportSigner, PublishedPassport, Resolution, Resolver } from '@mint/usecases';
 import { methodNotAllowedMessage, send as sendBody, sendEmpty, type ErrorWriter, type HttpRequest, type HttpResponse, type Route } from '@mint/http';
 import { validateHeaderValue } from 'node:http';
 import { isPublicPath } from '../auth/public-paths.ts';
@@ -84,13 +84,15 @@ const publicHeaders = { 'cache-control': 'no-store', vary: 'Accept, Accept-Langu
 /** The 301 from a short GTIN to its GTIN-14 form depends on the path alone: cacheable for a day by anyone. */
 const movedCacheControl = 'public, max-age=86400';
 
-type BodyFormat = 'html' | 'json';
+/** The body of a refusal: a page or JSON. */
+export type BodyFormat = 'html' | 'json';
 
 function send(req: HttpRequest, res: HttpResponse, status: number, type: string, body: string | Uint8Array, headers: Record<string, string> = {}): void {
   sendBody(req, res, status, type, body, { ...publicHeaders, ...headers });
 }
 
-function refuse(req: HttpRequest, res: HttpResponse, kind: Refusal, format: BodyFormat, headers: Record<string, string> = {}): void {
+/** A refusal in the resolver's form (the same bytes for every unknown or foreign identity), as a page or JSON. */
+export function refuse(req: HttpRequest, res: HttpResponse, kind: Refusal, format: BodyFormat, headers: Record<string, string> = {}): void {
   if (format === 'html') send(req, res, refusalStatus[kind], 'text/html; charset=utf-8', refusalPages[languageOf(req)][kind], headers);
   else send(req, res, refusalStatus[kind], 'application/json; charset=utf-8', jsonBodies[kind], headers);
 }
@@ -127,7 +129,8 @@ function perAccept<T>(compute: (accept: string) => T, absent: T): (accept: strin
 const negotiated = perAccept<Representation>((accept) => negotiate(accept), 'redirect');
 /** The media types an Accept header asks for, preferred first. */
 const mediaTypesOf = perAccept<readonly string[]>(acceptedMediaTypes, []);
-const formatOf = (accept: string | undefined): BodyFormat => (negotiated(accept) === 'redirect' ? 'html' : 'json');
+/** A page for a browser (what asks for a redirect), JSON otherwise. */
+export const formatOf = (accept: string | undefined): BodyFormat => (negotiated(accept) === 'redirect' ? 'html' : 'json');
 /** The languages an Accept-Language header asks for, preferred first. */
 const languagesOf = perAccept<readonly string[]>(acceptedLanguages, []);
 
@@ -217,8 +220,6 @@ function passportKeyOf(req: HttpRequest): string | null {
 /** The passport parts of the resolver's options, passed down to each identity's answer. */
 type PassportOptions = Pick<ResolverRouteOptions, 'passports' | 'signer'>;
 
-/** Where a brand's passport status list is served: `{origin}/.well-known/passport-status/{brand slug}`. */
-export const passportStatusPath = '/.well-known/passport-status/';
 /** Where the issuer's DID document is served (did:web). */
 export const didDocumentPath = '/.well-known/did.json';
 if (!isPublicPath(didDocumentPath) || !isPublicPath(`${passportStatusPath}x`)) throw new Error('the passport issuer paths must be on the public path allow-list');
@@ -244,7 +245,8 @@ export function passportIssuerRoutes(signer: PassportSigner, originOf: (req: Htt
       handler: async ({ req, res, params }) => {
         if (req.method === 'OPTIONS') return preflight(req, res);
         const origin = originOf(req);
-        const list = await signer.statusList(params['slug'] ?? '', `${origin}${passportStatusPath}${params['slug'] ?? ''}`, didWebOf(new URL(origin).host));
+        const slug = params['slug'] ?? '';
+        const list = await signer.statusList(slug, passportStatusListUrl(origin, slug), didWebOf(new URL(origin).host));
         if (list === null) sendBody(req, res, 404, 'application/json; charset=utf-8', jsonBodies.not_found, corsHeaders);
         else sendBody(req, res, 200, 'application/vc+jwt', list, headers);
       },
@@ -312,12 +314,15 @@ function answer(r: Request, resolution: Resolution, passport: PublishedPassport 
       refuse(req, res, 'link_type_not_available', 'json', { link: r.link });
       return;
     }
-    const credential = credentialOf(r, resolution, passport);
     if (r.passportAsk === 'ld') {
-      send(req, res, 200, 'application/ld+json', JSON.stringify(credential), { link: r.link, ...passportHeaders });
+      send(req, res, 200, 'application/ld+json', JSON.stringify(credentialOf(r, resolution, passport)), { link: r.link, ...passportHeaders });
       return;
     }
-    return r.signer!.sign(credential, (credential['issuer'] as { id: string }).id)
+    // Kept per identity, versions shown, reader's sections, languages and names: a repeat is neither built nor signed.
+    const p = passport;
+    const key = `${r.anchor}\n${p.version.id} ${p.latestVersion} ${p.inherited.map((v) => v.id).join(',')}\n${p.restricted.join(',')} ${p.withheld.join(',')}\n` +
+      `${languagesOf(headerOf(r.req, 'accept-language')).join(',')}\n${resolution.title ?? ''}\n${resolution.brand?.name ?? ''} ${resolution.brand?.slug ?? ''}`;
+    return r.signer!.signKept(key, () => credentialOf(r, resolution, p))
       .then((jws) => send(req, res, 200, 'application/vc+jwt', jws, { link: r.link, ...passportHeaders }));
   }
   if (r.representation === 'linkset') {
@@ -391,45 +396,12 @@ function passportJson(p: PublishedPassport): Record<string, unknown> {
   };
 }
 
-/** The UNTP DPP credential of the identity's passport, issued by the did:web of the anchor's host. */
+/** The UNTP DPP credential of the identity's passport (see {@link identityPassportCredential}), in the request's languages. */
 function credentialOf(r: Request, resolution: Resolution, p: PublishedPassport): Record<string, unknown> {
-  return credentialAt(r.parsed.path.key, r.anchor, resolution.title ?? 'Product', resolution.brand, p, languagesOf(headerOf(r.req, 'accept-language')));
-}
-
-/** The credential of passport `p` of the identity `key` at `anchor` (issued by the anchor's host), in `languages`. */
-function credentialAt(
-  key: ResolverKey, anchor: string, title: string, brand: { readonly name: string; readonly slug: string } | null, p: PublishedPassport, languages: readonly string[],
-): Record<string, unknown> {
-  const origin = new URL(anchor);
-  return passportCredential({
-    id: `${anchor}?passportVersion=${p.version.version}`, issuer: { id: didWebOf(origin.host), name: brand?.name ?? '' },
-    subject: anchor, name: title, gtin: key.kind === 'token' ? null : key.gtin,
-    lot: key.kind === 'lot' ? key.lot : key.kind === 'serial' ? key.lot ?? null : null,
-    serial: key.kind === 'serial' ? key.serial : key.kind === 'token' ? key.token : null,
-    level: key.kind === 'serial' || key.kind === 'token' ? 'unit' : key.kind === 'lot' ? 'lot' : 'model',
-    content: p.content, validFrom: p.version.publishedAt, languages, vocabulary: `${origin.origin}/ns/passport#`,
-    status: brand === null ? null : statusListEntry(`${origin.origin}${passportStatusPath}${brand.slug}`, p.version.statusIndex),
+  return identityPassportCredential({
+    key: r.parsed.path.key, anchor: r.anchor, title: resolution.title ?? 'Product', brand: resolution.brand, content: p.content,
+    version: p.version.version, publishedAt: p.version.publishedAt, statusIndex: p.version.statusIndex, languages: languagesOf(headerOf(r.req, 'accept-language')),
   });
-}
-
-/**
- * Signs a product's published model and lot credentials (public sections, the brand's own
- * language order: what an `Accept: application/vc+jwt` without `Accept-Language` gets under
- * `{publicBaseUrl}/r/{slug}`) into `signer`, so that a request serves a kept signature. Run on
- * each replica when a publish arrives on the link-change feed: O(1) in the number of units.
- * Resolves to the number of credentials signed or found signed.
- */
-export async function presignPassportCredentials(signer: PassportSigner, publicBaseUrl: string, heads: PublishedPassportHeads): Promise<number> {
-  const base = publicBaseUrl.replace(/\/+$/, '');
-  let count = 0;
-  for (const { lot, passport } of heads.levels) {
-    const parsed = parseResolverRequest(`${resolverPrefix}${heads.brand.slug}/01/${heads.product.gtin}${lot === null ? '' : `/10/${encodeURIComponent(lot)}`}`);
-    if (parsed.kind !== 'identity') continue;
-    const credential = credentialAt(parsed.path.key, `${base}${parsed.canonicalPath}`, heads.product.name, heads.brand, passport, []);
-    await signer.sign(credential, (credential['issuer'] as { id: string }).id);
-    count++;
-  }
-  return count;
 }
 
 const headerOf = (req: HttpRequest, name: string): string | undefined => {

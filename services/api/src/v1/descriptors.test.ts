@@ -1,10 +1,12 @@
 import { create, getOption, type DescField } from '@bufbuild/protobuf';
 import { field as fieldRules } from '@bufbuild/protovalidate/gen/buf/validate/validate_pb.js';
 import {
+  GetContainerRequestSchema, MintContainersRequestSchema, PackContainerRequestSchema,
   ListMintBatchesRequestSchema, MintJobStatus, RecordScanEventsRequestSchema, SubmitMintRequestRequestSchema, SubmitMintRequestResponseSchema,
   type SubmitMintRequestRequest,
 } from '@mint/contract';
 import { maxIngestScans, maxLots, maxPageSize, maxRequestedQuantity } from '@mint/domain';
+import { maxContentsPage, maxMintContainers, maxPackItems } from '@mint/usecases';
 import { describe, expect, it } from 'vitest';
 import { fromSpecJson, requestSchema, toSpecJson } from './descriptors.ts';
 import { namedOperations } from './rpc.ts';
@@ -36,10 +38,12 @@ describe('schemas derived from the descriptors', () => {
 describe('the named operations', () => {
   it('are the RPCs that declare (mint.v1.named_operation): the spec\'s family A, get_mint_job and record_scan_event', () => {
     expect(Object.keys(namedOperations).sort()).toEqual([
-      'create_mint_batch_from_job', 'create_payload_pack', 'get_mint_batch_by_id', 'get_mint_batch_reconciliation', 'get_mint_job', 'get_mint_kpis',
-      'get_passport', 'get_passport_version', 'get_serial_move', 'import_passports', 'list_mint_batches', 'list_mint_events', 'list_mint_units',
-      'list_passport_versions', 'list_payload_packs', 'move_serials', 'preflight_mint_batch', 'process_mint_job_batch', 'publish_passport',
-      'record_scan_event', 'submit_mint_request', 'update_passport_draft',
+      'create_mint_batch_from_job', 'create_payload_pack', 'get_container', 'get_mint_batch_by_id', 'get_mint_batch_reconciliation',
+      'get_mint_batch_reconciliation_document', 'get_mint_job', 'get_mint_kpis', 'get_passport', 'get_passport_version', 'get_serial_move',
+      'import_passports', 'issue_passport_access_key', 'list_mint_batches', 'list_mint_events', 'list_mint_units', 'list_passport_access_keys',
+      'list_passport_versions', 'list_payload_packs', 'mint_containers', 'move_serials', 'pack_container', 'preflight_mint_batch',
+      'process_mint_job_batch', 'publish_passport', 'record_scan_event', 'revoke_passport_access_key', 'submit_mint_request', 'unpack_container',
+      'update_passport_draft',
     ]);
     expect(namedOperations['get_mint_batch_by_id']!.method.name).toBe('GetMintBatch');
     expect(namedOperations['record_scan_event']!.maxBodyBytes).toBe(16 * 1024 * 1024);
@@ -56,5 +60,11 @@ describe('the proto\'s limits and the domain\'s', () => {
     expect(limit.case === 'int32' && limit.value.lessThan.case === 'lte' ? limit.value.lessThan.value : undefined).toBe(maxPageSize);
     const scans = rules(RecordScanEventsRequestSchema.field['scans']);
     expect(scans.case === 'repeated' ? Number(scans.value.maxItems) : undefined).toBe(maxIngestScans);
+    const count = rules(MintContainersRequestSchema.field['count']);
+    expect(count.case === 'int32' && count.value.lessThan.case === 'lte' ? count.value.lessThan.value : undefined).toBe(maxMintContainers);
+    const items = rules(PackContainerRequestSchema.field['serials']);
+    expect(items.case === 'repeated' ? Number(items.value.maxItems) : undefined).toBe(maxPackItems);
+    const contents = rules(GetContainerRequestSchema.field['limit']);
+    expect(contents.case === 'int32' && contents.value.lessThan.case === 'lte' ? contents.value.lessThan.value : undefined).toBe(maxContentsPage);
   });
 });

@@ -1,7 +1,9 @@
 // A product's passport at the model, lot or unit level (#/products/<id>/passport, .../lot/<lot>,
 // .../unit/<serial>): the draft's sections, each a JSON text area with its access class and the
-// API's field errors shown at it; a preview of the draft as edited, as a shopper, a holder of a
-// legitimate interest or an authority sees it, in one of its languages; saving the draft (a
+// API's field errors shown at it; the texts of one language at a time (every text of every section,
+// beside the same text in another language), with languages added; a preview of the draft as
+// edited, as a shopper, a holder of a legitimate interest or an authority sees it, in the language
+// chosen; saving the draft (a
 // compare-and-set on its revision), publishing it, and the published versions with their number,
 // hash, time, publisher, what each changed from the one before, and any two of them compared.
 
@@ -12,7 +14,9 @@ import { useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState, type FormEvent, type ReactNode } from 'react';
 import { errorText } from '../api.ts';
 import { useBrand } from '../context.tsx';
-import { inLanguage, passportFieldErrors, passportLanguages, sectionChanges, sectionOf, visibleSections, type PreviewReader, type SectionChange } from '../form-text.ts';
+import {
+  inLanguage, isLanguageTag, passportFieldErrors, passportLanguages, sectionChanges, sectionOf, sectionTexts, visibleSections, withText, type PreviewReader, type SectionChange, type SectionText,
+} from '../form-text.ts';
 import { ErrorMessage, formatTime } from '../ui.tsx';
 
 /** The passport's sections (UNTP DPP), in the order the passport page shows them. */
@@ -147,12 +151,12 @@ function PreviewValue({ value }: { readonly value: unknown }): ReactNode {
 }
 
 /** The draft as edited, as one kind of reader sees it in one language (the sections it may not read are left out, as on the passport page). */
-function Preview({ editing }: { readonly editing: Editing }): ReactNode {
+function Preview({ editing, language, languages, onLanguage }: {
+  readonly editing: Editing; readonly language: string; readonly languages: readonly string[]; readonly onLanguage: (language: string) => void;
+}): ReactNode {
   const [reader, setReader] = useState<PreviewReader>('public');
-  const [language, setLanguage] = useState('en');
   const read = contentOf(editing);
   const content = 'content' in read ? read.content : undefined;
-  const languages = content === undefined ? [] : passportLanguages(content);
   const shown = content === undefined ? [] : visibleSections(content, reader);
   const hidden = content === undefined ? 0 : Object.keys(content).filter((k) => k !== 'access').length - shown.length;
   return (
@@ -164,7 +168,7 @@ function Preview({ editing }: { readonly editing: Editing }): ReactNode {
           {readers.map(([value, label]) => <option key={value} value={value}>{label}</option>)}
         </select>
         <label htmlFor="preview-language">Language</label>
-        <select id="preview-language" value={languages.includes(language) ? language : (languages[0] ?? 'en')} onChange={(e) => setLanguage(e.target.value)}>
+        <select id="preview-language" value={languages.includes(language) ? language : (languages[0] ?? 'en')} onChange={(e) => onLanguage(e.target.value)}>
           {(languages.length === 0 ? ['en'] : languages).map((l) => <option key={l} value={l}>{l}</option>)}
         </select>
       </div>
@@ -182,6 +186,82 @@ function Preview({ editing }: { readonly editing: Editing }): ReactNode {
         </article>
       )}
     </section>
+  );
+}
+
+/** The section's texts (a section that is not JSON has none to show; an empty description is offered as a new text). */
+function textsOf(editing: Editing, section: string): SectionText[] | undefined {
+  const text = editing.texts[section] ?? '';
+  if (text.trim() === '') return section === 'description' ? [{ path: [], field: 'description', texts: {} }] : [];
+  try {
+    return sectionTexts(section, JSON.parse(text));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The texts of the passport in one language: every text of every section (`description`,
+ * `materials[0].name`, a link's name), with the same text in another language beside it for
+ * reference; choosing a language (the preview follows), adding one. Edits go into the sections'
+ * JSON; the API's error on a text (`content.description.de`) is shown at its field.
+ */
+function LanguageTexts({ editing, onEdit, language, languages, onLanguage, onAdd, errors }: {
+  readonly editing: Editing; readonly onEdit: (section: string, json: string) => void; readonly language: string; readonly languages: readonly string[];
+  readonly onLanguage: (language: string) => void; readonly onAdd: (language: string) => void; readonly errors: readonly { field: string; message: string }[];
+}): ReactNode {
+  const [adding, setAdding] = useState('');
+  const [addError, setAddError] = useState<string | undefined>(undefined);
+  const add = () => {
+    const tag = adding.trim();
+    if (!isLanguageTag(tag)) {
+      setAddError('must be a language tag (en, de, fr-CA)');
+      return;
+    }
+    setAddError(undefined);
+    setAdding('');
+    onAdd(tag);
+  };
+  const rows = Object.keys(editing.texts).flatMap((section) => (textsOf(editing, section) ?? []).map((t) => ({ section, ...t })));
+  const unreadable = Object.keys(editing.texts).filter((section) => textsOf(editing, section) === undefined);
+  return (
+    <fieldset className="passport-section" data-testid="language-texts">
+      <legend>Texts in one language</legend>
+      <div className="language-bar">
+        <label htmlFor="text-language">Language of the texts</label>
+        <select id="text-language" value={language} onChange={(e) => onLanguage(e.target.value)}>
+          {languages.map((l) => <option key={l} value={l}>{l}</option>)}
+        </select>
+        <label htmlFor="language-new">Add a language</label>
+        <input id="language-new" size={8} placeholder="fr-CA" value={adding} aria-invalid={addError !== undefined} aria-describedby={addError === undefined ? undefined : 'language-new-error'}
+          onChange={(e) => setAdding(e.target.value)} onKeyDown={(e) => { if (e.key === 'Enter') { e.preventDefault(); add(); } }} />
+        <button type="button" className="secondary" onClick={add}>Add language</button>
+      </div>
+      {addError !== undefined && <p className="error" role="alert" id="language-new-error" data-field="language"><code>language</code>: {addError}</p>}
+      {unreadable.length > 0 && <p className="hint">Not JSON yet, so its texts are not listed: {unreadable.join(', ')}.</p>}
+      {rows.length === 0 ? <p className="hint">No texts yet: write a section with texts (objects of language tag to text) first.</p> : (
+        <div className="language-texts">
+          {rows.map((r) => {
+            const id = `text-${r.field.replace(/[^A-Za-z0-9]/g, '-')}`;
+            const problems = errors.filter((e) => e.field === `content.${r.field}.${language}` || e.field === `content.${r.field}`);
+            const reference = Object.entries(r.texts).find(([l]) => l !== language);
+            return (
+              <div key={r.field} className="contents">
+                <label htmlFor={id}><code>{r.field}</code> ({language})</label>
+                <input id={id} value={r.texts[language] ?? ''} aria-invalid={problems.length > 0} aria-describedby={problems.length > 0 ? `${id}-errors` : reference === undefined ? undefined : `${id}-ref`}
+                  onChange={(e) => {
+                    let before: unknown;
+                    try { before = (editing.texts[r.section] ?? '').trim() === '' ? undefined : JSON.parse(editing.texts[r.section]!); } catch { return; }
+                    onEdit(r.section, JSON.stringify(withText(before, r.path, language, e.target.value), null, 2));
+                  }} />
+                {reference !== undefined && <p className="hint reference" id={`${id}-ref`}>{reference[0]}: {reference[1]}</p>}
+                {problems.length > 0 && <p className="error reference" role="alert" id={`${id}-errors`}>{problems.map((p) => `${p.field}: ${p.message}`).join('; ')}</p>}
+              </div>
+            );
+          })}
+        </div>
+      )}
+    </fieldset>
   );
 }
 
@@ -258,6 +338,8 @@ export function Passport({ productId, lot, serial }: { readonly productId: strin
   const publish = useMutation(PassportService.method.publishPassport);
   const [editing, setEditing] = useState<Editing | undefined>(undefined);
   const [bad, setBad] = useState<Record<string, string>>({});
+  const [language, setLanguage] = useState<string | undefined>(undefined);
+  const [added, setAdded] = useState<readonly string[]>([]);
   const draft = passport.data?.draft;
   // The editor starts from the draft (or the latest version) once it is read.
   useEffect(() => {
@@ -280,6 +362,12 @@ export function Passport({ productId, lot, serial }: { readonly productId: strin
     save.mutate({ brandId, productId, ...level, content: read.content, expectedRevision: draft?.revision ?? 0 }, { onSuccess: refresh });
   };
   const name = product.data?.product?.name;
+  // The languages the texts are written in (sections that parse), with those added here; the one chosen is shared by the texts and the preview.
+  const written = editing === undefined ? [] : passportLanguages(Object.fromEntries(Object.entries(editing.texts).flatMap(([k, t]) => { try { return t.trim() === '' ? [] : [[k, JSON.parse(t)]]; } catch { return []; } })));
+  const languages = [...new Set([...written, ...added])].sort();
+  if (languages.length === 0) languages.push('en');
+  const chosen = language !== undefined && languages.includes(language) ? language : (languages.includes('en') ? 'en' : languages[0]!);
+  const onEdit = (section: string, json: string) => setEditing((ed) => ed === undefined ? ed : { ...ed, texts: { ...ed.texts, [section]: json } });
   return (
     <>
       <p><a href="#/products">All products</a></p>
@@ -295,6 +383,8 @@ export function Passport({ productId, lot, serial }: { readonly productId: strin
       {editing !== undefined && (
         <form className="passport-form" onSubmit={onSave} aria-label="Passport draft">
           <p className="hint">Each section is JSON as the passport guide describes it (texts are objects of language tag to text); leave a section empty to leave it out.</p>
+          <LanguageTexts editing={editing} onEdit={onEdit} language={chosen} languages={languages} onLanguage={setLanguage}
+            onAdd={(tag) => { setAdded((a) => (a.includes(tag) ? a : [...a, tag])); setLanguage(tag); }} errors={errors} />
           {Object.keys(editing.texts).map((s) => {
             const problems = at(s);
             return (
@@ -332,7 +422,7 @@ export function Passport({ productId, lot, serial }: { readonly productId: strin
           <ErrorMessage error={general ?? publish.error} />
         </form>
       )}
-      {editing !== undefined && <Preview editing={editing} />}
+      {editing !== undefined && <Preview editing={editing} language={chosen} languages={languages} onLanguage={setLanguage} />}
       <Versions productId={productId} level={level} latest={passport.data?.latest?.version} />
     </>
   );

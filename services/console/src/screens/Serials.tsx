@@ -12,7 +12,7 @@ import { parseSerials } from '../form-text.ts';
 import { enumName, ErrorMessage, invalidFields, Progress } from '../ui.tsx';
 
 /** Actions offered, in lifecycle order, with what each does. */
-const actions: readonly (readonly [SerialAction, string])[] = [
+export const actions: readonly (readonly [SerialAction, string])[] = [
   [SerialAction.ENCODE, 'encode (issued → encoded)'],
   [SerialAction.COMMISSION, 'commission (issued or encoded → commissioned)'],
   [SerialAction.SCRAP, 'scrap (issued or encoded → scrapped)'],
@@ -22,7 +22,7 @@ const actions: readonly (readonly [SerialAction, string])[] = [
 ];
 
 /** Decommissioning reasons, UNSPECIFIED left out. */
-const reasons = Object.values(DecommissionReason).filter((v): v is DecommissionReason => typeof v === 'number' && v !== DecommissionReason.UNSPECIFIED);
+export const reasons = Object.values(DecommissionReason).filter((v): v is DecommissionReason => typeof v === 'number' && v !== DecommissionReason.UNSPECIFIED);
 
 /** Refused units shown in the table (the report holds every one; the count says how many). */
 const refusalsShown = 200;
@@ -83,7 +83,7 @@ export function Reconciliation({ batchId }: { readonly batchId: string }): React
 }
 
 /** A move's progress and its refused units; asks GetSerialMove every second while it runs. */
-function MoveReport({ first }: { readonly first: SerialMoveReport }): ReactNode {
+export function MoveReport({ first }: { readonly first: SerialMoveReport }): ReactNode {
   const brandId = useBrand();
   const queryClient = useQueryClient();
   const running = (m: SerialMoveReport | undefined) => m?.status === 'running';

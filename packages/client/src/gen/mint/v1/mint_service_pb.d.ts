@@ -2,10 +2,11 @@
 // @generated from file mint/v1/mint_service.proto (package mint.v1, syntax proto3)
 /* eslint-disable */
 
-import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import type { JsonObject, Message } from "@bufbuild/protobuf";
 import type { ActivationMode, BlockingReason, DecommissionReason, IdentityMode, Lot, MintBatchStatus, MintJobStatus, MintUnitStatus, PackFormat, Paper, PayloadPackPurpose, PayloadPackStatus, SerialAction, SerialState, Symbology } from "./common_pb.js";
 import type { Timestamp, Value } from "@bufbuild/protobuf/wkt";
+import type { GetContainerRequestSchema, GetContainerResponseSchema, MintContainersRequestSchema, MintContainersResponseSchema, PackContainerRequestSchema, PackContainerResponseSchema, SetContainerSettingsRequestSchema, SetContainerSettingsResponseSchema, UnpackContainerRequestSchema, UnpackContainerResponseSchema } from "./containers_pb.js";
 
 /**
  * Describes the file mint/v1/mint_service.proto.
@@ -2155,6 +2156,14 @@ export declare type MoveSerialsRequest = Message<"mint.v1.MoveSerialsRequest"> &
      */
     value: SeqRange;
     case: "range";
+  } | {
+    /**
+     * Every unit inside this container (SSCC), through every level; decommission and reactivate move the containers too.
+     *
+     * @generated from field: string container = 7;
+     */
+    value: string;
+    case: "container";
   } | { case: undefined; value?: undefined };
 
   /**
@@ -2498,6 +2507,27 @@ export declare type GetMintBatchReconciliationResponse = Message<"mint.v1.GetMin
    * @generated from field: string csv = 8;
    */
   csv: string;
+
+  /**
+   * Serials allocated to each partner, by partner name.
+   *
+   * @generated from field: repeated mint.v1.PartnerReconciliation by_partner = 9;
+   */
+  byPartner: PartnerReconciliation[];
+
+  /**
+   * Minted serials never allocated to a partner, per state.
+   *
+   * @generated from field: repeated mint.v1.ReconciliationCount unallocated_by_state = 10;
+   */
+  unallocatedByState: ReconciliationCount[];
+
+  /**
+   * Why the counts do not add up (a serial listed nowhere, figures that differ); empty when balanced.
+   *
+   * @generated from field: repeated string problems = 11;
+   */
+  problems: string[];
 };
 
 /**
@@ -2505,6 +2535,162 @@ export declare type GetMintBatchReconciliationResponse = Message<"mint.v1.GetMin
  * Use `create(GetMintBatchReconciliationResponseSchema)` to create a new message.
  */
 export declare const GetMintBatchReconciliationResponseSchema: GenMessage<GetMintBatchReconciliationResponse>;
+
+/**
+ * The serials of a batch allocated to one partner.
+ *
+ * @generated from message mint.v1.PartnerReconciliation
+ */
+export declare type PartnerReconciliation = Message<"mint.v1.PartnerReconciliation"> & {
+  /**
+   * The partner.
+   *
+   * @generated from field: string partner_id = 1;
+   */
+  partnerId: string;
+
+  /**
+   * Its name.
+   *
+   * @generated from field: string partner_name = 2;
+   */
+  partnerName: string;
+
+  /**
+   * Serials allocated to it.
+   *
+   * @generated from field: int32 allocated = 3;
+   */
+  allocated: number;
+
+  /**
+   * Its serials per lifecycle state, every state listed.
+   *
+   * @generated from field: repeated mint.v1.ReconciliationCount by_state = 4;
+   */
+  byState: ReconciliationCount[];
+
+  /**
+   * Its decommissioned serials per reason.
+   *
+   * @generated from field: repeated mint.v1.ReconciliationCount by_reason = 5;
+   */
+  byReason: ReconciliationCount[];
+};
+
+/**
+ * Describes the message mint.v1.PartnerReconciliation.
+ * Use `create(PartnerReconciliationSchema)` to create a new message.
+ */
+export declare const PartnerReconciliationSchema: GenMessage<PartnerReconciliation>;
+
+/**
+ * Parameters of GetMintBatchReconciliationDocument.
+ *
+ * @generated from message mint.v1.GetMintBatchReconciliationDocumentRequest
+ */
+export declare type GetMintBatchReconciliationDocumentRequest = Message<"mint.v1.GetMintBatchReconciliationDocumentRequest"> & {
+  /**
+   * Brand workspace.
+   *
+   * @generated from field: string brand_id = 1;
+   */
+  brandId: string;
+
+  /**
+   * The batch.
+   *
+   * @generated from field: string mint_batch_id = 2;
+   */
+  mintBatchId: string;
+
+  /**
+   * CSV or PDF.
+   *
+   * @generated from field: mint.v1.DocumentFormat format = 3;
+   */
+  format: DocumentFormat;
+};
+
+/**
+ * Describes the message mint.v1.GetMintBatchReconciliationDocumentRequest.
+ * Use `create(GetMintBatchReconciliationDocumentRequestSchema)` to create a new message.
+ */
+export declare const GetMintBatchReconciliationDocumentRequestSchema: GenMessage<GetMintBatchReconciliationDocumentRequest>;
+
+/**
+ * Result of GetMintBatchReconciliationDocument.
+ *
+ * @generated from message mint.v1.GetMintBatchReconciliationDocumentResponse
+ */
+export declare type GetMintBatchReconciliationDocumentResponse = Message<"mint.v1.GetMintBatchReconciliationDocumentResponse"> & {
+  /**
+   * True when the call succeeded.
+   *
+   * @generated from field: bool ok = 1;
+   */
+  ok: boolean;
+
+  /**
+   * A file name for it (serialisation-{batch}.csv or .pdf).
+   *
+   * @generated from field: string file_name = 2;
+   */
+  fileName: string;
+
+  /**
+   * Its media type (text/csv; charset=utf-8 or application/pdf).
+   *
+   * @generated from field: string content_type = 3;
+   */
+  contentType: string;
+
+  /**
+   * The file.
+   *
+   * @generated from field: bytes content = 4;
+   */
+  content: Uint8Array;
+};
+
+/**
+ * Describes the message mint.v1.GetMintBatchReconciliationDocumentResponse.
+ * Use `create(GetMintBatchReconciliationDocumentResponseSchema)` to create a new message.
+ */
+export declare const GetMintBatchReconciliationDocumentResponseSchema: GenMessage<GetMintBatchReconciliationDocumentResponse>;
+
+/**
+ * The file format of a document.
+ *
+ * @generated from enum mint.v1.DocumentFormat
+ */
+export enum DocumentFormat {
+  /**
+   * Not set: refused.
+   *
+   * @generated from enum value: DOCUMENT_FORMAT_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * Comma-separated values (category,name,count).
+   *
+   * @generated from enum value: DOCUMENT_FORMAT_CSV = 1;
+   */
+  CSV = 1,
+
+  /**
+   * A printable PDF report.
+   *
+   * @generated from enum value: DOCUMENT_FORMAT_PDF = 2;
+   */
+  PDF = 2,
+}
+
+/**
+ * Describes the enum mint.v1.DocumentFormat.
+ */
+export declare const DocumentFormatSchema: GenEnum<DocumentFormat>;
 
 /**
  * Minting control plane: submit and preflight requests, run processing cycles, read batches, units, events, KPIs and payload packs.
@@ -2676,6 +2862,7 @@ export declare const MintService: GenService<{
   },
   /**
    * Moves serials along their lifecycle (encode, commission, scrap, decommission, reactivate, return) by list, batch or seq range; idempotent by key.
+   * A partner key moves only the serials allocated to it (encode, commission, scrap, return); the others are refused as not_allocated.
    *
    * @generated from rpc mint.v1.MintService.MoveSerials
    */
@@ -2685,7 +2872,7 @@ export declare const MintService: GenService<{
     output: typeof MoveSerialsResponseSchema;
   },
   /**
-   * Accounts for every serial of a batch: requested, minted, per lifecycle state and per decommissioning reason, with the CSV.
+   * Accounts for every serial of a batch: requested, minted, per lifecycle state, per decommissioning reason and per partner, with the CSV.
    *
    * @generated from rpc mint.v1.MintService.GetMintBatchReconciliation
    */
@@ -2695,7 +2882,18 @@ export declare const MintService: GenService<{
     output: typeof GetMintBatchReconciliationResponseSchema;
   },
   /**
+   * The batch's document of serialisation (its reconciliation) as a CSV or PDF file.
+   *
+   * @generated from rpc mint.v1.MintService.GetMintBatchReconciliationDocument
+   */
+  getMintBatchReconciliationDocument: {
+    methodKind: "unary";
+    input: typeof GetMintBatchReconciliationDocumentRequestSchema;
+    output: typeof GetMintBatchReconciliationDocumentResponseSchema;
+  },
+  /**
    * Returns a serial move's progress and its report of refused units.
+   * A partner key sees only its own moves.
    *
    * @generated from rpc mint.v1.MintService.GetSerialMove
    */
@@ -2703,6 +2901,60 @@ export declare const MintService: GenService<{
     methodKind: "unary";
     input: typeof GetSerialMoveRequestSchema;
     output: typeof GetSerialMoveResponseSchema;
+  },
+  /**
+   * Sets the brand's GS1 company prefix (which its SSCCs carry) and the deepest nesting of its containers.
+   *
+   * @generated from rpc mint.v1.MintService.SetContainerSettings
+   */
+  setContainerSettings: {
+    methodKind: "unary";
+    input: typeof SetContainerSettingsRequestSchema;
+    output: typeof SetContainerSettingsResponseSchema;
+  },
+  /**
+   * Mints containers of a level (case, pallet, ...) with SSCCs under the brand's GS1 company prefix, never reusing a serial reference; idempotent by key.
+   * Containers a partner key mints are that partner's: it packs, unpacks and reads only those.
+   *
+   * @generated from rpc mint.v1.MintService.MintContainers
+   */
+  mintContainers: {
+    methodKind: "unary";
+    input: typeof MintContainersRequestSchema;
+    output: typeof MintContainersResponseSchema;
+  },
+  /**
+   * Packs commissioned units and containers into a container, all or nothing; each item is in at most one container; idempotent by key.
+   * A partner key packs only units allocated to it and containers it minted, into a container it minted; the others are refused, each named.
+   *
+   * @generated from rpc mint.v1.MintService.PackContainer
+   */
+  packContainer: {
+    methodKind: "unary";
+    input: typeof PackContainerRequestSchema;
+    output: typeof PackContainerResponseSchema;
+  },
+  /**
+   * Takes units and containers out of a container (none named: everything in it), all or nothing; idempotent by key.
+   * A partner key unpacks only the containers it minted.
+   *
+   * @generated from rpc mint.v1.MintService.UnpackContainer
+   */
+  unpackContainer: {
+    methodKind: "unary";
+    input: typeof UnpackContainerRequestSchema;
+    output: typeof UnpackContainerResponseSchema;
+  },
+  /**
+   * Returns a container of the brand with a page of its contents.
+   * A partner key sees only the containers it minted (another is not found).
+   *
+   * @generated from rpc mint.v1.MintService.GetContainer
+   */
+  getContainer: {
+    methodKind: "unary";
+    input: typeof GetContainerRequestSchema;
+    output: typeof GetContainerResponseSchema;
   },
 }>;
 

@@ -90,3 +90,11 @@ export declare const named_operation: GenExtension<MethodOptions, NamedOperation
  */
 export declare const import_body: GenExtension<MethodOptions, boolean>;
 
+/**
+ * A partner key (granted with GrantPartnerKey) may call the RPC; it is refused every RPC without this option,
+ * whatever its scopes. Such an RPC limits a partner to the serials allocated to it.
+ *
+ * @generated from extension: bool partner_access = 50710;
+ */
+export declare const partner_access: GenExtension<MethodOptions, boolean>;
+

@@ -9,7 +9,7 @@ import { file_google_protobuf_descriptor } from "@bufbuild/protobuf/wkt";
  * Describes the file mint/v1/options.proto.
  */
 export const file_mint_v1_options = /*@__PURE__*/
-  fileDesc("ChVtaW50L3YxL29wdGlvbnMucHJvdG8SB21pbnQudjEidwoOTmFtZWRPcGVyYXRpb24SDAoEbmFtZRgBIAEoCRIPCgdzdW1tYXJ5GAIgASgJEgwKBG9taXQYAyADKAkSDwoHZmxhdHRlbhgEIAEoCRIPCgdyZWZ1c2FsGAUgAygJEhYKDm1heF9ib2R5X2J5dGVzGAYgASgDOkAKCnBlcm1pc3Npb24SHi5nb29nbGUucHJvdG9idWYuTWV0aG9kT3B0aW9ucxiNjAMgASgJUgpwZXJtaXNzaW9uOmIKD25hbWVkX29wZXJhdGlvbhIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGI6MAyABKAsyFy5taW50LnYxLk5hbWVkT3BlcmF0aW9uUg5uYW1lZE9wZXJhdGlvbjpBCgtpbXBvcnRfYm9keRIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGI+MAyABKAhSCmltcG9ydEJvZHliBnByb3RvMw", [file_google_protobuf_descriptor]);
+  fileDesc("ChVtaW50L3YxL29wdGlvbnMucHJvdG8SB21pbnQudjEidwoOTmFtZWRPcGVyYXRpb24SDAoEbmFtZRgBIAEoCRIPCgdzdW1tYXJ5GAIgASgJEgwKBG9taXQYAyADKAkSDwoHZmxhdHRlbhgEIAEoCRIPCgdyZWZ1c2FsGAUgAygJEhYKDm1heF9ib2R5X2J5dGVzGAYgASgDOkAKCnBlcm1pc3Npb24SHi5nb29nbGUucHJvdG9idWYuTWV0aG9kT3B0aW9ucxiNjAMgASgJUgpwZXJtaXNzaW9uOmIKD25hbWVkX29wZXJhdGlvbhIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGI6MAyABKAsyFy5taW50LnYxLk5hbWVkT3BlcmF0aW9uUg5uYW1lZE9wZXJhdGlvbjpBCgtpbXBvcnRfYm9keRIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGI+MAyABKAhSCmltcG9ydEJvZHk6RwoOcGFydG5lcl9hY2Nlc3MSHi5nb29nbGUucHJvdG9idWYuTWV0aG9kT3B0aW9ucxiWjAMgASgIUg1wYXJ0bmVyQWNjZXNzYgZwcm90bzM", [file_google_protobuf_descriptor]);
 
 /**
  * Describes the message mint.v1.NamedOperation.
@@ -43,4 +43,13 @@ export const named_operation = /*@__PURE__*/
  */
 export const import_body = /*@__PURE__*/
   extDesc(file_mint_v1_options, 2);
+
+/**
+ * A partner key (granted with GrantPartnerKey) may call the RPC; it is refused every RPC without this option,
+ * whatever its scopes. Such an RPC limits a partner to the serials allocated to it.
+ *
+ * @generated from extension: bool partner_access = 50710;
+ */
+export const partner_access = /*@__PURE__*/
+  extDesc(file_mint_v1_options, 3);
 
