@@ -108,8 +108,14 @@ export function WebhookDeliveries({ endpointId }: { readonly endpointId: string 
   const queryClient = useQueryClient();
   const pages = useCursorPages();
   const list = useQuery(WebhookService.method.listWebhookDeliveries, { brandId, endpointId, limit: 20, ...(pages.cursor === undefined ? {} : { cursor: pages.cursor }) }, {
-    // Look again every 2 s while a delivery of this page is still being tried.
-    refetchInterval: (q) => (q.state.data?.deliveries.some((d) => d.status === WebhookDeliveryStatus.PENDING || d.status === WebhookDeliveryStatus.DELIVERING) === true ? 2000 : false),
+    // Look again every 2 s while the page has no delivery yet (an event's deliveries are written
+    // shortly after it, by the executor's fan-out) or one of its deliveries is still being tried.
+    refetchInterval: (q) => {
+      const deliveries = q.state.data?.deliveries;
+      const waiting = deliveries === undefined || deliveries.length === 0
+        || deliveries.some((d) => d.status === WebhookDeliveryStatus.PENDING || d.status === WebhookDeliveryStatus.DELIVERING);
+      return waiting ? 2000 : false;
+    },
   });
   const redeliver = useMutation(WebhookService.method.redeliverWebhook);
   return (
