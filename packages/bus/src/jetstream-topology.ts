@@ -73,14 +73,17 @@ export async function ensureJetStreamTopology(jsm: JetStreamManager, topology: J
 }
 
 /**
- * How long setup keeps retrying requests that timed out or found no responder: what a cluster
- * electing a leader (just started, a node restarting, a stream just created) answers meanwhile.
+ * How long setup keeps retrying requests that timed out, found no responder or were told JetStream is
+ * temporarily unavailable: what a cluster electing a leader (just started, a node restarting, a stream
+ * just created, a replica count raised) answers meanwhile.
  */
 const TRANSIENT_RETRY_MS = 30_000;
 
 function isTransient(error: unknown): boolean {
   const cause = error instanceof JobBusError ? error.cause : error;
-  return cause instanceof TimeoutError || cause instanceof NoRespondersError;
+  // 503 with JetStream's own error code (10008, "JetStream system temporarily unavailable"): the
+  // cluster is electing a stream's or a consumer's leader, as after a replica count was raised.
+  return cause instanceof TimeoutError || cause instanceof NoRespondersError || (cause instanceof JetStreamApiError && cause.status === 503);
 }
 
 /** True when a JetStream API call failed because the stream or consumer does not exist. */
