@@ -95,7 +95,8 @@ function filled(schema: DescMessage, brandId: string, ids: (name: string) => str
       if (validator.validate(field.message, member).kind === 'valid') r.set(field, reflect(field.message, member));
       else setOneofs.delete(field.oneof.name); // a oneof member we cannot fill generically: try the next one
     } else if (field.fieldKind === 'message' && field.message.typeName === 'google.protobuf.Timestamp' && !optional) {
-      r.set(field, reflect(field.message, timestampFromDate(new Date())));
+      // A range's end an hour after its start, whatever the clock reads between two requests' filling.
+      r.set(field, reflect(field.message, timestampFromDate(new Date(Date.now() + (field.name === 'to' ? 3_600_000 : 0)))));
     } else if (field.fieldKind === 'list' && field.listKind === 'message' && validator.validate(field.message, create(field.message)).kind === 'valid') {
       // One element with every field unset, where that is a valid element (a batch must not be empty).
       (r.get(field) as ReflectList).add(reflect(field.message, create(field.message)));
