@@ -4,7 +4,7 @@
 // An unknown SSCC, or another brand's, answers the resolver's 404, the bytes a never-issued serial
 // gets. Transport only: the lookups and the rule of who sees contents live in the use cases.
 
-import { gs1LinksetContext, isSscc, resolverPrefix } from '@mint/domain';
+import { brandResolverBaseUrl, containerUri, gs1LinksetContext, isInCirculation, isSscc, resolverPrefix } from '@mint/domain';
 import { send, sendEmpty, type HttpRequest, type Route } from '@mint/http';
 import * as useCases from '@mint/usecases';
 import { credentialsFrom } from '../auth/credentials.ts';
@@ -32,7 +32,7 @@ function representationOf(req: HttpRequest, query: URLSearchParams): Representat
 }
 
 const statusText = (c: useCases.PublicContainer) =>
-  c.state === 'commissioned' ? 'in circulation' : `not in circulation${c.reason === null ? '' : ` (${c.reason})`}`;
+  isInCirculation(c.state) ? 'in circulation' : `not in circulation${c.reason === null ? '' : ` (${c.reason})`}`;
 
 function page(c: useCases.PublicContainer, uri: string): string {
   const title = `${c.level.charAt(0).toUpperCase()}${c.level.slice(1)} ${c.sscc}`;
@@ -44,7 +44,6 @@ function page(c: useCases.PublicContainer, uri: string): string {
 
 /** The container routes; `publicBaseUrl` is the origin the containers' URIs start with. */
 export function containerResolverRoutes(ctx: useCases.UseCaseContext, options: { readonly publicBaseUrl: string }): Route[] {
-  const base = options.publicBaseUrl.replace(/\/+$/, '');
   return [{
     methods: ['GET', 'HEAD', 'OPTIONS'],
     path: containerPath,
@@ -65,10 +64,10 @@ export function containerResolverRoutes(ctx: useCases.UseCaseContext, options: {
       const query = new URLSearchParams(queryString);
       const found = await useCases.resolveContainer(ctx, slug, sscc);
       if (found === null) return refuse(req, res, 'not_found', format, headers);
-      const uri = `${base}${resolverPrefix}${slug}/00/${sscc}`;
+      const uri = containerUri(brandResolverBaseUrl(options.publicBaseUrl, slug), sscc);
       const link = `<${uri}?linkType=linkset>; rel="linkset"; type="application/linkset+json"`;
       const representation = representationOf(req, query);
-      const inCirculation = found.state === 'commissioned';
+      const inCirculation = isInCirculation(found.state);
       if (representation === 'html') {
         send(req, res, inCirculation ? 200 : 410, 'text/html; charset=utf-8', page(found, uri), { ...headers, link });
         return;
