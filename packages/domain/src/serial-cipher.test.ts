@@ -180,13 +180,18 @@ describe('createSerialCipher', () => {
     }
   });
 
-  it('decodes the encryption of a zero seq to null (no unit has seq 0)', () => {
-    // The reference's plaintext 5 * 2^20 + 0: padding zero, seq 0.
-    const x = new Array<number>(20);
-    let plain = 5n * 2n ** 20n;
-    for (let k = 19; k >= 0; k--, plain >>= 5n) x[k] = Number(plain & 31n);
-    const serial = FF1(32, key).encrypt(x).map((d) => serialAlphabet[d]).join('');
-    expect(cipher.decode(serial)).toBeNull();
+  it('decodes to null the encryptions of plaintexts that name no unit: padding not zero, or seq 0', () => {
+    const noble = FF1(32, key);
+    const serialOf = (plain: bigint) => {
+      const x = new Array<number>(20);
+      for (let k = 19; k >= 0; k--, plain >>= 5n) x[k] = Number(plain & 31n);
+      return noble.encrypt(x).map((d) => serialAlphabet[d]).join('');
+    };
+    const unit = 5n * 2n ** 20n + 42n;
+    expect(cipher.decode(serialOf(unit))).toEqual({ batchOrdinal: 5, seq: 42 });
+    // The lowest and the highest padding bit, and every padding bit, set on a real unit's plaintext.
+    for (const padding of [2n ** 52n, 2n ** 99n, 2n ** 100n - 2n ** 52n]) expect(cipher.decode(serialOf(unit + padding))).toBeNull();
+    expect(cipher.decode(serialOf(5n * 2n ** 20n))).toBeNull();
   });
 
   it('gives other serials under another key, which do not decode under the first', () => {
