@@ -126,8 +126,7 @@ export function createSerialCipher(key: Uint8Array): SerialCipher {
     }
     const r = aes.update(blocks);
     if (r.length !== count * 16) throw new Error('AES-ECB returned a short output');
-    const rv = new DataView(r.buffer, r.byteOffset, r.length);
-    for (let j = 0; j < count; j++) y[j] = (rv.getUint32(j * 16 + 4) & 0x3ffff) * two32 + rv.getUint32(j * 16 + 8);
+    for (let j = 0; j < count; j++) y[j] = (r.readUInt32BE(j * 16 + 4) & 0x3ffff) * two32 + r.readUInt32BE(j * 16 + 8);
   };
 
   /** Room for `count` PRF blocks, each starting with AES(P)'s first 8 bytes (Q's first 8 are zero). */
@@ -140,11 +139,14 @@ export function createSerialCipher(key: Uint8Array): SerialCipher {
     }
     return { blocks, view };
   };
+  // One unit's blocks and halves, reused by every single-serial call (each runs to its end before
+  // the next starts), so decoding one serial allocates next to nothing.
+  const single = { ...blocksFor(1), a: new Float64Array(1), b: new Float64Array(1), y: new Float64Array(1) };
 
   /** Encrypts the `count` plaintexts (a, b) in place: FF1.Encrypt's ten rounds. */
   const encrypt = (a: Float64Array, b: Float64Array, count: number) => {
-    const { blocks, view } = blocksFor(count);
-    const y = new Float64Array(count);
+    const { blocks, view } = count === 1 ? single : blocksFor(count);
+    const y = count === 1 ? single.y : new Float64Array(count);
     for (let i = 0; i < rounds; i++) {
       prf(i, b, y, count, blocks, view);
       for (let j = 0; j < count; j++) {
@@ -158,8 +160,8 @@ export function createSerialCipher(key: Uint8Array): SerialCipher {
 
   /** Decrypts the `count` ciphertexts (a, b) in place: FF1.Decrypt's ten rounds. */
   const decrypt = (a: Float64Array, b: Float64Array, count: number) => {
-    const { blocks, view } = blocksFor(count);
-    const y = new Float64Array(count);
+    const { blocks, view } = count === 1 ? single : blocksFor(count);
+    const y = count === 1 ? single.y : new Float64Array(count);
     for (let i = rounds - 1; i >= 0; i--) {
       prf(i, a, y, count, blocks, view);
       for (let j = 0; j < count; j++) {
@@ -203,6 +205,28 @@ export function createSerialCipher(key: Uint8Array): SerialCipher {
     return serials;
   };
 
+  /** The position of decrypted halves (top, bottom), or null when the padding is not zero or the seq is 0. */
+  const positionOf = (top: number, bottom: number): SerialPosition | null => {
+    // Zero padding: the plaintext is below 2^52, so its top half is below 4.
+    if (top >= 4) return null;
+    const seq = bottom % two20;
+    return seq === 0 ? null : { batchOrdinal: top * two30 + (bottom - seq) / two20, seq };
+  };
+
+  const decode = (serial: string): SerialPosition | null => {
+    if (typeof serial !== 'string' || serial.length !== serialLength) return null;
+    const ah = read5(serial, 0);
+    const al = read5(serial, 5);
+    const bh = read5(serial, 10);
+    const bl = read5(serial, 15);
+    if (ah < 0 || al < 0 || bh < 0 || bl < 0) return null;
+    const { a, b } = single;
+    a[0] = ah * two25 + al;
+    b[0] = bh * two25 + bl;
+    decrypt(a, b, 1);
+    return positionOf(a[0]!, b[0]!);
+  };
+
   const decodeMany = (serials: readonly string[]): (SerialPosition | null)[] => {
     const count = serials.length;
     const out = new Array<SerialPosition | null>(count).fill(null);
@@ -224,21 +248,14 @@ export function createSerialCipher(key: Uint8Array): SerialCipher {
     }
     if (index.length === 0) return out;
     decrypt(a, b, index.length);
-    for (let k = 0; k < index.length; k++) {
-      // Zero padding: the plaintext is below 2^52, so its top half is below 4.
-      const top = a[k]!;
-      if (top >= 4) continue;
-      const bottom = b[k]!;
-      const seq = bottom % two20;
-      if (seq !== 0) out[index[k]!] = { batchOrdinal: top * two30 + (bottom - seq) / two20, seq };
-    }
+    for (let k = 0; k < index.length; k++) out[index[k]!] = positionOf(a[k]!, b[k]!);
     return out;
   };
 
   return {
     encodeRange,
     encode: (batchOrdinal, seq) => encodeRange(batchOrdinal, seq, 1)[0]!,
-    decode: (serial) => decodeMany([serial])[0]!,
+    decode,
     decodeMany,
   };
 }
