@@ -60,7 +60,8 @@ export interface SerialCipher {
   /**
    * The position a serial encodes, or null when it encodes none: a string of the wrong length or
    * outside the (upper-case) alphabet, a serial whose padding is not zero (forged, made under
-   * another key, or made before serials were encoded), or one whose seq is 0.
+   * another key, or made before serials were encoded), or one whose seq is 0. Exact: lower case is
+   * refused, as the resolver matches serials exactly.
    */
   decode(serial: string): SerialPosition | null;
   /** {@link SerialCipher.decode} of each serial, in order, in one pass (ten AES calls in all): for a batch of lookups. */
