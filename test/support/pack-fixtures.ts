@@ -71,9 +71,9 @@ export async function packsOfBatch(ctx: UseCaseContext, batchId: string): Promis
   return query(ctx.db.em.fork(), `select id, purpose, status from payload_packs where mint_batch_id = ? order by created_at, id`, [batchId]);
 }
 
-/** The EPCIS 2.0 JSON Schema vendored in test/fixtures/standards/epcis-2.0, compiled with ajv (draft-07, with formats). */
+/** The EPCIS 2.0 JSON Schema vendored in packages/usecases/src/lifecycle/epcis-2.0 (the one capture checks documents against), compiled with ajv (draft-07, with formats). */
 export function epcisValidator(): ValidateFunction {
-  const schema = JSON.parse(readFileSync(fileURLToPath(new URL('../fixtures/standards/epcis-2.0/EPCIS-JSON-Schema.json', import.meta.url)), 'utf8')) as object;
+  const schema = JSON.parse(readFileSync(fileURLToPath(new URL('../../packages/usecases/src/lifecycle/epcis-2.0/EPCIS-JSON-Schema.json', import.meta.url)), 'utf8')) as object;
   const ajv = new Ajv({ strict: false, allErrors: true });
   // ajv-formats is CommonJS: its default export is the plugin function at run time.
   (addFormats as unknown as (a: Ajv) => void)(ajv);

@@ -98,7 +98,7 @@ export {
 export { UnitStateRow, SerialMoveRow, EpcisEventRow } from './entities/serials.ts';
 export {
   lockUnitsForMove, decommissionCommissioned, writeSerialMove, countUnitStates, readSerialState, insertSerialMove, findSerialMoveByKey, findSerialMove, recordSerialMoveChunk,
-  claimRunningSerialMove, insertEpcisEvents, queryEpcisEvents, finishSerialMove, readEpcisEventIds,
+  claimRunningSerialMove, insertEpcisEvents, queryEpcisEvents, finishSerialMove, readEpcisEventIds, latestEventNaming, latestMintOf,
   type UnitForMove, type UnitSelector, type SerialWrite, type SerialMoveRecord, type NewSerialMove, type NewEpcisEvent, type EpcisQuery,
 } from './repositories/serials.ts';
 export { ContainerSettingsRow, ContainerMintRow, ContainerRow, UnitContainerRow, ContainerOpRow } from './entities/containers.ts';

@@ -104,7 +104,7 @@ export {
 export {
   type SerialState, serialStates, type DecommissionReason, decommissionReasons, reactivatableReasons, type SerialAction, serialActions,
   mintedSerialState, isInCirculation, type SerialMove, encodeSerials, commissionSerials, scrapSerials, returnSerials, decommissionSerials,
-  reactivateSerials, serialMoveOf, type SerialRefusal, refusalOf, moveOneSerial, activeDelta, publicStanding, type EpcisVocabulary, epcisVocabularyOf,
+  reactivateSerials, serialMoveOf, type SerialRefusal, refusalOf, moveOneSerial, activeDelta, publicStanding, type EpcisVocabulary, epcisVocabularyOf, epcisMoveVocabulary, capturedMoveRows, type EpcisMoveMapping,
 } from './serial-state.ts';
 export {
   maxAllocationQuantity, maxPartnerQuota, maxPartnerNameLength, partnerActions, isPartnerAction, partnerKeyScopes, type PartnerRestriction,
@@ -126,3 +126,4 @@ export {
   containerLevelViolations, defaultContainerMaxDepth, maxContainerMaxDepth, type ContainerState, containerStates, containerStateAfter,
   type PackRefusal, unitPackRefusal, containerPackRefusal, checkPackParent, aggregationVocabulary,
 } from './containers.ts';
+export { type EpcUnit, unitOfEpc, ssccOfEpc } from './epc-uri.ts';

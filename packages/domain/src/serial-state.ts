@@ -152,26 +152,73 @@ export interface EpcisVocabulary {
   readonly disposition: string;
 }
 
+/** One row of {@link epcisMoveVocabulary}: a move from some states, and the EPCIS 2.0 / CBV 2.0 words for it. */
+export interface EpcisMoveMapping {
+  readonly action: SerialAction;
+  /** The decommissioning reason; null for every other action. */
+  readonly reason: DecommissionReason | null;
+  /** The states of a unit this row reports (and, captured, applies to). */
+  readonly from: readonly SerialState[];
+  /** What the service writes for it. */
+  readonly written: EpcisVocabulary;
+  /** EPCIS actions a captured event may carry for it. */
+  readonly capturedActions: readonly EpcisVocabulary['action'][];
+  /** Dispositions a captured event may carry for it (null: none given). */
+  readonly capturedDispositions: readonly (string | null)[];
+}
+
+const row = (
+  action: SerialAction, reason: DecommissionReason | null, from: readonly SerialState[], written: EpcisVocabulary,
+  capturedActions: readonly EpcisVocabulary['action'][], capturedDispositions: readonly (string | null)[],
+): EpcisMoveMapping => ({ action, reason, from, written, capturedActions, capturedDispositions });
+const add = ['ADD', 'OBSERVE'] as const;
+const remove = ['DELETE', 'OBSERVE'] as const;
+
 /**
- * The CBV 2.0 business step and disposition a move reports, with its EPCIS action: encoding (ADD,
- * encoded); commissioning (ADD, active; OBSERVE for a serial encoded before, which EPCIS already
- * knows); scrapping and decommissioning as destroyed (DELETE, destroying, destroyed);
- * decommissioning for another reason (DELETE, decommissioning, with the reason's disposition:
- * recalled, stolen, expired, damaged; inactive for sample and consumed); return (DELETE,
- * decommissioning, returned); reactivation (ADD, commissioning, active).
+ * The one table between serial moves and GS1 EPCIS 2.0 ObjectEvents with CBV 2.0 business steps
+ * and dispositions, both ways: the service writes `written` for a move of a unit in one of `from`,
+ * and a captured ObjectEvent whose business step is `written.bizStep`, whose action is one of
+ * `capturedActions` and whose disposition is one of `capturedDispositions` applies the move of the
+ * row whose `from` holds the unit's state. So one business step may stand for two moves told
+ * apart by the unit's state: commissioning commissions an issued or encoded unit and reactivates a
+ * decommissioned one (a recall lifted, a theft recovered: disposition active again); destroying
+ * scraps a label never commissioned and decommissions a commissioned item as destroyed.
+ * docs/guides/lifecycle.md prints this table.
+ */
+export const epcisMoveVocabulary: readonly EpcisMoveMapping[] = [
+  row('encode', null, ['issued'], { action: 'ADD', bizStep: 'encoding', disposition: 'encoded' }, add, ['encoded', null]),
+  row('commission', null, ['issued'], { action: 'ADD', bizStep: 'commissioning', disposition: 'active' }, add, ['active', null]),
+  // A serial encoded before is already known to EPCIS: its commissioning observes it.
+  row('commission', null, ['encoded'], { action: 'OBSERVE', bizStep: 'commissioning', disposition: 'active' }, add, ['active', null]),
+  row('reactivate', null, ['decommissioned'], { action: 'ADD', bizStep: 'commissioning', disposition: 'active' }, add, ['active', null]),
+  row('scrap', null, ['issued', 'encoded'], { action: 'DELETE', bizStep: 'destroying', disposition: 'destroyed' }, remove, ['destroyed', null]),
+  row('decommission', 'destroyed', ['commissioned'], { action: 'DELETE', bizStep: 'destroying', disposition: 'destroyed' }, remove, ['destroyed', null]),
+  row('decommission', 'recalled', ['commissioned'], { action: 'DELETE', bizStep: 'decommissioning', disposition: 'recalled' }, remove, ['recalled']),
+  row('decommission', 'stolen', ['commissioned'], { action: 'DELETE', bizStep: 'decommissioning', disposition: 'stolen' }, remove, ['stolen']),
+  row('decommission', 'expired', ['commissioned'], { action: 'DELETE', bizStep: 'decommissioning', disposition: 'expired' }, remove, ['expired']),
+  row('decommission', 'damaged', ['commissioned'], { action: 'DELETE', bizStep: 'decommissioning', disposition: 'damaged' }, remove, ['damaged']),
+  // CBV 2.0 `sampling`: an object taken as a sample (for testing, typically destroyed by it).
+  row('decommission', 'sample', ['commissioned'], { action: 'DELETE', bizStep: 'sampling', disposition: 'inactive' }, remove, ['inactive', null]),
+  row('decommission', 'consumed', ['commissioned'], { action: 'DELETE', bizStep: 'decommissioning', disposition: 'inactive' }, remove, ['inactive', null]),
+  row('return', null, ['issued'], { action: 'DELETE', bizStep: 'decommissioning', disposition: 'returned' }, remove, ['returned']),
+];
+
+/**
+ * The CBV 2.0 business step and disposition a move of a unit in state `from` reports, with its
+ * EPCIS action: the row of {@link epcisMoveVocabulary} for the move (and, for a commissioning,
+ * the state: OBSERVE for a serial encoded before).
  */
 export function epcisVocabularyOf(move: SerialMove, from: SerialState): EpcisVocabulary {
-  switch (move.action) {
-    case 'encode': return { action: 'ADD', bizStep: 'encoding', disposition: 'encoded' };
-    case 'commission': return { action: from === 'encoded' ? 'OBSERVE' : 'ADD', bizStep: 'commissioning', disposition: 'active' };
-    case 'reactivate': return { action: 'ADD', bizStep: 'commissioning', disposition: 'active' };
-    case 'scrap': return { action: 'DELETE', bizStep: 'destroying', disposition: 'destroyed' };
-    case 'return': return { action: 'DELETE', bizStep: 'decommissioning', disposition: 'returned' };
-    case 'decommission': {
-      const reason = move.reason!;
-      if (reason === 'destroyed') return { action: 'DELETE', bizStep: 'destroying', disposition: 'destroyed' };
-      const disposition = reason === 'sample' || reason === 'consumed' ? 'inactive' : reason;
-      return { action: 'DELETE', bizStep: 'decommissioning', disposition };
-    }
-  }
+  const rows = epcisMoveVocabulary.filter((r) => r.action === move.action && r.reason === move.reason);
+  return (rows.find((r) => r.from.includes(from)) ?? rows[0]!).written;
+}
+
+/**
+ * The rows of {@link epcisMoveVocabulary} a captured ObjectEvent's action, business step (bare CBV
+ * name) and disposition (null: none) may stand for; which one applies depends on each unit's
+ * state. Empty: no move of this service is reported so.
+ */
+export function capturedMoveRows(action: string, bizStep: string, disposition: string | null): EpcisMoveMapping[] {
+  return epcisMoveVocabulary.filter((r) =>
+    r.written.bizStep === bizStep && (r.capturedActions as readonly string[]).includes(action) && r.capturedDispositions.includes(disposition));
 }

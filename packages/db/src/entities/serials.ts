@@ -93,6 +93,8 @@ export const EpcisEventRow = defineEntity({
     epcs: p.array().columnType('text[]'),
     /** The event as JSON-LD. */
     body: p.json<Record<string, unknown>>(),
+    /** The partner that reported it (or was allocated its serials); null: the brand's own. A partner key's query answers only its own. */
+    partnerId: p.uuid().nullable(),
   },
   indexes: [{ name: 'epcis_events_time_index', properties: ['brandId', 'eventTime', 'id'] }],
 });

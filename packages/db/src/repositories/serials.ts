@@ -299,6 +299,8 @@ export interface NewEpcisEvent {
   readonly disposition: string | null;
   readonly epcs: readonly string[];
   readonly body: Record<string, unknown>;
+  /** The partner that reported it (or was allocated its serials); absent or null: the brand's own. */
+  readonly partnerId?: string | null;
 }
 
 /** Stores events; an event id stored before is kept as it was (a repeated chunk writes no duplicate). */
@@ -306,7 +308,7 @@ export async function insertEpcisEvents(em: Em, events: readonly NewEpcisEvent[]
   if (events.length === 0) return 0;
   return changed(em, (db) => db.insertInto('epcis_events').values(events.map((e) => ({
     brand_id: e.brandId, id: e.id, move_id: e.moveId, event_type: e.eventType, event_time: e.eventTime, record_time: e.recordTime,
-    biz_step: e.bizStep, disposition: e.disposition, epcs: [...e.epcs], body: JSON.stringify(e.body),
+    biz_step: e.bizStep, disposition: e.disposition, epcs: [...e.epcs], body: JSON.stringify(e.body), partner_id: e.partnerId ?? null,
   }))).onConflict((oc) => oc.columns(['brand_id', 'id']).doNothing()));
 }
 
@@ -318,6 +320,8 @@ export interface EpcisQuery {
   readonly epcs?: readonly string[];
   readonly geEventTime?: Date;
   readonly ltEventTime?: Date;
+  /** Only the events of this partner (a partner key's query); absent: every event of the brand. */
+  readonly partnerId?: string;
   /** Keyset position: the last event of the previous page. */
   readonly after?: { readonly eventTime: Date; readonly id: string };
   readonly limit: number;
@@ -327,6 +331,7 @@ export interface EpcisQuery {
 export async function queryEpcisEvents(em: Em, q: EpcisQuery): Promise<{ id: string; eventTime: Date; body: Record<string, unknown> }[]> {
   const found = await rows(em, (db) => db.selectFrom('epcis_events').select(['id', 'event_time', 'body'])
     .where('brand_id', '=', q.brandId)
+    .$if(q.partnerId !== undefined, (w) => w.where('partner_id', '=', q.partnerId!))
     .$if(q.bizSteps !== undefined, (w) => w.where('biz_step', 'in', [...q.bizSteps!]))
     .$if(q.dispositions !== undefined, (w) => w.where('disposition', 'in', [...q.dispositions!]))
     .$if(q.epcs !== undefined, (w) => w.where(sql<boolean>`epcs && ${[...q.epcs!]}::text[]`))
@@ -344,10 +349,37 @@ export async function finishSerialMove(em: Em, brandId: string, id: string, move
   await changed(em, (db) => db.updateTable('serial_moves').set({ status: 'done', moved, updated_at: at }).where('brand_id', '=', brandId).where('id', '=', id));
 }
 
-/** Which of `ids` the brand has stored as EPCIS events. */
-export async function readEpcisEventIds(em: Em, brandId: string, ids: readonly string[]): Promise<string[]> {
+/** Which of `ids` the brand has stored as EPCIS events, each with the partner that reported it (null: the brand). */
+export async function readEpcisEventIds(em: Em, brandId: string, ids: readonly string[]): Promise<{ id: string; partnerId: string | null }[]> {
   if (ids.length === 0) return [];
-  const found = await rows(em, (db) => db.selectFrom('epcis_events').select('id').where('brand_id', '=', brandId)
+  const found = await rows(em, (db) => db.selectFrom('epcis_events').select(['id', 'partner_id']).where('brand_id', '=', brandId)
     .where((eb) => eb('id', '=', eb.fn.any(eb.cast<string[]>(eb.val([...ids]), sql`uuid[]`)))));
-  return found.map((r) => r.id);
+  return found.map((r) => ({ id: r.id, partnerId: r.partner_id ?? null }));
+}
+
+/**
+ * The latest stored event of the brand, other than `exceptId`, that names any of `epcs`, with the
+ * first of `epcs` it names; null when none does. By the GIN index on the events' EPCs.
+ */
+export async function latestEventNaming(em: Em, brandId: string, epcs: readonly string[], exceptId: string): Promise<{ eventTime: Date; epc: string } | null> {
+  if (epcs.length === 0) return null;
+  const found = await rows(em, (db) => db.selectFrom('epcis_events').select(['event_time', 'epcs']).where('brand_id', '=', brandId)
+    .where(sql<boolean>`epcs && ${[...epcs]}::text[]`).where('id', '<>', exceptId).orderBy('event_time', 'desc').limit(1));
+  const latest = found[0];
+  if (latest === undefined) return null;
+  const named = new Set(latest.epcs as string[]);
+  return { eventTime: new Date(latest.event_time), epc: epcs.find((e) => named.has(e)) ?? epcs[0]! };
+}
+
+/** The latest mint time (`mint_units.created_at`) among `units`, with that unit's serial; null for none. */
+export async function latestMintOf(em: Em, brandId: string, units: readonly { readonly mintBatchId: string; readonly seq: number }[]): Promise<{ mintedAt: Date; serial: string } | null> {
+  let latest: { mintedAt: Date; serial: string } | null = null;
+  for (const [batchId, seqs] of seqsByBatch(units)) {
+    const found = await rawRows(em, sql<{ serial: string; created_at: Date }>`
+      select serial, created_at from mint_units where brand_id = ${brandId}::uuid and mint_batch_id = ${batchId}::uuid and seq = any(${seqs}::int[])
+      order by created_at desc limit 1`);
+    const row = found[0];
+    if (row !== undefined && (latest === null || new Date(row.created_at) > latest.mintedAt)) latest = { mintedAt: new Date(row.created_at), serial: row.serial };
+  }
+  return latest;
 }

@@ -8,7 +8,7 @@ import {
 import {
   aggregationVocabulary, checkPackParent, companyPrefixViolations, ConflictError, containerLevelViolations, containerPackRefusal, containerStateAfter,
   defaultContainerMaxDepth, epcisVocabularyOf, IdempotencyKeyReusedError, IllegalStateError, InvalidInputError, isSscc, maxContainerMaxDepth, NotFoundError,
-  ForbiddenError, reactivatableReasons, serialReferenceCapacity, ssccOf, ssccOfUri, ssccViolations, unitPackRefusal, type ContainerState, type DecommissionReason,
+  ForbiddenError, reactivatableReasons, serialReferenceCapacity, ssccOf, ssccOfEpc, ssccViolations, unitPackRefusal, type ContainerState, type DecommissionReason,
   type FieldViolation, type PackRefusal, type SerialMove,
 } from '@mint/domain';
 import { authenticate, authorizeAuthenticated, type Credentials } from '../access/index.ts';
@@ -172,7 +172,7 @@ export async function mintContainers(ctx: UseCaseContext, actor: Actor, input: M
     const epcs = ssccs.map((sscc) => `${config.resolverBaseUrl.replace(/\/+$/, '')}/00/${sscc}`);
     const id = derivedUuid(`${mintId}/commissioning`);
     await insertEpcisEvents(em, [{
-      brandId, id, moveId: null, eventType: 'ObjectEvent', eventTime: now, recordTime: now, bizStep: 'commissioning', disposition: 'active', epcs,
+      brandId, id, moveId: null, eventType: 'ObjectEvent', eventTime: now, recordTime: now, bizStep: 'commissioning', disposition: 'active', epcs, partnerId: actor.partnerId ?? null,
       body: {
         type: 'ObjectEvent', eventID: `urn:uuid:${id}`, eventTime: now.toISOString(), eventTimeZoneOffset: '+00:00', recordTime: now.toISOString(),
         epcList: epcs, action: 'ADD', bizStep: 'commissioning', disposition: 'active',
@@ -246,8 +246,8 @@ interface OpInTransaction {
   readonly partnerId: string | null;
   /** Where an item is named in the request, for errors (`serials`, or `epcisBody.eventList[3].childEPCs`). */
   readonly at: (kind: 'serials' | 'ssccs', index: number) => string;
-  /** The captured event to store instead of the operation's own; called with what the operation did. */
-  readonly epcis?: (parent: ContainerRecord) => NewEpcisEvent;
+  /** The captured event to store instead of the operation's own; called with what the operation did (the parent, the containers and units packed or unpacked). */
+  readonly epcis?: (parent: ContainerRecord, items: CapturedItems) => NewEpcisEvent;
 }
 
 async function lockParentAndChildren(em: Em, brandId: string, sscc: string, ssccs: readonly string[]): Promise<{ parent: ContainerRecord; children: ContainerRecord[] }> {
@@ -262,6 +262,12 @@ const refusalText: Record<PackRefusal, string> = {
   unknown: 'names no unit or container of this brand', not_commissioned: 'is not commissioned', already_packed: 'is in a container already',
   decommissioned: 'is decommissioned', cycle: 'would be packed inside itself', too_deep: 'would nest containers deeper than the brand\'s max_depth',
 };
+
+/** What a captured pack or unpack moved, as its event is stored. */
+export interface CapturedItems {
+  readonly children: readonly ContainerRecord[];
+  readonly units: readonly { readonly mintBatchId: string; readonly seq: number; readonly serial: string; readonly epc: string }[];
+}
 
 /** Packs inside the caller's transaction: checks every item under its lock, then packs all of them or throws naming each one refused. */
 async function packIn(ctx: UseCaseContext, em: Em, op: OpInTransaction): Promise<ContainerOpResult> {
@@ -316,7 +322,7 @@ async function packIn(ctx: UseCaseContext, em: Em, op: OpInTransaction): Promise
     throw new ConflictError(`container ${parent.sscc}: an item was packed concurrently`);
   }
   const childEpcs = [...children.map((c) => c.epc), ...units.map((u) => u.epc)];
-  await insertEpcisEvents(em, [op.epcis?.(parent) ?? aggregationEvent(brandId, op.opId, 'pack', parent, childEpcs, now)]);
+  await insertEpcisEvents(em, [op.epcis?.(parent, { children, units }) ?? { ...aggregationEvent(brandId, op.opId, 'pack', parent, childEpcs, now), partnerId: op.partnerId }]);
   await appendEvents(em, now, [opEvent(brandId, 'container_packed', op, parent, units.length, children.length)]);
   return { opId: op.opId, sscc: parent.sscc, units: units.length, containers: children.length, replayed: false };
 }
@@ -345,7 +351,7 @@ async function unpackIn(ctx: UseCaseContext, em: Em, op: OpInTransaction): Promi
   }))) throw new ConflictError(`idempotency_key ${JSON.stringify(op.idempotencyKey)} was used concurrently`);
   const childEpcs = [...children.map((c) => c.epc), ...units.map((u) => u.epc)];
   if (childEpcs.length > 0 || op.epcis !== undefined) {
-    await insertEpcisEvents(em, [op.epcis?.(parent) ?? aggregationEvent(brandId, op.opId, 'unpack', parent, childEpcs, now)]);
+    await insertEpcisEvents(em, [op.epcis?.(parent, { children, units }) ?? { ...aggregationEvent(brandId, op.opId, 'unpack', parent, childEpcs, now), partnerId: op.partnerId }]);
     await appendEvents(em, now, [opEvent(brandId, 'container_unpacked', { ...op, serials: units.map((u) => u.serial), ssccs: children.map((c) => c.sscc) }, parent, units.length, children.length)]);
   }
   return { opId: op.opId, sscc: parent.sscc, units: units.length, containers: children.length, replayed: false };
@@ -605,9 +611,10 @@ export interface CapturedAggregation {
 }
 
 /**
- * Reads a captured AggregationEvent: packing (ADD) or unpacking (DELETE), its parentID the GS1
- * Digital Link URI of a container (`…/00/{sscc}`), its childEPCs units' or containers' URIs (an
- * unpacking may list none: everything). Violations name `{at}.field`; `serialOf` reads a unit's URI.
+ * Reads a captured AggregationEvent: packing (ADD) or unpacking (DELETE), its parentID a
+ * container's EPC (GS1 Digital Link `…/00/{sscc}` or `urn:epc:id:sscc:…`), its childEPCs units' or
+ * containers' EPCs (an unpacking may list none: everything). Violations name `{at}.field`;
+ * `serialOf` reads a unit's EPC.
  */
 export function readCapturedAggregation(event: Record<string, unknown>, at: string, bizStep: string, serialOf: (epc: string) => string | null, v: FieldViolation[]): CapturedAggregation | null {
   const action = String(event['action']);
@@ -616,8 +623,8 @@ export function readCapturedAggregation(event: Record<string, unknown>, at: stri
     v.push({ field: `${at}.bizStep`, message: `${action} ${bizStep} is no aggregation this service applies (ADD packing or DELETE unpacking)` });
     return null;
   }
-  const sscc = typeof event['parentID'] === 'string' ? ssccOfUri(event['parentID']) : null;
-  if (sscc === null) v.push({ field: `${at}.parentID`, message: 'must be the GS1 Digital Link URI of a container (…/00/{sscc})' });
+  const sscc = typeof event['parentID'] === 'string' ? ssccOfEpc(event['parentID']) : null;
+  if (sscc === null) v.push({ field: `${at}.parentID`, message: 'must name a container: a GS1 Digital Link URI (…/00/{sscc}) or an SSCC URN (urn:epc:id:sscc:…)' });
   const children = Array.isArray(event['childEPCs']) ? event['childEPCs'] as unknown[] : [];
   if (op === 'pack' && children.length === 0) v.push({ field: `${at}.childEPCs`, message: 'must name the units and containers packed' });
   const serials: string[] = [];
@@ -625,10 +632,10 @@ export function readCapturedAggregation(event: Record<string, unknown>, at: stri
   const serialIndex: number[] = [];
   const ssccIndex: number[] = [];
   children.forEach((epc, i) => {
-    const child = typeof epc === 'string' ? ssccOfUri(epc) : null;
+    const child = typeof epc === 'string' ? ssccOfEpc(epc) : null;
     const serial = typeof epc === 'string' && child === null ? serialOf(epc) : null;
     if (child !== null) { ssccs.push(child); ssccIndex.push(i); } else if (serial !== null) { serials.push(serial); serialIndex.push(i); } else {
-      v.push({ field: `${at}.childEPCs[${i}]`, message: 'must be the GS1 Digital Link URI of a unit (…/01/{gtin}/21/{serial}) or a container (…/00/{sscc})' });
+      v.push({ field: `${at}.childEPCs[${i}]`, message: 'must name a unit (…/01/{gtin}/21/{serial}, …/u/{serial} or urn:epc:id:sgtin:…) or a container (…/00/{sscc} or urn:epc:id:sscc:…)' });
     }
   });
   return sscc === null ? null : { op, sscc, serials, ssccs, serialIndex, ssccIndex };
@@ -636,18 +643,19 @@ export function readCapturedAggregation(event: Record<string, unknown>, at: stri
 
 /**
  * Applies a captured AggregationEvent inside the capture's transaction, exactly as PackContainer or
- * UnpackContainer would (same checks; a unit commissioned by an earlier event of the same document
- * counts as commissioned), storing the event as sent. Its idempotency key is `epcis:{event id}`.
+ * UnpackContainer would (same checks, a partner's included; a unit commissioned by an earlier event
+ * of the same document counts as commissioned), storing the event `event` builds from what it did.
+ * Its idempotency key is `epcis:{event id}`.
  */
 export async function applyCapturedAggregation(ctx: UseCaseContext, em: Em, c: {
-  readonly brandId: string; readonly actorId: string | null; readonly eventId: string; readonly index: number; readonly aggregation: CapturedAggregation;
-  readonly event: (parent: ContainerRecord) => NewEpcisEvent;
+  readonly brandId: string; readonly actorId: string | null; readonly partnerId: string | null; readonly eventId: string; readonly index: number;
+  readonly aggregation: CapturedAggregation; readonly event: (parent: ContainerRecord, items: CapturedItems) => NewEpcisEvent;
 }): Promise<ContainerOpResult> {
   const a = c.aggregation;
   if (a.serials.length + a.ssccs.length > maxPackItems) throw new InvalidInputError([{ field: `epcisBody.eventList[${c.index}].childEPCs`, message: `must name at most ${maxPackItems} EPCs` }]);
   const op: OpInTransaction = {
     brandId: c.brandId, sscc: a.sscc, serials: a.serials, ssccs: a.ssccs, opId: randomUUID(), idempotencyKey: `epcis:${c.eventId}`, requestHash: c.eventId,
-    actorId: c.actorId, partnerId: null, at: (kind, i) => `epcisBody.eventList[${c.index}].childEPCs[${(kind === 'serials' ? a.serialIndex : a.ssccIndex)[i]}]`, epcis: c.event,
+    actorId: c.actorId, partnerId: c.partnerId, at: (kind, i) => `epcisBody.eventList[${c.index}].childEPCs[${(kind === 'serials' ? a.serialIndex : a.ssccIndex)[i]}]`, epcis: c.event,
   };
   return a.op === 'pack' ? packIn(ctx, em, op) : unpackIn(ctx, em, op);
 }

@@ -1,10 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { finishSerialMove, insertSerialMove, lockUnitsForMove, queryEpcisEvents, readEpcisEventIds, unitOfWork, transaction } from '@mint/db';
 import {
-  IllegalStateError, InvalidInputError, refusalOf, serialMoveOf, type DecommissionReason, type FieldViolation, type SerialAction,
+  containerPartners, finishSerialMove, findContainersBySscc, insertSerialMove, latestEventNaming, latestMintOf, lockUnitsForMove, queryEpcisEvents,
+  readEpcisEventIds, readUnitPartners, unitOfWork, transaction, type Em, type NewEpcisEvent, type UnitForMove,
+} from '@mint/db';
+import {
+  capturedMoveRows, ConflictError, epcisMoveVocabulary, ForbiddenError, IllegalStateError, InvalidInputError, isPartnerAction, partnerActions, refusalOf,
+  serialMoveOf, unitOfEpc, type EpcisMoveMapping, type FieldViolation,
 } from '@mint/domain';
 import type { Actor, UseCaseContext } from '../context.ts';
 import { applyCapturedAggregation, readCapturedAggregation, type CapturedAggregation } from './containers.ts';
+import { epcisSchemaViolations } from './epcis-schema.ts';
 import { applyMove, derivedUuid, epcisDocument } from './serials.ts';
 
 /** The query parameters of `GET /epcis/events` this service answers (the EPCIS 2.0 REST interface's subset). */
@@ -15,6 +20,8 @@ export const defaultEpcisPage = 100;
 export const maxEpcisPage = 1000;
 /** Most events one captured document may hold. */
 export const maxCapturedEvents = 1000;
+/** How far ahead of the service's clock a captured eventTime may be (the sender's clock may run fast), in milliseconds. */
+export const captureClockSkewMs = 5 * 60_000;
 
 const cbvBizStep = 'https://ref.gs1.org/cbv/BizStep-';
 const cbvDisposition = 'https://ref.gs1.org/cbv/Disp-';
@@ -29,12 +36,13 @@ export interface EpcisQueryPage {
 
 /**
  * Answers the EPCIS 2.0 REST query subset over the brand's events (those its moves wrote and those
- * it captured): `EQ_bizStep` and `EQ_disposition` (comma-separated, bare CBV names or CBV URIs),
+ * it captured), or for a partner key (`partnerId`) over that partner's own (those it reported, by
+ * capture or under its key, and its allocations): `EQ_bizStep` and `EQ_disposition` (comma-separated, bare CBV names or CBV URIs),
  * `MATCH_epc` (comma-separated EPCs: events naming any), `GE_eventTime` and `LT_eventTime`
  * (RFC 3339), `perPage` (1 to 1000, default 100) and `nextPageToken`, in event time order. An
  * unknown or repeated parameter, or a malformed value, is InvalidInputError naming it.
  */
-export async function queryEpcis(ctx: UseCaseContext, brandId: string, params: URLSearchParams): Promise<EpcisQueryPage> {
+export async function queryEpcis(ctx: UseCaseContext, brandId: string, params: URLSearchParams, partnerId: string | null = null): Promise<EpcisQueryPage> {
   const v: FieldViolation[] = [];
   for (const name of new Set(params.keys())) {
     if (!(epcisQueryParameters as readonly string[]).includes(name)) v.push({ field: name, message: `is not a supported query parameter; supported: ${epcisQueryParameters.join(', ')}` });
@@ -69,7 +77,7 @@ export async function queryEpcis(ctx: UseCaseContext, brandId: string, params: U
   const ltEventTime = time('LT_eventTime');
   if (v.length > 0) throw new InvalidInputError(v);
   const found = await queryEpcisEvents(unitOfWork(ctx.db), {
-    brandId, bizSteps: list('EQ_bizStep', cbvBizStep), dispositions: list('EQ_disposition', cbvDisposition), epcs: list('MATCH_epc'),
+    brandId, ...(partnerId === null ? {} : { partnerId }), bizSteps: list('EQ_bizStep', cbvBizStep), dispositions: list('EQ_disposition', cbvDisposition), epcs: list('MATCH_epc'),
     ...(geEventTime === undefined ? {} : { geEventTime }), ...(ltEventTime === undefined ? {} : { ltEventTime }),
     ...(after === undefined ? {} : { after }), limit: perPage + 1,
   });
@@ -87,32 +95,18 @@ export async function queryEpcis(ctx: UseCaseContext, brandId: string, params: U
   };
 }
 
-/** What a captured event asks for: a serial move (an ObjectEvent) or a pack or unpack (an AggregationEvent). */
+/** What a captured event asks for: serial moves (an ObjectEvent) or a pack or unpack (an AggregationEvent). */
 type CapturedMove = {
   readonly index: number;
   readonly id: string;
   readonly event: Record<string, unknown>;
-} & ({ readonly action: SerialAction; readonly reason: DecommissionReason | null; readonly serials: readonly string[] } | { readonly aggregation: CapturedAggregation });
+  readonly eventTime: Date;
+  /** The EPCs as sent (epcList, or parentID and childEPCs). */
+  readonly sent: readonly string[];
+} & ({ readonly rows: readonly EpcisMoveMapping[]; readonly serials: readonly string[]; readonly gtins: readonly (string | null)[] } | { readonly aggregation: CapturedAggregation });
 
-/** The move an ObjectEvent's action, business step and disposition stand for; null when this service applies none. */
-function moveOfEvent(action: string, bizStep: string, disposition: string | null): { action: SerialAction; reason: DecommissionReason | null } | null {
-  if (bizStep === 'encoding' && action !== 'DELETE') return { action: 'encode', reason: null };
-  if (bizStep === 'commissioning' && action !== 'DELETE') return { action: 'commission', reason: null };
-  if (bizStep === 'destroying') return { action: 'decommission', reason: 'destroyed' };
-  if (bizStep === 'decommissioning') {
-    if (disposition === 'returned') return { action: 'return', reason: null };
-    const reasons: Record<string, DecommissionReason> = { recalled: 'recalled', stolen: 'stolen', expired: 'expired', damaged: 'damaged', destroyed: 'destroyed', inactive: 'consumed' };
-    const reason = disposition === null ? 'consumed' : reasons[disposition];
-    return reason === undefined ? null : { action: 'decommission', reason };
-  }
-  return null;
-}
-
-/** The serial of a unit's GS1 Digital Link URI (`.../01/{gtin}/21/{serial}`, or the service's `/u/{token}`); null for another EPC. */
-function serialOfEpc(epc: string): string | null {
-  const m = /\/21\/([^/?#]+)/.exec(epc) ?? /\/u\/([^/?#]+)/.exec(epc);
-  return m === null ? null : decodeURIComponent(m[1]!);
-}
+/** The serial a unit's EPC names, for aggregations (their GTIN is not compared). */
+const serialOfEpc = (epc: string): string | null => unitOfEpc(epc)?.serial ?? null;
 
 /** The result of {@link captureEpcisDocument}. */
 export interface CaptureResult {
@@ -124,110 +118,213 @@ export interface CaptureResult {
   readonly moved: number;
 }
 
+/** The vocabulary capture applies, for refusals: `ObjectEvent ADD|OBSERVE commissioning, …`. */
+const supportedVocabulary = [...new Set(epcisMoveVocabulary.map((r) => `ObjectEvent ${r.capturedActions.join('|')} ${r.written.bizStep}`))]
+  .concat('AggregationEvent ADD packing', 'AggregationEvent DELETE unpacking').join(', ');
+
+const listed = (items: readonly string[]) => `${items.slice(0, 20).join('; ')}${items.length > 20 ? `; and ${items.length - 20} more` : ''}`;
+
 /**
- * Applies an EPCIS 2.0 document from a packaging line (already valid against the EPCIS JSON
- * Schema), all or nothing: each ObjectEvent becomes the move its business step and disposition
- * stand for (encoding, commissioning, destroying, decommissioning with its disposition as the
- * reason; `returned` returns), on the units its epcList names (GS1 Digital Link URIs of the
- * brand's units); each AggregationEvent (ADD packing, DELETE unpacking; parentID a container's
- * `…/00/{sscc}` URI, childEPCs units' or containers' URIs) packs or unpacks exactly as PackContainer
- * and UnpackContainer do, in document order, so a unit commissioned by an earlier event of the
- * document may be packed by a later one. An event this service applies no move for, an EPC that names no unit of the
- * brand, or a unit in a state the move cannot leave refuses the whole document (InvalidInputError
- * naming `epcisBody.eventList[i]...`, or IllegalStateError naming the serial and its state) and
- * changes nothing. The events are stored as sent, so the query interface answers them; an event
- * whose eventID was captured before is skipped, so a document sent twice moves nothing the second time.
+ * Applies an EPCIS 2.0 document from a packaging line, all or nothing. First the document must be
+ * valid against the EPCIS 2.0 JSON Schema (InvalidInputError naming each problem by its JSON
+ * pointer, at most ten). Then each ObjectEvent applies, unit by unit, the move of
+ * `epcisMoveVocabulary` (packages/domain, the table docs/guides/lifecycle.md prints) its action,
+ * business step and disposition stand for in the unit's state (commissioning reactivates a unit
+ * decommissioned as recalled or stolen; destroying scraps a unit never commissioned and
+ * decommissions a commissioned one as destroyed), on the units its epcList names (GS1 Digital Link
+ * URIs, the service's `…/u/{serial}`, or SGTIN URNs, of the brand's units); each AggregationEvent
+ * (ADD packing, DELETE unpacking) packs or unpacks exactly as PackContainer and UnpackContainer do;
+ * in document order, so a unit commissioned by an earlier event of the document may be packed by a
+ * later one. Any other event type, business step or disposition (the standard's shipping and
+ * receiving observations among them) is refused naming what is not supported.
+ *
+ * Time: an event dated more than {@link captureClockSkewMs} ahead of the service's clock, before
+ * the mint of a unit or container it names, or before the latest event recorded for any EPC it
+ * names (the document's earlier events included) refuses the document naming the event, so in
+ * event-time order nothing is packed before it was commissioned, nor moved before its last move.
+ * An event at the same instant as the latest one is accepted.
+ *
+ * A partner key (`actor.partnerId`) captures only encoding, commissioning, scrapping and returning
+ * of the serials allocated to it, and packing and unpacking of containers it minted (and, inside
+ * them, of its own serials and containers): anything else refuses the document (ForbiddenError
+ * naming each EPC outside its allocation, or the move that is the brand's). Its events are its own
+ * in the query interface.
+ *
+ * Other refusals: an EPC that names no unit of the brand (InvalidInputError naming
+ * `epcisBody.eventList[i]...`), a unit in a state the move cannot leave (IllegalStateError naming
+ * the serial and its state); nothing changes. The events are stored as sent (with the units' own
+ * URIs beside the EPCs sent, for MATCH_epc); an event whose eventID was captured before is
+ * skipped, so a document sent twice moves nothing the second time (a partner's eventID another
+ * reporter recorded is ConflictError).
  */
 export async function captureEpcisDocument(ctx: UseCaseContext, actor: Actor, brandId: string, document: Record<string, unknown>): Promise<CaptureResult> {
-  const body = document['epcisBody'] as { eventList?: unknown } | undefined;
-  const list = Array.isArray(body?.eventList) ? body.eventList as Record<string, unknown>[] : null;
-  if (document['type'] !== 'EPCISDocument' || list === null) throw new InvalidInputError([{ field: 'epcisBody.eventList', message: 'must be the event list of an EPCISDocument' }]);
-  if (list.length === 0 || list.length > maxCapturedEvents) throw new InvalidInputError([{ field: 'epcisBody.eventList', message: `must hold 1 to ${maxCapturedEvents} events` }]);
+  const schema = epcisSchemaViolations(document);
+  if (schema.length > 0) throw new InvalidInputError(schema);
+  const list = (document['epcisBody'] as { eventList?: unknown } | undefined)?.eventList;
+  if (document['type'] !== 'EPCISDocument' || !Array.isArray(list)) throw new InvalidInputError([{ field: 'epcisBody.eventList', message: 'must be the event list of an EPCISDocument' }]);
+  const events = list as Record<string, unknown>[];
+  if (events.length === 0 || events.length > maxCapturedEvents) throw new InvalidInputError([{ field: 'epcisBody.eventList', message: `must hold 1 to ${maxCapturedEvents} events` }]);
+  const partnerId = actor.partnerId ?? null;
+  const received = ctx.clock();
   const v: FieldViolation[] = [];
   const moves: CapturedMove[] = [];
   const eventUuid = (event: Record<string, unknown>) => {
     const eventId = typeof event['eventID'] === 'string' ? event['eventID'] : null;
     return eventId !== null && /^urn:uuid:[0-9a-f-]{36}$/i.test(eventId) ? eventId.slice('urn:uuid:'.length).toLowerCase() : derivedUuid(`${brandId}/${JSON.stringify(event)}`);
   };
-  list.forEach((event, index) => {
+  events.forEach((event, index) => {
     const at = `epcisBody.eventList[${index}]`;
+    const eventTime = new Date(String(event['eventTime']));
+    if (eventTime.getTime() > received.getTime() + captureClockSkewMs) {
+      v.push({ field: `${at}.eventTime`, message: `${String(event['eventTime'])} is ahead of the service's clock (${received.toISOString()}) by more than ${captureClockSkewMs / 60_000} minutes` });
+    }
+    const bizStep = bare(String(event['bizStep'] ?? ''), cbvBizStep);
     if (event['type'] === 'AggregationEvent') {
-      const aggregation = readCapturedAggregation(event, at, bare(String(event['bizStep'] ?? ''), cbvBizStep), serialOfEpc, v);
-      if (aggregation !== null) moves.push({ index, id: eventUuid(event), event, aggregation });
+      const aggregation = readCapturedAggregation(event, at, bizStep, serialOfEpc, v);
+      const sent = [event['parentID'], ...(Array.isArray(event['childEPCs']) ? event['childEPCs'] as unknown[] : [])].filter((e): e is string => typeof e === 'string');
+      if (aggregation !== null) moves.push({ index, id: eventUuid(event), event, eventTime, sent, aggregation });
       return;
     }
     if (event['type'] !== 'ObjectEvent') {
-      v.push({ field: `${at}.type`, message: 'only ObjectEvents and AggregationEvents are applied' });
+      v.push({ field: `${at}.type`, message: `${String(event['type'])} is not supported: capture applies ${supportedVocabulary}` });
       return;
     }
-    const bizStep = bare(String(event['bizStep'] ?? ''), cbvBizStep);
+    const action = String(event['action']);
     const disposition = event['disposition'] === undefined ? null : bare(String(event['disposition']), cbvDisposition);
-    const move = moveOfEvent(String(event['action']), bizStep, disposition);
-    if (move === null) {
-      v.push({ field: `${at}.bizStep`, message: `${event['action']} ${bizStep}${disposition === null ? '' : ` ${disposition}`} is no serial move this service applies` });
+    const rows = capturedMoveRows(action, bizStep, disposition);
+    if (rows.length === 0) {
+      v.push({
+        field: `${at}.bizStep`,
+        message: `ObjectEvent ${action} ${bizStep || '(no bizStep)'}${disposition === null ? '' : ` with disposition ${disposition}`} is not supported: capture applies ${supportedVocabulary}, with the dispositions of the table in docs/guides/lifecycle.md`,
+      });
       return;
     }
-    const epcs = Array.isArray(event['epcList']) ? event['epcList'] as unknown[] : [];
-    if (epcs.length === 0) v.push({ field: `${at}.epcList`, message: 'must name the units moved' });
+    const epcs = Array.isArray(event['epcList']) ? event['epcList'] as string[] : [];
+    if (epcs.length === 0) v.push({ field: `${at}.epcList`, message: 'must name the units moved (a quantityList is not supported)' });
     const serials: string[] = [];
+    const gtins: (string | null)[] = [];
     epcs.forEach((epc, i) => {
-      const serial = typeof epc === 'string' ? serialOfEpc(epc) : null;
-      if (serial === null) v.push({ field: `${at}.epcList[${i}]`, message: 'must be a GS1 Digital Link URI of a unit (…/01/{gtin}/21/{serial})' });
-      else serials.push(serial);
+      const unit = unitOfEpc(epc);
+      if (unit === null) v.push({ field: `${at}.epcList[${i}]`, message: 'must name a unit: a GS1 Digital Link URI (…/01/{gtin}/21/{serial}), the service\'s …/u/{serial}, or an SGTIN URN (urn:epc:id:sgtin:…)' });
+      else { serials.push(unit.serial); gtins.push(unit.gtin14); }
     });
-    moves.push({ index, id: eventUuid(event), ...move, serials, event });
+    moves.push({ index, id: eventUuid(event), event, eventTime, sent: epcs, rows, serials, gtins });
   });
   if (v.length > 0) throw new InvalidInputError(v);
   return transaction(ctx.db, async (em) => {
-    const known = new Set(await readEpcisEventIds(em, brandId, moves.map((m) => m.id)));
+    const known = new Map((await readEpcisEventIds(em, brandId, moves.map((m) => m.id))).map((k) => [k.id, k.partnerId]));
     const now = ctx.clock();
     let captured = 0;
     let moved = 0;
     for (const m of moves) {
-      if (known.has(m.id)) continue;
+      const at = `epcisBody.eventList[${m.index}]`;
+      if (known.has(m.id)) {
+        if (partnerId !== null && known.get(m.id) !== partnerId) throw new ConflictError(`${at}.eventID names an event another reporter recorded`);
+        continue;
+      }
+      const stored = (epcs: readonly string[], moveId: string | null): NewEpcisEvent => ({
+        brandId, id: m.id, moveId, eventType: String(m.event['type']), eventTime: m.eventTime, recordTime: now,
+        bizStep: bare(String(m.event['bizStep']), cbvBizStep), disposition: m.event['disposition'] === undefined ? null : bare(String(m.event['disposition']), cbvDisposition),
+        epcs: [...new Set([...epcs, ...m.sent])], body: { ...m.event, recordTime: now.toISOString() }, partnerId,
+      });
       if ('aggregation' in m) {
-        const eventTime = new Date(String(m.event['eventTime']));
+        if (partnerId !== null) await checkPartnerAggregation(em, brandId, partnerId, at, m);
+        let named: { epcs: string[]; units: { mintBatchId: string; seq: number }[] } = { epcs: [], units: [] };
         const result = await applyCapturedAggregation(ctx, em, {
-          brandId, actorId: actor.id, eventId: m.id, index: m.index, aggregation: m.aggregation,
-          event: (parent) => ({
-            brandId, id: m.id, moveId: null, eventType: 'AggregationEvent', eventTime: Number.isNaN(eventTime.getTime()) ? now : eventTime, recordTime: now,
-            bizStep: bare(String(m.event['bizStep']), cbvBizStep), disposition: m.event['disposition'] === undefined ? null : bare(String(m.event['disposition']), cbvDisposition),
-            epcs: [parent.epc, ...(Array.isArray(m.event['childEPCs']) ? m.event['childEPCs'] as string[] : [])], body: { ...m.event, recordTime: now.toISOString() },
-          }),
+          brandId, actorId: actor.id, partnerId, eventId: m.id, index: m.index, aggregation: m.aggregation,
+          event: (parent, items) => {
+            named = { epcs: [parent.epc, ...items.children.map((c) => c.epc), ...items.units.map((u) => u.epc)], units: [...items.units] };
+            return stored(named.epcs, null);
+          },
         });
+        // After the pack or unpack, under its locks: an event dated before what it names refuses the document.
+        await checkEventTime(em, brandId, at, m, named.epcs, named.units);
         captured++;
         moved += result.units + result.containers;
         continue;
       }
-      const move = serialMoveOf(m.action, m.reason);
       const units = await lockUnitsForMove(em, brandId, { serials: m.serials });
-      const found = new Set(units.map((u) => u.serial));
-      const missing = m.serials.findIndex((s) => !found.has(s));
-      if (missing !== -1) throw new InvalidInputError([{ field: `epcisBody.eventList[${m.index}].epcList[${missing}]`, message: 'names no unit of this brand' }]);
-      for (const u of units) {
-        const refusal = u.batchVoided ? 'batch_voided' : refusalOf(move, u.state, u.reason);
-        if (refusal !== null) {
-          throw new IllegalStateError(`epcisBody.eventList[${m.index}]: cannot ${move.action} serial ${u.serial}, which is ${u.batchVoided ? 'of a voided batch' : u.state}${u.reason === null ? '' : ` (${u.reason})`}`);
-        }
+      const bySerial = new Map(units.map((u) => [u.serial, u]));
+      const missing: FieldViolation[] = [];
+      m.serials.forEach((serial, i) => {
+        const u = bySerial.get(serial);
+        const gtin = m.gtins[i] ?? null;
+        if (u === undefined || (gtin !== null && unitOfEpc(u.epc)?.gtin14 !== gtin)) missing.push({ field: `${at}.epcList[${i}]`, message: `${m.sent[i]!} names no unit of this brand` });
+      });
+      if (missing.length > 0) throw new InvalidInputError(missing);
+      if (partnerId !== null) {
+        const owners = await readUnitPartners(em, brandId, units);
+        const foreign = m.serials.flatMap((serial, i) => {
+          const u = bySerial.get(serial)!;
+          return owners.get(`${u.mintBatchId}/${u.seq}`) === partnerId ? [] : [`${at}.epcList[${i}] ${m.sent[i]!} is not in this partner's allocation`];
+        });
+        if (foreign.length > 0) throw new ForbiddenError(`a partner key captures events only about the serials allocated to it: ${listed(foreign)}`);
       }
-      const moveId = randomUUID();
-      await insertSerialMove(em, {
-        brandId, id: moveId, idempotencyKey: `epcis:${m.id}`, requestHash: m.id, action: m.action, reason: m.reason, target: { serials: m.serials, epcis_event_id: m.id },
-        total: m.serials.length, nextSeq: null, actor: actor.id, at: now,
-      });
-      const eventTime = new Date(String(m.event['eventTime']));
-      await applyMove(em, now, {
-        brandId, moveId, actorId: actor.id, move, units,
-        epcis: [{
-          brandId, id: m.id, moveId, eventType: 'ObjectEvent', eventTime: Number.isNaN(eventTime.getTime()) ? now : eventTime, recordTime: now,
-          bizStep: bare(String(m.event['bizStep']), cbvBizStep), disposition: m.event['disposition'] === undefined ? null : bare(String(m.event['disposition']), cbvDisposition),
-          epcs: m.event['epcList'] as string[], body: { ...m.event, recordTime: now.toISOString() },
-        }],
-      });
-      await finishSerialMove(em, brandId, moveId, units.length, now);
+      // Each unit takes the move of the row for its state.
+      const groups = new Map<EpcisMoveMapping, UnitForMove[]>();
+      for (const u of units) {
+        const row = m.rows.find((r) => r.from.includes(u.state));
+        const move = serialMoveOf((row ?? m.rows[0]!).action, (row ?? m.rows[0]!).reason);
+        const refusal = u.batchVoided ? 'batch_voided' : row === undefined ? 'wrong_state' : refusalOf(move, u.state, u.reason);
+        if (refusal !== null) {
+          throw new IllegalStateError(`${at}: cannot ${move.action} serial ${u.serial}, which is ${u.batchVoided ? 'of a voided batch' : u.state}${u.reason === null ? '' : ` (${u.reason})`}`);
+        }
+        if (partnerId !== null && !isPartnerAction(move.action)) {
+          throw new ForbiddenError(`${at}: a partner key may ${partnerActions.join(', ')} the serials allocated to it; ${move.action} of serial ${u.serial} (${u.state}) is the brand's`);
+        }
+        groups.set(row!, [...(groups.get(row!) ?? []), u]);
+      }
+      await checkEventTime(em, brandId, at, m, units.map((u) => u.epc), units);
+      let first = true;
+      for (const [row, group] of groups) {
+        const move = serialMoveOf(row.action, row.reason);
+        const moveId = randomUUID();
+        const serials = group.map((u) => u.serial);
+        await insertSerialMove(em, {
+          brandId, id: moveId, idempotencyKey: first ? `epcis:${m.id}` : `epcis:${m.id}:${row.action}`, requestHash: m.id, action: row.action, reason: row.reason,
+          target: { serials, epcis_event_id: m.id, ...(partnerId === null ? {} : { partner_id: partnerId }) }, total: serials.length, nextSeq: null, actor: actor.id, at: now,
+        });
+        await applyMove(em, now, { brandId, moveId, actorId: actor.id, partnerId, move, units: group, epcis: first ? [stored(units.map((u) => u.epc), moveId)] : [] });
+        await finishSerialMove(em, brandId, moveId, group.length, now);
+        first = false;
+      }
       captured++;
       moved += units.length;
     }
     return { captured, replayed: moves.length - captured, moved };
   });
+}
+
+/**
+ * Refuses a captured event dated before the mint of a unit it names or before the latest event
+ * recorded for any EPC it names (InvalidInputError naming the event's eventTime, the EPC and the time).
+ */
+async function checkEventTime(em: Em, brandId: string, at: string, m: CapturedMove, epcs: readonly string[], units: readonly { readonly mintBatchId: string; readonly seq: number }[]): Promise<void> {
+  const when = m.eventTime.toISOString();
+  const minted = await latestMintOf(em, brandId, units);
+  if (minted !== null && m.eventTime < minted.mintedAt) {
+    throw new InvalidInputError([{ field: `${at}.eventTime`, message: `${when} is before serial ${minted.serial} was minted (${minted.mintedAt.toISOString()})` }]);
+  }
+  const latest = await latestEventNaming(em, brandId, epcs, m.id);
+  if (latest !== null && m.eventTime < latest.eventTime) {
+    throw new InvalidInputError([{ field: `${at}.eventTime`, message: `${when} is before the latest event recorded for ${latest.epc} (${latest.eventTime.toISOString()}): events of an EPC are captured in event-time order` }]);
+  }
+}
+
+/** A partner's AggregationEvent names only containers it minted and serials allocated to it (ForbiddenError naming each EPC otherwise). */
+async function checkPartnerAggregation(em: Em, brandId: string, partnerId: string, at: string, m: CapturedMove & { readonly aggregation: CapturedAggregation }): Promise<void> {
+  const a = m.aggregation;
+  const containers = await findContainersBySscc(em, brandId, [a.sscc, ...a.ssccs], false);
+  const owners = await containerPartners(em, brandId, containers.map((c) => c.id));
+  const mine = new Set(containers.filter((c) => owners.get(c.id) === partnerId).map((c) => c.sscc));
+  const units = await lockUnitsForMove(em, brandId, { serials: a.serials }, false);
+  const unitOwners = await readUnitPartners(em, brandId, units);
+  const allocated = new Set(units.filter((u) => unitOwners.get(`${u.mintBatchId}/${u.seq}`) === partnerId).map((u) => u.serial));
+  const childEpcs = Array.isArray(m.event['childEPCs']) ? m.event['childEPCs'] as string[] : [];
+  const foreign = [
+    ...(containers.some((c) => c.sscc === a.sscc) && !mine.has(a.sscc) ? [`${at}.parentID ${String(m.event['parentID'])} is not a container this partner minted`] : []),
+    ...a.ssccs.flatMap((s, i) => (containers.some((c) => c.sscc === s) && !mine.has(s) ? [`${at}.childEPCs[${a.ssccIndex[i]!}] ${childEpcs[a.ssccIndex[i]!]!} is not a container this partner minted`] : [])),
+    ...a.serials.flatMap((s, i) => (units.some((u) => u.serial === s) && !allocated.has(s) ? [`${at}.childEPCs[${a.serialIndex[i]!}] ${childEpcs[a.serialIndex[i]!]!} is not in this partner's allocation`] : [])),
+  ];
+  if (foreign.length > 0) throw new ForbiddenError(`a partner key captures events only about its own containers and the serials allocated to it: ${listed(foreign)}`);
 }

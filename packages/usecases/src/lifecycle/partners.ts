@@ -252,7 +252,7 @@ export function allocationEpcisEvents(brandId: string, requestId: string, partne
       epcList, action: vocab.action, bizStep: vocab.bizStep, disposition: vocab.disposition,
       destinationList: [{ type: 'possessing_party', destination: `urn:uuid:${partnerId}` }],
     };
-    return { brandId, id, moveId: null, eventType: 'ObjectEvent', eventTime: at, recordTime: at, bizStep: vocab.bizStep, disposition: vocab.disposition, epcs: epcList, body };
+    return { brandId, id, moveId: null, eventType: 'ObjectEvent', eventTime: at, recordTime: at, bizStep: vocab.bizStep, disposition: vocab.disposition, epcs: epcList, body, partnerId };
   });
 }
 

@@ -299,7 +299,7 @@ async function runChunk(ctx: UseCaseContext, em: Em, brandId: string, moveId: st
   if (!('serials' in selector)) refusals.sort((a, b) => a.seq! - b.seq!);
   if (opts.single && units.length === 0) throw new NotFoundError(`serial ${String((m.target.serials as string[])[0])} not found`);
   if (opts.single && units[0]?.batchVoided === true) throw new IllegalStateError(`serial ${units[0].serial} belongs to a voided mint batch`);
-  await applyMove(em, now, { brandId, moveId, actorId, move, units: eligible, written: fast });
+  await applyMove(em, now, { brandId, moveId, actorId, partnerId, move, units: eligible, written: fast });
   if (scope !== null) await moveContainersOf(em, now, { brandId, moveId, move, tree: scope.tree });
   const after = { ...m, moved: m.moved + eligible.length, refused: m.refused + refusals.length };
   if (done) {
@@ -318,6 +318,8 @@ async function runChunk(ctx: UseCaseContext, em: Em, brandId: string, moveId: st
 /** The writes of one chunk's eligible units: states, unit statuses, audit events and EPCIS events. */
 export async function applyMove(em: Em, now: Date, c: {
   readonly brandId: string; readonly moveId: string; readonly actorId: string | null; readonly move: SerialMove; readonly units: readonly UnitForMove[];
+  /** The partner whose key moved them: its EPCIS events are that partner's. Absent or null: the brand. */
+  readonly partnerId?: string | null;
   /** The EPCIS events to store instead of the move's own (a captured document's event). */
   readonly epcis?: readonly NewEpcisEvent[];
   /** The units' states and statuses are written already (the decommissioning statement). */
@@ -346,7 +348,7 @@ export async function applyMove(em: Em, now: Date, c: {
     },
   }));
   await appendEvents(em, now, events);
-  await insertEpcisEvents(em, c.epcis ?? epcisEventsOf(brandId, moveId, move, units, now));
+  await insertEpcisEvents(em, c.epcis ?? epcisEventsOf(brandId, moveId, move, units, now).map((e) => ({ ...e, partnerId: c.partnerId ?? null })));
   if (delta !== 0) await bumpKpis(em, brandId, { activeTokens: delta * units.length });
 }
 
