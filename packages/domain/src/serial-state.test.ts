@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { IllegalStateError } from './errors.ts';
 import {
-  activeDelta, commissionSerials, decommissionReasons, decommissionSerials, encodeSerials, epcisVocabularyOf, moveOneSerial, publicStanding,
+  activeDelta, capturedMoveRows, commissionSerials, decommissionReasons, decommissionSerials, encodeSerials, epcisMoveVocabulary, epcisVocabularyOf, moveOneSerial, publicStanding,
   reactivateSerials, refusalOf, returnSerials, scrapSerials, serialActions, serialMoveOf, serialStates, type SerialState,
 } from './serial-state.ts';
 
@@ -50,5 +50,22 @@ describe('serial moves', () => {
     expect(epcisVocabularyOf(decommissionSerials('destroyed'), 'commissioned')).toEqual({ action: 'DELETE', bizStep: 'destroying', disposition: 'destroyed' });
     expect(epcisVocabularyOf(decommissionSerials('recalled'), 'commissioned')).toEqual({ action: 'DELETE', bizStep: 'decommissioning', disposition: 'recalled' });
     expect(epcisVocabularyOf(decommissionSerials('sample'), 'commissioned').disposition).toBe('inactive');
+  });
+});
+
+describe('the EPCIS mapping table', () => {
+  it('reads back every event the service writes as the move that wrote it, told apart by the unit\'s state', () => {
+    for (const row of epcisMoveVocabulary) {
+      for (const state of row.from) {
+        const w = row.written;
+        const read = capturedMoveRows(w.action, w.bizStep, w.disposition).find((r) => r.from.includes(state));
+        expect(read, `${row.action} ${row.reason ?? ''} from ${state}`).toBe(row);
+        expect(epcisVocabularyOf(serialMoveOf(row.action, row.reason), state)).toEqual(w);
+      }
+    }
+    // One step, two moves: destroying scraps a label never commissioned and decommissions a commissioned item.
+    expect(capturedMoveRows('DELETE', 'destroying', 'destroyed').map((r) => `${r.action} ${r.from.join('|')}`)).toEqual(['scrap issued|encoded', 'decommission commissioned']);
+    expect(epcisVocabularyOf(decommissionSerials('sample'), 'commissioned')).toEqual({ action: 'DELETE', bizStep: 'sampling', disposition: 'inactive' });
+    expect(capturedMoveRows('OBSERVE', 'shipping', 'in_transit')).toEqual([]);
   });
 });
