@@ -285,11 +285,25 @@ describe('POST /epcis/capture and GET /epcis/events with a partner\'s key', () =
     expect(brandsMove.status).toBe(403);
     expect(JSON.stringify(brandsMove.body)).toContain(`decommission of serial ${allocated[0]!} (commissioned) is the brand's`);
 
+    // Packing: into a case the partner minted, yes; into the brand's case, no (naming the EPC).
+    await setContainerSettings(app.ctx, { id: brand.userId }, { brandId: brand.brandId, companyPrefix: '0614141', maxDepth: null });
+    const lineCase = (await mintContainers(app.ctx, { id: granted.keyId, partnerId }, { brandId: brand.brandId, level: 'case', count: 1, extensionDigit: 5, idempotencyKey: 'c' })).ssccs[0]!;
+    const brandCase = (await mintContainers(app.ctx, { id: brand.userId }, { brandId: brand.brandId, level: 'case', count: 1, extensionDigit: 5, idempotencyKey: randomUUID() })).ssccs[0]!;
+    const base = epcOf(allocated[0]!).replace(/\/01\/.*$/, '');
+    const pack = (sscc: string) => documentOf([{
+      type: 'AggregationEvent', eventID: `urn:uuid:${randomUUID()}`, eventTime: new Date().toISOString(), eventTimeZoneOffset: '+00:00',
+      parentID: `${base}/00/${sscc}`, childEPCs: allocated.slice(0, 2).map(epcOf), action: 'ADD', bizStep: 'packing',
+    }]);
+    const intoBrands = await capture(pack(brandCase), line);
+    expect(intoBrands.status).toBe(403);
+    expect(JSON.stringify(intoBrands.body)).toContain(`epcisBody.eventList[0].parentID ${base}/00/${brandCase} is not a container this partner minted`);
+    expect(await capture(pack(lineCase), line)).toMatchObject({ status: 200, body: { captured: 1, moved: 2 } });
+
     const own = eventList((await events('', line)).body);
-    expect(own.map((e) => e['bizStep'])).toEqual(['reserving', 'encoding', 'commissioning', 'destroying']);
-    expect(own.flatMap((e) => e['epcList'] as string[]).every((epc) => allocated.map(epcOf).includes(epc))).toBe(true);
+    expect(own.map((e) => e['bizStep'])).toEqual(['reserving', 'encoding', 'commissioning', 'destroying', 'commissioning', 'packing']);
+    expect(own.flatMap((e) => (e['epcList'] ?? e['childEPCs']) as string[]).every((epc) => allocated.map(epcOf).includes(epc) || epc.endsWith(lineCase))).toBe(true);
     const seenByBrand = eventList((await events(`?MATCH_epc=${encodeURIComponent(epcOf(allocated[0]!))}`)).body);
-    expect(seenByBrand.map((e) => e['bizStep'])).toEqual(['reserving', 'encoding', 'commissioning']);
+    expect(seenByBrand.map((e) => e['bizStep'])).toEqual(['reserving', 'encoding', 'commissioning', 'packing']);
     expect(eventList((await events('?perPage=1000')).body).length).toBeGreaterThan(own.length);
   });
 });

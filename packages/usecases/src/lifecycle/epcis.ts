@@ -175,7 +175,8 @@ export async function captureEpcisDocument(ctx: UseCaseContext, actor: Actor, br
   events.forEach((event, index) => {
     const at = `epcisBody.eventList[${index}]`;
     const eventTime = new Date(String(event['eventTime']));
-    if (eventTime.getTime() > received.getTime() + captureClockSkewMs) {
+    if (Number.isNaN(eventTime.getTime())) v.push({ field: `${at}.eventTime`, message: `${String(event['eventTime'])} is not a time this service can read` });
+    else if (eventTime.getTime() > received.getTime() + captureClockSkewMs) {
       v.push({ field: `${at}.eventTime`, message: `${String(event['eventTime'])} is ahead of the service's clock (${received.toISOString()}) by more than ${captureClockSkewMs / 60_000} minutes` });
     }
     const bizStep = bare(String(event['bizStep'] ?? ''), cbvBizStep);
