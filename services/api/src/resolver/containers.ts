@@ -5,12 +5,12 @@
 // gets. Transport only: the lookups and the rule of who sees contents live in the use cases.
 
 import { brandResolverBaseUrl, containerUri, gs1LinksetContext, isInCirculation, isSscc, resolverPrefix } from '@mint/domain';
-import { send, sendEmpty, type HttpRequest, type HttpResponse, type Route } from '@mint/http';
+import { send, sendEmpty, type HttpRequest, type Route } from '@mint/http';
 import * as useCases from '@mint/usecases';
 import { credentialsFrom } from '../auth/credentials.ts';
 import { isPublicPath } from '../auth/public-paths.ts';
 import { escapeHtml } from './page.ts';
-import { formatOf, refuse } from './routes.ts';
+import { formatOf, refuse, type ContainerAnswer } from './routes.ts';
 
 const cors = {
   'access-control-allow-origin': '*', 'access-control-allow-methods': 'GET, HEAD, OPTIONS', 'access-control-expose-headers': 'Link, Content-Type',
@@ -41,18 +41,6 @@ function page(c: useCases.PublicContainer, uri: string): string {
     + `<p>A ${escapeHtml(c.level)} of ${escapeHtml(c.brand.name)}, identified by SSCC ${escapeHtml(c.sscc)}: ${escapeHtml(statusText(c))}.</p>`
     + `<p><a href="${escapeHtml(uri)}">${escapeHtml(uri)}</a></p></body></html>`;
 }
-
-/** Where a container request is answered: the brand's slug, the SSCC asked, the query, and the resolver root its URI starts with. */
-export interface ContainerRequest {
-  readonly slug: string;
-  readonly sscc: string;
-  readonly queryString: string;
-  /** The brand's resolver base (`{public}/r/{slug}`) or its own domain's root (`https://{domain}`). */
-  readonly root: string;
-}
-
-/** Answers GET/HEAD/OPTIONS of a container's Digital Link (see the file's header), under `/r/{slug}` or on the brand's own domain. */
-export type ContainerAnswer = (req: HttpRequest, res: HttpResponse, request: ContainerRequest) => Promise<void>;
 
 /** The container answers on `ctx`. */
 export function containerAnswer(ctx: useCases.UseCaseContext): ContainerAnswer {

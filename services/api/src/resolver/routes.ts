@@ -14,7 +14,6 @@ import type { PassportReader, PassportReads, PassportSigner, PublishedPassport, 
 import { methodNotAllowedMessage, send as sendBody, sendEmpty, type ErrorWriter, type HttpRequest, type HttpResponse, type Route } from '@mint/http';
 import { validateHeaderValue } from 'node:http';
 import { isPublicPath } from '../auth/public-paths.ts';
-import type { ContainerAnswer } from './containers.ts';
 import { escapeHtml, identityPageBytes, pageLanguageOf, pageLanguages, type Authenticity, type PageContent, type PageLanguage, type PagePassport } from './page.ts';
 
 /** Bodies of the refusals; the same bytes for unknown and foreign identities. */
@@ -701,6 +700,18 @@ function domainDescription(host: string, contact: string | undefined): string {
   }
   return body;
 }
+
+/** Where a container request is answered: the brand's slug, the SSCC asked, the query, and the resolver root its URI starts with. */
+export interface ContainerRequest {
+  readonly slug: string;
+  readonly sscc: string;
+  readonly queryString: string;
+  /** The brand's resolver base (`{public}/r/{slug}`) or its own domain's root (`https://{domain}`). */
+  readonly root: string;
+}
+
+/** Answers GET/HEAD/OPTIONS of a container's Digital Link (containers.ts), under `/r/{slug}` or on the brand's own domain. */
+export type ContainerAnswer = (req: HttpRequest, res: HttpResponse, request: ContainerRequest) => Promise<void>;
 
 /**
  * The route table of requests sent to a brand's own resolver domain (see `brandOfDomain` of the
