@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { allocateSerials, createPartner, grantPartnerKey, mintContainers, moveSerials, setContainerSettings } from '@mint/usecases';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { epcisValidator, mintCompleted } from '../../../test/support/pack-fixtures.ts';
 import { query } from '../../../test/support/sql.ts';
@@ -137,6 +138,33 @@ describe('POST /epcis/capture', () => {
     expect(stored.map((e) => e['bizStep'])).toEqual(['encoding', 'commissioning', 'destroying']);
   });
 
+  it('answers a document sent twice at once (a retry while the first request still runs): one applies it, the other answers it captured before', async () => {
+    const doc = documentOf([objectEvent('0b5b7d1e-0000-4000-8000-000000000006', 'ADD', 'commissioning', 'active', units.slice(18, 20).map((u) => u.epc))]);
+    // Both captures read the document's event as new, then wait for a unit's row lock held here.
+    const holder = new pg.Client({ connectionString: app.database.url });
+    await holder.connect();
+    try {
+      await holder.query('begin');
+      await holder.query('select 1 from mint_units where serial = $1 for update', [units[18]!.serial]);
+      const both = [capture(doc), capture(doc)];
+      for (let waiting = 0; waiting < 2;) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        const [row] = (await holder.query<{ n: string }>(`select count(*) as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`)).rows;
+        waiting = Number(row!.n);
+      }
+      await holder.query('commit');
+      const answers = (await Promise.all(both)).map((a) => JSON.stringify(a)).sort();
+      expect(answers).toEqual([
+        { status: 200, body: { ok: true, captured: 0, replayed: 1, moved: 0 } }, { status: 200, body: { ok: true, captured: 1, replayed: 0, moved: 2 } },
+      ].map((a) => JSON.stringify(a)));
+    } finally {
+      await holder.end();
+    }
+    expect(await stateOf(units[18]!.serial)).toBe('commissioned');
+    const [stored] = await query<{ n: string }>(app.db.em.fork(), `select count(*) as n from serial_moves where brand_id = ? and idempotency_key = 'epcis:0b5b7d1e-0000-4000-8000-000000000006'`, [brand.brandId]);
+    expect(Number(stored!.n)).toBe(1);
+  });
+
   it('changes nothing when one event of the document cannot be applied, naming the serial and its state', async () => {
     const doc = documentOf([
       objectEvent('0b5b7d1e-0000-4000-8000-000000000003', 'ADD', 'commissioning', 'active', [units[16]!.epc]),
@@ -155,7 +183,7 @@ describe('POST /epcis/capture', () => {
 describe('POST /epcis/capture checks the document against the EPCIS 2.0 JSON Schema first', () => {
   it('refuses an invalid document with 400 naming its first problems by JSON pointer, and changes nothing', async () => {
     const before = await storedEvents();
-    const event = { ...objectEvent(randomUUID(), 'ADD', 'commissioning', 'active', [units[18]!.epc]), eventTime: 'garbage', unknownField: 1 } as Record<string, unknown>;
+    const event = { ...objectEvent(randomUUID(), 'ADD', 'commissioning', 'active', [units[25]!.epc]), eventTime: 'garbage', unknownField: 1 } as Record<string, unknown>;
     delete event['eventTimeZoneOffset'];
     const document = documentOf([event]) as Record<string, unknown>;
     delete document['@context'];
@@ -167,7 +195,7 @@ describe('POST /epcis/capture checks the document against the EPCIS 2.0 JSON Sch
       { field: '/epcisBody/eventList/0/unknownField', message: expect.stringContaining('is not an EPCIS 2.0 field') as string },
       { field: '/@context', message: 'is required' },
     ]));
-    expect(await stateOf(units[18]!.serial)).toBe('issued');
+    expect(await stateOf(units[25]!.serial)).toBe('issued');
     expect(await storedEvents()).toBe(before);
     // A bad EPC: named alone, not with the alternatives (quantityList, …) it was not meant as.
     const badEpc = await capture(documentOf([objectEvent(randomUUID(), 'ADD', 'commissioning', 'active', ['not a uri'])]));
@@ -177,13 +205,13 @@ describe('POST /epcis/capture checks the document against the EPCIS 2.0 JSON Sch
 
 describe('POST /epcis/capture keeps event-time order', () => {
   it('refuses an event dated ahead of the service\'s clock, or before the unit was minted, naming the event', async () => {
-    const ahead = await capture(documentOf([objectEvent(randomUUID(), 'ADD', 'commissioning', 'active', [units[19]!.epc], new Date(Date.now() + 3_600_000))]));
+    const ahead = await capture(documentOf([objectEvent(randomUUID(), 'ADD', 'commissioning', 'active', [units[26]!.epc], new Date(Date.now() + 3_600_000))]));
     expect(ahead.status).toBe(400);
     expect(violations(ahead.body)).toEqual([{ field: 'epcisBody.eventList[0].eventTime', message: expect.stringContaining('is ahead of the service\'s clock') as string }]);
-    const beforeMint = await capture(documentOf([objectEvent(randomUUID(), 'ADD', 'commissioning', 'active', [units[19]!.epc], new Date('2005-04-03T20:33:31Z'))]));
+    const beforeMint = await capture(documentOf([objectEvent(randomUUID(), 'ADD', 'commissioning', 'active', [units[26]!.epc], new Date('2005-04-03T20:33:31Z'))]));
     expect(beforeMint.status).toBe(400);
-    expect(violations(beforeMint.body)).toEqual([{ field: 'epcisBody.eventList[0].eventTime', message: expect.stringContaining(`is before serial ${units[19]!.serial} was minted`) as string }]);
-    expect(await stateOf(units[19]!.serial)).toBe('issued');
+    expect(violations(beforeMint.body)).toEqual([{ field: 'epcisBody.eventList[0].eventTime', message: expect.stringContaining(`is before serial ${units[26]!.serial} was minted`) as string }]);
+    expect(await stateOf(units[26]!.serial)).toBe('issued');
   });
 
   it('refuses an event dated before the latest event of an EPC it names, its own document\'s included, so nothing is packed before it was commissioned', async () => {

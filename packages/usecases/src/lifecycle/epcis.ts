@@ -5,7 +5,7 @@ import {
 } from '@mint/db';
 import {
   capturedMoveRows, ConflictError, epcisMoveVocabulary, ForbiddenError, IllegalStateError, InvalidInputError, isPartnerAction, partnerActions, refusalOf,
-  serialMoveOf, unitOfEpc, type EpcisMoveMapping, type FieldViolation,
+  serialMoveOf, unitOfEpc, unitResolverUrl, type EpcisMoveMapping, type FieldViolation,
 } from '@mint/domain';
 import type { Actor, UseCaseContext } from '../context.ts';
 import { applyCapturedAggregation, readCapturedAggregation, type CapturedAggregation } from './containers.ts';
@@ -22,6 +22,9 @@ export const maxEpcisPage = 1000;
 export const maxCapturedEvents = 1000;
 /** How far ahead of the service's clock a captured eventTime may be (the sender's clock may run fast), in milliseconds. */
 export const captureClockSkewMs = 5 * 60_000;
+
+/** Most EPCs one ObjectEvent written by the service itself names; a larger set is split over several events. */
+export const maxEventEpcs = 10_000;
 
 const cbvBizStep = 'https://ref.gs1.org/cbv/BizStep-';
 const cbvDisposition = 'https://ref.gs1.org/cbv/Disp-';
@@ -154,8 +157,8 @@ const listed = (items: readonly string[]) => `${items.slice(0, 20).join('; ')}${
  * `epcisBody.eventList[i]...`), a unit in a state the move cannot leave (IllegalStateError naming
  * the serial and its state); nothing changes. The events are stored as sent (with the units' own
  * URIs beside the EPCs sent, for MATCH_epc); an event whose eventID was captured before is
- * skipped, so a document sent twice moves nothing the second time (a partner's eventID another
- * reporter recorded is ConflictError).
+ * skipped, so a document sent twice moves nothing the second time, also when the two captures
+ * ran at once (a partner's eventID another reporter recorded is ConflictError).
  */
 export async function captureEpcisDocument(ctx: UseCaseContext, actor: Actor, brandId: string, document: Record<string, unknown>): Promise<CaptureResult> {
   const schema = epcisSchemaViolations(document);
@@ -212,6 +215,23 @@ export async function captureEpcisDocument(ctx: UseCaseContext, actor: Actor, br
     moves.push({ index, id: eventUuid(event), event, eventTime, sent: epcs, rows, serials, gtins });
   });
   if (v.length > 0) throw new InvalidInputError(v);
+  const ids = [...new Set(moves.map((m) => m.id))];
+  try {
+    return await applyCapturedMoves(ctx, actor, brandId, moves);
+  } catch (error) {
+    // The same document captured at the same time (a client's retry while its first request still
+    // ran) got there first: both read its events as new, this one then found the units moved. A
+    // document is stored whole or not at all, so with every event stored it was captured: the
+    // answer is the replay's, as for a retry that came later.
+    const stored = await readEpcisEventIds(unitOfWork(ctx.db), brandId, ids).catch(() => []);
+    if (stored.length === ids.length && stored.every((e) => (actor.partnerId ?? null) === null || e.partnerId === actor.partnerId)) return { captured: 0, replayed: moves.length, moved: 0 };
+    throw error;
+  }
+}
+
+/** The captured document's moves, all in one transaction; events stored before are skipped. */
+async function applyCapturedMoves(ctx: UseCaseContext, actor: Actor, brandId: string, moves: readonly CapturedMove[]): Promise<CaptureResult> {
+  const partnerId = actor.partnerId ?? null;
   return transaction(ctx.db, async (em) => {
     const known = new Map((await readEpcisEventIds(em, brandId, moves.map((m) => m.id))).map((k) => [k.id, k.partnerId]));
     const now = ctx.clock();
@@ -328,4 +348,30 @@ async function checkPartnerAggregation(em: Em, brandId: string, partnerId: strin
     ...a.serials.flatMap((s, i) => (units.some((u) => u.serial === s) && !allocated.has(s) ? [`${at}.childEPCs[${a.serialIndex[i]!}] ${childEpcs[a.serialIndex[i]!]!} is not in this partner's allocation`] : [])),
   ];
   if (foreign.length > 0) throw new ForbiddenError(`a partner key captures events only about its own containers and the serials allocated to it: ${listed(foreign)}`);
+}
+
+/**
+ * The EPCIS 2.0 ObjectEvents (ADD, commissioning, active) of units commissioned at mint
+ * (`active_at_mint`): one per {@link maxEventEpcs} units of a chunk, naming their GS1 Digital Link
+ * URIs, for the chunk's transaction. Each event's id is derived from the batch and its first seq, so
+ * a chunk written again names the same events.
+ */
+export function mintCommissioningEvents(c: {
+  readonly brandId: string; readonly mintBatchId: string; readonly resolverBaseUrl: string; readonly gtin: string | null;
+  readonly firstSeq: number; readonly serials: readonly string[]; readonly at: Date;
+}): NewEpcisEvent[] {
+  const events: NewEpcisEvent[] = [];
+  for (let offset = 0; offset < c.serials.length; offset += maxEventEpcs) {
+    const id = derivedUuid(`mint/${c.mintBatchId}/${c.firstSeq + offset}`);
+    const epcList = c.serials.slice(offset, offset + maxEventEpcs).map((serial) => unitResolverUrl(c.resolverBaseUrl, c.gtin, serial));
+    const at = c.at.toISOString();
+    events.push({
+      brandId: c.brandId, id, moveId: null, eventType: 'ObjectEvent', eventTime: c.at, recordTime: c.at, bizStep: 'commissioning', disposition: 'active', epcs: epcList,
+      body: {
+        type: 'ObjectEvent', eventID: `urn:uuid:${id}`, eventTime: at, eventTimeZoneOffset: '+00:00', recordTime: at,
+        epcList, action: 'ADD', bizStep: 'commissioning', disposition: 'active',
+      },
+    });
+  }
+  return events;
 }
