@@ -224,7 +224,7 @@ export async function captureEpcisDocument(ctx: UseCaseContext, actor: Actor, br
     // document is stored whole or not at all, so with every event stored it was captured: the
     // answer is the replay's, as for a retry that came later.
     const stored = await readEpcisEventIds(unitOfWork(ctx.db), brandId, ids).catch(() => []);
-    if (stored.length === ids.length && stored.every((e) => (actor.partnerId ?? null) === null || e.partnerId === actor.partnerId)) return { captured: 0, replayed: moves.length, moved: 0 };
+    if (stored.length === ids.length && stored.every((e) => partnerId === null || e.partnerId === partnerId)) return { captured: 0, replayed: moves.length, moved: 0 };
     throw error;
   }
 }
