@@ -16,8 +16,8 @@ const layers: Record<string, number> = {
   '@mint/domain': 0, '@mint/contract': 0, '@mint/bus': 0, '@mint/store': 0,
   // The publishable client: its own generated copy of the contract and a Connect transport, nothing else of the workspace.
   '@mint/client': 0,
-  '@mint/db': 1, '@mint/http': 1, '@mint/labels': 1,
-  '@mint/usecases': 2, '@mint/runtime': 2,
+  '@mint/db': 1, '@mint/http': 1, '@mint/labels': 1, '@mint/pages': 1,
+  '@mint/usecases': 2, '@mint/runtime': 2, '@mint/wire': 2,
   '@mint/api': 3, '@mint/executor': 3,
   // The web console runs in a browser: it may use the contract and nothing else of the workspace.
   '@mint/console': 3,

@@ -14,7 +14,7 @@ import type { PassportReader, PassportReads, PassportSigner, PublishedPassport, 
 import { methodNotAllowedMessage, send as sendBody, sendEmpty, type ErrorWriter, type HttpRequest, type HttpResponse, type Route } from '@mint/http';
 import { validateHeaderValue } from 'node:http';
 import { isPublicPath } from '../auth/public-paths.ts';
-import { escapeHtml, identityPageBytes, pageLanguageOf, pageLanguages, type Authenticity, type PageContent, type PageLanguage, type PagePassport } from './page.ts';
+import { escapeHtml, identityPageBytes, pageLanguageOf, pageLanguages, type Authenticity, type PageContent, type PageLanguage, type PagePassport } from '@mint/pages';
 
 /** Bodies of the refusals; the same bytes for unknown and foreign identities. */
 export const resolverBodies = {
