@@ -32,3 +32,6 @@ export { httpObserver, routeLabel, unmatchedRouteLabel, type HttpObserver, type 
 export { metricsInterceptor } from './metrics/rpc.ts';
 export { metricsRoute, type MetricsRouteOptions } from './metrics/route.ts';
 export type { Metrics, LabelledCounter, LabelledHistogram } from './metrics/metrics.ts';
+export { registerReflection } from './grpc/reflection.ts';
+export { Health, HealthCheckResponse_ServingStatus } from './grpc/gen/grpc/health/v1/health_pb.js';
+export { loadStaticFiles, type StaticFile } from './static-files.ts';

@@ -7,7 +7,7 @@ import { getOption, hasOption, type DescMethod } from '@bufbuild/protobuf';
 import { isDomainError } from '@mint/domain';
 import { createValidator } from '@bufbuild/protovalidate';
 import {
-  clientAddressOf, connectAdapter, createCors, createDualListener, createRateLimits, createRouter, defaultRpcMaxBodyBytes, errorInterceptor, httpObserver,
+  clientAddressOf, connectAdapter, Health, registerReflection, createCors, createDualListener, createRateLimits, createRouter, defaultRpcMaxBodyBytes, errorInterceptor, httpObserver,
   metricsInterceptor, plainErrorBody, readMaxBytes, rejectUndecodableBody, sendJson, toHttpError, validationInterceptor, type DualListenerOptions,
   type HttpRequest, type HttpResponse, type RateLimits, type RateLimitSettings, type RequestListener, type RequestLog, type Route,
 } from '@mint/http';
@@ -16,9 +16,7 @@ import { authenticateHeaders, authenticationInterceptor, authorizationIntercepto
 import { permissionFor, type AccessOptions } from './auth/permissions.ts';
 import { isPublicPath } from './auth/public-paths.ts';
 import { clientAddressKey, loggerKey, requestIdKey } from './context.ts';
-import { registerReflection } from './handlers/reflection.ts';
 import { specSpellings } from './handlers/wire.ts';
-import { Health } from './gen/grpc/health/v1/health_pb.js';
 import { checkReadiness, createHealthService, type ReadinessProbe } from './health.ts';
 import { import_body as importBody } from '@mint/contract';
 import { loggingInterceptor } from './interceptors/logging.ts';
