@@ -16,7 +16,7 @@ import { createConnectRoutes, createServices, type ConnectRoutesDeps } from './r
 import { downloadRoute } from './downloads/routes.ts';
 import { brandDomainRoutes, passportIssuerRoutes, requestHost, resolverDescriptionRoute, resolverRoute } from './resolver/routes.ts';
 import { v1Routes } from './v1/routes.ts';
-import { containerResolverRoutes } from './resolver/containers.ts';
+import { containerAnswer, containerResolverRoutes } from './resolver/containers.ts';
 import { epcisRoutes } from './epcis/routes.ts';
 import { consoleRoutes } from './console/routes.ts';
 import { createApiServer, type ApiServer } from './server.ts';
@@ -214,7 +214,9 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
         const brand = resolver.brandOfDomain(host);
         return brand instanceof Promise ? brand.then((b) => b !== null) : brand !== null;
       },
-      routes: brandDomainRoutes(resolver, { contact: config.resolverContact, clientOf, passports: passportReads, signer: passportSigner }),
+      routes: brandDomainRoutes(resolver, {
+        contact: config.resolverContact, clientOf, passports: passportReads, signer: passportSigner, containers: containerAnswer(ctx),
+      }),
     },
   });
   const port = await server.listen(config.port, config.host);

@@ -139,7 +139,8 @@ export interface CaptureResult {
  * brand, or a unit in a state the move cannot leave refuses the whole document (InvalidInputError
  * naming `epcisBody.eventList[i]...`, or IllegalStateError naming the serial and its state) and
  * changes nothing. The events are stored as sent, so the query interface answers them; an event
- * whose eventID was captured before is skipped, so a document sent twice moves nothing the second time.
+ * whose eventID was captured before is skipped, so a document sent twice moves nothing the second
+ * time, also when the two captures ran at once.
  */
 export async function captureEpcisDocument(ctx: UseCaseContext, actor: Actor, brandId: string, document: Record<string, unknown>): Promise<CaptureResult> {
   const body = document['epcisBody'] as { eventList?: unknown } | undefined;
@@ -181,6 +182,22 @@ export async function captureEpcisDocument(ctx: UseCaseContext, actor: Actor, br
     moves.push({ index, id: eventUuid(event), ...move, serials, event });
   });
   if (v.length > 0) throw new InvalidInputError(v);
+  const ids = [...new Set(moves.map((m) => m.id))];
+  try {
+    return await applyCapturedMoves(ctx, actor, brandId, moves);
+  } catch (error) {
+    // The same document captured at the same time (a client's retry while its first request still
+    // ran) got there first: both read its events as new, this one then found the units moved. A
+    // document is stored whole or not at all, so with every event stored it was captured: the
+    // answer is the replay's, as for a retry that came later.
+    const stored = await readEpcisEventIds(unitOfWork(ctx.db), brandId, ids).catch(() => []);
+    if (stored.length === ids.length) return { captured: 0, replayed: moves.length, moved: 0 };
+    throw error;
+  }
+}
+
+/** The captured document's moves, all in one transaction; events stored before are skipped. */
+async function applyCapturedMoves(ctx: UseCaseContext, actor: Actor, brandId: string, moves: readonly CapturedMove[]): Promise<CaptureResult> {
   return transaction(ctx.db, async (em) => {
     const known = new Set(await readEpcisEventIds(em, brandId, moves.map((m) => m.id)));
     const now = ctx.clock();

@@ -713,16 +713,35 @@ function domainDescription(host: string, contact: string | undefined): string {
   return body;
 }
 
+/** Where a container request is answered: the brand's slug, the SSCC asked, the query, and the resolver root its URI starts with. */
+export interface ContainerRequest {
+  readonly slug: string;
+  readonly sscc: string;
+  readonly queryString: string;
+  /** The brand's resolver base (`{public}/r/{slug}`) or its own domain's root (`https://{domain}`). */
+  readonly root: string;
+}
+
+/** Answers GET/HEAD/OPTIONS of a container's Digital Link (containers.ts), under `/r/{slug}` or on the brand's own domain. */
+export type ContainerAnswer = (req: HttpRequest, res: HttpResponse, request: ContainerRequest) => Promise<void>;
+
 /**
  * The route table of requests sent to a brand's own resolver domain (see `brandOfDomain` of the
  * resolver): the brand's identities at the root (`/01/{gtin}/21/{serial}`, `/01/{gtin}/10/{lot}`,
- * `/01/{gtin}`, `/u/{token}`, a compressed link) exactly as under `/r/{slug}`, with anchors under
- * `https://{domain}`, and the description file with that root. Lookups are scoped to the domain's
- * brand: another brand's GTIN or serial is not found. Nothing else is served there: every other
+ * `/01/{gtin}`, `/u/{token}`, a compressed link) and its containers (`/00/{sscc}`) exactly as
+ * under `/r/{slug}`, with anchors and URIs under `https://{domain}`, and the description file with
+ * that root. Lookups are scoped to the domain's brand: another brand's GTIN, serial or SSCC is not
+ * found. Nothing else is served there: every other
  * path (the API, RPCs, `/metrics`, health, `/r/...`) answers 404, and a method other than GET,
  * HEAD or OPTIONS 404 too (405 on a Digital Link path).
  */
-export function brandDomainRoutes(resolver: Resolver, options: Pick<ResolverRouteOptions, 'contact' | 'clientOf' | 'passports' | 'signer'> = {}): Route[] {
+export function brandDomainRoutes(
+  resolver: Resolver,
+  options: Pick<ResolverRouteOptions, 'contact' | 'clientOf' | 'passports' | 'signer'> & {
+    /** Answers the brand's containers, `/00/{sscc}`; without it they answer 404 there. */
+    readonly containers?: ContainerAnswer;
+  } = {},
+): Route[] {
   const clientOf = options.clientOf ?? peerOf;
   const notFound = (req: HttpRequest, res: HttpResponse) =>
     refuse(req, res, 'not_found', formatOf(typeof req.headers.accept === 'string' ? req.headers.accept : undefined));
@@ -735,13 +754,17 @@ export function brandDomainRoutes(resolver: Resolver, options: Pick<ResolverRout
       res.setHeader('allow', 'GET, HEAD, OPTIONS');
       return refuseRequest(req, res, 405, 'method_not_allowed', methodNotAllowedMessage(req.method, path, ['GET', 'HEAD', 'OPTIONS']), formatOf(typeof req.headers.accept === 'string' ? req.headers.accept : undefined));
     }
+    const root = brandDomainBaseUrl(host);
+    const container = /^\/00\/([^/]*)$/.exec(path);
+    if (container !== null && options.containers !== undefined) {
+      return options.containers(req, res, { slug: brand.slug, sscc: container[1]!, queryString, root });
+    }
     const parsed = parseResolverRequest(`${resolverPrefix}${brand.slug}${path}`);
     if (parsed.kind === 'malformed') {
       if (!shaped) return notFound(req, res);
       if (req.method === 'OPTIONS') return preflight(req, res);
       return refuseRequest(req, res, 400, 'bad_request', parsed.reason, formatOf(typeof req.headers.accept === 'string' ? req.headers.accept : undefined));
     }
-    const root = brandDomainBaseUrl(host);
     const prefixLength = resolverPrefix.length + brand.slug.length;
     const at = (canonicalPath: string) => `${root}${canonicalPath.slice(prefixLength)}`;
     if (req.method === 'OPTIONS') return preflight(req, res, identityLink(parsed, at));
