@@ -151,6 +151,56 @@ describe('moveSerials', () => {
     expect(refused.refusals.map((r) => r.refusal)).toEqual([...Array(8).fill('batch_voided'), 'unknown', 'unknown']);
   });
 
+  it('moves a seq range by any action in the database, each unit by its own state, refusing per unit in seq order', async () => {
+    const brand = await app.seedBrand();
+    const batch = await mint(brand, 30);
+    const serials = await serialsOf(batch, 1, 30);
+    await move(brand, { action: 'encode', reason: null, target: { serials: serials.slice(0, 5) } });
+    await move(brand, { action: 'scrap', reason: null, target: { serials: serials.slice(5, 8) } });
+    const range = (fromSeq: number, toSeq: number) => ({ mintBatchId: batch, fromSeq, toSeq });
+    // Encoded and issued units are commissioned (one event each: OBSERVE and ADD); scrapped and unknown seqs are refused.
+    const commissioned = await move(brand, { action: 'commission', reason: null, target: range(1, 32) });
+    expect(commissioned).toMatchObject({ status: 'done', total: 32, moved: 27, refused: 5 });
+    expect(commissioned.refusals).toEqual([
+      ...[6, 7, 8].map((seq) => ({ serial: serials[seq - 1], mintBatchId: batch, seq, refusal: 'wrong_state', state: 'scrapped', reason: null })),
+      ...[31, 32].map((seq) => ({ serial: null, mintBatchId: batch, seq, refusal: 'unknown', state: null, reason: null })),
+    ]);
+    expect((await getMintKpis(app.ctx, brand.brandId)).activeTokens).toBe(27);
+    const events = await query<{ action: string; epcs: number; first: string }>(app.db.em.fork(),
+      `select body->>'action' as action, jsonb_array_length(body->'epcList') as epcs, body->'epcList'->>0 as first from epcis_events where move_id = ?`, [commissioned.moveId]);
+    expect(events.map((e) => `${e.action} ${e.epcs}`).sort()).toEqual(['ADD 22', 'OBSERVE 5']);
+    expect(events.find((e) => e.action === 'ADD')!.first).toMatch(new RegExp(`/21/${serials[8]}$`));
+    const recalled = await move(brand, { action: 'decommission', reason: 'recalled', target: range(1, 33) });
+    expect(recalled).toMatchObject({ moved: 27, refused: 6 });
+    expect(recalled.refusals.map((r) => `${r.seq} ${r.refusal} ${r.state}`)).toEqual([
+      '6 wrong_state scrapped', '7 wrong_state scrapped', '8 wrong_state scrapped', '31 unknown null', '32 unknown null', '33 unknown null',
+    ]);
+    await move(brand, { action: 'reactivate', reason: null, target: range(11, 30) });
+    await move(brand, { action: 'decommission', reason: 'destroyed', target: range(11, 12) });
+    expect((await getMintKpis(app.ctx, brand.brandId)).activeTokens).toBe(18);
+    // Reactivation takes back the recalled units only, and says why for the others.
+    const back = await move(brand, { action: 'reactivate', reason: null, target: range(1, 13) });
+    expect(back).toMatchObject({ moved: 7, refused: 6 });
+    expect(back.refusals.map((r) => `${r.seq} ${r.refusal} ${r.state}${r.reason === null ? '' : `:${r.reason}`}`)).toEqual([
+      '6 wrong_state scrapped', '7 wrong_state scrapped', '8 wrong_state scrapped', '11 reason_final decommissioned:destroyed',
+      '12 reason_final decommissioned:destroyed', '13 wrong_state commissioned',
+    ]);
+    expect((await getMintKpis(app.ctx, brand.brandId)).activeTokens).toBe(25);
+    const states = await statesOf(batch);
+    expect([...states.entries()].sort((a, b) => a[0] - b[0]).map(([, state]) => state)).toEqual([
+      ...Array(5).fill('commissioned'), ...Array(3).fill('scrapped'), 'commissioned', 'commissioned', 'decommissioned:destroyed', 'decommissioned:destroyed',
+      ...Array(18).fill('commissioned'),
+    ]);
+    const [active] = await query<{ n: string }>(app.db.em.fork(), `select count(*) as n from mint_units where mint_batch_id = ? and status = 'active'`, [batch]);
+    expect(Number(active!.n)).toBe(25);
+    const audit = (await listMintEvents(app.ctx, brand.brandId, { limit: 100, cursor: null, eventType: 'mint_units_moved', entityType: null, entityId: null })).items
+      .find((e) => e.payload.move_id === back.moveId);
+    expect(audit!.payload).toMatchObject({ action: 'reactivate', count: 7, first_seq: 1, last_seq: 10, serials: [...serials.slice(0, 5), serials[8], serials[9]] });
+    const validate = epcisValidator();
+    const stored = await query<{ body: Record<string, unknown> }>(app.db.em.fork(), `select body from epcis_events where brand_id = ?`, [brand.brandId]);
+    expect(validate(epcisDocument(stored.map((r) => r.body), new Date()))).toBe(true);
+  });
+
   it('writes EPCIS 2.0 events valid against the standard\'s JSON Schema, with CBV steps and dispositions', async () => {
     const brand = await app.seedBrand();
     const batch = await mint(brand, 40);
