@@ -104,7 +104,8 @@ export {
 export { ContainerSettingsRow, ContainerMintRow, ContainerRow, UnitContainerRow, ContainerOpRow } from './entities/containers.ts';
 export {
   readBrandContainerConfig, setBrandCompanyPrefix, setContainerMaxDepth, allocateSerialRefs, insertContainerMint, findContainerMintByKey, insertContainers,
-  listSsccsOfMint, ssccOfContainer, findContainersBySscc, findContainerBySscc, ancestorsOf, heightsOf, containerTree, unitsInContainers, containersOfUnits, packUnits,
+  listSsccsOfMint, ssccOfContainer, findContainersBySscc, findContainerBySscc, ancestorsOf, heightsOf, containerTree, containersOfUnits, packUnits,
+  countUnitsInContainers, lockContainersForShare, unitKeysInContainers, serialsOfUnits, type PackedKey,
   packContainers, unpackUnits, unpackContainers, moveContainerStates, containerContents, countContents, insertContainerOp, findContainerOpByKey,
   findBrandIdBySlug, containerPartners, type BrandContainerConfig, type ContainerMintRecord, type ContainerRecord, type PackedUnit, type ContentsPage, type ContentsCursor,
   type ContainerOpRecord,

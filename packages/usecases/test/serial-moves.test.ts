@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IdempotencyKeyReusedError, IllegalStateError, InvalidInputError, type ActivationMode } from '@mint/domain';
 import {
-  activateMintUnits, continueSerialMove, epcisDocument, getMintKpis, listMintEvents, moveSerials, processMintJobBatch, setMintBatchStatus,
-  submitMintRequest, type MoveSerialsInput,
+  activateMintUnits, continueSerialMove, epcisDocument, getMintKpis, listMintEvents, mintContainers, moveSerials, packContainer, processMintJobBatch,
+  setContainerSettings, setMintBatchStatus, submitMintRequest, unpackContainer, type MoveSerialsInput,
 } from '@mint/usecases';
 import { query } from '../../../test/support/sql.ts';
 import { epcisValidator } from '../../../test/support/pack-fixtures.ts';
@@ -199,6 +199,62 @@ describe('moveSerials', () => {
     const validate = epcisValidator();
     const stored = await query<{ body: Record<string, unknown> }>(app.db.em.fork(), `select body from epcis_events where brand_id = ?`, [brand.brandId]);
     expect(validate(epcisDocument(stored.map((r) => r.body), new Date()))).toBe(true);
+  });
+
+  it('moves a container\'s units a chunk at a time, container by container, resumable; its containers move with the request', { timeout: 300_000 }, async () => {
+    const brand = await app.seedBrand();
+    const actor = actorOf(brand);
+    const batch = await mint(brand, 17_005, 'active_at_mint');
+    const serials = await serialsOf(batch, 1, 17_005);
+    await setContainerSettings(app.ctx, actor, { brandId: brand.brandId, companyPrefix: '0614141', maxDepth: null });
+    const containers = async (level: string, count: number) =>
+      (await mintContainers(app.ctx, actor, { brandId: brand.brandId, level, count, extensionDigit: 0, idempotencyKey: key() })).ssccs;
+    const [pallet] = await containers('pallet', 1);
+    const cases = await containers('case', 4);
+    const pack = (sscc: string, items: readonly string[], ssccs: readonly string[] = []) =>
+      packContainer(app.ctx, actor, { brandId: brand.brandId, sscc, serials: items, ssccs, idempotencyKey: key() });
+    // Three cases of 2,000 units, one of 11,000 (more than a chunk: read a page at a time), 5 units in the pallet itself.
+    for (let i = 0; i < 3; i++) await pack(cases[i]!, serials.slice(i * 2000, (i + 1) * 2000));
+    await pack(cases[3]!, serials.slice(6000, 11_500));
+    await pack(cases[3]!, serials.slice(11_500, 17_000));
+    await pack(pallet!, serials.slice(17_000), cases);
+    const started = await moveSerials(app.ctx, actor, {
+      brandId: brand.brandId, action: 'decommission', reason: 'stolen', target: { container: pallet! }, idempotencyKey: key(),
+    });
+    expect(started).toMatchObject({ status: 'running', total: 17_005, refused: 0 });
+    expect(started.moved).toBeGreaterThan(0);
+    expect(started.moved).toBeLessThanOrEqual(10_000);
+    // The containers left circulation with the request: nothing can be packed into them while the units move.
+    const [containerStates] = await query<{ states: string[] }>(app.db.em.fork(),
+      `select array_agg(distinct state || ':' || reason) as states from containers where brand_id = ?`, [brand.brandId]);
+    expect(containerStates!.states).toEqual(['decommissioned:stolen']);
+    // A unit unpacked before its chunk runs is not moved.
+    const progress = [started.moved];
+    const [waiting] = await query<{ seq: number; sscc: string }>(app.db.em.fork(), `
+      select p.seq, c.sscc from unit_containers p
+      join containers c on c.brand_id = p.brand_id and c.id = p.container_id
+      where p.brand_id = ? and not exists (select 1 from unit_states s where s.brand_id = p.brand_id and s.mint_batch_id = p.mint_batch_id and s.seq = p.seq)
+      limit 1`, [brand.brandId]);
+    const waitingSerial = serials[waiting!.seq - 1]!;
+    await unpackContainer(app.ctx, actor, { brandId: brand.brandId, sscc: waiting!.sscc, serials: [waitingSerial], ssccs: [], idempotencyKey: key() });
+    for (;;) {
+      const next = (await continueSerialMove(app.ctx, brand.brandId, started.moveId))!;
+      expect(next.moved - progress.at(-1)!).toBeLessThanOrEqual(10_000);
+      progress.push(next.moved);
+      if (next.status === 'done') break;
+    }
+    expect(progress.length).toBeGreaterThanOrEqual(3);
+    const expected = 17_004;
+    expect(progress.at(-1)).toBe(expected);
+    const [units] = await query<{ n: string }>(app.db.em.fork(),
+      `select count(*) as n from unit_states where mint_batch_id = ? and state = 'decommissioned' and reason = 'stolen'`, [batch]);
+    expect(Number(units!.n)).toBe(expected);
+    expect((await getMintKpis(app.ctx, brand.brandId)).activeTokens).toBe(1);
+    expect((await statesOf(batch)).get(waiting!.seq)).toBe('commissioned');
+    // Every unit moved is named by exactly one EPCIS event of the move.
+    const [epcs] = await query<{ total: string; distinct: string }>(app.db.em.fork(),
+      `select count(*) as total, count(distinct e) as distinct from epcis_events, unnest(epcs) as e where move_id = ? and e not like '%/00/%'`, [started.moveId]);
+    expect(epcs).toEqual({ total: String(expected), distinct: String(expected) });
   });
 
   it('writes EPCIS 2.0 events valid against the standard\'s JSON Schema, with CBV steps and dispositions', async () => {

@@ -191,13 +191,15 @@ export interface SerialMoveRecord {
   readonly refused: number;
   readonly refusals: readonly Record<string, unknown>[];
   readonly nextSeq: number | null;
+  /** A container move's position (see SerialMoveRow.cursor); null otherwise. */
+  readonly cursor: Record<string, unknown> | null;
   readonly createdAt: Date;
   readonly updatedAt: Date;
 }
 
 type MoveRow = {
   id: string; idempotency_key: string; request_hash: string; action: string; reason: string | null; target: unknown; status: string;
-  total: number; moved: number; refused: number; refusals: unknown; next_seq: number | null; created_at: string | Date; updated_at: string | Date;
+  total: number; moved: number; refused: number; refusals: unknown; next_seq: number | null; cursor: unknown; created_at: string | Date; updated_at: string | Date;
 };
 
 const parsed = <T>(v: unknown): T => (typeof v === 'string' ? JSON.parse(v) as T : v as T);
@@ -206,7 +208,7 @@ function toMove(r: MoveRow): SerialMoveRecord {
   return {
     id: r.id, idempotencyKey: r.idempotency_key, requestHash: r.request_hash, action: r.action, reason: r.reason,
     target: parsed<Record<string, unknown>>(r.target), status: r.status as 'running' | 'done', total: r.total, moved: r.moved, refused: r.refused,
-    refusals: parsed<Record<string, unknown>[]>(r.refusals), nextSeq: r.next_seq,
+    refusals: parsed<Record<string, unknown>[]>(r.refusals), nextSeq: r.next_seq, cursor: r.cursor === null ? null : parsed<Record<string, unknown>>(r.cursor),
     createdAt: new Date(r.created_at), updatedAt: new Date(r.updated_at),
   };
 }
@@ -239,7 +241,9 @@ export async function insertSerialMove(em: Em, m: NewSerialMove): Promise<boolea
   return n === 1;
 }
 
-const moveColumns = ['id', 'idempotency_key', 'request_hash', 'action', 'reason', 'target', 'status', 'total', 'moved', 'refused', 'refusals', 'next_seq', 'created_at', 'updated_at'] as const;
+const moveColumns = [
+  'id', 'idempotency_key', 'request_hash', 'action', 'reason', 'target', 'status', 'total', 'moved', 'refused', 'refusals', 'next_seq', 'cursor', 'created_at', 'updated_at',
+] as const;
 
 /** The brand's move with idempotency key `key`, or null. */
 export async function findSerialMoveByKey(em: Em, brandId: string, key: string): Promise<SerialMoveRecord | null> {
@@ -261,9 +265,12 @@ export async function findSerialMove(em: Em, brandId: string, id: string, lock =
 export async function recordSerialMoveChunk(em: Em, brandId: string, id: string, chunk: {
   readonly expectedMoved: number; readonly moved: number; readonly refusals: readonly Record<string, unknown>[]; readonly nextSeq: number | null;
   readonly done: boolean; readonly at: Date;
+  /** A container move's position after the chunk. */
+  readonly cursor?: Record<string, unknown> | null;
 }): Promise<boolean> {
   const n = await rawChanged(em, sql`update serial_moves set moved = moved + ${chunk.moved}::int, refused = refused + ${chunk.refusals.length}::int,
       refusals = refusals || ${JSON.stringify(chunk.refusals)}::jsonb, next_seq = ${chunk.nextSeq}::int,
+      cursor = ${chunk.cursor === undefined || chunk.cursor === null ? null : JSON.stringify(chunk.cursor)}::jsonb,
       status = ${chunk.done ? 'done' : 'running'}::text, updated_at = ${chunk.at}::timestamptz
     where brand_id = ${brandId}::uuid and id = ${id}::uuid and status = 'running' and moved = ${chunk.expectedMoved}::int`);
   return n === 1;
@@ -370,6 +377,8 @@ export interface RangeMove {
   readonly mintBatchId: string;
   readonly fromSeq: number;
   readonly toSeq: number;
+  /** Only these seqs of the range (the units of a container chunk, in order); every seq of the range when absent. */
+  readonly seqs?: readonly number[];
   readonly at: Date;
   /** States the move may leave, and for a reactivation the reasons that allow it (null: any). */
   readonly from: readonly SerialState[];
@@ -431,7 +440,9 @@ export async function moveUnitRange(em: Em, m: RangeMove): Promise<RangeMoved> {
   // units it took out of circulation), or this chunk waits for the void and moves nothing.
   const batch = await first(em, (db) => db.selectFrom('mint_batches').select(['resolver_base_url', 'gtin', 'status'])
     .where('brand_id', '=', brandId).where('id', '=', batchId).forShare());
-  const span = t - f + 1;
+  const span = m.seqs?.length ?? t - f + 1;
+  // A list of seqs is a filter within the range's index scan (a hashed array), never a join the planner may turn into a scan of the batch.
+  const only = (column: string) => (m.seqs === undefined ? sql`` : sql`and ${sql.ref(column)} = any(${[...m.seqs]}::int[])`);
   if (batch === undefined) return { moved: 0, serials: [], firstSeq: null, lastSeq: null, refused: await rangeRefusals(em, m, false) };
   if (batch.status === 'voided') return { moved: 0, serials: [], firstSeq: null, lastSeq: null, refused: await rangeRefusals(em, m, true) };
   const prefix = unitResolverUrl(batch.resolver_base_url, batch.gtin, '');
@@ -444,20 +455,20 @@ export async function moveUnitRange(em: Em, m: RangeMove): Promise<RangeMoved> {
   if (decommission) {
     units = sql`moved as materialized (
       update mint_units u set status = 'inactive'
-      where u.brand_id = ${brandId}::uuid and u.mint_batch_id = ${batchId}::uuid and u.seq between ${f}::int and ${t}::int and u.status = 'active'
+      where u.brand_id = ${brandId}::uuid and u.mint_batch_id = ${batchId}::uuid and u.seq between ${f}::int and ${t}::int ${only('u.seq')} and u.status = 'active'
       returning u.seq, u.serial, 'commissioned'::text as state
     ),
     refused as (select null::int as seq, null::text as serial, null::text as state, null::text as reason where false),
     found as (select null::int as seq where false)`;
   } else {
     await rawRows(em, sql`select 1 from mint_units where brand_id = ${brandId}::uuid and mint_batch_id = ${batchId}::uuid
-      and seq between ${f}::int and ${t}::int order by seq for update`);
+      and seq between ${f}::int and ${t}::int ${only('seq')} order by seq for update`);
     // With the units locked, their lifecycle rows are the ones this statement reads: each looked up on its key (see lockUnitsForMove).
     units = sql`found as materialized (
       select u.seq, u.serial, coalesce(s.state, case when u.status = 'active' then 'commissioned' else 'issued' end) as state, s.reason
       from mint_units u
       left join lateral (select state, reason from unit_states s where s.brand_id = u.brand_id and s.mint_batch_id = u.mint_batch_id and s.seq = u.seq offset 0) s on true
-      where u.brand_id = ${brandId}::uuid and u.mint_batch_id = ${batchId}::uuid and u.seq between ${f}::int and ${t}::int
+      where u.brand_id = ${brandId}::uuid and u.mint_batch_id = ${batchId}::uuid and u.seq between ${f}::int and ${t}::int ${only('u.seq')}
     ),
     moved as materialized (
       select seq, serial, state from found
@@ -517,7 +528,7 @@ export async function moveUnitRange(em: Em, m: RangeMove): Promise<RangeMoved> {
     seq: r.seq, serial: r.serial, state: r.state as SerialState, reason: r.reason as DecommissionReason | null, batchVoided: false,
   }));
   if ((row?.found ?? 0) < span) {
-    const missing = await rawRows(em, sql<{ seq: number }>`select g.seq from generate_series(${f}::int, ${t}::int) as g(seq)
+    const missing = await rawRows(em, sql<{ seq: number }>`select g.seq from ${m.seqs === undefined ? sql`generate_series(${f}::int, ${t}::int)` : sql`unnest(${[...m.seqs]}::int[])`} as g(seq)
       where not exists (select 1 from mint_units u where u.brand_id = ${brandId}::uuid and u.mint_batch_id = ${batchId}::uuid and u.seq = g.seq)`);
     refused.push(...missing.map((r) => ({ seq: r.seq, serial: null, state: null, reason: null, batchVoided: false })));
     refused.sort((a, b) => a.seq - b.seq);
@@ -535,7 +546,7 @@ async function rangeRefusals(em: Em, m: RangeMove, voided: boolean): Promise<Ran
   const found = await rawRows(em, sql<{ seq: number; serial: string | null; state: string | null; reason: string | null }>`
     select g.seq, u.serial, case when u.seq is null then null else coalesce(s.state, case when u.status = 'active' then 'commissioned' else 'issued' end) end as state,
       s.reason
-    from generate_series(${m.fromSeq}::int, ${m.toSeq}::int) as g(seq)
+    from ${m.seqs === undefined ? sql`generate_series(${m.fromSeq}::int, ${m.toSeq}::int)` : sql`unnest(${[...m.seqs]}::int[])`} as g(seq)
     left join lateral (select seq, serial, status from mint_units u where u.brand_id = ${m.brandId}::uuid and u.mint_batch_id = ${m.mintBatchId}::uuid and u.seq = g.seq offset 0) u on true
     left join lateral (select state, reason, move_id from unit_states s where s.brand_id = ${m.brandId}::uuid and s.mint_batch_id = ${m.mintBatchId}::uuid and s.seq = g.seq offset 0) s on true
     where s.move_id is distinct from ${m.moveId}::uuid

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import {
   appendEvents, bumpKpis, claimRunningSerialMove, decommissionCommissioned, findSerialMove, findSerialMoveByKey, insertEpcisEvents, insertSerialMove, lockUnitsForMove, moveUnitRange,
-  readBatchState, readUnitPartners, recordSerialMoveChunk, writeSerialMove, type Em, type NewEpcisEvent, type RangeMoveEvent, type SerialMoveRecord, type UnitForMove,
+  readBatchState, serialsOfUnits, readUnitPartners, recordSerialMoveChunk, writeSerialMove, type Em, type NewEpcisEvent, type RangeMoveEvent, type SerialMoveRecord, type UnitForMove,
   type UnitSelector, unitOfWork, transaction,
 } from '@mint/db';
 import {
@@ -11,7 +11,7 @@ import {
 } from '@mint/domain';
 import type { Actor, UseCaseContext } from '../context.ts';
 import { requestFingerprint } from '../idempotency.ts';
-import { containerMoveScope, moveContainersOf, type ContainerMoveScope } from './containers.ts';
+import { containerMoveChunk, containerMoveScope, moveContainersOf, type ContainerCursor, type ContainerMoveScope } from './containers.ts';
 import { derivedUuid } from './derived-uuid.ts';
 
 export { derivedUuid };
@@ -174,8 +174,9 @@ export async function moveSerials(ctx: UseCaseContext, actor: Actor, input: Move
   const first = await transaction(ctx.db, async (em) => {
     const scope = scopeOf === null ? undefined : await scopeOf(em);
     if (scope !== undefined) {
-      total = scope.units.length;
-      target = { ...target, container_id: scope.containerId };
+      total = scope.units;
+      // The tree's containers in id order: every chunk share-locks those it reads in that order, as packs lock.
+      target = { ...target, container_id: scope.containerId, tree: scope.tree.map((c) => c.id).sort() };
     }
     if (!(await insertSerialMove(em, {
       brandId, id: moveId, idempotencyKey: storedKey, requestHash, action: input.action, reason: input.reason, target, total, nextSeq,
@@ -247,12 +248,29 @@ async function runChunk(ctx: UseCaseContext, em: Em, brandId: string, moveId: st
   const refusals: RefusedUnit[] = [];
   let selector: UnitSelector;
   let nextSeq: number | null = null;
+  let cursor: ContainerCursor | null = null;
   let done: boolean;
-  // A container move is one chunk: everything inside the container, read (and its containers locked) now.
-  const scope = typeof m.target.container === 'string' ? opts.scope ?? await containerMoveScope(em, brandId, m.target.container) : null;
-  if (scope !== null) {
-    selector = { serials: scope.units.map((u) => u.serial) };
-    done = true;
+  if (typeof m.target.container === 'string') {
+    // A move on a container: its containers move with the request (opts.scope, the tree locked);
+    // its units a chunk at a time, container by container, as packed when the chunk runs.
+    if (opts.scope !== undefined) await moveContainersOf(em, now, { brandId, moveId, move, tree: opts.scope.tree });
+    const at = (m.cursor as ContainerCursor | null) ?? { pos: 0, after: null };
+    const next = await containerMoveChunk(em, brandId, m.target.tree as string[], at, serialMoveChunk);
+    cursor = next.next;
+    done = cursor === null;
+    if (typeof m.target.partner_id === 'string') {
+      // A partner's move goes unit by unit (below), to refuse what is not allocated to it.
+      selector = { serials: await serialsOfUnits(em, brandId, next.units) };
+    } else {
+      // The brand's move: each batch's units of the chunk checked and moved in the database, as a range is.
+      let moved = 0;
+      for (const [batchId, seqs] of seqsOf(next.units)) {
+        const r = await moveRange(em, now, { brandId, moveId, actorId, move, selector: { mintBatchId: batchId, fromSeq: seqs[0]!, toSeq: seqs.at(-1)!, seqs } });
+        moved += r.moved;
+        refusals.push(...r.refusals);
+      }
+      return finishChunk(em, now, brandId, m, { actorId, moved, refusals, nextSeq, cursor, done });
+    }
   } else if (Array.isArray(m.target.serials)) {
     selector = { serials: m.target.serials as string[] };
     done = true;
@@ -307,13 +325,13 @@ async function runChunk(ctx: UseCaseContext, em: Em, brandId: string, moveId: st
   if (opts.single && units.length === 0) throw new NotFoundError(`serial ${String((m.target.serials as string[])[0])} not found`);
   if (opts.single && units[0]?.batchVoided === true) throw new IllegalStateError(`serial ${units[0].serial} belongs to a voided mint batch`);
   await applyMove(em, now, { brandId, moveId, actorId, move, units: eligible, written: fast });
-  if (scope !== null) await moveContainersOf(em, now, { brandId, moveId, move, tree: scope.tree });
-  return finishChunk(em, now, brandId, m, { actorId, moved: eligible.length, refusals, nextSeq, done });
+  return finishChunk(em, now, brandId, m, { actorId, moved: eligible.length, refusals, nextSeq, cursor, done });
 }
 
 /** Records a chunk's outcome on its move (a compare-and-set on its progress), with the completion event when it was the last. */
 async function finishChunk(em: Em, now: Date, brandId: string, m: SerialMoveRecord, c: {
   readonly actorId: string | null; readonly moved: number; readonly refusals: readonly RefusedUnit[]; readonly nextSeq: number | null; readonly done: boolean;
+  readonly cursor?: ContainerCursor | null;
 }): Promise<SerialMoveRecord> {
   const after = { ...m, moved: m.moved + c.moved, refused: m.refused + c.refusals.length };
   if (c.done) {
@@ -323,10 +341,11 @@ async function finishChunk(em: Em, now: Date, brandId: string, m: SerialMoveReco
     }]);
   }
   const stored = c.refusals.map((r) => ({ serial: r.serial, mint_batch_id: r.mintBatchId, seq: r.seq, refusal: r.refusal, state: r.state, reason: r.reason }));
-  if (!(await recordSerialMoveChunk(em, brandId, m.id, { expectedMoved: m.moved, moved: c.moved, refusals: stored, nextSeq: c.nextSeq, done: c.done, at: now }))) {
+  const cursor = c.cursor === undefined || c.cursor === null ? null : { ...c.cursor };
+  if (!(await recordSerialMoveChunk(em, brandId, m.id, { expectedMoved: m.moved, moved: c.moved, refusals: stored, nextSeq: c.nextSeq, cursor, done: c.done, at: now }))) {
     throw new IllegalStateError(`serial move ${m.id} moved concurrently`);
   }
-  return { ...after, status: c.done ? 'done' : 'running', nextSeq: c.nextSeq, refusals: [...m.refusals, ...stored], updatedAt: now };
+  return { ...after, status: c.done ? 'done' : 'running', nextSeq: c.nextSeq, cursor, refusals: [...m.refusals, ...stored], updatedAt: now };
 }
 
 /**
@@ -336,12 +355,12 @@ async function finishChunk(em: Em, now: Date, brandId: string, m: SerialMoveReco
  */
 async function moveRange(em: Em, now: Date, c: {
   readonly brandId: string; readonly moveId: string; readonly actorId: string | null; readonly move: SerialMove;
-  readonly selector: { readonly mintBatchId: string; readonly fromSeq: number; readonly toSeq: number };
+  readonly selector: { readonly mintBatchId: string; readonly fromSeq: number; readonly toSeq: number; readonly seqs?: readonly number[] };
 }): Promise<{ moved: number; refusals: RefusedUnit[] }> {
   const { brandId, moveId, move, selector } = c;
   const delta = activeDelta(move);
   const r = await moveUnitRange(em, {
-    brandId, moveId, mintBatchId: selector.mintBatchId, fromSeq: selector.fromSeq, toSeq: selector.toSeq, at: now,
+    brandId, moveId, mintBatchId: selector.mintBatchId, fromSeq: selector.fromSeq, toSeq: selector.toSeq, ...(selector.seqs === undefined ? {} : { seqs: selector.seqs }), at: now,
     from: move.from, fromReasons: move.fromReasons, to: move.to, reason: move.reason, unitStatus: delta > 0 ? 'active' : delta < 0 ? 'inactive' : null,
     events: rangeEventsOf(moveId, move, selector, now), serialsToName: eventSerials,
   });
@@ -358,6 +377,18 @@ async function moveRange(em: Em, now: Date, c: {
     if (delta !== 0) await bumpKpis(em, brandId, { activeTokens: delta * r.moved });
   }
   return { moved: r.moved, refusals };
+}
+
+/** The seqs of units per batch, each batch's in ascending order (units come in batch and seq order). */
+function seqsOf(units: readonly { readonly mintBatchId: string; readonly seq: number }[]): Map<string, number[]> {
+  const out = new Map<string, number[]>();
+  for (const u of units) {
+    const list = out.get(u.mintBatchId);
+    if (list === undefined) out.set(u.mintBatchId, [u.seq]);
+    else list.push(u.seq);
+  }
+  for (const list of out.values()) list.sort((a, b) => a - b);
+  return out;
 }
 
 /**
