@@ -461,8 +461,8 @@ export async function moveUnitRange(em: Em, m: RangeMove): Promise<RangeMoved> {
     refused as (select null::int as seq, null::text as serial, null::text as state, null::text as reason where false),
     found as (select null::int as seq where false)`;
   } else {
-    await rawRows(em, sql`select 1 from mint_units where brand_id = ${brandId}::uuid and mint_batch_id = ${batchId}::uuid
-      and seq between ${f}::int and ${t}::int ${only('seq')} order by seq for update`);
+    await rawRows(em, sql`select count(*) from (select 1 from mint_units where brand_id = ${brandId}::uuid and mint_batch_id = ${batchId}::uuid
+      and seq between ${f}::int and ${t}::int ${only('seq')} order by seq for update) as locked`);
     // With the units locked, their lifecycle rows are the ones this statement reads: each looked up on its key (see lockUnitsForMove).
     units = sql`found as materialized (
       select u.seq, u.serial, coalesce(s.state, case when u.status = 'active' then 'commissioned' else 'issued' end) as state, s.reason
