@@ -253,7 +253,7 @@ async function runChunk(ctx: UseCaseContext, em: Em, brandId: string, moveId: st
     // its units a chunk at a time, container by container, as packed when the chunk runs.
     if (opts.scope !== undefined) await moveContainersOf(em, now, { brandId, moveId, move, tree: opts.scope.tree });
     const at = (m.cursor as ContainerCursor | null) ?? { pos: 0, after: null };
-    const next = await containerMoveChunk(em, brandId, m.target.tree as string[], at, serialMoveChunk);
+    const next = await containerMoveChunk(em, brandId, m.target.tree as string[], at, ctx.serialMoveChunk);
     cursor = next.next;
     done = cursor === null;
     if (typeof m.target.partner_id === 'string') {
