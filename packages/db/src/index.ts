@@ -104,14 +104,15 @@ export {
 } from './repositories/passports.ts';
 export { UnitStateRow, SerialMoveRow, EpcisEventRow } from './entities/serials.ts';
 export {
-  lockUnitsForMove, decommissionCommissioned, writeSerialMove, countUnitStates, readSerialState, insertSerialMove, findSerialMoveByKey, findSerialMove, recordSerialMoveChunk,
+  lockUnitsForMove, decommissionCommissioned, moveUnitRange, writeSerialMove, countUnitStates, readSerialState, insertSerialMove, findSerialMoveByKey, findSerialMove, recordSerialMoveChunk,
   claimRunningSerialMove, insertEpcisEvents, queryEpcisEvents, finishSerialMove, readEpcisEventIds, latestEventNaming, latestMintOf,
-  type UnitForMove, type UnitSelector, type SerialWrite, type SerialMoveRecord, type NewSerialMove, type NewEpcisEvent, type EpcisQuery,
+  type UnitForMove, type UnitSelector, type SerialWrite, type RangeMove, type RangeMoveEvent, type RangeMoved, type RangeRefusal, type SerialMoveRecord, type NewSerialMove, type NewEpcisEvent, type EpcisQuery,
 } from './repositories/serials.ts';
 export { ContainerSettingsRow, ContainerMintRow, ContainerRow, UnitContainerRow, ContainerOpRow } from './entities/containers.ts';
 export {
   readBrandContainerConfig, setBrandCompanyPrefix, setContainerMaxDepth, allocateSerialRefs, insertContainerMint, findContainerMintByKey, insertContainers,
-  listSsccsOfMint, ssccOfContainer, findContainersBySscc, findContainerBySscc, ancestorsOf, heightsOf, containerTree, unitsInContainers, containersOfUnits, packUnits,
+  listSsccsOfMint, ssccOfContainer, findContainersBySscc, findContainerBySscc, ancestorsOf, heightsOf, containerTree, containersOfUnits, packUnits,
+  countUnitsInContainers, lockContainersForShare, unitKeysInContainers, serialsOfUnits, type PackedKey,
   packContainers, unpackUnits, unpackContainers, moveContainerStates, containerContents, countContents, insertContainerOp, findContainerOpByKey,
   findBrandIdBySlug, containerPartners, type BrandContainerConfig, type ContainerMintRecord, type ContainerRecord, type PackedUnit, type ContentsPage, type ContentsCursor,
   type ContainerOpRecord,

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IdempotencyKeyReusedError, IllegalStateError, InvalidInputError, type ActivationMode } from '@mint/domain';
 import {
-  activateMintUnits, continueSerialMove, epcisDocument, getMintKpis, listMintEvents, moveSerials, processMintJobBatch, setMintBatchStatus,
-  submitMintRequest, type MoveSerialsInput,
+  activateMintUnits, continueSerialMove, epcisDocument, getMintKpis, listMintEvents, mintContainers, moveSerials, packContainer, processMintJobBatch,
+  setContainerSettings, setMintBatchStatus, submitMintRequest, unpackContainer, type MoveSerialsInput,
 } from '@mint/usecases';
 import { query } from '../../../test/support/sql.ts';
 import { epcisValidator } from '../../../test/support/pack-fixtures.ts';
@@ -149,6 +149,112 @@ describe('moveSerials', () => {
     const refused = await move(brand, { action: 'encode', reason: null, target: { mintBatchId: voided, fromSeq: 3, toSeq: 12 } });
     expect(refused).toMatchObject({ total: 10, moved: 0, refused: 10 });
     expect(refused.refusals.map((r) => r.refusal)).toEqual([...Array(8).fill('batch_voided'), 'unknown', 'unknown']);
+  });
+
+  it('moves a seq range by any action in the database, each unit by its own state, refusing per unit in seq order', async () => {
+    const brand = await app.seedBrand();
+    const batch = await mint(brand, 30);
+    const serials = await serialsOf(batch, 1, 30);
+    await move(brand, { action: 'encode', reason: null, target: { serials: serials.slice(0, 5) } });
+    await move(brand, { action: 'scrap', reason: null, target: { serials: serials.slice(5, 8) } });
+    const range = (fromSeq: number, toSeq: number) => ({ mintBatchId: batch, fromSeq, toSeq });
+    // Encoded and issued units are commissioned (one event each: OBSERVE and ADD); scrapped and unknown seqs are refused.
+    const commissioned = await move(brand, { action: 'commission', reason: null, target: range(1, 32) });
+    expect(commissioned).toMatchObject({ status: 'done', total: 32, moved: 27, refused: 5 });
+    expect(commissioned.refusals).toEqual([
+      ...[6, 7, 8].map((seq) => ({ serial: serials[seq - 1], mintBatchId: batch, seq, refusal: 'wrong_state', state: 'scrapped', reason: null })),
+      ...[31, 32].map((seq) => ({ serial: null, mintBatchId: batch, seq, refusal: 'unknown', state: null, reason: null })),
+    ]);
+    expect((await getMintKpis(app.ctx, brand.brandId)).activeTokens).toBe(27);
+    const events = await query<{ action: string; epcs: number; first: string }>(app.db.em.fork(),
+      `select body->>'action' as action, jsonb_array_length(body->'epcList') as epcs, body->'epcList'->>0 as first from epcis_events where move_id = ?`, [commissioned.moveId]);
+    expect(events.map((e) => `${e.action} ${e.epcs}`).sort()).toEqual(['ADD 22', 'OBSERVE 5']);
+    expect(events.find((e) => e.action === 'ADD')!.first).toMatch(new RegExp(`/21/${serials[8]}$`));
+    const recalled = await move(brand, { action: 'decommission', reason: 'recalled', target: range(1, 33) });
+    expect(recalled).toMatchObject({ moved: 27, refused: 6 });
+    expect(recalled.refusals.map((r) => `${r.seq} ${r.refusal} ${r.state}`)).toEqual([
+      '6 wrong_state scrapped', '7 wrong_state scrapped', '8 wrong_state scrapped', '31 unknown null', '32 unknown null', '33 unknown null',
+    ]);
+    await move(brand, { action: 'reactivate', reason: null, target: range(11, 30) });
+    await move(brand, { action: 'decommission', reason: 'destroyed', target: range(11, 12) });
+    expect((await getMintKpis(app.ctx, brand.brandId)).activeTokens).toBe(18);
+    // Reactivation takes back the recalled units only, and says why for the others.
+    const back = await move(brand, { action: 'reactivate', reason: null, target: range(1, 13) });
+    expect(back).toMatchObject({ moved: 7, refused: 6 });
+    expect(back.refusals.map((r) => `${r.seq} ${r.refusal} ${r.state}${r.reason === null ? '' : `:${r.reason}`}`)).toEqual([
+      '6 wrong_state scrapped', '7 wrong_state scrapped', '8 wrong_state scrapped', '11 reason_final decommissioned:destroyed',
+      '12 reason_final decommissioned:destroyed', '13 wrong_state commissioned',
+    ]);
+    expect((await getMintKpis(app.ctx, brand.brandId)).activeTokens).toBe(25);
+    const states = await statesOf(batch);
+    expect([...states.entries()].sort((a, b) => a[0] - b[0]).map(([, state]) => state)).toEqual([
+      ...Array(5).fill('commissioned'), ...Array(3).fill('scrapped'), 'commissioned', 'commissioned', 'decommissioned:destroyed', 'decommissioned:destroyed',
+      ...Array(18).fill('commissioned'),
+    ]);
+    const [active] = await query<{ n: string }>(app.db.em.fork(), `select count(*) as n from mint_units where mint_batch_id = ? and status = 'active'`, [batch]);
+    expect(Number(active!.n)).toBe(25);
+    const audit = (await listMintEvents(app.ctx, brand.brandId, { limit: 100, cursor: null, eventType: 'mint_units_moved', entityType: null, entityId: null })).items
+      .find((e) => e.payload.move_id === back.moveId);
+    expect(audit!.payload).toMatchObject({ action: 'reactivate', count: 7, first_seq: 1, last_seq: 10, serials: [...serials.slice(0, 5), serials[8], serials[9]] });
+    const validate = epcisValidator();
+    const stored = await query<{ body: Record<string, unknown> }>(app.db.em.fork(), `select body from epcis_events where brand_id = ?`, [brand.brandId]);
+    expect(validate(epcisDocument(stored.map((r) => r.body), new Date()))).toBe(true);
+  });
+
+  it('moves a container\'s units a chunk at a time, container by container, resumable; its containers move with the request', { timeout: 300_000 }, async () => {
+    const brand = await app.seedBrand();
+    const actor = actorOf(brand);
+    const batch = await mint(brand, 17_005, 'active_at_mint');
+    const serials = await serialsOf(batch, 1, 17_005);
+    await setContainerSettings(app.ctx, actor, { brandId: brand.brandId, companyPrefix: '0614141', maxDepth: null });
+    const containers = async (level: string, count: number) =>
+      (await mintContainers(app.ctx, actor, { brandId: brand.brandId, level, count, extensionDigit: 0, idempotencyKey: key() })).ssccs;
+    const [pallet] = await containers('pallet', 1);
+    const cases = await containers('case', 4);
+    const pack = (sscc: string, items: readonly string[], ssccs: readonly string[] = []) =>
+      packContainer(app.ctx, actor, { brandId: brand.brandId, sscc, serials: items, ssccs, idempotencyKey: key() });
+    // Three cases of 2,000 units, one of 11,000 (more than a chunk: read a page at a time), 5 units in the pallet itself.
+    for (let i = 0; i < 3; i++) await pack(cases[i]!, serials.slice(i * 2000, (i + 1) * 2000));
+    await pack(cases[3]!, serials.slice(6000, 11_500));
+    await pack(cases[3]!, serials.slice(11_500, 17_000));
+    await pack(pallet!, serials.slice(17_000), cases);
+    const started = await moveSerials(app.ctx, actor, {
+      brandId: brand.brandId, action: 'decommission', reason: 'stolen', target: { container: pallet! }, idempotencyKey: key(),
+    });
+    expect(started).toMatchObject({ status: 'running', total: 17_005, refused: 0 });
+    expect(started.moved).toBeGreaterThan(0);
+    expect(started.moved).toBeLessThanOrEqual(10_000);
+    // The containers left circulation with the request: nothing can be packed into them while the units move.
+    const [containerStates] = await query<{ states: string[] }>(app.db.em.fork(),
+      `select array_agg(distinct state || ':' || reason) as states from containers where brand_id = ?`, [brand.brandId]);
+    expect(containerStates!.states).toEqual(['decommissioned:stolen']);
+    // A unit unpacked before its chunk runs is not moved.
+    const progress = [started.moved];
+    const [waiting] = await query<{ seq: number; sscc: string }>(app.db.em.fork(), `
+      select p.seq, c.sscc from unit_containers p
+      join containers c on c.brand_id = p.brand_id and c.id = p.container_id
+      where p.brand_id = ? and not exists (select 1 from unit_states s where s.brand_id = p.brand_id and s.mint_batch_id = p.mint_batch_id and s.seq = p.seq)
+      limit 1`, [brand.brandId]);
+    const waitingSerial = serials[waiting!.seq - 1]!;
+    await unpackContainer(app.ctx, actor, { brandId: brand.brandId, sscc: waiting!.sscc, serials: [waitingSerial], ssccs: [], idempotencyKey: key() });
+    for (;;) {
+      const next = (await continueSerialMove(app.ctx, brand.brandId, started.moveId))!;
+      expect(next.moved - progress.at(-1)!).toBeLessThanOrEqual(10_000);
+      progress.push(next.moved);
+      if (next.status === 'done') break;
+    }
+    expect(progress.length).toBeGreaterThanOrEqual(3);
+    const expected = 17_004;
+    expect(progress.at(-1)).toBe(expected);
+    const [units] = await query<{ n: string }>(app.db.em.fork(),
+      `select count(*) as n from unit_states where mint_batch_id = ? and state = 'decommissioned' and reason = 'stolen'`, [batch]);
+    expect(Number(units!.n)).toBe(expected);
+    expect((await getMintKpis(app.ctx, brand.brandId)).activeTokens).toBe(1);
+    expect((await statesOf(batch)).get(waiting!.seq)).toBe('commissioned');
+    // Every unit moved is named by exactly one EPCIS event of the move.
+    const [epcs] = await query<{ total: string; distinct: string }>(app.db.em.fork(),
+      `select count(*) as total, count(distinct e) as distinct from epcis_events, unnest(epcs) as e where move_id = ? and e not like '%/00/%'`, [started.moveId]);
+    expect(epcs).toEqual({ total: String(expected), distinct: String(expected) });
   });
 
   it('writes EPCIS 2.0 events valid against the standard\'s JSON Schema, with CBV steps and dispositions', async () => {

@@ -60,6 +60,8 @@ export const SerialMoveRow = defineEntity({
     refusals: p.json<Record<string, unknown>[]>(),
     /** The next seq of a batch or range move still to process (chunked progress); null for a list. */
     nextSeq: p.integer().nullable(),
+    /** Where a move on a container goes on: {pos, mint_batch_id, seq} in its tree (JSON); null for other moves and before its second chunk. */
+    cursor: p.json<Record<string, unknown>>().nullable(),
     /** User or API key that asked. */
     actor: p.text().nullable(),
     createdAt: columns.createdAt(),

@@ -207,18 +207,57 @@ const toPackedUnit = (r: PackedUnitRow): PackedUnit => ({
   mintBatchId: r.mint_batch_id, seq: r.seq, serial: r.serial, epc: unitResolverUrl(r.resolver_base_url, r.gtin, r.serial), containerId: r.container_id,
 });
 
-/** The units packed directly in any of `containerIds`, in batch and seq order. */
-export async function unitsInContainers(em: Em, brandId: string, containerIds: readonly string[]): Promise<PackedUnit[]> {
-  if (containerIds.length === 0) return [];
-  // Each unit read on its own index entry, as in unpackUnits.
-  const found = await rawRows(em, sql<PackedUnitRow>`
-    select p.mint_batch_id, p.seq, u.serial, b.resolver_base_url, b.gtin, p.container_id
-    from unit_containers p
-    join lateral (select m.serial from mint_units m where m.brand_id = ${brandId}::uuid and m.mint_batch_id = p.mint_batch_id and m.seq = p.seq offset 0) u on true
-    join mint_batches b on b.brand_id = p.brand_id and b.id = p.mint_batch_id
-    where p.brand_id = ${brandId}::uuid and p.container_id = any(${[...containerIds]}::uuid[])
-    order by p.mint_batch_id, p.seq`);
-  return found.map(toPackedUnit);
+/** Units packed directly in each of the brand's containers `ids` (an index-only count; a container with none is absent). */
+export async function countUnitsInContainers(em: Em, brandId: string, ids: readonly string[]): Promise<Map<string, number>> {
+  if (ids.length === 0) return new Map();
+  const found = await rawRows(em, sql<{ container_id: string; n: string }>`
+    select container_id, count(*) as n from unit_containers where brand_id = ${brandId}::uuid and container_id = any(${[...ids]}::uuid[]) group by container_id`);
+  return new Map(found.map((r) => [r.container_id, Number(r.n)]));
+}
+
+/**
+ * Share-locks the brand's containers `ids` until the transaction ends, in id order (as packs lock
+ * them, so the two never deadlock): a pack or unpack of them waits, and waits for nothing else.
+ */
+export async function lockContainersForShare(em: Em, brandId: string, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await rawRows(em, sql`select id from containers where brand_id = ${brandId}::uuid and id = any(${[...ids]}::uuid[]) order by id for share`);
+}
+
+/** A unit packed in a container, by its key. */
+export interface PackedKey {
+  readonly mintBatchId: string;
+  readonly seq: number;
+}
+
+/**
+ * The keys of the units packed directly in the brand's containers `ids`, in batch and seq order,
+ * or with `page`, up to `page.limit` of them after `page.after` in the one container of `ids` (the
+ * index's order: a container of any size is read a page at a time). Read from the packing index
+ * alone: no unit row is probed (while mint_units' statistics are stale after a mint, the planner
+ * probes a unit by its batch on the list index and filters the batch's every unit by seq, measured
+ * 60 s for 10,000 units of a 17,000-unit batch).
+ */
+export async function unitKeysInContainers(em: Em, brandId: string, ids: readonly string[], page?: {
+  readonly after: PackedKey | null; readonly limit: number;
+}): Promise<PackedKey[]> {
+  if (ids.length === 0) return [];
+  const found = await rawRows(em, sql<{ mint_batch_id: string; seq: number }>`
+    select mint_batch_id, seq from unit_containers c
+    where c.brand_id = ${brandId}::uuid and c.container_id = any(${[...ids]}::uuid[])
+      ${page?.after == null ? sql`` : sql`and (c.mint_batch_id, c.seq) > (${page.after.mintBatchId}::uuid, ${page.after.seq}::int)`}
+    order by c.mint_batch_id, c.seq ${page === undefined ? sql`` : sql`limit ${page.limit}::int`}`);
+  return found.map((r) => ({ mintBatchId: r.mint_batch_id, seq: r.seq }));
+}
+
+/** The serials of the brand's units by key, in the keys' order (a unit the brand has no row for is absent). */
+export async function serialsOfUnits(em: Em, brandId: string, keys: readonly PackedKey[]): Promise<string[]> {
+  if (keys.length === 0) return [];
+  const found = await rawRows(em, sql<{ serial: string }>`
+    select m.serial from unnest(${keys.map((k) => k.mintBatchId)}::uuid[], ${keys.map((k) => k.seq)}::int[]) with ordinality as t(b, q, n)
+    join lateral (select serial from mint_units m where m.brand_id = ${brandId}::uuid and m.mint_batch_id = t.b and m.seq = t.q offset 0) m on true
+    order by t.n`);
+  return found.map((r) => r.serial);
 }
 
 /** The container each of these units (by batch and seq) is packed in, where it is packed. */

@@ -1,6 +1,6 @@
 import type { DecommissionReason, SerialState } from '@mint/domain';
 import { mintedSerialState, unitResolverUrl } from '@mint/domain';
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { Em } from '../orm.ts';
 import { changed, first, rawChanged, rawRows, rows } from './kysely.ts';
 
@@ -191,13 +191,15 @@ export interface SerialMoveRecord {
   readonly refused: number;
   readonly refusals: readonly Record<string, unknown>[];
   readonly nextSeq: number | null;
+  /** A container move's position (see SerialMoveRow.cursor); null otherwise. */
+  readonly cursor: Record<string, unknown> | null;
   readonly createdAt: Date;
   readonly updatedAt: Date;
 }
 
 type MoveRow = {
   id: string; idempotency_key: string; request_hash: string; action: string; reason: string | null; target: unknown; status: string;
-  total: number; moved: number; refused: number; refusals: unknown; next_seq: number | null; created_at: string | Date; updated_at: string | Date;
+  total: number; moved: number; refused: number; refusals: unknown; next_seq: number | null; cursor: unknown; created_at: string | Date; updated_at: string | Date;
 };
 
 const parsed = <T>(v: unknown): T => (typeof v === 'string' ? JSON.parse(v) as T : v as T);
@@ -206,7 +208,7 @@ function toMove(r: MoveRow): SerialMoveRecord {
   return {
     id: r.id, idempotencyKey: r.idempotency_key, requestHash: r.request_hash, action: r.action, reason: r.reason,
     target: parsed<Record<string, unknown>>(r.target), status: r.status as 'running' | 'done', total: r.total, moved: r.moved, refused: r.refused,
-    refusals: parsed<Record<string, unknown>[]>(r.refusals), nextSeq: r.next_seq,
+    refusals: parsed<Record<string, unknown>[]>(r.refusals), nextSeq: r.next_seq, cursor: r.cursor === null ? null : parsed<Record<string, unknown>>(r.cursor),
     createdAt: new Date(r.created_at), updatedAt: new Date(r.updated_at),
   };
 }
@@ -239,7 +241,9 @@ export async function insertSerialMove(em: Em, m: NewSerialMove): Promise<boolea
   return n === 1;
 }
 
-const moveColumns = ['id', 'idempotency_key', 'request_hash', 'action', 'reason', 'target', 'status', 'total', 'moved', 'refused', 'refusals', 'next_seq', 'created_at', 'updated_at'] as const;
+const moveColumns = [
+  'id', 'idempotency_key', 'request_hash', 'action', 'reason', 'target', 'status', 'total', 'moved', 'refused', 'refusals', 'next_seq', 'cursor', 'created_at', 'updated_at',
+] as const;
 
 /** The brand's move with idempotency key `key`, or null. */
 export async function findSerialMoveByKey(em: Em, brandId: string, key: string): Promise<SerialMoveRecord | null> {
@@ -261,9 +265,12 @@ export async function findSerialMove(em: Em, brandId: string, id: string, lock =
 export async function recordSerialMoveChunk(em: Em, brandId: string, id: string, chunk: {
   readonly expectedMoved: number; readonly moved: number; readonly refusals: readonly Record<string, unknown>[]; readonly nextSeq: number | null;
   readonly done: boolean; readonly at: Date;
+  /** A container move's position after the chunk. */
+  readonly cursor?: Record<string, unknown> | null;
 }): Promise<boolean> {
   const n = await rawChanged(em, sql`update serial_moves set moved = moved + ${chunk.moved}::int, refused = refused + ${chunk.refusals.length}::int,
       refusals = refusals || ${JSON.stringify(chunk.refusals)}::jsonb, next_seq = ${chunk.nextSeq}::int,
+      cursor = ${chunk.cursor === undefined || chunk.cursor === null ? null : JSON.stringify(chunk.cursor)}::jsonb,
       status = ${chunk.done ? 'done' : 'running'}::text, updated_at = ${chunk.at}::timestamptz
     where brand_id = ${brandId}::uuid and id = ${id}::uuid and status = 'running' and moved = ${chunk.expectedMoved}::int`);
   return n === 1;
@@ -382,4 +389,201 @@ export async function latestMintOf(em: Em, brandId: string, units: readonly { re
     if (row !== undefined && (latest === null || new Date(row.created_at) > latest.mintedAt)) latest = { mintedAt: new Date(row.created_at), serial: row.serial };
   }
   return latest;
+}
+
+/** The EPCIS ObjectEvent a range move writes for the units it moves out of some of its source states. */
+export interface RangeMoveEvent {
+  /** The source states whose units this event lists. */
+  readonly states: readonly SerialState[];
+  readonly id: string;
+  readonly bizStep: string;
+  readonly disposition: string;
+  /** The event as JSON-LD without its epcList, which the statement fills with the units' EPCs in seq order. */
+  readonly body: Record<string, unknown>;
+}
+
+/** A move of one seq range of one batch (a chunk of a batch or range move), checked and applied in the database. */
+export interface RangeMove {
+  readonly brandId: string;
+  readonly moveId: string;
+  readonly mintBatchId: string;
+  readonly fromSeq: number;
+  readonly toSeq: number;
+  /** Only these seqs of the range (the units of a container chunk, in order); every seq of the range when absent. */
+  readonly seqs?: readonly number[];
+  readonly at: Date;
+  /** States the move may leave, and for a reactivation the reasons that allow it (null: any). */
+  readonly from: readonly SerialState[];
+  readonly fromReasons: readonly DecommissionReason[] | null;
+  readonly to: SerialState;
+  readonly reason: DecommissionReason | null;
+  /** The units' `mint_units.status` after the move when it changes (see {@link SerialWrite}). */
+  readonly unitStatus: 'active' | 'inactive' | null;
+  /** One event per EPCIS vocabulary, covering every source state between them. */
+  readonly events: readonly RangeMoveEvent[];
+  /** Serials of the moved units to return, lowest seq first (for the audit event). */
+  readonly serialsToName: number;
+}
+
+/** A unit of a range that did not move, with the state it is in. */
+export interface RangeRefusal {
+  readonly seq: number;
+  /** Null for a seq the batch has no unit for. */
+  readonly serial: string | null;
+  readonly state: SerialState | null;
+  readonly reason: DecommissionReason | null;
+  readonly batchVoided: boolean;
+}
+
+/** What a range move did. */
+export interface RangeMoved {
+  readonly moved: number;
+  /** The first {@link RangeMove.serialsToName} serials moved, in seq order. */
+  readonly serials: readonly string[];
+  readonly firstSeq: number | null;
+  readonly lastSeq: number | null;
+  /** Every unit of the range that did not move (and every seq without a unit), in seq order. */
+  readonly refused: readonly RangeRefusal[];
+}
+
+/**
+ * Applies a move to the seq range of one batch inside the caller's transaction, set-based: no unit
+ * goes to the client and back. Each unit is a compare-and-set under its row lock:
+ * - decommissioning (the bulk path of recalls) is one statement whose update is the compare-and-set,
+ *   `status = 'active'` being exactly a commissioned unit (it has no lifecycle row), and whose
+ *   update takes the row locks;
+ * - every other move locks the range's unit rows first (in seq order, as {@link lockUnitsForMove}),
+ *   then one statement reads each unit's state and moves those in a source state.
+ * Decommissioning inserts its lifecycle rows without a conflict clause (40 % cheaper than an
+ * upsert, measured): a commissioned unit has none, and a row there would be a broken invariant
+ * that the primary key reports instead of overwriting.
+ * The same statement writes the lifecycle rows, the unit statuses and the EPCIS events (one per
+ * vocabulary, its EPCs built from the batch's resolver base, so an event is bounded by the chunk).
+ * The units that did not move are read afterwards only when some did not (their number is known
+ * from the range), to report why. A voided batch moves nothing: every unit is refused.
+ * Measured (`npm run bench:serials`, EXPLAIN ANALYZE of a 10,000-unit chunk): the unit update is
+ * the bare UPDATE's own cost; the lifecycle rows, the EPCIS event and its GIN entries add about as
+ * much again; reading the chunk's units back into the process and the lifecycle rows by
+ * `seq = any(10,000 seqs)` (a filter over every row of the batch, 1 s by the 2nd chunk) are gone.
+ */
+export async function moveUnitRange(em: Em, m: RangeMove): Promise<RangeMoved> {
+  const { brandId, mintBatchId: batchId, fromSeq: f, toSeq: t } = m;
+  // A share lock on the batch, as activations take: a void waits for this chunk (and counts the
+  // units it took out of circulation), or this chunk waits for the void and moves nothing.
+  const batch = await first(em, (db) => db.selectFrom('mint_batches').select(['resolver_base_url', 'gtin', 'status'])
+    .where('brand_id', '=', brandId).where('id', '=', batchId).forShare());
+  const span = m.seqs?.length ?? t - f + 1;
+  // A list of seqs is a filter within the range's index scan (a hashed array), never a join the planner may turn into a scan of the batch.
+  const only = (column: string) => (m.seqs === undefined ? sql`` : sql`and ${sql.ref(column)} = any(${[...m.seqs]}::int[])`);
+  if (batch === undefined) return { moved: 0, serials: [], firstSeq: null, lastSeq: null, refused: await rangeRefusals(em, m, false) };
+  if (batch.status === 'voided') return { moved: 0, serials: [], firstSeq: null, lastSeq: null, refused: await rangeRefusals(em, m, true) };
+  const prefix = unitResolverUrl(batch.resolver_base_url, batch.gtin, '');
+  const groups = m.events.map((e) => e.id);
+  const stateGroups = m.events.flatMap((e, i) => e.states.map((s) => [s, i] as const));
+  const toMinted = m.to === 'issued' || m.to === 'commissioned';
+  // The units this statement moves, each with its source state.
+  const decommission = m.from.length === 1 && m.from[0] === 'commissioned' && m.to === 'decommissioned';
+  let units: RawBuilder<unknown>;
+  if (decommission) {
+    units = sql`moved as materialized (
+      update mint_units u set status = 'inactive'
+      where u.brand_id = ${brandId}::uuid and u.mint_batch_id = ${batchId}::uuid and u.seq between ${f}::int and ${t}::int ${only('u.seq')} and u.status = 'active'
+      returning u.seq, u.serial, 'commissioned'::text as state
+    ),
+    refused as (select null::int as seq, null::text as serial, null::text as state, null::text as reason where false),
+    found as (select null::int as seq where false)`;
+  } else {
+    await rawRows(em, sql`select count(*) from (select 1 from mint_units where brand_id = ${brandId}::uuid and mint_batch_id = ${batchId}::uuid
+      and seq between ${f}::int and ${t}::int ${only('seq')} order by seq for update) as locked`);
+    // With the units locked, their lifecycle rows are the ones this statement reads: each looked up on its key (see lockUnitsForMove).
+    units = sql`found as materialized (
+      select u.seq, u.serial, coalesce(s.state, case when u.status = 'active' then 'commissioned' else 'issued' end) as state, s.reason
+      from mint_units u
+      left join lateral (select state, reason from unit_states s where s.brand_id = u.brand_id and s.mint_batch_id = u.mint_batch_id and s.seq = u.seq offset 0) s on true
+      where u.brand_id = ${brandId}::uuid and u.mint_batch_id = ${batchId}::uuid and u.seq between ${f}::int and ${t}::int ${only('u.seq')}
+    ),
+    moved as materialized (
+      select seq, serial, state from found
+      where state = any(${[...m.from]}::text[]) ${m.fromReasons === null ? sql`` : sql`and reason = any(${[...m.fromReasons]}::text[])`}
+    ),
+    refused as (select seq, serial, state, reason from found where seq not in (select seq from moved))`;
+  }
+  // Each lifecycle row and unit status below is keyed by (brand_id, mint_batch_id, seq) within the range.
+  const inRange = (alias: string) => sql`${sql.ref(`${alias}.brand_id`)} = ${brandId}::uuid and ${sql.ref(`${alias}.mint_batch_id`)} = ${batchId}::uuid
+    and ${sql.ref(`${alias}.seq`)} between ${f}::int and ${t}::int and ${sql.ref(`${alias}.seq`)} in (select seq from moved)`;
+  const [row] = await rawRows(em, sql<{
+    moved: number; found: number; serials: string[] | null; first_seq: number | null; last_seq: number | null;
+    refused: { seq: number; serial: string; state: string; reason: string | null }[] | null;
+  }>`
+    with ${units},
+    statuses as (
+      update mint_units u set status = ${m.unitStatus}::text,
+        activated_at = ${m.unitStatus === 'active' ? sql`${m.at}::timestamptz` : sql`u.activated_at`}
+      where ${!decommission && m.unitStatus !== null ? sql`true` : sql`false`} and ${inRange('u')}
+    ),
+    cleared as (
+      delete from unit_states s where ${toMinted ? sql`true` : sql`false`} and ${inRange('s')}
+    ),
+    states as (
+      insert into unit_states (brand_id, mint_batch_id, seq, state, reason, move_id, changed_at)
+      select ${brandId}::uuid, ${batchId}::uuid, seq, ${m.to}::text, ${m.reason}::text, ${m.moveId}::uuid, ${m.at}::timestamptz from moved
+      where ${toMinted ? sql`false` : sql`true`}
+      ${decommission ? sql`` : sql`on conflict (brand_id, mint_batch_id, seq) do update set state = excluded.state, reason = excluded.reason, move_id = excluded.move_id, changed_at = excluded.changed_at`}
+    ),
+    grouped as (
+      ${m.events.length === 1
+        ? sql`select 0 as i, array_agg(${prefix}::text || moved.serial order by moved.seq) as epcs from moved having count(*) > 0`
+        : sql`select g.i, array_agg(${prefix}::text || moved.serial order by moved.seq) as epcs
+      from moved join unnest(${stateGroups.map(([s]) => s)}::text[], ${stateGroups.map(([, i]) => i)}::int[]) as g(state, i) on g.state = moved.state
+      group by g.i`}
+    ),
+    events as (
+      insert into epcis_events (brand_id, id, move_id, event_type, event_time, record_time, biz_step, disposition, epcs, body)
+      select ${brandId}::uuid, e.id, ${m.moveId}::uuid, 'ObjectEvent', ${m.at}::timestamptz, ${m.at}::timestamptz, e.biz_step, e.disposition, grouped.epcs,
+        e.body || jsonb_build_object('epcList', to_jsonb(grouped.epcs))
+      from grouped
+      join unnest(${groups}::uuid[], ${m.events.map((e) => e.bizStep)}::text[], ${m.events.map((e) => e.disposition)}::text[],
+        ${m.events.map((e) => JSON.stringify(e.body))}::jsonb[]) with ordinality as e(id, biz_step, disposition, body, n) on e.n = grouped.i + 1
+      on conflict (brand_id, id) do nothing
+    )
+    select n.moved, n.first_seq, n.last_seq,
+      (select array_agg(serial order by seq) from (select serial, seq from moved order by seq limit ${m.serialsToName}::int) x) as serials,
+      (select count(*) from found)::int as found,
+      (select jsonb_agg(jsonb_build_object('seq', seq, 'serial', serial, 'state', state, 'reason', reason) order by seq) from refused) as refused
+    from (select count(*)::int as moved, min(seq) as first_seq, max(seq) as last_seq from moved) n`);
+  const n = row?.moved ?? 0;
+  const done = { moved: n, serials: row?.serials ?? [], firstSeq: row?.first_seq ?? null, lastSeq: row?.last_seq ?? null };
+  if (n === span) return { ...done, refused: [] };
+  // Decommissioning reads why the other units did not move afterwards: its update decided on their status, under their locks.
+  if (decommission) return { ...done, refused: await rangeRefusals(em, m, false) };
+  const refused: RangeRefusal[] = (row?.refused ?? []).map((r) => ({
+    seq: r.seq, serial: r.serial, state: r.state as SerialState, reason: r.reason as DecommissionReason | null, batchVoided: false,
+  }));
+  if ((row?.found ?? 0) < span) {
+    const missing = await rawRows(em, sql<{ seq: number }>`select g.seq from ${m.seqs === undefined ? sql`generate_series(${f}::int, ${t}::int)` : sql`unnest(${[...m.seqs]}::int[])`} as g(seq)
+      where not exists (select 1 from mint_units u where u.brand_id = ${brandId}::uuid and u.mint_batch_id = ${batchId}::uuid and u.seq = g.seq)`);
+    refused.push(...missing.map((r) => ({ seq: r.seq, serial: null, state: null, reason: null, batchVoided: false })));
+    refused.sort((a, b) => a.seq - b.seq);
+  }
+  return { ...done, refused };
+}
+
+/**
+ * The units of a range that a decommissioning did not move (every one when `voided`: nothing
+ * moved), with their states, and the seqs without a unit, in seq order. Runs after the move in its
+ * transaction: a unit it moved has its lifecycle row by this move (the others are read as they are
+ * now, as lockUnitsForMove reads them after decommissionCommissioned).
+ */
+async function rangeRefusals(em: Em, m: RangeMove, voided: boolean): Promise<RangeRefusal[]> {
+  const found = await rawRows(em, sql<{ seq: number; serial: string | null; state: string | null; reason: string | null }>`
+    select g.seq, u.serial, case when u.seq is null then null else coalesce(s.state, case when u.status = 'active' then 'commissioned' else 'issued' end) end as state,
+      s.reason
+    from ${m.seqs === undefined ? sql`generate_series(${m.fromSeq}::int, ${m.toSeq}::int)` : sql`unnest(${[...m.seqs]}::int[])`} as g(seq)
+    left join lateral (select seq, serial, status from mint_units u where u.brand_id = ${m.brandId}::uuid and u.mint_batch_id = ${m.mintBatchId}::uuid and u.seq = g.seq offset 0) u on true
+    left join lateral (select state, reason, move_id from unit_states s where s.brand_id = ${m.brandId}::uuid and s.mint_batch_id = ${m.mintBatchId}::uuid and s.seq = g.seq offset 0) s on true
+    where s.move_id is distinct from ${m.moveId}::uuid
+    order by g.seq`);
+  return found.map((r) => ({
+    seq: r.seq, serial: r.serial, state: r.state as SerialState | null, reason: r.reason as DecommissionReason | null, batchVoided: voided && r.serial !== null,
+  }));
 }

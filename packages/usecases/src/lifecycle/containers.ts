@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import {
-  allocateSerialRefs, ancestorsOf, containerPartners, readUnitPartners, appendEvents, containerContents, containersOfUnits, containerTree, countContents, findBrandIdBySlug, findContainerBySscc,
+  allocateSerialRefs, ancestorsOf, containerPartners, readUnitPartners, appendEvents, containerContents, containersOfUnits, containerTree, countContents, countUnitsInContainers,
+  findBrandIdBySlug, findContainerBySscc, lockContainersForShare, unitKeysInContainers, type PackedKey,
   findContainerMintByKey, findContainerOpByKey, findContainersBySscc, heightsOf, insertContainerMint, insertContainerOp, insertContainers, insertEpcisEvents,
   listSsccsOfMint, lockUnitsForMove, moveContainerStates, packContainers, packUnits, readBrandContainerConfig, setBrandCompanyPrefix, setContainerMaxDepth,
-  sqlState, ssccOfContainer, transaction, unitOfWork, unitsInContainers, unpackContainers, unpackUnits, type ContainerRecord, type ContentsCursor, type Em, type NewEpcisEvent, type PackedUnit,
+  sqlState, ssccOfContainer, transaction, unitOfWork, unpackContainers, unpackUnits, type ContainerRecord, type ContentsCursor, type Em, type NewEpcisEvent, type PackedUnit,
 } from '@mint/db';
 import {
   aggregationVocabulary, checkPackParent, companyPrefixViolations, ConflictError, containerLevelViolations, containerPackRefusal, containerStateAfter,
@@ -20,8 +21,6 @@ import { derivedUuid } from './derived-uuid.ts';
 export const maxMintContainers = 10_000;
 /** Most units and containers one pack or unpack request names. */
 export const maxPackItems = 10_000;
-/** Most units a move on one container (with everything inside it) may reach. */
-export const maxContainerMoveUnits = 100_000;
 /** Items per page of a container's contents unless asked otherwise; at most {@link maxContentsPage}. */
 export const defaultContentsPage = 100;
 /** Most items one page of contents holds. */
@@ -539,29 +538,70 @@ export async function resolveContainer(ctx: UseCaseContext, slug: string, sscc: 
   return c === null ? null : { brandId: brand.id, brand: { name: brand.name, slug }, sscc: c.sscc, level: c.level, state: c.state, reason: publicReasonOf(c.reason) };
 }
 
-/** What a move on a container reaches: its tree of containers and every unit inside them. */
+/** What a move on a container reaches: its tree of containers, locked, and how many units are inside them. */
 export interface ContainerMoveScope {
   readonly containerId: string;
   readonly tree: readonly ContainerRecord[];
-  readonly units: readonly PackedUnit[];
+  /** Units inside the tree's containers when it was read. */
+  readonly units: number;
 }
 
 /**
- * Everything inside the brand's container `sscc`, through every level, with the containers locked
- * until the transaction ends: the scope of a move on a container. Unknown or another brand's: NotFoundError; more than {@link maxContainerMoveUnits}
- * units: InvalidInputError.
+ * The brand's container `sscc` with every container inside it, through every level, locked until
+ * the transaction ends, and the count of units inside them: the scope of a move on a container,
+ * read when it is requested. Unknown or another brand's: NotFoundError.
  */
 export async function containerMoveScope(em: Em, brandId: string, sscc: string): Promise<ContainerMoveScope> {
   const root = await findContainerBySscc(em, brandId, sscc);
   if (root === null) throw new NotFoundError(`container ${sscc} not found`);
   const found = await containerTree(em, brandId, root.id);
-  // Lock the tree (in id order, as packs do), then read it and its units again: a pack into any of
-  // its containers has committed before this, or waits for the move.
+  // Lock the tree (in id order, as packs do), then read it again: a pack into any of its
+  // containers has committed before this, or waits for the request.
   await findContainersBySscc(em, brandId, found.map((c) => c.sscc), true);
   const tree = await containerTree(em, brandId, root.id);
-  const units = await unitsInContainers(em, brandId, tree.map((c) => c.id));
-  if (units.length > maxContainerMoveUnits) throw new InvalidInputError([{ field: 'container', message: `holds ${units.length} units; a move on a container reaches at most ${maxContainerMoveUnits}` }]);
-  return { containerId: root.id, tree, units };
+  const counts = await countUnitsInContainers(em, brandId, tree.map((c) => c.id));
+  return { containerId: root.id, tree, units: [...counts.values()].reduce((a, b) => a + b, 0) };
+}
+
+/** Where a move on a container goes on: the position in its tree's ids, and in a container larger than a chunk, the last unit moved. */
+export interface ContainerCursor {
+  readonly pos: number;
+  readonly after: { readonly mintBatchId: string; readonly seq: number } | null;
+}
+
+/**
+ * The units of a container move's next chunk, in the caller's transaction, with the containers
+ * they are read from share-locked (a pack or unpack of them waits for the chunk): whole containers
+ * of the tree (`ids`, in id order) from the cursor on while they hold at most `chunk` units
+ * between them, or else a page of `chunk` units of the one container larger than that. Returns the
+ * units (read as they are packed now: a unit unpacked before its chunk is not moved) and the
+ * cursor after them, null when the tree is done.
+ */
+export async function containerMoveChunk(em: Em, brandId: string, ids: readonly string[], cursor: ContainerCursor, chunk: number): Promise<{ units: PackedKey[]; next: ContainerCursor | null }> {
+  const { pos, after } = cursor;
+  const nextAt = (p: number): ContainerCursor | null => (p >= ids.length ? null : { pos: p, after: null });
+  if (pos >= ids.length) return { units: [], next: null };
+  if (after === null) {
+    const window = ids.slice(pos, pos + chunk);
+    const counts = await countUnitsInContainers(em, brandId, window);
+    const whole: string[] = [];
+    let n = 0;
+    for (const id of window) {
+      const k = counts.get(id) ?? 0;
+      if (n + k > chunk) break;
+      whole.push(id);
+      n += k;
+    }
+    if (whole.length > 0) {
+      await lockContainersForShare(em, brandId, whole);
+      return { units: await unitKeysInContainers(em, brandId, whole), next: nextAt(pos + whole.length) };
+    }
+  }
+  const id = ids[pos]!;
+  await lockContainersForShare(em, brandId, [id]);
+  const units = await unitKeysInContainers(em, brandId, [id], { after, limit: chunk });
+  const last = units.at(-1);
+  return { units, next: units.length < chunk || last === undefined ? nextAt(pos + 1) : { pos, after: { mintBatchId: last.mintBatchId, seq: last.seq } } };
 }
 
 /**

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import {
-  appendEvents, bumpKpis, claimRunningSerialMove, decommissionCommissioned, findSerialMove, findSerialMoveByKey, insertEpcisEvents, insertSerialMove, lockUnitsForMove, readBatchState,
-  readUnitPartners, recordSerialMoveChunk, writeSerialMove, type Em, type NewEpcisEvent, type SerialMoveRecord, type UnitForMove, type UnitSelector, unitOfWork, transaction,
+  appendEvents, bumpKpis, claimRunningSerialMove, decommissionCommissioned, findSerialMove, findSerialMoveByKey, insertEpcisEvents, insertSerialMove, lockUnitsForMove, moveUnitRange,
+  readBatchState, serialsOfUnits, readUnitPartners, recordSerialMoveChunk, writeSerialMove, type Em, type NewEpcisEvent, type RangeMoveEvent, type SerialMoveRecord, type UnitForMove,
+  type UnitSelector, unitOfWork, transaction,
 } from '@mint/db';
 import {
   activeDelta, decommissionReasons, epcisVocabularyOf, ForbiddenError, IdempotencyKeyReusedError, IllegalStateError, InvalidInputError, isPartnerAction, isUuid,
@@ -10,7 +11,7 @@ import {
 } from '@mint/domain';
 import type { Actor, UseCaseContext } from '../context.ts';
 import { requestFingerprint } from '../idempotency.ts';
-import { containerMoveScope, moveContainersOf, type ContainerMoveScope } from './containers.ts';
+import { containerMoveChunk, containerMoveScope, moveContainersOf, type ContainerCursor, type ContainerMoveScope } from './containers.ts';
 import { derivedUuid } from './derived-uuid.ts';
 
 export { derivedUuid };
@@ -171,8 +172,9 @@ export async function moveSerials(ctx: UseCaseContext, actor: Actor, input: Move
   const first = await transaction(ctx.db, async (em) => {
     const scope = scopeOf === null ? undefined : await scopeOf(em);
     if (scope !== undefined) {
-      total = scope.units.length;
-      target = { ...target, container_id: scope.containerId };
+      total = scope.units;
+      // The tree's containers in id order: every chunk share-locks those it reads in that order, as packs lock.
+      target = { ...target, container_id: scope.containerId, tree: scope.tree.map((c) => c.id).sort() };
     }
     if (!(await insertSerialMove(em, {
       brandId, id: moveId, idempotencyKey: storedKey, requestHash, action: input.action, reason: input.reason, target, total, nextSeq,
@@ -244,12 +246,29 @@ async function runChunk(ctx: UseCaseContext, em: Em, brandId: string, moveId: st
   const refusals: RefusedUnit[] = [];
   let selector: UnitSelector;
   let nextSeq: number | null = null;
+  let cursor: ContainerCursor | null = null;
   let done: boolean;
-  // A container move is one chunk: everything inside the container, read (and its containers locked) now.
-  const scope = typeof m.target.container === 'string' ? opts.scope ?? await containerMoveScope(em, brandId, m.target.container) : null;
-  if (scope !== null) {
-    selector = { serials: scope.units.map((u) => u.serial) };
-    done = true;
+  if (typeof m.target.container === 'string') {
+    // A move on a container: its containers move with the request (opts.scope, the tree locked);
+    // its units a chunk at a time, container by container, as packed when the chunk runs.
+    if (opts.scope !== undefined) await moveContainersOf(em, now, { brandId, moveId, move, tree: opts.scope.tree });
+    const at = (m.cursor as ContainerCursor | null) ?? { pos: 0, after: null };
+    const next = await containerMoveChunk(em, brandId, m.target.tree as string[], at, ctx.serialMoveChunk);
+    cursor = next.next;
+    done = cursor === null;
+    if (typeof m.target.partner_id === 'string') {
+      // A partner's move goes unit by unit (below), to refuse what is not allocated to it.
+      selector = { serials: await serialsOfUnits(em, brandId, next.units) };
+    } else {
+      // The brand's move: each batch's units of the chunk checked and moved in the database, as a range is.
+      let moved = 0;
+      for (const [batchId, seqs] of seqsOf(next.units)) {
+        const r = await moveRange(em, now, { brandId, moveId, actorId, move, selector: { mintBatchId: batchId, fromSeq: seqs[0]!, toSeq: seqs.at(-1)!, seqs } });
+        moved += r.moved;
+        refusals.push(...r.refusals);
+      }
+      return finishChunk(em, now, brandId, m, { actorId, moved, refusals, nextSeq, cursor, done });
+    }
   } else if (Array.isArray(m.target.serials)) {
     selector = { serials: m.target.serials as string[] };
     done = true;
@@ -261,13 +280,19 @@ async function runChunk(ctx: UseCaseContext, em: Em, brandId: string, moveId: st
     done = last === to;
     nextSeq = done ? null : last + 1;
   }
+  const partnerId = typeof m.target.partner_id === 'string' ? m.target.partner_id : null;
+  if (!('serials' in selector) && partnerId === null) {
+    // A batch or range: checked and moved in the database, nothing per unit comes back but the refused.
+    const r = await moveRange(em, now, { brandId, moveId, actorId, move, selector });
+    refusals.push(...r.refusals);
+    return finishChunk(em, now, brandId, m, { actorId, moved: r.moved, refusals, nextSeq, done });
+  }
   // Decommissioning (recalls at batch scale) moves in one statement whose update is the
   // compare-and-set; the units it left are read afterwards only to report why.
   const fast = move.action === 'decommission' && !opts.single;
   const premoved = fast ? await decommissionCommissioned(em, { brandId, moveId, at: now, reason: move.reason!, selector }) : [];
   const units = await lockUnitsForMove(em, brandId, selector, !fast);
   // A partner's move touches only the units allocated to it; the others are refused as not_allocated (their state is not told).
-  const partnerId = typeof m.target.partner_id === 'string' ? m.target.partner_id : null;
   const owners = partnerId === null ? null : await readUnitPartners(em, brandId, units);
   const movedKeys = new Set(premoved.map((u) => `${u.mintBatchId}/${u.seq}`));
   if ('serials' in selector) {
@@ -298,19 +323,97 @@ async function runChunk(ctx: UseCaseContext, em: Em, brandId: string, moveId: st
   if (opts.single && units.length === 0) throw new NotFoundError(`serial ${String((m.target.serials as string[])[0])} not found`);
   if (opts.single && units[0]?.batchVoided === true) throw new IllegalStateError(`serial ${units[0].serial} belongs to a voided mint batch`);
   await applyMove(em, now, { brandId, moveId, actorId, partnerId, move, units: eligible, written: fast });
-  if (scope !== null) await moveContainersOf(em, now, { brandId, moveId, move, tree: scope.tree });
-  const after = { ...m, moved: m.moved + eligible.length, refused: m.refused + refusals.length };
-  if (done) {
+  return finishChunk(em, now, brandId, m, { actorId, moved: eligible.length, refusals, nextSeq, cursor, done });
+}
+
+/** Records a chunk's outcome on its move (a compare-and-set on its progress), with the completion event when it was the last. */
+async function finishChunk(em: Em, now: Date, brandId: string, m: SerialMoveRecord, c: {
+  readonly actorId: string | null; readonly moved: number; readonly refusals: readonly RefusedUnit[]; readonly nextSeq: number | null; readonly done: boolean;
+  readonly cursor?: ContainerCursor | null;
+}): Promise<SerialMoveRecord> {
+  const after = { ...m, moved: m.moved + c.moved, refused: m.refused + c.refusals.length };
+  if (c.done) {
     await appendEvents(em, now, [{
-      brandId, eventType: 'serial_move_completed', entityType: 'serial_move', entityId: moveId, actor: actorId,
+      brandId, eventType: 'serial_move_completed', entityType: 'serial_move', entityId: m.id, actor: c.actorId,
       payload: { action: m.action, reason: m.reason, total: m.total, moved: after.moved, refused: after.refused },
     }]);
   }
-  const stored = refusals.map((r) => ({ serial: r.serial, mint_batch_id: r.mintBatchId, seq: r.seq, refusal: r.refusal, state: r.state, reason: r.reason }));
-  if (!(await recordSerialMoveChunk(em, brandId, moveId, { expectedMoved: m.moved, moved: eligible.length, refusals: stored, nextSeq, done, at: now }))) {
-    throw new IllegalStateError(`serial move ${moveId} moved concurrently`);
+  const stored = c.refusals.map((r) => ({ serial: r.serial, mint_batch_id: r.mintBatchId, seq: r.seq, refusal: r.refusal, state: r.state, reason: r.reason }));
+  const cursor = c.cursor === undefined || c.cursor === null ? null : { ...c.cursor };
+  if (!(await recordSerialMoveChunk(em, brandId, m.id, { expectedMoved: m.moved, moved: c.moved, refusals: stored, nextSeq: c.nextSeq, cursor, done: c.done, at: now }))) {
+    throw new IllegalStateError(`serial move ${m.id} moved concurrently`);
   }
-  return { ...after, status: done ? 'done' : 'running', nextSeq, refusals: [...m.refusals, ...stored], updatedAt: now };
+  return { ...after, status: c.done ? 'done' : 'running', nextSeq: c.nextSeq, cursor, refusals: [...m.refusals, ...stored], updatedAt: now };
+}
+
+/**
+ * One chunk of a batch or range move, set-based ({@link moveUnitRange}): the units' states, their
+ * statuses, their lifecycle rows and the EPCIS events in one statement, then the mint_units_moved
+ * audit event and active_tokens from the count moved. Returns the count and the refused units.
+ */
+async function moveRange(em: Em, now: Date, c: {
+  readonly brandId: string; readonly moveId: string; readonly actorId: string | null; readonly move: SerialMove;
+  readonly selector: { readonly mintBatchId: string; readonly fromSeq: number; readonly toSeq: number; readonly seqs?: readonly number[] };
+}): Promise<{ moved: number; refusals: RefusedUnit[] }> {
+  const { brandId, moveId, move, selector } = c;
+  const delta = activeDelta(move);
+  const r = await moveUnitRange(em, {
+    brandId, moveId, mintBatchId: selector.mintBatchId, fromSeq: selector.fromSeq, toSeq: selector.toSeq, ...(selector.seqs === undefined ? {} : { seqs: selector.seqs }), at: now,
+    from: move.from, fromReasons: move.fromReasons, to: move.to, reason: move.reason, unitStatus: delta > 0 ? 'active' : delta < 0 ? 'inactive' : null,
+    events: rangeEventsOf(moveId, move, selector, now), serialsToName: eventSerials,
+  });
+  const refusals = r.refused.map((u): RefusedUnit => ({
+    serial: u.serial, mintBatchId: selector.mintBatchId, seq: u.seq,
+    refusal: u.serial === null ? 'unknown' : u.batchVoided ? 'batch_voided' : refusalOf(move, u.state!, u.reason) ?? 'wrong_state',
+    state: u.state, reason: u.reason,
+  }));
+  if (r.moved > 0) {
+    await appendEvents(em, now, [{
+      brandId, eventType: 'mint_units_moved', entityType: 'mint_batch', entityId: selector.mintBatchId, actor: c.actorId,
+      payload: { move_id: moveId, action: move.action, reason: move.reason, to: move.to, count: r.moved, serials: r.serials, first_seq: r.firstSeq, last_seq: r.lastSeq },
+    }]);
+    if (delta !== 0) await bumpKpis(em, brandId, { activeTokens: delta * r.moved });
+  }
+  return { moved: r.moved, refusals };
+}
+
+/** The seqs of units per batch, each batch's in ascending order (units come in batch and seq order). */
+function seqsOf(units: readonly { readonly mintBatchId: string; readonly seq: number }[]): Map<string, number[]> {
+  const out = new Map<string, number[]>();
+  for (const u of units) {
+    const list = out.get(u.mintBatchId);
+    if (list === undefined) out.set(u.mintBatchId, [u.seq]);
+    else list.push(u.seq);
+  }
+  for (const list of out.values()) list.sort((a, b) => a - b);
+  return out;
+}
+
+/**
+ * The EPCIS 2.0 ObjectEvents of a range chunk, one per vocabulary of the move's source states (a
+ * commissioning of encoded and of issued serials differ), without their EPCs (the database lists
+ * the units moved). The id is derived from the move, the vocabulary and the chunk's first seq, so
+ * a chunk written again names the same event.
+ */
+function rangeEventsOf(moveId: string, move: SerialMove, selector: { readonly mintBatchId: string; readonly fromSeq: number }, at: Date): RangeMoveEvent[] {
+  const groups = new Map<string, { vocab: ReturnType<typeof epcisVocabularyOf>; states: SerialState[] }>();
+  for (const state of move.from) {
+    const vocab = epcisVocabularyOf(move, state);
+    const key = `${vocab.action} ${vocab.bizStep} ${vocab.disposition}`;
+    const g = groups.get(key) ?? { vocab, states: [] };
+    g.states.push(state);
+    groups.set(key, g);
+  }
+  return [...groups.values()].map(({ vocab, states }) => {
+    const id = derivedUuid(`${moveId}/${vocab.action}/${vocab.bizStep}/${selector.mintBatchId}/${selector.fromSeq}`);
+    return {
+      states, id, bizStep: vocab.bizStep, disposition: vocab.disposition,
+      body: {
+        type: 'ObjectEvent', eventID: `urn:uuid:${id}`, eventTime: at.toISOString(), eventTimeZoneOffset: '+00:00', recordTime: at.toISOString(),
+        action: vocab.action, bizStep: vocab.bizStep, disposition: vocab.disposition,
+      },
+    };
+  });
 }
 
 /** The writes of one chunk's eligible units: states, unit statuses, audit events and EPCIS events. */
