@@ -6,11 +6,10 @@ import * as useCases from '@mint/usecases';
 import { contextAuthenticator, type Authenticator } from './auth/interceptors.ts';
 import type { ReadinessProbe } from './health.ts';
 import type { ProgressFeed } from '@mint/bus';
-import type { Route } from '@mint/http';
+import { metricsRoute, scanClientOf, type Route } from '@mint/http';
 import { allResolverAnswersKey, purgeKeyOf, type RuleScan } from '@mint/domain';
 import { createCachePurger } from './resolver/purge.ts';
 import { fileURLToPath } from 'node:url';
-import { metricsRoute } from './metrics/route.ts';
 import { metricSources } from './metrics/sources.ts';
 import { createConnectRoutes, createServices, type ConnectRoutesDeps } from './routes.ts';
 import { downloadRoute } from './downloads/routes.ts';
@@ -20,7 +19,6 @@ import { containerAnswer, containerResolverRoutes } from './resolver/containers.
 import { epcisRoutes } from './epcis/routes.ts';
 import { consoleRoutes } from './console/routes.ts';
 import { createApiServer, type ApiServer } from './server.ts';
-import { scanClientOf } from './http/client-address.ts';
 
 /** Options of {@link startApi}. */
 export interface StartApiOptions {

@@ -284,6 +284,32 @@ async function applyCapturedMoves(ctx: UseCaseContext, actor: Actor, brandId: st
 }
 
 /**
+ * The EPCIS 2.0 ObjectEvents (commissioning, active) of units commissioned outside a serial move:
+ * one per {@link maxEventEpcs} of `epcs`, in order; `action` is ADD for issued units and OBSERVE for
+ * units encoded before (as a commissioning move reports them). `idOf(offset)` names the event that
+ * starts at that offset of `epcs`, derived from what it reports, so the same commissioning written
+ * again names the same events (and storing them keeps the first).
+ */
+export function commissioningEvents(c: {
+  readonly brandId: string; readonly epcs: readonly string[]; readonly action: 'ADD' | 'OBSERVE'; readonly at: Date; readonly idOf: (offset: number) => string;
+}): NewEpcisEvent[] {
+  const events: NewEpcisEvent[] = [];
+  const at = c.at.toISOString();
+  for (let offset = 0; offset < c.epcs.length; offset += maxEventEpcs) {
+    const id = c.idOf(offset);
+    const epcList = c.epcs.slice(offset, offset + maxEventEpcs);
+    events.push({
+      brandId: c.brandId, id, moveId: null, eventType: 'ObjectEvent', eventTime: c.at, recordTime: c.at, bizStep: 'commissioning', disposition: 'active', epcs: epcList,
+      body: {
+        type: 'ObjectEvent', eventID: `urn:uuid:${id}`, eventTime: at, eventTimeZoneOffset: '+00:00', recordTime: at,
+        epcList, action: c.action, bizStep: 'commissioning', disposition: 'active',
+      },
+    });
+  }
+  return events;
+}
+
+/**
  * The EPCIS 2.0 ObjectEvents (ADD, commissioning, active) of units commissioned at mint
  * (`active_at_mint`): one per {@link maxEventEpcs} units of a chunk, for the chunk's transaction.
  * Each names its units as a range of the batch (no EPC text per unit: the query lists their GS1

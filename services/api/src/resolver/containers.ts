@@ -9,7 +9,7 @@ import { send, sendEmpty, type HttpRequest, type Route } from '@mint/http';
 import * as useCases from '@mint/usecases';
 import { credentialsFrom } from '../auth/credentials.ts';
 import { isPublicPath } from '../auth/public-paths.ts';
-import { escapeHtml } from './page.ts';
+import { escapeHtml } from '@mint/pages';
 import { formatOf, refuse, type ContainerAnswer } from './routes.ts';
 
 const cors = {

@@ -14,54 +14,20 @@ import type { PassportReader, PassportReads, PassportSigner, PublishedPassport, 
 import { methodNotAllowedMessage, send as sendBody, sendEmpty, type ErrorWriter, type HttpRequest, type HttpResponse, type Route } from '@mint/http';
 import { validateHeaderValue } from 'node:http';
 import { isPublicPath } from '../auth/public-paths.ts';
-import { escapeHtml, identityPageBytes, pageLanguageOf, pageLanguages, type Authenticity, type PageContent, type PageLanguage, type PagePassport } from './page.ts';
+import {
+  escapeHtml, identityPageBytes, pageLanguageOf, plainPage, refusalJson, refusalPages, resolverBodies, type Authenticity, type PageContent, type PageLanguage, type PagePassport,
+  type Refusal,
+} from '@mint/pages';
 
-/** Bodies of the refusals; the same bytes for unknown and foreign identities. */
-export const resolverBodies = {
-  not_found: { ok: false, error: 'not_found', message: 'No product identity is registered at this address.' },
-  gone: { ok: false, error: 'gone', message: 'This identity was withdrawn by the brand and no longer resolves.' },
-  not_activated: {
-    ok: false, error: 'not_activated', message: 'This item has not been activated yet. It resolves once the brand activates it.',
-  },
-  unknown_link_type: { ok: false, error: 'unknown_link_type', message: 'The linkType is not a link type of the GS1 Web Vocabulary.' },
-  link_type_not_available: { ok: false, error: 'link_type_not_available', message: 'This identity has no link of the requested type.' },
-  invalid_link_target: {
-    ok: false, error: 'invalid_link_target', message: 'The page stored for this identity is not a valid URL, so it cannot be redirected to.',
-  },
-} as const;
-
-type Refusal = keyof typeof resolverBodies;
-
-const html = (title: string, message: string) =>
-  `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width"><title>${title}</title></head>` +
-  `<body><h1>${title}</h1><p>${message}</p></body></html>`;
-
-const refusalTitles: Record<Refusal, string> = {
-  not_found: 'Not found', gone: 'Withdrawn', not_activated: 'Not yet activated',
-  unknown_link_type: 'Unknown link type', link_type_not_available: 'No such link', invalid_link_target: 'Invalid link target',
-};
 const refusalStatus: Record<Refusal, number> = {
   not_found: resolutionStatus.not_found, gone: resolutionStatus.gone, not_activated: resolutionStatus.not_activated,
   unknown_link_type: 404, link_type_not_available: 404, invalid_link_target: 502,
 };
-const htmlBodies = Object.fromEntries(Object.entries(resolverBodies).map(([kind, body]) => [kind, html(refusalTitles[kind as Refusal], body.message)])) as Record<Refusal, string>;
-/** What the page says for the refusals about an identity; the others keep the plain page. */
-const refusalAuthenticity: Partial<Record<Refusal, Authenticity>> = { not_found: 'not_found', gone: 'withdrawn', not_activated: 'not_activated' };
-/**
- * The refusal pages in each of the page's languages: no identity in them, so an unknown identity
- * and another brand's get the same bytes, as their JSON does.
- */
-const refusalPages = Object.fromEntries(pageLanguages.map((lng) => [lng, Object.fromEntries(Object.keys(resolverBodies).map((kind) => {
-  const authenticity = refusalAuthenticity[kind as Refusal];
-  return [kind, authenticity === undefined ? htmlBodies[kind as Refusal]
-    : identityPageBytes({ authenticity, brand: null, product: null, gtin: null, lot: null, serial: null, links: [] }, lng)];
-}))])) as Record<PageLanguage, Record<Refusal, string>>;
 /** The page language of a request, from its Accept-Language. */
 const languageOf = (req: HttpRequest): PageLanguage => {
   const header = req.headers['accept-language'];
   return pageLanguageOf(languagesOf(typeof header === 'string' ? header : undefined));
 };
-const jsonBodies = Object.fromEntries(Object.entries(resolverBodies).map(([kind, body]) => [kind, JSON.stringify(body)])) as Record<Refusal, string>;
 
 /** CORS of every resolver answer: readable from any origin, with its Link and Location headers. */
 const corsHeaders = {
@@ -94,12 +60,12 @@ function send(req: HttpRequest, res: HttpResponse, status: number, type: string,
 /** A refusal in the resolver's form (the same bytes for every unknown or foreign identity), as a page or JSON. */
 export function refuse(req: HttpRequest, res: HttpResponse, kind: Refusal, format: BodyFormat, headers: Record<string, string> = {}): void {
   if (format === 'html') send(req, res, refusalStatus[kind], 'text/html; charset=utf-8', refusalPages[languageOf(req)][kind], headers);
-  else send(req, res, refusalStatus[kind], 'application/json; charset=utf-8', jsonBodies[kind], headers);
+  else send(req, res, refusalStatus[kind], 'application/json; charset=utf-8', refusalJson[kind], headers);
 }
 
 /** 400 (or the router's status) with a short reason, as a small HTML page or JSON. */
 function refuseRequest(req: HttpRequest, res: HttpResponse, status: number, code: string, reason: string, format: BodyFormat): void {
-  if (format === 'html') send(req, res, status, 'text/html; charset=utf-8', html('Not a valid GS1 Digital Link', escapeHtml(reason)));
+  if (format === 'html') send(req, res, status, 'text/html; charset=utf-8', plainPage('Not a valid GS1 Digital Link', escapeHtml(reason)));
   else send(req, res, status, 'application/json; charset=utf-8', JSON.stringify({ ok: false, error: code, message: reason }));
 }
 
@@ -247,7 +213,7 @@ export function passportIssuerRoutes(signer: PassportSigner, originOf: (req: Htt
         const origin = originOf(req);
         const slug = params['slug'] ?? '';
         const list = await signer.statusList(slug, passportStatusListUrl(origin, slug), didWebOf(new URL(origin).host));
-        if (list === null) sendBody(req, res, 404, 'application/json; charset=utf-8', jsonBodies.not_found, corsHeaders);
+        if (list === null) sendBody(req, res, 404, 'application/json; charset=utf-8', refusalJson.not_found, corsHeaders);
         else sendBody(req, res, 200, 'application/vc+jwt', list, headers);
       },
     },
@@ -295,8 +261,9 @@ function answer(r: Request, resolution: Resolution, passport: PublishedPassport 
   }
   if (outcome.kind === 'recalled' && r.representation === 'redirect'
     && (r.linkType.kind === 'none' || (r.linkType.kind === 'link' && r.linkType.name === 'defaultLink'))) {
-    // A recall leads: a plain scan gets the identity page with the recall first and the links as actions.
-    send(req, res, 200, 'text/html; charset=utf-8', identityPageBytes(pageContent(r, resolution, 'recalled'), languageOf(req)), { link: r.link, ...edge });
+    // A recall leads: a plain scan gets the identity page with the recall first, the links as
+    // actions and, below them, the hosted passport (a recall withdraws the item, not its passport).
+    send(req, res, 200, 'text/html; charset=utf-8', identityPageBytes(pageContent(r, resolution, 'recalled', passport), languageOf(req)), { link: r.link, ...edge });
     return;
   }
   if ((outcome.kind !== 'resolved' && outcome.kind !== 'recalled') || resolution.level === null) {
@@ -353,8 +320,8 @@ function answer(r: Request, resolution: Resolution, passport: PublishedPassport 
     return;
   }
   if (passport !== null && (r.passportAsk === 'auto' || r.passportAsk === 'page')) {
-    // The hosted passport: its page, with the identity's authenticity and its links as actions.
-    const authenticity = resolution.level === 'serial' || resolution.level === 'token' ? 'genuine' : 'product';
+    // The hosted passport: its page, with the identity's authenticity (a recall first) and its links as actions.
+    const authenticity = outcome.kind === 'recalled' ? 'recalled' : resolution.level === 'serial' || resolution.level === 'token' ? 'genuine' : 'product';
     send(req, res, 200, 'text/html; charset=utf-8', identityPageBytes(pageContent(r, resolution, authenticity, passport), languageOf(req)), { link: r.link, ...edge });
     return;
   }
@@ -369,7 +336,7 @@ function answer(r: Request, resolution: Resolution, passport: PublishedPassport 
     if (mediaTypesOf(accept).some((t) => t === 'text/html' || t === 'application/xhtml+xml')) {
       const items = resolution.choices.map((l) => `<li><a href="${escapeHtml(l.href)}"${l.hreflang.length > 0 ? ` hreflang="${escapeHtml(l.hreflang[0]!)}"` : ''}>${escapeHtml(l.title)}</a>` +
         `${l.hreflang.length > 0 ? ` (${escapeHtml(l.hreflang.join(', '))})` : ''}${l.mediaType === null ? '' : ` ${escapeHtml(l.mediaType)}`}</li>`).join('');
-      send(req, res, 300, 'text/html; charset=utf-8', html(escapeHtml(title), `Choose one:<ul>${items}</ul>`), { link: r.link, ...edge });
+      send(req, res, 300, 'text/html; charset=utf-8', plainPage(escapeHtml(title), `Choose one:<ul>${items}</ul>`), { link: r.link, ...edge });
     } else {
       send(req, res, 300, 'application/linkset+json', JSON.stringify(linksetOf(offered)), { link: `${r.link}, ${contextLink}`, ...edge });
     }
@@ -597,14 +564,25 @@ function serveIdentity(
 }
 
 /**
- * The published passport a resolved identity's answer shows, as the request's credential may see
- * it; null when none applies: not resolved, a serial the brand never issued, a product whose
- * passport lives at its external URL (a plain scan still goes there), or none published.
- * Synchronous when the product is known to have none (no query on the scan's path).
+ * The published passport a resolved or recalled identity's answer shows, as the request's
+ * credential may see it; null when none applies: refused or out of circulation, a serial the brand
+ * never issued, a product whose passport lives at its external URL (a plain scan still goes
+ * there), or none published. Synchronous when the product is known to have none (no query on the
+ * scan's path).
+ *
+ * A recalled item keeps its passport: a recall tells the holder not to use the item, and the
+ * passport is what says what the item is and how to return, repair or dispose of it. So every
+ * answer that carries the passport carries it for a recalled item too, with the recall leading:
+ * a plain browser scan gets the recall page (recall notice first, the brand's links, then the
+ * passport's sections), `?linkType=gs1:dpp` from a browser the passport page with the recall as
+ * its leading notice (200, never a 404), JSON and the linkset the recall first and the passport
+ * after it, and a machine asking for the credential gets it (the recall is the item's state, read
+ * from the resolver's answers, not a revocation of the passport). An item out of circulation for
+ * another reason (410) answers without its passport.
  */
 function passportOf(passports: PassportReads, r: Request, resolution: Resolution): PublishedPassport | null | Promise<PublishedPassport | null> {
   const product = resolution.product ?? null;
-  if (resolution.outcome.kind !== 'resolved' || product === null || resolution.unitKnown === false || resolution.brand === null) return null;
+  if ((resolution.outcome.kind !== 'resolved' && resolution.outcome.kind !== 'recalled') || product === null || resolution.unitKnown === false || resolution.brand === null) return null;
   if (r.passportAsk === 'auto' && product.passportUrl !== null && r.passportVersion === null) return null;
   const key = r.parsed.path.key;
   const presented = passportKeyOf(r.req);
