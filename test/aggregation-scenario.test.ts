@@ -16,6 +16,7 @@ import {
   type MoveSerialsInput,
 } from '@mint/usecases';
 import { isSscc } from '@mint/domain';
+import { storedEpcisEvents } from './support/epcis.ts';
 import { epcisValidator, mintCompleted } from './support/pack-fixtures.ts';
 import { query } from './support/sql.ts';
 import { setupUseCases, type SeededBrand, type UseCaseBundle } from './support/usecases.ts';
@@ -72,7 +73,7 @@ async function containerStates(brandId = brand.brandId): Promise<Map<string, str
 }
 
 async function epcisRows(): Promise<{ body: Record<string, unknown>; event_type: string; biz_step: string }[]> {
-  return query(app.db.em.fork(), 'select body, event_type, biz_step from epcis_events where brand_id = ? order by event_time, record_time, id', [brand.brandId]);
+  return storedEpcisEvents(app.db.em.fork(), brand.brandId);
 }
 
 describe(`the aggregation scenario at ${n} units`, () => {

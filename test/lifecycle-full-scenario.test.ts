@@ -19,6 +19,7 @@ import { DecommissionReason, type MintService, PartnerService, SerialAction, Ser
 import { epcisDocument, getMintKpis } from '@mint/usecases';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, errorOf, inProcessApi } from '../services/api/test/support.ts';
+import { storedEpcisEvents } from './support/epcis.ts';
 import { epcisValidator, mintCompleted } from './support/pack-fixtures.ts';
 import { query } from './support/sql.ts';
 import { setupUseCases, type SeededBrand, type UseCaseBundle } from './support/usecases.ts';
@@ -202,8 +203,7 @@ describe(`the lifecycle scenario, partners and aggregation, at ${n} units`, () =
     expect(r.byPartner.reduce((sum, p) => sum + p.allocated, 0)).toBe(n);
 
     // Every EPCIS event validates; none aggregates an EPC that was not commissioned before it.
-    const events = await query<{ body: Record<string, unknown>; event_type: string; biz_step: string }>(app.db.em.fork(),
-      'select body, event_type, biz_step from epcis_events where brand_id = ? order by event_time, record_time, id', [brand.brandId]);
+    const events = await storedEpcisEvents(app.db.em.fork(), brand.brandId);
     const validate = epcisValidator();
     expect(validate(epcisDocument(events.map((e) => e.body), new Date())), JSON.stringify(validate.errors?.slice(0, 3))).toBe(true);
     const aggregations = events.filter((e) => e.event_type === 'AggregationEvent');

@@ -20,7 +20,7 @@ export {
 export type { ProductImportRowError } from './catalog-types.ts';
 export { appendEvents } from './repositories/events.ts';
 export { bumpKpis, type KpiDelta } from './repositories/kpis.ts';
-export { insertUnitChunk, findMissingSeqRanges, type UnitChunk } from './repositories/units.ts';
+export { insertUnitChunk, findMissingSeqRanges, readUnitSerials, type UnitChunk } from './repositories/units.ts';
 export { commitChunk, writeCompletion, type ChunkCommit, type ChunkCommitted, type Completion } from './repositories/chunks.ts';
 export { findBatch, findBatchOfJob, listBatches, moveBatchStatus, advanceMinted, type BatchRecord } from './repositories/batches.ts';
 export {
@@ -105,8 +105,9 @@ export {
 export { UnitStateRow, SerialMoveRow, EpcisEventRow } from './entities/serials.ts';
 export {
   lockUnitsForMove, decommissionCommissioned, moveUnitRange, writeSerialMove, countUnitStates, readSerialState, insertSerialMove, findSerialMoveByKey, findSerialMove, recordSerialMoveChunk,
-  claimRunningSerialMove, insertEpcisEvents, queryEpcisEvents, finishSerialMove, readEpcisEventIds, latestEventNaming, latestMintOf,
+  claimRunningSerialMove, insertEpcisEvents, queryEpcisEvents, expandEpcisUnitRanges, finishSerialMove, readEpcisEventIds, latestEventNaming, latestMintOf,
   type UnitForMove, type UnitSelector, type SerialWrite, type RangeMove, type RangeMoveEvent, type RangeMoved, type RangeRefusal, type SerialMoveRecord, type NewSerialMove, type NewEpcisEvent, type EpcisQuery,
+  type EpcisUnitRange, type StoredEpcisEvent,
 } from './repositories/serials.ts';
 export { ContainerSettingsRow, ContainerMintRow, ContainerRow, UnitContainerRow, ContainerOpRow } from './entities/containers.ts';
 export {

@@ -4,11 +4,21 @@
 // commissioning, and the packing never names an EPC without an earlier commissioning.
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { epcisDocument, mintContainers, packContainer, setContainerSettings } from '@mint/usecases';
+import { epcisDocument, mintContainers, packContainer, queryEpcis, setContainerSettings } from '@mint/usecases';
 import { epcisValidator, mintCompleted } from '../../../test/support/pack-fixtures.ts';
+import { storedEpcisEvents } from '../../../test/support/epcis.ts';
 import { query } from '../../../test/support/sql.ts';
 import { setupUseCases, type UseCaseBundle } from '../../../test/support/usecases.ts';
-import { maxEventEpcs, mintCommissioningEvents } from '../src/lifecycle/epcis.ts';
+import { maxEpcisPageRangeUnits, maxEventEpcs, mintCommissioningEvents } from '../src/lifecycle/epcis.ts';
+
+const eventList = (document: Record<string, unknown>) =>
+  ((document['epcisBody'] as { queryResults: { resultsBody: { eventList: Record<string, unknown>[] } } }).queryResults.resultsBody.eventList);
+const validate = (document: Record<string, unknown>) => {
+  const v = epcisValidator();
+  const ok = v(epcisDocument(eventList(document), new Date()));
+  if (!ok) throw new Error(JSON.stringify(v.errors?.slice(0, 3)));
+  return ok;
+};
 
 let app: UseCaseBundle;
 beforeAll(async () => {
@@ -16,9 +26,7 @@ beforeAll(async () => {
 });
 afterAll(() => app.close());
 
-type Stored = { id: string; biz_step: string; event_type: string; epcs: string[]; body: Record<string, unknown> };
-const eventsOf = (brandId: string) => query<Stored>(app.db.em.fork(),
-  'select id, biz_step, event_type, epcs, body from epcis_events where brand_id = ? order by event_time, record_time, id', [brandId]);
+const eventsOf = (brandId: string) => storedEpcisEvents(app.db.em.fork(), brandId);
 const unitEpcs = async (batchId: string) => (await query<{ epc: string }>(app.db.em.fork(), `
   select regexp_replace(b.resolver_base_url, '/$', '') || '/01/' || b.gtin || '/21/' || u.serial as epc
   from mint_units u join mint_batches b on b.brand_id = u.brand_id and b.id = u.mint_batch_id where u.mint_batch_id = ? order by u.seq`, [batchId])).map((r) => r.epc);
@@ -33,7 +41,13 @@ describe('commissioning at mint', () => {
     const chunks = await query<{ count: number }>(app.db.em.fork(),
       `select (payload->>'count')::int as count from mint_events where entity_id = ? and event_type = 'mint_units_created'`, [mintBatchId]);
     expect(chunks.length).toBeGreaterThan(1);
-    expect(events.map((e) => e.epcs.length).sort()).toEqual(chunks.map((c) => c.count).sort());
+    expect(events.map((e) => (e.body['epcList'] as string[]).length).sort()).toEqual(chunks.map((c) => c.count).sort());
+    // Stored as ranges of the batch: no EPC text per unit, neither for MATCH_epc nor in the body.
+    expect(events.map((e) => e.unit_count).sort()).toEqual(chunks.map((c) => c.count).sort());
+    expect(events.map((e) => [e.mint_batch_id, e.epcs.length])).toEqual(events.map(() => [mintBatchId, 0]));
+    const stored = await query<{ epc_text: number; body_epcs: number }>(app.db.em.fork(),
+      `select coalesce(sum(cardinality(epcs)), 0)::int as epc_text, count(*) filter (where jsonb_exists(body, 'epcList'))::int as body_epcs from epcis_events where brand_id = ?`, [brand.brandId]);
+    expect(stored).toEqual([{ epc_text: 0, body_epcs: 0 }]);
     const named = events.flatMap((e) => e.body['epcList'] as string[]);
     expect(named).toHaveLength(2_500);
     expect(new Set(named)).toEqual(new Set(await unitEpcs(mintBatchId)));
@@ -66,14 +80,62 @@ describe('commissioning at mint', () => {
     expect(lacking).toEqual([]);
   });
 
-  it(`splits a chunk over events of at most ${maxEventEpcs} EPCs, with ids the same for the same chunk`, () => {
+  it('answers the EPCIS query with the commissioning events listing their units, found by MATCH_epc on a unit, pages bounded', async () => {
+    const brand = await app.seedBrand();
+    const { mintBatchId } = await mintCompleted(app.ctx, brand, 2_500, { activationMode: 'active_at_mint', chunk: 1_000 });
+    const epcs = await unitEpcs(mintBatchId);
+    const all = await queryEpcis(app.ctx, brand.brandId, new URLSearchParams());
+    const listed = eventList(all.document);
+    expect(listed.map((e) => e['epcList'])).toEqual((await eventsOf(brand.brandId)).map((e) => e.body['epcList']));
+    expect(listed.flatMap((e) => e['epcList'] as string[])).toEqual(epcs);
+    expect(validate(all.document)).toBe(true);
+
+    // A unit of a later chunk: exactly its chunk's event, with all its units.
+    const naming = (epc: string) => listed.filter((e) => (e['epcList'] as string[]).includes(epc)).map((e) => e['eventID']);
+    const matched = eventList((await queryEpcis(app.ctx, brand.brandId, new URLSearchParams({ MATCH_epc: epcs[1_500]! }))).document);
+    expect(matched).toHaveLength(1);
+    expect(matched.map((e) => e['eventID'])).toEqual(naming(epcs[1_500]!));
+    expect(matched[0]!['epcList']).toContain(epcs[1_500]);
+    const two = eventList((await queryEpcis(app.ctx, brand.brandId, new URLSearchParams({ MATCH_epc: `${epcs[0]!},${epcs[2_499]!}`, EQ_bizStep: 'commissioning' }))).document);
+    expect(two.map((e) => e['eventID'])).toEqual(listed.map((e) => e['eventID']).filter((id) => [...naming(epcs[0]!), ...naming(epcs[2_499]!)].includes(id)));
+    expect(two).toHaveLength(2);
+    // The same serial under another URI names no unit of the brand's events.
+    expect(eventList((await queryEpcis(app.ctx, brand.brandId, new URLSearchParams({ MATCH_epc: epcs[0]!.replace('/01/', '/elsewhere/01/') }))).document)).toEqual([]);
+    const other = await app.seedBrand();
+    expect(eventList((await queryEpcis(app.ctx, other.brandId, new URLSearchParams({ MATCH_epc: epcs[0]! }))).document)).toEqual([]);
+  });
+
+  it(`ends a page before its commissioning events would list more than ${maxEpcisPageRangeUnits} units`, async () => {
+    const brand = await app.seedBrand();
+    await mintCompleted(app.ctx, brand, 25_000, { activationMode: 'active_at_mint', chunk: 5_000 });
+    const pages: number[][] = [];
+    let token: string | null = null;
+    do {
+      const page: Awaited<ReturnType<typeof queryEpcis>> = await queryEpcis(app.ctx, brand.brandId, new URLSearchParams(token === null ? {} : { nextPageToken: token }));
+      pages.push(eventList(page.document).map((e) => (e['epcList'] as string[]).length));
+      token = page.nextPageToken;
+    } while (token !== null);
+    const sum = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0);
+    expect(pages.length).toBeGreaterThan(1);
+    expect(sum(pages.flat())).toBe(25_000);
+    for (const [i, page] of pages.entries()) {
+      expect(sum(page)).toBeLessThanOrEqual(maxEpcisPageRangeUnits);
+      // Each page ends only when the next event would not fit.
+      if (i + 1 < pages.length) expect(sum(page) + pages[i + 1]![0]!).toBeGreaterThan(maxEpcisPageRangeUnits);
+    }
+  });
+
+  it(`splits a chunk over events of at most ${maxEventEpcs} units, with ids the same for the same chunk`, () => {
     const input = {
-      brandId: '00000000-0000-4000-8000-000000000001', mintBatchId: '00000000-0000-4000-8000-000000000002', resolverBaseUrl: 'https://id.example.com/b/',
-      gtin: '09506000134352', firstSeq: 40_001, serials: Array.from({ length: 20_000 + 7 }, (_, i) => `S${i}`), at: new Date('2026-11-28T10:00:00Z'),
+      brandId: '00000000-0000-4000-8000-000000000001', mintBatchId: '00000000-0000-4000-8000-000000000002', firstSeq: 40_001, count: 20_000 + 7,
+      at: new Date('2026-11-28T10:00:00Z'),
     };
     const events = mintCommissioningEvents(input);
-    expect(events.map((e) => e.epcs.length)).toEqual([10_000, 10_000, 7]);
-    expect(events[0]!.epcs[0]).toBe('https://id.example.com/b/01/09506000134352/21/S0');
+    expect(events.map((e) => e.units)).toEqual([
+      { mintBatchId: input.mintBatchId, firstSeq: 40_001, count: 10_000 }, { mintBatchId: input.mintBatchId, firstSeq: 50_001, count: 10_000 },
+      { mintBatchId: input.mintBatchId, firstSeq: 60_001, count: 7 },
+    ]);
+    expect(events.map((e) => e.epcs.length)).toEqual([0, 0, 0]);
     expect(new Set(events.map((e) => e.id)).size).toBe(3);
     expect(mintCommissioningEvents(input).map((e) => e.id)).toEqual(events.map((e) => e.id));
     expect(mintCommissioningEvents({ ...input, firstSeq: 1 }).map((e) => e.id)).not.toContain(events[0]!.id);

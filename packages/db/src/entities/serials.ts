@@ -91,12 +91,18 @@ export const EpcisEventRow = defineEntity({
     recordTime: columns.time(),
     bizStep: p.text(),
     disposition: p.text().nullable(),
-    /** Every EPC the event names (epcList, parentID, childEPCs), for MATCH_epc. */
+    /** Every EPC the event names (epcList, parentID, childEPCs), for MATCH_epc; empty for an event naming a unit range. */
     epcs: p.array().columnType('text[]'),
-    /** The event as JSON-LD. */
+    /** The event as JSON-LD; without `epcList` for an event naming a unit range (expanded when read). */
     body: p.json<Record<string, unknown>>(),
     /** The partner that reported it (or was allocated its serials); null: the brand's own. A partner key's query answers only its own. */
     partnerId: p.uuid().nullable(),
+    /** For an event naming units as a range (a mint chunk's commissioning): their batch; null otherwise. */
+    mintBatchId: p.uuid().nullable(),
+    /** The range's first seq. */
+    firstSeq: p.integer().nullable(),
+    /** The range's number of units (seqs `first_seq` to `first_seq + unit_count - 1`). */
+    unitCount: p.integer().nullable(),
   },
   indexes: [{ name: 'epcis_events_time_index', properties: ['brandId', 'eventTime', 'id'] }],
 });

@@ -27,6 +27,7 @@ import { Migration20261128200000_import_keys } from './Migration20261128200000_i
 import { Migration20261128210000_webhook_fanouts } from './Migration20261128210000_webhook_fanouts.ts';
 import { Migration20261129020000_serial_move_cursor } from './Migration20261129020000_serial_move_cursor.ts';
 import { Migration20261129030000_epcis_partner } from './Migration20261129030000_epcis_partner.ts';
+import { Migration20261129050000_epcis_unit_ranges } from './Migration20261129050000_epcis_unit_ranges.ts';
 
 /** Every migration, in order. New ones come from `npm run db:migration -w @mint/db` and are listed here. */
 export const migrations = [{ name: 'Migration20261121050755', class: Migration20261121050755 },
@@ -58,4 +59,5 @@ export const migrations = [{ name: 'Migration20261121050755', class: Migration20
   { name: 'Migration20261128210000_webhook_fanouts', class: Migration20261128210000_webhook_fanouts },
   { name: 'Migration20261129020000_serial_move_cursor', class: Migration20261129020000_serial_move_cursor },
   { name: 'Migration20261129030000_epcis_partner', class: Migration20261129030000_epcis_partner },
+  { name: 'Migration20261129050000_epcis_unit_ranges', class: Migration20261129050000_epcis_unit_ranges },
 ];

@@ -3,6 +3,7 @@ import { mintedSerialState, unitResolverUrl } from '@mint/domain';
 import { sql, type RawBuilder } from 'kysely';
 import type { Em } from '../orm.ts';
 import { changed, first, rawChanged, rawRows, rows } from './kysely.ts';
+import { readUnitSerials } from './units.ts';
 
 /**
  * Serial lifecycle storage. A unit's state is its `unit_states` row when it has one, else the state
@@ -308,6 +309,15 @@ export interface NewEpcisEvent {
   readonly body: Record<string, unknown>;
   /** The partner that reported it (or was allocated its serials); absent or null: the brand's own. */
   readonly partnerId?: string | null;
+  /** Units the event names as a range instead of listing them (then `epcs` is empty and `body` has no `epcList`). */
+  readonly units?: EpcisUnitRange;
+}
+
+/** Units of one batch an event names as a range, seqs `firstSeq` to `firstSeq + count - 1`. */
+export interface EpcisUnitRange {
+  readonly mintBatchId: string;
+  readonly firstSeq: number;
+  readonly count: number;
 }
 
 /** Stores events; an event id stored before is kept as it was (a repeated chunk writes no duplicate). */
@@ -316,6 +326,7 @@ export async function insertEpcisEvents(em: Em, events: readonly NewEpcisEvent[]
   return changed(em, (db) => db.insertInto('epcis_events').values(events.map((e) => ({
     brand_id: e.brandId, id: e.id, move_id: e.moveId, event_type: e.eventType, event_time: e.eventTime, record_time: e.recordTime,
     biz_step: e.bizStep, disposition: e.disposition, epcs: [...e.epcs], body: JSON.stringify(e.body), partner_id: e.partnerId ?? null,
+    mint_batch_id: e.units?.mintBatchId ?? null, first_seq: e.units?.firstSeq ?? null, unit_count: e.units?.count ?? null,
   }))).onConflict((oc) => oc.columns(['brand_id', 'id']).doNothing()));
 }
 
@@ -324,7 +335,10 @@ export interface EpcisQuery {
   readonly brandId: string;
   readonly bizSteps?: readonly string[];
   readonly dispositions?: readonly string[];
+  /** Events naming any of these EPCs, or (with `units`) naming any of these units in a range. */
   readonly epcs?: readonly string[];
+  /** The units of the `epcs` (found by serial): events whose unit range holds one match too. */
+  readonly units?: readonly { readonly mintBatchId: string; readonly seq: number }[];
   readonly geEventTime?: Date;
   readonly ltEventTime?: Date;
   /** Only the events of this partner (a partner key's query); absent: every event of the brand. */
@@ -334,21 +348,63 @@ export interface EpcisQuery {
   readonly limit: number;
 }
 
-/** Stored events matching `q`, oldest first by event time then id. */
-export async function queryEpcisEvents(em: Em, q: EpcisQuery): Promise<{ id: string; eventTime: Date; body: Record<string, unknown> }[]> {
-  const found = await rows(em, (db) => db.selectFrom('epcis_events').select(['id', 'event_time', 'body'])
+/** A stored event as read: an event naming a unit range has its `units` and a body without `epcList` until {@link expandEpcisUnitRanges}. */
+export interface StoredEpcisEvent {
+  readonly id: string;
+  readonly eventTime: Date;
+  readonly body: Record<string, unknown>;
+  readonly units: EpcisUnitRange | null;
+}
+
+/** Stored events matching `q`, oldest first by event time then id; unit ranges not expanded. */
+export async function queryEpcisEvents(em: Em, q: EpcisQuery): Promise<StoredEpcisEvent[]> {
+  const found = await rows(em, (db) => db.selectFrom('epcis_events').select(['id', 'event_time', 'body', 'mint_batch_id', 'first_seq', 'unit_count'])
     .where('brand_id', '=', q.brandId)
     .$if(q.partnerId !== undefined, (w) => w.where('partner_id', '=', q.partnerId!))
     .$if(q.bizSteps !== undefined, (w) => w.where('biz_step', 'in', [...q.bizSteps!]))
     .$if(q.dispositions !== undefined, (w) => w.where('disposition', 'in', [...q.dispositions!]))
-    .$if(q.epcs !== undefined, (w) => w.where(sql<boolean>`epcs && ${[...q.epcs!]}::text[]`))
+    // A listed EPC by the GIN index on `epcs`; a unit in a range by the (brand_id, mint_batch_id, first_seq) index.
+    .$if(q.epcs !== undefined, (w) => w.where((eb) => eb.or([
+      sql<boolean>`epcs && ${[...q.epcs!]}::text[]`,
+      ...(q.units ?? []).map((u) => eb.and([
+        eb('mint_batch_id', '=', u.mintBatchId), eb('first_seq', '<=', u.seq), sql<boolean>`first_seq + unit_count > ${u.seq}::int`,
+      ])),
+    ])))
     .$if(q.geEventTime !== undefined, (w) => w.where('event_time', '>=', q.geEventTime!))
     .$if(q.ltEventTime !== undefined, (w) => w.where('event_time', '<', q.ltEventTime!))
     .$if(q.after !== undefined, (w) => w.where((eb) => eb.or([
       eb('event_time', '>', q.after!.eventTime), eb.and([eb('event_time', '=', q.after!.eventTime), eb('id', '>', q.after!.id)]),
     ])))
     .orderBy('event_time').orderBy('id').limit(q.limit));
-  return found.map((r) => ({ id: r.id, eventTime: new Date(r.event_time), body: parsed<Record<string, unknown>>(r.body) }));
+  return found.map((r) => ({
+    id: r.id, eventTime: new Date(r.event_time), body: parsed<Record<string, unknown>>(r.body),
+    units: r.mint_batch_id === null ? null : { mintBatchId: r.mint_batch_id, firstSeq: r.first_seq!, count: r.unit_count! },
+  }));
+}
+
+/**
+ * The events' bodies with the `epcList` of each event naming a unit range: its units' GS1 Digital
+ * Link URIs in seq order, from their serials and their batch's resolver base and GTIN (as when the
+ * event listed them). Reads as many units as the ranges hold: the caller bounds them.
+ */
+export async function expandEpcisUnitRanges(em: Em, brandId: string, events: readonly { readonly body: Record<string, unknown>; readonly units: EpcisUnitRange | null }[]): Promise<Record<string, unknown>[]> {
+  const batches = new Map<string, { resolver_base_url: string; gtin: string | null } | undefined>();
+  const out: Record<string, unknown>[] = [];
+  for (const e of events) {
+    if (e.units === null) {
+      out.push(e.body);
+      continue;
+    }
+    const { mintBatchId, firstSeq, count } = e.units;
+    if (!batches.has(mintBatchId)) {
+      batches.set(mintBatchId, await first(em, (db) => db.selectFrom('mint_batches').select(['resolver_base_url', 'gtin']).where('brand_id', '=', brandId).where('id', '=', mintBatchId)));
+    }
+    const batch = batches.get(mintBatchId);
+    if (batch === undefined) throw new Error(`EPCIS event ${String(e.body['eventID'])} names units of batch ${mintBatchId}, which the brand does not have`);
+    const serials = await readUnitSerials(em, brandId, mintBatchId, firstSeq, count);
+    out.push({ ...e.body, epcList: serials.map((serial) => unitResolverUrl(batch.resolver_base_url, batch.gtin, serial)) });
+  }
+  return out;
 }
 
 /** Marks a move that was applied whole in its own transaction (a captured event's) done with `moved` units. */

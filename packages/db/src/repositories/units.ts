@@ -70,3 +70,13 @@ export async function findMissingSeqRanges(em: Em, brandId: string, batchId: str
   });
   return gaps.map((r) => ({ first: r.first_seq, last: r.last_seq }));
 }
+
+/**
+ * The serials of a batch's units `firstSeq` to `firstSeq + count - 1`, in seq order: the one read
+ * by which events naming a unit range list their units' EPCs.
+ */
+export async function readUnitSerials(em: Em, brandId: string, mintBatchId: string, firstSeq: number, count: number): Promise<string[]> {
+  const found = await rows(em, (db) => db.selectFrom('mint_units').select('serial').where('brand_id', '=', brandId).where('mint_batch_id', '=', mintBatchId)
+    .where('seq', '>=', firstSeq).where('seq', '<', firstSeq + count).orderBy('seq'));
+  return found.map((r) => r.serial);
+}

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import {
-  containerPartners, finishSerialMove, findContainersBySscc, insertSerialMove, latestEventNaming, latestMintOf, lockUnitsForMove, queryEpcisEvents,
+  containerPartners, expandEpcisUnitRanges, finishSerialMove, findContainersBySscc, insertSerialMove, latestEventNaming, latestMintOf, lockUnitsForMove, queryEpcisEvents,
   readEpcisEventIds, readUnitPartners, unitOfWork, transaction, type Em, type NewEpcisEvent, type UnitForMove,
 } from '@mint/db';
 import {
@@ -25,6 +25,13 @@ export const captureClockSkewMs = 5 * 60_000;
 
 /** Most EPCs one ObjectEvent written by the service itself names; a larger set is split over several events. */
 export const maxEventEpcs = 10_000;
+
+/**
+ * Most units a page lists from events naming unit ranges (mint commissioning): a page ends before
+ * the event that would take it past this, so a page reads at most this many units (or one event's,
+ * when that event alone is larger).
+ */
+export const maxEpcisPageRangeUnits = 2 * maxEventEpcs;
 
 const cbvBizStep = 'https://ref.gs1.org/cbv/BizStep-';
 const cbvDisposition = 'https://ref.gs1.org/cbv/Disp-';
@@ -79,15 +86,26 @@ export async function queryEpcis(ctx: UseCaseContext, brandId: string, params: U
   const geEventTime = time('GE_eventTime');
   const ltEventTime = time('LT_eventTime');
   if (v.length > 0) throw new InvalidInputError(v);
-  const found = await queryEpcisEvents(unitOfWork(ctx.db), {
-    brandId, ...(partnerId === null ? {} : { partnerId }), bizSteps: list('EQ_bizStep', cbvBizStep), dispositions: list('EQ_disposition', cbvDisposition), epcs: list('MATCH_epc'),
+  const em = unitOfWork(ctx.db);
+  const epcs = list('MATCH_epc');
+  const found = await queryEpcisEvents(em, {
+    brandId, ...(partnerId === null ? {} : { partnerId }), bizSteps: list('EQ_bizStep', cbvBizStep), dispositions: list('EQ_disposition', cbvDisposition),
+    ...(epcs === undefined ? {} : { epcs, units: await unitsOfEpcs(em, brandId, epcs) }),
     ...(geEventTime === undefined ? {} : { geEventTime }), ...(ltEventTime === undefined ? {} : { ltEventTime }),
     ...(after === undefined ? {} : { after }), limit: perPage + 1,
   });
-  const page = found.slice(0, perPage);
-  const last = page.at(-1);
-  const nextPageToken = found.length > perPage && last !== undefined
+  const kept = [];
+  let rangeUnits = 0;
+  for (const e of found.slice(0, perPage)) {
+    const n = e.units?.count ?? 0;
+    if (kept.length > 0 && rangeUnits + n > maxEpcisPageRangeUnits) break;
+    kept.push(e);
+    rangeUnits += n;
+  }
+  const last = kept.at(-1);
+  const nextPageToken = found.length > kept.length && last !== undefined
     ? Buffer.from(JSON.stringify({ t: last.eventTime.toISOString(), id: last.id })).toString('base64url') : null;
+  const page = (await expandEpcisUnitRanges(em, brandId, kept)).map((body) => ({ body }));
   const body = epcisDocument(page.map((e) => e.body), ctx.clock());
   return {
     document: {
@@ -110,6 +128,17 @@ type CapturedMove = {
 
 /** The serial a unit's EPC names, for aggregations (their GTIN is not compared). */
 const serialOfEpc = (epc: string): string | null => unitOfEpc(epc)?.serial ?? null;
+
+/**
+ * The brand's units named by `epcs` (GS1 Digital Link URIs exactly as its events name them), found
+ * by serial: the events naming them as part of a unit range match them.
+ */
+async function unitsOfEpcs(em: Em, brandId: string, epcs: readonly string[]): Promise<{ mintBatchId: string; seq: number }[]> {
+  const serials = [...new Set(epcs.map(serialOfEpc).filter((s): s is string => s !== null))];
+  if (serials.length === 0) return [];
+  const wanted = new Set(epcs);
+  return (await lockUnitsForMove(em, brandId, { serials }, false)).filter((u) => wanted.has(u.epc)).map((u) => ({ mintBatchId: u.mintBatchId, seq: u.seq }));
+}
 
 /** The result of {@link captureEpcisDocument}. */
 export interface CaptureResult {
@@ -378,16 +407,26 @@ export function commissioningEvents(c: {
 
 /**
  * The EPCIS 2.0 ObjectEvents (ADD, commissioning, active) of units commissioned at mint
- * (`active_at_mint`): one per {@link maxEventEpcs} units of a chunk, naming their GS1 Digital Link
- * URIs, for the chunk's transaction. Each event's id is derived from the batch and its first seq, so
- * a chunk written again names the same events.
+ * (`active_at_mint`): one per {@link maxEventEpcs} units of a chunk, for the chunk's transaction.
+ * Each names its units as a range of the batch (no EPC text per unit: the query lists their GS1
+ * Digital Link URIs from the units). Each event's id is derived from the batch and its first seq,
+ * so a chunk written again names the same events.
  */
 export function mintCommissioningEvents(c: {
-  readonly brandId: string; readonly mintBatchId: string; readonly resolverBaseUrl: string; readonly gtin: string | null;
-  readonly firstSeq: number; readonly serials: readonly string[]; readonly at: Date;
+  readonly brandId: string; readonly mintBatchId: string; readonly firstSeq: number; readonly count: number; readonly at: Date;
 }): NewEpcisEvent[] {
-  return commissioningEvents({
-    brandId: c.brandId, epcs: c.serials.map((serial) => unitResolverUrl(c.resolverBaseUrl, c.gtin, serial)), action: 'ADD', at: c.at,
-    idOf: (offset) => derivedUuid(`mint/${c.mintBatchId}/${c.firstSeq + offset}`),
-  });
+  const events: NewEpcisEvent[] = [];
+  for (let offset = 0; offset < c.count; offset += maxEventEpcs) {
+    const id = derivedUuid(`mint/${c.mintBatchId}/${c.firstSeq + offset}`);
+    const at = c.at.toISOString();
+    events.push({
+      brandId: c.brandId, id, moveId: null, eventType: 'ObjectEvent', eventTime: c.at, recordTime: c.at, bizStep: 'commissioning', disposition: 'active', epcs: [],
+      units: { mintBatchId: c.mintBatchId, firstSeq: c.firstSeq + offset, count: Math.min(maxEventEpcs, c.count - offset) },
+      body: {
+        type: 'ObjectEvent', eventID: `urn:uuid:${id}`, eventTime: at, eventTimeZoneOffset: '+00:00', recordTime: at,
+        action: 'ADD', bizStep: 'commissioning', disposition: 'active',
+      },
+    });
+  }
+  return events;
 }

@@ -230,7 +230,7 @@ async function writeChunk(
       // Units commissioned at mint are reported so, with their chunk: exactly once, before any event packs them.
       if (unitStatus === 'active') {
         await insertEpcisEvents(em, mintCommissioningEvents({
-          brandId, mintBatchId: batch.id, resolverBaseUrl: batch.resolverBaseUrl, gtin: batch.gtin, firstSeq: chunk.firstSeq, serials, at: now,
+          brandId, mintBatchId: batch.id, firstSeq: chunk.firstSeq, count: serials.length, at: now,
         }));
       }
       // The lease is checked and extended as of the commit, not of the draw.
