@@ -23,7 +23,7 @@ export {
   type ProductionBatchStatus, productionBatchStatuses
 } from './catalog.ts';
 export {
-  generateSerials, generateTimedSerials, serialTimeLength, unitIdPrefix, unitIdOf, unitResolverUrl, lotResolverUrl, brandResolverBaseUrl, serialLength, type RandomFill
+  generateSerials, generateTimedSerials, serialTimeLength, unitIdPrefix, unitIdOf, newMintBatchId, hasDerivedUnitIds, unitKeyOfId, unitResolverUrl, lotResolverUrl, brandResolverBaseUrl, serialLength, type RandomFill
 } from './identity.ts';
 export { resolverDomainViolations, brandDomainBaseUrl, normalizeHost, maxDomainLength, type ReservedHosts } from './brand-domain.ts';
 export { defaultChunkSize, kickUnitLimit, type Chunk } from './chunk.ts';

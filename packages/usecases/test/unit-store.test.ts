@@ -6,7 +6,7 @@ import { createResolverReader } from '@mint/db';
 import { generateTimedSerials, serialTimeLength, unitIdOf } from '@mint/domain';
 import { listMintUnits, processMintJobBatch } from '@mint/usecases';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { query } from '../../../test/support/sql.ts';
+import { query, storedOrDerivedUnitId } from '../../../test/support/sql.ts';
 import { setupUseCases, submitSerial, type UseCaseBundle } from '../../../test/support/usecases.ts';
 
 let app: UseCaseBundle;
@@ -21,7 +21,7 @@ describe('the unit store', () => {
     const { mintJobId, mintBatchId } = await submitSerial(app.ctx, brand, 4_500);
     for (let i = 0; i < 5 && !(await processMintJobBatch(app.ctx, brand.brandId, mintJobId, 2_000)).done; i++);
     const units = await query<{ id: string; seq: number; serial: string; created_at: string | Date }>(app.db.em.fork(),
-      'select id, seq, serial, created_at from mint_units where brand_id = ? and mint_batch_id = ? order by seq', [brand.brandId, mintBatchId]);
+      `select ${storedOrDerivedUnitId()} as id, seq, serial, created_at from mint_units where brand_id = ? and mint_batch_id = ? order by seq`, [brand.brandId, mintBatchId]);
     expect(units).toHaveLength(4_500);
     expect(units.every((u) => u.id === unitIdOf(mintBatchId, u.seq))).toBe(true);
     expect(new Set(units.map((u) => u.serial)).size).toBe(4_500);

@@ -25,6 +25,7 @@ import { Migration20261128140000_containers } from './Migration20261128140000_co
 import { Migration20261128150000_partner_allocations } from './Migration20261128150000_partner_allocations.ts';
 import { Migration20261128200000_import_keys } from './Migration20261128200000_import_keys.ts';
 import { Migration20261128210000_webhook_fanouts } from './Migration20261128210000_webhook_fanouts.ts';
+import { Migration20261129000000_derived_unit_ids } from './Migration20261129000000_derived_unit_ids.ts';
 
 /** Every migration, in order. New ones come from `npm run db:migration -w @mint/db` and are listed here. */
 export const migrations = [{ name: 'Migration20261121050755', class: Migration20261121050755 },
@@ -54,4 +55,5 @@ export const migrations = [{ name: 'Migration20261121050755', class: Migration20
   { name: 'Migration20261128150000_partner_allocations', class: Migration20261128150000_partner_allocations },
   { name: 'Migration20261128200000_import_keys', class: Migration20261128200000_import_keys },
   { name: 'Migration20261128210000_webhook_fanouts', class: Migration20261128210000_webhook_fanouts },
+  { name: 'Migration20261129000000_derived_unit_ids', class: Migration20261129000000_derived_unit_ids },
 ];

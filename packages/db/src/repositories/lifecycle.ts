@@ -3,6 +3,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Em } from '../orm.ts';
 import type { Tables } from '../tables.ts';
 import { changed, first, rows } from './kysely.ts';
+import { unitIdOfRow, unitKeysOfIdsSql } from './units.ts';
 
 /**
  * Row locks and bulk statements of the batch lifecycle and of unit activation. Activation takes a
@@ -51,8 +52,8 @@ export async function readBatchState(em: Em, brandId: string, batchId: string): 
  */
 export async function lockBatchesOfUnits(em: Em, brandId: string, unitIds: readonly string[]): Promise<BatchState[]> {
   const found = await rows(em, (db) => selectBatchStates(db, brandId)
-    .where('id', 'in', db.selectFrom('mint_units').select('mint_batch_id').where('brand_id', '=', brandId)
-      .where((eb) => eb('id', '=', eb.fn.any(eb.cast<string[]>(eb.val(unitIds), sql`uuid[]`)))))
+    .where('id', 'in', sql<string>`(select u.mint_batch_id from ${unitKeysOfIdsSql(brandId, unitIds)} k
+      join mint_units u on u.brand_id = ${brandId}::uuid and u.mint_batch_id = k.mint_batch_id and u.seq = k.seq)`)
     .orderBy('id')
     .forShare());
   return found.map(toState);
@@ -93,18 +94,21 @@ export async function activateUnitsOfBatch(em: Em, brandId: string, batchId: str
 export async function activateUnitsById(em: Em, brandId: string, unitIds: readonly string[], at: Date): Promise<ActivatedUnits[]> {
   const found = await rows(em, (db) => db
     .with('changed', (qc) => qc.updateTable('mint_units').set({ status: 'active', activated_at: at })
-      .where('brand_id', '=', brandId).where((eb) => eb('id', '=', eb.fn.any(eb.cast<string[]>(eb.val(unitIds), sql`uuid[]`)))).where('status', '=', 'inactive')
+      .from(sql`${unitKeysOfIdsSql(brandId, unitIds)}`.as('k'))
+      .where('brand_id', '=', brandId).whereRef('mint_units.mint_batch_id', '=', sql.ref('k.mint_batch_id')).whereRef('mint_units.seq', '=', sql.ref('k.seq'))
+      .where('status', '=', 'inactive')
       .where(commissionable())
-      .returning(['mint_batch_id', 'id', 'seq']))
+      .returning(['mint_units.mint_batch_id', 'mint_units.id', 'mint_units.seq']))
     .with('uncoded', (qc) => qc.deleteFrom('unit_states').using('changed')
       .where('unit_states.brand_id', '=', brandId).whereRef('unit_states.mint_batch_id', '=', 'changed.mint_batch_id').whereRef('unit_states.seq', '=', 'changed.seq'))
-    .selectFrom('changed')
-    .select((eb) => ['mint_batch_id', eb.fn.agg<string[] | string>('array_agg', [eb.cast('id', 'text')]).orderBy('id').as('ids')])
-    .groupBy('mint_batch_id').orderBy('mint_batch_id'));
-  return found.map((r) => ({
-    mintBatchId: r.mint_batch_id,
-    unitIds: Array.isArray(r.ids) ? r.ids : r.ids.replace(/^\{|\}$/g, '').split(',').filter((x) => x !== ''),
-  }));
+    .selectFrom('changed').select(['mint_batch_id', 'id', 'seq']));
+  const byBatch = new Map<string, string[]>();
+  for (const r of found) {
+    const ids = byBatch.get(r.mint_batch_id) ?? [];
+    ids.push(unitIdOfRow(r));
+    byBatch.set(r.mint_batch_id, ids);
+  }
+  return [...byBatch.keys()].sort().map((mintBatchId) => ({ mintBatchId, unitIds: byBatch.get(mintBatchId)!.sort() }));
 }
 
 /** Active units of a batch (a scan of the batch's units; used once, when the batch is voided). */

@@ -1,7 +1,9 @@
 import { unitResolverUrl, type Cursor, type UnitStatus } from '@mint/domain';
+import { sql } from 'kysely';
 import type { StoredPackProfile } from '../entities/activity.ts';
 import type { Em } from '../orm.ts';
 import { prepare, preparedRows, rows } from './kysely.ts';
+import { unitIdOfRow, unitIdSql } from './units.ts';
 
 /**
  * Keyset reads of the list operations. Every list is newest first by (time, id) descending and
@@ -50,17 +52,17 @@ export async function listUnits(em: Em, brandId: string, take: number, cursor: C
       .$if(mintBatchId !== null, (q) => q.where('u.mint_batch_id', '=', mintBatchId!))
       .$if(serial !== null, (q) => q.where('u.serial', '=', serial!))
       .$if(bySeq, (q) => q.where('u.seq', '>', afterSeq!).orderBy('u.seq', 'asc'))
-      .$if(!bySeq && cursor !== null, (q) => q.where((eb) => eb(eb.refTuple('u.created_at', 'u.id'), '<', eb.tuple(cursor!.at, cursor!.id))))
-      .$if(!bySeq, (q) => q.orderBy('u.created_at', 'desc').orderBy('u.id', 'desc'))
+      .$if(!bySeq && cursor !== null, (q) => q.where(sql<boolean>`(u.created_at, ${unitIdSql('u')}) < (${cursor!.at}::timestamptz, ${cursor!.id}::uuid)`))
+      .$if(!bySeq, (q) => q.orderBy('u.created_at', 'desc').orderBy(unitIdSql('u'), 'desc'))
       .limit(take);
     const joined = db.selectFrom(page.as('u'))
       .leftJoin('mint_batches as b', (join) => join.onRef('b.brand_id', '=', 'u.brand_id').onRef('b.id', '=', 'u.mint_batch_id'))
       .leftJoin('products as p', (join) => join.onRef('p.brand_id', '=', 'b.brand_id').onRef('p.id', '=', 'b.product_id'))
       .select(['u.id', 'u.mint_batch_id', 'u.seq', 'u.serial', 'u.status', 'b.gtin', 'b.resolver_base_url', 'u.created_at', 'u.activated_at', 'p.sku as product_sku']);
-    return bySeq ? joined.orderBy('u.seq', 'asc') : joined.orderBy('u.created_at', 'desc').orderBy('u.id', 'desc');
+    return bySeq ? joined.orderBy('u.seq', 'asc') : joined.orderBy('u.created_at', 'desc').orderBy(unitIdSql('u'), 'desc');
   });
   return found.map((r) => ({
-    id: r.id, mintBatchId: r.mint_batch_id, seq: r.seq, serial: r.serial, resolverUrl: unitResolverUrl(r.resolver_base_url ?? '', r.gtin, r.serial),
+    id: unitIdOfRow(r), mintBatchId: r.mint_batch_id, seq: r.seq, serial: r.serial, resolverUrl: unitResolverUrl(r.resolver_base_url ?? '', r.gtin, r.serial),
     status: r.status as UnitStatus, gtin: r.gtin, createdAt: new Date(r.created_at), activatedAt: r.activated_at === null ? null : new Date(r.activated_at),
     productSku: r.product_sku,
   }));
