@@ -59,29 +59,28 @@ export async function listUnits(em: Em, brandId: string, take: number, cursor: C
   const serial = options.serial ?? null;
   if (afterSeq !== null && mintBatchId !== null) return unitPage(em, brandId, take, { kind: 'seq', afterSeq }, mintBatchId, serial);
   if (cursor === null) return unitPage(em, brandId, take, { kind: 'first' }, mintBatchId, serial);
-  const key = await derivedCursorKey(em, brandId, cursor.id);
-  if (key === null) return unitPage(em, brandId, take, { kind: 'stored', at: cursor.at, id: cursor.id }, mintBatchId, serial);
-  if (serial === null && (mintBatchId === null || mintBatchId === key.mintBatchId)) {
+  const key = unitKeyOfId(cursor.id);
+  if (key !== null && serial === null && (mintBatchId === null || mintBatchId === key.mintBatchId)) {
+    // One statement in the common case: the window, empty when the cursor's id is a stored one.
     const seqFrom = Math.max(key.seq - take, 0);
-    const inChunk = await unitPage(em, brandId, take, { kind: 'window', at: cursor.at, mintBatchId: key.mintBatchId, seqFrom, seqBelow: key.seq }, mintBatchId, null);
+    const inChunk = await unitPage(em, brandId, take, { kind: 'window', at: cursor.at, cursorId: cursor.id, mintBatchId: key.mintBatchId, seqFrom, seqBelow: key.seq }, mintBatchId, null);
     if (inChunk.length === take) return inChunk;
+    if (inChunk.length === 0 && await isStoredId(em, brandId, cursor.id)) return unitPage(em, brandId, take, { kind: 'stored', at: cursor.at, id: cursor.id }, mintBatchId, null);
     // The chunk's start is within the window: the rest comes after the window's bottom.
     const rest = await unitPage(em, brandId, take - inChunk.length, { kind: 'derived', at: cursor.at, mintBatchId: key.mintBatchId, seq: seqFrom }, mintBatchId, null);
     return [...inChunk, ...rest];
   }
+  if (key === null || await isStoredId(em, brandId, cursor.id)) return unitPage(em, brandId, take, { kind: 'stored', at: cursor.at, id: cursor.id }, mintBatchId, serial);
   return unitPage(em, brandId, take, { kind: 'derived', at: cursor.at, mintBatchId: key.mintBatchId, seq: key.seq }, mintBatchId, serial);
 }
 
 /**
- * The (batch, seq) a cursor's id names when it is a derived id (unitKeyOfId), or null when it is a
- * stored one: a version 8 id of a batch minted before ids were derived decodes too, so a decodable
- * id is first looked for among the stored ids (their partial index, one probe).
+ * Whether `id` is a unit's stored id (its partial index, one probe): a version 8 id of a batch
+ * minted before ids were derived decodes like a derived one (unitKeyOfId), but is stored.
  */
-async function derivedCursorKey(em: Em, brandId: string, id: string): Promise<{ mintBatchId: string; seq: number } | null> {
-  const key = unitKeyOfId(id);
-  if (key === null) return null;
+async function isStoredId(em: Em, brandId: string, id: string): Promise<boolean> {
   const stored = await rows(em, (db) => db.selectFrom('mint_units').select('seq').where('brand_id', '=', brandId).where('id', '=', id).where('id', 'is not', null).limit(1));
-  return stored.length > 0 ? null : key;
+  return stored.length > 0;
 }
 
 /** Where a page starts. */
@@ -93,8 +92,11 @@ type PageStart =
   | { readonly kind: 'stored'; readonly at: Date; readonly id: string }
   /** After the unit (batch, seq) with a derived id. */
   | { readonly kind: 'derived'; readonly at: Date; readonly mintBatchId: string; readonly seq: number }
-  /** The units with derived ids of one chunk's window: created_at `at`, seqFrom <= seq < seqBelow. */
-  | { readonly kind: 'window'; readonly at: Date; readonly mintBatchId: string; readonly seqFrom: number; readonly seqBelow: number };
+  /**
+   * The units with derived ids of one chunk's window: created_at `at`, seqFrom <= seq < seqBelow;
+   * none when `cursorId` is a stored id (a cursor at a unit minted before).
+   */
+  | { readonly kind: 'window'; readonly at: Date; readonly cursorId: string; readonly mintBatchId: string; readonly seqFrom: number; readonly seqBelow: number };
 
 /** Newest first: created_at, then stored ids, then derived ids as (batch, seq). */
 const newestFirst = sql`created_at desc, id desc nulls last, mint_batch_id desc, seq desc`;
@@ -114,7 +116,8 @@ async function unitPage(em: Em, brandId: string, take: number, start: PageStart,
           case 'derived': return q.where('u.created_at', '<=', start.at)
             .where(sql<boolean>`(u.created_at < ${start.at}::timestamptz or (u.id is null and (u.mint_batch_id, u.seq) < (${start.mintBatchId}::uuid, ${start.seq}::int)))`);
           case 'window': return q.where('u.mint_batch_id', '=', start.mintBatchId).where('u.seq', '>=', start.seqFrom).where('u.seq', '<', start.seqBelow)
-            .where('u.created_at', '=', start.at).where('u.id', 'is', null);
+            .where('u.created_at', '=', start.at).where('u.id', 'is', null)
+            .where(sql<boolean>`not exists (select 1 from mint_units s where s.brand_id = ${brandId}::uuid and s.id = ${start.cursorId}::uuid and s.id is not null)`);
         }
       })
       .orderBy(start.kind === 'seq' ? sql`seq asc` : start.kind === 'window' ? sql`seq desc` : newestFirst)
