@@ -12,7 +12,7 @@
 // Sizes: N = LIFECYCLE_FULL_UNITS, 10,000 by default (CI). Commissioned = 54 % of N rounded down to
 // whole pallets of 500 units: 5,000 at 10,000 (500 cases, 10 pallets; the other 400 of 54 % stay
 // encoded), 54,000 at 100,000 (5,400 cases, 108 pallets: the issue's figures) and 540,000 at
-// 1,000,000. `npm run test:lifecycle:scenario:full` runs 100,000; LIFECYCLE_FULL_UNITS=1000000 the ×10.
+// 1,000,000. `npm run test:lifecycle:scenario:full` runs the ×10, 1,000,000 (LIFECYCLE_FULL_UNITS=100000 the issue's figures).
 
 import { Code, createClient, type Client } from '@connectrpc/connect';
 import { DecommissionReason, type MintService, PartnerService, SerialAction, SerialState } from '@mint/contract';

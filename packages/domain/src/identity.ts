@@ -6,7 +6,8 @@
 /** Length of a serial: 20 characters, the GS1 AI 21 maximum. */
 export const serialLength = 20;
 /** Crockford base32: digits and upper-case letters without I, L, O, U; all inside GS1's AI 21 set and URL-safe. */
-const alphabet = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+export const serialAlphabet = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+const alphabet = serialAlphabet;
 
 /** Fills a buffer with cryptographically secure random bytes (node:crypto's randomFillSync in production). */
 export type RandomFill = (buffer: Uint8Array) => void;

@@ -23,8 +23,12 @@ export {
   type ProductionBatchStatus, productionBatchStatuses
 } from './catalog.ts';
 export {
-  generateSerials, generateTimedSerials, serialTimeLength, unitIdPrefix, unitIdOf, newMintBatchId, hasDerivedUnitIds, unitKeyOfId, unitResolverUrl, lotResolverUrl, brandResolverBaseUrl, serialLength, type RandomFill
+  generateSerials, generateTimedSerials, serialTimeLength, unitIdPrefix, unitIdOf, newMintBatchId, hasDerivedUnitIds, unitKeyOfId, unitResolverUrl, lotResolverUrl,
+  brandResolverBaseUrl, serialLength, serialAlphabet, type RandomFill
 } from './identity.ts';
+export {
+  serialCipherKeyBytes, serialCipherMaxOrdinal, serialCipherMaxSeq, type SerialPosition, type SerialCipher, generateSerialCipherKey, createSerialCipher
+} from './serial-cipher.ts';
 export { resolverDomainViolations, brandDomainBaseUrl, normalizeHost, maxDomainLength, type ReservedHosts } from './brand-domain.ts';
 export { defaultChunkSize, kickUnitLimit, type Chunk } from './chunk.ts';
 export {
