@@ -21,10 +21,13 @@ COPY packages/client/package.json packages/client/
 COPY packages/contract/package.json packages/contract/
 COPY packages/db/package.json packages/db/
 COPY packages/domain/package.json packages/domain/
+COPY packages/http/package.json packages/http/
 COPY packages/labels/package.json packages/labels/
+COPY packages/pages/package.json packages/pages/
 COPY packages/runtime/package.json packages/runtime/
 COPY packages/store/package.json packages/store/
 COPY packages/usecases/package.json packages/usecases/
+COPY packages/wire/package.json packages/wire/
 COPY services/api/package.json services/api/
 COPY services/cli/package.json services/cli/
 COPY services/executor/package.json services/executor/

@@ -5,7 +5,7 @@ import { defineConfig } from 'vitest/config';
 // `npm test -- packages/domain` needs neither; everything else shares the run's migrated template
 // database. Fault-injection, fuzz, full-size pack and Citus suites live in test/faults, test/fuzz,
 // test/packs-full and test/citus and run separately.
-const pure = ['packages/domain/**/*.test.ts', 'packages/labels/**/*.test.ts'];
+const pure = ['packages/domain/**/*.test.ts', 'packages/labels/**/*.test.ts', 'packages/pages/**/*.test.ts', 'packages/wire/**/*.test.ts'];
 const excluded = ['**/node_modules/**', 'test/faults/**', 'test/fuzz/**', 'test/packs-full/**', 'test/citus/**'];
 
 export default defineConfig({

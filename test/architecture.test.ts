@@ -1,7 +1,7 @@
 // The dependency rule: imports point down (services -> use cases -> db -> domain), the two
 // services never import each other, and nothing reaches into another package's files. SQL is
-// written only in packages/db, package entry points export named symbols, and no file imports
-// itself through a circle of others.
+// written only in packages/db, the use cases reach the ORM only through its repositories, package
+// entry points export named symbols, and no file imports itself through a circle of others.
 
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,8 +16,8 @@ const layers: Record<string, number> = {
   '@mint/domain': 0, '@mint/contract': 0, '@mint/bus': 0, '@mint/store': 0,
   // The publishable client: its own generated copy of the contract and a Connect transport, nothing else of the workspace.
   '@mint/client': 0,
-  '@mint/db': 1, '@mint/http': 1, '@mint/labels': 1,
-  '@mint/usecases': 2, '@mint/runtime': 2,
+  '@mint/db': 1, '@mint/http': 1, '@mint/labels': 1, '@mint/pages': 1,
+  '@mint/usecases': 2, '@mint/runtime': 2, '@mint/wire': 2,
   '@mint/api': 3, '@mint/executor': 3,
   // The web console runs in a browser: it may use the contract and nothing else of the workspace.
   '@mint/console': 3,
@@ -251,6 +251,88 @@ describe('use cases by feature', () => {
   });
 });
 
+/**
+ * Where the use-case files `files` reach for persistence itself: an import of MikroORM, an import
+ * of one of packages/db's entities, or a member of the ORM's entity manager used (`em.find`,
+ * `em.create`, `em.flush`, `em.transactional`...). They may hold an entity manager and hand it to
+ * packages/db's repositories, nothing more. `extra` adds files held in memory (path -> text).
+ */
+function persistenceFindings(files: readonly string[], extra: ReadonlyMap<string, string> = new Map()): string[] {
+  const config = ts.getParsedCommandLineOfConfigFile(join(root, 'tsconfig.json'), {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => undefined })!;
+  const host = ts.createCompilerHost(config.options);
+  const { getSourceFile, fileExists, readFile } = host;
+  host.getSourceFile = (name, version, ...rest) => (extra.has(name) ? ts.createSourceFile(name, extra.get(name)!, version) : getSourceFile.call(host, name, version, ...rest));
+  host.fileExists = (name) => extra.has(name) || fileExists.call(host, name);
+  host.readFile = (name) => extra.get(name) ?? readFile.call(host, name);
+  const program = ts.createProgram([...files, ...extra.keys()], config.options, host);
+  const checker = program.getTypeChecker();
+  const entities = `${join(root, 'packages', 'db', 'src', 'entities')}/`;
+  // An entity is a `defineEntity(...)` value or its `InferEntity<...>` type; the entity files' other exports (mappers of stored forms) are not.
+  const isEntity = (d: ts.Declaration) => (ts.isVariableDeclaration(d) && d.initializer !== undefined && ts.isCallExpression(d.initializer)
+    && d.initializer.expression.getText() === 'defineEntity') || (ts.isTypeAliasDeclaration(d) && d.type.getText().startsWith('InferEntity<'));
+  const findings: string[] = [];
+  for (const file of [...files, ...extra.keys()]) {
+    const source = program.getSourceFile(file)!;
+    const report = (node: ts.Node, what: string) => {
+      findings.push(`${file.slice(root.length + 1)}:${source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1}: ${what}`);
+    };
+    const visit = (node: ts.Node): void => {
+      if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier) && node.moduleSpecifier.text.startsWith('@mikro-orm/')) {
+        report(node, `import of ${node.moduleSpecifier.text}`);
+      }
+      if (ts.isImportSpecifier(node)) {
+        const symbol = checker.getSymbolAtLocation(node.name);
+        const target = symbol && symbol.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(symbol) : symbol;
+        if (target?.declarations?.some((d) => d.getSourceFile().fileName.startsWith(entities) && isEntity(d))) report(node, `import of the entity ${node.name.text}`);
+      }
+      if (ts.isPropertyAccessExpression(node)) {
+        const type = checker.getTypeAtLocation(node.expression);
+        if (/EntityManager$/.test(type.getSymbol()?.getName() ?? '')) report(node, `entity manager's ${node.name.text}`);
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(source);
+  }
+  return findings;
+}
+
+describe('persistence lives only in packages/db', () => {
+  const useCases = join(root, 'packages', 'usecases', 'src');
+  const files = sourceFiles(useCases).filter((file) => !file.endsWith('.test.ts'));
+  const flagged = [
+    "import { wrap } from '@mikro-orm/core';\nexport const w = wrap;",
+    "import { Product } from '@mint/db';\nexport const p = Product;",
+    "import type { MintJob } from '@mint/db';\nexport type J = MintJob;",
+    "import { unitOfWork } from '@mint/db';\nexport const f = (ctx: UseCaseContext) => unitOfWork(ctx.db).flush();",
+    "import { unitOfWork } from '@mint/db';\nexport async function f(ctx: UseCaseContext) { const em = unitOfWork(ctx.db); return em.count('MintJob', {}); }",
+    "import { transaction } from '@mint/db';\nexport const f = (ctx: UseCaseContext) => transaction(ctx.db, (tx) => tx.transactional(async () => 1));",
+    "import type { Em } from '@mint/db';\nexport const f = (em: Em) => em.fork();",
+  ];
+  const ordinary = [
+    "import { findBatch, unitOfWork } from '@mint/db';\nexport const f = (ctx: UseCaseContext) => findBatch(unitOfWork(ctx.db), 'b', 'x');",
+    "import { appendEvents, transaction } from '@mint/db';\nexport const f = (ctx: UseCaseContext) => transaction(ctx.db, (em) => appendEvents(em, new Date(), []));",
+    'export const f = (xs: string[]) => xs.find((x) => x === "a");',
+  ];
+  // Probe files held in memory beside the use cases, checked in the same program as the real ones (one type-check, not one per probe).
+  const probeName = (kind: string, i: number) => join(useCases, 'mint', `__probe_${kind}_${i}__.ts`);
+  const probes = new Map([
+    ...flagged.map((body, i) => [probeName('flagged', i), body] as const),
+    ...ordinary.map((body, i) => [probeName('ordinary', i), body] as const),
+  ].map(([name, body]) => [name, `import type { UseCaseContext } from '../context.ts';\n${body}\n`] as const));
+  let findings: string[] | undefined;
+  const all = () => (findings ??= persistenceFindings(files, probes));
+  const of = (file: string) => all().filter((f) => f.startsWith(`${file.slice(root.length + 1)}:`));
+
+  it('finds a use case that imports MikroORM or an entity, or calls the entity manager; passing it to a repository is fine', { timeout: 180_000 }, () => {
+    expect(flagged.filter((_, i) => of(probeName('flagged', i)).length === 0)).toEqual([]);
+    expect(ordinary.filter((_, i) => of(probeName('ordinary', i)).length > 0)).toEqual([]);
+  });
+
+  it('no use case imports MikroORM or an entity, or calls the entity manager', { timeout: 180_000 }, () => {
+    expect(all().filter((f) => !f.includes('/__probe_'))).toEqual([]);
+  });
+});
+
 describe('import circles', () => {
   // madge reads the imports of every TypeScript file (type-only imports included) as the compiler resolves them.
   const circles = async (dirs: string[]) => {
@@ -271,7 +353,7 @@ describe('import circles', () => {
     }
   });
 
-  it('there is none in any package or service', { timeout: 60_000 }, async () => {
+  it('there is none in any package or service', { timeout: 120_000 }, async () => {
     expect(await circles([join(root, 'packages'), join(root, 'services')])).toEqual([]);
   });
 });

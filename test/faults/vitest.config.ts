@@ -13,7 +13,9 @@ import { defineConfig } from 'vitest/config';
 // scenarios (nats-cluster.test.ts) kill the job stream's leader or a follower FAULT_TRIALS times
 // during two jobs of the same size (1,000,000 units each at full size) and lose a node holding packs
 // FAULT_TRIALS times; pack-download-memory.test.ts downloads a 384 MiB pack (1 GiB at full size)
-// through the API while measuring its RSS. pg-outage.test.ts stops a private PostgreSQL for
+// through the API while measuring its RSS. lifecycle-kill.test.ts runs the lifecycle scenario twice
+// (undisturbed, then with FAULT_TRIALS executor and as many API SIGKILLs) at FAULT_LIFECYCLE_UNITS
+// units (default 4,000; 100,000 is the issue's size). pg-outage.test.ts stops a private PostgreSQL for
 // FAULT_OUTAGE_SECONDS (default 15) under 1,000 scans/s; `npm run test:faults:outage` runs the 60 s.
 export default defineConfig({
   test: {

@@ -27,6 +27,7 @@ export {
   findPreflightSubjects, findJobByIdempotencyKey, insertDraftBatch, type ExpectedSubjects, type PreflightProductRow, type PreflightProductionBatchRow,
   type PreflightSubjects, type NewQueuedJob, type NewDraftBatch, type KeyedJob
 } from './repositories/drafts.ts';
+export { findPreflightByKey, insertPreflight, type PreflightRecord } from './repositories/preflights.ts';
 export {
   moveJob, readJobLease, type JobLeaseRead, claimJobLease, renewJobLease, releaseJobLease, findJobsToSweep, recordJobAttempt, countJobsPerStatus,
   findJobRecord, findJobStatus, type JobRecord
@@ -53,6 +54,9 @@ export {
   setMembershipRole, deleteMembership, findUserById, findUserByEmail, insertUserIfNew, type ApiKeyRecord, type BrandMemberRecord, type UserRecord,
 } from './repositories/workspace-admin.ts';
 export {
+  insertBrand, insertUser, upsertMembership, listBrandApiKeys, revokeBrandApiKey, setBrandApiAccess, type NewBrand, type BrandApiKeyRecord,
+} from './repositories/workspaces.ts';
+export {
   createPendingPack, createRequestedPack, readPackSpec, packUnitPage, packLots, type PackSpec, type PackUnit, type PackLot, claimPack, renewPackLease, movePackStatus, findPack, readPackSource, postgresServerUrl, openUnitSnapshot, unitFieldsSink, wholeLines, type UnitSnapshot, type UnitStream, type LineSink,
   type PackClaim, type PackOutcome, type PackLocation, type PackSource,
 } from './repositories/packs.ts';
@@ -78,7 +82,10 @@ export {
 } from './repositories/links.ts';
 export { lockBrandResolverSettings, updateBrandResolverDomain, type BrandResolverSettings } from './repositories/brand-domains.ts';
 export { listOutboxMessages, takeOutboxMessage, readOutboxBacklog, type OutboxRow } from './repositories/outbox.ts';
-export { upsertProductBySku, upsertProductionBatchByCode, type Upserted, type ProductionBatchRow, type ProductRow } from './repositories/catalog.ts';
+export {
+  upsertProductBySku, upsertProductionBatchByCode, findProduct, listProductsPage, findProductionBatch, type Upserted, type ProductionBatchRow, type ProductRow,
+  type ProductRecord, type ProductionBatchRecord,
+} from './repositories/catalog.ts';
 export { setIdleInTransactionTimeout, pingDatabase, pingResolverReplica, retryingDeadlocks, sqlState, isUniqueViolation, unitOfWork, standalone, transaction } from './repositories/session.ts';
 export {
   insertWebhookEndpoint, listWebhookEndpoints, findWebhookEndpoint, updateWebhookEndpoint, deleteWebhookEndpoint, listWebhookDeliveries,

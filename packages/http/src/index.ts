@@ -1,7 +1,10 @@
 /**
- * Plain HTTP transport pieces both services use: the route table (find-my-way), the one response
- * writer, bounded body reading, JSON Schema validation (ajv) and the one table from domain errors
- * to Connect codes and HTTP statuses.
+ * The HTTP and Connect transport machinery the services use: one port for HTTP/1.1 and h2c, the
+ * route table (find-my-way), the one response writer, bounded body reading, JSON Schema
+ * validation (ajv), the one table from domain errors to Connect codes and HTTP statuses, the
+ * Connect adapter with its body limits and the spec's JSON spellings, the generic interceptors
+ * (errors, protovalidate, metrics), CORS, client addresses, rate limits and the Idempotency-Key
+ * protocol. Nothing here knows an operation of the API.
  */
 export { header, bodyChunks, readBody, mediaType, readJsonObject, maxJsonBodyBytes } from './body.ts';
 export { errorCodes, errorKindOf, transportErrors, toHttpError, plainErrorBody, methodNotAllowedMessage, HttpProblem, isHttpProblem, internalErrorMessage, unavailableMessage, type ErrorCodes, type HttpError } from './errors.ts';
@@ -13,3 +16,22 @@ export {
   runIdempotently, type IdempotencyKeys, type IdempotentOutcome, type IdempotentResult, type IdempotentRequest, type SentResponse, type HeldKey, type KeptKey,
   type KeyClaim,
 } from './idempotency.ts';
+export { createDualListener, type DualListener, type DualListenerOptions, type RequestListener } from './listener.ts';
+export { createCors, type Cors } from './cors.ts';
+export { clientAddressOf, scanClientOf } from './client-address.ts';
+export { createRateLimits, noRateLimits, workingCredentialTtlMs, type RateLimits, type RateLimitSettings } from './rate-limits.ts';
+export {
+  connectAdapter, defaultRpcMaxBodyBytes, readMaxBytes, rejectUndecodableBody, type BodyPolicy, type ConnectAdapter, type ConnectAdapterOptions,
+} from './connect/adapter.ts';
+export { respellEnums, type EnumSpellings, type RespellOutcome } from './connect/json-enums.ts';
+export { nonDecimalNumber } from './connect/json-numbers.ts';
+export { toConnectError, errorInterceptor } from './connect/errors.ts';
+export { checkEachRequest, observeResponse, observeCall } from './connect/stream.ts';
+export { validationInterceptor, assertValidMessage, describeViolations } from './connect/validation.ts';
+export { httpObserver, routeLabel, unmatchedRouteLabel, type HttpObserver, type RequestLog } from './metrics/http.ts';
+export { metricsInterceptor } from './metrics/rpc.ts';
+export { metricsRoute, type MetricsRouteOptions } from './metrics/route.ts';
+export type { Metrics, LabelledCounter, LabelledHistogram } from './metrics/metrics.ts';
+export { registerReflection } from './grpc/reflection.ts';
+export { Health, HealthCheckResponse_ServingStatus } from './grpc/gen/grpc/health/v1/health_pb.js';
+export { loadStaticFiles, type StaticFile } from './static-files.ts';

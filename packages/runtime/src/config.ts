@@ -36,6 +36,7 @@ export const defaults = {
   packConcurrencyPerBrand: 1,
   importConcurrencyPerBrand: 1,
   chunkSize: 2000,
+  serialMoveChunkSize: 10_000,
   shutdownTimeoutMs: 10_000,
   executorLeaseMs: 30_000,
   natsAckWaitMs: 30_000,
@@ -173,6 +174,11 @@ export interface Config {
    * `MINT_CHUNK_SIZE`: units in one chunk transaction at most (1..20,000); a job is cut into equal chunks of at most this size.
    */
   readonly chunkSize: number;
+  /**
+   * `SERIAL_MOVE_CHUNK_SIZE`: units one chunk of a bulk serial move (MoveSerials of a batch or seq range) reads and writes in
+   * one transaction (1..10,000). The API runs a move's first chunk, the executors the rest; set it alike on both.
+   */
+  readonly serialMoveChunkSize: number;
   /**
    * `ENABLE_SET_MINT_BATCH_STATUS`: serve `SetMintBatchStatus` (planned and unexposed in the spec; chart value
    * `api.setMintBatchStatusEnabled`); when off the call is refused `unimplemented` naming this setting.
@@ -449,6 +455,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     packConcurrencyPerBrand: read.integer('PACK_CONCURRENCY_PER_BRAND', defaults.packConcurrencyPerBrand, 1, 64),
     importConcurrencyPerBrand: read.integer('IMPORT_CONCURRENCY_PER_BRAND', defaults.importConcurrencyPerBrand, 1, 64),
     chunkSize: read.integer('MINT_CHUNK_SIZE', defaults.chunkSize, 1, 20_000),
+    serialMoveChunkSize: read.integer('SERIAL_MOVE_CHUNK_SIZE', defaults.serialMoveChunkSize, 1, 10_000),
     setMintBatchStatusEnabled: read.flag('ENABLE_SET_MINT_BATCH_STATUS', defaults.setMintBatchStatusEnabled),
     consoleEnabled: read.flag('CONSOLE_ENABLED', defaults.consoleEnabled),
     consoleOidcIssuer: read.url('CONSOLE_OIDC_ISSUER', ['https:', 'http:'], 'an http(s):// URL'),

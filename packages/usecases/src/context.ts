@@ -41,6 +41,8 @@ export interface UseCaseContext {
    * the same job as a duplicate.
    */
   readonly publishJob: ((job: PublishedJob) => void) | null;
+  /** Units one chunk of a bulk serial move (a batch or seq range) reads and writes in one transaction. */
+  readonly serialMoveChunk: number;
 }
 
 /** A job handed to the bus: its kind, id and brand (the outbox message's fields). */
@@ -71,7 +73,12 @@ export interface UseCaseContextOptions {
   readonly webhookSecretKeys?: readonly SigningKey[];
   /** See {@link UseCaseContext.publishJob}; absent: jobs reach the bus through the outbox relay only. */
   readonly publishJob?: (job: PublishedJob) => void;
+  /** See {@link UseCaseContext.serialMoveChunk}; default {@link defaultSerialMoveChunk}. */
+  readonly serialMoveChunk?: number;
 }
+
+/** Default of {@link UseCaseContext.serialMoveChunk}. */
+export const defaultSerialMoveChunk = 10_000;
 
 /** Builds the context with the system clock and node:crypto randomness unless others are given. */
 export function createUseCaseContext(options: UseCaseContextOptions): UseCaseContext {
@@ -81,6 +88,7 @@ export function createUseCaseContext(options: UseCaseContextOptions): UseCaseCon
     randomFill: options.randomFill ?? ((buffer) => void randomFillSync(buffer)),
     publicBaseUrl: options.publicBaseUrl,
     publishJob: options.publishJob ?? null,
+    serialMoveChunk: options.serialMoveChunk ?? defaultSerialMoveChunk,
     auth: {
       jwtSecret: new TextEncoder().encode(options.jwtSecret ?? ''),
       jwks: options.jwksUrl ? createRemoteJWKSet(new URL(options.jwksUrl), { cooldownDuration: 30_000, cacheMaxAge: 600_000 }) : null,

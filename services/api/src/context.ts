@@ -3,7 +3,7 @@
 
 import { Code, ConnectError, createContextKey, type HandlerContext } from '@connectrpc/connect';
 import type { Logger } from '@mint/runtime';
-import type { Caller } from '@mint/usecases';
+import type { Caller, UseCaseContext } from '@mint/usecases';
 
 /**
  * The caller an RPC runs for, set by the authorization interceptor: a session's user, an API key,
@@ -26,6 +26,12 @@ export const loggerKey = createContextKey<(() => Logger) | undefined>(undefined,
 
 /** The authorized caller; null until the authorization interceptor has run (and for public RPCs). */
 export const principalKey = createContextKey<Principal | null>(null, { description: 'authenticated principal' });
+
+/** What a service's handlers need: the use-case context every call runs with, and the use cases `U` they call. */
+export interface HandlerDeps<U> {
+  readonly ctx: UseCaseContext;
+  readonly useCases: U;
+}
 
 /**
  * The authenticated caller of an RPC. Throws Unauthenticated when there is none, which only

@@ -3,7 +3,7 @@
 
 import { Code, ConnectError, type ServiceImpl } from '@connectrpc/connect';
 import type { Logger, Readiness } from '@mint/runtime';
-import { type Health, HealthCheckResponse_ServingStatus } from './gen/grpc/health/v1/health_pb.js';
+import { HealthCheckResponse_ServingStatus, type Health } from '@mint/http';
 
 /**
  * Probes the process's dependencies (database, bus) and reports `ok` plus one short state per

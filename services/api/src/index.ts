@@ -11,11 +11,8 @@ export { authenticationInterceptor, authorizationInterceptor, contextAuthenticat
 export { credentialsFrom } from './auth/credentials.ts';
 export { isPublicPath, publicPathPrefixes, publicRpcServices } from './auth/public-paths.ts';
 export { permissionFor, rpcPermissions, publicServices } from './auth/permissions.ts';
-export { toConnectError, errorInterceptor } from './interceptors/errors.ts';
-export { validationInterceptor, assertValidMessage, describeViolations } from './interceptors/validation.ts';
 export { loggingInterceptor } from './interceptors/logging.ts';
 export { principalOf, principalKey, requestIdKey, loggerKey, type Principal } from './context.ts';
 export type { ReadinessProbe } from './health.ts';
 export { v1Routes, type V1Deps } from './v1/routes.ts';
 export { consoleRootRedirect } from './console/routes.ts';
-export { createCors, type Cors } from './http/cors.ts';

@@ -33,6 +33,7 @@ async function main(): Promise<void> {
     jwtAudience: config.authJwtAudience ?? null,
     jwksUrl: config.authJwksUrl ?? null, jwtMaxLifetimeSeconds: config.authJwtMaxLifetimeSeconds,
     webhookSecretKeys: await resolveWebhookSecretKeys(config),
+    serialMoveChunk: config.serialMoveChunkSize,
     // A submitted job goes to the bus right after its commit; the executor's outbox relay is the safety net.
     publishJob: (job) => bus.announce(job),
   });

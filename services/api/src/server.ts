@@ -6,29 +6,22 @@ import { Code, ConnectError, createContextKey, createContextValues, type Connect
 import { getOption, hasOption, type DescMethod } from '@bufbuild/protobuf';
 import { isDomainError } from '@mint/domain';
 import { createValidator } from '@bufbuild/protovalidate';
-import { createRouter, plainErrorBody, sendJson, toHttpError, type HttpRequest, type HttpResponse, type Route } from '@mint/http';
-import type { Logger, Metrics } from '@mint/runtime';
+import {
+  clientAddressOf, connectAdapter, Health, registerReflection, createCors, createDualListener, createRateLimits, createRouter, defaultRpcMaxBodyBytes, errorInterceptor, httpObserver,
+  metricsInterceptor, plainErrorBody, readMaxBytes, rejectUndecodableBody, sendJson, toHttpError, validationInterceptor, type DualListenerOptions,
+  type HttpRequest, type HttpResponse, type RateLimits, type RateLimitSettings, type RequestListener, type RequestLog, type Route,
+} from '@mint/http';
+import { defaults, type Logger, type Metrics } from '@mint/runtime';
 import { authenticateHeaders, authenticationInterceptor, authorizationInterceptor, hasVerifiedCredentials, type Authenticator } from './auth/interceptors.ts';
 import { permissionFor, type AccessOptions } from './auth/permissions.ts';
 import { isPublicPath } from './auth/public-paths.ts';
 import { clientAddressKey, loggerKey, requestIdKey } from './context.ts';
-import { createRateLimits, type RateLimits, type RateLimitSettings } from './http/rate-limits.ts';
-import { clientAddressOf } from './http/client-address.ts';
-import { registerReflection } from './handlers/reflection.ts';
 import { specSpellings } from './handlers/wire.ts';
-import { Health } from './gen/grpc/health/v1/health_pb.js';
 import { checkReadiness, createHealthService, type ReadinessProbe } from './health.ts';
 import { import_body as importBody } from '@mint/contract';
-import { connectAdapter, defaultRpcMaxBodyBytes, readMaxBytes, rejectUndecodableBody } from './http/connect-adapter.ts';
-import { createCors } from './http/cors.ts';
-import { createDualListener, type DualListenerOptions, type RequestListener } from './http/listener.ts';
-import { errorInterceptor } from './interceptors/errors.ts';
 import { loggingInterceptor } from './interceptors/logging.ts';
-import { validationInterceptor } from './interceptors/validation.ts';
-import { httpObserver, type RequestLog } from './metrics/http.ts';
-import { metricsInterceptor } from './metrics/rpc.ts';
 
-export type { RequestListener } from './http/listener.ts';
+export type { RequestListener } from '@mint/http';
 
 /** Options of {@link createApiServer}. */
 export interface ApiServerOptions {
@@ -51,7 +44,7 @@ export interface ApiServerOptions {
   /** Largest body of an import RPC (StartProductImport, RecordScanEvents), inflated; default 40 MiB (`IMPORT_MAX_BODY_BYTES`). */
   readonly importMaxBodyBytes?: number;
   /** Connection, header, idle and body timeouts and stream caps of the listener. */
-  readonly listener?: DualListenerOptions;
+  readonly listener?: Partial<DualListenerOptions>;
   /** Brands' own resolver domains: requests sent to one are served by these routes alone (see {@link BrandDomainRouting}). */
   readonly brandDomains?: BrandDomainRouting;
   /** Per-credential and per-address rate limits (the `RATE_LIMIT_*` settings); nothing is limited when absent. */
@@ -300,7 +293,9 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     });
   };
 
-  const listener = createDualListener(requestListener, options.listener);
+  const listener = createDualListener(requestListener, {
+    headersTimeoutMs: defaults.httpHeadersTimeoutMs, requestTimeoutMs: defaults.httpRequestTimeoutMs, ...options.listener,
+  });
   let closed: Promise<void> | undefined;
   return {
     requestListener,

@@ -6,21 +6,19 @@ import * as useCases from '@mint/usecases';
 import { contextAuthenticator, type Authenticator } from './auth/interceptors.ts';
 import type { ReadinessProbe } from './health.ts';
 import type { ProgressFeed } from '@mint/bus';
-import type { Route } from '@mint/http';
+import { metricsRoute, scanClientOf, type Route } from '@mint/http';
 import { allResolverAnswersKey, purgeKeyOf, type RuleScan } from '@mint/domain';
 import { createCachePurger } from './resolver/purge.ts';
 import { fileURLToPath } from 'node:url';
-import { metricsRoute } from './metrics/route.ts';
 import { metricSources } from './metrics/sources.ts';
 import { createConnectRoutes, createServices, type ConnectRoutesDeps } from './routes.ts';
 import { downloadRoute } from './downloads/routes.ts';
 import { brandDomainRoutes, passportIssuerRoutes, requestHost, resolverDescriptionRoute, resolverRoute } from './resolver/routes.ts';
 import { v1Routes } from './v1/routes.ts';
-import { containerResolverRoutes } from './resolver/containers.ts';
+import { containerAnswer, containerResolverRoutes } from './resolver/containers.ts';
 import { epcisRoutes } from './epcis/routes.ts';
 import { consoleRoutes } from './console/routes.ts';
 import { createApiServer, type ApiServer } from './server.ts';
-import { scanClientOf } from './http/client-address.ts';
 
 /** Options of {@link startApi}. */
 export interface StartApiOptions {
@@ -214,7 +212,9 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
         const brand = resolver.brandOfDomain(host);
         return brand instanceof Promise ? brand.then((b) => b !== null) : brand !== null;
       },
-      routes: brandDomainRoutes(resolver, { contact: config.resolverContact, clientOf, passports: passportReads, signer: passportSigner }),
+      routes: brandDomainRoutes(resolver, {
+        contact: config.resolverContact, clientOf, passports: passportReads, signer: passportSigner, containers: containerAnswer(ctx),
+      }),
     },
   });
   const port = await server.listen(config.port, config.host);

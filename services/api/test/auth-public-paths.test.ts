@@ -10,7 +10,7 @@ import * as contract from '@mint/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setupUseCases, type UseCaseBundle } from '../../../test/support/usecases.ts';
 import { isPublicPath, publicRpcServices } from '../src/auth/public-paths.ts';
-import { Health } from '../src/gen/grpc/health/v1/health_pb.js';
+import { Health } from '@mint/http';
 import { startTestApi, type TestApi } from './support.ts';
 
 let app: UseCaseBundle;

@@ -3,6 +3,7 @@
 // POST /epcis/capture applies a packaging line's document all or nothing, once.
 
 import { moveSerials } from '@mint/usecases';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { epcisValidator, mintCompleted } from '../../../test/support/pack-fixtures.ts';
 import { query } from '../../../test/support/sql.ts';
@@ -109,6 +110,33 @@ describe('POST /epcis/capture', () => {
     expect(await capture(doc)).toEqual({ status: 200, body: { ok: true, captured: 0, replayed: 2, moved: 0 } });
     const stored = eventList((await events(`?MATCH_epc=${encodeURIComponent(units[0]!.epc)}`)).body);
     expect(stored.map((e) => e['bizStep'])).toEqual(['encoding', 'commissioning', 'destroying']);
+  });
+
+  it('answers a document sent twice at once (a retry while the first request still runs): one applies it, the other answers it captured before', async () => {
+    const doc = documentOf([objectEvent('0b5b7d1e-0000-4000-8000-000000000006', 'ADD', 'commissioning', 'active', units.slice(18, 20).map((u) => u.epc))]);
+    // Both captures read the document's event as new, then wait for a unit's row lock held here.
+    const holder = new pg.Client({ connectionString: app.database.url });
+    await holder.connect();
+    try {
+      await holder.query('begin');
+      await holder.query('select 1 from mint_units where serial = $1 for update', [units[18]!.serial]);
+      const both = [capture(doc), capture(doc)];
+      for (let waiting = 0; waiting < 2;) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        const [row] = (await holder.query<{ n: string }>(`select count(*) as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`)).rows;
+        waiting = Number(row!.n);
+      }
+      await holder.query('commit');
+      const answers = (await Promise.all(both)).map((a) => JSON.stringify(a)).sort();
+      expect(answers).toEqual([
+        { status: 200, body: { ok: true, captured: 0, replayed: 1, moved: 0 } }, { status: 200, body: { ok: true, captured: 1, replayed: 0, moved: 2 } },
+      ].map((a) => JSON.stringify(a)));
+    } finally {
+      await holder.end();
+    }
+    expect(await stateOf(units[18]!.serial)).toBe('commissioned');
+    const [stored] = await query<{ n: string }>(app.db.em.fork(), `select count(*) as n from serial_moves where brand_id = ? and idempotency_key = 'epcis:0b5b7d1e-0000-4000-8000-000000000006'`, [brand.brandId]);
+    expect(Number(stored!.n)).toBe(1);
   });
 
   it('changes nothing when one event of the document cannot be applied, naming the serial and its state', async () => {

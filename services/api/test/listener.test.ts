@@ -4,7 +4,13 @@ import { maxHeaderSize, type ServerResponse } from 'node:http';
 import http2 from 'node:http2';
 import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createDualListener, type DualListener } from '../src/http/listener.ts';
+import { createDualListener, type DualListener, type DualListenerOptions, type HttpRequest, type HttpResponse, type RequestListener } from '@mint/http';
+import { defaults } from '@mint/runtime';
+
+/** The listener with the process's default header and request timeouts unless `options` sets them. */
+const dualListener = (requestListener: RequestListener, options: Partial<DualListenerOptions> = {}) => createDualListener(requestListener, {
+  headersTimeoutMs: defaults.httpHeadersTimeoutMs, requestTimeoutMs: defaults.httpRequestTimeoutMs, ...options,
+});
 
 let listener: DualListener | undefined;
 afterEach(async () => {
@@ -37,7 +43,7 @@ function rawExchange(port: number, parts: string[], untilText?: string): Promise
 
 describe('preface dispatch', () => {
   it('waits while the first bytes could still be the HTTP/2 preface ("P" of POST), then serves HTTP/1.1', async () => {
-    listener = createDualListener((req, res) => res.end(`${req.method} ${req.url} over ${req.httpVersion}`));
+    listener = dualListener((req, res) => res.end(`${req.method} ${req.url} over ${req.httpVersion}`));
     const port = await listener.listen(0, '127.0.0.1');
     const text = await rawExchange(port, ['P', 'OST /x HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\nConnection: close\r\n\r\n']);
     expect(text).toMatch(/^HTTP\/1\.1 200 OK/);
@@ -45,7 +51,7 @@ describe('preface dispatch', () => {
   });
 
   it('closes a connection that never sends anything', async () => {
-    listener = createDualListener((_req, res) => res.end(), { prefaceTimeoutMs: 100 });
+    listener = dualListener((_req, res) => res.end(), { prefaceTimeoutMs: 100 });
     const port = await listener.listen(0, '127.0.0.1');
     const started = Date.now();
     expect(await rawExchange(port, [])).toBe('');
@@ -57,7 +63,7 @@ describe('close', () => {
   it('closes idle keep-alive connections at once and lets a busy one finish its response', async () => {
     let finish!: () => void;
     const slow = new Promise<void>((resolve) => (finish = resolve));
-    listener = createDualListener((req, res) => {
+    listener = dualListener((req, res) => {
       if (req.url === '/slow') void slow.then(() => res.end('done'));
       else res.end('quick');
     });
@@ -84,7 +90,7 @@ describe('close', () => {
 
 describe('slow clients', () => {
   it('answers 408 and closes an HTTP/1.1 connection whose headers never complete', async () => {
-    listener = createDualListener((_req, res) => res.end('never'), { headersTimeoutMs: 300 });
+    listener = dualListener((_req, res) => res.end('never'), { headersTimeoutMs: 300 });
     const port = await listener.listen(0, '127.0.0.1');
     const started = Date.now();
     const text = await rawExchange(port, ['GET / HTTP/1.1\r\nHost: t\r\n']);
@@ -106,7 +112,7 @@ function jsonBodyOf(text: string): unknown {
 describe('requests the HTTP parser refuses', () => {
   it('answers a head past the size limit with 431 and a JSON body naming it, then closes', async () => {
     let served = 0;
-    listener = createDualListener((_req, res) => {
+    listener = dualListener((_req, res) => {
       served += 1;
       res.end();
     });
@@ -120,7 +126,7 @@ describe('requests the HTTP parser refuses', () => {
   });
 
   it('answers a malformed request line with 400 and a JSON body with the parser\'s reason', async () => {
-    listener = createDualListener((_req, res) => res.end());
+    listener = dualListener((_req, res) => res.end());
     const port = await listener.listen(0, '127.0.0.1');
     const text = await rawExchange(port, ['GET / HTTP/1.1\r\nHost: t\r\nContent-Length: x\r\n\r\n']);
     expect(text).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
@@ -130,7 +136,7 @@ describe('requests the HTTP parser refuses', () => {
   });
 
   it('writes nothing into a response already under way when a pipelined request after it is malformed (the connection is cut, as Node does)', async () => {
-    listener = createDualListener((_req, res) => {
+    listener = dualListener((_req, res) => {
       const h1 = res as ServerResponse;
       h1.writeHead(200, { 'content-type': 'text/plain' });
       h1.write('partial');
@@ -145,13 +151,13 @@ describe('requests the HTTP parser refuses', () => {
 
 describe('slow senders and stream caps', () => {
   /** A handler that reads the body to its end, then answers. */
-  const reading = (req: import('./../src/http/listener.ts').HttpRequest, res: import('./../src/http/listener.ts').HttpResponse) => {
+  const reading = (req: HttpRequest, res: HttpResponse) => {
     req.resume();
     req.on('end', () => res.end('done'));
   };
 
   it('closes an HTTP/2 session whose streams send bodies that never finish, after the body timeout', async () => {
-    listener = createDualListener(reading, { bodyTimeoutMs: 300, idleTimeoutMs: 5_000 });
+    listener = dualListener(reading, { bodyTimeoutMs: 300, idleTimeoutMs: 5_000 });
     const port = await listener.listen(0, '127.0.0.1');
     const session = http2.connect(`http://127.0.0.1:${port}`);
     session.on('error', () => undefined);
@@ -167,7 +173,7 @@ describe('slow senders and stream caps', () => {
   });
 
   it('leaves a stream whose request ended alone, however long its answer takes', async () => {
-    listener = createDualListener((req, res) => {
+    listener = dualListener((req, res) => {
       req.resume();
       req.on('end', () => setTimeout(() => res.end('late'), 700));
     }, { bodyTimeoutMs: 200 });
@@ -187,7 +193,7 @@ describe('slow senders and stream caps', () => {
   });
 
   it('announces the cap on concurrent streams per HTTP/2 session', async () => {
-    listener = createDualListener(reading, { maxConcurrentStreams: 7 });
+    listener = dualListener(reading, { maxConcurrentStreams: 7 });
     const port = await listener.listen(0, '127.0.0.1');
     const session = http2.connect(`http://127.0.0.1:${port}`);
     try {
@@ -199,7 +205,7 @@ describe('slow senders and stream caps', () => {
   });
 
   it('cuts an HTTP/1.1 request whose body stalls for the body timeout, long before the request timeout', async () => {
-    listener = createDualListener(reading, { bodyTimeoutMs: 300, requestTimeoutMs: 60_000, headersTimeoutMs: 60_000 });
+    listener = dualListener(reading, { bodyTimeoutMs: 300, requestTimeoutMs: 60_000, headersTimeoutMs: 60_000 });
     const port = await listener.listen(0, '127.0.0.1');
     const started = Date.now();
     const text = await rawExchange(port, ['POST /stalled HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\n', '{"a":']);
@@ -210,7 +216,7 @@ describe('slow senders and stream caps', () => {
   });
 
   it('lets an HTTP/1.1 body that keeps trickling in finish, and closes the keep-alive connection after the idle timeout', async () => {
-    listener = createDualListener(reading, { bodyTimeoutMs: 300, idleTimeoutMs: 400 });
+    listener = dualListener(reading, { bodyTimeoutMs: 300, idleTimeoutMs: 400 });
     const port = await listener.listen(0, '127.0.0.1');
     // 12 parts 150 ms apart: 1.8 s in all, never 300 ms without a byte.
     const body = '0123456789ab';
@@ -236,7 +242,7 @@ describe('slow senders and stream caps', () => {
   });
 
   it('cuts an HTTP/1.1 request whose body does not arrive within the request timeout', async () => {
-    listener = createDualListener(reading, { headersTimeoutMs: 200, requestTimeoutMs: 400 });
+    listener = dualListener(reading, { headersTimeoutMs: 200, requestTimeoutMs: 400 });
     const port = await listener.listen(0, '127.0.0.1');
     const started = Date.now();
     const text = await rawExchange(port, ['POST /slow HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\n', '{"a":']);

@@ -10,7 +10,7 @@ import * as grpc from '@grpc/grpc-js';
 import { IdentityMode, MintBatchStatus, MintService } from '@mint/contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useUseCases } from '../../../test/support/usecases.ts';
-import { Health, HealthCheckResponse_ServingStatus } from '../src/gen/grpc/health/v1/health_pb.js';
+import { Health, HealthCheckResponse_ServingStatus } from '@mint/http';
 import { grpcUnaryCall, startTestApi, submitOverJson, type TestApi } from './support.ts';
 
 const { app, brand } = useUseCases();

@@ -12,8 +12,8 @@ import { createGrpcTransport } from '@connectrpc/connect-node';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
-import * as v1 from '../src/gen/grpc/reflection/v1/reflection_pb.js';
-import * as v1alpha from '../src/gen/grpc/reflection/v1alpha/reflection_pb.js';
+import * as v1 from '../../../packages/http/src/grpc/gen/grpc/reflection/v1/reflection_pb.js';
+import * as v1alpha from '../../../packages/http/src/grpc/gen/grpc/reflection/v1alpha/reflection_pb.js';
 import { startTestApi, type TestApi } from './support.ts';
 
 const run = promisify(execFile);

@@ -26,7 +26,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintCompleted } from '../../../test/support/pack-fixtures.ts';
 import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
 import { replaceLinks } from '@mint/usecases';
-import { resolverBodies } from '../src/resolver/routes.ts';
+import { resolverBodies } from '@mint/pages';
 import { startTestApi, type TestApi } from './support.ts';
 
 const fixtures = join(import.meta.dirname, '../../../test/fixtures/standards/gs1-linkset');

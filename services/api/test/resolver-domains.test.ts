@@ -1,6 +1,6 @@
 // Brand resolver domains end to end: SetBrandResolverDomain (owners only, validation, uniqueness
 // under concurrent claims, audit), and the resolver answering on a brand's own domain (the root
-// path, the description file, CORS, linkset, isolation from other brands, the control plane's paths
+// path, its containers at /00/{sscc}, the description file, CORS, linkset, isolation from other brands, the control plane's paths
 // never hidden by a claimed host), hosts the service answers on refused as claims, new units carrying the domain while old ones keep resolving at /r/{slug}, and another API
 // process picking a change up through NOTIFY.
 
@@ -8,8 +8,8 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { Code } from '@connectrpc/connect';
 import type { Role } from '@mint/domain';
-import { apiKeyScopes } from '@mint/domain';
-import { createApiKey, createUser, grantRole, issueAccessToken, upsertLink } from '@mint/usecases';
+import { apiKeyScopes, ssccOf } from '@mint/domain';
+import { createApiKey, createUser, grantRole, issueAccessToken, mintContainers, setContainerSettings, upsertLink } from '@mint/usecases';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { mintCompleted } from '../../../test/support/pack-fixtures.ts';
 import { query, unitsWithUrls } from '../../../test/support/sql.ts';
@@ -237,6 +237,35 @@ describe('a brand domain', () => {
     expect(JSON.parse(walked.body)).toMatchObject({ unit: { known: false }, brand: { slug: slugA } });
     // B keeps resolving at its own path on the API host.
     expect((await request(port, '127.0.0.1', `/r/${slugB}/01/${b.gtin}/21/${serialB}`)).location).toBe('https://b.example/product');
+  });
+
+  it("answers the brand's containers at /00/{sscc}: state to anyone, contents to the brand, URIs at the domain; another brand's SSCC 404", async () => {
+    await setContainerSettings(app.ctx, { id: a.userId }, { brandId: a.brandId, companyPrefix: '0614141', maxDepth: null });
+    await setContainerSettings(app.ctx, { id: b.userId }, { brandId: b.brandId, companyPrefix: '7610425', maxDepth: null });
+    const [pallet] = (await mintContainers(app.ctx, { id: a.userId }, { brandId: a.brandId, level: 'pallet', count: 1, extensionDigit: 0, idempotencyKey: 'p' })).ssccs;
+    const [theirs] = (await mintContainers(app.ctx, { id: b.userId }, { brandId: b.brandId, level: 'pallet', count: 1, extensionDigit: 0, idempotencyKey: 'p' })).ssccs;
+    const json = { accept: 'application/json' };
+    const open = await request(port, domainA, `/00/${pallet}`, { headers: json });
+    expect(open.status).toBe(200);
+    const uri = `https://${domainA}/00/${pallet}`;
+    expect(JSON.parse(open.body)).toEqual({ ok: true, sscc: pallet, uri, level: 'pallet', brand: 'Test Brand', state: 'commissioned', reason: null, in_circulation: true });
+    expect(open.headers.link).toContain(`<${uri}?linkType=linkset>`);
+    // The URI is the one the container's EPCIS events name.
+    const minted = await query<{ epcs: string[] }>(app.db.em.fork(),
+      `select epcs from epcis_events where brand_id = ? and biz_step = 'commissioning' and exists (select from unnest(epcs) e where e like '%/00/' || ?)`, [a.brandId, pallet]);
+    expect(minted.map((e) => e.epcs)).toEqual([[uri]]);
+    const asBrand = await request(port, domainA, `/00/${pallet}`, { headers: { ...json, authorization: `Bearer ${a.token}` } });
+    expect(JSON.parse(asBrand.body)).toMatchObject({ contents: { container_count: 0, unit_count: 0 } });
+    const linkset = await request(port, domainA, `/00/${pallet}?linkType=linkset`);
+    expect((JSON.parse(linkset.body) as { linkset: { anchor: string }[] }).linkset[0]!.anchor).toBe(uri);
+    expect((await request(port, domainA, `/00/${pallet}`, { method: 'OPTIONS' })).status).toBe(204);
+    // Still answered under /r/{slug}.
+    expect((await request(port, '127.0.0.1', `/r/${slugA}/00/${pallet}`, { headers: json })).status).toBe(200);
+    const foreign = await request(port, domainA, `/00/${theirs}`, { headers: json });
+    const unknown = await request(port, domainA, `/00/${ssccOf(1, '0614141', 999_999)}`, { headers: json });
+    expect([foreign.status, unknown.status]).toEqual([404, 404]);
+    expect(foreign.body).toBe(unknown.body);
+    expect((await request(port, domainA, '/00/106141411234567890', { headers: json })).status).toBe(400);
   });
 
   it('serves the resolver description file with the domain as root', async () => {

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintCompleted } from '../../../test/support/pack-fixtures.ts';
 import { sampleValue, scrape } from '../../../test/support/prometheus.ts';
 import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
-import { resolverBodies } from '../src/resolver/routes.ts';
+import { resolverBodies } from '@mint/pages';
 import { startApi, type RunningApi } from '../src/start.ts';
 
 let app: UseCaseBundle;

@@ -1,7 +1,7 @@
 // Dev mode's CORS: browsers on its own origin and on Vite's dev server may call the API with
 // credentials unless CORS_ALLOWED_ORIGINS says otherwise; production allows none by default.
 
-import { createCors } from '@mint/api';
+import { createCors } from '@mint/http';
 import { loadConfig } from '@mint/runtime';
 import { describe, expect, it } from 'vitest';
 import { devOrigins } from '../src/dev.ts';

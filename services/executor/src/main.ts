@@ -18,7 +18,9 @@ try {
   const name = `executor-${hostname()}-${process.pid}`;
   const bus = await openConfiguredBus(config, name);
   const packs = await openConfiguredPackStore(config, { name });
-  const ctx = createUseCaseContext({ db, publicBaseUrl: config.publicBaseUrl, webhookSecretKeys: await resolveWebhookSecretKeys(config) });
+  const ctx = createUseCaseContext({
+    db, publicBaseUrl: config.publicBaseUrl, webhookSecretKeys: await resolveWebhookSecretKeys(config), serialMoveChunk: config.serialMoveChunkSize,
+  });
   // Webhook secrets stored before sealing, or sealed with a key WEBHOOK_SECRET_KEYS no longer lists first, are sealed with the current key.
   const resealed = await sealWebhookSecrets(ctx);
   if (resealed > 0) logger.info({ endpoints: resealed }, 'webhook secrets sealed with the current key');

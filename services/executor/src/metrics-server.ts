@@ -2,7 +2,7 @@
 // metrics for the kubelet and the scraper. It serves nothing else.
 
 import http from 'node:http';
-import { createRouter, HttpProblem, methodNotAllowedMessage, send, sendJson } from '@mint/http';
+import { createRouter, HttpProblem, methodNotAllowedMessage, metricsRoute, sendJson } from '@mint/http';
 import type { Logger, Metrics, Readiness } from '@mint/runtime';
 
 /** Options of {@link startMetricsServer}. */
@@ -45,13 +45,7 @@ export async function startMetricsServer(options: MetricsServerOptions): Promise
         sendJson(req, res, report.ok ? 200 : 503, report);
       },
     },
-    {
-      methods: ['GET', 'HEAD'], path: '/metrics',
-      handler: async ({ req, res }) => {
-        const { contentType, body } = await options.metrics.render();
-        send(req, res, 200, contentType, body);
-      },
-    },
+    metricsRoute(options.metrics),
     { methods: ['GET', 'HEAD'], path: '*', handler: ({ path }) => {
       throw new HttpProblem(404, 'not_found', `nothing is served at ${path}; this server serves /healthz, /readyz and /metrics`);
     } },

@@ -1,4 +1,6 @@
+import type { Cursor } from '@mint/domain';
 import { sql } from 'kysely';
+import { Product, ProductionBatch } from '../entities/catalog.ts';
 import type { Em } from '../orm.ts';
 import { first, rows, unnest } from './kysely.ts';
 import { notifyResolverAnswers } from './links.ts';
@@ -124,4 +126,53 @@ export async function upsertProductionBatchByCode(em: Em, brandId: string, id: s
     })))
     .returning(['id', insertedNow.as('created')]));
   return { id: result!.id, created: result!.created };
+}
+
+/** A product as stored. */
+export interface ProductRecord {
+  readonly id: string;
+  readonly brandId: string;
+  readonly sku: string;
+  readonly name: string;
+  readonly gtin: string | null;
+  readonly commercialStatus: string;
+  readonly mintReadinessStatus: string;
+  readonly passportUrl: string | null;
+  readonly createdAt: Date;
+  readonly updatedAt: Date;
+}
+
+function productRecord(p: Product): ProductRecord {
+  return {
+    id: p.id, brandId: p.brandId, sku: p.sku, name: p.name, gtin: p.gtin ?? null, commercialStatus: p.commercialStatus,
+    mintReadinessStatus: p.mintReadinessStatus, passportUrl: p.passportUrl ?? null, createdAt: p.createdAt, updatedAt: p.updatedAt,
+  };
+}
+
+/** The brand's product with this id, or null (another brand's product is null too). */
+export async function findProduct(em: Em, brandId: string, id: string): Promise<ProductRecord | null> {
+  const product = await em.findOne(Product, { brandId, id });
+  return product === null ? null : productRecord(product);
+}
+
+/** Up to `take` of the brand's products, newest first by (created_at, id), strictly after `cursor`. */
+export async function listProductsPage(em: Em, brandId: string, take: number, cursor: Cursor | null): Promise<ProductRecord[]> {
+  const where = cursor === null ? { brandId } : { brandId, $or: [{ createdAt: { $lt: cursor.at } }, { createdAt: cursor.at, id: { $lt: cursor.id } }] };
+  return (await em.find(Product, where, { orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], limit: take })).map(productRecord);
+}
+
+/** A production batch as stored. */
+export interface ProductionBatchRecord extends ProductionBatchRow {
+  readonly id: string;
+  readonly brandId: string;
+  readonly createdAt: Date;
+  readonly updatedAt: Date;
+}
+
+/** The brand's production batch with this id, or null. */
+export async function findProductionBatch(em: Em, brandId: string, id: string): Promise<ProductionBatchRecord | null> {
+  const b = await em.findOne(ProductionBatch, { brandId, id });
+  return b === null ? null : {
+    id: b.id, brandId: b.brandId, productId: b.productId, code: b.code, status: b.status, quantity: b.quantity ?? null, createdAt: b.createdAt, updatedAt: b.updatedAt,
+  };
 }

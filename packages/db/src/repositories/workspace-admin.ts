@@ -53,11 +53,13 @@ export async function findApiKeyOfBrand(em: Em, brandId: string, id: string): Pr
   return row === undefined ? null : apiKey(row as ApiKeyRow);
 }
 
-/** Writes a new key (only the hash of its secret). */
-export async function insertApiKey(em: Em, row: Omit<ApiKeyRecord, 'revokedAt' | 'lastUsedAt'> & { readonly secretHash: string }): Promise<void> {
+/** Writes a new key (only the hash of its secret); a partner's key names its partner. */
+export async function insertApiKey(
+  em: Em, row: Omit<ApiKeyRecord, 'revokedAt' | 'lastUsedAt'> & { readonly secretHash: string; readonly partnerId?: string },
+): Promise<void> {
   await changed(em, (db) => db.insertInto('api_keys').values({
     brand_id: row.brandId, id: row.id, lookup_id: row.lookupId, name: row.name, secret_hash: row.secretHash, scopes: [...row.scopes],
-    revoked_at: null, last_used_at: null, created_at: row.createdAt,
+    revoked_at: null, last_used_at: null, created_at: row.createdAt, ...(row.partnerId === undefined ? {} : { partner_id: row.partnerId }),
   }));
 }
 

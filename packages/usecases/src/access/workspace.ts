@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { ApiKey, Brand, Membership, MintKpis, User, unitOfWork } from '@mint/db';
+import { insertApiKey, insertBrand, insertUser, listBrandApiKeys, revokeBrandApiKey, setBrandApiAccess, unitOfWork, upsertMembership } from '@mint/db';
 import {
   apiKeyScopes, assertValid, brandResolverBaseUrl, generateApiKey, gtinCheckDigit, hashApiKeySecret, isUuid, NotFoundError, roles,
   type ApiKeyScope, type Role,
@@ -24,28 +24,23 @@ export async function createWorkspace(ctx: UseCaseContext, input: { name: string
   const base = (input.slug ?? input.name).toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '').slice(0, 40) || 'brand';
   const slug = input.slug ?? `${base}-${randomUUID().slice(0, 8)}`;
   assertValid(/^[a-z0-9](?:[a-z0-9-]{0,62})$/.test(slug) ? [] : [{ field: 'slug', message: 'must be lower-case letters, digits and dashes' }]);
-  const em = unitOfWork(ctx.db);
   const id = randomUUID();
   const resolverBaseUrl = brandResolverBaseUrl(ctx.publicBaseUrl, slug);
-  em.create(Brand, { id, slug, name: input.name, resolverBaseUrl, resolverDomain: null, defaultPassportUrl: null, apiAccessEnabled: input.apiAccessEnabled ?? false, createdAt: ctx.clock() });
-  em.create(MintKpis, { brandId: id, shard: 0, totalTokensMinted: 0, activeTokens: 0, batchesCreated: 0, exportedPrinted: 0 });
-  await em.flush();
+  await insertBrand(unitOfWork(ctx.db), { id, slug, name: input.name, resolverBaseUrl, apiAccessEnabled: input.apiAccessEnabled ?? false, createdAt: ctx.clock() });
   return { id, slug, name: input.name, resolverBaseUrl };
 }
 
 /** Creates a user. */
 export async function createUser(ctx: UseCaseContext, input: { email: string; name: string }): Promise<{ id: string }> {
-  const em = unitOfWork(ctx.db);
   const id = randomUUID();
-  em.create(User, { id, email: input.email, name: input.name, createdAt: ctx.clock() });
-  await em.flush();
+  await insertUser(unitOfWork(ctx.db), { id, email: input.email, name: input.name, createdAt: ctx.clock() });
   return { id };
 }
 
 /** Gives a user a role on a brand (replacing any role they had). */
 export async function grantRole(ctx: UseCaseContext, brandId: string, userId: string, role: Role): Promise<void> {
   assertValid(roles.includes(role) ? [] : [{ field: 'role', message: `must be one of ${roles.join(', ')}` }]);
-  await unitOfWork(ctx.db).upsert(Membership, { brandId, userId, role, createdAt: ctx.clock() });
+  await upsertMembership(unitOfWork(ctx.db), { brandId, userId, role, createdAt: ctx.clock() });
 }
 
 /** Creates an API key for a brand; the full key is returned once and only its hash is stored. */
@@ -56,13 +51,10 @@ export async function createApiKey(
   assertValid(input.scopes.every((s) => apiKeyScopes.includes(s)) && input.scopes.length > 0
     ? [] : [{ field: 'scopes', message: `must be one or more of ${apiKeyScopes.join(', ')}` }]);
   const generated = generateApiKey(ctx.randomFill);
-  const em = unitOfWork(ctx.db);
   const id = randomUUID();
-  em.create(ApiKey, {
-    brandId: input.brandId, id, lookupId: generated.lookupId, name: input.name, secretHash: hashApiKeySecret(generated.secret),
-    scopes: [...input.scopes], revokedAt: null, lastUsedAt: null, createdAt: ctx.clock(),
+  await insertApiKey(unitOfWork(ctx.db), {
+    brandId: input.brandId, id, lookupId: generated.lookupId, name: input.name, secretHash: hashApiKeySecret(generated.secret), scopes: input.scopes, createdAt: ctx.clock(),
   });
-  await em.flush();
   return { id, key: generated.key, lookupId: generated.lookupId };
 }
 
@@ -106,27 +98,19 @@ export async function seedDemo(ctx: UseCaseContext): Promise<DemoSeed> {
 
 /** A brand's API keys, newest first, without secrets; a partner key names its partner (`partnerId`, null for a brand key). */
 export async function listApiKeys(ctx: UseCaseContext, brandId: string) {
-  const keys = await unitOfWork(ctx.db).find(ApiKey, { brandId }, { orderBy: { createdAt: 'desc' } });
+  const keys = await listBrandApiKeys(unitOfWork(ctx.db), brandId);
   return keys.map((k) => ({
     id: k.id, name: k.name, prefix: `mk_${k.lookupId}`, scopes: k.scopes, createdAt: k.createdAt,
-    revokedAt: k.revokedAt ?? null, lastUsedAt: k.lastUsedAt ?? null, partnerId: k.partnerId ?? null,
+    revokedAt: k.revokedAt, lastUsedAt: k.lastUsedAt, partnerId: k.partnerId,
   }));
 }
 
 /** Revokes a brand's API key; repeating it changes nothing. NotFoundError for another brand's key. */
 export async function revokeApiKey(ctx: UseCaseContext, brandId: string, keyId: string): Promise<void> {
-  const em = unitOfWork(ctx.db);
-  const key = isUuid(keyId) ? await em.findOne(ApiKey, { brandId, id: keyId }) : null;
-  if (!key) throw new NotFoundError(`api key ${keyId} not found`);
-  key.revokedAt ??= ctx.clock();
-  await em.flush();
+  if (!isUuid(keyId) || !(await revokeBrandApiKey(unitOfWork(ctx.db), brandId, keyId, ctx.clock()))) throw new NotFoundError(`api key ${keyId} not found`);
 }
 
 /** Turns programmatic (API key) access of a workspace on or off (early access). */
 export async function setApiAccess(ctx: UseCaseContext, brandId: string, enabled: boolean): Promise<void> {
-  const em = unitOfWork(ctx.db);
-  const brand = isUuid(brandId) ? await em.findOne(Brand, { id: brandId }) : null;
-  if (!brand) throw new NotFoundError(`workspace ${brandId} not found`);
-  brand.apiAccessEnabled = enabled;
-  await em.flush();
+  if (!isUuid(brandId) || !(await setBrandApiAccess(unitOfWork(ctx.db), brandId, enabled))) throw new NotFoundError(`workspace ${brandId} not found`);
 }

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { isUniqueViolation, Product, ProductionBatch, upsertProductBySku, upsertProductionBatchByCode, type ProductRow, unitOfWork } from '@mint/db';
+import {
+  findProduct, findProductionBatch, isUniqueViolation, listProductsPage, upsertProductBySku, upsertProductionBatchByCode, type ProductRecord, type ProductRow, unitOfWork,
+} from '@mint/db';
 import {
   assertValid, commercialStatuses, gtinViolations, InvalidInputError, isUuid, mintReadinessStatuses, normalizeGtin, NotFoundError,
   productionBatchStatuses, resolvePageSize, storableUrlOf, storableUrlViolations, toPage,
@@ -29,11 +31,11 @@ export interface ProductInput extends ProductRow {
 /** Default page size of product lists. */
 export const defaultProductPageSize = 50;
 
-function toProductView(p: Product): ProductView {
+function toProductView(p: ProductRecord): ProductView {
   return {
-    id: p.id, brandId: p.brandId, sku: p.sku, name: p.name, gtin: p.gtin ?? null,
+    id: p.id, brandId: p.brandId, sku: p.sku, name: p.name, gtin: p.gtin,
     commercialStatus: p.commercialStatus as CommercialStatus, mintReadinessStatus: p.mintReadinessStatus as MintReadinessStatus,
-    passportUrl: p.passportUrl ?? null, createdAt: p.createdAt, updatedAt: p.updatedAt,
+    passportUrl: p.passportUrl, createdAt: p.createdAt, updatedAt: p.updatedAt,
   };
 }
 
@@ -70,8 +72,8 @@ export async function upsertProduct(ctx: UseCaseContext, actor: Actor, input: Pr
   const now = ctx.clock();
   try {
     const row = await upsertProductBySku(em, input.brandId, randomUUID(), { ...input, gtin, passportUrl: storedPassportUrl(input.passportUrl) }, now);
-    const product = await em.findOneOrFail(Product, { brandId: input.brandId, id: row.id });
-    return { product: toProductView(product), created: row.created };
+    const product = await findProduct(em, input.brandId, row.id);
+    return { product: toProductView(product!), created: row.created };
   } catch (error) {
     if (isUniqueViolation(error)) {
       throw new InvalidInputError([{ field: 'gtin', message: 'is already used by another product of this brand' }], { cause: error });
@@ -82,7 +84,7 @@ export async function upsertProduct(ctx: UseCaseContext, actor: Actor, input: Pr
 
 /** One product of the brand; NotFoundError when missing or another brand's. */
 export async function getProduct(ctx: UseCaseContext, brandId: string, productId: string): Promise<ProductView> {
-  const product = isUuid(productId) ? await unitOfWork(ctx.db).findOne(Product, { brandId, id: productId }) : null;
+  const product = isUuid(productId) ? await findProduct(unitOfWork(ctx.db), brandId, productId) : null;
   if (!product) throw new NotFoundError(`product ${productId} not found`);
   return toProductView(product);
 }
@@ -94,8 +96,7 @@ export async function listProducts(
   q: { readonly limit: number | null; readonly cursor: Cursor | null },
 ): Promise<Page<ProductView>> {
   const size = resolvePageSize(q.limit, defaultProductPageSize);
-  const where = q.cursor === null ? { brandId } : { brandId, $or: [{ createdAt: { $lt: q.cursor.at } }, { createdAt: q.cursor.at, id: { $lt: q.cursor.id } }] };
-  const rows = await unitOfWork(ctx.db).find(Product, where, { orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], limit: size + 1 });
+  const rows = await listProductsPage(unitOfWork(ctx.db), brandId, size + 1, q.cursor);
   return toPage(rows.map(toProductView), size, (p) => ({ at: p.createdAt, id: p.id }));
 }
 
@@ -139,11 +140,11 @@ export async function upsertProductionBatch(
   await getProduct(ctx, input.brandId, input.productId);
   const now = ctx.clock();
   const row = await upsertProductionBatchByCode(em, input.brandId, randomUUID(), input, now);
-  const b = await em.findOneOrFail(ProductionBatch, { brandId: input.brandId, id: row.id });
+  const b = (await findProductionBatch(em, input.brandId, row.id))!;
   return {
     productionBatch: {
       id: b.id, brandId: b.brandId, productId: b.productId, code: b.code, status: b.status as ProductionBatchStatus,
-      quantity: b.quantity ?? null, createdAt: b.createdAt, updatedAt: b.updatedAt,
+      quantity: b.quantity, createdAt: b.createdAt, updatedAt: b.updatedAt,
     },
     created: row.created,
   };

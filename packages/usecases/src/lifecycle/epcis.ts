@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { finishSerialMove, insertSerialMove, lockUnitsForMove, queryEpcisEvents, readEpcisEventIds, unitOfWork, transaction } from '@mint/db';
+import { finishSerialMove, insertSerialMove, lockUnitsForMove, queryEpcisEvents, readEpcisEventIds, unitOfWork, transaction, type NewEpcisEvent } from '@mint/db';
 import {
-  IllegalStateError, InvalidInputError, refusalOf, serialMoveOf, type DecommissionReason, type FieldViolation, type SerialAction,
+  IllegalStateError, InvalidInputError, refusalOf, serialMoveOf, unitResolverUrl, type DecommissionReason, type FieldViolation, type SerialAction,
 } from '@mint/domain';
 import type { Actor, UseCaseContext } from '../context.ts';
 import { applyCapturedAggregation, readCapturedAggregation, type CapturedAggregation } from './containers.ts';
@@ -15,6 +15,9 @@ export const defaultEpcisPage = 100;
 export const maxEpcisPage = 1000;
 /** Most events one captured document may hold. */
 export const maxCapturedEvents = 1000;
+
+/** Most EPCs one ObjectEvent written by the service itself names; a larger set is split over several events. */
+export const maxEventEpcs = 10_000;
 
 const cbvBizStep = 'https://ref.gs1.org/cbv/BizStep-';
 const cbvDisposition = 'https://ref.gs1.org/cbv/Disp-';
@@ -136,7 +139,8 @@ export interface CaptureResult {
  * brand, or a unit in a state the move cannot leave refuses the whole document (InvalidInputError
  * naming `epcisBody.eventList[i]...`, or IllegalStateError naming the serial and its state) and
  * changes nothing. The events are stored as sent, so the query interface answers them; an event
- * whose eventID was captured before is skipped, so a document sent twice moves nothing the second time.
+ * whose eventID was captured before is skipped, so a document sent twice moves nothing the second
+ * time, also when the two captures ran at once.
  */
 export async function captureEpcisDocument(ctx: UseCaseContext, actor: Actor, brandId: string, document: Record<string, unknown>): Promise<CaptureResult> {
   const body = document['epcisBody'] as { eventList?: unknown } | undefined;
@@ -178,6 +182,22 @@ export async function captureEpcisDocument(ctx: UseCaseContext, actor: Actor, br
     moves.push({ index, id: eventUuid(event), ...move, serials, event });
   });
   if (v.length > 0) throw new InvalidInputError(v);
+  const ids = [...new Set(moves.map((m) => m.id))];
+  try {
+    return await applyCapturedMoves(ctx, actor, brandId, moves);
+  } catch (error) {
+    // The same document captured at the same time (a client's retry while its first request still
+    // ran) got there first: both read its events as new, this one then found the units moved. A
+    // document is stored whole or not at all, so with every event stored it was captured: the
+    // answer is the replay's, as for a retry that came later.
+    const stored = await readEpcisEventIds(unitOfWork(ctx.db), brandId, ids).catch(() => []);
+    if (stored.length === ids.length) return { captured: 0, replayed: moves.length, moved: 0 };
+    throw error;
+  }
+}
+
+/** The captured document's moves, all in one transaction; events stored before are skipped. */
+async function applyCapturedMoves(ctx: UseCaseContext, actor: Actor, brandId: string, moves: readonly CapturedMove[]): Promise<CaptureResult> {
   return transaction(ctx.db, async (em) => {
     const known = new Set(await readEpcisEventIds(em, brandId, moves.map((m) => m.id)));
     const now = ctx.clock();
@@ -230,4 +250,30 @@ export async function captureEpcisDocument(ctx: UseCaseContext, actor: Actor, br
     }
     return { captured, replayed: moves.length - captured, moved };
   });
+}
+
+/**
+ * The EPCIS 2.0 ObjectEvents (ADD, commissioning, active) of units commissioned at mint
+ * (`active_at_mint`): one per {@link maxEventEpcs} units of a chunk, naming their GS1 Digital Link
+ * URIs, for the chunk's transaction. Each event's id is derived from the batch and its first seq, so
+ * a chunk written again names the same events.
+ */
+export function mintCommissioningEvents(c: {
+  readonly brandId: string; readonly mintBatchId: string; readonly resolverBaseUrl: string; readonly gtin: string | null;
+  readonly firstSeq: number; readonly serials: readonly string[]; readonly at: Date;
+}): NewEpcisEvent[] {
+  const events: NewEpcisEvent[] = [];
+  for (let offset = 0; offset < c.serials.length; offset += maxEventEpcs) {
+    const id = derivedUuid(`mint/${c.mintBatchId}/${c.firstSeq + offset}`);
+    const epcList = c.serials.slice(offset, offset + maxEventEpcs).map((serial) => unitResolverUrl(c.resolverBaseUrl, c.gtin, serial));
+    const at = c.at.toISOString();
+    events.push({
+      brandId: c.brandId, id, moveId: null, eventType: 'ObjectEvent', eventTime: c.at, recordTime: c.at, bizStep: 'commissioning', disposition: 'active', epcs: epcList,
+      body: {
+        type: 'ObjectEvent', eventID: `urn:uuid:${id}`, eventTime: at, eventTimeZoneOffset: '+00:00', recordTime: at,
+        epcList, action: 'ADD', bizStep: 'commissioning', disposition: 'active',
+      },
+    });
+  }
+  return events;
 }

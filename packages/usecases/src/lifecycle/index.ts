@@ -14,3 +14,4 @@ export {
 } from './containers.ts';
 // For the other use-case folders, not exported by the package.
 export { applyBatchMove } from './lifecycle.ts';
+export { mintCommissioningEvents } from './epcis.ts';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import {
-  addGrantAllocated, allocatableBatches, allocateUnits, ApiKey, appendEvents, findAllocationRequestByKey, findBatch, findPartner, findPartnerGrant,
-  insertAllocationRequest, insertEpcisEvents, insertPartner, insertPartnerGrant, listPartners as listPartnerRows, Product, readAllocatedUnits,
+  addGrantAllocated, allocatableBatches, allocateUnits, appendEvents, findAllocationRequestByKey, findBatch, findPartner, findPartnerGrant, findProduct,
+  insertAllocationRequest, insertApiKey, insertEpcisEvents, insertPartner, insertPartnerGrant, listPartners as listPartnerRows, readAllocatedUnits,
   type AllocatedUnit, type NewEpcisEvent, type PartnerListing, unitOfWork, transaction,
 } from '@mint/db';
 import {
@@ -72,7 +72,7 @@ export async function grantPartnerKey(ctx: UseCaseContext, actor: Actor, input: 
   const { brandId } = input;
   const em = unitOfWork(ctx.db);
   if ((await findPartner(em, brandId, input.partnerId)) === null) throw new NotFoundError(`partner ${input.partnerId} not found`);
-  if (input.productId !== null && (await em.findOne(Product, { brandId, id: input.productId })) === null) {
+  if (input.productId !== null && (await findProduct(em, brandId, input.productId)) === null) {
     throw new NotFoundError(`product ${input.productId} not found`);
   }
   if (input.mintBatchId !== null) {
@@ -82,13 +82,12 @@ export async function grantPartnerKey(ctx: UseCaseContext, actor: Actor, input: 
   }
   const generated = generateApiKey(ctx.randomFill);
   const keyId = randomUUID();
-  await em.transactional(async (tx) => {
+  await transaction(ctx.db, async (tx) => {
     const now = ctx.clock();
-    tx.create(ApiKey, {
-      brandId, id: keyId, lookupId: generated.lookupId, name: input.name.trim(), secretHash: hashApiKeySecret(generated.secret), scopes: [...partnerKeyScopes],
-      revokedAt: null, lastUsedAt: null, createdAt: now, partnerId: input.partnerId,
+    await insertApiKey(tx, {
+      brandId, id: keyId, lookupId: generated.lookupId, name: input.name.trim(), secretHash: hashApiKeySecret(generated.secret), scopes: partnerKeyScopes,
+      createdAt: now, partnerId: input.partnerId,
     });
-    await tx.flush();
     await insertPartnerGrant(tx, {
       brandId, id: keyId, partnerId: input.partnerId, productId: input.productId, mintBatchId: input.mintBatchId, quota: input.quota, createdBy: actor.id, at: now,
     });

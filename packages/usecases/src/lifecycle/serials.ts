@@ -17,8 +17,6 @@ export { derivedUuid };
 
 /** Most serials one request may list. */
 export const maxMoveSerials = 10_000;
-/** Units one chunk of a batch or range move reads and writes in one transaction. */
-export const serialMoveChunk = 10_000;
 /** Longest idempotency key. */
 const maxKeyLength = 200;
 /** Serials named in a mint_units_moved event; the rest are counted. */
@@ -124,7 +122,7 @@ function validate(input: MoveSerialsInput): FieldViolation[] {
  * recorded. Each chunk commits its units' states, active_tokens (exactly the units entering or
  * leaving circulation), a mint_units_moved event per batch (with webhooks) and the EPCIS 2.0
  * events of the moved units. A list is one chunk; a batch or seq range is chunked by
- * {@link serialMoveChunk} and, with `runAll` false, left running for the executor after the
+ * the context's `serialMoveChunk` (10,000 by default) and, with `runAll` false, left running for the executor after the
  * first. Idempotent by key: a repeat answers the move as it stands (replayed), another request
  * under a used key is IdempotencyKeyReusedError. A partner key (`actor.partnerId`) may only
  * encode, commission, scrap and return (ForbiddenError otherwise), moves only the units allocated
@@ -258,7 +256,7 @@ async function runChunk(ctx: UseCaseContext, em: Em, brandId: string, moveId: st
   } else {
     const to = m.target.to_seq as number;
     const from = m.nextSeq!;
-    const last = Math.min(to, from + serialMoveChunk - 1);
+    const last = Math.min(to, from + ctx.serialMoveChunk - 1);
     selector = { mintBatchId: m.target.mint_batch_id as string, fromSeq: from, toSeq: last };
     done = last === to;
     nextSeq = done ? null : last + 1;

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { isUniqueViolation, MintJob, MintPreflight, type Em, unitOfWork, transaction } from '@mint/db';
+import { findPreflightByKey, insertPreflight, isUniqueViolation, type Em, type PreflightRecord, unitOfWork, transaction } from '@mint/db';
 import { assertValid, isUuid, quantityViolations, type BlockingReason, type FieldViolation, type IdentityMode } from '@mint/domain';
 import type { Actor, UseCaseContext } from '../context.ts';
 import { checkPreflight } from './draft-batch.ts';
@@ -33,12 +33,12 @@ export interface PreflightView {
   readonly mintJobId: string | null;
 }
 
-function toView(row: MintPreflight): PreflightView {
+function toView(row: PreflightRecord): PreflightView {
   const pass = row.result === 'pass';
   return {
     id: row.id, status: pass ? 'preflight_pass' : 'preflight_blocked', preflightResult: pass ? 'pass' : 'blocked',
     blockingReasons: row.blockingReasons, scopeType: row.scopeType as IdentityMode,
-    requestedQuantity: row.requestedQuantity, createdAt: row.createdAt, mintJobId: row.mintJobId ?? null,
+    requestedQuantity: row.requestedQuantity, createdAt: row.createdAt, mintJobId: row.mintJobId,
   };
 }
 
@@ -57,7 +57,7 @@ export async function preflightMintBatch(ctx: UseCaseContext, actor: Actor, requ
     return await transaction(ctx.db, (em) => preflightInTransaction(ctx, em, input));
   } catch (error) {
     if (isUniqueViolation(error) && input.idempotencyKey !== null) {
-      const existing = await unitOfWork(ctx.db).findOne(MintPreflight, { brandId: input.brandId, idempotencyKey: input.idempotencyKey });
+      const existing = await findPreflightByKey(unitOfWork(ctx.db), input.brandId, input.idempotencyKey);
       if (existing) return toView(existing);
     }
     throw error;
@@ -67,26 +67,18 @@ export async function preflightMintBatch(ctx: UseCaseContext, actor: Actor, requ
 async function preflightInTransaction(ctx: UseCaseContext, em: Em, input: PreflightInput & { readonly identityMode: IdentityMode }): Promise<PreflightView> {
   const { brandId } = input;
   if (input.idempotencyKey !== null) {
-    const existing = await em.findOne(MintPreflight, { brandId, idempotencyKey: input.idempotencyKey });
+    const existing = await findPreflightByKey(em, brandId, input.idempotencyKey);
     if (existing) return toView(existing);
   }
   const { reasons } = await checkPreflight(em, brandId, {
     productId: input.productId, productionBatchId: input.productionBatchId, requestedQuantity: input.requestedQuantity,
   });
   const now = ctx.clock();
-  let mintJobId: string | null = null;
-  if (reasons.length === 0) {
-    mintJobId = randomUUID();
-    em.create(MintJob, {
-      brandId, id: mintJobId, status: 'PREFLIGHTED', scopeType: input.identityMode, requestedQuantity: input.requestedQuantity,
-      productId: input.productId, productionBatchId: input.productionBatchId, idempotencyKey: null, createdAt: now, updatedAt: now,
-    });
-  }
-  const row = em.create(MintPreflight, {
+  const row: PreflightRecord = {
     brandId, id: randomUUID(), productId: input.productId, productionBatchId: input.productionBatchId,
     requestedQuantity: input.requestedQuantity, scopeType: input.identityMode, result: reasons.length === 0 ? 'pass' : 'blocked',
-    blockingReasons: reasons, idempotencyKey: input.idempotencyKey, mintJobId, createdAt: now,
-  });
-  await em.flush();
+    blockingReasons: reasons, idempotencyKey: input.idempotencyKey, mintJobId: reasons.length === 0 ? randomUUID() : null, createdAt: now,
+  };
+  await insertPreflight(em, row);
   return toView(row);
 }

@@ -15,7 +15,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import {
-  appendEvents, advanceMinted, bumpKpis, claimJobLease, commitChunk, writeCompletion, findBatchOfJob, findJobRecord, findJobStatus, findMissingSeqRanges, insertUnitChunk, moveJob, 
+  appendEvents, advanceMinted, bumpKpis, claimJobLease, commitChunk, writeCompletion, findBatchOfJob, findJobRecord, findJobStatus, findMissingSeqRanges, insertEpcisEvents, insertUnitChunk, moveJob,
   readJobLease, recordJobAttempt, releaseJobLease, renewJobLease, setIdleInTransactionTimeout, sqlState, type BatchRecord, type Em,
   storedPackProfile, unitOfWork, transaction,
 } from '@mint/db';
@@ -28,6 +28,7 @@ import {
   lotViolations, moveBatch, planChunks, startProcessing, type Chunk, type JobStatus, type Lease, type NewEvent,
 } from '@mint/domain';
 import type { UseCaseContext } from '../context.ts';
+import { mintCommissioningEvents } from '../lifecycle/index.ts';
 
 /** Result of one processing cycle (process_mint_job_batch). */
 export interface CycleResult {
@@ -226,6 +227,12 @@ async function writeChunk(
       await insertUnitChunk(em, {
         brandId, mintBatchId: batch.id, firstSeq: chunk.firstSeq, serials, status: unitStatus, createdAt: now,
       }, { idleInTransactionTimeoutMs: leaseMs });
+      // Units commissioned at mint are reported so, with their chunk: exactly once, before any event packs them.
+      if (unitStatus === 'active') {
+        await insertEpcisEvents(em, mintCommissioningEvents({
+          brandId, mintBatchId: batch.id, resolverBaseUrl: batch.resolverBaseUrl, gtin: batch.gtin, firstSeq: chunk.firstSeq, serials, at: now,
+        }));
+      }
       // The lease is checked and extended as of the commit, not of the draw.
       const at = ctx.clock();
       const committed = await commitChunk(em, {

@@ -267,7 +267,7 @@ export async function importPassports(
   }
   assertValid(v);
   const now = ctx.clock();
-  return em.transactional(async (tx) => {
+  return transaction(ctx.db, async (tx) => {
     let published = 0;
     for (const [i, key] of keys.entries()) {
       const revision = await savePassportDraft(tx, key, contents[i] as Record<string, unknown>, null, actor.id, now);

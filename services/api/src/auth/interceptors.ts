@@ -5,9 +5,9 @@
 import type { DescMethod, Message } from '@bufbuild/protobuf';
 import { createContextKey, type ContextValues, type Interceptor, type StreamRequest, type UnaryRequest } from '@connectrpc/connect';
 import { ForbiddenError, UnauthenticatedError, type Permission } from '@mint/domain';
+import { checkEachRequest } from '@mint/http';
 import { authenticate, authorizeAuthenticated, type Authenticated, type Caller, type Credentials, type OperationAccess, type UseCaseContext } from '@mint/usecases';
 import { principalKey } from '../context.ts';
-import { checkEachRequest } from '../interceptors/stream.ts';
 import { credentialsFrom } from './credentials.ts';
 import { operationAccessOf, permissionFor, type AccessOptions } from './permissions.ts';
 

@@ -3,7 +3,7 @@ import * as contract from '@mint/contract';
 import { AccountService, CatalogService, MintService, PassportService, ResolverService, ScanService, WebhookService, WorkspaceService, PartnerService } from '@mint/contract';
 import type { Permission } from '@mint/domain';
 import { describe, expect, it } from 'vitest';
-import { Health } from '../gen/grpc/health/v1/health_pb.js';
+import { Health } from '@mint/http';
 import { contractServices, declaredPermission, partnerAccessOf, permissionFor, rpcPermissions } from './permissions.ts';
 
 const protectedServices = [MintService, CatalogService, ResolverService, WebhookService, ScanService, PassportService, WorkspaceService, PartnerService];

@@ -1,29 +1,9 @@
 // The web console's files (services/console/dist, built by Vite) served at /console/ through the
-// one route table: index.html revalidated on every load, content-hashed assets cached for good.
+// one route table (held by packages/http's static files: index.html revalidated on every load,
+// content-hashed assets cached for good), with its security headers and sign-in settings.
 
-import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { extname, join, relative, sep } from 'node:path';
-import { HttpProblem, send, sendEmpty, type Route } from '@mint/http';
+import { HttpProblem, loadStaticFiles, send, sendEmpty, type Route, type StaticFile } from '@mint/http';
 import { isPublicPath } from '../auth/public-paths.ts';
-
-/** Media types of the files a Vite build writes. */
-const contentTypes: Readonly<Record<string, string>> = {
-  '.html': 'text/html; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.css': 'text/css; charset=utf-8',
-  '.svg': 'image/svg+xml',
-  '.png': 'image/png',
-  '.ico': 'image/x-icon',
-  '.json': 'application/json; charset=utf-8',
-  '.txt': 'text/plain; charset=utf-8',
-  '.woff2': 'font/woff2',
-  '.map': 'application/json; charset=utf-8',
-};
-
-/** Hashed build output (`assets/name-<hash>.js`): its URL changes whenever its bytes do. */
-const immutable = 'public, max-age=31536000, immutable';
-/** index.html and unhashed files: the browser revalidates them on every load, so a new build shows at once. */
-const revalidate = 'no-cache';
 
 /**
  * Headers of every console file: a same-origin-only content security policy (the console calls
@@ -50,39 +30,6 @@ export function withOidcSettings(html: string, oidc: ConsoleOidc | undefined): s
   if (oidc === undefined) return html;
   const tags = `<meta name="mint-oidc-issuer" content="${escapeAttribute(oidc.issuer)}"><meta name="mint-oidc-client-id" content="${escapeAttribute(oidc.clientId)}">`;
   return html.replace('</head>', `${tags}</head>`);
-}
-
-/** One file of the build, read into memory once. */
-interface ConsoleFile {
-  readonly body: Buffer;
-  readonly contentType: string;
-  readonly cacheControl: string;
-}
-
-/** Reads every file under `dir` (URL path relative to it, `/`-separated); null when `dir` has no index.html. */
-function loadFiles(dir: string): Map<string, ConsoleFile> | null {
-  const files = new Map<string, ConsoleFile>();
-  const walk = (folder: string): void => {
-    for (const entry of readdirSync(folder)) {
-      const path = join(folder, entry);
-      if (statSync(path).isDirectory()) {
-        walk(path);
-        continue;
-      }
-      const name = relative(dir, path).split(sep).join('/');
-      files.set(name, {
-        body: readFileSync(path),
-        contentType: contentTypes[extname(name)] ?? 'application/octet-stream',
-        cacheControl: name.startsWith('assets/') ? immutable : revalidate,
-      });
-    }
-  };
-  try {
-    walk(dir);
-  } catch {
-    return null;
-  }
-  return files.has('index.html') ? files : null;
 }
 
 // The console's files answer anonymous callers, so their paths must be on the allow-list.
@@ -112,11 +59,11 @@ export interface ConsoleRouteOptions {
  * path is a key into that set, never joined to a folder.
  */
 export function consoleRoutes(options: ConsoleRouteOptions): Route[] {
-  let files: Map<string, ConsoleFile> | null = null;
+  let files: Map<string, StaticFile> | null = null;
   const headers = securityHeaders(options.oidc === undefined ? [] : [new URL(options.oidc.issuer).origin]);
   const serve: Route['handler'] = ({ req, res, params }) => {
     if (files === null) {
-      files = loadFiles(options.dir);
+      files = loadStaticFiles(options.dir);
       const index = files?.get('index.html');
       if (files !== null && index !== undefined) files.set('index.html', { ...index, body: Buffer.from(withOidcSettings(index.body.toString('utf8'), options.oidc)) });
     }

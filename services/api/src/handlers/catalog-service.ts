@@ -4,18 +4,14 @@ import type { ServiceImpl } from '@connectrpc/connect';
 import type { CatalogService } from '@mint/contract';
 import { decodeCursor, encodeCursor } from '@mint/domain';
 import type * as UseCases from '@mint/usecases';
-import { principalOf } from '../context.ts';
+import { principalOf, type HandlerDeps } from '../context.ts';
 import { commercialStatus, mintReadinessStatus, orNull, orUnset, productionBatchStatus, toTimestamp, toWireImport, toWireProduct } from './wire.ts';
 
 /** The use cases CatalogService calls. */
 export type CatalogUseCases = Pick<typeof UseCases, 'upsertProduct' | 'getProduct' | 'listProducts' | 'upsertProductionBatch' | 'startProductImport' | 'getProductImport'>;
 
 /** What the CatalogService handlers need. */
-export interface CatalogServiceDeps {
-  /** The use-case context every call runs with. */
-  readonly ctx: UseCases.UseCaseContext;
-  readonly useCases: CatalogUseCases;
-}
+export type CatalogServiceDeps = HandlerDeps<CatalogUseCases>;
 
 /** A product as the use cases return it. */
 

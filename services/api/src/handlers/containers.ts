@@ -4,7 +4,7 @@
 import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
 import type { MintService, PackContainerRequest, UnpackContainerRequest } from '@mint/contract';
 import type * as UseCases from '@mint/usecases';
-import { principalOf } from '../context.ts';
+import { principalOf, type HandlerDeps } from '../context.ts';
 import { decommissionReason, orNull, orUnset, toTimestamp } from './wire.ts';
 
 /** The use cases the aggregation handlers call. */
@@ -13,7 +13,7 @@ export type ContainerUseCases = Pick<typeof UseCases, 'setContainerSettings' | '
 type ContainerHandlers = Pick<ServiceImpl<typeof MintService>, 'setContainerSettings' | 'mintContainers' | 'packContainer' | 'unpackContainer' | 'getContainer'>;
 
 /** The aggregation RPCs of MintService on `deps`. */
-export function createContainerHandlers(deps: { readonly ctx: UseCases.UseCaseContext; readonly useCases: ContainerUseCases }): ContainerHandlers {
+export function createContainerHandlers(deps: HandlerDeps<ContainerUseCases>): ContainerHandlers {
   const { ctx, useCases } = deps;
   const actorOf = (context: HandlerContext) => ({ id: principalOf(context).actorId, partnerId: principalOf(context).partnerId });
   const itemsOf = (req: PackContainerRequest | UnpackContainerRequest) => ({ brandId: req.brandId, sscc: req.sscc, serials: req.serials, ssccs: req.ssccs, idempotencyKey: req.idempotencyKey });

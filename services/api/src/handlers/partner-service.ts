@@ -4,7 +4,7 @@
 import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
 import type { PartnerService } from '@mint/contract';
 import type * as UseCases from '@mint/usecases';
-import { principalOf } from '../context.ts';
+import { principalOf, type HandlerDeps } from '../context.ts';
 import { orUnset, toTimestamp } from './wire.ts';
 
 /** The use cases PartnerService calls. */
@@ -12,11 +12,7 @@ export type PartnerUseCases = Pick<typeof UseCases,
   'createPartner' | 'grantPartnerKey' | 'listPartners' | 'revokePartnerKey' | 'allocateSerials' | 'getPartnerAllocation'>;
 
 /** What the PartnerService handlers need. */
-export interface PartnerServiceDeps {
-  /** The use-case context every call runs with. */
-  readonly ctx: UseCases.UseCaseContext;
-  readonly useCases: PartnerUseCases;
-}
+export type PartnerServiceDeps = HandlerDeps<PartnerUseCases>;
 
 /** The PartnerService implementation. */
 export function createPartnerServiceHandlers(deps: PartnerServiceDeps): ServiceImpl<typeof PartnerService> {

@@ -5,7 +5,7 @@ import type { JsonObject, MessageInitShape } from '@bufbuild/protobuf';
 import type { ServiceImpl } from '@connectrpc/connect';
 import type { PassportAccessKeySchema, PassportService, PassportVersionSchema } from '@mint/contract';
 import type * as UseCases from '@mint/usecases';
-import { principalOf } from '../context.ts';
+import { principalOf, type HandlerDeps } from '../context.ts';
 import { dateOrNull, orNull, orUnset, passportAccessClass, passportLevel, toTimestamp } from './wire.ts';
 
 /** The use cases PassportService calls. */
@@ -14,10 +14,7 @@ export type PassportUseCases = Pick<typeof UseCases,
   | 'issuePassportAccessKey' | 'revokePassportAccessKey' | 'listPassportAccessKeysOf' | 'setPassportStyle'>;
 
 /** What the PassportService handlers need. */
-export interface PassportServiceDeps {
-  /** The use-case context every call runs with. */
-  readonly ctx: UseCases.UseCaseContext;
-  readonly useCases: PassportUseCases;
+export interface PassportServiceDeps extends HandlerDeps<PassportUseCases> {
   /** The resolver's cached passports of this process, forgotten for a product on its publish. */
   readonly passportReads?: UseCases.PassportReads;
 }

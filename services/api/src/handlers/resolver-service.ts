@@ -5,17 +5,14 @@ import type { ServiceImpl } from '@connectrpc/connect';
 import { LinkLevel, type ResolverService, type ResolverLinkSchema } from '@mint/contract';
 import { decodeCursor, encodeCursor, gs1LinkTypeUri, type ReservedHosts } from '@mint/domain';
 import type * as UseCases from '@mint/usecases';
-import { principalOf } from '../context.ts';
+import { principalOf, type HandlerDeps } from '../context.ts';
 import { linkLevel, orNull, orUnset, toTimestamp, toWireImport } from './wire.ts';
 
 /** The use cases ResolverService calls. */
 export type ResolverUseCases = Pick<typeof UseCases, 'upsertLink' | 'listLinks' | 'deleteLink' | 'replaceLinks' | 'startLinkImport' | 'getLinkImport' | 'setBrandResolverDomain'>;
 
 /** What the ResolverService handlers need. */
-export interface ResolverServiceDeps {
-  /** The use-case context every call runs with. */
-  readonly ctx: UseCases.UseCaseContext;
-  readonly useCases: ResolverUseCases;
+export interface ResolverServiceDeps extends HandlerDeps<ResolverUseCases> {
   /** Hosts no brand may claim as its resolver domain (`CONTROL_PLANE_HOSTS`, `BRAND_DOMAIN_DELEGATED_ZONES`); only the public host when absent. */
   readonly reservedHosts?: ReservedHosts;
 }

@@ -5,7 +5,7 @@ import type { ServiceImpl } from '@connectrpc/connect';
 import { ScanClientClass, type ScanService, ScanStatsOrder } from '@mint/contract';
 import type { ClientClass, ScanAlertSettings } from '@mint/domain';
 import type * as UseCases from '@mint/usecases';
-import { principalOf } from '../context.ts';
+import { principalOf, type HandlerDeps } from '../context.ts';
 import { dateOrNull, orNull, orUnset, scanClientClass, scanGroupBy, toTimestamp } from './wire.ts';
 
 /** The use cases ScanService calls. */
@@ -13,10 +13,7 @@ export type ScanUseCases = Pick<typeof UseCases,
   'recordScanEvents' | 'getScanStats' | 'getUnitScans' | 'getScanAlertSettings' | 'updateScanAlertSettings' | 'clearSuspectUnit'>;
 
 /** What the ScanService handlers need. */
-export interface ScanServiceDeps {
-  /** The use-case context every call runs with. */
-  readonly ctx: UseCases.UseCaseContext;
-  readonly useCases: ScanUseCases;
+export interface ScanServiceDeps extends HandlerDeps<ScanUseCases> {
   /** The process's scan rules, fed with each ingested batch; none when absent. */
   readonly scanAlerts?: UseCases.ScanAlerts;
 }

@@ -5,7 +5,7 @@ import type { ServiceImpl } from '@connectrpc/connect';
 import type { WebhookService, WebhookDeliverySchema, WebhookEndpointSchema } from '@mint/contract';
 import { decodeCursor, encodeCursor } from '@mint/domain';
 import type * as UseCases from '@mint/usecases';
-import { principalOf } from '../context.ts';
+import { principalOf, type HandlerDeps } from '../context.ts';
 import { deliveryStatus, orNull, orUnset, toTimestamp } from './wire.ts';
 
 /** The use cases WebhookService calls. */
@@ -14,10 +14,7 @@ export type WebhookUseCases = Pick<typeof UseCases,
   'listWebhookDeliveriesOf' | 'redeliverWebhook'>;
 
 /** What the WebhookService handlers need. */
-export interface WebhookServiceDeps {
-  /** The use-case context every call runs with. */
-  readonly ctx: UseCases.UseCaseContext;
-  readonly useCases: WebhookUseCases;
+export interface WebhookServiceDeps extends HandlerDeps<WebhookUseCases> {
   /** Endpoint URL rules (`WEBHOOK_ALLOW_LOOPBACK`). */
   readonly webhooks: UseCases.WebhookSettings;
 }

@@ -6,7 +6,7 @@ import type { ServiceImpl } from '@connectrpc/connect';
 import type { ApiKeySchema, BrandMemberSchema, WorkspaceService } from '@mint/contract';
 import { decodeCursor, encodeCursor } from '@mint/domain';
 import type * as UseCases from '@mint/usecases';
-import { principalOf } from '../context.ts';
+import { principalOf, type HandlerDeps } from '../context.ts';
 import { orNull, toTimestamp } from './wire.ts';
 
 /** The use cases WorkspaceService calls. */
@@ -14,11 +14,7 @@ export type WorkspaceUseCases = Pick<typeof UseCases,
   'createApiKeyOf' | 'listApiKeysOf' | 'revokeApiKeyOf' | 'listBrandMembersOf' | 'addBrandMember' | 'setBrandMemberRole' | 'removeBrandMember'>;
 
 /** What the WorkspaceService handlers need. */
-export interface WorkspaceServiceDeps {
-  /** The use-case context every call runs with. */
-  readonly ctx: UseCases.UseCaseContext;
-  readonly useCases: WorkspaceUseCases;
-}
+export type WorkspaceServiceDeps = HandlerDeps<WorkspaceUseCases>;
 
 const cursorOf = (cursor: string | undefined) => (cursor === undefined || cursor === '' ? null : decodeCursor(cursor, 'cursor'));
 

@@ -2,10 +2,9 @@ import { Writable } from 'node:stream';
 import { Code, ConnectError, createClient, createRouterTransport } from '@connectrpc/connect';
 import { MintService } from '@mint/contract';
 import { ConflictError, DomainError, errorKinds, ForbiddenError, IllegalStateError, InvalidInputError, NotFoundError, UnauthenticatedError, UnavailableError } from '@mint/domain';
-import { errorCodes, toHttpError } from '@mint/http';
+import { errorCodes, errorInterceptor, toConnectError, toHttpError } from '@mint/http';
 import { createLogger } from '@mint/runtime';
 import { describe, expect, it } from 'vitest';
-import { errorInterceptor, toConnectError } from './errors.ts';
 import { loggingInterceptor } from './logging.ts';
 
 describe('toConnectError', () => {

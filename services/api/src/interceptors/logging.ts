@@ -4,7 +4,7 @@ import { Code, ConnectError, type Interceptor } from '@connectrpc/connect';
 import { codeToString } from '@connectrpc/connect/protocol-connect';
 import type { Logger } from '@mint/runtime';
 import { loggerKey, principalKey } from '../context.ts';
-import { observeCall } from './stream.ts';
+import { observeCall } from '@mint/http';
 
 /** Codes that mean the server failed; logged at error level with the original error. */
 const serverFaults: ReadonlySet<Code> = new Set([Code.Internal, Code.Unknown, Code.DataLoss]);

@@ -14,54 +14,20 @@ import type { PassportReader, PassportReads, PassportSigner, PublishedPassport, 
 import { methodNotAllowedMessage, send as sendBody, sendEmpty, type ErrorWriter, type HttpRequest, type HttpResponse, type Route } from '@mint/http';
 import { validateHeaderValue } from 'node:http';
 import { isPublicPath } from '../auth/public-paths.ts';
-import { escapeHtml, identityPageBytes, pageLanguageOf, pageLanguages, type Authenticity, type PageContent, type PageLanguage, type PagePassport } from './page.ts';
+import {
+  escapeHtml, identityPageBytes, pageLanguageOf, plainPage, refusalJson, refusalPages, resolverBodies, type Authenticity, type PageContent, type PageLanguage, type PagePassport,
+  type Refusal,
+} from '@mint/pages';
 
-/** Bodies of the refusals; the same bytes for unknown and foreign identities. */
-export const resolverBodies = {
-  not_found: { ok: false, error: 'not_found', message: 'No product identity is registered at this address.' },
-  gone: { ok: false, error: 'gone', message: 'This identity was withdrawn by the brand and no longer resolves.' },
-  not_activated: {
-    ok: false, error: 'not_activated', message: 'This item has not been activated yet. It resolves once the brand activates it.',
-  },
-  unknown_link_type: { ok: false, error: 'unknown_link_type', message: 'The linkType is not a link type of the GS1 Web Vocabulary.' },
-  link_type_not_available: { ok: false, error: 'link_type_not_available', message: 'This identity has no link of the requested type.' },
-  invalid_link_target: {
-    ok: false, error: 'invalid_link_target', message: 'The page stored for this identity is not a valid URL, so it cannot be redirected to.',
-  },
-} as const;
-
-type Refusal = keyof typeof resolverBodies;
-
-const html = (title: string, message: string) =>
-  `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width"><title>${title}</title></head>` +
-  `<body><h1>${title}</h1><p>${message}</p></body></html>`;
-
-const refusalTitles: Record<Refusal, string> = {
-  not_found: 'Not found', gone: 'Withdrawn', not_activated: 'Not yet activated',
-  unknown_link_type: 'Unknown link type', link_type_not_available: 'No such link', invalid_link_target: 'Invalid link target',
-};
 const refusalStatus: Record<Refusal, number> = {
   not_found: resolutionStatus.not_found, gone: resolutionStatus.gone, not_activated: resolutionStatus.not_activated,
   unknown_link_type: 404, link_type_not_available: 404, invalid_link_target: 502,
 };
-const htmlBodies = Object.fromEntries(Object.entries(resolverBodies).map(([kind, body]) => [kind, html(refusalTitles[kind as Refusal], body.message)])) as Record<Refusal, string>;
-/** What the page says for the refusals about an identity; the others keep the plain page. */
-const refusalAuthenticity: Partial<Record<Refusal, Authenticity>> = { not_found: 'not_found', gone: 'withdrawn', not_activated: 'not_activated' };
-/**
- * The refusal pages in each of the page's languages: no identity in them, so an unknown identity
- * and another brand's get the same bytes, as their JSON does.
- */
-const refusalPages = Object.fromEntries(pageLanguages.map((lng) => [lng, Object.fromEntries(Object.keys(resolverBodies).map((kind) => {
-  const authenticity = refusalAuthenticity[kind as Refusal];
-  return [kind, authenticity === undefined ? htmlBodies[kind as Refusal]
-    : identityPageBytes({ authenticity, brand: null, product: null, gtin: null, lot: null, serial: null, links: [] }, lng)];
-}))])) as Record<PageLanguage, Record<Refusal, string>>;
 /** The page language of a request, from its Accept-Language. */
 const languageOf = (req: HttpRequest): PageLanguage => {
   const header = req.headers['accept-language'];
   return pageLanguageOf(languagesOf(typeof header === 'string' ? header : undefined));
 };
-const jsonBodies = Object.fromEntries(Object.entries(resolverBodies).map(([kind, body]) => [kind, JSON.stringify(body)])) as Record<Refusal, string>;
 
 /** CORS of every resolver answer: readable from any origin, with its Link and Location headers. */
 const corsHeaders = {
@@ -94,12 +60,12 @@ function send(req: HttpRequest, res: HttpResponse, status: number, type: string,
 /** A refusal in the resolver's form (the same bytes for every unknown or foreign identity), as a page or JSON. */
 export function refuse(req: HttpRequest, res: HttpResponse, kind: Refusal, format: BodyFormat, headers: Record<string, string> = {}): void {
   if (format === 'html') send(req, res, refusalStatus[kind], 'text/html; charset=utf-8', refusalPages[languageOf(req)][kind], headers);
-  else send(req, res, refusalStatus[kind], 'application/json; charset=utf-8', jsonBodies[kind], headers);
+  else send(req, res, refusalStatus[kind], 'application/json; charset=utf-8', refusalJson[kind], headers);
 }
 
 /** 400 (or the router's status) with a short reason, as a small HTML page or JSON. */
 function refuseRequest(req: HttpRequest, res: HttpResponse, status: number, code: string, reason: string, format: BodyFormat): void {
-  if (format === 'html') send(req, res, status, 'text/html; charset=utf-8', html('Not a valid GS1 Digital Link', escapeHtml(reason)));
+  if (format === 'html') send(req, res, status, 'text/html; charset=utf-8', plainPage('Not a valid GS1 Digital Link', escapeHtml(reason)));
   else send(req, res, status, 'application/json; charset=utf-8', JSON.stringify({ ok: false, error: code, message: reason }));
 }
 
@@ -247,7 +213,7 @@ export function passportIssuerRoutes(signer: PassportSigner, originOf: (req: Htt
         const origin = originOf(req);
         const slug = params['slug'] ?? '';
         const list = await signer.statusList(slug, passportStatusListUrl(origin, slug), didWebOf(new URL(origin).host));
-        if (list === null) sendBody(req, res, 404, 'application/json; charset=utf-8', jsonBodies.not_found, corsHeaders);
+        if (list === null) sendBody(req, res, 404, 'application/json; charset=utf-8', refusalJson.not_found, corsHeaders);
         else sendBody(req, res, 200, 'application/vc+jwt', list, headers);
       },
     },
@@ -369,7 +335,7 @@ function answer(r: Request, resolution: Resolution, passport: PublishedPassport 
     if (mediaTypesOf(accept).some((t) => t === 'text/html' || t === 'application/xhtml+xml')) {
       const items = resolution.choices.map((l) => `<li><a href="${escapeHtml(l.href)}"${l.hreflang.length > 0 ? ` hreflang="${escapeHtml(l.hreflang[0]!)}"` : ''}>${escapeHtml(l.title)}</a>` +
         `${l.hreflang.length > 0 ? ` (${escapeHtml(l.hreflang.join(', '))})` : ''}${l.mediaType === null ? '' : ` ${escapeHtml(l.mediaType)}`}</li>`).join('');
-      send(req, res, 300, 'text/html; charset=utf-8', html(escapeHtml(title), `Choose one:<ul>${items}</ul>`), { link: r.link, ...edge });
+      send(req, res, 300, 'text/html; charset=utf-8', plainPage(escapeHtml(title), `Choose one:<ul>${items}</ul>`), { link: r.link, ...edge });
     } else {
       send(req, res, 300, 'application/linkset+json', JSON.stringify(linksetOf(offered)), { link: `${r.link}, ${contextLink}`, ...edge });
     }
@@ -701,16 +667,35 @@ function domainDescription(host: string, contact: string | undefined): string {
   return body;
 }
 
+/** Where a container request is answered: the brand's slug, the SSCC asked, the query, and the resolver root its URI starts with. */
+export interface ContainerRequest {
+  readonly slug: string;
+  readonly sscc: string;
+  readonly queryString: string;
+  /** The brand's resolver base (`{public}/r/{slug}`) or its own domain's root (`https://{domain}`). */
+  readonly root: string;
+}
+
+/** Answers GET/HEAD/OPTIONS of a container's Digital Link (containers.ts), under `/r/{slug}` or on the brand's own domain. */
+export type ContainerAnswer = (req: HttpRequest, res: HttpResponse, request: ContainerRequest) => Promise<void>;
+
 /**
  * The route table of requests sent to a brand's own resolver domain (see `brandOfDomain` of the
  * resolver): the brand's identities at the root (`/01/{gtin}/21/{serial}`, `/01/{gtin}/10/{lot}`,
- * `/01/{gtin}`, `/u/{token}`, a compressed link) exactly as under `/r/{slug}`, with anchors under
- * `https://{domain}`, and the description file with that root. Lookups are scoped to the domain's
- * brand: another brand's GTIN or serial is not found. Nothing else is served there: every other
+ * `/01/{gtin}`, `/u/{token}`, a compressed link) and its containers (`/00/{sscc}`) exactly as
+ * under `/r/{slug}`, with anchors and URIs under `https://{domain}`, and the description file with
+ * that root. Lookups are scoped to the domain's brand: another brand's GTIN, serial or SSCC is not
+ * found. Nothing else is served there: every other
  * path (the API, RPCs, `/metrics`, health, `/r/...`) answers 404, and a method other than GET,
  * HEAD or OPTIONS 404 too (405 on a Digital Link path).
  */
-export function brandDomainRoutes(resolver: Resolver, options: Pick<ResolverRouteOptions, 'contact' | 'clientOf' | 'passports' | 'signer'> = {}): Route[] {
+export function brandDomainRoutes(
+  resolver: Resolver,
+  options: Pick<ResolverRouteOptions, 'contact' | 'clientOf' | 'passports' | 'signer'> & {
+    /** Answers the brand's containers, `/00/{sscc}`; without it they answer 404 there. */
+    readonly containers?: ContainerAnswer;
+  } = {},
+): Route[] {
   const clientOf = options.clientOf ?? peerOf;
   const notFound = (req: HttpRequest, res: HttpResponse) =>
     refuse(req, res, 'not_found', formatOf(typeof req.headers.accept === 'string' ? req.headers.accept : undefined));
@@ -723,13 +708,17 @@ export function brandDomainRoutes(resolver: Resolver, options: Pick<ResolverRout
       res.setHeader('allow', 'GET, HEAD, OPTIONS');
       return refuseRequest(req, res, 405, 'method_not_allowed', methodNotAllowedMessage(req.method, path, ['GET', 'HEAD', 'OPTIONS']), formatOf(typeof req.headers.accept === 'string' ? req.headers.accept : undefined));
     }
+    const root = brandDomainBaseUrl(host);
+    const container = /^\/00\/([^/]*)$/.exec(path);
+    if (container !== null && options.containers !== undefined) {
+      return options.containers(req, res, { slug: brand.slug, sscc: container[1]!, queryString, root });
+    }
     const parsed = parseResolverRequest(`${resolverPrefix}${brand.slug}${path}`);
     if (parsed.kind === 'malformed') {
       if (!shaped) return notFound(req, res);
       if (req.method === 'OPTIONS') return preflight(req, res);
       return refuseRequest(req, res, 400, 'bad_request', parsed.reason, formatOf(typeof req.headers.accept === 'string' ? req.headers.accept : undefined));
     }
-    const root = brandDomainBaseUrl(host);
     const prefixLength = resolverPrefix.length + brand.slug.length;
     const at = (canonicalPath: string) => `${root}${canonicalPath.slice(prefixLength)}`;
     if (req.method === 'OPTIONS') return preflight(req, res, identityLink(parsed, at));

@@ -7,10 +7,9 @@ import { bodyChunks, HttpProblem, mediaType, sendJson } from '@mint/http';
 import { getProductImport, listProducts, startProductImport, type ImportView, type ProductView } from '@mint/usecases';
 import { CatalogService, ProductImportSchema, ProductSchema } from '@mint/contract';
 import { toWireImport, toWireProduct } from '../handlers/wire.ts';
-import { responseSchema, toSpecJson, wholeMessage } from './descriptors.ts';
 
 import { workspaceCaller, type V1Call, type V1Deps } from './context.ts';
-import { arrayOf, boolean, nullable, obj, ref, string, type Schema } from './schemas.ts';
+import { arrayOf, boolean, nullable, obj, ref, responseSchema, string, toSpecJson, wholeMessage, type Schema } from '@mint/wire';
 
 /** Media types accepted for a CSV upload. */
 export const csvMediaTypes: readonly string[] = ['text/csv', 'application/csv'];

@@ -8,8 +8,8 @@ import {
 import { maxIngestScans, maxLots, maxPageSize, maxRequestedQuantity } from '@mint/domain';
 import { maxContentsPage, maxMintContainers, maxPackItems } from '@mint/usecases';
 import { describe, expect, it } from 'vitest';
-import { fromSpecJson, requestSchema, toSpecJson } from './descriptors.ts';
 import { namedOperations } from './rpc.ts';
+import { fromSpecJson, requestSchema, toSpecJson } from '@mint/wire';
 
 const rules = (field: DescField | undefined) => getOption(field!, fieldRules).type;
 

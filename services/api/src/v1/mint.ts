@@ -11,10 +11,9 @@ import { credentialsFrom } from '../auth/credentials.ts';
 import { authorizeMethod } from '../auth/permissions.ts';
 import { mintRequestOf } from '../handlers/wire.ts';
 import { workspaceCaller, type V1Call, type V1Deps } from './context.ts';
-import { fromSpecJson, requestSchema, responseSchema, toSpecJson, wholeMessage } from './descriptors.ts';
 import { errorBody } from './errors.ts';
 import { invokeRpc, renameViolations } from './rpc.ts';
-import { arrayOf, boolean, componentPointer, nullable, obj, oneOfEnum, ref, string, uuid, type Schema } from './schemas.ts';
+import { arrayOf, boolean, componentPointer, fromSpecJson, nullable, obj, oneOfEnum, ref, requestSchema, responseSchema, string, toSpecJson, uuid, wholeMessage, type Schema } from '@mint/wire';
 
 const { submitMintRequest: submitMethod, getMintJob: getJobMethod } = MintService.method;
 

@@ -8,8 +8,7 @@ import { catalogSchemas } from './catalog.ts';
 import { mintSchemas } from './mint.ts';
 import { namedOperations, operationSchemaName } from './rpc.ts';
 import { BlockingReasonSchema, LotSchema } from '@mint/contract';
-import { requestSchema, responseSchema, wholeMessage } from './descriptors.ts';
-import { obj, ref, string, uuid, type Schema } from './schemas.ts';
+import { obj, ref, requestSchema, responseSchema, string, uuid, wholeMessage, type Schema } from '@mint/wire';
 
 /** A JSON response of `schema` described as `description`. */
 const json = (description: string, schema: Schema): Schema => ({ description, content: { 'application/json': { schema } } });

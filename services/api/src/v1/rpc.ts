@@ -15,8 +15,7 @@ import { authorizeMethod, contractServices } from '../auth/permissions.ts';
 import { loggerKey, principalKey } from '../context.ts';
 import type { ServiceRegistration } from '../routes.ts';
 import type { V1Call, V1Deps } from './context.ts';
-import { fromSpecJson, requestSchema, responseSchema, toSpecJson, type ResponseShape } from './descriptors.ts';
-import { componentPointer, type Schema } from './schemas.ts';
+import { componentPointer, fromSpecJson, requestSchema, responseSchema, toSpecJson, type ResponseShape, type Schema } from '@mint/wire';
 
 /** A named operation: the RPC that runs it, its summary, schemas and response shape. */
 export interface NamedOperation {

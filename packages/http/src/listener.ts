@@ -4,19 +4,15 @@
 // server. Both share one request listener.
 
 import http, { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
-import http2, { type Http2ServerRequest, type Http2ServerResponse, type Http2Session } from 'node:http2';
+import http2, { type Http2Session } from 'node:http2';
 import net, { type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { plainErrorBody, type HttpError } from '@mint/http';
-import { defaults } from '@mint/runtime';
+import { plainErrorBody, type HttpError } from './errors.ts';
+import type { HttpRequest, HttpResponse } from './types.ts';
 
 /** The first bytes of every HTTP/2 connection (RFC 9113 section 3.4). */
 const http2Preface = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
 
-/** A request of either HTTP version. */
-export type HttpRequest = IncomingMessage | Http2ServerRequest;
-/** A response of either HTTP version. */
-export type HttpResponse = ServerResponse | Http2ServerResponse;
 /** Handles a request of either HTTP version. */
 export type RequestListener = (req: HttpRequest, res: HttpResponse) => void;
 
@@ -26,10 +22,10 @@ export interface DualListenerOptions {
   readonly prefaceTimeoutMs?: number;
   /** HTTP/1.1 keep-alive idle timeout (between requests); default `idleTimeoutMs` when that is given, else 5 s. */
   readonly keepAliveTimeoutMs?: number;
-  /** An HTTP/1.1 client must send its complete request headers within this; default `HTTP_HEADERS_TIMEOUT_MS`'s (10 s). */
-  readonly headersTimeoutMs?: number;
-  /** An HTTP/1.1 request must arrive whole, headers and body, within this (slow senders are cut); default `HTTP_REQUEST_TIMEOUT_MS`'s (120 s). */
-  readonly requestTimeoutMs?: number;
+  /** An HTTP/1.1 client must send its complete request headers within this (the API gives `HTTP_HEADERS_TIMEOUT_MS`'s). */
+  readonly headersTimeoutMs: number;
+  /** An HTTP/1.1 request must arrive whole, headers and body, within this (slow senders are cut; the API gives `HTTP_REQUEST_TIMEOUT_MS`'s). */
+  readonly requestTimeoutMs: number;
   /** An HTTP/2 session without any frame for this long is closed, and an HTTP/1.1 keep-alive connection without a request; default 30 s (5 s for HTTP/1.1 when not given). */
   readonly idleTimeoutMs?: number;
   /**
@@ -58,7 +54,7 @@ export interface DualListener {
 }
 
 /** Creates the listener; nothing is bound until `listen`. */
-export function createDualListener(listener: RequestListener, options: DualListenerOptions = {}): DualListener {
+export function createDualListener(listener: RequestListener, options: DualListenerOptions): DualListener {
   const prefaceTimeoutMs = options.prefaceTimeoutMs ?? 10_000;
   /** Every accepted connection and the protocol it turned out to speak (`pending` until peeked). */
   const sockets = new Map<Socket, 'pending' | 'http1' | 'http2'>();
@@ -75,8 +71,8 @@ export function createDualListener(listener: RequestListener, options: DualListe
   let closing = false;
   let closed: Promise<void> | undefined;
 
-  const headersTimeout = options.headersTimeoutMs ?? defaults.httpHeadersTimeoutMs;
-  const requestTimeout = Math.max(headersTimeout, options.requestTimeoutMs ?? defaults.httpRequestTimeoutMs);
+  const headersTimeout = options.headersTimeoutMs;
+  const requestTimeout = Math.max(headersTimeout, options.requestTimeoutMs);
   const h1Options = {
     headersTimeout, requestTimeout,
     connectionsCheckingInterval: Math.min(30_000, Math.max(50, Math.floor(Math.min(headersTimeout, requestTimeout) / 4))),

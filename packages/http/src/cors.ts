@@ -3,7 +3,8 @@
 // show it the answer. The resolver keeps its own public CORS (any origin, no credentials).
 
 import { cors as connectCors } from '@connectrpc/connect';
-import { sendEmpty, sendJson, type HttpRequest, type HttpResponse } from '@mint/http';
+import { sendEmpty, sendJson } from './respond.ts';
+import type { HttpRequest, HttpResponse } from './types.ts';
 
 /** Request headers the API reads besides the protocols' own: credentials, request id, idempotency, workspace. */
 const applicationRequestHeaders = ['authorization', 'x-api-key', 'x-request-id', 'idempotency-key', 'x-workspace-id'];

@@ -3,7 +3,7 @@
 
 import { Code, ConnectError, type Interceptor } from '@connectrpc/connect';
 import { RateLimitedError, isUnavailableError, unavailableRetryAfter } from '@mint/domain';
-import { errorKindOf, internalErrorMessage, unavailableMessage } from '@mint/http';
+import { errorKindOf, internalErrorMessage, unavailableMessage } from '../errors.ts';
 import { observeResponse } from './stream.ts';
 
 /**

@@ -4,7 +4,7 @@
 
 import { BlockList, isIP } from 'node:net';
 import type { ScanClient } from '@mint/domain';
-import type { HttpRequest } from '@mint/http';
+import type { HttpRequest } from './types.ts';
 
 /** An address without zone, brackets or port, IPv4-mapped IPv6 as IPv4; '' when it is not an address. */
 function plainAddress(value: string): string {

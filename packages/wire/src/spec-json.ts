@@ -1,14 +1,14 @@
 // The /v1 side of an RPC, derived from its descriptors: the JSON Schema of a request and of a
 // response (for /v1/openapi.json and the body check), a JSON body read into the request message,
 // and a response message written as the spec's JSON. Field names are the proto names (snake_case),
-// enum values the domain's spellings (`serial`, `QUEUED`: the wire mapping of handlers/wire.ts),
+// enum values the domain's spellings (`serial`, `QUEUED`: the mapping of ./enums.ts),
 // times ISO 8601 text, 64-bit integers numbers, unset optional fields null.
 
 import { create, fromJson, toJson, getOption, hasOption, ScalarType, type DescEnum, type DescField, type DescMessage, type JsonObject, type JsonValue, type Message } from '@bufbuild/protobuf';
 import { timestampDate, timestampFromDate, ValueSchema, type Timestamp, type Value } from '@bufbuild/protobuf/wkt';
 import { field as fieldRulesOption, type FieldRules } from '@bufbuild/protovalidate/gen/buf/validate/validate_pb.js';
-import { specSpellings } from '../handlers/wire.ts';
-import { arrayOf, boolean, integer, nullable, obj, oneOfEnum, string, text, time, uuid, type Schema } from './schemas.ts';
+import { specSpellings } from './enums.ts';
+import { arrayOf, boolean, integer, nullable, obj, oneOfEnum, string, text, time, uuid, type Schema } from './json-schema.ts';
 
 /**
  * Where a field sits: the request's own fields and the messages below them are described with the

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { IncomingMessage } from 'node:http';
-import { createRouter } from '@mint/http';
+import { createRouter } from '../router.ts';
 import { routeLabel, unmatchedRouteLabel } from './http.ts';
 
 describe('routeLabel', () => {

@@ -1,8 +1,10 @@
 // GET /metrics: the Prometheus exposition of the process's registry.
 
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { HttpProblem, send, type Route } from '@mint/http';
-import type { Metrics } from '@mint/runtime';
+import { HttpProblem } from '../errors.ts';
+import { send } from '../respond.ts';
+import type { Route } from '../router.ts';
+import type { Metrics } from './metrics.ts';
 
 /** Options of {@link metricsRoute}. */
 export interface MetricsRouteOptions {

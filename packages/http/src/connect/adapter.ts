@@ -16,8 +16,9 @@ import {
   type Compression, type UniversalHandler, type UniversalServerRequest, type UniversalServerResponse,
 } from '@connectrpc/connect/protocol';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { sendHttpError, type HttpError } from '@mint/http';
-import type { HttpRequest, HttpResponse } from './listener.ts';
+import type { HttpError } from '../errors.ts';
+import { sendHttpError } from '../router.ts';
+import type { HttpRequest, HttpResponse } from '../types.ts';
 import { respellEnums, type EnumSpellings } from './json-enums.ts';
 import { nonDecimalNumber } from './json-numbers.ts';
 

@@ -5,8 +5,8 @@
 import { create, createRegistry, toBinary, type DescFile, type DescService, type MessageInitShape } from '@bufbuild/protobuf';
 import { FileDescriptorProtoSchema } from '@bufbuild/protobuf/wkt';
 import type { ConnectRouter } from '@connectrpc/connect';
-import * as v1 from '../gen/grpc/reflection/v1/reflection_pb.js';
-import * as v1alpha from '../gen/grpc/reflection/v1alpha/reflection_pb.js';
+import * as v1 from './gen/grpc/reflection/v1/reflection_pb.js';
+import * as v1alpha from './gen/grpc/reflection/v1alpha/reflection_pb.js';
 
 /** gRPC's NOT_FOUND, the error code of an answer naming a file or symbol the server does not have. */
 const notFound = 5;

@@ -2,8 +2,8 @@
 
 import { ConnectError, type Interceptor } from '@connectrpc/connect';
 import { codeToString } from '@connectrpc/connect/protocol-connect';
-import type { Metrics } from '@mint/runtime';
-import { observeCall } from '../interceptors/stream.ts';
+import { observeCall } from '../connect/stream.ts';
+import type { Metrics } from './metrics.ts';
 
 /**
  * Counts each call once it ends into `minting_rpc_requests_total` and `minting_rpc_duration_seconds`,

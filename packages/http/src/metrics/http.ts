@@ -1,9 +1,9 @@
 // Plain HTTP request counts, latency and one log line per request (health, /metrics, /v1 routes,
 // the resolver): what the RPC interceptors do for Connect calls.
 
-import { matchedRoute } from '@mint/http';
-import type { Metrics } from '@mint/runtime';
-import type { HttpRequest, HttpResponse } from '../http/listener.ts';
+import { matchedRoute } from '../router.ts';
+import type { HttpRequest, HttpResponse } from '../types.ts';
+import type { Metrics } from './metrics.ts';
 
 /** Probe and scrape paths: logged at debug level, since they arrive every few seconds. */
 const quietPaths: ReadonlySet<string> = new Set(['/healthz', '/readyz', '/metrics']);

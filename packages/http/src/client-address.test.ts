@@ -1,4 +1,4 @@
-import type { HttpRequest } from '@mint/http';
+import type { HttpRequest } from './types.ts';
 import { describe, expect, it } from 'vitest';
 import { clientAddressOf } from './client-address.ts';
 

@@ -4,9 +4,8 @@ import {
   activationModes, batchStatuses, commercialStatuses, identityModes, InvalidInputError, jobStatuses, mintReadinessStatuses, productionBatchStatuses,
 } from '@mint/domain';
 import { describe, expect, it } from 'vitest';
-import {
-  activationMode, batchStatus, commercialStatus, dateOrNull, identityMode, jobStatus, mintReadinessStatus, productionBatchStatus, unitStatus,
-} from './wire.ts';
+import { activationMode, batchStatus, commercialStatus, identityMode, jobStatus, mintReadinessStatus, productionBatchStatus, unitStatus } from './enums.ts';
+import { dateOrNull } from './values.ts';
 
 describe('enum mappings', () => {
   it('map the wire names of the contract to the domain values', () => {
