@@ -37,7 +37,7 @@ export {
 } from './repositories/reads.ts';
 export {
   lockBatchForShare, readBatchState, lockBatchesOfUnits, activateUnitsOfBatch, activateUnitsById, countActiveUnitsOfBatch, lockJob, type BatchState,
-  type ActivatedUnits, type JobState
+  type ActivatedUnits, type CommissionedUnit, type JobState
 } from './repositories/lifecycle.ts';
 export {
   insertProductImport, findProductImport, readProductImportCsv, moveProductImport, recordProductImportProgress, productSkusByGtin, upsertProductRows,

@@ -102,7 +102,7 @@ export {
   edgeCacheSeconds, edgeCacheControl, allResolverAnswersKey, surrogateKeysOf, purgeKeyOf, encodeEdgeScan, decodeEdgeScan, type EdgeScan,
 } from './edge-cache.ts';
 export {
-  type SerialState, serialStates, type DecommissionReason, decommissionReasons, reactivatableReasons, type SerialAction, serialActions,
+  type SerialState, serialStates, type DecommissionReason, decommissionReasons, publicDecommissionReasons, publicReasonOf, reactivatableReasons, type SerialAction, serialActions,
   mintedSerialState, isInCirculation, type SerialMove, encodeSerials, commissionSerials, scrapSerials, returnSerials, decommissionSerials,
   reactivateSerials, serialMoveOf, type SerialRefusal, refusalOf, moveOneSerial, activeDelta, publicStanding, type EpcisVocabulary, epcisVocabularyOf,
 } from './serial-state.ts';

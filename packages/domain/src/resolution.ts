@@ -6,6 +6,7 @@
  */
 import digitalLink from 'digital-link.js';
 import { normalizeGtin } from './catalog.ts';
+import { publicReasonOf } from './serial-state.ts';
 import { gs1LinkTypeOf, gs1LinkTypeUri, gs1VocabularyNamespace, type Gs1LinkTypeName } from './gs1-link-types.ts';
 
 /** The identity a resolver path names. Qualifiers a level does not use are kept for the anchor. */
@@ -334,9 +335,6 @@ export type ResolutionOutcome =
    */
   | { readonly kind: 'not_in_circulation'; readonly state: string; readonly reason: string | null };
 
-/** Decommissioning reasons an answer shows; a theft is said only as "not in circulation" (the brand gets the scan's alert). */
-const publicReasons: readonly string[] = ['recalled', 'destroyed', 'expired', 'damaged', 'sample', 'consumed'];
-
 /**
  * Decides the answer: a voided batch is gone (410) before anything else; a recalled unit leads
  * with its recall; a decommissioned, scrapped or returned unit is not in circulation (410, with
@@ -349,7 +347,7 @@ export function decideResolution(found: FoundIdentity): ResolutionOutcome {
   const state = found.serialState ?? null;
   if (state === 'decommissioned' && found.serialReason === 'recalled') return { kind: 'recalled', target: found.target };
   if (state === 'decommissioned' || state === 'scrapped' || state === 'returned') {
-    const reason = state === 'decommissioned' && publicReasons.includes(found.serialReason ?? '') ? found.serialReason! : null;
+    const reason = state === 'decommissioned' ? publicReasonOf(found.serialReason ?? null) : null;
     return { kind: 'not_in_circulation', state, reason };
   }
   if (found.unitStatus !== null && found.unitStatus !== 'active') return { kind: 'not_activated' };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { IllegalStateError } from './errors.ts';
 import {
-  activeDelta, commissionSerials, decommissionReasons, decommissionSerials, encodeSerials, epcisVocabularyOf, moveOneSerial, publicStanding,
+  activeDelta, commissionSerials, decommissionReasons, decommissionSerials, encodeSerials, epcisVocabularyOf, moveOneSerial, publicReasonOf, publicStanding,
   reactivateSerials, refusalOf, returnSerials, scrapSerials, serialActions, serialMoveOf, serialStates, type SerialState,
 } from './serial-state.ts';
 
@@ -43,6 +43,11 @@ describe('serial moves', () => {
       'never_commissioned', 'never_commissioned', 'live', 'not_in_circulation', 'not_in_circulation', 'not_in_circulation',
     ]);
     expect(publicStanding('decommissioned', 'recalled')).toBe('recalled');
+  });
+
+  it('shows every decommissioning reason publicly but a theft, and nothing for no reason or an unknown word', () => {
+    expect(decommissionReasons.map(publicReasonOf)).toEqual(decommissionReasons.map((r) => (r === 'stolen' ? null : r)));
+    expect([publicReasonOf(null), publicReasonOf('scrapped'), publicReasonOf('')]).toEqual([null, null, null]);
   });
 
   it('reports CBV 2.0 steps and dispositions', () => {

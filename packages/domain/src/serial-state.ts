@@ -30,6 +30,20 @@ export type DecommissionReason = 'recalled' | 'destroyed' | 'stolen' | 'expired'
 /** Every decommissioning reason. */
 export const decommissionReasons: readonly DecommissionReason[] = ['recalled', 'destroyed', 'stolen', 'expired', 'damaged', 'sample', 'consumed'];
 
+/**
+ * Decommissioning reasons a public answer shows: what a scan of a unit or of a container (SSCC)
+ * answers anyone, in JSON, linkset and page alike. Every reason but a theft: saying "stolen" to
+ * whoever holds the item would warn a thief that the item is traced, and would tell a buyer nothing
+ * they can act on; such an item is said to be out of circulation, and the brand learns of the scan
+ * by its alert.
+ */
+export const publicDecommissionReasons: readonly DecommissionReason[] = ['recalled', 'destroyed', 'expired', 'damaged', 'sample', 'consumed'];
+
+/** The part of a decommissioning reason a public answer shows ({@link publicDecommissionReasons}); null for none or a private one. */
+export function publicReasonOf(reason: string | null): DecommissionReason | null {
+  return publicDecommissionReasons.find((r) => r === reason) ?? null;
+}
+
 /** Reasons after which the item may come back into circulation (a lifted recall, a recovered theft). */
 export const reactivatableReasons: readonly DecommissionReason[] = ['recalled', 'stolen'];
 

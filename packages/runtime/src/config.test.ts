@@ -36,6 +36,7 @@ describe('loadConfig', () => {
       packConcurrencyPerBrand: 1,
       importConcurrencyPerBrand: 1,
       chunkSize: 2000,
+      serialMoveChunkSize: 10_000,
       shutdownTimeoutMs: 10_000,
       setMintBatchStatusEnabled: false,
       consoleEnabled: true,

@@ -93,9 +93,16 @@ describe('the resolver at /00/{sscc}', () => {
     expect(body).toEqual({
       ok: true, sscc: pallet, uri: `${app.ctx.publicBaseUrl}/r/${slug}/00/${pallet}`, level: 'pallet', brand: 'Test Brand', state: 'commissioned', reason: null, in_circulation: true,
     });
+    // A theft is never said publicly, as for a unit: the stolen case is only out of circulation, in every representation.
     const stolen = await fetch(at(cases[0]!), { headers: { accept: 'text/html' } });
     expect(stolen.status).toBe(410);
-    expect(await stolen.text()).toContain('not in circulation (stolen)');
+    const stolenPage = await stolen.text();
+    expect(stolenPage).toContain('not in circulation.');
+    const stolenJson = await (await fetch(at(cases[0]!), { headers: { accept: 'application/json' } })).text();
+    expect(JSON.parse(stolenJson)).toMatchObject({ state: 'decommissioned', reason: null, in_circulation: false });
+    const stolenLinkset = await (await fetch(at(cases[0]!), { headers: { accept: 'application/linkset+json' } })).text();
+    expect(stolenLinkset).toContain('not in circulation');
+    for (const answer of [stolenPage, stolenJson, stolenLinkset]) expect(answer).not.toContain('stolen');
     const linkset = await fetch(at(pallet), { headers: { accept: 'application/linkset+json' } });
     expect((await linkset.json() as { linkset: { anchor: string }[] }).linkset[0]!.anchor).toBe(`${app.ctx.publicBaseUrl}/r/${slug}/00/${pallet}`);
   });

@@ -1,11 +1,12 @@
 // The resolver reflects a serial's lifecycle: a recalled item's answers lead with the recall
 // (gs1:recallStatus); a decommissioned, scrapped or returned item is not in circulation (410, with
 // its public reason) in JSON, linkset and page; an item never commissioned says so; a reactivated
-// one resolves again. The scans record the reason, so the scan rules alert per reason.
+// one resolves again. A recalled item keeps its hosted passport, the recall leading every answer
+// that carries it. The scans record the reason, so the scan rules alert per reason.
 
 import { Writable } from 'node:stream';
 import { createLogger } from '@mint/runtime';
-import { moveSerials, type MoveSerialsInput } from '@mint/usecases';
+import { moveSerials, publishPassport, updatePassportDraft, type MoveSerialsInput } from '@mint/usecases';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintCompleted } from '../../../test/support/pack-fixtures.ts';
 import { query, setPassportUrl } from '../../../test/support/sql.ts';
@@ -77,6 +78,42 @@ describe('the resolver and the serial lifecycle', () => {
     const back = await get(serial, json);
     expect(back.status).toBe(200);
     expect(JSON.parse(back.body)).toMatchObject({ ok: true, target: passport, unit: { state: 'commissioned', in_circulation: true } });
+  });
+
+  it('keeps a recalled item\'s hosted passport reachable, the recall leading: plain scan, gs1:dpp by name, JSON and the credential', async () => {
+    // A brand whose product has a hosted passport and no external passport URL.
+    const hosting = await app.seedBrand();
+    const { mintBatchId } = await mintCompleted(app.ctx, hosting, 2);
+    const [{ slug: hostingSlug }] = await query<{ slug: string }>(app.db.em.fork(), 'select slug from brands where id = ?', [hosting.brandId]) as [{ slug: string }];
+    const [serial] = (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ? order by seq', [mintBatchId])).map((r) => r.serial);
+    const owner = { id: hosting.userId };
+    const described = 'Traction battery 300 Ah';
+    await updatePassportDraft(app.ctx, owner, {
+      brandId: hosting.brandId, productId: hosting.productId, lot: null, serial: null, expectedRevision: null,
+      content: { description: { en: described }, manufacturer: { name: 'Example Cells GmbH', id: 'https://example.com/company/42' } },
+    });
+    await publishPassport(app.ctx, owner, { brandId: hosting.brandId, productId: hosting.productId, lot: null, serial: null });
+    const at = async (query: string, headers: Record<string, string>) => {
+      const response = await fetch(`${baseUrl}/r/${hostingSlug}/01/${hosting.gtin}/21/${serial}${query}`, { headers, redirect: 'manual' });
+      return { status: response.status, location: response.headers.get('location'), body: await response.text() };
+    };
+    const live = await at('', browser);
+    expect(live.status).toBe(200);
+    expect(live.body).toContain(described);
+    await moveSerials(app.ctx, owner, { brandId: hosting.brandId, idempotencyKey: 'recall', action: 'decommission', reason: 'recalled', target: { serials: [serial!] } });
+    for (const [name, answer] of [['plain scan', await at('', browser)], ['gs1:dpp', await at('?linkType=gs1:dpp', browser)]] as const) {
+      expect([name, answer.status, answer.location]).toEqual([name, 200, null]);
+      expect(answer.body, name).toContain('Recalled');
+      expect(answer.body, name).toContain(described);
+      expect(answer.body.indexOf('Recalled'), name).toBeLessThan(answer.body.indexOf('Product passport'));
+      expect(answer.body, name).not.toContain('Genuine');
+    }
+    const answer = JSON.parse((await at('', json)).body) as Record<string, unknown>;
+    expect(Object.keys(answer)[0]).toBe('recall_status');
+    expect(answer).toMatchObject({ recall_status: 'recalled', unit: { reason: 'recalled' }, passport: { version: 1 } });
+    const credential = await at('', { accept: 'application/ld+json' });
+    expect(credential.status).toBe(200);
+    expect(credential.body).toContain(described);
   });
 
   it('says a destroyed, scrapped or returned item is not in circulation with its public reason, a theft without', async () => {

@@ -7,7 +7,7 @@ import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import { createClient, Code, type Client } from '@connectrpc/connect';
 import { createConnectTransport } from '@connectrpc/connect-node';
 import { ScanService } from '@mint/contract';
-import { createApiKey, setApiAccess } from '@mint/usecases';
+import { createApiKey, moveSerials, setApiAccess } from '@mint/usecases';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mintCompleted } from '../../../test/support/pack-fixtures.ts';
 import { query } from '../../../test/support/sql.ts';
@@ -98,6 +98,26 @@ describe('a brand\'s scan-alert settings', () => {
     const alerts = (brandId: string) => query(app.db.em.fork(), `select 1 from mint_events where brand_id = ? and event_type like 'scan_never_issued%'`, [brandId]);
     expect(await settled(() => alerts(loud.brand.brandId))).toHaveLength(1);
     expect(await alerts(quiet.brand.brandId)).toEqual([]);
+  });
+
+  it('choose per decommissioning reason: a scan of a unit taken as a sample raises no alert when sample is ignored, one of an expired unit does', async () => {
+    const m = await minted(2);
+    const set = await scans.updateScanAlertSettings({ brandId: m.brand.brandId, withdrawnIgnored: ['sample'] }, m.owner);
+    expect(set.settings?.withdrawnIgnored).toEqual(['sample']);
+    const [sample, expired] = m.serials as [string, string];
+    for (const [serial, reason] of [[sample, 'sample'], [expired, 'expired']] as const) {
+      await moveSerials(app.ctx, { id: m.brand.userId }, {
+        brandId: m.brand.brandId, idempotencyKey: `decommission-${reason}`, action: 'decommission', reason, target: { serials: [serial] },
+      });
+    }
+    // Both scans go through the resolver, which answers each 410 and records its reason as the scan's unit status.
+    await scanAt(m, sample);
+    await scanAt(m, expired);
+    const withdrawn = () => query<{ entity_id: string }>(app.db.em.fork(),
+      `select entity_id from mint_events where brand_id = ? and event_type = 'scan_withdrawn_unit'`, [m.brand.brandId]);
+    expect(await settled(withdrawn)).toEqual([{ entity_id: `${m.brand.gtin} ${expired}` }]);
+    expect(await query(app.db.em.fork(), 'select unit_status from scan_events where brand_id = ? order by unit_status', [m.brand.brandId]))
+      .toEqual([{ unit_status: 'expired' }, { unit_status: 'sample' }]);
   });
 
   it('are refused naming each bad field, and nothing is written', async () => {

@@ -5,7 +5,7 @@ import { Writable } from 'node:stream';
 import { appendEvents } from '@mint/db';
 import { createLogger } from '@mint/runtime';
 import {
-  createWebhookEndpoint, createWebhookSender, deleteWebhookEndpointOf, listMintEvents, processMintJobBatch, rotateWebhookSecret, updateWebhookEndpointOf,
+  createWebhookEndpoint, createWebhookSender, deleteWebhookEndpointOf, listMintEvents, moveSerials, processMintJobBatch, rotateWebhookSecret, updateWebhookEndpointOf,
   type UseCaseContext,
 } from '@mint/usecases';
 import type { RetryPolicy } from '@mint/domain';
@@ -234,6 +234,39 @@ describe('webhook delivery', () => {
     expect(await count()).toBe('2');
     expect(await markers()).toBe('0');
     await deleteWebhookEndpointOf(app.ctx, { id: brand.userId }, brand.brandId, endpoint.id);
+  });
+});
+
+describe('lifecycle moves as webhooks', () => {
+  it('delivers a serial move to an endpoint subscribed to it exactly once, with its counts, and nothing for its replay', async () => {
+    const receiver = await startWebhookReceiver();
+    const brand = await app.seedBrand();
+    const { endpoint, secret } = await createWebhookEndpoint(app.ctx, { id: brand.userId }, dev, {
+      brandId: brand.brandId, url: receiver.url(), eventTypes: ['mint_units_moved', 'serial_move_completed'], description: '',
+    });
+    try {
+      const { mintJobId, mintBatchId } = await submitSerial(app.ctx, brand, 5);
+      await processMintJobBatch(app.ctx, brand.brandId, mintJobId, null);
+      const serials = (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ? order by seq', [mintBatchId])).map((r) => r.serial);
+      const input = { brandId: brand.brandId, idempotencyKey: 'recall-3', action: 'decommission', reason: 'recalled', target: { serials: serials.slice(0, 3) } } as const;
+      const moved = await moveSerials(app.ctx, { id: brand.userId }, input);
+      expect(moved).toMatchObject({ moved: 3, refused: 0 });
+      // A replay under the same key moves nothing and writes no event, so nothing more is delivered.
+      expect(await moveSerials(app.ctx, { id: brand.userId }, input)).toMatchObject({ replayed: true });
+      await until('the move delivered', () => delivered(endpoint.id, 2));
+      await new Promise((r) => setTimeout(r, 500));
+      expect(receiver.received).toHaveLength(2);
+      const bodies = receiver.received.map((r) => new Webhook(secret).verify(r.body, headersOf(r)) as { type: string; data: { payload: Record<string, unknown> } });
+      const byType = new Map(bodies.map((b) => [b.type, b.data.payload]));
+      expect([...byType.keys()].sort()).toEqual(['mint_units_moved', 'serial_move_completed']);
+      expect(byType.get('mint_units_moved')).toMatchObject({
+        move_id: moved.moveId, action: 'decommission', reason: 'recalled', count: 3, serials: serials.slice(0, 3),
+      });
+      expect(byType.get('serial_move_completed')).toMatchObject({ moved: 3, refused: 0 });
+    } finally {
+      await receiver.close();
+      await deleteWebhookEndpointOf(app.ctx, { id: brand.userId }, brand.brandId, endpoint.id);
+    }
   });
 });
 

@@ -1,8 +1,8 @@
-import type { ActivationMode, BatchStatus, IdentityMode, JobStatus } from '@mint/domain';
+import { unitResolverUrl, type ActivationMode, type BatchStatus, type IdentityMode, type JobStatus } from '@mint/domain';
 import { sql, type Kysely } from 'kysely';
 import type { Em } from '../orm.ts';
 import type { Tables } from '../tables.ts';
-import { changed, first, rows } from './kysely.ts';
+import { first, rawRows, rows } from './kysely.ts';
 import { unitIdOfRow, unitKeysOfIdsSql } from './units.ts';
 
 /**
@@ -59,12 +59,27 @@ export async function lockBatchesOfUnits(em: Em, brandId: string, unitIds: reado
   return found.map(toState);
 }
 
+/** A unit an activation commissioned, as its EPCIS event names it. */
+export interface CommissionedUnit {
+  readonly seq: number;
+  /** The unit's EPC: its resolver URL (a GS1 Digital Link URI for a unit with a GTIN). */
+  readonly epc: string;
+  /** True when it was encoded before (EPCIS already knows it: its commissioning is an OBSERVE). */
+  readonly encoded: boolean;
+}
+
 /** Units that moved from inactive to active, per batch. */
 export interface ActivatedUnits {
   readonly mintBatchId: string;
   /** Ids of the units that changed, in id order. */
   readonly unitIds: readonly string[];
+  /** The same units in seq order, for their commissioning events. */
+  readonly units: readonly CommissionedUnit[];
 }
+
+interface CommissionedRow { seq: number; serial: string; resolver_base_url: string; gtin: string | null; encoded: boolean }
+
+const toCommissioned = (r: CommissionedRow): CommissionedUnit => ({ seq: r.seq, epc: unitResolverUrl(r.resolver_base_url, r.gtin, r.serial), encoded: r.encoded });
 
 /**
  * Unit rows (aliased `mint_units`) that a manual activation may commission: no lifecycle row, or
@@ -78,13 +93,21 @@ function commissionable() {
 
 /**
  * Activates (commissions) every inactive issued or encoded unit of a batch, stamping `at`; returns
- * how many changed (0 on a repeat). The encoded units' lifecycle rows go, as they are commissioned now.
+ * the units that changed, in seq order (none on a repeat). The encoded units' lifecycle rows go, as
+ * they are commissioned now (one statement: the update still sees them, to tell encoded units).
  */
-export async function activateUnitsOfBatch(em: Em, brandId: string, batchId: string, at: Date): Promise<number> {
-  const n = await changed(em, (db) => db.updateTable('mint_units').set({ status: 'active', activated_at: at })
-    .where('brand_id', '=', brandId).where('mint_batch_id', '=', batchId).where('status', '=', 'inactive').where(commissionable()));
-  if (n > 0) await changed(em, (db) => db.deleteFrom('unit_states').where('brand_id', '=', brandId).where('mint_batch_id', '=', batchId).where('state', '=', 'encoded'));
-  return n;
+export async function activateUnitsOfBatch(em: Em, brandId: string, batchId: string, at: Date): Promise<CommissionedUnit[]> {
+  const found = await rawRows(em, sql<CommissionedRow>`
+    with changed as (
+      update mint_units set status = 'active', activated_at = ${at}::timestamptz
+      where brand_id = ${brandId}::uuid and mint_batch_id = ${batchId}::uuid and status = 'inactive' and ${commissionable()}
+      returning seq, serial),
+    uncoded as (
+      delete from unit_states where brand_id = ${brandId}::uuid and mint_batch_id = ${batchId}::uuid and state = 'encoded' returning seq)
+    select c.seq, c.serial, b.resolver_base_url, b.gtin, (e.seq is not null) as encoded
+    from changed c join mint_batches b on b.brand_id = ${brandId}::uuid and b.id = ${batchId}::uuid left join uncoded e on e.seq = c.seq
+    order by c.seq`);
+  return found.map(toCommissioned);
 }
 
 /**
@@ -98,17 +121,27 @@ export async function activateUnitsById(em: Em, brandId: string, unitIds: readon
       .where('brand_id', '=', brandId).whereRef('mint_units.mint_batch_id', '=', sql.ref('k.mint_batch_id')).whereRef('mint_units.seq', '=', sql.ref('k.seq'))
       .where('status', '=', 'inactive')
       .where(commissionable())
-      .returning(['mint_units.mint_batch_id', 'mint_units.id', 'mint_units.seq']))
+      .returning(['mint_units.mint_batch_id', 'mint_units.id', 'mint_units.seq', 'mint_units.serial']))
     .with('uncoded', (qc) => qc.deleteFrom('unit_states').using('changed')
-      .where('unit_states.brand_id', '=', brandId).whereRef('unit_states.mint_batch_id', '=', 'changed.mint_batch_id').whereRef('unit_states.seq', '=', 'changed.seq'))
-    .selectFrom('changed').select(['mint_batch_id', 'id', 'seq']));
-  const byBatch = new Map<string, string[]>();
+      .where('unit_states.brand_id', '=', brandId).whereRef('unit_states.mint_batch_id', '=', 'changed.mint_batch_id').whereRef('unit_states.seq', '=', 'changed.seq')
+      .returning(['unit_states.mint_batch_id', 'unit_states.seq']))
+    .selectFrom('changed')
+    .innerJoin('mint_batches as b', (j) => j.on('b.brand_id', '=', brandId).onRef('b.id', '=', 'changed.mint_batch_id'))
+    .leftJoin('uncoded', (j) => j.onRef('uncoded.mint_batch_id', '=', 'changed.mint_batch_id').onRef('uncoded.seq', '=', 'changed.seq'))
+    .select(['changed.mint_batch_id', 'changed.id', 'changed.seq', 'changed.serial', 'b.resolver_base_url', 'b.gtin', sql<boolean>`uncoded.seq is not null`.as('encoded')]));
+  const byBatch = new Map<string, typeof found>();
   for (const r of found) {
-    const ids = byBatch.get(r.mint_batch_id) ?? [];
-    ids.push(unitIdOfRow(r));
-    byBatch.set(r.mint_batch_id, ids);
+    const list = byBatch.get(r.mint_batch_id) ?? [];
+    list.push(r);
+    byBatch.set(r.mint_batch_id, list);
   }
-  return [...byBatch.keys()].sort().map((mintBatchId) => ({ mintBatchId, unitIds: byBatch.get(mintBatchId)!.sort() }));
+  return [...byBatch.keys()].sort().map((mintBatchId) => {
+    const list = byBatch.get(mintBatchId)!;
+    return {
+      mintBatchId, unitIds: list.map(unitIdOfRow).sort(),
+      units: list.sort((a, b) => a.seq - b.seq).map(toCommissioned),
+    };
+  });
 }
 
 /** Active units of a batch (a scan of the batch's units; used once, when the batch is voided). */

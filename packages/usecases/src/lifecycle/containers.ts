@@ -8,7 +8,7 @@ import {
 import {
   aggregationVocabulary, checkPackParent, companyPrefixViolations, ConflictError, containerLevelViolations, containerPackRefusal, containerStateAfter,
   defaultContainerMaxDepth, epcisVocabularyOf, IdempotencyKeyReusedError, IllegalStateError, InvalidInputError, isSscc, maxContainerMaxDepth, NotFoundError,
-  ForbiddenError, reactivatableReasons, serialReferenceCapacity, ssccOf, ssccOfUri, ssccViolations, unitPackRefusal, type ContainerState, type DecommissionReason,
+  ForbiddenError, publicReasonOf, reactivatableReasons, serialReferenceCapacity, ssccOf, ssccOfUri, ssccViolations, unitPackRefusal, type ContainerState, type DecommissionReason,
   type FieldViolation, type PackRefusal, type SerialMove,
 } from '@mint/domain';
 import { authenticate, authorizeAuthenticated, type Credentials } from '../access/index.ts';
@@ -515,12 +515,14 @@ export interface PublicContainer {
   readonly sscc: string;
   readonly level: string;
   readonly state: ContainerState;
+  /** Its decommissioning reason where public (publicReasonOf: a theft is not), as a unit's answers show theirs. */
   readonly reason: DecommissionReason | null;
 }
 
 /**
  * The container `sscc` of the brand at `slug` as the public resolver answers it; null for an
- * unknown brand or SSCC, or another brand's (the same 404 as a never-issued serial).
+ * unknown brand or SSCC, or another brand's (the same 404 as a never-issued serial). Its reason is
+ * the public one, by the rule of a unit's answers: a stolen container is only out of circulation.
  */
 export async function resolveContainer(ctx: UseCaseContext, slug: string, sscc: string): Promise<PublicContainer | null> {
   if (!isSscc(sscc)) return null;
@@ -528,7 +530,7 @@ export async function resolveContainer(ctx: UseCaseContext, slug: string, sscc: 
   const brand = await findBrandIdBySlug(em, slug);
   if (brand === null) return null;
   const c = await findContainerBySscc(em, brand.id, sscc);
-  return c === null ? null : { brandId: brand.id, brand: { name: brand.name, slug }, sscc: c.sscc, level: c.level, state: c.state, reason: c.reason };
+  return c === null ? null : { brandId: brand.id, brand: { name: brand.name, slug }, sscc: c.sscc, level: c.level, state: c.state, reason: publicReasonOf(c.reason) };
 }
 
 /** What a move on a container reaches: its tree of containers and every unit inside them. */

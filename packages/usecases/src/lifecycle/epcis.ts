@@ -253,6 +253,32 @@ async function applyCapturedMoves(ctx: UseCaseContext, actor: Actor, brandId: st
 }
 
 /**
+ * The EPCIS 2.0 ObjectEvents (commissioning, active) of units commissioned outside a serial move:
+ * one per {@link maxEventEpcs} of `epcs`, in order; `action` is ADD for issued units and OBSERVE for
+ * units encoded before (as a commissioning move reports them). `idOf(offset)` names the event that
+ * starts at that offset of `epcs`, derived from what it reports, so the same commissioning written
+ * again names the same events (and storing them keeps the first).
+ */
+export function commissioningEvents(c: {
+  readonly brandId: string; readonly epcs: readonly string[]; readonly action: 'ADD' | 'OBSERVE'; readonly at: Date; readonly idOf: (offset: number) => string;
+}): NewEpcisEvent[] {
+  const events: NewEpcisEvent[] = [];
+  const at = c.at.toISOString();
+  for (let offset = 0; offset < c.epcs.length; offset += maxEventEpcs) {
+    const id = c.idOf(offset);
+    const epcList = c.epcs.slice(offset, offset + maxEventEpcs);
+    events.push({
+      brandId: c.brandId, id, moveId: null, eventType: 'ObjectEvent', eventTime: c.at, recordTime: c.at, bizStep: 'commissioning', disposition: 'active', epcs: epcList,
+      body: {
+        type: 'ObjectEvent', eventID: `urn:uuid:${id}`, eventTime: at, eventTimeZoneOffset: '+00:00', recordTime: at,
+        epcList, action: c.action, bizStep: 'commissioning', disposition: 'active',
+      },
+    });
+  }
+  return events;
+}
+
+/**
  * The EPCIS 2.0 ObjectEvents (ADD, commissioning, active) of units commissioned at mint
  * (`active_at_mint`): one per {@link maxEventEpcs} units of a chunk, naming their GS1 Digital Link
  * URIs, for the chunk's transaction. Each event's id is derived from the batch and its first seq, so
@@ -262,18 +288,8 @@ export function mintCommissioningEvents(c: {
   readonly brandId: string; readonly mintBatchId: string; readonly resolverBaseUrl: string; readonly gtin: string | null;
   readonly firstSeq: number; readonly serials: readonly string[]; readonly at: Date;
 }): NewEpcisEvent[] {
-  const events: NewEpcisEvent[] = [];
-  for (let offset = 0; offset < c.serials.length; offset += maxEventEpcs) {
-    const id = derivedUuid(`mint/${c.mintBatchId}/${c.firstSeq + offset}`);
-    const epcList = c.serials.slice(offset, offset + maxEventEpcs).map((serial) => unitResolverUrl(c.resolverBaseUrl, c.gtin, serial));
-    const at = c.at.toISOString();
-    events.push({
-      brandId: c.brandId, id, moveId: null, eventType: 'ObjectEvent', eventTime: c.at, recordTime: c.at, bizStep: 'commissioning', disposition: 'active', epcs: epcList,
-      body: {
-        type: 'ObjectEvent', eventID: `urn:uuid:${id}`, eventTime: at, eventTimeZoneOffset: '+00:00', recordTime: at,
-        epcList, action: 'ADD', bizStep: 'commissioning', disposition: 'active',
-      },
-    });
-  }
-  return events;
+  return commissioningEvents({
+    brandId: c.brandId, epcs: c.serials.map((serial) => unitResolverUrl(c.resolverBaseUrl, c.gtin, serial)), action: 'ADD', at: c.at,
+    idOf: (offset) => derivedUuid(`mint/${c.mintBatchId}/${c.firstSeq + offset}`),
+  });
 }

@@ -14,4 +14,5 @@ export {
 } from './containers.ts';
 // For the other use-case folders, not exported by the package.
 export { applyBatchMove } from './lifecycle.ts';
-export { mintCommissioningEvents } from './epcis.ts';
+export { mintCommissioningEvents, commissioningEvents } from './epcis.ts';
+export { derivedUuid } from './derived-uuid.ts';

@@ -1,6 +1,10 @@
-import { activateUnitsById, activateUnitsOfBatch, appendEvents, bumpKpis, lockBatchForShare, lockBatchesOfUnits, retryingDeadlocks, transaction } from '@mint/db';
+import {
+  activateUnitsById, activateUnitsOfBatch, appendEvents, bumpKpis, insertEpcisEvents, lockBatchForShare, lockBatchesOfUnits, retryingDeadlocks, transaction,
+  type CommissionedUnit, type Em,
+} from '@mint/db';
 import { IllegalStateError, InvalidInputError, NotFoundError, isUuid, type FieldViolation, type NewEvent } from '@mint/domain';
 import type { Actor, UseCaseContext } from '../context.ts';
+import { commissioningEvents, derivedUuid } from '../lifecycle/index.ts';
 
 /** Most unit ids one activation may name. */
 export const maxActivationUnitIds = 1000;
@@ -20,7 +24,10 @@ export interface ActivationResult {
  * Manual activation (activation mode first_scan): moves the target's inactive units to active with
  * activated_at, adds exactly the number changed to active_tokens and writes one
  * mint_units_activated event per batch that changed (entity mint_batch, so the batch's event
- * filter shows it), all in one transaction. Idempotent: a repeat changes and writes nothing.
+ * filter shows it) and the units' EPCIS 2.0 commissioning ObjectEvents (as a commissioning move
+ * would: ADD for issued units, OBSERVE for encoded ones), all in one transaction. Idempotent: a
+ * repeat changes and writes nothing (no key needed: only an inactive unit changes, and each event's
+ * id is derived from its batch and first seq).
  * By batch: a missing or foreign batch is NotFoundError. By ids: ids that are not units of the
  * brand are ignored (counted 0, their existence never confirmed). Units of a voided batch:
  * IllegalStateError, nothing changes. Already-active units (active_at_mint) count 0. Two
@@ -36,7 +43,9 @@ export async function activateMintUnits(ctx: UseCaseContext, actor: Actor, targe
       if (batch === null) throw new NotFoundError(`mint batch ${batchId} not found`);
       if (batch.status === 'voided') throw new IllegalStateError(`mint batch ${batchId} is voided; its units cannot be activated`);
       const now = ctx.clock();
-      const count = await activateUnitsOfBatch(em, brandId, batchId, now);
+      const units = await activateUnitsOfBatch(em, brandId, batchId, now);
+      const count = units.length;
+      await writeCommissioning(em, brandId, batchId, units, now);
       if (count > 0) {
         await bumpKpis(em, brandId, { activeTokens: count });
         await appendEvents(em, now, [{
@@ -61,6 +70,7 @@ export async function activateMintUnits(ctx: UseCaseContext, actor: Actor, targe
     const now = ctx.clock();
     const changed = await activateUnitsById(em, brandId, unitIds, now);
     const count = changed.reduce((sum, c) => sum + c.unitIds.length, 0);
+    for (const c of changed) await writeCommissioning(em, brandId, c.mintBatchId, c.units, now);
     if (count > 0) {
       await bumpKpis(em, brandId, { activeTokens: count });
       await appendEvents(em, now, changed.map((c): NewEvent => ({
@@ -70,4 +80,23 @@ export async function activateMintUnits(ctx: UseCaseContext, actor: Actor, targe
     }
     return { activatedCount: count };
   }));
+}
+
+/** Most commissioning events inserted by one statement (each names up to 10,000 EPCs). */
+const eventsPerInsert = 10;
+
+/**
+ * The EPCIS 2.0 commissioning ObjectEvents of units an activation commissioned, in its transaction:
+ * issued and encoded units apart, each run split by the event size, each event's id derived from its
+ * batch and first unit (a unit is activated at most once), so they are written exactly once.
+ */
+async function writeCommissioning(em: Em, brandId: string, batchId: string, units: readonly CommissionedUnit[], at: Date): Promise<void> {
+  for (const encoded of [false, true]) {
+    const group = units.filter((u) => u.encoded === encoded);
+    const events = commissioningEvents({
+      brandId, epcs: group.map((u) => u.epc), action: encoded ? 'OBSERVE' : 'ADD', at,
+      idOf: (offset) => derivedUuid(`activation/${batchId}/${group[offset]!.seq}`),
+    });
+    for (let i = 0; i < events.length; i += eventsPerInsert) await insertEpcisEvents(em, events.slice(i, i + eventsPerInsert));
+  }
 }

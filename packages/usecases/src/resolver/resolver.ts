@@ -7,7 +7,7 @@ import {
   chooseLink, decideResolution, defaultLinkOf, levelAnchors, resolverPrefix, type Link, type LinkedLevel, type LinkPreferences, type Representation,
   type ResolutionOutcome, type ResolverPath, createScanFloodGate, defaultScanFloodLimits, type ScanFloodFacts, type ScanFloodLimits,
   classifyUserAgent, countryOf, createVisitorHasher, type ScanClient, type VisitorHasher,
-  mintedSerialState, publicStanding, type DecommissionReason, type SerialState,
+  mintedSerialState, publicReasonOf, publicStanding, type DecommissionReason, type SerialState,
 } from '@mint/domain';
 import { randomBytes } from 'node:crypto';
 import type { UseCaseContext } from '../context.ts';
@@ -180,7 +180,7 @@ function lifecycleOf(unit: { readonly status: string; readonly lifecycle: { read
   const state = (unit.lifecycle?.state ?? mintedSerialState(unit.status === 'active' ? 'active' : 'inactive')) as SerialState;
   const reason = (unit.lifecycle?.reason ?? null) as DecommissionReason | null;
   const standing = publicStanding(state, reason);
-  const publicReason = reason === null || reason === 'stolen' ? null : reason;
+  const publicReason = publicReasonOf(reason);
   const scanStatus = state === 'decommissioned' ? reason ?? 'decommissioned' : state === 'scrapped' || state === 'returned' ? state : unit.status;
   return { state, reason, publicReason, standing, scanStatus };
 }

@@ -261,8 +261,9 @@ function answer(r: Request, resolution: Resolution, passport: PublishedPassport 
   }
   if (outcome.kind === 'recalled' && r.representation === 'redirect'
     && (r.linkType.kind === 'none' || (r.linkType.kind === 'link' && r.linkType.name === 'defaultLink'))) {
-    // A recall leads: a plain scan gets the identity page with the recall first and the links as actions.
-    send(req, res, 200, 'text/html; charset=utf-8', identityPageBytes(pageContent(r, resolution, 'recalled'), languageOf(req)), { link: r.link, ...edge });
+    // A recall leads: a plain scan gets the identity page with the recall first, the links as
+    // actions and, below them, the hosted passport (a recall withdraws the item, not its passport).
+    send(req, res, 200, 'text/html; charset=utf-8', identityPageBytes(pageContent(r, resolution, 'recalled', passport), languageOf(req)), { link: r.link, ...edge });
     return;
   }
   if ((outcome.kind !== 'resolved' && outcome.kind !== 'recalled') || resolution.level === null) {
@@ -319,8 +320,8 @@ function answer(r: Request, resolution: Resolution, passport: PublishedPassport 
     return;
   }
   if (passport !== null && (r.passportAsk === 'auto' || r.passportAsk === 'page')) {
-    // The hosted passport: its page, with the identity's authenticity and its links as actions.
-    const authenticity = resolution.level === 'serial' || resolution.level === 'token' ? 'genuine' : 'product';
+    // The hosted passport: its page, with the identity's authenticity (a recall first) and its links as actions.
+    const authenticity = outcome.kind === 'recalled' ? 'recalled' : resolution.level === 'serial' || resolution.level === 'token' ? 'genuine' : 'product';
     send(req, res, 200, 'text/html; charset=utf-8', identityPageBytes(pageContent(r, resolution, authenticity, passport), languageOf(req)), { link: r.link, ...edge });
     return;
   }
@@ -563,14 +564,25 @@ function serveIdentity(
 }
 
 /**
- * The published passport a resolved identity's answer shows, as the request's credential may see
- * it; null when none applies: not resolved, a serial the brand never issued, a product whose
- * passport lives at its external URL (a plain scan still goes there), or none published.
- * Synchronous when the product is known to have none (no query on the scan's path).
+ * The published passport a resolved or recalled identity's answer shows, as the request's
+ * credential may see it; null when none applies: refused or out of circulation, a serial the brand
+ * never issued, a product whose passport lives at its external URL (a plain scan still goes
+ * there), or none published. Synchronous when the product is known to have none (no query on the
+ * scan's path).
+ *
+ * A recalled item keeps its passport: a recall tells the holder not to use the item, and the
+ * passport is what says what the item is and how to return, repair or dispose of it. So every
+ * answer that carries the passport carries it for a recalled item too, with the recall leading:
+ * a plain browser scan gets the recall page (recall notice first, the brand's links, then the
+ * passport's sections), `?linkType=gs1:dpp` from a browser the passport page with the recall as
+ * its leading notice (200, never a 404), JSON and the linkset the recall first and the passport
+ * after it, and a machine asking for the credential gets it (the recall is the item's state, read
+ * from the resolver's answers, not a revocation of the passport). An item out of circulation for
+ * another reason (410) answers without its passport.
  */
 function passportOf(passports: PassportReads, r: Request, resolution: Resolution): PublishedPassport | null | Promise<PublishedPassport | null> {
   const product = resolution.product ?? null;
-  if (resolution.outcome.kind !== 'resolved' || product === null || resolution.unitKnown === false || resolution.brand === null) return null;
+  if ((resolution.outcome.kind !== 'resolved' && resolution.outcome.kind !== 'recalled') || product === null || resolution.unitKnown === false || resolution.brand === null) return null;
   if (r.passportAsk === 'auto' && product.passportUrl !== null && r.passportVersion === null) return null;
   const key = r.parsed.path.key;
   const presented = passportKeyOf(r.req);
