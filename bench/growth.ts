@@ -29,7 +29,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { connectJetStreamBus, type JobBus } from '@mint/bus';
 import { createResolverReader, openDatabase } from '@mint/db';
-import { query } from '../test/support/sql.ts';
+import { query, storedOrDerivedUnitId } from '../test/support/sql.ts';
 import { createUseCaseContext, createUser, createWorkspace, grantRole, listMintUnits, submitMintRequest, upsertProduct } from '@mint/usecases';
 import { createScratchDatabase } from './scratch-database.ts';
 import { dropBenchStreams } from './services.ts';
@@ -152,7 +152,7 @@ export async function benchGrowth(options: { jobs: number; units: number; iterat
     const reads = async (unitsInTable: number): Promise<GrowthReads> => {
       // Random units of every job so far: their serials (as a scan names them) and list cursors.
       const sample = await query<{ serial: string; created_at: Date; id: string }>(db.em.fork(),
-        `select serial, created_at, id from mint_units tablesample system (1) limit ?`, [options.iterations]);
+        `select serial, created_at, ${storedOrDerivedUnitId()} as id from mint_units tablesample system (1) limit ?`, [options.iterations]);
       while (sample.length < options.iterations) sample.push(...sample.slice(0, options.iterations - sample.length));
       const scan = await timed(options.iterations, async (i) => {
         const unit = await reader.findUnit(brand.id, sample[i % sample.length]!.serial, gtin);

@@ -203,7 +203,7 @@ try {
   const drained = ((performance.now() - drainDeadline) / 1000 + drainSeconds).toFixed(1);
   const [units] = await query<{ n: string; serials: string }>(em(), 'select count(*) as n, count(distinct serial) as serials from mint_units');
   const wrongBatches = await query<{ id: string; requested_quantity: number; n: string }>(em(),
-    `select b.id, b.requested_quantity, count(u.id) as n from mint_batches b left join mint_units u on u.brand_id = b.brand_id and u.mint_batch_id = b.id
+    `select b.id, b.requested_quantity, count(u.seq) as n from mint_batches b left join mint_units u on u.brand_id = b.brand_id and u.mint_batch_id = b.id
      group by b.id, b.requested_quantity having count(u.id) <> b.requested_quantity`);
   const expectedUnits = jobs.reduce((n, j) => n + j.quantity, 0);
   const completed = statuses['COMPLETED'] ?? 0;

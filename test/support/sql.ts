@@ -33,10 +33,18 @@ export async function setBrandDefaultPassportUrl(em: Em, brandId: string, url: s
 }
 
 /**
+ * A unit's id in SQL for the mint_units row aliased `alias` (the repositories' unitIdSql): its
+ * stored id, or the one derived from its batch and seq (units of batches with derived ids store none).
+ */
+export const storedOrDerivedUnitId = (alias = 'mint_units') =>
+  `coalesce(${alias}.id, overlay(overlay(replace(${alias}.mint_batch_id::text, '-', '') placing '8' from 13) placing lpad(to_hex(${alias}.seq), 8, '0') from 25)::uuid)`;
+
+/**
  * mint_units with each unit's GTIN and resolver URL as the read side derives them from its batch
  * (unitResolverUrl), for tests and benchmarks that read them in SQL: `select resolver_url from
  * ${unitsWithUrls} where ...` (the rows carry neither since issue 44's unit store).
  */
-export const unitsWithUrls = `(select u.*, b.gtin,
+export const unitsWithUrls = `(select u.brand_id, ${storedOrDerivedUnitId('u')} as id, u.mint_batch_id, u.seq, u.serial, u.status, u.created_at, u.activated_at,
+    u.suspect_rule, u.suspect_since, b.gtin,
     regexp_replace(b.resolver_base_url, '/$', '') || case when b.gtin is null then '/u/' || u.serial else '/01/' || b.gtin || '/21/' || u.serial end as resolver_url
   from mint_units u join mint_batches b on b.brand_id = u.brand_id and b.id = u.mint_batch_id) as mint_units`;

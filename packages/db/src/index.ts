@@ -20,7 +20,7 @@ export {
 export type { ProductImportRowError } from './catalog-types.ts';
 export { appendEvents } from './repositories/events.ts';
 export { bumpKpis, type KpiDelta } from './repositories/kpis.ts';
-export { insertUnitChunk, findMissingSeqRanges, readUnitSerials, type UnitChunk } from './repositories/units.ts';
+export { insertUnitChunk, findMissingSeqRanges, readUnitSerials, unitIdOfRow, unitIdSql, type UnitChunk } from './repositories/units.ts';
 export { commitChunk, writeCompletion, type ChunkCommit, type ChunkCommitted, type Completion } from './repositories/chunks.ts';
 export { findBatch, findBatchOfJob, listBatches, moveBatchStatus, advanceMinted, type BatchRecord } from './repositories/batches.ts';
 export {

@@ -23,8 +23,8 @@ export {
   type ProductionBatchStatus, productionBatchStatuses
 } from './catalog.ts';
 export {
-  generateSerials, generateTimedSerials, serialTimeLength, unitIdPrefix, unitIdOf, unitResolverUrl, lotResolverUrl, brandResolverBaseUrl, serialLength, serialAlphabet,
-  type RandomFill
+  generateSerials, generateTimedSerials, serialTimeLength, unitIdPrefix, unitIdOf, newMintBatchId, hasDerivedUnitIds, unitKeyOfId, unitResolverUrl, lotResolverUrl,
+  brandResolverBaseUrl, serialLength, serialAlphabet, type RandomFill
 } from './identity.ts';
 export {
   serialCipherKeyBytes, serialCipherMaxOrdinal, serialCipherMaxSeq, type SerialPosition, type SerialCipher, generateSerialCipherKey, createSerialCipher

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { query, run } from '../../../test/support/sql.ts';
+import { query, run, storedOrDerivedUnitId } from '../../../test/support/sql.ts';
 import { ConflictError, IllegalStateError, InvalidInputError, NotFoundError, type ActivationMode, type BatchStatus, type IdentityMode } from '@mint/domain';
 import {
   activateMintUnits, createMintBatchFromJob, createMintBatchFromJobDeprecation, getMintBatch, getMintKpis, listMintEvents,
@@ -157,7 +157,7 @@ describe('setMintBatchStatus', () => {
     const live = await mint(brand, 300);
     const manual = await mint(brand, 200, 'first_scan');
     const keep = await mint(brand, 100);
-    const someIds = (await query<{ id: string }>(app.db.em.fork(), `select id from mint_units where mint_batch_id = ? order by seq limit 50`, [manual.mintBatchId])).map((r) => r.id);
+    const someIds = (await query<{ id: string }>(app.db.em.fork(), `select ${storedOrDerivedUnitId()} as id from mint_units where mint_batch_id = ? order by seq limit 50`, [manual.mintBatchId])).map((r) => r.id);
     expect(await activateMintUnits(app.ctx, actorOf(brand), { brandId: brand.brandId, unitIds: someIds })).toEqual({ activatedCount: 50 });
     expect((await getMintKpis(app.ctx, brand.brandId)).activeTokens).toBe(450);
 
@@ -170,7 +170,7 @@ describe('setMintBatchStatus', () => {
     expect(voidEvent?.payload).toEqual({ from: 'minted', to: 'voided', reason: 'recall', actor: brand.userId, withdrawn_active_units: 300 });
 
     expect(await rejection(activateMintUnits(app.ctx, actorOf(brand), { brandId: brand.brandId, mintBatchId: manual.mintBatchId }))).toBeInstanceOf(IllegalStateError);
-    const inactiveIds = (await query<{ id: string }>(app.db.em.fork(), `select id from mint_units where mint_batch_id = ? and status = 'inactive' limit 5`, [manual.mintBatchId])).map((r) => r.id);
+    const inactiveIds = (await query<{ id: string }>(app.db.em.fork(), `select ${storedOrDerivedUnitId()} as id from mint_units where mint_batch_id = ? and status = 'inactive' limit 5`, [manual.mintBatchId])).map((r) => r.id);
     expect(await rejection(activateMintUnits(app.ctx, actorOf(brand), { brandId: brand.brandId, unitIds: inactiveIds }))).toBeInstanceOf(IllegalStateError);
     expect((await getMintKpis(app.ctx, brand.brandId)).activeTokens).toBe(100);
     expect(await rejection(setMintBatchStatus(app.ctx, actorOf(brand), { brandId: brand.brandId, mintBatchId: live.mintBatchId, status: 'voided', reason: null })))
@@ -217,7 +217,7 @@ describe('activateMintUnits', () => {
     const b = await mint(brand, 30, 'first_scan');
     const foreign = await mint(other, 10, 'first_scan');
     const ids = async (batchId: string, n: number) =>
-      (await query<{ id: string }>(app.db.em.fork(), `select id from mint_units where mint_batch_id = ? order by seq limit ?`, [batchId, n])).map((r) => r.id);
+      (await query<{ id: string }>(app.db.em.fork(), `select ${storedOrDerivedUnitId()} as id from mint_units where mint_batch_id = ? order by seq limit ?`, [batchId, n])).map((r) => r.id);
     const mine = [...(await ids(a.mintBatchId, 7)), ...(await ids(b.mintBatchId, 3))];
     const foreignIds = await ids(foreign.mintBatchId, 4);
     const request = [...mine, ...foreignIds, randomUUID(), mine[0]!];
@@ -253,7 +253,7 @@ describe('activateMintUnits', () => {
     for (let round = 0; round < 3; round++) {
       const brand = await app.seedBrand();
       const batches = [await mint(brand, 400, 'first_scan'), await mint(brand, 400, 'first_scan')];
-      const unitIds = (await query<{ id: string }>(app.db.em.fork(), `select id from mint_units where mint_batch_id = ? order by seq limit 150`, [batches[1]!.mintBatchId])).map((r) => r.id);
+      const unitIds = (await query<{ id: string }>(app.db.em.fork(), `select ${storedOrDerivedUnitId()} as id from mint_units where mint_batch_id = ? order by seq limit 150`, [batches[1]!.mintBatchId])).map((r) => r.id);
       const work = [
         activateMintUnits(app.ctx, actorOf(brand), { brandId: brand.brandId, mintBatchId: batches[0]!.mintBatchId }),
         activateMintUnits(app.ctx, actorOf(brand), { brandId: brand.brandId, mintBatchId: batches[0]!.mintBatchId }),

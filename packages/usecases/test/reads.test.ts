@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { query, run } from '../../../test/support/sql.ts';
+import { query, run, storedOrDerivedUnitId } from '../../../test/support/sql.ts';
 import { InvalidInputError, encodeCursor, resolveCursor, type ActivationMode, type Cursor, type Page } from '@mint/domain';
 import {
   createUseCaseContext, getMintKpis, listMintEvents, listMintUnits, listPayloadPacks, processMintJobBatch, submitMintRequest,
@@ -31,7 +31,7 @@ async function mint(ctx: UseCaseContext, brand: SeededBrand, quantity: number, a
 /** Ids of the brand's units in list order (created_at desc, id desc), straight from SQL. */
 async function unitIdsInOrder(brandId: string): Promise<string[]> {
   const rows = await query<{ id: string }>(app.db.em.fork(),
-    `select id from mint_units where brand_id = ? order by created_at desc, id desc`, [brandId]);
+    `select ${storedOrDerivedUnitId()} as id from mint_units where brand_id = ? order by created_at desc, 1 desc`, [brandId]);
   return rows.map((r) => r.id);
 }
 

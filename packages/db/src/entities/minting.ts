@@ -128,11 +128,15 @@ export const MintUnit = defineEntity({
   tableName: 'mint_units',
   properties: {
     brandId: columns.brandId(),
-    /** The batch's id with the seq (unitIdOf) for units minted since the unit store of issue 44; random before. */
-    id: columns.id(),
-    mintBatchId: columns.ref(),
+    /**
+     * Stored only for units of batches minted before ids were derived: random (version 4), or the
+     * batch's id with the seq (version 8). Null for a batch with derived unit ids (hasDerivedUnitIds),
+     * whose units' ids are unitIdOf(mint_batch_id, seq), derived when read.
+     */
+    id: p.uuid().nullable(),
+    mintBatchId: p.uuid().primary(),
     /** Position in the batch, 1..requested_quantity. */
-    seq: p.integer(),
+    seq: p.integer().primary(),
     /** Unguessable serial (time-ordered prefix and 70 random bits since issue 44); also the token of /u/ URLs. */
     serial: p.text(),
     /** inactive or active. */
@@ -146,7 +150,8 @@ export const MintUnit = defineEntity({
     suspectSince: columns.time().nullable(),
   },
   uniques: [
-    { name: 'mint_units_batch_seq_unique', properties: ['brandId', 'mintBatchId', 'seq'] },
+    // The stored ids only (partial: where id is not null; see Migration20261129000000).
+    { name: 'mint_units_stored_id_unique', properties: ['brandId', 'id'] },
     { name: 'mint_units_serial_unique', properties: ['brandId', 'serial'] },
   ],
   indexes: [

@@ -25,6 +25,7 @@ import { Migration20261128140000_containers } from './Migration20261128140000_co
 import { Migration20261128150000_partner_allocations } from './Migration20261128150000_partner_allocations.ts';
 import { Migration20261128200000_import_keys } from './Migration20261128200000_import_keys.ts';
 import { Migration20261128210000_webhook_fanouts } from './Migration20261128210000_webhook_fanouts.ts';
+import { Migration20261129000000_derived_unit_ids } from './Migration20261129000000_derived_unit_ids.ts';
 import { Migration20261129020000_serial_move_cursor } from './Migration20261129020000_serial_move_cursor.ts';
 import { Migration20261129030000_epcis_partner } from './Migration20261129030000_epcis_partner.ts';
 import { Migration20261129050000_epcis_unit_ranges } from './Migration20261129050000_epcis_unit_ranges.ts';
@@ -57,6 +58,7 @@ export const migrations = [{ name: 'Migration20261121050755', class: Migration20
   { name: 'Migration20261128150000_partner_allocations', class: Migration20261128150000_partner_allocations },
   { name: 'Migration20261128200000_import_keys', class: Migration20261128200000_import_keys },
   { name: 'Migration20261128210000_webhook_fanouts', class: Migration20261128210000_webhook_fanouts },
+  { name: 'Migration20261129000000_derived_unit_ids', class: Migration20261129000000_derived_unit_ids },
   { name: 'Migration20261129020000_serial_move_cursor', class: Migration20261129020000_serial_move_cursor },
   { name: 'Migration20261129030000_epcis_partner', class: Migration20261129030000_epcis_partner },
   { name: 'Migration20261129050000_epcis_unit_ranges', class: Migration20261129050000_epcis_unit_ranges },

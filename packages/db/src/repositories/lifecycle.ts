@@ -3,6 +3,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Em } from '../orm.ts';
 import type { Tables } from '../tables.ts';
 import { first, rawRows, rows } from './kysely.ts';
+import { unitIdOfRow, unitKeysOfIdsSql } from './units.ts';
 
 /**
  * Row locks and bulk statements of the batch lifecycle and of unit activation. Activation takes a
@@ -51,8 +52,8 @@ export async function readBatchState(em: Em, brandId: string, batchId: string): 
  */
 export async function lockBatchesOfUnits(em: Em, brandId: string, unitIds: readonly string[]): Promise<BatchState[]> {
   const found = await rows(em, (db) => selectBatchStates(db, brandId)
-    .where('id', 'in', db.selectFrom('mint_units').select('mint_batch_id').where('brand_id', '=', brandId)
-      .where((eb) => eb('id', '=', eb.fn.any(eb.cast<string[]>(eb.val(unitIds), sql`uuid[]`)))))
+    .where('id', 'in', sql<string>`(select u.mint_batch_id from ${unitKeysOfIdsSql(brandId, unitIds)} k
+      join mint_units u on u.brand_id = ${brandId}::uuid and u.mint_batch_id = k.mint_batch_id and u.seq = k.seq)`)
     .orderBy('id')
     .forShare());
   return found.map(toState);
@@ -116,9 +117,11 @@ export async function activateUnitsOfBatch(em: Em, brandId: string, batchId: str
 export async function activateUnitsById(em: Em, brandId: string, unitIds: readonly string[], at: Date): Promise<ActivatedUnits[]> {
   const found = await rows(em, (db) => db
     .with('changed', (qc) => qc.updateTable('mint_units').set({ status: 'active', activated_at: at })
-      .where('brand_id', '=', brandId).where((eb) => eb('id', '=', eb.fn.any(eb.cast<string[]>(eb.val(unitIds), sql`uuid[]`)))).where('status', '=', 'inactive')
+      .from(sql`${unitKeysOfIdsSql(brandId, unitIds)}`.as('k'))
+      .where('brand_id', '=', brandId).whereRef('mint_units.mint_batch_id', '=', sql.ref('k.mint_batch_id')).whereRef('mint_units.seq', '=', sql.ref('k.seq'))
+      .where('status', '=', 'inactive')
       .where(commissionable())
-      .returning(['mint_batch_id', 'id', 'seq', 'serial']))
+      .returning(['mint_units.mint_batch_id', 'mint_units.id', 'mint_units.seq', 'mint_units.serial']))
     .with('uncoded', (qc) => qc.deleteFrom('unit_states').using('changed')
       .where('unit_states.brand_id', '=', brandId).whereRef('unit_states.mint_batch_id', '=', 'changed.mint_batch_id').whereRef('unit_states.seq', '=', 'changed.seq')
       .returning(['unit_states.mint_batch_id', 'unit_states.seq']))
@@ -135,7 +138,7 @@ export async function activateUnitsById(em: Em, brandId: string, unitIds: readon
   return [...byBatch.keys()].sort().map((mintBatchId) => {
     const list = byBatch.get(mintBatchId)!;
     return {
-      mintBatchId, unitIds: list.map((r) => r.id).sort(),
+      mintBatchId, unitIds: list.map(unitIdOfRow).sort(),
       units: list.sort((a, b) => a.seq - b.seq).map(toCommissioned),
     };
   });

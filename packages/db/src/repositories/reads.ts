@@ -1,7 +1,9 @@
-import { unitResolverUrl, type Cursor, type UnitStatus } from '@mint/domain';
+import { unitKeyOfId, unitResolverUrl, type Cursor, type UnitStatus } from '@mint/domain';
+import { sql } from 'kysely';
 import type { StoredPackProfile } from '../entities/activity.ts';
 import type { Em } from '../orm.ts';
 import { prepare, preparedRows, rows } from './kysely.ts';
+import { unitIdOfRow } from './units.ts';
 
 /**
  * Keyset reads of the list operations. Every list is newest first by (time, id) descending and
@@ -33,34 +35,101 @@ export interface UnitListOptions {
 /**
  * Up to `take` units of the brand (of one batch when `mintBatchId` is set) strictly after `cursor`,
  * newest first by (created_at, id); with `afterSeq` (and a batch), those above that seq in seq
- * order, read from the (brand_id, mint_batch_id, seq) unique index; with `serial`, only that unit
+ * order, read from the (brand_id, mint_batch_id, seq) primary key; with `serial`, only that unit
  * (the (brand_id, serial) unique index). The page is cut from the index first; the batch and
  * product are joined to the page only, and give each unit its GTIN and resolver URL (the batch's, as
- * every unit's was written). The (brand_id[, mint_batch_id], created_at) index holds no id: its
- * range after the cursor comes in created_at order, and the id tie-break sorts one chunk's units
- * (incremental sort), however deep the cursor and however many units the brand has.
+ * every unit's was written).
+ *
+ * The order compares columns, never a derived id: (created_at, id) for units that store their id,
+ * (created_at, mint_batch_id, seq) for units whose id is derived, which is the same order as their
+ * ids (unitIdOf keeps a batch's id bytes and puts the seq last). Units of both kinds sharing a
+ * created_at (a batch minted before ids were derived, written in the same millisecond as a new
+ * one) list the stored ids first.
+ *
+ * A cursor at a unit with a derived id continues inside its chunk from the primary key: the units
+ * after it at the same created_at are its batch's lower seqs (a chunk is a run of seqs sharing one
+ * created_at), so the next `take` of them are a window of `take` seqs below the cursor's, a read of
+ * `take` index entries. Only a page that reaches the start of the cursor's chunk (or a page without
+ * a cursor, or after a unit minted before) continues from the (brand_id[, mint_batch_id],
+ * created_at) index, which holds no id: its range comes in created_at order and the tie-break sorts
+ * one chunk's units (incremental sort), however deep the cursor and however many units the brand has.
  */
 export async function listUnits(em: Em, brandId: string, take: number, cursor: Cursor | null, mintBatchId: string | null, options: UnitListOptions = {}): Promise<UnitRecord[]> {
   const afterSeq = options.afterSeq ?? null;
   const serial = options.serial ?? null;
-  const bySeq = afterSeq !== null && mintBatchId !== null;
+  if (afterSeq !== null && mintBatchId !== null) return unitPage(em, brandId, take, { kind: 'seq', afterSeq }, mintBatchId, serial);
+  if (cursor === null) return unitPage(em, brandId, take, { kind: 'first' }, mintBatchId, serial);
+  const key = unitKeyOfId(cursor.id);
+  if (key !== null && serial === null && (mintBatchId === null || mintBatchId === key.mintBatchId)) {
+    // One statement in the common case: the window, empty when the cursor's id is a stored one.
+    const seqFrom = Math.max(key.seq - take, 0);
+    const inChunk = await unitPage(em, brandId, take, { kind: 'window', at: cursor.at, cursorId: cursor.id, mintBatchId: key.mintBatchId, seqFrom, seqBelow: key.seq }, mintBatchId, null);
+    if (inChunk.length === take) return inChunk;
+    if (inChunk.length === 0 && await isStoredId(em, brandId, cursor.id)) return unitPage(em, brandId, take, { kind: 'stored', at: cursor.at, id: cursor.id }, mintBatchId, null);
+    // The chunk's start is within the window: the rest comes after the window's bottom.
+    const rest = await unitPage(em, brandId, take - inChunk.length, { kind: 'derived', at: cursor.at, mintBatchId: key.mintBatchId, seq: seqFrom }, mintBatchId, null);
+    return [...inChunk, ...rest];
+  }
+  if (key === null || await isStoredId(em, brandId, cursor.id)) return unitPage(em, brandId, take, { kind: 'stored', at: cursor.at, id: cursor.id }, mintBatchId, serial);
+  return unitPage(em, brandId, take, { kind: 'derived', at: cursor.at, mintBatchId: key.mintBatchId, seq: key.seq }, mintBatchId, serial);
+}
+
+/**
+ * Whether `id` is a unit's stored id (its partial index, one probe): a version 8 id of a batch
+ * minted before ids were derived decodes like a derived one (unitKeyOfId), but is stored.
+ */
+async function isStoredId(em: Em, brandId: string, id: string): Promise<boolean> {
+  const stored = await rows(em, (db) => db.selectFrom('mint_units').select('seq').where('brand_id', '=', brandId).where('id', '=', id).where('id', 'is not', null).limit(1));
+  return stored.length > 0;
+}
+
+/** Where a page starts. */
+type PageStart =
+  | { readonly kind: 'first' }
+  /** A batch's units above a seq, in seq order. */
+  | { readonly kind: 'seq'; readonly afterSeq: number }
+  /** After a unit with a stored id. */
+  | { readonly kind: 'stored'; readonly at: Date; readonly id: string }
+  /** After the unit (batch, seq) with a derived id. */
+  | { readonly kind: 'derived'; readonly at: Date; readonly mintBatchId: string; readonly seq: number }
+  /**
+   * The units with derived ids of one chunk's window: created_at `at`, seqFrom <= seq < seqBelow;
+   * none when `cursorId` is a stored id (a cursor at a unit minted before).
+   */
+  | { readonly kind: 'window'; readonly at: Date; readonly cursorId: string; readonly mintBatchId: string; readonly seqFrom: number; readonly seqBelow: number };
+
+/** Newest first: created_at, then stored ids, then derived ids as (batch, seq). */
+const newestFirst = sql`created_at desc, id desc nulls last, mint_batch_id desc, seq desc`;
+
+async function unitPage(em: Em, brandId: string, take: number, start: PageStart, mintBatchId: string | null, serial: string | null): Promise<UnitRecord[]> {
   const found = await rows(em, (db) => {
     const page = db.selectFrom('mint_units as u').selectAll('u')
       .where('u.brand_id', '=', brandId)
       .$if(mintBatchId !== null, (q) => q.where('u.mint_batch_id', '=', mintBatchId!))
       .$if(serial !== null, (q) => q.where('u.serial', '=', serial!))
-      .$if(bySeq, (q) => q.where('u.seq', '>', afterSeq!).orderBy('u.seq', 'asc'))
-      .$if(!bySeq && cursor !== null, (q) => q.where((eb) => eb(eb.refTuple('u.created_at', 'u.id'), '<', eb.tuple(cursor!.at, cursor!.id))))
-      .$if(!bySeq, (q) => q.orderBy('u.created_at', 'desc').orderBy('u.id', 'desc'))
+      .$call((q) => {
+        switch (start.kind) {
+          case 'first': return q;
+          case 'seq': return q.where('u.seq', '>', start.afterSeq);
+          case 'stored': return q.where('u.created_at', '<=', start.at)
+            .where(sql<boolean>`(u.created_at < ${start.at}::timestamptz or u.id < ${start.id}::uuid or u.id is null)`);
+          case 'derived': return q.where('u.created_at', '<=', start.at)
+            .where(sql<boolean>`(u.created_at < ${start.at}::timestamptz or (u.id is null and (u.mint_batch_id, u.seq) < (${start.mintBatchId}::uuid, ${start.seq}::int)))`);
+          case 'window': return q.where('u.mint_batch_id', '=', start.mintBatchId).where('u.seq', '>=', start.seqFrom).where('u.seq', '<', start.seqBelow)
+            .where('u.created_at', '=', start.at).where('u.id', 'is', null)
+            .where(sql<boolean>`not exists (select 1 from mint_units s where s.brand_id = ${brandId}::uuid and s.id = ${start.cursorId}::uuid and s.id is not null)`);
+        }
+      })
+      .orderBy(start.kind === 'seq' ? sql`seq asc` : start.kind === 'window' ? sql`seq desc` : newestFirst)
       .limit(take);
-    const joined = db.selectFrom(page.as('u'))
+    return db.selectFrom(page.as('u'))
       .leftJoin('mint_batches as b', (join) => join.onRef('b.brand_id', '=', 'u.brand_id').onRef('b.id', '=', 'u.mint_batch_id'))
       .leftJoin('products as p', (join) => join.onRef('p.brand_id', '=', 'b.brand_id').onRef('p.id', '=', 'b.product_id'))
-      .select(['u.id', 'u.mint_batch_id', 'u.seq', 'u.serial', 'u.status', 'b.gtin', 'b.resolver_base_url', 'u.created_at', 'u.activated_at', 'p.sku as product_sku']);
-    return bySeq ? joined.orderBy('u.seq', 'asc') : joined.orderBy('u.created_at', 'desc').orderBy('u.id', 'desc');
+      .select(['u.id', 'u.mint_batch_id', 'u.seq', 'u.serial', 'u.status', 'b.gtin', 'b.resolver_base_url', 'u.created_at', 'u.activated_at', 'p.sku as product_sku'])
+      .orderBy(start.kind === 'seq' ? sql`u.seq asc` : start.kind === 'window' ? sql`u.seq desc` : sql`u.created_at desc, u.id desc nulls last, u.mint_batch_id desc, u.seq desc`);
   });
   return found.map((r) => ({
-    id: r.id, mintBatchId: r.mint_batch_id, seq: r.seq, serial: r.serial, resolverUrl: unitResolverUrl(r.resolver_base_url ?? '', r.gtin, r.serial),
+    id: unitIdOfRow(r), mintBatchId: r.mint_batch_id, seq: r.seq, serial: r.serial, resolverUrl: unitResolverUrl(r.resolver_base_url ?? '', r.gtin, r.serial),
     status: r.status as UnitStatus, gtin: r.gtin, createdAt: new Date(r.created_at), activatedAt: r.activated_at === null ? null : new Date(r.activated_at),
     productSku: r.product_sku,
   }));

@@ -1,5 +1,5 @@
-import { missingAfterPrefix, unitIdPrefix, type SeqRange, type UnitStatus } from '@mint/domain';
-import { sql } from 'kysely';
+import { hasDerivedUnitIds, missingAfterPrefix, unitIdPrefix, unitKeyOfId, type SeqRange, type UnitStatus } from '@mint/domain';
+import { sql, type RawBuilder } from 'kysely';
 import type { Em } from '../orm.ts';
 import { first, rawChanged, rows } from './kysely.ts';
 import { setLocalSql, timeoutSetting } from './session.ts';
@@ -17,12 +17,57 @@ export interface UnitChunk {
 }
 
 /**
+ * A unit's id in SQL, for the row aliased `alias`: its stored id (units of batches minted before
+ * ids were derived), else unitIdOf(mint_batch_id, seq) spelled in SQL (the batch's id with version
+ * 8 and the seq in its last four bytes, which are zero in a batch with derived ids).
+ */
+export function unitIdSql(alias: string): RawBuilder<string> {
+  const u = sql.ref(alias);
+  return sql<string>`coalesce(${u}.id, overlay(overlay(replace(${u}.mint_batch_id::text, '-', '') placing '8' from 13) placing lpad(to_hex(${u}.seq), 8, '0') from 25)::uuid)`;
+}
+
+/** A unit's id as read: its stored id, or the one derived from its batch and seq. */
+export function unitIdOfRow(row: { readonly id: string | null; readonly mint_batch_id: string; readonly seq: number }): string {
+  if (row.id !== null) return row.id;
+  const hex = row.mint_batch_id.replace(/-/g, '');
+  const h = `${hex.slice(0, 12)}8${hex.slice(13, 24)}${(row.seq >>> 0).toString(16).padStart(8, '0')}`;
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
+/**
+ * Unit ids split for a lookup: the (batch, seq) keys that derived ids name (unitKeyOfId) and all
+ * the ids, which the stored ids' partial index is probed with (a unit minted before, version 4 or 8).
+ */
+export function unitIdKeys(unitIds: readonly string[]): { batches: string[]; seqs: number[]; ids: string[] } {
+  const batches: string[] = [];
+  const seqs: number[] = [];
+  for (const id of unitIds) {
+    const key = unitKeyOfId(id);
+    if (key !== null) { batches.push(key.mintBatchId); seqs.push(key.seq); }
+  }
+  return { batches, seqs, ids: [...unitIds] };
+}
+
+/**
+ * The brand's units named by `unitIds` as (mint_batch_id, seq) rows, for a statement to join
+ * (aliased `alias`): the derived ids' keys, and the stored ids found through their partial index.
+ * Ids of no unit name nothing: a derived key is only a key, the caller joins it to mint_units.
+ */
+export function unitKeysOfIdsSql(brandId: string, unitIds: readonly string[]): RawBuilder<{ mint_batch_id: string; seq: number }> {
+  const { batches, seqs, ids } = unitIdKeys(unitIds);
+  return sql`(select k.mint_batch_id, k.seq from unnest(${batches}::uuid[], ${seqs}::int[]) as k(mint_batch_id, seq)
+    union select s.mint_batch_id, s.seq from mint_units s where s.brand_id = ${brandId}::uuid and s.id = any(${ids}::uuid[]) and s.id is not null)`;
+}
+
+/**
  * Inserts a chunk of units with one statement: the serials travel as one array parameter and
- * everything else is derived in SQL, bypassing the ORM's unit of work. A unit's id is its batch's
- * with its seq (unitIdOf), spelled in SQL from the batch's prefix, so ids ascend within a batch. A repeated chunk violates
- * (mint_batch_id, seq) and fails instead of minting twice. Measured against COPY FROM STDIN
- * (pg-copy-streams) on the 2-core target: ~45k vs ~33k rows/s on one connection, ~55k vs ~64k on
- * two, so COPY does not pay enough to give up the ORM transaction.
+ * everything else is derived in SQL, bypassing the ORM's unit of work. A unit of a batch with
+ * derived ids (hasDerivedUnitIds) stores no id: its key is (brand_id, mint_batch_id, seq), and its
+ * id is unitIdOf(batch, seq) when read; a unit of a batch minted before stores unitIdOf as its id.
+ * A repeated chunk violates the (brand_id, mint_batch_id, seq) primary key and fails instead of
+ * minting twice. Measured against COPY FROM STDIN (pg-copy-streams) on the 2-core target: ~45k vs
+ * ~33k rows/s on one connection, ~55k vs ~64k on two, so COPY does not pay enough to give up the
+ * ORM transaction.
  */
 export async function insertUnitChunk(em: Em, chunk: UnitChunk, options: { readonly idleInTransactionTimeoutMs?: number } = {}): Promise<number> {
   // The serials as one array literal: their characters (Crockford base32) need no quoting, and
@@ -35,11 +80,14 @@ export async function insertUnitChunk(em: Em, chunk: UnitChunk, options: { reado
   // transaction a statement of its own.
   const timeout = options.idleInTransactionTimeoutMs;
   const session = timeout === undefined ? sql`` : sql`with session as materialized (select ${setLocalSql('idle_in_transaction_session_timeout', timeoutSetting(timeout))})`;
+  const id = hasDerivedUnitIds(chunk.mintBatchId)
+    ? sql`null::uuid`
+    : sql`(${unitIdPrefix(chunk.mintBatchId)}::text || lpad(to_hex(${chunk.firstSeq}::int + s.ord::int - 1), 8, '0'))::uuid`;
   // Raw SQL on purpose: the measured bulk path (figures above); `with ordinality` numbers the serials.
   return rawChanged(em, sql`
     ${session}
     insert into mint_units (brand_id, id, mint_batch_id, seq, serial, status, created_at, activated_at)
-    select ${chunk.brandId}::uuid, (${unitIdPrefix(chunk.mintBatchId)}::text || lpad(to_hex(${chunk.firstSeq}::int + s.ord::int - 1), 8, '0'))::uuid,
+    select ${chunk.brandId}::uuid, ${id},
            ${chunk.mintBatchId}::uuid, ${chunk.firstSeq}::int + s.ord::int - 1, s.serial, ${chunk.status}::text, ${chunk.createdAt}::timestamptz,
            ${chunk.status === 'active' ? chunk.createdAt : null}::timestamptz
     from unnest(${serials}::text[]) with ordinality as s(serial, ord)${timeout === undefined ? sql`` : sql`, session`}`);

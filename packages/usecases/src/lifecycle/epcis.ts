@@ -5,7 +5,7 @@ import {
 } from '@mint/db';
 import {
   capturedMoveRows, ConflictError, epcisMoveVocabulary, ForbiddenError, IllegalStateError, InvalidInputError, isPartnerAction, partnerActions, refusalOf,
-  serialMoveOf, unitOfEpc, unitResolverUrl, type EpcisMoveMapping, type FieldViolation,
+  serialMoveOf, unitOfEpc, type EpcisMoveMapping, type FieldViolation,
 } from '@mint/domain';
 import type { Actor, UseCaseContext } from '../context.ts';
 import { applyCapturedAggregation, readCapturedAggregation, type CapturedAggregation } from './containers.ts';

@@ -1,7 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import { findBatchOfJob, lockJob, moveJob, transaction } from '@mint/db';
 import {
-  ConflictError, IllegalStateError, InvalidInputError, NotFoundError, activationModes, enqueuePreflighted, isUuid,
+  ConflictError, IllegalStateError, InvalidInputError, NotFoundError, activationModes, enqueuePreflighted, isUuid, newMintBatchId,
   lotViolations, type ActivationMode, type FieldViolation, type JobStatus, type Lot, type NewEvent,
 } from '@mint/domain';
 import type { Actor, UseCaseContext } from '../context.ts';
@@ -70,7 +69,7 @@ export async function createMintBatchFromJob(
       throw new IllegalStateError(`mint job ${mintJobId} no longer passes preflight: ${reasons.map((r) => r.code).join(', ')}`);
     }
     const now = ctx.clock();
-    const batchId = randomUUID();
+    const batchId = newMintBatchId(now, ctx.randomFill);
     const events: NewEvent[] = [];
     if (job.status === 'PREFLIGHTED') {
       if (!(await moveJob(em, brandId, mintJobId, enqueuePreflighted(), now))) throw new ConflictError(`mint job ${mintJobId} moved concurrently`);

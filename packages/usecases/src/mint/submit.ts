@@ -1,6 +1,6 @@
 import { hash, randomUUID } from 'node:crypto';
 import { findJobByIdempotencyKey, isUniqueViolation, retryingDeadlocks, type Em, type ExpectedSubjects, type KeyedJob, standalone } from '@mint/db';
-import { IdempotencyKeyReusedError, validateMintRequest, type BlockingReason, type JobStatus, type MintRequest } from '@mint/domain';
+import { IdempotencyKeyReusedError, newMintBatchId, validateMintRequest, type BlockingReason, type JobStatus, type MintRequest } from '@mint/domain';
 import type { Actor, PublishedJob, UseCaseContext } from '../context.ts';
 import { checkPreflight, createDraftBatch, preflightOf } from './draft-batch.ts';
 
@@ -134,7 +134,7 @@ async function create(
   const { brandId } = request;
   const now = ctx.clock();
   const jobId = randomUUID();
-  const batchId = randomUUID();
+  const batchId = newMintBatchId(now, ctx.randomFill);
   const written = await createDraftBatch(em, {
     brandId, batchId, mintJobId: jobId, newJob: { idempotencyKey: request.idempotencyKey, requestHash }, product, productionBatchId: request.productBatchId,
     identityMode: request.identityMode, activationMode: request.activationMode, requestedQuantity: request.requestedQuantity, lots: request.lots,
