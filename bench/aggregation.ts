@@ -51,11 +51,23 @@ try {
   const containerCount = Math.ceil(units / perContainer);
   const ssccs: string[] = [];
   for (let i = 0; i < containerCount; i += 10_000) {
-    ssccs.push(...(await mintContainers(seeded.ctx, actor, { brandId, level: 'pallet', count: Math.min(10_000, containerCount - i), extensionDigit: 0, idempotencyKey: `mint-${i}` })).ssccs);
+    ssccs.push(
+      ...(
+        await mintContainers(seeded.ctx, actor, {
+          brandId,
+          level: 'pallet',
+          count: Math.min(10_000, containerCount - i),
+          extensionDigit: 0,
+          idempotencyKey: `mint-${i}`,
+        })
+      ).ssccs,
+    );
   }
   const ids = (await client.query<{ id: string; sscc: string }>('select id, sscc from containers where brand_id = $1', [brandId])).rows;
   const idOf = new Map(ids.map((r) => [r.sscc, r.id]));
-  const serials = (await client.query<{ serial: string }>('select serial from mint_units where brand_id = $1 and mint_batch_id = $2 order by seq', [brandId, seeded.batchId])).rows.map((r) => r.serial);
+  const serials = (
+    await client.query<{ serial: string }>('select serial from mint_units where brand_id = $1 and mint_batch_id = $2 order by seq', [brandId, seeded.batchId])
+  ).rows.map((r) => r.serial);
   const slice = (i: number) => ({ from: i * perContainer + 1, to: Math.min(units, (i + 1) * perContainer) });
   const reset = async () => {
     await client.query('delete from unit_containers');
@@ -72,38 +84,52 @@ try {
     let t = performance.now();
     for (let i = 0; i < containerCount; i++) {
       const { from, to } = slice(i);
-      await client.query(`insert into unit_containers (brand_id, mint_batch_id, seq, container_id, packed_at)
+      await client.query(
+        `insert into unit_containers (brand_id, mint_batch_id, seq, container_id, packed_at)
         select $1::uuid, $2::uuid, q, $3::uuid, now() from unnest($4::int[]) as t(q)`,
-      [brandId, seeded.batchId, idOf.get(ssccs[i]!), Array.from({ length: to - from + 1 }, (_, k) => from + k)]);
+        [brandId, seeded.batchId, idOf.get(ssccs[i]!), Array.from({ length: to - from + 1 }, (_, k) => from + k)],
+      );
     }
     const packBaselineMs = performance.now() - t;
     t = performance.now();
-    for (let i = 0; i < containerCount; i++) await client.query('delete from unit_containers where brand_id = $1 and container_id = $2', [brandId, idOf.get(ssccs[i]!)]);
+    for (let i = 0; i < containerCount; i++)
+      await client.query('delete from unit_containers where brand_id = $1 and container_id = $2', [brandId, idOf.get(ssccs[i]!)]);
     const unpackBaselineMs = performance.now() - t;
     await reset();
     t = performance.now();
     for (let i = 0; i < containerCount; i++) {
       const { from, to } = slice(i);
-      const r = await packContainer(seeded.ctx, actor, { brandId, sscc: ssccs[i]!, serials: serials.slice(from - 1, to), ssccs: [], idempotencyKey: `pack-${run}-${i}` });
+      const r = await packContainer(seeded.ctx, actor, {
+        brandId,
+        sscc: ssccs[i]!,
+        serials: serials.slice(from - 1, to),
+        ssccs: [],
+        idempotencyKey: `pack-${run}-${i}`,
+      });
       if (r.units !== to - from + 1) throw new Error(`packed ${r.units} of ${to - from + 1}`);
     }
     const packMs = performance.now() - t;
     t = performance.now();
     let unpacked = 0;
-    for (let i = 0; i < containerCount; i++) unpacked += (await unpackContainer(seeded.ctx, actor, { brandId, sscc: ssccs[i]!, serials: [], ssccs: [], idempotencyKey: `unpack-${run}-${i}` })).units;
+    for (let i = 0; i < containerCount; i++)
+      unpacked += (await unpackContainer(seeded.ctx, actor, { brandId, sscc: ssccs[i]!, serials: [], ssccs: [], idempotencyKey: `unpack-${run}-${i}` })).units;
     const unpackMs = performance.now() - t;
     if (unpacked !== units) throw new Error(`unpacked ${unpacked} of ${units}`);
     result.push({ packMs, packBaselineMs, unpackMs, unpackBaselineMs });
     const rate = (ms: number) => Math.round(units / (ms / 1000)).toLocaleString('en-US');
-    process.stdout.write(`run ${run}: pack ${Math.round(packMs)} ms (${rate(packMs)} units/s) vs bare INSERT ${Math.round(packBaselineMs)} ms (${rate(packBaselineMs)} rows/s), `
-      + `ratio ${(packBaselineMs / packMs).toFixed(2)}x; unpack ${Math.round(unpackMs)} ms (${rate(unpackMs)} units/s) vs bare DELETE ${Math.round(unpackBaselineMs)} ms `
-      + `(${rate(unpackBaselineMs)} rows/s), ratio ${(unpackBaselineMs / unpackMs).toFixed(2)}x\n`);
+    process.stdout.write(
+      `run ${run}: pack ${Math.round(packMs)} ms (${rate(packMs)} units/s) vs bare INSERT ${Math.round(packBaselineMs)} ms (${rate(packBaselineMs)} rows/s), ` +
+        `ratio ${(packBaselineMs / packMs).toFixed(2)}x; unpack ${Math.round(unpackMs)} ms (${rate(unpackMs)} units/s) vs bare DELETE ${Math.round(unpackBaselineMs)} ms ` +
+        `(${rate(unpackBaselineMs)} rows/s), ratio ${(unpackBaselineMs / unpackMs).toFixed(2)}x\n`,
+    );
   }
   const ratios = (pick: (r: AggregationRun) => number) => result.map(pick);
   const pack = ratios((r) => r.packBaselineMs / r.packMs);
   const unpack = ratios((r) => r.unpackBaselineMs / r.unpackMs);
-  process.stdout.write(`pack of ${units.toLocaleString('en-US')} units: median ratio ${median(pack).toFixed(2)}x (min ${Math.min(...pack).toFixed(2)}, max ${Math.max(...pack).toFixed(2)}); `
-    + `unpack: median ratio ${median(unpack).toFixed(2)}x (min ${Math.min(...unpack).toFixed(2)}, max ${Math.max(...unpack).toFixed(2)})\n`);
+  process.stdout.write(
+    `pack of ${units.toLocaleString('en-US')} units: median ratio ${median(pack).toFixed(2)}x (min ${Math.min(...pack).toFixed(2)}, max ${Math.max(...pack).toFixed(2)}); ` +
+      `unpack: median ratio ${median(unpack).toFixed(2)}x (min ${Math.min(...unpack).toFixed(2)}, max ${Math.max(...unpack).toFixed(2)})\n`,
+  );
   const json = process.env['BENCH_JSON'];
   if (json) writeFileSync(json, JSON.stringify({ units, perContainer, runs: result } satisfies AggregationBenchResult));
 } finally {

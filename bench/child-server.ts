@@ -15,7 +15,9 @@ function mintScriptSetting(name: string): string {
 
 /** One space-separated list of node flags in deploy/bin/mint, as separate arguments. */
 function mintScriptFlags(name: string): string[] {
-  return mintScriptSetting(name).split(' ').filter((flag) => flag !== '');
+  return mintScriptSetting(name)
+    .split(' ')
+    .filter((flag) => flag !== '');
 }
 
 /**

@@ -20,7 +20,15 @@ import { distributeForCitus, migrate, openDatabase } from '@mint/db';
 import { parseResolverRequest } from '@mint/domain';
 import { createFsPackStore } from '@mint/store';
 import {
-  createResolver, createScanRecorder, createUseCaseContext, createUser, createWorkspace, getJobProgress, grantRole, submitMintRequest, upsertProduct,
+  createResolver,
+  createScanRecorder,
+  createUseCaseContext,
+  createUser,
+  createWorkspace,
+  getJobProgress,
+  grantRole,
+  submitMintRequest,
+  upsertProduct,
 } from '@mint/usecases';
 import { startExecutor } from '../services/executor/src/executor.ts';
 import { freshCitusDatabase } from '../test/citus/support.ts';
@@ -78,17 +86,47 @@ async function measure(url: string): Promise<{ submit: Map<string, number[]>; sc
   const user = await createUser(ctx, { email: `owner-${brand.slug}@bench.example`, name: 'Owner' });
   await grantRole(ctx, brand.id, user.id, 'owner');
   const gtin = nextGtin();
-  const { product } = await upsertProduct(ctx, { id: user.id }, {
-    brandId: brand.id, sku: 'SKU-1', name: 'Product', gtin, commercialStatus: 'ACTIVE', mintReadinessStatus: 'READY', passportUrl: 'https://bench.example/p',
-  });
-  const request = (requestedQuantity: number) => submitMintRequest(ctx, { id: user.id }, {
-    brandId: brand.id, productId: product.id, productBatchId: null, requestedQuantity,
-    identityMode: 'serial', activationMode: 'active_at_mint', lots: [], idempotencyKey: null,
-  });
+  const { product } = await upsertProduct(
+    ctx,
+    { id: user.id },
+    {
+      brandId: brand.id,
+      sku: 'SKU-1',
+      name: 'Product',
+      gtin,
+      commercialStatus: 'ACTIVE',
+      mintReadinessStatus: 'READY',
+      passportUrl: 'https://bench.example/p',
+    },
+  );
+  const request = (requestedQuantity: number) =>
+    submitMintRequest(
+      ctx,
+      { id: user.id },
+      {
+        brandId: brand.id,
+        productId: product.id,
+        productBatchId: null,
+        requestedQuantity,
+        identityMode: 'serial',
+        activationMode: 'active_at_mint',
+        lots: [],
+        idempotencyKey: null,
+      },
+    );
   // Units to scan: one job minted by an executor.
   const dir = await mkdtemp(join(tmpdir(), 'citus-bench-'));
   const bus = createMemoryBus();
-  const executor = startExecutor({ ctx, bus, logger: pino({ level: 'silent' }), concurrency: 1, chunkSize: 5_000, writers: 2, relayIntervalMs: 20, packStore: createFsPackStore(dir) });
+  const executor = startExecutor({
+    ctx,
+    bus,
+    logger: pino({ level: 'silent' }),
+    concurrency: 1,
+    chunkSize: 5_000,
+    writers: 2,
+    relayIntervalMs: 20,
+    packStore: createFsPackStore(dir),
+  });
   const minted = await request(scans);
   if (!minted.ok) throw new Error('blocked');
   while ((await getJobProgress(ctx, brand.id, minted.mintJobId)).status !== 'COMPLETED') await new Promise((r) => setTimeout(r, 50));
@@ -104,8 +142,9 @@ async function measure(url: string): Promise<{ submit: Map<string, number[]>; sc
   await executor.stop();
   await bus.close();
   await rm(dir, { recursive: true, force: true });
-  const serials = (await query<{ serial: string }>(db.em.fork(), 'select serial from mint_units where brand_id = ? and mint_batch_id = ?', [brand.id, minted.mintBatchId]))
-    .map((r) => r.serial);
+  const serials = (
+    await query<{ serial: string }>(db.em.fork(), 'select serial from mint_units where brand_id = ? and mint_batch_id = ?', [brand.id, minted.mintBatchId])
+  ).map((r) => r.serial);
 
   for (let i = 0; i < 5; i++) await request(10);
   const submit = new Map<string, number[]>();
@@ -156,7 +195,9 @@ function table(title: string, plain: Map<string, number[]>, citus: Map<string, n
   console.log('| statement | n | PostgreSQL 15 | Citus 13.2 (2 workers) |');
   console.log('|---|---|---|---|');
   for (const label of new Set([...plain.keys(), ...citus.keys()])) {
-    console.log(`| \`${label}\` | ${plain.get(label)?.length ?? 0}; ${citus.get(label)?.length ?? 0} | ${stat(plain.get(label))} | ${stat(citus.get(label))} |`);
+    console.log(
+      `| \`${label}\` | ${plain.get(label)?.length ?? 0}; ${citus.get(label)?.length ?? 0} | ${stat(plain.get(label))} | ${stat(citus.get(label))} |`,
+    );
   }
 }
 

@@ -32,16 +32,26 @@ function percentile(values: readonly number[], p: number): number {
 
 /** Submits a serial mint of `quantity` units and returns its job id. */
 async function submit(dev: DevMode, quantity: number): Promise<string> {
-  const { mintJobId } = await dev.mint.submitMintRequest({
-    brandId: dev.seed.brand_id, productId: dev.seed.product_id, requestedQuantity: quantity,
-    identityMode: IdentityMode.SERIAL, activationMode: ActivationMode.ACTIVE_AT_MINT,
-  }, dev.auth);
+  const { mintJobId } = await dev.mint.submitMintRequest(
+    {
+      brandId: dev.seed.brand_id,
+      productId: dev.seed.product_id,
+      requestedQuantity: quantity,
+      identityMode: IdentityMode.SERIAL,
+      activationMode: ActivationMode.ACTIVE_AT_MINT,
+    },
+    dev.auth,
+  );
   if (mintJobId === undefined) throw new Error('the mint request was refused');
   return mintJobId;
 }
 
 /** One frame of WatchMintJob: when it came (ms since the stream opened), the status and the count. */
-interface Frame { readonly at: number; readonly status: MintJobStatus; readonly minted: number }
+interface Frame {
+  readonly at: number;
+  readonly status: MintJobStatus;
+  readonly minted: number;
+}
 
 /** Follows the job to its last frame. */
 async function watch(dev: DevMode, mintJobId: string, opened: number): Promise<Frame[]> {
@@ -67,8 +77,12 @@ async function timeUntil(done: () => boolean, pauseMs: number, call: (i: number)
 
 /** The `n` slowest calls as `duration ms @ start s` after `origin`, slowest first: when a p99 is one call, when it came. */
 function slowest(times: readonly number[], started: readonly number[], origin: number, n = 3): string {
-  return times.map((ms, i) => ({ ms, at: (started[i]! - origin) / 1000 })).sort((a, b) => b.ms - a.ms).slice(0, n)
-    .map((s) => `${s.ms.toFixed(1)} ms @ ${s.at.toFixed(2)} s`).join(', ');
+  return times
+    .map((ms, i) => ({ ms, at: (started[i]! - origin) / 1000 }))
+    .sort((a, b) => b.ms - a.ms)
+    .slice(0, n)
+    .map((s) => `${s.ms.toFixed(1)} ms @ ${s.at.toFixed(2)} s`)
+    .join(', ');
 }
 
 const dataDir = await mkdtemp(join(tmpdir(), 'bench-dev-'));
@@ -90,7 +104,7 @@ try {
     await res.arrayBuffer();
     if (res.status >= 400) throw new Error(`scan answered ${res.status}`);
   };
-  const kpi = async () => void await d.mint.getMintKpis({ brandId: d.seed.brand_id }, d.auth);
+  const kpi = async () => void (await d.mint.getMintKpis({ brandId: d.seed.brand_id }, d.auth));
   // Each read's first calls (compiling their code paths, preparing their statements) are not the host's idle figure.
   for (let i = 0; i < 20; i++) await Promise.all([scan(i), kpi()]);
   // The same reads with no mint running, for 5 s: what the host gives when dev mode is idle.
@@ -102,7 +116,9 @@ try {
   const jobId = await submit(d, units);
   const opened = performance.now();
   let finished = false;
-  const framesDone = watch(d, jobId, opened).finally(() => { finished = true; });
+  const framesDone = watch(d, jobId, opened).finally(() => {
+    finished = true;
+  });
   const [scanStarts, kpiStarts]: number[][] = [[], []];
   const [frames, scans, kpis] = await Promise.all([framesDone, timeUntil(() => finished, 20, scan, scanStarts), timeUntil(() => finished, 50, kpi, kpiStarts)]);
   const mintSeconds = (performance.now() - submitted) / 1000;
@@ -117,10 +133,25 @@ try {
   dev = undefined;
 
   const figures = {
-    units, firstStartSeconds: d.startMs / 1000, mintSeconds, unitsPerSecond: units / mintSeconds,
-    frames: frames.length, framesBeforeCompleted: running.length, framesPerSecond, maxGapMs, distinctCounts: new Set(counts).size, growing,
-    lastStatus: last === undefined ? null : MintJobStatus[last.status], lastMinted: last?.minted ?? null,
-    scans: { n: scans.length, p50Ms: percentile(scans, 50), p99Ms: percentile(scans, 99), maxMs: Math.max(...scans), slowest: slowest(scans, scanStarts, submitted) },
+    units,
+    firstStartSeconds: d.startMs / 1000,
+    mintSeconds,
+    unitsPerSecond: units / mintSeconds,
+    frames: frames.length,
+    framesBeforeCompleted: running.length,
+    framesPerSecond,
+    maxGapMs,
+    distinctCounts: new Set(counts).size,
+    growing,
+    lastStatus: last === undefined ? null : MintJobStatus[last.status],
+    lastMinted: last?.minted ?? null,
+    scans: {
+      n: scans.length,
+      p50Ms: percentile(scans, 50),
+      p99Ms: percentile(scans, 99),
+      maxMs: Math.max(...scans),
+      slowest: slowest(scans, scanStarts, submitted),
+    },
     kpis: { n: kpis.length, p50Ms: percentile(kpis, 50), p99Ms: percentile(kpis, 99), maxMs: Math.max(...kpis), slowest: slowest(kpis, kpiStarts, submitted) },
     idle: {
       scans: { n: idleScans.length, p50Ms: percentile(idleScans, 50), p99Ms: percentile(idleScans, 99) },
@@ -132,8 +163,8 @@ try {
   const targets = {
     // The stream sends the latest count at most once a second by design (WatchOptions.updateIntervalMs),
     // so a gap is that second plus the time to deliver it: 1.5 s allows for a loaded host.
-    '>= 1 frame/s with growing counts, no gap over 1.5 s': framesPerSecond >= 1 && maxGapMs <= 1_500 && growing
-      && last?.status === MintJobStatus.COMPLETED && last.minted === units,
+    '>= 1 frame/s with growing counts, no gap over 1.5 s':
+      framesPerSecond >= 1 && maxGapMs <= 1_500 && growing && last?.status === MintJobStatus.COMPLETED && last.minted === units,
     'resolver scan p99 <= 50 ms': figures.scans.p99Ms <= 50,
     'GetMintKpis p99 <= 50 ms': figures.kpis.p99Ms <= 50,
     'first start <= 60 s': figures.firstStartSeconds <= 60,
@@ -141,10 +172,18 @@ try {
   };
   const ms = (v: number) => `${v.toFixed(1)} ms`;
   console.log(`mint of ${units.toLocaleString('en')} units: ${mintSeconds.toFixed(1)} s (${Math.round(figures.unitsPerSecond).toLocaleString('en')} units/s)`);
-  console.log(`WatchMintJob: ${frames.length} frames (${running.length} before COMPLETED), ${framesPerSecond.toFixed(2)} frames/s, longest gap ${ms(maxGapMs)}, ${figures.distinctCounts} distinct counts, last ${figures.lastStatus} ${figures.lastMinted}`);
-  console.log(`resolver scans during the mint: ${scans.length}, p50 ${ms(figures.scans.p50Ms)}, p99 ${ms(figures.scans.p99Ms)}, max ${ms(figures.scans.maxMs)}; slowest ${figures.scans.slowest} after the submit`);
-  console.log(`GetMintKpis during the mint:    ${kpis.length}, p50 ${ms(figures.kpis.p50Ms)}, p99 ${ms(figures.kpis.p99Ms)}, max ${ms(figures.kpis.maxMs)}; slowest ${figures.kpis.slowest} after the submit`);
-  console.log(`the same with no mint (5 s): scans p50 ${ms(figures.idle.scans.p50Ms)}, p99 ${ms(figures.idle.scans.p99Ms)}; GetMintKpis p50 ${ms(figures.idle.kpis.p50Ms)}, p99 ${ms(figures.idle.kpis.p99Ms)}; host load average ${figures.hostLoadAverage.toFixed(1)}`);
+  console.log(
+    `WatchMintJob: ${frames.length} frames (${running.length} before COMPLETED), ${framesPerSecond.toFixed(2)} frames/s, longest gap ${ms(maxGapMs)}, ${figures.distinctCounts} distinct counts, last ${figures.lastStatus} ${figures.lastMinted}`,
+  );
+  console.log(
+    `resolver scans during the mint: ${scans.length}, p50 ${ms(figures.scans.p50Ms)}, p99 ${ms(figures.scans.p99Ms)}, max ${ms(figures.scans.maxMs)}; slowest ${figures.scans.slowest} after the submit`,
+  );
+  console.log(
+    `GetMintKpis during the mint:    ${kpis.length}, p50 ${ms(figures.kpis.p50Ms)}, p99 ${ms(figures.kpis.p99Ms)}, max ${ms(figures.kpis.maxMs)}; slowest ${figures.kpis.slowest} after the submit`,
+  );
+  console.log(
+    `the same with no mint (5 s): scans p50 ${ms(figures.idle.scans.p50Ms)}, p99 ${ms(figures.idle.scans.p99Ms)}; GetMintKpis p50 ${ms(figures.idle.kpis.p50Ms)}, p99 ${ms(figures.idle.kpis.p99Ms)}; host load average ${figures.hostLoadAverage.toFixed(1)}`,
+  );
   console.log(`shutdown on SIGINT: exit ${stopped.code} in ${ms(stopped.ms)}`);
   for (const [target, met] of Object.entries(targets)) console.log(`  ${met ? 'met    ' : 'MISSED '} ${target}`);
   if (process.env['BENCH_JSON']) writeFileSync(process.env['BENCH_JSON'], `${JSON.stringify({ figures, targets }, null, 2)}\n`);

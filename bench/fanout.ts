@@ -31,9 +31,17 @@ try {
     for (const endpoints of endpointCounts) {
       const brand = await createWorkspace(ctx, { name: `Bench ${endpoints}` });
       for (let i = 0; i < endpoints; i++) {
-        await createWebhookEndpoint(ctx, { id: user.id }, { allowLoopback: false, maxEndpointsPerBrand: 1_000 }, {
-          brandId: brand.id, url: `https://receiver.example/${i}`, eventTypes: [], description: '',
-        });
+        await createWebhookEndpoint(
+          ctx,
+          { id: user.id },
+          { allowLoopback: false, maxEndpointsPerBrand: 1_000 },
+          {
+            brandId: brand.id,
+            url: `https://receiver.example/${i}`,
+            eventTypes: [],
+            description: '',
+          },
+        );
       }
       brands.push({ endpoints, brandId: brand.id, times: [] });
     }
@@ -41,25 +49,46 @@ try {
     for (let i = 0; i < upserts; i++) {
       for (const brand of i % 2 === 0 ? brands : [...brands].reverse()) {
         const t0 = performance.now();
-        await upsertLink(ctx, { id: user.id }, {
-          brandId: brand.brandId, gtin: null, lot: null, serial: null, linkType: 'gs1:pip', href: `https://example.com/p/${i}`, title: `Passport ${i}`,
-          hreflang: [], mediaType: null, context: [], fwqs: true, isDefault: false,
-        });
+        await upsertLink(
+          ctx,
+          { id: user.id },
+          {
+            brandId: brand.brandId,
+            gtin: null,
+            lot: null,
+            serial: null,
+            linkType: 'gs1:pip',
+            href: `https://example.com/p/${i}`,
+            title: `Passport ${i}`,
+            hreflang: [],
+            mediaType: null,
+            context: [],
+            fwqs: true,
+            isDefault: false,
+          },
+        );
         brand.times.push(performance.now() - t0);
       }
     }
     const f0 = performance.now();
     const fanout = await drainWebhookFanout(ctx);
     const fanoutMs = performance.now() - f0;
-    console.log(`fan-out after the writes: ${fanout.events} events, ${fanout.deliveries} deliveries in ${(fanoutMs / 1000).toFixed(1)} s`
-      + ` (${Math.round(fanout.deliveries / (fanoutMs / 1000))} deliveries/s, one pass at a time)`);
+    console.log(
+      `fan-out after the writes: ${fanout.events} events, ${fanout.deliveries} deliveries in ${(fanoutMs / 1000).toFixed(1)} s` +
+        ` (${Math.round(fanout.deliveries / (fanoutMs / 1000))} deliveries/s, one pass at a time)`,
+    );
     const base = [...brands[0]!.times].sort((a, b) => a - b);
     for (const brand of brands) {
       const sorted = [...brand.times].sort((a, b) => a - b);
-      const [{ n }] = (await query<{ n: string }>(db.em.fork(),
-        `select count(*)::text as n from webhook_deliveries where brand_id = ? and event_type = 'resolver_link_upserted'`, [brand.brandId])) as [{ n: string }];
-      console.log(`${String(brand.endpoints).padStart(5)} endpoints: UpsertLink p50 ${percentile(sorted, 50).toFixed(1)} ms (${(percentile(sorted, 50) / percentile(base, 50)).toFixed(2)}x),`
-        + ` p99 ${percentile(sorted, 99).toFixed(1)} ms (${(percentile(sorted, 99) / percentile(base, 99)).toFixed(2)}x); ${Number(n) / upserts} deliveries per upsert after the fan-out`);
+      const [{ n }] = (await query<{ n: string }>(
+        db.em.fork(),
+        `select count(*)::text as n from webhook_deliveries where brand_id = ? and event_type = 'resolver_link_upserted'`,
+        [brand.brandId],
+      )) as [{ n: string }];
+      console.log(
+        `${String(brand.endpoints).padStart(5)} endpoints: UpsertLink p50 ${percentile(sorted, 50).toFixed(1)} ms (${(percentile(sorted, 50) / percentile(base, 50)).toFixed(2)}x),` +
+          ` p99 ${percentile(sorted, 99).toFixed(1)} ms (${(percentile(sorted, 99) / percentile(base, 99)).toFixed(2)}x); ${Number(n) / upserts} deliveries per upsert after the fan-out`,
+      );
     }
   } finally {
     await db.close(true);

@@ -79,7 +79,10 @@ async function timed(iterations: number, work: (i: number) => Promise<unknown>):
   return { p50: percentile(samples, 50), p99: percentile(samples, 99) };
 }
 
-export async function benchGrowth(options: { jobs: number; units: number; iterations: number }, progress: (line: string) => void = console.log): Promise<GrowthBenchResult> {
+export async function benchGrowth(
+  options: { jobs: number; units: number; iterations: number },
+  progress: (line: string) => void = console.log,
+): Promise<GrowthBenchResult> {
   const id = randomBytes(4).toString('hex');
   const stream = `BENCH_${id.toUpperCase()}`;
   const subjectPrefix = `bench_${id}`;
@@ -97,14 +100,30 @@ export async function benchGrowth(options: { jobs: number; units: number; iterat
     const user = await createUser(ctx, { email: `growth-${id}@bench.example`, name: 'Bench' });
     await grantRole(ctx, brand.id, user.id, 'owner');
     const gtin = '00614141000036';
-    const { product } = await upsertProduct(ctx, { id: user.id }, {
-      brandId: brand.id, sku: 'GROWTH', name: 'Growth product', gtin, commercialStatus: 'ACTIVE', mintReadinessStatus: 'READY', passportUrl: null,
-    });
+    const { product } = await upsertProduct(
+      ctx,
+      { id: user.id },
+      {
+        brandId: brand.id,
+        sku: 'GROWTH',
+        name: 'Growth product',
+        gtin,
+        commercialStatus: 'ACTIVE',
+        mintReadinessStatus: 'READY',
+        passportUrl: null,
+      },
+    );
     executor = spawn(process.execPath, [...executorNodeFlags, 'services/executor/src/main.ts'], {
       cwd: repoRoot,
       env: withExecutorEnv({
-        PATH: process.env['PATH'] ?? '', DATABASE_URL: scratch.url, NATS_URL: natsUrl, NATS_STREAM: stream, NATS_SUBJECT_PREFIX: subjectPrefix,
-        WEBHOOK_SECRET_KEYS: secretKeys, LOG_LEVEL: 'warn', EXECUTOR_CONCURRENCY: '1',
+        PATH: process.env['PATH'] ?? '',
+        DATABASE_URL: scratch.url,
+        NATS_URL: natsUrl,
+        NATS_STREAM: stream,
+        NATS_SUBJECT_PREFIX: subjectPrefix,
+        WEBHOOK_SECRET_KEYS: secretKeys,
+        LOG_LEVEL: 'warn',
+        EXECUTOR_CONCURRENCY: '1',
       }),
       stdio: ['ignore', 'inherit', 'inherit'],
     });
@@ -125,7 +144,10 @@ export async function benchGrowth(options: { jobs: number; units: number; iterat
         if (executor?.exitCode !== null) throw new Error('the executor exited');
         await new Promise<void>((resolve) => {
           const timer = setTimeout(resolve, 250);
-          wake = () => { clearTimeout(timer); resolve(); };
+          wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
         });
       }
     };
@@ -137,10 +159,20 @@ export async function benchGrowth(options: { jobs: number; units: number; iterat
       }
     };
     const submit = async (size: number) => {
-      const submitted = await submitMintRequest(ctx, { id: user.id }, {
-        brandId: brand.id, productId: product.id, productBatchId: null, requestedQuantity: size,
-        identityMode: 'serial', activationMode: 'active_at_mint', lots: [], idempotencyKey: null,
-      });
+      const submitted = await submitMintRequest(
+        ctx,
+        { id: user.id },
+        {
+          brandId: brand.id,
+          productId: product.id,
+          productBatchId: null,
+          requestedQuantity: size,
+          identityMode: 'serial',
+          activationMode: 'active_at_mint',
+          lots: [],
+          idempotencyKey: null,
+        },
+      );
       if (!submitted.ok) throw new Error('submit blocked');
       return submitted;
     };
@@ -151,8 +183,11 @@ export async function benchGrowth(options: { jobs: number; units: number; iterat
     const reader = createResolverReader(db, { poolSize: 2 });
     const reads = async (unitsInTable: number): Promise<GrowthReads> => {
       // Random units of every job so far: their serials (as a scan names them) and list cursors.
-      const sample = await query<{ serial: string; created_at: Date; id: string }>(db.em.fork(),
-        `select serial, created_at, ${storedOrDerivedUnitId()} as id from mint_units tablesample system (1) limit ?`, [options.iterations]);
+      const sample = await query<{ serial: string; created_at: Date; id: string }>(
+        db.em.fork(),
+        `select serial, created_at, ${storedOrDerivedUnitId()} as id from mint_units tablesample system (1) limit ?`,
+        [options.iterations],
+      );
       while (sample.length < options.iterations) sample.push(...sample.slice(0, options.iterations - sample.length));
       const scan = await timed(options.iterations, async (i) => {
         const unit = await reader.findUnit(brand.id, sample[i % sample.length]!.serial, gtin);
@@ -163,8 +198,10 @@ export async function benchGrowth(options: { jobs: number; units: number; iterat
         const page = await listMintUnits(ctx, brand.id, { limit: null, cursor: { at: new Date(at.created_at), id: at.id }, mintBatchId: null });
         if (page.items.length === 0 && unitsInTable > 1000) throw new Error('an empty page');
       });
-      progress(`reads at ${unitsInTable.toLocaleString('en')} units: resolver unit scan p50 ${scan.p50.toFixed(3)} ms p99 ${scan.p99.toFixed(3)} ms, ` +
-        `ListMintUnits page p50 ${list.p50.toFixed(3)} ms p99 ${list.p99.toFixed(3)} ms`);
+      progress(
+        `reads at ${unitsInTable.toLocaleString('en')} units: resolver unit scan p50 ${scan.p50.toFixed(3)} ms p99 ${scan.p99.toFixed(3)} ms, ` +
+          `ListMintUnits page p50 ${list.p50.toFixed(3)} ms p99 ${list.p99.toFixed(3)} ms`,
+      );
       return { unitsInTable, scan, list };
     };
 
@@ -181,23 +218,33 @@ export async function benchGrowth(options: { jobs: number; units: number; iterat
       const wal = await one<{ bytes: string }>('select pg_wal_lsn_diff(pg_current_wal_lsn(), ?::pg_lsn)::bigint as bytes', [walBefore.lsn]);
       if (status !== 'COMPLETED') throw new Error(`job ${job} ended ${status}`);
       const size = await one<{ n: string; heap: string; indexes: string }>(
-        `select (select count(*) from mint_units) as n, pg_relation_size('mint_units') as heap, pg_indexes_size('mint_units') as indexes`);
+        `select (select count(*) from mint_units) as n, pg_relation_size('mint_units') as heap, pg_indexes_size('mint_units') as indexes`,
+      );
       const n = Number(size.n);
       const row: GrowthJob = {
-        job, rate, unitsInTable: n, heapBytesPerUnit: Number(size.heap) / n, indexBytesPerUnit: Number(size.indexes) / n,
-        storedBytesPerUnit: (Number(size.heap) + Number(size.indexes)) / n, walBytesPerUnit: Number(wal.bytes) / options.units,
+        job,
+        rate,
+        unitsInTable: n,
+        heapBytesPerUnit: Number(size.heap) / n,
+        indexBytesPerUnit: Number(size.indexes) / n,
+        storedBytesPerUnit: (Number(size.heap) + Number(size.indexes)) / n,
+        walBytesPerUnit: Number(wal.bytes) / options.units,
       };
       jobs.push(row);
-      progress(`job ${String(job).padStart(2)}: ${Math.round(rate).toString().padStart(7)} units/s (${(rate / jobs[0]!.rate).toFixed(2)}x job 1), ` +
-        `${n.toLocaleString('en').padStart(11)} units in the table, ${row.storedBytesPerUnit.toFixed(0)} B/unit stored ` +
-        `(heap ${row.heapBytesPerUnit.toFixed(0)}, indexes ${row.indexBytesPerUnit.toFixed(0)}), WAL ${row.walBytesPerUnit.toFixed(0)} B/unit`);
+      progress(
+        `job ${String(job).padStart(2)}: ${Math.round(rate).toString().padStart(7)} units/s (${(rate / jobs[0]!.rate).toFixed(2)}x job 1), ` +
+          `${n.toLocaleString('en').padStart(11)} units in the table, ${row.storedBytesPerUnit.toFixed(0)} B/unit stored ` +
+          `(heap ${row.heapBytesPerUnit.toFixed(0)}, indexes ${row.indexBytesPerUnit.toFixed(0)}), WAL ${row.walBytesPerUnit.toFixed(0)} B/unit`,
+      );
       if (job === 1 || job === options.jobs) {
         await packsSettled();
         readsAt.push(await reads(n));
       }
     }
-    const indexes = await query<{ name: string; bytes: string }>(db.em.fork(),
-      `select indexrelid::regclass::text as name, pg_relation_size(indexrelid) as bytes from pg_index where indrelid = 'mint_units'::regclass order by 1`);
+    const indexes = await query<{ name: string; bytes: string }>(
+      db.em.fork(),
+      `select indexrelid::regclass::text as name, pg_relation_size(indexrelid) as bytes from pg_index where indrelid = 'mint_units'::regclass order by 1`,
+    );
     stop();
     await reader.close();
     executor.kill('SIGTERM');
@@ -222,8 +269,14 @@ export function growthTargets(r: GrowthBenchResult): { text: string; met: boolea
   return [
     { text: `job ${last.job} rate ${(last.rate / first.rate).toFixed(2)}x job 1 (target >= 0.8x)`, met: last.rate / first.rate >= 0.8 },
     { text: `stored ${stored.toFixed(0)} B/unit at most (target <= 200)`, met: stored <= 200 },
-    { text: `scan p99 ${(large.scan.p99 / small.scan.p99).toFixed(2)}x at ${large.unitsInTable.toLocaleString('en')} units vs ${small.unitsInTable.toLocaleString('en')} (target <= 1.2x)`, met: large.scan.p99 / small.scan.p99 <= 1.2 },
-    { text: `list p99 ${(large.list.p99 / small.list.p99).toFixed(2)}x at ${large.unitsInTable.toLocaleString('en')} units vs ${small.unitsInTable.toLocaleString('en')} (target <= 1.2x)`, met: large.list.p99 / small.list.p99 <= 1.2 },
+    {
+      text: `scan p99 ${(large.scan.p99 / small.scan.p99).toFixed(2)}x at ${large.unitsInTable.toLocaleString('en')} units vs ${small.unitsInTable.toLocaleString('en')} (target <= 1.2x)`,
+      met: large.scan.p99 / small.scan.p99 <= 1.2,
+    },
+    {
+      text: `list p99 ${(large.list.p99 / small.list.p99).toFixed(2)}x at ${large.unitsInTable.toLocaleString('en')} units vs ${small.unitsInTable.toLocaleString('en')} (target <= 1.2x)`,
+      met: large.list.p99 / small.list.p99 <= 1.2,
+    },
   ];
 }
 
@@ -238,7 +291,10 @@ if (import.meta.main) {
   });
   const result = await benchGrowth({ jobs: Number(args.jobs), units: Number(args.units), iterations: Number(args.iterations) });
   console.log('\nindexes of mint_units after the run:');
-  for (const i of result.indexes) console.log(`  ${i.name.padEnd(40)} ${(i.bytes / 1024 / 1024).toFixed(1).padStart(8)} MB  ${(i.bytes / result.jobs[result.jobs.length - 1]!.unitsInTable).toFixed(1)} B/unit`);
+  for (const i of result.indexes)
+    console.log(
+      `  ${i.name.padEnd(40)} ${(i.bytes / 1024 / 1024).toFixed(1).padStart(8)} MB  ${(i.bytes / result.jobs[result.jobs.length - 1]!.unitsInTable).toFixed(1)} B/unit`,
+    );
   const targets = growthTargets(result);
   for (const t of targets) console.log(`${t.met ? 'met   ' : 'MISSED'} ${t.text}`);
   if (args.json) writeFileSync(args.json, JSON.stringify(result));

@@ -19,9 +19,7 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { openDatabase } from '@mint/db';
 import { gtinCheckDigit } from '@mint/domain';
-import {
-  createUseCaseContext, createUser, createWorkspace, getProductImport, runProductImport, startLinkImport, startProductImport,
-} from '@mint/usecases';
+import { createUseCaseContext, createUser, createWorkspace, getProductImport, runProductImport, startLinkImport, startProductImport } from '@mint/usecases';
 import { createScratchDatabase } from './scratch-database.ts';
 
 const rows = Number(process.env.BENCH_ROWS ?? 100_000);
@@ -85,26 +83,39 @@ try {
     const ctx = createUseCaseContext({ db, publicBaseUrl: 'http://127.0.0.1:8080' });
     const brand = await createWorkspace(ctx, { name: 'Bench Brand' });
     const user = await createUser(ctx, { email: 'bench@bench.example', name: 'Bench' });
-    console.log(kind === 'links'
-      ? `bench:import: ${rows.toLocaleString('en-US')} link rows per file (one GTIN-level link each), 1% repeated, transactions of 500`
-      : `bench:import: ${rows.toLocaleString('en-US')} ${short ? 'short rows (no GTIN, no URL)' : 'rows'} per file, 1% invalid, batches of 1,000`);
-    for (const [label, suffix] of ([['insert', 'first'], ['update', 'second']] as const).slice(0, passes)) {
+    console.log(
+      kind === 'links'
+        ? `bench:import: ${rows.toLocaleString('en-US')} link rows per file (one GTIN-level link each), 1% repeated, transactions of 500`
+        : `bench:import: ${rows.toLocaleString('en-US')} ${short ? 'short rows (no GTIN, no URL)' : 'rows'} per file, 1% invalid, batches of 1,000`,
+    );
+    for (const [label, suffix] of (
+      [
+        ['insert', 'first'],
+        ['update', 'second'],
+      ] as const
+    ).slice(0, passes)) {
       const file = kind === 'links' ? linkFile(rows, suffix) : csvFile(rows, suffix);
       let t0 = performance.now();
-      const started = kind === 'links'
-        ? await startLinkImport(ctx, { id: user.id }, brand.id, file)
-        : await startProductImport(ctx, { id: user.id }, brand.id, chunks(file));
+      const started =
+        kind === 'links' ? await startLinkImport(ctx, { id: user.id }, brand.id, file) : await startProductImport(ctx, { id: user.id }, brand.id, chunks(file));
       const uploadMs = performance.now() - t0;
       collect();
       collect();
       const rssBefore = process.memoryUsage.rss();
       let rssPeak = rssBefore;
-      const sampler = setInterval(() => { rssPeak = Math.max(rssPeak, process.memoryUsage.rss()); }, 20);
+      const sampler = setInterval(() => {
+        rssPeak = Math.max(rssPeak, process.memoryUsage.rss());
+      }, 20);
       // A long run says where it is every 30 s, with the RSS then: flat memory shows as the rows go by.
       const progress = setInterval(() => {
-        getProductImport(ctx, brand.id, started.id).then((v) => {
-          console.log(`  ${label}: ${(v.importedRows + v.failedRows).toLocaleString('en-US')} rows done, RSS ${mib(process.memoryUsage.rss())} (peak +${mib(rssPeak - rssBefore)})`);
-        }, () => undefined);
+        getProductImport(ctx, brand.id, started.id).then(
+          (v) => {
+            console.log(
+              `  ${label}: ${(v.importedRows + v.failedRows).toLocaleString('en-US')} rows done, RSS ${mib(process.memoryUsage.rss())} (peak +${mib(rssPeak - rssBefore)})`,
+            );
+          },
+          () => undefined,
+        );
       }, 30_000);
       t0 = performance.now();
       const outcome = await runProductImport(ctx, brand.id, started.id);
@@ -120,7 +131,7 @@ try {
       }
       console.log(
         `${label}: file ${(file.length / 1024 / 1024).toFixed(1)} MiB; upload (parse + store) ${fmt(uploadMs)} (${rate(uploadMs)}); ` +
-        `processing ${fmt(processMs)} (${rate(processMs)}), peak RSS +${mib(rssPeak - rssBefore)} over ${mib(rssBefore)} (+${mib(rssAfter - rssBefore)} after a collection); imported ${view.importedRows}, failed ${view.failedRows}; total ${fmt(uploadMs + processMs)}`,
+          `processing ${fmt(processMs)} (${rate(processMs)}), peak RSS +${mib(rssPeak - rssBefore)} over ${mib(rssBefore)} (+${mib(rssAfter - rssBefore)} after a collection); imported ${view.importedRows}, failed ${view.failedRows}; total ${fmt(uploadMs + processMs)}`,
       );
     }
   } finally {

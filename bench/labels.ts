@@ -36,7 +36,11 @@ type Task = Format | 'baseline';
 
 /** What one child measured. */
 interface Measured {
-  readonly task: Task; readonly labels: number; readonly seconds: number; readonly bytes: number; readonly peakRssMb: number;
+  readonly task: Task;
+  readonly labels: number;
+  readonly seconds: number;
+  readonly bytes: number;
+  readonly peakRssMb: number;
   /** RSS after each tenth of the labels, in MB: flat when memory does not grow with the count. */
   readonly rssTrailMb: readonly number[];
   /** V8 heap in use after each tenth of the labels, in MB (live objects plus garbage not yet collected). */
@@ -86,20 +90,34 @@ async function child(task: Task, symbology: Symbology, count: number, file: stri
     await once(out, 'finish');
     bytes = (await stat(file)).size;
   }
-  const measured: Measured = { task, labels: count, seconds: (performance.now() - started) / 1000, bytes, peakRssMb: process.resourceUsage().maxRSS / 1024, rssTrailMb: rssTrail, heapTrailMb: heapTrail };
+  const measured: Measured = {
+    task,
+    labels: count,
+    seconds: (performance.now() - started) / 1000,
+    bytes,
+    peakRssMb: process.resourceUsage().maxRSS / 1024,
+    rssTrailMb: rssTrail,
+    heapTrailMb: heapTrail,
+  };
   process.stdout.write(JSON.stringify(measured));
 }
 
-const nodeFlags = process.env.BENCH_NODE_FLAGS === undefined
-  ? [...executorNodeFlags, ...executorNodeOptions.split(' ').filter((flag) => flag !== '')]
-  : process.env.BENCH_NODE_FLAGS.split(' ').filter((flag) => flag !== '');
+const nodeFlags =
+  process.env.BENCH_NODE_FLAGS === undefined
+    ? [...executorNodeFlags, ...executorNodeOptions.split(' ').filter((flag) => flag !== '')]
+    : process.env.BENCH_NODE_FLAGS.split(' ').filter((flag) => flag !== '');
 
 function runChild(task: Task, symbology: Symbology, count: number, file: string): Promise<Measured> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [...nodeFlags, fileURLToPath(import.meta.url), '--child', task, symbology, String(count), file], { env: withExecutorEnv(process.env), maxBuffer: 1 << 20 }, (error, stdout, stderr) => {
-      if (error) reject(new Error(`${task} failed: ${stderr || error.message}`));
-      else resolve(JSON.parse(stdout) as Measured);
-    });
+    execFile(
+      process.execPath,
+      [...nodeFlags, fileURLToPath(import.meta.url), '--child', task, symbology, String(count), file],
+      { env: withExecutorEnv(process.env), maxBuffer: 1 << 20 },
+      (error, stdout, stderr) => {
+        if (error) reject(new Error(`${task} failed: ${stderr || error.message}`));
+        else resolve(JSON.parse(stdout) as Measured);
+      },
+    );
   });
 }
 
@@ -113,7 +131,9 @@ async function main(): Promise<void> {
   const dir = await mkdtemp(join(tmpdir(), 'bench-labels-'));
   const rate = (m: Measured) => m.labels / m.seconds;
   let missed = false;
-  console.log(`${labels.toLocaleString('en')} ${symbology} labels per format, baseline ${baselineLabels.toLocaleString('en')} (encoder alone); node flags ${JSON.stringify(nodeFlags.join(' '))}; element string e.g. ${JSON.stringify(elementString((await units(1).next()).value as LabelUnit))}`);
+  console.log(
+    `${labels.toLocaleString('en')} ${symbology} labels per format, baseline ${baselineLabels.toLocaleString('en')} (encoder alone); node flags ${JSON.stringify(nodeFlags.join(' '))}; element string e.g. ${JSON.stringify(elementString((await units(1).next()).value as LabelUnit))}`,
+  );
   try {
     for (let run = 1; run <= runs; run++) {
       for (const format of formats) {
@@ -123,10 +143,10 @@ async function main(): Promise<void> {
         const ok = measured.peakRssMb <= targetRssMb;
         missed ||= !ok;
         console.log(
-          `run ${run} ${format.padEnd(3)}: ${rate(measured).toFixed(0).padStart(6)} labels/s (${measured.seconds.toFixed(1)} s, ${(measured.bytes / 1024 / 1024).toFixed(1)} MB), `
-          + `${(rate(measured) / rate(baseline)).toFixed(2)}x the encoder's ${rate(baseline).toFixed(0)} labels/s; `
-          + `peak RSS ${measured.peakRssMb.toFixed(0)} MB (encoder alone ${baseline.peakRssMb.toFixed(0)} MB, target <= ${targetRssMb} MB) ${ok ? 'ok' : 'MISSED'}; `
-          + `RSS by tenths ${measured.rssTrailMb.join(' ')} MB, heap used ${measured.heapTrailMb.join(' ')} MB`,
+          `run ${run} ${format.padEnd(3)}: ${rate(measured).toFixed(0).padStart(6)} labels/s (${measured.seconds.toFixed(1)} s, ${(measured.bytes / 1024 / 1024).toFixed(1)} MB), ` +
+            `${(rate(measured) / rate(baseline)).toFixed(2)}x the encoder's ${rate(baseline).toFixed(0)} labels/s; ` +
+            `peak RSS ${measured.peakRssMb.toFixed(0)} MB (encoder alone ${baseline.peakRssMb.toFixed(0)} MB, target <= ${targetRssMb} MB) ${ok ? 'ok' : 'MISSED'}; ` +
+            `RSS by tenths ${measured.rssTrailMb.join(' ')} MB, heap used ${measured.heapTrailMb.join(' ')} MB`,
         );
       }
     }

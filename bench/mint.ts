@@ -128,16 +128,20 @@ async function copyBaseline(dbUrl: string, baselineTx: string, chunk: number, co
   } else {
     for (let first = 0; first < count; first += chunk) blocks.push(copyBlock(brandId, batchId, first + 1, Math.min(chunk, count - first), at));
   }
-  const clients = await Promise.all(Array.from({ length: connections }, async () => {
-    const c = new pg.Client({ connectionString: dbUrl });
-    await c.connect();
-    return c;
-  }));
+  const clients = await Promise.all(
+    Array.from({ length: connections }, async () => {
+      const c = new pg.Client({ connectionString: dbUrl });
+      await c.connect();
+      return c;
+    }),
+  );
   let next = 0;
   const started = performance.now();
-  await Promise.all(clients.map(async (c) => {
-    for (let i = next++; i < blocks.length; i = next++) await pipeline(Readable.from([blocks[i]!]), c.query(copyFrom(copySql)));
-  }));
+  await Promise.all(
+    clients.map(async (c) => {
+      for (let i = next++; i < blocks.length; i = next++) await pipeline(Readable.from([blocks[i]!]), c.query(copyFrom(copySql)));
+    }),
+  );
   const seconds = (performance.now() - started) / 1000;
   await Promise.all(clients.map((c) => c.end()));
   return count / seconds;
@@ -168,8 +172,10 @@ export async function benchMint(options: MintBenchOptions, progress: (line: stri
   const nodeFlags = options.nodeFlags ?? executorNodeFlags;
   const scratch = await createScratchDatabase('bench_mint', id);
   const dbUrl = scratch.url;
-  progress(`database ${scratch.name}, stream ${stream}, executor NODE_OPTIONS "${options.nodeOptions}", flags "${nodeFlags.join(' ')}", baseline COPY transactions: ${options.baselineTx} ` +
-    `(${chunk} rows, ${writers} connections), publish: ${options.publish ? 'after commit' : 'relay only'}`);
+  progress(
+    `database ${scratch.name}, stream ${stream}, executor NODE_OPTIONS "${options.nodeOptions}", flags "${nodeFlags.join(' ')}", baseline COPY transactions: ${options.baselineTx} ` +
+      `(${chunk} rows, ${writers} connections), publish: ${options.publish ? 'after commit' : 'relay only'}`,
+  );
   let executor: ReturnType<typeof spawn> | undefined;
   let bus: JobBus | undefined;
   try {
@@ -183,17 +189,34 @@ export async function benchMint(options: MintBenchOptions, progress: (line: stri
     const user = await createUser(ctx, { email: `bench-${id}@bench.example`, name: 'Bench' });
     await grantRole(ctx, brand.id, user.id, 'owner');
     const gtin = '00614141000036';
-    const { product } = await upsertProduct(ctx, { id: user.id }, {
-      brandId: brand.id, sku: 'BENCH', name: 'Bench product', gtin, commercialStatus: 'ACTIVE', mintReadinessStatus: 'READY', passportUrl: null,
-    });
+    const { product } = await upsertProduct(
+      ctx,
+      { id: user.id },
+      {
+        brandId: brand.id,
+        sku: 'BENCH',
+        name: 'Bench product',
+        gtin,
+        commercialStatus: 'ACTIVE',
+        mintReadinessStatus: 'READY',
+        passportUrl: null,
+      },
+    );
 
     executor = spawn(process.execPath, [...nodeFlags, 'services/executor/src/main.ts'], {
       cwd: repoRoot,
       env: withExecutorEnv({
-        PATH: process.env['PATH'] ?? '', DATABASE_URL: dbUrl, NATS_URL: natsUrl, NATS_STREAM: stream, NATS_SUBJECT_PREFIX: subjectPrefix,
+        PATH: process.env['PATH'] ?? '',
+        DATABASE_URL: dbUrl,
+        NATS_URL: natsUrl,
+        NATS_STREAM: stream,
+        NATS_SUBJECT_PREFIX: subjectPrefix,
         WEBHOOK_SECRET_KEYS: `bench:${randomBytes(32).toString('base64')}`,
-        LOG_LEVEL: 'warn', EXECUTOR_CONCURRENCY: '1', ...(options.chunk ? { MINT_CHUNK_SIZE: options.chunk } : {}),
-        ...(options.writers ? { EXECUTOR_JOB_WRITERS: options.writers } : {}), ...(options.nodeOptions ? { NODE_OPTIONS: options.nodeOptions } : {}),
+        LOG_LEVEL: 'warn',
+        EXECUTOR_CONCURRENCY: '1',
+        ...(options.chunk ? { MINT_CHUNK_SIZE: options.chunk } : {}),
+        ...(options.writers ? { EXECUTOR_JOB_WRITERS: options.writers } : {}),
+        ...(options.nodeOptions ? { NODE_OPTIONS: options.nodeOptions } : {}),
       }),
       stdio: ['ignore', 'inherit', 'inherit'],
     });
@@ -216,8 +239,14 @@ export async function benchMint(options: MintBenchOptions, progress: (line: stri
       seen.set(update.mintJobId, job);
       wake();
     });
-    const read = async (jobId: string) => (await query<{ status: string; minted: number | null }>(db.em.fork(),
-      'select j.status, b.minted_quantity as minted from mint_jobs j left join mint_batches b on b.brand_id = j.brand_id and b.mint_job_id = j.id where j.id = ?', [jobId]))[0];
+    const read = async (jobId: string) =>
+      (
+        await query<{ status: string; minted: number | null }>(
+          db.em.fork(),
+          'select j.status, b.minted_quantity as minted from mint_jobs j left join mint_batches b on b.brand_id = j.brand_id and b.mint_job_id = j.id where j.id = ?',
+          [jobId],
+        )
+      )[0];
     const waitDone = async (jobId: string): Promise<{ status: string; firstChunkAt: number }> => {
       let firstChunkAt: number | null = null;
       let lastRead = performance.now();
@@ -238,13 +267,14 @@ export async function benchMint(options: MintBenchOptions, progress: (line: stri
         }
         if (executor?.exitCode !== null) throw new Error('the executor exited');
         if (options.watch === 'poll') await sleep(2);
-        else await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, 250);
-          wake = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-        });
+        else
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, 250);
+            wake = () => {
+              clearTimeout(timer);
+              resolve();
+            };
+          });
       }
     };
     // The executor generates the completed job's payload pack after its commit (its pack worker
@@ -260,10 +290,20 @@ export async function benchMint(options: MintBenchOptions, progress: (line: stri
       }
     };
     const submitSerial = async (size: number) => {
-      const submitted = await submitMintRequest(ctx, { id: user.id }, {
-        brandId: brand.id, productId: product.id, productBatchId: null, requestedQuantity: size,
-        identityMode: 'serial', activationMode: 'active_at_mint', lots: [], idempotencyKey: null,
-      });
+      const submitted = await submitMintRequest(
+        ctx,
+        { id: user.id },
+        {
+          brandId: brand.id,
+          productId: product.id,
+          productBatchId: null,
+          requestedQuantity: size,
+          identityMode: 'serial',
+          activationMode: 'active_at_mint',
+          lots: [],
+          idempotencyKey: null,
+        },
+      );
       if (!submitted.ok) throw new Error('submit blocked');
       return submitted;
     };
@@ -279,7 +319,10 @@ export async function benchMint(options: MintBenchOptions, progress: (line: stri
     }
     latencies.sort((x, y) => x - y);
     const firstChunk = latencies.length === 0 ? null : { p50Ms: percentile(latencies, 50), p99Ms: percentile(latencies, 99), jobs: latencies.length };
-    if (firstChunk) progress(`submit -> first chunk committed (${firstChunk.jobs} jobs of ${chunk} units): p50 ${firstChunk.p50Ms.toFixed(1)} ms, p99 ${firstChunk.p99Ms.toFixed(1)} ms`);
+    if (firstChunk)
+      progress(
+        `submit -> first chunk committed (${firstChunk.jobs} jobs of ${chunk} units): p50 ${firstChunk.p50Ms.toFixed(1)} ms, p99 ${firstChunk.p99Ms.toFixed(1)} ms`,
+      );
 
     // Both measurements of a size start from an empty mint_units (indexes included) after a checkpoint,
     // so neither pays for the other's rows.
@@ -304,7 +347,8 @@ export async function benchMint(options: MintBenchOptions, progress: (line: stri
         const mem = memoryOf(executor.pid!);
         const firstChunkMs = firstChunkAt - started;
         runs.push({ size, status, mintRate, baseRate, firstChunkMs, rssMb: mem.rssMb, peakMb: mem.peakMb });
-        const line = `${String(size).padStart(9)} units  ${status.padEnd(9)}  mint ${Math.round(mintRate).toString().padStart(7)} units/s  ` +
+        const line =
+          `${String(size).padStart(9)} units  ${status.padEnd(9)}  mint ${Math.round(mintRate).toString().padStart(7)} units/s  ` +
           `COPY ${chunk}/tx x${writers} ${Math.round(baseRate).toString().padStart(7)} rows/s  ratio ${(mintRate / baseRate).toFixed(2)}  ` +
           `first chunk ${firstChunkMs.toFixed(1)} ms  ${(1e6 / mintRate).toFixed(1)} us/unit  executor RSS ${mem.rssMb} MB (peak ${mem.peakMb} MB)`;
         progress(line);
@@ -357,8 +401,15 @@ if (import.meta.main) {
     },
   });
   const result = await benchMint({
-    sizes: args.sizes.split(',').map(Number), chunk: args.chunk, writers: args.writers, baselineTx: args['baseline-tx'],
-    nodeOptions: args['node-options'], nodeFlags: args['node-flags'].split(' ').filter((flag) => flag !== ''), runs: Number(args.runs), latencyJobs: Number(args['latency-jobs']), publish: args.publish !== 'relay',
+    sizes: args.sizes.split(',').map(Number),
+    chunk: args.chunk,
+    writers: args.writers,
+    baselineTx: args['baseline-tx'],
+    nodeOptions: args['node-options'],
+    nodeFlags: args['node-flags'].split(' ').filter((flag) => flag !== ''),
+    runs: Number(args.runs),
+    latencyJobs: Number(args['latency-jobs']),
+    publish: args.publish !== 'relay',
     watch: args.watch === 'poll' ? 'poll' : 'progress',
   });
   if (args.json) writeFileSync(args.json, JSON.stringify(result));

@@ -54,7 +54,12 @@ async function measure(work: () => Promise<number | { readonly units: number; re
   clearInterval(sampler);
   const { units, storagePath } = typeof done === 'number' ? { units: done, storagePath: undefined } : done;
   return {
-    seconds, cpuSeconds: (cpu.user + cpu.system) / 1e6, rssBeforeMb: mb(rssBefore), peakRssMb: process.resourceUsage().maxRSS / 1024, peakHeapUsedMb: mb(peakHeap), units,
+    seconds,
+    cpuSeconds: (cpu.user + cpu.system) / 1e6,
+    rssBeforeMb: mb(rssBefore),
+    peakRssMb: process.resourceUsage().maxRSS / 1024,
+    peakHeapUsedMb: mb(peakHeap),
+    units,
     ...(storagePath === undefined ? {} : { storagePath }),
   };
 }

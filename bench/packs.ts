@@ -115,7 +115,10 @@ export interface PacksBenchResult {
  * file and the packs into a filesystem store, each in a child process (peak RSS its own). Drops the database and the
  * files whatever happens.
  */
-export async function benchPacks(options: { readonly units: number; readonly runs: number; readonly formatRuns?: number } & Partial<LabelOptions>, progress: (line: string) => void = console.log): Promise<PacksBenchResult> {
+export async function benchPacks(
+  options: { readonly units: number; readonly runs: number; readonly formatRuns?: number } & Partial<LabelOptions>,
+  progress: (line: string) => void = console.log,
+): Promise<PacksBenchResult> {
   const { units } = options;
   let started = performance.now();
   const seeded = await seedUnits('bench_packs', units);
@@ -129,8 +132,10 @@ export async function benchPacks(options: { readonly units: number; readonly run
       await client.connect();
       started = performance.now();
       await pipeline(
-        client.query(copyTo(`copy (select serial, resolver_url, serial, '', status from ${unitsWithUrls}
-          where brand_id = '${seeded.brandId}' and mint_batch_id = '${seeded.batchId}' order by seq) to stdout (format csv)`)),
+        client.query(
+          copyTo(`copy (select serial, resolver_url, serial, '', status from ${unitsWithUrls}
+          where brand_id = '${seeded.brandId}' and mint_batch_id = '${seeded.batchId}' order by seq) to stdout (format csv)`),
+        ),
         createWriteStream(join(dir, 'baseline.csv')),
       );
       const baselineSeconds = (performance.now() - started) / 1000;
@@ -138,12 +143,17 @@ export async function benchPacks(options: { readonly units: number; readonly run
       const baselineBytes = (await stat(join(dir, 'baseline.csv'))).size;
 
       const defaultPack = await packInProcess(seeded, dir, units, completionPackProfile.formats);
-      const natsPack = { ...await packInProcess(seeded, dir, units, completionPackProfile.formats, `bench_packs_${process.pid}_${attempt}`), bytes: defaultPack.bytes };
+      const natsPack = {
+        ...(await packInProcess(seeded, dir, units, completionPackProfile.formats, `bench_packs_${process.pid}_${attempt}`)),
+        bytes: defaultPack.bytes,
+      };
       const tabularPack = await packInProcess(seeded, dir, units, ['csv', 'jsonl']);
       runs.push({ baselineSeconds, baselineBytes, defaultPack, natsPack, tabularPack });
       if (options.runs > 1) {
-        progress(`run ${attempt + 1}/${options.runs}: baseline ${baselineSeconds.toFixed(2)} s, ` +
-          [defaultPack, natsPack, tabularPack].map((p) => `${p.label} ${p.seconds.toFixed(2)} s (peak RSS ${p.peakRssMb.toFixed(0)} MB)`).join(', '));
+        progress(
+          `run ${attempt + 1}/${options.runs}: baseline ${baselineSeconds.toFixed(2)} s, ` +
+            [defaultPack, natsPack, tabularPack].map((p) => `${p.label} ${p.seconds.toFixed(2)} s (peak RSS ${p.peakRssMb.toFixed(0)} MB)`).join(', '),
+        );
       }
     }
     const formats: FormatRun[] = [];
@@ -151,12 +161,16 @@ export async function benchPacks(options: { readonly units: number; readonly run
     for (let attempt = 0; attempt < (options.formatRuns ?? options.runs); attempt++) {
       for (const format of packFormats.filter((f) => formatFilter === null || formatFilter.includes(f))) {
         const row = await benchFormat(seeded, units, dir, format, {
-          labelUnits: options.labelUnits ?? maxLabelPackUnits, baselineLabels: options.baselineLabels ?? 10_000, symbology: options.symbology ?? 'qr',
+          labelUnits: options.labelUnits ?? maxLabelPackUnits,
+          baselineLabels: options.baselineLabels ?? 10_000,
+          symbology: options.symbology ?? 'qr',
         });
         formats.push(row);
-        progress(`${format}: pack of ${row.units.toLocaleString('en')} in ${row.packSeconds.toFixed(2)} s, baseline ${row.baselineSeconds.toFixed(2)} s for ${row.baselineUnits.toLocaleString('en')} (${row.baselineLabel}), ` +
-          `RSS ${row.rssBeforeMb.toFixed(0)} -> peak ${row.peakRssMb.toFixed(0)} MB, heap in use at most ${row.peakHeapUsedMb.toFixed(0)} MB` +
-          `${row.baselinePeakRssMb === null ? '' : ` (baseline child peak ${row.baselinePeakRssMb.toFixed(0)} MB)`}`);
+        progress(
+          `${format}: pack of ${row.units.toLocaleString('en')} in ${row.packSeconds.toFixed(2)} s, baseline ${row.baselineSeconds.toFixed(2)} s for ${row.baselineUnits.toLocaleString('en')} (${row.baselineLabel}), ` +
+            `RSS ${row.rssBeforeMb.toFixed(0)} -> peak ${row.peakRssMb.toFixed(0)} MB, heap in use at most ${row.peakHeapUsedMb.toFixed(0)} MB` +
+            `${row.baselinePeakRssMb === null ? '' : ` (baseline child peak ${row.baselinePeakRssMb.toFixed(0)} MB)`}`,
+        );
       }
     }
     return { units, runs, formats, targetSeconds, targetRssMb };
@@ -182,11 +196,18 @@ export interface LabelOptions {
  * and NODE_OPTIONS), so its peak RSS is the pack's own: into a filesystem store, or into the NATS
  * Object Store bucket `natsBucket` (deleted after; its figures then count no bytes).
  */
-async function packInProcess(seeded: Awaited<ReturnType<typeof seedUnits>>, dir: string, units: number, formats: readonly PackFormat[], natsBucket?: string): Promise<PackFigures> {
+async function packInProcess(
+  seeded: Awaited<ReturnType<typeof seedUnits>>,
+  dir: string,
+  units: number,
+  formats: readonly PackFormat[],
+  natsBucket?: string,
+): Promise<PackFigures> {
   await run(seeded.db.em.fork(), 'delete from payload_packs where brand_id = ? and mint_batch_id = ?', [seeded.brandId, seeded.batchId]);
   await rm(join(dir, 'store'), { recursive: true, force: true });
   await createPendingPack(seeded.db.em.fork(), seeded.brandId, seeded.batchId, new Date(), {
-    purpose: 'completion', profile: { formats: [...formats], seqFrom: null, seqTo: null, symbology: 'qr', layout: null },
+    purpose: 'completion',
+    profile: { formats: [...formats], seqFrom: null, seqTo: null, symbology: 'qr', layout: null },
   });
   let result: ChildMeasure;
   try {
@@ -202,7 +223,11 @@ async function packInProcess(seeded: Awaited<ReturnType<typeof seedUnits>>, dir:
   }
   return {
     label: `${formats.join(' + ')} + manifest + SHA256SUMS${natsBucket === undefined ? '' : ', into a NATS Object Store bucket'}`,
-    seconds: result.seconds, cpuSeconds: result.cpuSeconds, bytes, rssBeforeMb: result.rssBeforeMb, peakRssMb: result.peakRssMb,
+    seconds: result.seconds,
+    cpuSeconds: result.cpuSeconds,
+    bytes,
+    rssBeforeMb: result.rssBeforeMb,
+    peakRssMb: result.peakRssMb,
   };
 }
 
@@ -219,11 +244,15 @@ const childNodeOptions = process.env['BENCH_NODE_OPTIONS'] ?? executorNodeOption
 /** Runs one bench/pack-child.ts task with the executor's node flags and `childNodeOptions`; its figures. */
 function packChild(args: readonly string[]): Promise<ChildMeasure> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [...executorNodeFlags, fileURLToPath(new URL('./pack-child.ts', import.meta.url)), ...args],
-      { env: withExecutorEnv({ ...process.env, NATS_URL: natsUrl, NODE_OPTIONS: childNodeOptions }), maxBuffer: 1 << 20 }, (error, stdout, stderr) => {
+    execFile(
+      process.execPath,
+      [...executorNodeFlags, fileURLToPath(new URL('./pack-child.ts', import.meta.url)), ...args],
+      { env: withExecutorEnv({ ...process.env, NATS_URL: natsUrl, NODE_OPTIONS: childNodeOptions }), maxBuffer: 1 << 20 },
+      (error, stdout, stderr) => {
         if (error) reject(new Error(`pack child ${args[0]} failed: ${stderr || error.message}`));
         else resolve(JSON.parse(stdout.trim().split('\n').at(-1)!) as ChildMeasure);
-      });
+      },
+    );
   });
 }
 
@@ -234,7 +263,13 @@ function packChild(args: readonly string[]): Promise<ChildMeasure> {
  * (csv, jsonl, epcis), the GS1 encoder alone over `baselineLabels` units (svg, pdf: a rate, so fewer
  * suffice) or the bare zplLabel loop over the pack's units (zpl), the last two in a child too.
  */
-async function benchFormat(seeded: Awaited<ReturnType<typeof seedUnits>>, seededUnits: number, dir: string, format: PackFormat, labels: LabelOptions): Promise<FormatRun> {
+async function benchFormat(
+  seeded: Awaited<ReturnType<typeof seedUnits>>,
+  seededUnits: number,
+  dir: string,
+  format: PackFormat,
+  labels: LabelOptions,
+): Promise<FormatRun> {
   const { labelUnits, baselineLabels, symbology } = labels;
   const units = limitedFormats.includes(format) ? Math.min(maxLabelPackUnits, labelUnits, seededUnits) : seededUnits;
   const copied = copyBaselines[format];
@@ -248,14 +283,21 @@ async function benchFormat(seeded: Awaited<ReturnType<typeof seedUnits>>, seeded
     await client.connect();
     const started = performance.now();
     await pipeline(
-      client.query(copyTo(`copy (select ${copied} from ${unitsWithUrls} where brand_id = '${seeded.brandId}' and mint_batch_id = '${seeded.batchId}' and seq <= ${units} order by seq) to stdout`)),
+      client.query(
+        copyTo(
+          `copy (select ${copied} from ${unitsWithUrls} where brand_id = '${seeded.brandId}' and mint_batch_id = '${seeded.batchId}' and seq <= ${units} order by seq) to stdout`,
+        ),
+      ),
       createWriteStream(join(dir, `baseline.${format}`)),
     );
     baselineSeconds = (performance.now() - started) / 1000;
     await client.end();
   } else {
-    const [first] = await query<{ resolver_url: string; serial: string }>(seeded.db.em.fork(),
-      `select resolver_url, serial from ${unitsWithUrls} where brand_id = ? and mint_batch_id = ? and seq = 1`, [seeded.brandId, seeded.batchId]);
+    const [first] = await query<{ resolver_url: string; serial: string }>(
+      seeded.db.em.fork(),
+      `select resolver_url, serial from ${unitsWithUrls} where brand_id = ? and mint_batch_id = ? and seq = 1`,
+      [seeded.brandId, seeded.batchId],
+    );
     const resolverBase = first!.resolver_url.slice(0, -`/01/${seeded.gtin}/21/${first!.serial}`.length);
     if (format === 'zpl') {
       baselineLabel = `the bare zplLabel loop (${symbology}, 203 dpi) over the same units, in a child process`;
@@ -271,13 +313,22 @@ async function benchFormat(seeded: Awaited<ReturnType<typeof seedUnits>>, seeded
   await run(seeded.db.em.fork(), 'delete from payload_packs where brand_id = ? and mint_batch_id = ?', [seeded.brandId, seeded.batchId]);
   await rm(join(dir, 'store'), { recursive: true, force: true });
   await createPendingPack(seeded.db.em.fork(), seeded.brandId, seeded.batchId, new Date(), {
-    purpose: 'request', profile: { formats: [format], seqFrom: null, seqTo: units < seededUnits ? units : null, symbology, layout: null },
+    purpose: 'request',
+    profile: { formats: [format], seqFrom: null, seqTo: units < seededUnits ? units : null, symbology, layout: null },
   });
   const pack = await packChild(['pack', seeded.url, join(dir, 'store')]);
   if (pack.units !== units) throw new Error(`the ${format} pack holds ${pack.units} units, expected ${units}`);
   return {
-    format, baselineLabel, units, baselineUnits, baselineSeconds, packSeconds: pack.seconds,
-    rssBeforeMb: pack.rssBeforeMb, peakRssMb: pack.peakRssMb, peakHeapUsedMb: pack.peakHeapUsedMb, baselinePeakRssMb,
+    format,
+    baselineLabel,
+    units,
+    baselineUnits,
+    baselineSeconds,
+    packSeconds: pack.seconds,
+    rssBeforeMb: pack.rssBeforeMb,
+    peakRssMb: pack.peakRssMb,
+    peakHeapUsedMb: pack.peakHeapUsedMb,
+    baselinePeakRssMb,
   };
 }
 
@@ -285,34 +336,55 @@ if (import.meta.main) {
   let failed = false;
   try {
     const result = await benchPacks({
-      units: Number(process.env.BENCH_UNITS ?? 1_000_000), runs: Number(process.env.BENCH_RUNS ?? 1), formatRuns: Number(process.env.BENCH_FORMAT_RUNS ?? process.env.BENCH_RUNS ?? 1),
-      labelUnits: Number(process.env.BENCH_LABEL_UNITS ?? maxLabelPackUnits), baselineLabels: Number(process.env.BENCH_BASELINE_LABELS ?? 10_000),
+      units: Number(process.env.BENCH_UNITS ?? 1_000_000),
+      runs: Number(process.env.BENCH_RUNS ?? 1),
+      formatRuns: Number(process.env.BENCH_FORMAT_RUNS ?? process.env.BENCH_RUNS ?? 1),
+      labelUnits: Number(process.env.BENCH_LABEL_UNITS ?? maxLabelPackUnits),
+      baselineLabels: Number(process.env.BENCH_BASELINE_LABELS ?? 10_000),
       symbology: (process.env.BENCH_SYMBOLOGY ?? 'qr') as Symbology,
     });
     for (const r of result.runs) {
-      console.log(`\n${result.units.toLocaleString('en')} units, one batch, same run, each pack in a process of its own (NODE_OPTIONS "${executorNodeOptions}"):`);
-      console.log(`baseline: COPY ... TO STDOUT (csv) into a file   ${r.baselineSeconds.toFixed(2).padStart(6)} s  ${mb(r.baselineBytes).toFixed(0)} MB` +
-        `  ${Math.round(result.units / r.baselineSeconds).toLocaleString('en')} units/s`);
-      for (const [name, p] of [['default pack', r.defaultPack], ['default pack into NATS', r.natsPack], ['tabular pack', r.tabularPack]] as const) {
+      console.log(
+        `\n${result.units.toLocaleString('en')} units, one batch, same run, each pack in a process of its own (NODE_OPTIONS "${executorNodeOptions}"):`,
+      );
+      console.log(
+        `baseline: COPY ... TO STDOUT (csv) into a file   ${r.baselineSeconds.toFixed(2).padStart(6)} s  ${mb(r.baselineBytes).toFixed(0)} MB` +
+          `  ${Math.round(result.units / r.baselineSeconds).toLocaleString('en')} units/s`,
+      );
+      for (const [name, p] of [
+        ['default pack', r.defaultPack],
+        ['default pack into NATS', r.natsPack],
+        ['tabular pack', r.tabularPack],
+      ] as const) {
         const timeOk = p.seconds <= targetSeconds;
         const rssOk = p.peakRssMb <= targetRssMb;
         if (!timeOk || !rssOk) failed = true;
-        console.log(`${name}: ${p.label}   ${p.seconds.toFixed(2).padStart(6)} s (process CPU ${p.cpuSeconds.toFixed(2)} s)  ${mb(p.bytes).toFixed(0)} MB  ${Math.round(result.units / p.seconds).toLocaleString('en')} units/s` +
-          `  target <= ${targetSeconds} s ${timeOk ? 'ok' : 'MISSED'}`);
-        console.log(`  against the baseline: ${(r.baselineSeconds / p.seconds).toFixed(2)}x its speed, for ${(p.bytes / r.baselineBytes).toFixed(2)}x the bytes;` +
-          ` RSS ${p.rssBeforeMb.toFixed(0)} MB before, peak ${p.peakRssMb.toFixed(0)} MB  target <= ${targetRssMb} MB ${rssOk ? 'ok' : 'MISSED'}`);
+        console.log(
+          `${name}: ${p.label}   ${p.seconds.toFixed(2).padStart(6)} s (process CPU ${p.cpuSeconds.toFixed(2)} s)  ${mb(p.bytes).toFixed(0)} MB  ${Math.round(result.units / p.seconds).toLocaleString('en')} units/s` +
+            `  target <= ${targetSeconds} s ${timeOk ? 'ok' : 'MISSED'}`,
+        );
+        console.log(
+          `  against the baseline: ${(r.baselineSeconds / p.seconds).toFixed(2)}x its speed, for ${(p.bytes / r.baselineBytes).toFixed(2)}x the bytes;` +
+            ` RSS ${p.rssBeforeMb.toFixed(0)} MB before, peak ${p.peakRssMb.toFixed(0)} MB  target <= ${targetRssMb} MB ${rssOk ? 'ok' : 'MISSED'}`,
+        );
       }
     }
-    console.log(`\nper format, each pack in a child process with "${[...executorNodeFlags, `NODE_OPTIONS=${childNodeOptions}`].join(' ')}" right after its baseline:`);
-    console.log(`${'format'.padEnd(7)}${'units'.padStart(10)}${'pack units/s'.padStart(14)}${'baseline units/s'.padStart(18)}${'pack/baseline'.padStart(15)}${'RSS before -> peak'.padStart(20)}  baseline`);
+    console.log(
+      `\nper format, each pack in a child process with "${[...executorNodeFlags, `NODE_OPTIONS=${childNodeOptions}`].join(' ')}" right after its baseline:`,
+    );
+    console.log(
+      `${'format'.padEnd(7)}${'units'.padStart(10)}${'pack units/s'.padStart(14)}${'baseline units/s'.padStart(18)}${'pack/baseline'.padStart(15)}${'RSS before -> peak'.padStart(20)}  baseline`,
+    );
     for (const f of result.formats) {
       const rssOk = f.peakRssMb <= targetRssMb;
       if (!rssOk) failed = true;
       const packRate = f.units / f.packSeconds;
       const baselineRate = f.baselineUnits / f.baselineSeconds;
-      console.log(`${f.format.padEnd(7)}${f.units.toLocaleString('en').padStart(10)}${Math.round(packRate).toLocaleString('en').padStart(14)}` +
-        `${Math.round(baselineRate).toLocaleString('en').padStart(18)}${`${(baselineRate / packRate).toFixed(2)}x time`.padStart(15)}` +
-        `${`${f.rssBeforeMb.toFixed(0)} -> ${f.peakRssMb.toFixed(0)} MB`.padStart(16)}${rssOk ? '' : ' MISSED'}  ${f.baselineLabel}`);
+      console.log(
+        `${f.format.padEnd(7)}${f.units.toLocaleString('en').padStart(10)}${Math.round(packRate).toLocaleString('en').padStart(14)}` +
+          `${Math.round(baselineRate).toLocaleString('en').padStart(18)}${`${(baselineRate / packRate).toFixed(2)}x time`.padStart(15)}` +
+          `${`${f.rssBeforeMb.toFixed(0)} -> ${f.peakRssMb.toFixed(0)} MB`.padStart(16)}${rssOk ? '' : ' MISSED'}  ${f.baselineLabel}`,
+      );
     }
     if (process.env.BENCH_JSON) writeFileSync(process.env.BENCH_JSON, JSON.stringify(result));
   } catch (error) {

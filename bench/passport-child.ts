@@ -13,13 +13,22 @@ const [url, secretKeys] = process.argv.slice(2) as [string, string];
 const parsed = parseSecretKeys(secretKeys);
 if ('error' in parsed) throw new Error(parsed.error);
 const db = await openDatabase({ url }, { poolSize: 8 });
-const ctx = createUseCaseContext({ db, publicBaseUrl: 'http://127.0.0.1:8080', jwtSecret: 'bench-secret-bench-secret-bench-secret-01', webhookSecretKeys: parsed.keys });
+const ctx = createUseCaseContext({
+  db,
+  publicBaseUrl: 'http://127.0.0.1:8080',
+  jwtSecret: 'bench-secret-bench-secret-bench-secret-01',
+  webhookSecretKeys: parsed.keys,
+});
 const api = await startApi({
-  ctx, config: { port: 0, host: '127.0.0.1', shutdownTimeoutMs: 2_000 },
+  ctx,
+  config: { port: 0, host: '127.0.0.1', shutdownTimeoutMs: 2_000 },
   logger: createLogger({ logLevel: 'silent' }, {}, new Writable({ write: (_c, _e, done) => done() })),
   readiness: async () => ({ ok: true, checks: {} }),
 });
 process.stdout.write(`PORT ${api.port}\n`);
 process.once('SIGTERM', () => {
-  void api.close().then(() => db.close(true)).then(() => process.exit(0));
+  void api
+    .close()
+    .then(() => db.close(true))
+    .then(() => process.exit(0));
 });

@@ -16,7 +16,16 @@
 import { generateKeyPairSync, sign } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { openDatabase, type Database } from '@mint/db';
-import { createPassportSigner, createUseCaseContext, createUser, createWorkspace, grantRole, importPassports, upsertProduct, type UseCaseContext } from '@mint/usecases';
+import {
+  createPassportSigner,
+  createUseCaseContext,
+  createUser,
+  createWorkspace,
+  grantRole,
+  importPassports,
+  upsertProduct,
+  type UseCaseContext,
+} from '@mint/usecases';
 import autocannon from 'autocannon';
 import { mintCompleted } from '../test/support/pack-fixtures.ts';
 import { query, setPassportUrl } from '../test/support/sql.ts';
@@ -48,7 +57,11 @@ function gtinOf(seed: number): string {
 
 /** The example passport of docs/guides/passports.md: the model level every passport row shows. */
 export function examplePassport(): Record<string, unknown> {
-  return JSON.parse(readFileSync(new URL('../docs/guides/passports.md', import.meta.url), 'utf8').split('```json\n')[1]!.split('\n```')[0]!) as Record<string, unknown>;
+  return JSON.parse(
+    readFileSync(new URL('../docs/guides/passports.md', import.meta.url), 'utf8')
+      .split('```json\n')[1]!
+      .split('\n```')[0]!,
+  ) as Record<string, unknown>;
 }
 
 /**
@@ -57,17 +70,43 @@ export function examplePassport(): Record<string, unknown> {
  * Resolves to the units' serials.
  */
 export async function seedPassportProduct(ctx: UseCaseContext, brandId: string, userId: string, gtin: string, count: number): Promise<string[]> {
-  const productId = (await upsertProduct(ctx, { id: userId }, {
-    brandId, sku: `PASSPORT-${gtin}`, name: 'Bench passport product', gtin, commercialStatus: 'ACTIVE', mintReadinessStatus: 'READY', passportUrl: null,
-  })).product.id;
+  const productId = (
+    await upsertProduct(
+      ctx,
+      { id: userId },
+      {
+        brandId,
+        sku: `PASSPORT-${gtin}`,
+        name: 'Bench passport product',
+        gtin,
+        commercialStatus: 'ACTIVE',
+        mintReadinessStatus: 'READY',
+        passportUrl: null,
+      },
+    )
+  ).product.id;
   const batch = await mintCompleted(ctx, { brandId, userId, productId, gtin, token: '' }, count);
-  const serials = (await query<{ serial: string }>(ctx.db.em.fork(), 'select serial from mint_units where mint_batch_id = ? order by seq', [batch.mintBatchId])).map((r) => r.serial);
-  await importPassports(ctx, { id: userId }, {
-    brandId, publish: true, entries: [
-      { productId, gtin: null, lot: null, serial: null, content: examplePassport() },
-      { productId, gtin: null, lot: null, serial: serials[0]!, content: { extensions: [{ term: 'https://example.com/voc#stateOfHealth', name: { en: 'State of health' }, value: 97, unit: 'P1' }] } },
-    ],
-  });
+  const serials = (
+    await query<{ serial: string }>(ctx.db.em.fork(), 'select serial from mint_units where mint_batch_id = ? order by seq', [batch.mintBatchId])
+  ).map((r) => r.serial);
+  await importPassports(
+    ctx,
+    { id: userId },
+    {
+      brandId,
+      publish: true,
+      entries: [
+        { productId, gtin: null, lot: null, serial: null, content: examplePassport() },
+        {
+          productId,
+          gtin: null,
+          lot: null,
+          serial: serials[0]!,
+          content: { extensions: [{ term: 'https://example.com/voc#stateOfHealth', name: { en: 'State of health' }, value: 97, unit: 'P1' }] },
+        },
+      ],
+    },
+  );
   return serials;
 }
 
@@ -94,7 +133,9 @@ export interface SigningFigures {
 export async function benchItemSigning(db: Database, n = 250, rounds = 16): Promise<SigningFigures> {
   const [id, secret] = benchSecretKeys.split(':') as [string, string];
   const ctx = createUseCaseContext({
-    db, publicBaseUrl: 'http://127.0.0.1:8080', jwtSecret: 'bench-secret-bench-secret-bench-secret-01',
+    db,
+    publicBaseUrl: 'http://127.0.0.1:8080',
+    jwtSecret: 'bench-secret-bench-secret-bench-secret-01',
     webhookSecretKeys: [{ id, secret: new Uint8Array(Buffer.from(secret, 'base64')) }],
   });
   const signer = createPassportSigner(ctx, { maxSigned: 1 });
@@ -123,10 +164,19 @@ export async function benchItemSigning(db: Database, n = 250, rounds = 16): Prom
 }
 
 /** One row of `bench:passport`. */
-export interface PassportRow { readonly name: string; readonly p50: number; readonly p99: number; readonly answers: number; readonly cpuMsPerAnswer: number }
+export interface PassportRow {
+  readonly name: string;
+  readonly p50: number;
+  readonly p99: number;
+  readonly answers: number;
+  readonly cpuMsPerAnswer: number;
+}
 /** What `bench:passport` measured (BENCH_JSON). */
 export interface PassportBenchResult {
-  readonly units: number; readonly rate: number; readonly connections: number; readonly seconds: number;
+  readonly units: number;
+  readonly rate: number;
+  readonly connections: number;
+  readonly seconds: number;
   /** The unit redirect first (the baseline), then the passport page and the credential. */
   readonly rows: readonly PassportRow[];
   readonly signing: SigningFigures;
@@ -141,14 +191,28 @@ if (import.meta.main) {
     const user = await createUser(ctx, { email: 'bench@bench.example', name: 'Bench' });
     await grantRole(ctx, brand.id, user.id, 'owner');
     const [gtinA, gtinB] = [gtinOf(1), gtinOf(2)];
-    const a = (await upsertProduct(ctx, { id: user.id }, {
-      brandId: brand.id, sku: 'A', name: 'Bench A', gtin: gtinA, commercialStatus: 'ACTIVE', mintReadinessStatus: 'READY', passportUrl: null,
-    })).product.id;
+    const a = (
+      await upsertProduct(
+        ctx,
+        { id: user.id },
+        {
+          brandId: brand.id,
+          sku: 'A',
+          name: 'Bench A',
+          gtin: gtinA,
+          commercialStatus: 'ACTIVE',
+          mintReadinessStatus: 'READY',
+          passportUrl: null,
+        },
+      )
+    ).product.id;
     const batchA = await mintCompleted(ctx, { brandId: brand.id, userId: user.id, productId: a, gtin: gtinA, token: '' }, units);
     await setPassportUrl(db.em.fork(), brand.id, 'https://passports.example/a', a);
-    const serialsA = (await query<{ serial: string }>(db.em.fork(), 'select serial from mint_units where mint_batch_id = ? order by seq', [batchA.mintBatchId])).map((r) => r.serial);
+    const serialsA = (
+      await query<{ serial: string }>(db.em.fork(), 'select serial from mint_units where mint_batch_id = ? order by seq', [batchA.mintBatchId])
+    ).map((r) => r.serial);
     const serialsB = await seedPassportProduct(ctx, brand.id, user.id, gtinB, units);
-    const [{ slug }] = await query<{ slug: string }>(db.em.fork(), 'select slug from brands where id = ?', [brand.id]) as [{ slug: string }];
+    const [{ slug }] = (await query<{ slug: string }>(db.em.fork(), 'select slug from brands where id = ?', [brand.id])) as [{ slug: string }];
 
     const results: PassportRow[] = [];
     const { child, port } = await spawnServer([...profile, 'bench/passport-child.ts', scratch.url, benchSecretKeys], 'bench API');
@@ -156,7 +220,12 @@ if (import.meta.main) {
       const rows = [
         { name: 'unit redirect', status: 307, accept: browserAccept, path: (i: number) => `/r/${slug}/01/${gtinA}/21/${serialsA[i % serialsA.length]}` },
         { name: 'passport page', status: 200, accept: browserAccept, path: (i: number) => `/r/${slug}/01/${gtinB}/21/${serialsB[i % serialsB.length]}` },
-        { name: 'credential (vc+jwt)', status: 200, accept: 'application/vc+jwt', path: (i: number) => `/r/${slug}/01/${gtinB}/21/${serialsB[i % serialsB.length]}` },
+        {
+          name: 'credential (vc+jwt)',
+          status: 200,
+          accept: 'application/vc+jwt',
+          path: (i: number) => `/r/${slug}/01/${gtinB}/21/${serialsB[i % serialsB.length]}`,
+        },
       ];
       const load = async (row: (typeof rows)[number], duration: number) => {
         let i = Math.floor(Math.random() * 1e6);
@@ -164,10 +233,17 @@ if (import.meta.main) {
         const statuses: Record<number, number> = {};
         const before = cpuTicks(child.pid!);
         await new Promise<void>((resolve, reject) => {
-          const instance = autocannon({
-            url: `http://127.0.0.1:${port}`, connections, overallRate: rate, duration, headers: { accept: row.accept },
-            requests: [{ method: 'GET', setupRequest: (req) => ({ ...req, path: row.path(i++) }) }],
-          }, (error) => (error ? reject(error) : resolve()));
+          const instance = autocannon(
+            {
+              url: `http://127.0.0.1:${port}`,
+              connections,
+              overallRate: rate,
+              duration,
+              headers: { accept: row.accept },
+              requests: [{ method: 'GET', setupRequest: (req) => ({ ...req, path: row.path(i++) }) }],
+            },
+            (error) => (error ? reject(error) : resolve()),
+          );
           instance.on('response', (_c: unknown, statusCode: number, _b: number, responseTime: number) => {
             samples.push(responseTime);
             statuses[statusCode] = (statuses[statusCode] ?? 0) + 1;
@@ -177,7 +253,13 @@ if (import.meta.main) {
         samples.sort((x, y) => x - y);
         const wrong = Object.entries(statuses).filter(([s]) => Number(s) !== row.status);
         if (wrong.length > 0) throw new Error(`${row.name}: answers with status ${wrong.map(([s, n]) => `${s} x${n}`).join(', ')}`);
-        return { name: row.name, p50: percentile(samples, 50), p99: percentile(samples, 99), answers: samples.length, cpuMsPerAnswer: (ticks * 10) / samples.length };
+        return {
+          name: row.name,
+          p50: percentile(samples, 50),
+          p99: percentile(samples, 99),
+          answers: samples.length,
+          cpuMsPerAnswer: (ticks * 10) / samples.length,
+        };
       };
       for (const row of rows) await load(row, 1); // warm-up: JIT, caches, the first signature
       for (const row of rows) results.push(await load(row, seconds));
@@ -185,14 +267,18 @@ if (import.meta.main) {
       process.stdout.write(`\nbench:passport  ${units} units a product, ${rate} req/s over ${connections} connections, ${seconds} s a row\n`);
       process.stdout.write('row                  answers   p50 ms  p99 ms  CPU ms/answer   p50 x redirect  CPU x redirect\n');
       for (const r of results) {
-        process.stdout.write(`${r.name.padEnd(20)} ${String(r.answers).padStart(7)} ${r.p50.toFixed(2).padStart(8)} ${r.p99.toFixed(2).padStart(7)} ${r.cpuMsPerAnswer.toFixed(3).padStart(14)} ${(r.p50 / base.p50).toFixed(2).padStart(15)} ${(r.cpuMsPerAnswer / base.cpuMsPerAnswer).toFixed(2).padStart(15)}\n`);
+        process.stdout.write(
+          `${r.name.padEnd(20)} ${String(r.answers).padStart(7)} ${r.p50.toFixed(2).padStart(8)} ${r.p99.toFixed(2).padStart(7)} ${r.cpuMsPerAnswer.toFixed(3).padStart(14)} ${(r.p50 / base.p50).toFixed(2).padStart(15)} ${(r.cpuMsPerAnswer / base.cpuMsPerAnswer).toFixed(2).padStart(15)}\n`,
+        );
       }
     } finally {
       await stopServer(child);
     }
     // Item credential signing against a bare Ed25519 loop over payloads of the same size.
     const signing = await benchItemSigning(db);
-    process.stdout.write(`item credential signing: ${signing.signerPerSecond.toFixed(0)}/s, bare Ed25519 sign loop (${signing.payloadBytes} B): ${signing.barePerSecond.toFixed(0)}/s, ratio ${signing.ratio.toFixed(2)}x (median of ${signing.ratios.length} rounds, ${Math.min(...signing.ratios).toFixed(2)}-${Math.max(...signing.ratios).toFixed(2)})\n`);
+    process.stdout.write(
+      `item credential signing: ${signing.signerPerSecond.toFixed(0)}/s, bare Ed25519 sign loop (${signing.payloadBytes} B): ${signing.barePerSecond.toFixed(0)}/s, ratio ${signing.ratio.toFixed(2)}x (median of ${signing.ratios.length} rounds, ${Math.min(...signing.ratios).toFixed(2)}-${Math.max(...signing.ratios).toFixed(2)})\n`,
+    );
     const result: PassportBenchResult = { units, rate, connections, seconds, rows: results, signing };
     if (process.env['BENCH_JSON']) writeFileSync(process.env['BENCH_JSON'], JSON.stringify(result));
   } finally {

@@ -29,7 +29,11 @@ const warmup = 100;
 const chunk = 2000;
 
 /** Latency of one case over the timed calls, milliseconds. */
-export interface Figures { readonly p50: number; readonly p99: number; readonly max: number }
+export interface Figures {
+  readonly p50: number;
+  readonly p99: number;
+  readonly max: number;
+}
 
 /** What `benchReads` measures. */
 export interface ReadsBenchOptions {
@@ -42,7 +46,11 @@ export interface ReadsBenchOptions {
 }
 
 /** One timed case of one run; `target` is its p99 target in ms (null for a baseline). */
-export interface ReadsCase { readonly label: string; readonly figures: Figures; readonly target: number | null }
+export interface ReadsCase {
+  readonly label: string;
+  readonly figures: Figures;
+  readonly target: number | null;
+}
 
 /** Everything `benchReads` measured: per run, the six cases in a fixed order (first page, depth, the two baselines, KPIs, the KPIs' baseline). */
 export interface ReadsBenchResult {
@@ -70,27 +78,36 @@ async function seed(db: Database, units: number, brandId: string, batchId: strin
   const em = db.em.fork();
   const jobId = randomUUID();
   const base = new Date('2026-01-01T00:00:00.000Z');
-  await run(em,
+  await run(
+    em,
     `insert into mint_jobs (brand_id, id, status, scope_type, requested_quantity, product_id, lease_token, attempts, created_at, updated_at, finished_at)
-     values (?, ?, 'COMPLETED', 'serial', ?, ?, 1, 0, ?, ?, ?)`, [brandId, jobId, units, productId, base, base, base]);
-  await run(em,
+     values (?, ?, 'COMPLETED', 'serial', ?, ?, 1, 0, ?, ?, ?)`,
+    [brandId, jobId, units, productId, base, base, base],
+  );
+  await run(
+    em,
     `insert into mint_batches (brand_id, id, mint_job_id, product_id, status, identity_mode, activation_mode, requested_quantity, minted_quantity,
        resolver_base_url, gtin, created_at, updated_at)
      values (?, ?, ?, ?, 'minted', 'serial', 'active_at_mint', ?, ?, 'http://127.0.0.1:8080/r/bench', null, ?, ?)`,
-    [brandId, batchId, jobId, productId, units, units, base, base]);
+    [brandId, batchId, jobId, productId, units, units, base, base],
+  );
   // Serial: 20 characters from md5 of the seq (unique per batch), like the executor's unguessable serials.
-  await run(em,
+  await run(
+    em,
     `insert into mint_units (brand_id, id, mint_batch_id, seq, serial, status, created_at, activated_at)
      select ?::uuid, gen_random_uuid(), ?::uuid, g, s.serial, 'active', t.at, t.at
      from generate_series(1, ?::int) g
      cross join lateral (select upper(substr(md5(g::text), 1, 20)) as serial) s
      cross join lateral (select ?::timestamptz + ((g - 1) / ?::int) * interval '40 ms' as at) t`,
-    [brandId, batchId, units, base, chunk]);
-  await run(em,
+    [brandId, batchId, units, base, chunk],
+  );
+  await run(
+    em,
     `insert into mint_kpis (brand_id, shard, total_tokens_minted, active_tokens, batches_created, exported_printed) values (?, 0, ?, ?, 1, 0)
      on conflict (brand_id, shard) do update set total_tokens_minted = excluded.total_tokens_minted, active_tokens = excluded.active_tokens,
        batches_created = excluded.batches_created`,
-    [brandId, units, units]);
+    [brandId, units, units],
+  );
 }
 
 /**
@@ -108,9 +125,19 @@ export async function benchReads(options: ReadsBenchOptions, progress: (line: st
     const ctx = createUseCaseContext({ db, publicBaseUrl: 'http://127.0.0.1:8080' });
     const brand = await createWorkspace(ctx, { name: 'Bench Brand' });
     const user = await createUser(ctx, { email: `bench-${brand.slug}@bench.example`, name: 'Bench' });
-    const { product } = await upsertProduct(ctx, { id: user.id }, {
-      brandId: brand.id, sku: 'BENCH-SKU', name: 'Bench product', gtin: null, commercialStatus: 'ACTIVE', mintReadinessStatus: 'READY', passportUrl: null,
-    });
+    const { product } = await upsertProduct(
+      ctx,
+      { id: user.id },
+      {
+        brandId: brand.id,
+        sku: 'BENCH-SKU',
+        name: 'Bench product',
+        gtin: null,
+        commercialStatus: 'ACTIVE',
+        mintReadinessStatus: 'READY',
+        passportUrl: null,
+      },
+    );
     const batchId = randomUUID();
 
     let started = performance.now();
@@ -124,8 +151,11 @@ export async function benchReads(options: ReadsBenchOptions, progress: (line: st
     progress(`vacuum analyze in ${((performance.now() - started) / 1000).toFixed(1)} s`);
 
     const em = () => db!.em.fork();
-    const [row] = await query<{ created_at: Date; id: string }>(em(),
-      `select created_at, id from mint_units where brand_id = ? order by created_at desc, id desc offset ? limit 1`, [brand.id, depth - 1]);
+    const [row] = await query<{ created_at: Date; id: string }>(
+      em(),
+      `select created_at, id from mint_units where brand_id = ? order by created_at desc, id desc offset ? limit 1`,
+      [brand.id, depth - 1],
+    );
     const deep: Cursor = { at: new Date(row!.created_at), id: row!.id };
 
     const page = await listMintUnits(ctx, brand.id, { limit: null, cursor: deep, mintBatchId: null });
@@ -133,24 +163,38 @@ export async function benchReads(options: ReadsBenchOptions, progress: (line: st
     const kpis = await getMintKpis(ctx, brand.id);
     if (kpis.totalTokensMinted !== units) throw new Error('unexpected KPIs');
 
-    const bare = (cursor: Cursor | null) => () => cursor === null
-      ? query(em(), `select * from mint_units where brand_id = ? order by created_at desc, id desc limit 51`, [brand.id])
-      : query(em(), `select * from mint_units where brand_id = ? and (created_at, id) < (?::timestamptz, ?::uuid) order by created_at desc, id desc limit 51`,
-        [brand.id, cursor.at, cursor.id]);
+    const bare = (cursor: Cursor | null) => () =>
+      cursor === null
+        ? query(em(), `select * from mint_units where brand_id = ? order by created_at desc, id desc limit 51`, [brand.id])
+        : query(
+            em(),
+            `select * from mint_units where brand_id = ? and (created_at, id) < (?::timestamptz, ?::uuid) order by created_at desc, id desc limit 51`,
+            [brand.id, cursor.at, cursor.id],
+          );
 
     // The KPIs' baseline: the same sums, prepared once on a plain client of its own.
     const plain = new pg.Client({ connectionString: scratch.url });
     await plain.connect();
-    const bareKpis = () => plain.query({
-      name: 'bare_kpis', values: [brand.id],
-      text: 'select sum(total_tokens_minted), sum(active_tokens), sum(batches_created), sum(exported_printed) from mint_kpis where brand_id = $1',
-    });
+    const bareKpis = () =>
+      plain.query({
+        name: 'bare_kpis',
+        values: [brand.id],
+        text: 'select sum(total_tokens_minted), sum(active_tokens), sum(batches_created), sum(exported_printed) from mint_kpis where brand_id = $1',
+      });
 
     const runs: ReadsCase[][] = [];
     for (let run = 0; run < options.runs; run++) {
       runs.push([
-        { label: 'ListMintUnits first page', figures: await time(iterations, () => listMintUnits(ctx, brand.id, { limit: null, cursor: null, mintBatchId: null })), target: 10 },
-        { label: `ListMintUnits page at depth ${depth.toLocaleString('en')}`, figures: await time(iterations, () => listMintUnits(ctx, brand.id, { limit: null, cursor: deep, mintBatchId: null })), target: 10 },
+        {
+          label: 'ListMintUnits first page',
+          figures: await time(iterations, () => listMintUnits(ctx, brand.id, { limit: null, cursor: null, mintBatchId: null })),
+          target: 10,
+        },
+        {
+          label: `ListMintUnits page at depth ${depth.toLocaleString('en')}`,
+          figures: await time(iterations, () => listMintUnits(ctx, brand.id, { limit: null, cursor: deep, mintBatchId: null })),
+          target: 10,
+        },
         { label: 'baseline: bare SELECT, first page', figures: await time(iterations, bare(null)), target: null },
         { label: `baseline: bare SELECT, depth ${depth.toLocaleString('en')}`, figures: await time(iterations, bare(deep)), target: null },
         { label: 'GetMintKpis', figures: await time(iterations, () => getMintKpis(ctx, brand.id)), target: 1 },
@@ -159,13 +203,18 @@ export async function benchReads(options: ReadsBenchOptions, progress: (line: st
       if (options.runs > 1) progress(`run ${run + 1}/${options.runs} timed`);
     }
     await plain.end();
-    const [plan] = await query<{ 'QUERY PLAN': unknown }>(em(),
+    const [plan] = await query<{ 'QUERY PLAN': unknown }>(
+      em(),
       `explain (analyze, format json) select * from mint_units where brand_id = ? and (created_at, id) < (?::timestamptz, ?::uuid) order by created_at desc, id desc limit 51`,
-      [brand.id, deep.at, deep.id]);
+      [brand.id, deep.at, deep.id],
+    );
     const top = (plan!['QUERY PLAN'] as [{ Plan: { Plans?: [{ 'Node Type': string; 'Index Name'?: string }] }; 'Execution Time': number }])[0];
     const scan = top.Plan.Plans?.[0];
     return {
-      units, depth, iterations, runs,
+      units,
+      depth,
+      iterations,
+      runs,
       plan: { node: scan?.['Node Type'] ?? '?', index: scan?.['Index Name'] ?? '?', executionMs: top['Execution Time'] },
     };
   } finally {
@@ -179,7 +228,9 @@ if (import.meta.main) {
   let failed = false;
   try {
     const result = await benchReads({
-      units: Number(process.env.BENCH_UNITS ?? 1_000_000), iterations: Number(process.env.BENCH_ITERATIONS ?? 5_000), runs: Number(process.env.BENCH_RUNS ?? 1),
+      units: Number(process.env.BENCH_UNITS ?? 1_000_000),
+      iterations: Number(process.env.BENCH_ITERATIONS ?? 5_000),
+      runs: Number(process.env.BENCH_RUNS ?? 1),
     });
     for (const results of result.runs) {
       console.log(`\n${result.iterations} timed calls per case after ${warmup} warm-up calls, in process (no transport), milliseconds:`);
@@ -190,8 +241,10 @@ if (import.meta.main) {
         console.log(`${label.padEnd(44)} ${f.p50.toFixed(2).padStart(7)} ${f.p99.toFixed(2).padStart(7)} ${f.max.toFixed(2).padStart(7)}  ${verdict}`);
       }
       const ratio = (a: Figures, b: Figures) => `p50 ${(a.p50 / b.p50).toFixed(2)}x, p99 ${(a.p99 / b.p99).toFixed(2)}x`;
-      console.log(`\nuse case / bare SELECT: first page ${ratio(results[0]!.figures, results[2]!.figures)}; depth ${ratio(results[1]!.figures, results[3]!.figures)}; ` +
-        `KPIs ${ratio(results[4]!.figures, results[5]!.figures)}`);
+      console.log(
+        `\nuse case / bare SELECT: first page ${ratio(results[0]!.figures, results[2]!.figures)}; depth ${ratio(results[1]!.figures, results[3]!.figures)}; ` +
+          `KPIs ${ratio(results[4]!.figures, results[5]!.figures)}`,
+      );
     }
     console.log(`plan at depth: ${result.plan.node} on ${result.plan.index}, execution ${result.plan.executionMs.toFixed(3)} ms`);
     if (process.env.BENCH_JSON) writeFileSync(process.env.BENCH_JSON, JSON.stringify(result));

@@ -107,12 +107,29 @@ async function serve(mode: string, dbUrl: string, brandId: string): Promise<void
   // The webhook secret keys seal the passport signing key: the credential row's answers are signed.
   const ctx = createUseCaseContext({ db, publicBaseUrl: 'http://127.0.0.1:8080', webhookSecretKeys: keys.keys });
   const api = await startApi({
-    ctx, config: { port: 0, host: '127.0.0.1', shutdownTimeoutMs: 2_000 },
-    logger: createLogger({ logLevel: 'warn' }, { service: 'bench-api' }, new Writable({ write: (c, _e, done) => { process.stderr.write(c); done(); } })),
+    ctx,
+    config: { port: 0, host: '127.0.0.1', shutdownTimeoutMs: 2_000 },
+    logger: createLogger(
+      { logLevel: 'warn' },
+      { service: 'bench-api' },
+      new Writable({
+        write: (c, _e, done) => {
+          process.stderr.write(c);
+          done();
+        },
+      }),
+    ),
     readiness: async () => ({ ok: true, checks: {} }),
   });
   process.stdout.write(`PORT ${api.port}\n`);
-  process.once('SIGTERM', () => void api.close().then(() => db.close()).then(() => process.exit(0)));
+  process.once(
+    'SIGTERM',
+    () =>
+      void api
+        .close()
+        .then(() => db.close())
+        .then(() => process.exit(0)),
+  );
 }
 
 /**
@@ -132,16 +149,19 @@ async function serveFloor(dbUrl: string, brandId: string): Promise<void> {
   const server = createServer((req, res) => {
     const url = req.url ?? '';
     const at = url.indexOf('/21/') + 4;
-    pool.query({ ...lookup, values: [brandId, url.slice(at, at + 20)] }).then(({ rowCount }) => {
-      res.statusCode = rowCount === 1 ? 307 : 404;
-      if (rowCount === 1) res.setHeader('location', passport);
-      res.setHeader('cache-control', 'no-store');
-      res.setHeader('content-length', 0);
-      res.end();
-    }, () => {
-      res.statusCode = 503;
-      res.end();
-    });
+    pool.query({ ...lookup, values: [brandId, url.slice(at, at + 20)] }).then(
+      ({ rowCount }) => {
+        res.statusCode = rowCount === 1 ? 307 : 404;
+        if (rowCount === 1) res.setHeader('location', passport);
+        res.setHeader('cache-control', 'no-store');
+        res.setHeader('content-length', 0);
+        res.end();
+      },
+      () => {
+        res.statusCode = 503;
+        res.end();
+      },
+    );
   });
   server.listen(0, '127.0.0.1', () => process.stdout.write(`PORT ${(server.address() as { port: number }).port}\n`));
 }
@@ -169,10 +189,23 @@ export const passportBaseline: ResolverScenario = 'hotUnit';
 /** The issue's targets of the passport rows against the unit redirect, and of item credential signing against a bare Ed25519 loop. */
 export const passportTargets = { p50: 1.5, cpu: 1.5, signing: 0.5 } as const;
 const scenarioLabels: Readonly<Record<ResolverScenario, string>> = {
-  unit: 'API unit scan (307)', walkUp: 'API walk-up scan, link on the GTIN (307)', linkset: 'API linkset (200)', domain: 'API brand-domain scan (307)',
-  hotUnit: 'API unit scan, passport rows\' unit count (307)', page: 'API passport page (200)', credential: 'API passport credential, vc+jwt (200)',
+  unit: 'API unit scan (307)',
+  walkUp: 'API walk-up scan, link on the GTIN (307)',
+  linkset: 'API linkset (200)',
+  domain: 'API brand-domain scan (307)',
+  hotUnit: "API unit scan, passport rows' unit count (307)",
+  page: 'API passport page (200)',
+  credential: 'API passport credential, vc+jwt (200)',
 };
-const expectedStatus: Readonly<Record<ResolverScenario, number>> = { unit: 307, walkUp: 307, linkset: 200, domain: 307, hotUnit: 307, page: 200, credential: 200 };
+const expectedStatus: Readonly<Record<ResolverScenario, number>> = {
+  unit: 307,
+  walkUp: 307,
+  linkset: 200,
+  domain: 307,
+  hotUnit: 307,
+  page: 200,
+  credential: 200,
+};
 /** The brand's resolver domain in the benchmark. */
 const benchDomain = 'id.bench.example';
 
@@ -191,9 +224,17 @@ export function resolverTargets(connections: number, judged: number): { p50?: nu
  * the server's process spent per answer (µs; NaN where /proc cannot be read).
  */
 export interface Figures {
-  p50: number; p99: number; max: number; sent: number; rate: number; statuses: Record<number, number>; errors: number; cpuUs: number;
+  p50: number;
+  p99: number;
+  max: number;
+  sent: number;
+  rate: number;
+  statuses: Record<number, number>;
+  errors: number;
+  cpuUs: number;
   /** The server's garbage collection pauses during the load: their sum per second of load and the longest (ms). */
-  gcMsPerSecond: number; gcMaxMs: number;
+  gcMsPerSecond: number;
+  gcMaxMs: number;
   /** The longest the server's event loop was held during the load (ms; stalls under 10 ms may be seen short). */
   loopMaxMs: number;
   /** CPU time of the database's server processes of the benchmark's database per answer (µs); NaN for the baseline. */
@@ -275,7 +316,11 @@ export function resolverConnections(rate: number, spec?: string): number[] {
 }
 
 /** What one row sends: the path of its nth request, and the Host header when it is not the API's own. */
-interface Requests { path(n: number): string; readonly host?: string; readonly accept?: string }
+interface Requests {
+  path(n: number): string;
+  readonly host?: string;
+  readonly accept?: string;
+}
 
 const browserAccept = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
 
@@ -283,7 +328,11 @@ const browserAccept = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*
 type DatabaseCpu = () => Promise<() => number>;
 
 /** The latencies (ms, ascending), answers by status and failed requests of one load. */
-interface Answers { readonly samples: number[]; readonly statuses: Record<number, number>; readonly errors: number }
+interface Answers {
+  readonly samples: number[];
+  readonly statuses: Record<number, number>;
+  readonly errors: number;
+}
 
 /** autocannon at `rate` (its per-second bursts). */
 async function burstLoad(port: number, requests: Requests, seconds: number, rate: number, connections: number): Promise<Answers> {
@@ -291,14 +340,17 @@ async function burstLoad(port: number, requests: Requests, seconds: number, rate
   const statuses: Record<number, number> = {};
   let i = 0;
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
-    const instance = autocannon({
-      url: `http://127.0.0.1:${port}`,
-      connections,
-      overallRate: rate,
-      duration: seconds,
-      headers: { accept: requests.accept ?? browserAccept, ...(requests.host === undefined ? {} : { host: requests.host }) },
-      requests: [{ method: 'GET', setupRequest: (req) => ({ ...req, path: requests.path(i++) }) }],
-    }, (error, res) => (error ? reject(error) : resolve(res)));
+    const instance = autocannon(
+      {
+        url: `http://127.0.0.1:${port}`,
+        connections,
+        overallRate: rate,
+        duration: seconds,
+        headers: { accept: requests.accept ?? browserAccept, ...(requests.host === undefined ? {} : { host: requests.host }) },
+        requests: [{ method: 'GET', setupRequest: (req) => ({ ...req, path: requests.path(i++) }) }],
+      },
+      (error, res) => (error ? reject(error) : resolve(res)),
+    );
     instance.on('response', (_client: unknown, statusCode: number, _bytes: number, responseTime: number) => {
       samples.push(responseTime);
       statuses[statusCode] = (statuses[statusCode] ?? 0) + 1;
@@ -316,7 +368,13 @@ async function steady(port: number, requests: Requests, seconds: number, rate: n
 }
 
 async function load(
-  server: { port: number; child: ChildProcess }, requests: Requests, seconds: number, rate: number, connections: number, pacing: Pacing, dbCpu?: DatabaseCpu,
+  server: { port: number; child: ChildProcess },
+  requests: Requests,
+  seconds: number,
+  rate: number,
+  connections: number,
+  pacing: Pacing,
+  dbCpu?: DatabaseCpu,
 ): Promise<Figures> {
   const pauses: number[] = [];
   let loopMaxMs = 0;
@@ -335,9 +393,17 @@ async function load(
   const dbMs = (dbCpuNow?.() ?? Number.NaN) - dbBefore;
   server.child.stdout!.off('data', onGc);
   return {
-    gcMsPerSecond: pauses.reduce((sum, ms) => sum + ms, 0) / seconds, gcMaxMs: pauses.length === 0 ? 0 : Math.max(...pauses), loopMaxMs,
-    p50: percentile(samples, 50), p99: percentile(samples, 99), max: samples[samples.length - 1] ?? Number.NaN, sent: samples.length,
-    rate: samples.length / seconds, statuses, errors, cpuUs: samples.length > 0 ? (cpuMs * 1000) / samples.length : Number.NaN,
+    gcMsPerSecond: pauses.reduce((sum, ms) => sum + ms, 0) / seconds,
+    gcMaxMs: pauses.length === 0 ? 0 : Math.max(...pauses),
+    loopMaxMs,
+    p50: percentile(samples, 50),
+    p99: percentile(samples, 99),
+    max: samples[samples.length - 1] ?? Number.NaN,
+    sent: samples.length,
+    rate: samples.length / seconds,
+    statuses,
+    errors,
+    cpuUs: samples.length > 0 ? (cpuMs * 1000) / samples.length : Number.NaN,
     dbCpuUs: samples.length > 0 ? (dbMs * 1000) / samples.length : Number.NaN,
   };
 }
@@ -358,15 +424,20 @@ export async function benchResolver(options: ResolverBenchOptions, progress: (li
   const ownLinks = Math.max(0, Math.min(units, options.links - 1));
   const linkStarted = performance.now();
   const em = seeded.db.em.fork();
-  await runSql(em,
+  await runSql(
+    em,
     `insert into resolver_links (brand_id, id, level, gtin, qualifier, link_type, href, title, media_type, is_default, created_at, updated_at)
      select ?::uuid, gen_random_uuid(), 'serial', ?, upper(substr(md5(g::text), 1, 20)), 'pip', 'https://passports.example/unit/' || g, 'Unit ' || g,
        'text/html', true, now(), now()
-     from generate_series(1, ?::int) g`, [seeded.brandId, seeded.gtin, ownLinks]);
+     from generate_series(1, ?::int) g`,
+    [seeded.brandId, seeded.gtin, ownLinks],
+  );
   await runSql(em, 'update brands set resolver_domain = ? where id = ?', [benchDomain, seeded.brandId]);
   await runSql(em, 'analyze resolver_links', []);
   const [stored] = await query<{ n: string }>(em, 'select count(*) as n from resolver_links', []);
-  progress(`stored ${Number(stored!.n).toLocaleString('en')} link rows in ${((performance.now() - linkStarted) / 1000).toFixed(1)} s; brand domain ${benchDomain}`);
+  progress(
+    `stored ${Number(stored!.n).toLocaleString('en')} link rows in ${((performance.now() - linkStarted) / 1000).toFixed(1)} s; brand domain ${benchDomain}`,
+  );
   // A second product of the brand with a published passport: the passport rows' units.
   const { benchItemSigning, seedPassportProduct } = await import('./passport.ts');
   const { grantRole } = await import('@mint/usecases');
@@ -374,7 +445,10 @@ export async function benchResolver(options: ResolverBenchOptions, progress: (li
   const passportGtin = '09506000134369';
   const passportSerials = await seedPassportProduct(seeded.ctx, seeded.brandId, seeded.userId, passportGtin, options.passportUnits);
   progress(`seeded a product with a published passport and ${options.passportUnits.toLocaleString('en')} units`);
-  const anyPassportUnit = (path: (serial: string) => string): Requests['path'] => () => path(passportSerials[Math.floor(Math.random() * passportSerials.length)]!);
+  const anyPassportUnit =
+    (path: (serial: string) => string): Requests['path'] =>
+    () =>
+      path(passportSerials[Math.floor(Math.random() * passportSerials.length)]!);
   const serialOf = (seq: number) => createHash('md5').update(String(seq)).digest('hex').slice(0, 20).toUpperCase();
   // 100,000 serials drawn at random from the units numbered `from` to `to`, packed in one buffer,
   // each request's path built when it is sent: this process is the load generator, and the 400,000
@@ -401,14 +475,19 @@ export async function benchResolver(options: ResolverBenchOptions, progress: (li
    * pools, its scan writer and link listener), and a reader of the CPU time they used so far.
    */
   const databaseCpu: DatabaseCpu = async () => {
-    const pids = (await query<{ pid: number }>(seeded.db.em.fork(), 'select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()'))
-      .map((r) => r.pid);
+    const pids = (
+      await query<{ pid: number }>(seeded.db.em.fork(), 'select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()')
+    ).map((r) => r.pid);
     return () => pids.reduce((sum, pid) => sum + cpuMsOf(pid), 0);
   };
   const servers: { child: ChildProcess; port: number }[] = [];
   try {
     for (const mode of ['baseline', 'floor', 'api'] as const) servers.push(await start(mode, seeded.url, seeded.brandId));
-    const [baselineServer, floorServer, apiServer] = servers as [{ child: ChildProcess; port: number }, { child: ChildProcess; port: number }, { child: ChildProcess; port: number }];
+    const [baselineServer, floorServer, apiServer] = servers as [
+      { child: ChildProcess; port: number },
+      { child: ChildProcess; port: number },
+      { child: ChildProcess; port: number },
+    ];
     await load(baselineServer, rows.unit!, 3, rate, connections[0]!, 'bursts');
     await load(floorServer, rows.unit!, 3, rate, connections[0]!, 'bursts');
     for (const requests of Object.values(rows)) await load(apiServer, requests, 3, rate, connections[0]!, 'bursts');
@@ -423,18 +502,32 @@ export async function benchResolver(options: ResolverBenchOptions, progress: (li
             scenarios[name] = await load(apiServer, requests, durationSeconds, rate, count, pacing, databaseCpu);
           }
           runs.push({ connections: count, pacing, baseline, floor, api: scenarios.unit!, scenarios });
-          progress(`run ${run + 1}/${options.runs}, ${count} connections, ${pacing}: baseline p50 ${baseline.p50.toFixed(2)} p99 ${baseline.p99.toFixed(2)} ms; ` +
-            `floor p50 ${floor.p50.toFixed(2)} p99 ${floor.p99.toFixed(2)} ms; ` +
-            Object.entries(scenarios).map(([name, f]) => `${name} p50 ${f.p50.toFixed(2)} p99 ${f.p99.toFixed(2)} ms`).join('; '));
+          progress(
+            `run ${run + 1}/${options.runs}, ${count} connections, ${pacing}: baseline p50 ${baseline.p50.toFixed(2)} p99 ${baseline.p99.toFixed(2)} ms; ` +
+              `floor p50 ${floor.p50.toFixed(2)} p99 ${floor.p99.toFixed(2)} ms; ` +
+              Object.entries(scenarios)
+                .map(([name, f]) => `${name} p50 ${f.p50.toFixed(2)} p99 ${f.p99.toFixed(2)} ms`)
+                .join('; '),
+          );
         }
       }
     }
     const [scans] = await query<{ n: string }>(seeded.db.em.fork(), 'select count(*) as n from scan_events');
     // Item credential signing, in this process once the servers are idle.
     const signing = await benchItemSigning(seeded.db);
-    progress(`item credential signing ${signing.signerPerSecond.toFixed(0)}/s against a bare Ed25519 loop ${signing.barePerSecond.toFixed(0)}/s (${signing.payloadBytes} B): ${signing.ratio.toFixed(2)}x`);
+    progress(
+      `item credential signing ${signing.signerPerSecond.toFixed(0)}/s against a bare Ed25519 loop ${signing.barePerSecond.toFixed(0)}/s (${signing.payloadBytes} B): ${signing.ratio.toFixed(2)}x`,
+    );
     return {
-      units, links: ownLinks + 1, rate, durationSeconds, targetConnections: connections[0]!, runs, scanEvents: Number(scans!.n), passportUnits: options.passportUnits, signing,
+      units,
+      links: ownLinks + 1,
+      rate,
+      durationSeconds,
+      targetConnections: connections[0]!,
+      runs,
+      scanEvents: Number(scans!.n),
+      passportUnits: options.passportUnits,
+      signing,
     };
   } finally {
     for (const { child } of servers) await stopServer(child);
@@ -449,22 +542,32 @@ if (process.argv[2] === 'serve') {
   try {
     const rate = Number(process.env.BENCH_RATE ?? 5_000);
     const result = await benchResolver({
-      units: Number(process.env.BENCH_UNITS ?? 1_000_000), links: Number(process.env.BENCH_LINKS ?? 100_000), rate,
-      durationSeconds: Number(process.env.BENCH_DURATION ?? 20), runs: Number(process.env.BENCH_RUNS ?? 1),
-      connections: resolverConnections(rate, process.env.BENCH_CONNECTIONS), passportUnits: Number(process.env.BENCH_PASSPORT_UNITS ?? 1_000),
+      units: Number(process.env.BENCH_UNITS ?? 1_000_000),
+      links: Number(process.env.BENCH_LINKS ?? 100_000),
+      rate,
+      durationSeconds: Number(process.env.BENCH_DURATION ?? 20),
+      runs: Number(process.env.BENCH_RUNS ?? 1),
+      connections: resolverConnections(rate, process.env.BENCH_CONNECTIONS),
+      passportUnits: Number(process.env.BENCH_PASSPORT_UNITS ?? 1_000),
     });
-    console.log(`\n${result.units.toLocaleString('en')} units, ${result.links.toLocaleString('en')} link rows; ${result.rate.toLocaleString('en')} requests/s for ${result.durationSeconds} s per row (after 3 s warm-up), loopback, milliseconds; ` +
-      'x = ratio to the bare baseline, xf = ratio to the floor (one indexed read of the unit per request), at the same connections:');
-    console.log(`${'server'.padEnd(44)} ${'pacing'.padEnd(6)} ${'conns'.padStart(5)} ${'p50'.padStart(6)} ${'x'.padStart(5)} ${'xf'.padStart(4)} ${'p99'.padStart(6)} ${'x'.padStart(5)} ${'xf'.padStart(4)} ` +
-      `${'max'.padStart(7)} ${'req/s'.padStart(7)} ${'cpu µs'.padStart(6)} ${'db µs'.padStart(6)} ${'gc ms/s'.padStart(7)} ${'gc max'.padStart(6)} ${'loop max'.padStart(8)}  target  statuses`);
+    console.log(
+      `\n${result.units.toLocaleString('en')} units, ${result.links.toLocaleString('en')} link rows; ${result.rate.toLocaleString('en')} requests/s for ${result.durationSeconds} s per row (after 3 s warm-up), loopback, milliseconds; ` +
+        'x = ratio to the bare baseline, xf = ratio to the floor (one indexed read of the unit per request), at the same connections:',
+    );
+    console.log(
+      `${'server'.padEnd(44)} ${'pacing'.padEnd(6)} ${'conns'.padStart(5)} ${'p50'.padStart(6)} ${'x'.padStart(5)} ${'xf'.padStart(4)} ${'p99'.padStart(6)} ${'x'.padStart(5)} ${'xf'.padStart(4)} ` +
+        `${'max'.padStart(7)} ${'req/s'.padStart(7)} ${'cpu µs'.padStart(6)} ${'db µs'.padStart(6)} ${'gc ms/s'.padStart(7)} ${'gc max'.padStart(6)} ${'loop max'.padStart(8)}  target  statuses`,
+    );
     const ratio = (value: number, base: number | undefined) => (base === undefined ? '' : base > 0 ? (value / base).toFixed(1) : '-');
     const line = (label: string, run: (typeof result.runs)[number], f: Figures, verdict: string, against: { base?: Figures; floor?: Figures } = {}) =>
-      console.log(`${label.padEnd(44)} ${run.pacing.padEnd(6)} ${String(run.connections).padStart(5)} ` +
-        `${f.p50.toFixed(2).padStart(6)} ${ratio(f.p50, against.base?.p50).padStart(5)} ${ratio(f.p50, against.floor?.p50).padStart(4)} ` +
-        `${f.p99.toFixed(2).padStart(6)} ${ratio(f.p99, against.base?.p99).padStart(5)} ${ratio(f.p99, against.floor?.p99).padStart(4)} ` +
-        `${f.max.toFixed(2).padStart(7)} ${f.rate.toFixed(0).padStart(7)} ${f.cpuUs.toFixed(0).padStart(6)} ${(Number.isFinite(f.dbCpuUs) ? f.dbCpuUs.toFixed(0) : '-').padStart(6)} ` +
-        `${f.gcMsPerSecond.toFixed(1).padStart(7)} ${f.gcMaxMs.toFixed(1).padStart(6)} ${f.loopMaxMs.toFixed(1).padStart(8)}  ${verdict.padEnd(6)}  ` +
-        `${JSON.stringify(f.statuses)}${f.errors ? ` errors ${f.errors}` : ''}`);
+      console.log(
+        `${label.padEnd(44)} ${run.pacing.padEnd(6)} ${String(run.connections).padStart(5)} ` +
+          `${f.p50.toFixed(2).padStart(6)} ${ratio(f.p50, against.base?.p50).padStart(5)} ${ratio(f.p50, against.floor?.p50).padStart(4)} ` +
+          `${f.p99.toFixed(2).padStart(6)} ${ratio(f.p99, against.base?.p99).padStart(5)} ${ratio(f.p99, against.floor?.p99).padStart(4)} ` +
+          `${f.max.toFixed(2).padStart(7)} ${f.rate.toFixed(0).padStart(7)} ${f.cpuUs.toFixed(0).padStart(6)} ${(Number.isFinite(f.dbCpuUs) ? f.dbCpuUs.toFixed(0) : '-').padStart(6)} ` +
+          `${f.gcMsPerSecond.toFixed(1).padStart(7)} ${f.gcMaxMs.toFixed(1).padStart(6)} ${f.loopMaxMs.toFixed(1).padStart(8)}  ${verdict.padEnd(6)}  ` +
+          `${JSON.stringify(f.statuses)}${f.errors ? ` errors ${f.errors}` : ''}`,
+      );
     /** Why `f` misses the targets at `targets` (empty: it meets them). */
     const missedTargets = (f: Figures, targets: ReturnType<typeof resolverTargets>): string[] => {
       if (targets === null) return [];
@@ -479,7 +582,9 @@ if (process.argv[2] === 'serve') {
       const unit = run.scenarios[passportBaseline]!;
       return [
         ...(f.p50 / unit.p50 > passportTargets.p50 ? [`p50 ${(f.p50 / unit.p50).toFixed(2)}x the unit redirect > ${passportTargets.p50}x`] : []),
-        ...(f.cpuUs / unit.cpuUs > passportTargets.cpu ? [`CPU per answer ${(f.cpuUs / unit.cpuUs).toFixed(2)}x the unit redirect > ${passportTargets.cpu}x`] : []),
+        ...(f.cpuUs / unit.cpuUs > passportTargets.cpu
+          ? [`CPU per answer ${(f.cpuUs / unit.cpuUs).toFixed(2)}x the unit redirect > ${passportTargets.cpu}x`]
+          : []),
       ];
     };
     const misses: string[] = [];
@@ -502,24 +607,34 @@ if (process.argv[2] === 'serve') {
       }
     }
     // The passport rows as ratios to the unit redirect (the unit scan row) of the same round.
-    console.log(`\nhosted passport against the unit redirect over as many distinct units (${scenarioLabels[passportBaseline]}) of the same round (${result.passportUnits.toLocaleString('en')} units with a published passport; targets at ${result.targetConnections} connections, steady: p50 <= ${passportTargets.p50}x, API CPU per answer <= ${passportTargets.cpu}x):`);
-    console.log(`${'row'.padEnd(44)} ${'pacing'.padEnd(6)} ${'conns'.padStart(5)} ${'p50 x unit'.padStart(10)} ${'cpu x unit'.padStart(10)} ${'api+db cpu x unit'.padStart(17)}`);
+    console.log(
+      `\nhosted passport against the unit redirect over as many distinct units (${scenarioLabels[passportBaseline]}) of the same round (${result.passportUnits.toLocaleString('en')} units with a published passport; targets at ${result.targetConnections} connections, steady: p50 <= ${passportTargets.p50}x, API CPU per answer <= ${passportTargets.cpu}x):`,
+    );
+    console.log(
+      `${'row'.padEnd(44)} ${'pacing'.padEnd(6)} ${'conns'.padStart(5)} ${'p50 x unit'.padStart(10)} ${'cpu x unit'.padStart(10)} ${'api+db cpu x unit'.padStart(17)}`,
+    );
     for (const run of result.runs) {
       const unit = run.scenarios[passportBaseline]!;
       for (const name of passportScenarios) {
         const f = run.scenarios[name];
         if (f === undefined) continue;
-        console.log(`${scenarioLabels[name].padEnd(44)} ${run.pacing.padEnd(6)} ${String(run.connections).padStart(5)} ${(f.p50 / unit.p50).toFixed(2).padStart(10)} ` +
-          `${(f.cpuUs / unit.cpuUs).toFixed(2).padStart(10)} ${((f.cpuUs + f.dbCpuUs) / (unit.cpuUs + unit.dbCpuUs)).toFixed(2).padStart(17)}`);
+        console.log(
+          `${scenarioLabels[name].padEnd(44)} ${run.pacing.padEnd(6)} ${String(run.connections).padStart(5)} ${(f.p50 / unit.p50).toFixed(2).padStart(10)} ` +
+            `${(f.cpuUs / unit.cpuUs).toFixed(2).padStart(10)} ${((f.cpuUs + f.dbCpuUs) / (unit.cpuUs + unit.dbCpuUs)).toFixed(2).padStart(17)}`,
+        );
       }
     }
     const s = result.signing;
     const signingMet = s.ratio >= passportTargets.signing;
-    console.log(`item credential signing: ${s.signerPerSecond.toFixed(0)}/s against a bare Ed25519 sign loop of ${s.payloadBytes}-byte payloads ${s.barePerSecond.toFixed(0)}/s: ` +
-      `${s.ratio.toFixed(2)}x, median of ${s.ratios.length} rounds (${Math.min(...s.ratios).toFixed(2)}-${Math.max(...s.ratios).toFixed(2)}; target >= ${passportTargets.signing}x: ${signingMet ? 'ok' : 'MISSED'})`);
+    console.log(
+      `item credential signing: ${s.signerPerSecond.toFixed(0)}/s against a bare Ed25519 sign loop of ${s.payloadBytes}-byte payloads ${s.barePerSecond.toFixed(0)}/s: ` +
+        `${s.ratio.toFixed(2)}x, median of ${s.ratios.length} rounds (${Math.min(...s.ratios).toFixed(2)}-${Math.max(...s.ratios).toFixed(2)}; target >= ${passportTargets.signing}x: ${signingMet ? 'ok' : 'MISSED'})`,
+    );
     if (!signingMet) misses.push(`item credential signing ${s.ratio.toFixed(2)}x a bare Ed25519 loop < ${passportTargets.signing}x`);
     failed = misses.length > 0;
-    console.log(`targets: at ${result.targetConnections} connections (requests in flight at ${result.rate.toLocaleString('en')}/s x 2 ms) p50 <= 1 ms and p99 <= 5 ms; at 50 connections p99 <= 10 ms; every row the full rate and every answer its status: ${failed ? 'MISSED' : 'ok'}`);
+    console.log(
+      `targets: at ${result.targetConnections} connections (requests in flight at ${result.rate.toLocaleString('en')}/s x 2 ms) p50 <= 1 ms and p99 <= 5 ms; at 50 connections p99 <= 10 ms; every row the full rate and every answer its status: ${failed ? 'MISSED' : 'ok'}`,
+    );
     for (const miss of misses) console.log(`  missed: ${miss}`);
     for (const miss of floorMisses) console.log(`  the floor itself missed ${miss}`);
     console.log(`scan events written by the API runs (warm-up included): ${result.scanEvents.toLocaleString('en')}`);

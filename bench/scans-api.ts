@@ -14,10 +14,27 @@ if ((rules !== 'on' && rules !== 'off') || dbUrl === undefined) throw new Error(
 const db = await openDatabase({ url: dbUrl }, { poolSize: 10, applicationName: `bench-scans-api-${rules}` });
 const ctx = createUseCaseContext({ db, publicBaseUrl: 'http://127.0.0.1:8080' });
 const api = await startApi({
-  ctx, config: { port: 0, host: '127.0.0.1', shutdownTimeoutMs: 2_000 },
-  logger: createLogger({ logLevel: 'warn' }, { service: 'bench-scans-api' }, new Writable({ write: (c, _e, done) => { process.stderr.write(c); done(); } })),
+  ctx,
+  config: { port: 0, host: '127.0.0.1', shutdownTimeoutMs: 2_000 },
+  logger: createLogger(
+    { logLevel: 'warn' },
+    { service: 'bench-scans-api' },
+    new Writable({
+      write: (c, _e, done) => {
+        process.stderr.write(c);
+        done();
+      },
+    }),
+  ),
   readiness: async () => ({ ok: true, checks: {} }),
   ...(rules === 'off' ? { scanRecorder: { onWritten: () => {} } } : {}),
 });
 process.stdout.write(`PORT ${api.port}\n`);
-process.once('SIGTERM', () => void api.close().then(() => db.close()).then(() => process.exit(0)));
+process.once(
+  'SIGTERM',
+  () =>
+    void api
+      .close()
+      .then(() => db.close())
+      .then(() => process.exit(0)),
+);

@@ -104,7 +104,38 @@ function prng(seed: number): () => number {
 const rand = prng(40);
 const pick = (n: number) => Math.floor(rand() * n);
 
-const countries = ['DE', 'FR', 'IT', 'ES', 'NL', 'BE', 'AT', 'PL', 'SE', 'DK', 'FI', 'PT', 'IE', 'CZ', 'HU', 'RO', 'GR', 'US', 'CA', 'MX', 'BR', 'AR', 'JP', 'KR', 'CN', 'IN', 'AU', 'ZA', 'GB', 'CH'];
+const countries = [
+  'DE',
+  'FR',
+  'IT',
+  'ES',
+  'NL',
+  'BE',
+  'AT',
+  'PL',
+  'SE',
+  'DK',
+  'FI',
+  'PT',
+  'IE',
+  'CZ',
+  'HU',
+  'RO',
+  'GR',
+  'US',
+  'CA',
+  'MX',
+  'BR',
+  'AR',
+  'JP',
+  'KR',
+  'CN',
+  'IN',
+  'AU',
+  'ZA',
+  'GB',
+  'CH',
+];
 const classes = ['browser', 'browser', 'browser', 'app', 'bot', 'other'];
 /** Hour weights of the daily rhythm: low at 04:00, high at 19:00 UTC. */
 const hourCdf = (() => {
@@ -131,14 +162,22 @@ const zipfCdf = new Float64Array(unitCount);
 }
 function zipfUnit(): number {
   const r = rand();
-  let lo = 0, hi = unitCount - 1;
-  while (lo < hi) { const mid = (lo + hi) >> 1; if (zipfCdf[mid]! < r) lo = mid + 1; else hi = mid; }
+  let lo = 0,
+    hi = unitCount - 1;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (zipfCdf[mid]! < r) lo = mid + 1;
+    else hi = mid;
+  }
   return lo;
 }
 // Popularity rank -> unit seq, shuffled so popular units are spread over the batch.
 const unitOfRank = new Int32Array(unitCount);
 for (let i = 0; i < unitCount; i++) unitOfRank[i] = i + 1;
-for (let i = unitCount - 1; i > 0; i--) { const j = pick(i + 1); [unitOfRank[i], unitOfRank[j]] = [unitOfRank[j]!, unitOfRank[i]!]; }
+for (let i = unitCount - 1; i > 0; i--) {
+  const j = pick(i + 1);
+  [unitOfRank[i], unitOfRank[j]] = [unitOfRank[j]!, unitOfRank[i]!];
+}
 const home = new Uint8Array(unitCount + 1);
 for (let i = 1; i <= unitCount; i++) home[i] = pick(countries.length);
 
@@ -155,40 +194,59 @@ let cloneKind = 0;
 for (const u of cloneSet) {
   if (cloneKind++ % 10 < 7) {
     // Copies scanned in two foreign countries within 6 hours.
-    let a = pick(countries.length), b = pick(countries.length);
+    let a = pick(countries.length),
+      b = pick(countries.length);
     while (a === home[u]) a = pick(countries.length);
     while (b === home[u] || b === a) b = pick(countries.length);
     const t = dayStart(0) + pick((days * 24 - 7) * 3_600_000);
     for (const [k, c] of [a, a, b].entries()) {
-      at[n] = t + k * 2 * 3_600_000 + pick(3_600_000); unit[n] = u; country[n] = c; visitor[n] = `c${hex(u, 8)}k${k}${hex(pick(1 << 30), 8)}`; n++;
+      at[n] = t + k * 2 * 3_600_000 + pick(3_600_000);
+      unit[n] = u;
+      country[n] = c;
+      visitor[n] = `c${hex(u, 8)}k${k}${hex(pick(1 << 30), 8)}`;
+      n++;
     }
   } else {
     // 25 distinct visitors in one UTC day, from the unit's home country.
     const d = dayStart(pick(days));
     for (let k = 0; k < 25; k++) {
-      at[n] = d + pick(86_400_000); unit[n] = u; country[n] = home[u]!; visitor[n] = `c${hex(u, 8)}v${hex(k, 4)}${hex(pick(1 << 30), 8)}`; n++;
+      at[n] = d + pick(86_400_000);
+      unit[n] = u;
+      country[n] = home[u]!;
+      visitor[n] = `c${hex(u, 8)}v${hex(k, 4)}${hex(pick(1 << 30), 8)}`;
+      n++;
     }
   }
 }
 const injectedCloneScans = n;
 for (let k = 1; k <= withdrawnScans; k++) {
-  at[n] = rhythmTime(); unit[n] = -k; country[n] = pick(countries.length); visitor[n] = `w${hex(k, 8)}${hex(pick(1 << 30), 8)}`; n++;
+  at[n] = rhythmTime();
+  unit[n] = -k;
+  country[n] = pick(countries.length);
+  visitor[n] = `w${hex(k, 8)}${hex(pick(1 << 30), 8)}`;
+  n++;
 }
 if (n > total) throw new Error(`BENCH_SCANS=${total} is too few for the ${n} injected scans`);
 while (n < total) {
   const u = unitOfRank[zipfUnit()]!;
   const t = rhythmTime();
-  at[n] = t; unit[n] = u; country[n] = home[u]!; visitor[n] = `g${hex(u, 8)}d${Math.floor(t / 86_400_000)}r${pick(5)}`; n++;
+  at[n] = t;
+  unit[n] = u;
+  country[n] = home[u]!;
+  visitor[n] = `g${hex(u, 8)}d${Math.floor(t / 86_400_000)}r${pick(5)}`;
+  n++;
 }
 const order = new Uint32Array(total);
 for (let i = 0; i < total; i++) order[i] = i;
 order.sort((a, b) => at[a]! - at[b]!);
 
 const md5Serials = new Map<number, string>();
-const quantile = (sorted: readonly number[], q: number) => sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!;
+const quantile = (sorted: readonly number[], q: number) => (sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)]!);
 
-console.log(`bench:scans: ${total.toLocaleString('en-US')} scans over ${unitCount.toLocaleString('en-US')} units, ${days} simulated days, ` +
-  `${clones} cloned serials (${injectedCloneScans.toLocaleString('en-US')} scans), ${withdrawnScans} scans of voided units; batches of ${batchSize.toLocaleString('en-US')}`);
+console.log(
+  `bench:scans: ${total.toLocaleString('en-US')} scans over ${unitCount.toLocaleString('en-US')} units, ${days} simulated days, ` +
+    `${clones} cloned serials (${injectedCloneScans.toLocaleString('en-US')} scans), ${withdrawnScans} scans of voided units; batches of ${batchSize.toLocaleString('en-US')}`,
+);
 const seeded = await seedUnits('bench_scans', unitCount);
 try {
   const { brandId, gtin } = seeded;
@@ -198,25 +256,36 @@ try {
   const ctx = createUseCaseContext({ db: seeded.db, publicBaseUrl: seeded.publicBaseUrl, clock: () => new Date(replayNow) });
   const em = seeded.db.em.fork();
   // Serials as seeded (md5 of the seq), read back; the voided batch: 500 units of a batch with status voided.
-  for (const r of await query<{ seq: number; serial: string }>(em, 'select seq, serial from mint_units where brand_id = ? and mint_batch_id = ?', [brandId, seeded.batchId])) {
+  for (const r of await query<{ seq: number; serial: string }>(em, 'select seq, serial from mint_units where brand_id = ? and mint_batch_id = ?', [
+    brandId,
+    seeded.batchId,
+  ])) {
     md5Serials.set(Number(r.seq), r.serial);
   }
   const voidBatch = randomUUID();
   const voidJob = randomUUID();
   const t0 = new Date(dayStart(0) - 86_400_000);
-  await run(em,
+  await run(
+    em,
     `insert into mint_jobs (brand_id, id, status, scope_type, requested_quantity, product_id, lease_token, attempts, created_at, updated_at, finished_at)
      select brand_id, ?, status, scope_type, ?, product_id, 1, 0, ?, ?, ? from mint_jobs where id = (select mint_job_id from mint_batches where id = ?)`,
-    [voidJob, withdrawnScans, t0, t0, t0, seeded.batchId]);
-  await run(em,
+    [voidJob, withdrawnScans, t0, t0, t0, seeded.batchId],
+  );
+  await run(
+    em,
     `insert into mint_batches (brand_id, id, mint_job_id, product_id, status, identity_mode, activation_mode, requested_quantity, minted_quantity,
        resolver_base_url, gtin, created_at, updated_at)
      select brand_id, ?, ?, product_id, 'voided', identity_mode, activation_mode, ?, ?, resolver_base_url, gtin, ?, ?
-     from mint_batches where id = ?`, [voidBatch, voidJob, withdrawnScans, withdrawnScans, t0, t0, seeded.batchId]);
-  await run(em,
+     from mint_batches where id = ?`,
+    [voidBatch, voidJob, withdrawnScans, withdrawnScans, t0, t0, seeded.batchId],
+  );
+  await run(
+    em,
     `insert into mint_units (brand_id, id, mint_batch_id, seq, serial, status, created_at, activated_at)
      select ?::uuid, gen_random_uuid(), ?::uuid, g, 'VOID' || lpad(g::text, 6, '0'), 'active', ?, ?
-     from generate_series(1, ?::int) g`, [brandId, voidBatch, t0, t0, withdrawnScans]);
+     from generate_series(1, ?::int) g`,
+    [brandId, voidBatch, t0, t0, withdrawnScans],
+  );
   const serialOf = (u: number) => (u < 0 ? `VOID${String(-u).padStart(6, '0')}` : md5Serials.get(u)!);
   await updateScanAlertSettings(ctx, { id: randomUUID() }, { brandId, patch: { alertsPerMinute: 1_000 } });
 
@@ -232,15 +301,27 @@ try {
       rulesMs += ms;
       for (let i = 0; i < raised; i++) latencies.push(latency);
     },
-    onError: (err) => { throw err; },
+    onError: (err) => {
+      throw err;
+    },
   });
   /** Batches whose written scans reached the rules out of time order (sent in order). */
   let unordered = 0;
   const row = (i: number): IngestScanInput => {
     const u = unit[i]!;
     return {
-      scannedAt: new Date(at[i]!), kind: 'serial', gtin, identifier: serialOf(u), lot: null, outcome: u < 0 ? 'gone' : 'resolved',
-      representation: 'redirect', linkType: null, country: countries[country[i]!]!, clientClass: classes[i % classes.length]!, visitor: visitor[i]!, count: 1,
+      scannedAt: new Date(at[i]!),
+      kind: 'serial',
+      gtin,
+      identifier: serialOf(u),
+      lot: null,
+      outcome: u < 0 ? 'gone' : 'resolved',
+      representation: 'redirect',
+      linkType: null,
+      country: countries[country[i]!]!,
+      clientClass: classes[i % classes.length]!,
+      visitor: visitor[i]!,
+      count: 1,
     };
   };
   // The day partitions of the simulated days, as the executor's sweeper makes them ahead.
@@ -250,7 +331,10 @@ try {
   // so both meet the same load of the shared machine.
   await run(em, 'create table scan_events_copy (like scan_events including all) partition by range (scanned_at)');
   for (let d = -1; d <= days; d++) {
-    await run(em, `create table scan_events_copy_${d + 1} partition of scan_events_copy for values from ('${new Date(dayStart(d)).toISOString()}') to ('${new Date(dayStart(d + 1)).toISOString()}')`);
+    await run(
+      em,
+      `create table scan_events_copy_${d + 1} partition of scan_events_copy for values from ('${new Date(dayStart(d)).toISOString()}') to ('${new Date(dayStart(d + 1)).toISOString()}')`,
+    );
   }
   await run(em, 'create table scan_events_copy_default partition of scan_events_copy default');
   const client = new pg.Client({ connectionString: seeded.url });
@@ -260,11 +344,18 @@ try {
     for (let k = from; k < Math.min(total, from + batchSize); k++) {
       const i = order[k]!;
       const u = unit[i]!;
-      chunk += `${brandId}\t${new Date(at[i]!).toISOString()}\tserial\t${gtin}\t${serialOf(u)}\t\\N\t${u < 0 ? 'gone' : 'resolved'}\tredirect\t\\N\tt\tactive\t1\t` +
+      chunk +=
+        `${brandId}\t${new Date(at[i]!).toISOString()}\tserial\t${gtin}\t${serialOf(u)}\t\\N\t${u < 0 ? 'gone' : 'resolved'}\tredirect\t\\N\tt\tactive\t1\t` +
         `${countries[country[i]!]}\t${classes[i % classes.length]}\t${visitor[i]}\tingest\n`;
     }
-    await pipeline(Readable.from([chunk]), client.query(copyFrom(
-      'copy scan_events_copy (brand_id, scanned_at, kind, gtin, identifier, lot, outcome, representation, link_type, unit_known, unit_status, scans, country, client_class, visitor, source) from stdin')));
+    await pipeline(
+      Readable.from([chunk]),
+      client.query(
+        copyFrom(
+          'copy scan_events_copy (brand_id, scanned_at, kind, gtin, identifier, lot, outcome, representation, link_type, unit_known, unit_status, scans, country, client_class, visitor, source) from stdin',
+        ),
+      ),
+    );
   };
   // Each batch: the ingest call and the rules on its scans (waited for, so the rules' work counts
   // in full and overlaps nothing), then the same rows' COPY.
@@ -285,7 +376,11 @@ try {
       await alerts.drained();
       const ingested = performance.now();
       if (outcome.rejected.length > 0) throw new Error(`rows refused: ${JSON.stringify(outcome.rejected.slice(0, 3))}`);
-      for (let k = 1; k < outcome.unitScans.length; k++) if (outcome.unitScans[k]!.scannedAt < outcome.unitScans[k - 1]!.scannedAt) { unordered++; break; }
+      for (let k = 1; k < outcome.unitScans.length; k++)
+        if (outcome.unitScans[k]!.scannedAt < outcome.unitScans[k - 1]!.scannedAt) {
+          unordered++;
+          break;
+        }
       accepted += outcome.accepted;
       await copyBatch(from);
       const copied = performance.now() - ingested;
@@ -308,8 +403,11 @@ try {
   const size = await scanLedgerSize(em);
 
   // Recall and false positives from the alert events committed.
-  const raised = await query<{ event_type: string; entity_id: string }>(em,
-    `select event_type, entity_id from mint_events where brand_id = ? and event_type in ('scan_clone_suspected', 'scan_withdrawn_unit', 'scan_never_issued_serial')`, [brandId]);
+  const raised = await query<{ event_type: string; entity_id: string }>(
+    em,
+    `select event_type, entity_id from mint_events where brand_id = ? and event_type in ('scan_clone_suspected', 'scan_withdrawn_unit', 'scan_never_issued_serial')`,
+    [brandId],
+  );
   const seqOfSerial = new Map([...md5Serials].map(([seq, serial]) => [serial, seq]));
   const cloneHits = new Set<number>();
   const falseUnits = new Set<number>();
@@ -334,33 +432,73 @@ try {
   for (let i = injectedCloneScans + withdrawnScans; i < total; i++) if (!cloneSet.has(unit[i]!)) genuineScanned.add(unit[i]!);
   latencies.sort((a, b) => a - b);
   const result: ScansBenchResult & Record<string, number> = {
-    loadRuns, resolverP99OnMs: NaN, resolverP99OffMs: NaN, resolverOnToOff: NaN, resolverRatioMin: NaN, resolverRatioMax: NaN, apiCpuUsPerScanOn: NaN, apiCpuUsPerScanOff: NaN,
-    scans: total, units: unitCount, accepted, clones, withdrawnScans,
-    cloneRecall: cloneHits.size / clones, withdrawnRecall: withdrawnHits.size / withdrawnScans,
+    loadRuns,
+    resolverP99OnMs: NaN,
+    resolverP99OffMs: NaN,
+    resolverOnToOff: NaN,
+    resolverRatioMin: NaN,
+    resolverRatioMax: NaN,
+    apiCpuUsPerScanOn: NaN,
+    apiCpuUsPerScanOff: NaN,
+    scans: total,
+    units: unitCount,
+    accepted,
+    clones,
+    withdrawnScans,
+    cloneRecall: cloneHits.size / clones,
+    withdrawnRecall: withdrawnHits.size / withdrawnScans,
     recall: (cloneHits.size + withdrawnHits.size) / (clones + withdrawnScans),
-    falsePositiveUnits: falseUnits.size, genuineUnitsScanned: genuineScanned.size, falsePositiveRate: falseUnits.size / genuineScanned.size, otherAlerts,
-    alerts: latencies.length, latencyP50Ms: quantile(latencies, 0.5), latencyP99Ms: quantile(latencies, 0.99), latencyMaxMs: latencies.at(-1) ?? NaN,
-    ingestMs, rulesMs, ingestRowsPerSecond: total / (ingestMs / 1000), copyMs, copyRowsPerSecond: total / (copyMs / 1000), ingestToCopy: copyMs / ingestMs,
-    callsMs, callsToCopy: copyMs / callsMs, batchRatioP10: quantile(batchRatios, 0.1), batchRatioP90: quantile(batchRatios, 0.9),
-    rollupMs, daysRolledUp: upkeep.daysRolledUp, rawRows: size.rawRows, rollupRows: size.rollupRows,
-    rawBytesPerMillion: size.rawBytes / (total / 1e6), rollupBytesPerMillion: size.rollupBytes / (total / 1e6),
+    falsePositiveUnits: falseUnits.size,
+    genuineUnitsScanned: genuineScanned.size,
+    falsePositiveRate: falseUnits.size / genuineScanned.size,
+    otherAlerts,
+    alerts: latencies.length,
+    latencyP50Ms: quantile(latencies, 0.5),
+    latencyP99Ms: quantile(latencies, 0.99),
+    latencyMaxMs: latencies.at(-1) ?? NaN,
+    ingestMs,
+    rulesMs,
+    ingestRowsPerSecond: total / (ingestMs / 1000),
+    copyMs,
+    copyRowsPerSecond: total / (copyMs / 1000),
+    ingestToCopy: copyMs / ingestMs,
+    callsMs,
+    callsToCopy: copyMs / callsMs,
+    batchRatioP10: quantile(batchRatios, 0.1),
+    batchRatioP90: quantile(batchRatios, 0.9),
+    rollupMs,
+    daysRolledUp: upkeep.daysRolledUp,
+    rawRows: size.rawRows,
+    rollupRows: size.rollupRows,
+    rawBytesPerMillion: size.rawBytes / (total / 1e6),
+    rollupBytesPerMillion: size.rollupBytes / (total / 1e6),
   };
   const pct = (x: number) => `${(x * 100).toFixed(2)} %`;
   const met = (ok: boolean) => (ok ? 'met' : 'MISSED');
   const rate = (x: number) => `${Math.round(x).toLocaleString('en-US')} rows/s`;
-  console.log(`recall: ${pct(result.recall)} (clones ${cloneHits.size}/${clones}, withdrawn-unit scans ${withdrawnHits.size}/${withdrawnScans}); target >= 99 %: ${met(result.recall >= 0.99)}`);
-  console.log(`false positives: ${falseUnits.size} of ${genuineScanned.size.toLocaleString('en-US')} genuine units scanned = ${pct(result.falsePositiveRate)}; target <= 0.1 %: ${met(result.falsePositiveRate <= 0.001)}` +
-    (otherAlerts > 0 ? ` (${otherAlerts} other alerts)` : ''));
-  console.log(`alert latency (ingest call started -> alert committed), ${latencies.length} alerts: p50 ${result.latencyP50Ms.toFixed(0)} ms, p99 ${result.latencyP99Ms.toFixed(0)} ms, ` +
-    `max ${result.latencyMaxMs.toFixed(0)} ms; target p99 <= 60 s: ${met(result.latencyP99Ms <= 60_000)}`);
-  console.log(`ingest, batches interleaved with a bare COPY of the same rows: ${(ingestMs / 1000).toFixed(1)} s with the rules waited for ` +
-    `(the calls answered in ${(callsMs / 1000).toFixed(1)} s, ratio ${result.callsToCopy.toFixed(2)}; the rules ${(rulesMs / 1000).toFixed(1)} s: deciding, writing alerts, marking units suspect), ` +
-    `${rate(result.ingestRowsPerSecond)}; COPY: ${(copyMs / 1000).toFixed(1)} s, ${rate(result.copyRowsPerSecond)}; ` +
-    `ratio ${result.ingestToCopy.toFixed(2)} (batches p10-p90 ${result.batchRatioP10.toFixed(2)}-${result.batchRatioP90.toFixed(2)}); target >= 0.5: ${met(result.ingestToCopy >= 0.5)}`);
+  console.log(
+    `recall: ${pct(result.recall)} (clones ${cloneHits.size}/${clones}, withdrawn-unit scans ${withdrawnHits.size}/${withdrawnScans}); target >= 99 %: ${met(result.recall >= 0.99)}`,
+  );
+  console.log(
+    `false positives: ${falseUnits.size} of ${genuineScanned.size.toLocaleString('en-US')} genuine units scanned = ${pct(result.falsePositiveRate)}; target <= 0.1 %: ${met(result.falsePositiveRate <= 0.001)}` +
+      (otherAlerts > 0 ? ` (${otherAlerts} other alerts)` : ''),
+  );
+  console.log(
+    `alert latency (ingest call started -> alert committed), ${latencies.length} alerts: p50 ${result.latencyP50Ms.toFixed(0)} ms, p99 ${result.latencyP99Ms.toFixed(0)} ms, ` +
+      `max ${result.latencyMaxMs.toFixed(0)} ms; target p99 <= 60 s: ${met(result.latencyP99Ms <= 60_000)}`,
+  );
+  console.log(
+    `ingest, batches interleaved with a bare COPY of the same rows: ${(ingestMs / 1000).toFixed(1)} s with the rules waited for ` +
+      `(the calls answered in ${(callsMs / 1000).toFixed(1)} s, ratio ${result.callsToCopy.toFixed(2)}; the rules ${(rulesMs / 1000).toFixed(1)} s: deciding, writing alerts, marking units suspect), ` +
+      `${rate(result.ingestRowsPerSecond)}; COPY: ${(copyMs / 1000).toFixed(1)} s, ${rate(result.copyRowsPerSecond)}; ` +
+      `ratio ${result.ingestToCopy.toFixed(2)} (batches p10-p90 ${result.batchRatioP10.toFixed(2)}-${result.batchRatioP90.toFixed(2)}); target >= 0.5: ${met(result.ingestToCopy >= 0.5)}`,
+  );
   console.log(`batches whose written scans reached the rules out of time order: ${unordered} of ${Math.ceil(total / batchSize)}`);
   const mib = (x: number) => `${(x / 1048576).toFixed(1)} MiB`;
-  console.log(`storage per million scans: raw ${mib(result.rawBytesPerMillion)} (${size.rawRows.toLocaleString('en-US')} rows in day partitions, with indexes), ` +
-    `daily rollups ${mib(result.rollupBytesPerMillion)} (${size.rollupRows.toLocaleString('en-US')} rows); rolled up ${upkeep.daysRolledUp} brand days in ${(rollupMs / 1000).toFixed(1)} s`);
+  console.log(
+    `storage per million scans: raw ${mib(result.rawBytesPerMillion)} (${size.rawRows.toLocaleString('en-US')} rows in day partitions, with indexes), ` +
+      `daily rollups ${mib(result.rollupBytesPerMillion)} (${size.rollupRows.toLocaleString('en-US')} rows); rolled up ${upkeep.daysRolledUp} brand days in ${(rollupMs / 1000).toFixed(1)} s`,
+  );
   if (missed.length > 0) console.log(`scans of injected units without an alert (first 10): ${missed.slice(0, 10).join(', ')}`);
   // The resolver's unit scans with the rules on against off: two API processes started once (the
   // rules on in one, off in the other) and loaded in interleaved rounds, on then off then on ...,
@@ -383,8 +521,12 @@ try {
         for (const mode of (round % 2 === 0 ? ['on', 'off'] : ['off', 'on']) as ('on' | 'off')[]) {
           const port = servers[mode].port;
           const offset = (seed += 1_000_003);
-          const request = (k: number) => Buffer.from(`GET /r/${slug}/01/${gtin}/21/${serialOf(1 + (((k + offset) * 7_919) % unitCount))} HTTP/1.1\r\n` +
-            `Host: 127.0.0.1:${port}\r\nAccept: text/html\r\nUser-Agent: Mozilla/5.0 (bench)\r\n\r\n`, 'latin1');
+          const request = (k: number) =>
+            Buffer.from(
+              `GET /r/${slug}/01/${gtin}/21/${serialOf(1 + (((k + offset) * 7_919) % unitCount))} HTTP/1.1\r\n` +
+                `Host: 127.0.0.1:${port}\r\nAccept: text/html\r\nUser-Agent: Mozilla/5.0 (bench)\r\n\r\n`,
+              'latin1',
+            );
           await steadyLoad({ port, connections: loadConnections, rate: loadRate, seconds: 1, request });
           const cpuBefore = cpuMsOf(servers[mode].child.pid!);
           const load = await steadyLoad({ port, connections: loadConnections, rate: loadRate, seconds: loadSeconds, request: (k) => request(k + 500_009) });
@@ -421,11 +563,14 @@ try {
   result.apiCpuUsPerScanOff = median(cpuPerScan.off);
 
   if (loadSeconds > 0) {
-    console.log(`resolver unit-scan p99 at ${loadRate.toLocaleString('en-US')} requests/s, ${loadConnections} connections, ${loadRuns} interleaved rounds of ${loadSeconds} s a side: ` +
-      `rules on ${resolverP99.on.map((x) => x.toFixed(2)).join(', ')} ms, off ${resolverP99.off.map((x) => x.toFixed(2)).join(', ')} ms; ` +
-      `on/off per round ${roundRatios.map((x) => x.toFixed(2)).join(', ')}: median ${result.resolverOnToOff.toFixed(2)}x (${result.resolverRatioMin.toFixed(2)}-${result.resolverRatioMax.toFixed(2)}); ` +
-      `target <= 1.1x: ${met(result.resolverOnToOff <= 1.1)}; API CPU per scan (median of the rounds) on ${result.apiCpuUsPerScanOn.toFixed(0)} µs, ` +
-      `off ${result.apiCpuUsPerScanOff.toFixed(0)} µs (${(result.apiCpuUsPerScanOn / result.apiCpuUsPerScanOff).toFixed(2)}x)` + (loadErrors.on + loadErrors.off > 0 ? ` (requests not completed: on ${loadErrors.on}, off ${loadErrors.off})` : ''));
+    console.log(
+      `resolver unit-scan p99 at ${loadRate.toLocaleString('en-US')} requests/s, ${loadConnections} connections, ${loadRuns} interleaved rounds of ${loadSeconds} s a side: ` +
+        `rules on ${resolverP99.on.map((x) => x.toFixed(2)).join(', ')} ms, off ${resolverP99.off.map((x) => x.toFixed(2)).join(', ')} ms; ` +
+        `on/off per round ${roundRatios.map((x) => x.toFixed(2)).join(', ')}: median ${result.resolverOnToOff.toFixed(2)}x (${result.resolverRatioMin.toFixed(2)}-${result.resolverRatioMax.toFixed(2)}); ` +
+        `target <= 1.1x: ${met(result.resolverOnToOff <= 1.1)}; API CPU per scan (median of the rounds) on ${result.apiCpuUsPerScanOn.toFixed(0)} µs, ` +
+        `off ${result.apiCpuUsPerScanOff.toFixed(0)} µs (${(result.apiCpuUsPerScanOn / result.apiCpuUsPerScanOff).toFixed(2)}x)` +
+        (loadErrors.on + loadErrors.off > 0 ? ` (requests not completed: on ${loadErrors.on}, off ${loadErrors.off})` : ''),
+    );
   }
   if (process.env['BENCH_JSON']) writeFileSync(process.env['BENCH_JSON'], JSON.stringify(result));
 } finally {

@@ -37,7 +37,14 @@ generateTimedSerials(20_000, new Date(), random);
 const sample = cipher.encodeRange(2, 1, decodes);
 for (const s of sample.slice(0, 2000)) cipher.decode(s);
 
-const figures = { baseline: [] as number[], encode: [] as number[], decode: [] as number[], decodeMany: [] as number[], floor: [] as number[], ratio: [] as number[] };
+const figures = {
+  baseline: [] as number[],
+  encode: [] as number[],
+  decode: [] as number[],
+  decodeMany: [] as number[],
+  floor: [] as number[],
+  ratio: [] as number[],
+};
 let sink = 0;
 for (let round = 1; round <= rounds; round++) {
   const ordinal = 1000 + round;
@@ -62,7 +69,9 @@ for (let round = 1; round <= rounds; round++) {
   figures.decodeMany.push(decodeMany);
   figures.floor.push(floor);
   figures.ratio.push(encode / baseline);
-  process.stdout.write(`round ${round}: generateTimedSerials ${fmt(baseline)} units/s, encodeRange ${fmt(encode)} units/s (${(encode / baseline).toFixed(2)}x), decode ${fmt(decode)} serials/s, decodeMany by 64 ${fmt(decodeMany)} serials/s, floor of decode ${fmt(floor)}/s\n`);
+  process.stdout.write(
+    `round ${round}: generateTimedSerials ${fmt(baseline)} units/s, encodeRange ${fmt(encode)} units/s (${(encode / baseline).toFixed(2)}x), decode ${fmt(decode)} serials/s, decodeMany by 64 ${fmt(decodeMany)} serials/s, floor of decode ${fmt(floor)}/s\n`,
+  );
 }
 const line = (name: string, xs: number[], unit: string) =>
   `${name}: median ${fmt(median(xs))} ${unit} (min ${fmt(Math.min(...xs))}, max ${fmt(Math.max(...xs))})\n`;
@@ -72,5 +81,7 @@ process.stdout.write(line('encodeRange', figures.encode, 'units/s'));
 process.stdout.write(line('decode (one serial a call)', figures.decode, 'serials/s'));
 process.stdout.write(line('decodeMany (64 serials a call)', figures.decodeMany, 'serials/s'));
 process.stdout.write(line('floor of decode (ten 16-byte AES calls)', figures.floor, 'per s'));
-process.stdout.write(`encodeRange / baseline: median ${median(figures.ratio).toFixed(2)}x (min ${Math.min(...figures.ratio).toFixed(2)}, max ${Math.max(...figures.ratio).toFixed(2)})\n`);
+process.stdout.write(
+  `encodeRange / baseline: median ${median(figures.ratio).toFixed(2)}x (min ${Math.min(...figures.ratio).toFixed(2)}, max ${Math.max(...figures.ratio).toFixed(2)})\n`,
+);
 if (sink < 0) process.stdout.write('');

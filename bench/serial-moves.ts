@@ -47,20 +47,33 @@ try {
     const baselineMs = performance.now() - t;
     await restore();
     t = performance.now();
-    const move = await moveSerials(seeded.ctx, actor, {
-      brandId: seeded.brandId, action: 'decommission', reason: 'recalled', target: { mintBatchId: seeded.batchId }, idempotencyKey: `bench-${run}`,
-    }, { runAll: true });
+    const move = await moveSerials(
+      seeded.ctx,
+      actor,
+      {
+        brandId: seeded.brandId,
+        action: 'decommission',
+        reason: 'recalled',
+        target: { mintBatchId: seeded.batchId },
+        idempotencyKey: `bench-${run}`,
+      },
+      { runAll: true },
+    );
     const moveMs = performance.now() - t;
     if (move.moved !== units || bare.rowCount !== units) throw new Error(`moved ${move.moved}, updated ${bare.rowCount} of ${units}`);
     await restore();
     ratios.push(baselineMs / moveMs);
     figures.push({ baselineMs, moveMs });
     const rate = (ms: number) => Math.round(units / (ms / 1000)).toLocaleString('en-US');
-    process.stdout.write(`run ${run}: bare UPDATE ${Math.round(baselineMs)} ms (${rate(baselineMs)} rows/s), MoveSerials ${Math.round(moveMs)} ms (${rate(moveMs)} units/s), ratio ${(baselineMs / moveMs).toFixed(2)}x\n`);
+    process.stdout.write(
+      `run ${run}: bare UPDATE ${Math.round(baselineMs)} ms (${rate(baselineMs)} rows/s), MoveSerials ${Math.round(moveMs)} ms (${rate(moveMs)} units/s), ratio ${(baselineMs / moveMs).toFixed(2)}x\n`,
+    );
   }
   const json = process.env['BENCH_JSON'];
   if (json) writeFileSync(json, JSON.stringify({ units, runs: figures } satisfies SerialMovesBenchResult));
-  process.stdout.write(`serial move of ${units.toLocaleString('en-US')} units: median ratio ${median(ratios).toFixed(2)}x (min ${Math.min(...ratios).toFixed(2)}, max ${Math.max(...ratios).toFixed(2)})\n`);
+  process.stdout.write(
+    `serial move of ${units.toLocaleString('en-US')} units: median ratio ${median(ratios).toFixed(2)}x (min ${Math.min(...ratios).toFixed(2)}, max ${Math.max(...ratios).toFixed(2)})\n`,
+  );
 } finally {
   await client.end();
   await seeded.drop();

@@ -140,9 +140,20 @@ export async function createStack(prefix: string): Promise<Stack> {
     const child = spawn(process.execPath, [...(name === 'api' ? apiNodeFlags : []), ...nodeArgs, `services/${name}/src/main.ts`], {
       cwd: repoRoot,
       env: {
-        PATH: process.env['PATH'] ?? '', DATABASE_URL: dbUrl, NATS_URL: natsUrl, NATS_STREAM: stream, NATS_SUBJECT_PREFIX: subjectPrefix,
-        AUTH_JWT_SECRET: jwtSecret, DOWNLOAD_SIGNING_KEYS: `bench:${randomBytes(32).toString('base64')}`, WEBHOOK_SECRET_KEYS: `bench:${randomBytes(32).toString('base64')}`, PACK_STORE: 'fs', PACK_STORE_DIR: join(dir, 'packs'),
-        HOST: '127.0.0.1', LOG_LEVEL: 'warn', SHUTDOWN_TIMEOUT_MS: '5000', PUBLIC_BASE_URL: publicBaseUrl,
+        PATH: process.env['PATH'] ?? '',
+        DATABASE_URL: dbUrl,
+        NATS_URL: natsUrl,
+        NATS_STREAM: stream,
+        NATS_SUBJECT_PREFIX: subjectPrefix,
+        AUTH_JWT_SECRET: jwtSecret,
+        DOWNLOAD_SIGNING_KEYS: `bench:${randomBytes(32).toString('base64')}`,
+        WEBHOOK_SECRET_KEYS: `bench:${randomBytes(32).toString('base64')}`,
+        PACK_STORE: 'fs',
+        PACK_STORE_DIR: join(dir, 'packs'),
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'warn',
+        SHUTDOWN_TIMEOUT_MS: '5000',
+        PUBLIC_BASE_URL: publicBaseUrl,
         ...(name === 'api' ? { PORT: String(port) } : { EXECUTOR_HTTP_PORT: String(port) }),
         ...env,
       },
@@ -155,9 +166,14 @@ export async function createStack(prefix: string): Promise<Stack> {
     const deadline = Date.now() + 30_000;
     for (;;) {
       if (child.exitCode !== null || child.signalCode !== null) {
-        throw new Error(`${name} exited (${child.exitCode ?? child.signalCode}) before it was ready; see ${logFile}:\n${readFileSync(logFile, 'utf8').slice(-2000)}`);
+        throw new Error(
+          `${name} exited (${child.exitCode ?? child.signalCode}) before it was ready; see ${logFile}:\n${readFileSync(logFile, 'utf8').slice(-2000)}`,
+        );
       }
-      const ready = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status === 200, () => false);
+      const ready = await fetch(`http://127.0.0.1:${port}/readyz`).then(
+        (r) => r.status === 200,
+        () => false,
+      );
       if (ready) return service;
       if (Date.now() > deadline) throw new Error(`${name} not ready within 30 s; see ${logFile}`);
       await sleep(100);
@@ -165,14 +181,16 @@ export async function createStack(prefix: string): Promise<Stack> {
   };
 
   const close = async (): Promise<void> => {
-    await Promise.all(services.map(async ({ child }) => {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      const exited = once(child, 'exit');
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      await exited;
-      clearTimeout(timer);
-    }));
+    await Promise.all(
+      services.map(async ({ child }) => {
+        if (child.exitCode !== null || child.signalCode !== null) return;
+        const exited = once(child, 'exit');
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+        await exited;
+        clearTimeout(timer);
+      }),
+    );
     for (const log of logs) log.end();
     await db.close(true);
     await dropBenchStreams(natsUrl, stream);

@@ -37,7 +37,13 @@ if (!(seconds >= 12) || !(warmupSeconds >= 0) || !(drainSeconds > 0) || !(growth
 }
 
 /** Requests of one kind: answers by status, transport errors and latencies (ms). */
-interface Tally { sent: number; statuses: Record<string, number>; errors: number; latencies: number[]; failures: string[] }
+interface Tally {
+  sent: number;
+  statuses: Record<string, number>;
+  errors: number;
+  latencies: number[];
+  failures: string[];
+}
 const tallies = new Map<string, Tally>();
 function tally(kind: string): Tally {
   let t = tallies.get(kind);
@@ -93,11 +99,14 @@ try {
   api = await stack.start('api', process.env['SOAK_API_NODE_OPTIONS'] ? { NODE_OPTIONS: process.env['SOAK_API_NODE_OPTIONS'] } : {});
   // The executor as the image starts it (deploy/bin/mint's node flags, NODE_OPTIONS and environment); the API with V8's defaults, as the chart leaves it.
   executor = await stack.start('executor', withExecutorEnv({ NODE_OPTIONS: executorNodeOptions }), executorNodeFlags);
-  console.log(`${elapsed()} soak: database ${stack.dbName}, stream ${stack.stream}, API pid ${api.child.pid} on ${api.port}, executor pid ${executor.child.pid}; ` +
-    `${warmupSeconds} s of warm-up, then ${seconds} s of measured load`);
+  console.log(
+    `${elapsed()} soak: database ${stack.dbName}, stream ${stack.stream}, API pid ${api.child.pid} on ${api.port}, executor pid ${executor.child.pid}; ` +
+      `${warmupSeconds} s of warm-up, then ${seconds} s of measured load`,
+  );
   const base = `http://127.0.0.1:${api.port}`;
   const headers = { 'content-type': 'application/json', authorization: `Bearer ${seed.access_token}` };
-  const rpc = (kind: string, method: string, body: object) => call(kind, `${base}/mint.v1.MintService/${method}`, { method: 'POST', headers, body: JSON.stringify(body) });
+  const rpc = (kind: string, method: string, body: object) =>
+    call(kind, `${base}/mint.v1.MintService/${method}`, { method: 'POST', headers, body: JSON.stringify(body) });
 
   const jobs: { jobId: string; batchId: string; quantity: number }[] = [];
   const batchIds: string[] = [];
@@ -107,7 +116,10 @@ try {
   // heap (objects kept) from a heap that only reserves more room.
   const heap: { at: number; usedMb: number; totalMb: number; externalMb: number }[] = [];
   const scrapeHeap = async (at: number) => {
-    const text = await fetch(`${base}/metrics`).then((r) => r.text(), () => '');
+    const text = await fetch(`${base}/metrics`).then(
+      (r) => r.text(),
+      () => '',
+    );
     const value = (name: string) => Number(new RegExp(`^minting_nodejs_${name} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN) / 1024 / 1024;
     heap.push({ at, usedMb: value('heap_size_used_bytes'), totalMb: value('heap_size_total_bytes'), externalMb: value('external_memory_bytes') });
   };
@@ -130,7 +142,9 @@ try {
       if (second % 10 === 0) {
         const done = [...tallies.values()].reduce((n, t) => n + t.sent, 0);
         const phase = second < warmupSeconds ? `warm-up ${second} s` : `measured ${second - warmupSeconds} s`;
-        console.log(`${elapsed()} ${phase}: ${done} requests, ${jobs.length} jobs submitted, RSS API ${a.rssMb.toFixed(0)} MB, executor ${e.rssMb.toFixed(0)} MB`);
+        console.log(
+          `${elapsed()} ${phase}: ${done} requests, ${jobs.length} jobs submitted, RSS API ${a.rssMb.toFixed(0)} MB, executor ${e.rssMb.toFixed(0)} MB`,
+        );
       }
       await sleep(loadStart + (second + 1) * 1000 - performance.now());
     }
@@ -140,10 +154,14 @@ try {
     for (let _n = 0; running(); _n++) {
       const next = performance.now() + 500;
       const quantity = 50 + Math.floor(Math.random() * 451);
-      const answer = await rpc('submit', 'SubmitMintRequest', {
-        brand_id: seed.brand_id, product_id: seed.product_id, requested_quantity: quantity,
-        identity_mode: 'IDENTITY_MODE_SERIAL', activation_mode: 'ACTIVATION_MODE_ACTIVE_AT_MINT', idempotency_key: randomUUID(),
-      }) as { ok?: boolean; mint_job_id?: string; mint_batch_id?: string } | null;
+      const answer = (await rpc('submit', 'SubmitMintRequest', {
+        brand_id: seed.brand_id,
+        product_id: seed.product_id,
+        requested_quantity: quantity,
+        identity_mode: 'IDENTITY_MODE_SERIAL',
+        activation_mode: 'ACTIVATION_MODE_ACTIVE_AT_MINT',
+        idempotency_key: randomUUID(),
+      })) as { ok?: boolean; mint_job_id?: string; mint_batch_id?: string } | null;
       if (answer?.ok && answer.mint_job_id && answer.mint_batch_id) {
         jobs.push({ jobId: answer.mint_job_id, batchId: answer.mint_batch_id, quantity });
         batchIds.push(answer.mint_batch_id);
@@ -159,8 +177,9 @@ try {
       await rpc('ListMintBatches', 'ListMintBatches', { brand_id: seed.brand_id, limit: 20 });
       await rpc('GetMintKpis', 'GetMintKpis', { brand_id: seed.brand_id });
       const batch = batchIds.length > 0 && Math.random() < 0.5 ? batchIds[Math.floor(Math.random() * batchIds.length)] : undefined;
-      const page = await rpc('ListMintUnits', 'ListMintUnits', { brand_id: seed.brand_id, limit: 100, ...(batch ? { mint_batch_id: batch } : {}) }) as
-        { units?: { resolver_url?: string }[] } | null;
+      const page = (await rpc('ListMintUnits', 'ListMintUnits', { brand_id: seed.brand_id, limit: 100, ...(batch ? { mint_batch_id: batch } : {}) })) as {
+        units?: { resolver_url?: string }[];
+      } | null;
       for (const unit of page?.units ?? []) {
         if (!unit.resolver_url) continue;
         if (resolverUrls.length < 20_000) resolverUrls.push(unit.resolver_url);
@@ -202,9 +221,11 @@ try {
   }
   const drained = ((performance.now() - drainDeadline) / 1000 + drainSeconds).toFixed(1);
   const [units] = await query<{ n: string; serials: string }>(em(), 'select count(*) as n, count(distinct serial) as serials from mint_units');
-  const wrongBatches = await query<{ id: string; requested_quantity: number; n: string }>(em(),
+  const wrongBatches = await query<{ id: string; requested_quantity: number; n: string }>(
+    em(),
     `select b.id, b.requested_quantity, count(u.seq) as n from mint_batches b left join mint_units u on u.brand_id = b.brand_id and u.mint_batch_id = b.id
-     group by b.id, b.requested_quantity having count(u.id) <> b.requested_quantity`);
+     group by b.id, b.requested_quantity having count(u.id) <> b.requested_quantity`,
+  );
   const expectedUnits = jobs.reduce((n, j) => n + j.quantity, 0);
   const completed = statuses['COMPLETED'] ?? 0;
   if (completed !== jobs.length || Object.keys(statuses).some((s) => s !== 'COMPLETED')) {
@@ -212,15 +233,23 @@ try {
   }
   if (Number(units!.n) !== expectedUnits) problems.push(`units: ${units!.n} minted, ${expectedUnits} requested`);
   if (Number(units!.serials) !== Number(units!.n)) problems.push(`serials: ${Number(units!.n) - Number(units!.serials)} duplicates`);
-  if (wrongBatches.length > 0) problems.push(`${wrongBatches.length} batches hold a different number of units than requested, e.g. ${JSON.stringify(wrongBatches[0])}`);
+  if (wrongBatches.length > 0)
+    problems.push(`${wrongBatches.length} batches hold a different number of units than requested, e.g. ${JSON.stringify(wrongBatches[0])}`);
 
   // Check 1: no failed request.
   console.log(`\nrequests over ${warmupSeconds} s of warm-up and ${seconds} s of measured load (latency in ms):`);
   console.log(`${'kind'.padEnd(16)} ${'sent'.padStart(7)} ${'p50'.padStart(7)} ${'p99'.padStart(7)} ${'max'.padStart(7)}  statuses`);
   for (const [kind, t] of tallies) {
-    console.log(`${kind.padEnd(16)} ${String(t.sent).padStart(7)} ${percentile(t.latencies, 50).toFixed(1).padStart(7)} ${percentile(t.latencies, 99).toFixed(1).padStart(7)} ` +
-      `${Math.max(...t.latencies).toFixed(1).padStart(7)}  ${JSON.stringify(t.statuses)}${t.errors ? ` transport errors ${t.errors}` : ''}`);
-    const failed = Object.entries(t.statuses).filter(([s]) => isFailure(kind, Number(s))).reduce((n, [, c]) => n + c, 0) + t.errors;
+    console.log(
+      `${kind.padEnd(16)} ${String(t.sent).padStart(7)} ${percentile(t.latencies, 50).toFixed(1).padStart(7)} ${percentile(t.latencies, 99).toFixed(1).padStart(7)} ` +
+        `${Math.max(...t.latencies)
+          .toFixed(1)
+          .padStart(7)}  ${JSON.stringify(t.statuses)}${t.errors ? ` transport errors ${t.errors}` : ''}`,
+    );
+    const failed =
+      Object.entries(t.statuses)
+        .filter(([s]) => isFailure(kind, Number(s)))
+        .reduce((n, [, c]) => n + c, 0) + t.errors;
     if (failed > 0) problems.push(`${kind}: ${failed} failed requests, e.g. ${t.failures.join(' | ')}`);
   }
   for (const kind of ['submit', 'ListMintBatches', 'GetMintKpis', 'ListMintUnits', 'resolve']) {
@@ -230,24 +259,34 @@ try {
   // Check 2: memory stays flat.
   const warm = samples.filter((s) => s.at >= seconds / 6 && s.at < seconds / 2);
   const last = samples.filter((s) => s.at >= seconds - seconds / 3);
-  console.log(`\nRSS (MB), sampled every second: warm window = seconds ${(seconds / 6).toFixed(0)}-${(seconds / 2).toFixed(0)}, ` +
-    `last window = seconds ${(seconds - seconds / 3).toFixed(0)}-${seconds} of the measured load; limit: last median <= ${growthLimit.toFixed(2)} x warm median`);
+  console.log(
+    `\nRSS (MB), sampled every second: warm window = seconds ${(seconds / 6).toFixed(0)}-${(seconds / 2).toFixed(0)}, ` +
+      `last window = seconds ${(seconds - seconds / 3).toFixed(0)}-${seconds} of the measured load; limit: last median <= ${growthLimit.toFixed(2)} x warm median`,
+  );
   for (const name of ['api', 'executor'] as const) {
     const w = median(warm.map((s) => s[name]));
     const l = median(last.map((s) => s[name]));
     const all = samples.map((s) => s[name]);
     const ok = l <= growthLimit * w;
-    console.log(`${name.padEnd(9)} at start of warm-up ${all[0]?.toFixed(0)}  warm median ${w.toFixed(0)}  last median ${l.toFixed(0)}  max ${Math.max(...all).toFixed(0)}  ` +
-      `growth ${((l / w - 1) * 100).toFixed(1)}%  ${ok ? 'flat' : 'GREW'}`);
-    if (!ok || Number.isNaN(w) || Number.isNaN(l)) problems.push(`${name} RSS grew from a warm median of ${w.toFixed(0)} MB to a last median of ${l.toFixed(0)} MB`);
+    console.log(
+      `${name.padEnd(9)} at start of warm-up ${all[0]?.toFixed(0)}  warm median ${w.toFixed(0)}  last median ${l.toFixed(0)}  max ${Math.max(...all).toFixed(0)}  ` +
+        `growth ${((l / w - 1) * 100).toFixed(1)}%  ${ok ? 'flat' : 'GREW'}`,
+    );
+    if (!ok || Number.isNaN(w) || Number.isNaN(l))
+      problems.push(`${name} RSS grew from a warm median of ${w.toFixed(0)} MB to a last median of ${l.toFixed(0)} MB`);
   }
-  const heapIn = (from: number, to: number, field: 'usedMb' | 'totalMb' | 'externalMb') => median(heap.filter((h) => h.at >= from && h.at < to).map((h) => h[field]));
-  console.log(`api V8 heap (diagnostic, every 5 s from /metrics): used ${heapIn(seconds / 6, seconds / 2, 'usedMb').toFixed(0)} MB warm, ` +
-    `${heapIn(seconds - seconds / 3, seconds + 1, 'usedMb').toFixed(0)} MB last; total (reserved) ${heapIn(seconds / 6, seconds / 2, 'totalMb').toFixed(0)} MB warm, ` +
-    `${heapIn(seconds - seconds / 3, seconds + 1, 'totalMb').toFixed(0)} MB last; external ${heapIn(seconds / 6, seconds / 2, 'externalMb').toFixed(0)} MB warm, ` +
-    `${heapIn(seconds - seconds / 3, seconds + 1, 'externalMb').toFixed(0)} MB last; used samples ${heap.map((h) => h.usedMb.toFixed(0)).join(' ')}`);
-  console.log(`\njobs: ${jobs.length} submitted, ${completed} COMPLETED (${drained} s after the load), statuses ${JSON.stringify(statuses)}; ` +
-    `units ${Number(units!.n).toLocaleString('en')} minted of ${expectedUnits.toLocaleString('en')} requested, ${Number(units!.serials).toLocaleString('en')} distinct serials`);
+  const heapIn = (from: number, to: number, field: 'usedMb' | 'totalMb' | 'externalMb') =>
+    median(heap.filter((h) => h.at >= from && h.at < to).map((h) => h[field]));
+  console.log(
+    `api V8 heap (diagnostic, every 5 s from /metrics): used ${heapIn(seconds / 6, seconds / 2, 'usedMb').toFixed(0)} MB warm, ` +
+      `${heapIn(seconds - seconds / 3, seconds + 1, 'usedMb').toFixed(0)} MB last; total (reserved) ${heapIn(seconds / 6, seconds / 2, 'totalMb').toFixed(0)} MB warm, ` +
+      `${heapIn(seconds - seconds / 3, seconds + 1, 'totalMb').toFixed(0)} MB last; external ${heapIn(seconds / 6, seconds / 2, 'externalMb').toFixed(0)} MB warm, ` +
+      `${heapIn(seconds - seconds / 3, seconds + 1, 'externalMb').toFixed(0)} MB last; used samples ${heap.map((h) => h.usedMb.toFixed(0)).join(' ')}`,
+  );
+  console.log(
+    `\njobs: ${jobs.length} submitted, ${completed} COMPLETED (${drained} s after the load), statuses ${JSON.stringify(statuses)}; ` +
+      `units ${Number(units!.n).toLocaleString('en')} minted of ${expectedUnits.toLocaleString('en')} requested, ${Number(units!.serials).toLocaleString('en')} distinct serials`,
+  );
 } catch (error) {
   problems.push(`the soak stopped: ${error instanceof Error ? error.message : String(error)}`);
 } finally {

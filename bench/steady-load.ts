@@ -155,10 +155,16 @@ async function runSteadyLoad(options: SteadyLoadOptions): Promise<SteadyLoadResu
     latencies.push(latency);
     statuses[status] = (statuses[status] ?? 0) + 1;
   };
-  const connections = await Promise.all(Array.from({ length: options.connections }, () => new Promise<Connection>((resolve, reject) => {
-    const socket = connect({ port, host: '127.0.0.1' }, () => resolve(new Connection(socket, onAnswer)));
-    socket.once('error', reject);
-  })));
+  const connections = await Promise.all(
+    Array.from(
+      { length: options.connections },
+      () =>
+        new Promise<Connection>((resolve, reject) => {
+          const socket = connect({ port, host: '127.0.0.1' }, () => resolve(new Connection(socket, onAnswer)));
+          socket.once('error', reject);
+        }),
+    ),
+  );
   const total = Math.round(rate * seconds);
   const interval = 1000 / rate;
   const start = performance.now() + 5;

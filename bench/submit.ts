@@ -149,14 +149,17 @@ async function serveFloor(file: string, dbUrl: string): Promise<void> {
         res.writeHead(400).end();
         return;
       }
-      run(key).then((jobId) => {
-        const body = JSON.stringify({ ok: true, mint_job_id: jobId, status: 'MINT_JOB_STATUS_QUEUED' });
-        res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
-        res.end(body);
-      }, (error: unknown) => {
-        process.stderr.write(`floor: ${String(error)}\n`);
-        res.writeHead(503).end();
-      });
+      run(key).then(
+        (jobId) => {
+          const body = JSON.stringify({ ok: true, mint_job_id: jobId, status: 'MINT_JOB_STATUS_QUEUED' });
+          res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+          res.end(body);
+        },
+        (error: unknown) => {
+          process.stderr.write(`floor: ${String(error)}\n`);
+          res.writeHead(503).end();
+        },
+      );
     });
   });
   server.listen(0, '127.0.0.1', () => process.stdout.write(`PORT ${(server.address() as { port: number }).port}\n`));
@@ -172,16 +175,22 @@ async function load(port: number, seconds: number, connections: number, token: s
   const samples: number[] = [];
   const statuses: Record<string, number> = {};
   const result = await new Promise<autocannon.Result>((resolve, reject) => {
-    const instance = autocannon({
-      url: `http://127.0.0.1:${port}`,
-      connections,
-      duration: seconds,
-      requests: [{
-        method: 'POST', path,
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-        setupRequest: (req) => ({ ...req, body: body(randomUUID()) }),
-      }],
-    }, (error, res) => (error ? reject(error) : resolve(res)));
+    const instance = autocannon(
+      {
+        url: `http://127.0.0.1:${port}`,
+        connections,
+        duration: seconds,
+        requests: [
+          {
+            method: 'POST',
+            path,
+            headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+            setupRequest: (req) => ({ ...req, body: body(randomUUID()) }),
+          },
+        ],
+      },
+      (error, res) => (error ? reject(error) : resolve(res)),
+    );
     instance.on('response', (_client: unknown, statusCode: number, _bytes: number, responseTime: number) => {
       samples.push(responseTime);
       statuses[statusCode] = (statuses[statusCode] ?? 0) + 1;
@@ -221,10 +230,20 @@ async function captureSubmitStatements(stack: Stack, seed: DemoSeed): Promise<{ 
   const submitOne = async (key: string) => {
     const authenticated = await authenticate(stack.ctx, { bearer: seed.access_token, apiKey: null });
     const caller = await authorizeAuthenticated(stack.ctx, authenticated, seed.brand_id, 'mint:write');
-    return submitMintRequest(stack.ctx, { id: caller.actorId }, {
-      brandId: seed.brand_id, productId: seed.product_id, productBatchId: null, requestedQuantity: 10,
-      identityMode: 'serial', activationMode: 'active_at_mint', lots: [], idempotencyKey: key,
-    });
+    return submitMintRequest(
+      stack.ctx,
+      { id: caller.actorId },
+      {
+        brandId: seed.brand_id,
+        productId: seed.product_id,
+        productBatchId: null,
+        requestedQuantity: 10,
+        identityMode: 'serial',
+        activationMode: 'active_at_mint',
+        lots: [],
+        idempotencyKey: key,
+      },
+    );
   };
   await submitOne(randomUUID());
   const pg = createRequire(import.meta.resolve('@mint/db'))('pg') as { Client: { prototype: { query: (...args: unknown[]) => unknown } } };
@@ -246,8 +265,16 @@ async function captureSubmitStatements(stack: Stack, seed: DemoSeed): Promise<{ 
     pg.Client.prototype.query = original;
   }
   if (!result.ok) throw new Error('the captured submit was blocked');
-  const events = await query<{ id: string }>(stack.db.em.fork(), 'select id from mint_events where brand_id = ? and entity_id in (?, ?)', [seed.brand_id, result.mintJobId, result.mintBatchId]);
-  const fresh = new Map<string, string>([[result.mintJobId, 'j'], [result.mintBatchId, 'b'], [key, 'k']]);
+  const events = await query<{ id: string }>(stack.db.em.fork(), 'select id from mint_events where brand_id = ? and entity_id in (?, ?)', [
+    seed.brand_id,
+    result.mintJobId,
+    result.mintBatchId,
+  ]);
+  const fresh = new Map<string, string>([
+    [result.mintJobId, 'j'],
+    [result.mintBatchId, 'b'],
+    [key, 'k'],
+  ]);
   for (const [i, e] of events.entries()) fresh.set(e.id, `e${i}`);
   return { statements: statements.filter((st) => !/^(begin|commit|rollback|set )/i.test(st.text)), fresh };
 }
@@ -262,7 +289,8 @@ function pgbenchScript(captured: { statements: SentStatement[]; fresh: Map<strin
   const defines: string[] = [];
   const prepare = (value: unknown): string => {
     if (value instanceof Date) return value.toISOString();
-    if (Array.isArray(value)) return `{${value.map((v) => (v === null ? 'NULL' : `"${String(prepare(v)).replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`)).join(',')}}`;
+    if (Array.isArray(value))
+      return `{${value.map((v) => (v === null ? 'NULL' : `"${String(prepare(v)).replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`)).join(',')}}`;
     if (typeof value === 'object' && value !== null) return JSON.stringify(value);
     return String(value);
   };
@@ -292,16 +320,43 @@ function pgbenchScript(captured: { statements: SentStatement[]; fresh: Map<strin
 type PgbenchProtocol = 'extended' | 'prepared';
 
 /** Runs pgbench with `script` against the stack's database: `connections` clients for `seconds`. */
-async function pgbenchLoad(stack: Stack, script: { script: string; defines: string[] }, protocol: PgbenchProtocol, seconds: number, connections: number): Promise<PgbenchFigures> {
+async function pgbenchLoad(
+  stack: Stack,
+  script: { script: string; defines: string[] },
+  protocol: PgbenchProtocol,
+  seconds: number,
+  connections: number,
+): Promise<PgbenchFigures> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-submit-pgbench-'));
   try {
     const file = join(dir, 'submit.sql');
     writeFileSync(file, script.script);
     const url = new URL(stack.dbUrl);
-    const { stdout } = await promisify(execFile)(pgbenchBin, [
-      '-n', '-M', protocol, '-c', String(connections), '-j', '2', '-T', String(seconds), '-f', file, ...script.defines,
-      '-h', url.hostname, '-p', url.port || '5432', '-U', decodeURIComponent(url.username || 'postgres'), url.pathname.slice(1),
-    ], { env: { ...process.env, ...(url.password ? { PGPASSWORD: decodeURIComponent(url.password) } : {}) }, maxBuffer: 16 * 1024 * 1024 });
+    const { stdout } = await promisify(execFile)(
+      pgbenchBin,
+      [
+        '-n',
+        '-M',
+        protocol,
+        '-c',
+        String(connections),
+        '-j',
+        '2',
+        '-T',
+        String(seconds),
+        '-f',
+        file,
+        ...script.defines,
+        '-h',
+        url.hostname,
+        '-p',
+        url.port || '5432',
+        '-U',
+        decodeURIComponent(url.username || 'postgres'),
+        url.pathname.slice(1),
+      ],
+      { env: { ...process.env, ...(url.password ? { PGPASSWORD: decodeURIComponent(url.password) } : {}) }, maxBuffer: 16 * 1024 * 1024 },
+    );
     const tps = Number(/tps = ([\d.]+)/.exec(stdout)?.[1]);
     const latencyAvgMs = Number(/latency average = ([\d.]+) ms/.exec(stdout)?.[1]);
     if (!Number.isFinite(tps)) throw new Error(`pgbench printed no tps:\n${stdout}`);
@@ -324,7 +379,10 @@ export async function benchSubmit(options: SubmitBenchOptions, progress: (line: 
     // The database's limit for this work: the submit's own statements from pgbench (when it is installed).
     const captured = await captureSubmitStatements(stack, seed);
     const script = pgbenchScript(captured);
-    const withPgbench = await promisify(execFile)(pgbenchBin, ['--version']).then(() => true, () => false);
+    const withPgbench = await promisify(execFile)(pgbenchBin, ['--version']).then(
+      () => true,
+      () => false,
+    );
     const capturedFile = join(dir, 'statements.json');
     writeFileSync(capturedFile, JSON.stringify({ statements: captured.statements, fresh: [...captured.fresh] }));
     // Jobs of the seed, the captured submit, pgbench and the floor, left out of the check of jobs against answers.
@@ -337,10 +395,15 @@ export async function benchSubmit(options: SubmitBenchOptions, progress: (line: 
     servers.push(baseline.child);
     const floor = await startFloor(capturedFile, stack.dbUrl);
     servers.push(floor.child);
-    const body = (key: string) => JSON.stringify({
-      brand_id: seed.brand_id, product_id: seed.product_id, requested_quantity: 10,
-      identity_mode: 'IDENTITY_MODE_SERIAL', activation_mode: 'ACTIVATION_MODE_ACTIVE_AT_MINT', idempotency_key: key,
-    });
+    const body = (key: string) =>
+      JSON.stringify({
+        brand_id: seed.brand_id,
+        product_id: seed.product_id,
+        requested_quantity: 10,
+        identity_mode: 'IDENTITY_MODE_SERIAL',
+        activation_mode: 'ACTIVATION_MODE_ACTIVE_AT_MINT',
+        idempotency_key: key,
+      });
     progress(`database ${stack.dbName}, API on ${api.port}, baseline on ${baseline.port}, floor on ${floor.port}, ${options.connections} connections`);
     let apiOks = 0;
     const count = (f: LoadFigures) => f.statuses['200'] ?? 0;
@@ -354,27 +417,43 @@ export async function benchSubmit(options: SubmitBenchOptions, progress: (line: 
     for (let run = 0; run < options.runs; run++) {
       const b = await load(baseline.port, options.durationSeconds, options.connections, seed.access_token, body);
       const jobsBefore = await jobCount();
-      const pgb = withPgbench ? {
-        extended: await pgbenchLoad(stack, script, 'extended', options.durationSeconds, options.connections),
-        prepared: await pgbenchLoad(stack, script, 'prepared', options.durationSeconds, options.connections),
-      } : null;
+      const pgb = withPgbench
+        ? {
+            extended: await pgbenchLoad(stack, script, 'extended', options.durationSeconds, options.connections),
+            prepared: await pgbenchLoad(stack, script, 'prepared', options.durationSeconds, options.connections),
+          }
+        : null;
       const f = await load(floor.port, options.durationSeconds, options.connections, seed.access_token, body);
       pgbenchJobs += (await jobCount()) - jobsBefore;
       const cpuBefore = cpuMsOf(api.child.pid!);
       const loaded = await load(api.port, options.durationSeconds, options.connections, seed.access_token, body);
       const cpuAfter = cpuMsOf(api.child.pid!);
       const answers = loaded.rps * options.durationSeconds;
-      const a = { ...loaded, cpuUsPerRequest: cpuBefore === null || cpuAfter === null || answers === 0 ? null : Math.round(((cpuAfter - cpuBefore) * 1000) / answers) };
+      const a = {
+        ...loaded,
+        cpuUsPerRequest: cpuBefore === null || cpuAfter === null || answers === 0 ? null : Math.round(((cpuAfter - cpuBefore) * 1000) / answers),
+      };
       apiOks += count(a);
       runs.push({ baseline: b, pgbench: pgb, floor: f, api: a });
-      progress(`run ${run + 1}/${options.runs}: API ${Math.round(a.rps)} req/s (p50 ${a.p50.toFixed(1)} ms, p99 ${a.p99.toFixed(1)} ms, ` +
-        `${a.cpuUsPerRequest ?? '?'} µs of API CPU per submit), baseline ${Math.round(b.rps)} req/s, ratio ${(a.rps / b.rps).toFixed(3)}; ` +
-        `floor ${Math.round(f.rps)} req/s, API / floor ${(a.rps / f.rps).toFixed(3)}` +
-        (pgb ? `; pgbench of the submit's statements ${Math.round(pgb.extended.tps)} tps extended, ${Math.round(pgb.prepared.tps)} tps prepared, ` +
-          `API / pgbench ${(a.rps / pgb.extended.tps).toFixed(3)} extended, ${(a.rps / pgb.prepared.tps).toFixed(3)} prepared` : ''));
+      progress(
+        `run ${run + 1}/${options.runs}: API ${Math.round(a.rps)} req/s (p50 ${a.p50.toFixed(1)} ms, p99 ${a.p99.toFixed(1)} ms, ` +
+          `${a.cpuUsPerRequest ?? '?'} µs of API CPU per submit), baseline ${Math.round(b.rps)} req/s, ratio ${(a.rps / b.rps).toFixed(3)}; ` +
+          `floor ${Math.round(f.rps)} req/s, API / floor ${(a.rps / f.rps).toFixed(3)}` +
+          (pgb
+            ? `; pgbench of the submit's statements ${Math.round(pgb.extended.tps)} tps extended, ${Math.round(pgb.prepared.tps)} tps prepared, ` +
+              `API / pgbench ${(a.rps / pgb.extended.tps).toFixed(3)} extended, ${(a.rps / pgb.prepared.tps).toFixed(3)} prepared`
+            : ''),
+      );
     }
     const [jobs] = await query<{ n: string }>(stack.db.em.fork(), 'select count(*) as n from mint_jobs');
-    return { durationSeconds: options.durationSeconds, connections: options.connections, runs, jobs: Number(jobs!.n) - pgbenchJobs, apiOks, inFlightAllowance: options.connections * (options.runs + 1) };
+    return {
+      durationSeconds: options.durationSeconds,
+      connections: options.connections,
+      runs,
+      jobs: Number(jobs!.n) - pgbenchJobs,
+      apiOks,
+      inFlightAllowance: options.connections * (options.runs + 1),
+    };
   } finally {
     for (const child of servers) await stopServer(child);
     rmSync(dir, { recursive: true, force: true });
@@ -390,26 +469,41 @@ if (process.argv[2] === 'serve-baseline') {
   let failed = false;
   try {
     const result = await benchSubmit({
-      durationSeconds: Number(process.env['BENCH_DURATION'] ?? 10), connections: Number(process.env['BENCH_CONNECTIONS'] ?? 16),
+      durationSeconds: Number(process.env['BENCH_DURATION'] ?? 10),
+      connections: Number(process.env['BENCH_CONNECTIONS'] ?? 16),
       runs: Number(process.env['BENCH_RUNS'] ?? 1),
     });
-    console.log(`\nSubmitMintRequest (Connect JSON, 10 serial units, new idempotency key each), ${result.connections} connections, ${result.durationSeconds} s per load:`);
+    console.log(
+      `\nSubmitMintRequest (Connect JSON, 10 serial units, new idempotency key each), ${result.connections} connections, ${result.durationSeconds} s per load:`,
+    );
     console.log(`${'server'.padEnd(40)} ${'req/s'.padStart(8)} ${'p50'.padStart(7)} ${'p99'.padStart(7)}  statuses`);
     for (const { baseline, pgbench, floor, api } of result.runs) {
-      for (const [label, f] of [['baseline: node:http parsing the JSON', baseline], ['floor: node:http + the statements', floor], ['API: SubmitMintRequest', api]] as const) {
-        console.log(`${label.padEnd(40)} ${Math.round(f.rps).toString().padStart(8)} ${f.p50.toFixed(2).padStart(7)} ${f.p99.toFixed(2).padStart(7)}  ${JSON.stringify(f.statuses)}${f.errors ? ` errors ${f.errors}` : ''}`);
+      for (const [label, f] of [
+        ['baseline: node:http parsing the JSON', baseline],
+        ['floor: node:http + the statements', floor],
+        ['API: SubmitMintRequest', api],
+      ] as const) {
+        console.log(
+          `${label.padEnd(40)} ${Math.round(f.rps).toString().padStart(8)} ${f.p50.toFixed(2).padStart(7)} ${f.p99.toFixed(2).padStart(7)}  ${JSON.stringify(f.statuses)}${f.errors ? ` errors ${f.errors}` : ''}`,
+        );
       }
       if (pgbench) {
         for (const protocol of ['extended', 'prepared'] as const) {
-          console.log(`${`pgbench: the submit's statements, ${protocol}`.padEnd(40)} ${Math.round(pgbench[protocol].tps).toString().padStart(8)} (avg ${pgbench[protocol].latencyAvgMs.toFixed(2)} ms)`);
+          console.log(
+            `${`pgbench: the submit's statements, ${protocol}`.padEnd(40)} ${Math.round(pgbench[protocol].tps).toString().padStart(8)} (avg ${pgbench[protocol].latencyAvgMs.toFixed(2)} ms)`,
+          );
         }
       }
-      console.log(`API / baseline: ${(api.rps / baseline.rps).toFixed(3)}, API / floor: ${(api.rps / floor.rps).toFixed(3)}` +
-        (pgbench ? `, API / pgbench: ${(api.rps / pgbench.extended.tps).toFixed(3)} extended, ${(api.rps / pgbench.prepared.tps).toFixed(3)} prepared` : ''));
+      console.log(
+        `API / baseline: ${(api.rps / baseline.rps).toFixed(3)}, API / floor: ${(api.rps / floor.rps).toFixed(3)}` +
+          (pgbench ? `, API / pgbench: ${(api.rps / pgbench.extended.tps).toFixed(3)} extended, ${(api.rps / pgbench.prepared.tps).toFixed(3)} prepared` : ''),
+      );
       for (const f of [floor, api]) if (Object.keys(f.statuses).join() !== '200' || f.errors > 0) failed = true;
     }
     const consistent = result.jobs >= result.apiOks && result.jobs - result.apiOks <= result.inFlightAllowance;
-    console.log(`jobs in the database ${result.jobs}, API 200 answers ${result.apiOks} (in flight at a stop: at most ${result.inFlightAllowance}): ${consistent ? 'ok' : 'MISMATCH'}`);
+    console.log(
+      `jobs in the database ${result.jobs}, API 200 answers ${result.apiOks} (in flight at a stop: at most ${result.inFlightAllowance}): ${consistent ? 'ok' : 'MISMATCH'}`,
+    );
     if (!consistent) failed = true;
     if (process.env['BENCH_JSON']) writeFileSync(process.env['BENCH_JSON'], JSON.stringify(result));
   } catch (error) {

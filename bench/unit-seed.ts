@@ -8,7 +8,6 @@ import { run } from '../test/support/sql.ts';
 import { createUseCaseContext, createUser, createWorkspace, upsertProduct, type UseCaseContext } from '@mint/usecases';
 import { createScratchDatabase } from './scratch-database.ts';
 
-
 /** A seeded scratch database. */
 export interface Seeded {
   readonly url: string;
@@ -37,34 +36,58 @@ export async function seedUnits(prefix: string, units: number, publicBaseUrl = '
   const brand = await createWorkspace(ctx, { name: 'Bench Brand' });
   const user = await createUser(ctx, { email: `bench-${brand.slug}@bench.example`, name: 'Bench' });
   const gtin = '09506000134352';
-  const { product } = await upsertProduct(ctx, { id: user.id }, {
-    brandId: brand.id, sku: 'BENCH-SKU', name: 'Bench product', gtin, commercialStatus: 'ACTIVE', mintReadinessStatus: 'READY',
-    passportUrl: 'https://passports.example/bench',
-  });
+  const { product } = await upsertProduct(
+    ctx,
+    { id: user.id },
+    {
+      brandId: brand.id,
+      sku: 'BENCH-SKU',
+      name: 'Bench product',
+      gtin,
+      commercialStatus: 'ACTIVE',
+      mintReadinessStatus: 'READY',
+      passportUrl: 'https://passports.example/bench',
+    },
+  );
   const em = db.em.fork();
   const jobId = randomUUID();
   const batchId = randomUUID();
   const at = new Date('2026-01-01T00:00:00.000Z');
-  await run(em,
+  await run(
+    em,
     `insert into mint_jobs (brand_id, id, status, scope_type, requested_quantity, product_id, lease_token, attempts, created_at, updated_at, finished_at)
-     values (?, ?, 'COMPLETED', 'serial', ?, ?, 1, 0, ?, ?, ?)`, [brand.id, jobId, units, product.id, at, at, at]);
-  await run(em,
+     values (?, ?, 'COMPLETED', 'serial', ?, ?, 1, 0, ?, ?, ?)`,
+    [brand.id, jobId, units, product.id, at, at, at],
+  );
+  await run(
+    em,
     `insert into mint_batches (brand_id, id, mint_job_id, product_id, status, identity_mode, activation_mode, requested_quantity, minted_quantity,
        resolver_base_url, gtin, created_at, updated_at)
      values (?, ?, ?, ?, 'minted', 'serial', 'active_at_mint', ?, ?, ?, ?, ?, ?)`,
-    [brand.id, batchId, jobId, product.id, units, units, brand.resolverBaseUrl, gtin, at, at]);
-  await run(em,
+    [brand.id, batchId, jobId, product.id, units, units, brand.resolverBaseUrl, gtin, at, at],
+  );
+  await run(
+    em,
     `insert into mint_units (brand_id, id, mint_batch_id, seq, serial, status, created_at, activated_at)
      select ?::uuid, gen_random_uuid(), ?::uuid, g, s.serial, 'active', ?, ?
      from generate_series(1, ?::int) g
      cross join lateral (select upper(substr(md5(g::text), 1, 20)) as serial) s`,
-    [brand.id, batchId, at, at, units]);
+    [brand.id, batchId, at, at, units],
+  );
   const client = new pg.Client({ connectionString: scratch.url });
   await client.connect();
   await client.query('VACUUM ANALYZE');
   await client.end();
   return {
-    url: scratch.url, db, ctx, brandId: brand.id, userId: user.id, slug: brand.slug, gtin, batchId, publicBaseUrl,
+    url: scratch.url,
+    db,
+    ctx,
+    brandId: brand.id,
+    userId: user.id,
+    slug: brand.slug,
+    gtin,
+    batchId,
+    publicBaseUrl,
     async drop() {
       await db.close(true);
       await scratch.drop();

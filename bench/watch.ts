@@ -94,38 +94,49 @@ async function oneMode(mode: WatchMode, options: WatchBenchOptions, progress: (l
     const seed = await seedDemo(stack.ctx);
     // One credential opens every stream within a second or two: its request rate limit is off here.
     const api = await stack.start('api', {
-      RATE_LIMIT_PER_CREDENTIAL: '0', WATCH_PROGRESS: mode, WATCH_MAX_STREAMS_PER_CALLER: String(Math.max(options.watchers, 1)), HTTP2_MAX_CONCURRENT_STREAMS: String(Math.min(options.watchers + 100, 10_000)),
+      RATE_LIMIT_PER_CREDENTIAL: '0',
+      WATCH_PROGRESS: mode,
+      WATCH_MAX_STREAMS_PER_CALLER: String(Math.max(options.watchers, 1)),
+      HTTP2_MAX_CONCURRENT_STREAMS: String(Math.min(options.watchers + 100, 10_000)),
     });
     await stack.start('executor', { MINT_CHUNK_SIZE: '100', EXECUTOR_JOB_WRITERS: '1', EXECUTOR_CONCURRENCY: '1' });
     const transport = createConnectTransport({ baseUrl: `http://127.0.0.1:${api.port}`, httpVersion: '2' });
     const mint: Client<typeof MintService> = createClient(MintService, transport);
     const auth = { headers: { authorization: `Bearer ${seed.access_token}` } };
-    const { mintJobId } = await mint.submitMintRequest({
-      brandId: seed.brand_id, productId: seed.product_id, requestedQuantity: options.units,
-      identityMode: IdentityMode.SERIAL, activationMode: ActivationMode.ACTIVE_AT_MINT,
-    }, auth);
+    const { mintJobId } = await mint.submitMintRequest(
+      {
+        brandId: seed.brand_id,
+        productId: seed.product_id,
+        requestedQuantity: options.units,
+        identityMode: IdentityMode.SERIAL,
+        activationMode: ActivationMode.ACTIVE_AT_MINT,
+      },
+      auth,
+    );
     let updates = 0;
     let streaming = 0;
     let failures = 0;
     let done = 0;
     const opened: Promise<void>[] = [];
     for (let i = 0; i < options.watchers; i++) {
-      opened.push((async () => {
-        try {
-          let first = true;
-          for await (const update of mint.watchMintJob({ brandId: seed.brand_id, mintJobId }, { ...auth, signal: abort.signal })) {
-            if (first) streaming += 1;
-            first = false;
-            updates += 1;
-            if (update.done) done += 1;
+      opened.push(
+        (async () => {
+          try {
+            let first = true;
+            for await (const update of mint.watchMintJob({ brandId: seed.brand_id, mintJobId }, { ...auth, signal: abort.signal })) {
+              if (first) streaming += 1;
+              first = false;
+              updates += 1;
+              if (update.done) done += 1;
+            }
+          } catch (error) {
+            if (!abort.signal.aborted) {
+              failures += 1;
+              if (failures === 1) progress(`  a stream failed: ${error instanceof Error ? error.message : String(error)}`);
+            }
           }
-        } catch (error) {
-          if (!abort.signal.aborted) {
-            failures += 1;
-            if (failures === 1) progress(`  a stream failed: ${error instanceof Error ? error.message : String(error)}`);
-          }
-        }
-      })());
+        })(),
+      );
     }
     // Every stream's first read is behind us once each has had its first update.
     const openDeadline = Date.now() + options.openSeconds * 1000;
@@ -143,11 +154,18 @@ async function oneMode(mode: WatchMode, options: WatchBenchOptions, progress: (l
     if (failures > 0) throw new Error(`${failures} of ${options.watchers} streams failed (${mode})`);
     if (done > 0) throw new Error(`the job finished during the ${mode} measurement; raise BENCH_UNITS or lower BENCH_WINDOW`);
     const figures: WatchFigures = {
-      mode, idleQps: idle.qps, watchedQps: watched.qps, watcherQps: Math.max(0, watched.qps - idle.qps),
-      apiCpuPercent: watched.cpuMs / 10, apiRssMb: rss, updates: windowUpdates,
+      mode,
+      idleQps: idle.qps,
+      watchedQps: watched.qps,
+      watcherQps: Math.max(0, watched.qps - idle.qps),
+      apiCpuPercent: watched.cpuMs / 10,
+      apiRssMb: rss,
+      updates: windowUpdates,
     };
-    progress(`  ${mode.padEnd(6)} no streams ${idle.qps.toFixed(0).padStart(6)} tx/s; ${options.watchers} streams ${watched.qps.toFixed(0).padStart(6)} tx/s`
-      + ` (+${figures.watcherQps.toFixed(0)}), API CPU ${figures.apiCpuPercent.toFixed(0)}%, RSS ${rss.toFixed(0)} MB, ${windowUpdates} updates received`);
+    progress(
+      `  ${mode.padEnd(6)} no streams ${idle.qps.toFixed(0).padStart(6)} tx/s; ${options.watchers} streams ${watched.qps.toFixed(0).padStart(6)} tx/s` +
+        ` (+${figures.watcherQps.toFixed(0)}), API CPU ${figures.apiCpuPercent.toFixed(0)}%, RSS ${rss.toFixed(0)} MB, ${windowUpdates} updates received`,
+    );
     return figures;
   } finally {
     abort.abort();
@@ -176,25 +194,42 @@ const median = (values: readonly number[]) => {
 if (import.meta.url === `file://${process.argv[1]}`) {
   const int = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
   const options: WatchBenchOptions = {
-    watchers: int('BENCH_WATCHERS', 2_000), units: int('BENCH_UNITS', 1_000_000), windowSeconds: int('BENCH_WINDOW', 8), runs: int('BENCH_RUNS', 2),
+    watchers: int('BENCH_WATCHERS', 2_000),
+    units: int('BENCH_UNITS', 1_000_000),
+    windowSeconds: int('BENCH_WINDOW', 8),
+    runs: int('BENCH_RUNS', 2),
     openSeconds: int('BENCH_OPEN_SECONDS', 240),
   };
-  console.log(`WatchMintJob: ${options.watchers} streams on one API during a ${options.units}-unit mint, ${options.windowSeconds} s windows, ${options.runs} run(s)`);
-  benchWatch(options).then((result) => {
-    const of = (mode: WatchMode, pick: (f: WatchFigures) => number) => median(result.runs.flat().filter((f) => f.mode === mode).map(pick));
-    const rows: [string, (f: WatchFigures) => number, number][] = [
-      ['database tx/s, streams open', (f) => f.watchedQps, 0], ['database tx/s the streams add', (f) => f.watcherQps, 0], ['API CPU, % of a core', (f) => f.apiCpuPercent, 0], ['API RSS, MB', (f) => f.apiRssMb, 0],
-    ];
-    console.log(`\n${'medians'.padEnd(32)} ${'polled'.padStart(8)} ${'pushed'.padStart(10)} ${'pushed/polled'.padStart(14)}`);
-    for (const [label, pick] of rows) {
-      const polled = of('polled', pick);
-      const pushed = of('pushed', pick);
-      console.log(`${label.padEnd(32)} ${polled.toFixed(0).padStart(8)} ${pushed.toFixed(0).padStart(10)} ${(pushed / polled).toFixed(3).padStart(14)}`);
-    }
-    const json = process.env['BENCH_JSON'];
-    if (json) writeFileSync(json, JSON.stringify(result, null, 2));
-  }, (error: unknown) => {
-    console.error(error instanceof Error ? error.message : error);
-    process.exit(1);
-  });
+  console.log(
+    `WatchMintJob: ${options.watchers} streams on one API during a ${options.units}-unit mint, ${options.windowSeconds} s windows, ${options.runs} run(s)`,
+  );
+  benchWatch(options).then(
+    (result) => {
+      const of = (mode: WatchMode, pick: (f: WatchFigures) => number) =>
+        median(
+          result.runs
+            .flat()
+            .filter((f) => f.mode === mode)
+            .map(pick),
+        );
+      const rows: [string, (f: WatchFigures) => number, number][] = [
+        ['database tx/s, streams open', (f) => f.watchedQps, 0],
+        ['database tx/s the streams add', (f) => f.watcherQps, 0],
+        ['API CPU, % of a core', (f) => f.apiCpuPercent, 0],
+        ['API RSS, MB', (f) => f.apiRssMb, 0],
+      ];
+      console.log(`\n${'medians'.padEnd(32)} ${'polled'.padStart(8)} ${'pushed'.padStart(10)} ${'pushed/polled'.padStart(14)}`);
+      for (const [label, pick] of rows) {
+        const polled = of('polled', pick);
+        const pushed = of('pushed', pick);
+        console.log(`${label.padEnd(32)} ${polled.toFixed(0).padStart(8)} ${pushed.toFixed(0).padStart(10)} ${(pushed / polled).toFixed(3).padStart(14)}`);
+      }
+      const json = process.env['BENCH_JSON'];
+      if (json) writeFileSync(json, JSON.stringify(result, null, 2));
+    },
+    (error: unknown) => {
+      console.error(error instanceof Error ? error.message : error);
+      process.exit(1);
+    },
+  );
 }

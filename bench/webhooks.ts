@@ -28,7 +28,11 @@ import { startWebhookReceiver, type WebhookReceiver } from '../test/support/webh
 import { createScratchDatabase } from './scratch-database.ts';
 
 /** Percentiles of a latency sample, in ms. */
-export interface Latency { readonly p50: number; readonly p99: number; readonly max: number }
+export interface Latency {
+  readonly p50: number;
+  readonly p99: number;
+  readonly max: number;
+}
 
 /** The figures of one run. */
 export interface WebhooksRun {
@@ -62,10 +66,14 @@ const endpoints = 10;
 
 function post(url: string, body: string): Promise<number> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-    });
+    const req = request(
+      url,
+      { method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -86,26 +94,56 @@ async function main(): Promise<WebhooksBenchResult> {
   const db = await openDatabase({ url: scratch.url }, { poolSize: concurrency + 4, applicationName: 'bench-webhooks' });
   try {
     const ctx = createUseCaseContext({ db, publicBaseUrl: 'http://127.0.0.1:8080' });
-    const logger = createLogger({ logLevel: (process.env['BENCH_LOG'] as 'warn' | undefined) ?? 'warn' }, {}, new Writable({ write: (c, _e, done) => { if (process.env['BENCH_LOG']) process.stderr.write(c); done(); } }));
+    const logger = createLogger(
+      { logLevel: (process.env['BENCH_LOG'] as 'warn' | undefined) ?? 'warn' },
+      {},
+      new Writable({
+        write: (c, _e, done) => {
+          if (process.env['BENCH_LOG']) process.stderr.write(c);
+          done();
+        },
+      }),
+    );
     const send = createWebhookSender({ allowLoopback: true, allowedAddresses: [] });
     const brands: string[] = [];
     for (let i = 0; i < endpoints; i++) {
       const receiver = await startWebhookReceiver();
       receivers.push(receiver);
       const brand = await createWorkspace(ctx, { name: `Bench ${i}` });
-      await createWebhookEndpoint(ctx, { id: brand.id }, { allowLoopback: true }, {
-        brandId: brand.id, url: receiver.url(), eventTypes: ['mint_units_activated'], description: 'bench',
-      });
+      await createWebhookEndpoint(
+        ctx,
+        { id: brand.id },
+        { allowLoopback: true },
+        {
+          brandId: brand.id,
+          url: receiver.url(),
+          eventTypes: ['mint_units_activated'],
+          description: 'bench',
+        },
+      );
       brands.push(brand.id);
     }
     // Deliveries not yet sent, and events whose deliveries the worker's fan-out has yet to write.
-    const pending = async () => Number((await query<{ n: string }>(db.em.fork(),
-      `select (select count(*) from webhook_deliveries where status <> 'succeeded') + (select count(*) from webhook_fanouts) as n`))[0]!.n);
+    const pending = async () =>
+      Number(
+        (
+          await query<{ n: string }>(
+            db.em.fork(),
+            `select (select count(*) from webhook_deliveries where status <> 'succeeded') + (select count(*) from webhook_fanouts) as n`,
+          )
+        )[0]!.n,
+      );
     const eventOf = (n: number) => ({
-      brandId: brands[n % endpoints]!, eventType: 'mint_units_activated' as const, entityType: 'mint_batch' as const, entityId: brands[n % endpoints]!, actor: null,
+      brandId: brands[n % endpoints]!,
+      eventType: 'mint_units_activated' as const,
+      entityType: 'mint_batch' as const,
+      entityId: brands[n % endpoints]!,
+      actor: null,
       payload: { n },
     });
-    const clearReceivers = () => { for (const r of receivers) r.received.length = 0; };
+    const clearReceivers = () => {
+      for (const r of receivers) r.received.length = 0;
+    };
     let serial = 0;
 
     /** Throughput: the backlog written first, then drained by a bare POST loop and by the worker. */
@@ -113,7 +151,13 @@ async function main(): Promise<WebhooksBenchResult> {
       const first = serial;
       const written = performance.now();
       for (let i = 0; i < events; i += 500) {
-        await db.em.fork().transactional((em) => appendEvents(em, new Date(), Array.from({ length: Math.min(500, events - i) }, (_, k) => eventOf(serial + i + k))));
+        await db.em.fork().transactional((em) =>
+          appendEvents(
+            em,
+            new Date(),
+            Array.from({ length: Math.min(500, events - i) }, (_, k) => eventOf(serial + i + k)),
+          ),
+        );
       }
       serial += events;
       const writeSeconds = (performance.now() - written) / 1000;
@@ -121,9 +165,11 @@ async function main(): Promise<WebhooksBenchResult> {
         const body = JSON.stringify({ type: 'mint_units_activated', timestamp: new Date().toISOString(), data: { n: 0 } });
         let next = 0;
         const started = performance.now();
-        await Promise.all(Array.from({ length: concurrency }, async () => {
-          for (let i = next++; i < events; i = next++) await post(receivers[i % endpoints]!.url('/baseline'), body);
-        }));
+        await Promise.all(
+          Array.from({ length: concurrency }, async () => {
+            for (let i = next++; i < events; i = next++) await post(receivers[i % endpoints]!.url('/baseline'), body);
+          }),
+        );
         clearReceivers();
         return (performance.now() - started) / 1000;
       };
@@ -140,14 +186,20 @@ async function main(): Promise<WebhooksBenchResult> {
       };
       const [baselineSeconds, workerSeconds] = baselineFirst
         ? [await baseline(), await worker()]
-        : await (async () => { const w = await worker(); return [await baseline(), w]; })();
+        : await (async () => {
+            const w = await worker();
+            return [await baseline(), w];
+          })();
       return { writeSeconds, baselinePerSecond: events / baselineSeconds, workerPerSecond: events / workerSeconds };
     };
 
     /** Commit -> delivery at a steady rate, through the worker or (baseline) POSTed straight after the commit. */
     const commitToDelivery = async (through: 'worker' | 'baseline'): Promise<Latency> => {
       const committed = new Map<number, number>();
-      const w = through === 'worker' ? startWebhookWorker({ ctx, logger, send, concurrency, perEndpoint: Math.max(1, Math.ceil(concurrency / endpoints) * 2), pollIntervalMs: pollMs }) : null;
+      const w =
+        through === 'worker'
+          ? startWebhookWorker({ ctx, logger, send, concurrency, perEndpoint: Math.max(1, Math.ceil(concurrency / endpoints) * 2), pollIntervalMs: pollMs })
+          : null;
       const posts: Promise<number>[] = [];
       const started = performance.now();
       for (let i = 0; i < latencyEvents; i++) {
@@ -159,7 +211,12 @@ async function main(): Promise<WebhooksBenchResult> {
         committed.set(n, performance.now());
         if (w === null) {
           // The baseline's deliveries are not the worker's: their markers go and any delivery is marked done, so the worker phases do not send them.
-          posts.push(post(receivers[n % endpoints]!.url('/direct'), JSON.stringify({ type: 'mint_units_activated', timestamp: at.toISOString(), data: { payload: { n } } })));
+          posts.push(
+            post(
+              receivers[n % endpoints]!.url('/direct'),
+              JSON.stringify({ type: 'mint_units_activated', timestamp: at.toISOString(), data: { payload: { n } } }),
+            ),
+          );
         }
       }
       await Promise.all(posts);
@@ -189,19 +246,30 @@ async function main(): Promise<WebhooksBenchResult> {
       const rates = await throughput(baselineFirst);
       const [baselineCommitToDelivery, workerLatency] = baselineFirst
         ? [await commitToDelivery('baseline'), await commitToDelivery('worker')]
-        : await (async () => { const w = await commitToDelivery('worker'); return [await commitToDelivery('baseline'), w]; })();
+        : await (async () => {
+            const w = await commitToDelivery('worker');
+            return [await commitToDelivery('baseline'), w];
+          })();
       const result: WebhooksRun = { ...rates, commitToDelivery: workerLatency, baselineCommitToDelivery };
       runs.push(result);
-      console.log(`run ${run + 1}: ${Math.round(result.workerPerSecond)} deliveries/s vs ${Math.round(result.baselinePerSecond)} POST/s; commit -> delivery ${ms(workerLatency)} (baseline ${ms(baselineCommitToDelivery)})`);
+      console.log(
+        `run ${run + 1}: ${Math.round(result.workerPerSecond)} deliveries/s vs ${Math.round(result.baselinePerSecond)} POST/s; commit -> delivery ${ms(workerLatency)} (baseline ${ms(baselineCommitToDelivery)})`,
+      );
     }
 
     const result: WebhooksBenchResult = { events, endpoints, concurrency, latencyEvents, latencyRate, pollMs, runs };
     console.log(`webhooks: ${events.toLocaleString('en')} events to ${endpoints} endpoints, concurrency ${concurrency}, ${runs.length} run(s)`);
     for (const r of runs) {
-      console.log(`  events written (with their fan-out markers): ${r.writeSeconds.toFixed(2)} s (${Math.round(events / r.writeSeconds).toLocaleString('en')} events/s)`);
+      console.log(
+        `  events written (with their fan-out markers): ${r.writeSeconds.toFixed(2)} s (${Math.round(events / r.writeSeconds).toLocaleString('en')} events/s)`,
+      );
       console.log(`  baseline, bare POST loop:             ${Math.round(r.baselinePerSecond).toLocaleString('en')} POST/s`);
-      console.log(`  webhook worker (claim, sign, record): ${Math.round(r.workerPerSecond).toLocaleString('en')} deliveries/s (${((r.workerPerSecond / r.baselinePerSecond) * 100).toFixed(0)} % of the baseline)`);
-      console.log(`  commit -> delivery at ${latencyRate}/s, poll ${pollMs} ms: ${ms(r.commitToDelivery)}; baseline (POST after commit): ${ms(r.baselineCommitToDelivery)}; p99 ratio ${(r.commitToDelivery.p99 / r.baselineCommitToDelivery.p99).toFixed(1)}x`);
+      console.log(
+        `  webhook worker (claim, sign, record): ${Math.round(r.workerPerSecond).toLocaleString('en')} deliveries/s (${((r.workerPerSecond / r.baselinePerSecond) * 100).toFixed(0)} % of the baseline)`,
+      );
+      console.log(
+        `  commit -> delivery at ${latencyRate}/s, poll ${pollMs} ms: ${ms(r.commitToDelivery)}; baseline (POST after commit): ${ms(r.baselineCommitToDelivery)}; p99 ratio ${(r.commitToDelivery.p99 / r.baselineCommitToDelivery.p99).toFixed(1)}x`,
+      );
     }
     if (process.env['BENCH_JSON']) writeFileSync(process.env['BENCH_JSON'], JSON.stringify(result));
     return result;

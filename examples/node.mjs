@@ -12,8 +12,12 @@ if (!MINT_TOKEN || !brandId || !productId) throw new Error('set MINT_TOKEN, MINT
 const client = createMintClient({ baseUrl: MINT_API_URL, token: MINT_TOKEN });
 
 const submitted = await client.mint.submitMintRequest({
-  brandId, productId, requestedQuantity: 1000, idempotencyKey: randomUUID(),
-  identityMode: IdentityMode.SERIAL, activationMode: ActivationMode.ACTIVE_AT_MINT,
+  brandId,
+  productId,
+  requestedQuantity: 1000,
+  idempotencyKey: randomUUID(),
+  identityMode: IdentityMode.SERIAL,
+  activationMode: ActivationMode.ACTIVE_AT_MINT,
 });
 if (!submitted.ok) throw new Error(`blocked: ${submitted.blockingReasons.map((r) => r.message).join('; ')}`);
 console.log(`job ${submitted.mintJobId}`);
@@ -34,7 +38,9 @@ console.log(`scan: ${scan.status} unit ${answer.unit?.serial} ${answer.unit?.sta
 // A webhook endpoint receives the brand's events signed with its secret (see
 // examples/webhook-receiver.mjs); this one is an example address, so it is removed again.
 const { endpoint, secret } = await client.webhooks.createWebhookEndpoint({
-  brandId, url: 'https://hooks.example.com/mint', eventTypes: ['mint_job_completed'],
+  brandId,
+  url: 'https://hooks.example.com/mint',
+  eventTypes: ['mint_job_completed'],
 });
 console.log(`webhook endpoint ${endpoint.id} secret ${secret.slice(0, 10)}...`);
 await client.webhooks.deleteWebhookEndpoint({ brandId, endpointId: endpoint.id });

@@ -18,7 +18,9 @@ createServer(async (req, res) => {
   const body = Buffer.concat(chunks).toString('utf8'); // verify the raw body, before any JSON parsing
   try {
     const event = webhook.verify(body, {
-      'webhook-id': req.headers['webhook-id'], 'webhook-timestamp': req.headers['webhook-timestamp'], 'webhook-signature': req.headers['webhook-signature'],
+      'webhook-id': req.headers['webhook-id'],
+      'webhook-timestamp': req.headers['webhook-timestamp'],
+      'webhook-signature': req.headers['webhook-signature'],
     });
     console.log(`verified ${event.type} ${event.data.entity_type} ${event.data.entity_id} ${JSON.stringify(event.data.payload)}`);
     res.writeHead(204).end();

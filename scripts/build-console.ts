@@ -15,7 +15,13 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const consoleDir = join(root, 'services/console');
 const built = join(consoleDir, 'dist/index.html');
 /** What the build reads: the console's sources and config, and the contract's generated code. */
-const inputs = [join(consoleDir, 'src'), join(consoleDir, 'index.html'), join(consoleDir, 'vite.config.ts'), join(consoleDir, 'package.json'), join(root, 'packages/contract/src')];
+const inputs = [
+  join(consoleDir, 'src'),
+  join(consoleDir, 'index.html'),
+  join(consoleDir, 'vite.config.ts'),
+  join(consoleDir, 'package.json'),
+  join(root, 'packages/contract/src'),
+];
 
 /** The newest modification time under `path` (a file or a folder), 0 when it does not exist. */
 function newest(path: string): number {

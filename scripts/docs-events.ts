@@ -31,7 +31,10 @@ export function eventRows(source = readFileSync(join(root, 'packages/domain/src/
   for (const line of comment.split('\n')) {
     const cells = line.replace(/^\s*\*\s?/, '').trim();
     if (!cells.startsWith('|') || /^\|[\s-|]+\|$/.test(cells)) continue;
-    const [type, entity, ...when] = cells.slice(1, -1).split('|').map((c) => c.trim());
+    const [type, entity, ...when] = cells
+      .slice(1, -1)
+      .split('|')
+      .map((c) => c.trim());
     if (type === 'event_type') continue;
     rows.push({ type: type!, entity: entity!, when: when.join('|').trim() });
   }
@@ -39,9 +42,12 @@ export function eventRows(source = readFileSync(join(root, 'packages/domain/src/
   const undocumented = types.filter((t) => !rows.some((r) => r.type === t));
   const unknown = rows.filter((r) => !types.includes(r.type)).map((r) => r.type);
   if (undocumented.length > 0 || unknown.length > 0) {
-    throw new Error(`packages/domain/src/events.ts: the table and EventType differ: ${[
-      ...undocumented.map((t) => `${t} has no row`), ...unknown.map((t) => `${t} is not an EventType`),
-    ].join(', ')}`);
+    throw new Error(
+      `packages/domain/src/events.ts: the table and EventType differ: ${[
+        ...undocumented.map((t) => `${t} has no row`),
+        ...unknown.map((t) => `${t} is not an EventType`),
+      ].join(', ')}`,
+    );
   }
   return rows;
 }
@@ -56,15 +62,15 @@ export function renderEvents(): string {
     '',
     'Every state change writes an audit event in the same transaction (`ListMintEvents`; entity ids',
     'are text), and with it, when an enabled endpoint of the brand wants it, its webhook fan-out marker:',
-    'the executor\'s webhook worker writes its deliveries after the commit (see [Webhooks](../guides/webhooks.md)). The',
-    'executor\'s job events (`mint_job_started`, `mint_units_created`, `mint_lots_confirmed`,',
-    '`mint_job_completed`, `mint_job_failed`) are events of the job\'s batch: `entity_type = mint_batch`,',
-    '`entity_id` = the batch\'s uuid, the job\'s id in the payload as `mint_job_id`, so the spec\'s filter',
+    "the executor's webhook worker writes its deliveries after the commit (see [Webhooks](../guides/webhooks.md)). The",
+    "executor's job events (`mint_job_started`, `mint_units_created`, `mint_lots_confirmed`,",
+    "`mint_job_completed`, `mint_job_failed`) are events of the job's batch: `entity_type = mint_batch`,",
+    "`entity_id` = the batch's uuid, the job's id in the payload as `mint_job_id`, so the spec's filter",
     '(`event_type = mint_job_completed`, `entity_type = mint_batch`, `entity_id` = the batch) finds them.',
     '',
     'A webhook endpoint with an empty filter receives every type below except the `webhook_endpoint_*`',
     'ones, which go to the endpoint they are about alone. `mintctl listen --events a,b` and',
-    '`CreateWebhookEndpoint`\'s `event_types` take these names.',
+    "`CreateWebhookEndpoint`'s `event_types` take these names.",
     '',
     `## Event types (${rows.length})`,
     '',

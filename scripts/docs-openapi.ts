@@ -9,7 +9,10 @@ import { openApiDocument } from '../services/api/src/v1/openapi.ts';
 type Json = { readonly [key: string]: unknown };
 const doc = openApiDocument as unknown as Json & { paths: Record<string, Record<string, Json>>; components: { schemas: Record<string, Json> } };
 
-const cell = (text: unknown) => String(text ?? '').replace(/\|/g, '\\|').replace(/\n+/g, ' ');
+const cell = (text: unknown) =>
+  String(text ?? '')
+    .replace(/\|/g, '\\|')
+    .replace(/\n+/g, ' ');
 
 /** A schema with its `$ref` followed. */
 function resolved(schema: Json | undefined): Json | undefined {
@@ -57,7 +60,8 @@ export function renderOpenApi(): string {
       const parameters = (op.parameters as Json[] | undefined) ?? [];
       if (parameters.length > 0) {
         out.push('| parameter | in | required | type | what |', '|---|---|---|---|---|');
-        for (const p of parameters) out.push(`| \`${cell(p.name)}\` | ${cell(p.in)} | ${p.required ? 'yes' : 'no'} | ${cell(typeOf(p.schema as Json))} | ${cell(p.description)} |`);
+        for (const p of parameters)
+          out.push(`| \`${cell(p.name)}\` | ${cell(p.in)} | ${p.required ? 'yes' : 'no'} | ${cell(typeOf(p.schema as Json))} | ${cell(p.description)} |`);
         out.push('');
       }
       const content = ((op.requestBody as Json | undefined)?.content ?? {}) as Record<string, Json>;
@@ -68,7 +72,8 @@ export function renderOpenApi(): string {
         out.push(`Body: \`${mediaType}\`${typeof (media.schema as Json)?.$ref === 'string' ? ` (${typeOf(media.schema as Json)})` : ''}.`, '');
         if (Object.keys(properties).length > 0) {
           out.push('| field | required | type | what |', '|---|---|---|---|');
-          for (const [name, p] of Object.entries(properties)) out.push(`| \`${name}\` | ${required.has(name) ? 'yes' : 'no'} | ${cell(typeOf(p))} | ${cell(p.description)} |`);
+          for (const [name, p] of Object.entries(properties))
+            out.push(`| \`${name}\` | ${required.has(name) ? 'yes' : 'no'} | ${cell(typeOf(p))} | ${cell(p.description)} |`);
           out.push('');
         }
       }

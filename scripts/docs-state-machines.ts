@@ -12,7 +12,15 @@ import { activationModes, initialUnitStatus, unitStatuses } from '../packages/do
 import { movePack, packStatuses } from '../packages/domain/src/pack-status.ts';
 import { finishImport, importStatuses, startImport } from '../packages/domain/src/product-import.ts';
 import {
-  activeDelta, commissionSerials, decommissionSerials, encodeSerials, mintedSerialState, reactivateSerials, returnSerials, scrapSerials, serialStates,
+  activeDelta,
+  commissionSerials,
+  decommissionSerials,
+  encodeSerials,
+  mintedSerialState,
+  reactivateSerials,
+  returnSerials,
+  scrapSerials,
+  serialStates,
 } from '../packages/domain/src/serial-state.ts';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -36,7 +44,13 @@ function statusComments(file: string, typeName: string): Map<string, string> {
   const body = text.slice(start, end < 0 ? undefined : end);
   const comments = new Map<string, string>();
   for (const m of body.matchAll(/\/\*\*([\s\S]*?)\*\/\s*\|\s*'([^']+)'/g)) {
-    comments.set(m[2]!, m[1]!.replace(/\n\s*\*\s?/g, ' ').replace(/\s+/g, ' ').trim());
+    comments.set(
+      m[2]!,
+      m[1]!
+        .replace(/\n\s*\*\s?/g, ' ')
+        .replace(/\s+/g, ' ')
+        .trim(),
+    );
   }
   return comments;
 }
@@ -68,7 +82,12 @@ function unitMoves(): { from: string; to: string; label: string }[] {
   const moves = [{ from: 'inactive', to: 'active', label: 'ActivateMintUnits' }];
   for (const move of serialMoves()) {
     const delta = activeDelta(move);
-    if (delta !== 0) moves.push(delta > 0 ? { from: 'inactive', to: 'active', label: `MoveSerials ${move.action}` } : { from: 'active', to: 'inactive', label: `MoveSerials ${move.action}` });
+    if (delta !== 0)
+      moves.push(
+        delta > 0
+          ? { from: 'inactive', to: 'active', label: `MoveSerials ${move.action}` }
+          : { from: 'active', to: 'inactive', label: `MoveSerials ${move.action}` },
+      );
   }
   return moves;
 }
@@ -84,7 +103,10 @@ function machines(): Machine[] {
       source: 'packages/domain/src/job-status.ts',
       intro: 'A mint job is one accepted request to mint; the executor moves it. A passing preflight creates a `PREFLIGHTED` job, a submit a `QUEUED` one.',
       statuses: jobStatuses,
-      initial: [{ to: 'PREFLIGHTED', label: 'preflight' }, { to: 'QUEUED', label: 'submit' }],
+      initial: [
+        { to: 'PREFLIGHTED', label: 'preflight' },
+        { to: 'QUEUED', label: 'submit' },
+      ],
       moves: pairs(jobStatuses, (f, t) => canMoveJob(f as never, t as never)),
       final: terminalJobStatuses,
     },
@@ -100,7 +122,8 @@ function machines(): Machine[] {
     {
       title: 'Unit',
       source: 'packages/domain/src/modes.ts',
-      intro: "A unit is one minted identity of a serial batch. Its first status comes from the request's activation mode; `ActivateMintUnits` (or the console's Activate) makes inactive units active, and a serial move that puts its serial in or out of circulation (see Serial below) makes it active or inactive. A voided batch's units keep their status but answer 410 at the resolver.",
+      intro:
+        "A unit is one minted identity of a serial batch. Its first status comes from the request's activation mode; `ActivateMintUnits` (or the console's Activate) makes inactive units active, and a serial move that puts its serial in or out of circulation (see Serial below) makes it active or inactive. A voided batch's units keep their status but answer 410 at the resolver.",
       statuses: unitStatuses,
       initial: activationModes.map((mode) => ({ to: initialUnitStatus(mode), label: mode })),
       moves: unitMoves(),
@@ -109,7 +132,8 @@ function machines(): Machine[] {
     {
       title: 'Serial',
       source: 'packages/domain/src/serial-state.ts',
-      intro: "A serial's lifecycle after minting, named after OPEN-SCS; `MoveSerials` moves it by list, batch or seq range, and `commissioned` is exactly what `active_tokens` counts (the unit's status is `active` exactly then). Decommissioning keeps a reason (recalled, destroyed, stolen, expired, damaged, sample, consumed); only recalled and stolen may be reactivated.",
+      intro:
+        "A serial's lifecycle after minting, named after OPEN-SCS; `MoveSerials` moves it by list, batch or seq range, and `commissioned` is exactly what `active_tokens` counts (the unit's status is `active` exactly then). Decommissioning keeps a reason (recalled, destroyed, stolen, expired, damaged, sample, consumed); only recalled and stolen may be reactivated.",
       statuses: serialStates,
       initial: activationModes.map((mode) => ({ to: mintedSerialState(initialUnitStatus(mode)), label: mode })),
       moves: serialMoves().flatMap((m) => m.from.map((from) => ({ from, to: m.to, label: m.action }))),
@@ -118,7 +142,8 @@ function machines(): Machine[] {
     {
       title: 'Payload pack',
       source: 'packages/domain/src/pack-status.ts',
-      intro: "A payload pack is a batch's export files. It is created `pending` (at the job's completion, on request, or on void); the executor's pack worker generates it. `generating -> generating` is another worker's claim after a lapsed lease.",
+      intro:
+        "A payload pack is a batch's export files. It is created `pending` (at the job's completion, on request, or on void); the executor's pack worker generates it. `generating -> generating` is another worker's claim after a lapsed lease.",
       statuses: packStatuses,
       initial: [{ to: 'pending' }],
       moves: pairs(packStatuses, packMoveLegal),
@@ -127,7 +152,7 @@ function machines(): Machine[] {
     {
       title: 'Product import',
       source: 'packages/domain/src/product-import.ts',
-      intro: 'A product CSV import; only the executor\'s import worker moves it. `PROCESSING -> PROCESSING` is a redelivery after a crash starting it over.',
+      intro: "A product CSV import; only the executor's import worker moves it. `PROCESSING -> PROCESSING` is a redelivery after a crash starting it over.",
       statuses: importStatuses,
       initial: [{ to: 'QUEUED', label: 'upload' }],
       moves: importMoves,
@@ -166,9 +191,11 @@ export function renderStateMachines(): string {
     out.push('```', '', '| status | meaning | moves to |', '|---|---|---|');
     for (const s of m.statuses) {
       const to = [...new Set(m.moves.filter((mv) => mv.from === s).map((mv) => `\`${mv.to}\``))];
-      const meaning = comments.get(s) ?? (s === 'inactive'
-        ? 'Not in circulation: minted with `first_scan` activation and not yet activated or commissioned, or its serial was taken out of circulation.'
-        : 'Live (its serial is `commissioned`): the resolver answers its scans.');
+      const meaning =
+        comments.get(s) ??
+        (s === 'inactive'
+          ? 'Not in circulation: minted with `first_scan` activation and not yet activated or commissioned, or its serial was taken out of circulation.'
+          : 'Live (its serial is `commissioned`): the resolver answers its scans.');
       out.push(`| \`${s}\` | ${meaning.replace(/\|/g, '\\|')} | ${to.length ? to.join(', ') : 'final'} |`);
     }
     out.push('');

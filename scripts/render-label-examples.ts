@@ -25,7 +25,10 @@ const write = (name: string, data: string | Buffer) => {
   console.log(`wrote docs/labels/${name}`);
 };
 
-for (const [name, unit, symbology] of [['label-qr', units[0]!, 'qr'], ['label-datamatrix', lotUnit, 'datamatrix']] as const) {
+for (const [name, unit, symbology] of [
+  ['label-qr', units[0]!, 'qr'],
+  ['label-datamatrix', lotUnit, 'datamatrix'],
+] as const) {
   const svg = svgLabel(unit, symbology);
   write(`${name}.svg`, svg);
   write(`${name}.png`, rasterise(svg, 12).png());
@@ -34,8 +37,15 @@ write('label-qr-203dpi.zpl', zplLabel(units[0]!, 'qr', 203));
 write('label-datamatrix-300dpi.zpl', zplLabel(lotUnit, 'datamatrix', 300));
 
 const chunks: Buffer[] = [];
-const sink = new Writable({ write(chunk: Buffer, _encoding, done) { chunks.push(chunk); done(); } });
-async function* each() { yield* units; }
+const sink = new Writable({
+  write(chunk: Buffer, _encoding, done) {
+    chunks.push(chunk);
+    done();
+  },
+});
+async function* each() {
+  yield* units;
+}
 await pdfSheets(defaultSheetLayout, 'qr', each(), sink);
 const pdf = await openPdf(Buffer.concat(chunks));
 write('sheet-a4-3x8.png', (await pdf.render(1, 1.5)).png());

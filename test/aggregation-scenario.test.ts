@@ -12,7 +12,16 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  captureEpcisDocument, epcisDocument, getContainer, mintContainers, moveSerials, packContainer, queryEpcis, resolveContainer, setContainerSettings, unpackContainer,
+  captureEpcisDocument,
+  epcisDocument,
+  getContainer,
+  mintContainers,
+  moveSerials,
+  packContainer,
+  queryEpcis,
+  resolveContainer,
+  setContainerSettings,
+  unpackContainer,
   type MoveSerialsInput,
 } from '@mint/usecases';
 import { isSscc } from '@mint/domain';
@@ -58,17 +67,24 @@ let pallets: string[];
 
 /** Each unit's state (with its reason) by seq. */
 async function unitStates(): Promise<Map<number, string>> {
-  const found = await query<{ seq: number; state: string }>(app.db.em.fork(), `
+  const found = await query<{ seq: number; state: string }>(
+    app.db.em.fork(),
+    `
     select u.seq, coalesce(s.state || coalesce(':' || s.reason, ''), case when u.status = 'active' then 'commissioned' else 'issued' end) as state
     from mint_units u left join unit_states s on s.brand_id = u.brand_id and s.mint_batch_id = u.mint_batch_id and s.seq = u.seq
-    where u.mint_batch_id = ? order by u.seq`, [batch]);
+    where u.mint_batch_id = ? order by u.seq`,
+    [batch],
+  );
   return new Map(found.map((r) => [r.seq, r.state]));
 }
 
 /** Each container's state (with its reason) by SSCC. */
 async function containerStates(brandId = brand.brandId): Promise<Map<string, string>> {
-  const found = await query<{ sscc: string; state: string }>(app.db.em.fork(),
-    `select sscc, state || coalesce(':' || reason, '') as state from containers where brand_id = ? order by sscc`, [brandId]);
+  const found = await query<{ sscc: string; state: string }>(
+    app.db.em.fork(),
+    `select sscc, state || coalesce(':' || reason, '') as state from containers where brand_id = ? order by sscc`,
+    [brandId],
+  );
   return new Map(found.map((r) => [r.sscc, r.state]));
 }
 
@@ -77,37 +93,71 @@ async function epcisRows(): Promise<{ body: Record<string, unknown>; event_type:
 }
 
 describe(`the aggregation scenario at ${n} units`, () => {
-  it('mints SSCCs only under the brand\'s GS1 company prefix, never the same one twice, idempotently', slow, async () => {
-    await expect(mintContainers(app.ctx, actor(), { brandId: brand.brandId, level: 'case', count: 1, extensionDigit: 0, idempotencyKey: key() }))
-      .rejects.toThrow(/no GS1 company prefix/);
-    await expect(setContainerSettings(app.ctx, actor(), { brandId: brand.brandId, companyPrefix: '12a', maxDepth: null })).rejects.toThrow(/gs1_company_prefix/);
-    expect(await setContainerSettings(app.ctx, actor(), { brandId: brand.brandId, companyPrefix: '0614141', maxDepth: 2 })).toEqual({ companyPrefix: '0614141', maxDepth: 2 });
-    await expect(setContainerSettings(app.ctx, { id: other.userId }, { brandId: other.brandId, companyPrefix: '0614141', maxDepth: null })).rejects.toThrow(/another brand/);
+  it("mints SSCCs only under the brand's GS1 company prefix, never the same one twice, idempotently", slow, async () => {
+    await expect(
+      mintContainers(app.ctx, actor(), { brandId: brand.brandId, level: 'case', count: 1, extensionDigit: 0, idempotencyKey: key() }),
+    ).rejects.toThrow(/no GS1 company prefix/);
+    await expect(setContainerSettings(app.ctx, actor(), { brandId: brand.brandId, companyPrefix: '12a', maxDepth: null })).rejects.toThrow(
+      /gs1_company_prefix/,
+    );
+    expect(await setContainerSettings(app.ctx, actor(), { brandId: brand.brandId, companyPrefix: '0614141', maxDepth: 2 })).toEqual({
+      companyPrefix: '0614141',
+      maxDepth: 2,
+    });
+    await expect(setContainerSettings(app.ctx, { id: other.userId }, { brandId: other.brandId, companyPrefix: '0614141', maxDepth: null })).rejects.toThrow(
+      /another brand/,
+    );
     await setContainerSettings(app.ctx, { id: other.userId }, { brandId: other.brandId, companyPrefix: '7610425', maxDepth: null });
 
     const caseKey = key();
-    const minted = await mintContainers(app.ctx, actor(), { brandId: brand.brandId, level: 'case', count: caseCount + 2, extensionDigit: 1, idempotencyKey: caseKey });
+    const minted = await mintContainers(app.ctx, actor(), {
+      brandId: brand.brandId,
+      level: 'case',
+      count: caseCount + 2,
+      extensionDigit: 1,
+      idempotencyKey: caseKey,
+    });
     expect(minted.replayed).toBe(false);
     expect(minted.ssccs).toHaveLength(caseCount + 2);
     expect(minted.ssccs.every((s) => isSscc(s) && s.startsWith('10614141'))).toBe(true);
-    const again = await mintContainers(app.ctx, actor(), { brandId: brand.brandId, level: 'case', count: caseCount + 2, extensionDigit: 1, idempotencyKey: caseKey });
+    const again = await mintContainers(app.ctx, actor(), {
+      brandId: brand.brandId,
+      level: 'case',
+      count: caseCount + 2,
+      extensionDigit: 1,
+      idempotencyKey: caseKey,
+    });
     expect(again).toEqual({ ...minted, replayed: true });
-    await expect(mintContainers(app.ctx, actor(), { brandId: brand.brandId, level: 'case', count: 3, extensionDigit: 1, idempotencyKey: caseKey })).rejects.toThrow(/another mint/);
-    const palletMint = await mintContainers(app.ctx, actor(), { brandId: brand.brandId, level: 'pallet', count: palletCount + 1, extensionDigit: 1, idempotencyKey: key() });
+    await expect(
+      mintContainers(app.ctx, actor(), { brandId: brand.brandId, level: 'case', count: 3, extensionDigit: 1, idempotencyKey: caseKey }),
+    ).rejects.toThrow(/another mint/);
+    const palletMint = await mintContainers(app.ctx, actor(), {
+      brandId: brand.brandId,
+      level: 'pallet',
+      count: palletCount + 1,
+      extensionDigit: 1,
+      idempotencyKey: key(),
+    });
     const all = [...minted.ssccs, ...palletMint.ssccs];
     expect(new Set(all.map((s) => s.slice(8, 17))).size).toBe(all.length);
     cases = minted.ssccs.slice(0, caseCount);
     pallets = palletMint.ssccs.slice(0, palletCount);
   });
 
-  it('packs only commissioned units, each into one container, within the brand\'s depth; exactly one of two concurrent packs wins', slow, async () => {
+  it("packs only commissioned units, each into one container, within the brand's depth; exactly one of two concurrent packs wins", slow, async () => {
     ({ mintBatchId: batch } = await mintCompleted(app.ctx, brand, n, { activationMode: 'first_scan' }));
-    serials = (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ? order by seq', [batch])).map((r) => r.serial);
+    serials = (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ? order by seq', [batch])).map(
+      (r) => r.serial,
+    );
     expect(await move({ action: 'encode', reason: null, target: { mintBatchId: batch, fromSeq: 1, toSeq: n } })).toMatchObject({ moved: n });
-    expect(await move({ action: 'commission', reason: null, target: { mintBatchId: batch, fromSeq: 1, toSeq: n - uncommissioned } })).toMatchObject({ moved: n - uncommissioned });
+    expect(await move({ action: 'commission', reason: null, target: { mintBatchId: batch, fromSeq: 1, toSeq: n - uncommissioned } })).toMatchObject({
+      moved: n - uncommissioned,
+    });
 
     // Not commissioned: refused, naming the unit and its state, and nothing is packed.
-    await expect(pack(cases[0]!, [serials[0]!, serials[n - 1]!])).rejects.toThrow(new RegExp(`serial ${serials[n - 1]} is not commissioned \\(it is encoded\\)`));
+    await expect(pack(cases[0]!, [serials[0]!, serials[n - 1]!])).rejects.toThrow(
+      new RegExp(`serial ${serials[n - 1]} is not commissioned \\(it is encoded\\)`),
+    );
     await expect(pack(cases[0]!, ['NOSUCHSERIAL'])).rejects.toThrow(/serials\[0\]/);
 
     for (let c = 0; c < caseCount; c++) {
@@ -130,23 +180,33 @@ describe(`the aggregation scenario at ${n} units`, () => {
     const [free] = await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ? and seq = ?', [batch, packed + 1]);
     const race = await Promise.allSettled([pack(spare.ssccs[1]!, [free!.serial]), pack(spare.ssccs[2]!, [free!.serial])]);
     expect(race.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
-    const holders = await query<{ n: string }>(app.db.em.fork(), 'select count(*) as n from unit_containers u join mint_units m on m.brand_id = u.brand_id and m.mint_batch_id = u.mint_batch_id and m.seq = u.seq where m.serial = ?', [free!.serial]);
+    const holders = await query<{ n: string }>(
+      app.db.em.fork(),
+      'select count(*) as n from unit_containers u join mint_units m on m.brand_id = u.brand_id and m.mint_batch_id = u.mint_batch_id and m.seq = u.seq where m.serial = ?',
+      [free!.serial],
+    );
     expect(Number(holders[0]!.n)).toBe(1);
     // Unpack it again (from whichever won) and re-pack it: it moves, it is never in two.
     const winner = race[0]!.status === 'fulfilled' ? spare.ssccs[1]! : spare.ssccs[2]!;
     const loser = winner === spare.ssccs[1] ? spare.ssccs[2]! : spare.ssccs[1]!;
-    await expect(unpackContainer(app.ctx, actor(), { brandId: brand.brandId, sscc: loser, serials: [free!.serial], ssccs: [], idempotencyKey: key() })).rejects.toThrow(/is not in container/);
-    expect(await unpackContainer(app.ctx, actor(), { brandId: brand.brandId, sscc: winner, serials: [free!.serial], ssccs: [], idempotencyKey: key() })).toMatchObject({ units: 1 });
+    await expect(
+      unpackContainer(app.ctx, actor(), { brandId: brand.brandId, sscc: loser, serials: [free!.serial], ssccs: [], idempotencyKey: key() }),
+    ).rejects.toThrow(/is not in container/);
+    expect(
+      await unpackContainer(app.ctx, actor(), { brandId: brand.brandId, sscc: winner, serials: [free!.serial], ssccs: [], idempotencyKey: key() }),
+    ).toMatchObject({ units: 1 });
     expect(await pack(loser, [free!.serial])).toMatchObject({ units: 1 });
   });
 
-  it('decommissions exactly the stolen pallet\'s cases and units with one move on its SSCC; everything else is unchanged', slow, async () => {
+  it("decommissions exactly the stolen pallet's cases and units with one move on its SSCC; everything else is unchanged", slow, async () => {
     const beforeUnits = await unitStates();
     const beforeContainers = await containerStates();
     const stolen = pallets[1 % palletCount]!;
-    const stolenCases = new Set(cases.slice((1 % palletCount) * casesPerPallet, (1 % palletCount + 1) * casesPerPallet));
+    const stolenCases = new Set(cases.slice((1 % palletCount) * casesPerPallet, ((1 % palletCount) + 1) * casesPerPallet));
     const stolenSeqs = new Set<number>();
-    cases.forEach((c, i) => { if (stolenCases.has(c)) for (let k = 1; k <= perCase; k++) stolenSeqs.add(i * perCase + k); });
+    cases.forEach((c, i) => {
+      if (stolenCases.has(c)) for (let k = 1; k <= perCase; k++) stolenSeqs.add(i * perCase + k);
+    });
 
     const report = await move({ action: 'decommission', reason: 'stolen', target: { container: stolen } });
     expect(report).toMatchObject({ status: 'done', total: stolenSeqs.size, moved: stolenSeqs.size, refused: 0 });
@@ -173,7 +233,15 @@ describe(`the aggregation scenario at ${n} units`, () => {
   it('writes EPCIS events that validate, and never aggregates an EPC not commissioned before', slow, async () => {
     const events = await epcisRows();
     const validate = epcisValidator();
-    expect(validate(epcisDocument(events.map((e) => e.body), new Date())), JSON.stringify(validate.errors?.slice(0, 3))).toBe(true);
+    expect(
+      validate(
+        epcisDocument(
+          events.map((e) => e.body),
+          new Date(),
+        ),
+      ),
+      JSON.stringify(validate.errors?.slice(0, 3)),
+    ).toBe(true);
     const aggregations = events.filter((e) => e.event_type === 'AggregationEvent');
     expect(aggregations.filter((e) => e.biz_step === 'packing').length).toBeGreaterThanOrEqual(caseCount + palletCount);
     expect(aggregations.every((e) => String(e.body['parentID']).includes('/00/'))).toBe(true);
@@ -192,8 +260,13 @@ describe(`the aggregation scenario at ${n} units`, () => {
     let packingSeen = 0;
     let token: string | null = null;
     do {
-      const page = await queryEpcis(app.ctx, brand.brandId, new URLSearchParams({ EQ_bizStep: 'packing', perPage: '1000', ...(token === null ? {} : { nextPageToken: token }) }));
-      const list = (page.document['epcisBody'] as { queryResults: { resultsBody: { eventList: Record<string, unknown>[] } } }).queryResults.resultsBody.eventList;
+      const page = await queryEpcis(
+        app.ctx,
+        brand.brandId,
+        new URLSearchParams({ EQ_bizStep: 'packing', perPage: '1000', ...(token === null ? {} : { nextPageToken: token }) }),
+      );
+      const list = (page.document['epcisBody'] as { queryResults: { resultsBody: { eventList: Record<string, unknown>[] } } }).queryResults.resultsBody
+        .eventList;
       expect(list.every((e) => e['type'] === 'AggregationEvent' && e['bizStep'] === 'packing')).toBe(true);
       packingSeen += list.length;
       token = page.nextPageToken;
@@ -201,48 +274,82 @@ describe(`the aggregation scenario at ${n} units`, () => {
     expect(packingSeen).toBe(aggregations.filter((e) => e.biz_step === 'packing').length);
     const palletUri = String(aggregations.find((e) => e.body['parentID'] !== undefined && String(e.body['parentID']).endsWith(pallets[0]!))!.body['parentID']);
     const byEpc = await queryEpcis(app.ctx, brand.brandId, new URLSearchParams({ MATCH_epc: palletUri }));
-    const named = (byEpc.document['epcisBody'] as { queryResults: { resultsBody: { eventList: Record<string, unknown>[] } } }).queryResults.resultsBody.eventList;
+    const named = (byEpc.document['epcisBody'] as { queryResults: { resultsBody: { eventList: Record<string, unknown>[] } } }).queryResults.resultsBody
+      .eventList;
     expect(named.map((e) => `${e['type']} ${e['bizStep']}`)).toEqual(['ObjectEvent commissioning', 'AggregationEvent packing']);
   });
 
-  it('captures packing all or nothing: a document with one invalid event changes nothing; a unit commissioned by the same document may be packed', slow, async () => {
-    const spare = await mintContainers(app.ctx, actor(), { brandId: brand.brandId, level: 'case', count: 1, extensionDigit: 0, idempotencyKey: key() });
-    const [unitRow] = await query<{ url: string; serial: string }>(app.db.em.fork(), `
+  it(
+    'captures packing all or nothing: a document with one invalid event changes nothing; a unit commissioned by the same document may be packed',
+    slow,
+    async () => {
+      const spare = await mintContainers(app.ctx, actor(), { brandId: brand.brandId, level: 'case', count: 1, extensionDigit: 0, idempotencyKey: key() });
+      const [unitRow] = await query<{ url: string; serial: string }>(
+        app.db.em.fork(),
+        `
       select b.resolver_base_url || '/01/' || b.gtin || '/21/' || u.serial as url, u.serial from mint_units u join mint_batches b on b.id = u.mint_batch_id
-      where u.mint_batch_id = ? and u.seq = ?`, [batch, n]);
-    const [baseRow] = await query<{ base: string }>(app.db.em.fork(), 'select resolver_base_url as base from brands where id = ?', [brand.brandId]);
-    const caseUri = `${baseRow!.base}/00/${spare.ssccs[0]}`;
-    const commission = {
-      type: 'ObjectEvent', eventID: `urn:uuid:${randomUUID()}`, eventTime: new Date().toISOString(), eventTimeZoneOffset: '+00:00',
-      epcList: [unitRow!.url], action: 'OBSERVE', bizStep: 'commissioning', disposition: 'active',
-    };
-    const packing = {
-      type: 'AggregationEvent', eventID: `urn:uuid:${randomUUID()}`, eventTime: new Date(Date.now() + 1).toISOString(), eventTimeZoneOffset: '+00:00',
-      parentID: caseUri, childEPCs: [unitRow!.url], action: 'ADD', bizStep: 'packing', disposition: 'in_progress',
-    };
-    // The invalid event: packs a unit already in a case.
-    const [packedRow] = await query<{ url: string }>(app.db.em.fork(), `
+      where u.mint_batch_id = ? and u.seq = ?`,
+        [batch, n],
+      );
+      const [baseRow] = await query<{ base: string }>(app.db.em.fork(), 'select resolver_base_url as base from brands where id = ?', [brand.brandId]);
+      const caseUri = `${baseRow!.base}/00/${spare.ssccs[0]}`;
+      const commission = {
+        type: 'ObjectEvent',
+        eventID: `urn:uuid:${randomUUID()}`,
+        eventTime: new Date().toISOString(),
+        eventTimeZoneOffset: '+00:00',
+        epcList: [unitRow!.url],
+        action: 'OBSERVE',
+        bizStep: 'commissioning',
+        disposition: 'active',
+      };
+      const packing = {
+        type: 'AggregationEvent',
+        eventID: `urn:uuid:${randomUUID()}`,
+        eventTime: new Date(Date.now() + 1).toISOString(),
+        eventTimeZoneOffset: '+00:00',
+        parentID: caseUri,
+        childEPCs: [unitRow!.url],
+        action: 'ADD',
+        bizStep: 'packing',
+        disposition: 'in_progress',
+      };
+      // The invalid event: packs a unit already in a case.
+      const [packedRow] = await query<{ url: string }>(
+        app.db.em.fork(),
+        `
       select b.resolver_base_url || '/01/' || b.gtin || '/21/' || u.serial as url from mint_units u join mint_batches b on b.id = u.mint_batch_id
-      where u.mint_batch_id = ? and u.seq = 1`, [batch]);
-    const bad = { ...packing, eventID: `urn:uuid:${randomUUID()}`, childEPCs: [packedRow!.url] };
-    const validate = epcisValidator();
-    const badDocument = epcisDocument([commission, packing, bad], new Date());
-    expect(validate(badDocument), JSON.stringify(validate.errors?.slice(0, 3))).toBe(true);
-    const before = { events: (await epcisRows()).length, packed: await query(app.db.em.fork(), 'select * from unit_containers order by mint_batch_id, seq'), states: await unitStates() };
-    await expect(captureEpcisDocument(app.ctx, actor(), brand.brandId, badDocument)).rejects.toThrow(/eventList\[2\]|in a container already/);
-    expect((await epcisRows()).length).toBe(before.events);
-    expect(await query(app.db.em.fork(), 'select * from unit_containers order by mint_batch_id, seq')).toEqual(before.packed);
-    expect(await unitStates()).toEqual(before.states);
+      where u.mint_batch_id = ? and u.seq = 1`,
+        [batch],
+      );
+      const bad = { ...packing, eventID: `urn:uuid:${randomUUID()}`, childEPCs: [packedRow!.url] };
+      const validate = epcisValidator();
+      const badDocument = epcisDocument([commission, packing, bad], new Date());
+      expect(validate(badDocument), JSON.stringify(validate.errors?.slice(0, 3))).toBe(true);
+      const before = {
+        events: (await epcisRows()).length,
+        packed: await query(app.db.em.fork(), 'select * from unit_containers order by mint_batch_id, seq'),
+        states: await unitStates(),
+      };
+      await expect(captureEpcisDocument(app.ctx, actor(), brand.brandId, badDocument)).rejects.toThrow(/eventList\[2\]|in a container already/);
+      expect((await epcisRows()).length).toBe(before.events);
+      expect(await query(app.db.em.fork(), 'select * from unit_containers order by mint_batch_id, seq')).toEqual(before.packed);
+      expect(await unitStates()).toEqual(before.states);
 
-    const good = epcisDocument([commission, packing], new Date());
-    expect(await captureEpcisDocument(app.ctx, actor(), brand.brandId, good)).toMatchObject({ captured: 2, moved: 2 });
-    expect(await captureEpcisDocument(app.ctx, actor(), brand.brandId, good)).toMatchObject({ captured: 0, replayed: 2 });
-    const seen = await getContainer(app.ctx, brand.brandId, spare.ssccs[0]!, { limit: null, cursor: null });
-    expect(seen.contents.units.map((u) => u.serial)).toEqual([unitRow!.serial]);
-  });
+      const good = epcisDocument([commission, packing], new Date());
+      expect(await captureEpcisDocument(app.ctx, actor(), brand.brandId, good)).toMatchObject({ captured: 2, moved: 2 });
+      expect(await captureEpcisDocument(app.ctx, actor(), brand.brandId, good)).toMatchObject({ captured: 0, replayed: 2 });
+      const seen = await getContainer(app.ctx, brand.brandId, spare.ssccs[0]!, { limit: null, cursor: null });
+      expect(seen.contents.units.map((u) => u.serial)).toEqual([unitRow!.serial]);
+    },
+  );
 
-  it('refuses another brand\'s container as unknown, on every operation', async () => {
-    const theirs = await mintContainers(app.ctx, { id: other.userId }, { brandId: other.brandId, level: 'case', count: 1, extensionDigit: 0, idempotencyKey: key() });
+  it("refuses another brand's container as unknown, on every operation", async () => {
+    const theirs = await mintContainers(
+      app.ctx,
+      { id: other.userId },
+      { brandId: other.brandId, level: 'case', count: 1, extensionDigit: 0, idempotencyKey: key() },
+    );
     const sscc = theirs.ssccs[0]!;
     await expect(pack(sscc, [serials[packed + 2]!])).rejects.toThrow(/not found/);
     await expect(move({ action: 'decommission', reason: 'stolen', target: { container: sscc } })).rejects.toThrow(/not found/);
@@ -255,14 +362,28 @@ describe(`the aggregation scenario at ${n} units`, () => {
     const [slug] = await query<{ slug: string }>(app.db.em.fork(), 'select slug from brands where id = ?', [brand.brandId]);
     const pallet = pallets[0]!;
     const pub = await resolveContainer(app.ctx, slug!.slug, pallet);
-    expect(pub).toEqual({ brandId: brand.brandId, brand: { name: 'Test Brand', slug: slug!.slug }, sscc: pallet, level: 'pallet', state: 'commissioned', reason: null });
+    expect(pub).toEqual({
+      brandId: brand.brandId,
+      brand: { name: 'Test Brand', slug: slug!.slug },
+      sscc: pallet,
+      level: 'pallet',
+      state: 'commissioned',
+      reason: null,
+    });
     expect(Object.keys(pub!)).not.toContain('contents');
     expect(await resolveContainer(app.ctx, slug!.slug, '106141410000099999')).toBeNull();
     const [otherSlug] = await query<{ slug: string }>(app.db.em.fork(), 'select slug from brands where id = ?', [other.brandId]);
     expect(await resolveContainer(app.ctx, otherSlug!.slug, pallet)).toBeNull();
 
     const first = await getContainer(app.ctx, brand.brandId, pallet, { limit: 2, cursor: null });
-    expect(first.container).toMatchObject({ sscc: pallet, level: 'pallet', state: 'commissioned', parentSscc: null, containerCount: casesPerPallet, unitCount: 0 });
+    expect(first.container).toMatchObject({
+      sscc: pallet,
+      level: 'pallet',
+      state: 'commissioned',
+      parentSscc: null,
+      containerCount: casesPerPallet,
+      unitCount: 0,
+    });
     const seen = [...first.contents.containers.map((c) => c.sscc)];
     let cursor = first.contents.nextCursor;
     while (cursor !== null) {

@@ -13,25 +13,40 @@ import { describe, expect, it } from 'vitest';
 const root = join(import.meta.dirname, '..');
 /** Layer of each workspace package: a package may import only packages of a lower layer. */
 const layers: Record<string, number> = {
-  '@mint/domain': 0, '@mint/contract': 0, '@mint/bus': 0, '@mint/store': 0,
+  '@mint/domain': 0,
+  '@mint/contract': 0,
+  '@mint/bus': 0,
+  '@mint/store': 0,
   // The publishable client: its own generated copy of the contract and a Connect transport, nothing else of the workspace.
   '@mint/client': 0,
-  '@mint/db': 1, '@mint/http': 1, '@mint/labels': 1, '@mint/pages': 1,
-  '@mint/usecases': 2, '@mint/runtime': 2, '@mint/wire': 2,
-  '@mint/api': 3, '@mint/executor': 3,
+  '@mint/db': 1,
+  '@mint/http': 1,
+  '@mint/labels': 1,
+  '@mint/pages': 1,
+  '@mint/usecases': 2,
+  '@mint/runtime': 2,
+  '@mint/wire': 2,
+  '@mint/api': 3,
+  '@mint/executor': 3,
   // The web console runs in a browser: it may use the contract and nothing else of the workspace.
   '@mint/console': 3,
   '@mint/cli': 4,
 };
 
-interface Workspace { name: string; dir: string; declared: string[] }
+interface Workspace {
+  name: string;
+  dir: string;
+  declared: string[];
+}
 
 function workspaces(): Workspace[] {
-  return ['packages', 'services'].flatMap((group) => readdirSync(join(root, group)).map((entry) => {
-    const dir = join(root, group, entry);
-    const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name: string; dependencies?: Record<string, string> };
-    return { name: pkg.name, dir, declared: Object.keys(pkg.dependencies ?? {}).filter((d) => d.startsWith('@mint/')) };
-  }));
+  return ['packages', 'services'].flatMap((group) =>
+    readdirSync(join(root, group)).map((entry) => {
+      const dir = join(root, group, entry);
+      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name: string; dependencies?: Record<string, string> };
+      return { name: pkg.name, dir, declared: Object.keys(pkg.dependencies ?? {}).filter((d) => d.startsWith('@mint/')) };
+    }),
+  );
 }
 
 function sourceFiles(dir: string): string[] {
@@ -124,24 +139,27 @@ function sqlFindings(fileName: string, text: string): string[] {
 
 /** Application source files: every package's and service's src, tests left out. */
 function applicationFiles(): string[] {
-  return ['packages', 'services'].flatMap((group) => readdirSync(join(root, group)).flatMap((entry) => {
-    const src = join(root, group, entry, 'src');
-    try {
-      statSync(src);
-    } catch {
-      return [];
-    }
-    return sourceFiles(src).filter((file) => !file.endsWith('.test.ts'));
-  }));
+  return ['packages', 'services'].flatMap((group) =>
+    readdirSync(join(root, group)).flatMap((entry) => {
+      const src = join(root, group, entry, 'src');
+      try {
+        statSync(src);
+      } catch {
+        return [];
+      }
+      return sourceFiles(src).filter((file) => !file.endsWith('.test.ts'));
+    }),
+  );
 }
 
 describe('the web console', () => {
   const consoleDir = join(root, 'services/console');
-  const files = (dir: string): string[] => readdirSync(dir).flatMap((entry) => {
-    const path = join(dir, entry);
-    if (statSync(path).isDirectory()) return files(path);
-    return /\.tsx?$/.test(entry) ? [path] : [];
-  });
+  const files = (dir: string): string[] =>
+    readdirSync(dir).flatMap((entry) => {
+      const path = join(dir, entry);
+      if (statSync(path).isDirectory()) return files(path);
+      return /\.tsx?$/.test(entry) ? [path] : [];
+    });
 
   it('imports only the contract of the workspace, and no Node module (it runs in a browser)', () => {
     const problems: string[] = [];
@@ -153,14 +171,17 @@ describe('the web console', () => {
       const text = readFileSync(file, 'utf8');
       for (const m of text.matchAll(/(?:from|import)\s*\(?\s*['"]([^'"]+)['"]/g)) {
         const spec = m[1]!;
-        if ((spec.startsWith('@mint/') && spec !== '@mint/contract') || spec.startsWith('node:')) problems.push(`${file.slice(root.length + 1)} imports ${spec}`);
+        if ((spec.startsWith('@mint/') && spec !== '@mint/contract') || spec.startsWith('node:'))
+          problems.push(`${file.slice(root.length + 1)} imports ${spec}`);
       }
     }
     expect(problems).toEqual([]);
   });
 
   it('is not imported by any other package (the API serves its built files, never its code)', () => {
-    const importers = workspaces().filter((w) => w.name !== '@mint/console' && w.declared.includes('@mint/console')).map((w) => w.name);
+    const importers = workspaces()
+      .filter((w) => w.name !== '@mint/console' && w.declared.includes('@mint/console'))
+      .map((w) => w.name);
     expect(importers).toEqual([]);
   });
 });
@@ -189,7 +210,7 @@ describe('SQL lives only in packages/db', () => {
     ];
     const ordinary = [
       "const m = 'select a product first';",
-      "const m = `update the batch ${id} before minting`;",
+      'const m = `update the batch ${id} before minting`;',
       "const m = 'delete the key, then retry';",
       "const m = 'with the lease held, nothing else writes';",
       "const m = 'the job was updated; insert skipped';",
@@ -215,7 +236,9 @@ describe('package entry points', () => {
       const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
       for (const statement of source.statements) {
         if (ts.isExportDeclaration(statement) && statement.exportClause === undefined) {
-          problems.push(`${file.slice(root.length + 1)}:${source.getLineAndCharacterOfPosition(statement.getStart(source)).line + 1}: ${statement.getText(source)}`);
+          problems.push(
+            `${file.slice(root.length + 1)}:${source.getLineAndCharacterOfPosition(statement.getStart(source)).line + 1}: ${statement.getText(source)}`,
+          );
         }
       }
     }
@@ -230,7 +253,7 @@ describe('use cases by feature', () => {
     return parts.length > 1 ? parts[0]! : null;
   };
 
-  it('keep each feature in a folder of its own: only the package\'s entry, the context and the idempotency keys lie beside them', () => {
+  it("keep each feature in a folder of its own: only the package's entry, the context and the idempotency keys lie beside them", () => {
     const flat = readdirSync(useCases).filter((entry) => entry.endsWith('.ts'));
     expect(flat.sort()).toEqual(['context.ts', 'idempotency.ts', 'index.ts']);
   });
@@ -261,15 +284,20 @@ function persistenceFindings(files: readonly string[], extra: ReadonlyMap<string
   const config = ts.getParsedCommandLineOfConfigFile(join(root, 'tsconfig.json'), {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => undefined })!;
   const host = ts.createCompilerHost(config.options);
   const { getSourceFile, fileExists, readFile } = host;
-  host.getSourceFile = (name, version, ...rest) => (extra.has(name) ? ts.createSourceFile(name, extra.get(name)!, version) : getSourceFile.call(host, name, version, ...rest));
+  host.getSourceFile = (name, version, ...rest) =>
+    extra.has(name) ? ts.createSourceFile(name, extra.get(name)!, version) : getSourceFile.call(host, name, version, ...rest);
   host.fileExists = (name) => extra.has(name) || fileExists.call(host, name);
   host.readFile = (name) => extra.get(name) ?? readFile.call(host, name);
   const program = ts.createProgram([...files, ...extra.keys()], config.options, host);
   const checker = program.getTypeChecker();
   const entities = `${join(root, 'packages', 'db', 'src', 'entities')}/`;
   // An entity is a `defineEntity(...)` value or its `InferEntity<...>` type; the entity files' other exports (mappers of stored forms) are not.
-  const isEntity = (d: ts.Declaration) => (ts.isVariableDeclaration(d) && d.initializer !== undefined && ts.isCallExpression(d.initializer)
-    && d.initializer.expression.getText() === 'defineEntity') || (ts.isTypeAliasDeclaration(d) && d.type.getText().startsWith('InferEntity<'));
+  const isEntity = (d: ts.Declaration) =>
+    (ts.isVariableDeclaration(d) &&
+      d.initializer !== undefined &&
+      ts.isCallExpression(d.initializer) &&
+      d.initializer.expression.getText() === 'defineEntity') ||
+    (ts.isTypeAliasDeclaration(d) && d.type.getText().startsWith('InferEntity<'));
   const findings: string[] = [];
   for (const file of [...files, ...extra.keys()]) {
     const source = program.getSourceFile(file)!;
@@ -283,7 +311,8 @@ function persistenceFindings(files: readonly string[], extra: ReadonlyMap<string
       if (ts.isImportSpecifier(node)) {
         const symbol = checker.getSymbolAtLocation(node.name);
         const target = symbol && symbol.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(symbol) : symbol;
-        if (target?.declarations?.some((d) => d.getSourceFile().fileName.startsWith(entities) && isEntity(d))) report(node, `import of the entity ${node.name.text}`);
+        if (target?.declarations?.some((d) => d.getSourceFile().fileName.startsWith(entities) && isEntity(d)))
+          report(node, `import of the entity ${node.name.text}`);
       }
       if (ts.isPropertyAccessExpression(node)) {
         const type = checker.getTypeAtLocation(node.expression);
@@ -315,10 +344,11 @@ describe('persistence lives only in packages/db', () => {
   ];
   // Probe files held in memory beside the use cases, checked in the same program as the real ones (one type-check, not one per probe).
   const probeName = (kind: string, i: number) => join(useCases, 'mint', `__probe_${kind}_${i}__.ts`);
-  const probes = new Map([
-    ...flagged.map((body, i) => [probeName('flagged', i), body] as const),
-    ...ordinary.map((body, i) => [probeName('ordinary', i), body] as const),
-  ].map(([name, body]) => [name, `import type { UseCaseContext } from '../context.ts';\n${body}\n`] as const));
+  const probes = new Map(
+    [...flagged.map((body, i) => [probeName('flagged', i), body] as const), ...ordinary.map((body, i) => [probeName('ordinary', i), body] as const)].map(
+      ([name, body]) => [name, `import type { UseCaseContext } from '../context.ts';\n${body}\n`] as const,
+    ),
+  );
   let findings: string[] | undefined;
   const all = () => (findings ??= persistenceFindings(files, probes));
   const of = (file: string) => all().filter((f) => f.startsWith(`${file.slice(root.length + 1)}:`));
@@ -337,7 +367,9 @@ describe('import circles', () => {
   // madge reads the imports of every TypeScript file (type-only imports included) as the compiler resolves them.
   const circles = async (dirs: string[]) => {
     const graph = await madge(dirs, {
-      fileExtensions: ['ts'], tsConfig: join(root, 'tsconfig.json'), excludeRegExp: [/node_modules/, /\/gen\//, /\.d\.ts$/],
+      fileExtensions: ['ts'],
+      tsConfig: join(root, 'tsconfig.json'),
+      excludeRegExp: [/node_modules/, /\/gen\//, /\.d\.ts$/],
     });
     return graph.circular();
   };

@@ -10,13 +10,21 @@ import { describe, expect, it } from 'vitest';
 const root = join(import.meta.dirname, '..');
 const dir = join(root, 'packages/client');
 const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
-  name: string; version: string; private?: boolean; files: string[]; dependencies: Record<string, string>;
+  name: string;
+  version: string;
+  private?: boolean;
+  files: string[];
+  dependencies: Record<string, string>;
   exports: Record<string, { types: string; default: string }>;
 };
 
 /** The files `npm pack` puts in the tarball, as npm itself lists them. */
 function packedFiles(): string[] {
-  const out = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts', '-w', '@mint/client'], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+  const out = execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts', '-w', '@mint/client'], {
+    cwd: root,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
   const [pack] = JSON.parse(out) as { name: string; version: string; files: { path: string }[] }[];
   expect(pack).toMatchObject({ name: manifest.name, version: manifest.version });
   return pack!.files.map((f) => f.path);

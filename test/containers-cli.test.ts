@@ -28,7 +28,9 @@ afterAll(async () => {
 describe('mintctl containers', () => {
   it('mints SSCCs, packs and unpacks them, and a move on the pallet reaches every unit inside', async () => {
     const { mintBatchId } = await mintCompleted(app.ctx, brand, 4);
-    const serials = (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ? order by seq', [mintBatchId])).map((r) => r.serial);
+    const serials = (
+      await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ? order by seq', [mintBatchId])
+    ).map((r) => r.serial);
     const remote = { api: api.baseUrl, token: brand.token, brand: brand.brandId };
     const lines: string[] = [];
     const print = (l: string) => lines.push(l);
@@ -45,7 +47,9 @@ describe('mintctl containers', () => {
     await containerCommand('pack', { ...remote, sscc: pallet, ssccs: cases.join(',') }, print, {});
     await containerCommand('unpack', { ...remote, sscc: cases[1], serials: serials[3] }, print, {});
     expect(lines.splice(0)).toEqual([
-      `packed 2 units and 0 containers into ${cases[0]}`, `packed 2 units and 0 containers into ${cases[1]}`, `packed 0 units and 2 containers into ${pallet}`,
+      `packed 2 units and 0 containers into ${cases[0]}`,
+      `packed 2 units and 0 containers into ${cases[1]}`,
+      `packed 0 units and 2 containers into ${pallet}`,
       `unpacked 1 units and 0 containers out of ${cases[1]}`,
     ]);
     await serialsCommand({ ...remote, action: 'decommission', reason: 'stolen', container: pallet }, print, {});

@@ -16,7 +16,7 @@ describe('the mint.v1 contract', () => {
     expectGeneratedInSync(root, 'packages/contract/src/gen', 'npm run generate');
   });
 
-  it('has the client package\'s generated code (packages/client, published as is) in sync with proto/', () => {
+  it("has the client package's generated code (packages/client, published as is) in sync with proto/", () => {
     expectGeneratedInSync(root, 'packages/client/src/gen', 'npm run generate');
   });
 

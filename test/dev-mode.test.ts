@@ -34,10 +34,16 @@ describe('dev mode on the embedded PostgreSQL', () => {
   it('streams WatchMintJob progress while a mint runs, before COMPLETED', async () => {
     const { mint, seed, auth } = dev!;
     const requested = 150_000;
-    const { mintJobId } = await mint.submitMintRequest({
-      brandId: seed.brand_id, productId: seed.product_id, requestedQuantity: requested,
-      identityMode: IdentityMode.SERIAL, activationMode: ActivationMode.ACTIVE_AT_MINT,
-    }, auth);
+    const { mintJobId } = await mint.submitMintRequest(
+      {
+        brandId: seed.brand_id,
+        productId: seed.product_id,
+        requestedQuantity: requested,
+        identityMode: IdentityMode.SERIAL,
+        activationMode: ActivationMode.ACTIVE_AT_MINT,
+      },
+      auth,
+    );
     const frames: { status: MintJobStatus; minted: number; ms: number }[] = [];
     const opened = performance.now();
     for await (const update of mint.watchMintJob({ brandId: seed.brand_id, mintJobId: mintJobId! }, auth)) {
@@ -56,7 +62,8 @@ describe('dev mode on the embedded PostgreSQL', () => {
 
   it('gives a fresh sign-in link and token through mintctl signin, which the running server accepts', async () => {
     const { stdout } = await promisify(execFile)(process.execPath, [join(repoRoot, 'services/cli/src/main.ts'), 'signin'], {
-      cwd: repoRoot, env: { ...process.env, DATA_DIR: dataDir, DATABASE_URL: '', NATS_URL: '' },
+      cwd: repoRoot,
+      env: { ...process.env, DATA_DIR: dataDir, DATABASE_URL: '', NATS_URL: '' },
     });
     const token = /export TOKEN=(\S+)/.exec(stdout)?.[1];
     const port = new URL(dev!.baseUrl).port;

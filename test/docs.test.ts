@@ -32,7 +32,7 @@ describe('the docs', () => {
     expect(types.length).toBeGreaterThan(30);
     const doc = read('docs/reference/events.md');
     expect(types.filter((t) => !doc.includes(`| \`${t}\` |`))).toEqual([]);
-    const withNewType = source.replace("export type EventType =\n", "export type EventType =\n  | 'brand_new_event'\n");
+    const withNewType = source.replace('export type EventType =\n', "export type EventType =\n  | 'brand_new_event'\n");
     expect(() => eventRows(withNewType)).toThrow('brand_new_event has no row');
   });
 
@@ -42,7 +42,10 @@ describe('the docs', () => {
       const dist = join(dir, 'docs/.vitepress/dist');
       mkdirSync(join(dist, 'guides'), { recursive: true });
       writeFileSync(join(dist, 'index.html'), '<a href="/guides/a.html#here">ok</a> <a href="guides/b">gone</a> <a href="https://x.test/">out</a>');
-      writeFileSync(join(dist, 'guides/a.html'), '<h2 id="here">Here</h2> <a href="#here">self</a> <a href="#nowhere">bad anchor</a> <a href="../index.html">up</a>');
+      writeFileSync(
+        join(dist, 'guides/a.html'),
+        '<h2 id="here">Here</h2> <a href="#here">self</a> <a href="#nowhere">bad anchor</a> <a href="../index.html">up</a>',
+      );
       mkdirSync(join(dir, 'docs/guides'), { recursive: true });
       writeFileSync(join(dir, 'docs/guides/a.md'), '# A');
       writeFileSync(join(dir, 'README.md'), '[a](docs/guides/a.md#here) [b](docs/guides/a.md#gone) [c](docs/missing.md)\n```\n[d](not/checked.md)\n```\n');
@@ -64,8 +67,10 @@ describe('the docs', () => {
       for (const page of ['index.html', '404.html', 'guides/index.html', 'guides/a.html', 'guides/b.html']) writeFileSync(join(dir, page), '<h1>x</h1>');
       expect(unsearchablePages(dir)).toEqual(['no search index']);
       mkdirSync(join(dir, 'assets/chunks'), { recursive: true });
-      writeFileSync(join(dir, 'assets/chunks/@localSearchIndexroot.abc123.js'),
-        `const e='{"documentIds":{"0":"/#home","1":"/guides/#guides","2":"/guides/a.html#a","3":"/guides/a.html#more"}}';export{e as default};`);
+      writeFileSync(
+        join(dir, 'assets/chunks/@localSearchIndexroot.abc123.js'),
+        `const e='{"documentIds":{"0":"/#home","1":"/guides/#guides","2":"/guides/a.html#a","3":"/guides/a.html#more"}}';export{e as default};`,
+      );
       expect(unsearchablePages(dir)).toEqual(['guides/b.html']);
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -40,10 +40,18 @@ describe(`the lifecycle scenario at ${n} units`, () => {
 
     expect(await move({ action: 'encode', reason: null, target: range(1, encoded) })).toMatchObject({ moved: encoded, refused: 0 });
     expect(await move({ action: 'scrap', reason: null, target: range(1, scrapped) })).toMatchObject({ moved: scrapped, refused: 0 });
-    expect(await move({ action: 'commission', reason: null, target: range(scrapped + 1, scrapped + commissioned) })).toMatchObject({ moved: commissioned, refused: 0 });
+    expect(await move({ action: 'commission', reason: null, target: range(scrapped + 1, scrapped + commissioned) })).toMatchObject({
+      moved: commissioned,
+      refused: 0,
+    });
     expect(await move({ action: 'return', reason: null, target: range(encoded + 1, allocated) })).toMatchObject({ moved: allocated - encoded, refused: 0 });
-    const stolenSerials = (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ? and seq between ? and ? order by seq',
-      [batch, scrapped + 1, scrapped + stolen])).map((r) => r.serial);
+    const stolenSerials = (
+      await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ? and seq between ? and ? order by seq', [
+        batch,
+        scrapped + 1,
+        scrapped + stolen,
+      ])
+    ).map((r) => r.serial);
     expect(await move({ action: 'decommission', reason: 'stolen', target: { serials: stolenSerials } })).toMatchObject({ moved: stolen, refused: 0 });
 
     // The oracle: each seq's state from the inputs alone.
@@ -55,10 +63,14 @@ describe(`the lifecycle scenario at ${n} units`, () => {
       if (seq <= allocated) return 'returned';
       return 'issued';
     };
-    const states = await query<{ seq: number; state: string }>(app.db.em.fork(), `
+    const states = await query<{ seq: number; state: string }>(
+      app.db.em.fork(),
+      `
       select u.seq, coalesce(s.state || coalesce(':' || s.reason, ''), case when u.status = 'active' then 'commissioned' else 'issued' end) as state
       from mint_units u left join unit_states s on s.brand_id = u.brand_id and s.mint_batch_id = u.mint_batch_id and s.seq = u.seq
-      where u.mint_batch_id = ? order by u.seq`, [batch]);
+      where u.mint_batch_id = ? order by u.seq`,
+      [batch],
+    );
     expect(states).toHaveLength(n);
     expect(states.filter((r) => r.state !== oracle(r.seq))).toEqual([]);
 
@@ -66,16 +78,38 @@ describe(`the lifecycle scenario at ${n} units`, () => {
     expect((await getMintKpis(app.ctx, brand.brandId)).activeTokens).toBe(live);
     const report = await reconcileMintBatch(app.ctx, brand.brandId, batch);
     expect(report).toMatchObject({
-      requested: n, minted: n, notMinted: 0, balanced: true, byReason: { stolen },
-      byState: { issued: n - allocated, encoded: encoded - scrapped - commissioned, commissioned: live, scrapped, decommissioned: stolen, returned: allocated - encoded },
+      requested: n,
+      minted: n,
+      notMinted: 0,
+      balanced: true,
+      byReason: { stolen },
+      byState: {
+        issued: n - allocated,
+        encoded: encoded - scrapped - commissioned,
+        commissioned: live,
+        scrapped,
+        decommissioned: stolen,
+        returned: allocated - encoded,
+      },
     });
     expect(reconciliationCsv(report)).toContain(`state,commissioned,${live}\n`);
 
     // Every EPCIS event validates; no decommissioned EPC lacks an earlier commissioning.
-    const events = await query<{ body: Record<string, unknown>; biz_step: string; event_time: Date }>(app.db.em.fork(),
-      'select body, biz_step, event_time from epcis_events where brand_id = ? order by event_time, id', [brand.brandId]);
+    const events = await query<{ body: Record<string, unknown>; biz_step: string; event_time: Date }>(
+      app.db.em.fork(),
+      'select body, biz_step, event_time from epcis_events where brand_id = ? order by event_time, id',
+      [brand.brandId],
+    );
     const validate = epcisValidator();
-    expect(validate(epcisDocument(events.map((e) => e.body), new Date())), JSON.stringify(validate.errors?.slice(0, 3))).toBe(true);
+    expect(
+      validate(
+        epcisDocument(
+          events.map((e) => e.body),
+          new Date(),
+        ),
+      ),
+      JSON.stringify(validate.errors?.slice(0, 3)),
+    ).toBe(true);
     const commissionedEpcs = new Set<string>();
     const uncommissioned: string[] = [];
     for (const e of events) {
@@ -87,10 +121,19 @@ describe(`the lifecycle scenario at ${n} units`, () => {
     expect(events.reduce((sum, e) => sum + (e.body['epcList'] as string[]).length, 0)).toBe(encoded + scrapped + commissioned + (allocated - encoded) + stolen);
 
     // A returned serial never comes back.
-    const [returned] = await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ? and seq = ?', [batch, allocated]);
+    const [returned] = await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ? and seq = ?', [
+      batch,
+      allocated,
+    ]);
     const again = await move({ action: 'commission', reason: null, target: { serials: [returned!.serial, stolenSerials[0]!] } });
-    expect(again.refusals.map((r) => [r.refusal, r.state]).sort()).toEqual([['wrong_state', 'decommissioned'], ['wrong_state', 'returned']]);
-    const [count] = await query<{ n: string }>(app.db.em.fork(), 'select count(*) as n from mint_units where brand_id = ? and serial = ?', [brand.brandId, returned!.serial]);
+    expect(again.refusals.map((r) => [r.refusal, r.state]).sort()).toEqual([
+      ['wrong_state', 'decommissioned'],
+      ['wrong_state', 'returned'],
+    ]);
+    const [count] = await query<{ n: string }>(app.db.em.fork(), 'select count(*) as n from mint_units where brand_id = ? and serial = ?', [
+      brand.brandId,
+      returned!.serial,
+    ]);
     expect(Number(count!.n)).toBe(1);
   });
 });

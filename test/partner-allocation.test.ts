@@ -38,7 +38,9 @@ afterAll(() => app?.close());
 
 /** Serials of a batch by seq (index 0 is seq 1). */
 async function serialsOf(batchId: string): Promise<string[]> {
-  return (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ? order by seq', [batchId])).map((r) => r.serial);
+  return (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ? order by seq', [batchId])).map(
+    (r) => r.serial,
+  );
 }
 
 async function grant(name: string, restriction: { case: 'productId' | 'mintBatchId'; value: string }, quota: number): Promise<string> {
@@ -50,7 +52,10 @@ async function grant(name: string, restriction: { case: 'productId' | 'mintBatch
 
 let keys = 0;
 const report = (key: string, action: SerialAction, serials: readonly string[]) =>
-  mint.moveSerials({ brandId: brand.brandId, action, target: { case: 'serials', value: { serials: [...serials] } }, idempotencyKey: `report-${++keys}` }, withKey(key));
+  mint.moveSerials(
+    { brandId: brand.brandId, action, target: { case: 'serials', value: { serials: [...serials] } }, idempotencyKey: `report-${++keys}` },
+    withKey(key),
+  );
 
 describe(`partner allocation at ${n} units`, () => {
   it('allocates, reports and returns per partner, never issues a serial twice, and reconciles every serial', { timeout: 900_000 }, async () => {
@@ -111,10 +116,18 @@ describe(`partner allocation at ${n} units`, () => {
     expect(single.rawMessage).toContain("is not in this partner's allocation");
     // B cannot read A's moves, decommission, or call what is not marked for partners.
     expect((await errorOf(mint.getSerialMove({ brandId: brand.brandId, moveId: returned.move!.moveId }, withKey(keyB)))).code).toBe(Code.NotFound);
-    const decommission = await errorOf(mint.moveSerials({
-      brandId: brand.brandId, action: SerialAction.DECOMMISSION, reason: DecommissionReason.STOLEN, target: { case: 'serials', value: { serials: bSerials.slice(3, 4) } },
-      idempotencyKey: 'b-decommission',
-    }, withKey(keyB)));
+    const decommission = await errorOf(
+      mint.moveSerials(
+        {
+          brandId: brand.brandId,
+          action: SerialAction.DECOMMISSION,
+          reason: DecommissionReason.STOLEN,
+          target: { case: 'serials', value: { serials: bSerials.slice(3, 4) } },
+          idempotencyKey: 'b-decommission',
+        },
+        withKey(keyB),
+      ),
+    );
     expect(decommission.code).toBe(Code.PermissionDenied);
     expect(decommission.rawMessage).toContain('a partner key may encode, commission, scrap, return');
     const kpis = await errorOf(mint.getMintKpis({ brandId: brand.brandId }, withKey(keyB)));
@@ -122,14 +135,26 @@ describe(`partner allocation at ${n} units`, () => {
     expect(kpis.rawMessage).toContain('a partner key may only request, report, pack and return');
     expect((await errorOf(partners.listPartners({ brandId: brand.brandId }, withKey(keyB)))).code).toBe(Code.PermissionDenied);
     // A brand's session cannot allocate: allocation is a partner key's request.
-    expect((await errorOf(partners.allocateSerials({ brandId: brand.brandId, quantity: 1, idempotencyKey: 'brand-1' }, asBrand()))).code).toBe(Code.PermissionDenied);
+    expect((await errorOf(partners.allocateSerials({ brandId: brand.brandId, quantity: 1, idempotencyKey: 'brand-1' }, asBrand()))).code).toBe(
+      Code.PermissionDenied,
+    );
 
     // The brand keeps doing everything: it decommissions some of A's commissioned units as stolen.
     const stolen = commissioned.slice(0, part(0.005));
-    expect((await mint.moveSerials({
-      brandId: brand.brandId, action: SerialAction.DECOMMISSION, reason: DecommissionReason.STOLEN, target: { case: 'serials', value: { serials: stolen } },
-      idempotencyKey: 'brand-stolen',
-    }, asBrand())).move).toMatchObject({ moved: stolen.length, refused: 0 });
+    expect(
+      (
+        await mint.moveSerials(
+          {
+            brandId: brand.brandId,
+            action: SerialAction.DECOMMISSION,
+            reason: DecommissionReason.STOLEN,
+            target: { case: 'serials', value: { serials: stolen } },
+            idempotencyKey: 'brand-stolen',
+          },
+          asBrand(),
+        )
+      ).move,
+    ).toMatchObject({ moved: stolen.length, refused: 0 });
 
     // B takes every serial never allocated; the returned ones are never allocated again, to anyone.
     const left = n - aQuota - bFirst;
@@ -147,7 +172,11 @@ describe(`partner allocation at ${n} units`, () => {
     expect(short.rawMessage).toContain(`only 100 unallocated issued serials of mint batch ${otherBatch} are available; 101 requested`);
     const c = await partners.allocateSerials({ brandId: brand.brandId, quantity: 100, idempotencyKey: 'c-2' }, withKey(keyC));
     expect(new Set(c.serials.map((s) => s.mintBatchId))).toEqual(new Set([otherBatch]));
-    expect(await partners.getPartnerAllocation({ brandId: brand.brandId }, withKey(keyC))).toMatchObject({ quota: 1000, allocated: 100, mintBatchId: otherBatch });
+    expect(await partners.getPartnerAllocation({ brandId: brand.brandId }, withKey(keyC))).toMatchObject({
+      quota: 1000,
+      allocated: 100,
+      mintBatchId: otherBatch,
+    });
 
     // The oracle: every serial's state and partner from the inputs alone.
     const expected = new Map<string, string>();
@@ -160,14 +189,18 @@ describe(`partner allocation at ${n} units`, () => {
     for (const s of unused) expected.set(s, 'returned/A');
     for (const s of [...bSerials, ...b2Serials]) expected.set(s, 'issued/B');
     for (const s of bEncoded) expected.set(s, 'scrapped/B');
-    const actual = await query<{ serial: string; state: string }>(app.db.em.fork(), `
+    const actual = await query<{ serial: string; state: string }>(
+      app.db.em.fork(),
+      `
       select u.serial, coalesce(s.state || coalesce(':' || s.reason, ''), case when u.status = 'active' then 'commissioned' else 'issued' end)
         || '/' || case when p.name is null then '-' when p.name = 'Contract manufacturer A' then 'A' when p.name = 'Packaging line B' then 'B' else 'other' end as state
       from mint_units u
       left join unit_states s on s.brand_id = u.brand_id and s.mint_batch_id = u.mint_batch_id and s.seq = u.seq
       left join unit_allocations a on a.brand_id = u.brand_id and a.mint_batch_id = u.mint_batch_id and a.seq = u.seq
       left join partners p on p.brand_id = a.brand_id and p.id = a.partner_id
-      where u.mint_batch_id = ? order by u.seq`, [batch]);
+      where u.mint_batch_id = ? order by u.seq`,
+      [batch],
+    );
     expect(actual).toHaveLength(n);
     expect(actual.filter((r) => r.state !== expected.get(r.serial))).toEqual([]);
     expect((await getMintKpis(app.ctx, brand.brandId)).activeTokens).toBe(commissioned.length - stolen.length);
@@ -177,16 +210,26 @@ describe(`partner allocation at ${n} units`, () => {
     const counts = (list: readonly { name: string; count: number }[]) => Object.fromEntries(list.filter((x) => x.count > 0).map((x) => [x.name, x.count]));
     expect(r).toMatchObject({ requested: n, minted: n, notMinted: 0, balanced: true, problems: [] });
     expect(counts(r.byState)).toEqual({
-      encoded: encoded.length - scrapped.length - commissioned.length, commissioned: commissioned.length - stolen.length, scrapped: scrapped.length + bEncoded.length,
-      decommissioned: stolen.length, returned: unused.length, issued: bFirst + left - bEncoded.length,
+      encoded: encoded.length - scrapped.length - commissioned.length,
+      commissioned: commissioned.length - stolen.length,
+      scrapped: scrapped.length + bEncoded.length,
+      decommissioned: stolen.length,
+      returned: unused.length,
+      issued: bFirst + left - bEncoded.length,
     });
-    const byName = Object.fromEntries(r.byPartner.map((p) => [p.partnerName, { allocated: p.allocated, states: counts(p.byState), reasons: counts(p.byReason) }]));
+    const byName = Object.fromEntries(
+      r.byPartner.map((p) => [p.partnerName, { allocated: p.allocated, states: counts(p.byState), reasons: counts(p.byReason) }]),
+    );
     expect(byName).toEqual({
       'Contract manufacturer A': {
-        allocated: aQuota, reasons: { stolen: stolen.length },
+        allocated: aQuota,
+        reasons: { stolen: stolen.length },
         states: {
-          encoded: encoded.length - scrapped.length - commissioned.length, scrapped: scrapped.length, commissioned: commissioned.length - stolen.length,
-          decommissioned: stolen.length, returned: unused.length,
+          encoded: encoded.length - scrapped.length - commissioned.length,
+          scrapped: scrapped.length,
+          commissioned: commissioned.length - stolen.length,
+          decommissioned: stolen.length,
+          returned: unused.length,
         },
       },
       'Packaging line B': { allocated: bFirst + left, reasons: {}, states: { issued: bFirst + left - bEncoded.length, scrapped: bEncoded.length } },
@@ -194,7 +237,9 @@ describe(`partner allocation at ${n} units`, () => {
     expect(r.byPartner.reduce((sum, p) => sum + p.allocated, 0) + r.unallocatedByState.reduce((sum, x) => sum + x.count, 0)).toBe(n);
 
     // The document of serialisation: CSV rows and a PDF an independent reader opens.
-    const csv = new TextDecoder().decode((await mint.getMintBatchReconciliationDocument({ brandId: brand.brandId, mintBatchId: batch, format: DocumentFormat.CSV }, asBrand())).content);
+    const csv = new TextDecoder().decode(
+      (await mint.getMintBatchReconciliationDocument({ brandId: brand.brandId, mintBatchId: batch, format: DocumentFormat.CSV }, asBrand())).content,
+    );
     const partnerA = r.byPartner.find((p) => p.partnerName === 'Contract manufacturer A')!.partnerId;
     expect(csv.split('\n')[0]).toBe('category,name,count');
     expect(csv).toContain(`batch,requested,${n}\n`);
@@ -213,22 +258,41 @@ describe(`partner allocation at ${n} units`, () => {
     expect(text).toContain(`Balanced: every one of the ${n} requested serials is accounted for.`);
 
     // A serial listed nowhere is an error: a lifecycle row without its unit unbalances the batch.
-    await run(app.db.em.fork(), `insert into unit_states (brand_id, mint_batch_id, seq, state, reason, move_id, changed_at)
-      values (?, ?, ?, 'encoded', null, gen_random_uuid(), now())`, [brand.brandId, batch, n + 1]);
+    await run(
+      app.db.em.fork(),
+      `insert into unit_states (brand_id, mint_batch_id, seq, state, reason, move_id, changed_at)
+      values (?, ?, ?, 'encoded', null, gen_random_uuid(), now())`,
+      [brand.brandId, batch, n + 1],
+    );
     const broken = await mint.getMintBatchReconciliation({ brandId: brand.brandId, mintBatchId: batch }, asBrand());
     expect(broken.balanced).toBe(false);
     expect(broken.problems).toEqual(['1 lifecycle states name a serial the batch does not hold']);
     await run(app.db.em.fork(), 'delete from unit_states where mint_batch_id = ? and seq = ?', [batch, n + 1]);
 
     // Every EPCIS event validates; A's allocation is one reserving event naming its EPCs, the partner its destination.
-    const events = await query<{ body: Record<string, unknown>; biz_step: string }>(app.db.em.fork(),
-      'select body, biz_step from epcis_events where brand_id = ? order by event_time, id', [brand.brandId]);
+    const events = await query<{ body: Record<string, unknown>; biz_step: string }>(
+      app.db.em.fork(),
+      'select body, biz_step from epcis_events where brand_id = ? order by event_time, id',
+      [brand.brandId],
+    );
     const validate = epcisValidator();
-    expect(validate(epcisDocument(events.map((e) => e.body), new Date())), JSON.stringify(validate.errors?.slice(0, 3))).toBe(true);
+    expect(
+      validate(
+        epcisDocument(
+          events.map((e) => e.body),
+          new Date(),
+        ),
+      ),
+      JSON.stringify(validate.errors?.slice(0, 3)),
+    ).toBe(true);
     const reserving = events.filter((e) => e.biz_step === 'reserving');
     expect(reserving.map((e) => (e.body['epcList'] as string[]).length).sort((x, y) => x - y)).toEqual([bFirst, 100, aQuota, left].sort((x, y) => x - y));
     const aEvent = reserving.find((e) => (e.body['epcList'] as string[]).length === aQuota)!;
-    expect(aEvent.body).toMatchObject({ action: 'ADD', disposition: 'reserved', destinationList: [{ type: 'possessing_party', destination: `urn:uuid:${partnerA}` }] });
+    expect(aEvent.body).toMatchObject({
+      action: 'ADD',
+      disposition: 'reserved',
+      destinationList: [{ type: 'possessing_party', destination: `urn:uuid:${partnerA}` }],
+    });
     expect((aEvent.body['epcList'] as string[]).map((epc) => epc.split('/21/')[1])).toEqual(aSerials);
 
     // A revoked partner key stops at once; its serials stay the partner's.
@@ -237,7 +301,8 @@ describe(`partner allocation at ${n} units`, () => {
     await partners.revokePartnerKey({ brandId: brand.brandId, keyId: keyBId }, asBrand());
     expect((await errorOf(partners.getPartnerAllocation({ brandId: brand.brandId }, withKey(keyB)))).code).toBe(Code.Unauthenticated);
     expect((await partners.listPartners({ brandId: brand.brandId }, asBrand())).partners.find((p) => p.name === 'Packaging line B')!.keys[0]).toMatchObject({
-      allocated: bFirst + left, quota: n,
+      allocated: bFirst + left,
+      quota: n,
     });
   });
 });

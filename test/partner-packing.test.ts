@@ -36,16 +36,27 @@ afterAll(async () => {
 
 async function grant(name: string, batch: string, quota: number): Promise<string> {
   const { partnerId } = await partners.createPartner({ brandId: brand.brandId, name }, asBrand());
-  return (await partners.grantPartnerKey({ brandId: brand.brandId, partnerId, name: `${name} key`, restriction: { case: 'mintBatchId', value: batch }, quota }, asBrand())).apiKey;
+  return (
+    await partners.grantPartnerKey(
+      { brandId: brand.brandId, partnerId, name: `${name} key`, restriction: { case: 'mintBatchId', value: batch }, quota },
+      asBrand(),
+    )
+  ).apiKey;
 }
 
 /** Allocates `quantity` serials to the key and commissions the first `commission` of them. */
 async function allocateAndCommission(key: string, quantity: number, commission: number): Promise<string[]> {
   const allocated = (await partners.allocateSerials({ brandId: brand.brandId, quantity, idempotencyKey: 'alloc' }, withKey(key))).serials.map((s) => s.serial);
   for (const action of [SerialAction.ENCODE, SerialAction.COMMISSION]) {
-    const moved = await mint.moveSerials({
-      brandId: brand.brandId, action, target: { case: 'serials', value: { serials: allocated.slice(0, commission) } }, idempotencyKey: `move-${action}`,
-    }, withKey(key));
+    const moved = await mint.moveSerials(
+      {
+        brandId: brand.brandId,
+        action,
+        target: { case: 'serials', value: { serials: allocated.slice(0, commission) } },
+        idempotencyKey: `move-${action}`,
+      },
+      withKey(key),
+    );
     expect(moved.move).toMatchObject({ moved: commission, refused: 0 });
   }
   return allocated;
@@ -77,9 +88,9 @@ describe('partners packing their allocation', () => {
     bUnits = await allocateAndCommission(keyB, 50, 20);
 
     aCases = await mintAs(keyA, 'case', 3, 'cases');
-    [aPallet] = await mintAs(keyA, 'pallet', 1, 'pallets') as [string];
-    [bCase] = await mintAs(keyB, 'case', 1, 'cases') as [string];
-    [brandCase] = await mintAs(null, 'case', 1, 'cases') as [string];
+    [aPallet] = (await mintAs(keyA, 'pallet', 1, 'pallets')) as [string];
+    [bCase] = (await mintAs(keyB, 'case', 1, 'cases')) as [string];
+    [brandCase] = (await mintAs(null, 'case', 1, 'cases')) as [string];
     // The same idempotency key under three callers: three mints, no SSCC twice.
     expect(new Set([...aCases, aPallet, bCase, brandCase]).size).toBe(6);
 
@@ -90,7 +101,7 @@ describe('partners packing their allocation', () => {
     expect(await unitsIn(bCase)).toEqual(bUnits.slice(0, 10));
   });
 
-  it('refuses another partner\'s units and containers and the brand\'s containers, naming each, and packs nothing', async () => {
+  it("refuses another partner's units and containers and the brand's containers, naming each, and packs nothing", async () => {
     // B's commissioned units into A's case: each named as not in A's allocation.
     const foreignUnits = await errorOf(packAs(keyA, aCases[1]!, [aUnits[10]!, bUnits[10]!, bUnits[11]!], [], 'p2'));
     expect(foreignUnits.code).toBe(Code.PermissionDenied);
@@ -103,7 +114,10 @@ describe('partners packing their allocation', () => {
     expect(notCommissioned.code).toBe(Code.FailedPrecondition);
     expect(notCommissioned.rawMessage).toContain(`serial ${aUnits[60]} is not commissioned (it is issued)`);
     // Into B's case or the brand's case; B's case into A's pallet.
-    for (const [sscc, k] of [[bCase, 'p4'], [brandCase, 'p5']] as const) {
+    for (const [sscc, k] of [
+      [bCase, 'p4'],
+      [brandCase, 'p5'],
+    ] as const) {
       const refused = await errorOf(packAs(keyA, sscc, [aUnits[10]!], [], k));
       expect(refused.code).toBe(Code.PermissionDenied);
       expect(refused.rawMessage).toContain(`container ${sscc} is not this partner's`);
@@ -125,31 +139,38 @@ describe('partners packing their allocation', () => {
   it('packs cases into pallets, unpacks and re-packs its own, and reads them', async () => {
     expect(await packAs(keyA, aCases[1]!, aUnits.slice(10, 20), [], 'p7')).toMatchObject({ units: 10 });
     expect(await packAs(keyA, aPallet, [], aCases.slice(0, 2), 'p8')).toMatchObject({ containers: 2 });
-    const unpacked = await mint.unpackContainer({ brandId: brand.brandId, sscc: aCases[1]!, serials: aUnits.slice(10, 12), ssccs: [], idempotencyKey: 'u2' }, withKey(keyA));
+    const unpacked = await mint.unpackContainer(
+      { brandId: brand.brandId, sscc: aCases[1]!, serials: aUnits.slice(10, 12), ssccs: [], idempotencyKey: 'u2' },
+      withKey(keyA),
+    );
     expect(unpacked).toMatchObject({ units: 2 });
     expect(await packAs(keyA, aCases[2]!, aUnits.slice(10, 12), [], 'p9')).toMatchObject({ units: 2 });
     const seen = await mint.getContainer({ brandId: brand.brandId, sscc: aPallet, limit: 10 }, withKey(keyA));
     expect(seen.container).toMatchObject({ sscc: aPallet, level: 'pallet', containerCount: 2 });
     expect(seen.containers.map((c) => c.sscc)).toEqual(aCases.slice(0, 2));
     // Every packing event names EPCs commissioned before it.
-    const events = await query<{ body: Record<string, unknown>; biz_step: string; event_type: string }>(app.db.em.fork(),
-      'select body, biz_step, event_type from epcis_events where brand_id = ? order by event_time, record_time, id', [brand.brandId]);
+    const events = await query<{ body: Record<string, unknown>; biz_step: string; event_type: string }>(
+      app.db.em.fork(),
+      'select body, biz_step, event_type from epcis_events where brand_id = ? order by event_time, record_time, id',
+      [brand.brandId],
+    );
     const commissioned = new Set<string>();
     const lacking: string[] = [];
     for (const e of events) {
       if (e.biz_step === 'commissioning') for (const epc of e.body['epcList'] as string[]) commissioned.add(epc);
-      if (e.event_type === 'AggregationEvent' && e.body['action'] === 'ADD') lacking.push(...[String(e.body['parentID']), ...(e.body['childEPCs'] as string[])].filter((epc) => !commissioned.has(epc)));
+      if (e.event_type === 'AggregationEvent' && e.body['action'] === 'ADD')
+        lacking.push(...[String(e.body['parentID']), ...(e.body['childEPCs'] as string[])].filter((epc) => !commissioned.has(epc)));
     }
     expect(events.filter((e) => e.biz_step === 'packing')).toHaveLength(5);
     expect(lacking).toEqual([]);
-    [{ slug }] = await query<{ slug: string }>(app.db.em.fork(), 'select slug from brands where id = ?', [brand.brandId]) as [{ slug: string }];
+    [{ slug }] = (await query<{ slug: string }>(app.db.em.fork(), 'select slug from brands where id = ?', [brand.brandId])) as [{ slug: string }];
   });
 
-  it('shows a container\'s contents on /00/{sscc} to the brand and the partner that packed it, not to the public or another partner', async () => {
+  it("shows a container's contents on /00/{sscc} to the brand and the partner that packed it, not to the public or another partner", async () => {
     const contentsFor = async (headers: Record<string, string>) => {
       const res = await fetch(`${http.baseUrl}/r/${slug}/00/${aCases[0]}`, { headers: { accept: 'application/json', ...headers } });
       expect(res.status).toBe(200);
-      const body = await res.json() as { state: string; contents?: { units: { serial: string }[] } };
+      const body = (await res.json()) as { state: string; contents?: { units: { serial: string }[] } };
       expect(body.state).toBe('commissioned');
       return body.contents?.units.map((u) => u.serial) ?? null;
     };

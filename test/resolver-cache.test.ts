@@ -42,8 +42,18 @@ const children: ChildProcess[] = [];
 
 /** The brand's GTIN link, its href as given. */
 const gtinLink = (href: string) => ({
-  brandId: brand.brandId, gtin: brand.gtin, lot: null, serial: null, linkType: 'gs1:pip', title: 'Passport', hreflang: [], mediaType: null, context: [],
-  fwqs: null, isDefault: true, href,
+  brandId: brand.brandId,
+  gtin: brand.gtin,
+  lot: null,
+  serial: null,
+  linkType: 'gs1:pip',
+  title: 'Passport',
+  hreflang: [],
+  mediaType: null,
+  context: [],
+  fwqs: null,
+  isDefault: true,
+  href,
 });
 
 let phones = 0;
@@ -61,8 +71,15 @@ async function scan(base: string, path: string, accept?: string): Promise<{ stat
 
 /** Scans of the brand in the ledger, summed over the rows: all, or those of one source (`ingest`: the shipped hits). */
 const ledger = async (source?: string) =>
-  Number((await query<{ n: string }>(app.db.em.fork(), `select coalesce(sum(scans), 0)::text as n from scan_events where brand_id = ?${source === undefined ? '' : ' and source = ?'}`,
-    source === undefined ? [brand.brandId] : [brand.brandId, source]))[0]!.n);
+  Number(
+    (
+      await query<{ n: string }>(
+        app.db.em.fork(),
+        `select coalesce(sum(scans), 0)::text as n from scan_events where brand_id = ?${source === undefined ? '' : ' and source = ?'}`,
+        source === undefined ? [brand.brandId] : [brand.brandId, source],
+      )
+    )[0]!.n,
+  );
 
 /** Waits until `check` holds, every 50 ms, at most `timeoutMs`. */
 async function until(what: string, check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
@@ -80,7 +97,9 @@ beforeAll(async () => {
   slug = (await query<{ slug: string }>(app.db.em.fork(), 'select slug from brands where id = ?', [brand.brandId]))[0]!.slug;
   await upsertLink(app.ctx, { id: brand.userId }, gtinLink('https://acme.example/first'));
   const { mintBatchId } = await mintCompleted(app.ctx, brand, 20);
-  serials = (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ? order by seq', [mintBatchId])).map((r) => r.serial);
+  serials = (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ? order by seq', [mintBatchId])).map(
+    (r) => r.serial,
+  );
 
   varnishPort = await freePort();
   api = await startTestApi(app, { config: { cachePurgeUrl: `http://127.0.0.1:${varnishPort}/`, trustedProxies: ['127.0.0.1'] } });
@@ -90,20 +109,32 @@ beforeAll(async () => {
   const vcl = join(dir, 'resolver.vcl');
   await writeFile(vcl, (await readFile(vclTemplate, 'utf8')).replace('"BACKEND_HOST"', '"127.0.0.1"').replace('"BACKEND_PORT"', `"${api.port}"`));
   const workdir = join(dir, 'work');
-  varnish = spawn(varnishd, ['-F', '-n', workdir, '-a', `127.0.0.1:${varnishPort}`, '-f', vcl, '-s', 'malloc,32m', '-T', 'none', '-p', 'ban_lurker_sleep=0.1'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  varnish = spawn(
+    varnishd,
+    ['-F', '-n', workdir, '-a', `127.0.0.1:${varnishPort}`, '-f', vcl, '-s', 'malloc,32m', '-T', 'none', '-p', 'ban_lurker_sleep=0.1'],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   children.push(varnish);
   const output: string[] = [];
   varnish.stdout!.on('data', (c: Buffer) => output.push(c.toString()));
   varnish.stderr!.on('data', (c: Buffer) => output.push(c.toString()));
-  await until(`varnishd on ${varnishPort}`, async () =>
-    fetch(`http://127.0.0.1:${varnishPort}/.well-known/gs1resolver`).then((r) => r.ok, () => false), 20_000).catch((error: unknown) => {
+  await until(
+    `varnishd on ${varnishPort}`,
+    async () =>
+      fetch(`http://127.0.0.1:${varnishPort}/.well-known/gs1resolver`).then(
+        (r) => r.ok,
+        () => false,
+      ),
+    20_000,
+  ).catch((error: unknown) => {
     throw new Error(`${String(error)}:\n${output.join('')}`);
   });
   // The hits' scans: `varnishncsa ... | mintctl scans ship-log`.
   ncsa = spawn(varnishncsa, ['-n', workdir, '-q', 'VCL_Log:scan', '-F', '%{Varnish:vxid}x %{%s}t %{VCL_Log:scan}x'], { stdio: ['ignore', 'pipe', 'inherit'] });
   children.push(ncsa);
   shipper = spawn(process.execPath, ['services/cli/src/main.ts', 'scans', 'ship-log'], {
-    cwd: repoRoot, env: { PATH: process.env['PATH'] ?? '', DATABASE_URL: app.database.url, AUTH_JWT_SECRET: testJwtSecret, LOG_LEVEL: 'warn' },
+    cwd: repoRoot,
+    env: { PATH: process.env['PATH'] ?? '', DATABASE_URL: app.database.url, AUTH_JWT_SECRET: testJwtSecret, LOG_LEVEL: 'warn' },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   shipper.stdout!.on('data', (c: Buffer) => shipperOutput.push(c.toString()));
@@ -175,9 +206,17 @@ describe('the resolver behind Varnish', () => {
     const gtinPath = `/r/${slug}/01/${brand.gtin}`;
     /** The JSON answer through the cache: its status, the product's name, whether the cache answered. */
     const read = async (path: string) => {
-      const response = await fetch(`${cache}${path}`, { headers: { accept: 'application/json', 'x-forwarded-for': `10.8.0.${phones++ & 255}` }, redirect: 'manual' });
-      const body = await response.json() as { product?: { name?: string } };
-      return { status: response.status, name: body.product?.name ?? null, body, hit: (response.headers.get('x-varnish') ?? '').trim().split(/\s+/).length === 2 };
+      const response = await fetch(`${cache}${path}`, {
+        headers: { accept: 'application/json', 'x-forwarded-for': `10.8.0.${phones++ & 255}` },
+        redirect: 'manual',
+      });
+      const body = (await response.json()) as { product?: { name?: string } };
+      return {
+        status: response.status,
+        name: body.product?.name ?? null,
+        body,
+        hit: (response.headers.get('x-varnish') ?? '').trim().split(/\s+/).length === 2,
+      };
     };
     /** Reads `path` through the cache until `done` holds (5 s at most): the time it took. */
     const visibleAfter = async (path: string, done: (answer: Awaited<ReturnType<typeof read>>) => boolean) => {
@@ -196,9 +235,19 @@ describe('the resolver behind Varnish', () => {
     expect(await read(gtinPath)).toMatchObject({ name: 'Product One', hit: true });
     const renames: number[] = [];
     for (const name of ['Product One, renamed', 'Product One, renamed again']) {
-      await upsertProduct(app.ctx, { id: brand.userId }, {
-        brandId: brand.brandId, sku: 'SKU-1', name, gtin: brand.gtin, commercialStatus: 'ACTIVE', mintReadinessStatus: 'READY', passportUrl: null,
-      });
+      await upsertProduct(
+        app.ctx,
+        { id: brand.userId },
+        {
+          brandId: brand.brandId,
+          sku: 'SKU-1',
+          name,
+          gtin: brand.gtin,
+          commercialStatus: 'ACTIVE',
+          mintReadinessStatus: 'READY',
+          passportUrl: null,
+        },
+      );
       renames.push(await visibleAfter(gtinPath, (a) => a.name === name));
       // Cached again under the new name.
       expect(await read(gtinPath)).toMatchObject({ name, hit: true });
@@ -218,18 +267,31 @@ describe('the resolver behind Varnish', () => {
     const owner = { id: brand.userId };
     const gtin2 = nextGtin();
     const { product: second } = await upsertProduct(app.ctx, owner, {
-      brandId: brand.brandId, sku: 'SKU-2', name: 'Product Two', gtin: gtin2, commercialStatus: 'ACTIVE', mintReadinessStatus: 'READY', passportUrl: null,
+      brandId: brand.brandId,
+      sku: 'SKU-2',
+      name: 'Product Two',
+      gtin: gtin2,
+      commercialStatus: 'ACTIVE',
+      mintReadinessStatus: 'READY',
+      passportUrl: null,
     });
     await upsertLink(app.ctx, owner, { ...gtinLink('https://acme.example/two'), gtin: gtin2 });
     const secondPath = `/r/${slug}/01/${gtin2}`;
     await read(secondPath);
     expect(await read(secondPath)).toMatchObject({ name: 'Product Two', hit: true });
     await updatePassportDraft(app.ctx, owner, {
-      brandId: brand.brandId, productId: second.id, lot: null, serial: null, content: { description: { en: 'Traction battery 300 Ah' } }, expectedRevision: null,
+      brandId: brand.brandId,
+      productId: second.id,
+      lot: null,
+      serial: null,
+      content: { description: { en: 'Traction battery 300 Ah' } },
+      expectedRevision: null,
     });
     await publishPassport(app.ctx, owner, { brandId: brand.brandId, productId: second.id, lot: null, serial: null });
     const publish = await visibleAfter(secondPath, (a) => (a.body as { passport?: { version?: number } }).passport?.version === 1);
-    console.log(`product rename visible through Varnish after ${renames.join(', ')} ms; passport publish after ${publish} ms; lot void (200 -> 410) after ${voided} ms`);
+    console.log(
+      `product rename visible through Varnish after ${renames.join(', ')} ms; passport publish after ${publish} ms; lot void (200 -> 410) after ${voided} ms`,
+    );
     for (const ms of [...renames, publish, voided]) expect(ms).toBeLessThan(2_000);
   });
 
@@ -238,19 +300,27 @@ describe('the resolver behind Varnish', () => {
     // A day of scans in small: GTIN redirects, linksets and JSON, lots, units and a never-issued serial.
     const mix: [string, string | undefined][] = [];
     for (let i = 0; i < 60; i++) {
-      mix.push([gtin, undefined], [`${gtin}?linkType=linkset`, undefined], [gtin, 'application/json'], [`${gtin}/10/LOT-${i % 3}`, undefined],
-        [`${gtin}/21/${serials[i % serials.length]}`, undefined]);
+      mix.push(
+        [gtin, undefined],
+        [`${gtin}?linkType=linkset`, undefined],
+        [gtin, 'application/json'],
+        [`${gtin}/10/LOT-${i % 3}`, undefined],
+        [`${gtin}/21/${serials[i % serials.length]}`, undefined],
+      );
       if (i % 10 === 0) mix.push([`${gtin}/21/NEVER${i}`, undefined]);
     }
     const direct = api.baseUrl;
     const cache = `http://127.0.0.1:${varnishPort}`;
     const counts: Record<string, number> = {};
     let hits = 0;
-    for (const [name, base] of [['direct', direct], ['through the cache', cache]] as const) {
+    for (const [name, base] of [
+      ['direct', direct],
+      ['through the cache', cache],
+    ] as const) {
       // Scans made before (the other test's) are written first: the ledger holds still for 3 s (the
       // shipper writes every second, the resolver's recorder every 250 ms).
       let before = await ledger();
-      for (let settled = false; !settled;) {
+      for (let settled = false; !settled; ) {
         await sleep(3_000);
         const now = await ledger();
         settled = now === before;
@@ -266,7 +336,9 @@ describe('the resolver behind Varnish', () => {
       counts[name] = (await ledger()) - before;
       if (base === cache) expect((await ledger('ingest')) - shippedBefore, shipperOutput.join('')).toBe(hits);
     }
-    console.log(`scans sent ${mix.length} a side; counted direct ${counts['direct']}, through the cache ${counts['through the cache']} (${hits} answered by the cache)`);
+    console.log(
+      `scans sent ${mix.length} a side; counted direct ${counts['direct']}, through the cache ${counts['through the cache']} (${hits} answered by the cache)`,
+    );
     expect(counts['direct']).toBe(mix.length);
     expect(counts['through the cache']).toBe(mix.length);
     expect(hits).toBeGreaterThan(mix.length / 2);

@@ -15,7 +15,15 @@ import pg from 'pg';
 import { migrateDatabase, type Database } from '@mint/db';
 import { loadConfig, openConfiguredDatabase } from '@mint/runtime';
 import {
-  createUseCaseContext, createUser, createWorkspace, grantRole, issueAccessToken, setMintBatchStatus, upsertLink, upsertProduct, type UseCaseContext,
+  createUseCaseContext,
+  createUser,
+  createWorkspace,
+  grantRole,
+  issueAccessToken,
+  setMintBatchStatus,
+  upsertLink,
+  upsertProduct,
+  type UseCaseContext,
 } from '@mint/usecases';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../services/api/test/support.ts';
@@ -59,8 +67,12 @@ async function startCluster(name: string, port: number, settings: string): Promi
 
 /** True when the replica has replayed everything the primary has written so far. */
 async function replicaCaughtUp(): Promise<boolean> {
-  const { rows: [{ lsn }] } = await primary.query<{ lsn: string }>('select pg_current_wal_lsn()::text as lsn');
-  const { rows: [{ behind }] } = await replica.query<{ behind: boolean }>('select pg_last_wal_replay_lsn() < $1::pg_lsn as behind', [lsn]);
+  const {
+    rows: [{ lsn }],
+  } = await primary.query<{ lsn: string }>('select pg_current_wal_lsn()::text as lsn');
+  const {
+    rows: [{ behind }],
+  } = await replica.query<{ behind: boolean }>('select pg_last_wal_replay_lsn() < $1::pg_lsn as behind', [lsn]);
   return !behind;
 }
 
@@ -78,14 +90,16 @@ const onReplica = async (sql: string, params: unknown[]) => Number((await replic
 
 /** Calls of the resolver's unit lookups (`mint_units as u`) counted by pg_stat_statements on a server. */
 async function unitLookups(client: pg.Client): Promise<number> {
-  const { rows: [row] } = await client.query<{ calls: string | null }>(`select sum(calls)::text as calls from pg_stat_statements where query like '%"mint_units" as "u"%'`);
+  const {
+    rows: [row],
+  } = await client.query<{ calls: string | null }>(`select sum(calls)::text as calls from pg_stat_statements where query like '%"mint_units" as "u"%'`);
   return Number(row?.calls ?? 0);
 }
 
 /** A scan asking for JSON: its status and body. */
 async function scanJson(path: string): Promise<{ status: number; body: Record<string, unknown> }> {
   const response = await fetch(`${api.baseUrl}${path}`, { headers: { accept: 'application/json' } });
-  return { status: response.status, body: await response.json() as Record<string, unknown> };
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
 
 /** A scan as a phone's camera makes it: its status and redirect target. */
@@ -101,9 +115,19 @@ async function seedBrand(name: string, passportUrl: string): Promise<{ brand: Se
   const user = await createUser(ctx, { email: `owner-${workspace.slug}@test.example`, name: 'Owner' });
   await grantRole(ctx, workspace.id, user.id, 'owner');
   const gtin = nextGtin();
-  const { product } = await upsertProduct(ctx, { id: user.id }, {
-    brandId: workspace.id, sku: 'SKU-1', name: 'Product One', gtin, commercialStatus: 'ACTIVE', mintReadinessStatus: 'READY', passportUrl,
-  });
+  const { product } = await upsertProduct(
+    ctx,
+    { id: user.id },
+    {
+      brandId: workspace.id,
+      sku: 'SKU-1',
+      name: 'Product One',
+      gtin,
+      commercialStatus: 'ACTIVE',
+      mintReadinessStatus: 'READY',
+      passportUrl,
+    },
+  );
   return { brand: { brandId: workspace.id, userId: user.id, productId: product.id, gtin, token: await issueAccessToken(ctx, user.id) }, slug: workspace.slug };
 }
 
@@ -127,7 +151,12 @@ beforeAll(async () => {
   // The API's database as its start-up opens it: DATABASE_URL at the primary, RESOLVER_READ_URL at the replica.
   const config = loadConfig({ DATABASE_URL: url(primaryPort), RESOLVER_READ_URL: url(replicaPort) });
   db = await openConfiguredDatabase(config, { applicationName: 'minting-api', resolver: true });
-  ctx = createUseCaseContext({ db, publicBaseUrl: 'http://127.0.0.1:8080', jwtSecret: testJwtSecret, webhookSecretKeys: [{ id: 'w1', secret: new Uint8Array(Buffer.alloc(32, 8)) }] });
+  ctx = createUseCaseContext({
+    db,
+    publicBaseUrl: 'http://127.0.0.1:8080',
+    jwtSecret: testJwtSecret,
+    webhookSecretKeys: [{ id: 'w1', secret: new Uint8Array(Buffer.alloc(32, 8)) }],
+  });
   ({ brand, slug } = await seedBrand('Replica Brand', 'https://acme.example/passport'));
   oldSerials = await serialsOf((await mintCompleted(ctx, brand, 3)).mintBatchId);
   await waitFor('the replica to replay the seed', replicaCaughtUp, 20_000);
@@ -177,7 +206,7 @@ describe('the resolver on a lagging streaming replica', () => {
 
   it('answers a unit minted a moment ago as minted (read through to the primary), while the replica does not have it yet', async () => {
     const mintedAt = Date.now();
-    const [serial] = await serialsOf((await mintCompleted(ctx, brand, 1)).mintBatchId) as [string];
+    const [serial] = (await serialsOf((await mintCompleted(ctx, brand, 1)).mintBatchId)) as [string];
     expect(await onReplica('select count(*) as n from mint_units where serial = $1', [serial])).toBe(0);
     const json = await scanJson(`/r/${slug}/01/${brand.gtin}/21/${serial}`);
     expect([json.status, json.body['unit']]).toEqual([200, expect.objectContaining({ serial, status: 'active', digital_link: expect.any(String) })]);
@@ -191,12 +220,24 @@ describe('the resolver on a lagging streaming replica', () => {
 
   it('answers a brand, a product and a lot created a moment ago (read through to the primary), while the replica has none of them', async () => {
     const gtin = nextGtin();
-    const { product } = await upsertProduct(ctx, { id: brand.userId }, {
-      brandId: brand.brandId, sku: 'SKU-2', name: 'Product Two', gtin, commercialStatus: 'ACTIVE', mintReadinessStatus: 'READY', passportUrl: 'https://acme.example/two',
-    });
+    const { product } = await upsertProduct(
+      ctx,
+      { id: brand.userId },
+      {
+        brandId: brand.brandId,
+        sku: 'SKU-2',
+        name: 'Product Two',
+        gtin,
+        commercialStatus: 'ACTIVE',
+        mintReadinessStatus: 'READY',
+        passportUrl: 'https://acme.example/two',
+      },
+    );
     await mintCompleted(ctx, { ...brand, productId: product.id, gtin }, 2, { identityMode: 'batch', lots: [{ lotCode: 'L1', qty: 2 }] });
     const other = await seedBrand('Brand Two', 'https://globex.example/passport');
-    const missing = async () => (await onReplica('select count(*) as n from products where gtin = $1', [gtin])) + (await onReplica('select count(*) as n from brands where slug = $1', [other.slug]));
+    const missing = async () =>
+      (await onReplica('select count(*) as n from products where gtin = $1', [gtin])) +
+      (await onReplica('select count(*) as n from brands where slug = $1', [other.slug]));
     expect(await missing()).toBe(0);
     expect(await scan(`/r/${slug}/01/${gtin}`)).toEqual({ status: 307, location: 'https://acme.example/two' });
     const lot = await scanJson(`/r/${slug}/01/${gtin}/10/L1`);
@@ -207,8 +248,17 @@ describe('the resolver on a lagging streaming replica', () => {
 
   it('answers a changed unit link and a changed GTIN link at once, while the replica still has the old ones', async () => {
     const link = (fields: { serial: string | null; href: string }) => ({
-      brandId: brand.brandId, gtin: brand.gtin, lot: null, linkType: 'gs1:pip', title: 'Passport', hreflang: [], mediaType: null, context: [],
-      fwqs: null, isDefault: true, ...fields,
+      brandId: brand.brandId,
+      gtin: brand.gtin,
+      lot: null,
+      linkType: 'gs1:pip',
+      title: 'Passport',
+      hreflang: [],
+      mediaType: null,
+      context: [],
+      fwqs: null,
+      isDefault: true,
+      ...fields,
     });
     const changes = [
       { serial: oldSerials[0]!, scanned: oldSerials[0]!, href: 'https://acme.example/unit-own' },
@@ -231,11 +281,28 @@ describe('the resolver on a lagging streaming replica', () => {
   });
   it('answers a renamed product and a voided lot at once after the change is heard, while the replica still has them as they were', async () => {
     const gtin = nextGtin();
-    const { product } = await upsertProduct(ctx, { id: brand.userId }, {
-      brandId: brand.brandId, sku: 'SKU-3', name: 'Product Three', gtin, commercialStatus: 'ACTIVE', mintReadinessStatus: 'READY', passportUrl: 'https://acme.example/three',
+    const { product } = await upsertProduct(
+      ctx,
+      { id: brand.userId },
+      {
+        brandId: brand.brandId,
+        sku: 'SKU-3',
+        name: 'Product Three',
+        gtin,
+        commercialStatus: 'ACTIVE',
+        mintReadinessStatus: 'READY',
+        passportUrl: 'https://acme.example/three',
+      },
+    );
+    const { mintBatchId } = await mintCompleted(ctx, { ...brand, productId: product.id, gtin }, 2, {
+      identityMode: 'batch',
+      lots: [{ lotCode: 'L3', qty: 2 }],
     });
-    const { mintBatchId } = await mintCompleted(ctx, { ...brand, productId: product.id, gtin }, 2, { identityMode: 'batch', lots: [{ lotCode: 'L3', qty: 2 }] });
-    await waitFor('the replica to replay the product', async () => (await onReplica('select count(*) as n from mint_batches where id = $1', [mintBatchId])) === 1, 20_000);
+    await waitFor(
+      'the replica to replay the product',
+      async () => (await onReplica('select count(*) as n from mint_batches where id = $1', [mintBatchId])) === 1,
+      20_000,
+    );
     expect((await scanJson(`/r/${slug}/01/${gtin}`)).body['product']).toMatchObject({ name: 'Product Three' });
     expect((await scanJson(`/r/${slug}/01/${gtin}/10/L3`)).status).toBe(200);
 
@@ -250,9 +317,19 @@ describe('the resolver on a lagging streaming replica', () => {
       expect(done(answer), JSON.stringify(answer.body)).toBe(true);
       return Date.now() - changedAt;
     };
-    await upsertProduct(ctx, { id: brand.userId }, {
-      brandId: brand.brandId, sku: 'SKU-3', name: 'Product Three, renamed', gtin, commercialStatus: 'ACTIVE', mintReadinessStatus: 'READY', passportUrl: 'https://acme.example/three',
-    });
+    await upsertProduct(
+      ctx,
+      { id: brand.userId },
+      {
+        brandId: brand.brandId,
+        sku: 'SKU-3',
+        name: 'Product Three, renamed',
+        gtin,
+        commercialStatus: 'ACTIVE',
+        mintReadinessStatus: 'READY',
+        passportUrl: 'https://acme.example/three',
+      },
+    );
     const renamed = await seenAfter(`/r/${slug}/01/${gtin}`, (a) => (a.body['product'] as { name?: string } | undefined)?.name === 'Product Three, renamed');
     expect(await onReplica('select count(*) as n from products where name = $1', ['Product Three, renamed'])).toBe(0);
     await setMintBatchStatus(ctx, { id: brand.userId }, { brandId: brand.brandId, mintBatchId, status: 'voided', reason: 'labels misprinted' });

@@ -26,7 +26,13 @@ beforeAll(async () => {
   receiver = await startWebhookReceiver(() => 200);
   const logger = createLogger({ logLevel: 'silent' }, {}, new Writable({ write: (_c, _e, done) => done() }));
   worker = startWebhookWorker({
-    ctx: app.ctx, logger, send: createWebhookSender({ allowLoopback: true, allowedAddresses: [] }), concurrency: 2, perEndpoint: 1, pollIntervalMs: 50, random: () => 0,
+    ctx: app.ctx,
+    logger,
+    send: createWebhookSender({ allowLoopback: true, allowedAddresses: [] }),
+    concurrency: 2,
+    perEndpoint: 1,
+    pollIntervalMs: 50,
+    random: () => 0,
   });
 });
 afterAll(async () => {
@@ -37,13 +43,21 @@ afterAll(async () => {
 });
 
 describe('scan alerts as signed webhooks', () => {
-  it('delivers a forged serial\'s alert, signed and verifiable, well within 60 seconds of the scan', async () => {
+  it("delivers a forged serial's alert, signed and verifiable, well within 60 seconds of the scan", async () => {
     const brand = await app.seedBrand();
     await mintCompleted(app.ctx, brand, 1);
     const [{ slug }] = (await query<{ slug: string }>(app.db.em.fork(), 'select slug from brands where id = ?', [brand.brandId])) as [{ slug: string }];
-    const { secret } = await createWebhookEndpoint(app.ctx, { id: brand.userId }, { allowLoopback: true }, {
-      brandId: brand.brandId, url: receiver.url('/alerts'), eventTypes: ['scan_never_issued_serial'], description: 'alerts',
-    });
+    const { secret } = await createWebhookEndpoint(
+      app.ctx,
+      { id: brand.userId },
+      { allowLoopback: true },
+      {
+        brandId: brand.brandId,
+        url: receiver.url('/alerts'),
+        eventTypes: ['scan_never_issued_serial'],
+        description: 'alerts',
+      },
+    );
     const scannedAt = performance.now();
     const answer = await fetch(`${api.baseUrl}/r/${slug}/01/${brand.gtin}/21/FORGED-WEBHOOK`, { headers: { accept: 'application/json' } });
     expect(answer.status).toBe(200);
@@ -53,7 +67,8 @@ describe('scan alerts as signed webhooks', () => {
     expect(delivered).toBeDefined();
     const latencyMs = delivered!.at - scannedAt;
     const headers = {
-      'webhook-id': String(delivered!.headers['webhook-id']), 'webhook-timestamp': String(delivered!.headers['webhook-timestamp']),
+      'webhook-id': String(delivered!.headers['webhook-id']),
+      'webhook-timestamp': String(delivered!.headers['webhook-timestamp']),
       'webhook-signature': String(delivered!.headers['webhook-signature']),
     };
     const verified = new Webhook(secret).verify(delivered!.body, headers) as { type: string; data: { entity_id: string; payload: Record<string, unknown> } };

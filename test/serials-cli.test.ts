@@ -27,12 +27,19 @@ async function mintBatch(quantity: number): Promise<{ batchId: string; serials: 
   const { mint } = inProcessApi(app);
   const as = () => bearer(brand.token);
   const submitted = await mint.submitMintRequest(
-    { brandId: brand.brandId, productId: brand.productId, requestedQuantity: quantity, identityMode: IdentityMode.SERIAL, activationMode: ActivationMode.ACTIVE_AT_MINT },
+    {
+      brandId: brand.brandId,
+      productId: brand.productId,
+      requestedQuantity: quantity,
+      identityMode: IdentityMode.SERIAL,
+      activationMode: ActivationMode.ACTIVE_AT_MINT,
+    },
     as(),
   );
   for (let i = 0; i < 20; i++) if ((await mint.processMintJobBatch({ brandId: brand.brandId, jobId: submitted.mintJobId!, maxUnits: 1000 }, as())).done) break;
-  const serials = (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ? order by seq', [submitted.mintBatchId]))
-    .map((r) => r.serial);
+  const serials = (
+    await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ? order by seq', [submitted.mintBatchId])
+  ).map((r) => r.serial);
   return { batchId: submitted.mintBatchId!, serials };
 }
 
@@ -48,8 +55,10 @@ describe('mintctl serials', () => {
     process.exitCode = 0;
     expect(lines[0]).toMatch(/done: 2 moved, 0 refused of 2$/);
     expect(lines[1]).toMatch(/done: 1 moved, 2 refused of 3$/);
-    expect(lines.slice(2)).toEqual([`refused ${serials[0]}: wrong_state (decommissioned: destroyed)`, `refused ${serials[1]}: wrong_state (decommissioned: destroyed)`]);
+    expect(lines.slice(2)).toEqual([
+      `refused ${serials[0]}: wrong_state (decommissioned: destroyed)`,
+      `refused ${serials[1]}: wrong_state (decommissioned: destroyed)`,
+    ]);
     expect(failed).toBe(1);
   });
-
 });

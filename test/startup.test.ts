@@ -41,10 +41,19 @@ afterAll(async () => {
 async function environment(env: Record<string, string> = {}): Promise<Record<string, string>> {
   const names = freshStreamNames();
   const full: Record<string, string> = {
-    PATH: process.env['PATH'] ?? '', DATABASE_URL: migrated.url, NATS_URL: testInfra().natsUrl, NATS_STREAM: names.stream,
-    NATS_SUBJECT_PREFIX: names.subjectPrefix, AUTH_JWT_SECRET: 'startup-secret-startup-secret-0123456789', HOST: '127.0.0.1',
-    PORT: String(await freePort()), LOG_LEVEL: 'info', SHUTDOWN_TIMEOUT_MS: '5000',
-    DOWNLOAD_SIGNING_KEYS: `k1:${Buffer.alloc(32, 9).toString('base64')}`, WEBHOOK_SECRET_KEYS: `w1:${Buffer.alloc(32, 8).toString('base64')}`, ...env,
+    PATH: process.env['PATH'] ?? '',
+    DATABASE_URL: migrated.url,
+    NATS_URL: testInfra().natsUrl,
+    NATS_STREAM: names.stream,
+    NATS_SUBJECT_PREFIX: names.subjectPrefix,
+    AUTH_JWT_SECRET: 'startup-secret-startup-secret-0123456789',
+    HOST: '127.0.0.1',
+    PORT: String(await freePort()),
+    LOG_LEVEL: 'info',
+    SHUTDOWN_TIMEOUT_MS: '5000',
+    DOWNLOAD_SIGNING_KEYS: `k1:${Buffer.alloc(32, 9).toString('base64')}`,
+    WEBHOOK_SECRET_KEYS: `w1:${Buffer.alloc(32, 8).toString('base64')}`,
+    ...env,
   };
   return Object.fromEntries(Object.entries(full).filter(([, value]) => value !== ''));
 }
@@ -75,7 +84,10 @@ function start(name: Name, env: Record<string, string>): Spawned {
 async function refusal(name: Name, env: Record<string, string>): Promise<{ code: number | string; lines: string[]; all: string }> {
   const spawned = start(name, env);
   const code = await spawned.exited;
-  const lines = spawned.stderr.join('').split('\n').filter((line) => line.trim() !== '');
+  const lines = spawned.stderr
+    .join('')
+    .split('\n')
+    .filter((line) => line.trim() !== '');
   return { code, lines, all: spawned.stdout.join('') + spawned.stderr.join('') };
 }
 
@@ -143,7 +155,10 @@ describe('/readyz of the running processes', () => {
 
   /** GET /readyz: status and body, or 0 while nothing answers. */
   const readyz = (port: number) =>
-    fetch(`http://127.0.0.1:${port}/readyz`).then(async (r) => ({ status: r.status, body: (await r.json()) as { ok: boolean; checks: Record<string, string> } }), () => ({ status: 0, body: undefined }));
+    fetch(`http://127.0.0.1:${port}/readyz`).then(
+      async (r) => ({ status: r.status, body: (await r.json()) as { ok: boolean; checks: Record<string, string> } }),
+      () => ({ status: 0, body: undefined }),
+    );
   const until = async (what: string, probe: () => Promise<boolean>) => {
     for (const deadline = Date.now() + 30_000; !(await probe()); await sleep(50)) if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
   };
@@ -154,7 +169,10 @@ describe('/readyz of the running processes', () => {
     const api = start('api', apiEnv);
     const executor = start('executor', await environment({ NATS_URL: nats.url, EXECUTOR_HTTP_PORT: String(executorPort) }));
     const apiPort = Number(apiEnv['PORT']);
-    for (const [port, spawned] of [[apiPort, api], [executorPort, executor]] as const) {
+    for (const [port, spawned] of [
+      [apiPort, api],
+      [executorPort, executor],
+    ] as const) {
       await until(`readiness on ${port}:\n${spawned.stderr.join('')}`, async () => (await readyz(port)).status === 200);
       expect((await readyz(port)).body).toEqual({ ok: true, checks: { database: 'ok', bus: 'ok' } });
     }
@@ -181,7 +199,10 @@ describe('/readyz of the running processes', () => {
 
 describe('api start-up with a resolver replica', () => {
   it('refuses an unreachable RESOLVER_READ_URL, naming it without echoing its password', async () => {
-    const { code, lines, all } = await refusal('api', await environment({ RESOLVER_READ_URL: `postgres://postgres:hunter3-pw@127.0.0.1:${await freePort()}/mint` }));
+    const { code, lines, all } = await refusal(
+      'api',
+      await environment({ RESOLVER_READ_URL: `postgres://postgres:hunter3-pw@127.0.0.1:${await freePort()}/mint` }),
+    );
     expect(code).toBe(1);
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/^api: resolver replica unreachable \(RESOLVER_READ_URL\)/);

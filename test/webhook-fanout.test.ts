@@ -13,21 +13,42 @@ const { app } = useUseCases();
 
 /** `n` enabled endpoints of the brand wanting every event, inserted in one statement (their secrets are never used: nothing is sent here). */
 async function endpoints(brand: SeededBrand, n: number): Promise<void> {
-  await run(app.db.em.fork(), `insert into webhook_endpoints (brand_id, id, url, event_types, secret, created_at, updated_at)
-    select ?, gen_random_uuid(), 'https://receiver.example/' || i, '{}', 'unused', now(), now() from generate_series(1, ?) as i`, [brand.brandId, n]);
+  await run(
+    app.db.em.fork(),
+    `insert into webhook_endpoints (brand_id, id, url, event_types, secret, created_at, updated_at)
+    select ?, gen_random_uuid(), 'https://receiver.example/' || i, '{}', 'unused', now(), now() from generate_series(1, ?) as i`,
+    [brand.brandId, n],
+  );
 }
 
 async function upsertOne(brand: SeededBrand, href: string): Promise<void> {
-  await upsertLink(app.ctx, { id: brand.userId }, {
-    brandId: brand.brandId, gtin: null, lot: null, serial: null, linkType: 'gs1:pip', href, title: 'Passport', hreflang: [], mediaType: null, context: [], fwqs: true,
-    isDefault: false,
-  });
+  await upsertLink(
+    app.ctx,
+    { id: brand.userId },
+    {
+      brandId: brand.brandId,
+      gtin: null,
+      lot: null,
+      serial: null,
+      linkType: 'gs1:pip',
+      href,
+      title: 'Passport',
+      hreflang: [],
+      mediaType: null,
+      context: [],
+      fwqs: true,
+      isDefault: false,
+    },
+  );
 }
 
 /** The brand's deliveries of link upserts: how many, over how many distinct endpoints, and their ids. */
 async function linkDeliveries(brandId: string): Promise<{ n: number; endpoints: number; ids: Set<string> }> {
-  const rows = await query<{ id: string; endpoint_id: string }>(app.db.em.fork(),
-    `select id, endpoint_id from webhook_deliveries where brand_id = ? and event_type = 'resolver_link_upserted'`, [brandId]);
+  const rows = await query<{ id: string; endpoint_id: string }>(
+    app.db.em.fork(),
+    `select id, endpoint_id from webhook_deliveries where brand_id = ? and event_type = 'resolver_link_upserted'`,
+    [brandId],
+  );
   return { n: rows.length, endpoints: new Set(rows.map((r) => r.endpoint_id)).size, ids: new Set(rows.map((r) => r.id)) };
 }
 
@@ -44,19 +65,25 @@ describe('webhook fan-out', () => {
     expect(await markers(brand.brandId)).toBe(1);
 
     // A pass that dies after writing the deliveries, before deleting its marker, leaves nothing: one transaction.
-    await expect(transaction(app.db, async (em) => {
-      const taken = await takeWebhookFanouts(em, brand.brandId, 10);
-      expect(await insertFanoutDeliveries(em, brand.brandId, taken)).toBe(1_000);
-      throw new Error('executor killed');
-    })).rejects.toThrow('executor killed');
+    await expect(
+      transaction(app.db, async (em) => {
+        const taken = await takeWebhookFanouts(em, brand.brandId, 10);
+        expect(await insertFanoutDeliveries(em, brand.brandId, taken)).toBe(1_000);
+        throw new Error('executor killed');
+      }),
+    ).rejects.toThrow('executor killed');
     expect((await linkDeliveries(brand.brandId)).n).toBe(0);
     expect(await markers(brand.brandId)).toBe(1);
 
     // Deliveries committed without their marker's delete (a crash between the two, had they been
     // apart), 400 of them kept: the passes after write only the 600 missing.
     await transaction(app.db, async (em) => insertFanoutDeliveries(em, brand.brandId, await takeWebhookFanouts(em, brand.brandId, 10)));
-    await run(app.db.em.fork(), `delete from webhook_deliveries where brand_id = ? and id in (
-      select id from webhook_deliveries where brand_id = ? and event_type = 'resolver_link_upserted' order by id offset 400)`, [brand.brandId, brand.brandId]);
+    await run(
+      app.db.em.fork(),
+      `delete from webhook_deliveries where brand_id = ? and id in (
+      select id from webhook_deliveries where brand_id = ? and event_type = 'resolver_link_upserted' order by id offset 400)`,
+      [brand.brandId, brand.brandId],
+    );
     const kept = (await linkDeliveries(brand.brandId)).ids;
     expect(kept.size).toBe(400);
 
@@ -90,8 +117,11 @@ describe('webhook fan-out', () => {
     await updateWebhookEndpointOf(app.ctx, actor, { allowLoopback: false }, { brandId: brand.brandId, endpointId: disabledAfter, enabled: false });
     await updateWebhookEndpointOf(app.ctx, actor, { allowLoopback: false }, { brandId: brand.brandId, endpointId: disabledBefore, enabled: true });
     await drainWebhookFanout(app.ctx);
-    const got = await query<{ endpoint_id: string }>(app.db.em.fork(),
-      `select endpoint_id from webhook_deliveries where brand_id = ? and event_type = 'resolver_link_upserted'`, [brand.brandId]);
+    const got = await query<{ endpoint_id: string }>(
+      app.db.em.fork(),
+      `select endpoint_id from webhook_deliveries where brand_id = ? and event_type = 'resolver_link_upserted'`,
+      [brand.brandId],
+    );
     // Enabled when written (one of them disabled since: its delivery waits, parked, as before); not
     // the one disabled then, nor the one created after, nor the one whose filter does not want it.
     expect(got.map((r) => r.endpoint_id).sort()).toEqual([kept, disabledAfter].sort());
@@ -109,9 +139,20 @@ describe('webhook fan-out', () => {
     await endpoints(big, 1_000);
     for (const brand of small) await endpoints(brand, 2);
     for (const brand of [big, ...small]) {
-      await app.db.em.fork().transactional((em) => appendEvents(em, new Date(), Array.from({ length: 3 }, () => ({
-        brandId: brand.brandId, eventType: 'mint_units_activated' as const, entityType: 'mint_batch' as const, entityId: brand.productId, actor: null, payload: {},
-      }))));
+      await app.db.em.fork().transactional((em) =>
+        appendEvents(
+          em,
+          new Date(),
+          Array.from({ length: 3 }, () => ({
+            brandId: brand.brandId,
+            eventType: 'mint_units_activated' as const,
+            entityType: 'mint_batch' as const,
+            entityId: brand.productId,
+            actor: null,
+            payload: {},
+          })),
+        ),
+      );
     }
     const ids = [big, ...small].map((b) => b.brandId).sort();
     // One pass serves every brand waiting, at most deliveriesPerBrand (1,000) of a brand: the big

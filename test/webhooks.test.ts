@@ -38,7 +38,15 @@ afterAll(async () => {
 
 /** Starts a webhook worker on `context` (the fake clock by default) with the real schedule and the jitter pinned to its top. */
 function worker(policy: WebhookNetworkPolicy, context: UseCaseContext = ctx): WebhookWorker {
-  const started = startWebhookWorker({ ctx: context, logger, send: createWebhookSender(policy), concurrency: 4, perEndpoint: 2, pollIntervalMs: 10, random: () => 0 });
+  const started = startWebhookWorker({
+    ctx: context,
+    logger,
+    send: createWebhookSender(policy),
+    concurrency: 4,
+    perEndpoint: 2,
+    pollIntervalMs: 10,
+    random: () => 0,
+  });
   workers.push(started);
   return started;
 }
@@ -59,11 +67,17 @@ async function until<T>(what: string, probe: () => Promise<T | undefined | false
 }
 
 type DeliveryRow = { id: string; status: string; attempts: number; next_attempt_at: Date; event_type: string; last_error: string | null };
-const deliveriesOf = (endpointId: string) => query<DeliveryRow>(app.db.em.fork(),
-  `select id, status, attempts, next_attempt_at, event_type, last_error from webhook_deliveries where endpoint_id = ? order by created_at, id`, [endpointId]);
+const deliveriesOf = (endpointId: string) =>
+  query<DeliveryRow>(
+    app.db.em.fork(),
+    `select id, status, attempts, next_attempt_at, event_type, last_error from webhook_deliveries where endpoint_id = ? order by created_at, id`,
+    [endpointId],
+  );
 
 const headersOf = (r: ReceivedWebhook) => ({
-  'webhook-id': String(r.headers['webhook-id']), 'webhook-timestamp': String(r.headers['webhook-timestamp']), 'webhook-signature': String(r.headers['webhook-signature']),
+  'webhook-id': String(r.headers['webhook-id']),
+  'webhook-timestamp': String(r.headers['webhook-timestamp']),
+  'webhook-signature': String(r.headers['webhook-signature']),
 });
 
 /** Verifies as a receiver whose clock reads what the service's clock read when it signed (standardwebhooks allows 5 minutes of skew). */
@@ -123,7 +137,13 @@ describe('webhooks with a fake clock', () => {
       for (let i = 1; i < attemptsAt.length; i++) expect(attemptsAt[i]! - attemptsAt[i - 1]!).toBe(retryDelayMs(webhookRetry, i, 0));
       expect(receiver.received).toHaveLength(24);
       expect(new Set(receiver.received.map((r) => r.headers['webhook-id'])).size).toBe(1);
-      const events = await listMintEvents(ctx, brand.brandId, { limit: 10, cursor: null, eventType: 'webhook_endpoint_disabled', entityType: null, entityId: endpointId });
+      const events = await listMintEvents(ctx, brand.brandId, {
+        limit: 10,
+        cursor: null,
+        eventType: 'webhook_endpoint_disabled',
+        entityType: null,
+        entityId: endpointId,
+      });
       expect(events.items).toHaveLength(1);
       expect(events.items[0]).toMatchObject({ actor: null, payload: { reason: 'failing', status_code: 500 } });
       expect(events.items[0]!.occurredAt.getTime()).toBe(now);
@@ -151,8 +171,9 @@ describe('webhooks with a fake clock', () => {
       /** Makes an event now (a description change), waits for its delivery and returns what the receiver got. */
       const deliverOne = async (description: string): Promise<ReceivedWebhook> => {
         await api.webhooks.updateWebhookEndpoint({ brandId: brand.brandId, endpointId, description }, owner);
-        return until(`delivery of "${description}"`, async () => receiver.received.find((r) =>
-          (JSON.parse(r.body) as { data: { payload: { description?: string } } }).data.payload.description === description));
+        return until(`delivery of "${description}"`, async () =>
+          receiver.received.find((r) => (JSON.parse(r.body) as { data: { payload: { description?: string } } }).data.payload.description === description),
+        );
       };
 
       const beforeRotation = await deliverOne('before');
@@ -187,8 +208,16 @@ describe('webhooks with a fake clock', () => {
 });
 
 describe('private addresses through the API', () => {
-  const privateUrls = ['https://127.0.0.1/hook', 'https://10.1.2.3/hook', 'https://[::1]/hook', 'https://localhost/hook', 'https://localhost./hook',
-    'https://169.254.169.254/latest', 'https://[::ffff:10.0.0.1]/', 'https://192.168.1.1/'];
+  const privateUrls = [
+    'https://127.0.0.1/hook',
+    'https://10.1.2.3/hook',
+    'https://[::1]/hook',
+    'https://localhost/hook',
+    'https://localhost./hook',
+    'https://169.254.169.254/latest',
+    'https://[::ffff:10.0.0.1]/',
+    'https://192.168.1.1/',
+  ];
 
   it('refuses CreateWebhookEndpoint and UpdateWebhookEndpoint to private, loopback and link-local addresses in production, naming url, writing nothing', async () => {
     const brand = await app.seedBrand();
@@ -200,14 +229,19 @@ describe('private addresses through the API', () => {
     }
     expect((await production.listWebhookEndpoints({ brandId: brand.brandId }, bearer(brand.token))).endpoints).toEqual([]);
     const ok = await production.createWebhookEndpoint({ brandId: brand.brandId, url: 'https://receiver.example/hook' }, bearer(brand.token));
-    expect(await codeOf(production.updateWebhookEndpoint({ brandId: brand.brandId, endpointId: ok.endpoint!.id, url: 'https://10.0.0.7/' }, bearer(brand.token))))
-      .toBe(Code.InvalidArgument);
-    expect((await production.listWebhookEndpoints({ brandId: brand.brandId }, bearer(brand.token))).endpoints.map((e) => e.url)).toEqual(['https://receiver.example/hook']);
+    expect(
+      await codeOf(production.updateWebhookEndpoint({ brandId: brand.brandId, endpointId: ok.endpoint!.id, url: 'https://10.0.0.7/' }, bearer(brand.token))),
+    ).toBe(Code.InvalidArgument);
+    expect((await production.listWebhookEndpoints({ brandId: brand.brandId }, bearer(brand.token))).endpoints.map((e) => e.url)).toEqual([
+      'https://receiver.example/hook',
+    ]);
 
     // The allowance settings let exactly what they name through.
     const onPremises = inProcessApi(app, { webhooks: { allowLoopback: false, allowedAddresses: ['10.1.0.0/16'] } }).webhooks;
     expect(await codeOf(onPremises.createWebhookEndpoint({ brandId: brand.brandId, url: 'https://10.1.2.3/hook' }, bearer(brand.token)))).toBe('ok');
-    expect(await codeOf(onPremises.createWebhookEndpoint({ brandId: brand.brandId, url: 'https://10.2.0.1/hook' }, bearer(brand.token)))).toBe(Code.InvalidArgument);
+    expect(await codeOf(onPremises.createWebhookEndpoint({ brandId: brand.brandId, url: 'https://10.2.0.1/hook' }, bearer(brand.token)))).toBe(
+      Code.InvalidArgument,
+    );
     const dev = inProcessApi(app, { webhooks: { allowLoopback: true } }).webhooks;
     expect(await codeOf(dev.createWebhookEndpoint({ brandId: brand.brandId, url: 'https://[::1]/hook' }, bearer(brand.token)))).toBe('ok');
     expect(await codeOf(dev.createWebhookEndpoint({ brandId: brand.brandId, url: 'https://10.1.2.3/hook' }, bearer(brand.token)))).toBe(Code.InvalidArgument);
@@ -240,7 +274,10 @@ describe('private addresses through the API', () => {
     const allowed = worker({ allowLoopback: true, allowedAddresses: [] }, app.ctx);
     try {
       const created = await dev.createWebhookEndpoint({ brandId: brand.brandId, url: receiver.url('/allowed') }, bearer(brand.token));
-      await until('the allowed delivery', async () => (await deliveriesOf(created.endpoint!.id)).every((d) => d.status === 'succeeded') && receiver.received.length > 0);
+      await until(
+        'the allowed delivery',
+        async () => (await deliveriesOf(created.endpoint!.id)).every((d) => d.status === 'succeeded') && receiver.received.length > 0,
+      );
       expect(receiver.received.every((r) => String(r.headers['webhook-id']).startsWith('msg_'))).toBe(true);
     } finally {
       await stop(allowed);
@@ -252,13 +289,25 @@ describe('private addresses through the API', () => {
 describe('IPv6 forms that embed or translate an IPv4 address', () => {
   /** Each form of a refused target: the address a name may resolve to, and what it reaches. */
   const refusedForms: readonly (readonly [string, string])[] = [
-    ['::7f00:1', 'IPv4-compatible 127.0.0.1'], ['::a00:5', 'IPv4-compatible 10.0.0.5'],
-    ['::ffff:7f00:1', 'IPv4-mapped 127.0.0.1'], ['::ffff:a9fe:a9fe', 'IPv4-mapped 169.254.169.254'],
-    ['::ffff:0:7f00:1', 'SIIT 127.0.0.1'], ['::ffff:0:a00:1', 'SIIT 10.0.0.1'],
-    ['64:ff9b::7f00:1', 'NAT64 127.0.0.1'], ['64:ff9b::a9fe:a9fe', 'NAT64 169.254.169.254'], ['64:ff9b:1::808:808', 'NAT64 local-use prefix'],
-    ['2002:7f00:1::1', '6to4 of 127.0.0.1'], ['2002:c0a8:101::', '6to4 of 192.168.1.1'],
-    ['2001:0:4136:e378:8000:63bf:80ff:fffe', 'Teredo, client 127.0.0.1'], ['2001:0:a00:1:8000:63bf:3fff:fdd2', 'Teredo, server 10.0.0.1'],
-    ['fec0::1', 'site-local'], ['::1', 'loopback'], ['::', 'unspecified'], ['fe80::1', 'link-local'], ['fd12:3456::1', 'unique local'], ['ff02::1', 'multicast'],
+    ['::7f00:1', 'IPv4-compatible 127.0.0.1'],
+    ['::a00:5', 'IPv4-compatible 10.0.0.5'],
+    ['::ffff:7f00:1', 'IPv4-mapped 127.0.0.1'],
+    ['::ffff:a9fe:a9fe', 'IPv4-mapped 169.254.169.254'],
+    ['::ffff:0:7f00:1', 'SIIT 127.0.0.1'],
+    ['::ffff:0:a00:1', 'SIIT 10.0.0.1'],
+    ['64:ff9b::7f00:1', 'NAT64 127.0.0.1'],
+    ['64:ff9b::a9fe:a9fe', 'NAT64 169.254.169.254'],
+    ['64:ff9b:1::808:808', 'NAT64 local-use prefix'],
+    ['2002:7f00:1::1', '6to4 of 127.0.0.1'],
+    ['2002:c0a8:101::', '6to4 of 192.168.1.1'],
+    ['2001:0:4136:e378:8000:63bf:80ff:fffe', 'Teredo, client 127.0.0.1'],
+    ['2001:0:a00:1:8000:63bf:3fff:fdd2', 'Teredo, server 10.0.0.1'],
+    ['fec0::1', 'site-local'],
+    ['::1', 'loopback'],
+    ['::', 'unspecified'],
+    ['fe80::1', 'link-local'],
+    ['fd12:3456::1', 'unique local'],
+    ['ff02::1', 'multicast'],
   ];
   /** Forms with a dotted IPv4 part (the URL parser turns them into the forms above; a resolver may answer them). */
   const dottedForms = ['::127.0.0.1', '::ffff:127.0.0.1', '::ffff:10.0.0.1', '64:ff9b::192.168.0.1'];
@@ -273,7 +322,9 @@ describe('IPv6 forms that embed or translate an IPv4 address', () => {
       const error = await errorOf(production.createWebhookEndpoint({ brandId: brand.brandId, url: `https://[${address}]/hook` }, bearer(brand.token)));
       refusals.push([what, error.code, error.rawMessage]);
     }
-    expect(refusals).toEqual(refusedForms.map(([, what]) => [what, Code.InvalidArgument, 'url: must not point at a refused address (private, loopback, link-local or reserved)']));
+    expect(refusals).toEqual(
+      refusedForms.map(([, what]) => [what, Code.InvalidArgument, 'url: must not point at a refused address (private, loopback, link-local or reserved)']),
+    );
     for (const address of dottedForms) {
       const error = await errorOf(production.createWebhookEndpoint({ brandId: brand.brandId, url: `https://[${address}]/hook` }, bearer(brand.token)));
       expect([address, error.code, error.rawMessage]).toEqual([address, Code.InvalidArgument, expect.stringMatching(/^url: /)]);
@@ -281,11 +332,17 @@ describe('IPv6 forms that embed or translate an IPv4 address', () => {
     expect((await production.listWebhookEndpoints({ brandId: brand.brandId }, bearer(brand.token))).endpoints).toEqual([]);
     const ok = await production.createWebhookEndpoint({ brandId: brand.brandId, url: 'https://receiver.example/hook' }, bearer(brand.token));
     for (const [address] of refusedForms) {
-      expect(await codeOf(production.updateWebhookEndpoint({ brandId: brand.brandId, endpointId: ok.endpoint!.id, url: `https://[${address}]/` }, bearer(brand.token))))
-        .toBe(Code.InvalidArgument);
+      expect(
+        await codeOf(
+          production.updateWebhookEndpoint({ brandId: brand.brandId, endpointId: ok.endpoint!.id, url: `https://[${address}]/` }, bearer(brand.token)),
+        ),
+      ).toBe(Code.InvalidArgument);
     }
     for (const address of publicForms) {
-      expect([address, await codeOf(production.createWebhookEndpoint({ brandId: brand.brandId, url: `https://[${address}]/hook` }, bearer(brand.token)))]).toEqual([address, 'ok']);
+      expect([
+        address,
+        await codeOf(production.createWebhookEndpoint({ brandId: brand.brandId, url: `https://[${address}]/hook` }, bearer(brand.token))),
+      ]).toEqual([address, 'ok']);
     }
   });
 
@@ -296,16 +353,26 @@ describe('IPv6 forms that embed or translate an IPv4 address', () => {
       const names = new Map([...refusedForms.map(([address]) => address), ...dottedForms].map((address, i) => [`hook-${i}.receiver.example`, address]));
       const resolved: string[] = [];
       const send = createWebhookSender({
-        allowLoopback: false, allowedAddresses: [],
+        allowLoopback: false,
+        allowedAddresses: [],
         resolve: async (host) => {
           resolved.push(host);
           const address = names.get(host);
-          return address === undefined ? [] : [{ address, family: 6 }, { address: '8.8.8.8', family: 4 }];
+          return address === undefined
+            ? []
+            : [
+                { address, family: 6 },
+                { address: '8.8.8.8', family: 4 },
+              ];
         },
       });
       for (const [name, address] of names) {
         const outcome = await send({ url: `https://${name}:${receiver.port}/hook`, headers: {}, body: '{}' });
-        expect([address, outcome.status, outcome.error]).toEqual([address, null, `host ${name} resolves to a refused address (private, loopback, link-local or reserved)`]);
+        expect([address, outcome.status, outcome.error]).toEqual([
+          address,
+          null,
+          `host ${name} resolves to a refused address (private, loopback, link-local or reserved)`,
+        ]);
       }
       expect(resolved).toEqual([...names.keys()]);
       expect(receiver.connections()).toBe(0);
@@ -316,8 +383,12 @@ describe('IPv6 forms that embed or translate an IPv4 address', () => {
 });
 
 describe('webhook secrets at rest', () => {
-  const stored = async (endpointId: string) => (await query<{ secret: string; previous_secret: string | null }>(app.db.em.fork(),
-    `select secret, previous_secret from webhook_endpoints where id = ?`, [endpointId]))[0]!;
+  const stored = async (endpointId: string) =>
+    (
+      await query<{ secret: string; previous_secret: string | null }>(app.db.em.fork(), `select secret, previous_secret from webhook_endpoints where id = ?`, [
+        endpointId,
+      ])
+    )[0]!;
 
   it('stores secrets sealed (AES-256-GCM, key id w1): the columns never hold a secret, also after a rotation', async () => {
     const brand = await app.seedBrand();
@@ -354,13 +425,19 @@ describe('webhook secrets at rest', () => {
       expect(await sealWebhookSecrets(app.ctx)).toBe(0);
 
       // WEBHOOK_SECRET_KEYS=w2:...,w1:...: the new key first, the old one still listed.
-      const rotatedKeys: UseCaseContext = { ...app.ctx, webhookSecretKeys: [{ id: 'w2', secret: new Uint8Array(Buffer.alloc(32, 42)) }, ...app.ctx.webhookSecretKeys] };
+      const rotatedKeys: UseCaseContext = {
+        ...app.ctx,
+        webhookSecretKeys: [{ id: 'w2', secret: new Uint8Array(Buffer.alloc(32, 42)) }, ...app.ctx.webhookSecretKeys],
+      };
       expect(await sealWebhookSecrets(rotatedKeys)).toBeGreaterThanOrEqual(1);
       expect((await stored(endpointId)).secret).toMatch(/^enc:v1:w2:/);
       // A process knowing only w1 can no longer open it; one on the new keys delivers, signed with the unchanged secret.
       const w = worker({ allowLoopback: true, allowedAddresses: [] }, rotatedKeys);
       try {
-        await until('delivery under the new key', async () => (await deliveriesOf(endpointId)).every((d) => d.status === 'succeeded') && receiver.received.length > 0);
+        await until(
+          'delivery under the new key',
+          async () => (await deliveriesOf(endpointId)).every((d) => d.status === 'succeeded') && receiver.received.length > 0,
+        );
       } finally {
         await stop(w);
       }

@@ -9,7 +9,13 @@ import { defineConfig } from 'vitepress';
 process.env.VITE_EXTRA_EXTENSIONS ??= 'zpl';
 
 const sidebar = [
-  { text: 'Start', items: [{ text: 'Overview', link: '/' }, { text: 'Getting started', link: '/guides/getting-started' }] },
+  {
+    text: 'Start',
+    items: [
+      { text: 'Overview', link: '/' },
+      { text: 'Getting started', link: '/guides/getting-started' },
+    ],
+  },
   {
     text: 'Concepts',
     items: [

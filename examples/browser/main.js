@@ -10,8 +10,12 @@ const log = (line) => (document.getElementById('log').textContent += `${line}\n`
 document.getElementById('mint').addEventListener('click', async () => {
   try {
     const job = await client.mint.submitMintRequest({
-      brandId, productId: document.getElementById('product').value.trim(), requestedQuantity: 100,
-      identityMode: IdentityMode.SERIAL, activationMode: ActivationMode.ACTIVE_AT_MINT, idempotencyKey: crypto.randomUUID(),
+      brandId,
+      productId: document.getElementById('product').value.trim(),
+      requestedQuantity: 100,
+      identityMode: IdentityMode.SERIAL,
+      activationMode: ActivationMode.ACTIVE_AT_MINT,
+      idempotencyKey: crypto.randomUUID(),
     });
     if (!job.ok) return log(`blocked: ${job.blockingReasons.map((r) => r.message).join('; ')}`);
     for await (const update of client.mint.watchMintJob({ brandId, mintJobId: job.mintJobId })) {

@@ -3,8 +3,9 @@
 
 import pg from 'pg';
 
-const howTo = 'start one with `bash ../shared/citus/start.sh 6601` (as root; it prints the URL) and run '
-  + '`CITUS_URL=postgres://postgres@127.0.0.1:6601/citus npm run test:citus`; `bash ../shared/citus/stop.sh 6601` stops it';
+const howTo =
+  'start one with `bash ../shared/citus/start.sh 6601` (as root; it prints the URL) and run ' +
+  '`CITUS_URL=postgres://postgres@127.0.0.1:6601/citus npm run test:citus`; `bash ../shared/citus/stop.sh 6601` stops it';
 
 /** Fails fast unless CITUS_URL reaches a Citus coordinator with workers. */
 export default async function setup(): Promise<void> {

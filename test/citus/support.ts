@@ -36,9 +36,13 @@ function urlOf(base: URL, host: string, port: number, database: string): string 
 export async function freshCitusDatabase(citusUrl: string): Promise<CitusDatabase> {
   const base = new URL(citusUrl);
   const coordinator = { host: base.hostname, port: Number(base.port || 5432) };
-  const workers = await on(citusUrl, async (c) => (await c.query<{ nodename: string; nodeport: number }>(
-    `select nodename, nodeport from pg_dist_node where groupid <> 0 and noderole = 'primary' and isactive order by nodeport`)).rows
-    .map((r) => ({ host: r.nodename, port: r.nodeport })));
+  const workers = await on(citusUrl, async (c) =>
+    (
+      await c.query<{ nodename: string; nodeport: number }>(
+        `select nodename, nodeport from pg_dist_node where groupid <> 0 and noderole = 'primary' and isactive order by nodeport`,
+      )
+    ).rows.map((r) => ({ host: r.nodename, port: r.nodeport })),
+  );
   const name = `mint_citus_${randomBytes(4).toString('hex')}`;
   const nodes = [...workers, coordinator];
   for (const node of nodes) {
@@ -51,7 +55,8 @@ export async function freshCitusDatabase(citusUrl: string): Promise<CitusDatabas
     for (const w of workers) await c.query('select citus_add_node($1, $2)', [w.host, w.port]);
   });
   return {
-    url, workers: workers.length,
+    url,
+    workers: workers.length,
     async drop() {
       for (const node of [coordinator, ...workers]) {
         await on(urlOf(base, node.host, node.port, 'postgres'), (c) => c.query(`drop database if exists ${name} with (force)`)).catch(() => undefined);

@@ -95,7 +95,9 @@ async function call(service: string, method: string, body: Record<string, unknow
   const origin = new URL(signInLink).origin;
   const brandId = new URLSearchParams(signInLink.split('#')[1]).get('brand')!;
   const res = await fetch(`${origin}/mint.v1.${service}/${method}`, {
-    method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify({ brand_id: brandId, ...body }),
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    body: JSON.stringify({ brand_id: brandId, ...body }),
   });
   expect(res.status, `${method}: ${await res.clone().text()}`).toBe(200);
   return (await res.json()) as Record<string, any>;
@@ -122,8 +124,14 @@ beforeAll(async () => {
   // A real OpenID Connect provider the console signs in with; the API takes its access tokens (JWKS) beside its own.
   provider = await startOidcProvider({ consoleOrigin: `http://localhost:${port}`, accessTokenTtl: 20 });
   const env: NodeJS.ProcessEnv = {
-    ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'info',
-    AUTH_JWKS_URL: provider.jwksUrl, CONSOLE_OIDC_ISSUER: provider.issuer, CONSOLE_OIDC_CLIENT_ID: provider.clientId,
+    ...process.env,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'info',
+    AUTH_JWKS_URL: provider.jwksUrl,
+    CONSOLE_OIDC_ISSUER: provider.issuer,
+    CONSOLE_OIDC_CLIENT_ID: provider.clientId,
   };
   // The embedded database and the in-process bus, as `npm ci && npm start` gives a new user.
   for (const name of ['DATABASE_URL', 'NATS_URL', 'PUBLIC_BASE_URL', 'PACK_STORE_DIR', 'CONSOLE_ENABLED']) delete env[name];
@@ -134,7 +142,16 @@ beforeAll(async () => {
   token = new URLSearchParams(signInLink.split('#')[1]).get('token')!;
   browser = await chromium.launchPersistentContext(profileDir, {
     executablePath: chromiumPath,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
     viewport: { width: 1280, height: 900 },
     acceptDownloads: true,
   });
@@ -183,10 +200,15 @@ describe('the web console in chromium against npm start', () => {
 
   it('imports a product CSV with the statuses as the table shows them, and shows the refused row with its error listing them', async () => {
     await go('Products');
-    expect(await page.locator('#csv-hint').textContent()).toBe('commercial_status: draft, active, suspended, discontinued; mint_readiness_status: not_ready, ready; in any case.');
+    expect(await page.locator('#csv-hint').textContent()).toBe(
+      'commercial_status: draft, active, suspended, discontinued; mint_readiness_status: not_ready, ready; in any case.',
+    );
     await page.getByLabel(/CSV file/).setInputFiles({
-      name: 'products.csv', mimeType: 'text/csv',
-      buffer: Buffer.from('sku,name,gtin,commercial_status,mint_readiness_status,passport_url\nE2E-BLOCKED,Suspended jacket,,suspended,not_ready,\nE2E-BAD,Bad row,,SOMETIMES,READY,\n'),
+      name: 'products.csv',
+      mimeType: 'text/csv',
+      buffer: Buffer.from(
+        'sku,name,gtin,commercial_status,mint_readiness_status,passport_url\nE2E-BLOCKED,Suspended jacket,,suspended,not_ready,\nE2E-BAD,Bad row,,SOMETIMES,READY,\n',
+      ),
     });
     await page.getByRole('button', { name: 'Import products' }).click();
     await expect.poll(() => page.getByTestId('import-status').textContent(), { timeout: 20_000 }).toBe('completed');
@@ -225,12 +247,25 @@ describe('the web console in chromium against npm start', () => {
     await photograph('batches');
     await page.locator(`a[href="${batchUrl}"]`).first().click();
     await expect.poll(() => page.getByTestId('pack-status').first().textContent(), { timeout: 60_000 }).toBe('ready');
-    await expect.poll(() => page.locator('section', { has: page.getByRole('heading', { name: 'Units', exact: true }) }).locator('tbody tr').count(), soon).toBe(20);
+    await expect
+      .poll(
+        () =>
+          page
+            .locator('section', { has: page.getByRole('heading', { name: 'Units', exact: true }) })
+            .locator('tbody tr')
+            .count(),
+        soon,
+      )
+      .toBe(20);
     expect(await page.getByRole('navigation', { name: 'Units pages' }).getByText('Page 1').count()).toBe(1);
     await photograph('batch');
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: /^Download pack/ }).click()]);
     const files = untar(await readFile((await download.path())!));
-    const manifest = JSON.parse(files.get('manifest.json')!.toString('utf8')) as { row_count: number; unit_count: number; files: { name: string; sha256: string; bytes: number }[] };
+    const manifest = JSON.parse(files.get('manifest.json')!.toString('utf8')) as {
+      row_count: number;
+      unit_count: number;
+      files: { name: string; sha256: string; bytes: number }[];
+    };
     expect(manifest.unit_count).toBe(10_000);
     expect(manifest.row_count).toBe(10_000);
     expect(manifest.files.map((f) => f.name).sort()).toEqual(['epcis.json', 'units.csv', 'units.jsonl']);
@@ -281,7 +316,9 @@ describe('the web console in chromium against npm start', () => {
     const brandId = new URLSearchParams(signInLink.split('#')[1]).get('brand')!;
     const rpc = async (method: string, body: Record<string, unknown>) => {
       const res = await fetch(`${origin}/mint.v1.MintService/${method}`, {
-        method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify({ brand_id: brandId, ...body }),
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        body: JSON.stringify({ brand_id: brandId, ...body }),
       });
       expect(res.status, method).toBe(200);
       return (await res.json()) as Record<string, any>;
@@ -289,8 +326,14 @@ describe('the web console in chromium against npm start', () => {
     // Another batch, followed with the banner's GetMintJob call until COMPLETED, then 101 packs of it.
     expect(output).toContain(`${origin.replace('127.0.0.1', 'localhost')}/mint.v1.MintService/GetMintJob`);
     const product = /product_id\s+(\S+)/.exec(output)![1]!;
-    const other = await rpc('SubmitMintRequest', { product_id: product, requested_quantity: 1, identity_mode: 'IDENTITY_MODE_SERIAL', activation_mode: 'ACTIVATION_MODE_ACTIVE_AT_MINT' });
-    await expect.poll(async () => (await rpc('GetMintJob', { mint_job_id: other['mint_job_id'] }))['job'], { timeout: 30_000, interval: 250 })
+    const other = await rpc('SubmitMintRequest', {
+      product_id: product,
+      requested_quantity: 1,
+      identity_mode: 'IDENTITY_MODE_SERIAL',
+      activation_mode: 'ACTIVATION_MODE_ACTIVE_AT_MINT',
+    });
+    await expect
+      .poll(async () => (await rpc('GetMintJob', { mint_job_id: other['mint_job_id'] }))['job'], { timeout: 30_000, interval: 250 })
       .toMatchObject({ status: 'MINT_JOB_STATUS_COMPLETED', minted_quantity: 1, requested_quantity: 1 });
     for (let i = 0; i < 101; i++) await rpc('CreatePayloadPack', { mint_batch_id: other['mint_batch_id'], formats: ['PACK_FORMAT_CSV'] });
     const newest = await rpc('ListPayloadPacks', { limit: 100 });
@@ -319,7 +362,7 @@ describe('the web console in chromium against npm start', () => {
     await photograph('mint-blocked');
   });
 
-  it('activates a first_scan batch by hand, and shows the lifecycle move refused in the API\'s words where it is not enabled', async () => {
+  it("activates a first_scan batch by hand, and shows the lifecycle move refused in the API's words where it is not enabled", async () => {
     await go('Mint');
     await page.getByLabel('Product', { exact: true }).selectOption({ label: 'DEMO-SKU-1: Demo Product' });
     await page.getByLabel('Quantity', { exact: true }).fill('25');
@@ -331,9 +374,11 @@ describe('the web console in chromium against npm start', () => {
     await expect.poll(() => page.getByRole('status').filter({ hasText: 'activated' }).textContent(), soon).toBe('25 units activated.');
     await page.getByLabel('Move to').selectOption({ label: 'voided' });
     await page.getByRole('button', { name: 'Move batch' }).click();
-    await expect.poll(() => page.getByRole('alert').textContent(), soon).toBe(
-      'SetMintBatchStatus is not enabled on this server: it is served when the API runs with ENABLE_SET_MINT_BATCH_STATUS=true (Helm chart value api.setMintBatchStatusEnabled=true)',
-    );
+    await expect
+      .poll(() => page.getByRole('alert').textContent(), soon)
+      .toBe(
+        'SetMintBatchStatus is not enabled on this server: it is served when the API runs with ENABLE_SET_MINT_BATCH_STATUS=true (Helm chart value api.setMintBatchStatusEnabled=true)',
+      );
   }, 90_000);
 
   it('filters the audit log by event type, entity type and entity id', async () => {
@@ -360,7 +405,7 @@ describe('the web console in chromium against npm start', () => {
     await photograph('links');
   });
 
-  it('adds, changes and deletes a link, and imports links from a CSV with each refused row\'s error', async () => {
+  it("adds, changes and deletes a link, and imports links from a CSV with each refused row's error", async () => {
     const gtin = /\(GTIN (\d+)\)/.exec(output)![1]!;
     await page.getByLabel('GTIN of the link').fill(gtin);
     await page.getByLabel('Target (https)').fill('https://brand.example/care');
@@ -379,13 +424,19 @@ describe('the web console in chromium against npm start', () => {
     await page.getByRole('button', { name: 'Save link' }).click();
     await expect.poll(() => page.locator('tbody tr', { hasText: 'Care and repair guide' }).count(), soon).toBe(1);
     await photograph('links-edit');
-    await page.locator('tbody tr', { hasText: 'Care and repair guide' }).getByRole('button', { name: /^Delete/ }).click();
+    await page
+      .locator('tbody tr', { hasText: 'Care and repair guide' })
+      .getByRole('button', { name: /^Delete/ })
+      .click();
     await expect.poll(() => page.locator('tbody tr', { hasText: 'Care and repair guide' }).count(), soon).toBe(0);
 
     await page.getByLabel(/^CSV file \(gtin/).setInputFiles({
-      name: 'links.csv', mimeType: 'text/csv',
+      name: 'links.csv',
+      mimeType: 'text/csv',
       // A link type in another case is read as the vocabulary spells it.
-    buffer: Buffer.from(`gtin,lot,serial,link_type,href,title,hreflang,media_type,context,fwqs,is_default\n${gtin},,,GS1:RecipeInfo,https://brand.example/recipes,Recipes,en|fr,,,,\n${gtin},,,gs1:pip,http://insecure.example/,Insecure,,,,,\n`),
+      buffer: Buffer.from(
+        `gtin,lot,serial,link_type,href,title,hreflang,media_type,context,fwqs,is_default\n${gtin},,,GS1:RecipeInfo,https://brand.example/recipes,Recipes,en|fr,,,,\n${gtin},,,gs1:pip,http://insecure.example/,Insecure,,,,,\n`,
+      ),
     });
     await page.getByRole('button', { name: 'Import links' }).click();
     await expect.poll(() => page.getByTestId('link-import-status').textContent(), { timeout: 20_000 }).toBe('completed');
@@ -447,7 +498,9 @@ describe('the web console in chromium against npm start', () => {
     expect(await chart.locator('text.axis-unit').textContent()).toBe('scans');
     expect((await chart.locator('.tick text').allTextContents()).length).toBeGreaterThanOrEqual(2);
     await expect.poll(() => page.locator('figure', { hasText: 'Top countries' }).locator('dt').allTextContents(), soon).toEqual(['FR', 'DE']);
-    await expect.poll(async () => (await page.locator('figure', { hasText: 'Client classes' }).textContent())!.toLowerCase(), soon).toMatch(/browser[\s\S]*app/);
+    await expect
+      .poll(async () => (await page.locator('figure', { hasText: 'Client classes' }).textContent())!.toLowerCase(), soon)
+      .toMatch(/browser[\s\S]*app/);
     const alert = page.locator('tbody tr', { hasText: 'scan_clone_suspected' });
     await expect.poll(() => alert.count(), soon).toBe(1);
     await photograph('scans');
@@ -460,7 +513,11 @@ describe('the web console in chromium against npm start', () => {
 
   it('adds a webhook endpoint (secret shown once), shows deliveries with their attempts, redelivers and rotates the secret', async () => {
     let hits = 0;
-    const receiver = createServer((req, res) => { hits++; req.resume(); res.writeHead(503).end('busy'); });
+    const receiver = createServer((req, res) => {
+      hits++;
+      req.resume();
+      res.writeHead(503).end('busy');
+    });
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
     const port = (receiver.address() as AddressInfo).port;
     try {
@@ -477,13 +534,21 @@ describe('the web console in chromium against npm start', () => {
       await photograph('webhooks');
       // An event of the endpoint's type: a one-unit job completing.
       const product = /product_id\s+(\S+)/.exec(output)![1]!;
-      await call('MintService', 'SubmitMintRequest', { product_id: product, requested_quantity: 1, identity_mode: 'IDENTITY_MODE_SERIAL', activation_mode: 'ACTIVATION_MODE_ACTIVE_AT_MINT' });
+      await call('MintService', 'SubmitMintRequest', {
+        product_id: product,
+        requested_quantity: 1,
+        identity_mode: 'IDENTITY_MODE_SERIAL',
+        activation_mode: 'ACTIVATION_MODE_ACTIVE_AT_MINT',
+      });
       await page.getByRole('link', { name: `http://127.0.0.1:${port}/hook` }).click();
       await expect.poll(() => page.getByTestId('delivery-attempts').first().textContent(), { timeout: 75_000, interval: 250 }).toMatch(/^[1-9]/);
       await expect.poll(() => page.locator('tbody tr').first().textContent(), soon).toContain('HTTP 503');
       await photograph('webhook-deliveries');
       const before = hits;
-      await page.getByRole('button', { name: /^Redeliver/ }).first().click();
+      await page
+        .getByRole('button', { name: /^Redeliver/ })
+        .first()
+        .click();
       await expect.poll(() => page.getByRole('status').filter({ hasText: 'Delivery queued again.' }).count(), soon).toBe(1);
       await expect.poll(() => hits, { timeout: 20_000 }).toBeGreaterThan(before);
       await page.getByRole('link', { name: 'All endpoints' }).click();
@@ -512,12 +577,18 @@ describe('the web console in chromium against npm start', () => {
     await expect.poll(() => page.getByTestId('current-domain').textContent(), soon).toBe('none');
   });
 
-  it("moves a seq range and a pasted list of serials, shows the refused units with why, and reconciles the batch with its CSV", async () => {
+  it('moves a seq range and a pasted list of serials, shows the refused units with why, and reconciles the batch with its CSV', async () => {
     const batchId = batchUrl.split('/').pop()!;
-    const serialAt = async (seq: number) => ((await call('MintService', 'ListMintUnits', { mint_batch_id: batchId, after_seq: seq - 1, limit: 1 }))['units'][0] as { serial: string }).serial;
+    const serialAt = async (seq: number) =>
+      ((await call('MintService', 'ListMintUnits', { mint_batch_id: batchId, after_seq: seq - 1, limit: 1 }))['units'][0] as { serial: string }).serial;
     await page.evaluate(`location.hash = ${JSON.stringify(batchUrl)}`);
     const states = page.getByTestId('reconciliation-states');
-    const count = async (table: typeof states, name: string) => (await table.locator('tr', { has: page.getByRole('cell', { name, exact: true }) }).locator('td').nth(1).textContent()) ?? '';
+    const count = async (table: typeof states, name: string) =>
+      (await table
+        .locator('tr', { has: page.getByRole('cell', { name, exact: true }) })
+        .locator('td')
+        .nth(1)
+        .textContent()) ?? '';
     await expect.poll(() => count(states, 'commissioned'), soon).toBe('10,000');
     expect(await page.getByTestId('reconciliation-balanced').textContent()).toBe('Balanced');
     // A range the API refuses: the error names the field, which is marked invalid.
@@ -573,7 +644,9 @@ describe('the web console in chromium against npm start', () => {
 
   it('sets the SSCC prefix, mints cases and a pallet, packs units and cases, shows the aggregation tree, unpacks one and moves the pallet', async () => {
     const batchId = batchUrl.split('/').pop()!;
-    const units = ((await call('MintService', 'ListMintUnits', { mint_batch_id: batchId, after_seq: 499, limit: 3 }))['units'] as { serial: string }[]).map((u) => u.serial);
+    const units = ((await call('MintService', 'ListMintUnits', { mint_batch_id: batchId, after_seq: 499, limit: 3 }))['units'] as { serial: string }[]).map(
+      (u) => u.serial,
+    );
     await go('Containers');
     // Minting before the brand has a company prefix: the API's refusal in its words.
     await page.getByLabel('Level', { exact: true }).fill('case');
@@ -684,7 +757,11 @@ describe('the web console in chromium against npm start', () => {
     expect(change).toContain('"Demo wool jacket"');
     await photograph('passport');
     // The API holds what the screen shows: the section restricted to legitimate interest.
-    const latest = (await call('PassportService', 'GetPassport', { product_id: productId }))['latest'] as { version: number; sha256: string; content: Record<string, any> };
+    const latest = (await call('PassportService', 'GetPassport', { product_id: productId }))['latest'] as {
+      version: number;
+      sha256: string;
+      content: Record<string, any>;
+    };
     expect(latest.version).toBe(2);
     expect(latest.sha256).toBe((await row.first().locator('td').allTextContents())[1]);
     expect(latest.sha256).not.toBe(cells[1]);
@@ -759,7 +836,9 @@ describe('the web console in chromium against npm start', () => {
     // The edit is in the section's JSON, and the preview follows the language chosen.
     expect(JSON.parse(await page.getByLabel('Content of description (JSON)').inputValue())).toEqual({ en: 'Demo wool jacket', de: 'Demo-Wolljacke' });
     expect(await page.getByLabel('Language', { exact: true }).inputValue()).toBe('de');
-    await expect.poll(() => page.getByTestId('passport-preview').locator('section[data-section="description"]').textContent(), soon).toContain('Demo-Wolljacke');
+    await expect
+      .poll(() => page.getByTestId('passport-preview').locator('section[data-section="description"]').textContent(), soon)
+      .toContain('Demo-Wolljacke');
     // A blank text: the API refuses it by its field, shown at that text; nothing is written.
     await page.getByRole('button', { name: 'Save draft' }).click();
     const material = texts.getByLabel('materials[0].name (de)');
@@ -787,9 +866,12 @@ describe('the web console in chromium against npm start', () => {
   it('creates an API key with scopes, shown once, that works with them; pages the keys and revokes one', async () => {
     const origin = new URL(signInLink).origin;
     const brandId = new URLSearchParams(signInLink.split('#')[1]).get('brand')!;
-    const asKey = (key: string, method: string, service = 'MintService') => fetch(`${origin}/mint.v1.${service}/${method}`, {
-      method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key }, body: JSON.stringify({ brand_id: brandId }),
-    });
+    const asKey = (key: string, method: string, service = 'MintService') =>
+      fetch(`${origin}/mint.v1.${service}/${method}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': key },
+        body: JSON.stringify({ brand_id: brandId }),
+      });
     await go('API keys');
     await expect.poll(() => page.locator('tbody tr').count(), soon).toBeGreaterThan(0);
     // No name and no scope: the API names both fields.
@@ -860,7 +942,11 @@ describe('the web console in chromium against npm start', () => {
     expect(JSON.stringify(listed)).not.toContain(passportKeySecret.slice(3));
     // Twenty more: the list shows 20 a page.
     for (let i = 0; i < 20; i++) {
-      await call('PassportService', 'IssuePassportAccessKey', { name: `repairer ${i}`, access_class: 'PASSPORT_ACCESS_CLASS_LEGITIMATE_INTEREST', expires_at: new Date(Date.now() + 86_400_000).toISOString() });
+      await call('PassportService', 'IssuePassportAccessKey', {
+        name: `repairer ${i}`,
+        access_class: 'PASSPORT_ACCESS_CLASS_LEGITIMATE_INTEREST',
+        expires_at: new Date(Date.now() + 86_400_000).toISOString(),
+      });
     }
     await page.reload();
     await expect.poll(() => page.locator('tbody tr').count(), soon).toBe(20);
@@ -871,7 +957,9 @@ describe('the web console in chromium against npm start', () => {
     await row.getByRole('button', { name: /^Revoke/ }).click();
     await row.getByRole('button', { name: /^Yes, revoke/ }).click();
     await expect.poll(() => row.getByTestId('credential-state').textContent(), soon).toMatch(/^revoked \d{4}-/);
-    const revoked = (await call('PassportService', 'ListPassportAccessKeys', {}))['credentials'].find((c: { name: string }) => c.name === 'Market surveillance NL');
+    const revoked = (await call('PassportService', 'ListPassportAccessKeys', {}))['credentials'].find(
+      (c: { name: string }) => c.name === 'Market surveillance NL',
+    );
     expect(revoked['revoked_at']).toMatch(/^\d{4}-/);
     await photograph('passport-access');
   }, 90_000);
@@ -881,7 +969,9 @@ describe('the web console in chromium against npm start', () => {
     await page.getByLabel('Logo URL (https)').fill('http://brand.example/logo.png');
     await page.getByLabel('Colour (#rrggbb)').fill('blue');
     await page.getByRole('button', { name: 'Save style' }).click();
-    await expect.poll(() => page.locator('[data-field="logo_url"]').textContent(), soon).toBe('logo_url: must be an absolute https URL of at most 2000 ASCII characters');
+    await expect
+      .poll(() => page.locator('[data-field="logo_url"]').textContent(), soon)
+      .toBe('logo_url: must be an absolute https URL of at most 2000 ASCII characters');
     expect(await page.locator('[data-field="colour"]').textContent()).toBe('colour: must be a colour as #rrggbb');
     expect(await page.getByLabel('Logo URL (https)').getAttribute('aria-invalid')).toBe('true');
     expect(await page.getByLabel('Colour (#rrggbb)').getAttribute('aria-invalid')).toBe('true');
@@ -948,7 +1038,8 @@ describe('the web console in chromium against npm start', () => {
   }, 60_000);
 
   it('signs in with OpenID Connect (authorization code with PKCE), renews the session silently and signs out at the provider', async () => {
-    const session = async () => JSON.parse((await page.evaluate<string | null>('sessionStorage.getItem("mint.console.session")')) ?? 'null') as { token: string } | null;
+    const session = async () =>
+      JSON.parse((await page.evaluate<string | null>('sessionStorage.getItem("mint.console.session")')) ?? 'null') as { token: string } | null;
     const claims = (jwt: string) => JSON.parse(Buffer.from(jwt.split('.')[1]!, 'base64url').toString('utf8')) as { iss: string; sub: string };
     const userId = (JSON.parse(await readFile(join(dataDir, 'demo.json'), 'utf8')) as { user_id: string }).user_id;
     await page.getByRole('button', { name: 'Sign out' }).click();

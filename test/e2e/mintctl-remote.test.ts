@@ -49,20 +49,21 @@ function output(child: ChildProcess): { text: () => string; waitFor: (pattern: R
   });
   return {
     text: () => text,
-    waitFor: (pattern, timeoutMs = 120_000) => new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`timed out waiting for ${pattern} in:\n${text}`)), timeoutMs);
-      const check = () => {
-        const m = pattern.exec(text);
-        if (m) {
-          clearTimeout(timer);
-          resolve(m);
-        } else if (child.exitCode !== null) {
-          clearTimeout(timer);
-          reject(new Error(`exited ${child.exitCode} before ${pattern}:\n${text}`));
-        } else waiters.push(check);
-      };
-      check();
-    }),
+    waitFor: (pattern, timeoutMs = 120_000) =>
+      new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`timed out waiting for ${pattern} in:\n${text}`)), timeoutMs);
+        const check = () => {
+          const m = pattern.exec(text);
+          if (m) {
+            clearTimeout(timer);
+            resolve(m);
+          } else if (child.exitCode !== null) {
+            clearTimeout(timer);
+            reject(new Error(`exited ${child.exitCode} before ${pattern}:\n${text}`));
+          } else waiters.push(check);
+        };
+        check();
+      }),
   };
 }
 
@@ -90,8 +91,14 @@ beforeAll(async () => {
   api = `http://127.0.0.1:${port}`;
   pageOrigin = `http://127.0.0.1:${await freePort()}`;
   const env: NodeJS.ProcessEnv = {
-    ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn',
-    WEBHOOK_ALLOW_LOOPBACK: 'true', WEBHOOK_POLL_MS: '50', CONSOLE_ENABLED: 'false',
+    ...process.env,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    DATA_DIR: dataDir,
+    LOG_LEVEL: 'warn',
+    WEBHOOK_ALLOW_LOOPBACK: 'true',
+    WEBHOOK_POLL_MS: '50',
+    CONSOLE_ENABLED: 'false',
     // Dev mode lets http://localhost:5173 (Vite's usual port) call it; the test's Vite runs on a free port.
     CORS_ALLOWED_ORIGINS: pageOrigin,
   };
@@ -128,14 +135,15 @@ describe('@mint/client and mintctl against npm start', () => {
   it("the banner's curl lines mint 10,000 units and follow the job to COMPLETED, run as printed", async () => {
     const submit = (await serverOut.waitFor(/Mint 10,000 serial units:\n {2}(curl [^\n]*\\\n[^\n]*)\n/))[1]!;
     const follow = (await serverOut.waitFor(/Follow the job[^\n]*:\n {2}(curl [^\n]*\\\n[^\n]*)\n/))[1]!;
-    const sh = (command: string) => new Promise<string>((resolve, reject) => {
-      const child = spawn('bash', ['-c', command], { env: { ...process.env, TOKEN: token }, stdio: ['ignore', 'pipe', 'pipe'] });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-      child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-      child.once('exit', (code) => (code === 0 ? resolve(stdout) : reject(new Error(`${command}: exit ${code}\n${stderr}`))));
-    });
+    const sh = (command: string) =>
+      new Promise<string>((resolve, reject) => {
+        const child = spawn('bash', ['-c', command], { env: { ...process.env, TOKEN: token }, stdio: ['ignore', 'pipe', 'pipe'] });
+        let stdout = '';
+        let stderr = '';
+        child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+        child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+        child.once('exit', (code) => (code === 0 ? resolve(stdout) : reject(new Error(`${command}: exit ${code}\n${stderr}`))));
+      });
     const job = JSON.parse(await sh(submit)) as { ok: boolean; mint_job_id: string; requested_quantity?: number };
     expect(job).toMatchObject({ ok: true });
     expect(follow).toContain('<mint_job_id>');
@@ -149,7 +157,9 @@ describe('@mint/client and mintctl against npm start', () => {
 
   it('examples/node.mjs mints, follows, lists and scans as it says', async () => {
     const child = spawn(process.execPath, [join(repoRoot, 'examples/node.mjs')], {
-      cwd: repoRoot, env: { ...process.env, MINT_API_URL: api, MINT_TOKEN: token, MINT_BRAND: brandId, MINT_PRODUCT: productId }, stdio: ['ignore', 'pipe', 'pipe'],
+      cwd: repoRoot,
+      env: { ...process.env, MINT_API_URL: api, MINT_TOKEN: token, MINT_BRAND: brandId, MINT_PRODUCT: productId },
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
     const out = output(child);
     await new Promise((resolve) => child.once('exit', resolve));
@@ -165,7 +175,9 @@ describe('@mint/client and mintctl against npm start', () => {
 
   it('examples/curl.sh mints, follows, lists, scans and registers an endpoint with curl', async () => {
     const child = spawn('bash', [join(repoRoot, 'examples/curl.sh')], {
-      cwd: repoRoot, env: { ...process.env, API: api, TOKEN: token, BRAND: brandId, PRODUCT: productId }, stdio: ['ignore', 'pipe', 'pipe'],
+      cwd: repoRoot,
+      env: { ...process.env, API: api, TOKEN: token, BRAND: brandId, PRODUCT: productId },
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
@@ -183,7 +195,9 @@ describe('@mint/client and mintctl against npm start', () => {
 
   it('examples/buf-curl.sh lists the services by reflection, mints, streams the job to COMPLETED and scans over gRPC', async () => {
     const child = spawn('bash', [join(repoRoot, 'examples/buf-curl.sh')], {
-      cwd: repoRoot, env: { ...process.env, API: api, TOKEN: token, BRAND: brandId, PRODUCT: productId }, stdio: ['ignore', 'pipe', 'pipe'],
+      cwd: repoRoot,
+      env: { ...process.env, API: api, TOKEN: token, BRAND: brandId, PRODUCT: productId },
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
     const out = output(child);
     await new Promise((resolve) => child.once('exit', resolve));
@@ -196,7 +210,9 @@ describe('@mint/client and mintctl against npm start', () => {
 
   it('examples/browser mints from a page in chromium and shows the job to COMPLETED', async () => {
     const vite: ViteDevServer = await createViteServer({
-      root: join(repoRoot, 'examples/browser'), configFile: false, logLevel: 'warn',
+      root: join(repoRoot, 'examples/browser'),
+      configFile: false,
+      logLevel: 'warn',
       server: { host: '127.0.0.1', port: Number(new URL(pageOrigin).port), strictPort: true },
       cacheDir: join(dataDir, 'vite-cache'),
     });
@@ -206,12 +222,19 @@ describe('@mint/client and mintctl against npm start', () => {
       const page = await browser.newPage();
       const problems: string[] = [];
       page.on('pageerror', (error) => problems.push(String(error)));
-      page.on('console', (message) => { if (message.type() === 'error') problems.push(message.text()); });
-      page.on('response', (response) => { if (response.status() >= 400) problems.push(`${response.status()} ${response.url()}`); });
+      page.on('console', (message) => {
+        if (message.type() === 'error') problems.push(message.text());
+      });
+      page.on('response', (response) => {
+        if (response.status() >= 400) problems.push(`${response.status()} ${response.url()}`);
+      });
       await page.goto(`${pageOrigin}/#${new URLSearchParams({ api, token, brand: brandId })}`);
       await page.getByLabel('Product id').fill(productId);
       await page.getByRole('button', { name: 'Mint' }).click();
-      await page.locator('#log').filter({ hasText: /^COMPLETED 100\/100$/m }).waitFor({ timeout: 60_000 })
+      await page
+        .locator('#log')
+        .filter({ hasText: /^COMPLETED 100\/100$/m })
+        .waitFor({ timeout: 60_000 })
         .catch(async (error: unknown) => {
           throw new Error(`${String(error)}\nlog: ${await page.locator('#log').textContent()}\n${problems.join('\n')}`);
         });
@@ -240,14 +263,20 @@ describe('@mint/client and mintctl against npm start', () => {
 
   it('listen forwards signed deliveries that verify with the secret it printed; mint --watch follows the job; stopping listen removes the endpoint', async () => {
     const receiverPort = await freePort();
-    const listen = spawn(process.execPath, [mintctl, 'listen', '--forward-to', `http://127.0.0.1:${receiverPort}/webhooks`, '--events', 'mint_job_completed'],
-      { cwd: repoRoot, env: cliEnv({}), stdio: ['ignore', 'pipe', 'pipe'] });
+    const listen = spawn(process.execPath, [mintctl, 'listen', '--forward-to', `http://127.0.0.1:${receiverPort}/webhooks`, '--events', 'mint_job_completed'], {
+      cwd: repoRoot,
+      env: cliEnv({}),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     children.push(listen);
     const listenOut = output(listen);
     const secret = (await listenOut.waitFor(/secret[^:]*: (whsec_\S+)/, 30_000))[1]!;
     // The handler a developer runs: examples/webhook-receiver.mjs, verifying with the printed secret.
-    const handler = spawn(process.execPath, [join(repoRoot, 'examples/webhook-receiver.mjs'), String(receiverPort)],
-      { cwd: repoRoot, env: { ...process.env, MINT_WEBHOOK_SECRET: secret }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const handler = spawn(process.execPath, [join(repoRoot, 'examples/webhook-receiver.mjs'), String(receiverPort)], {
+      cwd: repoRoot,
+      env: { ...process.env, MINT_WEBHOOK_SECRET: secret },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     children.push(handler);
     const handlerOut = output(handler);
     await handlerOut.waitFor(/listening on/, 15_000);

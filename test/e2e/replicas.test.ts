@@ -51,7 +51,10 @@ async function start(service: 'api' | 'executor', name: string): Promise<Replica
   child.stderr?.on('data', keep);
   const exited = once(child, 'exit');
   const replica: Replica = {
-    name, child, port, lines,
+    name,
+    child,
+    port,
+    lines,
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill('SIGTERM');
@@ -64,7 +67,13 @@ async function start(service: 'api' | 'executor', name: string): Promise<Replica
   const deadline = Date.now() + 30_000;
   for (;;) {
     if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${name} exited at start:\n${lines.join('\n')}`);
-    if (await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status === 200, () => false)) return replica;
+    if (
+      await fetch(`http://127.0.0.1:${port}/readyz`).then(
+        (r) => r.status === 200,
+        () => false,
+      )
+    )
+      return replica;
     if (Date.now() > deadline) throw new Error(`${name} not ready after 30 s:\n${lines.join('\n')}`);
     await sleep(50);
   }
@@ -88,10 +97,21 @@ beforeAll(async () => {
   bouncer = await startPgBouncer(app.database.url);
   const names = freshStreamNames();
   env = {
-    PATH: process.env['PATH'] ?? '', DATABASE_URL: bouncer.pooled(app.database.url), DATABASE_DIRECT_URL: app.database.url,
-    NATS_URL: testInfra().natsUrl, NATS_STREAM: names.stream, NATS_SUBJECT_PREFIX: names.subjectPrefix, AUTH_JWT_SECRET: testJwtSecret,
-    DOWNLOAD_SIGNING_KEYS: `k1:${Buffer.alloc(32, 9).toString('base64')}`, WEBHOOK_SECRET_KEYS: testWebhookSecretKeys, HOST: '127.0.0.1', LOG_LEVEL: 'warn',
-    PUBLIC_BASE_URL: 'http://127.0.0.1:8080', MINT_CHUNK_SIZE: '500', EXECUTOR_LEASE_MS: '3000', NATS_ACK_WAIT_MS: '5000',
+    PATH: process.env['PATH'] ?? '',
+    DATABASE_URL: bouncer.pooled(app.database.url),
+    DATABASE_DIRECT_URL: app.database.url,
+    NATS_URL: testInfra().natsUrl,
+    NATS_STREAM: names.stream,
+    NATS_SUBJECT_PREFIX: names.subjectPrefix,
+    AUTH_JWT_SECRET: testJwtSecret,
+    DOWNLOAD_SIGNING_KEYS: `k1:${Buffer.alloc(32, 9).toString('base64')}`,
+    WEBHOOK_SECRET_KEYS: testWebhookSecretKeys,
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'warn',
+    PUBLIC_BASE_URL: 'http://127.0.0.1:8080',
+    MINT_CHUNK_SIZE: '500',
+    EXECUTOR_LEASE_MS: '3000',
+    NATS_ACK_WAIT_MS: '5000',
     SHUTDOWN_TIMEOUT_MS: '5000',
   };
 }, 60_000);
@@ -110,9 +130,16 @@ describe('two API processes and two executors through PgBouncer', () => {
     const two = clients(api2);
 
     // Submit through API 1 while only executor 1 runs; watch through API 2 (pushed progress).
-    const submitted = await one.mint.submitMintRequest({
-      brandId: brand.brandId, productId: brand.productId, requestedQuantity: 3_000, identityMode: IdentityMode.SERIAL, activationMode: ActivationMode.ACTIVE_AT_MINT,
-    }, auth());
+    const submitted = await one.mint.submitMintRequest(
+      {
+        brandId: brand.brandId,
+        productId: brand.productId,
+        requestedQuantity: 3_000,
+        identityMode: IdentityMode.SERIAL,
+        activationMode: ActivationMode.ACTIVE_AT_MINT,
+      },
+      auth(),
+    );
     expect(submitted.ok).toBe(true);
     const seen = await watchToEnd(two.mint, submitted.mintJobId!);
     expect(seen.at(-1)).toMatchObject({ status: MintJobStatus.COMPLETED, done: true, mintedQuantity: 3_000 });
@@ -137,15 +164,23 @@ describe('two API processes and two executors through PgBouncer', () => {
     // A second executor joins and the first leaves: the next job is minted by executor 2.
     await start('executor', 'executor 2');
     await executor1.stop();
-    const again = await one.mint.submitMintRequest({
-      brandId: brand.brandId, productId: brand.productId, requestedQuantity: 1_000, identityMode: IdentityMode.SERIAL, activationMode: ActivationMode.ACTIVE_AT_MINT,
-    }, auth());
+    const again = await one.mint.submitMintRequest(
+      {
+        brandId: brand.brandId,
+        productId: brand.productId,
+        requestedQuantity: 1_000,
+        identityMode: IdentityMode.SERIAL,
+        activationMode: ActivationMode.ACTIVE_AT_MINT,
+      },
+      auth(),
+    );
     expect((await watchToEnd(two.mint, again.mintJobId!)).at(-1)).toMatchObject({ status: MintJobStatus.COMPLETED, mintedQuantity: 1_000 });
 
     // A link made through API 1 answers on API 2 within a second (its cache hears of it), and so does its change.
-    const [{ serial }] = await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ? order by seq limit 1',
-      [submitted.mintBatchId]) as [{ serial: string }];
-    const [{ slug }] = await query<{ slug: string }>(app.db.em.fork(), 'select slug from brands where id = ?', [brand.brandId]) as [{ slug: string }];
+    const [{ serial }] = (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ? order by seq limit 1', [
+      submitted.mintBatchId,
+    ])) as [{ serial: string }];
+    const [{ slug }] = (await query<{ slug: string }>(app.db.em.fork(), 'select slug from brands where id = ?', [brand.brandId])) as [{ slug: string }];
     const path = `/r/${slug}/01/${brand.gtin}/21/${serial}?linkType=gs1:instructions`;
     const location = async () => (await fetch(`http://127.0.0.1:${api2.port}${path}`, { redirect: 'manual' })).headers.get('location');
     const manual = 'https://acme.example/manual?v=1';
@@ -156,11 +191,18 @@ describe('two API processes and two executors through PgBouncer', () => {
       return Date.now() - changed;
     };
     expect(await location()).not.toBe(manual);
-    const { link } = await one.resolver.upsertLink({ brandId: brand.brandId, gtin: brand.gtin, linkType: 'gs1:instructions', href: manual, title: 'Manual' }, auth());
+    const { link } = await one.resolver.upsertLink(
+      { brandId: brand.brandId, gtin: brand.gtin, linkType: 'gs1:instructions', href: manual, title: 'Manual' },
+      auth(),
+    );
     expect(await within((answer) => answer === manual)).toBeLessThan(1_000);
     await one.resolver.deleteLink({ brandId: brand.brandId, linkId: link!.id }, auth());
     expect(await within((answer) => answer !== manual)).toBeLessThan(1_000);
     // Every replica worked through the pooler: its log holds no error.
-    for (const replica of replicas) expect(replica.lines.filter((l) => /"level":(50|60)/.test(l)), replica.name).toEqual([]);
+    for (const replica of replicas)
+      expect(
+        replica.lines.filter((l) => /"level":(50|60)/.test(l)),
+        replica.name,
+      ).toEqual([]);
   }, 120_000);
 });

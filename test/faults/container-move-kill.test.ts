@@ -43,26 +43,45 @@ describe('fault: executor SIGKILL during a move on a container', () => {
     const url = app.database.url;
     const actor = { id: brand.userId };
     const submitted = await submitMintRequest(app.ctx, actor, {
-      brandId: brand.brandId, productId: brand.productId, productBatchId: null, requestedQuantity: units,
-      identityMode: 'serial', activationMode: 'active_at_mint', lots: [], idempotencyKey: null,
+      brandId: brand.brandId,
+      productId: brand.productId,
+      productBatchId: null,
+      requestedQuantity: units,
+      identityMode: 'serial',
+      activationMode: 'active_at_mint',
+      lots: [],
+      idempotencyKey: null,
     });
     if (!submitted.ok) throw new Error('submit blocked');
     while (!(await processMintJobBatch(app.ctx, brand.brandId, submitted.mintJobId, 20_000)).done);
-    const serials = (await sql<{ serial: string }>(url, 'select serial from mint_units where mint_batch_id = $1 order by seq', [submitted.mintBatchId])).map((r) => r.serial);
+    const serials = (await sql<{ serial: string }>(url, 'select serial from mint_units where mint_batch_id = $1 order by seq', [submitted.mintBatchId])).map(
+      (r) => r.serial,
+    );
     await setContainerSettings(app.ctx, actor, { brandId: brand.brandId, companyPrefix: '0614141', maxDepth: null });
     const mint = async (level: string, count: number) =>
       (await mintContainers(app.ctx, actor, { brandId: brand.brandId, level, count, extensionDigit: 0, idempotencyKey: `${level}s` })).ssccs;
     const [pallet] = await mint('pallet', 1);
     const cases = await mint('case', caseCount);
     for (const [i, sscc] of cases.entries()) {
-      await packContainer(app.ctx, actor, { brandId: brand.brandId, sscc, serials: serials.slice(i * perCase, (i + 1) * perCase), ssccs: [], idempotencyKey: `case-${i}` });
+      await packContainer(app.ctx, actor, {
+        brandId: brand.brandId,
+        sscc,
+        serials: serials.slice(i * perCase, (i + 1) * perCase),
+        ssccs: [],
+        idempotencyKey: `case-${i}`,
+      });
     }
     await packContainer(app.ctx, actor, { brandId: brand.brandId, sscc: pallet!, serials: [], ssccs: cases, idempotencyKey: 'pallet' });
     const started = await moveSerials(app.ctx, actor, {
-      brandId: brand.brandId, action: 'decommission', reason: 'stolen', target: { container: pallet! }, idempotencyKey: 'theft',
+      brandId: brand.brandId,
+      action: 'decommission',
+      reason: 'stolen',
+      target: { container: pallet! },
+      idempotencyKey: 'theft',
     });
     expect(started).toMatchObject({ status: 'running', total: units });
-    const progress = async () => (await sql<{ moved: number; status: string }>(url, 'select moved, status from serial_moves where id = $1', [started.moveId]))[0]!;
+    const progress = async () =>
+      (await sql<{ moved: number; status: string }>(url, 'select moved, status from serial_moves where id = $1', [started.moveId]))[0]!;
     executor = await spawnExecutor(env);
     const points = Array.from({ length: kills }, () => Math.floor(units * (0.2 + Math.random() * 0.5))).sort((a, b) => a - b);
     for (const point of points) {
@@ -74,15 +93,37 @@ describe('fault: executor SIGKILL during a move on a container', () => {
     }
     await waitFor('the move done', async () => (await progress()).status === 'done', 180_000, 50);
     const [move] = await sql<{ moved: number; refused: number }>(url, 'select moved, refused from serial_moves where id = $1', [started.moveId]);
-    const [states] = await sql<{ n: string }>(url, `select count(*) as n from unit_states where mint_batch_id = $1 and state = 'decommissioned' and reason = 'stolen'`, [submitted.mintBatchId]);
-    const [containers] = await sql<{ n: string }>(url, `select count(*) as n from containers where brand_id = $1 and state = 'decommissioned' and reason = 'stolen'`, [brand.brandId]);
-    const [events] = await sql<{ n: string }>(url, `select coalesce(sum((payload->>'count')::int), 0) as n from mint_events where event_type = 'mint_units_moved' and entity_id = $1`, [submitted.mintBatchId]);
-    const [epcis] = await sql<{ total: string; distinct: string }>(url,
-      `select count(*) as total, count(distinct e) as distinct from epcis_events, unnest(epcs) as e where move_id = $1 and e not like '%/00/%'`, [started.moveId]);
+    const [states] = await sql<{ n: string }>(
+      url,
+      `select count(*) as n from unit_states where mint_batch_id = $1 and state = 'decommissioned' and reason = 'stolen'`,
+      [submitted.mintBatchId],
+    );
+    const [containers] = await sql<{ n: string }>(
+      url,
+      `select count(*) as n from containers where brand_id = $1 and state = 'decommissioned' and reason = 'stolen'`,
+      [brand.brandId],
+    );
+    const [events] = await sql<{ n: string }>(
+      url,
+      `select coalesce(sum((payload->>'count')::int), 0) as n from mint_events where event_type = 'mint_units_moved' and entity_id = $1`,
+      [submitted.mintBatchId],
+    );
+    const [epcis] = await sql<{ total: string; distinct: string }>(
+      url,
+      `select count(*) as total, count(distinct e) as distinct from epcis_events, unnest(epcs) as e where move_id = $1 and e not like '%/00/%'`,
+      [started.moveId],
+    );
     const kpis = await getMintKpis(app.ctx, brand.brandId);
-    console.log(report('container-move-kill', {
-      trials: kills, units, moved: move!.moved, refused: move!.refused, epcs: Number(epcis!.total), duplicates: Number(epcis!.total) - Number(epcis!.distinct),
-    }));
+    console.log(
+      report('container-move-kill', {
+        trials: kills,
+        units,
+        moved: move!.moved,
+        refused: move!.refused,
+        epcs: Number(epcis!.total),
+        duplicates: Number(epcis!.total) - Number(epcis!.distinct),
+      }),
+    );
     expect(move).toEqual({ moved: units, refused: 0 });
     expect(Number(states!.n)).toBe(units);
     expect(Number(containers!.n)).toBe(caseCount + 1);

@@ -70,7 +70,11 @@ afterAll(async () => {
 
 describe('a large pack download through the API', () => {
   it(`streams a ${packMiB} MiB pack to a slow client without holding it in memory, and resumes from any byte`, async () => {
-    const issued = await createPayloadPackDownloadUrl(app.ctx, { keys: [downloadKey], store: createFsPackStore(scratchDir) }, { brandId: brand.brandId, packId, ttlSeconds: 900 });
+    const issued = await createPayloadPackDownloadUrl(
+      app.ctx,
+      { keys: [downloadKey], store: createFsPackStore(scratchDir) },
+      { brandId: brand.brandId, packId, ttlSeconds: 900 },
+    );
     const target = new URL(issued.url);
     const url = `${api.baseUrl}${target.pathname}${target.search}`;
     const pid = api.child.pid!;
@@ -116,8 +120,14 @@ describe('a large pack download through the API', () => {
 
     const growth = peak - before;
     report('pack-download-memory', {
-      packMiB, downloadedMiB: (received / mib).toFixed(1), apiRssBeforeMiB: (before / mib).toFixed(1), apiRssPeakMiB: (peak / mib).toFixed(1),
-      growthMiB: (growth / mib).toFixed(1), growthPerPack: (growth / size).toFixed(3), fullMs, lastMiBRangeMs: rangeMs,
+      packMiB,
+      downloadedMiB: (received / mib).toFixed(1),
+      apiRssBeforeMiB: (before / mib).toFixed(1),
+      apiRssPeakMiB: (peak / mib).toFixed(1),
+      growthMiB: (growth / mib).toFixed(1),
+      growthPerPack: (growth / size).toFixed(3),
+      fullMs,
+      lastMiBRangeMs: rangeMs,
     });
     expect(received).toBe(size);
     expect(growth).toBeLessThan(Math.min(128 * mib, size / 3));

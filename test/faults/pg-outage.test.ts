@@ -13,7 +13,17 @@ import { randomUUID } from 'node:crypto';
 import { request, Agent } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { migrateDatabase, openDatabase, type Database } from '@mint/db';
-import { createApiKey, createUseCaseContext, createUser, updateScanAlertSettings, createWorkspace, grantRole, issueAccessToken, upsertProduct, type UseCaseContext } from '@mint/usecases';
+import {
+  createApiKey,
+  createUseCaseContext,
+  createUser,
+  updateScanAlertSettings,
+  createWorkspace,
+  grantRole,
+  issueAccessToken,
+  upsertProduct,
+  type UseCaseContext,
+} from '@mint/usecases';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testInfra } from '../support/context.ts';
 import { freshStreamNames } from '../support/nats.ts';
@@ -52,18 +62,29 @@ let phones = 0;
  * from a phone of its own (X-Forwarded-For through the trusted loopback proxy), as scans of printed
  * labels do: no two are one client's repeats, so each is a row of its own.
  */
-function get(path: string, accept?: string): Promise<{ status: number; location: string | null; body: string; stale: string | null; retryAfter: string | null }> {
+function get(
+  path: string,
+  accept?: string,
+): Promise<{ status: number; location: string | null; body: string; stale: string | null; retryAfter: string | null }> {
   return new Promise((resolve) => {
     const phone = phones++;
-    const headers: Record<string, string> = { 'x-forwarded-for': `10.${(phone >> 16) & 255}.${(phone >> 8) & 255}.${phone & 255}`, 'user-agent': 'Mozilla/5.0 (iPhone) Scanner' };
+    const headers: Record<string, string> = {
+      'x-forwarded-for': `10.${(phone >> 16) & 255}.${(phone >> 8) & 255}.${phone & 255}`,
+      'user-agent': 'Mozilla/5.0 (iPhone) Scanner',
+    };
     if (accept !== undefined) headers['accept'] = accept;
     const req = request(`${api.baseUrl}${path}`, { agent, headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({
-        status: res.statusCode ?? 0, location: res.headers.location ?? null, body: Buffer.concat(chunks).toString(),
-        stale: (res.headers['x-resolver-stale'] as string | undefined) ?? null, retryAfter: (res.headers['retry-after'] as string | undefined) ?? null,
-      }));
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          location: res.headers.location ?? null,
+          body: Buffer.concat(chunks).toString(),
+          stale: (res.headers['x-resolver-stale'] as string | undefined) ?? null,
+          retryAfter: (res.headers['retry-after'] as string | undefined) ?? null,
+        }),
+      );
       res.on('error', () => resolve({ status: 0, location: null, body: '', stale: null, retryAfter: null }));
     });
     req.on('error', () => resolve({ status: 0, location: null, body: '', stale: null, retryAfter: null }));
@@ -81,14 +102,29 @@ beforeAll(async () => {
   url = pgServer.url();
   await migrateDatabase(url);
   db = await openDatabase({ url }, { poolSize: 4 });
-  ctx = createUseCaseContext({ db, publicBaseUrl: 'http://127.0.0.1:8080', jwtSecret: testJwtSecret, webhookSecretKeys: [{ id: 'w1', secret: new Uint8Array(Buffer.alloc(32, 8)) }] });
+  ctx = createUseCaseContext({
+    db,
+    publicBaseUrl: 'http://127.0.0.1:8080',
+    jwtSecret: testJwtSecret,
+    webhookSecretKeys: [{ id: 'w1', secret: new Uint8Array(Buffer.alloc(32, 8)) }],
+  });
   const workspace = await createWorkspace(ctx, { name: 'Outage Brand', apiAccessEnabled: true });
   const user = await createUser(ctx, { email: `owner-${workspace.slug}@test.example`, name: 'Owner' });
   await grantRole(ctx, workspace.id, user.id, 'owner');
   const gtin = nextGtin();
-  const { product } = await upsertProduct(ctx, { id: user.id }, {
-    brandId: workspace.id, sku: 'SKU-1', name: 'Product One', gtin, commercialStatus: 'ACTIVE', mintReadinessStatus: 'READY', passportUrl: 'https://acme.example/passport',
-  });
+  const { product } = await upsertProduct(
+    ctx,
+    { id: user.id },
+    {
+      brandId: workspace.id,
+      sku: 'SKU-1',
+      name: 'Product One',
+      gtin,
+      commercialStatus: 'ACTIVE',
+      mintReadinessStatus: 'READY',
+      passportUrl: 'https://acme.example/passport',
+    },
+  );
   brand = { brandId: workspace.id, userId: user.id, productId: product.id, gtin, token: await issueAccessToken(ctx, user.id) };
   slug = workspace.slug;
   await mintCompleted(ctx, brand, units);
@@ -100,7 +136,9 @@ beforeAll(async () => {
   await db.close(true);
   db = undefined;
   api = await spawnApi({
-    databaseUrl: url, natsUrl: testInfra().natsUrl, ...freshStreamNames(),
+    databaseUrl: url,
+    natsUrl: testInfra().natsUrl,
+    ...freshStreamNames(),
     env: { RATE_LIMIT_RESOLVER_PER_ADDRESS: '0', TRUSTED_PROXIES: '127.0.0.1', LOG_LEVEL: 'error' },
   });
 }, 120_000);
@@ -114,7 +152,9 @@ afterAll(async () => {
 
 describe('fault: PostgreSQL stopped under the resolver', () => {
   it(`answers scans of known identities for ${outageSeconds} s without the database, and records every scan once it is back`, async () => {
-    const serials = (await sql<{ serial: string }>(url, 'select serial from mint_units where brand_id = $1 order by seq', [brand.brandId])).map((r) => r.serial);
+    const serials = (await sql<{ serial: string }>(url, 'select serial from mint_units where brand_id = $1 order by seq', [brand.brandId])).map(
+      (r) => r.serial,
+    );
     expect(serials).toHaveLength(units);
     const base = `/r/${slug}/01/${brand.gtin}`;
     // The identities seen before the outage: every unit but the last (kept never scanned), the GTIN and a lot.
@@ -190,7 +230,13 @@ describe('fault: PostgreSQL stopped under the resolver', () => {
     expect(Number(never.retryAfter)).toBeGreaterThanOrEqual(1);
     const submit = await fetch(`${api.baseUrl}/v1/mint/jobs`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${brand.token}`, 'x-api-key': apiKey, 'x-workspace-id': brand.brandId, 'idempotency-key': 'during-outage' },
+      headers: {
+        'content-type': 'application/json',
+        authorization: `Bearer ${brand.token}`,
+        'x-api-key': apiKey,
+        'x-workspace-id': brand.brandId,
+        'idempotency-key': 'during-outage',
+      },
       body: JSON.stringify({ product_id: brand.productId, requested_quantity: 5, identity_mode: 'serial', activation_mode: 'active_at_mint' }),
     });
     expect(submit.status).toBe(503);
@@ -200,7 +246,14 @@ describe('fault: PostgreSQL stopped under the resolver', () => {
     const rpc = await fetch(`${api.baseUrl}/mint.v1.MintService/SubmitMintRequest`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${brand.token}` },
-      body: JSON.stringify({ brand_id: brand.brandId, product_id: brand.productId, requested_quantity: 5, identity_mode: 'IDENTITY_MODE_SERIAL', activation_mode: 'ACTIVATION_MODE_ACTIVE_AT_MINT', idempotency_key: rpcKey }),
+      body: JSON.stringify({
+        brand_id: brand.brandId,
+        product_id: brand.productId,
+        requested_quantity: 5,
+        identity_mode: 'IDENTITY_MODE_SERIAL',
+        activation_mode: 'ACTIVATION_MODE_ACTIVE_AT_MINT',
+        idempotency_key: rpcKey,
+      }),
     });
     const rpcBody = await rpc.json();
     expect(rpc.status, JSON.stringify(rpcBody)).toBe(503);
@@ -223,16 +276,36 @@ describe('fault: PostgreSQL stopped under the resolver', () => {
     await sleep(3_000);
     recorded = await recordedScans();
     const jobsAfter = Number((await sql<{ n: string }>(url, 'select count(*)::text as n from mint_jobs where brand_id = $1', [brand.brandId]))[0]!.n);
-    const keys = Number((await sql<{ n: string }>(url, `select count(*)::text as n from idempotency_records where key in ('during-outage', $1)`, [rpcKey]))[0]!.n);
-    const spilled = Number((await sql<{ n: string }>(url, `select count(*)::text as n from scan_ingest_batches where brand_id = $1 and batch_key like 'spill:%'`, [brand.brandId]))[0]!.n);
+    const keys = Number(
+      (await sql<{ n: string }>(url, `select count(*)::text as n from idempotency_records where key in ('during-outage', $1)`, [rpcKey]))[0]!.n,
+    );
+    const spilled = Number(
+      (
+        await sql<{ n: string }>(url, `select count(*)::text as n from scan_ingest_batches where brand_id = $1 and batch_key like 'spill:%'`, [brand.brandId])
+      )[0]!.n,
+    );
 
     const outage = tally.outage;
     const share = outage.same / outage.sent;
     report('pg-outage', {
-      outage_s: outageSeconds, rate, achieved_rate_outage: Math.round(outage.sent / (outageMs / 1_000)), stop_ms: stopMs, start_ms: startMs, scans_before: tally.before.sent, scans_outage: outage.sent, scans_after: tally.after.sent,
-      answered_as_before_outage: `${(share * 100).toFixed(3)}%`, unavailable_outage: outage.unavailable, other_outage: [...outage.other.values()].reduce((a, b) => a + b, 0),
-      answered_as_before_after: `${((tally.after.same / tally.after.sent) * 100).toFixed(3)}%`, unavailable_after: tally.after.unavailable,
-      other_after: JSON.stringify(Object.fromEntries(tally.after.other)), skipped, answered, recorded, spilled_batches: spilled,
+      outage_s: outageSeconds,
+      rate,
+      achieved_rate_outage: Math.round(outage.sent / (outageMs / 1_000)),
+      stop_ms: stopMs,
+      start_ms: startMs,
+      scans_before: tally.before.sent,
+      scans_outage: outage.sent,
+      scans_after: tally.after.sent,
+      answered_as_before_outage: `${(share * 100).toFixed(3)}%`,
+      unavailable_outage: outage.unavailable,
+      other_outage: [...outage.other.values()].reduce((a, b) => a + b, 0),
+      answered_as_before_after: `${((tally.after.same / tally.after.sent) * 100).toFixed(3)}%`,
+      unavailable_after: tally.after.unavailable,
+      other_after: JSON.stringify(Object.fromEntries(tally.after.other)),
+      skipped,
+      answered,
+      recorded,
+      spilled_batches: spilled,
       api_restarts: api.child.exitCode === null && api.child.signalCode === null ? 0 : 1,
     });
     // The load is the test's own: on a busy machine a few scans may not be sent at all (2,000 in flight already); they are not answers.

@@ -106,8 +106,19 @@ export interface JobFacts {
 /** Facts of the given jobs (all when `jobIds` is omitted), one query. */
 export async function jobFacts(url: string, jobIds?: readonly string[]): Promise<JobFacts[]> {
   const rows = await sql<{
-    job_id: string; batch_id: string; status: string; requested: number; minted: number; units: string; serials: string; seqs: string; evented: string; lease_claims: number;
-  }>(url, `
+    job_id: string;
+    batch_id: string;
+    status: string;
+    requested: number;
+    minted: number;
+    units: string;
+    serials: string;
+    seqs: string;
+    evented: string;
+    lease_claims: number;
+  }>(
+    url,
+    `
     select j.id as job_id, b.id as batch_id, j.status, j.requested_quantity as requested, b.minted_quantity as minted, j.lease_token as lease_claims,
            u.units, u.serials, u.seqs,
            (select coalesce(sum((e.payload->>'count')::int), 0) from mint_events e where e.entity_id = b.id::text and e.event_type = 'mint_units_created') as evented
@@ -118,10 +129,20 @@ export async function jobFacts(url: string, jobIds?: readonly string[]): Promise
       from mint_units where brand_id = b.brand_id and mint_batch_id = b.id
     ) u
     ${jobIds === undefined ? '' : 'where j.id = any($1::uuid[])'}
-    order by j.created_at`, jobIds === undefined ? [] : [jobIds]);
+    order by j.created_at`,
+    jobIds === undefined ? [] : [jobIds],
+  );
   return rows.map((r) => ({
-    jobId: r.job_id, batchId: r.batch_id, status: r.status, requested: r.requested, minted: r.minted, units: Number(r.units),
-    distinctSerials: Number(r.serials), seqsInRange: Number(r.seqs), evented: Number(r.evented), leaseClaims: r.lease_claims,
+    jobId: r.job_id,
+    batchId: r.batch_id,
+    status: r.status,
+    requested: r.requested,
+    minted: r.minted,
+    units: Number(r.units),
+    distinctSerials: Number(r.serials),
+    seqsInRange: Number(r.seqs),
+    evented: Number(r.evented),
+    leaseClaims: r.lease_claims,
   }));
 }
 
@@ -142,7 +163,9 @@ export function tally(facts: readonly JobFacts[]): { lost: number; duplicates: n
 
 /** Prints the scenario's one line, `<scenario>: trials=N lost=0 duplicates=0 ...`, and returns it. */
 export function report(scenario: string, fields: Record<string, number | string>): string {
-  const line = `${scenario}: ${Object.entries(fields).map(([k, v]) => `${k}=${v}`).join(' ')}`;
+  const line = `${scenario}: ${Object.entries(fields)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(' ')}`;
   console.log(line);
   return line;
 }
@@ -209,9 +232,19 @@ export async function spawnApi(settings: ApiSettings): Promise<ApiProcess> {
   const child = spawn(process.execPath, ['services/api/src/main.ts'], {
     cwd: repoRoot,
     env: {
-      PATH: process.env['PATH'] ?? '', ...(await databaseEnv(settings.databaseUrl)), NATS_URL: settings.natsUrl, NATS_STREAM: settings.stream,
-      NATS_SUBJECT_PREFIX: settings.subjectPrefix, AUTH_JWT_SECRET: testJwtSecret, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn',
-      DOWNLOAD_SIGNING_KEYS: `k1:${Buffer.alloc(32, 7).toString('base64')}`, WEBHOOK_SECRET_KEYS: testWebhookSecretKeys, PACK_STORE: 'fs', PACK_STORE_DIR: join(scratchDir, 'packs'),
+      PATH: process.env['PATH'] ?? '',
+      ...(await databaseEnv(settings.databaseUrl)),
+      NATS_URL: settings.natsUrl,
+      NATS_STREAM: settings.stream,
+      NATS_SUBJECT_PREFIX: settings.subjectPrefix,
+      AUTH_JWT_SECRET: testJwtSecret,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      DOWNLOAD_SIGNING_KEYS: `k1:${Buffer.alloc(32, 7).toString('base64')}`,
+      WEBHOOK_SECRET_KEYS: testWebhookSecretKeys,
+      PACK_STORE: 'fs',
+      PACK_STORE_DIR: join(scratchDir, 'packs'),
       ...settings.env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -227,7 +260,11 @@ export async function spawnApi(settings: ApiSettings): Promise<ApiProcess> {
   });
   const baseUrl = `http://127.0.0.1:${port}`;
   const api: ApiProcess = {
-    child, baseUrl, port, lines, exited,
+    child,
+    baseUrl,
+    port,
+    lines,
+    exited,
     async kill() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       await exited;
@@ -236,7 +273,13 @@ export async function spawnApi(settings: ApiSettings): Promise<ApiProcess> {
   const deadline = Date.now() + 20_000;
   for (;;) {
     if (child.exitCode !== null || child.signalCode !== null) throw new Error(`api exited at start:\n${lines.join('\n')}`);
-    if (await fetch(`${baseUrl}/readyz`).then((r) => r.status === 200, () => false)) return api;
+    if (
+      await fetch(`${baseUrl}/readyz`).then(
+        (r) => r.status === 200,
+        () => false,
+      )
+    )
+      return api;
     if (Date.now() > deadline) {
       await api.kill();
       throw new Error(`api not ready after 20 s:\n${lines.join('\n')}`);
@@ -252,8 +295,17 @@ export async function spawnApi(settings: ApiSettings): Promise<ApiProcess> {
  */
 export function executorEnv(settings: Omit<ApiSettings, 'port'>, overrides: Record<string, string> = {}): Record<string, string> {
   return {
-    DATABASE_URL: settings.databaseUrl, NATS_URL: settings.natsUrl, NATS_STREAM: settings.stream, NATS_SUBJECT_PREFIX: settings.subjectPrefix,
-    EXECUTOR_LEASE_MS: '1500', NATS_ACK_WAIT_MS: '2000', MINT_CHUNK_SIZE: '2000', EXECUTOR_JOB_WRITERS: '2', LOG_LEVEL: 'warn',
-    PACK_STORE: 'fs', PACK_STORE_DIR: join(scratchDir, 'packs'), ...overrides,
+    DATABASE_URL: settings.databaseUrl,
+    NATS_URL: settings.natsUrl,
+    NATS_STREAM: settings.stream,
+    NATS_SUBJECT_PREFIX: settings.subjectPrefix,
+    EXECUTOR_LEASE_MS: '1500',
+    NATS_ACK_WAIT_MS: '2000',
+    MINT_CHUNK_SIZE: '2000',
+    EXECUTOR_JOB_WRITERS: '2',
+    LOG_LEVEL: 'warn',
+    PACK_STORE: 'fs',
+    PACK_STORE_DIR: join(scratchDir, 'packs'),
+    ...overrides,
   };
 }

@@ -55,18 +55,34 @@ async function receiver(handler?: Parameters<typeof startWebhookReceiver>[0]): P
 
 /** `count` events of the brand, committed with their fan-out markers (the worker's fan-out writes their deliveries). */
 async function events(brand: SeededBrand, count: number): Promise<void> {
-  const event: NewEvent = { brandId: brand.brandId, eventType: 'mint_units_activated', entityType: 'mint_batch', entityId: brand.productId, actor: null, payload: {} };
-  await app.db.em.fork().transactional((em) => appendEvents(em, new Date(), Array.from({ length: count }, () => event)));
+  const event: NewEvent = {
+    brandId: brand.brandId,
+    eventType: 'mint_units_activated',
+    entityType: 'mint_batch',
+    entityId: brand.productId,
+    actor: null,
+    payload: {},
+  };
+  await app.db.em.fork().transactional((em) =>
+    appendEvents(
+      em,
+      new Date(),
+      Array.from({ length: count }, () => event),
+    ),
+  );
 }
 
 async function deliveryCounts(brandId: string): Promise<Map<string, number>> {
-  const found = await query<{ endpoint_id: string; n: string }>(app.db.em.fork(),
-    'select endpoint_id, count(*) as n from webhook_deliveries where brand_id = ? group by endpoint_id', [brandId]);
+  const found = await query<{ endpoint_id: string; n: string }>(
+    app.db.em.fork(),
+    'select endpoint_id, count(*) as n from webhook_deliveries where brand_id = ? group by endpoint_id',
+    [brandId],
+  );
   return new Map(found.map((r) => [r.endpoint_id, Number(r.n)]));
 }
 
-describe('fault: one brand\'s webhook endpoints that never answer', () => {
-  it('do not delay another brand\'s delivery beyond the bound (5 s), whatever their backlog', async () => {
+describe("fault: one brand's webhook endpoints that never answer", () => {
+  it("do not delay another brand's delivery beyond the bound (5 s), whatever their backlog", async () => {
     // The sender's time limit on brand A's hanging requests: 1 s keeps the scenario short; FAULT_WEBHOOK_TIMEOUT_MS=10000 is the issue's.
     const timeoutMs = Number(process.env['FAULT_WEBHOOK_TIMEOUT_MS'] ?? 1_000);
     // Requests held open right now (each ends when the sender gives up and closes it), and the most at once.
@@ -82,28 +98,47 @@ describe('fault: one brand\'s webhook endpoints that never answer', () => {
     const a = await app.seedBrand();
     const b = await app.seedBrand();
     for (let i = 0; i < 20; i++) {
-      await createWebhookEndpoint(app.ctx, { id: a.userId }, dev, { brandId: a.brandId, url: hanging.url(`/a${i}`), eventTypes: ['mint_units_activated'], description: '' });
+      await createWebhookEndpoint(app.ctx, { id: a.userId }, dev, {
+        brandId: a.brandId,
+        url: hanging.url(`/a${i}`),
+        eventTypes: ['mint_units_activated'],
+        description: '',
+      });
     }
-    await createWebhookEndpoint(app.ctx, { id: b.userId }, dev, { brandId: b.brandId, url: fast.url('/b'), eventTypes: ['mint_units_activated'], description: '' });
+    await createWebhookEndpoint(app.ctx, { id: b.userId }, dev, {
+      brandId: b.brandId,
+      url: fast.url('/b'),
+      eventTypes: ['mint_units_activated'],
+      description: '',
+    });
     // 10 events of brand A: 200 due deliveries to endpoints that hold every request until the sender's time limit.
     await events(a, 10);
     // The breaker stays closed: the bound holds by the claim's fairness alone, before any endpoint is paused.
     const w = startWebhookWorker({
-      ctx: app.ctx, logger, send: createWebhookSender({ allowLoopback: true, allowedAddresses: [], timeoutMs }), concurrency: 8, perEndpoint: 2, perBrand: 4,
-      pollIntervalMs: 50, policy: shortRetry, breaker: { threshold: 1_000, basePauseMs: 1, maxPauseMs: 1 },
+      ctx: app.ctx,
+      logger,
+      send: createWebhookSender({ allowLoopback: true, allowedAddresses: [], timeoutMs }),
+      concurrency: 8,
+      perEndpoint: 2,
+      perBrand: 4,
+      pollIntervalMs: 50,
+      policy: shortRetry,
+      breaker: { threshold: 1_000, basePauseMs: 1, maxPauseMs: 1 },
     });
     workers.push(w);
-    await until('brand A\'s endpoints holding requests', () => open >= 4);
+    await until("brand A's endpoints holding requests", () => open >= 4);
     await sleep(1_500);
     const committed = performance.now();
     await events(b, 1);
-    const arrived = await until('brand B\'s delivery', () => fast.received[0]?.at, 30_000).catch(() => Number.POSITIVE_INFINITY);
+    const arrived = await until("brand B's delivery", () => fast.received[0]?.at, 30_000).catch(() => Number.POSITIVE_INFINITY);
     const latencyMs = arrived - committed;
     workers.splice(workers.indexOf(w), 1);
     await w.stop();
     await query(app.db.em.fork(), 'delete from webhook_deliveries where brand_id = ?', [a.brandId]);
-    console.log(`webhook-fairness: brand B's delivery ${Number.isFinite(latencyMs) ? `${Math.round(latencyMs)} ms` : 'not within 30 s'} after its commit`
-      + ` while brand A's 20 endpoints hang (${timeoutMs} ms time limit, 8 slots, perBrand 4); brand A held at most ${held} requests at once`);
+    console.log(
+      `webhook-fairness: brand B's delivery ${Number.isFinite(latencyMs) ? `${Math.round(latencyMs)} ms` : 'not within 30 s'} after its commit` +
+        ` while brand A's 20 endpoints hang (${timeoutMs} ms time limit, 8 slots, perBrand 4); brand A held at most ${held} requests at once`,
+    );
     expect(latencyMs).toBeLessThanOrEqual(5_000);
     expect(held).toBeLessThanOrEqual(4);
   }, 120_000);
@@ -116,11 +151,20 @@ describe('fault: an endpoint that keeps failing', () => {
     const brand = await app.seedBrand();
     const api = inProcessApi(app, { webhooks: dev });
     const owner = bearer(brand.token);
-    const created = await api.webhooks.createWebhookEndpoint({ brandId: brand.brandId, url: failing.url('/down'), eventTypes: ['mint_units_activated'] }, owner);
+    const created = await api.webhooks.createWebhookEndpoint(
+      { brandId: brand.brandId, url: failing.url('/down'), eventTypes: ['mint_units_activated'] },
+      owner,
+    );
     const pauseMs = 2_500;
     const w = startWebhookWorker({
-      ctx: app.ctx, logger, send: createWebhookSender({ allowLoopback: true, allowedAddresses: [] }), concurrency: 4, perEndpoint: 2,
-      pollIntervalMs: 20, policy: shortRetry, breaker: { threshold: 3, basePauseMs: pauseMs, maxPauseMs: pauseMs },
+      ctx: app.ctx,
+      logger,
+      send: createWebhookSender({ allowLoopback: true, allowedAddresses: [] }),
+      concurrency: 4,
+      perEndpoint: 2,
+      pollIntervalMs: 20,
+      policy: shortRetry,
+      breaker: { threshold: 3, basePauseMs: pauseMs, maxPauseMs: pauseMs },
     });
     workers.push(w);
     await events(brand, 10);
@@ -144,12 +188,21 @@ describe('fault: an endpoint that keeps failing', () => {
       return e.consecutiveFailures === 0 && e.pausedUntil === undefined ? e : undefined;
     });
     expect(closed.enabled).toBe(true);
-    await until('every delivery', async () => (await deliveryCounts(brand.brandId)).get(created.endpoint!.id) === 10
-      && (await query<{ n: string }>(app.db.em.fork(), `select count(*) as n from webhook_deliveries where endpoint_id = ? and status <> 'succeeded'`,
-        [created.endpoint!.id]))[0]!.n === '0');
+    await until(
+      'every delivery',
+      async () =>
+        (await deliveryCounts(brand.brandId)).get(created.endpoint!.id) === 10 &&
+        (
+          await query<{ n: string }>(app.db.em.fork(), `select count(*) as n from webhook_deliveries where endpoint_id = ? and status <> 'succeeded'`, [
+            created.endpoint!.id,
+          ])
+        )[0]!.n === '0',
+    );
     workers.splice(workers.indexOf(w), 1);
     await w.stop();
-    console.log(`webhook-breaker: ${sent} attempts before the circuit opened (threshold 3), ${duringPause} during a ${pauseMs} ms pause, all 10 delivered after it`);
+    console.log(
+      `webhook-breaker: ${sent} attempts before the circuit opened (threshold 3), ${duringPause} during a ${pauseMs} ms pause, all 10 delivered after it`,
+    );
   }, 60_000);
 });
 
@@ -168,16 +221,18 @@ describe('abuse: webhook endpoints of one brand', () => {
     let next = 0;
     let accepted = 0;
     const started = performance.now();
-    await Promise.all(Array.from({ length: 16 }, async () => {
-      for (let i = next++; i < 2_000; i = next++) {
-        try {
-          await byDefault.createWebhookEndpoint({ brandId: other.brandId, url: `https://receiver.example/${i}` }, bearer(other.token));
-          accepted++;
-        } catch (e) {
-          expect((e as Error).message).toMatch(/WEBHOOK_MAX_ENDPOINTS_PER_BRAND/);
+    await Promise.all(
+      Array.from({ length: 16 }, async () => {
+        for (let i = next++; i < 2_000; i = next++) {
+          try {
+            await byDefault.createWebhookEndpoint({ brandId: other.brandId, url: `https://receiver.example/${i}` }, bearer(other.token));
+            accepted++;
+          } catch (e) {
+            expect((e as Error).message).toMatch(/WEBHOOK_MAX_ENDPOINTS_PER_BRAND/);
+          }
         }
-      }
-    }));
+      }),
+    );
     const seconds = (performance.now() - started) / 1000;
     expect(accepted).toBe(20);
     expect((await query<{ n: string }>(app.db.em.fork(), 'select count(*) as n from webhook_endpoints where brand_id = ?', [other.brandId]))[0]!.n).toBe('20');
@@ -186,7 +241,9 @@ describe('abuse: webhook endpoints of one brand', () => {
     await drainWebhookFanout(app.ctx);
     const perEvent = [...(await deliveryCounts(other.brandId)).values()].reduce((x, y) => x + y, 0) - 20;
     expect(perEvent).toBe(20);
-    console.log(`webhook-endpoint-limit: 2,000 creation attempts in ${seconds.toFixed(1)} s, ${accepted} accepted (limit 20); one event wrote ${perEvent} deliveries`);
+    console.log(
+      `webhook-endpoint-limit: 2,000 creation attempts in ${seconds.toFixed(1)} s, ${accepted} accepted (limit 20); one event wrote ${perEvent} deliveries`,
+    );
   }, 120_000);
 
   it('are listed keyset paged, each exactly once', async () => {
@@ -194,7 +251,8 @@ describe('abuse: webhook endpoints of one brand', () => {
     const owner = bearer(brand.token);
     const hooks = inProcessApi(app, { webhooks: { allowLoopback: false } }).webhooks;
     const ids: string[] = [];
-    for (let i = 0; i < 7; i++) ids.push((await hooks.createWebhookEndpoint({ brandId: brand.brandId, url: `https://receiver.example/${i}` }, owner)).endpoint!.id);
+    for (let i = 0; i < 7; i++)
+      ids.push((await hooks.createWebhookEndpoint({ brandId: brand.brandId, url: `https://receiver.example/${i}` }, owner)).endpoint!.id);
     const pages: string[][] = [];
     let cursor: string | undefined;
     for (;;) {
@@ -209,12 +267,13 @@ describe('abuse: webhook endpoints of one brand', () => {
     expect((await hooks.listWebhookEndpoints({ brandId: brand.brandId }, owner)).endpoints.map((e) => e.id)).toEqual(ids);
   });
 
-  it('write one delivery per management change, to the endpoint concerned, never to the brand\'s other endpoints', async () => {
+  it("write one delivery per management change, to the endpoint concerned, never to the brand's other endpoints", async () => {
     const brand = await app.seedBrand();
     const owner = bearer(brand.token);
     const hooks = inProcessApi(app, { webhooks: { allowLoopback: false } }).webhooks;
     const ids: string[] = [];
-    for (let i = 0; i < 10; i++) ids.push((await hooks.createWebhookEndpoint({ brandId: brand.brandId, url: `https://receiver.example/${i}` }, owner)).endpoint!.id);
+    for (let i = 0; i < 10; i++)
+      ids.push((await hooks.createWebhookEndpoint({ brandId: brand.brandId, url: `https://receiver.example/${i}` }, owner)).endpoint!.id);
     await hooks.updateWebhookEndpoint({ brandId: brand.brandId, endpointId: ids[0]!, description: 'changed' }, owner);
     await hooks.rotateWebhookSecret({ brandId: brand.brandId, endpointId: ids[1]! }, owner);
     await hooks.deleteWebhookEndpoint({ brandId: brand.brandId, endpointId: ids[9]! }, owner);
@@ -222,7 +281,9 @@ describe('abuse: webhook endpoints of one brand', () => {
     const counts = await deliveryCounts(brand.brandId);
     // Its own creation, plus its own update or rotation: 11 in all, where delivering each to every endpoint wrote 72.
     expect(ids.slice(0, 9).map((id) => counts.get(id) ?? 0)).toEqual([2, 2, 1, 1, 1, 1, 1, 1, 1]);
-    const types = await query<{ event_type: string }>(app.db.em.fork(), 'select event_type from webhook_deliveries where endpoint_id = ? order by created_at', [ids[1]!]);
+    const types = await query<{ event_type: string }>(app.db.em.fork(), 'select event_type from webhook_deliveries where endpoint_id = ? order by created_at', [
+      ids[1]!,
+    ]);
     expect(types.map((t) => t.event_type)).toEqual(['webhook_endpoint_created', 'webhook_endpoint_secret_rotated']);
   });
 });

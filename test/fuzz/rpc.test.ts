@@ -13,7 +13,18 @@ import fc from 'fast-check';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../support/usecases.ts';
 import {
-  anyJsonText, brokenInvariants, fuzzParameters, jsonObjectFor, jsonText, messageInit, remember, requestInit, rowCounts, startFuzzApi, type FuzzApi, type IdPool,
+  anyJsonText,
+  brokenInvariants,
+  fuzzParameters,
+  jsonObjectFor,
+  jsonText,
+  messageInit,
+  remember,
+  requestInit,
+  rowCounts,
+  startFuzzApi,
+  type FuzzApi,
+  type IdPool,
 } from './support.ts';
 
 const services: readonly DescService[] = [MintService, CatalogService, WebhookService];
@@ -58,7 +69,12 @@ async function call(method: DescMethod, message: Message): Promise<Outcome> {
 }
 
 /** Posts a raw body to `method` with the Connect protocol (streams enveloped) and reads the outcome. */
-async function post(method: DescMethod, body: Uint8Array, format: 'proto' | 'json', headers: Record<string, string> = {}): Promise<Outcome & { status: number }> {
+async function post(
+  method: DescMethod,
+  body: Uint8Array,
+  format: 'proto' | 'json',
+  headers: Record<string, string> = {},
+): Promise<Outcome & { status: number }> {
   const streaming = method.methodKind === 'server_streaming';
   const contentType = streaming ? `application/connect+${format}` : `application/${format}`;
   let payload = body;
@@ -222,11 +238,13 @@ beforeAll(async () => {
   const mint = createClient(MintService, binary);
   const catalog = createClient(CatalogService, binary);
   const production = await catalog.upsertProductionBatch(
-    { brandId: brand.brandId, productId: brand.productId, code: 'FUZZ-1', status: ProductionBatchStatus.READY, quantity: 1000 }, asBrand,
+    { brandId: brand.brandId, productId: brand.productId, code: 'FUZZ-1', status: ProductionBatchStatus.READY, quantity: 1000 },
+    asBrand,
   );
   remember(pool, 'product_batch_id', production.productionBatch?.id);
   const serial = await mint.submitMintRequest(
-    { brandId: brand.brandId, productId: brand.productId, requestedQuantity: 3, identityMode: IdentityMode.SERIAL, activationMode: ActivationMode.FIRST_SCAN }, asBrand,
+    { brandId: brand.brandId, productId: brand.productId, requestedQuantity: 3, identityMode: IdentityMode.SERIAL, activationMode: ActivationMode.FIRST_SCAN },
+    asBrand,
   );
   harvest(serial as unknown as Record<string, unknown>);
   await mint.processMintJobBatch({ brandId: brand.brandId, jobId: serial.mintJobId! }, asBrand);
@@ -238,11 +256,21 @@ beforeAll(async () => {
   }
   harvest((await mint.listMintUnits({ brandId: brand.brandId }, asBrand)) as unknown as Record<string, unknown>);
   const lots = await mint.submitMintRequest(
-    { brandId: brand.brandId, productId: brand.productId, requestedQuantity: 5, identityMode: IdentityMode.BATCH, activationMode: ActivationMode.ACTIVE_AT_MINT, lots: [{ lotCode: 'L1', qty: 5 }] },
+    {
+      brandId: brand.brandId,
+      productId: brand.productId,
+      requestedQuantity: 5,
+      identityMode: IdentityMode.BATCH,
+      activationMode: ActivationMode.ACTIVE_AT_MINT,
+      lots: [{ lotCode: 'L1', qty: 5 }],
+    },
     asBrand,
   );
   harvest(lots as unknown as Record<string, unknown>);
-  const imported = await catalog.startProductImport({ brandId: brand.brandId, csv: new TextEncoder().encode('sku,name,commercial_status,mint_readiness_status\nFZ-1,Fuzz,ACTIVE,READY\n') }, asBrand);
+  const imported = await catalog.startProductImport(
+    { brandId: brand.brandId, csv: new TextEncoder().encode('sku,name,commercial_status,mint_readiness_status\nFZ-1,Fuzz,ACTIVE,READY\n') },
+    asBrand,
+  );
   harvest(imported as unknown as Record<string, unknown>);
   expect(await brokenInvariants(app.database.url)).toEqual([]);
 });
@@ -252,7 +280,10 @@ afterEach(async () => {
   expect(await brokenInvariants(app.database.url)).toEqual([]);
   const faults = api.logs.slice(checkedLogLines).filter((line) => Number(line['level']) >= 50 && !isLoggedBinaryParseFault(line));
   checkedLogLines = api.logs.length;
-  expect(faults.map((line) => jsonText(line).slice(0, 1000)), 'error lines in the server log').toEqual([]);
+  expect(
+    faults.map((line) => jsonText(line).slice(0, 1000)),
+    'error lines in the server log',
+  ).toEqual([]);
 });
 
 afterAll(async () => {
@@ -301,20 +332,26 @@ describe('well-formed messages with random field values', () => {
 
 describe('malformed bodies', () => {
   /** Headers a client may get wrong: compression it did not apply, a broken timeout, a protocol version. */
-  const oddHeaders = fc.record({
-    'content-encoding': fc.constantFrom('gzip', 'br', 'identity', 'x-unknown'),
-    'connect-timeout-ms': fc.constantFrom('0', '-1', 'abc', '99999999999', '1'),
-    'connect-protocol-version': fc.constantFrom('1', '2', ''),
-  }, { requiredKeys: [] });
+  const oddHeaders = fc.record(
+    {
+      'content-encoding': fc.constantFrom('gzip', 'br', 'identity', 'x-unknown'),
+      'connect-timeout-ms': fc.constantFrom('0', '-1', 'abc', '99999999999', '1'),
+      'connect-protocol-version': fc.constantFrom('1', '2', ''),
+    },
+    { requiredKeys: [] },
+  );
 
   it.each(methodCases)('%s: random bytes as protobuf', async (name, method) => {
     const bytes = fc.oneof(
       { arbitrary: fc.uint8Array({ maxLength: 300 }), weight: 4 },
       // A valid message with random bytes appended or a prefix cut off.
-      { arbitrary: fc.tuple(messageInit(method.input, pool), fc.uint8Array({ maxLength: 20 }), fc.nat()).map(([init, tail, cut]) => {
-        const valid = toBinary(method.input, create(method.input, init));
-        return cut % 2 === 0 ? new Uint8Array([...valid, ...tail]) : valid.subarray(0, cut % (valid.byteLength + 1));
-      }), weight: 3 },
+      {
+        arbitrary: fc.tuple(messageInit(method.input, pool), fc.uint8Array({ maxLength: 20 }), fc.nat()).map(([init, tail, cut]) => {
+          const valid = toBinary(method.input, create(method.input, init));
+          return cut % 2 === 0 ? new Uint8Array([...valid, ...tail]) : valid.subarray(0, cut % (valid.byteLength + 1));
+        }),
+        weight: 3,
+      },
       // A huge length prefix: field 1, wire type 2, length 2^31.
       { arbitrary: fc.constant(new Uint8Array([0x0a, 0x80, 0x80, 0x80, 0x80, 0x08, 0x41])), weight: 1 },
     );
@@ -336,7 +373,10 @@ describe('malformed bodies', () => {
       { arbitrary: jsonObjectFor([...new Set(fieldNames)]).map(jsonText), weight: 5 },
       { arbitrary: anyJsonText, weight: 2 },
       { arbitrary: fc.string({ unit: 'binary', maxLength: 100 }), weight: 1 },
-      { arbitrary: fc.constantFrom('', '{', '{"brand_id":', '{"brand_id":"x"', 'null', '[]', '{"a":1}{"b":2}', '\uFEFF{}', '{"brand_id":1e999999}'), weight: 1 },
+      {
+        arbitrary: fc.constantFrom('', '{', '{"brand_id":', '{"brand_id":"x"', 'null', '[]', '{"a":1}{"b":2}', '\uFEFF{}', '{"brand_id":1e999999}'),
+        weight: 1,
+      },
     );
     await fc.assert(
       fc.asyncProperty(body, async (text) => {

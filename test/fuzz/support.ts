@@ -31,9 +31,29 @@ export function fuzzParameters(weight = 1): fc.Parameters<unknown> {
 
 /** Texts that break naive parsers: control characters, lone surrogates, SQL, paths, numbers as text. */
 const nastyTexts = [
-  ' ', '\u0000', '\t\n', 'null', 'undefined', '-1', '1e309', 'NaN', '../../etc/passwd', "'; drop table mint_units; --", '%00%ff',
-  '\uD800', '\uDFFF', 'Ω≈ç√∫', '\u202Eevil', '🙂🙂🙂', 'ﷺ', '<script>alert(1)</script>', '{"a":1}', '00000000-0000-0000-0000-000000000000',
-  'ffffffff-ffff-ffff-ffff-ffffffffffff', '00000000-0000-0000-0000-00000000000g', ' 3fa85f64-5717-4562-b3fc-2c963f66afa6',
+  ' ',
+  '\u0000',
+  '\t\n',
+  'null',
+  'undefined',
+  '-1',
+  '1e309',
+  'NaN',
+  '../../etc/passwd',
+  "'; drop table mint_units; --",
+  '%00%ff',
+  '\uD800',
+  '\uDFFF',
+  'Ω≈ç√∫',
+  '\u202Eevil',
+  '🙂🙂🙂',
+  'ﷺ',
+  '<script>alert(1)</script>',
+  '{"a":1}',
+  '00000000-0000-0000-0000-000000000000',
+  'ffffffff-ffff-ffff-ffff-ffffffffffff',
+  '00000000-0000-0000-0000-00000000000g',
+  ' 3fa85f64-5717-4562-b3fc-2c963f66afa6',
 ];
 
 /** Any text: empty, short unicode (graphemes, raw code points), nasty constants, or huge (up to 300k characters). */
@@ -80,9 +100,14 @@ export function remember(pool: IdPool, field: string, id: string | undefined | n
 
 /** Aliases: request fields that name the same kind of row under another name. */
 const idAliases: Readonly<Record<string, readonly string[]>> = {
-  job_id: ['mint_job_id'], mint_job_id: ['job_id'], batch_id: ['product_batch_id', 'production_batch_id'],
-  product_batch_id: ['production_batch_id', 'batch_id'], production_batch_id: ['product_batch_id', 'batch_id'],
-  entity_id: ['mint_batch_id', 'mint_job_id'], id: ['product_id', 'import_id'], ids: ['unit_id'],
+  job_id: ['mint_job_id'],
+  mint_job_id: ['job_id'],
+  batch_id: ['product_batch_id', 'production_batch_id'],
+  product_batch_id: ['production_batch_id', 'batch_id'],
+  production_batch_id: ['product_batch_id', 'batch_id'],
+  entity_id: ['mint_batch_id', 'mint_job_id'],
+  id: ['product_id', 'import_id'],
+  ids: ['unit_id'],
 };
 
 /** One pick from the pool's current ids for `field`, or undefined when it has none (read at generation time). */
@@ -104,22 +129,22 @@ function idValue(pool: IdPool, field: DescField): fc.Arbitrary<string> {
       { arbitrary: anyText, weight: 1 },
     );
   }
-  return fc.oneof(
-    { arbitrary: poolPick(pool, field.name), weight: 6 },
-    { arbitrary: fc.uuid(), weight: 2 },
-    { arbitrary: anyText, weight: 1 },
-  );
+  return fc.oneof({ arbitrary: poolPick(pool, field.name), weight: 6 }, { arbitrary: fc.uuid(), weight: 2 }, { arbitrary: anyText, weight: 1 });
 }
 
 const isIdField = (field: DescField) => field.name === 'id' || field.name === 'ids' || field.name.endsWith('_id');
 
-const shortText = fc.oneof(anyText.filter((t) => t.length < 100), fc.constantFrom('ACTIVE', 'READY', 'DRAFT', '09506000134352', '"quoted, cell"', '"'));
+const shortText = fc.oneof(
+  anyText.filter((t) => t.length < 100),
+  fc.constantFrom('ACTIVE', 'READY', 'DRAFT', '09506000134352', '"quoted, cell"', '"'),
+);
 const importHeader = 'sku,name,gtin,commercial_status,mint_readiness_status,passport_url';
 
 /** A CSV body: the import columns with random cells, random text, or random bytes. */
 const anyBytes: fc.Arbitrary<Uint8Array> = fc.oneof(
   fc.uint8Array({ maxLength: 200 }),
-  fc.array(fc.array(shortText, { minLength: 6, maxLength: 6 }), { maxLength: 5 })
+  fc
+    .array(fc.array(shortText, { minLength: 6, maxLength: 6 }), { maxLength: 5 })
     .map((rows) => new TextEncoder().encode([importHeader, ...rows.map((cells) => cells.join(','))].join('\n'))),
   fc.constant(new Uint8Array()),
 );
@@ -152,13 +177,18 @@ function singleValue(pool: IdPool, field: DescField, depth: number): fc.Arbitrar
       return anyBytes;
     case ScalarType.BOOL:
       return fc.boolean();
-    case ScalarType.INT64: case ScalarType.SINT64: case ScalarType.SFIXED64:
+    case ScalarType.INT64:
+    case ScalarType.SINT64:
+    case ScalarType.SFIXED64:
       return anyInt64;
-    case ScalarType.UINT64: case ScalarType.FIXED64:
+    case ScalarType.UINT64:
+    case ScalarType.FIXED64:
       return fc.bigInt({ min: 0n, max: 2n ** 64n - 1n });
-    case ScalarType.UINT32: case ScalarType.FIXED32:
+    case ScalarType.UINT32:
+    case ScalarType.FIXED32:
       return fc.nat({ max: 4_294_967_295 });
-    case ScalarType.DOUBLE: case ScalarType.FLOAT:
+    case ScalarType.DOUBLE:
+    case ScalarType.FLOAT:
       return fc.double();
     default:
       return anyInt32;
@@ -200,7 +230,8 @@ function plausibleValue(pool: IdPool, field: DescField, depth: number): fc.Arbit
   if (field.fieldKind === 'map') return undefined;
   if (field.fieldKind === 'list') {
     if (field.listKind === 'message' && depth < 3) return fc.array(plausibleInit(field.message, pool, depth + 1), { maxLength: 2 });
-    if (field.listKind === 'scalar' && field.scalar === ScalarType.STRING) return fc.array(isIdField(field) ? poolPick(pool, field.name) : fc.constant('X'), { minLength: 1, maxLength: 3 });
+    if (field.listKind === 'scalar' && field.scalar === ScalarType.STRING)
+      return fc.array(isIdField(field) ? poolPick(pool, field.name) : fc.constant('X'), { minLength: 1, maxLength: 3 });
     return undefined;
   }
   const optional = field.proto.proto3Optional === true;
@@ -225,9 +256,14 @@ function plausibleValue(pool: IdPool, field: DescField, depth: number): fc.Arbit
       return fc.nat({ max: 9999 }).map((n) => new TextEncoder().encode(`${importHeader}\nFZ-${n},Fuzz ${n},,ACTIVE,READY,\n`));
     case ScalarType.BOOL:
       return fc.boolean();
-    case ScalarType.INT64: case ScalarType.SINT64: case ScalarType.SFIXED64: case ScalarType.UINT64: case ScalarType.FIXED64:
+    case ScalarType.INT64:
+    case ScalarType.SINT64:
+    case ScalarType.SFIXED64:
+    case ScalarType.UINT64:
+    case ScalarType.FIXED64:
       return fc.bigInt({ min: 1n, max: 5n });
-    case ScalarType.DOUBLE: case ScalarType.FLOAT:
+    case ScalarType.DOUBLE:
+    case ScalarType.FLOAT:
       return fc.double({ min: 0, max: 5, noNaN: true });
     default:
       return fc.integer({ min: 1, max: 5 });
@@ -259,14 +295,16 @@ function plausibleInit(desc: DescMessage, pool: IdPool, depth = 0): fc.Arbitrary
  */
 export function requestInit(desc: DescMessage, pool: IdPool): fc.Arbitrary<Record<string, unknown>> {
   const keys = [...desc.fields.filter((f) => f.oneof === undefined).map((f) => f.localName), ...desc.oneofs.map((o) => o.localName)];
-  const mutated = fc.tuple(plausibleInit(desc, pool), messageInit(desc, pool), fc.subarray(keys, { maxLength: Math.min(2, keys.length) })).map(([base, random, replace]) => {
-    const out: Record<string, unknown> = { ...base };
-    for (const key of replace) {
-      if (key in random) out[key] = random[key];
-      else delete out[key];
-    }
-    return out;
-  });
+  const mutated = fc
+    .tuple(plausibleInit(desc, pool), messageInit(desc, pool), fc.subarray(keys, { maxLength: Math.min(2, keys.length) }))
+    .map(([base, random, replace]) => {
+      const out: Record<string, unknown> = { ...base };
+      for (const key of replace) {
+        if (key in random) out[key] = random[key];
+        else delete out[key];
+      }
+      return out;
+    });
   return fc.oneof({ arbitrary: mutated, weight: 3 }, { arbitrary: messageInit(desc, pool), weight: 1 });
 }
 
@@ -283,7 +321,10 @@ export const anyJsonText: fc.Arbitrary<string> = fc.oneof(
  * (wrong types, numbers as strings, huge numbers, nulls), sometimes unknown names or a
  * differently cased name.
  */
-export function jsonObjectFor(fieldNames: readonly string[], validish: Readonly<Record<string, fc.Arbitrary<unknown>>> = {}): fc.Arbitrary<Record<string, unknown>> {
+export function jsonObjectFor(
+  fieldNames: readonly string[],
+  validish: Readonly<Record<string, fc.Arbitrary<unknown>>> = {},
+): fc.Arbitrary<Record<string, unknown>> {
   const wrong: fc.Arbitrary<unknown> = fc.oneof(
     // biome-ignore lint/correctness/noPrecisionLoss: a number literal past the largest double, on purpose
     fc.constantFrom(null, true, false, 0, -1, 1.5, 1e309 as number, 2 ** 53 + 2, '1', '', [], {}, ['x'], { a: 1 }, '1e400', '-0', 'NaN', 'Infinity'),
@@ -293,17 +334,28 @@ export function jsonObjectFor(fieldNames: readonly string[], validish: Readonly<
   const entries: Record<string, fc.Arbitrary<unknown>> = {};
   for (const name of fieldNames) {
     const good = validish[name];
-    entries[name] = fc.option(good === undefined ? wrong : fc.oneof({ arbitrary: good, weight: 3 }, { arbitrary: wrong, weight: 1 }), { nil: undefined, freq: 5 });
+    entries[name] = fc.option(good === undefined ? wrong : fc.oneof({ arbitrary: good, weight: 3 }, { arbitrary: wrong, weight: 1 }), {
+      nil: undefined,
+      freq: 5,
+    });
   }
-  return fc.tuple(
-    fc.record(entries),
-    fc.option(fc.dictionary(fc.oneof(fc.string({ maxLength: 12 }), fc.constantFrom(...fieldNames.map((n) => n.toUpperCase()), '__proto__', 'constructor')), wrong, { maxKeys: 3 }), { freq: 4 }),
-  ).map(([known, unknown]) => {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(known)) if (v !== undefined) out[k] = v;
-    if (unknown !== null) for (const [k, v] of Object.entries(unknown)) Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
-    return out;
-  });
+  return fc
+    .tuple(
+      fc.record(entries),
+      fc.option(
+        fc.dictionary(fc.oneof(fc.string({ maxLength: 12 }), fc.constantFrom(...fieldNames.map((n) => n.toUpperCase()), '__proto__', 'constructor')), wrong, {
+          maxKeys: 3,
+        }),
+        { freq: 4 },
+      ),
+    )
+    .map(([known, unknown]) => {
+      const out: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries(known)) if (v !== undefined) out[k] = v;
+      if (unknown !== null)
+        for (const [k, v] of Object.entries(unknown)) Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+      return out;
+    });
 }
 
 /** Serialises JSON, writing integers past 2^53 and numbers JSON cannot express as raw digits too. */
@@ -388,7 +440,20 @@ export async function rowCounts(databaseUrl: string): Promise<Record<string, num
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
-    const tables = ['mint_jobs', 'mint_batches', 'mint_units', 'mint_lots', 'mint_preflights', 'payload_packs', 'products', 'production_batches', 'product_imports', 'outbox', 'webhook_endpoints', 'webhook_deliveries'];
+    const tables = [
+      'mint_jobs',
+      'mint_batches',
+      'mint_units',
+      'mint_lots',
+      'mint_preflights',
+      'payload_packs',
+      'products',
+      'production_batches',
+      'product_imports',
+      'outbox',
+      'webhook_endpoints',
+      'webhook_deliveries',
+    ];
     const { rows } = await client.query<Record<string, string>>(`select ${tables.map((t) => `(select count(*) from ${t}) as ${t}`).join(', ')}`);
     return Object.fromEntries(Object.entries(rows[0]!).map(([k, v]) => [k, Number(v)]));
   } finally {
@@ -416,7 +481,10 @@ function typeOf(value: unknown): string {
 export function schemaMismatches(document: Schema, schema: Schema, value: unknown, path = '$'): string[] {
   const ref = schema['$ref'];
   if (typeof ref === 'string') {
-    const target = ref.replace(/^#\//, '').split('/').reduce<unknown>((node, key) => (node as Record<string, unknown> | undefined)?.[key], document);
+    const target = ref
+      .replace(/^#\//, '')
+      .split('/')
+      .reduce<unknown>((node, key) => (node as Record<string, unknown> | undefined)?.[key], document);
     if (target === undefined) return [`${path}: unresolvable $ref ${ref}`];
     return schemaMismatches(document, target as Schema, value, path);
   }
@@ -428,11 +496,13 @@ export function schemaMismatches(document: Schema, schema: Schema, value: unknow
   const oneOf = schema['oneOf'] as Schema[] | undefined;
   if (oneOf !== undefined) {
     const matching = oneOf.filter((s) => schemaMismatches(document, s, value, path).length === 0).length;
-    if (matching !== 1) out.push(`${path}: matches ${matching} of oneOf (${oneOf.map((s) => schemaMismatches(document, s, value, path)[0] ?? 'ok').join(' | ')})`);
+    if (matching !== 1)
+      out.push(`${path}: matches ${matching} of oneOf (${oneOf.map((s) => schemaMismatches(document, s, value, path)[0] ?? 'ok').join(' | ')})`);
   }
   if ('const' in schema && jsonText(schema['const']) !== jsonText(value)) out.push(`${path}: must be ${jsonText(schema['const'])}, is ${jsonText(value)}`);
   const enumValues = schema['enum'] as unknown[] | undefined;
-  if (enumValues !== undefined && !enumValues.some((e) => jsonText(e) === jsonText(value))) out.push(`${path}: ${jsonText(value)} is not one of ${jsonText(enumValues)}`);
+  if (enumValues !== undefined && !enumValues.some((e) => jsonText(e) === jsonText(value)))
+    out.push(`${path}: ${jsonText(value)} is not one of ${jsonText(enumValues)}`);
   const type = schema['type'] as string | string[] | undefined;
   if (type !== undefined) {
     const types = Array.isArray(type) ? type : [type];
@@ -444,7 +514,8 @@ export function schemaMismatches(document: Schema, schema: Schema, value: unknow
   }
   if (typeof value === 'string') {
     if (schema['format'] === 'uuid' && !uuidPattern.test(value)) out.push(`${path}: ${jsonText(value)} is not a uuid`);
-    if (schema['format'] === 'date-time' && (!/^\d{4}-\d{2}-\d{2}T/.test(value) || Number.isNaN(Date.parse(value)))) out.push(`${path}: ${jsonText(value)} is not a date-time`);
+    if (schema['format'] === 'date-time' && (!/^\d{4}-\d{2}-\d{2}T/.test(value) || Number.isNaN(Date.parse(value))))
+      out.push(`${path}: ${jsonText(value)} is not a date-time`);
   }
   if (typeof value === 'number') {
     if (typeof schema['minimum'] === 'number' && value < schema['minimum']) out.push(`${path}: ${value} < minimum ${schema['minimum']}`);
@@ -491,15 +562,25 @@ export async function startFuzzApi(ctx: UseCaseContext): Promise<FuzzApi & { sto
   const running = await startApi({
     // Rate limits off: the fuzz sends hundreds of bad credentials from one address, far past the
     // failed-authentication limit (services/api/test/rate-limits.test.ts covers the limits).
-    ctx, config: {
-      port: 0, host: '127.0.0.1', shutdownTimeoutMs: 2_000,
-      rateLimitPerCredential: 0, rateLimitResolverPerAddress: 0, rateLimitDownloadsPerAddress: 0, rateLimitAuthFailuresPerAddress: 0,
-    }, logger: createLogger({ logLevel: 'info' }, {}, destination),
-    readiness: async () => ({ ok: true, checks: {} }), setMintBatchStatusEnabled: true,
+    ctx,
+    config: {
+      port: 0,
+      host: '127.0.0.1',
+      shutdownTimeoutMs: 2_000,
+      rateLimitPerCredential: 0,
+      rateLimitResolverPerAddress: 0,
+      rateLimitDownloadsPerAddress: 0,
+      rateLimitAuthFailuresPerAddress: 0,
+    },
+    logger: createLogger({ logLevel: 'info' }, {}, destination),
+    readiness: async () => ({ ok: true, checks: {} }),
+    setMintBatchStatusEnabled: true,
     downloads: { keys: [{ id: 'fuzz', secret: new Uint8Array(32).fill(7) }], store },
   });
   return {
-    baseUrl: `http://127.0.0.1:${running.port}`, logs, store,
+    baseUrl: `http://127.0.0.1:${running.port}`,
+    logs,
+    store,
     async close() {
       await running.close();
       await rm(storeDir, { recursive: true, force: true });

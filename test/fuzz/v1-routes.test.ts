@@ -10,16 +10,31 @@ import fc from 'fast-check';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../support/usecases.ts';
 import {
-  anyInt32, anyJsonText, anyText, brokenInvariants, fuzzParameters, jsonObjectFor, jsonText, remember, rowCounts, schemaMismatches,
-  startFuzzApi, type FuzzApi, type IdPool,
+  anyInt32,
+  anyJsonText,
+  anyText,
+  brokenInvariants,
+  fuzzParameters,
+  jsonObjectFor,
+  jsonText,
+  remember,
+  rowCounts,
+  schemaMismatches,
+  startFuzzApi,
+  type FuzzApi,
+  type IdPool,
 } from './support.ts';
 
 type Schema = Record<string, unknown>;
 
 /** The routes when the server has no OpenAPI document. */
 const fallbackRoutes: readonly Route[] = [
-  { method: 'POST', path: '/v1/mint/submit-and-kick' }, { method: 'POST', path: '/v1/mint/jobs' }, { method: 'POST', path: '/v1/imports/products' },
-  { method: 'GET', path: '/v1/imports/products/{id}' }, { method: 'GET', path: '/v1/products' }, { method: 'POST', path: '/v1/rpc/{operation}' },
+  { method: 'POST', path: '/v1/mint/submit-and-kick' },
+  { method: 'POST', path: '/v1/mint/jobs' },
+  { method: 'POST', path: '/v1/imports/products' },
+  { method: 'GET', path: '/v1/imports/products/{id}' },
+  { method: 'GET', path: '/v1/products' },
+  { method: 'POST', path: '/v1/rpc/{operation}' },
 ];
 
 /** One documented route. */
@@ -61,16 +76,23 @@ const undocumentedStatuses = new Map<string, string>();
 function send(req: FuzzRequest): Promise<FuzzResponse> {
   return new Promise((resolve, reject) => {
     const url = new URL(api.baseUrl);
-    const outgoing = request({
-      // A connection per request: a kept-alive socket the server closed after a 413 would fail the next one.
-      host: url.hostname, port: url.port, method: req.method, path: req.path, agent: false,
-      headers: { ...req.headers, ...(req.body === null ? {} : { 'content-length': String(req.body.byteLength) }) },
-    }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
-    });
+    const outgoing = request(
+      {
+        // A connection per request: a kept-alive socket the server closed after a 413 would fail the next one.
+        host: url.hostname,
+        port: url.port,
+        method: req.method,
+        path: req.path,
+        agent: false,
+        headers: { ...req.headers, ...(req.body === null ? {} : { 'content-length': String(req.body.byteLength) }) },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
+        res.on('error', reject);
+      },
+    );
     // The server may answer (413) and close before the whole body is written: that is an answer.
     outgoing.on('error', (error: NodeJS.ErrnoException) => {
       if (error.code === 'EPIPE' || error.code === 'ECONNRESET') resolve({ status: -1, headers: {}, text: `connection closed: ${error.code}` });
@@ -134,11 +156,15 @@ function expectDocumentedAnswer(route: Route, req: FuzzRequest, res: FuzzRespons
       const key = `${route.method} ${route.path} answered ${res.status}`;
       if (!undocumentedStatuses.has(key)) undocumentedStatuses.set(key, `${key}, which its OpenAPI responses do not list: ${where.slice(0, 700)}`);
     }
-    const schema = ((documented?.['content'] as Record<string, { schema?: Schema }> | undefined)?.['application/json'])?.schema;
+    const schema = (documented?.['content'] as Record<string, { schema?: Schema }> | undefined)?.['application/json']?.schema;
     if (schema !== undefined) expect(schemaMismatches(openApi, schema, body), where).toEqual([]);
   }
   if (res.status >= 400) {
-    const b = body as { error?: { code?: string; message?: string; details?: { violations?: { field?: string; message?: string }[] } }; error_code?: string; error_message?: string };
+    const b = body as {
+      error?: { code?: string; message?: string; details?: { violations?: { field?: string; message?: string }[] } };
+      error_code?: string;
+      error_message?: string;
+    };
     const message = b.error?.message ?? b.error_message;
     expect(typeof message === 'string' && message.trim() !== '', `error without a message: ${where}`).toBe(true);
     if (b.error?.code === 'invalid_request') {
@@ -157,7 +183,14 @@ function expectDocumentedAnswer(route: Route, req: FuzzRequest, res: FuzzRespons
 function validish(schema: Schema | undefined, name: string): fc.Arbitrary<unknown> | undefined {
   if (schema === undefined || openApi === null) return undefined;
   const ref = schema['$ref'];
-  if (typeof ref === 'string') return validish(ref.replace(/^#\//, '').split('/').reduce<unknown>((n, k) => (n as Schema)[k], openApi) as Schema, name);
+  if (typeof ref === 'string')
+    return validish(
+      ref
+        .replace(/^#\//, '')
+        .split('/')
+        .reduce<unknown>((n, k) => (n as Schema)[k], openApi) as Schema,
+      name,
+    );
   const options = (schema['anyOf'] ?? schema['oneOf']) as Schema[] | undefined;
   if (options !== undefined) return fc.oneof(...options.map((o) => validish(o, name) ?? fc.constant(null)));
   if (schema['enum'] !== undefined) return fc.constantFrom(...(schema['enum'] as unknown[]));
@@ -165,11 +198,15 @@ function validish(schema: Schema | undefined, name: string): fc.Arbitrary<unknow
   if (schema['format'] === 'uuid') {
     const field = name.replace(/^_/, '');
     return fc.oneof(
-      { arbitrary: fc.constant(field === 'brand_id' ? pool.brandId : (pool.byField.get(field) ?? pool.byField.get('product_id') ?? [pool.brandId])[0]!), weight: 4 },
+      {
+        arbitrary: fc.constant(field === 'brand_id' ? pool.brandId : (pool.byField.get(field) ?? pool.byField.get('product_id') ?? [pool.brandId])[0]!),
+        weight: 4,
+      },
       { arbitrary: fc.uuid(), weight: 1 },
     );
   }
-  if (schema['format'] === 'date-time') return fc.date({ min: new Date('1900-01-01'), max: new Date('2300-01-01'), noInvalidDate: true }).map((d) => d.toISOString());
+  if (schema['format'] === 'date-time')
+    return fc.date({ min: new Date('1900-01-01'), max: new Date('2300-01-01'), noInvalidDate: true }).map((d) => d.toISOString());
   if (schema['type'] === 'integer') return fc.oneof(fc.integer({ min: 1, max: 30 }), anyInt32);
   if (schema['type'] === 'string') return anyText;
   if (schema['type'] === 'array') return fc.array(validish(schema['items'] as Schema, name) ?? fc.jsonValue(), { maxLength: 3 });
@@ -180,10 +217,12 @@ function validish(schema: Schema | undefined, name: string): fc.Arbitrary<unknow
 /** JSON objects shaped like `schema`'s properties: mostly valid-looking, with wrong types and unknown names mixed in. */
 function requestObject(schema: Schema): fc.Arbitrary<Record<string, unknown>> {
   const properties = (schema['properties'] ?? {}) as Record<string, Schema>;
-  const good = Object.fromEntries(Object.entries(properties).flatMap(([name, s]) => {
-    const arb = validish(s, name);
-    return arb === undefined ? [] : [[name, arb] as const];
-  }));
+  const good = Object.fromEntries(
+    Object.entries(properties).flatMap(([name, s]) => {
+      const arb = validish(s, name);
+      return arb === undefined ? [] : [[name, arb] as const];
+    }),
+  );
   return jsonObjectFor(Object.keys(properties), good);
 }
 
@@ -193,7 +232,12 @@ function bodySchema(route: Route): Schema | undefined {
   const schema = content?.['application/json']?.schema;
   if (schema === undefined || openApi === null) return undefined;
   const ref = schema['$ref'];
-  return typeof ref === 'string' ? ref.replace(/^#\//, '').split('/').reduce<unknown>((n, k) => (n as Schema)[k], openApi) as Schema : schema;
+  return typeof ref === 'string'
+    ? (ref
+        .replace(/^#\//, '')
+        .split('/')
+        .reduce<unknown>((n, k) => (n as Schema)[k], openApi) as Schema)
+    : schema;
 }
 
 /** Header values within what HTTP allows (visible latin-1, no CR/LF), including huge and odd ones. */
@@ -206,33 +250,59 @@ const headerText: fc.Arbitrary<string> = fc.oneof(
 /** Headers: mostly the right credentials and workspace, sometimes missing, wrong, foreign or odd. */
 function headersFor(route: Route): fc.Arbitrary<Record<string, string>> {
   const csv = route.path === '/v1/imports/products' && route.method === 'POST';
-  return fc.record({
-    authorization: fc.oneof(
-      { arbitrary: fc.constant(`Bearer ${brand.token}`), weight: 10 },
-      { arbitrary: fc.constant(`Bearer ${other.token}`), weight: 1 },
-      { arbitrary: headerText.map((t) => `Bearer ${t}`), weight: 1 },
-      { arbitrary: headerText, weight: 1 },
-    ),
-    'x-api-key': fc.oneof({ arbitrary: fc.constant(apiKey), weight: 10 }, { arbitrary: headerText, weight: 1 }),
-    'x-workspace-id': fc.oneof(
-      { arbitrary: fc.constant(brand.brandId), weight: 10 },
-      { arbitrary: fc.constant(other.brandId), weight: 1 },
-      { arbitrary: headerText, weight: 1 },
-    ),
-    'content-type': fc.oneof(
-      { arbitrary: fc.constant(csv ? 'text/csv' : 'application/json'), weight: 10 },
-      { arbitrary: fc.constantFrom('application/json; charset=utf-8', 'text/csv', 'application/proto', 'text/plain', 'application/problem+json', 'multipart/form-data; boundary=x', 'APPLICATION/JSON'), weight: 2 },
-      { arbitrary: headerText, weight: 1 },
-    ),
-    'idempotency-key': fc.oneof(fc.uuid(), headerText, fc.constant('k'.repeat(256))),
-    'x-request-id': fc.oneof(fc.constantFrom('fuzz-req-1', 'a'.repeat(200)), headerText),
-  }, { requiredKeys: ['authorization', 'x-api-key', 'x-workspace-id', 'content-type'] });
+  return fc.record(
+    {
+      authorization: fc.oneof(
+        { arbitrary: fc.constant(`Bearer ${brand.token}`), weight: 10 },
+        { arbitrary: fc.constant(`Bearer ${other.token}`), weight: 1 },
+        { arbitrary: headerText.map((t) => `Bearer ${t}`), weight: 1 },
+        { arbitrary: headerText, weight: 1 },
+      ),
+      'x-api-key': fc.oneof({ arbitrary: fc.constant(apiKey), weight: 10 }, { arbitrary: headerText, weight: 1 }),
+      'x-workspace-id': fc.oneof(
+        { arbitrary: fc.constant(brand.brandId), weight: 10 },
+        { arbitrary: fc.constant(other.brandId), weight: 1 },
+        { arbitrary: headerText, weight: 1 },
+      ),
+      'content-type': fc.oneof(
+        { arbitrary: fc.constant(csv ? 'text/csv' : 'application/json'), weight: 10 },
+        {
+          arbitrary: fc.constantFrom(
+            'application/json; charset=utf-8',
+            'text/csv',
+            'application/proto',
+            'text/plain',
+            'application/problem+json',
+            'multipart/form-data; boundary=x',
+            'APPLICATION/JSON',
+          ),
+          weight: 2,
+        },
+        { arbitrary: headerText, weight: 1 },
+      ),
+      'idempotency-key': fc.oneof(fc.uuid(), headerText, fc.constant('k'.repeat(256))),
+      'x-request-id': fc.oneof(fc.constantFrom('fuzz-req-1', 'a'.repeat(200)), headerText),
+    },
+    { requiredKeys: ['authorization', 'x-api-key', 'x-workspace-id', 'content-type'] },
+  );
 }
 
 /** A CSV upload: the documented columns with random cells, broken quoting, random bytes. */
 const csvBody: fc.Arbitrary<Uint8Array> = fc.oneof(
-  fc.array(fc.array(fc.oneof(anyText.filter((t) => t.length < 60), fc.constantFrom('ACTIVE', 'READY', 'DRAFT', '"', '"a""b"', ' "x', '09506000134352')), { minLength: 1, maxLength: 7 }), { maxLength: 6 })
-    .map((rows) => new TextEncoder().encode(['sku,name,gtin,commercial_status,mint_readiness_status,passport_url', ...rows.map((r) => r.join(','))].join('\n'))),
+  fc
+    .array(
+      fc.array(
+        fc.oneof(
+          anyText.filter((t) => t.length < 60),
+          fc.constantFrom('ACTIVE', 'READY', 'DRAFT', '"', '"a""b"', ' "x', '09506000134352'),
+        ),
+        { minLength: 1, maxLength: 7 },
+      ),
+      { maxLength: 6 },
+    )
+    .map((rows) =>
+      new TextEncoder().encode(['sku,name,gtin,commercial_status,mint_readiness_status,passport_url', ...rows.map((r) => r.join(','))].join('\n')),
+    ),
   fc.uint8Array({ maxLength: 300 }),
   fc.constant(new Uint8Array()),
 );
@@ -257,12 +327,26 @@ function pathFor(route: Route): fc.Arbitrary<string> {
   const segment = fc.oneof(
     { arbitrary: fc.constantFrom(...(pool.byField.get('import_id') ?? [pool.brandId])), weight: 3 },
     { arbitrary: fc.uuid(), weight: 2 },
-    { arbitrary: fc.oneof(anyText.filter((t) => t.length < 200), fc.constantFrom('..', '%', '%zz', 'unknown_op', 'submit_mint_request')), weight: 2 },
+    {
+      arbitrary: fc.oneof(
+        anyText.filter((t) => t.length < 200),
+        fc.constantFrom('..', '%', '%zz', 'unknown_op', 'submit_mint_request'),
+      ),
+      weight: 2,
+    },
   );
   const query = fc.oneof(
     { arbitrary: fc.constant(''), weight: 3 },
-    { arbitrary: fc.dictionary(fc.oneof(fc.constantFrom('limit', 'cursor'), fc.string({ maxLength: 8 })), fc.oneof(fc.constantFrom('1', '0', '100', '101', '-1', '1e3', '', 'abc'), fc.string({ maxLength: 40 }), fc.base64String({ maxLength: 80 })), { maxKeys: 3 })
-      .map((d) => `?${new URLSearchParams(d).toString()}`), weight: 2 },
+    {
+      arbitrary: fc
+        .dictionary(
+          fc.oneof(fc.constantFrom('limit', 'cursor'), fc.string({ maxLength: 8 })),
+          fc.oneof(fc.constantFrom('1', '0', '100', '101', '-1', '1e3', '', 'abc'), fc.string({ maxLength: 40 }), fc.base64String({ maxLength: 80 })),
+          { maxKeys: 3 },
+        )
+        .map((d) => `?${new URLSearchParams(d).toString()}`),
+      weight: 2,
+    },
     { arbitrary: fc.constantFrom('?limit=5&limit=6', '?cursor=%ff', '?&&&', '?limit=5'), weight: 1 },
   );
   const names = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
@@ -287,11 +371,16 @@ beforeAll(async () => {
     openApi = JSON.parse(res.text) as Schema;
     const paths = openApi['paths'] as Record<string, Record<string, Schema>>;
     routes = Object.entries(paths).flatMap(([path, operations]) =>
-      Object.entries(operations).filter(([m]) => ['get', 'post', 'put', 'patch', 'delete'].includes(m)).map(([m, operation]) => ({ method: m.toUpperCase(), path, operation })));
+      Object.entries(operations)
+        .filter(([m]) => ['get', 'post', 'put', 'patch', 'delete'].includes(m))
+        .map(([m, operation]) => ({ method: m.toUpperCase(), path, operation })),
+    );
   }
   // A real import to read back.
   const imported = await send({
-    method: 'POST', path: '/v1/imports/products', body: new TextEncoder().encode('sku,name,commercial_status,mint_readiness_status\nFZ-1,Fuzz,ACTIVE,READY\n'),
+    method: 'POST',
+    path: '/v1/imports/products',
+    body: new TextEncoder().encode('sku,name,commercial_status,mint_readiness_status\nFZ-1,Fuzz,ACTIVE,READY\n'),
     headers: { authorization: `Bearer ${brand.token}`, 'x-api-key': apiKey, 'x-workspace-id': brand.brandId, 'content-type': 'text/csv' },
   });
   remember(pool, 'import_id', (JSON.parse(imported.text) as { data?: { id?: string } }).data?.id);
@@ -301,7 +390,10 @@ afterEach(async () => {
   expect(await brokenInvariants(app.database.url)).toEqual([]);
   const faults = api.logs.slice(checkedLogLines).filter((line) => Number(line['level']) >= 50);
   checkedLogLines = api.logs.length;
-  expect(faults.map((line) => jsonText(line).slice(0, 1000)), 'error lines in the server log').toEqual([]);
+  expect(
+    faults.map((line) => jsonText(line).slice(0, 1000)),
+    'error lines in the server log',
+  ).toEqual([]);
 });
 
 afterAll(async () => {
@@ -330,7 +422,9 @@ describe('every /v1 route with random requests', () => {
           const res = await send(req);
           expectDocumentedAnswer(route, req, res);
           if (res.status >= 400 || res.status === -1) {
-            expect(await rowCounts(app.database.url), `refused but rows changed: ${describeRequest(req)} -> ${res.status} ${res.text.slice(0, 300)}`).toEqual(before);
+            expect(await rowCounts(app.database.url), `refused but rows changed: ${describeRequest(req)} -> ${res.status} ${res.text.slice(0, 300)}`).toEqual(
+              before,
+            );
           }
           if (res.status < 300) {
             const data = (JSON.parse(res.text) as { data?: { mint_job_id?: string; id?: string }; mint_job_id?: string }).data;
@@ -353,16 +447,23 @@ describe('every /v1 route with random requests', () => {
 
   it('answers unknown paths and wrong methods under /v1 with the error body', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.constantFrom('GET', 'POST', 'PUT', 'DELETE', 'PATCH'), fc.oneof(fc.constantFrom(...routes.map((r) => r.path)), fc.string({ maxLength: 30 }).map((s) => `/v1/${encodeURIComponent(s)}`)), async (method, path) => {
-        const known = routes.find((r) => r.path === path && r.method === method);
-        if (known !== undefined || path.includes('{')) return;
-        const req: FuzzRequest = { method, path, headers: { authorization: `Bearer ${brand.token}` }, body: null };
-        const res = await send(req);
-        expect(res.status, describeRequest(req)).toBeLessThan(500);
-        const body = JSON.parse(res.text) as { ok?: boolean; error?: { code?: string; message?: string } };
-        expect(body.ok).toBe(false);
-        expect(body.error?.message, res.text).toBeTruthy();
-      }),
+      fc.asyncProperty(
+        fc.constantFrom('GET', 'POST', 'PUT', 'DELETE', 'PATCH'),
+        fc.oneof(
+          fc.constantFrom(...routes.map((r) => r.path)),
+          fc.string({ maxLength: 30 }).map((s) => `/v1/${encodeURIComponent(s)}`),
+        ),
+        async (method, path) => {
+          const known = routes.find((r) => r.path === path && r.method === method);
+          if (known !== undefined || path.includes('{')) return;
+          const req: FuzzRequest = { method, path, headers: { authorization: `Bearer ${brand.token}` }, body: null };
+          const res = await send(req);
+          expect(res.status, describeRequest(req)).toBeLessThan(500);
+          const body = JSON.parse(res.text) as { ok?: boolean; error?: { code?: string; message?: string } };
+          expect(body.ok).toBe(false);
+          expect(body.error?.message, res.text).toBeTruthy();
+        },
+      ),
       fuzzParameters(),
     );
   });
@@ -373,13 +474,19 @@ describe('every /v1 route with random requests', () => {
     const row = 'S,N,ACTIVE,READY\n';
     const body = new TextEncoder().encode(header + row.repeat(Math.ceil((32 * 1024 * 1024) / row.length) + 10));
     const req: FuzzRequest = {
-      method: 'POST', path: '/v1/imports/products', body,
+      method: 'POST',
+      path: '/v1/imports/products',
+      body,
       headers: { authorization: `Bearer ${brand.token}`, 'x-api-key': apiKey, 'x-workspace-id': brand.brandId, 'content-type': 'text/csv' },
     };
     const res = await send(req);
     if (res.status !== -1) {
       expect(res.status).toBe(413);
-      expectDocumentedAnswer(routes.find((r) => r.path === '/v1/imports/products' && r.method === 'POST') ?? { method: 'POST', path: '/v1/imports/products' }, req, res);
+      expectDocumentedAnswer(
+        routes.find((r) => r.path === '/v1/imports/products' && r.method === 'POST') ?? { method: 'POST', path: '/v1/imports/products' },
+        req,
+        res,
+      );
     }
     expect(await rowCounts(app.database.url)).toEqual(before);
   });

@@ -77,21 +77,34 @@ const validateScaledObject = new Ajv({ allErrors: true, strict: true }).compile(
   properties: {
     apiVersion: { const: 'keda.sh/v1alpha1' },
     kind: { const: 'ScaledObject' },
-    metadata: { type: 'object', required: ['name'], properties: { name: { type: 'string' }, labels: { type: 'object', additionalProperties: { type: 'string' } } } },
+    metadata: {
+      type: 'object',
+      required: ['name'],
+      properties: { name: { type: 'string' }, labels: { type: 'object', additionalProperties: { type: 'string' } } },
+    },
     spec: {
       type: 'object',
       required: ['scaleTargetRef', 'triggers'],
       additionalProperties: false,
       properties: {
         scaleTargetRef: {
-          type: 'object', required: ['name'], additionalProperties: false,
+          type: 'object',
+          required: ['name'],
+          additionalProperties: false,
           properties: { apiVersion: { type: 'string' }, kind: { type: 'string' }, name: { type: 'string' }, envSourceContainerName: { type: 'string' } },
         },
-        minReplicaCount: int32, maxReplicaCount: int32, pollingInterval: int32, cooldownPeriod: int32, idleReplicaCount: int32,
+        minReplicaCount: int32,
+        maxReplicaCount: int32,
+        pollingInterval: int32,
+        cooldownPeriod: int32,
+        idleReplicaCount: int32,
         triggers: {
-          type: 'array', minItems: 1,
+          type: 'array',
+          minItems: 1,
           items: {
-            type: 'object', required: ['type', 'metadata'], additionalProperties: false,
+            type: 'object',
+            required: ['type', 'metadata'],
+            additionalProperties: false,
             properties: {
               type: { const: 'nats-jetstream' },
               name: { type: 'string' },
@@ -99,8 +112,12 @@ const validateScaledObject = new Ajv({ allErrors: true, strict: true }).compile(
                 type: 'object',
                 required: ['natsServerMonitoringEndpoint', 'account', 'stream', 'consumer', 'lagThreshold'],
                 additionalProperties: false,
-                properties: Object.fromEntries(['natsServerMonitoringEndpoint', 'account', 'stream', 'consumer', 'lagThreshold', 'activationLagThreshold', 'useHttps']
-                  .map((key) => [key, { type: 'string', minLength: 1 }])),
+                properties: Object.fromEntries(
+                  ['natsServerMonitoringEndpoint', 'account', 'stream', 'consumer', 'lagThreshold', 'activationLagThreshold', 'useHttps'].map((key) => [
+                    key,
+                    { type: 'string', minLength: 1 },
+                  ]),
+                ),
               },
             },
           },
@@ -144,9 +161,19 @@ describe('values.schema.json', () => {
     const result = helm(['template', releaseName, chartDir, ...valuesArgs({ files: ['values-wrong-types.yaml'] })]);
     expect(result.status).not.toBe(0);
     for (const key of [
-      'api.replicaCount', 'api.port', 'api.rateLimits.perCredential', 'api.corsAllowedOrigins.0', 'executor.autoscaling.enabled', 'executor.webhooks.concurrency',
+      'api.replicaCount',
+      'api.port',
+      'api.rateLimits.perCredential',
+      'api.corsAllowedOrigins.0',
+      'executor.autoscaling.enabled',
+      'executor.webhooks.concurrency',
       'executor.webhooks.maxEndpointsPerBrand',
-      'config.chunkSize', 'config.logLevel', 'config.natsReplicas', 'packStore.kind', 'executor.keda.lagThreshold', 'executor.keda.natsServerMonitoringEndpoint',
+      'config.chunkSize',
+      'config.logLevel',
+      'config.natsReplicas',
+      'packStore.kind',
+      'executor.keda.lagThreshold',
+      'executor.keda.natsServerMonitoringEndpoint',
     ]) {
       expect(result.stderr, key).toContain(`${key}:`);
     }
@@ -179,7 +206,7 @@ describe('values.yaml', () => {
         const comment = pair.key.commentBefore ?? (index === 0 ? firstComment : undefined);
         if (!comment && !path.some((p) => passThrough.has(p))) undocumented.push([...path, key].join('.'));
         const value = pair.value as Node | null;
-        walk(value, [...path, key], isMap(value) ? value.commentBefore ?? undefined : undefined);
+        walk(value, [...path, key], isMap(value) ? (value.commentBefore ?? undefined) : undefined);
         if (isSeq(value)) for (const [i, item] of value.items.entries()) walk(item as Node, [...path, key, String(i)], undefined);
       });
     };
@@ -202,10 +229,18 @@ describe('every rendered object', () => {
   it('renders only what is enabled by default, and every template when all is enabled', () => {
     const templatesOf = (ms: readonly Manifest[]) => [...new Set(ms.map((m) => m.template))].sort();
     expect(templatesOf(defaults)).toEqual([
-      'api-deployment.yaml', 'api-pdb.yaml', 'api-service.yaml', 'configmap.yaml',
-      'executor-deployment.yaml', 'executor-pdb.yaml', 'migrate-job.yaml', 'serviceaccount.yaml',
+      'api-deployment.yaml',
+      'api-pdb.yaml',
+      'api-service.yaml',
+      'configmap.yaml',
+      'executor-deployment.yaml',
+      'executor-pdb.yaml',
+      'migrate-job.yaml',
+      'serviceaccount.yaml',
     ]);
-    const templates = readdirSync(join(chartDir, 'templates')).filter((f) => f.endsWith('.yaml')).sort();
+    const templates = readdirSync(join(chartDir, 'templates'))
+      .filter((f) => f.endsWith('.yaml'))
+      .sort();
     // The executor's ScaledObject replaces its HPA: every template but that one, then the swap.
     expect(templatesOf(everything)).toEqual(templates.filter((t) => t !== 'executor-scaledobject.yaml'));
     expect(templatesOf(withKeda)).toEqual(templates.filter((t) => t !== 'executor-hpa.yaml'));
@@ -242,7 +277,8 @@ describe('configmap.yaml', () => {
       PACK_STORE_DIR: '/srv/packs',
       FEATURE_FLAG: 'on',
     });
-    for (const secret of ['DATABASE_URL', 'NATS_URL', 'AUTH_JWT_SECRET', 'DOWNLOAD_SIGNING_KEYS', 'WEBHOOK_SECRET_KEYS']) expect(data).not.toHaveProperty(secret);
+    for (const secret of ['DATABASE_URL', 'NATS_URL', 'AUTH_JWT_SECRET', 'DOWNLOAD_SIGNING_KEYS', 'WEBHOOK_SECRET_KEYS'])
+      expect(data).not.toHaveProperty(secret);
     // Unset optional variables stay out, so the process defaults apply.
     const plain = one(defaults, 'configmap.yaml').data as Record<string, string>;
     expect(Object.keys(plain)).not.toContain('PUBLIC_BASE_URL');
@@ -256,16 +292,32 @@ describe('configmap.yaml', () => {
   it("sets each variable with the chart's default values to the process default (the defaults object), so the chart cannot drift from it", () => {
     const plain = one(defaults, 'configmap.yaml').data as Record<string, string>;
     // The deployments' own literal variables too (the webhook worker's and the endpoint limit).
-    const literal = (template: string) => Object.fromEntries(((container(one(defaults, template)).env ?? []) as { name: string; value?: unknown }[])
-      .filter((e) => typeof e.value === 'string').map((e) => [e.name, e.value as string]));
+    const literal = (template: string) =>
+      Object.fromEntries(
+        ((container(one(defaults, template)).env ?? []) as { name: string; value?: unknown }[])
+          .filter((e) => typeof e.value === 'string')
+          .map((e) => [e.name, e.value as string]),
+      );
     // SHUTDOWN_TIMEOUT_MS is sized to the pods' termination grace period on purpose, not to the process default.
     const { SHUTDOWN_TIMEOUT_MS: _sized, ...deployed } = { ...literal('api-deployment.yaml'), ...literal('executor-deployment.yaml') };
     const set = { ...plain, ...deployed };
     const variables = new Map(configVariables().map((v) => [v.variable, v.field]));
     const process = loadConfig({}) as unknown as Record<string, unknown>;
-    expect(Object.keys(set)).toEqual(expect.arrayContaining(['WEBHOOK_MAX_ENDPOINTS_PER_BRAND', 'WEBHOOK_PER_BRAND_CONCURRENCY', 'PACK_CONCURRENCY_PER_BRAND', 'IMPORT_CONCURRENCY_PER_BRAND']));
-    const drifted = Object.entries(set).filter(([name]) => variables.has(name))
-      .filter(([name, value]) => JSON.stringify((loadConfig({ [name]: value }) as unknown as Record<string, unknown>)[variables.get(name)!]) !== JSON.stringify(process[variables.get(name)!]))
+    expect(Object.keys(set)).toEqual(
+      expect.arrayContaining([
+        'WEBHOOK_MAX_ENDPOINTS_PER_BRAND',
+        'WEBHOOK_PER_BRAND_CONCURRENCY',
+        'PACK_CONCURRENCY_PER_BRAND',
+        'IMPORT_CONCURRENCY_PER_BRAND',
+      ]),
+    );
+    const drifted = Object.entries(set)
+      .filter(([name]) => variables.has(name))
+      .filter(
+        ([name, value]) =>
+          JSON.stringify((loadConfig({ [name]: value }) as unknown as Record<string, unknown>)[variables.get(name)!]) !==
+          JSON.stringify(process[variables.get(name)!]),
+      )
       .map(([name, value]) => `${name}=${value}`);
     expect(drifted).toEqual([]);
     // The chart sets most of them: a value left out would not be checked here.
@@ -307,21 +359,44 @@ describe('configmap.yaml', () => {
     expect(data).not.toHaveProperty('METRICS_TOKEN');
     const plain = one(defaults, 'configmap.yaml').data as Record<string, string>;
     for (const name of [
-      'AUTH_JWT_MAX_LIFETIME_SECONDS', 'RPC_MAX_BODY_BYTES', 'IMPORT_MAX_BODY_BYTES', 'HTTP_HEADERS_TIMEOUT_MS', 'HTTP_REQUEST_TIMEOUT_MS', 'HTTP_IDLE_TIMEOUT_MS',
-      'HTTP_BODY_TIMEOUT_MS', 'HTTP2_MAX_CONCURRENT_STREAMS', 'WATCH_MAX_DURATION_MS', 'WATCH_MAX_STREAMS_PER_CALLER', 'RATE_LIMIT_PER_CREDENTIAL',
-      'RATE_LIMIT_RESOLVER_PER_ADDRESS', 'RATE_LIMIT_DOWNLOADS_PER_ADDRESS', 'RATE_LIMIT_AUTH_FAILURES_PER_ADDRESS', 'CORS_ALLOWED_ORIGINS',
-      'REFLECTION_ALLOW_ANONYMOUS', 'ENABLE_SET_MINT_BATCH_STATUS', 'METRICS_PORT', 'TRUSTED_PROXIES', 'CONTROL_PLANE_HOSTS', 'BRAND_DOMAIN_DELEGATED_ZONES',
-      'SCAN_COUNTRY_HEADER', 'SCAN_FLOOD_WINDOW_MS', 'SCAN_FLOOD_NEVER_ISSUED_PER_WINDOW', 'SCAN_FLOOD_MAX_TRACKED',
-    ]) expect(Object.keys(plain), name).not.toContain(name);
+      'AUTH_JWT_MAX_LIFETIME_SECONDS',
+      'RPC_MAX_BODY_BYTES',
+      'IMPORT_MAX_BODY_BYTES',
+      'HTTP_HEADERS_TIMEOUT_MS',
+      'HTTP_REQUEST_TIMEOUT_MS',
+      'HTTP_IDLE_TIMEOUT_MS',
+      'HTTP_BODY_TIMEOUT_MS',
+      'HTTP2_MAX_CONCURRENT_STREAMS',
+      'WATCH_MAX_DURATION_MS',
+      'WATCH_MAX_STREAMS_PER_CALLER',
+      'RATE_LIMIT_PER_CREDENTIAL',
+      'RATE_LIMIT_RESOLVER_PER_ADDRESS',
+      'RATE_LIMIT_DOWNLOADS_PER_ADDRESS',
+      'RATE_LIMIT_AUTH_FAILURES_PER_ADDRESS',
+      'CORS_ALLOWED_ORIGINS',
+      'REFLECTION_ALLOW_ANONYMOUS',
+      'ENABLE_SET_MINT_BATCH_STATUS',
+      'METRICS_PORT',
+      'TRUSTED_PROXIES',
+      'CONTROL_PLANE_HOSTS',
+      'BRAND_DOMAIN_DELEGATED_ZONES',
+      'SCAN_COUNTRY_HEADER',
+      'SCAN_FLOOD_WINDOW_MS',
+      'SCAN_FLOOD_NEVER_ISSUED_PER_WINDOW',
+      'SCAN_FLOOD_MAX_TRACKED',
+    ])
+      expect(Object.keys(plain), name).not.toContain(name);
   });
 
   it('serves /metrics on a port of its own when api.metrics.port is set, scraped there with the bearer token from existingSecret', () => {
     expect(container(one(everything, 'api-deployment.yaml')).ports).toEqual([
-      { name: 'http', containerPort: 9090, protocol: 'TCP' }, { name: 'metrics', containerPort: 9464, protocol: 'TCP' },
+      { name: 'http', containerPort: 9090, protocol: 'TCP' },
+      { name: 'metrics', containerPort: 9464, protocol: 'TCP' },
     ]);
     expect(one(everything, 'api-service.yaml').spec.ports).toContainEqual({ name: 'metrics', port: 9464, targetPort: 'metrics', protocol: 'TCP' });
     expect(one(everything, 'servicemonitor.yaml').spec.endpoints[0]).toMatchObject({
-      port: 'metrics', authorization: { type: 'Bearer', credentials: { name: 'mint-prod-secrets', key: 'METRICS_TOKEN' } },
+      port: 'metrics',
+      authorization: { type: 'Bearer', credentials: { name: 'mint-prod-secrets', key: 'METRICS_TOKEN' } },
     });
     const apiPolicy = everything.find((m) => m.template === 'networkpolicy.yaml' && m.metadata.name === 'mint-api')!;
     expect(apiPolicy.spec.ingress[0].ports).toContainEqual({ port: 'metrics', protocol: 'TCP' });
@@ -364,7 +439,9 @@ describe('api-deployment.yaml', () => {
 
   it('runs restricted: non-root uid 10001, read-only root, no escalation, no capabilities, RuntimeDefault seccomp', () => {
     expect(deployment.spec.template.spec.securityContext).toMatchObject({
-      runAsNonRoot: true, runAsUser: 10001, seccompProfile: { type: 'RuntimeDefault' },
+      runAsNonRoot: true,
+      runAsUser: 10001,
+      seccompProfile: { type: 'RuntimeDefault' },
     });
     expect(api.securityContext).toMatchObject({
       runAsNonRoot: true,
@@ -417,13 +494,23 @@ describe('api-hpa.yaml', () => {
     expect(hpa.spec.scaleTargetRef).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name: one(everything, 'api-deployment.yaml').metadata.name });
     expect(hpa.spec.minReplicas).toBe(3);
     expect(hpa.spec.maxReplicas).toBe(12);
-    expect(hpa.spec.metrics.map((m: any) => [m.resource.name, m.resource.target.averageUtilization])).toEqual([['cpu', 60], ['memory', 75]]);
+    expect(hpa.spec.metrics.map((m: any) => [m.resource.name, m.resource.target.averageUtilization])).toEqual([
+      ['cpu', 60],
+      ['memory', 75],
+    ]);
     expect(defaults.some((m) => m.template === 'api-hpa.yaml')).toBe(false);
   });
 
   it('refuses to render an HPA without any metric', () => {
-    const result = helm(['template', releaseName, chartDir, '--set', 'api.autoscaling.enabled=true',
-      '--set', 'api.autoscaling.targetCPUUtilizationPercentage=null']);
+    const result = helm([
+      'template',
+      releaseName,
+      chartDir,
+      '--set',
+      'api.autoscaling.enabled=true',
+      '--set',
+      'api.autoscaling.targetCPUUtilizationPercentage=null',
+    ]);
     expect(result.status).not.toBe(0);
     expect(result.stderr).toContain('api.autoscaling needs targetCPUUtilizationPercentage or targetMemoryUtilizationPercentage');
   });
@@ -484,14 +571,16 @@ describe('api-deployment.yaml console', () => {
 describe('executor-deployment.yaml webhooks', () => {
   it('runs the webhook worker with its own concurrency settings, and passes the address allow-list only when set', () => {
     const byDefault = container(one(defaults, 'executor-deployment.yaml'));
-    expect(['WEBHOOK_CONCURRENCY', 'WEBHOOK_PER_ENDPOINT_CONCURRENCY', 'WEBHOOK_PER_BRAND_CONCURRENCY', 'WEBHOOK_POLL_MS'].map((n) => envValue(byDefault, n)))
-      .toEqual(['16', '2', '8', '500']);
+    expect(
+      ['WEBHOOK_CONCURRENCY', 'WEBHOOK_PER_ENDPOINT_CONCURRENCY', 'WEBHOOK_PER_BRAND_CONCURRENCY', 'WEBHOOK_POLL_MS'].map((n) => envValue(byDefault, n)),
+    ).toEqual(['16', '2', '8', '500']);
     expect(envValue(container(one(defaults, 'api-deployment.yaml')), 'WEBHOOK_MAX_ENDPOINTS_PER_BRAND')).toBe('20');
     expect(envValue(byDefault, 'WEBHOOK_ALLOWED_ADDRESSES')).toBeUndefined();
     expect(envValue(byDefault, 'WEBHOOK_ALLOW_LOOPBACK')).toBeUndefined();
     const custom = container(one(everything, 'executor-deployment.yaml'));
-    expect(['WEBHOOK_CONCURRENCY', 'WEBHOOK_PER_ENDPOINT_CONCURRENCY', 'WEBHOOK_PER_BRAND_CONCURRENCY', 'WEBHOOK_POLL_MS'].map((n) => envValue(custom, n)))
-      .toEqual(['32', '4', '12', '250']);
+    expect(
+      ['WEBHOOK_CONCURRENCY', 'WEBHOOK_PER_ENDPOINT_CONCURRENCY', 'WEBHOOK_PER_BRAND_CONCURRENCY', 'WEBHOOK_POLL_MS'].map((n) => envValue(custom, n)),
+    ).toEqual(['32', '4', '12', '250']);
     expect(envValue(container(one(everything, 'api-deployment.yaml')), 'WEBHOOK_MAX_ENDPOINTS_PER_BRAND')).toBe('50');
     expect(envValue(custom, 'WEBHOOK_ALLOWED_ADDRESSES')).toBe('10.20.0.0/16,192.168.5.7');
     // The api runs no delivery worker.
@@ -514,20 +603,30 @@ describe('executor-scaledobject.yaml', () => {
     const scaled = one(withKeda, 'executor-scaledobject.yaml');
     expect(scaled.spec).toEqual({
       scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'mint-executor' },
-      minReplicaCount: 2, maxReplicaCount: 8, pollingInterval: 15, cooldownPeriod: 300,
-      triggers: [{
-        type: 'nats-jetstream',
-        metadata: {
-          natsServerMonitoringEndpoint: 'nats.nats.svc.cluster.local:8222', account: '$G', stream: 'PROD_JOBS', consumer: 'PROD_JOBS_mint',
-          lagThreshold: '2', useHttps: 'false',
+      minReplicaCount: 2,
+      maxReplicaCount: 8,
+      pollingInterval: 15,
+      cooldownPeriod: 300,
+      triggers: [
+        {
+          type: 'nats-jetstream',
+          metadata: {
+            natsServerMonitoringEndpoint: 'nats.nats.svc.cluster.local:8222',
+            account: '$G',
+            stream: 'PROD_JOBS',
+            consumer: 'PROD_JOBS_mint',
+            lagThreshold: '2',
+            useHttps: 'false',
+          },
         },
-      }],
+      ],
     });
     // KEDA owns the replica count: no HPA of the chart's own and no fixed replicas fight it.
     expect(withKeda.filter((m) => m.kind === 'HorizontalPodAutoscaler').map((m) => m.template)).toEqual(['api-hpa.yaml']);
     expect(one(withKeda, 'executor-deployment.yaml').spec).not.toHaveProperty('replicas');
-    expect(one(render({ set: { 'executor.keda.enabled': true, 'executor.keda.natsServerMonitoringEndpoint': 'nats:8222' } }), 'executor-deployment.yaml').spec)
-      .not.toHaveProperty('replicas');
+    expect(
+      one(render({ set: { 'executor.keda.enabled': true, 'executor.keda.natsServerMonitoringEndpoint': 'nats:8222' } }), 'executor-deployment.yaml').spec,
+    ).not.toHaveProperty('replicas');
   });
 
   it('has the fields and types of the ScaledObject CRD and the nats-jetstream trigger', () => {
@@ -537,17 +636,29 @@ describe('executor-scaledobject.yaml', () => {
     // The check has teeth: a misspelt field or a number where KEDA wants a string fails it.
     expect(validateScaledObject({ ...object, spec: { ...object.spec, maxReplicas: 3 } })).toBe(false);
     const trigger = object.spec.triggers[0];
-    expect(validateScaledObject({ ...object, spec: { ...object.spec, triggers: [{ ...trigger, metadata: { ...trigger.metadata, lagThreshold: 2 } }] } })).toBe(false);
+    expect(validateScaledObject({ ...object, spec: { ...object.spec, triggers: [{ ...trigger, metadata: { ...trigger.metadata, lagThreshold: 2 } }] } })).toBe(
+      false,
+    );
   });
 
   it('refuses to render without a monitoring endpoint, with min above max, or scaling to zero (the executor relays the queue it watches)', () => {
-    const zero = helm(['template', releaseName, chartDir, ...valuesArgs({ set: { 'executor.keda.enabled': true, 'executor.keda.natsServerMonitoringEndpoint': 'nats:8222', 'executor.keda.minReplicaCount': 0 } })]);
+    const zero = helm([
+      'template',
+      releaseName,
+      chartDir,
+      ...valuesArgs({ set: { 'executor.keda.enabled': true, 'executor.keda.natsServerMonitoringEndpoint': 'nats:8222', 'executor.keda.minReplicaCount': 0 } }),
+    ]);
     expect(zero.status).not.toBe(0);
     expect(zero.stderr).toMatch(/executor\.keda\.minReplicaCount: Must be greater than or equal to 1/);
     const missing = helm(['template', releaseName, chartDir, '--set', 'executor.keda.enabled=true']);
     expect(missing.status).not.toBe(0);
     expect(missing.stderr).toMatch(/executor.keda needs natsServerMonitoringEndpoint/);
-    const inverted = helm(['template', releaseName, chartDir, ...valuesArgs({ set: { 'executor.keda.enabled': true, 'executor.keda.natsServerMonitoringEndpoint': 'nats:8222', 'executor.keda.minReplicaCount': 9 } })]);
+    const inverted = helm([
+      'template',
+      releaseName,
+      chartDir,
+      ...valuesArgs({ set: { 'executor.keda.enabled': true, 'executor.keda.natsServerMonitoringEndpoint': 'nats:8222', 'executor.keda.minReplicaCount': 9 } }),
+    ]);
     expect(inverted.stderr).toMatch(/minReplicaCount must not exceed maxReplicaCount/);
   });
 });
@@ -563,7 +674,10 @@ describe('the pack store', () => {
   });
 
   it('mounts a claim only for the filesystem store, and refuses a claim it would not use or a filesystem store without one', () => {
-    expect(one(everything, 'api-deployment.yaml').spec.template.spec.volumes).toContainEqual({ name: 'pack-store', persistentVolumeClaim: { claimName: 'mint-packs' } });
+    expect(one(everything, 'api-deployment.yaml').spec.template.spec.volumes).toContainEqual({
+      name: 'pack-store',
+      persistentVolumeClaim: { claimName: 'mint-packs' },
+    });
     const unused = helm(['template', releaseName, chartDir, '--set', 'packStore.existingClaim=packs']);
     expect(unused.status).not.toBe(0);
     expect(unused.stderr).toMatch(/packStore.existingClaim is only used with packStore.kind fs/);
@@ -617,7 +731,10 @@ describe('networkpolicy.yaml', () => {
     expect(policies.map((p) => p.metadata.name)).toEqual(['mint-api', 'mint-executor']);
     const [api, executor] = policies as [Manifest, Manifest];
     expect(api.spec.podSelector.matchLabels['app.kubernetes.io/component']).toBe('api');
-    expect(api.spec.ingress[0].ports).toEqual([{ port: 'http', protocol: 'TCP' }, { port: 'metrics', protocol: 'TCP' }]);
+    expect(api.spec.ingress[0].ports).toEqual([
+      { port: 'http', protocol: 'TCP' },
+      { port: 'metrics', protocol: 'TCP' },
+    ]);
     expect(api.spec.ingress[0].from).toHaveLength(2);
     expect(api.spec.policyTypes).toEqual(['Ingress', 'Egress']);
     expect(api.spec.egress[0].ports).toContainEqual({ port: 53, protocol: 'UDP' });
@@ -636,10 +753,15 @@ describe('servicemonitor.yaml', () => {
     const monitor = one(everything, 'servicemonitor.yaml');
     expect(monitor.apiVersion).toBe('monitoring.coreos.com/v1');
     expect(monitor.metadata.labels).toMatchObject({ release: 'prometheus' });
-    expect(monitor.spec.endpoints).toEqual([{
-      port: 'metrics', path: '/metrics', interval: '15s', scrapeTimeout: '5s',
-      authorization: { type: 'Bearer', credentials: { name: 'mint-prod-secrets', key: 'METRICS_TOKEN' } },
-    }]);
+    expect(monitor.spec.endpoints).toEqual([
+      {
+        port: 'metrics',
+        path: '/metrics',
+        interval: '15s',
+        scrapeTimeout: '5s',
+        authorization: { type: 'Bearer', credentials: { name: 'mint-prod-secrets', key: 'METRICS_TOKEN' } },
+      },
+    ]);
     const onApiPort = one(render({ set: { 'monitoring.serviceMonitor.enabled': 'true' } }), 'servicemonitor.yaml');
     expect(onApiPort.spec.endpoints).toEqual([{ port: 'http', path: '/metrics', interval: '30s', scrapeTimeout: '10s' }]);
     expect(monitor.spec.namespaceSelector).toEqual({ matchNames: ['mint'] });

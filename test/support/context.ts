@@ -26,4 +26,3 @@ declare module 'vitest' {
 export function testInfra(): TestInfra {
   return inject('mintInfra');
 }
-

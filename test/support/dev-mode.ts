@@ -72,7 +72,9 @@ export async function startDevMode(dataDir: string, options: { timeoutMs?: numbe
   const stored = JSON.parse(await readFile(join(dataDir, 'demo.json'), 'utf8')) as Omit<DevSeed, 'access_token'>;
   const baseUrl = `http://127.0.0.1:${port}`;
   return {
-    baseUrl, startMs, child,
+    baseUrl,
+    startMs,
+    child,
     seed: { ...stored, access_token: token },
     mint: createClient(MintService, createConnectTransport({ baseUrl, httpVersion: '1.1' })),
     auth: { headers: { authorization: `Bearer ${token}` } },

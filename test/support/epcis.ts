@@ -20,12 +20,19 @@ export interface StoredEpcisEvent {
 
 /** Every stored EPCIS event of the brand, in event time, record time and id order, with unit ranges expanded. */
 export async function storedEpcisEvents(em: Em, brandId: string): Promise<StoredEpcisEvent[]> {
-  const found = await query<Omit<StoredEpcisEvent, 'body'> & { body: Record<string, unknown> | string }>(em,
+  const found = await query<Omit<StoredEpcisEvent, 'body'> & { body: Record<string, unknown> | string }>(
+    em,
     `select id, event_type, biz_step, disposition, epcs, mint_batch_id, first_seq, unit_count, event_time, body
-     from epcis_events where brand_id = ? order by event_time, record_time, id`, [brandId]);
-  const bodies = await expandEpcisUnitRanges(em, brandId, found.map((r) => ({
-    body: typeof r.body === 'string' ? JSON.parse(r.body) as Record<string, unknown> : r.body,
-    units: r.mint_batch_id === null ? null : { mintBatchId: r.mint_batch_id, firstSeq: r.first_seq!, count: r.unit_count! },
-  })));
+     from epcis_events where brand_id = ? order by event_time, record_time, id`,
+    [brandId],
+  );
+  const bodies = await expandEpcisUnitRanges(
+    em,
+    brandId,
+    found.map((r) => ({
+      body: typeof r.body === 'string' ? (JSON.parse(r.body) as Record<string, unknown>) : r.body,
+      units: r.mint_batch_id === null ? null : { mintBatchId: r.mint_batch_id, firstSeq: r.first_seq!, count: r.unit_count! },
+    })),
+  );
   return found.map((r, i) => ({ ...r, body: bodies[i]! }));
 }

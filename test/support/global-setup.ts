@@ -6,16 +6,7 @@ import type { TestProject } from 'vitest/node';
 import type { TestInfra } from './context.ts';
 import { resolveServers } from './infra.ts';
 import { dropTestStreams } from './nats-admin.ts';
-import {
-  createDatabase,
-  databaseUrlFor,
-  disconnectAll,
-  dropDatabase,
-  listDatabases,
-  newRunId,
-  runStartOf,
-  templatePrefix,
-} from './pg-admin.ts';
+import { createDatabase, databaseUrlFor, disconnectAll, dropDatabase, listDatabases, newRunId, runStartOf, templatePrefix } from './pg-admin.ts';
 
 /** Databases and NATS streams left by runs that started longer ago than this are dropped (crashed runs). */
 const staleAfterMs = 6 * 60 * 60 * 1000;

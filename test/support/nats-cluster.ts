@@ -51,8 +51,7 @@ process.once('exit', () => {
   for (const child of children) child.kill('SIGKILL');
 });
 
-const exited = (proc: ChildProcess) =>
-  proc.exitCode !== null || proc.signalCode !== null ? Promise.resolve() : once(proc, 'exit').then(() => {});
+const exited = (proc: ChildProcess) => (proc.exitCode !== null || proc.signalCode !== null ? Promise.resolve() : once(proc, 'exit').then(() => {}));
 
 /**
  * Starts `size` (default 3) nats-server nodes forming one JetStream cluster on 127.0.0.1 and
@@ -77,10 +76,27 @@ export async function startNatsCluster(options: { size?: number; startTimeoutMs?
     const url = `nats://127.0.0.1:${spec.port}`;
     const launch = async () => {
       output = [];
-      const proc = spawn(natsServerBinary, [
-        '-js', '-sd', spec.storeDir, '-n', spec.name, '-a', '127.0.0.1', '-p', String(spec.port),
-        '--cluster_name', clusterName, '--cluster', `nats://127.0.0.1:${spec.routePort}`, '--routes', routes,
-      ], { cwd: workDir, stdio: ['ignore', 'pipe', 'pipe'] });
+      const proc = spawn(
+        natsServerBinary,
+        [
+          '-js',
+          '-sd',
+          spec.storeDir,
+          '-n',
+          spec.name,
+          '-a',
+          '127.0.0.1',
+          '-p',
+          String(spec.port),
+          '--cluster_name',
+          clusterName,
+          '--cluster',
+          `nats://127.0.0.1:${spec.routePort}`,
+          '--routes',
+          routes,
+        ],
+        { cwd: workDir, stdio: ['ignore', 'pipe', 'pipe'] },
+      );
       child = proc;
       children.add(proc);
       proc.once('exit', () => children.delete(proc));
@@ -166,11 +182,13 @@ export async function startNatsCluster(options: { size?: number; startTimeoutMs?
     },
     stop: () =>
       (stopped ??= (async () => {
-        await Promise.all(nodes.map(async (n) => {
-          const timer = setTimeout(() => void n.kill('SIGKILL'), 5000);
-          await n.kill('SIGTERM');
-          clearTimeout(timer);
-        }));
+        await Promise.all(
+          nodes.map(async (n) => {
+            const timer = setTimeout(() => void n.kill('SIGKILL'), 5000);
+            await n.kill('SIGTERM');
+            clearTimeout(timer);
+          }),
+        );
         await Promise.all([...specs.map((s) => s.storeDir), workDir].map((dir) => rm(dir, { recursive: true, force: true })));
       })()),
   };

@@ -74,8 +74,7 @@ export async function startNatsServer(options: { startTimeoutMs?: number } = {})
   let child: ChildProcess | undefined;
   let output: string[] = [];
 
-  const exited = (proc: ChildProcess) =>
-    proc.exitCode !== null || proc.signalCode !== null ? Promise.resolve() : once(proc, 'exit').then(() => {});
+  const exited = (proc: ChildProcess) => (proc.exitCode !== null || proc.signalCode !== null ? Promise.resolve() : once(proc, 'exit').then(() => {}));
 
   async function launch(): Promise<void> {
     output = [];

@@ -7,10 +7,13 @@ declare module 'oidc-provider' {
   }
 
   export default class Provider {
-    constructor(issuer: string, configuration: Record<string, unknown> & {
-      findAccount?: (ctx: ProviderContext, id: string) => Promise<{ accountId: string; claims: () => Promise<Record<string, unknown>> }>;
-      clientBasedCORS?: (ctx: ProviderContext, origin: string, client: unknown) => boolean;
-    });
+    constructor(
+      issuer: string,
+      configuration: Record<string, unknown> & {
+        findAccount?: (ctx: ProviderContext, id: string) => Promise<{ accountId: string; claims: () => Promise<Record<string, unknown>> }>;
+        clientBasedCORS?: (ctx: ProviderContext, origin: string, client: unknown) => boolean;
+      },
+    );
     on(event: string, listener: (ctx: ProviderContext) => void): void;
     listen(port: number, host: string): Server;
   }

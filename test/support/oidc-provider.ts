@@ -31,16 +31,25 @@ export async function startOidcProvider(options: { readonly consoleOrigin: strin
   const grants: string[] = [];
   let server: Server | undefined;
   // The port is known once listening; the issuer names it, so the provider is made after a first listen.
-  const probe = await new Promise<Server>((resolve) => { const s = createServer(); s.listen(0, '127.0.0.1', () => resolve(s)); });
+  const probe = await new Promise<Server>((resolve) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => resolve(s));
+  });
   const port = (probe.address() as AddressInfo).port;
   await new Promise<void>((resolve) => probe.close(() => resolve()));
   const issuer = `http://127.0.0.1:${port}`;
   const provider = new Provider(issuer, {
-    clients: [{
-      client_id: clientId, token_endpoint_auth_method: 'none', application_type: 'web',
-      redirect_uris: [redirect], post_logout_redirect_uris: [redirect],
-      grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'],
-    }],
+    clients: [
+      {
+        client_id: clientId,
+        token_endpoint_auth_method: 'none',
+        application_type: 'web',
+        redirect_uris: [redirect],
+        post_logout_redirect_uris: [redirect],
+        grant_types: ['authorization_code', 'refresh_token'],
+        response_types: ['code'],
+      },
+    ],
     jwks: { keys: [jwk] },
     cookies: { keys: ['console-e2e-cookie-key-0123456789abcdef'] },
     findAccount: async (_ctx, id) => ({ accountId: id, claims: async () => ({ sub: id }) }),
@@ -55,16 +64,29 @@ export async function startOidcProvider(options: { readonly consoleOrigin: strin
         defaultResource: async () => 'urn:mint:api',
         useGrantedResource: async () => true,
         getResourceServerInfo: async () => ({
-          scope: 'openid offline_access', audience: 'urn:mint:api', accessTokenFormat: 'jwt', accessTokenTTL: options.accessTokenTtl, jwt: { sign: { alg: 'RS256' } },
+          scope: 'openid offline_access',
+          audience: 'urn:mint:api',
+          accessTokenFormat: 'jwt',
+          accessTokenTTL: options.accessTokenTtl,
+          jwt: { sign: { alg: 'RS256' } },
         }),
       },
     },
   });
-  provider.on('grant.success', (ctx) => { grants.push(String(ctx.oidc.params?.['grant_type'] ?? '')); });
+  provider.on('grant.success', (ctx) => {
+    grants.push(String(ctx.oidc.params?.['grant_type'] ?? ''));
+  });
   server = provider.listen(port, '127.0.0.1') as Server;
   await new Promise<void>((resolve) => server!.once('listening', () => resolve()));
   return {
-    issuer, jwksUrl: `${issuer}/jwks`, clientId, grants,
-    close: () => new Promise<void>((resolve) => { server!.closeAllConnections(); server!.close(() => resolve()); }),
+    issuer,
+    jwksUrl: `${issuer}/jwks`,
+    clientId,
+    grants,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server!.closeAllConnections();
+        server!.close(() => resolve());
+      }),
   };
 }

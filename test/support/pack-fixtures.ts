@@ -15,8 +15,18 @@ import addFormats from 'ajv-formats';
 import type { ActivationMode, IdentityMode } from '@mint/domain';
 import type { PackStore } from '@mint/store';
 import {
-  claimPayloadPack, createPayloadPack, createPayloadPackDownloadUrl, generatePayloadPack, openPayloadPackDownload, processMintJobBatch, submitMintRequest,
-  type DownloadSettings, type PackClaim, type PackGenerationResult, type PackManifest, type UseCaseContext,
+  claimPayloadPack,
+  createPayloadPack,
+  createPayloadPackDownloadUrl,
+  generatePayloadPack,
+  openPayloadPackDownload,
+  processMintJobBatch,
+  submitMintRequest,
+  type DownloadSettings,
+  type PackClaim,
+  type PackGenerationResult,
+  type PackManifest,
+  type UseCaseContext,
 } from '@mint/usecases';
 import { query, run, unitsWithUrls } from './sql.ts';
 import type { SeededBrand } from './usecases.ts';
@@ -28,11 +38,20 @@ export async function mintCompleted(
   quantity: number,
   options: { activationMode?: ActivationMode; identityMode?: IdentityMode; lots?: { lotCode: string; qty: number }[]; chunk?: number } = {},
 ): Promise<{ mintJobId: string; mintBatchId: string }> {
-  const result = await submitMintRequest(ctx, { id: brand.userId }, {
-    brandId: brand.brandId, productId: brand.productId, productBatchId: null, requestedQuantity: quantity,
-    identityMode: options.identityMode ?? 'serial', activationMode: options.activationMode ?? 'active_at_mint',
-    lots: options.lots ?? [], idempotencyKey: null,
-  });
+  const result = await submitMintRequest(
+    ctx,
+    { id: brand.userId },
+    {
+      brandId: brand.brandId,
+      productId: brand.productId,
+      productBatchId: null,
+      requestedQuantity: quantity,
+      identityMode: options.identityMode ?? 'serial',
+      activationMode: options.activationMode ?? 'active_at_mint',
+      lots: options.lots ?? [],
+      idempotencyKey: null,
+    },
+  );
   if (!result.ok) throw new Error(`mint blocked: ${JSON.stringify(result.blockingReasons)}`);
   for (let i = 0; i < 1000; i++) {
     if ((await processMintJobBatch(ctx, brand.brandId, result.mintJobId, options.chunk ?? 10_000)).done) break;
@@ -61,7 +80,10 @@ export async function generateOnly(ctx: UseCaseContext, store: PackStore, packId
     }
   } finally {
     for (const claim of others) {
-      await run(ctx.db.em.fork(), `update payload_packs set status = 'pending', lease_expires_at = null where brand_id = ? and id = ?`, [claim.brandId, claim.id]);
+      await run(ctx.db.em.fork(), `update payload_packs set status = 'pending', lease_expires_at = null where brand_id = ? and id = ?`, [
+        claim.brandId,
+        claim.id,
+      ]);
     }
   }
 }
@@ -73,7 +95,9 @@ export async function packsOfBatch(ctx: UseCaseContext, batchId: string): Promis
 
 /** The EPCIS 2.0 JSON Schema vendored in packages/usecases/src/lifecycle/epcis-2.0 (the one capture checks documents against), compiled with ajv (draft-07, with formats). */
 export function epcisValidator(): ValidateFunction {
-  const schema = JSON.parse(readFileSync(fileURLToPath(new URL('../../packages/usecases/src/lifecycle/epcis-2.0/EPCIS-JSON-Schema.json', import.meta.url)), 'utf8')) as object;
+  const schema = JSON.parse(
+    readFileSync(fileURLToPath(new URL('../../packages/usecases/src/lifecycle/epcis-2.0/EPCIS-JSON-Schema.json', import.meta.url)), 'utf8'),
+  ) as object;
   const ajv = new Ajv({ strict: false, allErrors: true });
   // ajv-formats is CommonJS: its default export is the plugin function at run time.
   (addFormats as unknown as (a: Ajv) => void)(ajv);
@@ -86,11 +110,20 @@ export function epcisValidator(): ValidateFunction {
  * `tar -x` into a new folder and runs `sha256sum -c SHA256SUMS` there. Returns the folder, the
  * manifest and sha256sum's output; throws when a checksum fails.
  */
-export async function downloadAndVerify(ctx: UseCaseContext, settings: DownloadSettings, brandId: string, packId: string): Promise<{ dir: string; manifest: PackManifest; check: string }> {
+export async function downloadAndVerify(
+  ctx: UseCaseContext,
+  settings: DownloadSettings,
+  brandId: string,
+  packId: string,
+): Promise<{ dir: string; manifest: PackManifest; check: string }> {
   const issued = await createPayloadPackDownloadUrl(ctx, settings, { brandId, packId, ttlSeconds: null });
   const url = new URL(issued.url);
   const answer = await openPayloadPackDownload(ctx, settings, {
-    method: 'GET', path: url.pathname, exp: url.searchParams.get('exp'), kid: url.searchParams.get('kid'), sig: url.searchParams.get('sig'),
+    method: 'GET',
+    path: url.pathname,
+    exp: url.searchParams.get('exp'),
+    kid: url.searchParams.get('kid'),
+    sig: url.searchParams.get('sig'),
   });
   if (answer.kind !== 'file') throw new Error(`download answered ${answer.kind}`);
   const dir = await mkdtemp(join(tmpdir(), 'mint-pack-download-'));
@@ -120,7 +153,13 @@ export interface RoundTrip {
  * line by line (one event a line) and compared with the batch's units (count, distinct, first and
  * last), and ZPL labels counted. The downloaded folder is removed.
  */
-export async function serialPackRoundTrip(ctx: UseCaseContext, brand: SeededBrand, store: PackStore, keys: DownloadSettings['keys'], units: number): Promise<RoundTrip> {
+export async function serialPackRoundTrip(
+  ctx: UseCaseContext,
+  brand: SeededBrand,
+  store: PackStore,
+  keys: DownloadSettings['keys'],
+  units: number,
+): Promise<RoundTrip> {
   const { mintBatchId } = await mintCompleted(ctx, brand, units, { chunk: 20_000 });
   const formats = ['zpl', 'epcis'] as const;
   const pack = await createPayloadPack(ctx, { brandId: brand.brandId, mintBatchId, formats, seqFrom: null, seqTo: null, symbology: null, layout: null });
@@ -136,8 +175,13 @@ export async function serialPackRoundTrip(ctx: UseCaseContext, brand: SeededBran
   if (result.kind !== 'ready') throw new Error(`pack generation ended ${JSON.stringify(result)}`);
   const { dir, manifest, check } = await downloadAndVerify(ctx, { keys, store }, brand.brandId, pack.id);
   try {
-    const [first] = await query<{ resolver_url: string }>(ctx.db.em.fork(), `select resolver_url from ${unitsWithUrls} where mint_batch_id = ? and seq = 1`, [mintBatchId]);
-    const [last] = await query<{ resolver_url: string }>(ctx.db.em.fork(), `select resolver_url from ${unitsWithUrls} where mint_batch_id = ? and seq = ?`, [mintBatchId, units]);
+    const [first] = await query<{ resolver_url: string }>(ctx.db.em.fork(), `select resolver_url from ${unitsWithUrls} where mint_batch_id = ? and seq = 1`, [
+      mintBatchId,
+    ]);
+    const [last] = await query<{ resolver_url: string }>(ctx.db.em.fork(), `select resolver_url from ${unitsWithUrls} where mint_batch_id = ? and seq = ?`, [
+      mintBatchId,
+      units,
+    ]);
     let epcs = 0;
     let events = 0;
     const seen = new Set<string>();

@@ -74,8 +74,6 @@ export async function disconnectAll(adminUrl: string, name: string): Promise<voi
 
 /** Names of the databases on the server for which `keep(name)` is true. */
 export async function listDatabases(adminUrl: string, keep: (name: string) => boolean): Promise<string[]> {
-  const { rows } = await withAdmin(adminUrl, (client) =>
-    client.query<{ datname: string }>('SELECT datname FROM pg_database WHERE NOT datistemplate'),
-  );
+  const { rows } = await withAdmin(adminUrl, (client) => client.query<{ datname: string }>('SELECT datname FROM pg_database WHERE NOT datistemplate'));
   return rows.map((row) => row.datname).filter(keep);
 }

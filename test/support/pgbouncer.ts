@@ -48,22 +48,26 @@ export async function startPgBouncer(upstreamUrl: string, options: { poolSize?: 
   const authFile = join(dir, 'userlist.txt');
   const config = join(dir, 'pgbouncer.ini');
   await writeFile(authFile, `"${user}" ""\n`, { mode: 0o644 });
-  await writeFile(config, [
-    '[databases]',
-    `* = host=${upstream.hostname} port=${upstream.port || '5432'}`,
-    '[pgbouncer]',
-    'listen_addr = 127.0.0.1',
-    `listen_port = ${port}`,
-    'unix_socket_dir =',
-    'auth_type = trust',
-    `auth_file = ${authFile}`,
-    'pool_mode = transaction',
-    'max_client_conn = 2000',
-    `default_pool_size = ${options.poolSize ?? 20}`,
-    'server_reset_query =',
-    'ignore_startup_parameters = extra_float_digits',
-    '',
-  ].join('\n'), { mode: 0o644 });
+  await writeFile(
+    config,
+    [
+      '[databases]',
+      `* = host=${upstream.hostname} port=${upstream.port || '5432'}`,
+      '[pgbouncer]',
+      'listen_addr = 127.0.0.1',
+      `listen_port = ${port}`,
+      'unix_socket_dir =',
+      'auth_type = trust',
+      `auth_file = ${authFile}`,
+      'pool_mode = transaction',
+      'max_client_conn = 2000',
+      `default_pool_size = ${options.poolSize ?? 20}`,
+      'server_reset_query =',
+      'ignore_startup_parameters = extra_float_digits',
+      '',
+    ].join('\n'),
+    { mode: 0o644 },
+  );
   const args = process.getuid?.() === 0 ? ['-u', 'postgres', config] : [config];
   const child = spawn(pgbouncerBinary, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(child);
@@ -82,16 +86,17 @@ export async function startPgBouncer(upstreamUrl: string, options: { poolSize?: 
     return u.toString();
   };
   let stopped: Promise<void> | undefined;
-  const stop = () => (stopped ??= (async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      const exited = once(child, 'exit');
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-      await exited;
-      clearTimeout(timer);
-    }
-    await rm(dir, { recursive: true, force: true });
-  })());
+  const stop = () =>
+    (stopped ??= (async () => {
+      if (child.exitCode === null && child.signalCode === null) {
+        const exited = once(child, 'exit');
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+        await exited;
+        clearTimeout(timer);
+      }
+      await rm(dir, { recursive: true, force: true });
+    })());
   const deadline = Date.now() + 10_000;
   for (;;) {
     if (child.exitCode !== null || child.signalCode !== null || Date.now() > deadline) {

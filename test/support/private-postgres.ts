@@ -41,7 +41,10 @@ export async function startPrivatePostgres(settings = ''): Promise<PrivatePostgr
   const port = await freePort();
   const data = join(dir, 'data');
   await pgBin('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '--no-locale', '-E', 'UTF8', '--no-sync']);
-  await appendFile(join(data, 'postgresql.conf'), `\nport = ${port}\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = '${dir}'\nfsync = off\nmax_connections = 200\n${settings}`);
+  await appendFile(
+    join(data, 'postgresql.conf'),
+    `\nport = ${port}\nlisten_addresses = '127.0.0.1'\nunix_socket_directories = '${dir}'\nfsync = off\nmax_connections = 200\n${settings}`,
+  );
   let running = false;
   const start = async () => {
     await pgBin('pg_ctl', ['-D', data, '-l', join(dir, 'server.log'), '-w', '-t', '60', 'start']);
@@ -55,7 +58,8 @@ export async function startPrivatePostgres(settings = ''): Promise<PrivatePostgr
   return {
     port,
     url: (database = 'postgres') => `postgres://postgres@127.0.0.1:${port}/${database}`,
-    stop, start,
+    stop,
+    start,
     async remove() {
       if (running) await stop().catch(() => undefined);
       await rm(dir, { recursive: true, force: true });

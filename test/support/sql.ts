@@ -19,17 +19,24 @@ export async function run(em: Em, sql: string, params: readonly unknown[] = []):
  * the application's upserts do: the field and its GTIN's gs1:pip link move together.
  */
 export async function setPassportUrl(em: Em, brandId: string, url: string | null, productId?: string): Promise<void> {
-  await query(em, `with old as (select id, gtin, passport_url, name from products where brand_id = ? and (?::uuid is null or id = ?::uuid)),
+  await query(
+    em,
+    `with old as (select id, gtin, passport_url, name from products where brand_id = ? and (?::uuid is null or id = ?::uuid)),
     written as (update products p set passport_url = ? from old where p.brand_id = ? and p.id = old.id returning p.id)
     select resolver_move_pip_link(?, 'gtin', old.gtin, old.passport_url, ?, old.name)::text from old where old.gtin is not null`,
-  [brandId, productId ?? null, productId ?? null, url, brandId, brandId, url]);
+    [brandId, productId ?? null, productId ?? null, url, brandId, brandId, url],
+  );
 }
 
 /** Sets the brand's default_passport_url and moves its brand-level gs1:pip link with it, as a brand write of the application would. */
 export async function setBrandDefaultPassportUrl(em: Em, brandId: string, url: string | null): Promise<void> {
-  await query(em, `with old as (select id, name, default_passport_url from brands where id = ?),
+  await query(
+    em,
+    `with old as (select id, name, default_passport_url from brands where id = ?),
     written as (update brands b set default_passport_url = ? from old where b.id = old.id returning b.id)
-    select resolver_move_pip_link(old.id, 'brand', '', old.default_passport_url, ?, old.name)::text from old`, [brandId, url, url]);
+    select resolver_move_pip_link(old.id, 'brand', '', old.default_passport_url, ?, old.name)::text from old`,
+    [brandId, url, url],
+  );
 }
 
 /**

@@ -78,11 +78,7 @@ export default class SummaryReporter implements Reporter {
     this.#queued = specifications.length;
   }
 
-  onTestRunEnd(
-    modules: ReadonlyArray<TestModule>,
-    unhandledErrors: ReadonlyArray<SerializedError>,
-    reason: TestRunEndReason,
-  ): void {
+  onTestRunEnd(modules: ReadonlyArray<TestModule>, unhandledErrors: ReadonlyArray<SerializedError>, reason: TestRunEndReason): void {
     const file = process.env[summaryFileVariable];
     if (file === undefined || file === '') return;
     writeFileSync(file, JSON.stringify(summarize(this.#queued, modules, unhandledErrors, reason)));

@@ -43,10 +43,7 @@ describe('freshDatabase', () => {
   });
 
   it.runIf(testInfra().migrated)('starts from the migrated schema', async () => {
-    const [row] = await query<{ tables: number }>(
-      first.url,
-      "SELECT count(*)::int AS tables FROM information_schema.tables WHERE table_schema = 'public'",
-    );
+    const [row] = await query<{ tables: number }>(first.url, "SELECT count(*)::int AS tables FROM information_schema.tables WHERE table_schema = 'public'");
     expect(row?.tables).toBeGreaterThan(0);
   });
 

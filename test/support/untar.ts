@@ -3,7 +3,7 @@
 /** Files of a ustar archive by name. */
 export function untar(archive: Buffer): Map<string, Buffer> {
   const files = new Map<string, Buffer>();
-  for (let at = 0; at + 512 <= archive.length;) {
+  for (let at = 0; at + 512 <= archive.length; ) {
     const header = archive.subarray(at, at + 512);
     if (header.every((b) => b === 0)) break;
     const name = header.subarray(0, 100).toString('utf8').replace(/\0.*$/s, '');

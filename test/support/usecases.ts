@@ -2,7 +2,16 @@
 
 import { openDatabase, type Database } from '@mint/db';
 import type { MintRequest } from '@mint/domain';
-import { createUseCaseContext, createUser, createWorkspace, grantRole, issueAccessToken, submitMintRequest, upsertProduct, type UseCaseContext } from '@mint/usecases';
+import {
+  createUseCaseContext,
+  createUser,
+  createWorkspace,
+  grantRole,
+  issueAccessToken,
+  submitMintRequest,
+  upsertProduct,
+  type UseCaseContext,
+} from '@mint/usecases';
 import { afterAll, beforeAll } from 'vitest';
 import { freshDatabase, type FreshDatabase } from './database.ts';
 
@@ -42,7 +51,9 @@ export function nextGtin(): string {
 /** Waits for `work` at most `ms`; past that, prints what the process still has open and goes on. */
 async function settlesWithin(work: Promise<unknown>, ms: number, what: string): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<'late'>((resolve) => { timer = setTimeout(() => resolve('late'), ms); });
+  const late = new Promise<'late'>((resolve) => {
+    timer = setTimeout(() => resolve('late'), ms);
+  });
   const outcome = await Promise.race([work.then(() => 'done' as const), late]).finally(() => clearTimeout(timer));
   if (outcome === 'late') console.warn(`${what} took over ${ms} ms; still open: ${process.getActiveResourcesInfo().join(', ')}`);
 }
@@ -52,18 +63,33 @@ export async function setupUseCases(): Promise<UseCaseBundle> {
   const database = await freshDatabase();
   const db = await openDatabase({ url: database.url }, { poolSize: 8 });
   const ctx = createUseCaseContext({
-    db, publicBaseUrl: 'http://127.0.0.1:8080', jwtSecret: testJwtSecret, webhookSecretKeys: [{ id: 'w1', secret: new Uint8Array(Buffer.alloc(32, 8)) }],
+    db,
+    publicBaseUrl: 'http://127.0.0.1:8080',
+    jwtSecret: testJwtSecret,
+    webhookSecretKeys: [{ id: 'w1', secret: new Uint8Array(Buffer.alloc(32, 8)) }],
   });
   return {
-    db, ctx, database,
+    db,
+    ctx,
+    database,
     async seedBrand(options = {}) {
       const brand = await createWorkspace(ctx, { name: 'Test Brand', apiAccessEnabled: true });
       const user = await createUser(ctx, { email: `owner-${brand.slug}@test.example`, name: 'Owner' });
       await grantRole(ctx, brand.id, user.id, 'owner');
       const gtin = options.gtin === undefined ? nextGtin() : options.gtin;
-      const { product } = await upsertProduct(ctx, { id: user.id }, {
-        brandId: brand.id, sku: 'SKU-1', name: 'Product One', gtin, commercialStatus: 'ACTIVE', mintReadinessStatus: 'READY', passportUrl: null,
-      });
+      const { product } = await upsertProduct(
+        ctx,
+        { id: user.id },
+        {
+          brandId: brand.id,
+          sku: 'SKU-1',
+          name: 'Product One',
+          gtin,
+          commercialStatus: 'ACTIVE',
+          mintReadinessStatus: 'READY',
+          passportUrl: null,
+        },
+      );
       return { brandId: brand.id, userId: user.id, productId: product.id, gtin: gtin ?? '', token: await issueAccessToken(ctx, user.id) };
     },
     async close() {
@@ -80,10 +106,21 @@ export async function setupUseCases(): Promise<UseCaseBundle> {
  * product (fields overridable) and returns the created job and batch; a blocked request throws.
  */
 export async function submitSerial(ctx: UseCaseContext, brand: SeededBrand, requestedQuantity: number, overrides: Partial<MintRequest> = {}) {
-  const result = await submitMintRequest(ctx, { id: brand.userId }, {
-    brandId: brand.brandId, productId: brand.productId, productBatchId: null, requestedQuantity,
-    identityMode: 'serial', activationMode: 'active_at_mint', lots: [], idempotencyKey: null, ...overrides,
-  });
+  const result = await submitMintRequest(
+    ctx,
+    { id: brand.userId },
+    {
+      brandId: brand.brandId,
+      productId: brand.productId,
+      productBatchId: null,
+      requestedQuantity,
+      identityMode: 'serial',
+      activationMode: 'active_at_mint',
+      lots: [],
+      idempotencyKey: null,
+      ...overrides,
+    },
+  );
   if (!result.ok) throw new Error(`blocked: ${result.blockingReasons.map((r) => r.code).join(', ')}`);
   return result;
 }

@@ -42,16 +42,19 @@ export async function startWebhookReceiver(handler: ReceiverHandler = () => 200)
       received.push(request);
       now++;
       max = Math.max(max, now);
-      void Promise.resolve(handler(request, res)).then((status) => {
-        now--;
-        if (res.headersSent || res.writableEnded) return;
-        res.statusCode = typeof status === 'number' ? status : 200;
-        res.end('ok');
-      }, () => {
-        now--;
-        res.statusCode = 500;
-        res.end();
-      });
+      void Promise.resolve(handler(request, res)).then(
+        (status) => {
+          now--;
+          if (res.headersSent || res.writableEnded) return;
+          res.statusCode = typeof status === 'number' ? status : 200;
+          res.end('ok');
+        },
+        () => {
+          now--;
+          res.statusCode = 500;
+          res.end();
+        },
+      );
     });
   });
   server.on('connection', () => connections++);
@@ -63,9 +66,10 @@ export async function startWebhookReceiver(handler: ReceiverHandler = () => 200)
     received,
     connections: () => connections,
     inFlight: () => ({ now, max }),
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

@@ -94,10 +94,7 @@ export async function runDelivery(
     await handler(message);
     if (!settled) {
       message.nak(options.retryDelayMs);
-      options.onError(
-        new UnsettledJobError(`handler returned without ack, nak or term for ${job.kind} job ${job.id}`),
-        job,
-      );
+      options.onError(new UnsettledJobError(`handler returned without ack, nak or term for ${job.kind} job ${job.id}`), job);
     }
   } catch (error) {
     message.nak(options.retryDelayMs);

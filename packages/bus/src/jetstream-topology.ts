@@ -88,10 +88,7 @@ function isTransient(error: unknown): boolean {
 
 /** True when a JetStream API call failed because the stream or consumer does not exist. */
 export function isMissingResource(error: unknown): boolean {
-  return (
-    error instanceof JetStreamApiError &&
-    (error.code === JetStreamApiCodes.StreamNotFound || error.code === JetStreamApiCodes.ConsumerNotFound)
-  );
+  return error instanceof JetStreamApiError && (error.code === JetStreamApiCodes.StreamNotFound || error.code === JetStreamApiCodes.ConsumerNotFound);
 }
 
 async function ensureStream(jsm: JetStreamManager, topology: JetStreamTopology): Promise<void> {
@@ -183,9 +180,7 @@ async function ensureConsumer(jsm: JetStreamManager, topology: JetStreamTopology
   }
   const { config } = info;
   if (config.ack_policy !== AckPolicy.Explicit || config.deliver_subject) {
-    throw new JobBusError(
-      `consumer ${durable} on stream ${stream} exists but is not an explicit-ack pull consumer; delete it`,
-    );
+    throw new JobBusError(`consumer ${durable} on stream ${stream} exists but is not an explicit-ack pull consumer; delete it`);
   }
   if (
     config.filter_subject !== wanted.filter_subject ||

@@ -44,22 +44,38 @@ export function allProgressSubject(subjectPrefix: string): string {
 
 /** The wire form of an update (JSON). */
 export function encodeProgress(update: JobProgressUpdate): Uint8Array {
-  return new TextEncoder().encode(JSON.stringify({
-    brandId: update.brandId, mintJobId: update.mintJobId, status: update.status, mintedQuantity: update.mintedQuantity,
-    requestedQuantity: update.requestedQuantity, failureReason: update.failureReason,
-  }));
+  return new TextEncoder().encode(
+    JSON.stringify({
+      brandId: update.brandId,
+      mintJobId: update.mintJobId,
+      status: update.status,
+      mintedQuantity: update.mintedQuantity,
+      requestedQuantity: update.requestedQuantity,
+      failureReason: update.failureReason,
+    }),
+  );
 }
 
 /** Decodes an update; undefined for anything malformed (it is dropped: the safety-net read covers it). */
 export function decodeProgress(data: Uint8Array): JobProgressUpdate | undefined {
   try {
     const v = JSON.parse(new TextDecoder().decode(data)) as Record<string, unknown>;
-    if (typeof v.brandId !== 'string' || typeof v.mintJobId !== 'string' || typeof v.status !== 'string'
-      || !Number.isInteger(v.mintedQuantity) || !Number.isInteger(v.requestedQuantity)
-      || (v.failureReason !== null && typeof v.failureReason !== 'string')) return undefined;
+    if (
+      typeof v.brandId !== 'string' ||
+      typeof v.mintJobId !== 'string' ||
+      typeof v.status !== 'string' ||
+      !Number.isInteger(v.mintedQuantity) ||
+      !Number.isInteger(v.requestedQuantity) ||
+      (v.failureReason !== null && typeof v.failureReason !== 'string')
+    )
+      return undefined;
     return {
-      brandId: v.brandId, mintJobId: v.mintJobId, status: v.status, mintedQuantity: v.mintedQuantity as number,
-      requestedQuantity: v.requestedQuantity as number, failureReason: v.failureReason as string | null,
+      brandId: v.brandId,
+      mintJobId: v.mintJobId,
+      status: v.status,
+      mintedQuantity: v.mintedQuantity as number,
+      requestedQuantity: v.requestedQuantity as number,
+      failureReason: v.failureReason as string | null,
     };
   } catch {
     return undefined;

@@ -79,7 +79,11 @@ export async function connectScanSpill(options: ScanSpillOptions): Promise<ScanS
     nc = await connect({
       servers: options.url.split(',').map((url) => url.trim()),
       ...(options.name === undefined ? {} : { name: options.name }),
-      maxReconnectAttempts: -1, reconnectTimeWait: 1_000, pingInterval: 10_000, maxPingOut: 3, timeout,
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 1_000,
+      pingInterval: 10_000,
+      maxPingOut: 3,
+      timeout,
     });
   } catch (cause) {
     throw new JobBusError(`connecting to NATS at ${options.url} failed`, { cause });
@@ -101,8 +105,12 @@ async function ensureSpillStream(jsm: JetStreamManager, stream: string, subject:
     if (!isMissingResource(cause)) throw new JobBusError(`reading stream ${stream} failed`, { cause });
     try {
       await jsm.streams.add({
-        name: stream, subjects: [subject], retention: RetentionPolicy.Workqueue, storage: StorageType.File,
-        duplicate_window: duplicateWindowMs * 1_000_000, num_replicas: replicas,
+        name: stream,
+        subjects: [subject],
+        retention: RetentionPolicy.Workqueue,
+        storage: StorageType.File,
+        duplicate_window: duplicateWindowMs * 1_000_000,
+        num_replicas: replicas,
       });
     } catch (added) {
       // Another process may have created it meanwhile.
@@ -115,14 +123,20 @@ async function ensureSpillStream(jsm: JetStreamManager, stream: string, subject:
     await jsm.consumers.info(stream, 'replay');
   } catch (cause) {
     if (!isMissingResource(cause)) throw new JobBusError(`reading consumer replay on stream ${stream} failed`, { cause });
-    await jsm.consumers.add(stream, {
-      durable_name: 'replay', ack_policy: AckPolicy.Explicit, deliver_policy: DeliverPolicy.All, ack_wait: ackWaitMs * 1_000_000, max_deliver: -1,
-      num_replicas: replicas,
-    }).catch(async (added: unknown) => {
-      await jsm.consumers.info(stream, 'replay').catch(() => {
-        throw new JobBusError(`creating consumer replay on stream ${stream} failed`, { cause: added });
+    await jsm.consumers
+      .add(stream, {
+        durable_name: 'replay',
+        ack_policy: AckPolicy.Explicit,
+        deliver_policy: DeliverPolicy.All,
+        ack_wait: ackWaitMs * 1_000_000,
+        max_deliver: -1,
+        num_replicas: replicas,
+      })
+      .catch(async (added: unknown) => {
+        await jsm.consumers.info(stream, 'replay').catch(() => {
+          throw new JobBusError(`creating consumer replay on stream ${stream} failed`, { cause: added });
+        });
       });
-    });
   }
 }
 

@@ -81,7 +81,6 @@ describe('connectJetStreamBus', () => {
     expect(seen).toHaveLength(1);
   });
 
-
   it('stores every job announced in one turn, also when the bus closes right after the announces', async () => {
     const { bus, storedMessages } = await setup();
     const announced = Array.from({ length: 20 }, () => job());
@@ -213,7 +212,11 @@ describe('connectJetStreamBus across a nats-server crash', () => {
     const after = job();
     // what the outbox relay does: retry until the bus accepts it
     await until(
-      () => bus.publish(after).then(() => true, () => false),
+      () =>
+        bus.publish(after).then(
+          () => true,
+          () => false,
+        ),
       10_000,
       'publish accepted after restart',
     );

@@ -57,7 +57,7 @@ export function jobBusContract(open: (options?: ContractBusOptions) => Promise<C
   };
 
   describe('the JobBus contract', () => {
-    it('delivers an announced job once, the publish of the same job right after it (the outbox relay\'s) being a duplicate', async () => {
+    it("delivers an announced job once, the publish of the same job right after it (the outbox relay's) being a duplicate", async () => {
       const t = await open();
       const announced = job();
       const seen: JobMessage[] = [];

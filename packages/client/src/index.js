@@ -49,12 +49,14 @@ export function createMintClient(options) {
   if (!options || (typeof options.baseUrl !== 'string' && options.transport === undefined)) {
     throw new TypeError('createMintClient needs baseUrl (e.g. "http://localhost:8080") or a transport');
   }
-  const transport = options.transport ?? createConnectTransport({
-    baseUrl: options.baseUrl,
-    useBinaryFormat: options.binary ?? false,
-    fetch: options.fetch,
-    interceptors: [credentialsInterceptor(options), ...(options.interceptors ?? [])],
-  });
+  const transport =
+    options.transport ??
+    createConnectTransport({
+      baseUrl: options.baseUrl,
+      useBinaryFormat: options.binary ?? false,
+      fetch: options.fetch,
+      interceptors: [credentialsInterceptor(options), ...(options.interceptors ?? [])],
+    });
   return {
     transport,
     mint: createClient(MintService, transport),

@@ -15,13 +15,43 @@ export const colocationTable = 'mint_jobs';
  * routed to one shard and joins within a brand stay on one node.
  */
 export const distributedTables = [
-  'mint_jobs', 'mint_batches', 'mint_units', 'mint_lots', 'mint_events', 'mint_kpis', 'mint_preflights', 'payload_packs',
-  'products', 'production_batches', 'product_imports', 'import_keys', 'memberships', 'idempotency_records', 'resolver_links', 'scan_events', 'scan_ingest_batches',
-  'scan_alert_settings', 'scan_daily_rollups', 'scan_rollup_days',
-  'webhook_endpoints', 'webhook_deliveries', 'webhook_fanouts', 'passport_drafts', 'passport_versions',
-  'unit_states', 'serial_moves', 'epcis_events',
-  'container_settings', 'container_mints', 'containers', 'unit_containers', 'container_ops',
-  'partners', 'partner_grants', 'allocation_requests', 'unit_allocations',
+  'mint_jobs',
+  'mint_batches',
+  'mint_units',
+  'mint_lots',
+  'mint_events',
+  'mint_kpis',
+  'mint_preflights',
+  'payload_packs',
+  'products',
+  'production_batches',
+  'product_imports',
+  'import_keys',
+  'memberships',
+  'idempotency_records',
+  'resolver_links',
+  'scan_events',
+  'scan_ingest_batches',
+  'scan_alert_settings',
+  'scan_daily_rollups',
+  'scan_rollup_days',
+  'webhook_endpoints',
+  'webhook_deliveries',
+  'webhook_fanouts',
+  'passport_drafts',
+  'passport_versions',
+  'unit_states',
+  'serial_moves',
+  'epcis_events',
+  'container_settings',
+  'container_mints',
+  'containers',
+  'unit_containers',
+  'container_ops',
+  'partners',
+  'partner_grants',
+  'allocation_requests',
+  'unit_allocations',
 ] as const;
 
 /**
@@ -45,8 +75,9 @@ export function onCitus(em: Em): Promise<boolean> {
   const key = em.getDriver();
   let known = citusOf.get(key);
   if (known === undefined) {
-    known = rows(em, (k) => k.selectNoFrom(sql<boolean>`exists (select 1 from pg_extension where extname = 'citus')`.as('present')))
-      .then((r) => r[0]?.present === true);
+    known = rows(em, (k) => k.selectNoFrom(sql<boolean>`exists (select 1 from pg_extension where extname = 'citus')`.as('present'))).then(
+      (r) => r[0]?.present === true,
+    );
     citusOf.set(key, known);
     known.catch(() => citusOf.delete(key));
   }
@@ -71,8 +102,9 @@ export async function distributeForCitus(db: Database): Promise<DistributionOutc
   const installed = await rows(em, (k) => k.selectNoFrom(sql<boolean>`exists (select 1 from pg_extension where extname = 'citus')`.as('present')));
   if (installed[0]?.present !== true) return { citus: false };
   // Citus's metadata: every table it already distributes or replicates.
-  const laidOut = new Set((await sql<{ name: string }>`select logicalrelid::regclass::text as name from pg_dist_partition`.execute(kysely(em))).rows
-    .map((r) => r.name));
+  const laidOut = new Set(
+    (await sql<{ name: string }>`select logicalrelid::regclass::text as name from pg_dist_partition`.execute(kysely(em))).rows.map((r) => r.name),
+  );
   const reference: string[] = [];
   for (const table of referenceTables) {
     if (laidOut.has(table)) continue;
@@ -82,9 +114,13 @@ export async function distributeForCitus(db: Database): Promise<DistributionOutc
   const distributed: string[] = [];
   for (const table of [colocationTable, ...distributedTables.filter((t) => t !== colocationTable)]) {
     if (laidOut.has(table)) continue;
-    await rows(em, (k) => k.selectNoFrom(table === colocationTable
-      ? sql<string>`create_distributed_table(${table}, 'brand_id')::text`.as('done')
-      : sql<string>`create_distributed_table(${table}, 'brand_id', colocate_with => ${colocationTable})::text`.as('done')));
+    await rows(em, (k) =>
+      k.selectNoFrom(
+        table === colocationTable
+          ? sql<string>`create_distributed_table(${table}, 'brand_id')::text`.as('done')
+          : sql<string>`create_distributed_table(${table}, 'brand_id', colocate_with => ${colocationTable})::text`.as('done'),
+      ),
+    );
     distributed.push(table);
   }
   return { citus: true, distributed, reference };

@@ -77,13 +77,13 @@ function sharedOptions() {
 
 /** Opens the database at `location` with a pool of connections (not migrated: see {@link migrate}). */
 export async function openDatabase(location: DatabaseLocation, options: OpenDatabaseOptions = {}): Promise<Database> {
-  const db = await PostgresMikroORM.init({
+  const db = (await PostgresMikroORM.init({
     ...sharedOptions(),
     clientUrl: location.url,
     pool: { min: 0, max: options.poolSize ?? 10 },
     // A connection the server ends mid-transaction must not keep its pool slot (see releaseDeadClients).
     driverOptions: { application_name: options.applicationName ?? 'minting', onPoolCreated: releaseDeadClients },
-  }) as unknown as Database;
+  })) as unknown as Database;
   if (options.resolverReadUrl !== undefined) resolverReadUrls.set(db, options.resolverReadUrl);
   if (options.directUrl !== undefined) directUrls.set(db, options.directUrl);
   else sessionPools.set(db.em.getConnection(), await (db.em.getConnection() as unknown as { getNativeClient(): Promise<Pool> }).getNativeClient());

@@ -41,12 +41,15 @@ type Json<T> = string | (null extends T ? null : never);
 /** Both drivers keep timestamps as text (MikroORM's type parsers), so a timestamp reads as a string; a Date is accepted everywhere. */
 type Read<T> = T extends Date ? string | Date : T;
 
-type Column<Table extends string, Name, T> =
-  Name extends (Table extends keyof Int8Columns ? Int8Columns[Table] : never)
-    ? ColumnType<string | number, number | undefined, number>
-    : Name extends (Table extends keyof JsonColumns ? JsonColumns[Table] : never)
-      ? T extends ColumnType<infer S, unknown, unknown> ? ColumnType<S, Json<S> | undefined, Json<S>> : ColumnType<T, Json<T>, Json<T>>
-      : T extends ColumnType<infer S, infer I, infer U> ? ColumnType<Read<S>, I, U> : ColumnType<Read<T>, T, T>;
+type Column<Table extends string, Name, T> = Name extends (Table extends keyof Int8Columns ? Int8Columns[Table] : never)
+  ? ColumnType<string | number, number | undefined, number>
+  : Name extends (Table extends keyof JsonColumns ? JsonColumns[Table] : never)
+    ? T extends ColumnType<infer S, unknown, unknown>
+      ? ColumnType<S, Json<S> | undefined, Json<S>>
+      : ColumnType<T, Json<T>, Json<T>>
+    : T extends ColumnType<infer S, infer I, infer U>
+      ? ColumnType<Read<S>, I, U>
+      : ColumnType<Read<T>, T, T>;
 
 /**
  * The schema as Kysely sees it, derived from the `defineEntity` entities (the one definition of

@@ -14,7 +14,8 @@ describe('the role matrix', () => {
 
   it('orders roles strongest first: each grants everything the next one does', () => {
     for (let i = 1; i < roles.length; i++) {
-      for (const permission of rolePermissions[roles[i]!]) expect(roleGrants(roles[i - 1]!, permission), `${roles[i - 1]} ⊇ ${roles[i]}: ${permission}`).toBe(true);
+      for (const permission of rolePermissions[roles[i]!])
+        expect(roleGrants(roles[i - 1]!, permission), `${roles[i - 1]} ⊇ ${roles[i]}: ${permission}`).toBe(true);
     }
     expect(permissions.filter((p) => roleGrants('viewer', p))).toEqual(['mint:read', 'products:read', 'links:read', 'scans:read']);
     expect(roles.filter((role) => roleGrants(role, 'workspace:admin'))).toEqual(['owner']);
@@ -30,14 +31,20 @@ describe('the role matrix', () => {
   it('is the table documented in docs/reference/access.md', () => {
     const doc = readFileSync(new URL('../../../docs/reference/access.md', import.meta.url), 'utf8');
     const header = doc.split('\n').find((line) => line.startsWith('| Permission |'))!;
-    const columns = header.split('|').map((c) => c.trim()).slice(3, -1) as Role[];
+    const columns = header
+      .split('|')
+      .map((c) => c.trim())
+      .slice(3, -1) as Role[];
     expect(columns).toEqual([...roles]);
     const documented = new Map<Permission, Role[]>();
     for (const line of doc.split('\n')) {
       const cells = line.split('|').map((c) => c.trim());
       const permission = /^`(.+)`$/.exec(cells[1] ?? '')?.[1] as Permission | undefined;
       if (permission === undefined || !permissions.includes(permission) || cells.length !== columns.length + 4) continue;
-      documented.set(permission, columns.filter((_, i) => cells[i + 3] === '✓'));
+      documented.set(
+        permission,
+        columns.filter((_, i) => cells[i + 3] === '✓'),
+      );
     }
     expect(new Map(permissions.map((p) => [p, roles.filter((role) => roleGrants(role, p))]))).toEqual(documented);
   });
@@ -45,8 +52,8 @@ describe('the role matrix', () => {
 
 describe('the last owner of a brand', () => {
   it('can be neither demoted nor removed while no other owner exists', () => {
-    expect(lastOwnerRefusal('owner', 'admin', 1)).toBe('the brand\'s last owner cannot become admin: make another member owner first');
-    expect(lastOwnerRefusal('owner', null, 1)).toBe('the brand\'s last owner cannot be removed: make another member owner first');
+    expect(lastOwnerRefusal('owner', 'admin', 1)).toBe("the brand's last owner cannot become admin: make another member owner first");
+    expect(lastOwnerRefusal('owner', null, 1)).toBe("the brand's last owner cannot be removed: make another member owner first");
   });
 
   it('can once another owner exists; other members move freely', () => {

@@ -35,20 +35,62 @@ export type Permission =
 
 /** All permissions. */
 export const permissions: readonly Permission[] = [
-  'mint:write', 'mint:read', 'products:write', 'products:read', 'links:write', 'links:read', 'webhooks:write', 'scans:write', 'scans:read', 'scans:manage', 'workspace:admin',
+  'mint:write',
+  'mint:read',
+  'products:write',
+  'products:read',
+  'links:write',
+  'links:read',
+  'webhooks:write',
+  'scans:write',
+  'scans:read',
+  'scans:manage',
+  'workspace:admin',
 ];
 
 /** Scopes an API key can carry (workspace administration is never delegated to a key). */
 export type ApiKeyScope = Exclude<Permission, 'workspace:admin'>;
 /** All API key scopes. */
 export const apiKeyScopes: readonly ApiKeyScope[] = [
-  'mint:write', 'mint:read', 'products:write', 'products:read', 'links:write', 'links:read', 'webhooks:write', 'scans:write', 'scans:read', 'scans:manage',
+  'mint:write',
+  'mint:read',
+  'products:write',
+  'products:read',
+  'links:write',
+  'links:read',
+  'webhooks:write',
+  'scans:write',
+  'scans:read',
+  'scans:manage',
 ];
 
 /** The role matrix, documented as a table in docs/reference/access.md (a test keeps the two in step). Minting writes need owner or admin, as the spec says. */
 export const rolePermissions: Readonly<Record<Role, readonly Permission[]>> = {
-  owner: ['mint:write', 'mint:read', 'products:write', 'products:read', 'links:write', 'links:read', 'webhooks:write', 'scans:write', 'scans:read', 'scans:manage', 'workspace:admin'],
-  admin: ['mint:write', 'mint:read', 'products:write', 'products:read', 'links:write', 'links:read', 'webhooks:write', 'scans:write', 'scans:read', 'scans:manage'],
+  owner: [
+    'mint:write',
+    'mint:read',
+    'products:write',
+    'products:read',
+    'links:write',
+    'links:read',
+    'webhooks:write',
+    'scans:write',
+    'scans:read',
+    'scans:manage',
+    'workspace:admin',
+  ],
+  admin: [
+    'mint:write',
+    'mint:read',
+    'products:write',
+    'products:read',
+    'links:write',
+    'links:read',
+    'webhooks:write',
+    'scans:write',
+    'scans:read',
+    'scans:manage',
+  ],
   member: ['mint:read', 'products:write', 'products:read', 'links:read', 'scans:read'],
   viewer: ['mint:read', 'products:read', 'links:read', 'scans:read'],
 };
@@ -71,7 +113,7 @@ export function scopesGrant(scopes: readonly string[], permission: Permission): 
 export function lastOwnerRefusal(from: Role, to: Role | null, owners: number): string | null {
   if (from !== 'owner' || to === 'owner' || owners > 1) return null;
   return to === null
-    ? 'the brand\'s last owner cannot be removed: make another member owner first'
+    ? "the brand's last owner cannot be removed: make another member owner first"
     : `the brand's last owner cannot become ${to}: make another member owner first`;
 }
 

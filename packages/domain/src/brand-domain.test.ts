@@ -30,7 +30,10 @@ describe('resolverDomainViolations', () => {
     ];
     for (const [domain, reason] of cases) {
       const violations = resolverDomainViolations(domain, 'MINT.example:443');
-      expect(violations.map((v) => v.field), domain).toEqual(['domain']);
+      expect(
+        violations.map((v) => v.field),
+        domain,
+      ).toEqual(['domain']);
       expect(violations[0]!.message, domain).toMatch(reason);
     }
   });

@@ -33,7 +33,7 @@ export function resolverDomainViolations(domain: string, ownHost: string, reserv
   const fail = (message: string): FieldViolation[] => [{ field: 'domain', message }];
   if (domain.length > maxDomainLength) return fail(`must be at most ${maxDomainLength} characters`);
   if (domain.includes('://') || domain.includes('/')) return fail('must be a hostname only, without scheme or path (id.brand.example)');
-  if (domain.startsWith('[') || /^[0-9a-f:.]+$/i.test(domain) && domain.includes(':')) return fail('must be a hostname, not an IP address');
+  if (domain.startsWith('[') || (/^[0-9a-f:.]+$/i.test(domain) && domain.includes(':'))) return fail('must be a hostname, not an IP address');
   if (domain.includes(':')) return fail('must be a hostname without port');
   if (/[^\x00-\x7f]/.test(domain)) return fail('must be in IDNA A-label (punycode) form, e.g. xn--bcher-kva.example for bücher.example');
   if (domain !== domain.toLowerCase()) return fail('must be lower-case');
@@ -43,9 +43,11 @@ export function resolverDomainViolations(domain: string, ownHost: string, reserv
   if (labels.every((l) => /^[0-9]+$/.test(l))) return fail('must be a hostname, not an IP address');
   if (labels.some((l) => !label.test(l))) return fail('must be labels of 1 to 63 letters, digits and inner hyphens, separated by dots');
   if (/^[0-9]+$/.test(labels.at(-1)!)) return fail('must end with a top-level domain, not a number');
-  if (labels.some((l) => l.slice(2, 4) === '--' && !l.startsWith('xn--'))) return fail('must not have hyphens in the third and fourth characters of a label unless it is an A-label (xn--)');
+  if (labels.some((l) => l.slice(2, 4) === '--' && !l.startsWith('xn--')))
+    return fail('must not have hyphens in the third and fourth characters of a label unless it is an A-label (xn--)');
   // An A-label must decode to a U-label (xn--a is not punycode of anything and stays as it is).
-  if (labels.some((l) => l.startsWith('xn--') && domainToUnicode(l) === l)) return fail('must be in IDNA A-label (punycode) form; an xn-- label here does not decode');
+  if (labels.some((l) => l.startsWith('xn--') && domainToUnicode(l) === l))
+    return fail('must be in IDNA A-label (punycode) form; an xn-- label here does not decode');
   const own = normalizeHost(ownHost);
   if (domain === own) return fail("must not be the service's own public host");
   if (labels.at(-1) === 'localhost' || (reserved.controlPlaneHosts ?? []).some((h) => normalizeHost(h) === domain)) {

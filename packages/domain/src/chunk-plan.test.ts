@@ -27,17 +27,28 @@ describe('planChunks', () => {
 
   it('plans at most the unit limit, lowest seqs first', () => {
     expect(planChunks(missingAfterPrefix(4000, 9000), { maxUnits: 2000, writers: 2, unitLimit: 4000 })).toEqual([
-      { firstSeq: 4001, count: 2000 }, { firstSeq: 6001, count: 2000 },
+      { firstSeq: 4001, count: 2000 },
+      { firstSeq: 6001, count: 2000 },
     ]);
     expect(planChunks(missingAfterPrefix(0, 9000), { maxUnits: 2000, writers: 1, unitLimit: 2000, leadUnits: 250 })).toEqual([
-      { firstSeq: 1, count: 250 }, { firstSeq: 251, count: 1750 },
+      { firstSeq: 1, count: 250 },
+      { firstSeq: 251, count: 1750 },
     ]);
   });
 
   it('fills the gaps a crash left before going on, never spanning two ranges', () => {
-    const plan = planChunks([{ first: 2001, last: 4000 }, { first: 6001, last: 9000 }], { maxUnits: 1500, writers: 2 });
+    const plan = planChunks(
+      [
+        { first: 2001, last: 4000 },
+        { first: 6001, last: 9000 },
+      ],
+      { maxUnits: 1500, writers: 2 },
+    );
     expect(plan).toEqual([
-      { firstSeq: 2001, count: 1250 }, { firstSeq: 3251, count: 750 }, { firstSeq: 6001, count: 1250 }, { firstSeq: 7251, count: 1250 },
+      { firstSeq: 2001, count: 1250 },
+      { firstSeq: 3251, count: 750 },
+      { firstSeq: 6001, count: 1250 },
+      { firstSeq: 7251, count: 1250 },
       { firstSeq: 8501, count: 500 },
     ]);
     expect(counts(plan).reduce((a, b) => a + b)).toBe(5000);

@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import {
-  companyPrefixViolations, containerPackRefusal, containerStateAfter, gs1CheckDigit, isSscc, serialReferenceCapacity, ssccOf, ssccOfUri, unitPackRefusal,
+  companyPrefixViolations,
+  containerPackRefusal,
+  containerStateAfter,
+  gs1CheckDigit,
+  isSscc,
+  serialReferenceCapacity,
+  ssccOf,
+  ssccOfUri,
+  unitPackRefusal,
 } from './containers.ts';
 
 describe('SSCCs', () => {
@@ -36,7 +44,13 @@ describe('SSCCs', () => {
 
 describe('packing rules', () => {
   const parent = { id: 'p', ancestors: [] };
-  const caseOf = (over: Partial<Parameters<typeof containerPackRefusal>[0]> = {}) => ({ id: 'c', state: 'commissioned' as const, parentId: null, height: 1, ...over });
+  const caseOf = (over: Partial<Parameters<typeof containerPackRefusal>[0]> = {}) => ({
+    id: 'c',
+    state: 'commissioned' as const,
+    parentId: null,
+    height: 1,
+    ...over,
+  });
 
   it('pack only commissioned units not in a container', () => {
     expect(unitPackRefusal('commissioned', false, null)).toBeNull();

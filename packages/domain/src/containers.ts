@@ -53,7 +53,8 @@ export function serialReferenceCapacity(prefix: string): number {
  */
 export function ssccOf(extensionDigit: number, prefix: string, serialRef: number): string {
   if (!Number.isInteger(extensionDigit) || extensionDigit < 0 || extensionDigit > 9) throw new Error('the extension digit is 0 to 9');
-  if (!Number.isInteger(serialRef) || serialRef < 0 || serialRef >= serialReferenceCapacity(prefix)) throw new Error(`serial reference ${serialRef} does not fit under prefix ${prefix}`);
+  if (!Number.isInteger(serialRef) || serialRef < 0 || serialRef >= serialReferenceCapacity(prefix))
+    throw new Error(`serial reference ${serialRef} does not fit under prefix ${prefix}`);
   const body = `${extensionDigit}${prefix}${String(serialRef).padStart(16 - prefix.length, '0')}`;
   return `${body}${gs1CheckDigit(body)}`;
 }
@@ -71,7 +72,9 @@ export function ssccOfUri(uri: string): string | null {
 
 /** A container level's name: case, pallet, tote, ... (lower-case letters, digits and underscores). */
 export function containerLevelViolations(level: string, field = 'level'): FieldViolation[] {
-  return /^[a-z][a-z0-9_]{0,31}$/.test(level) ? [] : [{ field, message: 'must be 1 to 32 lower-case letters, digits or underscores, starting with a letter (case, pallet)' }];
+  return /^[a-z][a-z0-9_]{0,31}$/.test(level)
+    ? []
+    : [{ field, message: 'must be 1 to 32 lower-case letters, digits or underscores, starting with a letter (case, pallet)' }];
 }
 
 /** Default of the brand's `max_depth`: units in cases in pallets in one more level. */
@@ -90,7 +93,12 @@ export type ContainerState =
 export const containerStates: readonly ContainerState[] = ['commissioned', 'decommissioned'];
 
 /** The container state a serial move leaves a container of its tree in; null when the move leaves containers as they are. */
-export function containerStateAfter(action: string, from: ContainerState, fromReason: DecommissionReason | null, reactivatable: readonly DecommissionReason[]): ContainerState | null {
+export function containerStateAfter(
+  action: string,
+  from: ContainerState,
+  fromReason: DecommissionReason | null,
+  reactivatable: readonly DecommissionReason[],
+): ContainerState | null {
   if (action === 'decommission' && from === 'commissioned') return 'decommissioned';
   if (action === 'reactivate' && from === 'decommissioned' && fromReason !== null && reactivatable.includes(fromReason)) return 'commissioned';
   return null;
@@ -123,15 +131,21 @@ export function unitPackRefusal(state: SerialState, batchVoided: boolean, packed
  * already, not the parent or one of its ancestors, and the nesting it makes (the parent's
  * ancestors, the parent, the child and the child's own levels below it) at most `maxDepth`.
  */
-export function containerPackRefusal(child: {
-  readonly id: string; readonly state: ContainerState; readonly parentId: string | null;
-  /** Container levels inside it, itself included (1 for a case holding only units). */
-  readonly height: number;
-}, parent: {
-  readonly id: string;
-  /** Ids of the containers the parent is inside, nearest first. */
-  readonly ancestors: readonly string[];
-}, maxDepth: number): PackRefusal | null {
+export function containerPackRefusal(
+  child: {
+    readonly id: string;
+    readonly state: ContainerState;
+    readonly parentId: string | null;
+    /** Container levels inside it, itself included (1 for a case holding only units). */
+    readonly height: number;
+  },
+  parent: {
+    readonly id: string;
+    /** Ids of the containers the parent is inside, nearest first. */
+    readonly ancestors: readonly string[];
+  },
+  maxDepth: number,
+): PackRefusal | null {
   if (child.state !== 'commissioned') return 'decommissioned';
   if (child.id === parent.id || parent.ancestors.includes(child.id)) return 'cycle';
   if (child.parentId !== null) return 'already_packed';

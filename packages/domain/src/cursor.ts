@@ -65,7 +65,8 @@ export function resolveCursor(input: CursorInput): Cursor | null {
   const hasToken = input.cursor != null && input.cursor !== '';
   const v: FieldViolation[] = [];
   if (hasToken && (hasAt || hasId)) v.push({ field: 'cursor', message: `cannot be combined with ${input.atField}/${input.idField}` });
-  else if (hasAt !== hasId) v.push({ field: hasAt ? input.idField : input.atField, message: `is required together with ${hasAt ? input.atField : input.idField}` });
+  else if (hasAt !== hasId)
+    v.push({ field: hasAt ? input.idField : input.atField, message: `is required together with ${hasAt ? input.atField : input.idField}` });
   else if (hasId && !isUuid(input.id)) v.push({ field: input.idField, message: 'must be a uuid' });
   if (hasAt && !isCursorTime(input.at!)) v.push({ field: input.atField, message: 'must be a time from 0001-01-01 to 9999-12-31' });
   if (v.length > 0) throw new InvalidInputError(v);

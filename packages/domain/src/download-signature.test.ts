@@ -9,7 +9,11 @@ const now = new Date('2026-01-01T00:00:00Z');
 const brandId = '11111111-1111-4111-8111-111111111111';
 const packId = '22222222-2222-4222-8222-222222222222';
 const claims: DownloadClaims = {
-  method: 'GET', brandId, packId, path: `/downloads/${brandId}/${packId}/payload-pack-${packId}.tar`, expires: downloadExpiry(now, 300),
+  method: 'GET',
+  brandId,
+  packId,
+  path: `/downloads/${brandId}/${packId}/payload-pack-${packId}.tar`,
+  expires: downloadExpiry(now, 300),
 };
 const presented = (s: { exp: number; kid: string; sig: string }) => ({ exp: String(s.exp), kid: s.kid, sig: s.sig });
 const { expires: _expires, ...unsigned } = claims;
@@ -27,44 +31,55 @@ describe('signDownload / verifyDownload', () => {
   it('refuses any change of any signed field (property)', () => {
     const signed = signDownload([k1], claims);
     const field = fc.constantFrom('method', 'brandId', 'packId', 'path');
-    fc.assert(fc.property(field, fc.string({ minLength: 1, maxLength: 40 }), (name, extra) => {
-      const changed = { ...unsigned, [name]: unsigned[name] + extra };
-      expect(verifyDownload([k1], changed, presented(signed), now)).not.toBeNull();
-    }));
+    fc.assert(
+      fc.property(field, fc.string({ minLength: 1, maxLength: 40 }), (name, extra) => {
+        const changed = { ...unsigned, [name]: unsigned[name] + extra };
+        expect(verifyDownload([k1], changed, presented(signed), now)).not.toBeNull();
+      }),
+    );
   });
 
   it('refuses a moved expiry, another key id, and any flipped bit of the signature (property)', () => {
     const signed = signDownload([k1, k2], claims);
-    fc.assert(fc.property(fc.integer({ min: 1, max: 10_000_000 }), (delta) => {
-      expect(verifyDownload([k1, k2], unsigned, { ...presented(signed), exp: String(signed.exp + delta) }, now)).toBe('bad_signature');
-      expect(verifyDownload([k1, k2], unsigned, { ...presented(signed), exp: String(signed.exp - delta) }, now)).not.toBeNull();
-    }));
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 10_000_000 }), (delta) => {
+        expect(verifyDownload([k1, k2], unsigned, { ...presented(signed), exp: String(signed.exp + delta) }, now)).toBe('bad_signature');
+        expect(verifyDownload([k1, k2], unsigned, { ...presented(signed), exp: String(signed.exp - delta) }, now)).not.toBeNull();
+      }),
+    );
     expect(verifyDownload([k1, k2], unsigned, { ...presented(signed), kid: 'k2' }, now)).toBe('bad_signature');
     const raw = Buffer.from(signed.sig, 'base64url');
-    fc.assert(fc.property(fc.integer({ min: 0, max: raw.length * 8 - 1 }), (bit) => {
-      const flipped = Buffer.from(raw);
-      flipped[bit >> 3]! ^= 1 << (bit & 7);
-      expect(verifyDownload([k1, k2], unsigned, { ...presented(signed), sig: flipped.toString('base64url') }, now)).toBe('bad_signature');
-    }));
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: raw.length * 8 - 1 }), (bit) => {
+        const flipped = Buffer.from(raw);
+        flipped[bit >> 3]! ^= 1 << (bit & 7);
+        expect(verifyDownload([k1, k2], unsigned, { ...presented(signed), sig: flipped.toString('base64url') }, now)).toBe('bad_signature');
+      }),
+    );
   });
 
   it('refuses any other character at any position of the signature, including non-canonical encodings (property)', () => {
     const signed = signDownload([k1], claims);
     const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
-    fc.assert(fc.property(fc.integer({ min: 0, max: signed.sig.length - 1 }), fc.integer({ min: 0, max: 63 }), (at, c) => {
-      const replacement = alphabet[c]!;
-      fc.pre(replacement !== signed.sig[at]);
-      const sig = signed.sig.slice(0, at) + replacement + signed.sig.slice(at + 1);
-      expect(verifyDownload([k1], unsigned, { ...presented(signed), sig }, now)).not.toBeNull();
-    }), { numRuns: 500 });
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: signed.sig.length - 1 }), fc.integer({ min: 0, max: 63 }), (at, c) => {
+        const replacement = alphabet[c]!;
+        fc.pre(replacement !== signed.sig[at]);
+        const sig = signed.sig.slice(0, at) + replacement + signed.sig.slice(at + 1);
+        expect(verifyDownload([k1], unsigned, { ...presented(signed), sig }, now)).not.toBeNull();
+      }),
+      { numRuns: 500 },
+    );
   });
 
   it('refuses truncated, padded, empty or missing parameters (property)', () => {
     const signed = signDownload([k1], claims);
-    fc.assert(fc.property(fc.integer({ min: 0, max: signed.sig.length - 1 }), fc.string({ maxLength: 5 }), (cut, tail) => {
-      expect(verifyDownload([k1], unsigned, { ...presented(signed), sig: signed.sig.slice(0, cut) }, now)).not.toBeNull();
-      if (tail !== '') expect(verifyDownload([k1], unsigned, { ...presented(signed), sig: signed.sig + tail }, now)).not.toBeNull();
-    }));
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: signed.sig.length - 1 }), fc.string({ maxLength: 5 }), (cut, tail) => {
+        expect(verifyDownload([k1], unsigned, { ...presented(signed), sig: signed.sig.slice(0, cut) }, now)).not.toBeNull();
+        if (tail !== '') expect(verifyDownload([k1], unsigned, { ...presented(signed), sig: signed.sig + tail }, now)).not.toBeNull();
+      }),
+    );
     for (const missing of ['exp', 'kid', 'sig'] as const) {
       expect(verifyDownload([k1], unsigned, { ...presented(signed), [missing]: null }, now)).not.toBeNull();
     }
@@ -98,7 +113,10 @@ describe('parseSigningKeys', () => {
     const a = Buffer.alloc(32, 0xfb).toString('base64');
     const b = Buffer.alloc(40, 0xfb).toString('base64url');
     const parsed = parseSigningKeys(`a:${a}, b:${b}`);
-    expect('keys' in parsed && parsed.keys.map((k) => [k.id, k.secret.length])).toEqual([['a', 32], ['b', 40]]);
+    expect('keys' in parsed && parsed.keys.map((k) => [k.id, k.secret.length])).toEqual([
+      ['a', 32],
+      ['b', 40],
+    ]);
   });
 
   it('names the problem without echoing the secret', () => {

@@ -53,7 +53,10 @@ export type DownloadRefusal = 'malformed' | 'expired' | 'unknown_key' | 'bad_sig
  */
 export function parseSigningKeys(text: string): { keys: SigningKey[] } | { error: string } {
   const keys: SigningKey[] = [];
-  const entries = text.split(',').map((e) => e.trim()).filter((e) => e !== '');
+  const entries = text
+    .split(',')
+    .map((e) => e.trim())
+    .filter((e) => e !== '');
   if (entries.length === 0) return { error: 'must list at least one kid:base64secret entry' };
   for (const [i, entry] of entries.entries()) {
     const colon = entry.indexOf(':');

@@ -17,7 +17,15 @@ describe('surrogate keys and purges', () => {
 
 describe('the scan of a cached answer', () => {
   it('round-trips a lot scan with an odd lot code and a GTIN scan without link type', () => {
-    const lot = { brandId: brand, kind: 'lot', gtin: '08342922180005', lot: 'A/1 b&c=%', outcome: 'resolved', representation: 'redirect', linkType: 'gs1:pip' } as const;
+    const lot = {
+      brandId: brand,
+      kind: 'lot',
+      gtin: '08342922180005',
+      lot: 'A/1 b&c=%',
+      outcome: 'resolved',
+      representation: 'redirect',
+      linkType: 'gs1:pip',
+    } as const;
     expect(encodeEdgeScan(lot)).toMatch(/^[\x21-\x7e]+$/);
     expect(decodeEdgeScan(encodeEdgeScan(lot))).toEqual(lot);
     const gtin = { brandId: brand, kind: 'gtin', gtin: '08342922180005', lot: null, outcome: 'resolved', representation: 'linkset', linkType: null } as const;

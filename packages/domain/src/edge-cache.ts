@@ -48,7 +48,13 @@ export interface EdgeScan {
 
 /** The scan as a header value (`X-Scan`): URL-encoded fields, printable ASCII only. */
 export function encodeEdgeScan(scan: EdgeScan): string {
-  const fields: [string, string][] = [['b', scan.brandId], ['k', scan.kind], ['g', scan.gtin], ['o', scan.outcome], ['r', scan.representation]];
+  const fields: [string, string][] = [
+    ['b', scan.brandId],
+    ['k', scan.kind],
+    ['g', scan.gtin],
+    ['o', scan.outcome],
+    ['r', scan.representation],
+  ];
   if (scan.lot !== null) fields.push(['l', scan.lot]);
   if (scan.linkType !== null) fields.push(['t', scan.linkType]);
   return new URLSearchParams(fields).toString();

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ssccOfEpc, unitOfEpc } from './epc-uri.ts';
 
 describe('EPCs of captured events', () => {
-  it('read a unit from a Digital Link URI, the service\'s own /u/ URI and an SGTIN URN', () => {
+  it("read a unit from a Digital Link URI, the service's own /u/ URI and an SGTIN URN", () => {
     expect(unitOfEpc('https://id.example/01/09506000134352/21/A%2F1')).toEqual({ gtin14: '09506000134352', serial: 'A/1' });
     expect(unitOfEpc('https://id.example/01/9506000134352/21/X')).toEqual({ gtin14: '09506000134352', serial: 'X' });
     expect(unitOfEpc('https://r.example/brand/u/TOKEN1')).toEqual({ gtin14: null, serial: 'TOKEN1' });

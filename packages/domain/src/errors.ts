@@ -23,10 +23,29 @@ export interface FieldViolation {
  * - `rate_limited`: the caller sent more requests than its limit allows;
  * - `unavailable`: the database cannot be reached; nothing was written, the caller may try again.
  */
-export type ErrorKind = 'invalid' | 'illegal_state' | 'not_found' | 'conflict' | 'idempotency_key_reused' | 'unauthenticated' | 'forbidden' | 'rate_limited' | 'unavailable';
+export type ErrorKind =
+  | 'invalid'
+  | 'illegal_state'
+  | 'not_found'
+  | 'conflict'
+  | 'idempotency_key_reused'
+  | 'unauthenticated'
+  | 'forbidden'
+  | 'rate_limited'
+  | 'unavailable';
 
 /** Every {@link ErrorKind}. */
-export const errorKinds: readonly ErrorKind[] = ['invalid', 'illegal_state', 'not_found', 'conflict', 'idempotency_key_reused', 'unauthenticated', 'forbidden', 'rate_limited', 'unavailable'];
+export const errorKinds: readonly ErrorKind[] = [
+  'invalid',
+  'illegal_state',
+  'not_found',
+  'conflict',
+  'idempotency_key_reused',
+  'unauthenticated',
+  'forbidden',
+  'rate_limited',
+  'unavailable',
+];
 
 /**
  * The one domain error type: a `kind` and a message fit for the caller (internals go into
@@ -60,37 +79,49 @@ export class InvalidInputError extends DomainError {
 /** An illegal state move (`illegal_state`). */
 export class IllegalStateError extends DomainError {
   override readonly name = 'IllegalStateError';
-  constructor(message: string, options?: ErrorOptions) { super('illegal_state', message, options); }
+  constructor(message: string, options?: ErrorOptions) {
+    super('illegal_state', message, options);
+  }
 }
 
 /** A missing or foreign row (`not_found`). */
 export class NotFoundError extends DomainError {
   override readonly name = 'NotFoundError';
-  constructor(message: string, options?: ErrorOptions) { super('not_found', message, options); }
+  constructor(message: string, options?: ErrorOptions) {
+    super('not_found', message, options);
+  }
 }
 
 /** A lost compare-and-set (`conflict`). */
 export class ConflictError extends DomainError {
   override readonly name: string = 'ConflictError';
-  constructor(message: string, options?: ErrorOptions) { super('conflict', message, options); }
+  constructor(message: string, options?: ErrorOptions) {
+    super('conflict', message, options);
+  }
 }
 
 /** An idempotency key reused with a different request (`idempotency_key_reused`); the message names the key. */
 export class IdempotencyKeyReusedError extends DomainError {
   override readonly name = 'IdempotencyKeyReusedError';
-  constructor(message: string, options?: ErrorOptions) { super('idempotency_key_reused', message, options); }
+  constructor(message: string, options?: ErrorOptions) {
+    super('idempotency_key_reused', message, options);
+  }
 }
 
 /** No or invalid credentials (`unauthenticated`). */
 export class UnauthenticatedError extends DomainError {
   override readonly name = 'UnauthenticatedError';
-  constructor(message: string, options?: ErrorOptions) { super('unauthenticated', message, options); }
+  constructor(message: string, options?: ErrorOptions) {
+    super('unauthenticated', message, options);
+  }
 }
 
 /** A missing role or scope (`forbidden`). */
 export class ForbiddenError extends DomainError {
   override readonly name = 'ForbiddenError';
-  constructor(message: string, options?: ErrorOptions) { super('forbidden', message, options); }
+  constructor(message: string, options?: ErrorOptions) {
+    super('forbidden', message, options);
+  }
 }
 
 /** Over a rate limit (`rate_limited`); the caller may try again after `retryAfterSeconds`. */
@@ -125,11 +156,27 @@ export class UnavailableError extends DomainError {
  * connection exceptions, 53300 too many connections).
  */
 const unreachableCodes = new Set([
-  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN',
-  '57P01', '57P02', '57P03', '08000', '08001', '08003', '08004', '08006', '53300',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  '57P01',
+  '57P02',
+  '57P03',
+  '08000',
+  '08001',
+  '08003',
+  '08004',
+  '08006',
+  '53300',
 ]);
 /** Messages of the PostgreSQL driver for a connection that ended or never came, which carry no code. */
-const unreachableMessage = /^(Connection terminated|connect ECONNREFUSED|Client has encountered a connection error|timeout exceeded when trying to connect|the connection ended while checked out)/;
+const unreachableMessage =
+  /^(Connection terminated|connect ECONNREFUSED|Client has encountered a connection error|timeout exceeded when trying to connect|the connection ended while checked out)/;
 
 /**
  * True for {@link UnavailableError}, and for a driver's error (or one whose `cause` chain holds

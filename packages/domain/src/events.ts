@@ -108,8 +108,24 @@ export type EventType =
   | 'brand_member_removed';
 
 /** Kind of entity an event is about. */
-export type EntityType = 'mint_job' | 'mint_batch' | 'mint_unit' | 'payload_pack' | 'product' | 'resolver_link' | 'webhook_endpoint' | 'brand' | 'scan' | 'serial_move'
-  | 'passport' | 'passport_access_key' | 'container_mint' | 'container' | 'api_key' | 'membership' | 'partner';
+export type EntityType =
+  | 'mint_job'
+  | 'mint_batch'
+  | 'mint_unit'
+  | 'payload_pack'
+  | 'product'
+  | 'resolver_link'
+  | 'webhook_endpoint'
+  | 'brand'
+  | 'scan'
+  | 'serial_move'
+  | 'passport'
+  | 'passport_access_key'
+  | 'container_mint'
+  | 'container'
+  | 'api_key'
+  | 'membership'
+  | 'partner';
 
 /** An event to append, before it gets its id and time. */
 export interface NewEvent {

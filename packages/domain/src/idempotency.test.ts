@@ -3,8 +3,12 @@ import { decideIdempotency, idempotencyKeyViolations, idempotencyRetentionMs, id
 
 const now = new Date('2026-03-01T12:00:00.000Z');
 const kept = (over: Partial<KeptKey> = {}): KeptKey => ({
-  route: 'POST /v1/mint/jobs', requestHash: 'h1', state: 'completed', createdAt: new Date(now.getTime() - 1000),
-  expiresAt: new Date(now.getTime() - 1000 + idempotencyRetentionMs), ...over,
+  route: 'POST /v1/mint/jobs',
+  requestHash: 'h1',
+  state: 'completed',
+  createdAt: new Date(now.getTime() - 1000),
+  expiresAt: new Date(now.getTime() - 1000 + idempotencyRetentionMs),
+  ...over,
 });
 const request = { route: 'POST /v1/mint/jobs', requestHash: 'h1' };
 

@@ -6,7 +6,10 @@ describe('generateSerials', () => {
   it('spells each random byte as the Crockford base32 character of its low five bits, 20 to a serial', () => {
     // Bytes 0, 1, 2, ...: the first serial spells alphabet[0..19], the second alphabet[20..31] then
     // alphabet[0..7] again (byte 32 has low bits 0); the 13th holds bytes 240-255, then 0-3.
-    const counting = (bytes: Uint8Array) => bytes.forEach((_, i) => { bytes[i] = i % 256; });
+    const counting = (bytes: Uint8Array) =>
+      bytes.forEach((_, i) => {
+        bytes[i] = i % 256;
+      });
     const serials = generateSerials(13, counting);
     expect(serials[0]).toBe('0123456789ABCDEFGHJK');
     expect(serials[1]).toBe('MNPQRSTVWXYZ01234567');

@@ -1,7 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  claimJob, completeSerialJob, completeWithoutUnits, executorMovedJobStatuses, isSettledJobStatus, jobStatuses, startProcessing,
-} from './job-status.ts';
+import { claimJob, completeSerialJob, completeWithoutUnits, executorMovedJobStatuses, isSettledJobStatus, jobStatuses, startProcessing } from './job-status.ts';
 
 describe('isSettledJobStatus', () => {
   it('is true for the terminal statuses and PREFLIGHTED, which only a caller moves', () => {

@@ -8,10 +8,16 @@ describe('decideClaim', () => {
     expect(decideClaim({ status: 'QUEUED', owner: null, expiresAt: null, token: 0 }, now)).toEqual({ kind: 'claim', move: { from: 'QUEUED', to: 'RESERVED' } });
   });
   it('takes over a PROCESSING job whose lease expired, without a status move', () => {
-    expect(decideClaim({ status: 'PROCESSING', owner: 'a', expiresAt: new Date('2026-01-01T00:00:09Z'), token: 3 }, now)).toEqual({ kind: 'claim', move: null });
+    expect(decideClaim({ status: 'PROCESSING', owner: 'a', expiresAt: new Date('2026-01-01T00:00:09Z'), token: 3 }, now)).toEqual({
+      kind: 'claim',
+      move: null,
+    });
   });
   it('leaves a live lease alone and says when it lapses', () => {
-    expect(decideClaim({ status: 'PROCESSING', owner: 'a', expiresAt: new Date('2026-01-01T00:00:12Z'), token: 3 }, now)).toEqual({ kind: 'held', retryInMs: 2000 });
+    expect(decideClaim({ status: 'PROCESSING', owner: 'a', expiresAt: new Date('2026-01-01T00:00:12Z'), token: 3 }, now)).toEqual({
+      kind: 'held',
+      retryInMs: 2000,
+    });
   });
   it('does nothing for terminal and PREFLIGHTED jobs', () => {
     expect(decideClaim({ status: 'COMPLETED', owner: null, expiresAt: null, token: 1 }, now).kind).toBe('finished');

@@ -1,14 +1,42 @@
 import { describe, expect, it } from 'vitest';
 import { gs1LinkTypeNames } from './gs1-link-types.ts';
-import { acceptedLanguages, acceptedMediaTypes, chooseAmong, chooseLevelLink, linkSetViolations, linksetOf, pickAmong, validateLink, type Link, type LinkedLevel } from './links.ts';
+import {
+  acceptedLanguages,
+  acceptedMediaTypes,
+  chooseAmong,
+  chooseLevelLink,
+  linkSetViolations,
+  linksetOf,
+  pickAmong,
+  validateLink,
+  type Link,
+  type LinkedLevel,
+} from './links.ts';
 
 const link = (over: Partial<Link> = {}): Link => ({
-  linkType: 'pip', href: 'https://p.example/en', title: 'Passport', hreflang: [], mediaType: 'text/html', context: [], fwqs: true, isDefault: false, ...over,
+  linkType: 'pip',
+  href: 'https://p.example/en',
+  title: 'Passport',
+  hreflang: [],
+  mediaType: 'text/html',
+  context: [],
+  fwqs: true,
+  isDefault: false,
+  ...over,
 });
 
 describe('validateLink', () => {
   it('names every offending field: not https, unknown link type, no title, a malformed language', () => {
-    const result = validateLink({ linkType: 'gs1:nope', href: 'http://p.example', title: ' ', hreflang: ['english'], mediaType: null, context: [], fwqs: true, isDefault: false });
+    const result = validateLink({
+      linkType: 'gs1:nope',
+      href: 'http://p.example',
+      title: ' ',
+      hreflang: ['english'],
+      mediaType: null,
+      context: [],
+      fwqs: true,
+      isDefault: false,
+    });
     expect('violations' in result && result.violations.map((v) => v.field)).toEqual(['link_type', 'href', 'title', 'hreflang[0]']);
   });
 
@@ -20,14 +48,37 @@ describe('validateLink', () => {
   });
 
   it('reads a link type in any case, as the vocabulary spells it', () => {
-    for (const [linkType, name] of [['GS1:PIP', 'pip'], ['gs1:certificationinfo', 'certificationInfo'], ['HTTPS://REF.GS1.ORG/VOC/ReportFound', 'reportFound'], [' gs1:Eifu ', 'eifu']]) {
-      const result = validateLink({ linkType: linkType!, href: 'https://p.example', title: 'P', hreflang: [], mediaType: null, context: [], fwqs: true, isDefault: false });
+    for (const [linkType, name] of [
+      ['GS1:PIP', 'pip'],
+      ['gs1:certificationinfo', 'certificationInfo'],
+      ['HTTPS://REF.GS1.ORG/VOC/ReportFound', 'reportFound'],
+      [' gs1:Eifu ', 'eifu'],
+    ]) {
+      const result = validateLink({
+        linkType: linkType!,
+        href: 'https://p.example',
+        title: 'P',
+        hreflang: [],
+        mediaType: null,
+        context: [],
+        fwqs: true,
+        isDefault: false,
+      });
       expect('link' in result && result.link.linkType, linkType).toBe(name);
     }
   });
 
   it('lists the link types a link may have when it names none', () => {
-    const result = validateLink({ linkType: 'gs1:productPage', href: 'https://p.example', title: 'P', hreflang: [], mediaType: null, context: [], fwqs: true, isDefault: false });
+    const result = validateLink({
+      linkType: 'gs1:productPage',
+      href: 'https://p.example',
+      title: 'P',
+      hreflang: [],
+      mediaType: null,
+      context: [],
+      fwqs: true,
+      isDefault: false,
+    });
     const message = 'violations' in result ? result.violations[0]!.message : '';
     expect(message).toMatch(/^"gs1:productPage" must be one of the GS1 Web Vocabulary 1\.16's link types: gs1:activityIdeas, /);
     for (const name of gs1LinkTypeNames.filter((n) => !['defaultLink', 'defaultLinkMulti', 'handledBy'].includes(n))) expect(message).toContain(`gs1:${name}`);
@@ -39,7 +90,9 @@ describe('validateLink', () => {
 
 describe('linkSetViolations', () => {
   it('refuses a second default at one level, naming it', () => {
-    expect(linkSetViolations([link({ isDefault: true }), link({ href: 'https://p.example/de', isDefault: true })]).map((v) => v.field)).toEqual(['links[1].is_default']);
+    expect(linkSetViolations([link({ isDefault: true }), link({ href: 'https://p.example/de', isDefault: true })]).map((v) => v.field)).toEqual([
+      'links[1].is_default',
+    ]);
   });
 });
 
@@ -60,8 +113,16 @@ describe('choosing a link', () => {
   });
 
   it('walks up the levels: the most specific level with a link of the type, or with a default', () => {
-    const gtinLevel: LinkedLevel = { anchor: 'https://id.example/01/1', description: 'Shoe', links: [en, link({ linkType: 'instructions', href: 'https://i.example' })] };
-    const serialLevel: LinkedLevel = { anchor: 'https://id.example/01/1/21/S', description: 'Shoe S', links: [link({ linkType: 'recallStatus', href: 'https://r.example', isDefault: true })] };
+    const gtinLevel: LinkedLevel = {
+      anchor: 'https://id.example/01/1',
+      description: 'Shoe',
+      links: [en, link({ linkType: 'instructions', href: 'https://i.example' })],
+    };
+    const serialLevel: LinkedLevel = {
+      anchor: 'https://id.example/01/1/21/S',
+      description: 'Shoe S',
+      links: [link({ linkType: 'recallStatus', href: 'https://r.example', isDefault: true })],
+    };
     const prefs = { languages: [], context: null };
     expect(chooseLevelLink([serialLevel, gtinLevel], { ...prefs, linkType: null })?.href).toBe('https://r.example');
     expect(chooseLevelLink([serialLevel, gtinLevel], { ...prefs, linkType: 'instructions' })?.href).toBe('https://i.example');
@@ -76,7 +137,8 @@ describe('linksetOf', () => {
     expect(linksetOf([serialLevel, gtinLevel])).toEqual({
       linkset: [
         {
-          anchor: 'https://id.example/01/1', itemDescription: 'Shoe',
+          anchor: 'https://id.example/01/1',
+          itemDescription: 'Shoe',
           'https://ref.gs1.org/voc/defaultLink': [{ href: 'https://p.example/en', title: 'Passport' }],
           'https://ref.gs1.org/voc/pip': [{ href: 'https://p.example/en', title: 'Passport', type: 'text/html' }],
         },
@@ -92,7 +154,11 @@ describe('choosing among links of one type', () => {
   const fr = link({ linkType: 'instructions', href: 'https://x.example/fr', hreflang: ['fr'] });
 
   it('reads Accept as media types preferred first, without */* and refused ranges', () => {
-    expect(acceptedMediaTypes('text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8')).toEqual(['text/html', 'application/xhtml+xml', 'application/xml']);
+    expect(acceptedMediaTypes('text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8')).toEqual([
+      'text/html',
+      'application/xhtml+xml',
+      'application/xml',
+    ]);
     expect(acceptedMediaTypes('application/pdf;q=0.5, image/*, text/plain;q=0')).toEqual(['image/*', 'application/pdf']);
     expect(acceptedMediaTypes(undefined)).toEqual([]);
   });

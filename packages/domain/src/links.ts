@@ -81,9 +81,10 @@ const notAssignable = new Set<Gs1LinkTypeName>(['defaultLink', 'defaultLinkMulti
  * (every one of the vocabulary but those only the resolver writes), in any case and with either prefix.
  * No `; ` in it: that separates the violations of one message (the console splits on it).
  */
-export const linkTypeHint = `must be one of the GS1 Web Vocabulary ${gs1VocabularyVersion}'s link types: ${
-  gs1LinkTypeNames.filter((name) => !notAssignable.has(name)).map((name) => `gs1:${name}`).join(', ')
-} (in any case, or as ${gs1VocabularyNamespace}{name})`;
+export const linkTypeHint = `must be one of the GS1 Web Vocabulary ${gs1VocabularyVersion}'s link types: ${gs1LinkTypeNames
+  .filter((name) => !notAssignable.has(name))
+  .map((name) => `gs1:${name}`)
+  .join(', ')} (in any case, or as ${gs1VocabularyNamespace}{name})`;
 /** Longest href, title, context value; most hreflang and context values per link. */
 export const linkLimits = { href: maxStoredUrlLength, title: 300, context: 100, values: 20 } as const;
 
@@ -132,7 +133,8 @@ export function validateLink(input: Omit<LinkInput, 'gtin' | 'lot' | 'serial'>):
   // The one URL rule of stored links (see urls.ts): the link keeps the href's ASCII form.
   const href = storableUrlOf(input.href);
   if (href === null) v.push({ field: 'href', message: `must be an https URL of at most ${linkLimits.href} characters` });
-  if (input.title.trim() === '' || input.title.length > linkLimits.title) v.push({ field: 'title', message: `is required: 1 to ${linkLimits.title} characters` });
+  if (input.title.trim() === '' || input.title.length > linkLimits.title)
+    v.push({ field: 'title', message: `is required: 1 to ${linkLimits.title} characters` });
   if (input.hreflang.length > linkLimits.values) v.push({ field: 'hreflang', message: `at most ${linkLimits.values} languages` });
   input.hreflang.forEach((tag, i) => {
     if (!languageTag.test(tag)) v.push({ field: `hreflang[${i}]`, message: 'must be a language tag such as en or en-GB' });
@@ -142,15 +144,26 @@ export function validateLink(input: Omit<LinkInput, 'gtin' | 'lot' | 'serial'>):
   input.context.forEach((c, i) => {
     if (c.trim() === '' || c.length > linkLimits.context) v.push({ field: `context[${i}]`, message: `must be 1 to ${linkLimits.context} characters` });
   });
-  for (const [field, value] of [['href', input.href], ['title', input.title], ['media_type', input.mediaType ?? ''], ...input.context.map((c, i) => [`context[${i}]`, c])] as const) {
+  for (const [field, value] of [
+    ['href', input.href],
+    ['title', input.title],
+    ['media_type', input.mediaType ?? ''],
+    ...input.context.map((c, i) => [`context[${i}]`, c]),
+  ] as const) {
     if (value.includes('\u0000')) v.push({ field, message: 'must not contain the NUL character (U+0000)' });
   }
   if (v.length > 0 || linkType === null || href === null) return { violations: v };
   const hreflang = input.hreflang.map((tag) => (tag.length === 2 ? tag.toLowerCase() : `${tag.slice(0, 2).toLowerCase()}-${tag.slice(3).toUpperCase()}`));
   return {
     link: {
-      linkType, href, title: input.title, hreflang: [...new Set(hreflang)], mediaType: input.mediaType,
-      context: [...new Set(input.context)], fwqs: input.fwqs ?? true, isDefault: input.isDefault,
+      linkType,
+      href,
+      title: input.title,
+      hreflang: [...new Set(hreflang)],
+      mediaType: input.mediaType,
+      context: [...new Set(input.context)],
+      fwqs: input.fwqs ?? true,
+      isDefault: input.isDefault,
     },
   };
 }
@@ -166,7 +179,11 @@ export function linkSetViolations(links: readonly Link[], field = 'links'): Fiel
   const seen = new Map<string, number>();
   links.forEach((link, i) => {
     if (link.isDefault) {
-      if (firstDefault >= 0) v.push({ field: `${field}[${i}].is_default`, message: `a second default at this level (${field}[${firstDefault}] is the default); a level has exactly one` });
+      if (firstDefault >= 0)
+        v.push({
+          field: `${field}[${i}].is_default`,
+          message: `a second default at this level (${field}[${firstDefault}] is the default); a level has exactly one`,
+        });
       else firstDefault = i;
     }
     const key = `${link.linkType} ${link.href}`;
@@ -198,7 +215,10 @@ export interface LinkedLevel {
 }
 
 /** One accepted language of an Accept-Language header. */
-interface LanguageRange { readonly tag: string; readonly q: number }
+interface LanguageRange {
+  readonly tag: string;
+  readonly q: number;
+}
 
 /** The languages of an Accept-Language header, preferred first (q order, then as written); `*` is dropped. */
 export function acceptedLanguages(header: string | undefined): string[] {
@@ -210,7 +230,10 @@ export function acceptedLanguages(header: string | undefined): string[] {
     const value = q === undefined ? 1 : Number(q.slice(2));
     if (tag !== '' && tag !== '*' && Number.isFinite(value) && value > 0) ranges.push({ tag: tag.toLowerCase(), q: value });
   }
-  return ranges.map((r, i) => ({ ...r, i })).sort((a, b) => b.q - a.q || a.i - b.i).map((r) => r.tag);
+  return ranges
+    .map((r, i) => ({ ...r, i }))
+    .sort((a, b) => b.q - a.q || a.i - b.i)
+    .map((r) => r.tag);
 }
 
 /**
@@ -312,7 +335,16 @@ export function chooseLink(levels: readonly LinkedLevel[], prefs: LinkPreference
     }
     const fallback = level.links.find((l) => l.isDefault);
     if (fallback !== undefined) {
-      return { kind: 'link', link: pickAmong(level.links.filter((l) => l.linkType === fallback.linkType), prefs.languages, prefs.context, prefs.mediaTypes) ?? fallback };
+      return {
+        kind: 'link',
+        link:
+          pickAmong(
+            level.links.filter((l) => l.linkType === fallback.linkType),
+            prefs.languages,
+            prefs.context,
+            prefs.mediaTypes,
+          ) ?? fallback,
+      };
     }
   }
   return { kind: 'none' };

@@ -41,12 +41,21 @@ describe('decideMintFailure', () => {
   });
 
   it('fails a transient error once 8 attempts failed or on the last delivery, with the count in the reason', () => {
-    expect(decideMintFailure(transient, { attempts: 8, lastDelivery: false }, 0)).toEqual({ kind: 'fail', reason: 'gave up after 8 failed attempts: connection reset' });
-    expect(decideMintFailure(transient, { attempts: 1, lastDelivery: true }, 0)).toEqual({ kind: 'fail', reason: 'gave up after 1 failed attempts: connection reset' });
+    expect(decideMintFailure(transient, { attempts: 8, lastDelivery: false }, 0)).toEqual({
+      kind: 'fail',
+      reason: 'gave up after 8 failed attempts: connection reset',
+    });
+    expect(decideMintFailure(transient, { attempts: 1, lastDelivery: true }, 0)).toEqual({
+      kind: 'fail',
+      reason: 'gave up after 1 failed attempts: connection reset',
+    });
   });
 
   it('fails a permanent error at once, keeping the message', () => {
-    expect(decideMintFailure({ kind: 'permanent', message: 'value too long' }, running, 0)).toEqual({ kind: 'fail', reason: 'permanent error: value too long' });
+    expect(decideMintFailure({ kind: 'permanent', message: 'value too long' }, running, 0)).toEqual({
+      kind: 'fail',
+      reason: 'permanent error: value too long',
+    });
   });
 
   it('hands a held, lost or stopping job back without failing it, even on the last delivery', () => {

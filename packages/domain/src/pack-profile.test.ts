@@ -3,7 +3,14 @@ import { IllegalStateError, InvalidInputError } from './errors.ts';
 import { defaultLabelLayout, layoutViolations, maxLabelPackUnits, resolvePackProfile, type PackBatchFacts, type PackProfileInput } from './pack-profile.ts';
 
 const serial: PackBatchFacts = { status: 'minted', identityMode: 'serial', mintedQuantity: 1_000_000, gtin: '09506000134352' };
-const input = (over: Partial<PackProfileInput> = {}): PackProfileInput => ({ formats: ['csv'], seqFrom: null, seqTo: null, symbology: null, layout: null, ...over });
+const input = (over: Partial<PackProfileInput> = {}): PackProfileInput => ({
+  formats: ['csv'],
+  seqFrom: null,
+  seqTo: null,
+  symbology: null,
+  layout: null,
+  ...over,
+});
 const fields = (run: () => unknown) => {
   try {
     run();
@@ -17,7 +24,11 @@ const fields = (run: () => unknown) => {
 describe('resolvePackProfile', () => {
   it('fills the defaults: QR, A4 3 x 8 at 203 dpi, the whole batch, formats in canonical order without repeats', () => {
     expect(resolvePackProfile(input({ formats: ['epcis', 'csv', 'epcis'] }), serial)).toEqual({
-      formats: ['csv', 'epcis'], seqFrom: null, seqTo: null, symbology: 'qr', layout: defaultLabelLayout,
+      formats: ['csv', 'epcis'],
+      seqFrom: null,
+      seqTo: null,
+      symbology: 'qr',
+      layout: defaultLabelLayout,
     });
   });
 
@@ -36,7 +47,8 @@ describe('resolvePackProfile', () => {
   it('is a failed precondition for a voided or draft batch, before any field is looked at', () => {
     expect(() => resolvePackProfile(input({ formats: ['gif'] }), { ...serial, status: 'voided' })).toThrow(IllegalStateError);
     expect(() => resolvePackProfile(input(), { ...serial, status: 'draft' })).toThrow(IllegalStateError);
-    for (const status of ['minted', 'exported', 'printed', 'applied'] as const) expect(resolvePackProfile(input(), { ...serial, status }).formats).toEqual(['csv']);
+    for (const status of ['minted', 'exported', 'printed', 'applied'] as const)
+      expect(resolvePackProfile(input(), { ...serial, status }).formats).toEqual(['csv']);
   });
 });
 

@@ -71,7 +71,16 @@ export interface LabelLayout extends SheetLayout {
 
 /** The layout used when a request gives none: A4, 3 x 8 labels of 70 x 37 mm, no margins or gaps, 203 dpi. */
 export const defaultLabelLayout: LabelLayout = {
-  paper: 'a4', columns: 3, rows: 8, labelWidthMm: 70, labelHeightMm: 37, marginTopMm: 0, marginLeftMm: 0, gapXMm: 0, gapYMm: 0, dpi: 203,
+  paper: 'a4',
+  columns: 3,
+  rows: 8,
+  labelWidthMm: 70,
+  labelHeightMm: 37,
+  marginTopMm: 0,
+  marginLeftMm: 0,
+  gapXMm: 0,
+  gapYMm: 0,
+  dpi: 203,
 };
 
 /** Page sizes in mm (portrait). */
@@ -103,7 +112,13 @@ export interface PackProfile {
 }
 
 /** The profile of the automatic pack at a job's completion. */
-export const completionPackProfile: PackProfile = { formats: ['csv', 'jsonl', 'epcis'], seqFrom: null, seqTo: null, symbology: 'qr', layout: defaultLabelLayout };
+export const completionPackProfile: PackProfile = {
+  formats: ['csv', 'jsonl', 'epcis'],
+  seqFrom: null,
+  seqTo: null,
+  symbology: 'qr',
+  layout: defaultLabelLayout,
+};
 /** The profile of the pack created when a batch is voided. */
 export const voidPackProfile: PackProfile = { formats: ['epcis'], seqFrom: null, seqTo: null, symbology: 'qr', layout: defaultLabelLayout };
 
@@ -137,7 +152,9 @@ export function assertPackableBatch(status: BatchStatus): void {
   if (!packableBatchStatuses.includes(status)) throw new IllegalStateError(`mint batch is ${status}: a pack needs a minted batch`);
 }
 
-const layoutRanges: Readonly<Record<Exclude<keyof LabelLayout, 'paper' | 'dpi'>, { readonly min: number; readonly max: number; readonly integer: boolean; readonly field: string }>> = {
+const layoutRanges: Readonly<
+  Record<Exclude<keyof LabelLayout, 'paper' | 'dpi'>, { readonly min: number; readonly max: number; readonly integer: boolean; readonly field: string }>
+> = {
   columns: { min: 1, max: 20, integer: true, field: 'layout.columns' },
   rows: { min: 1, max: 40, integer: true, field: 'layout.rows' },
   labelWidthMm: { min: 15, max: 216, integer: false, field: 'layout.label_width_mm' },
@@ -186,13 +203,20 @@ const epsilon = 0.001;
 export function sheetLayoutViolation(layout: SheetLayout): FieldViolation | null {
   if (!Object.hasOwn(paperSizesMm, layout.paper)) return { field: 'layout.paper', message: 'must be a4 or letter' };
   const paper = paperSizesMm[layout.paper];
-  for (const [key, field] of [['columns', 'layout.columns'], ['rows', 'layout.rows']] as const) {
+  for (const [key, field] of [
+    ['columns', 'layout.columns'],
+    ['rows', 'layout.rows'],
+  ] as const) {
     const value = layout[key];
     if (!Number.isInteger(value) || value < 1 || value > maxGridSide) return { field, message: `must be a whole number from 1 to ${maxGridSide}` };
   }
   const lengths = [
-    ['labelWidthMm', 'layout.label_width_mm'], ['labelHeightMm', 'layout.label_height_mm'], ['marginTopMm', 'layout.margin_top_mm'],
-    ['marginLeftMm', 'layout.margin_left_mm'], ['gapXMm', 'layout.gap_x_mm'], ['gapYMm', 'layout.gap_y_mm'],
+    ['labelWidthMm', 'layout.label_width_mm'],
+    ['labelHeightMm', 'layout.label_height_mm'],
+    ['marginTopMm', 'layout.margin_top_mm'],
+    ['marginLeftMm', 'layout.margin_left_mm'],
+    ['gapXMm', 'layout.gap_x_mm'],
+    ['gapYMm', 'layout.gap_y_mm'],
   ] as const;
   for (const [key, field] of lengths) {
     const value = layout[key];
@@ -208,8 +232,10 @@ export function sheetLayoutViolation(layout: SheetLayout): FieldViolation | null
   if (layout.marginTopMm >= paper.height) return { field: 'layout.margin_top_mm', message: `must leave room on the ${size} page` };
   if (across(1) > paper.width + epsilon) return { field: 'layout.label_width_mm', message: `a label this wide overruns the ${size} page` };
   if (down(1) > paper.height + epsilon) return { field: 'layout.label_height_mm', message: `a label this high overruns the ${size} page` };
-  if (across(layout.columns) > paper.width + epsilon) return { field: 'layout.columns', message: `${layout.columns} columns overrun the ${size} page (${across(layout.columns).toFixed(1)} mm)` };
-  if (down(layout.rows) > paper.height + epsilon) return { field: 'layout.rows', message: `${layout.rows} rows overrun the ${size} page (${down(layout.rows).toFixed(1)} mm)` };
+  if (across(layout.columns) > paper.width + epsilon)
+    return { field: 'layout.columns', message: `${layout.columns} columns overrun the ${size} page (${across(layout.columns).toFixed(1)} mm)` };
+  if (down(layout.rows) > paper.height + epsilon)
+    return { field: 'layout.rows', message: `${layout.rows} rows overrun the ${size} page (${down(layout.rows).toFixed(1)} mm)` };
   return null;
 }
 
@@ -231,18 +257,25 @@ export function resolvePackProfile(input: PackProfileInput, batch: PackBatchFact
   const v: FieldViolation[] = [];
   const unknown = input.formats.filter((f) => !packFormats.includes(f as PackFormat));
   if (input.formats.length === 0) v.push({ field: 'formats', message: `at least one format is required: ${packFormats.join(', ')}` });
-  if (unknown.length > 0) v.push({ field: 'formats', message: `unknown format ${unknown.map((f) => JSON.stringify(f)).join(', ')}; must be among ${packFormats.join(', ')}` });
+  if (unknown.length > 0)
+    v.push({ field: 'formats', message: `unknown format ${unknown.map((f) => JSON.stringify(f)).join(', ')}; must be among ${packFormats.join(', ')}` });
   const formats = packFormats.filter((f) => input.formats.includes(f));
   const symbology = (input.symbology ?? 'qr') as Symbology;
   if (!symbologies.includes(symbology)) v.push({ field: 'symbology', message: `must be one of ${symbologies.join(', ')}` });
-  const layout = { ...defaultLabelLayout, ...Object.fromEntries(Object.entries(input.layout ?? {}).filter(([, value]) => value !== undefined && value !== null)) } as LabelLayout;
+  const layout = {
+    ...defaultLabelLayout,
+    ...Object.fromEntries(Object.entries(input.layout ?? {}).filter(([, value]) => value !== undefined && value !== null)),
+  } as LabelLayout;
   v.push(...layoutViolations(layout));
   const { seqFrom, seqTo } = input;
   const ranged = seqFrom !== null || seqTo !== null;
   if (ranged && batch.identityMode !== 'serial') {
     v.push({ field: seqFrom !== null ? 'seq_from' : 'seq_to', message: 'a unit range applies to serial batches only' });
   } else if (ranged) {
-    for (const [field, value] of [['seq_from', seqFrom], ['seq_to', seqTo]] as const) {
+    for (const [field, value] of [
+      ['seq_from', seqFrom],
+      ['seq_to', seqTo],
+    ] as const) {
       if (value !== null && (!Number.isInteger(value) || value < 1 || value > batch.mintedQuantity)) {
         v.push({ field, message: `must be a unit of the batch: 1 to ${batch.mintedQuantity}` });
       }
@@ -257,7 +290,10 @@ export function resolvePackProfile(input: PackProfileInput, batch: PackBatchFact
     const units = batch.identityMode === 'serial' ? rangeUnitCount({ seqFrom, seqTo }, batch.mintedQuantity) : 0;
     const over = formats.filter((f) => limitedFormats.includes(f));
     if (units > maxLabelPackUnits && over.length > 0) {
-      v.push({ field: 'formats', message: `${over.join(', ')} packs hold at most ${maxLabelPackUnits} units; this range has ${units} (use seq_from and seq_to)` });
+      v.push({
+        field: 'formats',
+        message: `${over.join(', ')} packs hold at most ${maxLabelPackUnits} units; this range has ${units} (use seq_from and seq_to)`,
+      });
     }
   }
   if (v.length > 0) throw new InvalidInputError(v);

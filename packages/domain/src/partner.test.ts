@@ -17,6 +17,11 @@ describe('partner grants', () => {
   });
 
   it('let a partner encode, commission, scrap and return, never decommission or reactivate', () => {
-    expect(['encode', 'commission', 'scrap', 'return', 'decommission', 'reactivate'].filter((a) => isPartnerAction(a as never))).toEqual(['encode', 'commission', 'scrap', 'return']);
+    expect(['encode', 'commission', 'scrap', 'return', 'decommission', 'reactivate'].filter((a) => isPartnerAction(a as never))).toEqual([
+      'encode',
+      'commission',
+      'scrap',
+      'return',
+    ]);
   });
 });

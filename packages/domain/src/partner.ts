@@ -35,7 +35,8 @@ export interface PartnerRestriction {
 export function partnerGrantViolations(g: PartnerRestriction & { readonly quota: number; readonly name: string }): FieldViolation[] {
   const v: FieldViolation[] = [];
   if ((g.productId === null) === (g.mintBatchId === null)) v.push({ field: 'restriction', message: 'exactly one of product_id or mint_batch_id is required' });
-  if (!Number.isInteger(g.quota) || g.quota < 1 || g.quota > maxPartnerQuota) v.push({ field: 'quota', message: `must be a whole number from 1 to ${maxPartnerQuota}` });
+  if (!Number.isInteger(g.quota) || g.quota < 1 || g.quota > maxPartnerQuota)
+    v.push({ field: 'quota', message: `must be a whole number from 1 to ${maxPartnerQuota}` });
   if (g.name.trim().length === 0 || g.name.length > maxPartnerNameLength) v.push({ field: 'name', message: `must be 1 to ${maxPartnerNameLength} characters` });
   return v;
 }

@@ -6,18 +6,27 @@ import { readPassportContent, type PassportContent } from './passport.ts';
 import { credentialIssuerOf, identityPassportCredential, type IdentityPassportInput } from './passport-credential.ts';
 
 const input: IdentityPassportInput = {
-  key: { kind: 'serial', gtin: '09506000134352', serial: 'S1', lot: 'L1' }, anchor: 'https://id.acme.example/01/09506000134352/10/L1/21/S1',
-  title: 'Battery', brand: { name: 'Acme', slug: 'acme' }, content: { description: { en: 'Traction battery', de: 'Traktionsbatterie' } },
-  version: 3, publishedAt: new Date('2026-03-01T10:00:00.123Z'), statusIndex: 17, languages: [],
+  key: { kind: 'serial', gtin: '09506000134352', serial: 'S1', lot: 'L1' },
+  anchor: 'https://id.acme.example/01/09506000134352/10/L1/21/S1',
+  title: 'Battery',
+  brand: { name: 'Acme', slug: 'acme' },
+  content: { description: { en: 'Traction battery', de: 'Traktionsbatterie' } },
+  version: 3,
+  publishedAt: new Date('2026-03-01T10:00:00.123Z'),
+  statusIndex: 17,
+  languages: [],
 };
 
 describe('identityPassportCredential', () => {
-  it('is issued by the did:web of the host that answers, names the version and its entry in that host\'s status list', () => {
+  it("is issued by the did:web of the host that answers, names the version and its entry in that host's status list", () => {
     const c = identityPassportCredential(input) as Record<string, any>;
     expect([credentialIssuerOf(c), c.id, c.validFrom]).toEqual(['did:web:id.acme.example', `${input.anchor}?passportVersion=3`, '2026-03-01T10:00:00Z']);
     expect(c.credentialStatus).toEqual({
-      id: 'https://id.acme.example/.well-known/passport-status/acme#17', type: 'BitstringStatusListEntry', statusPurpose: 'revocation',
-      statusListIndex: '17', statusListCredential: 'https://id.acme.example/.well-known/passport-status/acme',
+      id: 'https://id.acme.example/.well-known/passport-status/acme#17',
+      type: 'BitstringStatusListEntry',
+      statusPurpose: 'revocation',
+      statusListIndex: '17',
+      statusListCredential: 'https://id.acme.example/.well-known/passport-status/acme',
     });
     expect(c.credentialSubject.product).toMatchObject({ registeredId: '09506000134352', batchNumber: 'L1', serialNumber: 'S1' });
     const onService = identityPassportCredential({ ...input, anchor: 'http://127.0.0.1:8080/r/acme/01/09506000134352/10/L1/21/S1' });
@@ -25,9 +34,12 @@ describe('identityPassportCredential', () => {
   });
 
   it('takes the level from the key: a unit is an item, a lot a batch, a GTIN the model', () => {
-    const level = (key: IdentityPassportInput['key']) => (identityPassportCredential({ ...input, key }) as Record<string, any>).credentialSubject.granularityLevel;
+    const level = (key: IdentityPassportInput['key']) =>
+      (identityPassportCredential({ ...input, key }) as Record<string, any>).credentialSubject.granularityLevel;
     expect([
-      level(input.key), level({ kind: 'token', token: 'T1' }), level({ kind: 'lot', gtin: '09506000134352', lot: 'L1' }),
+      level(input.key),
+      level({ kind: 'token', token: 'T1' }),
+      level({ kind: 'lot', gtin: '09506000134352', lot: 'L1' }),
       level({ kind: 'gtin', gtin: '09506000134352' }),
     ]).toEqual(['item', 'item', 'batch', 'model']);
   });
@@ -45,12 +57,25 @@ describe('a passport with every section', () => {
     const guide = readFileSync(new URL('../../../docs/guides/passports.md', import.meta.url), 'utf8');
     const example = JSON.parse(guide.split('```json\n')[1]!.split('\n```')[0]!) as Record<string, unknown>;
     expect(Object.keys(example).sort()).toEqual([
-      'access', 'circularity', 'conformity', 'countryOfProduction', 'description', 'dimensions', 'dueDiligence', 'emissions', 'extensions', 'facility',
-      'manufacturer', 'materials', 'productionDate',
+      'access',
+      'circularity',
+      'conformity',
+      'countryOfProduction',
+      'description',
+      'dimensions',
+      'dueDiligence',
+      'emissions',
+      'extensions',
+      'facility',
+      'manufacturer',
+      'materials',
+      'productionDate',
     ]);
     const read = readPassportContent(example);
     expect(read).toEqual({ content: example });
-    const schema = JSON.parse(readFileSync(new URL('../../../test/fixtures/standards/untp-dpp/untp-dpp-untp-dpp-schema.json', import.meta.url), 'utf8')) as object;
+    const schema = JSON.parse(
+      readFileSync(new URL('../../../test/fixtures/standards/untp-dpp/untp-dpp-untp-dpp-schema.json', import.meta.url), 'utf8'),
+    ) as object;
     const ajv = new Ajv2020.default({ strict: false, allErrors: true });
     addFormats.default(ajv);
     const validate = ajv.compile(schema);

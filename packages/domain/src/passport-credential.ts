@@ -47,8 +47,15 @@ export function passportCredential(input: PassportCredentialInput): Record<strin
   if (c.emissions !== undefined) characteristics[`${input.vocabulary}carbonFootprintMethod`] = c.emissions.method;
   for (const e of c.extensions ?? []) characteristics[e.term] = e.unit === undefined ? e.value : { value: e.value, unit: e.unit };
   const product: Record<string, unknown> = {
-    type: ['Product'], id: input.subject, name: input.name,
-    ...(input.gtin === null ? {} : { registeredId: input.gtin, idScheme: { type: ['IdentifierScheme'], id: 'https://id.gs1.org/01/', name: 'Global Trade Identification Number (GTIN)' } }),
+    type: ['Product'],
+    id: input.subject,
+    name: input.name,
+    ...(input.gtin === null
+      ? {}
+      : {
+          registeredId: input.gtin,
+          idScheme: { type: ['IdentifierScheme'], id: 'https://id.gs1.org/01/', name: 'Global Trade Identification Number (GTIN)' },
+        }),
     ...(input.lot === null ? {} : { batchNumber: input.lot }),
     ...(input.serial === null ? {} : { serialNumber: input.serial }),
     ...(c.description === undefined ? {} : { description: text(c.description) }),
@@ -56,48 +63,77 @@ export function passportCredential(input: PassportCredentialInput): Record<strin
     ...(c.facility?.id === undefined ? {} : { producedAtFacility: { id: c.facility.id, name: c.facility.name } }),
     ...(c.productionDate === undefined ? {} : { productionDate: c.productionDate }),
     ...(c.countryOfProduction === undefined ? {} : { countryOfProduction: c.countryOfProduction }),
-    ...(c.dimensions === undefined ? {} : {
-      dimensions: { type: ['Dimension'], ...Object.fromEntries(Object.entries(c.dimensions).map(([k, m]) => [k, { type: ['Measure'], value: m.value, unit: m.unit }])) },
-    }),
+    ...(c.dimensions === undefined
+      ? {}
+      : {
+          dimensions: {
+            type: ['Dimension'],
+            ...Object.fromEntries(Object.entries(c.dimensions).map(([k, m]) => [k, { type: ['Measure'], value: m.value, unit: m.unit }])),
+          },
+        }),
     ...(Object.keys(characteristics).length > 1 ? { characteristics } : {}),
   };
   const due = (c.dueDiligence ?? []).find((d) => d.link !== undefined);
   const circ = c.circularity;
   const subject: Record<string, unknown> = {
-    type: ['ProductPassport'], id: input.subject, product,
+    type: ['ProductPassport'],
+    id: input.subject,
+    product,
     granularityLevel: input.level === 'unit' ? 'item' : input.level === 'lot' ? 'batch' : 'model',
-    ...(c.conformity === undefined ? {} : {
-      conformityClaim: c.conformity.map((x, i) => ({
-        type: ['Claim', 'Declaration'], id: `${input.id}#claim-${i + 1}`, description: text(x.description),
-        conformityTopic: x.topic ?? 'governance.compliance',
-        ...(x.certificate === undefined ? {} : { conformityEvidence: { type: ['SecureLink', 'Link'], linkURL: x.certificate.url, linkName: x.certificate.name === undefined ? 'Certificate' : text(x.certificate.name) } }),
-      })),
-    }),
-    ...(c.emissions === undefined ? {} : {
-      emissionsScorecard: {
-        type: ['EmissionsPerformance'], carbonFootprint: c.emissions.carbonFootprint, declaredUnit: c.emissions.declaredUnit,
-        operationalScope: c.emissions.operationalScope ?? 'None', primarySourcedRatio: c.emissions.primarySourcedRatio ?? 0,
-      },
-    }),
-    ...(circ === undefined ? {} : {
-      circularityScorecard: {
-        type: ['CircularityPerformance'],
-        ...(circ.recyclingInstructions === undefined ? {} : { recyclingInformation: link(circ.recyclingInstructions, 'Recycling instructions') }),
-        ...(circ.repairInstructions === undefined ? {} : { repairInformation: link(circ.repairInstructions, 'Repair instructions') }),
-        ...(circ.recyclableContent === undefined ? {} : { recyclableContent: circ.recyclableContent }),
-        ...(circ.recycledContent === undefined ? {} : { recycledContent: circ.recycledContent }),
-      },
-    }),
+    ...(c.conformity === undefined
+      ? {}
+      : {
+          conformityClaim: c.conformity.map((x, i) => ({
+            type: ['Claim', 'Declaration'],
+            id: `${input.id}#claim-${i + 1}`,
+            description: text(x.description),
+            conformityTopic: x.topic ?? 'governance.compliance',
+            ...(x.certificate === undefined
+              ? {}
+              : {
+                  conformityEvidence: {
+                    type: ['SecureLink', 'Link'],
+                    linkURL: x.certificate.url,
+                    linkName: x.certificate.name === undefined ? 'Certificate' : text(x.certificate.name),
+                  },
+                }),
+          })),
+        }),
+    ...(c.emissions === undefined
+      ? {}
+      : {
+          emissionsScorecard: {
+            type: ['EmissionsPerformance'],
+            carbonFootprint: c.emissions.carbonFootprint,
+            declaredUnit: c.emissions.declaredUnit,
+            operationalScope: c.emissions.operationalScope ?? 'None',
+            primarySourcedRatio: c.emissions.primarySourcedRatio ?? 0,
+          },
+        }),
+    ...(circ === undefined
+      ? {}
+      : {
+          circularityScorecard: {
+            type: ['CircularityPerformance'],
+            ...(circ.recyclingInstructions === undefined ? {} : { recyclingInformation: link(circ.recyclingInstructions, 'Recycling instructions') }),
+            ...(circ.repairInstructions === undefined ? {} : { repairInformation: link(circ.repairInstructions, 'Repair instructions') }),
+            ...(circ.recyclableContent === undefined ? {} : { recyclableContent: circ.recyclableContent }),
+            ...(circ.recycledContent === undefined ? {} : { recycledContent: circ.recycledContent }),
+          },
+        }),
     ...(due === undefined ? {} : { dueDiligenceDeclaration: { type: ['Link'], linkURL: due.link!.url, linkName: text(due.statement) } }),
-    ...(c.materials === undefined ? {} : {
-      materialsProvenance: c.materials.map((m) => ({
-        type: ['Material'], name: text(m.name),
-        ...(m.originCountry === undefined ? {} : { originCountry: m.originCountry }),
-        ...(m.massFraction === undefined ? {} : { massFraction: m.massFraction }),
-        ...(m.recycledMassFraction === undefined ? {} : { recycledMassFraction: m.recycledMassFraction }),
-        ...(m.hazardous === undefined ? {} : { hazardous: m.hazardous }),
-      })),
-    }),
+    ...(c.materials === undefined
+      ? {}
+      : {
+          materialsProvenance: c.materials.map((m) => ({
+            type: ['Material'],
+            name: text(m.name),
+            ...(m.originCountry === undefined ? {} : { originCountry: m.originCountry }),
+            ...(m.massFraction === undefined ? {} : { massFraction: m.massFraction }),
+            ...(m.recycledMassFraction === undefined ? {} : { recycledMassFraction: m.recycledMassFraction }),
+            ...(m.hazardous === undefined ? {} : { hazardous: m.hazardous }),
+          })),
+        }),
   };
   return {
     '@context': [...passportCredentialContexts],
@@ -147,12 +183,18 @@ export function identityPassportCredential(input: IdentityPassportInput): Record
   const { key } = input;
   const origin = new URL(input.anchor);
   return passportCredential({
-    id: `${input.anchor}?passportVersion=${input.version}`, issuer: { id: didWebOf(origin.host), name: input.brand?.name ?? '' },
-    subject: input.anchor, name: input.title, gtin: key.kind === 'token' ? null : key.gtin,
-    lot: key.kind === 'lot' ? key.lot : key.kind === 'serial' ? key.lot ?? null : null,
+    id: `${input.anchor}?passportVersion=${input.version}`,
+    issuer: { id: didWebOf(origin.host), name: input.brand?.name ?? '' },
+    subject: input.anchor,
+    name: input.title,
+    gtin: key.kind === 'token' ? null : key.gtin,
+    lot: key.kind === 'lot' ? key.lot : key.kind === 'serial' ? (key.lot ?? null) : null,
     serial: key.kind === 'serial' ? key.serial : key.kind === 'token' ? key.token : null,
     level: key.kind === 'serial' || key.kind === 'token' ? 'unit' : key.kind === 'lot' ? 'lot' : 'model',
-    content: input.content, validFrom: input.publishedAt, languages: input.languages, vocabulary: `${origin.origin}/ns/passport#`,
+    content: input.content,
+    validFrom: input.publishedAt,
+    languages: input.languages,
+    vocabulary: `${origin.origin}/ns/passport#`,
     status: input.brand === null ? null : statusListEntry(passportStatusListUrl(origin.origin, input.brand.slug), input.statusIndex),
   });
 }
@@ -183,7 +225,12 @@ export function encodeStatusList(indexes: readonly number[]): string {
 }
 
 /** The credential of a brand's status list (unsigned): revocation entries of its passport credentials. */
-export function statusListCredential(input: { readonly id: string; readonly issuer: string; readonly validFrom: Date; readonly revoked: readonly number[] }): Record<string, unknown> {
+export function statusListCredential(input: {
+  readonly id: string;
+  readonly issuer: string;
+  readonly validFrom: Date;
+  readonly revoked: readonly number[];
+}): Record<string, unknown> {
   return {
     '@context': ['https://www.w3.org/ns/credentials/v2'],
     id: input.id,
@@ -196,7 +243,13 @@ export function statusListCredential(input: { readonly id: string; readonly issu
 
 /** A credential's entry in its issuer's status list. */
 export function statusListEntry(listUrl: string, index: number): Record<string, unknown> {
-  return { id: `${listUrl}#${index}`, type: 'BitstringStatusListEntry', statusPurpose: 'revocation', statusListIndex: String(index), statusListCredential: listUrl };
+  return {
+    id: `${listUrl}#${index}`,
+    type: 'BitstringStatusListEntry',
+    statusPurpose: 'revocation',
+    statusListIndex: String(index),
+    statusListCredential: listUrl,
+  };
 }
 
 /** The DID document of a `did:web` issuer listing its keys (current and rotated), each a JsonWebKey usable for assertions. */
@@ -204,6 +257,8 @@ export function didDocument(did: string, keys: readonly { readonly kid: string; 
   const methods = keys.map((k) => ({ id: `${did}#${k.kid}`, type: 'JsonWebKey', controller: did, publicKeyJwk: { ...k.publicJwk, kid: k.kid } }));
   return {
     '@context': ['https://www.w3.org/ns/did/v1', 'https://w3id.org/security/jwk/v1'],
-    id: did, verificationMethod: methods, assertionMethod: methods.map((m) => m.id),
+    id: did,
+    verificationMethod: methods,
+    assertionMethod: methods.map((m) => m.id),
   };
 }

@@ -19,18 +19,27 @@ describe('readPassportContent', () => {
 
   it('names every bad field and keeps nothing', () => {
     const read = readPassportContent({
-      description: { english: 'x' }, materials: [{ name: { en: 'Steel' }, massFraction: 1.5 }], circularity: { repairInstructions: { url: 'http://x.example' } },
-      access: { materials: 'secret' }, colour: 'red',
+      description: { english: 'x' },
+      materials: [{ name: { en: 'Steel' }, massFraction: 1.5 }],
+      circularity: { repairInstructions: { url: 'http://x.example' } },
+      access: { materials: 'secret' },
+      colour: 'red',
     });
     expect('violations' in read && read.violations.map((v) => v.field)).toEqual([
-      'content.colour', 'content.description.english', 'content.materials[0].massFraction', 'content.circularity.repairInstructions.url', 'content.access.materials',
+      'content.colour',
+      'content.description.english',
+      'content.materials[0].massFraction',
+      'content.circularity.repairInstructions.url',
+      'content.access.materials',
     ]);
   });
 });
 
 describe('the digest of a version', () => {
   it('is the SHA-256 of the RFC 8785 canonical JSON, whatever the key order', () => {
-    const reordered = Object.fromEntries(Object.entries({ ...model, emissions: { method: 'PEF 3.1', declaredUnit: 'EA', carbonFootprint: 12.5 } }).reverse()) as PassportContent;
+    const reordered = Object.fromEntries(
+      Object.entries({ ...model, emissions: { method: 'PEF 3.1', declaredUnit: 'EA', carbonFootprint: 12.5 } }).reverse(),
+    ) as PassportContent;
     expect(JSON.stringify(reordered)).not.toBe(JSON.stringify(model));
     expect(passportDigest(reordered)).toBe(passportDigest(model as PassportContent));
     expect(canonicalJson({ b: 1, a: [1e21, 'é'] })).toBe('{"a":[1e+21,"é"],"b":1}');
@@ -40,7 +49,11 @@ describe('the digest of a version', () => {
 
 describe('inheritance and access', () => {
   it('takes each section from the unit, then the lot, then the model, with its class', () => {
-    const lot: PassportContent = { emissions: { carbonFootprint: 11, declaredUnit: 'EA', method: 'PEF 3.1' }, materials: [{ name: { en: 'Recycled lithium' } }], access: {} };
+    const lot: PassportContent = {
+      emissions: { carbonFootprint: 11, declaredUnit: 'EA', method: 'PEF 3.1' },
+      materials: [{ name: { en: 'Recycled lithium' } }],
+      access: {},
+    };
     const unit: PassportContent = { extensions: [{ term: 'https://example.com/voc#stateOfHealth', name: { en: 'State of health' }, value: 97, unit: 'P1' }] };
     const item = inheritPassport([unit, lot, model as PassportContent]);
     expect(item.emissions?.carbonFootprint).toBe(11);

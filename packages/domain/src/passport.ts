@@ -150,8 +150,18 @@ export interface PassportContent {
 
 /** The sections of a passport, in the order the page shows them. */
 export const passportSections = [
-  'description', 'manufacturer', 'facility', 'productionDate', 'countryOfProduction', 'dimensions', 'materials', 'emissions', 'circularity',
-  'conformity', 'dueDiligence', 'extensions',
+  'description',
+  'manufacturer',
+  'facility',
+  'productionDate',
+  'countryOfProduction',
+  'dimensions',
+  'materials',
+  'emissions',
+  'circularity',
+  'conformity',
+  'dueDiligence',
+  'extensions',
 ] as const;
 /** A section of a passport. */
 export type PassportSection = (typeof passportSections)[number];
@@ -161,9 +171,21 @@ export const maxPassportBytes = 256 * 1024;
 
 /** UNTP's conformity topics. */
 export const conformityTopics = [
-  'environment.energy', 'environment.emissions', 'environment.water', 'environment.waste', 'environment.deforestation', 'environment.biodiversity',
-  'circularity.content', 'circularity.design', 'social.labour', 'social.rights', 'social.community', 'social.safety', 'governance.ethics',
-  'governance.compliance', 'governance.transparency',
+  'environment.energy',
+  'environment.emissions',
+  'environment.water',
+  'environment.waste',
+  'environment.deforestation',
+  'environment.biodiversity',
+  'circularity.content',
+  'circularity.design',
+  'social.labour',
+  'social.rights',
+  'social.community',
+  'social.safety',
+  'governance.ethics',
+  'governance.compliance',
+  'governance.transparency',
 ] as const;
 
 const languageTag = /^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$/;
@@ -182,7 +204,15 @@ class Reader {
     return undefined;
   }
   keys(v: Obj, field: string, allowed: readonly string[]): void {
-    for (const k of Object.keys(v)) if (!allowed.includes(k)) this.fail(`${field}.${k}`, `is not a field of ${field.split('.').pop()!.replace(/\[\d+\]$/, '')}`);
+    for (const k of Object.keys(v))
+      if (!allowed.includes(k))
+        this.fail(
+          `${field}.${k}`,
+          `is not a field of ${field
+            .split('.')
+            .pop()!
+            .replace(/\[\d+\]$/, '')}`,
+        );
   }
   obj(v: unknown, field: string, allowed: readonly string[]): Obj | undefined {
     if (!isObj(v)) return this.fail(field, 'must be an object');
@@ -294,18 +324,23 @@ export function readPassportContent(input: unknown, field = 'content'): Passport
     countryOfProduction: (v, f) => r.text(v, f, 2, countryCode, 'an ISO 3166-1 alpha-2 code (DE)'),
     dimensions: (v, f) => {
       const d = r.obj(v, f, ['weight', 'length', 'width', 'height', 'volume']);
-      return d === undefined ? undefined : r.optional(d, f, Object.fromEntries(['weight', 'length', 'width', 'height', 'volume'].map((k) => [k, (x: unknown, g: string) => r.measure(x, g)])));
+      return d === undefined
+        ? undefined
+        : r.optional(d, f, Object.fromEntries(['weight', 'length', 'width', 'height', 'volume'].map((k) => [k, (x: unknown, g: string) => r.measure(x, g)])));
     },
-    materials: (v, f) => r.list(v, f, 200, (x, g) => {
-      const m = r.obj(x, g, ['name', 'massFraction', 'recycledMassFraction', 'hazardous', 'originCountry']);
-      if (m === undefined) return undefined;
-      const name = r.local(m['name'], `${g}.name`, 300);
-      const rest = r.optional(m, g, {
-        massFraction: (y, h) => r.fraction(y, h), recycledMassFraction: (y, h) => r.fraction(y, h), hazardous: (y, h) => r.bool(y, h),
-        originCountry: (y, h) => r.text(y, h, 2, countryCode, 'an ISO 3166-1 alpha-2 code (DE)'),
-      });
-      return name === undefined ? undefined : { name, ...rest };
-    }),
+    materials: (v, f) =>
+      r.list(v, f, 200, (x, g) => {
+        const m = r.obj(x, g, ['name', 'massFraction', 'recycledMassFraction', 'hazardous', 'originCountry']);
+        if (m === undefined) return undefined;
+        const name = r.local(m['name'], `${g}.name`, 300);
+        const rest = r.optional(m, g, {
+          massFraction: (y, h) => r.fraction(y, h),
+          recycledMassFraction: (y, h) => r.fraction(y, h),
+          hazardous: (y, h) => r.bool(y, h),
+          originCountry: (y, h) => r.text(y, h, 2, countryCode, 'an ISO 3166-1 alpha-2 code (DE)'),
+        });
+        return name === undefined ? undefined : { name, ...rest };
+      }),
     emissions: (v, f) => {
       const e = r.obj(v, f, ['carbonFootprint', 'declaredUnit', 'operationalScope', 'primarySourcedRatio', 'method']);
       if (e === undefined) return undefined;
@@ -313,61 +348,81 @@ export function readPassportContent(input: unknown, field = 'content'): Passport
       const declaredUnit = r.text(e['declaredUnit'], `${f}.declaredUnit`, 10, unitCode, 'a UN/CEFACT unit code (KGM, EA)');
       const method = r.text(e['method'], `${f}.method`, 500);
       const rest = r.optional(e, f, {
-        operationalScope: (y, h) => (y === 'None' || y === 'CradleToGate' || y === 'CradleToGrave' ? y : r.fail(h, 'must be None, CradleToGate or CradleToGrave')),
+        operationalScope: (y, h) =>
+          y === 'None' || y === 'CradleToGate' || y === 'CradleToGrave' ? y : r.fail(h, 'must be None, CradleToGate or CradleToGrave'),
         primarySourcedRatio: (y, h) => r.fraction(y, h),
       });
-      return carbonFootprint === undefined || declaredUnit === undefined || method === undefined ? undefined : { carbonFootprint, declaredUnit, method, ...rest };
+      return carbonFootprint === undefined || declaredUnit === undefined || method === undefined
+        ? undefined
+        : { carbonFootprint, declaredUnit, method, ...rest };
     },
     circularity: (v, f) => {
       const c = r.obj(v, f, ['recyclableContent', 'recycledContent', 'repairInstructions', 'disassemblyInstructions', 'recyclingInstructions', 'spareParts']);
-      return c === undefined ? undefined : r.optional(c, f, {
-        recyclableContent: (y, h) => r.fraction(y, h), recycledContent: (y, h) => r.fraction(y, h),
-        repairInstructions: (y, h) => r.link(y, h), disassemblyInstructions: (y, h) => r.link(y, h), recyclingInstructions: (y, h) => r.link(y, h),
-        spareParts: (y, h) => r.link(y, h),
-      });
+      return c === undefined
+        ? undefined
+        : r.optional(c, f, {
+            recyclableContent: (y, h) => r.fraction(y, h),
+            recycledContent: (y, h) => r.fraction(y, h),
+            repairInstructions: (y, h) => r.link(y, h),
+            disassemblyInstructions: (y, h) => r.link(y, h),
+            recyclingInstructions: (y, h) => r.link(y, h),
+            spareParts: (y, h) => r.link(y, h),
+          });
     },
-    conformity: (v, f) => r.list(v, f, 100, (x, g) => {
-      const c = r.obj(x, g, ['description', 'standard', 'regulation', 'topic', 'certificate']);
-      if (c === undefined) return undefined;
-      const description = r.local(c['description'], `${g}.description`);
-      const rest = r.optional(c, g, {
-        standard: (y, h) => r.text(y, h, 500), regulation: (y, h) => r.text(y, h, 500), certificate: (y, h) => r.link(y, h),
-        topic: (y, h) => ((conformityTopics as readonly unknown[]).includes(y) ? y : r.fail(h, `must be one of UNTP's conformity topics (${conformityTopics.join(', ')})`)),
-      });
-      return description === undefined ? undefined : { description, ...rest };
-    }),
-    dueDiligence: (v, f) => r.list(v, f, 100, (x, g) => {
-      const d = r.obj(x, g, ['statement', 'link']);
-      if (d === undefined) return undefined;
-      const statement = r.local(d['statement'], `${g}.statement`);
-      const rest = r.optional(d, g, { link: (y, h) => r.link(y, h) });
-      return statement === undefined ? undefined : { statement, ...rest };
-    }),
-    extensions: (v, f) => r.list(v, f, 100, (x, g) => {
-      const e = r.obj(x, g, ['term', 'name', 'value', 'unit']);
-      if (e === undefined) return undefined;
-      const term = r.iri(e['term'], `${g}.term`);
-      const name = r.local(e['name'], `${g}.name`, 300);
-      const raw = e['value'];
-      const value = typeof raw === 'boolean' || (typeof raw === 'number' && Number.isFinite(raw)) ? raw
-        : typeof raw === 'string' ? r.text(raw, `${g}.value`, 2_000) : r.fail(`${g}.value`, 'must be a text, a number or true/false');
-      const rest = r.optional(e, g, { unit: (y, h) => r.text(y, h, 10, unitCode, 'a UN/CEFACT unit code (KGM, P1)') });
-      return term === undefined || name === undefined || value === undefined ? undefined : { term, name, value, ...rest };
-    }),
+    conformity: (v, f) =>
+      r.list(v, f, 100, (x, g) => {
+        const c = r.obj(x, g, ['description', 'standard', 'regulation', 'topic', 'certificate']);
+        if (c === undefined) return undefined;
+        const description = r.local(c['description'], `${g}.description`);
+        const rest = r.optional(c, g, {
+          standard: (y, h) => r.text(y, h, 500),
+          regulation: (y, h) => r.text(y, h, 500),
+          certificate: (y, h) => r.link(y, h),
+          topic: (y, h) =>
+            (conformityTopics as readonly unknown[]).includes(y) ? y : r.fail(h, `must be one of UNTP's conformity topics (${conformityTopics.join(', ')})`),
+        });
+        return description === undefined ? undefined : { description, ...rest };
+      }),
+    dueDiligence: (v, f) =>
+      r.list(v, f, 100, (x, g) => {
+        const d = r.obj(x, g, ['statement', 'link']);
+        if (d === undefined) return undefined;
+        const statement = r.local(d['statement'], `${g}.statement`);
+        const rest = r.optional(d, g, { link: (y, h) => r.link(y, h) });
+        return statement === undefined ? undefined : { statement, ...rest };
+      }),
+    extensions: (v, f) =>
+      r.list(v, f, 100, (x, g) => {
+        const e = r.obj(x, g, ['term', 'name', 'value', 'unit']);
+        if (e === undefined) return undefined;
+        const term = r.iri(e['term'], `${g}.term`);
+        const name = r.local(e['name'], `${g}.name`, 300);
+        const raw = e['value'];
+        const value =
+          typeof raw === 'boolean' || (typeof raw === 'number' && Number.isFinite(raw))
+            ? raw
+            : typeof raw === 'string'
+              ? r.text(raw, `${g}.value`, 2_000)
+              : r.fail(`${g}.value`, 'must be a text, a number or true/false');
+        const rest = r.optional(e, g, { unit: (y, h) => r.text(y, h, 10, unitCode, 'a UN/CEFACT unit code (KGM, P1)') });
+        return term === undefined || name === undefined || value === undefined ? undefined : { term, name, value, ...rest };
+      }),
     access: (v, f) => {
       const a = r.obj(v, f, passportSections);
       if (a === undefined) return undefined;
       const out: Obj = {};
       for (const [section, cls] of Object.entries(a)) {
         if (!(passportSections as readonly string[]).includes(section)) continue;
-        if (typeof cls !== 'string' || !(passportAccessClasses as readonly string[]).includes(cls)) r.fail(`${f}.${section}`, `must be one of ${passportAccessClasses.join(', ')}`);
+        if (typeof cls !== 'string' || !(passportAccessClasses as readonly string[]).includes(cls))
+          r.fail(`${f}.${section}`, `must be one of ${passportAccessClasses.join(', ')}`);
         else out[section] = cls;
       }
       return out;
     },
   });
   if (r.violations.length > 0) return { violations: r.violations };
-  if (Buffer.byteLength(canonicalJson(out)) > maxPassportBytes) return { violations: [{ field, message: `must be at most ${maxPassportBytes} bytes as JSON` }] };
+  if (Buffer.byteLength(canonicalJson(out)) > maxPassportBytes)
+    return { violations: [{ field, message: `must be at most ${maxPassportBytes} bytes as JSON` }] };
   return { content: out as PassportContent };
 }
 
@@ -466,13 +521,11 @@ export function passportLanguages(content: PassportContent): string[] {
   const walk = (v: unknown, key: string | null): void => {
     if (Array.isArray(v)) {
       for (const x of v) walk(x, null);
-    }
-    else if (isObj(v)) {
+    } else if (isObj(v)) {
       const localKeys = ['description', 'name', 'statement'];
       if (key !== null && localKeys.includes(key) && Object.values(v).every((x) => typeof x === 'string')) {
         for (const k of Object.keys(v)) found.add(k);
-      }
-      else for (const [k, x] of Object.entries(v)) walk(x, k);
+      } else for (const [k, x] of Object.entries(v)) walk(x, k);
     }
   };
   walk(content, null);

@@ -63,7 +63,8 @@ export function importHeaderViolations(header: readonly string[]): FieldViolatio
   const v: FieldViolation[] = [];
   const seen = new Set<string>();
   for (const column of header) {
-    if (!(importColumns as readonly string[]).includes(column)) v.push({ field: 'csv', message: `unknown column "${column}" in the header row; allowed: ${importColumns.join(', ')}` });
+    if (!(importColumns as readonly string[]).includes(column))
+      v.push({ field: 'csv', message: `unknown column "${column}" in the header row; allowed: ${importColumns.join(', ')}` });
     else if (seen.has(column)) v.push({ field: 'csv', message: `column "${column}" appears twice in the header row` });
     seen.add(column);
   }

@@ -1,7 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import {
-  decideResolution, forwardQuery, negotiate, parseResolverRequest, readLinkType, resolverDescription, resolverRootPathOf,
-  type FoundIdentity, type ParsedResolverRequest,
+  decideResolution,
+  forwardQuery,
+  negotiate,
+  parseResolverRequest,
+  readLinkType,
+  resolverDescription,
+  resolverRootPathOf,
+  type FoundIdentity,
+  type ParsedResolverRequest,
 } from './resolution.ts';
 import { gs1LinkTypeOf } from './gs1-link-types.ts';
 import digitalLink from 'digital-link.js';
@@ -70,8 +77,10 @@ describe('parseResolverRequest', () => {
   it('decompresses a compressed Digital Link and keeps its data attributes', () => {
     // Compressed with GS1's toolkit: /01/09506000134352/10/LOT-7/21/ABC123?17=261231
     expect(parseResolverRequest('/r/acme/GhFKk4XBoMpZyf3Z_jejVeCRg')).toEqual({
-      kind: 'identity', path: { slug: 'acme', key: { kind: 'serial', gtin, serial: 'ABC123', lot: 'LOT-7' } },
-      canonicalPath: `/r/acme/01/${gtin}/10/LOT-7/21/ABC123`, decompressedQuery: '17=261231',
+      kind: 'identity',
+      path: { slug: 'acme', key: { kind: 'serial', gtin, serial: 'ABC123', lot: 'LOT-7' } },
+      canonicalPath: `/r/acme/01/${gtin}/10/LOT-7/21/ABC123`,
+      decompressedQuery: '17=261231',
     });
     expect(parseResolverRequest('/r/acme/ARFKk4XBoA')).toMatchObject({ kind: 'identity', canonicalPath: `/r/acme/01/${gtin}`, decompressedQuery: '' });
   });
@@ -82,7 +91,8 @@ describe('link types', () => {
     expect(readLinkType(null)).toEqual({ kind: 'none' });
     expect(readLinkType('linkset')).toEqual({ kind: 'linkset' });
     expect(readLinkType('all')).toEqual({ kind: 'linkset' });
-    for (const value of ['gs1:pip', 'https://ref.gs1.org/voc/pip', 'https://gs1.org/voc/pip']) expect(readLinkType(value)).toEqual({ kind: 'link', name: 'pip' });
+    for (const value of ['gs1:pip', 'https://ref.gs1.org/voc/pip', 'https://gs1.org/voc/pip'])
+      expect(readLinkType(value)).toEqual({ kind: 'link', name: 'pip' });
     expect(readLinkType('gs1:defaultLink')).toEqual({ kind: 'link', name: 'defaultLink' });
     expect(readLinkType('gs1:nosuchlt')).toEqual({ kind: 'unknown', value: 'gs1:nosuchlt' });
     expect(readLinkType('pip')).toEqual({ kind: 'unknown', value: 'pip' });
@@ -110,7 +120,11 @@ describe('negotiate', () => {
 
 describe('decideResolution', () => {
   const found = (over: Partial<Extract<FoundIdentity, { kind: 'found' }>> = {}): FoundIdentity => ({
-    kind: 'found', unitStatus: 'active', batchStatus: 'minted', target: 'https://p.example/x', ...over,
+    kind: 'found',
+    unitStatus: 'active',
+    batchStatus: 'minted',
+    target: 'https://p.example/x',
+    ...over,
   });
 
   it('resolves an identity in a live state to the target its links chose, or to none', () => {
@@ -135,7 +149,7 @@ describe('forwardQuery', () => {
 });
 
 describe('resolverRootPathOf', () => {
-  it('finds a Digital Link written directly under the root /r, never a brand\'s path', () => {
+  it("finds a Digital Link written directly under the root /r, never a brand's path", () => {
     expect(resolverRootPathOf(`/r/01/${gtin}/21/ABC`)).toBe(`/01/${gtin}/21/ABC`);
     expect(resolverRootPathOf(`/r/01/${gtin}/`)).toBe(`/01/${gtin}/`);
     expect(resolverRootPathOf('/r/01/9506000134352')).toBe('/01/9506000134352');
@@ -150,7 +164,7 @@ describe('resolverRootPathOf', () => {
 });
 
 describe('resolverDescription', () => {
-  it('writes the contact as the description file schema\'s vCard-like object', () => {
+  it("writes the contact as the description file schema's vCard-like object", () => {
     const described = (contact?: string) => resolverDescription({ name: 'R', resolverRoot: 'https://id.example', contact });
     expect(described()).not.toHaveProperty('contact');
     expect(described('ops@id.example').contact).toEqual({ fn: 'ops@id.example', hasEmail: 'mailto:ops@id.example' });

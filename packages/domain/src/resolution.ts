@@ -34,16 +34,16 @@ export const resolverPrefix = '/r/';
 export type ParsedResolverRequest =
   /** A valid Digital Link (or `/u/` token) of this service. */
   | {
-    readonly kind: 'identity';
-    readonly path: ResolverPath;
-    /** The canonical path (GTIN-14, qualifiers in order), from `/r/`: the identity's anchor below the public base. */
-    readonly canonicalPath: string;
-    /**
-     * Set when the request was a compressed Digital Link: the query string the compressed URI
-     * carried (data attributes), '' when none; the uncompressed URI is the canonical path plus it.
-     */
-    readonly decompressedQuery: string | null;
-  }
+      readonly kind: 'identity';
+      readonly path: ResolverPath;
+      /** The canonical path (GTIN-14, qualifiers in order), from `/r/`: the identity's anchor below the public base. */
+      readonly canonicalPath: string;
+      /**
+       * Set when the request was a compressed Digital Link: the query string the compressed URI
+       * carried (data attributes), '' when none; the uncompressed URI is the canonical path plus it.
+       */
+      readonly decompressedQuery: string | null;
+    }
   /** Valid, but the GTIN was written short (GTIN-8, -12 or -13): moved for good to the canonical path. */
   | { readonly kind: 'moved'; readonly canonicalPath: string }
   /** Not a valid Digital Link: answered 400 with the reason. */
@@ -62,7 +62,27 @@ const gtinQualifiers = ['22', '10', '21'] as const;
 type GtinQualifier = (typeof gtinQualifiers)[number];
 const qualifierNames: Record<GtinQualifier, string> = { '22': 'consumer product variant (AI 22)', '10': 'lot (AI 10)', '21': 'serial (AI 21)' };
 /** GS1 primary keys other than the GTIN: valid Digital Links this resolver does not serve. */
-const otherPrimaryKeys = new Set(['00', '253', '255', '401', '402', '410', '411', '412', '413', '414', '415', '417', '8003', '8004', '8006', '8010', '8013', '8017', '8018']);
+const otherPrimaryKeys = new Set([
+  '00',
+  '253',
+  '255',
+  '401',
+  '402',
+  '410',
+  '411',
+  '412',
+  '413',
+  '414',
+  '415',
+  '417',
+  '8003',
+  '8004',
+  '8006',
+  '8010',
+  '8013',
+  '8017',
+  '8018',
+]);
 
 function decode(segment: string): string | null {
   try {
@@ -114,7 +134,11 @@ function parseKey(parts: readonly string[]): { key: ResolverKey; shortGtin: bool
     const q = parts[i]!;
     const at = gtinQualifiers.indexOf(q as GtinQualifier);
     if (at < 0) {
-      return { reason: /^\d{2,4}$/.test(q) ? `AI ${q} is not a key qualifier of a GTIN; data attributes go in the query string` : `"${q}" is not a GS1 Application Identifier` };
+      return {
+        reason: /^\d{2,4}$/.test(q)
+          ? `AI ${q} is not a key qualifier of a GTIN; data attributes go in the query string`
+          : `"${q}" is not a GS1 Application Identifier`,
+      };
     }
     if (at <= last) return { reason: `${qualifierNames[q as GtinQualifier]} is out of order or repeated; qualifiers go /22, /10, /21` };
     last = at;
@@ -125,11 +149,12 @@ function parseKey(parts: readonly string[]): { key: ResolverKey; shortGtin: bool
     values[q as GtinQualifier] = value;
   }
   const cpv = values['22'] === undefined ? {} : { cpv: values['22'] };
-  const key: ResolverKey = values['21'] !== undefined
-    ? { kind: 'serial', gtin, serial: values['21'], ...(values['10'] === undefined ? {} : { lot: values['10'] }), ...cpv }
-    : values['10'] !== undefined
-      ? { kind: 'lot', gtin, lot: values['10'], ...cpv }
-      : { kind: 'gtin', gtin, ...cpv };
+  const key: ResolverKey =
+    values['21'] !== undefined
+      ? { kind: 'serial', gtin, serial: values['21'], ...(values['10'] === undefined ? {} : { lot: values['10'] }), ...cpv }
+      : values['10'] !== undefined
+        ? { kind: 'lot', gtin, lot: values['10'], ...cpv }
+        : { kind: 'gtin', gtin, ...cpv };
   return { key, shortGtin: gtinText.length !== 14 };
 }
 
@@ -266,15 +291,21 @@ export type Representation =
   /** `application/linkset+json`: an RFC 9264 linkset. */
   | 'linkset';
 
-interface MediaRange { readonly type: string; readonly q: number }
+interface MediaRange {
+  readonly type: string;
+  readonly q: number;
+}
 
 function parseAccept(accept: string): MediaRange[] {
-  return accept.split(',').map((part) => {
-    const [type = '', ...params] = part.split(';').map((s) => s.trim().toLowerCase());
-    const q = params.find((p) => p.startsWith('q='));
-    const value = q === undefined ? 1 : Number(q.slice(2));
-    return { type, q: Number.isFinite(value) ? value : 0 };
-  }).filter((r) => r.type !== '' && r.q > 0);
+  return accept
+    .split(',')
+    .map((part) => {
+      const [type = '', ...params] = part.split(';').map((s) => s.trim().toLowerCase());
+      const q = params.find((p) => p.startsWith('q='));
+      const value = q === undefined ? 1 : Number(q.slice(2));
+      return { type, q: Number.isFinite(value) ? value : 0 };
+    })
+    .filter((r) => r.type !== '' && r.q > 0);
 }
 
 /**
@@ -304,18 +335,18 @@ export type FoundIdentity =
   | { readonly kind: 'none' }
   /** A unit, a lot or a product, with the states that decide the answer. */
   | {
-    readonly kind: 'found';
-    /** Status of the unit (inactive or active); null for lots and products. */
-    readonly unitStatus: string | null;
-    /** Status of the batch the identity belongs to; null for a product. */
-    readonly batchStatus: string | null;
-    /** The unit's lifecycle state (issued, encoded, commissioned, scrapped, decommissioned, returned); absent or null for lots and products. */
-    readonly serialState?: string | null;
-    /** The decommissioning reason of a decommissioned unit; null otherwise. */
-    readonly serialReason?: string | null;
-    /** Where the chosen link points (the walk-up's choice); null when no level has a link. */
-    readonly target: string | null;
-  };
+      readonly kind: 'found';
+      /** Status of the unit (inactive or active); null for lots and products. */
+      readonly unitStatus: string | null;
+      /** Status of the batch the identity belongs to; null for a product. */
+      readonly batchStatus: string | null;
+      /** The unit's lifecycle state (issued, encoded, commissioned, scrapped, decommissioned, returned); absent or null for lots and products. */
+      readonly serialState?: string | null;
+      /** The decommissioning reason of a decommissioned unit; null otherwise. */
+      readonly serialReason?: string | null;
+      /** Where the chosen link points (the walk-up's choice); null when no level has a link. */
+      readonly target: string | null;
+    };
 
 /** The resolver's answer. */
 export type ResolutionOutcome =

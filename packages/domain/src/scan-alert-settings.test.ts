@@ -3,22 +3,39 @@ import { createScanRules, type RuleScan } from './scan-alerts.ts';
 import { applyScanAlertSettings, defaultScanAlertSettings, type ScanAlertSettings } from './scan-alert-settings.ts';
 
 const known = (brandId: string, serial: string, at: string, country: string, fields: Partial<RuleScan> = {}): RuleScan => ({
-  brandId, scannedAt: new Date(at), gtin: '04006381333931', serial, unitKnown: true, count: 1, country, clientClass: 'browser', unitStatus: 'active',
-  outcome: 'resolved', ...fields,
+  brandId,
+  scannedAt: new Date(at),
+  gtin: '04006381333931',
+  serial,
+  unitKnown: true,
+  count: 1,
+  country,
+  clientClass: 'browser',
+  unitStatus: 'active',
+  outcome: 'resolved',
+  ...fields,
 });
 
-describe('a brand\'s scan-alert settings', () => {
+describe("a brand's scan-alert settings", () => {
   it('apply a patch, keeping what it leaves out, and sort and deduplicate the withdrawn names', () => {
-    expect(applyScanAlertSettings(defaultScanAlertSettings, { cloneWindowHours: 2, withdrawnIgnored: ['voided', 'recycled', 'voided'] }))
-      .toEqual({ settings: { ...defaultScanAlertSettings, cloneWindowHours: 2, withdrawnIgnored: ['recycled', 'voided'] } });
+    expect(applyScanAlertSettings(defaultScanAlertSettings, { cloneWindowHours: 2, withdrawnIgnored: ['voided', 'recycled', 'voided'] })).toEqual({
+      settings: { ...defaultScanAlertSettings, cloneWindowHours: 2, withdrawnIgnored: ['recycled', 'voided'] },
+    });
   });
 
   it('refuse every bad field by name, in one answer', () => {
     const out = applyScanAlertSettings(defaultScanAlertSettings, {
-      cloneWindowHours: 0, cloneVisitorsPerDay: 1.5, alertsPerMinute: 1_001, withdrawnIgnored: ['ok_name', 'Bad', 'inactive'],
+      cloneWindowHours: 0,
+      cloneVisitorsPerDay: 1.5,
+      alertsPerMinute: 1_001,
+      withdrawnIgnored: ['ok_name', 'Bad', 'inactive'],
     });
     expect('violations' in out && out.violations.map((v) => v.field)).toEqual([
-      'clone_window_hours', 'clone_visitors_per_day', 'alerts_per_minute', 'withdrawn_ignored[1]', 'withdrawn_ignored[2]',
+      'clone_window_hours',
+      'clone_visitors_per_day',
+      'alerts_per_minute',
+      'withdrawn_ignored[1]',
+      'withdrawn_ignored[2]',
     ]);
   });
 
@@ -38,9 +55,14 @@ describe('a brand\'s scan-alert settings', () => {
       ['off', { ...defaultScanAlertSettings, withdrawn: false }],
     ]);
     const scans = ['ignores', 'off', 'default'].flatMap((b) => [
-      known(b, 'R', '2026-01-01T08:00:00Z', 'DE', { unitStatus: 'recycled' }), known(b, 'V', '2026-01-01T08:00:00Z', 'DE', { outcome: 'gone' }),
+      known(b, 'R', '2026-01-01T08:00:00Z', 'DE', { unitStatus: 'recycled' }),
+      known(b, 'V', '2026-01-01T08:00:00Z', 'DE', { outcome: 'gone' }),
     ]);
     const events = rule.observe(scans, new Date('2026-01-01T08:00:00Z'), (b) => settings.get(b));
-    expect(events.map((e) => [e.brandId, e.payload['serial']])).toEqual([['ignores', 'V'], ['default', 'R'], ['default', 'V']]);
+    expect(events.map((e) => [e.brandId, e.payload['serial']])).toEqual([
+      ['ignores', 'V'],
+      ['default', 'R'],
+      ['default', 'V'],
+    ]);
   });
 });

@@ -31,7 +31,14 @@ export interface ScanAlertSettings {
 
 /** The settings of a brand that set none: every rule on, two countries in 24 h or over 20 visitors a day, 20 alerts a minute. */
 export const defaultScanAlertSettings: ScanAlertSettings = {
-  neverIssued: true, withdrawn: true, clone: true, burst: true, cloneWindowHours: 24, cloneVisitorsPerDay: 20, alertsPerMinute: 20, withdrawnIgnored: [],
+  neverIssued: true,
+  withdrawn: true,
+  clone: true,
+  burst: true,
+  cloneWindowHours: 24,
+  cloneVisitorsPerDay: 20,
+  alertsPerMinute: 20,
+  withdrawnIgnored: [],
 };
 
 /** A change of settings: each field left undefined keeps its current value. */
@@ -49,9 +56,13 @@ const intIn = (v: FieldViolation[], field: string, value: number, min: number, m
  * then). `withdrawn_ignored` holds at most 20 distinct names; `active` and `inactive` are units
  * in use and cannot be listed.
  */
-export function applyScanAlertSettings(current: ScanAlertSettings, patch: ScanAlertSettingsPatch): { settings: ScanAlertSettings } | { violations: FieldViolation[] } {
+export function applyScanAlertSettings(
+  current: ScanAlertSettings,
+  patch: ScanAlertSettingsPatch,
+): { settings: ScanAlertSettings } | { violations: FieldViolation[] } {
   const next: ScanAlertSettings = {
-    ...current, ...Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined)),
+    ...current,
+    ...Object.fromEntries(Object.entries(patch).filter(([, value]) => value !== undefined)),
   };
   const v: FieldViolation[] = [];
   intIn(v, 'clone_window_hours', next.cloneWindowHours, 1, 720);
@@ -59,7 +70,11 @@ export function applyScanAlertSettings(current: ScanAlertSettings, patch: ScanAl
   intIn(v, 'alerts_per_minute', next.alertsPerMinute, 1, 1_000);
   if (next.withdrawnIgnored.length > 20) v.push({ field: 'withdrawn_ignored', message: 'must hold at most 20 names' });
   next.withdrawnIgnored.forEach((name, i) => {
-    if (!statusName.test(name)) v.push({ field: `withdrawn_ignored[${i}]`, message: 'must be a status or reason name: a lowercase letter, then up to 39 lowercase letters, digits or underscores' });
+    if (!statusName.test(name))
+      v.push({
+        field: `withdrawn_ignored[${i}]`,
+        message: 'must be a status or reason name: a lowercase letter, then up to 39 lowercase letters, digits or underscores',
+      });
     else if (name === 'active' || name === 'inactive') v.push({ field: `withdrawn_ignored[${i}]`, message: `${name} is a unit in use, never withdrawn` });
   });
   if (v.length > 0) return { violations: v };

@@ -71,8 +71,14 @@ export interface ScanRules {
  */
 export function createScanRules(limits: ScanRuleLimits = defaultScanRuleLimits): ScanRules {
   const fallback: ScanAlertSettings = {
-    neverIssued: true, withdrawn: true, clone: true, burst: true, cloneWindowHours: limits.cloneWindowHours ?? 24,
-    cloneVisitorsPerDay: limits.cloneVisitorsPerDay ?? 20, alertsPerMinute: limits.perBrandPerMinute, withdrawnIgnored: [],
+    neverIssued: true,
+    withdrawn: true,
+    clone: true,
+    burst: true,
+    cloneWindowHours: limits.cloneWindowHours ?? 24,
+    cloneVisitorsPerDay: limits.cloneVisitorsPerDay ?? 20,
+    alertsPerMinute: limits.perBrandPerMinute,
+    withdrawnIgnored: [],
   };
   /** Per known unit: when it was last seen from each country, and its visitors of the day. */
   const units = new Map<string, { countries: Map<string, number>; day: string; visitors: Set<string> }>();
@@ -95,7 +101,10 @@ export function createScanRules(limits: ScanRuleLimits = defaultScanRuleLimits):
     }
     const at = scan.scannedAt.getTime();
     // forEach, not for-of with destructuring: no array per entry on every scan.
-    if (unit.countries.size > 0) unit.countries.forEach((last, country, all) => { if (at - last > cloneWindowMs) all.delete(country); });
+    if (unit.countries.size > 0)
+      unit.countries.forEach((last, country, all) => {
+        if (at - last > cloneWindowMs) all.delete(country);
+      });
     if (scan.country !== null) unit.countries.set(scan.country, Math.max(at, unit.countries.get(scan.country) ?? 0));
     if (unit.day !== today) {
       unit.day = today;
@@ -114,13 +123,20 @@ export function createScanRules(limits: ScanRuleLimits = defaultScanRuleLimits):
       // the day before that came after it in the batch (rows come back in the database's order)
       // would be skipped as late.
       const ordered = scans.every((scan, i) => i === 0 || scans[i - 1]!.scannedAt.getTime() <= scan.scannedAt.getTime())
-        ? scans : [...scans].sort((a, b) => a.scannedAt.getTime() - b.scannedAt.getTime());
+        ? scans
+        : [...scans].sort((a, b) => a.scannedAt.getTime() - b.scannedAt.getTime());
       for (const scan of ordered) {
         const settings = settingsOf?.(scan.brandId) ?? fallback;
-        const withdrawn = scan.unitKnown === true && scan.serial !== null && (scan.outcome === 'gone' || (scan.unitStatus !== null && !liveStatuses.has(scan.unitStatus)));
+        const withdrawn =
+          scan.unitKnown === true && scan.serial !== null && (scan.outcome === 'gone' || (scan.unitStatus !== null && !liveStatuses.has(scan.unitStatus)));
         const neverIssued = scan.unitKnown === false && scan.gtin !== null;
         if (!withdrawn && !neverIssued && !(scan.unitKnown === true && scan.serial !== null)) continue;
-        if (withdrawn && (!settings.withdrawn || settings.withdrawnIgnored.includes(scan.unitStatus !== null && !liveStatuses.has(scan.unitStatus) ? scan.unitStatus : 'voided'))) continue;
+        if (
+          withdrawn &&
+          (!settings.withdrawn ||
+            settings.withdrawnIgnored.includes(scan.unitStatus !== null && !liveStatuses.has(scan.unitStatus) ? scan.unitStatus : 'voided'))
+        )
+          continue;
         if (!withdrawn && !neverIssued && !settings.clone) continue;
         if (neverIssued && !settings.neverIssued && !settings.burst) continue;
         const dayNumber = Math.floor(scan.scannedAt.getTime() / 86_400_000);
@@ -149,9 +165,17 @@ export function createScanRules(limits: ScanRuleLimits = defaultScanRuleLimits):
           budget.alerts++;
           const unit = units.get(`${scan.brandId} ${scan.gtin ?? ''} ${scan.serial}`)!;
           events.push({
-            brandId: scan.brandId, eventType: 'scan_clone_suspected', entityType: 'scan', entityId: `${scan.gtin ?? ''} ${scan.serial}`, actor: null,
+            brandId: scan.brandId,
+            eventType: 'scan_clone_suspected',
+            entityType: 'scan',
+            entityId: `${scan.gtin ?? ''} ${scan.serial}`,
+            actor: null,
             payload: {
-              gtin: scan.gtin, serial: scan.serial, reason, countries: [...unit.countries.keys()].sort(), visitors_today: unit.visitors.size,
+              gtin: scan.gtin,
+              serial: scan.serial,
+              reason,
+              countries: [...unit.countries.keys()].sort(),
+              visitors_today: unit.visitors.size,
               scanned_at: scan.scannedAt.toISOString(),
             },
           });
@@ -163,10 +187,19 @@ export function createScanRules(limits: ScanRuleLimits = defaultScanRuleLimits):
           seen.add(key);
           budget.alerts++;
           events.push({
-            brandId: scan.brandId, eventType: 'scan_withdrawn_unit', entityType: 'scan', entityId: `${scan.gtin ?? ''} ${scan.serial}`, actor: null,
+            brandId: scan.brandId,
+            eventType: 'scan_withdrawn_unit',
+            entityType: 'scan',
+            entityId: `${scan.gtin ?? ''} ${scan.serial}`,
+            actor: null,
             payload: {
-              gtin: scan.gtin, serial: scan.serial, unit_status: scan.unitStatus, outcome: scan.outcome, scanned_at: scan.scannedAt.toISOString(),
-              country: scan.country, client_class: scan.clientClass,
+              gtin: scan.gtin,
+              serial: scan.serial,
+              unit_status: scan.unitStatus,
+              outcome: scan.outcome,
+              scanned_at: scan.scannedAt.toISOString(),
+              country: scan.country,
+              client_class: scan.clientClass,
             },
           });
           continue;
@@ -178,10 +211,21 @@ export function createScanRules(limits: ScanRuleLimits = defaultScanRuleLimits):
             seen.add(key);
             budget.alerts++;
             // With single alerts off, the minute's budget still counts: only the scans beyond it make a burst.
-            if (settings.neverIssued) events.push({
-              brandId: scan.brandId, eventType: 'scan_never_issued_serial', entityType: 'scan', entityId: `${scan.gtin} ${scan.serial}`, actor: null,
-              payload: { gtin: scan.gtin, serial: scan.serial, scanned_at: scan.scannedAt.toISOString(), country: scan.country, client_class: scan.clientClass },
-            });
+            if (settings.neverIssued)
+              events.push({
+                brandId: scan.brandId,
+                eventType: 'scan_never_issued_serial',
+                entityType: 'scan',
+                entityId: `${scan.gtin} ${scan.serial}`,
+                actor: null,
+                payload: {
+                  gtin: scan.gtin,
+                  serial: scan.serial,
+                  scanned_at: scan.scannedAt.toISOString(),
+                  country: scan.country,
+                  client_class: scan.clientClass,
+                },
+              });
             continue;
           }
         }
@@ -196,9 +240,16 @@ export function createScanRules(limits: ScanRuleLimits = defaultScanRuleLimits):
       for (const [brandId, burst] of bursts) {
         minutes.get(brandId)!.burstSent = true;
         events.push({
-          brandId, eventType: 'scan_never_issued_burst', entityType: 'scan', entityId: [...burst.gtins].sort().join(','), actor: null,
+          brandId,
+          eventType: 'scan_never_issued_burst',
+          entityType: 'scan',
+          entityId: [...burst.gtins].sort().join(','),
+          actor: null,
           payload: {
-            scans: burst.scans, gtins: [...burst.gtins].sort(), countries: [...burst.countries].sort(), client_classes: [...burst.classes].sort(),
+            scans: burst.scans,
+            gtins: [...burst.gtins].sort(),
+            countries: [...burst.countries].sort(),
+            client_classes: [...burst.classes].sort(),
             minute: new Date(minute * 60_000).toISOString(),
           },
         });

@@ -7,7 +7,12 @@ interface Scan {
 }
 const limits = { windowMs: 1_000, unknownPerWindow: 3, maxTracked: 100 };
 const gate = () => createScanFloodGate<Scan>(limits, (scan) => ({ ...scan, serial: null }));
-const facts = (serial: string, unknownSerial = false, brandId = 'b1'): ScanFloodFacts => ({ brandId, gtin: '09506000134352', identity: `serial ${serial}`, unknownSerial });
+const facts = (serial: string, unknownSerial = false, brandId = 'b1'): ScanFloodFacts => ({
+  brandId,
+  gtin: '09506000134352',
+  identity: `serial ${serial}`,
+  unknownSerial,
+});
 /** Rows stored now plus rows given later, with the scans each stands for. */
 function replay(scans: { serial: string; client: string; at: number; unknown?: boolean; brand?: string }[]) {
   const g = gate();
@@ -33,20 +38,36 @@ describe('createScanFloodGate', () => {
 
   it('stores every scan of different clients or different serials one by one', () => {
     const { rows } = replay([
-      { serial: 'S1', client: 'a', at: 0 }, { serial: 'S1', client: 'b', at: 1 }, { serial: 'S2', client: 'a', at: 2 }, { serial: 'S1', client: 'a', at: 3 },
+      { serial: 'S1', client: 'a', at: 0 },
+      { serial: 'S1', client: 'b', at: 1 },
+      { serial: 'S2', client: 'a', at: 2 },
+      { serial: 'S1', client: 'a', at: 3 },
     ]);
-    expect(rows.map((r) => [r.scan.serial, r.count])).toEqual([['S1', 1], ['S1', 1], ['S2', 1], ['S1', 1]]);
+    expect(rows.map((r) => [r.scan.serial, r.count])).toEqual([
+      ['S1', 1],
+      ['S1', 1],
+      ['S2', 1],
+      ['S1', 1],
+    ]);
   });
 
   it('counts a repeat after its window closed into a new window, the closed one given once', () => {
     const { rows } = replay([
-      { serial: 'S1', client: 'a', at: 0 }, { serial: 'S1', client: 'a', at: 10 }, { serial: 'S1', client: 'a', at: 20 },
-      { serial: 'S1', client: 'a', at: 1_500 }, { serial: 'S1', client: 'a', at: 1_600 },
+      { serial: 'S1', client: 'a', at: 0 },
+      { serial: 'S1', client: 'a', at: 10 },
+      { serial: 'S1', client: 'a', at: 20 },
+      { serial: 'S1', client: 'a', at: 1_500 },
+      { serial: 'S1', client: 'a', at: 1_600 },
     ]);
-    expect(rows.map((r) => [r.scan.at, r.count]).sort((x, y) => x[0]! - y[0]!)).toEqual([[0, 1], [20, 2], [1_500, 1], [1_600, 1]]);
+    expect(rows.map((r) => [r.scan.at, r.count]).sort((x, y) => x[0]! - y[0]!)).toEqual([
+      [0, 1],
+      [20, 2],
+      [1_500, 1],
+      [1_600, 1],
+    ]);
   });
 
-  it('samples a brand\'s never-issued serials beyond the budget into one row per GTIN, with the exact count', () => {
+  it("samples a brand's never-issued serials beyond the budget into one row per GTIN, with the exact count", () => {
     const scans = Array.from({ length: 1_000 }, (_, i) => ({ serial: `X${i}`, client: `c${i}`, at: i % 900, unknown: true }));
     const { rows } = replay(scans);
     // The budget's three, then the sampled row of the window (serial not kept), then the next window's three and its sample.
@@ -57,7 +78,7 @@ describe('createScanFloodGate', () => {
     expect(rows.reduce((sum, r) => sum + r.count, 0)).toBe(1_000);
   });
 
-  it('keeps one brand\'s budget away from another brand\'s, and known serials out of the budget', () => {
+  it("keeps one brand's budget away from another brand's, and known serials out of the budget", () => {
     const flood = Array.from({ length: 50 }, (_, i) => ({ serial: `X${i}`, client: `c${i}`, at: i, unknown: true, brand: 'b1' }));
     const { rows } = replay([...flood, { serial: 'Y1', client: 'z', at: 60, unknown: true, brand: 'b2' }, { serial: 'K1', client: 'z', at: 61 }]);
     expect(rows.filter((r) => r.count === 1 && r.scan.serial !== null).map((r) => r.scan.serial)).toEqual(['X0', 'X1', 'X2', 'Y1', 'K1']);

@@ -3,8 +3,16 @@ import { classifyUserAgent, countryOf, createVisitorHasher, validateIngestScan, 
 
 describe('client classes', () => {
   it('classifies browsers, in-app views and app HTTP stacks, bots and the rest', () => {
-    expect(classifyUserAgent('Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1')).toBe('browser');
-    expect(classifyUserAgent('Mozilla/5.0 (Linux; Android 14; Pixel 8; wv) AppleWebKit/537.36 (KHTML, like Gecko) Version/4.0 Chrome/120.0 Mobile Safari/537.36 Instagram 300.0')).toBe('app');
+    expect(
+      classifyUserAgent(
+        'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1',
+      ),
+    ).toBe('browser');
+    expect(
+      classifyUserAgent(
+        'Mozilla/5.0 (Linux; Android 14; Pixel 8; wv) AppleWebKit/537.36 (KHTML, like Gecko) Version/4.0 Chrome/120.0 Mobile Safari/537.36 Instagram 300.0',
+      ),
+    ).toBe('app');
     expect(classifyUserAgent('okhttp/4.12.0')).toBe('app');
     expect(classifyUserAgent('Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)')).toBe('bot');
     expect(classifyUserAgent('curl/8.4.0')).toBe('bot');
@@ -13,8 +21,15 @@ describe('client classes', () => {
   });
 
   it('keeps a country only as an ISO alpha-2 code, never the unknown or Tor codes', () => {
-    expect([countryOf('de'), countryOf(' FR '), countryOf('XX'), countryOf('T1'), countryOf('DEU'), countryOf('203.0.113.7'), countryOf(null)])
-      .toEqual(['DE', 'FR', null, null, null, null, null]);
+    expect([countryOf('de'), countryOf(' FR '), countryOf('XX'), countryOf('T1'), countryOf('DEU'), countryOf('203.0.113.7'), countryOf(null)]).toEqual([
+      'DE',
+      'FR',
+      null,
+      null,
+      null,
+      null,
+      null,
+    ]);
   });
 });
 
@@ -33,8 +48,18 @@ describe('visitor hashes', () => {
 
 describe('ingested scans', () => {
   const row: IngestScanInput = {
-    scannedAt: new Date('2026-01-01T00:00:00Z'), kind: 'serial', gtin: '4006381333931', identifier: 'S1', lot: null, outcome: 'resolved',
-    representation: 'redirect', linkType: null, country: 'de', clientClass: 'browser', visitor: null, count: 1,
+    scannedAt: new Date('2026-01-01T00:00:00Z'),
+    kind: 'serial',
+    gtin: '4006381333931',
+    identifier: 'S1',
+    lot: null,
+    outcome: 'resolved',
+    representation: 'redirect',
+    linkType: null,
+    country: 'de',
+    clientClass: 'browser',
+    visitor: null,
+    count: 1,
   };
   const now = new Date('2026-01-02T00:00:00Z');
 
@@ -45,6 +70,8 @@ describe('ingested scans', () => {
   it('names every bad field, and refuses an address as a visitor', () => {
     const result = validateIngestScan({ ...row, gtin: '4006381333932', country: 'Germany', visitor: '203.0.113.7', kind: 'guess', count: 0 }, now);
     expect('violations' in result ? result.violations.map((v) => v.field) : []).toEqual(['kind', 'gtin', 'country', 'visitor', 'count']);
-    expect(validateIngestScan({ ...row, scannedAt: new Date('2026-01-03T00:00:00Z') }, now)).toEqual({ violations: [{ field: 'scanned_at', message: 'is in the future' }] });
+    expect(validateIngestScan({ ...row, scannedAt: new Date('2026-01-03T00:00:00Z') }, now)).toEqual({
+      violations: [{ field: 'scanned_at', message: 'is in the future' }],
+    });
   });
 });

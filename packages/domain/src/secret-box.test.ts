@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { isSealedSecret, openSecret, parseSecretKeys, sealedSecretKeyId, sealSecret, type SecretBoxError } from './secret-box.ts';
 
-const keys = [{ id: 'k2', secret: new Uint8Array(32).fill(2) }, { id: 'k1', secret: new Uint8Array(32).fill(1) }];
+const keys = [
+  { id: 'k2', secret: new Uint8Array(32).fill(2) },
+  { id: 'k1', secret: new Uint8Array(32).fill(1) },
+];
 let counter = 0;
 const random = (buffer: Uint8Array) => void buffer.fill(++counter);
 

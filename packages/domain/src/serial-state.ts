@@ -76,8 +76,7 @@ export interface SerialMove {
 }
 
 /** An ordinary move: no reason kept, no reason required of the source. */
-const plain = (action: SerialAction, from: readonly SerialState[], to: SerialState): SerialMove =>
-  ({ action, from, to, reason: null, fromReasons: null });
+const plain = (action: SerialAction, from: readonly SerialState[], to: SerialState): SerialMove => ({ action, from, to, reason: null, fromReasons: null });
 
 /** Printing the identity on a label: issued -> encoded. */
 export const encodeSerials = (): SerialMove => plain('encode', ['issued'], 'encoded');
@@ -88,11 +87,21 @@ export const scrapSerials = (): SerialMove => plain('scrap', ['issued', 'encoded
 /** Handing unused serials back: issued -> returned (an encoded serial is scrapped, not returned). */
 export const returnSerials = (): SerialMove => plain('return', ['issued'], 'returned');
 /** Taking commissioned items out of circulation for `reason`: commissioned -> decommissioned. */
-export const decommissionSerials = (reason: DecommissionReason): SerialMove =>
-  ({ action: 'decommission', from: ['commissioned'], to: 'decommissioned', reason, fromReasons: null });
+export const decommissionSerials = (reason: DecommissionReason): SerialMove => ({
+  action: 'decommission',
+  from: ['commissioned'],
+  to: 'decommissioned',
+  reason,
+  fromReasons: null,
+});
 /** Putting items decommissioned for a reason that allows it back into circulation: decommissioned -> commissioned. */
-export const reactivateSerials = (): SerialMove =>
-  ({ action: 'reactivate', from: ['decommissioned'], to: 'commissioned', reason: null, fromReasons: reactivatableReasons });
+export const reactivateSerials = (): SerialMove => ({
+  action: 'reactivate',
+  from: ['decommissioned'],
+  to: 'commissioned',
+  reason: null,
+  fromReasons: reactivatableReasons,
+});
 
 /**
  * The move an action names. `decommission` needs a reason (IllegalStateError-free: a missing
@@ -101,11 +110,16 @@ export const reactivateSerials = (): SerialMove =>
  */
 export function serialMoveOf(action: SerialAction, reason: DecommissionReason | null): SerialMove {
   switch (action) {
-    case 'encode': return encodeSerials();
-    case 'commission': return commissionSerials();
-    case 'scrap': return scrapSerials();
-    case 'return': return returnSerials();
-    case 'reactivate': return reactivateSerials();
+    case 'encode':
+      return encodeSerials();
+    case 'commission':
+      return commissionSerials();
+    case 'scrap':
+      return scrapSerials();
+    case 'return':
+      return returnSerials();
+    case 'reactivate':
+      return reactivateSerials();
     case 'decommission':
       if (reason === null) throw new Error('decommission needs a reason');
       return decommissionSerials(reason);
@@ -182,8 +196,12 @@ export interface EpcisMoveMapping {
 }
 
 const row = (
-  action: SerialAction, reason: DecommissionReason | null, from: readonly SerialState[], written: EpcisVocabulary,
-  capturedActions: readonly EpcisVocabulary['action'][], capturedDispositions: readonly (string | null)[],
+  action: SerialAction,
+  reason: DecommissionReason | null,
+  from: readonly SerialState[],
+  written: EpcisVocabulary,
+  capturedActions: readonly EpcisVocabulary['action'][],
+  capturedDispositions: readonly (string | null)[],
 ): EpcisMoveMapping => ({ action, reason, from, written, capturedActions, capturedDispositions });
 const add = ['ADD', 'OBSERVE'] as const;
 const remove = ['DELETE', 'OBSERVE'] as const;
@@ -233,6 +251,7 @@ export function epcisVocabularyOf(move: SerialMove, from: SerialState): EpcisVoc
  * state. Empty: no move of this service is reported so.
  */
 export function capturedMoveRows(action: string, bizStep: string, disposition: string | null): EpcisMoveMapping[] {
-  return epcisMoveVocabulary.filter((r) =>
-    r.written.bizStep === bizStep && (r.capturedActions as readonly string[]).includes(action) && r.capturedDispositions.includes(disposition));
+  return epcisMoveVocabulary.filter(
+    (r) => r.written.bizStep === bizStep && (r.capturedActions as readonly string[]).includes(action) && r.capturedDispositions.includes(disposition),
+  );
 }

@@ -2,8 +2,17 @@ import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import { retryDelayMs } from './retry.ts';
 import {
-  decideWebhookAttempt, generateWebhookSecret, signWebhook, webhookEventTypeViolations, webhookFailureWindowMs, webhookMessageId, webhookRetry,
-  webhookBreaker, webhookPauseMs, webhookUrlViolations, webhookWants,
+  decideWebhookAttempt,
+  generateWebhookSecret,
+  signWebhook,
+  webhookEventTypeViolations,
+  webhookFailureWindowMs,
+  webhookMessageId,
+  webhookRetry,
+  webhookBreaker,
+  webhookPauseMs,
+  webhookUrlViolations,
+  webhookWants,
 } from './webhooks.ts';
 
 const fixedRandom = (byte: number) => (buffer: Uint8Array) => void buffer.fill(byte);
@@ -50,10 +59,14 @@ describe('webhook rules', () => {
     expect(decideWebhookAttempt({ status: null, attempts: 2, failingSince: now }, now, 0)).toEqual({ kind: 'retry', delayMs: 15_000 });
     const threeDaysAgo = new Date(now.getTime() - webhookFailureWindowMs);
     expect(decideWebhookAttempt({ status: 500, attempts: 5, failingSince: threeDaysAgo }, now, 0.5)).toEqual({ kind: 'failed', disableEndpoint: 'failing' });
-    expect(decideWebhookAttempt({ status: 500, attempts: webhookRetry.maxAttempts, failingSince: now }, now, 0.5)).toEqual({ kind: 'failed', disableEndpoint: null });
+    expect(decideWebhookAttempt({ status: 500, attempts: webhookRetry.maxAttempts, failingSince: now }, now, 0.5)).toEqual({
+      kind: 'failed',
+      disableEndpoint: null,
+    });
     // The whole schedule: even the fastest (no jitter added) outlasts the three-day failure window,
     // so a delivery to an endpoint that never answers disables it before its attempts run out.
-    const total = (random: number) => Array.from({ length: webhookRetry.maxAttempts - 1 }, (_, i) => retryDelayMs(webhookRetry, i + 1, random)).reduce((a, b) => a + b, 0);
+    const total = (random: number) =>
+      Array.from({ length: webhookRetry.maxAttempts - 1 }, (_, i) => retryDelayMs(webhookRetry, i + 1, random)).reduce((a, b) => a + b, 0);
     expect(total(0)).toBeGreaterThan(webhookFailureWindowMs);
     expect(total(1) / 86_400_000).toBeLessThan(4.2);
   });

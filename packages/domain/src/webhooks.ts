@@ -123,10 +123,12 @@ export function webhookMessageId(deliveryId: string): string {
  * each secret (the current first, then a rotated-out one still in its 24 h), space-separated.
  */
 export function signWebhook(secrets: readonly string[], messageId: string, timestampSeconds: number, body: string): string {
-  return secrets.map((secret) => {
-    const key = Buffer.from(secret.startsWith(webhookSecretPrefix) ? secret.slice(webhookSecretPrefix.length) : secret, 'base64');
-    return `v1,${createHmac('sha256', key).update(`${messageId}.${timestampSeconds}.${body}`).digest('base64')}`;
-  }).join(' ');
+  return secrets
+    .map((secret) => {
+      const key = Buffer.from(secret.startsWith(webhookSecretPrefix) ? secret.slice(webhookSecretPrefix.length) : secret, 'base64');
+      return `v1,${createHmac('sha256', key).update(`${messageId}.${timestampSeconds}.${body}`).digest('base64')}`;
+    })
+    .join(' ');
 }
 
 /** What one attempt's outcome means. */

@@ -22,7 +22,7 @@ describe('clientAddressOf', () => {
     expect(behindProxies(request('10.1.2.3'))).toBe('10.1.2.3');
   });
 
-  it("reads RFC 7239 Forwarded (quoted IPv6 with port, IPv4 with port) and stops at a hop that is not an address", () => {
+  it('reads RFC 7239 Forwarded (quoted IPv6 with port, IPv4 with port) and stops at a hop that is not an address', () => {
     expect(behindProxies(request('10.1.2.3', { forwarded: 'for="[2001:db8::9]:4711";proto=https, for=10.4.5.6' }))).toBe('2001:db8::9');
     expect(behindProxies(request('10.1.2.3', { forwarded: 'for=192.0.2.43:47011' }))).toBe('192.0.2.43');
     expect(behindProxies(request('10.1.2.3', { forwarded: 'for=unknown, for=10.4.5.6' }))).toBe('10.4.5.6');

@@ -19,11 +19,14 @@ function plainAddress(value: string): string {
 
 /** The hops a request went through as the headers tell them, nearest last: `Forwarded`'s `for=` values, else `X-Forwarded-For`. */
 function forwardedHops(req: HttpRequest): string[] {
-  const joined = (h: string | string[] | undefined) => (Array.isArray(h) ? h.join(',') : h ?? '');
+  const joined = (h: string | string[] | undefined) => (Array.isArray(h) ? h.join(',') : (h ?? ''));
   const forwarded = joined(req.headers.forwarded);
   if (forwarded !== '') {
     return forwarded.split(',').map((element) => {
-      const pair = element.split(';').map((p) => p.trim()).find((p) => p.toLowerCase().startsWith('for='));
+      const pair = element
+        .split(';')
+        .map((p) => p.trim())
+        .find((p) => p.toLowerCase().startsWith('for='));
       return pair === undefined ? '' : pair.slice(4);
     });
   }

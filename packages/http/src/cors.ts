@@ -56,7 +56,8 @@ export function createCors(allowedOrigins: readonly string[]): Cors {
     }
     if (!preflight) return false;
     sendJson(req, res, 403, {
-      ok: false, error: 'cors_origin_not_allowed',
+      ok: false,
+      error: 'cors_origin_not_allowed',
       message: `origin ${JSON.stringify(origin)} may not call this API from a browser (not in CORS_ALLOWED_ORIGINS)`,
     });
     return true;

@@ -7,13 +7,43 @@
  * protocol. Nothing here knows an operation of the API.
  */
 export { header, bodyChunks, readBody, mediaType, readJsonObject, maxJsonBodyBytes } from './body.ts';
-export { errorCodes, errorKindOf, transportErrors, toHttpError, plainErrorBody, methodNotAllowedMessage, HttpProblem, isHttpProblem, internalErrorMessage, unavailableMessage, type ErrorCodes, type HttpError } from './errors.ts';
+export {
+  errorCodes,
+  errorKindOf,
+  transportErrors,
+  toHttpError,
+  plainErrorBody,
+  methodNotAllowedMessage,
+  HttpProblem,
+  isHttpProblem,
+  internalErrorMessage,
+  unavailableMessage,
+  type ErrorCodes,
+  type HttpError,
+} from './errors.ts';
 export { send, sendJson, sendEmpty, jsonType, type Headers } from './respond.ts';
-export { createRouter, matchedRoute, sendHttpError, type Route, type RouteCall, type RouteHandler, type Router, type RouterOptions, type ErrorWriter } from './router.ts';
+export {
+  createRouter,
+  matchedRoute,
+  sendHttpError,
+  type Route,
+  type RouteCall,
+  type RouteHandler,
+  type Router,
+  type RouterOptions,
+  type ErrorWriter,
+} from './router.ts';
 export { createSchemaValidator, noNulPattern, type SchemaValidator } from './schema.ts';
 export type { HttpRequest, HttpResponse } from './types.ts';
 export {
-  runIdempotently, type IdempotencyKeys, type IdempotentOutcome, type IdempotentResult, type IdempotentRequest, type SentResponse, type HeldKey, type KeptKey,
+  runIdempotently,
+  type IdempotencyKeys,
+  type IdempotentOutcome,
+  type IdempotentResult,
+  type IdempotentRequest,
+  type SentResponse,
+  type HeldKey,
+  type KeptKey,
   type KeyClaim,
 } from './idempotency.ts';
 export { createDualListener, type DualListener, type DualListenerOptions, type RequestListener } from './listener.ts';
@@ -21,7 +51,13 @@ export { createCors, type Cors } from './cors.ts';
 export { clientAddressOf, scanClientOf } from './client-address.ts';
 export { createRateLimits, noRateLimits, workingCredentialTtlMs, type RateLimits, type RateLimitSettings } from './rate-limits.ts';
 export {
-  connectAdapter, defaultRpcMaxBodyBytes, readMaxBytes, rejectUndecodableBody, type BodyPolicy, type ConnectAdapter, type ConnectAdapterOptions,
+  connectAdapter,
+  defaultRpcMaxBodyBytes,
+  readMaxBytes,
+  rejectUndecodableBody,
+  type BodyPolicy,
+  type ConnectAdapter,
+  type ConnectAdapterOptions,
 } from './connect/adapter.ts';
 export { respellEnums, type EnumSpellings, type RespellOutcome } from './connect/json-enums.ts';
 export { nonDecimalNumber } from './connect/json-numbers.ts';

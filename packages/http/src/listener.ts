@@ -74,7 +74,8 @@ export function createDualListener(listener: RequestListener, options: DualListe
   const headersTimeout = options.headersTimeoutMs;
   const requestTimeout = Math.max(headersTimeout, options.requestTimeoutMs);
   const h1Options = {
-    headersTimeout, requestTimeout,
+    headersTimeout,
+    requestTimeout,
     connectionsCheckingInterval: Math.min(30_000, Math.max(50, Math.floor(Math.min(headersTimeout, requestTimeout) / 4))),
   };
   const bodyTimeoutMs = options.bodyTimeoutMs ?? 15_000;
@@ -221,8 +222,11 @@ function answerParserError(err: NodeJS.ErrnoException, socket: Duplex): void {
   if (err.code !== 'ECONNRESET' && socket.writable && inFlight?.headersSent !== true) {
     const problem = parserProblem(err);
     const body = JSON.stringify(plainErrorBody(problem));
-    socket.end(`HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n`
-      + `cache-control: no-store\r\nconnection: close\r\n\r\n${body}`, () => socket.destroy());
+    socket.end(
+      `HTTP/1.1 ${problem.status} ${STATUS_CODES[problem.status]}\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
+        `cache-control: no-store\r\nconnection: close\r\n\r\n${body}`,
+      () => socket.destroy(),
+    );
     return;
   }
   socket.destroy();

@@ -70,9 +70,21 @@ const maxWorkingCredentials = 10_000;
 
 /** The rate limits of `settings`; each limiter keeps its windows in this process's memory. */
 export function createRateLimits(settings: RateLimitSettings): RateLimits {
-  const credential = limiterOf(settings.perCredential, 1, `more than ${settings.perCredential} requests per second with this credential (RATE_LIMIT_PER_CREDENTIAL)`);
-  const resolver = limiterOf(settings.resolverPerAddress, 1, `more than ${settings.resolverPerAddress} resolver requests per second from this address (RATE_LIMIT_RESOLVER_PER_ADDRESS)`);
-  const downloads = limiterOf(settings.downloadsPerAddress, 60, `more than ${settings.downloadsPerAddress} downloads per minute from this address (RATE_LIMIT_DOWNLOADS_PER_ADDRESS)`);
+  const credential = limiterOf(
+    settings.perCredential,
+    1,
+    `more than ${settings.perCredential} requests per second with this credential (RATE_LIMIT_PER_CREDENTIAL)`,
+  );
+  const resolver = limiterOf(
+    settings.resolverPerAddress,
+    1,
+    `more than ${settings.resolverPerAddress} resolver requests per second from this address (RATE_LIMIT_RESOLVER_PER_ADDRESS)`,
+  );
+  const downloads = limiterOf(
+    settings.downloadsPerAddress,
+    60,
+    `more than ${settings.downloadsPerAddress} downloads per minute from this address (RATE_LIMIT_DOWNLOADS_PER_ADDRESS)`,
+  );
   const failures = settings.authFailuresPerAddress === 0 ? undefined : new RateLimiterMemory({ points: settings.authFailuresPerAddress, duration: 60 });
   const failuresWhat = `more than ${settings.authFailuresPerAddress} failed authentications per minute from this address (RATE_LIMIT_AUTH_FAILURES_PER_ADDRESS)`;
   /** Digests of credentials that authenticated lately, oldest success first, with when they stop counting. */
@@ -94,7 +106,10 @@ export function createRateLimits(settings: RateLimitSettings): RateLimits {
       if (failures === undefined) return;
       const res = await failures.get(address);
       if (res !== null && res.consumedPoints >= settings.authFailuresPerAddress && !isWorking(authorization, apiKey)) {
-        throw new RateLimitedError(`too many requests: ${failuresWhat}; retry after ${Math.max(1, Math.ceil(res.msBeforeNext / 1000))} s`, res.msBeforeNext / 1000);
+        throw new RateLimitedError(
+          `too many requests: ${failuresWhat}; retry after ${Math.max(1, Math.ceil(res.msBeforeNext / 1000))} s`,
+          res.msBeforeNext / 1000,
+        );
       }
     },
     authFailed(address) {

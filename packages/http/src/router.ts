@@ -96,7 +96,9 @@ export function createRouter(routes: readonly Route[], options: RouterOptions = 
     const others = allMethods.filter((m) => !allowed.includes(m));
     if (others.length === 0) continue;
     const notAllowed: Route = {
-      methods: others, path, onError: onPath[0]!.onMethodError ?? onPath[0]!.onError,
+      methods: others,
+      path,
+      onError: onPath[0]!.onMethodError ?? onPath[0]!.onError,
       handler: (call) => {
         call.res.setHeader('allow', allowed.join(', '));
         throw new HttpProblem(405, 'method_not_allowed', methodNotAllowedMessage(call.req.method, call.path, allowed));
@@ -148,10 +150,13 @@ export function createRouter(routes: readonly Route[], options: RouterOptions = 
         return true;
       }
       if (pending === undefined) return true;
-      return pending.then(() => true, (err: unknown) => {
-        fail(call, route, err);
-        return true;
-      });
+      return pending.then(
+        () => true,
+        (err: unknown) => {
+          fail(call, route, err);
+          return true;
+        },
+      );
     },
   };
 }

@@ -53,7 +53,10 @@ export function createSchemaValidator(document: Schema): SchemaValidator {
 
 /** `/lots/0/qty` -> `lots[0].qty`. */
 function fieldPath(instancePath: string, child?: string): string {
-  const parts = instancePath.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const parts = instancePath
+    .split('/')
+    .slice(1)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
   if (child !== undefined) parts.push(child);
   return parts.reduce((path, part) => (/^\d+$/.test(part) ? `${path}[${part}]` : path === '' ? part : `${path}.${part}`), '');
 }
@@ -115,8 +118,12 @@ function violationsOf(errors: readonly ErrorObject[], order: readonly string[]):
   for (const e of errors) {
     const message = messageOf(e);
     if (message === null) continue;
-    const child = e.keyword === 'required' ? (e.params['missingProperty'] as string)
-      : e.keyword === 'additionalProperties' ? (e.params['additionalProperty'] as string) : undefined;
+    const child =
+      e.keyword === 'required'
+        ? (e.params['missingProperty'] as string)
+        : e.keyword === 'additionalProperties'
+          ? (e.params['additionalProperty'] as string)
+          : undefined;
     const field = fieldPath(e.instancePath, child) || 'body';
     if (byField.has(field)) continue;
     const top = field.split(/[.[]/, 1)[0]!;
@@ -133,7 +140,11 @@ function violationsOf(errors: readonly ErrorObject[], order: readonly string[]):
 /** The schema at a `#/a/b` pointer of `document`, following one `$ref` inside it. */
 function schemaAt(document: Schema, pointer: string): Schema | undefined {
   const at = (p: string): Schema | undefined =>
-    p.replace(/^#\/?/, '').split('/').filter((s) => s !== '').reduce<Schema | undefined>((node, key) => node?.[key] as Schema | undefined, document);
+    p
+      .replace(/^#\/?/, '')
+      .split('/')
+      .filter((s) => s !== '')
+      .reduce<Schema | undefined>((node, key) => node?.[key] as Schema | undefined, document);
   const schema = at(pointer);
   const ref = schema?.['$ref'];
   return typeof ref === 'string' ? at(ref) : schema;

@@ -1,7 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { checkSheetLayout, defaultSheetLayout, type SheetLayout } from './layout.ts';
 
-const letter30: SheetLayout = { paper: 'letter', columns: 3, rows: 10, labelWidthMm: 66.7, labelHeightMm: 25.4, marginTopMm: 12.7, marginLeftMm: 4.8, gapXMm: 3.2, gapYMm: 0 };
+const letter30: SheetLayout = {
+  paper: 'letter',
+  columns: 3,
+  rows: 10,
+  labelWidthMm: 66.7,
+  labelHeightMm: 25.4,
+  marginTopMm: 12.7,
+  marginLeftMm: 4.8,
+  gapXMm: 3.2,
+  gapYMm: 0,
+};
 
 describe('checkSheetLayout', () => {
   it('accepts the default A4 3 x 8 sheet and a US Letter 3 x 10 sheet', () => {
@@ -20,7 +30,8 @@ describe('checkSheetLayout', () => {
       [{ labelHeightMm: 300 }, 'layout.label_height_mm'],
       [{ labelWidthMm: 10 }, 'layout.label_width_mm'],
       [{ marginLeftMm: 210 }, 'layout.margin_left_mm'],
-      [{ marginTopMm: 297 }, 'layout.margin_top_mm'], [{ marginTopMm: 290 }, 'layout.label_height_mm'],
+      [{ marginTopMm: 297 }, 'layout.margin_top_mm'],
+      [{ marginTopMm: 290 }, 'layout.label_height_mm'],
       [{ gapXMm: -1 }, 'layout.gap_x_mm'],
       [{ gapYMm: Number.NaN }, 'layout.gap_y_mm'],
       [{ gapYMm: 2 }, 'layout.rows'],
@@ -33,7 +44,8 @@ describe('checkSheetLayout', () => {
 
   it('fits the A4 grid on A4 but not on the shorter US Letter page', () => {
     expect(checkSheetLayout({ ...defaultSheetLayout, paper: 'letter' })).toEqual({
-      field: 'layout.rows', message: '8 rows overrun the 215.9 x 279.4 mm page (296.0 mm)',
+      field: 'layout.rows',
+      message: '8 rows overrun the 215.9 x 279.4 mm page (296.0 mm)',
     });
   });
 });

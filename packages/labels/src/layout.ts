@@ -12,4 +12,3 @@ export const checkSheetLayout = sheetLayoutViolation;
 
 /** The sheet of the domain's default label layout (A4, 3 x 8). */
 export const defaultSheetLayout: SheetLayout = (({ dpi: _dpi, ...sheet }) => sheet)(defaultLabelLayout);
-

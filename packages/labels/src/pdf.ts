@@ -67,13 +67,21 @@ function drawLabel(doc: PDFKit.PDFDocument, unit: LabelUnit, symbology: Symbolog
  * InvalidInputError naming the field for a layout that fits no label (before writing anything) or
  * a bad unit (the output is then incomplete and must be discarded).
  */
-export async function pdfSheets(layout: SheetLayout, symbology: Symbology, units: AsyncIterable<LabelUnit>, out: Writable): Promise<{ labels: number; pages: number }> {
+export async function pdfSheets(
+  layout: SheetLayout,
+  symbology: Symbology,
+  units: AsyncIterable<LabelUnit>,
+  out: Writable,
+): Promise<{ labels: number; pages: number }> {
   const layoutProblem = checkSheetLayout(layout);
   if (layoutProblem !== null) assertValid([layoutProblem]);
   const paper = paperSizesMm[layout.paper];
   const perPage = layout.columns * layout.rows;
   const doc = new PDFDocument({
-    size: [paper.width * pt, paper.height * pt], margin: 0, autoFirstPage: false, compress: true,
+    size: [paper.width * pt, paper.height * pt],
+    margin: 0,
+    autoFirstPage: false,
+    compress: true,
     info: { Title: 'Labels', Producer: 'mint labels', Creator: 'mint labels', CreationDate: new Date(0) },
   });
   // The first failure of the output (error, or closing early) or of pdfkit; a pending wait is woken
@@ -90,19 +98,23 @@ export async function pdfSheets(layout: SheetLayout, symbology: Symbology, units
   doc.on('error', fail);
   doc.on('data', (chunk: Buffer) => out.write(chunk));
   let ended = false;
-  doc.once('end', () => { ended = true; wake?.(); });
-  /** Resolves on `emitter`'s `event` (or at once when `ready()`), rejects on a failure. */
-  const until = (emitter: NodeJS.EventEmitter, event: string, ready: () => boolean) => new Promise<void>((resolve, reject) => {
-    const done = () => {
-      emitter.off(event, done);
-      wake = null;
-      if (problem !== null) reject(problem);
-      else resolve();
-    };
-    if (problem !== null || ready()) return done();
-    wake = done;
-    emitter.on(event, done);
+  doc.once('end', () => {
+    ended = true;
+    wake?.();
   });
+  /** Resolves on `emitter`'s `event` (or at once when `ready()`), rejects on a failure. */
+  const until = (emitter: NodeJS.EventEmitter, event: string, ready: () => boolean) =>
+    new Promise<void>((resolve, reject) => {
+      const done = () => {
+        emitter.off(event, done);
+        wake = null;
+        if (problem !== null) reject(problem);
+        else resolve();
+      };
+      if (problem !== null || ready()) return done();
+      wake = done;
+      emitter.on(event, done);
+    });
   const settle = async () => {
     await new Promise<void>((resolve) => setImmediate(resolve));
     await until(out, 'drain', () => !out.writableNeedDrain);

@@ -32,7 +32,10 @@ const rowHeight = 16;
 /** Renders `report` as a PDF and returns its bytes. */
 export function reportPdf(report: ReportDocument): Promise<Uint8Array> {
   const doc = new PDFDocument({
-    size: [page.width, page.height], margin: page.margin, compress: true, bufferPages: true,
+    size: [page.width, page.height],
+    margin: page.margin,
+    compress: true,
+    bufferPages: true,
     info: { Title: report.title, Producer: 'mint reports', Creator: 'mint reports', CreationDate: report.createdAt },
   });
   const chunks: Buffer[] = [];
@@ -71,7 +74,10 @@ export function reportPdf(report: ReportDocument): Promise<Uint8Array> {
     doc.switchToPage(range.start + i);
     // The footer sits in the bottom margin: without this, pdfkit would start a new page for it.
     doc.page.margins.bottom = 0;
-    doc.font('Helvetica').fontSize(8).text(`page ${i + 1} of ${range.count}`, page.margin, page.height - page.margin / 2 - 8, { lineBreak: false });
+    doc
+      .font('Helvetica')
+      .fontSize(8)
+      .text(`page ${i + 1} of ${range.count}`, page.margin, page.height - page.margin / 2 - 8, { lineBreak: false });
   }
   doc.end();
   return done;

@@ -45,10 +45,12 @@ export function svgLabel(unit: LabelUnit, symbology: Symbology): string {
   const x = mm((width - symbol.columns * svgModuleMm) / 2);
   const y = mm(symbol.quietZone * svgModuleMm);
   const text = lines.map((line, i) => `<text x="${mm(width / 2)}" y="${mm(symbolHeight + (i + 1) * lineMm - 0.4)}">${escapeXml(line)}</text>`).join('');
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="${width}mm" height="${height}mm" viewBox="0 0 ${width} ${height}">`
-    + `<title>${escapeXml(unit.digitalLink)}</title>`
-    + `<rect width="${width}" height="${height}" fill="#fff"/>`
-    + `<path transform="translate(${x} ${y}) scale(${svgModuleMm})" shape-rendering="crispEdges" fill="#000" d="${symbolPath(symbol)}"/>`
-    + `<g font-family="OCR-B, 'DejaVu Sans Mono', 'Courier New', monospace" font-size="${fontMm}" text-anchor="middle" fill="#000">${text}</g>`
-    + '</svg>\n';
+  return (
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}mm" height="${height}mm" viewBox="0 0 ${width} ${height}">` +
+    `<title>${escapeXml(unit.digitalLink)}</title>` +
+    `<rect width="${width}" height="${height}" fill="#fff"/>` +
+    `<path transform="translate(${x} ${y}) scale(${svgModuleMm})" shape-rendering="crispEdges" fill="#000" d="${symbolPath(symbol)}"/>` +
+    `<g font-family="OCR-B, 'DejaVu Sans Mono', 'Courier New', monospace" font-size="${fontMm}" text-anchor="middle" fill="#000">${text}</g>` +
+    '</svg>\n'
+  );
 }

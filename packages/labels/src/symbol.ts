@@ -33,12 +33,15 @@ export function encodeSymbol(unit: LabelUnit, symbology: Symbology): EncodedSymb
   assertLabelUnit(unit);
   let matrix: Matrix;
   try {
-    matrix = symbology === 'qr'
-      ? (encodeMatrix('gs1dlqrcode', unit.digitalLink)[0] as Matrix)
-      : (encodeMatrix('gs1datamatrix', bracketedElementString(unit), { parse: true })[0] as Matrix);
+    matrix =
+      symbology === 'qr'
+        ? (encodeMatrix('gs1dlqrcode', unit.digitalLink)[0] as Matrix)
+        : (encodeMatrix('gs1datamatrix', bracketedElementString(unit), { parse: true })[0] as Matrix);
   } catch (error) {
     const field = symbology === 'qr' ? 'digital_link' : 'gtin';
-    throw new InvalidInputError([{ field, message: `rejected by the GS1 encoder: ${String(error instanceof Error ? error.message : error)}` }], { cause: error });
+    throw new InvalidInputError([{ field, message: `rejected by the GS1 encoder: ${String(error instanceof Error ? error.message : error)}` }], {
+      cause: error,
+    });
   }
   const { pixs, pixx, pixy } = matrix;
   const runs: { row: number; column: number; length: number }[] = [];

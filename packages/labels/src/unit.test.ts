@@ -21,8 +21,13 @@ describe('GS1 texts of a label unit', () => {
   });
 
   it('names each bad field', () => {
-    expect(labelUnitViolations({ digitalLink: 'ftp://x/01/9506000134352/21/a b', gtin: '9506000134352', serial: 'a b' }).map((v) => v.field)).toEqual(['gtin', 'serial']);
-    expect(labelUnitViolations({ digitalLink: `${base}/01/09506000134352/21/XYZ`, gtin: '09506000134352', serial: 'ABC' }).map((v) => v.field)).toEqual(['digital_link']);
+    expect(labelUnitViolations({ digitalLink: 'ftp://x/01/9506000134352/21/a b', gtin: '9506000134352', serial: 'a b' }).map((v) => v.field)).toEqual([
+      'gtin',
+      'serial',
+    ]);
+    expect(labelUnitViolations({ digitalLink: `${base}/01/09506000134352/21/XYZ`, gtin: '09506000134352', serial: 'ABC' }).map((v) => v.field)).toEqual([
+      'digital_link',
+    ]);
     expect(labelUnitViolations({ digitalLink: 'not a url', gtin: '09506000134352' }).map((v) => v.field)).toEqual(['digital_link']);
   });
 });

@@ -21,7 +21,10 @@ export interface LabelUnit {
 }
 
 /** One GS1 element: application identifier and value. */
-interface Element { readonly ai: '01' | '10' | '21'; readonly value: string }
+interface Element {
+  readonly ai: '01' | '10' | '21';
+  readonly value: string;
+}
 
 /** GS1 character set 82 (the characters AI 10 and AI 21 values may use). */
 const cset82 = /^[!"%&'()*+,\-./0-9:;<=>?A-Z_a-z]{1,20}$/;
@@ -47,8 +50,12 @@ export function labelUnitViolations(unit: LabelUnit): FieldViolation[] {
     // The path as written: URL parsers would drop dot segments, but a lot may be `.` and scanners
     // read the text literally.
     const path = /^https?:\/\/[^/?#\s]+(\/[^?#\s]*)$/i.exec(unit.digitalLink)?.[1] ?? null;
-    const keys = elementsOf(unit).map((e) => `/${e.ai}/${encodeURIComponent(e.value)}`).join('');
-    const lenient = elementsOf(unit).map((e) => `/${e.ai}/${e.value}`).join('');
+    const keys = elementsOf(unit)
+      .map((e) => `/${e.ai}/${encodeURIComponent(e.value)}`)
+      .join('');
+    const lenient = elementsOf(unit)
+      .map((e) => `/${e.ai}/${e.value}`)
+      .join('');
     if (path === null || (!path.endsWith(keys) && !path.endsWith(lenient))) {
       violations.push({ field: 'digital_link', message: `must be an http(s) GS1 Digital Link URI whose path ends with ${keys}` });
     }
@@ -91,5 +98,7 @@ export function hriLines(unit: LabelUnit): string[] {
  * as its ordinal `^040` (the encoder runs with `parse` on; `^` is not in character set 82).
  */
 export function bracketedElementString(unit: LabelUnit): string {
-  return elementsOf(unit).map((e) => `(${e.ai})${e.value.replaceAll('(', '^040')}`).join('');
+  return elementsOf(unit)
+    .map((e) => `(${e.ai})${e.value.replaceAll('(', '^040')}`)
+    .join('');
 }

@@ -16,14 +16,35 @@ const marginMm = 2;
 
 /** Byte-mode capacity of QR versions 1-40 at error correction level M (ISO/IEC 18004 table 7). */
 const qrByteCapacityM = [
-  14, 26, 42, 62, 84, 106, 122, 152, 180, 213, 251, 287, 331, 362, 412, 450, 504, 560, 624, 666,
-  711, 779, 857, 911, 997, 1059, 1125, 1190, 1264, 1370, 1452, 1538, 1628, 1722, 1809, 1911, 1989, 2099, 2213, 2331,
+  14, 26, 42, 62, 84, 106, 122, 152, 180, 213, 251, 287, 331, 362, 412, 450, 504, 560, 624, 666, 711, 779, 857, 911, 997, 1059, 1125, 1190, 1264, 1370, 1452,
+  1538, 1628, 1722, 1809, 1911, 1989, 2099, 2213, 2331,
 ];
 /** Data codewords and module size of square ECC 200 DataMatrix symbols (ISO/IEC 16022 table 7). */
 const dataMatrixSizes: readonly (readonly [codewords: number, modules: number])[] = [
-  [3, 10], [5, 12], [8, 14], [12, 16], [18, 18], [22, 20], [30, 22], [36, 24], [44, 26], [62, 32], [86, 36], [114, 40],
-  [144, 44], [174, 48], [204, 52], [280, 64], [368, 72], [456, 80], [576, 88], [696, 96], [816, 104], [1050, 120],
-  [1304, 132], [1558, 144],
+  [3, 10],
+  [5, 12],
+  [8, 14],
+  [12, 16],
+  [18, 18],
+  [22, 20],
+  [30, 22],
+  [36, 24],
+  [44, 26],
+  [62, 32],
+  [86, 36],
+  [114, 40],
+  [144, 44],
+  [174, 48],
+  [204, 52],
+  [280, 64],
+  [368, 72],
+  [456, 80],
+  [576, 88],
+  [696, 96],
+  [816, 104],
+  [1050, 120],
+  [1304, 132],
+  [1558, 144],
 ];
 
 /** Modules across the largest QR code the printer can choose for `text` (its byte-mode size; mixed modes are never larger). */
@@ -78,9 +99,10 @@ export function zplLabel(unit: LabelUnit, symbology: Symbology, dpi: ZplDpi): st
   const modules = symbology === 'qr' ? qrModules(unit.digitalLink) : dataMatrixModules(elements);
   const symbolDots = modules * module;
   const x = Math.max(margin, Math.round((width - symbolDots) / 2));
-  const symbol = symbology === 'qr'
-    ? `^FO${x},${margin}^BQN,2,${module}^FH_^FDMA,${hexEscaped(unit.digitalLink)}^FS`
-    : `^FO${x},${margin}^BXN,${module},200,,,,_^FD${dataMatrixFieldData(elements)}^FS`;
+  const symbol =
+    symbology === 'qr'
+      ? `^FO${x},${margin}^BQN,2,${module}^FH_^FDMA,${hexEscaped(unit.digitalLink)}^FS`
+      : `^FO${x},${margin}^BXN,${module},200,,,,_^FD${dataMatrixFieldData(elements)}^FS`;
   const textTop = margin + symbolDots + margin;
   const lines = hriLines(unit);
   const text = lines.map((line, i) => `^FO0,${textTop + i * pitch}^FB${width},1,0,C^A0N,${font},${font}^FH_^FD${hexEscaped(line)}^FS`);

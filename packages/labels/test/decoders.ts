@@ -17,7 +17,11 @@ prepareZXingModule({
 });
 
 /** RGBA pixels, as zxing-wasm reads them. */
-export interface Pixels { readonly data: Uint8ClampedArray; readonly width: number; readonly height: number }
+export interface Pixels {
+  readonly data: Uint8ClampedArray;
+  readonly width: number;
+  readonly height: number;
+}
 
 /** What a scanner would transmit for each symbol found in `pixels`: symbology identifier + plain text (GS as ASCII 29). */
 export async function scan(pixels: Pixels, format: 'QRCode' | 'DataMatrix', most = 1): Promise<string[]> {
@@ -61,7 +65,11 @@ export async function openPdf(bytes: Uint8Array) {
     async render(pageNumber: number, scale = 4): Promise<Pixels & { png: () => Buffer }> {
       const page = await doc.getPage(pageNumber);
       const viewport = page.getViewport({ scale });
-      const factory = (doc as unknown as { canvasFactory: { create(w: number, h: number): { canvas: { width: number; height: number; toBuffer(type: string): Buffer }; context: Canvas2d } } }).canvasFactory;
+      const factory = (
+        doc as unknown as {
+          canvasFactory: { create(w: number, h: number): { canvas: { width: number; height: number; toBuffer(type: string): Buffer }; context: Canvas2d } };
+        }
+      ).canvasFactory;
       const { canvas, context } = factory.create(Math.ceil(viewport.width), Math.ceil(viewport.height));
       context.fillStyle = '#ffffff';
       context.fillRect(0, 0, canvas.width, canvas.height);

@@ -15,7 +15,8 @@ function collector(delayMs = 0, highWaterMark = 16 * 1024) {
     highWaterMark,
     write(chunk: Buffer, _encoding, done) {
       chunks.push(chunk);
-      if (delayMs === 0) done(); else setTimeout(done, delayMs);
+      if (delayMs === 0) done();
+      else setTimeout(done, delayMs);
     },
   });
   const observe = stream.write.bind(stream);
@@ -46,7 +47,7 @@ describe(`PDF label sheets (sample seed ${seed})`, () => {
   const random = seeded(seed);
   const units = Array.from({ length: 50 }, () => randomUnit(random));
 
-  it('puts 50 labels on 3 A4 pages of 3 x 8 with every label\'s HRI text extractable in order', async () => {
+  it("puts 50 labels on 3 A4 pages of 3 x 8 with every label's HRI text extractable in order", async () => {
     const { counts, pdf } = await render(defaultSheetLayout, 'qr', units);
     expect(counts).toEqual({ labels: 50, pages: 3 });
     expect(pdf.pages).toBe(3);
@@ -59,7 +60,17 @@ describe(`PDF label sheets (sample seed ${seed})`, () => {
   });
 
   it('lays a US Letter sheet out on its own grid (2 x 5: 50 labels -> 5 pages)', async () => {
-    const letter: SheetLayout = { paper: 'letter', columns: 2, rows: 5, labelWidthMm: 101.6, labelHeightMm: 50.8, marginTopMm: 12.7, marginLeftMm: 4, gapXMm: 3.2, gapYMm: 0 };
+    const letter: SheetLayout = {
+      paper: 'letter',
+      columns: 2,
+      rows: 5,
+      labelWidthMm: 101.6,
+      labelHeightMm: 50.8,
+      marginTopMm: 12.7,
+      marginLeftMm: 4,
+      gapXMm: 3.2,
+      gapYMm: 0,
+    };
     const { counts, pdf } = await render(letter, 'datamatrix', units);
     expect(counts).toEqual({ labels: 50, pages: 5 });
     expect(pdf.pages).toBe(5);

@@ -15,14 +15,14 @@ function sample(): LabelUnit[] {
 }
 
 describe(`SVG labels (sample seed ${seed}, LABELS_SEED replays it)`, () => {
-  it('every GS1 Digital Link QR code reads as ]Q1 and the unit\'s Digital Link', async () => {
+  it("every GS1 Digital Link QR code reads as ]Q1 and the unit's Digital Link", async () => {
     const units = sample();
     const decoded: string[] = [];
     for (const unit of units) decoded.push((await scan(rasterise(svgLabel(unit, 'qr')), 'QRCode')).join(' | '));
     expect(decoded).toEqual(units.map((u) => `]Q1${u.digitalLink}`));
   });
 
-  it('every GS1 DataMatrix reads as ]d2 and the unit\'s element string, group separators included', async () => {
+  it("every GS1 DataMatrix reads as ]d2 and the unit's element string, group separators included", async () => {
     const units = sample();
     const decoded: string[] = [];
     for (const unit of units) decoded.push((await scan(rasterise(svgLabel(unit, 'datamatrix')), 'DataMatrix')).join(' | '));
@@ -46,7 +46,9 @@ describe(`SVG labels (sample seed ${seed}, LABELS_SEED replays it)`, () => {
     const good: LabelUnit = { digitalLink: 'https://id.example.com/01/09506000134352/21/ABC', gtin: '09506000134352', serial: 'ABC' };
     expect(() => svgLabel({ ...good, gtin: '09506000134353', digitalLink: 'https://id.example.com/01/09506000134353/21/ABC' }, 'qr')).toThrow(/^gtin: /);
     expect(() => svgLabel({ ...good, serial: 'ABC DEF' }, 'datamatrix')).toThrow(/^serial: /);
-    expect(() => svgLabel({ ...good, serial: 'ABCD' }, 'qr')).toThrow(/^digital_link: must be an http\(s\) GS1 Digital Link URI whose path ends with \/01\/09506000134352\/21\/ABCD/);
+    expect(() => svgLabel({ ...good, serial: 'ABCD' }, 'qr')).toThrow(
+      /^digital_link: must be an http\(s\) GS1 Digital Link URI whose path ends with \/01\/09506000134352\/21\/ABCD/,
+    );
     expect(() => svgLabel({ ...good, lot: 'x'.repeat(21) }, 'qr')).toThrow(/^lot: /);
   });
 });

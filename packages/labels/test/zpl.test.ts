@@ -7,8 +7,16 @@ import { elementString, hriLines, zplLabel, type LabelUnit } from '@mint/labels'
 import { randomUnit, seeded } from './decoders.ts';
 
 /** One field of a format: its origin, the commands before its data and the data as the printer reads it. */
-interface ZplField { x: number; y: number; commands: Record<string, string[]>; data: string }
-interface ZplFormat { settings: Record<string, string[]>; fields: ZplField[] }
+interface ZplField {
+  x: number;
+  y: number;
+  commands: Record<string, string[]>;
+  data: string;
+}
+interface ZplFormat {
+  settings: Record<string, string[]>;
+  fields: ZplField[];
+}
 
 /** Undoes `^FH` hex escapes (`_XX`, UTF-8 bytes) with indicator `indicator`. */
 function unhex(data: string, indicator: string): string {
@@ -31,7 +39,7 @@ function unhex(data: string, indicator: string): string {
 function parseZpl(text: string): ZplFormat[] {
   const formats: ZplFormat[] = [];
   let current: ZplFormat | null = null;
-  let field: Partial<ZplField> & { commands: Record<string, string[]> } | null = null;
+  let field: (Partial<ZplField> & { commands: Record<string, string[]> }) | null = null;
   let rest = text;
   while ((rest = rest.replace(/^\s+/, '')) !== '') {
     const command = /^\^([A-Z][A-Z0-9@])/.exec(rest);
@@ -77,11 +85,16 @@ function dataMatrixText(data: string, escapeChar: string): { gs1: boolean; text:
   let text = '';
   let gs1 = false;
   for (let i = 0; i < data.length; i++) {
-    if (data[i] !== escapeChar) { text += data[i]; continue; }
+    if (data[i] !== escapeChar) {
+      text += data[i];
+      continue;
+    }
     const code = data[++i];
     if (code === escapeChar) text += escapeChar;
-    else if (code === '1') { if (i === 1) gs1 = true; else text += '\x1d'; }
-    else throw new Error(`unexpected escape ${escapeChar}${code}`);
+    else if (code === '1') {
+      if (i === 1) gs1 = true;
+      else text += '\x1d';
+    } else throw new Error(`unexpected escape ${escapeChar}${code}`);
   }
   return { gs1, text };
 }

@@ -24,169 +24,234 @@ export type Authenticity = 'genuine' | 'not_issued' | 'not_activated' | 'withdra
 
 const texts: Record<PageLanguage, Record<string, string>> = {
   en: {
-    recalled: 'Recalled', recalled_detail: '{{brand}} has recalled this item. Do not use it; follow the brand\'s recall instructions.',
-    not_in_circulation: 'Not in circulation', not_in_circulation_detail: 'This item was taken out of circulation by {{brand}}{{why}}.',
-    never_commissioned_detail: 'This item has not been activated yet: {{brand}} never put it into circulation (its label has not been applied to a product yet).',
-    reason_recalled: ' (recalled)', reason_destroyed: ' (destroyed)', reason_expired: ' (expired)', reason_damaged: ' (damaged)', reason_sample: ' (taken as a sample)',
-    reason_consumed: ' (consumed)', reason_scrapped: ' (its label was destroyed before use)', reason_returned: ' (its number was returned unused)',
-    genuine: 'Genuine', genuine_detail: 'This item was issued by {{brand}} and is in circulation.',
-    not_issued: 'Not issued by this brand', not_issued_detail: '{{brand}} never issued an item with this serial number. The label may be copied or forged.',
-    not_activated: 'Not yet activated', not_activated_detail: 'This item has not been activated yet. It resolves once the brand activates it.',
-    withdrawn: 'Withdrawn', withdrawn_detail: 'This identity was withdrawn by the brand and is no longer in circulation.',
-    not_found: 'Not found', not_found_detail: 'No product identity is registered at this address.',
-    product: 'Product information', product_detail: 'This code identifies a product of {{brand}}, not an individual item.',
-    gtin: 'GTIN', lot: 'Lot', serial: 'Serial number', brand: 'Brand', links: 'More about this product', no_links: 'The brand has not published a passport page for this product yet.',
-    issued_by: 'Issued by', status: 'Status',
+    recalled: 'Recalled',
+    recalled_detail: "{{brand}} has recalled this item. Do not use it; follow the brand's recall instructions.",
+    not_in_circulation: 'Not in circulation',
+    not_in_circulation_detail: 'This item was taken out of circulation by {{brand}}{{why}}.',
+    never_commissioned_detail:
+      'This item has not been activated yet: {{brand}} never put it into circulation (its label has not been applied to a product yet).',
+    reason_recalled: ' (recalled)',
+    reason_destroyed: ' (destroyed)',
+    reason_expired: ' (expired)',
+    reason_damaged: ' (damaged)',
+    reason_sample: ' (taken as a sample)',
+    reason_consumed: ' (consumed)',
+    reason_scrapped: ' (its label was destroyed before use)',
+    reason_returned: ' (its number was returned unused)',
+    genuine: 'Genuine',
+    genuine_detail: 'This item was issued by {{brand}} and is in circulation.',
+    not_issued: 'Not issued by this brand',
+    not_issued_detail: '{{brand}} never issued an item with this serial number. The label may be copied or forged.',
+    not_activated: 'Not yet activated',
+    not_activated_detail: 'This item has not been activated yet. It resolves once the brand activates it.',
+    withdrawn: 'Withdrawn',
+    withdrawn_detail: 'This identity was withdrawn by the brand and is no longer in circulation.',
+    not_found: 'Not found',
+    not_found_detail: 'No product identity is registered at this address.',
+    product: 'Product information',
+    product_detail: 'This code identifies a product of {{brand}}, not an individual item.',
+    gtin: 'GTIN',
+    lot: 'Lot',
+    serial: 'Serial number',
+    brand: 'Brand',
+    links: 'More about this product',
+    no_links: 'The brand has not published a passport page for this product yet.',
+    issued_by: 'Issued by',
+    status: 'Status',
     caution: 'Reported for checking',
     caution_clone: 'Since {{since}}, scans of this code look as if it may have been copied. {{brand}} is checking it: look at the item and its label closely.',
     caution_withdrawn: 'Since {{since}}, this code has been scanned after {{brand}} withdrew it. {{brand}} is checking it.',
-    passport: "Product passport",
-    passport_version: "Passport version {{version}}, published {{date}}",
-    passport_earlier: "This is an earlier version; the current one is version {{latest}}.",
-    passport_restricted: "Shown to {{class}} credential holders only",
-    passport_withheld: "Some sections are shown only to authorised repairers, recyclers or authorities.",
-    class_legitimate_interest: "repairers and recyclers",
-    class_authority: "authorities",
-    s_description: "About this product",
-    s_manufacturer: "Manufacturer",
-    s_facility: "Production site",
-    s_productionDate: "Production date",
-    s_countryOfProduction: "Country of production",
-    s_dimensions: "Dimensions and weight",
-    s_materials: "Materials",
-    s_emissions: "Carbon footprint",
-    s_circularity: "Repair and recycling",
-    s_conformity: "Conformity",
-    s_dueDiligence: "Due diligence",
-    s_extensions: "More details",
-    weight: "Weight",
-    length: "Length",
-    width: "Width",
-    height: "Height",
-    volume: "Volume",
-    recycled: "recycled",
-    hazardous: "hazardous",
-    method: "Method",
-    per: "per {{unit}}",
-    recyclableContent: "Recyclable content",
-    recycledContent: "Recycled content",
-    repairInstructions: "Repair instructions",
-    disassemblyInstructions: "Disassembly instructions",
-    recyclingInstructions: "Recycling instructions",
-    spareParts: "Spare parts",
-    certificate: "Certificate",
-    standard: "Standard",
-    regulation: "Regulation",
+    passport: 'Product passport',
+    passport_version: 'Passport version {{version}}, published {{date}}',
+    passport_earlier: 'This is an earlier version; the current one is version {{latest}}.',
+    passport_restricted: 'Shown to {{class}} credential holders only',
+    passport_withheld: 'Some sections are shown only to authorised repairers, recyclers or authorities.',
+    class_legitimate_interest: 'repairers and recyclers',
+    class_authority: 'authorities',
+    s_description: 'About this product',
+    s_manufacturer: 'Manufacturer',
+    s_facility: 'Production site',
+    s_productionDate: 'Production date',
+    s_countryOfProduction: 'Country of production',
+    s_dimensions: 'Dimensions and weight',
+    s_materials: 'Materials',
+    s_emissions: 'Carbon footprint',
+    s_circularity: 'Repair and recycling',
+    s_conformity: 'Conformity',
+    s_dueDiligence: 'Due diligence',
+    s_extensions: 'More details',
+    weight: 'Weight',
+    length: 'Length',
+    width: 'Width',
+    height: 'Height',
+    volume: 'Volume',
+    recycled: 'recycled',
+    hazardous: 'hazardous',
+    method: 'Method',
+    per: 'per {{unit}}',
+    recyclableContent: 'Recyclable content',
+    recycledContent: 'Recycled content',
+    repairInstructions: 'Repair instructions',
+    disassemblyInstructions: 'Disassembly instructions',
+    recyclingInstructions: 'Recycling instructions',
+    spareParts: 'Spare parts',
+    certificate: 'Certificate',
+    standard: 'Standard',
+    regulation: 'Regulation',
   },
   de: {
-    recalled: 'Zurückgerufen', recalled_detail: '{{brand}} hat diesen Artikel zurückgerufen. Verwenden Sie ihn nicht; folgen Sie den Rückrufhinweisen der Marke.',
-    not_in_circulation: 'Nicht im Umlauf', not_in_circulation_detail: 'Dieser Artikel wurde von {{brand}} aus dem Umlauf genommen{{why}}.',
-    never_commissioned_detail: 'Dieser Artikel ist noch nicht aktiviert: {{brand}} hat ihn nie in Umlauf gebracht (sein Etikett wurde noch auf kein Produkt aufgebracht).',
-    reason_recalled: ' (zurückgerufen)', reason_destroyed: ' (vernichtet)', reason_expired: ' (abgelaufen)', reason_damaged: ' (beschädigt)', reason_sample: ' (als Muster entnommen)',
-    reason_consumed: ' (verbraucht)', reason_scrapped: ' (sein Etikett wurde vor der Verwendung vernichtet)', reason_returned: ' (seine Nummer wurde unbenutzt zurückgegeben)',
-    genuine: 'Echt', genuine_detail: 'Dieser Artikel wurde von {{brand}} ausgegeben und ist im Umlauf.',
-    not_issued: 'Nicht von dieser Marke ausgegeben', not_issued_detail: '{{brand}} hat nie einen Artikel mit dieser Seriennummer ausgegeben. Das Etikett könnte kopiert oder gefälscht sein.',
-    not_activated: 'Noch nicht aktiviert', not_activated_detail: 'Dieser Artikel ist noch nicht aktiviert. Er wird aufgelöst, sobald die Marke ihn aktiviert.',
-    withdrawn: 'Zurückgezogen', withdrawn_detail: 'Diese Identität wurde von der Marke zurückgezogen und ist nicht mehr im Umlauf.',
-    not_found: 'Nicht gefunden', not_found_detail: 'Unter dieser Adresse ist keine Produktidentität registriert.',
-    product: 'Produktinformation', product_detail: 'Dieser Code bezeichnet ein Produkt von {{brand}}, keinen einzelnen Artikel.',
-    gtin: 'GTIN', lot: 'Charge', serial: 'Seriennummer', brand: 'Marke', links: 'Mehr zu diesem Produkt', no_links: 'Die Marke hat für dieses Produkt noch keine Passseite veröffentlicht.',
-    issued_by: 'Ausgegeben von', status: 'Status',
+    recalled: 'Zurückgerufen',
+    recalled_detail: '{{brand}} hat diesen Artikel zurückgerufen. Verwenden Sie ihn nicht; folgen Sie den Rückrufhinweisen der Marke.',
+    not_in_circulation: 'Nicht im Umlauf',
+    not_in_circulation_detail: 'Dieser Artikel wurde von {{brand}} aus dem Umlauf genommen{{why}}.',
+    never_commissioned_detail:
+      'Dieser Artikel ist noch nicht aktiviert: {{brand}} hat ihn nie in Umlauf gebracht (sein Etikett wurde noch auf kein Produkt aufgebracht).',
+    reason_recalled: ' (zurückgerufen)',
+    reason_destroyed: ' (vernichtet)',
+    reason_expired: ' (abgelaufen)',
+    reason_damaged: ' (beschädigt)',
+    reason_sample: ' (als Muster entnommen)',
+    reason_consumed: ' (verbraucht)',
+    reason_scrapped: ' (sein Etikett wurde vor der Verwendung vernichtet)',
+    reason_returned: ' (seine Nummer wurde unbenutzt zurückgegeben)',
+    genuine: 'Echt',
+    genuine_detail: 'Dieser Artikel wurde von {{brand}} ausgegeben und ist im Umlauf.',
+    not_issued: 'Nicht von dieser Marke ausgegeben',
+    not_issued_detail: '{{brand}} hat nie einen Artikel mit dieser Seriennummer ausgegeben. Das Etikett könnte kopiert oder gefälscht sein.',
+    not_activated: 'Noch nicht aktiviert',
+    not_activated_detail: 'Dieser Artikel ist noch nicht aktiviert. Er wird aufgelöst, sobald die Marke ihn aktiviert.',
+    withdrawn: 'Zurückgezogen',
+    withdrawn_detail: 'Diese Identität wurde von der Marke zurückgezogen und ist nicht mehr im Umlauf.',
+    not_found: 'Nicht gefunden',
+    not_found_detail: 'Unter dieser Adresse ist keine Produktidentität registriert.',
+    product: 'Produktinformation',
+    product_detail: 'Dieser Code bezeichnet ein Produkt von {{brand}}, keinen einzelnen Artikel.',
+    gtin: 'GTIN',
+    lot: 'Charge',
+    serial: 'Seriennummer',
+    brand: 'Marke',
+    links: 'Mehr zu diesem Produkt',
+    no_links: 'Die Marke hat für dieses Produkt noch keine Passseite veröffentlicht.',
+    issued_by: 'Ausgegeben von',
+    status: 'Status',
     caution: 'Zur Prüfung gemeldet',
-    caution_clone: 'Seit {{since}} sehen Scans dieses Codes so aus, als könnte er kopiert worden sein. {{brand}} prüft das: Sehen Sie sich Artikel und Etikett genau an.',
+    caution_clone:
+      'Seit {{since}} sehen Scans dieses Codes so aus, als könnte er kopiert worden sein. {{brand}} prüft das: Sehen Sie sich Artikel und Etikett genau an.',
     caution_withdrawn: 'Seit {{since}} wird dieser Code gescannt, obwohl {{brand}} ihn zurückgezogen hat. {{brand}} prüft das.',
-    passport: "Produktpass",
-    passport_version: "Passversion {{version}}, veröffentlicht am {{date}}",
-    passport_earlier: "Dies ist eine frühere Version; aktuell ist Version {{latest}}.",
-    passport_restricted: "Nur für Inhaber eines Nachweises für {{class}}",
-    passport_withheld: "Einige Abschnitte sind nur für berechtigte Reparaturbetriebe, Recycler oder Behörden sichtbar.",
-    class_legitimate_interest: "Reparatur und Recycling",
-    class_authority: "Behörden",
-    s_description: "Über dieses Produkt",
-    s_manufacturer: "Hersteller",
-    s_facility: "Produktionsstätte",
-    s_productionDate: "Herstellungsdatum",
-    s_countryOfProduction: "Herstellungsland",
-    s_dimensions: "Abmessungen und Gewicht",
-    s_materials: "Materialien",
-    s_emissions: "CO₂-Fußabdruck",
-    s_circularity: "Reparatur und Recycling",
-    s_conformity: "Konformität",
-    s_dueDiligence: "Sorgfaltspflichten",
-    s_extensions: "Weitere Angaben",
-    weight: "Gewicht",
-    length: "Länge",
-    width: "Breite",
-    height: "Höhe",
-    volume: "Volumen",
-    recycled: "recycelt",
-    hazardous: "gefährlich",
-    method: "Methode",
-    per: "je {{unit}}",
-    recyclableContent: "Recycelbarer Anteil",
-    recycledContent: "Recyclinganteil",
-    repairInstructions: "Reparaturanleitung",
-    disassemblyInstructions: "Demontageanleitung",
-    recyclingInstructions: "Recyclinghinweise",
-    spareParts: "Ersatzteile",
-    certificate: "Zertifikat",
-    standard: "Norm",
-    regulation: "Verordnung",
+    passport: 'Produktpass',
+    passport_version: 'Passversion {{version}}, veröffentlicht am {{date}}',
+    passport_earlier: 'Dies ist eine frühere Version; aktuell ist Version {{latest}}.',
+    passport_restricted: 'Nur für Inhaber eines Nachweises für {{class}}',
+    passport_withheld: 'Einige Abschnitte sind nur für berechtigte Reparaturbetriebe, Recycler oder Behörden sichtbar.',
+    class_legitimate_interest: 'Reparatur und Recycling',
+    class_authority: 'Behörden',
+    s_description: 'Über dieses Produkt',
+    s_manufacturer: 'Hersteller',
+    s_facility: 'Produktionsstätte',
+    s_productionDate: 'Herstellungsdatum',
+    s_countryOfProduction: 'Herstellungsland',
+    s_dimensions: 'Abmessungen und Gewicht',
+    s_materials: 'Materialien',
+    s_emissions: 'CO₂-Fußabdruck',
+    s_circularity: 'Reparatur und Recycling',
+    s_conformity: 'Konformität',
+    s_dueDiligence: 'Sorgfaltspflichten',
+    s_extensions: 'Weitere Angaben',
+    weight: 'Gewicht',
+    length: 'Länge',
+    width: 'Breite',
+    height: 'Höhe',
+    volume: 'Volumen',
+    recycled: 'recycelt',
+    hazardous: 'gefährlich',
+    method: 'Methode',
+    per: 'je {{unit}}',
+    recyclableContent: 'Recycelbarer Anteil',
+    recycledContent: 'Recyclinganteil',
+    repairInstructions: 'Reparaturanleitung',
+    disassemblyInstructions: 'Demontageanleitung',
+    recyclingInstructions: 'Recyclinghinweise',
+    spareParts: 'Ersatzteile',
+    certificate: 'Zertifikat',
+    standard: 'Norm',
+    regulation: 'Verordnung',
   },
   fr: {
-    recalled: 'Rappelé', recalled_detail: "{{brand}} a rappelé cet article. Ne l'utilisez pas ; suivez les instructions de rappel de la marque.",
-    not_in_circulation: 'Hors circulation', not_in_circulation_detail: 'Cet article a été retiré de la circulation par {{brand}}{{why}}.',
-    never_commissioned_detail: "Cet article n'a pas encore été activé : {{brand}} ne l'a jamais mis en circulation (son étiquette n'a encore été apposée sur aucun produit).",
-    reason_recalled: ' (rappelé)', reason_destroyed: ' (détruit)', reason_expired: ' (expiré)', reason_damaged: ' (endommagé)', reason_sample: ' (prélevé comme échantillon)',
-    reason_consumed: ' (consommé)', reason_scrapped: ' (son étiquette a été détruite avant usage)', reason_returned: ' (son numéro a été rendu inutilisé)',
-    genuine: 'Authentique', genuine_detail: 'Cet article a été émis par {{brand}} et est en circulation.',
-    not_issued: 'Non émis par cette marque', not_issued_detail: "{{brand}} n'a jamais émis d'article avec ce numéro de série. L'étiquette est peut-être copiée ou contrefaite.",
-    not_activated: 'Pas encore activé', not_activated_detail: "Cet article n'a pas encore été activé. Il sera résolu dès que la marque l'activera.",
-    withdrawn: 'Retiré', withdrawn_detail: "Cette identité a été retirée par la marque et n'est plus en circulation.",
-    not_found: 'Introuvable', not_found_detail: "Aucune identité de produit n'est enregistrée à cette adresse.",
-    product: 'Informations produit', product_detail: "Ce code identifie un produit de {{brand}}, pas un article individuel.",
-    gtin: 'GTIN', lot: 'Lot', serial: 'Numéro de série', brand: 'Marque', links: 'En savoir plus sur ce produit', no_links: "La marque n'a pas encore publié de page de passeport pour ce produit.",
-    issued_by: 'Émis par', status: 'Statut',
+    recalled: 'Rappelé',
+    recalled_detail: "{{brand}} a rappelé cet article. Ne l'utilisez pas ; suivez les instructions de rappel de la marque.",
+    not_in_circulation: 'Hors circulation',
+    not_in_circulation_detail: 'Cet article a été retiré de la circulation par {{brand}}{{why}}.',
+    never_commissioned_detail:
+      "Cet article n'a pas encore été activé : {{brand}} ne l'a jamais mis en circulation (son étiquette n'a encore été apposée sur aucun produit).",
+    reason_recalled: ' (rappelé)',
+    reason_destroyed: ' (détruit)',
+    reason_expired: ' (expiré)',
+    reason_damaged: ' (endommagé)',
+    reason_sample: ' (prélevé comme échantillon)',
+    reason_consumed: ' (consommé)',
+    reason_scrapped: ' (son étiquette a été détruite avant usage)',
+    reason_returned: ' (son numéro a été rendu inutilisé)',
+    genuine: 'Authentique',
+    genuine_detail: 'Cet article a été émis par {{brand}} et est en circulation.',
+    not_issued: 'Non émis par cette marque',
+    not_issued_detail: "{{brand}} n'a jamais émis d'article avec ce numéro de série. L'étiquette est peut-être copiée ou contrefaite.",
+    not_activated: 'Pas encore activé',
+    not_activated_detail: "Cet article n'a pas encore été activé. Il sera résolu dès que la marque l'activera.",
+    withdrawn: 'Retiré',
+    withdrawn_detail: "Cette identité a été retirée par la marque et n'est plus en circulation.",
+    not_found: 'Introuvable',
+    not_found_detail: "Aucune identité de produit n'est enregistrée à cette adresse.",
+    product: 'Informations produit',
+    product_detail: 'Ce code identifie un produit de {{brand}}, pas un article individuel.',
+    gtin: 'GTIN',
+    lot: 'Lot',
+    serial: 'Numéro de série',
+    brand: 'Marque',
+    links: 'En savoir plus sur ce produit',
+    no_links: "La marque n'a pas encore publié de page de passeport pour ce produit.",
+    issued_by: 'Émis par',
+    status: 'Statut',
     caution: 'Signalé pour vérification',
-    caution_clone: "Depuis le {{since}}, les scans de ce code laissent penser qu'il a pu être copié. {{brand}} le vérifie : examinez attentivement l'article et son étiquette.",
+    caution_clone:
+      "Depuis le {{since}}, les scans de ce code laissent penser qu'il a pu être copié. {{brand}} le vérifie : examinez attentivement l'article et son étiquette.",
     caution_withdrawn: 'Depuis le {{since}}, ce code est scanné alors que {{brand}} l’a retiré. {{brand}} le vérifie.',
-    passport: "Passeport produit",
-    passport_version: "Version {{version}} du passeport, publiée le {{date}}",
-    passport_earlier: "Ceci est une version antérieure ; la version actuelle est la {{latest}}.",
-    passport_restricted: "Réservé aux titulaires d’une attestation {{class}}",
-    passport_withheld: "Certaines sections ne sont visibles que par les réparateurs, recycleurs ou autorités habilités.",
-    class_legitimate_interest: "réparation et recyclage",
-    class_authority: "autorités",
-    s_description: "À propos de ce produit",
-    s_manufacturer: "Fabricant",
-    s_facility: "Site de production",
-    s_productionDate: "Date de production",
-    s_countryOfProduction: "Pays de production",
-    s_dimensions: "Dimensions et poids",
-    s_materials: "Matériaux",
-    s_emissions: "Empreinte carbone",
-    s_circularity: "Réparation et recyclage",
-    s_conformity: "Conformité",
-    s_dueDiligence: "Devoir de vigilance",
-    s_extensions: "Autres informations",
-    weight: "Poids",
-    length: "Longueur",
-    width: "Largeur",
-    height: "Hauteur",
-    volume: "Volume",
-    recycled: "recyclé",
-    hazardous: "dangereux",
-    method: "Méthode",
-    per: "par {{unit}}",
-    recyclableContent: "Part recyclable",
-    recycledContent: "Part recyclée",
-    repairInstructions: "Instructions de réparation",
-    disassemblyInstructions: "Instructions de démontage",
-    recyclingInstructions: "Instructions de recyclage",
-    spareParts: "Pièces détachées",
-    certificate: "Certificat",
-    standard: "Norme",
-    regulation: "Règlement",
+    passport: 'Passeport produit',
+    passport_version: 'Version {{version}} du passeport, publiée le {{date}}',
+    passport_earlier: 'Ceci est une version antérieure ; la version actuelle est la {{latest}}.',
+    passport_restricted: 'Réservé aux titulaires d’une attestation {{class}}',
+    passport_withheld: 'Certaines sections ne sont visibles que par les réparateurs, recycleurs ou autorités habilités.',
+    class_legitimate_interest: 'réparation et recyclage',
+    class_authority: 'autorités',
+    s_description: 'À propos de ce produit',
+    s_manufacturer: 'Fabricant',
+    s_facility: 'Site de production',
+    s_productionDate: 'Date de production',
+    s_countryOfProduction: 'Pays de production',
+    s_dimensions: 'Dimensions et poids',
+    s_materials: 'Matériaux',
+    s_emissions: 'Empreinte carbone',
+    s_circularity: 'Réparation et recyclage',
+    s_conformity: 'Conformité',
+    s_dueDiligence: 'Devoir de vigilance',
+    s_extensions: 'Autres informations',
+    weight: 'Poids',
+    length: 'Longueur',
+    width: 'Largeur',
+    height: 'Hauteur',
+    volume: 'Volume',
+    recycled: 'recyclé',
+    hazardous: 'dangereux',
+    method: 'Méthode',
+    per: 'par {{unit}}',
+    recyclableContent: 'Part recyclable',
+    recycledContent: 'Part recyclée',
+    repairInstructions: 'Instructions de réparation',
+    disassemblyInstructions: 'Instructions de démontage',
+    recyclingInstructions: 'Instructions de recyclage',
+    spareParts: 'Pièces détachées',
+    certificate: 'Certificat',
+    standard: 'Norme',
+    regulation: 'Règlement',
   },
 };
 
@@ -194,7 +259,11 @@ const i18n = i18next.createInstance();
 // Resources are in memory, so initialisation is synchronous; values are escaped by the page, not by i18next.
 void i18n.init({
   resources: Object.fromEntries(pageLanguages.map((lng) => [lng, { page: texts[lng] }])),
-  fallbackLng: pageLanguages[0], ns: ['page'], defaultNS: 'page', initAsync: false, interpolation: { escapeValue: false },
+  fallbackLng: pageLanguages[0],
+  ns: ['page'],
+  defaultNS: 'page',
+  initAsync: false,
+  interpolation: { escapeValue: false },
 });
 const translators = Object.fromEntries(pageLanguages.map((lng) => [lng, i18n.getFixedT(lng, 'page')])) as Record<PageLanguage, TFunction>;
 
@@ -273,7 +342,8 @@ const tones: Record<Authenticity, { band: string; ink: string; mark: string }> =
   not_found: { band: '#eceff1', ink: '#263238', mark: '?' },
 };
 
-const style = 'body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1b1b1b;background:#fafafa}' +
+const style =
+  'body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1b1b1b;background:#fafafa}' +
   'main{max-width:36rem;margin:0 auto;padding:1rem}header{font-size:.875rem;color:#4a4a4a;margin-bottom:.5rem}' +
   'h1{font-size:1.5rem;line-height:1.25;margin:.25rem 0 1rem;overflow-wrap:anywhere}' +
   '.status{border-radius:.75rem;padding:1rem;margin:0 0 1rem}.status h2{margin:0;font-size:1.25rem}.status p{margin:.25rem 0 0}' +
@@ -333,9 +403,10 @@ function renderPage(content: PageContent, language: PageLanguage): string {
   const tone = tones[content.authenticity];
   const heading = t(content.authenticity);
   const why = content.why ?? null;
-  const detail = content.authenticity === 'not_activated' && why === 'never_commissioned'
-    ? t('never_commissioned_detail', { brand })
-    : t(`${content.authenticity}_detail`, { brand, why: why === null || why === 'never_commissioned' ? '' : t(`reason_${why}`) });
+  const detail =
+    content.authenticity === 'not_activated' && why === 'never_commissioned'
+      ? t('never_commissioned_detail', { brand })
+      : t(`${content.authenticity}_detail`, { brand, why: why === null || why === 'never_commissioned' ? '' : t(`reason_${why}`) });
   const title = content.product ?? heading;
   const facts = [
     ...(content.brand === null ? [] : [[t('issued_by'), content.brand]]),
@@ -343,22 +414,30 @@ function renderPage(content: PageContent, language: PageLanguage): string {
     ...(content.lot === null ? [] : [[t('lot'), content.lot]]),
     ...(content.serial === null ? [] : [[t('serial'), content.serial]]),
   ];
-  const caution = content.caution == null ? '' : `<section class="caution" role="note" aria-label="${escapeHtml(t('caution'))}">` +
-    `<h2><span aria-hidden="true">⚠ </span>${escapeHtml(t('caution'))}</h2>` +
-    `<p>${escapeHtml(t(content.caution.reason === 'withdrawn' ? 'caution_withdrawn' : 'caution_clone', { brand, since: content.caution.since.toISOString().slice(0, 10) }))}</p></section>`;
+  const caution =
+    content.caution == null
+      ? ''
+      : `<section class="caution" role="note" aria-label="${escapeHtml(t('caution'))}">` +
+        `<h2><span aria-hidden="true">⚠ </span>${escapeHtml(t('caution'))}</h2>` +
+        `<p>${escapeHtml(t(content.caution.reason === 'withdrawn' ? 'caution_withdrawn' : 'caution_clone', { brand, since: content.caution.since.toISOString().slice(0, 10) }))}</p></section>`;
   // A recalled item's page leads with the recall and still lists the brand's links (its recall notice among them).
   const showsLinks = content.authenticity === 'genuine' || content.authenticity === 'product' || content.authenticity === 'recalled';
-  const links = !showsLinks ? '' : content.links.length === 0
-    ? `<p>${escapeHtml(t('no_links'))}</p>`
-    : `<h2 class="links">${escapeHtml(t('links'))}</h2><ul>${content.links.map((l) =>
-      `<li><a href="${escapeHtml(l.href)}">${escapeHtml(l.title || l.linkType)}</a></li>`).join('')}</ul>`;
-  return `<!doctype html><html lang="${language}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">` +
+  const links = !showsLinks
+    ? ''
+    : content.links.length === 0
+      ? `<p>${escapeHtml(t('no_links'))}</p>`
+      : `<h2 class="links">${escapeHtml(t('links'))}</h2><ul>${content.links
+          .map((l) => `<li><a href="${escapeHtml(l.href)}">${escapeHtml(l.title || l.linkType)}</a></li>`)
+          .join('')}</ul>`;
+  return (
+    `<!doctype html><html lang="${language}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">` +
     `<title>${escapeHtml(content.product === null ? heading : `${content.product}: ${heading}`)}</title><style>${style}</style></head><body><main>` +
     `${content.brand === null ? '' : brandHeader(content.brand, content.style ?? null)}<h1>${escapeHtml(title)}</h1>` +
     `<section class="status" style="background:${tone.band};color:${tone.ink}" aria-label="${escapeHtml(t('status'))}">` +
     `<h2><span aria-hidden="true">${tone.mark} </span>${escapeHtml(heading)}</h2><p>${escapeHtml(detail)}</p></section>${caution}` +
     `${facts.length === 0 ? '' : `<dl>${facts.map(([k, v]) => `<dt>${escapeHtml(k!)}</dt><dd>${escapeHtml(v!)}</dd>`).join('')}</dl>`}` +
-    `${links}${content.passport == null ? '' : cachedSections(content.passport, language)}</main></body></html>`;
+    `${links}${content.passport == null ? '' : cachedSections(content.passport, language)}</main></body></html>`
+  );
 }
 
 /** Rendered passport sections by version, reader's sections and language (versions never change; at most 2,000 kept). */
@@ -403,38 +482,73 @@ export function renderPassportSections(p: PagePassport, language: PageLanguage):
     facility: () => `<p>${escapeHtml(c.facility!.name)}${c.facility!.country === undefined ? '' : ` (${escapeHtml(c.facility!.country)})`}</p>`,
     productionDate: () => `<p>${escapeHtml(c.productionDate!)}</p>`,
     countryOfProduction: () => `<p>${escapeHtml(c.countryOfProduction!)}</p>`,
-    dimensions: () => dl((['weight', 'length', 'width', 'height', 'volume'] as const).map((k) => {
-      const m = c.dimensions![k];
-      return m === undefined ? null : [t(k), `${numberIn(language, m.value)} ${escapeHtml(m.unit)}`] as const;
-    })),
-    materials: () => `<ul class="plain">${c.materials!.map((m) => `<li>${text(m.name)}${m.massFraction === undefined ? '' : ` ${percentIn(language, m.massFraction)}`}` +
-      `${m.recycledMassFraction === undefined ? '' : `, ${percentIn(language, m.recycledMassFraction)} ${escapeHtml(t('recycled'))}`}${m.hazardous === true ? `, <strong>${escapeHtml(t('hazardous'))}</strong>` : ''}</li>`).join('')}</ul>`,
-    emissions: () => dl([
-      [t('s_emissions'), `${numberIn(language, c.emissions!.carbonFootprint)} kg CO₂e ${escapeHtml(t('per', { unit: c.emissions!.declaredUnit }))}`],
-      [t('method'), escapeHtml(c.emissions!.method)],
-    ]),
+    dimensions: () =>
+      dl(
+        (['weight', 'length', 'width', 'height', 'volume'] as const).map((k) => {
+          const m = c.dimensions![k];
+          return m === undefined ? null : ([t(k), `${numberIn(language, m.value)} ${escapeHtml(m.unit)}`] as const);
+        }),
+      ),
+    materials: () =>
+      `<ul class="plain">${c
+        .materials!.map(
+          (m) =>
+            `<li>${text(m.name)}${m.massFraction === undefined ? '' : ` ${percentIn(language, m.massFraction)}`}` +
+            `${m.recycledMassFraction === undefined ? '' : `, ${percentIn(language, m.recycledMassFraction)} ${escapeHtml(t('recycled'))}`}${m.hazardous === true ? `, <strong>${escapeHtml(t('hazardous'))}</strong>` : ''}</li>`,
+        )
+        .join('')}</ul>`,
+    emissions: () =>
+      dl([
+        [t('s_emissions'), `${numberIn(language, c.emissions!.carbonFootprint)} kg CO₂e ${escapeHtml(t('per', { unit: c.emissions!.declaredUnit }))}`],
+        [t('method'), escapeHtml(c.emissions!.method)],
+      ]),
     circularity: () => {
       const k = c.circularity!;
       const links = (['repairInstructions', 'disassemblyInstructions', 'recyclingInstructions', 'spareParts'] as const)
-        .filter((n) => k[n] !== undefined).map((n) => link(t(n), k[n]!)).join('');
-      return dl([
-        k.recyclableContent === undefined ? null : [t('recyclableContent'), percentIn(language, k.recyclableContent)],
-        k.recycledContent === undefined ? null : [t('recycledContent'), percentIn(language, k.recycledContent)],
-      ]) + (links === '' ? '' : `<ul>${links}</ul>`);
+        .filter((n) => k[n] !== undefined)
+        .map((n) => link(t(n), k[n]!))
+        .join('');
+      return (
+        dl([
+          k.recyclableContent === undefined ? null : [t('recyclableContent'), percentIn(language, k.recyclableContent)],
+          k.recycledContent === undefined ? null : [t('recycledContent'), percentIn(language, k.recycledContent)],
+        ]) + (links === '' ? '' : `<ul>${links}</ul>`)
+      );
     },
-    conformity: () => `<ul class="plain">${c.conformity!.map((x) => `<li>${text(x.description)}${x.standard === undefined ? '' : ` (${escapeHtml(x.standard)})`}` +
-      `${x.certificate === undefined ? '' : ` <a href="${escapeHtml(x.certificate.url)}">${escapeHtml(t('certificate'))}</a>`}</li>`).join('')}</ul>`,
-    dueDiligence: () => `<ul class="plain">${c.dueDiligence!.map((x) => `<li>${text(x.statement)}${x.link === undefined ? '' : ` <a href="${escapeHtml(x.link.url)}">${x.link.name === undefined ? escapeHtml(x.link.url) : text(x.link.name)}</a>`}</li>`).join('')}</ul>`,
-    extensions: () => dl(c.extensions!.map((x) => [localText(x.name, langs).text, `${typeof x.value === 'number' ? numberIn(language, x.value) : escapeHtml(String(x.value))}${x.unit === undefined ? '' : ` ${escapeHtml(x.unit === 'P1' ? '%' : x.unit)}`}`] as const)),
+    conformity: () =>
+      `<ul class="plain">${c
+        .conformity!.map(
+          (x) =>
+            `<li>${text(x.description)}${x.standard === undefined ? '' : ` (${escapeHtml(x.standard)})`}` +
+            `${x.certificate === undefined ? '' : ` <a href="${escapeHtml(x.certificate.url)}">${escapeHtml(t('certificate'))}</a>`}</li>`,
+        )
+        .join('')}</ul>`,
+    dueDiligence: () =>
+      `<ul class="plain">${c.dueDiligence!.map((x) => `<li>${text(x.statement)}${x.link === undefined ? '' : ` <a href="${escapeHtml(x.link.url)}">${x.link.name === undefined ? escapeHtml(x.link.url) : text(x.link.name)}</a>`}</li>`).join('')}</ul>`,
+    extensions: () =>
+      dl(
+        c.extensions!.map(
+          (x) =>
+            [
+              localText(x.name, langs).text,
+              `${typeof x.value === 'number' ? numberIn(language, x.value) : escapeHtml(String(x.value))}${x.unit === undefined ? '' : ` ${escapeHtml(x.unit === 'P1' ? '%' : x.unit)}`}`,
+            ] as const,
+        ),
+      ),
   };
-  const sections = passportSections.filter((s) => c[s] !== undefined).map((s) => {
-    const cls = sectionClass(c, s);
-    const note = cls === 'public' ? '' : `<p class="restricted">${escapeHtml(t('passport_restricted', { class: t(`class_${cls}`) }))}</p>`;
-    return `<section class="pp"><h3>${escapeHtml(t(`s_${s}`))}</h3>${note}${body[s]()}</section>`;
-  }).join('');
+  const sections = passportSections
+    .filter((s) => c[s] !== undefined)
+    .map((s) => {
+      const cls = sectionClass(c, s);
+      const note = cls === 'public' ? '' : `<p class="restricted">${escapeHtml(t('passport_restricted', { class: t(`class_${cls}`) }))}</p>`;
+      return `<section class="pp"><h3>${escapeHtml(t(`s_${s}`))}</h3>${note}${body[s]()}</section>`;
+    })
+    .join('');
   const date = p.publishedAt.toISOString().slice(0, 10);
-  return `<section aria-label="${escapeHtml(t('passport'))}"><h2 class="links">${escapeHtml(t('passport'))}</h2>${sections}` +
+  return (
+    `<section aria-label="${escapeHtml(t('passport'))}"><h2 class="links">${escapeHtml(t('passport'))}</h2>${sections}` +
     `${p.withheld ? `<p class="meta">${escapeHtml(t('passport_withheld'))}</p>` : ''}` +
     `<p class="meta">${escapeHtml(t('passport_version', { version: p.version, date }))}` +
-    `${p.version < p.latestVersion ? ` ${escapeHtml(t('passport_earlier', { latest: p.latestVersion }))}` : ''}</p></section>`;
+    `${p.version < p.latestVersion ? ` ${escapeHtml(t('passport_earlier', { latest: p.latestVersion }))}` : ''}</p></section>`
+  );
 }

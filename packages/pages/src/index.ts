@@ -4,7 +4,16 @@
  * the transport.
  */
 export {
-  pageLanguages, pageLanguageOf, escapeHtml, identityPageBytes, renderIdentityPage, renderPassportSections, type PageLanguage, type Authenticity, type PageLink,
-  type PageContent, type PagePassport,
+  pageLanguages,
+  pageLanguageOf,
+  escapeHtml,
+  identityPageBytes,
+  renderIdentityPage,
+  renderPassportSections,
+  type PageLanguage,
+  type Authenticity,
+  type PageLink,
+  type PageContent,
+  type PagePassport,
 } from './identity-page.ts';
 export { resolverBodies, refusalPages, refusalJson, plainPage, type Refusal } from './refusals.ts';

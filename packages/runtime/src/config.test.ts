@@ -202,7 +202,9 @@ describe('loadConfig', () => {
   });
 
   it('refuses CORS origins with a path, another scheme or a trailing slash, naming the entry', () => {
-    expect(() => loadConfig({ CORS_ALLOWED_ORIGINS: 'https://console.example.com/app' })).toThrow(/CORS_ALLOWED_ORIGINS .*"https:\/\/console.example.com\/app" is not/);
+    expect(() => loadConfig({ CORS_ALLOWED_ORIGINS: 'https://console.example.com/app' })).toThrow(
+      /CORS_ALLOWED_ORIGINS .*"https:\/\/console.example.com\/app" is not/,
+    );
     expect(() => loadConfig({ CORS_ALLOWED_ORIGINS: 'https://a.example,ftp://b.example' })).toThrow(/CORS_ALLOWED_ORIGINS .*"ftp:\/\/b.example" is not/);
     expect(() => loadConfig({ CORS_ALLOWED_ORIGINS: 'https://a.example/' })).toThrow(/CORS_ALLOWED_ORIGINS/);
     expect(loadConfig({ CORS_ALLOWED_ORIGINS: '*' }).corsAllowedOrigins).toEqual(['*']);
@@ -371,7 +373,8 @@ describe('WEBHOOK_SECRET_KEYS', () => {
 
 describe('RESOLVER_CONTACT', () => {
   it('accepts an e-mail address or a mailto: / https:// URI; refuses anything else naming the variable', () => {
-    for (const value of ['resolver@mint.example', 'mailto:resolver@mint.example', 'https://mint.example/contact']) expect(loadConfig({ RESOLVER_CONTACT: value }).resolverContact).toBe(value);
+    for (const value of ['resolver@mint.example', 'mailto:resolver@mint.example', 'https://mint.example/contact'])
+      expect(loadConfig({ RESOLVER_CONTACT: value }).resolverContact).toBe(value);
     expect(loadConfig({}).resolverContact).toBeUndefined();
     for (const value of ['someone', 'http://mint.example/contact', 'a b@c.d', `x@${'y'.repeat(200)}.example`, 'javascript:alert(1)']) {
       expect(configError({ RESOLVER_CONTACT: value }).variables).toEqual(['RESOLVER_CONTACT']);

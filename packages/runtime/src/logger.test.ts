@@ -81,7 +81,10 @@ describe('createLogger', () => {
 
   it('redacts bindings, including those of child loggers', () => {
     const { logger, raw, lines } = capture('info', { source: signed });
-    logger.child({ dsn: 'postgres://mint:hunter2@db/mint' }).child({ auth: { token: 'grandchild-token' } }).info('connected');
+    logger
+      .child({ dsn: 'postgres://mint:hunter2@db/mint' })
+      .child({ auth: { token: 'grandchild-token' } })
+      .info('connected');
     expect(raw.join('')).not.toContain('grandchild-token');
     expect(raw.join('')).not.toContain('hunter2');
     expect(raw.join('')).not.toContain('c2VjcmV0LXNpZw');
@@ -107,9 +110,7 @@ describe('createLogger', () => {
 describe('redactUrl', () => {
   it('masks signing parameters and keeps the rest', () => {
     expect(redactUrl('https://x.test/d?a=1&signature=s3cr3t#frag')).toBe('https://x.test/d?a=1&signature=[Redacted]#frag');
-    expect(redactUrl(new URL('https://x.test/d?token=t&X-Amz-Signature=abc'))).toBe(
-      'https://x.test/d?token=[Redacted]&X-Amz-Signature=[Redacted]',
-    );
+    expect(redactUrl(new URL('https://x.test/d?token=t&X-Amz-Signature=abc'))).toBe('https://x.test/d?token=[Redacted]&X-Amz-Signature=[Redacted]');
   });
 
   it('masks the password of a connection URL', () => {
@@ -118,8 +119,6 @@ describe('redactUrl', () => {
   });
 
   it('leaves URLs without secrets unchanged', () => {
-    expect(redactUrl('https://id.example.com/01/09506000134352/21/ABC?linkType=all')).toBe(
-      'https://id.example.com/01/09506000134352/21/ABC?linkType=all',
-    );
+    expect(redactUrl('https://id.example.com/01/09506000134352/21/ABC?linkType=all')).toBe('https://id.example.com/01/09506000134352/21/ABC?linkType=all');
   });
 });

@@ -63,8 +63,7 @@ const secretKeys = new Set([
 ]);
 
 /** Query parameters that make a URL a bearer credential (signed downloads, tokens). */
-const secretQuery =
-  /([?&](?:sig|signature|token|access_token|api_key|apikey|x-amz-signature|x-amz-credential|x-goog-signature)=)[^&#\s"'<>]*/gi;
+const secretQuery = /([?&](?:sig|signature|token|access_token|api_key|apikey|x-amz-signature|x-amz-credential|x-goog-signature)=)[^&#\s"'<>]*/gi;
 /** A webhook signing secret (`whsec_` and base64), wherever it turns up. */
 const webhookSecret = /whsec_[A-Za-z0-9+/]+=*/g;
 /** `scheme://user:password@` userinfo. */
@@ -85,11 +84,7 @@ export function redactUrl(url: string | URL): string {
  * Creates the JSON logger at `config.logLevel`, with `bindings` on every line (for example
  * `{ service: 'api' }`). `destination` defaults to stdout; tests pass a stream to capture output.
  */
-export function createLogger(
-  config: Pick<Config, 'logLevel'>,
-  bindings: Record<string, unknown> = {},
-  destination?: DestinationStream,
-): Logger {
+export function createLogger(config: Pick<Config, 'logLevel'>, bindings: Record<string, unknown> = {}, destination?: DestinationStream): Logger {
   const options = {
     level: config.logLevel,
     base: { pid: process.pid, hostname: hostname(), ...bindings },

@@ -82,10 +82,14 @@ export function createMetrics(sources: MetricSources = {}): Metrics {
   collectDefaultMetrics({ register: registry, prefix: metricPrefix });
   const registers = [registry];
   const sourceErrors = new Counter({
-    name: `${metricPrefix}metric_source_errors_total`, help: 'Scrapes in which a gauge source failed.', labelNames: ['source'] as const, registers,
+    name: `${metricPrefix}metric_source_errors_total`,
+    help: 'Scrapes in which a gauge source failed.',
+    labelNames: ['source'] as const,
+    registers,
   });
   /** Runs `read` for a gauge's collect: resets the gauge first (a label-less one to NaN) so a failure leaves no stale value. */
-  const collectWith = <T>(name: string, gauge: Gauge<string>, read: (() => Promise<T>) | undefined, apply: (value: T) => void, labelled = false) =>
+  const collectWith =
+    <T>(name: string, gauge: Gauge<string>, read: (() => Promise<T>) | undefined, apply: (value: T) => void, labelled = false) =>
     async () => {
       gauge.reset();
       if (!labelled) gauge.set(Number.NaN);
@@ -99,69 +103,120 @@ export function createMetrics(sources: MetricSources = {}): Metrics {
 
   // The outbox source feeds two gauges; one read per scrape serves both.
   let outboxRead: Promise<{ pending: number; oldestAgeMs: number }> | undefined;
-  const readOutbox = sources.outboxLag === undefined ? undefined : () => (outboxRead ??= sources.outboxLag!().finally(() => queueMicrotask(() => (outboxRead = undefined))));
+  const readOutbox =
+    sources.outboxLag === undefined ? undefined : () => (outboxRead ??= sources.outboxLag!().finally(() => queueMicrotask(() => (outboxRead = undefined))));
 
   let webhookRead: Promise<{ pending: number; oldestAgeSeconds: number }> | undefined;
-  const readWebhooks = sources.webhookBacklog === undefined ? undefined
-    : () => (webhookRead ??= sources.webhookBacklog!().finally(() => queueMicrotask(() => (webhookRead = undefined))));
+  const readWebhooks =
+    sources.webhookBacklog === undefined
+      ? undefined
+      : () => (webhookRead ??= sources.webhookBacklog!().finally(() => queueMicrotask(() => (webhookRead = undefined))));
   const webhookPending: Gauge = new Gauge({
-    name: `${metricPrefix}webhook_pending_deliveries`, help: 'Webhook deliveries waiting or being sent (all brands).', registers,
+    name: `${metricPrefix}webhook_pending_deliveries`,
+    help: 'Webhook deliveries waiting or being sent (all brands).',
+    registers,
     collect: () => collectWith('webhook_backlog', webhookPending, readWebhooks, (b) => webhookPending.set(b.pending))(),
   });
   const webhookOldestAge: Gauge = new Gauge({
-    name: `${metricPrefix}webhook_oldest_pending_age_seconds`, help: 'Age of the oldest waiting webhook delivery in seconds; 0 when none.', registers,
+    name: `${metricPrefix}webhook_oldest_pending_age_seconds`,
+    help: 'Age of the oldest waiting webhook delivery in seconds; 0 when none.',
+    registers,
     collect: () => collectWith('webhook_backlog_age', webhookOldestAge, readWebhooks, (b) => webhookOldestAge.set(b.oldestAgeSeconds))(),
   });
 
   const jobs: Gauge<'status'> = new Gauge({
-    name: `${metricPrefix}jobs`, help: 'Mint jobs per status (all brands).', labelNames: ['status'] as const, registers,
-    collect: () => collectWith('jobs', jobs, sources.jobsByStatus, (counts) => {
-      for (const status of jobStatuses) jobs.set({ status }, counts[status] ?? 0);
-    }, true)(),
+    name: `${metricPrefix}jobs`,
+    help: 'Mint jobs per status (all brands).',
+    labelNames: ['status'] as const,
+    registers,
+    collect: () =>
+      collectWith(
+        'jobs',
+        jobs,
+        sources.jobsByStatus,
+        (counts) => {
+          for (const status of jobStatuses) jobs.set({ status }, counts[status] ?? 0);
+        },
+        true,
+      )(),
   });
   const outboxPending: Gauge = new Gauge({
-    name: `${metricPrefix}outbox_pending_messages`, help: 'Outbox rows not yet relayed to the bus.', registers,
+    name: `${metricPrefix}outbox_pending_messages`,
+    help: 'Outbox rows not yet relayed to the bus.',
+    registers,
     collect: () => collectWith('outbox', outboxPending, readOutbox, (lag) => outboxPending.set(lag.pending))(),
   });
   const outboxOldestAge: Gauge = new Gauge({
-    name: `${metricPrefix}outbox_oldest_age_seconds`, help: 'Age of the oldest outbox row in seconds; 0 when the outbox is empty.', registers,
+    name: `${metricPrefix}outbox_oldest_age_seconds`,
+    help: 'Age of the oldest outbox row in seconds; 0 when the outbox is empty.',
+    registers,
     collect: () => collectWith('outbox_age', outboxOldestAge, readOutbox, (lag) => outboxOldestAge.set(Math.max(0, lag.oldestAgeMs) / 1000))(),
   });
   const consumerPending: Gauge = new Gauge({
-    name: `${metricPrefix}consumer_pending_messages`, help: 'Mint job messages not yet delivered to any executor.', registers,
+    name: `${metricPrefix}consumer_pending_messages`,
+    help: 'Mint job messages not yet delivered to any executor.',
+    registers,
     collect: () => collectWith('consumer_pending', consumerPending, sources.consumerPending, (n) => consumerPending.set(n))(),
   });
 
   return {
     registry,
-    rpcRequests: new Counter({ name: `${metricPrefix}rpc_requests_total`, help: 'Finished RPCs by method and Connect code.', labelNames: ['method', 'code'] as const, registers }),
+    rpcRequests: new Counter({
+      name: `${metricPrefix}rpc_requests_total`,
+      help: 'Finished RPCs by method and Connect code.',
+      labelNames: ['method', 'code'] as const,
+      registers,
+    }),
     rpcDuration: new Histogram({
-      name: `${metricPrefix}rpc_duration_seconds`, help: 'RPC latency in seconds by method and Connect code.', labelNames: ['method', 'code'] as const,
-      buckets: requestBuckets, registers,
+      name: `${metricPrefix}rpc_duration_seconds`,
+      help: 'RPC latency in seconds by method and Connect code.',
+      labelNames: ['method', 'code'] as const,
+      buckets: requestBuckets,
+      registers,
     }),
     httpRequests: new Counter({
-      name: `${metricPrefix}http_requests_total`, help: 'Plain HTTP requests by method, route and status code.', labelNames: ['method', 'route', 'code'] as const, registers,
+      name: `${metricPrefix}http_requests_total`,
+      help: 'Plain HTTP requests by method, route and status code.',
+      labelNames: ['method', 'route', 'code'] as const,
+      registers,
     }),
     httpDuration: new Histogram({
-      name: `${metricPrefix}http_request_duration_seconds`, help: 'Plain HTTP request latency in seconds by method, route and status code.',
-      labelNames: ['method', 'route', 'code'] as const, buckets: requestBuckets, registers,
+      name: `${metricPrefix}http_request_duration_seconds`,
+      help: 'Plain HTTP request latency in seconds by method, route and status code.',
+      labelNames: ['method', 'route', 'code'] as const,
+      buckets: requestBuckets,
+      registers,
     }),
     unitsMinted: new Counter({ name: `${metricPrefix}units_minted_total`, help: 'Units written by committed chunks.', registers }),
-    chunkDuration: new Histogram({ name: `${metricPrefix}chunk_duration_seconds`, help: 'Duration of one chunk transaction in seconds.', buckets: chunkBuckets, registers }),
+    chunkDuration: new Histogram({
+      name: `${metricPrefix}chunk_duration_seconds`,
+      help: 'Duration of one chunk transaction in seconds.',
+      buckets: chunkBuckets,
+      registers,
+    }),
     leaseRenewals: new Counter({ name: `${metricPrefix}lease_renewals_total`, help: 'Job leases extended by a committed chunk.', registers }),
     leaseLosses: new Counter({ name: `${metricPrefix}lease_losses_total`, help: 'Chunks rejected because another executor took the lease over.', registers }),
     scanEvents: new Counter({
-      name: `${metricPrefix}scan_events_total`, help: 'Resolver scan events written, spilled to JetStream (database unreachable), replayed from the spill, dropped (queue full) or failed (write and spill failed).', labelNames: ['result'] as const, registers,
+      name: `${metricPrefix}scan_events_total`,
+      help: 'Resolver scan events written, spilled to JetStream (database unreachable), replayed from the spill, dropped (queue full) or failed (write and spill failed).',
+      labelNames: ['result'] as const,
+      registers,
     }),
     jobs,
     outboxPending,
     outboxOldestAge,
     consumerPending,
     webhookDeliveries: new Counter({
-      name: `${metricPrefix}webhook_deliveries_total`, help: 'Webhook delivery attempts by result (succeeded, retry, failed, lost).', labelNames: ['result'] as const, registers,
+      name: `${metricPrefix}webhook_deliveries_total`,
+      help: 'Webhook delivery attempts by result (succeeded, retry, failed, lost).',
+      labelNames: ['result'] as const,
+      registers,
     }),
     webhookDuration: new Histogram({
-      name: `${metricPrefix}webhook_delivery_duration_seconds`, help: 'Webhook delivery attempt latency in seconds.', buckets: requestBuckets, registers,
+      name: `${metricPrefix}webhook_delivery_duration_seconds`,
+      help: 'Webhook delivery attempt latency in seconds.',
+      buckets: requestBuckets,
+      registers,
     }),
     webhookPending,
     webhookOldestAge,

@@ -66,7 +66,7 @@ describe('createFsPackStore', () => {
     const hourAgo = new Date(Date.now() - 3_600_000);
     const folders = async () => (await readdir(join(root, 'sweep'))).sort();
     const stagings = (await folders()).filter((name) => name.startsWith('.staging-'));
-    const staged = await Promise.all(stagings.map(async (name) => (await readFile(join(root, 'sweep', name, 'a.txt'), 'utf8'))));
+    const staged = await Promise.all(stagings.map(async (name) => await readFile(join(root, 'sweep', name, 'a.txt'), 'utf8')));
     const killedStaging = stagings[staged.indexOf('half')];
     // The killed write and the moved-aside folder were last written two hours ago; the ongoing write now.
     const twoHoursAgo = new Date(Date.now() - 7_200_000);

@@ -51,7 +51,10 @@ export function createFsPackStore(root: string): PackStore {
         async commit() {
           await Promise.all(streams.map((s) => (s.writableFinished ? undefined : finished(s))));
           const old = `${final}.old-${randomBytes(6).toString('hex')}`;
-          const hadOld = await rename(final, old).then(() => true, () => false);
+          const hadOld = await rename(final, old).then(
+            () => true,
+            () => false,
+          );
           await rename(staging, final);
           done = true;
           if (hadOld) await rm(old, { recursive: true, force: true });

@@ -1,5 +1,13 @@
 export {
-  assertStoragePath, assertFileName, type ByteRange, type PackStore, type PackWriter, type StoredFile, StoreNotFoundError, StorePathError, isStoreNotFoundError
+  assertStoragePath,
+  assertFileName,
+  type ByteRange,
+  type PackStore,
+  type PackWriter,
+  type StoredFile,
+  StoreNotFoundError,
+  StorePathError,
+  isStoreNotFoundError,
 } from './store.ts';
 export { createFsPackStore } from './fs-store.ts';
 export { createNatsPackStore, objectStoreStream, type NatsPackStoreOptions } from './nats-store.ts';

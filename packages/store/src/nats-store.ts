@@ -113,7 +113,8 @@ export async function createNatsPackStore(nc: NatsConnection, options: NatsPackS
         async commit() {
           const entries = await Promise.all([...files].map(async ([name, file]) => [name, await file.completed()] as const));
           const index: PackIndex = {
-            format: 'mint-pack-index/v1', generation,
+            format: 'mint-pack-index/v1',
+            generation,
             files: Object.fromEntries(entries.map(([name, segments]) => [name, { size: segments.reduce((n, s) => n + s.size, 0), segments }])),
           };
           const previous = await readIndex(storagePath);
@@ -265,7 +266,10 @@ class SegmentedFile extends Writable {
   override _final(callback: (error?: Error | null) => void): void {
     // The last (or, for an empty file, the only) segment.
     if (this.#used > 0 || this.#puts.length === 0) this.#putFilled();
-    Promise.all(this.#puts).then(() => callback(), (error: unknown) => callback(error as Error));
+    Promise.all(this.#puts).then(
+      () => callback(),
+      (error: unknown) => callback(error as Error),
+    );
   }
 
   /** The segments once the file was ended and every segment object is stored. */

@@ -14,7 +14,16 @@ import { getSha256Backend, Objm } from '@nats-io/obj';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testInfra } from '../../../test/support/context.ts';
-import { createFsPackStore, createNatsPackStore, isStoreNotFoundError, objectStoreStream, StorePathError, tarSize, tarStream, type PackStore } from '../src/index.ts';
+import {
+  createFsPackStore,
+  createNatsPackStore,
+  isStoreNotFoundError,
+  objectStoreStream,
+  StorePathError,
+  tarSize,
+  tarStream,
+  type PackStore,
+} from '../src/index.ts';
 
 let nc: NatsConnection;
 let store: PackStore;
@@ -58,7 +67,9 @@ describe('createNatsPackStore', () => {
     expect(await text('brand/pack1', 'c.txt')).toBe('two');
     // The first generation's objects are gone: only the index and the new file remain.
     const bucketStore = await new Objm(nc).open(bucket);
-    const names = (await bucketStore.list()).filter((o) => !o.deleted && o.name.startsWith('brand/pack1/')).map((o) => o.name.replace(/\/[0-9a-f]{16}\//, '/G/'));
+    const names = (await bucketStore.list())
+      .filter((o) => !o.deleted && o.name.startsWith('brand/pack1/'))
+      .map((o) => o.name.replace(/\/[0-9a-f]{16}\//, '/G/'));
     expect(names.sort()).toEqual(['brand/pack1/G/c.txt.0', 'brand/pack1/pack.json']);
   });
 
@@ -67,7 +78,11 @@ describe('createNatsPackStore', () => {
     await writePack(store, 'brand/pack2', { 'big.bin': big, 'empty.txt': '' });
     const file = await store.open('brand/pack2', 'big.bin');
     expect(file.size).toBe(big.length);
-    expect(createHash('sha256').update(await buffer(file.stream())).digest('hex')).toBe(createHash('sha256').update(big).digest('hex'));
+    expect(
+      createHash('sha256')
+        .update(await buffer(file.stream()))
+        .digest('hex'),
+    ).toBe(createHash('sha256').update(big).digest('hex'));
     expect((await buffer((await store.open('brand/pack2', 'empty.txt')).stream())).length).toBe(0);
 
     const writer = await store.begin('brand/pack3');
@@ -109,8 +124,16 @@ describe('createNatsPackStore', () => {
     const big = randomBytes(2 * segmentBytes + 333);
     await writePack(store, 'brand/pack4', { 'big.bin': big });
     const file = await store.open('brand/pack4', 'big.bin');
-    const ranges: [number, number][] = [[0, 0], [5, 900], [1000, 1100], [chunkBytes - 1, chunkBytes], [segmentBytes - 10, segmentBytes + 10],
-      [segmentBytes, 2 * segmentBytes - 1], [123, big.length - 1], [big.length - 1, big.length - 1]];
+    const ranges: [number, number][] = [
+      [0, 0],
+      [5, 900],
+      [1000, 1100],
+      [chunkBytes - 1, chunkBytes],
+      [segmentBytes - 10, segmentBytes + 10],
+      [segmentBytes, 2 * segmentBytes - 1],
+      [123, big.length - 1],
+      [big.length - 1, big.length - 1],
+    ];
     for (const [start, end] of ranges) {
       expect((await buffer(file.stream({ start, end }))).equals(big.subarray(start, end + 1)), `${start}-${end}`).toBe(true);
     }
@@ -127,7 +150,14 @@ describe('createNatsPackStore', () => {
     const whole = await buffer(tarStream(fromFs));
     expect(whole.length).toBe(tarSize(fromNats));
     expect((await buffer(tarStream(fromNats))).equals(whole)).toBe(true);
-    for (const [start, end] of [[0, 511], [500, 700], [512, 530], [600, whole.length - 1], [18_000, 19_000], [whole.length - 1024, whole.length - 1]] as const) {
+    for (const [start, end] of [
+      [0, 511],
+      [500, 700],
+      [512, 530],
+      [600, whole.length - 1],
+      [18_000, 19_000],
+      [whole.length - 1024, whole.length - 1],
+    ] as const) {
       expect((await buffer(tarStream(fromNats, { start, end }))).equals(whole.subarray(start, end + 1)), `nats ${start}-${end}`).toBe(true);
       expect((await buffer(tarStream(fromFs, { start, end }))).equals(whole.subarray(start, end + 1)), `fs ${start}-${end}`).toBe(true);
     }
@@ -143,10 +173,13 @@ describe('createNatsPackStore', () => {
   it('sweeps what a writer killed mid-pack left (segments without an index, chunks without a meta) once old enough, and nothing else', async () => {
     await writePack(store, 'sweep/kept', { 'a.txt': 'committed' });
     const child = spawn(process.execPath, [join(import.meta.dirname, 'interrupted-pack-write.ts')], {
-      env: { ...process.env, NATS_URL: testInfra().natsUrl, BUCKET: bucket, PACK_PATH: 'sweep/killed' }, stdio: ['ignore', 'pipe', 'inherit'],
+      env: { ...process.env, NATS_URL: testInfra().natsUrl, BUCKET: bucket, PACK_PATH: 'sweep/killed' },
+      stdio: ['ignore', 'pipe', 'inherit'],
     });
     let out = '';
-    child.stdout.on('data', (d: Buffer) => { out += d.toString(); });
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
     for (let i = 0; i < 600 && !out.includes('WRITTEN'); i++) await new Promise((resolve) => setTimeout(resolve, 50));
     child.kill('SIGKILL');
     await once(child, 'exit');

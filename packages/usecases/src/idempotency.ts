@@ -1,6 +1,12 @@
 import { createHash } from 'node:crypto';
 import {
-  completeIdempotencyKey, deleteIdempotencyKey, findIdempotencyKey, insertIdempotencyKey, purgeExpiredIdempotencyKeys, retakeIdempotencyKey, unitOfWork,
+  completeIdempotencyKey,
+  deleteIdempotencyKey,
+  findIdempotencyKey,
+  insertIdempotencyKey,
+  purgeExpiredIdempotencyKeys,
+  retakeIdempotencyKey,
+  unitOfWork,
 } from '@mint/db';
 import type { UseCaseContext } from './context.ts';
 
@@ -12,11 +18,17 @@ export function requestFingerprint(value: unknown): string {
   const canonical = (v: unknown): unknown => {
     if (Array.isArray(v)) return v.map(canonical);
     if (v !== null && typeof v === 'object') {
-      return Object.fromEntries(Object.keys(v).sort().map((k) => [k, canonical((v as Record<string, unknown>)[k])]));
+      return Object.fromEntries(
+        Object.keys(v)
+          .sort()
+          .map((k) => [k, canonical((v as Record<string, unknown>)[k])]),
+      );
     }
     return v;
   };
-  return createHash('sha256').update(JSON.stringify(canonical(value))).digest('hex');
+  return createHash('sha256')
+    .update(JSON.stringify(canonical(value)))
+    .digest('hex');
 }
 
 /**

@@ -14,9 +14,13 @@ beforeAll(async () => {
 afterAll(() => app.close());
 
 type Row = { event_type: string; entity_type: string; entity_id: string; job: string | null };
-const shape = (mintJobId: string, mintBatchId: string) => query<Row>(app.db.em.fork(),
-  `select event_type, entity_type, entity_id, payload->>'mint_job_id' as job from mint_events
-   where event_type in ('mint_job_started', 'mint_job_completed') and (entity_id = ? or entity_id = ?) order by event_type`, [mintJobId, mintBatchId]);
+const shape = (mintJobId: string, mintBatchId: string) =>
+  query<Row>(
+    app.db.em.fork(),
+    `select event_type, entity_type, entity_id, payload->>'mint_job_id' as job from mint_events
+   where event_type in ('mint_job_started', 'mint_job_completed') and (entity_id = ? or entity_id = ?) order by event_type`,
+    [mintJobId, mintBatchId],
+  );
 
 describe('Migration20261124030000', () => {
   it('moves existing job events to their batch, and back down', async () => {
@@ -29,8 +33,10 @@ describe('Migration20261124030000', () => {
     ];
     expect(await shape(mintJobId, mintBatchId)).toEqual(asBatch);
     await app.db.migrator.down({ to: 'Migration20261121081401' });
-    expect((await shape(mintJobId, mintBatchId)).map((r) => [r.event_type, r.entity_type, r.entity_id]))
-      .toEqual([['mint_job_completed', 'mint_job', mintJobId], ['mint_job_started', 'mint_job', mintJobId]]);
+    expect((await shape(mintJobId, mintBatchId)).map((r) => [r.event_type, r.entity_type, r.entity_id])).toEqual([
+      ['mint_job_completed', 'mint_job', mintJobId],
+      ['mint_job_started', 'mint_job', mintJobId],
+    ]);
     await migrate(app.db);
     expect(await shape(mintJobId, mintBatchId)).toEqual(asBatch);
   });

@@ -28,9 +28,13 @@ describe('product import encoding', () => {
     const csv = Buffer.concat([
       Buffer.from('\ufeffsku,name,commercial_status,mint_readiness_status\n'),
       Buffer.from('ENC-1,Café,ACTIVE,READY\n'),
-      Buffer.from('ENC-2,Caf'), Buffer.from([0xe9]), Buffer.from(',ACTIVE,READY\n'), // Latin-1 é
+      Buffer.from('ENC-2,Caf'),
+      Buffer.from([0xe9]),
+      Buffer.from(',ACTIVE,READY\n'), // Latin-1 é
       Buffer.from('ENC-3,Replacement \ufffd kept,ACTIVE,READY\n'), // a real U+FFFD is text
-      Buffer.from('ENC-4,"two'), Buffer.from([0xff, 0xfe]), Buffer.from('\nlines",ACTIVE,READY\n'),
+      Buffer.from('ENC-4,"two'),
+      Buffer.from([0xff, 0xfe]),
+      Buffer.from('\nlines",ACTIVE,READY\n'),
       Buffer.from('ENC-5,Fine,ACTIVE,READY'),
     ]);
     const done = await importBytes(csv);
@@ -39,8 +43,16 @@ describe('product import encoding', () => {
       { row: 2, field: 'name', message: 'is not valid UTF-8 (the file must be UTF-8 encoded)' },
       { row: 4, field: 'name', message: 'is not valid UTF-8 (the file must be UTF-8 encoded)' },
     ]);
-    const rows = await query<{ sku: string; name: string }>(app.db.em.fork(), "select sku, name from products where brand_id = ? and sku like 'ENC-%' order by sku", [brand.brandId]);
-    expect(rows).toEqual([{ sku: 'ENC-1', name: 'Café' }, { sku: 'ENC-3', name: 'Replacement \ufffd kept' }, { sku: 'ENC-5', name: 'Fine' }]);
+    const rows = await query<{ sku: string; name: string }>(
+      app.db.em.fork(),
+      "select sku, name from products where brand_id = ? and sku like 'ENC-%' order by sku",
+      [brand.brandId],
+    );
+    expect(rows).toEqual([
+      { sku: 'ENC-1', name: 'Café' },
+      { sku: 'ENC-3', name: 'Replacement \ufffd kept' },
+      { sku: 'ENC-5', name: 'Fine' },
+    ]);
   });
 });
 
@@ -92,8 +104,12 @@ describe('link import encoding', () => {
     const csv = Buffer.concat([
       Buffer.from('gtin,lot,serial,link_type,href,title\n'),
       Buffer.from(`${gtin},ENC-L1,,gs1:pip,https://acme.example/ok,Caf\u00e9\n`),
-      Buffer.from(`${gtin},ENC-L2,,gs1:pip,https://acme.example/bad,Caf`), Buffer.from([0xe9]), Buffer.from('\n'), // Latin-1 é
-      Buffer.from(`${gtin},ENC-L3,,gs1:pip,https://acme.example/`), Buffer.from([0xc3, 0x28]), Buffer.from(',Broken href\n'),
+      Buffer.from(`${gtin},ENC-L2,,gs1:pip,https://acme.example/bad,Caf`),
+      Buffer.from([0xe9]),
+      Buffer.from('\n'), // Latin-1 é
+      Buffer.from(`${gtin},ENC-L3,,gs1:pip,https://acme.example/`),
+      Buffer.from([0xc3, 0x28]),
+      Buffer.from(',Broken href\n'),
       Buffer.from(`${gtin},ENC-L4,,gs1:pip,https://acme.example/fine,Fine`),
     ]);
     const started = await startLinkImport(app.ctx, { id: brand.userId }, brand.brandId, csv);
@@ -104,8 +120,14 @@ describe('link import encoding', () => {
       { row: 2, field: 'title', message: 'is not valid UTF-8 (the file must be UTF-8 encoded)' },
       { row: 3, field: 'href', message: 'is not valid UTF-8 (the file must be UTF-8 encoded)' },
     ]);
-    const rows = await query<{ qualifier: string; title: string }>(app.db.em.fork(),
-      "select qualifier, title from resolver_links where brand_id = ? and qualifier like 'ENC-L%' order by qualifier", [brand.brandId]);
-    expect(rows).toEqual([{ qualifier: 'ENC-L1', title: 'Café' }, { qualifier: 'ENC-L4', title: 'Fine' }]);
+    const rows = await query<{ qualifier: string; title: string }>(
+      app.db.em.fork(),
+      "select qualifier, title from resolver_links where brand_id = ? and qualifier like 'ENC-L%' order by qualifier",
+      [brand.brandId],
+    );
+    expect(rows).toEqual([
+      { qualifier: 'ENC-L1', title: 'Café' },
+      { qualifier: 'ENC-L4', title: 'Fine' },
+    ]);
   });
 });

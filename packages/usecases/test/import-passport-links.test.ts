@@ -25,28 +25,42 @@ async function importRows(...rows: string[]): Promise<void> {
   expect((await getProductImport(app.ctx, brand.brandId, started.id)).status).toBe('COMPLETED');
 }
 
-const pipLinks = async () => (await query<{ gtin: string; href: string; is_default: boolean }>(app.db.em.fork(),
-  `select gtin, href, is_default from resolver_links where brand_id = ? and level = 'gtin' and link_type = 'pip' order by gtin, href`, [brand.brandId]))
-  .map((l) => [l.gtin, l.href, l.is_default]);
+const pipLinks = async () =>
+  (
+    await query<{ gtin: string; href: string; is_default: boolean }>(
+      app.db.em.fork(),
+      `select gtin, href, is_default from resolver_links where brand_id = ? and level = 'gtin' and link_type = 'pip' order by gtin, href`,
+      [brand.brandId],
+    )
+  ).map((l) => [l.gtin, l.href, l.is_default]);
 
 describe('a product import', () => {
-  it('makes each passport_url its GTIN\'s default gs1:pip link, moves it with a new URL or GTIN, and leaves unchanged rows alone', async () => {
+  it("makes each passport_url its GTIN's default gs1:pip link, moves it with a new URL or GTIN, and leaves unchanged rows alone", async () => {
     const [a, b, moved] = [nextGtin(), nextGtin(), nextGtin()].sort() as [string, string, string];
     await importRows(`P-A,Alpha,${a},ACTIVE,READY,https://passports.example/a`, `P-B,Beta,${b},ACTIVE,READY,https://passports.example/b`);
-    expect(await pipLinks()).toEqual([[a, 'https://passports.example/a', true], [b, 'https://passports.example/b', true]]);
+    expect(await pipLinks()).toEqual([
+      [a, 'https://passports.example/a', true],
+      [b, 'https://passports.example/b', true],
+    ]);
     // A new URL for A, B moved to another GTIN; a row equal to the stored product changes nothing.
     await importRows(`P-A,Alpha,${a},ACTIVE,READY,https://passports.example/a2`, `P-B,Beta,${moved},ACTIVE,READY,https://passports.example/b`);
-    expect(await pipLinks()).toEqual([[a, 'https://passports.example/a2', true], [moved, 'https://passports.example/b', true]].sort((x, y) => String(x[0]).localeCompare(String(y[0]))));
+    expect(await pipLinks()).toEqual(
+      [
+        [a, 'https://passports.example/a2', true],
+        [moved, 'https://passports.example/b', true],
+      ].sort((x, y) => String(x[0]).localeCompare(String(y[0]))),
+    );
     await importRows(`P-A,Alpha,${a},ACTIVE,READY,https://passports.example/a2`);
     expect(await pipLinks()).toHaveLength(2);
   });
-  it('tells the resolvers of each renamed product\'s GTIN (not of unchanged ones), and of the brand as a whole when more than 100 changed at once', async () => {
+  it("tells the resolvers of each renamed product's GTIN (not of unchanged ones), and of the brand as a whole when more than 100 changed at once", async () => {
     const heard: string[] = [];
     const resolver = createResolver(app.ctx, { onLinkChange: (brandId, gtin) => heard.push(`${brandId} ${gtin}`) });
     try {
       await resolver.listening;
       const gtins = Array.from({ length: 120 }, () => nextGtin());
-      const rows = (name: (i: number) => string, count: number) => gtins.slice(0, count).map((g, i) => `R-${i},${name(i)},${g},ACTIVE,READY,https://passports.example/r${i}`);
+      const rows = (name: (i: number) => string, count: number) =>
+        gtins.slice(0, count).map((g, i) => `R-${i},${name(i)},${g},ACTIVE,READY,https://passports.example/r${i}`);
       await importRows(...rows((i) => `Item ${i}`, 120));
       const settle = async () => {
         await new Promise((resolve) => setTimeout(resolve, 300));

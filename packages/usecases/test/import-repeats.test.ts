@@ -3,7 +3,15 @@
 // (import_keys), batch by batch, instead of in the worker's memory, and deletes them when it ends.
 
 import { gtinCheckDigit } from '@mint/domain';
-import { failProductImport, getLinkImport, getProductImport, purgeStaleImportKeys, runProductImport, startLinkImport, startProductImport } from '@mint/usecases';
+import {
+  failProductImport,
+  getLinkImport,
+  getProductImport,
+  purgeStaleImportKeys,
+  runProductImport,
+  startLinkImport,
+  startProductImport,
+} from '@mint/usecases';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { query, run } from '../../../test/support/sql.ts';
 import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
@@ -32,8 +40,10 @@ function productFile(prefix: string, count: number, from: number, replaced: Reco
   return Buffer.from(`${lines.join('\n')}\n`);
 }
 
-const keysOf = async (importId: string) => (await query<{ n: string }>(app.db.em.fork(),
-  'select count(*)::text as n from import_keys where brand_id = ? and import_id = ?', [brand.brandId, importId]))[0]!.n;
+const keysOf = async (importId: string) =>
+  (
+    await query<{ n: string }>(app.db.em.fork(), 'select count(*)::text as n from import_keys where brand_id = ? and import_id = ?', [brand.brandId, importId])
+  )[0]!.n;
 
 describe('repeated keys of an import', () => {
   it('refuses a SKU and a GTIN repeated batches apart (rows 3 and 1,203; 5 and 1,250) naming the first row, and keeps no key once the import ends', async () => {
@@ -75,8 +85,12 @@ describe('repeated keys of an import', () => {
     const csv = productFile('RERUN', 1300, 20_000, { 1203: 'RERUN-3,Again,,ACTIVE,READY' });
     const started = await startProductImport(app.ctx, { id: brand.userId }, brand.brandId, csv);
     // What an earlier run left: the keys of rows 1 to 1,100 (its first batch and some of a second it never committed).
-    await run(app.db.em.fork(), `insert into import_keys (brand_id, import_id, kind, key, first_row)
-      select ?, ?, 'sku', 'RERUN-' || i, i from generate_series(1, 1100) i`, [brand.brandId, started.id]);
+    await run(
+      app.db.em.fork(),
+      `insert into import_keys (brand_id, import_id, kind, key, first_row)
+      select ?, ?, 'sku', 'RERUN-' || i, i from generate_series(1, 1100) i`,
+      [brand.brandId, started.id],
+    );
     expect(await runProductImport(app.ctx, brand.brandId, started.id)).toEqual({ kind: 'finished', status: 'COMPLETED' });
     const done = await getProductImport(app.ctx, brand.brandId, started.id);
     expect(done).toMatchObject({ importedRows: 1299, failedRows: 1 });

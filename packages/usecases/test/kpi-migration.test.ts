@@ -36,8 +36,12 @@ describe('Migration20261127000000', () => {
     // Down: the former rule's count, every batch that ever reached exported, spread as written then.
     await app.db.migrator.down({ to: 'Migration20261126040000' });
     expect((await getMintKpis(app.ctx, brand.brandId)).exportedPrinted).toBe(7 + 11 + 13 + 17 + 19);
-    await run(app.db.em.fork(), `insert into mint_kpis (brand_id, shard, exported_printed) values (?, 63, 1000)
-      on conflict (brand_id, shard) do update set exported_printed = mint_kpis.exported_printed + 1000`, [brand.brandId]);
+    await run(
+      app.db.em.fork(),
+      `insert into mint_kpis (brand_id, shard, exported_printed) values (?, 63, 1000)
+      on conflict (brand_id, shard) do update set exported_printed = mint_kpis.exported_printed + 1000`,
+      [brand.brandId],
+    );
 
     await migrate(app.db);
     expect(await getMintKpis(app.ctx, brand.brandId)).toMatchObject({ totalTokensMinted: 5 + 7 + 11 + 13 + 17 + 19, exportedPrinted: 11 + 13 });

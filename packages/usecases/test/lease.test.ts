@@ -3,7 +3,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { query } from '../../../test/support/sql.ts';
 import { isDomainError, isLeaseLostError, type Lease, type MintRequest } from '@mint/domain';
 import {
-  claimMintJob, findJobsToSweep, processMintJobBatch, recordFailedAttempt, releaseMintJob, runMint, submitAndKick, type ClaimResult, type UseCaseContext,
+  claimMintJob,
+  findJobsToSweep,
+  processMintJobBatch,
+  recordFailedAttempt,
+  releaseMintJob,
+  runMint,
+  submitAndKick,
+  type ClaimResult,
+  type UseCaseContext,
 } from '@mint/usecases';
 import { setupUseCases, submitSerial, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
 
@@ -21,10 +29,21 @@ afterAll(() => app.close());
 
 const submit = (requestedQuantity: number, overrides: Partial<MintRequest> = {}) => submitSerial(ctx, brand, requestedQuantity, overrides);
 /** Submit + kick of a serial request, as the API runs it. */
-const submitAndKickSerial = (requestedQuantity: number, idempotencyKey: string | null = null) => submitAndKick(ctx, { id: brand.userId }, {
-  brandId: brand.brandId, productId: brand.productId, productBatchId: null, requestedQuantity,
-  identityMode: 'serial', activationMode: 'active_at_mint', lots: [], idempotencyKey,
-});
+const submitAndKickSerial = (requestedQuantity: number, idempotencyKey: string | null = null) =>
+  submitAndKick(
+    ctx,
+    { id: brand.userId },
+    {
+      brandId: brand.brandId,
+      productId: brand.productId,
+      productBatchId: null,
+      requestedQuantity,
+      identityMode: 'serial',
+      activationMode: 'active_at_mint',
+      lots: [],
+      idempotencyKey,
+    },
+  );
 /** A run of at most `writers` chunks of `chunkSize` units, as one processing cycle writes. */
 const runMintCycle = (c: UseCaseContext, lease: Lease, chunkSize: number, leaseMs: number, writers = 1) =>
   runMint(c, lease, { chunkSize, leaseMs, writers, unitLimit: chunkSize * writers });
@@ -33,10 +52,13 @@ function claimed(result: ClaimResult) {
   return result.lease;
 }
 async function units(batchId: string) {
-  const [row] = await query<{ n: string; serials: string; min: number | null; max: number | null; minted: number }>(app.db.em.fork(),
+  const [row] = await query<{ n: string; serials: string; min: number | null; max: number | null; minted: number }>(
+    app.db.em.fork(),
     `select count(*) as n, count(distinct serial) as serials, min(seq) as min, max(seq) as max,
             (select minted_quantity from mint_batches where id = ?) as minted
-     from mint_units where mint_batch_id = ?`, [batchId, batchId]);
+     from mint_units where mint_batch_id = ?`,
+    [batchId, batchId],
+  );
   return { n: Number(row!.n), serials: Number(row!.serials), min: row!.min, max: row!.max, minted: row!.minted };
 }
 
@@ -115,7 +137,11 @@ describe('mint job leases', () => {
     if (!kick.submit.ok) throw new Error('submit blocked');
     const { mintJobId, mintBatchId } = kick.submit;
     expect(kick.cycle).toEqual({
-      done: false, insertedCount: 20_000, mintedQuantity: 20_000, requestedQuantity: 25_000, status: 'PROCESSING',
+      done: false,
+      insertedCount: 20_000,
+      mintedQuantity: 20_000,
+      requestedQuantity: 25_000,
+      status: 'PROCESSING',
     });
     const b = claimed(await claimMintJob(ctx, brand.brandId, mintJobId, 'executor-b', 60_000));
     expect(await runMintCycle(ctx, b, 20_000, 60_000)).toMatchObject({ done: true, insertedCount: 5000, mintedQuantity: 25_000 });
@@ -141,11 +167,20 @@ describe('mint job leases', () => {
     // The lead (seq 1..50) commits alone; of the next two concurrent chunks the first (seq 51..919)
     // fails before writing, the second (seq 920..1788) commits.
     let calls = 0;
-    const flaky: UseCaseContext = { ...ctx, randomFill: (b) => { if (calls++ === 1) throw new Error('writer crashed'); ctx.randomFill(b); } };
+    const flaky: UseCaseContext = {
+      ...ctx,
+      randomFill: (b) => {
+        if (calls++ === 1) throw new Error('writer crashed');
+        ctx.randomFill(b);
+      },
+    };
     await expect(runMint(flaky, lease, { chunkSize: 1000, leaseMs: 60_000, writers: 2 })).rejects.toThrow('writer crashed');
     expect(await units(mintBatchId)).toEqual({ n: 919, serials: 919, min: 1, max: 1788, minted: 919 });
     expect(await runMint(ctx, lease, { chunkSize: 1000, leaseMs: 60_000, writers: 2 })).toMatchObject({
-      done: true, status: 'COMPLETED', insertedCount: 6081, mintedQuantity: 7000,
+      done: true,
+      status: 'COMPLETED',
+      insertedCount: 6081,
+      mintedQuantity: 7000,
     });
     expect(await units(mintBatchId)).toEqual({ n: 7000, serials: 7000, min: 1, max: 7000, minted: 7000 });
     const [job] = await query<{ status: string }>(app.db.em.fork(), `select status from mint_jobs where id = ?`, [mintJobId]);
@@ -157,17 +192,27 @@ describe('mint job leases', () => {
     const lease = claimed(await claimMintJob(ctx, brand.brandId, mintJobId, 'executor-a', 60_000));
     // Another transaction holds seq 51 uncommitted, so the insert of the chunk after the lead waits for it.
     let unblock!: () => void;
-    const blocked = new Promise<void>((resolve) => { unblock = resolve; });
+    const blocked = new Promise<void>((resolve) => {
+      unblock = resolve;
+    });
     let holding!: () => void;
-    const held = new Promise<void>((resolve) => { holding = resolve; });
-    const blocker = app.db.em.fork().transactional(async (em) => {
-      await query(em, `insert into mint_units (brand_id, id, mint_batch_id, seq, serial, status, created_at)
+    const held = new Promise<void>((resolve) => {
+      holding = resolve;
+    });
+    const blocker = app.db.em
+      .fork()
+      .transactional(async (em) => {
+        await query(
+          em,
+          `insert into mint_units (brand_id, id, mint_batch_id, seq, serial, status, created_at)
                    values (?, gen_random_uuid(), ?, 51, 'BLOCKER', 'active', now())`,
-        [brand.brandId, mintBatchId]);
-      holding();
-      await blocked;
-      throw new Error('rolled back');
-    }).catch(() => undefined);
+          [brand.brandId, mintBatchId],
+        );
+        holding();
+        await blocked;
+        throw new Error('rolled back');
+      })
+      .catch(() => undefined);
     await held;
     const committed: number[] = [];
     const run = runMint(ctx, lease, { chunkSize: 1000, leaseMs: 60_000, writers: 2, onChunk: (c) => committed.push(c.insertedCount) });
@@ -193,7 +238,9 @@ describe('mint job leases', () => {
     const lease = claimed(await claimMintJob(ctx, brand.brandId, mintJobId, 'executor-a', 60_000));
     const chunks: { readonly firstSeq: number; readonly startedAt: number; readonly committedAt: number }[] = [];
     await runMint(ctx, lease, {
-      chunkSize: 1000, leaseMs: 60_000, writers: 2,
+      chunkSize: 1000,
+      leaseMs: 60_000,
+      writers: 2,
       onChunk: (c) => chunks.push({ firstSeq: c.firstSeq, startedAt: performance.now() - c.seconds * 1000, committedAt: performance.now() }),
     });
     const [lead, ...rest] = chunks;
@@ -207,7 +254,12 @@ describe('mint job leases', () => {
     const { mintJobId, mintBatchId } = await submit(3000);
     const lease = claimed(await claimMintJob(ctx, brand.brandId, mintJobId, 'executor-a', 60_000));
     const status = async () => (await query<{ status: string }>(app.db.em.fork(), `select status from mint_jobs where id = ?`, [mintJobId]))[0]!.status;
-    const failing: UseCaseContext = { ...ctx, randomFill: () => { throw new Error('writer crashed'); } };
+    const failing: UseCaseContext = {
+      ...ctx,
+      randomFill: () => {
+        throw new Error('writer crashed');
+      },
+    };
     await expect(runMint(failing, lease, { chunkSize: 1000, leaseMs: 60_000, writers: 2 })).rejects.toThrow('writer crashed');
     expect(await status()).toBe('RESERVED');
     expect(await runMintCycle(ctx, lease, 250, 60_000)).toMatchObject({ insertedCount: 250, status: 'PROCESSING' });

@@ -3,8 +3,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { query, run, storedOrDerivedUnitId } from '../../../test/support/sql.ts';
 import { ConflictError, IllegalStateError, InvalidInputError, NotFoundError, type ActivationMode, type BatchStatus, type IdentityMode } from '@mint/domain';
 import {
-  activateMintUnits, createMintBatchFromJob, createMintBatchFromJobDeprecation, getMintBatch, getMintKpis, listMintEvents,
-  preflightMintBatch, processMintJobBatch, setMintBatchStatus, submitMintRequest, upsertProductionBatch,
+  activateMintUnits,
+  createMintBatchFromJob,
+  createMintBatchFromJobDeprecation,
+  getMintBatch,
+  getMintKpis,
+  listMintEvents,
+  preflightMintBatch,
+  processMintJobBatch,
+  setMintBatchStatus,
+  submitMintRequest,
+  upsertProductionBatch,
 } from '@mint/usecases';
 import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
 
@@ -17,10 +26,21 @@ afterAll(() => app.close());
 const actorOf = (brand: SeededBrand) => ({ id: brand.userId });
 
 /** Submits a job and, unless `run` is false, runs it to completion. */
-async function mint(brand: SeededBrand, quantity: number, activationMode: ActivationMode = 'active_at_mint', options: { run?: boolean; identityMode?: IdentityMode } = {}) {
+async function mint(
+  brand: SeededBrand,
+  quantity: number,
+  activationMode: ActivationMode = 'active_at_mint',
+  options: { run?: boolean; identityMode?: IdentityMode } = {},
+) {
   const result = await submitMintRequest(app.ctx, actorOf(brand), {
-    brandId: brand.brandId, productId: brand.productId, productBatchId: null, requestedQuantity: quantity,
-    identityMode: options.identityMode ?? 'serial', activationMode, lots: [], idempotencyKey: null,
+    brandId: brand.brandId,
+    productId: brand.productId,
+    productBatchId: null,
+    requestedQuantity: quantity,
+    identityMode: options.identityMode ?? 'serial',
+    activationMode,
+    lots: [],
+    idempotencyKey: null,
   });
   if (!result.ok) throw new Error('blocked');
   if (options.run !== false) {
@@ -40,21 +60,30 @@ async function eventsOf(brand: SeededBrand, entityId: string) {
 
 /** active_tokens recomputed from the units: active units of batches that are not voided. */
 async function activeUnitsOutsideVoided(brandId: string): Promise<number> {
-  const [row] = await query<{ n: string }>(app.db.em.fork(),
+  const [row] = await query<{ n: string }>(
+    app.db.em.fork(),
     `select count(*) as n from mint_units u join mint_batches b on b.brand_id = u.brand_id and b.id = u.mint_batch_id
-     where u.brand_id = ? and u.status = 'active' and b.status <> 'voided'`, [brandId]);
+     where u.brand_id = ? and u.status = 'active' and b.status <> 'voided'`,
+    [brandId],
+  );
   return Number(row!.n);
 }
 
 /** exported_printed recomputed from the batches: the minted quantity of those now printed or applied. */
 async function printedOrApplied(brandId: string): Promise<number> {
-  const [row] = await query<{ n: string | null }>(app.db.em.fork(),
-    `select sum(minted_quantity) as n from mint_batches where brand_id = ? and status in ('printed', 'applied')`, [brandId]);
+  const [row] = await query<{ n: string | null }>(
+    app.db.em.fork(),
+    `select sum(minted_quantity) as n from mint_batches where brand_id = ? and status in ('printed', 'applied')`,
+    [brandId],
+  );
   return Number(row!.n ?? 0);
 }
 
 async function rejection(work: Promise<unknown>): Promise<unknown> {
-  return work.then(() => 'resolved', (e: unknown) => e);
+  return work.then(
+    () => 'resolved',
+    (e: unknown) => e,
+  );
 }
 
 describe('setMintBatchStatus', () => {
@@ -62,7 +91,11 @@ describe('setMintBatchStatus', () => {
     const brand = await app.seedBrand();
     const { mintBatchId } = await mint(brand, 700);
     const other = await mint(brand, 50);
-    const steps: [BatchStatus, number][] = [['exported', 0], ['printed', 700], ['applied', 700]];
+    const steps: [BatchStatus, number][] = [
+      ['exported', 0],
+      ['printed', 700],
+      ['applied', 700],
+    ];
     for (const [status, exportedPrinted] of steps) {
       const batch = await setMintBatchStatus(app.ctx, actorOf(brand), { brandId: brand.brandId, mintBatchId, status, reason: `to ${status}` });
       expect(batch.status).toBe(status);
@@ -88,35 +121,51 @@ describe('setMintBatchStatus', () => {
     const draft = await mint(brand, 10, 'active_at_mint', { run: false });
     const minted = await mint(brand, 10);
     const cases: [string, BatchStatus][] = [
-      [draft.mintBatchId, 'exported'], [draft.mintBatchId, 'minted'], [draft.mintBatchId, 'draft'],
-      [minted.mintBatchId, 'printed'], [minted.mintBatchId, 'minted'], [minted.mintBatchId, 'draft'],
+      [draft.mintBatchId, 'exported'],
+      [draft.mintBatchId, 'minted'],
+      [draft.mintBatchId, 'draft'],
+      [minted.mintBatchId, 'printed'],
+      [minted.mintBatchId, 'minted'],
+      [minted.mintBatchId, 'draft'],
     ];
     for (const [mintBatchId, status] of cases) {
       const before = await batchStatus(mintBatchId);
-      expect(await rejection(setMintBatchStatus(app.ctx, actorOf(brand), { brandId: brand.brandId, mintBatchId, status, reason: null }))).toBeInstanceOf(IllegalStateError);
+      expect(await rejection(setMintBatchStatus(app.ctx, actorOf(brand), { brandId: brand.brandId, mintBatchId, status, reason: null }))).toBeInstanceOf(
+        IllegalStateError,
+      );
       expect(await batchStatus(mintBatchId)).toBe(before);
     }
     for (const status of ['exported', 'printed', 'applied'] as const) {
       await setMintBatchStatus(app.ctx, actorOf(brand), { brandId: brand.brandId, mintBatchId: minted.mintBatchId, status, reason: null });
     }
     const eventsBefore = (await eventsOf(brand, minted.mintBatchId)).length;
-    expect(await rejection(setMintBatchStatus(app.ctx, actorOf(brand), { brandId: brand.brandId, mintBatchId: minted.mintBatchId, status: 'voided', reason: null })))
-      .toBeInstanceOf(IllegalStateError);
+    expect(
+      await rejection(setMintBatchStatus(app.ctx, actorOf(brand), { brandId: brand.brandId, mintBatchId: minted.mintBatchId, status: 'voided', reason: null })),
+    ).toBeInstanceOf(IllegalStateError);
     expect(await batchStatus(minted.mintBatchId)).toBe('applied');
     expect(await eventsOf(brand, minted.mintBatchId)).toHaveLength(eventsBefore);
     expect((await getMintKpis(app.ctx, brand.brandId)).exportedPrinted).toBe(10);
   });
 
-  it('hides other brands\' batches as NotFound and names bad fields', async () => {
+  it("hides other brands' batches as NotFound and names bad fields", async () => {
     const brand = await app.seedBrand();
     const other = await app.seedBrand();
     const { mintBatchId } = await mint(other, 5);
-    expect(await rejection(setMintBatchStatus(app.ctx, actorOf(brand), { brandId: brand.brandId, mintBatchId, status: 'exported', reason: null }))).toBeInstanceOf(NotFoundError);
-    expect(await rejection(setMintBatchStatus(app.ctx, actorOf(brand), { brandId: brand.brandId, mintBatchId: randomUUID(), status: 'exported', reason: null }))).toBeInstanceOf(NotFoundError);
+    expect(
+      await rejection(setMintBatchStatus(app.ctx, actorOf(brand), { brandId: brand.brandId, mintBatchId, status: 'exported', reason: null })),
+    ).toBeInstanceOf(NotFoundError);
+    expect(
+      await rejection(setMintBatchStatus(app.ctx, actorOf(brand), { brandId: brand.brandId, mintBatchId: randomUUID(), status: 'exported', reason: null })),
+    ).toBeInstanceOf(NotFoundError);
     expect(await batchStatus(mintBatchId)).toBe('minted');
-    const bad = await rejection(setMintBatchStatus(app.ctx, actorOf(brand), {
-      brandId: brand.brandId, mintBatchId: 'x', status: 'shipped' as BatchStatus, reason: 'r'.repeat(501),
-    }));
+    const bad = await rejection(
+      setMintBatchStatus(app.ctx, actorOf(brand), {
+        brandId: brand.brandId,
+        mintBatchId: 'x',
+        status: 'shipped' as BatchStatus,
+        reason: 'r'.repeat(501),
+      }),
+    );
     expect(bad).toBeInstanceOf(InvalidInputError);
     expect((bad as InvalidInputError).violations.map((v) => v.field)).toEqual(['mint_batch_id', 'status', 'reason']);
   });
@@ -142,8 +191,9 @@ describe('setMintBatchStatus', () => {
     const { mintBatchId } = await mint(brand, 40);
     for (let round = 0; round < 3; round++) {
       const target: BatchStatus = (['exported', 'printed', 'applied'] as const)[round]!;
-      const results = await Promise.allSettled(Array.from({ length: 4 }, () =>
-        setMintBatchStatus(app.ctx, actorOf(brand), { brandId: brand.brandId, mintBatchId, status: target, reason: null })));
+      const results = await Promise.allSettled(
+        Array.from({ length: 4 }, () => setMintBatchStatus(app.ctx, actorOf(brand), { brandId: brand.brandId, mintBatchId, status: target, reason: null })),
+      );
       expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
       for (const r of results) if (r.status === 'rejected') expect(r.reason instanceof ConflictError || r.reason instanceof IllegalStateError).toBe(true);
     }
@@ -152,12 +202,16 @@ describe('setMintBatchStatus', () => {
     expect((await getMintKpis(app.ctx, brand.brandId)).exportedPrinted).toBe(40);
   });
 
-  it('voiding withdraws the batch\'s active units from active_tokens and blocks their activation', async () => {
+  it("voiding withdraws the batch's active units from active_tokens and blocks their activation", async () => {
     const brand = await app.seedBrand();
     const live = await mint(brand, 300);
     const manual = await mint(brand, 200, 'first_scan');
     const keep = await mint(brand, 100);
-    const someIds = (await query<{ id: string }>(app.db.em.fork(), `select ${storedOrDerivedUnitId()} as id from mint_units where mint_batch_id = ? order by seq limit 50`, [manual.mintBatchId])).map((r) => r.id);
+    const someIds = (
+      await query<{ id: string }>(app.db.em.fork(), `select ${storedOrDerivedUnitId()} as id from mint_units where mint_batch_id = ? order by seq limit 50`, [
+        manual.mintBatchId,
+      ])
+    ).map((r) => r.id);
     expect(await activateMintUnits(app.ctx, actorOf(brand), { brandId: brand.brandId, unitIds: someIds })).toEqual({ activatedCount: 50 });
     expect((await getMintKpis(app.ctx, brand.brandId)).activeTokens).toBe(450);
 
@@ -169,12 +223,21 @@ describe('setMintBatchStatus', () => {
     const voidEvent = (await eventsOf(brand, live.mintBatchId)).find((e) => e.eventType === 'mint_batch_status_changed' && e.payload['to'] === 'voided');
     expect(voidEvent?.payload).toEqual({ from: 'minted', to: 'voided', reason: 'recall', actor: brand.userId, withdrawn_active_units: 300 });
 
-    expect(await rejection(activateMintUnits(app.ctx, actorOf(brand), { brandId: brand.brandId, mintBatchId: manual.mintBatchId }))).toBeInstanceOf(IllegalStateError);
-    const inactiveIds = (await query<{ id: string }>(app.db.em.fork(), `select ${storedOrDerivedUnitId()} as id from mint_units where mint_batch_id = ? and status = 'inactive' limit 5`, [manual.mintBatchId])).map((r) => r.id);
+    expect(await rejection(activateMintUnits(app.ctx, actorOf(brand), { brandId: brand.brandId, mintBatchId: manual.mintBatchId }))).toBeInstanceOf(
+      IllegalStateError,
+    );
+    const inactiveIds = (
+      await query<{ id: string }>(
+        app.db.em.fork(),
+        `select ${storedOrDerivedUnitId()} as id from mint_units where mint_batch_id = ? and status = 'inactive' limit 5`,
+        [manual.mintBatchId],
+      )
+    ).map((r) => r.id);
     expect(await rejection(activateMintUnits(app.ctx, actorOf(brand), { brandId: brand.brandId, unitIds: inactiveIds }))).toBeInstanceOf(IllegalStateError);
     expect((await getMintKpis(app.ctx, brand.brandId)).activeTokens).toBe(100);
-    expect(await rejection(setMintBatchStatus(app.ctx, actorOf(brand), { brandId: brand.brandId, mintBatchId: live.mintBatchId, status: 'voided', reason: null })))
-      .toBeInstanceOf(IllegalStateError);
+    expect(
+      await rejection(setMintBatchStatus(app.ctx, actorOf(brand), { brandId: brand.brandId, mintBatchId: live.mintBatchId, status: 'voided', reason: null })),
+    ).toBeInstanceOf(IllegalStateError);
     void keep;
   });
 
@@ -200,8 +263,11 @@ describe('activateMintUnits', () => {
     const { mintBatchId } = await mint(brand, 1200, 'first_scan');
     expect(await getMintKpis(app.ctx, brand.brandId)).toMatchObject({ totalTokensMinted: 1200, activeTokens: 0 });
     expect(await activateMintUnits(app.ctx, actorOf(brand), { brandId: brand.brandId, mintBatchId })).toEqual({ activatedCount: 1200 });
-    const [units] = await query<{ active: string; stamped: string }>(app.db.em.fork(),
-      `select count(*) filter (where status = 'active') as active, count(activated_at) as stamped from mint_units where mint_batch_id = ?`, [mintBatchId]);
+    const [units] = await query<{ active: string; stamped: string }>(
+      app.db.em.fork(),
+      `select count(*) filter (where status = 'active') as active, count(activated_at) as stamped from mint_units where mint_batch_id = ?`,
+      [mintBatchId],
+    );
     expect(units).toEqual({ active: '1200', stamped: '1200' });
     expect((await getMintKpis(app.ctx, brand.brandId)).activeTokens).toBe(1200);
     expect(await activateMintUnits(app.ctx, actorOf(brand), { brandId: brand.brandId, mintBatchId })).toEqual({ activatedCount: 0 });
@@ -217,7 +283,12 @@ describe('activateMintUnits', () => {
     const b = await mint(brand, 30, 'first_scan');
     const foreign = await mint(other, 10, 'first_scan');
     const ids = async (batchId: string, n: number) =>
-      (await query<{ id: string }>(app.db.em.fork(), `select ${storedOrDerivedUnitId()} as id from mint_units where mint_batch_id = ? order by seq limit ?`, [batchId, n])).map((r) => r.id);
+      (
+        await query<{ id: string }>(app.db.em.fork(), `select ${storedOrDerivedUnitId()} as id from mint_units where mint_batch_id = ? order by seq limit ?`, [
+          batchId,
+          n,
+        ])
+      ).map((r) => r.id);
     const mine = [...(await ids(a.mintBatchId, 7)), ...(await ids(b.mintBatchId, 3))];
     const foreignIds = await ids(foreign.mintBatchId, 4);
     const request = [...mine, ...foreignIds, randomUUID(), mine[0]!];
@@ -225,7 +296,9 @@ describe('activateMintUnits', () => {
     expect(await activateMintUnits(app.ctx, actorOf(brand), { brandId: brand.brandId, unitIds: request })).toEqual({ activatedCount: 0 });
     expect((await getMintKpis(app.ctx, brand.brandId)).activeTokens).toBe(10);
     expect((await getMintKpis(app.ctx, other.brandId)).activeTokens).toBe(0);
-    const [foreignActive] = await query<{ n: string }>(app.db.em.fork(), `select count(*) as n from mint_units where mint_batch_id = ? and status = 'active'`, [foreign.mintBatchId]);
+    const [foreignActive] = await query<{ n: string }>(app.db.em.fork(), `select count(*) as n from mint_units where mint_batch_id = ? and status = 'active'`, [
+      foreign.mintBatchId,
+    ]);
     expect(foreignActive!.n).toBe('0');
     const onA = (await eventsOf(brand, a.mintBatchId)).filter((e) => e.eventType === 'mint_units_activated');
     expect(onA).toHaveLength(1);
@@ -233,7 +306,9 @@ describe('activateMintUnits', () => {
     expect([...(onA[0]!.payload['unit_ids'] as string[])].sort()).toEqual(mine.slice(0, 7).sort());
     // Only foreign ids: nothing happens and nothing tells whether they exist.
     expect(await activateMintUnits(app.ctx, actorOf(brand), { brandId: brand.brandId, unitIds: foreignIds })).toEqual({ activatedCount: 0 });
-    expect(await rejection(activateMintUnits(app.ctx, actorOf(brand), { brandId: brand.brandId, mintBatchId: foreign.mintBatchId }))).toBeInstanceOf(NotFoundError);
+    expect(await rejection(activateMintUnits(app.ctx, actorOf(brand), { brandId: brand.brandId, mintBatchId: foreign.mintBatchId }))).toBeInstanceOf(
+      NotFoundError,
+    );
   });
 
   it('names bad input: no ids, too many ids, ids that are not uuids', async () => {
@@ -253,7 +328,13 @@ describe('activateMintUnits', () => {
     for (let round = 0; round < 3; round++) {
       const brand = await app.seedBrand();
       const batches = [await mint(brand, 400, 'first_scan'), await mint(brand, 400, 'first_scan')];
-      const unitIds = (await query<{ id: string }>(app.db.em.fork(), `select ${storedOrDerivedUnitId()} as id from mint_units where mint_batch_id = ? order by seq limit 150`, [batches[1]!.mintBatchId])).map((r) => r.id);
+      const unitIds = (
+        await query<{ id: string }>(
+          app.db.em.fork(),
+          `select ${storedOrDerivedUnitId()} as id from mint_units where mint_batch_id = ? order by seq limit 150`,
+          [batches[1]!.mintBatchId],
+        )
+      ).map((r) => r.id);
       const work = [
         activateMintUnits(app.ctx, actorOf(brand), { brandId: brand.brandId, mintBatchId: batches[0]!.mintBatchId }),
         activateMintUnits(app.ctx, actorOf(brand), { brandId: brand.brandId, mintBatchId: batches[0]!.mintBatchId }),
@@ -265,7 +346,9 @@ describe('activateMintUnits', () => {
       for (const r of results) if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(IllegalStateError);
       expect(results[3]!.status).toBe('fulfilled');
       const activated = results.slice(0, 5).reduce((sum, r) => sum + (r.status === 'fulfilled' && 'activatedCount' in r.value ? r.value.activatedCount : 0), 0);
-      const [total] = await query<{ n: string }>(app.db.em.fork(), `select count(*) as n from mint_units where brand_id = ? and status = 'active'`, [brand.brandId]);
+      const [total] = await query<{ n: string }>(app.db.em.fork(), `select count(*) as n from mint_units where brand_id = ? and status = 'active'`, [
+        brand.brandId,
+      ]);
       expect(activated).toBe(Number(total!.n));
       expect((await getMintKpis(app.ctx, brand.brandId)).activeTokens).toBe(await activeUnitsOutsideVoided(brand.brandId));
     }
@@ -275,10 +358,19 @@ describe('activateMintUnits', () => {
 describe('createMintBatchFromJob (deprecated)', () => {
   async function preflightedJob(brand: SeededBrand, quantity: number, identityMode: IdentityMode = 'serial') {
     const { productionBatch } = await upsertProductionBatch(app.ctx, actorOf(brand), {
-      brandId: brand.brandId, productId: brand.productId, code: `PB-${randomUUID().slice(0, 8)}`, status: 'READY', quantity: null,
+      brandId: brand.brandId,
+      productId: brand.productId,
+      code: `PB-${randomUUID().slice(0, 8)}`,
+      status: 'READY',
+      quantity: null,
     });
     const pass = await preflightMintBatch(app.ctx, actorOf(brand), {
-      brandId: brand.brandId, productId: brand.productId, productionBatchId: productionBatch.id, requestedQuantity: quantity, identityMode, idempotencyKey: null,
+      brandId: brand.brandId,
+      productId: brand.productId,
+      productionBatchId: productionBatch.id,
+      requestedQuantity: quantity,
+      identityMode,
+      idempotencyKey: null,
     });
     if (pass.mintJobId === null) throw new Error('preflight blocked');
     return pass.mintJobId;
@@ -291,7 +383,15 @@ describe('createMintBatchFromJob (deprecated)', () => {
     expect(result).toMatchObject({ mintJobId, status: 'QUEUED', deprecation: createMintBatchFromJobDeprecation });
     expect(result.deprecation).toBe('create_mint_batch_from_job is deprecated; use submit_mint_request');
     const batch = await getMintBatch(app.ctx, brand.brandId, result.mintBatchId);
-    expect(batch).toMatchObject({ status: 'draft', mintJobId, activationMode: 'first_scan', identityMode: 'serial', requestedQuantity: 250, gtin: brand.gtin, productSku: 'SKU-1' });
+    expect(batch).toMatchObject({
+      status: 'draft',
+      mintJobId,
+      activationMode: 'first_scan',
+      identityMode: 'serial',
+      requestedQuantity: 250,
+      gtin: brand.gtin,
+      productSku: 'SKU-1',
+    });
     expect(batch.resolverBaseUrl).toMatch(/^http/);
     const [job] = await query<{ status: string }>(app.db.em.fork(), `select status from mint_jobs where id = ?`, [mintJobId]);
     expect(job!.status).toBe('QUEUED');
@@ -302,11 +402,12 @@ describe('createMintBatchFromJob (deprecated)', () => {
     expect((await getMintKpis(app.ctx, brand.brandId)).batchesCreated).toBe(1);
 
     for (let i = 0; i < 10; i++) if ((await processMintJobBatch(app.ctx, brand.brandId, mintJobId, 100)).done) break;
-    expect((await getMintBatch(app.ctx, brand.brandId, result.mintBatchId))).toMatchObject({ status: 'minted', mintedQuantity: 250 });
+    expect(await getMintBatch(app.ctx, brand.brandId, result.mintBatchId)).toMatchObject({ status: 'minted', mintedQuantity: 250 });
     expect(await getMintKpis(app.ctx, brand.brandId)).toEqual({ totalTokensMinted: 250, activeTokens: 0, batchesCreated: 1, exportedPrinted: 0 });
 
-    expect(await rejection(createMintBatchFromJob(app.ctx, actorOf(brand), { brandId: brand.brandId, mintJobId, activationMode: 'first_scan', lots: [] })))
-      .toBeInstanceOf(IllegalStateError);
+    expect(
+      await rejection(createMintBatchFromJob(app.ctx, actorOf(brand), { brandId: brand.brandId, mintJobId, activationMode: 'first_scan', lots: [] })),
+    ).toBeInstanceOf(IllegalStateError);
   });
 
   it('refuses a job that already has a batch, a job in another status, and a foreign or unknown job, writing nothing', async () => {
@@ -338,16 +439,38 @@ describe('createMintBatchFromJob (deprecated)', () => {
       return (e as InvalidInputError).violations.map((v) => v.field);
     };
     expect(await fields(serialJob, [{ lotCode: 'L1', qty: 100 }])).toEqual(['lots']);
-    expect(await fields(lotJob, [{ lotCode: 'L1', qty: 60 }, { lotCode: 'L2', qty: 30 }])).toEqual(['lots']);
-    expect(await fields(lotJob, [{ lotCode: 'L1', qty: 50 }, { lotCode: 'L1', qty: 50 }])).toEqual(['lots[1].lot_code']);
-    const [state] = await query<{ status: string; batches: string }>(app.db.em.fork(),
-      `select j.status, (select count(*) from mint_batches b where b.mint_job_id = j.id) as batches from mint_jobs j where j.id = ?`, [lotJob]);
+    expect(
+      await fields(lotJob, [
+        { lotCode: 'L1', qty: 60 },
+        { lotCode: 'L2', qty: 30 },
+      ]),
+    ).toEqual(['lots']);
+    expect(
+      await fields(lotJob, [
+        { lotCode: 'L1', qty: 50 },
+        { lotCode: 'L1', qty: 50 },
+      ]),
+    ).toEqual(['lots[1].lot_code']);
+    const [state] = await query<{ status: string; batches: string }>(
+      app.db.em.fork(),
+      `select j.status, (select count(*) from mint_batches b where b.mint_job_id = j.id) as batches from mint_jobs j where j.id = ?`,
+      [lotJob],
+    );
     expect(state).toEqual({ status: 'PREFLIGHTED', batches: '0' });
 
     const result = await createMintBatchFromJob(app.ctx, actorOf(brand), {
-      brandId: brand.brandId, mintJobId: lotJob, activationMode: 'active_at_mint', lots: [{ lotCode: 'L1', qty: 60 }, { lotCode: 'L2', qty: 40 }],
+      brandId: brand.brandId,
+      mintJobId: lotJob,
+      activationMode: 'active_at_mint',
+      lots: [
+        { lotCode: 'L1', qty: 60 },
+        { lotCode: 'L2', qty: 40 },
+      ],
     });
-    expect((await getMintBatch(app.ctx, brand.brandId, result.mintBatchId)).lots).toEqual([{ lotCode: 'L1', qty: 60 }, { lotCode: 'L2', qty: 40 }]);
+    expect((await getMintBatch(app.ctx, brand.brandId, result.mintBatchId)).lots).toEqual([
+      { lotCode: 'L1', qty: 60 },
+      { lotCode: 'L2', qty: 40 },
+    ]);
     expect(await processMintJobBatch(app.ctx, brand.brandId, lotJob)).toMatchObject({ done: true, mintedQuantity: 100 });
   });
 
@@ -355,7 +478,9 @@ describe('createMintBatchFromJob (deprecated)', () => {
     const brand = await app.seedBrand();
     const mintJobId = await preflightedJob(brand, 10);
     await run(app.db.em.fork(), `update products set commercial_status = 'DISCONTINUED' where id = ?`, [brand.productId]);
-    const e = await rejection(createMintBatchFromJob(app.ctx, actorOf(brand), { brandId: brand.brandId, mintJobId, activationMode: 'active_at_mint', lots: [] }));
+    const e = await rejection(
+      createMintBatchFromJob(app.ctx, actorOf(brand), { brandId: brand.brandId, mintJobId, activationMode: 'active_at_mint', lots: [] }),
+    );
     expect(e).toBeInstanceOf(IllegalStateError);
     expect((e as Error).message).toContain('COMMERCIAL_STATUS_NOT_ACTIVE');
   });
@@ -363,8 +488,11 @@ describe('createMintBatchFromJob (deprecated)', () => {
   it('creates exactly one batch when called concurrently for one job', async () => {
     const brand = await app.seedBrand();
     const mintJobId = await preflightedJob(brand, 10);
-    const results = await Promise.allSettled(Array.from({ length: 6 }, () =>
-      createMintBatchFromJob(app.ctx, actorOf(brand), { brandId: brand.brandId, mintJobId, activationMode: 'active_at_mint', lots: [] })));
+    const results = await Promise.allSettled(
+      Array.from({ length: 6 }, () =>
+        createMintBatchFromJob(app.ctx, actorOf(brand), { brandId: brand.brandId, mintJobId, activationMode: 'active_at_mint', lots: [] }),
+      ),
+    );
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
     for (const r of results) if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(IllegalStateError);
     const [n] = await query<{ n: string }>(app.db.em.fork(), `select count(*) as n from mint_batches where mint_job_id = ?`, [mintJobId]);

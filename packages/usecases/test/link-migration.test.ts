@@ -27,9 +27,22 @@ afterAll(async () => {
   await dropDatabase(testInfra().databaseUrl, name);
 });
 
-type LinkRow = { brand_id: string; level: string; gtin: string; qualifier: string; link_type: string; href: string; title: string; media_type: string; is_default: boolean };
-const links = () => query<LinkRow>(db.em.fork(),
-  `select brand_id, level, gtin, qualifier, link_type, href, title, media_type, is_default from resolver_links order by level, gtin, href`);
+type LinkRow = {
+  brand_id: string;
+  level: string;
+  gtin: string;
+  qualifier: string;
+  link_type: string;
+  href: string;
+  title: string;
+  media_type: string;
+  is_default: boolean;
+};
+const links = () =>
+  query<LinkRow>(
+    db.em.fork(),
+    `select brand_id, level, gtin, qualifier, link_type, href, title, media_type, is_default from resolver_links order by level, gtin, href`,
+  );
 
 describe('Migration20261124025102 (passport_url into resolver links)', () => {
   it('turns the old-shape rows into default gs1:pip links at their levels, and the old fields keep working', async () => {
@@ -39,11 +52,23 @@ describe('Migration20261124025102 (passport_url into resolver links)', () => {
     const without = randomUUID();
     const now = new Date();
     const em = db.em.fork();
-    await run(em, `insert into brands (id, slug, name, resolver_base_url, default_passport_url, created_at) values (?, 'acme', 'Acme', 'https://id.example/r/acme', 'https://acme.example/about', ?)`, [withDefault, now]);
-    await run(em, `insert into brands (id, slug, name, resolver_base_url, default_passport_url, created_at) values (?, 'plain', 'Plain', 'https://id.example/r/plain', null, ?)`, [without, now]);
-    const product = (brand: string, sku: string, productName: string, gtin: string | null, passport: string | null) => run(em,
-      `insert into products (brand_id, id, sku, name, gtin, commercial_status, mint_readiness_status, passport_url, created_at, updated_at)
-       values (?, ?, ?, ?, ?, 'active', 'ready', ?, ?, ?)`, [brand, randomUUID(), sku, productName, gtin, passport, now, now]);
+    await run(
+      em,
+      `insert into brands (id, slug, name, resolver_base_url, default_passport_url, created_at) values (?, 'acme', 'Acme', 'https://id.example/r/acme', 'https://acme.example/about', ?)`,
+      [withDefault, now],
+    );
+    await run(
+      em,
+      `insert into brands (id, slug, name, resolver_base_url, default_passport_url, created_at) values (?, 'plain', 'Plain', 'https://id.example/r/plain', null, ?)`,
+      [without, now],
+    );
+    const product = (brand: string, sku: string, productName: string, gtin: string | null, passport: string | null) =>
+      run(
+        em,
+        `insert into products (brand_id, id, sku, name, gtin, commercial_status, mint_readiness_status, passport_url, created_at, updated_at)
+       values (?, ?, ?, ?, ?, 'active', 'ready', ?, ?, ?)`,
+        [brand, randomUUID(), sku, productName, gtin, passport, now, now],
+      );
     await product(withDefault, 'SHOE', 'Running shoe', '09506000134352', 'https://acme.example/shoe');
     await product(withDefault, 'SOCK', 'Sock', '09506000134369', null);
     await product(withDefault, 'LOOSE', 'No GTIN', null, 'https://acme.example/loose');
@@ -52,18 +77,57 @@ describe('Migration20261124025102 (passport_url into resolver links)', () => {
     await migrate(db);
     expect(await db.migrator.getPending()).toEqual([]);
     expect(await links()).toEqual([
-      { brand_id: withDefault, level: 'brand', gtin: '', qualifier: '', link_type: 'pip', href: 'https://acme.example/about', title: 'Acme', media_type: 'text/html', is_default: true },
-      { brand_id: without, level: 'gtin', gtin: '04012345999969', qualifier: '', link_type: 'pip', href: 'https://plain.example/cup?x=1', title: 'Cup', media_type: 'text/html', is_default: true },
-      { brand_id: withDefault, level: 'gtin', gtin: '09506000134352', qualifier: '', link_type: 'pip', href: 'https://acme.example/shoe', title: 'Running shoe', media_type: 'text/html', is_default: true },
+      {
+        brand_id: withDefault,
+        level: 'brand',
+        gtin: '',
+        qualifier: '',
+        link_type: 'pip',
+        href: 'https://acme.example/about',
+        title: 'Acme',
+        media_type: 'text/html',
+        is_default: true,
+      },
+      {
+        brand_id: without,
+        level: 'gtin',
+        gtin: '04012345999969',
+        qualifier: '',
+        link_type: 'pip',
+        href: 'https://plain.example/cup?x=1',
+        title: 'Cup',
+        media_type: 'text/html',
+        is_default: true,
+      },
+      {
+        brand_id: withDefault,
+        level: 'gtin',
+        gtin: '09506000134352',
+        qualifier: '',
+        link_type: 'pip',
+        href: 'https://acme.example/shoe',
+        title: 'Running shoe',
+        media_type: 'text/html',
+        is_default: true,
+      },
     ]);
 
     // The field keeps working after the migration: a new passport_url moves the product's link.
-    const write = (sku: string, productName: string, gtin: string, passportUrl: string) => upsertProductBySku(db.em.fork(), withDefault, randomUUID(),
-      { sku, name: productName, gtin, commercialStatus: 'active', mintReadinessStatus: 'ready', passportUrl }, new Date());
+    const write = (sku: string, productName: string, gtin: string, passportUrl: string) =>
+      upsertProductBySku(
+        db.em.fork(),
+        withDefault,
+        randomUUID(),
+        { sku, name: productName, gtin, commercialStatus: 'active', mintReadinessStatus: 'ready', passportUrl },
+        new Date(),
+      );
     await write('SHOE', 'Running shoe', '09506000134352', 'https://acme.example/shoe-v2');
     await write('SOCK', 'Sock', '09506000134369', 'https://acme.example/sock');
     const after = (await links()).filter((l) => l.brand_id === withDefault && l.level === 'gtin').map((l) => [l.gtin, l.href, l.is_default]);
-    expect(after).toEqual([['09506000134352', 'https://acme.example/shoe-v2', true], ['09506000134369', 'https://acme.example/sock', true]]);
+    expect(after).toEqual([
+      ['09506000134352', 'https://acme.example/shoe-v2', true],
+      ['09506000134369', 'https://acme.example/sock', true],
+    ]);
 
     // And the resolver sends the migrated product's scans to its page.
     const ctx = createUseCaseContext({ db, publicBaseUrl: 'https://id.example' });

@@ -12,7 +12,7 @@ import { setupUseCases, type UseCaseBundle } from '../../../test/support/usecase
 import { maxEpcisPageRangeUnits, maxEventEpcs, mintCommissioningEvents } from '../src/lifecycle/epcis.ts';
 
 const eventList = (document: Record<string, unknown>) =>
-  ((document['epcisBody'] as { queryResults: { resultsBody: { eventList: Record<string, unknown>[] } } }).queryResults.resultsBody.eventList);
+  (document['epcisBody'] as { queryResults: { resultsBody: { eventList: Record<string, unknown>[] } } }).queryResults.resultsBody.eventList;
 const validate = (document: Record<string, unknown>) => {
   const v = epcisValidator();
   const ok = v(epcisDocument(eventList(document), new Date()));
@@ -27,33 +27,56 @@ beforeAll(async () => {
 afterAll(() => app.close());
 
 const eventsOf = (brandId: string) => storedEpcisEvents(app.db.em.fork(), brandId);
-const unitEpcs = async (batchId: string) => (await query<{ epc: string }>(app.db.em.fork(), `
+const unitEpcs = async (batchId: string) =>
+  (
+    await query<{ epc: string }>(
+      app.db.em.fork(),
+      `
   select regexp_replace(b.resolver_base_url, '/$', '') || '/01/' || b.gtin || '/21/' || u.serial as epc
-  from mint_units u join mint_batches b on b.brand_id = u.brand_id and b.id = u.mint_batch_id where u.mint_batch_id = ? order by u.seq`, [batchId])).map((r) => r.epc);
+  from mint_units u join mint_batches b on b.brand_id = u.brand_id and b.id = u.mint_batch_id where u.mint_batch_id = ? order by u.seq`,
+      [batchId],
+    )
+  ).map((r) => r.epc);
 
 describe('commissioning at mint', () => {
   it('writes one commissioning ObjectEvent per chunk naming each unit once, valid EPCIS 2.0; a first_scan batch writes none', async () => {
     const brand = await app.seedBrand();
     const { mintBatchId } = await mintCompleted(app.ctx, brand, 2_500, { activationMode: 'active_at_mint', chunk: 1_000 });
     const events = await eventsOf(brand.brandId);
-    expect(new Set(events.map((e) => `${e.event_type} ${String(e.body['action'])} ${e.biz_step} ${String(e.body['disposition'])}`))).toEqual(new Set(['ObjectEvent ADD commissioning active']));
+    expect(new Set(events.map((e) => `${e.event_type} ${String(e.body['action'])} ${e.biz_step} ${String(e.body['disposition'])}`))).toEqual(
+      new Set(['ObjectEvent ADD commissioning active']),
+    );
     // One event per chunk, as large as the chunk.
-    const chunks = await query<{ count: number }>(app.db.em.fork(),
-      `select (payload->>'count')::int as count from mint_events where entity_id = ? and event_type = 'mint_units_created'`, [mintBatchId]);
+    const chunks = await query<{ count: number }>(
+      app.db.em.fork(),
+      `select (payload->>'count')::int as count from mint_events where entity_id = ? and event_type = 'mint_units_created'`,
+      [mintBatchId],
+    );
     expect(chunks.length).toBeGreaterThan(1);
     expect(events.map((e) => (e.body['epcList'] as string[]).length).sort()).toEqual(chunks.map((c) => c.count).sort());
     // Stored as ranges of the batch: no EPC text per unit, neither for MATCH_epc nor in the body.
     expect(events.map((e) => e.unit_count).sort()).toEqual(chunks.map((c) => c.count).sort());
     expect(events.map((e) => [e.mint_batch_id, e.epcs.length])).toEqual(events.map(() => [mintBatchId, 0]));
-    const stored = await query<{ epc_text: number; body_epcs: number }>(app.db.em.fork(),
-      `select coalesce(sum(cardinality(epcs)), 0)::int as epc_text, count(*) filter (where jsonb_exists(body, 'epcList'))::int as body_epcs from epcis_events where brand_id = ?`, [brand.brandId]);
+    const stored = await query<{ epc_text: number; body_epcs: number }>(
+      app.db.em.fork(),
+      `select coalesce(sum(cardinality(epcs)), 0)::int as epc_text, count(*) filter (where jsonb_exists(body, 'epcList'))::int as body_epcs from epcis_events where brand_id = ?`,
+      [brand.brandId],
+    );
     expect(stored).toEqual([{ epc_text: 0, body_epcs: 0 }]);
     const named = events.flatMap((e) => e.body['epcList'] as string[]);
     expect(named).toHaveLength(2_500);
     expect(new Set(named)).toEqual(new Set(await unitEpcs(mintBatchId)));
     expect(events.map((e) => e.body['eventID'])).toEqual(events.map((e) => `urn:uuid:${e.id}`));
     const validate = epcisValidator();
-    expect(validate(epcisDocument(events.map((e) => e.body), new Date())), JSON.stringify(validate.errors?.slice(0, 3))).toBe(true);
+    expect(
+      validate(
+        epcisDocument(
+          events.map((e) => e.body),
+          new Date(),
+        ),
+      ),
+      JSON.stringify(validate.errors?.slice(0, 3)),
+    ).toBe(true);
 
     const other = await app.seedBrand();
     await mintCompleted(app.ctx, other, 50, { activationMode: 'first_scan' });
@@ -63,18 +86,27 @@ describe('commissioning at mint', () => {
   it('packs units commissioned at mint without another commissioning, after their commissioning event', async () => {
     const brand = await app.seedBrand();
     const { mintBatchId } = await mintCompleted(app.ctx, brand, 30, { activationMode: 'active_at_mint' });
-    const serials = (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ? order by seq', [mintBatchId])).map((r) => r.serial);
+    const serials = (
+      await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ? order by seq', [mintBatchId])
+    ).map((r) => r.serial);
     const actor = { id: brand.userId };
     await setContainerSettings(app.ctx, actor, { brandId: brand.brandId, companyPrefix: '0614141', maxDepth: 2 });
     const [sscc] = (await mintContainers(app.ctx, actor, { brandId: brand.brandId, level: 'case', count: 1, extensionDigit: 0, idempotencyKey: 'case' })).ssccs;
-    const packed = await packContainer(app.ctx, actor, { brandId: brand.brandId, sscc: sscc!, serials: serials.slice(0, 10), ssccs: [], idempotencyKey: 'pack' });
+    const packed = await packContainer(app.ctx, actor, {
+      brandId: brand.brandId,
+      sscc: sscc!,
+      serials: serials.slice(0, 10),
+      ssccs: [],
+      idempotencyKey: 'pack',
+    });
     expect(packed.units).toBe(10);
     const commissioned = new Set<string>();
     const lacking: string[] = [];
     const events = await eventsOf(brand.brandId);
     for (const e of events) {
       if (e.biz_step === 'commissioning') for (const epc of e.body['epcList'] as string[]) commissioned.add(epc);
-      if (e.event_type === 'AggregationEvent') lacking.push(...[String(e.body['parentID']), ...(e.body['childEPCs'] as string[])].filter((epc) => !commissioned.has(epc)));
+      if (e.event_type === 'AggregationEvent')
+        lacking.push(...[String(e.body['parentID']), ...(e.body['childEPCs'] as string[])].filter((epc) => !commissioned.has(epc)));
     }
     expect(events.filter((e) => e.event_type === 'AggregationEvent')).toHaveLength(1);
     expect(lacking).toEqual([]);
@@ -96,11 +128,15 @@ describe('commissioning at mint', () => {
     expect(matched).toHaveLength(1);
     expect(matched.map((e) => e['eventID'])).toEqual(naming(epcs[1_500]!));
     expect(matched[0]!['epcList']).toContain(epcs[1_500]);
-    const two = eventList((await queryEpcis(app.ctx, brand.brandId, new URLSearchParams({ MATCH_epc: `${epcs[0]!},${epcs[2_499]!}`, EQ_bizStep: 'commissioning' }))).document);
+    const two = eventList(
+      (await queryEpcis(app.ctx, brand.brandId, new URLSearchParams({ MATCH_epc: `${epcs[0]!},${epcs[2_499]!}`, EQ_bizStep: 'commissioning' }))).document,
+    );
     expect(two.map((e) => e['eventID'])).toEqual(listed.map((e) => e['eventID']).filter((id) => [...naming(epcs[0]!), ...naming(epcs[2_499]!)].includes(id)));
     expect(two).toHaveLength(2);
     // The same serial under another URI names no unit of the brand's events.
-    expect(eventList((await queryEpcis(app.ctx, brand.brandId, new URLSearchParams({ MATCH_epc: epcs[0]!.replace('/01/', '/elsewhere/01/') }))).document)).toEqual([]);
+    expect(
+      eventList((await queryEpcis(app.ctx, brand.brandId, new URLSearchParams({ MATCH_epc: epcs[0]!.replace('/01/', '/elsewhere/01/') }))).document),
+    ).toEqual([]);
     const other = await app.seedBrand();
     expect(eventList((await queryEpcis(app.ctx, other.brandId, new URLSearchParams({ MATCH_epc: epcs[0]! }))).document)).toEqual([]);
   });
@@ -111,7 +147,11 @@ describe('commissioning at mint', () => {
     const pages: number[][] = [];
     let token: string | null = null;
     do {
-      const page: Awaited<ReturnType<typeof queryEpcis>> = await queryEpcis(app.ctx, brand.brandId, new URLSearchParams(token === null ? {} : { nextPageToken: token }));
+      const page: Awaited<ReturnType<typeof queryEpcis>> = await queryEpcis(
+        app.ctx,
+        brand.brandId,
+        new URLSearchParams(token === null ? {} : { nextPageToken: token }),
+      );
       pages.push(eventList(page.document).map((e) => (e['epcList'] as string[]).length));
       token = page.nextPageToken;
     } while (token !== null);
@@ -127,12 +167,16 @@ describe('commissioning at mint', () => {
 
   it(`splits a chunk over events of at most ${maxEventEpcs} units, with ids the same for the same chunk`, () => {
     const input = {
-      brandId: '00000000-0000-4000-8000-000000000001', mintBatchId: '00000000-0000-4000-8000-000000000002', firstSeq: 40_001, count: 20_000 + 7,
+      brandId: '00000000-0000-4000-8000-000000000001',
+      mintBatchId: '00000000-0000-4000-8000-000000000002',
+      firstSeq: 40_001,
+      count: 20_000 + 7,
       at: new Date('2026-11-28T10:00:00Z'),
     };
     const events = mintCommissioningEvents(input);
     expect(events.map((e) => e.units)).toEqual([
-      { mintBatchId: input.mintBatchId, firstSeq: 40_001, count: 10_000 }, { mintBatchId: input.mintBatchId, firstSeq: 50_001, count: 10_000 },
+      { mintBatchId: input.mintBatchId, firstSeq: 40_001, count: 10_000 },
+      { mintBatchId: input.mintBatchId, firstSeq: 50_001, count: 10_000 },
       { mintBatchId: input.mintBatchId, firstSeq: 60_001, count: 7 },
     ]);
     expect(events.map((e) => e.epcs.length)).toEqual([0, 0, 0]);

@@ -11,14 +11,39 @@ const { app, brand } = useUseCases();
 
 describe('getMintJob', () => {
   it('shows a PREFLIGHTED job without a batch: no mint_batch_id, nothing minted', async () => {
-    const { productionBatch } = await upsertProductionBatch(app.ctx, { id: brand.userId }, {
-      brandId: brand.brandId, productId: brand.productId, code: `PB-${randomUUID().slice(0, 8)}`, status: 'READY', quantity: null,
-    });
-    const pass = await preflightMintBatch(app.ctx, { id: brand.userId }, {
-      brandId: brand.brandId, productId: brand.productId, productionBatchId: productionBatch.id, requestedQuantity: 8, identityMode: 'batch', idempotencyKey: null,
-    });
+    const { productionBatch } = await upsertProductionBatch(
+      app.ctx,
+      { id: brand.userId },
+      {
+        brandId: brand.brandId,
+        productId: brand.productId,
+        code: `PB-${randomUUID().slice(0, 8)}`,
+        status: 'READY',
+        quantity: null,
+      },
+    );
+    const pass = await preflightMintBatch(
+      app.ctx,
+      { id: brand.userId },
+      {
+        brandId: brand.brandId,
+        productId: brand.productId,
+        productionBatchId: productionBatch.id,
+        requestedQuantity: 8,
+        identityMode: 'batch',
+        idempotencyKey: null,
+      },
+    );
     const job = await getMintJob(app.ctx, brand.brandId, pass.mintJobId!);
-    expect(job).toMatchObject({ id: pass.mintJobId, status: 'PREFLIGHTED', scopeType: 'batch', requestedQuantity: 8, mintedQuantity: 0, mintBatchId: null, failureReason: null });
+    expect(job).toMatchObject({
+      id: pass.mintJobId,
+      status: 'PREFLIGHTED',
+      scopeType: 'batch',
+      requestedQuantity: 8,
+      mintedQuantity: 0,
+      mintBatchId: null,
+      failureReason: null,
+    });
   });
 
   it('gives the reason of a FAILED job, and none while it only had transient errors', async () => {
@@ -26,7 +51,10 @@ describe('getMintJob', () => {
     expect((await getMintJob(app.ctx, brand.brandId, submitted.mintJobId)).failureReason).toBeNull();
     await failMintJob(app.ctx, brand.brandId, submitted.mintJobId, 'product deleted during the mint');
     expect(await getMintJob(app.ctx, brand.brandId, submitted.mintJobId)).toMatchObject({
-      status: 'FAILED', mintBatchId: submitted.mintBatchId, mintedQuantity: 0, failureReason: 'product deleted during the mint',
+      status: 'FAILED',
+      mintBatchId: submitted.mintBatchId,
+      mintedQuantity: 0,
+      failureReason: 'product deleted during the mint',
     });
   });
 

@@ -8,10 +8,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IllegalStateError, InvalidInputError, NotFoundError } from '@mint/domain';
 import type { SigningKey } from '@mint/domain';
 import { createFsPackStore, type PackStore } from '@mint/store';
+import { createPayloadPack, listPayloadPacks, setMintBatchStatus, submitMintRequest, type CreatePayloadPackInput, type PackManifest } from '@mint/usecases';
 import {
-  createPayloadPack, listPayloadPacks, setMintBatchStatus, submitMintRequest, type CreatePayloadPackInput, type PackManifest,
-} from '@mint/usecases';
-import { downloadAndVerify, epcisValidator, generateOnly, mintCompleted, packsOfBatch, serialPackRoundTrip, tempStoreDir } from '../../../test/support/pack-fixtures.ts';
+  downloadAndVerify,
+  epcisValidator,
+  generateOnly,
+  mintCompleted,
+  packsOfBatch,
+  serialPackRoundTrip,
+  tempStoreDir,
+} from '../../../test/support/pack-fixtures.ts';
 import { query, unitsWithUrls } from '../../../test/support/sql.ts';
 import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
 
@@ -31,9 +37,17 @@ afterAll(async () => {
   await storeDir.remove();
 });
 
-const ask = (brand: SeededBrand, mintBatchId: string, profile: Partial<CreatePayloadPackInput> = {}) => createPayloadPack(app.ctx, {
-  brandId: brand.brandId, mintBatchId, formats: ['csv'], seqFrom: null, seqTo: null, symbology: null, layout: null, ...profile,
-});
+const ask = (brand: SeededBrand, mintBatchId: string, profile: Partial<CreatePayloadPackInput> = {}) =>
+  createPayloadPack(app.ctx, {
+    brandId: brand.brandId,
+    mintBatchId,
+    formats: ['csv'],
+    seqFrom: null,
+    seqTo: null,
+    symbology: null,
+    layout: null,
+    ...profile,
+  });
 
 async function packCount(): Promise<number> {
   return Number((await query<{ n: string }>(app.db.em.fork(), 'select count(*) as n from payload_packs'))[0]!.n);
@@ -50,8 +64,13 @@ async function errorOf(call: Promise<unknown>): Promise<Error> {
 }
 
 async function unitUrls(batchId: string, from = 1, to = 1e9): Promise<string[]> {
-  return (await query<{ resolver_url: string }>(app.db.em.fork(),
-    `select resolver_url from ${unitsWithUrls} where mint_batch_id = ? and seq between ? and ? order by seq`, [batchId, from, to])).map((r) => r.resolver_url);
+  return (
+    await query<{ resolver_url: string }>(
+      app.db.em.fork(),
+      `select resolver_url from ${unitsWithUrls} where mint_batch_id = ? and seq between ? and ? order by seq`,
+      [batchId, from, to],
+    )
+  ).map((r) => r.resolver_url);
 }
 
 type EpcisDocument = { type: string; epcisBody: { eventList: Record<string, unknown>[] } };
@@ -60,12 +79,29 @@ describe('CreatePayloadPack', () => {
   it('refuses bad input naming the field, a voided or unminted batch as a failed precondition, and writes nothing', async () => {
     const brand = await app.seedBrand();
     const serial = await mintCompleted(app.ctx, brand, 50);
-    const lots = await mintCompleted(app.ctx, brand, 30, { identityMode: 'batch', lots: [{ lotCode: 'L1', qty: 10 }, { lotCode: 'L2', qty: 20 }] });
+    const lots = await mintCompleted(app.ctx, brand, 30, {
+      identityMode: 'batch',
+      lots: [
+        { lotCode: 'L1', qty: 10 },
+        { lotCode: 'L2', qty: 20 },
+      ],
+    });
     const voided = await mintCompleted(app.ctx, brand, 5);
     await setMintBatchStatus(app.ctx, { id: brand.userId }, { brandId: brand.brandId, mintBatchId: voided.mintBatchId, status: 'voided', reason: null });
-    const draft = await submitMintRequest(app.ctx, { id: brand.userId }, {
-      brandId: brand.brandId, productId: brand.productId, productBatchId: null, requestedQuantity: 10, identityMode: 'serial', activationMode: 'active_at_mint', lots: [], idempotencyKey: null,
-    });
+    const draft = await submitMintRequest(
+      app.ctx,
+      { id: brand.userId },
+      {
+        brandId: brand.brandId,
+        productId: brand.productId,
+        productBatchId: null,
+        requestedQuantity: 10,
+        identityMode: 'serial',
+        activationMode: 'active_at_mint',
+        lots: [],
+        idempotencyKey: null,
+      },
+    );
     if (!draft.ok) throw new Error('draft submit blocked');
     const before = await packCount();
 
@@ -99,9 +135,26 @@ describe('CreatePayloadPack', () => {
     const brand = await app.seedBrand();
     const { mintBatchId } = await mintCompleted(app.ctx, brand, 40);
     const a = await ask(brand, mintBatchId, { formats: ['epcis', 'csv', 'csv'], seqFrom: 1, seqTo: 20 });
-    const b = await ask(brand, mintBatchId, { formats: ['jsonl'], seqFrom: 21, seqTo: 40, symbology: 'datamatrix', layout: { paper: 'letter', rows: 7, dpi: 300 } });
-    expect(a).toMatchObject({ status: 'pending', storagePath: null, purpose: 'request', profile: { formats: ['csv', 'epcis'], seqFrom: 1, seqTo: 20, symbology: 'qr' } });
-    expect(b.profile).toMatchObject({ formats: ['jsonl'], seqFrom: 21, seqTo: 40, symbology: 'datamatrix', layout: { paper: 'letter', dpi: 300, columns: 3, rows: 7 } });
+    const b = await ask(brand, mintBatchId, {
+      formats: ['jsonl'],
+      seqFrom: 21,
+      seqTo: 40,
+      symbology: 'datamatrix',
+      layout: { paper: 'letter', rows: 7, dpi: 300 },
+    });
+    expect(a).toMatchObject({
+      status: 'pending',
+      storagePath: null,
+      purpose: 'request',
+      profile: { formats: ['csv', 'epcis'], seqFrom: 1, seqTo: 20, symbology: 'qr' },
+    });
+    expect(b.profile).toMatchObject({
+      formats: ['jsonl'],
+      seqFrom: 21,
+      seqTo: 40,
+      symbology: 'datamatrix',
+      layout: { paper: 'letter', dpi: 300, columns: 3, rows: 7 },
+    });
     const listed = (await listPayloadPacks(app.ctx, brand.brandId, { limit: null, cursor: null })).items;
     // Newest first; the two requested packs may share a millisecond, so compare them as a set.
     const rows = listed.map((k) => JSON.stringify([k.purpose, k.profile.formats, k.profile.seqFrom, k.profile.seqTo]));
@@ -120,7 +173,9 @@ describe('a pack of a unit range', () => {
     const manifest = JSON.parse(await readFile(join(folder, 'manifest.json'), 'utf8')) as PackManifest;
     expect(manifest).toMatchObject({ purpose: 'request', seq_from: 101, seq_to: 180, unit_count: 80, row_count: 80 });
     expect(manifest.files.map((f) => [f.name, f.format, f.rows, f.count])).toEqual([
-      ['units.csv', 'csv', 80, 80], ['units.jsonl', 'jsonl', 80, 80], ['epcis.json', 'epcis', 1, 80],
+      ['units.csv', 'csv', 80, 80],
+      ['units.jsonl', 'jsonl', 80, 80],
+      ['epcis.json', 'epcis', 1, 80],
     ]);
     const expected = await unitUrls(mintBatchId, 101, 180);
     const csv = (await readFile(join(folder, 'units.csv'), 'utf8')).trim().split('\n').slice(1);
@@ -128,7 +183,13 @@ describe('a pack of a unit range', () => {
     const epcis = JSON.parse(await readFile(join(folder, 'epcis.json'), 'utf8')) as EpcisDocument;
     expect(validateEpcis(epcis), JSON.stringify(validateEpcis.errors)).toBe(true);
     expect(epcis.epcisBody.eventList).toHaveLength(1);
-    expect(epcis.epcisBody.eventList[0]).toMatchObject({ type: 'ObjectEvent', action: 'ADD', bizStep: 'commissioning', disposition: 'active', epcList: expected });
+    expect(epcis.epcisBody.eventList[0]).toMatchObject({
+      type: 'ObjectEvent',
+      action: 'ADD',
+      bizStep: 'commissioning',
+      disposition: 'active',
+      epcList: expected,
+    });
   });
 });
 
@@ -140,7 +201,11 @@ describe('the EPCIS file', () => {
     expect(await generateOnly(app.ctx, store, completion!.id)).toMatchObject({ kind: 'ready', unitCount: 20_500 });
     const { dir, manifest, check } = await downloadAndVerify(app.ctx, { keys, store }, brand.brandId, completion!.id);
     expect(check.trim().split('\n')).toEqual(['units.csv: OK', 'units.jsonl: OK', 'epcis.json: OK']);
-    expect(manifest.files.map((f) => [f.name, f.count])).toEqual([['units.csv', 20_500], ['units.jsonl', 20_500], ['epcis.json', 20_500]]);
+    expect(manifest.files.map((f) => [f.name, f.count])).toEqual([
+      ['units.csv', 20_500],
+      ['units.jsonl', 20_500],
+      ['epcis.json', 20_500],
+    ]);
     const epcis = JSON.parse(await readFile(join(dir, 'epcis.json'), 'utf8')) as EpcisDocument;
     expect(validateEpcis(epcis), JSON.stringify(validateEpcis.errors?.slice(0, 3))).toBe(true);
     const lists = epcis.epcisBody.eventList.map((e) => e['epcList'] as string[]);
@@ -151,7 +216,13 @@ describe('the EPCIS file', () => {
 
   it('reports lots by class with the lot number in ilmd, and a product-only batch by class', async () => {
     const brand = await app.seedBrand();
-    const lots = await mintCompleted(app.ctx, brand, 30, { identityMode: 'batch', lots: [{ lotCode: 'A-1', qty: 10 }, { lotCode: 'B.2', qty: 20 }] });
+    const lots = await mintCompleted(app.ctx, brand, 30, {
+      identityMode: 'batch',
+      lots: [
+        { lotCode: 'A-1', qty: 10 },
+        { lotCode: 'B.2', qty: 20 },
+      ],
+    });
     const product = await mintCompleted(app.ctx, brand, 7, { identityMode: 'batch' });
     const docs: EpcisDocument[] = [];
     for (const batch of [lots, product]) {
@@ -161,7 +232,9 @@ describe('the EPCIS file', () => {
       expect(validateEpcis(doc), JSON.stringify(validateEpcis.errors)).toBe(true);
       docs.push(doc);
     }
-    const base = (await query<{ resolver_base_url: string }>(app.db.em.fork(), 'select resolver_base_url from mint_batches where id = ?', [lots.mintBatchId]))[0]!.resolver_base_url;
+    const base = (
+      await query<{ resolver_base_url: string }>(app.db.em.fork(), 'select resolver_base_url from mint_batches where id = ?', [lots.mintBatchId])
+    )[0]!.resolver_base_url;
     expect(docs[0]!.epcisBody.eventList.map((e) => [e['quantityList'], e['ilmd'], e['action'], e['bizStep']])).toEqual([
       [[{ epcClass: `${base}/01/${brand.gtin}/10/A-1`, quantity: 10 }], { 'cbvmda:lotNumber': 'A-1' }, 'ADD', 'commissioning'],
       [[{ epcClass: `${base}/01/${brand.gtin}/10/B.2`, quantity: 20 }], { 'cbvmda:lotNumber': 'B.2' }, 'ADD', 'commissioning'],
@@ -176,7 +249,10 @@ describe('the EPCIS file', () => {
     await setMintBatchStatus(app.ctx, { id: brand.userId }, { brandId: brand.brandId, mintBatchId, status: 'voided', reason: 'recall' });
     // Voiding twice is refused by the lifecycle; the void pack exists once.
     const packs = await packsOfBatch(app.ctx, mintBatchId);
-    expect(packs.map((k) => [k.purpose, k.status])).toEqual([['completion', 'pending'], ['void', 'pending']]);
+    expect(packs.map((k) => [k.purpose, k.status])).toEqual([
+      ['completion', 'pending'],
+      ['void', 'pending'],
+    ]);
     expect(await generateOnly(app.ctx, store, packs[0]!.id)).toEqual({ kind: 'failed', reason: 'mint batch voided' });
     expect(await generateOnly(app.ctx, store, packs[1]!.id)).toMatchObject({ kind: 'ready', unitCount: 30 });
     const { dir, manifest } = await downloadAndVerify(app.ctx, { keys, store }, brand.brandId, packs[1]!.id);
@@ -185,7 +261,12 @@ describe('the EPCIS file', () => {
     const doc = JSON.parse(await readFile(join(dir, 'epcis-decommissioning.json'), 'utf8')) as EpcisDocument;
     expect(validateEpcis(doc), JSON.stringify(validateEpcis.errors)).toBe(true);
     expect(doc.epcisBody.eventList).toHaveLength(1);
-    expect(doc.epcisBody.eventList[0]).toMatchObject({ action: 'DELETE', bizStep: 'decommissioning', disposition: 'inactive', epcList: await unitUrls(mintBatchId) });
+    expect(doc.epcisBody.eventList[0]).toMatchObject({
+      action: 'DELETE',
+      bizStep: 'decommissioning',
+      disposition: 'inactive',
+      epcList: await unitUrls(mintBatchId),
+    });
     expect(await packsOfBatch(app.ctx, other.mintBatchId)).toHaveLength(1);
   });
 });
@@ -208,7 +289,9 @@ describe('label formats', () => {
     const { dir, manifest, check } = await downloadAndVerify(app.ctx, { keys, store }, brand.brandId, pack.id);
     expect(check.trim().split('\n')).toEqual(['labels-svg.tar: OK', 'labels.pdf: OK', 'labels.zpl: OK']);
     expect(manifest.files.map((f) => [f.name, f.format, f.rows, f.count])).toEqual([
-      ['labels-svg.tar', 'svg', 25, 25], ['labels.pdf', 'pdf', 25, 25], ['labels.zpl', 'zpl', 25, 25],
+      ['labels-svg.tar', 'svg', 25, 25],
+      ['labels.pdf', 'pdf', 25, 25],
+      ['labels.zpl', 'zpl', 25, 25],
     ]);
     const zpl = await readFile(join(dir, 'labels.zpl'), 'utf8');
     expect(zpl.match(/\^XA/g)).toHaveLength(25);

@@ -33,14 +33,20 @@ describe('pack rows', () => {
   });
 
   it('reads every unit of a COPY stream split at any byte, a multi-byte character included', async () => {
-    const units = Array.from({ length: 50 }, (_, i) => [`S${i}`, `https://id.example/21/S${i}${i % 7 === 0 ? 'é🙂' : ''}`, i % 2 ? 'active' : 'inactive'] as const);
+    const units = Array.from(
+      { length: 50 },
+      (_, i) => [`S${i}`, `https://id.example/21/S${i}${i % 7 === 0 ? 'é🙂' : ''}`, i % 2 ? 'active' : 'inactive'] as const,
+    );
     const stream = Buffer.from(units.map((u) => `${u.join('\x02')}\n`).join(''));
     for (const step of [1, 2, 3, 5, 64, stream.length]) {
       const seen: string[][] = [];
       let flushes = 0;
-      const fields = unitFieldsSink((serial, url, status) => seen.push([serial, url, status]), async () => {
-        flushes++;
-      });
+      const fields = unitFieldsSink(
+        (serial, url, status) => seen.push([serial, url, status]),
+        async () => {
+          flushes++;
+        },
+      );
       for (let at = 0; at < stream.length; at += step) await fields.sink(stream.subarray(at, at + step));
       fields.end();
       expect(seen, `chunks of ${step} bytes`).toEqual(units.map((u) => [...u]));
@@ -49,7 +55,10 @@ describe('pack rows', () => {
       expect(flushes).toBeLessThanOrEqual(2 * chunks);
       expect(flushes).toBeGreaterThanOrEqual(Math.min(units.length, chunks));
     }
-    const cut = unitFieldsSink(() => undefined, async () => undefined);
+    const cut = unitFieldsSink(
+      () => undefined,
+      async () => undefined,
+    );
     await cut.sink(stream.subarray(0, 10));
     expect(() => cut.end()).toThrow('the unit stream ended inside a line');
   });

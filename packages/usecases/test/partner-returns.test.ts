@@ -18,18 +18,34 @@ afterAll(() => app.close());
 
 const serialsOf = async (batchId: string) =>
   (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ? order by seq', [batchId])).map((r) => r.serial);
-const returnSerials = (brand: SeededBrand, serials: readonly string[], key: string) => moveSerials(app.ctx, { id: brand.userId }, {
-  brandId: brand.brandId, idempotencyKey: key, action: 'return', reason: null, target: { serials },
-});
+const returnSerials = (brand: SeededBrand, serials: readonly string[], key: string) =>
+  moveSerials(
+    app.ctx,
+    { id: brand.userId },
+    {
+      brandId: brand.brandId,
+      idempotencyKey: key,
+      action: 'return',
+      reason: null,
+      target: { serials },
+    },
+  );
 async function partnerOf(brand: SeededBrand, restriction: { productId: string | null; mintBatchId: string | null }) {
   const actor = { id: brand.userId };
   const { partnerId } = await createPartner(app.ctx, actor, { brandId: brand.brandId, name: 'Contract manufacturer' });
   const granted = await grantPartnerKey(app.ctx, actor, { brandId: brand.brandId, partnerId, name: 'line 1', quota: 100, ...restriction });
   return { apiKeyId: granted.keyId, partnerId };
 }
-const allocatedSerials = async (brandId: string) => (await query<{ serial: string }>(app.db.em.fork(), `
+const allocatedSerials = async (brandId: string) =>
+  (
+    await query<{ serial: string }>(
+      app.db.em.fork(),
+      `
   select u.serial from unit_allocations a join mint_units u on u.brand_id = a.brand_id and u.mint_batch_id = a.mint_batch_id and u.seq = a.seq
-  where a.brand_id = ?`, [brandId])).map((r) => r.serial);
+  where a.brand_id = ?`,
+      [brandId],
+    )
+  ).map((r) => r.serial);
 
 describe('a serial the brand returned', () => {
   it('is skipped by a later allocation, which still allocates every other free serial', async () => {

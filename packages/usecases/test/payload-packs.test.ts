@@ -9,7 +9,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { query, run, unitsWithUrls } from '../../../test/support/sql.ts';
 import { createFsPackStore, type PackStore } from '@mint/store';
 import {
-  claimPayloadPack, generatePayloadPack, getMintKpis, listMintEvents, listPayloadPacks, packColumns, setMintBatchStatus, type PackManifest,
+  claimPayloadPack,
+  generatePayloadPack,
+  getMintKpis,
+  listMintEvents,
+  listPayloadPacks,
+  packColumns,
+  setMintBatchStatus,
+  type PackManifest,
 } from '@mint/usecases';
 import { mintCompleted, tempStoreDir } from '../../../test/support/pack-fixtures.ts';
 import { setupUseCases, type UseCaseBundle } from '../../../test/support/usecases.ts';
@@ -29,7 +36,10 @@ afterAll(async () => {
 
 async function packOf(batchId: string) {
   const [row] = await query<{ id: string; status: string; storage_path: string | null; unit_count: number | null; attempts: number; error: string | null }>(
-    app.db.em.fork(), `select id, status, storage_path, unit_count, attempts, error from payload_packs where mint_batch_id = ? and purpose = 'completion'`, [batchId]);
+    app.db.em.fork(),
+    `select id, status, storage_path, unit_count, attempts, error from payload_packs where mint_batch_id = ? and purpose = 'completion'`,
+    [batchId],
+  );
   return row!;
 }
 
@@ -77,7 +87,9 @@ describe('a payload pack of 100,000 units', () => {
     expect(await batchStatus(mintBatchId)).toBe('exported');
     // The automatic pack exports the batch; nothing was printed, so exported_printed does not count it.
     expect((await getMintKpis(app.ctx, brand.brandId)).exportedPrinted).toBe(0);
-    const events = (await listMintEvents(app.ctx, brand.brandId, { limit: 100, cursor: null, eventType: 'payload_pack_ready', entityType: null, entityId: null })).items;
+    const events = (
+      await listMintEvents(app.ctx, brand.brandId, { limit: 100, cursor: null, eventType: 'payload_pack_ready', entityType: null, entityId: null })
+    ).items;
     expect(events.map((e) => [e.entityType, e.entityId])).toEqual([['payload_pack', pending.id]]);
 
     const folder = join(storeDir.dir, brand.brandId, pending.id);
@@ -94,7 +106,10 @@ describe('a payload pack of 100,000 units', () => {
 
     // Row for row against the database, in seq order, streaming the files line by line.
     const rows = await query<{ serial: string; resolver_url: string; status: string }>(
-      app.db.em.fork(), `select serial, resolver_url, status from ${unitsWithUrls} where brand_id = ? and mint_batch_id = ? order by seq`, [brand.brandId, mintBatchId]);
+      app.db.em.fork(),
+      `select serial, resolver_url, status from ${unitsWithUrls} where brand_id = ? and mint_batch_id = ? order by seq`,
+      [brand.brandId, mintBatchId],
+    );
     expect(rows).toHaveLength(100_000);
     const csv = createInterface({ input: createReadStream(join(folder, 'units.csv')) });
     const jsonl = createInterface({ input: createReadStream(join(folder, 'units.jsonl')) })[Symbol.asyncIterator]();
@@ -109,13 +124,16 @@ describe('a payload pack of 100,000 units', () => {
       const row = rows[i]!;
       const json = JSON.parse((await jsonl.next()).value as string) as Record<string, unknown>;
       if (line !== `${row.serial},${row.resolver_url},${row.serial},,${row.status}`) mismatches++;
-      if (json.serial !== row.serial || json.digital_link !== row.resolver_url || json.token !== row.serial || json.lot !== null || json.status !== row.status) mismatches++;
+      if (json.serial !== row.serial || json.digital_link !== row.resolver_url || json.token !== row.serial || json.lot !== null || json.status !== row.status)
+        mismatches++;
       i++;
     }
     expect(i).toBe(100_000);
     expect(mismatches).toBe(0);
     expect((await jsonl.next()).done).toBe(true);
-    expect(rows[0]!.resolver_url).toBe(`http://127.0.0.1:8080/r/${(await query<{ slug: string }>(app.db.em.fork(), 'select slug from brands where id = ?', [brand.brandId]))[0]!.slug}/01/${brand.gtin}/21/${rows[0]!.serial}`);
+    expect(rows[0]!.resolver_url).toBe(
+      `http://127.0.0.1:8080/r/${(await query<{ slug: string }>(app.db.em.fork(), 'select slug from brands where id = ?', [brand.brandId]))[0]!.slug}/01/${brand.gtin}/21/${rows[0]!.serial}`,
+    );
   });
 });
 
@@ -144,7 +162,10 @@ describe('pack generation', () => {
     expect(await generatePayloadPack(app.ctx, await claimOnly(pack.id), { store, signal: stop.signal })).toEqual({ kind: 'released' });
     expect(await packOf(mintBatchId)).toMatchObject({ status: 'pending', storage_path: null });
     expect(await batchStatus(mintBatchId)).toBe('minted');
-    expect(await generatePayloadPack(app.ctx, await claimOnly(pack.id), { store, pageSize: 99, paging: true })).toMatchObject({ kind: 'ready', unitCount: 1_000 });
+    expect(await generatePayloadPack(app.ctx, await claimOnly(pack.id), { store, pageSize: 99, paging: true })).toMatchObject({
+      kind: 'ready',
+      unitCount: 1_000,
+    });
   });
 
   it('writes the same bytes whether the worker reads the units as COPY streams or in keyset pages', async () => {
@@ -170,14 +191,25 @@ describe('pack generation', () => {
       const copiedBytes = await readFile(join(storeDir.dir, brand.brandId, pack.id, file));
       const pagedBytes = await readFile(join(storeDir.dir, 'paged', brand.brandId, pack.id, file));
       expect(copiedBytes.equals(pagedBytes), file).toBe(true);
-      expect(copiedBytes.toString().split('\n').filter((l) => l.includes('inactive'))).toHaveLength(2_500 - 833);
+      expect(
+        copiedBytes
+          .toString()
+          .split('\n')
+          .filter((l) => l.includes('inactive')),
+      ).toHaveLength(2_500 - 833);
     }
     // Every JSON line is byte for byte what JSON.stringify writes for the unit.
     const units = await query<{ serial: string; resolver_url: string; status: string }>(
-      app.db.em.fork(), `select serial, resolver_url, status from ${unitsWithUrls} where mint_batch_id = ? order by seq`, [mintBatchId]);
+      app.db.em.fork(),
+      `select serial, resolver_url, status from ${unitsWithUrls} where mint_batch_id = ? order by seq`,
+      [mintBatchId],
+    );
     expect(units.every((u) => u.resolver_url.includes(odd))).toBe(true);
     const lines = (await readFile(join(storeDir.dir, brand.brandId, pack.id, 'units.jsonl'), 'utf8')).split('\n');
-    expect(lines).toEqual([...units.map((u) => JSON.stringify({ serial: u.serial, digital_link: u.resolver_url, token: u.serial, lot: null, status: u.status })), '']);
+    expect(lines).toEqual([
+      ...units.map((u) => JSON.stringify({ serial: u.serial, digital_link: u.resolver_url, token: u.serial, lot: null, status: u.status })),
+      '',
+    ]);
     // units.csv quotes the URLs holding a quote or a comma (quotes doubled): here every URL, for its comma.
     const csvLines = (await readFile(join(storeDir.dir, brand.brandId, pack.id, 'units.csv'), 'utf8')).split('\n').slice(1, 6);
     const quoted = (url: string) => `"${url.replaceAll('"', '""')}"`;
@@ -191,7 +223,9 @@ describe('pack generation', () => {
     // A store that activates every unit of the batch (committed) while units.csv gets its first bytes.
     let activated = 0;
     const activate = async () => {
-      activated = await run(app.db.em.fork(), `update mint_units set status = 'active', activated_at = now() where mint_batch_id = ? and status = 'inactive'`, [mintBatchId]);
+      activated = await run(app.db.em.fork(), `update mint_units set status = 'active', activated_at = now() where mint_batch_id = ? and status = 'inactive'`, [
+        mintBatchId,
+      ]);
     };
     const activating: PackStore = {
       ...store,
@@ -226,7 +260,10 @@ describe('pack generation', () => {
     expect(activated).toBe(500);
     const folder = join(storeDir.dir, brand.brandId, pack.id);
     const csv = (await readFile(join(folder, 'units.csv'), 'utf8')).trim().split('\n').slice(1);
-    const jsonl = (await readFile(join(folder, 'units.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { status: string });
+    const jsonl = (await readFile(join(folder, 'units.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { status: string });
     expect(new Set(csv.map((line) => line.split(',')[4]))).toEqual(new Set(['inactive']));
     expect(new Set(jsonl.map((l) => l.status))).toEqual(new Set(['inactive']));
     expect(csv).toHaveLength(500);
@@ -237,7 +274,12 @@ describe('pack generation', () => {
     const brand = await app.seedBrand();
     const { mintBatchId } = await mintCompleted(app.ctx, brand, 20);
     const pack = await packOf(mintBatchId);
-    const broken: PackStore = { ...store, begin: async () => { throw new Error('disk full'); } };
+    const broken: PackStore = {
+      ...store,
+      begin: async () => {
+        throw new Error('disk full');
+      },
+    };
     let now = Date.now();
     const later = { ...app.ctx, clock: () => new Date(now) };
     // Other files' packs stay claimable in this database; claim through the clock we move.
@@ -274,7 +316,9 @@ describe('pack generation', () => {
     const pack = await packOf(mintBatchId);
     expect(await generatePayloadPack(app.ctx, await claimOnly(pack.id), { store })).toEqual({ kind: 'failed', reason: 'mint batch voided' });
     expect(await packOf(mintBatchId)).toMatchObject({ status: 'failed', storage_path: null, error: 'mint batch voided' });
-    const events = (await listMintEvents(app.ctx, brand.brandId, { limit: 10, cursor: null, eventType: 'payload_pack_failed', entityType: null, entityId: null })).items;
+    const events = (
+      await listMintEvents(app.ctx, brand.brandId, { limit: 10, cursor: null, eventType: 'payload_pack_failed', entityType: null, entityId: null })
+    ).items;
     expect(events).toHaveLength(1);
   });
 
@@ -292,30 +336,52 @@ describe('pack generation', () => {
   it('writes one row per lot for a lot batch', async () => {
     const brand = await app.seedBrand();
     const { mintBatchId } = await mintCompleted(app.ctx, brand, 30, {
-      identityMode: 'batch', lots: [{ lotCode: 'L-1', qty: 10 }, { lotCode: 'L,2', qty: 20 }],
+      identityMode: 'batch',
+      lots: [
+        { lotCode: 'L-1', qty: 10 },
+        { lotCode: 'L,2', qty: 20 },
+      ],
     });
     const pack = await packOf(mintBatchId);
     expect(await generatePayloadPack(app.ctx, await claimOnly(pack.id), { store })).toMatchObject({ kind: 'ready', unitCount: 2 });
     const csv = await readFile(join(storeDir.dir, brand.brandId, pack.id, 'units.csv'), 'utf8');
-    const [{ slug }] = await query<{ slug: string }>(app.db.em.fork(), 'select slug from brands where id = ?', [brand.brandId]) as [{ slug: string }];
+    const [{ slug }] = (await query<{ slug: string }>(app.db.em.fork(), 'select slug from brands where id = ?', [brand.brandId])) as [{ slug: string }];
     // Lots in lot-code order; a comma in a lot code is quoted, and percent-encoded in its URI.
     expect(csv).toBe(`serial,digital_link,token,lot,status
 ,http://127.0.0.1:8080/r/${slug}/01/${brand.gtin}/10/L%2C2,,"L,2",active
 ,http://127.0.0.1:8080/r/${slug}/01/${brand.gtin}/10/L-1,,L-1,active
 `);
-    const jsonl = (await readFile(join(storeDir.dir, brand.brandId, pack.id, 'units.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
-    expect(jsonl.map((l) => [l.lot, l.qty])).toEqual([['L,2', 20], ['L-1', 10]]);
+    const jsonl = (await readFile(join(storeDir.dir, brand.brandId, pack.id, 'units.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(jsonl.map((l) => [l.lot, l.qty])).toEqual([
+      ['L,2', 20],
+      ['L-1', 10],
+    ]);
   });
   it('neutralises lot codes a spreadsheet would run as formulas in units.csv (a leading quote); units.jsonl keeps them as they are', async () => {
     const brand = await app.seedBrand();
-    const lots = [{ lotCode: '=HYPERLINK(1)', qty: 1 }, { lotCode: '+A1', qty: 1 }, { lotCode: '-2', qty: 1 }, { lotCode: 'A=1', qty: 1 }];
+    const lots = [
+      { lotCode: '=HYPERLINK(1)', qty: 1 },
+      { lotCode: '+A1', qty: 1 },
+      { lotCode: '-2', qty: 1 },
+      { lotCode: 'A=1', qty: 1 },
+    ];
     const { mintBatchId } = await mintCompleted(app.ctx, brand, 4, { identityMode: 'batch', lots });
     const pack = await packOf(mintBatchId);
     expect(await generatePayloadPack(app.ctx, await claimOnly(pack.id), { store })).toMatchObject({ kind: 'ready', unitCount: 4 });
     const csv = await readFile(join(storeDir.dir, brand.brandId, pack.id, 'units.csv'), 'utf8');
-    const lotColumn = csv.trim().split('\n').slice(1).map((line) => line.split(',')[3]);
+    const lotColumn = csv
+      .trim()
+      .split('\n')
+      .slice(1)
+      .map((line) => line.split(',')[3]);
     expect(lotColumn.sort()).toEqual([`'+A1`, `'-2`, `'=HYPERLINK(1)`, 'A=1']);
-    const jsonl = (await readFile(join(storeDir.dir, brand.brandId, pack.id, 'units.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+    const jsonl = (await readFile(join(storeDir.dir, brand.brandId, pack.id, 'units.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(jsonl.map((l) => l.lot).sort()).toEqual(['+A1', '-2', '=HYPERLINK(1)', 'A=1']);
   });
 });

@@ -3,7 +3,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { query, run, storedOrDerivedUnitId } from '../../../test/support/sql.ts';
 import { InvalidInputError, encodeCursor, resolveCursor, type ActivationMode, type Cursor, type Page } from '@mint/domain';
 import {
-  createUseCaseContext, getMintKpis, listMintEvents, listMintUnits, listPayloadPacks, processMintJobBatch, submitMintRequest,
+  createUseCaseContext,
+  getMintKpis,
+  listMintEvents,
+  listMintUnits,
+  listPayloadPacks,
+  processMintJobBatch,
+  submitMintRequest,
   type UseCaseContext,
 } from '@mint/usecases';
 import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
@@ -19,10 +25,20 @@ const frozen = (at: Date): UseCaseContext => createUseCaseContext({ db: app.db, 
 
 /** Submits a serial job and runs it to completion in chunks of `chunk` units. */
 async function mint(ctx: UseCaseContext, brand: SeededBrand, quantity: number, activationMode: ActivationMode = 'active_at_mint', chunk = 100) {
-  const result = await submitMintRequest(ctx, { id: brand.userId }, {
-    brandId: brand.brandId, productId: brand.productId, productBatchId: null, requestedQuantity: quantity,
-    identityMode: 'serial', activationMode, lots: [], idempotencyKey: null,
-  });
+  const result = await submitMintRequest(
+    ctx,
+    { id: brand.userId },
+    {
+      brandId: brand.brandId,
+      productId: brand.productId,
+      productBatchId: null,
+      requestedQuantity: quantity,
+      identityMode: 'serial',
+      activationMode,
+      lots: [],
+      idempotencyKey: null,
+    },
+  );
   if (!result.ok) throw new Error('blocked');
   for (let i = 0; i < 1000; i++) if ((await processMintJobBatch(ctx, brand.brandId, result.mintJobId, chunk)).done) break;
   return result;
@@ -30,8 +46,11 @@ async function mint(ctx: UseCaseContext, brand: SeededBrand, quantity: number, a
 
 /** Ids of the brand's units in list order (created_at desc, id desc), straight from SQL. */
 async function unitIdsInOrder(brandId: string): Promise<string[]> {
-  const rows = await query<{ id: string }>(app.db.em.fork(),
-    `select ${storedOrDerivedUnitId()} as id from mint_units where brand_id = ? order by created_at desc, 1 desc`, [brandId]);
+  const rows = await query<{ id: string }>(
+    app.db.em.fork(),
+    `select ${storedOrDerivedUnitId()} as id from mint_units where brand_id = ? order by created_at desc, 1 desc`,
+    [brandId],
+  );
   return rows.map((r) => r.id);
 }
 
@@ -41,8 +60,8 @@ type CursorForm = 'two-field' | 'opaque';
 function sendBack(next: Cursor, form: CursorForm): Cursor | null {
   return form === 'opaque'
     ? resolveCursor({ cursor: encodeCursor(next), atField: 'cursor_created_at', idField: 'cursor_id' })
-    // A protobuf Timestamp travels as an ISO instant: rebuild the Date from text, as a client would.
-    : resolveCursor({ at: new Date(next.at.toISOString()), id: next.id, atField: 'cursor_created_at', idField: 'cursor_id' });
+    : // A protobuf Timestamp travels as an ISO instant: rebuild the Date from text, as a client would.
+      resolveCursor({ at: new Date(next.at.toISOString()), id: next.id, atField: 'cursor_created_at', idField: 'cursor_id' });
 }
 
 /** Pages through a list to its end, asserting the last-page contract, and returns every id seen in order. */
@@ -72,7 +91,10 @@ describe('listMintUnits', () => {
     await mint(frozen(new Date(tie.getTime() - 1)), brand, 25, 'active_at_mint', 25);
     const truth = await unitIdsInOrder(brand.brandId);
     expect(truth).toHaveLength(365);
-    const [ties] = await query<{ n: string }>(app.db.em.fork(), `select count(*) as n from mint_units where brand_id = ? and created_at = ?`, [brand.brandId, tie]);
+    const [ties] = await query<{ n: string }>(app.db.em.fork(), `select count(*) as n from mint_units where brand_id = ? and created_at = ?`, [
+      brand.brandId,
+      tie,
+    ]);
     expect(Number(ties!.n)).toBe(300);
 
     for (const form of ['two-field', 'opaque'] as const) {
@@ -96,18 +118,30 @@ describe('listMintUnits', () => {
     let seq = 10_000;
     const inserter = (async () => {
       // Rows in the middle of the tie group (same created_at, random ids), older and newer rows, and real chunks.
-      const other = await submitMintRequest(app.ctx, { id: brand.userId }, {
-        brandId: brand.brandId, productId: brand.productId, productBatchId: null, requestedQuantity: 100_000,
-        identityMode: 'serial', activationMode: 'active_at_mint', lots: [], idempotencyKey: null,
-      });
+      const other = await submitMintRequest(
+        app.ctx,
+        { id: brand.userId },
+        {
+          brandId: brand.brandId,
+          productId: brand.productId,
+          productBatchId: null,
+          requestedQuantity: 100_000,
+          identityMode: 'serial',
+          activationMode: 'active_at_mint',
+          lots: [],
+          idempotencyKey: null,
+        },
+      );
       if (!other.ok) throw new Error('blocked');
       while (inserting) {
         for (const at of [tie, new Date(tie.getTime() - 60_000), new Date()]) {
           seq += 1;
-          inserted += await run(app.db.em.fork(),
+          inserted += await run(
+            app.db.em.fork(),
             `insert into mint_units (brand_id, id, mint_batch_id, seq, serial, status, created_at)
              values (?, ?, ?, ?, ?, 'active', ?)`,
-            [brand.brandId, randomUUID(), mintBatchId, seq, `S${seq}`, at]);
+            [brand.brandId, randomUUID(), mintBatchId, seq, `S${seq}`, at],
+          );
         }
         inserted += (await processMintJobBatch(app.ctx, brand.brandId, other.mintJobId, 50)).insertedCount;
       }
@@ -159,13 +193,17 @@ describe('listMintUnits', () => {
   it('answers page sizes outside 1..100, a bad batch id and tampered or malformed cursors with InvalidInputError naming the field', async () => {
     const brandId = randomUUID();
     const fieldsOf = async (work: () => unknown) => {
-      const error = await Promise.resolve().then(work).catch((e: unknown) => e);
+      const error = await Promise.resolve()
+        .then(work)
+        .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(InvalidInputError);
       return (error as InvalidInputError).violations.map((v) => v.field);
     };
     for (const limit of [0, -1, 101, 1.5]) {
       expect(await fieldsOf(() => listMintUnits(app.ctx, brandId, { limit, cursor: null, mintBatchId: null }))).toEqual(['limit']);
-      expect(await fieldsOf(() => listMintEvents(app.ctx, brandId, { limit, cursor: null, eventType: null, entityType: null, entityId: null }))).toEqual(['limit']);
+      expect(await fieldsOf(() => listMintEvents(app.ctx, brandId, { limit, cursor: null, eventType: null, entityType: null, entityId: null }))).toEqual([
+        'limit',
+      ]);
       expect(await fieldsOf(() => listPayloadPacks(app.ctx, brandId, { limit, cursor: null }))).toEqual(['limit']);
     }
     expect(await fieldsOf(() => listMintUnits(app.ctx, brandId, { limit: 10, cursor: null, mintBatchId: 'nope' }))).toEqual(['mint_batch_id']);
@@ -174,7 +212,12 @@ describe('listMintUnits', () => {
     const resolve = (input: Partial<Parameters<typeof resolveCursor>[0]>) => () =>
       resolveCursor({ atField: 'cursor_created_at', idField: 'cursor_id', ...input });
     const tampered = [
-      'not a cursor', '!!!!', '', valid.slice(0, -3), `${valid}AA`, valid.replace(/^./, (c) => (c === 'W' ? 'X' : 'W')),
+      'not a cursor',
+      '!!!!',
+      '',
+      valid.slice(0, -3),
+      `${valid}AA`,
+      valid.replace(/^./, (c) => (c === 'W' ? 'X' : 'W')),
       Buffer.from('{"at":"2026-01-01T00:00:00.000Z"}').toString('base64url'),
       Buffer.from(JSON.stringify(['2026-01-01T00:00:00.000Z', 'not-a-uuid'])).toString('base64url'),
       Buffer.from(JSON.stringify(['2026-01-01', randomUUID()])).toString('base64url'),
@@ -197,8 +240,9 @@ describe('listMintEvents', () => {
     const tie = new Date('2026-03-01T00:00:00.000Z');
     const jobs = [];
     for (let i = 0; i < 6; i++) jobs.push(await mint(frozen(tie), brand, 10, 'active_at_mint', 5));
-    const truth = (await query<{ id: string }>(app.db.em.fork(),
-      `select id from mint_events where brand_id = ? order by occurred_at desc, id desc`, [brand.brandId])).map((r) => r.id);
+    const truth = (
+      await query<{ id: string }>(app.db.em.fork(), `select id from mint_events where brand_id = ? order by occurred_at desc, id desc`, [brand.brandId])
+    ).map((r) => r.id);
     // Per job: queued, batch created, started, 2 chunks, completed, batch status changed.
     expect(truth).toHaveLength(6 * 7);
     const noFilter = { eventType: null, entityType: null, entityId: null };
@@ -212,13 +256,21 @@ describe('listMintEvents', () => {
     const completed = await listMintEvents(app.ctx, brand.brandId, { limit: 4, cursor: null, ...noFilter, eventType: 'mint_job_completed' });
     expect(completed.items.map((e) => e.eventType)).toEqual(Array(4).fill('mint_job_completed'));
     expect(completed.hasMore).toBe(true);
-    const allCompleted = await pageAll((cursor) => listMintEvents(app.ctx, brand.brandId, { limit: 4, cursor, ...noFilter, eventType: 'mint_job_completed' }), 'opaque');
+    const allCompleted = await pageAll(
+      (cursor) => listMintEvents(app.ctx, brand.brandId, { limit: 4, cursor, ...noFilter, eventType: 'mint_job_completed' }),
+      'opaque',
+    );
     expect(new Set(allCompleted).size).toBe(6);
 
     const batchId = jobs[2]!.mintBatchId;
     const ofBatch = await listMintEvents(app.ctx, brand.brandId, { limit: 50, cursor: null, ...noFilter, entityType: 'mint_batch', entityId: batchId });
     expect(ofBatch.items.map((e) => e.eventType).sort()).toEqual([
-      'mint_batch_created', 'mint_batch_status_changed', 'mint_job_completed', 'mint_job_started', 'mint_units_created', 'mint_units_created',
+      'mint_batch_created',
+      'mint_batch_status_changed',
+      'mint_job_completed',
+      'mint_job_started',
+      'mint_units_created',
+      'mint_units_created',
     ]);
     expect(ofBatch.items.every((e) => e.entityId === batchId && e.entityType === 'mint_batch')).toBe(true);
     const statusChange = ofBatch.items.find((e) => e.eventType === 'mint_batch_status_changed')!;
@@ -241,13 +293,24 @@ describe('listPayloadPacks', () => {
     const tie = new Date('2026-04-01T00:00:00.000Z');
     for (let i = 0; i < 130; i++) {
       const ready = i % 2 === 0;
-      await run(app.db.em.fork(),
+      await run(
+        app.db.em.fork(),
         `insert into payload_packs (brand_id, id, mint_batch_id, status, storage_path, unit_count, created_at, updated_at) values (?, ?, ?, ?, ?, ?, ?, ?)`,
-        [brand.brandId, randomUUID(), mintBatchId, ready ? 'ready' : 'pending', ready ? `${brand.brandId}/${mintBatchId}/pack-${i}.zip` : null,
-          ready ? 5 : null, i < 60 ? tie : new Date(tie.getTime() + i), tie]);
+        [
+          brand.brandId,
+          randomUUID(),
+          mintBatchId,
+          ready ? 'ready' : 'pending',
+          ready ? `${brand.brandId}/${mintBatchId}/pack-${i}.zip` : null,
+          ready ? 5 : null,
+          i < 60 ? tie : new Date(tie.getTime() + i),
+          tie,
+        ],
+      );
     }
-    const truth = (await query<{ id: string }>(app.db.em.fork(),
-      `select id from payload_packs where brand_id = ? order by created_at desc, id desc`, [brand.brandId])).map((r) => r.id);
+    const truth = (
+      await query<{ id: string }>(app.db.em.fork(), `select id from payload_packs where brand_id = ? order by created_at desc, id desc`, [brand.brandId])
+    ).map((r) => r.id);
     const first = await listPayloadPacks(app.ctx, brand.brandId, { limit: null, cursor: null });
     expect(first.items.map((k) => k.id)).toEqual(truth.slice(0, 20));
     expect(first.hasMore).toBe(true);
@@ -256,7 +319,18 @@ describe('listPayloadPacks', () => {
       expect(await pageAll((cursor) => listPayloadPacks(app.ctx, brand.brandId, { limit: 9, cursor }), form)).toEqual(truth);
     }
     for (const pack of first.items) {
-      expect(Object.keys(pack).sort()).toEqual(['brandId', 'createdAt', 'id', 'mintBatchId', 'profile', 'purpose', 'status', 'storagePath', 'unitCount', 'updatedAt']);
+      expect(Object.keys(pack).sort()).toEqual([
+        'brandId',
+        'createdAt',
+        'id',
+        'mintBatchId',
+        'profile',
+        'purpose',
+        'status',
+        'storagePath',
+        'unitCount',
+        'updatedAt',
+      ]);
       expect(JSON.stringify(pack)).not.toMatch(/https?:/);
       if (pack.status === 'pending') expect(pack.storagePath).toBeNull();
     }
@@ -275,20 +349,41 @@ describe('getMintKpis', () => {
   it('stays exact under concurrent submits and chunks of one brand, which add to separate counter rows instead of queueing for one', async () => {
     const brand = await app.seedBrand();
     const submits = 64;
-    const results = await Promise.all(Array.from({ length: submits }, (_, i) => submitMintRequest(app.ctx, { id: brand.userId }, {
-      brandId: brand.brandId, productId: brand.productId, productBatchId: null, requestedQuantity: 10 + (i % 5),
-      identityMode: 'serial', activationMode: i % 2 === 0 ? 'active_at_mint' : 'first_scan', lots: [], idempotencyKey: null,
-    })));
+    const results = await Promise.all(
+      Array.from({ length: submits }, (_, i) =>
+        submitMintRequest(
+          app.ctx,
+          { id: brand.userId },
+          {
+            brandId: brand.brandId,
+            productId: brand.productId,
+            productBatchId: null,
+            requestedQuantity: 10 + (i % 5),
+            identityMode: 'serial',
+            activationMode: i % 2 === 0 ? 'active_at_mint' : 'first_scan',
+            lots: [],
+            idempotencyKey: null,
+          },
+        ),
+      ),
+    );
     // Half of the jobs minted concurrently, in chunks that also add to the counters.
-    await Promise.all(results.slice(0, submits / 2).map(async (r) => {
-      if (!r.ok) throw new Error('blocked');
-      for (let i = 0; i < 100; i++) if ((await processMintJobBatch(app.ctx, brand.brandId, r.mintJobId, 4)).done) break;
-    }));
-    const [counted] = await query<{ minted: string; active: string }>(app.db.em.fork(),
+    await Promise.all(
+      results.slice(0, submits / 2).map(async (r) => {
+        if (!r.ok) throw new Error('blocked');
+        for (let i = 0; i < 100; i++) if ((await processMintJobBatch(app.ctx, brand.brandId, r.mintJobId, 4)).done) break;
+      }),
+    );
+    const [counted] = await query<{ minted: string; active: string }>(
+      app.db.em.fork(),
       `select (select count(*) from mint_units where brand_id = ?) as minted, (select count(*) from mint_units where brand_id = ? and status = 'active') as active`,
-      [brand.brandId, brand.brandId]);
+      [brand.brandId, brand.brandId],
+    );
     expect(await getMintKpis(app.ctx, brand.brandId)).toEqual({
-      totalTokensMinted: Number(counted!.minted), activeTokens: Number(counted!.active), batchesCreated: submits, exportedPrinted: 0,
+      totalTokensMinted: Number(counted!.minted),
+      activeTokens: Number(counted!.active),
+      batchesCreated: submits,
+      exportedPrinted: 0,
     });
     // The writes landed on more than one of the brand's counter rows (one per writing connection).
     const [rowsOfBrand] = await query<{ n: string }>(app.db.em.fork(), 'select count(*) as n from mint_kpis where brand_id = ?', [brand.brandId]);

@@ -19,9 +19,12 @@ let serials: string[];
 
 /** Stores a default gs1:pip link of the brand's serial `qualifier` (under its GTIN). */
 async function serialLink(qualifier: string, href: string, of: SeededBrand = brand): Promise<void> {
-  await run(app.db.em.fork(),
+  await run(
+    app.db.em.fork(),
     `insert into resolver_links (brand_id, id, level, gtin, qualifier, link_type, href, title, media_type, is_default, created_at, updated_at)
-     values (?, ?, 'serial', ?, ?, 'pip', ?, 'This unit', 'text/html', true, now(), now())`, [of.brandId, randomUUID(), of.gtin, qualifier, href]);
+     values (?, ?, 'serial', ?, ?, 'pip', ?, 'This unit', 'text/html', true, now(), now())`,
+    [of.brandId, randomUUID(), of.gtin, qualifier, href],
+  );
   // Announced as the application's link writes announce theirs.
   await query(app.db.em.fork(), `select pg_notify('resolver_links', ?)::text`, [`${of.brandId} ${of.gtin}`]);
 }
@@ -35,7 +38,9 @@ function pathOf(serial: string, of: { slug: string; gtin: string } = { slug, gti
 beforeAll(async () => {
   const { mintBatchId } = await mintCompleted(app.ctx, brand, 2);
   [{ slug }] = (await query<{ slug: string }>(app.db.em.fork(), 'select slug from brands where id = ?', [brand.brandId])) as [{ slug: string }];
-  serials = (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ? order by seq', [mintBatchId])).map((r) => r.serial);
+  serials = (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ? order by seq', [mintBatchId])).map(
+    (r) => r.serial,
+  );
   await setPassportUrl(app.db.em.fork(), brand.brandId, 'https://acme.example/product');
   await serialLink(serials[0]!, 'https://acme.example/unit');
   await serialLink('NEVERMINTED', 'https://acme.example/never-minted');
@@ -78,8 +83,12 @@ describe('resolver lookups per scan', () => {
   it('skips the own-links subquery under a GTIN without unit links, and shows a unit link added later once announced', async () => {
     const other = await app.seedBrand();
     const { mintBatchId } = await mintCompleted(app.ctx, other, 1);
-    const [{ serial }] = (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ?', [mintBatchId])) as [{ serial: string }];
-    const [{ slug: otherSlug }] = (await query<{ slug: string }>(app.db.em.fork(), 'select slug from brands where id = ?', [other.brandId])) as [{ slug: string }];
+    const [{ serial }] = (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ?', [mintBatchId])) as [
+      { serial: string },
+    ];
+    const [{ slug: otherSlug }] = (await query<{ slug: string }>(app.db.em.fork(), 'select slug from brands where id = ?', [other.brandId])) as [
+      { slug: string },
+    ];
     await setPassportUrl(app.db.em.fork(), other.brandId, 'https://other.example/product');
     const real = createResolverReader(app.db);
     const withLinks: (boolean | undefined)[] = [];

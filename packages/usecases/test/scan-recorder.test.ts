@@ -5,8 +5,13 @@ import { describe, expect, it } from 'vitest';
 /** The recorder only touches the context for its default writer; these tests inject one. */
 const noContext = {} as UseCaseContext;
 const scan = (i: number): ScanRecord => ({
-  brandId: '11111111-1111-4111-8111-111111111111', scannedAt: new Date(0), kind: 'serial', gtin: null, identifier: `S${i}`,
-  outcome: 'resolved', representation: 'redirect',
+  brandId: '11111111-1111-4111-8111-111111111111',
+  scannedAt: new Date(0),
+  kind: 'serial',
+  gtin: null,
+  identifier: `S${i}`,
+  outcome: 'resolved',
+  representation: 'redirect',
 });
 const until = async (check: () => boolean) => {
   for (let i = 0; i < 200 && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
@@ -32,7 +37,8 @@ describe('createScanRecorder', () => {
         batches.push(s.length);
         return batches.length === 1 ? new Promise<void>((resolve) => (release = resolve)) : Promise.resolve();
       },
-      batchSize: 4, flushIntervalMs: 200,
+      batchSize: 4,
+      flushIntervalMs: 200,
     });
     for (let i = 0; i < 4; i++) recorder.record(scan(i));
     expect(batches).toEqual([4]);
@@ -69,7 +75,9 @@ describe('createScanRecorder', () => {
       write: async () => {
         if (calls++ === 0) throw new Error('database down');
       },
-      batchSize: 2, flushIntervalMs: 1, onError: (_e, lost) => errors.push(lost),
+      batchSize: 2,
+      flushIntervalMs: 1,
+      onError: (_e, lost) => errors.push(lost),
     });
     for (let i = 0; i < 4; i++) recorder.record(scan(i));
     await until(() => recorder.stats().written + recorder.stats().failed === 4);

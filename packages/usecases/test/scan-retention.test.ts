@@ -24,30 +24,62 @@ beforeAll(async () => {
   ctx = createUseCaseContext({ db: app.db, publicBaseUrl: 'http://127.0.0.1:8080', clock: () => new Date(now) });
   brand = await app.seedBrand();
   const { mintBatchId } = await mintCompleted(app.ctx, brand, 3);
-  serials = (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ? order by seq', [mintBatchId])).map((r) => r.serial);
+  serials = (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ? order by seq', [mintBatchId])).map(
+    (r) => r.serial,
+  );
 });
 afterAll(() => app.close());
 
 const countries = ['DE', 'FR', 'NL'];
 const classes = ['browser', 'app', 'bot'];
 /** `n` scans of day `d` (relative to today): units and a forged serial, countries and classes in turn, visitors each of one country, class and unit state (as a real visitor hash is). */
-const scansOf = (d: number, n: number, tag: string) => Array.from({ length: n }, (_, i) => ({
-  scannedAt: new Date(today0 + d * dayMs + (i + 1) * 60_000), kind: 'serial', gtin: brand.gtin,
-  identifier: i % 4 === 3 ? `FORGED-${tag}-${i}` : serials[i % 3]!, lot: null, outcome: 'resolved', representation: 'redirect', linkType: null,
-  country: countries[i % 3]!, clientClass: classes[i % 3]!, visitor: `${tag}d${d + 10}v${String(i % 12).padStart(16, '0')}`, count: 1 + (i % 2),
-}));
+const scansOf = (d: number, n: number, tag: string) =>
+  Array.from({ length: n }, (_, i) => ({
+    scannedAt: new Date(today0 + d * dayMs + (i + 1) * 60_000),
+    kind: 'serial',
+    gtin: brand.gtin,
+    identifier: i % 4 === 3 ? `FORGED-${tag}-${i}` : serials[i % 3]!,
+    lot: null,
+    outcome: 'resolved',
+    representation: 'redirect',
+    linkType: null,
+    country: countries[i % 3]!,
+    clientClass: classes[i % 3]!,
+    visitor: `${tag}d${d + 10}v${String(i % 12).padStart(16, '0')}`,
+    count: 1 + (i % 2),
+  }));
 
-const partitions = async () => (await query<{ name: string }>(app.db.em.fork(),
-  `select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid where i.inhparent = 'scan_events'::regclass order by 1`)).map((r) => r.name);
-const rawPerDay = async () => Object.fromEntries((await query<{ day: string; n: string }>(app.db.em.fork(),
-  `select to_char(scanned_at at time zone 'UTC', 'YYYY-MM-DD') as day, count(*)::text as n from scan_events where brand_id = ? group by 1 order by 1`, [brand.brandId]))
-  .map((r) => [r.day, Number(r.n)]));
+const partitions = async () =>
+  (
+    await query<{ name: string }>(
+      app.db.em.fork(),
+      `select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid where i.inhparent = 'scan_events'::regclass order by 1`,
+    )
+  ).map((r) => r.name);
+const rawPerDay = async () =>
+  Object.fromEntries(
+    (
+      await query<{ day: string; n: string }>(
+        app.db.em.fork(),
+        `select to_char(scanned_at at time zone 'UTC', 'YYYY-MM-DD') as day, count(*)::text as n from scan_events where brand_id = ? group by 1 order by 1`,
+        [brand.brandId],
+      )
+    ).map((r) => [r.day, Number(r.n)]),
+  );
 /** Every grouping's answer over the five days around today (what the console's charts read). */
 const answers = async () => {
   const out: Record<string, unknown> = {};
   for (const groupBy of ['day', 'gtin', 'batch', 'country', 'client_class'] as ScanGroup[]) {
     for (const unitKnown of [null, false]) {
-      const page = await getScanStats(ctx, { brandId: brand.brandId, groupBy, from: new Date(today0 - 4 * dayMs), to: new Date(today0 + dayMs), order: 'key', unitKnown, limit: 1000 });
+      const page = await getScanStats(ctx, {
+        brandId: brand.brandId,
+        groupBy,
+        from: new Date(today0 - 4 * dayMs),
+        to: new Date(today0 + dayMs),
+        order: 'key',
+        unitKnown,
+        limit: 1000,
+      });
       out[`${groupBy} ${unitKnown}`] = page.groups.map((g) => [g.key, g.scans, g.neverIssued, g.visitors, g.firstAt.toISOString(), g.lastAt.toISOString()]);
     }
   }

@@ -17,8 +17,15 @@ afterAll(() => app.close());
 
 const actor = () => ({ id: brand.userId });
 const request = (overrides: Partial<MintRequest> = {}): MintRequest => ({
-  brandId: brand.brandId, productId: brand.productId, productBatchId: null, requestedQuantity: 100,
-  identityMode: 'serial', activationMode: 'active_at_mint', lots: [], idempotencyKey: null, ...overrides,
+  brandId: brand.brandId,
+  productId: brand.productId,
+  productBatchId: null,
+  requestedQuantity: 100,
+  identityMode: 'serial',
+  activationMode: 'active_at_mint',
+  lots: [],
+  idempotencyKey: null,
+  ...overrides,
 });
 async function count(table: string, brandId = brand.brandId): Promise<number> {
   const [row] = await query<{ n: string }>(app.db.em.fork(), `select count(*) as n from ${table} where brand_id = ?`, [brandId]);
@@ -31,10 +38,15 @@ describe('submitMintRequest', () => {
     const result = await submitMintRequest(app.ctx, actor(), request());
     expect(result).toMatchObject({ ok: true, status: 'QUEUED', isDuplicate: false });
     if (!result.ok) throw new Error('blocked');
-    const [job] = await query<{ status: string; scope_type: string }>(app.db.em.fork(), `select status, scope_type from mint_jobs where id = ?`, [result.mintJobId]);
+    const [job] = await query<{ status: string; scope_type: string }>(app.db.em.fork(), `select status, scope_type from mint_jobs where id = ?`, [
+      result.mintJobId,
+    ]);
     expect(job).toEqual({ status: 'QUEUED', scope_type: 'serial' });
     const [batch] = await query<{ status: string; mint_job_id: string; minted_quantity: number }>(
-      app.db.em.fork(), `select status, mint_job_id, minted_quantity from mint_batches where id = ?`, [result.mintBatchId]);
+      app.db.em.fork(),
+      `select status, mint_job_id, minted_quantity from mint_batches where id = ?`,
+      [result.mintBatchId],
+    );
     expect(batch).toEqual({ status: 'draft', mint_job_id: result.mintJobId, minted_quantity: 0 });
     expect(await count('mint_jobs')).toBe(before.jobs + 1);
     expect(await count('outbox')).toBe(before.outbox + 1);
@@ -62,7 +74,13 @@ describe('submitMintRequest', () => {
 
   it('blocks a product that is not ACTIVE and not READY with both spec codes, writing nothing', async () => {
     const { product } = await upsertProduct(app.ctx, actor(), {
-      brandId: brand.brandId, sku: 'SKU-DRAFT', name: 'Draft', gtin: null, commercialStatus: 'DRAFT', mintReadinessStatus: 'NOT_READY', passportUrl: null,
+      brandId: brand.brandId,
+      sku: 'SKU-DRAFT',
+      name: 'Draft',
+      gtin: null,
+      commercialStatus: 'DRAFT',
+      mintReadinessStatus: 'NOT_READY',
+      passportUrl: null,
     });
     const jobsBefore = await count('mint_jobs');
     const result = await submitMintRequest(app.ctx, actor(), request({ productId: product.id }));
@@ -75,7 +93,11 @@ describe('submitMintRequest', () => {
 
   it('enforces production-batch linkage: missing, not READY, over quantity, other product', async () => {
     const { productionBatch: planned } = await upsertProductionBatch(app.ctx, actor(), {
-      brandId: brand.brandId, productId: brand.productId, code: 'PB-PLANNED', status: 'PLANNED', quantity: 50,
+      brandId: brand.brandId,
+      productId: brand.productId,
+      code: 'PB-PLANNED',
+      status: 'PLANNED',
+      quantity: 50,
     });
     const codes = async (productBatchId: string) => {
       const r = await submitMintRequest(app.ctx, actor(), request({ productBatchId }));
@@ -84,14 +106,28 @@ describe('submitMintRequest', () => {
     expect(await codes(randomUUID())).toEqual(['PRODUCTION_BATCH_NOT_FOUND']);
     expect(await codes(planned.id)).toEqual(['PRODUCTION_BATCH_NOT_READY', 'PRODUCTION_BATCH_QUANTITY_EXCEEDED']);
     const { product: other } = await upsertProduct(app.ctx, actor(), {
-      brandId: brand.brandId, sku: 'SKU-OTHER', name: 'Other', gtin: null, commercialStatus: 'ACTIVE', mintReadinessStatus: 'READY', passportUrl: null,
+      brandId: brand.brandId,
+      sku: 'SKU-OTHER',
+      name: 'Other',
+      gtin: null,
+      commercialStatus: 'ACTIVE',
+      mintReadinessStatus: 'READY',
+      passportUrl: null,
     });
     const { productionBatch: foreignProduct } = await upsertProductionBatch(app.ctx, actor(), {
-      brandId: brand.brandId, productId: other.id, code: 'PB-OTHER', status: 'READY', quantity: null,
+      brandId: brand.brandId,
+      productId: other.id,
+      code: 'PB-OTHER',
+      status: 'READY',
+      quantity: null,
     });
     expect(await codes(foreignProduct.id)).toEqual(['PRODUCTION_BATCH_PRODUCT_MISMATCH']);
     const { productionBatch: ready } = await upsertProductionBatch(app.ctx, actor(), {
-      brandId: brand.brandId, productId: brand.productId, code: 'PB-READY', status: 'READY', quantity: 100,
+      brandId: brand.brandId,
+      productId: brand.productId,
+      code: 'PB-READY',
+      status: 'READY',
+      quantity: 100,
     });
     expect(await submitMintRequest(app.ctx, actor(), request({ productBatchId: ready.id }))).toMatchObject({ ok: true });
   });
@@ -102,9 +138,36 @@ describe('submitMintRequest', () => {
       [{ requestedQuantity: 0 }, 'requested_quantity'],
       [{ requestedQuantity: 1_000_001 }, 'requested_quantity'],
       [{ lots: [{ lotCode: 'L1', qty: 100 }] }, 'lots'],
-      [{ identityMode: 'batch', lots: [{ lotCode: 'L1', qty: 60 }, { lotCode: 'L2', qty: 30 }] }, 'lots'],
-      [{ identityMode: 'batch', lots: [{ lotCode: 'L1', qty: 50 }, { lotCode: 'L1', qty: 50 }] }, 'lots[1].lot_code'],
-      [{ identityMode: 'batch', lots: [{ lotCode: 'L1', qty: 50 }, { lotCode: '..', qty: 50 }] }, 'lots[1].lot_code'],
+      [
+        {
+          identityMode: 'batch',
+          lots: [
+            { lotCode: 'L1', qty: 60 },
+            { lotCode: 'L2', qty: 30 },
+          ],
+        },
+        'lots',
+      ],
+      [
+        {
+          identityMode: 'batch',
+          lots: [
+            { lotCode: 'L1', qty: 50 },
+            { lotCode: 'L1', qty: 50 },
+          ],
+        },
+        'lots[1].lot_code',
+      ],
+      [
+        {
+          identityMode: 'batch',
+          lots: [
+            { lotCode: 'L1', qty: 50 },
+            { lotCode: '..', qty: 50 },
+          ],
+        },
+        'lots[1].lot_code',
+      ],
       [{ identityMode: 'batch', lots: [{ lotCode: '.', qty: 100 }] }, 'lots[0].lot_code'],
       [{ identityMode: 'batch', requestedQuantity: 101, lots: Array.from({ length: 101 }, (_, i) => ({ lotCode: `L${i}`, qty: 1 })) }, 'lots'],
       [{ idempotencyKey: 'not-a-uuid' }, 'idempotency_key'],
@@ -149,7 +212,13 @@ describe('submitMintRequest of a product read before', () => {
 
     // The product stops being mintable: the remembered rows no longer match, nothing is written, and the fresh read blocks it.
     await upsertProduct(app.ctx, by, {
-      brandId: own.brandId, sku: 'SKU-1', name: 'Product One', gtin: own.gtin, commercialStatus: 'ACTIVE', mintReadinessStatus: 'NOT_READY', passportUrl: null,
+      brandId: own.brandId,
+      sku: 'SKU-1',
+      name: 'Product One',
+      gtin: own.gtin,
+      commercialStatus: 'ACTIVE',
+      mintReadinessStatus: 'NOT_READY',
+      passportUrl: null,
     });
     const jobsBefore = await count('mint_jobs', own.brandId);
     const blocked = await submitMintRequest(app.ctx, by, req());
@@ -165,19 +234,34 @@ describe('submitMintRequest of a product read before', () => {
     const own = await app.seedBrand();
     const by = { id: own.userId };
     const { productionBatch } = await upsertProductionBatch(app.ctx, by, {
-      brandId: own.brandId, productId: own.productId, code: 'PB-1', status: 'READY', quantity: 100,
+      brandId: own.brandId,
+      productId: own.productId,
+      code: 'PB-1',
+      status: 'READY',
+      quantity: 100,
     });
-    const req = (overrides: Partial<MintRequest> = {}) => request({ brandId: own.brandId, productId: own.productId, productBatchId: productionBatch.id, ...overrides });
+    const req = (overrides: Partial<MintRequest> = {}) =>
+      request({ brandId: own.brandId, productId: own.productId, productBatchId: productionBatch.id, ...overrides });
     expect(await submitMintRequest(app.ctx, by, req())).toMatchObject({ ok: true });
 
     const gtin = nextGtin();
     await upsertProduct(app.ctx, by, {
-      brandId: own.brandId, sku: 'SKU-1', name: 'Product One', gtin, commercialStatus: 'ACTIVE', mintReadinessStatus: 'READY', passportUrl: null,
+      brandId: own.brandId,
+      sku: 'SKU-1',
+      name: 'Product One',
+      gtin,
+      commercialStatus: 'ACTIVE',
+      mintReadinessStatus: 'READY',
+      passportUrl: null,
     });
     await query(app.db.em.fork(), `update brands set resolver_base_url = 'https://id.moved.example' where id = ?`, [own.brandId]);
     const moved = await submitMintRequest(app.ctx, by, req());
     if (!moved.ok) throw new Error('blocked');
-    const [batch] = await query<{ gtin: string; resolver_base_url: string }>(app.db.em.fork(), 'select gtin, resolver_base_url from mint_batches where id = ?', [moved.mintBatchId]);
+    const [batch] = await query<{ gtin: string; resolver_base_url: string }>(
+      app.db.em.fork(),
+      'select gtin, resolver_base_url from mint_batches where id = ?',
+      [moved.mintBatchId],
+    );
     expect(batch).toEqual({ gtin, resolver_base_url: 'https://id.moved.example' });
 
     await upsertProductionBatch(app.ctx, by, { brandId: own.brandId, productId: own.productId, code: 'PB-1', status: 'READY', quantity: 50 });
@@ -186,14 +270,15 @@ describe('submitMintRequest of a product read before', () => {
     expect(await submitMintRequest(app.ctx, by, req({ requestedQuantity: 50 }))).toMatchObject({ ok: true });
   });
 
-  it('keeps its statements\' plans in each database session, and prepares nothing by name behind a transaction pooler', async () => {
+  it("keeps its statements' plans in each database session, and prepares nothing by name behind a transaction pooler", async () => {
     const own = await app.seedBrand();
     const prepared = async (options: { directUrl?: string }) => {
       // One connection, so the session that ran the submits answers the question.
       const db = await openDatabase({ url: app.database.url }, { poolSize: 1, ...options });
       try {
         const ctx = createUseCaseContext({ db, publicBaseUrl: 'http://127.0.0.1:8080', jwtSecret: testJwtSecret });
-        for (let i = 0; i < 3; i++) expect(await submitMintRequest(ctx, { id: own.userId }, request({ brandId: own.brandId, productId: own.productId }))).toMatchObject({ ok: true });
+        for (let i = 0; i < 3; i++)
+          expect(await submitMintRequest(ctx, { id: own.userId }, request({ brandId: own.brandId, productId: own.productId }))).toMatchObject({ ok: true });
         return (await query<{ name: string }>(db.em.fork(), 'select name from pg_prepared_statements order by name')).map((r) => r.name);
       } finally {
         await db.close(true);
@@ -207,7 +292,7 @@ describe('submitMintRequest of a product read before', () => {
     expect(await count('mint_jobs', own.brandId)).toBe(6);
   });
 
-  it('answers a repeated key with the key\'s job, and a reused key with a different request with IdempotencyKeyReusedError', async () => {
+  it("answers a repeated key with the key's job, and a reused key with a different request with IdempotencyKeyReusedError", async () => {
     const own = await app.seedBrand();
     const by = { id: own.userId };
     const req = (overrides: Partial<MintRequest> = {}) => request({ brandId: own.brandId, productId: own.productId, ...overrides });
@@ -226,9 +311,19 @@ describe('submitMintRequest of a product read before', () => {
 describe('preflightMintBatch', () => {
   it('stores a pass with a PREFLIGHTED job, and a blocked verdict with reasons', async () => {
     const { productionBatch } = await upsertProductionBatch(app.ctx, actor(), {
-      brandId: brand.brandId, productId: brand.productId, code: 'PB-PRE', status: 'READY', quantity: 10,
+      brandId: brand.brandId,
+      productId: brand.productId,
+      code: 'PB-PRE',
+      status: 'READY',
+      quantity: 10,
     });
-    const input = { brandId: brand.brandId, productId: brand.productId, productionBatchId: productionBatch.id, identityMode: 'serial' as const, idempotencyKey: null };
+    const input = {
+      brandId: brand.brandId,
+      productId: brand.productId,
+      productionBatchId: productionBatch.id,
+      identityMode: 'serial' as const,
+      idempotencyKey: null,
+    };
     const pass = await preflightMintBatch(app.ctx, actor(), { ...input, requestedQuantity: 10 });
     expect(pass).toMatchObject({ status: 'preflight_pass', preflightResult: 'pass', blockingReasons: [], scopeType: 'serial', requestedQuantity: 10 });
     const [job] = await query<{ status: string }>(app.db.em.fork(), `select status from mint_jobs where id = ?`, [pass.mintJobId]);

@@ -24,19 +24,33 @@ describe('Migration20261128100000', () => {
     await processMintJobBatch(app.ctx, brand.brandId, mintJobId, null);
     const reader = createResolverReader(app.db);
     try {
-      const listed = async () => (await listMintUnits(app.ctx, brand.brandId, { limit: 100, cursor: null, mintBatchId })).items
-        .map((u) => ({ id: u.id, seq: u.seq, serial: u.serial, resolverUrl: u.resolverUrl, gtin: u.gtin, status: u.status }));
+      const listed = async () =>
+        (await listMintUnits(app.ctx, brand.brandId, { limit: 100, cursor: null, mintBatchId })).items.map((u) => ({
+          id: u.id,
+          seq: u.seq,
+          serial: u.serial,
+          resolverUrl: u.resolverUrl,
+          gtin: u.gtin,
+          status: u.status,
+        }));
       const minted = await listed();
 
       // The store as it was: each row with its GTIN and resolver URL; a unit written then, with a random id and serial.
       await app.db.migrator.down({ to: before });
-      const stored = await query<{ serial: string; resolver_url: string; gtin: string | null }>(app.db.em.fork(),
-        'select serial, resolver_url, gtin from mint_units where mint_batch_id = ? order by seq', [mintBatchId]);
+      const stored = await query<{ serial: string; resolver_url: string; gtin: string | null }>(
+        app.db.em.fork(),
+        'select serial, resolver_url, gtin from mint_units where mint_batch_id = ? order by seq',
+        [mintBatchId],
+      );
       expect(stored.map((u) => u.resolver_url)).toEqual([...minted].sort((a, b) => a.seq - b.seq).map((u) => u.resolverUrl));
       const old = { id: randomUUID(), serial: 'OLDSTYLE0UNIT0000001' };
       const oldUrl = `${stored[0]!.resolver_url.slice(0, -stored[0]!.serial.length)}${old.serial}`;
-      await run(app.db.em.fork(), `insert into mint_units (brand_id, id, mint_batch_id, seq, serial, gtin, resolver_url, status, created_at, activated_at)
-        values (?, ?, ?, 6, ?, ?, ?, 'active', now(), now())`, [brand.brandId, old.id, mintBatchId, old.serial, brand.gtin, oldUrl]);
+      await run(
+        app.db.em.fork(),
+        `insert into mint_units (brand_id, id, mint_batch_id, seq, serial, gtin, resolver_url, status, created_at, activated_at)
+        values (?, ?, ?, 6, ?, ?, ?, 'active', now(), now())`,
+        [brand.brandId, old.id, mintBatchId, old.serial, brand.gtin, oldUrl],
+      );
 
       await migrate(app.db);
       const unit = await reader.findUnit(brand.brandId, old.serial, brand.gtin);
@@ -57,8 +71,9 @@ describe('Migration20261128100000', () => {
     await app.db.migrator.down({ to: before });
     await run(app.db.em.fork(), `update mint_units set resolver_url = 'https://elsewhere.example/x' where mint_batch_id = ? and seq = 2`, [mintBatchId]);
     await expect(migrate(app.db)).rejects.toThrow(/1 mint units have a resolver URL or GTIN other than their batch's/);
-    expect((await query<{ resolver_url: string }>(app.db.em.fork(), 'select resolver_url from mint_units where mint_batch_id = ? and seq = 2', [mintBatchId]))[0])
-      .toEqual({ resolver_url: 'https://elsewhere.example/x' });
+    expect(
+      (await query<{ resolver_url: string }>(app.db.em.fork(), 'select resolver_url from mint_units where mint_batch_id = ? and seq = 2', [mintBatchId]))[0],
+    ).toEqual({ resolver_url: 'https://elsewhere.example/x' });
     await run(app.db.em.fork(), 'delete from mint_units where mint_batch_id = ? and seq = 2', [mintBatchId]);
     await migrate(app.db);
   });

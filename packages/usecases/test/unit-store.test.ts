@@ -20,8 +20,11 @@ describe('the unit store', () => {
     const brand = await app.seedBrand();
     const { mintJobId, mintBatchId } = await submitSerial(app.ctx, brand, 4_500);
     for (let i = 0; i < 5 && !(await processMintJobBatch(app.ctx, brand.brandId, mintJobId, 2_000)).done; i++);
-    const units = await query<{ id: string; seq: number; serial: string; created_at: string | Date }>(app.db.em.fork(),
-      `select ${storedOrDerivedUnitId()} as id, seq, serial, created_at from mint_units where brand_id = ? and mint_batch_id = ? order by seq`, [brand.brandId, mintBatchId]);
+    const units = await query<{ id: string; seq: number; serial: string; created_at: string | Date }>(
+      app.db.em.fork(),
+      `select ${storedOrDerivedUnitId()} as id, seq, serial, created_at from mint_units where brand_id = ? and mint_batch_id = ? order by seq`,
+      [brand.brandId, mintBatchId],
+    );
     expect(units).toHaveLength(4_500);
     expect(units.every((u) => u.id === unitIdOf(mintBatchId, u.seq))).toBe(true);
     expect(new Set(units.map((u) => u.serial)).size).toBe(4_500);
@@ -33,7 +36,12 @@ describe('the unit store', () => {
     const page = await listMintUnits(app.ctx, brand.brandId, { limit: 100, cursor: null, mintBatchId });
     expect(page.items).toHaveLength(100);
     for (const u of page.items) {
-      expect(u).toMatchObject({ id: unitIdOf(mintBatchId, u.seq), gtin: brand.gtin, resolverUrl: `${base}/01/${brand.gtin}/21/${u.serial}`, productSku: expect.any(String) });
+      expect(u).toMatchObject({
+        id: unitIdOf(mintBatchId, u.seq),
+        gtin: brand.gtin,
+        resolverUrl: `${base}/01/${brand.gtin}/21/${u.serial}`,
+        productSku: expect.any(String),
+      });
     }
     const reader = createResolverReader(app.db);
     try {
@@ -44,47 +52,66 @@ describe('the unit store', () => {
     }
   });
 
-  it('keys a new batch\'s units by (batch, seq) and stores no id: each id is derived, and activation by id finds the unit', async () => {
+  it("keys a new batch's units by (batch, seq) and stores no id: each id is derived, and activation by id finds the unit", async () => {
     const brand = await app.seedBrand();
     const { mintJobId, mintBatchId } = await submitSerial(app.ctx, brand, 300, { activationMode: 'first_scan' });
     await processMintJobBatch(app.ctx, brand.brandId, mintJobId, null);
     expect(hasDerivedUnitIds(mintBatchId)).toBe(true);
-    const [stored] = await query<{ n: string }>(app.db.em.fork(), 'select count(*)::text as n from mint_units where mint_batch_id = ? and id is not null', [mintBatchId]);
+    const [stored] = await query<{ n: string }>(app.db.em.fork(), 'select count(*)::text as n from mint_units where mint_batch_id = ? and id is not null', [
+      mintBatchId,
+    ]);
     expect(stored!.n).toBe('0');
-    const [key] = await query<{ columns: string }>(app.db.em.fork(), `select string_agg(a.attname, ',' order by k.ord) as columns
+    const [key] = await query<{ columns: string }>(
+      app.db.em.fork(),
+      `select string_agg(a.attname, ',' order by k.ord) as columns
       from pg_index i cross join unnest(i.indkey) with ordinality as k(attnum, ord) join pg_attribute a on a.attrelid = i.indrelid and a.attnum = k.attnum
-      where i.indrelid = 'mint_units'::regclass and i.indisprimary`);
+      where i.indrelid = 'mint_units'::regclass and i.indisprimary`,
+    );
     expect(key!.columns).toBe('brand_id,mint_batch_id,seq');
 
     const ids = [unitIdOf(mintBatchId, 1), unitIdOf(mintBatchId, 150), unitIdOf(mintBatchId, 300)];
     // An id of the batch's form but past its last seq, and a random one, name no unit.
     const nobody = [unitIdOf(mintBatchId, 301), '6f1c2b9e-3d4a-4c1b-9e8f-0a1b2c3d4e5f'];
     expect(await activateMintUnits(app.ctx, { id: brand.userId }, { brandId: brand.brandId, unitIds: [...ids, ...nobody] })).toEqual({ activatedCount: 3 });
-    const active = await query<{ seq: number }>(app.db.em.fork(), `select seq from mint_units where mint_batch_id = ? and status = 'active' order by seq`, [mintBatchId]);
+    const active = await query<{ seq: number }>(app.db.em.fork(), `select seq from mint_units where mint_batch_id = ? and status = 'active' order by seq`, [
+      mintBatchId,
+    ]);
     expect(active.map((u) => u.seq)).toEqual([1, 150, 300]);
-    const [event] = await query<{ payload: { unit_ids: string[] } }>(app.db.em.fork(),
-      `select payload from mint_events where brand_id = ? and event_type = 'mint_units_activated'`, [brand.brandId]);
+    const [event] = await query<{ payload: { unit_ids: string[] } }>(
+      app.db.em.fork(),
+      `select payload from mint_events where brand_id = ? and event_type = 'mint_units_activated'`,
+      [brand.brandId],
+    );
     expect(event!.payload.unit_ids).toEqual([...ids].sort());
     expect(await activateMintUnits(app.ctx, { id: brand.userId }, { brandId: brand.brandId, unitIds: ids })).toEqual({ activatedCount: 0 });
   });
 
-  it('pages through a brand\'s units in (created_at, id) order from any cursor, inside a chunk and across chunks, with units minted before among them', async () => {
+  it("pages through a brand's units in (created_at, id) order from any cursor, inside a chunk and across chunks, with units minted before among them", async () => {
     const brand = await app.seedBrand();
     const first = await submitSerial(app.ctx, brand, 700);
     for (let i = 0; i < 5 && !(await processMintJobBatch(app.ctx, brand.brandId, first.mintJobId, 300)).done; i++);
     // Units minted before ids were derived: a batch with a random id, its units with random ids, one chunk.
     const oldBatch = '3f0d5c1e-8a2b-4c6d-9e0f-1a2b3c4d5e6f';
-    await run(app.db.em.fork(), `insert into mint_units (brand_id, id, mint_batch_id, seq, serial, status, created_at)
-      select ?, gen_random_uuid(), ?, s, 'OLDUNIT' || lpad(s::text, 13, '0'), 'active', now() - interval '1 hour' from generate_series(1, 120) s`, [brand.brandId, oldBatch]);
+    await run(
+      app.db.em.fork(),
+      `insert into mint_units (brand_id, id, mint_batch_id, seq, serial, status, created_at)
+      select ?, gen_random_uuid(), ?, s, 'OLDUNIT' || lpad(s::text, 13, '0'), 'active', now() - interval '1 hour' from generate_series(1, 120) s`,
+      [brand.brandId, oldBatch],
+    );
     const second = await submitSerial(app.ctx, brand, 500);
     for (let i = 0; i < 5 && !(await processMintJobBatch(app.ctx, brand.brandId, second.mintJobId, 200)).done; i++);
 
-    const expected = (await query<{ id: string }>(app.db.em.fork(),
-      `select ${storedOrDerivedUnitId()} as id from mint_units where brand_id = ? order by created_at desc, 1 desc`, [brand.brandId])).map((u) => u.id);
+    const expected = (
+      await query<{ id: string }>(
+        app.db.em.fork(),
+        `select ${storedOrDerivedUnitId()} as id from mint_units where brand_id = ? order by created_at desc, 1 desc`,
+        [brand.brandId],
+      )
+    ).map((u) => u.id);
     expect(expected).toHaveLength(1_320);
     const all = await listMintUnits(app.ctx, brand.brandId, { limit: 100, cursor: null, mintBatchId: null });
     const walked = [...all.items];
-    for (let cursor = all.next; cursor !== null;) {
+    for (let cursor = all.next; cursor !== null; ) {
       const page = await listMintUnits(app.ctx, brand.brandId, { limit: 100, cursor, mintBatchId: null });
       walked.push(...page.items);
       cursor = page.next;

@@ -1,7 +1,14 @@
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import { ActivationMode, CommercialStatus, IdentityMode, MintBatchStatus, MintJobStatus } from '@mint/contract';
 import {
-  activationModes, batchStatuses, commercialStatuses, identityModes, InvalidInputError, jobStatuses, mintReadinessStatuses, productionBatchStatuses,
+  activationModes,
+  batchStatuses,
+  commercialStatuses,
+  identityModes,
+  InvalidInputError,
+  jobStatuses,
+  mintReadinessStatuses,
+  productionBatchStatuses,
 } from '@mint/domain';
 import { describe, expect, it } from 'vitest';
 import { activationMode, batchStatus, commercialStatus, identityMode, jobStatus, mintReadinessStatus, productionBatchStatus, unitStatus } from './enums.ts';

@@ -30,7 +30,10 @@ export function nullable(schema: Schema): Schema {
 
 /** An object with exactly these properties; all required unless `required` says otherwise. */
 export const obj = (properties: Record<string, Schema>, required: readonly string[] = Object.keys(properties)): Schema => ({
-  type: 'object', properties, required: [...required], additionalProperties: false,
+  type: 'object',
+  properties,
+  required: [...required],
+  additionalProperties: false,
 });
 export const arrayOf = (items: Schema): Schema => ({ type: 'array', items });
 export const oneOfEnum = (values: readonly string[]): Schema => ({ enum: [...values] });

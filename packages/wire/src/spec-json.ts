@@ -4,7 +4,20 @@
 // enum values the domain's spellings (`serial`, `QUEUED`: the mapping of ./enums.ts),
 // times ISO 8601 text, 64-bit integers numbers, unset optional fields null.
 
-import { create, fromJson, toJson, getOption, hasOption, ScalarType, type DescEnum, type DescField, type DescMessage, type JsonObject, type JsonValue, type Message } from '@bufbuild/protobuf';
+import {
+  create,
+  fromJson,
+  toJson,
+  getOption,
+  hasOption,
+  ScalarType,
+  type DescEnum,
+  type DescField,
+  type DescMessage,
+  type JsonObject,
+  type JsonValue,
+  type Message,
+} from '@bufbuild/protobuf';
 import { timestampDate, timestampFromDate, ValueSchema, type Timestamp, type Value } from '@bufbuild/protobuf/wkt';
 import { field as fieldRulesOption, type FieldRules } from '@bufbuild/protovalidate/gen/buf/validate/validate_pb.js';
 import { specSpellings } from './enums.ts';
@@ -65,7 +78,14 @@ function isRequired(field: DescField): boolean {
 /** `1 to 100`, `at least 1`, `at most 6` of a range; undefined when the range has no bound. */
 function rangeText(min: bigint | undefined, max: bigint | undefined, unit = ''): string | undefined {
   const n = (v: bigint) => v.toLocaleString('en-US');
-  const text = min !== undefined && max !== undefined ? `${n(min)} to ${n(max)}` : min !== undefined ? `at least ${n(min)}` : max !== undefined ? `at most ${n(max)}` : undefined;
+  const text =
+    min !== undefined && max !== undefined
+      ? `${n(min)} to ${n(max)}`
+      : min !== undefined
+        ? `at least ${n(min)}`
+        : max !== undefined
+          ? `at most ${n(max)}`
+          : undefined;
   return text === undefined ? undefined : `${text.charAt(0).toUpperCase()}${text.slice(1)}${unit}.`;
 }
 
@@ -153,12 +173,24 @@ function responseFieldSchema(field: DescField, omit: readonly string[], path: st
   if (kind === 'enum') schema = oneOfEnum(spellingsOf(field.enum!).map(([s]) => s));
   else if (kind === 'message') {
     const m = field.message!;
-    schema = m.typeName === 'google.protobuf.Timestamp' ? time : m.typeName === 'google.protobuf.Value' ? any : m.typeName === 'google.protobuf.Struct' ? object
-      : responseSchema(m, { omit, flatten: '', refusal: [] }, `${path}.`);
+    schema =
+      m.typeName === 'google.protobuf.Timestamp'
+        ? time
+        : m.typeName === 'google.protobuf.Value'
+          ? any
+          : m.typeName === 'google.protobuf.Struct'
+            ? object
+            : responseSchema(m, { omit, flatten: '', refusal: [] }, `${path}.`);
   } else {
     const scalar = field.scalar!;
-    schema = scalar === ScalarType.BOOL ? boolean : scalar === ScalarType.DOUBLE || scalar === ScalarType.FLOAT ? number
-      : scalar === ScalarType.STRING || scalar === ScalarType.BYTES ? string : integer;
+    schema =
+      scalar === ScalarType.BOOL
+        ? boolean
+        : scalar === ScalarType.DOUBLE || scalar === ScalarType.FLOAT
+          ? number
+          : scalar === ScalarType.STRING || scalar === ScalarType.BYTES
+            ? string
+            : integer;
   }
   if (field.fieldKind === 'list') return arrayOf(schema);
   if (field.fieldKind === 'map') return { type: 'object', additionalProperties: schema };
@@ -206,9 +238,12 @@ export function fromSpecJson<T extends Message>(message: DescMessage, json: Read
   for (const field of message.fields) {
     const value = json[prefix + field.name];
     if (value === undefined || value === null) continue;
-    const converted = field.fieldKind === 'list' ? (value as unknown[]).map((item) => fieldValue(field, item))
-      : field.fieldKind === 'map' ? Object.fromEntries(Object.entries(value as object).map(([k, v]) => [k, fieldValue(field, v)]))
-        : fieldValue(field, value);
+    const converted =
+      field.fieldKind === 'list'
+        ? (value as unknown[]).map((item) => fieldValue(field, item))
+        : field.fieldKind === 'map'
+          ? Object.fromEntries(Object.entries(value as object).map(([k, v]) => [k, fieldValue(field, v)]))
+          : fieldValue(field, value);
     if (field.oneof !== undefined) init[field.oneof.localName] = { case: field.localName, value: converted };
     else init[field.localName] = converted;
   }
@@ -234,7 +269,12 @@ function fieldValue(field: DescField, value: unknown): unknown {
     return fromSpecJson(m, value as Record<string, unknown>);
   }
   const scalar = field.scalar!;
-  const wide = scalar === ScalarType.INT64 || scalar === ScalarType.UINT64 || scalar === ScalarType.SINT64 || scalar === ScalarType.FIXED64 || scalar === ScalarType.SFIXED64;
+  const wide =
+    scalar === ScalarType.INT64 ||
+    scalar === ScalarType.UINT64 ||
+    scalar === ScalarType.SINT64 ||
+    scalar === ScalarType.FIXED64 ||
+    scalar === ScalarType.SFIXED64;
   return wide ? BigInt(value as number) : value;
 }
 
@@ -265,9 +305,14 @@ function fieldsJson(message: DescMessage, value: Message, omit: readonly string[
       raw = chosen.case === field.localName ? chosen.value : undefined;
     }
     const one = (item: unknown) => valueJson(field, item, omit, `${path}.`);
-    out[field.name] = raw === undefined ? null
-      : field.fieldKind === 'list' ? (raw as unknown[]).map(one)
-        : field.fieldKind === 'map' ? Object.fromEntries(Object.entries(raw as object).map(([k, v]) => [k, one(v)])) : one(raw);
+    out[field.name] =
+      raw === undefined
+        ? null
+        : field.fieldKind === 'list'
+          ? (raw as unknown[]).map(one)
+          : field.fieldKind === 'map'
+            ? Object.fromEntries(Object.entries(raw as object).map(([k, v]) => [k, one(v)]))
+            : one(raw);
   }
   return out;
 }
@@ -275,7 +320,7 @@ function fieldsJson(message: DescMessage, value: Message, omit: readonly string[
 /** One value (an item, for a list) of `field` as the spec's JSON. */
 function valueJson(field: DescField, value: unknown, omit: readonly string[], prefix: string): unknown {
   const kind = field.fieldKind === 'list' ? field.listKind : field.fieldKind === 'map' ? field.mapKind : field.fieldKind;
-  if (kind === 'enum') return value === 0 ? null : spellingsOf(field.enum!).find(([, n]) => n === value)?.[0] ?? null;
+  if (kind === 'enum') return value === 0 ? null : (spellingsOf(field.enum!).find(([, n]) => n === value)?.[0] ?? null);
   if (kind === 'message') {
     const m = field.message!;
     if (m.typeName === 'google.protobuf.Timestamp') return timestampDate(value as Timestamp).toISOString();

@@ -3,8 +3,18 @@
 // a database with pending migrations. SIGTERM/SIGINT drain in-flight calls, then close the pool.
 
 import {
-  assertMigrated, createLogger, isConfigError, isStartupError, loadConfig, openConfiguredBus, openConfiguredDatabase,
-  readinessProbe, requireProductionUrls, resolveJwtSecret, createMetrics, openConfiguredScanSpill,
+  assertMigrated,
+  createLogger,
+  isConfigError,
+  isStartupError,
+  loadConfig,
+  openConfiguredBus,
+  openConfiguredDatabase,
+  readinessProbe,
+  requireProductionUrls,
+  resolveJwtSecret,
+  createMetrics,
+  openConfiguredScanSpill,
 } from '@mint/runtime';
 import { createUseCaseContext } from '@mint/usecases';
 import { startApi } from './start.ts';
@@ -31,18 +41,29 @@ async function main(): Promise<void> {
     jwtSecret: await resolveJwtSecret(config),
     jwtIssuer: config.authJwtIssuer ?? null,
     jwtAudience: config.authJwtAudience ?? null,
-    jwksUrl: config.authJwksUrl ?? null, jwtMaxLifetimeSeconds: config.authJwtMaxLifetimeSeconds,
+    jwksUrl: config.authJwksUrl ?? null,
+    jwtMaxLifetimeSeconds: config.authJwtMaxLifetimeSeconds,
     webhookSecretKeys: await resolveWebhookSecretKeys(config),
     serialMoveChunk: config.serialMoveChunkSize,
     // A submitted job goes to the bus right after its commit; the executor's outbox relay is the safety net.
     publishJob: (job) => bus.announce(job),
   });
-  const api = await startApi({ ctx, config, logger, setMintBatchStatusEnabled: config.setMintBatchStatusEnabled,
+  const api = await startApi({
+    ctx,
+    config,
+    logger,
+    setMintBatchStatusEnabled: config.setMintBatchStatusEnabled,
     webhooks: {
-      allowLoopback: config.webhookAllowLoopback, allowedAddresses: config.webhookAllowedAddresses, maxEndpointsPerBrand: config.webhookMaxEndpointsPerBrand,
-    }, readiness: readinessProbe({ db, bus }, 2000, { databaseOptional: true }),
-    metrics: createMetrics(metricSources(ctx, bus)), ...(scanSpill === undefined ? {} : { scanSpill }), ...(config.watchProgress === 'pushed' ? { progress: bus } : {}),
-    downloads: { keys: await resolveDownloadSigningKeys(config), store: packs.store } });
+      allowLoopback: config.webhookAllowLoopback,
+      allowedAddresses: config.webhookAllowedAddresses,
+      maxEndpointsPerBrand: config.webhookMaxEndpointsPerBrand,
+    },
+    readiness: readinessProbe({ db, bus }, 2000, { databaseOptional: true }),
+    metrics: createMetrics(metricSources(ctx, bus)),
+    ...(scanSpill === undefined ? {} : { scanSpill }),
+    ...(config.watchProgress === 'pushed' ? { progress: bus } : {}),
+    downloads: { keys: await resolveDownloadSigningKeys(config), store: packs.store },
+  });
 
   let stopping = false;
   const shutdown = async (signal: string) => {

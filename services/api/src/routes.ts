@@ -2,7 +2,17 @@
 
 import type { DescService } from '@bufbuild/protobuf';
 import type { ConnectRouter, ServiceImpl } from '@connectrpc/connect';
-import { AccountService, CatalogService, MintService, PassportService, ResolverService, ScanService, WebhookService, WorkspaceService, PartnerService } from '@mint/contract';
+import {
+  AccountService,
+  CatalogService,
+  MintService,
+  PassportService,
+  ResolverService,
+  ScanService,
+  WebhookService,
+  WorkspaceService,
+  PartnerService,
+} from '@mint/contract';
 import type { ReservedHosts } from '@mint/domain';
 import type * as UseCases from '@mint/usecases';
 import { createAccountServiceHandlers, type AccountUseCases } from './handlers/account-service.ts';
@@ -19,7 +29,15 @@ import { createWorkspaceServiceHandlers, type WorkspaceUseCases } from './handle
 export interface ConnectRoutesDeps {
   readonly ctx: UseCases.UseCaseContext;
   /** The use-case functions; `@mint/usecases` itself in production. */
-  readonly useCases: MintUseCases & CatalogUseCases & ResolverUseCases & WebhookUseCases & AccountUseCases & ScanUseCases & PassportUseCases & WorkspaceUseCases & PartnerUseCases;
+  readonly useCases: MintUseCases &
+    CatalogUseCases &
+    ResolverUseCases &
+    WebhookUseCases &
+    AccountUseCases &
+    ScanUseCases &
+    PassportUseCases &
+    WorkspaceUseCases &
+    PartnerUseCases;
   /** Endpoint URL rules of WebhookService; https only when absent. */
   readonly webhooks?: UseCases.WebhookSettings;
   /** Serve SetMintBatchStatus (off by default). */
@@ -48,7 +66,10 @@ export interface ServiceRegistration {
  * operations (built once per process, so both surfaces share them).
  */
 export function createServices(deps: ConnectRoutesDeps): readonly ServiceRegistration[] {
-  const registration = <S extends DescService>(service: S, impl: ServiceImpl<S>): ServiceRegistration => ({ service, impl: impl as Partial<ServiceImpl<DescService>> });
+  const registration = <S extends DescService>(service: S, impl: ServiceImpl<S>): ServiceRegistration => ({
+    service,
+    impl: impl as Partial<ServiceImpl<DescService>>,
+  });
   return [
     registration(MintService, createMintServiceHandlers(deps)),
     registration(CatalogService, createCatalogServiceHandlers(deps)),

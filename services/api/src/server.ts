@@ -7,9 +7,32 @@ import { getOption, hasOption, type DescMethod } from '@bufbuild/protobuf';
 import { isDomainError } from '@mint/domain';
 import { createValidator } from '@bufbuild/protovalidate';
 import {
-  clientAddressOf, connectAdapter, Health, registerReflection, createCors, createDualListener, createRateLimits, createRouter, defaultRpcMaxBodyBytes, errorInterceptor, httpObserver,
-  metricsInterceptor, plainErrorBody, readMaxBytes, rejectUndecodableBody, sendJson, toHttpError, validationInterceptor, type DualListenerOptions,
-  type HttpRequest, type HttpResponse, type RateLimits, type RateLimitSettings, type RequestListener, type RequestLog, type Route,
+  clientAddressOf,
+  connectAdapter,
+  Health,
+  registerReflection,
+  createCors,
+  createDualListener,
+  createRateLimits,
+  createRouter,
+  defaultRpcMaxBodyBytes,
+  errorInterceptor,
+  httpObserver,
+  metricsInterceptor,
+  plainErrorBody,
+  readMaxBytes,
+  rejectUndecodableBody,
+  sendJson,
+  toHttpError,
+  validationInterceptor,
+  type DualListenerOptions,
+  type HttpRequest,
+  type HttpResponse,
+  type RateLimits,
+  type RateLimitSettings,
+  type RequestListener,
+  type RequestLog,
+  type Route,
 } from '@mint/http';
 import { defaults, type Logger, type Metrics } from '@mint/runtime';
 import { authenticateHeaders, authenticationInterceptor, authorizationInterceptor, hasVerifiedCredentials, type Authenticator } from './auth/interceptors.ts';
@@ -112,7 +135,11 @@ type StatefulRequest = HttpRequest & { [requestState]?: RequestState };
  * brand). Tests run handlers behind them through `createRouterTransport`, without a network.
  */
 export function rpcInterceptors(options: {
-  readonly logger: Logger; readonly authenticator: Authenticator; readonly metrics?: Metrics; readonly access?: AccessOptions; readonly limits?: RpcRateLimit;
+  readonly logger: Logger;
+  readonly authenticator: Authenticator;
+  readonly metrics?: Metrics;
+  readonly access?: AccessOptions;
+  readonly limits?: RpcRateLimit;
 }): Interceptor[] {
   const access = options.access ?? {};
   return [
@@ -153,8 +180,11 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
   const limits = options.rateLimits === undefined ? undefined : createRateLimits(options.rateLimits);
   const rpcLimit = limits === undefined ? undefined : rpcRateLimit(limits, access);
   const interceptors = rpcInterceptors({
-    logger, authenticator: options.authenticator, access,
-    ...(options.metrics === undefined ? {} : { metrics: options.metrics }), ...(rpcLimit === undefined ? {} : { limits: rpcLimit }),
+    logger,
+    authenticator: options.authenticator,
+    access,
+    ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
+    ...(rpcLimit === undefined ? {} : { limits: rpcLimit }),
   });
   const authenticate = authenticateHeaders(options.authenticator, access);
   const connect = connectAdapter({
@@ -170,9 +200,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
         await rpcLimit?.check(method, header, contextValues);
         await authenticate(method, header, contextValues);
       },
-      maxBodyBytes: (method) => carriesFile(method)
-        ? options.importMaxBodyBytes ?? readMaxBytes
-        : options.rpcMaxBodyBytes ?? defaultRpcMaxBodyBytes,
+      maxBodyBytes: (method) => (carriesFile(method) ? (options.importMaxBodyBytes ?? readMaxBytes) : (options.rpcMaxBodyBytes ?? defaultRpcMaxBodyBytes)),
     },
     // JSON speaks the spec's field names (brand_id, mint_job_id, is_duplicate) and always carries
     // every field, so ok=false, is_duplicate=false and has_more=false are never left out.
@@ -190,46 +218,55 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
   });
 
   /** The one route table: health and readiness, then the mounted routes; unmatched paths go to Connect. */
-  const router = createRouter([
-    { methods: ['GET', 'HEAD'], path: '/healthz', handler: ({ req, res }) => sendJson(req, res, 200, { ok: true }) },
+  const router = createRouter(
+    [
+      { methods: ['GET', 'HEAD'], path: '/healthz', handler: ({ req, res }) => sendJson(req, res, 200, { ok: true }) },
+      {
+        methods: ['GET', 'HEAD'],
+        path: '/readyz',
+        handler: async ({ req, res }) => {
+          const report = await probe();
+          sendJson(req, res, report.ok ? 200 : 503, { ok: report.ok, checks: report.checks });
+        },
+      },
+      ...(options.httpRoutes ?? []),
+    ],
     {
-      methods: ['GET', 'HEAD'], path: '/readyz',
-      handler: async ({ req, res }) => {
-        const report = await probe();
-        sendJson(req, res, report.ok ? 200 : 503, { ok: report.ok, checks: report.checks });
+      onError: ({ req, path }, error, err) => {
+        if (error.status === 401) limits?.authFailed(addressOf(req));
+        if (error.status >= 500) loggerOf(req).error({ err, method: req.method, path }, 'http route failed');
       },
+      ...(limits === undefined
+        ? {}
+        : {
+            guard: ({ req, res, path }, route) => {
+              const address = addressOf(req);
+              if (route.path.startsWith('/r/')) return limits.resolver(address);
+              if (route.path.startsWith('/downloads/')) return limits.download(address);
+              if (isPublicPath(path)) return undefined;
+              const header = req.headers['x-api-key'];
+              const apiKey = typeof header === 'string' ? header : undefined;
+              // A control-plane route answers below 400 only to credentials that authenticated.
+              res.once('finish', () => {
+                if (res.statusCode < 400) limits.authSucceeded(req.headers.authorization, apiKey);
+              });
+              return limits.authAllowed(address, req.headers.authorization, apiKey).then(() => limits.credential(req.headers.authorization, apiKey));
+            },
+          }),
     },
-    ...(options.httpRoutes ?? []),
-  ], {
-    onError: ({ req, path }, error, err) => {
-      if (error.status === 401) limits?.authFailed(addressOf(req));
-      if (error.status >= 500) loggerOf(req).error({ err, method: req.method, path }, 'http route failed');
-    },
-    ...(limits === undefined ? {} : {
-      guard: ({ req, res, path }, route) => {
-        const address = addressOf(req);
-        if (route.path.startsWith('/r/')) return limits.resolver(address);
-        if (route.path.startsWith('/downloads/')) return limits.download(address);
-        if (isPublicPath(path)) return undefined;
-        const header = req.headers['x-api-key'];
-        const apiKey = typeof header === 'string' ? header : undefined;
-        // A control-plane route answers below 400 only to credentials that authenticated.
-        res.once('finish', () => {
-          if (res.statusCode < 400) limits.authSucceeded(req.headers.authorization, apiKey);
-        });
-        return limits.authAllowed(address, req.headers.authorization, apiKey).then(() => limits.credential(req.headers.authorization, apiKey));
-      },
-    }),
-  });
+  );
 
   const brandDomains = options.brandDomains;
-  const domainRouter = brandDomains === undefined ? undefined : createRouter(brandDomains.routes, {
-    onError: ({ req, path }, error, err) => {
-      if (error.status >= 500) loggerOf(req).error({ err, method: req.method, path }, 'brand domain route failed');
-    },
-    // Every route of a brand domain is the resolver's.
-    ...(limits === undefined ? {} : { guard: ({ req }) => limits.resolver(addressOf(req)) }),
-  });
+  const domainRouter =
+    brandDomains === undefined
+      ? undefined
+      : createRouter(brandDomains.routes, {
+          onError: ({ req, path }, error, err) => {
+            if (error.status >= 500) loggerOf(req).error({ err, method: req.method, path }, 'brand domain route failed');
+          },
+          // Every route of a brand domain is the resolver's.
+          ...(limits === undefined ? {} : { guard: ({ req }) => limits.resolver(addressOf(req)) }),
+        });
   /** A request to a brand domain: its routes, else 404 (never the API's own routes or Connect). */
   function serveBrandDomain(req: HttpRequest, res: HttpResponse): void | Promise<unknown> {
     const handled = domainRouter!.handle(req, res);
@@ -257,8 +294,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
 
   const cors = createCors(options.corsAllowedOrigins ?? []);
   /** A path the control plane answers on whatever the host: an RPC, `/v1`, the probes, `/metrics`, `/console`. */
-  const isControlPlanePath = (path: string): boolean =>
-    connect.serves(path) || controlPlaneRoots.has(path.split('/', 2)[1] ?? '');
+  const isControlPlanePath = (path: string): boolean => connect.serves(path) || controlPlaneRoots.has(path.split('/', 2)[1] ?? '');
 
   /** A request to the API's own host: CORS of the API's own paths, the route table, then Connect. */
   function serveOwn(req: HttpRequest, res: HttpResponse): void | Promise<unknown> {
@@ -294,7 +330,9 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
   };
 
   const listener = createDualListener(requestListener, {
-    headersTimeoutMs: defaults.httpHeadersTimeoutMs, requestTimeoutMs: defaults.httpRequestTimeoutMs, ...options.listener,
+    headersTimeoutMs: defaults.httpHeadersTimeoutMs,
+    requestTimeoutMs: defaults.httpRequestTimeoutMs,
+    ...options.listener,
   });
   let closed: Promise<void> | undefined;
   return {

@@ -28,13 +28,43 @@ export interface StartApiOptions {
    * Listening address and shutdown timeout come from here (`PORT`, `HOST`, `SHUTDOWN_TIMEOUT_MS`),
    * and where and how /metrics is served (`METRICS_PORT`, `METRICS_TOKEN`).
    */
-  readonly config: Pick<Config, 'port' | 'host' | 'shutdownTimeoutMs'> & Partial<Pick<Config,
-    | 'metricsPort' | 'metricsToken' | 'rpcMaxBodyBytes' | 'importMaxBodyBytes' | 'httpHeadersTimeoutMs' | 'httpRequestTimeoutMs'
-    | 'httpIdleTimeoutMs' | 'httpBodyTimeoutMs' | 'http2MaxConcurrentStreams' | 'watchMaxDurationMs' | 'watchMaxStreamsPerCaller'
-    | 'consoleEnabled' | 'consoleOidcIssuer' | 'consoleOidcClientId' | 'corsAllowedOrigins' | 'reflectionAllowAnonymous' | 'rateLimitPerCredential' | 'rateLimitResolverPerAddress'
-    | 'rateLimitDownloadsPerAddress' | 'rateLimitAuthFailuresPerAddress' | 'resolverContact' | 'watchSafetyIntervalMs' | 'trustedProxies'
-    | 'controlPlaneHosts' | 'brandDomainDelegatedZones' | 'scanCountryHeader' | 'cachePurgeUrl' | 'resolverLastKnownUnits'
-    | 'scanFloodWindowMs' | 'scanFloodNeverIssuedPerWindow' | 'scanFloodMaxTracked'>>;
+  readonly config: Pick<Config, 'port' | 'host' | 'shutdownTimeoutMs'> &
+    Partial<
+      Pick<
+        Config,
+        | 'metricsPort'
+        | 'metricsToken'
+        | 'rpcMaxBodyBytes'
+        | 'importMaxBodyBytes'
+        | 'httpHeadersTimeoutMs'
+        | 'httpRequestTimeoutMs'
+        | 'httpIdleTimeoutMs'
+        | 'httpBodyTimeoutMs'
+        | 'http2MaxConcurrentStreams'
+        | 'watchMaxDurationMs'
+        | 'watchMaxStreamsPerCaller'
+        | 'consoleEnabled'
+        | 'consoleOidcIssuer'
+        | 'consoleOidcClientId'
+        | 'corsAllowedOrigins'
+        | 'reflectionAllowAnonymous'
+        | 'rateLimitPerCredential'
+        | 'rateLimitResolverPerAddress'
+        | 'rateLimitDownloadsPerAddress'
+        | 'rateLimitAuthFailuresPerAddress'
+        | 'resolverContact'
+        | 'watchSafetyIntervalMs'
+        | 'trustedProxies'
+        | 'controlPlaneHosts'
+        | 'brandDomainDelegatedZones'
+        | 'scanCountryHeader'
+        | 'cachePurgeUrl'
+        | 'resolverLastKnownUnits'
+        | 'scanFloodWindowMs'
+        | 'scanFloodNeverIssuedPerWindow'
+        | 'scanFloodMaxTracked'
+      >
+    >;
   readonly logger: Logger;
   /** Probes the dependencies for /readyz and the gRPC health Check. */
   readonly readiness: ReadinessProbe;
@@ -107,16 +137,28 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
     ...options.scanRecorder,
   });
   // The scans spilled while the database was away (by any API process), written once it is back.
-  const replay = options.scanSpill === undefined ? undefined : useCases.replaySpilledScans(ctx, options.scanSpill, {
-    onWritten: (batch) => {
-      metrics.scanEvents.inc({ result: 'replayed' }, batch.reduce((sum, scan) => sum + (scan.count ?? 1), 0));
-      raiseAlerts(batch.map(useCases.ruleScanOf));
-    },
-    onError: (err) => logger.warn({ err }, 'spilled scans not written yet'),
-  });
+  const replay =
+    options.scanSpill === undefined
+      ? undefined
+      : useCases.replaySpilledScans(ctx, options.scanSpill, {
+          onWritten: (batch) => {
+            metrics.scanEvents.inc(
+              { result: 'replayed' },
+              batch.reduce((sum, scan) => sum + (scan.count ?? 1), 0),
+            );
+            raiseAlerts(batch.map(useCases.ruleScanOf));
+          },
+          onError: (err) => logger.warn({ err }, 'spilled scans not written yet'),
+        });
   // Every link or brand domain change purges the caching proxy's answers of its GTIN or brand
   // (CACHE_PURGE_URL); a lost change feed purges all of them, but not the first listen at start.
-  const purger = config.cachePurgeUrl === undefined ? undefined : createCachePurger(config.cachePurgeUrl.split(',').map((u) => u.trim()), logger);
+  const purger =
+    config.cachePurgeUrl === undefined
+      ? undefined
+      : createCachePurger(
+          config.cachePurgeUrl.split(',').map((u) => u.trim()),
+          logger,
+        );
   let listenedBefore = false;
   // Published passports, cached a second at most; a publish anywhere arrives on the link-change
   // feed (its brand and GTIN), and the brand's cached passports are forgotten at once.
@@ -126,7 +168,8 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
   // every replica, so their requests serve a kept signature.
   const passportSigner = options.passportSigner ?? useCases.createPassportSigner(ctx);
   const presign = (brandId: string, gtin: string) => {
-    useCases.presignPassportCredentials(ctx, passportSigner, brandId, gtin)
+    useCases
+      .presignPassportCredentials(ctx, passportSigner, brandId, gtin)
       .catch((err: unknown) => logger.warn({ err, brandId, gtin }, 'passport credentials not signed at publish; they are signed on first request'));
   };
   const resolver = useCases.createResolver(ctx, {
@@ -137,12 +180,14 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
       purger?.purge(purgeKeyOf(brandId, gtin));
       if (gtin !== null) presign(brandId, gtin);
     },
-    ...(purger === undefined ? {} : {
-      onLinkReset: () => {
-        if (listenedBefore) purger.purge(allResolverAnswersKey);
-        listenedBefore = true;
-      },
-    }),
+    ...(purger === undefined
+      ? {}
+      : {
+          onLinkReset: () => {
+            if (listenedBefore) purger.purge(allResolverAnswersKey);
+            listenedBefore = true;
+          },
+        }),
   });
   // The client behind the trusted proxies, as the rate limits see it (the flood gate's key), its
   // agent and a trusted proxy's country header: classified and hashed by the recorder, never written.
@@ -150,8 +195,14 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
   // One subscription to pushed job progress for the process, fanned out in memory.
   const progress = options.progress === undefined ? undefined : useCases.createProgressHub(options.progress);
   // The services' implementations, served over Connect and run by the /v1 named operations.
-  const connectDeps: ConnectRoutesDeps = { ctx, useCases, scanAlerts, passportReads, setMintBatchStatusEnabled: options.setMintBatchStatusEnabled ?? false,
-    webhooks: options.webhooks ?? { allowLoopback: false }, ...(options.downloads === undefined ? {} : { downloads: options.downloads }),
+  const connectDeps: ConnectRoutesDeps = {
+    ctx,
+    useCases,
+    scanAlerts,
+    passportReads,
+    setMintBatchStatusEnabled: options.setMintBatchStatusEnabled ?? false,
+    webhooks: options.webhooks ?? { allowLoopback: false },
+    ...(options.downloads === undefined ? {} : { downloads: options.downloads }),
     reservedHosts: {
       controlPlaneHosts: config.controlPlaneHosts ?? defaults.controlPlaneHosts(ctx.publicBaseUrl),
       delegatedZones: config.brandDomainDelegatedZones ?? defaults.brandDomainDelegatedZones,
@@ -161,7 +212,8 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
       ...(config.watchMaxStreamsPerCaller === undefined ? {} : { maxStreamsPerCaller: config.watchMaxStreamsPerCaller }),
       ...(progress === undefined ? {} : { progress }),
       ...(config.watchSafetyIntervalMs === undefined ? {} : { safetyIntervalMs: config.watchSafetyIntervalMs }),
-    } };
+    },
+  };
   const services = createServices(connectDeps);
   // The plain HTTP route table; the server adds /healthz and /readyz, other paths go to Connect.
   const scrape = metricsRoute(metrics, { token: config.metricsToken });
@@ -174,10 +226,15 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
     ...(options.downloads === undefined ? [] : [downloadRoute(ctx, options.downloads, logger)]),
     ...v1Routes({ ctx, logger, services }),
     ...epcisRoutes(ctx),
-    ...(config.consoleEnabled === false ? [] : consoleRoutes({
-      dir: options.consoleDir ?? defaultConsoleDir,
-      oidc: config.consoleOidcIssuer !== undefined && config.consoleOidcClientId !== undefined ? { issuer: config.consoleOidcIssuer, clientId: config.consoleOidcClientId } : undefined,
-    })),
+    ...(config.consoleEnabled === false
+      ? []
+      : consoleRoutes({
+          dir: options.consoleDir ?? defaultConsoleDir,
+          oidc:
+            config.consoleOidcIssuer !== undefined && config.consoleOidcClientId !== undefined
+              ? { issuer: config.consoleOidcIssuer, clientId: config.consoleOidcClientId }
+              : undefined,
+        })),
     ...(options.httpRoutes ?? []),
   ];
   const server = createApiServer({
@@ -213,7 +270,11 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
         return brand instanceof Promise ? brand.then((b) => b !== null) : brand !== null;
       },
       routes: brandDomainRoutes(resolver, {
-        contact: config.resolverContact, clientOf, passports: passportReads, signer: passportSigner, containers: containerAnswer(ctx),
+        contact: config.resolverContact,
+        clientOf,
+        passports: passportReads,
+        signer: passportSigner,
+        containers: containerAnswer(ctx),
       }),
     },
   });
@@ -224,14 +285,19 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
   if (config.metricsPort !== undefined) {
     // /metrics alone (and the probes) on a port of its own, which the network can keep private.
     metricsServer = createApiServer({
-      routes: () => undefined, httpRoutes: [scrape], authenticator: useCaseAuthenticator(ctx), readiness: options.readiness, logger,
+      routes: () => undefined,
+      httpRoutes: [scrape],
+      authenticator: useCaseAuthenticator(ctx),
+      readiness: options.readiness,
+      logger,
       shutdownTimeoutMs: config.shutdownTimeoutMs,
     });
     metricsPort = await metricsServer.listen(config.metricsPort, config.host);
     logger.info({ port: metricsPort, host: config.host }, 'metrics listening');
   }
   return {
-    port, metricsPort,
+    port,
+    metricsPort,
     close: async () => {
       // Each step is bounded: one that hangs (a connection that never ends) is logged by name and
       // shutdown goes on, so the process still exits.

@@ -7,7 +7,17 @@ import { Code, ConnectError, type Client } from '@connectrpc/connect';
 import { ActivationMode, type CatalogService, IdentityMode, type MintService } from '@mint/contract';
 import { ApiKey } from '@mint/db';
 import { ForbiddenError, generateApiKey, UnauthenticatedError, type ApiKeyScope } from '@mint/domain';
-import { apiKeyUseIntervalMs, createApiKey, createWorkspace, listApiKeys, recordApiKeyUse, revokeApiKey, setApiAccess, verifyApiKey, type UseCaseContext } from '@mint/usecases';
+import {
+  apiKeyUseIntervalMs,
+  createApiKey,
+  createWorkspace,
+  listApiKeys,
+  recordApiKeyUse,
+  revokeApiKey,
+  setApiAccess,
+  verifyApiKey,
+  type UseCaseContext,
+} from '@mint/usecases';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useUseCases, type SeededBrand } from '../../../test/support/usecases.ts';
 import { authorize } from '@mint/usecases';
@@ -41,7 +51,13 @@ async function failure(call: Promise<unknown>): Promise<{ code: Code | 'ok'; mes
 
 const submit = (key: string) =>
   mint.submitMintRequest(
-    { brandId: brand.brandId, productId: brand.productId, requestedQuantity: 1, identityMode: IdentityMode.SERIAL, activationMode: ActivationMode.ACTIVE_AT_MINT },
+    {
+      brandId: brand.brandId,
+      productId: brand.productId,
+      requestedQuantity: 1,
+      identityMode: IdentityMode.SERIAL,
+      activationMode: ActivationMode.ACTIVE_AT_MINT,
+    },
     withKey(key),
   );
 
@@ -62,7 +78,8 @@ describe('the API key matrix over RPCs', () => {
   it('mint:write submits; products:write maintains products; products:read only reads them', async () => {
     expect((await failure(submit((await keyWith(['mint:write'])).key))).code).toBe('ok');
     const writer = (await keyWith(['products:write'])).key;
-    const upsert = (key: string) => catalog.upsertProduct({ brandId: brand.brandId, sku: 'KEY-1', name: 'By key', commercialStatus: 1, mintReadinessStatus: 1 }, withKey(key));
+    const upsert = (key: string) =>
+      catalog.upsertProduct({ brandId: brand.brandId, sku: 'KEY-1', name: 'By key', commercialStatus: 1, mintReadinessStatus: 1 }, withKey(key));
     expect((await failure(upsert(writer))).code).toBe('ok');
     const reader = (await keyWith(['products:read'])).key;
     expect((await failure(catalog.listProducts({ brandId: brand.brandId }, withKey(reader)))).code).toBe('ok');
@@ -106,7 +123,8 @@ describe('the API key matrix over RPCs', () => {
   it("another workspace's key is PermissionDenied on this brand, and a token plus a foreign key is too", async () => {
     const { key } = await keyWith(['mint:read'], other.brandId);
     expect(await failure(mint.getMintKpis({ brandId: brand.brandId }, withKey(key)))).toEqual({
-      code: Code.PermissionDenied, message: `the API key does not grant access to brand ${brand.brandId}`,
+      code: Code.PermissionDenied,
+      message: `the API key does not grant access to brand ${brand.brandId}`,
     });
     const both = { headers: { authorization: `Bearer ${brand.token}`, 'x-api-key': key } };
     expect((await failure(mint.getMintKpis({ brandId: brand.brandId }, both))).code).toBe(Code.PermissionDenied);
@@ -141,7 +159,14 @@ describe('the API key matrix over RPCs', () => {
 
 describe('malformed keys never reach the database', () => {
   it('are rejected by format and check characters with a context whose database throws on any use', async () => {
-    const noDatabase = new Proxy({}, { get: () => { throw new Error('database touched'); } });
+    const noDatabase = new Proxy(
+      {},
+      {
+        get: () => {
+          throw new Error('database touched');
+        },
+      },
+    );
     const ctx = { ...app.ctx, db: noDatabase } as unknown as UseCaseContext;
     const { key } = await keyWith(['mint:read']);
     const mistyped = key.slice(0, -5) + (key.at(-5) === 'a' ? 'b' : 'a') + key.slice(-4);
@@ -167,7 +192,13 @@ describe('authorize for plain HTTP routes', () => {
     const required = { requireSessionAndKey: true };
     await expect(authorize(app.ctx, { bearer: null, apiKey: key }, brand.brandId, 'mint:write', required)).rejects.toThrow(/Authorization/);
     await expect(authorize(app.ctx, { bearer: brand.token, apiKey: null }, brand.brandId, 'mint:write', required)).rejects.toThrow(/x-api-key/);
-    const caller = await authorize(app.ctx, credentialsFrom({ authorization: `Bearer ${brand.token}`, 'x-api-key': key }), brand.brandId, 'mint:write', required);
+    const caller = await authorize(
+      app.ctx,
+      credentialsFrom({ authorization: `Bearer ${brand.token}`, 'x-api-key': key }),
+      brand.brandId,
+      'mint:write',
+      required,
+    );
     expect(caller).toEqual({ userId: brand.userId, apiKeyId: id, actorId: brand.userId, partnerId: null });
     const readOnly = (await keyWith(['mint:read'])).key;
     await expect(authorize(app.ctx, { bearer: brand.token, apiKey: readOnly }, brand.brandId, 'mint:write', required)).rejects.toThrow(ForbiddenError);
@@ -176,7 +207,12 @@ describe('authorize for plain HTTP routes', () => {
 
   it('a key alone acts as the key for the audit trail; no credentials is Unauthenticated', async () => {
     const { id, key } = await keyWith(['mint:read']);
-    expect(await authorize(app.ctx, { bearer: null, apiKey: key }, brand.brandId, 'mint:read')).toEqual({ userId: null, apiKeyId: id, actorId: id, partnerId: null });
+    expect(await authorize(app.ctx, { bearer: null, apiKey: key }, brand.brandId, 'mint:read')).toEqual({
+      userId: null,
+      apiKeyId: id,
+      actorId: id,
+      partnerId: null,
+    });
     await expect(authorize(app.ctx, { bearer: null, apiKey: null }, brand.brandId, 'mint:read')).rejects.toThrow(UnauthenticatedError);
   });
 });

@@ -9,7 +9,18 @@ import { reflect, type ReflectList } from '@bufbuild/protobuf/reflect';
 import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import { createValidator } from '@bufbuild/protovalidate';
 import { Code, ConnectError, createClient, type Transport } from '@connectrpc/connect';
-import { ActivationMode, CatalogService, IdentityMode, MintService, PassportService, ProductionBatchStatus, ResolverService, ScanService, WebhookService, WorkspaceService } from '@mint/contract';
+import {
+  ActivationMode,
+  CatalogService,
+  IdentityMode,
+  MintService,
+  PassportService,
+  ProductionBatchStatus,
+  ResolverService,
+  ScanService,
+  WebhookService,
+  WorkspaceService,
+} from '@mint/contract';
 import { apiKeyScopes } from '@mint/domain';
 import { createApiKey, createWebhookEndpoint, drainWebhookFanout, listWebhookDeliveriesOf } from '@mint/usecases';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -116,13 +127,22 @@ beforeAll(async () => {
   bKey = (await createApiKey(app.ctx, { brandId: b.brandId, name: 'b-all', scopes: [...apiKeyScopes] })).key;
   const asA = { headers: { authorization: `Bearer ${a.token}` } };
   const { mint, catalog } = api;
-  const hook = await createWebhookEndpoint(app.ctx, { id: a.userId }, { allowLoopback: false }, {
-    brandId: a.brandId, url: `https://receiver.example/${aMarker}`, eventTypes: [], description: aMarker,
-  });
+  const hook = await createWebhookEndpoint(
+    app.ctx,
+    { id: a.userId },
+    { allowLoopback: false },
+    {
+      brandId: a.brandId,
+      url: `https://receiver.example/${aMarker}`,
+      eventTypes: [],
+      description: aMarker,
+    },
+  );
   hookSecret = hook.secret;
   await catalog.upsertProduct({ brandId: a.brandId, sku: aMarker, name: aMarker, commercialStatus: 2, mintReadinessStatus: 2 }, asA);
   const production = await catalog.upsertProductionBatch(
-    { brandId: a.brandId, productId: a.productId, code: aMarker, status: ProductionBatchStatus.READY, quantity: 100 }, asA,
+    { brandId: a.brandId, productId: a.productId, code: aMarker, status: ProductionBatchStatus.READY, quantity: 100 },
+    asA,
   );
   const submitted = await mint.submitMintRequest(
     { brandId: a.brandId, productId: a.productId, requestedQuantity: 2, identityMode: IdentityMode.SERIAL, activationMode: ActivationMode.ACTIVE_AT_MINT },
@@ -130,8 +150,10 @@ beforeAll(async () => {
   );
   await mint.processMintJobBatch({ brandId: a.brandId, jobId: submitted.mintJobId! }, asA);
   const units = await mint.listMintUnits({ brandId: a.brandId }, asA);
-  const imported = await catalog.startProductImport({ brandId: a.brandId, csv: new TextEncoder().encode(`sku,name\n${aMarker}-2,${aMarker}\n`) }, asA)
-    .then((res) => res.import?.id ?? randomUUID(), () => randomUUID());
+  const imported = await catalog.startProductImport({ brandId: a.brandId, csv: new TextEncoder().encode(`sku,name\n${aMarker}-2,${aMarker}\n`) }, asA).then(
+    (res) => res.import?.id ?? randomUUID(),
+    () => randomUUID(),
+  );
   await drainWebhookFanout(app.ctx);
   aIds = {
     product_id: a.productId,
@@ -185,7 +207,15 @@ describe('tenant isolation over every RPC in the descriptors', () => {
     async (_name, method) => {
       const headers = { authorization: `Bearer ${b.token}` };
       const sent = new Set<string>();
-      const real = await call(method, requestFor(method, b.brandId, (name) => { const id = aId(name); sent.add(id); return id; }), headers);
+      const real = await call(
+        method,
+        requestFor(method, b.brandId, (name) => {
+          const id = aId(name);
+          sent.add(id);
+          return id;
+        }),
+        headers,
+      );
       const unknown = await call(method, requestFor(method, b.brandId, randomId), headers);
       expect(real.code).toBe(unknown.code);
       const normalise = (text: string) => text.replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, '<id>');

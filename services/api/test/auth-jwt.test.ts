@@ -27,7 +27,13 @@ let jwksRequests = 0;
 let servedKeys: JWK[] = [];
 const issued: string[] = [];
 
-interface SigningKey { readonly kid: string; readonly alg: 'RS256' | 'ES256' | 'RS384'; readonly privateKey: CryptoKey; readonly publicJwk: JWK; readonly publicPem: string }
+interface SigningKey {
+  readonly kid: string;
+  readonly alg: 'RS256' | 'ES256' | 'RS384';
+  readonly privateKey: CryptoKey;
+  readonly publicJwk: JWK;
+  readonly publicPem: string;
+}
 let rsa: SigningKey;
 let ec: SigningKey;
 let rs384: SigningKey;
@@ -40,14 +46,18 @@ async function signingKey(kid: string, alg: SigningKey['alg']): Promise<SigningK
 const now = () => Math.floor(Date.now() / 1000);
 
 /** A token for `sub` with the given claims; iss/aud/exp default to valid values. */
-async function token(sign: SigningKey | 'hs256', claims: { sub?: string; iss?: string; aud?: string; exp?: number; nbf?: number; iat?: number | null } = {}): Promise<string> {
+async function token(
+  sign: SigningKey | 'hs256',
+  claims: { sub?: string; iss?: string; aud?: string; exp?: number; nbf?: number; iat?: number | null } = {},
+): Promise<string> {
   const { sub = brand.userId, iss = issuer, aud = audience, exp = now() + 600, nbf, iat = now() - 5 } = claims;
   let jwt = new SignJWT({}).setSubject(sub).setIssuer(iss).setAudience(aud).setExpirationTime(exp);
   if (iat !== null) jwt = jwt.setIssuedAt(iat);
   if (nbf !== undefined) jwt = jwt.setNotBefore(nbf);
-  const signed = sign === 'hs256'
-    ? await jwt.setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).sign(new TextEncoder().encode(testJwtSecret))
-    : await jwt.setProtectedHeader({ alg: sign.alg, kid: sign.kid, typ: 'JWT' }).sign(sign.privateKey);
+  const signed =
+    sign === 'hs256'
+      ? await jwt.setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).sign(new TextEncoder().encode(testJwtSecret))
+      : await jwt.setProtectedHeader({ alg: sign.alg, kid: sign.kid, typ: 'JWT' }).sign(sign.privateKey);
   issued.push(signed);
   return signed;
 }
@@ -73,7 +83,14 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => jwksServer.listen(0, '127.0.0.1', resolve));
   const jwksUrl = `http://127.0.0.1:${(jwksServer.address() as AddressInfo).port}/.well-known/jwks.json`;
-  ctx = createUseCaseContext({ db: app.db, publicBaseUrl: 'http://127.0.0.1:8080', jwtSecret: testJwtSecret, jwtIssuer: issuer, jwtAudience: audience, jwksUrl });
+  ctx = createUseCaseContext({
+    db: app.db,
+    publicBaseUrl: 'http://127.0.0.1:8080',
+    jwtSecret: testJwtSecret,
+    jwtIssuer: issuer,
+    jwtAudience: audience,
+    jwksUrl,
+  });
   api = inProcessApi(app, { ctx });
   ({ mint } = api);
   brand = await app.seedBrand();
@@ -125,24 +142,52 @@ describe('valid session tokens', () => {
 
 describe('the JWT attack matrix', () => {
   it.each([
-    ['alg none', async () => new UnsecuredJWT({}).setSubject(brand.userId).setIssuer(issuer).setAudience(audience).setExpirationTime(now() + 600).encode()],
-    ['HS256 signed with the public key (algorithm confusion)', async () => {
-      const jwt = new SignJWT({}).setSubject(brand.userId).setIssuer(issuer).setAudience(audience).setExpirationTime(now() + 600);
-      return jwt.setProtectedHeader({ alg: 'HS256', kid: rsa.kid }).sign(new TextEncoder().encode(rsa.publicPem));
-    }],
+    [
+      'alg none',
+      async () =>
+        new UnsecuredJWT({})
+          .setSubject(brand.userId)
+          .setIssuer(issuer)
+          .setAudience(audience)
+          .setExpirationTime(now() + 600)
+          .encode(),
+    ],
+    [
+      'HS256 signed with the public key (algorithm confusion)',
+      async () => {
+        const jwt = new SignJWT({})
+          .setSubject(brand.userId)
+          .setIssuer(issuer)
+          .setAudience(audience)
+          .setExpirationTime(now() + 600);
+        return jwt.setProtectedHeader({ alg: 'HS256', kid: rsa.kid }).sign(new TextEncoder().encode(rsa.publicPem));
+      },
+    ],
     ['an algorithm outside the allow-list (RS384) with a key from the JWKS', async () => token(rs384)],
     ['wrong iss', async () => token(rsa, { iss: 'https://evil.example' })],
     ['wrong aud', async () => token(rsa, { aud: 'another-api' })],
     ['expired beyond the skew', async () => token(rsa, { exp: now() - 120 })],
     ['nbf in the future beyond the skew', async () => token(rsa, { nbf: now() + 120 })],
-    ['a flipped signature bit', async () => {
-      const [header, payload, signature] = (await token(rsa)).split('.');
-      const bytes = Buffer.from(signature!, 'base64url');
-      bytes[bytes.length >> 1]! ^= 0x01;
-      return `${header}.${payload}.${bytes.toString('base64url')}`;
-    }],
-    ['HS256 with another secret', async () => new SignJWT({}).setSubject(brand.userId).setIssuer(issuer).setAudience(audience).setExpirationTime(now() + 600)
-      .setProtectedHeader({ alg: 'HS256' }).sign(new TextEncoder().encode('another-secret-another-secret-0123456'))],
+    [
+      'a flipped signature bit',
+      async () => {
+        const [header, payload, signature] = (await token(rsa)).split('.');
+        const bytes = Buffer.from(signature!, 'base64url');
+        bytes[bytes.length >> 1]! ^= 0x01;
+        return `${header}.${payload}.${bytes.toString('base64url')}`;
+      },
+    ],
+    [
+      'HS256 with another secret',
+      async () =>
+        new SignJWT({})
+          .setSubject(brand.userId)
+          .setIssuer(issuer)
+          .setAudience(audience)
+          .setExpirationTime(now() + 600)
+          .setProtectedHeader({ alg: 'HS256' })
+          .sign(new TextEncoder().encode('another-secret-another-secret-0123456')),
+    ],
     ['a subject that is not a user id', async () => token(rsa, { sub: 'admin' })],
     ['iat in the future beyond the skew', async () => token(rsa, { iat: now() + 120, exp: now() + 600 })],
     ['a lifetime beyond the 24 h maximum (exp - iat)', async () => token(rsa, { iat: now() - 5, exp: now() + 86_400 })],
@@ -197,9 +242,12 @@ describe('JWKS caching and rotation', () => {
 
 describe('logs', () => {
   it('carry no token and no signature', () => {
-    expectLogsFreeOf(api, issued.flatMap((jwt) => {
-      const signature = jwt.split('.')[2];
-      return signature ? [jwt, signature] : [jwt];
-    }));
+    expectLogsFreeOf(
+      api,
+      issued.flatMap((jwt) => {
+        const signature = jwt.split('.')[2];
+        return signature ? [jwt, signature] : [jwt];
+      }),
+    );
   });
 });

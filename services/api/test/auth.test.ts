@@ -29,7 +29,13 @@ beforeAll(async () => {
   ({ mint, catalog } = inProcessApi(app));
   other = await app.seedBrand();
   const submitted = await mint.submitMintRequest(
-    { brandId: brand.brandId, productId: brand.productId, requestedQuantity: 3, identityMode: IdentityMode.SERIAL, activationMode: ActivationMode.ACTIVE_AT_MINT },
+    {
+      brandId: brand.brandId,
+      productId: brand.productId,
+      requestedQuantity: 3,
+      identityMode: IdentityMode.SERIAL,
+      activationMode: ActivationMode.ACTIVE_AT_MINT,
+    },
     bearer(brand.token),
   );
   batchId = submitted.mintBatchId!;
@@ -52,7 +58,9 @@ describe('authentication', () => {
     const forged = brand.token.slice(0, -4) + (brand.token.endsWith('AAAA') ? 'BBBB' : 'AAAA');
     const expired = await issueAccessToken(app.ctx, brand.userId, -120);
     for (const authorization of [`Basic ${Buffer.from('a:b').toString('base64')}`, `Bearer ${forged}`, `Bearer ${expired}`, 'Bearer']) {
-      const error = await mint.getMintBatch({ brandId: brand.brandId, mintBatchId: batchId }, { headers: { authorization } }).catch((e: unknown) => ConnectError.from(e));
+      const error = await mint
+        .getMintBatch({ brandId: brand.brandId, mintBatchId: batchId }, { headers: { authorization } })
+        .catch((e: unknown) => ConnectError.from(e));
       expect(error).toBeInstanceOf(ConnectError);
       expect((error as ConnectError).code).toBe(Code.Unauthenticated);
       expect((error as ConnectError).message).not.toContain(forged);
@@ -80,7 +88,13 @@ describe('authorization on the brand', () => {
     expect(
       await codeOf(
         mint.submitMintRequest(
-          { brandId: brand.brandId, productId: brand.productId, requestedQuantity: 1, identityMode: IdentityMode.SERIAL, activationMode: ActivationMode.ACTIVE_AT_MINT },
+          {
+            brandId: brand.brandId,
+            productId: brand.productId,
+            requestedQuantity: 1,
+            identityMode: IdentityMode.SERIAL,
+            activationMode: ActivationMode.ACTIVE_AT_MINT,
+          },
           bearer(stranger),
         ),
       ),
@@ -105,7 +119,13 @@ describe('authorization on the brand', () => {
     expect(await codeOf(catalog.getProduct({ brandId: brand.brandId, productId: brand.productId }, bearer(viewer)))).toBe('ok');
     const denied = await mint
       .submitMintRequest(
-        { brandId: brand.brandId, productId: brand.productId, requestedQuantity: 1, identityMode: IdentityMode.SERIAL, activationMode: ActivationMode.ACTIVE_AT_MINT },
+        {
+          brandId: brand.brandId,
+          productId: brand.productId,
+          requestedQuantity: 1,
+          identityMode: IdentityMode.SERIAL,
+          activationMode: ActivationMode.ACTIVE_AT_MINT,
+        },
         bearer(viewer),
       )
       .catch((e: unknown) => ConnectError.from(e));
@@ -126,7 +146,13 @@ describe('authorization on the brand', () => {
     expect(
       await codeOf(
         catalog.upsertProduct(
-          { brandId: brand.brandId, sku: 'MEMBER-1', name: 'Member product', commercialStatus: CommercialStatus.DRAFT, mintReadinessStatus: MintReadinessStatus.NOT_READY },
+          {
+            brandId: brand.brandId,
+            sku: 'MEMBER-1',
+            name: 'Member product',
+            commercialStatus: CommercialStatus.DRAFT,
+            mintReadinessStatus: MintReadinessStatus.NOT_READY,
+          },
           bearer(member),
         ),
       ),

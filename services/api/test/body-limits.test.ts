@@ -56,7 +56,8 @@ describe('a gzip bomb', () => {
     frame.writeUInt32BE(message.byteLength, 1);
     message.copy(frame, 5);
     const res = await fetch(`${api.baseUrl}${submitPath}`, {
-      method: 'POST', body: frame,
+      method: 'POST',
+      body: frame,
       headers: { 'content-type': 'application/grpc-web+proto', 'grpc-encoding': 'gzip', authorization: `Bearer ${brand.token}` },
     });
     expect(res.headers.get('grpc-status') ?? (await res.text())).toMatch(/^8$|grpc-status:\s*8/);
@@ -73,9 +74,10 @@ describe('per-operation body limits', () => {
   it('lets an import RPC carry a file well past 64 KiB', async () => {
     const csv = `sku,name,gtin,commercial_status,mint_readiness_status,passport_url\n${Array.from({ length: 4000 }, (_, i) => `SKU-${i},Product ${i},,ACTIVE,READY,`).join('\n')}\n`;
     expect(csv.length).toBeGreaterThan(100 * 1024);
-    const res = await post(importPath, Buffer.from(JSON.stringify({ brand_id: brand.brandId, csv: Buffer.from(csv).toString('base64') })),
-      { authorization: `Bearer ${brand.token}` });
-    const body = await res.json() as Record<string, unknown>;
+    const res = await post(importPath, Buffer.from(JSON.stringify({ brand_id: brand.brandId, csv: Buffer.from(csv).toString('base64') })), {
+      authorization: `Bearer ${brand.token}`,
+    });
+    const body = (await res.json()) as Record<string, unknown>;
     expect(body['code']).not.toBe('resource_exhausted');
   });
 

@@ -12,7 +12,8 @@ import { startTestApi, type TestApi } from './support.ts';
 let app: UseCaseBundle;
 let buildDir: string;
 const running: TestApi[] = [];
-const index = '<!doctype html><html><head><script type="module" src="/console/assets/index-Ab12Cd34.js"></script></head><body><div id="root"></div></body></html>';
+const index =
+  '<!doctype html><html><head><script type="module" src="/console/assets/index-Ab12Cd34.js"></script></head><body><div id="root"></div></body></html>';
 const script = 'console.log("console");';
 
 beforeAll(async () => {
@@ -111,9 +112,14 @@ describe('CONSOLE_ENABLED=false', () => {
 
 describe('CONSOLE_OIDC_ISSUER and CONSOLE_OIDC_CLIENT_ID', () => {
   it('tell the console its sign-in provider in index.html and let it call that origin', async () => {
-    const base = await start({ consoleDir: buildDir, config: { consoleOidcIssuer: 'https://id.example.com/realms/brand', consoleOidcClientId: 'mint-"console"' } });
+    const base = await start({
+      consoleDir: buildDir,
+      config: { consoleOidcIssuer: 'https://id.example.com/realms/brand', consoleOidcClientId: 'mint-"console"' },
+    });
     const res = await fetch(`${base}/console/`);
-    expect(await res.text()).toContain('<meta name="mint-oidc-issuer" content="https://id.example.com/realms/brand"><meta name="mint-oidc-client-id" content="mint-&quot;console&quot;"></head>');
+    expect(await res.text()).toContain(
+      '<meta name="mint-oidc-issuer" content="https://id.example.com/realms/brand"><meta name="mint-oidc-client-id" content="mint-&quot;console&quot;"></head>',
+    );
     expect(res.headers.get('content-security-policy')).toContain("connect-src 'self' https://id.example.com;");
     // Without them, index.html is the build's and the console calls its own origin only.
     const plain = await fetch(`${await start({ consoleDir: buildDir })}/console/`);

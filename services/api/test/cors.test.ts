@@ -42,7 +42,11 @@ function preflight(target: TestApi, path: string, origin: string, requestHeaders
   });
 }
 
-const listOf = (value: string | null) => (value ?? '').split(',').map((s) => s.trim().toLowerCase()).filter((s) => s !== '');
+const listOf = (value: string | null) =>
+  (value ?? '')
+    .split(',')
+    .map((s) => s.trim().toLowerCase())
+    .filter((s) => s !== '');
 
 describe('CORS preflight', () => {
   for (const [family, path] of Object.entries(paths)) {
@@ -107,9 +111,13 @@ describe('CORS on answers', () => {
   });
 
   it('gives a /v1 answer to a listed origin and none to a stranger', async () => {
-    const listed = await fetch(`${api.baseUrl}/v1/products`, { headers: { origin: consoleOrigin, authorization: `Bearer ${brand.token}`, 'x-workspace-id': brand.brandId } });
+    const listed = await fetch(`${api.baseUrl}/v1/products`, {
+      headers: { origin: consoleOrigin, authorization: `Bearer ${brand.token}`, 'x-workspace-id': brand.brandId },
+    });
     expect(listed.headers.get('access-control-allow-origin')).toBe(consoleOrigin);
-    const stranger = await fetch(`${api.baseUrl}/v1/products`, { headers: { origin: strangerOrigin, authorization: `Bearer ${brand.token}`, 'x-workspace-id': brand.brandId } });
+    const stranger = await fetch(`${api.baseUrl}/v1/products`, {
+      headers: { origin: strangerOrigin, authorization: `Bearer ${brand.token}`, 'x-workspace-id': brand.brandId },
+    });
     expect(stranger.headers.get('access-control-allow-origin')).toBeNull();
   });
 

@@ -75,7 +75,8 @@ beforeAll(async () => {
   const writer = await natsStore.begin(storagePath);
   // The same pack in the bucket: its manifest, SHA256SUMS and every file the manifest lists.
   const manifest = JSON.parse(await text((await store.open(storagePath, 'manifest.json')).stream())) as { files: { name: string }[] };
-  for (const name of ['manifest.json', 'SHA256SUMS', ...manifest.files.map((f) => f.name)]) await pipeline((await store.open(storagePath, name)).stream(), writer.file(name));
+  for (const name of ['manifest.json', 'SHA256SUMS', ...manifest.files.map((f) => f.name)])
+    await pipeline((await store.open(storagePath, name)).stream(), writer.file(name));
   await writer.commit();
 });
 afterAll(async () => {
@@ -113,8 +114,12 @@ describe('CreatePayloadPackDownloadUrl', () => {
 
   it('refuses a pending pack (FailedPrecondition), a ttl over 15 minutes, and another brand', async () => {
     const { mint } = inProcessWith([k1]);
-    expect(await codeOf(mint.createPayloadPackDownloadUrl({ brandId: brand.brandId, packId: pendingPack.id }, bearer(brand.token)))).toBe(Code.FailedPrecondition);
-    expect(await codeOf(mint.createPayloadPackDownloadUrl({ brandId: brand.brandId, packId: readyPack.id, ttlSeconds: 901 }, bearer(brand.token)))).toBe(Code.InvalidArgument);
+    expect(await codeOf(mint.createPayloadPackDownloadUrl({ brandId: brand.brandId, packId: pendingPack.id }, bearer(brand.token)))).toBe(
+      Code.FailedPrecondition,
+    );
+    expect(await codeOf(mint.createPayloadPackDownloadUrl({ brandId: brand.brandId, packId: readyPack.id, ttlSeconds: 901 }, bearer(brand.token)))).toBe(
+      Code.InvalidArgument,
+    );
     const other = await app.seedBrand();
     expect(await codeOf(mint.createPayloadPackDownloadUrl({ brandId: brand.brandId, packId: readyPack.id }, bearer(other.token)))).toBe(Code.PermissionDenied);
     expect(await codeOf(mint.createPayloadPackDownloadUrl({ brandId: other.brandId, packId: readyPack.id }, bearer(other.token)))).toBe(Code.NotFound);
@@ -132,7 +137,10 @@ describe('CreatePayloadPackDownloadUrl', () => {
 describe('the download route', () => {
   async function issue(keys: readonly SigningKey[], packId = readyPack.id, ttlSeconds?: number) {
     const { mint, baseUrl } = await startWith(keys);
-    const issued = await mint.createPayloadPackDownloadUrl({ brandId: brand.brandId, packId, ...(ttlSeconds === undefined ? {} : { ttlSeconds }) }, bearer(brand.token));
+    const issued = await mint.createPayloadPackDownloadUrl(
+      { brandId: brand.brandId, packId, ...(ttlSeconds === undefined ? {} : { ttlSeconds }) },
+      bearer(brand.token),
+    );
     const url = new URL(issued.url);
     return { baseUrl, path: url.pathname, params: url.searchParams };
   }
@@ -224,7 +232,10 @@ describe('the download route', () => {
   });
 });
 
-describe.each([['filesystem store', () => store], ['NATS Object Store bucket', () => natsStore]] as const)('Range downloads from the %s', (_label, packStore) => {
+describe.each([
+  ['filesystem store', () => store],
+  ['NATS Object Store bucket', () => natsStore],
+] as const)('Range downloads from the %s', (_label, packStore) => {
   async function fetchPack(headers: Record<string, string> = {}) {
     const { mint, baseUrl } = await startWith([k1], packStore());
     const issued = await mint.createPayloadPackDownloadUrl({ brandId: brand.brandId, packId: readyPack.id }, bearer(brand.token));
@@ -241,8 +252,13 @@ describe.each([['filesystem store', () => store], ['NATS Object Store bucket', (
     const size = whole.length;
     const manifest = JSON.parse(untar(whole).get('manifest.json')!.toString()) as { files: { name: string; sha256: string }[] };
     for (const f of manifest.files) expect(createHash('sha256').update(untar(whole).get(f.name)!).digest('hex')).toBe(f.sha256);
-    const cases: [string, number, number][] = [['bytes=0-511', 0, 511], ['bytes=100-1000', 100, 1000], [`bytes=${size - 700}-`, size - 700, size - 1],
-      ['bytes=-1024', size - 1024, size - 1], [`bytes=5000-${size + 999}`, 5000, size - 1]];
+    const cases: [string, number, number][] = [
+      ['bytes=0-511', 0, 511],
+      ['bytes=100-1000', 100, 1000],
+      [`bytes=${size - 700}-`, size - 700, size - 1],
+      ['bytes=-1024', size - 1024, size - 1],
+      [`bytes=5000-${size + 999}`, 5000, size - 1],
+    ];
     for (const [header, start, end] of cases) {
       const { response, body } = await fetchPack({ range: header, 'if-range': etag });
       expect(response.status, header).toBe(206);
@@ -261,7 +277,10 @@ describe.each([['filesystem store', () => store], ['NATS Object Store bucket', (
     expect(beyond.response.status).toBe(416);
     expect(beyond.response.headers.get('content-range')).toBe(`bytes */${whole.length}`);
     expect(JSON.parse(beyond.body.toString())).toMatchObject({ ok: false, error: 'range_not_satisfiable' });
-    for (const headers of [{ range: 'bytes=0-10', 'if-range': '"another-version"' }, { range: 'bytes=0-10,20-30' }, { range: 'lines=1-2' }] as Record<string, string>[]) {
+    for (const headers of [{ range: 'bytes=0-10', 'if-range': '"another-version"' }, { range: 'bytes=0-10,20-30' }, { range: 'lines=1-2' }] as Record<
+      string,
+      string
+    >[]) {
       const { response, body } = await fetchPack(headers);
       expect(response.status, JSON.stringify(headers)).toBe(200);
       expect(body.equals(whole), JSON.stringify(headers)).toBe(true);

@@ -4,7 +4,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { postJson, submitOverJson } from './support.ts';
-import { send, useV1, workspaceHeaders, } from './v1-support.ts';
+import { send, useV1, workspaceHeaders } from './v1-support.ts';
 
 const { t, ws } = useV1();
 
@@ -15,12 +15,15 @@ describe('Connect JSON numbers', () => {
     const jobs = await t.count('mint_jobs');
     for (const written of ['0x10', '0o20', '0b10000', ' 16', '1_6', 'Infinity']) {
       const res = await submitOverJson(t.api, ws, { requested_quantity: written, ...serial });
-      const body = await res.json() as { code: string; message: string };
+      const body = (await res.json()) as { code: string; message: string };
       expect([written, res.status, body.code]).toEqual([written, 400, 'invalid_argument']);
       expect(body.message).toMatch(/requested_quantity/);
     }
     const lots = await submitOverJson(t.api, ws, {
-      requested_quantity: 10, identity_mode: 'IDENTITY_MODE_BATCH', activation_mode: 'ACTIVATION_MODE_ACTIVE_AT_MINT', lots: [{ lot_code: 'A', qty: '0xA' }],
+      requested_quantity: 10,
+      identity_mode: 'IDENTITY_MODE_BATCH',
+      activation_mode: 'ACTIVATION_MODE_ACTIVE_AT_MINT',
+      lots: [{ lot_code: 'A', qty: '0xA' }],
     });
     expect(lots.status).toBe(400);
     expect(((await lots.json()) as { message: string }).message).toMatch(/lots\[0\]\.qty/);
@@ -51,7 +54,8 @@ describe('/v1 body field names', () => {
       const jobs = await t.count('mint_jobs');
       const raw = `{"product_id":"${ws.productId}","requested_quantity":10,"identity_mode":"serial","activation_mode":"first_scan","${name}":{"polluted":true}}`;
       const res = await send(t.api, 'POST', '/v1/mint/jobs', {
-        raw, headers: { ...workspaceHeaders(ws), 'idempotency-key': randomUUID(), 'content-type': 'application/json' },
+        raw,
+        headers: { ...workspaceHeaders(ws), 'idempotency-key': randomUUID(), 'content-type': 'application/json' },
       });
       expect([res.status, res.body.error.code]).toEqual([400, 'invalid_request']);
       expect(res.body.error.message).toMatch(new RegExp(`^${name}: is not a known field`));

@@ -8,9 +8,12 @@ import { createDualListener, type DualListener, type DualListenerOptions, type H
 import { defaults } from '@mint/runtime';
 
 /** The listener with the process's default header and request timeouts unless `options` sets them. */
-const dualListener = (requestListener: RequestListener, options: Partial<DualListenerOptions> = {}) => createDualListener(requestListener, {
-  headersTimeoutMs: defaults.httpHeadersTimeoutMs, requestTimeoutMs: defaults.httpRequestTimeoutMs, ...options,
-});
+const dualListener = (requestListener: RequestListener, options: Partial<DualListenerOptions> = {}) =>
+  createDualListener(requestListener, {
+    headersTimeoutMs: defaults.httpHeadersTimeoutMs,
+    requestTimeoutMs: defaults.httpRequestTimeoutMs,
+    ...options,
+  });
 
 let listener: DualListener | undefined;
 afterEach(async () => {
@@ -125,7 +128,7 @@ describe('requests the HTTP parser refuses', () => {
     expect(served).toBe(0);
   });
 
-  it('answers a malformed request line with 400 and a JSON body with the parser\'s reason', async () => {
+  it("answers a malformed request line with 400 and a JSON body with the parser's reason", async () => {
     listener = dualListener((_req, res) => res.end());
     const port = await listener.listen(0, '127.0.0.1');
     const text = await rawExchange(port, ['GET / HTTP/1.1\r\nHost: t\r\nContent-Length: x\r\n\r\n']);
@@ -173,10 +176,13 @@ describe('slow senders and stream caps', () => {
   });
 
   it('leaves a stream whose request ended alone, however long its answer takes', async () => {
-    listener = dualListener((req, res) => {
-      req.resume();
-      req.on('end', () => setTimeout(() => res.end('late'), 700));
-    }, { bodyTimeoutMs: 200 });
+    listener = dualListener(
+      (req, res) => {
+        req.resume();
+        req.on('end', () => setTimeout(() => res.end('late'), 700));
+      },
+      { bodyTimeoutMs: 200 },
+    );
     const port = await listener.listen(0, '127.0.0.1');
     const session = http2.connect(`http://127.0.0.1:${port}`);
     try {
@@ -184,8 +190,13 @@ describe('slow senders and stream caps', () => {
       stream.end('{}');
       stream.setEncoding('utf8');
       let text = '';
-      stream.on('data', (chunk: string) => { text += chunk; });
-      await new Promise((resolve, reject) => { stream.on('end', resolve); stream.on('error', reject); });
+      stream.on('data', (chunk: string) => {
+        text += chunk;
+      });
+      await new Promise((resolve, reject) => {
+        stream.on('end', resolve);
+        stream.on('error', reject);
+      });
       expect(text).toBe('late');
     } finally {
       session.close();
@@ -225,7 +236,9 @@ describe('slow senders and stream caps', () => {
     const text = await new Promise<string>((resolve, reject) => {
       const socket = net.connect(port, '127.0.0.1');
       let received = '';
-      socket.on('data', (chunk) => { received += chunk.toString('latin1'); });
+      socket.on('data', (chunk) => {
+        received += chunk.toString('latin1');
+      });
       socket.on('close', () => resolve(received));
       socket.on('error', reject);
       socket.on('connect', async () => {

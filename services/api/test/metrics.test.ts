@@ -23,14 +23,16 @@ beforeAll(async () => {
   app = await setupUseCases();
   // A plain route besides /metrics, standing in for the /v1 routes and the resolver.
   api = await startTestApi(app, {
-    httpRoutes: [{
-      methods: ['GET'],
-      path: '/plain/*',
-      handler: ({ res }) => {
-        res.statusCode = 204;
-        res.end();
+    httpRoutes: [
+      {
+        methods: ['GET'],
+        path: '/plain/*',
+        handler: ({ res }) => {
+          res.statusCode = 204;
+          res.end();
+        },
       },
-    }],
+    ],
   });
   brand = await app.seedBrand();
   mint = createClient(MintService, createConnectTransport({ baseUrl: api.baseUrl, httpVersion: '2' }));
@@ -43,10 +45,17 @@ afterAll(async () => {
 
 describe('/metrics on the API', () => {
   it('exposes RPC and route counts and latency by method and code, jobs by status and the outbox lag after a mint', async () => {
-    const submitted = await mint.submitMintRequest({
-      brandId: brand.brandId, productId: brand.productId, requestedQuantity: 30,
-      identityMode: IdentityMode.SERIAL, activationMode: ActivationMode.ACTIVE_AT_MINT, idempotencyKey: randomUUID(),
-    }, as());
+    const submitted = await mint.submitMintRequest(
+      {
+        brandId: brand.brandId,
+        productId: brand.productId,
+        requestedQuantity: 30,
+        identityMode: IdentityMode.SERIAL,
+        activationMode: ActivationMode.ACTIVE_AT_MINT,
+        idempotencyKey: randomUUID(),
+      },
+      as(),
+    );
     let cycles = 0;
     for (let done = false; !done; cycles++) {
       done = (await mint.processMintJobBatch({ brandId: brand.brandId, jobId: submitted.mintJobId!, maxUnits: 10 }, as())).done;

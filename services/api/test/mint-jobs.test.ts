@@ -26,7 +26,11 @@ async function getJobJson(jobId: string, w: V1Workspace = ws, brandId = w.brandI
 
 /** Submits a serial job of `quantity` units for `w` over Connect JSON; returns its job and batch ids. */
 async function submit(quantity: number, w: V1Workspace = ws): Promise<{ mint_job_id: string; mint_batch_id: string }> {
-  const res = await submitOverJson(t.api, w, { requested_quantity: quantity, identity_mode: 'IDENTITY_MODE_SERIAL', activation_mode: 'ACTIVATION_MODE_ACTIVE_AT_MINT' });
+  const res = await submitOverJson(t.api, w, {
+    requested_quantity: quantity,
+    identity_mode: 'IDENTITY_MODE_SERIAL',
+    activation_mode: 'ACTIVATION_MODE_ACTIVE_AT_MINT',
+  });
   expect(res.status).toBe(200);
   return (await res.json()) as { mint_job_id: string; mint_batch_id: string };
 }
@@ -44,8 +48,14 @@ describe('GetMintJob', () => {
     expect(queued.body).toEqual({
       ok: true,
       job: {
-        mint_job_id: submitted.mint_job_id, status: 'MINT_JOB_STATUS_QUEUED', scope_type: 'serial', requested_quantity: 25, minted_quantity: 0,
-        mint_batch_id: submitted.mint_batch_id, created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), updated_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+        mint_job_id: submitted.mint_job_id,
+        status: 'MINT_JOB_STATUS_QUEUED',
+        scope_type: 'serial',
+        requested_quantity: 25,
+        minted_quantity: 0,
+        mint_batch_id: submitted.mint_batch_id,
+        created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
+        updated_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
       },
     });
     const seen: [string, number][] = [];
@@ -55,7 +65,11 @@ describe('GetMintJob', () => {
       seen.push([body.job.status, body.job.minted_quantity]);
       if (done.done) break;
     }
-    expect(seen).toEqual([['MINT_JOB_STATUS_PROCESSING', 10], ['MINT_JOB_STATUS_PROCESSING', 20], ['MINT_JOB_STATUS_COMPLETED', 25]]);
+    expect(seen).toEqual([
+      ['MINT_JOB_STATUS_PROCESSING', 10],
+      ['MINT_JOB_STATUS_PROCESSING', 20],
+      ['MINT_JOB_STATUS_COMPLETED', 25],
+    ]);
     const completed = await getJobJson(submitted.mint_job_id);
     expect(completed.body.job).toMatchObject({ status: 'MINT_JOB_STATUS_COMPLETED', minted_quantity: 25, requested_quantity: 25 });
     expect(completed.body.job.failure_reason).toBeUndefined();
@@ -68,7 +82,12 @@ describe('GetMintJob', () => {
     const ok = await grpcUnaryCall(t.api.port, MintService.method.getMintJob, { brandId: ws.brandId, mintJobId: submitted.mint_job_id }, auth());
     if (!('response' in ok)) throw ok.error;
     expect(ok.response.job).toMatchObject({
-      mintJobId: submitted.mint_job_id, status: MintJobStatus.COMPLETED, scopeType: 'serial', requestedQuantity: 7, mintedQuantity: 7, mintBatchId: submitted.mint_batch_id,
+      mintJobId: submitted.mint_job_id,
+      status: MintJobStatus.COMPLETED,
+      scopeType: 'serial',
+      requestedQuantity: 7,
+      mintedQuantity: 7,
+      mintBatchId: submitted.mint_batch_id,
     });
     const denied = await grpcUnaryCall(t.api.port, MintService.method.getMintJob, { brandId: ws.brandId, mintJobId: submitted.mint_job_id });
     expect('error' in denied && denied.error.code).toBe(grpc.status.UNAUTHENTICATED);
@@ -104,8 +123,15 @@ describe('GET /v1/mint/jobs/{id}', () => {
     expect(before.body).toEqual({
       ok: true,
       data: {
-        mint_job_id: submitted.mint_job_id, status: 'QUEUED', scope_type: 'serial', requested_quantity: 12, minted_quantity: 0, mint_batch_id: submitted.mint_batch_id,
-        created_at: expect.any(String), updated_at: expect.any(String), failure_reason: null,
+        mint_job_id: submitted.mint_job_id,
+        status: 'QUEUED',
+        scope_type: 'serial',
+        requested_quantity: 12,
+        minted_quantity: 0,
+        mint_batch_id: submitted.mint_batch_id,
+        created_at: expect.any(String),
+        updated_at: expect.any(String),
+        failure_reason: null,
       },
       meta: { request_id: 'job-read-1' },
     });
@@ -135,7 +161,10 @@ describe('GET /v1/mint/jobs/{id}', () => {
     const submitted = await submit(4);
     const res = await postJson(t.api, '/v1/rpc/get_mint_job', { _brand_id: ws.brandId, _mint_job_id: submitted.mint_job_id }, auth());
     expect(res.status).toBe(200);
-    expect(await res.json()).toMatchObject({ ok: true, job: { mint_job_id: submitted.mint_job_id, status: 'QUEUED', minted_quantity: 0, requested_quantity: 4 } });
+    expect(await res.json()).toMatchObject({
+      ok: true,
+      job: { mint_job_id: submitted.mint_job_id, status: 'QUEUED', minted_quantity: 0, requested_quantity: 4 },
+    });
   });
 });
 

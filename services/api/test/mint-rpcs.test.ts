@@ -5,8 +5,16 @@
 import { timestampDate } from '@bufbuild/protobuf/wkt';
 import { Code, createClient, type Client } from '@connectrpc/connect';
 import {
-  ActivationMode, type CatalogService, CommercialStatus, IdentityMode, MintBatchStatus, MintJobStatus, MintReadinessStatus, MintService,
-  MintUnitStatus, ProductionBatchStatus,
+  ActivationMode,
+  type CatalogService,
+  CommercialStatus,
+  IdentityMode,
+  MintBatchStatus,
+  MintJobStatus,
+  MintReadinessStatus,
+  MintService,
+  MintUnitStatus,
+  ProductionBatchStatus,
 } from '@mint/contract';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -45,8 +53,12 @@ describe('minting', () => {
   it('submits, replays by idempotency key, processes in cycles, and reads the batch back', async () => {
     const idempotencyKey = randomUUID();
     const request = {
-      brandId: brand.brandId, productId: brand.productId, requestedQuantity: 25,
-      identityMode: IdentityMode.SERIAL, activationMode: ActivationMode.ACTIVE_AT_MINT, idempotencyKey,
+      brandId: brand.brandId,
+      productId: brand.productId,
+      requestedQuantity: 25,
+      identityMode: IdentityMode.SERIAL,
+      activationMode: ActivationMode.ACTIVE_AT_MINT,
+      idempotencyKey,
     };
     const first = await mint.submitMintRequest(request, as());
     expect(first).toMatchObject({ ok: true, status: MintJobStatus.QUEUED, isDuplicate: false, productId: brand.productId, blockingReasons: [] });
@@ -54,13 +66,25 @@ describe('minting', () => {
     expect(again).toMatchObject({ ok: true, isDuplicate: true, mintJobId: first.mintJobId, mintBatchId: first.mintBatchId });
 
     const cycles = await runToCompletion(first.mintJobId!, 10);
-    expect(cycles.map((c) => [c.insertedCount, c.mintedQuantity, c.done])).toEqual([[10, 10, false], [10, 20, false], [5, 25, true]]);
+    expect(cycles.map((c) => [c.insertedCount, c.mintedQuantity, c.done])).toEqual([
+      [10, 10, false],
+      [10, 20, false],
+      [5, 25, true],
+    ]);
     expect(cycles.at(-1)).toMatchObject({ ok: true, requestedQuantity: 25, status: MintJobStatus.COMPLETED });
 
     const { batch } = await mint.getMintBatch({ brandId: brand.brandId, mintBatchId: first.mintBatchId! }, as());
     expect(batch).toMatchObject({
-      id: first.mintBatchId, mintJobId: first.mintJobId, status: MintBatchStatus.MINTED, mintedQuantity: 25, requestedQuantity: 25,
-      identityMode: IdentityMode.SERIAL, activationMode: ActivationMode.ACTIVE_AT_MINT, productName: 'Product One', productSku: 'SKU-1', lots: [],
+      id: first.mintBatchId,
+      mintJobId: first.mintJobId,
+      status: MintBatchStatus.MINTED,
+      mintedQuantity: 25,
+      requestedQuantity: 25,
+      identityMode: IdentityMode.SERIAL,
+      activationMode: ActivationMode.ACTIVE_AT_MINT,
+      productName: 'Product One',
+      productSku: 'SKU-1',
+      lots: [],
     });
     expect(batch?.productBatchId).toBeUndefined();
     expect(batch?.resolverBaseUrl).toMatch(/^http:\/\/127\.0\.0\.1:8080\//);
@@ -106,7 +130,13 @@ describe('minting', () => {
 
   it('answers a blocked request with ok=false and the blocking reasons, creating nothing', async () => {
     const { product } = await catalog.upsertProduct(
-      { brandId: brand.brandId, sku: 'NOT-READY', name: 'Unready', commercialStatus: CommercialStatus.SUSPENDED, mintReadinessStatus: MintReadinessStatus.NOT_READY },
+      {
+        brandId: brand.brandId,
+        sku: 'NOT-READY',
+        name: 'Unready',
+        commercialStatus: CommercialStatus.SUSPENDED,
+        mintReadinessStatus: MintReadinessStatus.NOT_READY,
+      },
       as(),
     );
     const before = await mint.getMintKpis({ brandId: brand.brandId }, as());
@@ -125,14 +155,24 @@ describe('minting', () => {
   it('mints lots in batch mode and pages batches with both cursor forms', async () => {
     const lots = await mint.submitMintRequest(
       {
-        brandId: brand.brandId, productId: brand.productId, requestedQuantity: 30, identityMode: IdentityMode.BATCH,
-        activationMode: ActivationMode.ACTIVE_AT_MINT, lots: [{ lotCode: 'L-1', qty: 10 }, { lotCode: 'L-2', qty: 20 }],
+        brandId: brand.brandId,
+        productId: brand.productId,
+        requestedQuantity: 30,
+        identityMode: IdentityMode.BATCH,
+        activationMode: ActivationMode.ACTIVE_AT_MINT,
+        lots: [
+          { lotCode: 'L-1', qty: 10 },
+          { lotCode: 'L-2', qty: 20 },
+        ],
       },
       as(),
     );
     const { batch } = await mint.getMintBatch({ brandId: brand.brandId, mintBatchId: lots.mintBatchId! }, as());
     expect(batch?.identityMode).toBe(IdentityMode.BATCH);
-    expect(batch?.lots.map((l) => [l.lotCode, l.qty]).sort()).toEqual([['L-1', 10], ['L-2', 20]]);
+    expect(batch?.lots.map((l) => [l.lotCode, l.qty]).sort()).toEqual([
+      ['L-1', 10],
+      ['L-2', 20],
+    ]);
 
     const all = await mint.listMintBatches({ brandId: brand.brandId, limit: 100 }, as());
     expect(all.hasMore).toBe(false);
@@ -182,13 +222,21 @@ describe('minting', () => {
     expect(created.deprecation).toContain('deprecated');
     // The job has its batch now; a second call is an illegal state.
     expect(
-      await codeOf(mint.createMintBatchFromJob({ brandId: brand.brandId, mintJobId: preflight!.mintJobId!, activationMode: ActivationMode.ACTIVE_AT_MINT }, as())),
+      await codeOf(
+        mint.createMintBatchFromJob({ brandId: brand.brandId, mintJobId: preflight!.mintJobId!, activationMode: ActivationMode.ACTIVE_AT_MINT }, as()),
+      ),
     ).toBe(Code.FailedPrecondition);
   });
 
   it('activates first_scan units once, and moves a batch along its lifecycle', async () => {
     const submitted = await mint.submitMintRequest(
-      { brandId: brand.brandId, productId: brand.productId, requestedQuantity: 4, identityMode: IdentityMode.SERIAL, activationMode: ActivationMode.FIRST_SCAN },
+      {
+        brandId: brand.brandId,
+        productId: brand.productId,
+        requestedQuantity: 4,
+        identityMode: IdentityMode.SERIAL,
+        activationMode: ActivationMode.FIRST_SCAN,
+      },
       as(),
     );
     await runToCompletion(submitted.mintJobId!);
@@ -196,10 +244,7 @@ describe('minting', () => {
     expect(before.units.map((u) => u.status)).toEqual(Array(4).fill(MintUnitStatus.INACTIVE));
     expect(before.units[0]?.activatedAt).toBeUndefined();
 
-    const byIds = await mint.activateMintUnits(
-      { brandId: brand.brandId, target: { case: 'unitIds', value: { ids: [before.units[0]!.id] } } },
-      as(),
-    );
+    const byIds = await mint.activateMintUnits({ brandId: brand.brandId, target: { case: 'unitIds', value: { ids: [before.units[0]!.id] } } }, as());
     expect(byIds.activatedCount).toBe(1);
     const byBatch = await mint.activateMintUnits({ brandId: brand.brandId, target: { case: 'mintBatchId', value: submitted.mintBatchId! } }, as());
     expect(byBatch.activatedCount).toBe(3);
@@ -212,9 +257,9 @@ describe('minting', () => {
       as(),
     );
     expect(voided.batch).toMatchObject({ id: submitted.mintBatchId, status: MintBatchStatus.VOIDED, productName: 'Product One' });
-    expect(
-      await codeOf(mint.setMintBatchStatus({ brandId: brand.brandId, mintBatchId: submitted.mintBatchId!, status: MintBatchStatus.PRINTED }, as())),
-    ).toBe(Code.FailedPrecondition);
+    expect(await codeOf(mint.setMintBatchStatus({ brandId: brand.brandId, mintBatchId: submitted.mintBatchId!, status: MintBatchStatus.PRINTED }, as()))).toBe(
+      Code.FailedPrecondition,
+    );
   });
 
   it('answers Unimplemented for what has no use case yet, and for SetMintBatchStatus unless enabled', async () => {
@@ -237,18 +282,34 @@ describe('catalog', () => {
     const gtin = nextGtin();
     const created = await catalog.upsertProduct(
       {
-        brandId: brand.brandId, sku: 'CAT-1', name: 'Catalog One', gtin, commercialStatus: CommercialStatus.DRAFT,
-        mintReadinessStatus: MintReadinessStatus.NOT_READY, passportUrl: 'https://brand.example/p/cat-1',
+        brandId: brand.brandId,
+        sku: 'CAT-1',
+        name: 'Catalog One',
+        gtin,
+        commercialStatus: CommercialStatus.DRAFT,
+        mintReadinessStatus: MintReadinessStatus.NOT_READY,
+        passportUrl: 'https://brand.example/p/cat-1',
       },
       as(),
     );
     expect(created).toMatchObject({ ok: true, created: true });
     expect(created.product).toMatchObject({
-      brandId: brand.brandId, sku: 'CAT-1', name: 'Catalog One', gtin, commercialStatus: CommercialStatus.DRAFT,
-      mintReadinessStatus: MintReadinessStatus.NOT_READY, passportUrl: 'https://brand.example/p/cat-1',
+      brandId: brand.brandId,
+      sku: 'CAT-1',
+      name: 'Catalog One',
+      gtin,
+      commercialStatus: CommercialStatus.DRAFT,
+      mintReadinessStatus: MintReadinessStatus.NOT_READY,
+      passportUrl: 'https://brand.example/p/cat-1',
     });
     const updated = await catalog.upsertProduct(
-      { brandId: brand.brandId, sku: 'CAT-1', name: 'Catalog One v2', commercialStatus: CommercialStatus.ACTIVE, mintReadinessStatus: MintReadinessStatus.READY },
+      {
+        brandId: brand.brandId,
+        sku: 'CAT-1',
+        name: 'Catalog One v2',
+        commercialStatus: CommercialStatus.ACTIVE,
+        mintReadinessStatus: MintReadinessStatus.READY,
+      },
       as(),
     );
     expect(updated).toMatchObject({ created: false, product: { id: created.product!.id, name: 'Catalog One v2', commercialStatus: CommercialStatus.ACTIVE } });
@@ -280,7 +341,11 @@ describe('catalog', () => {
       { brandId: brand.brandId, productId: brand.productId, code: 'ERP-7', status: ProductionBatchStatus.PLANNED },
       as(),
     );
-    expect(first).toMatchObject({ ok: true, created: true, productionBatch: { code: 'ERP-7', status: ProductionBatchStatus.PLANNED, productId: brand.productId } });
+    expect(first).toMatchObject({
+      ok: true,
+      created: true,
+      productionBatch: { code: 'ERP-7', status: ProductionBatchStatus.PLANNED, productId: brand.productId },
+    });
     expect(first.productionBatch?.quantity).toBeUndefined();
     const second = await catalog.upsertProductionBatch(
       { brandId: brand.brandId, productId: brand.productId, code: 'ERP-7', status: ProductionBatchStatus.READY, quantity: 500 },

@@ -27,14 +27,27 @@ describe('CreatePayloadPack', () => {
   it('answers the pack pending with its formats, range, symbology and layout, and ListPayloadPacks shows the same', async () => {
     const { mint } = inProcessApi(app);
     const { mintBatchId } = await mintCompleted(app.ctx, brand, 100);
-    const created = await mint.createPayloadPack({
-      brandId: brand.brandId, mintBatchId, formats: [PackFormat.EPCIS, PackFormat.CSV], seqFrom: 11, seqTo: 60,
-      symbology: Symbology.DATAMATRIX, layout: { paper: Paper.LETTER, rows: 7, dpi: 300 },
-    }, bearer(brand.token));
+    const created = await mint.createPayloadPack(
+      {
+        brandId: brand.brandId,
+        mintBatchId,
+        formats: [PackFormat.EPCIS, PackFormat.CSV],
+        seqFrom: 11,
+        seqTo: 60,
+        symbology: Symbology.DATAMATRIX,
+        layout: { paper: Paper.LETTER, rows: 7, dpi: 300 },
+      },
+      bearer(brand.token),
+    );
     expect(created.ok).toBe(true);
     expect(created.pack).toMatchObject({
-      mintBatchId, status: PayloadPackStatus.PENDING, formats: [PackFormat.CSV, PackFormat.EPCIS], seqFrom: 11, seqTo: 60,
-      symbology: Symbology.DATAMATRIX, purpose: PayloadPackPurpose.REQUEST,
+      mintBatchId,
+      status: PayloadPackStatus.PENDING,
+      formats: [PackFormat.CSV, PackFormat.EPCIS],
+      seqFrom: 11,
+      seqTo: 60,
+      symbology: Symbology.DATAMATRIX,
+      purpose: PayloadPackPurpose.REQUEST,
       layout: { paper: Paper.LETTER, columns: 3, rows: 7, labelWidthMm: 70, labelHeightMm: 37, dpi: 300 },
     });
     expect(created.pack?.storagePath).toBeUndefined();
@@ -51,14 +64,26 @@ describe('CreatePayloadPack', () => {
     const { mintBatchId } = await mintCompleted(app.ctx, brand, 20);
     const voided = await mintCompleted(app.ctx, brand, 3);
     await setMintBatchStatus(app.ctx, { id: brand.userId }, { brandId: brand.brandId, mintBatchId: voided.mintBatchId, status: 'voided', reason: null });
-    const draft = await submitMintRequest(app.ctx, { id: brand.userId }, {
-      brandId: brand.brandId, productId: brand.productId, productBatchId: null, requestedQuantity: 5, identityMode: 'serial', activationMode: 'active_at_mint', lots: [], idempotencyKey: null,
-    });
+    const draft = await submitMintRequest(
+      app.ctx,
+      { id: brand.userId },
+      {
+        brandId: brand.brandId,
+        productId: brand.productId,
+        productBatchId: null,
+        requestedQuantity: 5,
+        identityMode: 'serial',
+        activationMode: 'active_at_mint',
+        lots: [],
+        idempotencyKey: null,
+      },
+    );
     if (!draft.ok) throw new Error('blocked');
     const viewer = await createUser(app.ctx, { email: `viewer-${Date.now()}@test.example`, name: 'Viewer' });
     await grantRole(app.ctx, brand.brandId, viewer.id, 'viewer');
     const before = await packCount();
-    const call = (fields: Record<string, unknown>, token = brand.token) => mint.createPayloadPack({ brandId: brand.brandId, mintBatchId, formats: [PackFormat.CSV], ...fields }, bearer(token));
+    const call = (fields: Record<string, unknown>, token = brand.token) =>
+      mint.createPayloadPack({ brandId: brand.brandId, mintBatchId, formats: [PackFormat.CSV], ...fields }, bearer(token));
 
     for (const [fields, field] of [
       [{ formats: [] }, 'formats'],

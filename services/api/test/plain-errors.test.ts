@@ -49,18 +49,35 @@ describe('unknown paths', () => {
 
   it('answer a wrong method on a plain route with 405 naming the methods to use, in the body of its family', async () => {
     const health = await answer(await fetch(`${api.baseUrl}/healthz`, { method: 'DELETE' }));
-    expect([health.status, health.allow, health.body]).toEqual([405, 'GET, HEAD', { ok: false, error: 'method_not_allowed', message: 'DELETE is not allowed on /healthz: use GET or HEAD' }]);
+    expect([health.status, health.allow, health.body]).toEqual([
+      405,
+      'GET, HEAD',
+      { ok: false, error: 'method_not_allowed', message: 'DELETE is not allowed on /healthz: use GET or HEAD' },
+    ]);
     const v1 = await fetch(`${api.baseUrl}/v1/mint/jobs/00000000-0000-4000-8000-000000000000`, { method: 'DELETE', headers: auth() });
     const v1Body = (await v1.json()) as { error: { code: string; message: string } };
-    expect([v1.status, v1.headers.get('allow'), v1Body.error]).toEqual([405, 'GET', {
-      code: 'method_not_allowed', message: 'DELETE is not allowed on /v1/mint/jobs/00000000-0000-4000-8000-000000000000: use GET',
-    }]);
+    expect([v1.status, v1.headers.get('allow'), v1Body.error]).toEqual([
+      405,
+      'GET',
+      {
+        code: 'method_not_allowed',
+        message: 'DELETE is not allowed on /v1/mint/jobs/00000000-0000-4000-8000-000000000000: use GET',
+      },
+    ]);
     const resolver = await answer(await fetch(`${api.baseUrl}/r/acme/01/09506000134352`, { method: 'POST', headers: { accept: 'application/json' } }));
-    expect([resolver.status, resolver.allow, resolver.body.message]).toEqual([405, 'GET, HEAD, OPTIONS', 'POST is not allowed on /r/acme/01/09506000134352: use GET, HEAD or OPTIONS']);
+    expect([resolver.status, resolver.allow, resolver.body.message]).toEqual([
+      405,
+      'GET, HEAD, OPTIONS',
+      'POST is not allowed on /r/acme/01/09506000134352: use GET, HEAD or OPTIONS',
+    ]);
   });
 
   it('answer an unknown RPC path with the same JSON 404', async () => {
-    const res = await fetch(`${api.baseUrl}/mint.v1.MintService/NoSuchMethod`, { method: 'POST', headers: { 'content-type': 'application/json', ...auth() }, body: '{}' });
+    const res = await fetch(`${api.baseUrl}/mint.v1.MintService/NoSuchMethod`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...auth() },
+      body: '{}',
+    });
     const { status, body } = await answer(res);
     expect(status).toBe(404);
     expect(body.message).toContain('mint.v1.MintService');
@@ -83,23 +100,35 @@ describe('RPC paths', () => {
   });
 
   it('answer a wrong Content-Type with 415 naming it, and a unary call in a streaming type likewise', async () => {
-    const form = await answer(await fetch(`${api.baseUrl}${rpc}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...auth() }, body: 'a=1' }));
+    const form = await answer(
+      await fetch(`${api.baseUrl}${rpc}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...auth() }, body: 'a=1' }),
+    );
     expect(form.status).toBe(415);
     expect(form.body.message).toContain('Content-Type "application/x-www-form-urlencoded" is not accepted');
-    const streaming = await answer(await fetch(`${api.baseUrl}${rpc}`, { method: 'POST', headers: { 'content-type': 'application/connect+json', ...auth() }, body: '{}' }));
+    const streaming = await answer(
+      await fetch(`${api.baseUrl}${rpc}`, { method: 'POST', headers: { 'content-type': 'application/connect+json', ...auth() }, body: '{}' }),
+    );
     expect(streaming.status).toBe(415);
     expect(streaming.body.message).toContain('application/json or application/proto (Connect)');
   });
 
   it('name the streaming content types for a server stream (WatchMintJob)', async () => {
-    const res = await fetch(`${api.baseUrl}/mint.v1.MintService/WatchMintJob`, { method: 'POST', headers: { 'content-type': 'text/plain', ...auth() }, body: '{}' });
+    const res = await fetch(`${api.baseUrl}/mint.v1.MintService/WatchMintJob`, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain', ...auth() },
+      body: '{}',
+    });
     const { status, body } = await answer(res);
     expect(status).toBe(415);
     expect(body.message).toContain('application/connect+json or application/connect+proto (Connect)');
   });
 
   it('answer a bidirectional stream over HTTP/1.1 with 505 and a body asking for HTTP/2', async () => {
-    const res = await fetch(`${api.baseUrl}/grpc.reflection.v1.ServerReflection/ServerReflectionInfo`, { method: 'POST', headers: { 'content-type': 'application/grpc' }, body: new Uint8Array(0) });
+    const res = await fetch(`${api.baseUrl}/grpc.reflection.v1.ServerReflection/ServerReflectionInfo`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/grpc' },
+      body: new Uint8Array(0),
+    });
     const { status, body } = await answer(res, 'connection');
     expect(status).toBe(505);
     expect(body).toMatchObject({ error: 'http_version_not_supported', message: expect.stringContaining('over HTTP/2') });
@@ -108,17 +137,22 @@ describe('RPC paths', () => {
   it('give the same bodies over HTTP/2', async () => {
     const session = http2.connect(api.baseUrl);
     try {
-      const request = (headers: http2.OutgoingHttpHeaders, body?: string) => new Promise<{ status: number; allow: unknown; body: string }>((resolve, reject) => {
-        const stream = session.request(headers);
-        let text = '';
-        let head: http2.IncomingHttpHeaders = {};
-        stream.on('response', (h) => { head = h; });
-        stream.setEncoding('utf8');
-        stream.on('data', (chunk: string) => { text += chunk; });
-        stream.on('end', () => resolve({ status: Number(head[':status']), allow: head['allow'], body: text }));
-        stream.on('error', reject);
-        stream.end(body);
-      });
+      const request = (headers: http2.OutgoingHttpHeaders, body?: string) =>
+        new Promise<{ status: number; allow: unknown; body: string }>((resolve, reject) => {
+          const stream = session.request(headers);
+          let text = '';
+          let head: http2.IncomingHttpHeaders = {};
+          stream.on('response', (h) => {
+            head = h;
+          });
+          stream.setEncoding('utf8');
+          stream.on('data', (chunk: string) => {
+            text += chunk;
+          });
+          stream.on('end', () => resolve({ status: Number(head[':status']), allow: head['allow'], body: text }));
+          stream.on('error', reject);
+          stream.end(body);
+        });
       const get = await request({ ':method': 'GET', ':path': rpc, ...auth() });
       expect([get.status, get.allow, JSON.parse(get.body).error]).toEqual([405, 'POST', 'method_not_allowed']);
       const untyped = await request({ ':method': 'POST', ':path': rpc, ...auth() }, '{}');

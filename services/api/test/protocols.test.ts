@@ -21,7 +21,9 @@ beforeAll(async () => {
   api = await startTestApi(app);
   // One batch to read back through every protocol, created through the API itself.
   const res = await submitOverJson(api, brand, {
-    requested_quantity: 25, identity_mode: 'IDENTITY_MODE_SERIAL', activation_mode: 'ACTIVATION_MODE_ACTIVE_AT_MINT',
+    requested_quantity: 25,
+    identity_mode: 'IDENTITY_MODE_SERIAL',
+    activation_mode: 'ACTIVATION_MODE_ACTIVE_AT_MINT',
   });
   expect(res.status).toBe(200);
   const body = (await res.json()) as { ok: boolean; mint_batch_id: string; status: string };
@@ -97,11 +99,12 @@ describe('Connect over HTTP/1.1', () => {
 
   it('answers a body that does not match its Content-Encoding with invalid_argument, and decodes one that does', async () => {
     const json = JSON.stringify({ brand_id: brand.brandId, mint_batch_id: batchId });
-    const call = (body: Uint8Array) => fetch(`${api.baseUrl}/mint.v1.MintService/GetMintBatch`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'content-encoding': 'gzip', ...auth() },
-      body,
-    });
+    const call = (body: Uint8Array) =>
+      fetch(`${api.baseUrl}/mint.v1.MintService/GetMintBatch`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'content-encoding': 'gzip', ...auth() },
+        body,
+      });
     const bad = await call(new TextEncoder().encode(json));
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { code: string }).code).toBe('invalid_argument');
@@ -122,7 +125,7 @@ describe('Connect over HTTP/1.1', () => {
     /** The frames of an enveloped response body. */
     const frames = (bytes: Uint8Array) => {
       const out: { flags: number; text: string }[] = [];
-      for (let at = 0; at + 5 <= bytes.byteLength;) {
+      for (let at = 0; at + 5 <= bytes.byteLength; ) {
         const length = new DataView(bytes.buffer, bytes.byteOffset + at + 1, 4).getUint32(0);
         out.push({ flags: bytes[at]!, text: new TextDecoder().decode(bytes.subarray(at + 5, at + 5 + length)) });
         at += 5 + length;
@@ -154,15 +157,32 @@ describe('Connect over HTTP/1.1', () => {
     expect(trailer).toMatch(/grpc-status: ?3/i);
 
     // gRPC through @grpc/grpc-js, unary and server streaming, with bytes that are no message.
-    const Client = grpc.makeGenericClientConstructor({
-      unary: { path: '/mint.v1.MintService/GetMintBatch', requestStream: false, responseStream: false, requestSerialize: () => Buffer.from(garbage), responseDeserialize: (b: Buffer) => b },
-      stream: { path: '/mint.v1.MintService/WatchMintJob', requestStream: false, responseStream: true, requestSerialize: () => Buffer.from(garbage), responseDeserialize: (b: Buffer) => b },
-    } as unknown as grpc.ServiceDefinition, 'MintService');
+    const Client = grpc.makeGenericClientConstructor(
+      {
+        unary: {
+          path: '/mint.v1.MintService/GetMintBatch',
+          requestStream: false,
+          responseStream: false,
+          requestSerialize: () => Buffer.from(garbage),
+          responseDeserialize: (b: Buffer) => b,
+        },
+        stream: {
+          path: '/mint.v1.MintService/WatchMintJob',
+          requestStream: false,
+          responseStream: true,
+          requestSerialize: () => Buffer.from(garbage),
+          responseDeserialize: (b: Buffer) => b,
+        },
+      } as unknown as grpc.ServiceDefinition,
+      'MintService',
+    );
     const client = new Client(`127.0.0.1:${api.port}`, grpc.credentials.createInsecure()) as unknown as Record<string, Function> & grpc.Client;
     const md = new grpc.Metadata();
     md.set('authorization', auth().authorization);
     try {
-      const unary = await new Promise<grpc.ServiceError | null>((resolve) => client['unary']!.call(client, {}, md, (error: grpc.ServiceError | null) => resolve(error)));
+      const unary = await new Promise<grpc.ServiceError | null>((resolve) =>
+        client['unary']!.call(client, {}, md, (error: grpc.ServiceError | null) => resolve(error)),
+      );
       expect(unary?.code).toBe(grpc.status.INVALID_ARGUMENT);
       expect(unary?.details).toMatch(/^request body is not a mint\.v1\.GetMintBatchRequest message/);
       const streamed = await new Promise<grpc.ServiceError>((resolve) => {
@@ -271,14 +291,16 @@ describe('health', () => {
 describe('mounted HTTP routes', () => {
   it('run before the Connect handlers; unclaimed paths fall through to them', async () => {
     const routed = await startTestApi(app, {
-      httpRoutes: [{
-        methods: ['GET'],
-        path: '/v1/ping',
-        handler: ({ res }) => {
-          res.setHeader('content-type', 'text/plain');
-          res.end('pong');
+      httpRoutes: [
+        {
+          methods: ['GET'],
+          path: '/v1/ping',
+          handler: ({ res }) => {
+            res.setHeader('content-type', 'text/plain');
+            res.end('pong');
+          },
         },
-      }],
+      ],
     });
     try {
       const res = await fetch(`${routed.baseUrl}/v1/ping`);
@@ -292,13 +314,15 @@ describe('mounted HTTP routes', () => {
 
   it('a throwing route answers 500 without details', async () => {
     const routed = await startTestApi(app, {
-      httpRoutes: [{
-        methods: ['GET'],
-        path: '/v1/anything',
-        handler: () => {
-          throw new Error('secret internals');
+      httpRoutes: [
+        {
+          methods: ['GET'],
+          path: '/v1/anything',
+          handler: () => {
+            throw new Error('secret internals');
+          },
         },
-      }],
+      ],
     });
     try {
       const res = await fetch(`${routed.baseUrl}/v1/anything`);
@@ -314,9 +338,9 @@ describe('logging', () => {
   it('writes one line per RPC with method, code, duration and request id, never the token', async () => {
     const client = createClient(MintService, createConnectTransport({ baseUrl: api.baseUrl, httpVersion: '2' }));
     await client.getMintBatch({ brandId: brand.brandId, mintBatchId: batchId }, { headers: { ...auth(), 'x-request-id': 'log-check-1' } });
-    await expect(
-      client.getMintBatch({ brandId: brand.brandId, mintBatchId: batchId }, { headers: { 'x-request-id': 'log-check-2' } }),
-    ).rejects.toMatchObject({ code: Code.Unauthenticated });
+    await expect(client.getMintBatch({ brandId: brand.brandId, mintBatchId: batchId }, { headers: { 'x-request-id': 'log-check-2' } })).rejects.toMatchObject({
+      code: Code.Unauthenticated,
+    });
     const lines = api.logs.filter((l) => l['requestId'] === 'log-check-1' || l['requestId'] === 'log-check-2');
     expect(lines).toHaveLength(2);
     expect(lines[0]).toMatchObject({ rpc: 'mint.v1.MintService/GetMintBatch', protocol: 'connect', code: 'ok', userId: brand.userId });

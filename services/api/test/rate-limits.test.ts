@@ -32,9 +32,12 @@ afterAll(async () => {
   await app?.close();
 });
 
-const kpis = (brand: SeededBrand) => fetch(`${api.baseUrl}/mint.v1.MintService/GetMintKpis`, {
-  method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${brand.token}` }, body: JSON.stringify({ brand_id: brand.brandId }),
-});
+const kpis = (brand: SeededBrand) =>
+  fetch(`${api.baseUrl}/mint.v1.MintService/GetMintKpis`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${brand.token}` },
+    body: JSON.stringify({ brand_id: brand.brandId }),
+  });
 
 /** Sends `count` requests at once; their answers in order. */
 async function burst(count: number, send: () => Promise<Response>): Promise<Response[]> {
@@ -58,7 +61,12 @@ describe('per credential', () => {
     const brand = await app.seedBrand();
     const other = await app.seedBrand();
     const answers = await burst(20, () => kpis(brand));
-    expectLimited(answers.map((r) => r.status), 200, 429, limits.rateLimitPerCredential);
+    expectLimited(
+      answers.map((r) => r.status),
+      200,
+      429,
+      limits.rateLimitPerCredential,
+    );
     const refused = answers.find((r) => r.status === 429)!;
     const body = (await refused.json()) as { code: string; message: string };
     expect(body.code).toBe('resource_exhausted');
@@ -69,17 +77,33 @@ describe('per credential', () => {
 
   it('answers RESOURCE_EXHAUSTED over gRPC', async () => {
     const brand = await app.seedBrand();
-    const calls = await Promise.all(Array.from({ length: 20 }, () => grpcUnaryCall(api.port, MintService.method.getMintKpis, { brandId: brand.brandId } as never, { authorization: `Bearer ${brand.token}` })));
-    expectLimited(calls.map((c) => ('error' in c ? c.error.code : grpc.status.OK)), grpc.status.OK, grpc.status.RESOURCE_EXHAUSTED, limits.rateLimitPerCredential);
+    const calls = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        grpcUnaryCall(api.port, MintService.method.getMintKpis, { brandId: brand.brandId } as never, { authorization: `Bearer ${brand.token}` }),
+      ),
+    );
+    expectLimited(
+      calls.map((c) => ('error' in c ? c.error.code : grpc.status.OK)),
+      grpc.status.OK,
+      grpc.status.RESOURCE_EXHAUSTED,
+      limits.rateLimitPerCredential,
+    );
   });
 
   it('answers /v1 with 429 rate_limited and Retry-After', async () => {
     const brand = await app.seedBrand();
     const key = await createApiKey(app.ctx, { brandId: brand.brandId, name: 'rate', scopes: ['products:read'] });
-    const answers = await burst(20, () => fetch(`${api.baseUrl}/v1/products`, {
-      headers: { authorization: `Bearer ${brand.token}`, 'x-api-key': key.key, 'x-workspace-id': brand.brandId },
-    }));
-    expectLimited(answers.map((r) => r.status), 200, 429, limits.rateLimitPerCredential);
+    const answers = await burst(20, () =>
+      fetch(`${api.baseUrl}/v1/products`, {
+        headers: { authorization: `Bearer ${brand.token}`, 'x-api-key': key.key, 'x-workspace-id': brand.brandId },
+      }),
+    );
+    expectLimited(
+      answers.map((r) => r.status),
+      200,
+      429,
+      limits.rateLimitPerCredential,
+    );
     const refused = answers.find((r) => r.status === 429)!;
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(await refused.json()).toMatchObject({ ok: false, error: { code: 'rate_limited', message: expect.stringContaining('RATE_LIMIT_PER_CREDENTIAL') } });
@@ -112,7 +136,11 @@ describe('per client address', () => {
     const brand = await app.seedBrand();
     const bad = { 'content-type': 'application/json', authorization: 'Bearer not-a-token' };
     for (let i = 0; i < limits.rateLimitAuthFailuresPerAddress; i++) {
-      const res = await fetch(`${api.baseUrl}/mint.v1.MintService/GetMintKpis`, { method: 'POST', headers: bad, body: JSON.stringify({ brand_id: brand.brandId }) });
+      const res = await fetch(`${api.baseUrl}/mint.v1.MintService/GetMintKpis`, {
+        method: 'POST',
+        headers: bad,
+        body: JSON.stringify({ brand_id: brand.brandId }),
+      });
       expect(res.status).toBe(401);
     }
     const rpc = await kpis(brand);
@@ -121,7 +149,9 @@ describe('per client address', () => {
     const v1 = await fetch(`${api.baseUrl}/v1/products`, { headers: { authorization: `Bearer ${brand.token}`, 'x-workspace-id': brand.brandId } });
     expect(v1.status).toBe(429);
     expect(Number(v1.headers.get('retry-after'))).toBeGreaterThan(1);
-    const grpcCall = await grpcUnaryCall(api.port, MintService.method.getMintKpis, { brandId: brand.brandId } as never, { authorization: `Bearer ${brand.token}` });
+    const grpcCall = await grpcUnaryCall(api.port, MintService.method.getMintKpis, { brandId: brand.brandId } as never, {
+      authorization: `Bearer ${brand.token}`,
+    });
     expect('error' in grpcCall && grpcCall.error.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
     // Public routes stay open.
     expect((await fetch(`${api.baseUrl}/healthz`)).status).toBe(200);
@@ -143,16 +173,22 @@ describe('behind trusted proxies (TRUSTED_PROXIES)', () => {
     await direct?.close();
   });
 
-  const call = (on: TestApi, token: string, brandId: string, forwarded: Record<string, string>) => fetch(`${on.baseUrl}/mint.v1.MintService/GetMintKpis`, {
-    method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}`, ...forwarded }, body: JSON.stringify({ brand_id: brandId }),
-  });
+  const call = (on: TestApi, token: string, brandId: string, forwarded: Record<string, string>) =>
+    fetch(`${on.baseUrl}/mint.v1.MintService/GetMintKpis`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}`, ...forwarded },
+      body: JSON.stringify({ brand_id: brandId }),
+    });
 
   it("locks out the client that fails, by its forwarded address, while another client's valid token and a token that worked before keep working", async () => {
     const [b, c, d] = [await app.seedBrand(), await app.seedBrand(), await app.seedBrand()];
     const clientA = { 'x-forwarded-for': '203.0.113.7, 10.9.8.7' };
     // C's token (over RPC) and C's token and key (over /v1) worked from A's address before A went bad.
     const cKey = await createApiKey(app.ctx, { brandId: c.brandId, name: 'proxied', scopes: ['products:read'] });
-    const cProducts = () => fetch(`${proxied.baseUrl}/v1/products`, { headers: { authorization: `Bearer ${c.token}`, 'x-api-key': cKey.key, 'x-workspace-id': c.brandId, ...clientA } });
+    const cProducts = () =>
+      fetch(`${proxied.baseUrl}/v1/products`, {
+        headers: { authorization: `Bearer ${c.token}`, 'x-api-key': cKey.key, 'x-workspace-id': c.brandId, ...clientA },
+      });
     expect((await call(proxied, c.token, c.brandId, clientA)).status).toBe(200);
     expect((await cProducts()).status).toBe(200);
     // The forwarding chain is walked from the right: 10.9.8.7 is not trusted here, so it is the client.
@@ -180,7 +216,8 @@ describe('behind trusted proxies (TRUSTED_PROXIES)', () => {
   it("ignores an untrusted peer's X-Forwarded-For: changing it does not escape the lockout", async () => {
     const brand = await app.seedBrand();
     const statuses = [];
-    for (let i = 0; i < failures + 5; i++) statuses.push((await call(direct, 'not-a-token', brand.brandId, { 'x-forwarded-for': `198.51.100.${i + 1}` })).status);
+    for (let i = 0; i < failures + 5; i++)
+      statuses.push((await call(direct, 'not-a-token', brand.brandId, { 'x-forwarded-for': `198.51.100.${i + 1}` })).status);
     expect(statuses.slice(0, failures)).toEqual(Array(failures).fill(401));
     expect(new Set(statuses.slice(failures))).toEqual(new Set([429]));
     expect((await call(direct, 'not-a-token', brand.brandId, { forwarded: 'for=192.0.2.200' })).status).toBe(429);

@@ -49,16 +49,31 @@ describe('buf curl', () => {
     const out = await bufCurl(['--reflect-header', `Authorization: Bearer ${brand.token}`, '--list-services', api.baseUrl]);
     expect(out.ok).toBe(true);
     const services = (out as { stdout: string }).stdout.trim().split('\n');
-    expect(services).toEqual(expect.arrayContaining([
-      'mint.v1.MintService', 'mint.v1.CatalogService', 'mint.v1.ResolverService', 'mint.v1.WebhookService', 'mint.v1.ScanService', 'mint.v1.PassportService', 'mint.v1.WorkspaceService', 'grpc.health.v1.Health',
-      'grpc.reflection.v1.ServerReflection', 'grpc.reflection.v1alpha.ServerReflection',
-    ]));
+    expect(services).toEqual(
+      expect.arrayContaining([
+        'mint.v1.MintService',
+        'mint.v1.CatalogService',
+        'mint.v1.ResolverService',
+        'mint.v1.WebhookService',
+        'mint.v1.ScanService',
+        'mint.v1.PassportService',
+        'mint.v1.WorkspaceService',
+        'grpc.health.v1.Health',
+        'grpc.reflection.v1.ServerReflection',
+        'grpc.reflection.v1alpha.ServerReflection',
+      ]),
+    );
   });
 
   it('calls GetMintKpis with no schema given, the request in JSON', async () => {
     const out = await bufCurl([
-      '-H', `Authorization: Bearer ${brand.token}`, '--reflect-header', '*',
-      '-d', JSON.stringify({ brand_id: brand.brandId }), `${api.baseUrl}/mint.v1.MintService/GetMintKpis`,
+      '-H',
+      `Authorization: Bearer ${brand.token}`,
+      '--reflect-header',
+      '*',
+      '-d',
+      JSON.stringify({ brand_id: brand.brandId }),
+      `${api.baseUrl}/mint.v1.MintService/GetMintKpis`,
     ]);
     expect(out.ok).toBe(true);
     const kpis = JSON.parse((out as { stdout: string }).stdout) as Record<string, unknown>;
@@ -83,16 +98,26 @@ describe('buf curl', () => {
 });
 
 /** One ServerReflectionInfo exchange over grpc-js (a bidirectional stream), protobuf-es serialising. */
-function grpcReflect<S extends typeof v1 | typeof v1alpha>(version: S, port: number, requests: Parameters<typeof create<S['ServerReflectionRequestSchema']>>[1][], metadata: Record<string, string>) {
-  const Client = grpc.makeGenericClientConstructor({
-    info: {
-      path: `/${version.ServerReflection.typeName}/ServerReflectionInfo`, requestStream: true, responseStream: true,
-      requestSerialize: (m: v1.ServerReflectionRequest) => Buffer.from(toBinary(version.ServerReflectionRequestSchema, m as never)),
-      requestDeserialize: (b: Buffer) => fromBinary(version.ServerReflectionRequestSchema, b),
-      responseSerialize: (m: v1.ServerReflectionResponse) => Buffer.from(toBinary(version.ServerReflectionResponseSchema, m as never)),
-      responseDeserialize: (b: Buffer) => fromBinary(version.ServerReflectionResponseSchema, b),
+function grpcReflect<S extends typeof v1 | typeof v1alpha>(
+  version: S,
+  port: number,
+  requests: Parameters<typeof create<S['ServerReflectionRequestSchema']>>[1][],
+  metadata: Record<string, string>,
+) {
+  const Client = grpc.makeGenericClientConstructor(
+    {
+      info: {
+        path: `/${version.ServerReflection.typeName}/ServerReflectionInfo`,
+        requestStream: true,
+        responseStream: true,
+        requestSerialize: (m: v1.ServerReflectionRequest) => Buffer.from(toBinary(version.ServerReflectionRequestSchema, m as never)),
+        requestDeserialize: (b: Buffer) => fromBinary(version.ServerReflectionRequestSchema, b),
+        responseSerialize: (m: v1.ServerReflectionResponse) => Buffer.from(toBinary(version.ServerReflectionResponseSchema, m as never)),
+        responseDeserialize: (b: Buffer) => fromBinary(version.ServerReflectionResponseSchema, b),
+      },
     },
-  }, 'ServerReflection');
+    'ServerReflection',
+  );
   const client = new Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
   const md = new grpc.Metadata();
   for (const [key, value] of Object.entries(metadata)) md.set(key, value);
@@ -100,8 +125,14 @@ function grpcReflect<S extends typeof v1 | typeof v1alpha>(version: S, port: num
     const responses: v1.ServerReflectionResponse[] = [];
     const call = (client as unknown as { info(md: grpc.Metadata): grpc.ClientDuplexStream<unknown, v1.ServerReflectionResponse> }).info(md);
     call.on('data', (r) => responses.push(r));
-    call.on('error', (error: grpc.ServiceError) => { client.close(); resolve({ error }); });
-    call.on('end', () => { client.close(); resolve({ responses }); });
+    call.on('error', (error: grpc.ServiceError) => {
+      client.close();
+      resolve({ error });
+    });
+    call.on('end', () => {
+      client.close();
+      resolve({ responses });
+    });
     for (const request of requests) call.write(create(version.ServerReflectionRequestSchema, request as never));
     call.end();
   });
@@ -110,12 +141,17 @@ function grpcReflect<S extends typeof v1 | typeof v1alpha>(version: S, port: num
 describe('grpc-js reflection client', () => {
   for (const version of [v1, v1alpha]) {
     it(`lists services and fetches the file of MintService with its imports (${version.ServerReflection.typeName})`, async () => {
-      const out = await grpcReflect(version, api.port, [
-        { messageRequest: { case: 'listServices', value: '' } },
-        { messageRequest: { case: 'fileContainingSymbol', value: 'mint.v1.MintService.GetMintKpis' } },
-        { messageRequest: { case: 'fileByFilename', value: 'google/protobuf/timestamp.proto' } },
-        { messageRequest: { case: 'fileContainingSymbol', value: 'mint.v1.NoSuchService' } },
-      ], { authorization: `Bearer ${brand.token}` });
+      const out = await grpcReflect(
+        version,
+        api.port,
+        [
+          { messageRequest: { case: 'listServices', value: '' } },
+          { messageRequest: { case: 'fileContainingSymbol', value: 'mint.v1.MintService.GetMintKpis' } },
+          { messageRequest: { case: 'fileByFilename', value: 'google/protobuf/timestamp.proto' } },
+          { messageRequest: { case: 'fileContainingSymbol', value: 'mint.v1.NoSuchService' } },
+        ],
+        { authorization: `Bearer ${brand.token}` },
+      );
       expect(out).toHaveProperty('responses');
       const [list, file, timestamp, missing] = (out as { responses: v1.ServerReflectionResponse[] }).responses;
       expect(list!.messageResponse.case).toBe('listServicesResponse');
@@ -126,7 +162,9 @@ describe('grpc-js reflection client', () => {
       // Every import travels along, so a client can build the whole schema from one answer.
       const names = protos.map((p) => p.name);
       for (const dependency of protos.flatMap((p) => p.dependency)) expect(names).toContain(dependency);
-      expect(fromBinary(FileDescriptorProtoSchema, (timestamp!.messageResponse.value as v1.FileDescriptorResponse).fileDescriptorProto[0]!).name).toBe('google/protobuf/timestamp.proto');
+      expect(fromBinary(FileDescriptorProtoSchema, (timestamp!.messageResponse.value as v1.FileDescriptorResponse).fileDescriptorProto[0]!).name).toBe(
+        'google/protobuf/timestamp.proto',
+      );
       expect(missing!.messageResponse).toMatchObject({ case: 'errorResponse', value: { errorCode: 5 } });
     });
   }
@@ -151,7 +189,9 @@ describe('Connect client', () => {
     expect(names).toContain('mint.v1.CatalogService');
     const refused = await (async () => {
       try {
-        for await (const _ of client.serverReflectionInfo(requests())) { /* drain */ }
+        for await (const _ of client.serverReflectionInfo(requests())) {
+          /* drain */
+        }
         return 'ok';
       } catch (error) {
         return ConnectError.from(error).code;

@@ -41,9 +41,15 @@ const describedAjv = new Ajv({ strict: false, allErrors: true });
 (addFormats as unknown as (a: Ajv) => void)(describedAjv);
 const validateDescription = describedAjv.compile(fixture('resolver-description-file-schema-1.2.0.json') as object);
 /** The gs1:linkType terms of the vendored GS1 Web Vocabulary 1.16. */
-const vocabularyLinkTypes = new Set((JSON.parse(readFileSync(join(import.meta.dirname, '../../../test/fixtures/standards/gs1-webvoc/gs1Voc_v1_16.jsonld'), 'utf8')
-  .replace(/^\uFEFF/, '')) as { '@graph': Record<string, unknown>[] })['@graph']
-  .filter((node) => JSON.stringify(node['rdfs:subPropertyOf'] ?? null).includes('"gs1:linkType"')).map((node) => String(node['@id']).slice('gs1:'.length)));
+const vocabularyLinkTypes = new Set(
+  (
+    JSON.parse(readFileSync(join(import.meta.dirname, '../../../test/fixtures/standards/gs1-webvoc/gs1Voc_v1_16.jsonld'), 'utf8').replace(/^\uFEFF/, '')) as {
+      '@graph': Record<string, unknown>[];
+    }
+  )['@graph']
+    .filter((node) => JSON.stringify(node['rdfs:subPropertyOf'] ?? null).includes('"gs1:linkType"'))
+    .map((node) => String(node['@id']).slice('gs1:'.length)),
+);
 
 /** Asserts that a resolver description file validates against GS1's schema 1.2.0; returns it. */
 function validDescription(body: string): Record<string, unknown> {
@@ -84,7 +90,9 @@ beforeAll(async () => {
   const minted = await mintCompleted(app.ctx, brand, 2);
   await mintCompleted(app.ctx, brand, 4, { identityMode: 'batch', lots: [{ lotCode: 'LOT-1', qty: 4 }] });
   [{ slug }] = (await query<{ slug: string }>(app.db.em.fork(), 'select slug from brands where id = ?', [brand.brandId])) as [{ slug: string }];
-  [{ serial }] = (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ? order by seq limit 1', [minted.mintBatchId])) as [{ serial: string }];
+  [{ serial }] = (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ? order by seq limit 1', [
+    minted.mintBatchId,
+  ])) as [{ serial: string }];
   await setPassportUrl(app.db.em.fork(), brand.brandId, passport);
   dl = { gtin: `/r/${slug}/01/${brand.gtin}`, serial: `/r/${slug}/01/${brand.gtin}/21/${serial}`, lot: `/r/${slug}/01/${brand.gtin}/10/LOT-1` };
   api = await startTestApi(app, { readiness: async () => ({ ok: true, checks: {} }) });
@@ -99,14 +107,16 @@ afterAll(async () => {
 const compressed = (path: string) => digitalLink.Utils.compressWebUri(`${origin}${path}`).slice(origin.length);
 
 describe('GS1-Conformant Resolver 1.2', () => {
-  it('the linkset validator itself accepts GS1\'s valid examples and model linkset and refuses the invalid ones', () => {
+  it("the linkset validator itself accepts GS1's valid examples and model linkset and refuses the invalid ones", () => {
     expect(validateGs1Linkset(fixture('valid-gs1-example.json'))).toBe(true);
     expect(validateGs1Linkset(fixture('model-linkset-serial.json'))).toBe(true);
     expect(validateGs1Linkset(fixture('invalid-gs1-example.json'))).toBe(false);
     expect(validateBasicLinkset(fixture('valid-basic-example.json'))).toBe(true);
     expect(validateBasicLinkset(fixture('invalid-basic-example.json'))).toBe(false);
     // An empty relation or a link without a title is what the schema must catch in our answers.
-    expect(validateGs1Linkset({ linkset: [{ anchor: 'https://id.example/01/1', 'https://ref.gs1.org/voc/pip': [{ href: 'https://p.example' }] }] })).toBe(false);
+    expect(validateGs1Linkset({ linkset: [{ anchor: 'https://id.example/01/1', 'https://ref.gs1.org/voc/pip': [{ href: 'https://p.example' }] }] })).toBe(
+      false,
+    );
   });
 
   it('SHALL support HTTP 1.1 (or higher) GET, HEAD and OPTIONS requests', async () => {
@@ -125,17 +135,26 @@ describe('GS1-Conformant Resolver 1.2', () => {
 
   it('SHALL support CORS', async () => {
     const answers = [
-      await request(dl.serial), await request(`${dl.serial}?linkType=linkset`), await request(`/r/${slug}/01/${brand.gtin}/21/NOSUCHSERIAL`),
-      await request(`/r/${slug}/01/09506000134353`), await request('/.well-known/gs1resolver'),
+      await request(dl.serial),
+      await request(`${dl.serial}?linkType=linkset`),
+      await request(`/r/${slug}/01/${brand.gtin}/21/NOSUCHSERIAL`),
+      await request(`/r/${slug}/01/09506000134353`),
+      await request('/.well-known/gs1resolver'),
     ];
     for (const answer of answers) {
       expect(answer.headers.get('access-control-allow-origin')).toBe('*');
       expect(answer.headers.get('access-control-expose-headers')).toBe('Link, Location, Content-Type');
       expect(answer.headers.get('access-control-allow-methods')).toBe('GET, HEAD, OPTIONS');
     }
-    const preflight = await request(dl.serial, {
-      origin: 'https://app.example', 'access-control-request-method': 'GET', 'access-control-request-headers': 'accept, x-scanner',
-    }, 'OPTIONS');
+    const preflight = await request(
+      dl.serial,
+      {
+        origin: 'https://app.example',
+        'access-control-request-method': 'GET',
+        'access-control-request-headers': 'accept, x-scanner',
+      },
+      'OPTIONS',
+    );
     expect(preflight.status).toBe(204);
     expect(preflight.headers.get('access-control-allow-origin')).toBe('*');
     expect(preflight.headers.get('access-control-allow-headers')).toBe('accept, x-scanner');
@@ -146,8 +165,12 @@ describe('GS1-Conformant Resolver 1.2', () => {
     // What GS1's test suite sends: its origin and the three methods.
     const suite = { origin: 'https://ref.gs1.org/test-suites/resolver/', 'access-control-request-method': 'GET,HEAD,OPTIONS' };
     const cases: [string, string][] = [
-      [dl.serial, `${origin}${dl.serial}`], [`${dl.serial}/`, `${origin}${dl.serial}`], [dl.lot, `${origin}${dl.lot}`], [dl.gtin, `${origin}${dl.gtin}`],
-      [`/r/${slug}/01/${brand.gtin.slice(1)}`, `${origin}${dl.gtin}`], [`/r/${slug}/01/09506000134352/21/NOSUCHSERIAL`, `${origin}/r/${slug}/01/09506000134352/21/NOSUCHSERIAL`],
+      [dl.serial, `${origin}${dl.serial}`],
+      [`${dl.serial}/`, `${origin}${dl.serial}`],
+      [dl.lot, `${origin}${dl.lot}`],
+      [dl.gtin, `${origin}${dl.gtin}`],
+      [`/r/${slug}/01/${brand.gtin.slice(1)}`, `${origin}${dl.gtin}`],
+      [`/r/${slug}/01/09506000134352/21/NOSUCHSERIAL`, `${origin}/r/${slug}/01/09506000134352/21/NOSUCHSERIAL`],
       [`/r/01/${brand.gtin}/21/${serial}`, `${origin}/r/01/${brand.gtin}/21/${serial}`],
     ];
     for (const [path, anchor] of cases) {
@@ -215,11 +238,18 @@ describe('GS1-Conformant Resolver 1.2', () => {
 
   it('SHALL NOT use a 200 OK response code with a resource that indicates an error condition', async () => {
     const { mintBatchId } = await mintCompleted(app.ctx, brand, 1, { activationMode: 'first_scan' });
-    const [{ serial: inactive }] = (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ?', [mintBatchId])) as [{ serial: string }];
+    const [{ serial: inactive }] = (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ?', [
+      mintBatchId,
+    ])) as [{ serial: string }];
     const errors: [string, number][] = [
-      [`/r/${slug}/u/NOSUCHTOKEN`, 404], [`/r/${slug}/01/09506000134352/21/NOSUCHSERIAL`, 404], [`/r/no-such-brand/01/${brand.gtin}`, 404], [`/r/${slug}/01/09506000134352`, 404],
-      [`${dl.serial}?linkType=gs1:nosuchlt`, 404], [`${dl.serial}?linkType=gs1:epil`, 404],
-      [`/r/${slug}/01/${brand.gtin}/21/${inactive}`, 409], [`/r/${slug}/01/${brand.gtin}/99/x`, 400],
+      [`/r/${slug}/u/NOSUCHTOKEN`, 404],
+      [`/r/${slug}/01/09506000134352/21/NOSUCHSERIAL`, 404],
+      [`/r/no-such-brand/01/${brand.gtin}`, 404],
+      [`/r/${slug}/01/09506000134352`, 404],
+      [`${dl.serial}?linkType=gs1:nosuchlt`, 404],
+      [`${dl.serial}?linkType=gs1:epil`, 404],
+      [`/r/${slug}/01/${brand.gtin}/21/${inactive}`, 409],
+      [`/r/${slug}/01/${brand.gtin}/99/x`, 400],
     ];
     for (const [path, status] of errors) {
       for (const headers of [json, browser, linksetAccept]) expect((await request(path, headers)).status, `${path} ${headers.accept}`).toBe(status);
@@ -228,7 +258,9 @@ describe('GS1-Conformant Resolver 1.2', () => {
 
   it('SHALL respond to a query parameter of linkType set to linkset by returning the linkset (RFC 9264), with the links of each level up to the primary key, the uncompressed URI as the subject', async () => {
     const answers = [
-      await request(`${dl.serial}?linkType=linkset`, browser), await request(`${dl.serial}?linkType=all`), await request(dl.serial, linksetAccept),
+      await request(`${dl.serial}?linkType=linkset`, browser),
+      await request(`${dl.serial}?linkType=all`),
+      await request(dl.serial, linksetAccept),
       await request(compressed(dl.serial), linksetAccept),
     ];
     for (const answer of answers) {
@@ -243,7 +275,10 @@ describe('GS1-Conformant Resolver 1.2', () => {
   });
 
   it('SHOULD expose link to the linkset in an HTTP Link header, even when redirecting', async () => {
-    for (const [path, status] of [[dl.serial, 307], [`/r/${slug}/01/09506000134352/21/NOSUCHSERIAL`, 404]] as const) {
+    for (const [path, status] of [
+      [dl.serial, 307],
+      [`/r/${slug}/01/09506000134352/21/NOSUCHSERIAL`, 404],
+    ] as const) {
       const answer = await request(path);
       expect(answer.status).toBe(status);
       expect(answer.headers.get('link')).toContain(`<${origin}${path}?linkType=linkset>; rel="linkset"`);
@@ -252,7 +287,9 @@ describe('GS1-Conformant Resolver 1.2', () => {
 
   it('SHOULD include a Link header pointing to a JSON-LD context file when answering with the linkset', async () => {
     const answer = await request(dl.serial, linksetAccept);
-    expect(answer.headers.get('link')).toContain('<https://ref.gs1.org/standards/resolver/linkset-context>; rel="http://www.w3.org/ns/json-ld#context"; type="application/ld+json"');
+    expect(answer.headers.get('link')).toContain(
+      '<https://ref.gs1.org/standards/resolver/linkset-context>; rel="http://www.w3.org/ns/json-ld#context"; type="application/ld+json"',
+    );
     expect((await request(dl.serial)).headers.get('link')).not.toContain('json-ld#context');
   });
 
@@ -297,7 +334,13 @@ describe('GS1-Conformant Resolver 1.2', () => {
   });
 
   it('SHALL redirect to the requested linkType if available', async () => {
-    for (const linkType of ['gs1:pip', 'https://ref.gs1.org/voc/pip', 'https://gs1.org/voc/pip', 'gs1:defaultLink', encodeURIComponent('https://ref.gs1.org/voc/pip')]) {
+    for (const linkType of [
+      'gs1:pip',
+      'https://ref.gs1.org/voc/pip',
+      'https://gs1.org/voc/pip',
+      'gs1:defaultLink',
+      encodeURIComponent('https://ref.gs1.org/voc/pip'),
+    ]) {
       for (const headers of [browser, json, linksetAccept]) {
         const answer = await request(`${dl.serial}?linkType=${linkType}`, headers);
         expect([answer.status, answer.headers.get('location')], `${linkType} ${headers.accept}`).toEqual([307, passport]);
@@ -306,7 +349,12 @@ describe('GS1-Conformant Resolver 1.2', () => {
   });
 
   it('If the requested type of link is not available, the resolver SHALL return a 404 Not Found message', async () => {
-    for (const [linkType, error] of [['gs1:nosuchlt', 'unknown_link_type'], ['https://example.org/voc/pip', 'unknown_link_type'], ['gs1:epil', 'link_type_not_available'], ['https://gs1.org/voc/recallStatus', 'link_type_not_available']] as const) {
+    for (const [linkType, error] of [
+      ['gs1:nosuchlt', 'unknown_link_type'],
+      ['https://example.org/voc/pip', 'unknown_link_type'],
+      ['gs1:epil', 'link_type_not_available'],
+      ['https://gs1.org/voc/recallStatus', 'link_type_not_available'],
+    ] as const) {
       const answer = await request(`${dl.serial}?linkType=${linkType}`, json);
       expect([answer.status, JSON.parse(answer.body)], linkType).toEqual([404, resolverBodies[error]]);
       expect(answer.headers.get('link'), linkType).toContain('rel="linkset"');
@@ -320,7 +368,7 @@ describe('GS1-Conformant Resolver 1.2', () => {
     expect((await request(`${compressed(`${dl.lot}?17=261231`)}?foo=bar`)).headers.get('location')).toBe(`${passport}&17=261231&foo=bar`);
   });
 
-  it('SHALL provide a resolver description file at /.well-known/gs1resolver, valid against GS1\'s description file schema 1.2.0 (test suite: rdFile)', async () => {
+  it("SHALL provide a resolver description file at /.well-known/gs1resolver, valid against GS1's description file schema 1.2.0 (test suite: rdFile)", async () => {
     const answer = await request('/.well-known/gs1resolver');
     expect([answer.status, answer.headers.get('content-type')]).toEqual([200, 'application/json']);
     expect(validDescription(answer.body)).toEqual({
@@ -351,7 +399,7 @@ describe('GS1-Conformant Resolver 1.2', () => {
     }
   });
 
-  it('resolverRoot is a root under which the standard\'s URIs resolve: {resolverRoot}/01/{gtin}[/10/{lot}][/21/{serial}], compressed too, through the one brand that holds the GTIN', async () => {
+  it("resolverRoot is a root under which the standard's URIs resolve: {resolverRoot}/01/{gtin}[/10/{lot}][/21/{serial}], compressed too, through the one brand that holds the GTIN", async () => {
     const { resolverRoot } = validDescription((await request('/.well-known/gs1resolver')).body) as { resolverRoot: string };
     expect(resolverRoot.startsWith(origin)).toBe(true);
     const root = resolverRoot.slice(origin.length);
@@ -394,21 +442,53 @@ describe('GS1-Conformant Resolver 1.2', () => {
 
   it('SHALL recognise the GS1 Web vocabulary namespace, noting its change management practice: every link type of Web Vocabulary 1.16, gs1:eifu, gs1:backgroundInfo and gs1:reportFound among them', async () => {
     const third = await app.seedBrand();
-    const [{ slug: thirdSlug }] = (await query<{ slug: string }>(app.db.em.fork(), 'select slug from brands where id = ?', [third.brandId])) as [{ slug: string }];
+    const [{ slug: thirdSlug }] = (await query<{ slug: string }>(app.db.em.fork(), 'select slug from brands where id = ?', [third.brandId])) as [
+      { slug: string },
+    ];
     const path = `/r/${thirdSlug}/01/${third.gtin}`;
-    const added = [['gs1:eifu', 'https://c.example/eifu.pdf', 'application/pdf'], ['gs1:backgroundInfo', 'https://c.example/story', 'text/html'], ['gs1:reportFound', 'https://c.example/found', 'text/html']] as const;
+    const added = [
+      ['gs1:eifu', 'https://c.example/eifu.pdf', 'application/pdf'],
+      ['gs1:backgroundInfo', 'https://c.example/story', 'text/html'],
+      ['gs1:reportFound', 'https://c.example/found', 'text/html'],
+    ] as const;
     // Link types of the vocabulary with no link: 404 because no link is available, not because the type is unknown.
     // (Asked of another identity: a request here would cache this GTIN's links before they change.)
     for (const [linkType] of added) {
       const answer = await request(`${dl.serial}?linkType=${linkType}`, json);
       expect([answer.status, JSON.parse(answer.body)], linkType).toEqual([404, resolverBodies.link_type_not_available]);
     }
-    await replaceLinks(app.ctx, { id: third.userId }, {
-      brandId: third.brandId, gtin: third.gtin, lot: null, serial: null, links: [
-        { linkType: 'gs1:pip', href: 'https://c.example/pip', title: 'Product page', hreflang: [], mediaType: 'text/html', context: [], fwqs: false, isDefault: true },
-        ...added.map(([linkType, href, mediaType]) => ({ linkType, href, title: linkType, hreflang: [], mediaType, context: [], fwqs: false, isDefault: false })),
-      ],
-    });
+    await replaceLinks(
+      app.ctx,
+      { id: third.userId },
+      {
+        brandId: third.brandId,
+        gtin: third.gtin,
+        lot: null,
+        serial: null,
+        links: [
+          {
+            linkType: 'gs1:pip',
+            href: 'https://c.example/pip',
+            title: 'Product page',
+            hreflang: [],
+            mediaType: 'text/html',
+            context: [],
+            fwqs: false,
+            isDefault: true,
+          },
+          ...added.map(([linkType, href, mediaType]) => ({
+            linkType,
+            href,
+            title: linkType,
+            hreflang: [],
+            mediaType,
+            context: [],
+            fwqs: false,
+            isDefault: false,
+          })),
+        ],
+      },
+    );
     for (const [linkType, href] of added) {
       for (const written of [linkType, `https://ref.gs1.org/voc/${linkType.slice(4)}`]) {
         const answer = await request(`${path}?linkType=${written}`);
@@ -416,7 +496,9 @@ describe('GS1-Conformant Resolver 1.2', () => {
       }
     }
     const { linkset } = validLinkset((await request(path, linksetAccept)).body);
-    expect(Object.keys(linkset[0]!).filter((k) => k.startsWith('https://'))).toEqual(expect.arrayContaining(added.map(([lt]) => `https://ref.gs1.org/voc/${lt.slice(4)}`)));
+    expect(Object.keys(linkset[0]!).filter((k) => k.startsWith('https://'))).toEqual(
+      expect.arrayContaining(added.map(([lt]) => `https://ref.gs1.org/voc/${lt.slice(4)}`)),
+    );
   });
 
   it('SHOULD tolerate trailing slashes at the end of GS1 Digital Link URIs', async () => {
@@ -438,33 +520,55 @@ describe('GS1-Conformant Resolver 1.2: choosing among several links of one type'
   let other: SeededBrand;
   let gtinPath: string;
   const link = (linkType: string, href: string, title: string, extra: { hreflang?: string[]; mediaType?: string; isDefault?: boolean } = {}) => ({
-    linkType, href, title, hreflang: extra.hreflang ?? [], mediaType: extra.mediaType ?? null, context: [], fwqs: false, isDefault: extra.isDefault ?? false,
+    linkType,
+    href,
+    title,
+    hreflang: extra.hreflang ?? [],
+    mediaType: extra.mediaType ?? null,
+    context: [],
+    fwqs: false,
+    isDefault: extra.isDefault ?? false,
   });
 
   beforeAll(async () => {
     other = await app.seedBrand();
-    const [{ slug: otherSlug }] = (await query<{ slug: string }>(app.db.em.fork(), 'select slug from brands where id = ?', [other.brandId])) as [{ slug: string }];
+    const [{ slug: otherSlug }] = (await query<{ slug: string }>(app.db.em.fork(), 'select slug from brands where id = ?', [other.brandId])) as [
+      { slug: string },
+    ];
     gtinPath = `/r/${otherSlug}/01/${other.gtin}`;
-    await replaceLinks(app.ctx, { id: other.userId }, {
-      brandId: other.brandId, gtin: other.gtin, lot: null, serial: null, links: [
-        link('gs1:pip', 'https://b2.example/pip-en', 'Product page', { hreflang: ['en'], mediaType: 'text/html', isDefault: true }),
-        link('gs1:pip', 'https://b2.example/pip-de', 'Produktseite', { hreflang: ['de'], mediaType: 'text/html' }),
-        link('gs1:certificationInfo', 'https://b2.example/cert.html', 'Certificate (page)', { mediaType: 'text/html' }),
-        link('gs1:certificationInfo', 'https://b2.example/cert.pdf', 'Certificate (PDF)', { mediaType: 'application/pdf' }),
-        link('gs1:instructions', 'https://b2.example/manual-en', 'Manual', { hreflang: ['en'] }),
-        link('gs1:instructions', 'https://b2.example/manual-fr', 'Notice', { hreflang: ['fr'] }),
-      ],
-    });
+    await replaceLinks(
+      app.ctx,
+      { id: other.userId },
+      {
+        brandId: other.brandId,
+        gtin: other.gtin,
+        lot: null,
+        serial: null,
+        links: [
+          link('gs1:pip', 'https://b2.example/pip-en', 'Product page', { hreflang: ['en'], mediaType: 'text/html', isDefault: true }),
+          link('gs1:pip', 'https://b2.example/pip-de', 'Produktseite', { hreflang: ['de'], mediaType: 'text/html' }),
+          link('gs1:certificationInfo', 'https://b2.example/cert.html', 'Certificate (page)', { mediaType: 'text/html' }),
+          link('gs1:certificationInfo', 'https://b2.example/cert.pdf', 'Certificate (PDF)', { mediaType: 'application/pdf' }),
+          link('gs1:instructions', 'https://b2.example/manual-en', 'Manual', { hreflang: ['en'] }),
+          link('gs1:instructions', 'https://b2.example/manual-fr', 'Notice', { hreflang: ['fr'] }),
+        ],
+      },
+    );
   });
 
-  it('SHALL redirect to the default link unless there is information in the request that can be matched against available link metadata: Accept-Language picks among the default\'s alternatives', async () => {
-    for (const [language, target] of [[undefined, 'https://b2.example/pip-en'], ['de-DE,de;q=0.9', 'https://b2.example/pip-de'], ['fr', 'https://b2.example/pip-en'], ['en-GB', 'https://b2.example/pip-en']] as const) {
+  it("SHALL redirect to the default link unless there is information in the request that can be matched against available link metadata: Accept-Language picks among the default's alternatives", async () => {
+    for (const [language, target] of [
+      [undefined, 'https://b2.example/pip-en'],
+      ['de-DE,de;q=0.9', 'https://b2.example/pip-de'],
+      ['fr', 'https://b2.example/pip-en'],
+      ['en-GB', 'https://b2.example/pip-en'],
+    ] as const) {
       const answer = await request(gtinPath, { ...browser, ...(language === undefined ? {} : { 'accept-language': language }) });
       expect([answer.status, answer.headers.get('location')], language).toEqual([307, target]);
     }
   });
 
-  it('lists the default link\'s alternatives by language, context or media type as gs1:defaultLinkMulti next to the one gs1:defaultLink', async () => {
+  it("lists the default link's alternatives by language, context or media type as gs1:defaultLinkMulti next to the one gs1:defaultLink", async () => {
     const { linkset } = validLinkset((await request(gtinPath, linksetAccept)).body);
     expect(linkset).toHaveLength(1);
     expect(linkset[0]!['https://ref.gs1.org/voc/defaultLink']).toEqual([{ href: 'https://b2.example/pip-en', title: 'Product page' }]);
@@ -497,12 +601,20 @@ describe('GS1-Conformant Resolver 1.2: choosing among several links of one type'
       [`${gtinPath}?linkType=gs1:certificationInfo`, { accept: 'image/png' }, ['https://b2.example/cert.html', 'https://b2.example/cert.pdf']],
     ] as const) {
       const answer = await request(path, headers);
-      expect([answer.status, answer.headers.get('location'), answer.headers.get('content-type')], `${path} ${JSON.stringify(headers)}`)
-        .toEqual([300, null, 'application/linkset+json']);
+      expect([answer.status, answer.headers.get('location'), answer.headers.get('content-type')], `${path} ${JSON.stringify(headers)}`).toEqual([
+        300,
+        null,
+        'application/linkset+json',
+      ]);
       expect(answer.headers.get('link')).toContain('rel="linkset"');
       const { linkset } = validLinkset(answer.body);
-      expect(linkset.flatMap((level) => Object.entries(level).filter(([k]) => k.startsWith('https://')).flatMap(([, v]) => (v as { href: string }[]).map((l) => l.href))))
-        .toEqual(hrefs);
+      expect(
+        linkset.flatMap((level) =>
+          Object.entries(level)
+            .filter(([k]) => k.startsWith('https://'))
+            .flatMap(([, v]) => (v as { href: string }[]).map((l) => l.href)),
+        ),
+      ).toEqual(hrefs);
     }
     // A browser gets the same choice as a page of links.
     const page = await request(`${gtinPath}?linkType=gs1:instructions`, browser);
@@ -543,9 +655,16 @@ async function gs1TestSuite(path: string): Promise<Record<string, 'pass' | 'warn
   const options = await request(path, { ...suiteOrigin, 'access-control-request-method': 'GET,HEAD,OPTIONS' }, 'OPTIONS');
   const methods = options.headers.get('access-control-allow-methods') ?? '';
   record('corsCheck', options.headers.get('access-control-allow-origin') !== null);
-  record('methodsCheck', ['GET', 'HEAD', 'OPTIONS'].every((m) => methods.includes(m)));
+  record(
+    'methodsCheck',
+    ['GET', 'HEAD', 'OPTIONS'].every((m) => methods.includes(m)),
+  );
   const optionsLinks = (options.headers.get('link') ?? '').split('",');
-  record('linkOnRedirect', optionsLinks.some((l) => l.includes('rel="linkset"')), 'warn');
+  record(
+    'linkOnRedirect',
+    optionsLinks.some((l) => l.includes('rel="linkset"')),
+    'warn',
+  );
   record('legacyLinkHeaders', !optionsLinks.some((l) => l.includes('rel="gs1:')), 'warn');
   // reportWith400, noErrorWith200: the URI with /foo appended is no Digital Link.
   const foo = await request(`${path}/foo`, suiteOrigin);
@@ -568,12 +687,20 @@ async function gs1TestSuite(path: string): Promise<Record<string, 'pass' | 'warn
   const got = await request(path, { ...suiteOrigin, accept: 'application/linkset+json' });
   const linksetObject = JSON.parse(got.body) as unknown;
   record('validLinkset', validateGs1Linkset(linksetObject));
-  record('linksetJsonldCheck', (got.headers.get('link') ?? '').split(',').some((l) => l.includes('rel="http://www.w3.org/ns/json-ld#context"') && l.includes('type="application/ld+json"')), 'warn');
+  record(
+    'linksetJsonldCheck',
+    (got.headers.get('link') ?? '')
+      .split(',')
+      .some((l) => l.includes('rel="http://www.w3.org/ns/json-ld#context"') && l.includes('type="application/ld+json"')),
+    'warn',
+  );
   record('declaredContentType', (got.headers.get('content-type') ?? '').startsWith('application/linkset+json'));
   if (results.validLinkset !== 'pass') return results;
   // The linkset's links, most specific anchor first, each link type at its most specific level:
   // the default link, then a request for every other link type.
-  const linkset = (JSON.parse(JSON.stringify(linksetObject).replace(/https:\/\/((ref\.)|(www\.))?gs1\.org\/voc\//gi, 'gs1:')) as { linkset: Record<string, unknown>[] }).linkset;
+  const linkset = (
+    JSON.parse(JSON.stringify(linksetObject).replace(/https:\/\/((ref\.)|(www\.))?gs1\.org\/voc\//gi, 'gs1:')) as { linkset: Record<string, unknown>[] }
+  ).linkset;
   type LinkObject = { href: string; type?: string; hreflang?: string[]; context?: string[] | string };
   const seen = new Set<string>();
   results.defaultLinkExists = 'fail';
@@ -590,24 +717,35 @@ async function gs1TestSuite(path: string): Promise<Record<string, 'pass' | 'warn
           if (links.length === 1) record('defaultTarget', (await request(path, suiteOrigin)).headers.get('location') === links[0]!.href);
         } else if (links.length === 1) {
           if (linkType === 'gs1:defaultLinkMulti') record('singleMultiLink', false, 'warn');
-          else record(`loFor${linkType.replace(':', '')}`, (await request(`${path}?linkType=${linkType}`, suiteOrigin)).headers.get('location') === links[0]!.href);
+          else
+            record(
+              `loFor${linkType.replace(':', '')}`,
+              (await request(`${path}?linkType=${linkType}`, suiteOrigin)).headers.get('location') === links[0]!.href,
+            );
         } else {
           // Links of one type whose type, hreflang and context are the same cannot be told apart: 300.
-          const same = (a: LinkObject, b: LinkObject) => a.type === b.type && JSON.stringify(a.hreflang ?? null) === JSON.stringify(b.hreflang ?? null)
-            && JSON.stringify(a.context ?? null) === JSON.stringify(b.context ?? null);
+          const same = (a: LinkObject, b: LinkObject) =>
+            a.type === b.type &&
+            JSON.stringify(a.hreflang ?? null) === JSON.stringify(b.hreflang ?? null) &&
+            JSON.stringify(a.context ?? null) === JSON.stringify(b.context ?? null);
           let asked300 = false;
           for (const [i, link] of links.entries()) {
             const alike = links.some((other, j) => j !== i && same(link, other));
             if (alike && asked300) continue;
             const context = link.context === undefined ? '' : `&context=${Array.isArray(link.context) ? link.context[0] : link.context}`;
             const query = linkType === 'gs1:defaultLinkMulti' ? `?${context.slice(1)}` : `?linkType=${encodeURIComponent(linkType)}${context}`;
-            const headers = { ...suiteOrigin, ...(link.type === undefined ? {} : { accept: link.type }), ...(link.hreflang === undefined ? {} : { 'accept-language': link.hreflang[0]! }) };
+            const headers = {
+              ...suiteOrigin,
+              ...(link.type === undefined ? {} : { accept: link.type }),
+              ...(link.hreflang === undefined ? {} : { 'accept-language': link.hreflang[0]! }),
+            };
             const answer = await request(`${path}${query}`, headers);
             if (alike) {
               asked300 = true;
               record(`loFor${linkType.replace(':', '')}${i}`, answer.status === 300, 'warn');
             } else {
-              results[`loFor${linkType.replace(':', '')}${i}`] = answer.headers.get('location') === link.href ? 'pass' : answer.status === 300 ? 'warn' : 'fail';
+              results[`loFor${linkType.replace(':', '')}${i}`] =
+                answer.headers.get('location') === link.href ? 'pass' : answer.status === 300 ? 'warn' : 'fail';
             }
           }
         }
@@ -617,7 +755,11 @@ async function gs1TestSuite(path: string): Promise<Record<string, 'pass' | 'warn
     current = current.slice(0, current.lastIndexOf('/'));
   }
   // linkTypesDefined: every GS1 link type found is one of the vocabulary's.
-  record('linkTypesDefined', [...seen].filter((lt) => lt.startsWith('gs1:')).every((lt) => vocabularyLinkTypes.has(lt.slice(4))), 'warn');
+  record(
+    'linkTypesDefined',
+    [...seen].filter((lt) => lt.startsWith('gs1:')).every((lt) => vocabularyLinkTypes.has(lt.slice(4))),
+    'warn',
+  );
   return results;
 }
 
@@ -631,50 +773,127 @@ describe('GS1 resolver test suite (gs1/GS1DL-resolver-testsuite): every check it
     const { mintBatchId } = await mintCompleted(app.ctx, suiteBrand, 1);
     const mintedLot = 'LOT-SUITE';
     await mintCompleted(app.ctx, suiteBrand, 2, { identityMode: 'batch', lots: [{ lotCode: mintedLot, qty: 2 }] });
-    const [{ slug: suiteSlug }] = (await query<{ slug: string }>(app.db.em.fork(), 'select slug from brands where id = ?', [suiteBrand.brandId])) as [{ slug: string }];
-    const [{ serial: unit }] = (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ?', [mintBatchId])) as [{ serial: string }];
+    const [{ slug: suiteSlug }] = (await query<{ slug: string }>(app.db.em.fork(), 'select slug from brands where id = ?', [suiteBrand.brandId])) as [
+      { slug: string },
+    ];
+    const [{ serial: unit }] = (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ?', [mintBatchId])) as [
+      { serial: string },
+    ];
     // A link with a context does not forward the query: the suite asks for it with `&context=LK` and
     // compares the Location with the bare href (a forwarding link would get `?context=LK` appended).
-    const link = (linkType: string, href: string, title: string, extra: { hreflang?: string[]; mediaType?: string; context?: string[]; isDefault?: boolean } = {}) => ({
-      linkType, href, title, hreflang: extra.hreflang ?? [], mediaType: extra.mediaType ?? null, context: extra.context ?? [], fwqs: extra.context === undefined,
+    const link = (
+      linkType: string,
+      href: string,
+      title: string,
+      extra: { hreflang?: string[]; mediaType?: string; context?: string[]; isDefault?: boolean } = {},
+    ) => ({
+      linkType,
+      href,
+      title,
+      hreflang: extra.hreflang ?? [],
+      mediaType: extra.mediaType ?? null,
+      context: extra.context ?? [],
+      fwqs: extra.context === undefined,
       isDefault: extra.isDefault ?? false,
     });
-    await replaceLinks(app.ctx, { id: suiteBrand.userId }, {
-      brandId: suiteBrand.brandId, gtin: suiteBrand.gtin, lot: null, serial: null, links: [
-        link('gs1:pip', 'https://d.example/pip', 'Product Info', { hreflang: ['en'], mediaType: 'text/html', isDefault: true }),
-        link('gs1:certificationInfo', 'https://d.example/certificates', 'Certificates', { mediaType: 'text/html' }),
-        link('gs1:certificationInfo', 'https://d.example/cert-001.pdf', 'Another certificate', { mediaType: 'application/pdf', hreflang: ['en'] }),
-        link('gs1:certificationInfo', 'https://d.example/cert-003.pdf', 'Another certificate', { mediaType: 'application/pdf', hreflang: ['en'], context: ['LK'] }),
-        link('gs1:sustainabilityInfo', 'https://d.example/en/sustainability', 'Sustainability', { hreflang: ['en'], mediaType: 'text/html' }),
-        link('gs1:sustainabilityInfo', 'https://d.example/fr/sustainability', 'Sustainability', { hreflang: ['fr'], mediaType: 'text/html' }),
-        link('gs1:traceability', 'https://d.example/track-and-trace', 'Track and Trace', { mediaType: 'text/html' }),
-        link('gs1:traceability', 'https://d.example/track-and-trace-2', 'Track and Trace', { mediaType: 'text/html' }),
-        link('gs1:eifu', 'https://d.example/eifu.pdf', 'Instructions', { mediaType: 'application/pdf' }),
-      ],
-    });
-    await replaceLinks(app.ctx, { id: suiteBrand.userId }, {
-      brandId: suiteBrand.brandId, gtin: suiteBrand.gtin, lot: null, serial: unit, links: [link('gs1:dpp', 'https://d.example/dpp/7132mlkG', 'DPP', { mediaType: 'application/ld+json', isDefault: true })],
-    });
+    await replaceLinks(
+      app.ctx,
+      { id: suiteBrand.userId },
+      {
+        brandId: suiteBrand.brandId,
+        gtin: suiteBrand.gtin,
+        lot: null,
+        serial: null,
+        links: [
+          link('gs1:pip', 'https://d.example/pip', 'Product Info', { hreflang: ['en'], mediaType: 'text/html', isDefault: true }),
+          link('gs1:certificationInfo', 'https://d.example/certificates', 'Certificates', { mediaType: 'text/html' }),
+          link('gs1:certificationInfo', 'https://d.example/cert-001.pdf', 'Another certificate', { mediaType: 'application/pdf', hreflang: ['en'] }),
+          link('gs1:certificationInfo', 'https://d.example/cert-003.pdf', 'Another certificate', {
+            mediaType: 'application/pdf',
+            hreflang: ['en'],
+            context: ['LK'],
+          }),
+          link('gs1:sustainabilityInfo', 'https://d.example/en/sustainability', 'Sustainability', { hreflang: ['en'], mediaType: 'text/html' }),
+          link('gs1:sustainabilityInfo', 'https://d.example/fr/sustainability', 'Sustainability', { hreflang: ['fr'], mediaType: 'text/html' }),
+          link('gs1:traceability', 'https://d.example/track-and-trace', 'Track and Trace', { mediaType: 'text/html' }),
+          link('gs1:traceability', 'https://d.example/track-and-trace-2', 'Track and Trace', { mediaType: 'text/html' }),
+          link('gs1:eifu', 'https://d.example/eifu.pdf', 'Instructions', { mediaType: 'application/pdf' }),
+        ],
+      },
+    );
+    await replaceLinks(
+      app.ctx,
+      { id: suiteBrand.userId },
+      {
+        brandId: suiteBrand.brandId,
+        gtin: suiteBrand.gtin,
+        lot: null,
+        serial: unit,
+        links: [link('gs1:dpp', 'https://d.example/dpp/7132mlkG', 'DPP', { mediaType: 'application/ld+json', isDefault: true })],
+      },
+    );
     const { resolverRoot } = JSON.parse((await request('/.well-known/gs1resolver')).body) as { resolverRoot: string };
     const under = (base: string) => ({
-      unit: `${base}/01/${suiteBrand.gtin}/21/${unit}`, lot: `${base}/01/${suiteBrand.gtin}/10/${mintedLot}`, gtin: `${base}/01/${suiteBrand.gtin}`,
+      unit: `${base}/01/${suiteBrand.gtin}/21/${unit}`,
+      lot: `${base}/01/${suiteBrand.gtin}/10/${mintedLot}`,
+      gtin: `${base}/01/${suiteBrand.gtin}`,
     });
     uris = { brandBase: under(`/r/${suiteSlug}`), root: under(resolverRoot.slice(origin.length)) };
   });
 
-  for (const [at, level] of [['brandBase', 'unit'], ['root', 'unit'], ['brandBase', 'lot'], ['root', 'lot'], ['brandBase', 'gtin'], ['root', 'gtin']] as const) {
-    it(`passes every check at a ${level === 'unit' ? 'unit' : level === 'lot' ? 'lot' : 'product'}'s URI ${at === 'root' ? 'under resolverRoot' : 'below its brand\'s base'}, none a warning`, async () => {
+  for (const [at, level] of [
+    ['brandBase', 'unit'],
+    ['root', 'unit'],
+    ['brandBase', 'lot'],
+    ['root', 'lot'],
+    ['brandBase', 'gtin'],
+    ['root', 'gtin'],
+  ] as const) {
+    it(`passes every check at a ${level === 'unit' ? 'unit' : level === 'lot' ? 'lot' : 'product'}'s URI ${at === 'root' ? 'under resolverRoot' : "below its brand's base"}, none a warning`, async () => {
       const results = await gs1TestSuite(uris[at][level]);
-      expect(Object.entries(results).filter(([, status]) => status !== 'pass'), JSON.stringify(results)).toEqual([]);
+      expect(
+        Object.entries(results).filter(([, status]) => status !== 'pass'),
+        JSON.stringify(results),
+      ).toEqual([]);
       // The checks made: the suite's 26 fixed ones but isHttps, tlsOK and httpVersion (the deployment's), plus one
       // per link type and per way to tell links of one type apart (9 for this linkset).
       const fixed = [
-        'isURL', 'validDL', 'plausibleDL', 'rdFile', 'corsCheck', 'linkOnRedirect', 'legacyLinkHeaders', 'methodsCheck', 'reportWith400', 'noErrorWith200',
-        'trailingSlash', 'basicWalkUp', 'ltLinksetNoRedirect', 'ltAcceptHeader', 'validLinkset', 'linksetJsonldCheck', 'declaredContentType', 'qsPassedOn',
-        'defaultLinkExists', 'singleDefaulLink', 'defaultTarget', 'linkTypesDefined', 'specificLinkTypeNotFound',
+        'isURL',
+        'validDL',
+        'plausibleDL',
+        'rdFile',
+        'corsCheck',
+        'linkOnRedirect',
+        'legacyLinkHeaders',
+        'methodsCheck',
+        'reportWith400',
+        'noErrorWith200',
+        'trailingSlash',
+        'basicWalkUp',
+        'ltLinksetNoRedirect',
+        'ltAcceptHeader',
+        'validLinkset',
+        'linksetJsonldCheck',
+        'declaredContentType',
+        'qsPassedOn',
+        'defaultLinkExists',
+        'singleDefaulLink',
+        'defaultTarget',
+        'linkTypesDefined',
+        'specificLinkTypeNotFound',
       ];
       // The unit's own default (gs1:dpp) is a link type of the unit only; a lot has no links of its own and walks up to its product's.
-      const perLink = [...(level === 'unit' ? ['dpp'] : []), 'pip', 'eifu', 'certificationInfo0', 'certificationInfo1', 'certificationInfo2', 'sustainabilityInfo0', 'sustainabilityInfo1', 'traceability0'];
+      const perLink = [
+        ...(level === 'unit' ? ['dpp'] : []),
+        'pip',
+        'eifu',
+        'certificationInfo0',
+        'certificationInfo1',
+        'certificationInfo2',
+        'sustainabilityInfo0',
+        'sustainabilityInfo1',
+        'traceability0',
+      ];
       expect(Object.keys(results).sort()).toEqual([...fixed, ...perLink.map((lt) => `loForgs1${lt}`)].sort());
     });
   }

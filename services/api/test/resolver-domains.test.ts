@@ -29,10 +29,20 @@ const startApiInstance = testApiPool(app);
 const startInstance = async () => (await startApiInstance()).port;
 const domainA = `id-${randomUUID().slice(0, 8)}.brand-a.example`;
 
-interface Answer { status: number; location: string | undefined; body: string; headers: http.IncomingHttpHeaders }
+interface Answer {
+  status: number;
+  location: string | undefined;
+  body: string;
+  headers: http.IncomingHttpHeaders;
+}
 
 /** One request with an explicit Host header (fetch cannot set it). */
-function request(port: number, host: string, path: string, options: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<Answer> {
+function request(
+  port: number,
+  host: string,
+  path: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const req = http.request({ host: '127.0.0.1', port, path, method: options.method ?? 'GET', headers: { host, ...options.headers } }, (res) => {
       let body = '';
@@ -53,8 +63,13 @@ async function userWith(brand: SeededBrand, role: Role): Promise<string> {
 const slugOf = async (brand: SeededBrand) =>
   ((await query<{ slug: string }>(app.db.em.fork(), 'select slug from brands where id = ?', [brand.brandId])) as [{ slug: string }])[0].slug;
 const serialsOf = async (batchId: string) =>
-  (await query<{ serial: string; resolver_url: string }>(app.db.em.fork(), `select serial, resolver_url from ${unitsWithUrls} where mint_batch_id = ? order by seq`, [batchId]));
-const setDomain = (brand: SeededBrand, domain: string, token = brand.token) => api.resolver.setBrandResolverDomain({ brandId: brand.brandId, domain }, bearer(token));
+  await query<{ serial: string; resolver_url: string }>(
+    app.db.em.fork(),
+    `select serial, resolver_url from ${unitsWithUrls} where mint_batch_id = ? order by seq`,
+    [batchId],
+  );
+const setDomain = (brand: SeededBrand, domain: string, token = brand.token) =>
+  api.resolver.setBrandResolverDomain({ brandId: brand.brandId, domain }, bearer(token));
 
 /** Waits until `check` passes (a change reaches another process through NOTIFY). */
 async function eventually(check: () => Promise<boolean>, ms = 5_000): Promise<void> {
@@ -74,8 +89,38 @@ beforeAll(async () => {
   oldSerialA = (await serialsOf((await mintCompleted(app.ctx, a, 2)).mintBatchId))[0]!.serial;
   serialB = (await serialsOf((await mintCompleted(app.ctx, b, 2)).mintBatchId))[0]!.serial;
   const actor = { id: a.userId };
-  await upsertLink(app.ctx, actor, { brandId: a.brandId, gtin: a.gtin, lot: null, serial: null, linkType: 'gs1:pip', href: 'https://a.example/product', title: 'A product', hreflang: [], mediaType: null, context: [], fwqs: true, isDefault: true });
-  await upsertLink(app.ctx, { id: b.userId }, { brandId: b.brandId, gtin: b.gtin, lot: null, serial: null, linkType: 'gs1:pip', href: 'https://b.example/product', title: 'B product', hreflang: [], mediaType: null, context: [], fwqs: true, isDefault: true });
+  await upsertLink(app.ctx, actor, {
+    brandId: a.brandId,
+    gtin: a.gtin,
+    lot: null,
+    serial: null,
+    linkType: 'gs1:pip',
+    href: 'https://a.example/product',
+    title: 'A product',
+    hreflang: [],
+    mediaType: null,
+    context: [],
+    fwqs: true,
+    isDefault: true,
+  });
+  await upsertLink(
+    app.ctx,
+    { id: b.userId },
+    {
+      brandId: b.brandId,
+      gtin: b.gtin,
+      lot: null,
+      serial: null,
+      linkType: 'gs1:pip',
+      href: 'https://b.example/product',
+      title: 'B product',
+      hreflang: [],
+      mediaType: null,
+      context: [],
+      fwqs: true,
+      isDefault: true,
+    },
+  );
   port = await startInstance();
 });
 
@@ -87,10 +132,14 @@ describe('SetBrandResolverDomain', () => {
     }
     await query(app.db.em.fork(), 'update brands set api_access_enabled = true where id = ?', [c.brandId]);
     const key = (await createApiKey(app.ctx, { brandId: c.brandId, name: 'all', scopes: [...apiKeyScopes] })).key;
-    expect(await codeOf(api.resolver.setBrandResolverDomain({ brandId: c.brandId, domain: 'x.key.example' }, { headers: { 'x-api-key': key } }))).toBe(Code.PermissionDenied);
+    expect(await codeOf(api.resolver.setBrandResolverDomain({ brandId: c.brandId, domain: 'x.key.example' }, { headers: { 'x-api-key': key } }))).toBe(
+      Code.PermissionDenied,
+    );
     // An owner of another brand is denied on this one.
     expect(await codeOf(setDomain(c, 'x.foreign.example', a.token))).toBe(Code.PermissionDenied);
-    const [{ n }] = (await query<{ n: number }>(app.db.em.fork(), 'select count(*)::int as n from brands where id = ? and resolver_domain is not null', [c.brandId])) as [{ n: number }];
+    const [{ n }] = (await query<{ n: number }>(app.db.em.fork(), 'select count(*)::int as n from brands where id = ? and resolver_domain is not null', [
+      c.brandId,
+    ])) as [{ n: number }];
     expect(n).toBe(0);
     expect(await codeOf(setDomain(c, `x-${randomUUID().slice(0, 8)}.owner.example`))).toBe('ok');
   });
@@ -122,11 +171,14 @@ describe('SetBrandResolverDomain', () => {
       const c = await app.seedBrand();
       const claim = async (domain: string) => {
         const res = await fetch(`${own.baseUrl}/mint.v1.ResolverService/SetBrandResolverDomain`, {
-          method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${c.token}` }, body: JSON.stringify({ brand_id: c.brandId, domain }),
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${c.token}` },
+          body: JSON.stringify({ brand_id: c.brandId, domain }),
         });
         return [domain, res.status, ((await res.json()) as { message?: string }).message ?? 'ok'];
       };
-      const subdomain = "domain: must not be a subdomain of the service's public host (mint.example.com) outside a zone delegated to brands (BRAND_DOMAIN_DELEGATED_ZONES)";
+      const subdomain =
+        "domain: must not be a subdomain of the service's public host (mint.example.com) outside a zone delegated to brands (BRAND_DOMAIN_DELEGATED_ZONES)";
       const controlPlane = 'domain: must not be a host the service itself answers on (CONTROL_PLANE_HOSTS)';
       expect(await claim('id.mint.example.com')).toEqual(['id.mint.example.com', 400, subdomain]);
       expect(await claim('a.b.mint.example.com')).toEqual(['a.b.mint.example.com', 400, subdomain]);
@@ -175,14 +227,20 @@ describe('a brand domain', () => {
   });
 
   it('audits the change with the actor, the domain and the previous one', async () => {
-    const events = await query<{ actor: string; payload: unknown }>(app.db.em.fork(),
-      "select actor, payload from mint_events where brand_id = ? and event_type = 'brand_resolver_domain_set'", [a.brandId]);
+    const events = await query<{ actor: string; payload: unknown }>(
+      app.db.em.fork(),
+      "select actor, payload from mint_events where brand_id = ? and event_type = 'brand_resolver_domain_set'",
+      [a.brandId],
+    );
     expect(events).toEqual([{ actor: a.userId, payload: { domain: domainA, previous: null, resolver_base_url: `https://${domainA}` } }]);
   });
 
   it('gives units minted afterwards the domain as resolver base, and leaves earlier units as they were', async () => {
     expect(newUrlA).toBe(`https://${domainA}/01/${a.gtin}/21/${newSerialA}`);
-    const [old] = (await query<{ resolver_url: string }>(app.db.em.fork(), `select resolver_url from ${unitsWithUrls} where brand_id = ? and serial = ?`, [a.brandId, oldSerialA])) as [{ resolver_url: string }];
+    const [old] = (await query<{ resolver_url: string }>(app.db.em.fork(), `select resolver_url from ${unitsWithUrls} where brand_id = ? and serial = ?`, [
+      a.brandId,
+      oldSerialA,
+    ])) as [{ resolver_url: string }];
     expect(old.resolver_url).toBe(`${app.ctx.publicBaseUrl}/r/${slugA}/01/${a.gtin}/21/${oldSerialA}`);
   });
 
@@ -197,7 +255,9 @@ describe('a brand domain', () => {
       expect(onPath.headers.link).toContain(`${app.ctx.publicBaseUrl}/r/${slugA}/01/${a.gtin}/21/${serial}?linkType=linkset`);
     }
     expect((await request(port, `${domainA.toUpperCase()}:443`, `/01/${a.gtin}`)).status).toBe(307);
-    const json = JSON.parse((await request(port, domainA, `/01/${a.gtin}/21/${newSerialA}`, { headers: { accept: 'application/json' } })).body) as { unit: { digital_link: string } };
+    const json = JSON.parse((await request(port, domainA, `/01/${a.gtin}/21/${newSerialA}`, { headers: { accept: 'application/json' } })).body) as {
+      unit: { digital_link: string };
+    };
     expect(json.unit.digital_link).toBe(newUrlA);
     const lot = await request(port, domainA, `/01/${a.gtin}/10/NOT-A-LOT`, { headers: { accept: 'application/json' } });
     expect(lot.status).toBe(200);
@@ -218,7 +278,10 @@ describe('a brand domain', () => {
     expect(anchors).toEqual([`https://${domainA}/01/${a.gtin}`, `https://${domainA}/01/${a.gtin}/21/${newSerialA}`]);
     expect((await request(port, domainA, `/01/${a.gtin}?linkType=gs1:pip`)).location).toBe('https://a.example/product');
     expect((await request(port, domainA, `/01/${a.gtin}?linkType=gs1:recallStatus`)).status).toBe(404);
-    const preflight = await request(port, domainA, `/01/${a.gtin}`, { method: 'OPTIONS', headers: { origin: 'https://shop.example', 'access-control-request-method': 'GET' } });
+    const preflight = await request(port, domainA, `/01/${a.gtin}`, {
+      method: 'OPTIONS',
+      headers: { origin: 'https://shop.example', 'access-control-request-method': 'GET' },
+    });
     expect(preflight.status).toBe(204);
     expect(preflight.headers['access-control-allow-origin']).toBe('*');
     // OPTIONS names the identity's linkset too, anchored at the domain.
@@ -242,17 +305,33 @@ describe('a brand domain', () => {
   it("answers the brand's containers at /00/{sscc}: state to anyone, contents to the brand, URIs at the domain; another brand's SSCC 404", async () => {
     await setContainerSettings(app.ctx, { id: a.userId }, { brandId: a.brandId, companyPrefix: '0614141', maxDepth: null });
     await setContainerSettings(app.ctx, { id: b.userId }, { brandId: b.brandId, companyPrefix: '7610425', maxDepth: null });
-    const [pallet] = (await mintContainers(app.ctx, { id: a.userId }, { brandId: a.brandId, level: 'pallet', count: 1, extensionDigit: 0, idempotencyKey: 'p' })).ssccs;
-    const [theirs] = (await mintContainers(app.ctx, { id: b.userId }, { brandId: b.brandId, level: 'pallet', count: 1, extensionDigit: 0, idempotencyKey: 'p' })).ssccs;
+    const [pallet] = (
+      await mintContainers(app.ctx, { id: a.userId }, { brandId: a.brandId, level: 'pallet', count: 1, extensionDigit: 0, idempotencyKey: 'p' })
+    ).ssccs;
+    const [theirs] = (
+      await mintContainers(app.ctx, { id: b.userId }, { brandId: b.brandId, level: 'pallet', count: 1, extensionDigit: 0, idempotencyKey: 'p' })
+    ).ssccs;
     const json = { accept: 'application/json' };
     const open = await request(port, domainA, `/00/${pallet}`, { headers: json });
     expect(open.status).toBe(200);
     const uri = `https://${domainA}/00/${pallet}`;
-    expect(JSON.parse(open.body)).toEqual({ ok: true, sscc: pallet, uri, level: 'pallet', brand: 'Test Brand', state: 'commissioned', reason: null, in_circulation: true });
+    expect(JSON.parse(open.body)).toEqual({
+      ok: true,
+      sscc: pallet,
+      uri,
+      level: 'pallet',
+      brand: 'Test Brand',
+      state: 'commissioned',
+      reason: null,
+      in_circulation: true,
+    });
     expect(open.headers.link).toContain(`<${uri}?linkType=linkset>`);
     // The URI is the one the container's EPCIS events name.
-    const minted = await query<{ epcs: string[] }>(app.db.em.fork(),
-      `select epcs from epcis_events where brand_id = ? and biz_step = 'commissioning' and exists (select from unnest(epcs) e where e like '%/00/' || ?)`, [a.brandId, pallet]);
+    const minted = await query<{ epcs: string[] }>(
+      app.db.em.fork(),
+      `select epcs from epcis_events where brand_id = ? and biz_step = 'commissioning' and exists (select from unnest(epcs) e where e like '%/00/' || ?)`,
+      [a.brandId, pallet],
+    );
     expect(minted.map((e) => e.epcs)).toEqual([[uri]]);
     const asBrand = await request(port, domainA, `/00/${pallet}`, { headers: { ...json, authorization: `Bearer ${a.token}` } });
     expect(JSON.parse(asBrand.body)).toMatchObject({ contents: { container_count: 0, unit_count: 0 } });
@@ -278,12 +357,20 @@ describe('a brand domain', () => {
   });
 
   it("answers the control plane's paths (RPCs, /v1, health, metrics) as the control plane whatever the host, so a claimed host never hides them; other paths 404", async () => {
-    const rpc = { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${a.token}` }, body: JSON.stringify({ brand_id: a.brandId }) };
+    const rpc = {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${a.token}` },
+      body: JSON.stringify({ brand_id: a.brandId }),
+    };
     const key = await createApiKey(app.ctx, { brandId: a.brandId, name: 'domain', scopes: ['products:read'] });
     for (const [path, options] of [
-      ['/metrics', {}], ['/healthz', {}], ['/readyz', {}],
+      ['/metrics', {}],
+      ['/healthz', {}],
+      ['/readyz', {}],
       ['/v1/products', { headers: { authorization: `Bearer ${a.token}`, 'x-api-key': key.key, 'x-workspace-id': a.brandId } }],
-      ['/mint.v1.MintService/ListMintBatches', rpc], ['/mint.v1.ResolverService/ListLinks', rpc], ['/grpc.health.v1.Health/Check', { ...rpc, body: '{}' }],
+      ['/mint.v1.MintService/ListMintBatches', rpc],
+      ['/mint.v1.ResolverService/ListLinks', rpc],
+      ['/grpc.health.v1.Health/Check', { ...rpc, body: '{}' }],
     ] as const) {
       const onDomain = await request(port, domainA, path, options);
       const onApi = await request(port, '127.0.0.1', path, options);
@@ -298,7 +385,24 @@ describe('a brand domain', () => {
   it('reaches an API process started before the change within a second (NOTIFY), and a removal stops the domain but not /r/{slug}', async () => {
     const c = await app.seedBrand();
     const slugC = await slugOf(c);
-    await upsertLink(app.ctx, { id: c.userId }, { brandId: c.brandId, gtin: c.gtin, lot: null, serial: null, linkType: 'gs1:pip', href: 'https://c.example/p', title: 'C', hreflang: [], mediaType: null, context: [], fwqs: true, isDefault: true });
+    await upsertLink(
+      app.ctx,
+      { id: c.userId },
+      {
+        brandId: c.brandId,
+        gtin: c.gtin,
+        lot: null,
+        serial: null,
+        linkType: 'gs1:pip',
+        href: 'https://c.example/p',
+        title: 'C',
+        hreflang: [],
+        mediaType: null,
+        context: [],
+        fwqs: true,
+        isDefault: true,
+      },
+    );
     const other = await startInstance();
     const domainC = `id-${randomUUID().slice(0, 8)}.brand-c.example`;
     expect((await request(other, domainC, `/01/${c.gtin}`)).status).toBe(404);
@@ -309,7 +413,9 @@ describe('a brand domain', () => {
     expect(removed).toMatchObject({ resolverBaseUrl: `${app.ctx.publicBaseUrl}/r/${slugC}`, changed: true });
     await eventually(async () => (await request(other, domainC, `/01/${c.gtin}`)).status === 404, 2_000);
     expect((await request(other, '127.0.0.1', `/r/${slugC}/01/${c.gtin}`)).location).toBe('https://c.example/p');
-    const [brand] = (await query<{ resolver_base_url: string }>(app.db.em.fork(), 'select resolver_base_url from brands where id = ?', [c.brandId])) as [{ resolver_base_url: string }];
+    const [brand] = (await query<{ resolver_base_url: string }>(app.db.em.fork(), 'select resolver_base_url from brands where id = ?', [c.brandId])) as [
+      { resolver_base_url: string },
+    ];
     expect(brand.resolver_base_url).toBe(`${app.ctx.publicBaseUrl}/r/${slugC}`);
   });
 });
@@ -319,12 +425,31 @@ describe('coalesced link lookups', () => {
     const batch = await mintCompleted(app.ctx, a, 6);
     const serials = (await serialsOf(batch.mintBatchId)).map((u) => u.serial);
     for (const serial of serials) {
-      await upsertLink(app.ctx, { id: a.userId }, { brandId: a.brandId, gtin: a.gtin, lot: null, serial, linkType: 'gs1:pip', href: `https://a.example/unit/${serial}`, title: serial, hreflang: [], mediaType: null, context: [], fwqs: true, isDefault: true });
+      await upsertLink(
+        app.ctx,
+        { id: a.userId },
+        {
+          brandId: a.brandId,
+          gtin: a.gtin,
+          lot: null,
+          serial,
+          linkType: 'gs1:pip',
+          href: `https://a.example/unit/${serial}`,
+          title: serial,
+          hreflang: [],
+          mediaType: null,
+          context: [],
+          fwqs: true,
+          isDefault: true,
+        },
+      );
     }
     const scans = Array.from({ length: 60 }, (_, i) => serials[(i * 7) % serials.length]!);
-    const answers = await Promise.all(scans.map((serial, i) => (i % 2 === 0
-      ? request(port, domainA, `/01/${a.gtin}/21/${serial}`)
-      : request(port, '127.0.0.1', `/r/${slugA}/01/${a.gtin}/21/${serial}`))));
+    const answers = await Promise.all(
+      scans.map((serial, i) =>
+        i % 2 === 0 ? request(port, domainA, `/01/${a.gtin}/21/${serial}`) : request(port, '127.0.0.1', `/r/${slugA}/01/${a.gtin}/21/${serial}`),
+      ),
+    );
     expect(answers.map((answer) => answer.location)).toEqual(scans.map((serial) => `https://a.example/unit/${serial}`));
   });
 });

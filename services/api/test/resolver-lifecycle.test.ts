@@ -26,10 +26,13 @@ beforeAll(async () => {
   brand = await app.seedBrand();
   const { mintBatchId } = await mintCompleted(app.ctx, brand, 10);
   [{ slug }] = (await query<{ slug: string }>(app.db.em.fork(), 'select slug from brands where id = ?', [brand.brandId])) as [{ slug: string }];
-  serials = (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ? order by seq', [mintBatchId])).map((r) => r.serial);
+  serials = (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ? order by seq', [mintBatchId])).map(
+    (r) => r.serial,
+  );
   await setPassportUrl(app.db.em.fork(), brand.brandId, passport);
   api = await startApi({
-    ctx: app.ctx, config: { port: 0, host: '127.0.0.1', shutdownTimeoutMs: 2_000 },
+    ctx: app.ctx,
+    config: { port: 0, host: '127.0.0.1', shutdownTimeoutMs: 2_000 },
     logger: createLogger({ logLevel: 'silent' }, {}, new Writable({ write: (_c, _e, done) => done() })),
     readiness: async () => ({ ok: true, checks: {} }),
   });
@@ -53,7 +56,7 @@ const json = { accept: 'application/json' };
 const linkset = { accept: 'application/linkset+json' };
 
 describe('the resolver and the serial lifecycle', () => {
-  it('leads a recalled item\'s answers with the recall, and resolves it again once reactivated', async () => {
+  it("leads a recalled item's answers with the recall, and resolves it again once reactivated", async () => {
     const serial = serials[0]!;
     expect((await get(serial)).status).toBe(307);
     await move({ action: 'decommission', reason: 'recalled', target: { serials: [serial] } });
@@ -65,11 +68,17 @@ describe('the resolver and the serial lifecycle', () => {
     expect(de.body).toContain('Zurückgerufen');
     const answer = JSON.parse((await get(serial, json)).body) as Record<string, unknown>;
     expect(Object.keys(answer)[0]).toBe('recall_status');
-    expect(answer).toMatchObject({ recall_status: 'recalled', isProductRecalled: true, unit: { state: 'decommissioned', reason: 'recalled', in_circulation: false } });
+    expect(answer).toMatchObject({
+      recall_status: 'recalled',
+      isProductRecalled: true,
+      unit: { state: 'decommissioned', reason: 'recalled', in_circulation: false },
+    });
     const set = JSON.parse((await get(serial, linkset)).body) as { linkset: Record<string, unknown>[] };
     const unitLevel = set.linkset.at(-1)!;
     expect(unitLevel['itemDescription']).toMatch(/RECALLED/);
-    expect(unitLevel['https://ref.gs1.org/voc/recallStatus']).toEqual([expect.objectContaining({ title: 'Recall status: recalled', type: 'application/json' })]);
+    expect(unitLevel['https://ref.gs1.org/voc/recallStatus']).toEqual([
+      expect.objectContaining({ title: 'Recall status: recalled', type: 'application/json' }),
+    ]);
     // A link type asked for by name is still followed.
     const named = await get(`${serial}?linkType=gs1:pip`);
     expect([named.status, named.location, named.body]).toEqual([307, passport, '']);
@@ -80,16 +89,24 @@ describe('the resolver and the serial lifecycle', () => {
     expect(JSON.parse(back.body)).toMatchObject({ ok: true, target: passport, unit: { state: 'commissioned', in_circulation: true } });
   });
 
-  it('keeps a recalled item\'s hosted passport reachable, the recall leading: plain scan, gs1:dpp by name, JSON and the credential', async () => {
+  it("keeps a recalled item's hosted passport reachable, the recall leading: plain scan, gs1:dpp by name, JSON and the credential", async () => {
     // A brand whose product has a hosted passport and no external passport URL.
     const hosting = await app.seedBrand();
     const { mintBatchId } = await mintCompleted(app.ctx, hosting, 2);
-    const [{ slug: hostingSlug }] = await query<{ slug: string }>(app.db.em.fork(), 'select slug from brands where id = ?', [hosting.brandId]) as [{ slug: string }];
-    const [serial] = (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ? order by seq', [mintBatchId])).map((r) => r.serial);
+    const [{ slug: hostingSlug }] = (await query<{ slug: string }>(app.db.em.fork(), 'select slug from brands where id = ?', [hosting.brandId])) as [
+      { slug: string },
+    ];
+    const [serial] = (
+      await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ? order by seq', [mintBatchId])
+    ).map((r) => r.serial);
     const owner = { id: hosting.userId };
     const described = 'Traction battery 300 Ah';
     await updatePassportDraft(app.ctx, owner, {
-      brandId: hosting.brandId, productId: hosting.productId, lot: null, serial: null, expectedRevision: null,
+      brandId: hosting.brandId,
+      productId: hosting.productId,
+      lot: null,
+      serial: null,
+      expectedRevision: null,
       content: { description: { en: described }, manufacturer: { name: 'Example Cells GmbH', id: 'https://example.com/company/42' } },
     });
     await publishPassport(app.ctx, owner, { brandId: hosting.brandId, productId: hosting.productId, lot: null, serial: null });
@@ -100,8 +117,17 @@ describe('the resolver and the serial lifecycle', () => {
     const live = await at('', browser);
     expect(live.status).toBe(200);
     expect(live.body).toContain(described);
-    await moveSerials(app.ctx, owner, { brandId: hosting.brandId, idempotencyKey: 'recall', action: 'decommission', reason: 'recalled', target: { serials: [serial!] } });
-    for (const [name, answer] of [['plain scan', await at('', browser)], ['gs1:dpp', await at('?linkType=gs1:dpp', browser)]] as const) {
+    await moveSerials(app.ctx, owner, {
+      brandId: hosting.brandId,
+      idempotencyKey: 'recall',
+      action: 'decommission',
+      reason: 'recalled',
+      target: { serials: [serial!] },
+    });
+    for (const [name, answer] of [
+      ['plain scan', await at('', browser)],
+      ['gs1:dpp', await at('?linkType=gs1:dpp', browser)],
+    ] as const) {
       expect([name, answer.status, answer.location]).toEqual([name, 200, null]);
       expect(answer.body, name).toContain('Recalled');
       expect(answer.body, name).toContain(described);
@@ -121,7 +147,13 @@ describe('the resolver and the serial lifecycle', () => {
     await move({ action: 'decommission', reason: 'stolen', target: { serials: [serials[2]!] } });
     const destroyed = await get(serials[1]!, json);
     expect(destroyed.status).toBe(410);
-    expect(JSON.parse(destroyed.body)).toMatchObject({ ok: false, error: 'not_in_circulation', state: 'decommissioned', reason: 'destroyed', unit: { serial: serials[1] } });
+    expect(JSON.parse(destroyed.body)).toMatchObject({
+      ok: false,
+      error: 'not_in_circulation',
+      state: 'decommissioned',
+      reason: 'destroyed',
+      unit: { serial: serials[1] },
+    });
     const stolen = JSON.parse((await get(serials[2]!, json)).body) as Record<string, unknown>;
     expect(stolen).toMatchObject({ error: 'not_in_circulation', reason: null, unit: { reason: null } });
     expect(JSON.stringify(stolen)).not.toContain('stolen');
@@ -136,7 +168,9 @@ describe('the resolver and the serial lifecycle', () => {
 
   it('says an issued or encoded item was never commissioned', async () => {
     const fresh = await mintCompleted(app.ctx, brand, 2, { activationMode: 'first_scan' });
-    const [first, second] = (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ? order by seq', [fresh.mintBatchId])).map((r) => r.serial);
+    const [first, second] = (
+      await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ? order by seq', [fresh.mintBatchId])
+    ).map((r) => r.serial);
     await move({ action: 'encode', reason: null, target: { serials: [second!] } });
     await move({ action: 'scrap', reason: null, target: { serials: [second!] } });
     const issued = await get(first!, json);
@@ -149,12 +183,15 @@ describe('the resolver and the serial lifecycle', () => {
     expect(scrapped.body).toContain('label was destroyed before use');
   });
 
-  it('records the reason as the scan\'s unit status, which the scan rules read per reason', async () => {
+  it("records the reason as the scan's unit status, which the scan rules read per reason", async () => {
     await move({ action: 'decommission', reason: 'expired', target: { serials: [serials[3]!] } });
     await get(serials[3]!, json);
     let rows: { unit_status: string | null }[] = [];
     for (let i = 0; i < 50 && rows.length === 0; i++) {
-      rows = await query<{ unit_status: string | null }>(app.db.em.fork(), 'select unit_status from scan_events where brand_id = ? and identifier = ?', [brand.brandId, serials[3]]);
+      rows = await query<{ unit_status: string | null }>(app.db.em.fork(), 'select unit_status from scan_events where brand_id = ? and identifier = ?', [
+        brand.brandId,
+        serials[3],
+      ]);
       if (rows.length === 0) await new Promise((r) => setTimeout(r, 100));
     }
     expect(rows.map((r) => r.unit_status)).toContain('expired');

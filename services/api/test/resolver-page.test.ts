@@ -31,12 +31,20 @@ beforeAll(async () => {
   const { mintBatchId } = await mintCompleted(app.ctx, brand, 2);
   const manual = await mintCompleted(app.ctx, brand, 1, { activationMode: 'first_scan' });
   [{ slug }] = (await query<{ slug: string }>(app.db.em.fork(), 'select slug from brands where id = ?', [brand.brandId])) as [{ slug: string }];
-  [{ serial }, { serial: suspect }] = (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ? order by seq', [mintBatchId])) as [{ serial: string }, { serial: string }];
+  [{ serial }, { serial: suspect }] = (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ? order by seq', [
+    mintBatchId,
+  ])) as [{ serial: string }, { serial: string }];
   // As a clone alert leaves it (services/api/test/scan-alerts.test.ts raises one for real).
-  await query(app.db.em.fork(), `update mint_units set suspect_rule = 'clone', suspect_since = '2026-04-02T10:00:00Z' where brand_id = ? and serial = ?`, [brand.brandId, suspect]);
-  [{ serial: inactive }] = (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ?', [manual.mintBatchId])) as [{ serial: string }];
+  await query(app.db.em.fork(), `update mint_units set suspect_rule = 'clone', suspect_since = '2026-04-02T10:00:00Z' where brand_id = ? and serial = ?`, [
+    brand.brandId,
+    suspect,
+  ]);
+  [{ serial: inactive }] = (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ?', [
+    manual.mintBatchId,
+  ])) as [{ serial: string }];
   api = await startApi({
-    ctx: app.ctx, config: { port: 0, host: '127.0.0.1', shutdownTimeoutMs: 2_000 },
+    ctx: app.ctx,
+    config: { port: 0, host: '127.0.0.1', shutdownTimeoutMs: 2_000 },
     logger: createLogger({ logLevel: 'silent' }, {}, new Writable({ write: (_c, _e, done) => done() })),
     readiness: async () => ({ ok: true, checks: {} }),
   });
@@ -48,7 +56,10 @@ afterAll(async () => {
 });
 
 async function page(path: string, language?: string) {
-  const response = await fetch(`${base}${path}`, { headers: { accept: browserAccept, ...(language === undefined ? {} : { 'accept-language': language }) }, redirect: 'manual' });
+  const response = await fetch(`${base}${path}`, {
+    headers: { accept: browserAccept, ...(language === undefined ? {} : { 'accept-language': language }) },
+    redirect: 'manual',
+  });
   return { status: response.status, type: response.headers.get('content-type'), body: await response.text() };
 }
 const unitPath = (s: string) => `/r/${slug}/01/${brand.gtin}/21/${s}`;
@@ -82,7 +93,9 @@ describe('the identity page', () => {
 
   it('shows a caution band on a unit reported for checking, in the asked language, and none on a unit that is not', async () => {
     const cases: [string, string][] = [
-      ['en', 'Reported for checking'], ['de', 'Zur Prüfung gemeldet'], ['fr', 'Signalé pour vérification'],
+      ['en', 'Reported for checking'],
+      ['de', 'Zur Prüfung gemeldet'],
+      ['fr', 'Signalé pour vérification'],
     ];
     for (const [language, words] of cases) {
       const answer = await page(unitPath(suspect), language);
@@ -108,9 +121,16 @@ describe('a unit reported for checking', () => {
     const { mintBatchId } = await mintCompleted(app.ctx, other, 2);
     const passport = 'https://passports.example/checked';
     await setPassportUrl(app.db.em.fork(), other.brandId, passport);
-    const [{ slug: otherSlug }] = (await query<{ slug: string }>(app.db.em.fork(), 'select slug from brands where id = ?', [other.brandId])) as [{ slug: string }];
-    const [marked, clean] = (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ? order by seq', [mintBatchId])).map((r) => r.serial);
-    await run(app.db.em.fork(), "update mint_units set suspect_rule = 'clone', suspect_since = now() where brand_id = ? and serial = ?", [other.brandId, marked]);
+    const [{ slug: otherSlug }] = (await query<{ slug: string }>(app.db.em.fork(), 'select slug from brands where id = ?', [other.brandId])) as [
+      { slug: string },
+    ];
+    const [marked, clean] = (
+      await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ? order by seq', [mintBatchId])
+    ).map((r) => r.serial);
+    await run(app.db.em.fork(), "update mint_units set suspect_rule = 'clone', suspect_since = now() where brand_id = ? and serial = ?", [
+      other.brandId,
+      marked,
+    ]);
     const path = (s: string) => `/r/${otherSlug}/01/${other.gtin}/21/${s}`;
     const answer = await page(path(marked!));
     expect([answer.status, answer.body.includes('Reported for checking'), answer.body.includes(`<a href="${passport}">`)]).toEqual([200, true, true]);
@@ -126,7 +146,16 @@ describe('in a real browser', () => {
   beforeAll(async () => {
     browser = await chromium.launch({
       executablePath: '/usr/bin/chromium',
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
   }, 60_000);
   afterAll(async () => {
@@ -142,13 +171,18 @@ describe('in a real browser', () => {
         await tab.goto(`${base}${path}`);
         await tab.addScriptTag({ content: axe });
         const { violations, passes } = await tab.evaluate(async () => {
-          const result = await (globalThis as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string | null }[]; passes: unknown[] }> } }).axe.run();
+          const result = await (
+            globalThis as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string | null }[]; passes: unknown[] }> } }
+          ).axe.run();
           return { violations: result.violations.map((v) => `${v.impact} ${v.id}`), passes: result.passes.length };
         });
         // axe ran its rules (colour contrast, landmarks, language, names of links...) on the page.
         expect(passes, path).toBeGreaterThan(5);
-        expect(violations.filter((v) => v.startsWith('serious') || v.startsWith('critical')), path).toEqual([]);
-        const overflow = await tab.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth') as number;
+        expect(
+          violations.filter((v) => v.startsWith('serious') || v.startsWith('critical')),
+          path,
+        ).toEqual([]);
+        const overflow = (await tab.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth')) as number;
         expect(overflow, path).toBeLessThanOrEqual(0);
         await tab.close();
       }

@@ -11,7 +11,18 @@ import { createRequire } from 'node:module';
 import { Writable } from 'node:stream';
 import { createLogger } from '@mint/runtime';
 import { gunzipSync } from 'node:zlib';
-import { createPassportSigner, setBrandResolverDomain, upsertLink, setPassportStyle, importPassports, issuePassportAccessKey, publishPassport, revokePassportAccessKey, rotatePassportSigningKey, updatePassportDraft } from '@mint/usecases';
+import {
+  createPassportSigner,
+  setBrandResolverDomain,
+  upsertLink,
+  setPassportStyle,
+  importPassports,
+  issuePassportAccessKey,
+  publishPassport,
+  revokePassportAccessKey,
+  rotatePassportSigningKey,
+  updatePassportDraft,
+} from '@mint/usecases';
 import { compactVerify, decodeJwt, decodeProtectedHeader, importJWK, type JWK } from 'jose';
 import Ajv2020 from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
@@ -57,25 +68,51 @@ beforeAll(async () => {
   brand = await app.seedBrand();
   const { mintBatchId } = await mintCompleted(app.ctx, brand, 2);
   [{ slug }] = (await query<{ slug: string }>(app.db.em.fork(), 'select slug from brands where id = ?', [brand.brandId])) as [{ slug: string }];
-  [{ serial }] = (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ? order by seq', [mintBatchId])) as [{ serial: string }];
+  [{ serial }] = (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ? order by seq', [mintBatchId])) as [
+    { serial: string },
+  ];
   const owner = { id: brand.userId };
-  await updatePassportDraft(app.ctx, owner, { brandId: brand.brandId, productId: brand.productId, lot: null, serial: null, content: model, expectedRevision: null });
+  await updatePassportDraft(app.ctx, owner, {
+    brandId: brand.brandId,
+    productId: brand.productId,
+    lot: null,
+    serial: null,
+    content: model,
+    expectedRevision: null,
+  });
   await publishPassport(app.ctx, owner, { brandId: brand.brandId, productId: brand.productId, lot: null, serial: null });
   await importPassports(app.ctx, owner, {
-    brandId: brand.brandId, publish: true, entries: [
+    brandId: brand.brandId,
+    publish: true,
+    entries: [
       { productId: brand.productId, gtin: null, lot: 'L42', serial: null, content: { emissions: { ...model.emissions, carbonFootprint: 55.25 } } },
-      { productId: brand.productId, gtin: null, lot: null, serial, content: { extensions: [{ term: 'https://example.com/voc#stateOfHealth', name: { en: 'State of health', de: 'Gesundheitszustand' }, value: 97, unit: 'P1' }] } },
+      {
+        productId: brand.productId,
+        gtin: null,
+        lot: null,
+        serial,
+        content: {
+          extensions: [{ term: 'https://example.com/voc#stateOfHealth', name: { en: 'State of health', de: 'Gesundheitszustand' }, value: 97, unit: 'P1' }],
+        },
+      },
     ],
   });
   await setPassportStyle(app.ctx, owner, { brandId: brand.brandId, logoUrl: 'https://cdn.example.com/acme-logo.png', colour: '#0055AA' });
   const expiresAt = new Date(Date.now() + 86_400_000);
   repairKey = (await issuePassportAccessKey(app.ctx, owner, { brandId: brand.brandId, name: 'Repair Co', accessClass: 'legitimate_interest', expiresAt })).key;
-  authorityKey = (await issuePassportAccessKey(app.ctx, owner, { brandId: brand.brandId, name: 'Market surveillance', accessClass: 'authority', expiresAt })).key;
+  authorityKey = (await issuePassportAccessKey(app.ctx, owner, { brandId: brand.brandId, name: 'Market surveillance', accessClass: 'authority', expiresAt }))
+    .key;
   api = await startApi({
-    ctx: app.ctx, config: { port: 0, host: '127.0.0.1', shutdownTimeoutMs: 2_000 },
+    ctx: app.ctx,
+    config: { port: 0, host: '127.0.0.1', shutdownTimeoutMs: 2_000 },
     logger: createLogger({ logLevel: 'silent' }, {}, new Writable({ write: (_c, _e, done) => done() })),
     readiness: async () => ({ ok: true, checks: {} }),
-    passportSigner: createPassportSigner(app.ctx, { signWith: (input, key) => { signatures++; return sign(null, input, key); } }),
+    passportSigner: createPassportSigner(app.ctx, {
+      signWith: (input, key) => {
+        signatures++;
+        return sign(null, input, key);
+      },
+    }),
   });
   base = `http://127.0.0.1:${api.port}`;
 });
@@ -89,8 +126,14 @@ async function get(path: string, headers: Record<string, string> = {}) {
   const response = await fetch(`${base}${path}`, { headers: { accept: browserAccept, ...headers }, redirect: 'manual' });
   return { status: response.status, type: response.headers.get('content-type'), headers: response.headers, body: await response.text() };
 }
-const restrictedReads = async () => (await query<{ payload: { access_class: string; sections: string[]; representation: string } }>(app.db.em.fork(),
-  `select payload from mint_events where brand_id = ? and event_type = 'passport_restricted_read' order by occurred_at`, [brand.brandId])).map((r) => r.payload);
+const restrictedReads = async () =>
+  (
+    await query<{ payload: { access_class: string; sections: string[]; representation: string } }>(
+      app.db.em.fork(),
+      `select payload from mint_events where brand_id = ? and event_type = 'passport_restricted_read' order by occurred_at`,
+      [brand.brandId],
+    )
+  ).map((r) => r.payload);
 
 /** The vc+jwt answer at `path` with its payload decoded to text (a JWS carries it base64url-encoded). */
 async function signedAsText(path: string, headers: Record<string, string> = {}) {
@@ -102,7 +145,8 @@ async function signedAsText(path: string, headers: Record<string, string> = {}) 
 const publicAnswers = async () => {
   const answers = [];
   for (const path of [unitPath(serial), unitPath(serial, 'L42'), `/r/${slug}/01/${brand.gtin}/10/L42`, `/r/${slug}/01/${brand.gtin}`]) {
-    for (const accept of [browserAccept, 'application/json', 'application/linkset+json', 'application/ld+json']) answers.push({ path, accept, ...(await get(path, { accept })) });
+    for (const accept of [browserAccept, 'application/json', 'application/linkset+json', 'application/ld+json'])
+      answers.push({ path, accept, ...(await get(path, { accept })) });
     answers.push({ path, accept: 'gs1:dpp', ...(await get(`${path}?linkType=gs1:dpp`)) });
     answers.push({ path, accept: 'version 1', ...(await get(`${path}?passportVersion=1`)) });
     answers.push({ path, accept: 'application/vc+jwt', ...(await signedAsText(path)) });
@@ -114,8 +158,22 @@ describe('the passport page', () => {
   it('shows a unit its passport, inherited from the lot and the model, in the asked language, small and without script', async () => {
     const page = await get(unitPath(serial, 'L42'), { 'accept-language': 'de-DE,de;q=0.9' });
     expect([page.status, page.type]).toEqual([200, 'text/html; charset=utf-8']);
-    for (const shown of ['<img src="https://cdn.example.com/acme-logo.png"', 'border-top:6px solid #0055aa', 'Produktpass', 'Echt',
-      '<dt>Charge</dt><dd>L42</dd>', `<dt>Seriennummer</dt><dd>${serial}</dd>`, `<dd>${brand.gtin}</dd>`, 'Traktionsbatterie 300 Ah', 'Example Cells GmbH', 'Reparaturanleitung', 'Gesundheitszustand', '97', '55,25', 'Passversion 1']) {
+    for (const shown of [
+      '<img src="https://cdn.example.com/acme-logo.png"',
+      'border-top:6px solid #0055aa',
+      'Produktpass',
+      'Echt',
+      '<dt>Charge</dt><dd>L42</dd>',
+      `<dt>Seriennummer</dt><dd>${serial}</dd>`,
+      `<dd>${brand.gtin}</dd>`,
+      'Traktionsbatterie 300 Ah',
+      'Example Cells GmbH',
+      'Reparaturanleitung',
+      'Gesundheitszustand',
+      '97',
+      '55,25',
+      'Passversion 1',
+    ]) {
       expect(page.body, shown).toContain(shown);
     }
     expect(page.body).not.toMatch(/<script/i);
@@ -148,12 +206,16 @@ describe('the passport page', () => {
     const repair = await get(unitPath(serial), { 'x-passport-key': repairKey });
     expect([repair.body.includes(secretMaterial), repair.body.includes(secretDiligence)]).toEqual([true, false]);
     expect(repair.body).toContain('Shown to repairers and recyclers credential holders only');
-    const json = JSON.parse((await get(unitPath(serial), { accept: 'application/json', authorization: `Bearer ${authorityKey}` })).body) as { passport: { content: Record<string, unknown>; restricted_sections: string[] } };
+    const json = JSON.parse((await get(unitPath(serial), { accept: 'application/json', authorization: `Bearer ${authorityKey}` })).body) as {
+      passport: { content: Record<string, unknown>; restricted_sections: string[] };
+    };
     expect(json.passport.restricted_sections).toEqual(['materials', 'dueDiligence']);
     const credential = (await get(unitPath(serial), { accept: 'application/ld+json', 'x-passport-key': authorityKey })).body;
     expect([credential.includes(secretMaterial), credential.includes(secretDiligence)]).toEqual([true, true]);
     expect((await restrictedReads()).map((e) => [e.access_class, e.sections, e.representation])).toEqual([
-      ['legitimate_interest', ['materials'], 'html'], ['authority', ['materials', 'dueDiligence'], 'json'], ['authority', ['materials', 'dueDiligence'], 'ld+json'],
+      ['legitimate_interest', ['materials'], 'html'],
+      ['authority', ['materials', 'dueDiligence'], 'json'],
+      ['authority', ['materials', 'dueDiligence'], 'ld+json'],
     ]);
   });
 
@@ -161,7 +223,8 @@ describe('the passport page', () => {
     // Holders read every representation first, so each is rendered, derived or signed and kept for them.
     for (const key of [repairKey, authorityKey]) {
       for (const path of [unitPath(serial), unitPath(serial, 'L42'), `/r/${slug}/01/${brand.gtin}`]) {
-        for (const accept of [browserAccept, 'application/json', 'application/ld+json']) expect((await get(path, { accept, 'x-passport-key': key })).body).toContain(secretMaterial);
+        for (const accept of [browserAccept, 'application/json', 'application/ld+json'])
+          expect((await get(path, { accept, 'x-passport-key': key })).body).toContain(secretMaterial);
         expect((await signedAsText(path, { 'x-passport-key': key })).body).toContain(secretMaterial);
       }
     }
@@ -178,7 +241,7 @@ describe('the passport page', () => {
     expect(again.map((a) => a.status)).toEqual(answers.map((a) => a.status));
   });
 
-  it('writes the page in the reader\'s language with fallbacks: the page\'s words in English, German or French, the brand\'s texts in the nearest language it wrote', async () => {
+  it("writes the page in the reader's language with fallbacks: the page's words in English, German or French, the brand's texts in the nearest language it wrote", async () => {
     const cases: [string, string, string, string][] = [
       ['fr-CH, fr;q=0.9', 'fr', 'Passeport produit', 'Repair guide'], // no French text written: English, then the brand's first language
       ['de-AT, en;q=0.5', 'de', 'Produktpass', 'Reparaturanleitung'],
@@ -187,18 +250,33 @@ describe('the passport page', () => {
     ];
     for (const [language, lang, words, text] of cases) {
       const page = await get(unitPath(serial, 'L42'), { 'accept-language': language });
-      expect([page.status, page.body.includes(`<html lang="${lang}">`), page.body.includes(words), page.body.includes(text)], language).toEqual([200, true, true, true]);
+      expect([page.status, page.body.includes(`<html lang="${lang}">`), page.body.includes(words), page.body.includes(text)], language).toEqual([
+        200,
+        true,
+        true,
+        true,
+      ]);
     }
   });
 
   it('reads a revoked credential as the public', async () => {
     const owner = { id: brand.userId };
-    const issued = await issuePassportAccessKey(app.ctx, owner, { brandId: brand.brandId, name: 'Former repairer', accessClass: 'legitimate_interest', expiresAt: new Date(Date.now() + 86_400_000) });
+    const issued = await issuePassportAccessKey(app.ctx, owner, {
+      brandId: brand.brandId,
+      name: 'Former repairer',
+      accessClass: 'legitimate_interest',
+      expiresAt: new Date(Date.now() + 86_400_000),
+    });
     expect((await get(unitPath(serial), { 'x-passport-key': issued.key })).body).toContain(secretMaterial);
     await revokePassportAccessKey(app.ctx, owner, { brandId: brand.brandId, id: issued.credential.id });
     expect((await get(unitPath(serial), { 'x-passport-key': issued.key })).body).not.toContain(secretMaterial);
     // An expired credential too, in every representation.
-    const expiring = await issuePassportAccessKey(app.ctx, owner, { brandId: brand.brandId, name: 'Short-term recycler', accessClass: 'legitimate_interest', expiresAt: new Date(Date.now() + 86_400_000) });
+    const expiring = await issuePassportAccessKey(app.ctx, owner, {
+      brandId: brand.brandId,
+      name: 'Short-term recycler',
+      accessClass: 'legitimate_interest',
+      expiresAt: new Date(Date.now() + 86_400_000),
+    });
     expect((await get(unitPath(serial), { 'x-passport-key': expiring.key, accept: 'application/json' })).body).toContain(secretMaterial);
     await run(app.db.em.fork(), `update passport_access_keys set expires_at = now() - interval '1 second' where id = ?`, [expiring.credential.id]);
     for (const accept of [browserAccept, 'application/json', 'application/ld+json']) {
@@ -214,10 +292,18 @@ describe('the passport page', () => {
     const other = await app.seedBrand();
     const { mintBatchId } = await mintCompleted(app.ctx, other, 1);
     await setPassportUrl(app.db.em.fork(), other.brandId, 'https://passports.example/elsewhere');
-    await updatePassportDraft(app.ctx, { id: other.userId }, { brandId: other.brandId, productId: other.productId, lot: null, serial: null, content: { description: { en: 'x' } }, expectedRevision: null });
+    await updatePassportDraft(
+      app.ctx,
+      { id: other.userId },
+      { brandId: other.brandId, productId: other.productId, lot: null, serial: null, content: { description: { en: 'x' } }, expectedRevision: null },
+    );
     await publishPassport(app.ctx, { id: other.userId }, { brandId: other.brandId, productId: other.productId, lot: null, serial: null });
-    const [{ slug: otherSlug }] = (await query<{ slug: string }>(app.db.em.fork(), 'select slug from brands where id = ?', [other.brandId])) as [{ slug: string }];
-    const [{ serial: s }] = (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ?', [mintBatchId])) as [{ serial: string }];
+    const [{ slug: otherSlug }] = (await query<{ slug: string }>(app.db.em.fork(), 'select slug from brands where id = ?', [other.brandId])) as [
+      { slug: string },
+    ];
+    const [{ serial: s }] = (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ?', [mintBatchId])) as [
+      { serial: string },
+    ];
     const plain = await get(`/r/${otherSlug}/01/${other.gtin}/21/${s}`);
     expect([plain.status, plain.headers.get('location')]).toEqual([307, 'https://passports.example/elsewhere']);
     expect((await get(`/r/${otherSlug}/01/${other.gtin}/21/${s}?linkType=gs1:dpp`)).body).toContain('Product passport');
@@ -229,7 +315,9 @@ describe('the passport for machines', () => {
     const answer = await get(unitPath(serial, 'L42'), { accept: 'application/ld+json' });
     expect([answer.status, answer.type]).toEqual([200, 'application/ld+json']);
     const credential = JSON.parse(answer.body) as Record<string, any>;
-    const schema = JSON.parse(readFileSync(new URL('../../../test/fixtures/standards/untp-dpp/untp-dpp-untp-dpp-schema.json', import.meta.url), 'utf8')) as object;
+    const schema = JSON.parse(
+      readFileSync(new URL('../../../test/fixtures/standards/untp-dpp/untp-dpp-untp-dpp-schema.json', import.meta.url), 'utf8'),
+    ) as object;
     const ajv = new Ajv2020.default({ strict: false, allErrors: true });
     addFormats.default(ajv);
     const validate = ajv.compile(schema);
@@ -246,7 +334,11 @@ describe('the passport for machines', () => {
 });
 
 /** Verifies a vc+jwt with the key its header names, found in the served did.json (as a did:web resolver would fetch it), not with the project's code. */
-async function verifyWithDidWeb(jws: string, host = '127.0.0.1%3A8080', didJson: () => Promise<string> = async () => (await fetch(`${base}/.well-known/did.json`)).text()): Promise<Record<string, any>> {
+async function verifyWithDidWeb(
+  jws: string,
+  host = '127.0.0.1%3A8080',
+  didJson: () => Promise<string> = async () => (await fetch(`${base}/.well-known/did.json`)).text(),
+): Promise<Record<string, any>> {
   const header = decodeProtectedHeader(jws);
   const did = (header.kid as string).split('#')[0]!;
   expect(did).toBe(`did:web:${host}`);
@@ -280,7 +372,11 @@ describe('signed credentials', () => {
     expect([answer.status, answer.type]).toEqual([200, 'application/vc+jwt']);
     const credential = await verifyWithDidWeb(answer.body);
     expect(credential.credentialSubject.product.serialNumber).toBe(serial);
-    expect(credential.credentialStatus).toMatchObject({ type: 'BitstringStatusListEntry', statusPurpose: 'revocation', statusListCredential: `http://127.0.0.1:8080/.well-known/passport-status/${slug}` });
+    expect(credential.credentialStatus).toMatchObject({
+      type: 'BitstringStatusListEntry',
+      statusPurpose: 'revocation',
+      statusListCredential: `http://127.0.0.1:8080/.well-known/passport-status/${slug}`,
+    });
     const [h, p, sig] = answer.body.split('.') as [string, string, string];
     const payload = Buffer.from(p, 'base64url');
     payload[payload.indexOf('L42')] = 'M'.charCodeAt(0);
@@ -292,7 +388,11 @@ describe('versions', () => {
   it('lists the passport in the linkset with predecessor-version links, and keeps earlier versions at their own URL', async () => {
     const owner = { id: brand.userId };
     const key = { brandId: brand.brandId, productId: brand.productId, lot: null, serial: null };
-    await updatePassportDraft(app.ctx, owner, { ...key, content: { ...model, description: { en: 'Traction battery 300 Ah, second edition' } }, expectedRevision: null });
+    await updatePassportDraft(app.ctx, owner, {
+      ...key,
+      content: { ...model, description: { en: 'Traction battery 300 Ah, second edition' } },
+      expectedRevision: null,
+    });
     await publishPassport(app.ctx, owner, key);
     await new Promise((resolve) => setTimeout(resolve, 1_100)); // the other process's cache, at most a second
     const gtinPath = `/r/${slug}/01/${brand.gtin}`;
@@ -305,7 +405,11 @@ describe('versions', () => {
     // A product page with its passport is never kept by a shared cache (a publish is not a link change the proxy is purged on).
     expect([current.headers.get('cache-control'), current.headers.get('surrogate-key')]).toEqual(['private, no-store', null]);
     const earlier = await get(`${gtinPath}?passportVersion=1`, { 'accept-language': 'en' });
-    expect([earlier.status, earlier.body.includes('second edition'), earlier.body.includes('This is an earlier version; the current one is version 2.')]).toEqual([200, false, true]);
+    expect([
+      earlier.status,
+      earlier.body.includes('second edition'),
+      earlier.body.includes('This is an earlier version; the current one is version 2.'),
+    ]).toEqual([200, false, true]);
     expect((await get(`${gtinPath}?passportVersion=7`)).status).toBe(404);
     // The superseded version's credential shows revoked in the served status list; the current one does not.
     const v1 = JSON.parse((await get(`${gtinPath}?passportVersion=1`, { accept: 'application/ld+json' })).body) as Record<string, any>;
@@ -318,12 +422,18 @@ describe('versions', () => {
 
 describe('kept pages', () => {
   it('shows each unit its own serial on a page rendered once per product and language, escaped, a never-issued one on its 404 page', async () => {
-    const [{ other }] = (await query<{ other: string }>(app.db.em.fork(), 'select serial as other from mint_units where mint_batch_id = (select mint_batch_id from mint_units where serial = ?) and serial <> ? limit 1', [serial, serial])) as [{ other: string }];
+    const [{ other }] = (await query<{ other: string }>(
+      app.db.em.fork(),
+      'select serial as other from mint_units where mint_batch_id = (select mint_batch_id from mint_units where serial = ?) and serial <> ? limit 1',
+      [serial, serial],
+    )) as [{ other: string }];
     const pages = await Promise.all([other, serial].map(async (s) => ({ s, page: await get(unitPath(s), { 'accept-language': 'en' }) })));
     for (const { s, page } of pages) {
       expect([page.status, page.body.includes(`<dd>${s}</dd>`), pages.some((o) => o.s !== s && page.body.includes(o.s))]).toEqual([200, true, false]);
     }
-    const forged = await Promise.all(['NOPE<b>1', 'NOPE<i>22'].map(async (s) => ({ s, page: await get(unitPath(encodeURIComponent(s)), { 'accept-language': 'en' }) })));
+    const forged = await Promise.all(
+      ['NOPE<b>1', 'NOPE<i>22'].map(async (s) => ({ s, page: await get(unitPath(encodeURIComponent(s)), { 'accept-language': 'en' }) })),
+    );
     for (const { s, page } of forged) {
       expect([page.status, page.body.includes(s), page.body.includes(`<dd>${s.replace('<', '&#60;').replace('>', '&#62;')}</dd>`)]).toEqual([404, false, true]);
     }
@@ -337,7 +447,9 @@ describe('credentials signed at publish', () => {
     const owner = { id: brand.userId };
     const before = signatures;
     await importPassports(app.ctx, owner, {
-      brandId: brand.brandId, publish: true, entries: [{ productId: brand.productId, gtin: null, lot: 'L42', serial: null, content: { emissions: { ...model.emissions, carbonFootprint: 54.75 } } }],
+      brandId: brand.brandId,
+      publish: true,
+      entries: [{ productId: brand.productId, gtin: null, lot: 'L42', serial: null, content: { emissions: { ...model.emissions, carbonFootprint: 54.75 } } }],
     });
     // The publish arrives on the link-change feed; the replica signs the lot's new credential (the
     // model's version is unchanged: its credential, signed at its own publish, is kept).
@@ -394,7 +506,8 @@ describe('credentials signed on first request', () => {
     const heldCredential = JSON.stringify(await verifyWithDidWeb(held.body));
     expect([heldCredential.includes(secretMaterial), heldCredential.includes(secretDiligence)]).toEqual([true, false]);
     expect((await restrictedReads()).slice(audited).map((e) => [e.access_class, e.sections, e.representation])).toEqual([
-      ['legitimate_interest', ['materials'], 'vc+jwt'], ['legitimate_interest', ['materials'], 'vc+jwt'],
+      ['legitimate_interest', ['materials'], 'vc+jwt'],
+      ['legitimate_interest', ['materials'], 'vc+jwt'],
     ]);
     expect(JSON.stringify(decodeJwt((await get(lotPath, machine)).body))).not.toContain(secretMaterial);
     // A brand domain: its own did:web issuer, did.json and status list, its credentials signed once and kept.
@@ -428,7 +541,11 @@ describe('credentials signed on first request', () => {
     const revoked = bitsOf(await verifyWithDidWeb(list.body, domain, domainDidJson));
     const v1 = JSON.parse((await onDomain(`/01/${brand.gtin}?passportVersion=1`, { accept: 'application/ld+json' })).body) as Record<string, any>;
     const current = JSON.parse((await onDomain(`/01/${brand.gtin}`, { accept: 'application/ld+json' })).body) as Record<string, any>;
-    expect([v1.issuer.id, revoked(Number(v1.credentialStatus.statusListIndex)), revoked(Number(current.credentialStatus.statusListIndex))]).toEqual([`did:web:${domain}`, true, false]);
+    expect([v1.issuer.id, revoked(Number(v1.credentialStatus.statusListIndex)), revoked(Number(current.credentialStatus.statusListIndex))]).toEqual([
+      `did:web:${domain}`,
+      true,
+      false,
+    ]);
     await setBrandResolverDomain(app.ctx, { id: brand.userId }, { brandId: brand.brandId, domain: '' });
   }, 60_000);
 });
@@ -436,28 +553,41 @@ describe('credentials signed on first request', () => {
 describe('on every replica', () => {
   it('shows a publish on every API process within a second: its page, JSON, credential and signed credential', async () => {
     const second = await startApi({
-      ctx: app.ctx, config: { port: 0, host: '127.0.0.1', shutdownTimeoutMs: 2_000 },
+      ctx: app.ctx,
+      config: { port: 0, host: '127.0.0.1', shutdownTimeoutMs: 2_000 },
       logger: createLogger({ logLevel: 'silent' }, {}, new Writable({ write: (_c, _e, done) => done() })),
       readiness: async () => ({ ok: true, checks: {} }),
     });
     try {
       const gtinPath = `/r/${slug}/01/${brand.gtin}`;
       const replicas = [base, `http://127.0.0.1:${second.port}`];
-      const at = (origin: string, accept: string) => fetch(`${origin}${gtinPath}`, { headers: { accept, 'accept-language': 'en' } }).then(async (r) => r.text());
+      const at = (origin: string, accept: string) =>
+        fetch(`${origin}${gtinPath}`, { headers: { accept, 'accept-language': 'en' } }).then(async (r) => r.text());
       /** Whether a replica's answers all show version `v` with its words. */
       const shows = async (origin: string, v: number, words: string) => {
         const [page, json, ld, jwt] = await Promise.all([
-          at(origin, browserAccept), at(origin, 'application/json'), at(origin, 'application/ld+json'), at(origin, 'application/vc+jwt'),
+          at(origin, browserAccept),
+          at(origin, 'application/json'),
+          at(origin, 'application/ld+json'),
+          at(origin, 'application/vc+jwt'),
         ]);
-        return page.includes(words) && (JSON.parse(json) as { passport: { version: number } }).passport.version === v
-          && (JSON.parse(ld) as { id: string }).id.endsWith(`?passportVersion=${v}`) && (decodeJwt(jwt) as { id: string }).id.endsWith(`?passportVersion=${v}`);
+        return (
+          page.includes(words) &&
+          (JSON.parse(json) as { passport: { version: number } }).passport.version === v &&
+          (JSON.parse(ld) as { id: string }).id.endsWith(`?passportVersion=${v}`) &&
+          (decodeJwt(jwt) as { id: string }).id.endsWith(`?passportVersion=${v}`)
+        );
       };
       const current = (JSON.parse(await at(base, 'application/json')) as { passport: { version: number } }).passport.version;
       // Both processes have the current version kept (levels, page, signatures).
       for (const origin of replicas) expect(await shows(origin, current, 'second edition'), origin).toBe(true);
       const owner = { id: brand.userId };
       const key = { brandId: brand.brandId, productId: brand.productId, lot: null, serial: null };
-      await updatePassportDraft(app.ctx, owner, { ...key, content: { ...model, description: { en: 'Traction battery 300 Ah, third edition' } }, expectedRevision: null });
+      await updatePassportDraft(app.ctx, owner, {
+        ...key,
+        content: { ...model, description: { en: 'Traction battery 300 Ah, third edition' } },
+        expectedRevision: null,
+      });
       await publishPassport(app.ctx, owner, key);
       const published = Date.now();
       const seenAfter: number[] = [];
@@ -481,9 +611,24 @@ describe('links as actions', () => {
       ['gs1:recallStatus', 'https://example.com/recalls', 'Recall notices'],
     ] as const;
     for (const [linkType, href, title] of actions) {
-      await upsertLink(app.ctx, { id: brand.userId }, {
-        brandId: brand.brandId, gtin: brand.gtin, lot: null, serial: null, linkType, href, title, hreflang: [], mediaType: null, context: [], fwqs: false, isDefault: false,
-      });
+      await upsertLink(
+        app.ctx,
+        { id: brand.userId },
+        {
+          brandId: brand.brandId,
+          gtin: brand.gtin,
+          lot: null,
+          serial: null,
+          linkType,
+          href,
+          title,
+          hreflang: [],
+          mediaType: null,
+          context: [],
+          fwqs: false,
+          isDefault: false,
+        },
+      );
     }
     let page = await get(unitPath(serial, 'L42'), { 'accept-language': 'en' });
     for (const until = Date.now() + 5_000; !page.body.includes('Recall notices') && Date.now() < until; await new Promise((r) => setTimeout(r, 50))) {
@@ -500,7 +645,16 @@ describe('in a real browser', () => {
   it('has no serious or critical axe-core violation and no sideways scrolling at 320 px, for the public and a holder', async () => {
     const browser = await chromium.launch({
       executablePath: '/usr/bin/chromium',
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
     const axe = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
     try {
@@ -510,12 +664,14 @@ describe('in a real browser', () => {
         await tab.goto(`${base}${unitPath(serial, 'L42')}`);
         await tab.addScriptTag({ content: axe });
         const { violations, passes } = await tab.evaluate(async () => {
-          const result = await (globalThis as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string | null }[]; passes: unknown[] }> } }).axe.run();
+          const result = await (
+            globalThis as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string | null }[]; passes: unknown[] }> } }
+          ).axe.run();
           return { violations: result.violations.map((v) => `${v.impact} ${v.id}`), passes: result.passes.length };
         });
         expect(passes).toBeGreaterThan(5);
         expect(violations.filter((v) => v.startsWith('serious') || v.startsWith('critical'))).toEqual([]);
-        expect(await tab.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth') as number).toBeLessThanOrEqual(0);
+        expect((await tab.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth')) as number).toBeLessThanOrEqual(0);
         await context.close();
       }
     } finally {
@@ -534,7 +690,7 @@ describe('signing key rotation', () => {
     const kid = await rotatePassportSigningKey(app.ctx);
     const after = await signer.sign({ id: 'urn:example:after' }, issuer);
     expect(decodeProtectedHeader(after).kid).toBe(`${issuer}#${kid}`);
-    const doc = await signer.didDocument(issuer) as { verificationMethod: { id: string; publicKeyJwk: JWK }[] };
+    const doc = (await signer.didDocument(issuer)) as { verificationMethod: { id: string; publicKeyJwk: JWK }[] };
     for (const jws of [before, after]) {
       const method = doc.verificationMethod.find((m) => m.id === decodeProtectedHeader(jws).kid)!;
       await expect(compactVerify(jws, await importJWK(method.publicKeyJwk, 'EdDSA'))).resolves.toBeDefined();

@@ -32,7 +32,8 @@ const brandDefault = 'https://globex.example/products';
 
 async function startWith(scanRecorder?: ScanRecorderOptions): Promise<string> {
   const api = await startApi({
-    ctx: app.ctx, config: { port: 0, host: '127.0.0.1', shutdownTimeoutMs: 2_000 },
+    ctx: app.ctx,
+    config: { port: 0, host: '127.0.0.1', shutdownTimeoutMs: 2_000 },
     logger: createLogger({ logLevel: 'silent' }, {}, new Writable({ write: (_c, _e, done) => done() })),
     readiness: async () => ({ ok: true, checks: {} }),
     ...(scanRecorder === undefined ? {} : { scanRecorder }),
@@ -45,7 +46,9 @@ async function fixture(options: { gtin?: string | null; quantity?: number } = {}
   const brand = await app.seedBrand(options.gtin === undefined ? {} : { gtin: options.gtin });
   const { mintBatchId } = await mintCompleted(app.ctx, brand, options.quantity ?? 3);
   const [{ slug }] = (await query<{ slug: string }>(app.db.em.fork(), 'select slug from brands where id = ?', [brand.brandId])) as [{ slug: string }];
-  const serials = (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ? order by seq', [mintBatchId])).map((r) => r.serial);
+  const serials = (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ? order by seq', [mintBatchId])).map(
+    (r) => r.serial,
+  );
   return { brand, slug, serials, batchId: mintBatchId };
 }
 
@@ -53,8 +56,11 @@ type Answer = { status: number; location: string | null; type: string | null; li
 async function get(path: string, headers: Record<string, string> = {}, base = baseUrl): Promise<Answer> {
   const response = await fetch(`${base}${path}`, { headers, redirect: 'manual' });
   return {
-    status: response.status, location: response.headers.get('location'), type: response.headers.get('content-type'),
-    link: response.headers.get('link'), body: await response.text(),
+    status: response.status,
+    location: response.headers.get('location'),
+    type: response.headers.get('content-type'),
+    link: response.headers.get('link'),
+    body: await response.text(),
   };
 }
 const browser = { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' };
@@ -142,7 +148,14 @@ describe('caching', () => {
     for (const answer of answers) {
       expect(answer.headers.get('cache-control'), String(answer.status)).toBe('no-store');
       expect([answer.headers.get('surrogate-key'), answer.headers.get('x-scan')], String(answer.status)).toEqual([null, null]);
-      expect(answer.headers.get('vary')?.split(/\s*,\s*/).map((h) => h.toLowerCase()).sort(), String(answer.status)).toEqual(['accept', 'accept-language']);
+      expect(
+        answer.headers
+          .get('vary')
+          ?.split(/\s*,\s*/)
+          .map((h) => h.toLowerCase())
+          .sort(),
+        String(answer.status),
+      ).toEqual(['accept', 'accept-language']);
     }
     const cacheable = [
       await fetch(`${baseUrl}/r/${acme.slug}/01/${acme.brand.gtin}`, { headers: { ...browser, 'accept-language': 'de' }, redirect: 'manual' }),
@@ -153,10 +166,22 @@ describe('caching', () => {
     for (const answer of cacheable) {
       expect(answer.headers.get('cache-control'), String(answer.status)).toBe('public, max-age=0, s-maxage=300');
       expect(answer.headers.get('surrogate-key')?.split(' ')).toEqual(['resolver', `b-${acme.brand.brandId}`, `g-${acme.brand.brandId}-${acme.brand.gtin}`]);
-      expect(answer.headers.get('vary')?.split(/\s*,\s*/).map((h) => h.toLowerCase()).sort(), String(answer.status)).toEqual(['accept', 'accept-language']);
+      expect(
+        answer.headers
+          .get('vary')
+          ?.split(/\s*,\s*/)
+          .map((h) => h.toLowerCase())
+          .sort(),
+        String(answer.status),
+      ).toEqual(['accept', 'accept-language']);
     }
     expect(Object.fromEntries(new URLSearchParams(cacheable[2]!.headers.get('x-scan')!))).toEqual({
-      b: acme.brand.brandId, k: 'lot', g: acme.brand.gtin, l: 'NOLOT-Q', o: 'resolved', r: 'json',
+      b: acme.brand.brandId,
+      k: 'lot',
+      g: acme.brand.gtin,
+      l: 'NOLOT-Q',
+      o: 'resolved',
+      r: 'json',
     });
     const moved = await fetch(`${baseUrl}/r/${acme.slug}/01/${acme.brand.gtin.slice(1)}`, { redirect: 'manual' });
     expect([moved.status, moved.headers.get('cache-control')]).toEqual([301, 'public, max-age=86400']);
@@ -166,11 +191,16 @@ describe('caching', () => {
 describe('states', () => {
   it('answers 409 "not yet activated" for an inactive first_scan unit, then redirects once it is activated', async () => {
     const { mintBatchId } = await mintCompleted(app.ctx, acme.brand, 2, { activationMode: 'first_scan' });
-    const [{ serial }] = (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ? order by seq limit 1', [mintBatchId])) as [{ serial: string }];
+    const [{ serial }] = (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ? order by seq limit 1', [
+      mintBatchId,
+    ])) as [{ serial: string }];
     const path = `/r/${acme.slug}/01/${acme.brand.gtin}/21/${serial}`;
     const inactive = await get(path, json);
     expect(inactive.status).toBe(409);
-    expect(JSON.parse(inactive.body)).toMatchObject({ ...resolverBodies.not_activated, unit: { serial, state: 'issued', in_circulation: false, never_commissioned: true } });
+    expect(JSON.parse(inactive.body)).toMatchObject({
+      ...resolverBodies.not_activated,
+      unit: { serial, state: 'issued', in_circulation: false, never_commissioned: true },
+    });
     const page = await get(path, browser);
     expect([page.status, page.type]).toEqual([409, 'text/html; charset=utf-8']);
     expect(page.body).toContain('not been activated yet');
@@ -180,10 +210,16 @@ describe('states', () => {
 
   it("answers 410 for a voided batch's units", async () => {
     const voided = await mintCompleted(app.ctx, acme.brand, 1);
-    const [{ serial }] = (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ?', [voided.mintBatchId])) as [{ serial: string }];
+    const [{ serial }] = (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ?', [voided.mintBatchId])) as [
+      { serial: string },
+    ];
     const path = `/r/${acme.slug}/01/${acme.brand.gtin}/21/${serial}`;
     expect((await get(path)).status).toBe(307);
-    await setMintBatchStatus(app.ctx, { id: acme.brand.userId }, { brandId: acme.brand.brandId, mintBatchId: voided.mintBatchId, status: 'voided', reason: 'recall' });
+    await setMintBatchStatus(
+      app.ctx,
+      { id: acme.brand.userId },
+      { brandId: acme.brand.brandId, mintBatchId: voided.mintBatchId, status: 'voided', reason: 'recall' },
+    );
     const gone = await get(path, browser);
     expect([gone.status, gone.location]).toEqual([410, null]);
   });
@@ -219,9 +255,17 @@ describe('tenancy', () => {
       expect([page.status, page.location, page.type]).toEqual([404, null, 'text/html; charset=utf-8']);
       expect(page.body).toContain('Not issued by this brand');
       const body = JSON.parse((await get(path, json)).body);
-      expect(body).toMatchObject({ ok: true, unit: { serial, gtin: acme.brand.gtin, status: 'unknown', known: false }, product: { sku: 'SKU-1' }, target: passport });
+      expect(body).toMatchObject({
+        ok: true,
+        unit: { serial, gtin: acme.brand.gtin, status: 'unknown', known: false },
+        product: { sku: 'SKU-1' },
+        target: passport,
+      });
       const linkset = JSON.parse((await get(path, { accept: 'application/linkset+json' })).body) as { linkset: { anchor: string; itemDescription: string }[] };
-      expect(linkset.linkset.at(-1)).toEqual({ anchor: `http://127.0.0.1:8080${path}`, itemDescription: `Product One, serial ${serial} (unknown: not a unit this brand minted)` });
+      expect(linkset.linkset.at(-1)).toEqual({
+        anchor: `http://127.0.0.1:8080${path}`,
+        itemDescription: `Product One, serial ${serial} (unknown: not a unit this brand minted)`,
+      });
     }
   });
 });
@@ -251,9 +295,13 @@ describe('content negotiation', () => {
     expect(JSON.parse(answer.body)).toEqual({
       ok: true,
       unit: {
-        serial: acme.serials[1], gtin: acme.brand.gtin, status: 'active', activated_at: expect.any(String),
+        serial: acme.serials[1],
+        gtin: acme.brand.gtin,
+        status: 'active',
+        activated_at: expect.any(String),
         digital_link: `http://127.0.0.1:8080/r/${acme.slug}/01/${acme.brand.gtin}/21/${acme.serials[1]}`,
-        state: 'commissioned', in_circulation: true,
+        state: 'commissioned',
+        in_circulation: true,
       },
       product: { name: 'Product One', sku: 'SKU-1', gtin: acme.brand.gtin, passport_url: passport },
       brand: { slug: acme.slug, name: 'Test Brand' },
@@ -266,7 +314,8 @@ describe('content negotiation', () => {
     const expected = {
       linkset: [
         {
-          anchor: `http://127.0.0.1:8080/r/${acme.slug}/01/${acme.brand.gtin}`, itemDescription: 'Product One',
+          anchor: `http://127.0.0.1:8080/r/${acme.slug}/01/${acme.brand.gtin}`,
+          itemDescription: 'Product One',
           'https://ref.gs1.org/voc/defaultLink': [{ href: passport, title: 'Product One' }],
           'https://ref.gs1.org/voc/pip': [{ href: passport, type: 'text/html', title: 'Product One' }],
         },
@@ -283,7 +332,10 @@ describe('content negotiation', () => {
 describe('scan events', () => {
   async function scansOf(brandId: string) {
     return query<{ kind: string; outcome: string; representation: string; identifier: string | null; link_type: string | null; unit_known: boolean | null }>(
-      app.db.em.fork(), 'select kind, outcome, representation, identifier, link_type, unit_known from scan_events where brand_id = ? order by id', [brandId]);
+      app.db.em.fork(),
+      'select kind, outcome, representation, identifier, link_type, unit_known from scan_events where brand_id = ? order by id',
+      [brandId],
+    );
   }
 
   it('records every resolution of a brand, in batches off the request path', async () => {
@@ -310,9 +362,26 @@ describe('scan events', () => {
   it('keeps redirecting while the scan writer hangs or fails', async () => {
     let hangingCalls = 0;
     // The same scan from the same client twenty times: the flood gate is off, so each one reaches the writer.
-    const hanging = await startWith({ write: () => { hangingCalls++; return new Promise(() => {}); }, batchSize: 2, capacity: 3, flushIntervalMs: 1, flood: null });
+    const hanging = await startWith({
+      write: () => {
+        hangingCalls++;
+        return new Promise(() => {});
+      },
+      batchSize: 2,
+      capacity: 3,
+      flushIntervalMs: 1,
+      flood: null,
+    });
     let failingCalls = 0;
-    const failing = await startWith({ write: async () => { failingCalls++; throw new Error('database down'); }, batchSize: 1, flushIntervalMs: 1, flood: null });
+    const failing = await startWith({
+      write: async () => {
+        failingCalls++;
+        throw new Error('database down');
+      },
+      batchSize: 1,
+      flushIntervalMs: 1,
+      flood: null,
+    });
     const path = `/r/${acme.slug}/01/${acme.brand.gtin}/21/${acme.serials[0]}`;
     for (let i = 0; i < 20; i++) {
       for (const base of [hanging, failing]) {
@@ -339,11 +408,18 @@ describe('scan events', () => {
     const scan = (path: string) => fetch(`${base}${path}`, { headers: json }).then((r) => r.arrayBuffer());
     // 1,500 scans of one forged serial from one address, then 300 different forged serials.
     for (let round = 0; round < 75; round++) await Promise.all(Array.from({ length: 20 }, () => scan(forged)));
-    for (let round = 0; round < 15; round++) await Promise.all(Array.from({ length: 20 }, (_, i) => scan(`/r/${brand.slug}/01/${brand.brand.gtin}/21/GUESS${round}x${i}`)));
-    const ledger = async () => (await query<{ rows: string; scans: string; sampled: string; flood: string | null }>(app.db.em.fork(),
-      `select count(*) as rows, coalesce(sum(scans), 0) as scans, count(*) filter (where identifier is null) as sampled,
+    for (let round = 0; round < 15; round++)
+      await Promise.all(Array.from({ length: 20 }, (_, i) => scan(`/r/${brand.slug}/01/${brand.brand.gtin}/21/GUESS${round}x${i}`)));
+    const ledger = async () =>
+      (
+        await query<{ rows: string; scans: string; sampled: string; flood: string | null }>(
+          app.db.em.fork(),
+          `select count(*) as rows, coalesce(sum(scans), 0) as scans, count(*) filter (where identifier is null) as sampled,
               sum(scans) filter (where identifier = 'FORGED1') as flood
-         from scan_events where brand_id = ?`, [brand.brand.brandId]))[0]!;
+         from scan_events where brand_id = ?`,
+          [brand.brand.brandId],
+        )
+      )[0]!;
     let found = await ledger();
     for (let i = 0; i < 300 && Number(found.scans) < 1_800; i++) {
       await new Promise((resolve) => setTimeout(resolve, 50));
@@ -363,10 +439,23 @@ describe('scan events', () => {
     await maintainScanLedger(app.ctx, { retentionDays: 0 });
     // The default budget (100 never-issued serials a brand a window), a 2 s window so the counted rows come soon.
     const base = await startWith({ flushIntervalMs: 10, flood: { ...defaultScanFloodLimits, windowMs: 2_000 } });
-    const ledgerBytes = async () => Number((await query<{ bytes: string }>(app.db.em.fork(),
-      `select coalesce(sum(pg_total_relation_size(inhrelid)), 0)::text as bytes from pg_inherits where inhparent = 'scan_events'::regclass`))[0]!.bytes);
-    const scans = async () => Number((await query<{ scans: string }>(app.db.em.fork(),
-      'select coalesce(sum(scans), 0)::text as scans from scan_events where brand_id = ?', [brand.brand.brandId]))[0]!.scans);
+    const ledgerBytes = async () =>
+      Number(
+        (
+          await query<{ bytes: string }>(
+            app.db.em.fork(),
+            `select coalesce(sum(pg_total_relation_size(inhrelid)), 0)::text as bytes from pg_inherits where inhparent = 'scan_events'::regclass`,
+          )
+        )[0]!.bytes,
+      );
+    const scans = async () =>
+      Number(
+        (
+          await query<{ scans: string }>(app.db.em.fork(), 'select coalesce(sum(scans), 0)::text as scans from scan_events where brand_id = ?', [
+            brand.brand.brandId,
+          ])
+        )[0]!.scans,
+      );
     const before = await ledgerBytes();
     const databaseBefore = Number((await query<{ bytes: string }>(app.db.em.fork(), 'select pg_database_size(current_database())::text as bytes'))[0]!.bytes);
     // 3,000 anonymous scans: 2,000 guessed serials (each a different one) and 1,000 repeats of one unit, 20 at a time.
@@ -375,15 +464,19 @@ describe('scan events', () => {
       ...Array.from({ length: 1_000 }, () => `/r/${brand.slug}/01/${brand.brand.gtin}/21/${brand.serials[0]}`),
     ];
     const started = Date.now();
-    for (let i = 0; i < paths.length; i += 20) await Promise.all(paths.slice(i, i + 20).map((path) => fetch(`${base}${path}`, { headers: json }).then((r) => r.arrayBuffer())));
+    for (let i = 0; i < paths.length; i += 20)
+      await Promise.all(paths.slice(i, i + 20).map((path) => fetch(`${base}${path}`, { headers: json }).then((r) => r.arrayBuffer())));
     for (let i = 0; i < 300 && (await scans()) < 3_000; i++) await new Promise((resolve) => setTimeout(resolve, 50));
     const windows = Math.ceil((Date.now() - started) / 2_000) + 1;
     expect(await scans()).toBe(3_000);
-    const rows = Number((await query<{ rows: string }>(app.db.em.fork(), 'select count(*)::text as rows from scan_events where brand_id = ?', [brand.brand.brandId]))[0]!.rows);
+    const rows = Number(
+      (await query<{ rows: string }>(app.db.em.fork(), 'select count(*)::text as rows from scan_events where brand_id = ?', [brand.brand.brandId]))[0]!.rows,
+    );
     // A window stores at most the budget's 100 guesses one by one, a sampled row of the rest, and a row and a row of repeats of the unit.
     expect(rows).toBeLessThanOrEqual(windows * 103);
     const grown = (await ledgerBytes()) - before;
-    const databaseGrown = Number((await query<{ bytes: string }>(app.db.em.fork(), 'select pg_database_size(current_database())::text as bytes'))[0]!.bytes) - databaseBefore;
+    const databaseGrown =
+      Number((await query<{ bytes: string }>(app.db.em.fork(), 'select pg_database_size(current_database())::text as bytes'))[0]!.bytes) - databaseBefore;
     // Stored one by one, 3,000 scans take ~1.2 MB (~400 bytes a row with its indexes, bench:scans);
     // gated, the flood is a few hundred rows, whatever the number of scans in a window.
     expect(grown).toBeLessThan(Math.min(300_000, windows * 103 * 600));

@@ -23,7 +23,9 @@ beforeAll(async () => {
   brand = await app.seedBrand();
   const { mintBatchId } = await mintCompleted(app.ctx, brand, 6);
   [{ slug }] = (await query<{ slug: string }>(app.db.em.fork(), 'select slug from brands where id = ?', [brand.brandId])) as [{ slug: string }];
-  serials = (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ? order by seq', [mintBatchId])).map((r) => r.serial);
+  serials = (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ? order by seq', [mintBatchId])).map(
+    (r) => r.serial,
+  );
 });
 afterAll(async () => {
   for (const api of running) await api.close();
@@ -40,7 +42,10 @@ type Row = Record<string, unknown> & { identifier: string | null; visitor: strin
 /** The rows of `identifiers`, once all of them are written (the recorder writes within a quarter second). */
 async function rowsOf(identifiers: readonly string[]): Promise<Row[]> {
   for (let i = 0; ; i++) {
-    const found = await query<Row>(app.db.em.fork(), 'select * from scan_events where brand_id = ? and identifier in (?) order by id', [brand.brandId, identifiers]);
+    const found = await query<Row>(app.db.em.fork(), 'select * from scan_events where brand_id = ? and identifier in (?) order by id', [
+      brand.brandId,
+      identifiers,
+    ]);
     if (new Set(found.map((r) => r.identifier)).size === identifiers.length || i > 200) return found;
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
@@ -55,14 +60,29 @@ describe('the scan ledger', () => {
     const headers = { 'user-agent': agent, 'x-forwarded-for': clientIp, 'cf-ipcountry': 'de', accept: 'application/json' };
     expect((await scan(api, `/r/${slug}/01/${brand.gtin}/21/${serials[0]}`, headers)).status).toBe(200);
     expect((await scan(api, `/r/${slug}/01/${brand.gtin}/21/NEVER-ISSUED-1`, headers)).status).toBe(200);
-    expect((await scan(api, `/r/${slug}/01/${brand.gtin}/21/${serials[1]}`, { ...headers, 'user-agent': 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)' })).status).toBe(200);
+    expect(
+      (
+        await scan(api, `/r/${slug}/01/${brand.gtin}/21/${serials[1]}`, {
+          ...headers,
+          'user-agent': 'Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)',
+        })
+      ).status,
+    ).toBe(200);
     const rows = await rowsOf([serials[0]!, 'NEVER-ISSUED-1', serials[1]!]);
-    expect(rows.map((r) => ({ identifier: r.identifier, unit_known: r.unit_known, unit_status: r.unit_status, country: r.country, client_class: r.client_class, source: r.source })))
-      .toEqual([
-        { identifier: serials[0], unit_known: true, unit_status: 'active', country: 'DE', client_class: 'browser', source: 'resolver' },
-        { identifier: 'NEVER-ISSUED-1', unit_known: false, unit_status: null, country: 'DE', client_class: 'browser', source: 'resolver' },
-        { identifier: serials[1], unit_known: true, unit_status: 'active', country: 'DE', client_class: 'bot', source: 'resolver' },
-      ]);
+    expect(
+      rows.map((r) => ({
+        identifier: r.identifier,
+        unit_known: r.unit_known,
+        unit_status: r.unit_status,
+        country: r.country,
+        client_class: r.client_class,
+        source: r.source,
+      })),
+    ).toEqual([
+      { identifier: serials[0], unit_known: true, unit_status: 'active', country: 'DE', client_class: 'browser', source: 'resolver' },
+      { identifier: 'NEVER-ISSUED-1', unit_known: false, unit_status: null, country: 'DE', client_class: 'browser', source: 'resolver' },
+      { identifier: serials[1], unit_known: true, unit_status: 'active', country: 'DE', client_class: 'bot', source: 'resolver' },
+    ]);
     expect(rows[0]!.visitor).toMatch(/^[A-Za-z0-9_-]{22}$/);
     // One visitor (address and agent) on one day: one hash; another agent: another.
     expect(rows[1]!.visitor).toBe(rows[0]!.visitor);
@@ -82,7 +102,10 @@ describe('the scan ledger', () => {
     await scan(api, `/r/${slug}/01/${brand.gtin}/21/${serials[2]}`, headers);
     await scan(untrusted, `/r/${slug}/01/${brand.gtin}/21/${serials[3]}`, headers);
     const rows = await rowsOf([serials[2]!, serials[3]!]);
-    expect(rows.map((r) => [r.identifier, r.country, r.client_class])).toEqual([[serials[2], null, 'browser'], [serials[3], null, 'browser']]);
+    expect(rows.map((r) => [r.identifier, r.country, r.client_class])).toEqual([
+      [serials[2], null, 'browser'],
+      [serials[3], null, 'browser'],
+    ]);
   });
 
   it('rotates the visitor salt daily: the same visitor hashes alike within a day and unrelated the next day', async () => {

@@ -34,7 +34,8 @@ type Result =
   | { readonly kind: 'refused'; readonly key: string; readonly detail: string };
 
 /** Connection-level failures: the server never took the call (refused, or an idle connection closed under it). */
-const refusal = /ECONNREFUSED|ECONNRESET|other side closed|socket hang up|UND_ERR_SOCKET|GOAWAY|REFUSED_STREAM|NGHTTP2_REFUSED_STREAM|session closed|stream was destroyed/i;
+const refusal =
+  /ECONNREFUSED|ECONNRESET|other side closed|socket hang up|UND_ERR_SOCKET|GOAWAY|REFUSED_STREAM|NGHTTP2_REFUSED_STREAM|session closed|stream was destroyed/i;
 
 describe('SIGTERM on the API process', () => {
   it('drains a burst of HTTP/1.1 and HTTP/2 calls: nothing accepted is lost, and the process exits 0', async () => {
@@ -44,9 +45,18 @@ describe('SIGTERM on the API process', () => {
     child = spawn(process.execPath, ['services/api/src/main.ts'], {
       cwd: repoRoot,
       env: {
-        PATH: process.env['PATH'] ?? '', DATABASE_URL: app.database.url, NATS_URL: testInfra().natsUrl, NATS_STREAM: names.stream,
-        NATS_SUBJECT_PREFIX: names.subjectPrefix, AUTH_JWT_SECRET: testJwtSecret, PORT: String(port), HOST: '127.0.0.1',
-        SHUTDOWN_TIMEOUT_MS: '15000', LOG_LEVEL: 'info', DOWNLOAD_SIGNING_KEYS: `k1:${Buffer.alloc(32, 7).toString('base64')}`, WEBHOOK_SECRET_KEYS: `w1:${Buffer.alloc(32, 8).toString('base64')}`,
+        PATH: process.env['PATH'] ?? '',
+        DATABASE_URL: app.database.url,
+        NATS_URL: testInfra().natsUrl,
+        NATS_STREAM: names.stream,
+        NATS_SUBJECT_PREFIX: names.subjectPrefix,
+        AUTH_JWT_SECRET: testJwtSecret,
+        PORT: String(port),
+        HOST: '127.0.0.1',
+        SHUTDOWN_TIMEOUT_MS: '15000',
+        LOG_LEVEL: 'info',
+        DOWNLOAD_SIGNING_KEYS: `k1:${Buffer.alloc(32, 7).toString('base64')}`,
+        WEBHOOK_SECRET_KEYS: `w1:${Buffer.alloc(32, 8).toString('base64')}`,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -56,7 +66,10 @@ describe('SIGTERM on the API process', () => {
     const base = `http://127.0.0.1:${port}`;
     for (let ready = false; !ready; ) {
       if (child.exitCode !== null) throw new Error(`api exited early:\n${output.join('')}`);
-      ready = await fetch(`${base}/readyz`).then((r) => r.status === 200, () => false);
+      ready = await fetch(`${base}/readyz`).then(
+        (r) => r.status === 200,
+        () => false,
+      );
       if (!ready) await sleep(50);
     }
 
@@ -64,8 +77,12 @@ describe('SIGTERM on the API process', () => {
     let accepted = 0;
     const results: Result[] = [];
     const request = (key: string) => ({
-      brandId: brand.brandId, productId: brand.productId, requestedQuantity: 5,
-      identityMode: IdentityMode.SERIAL, activationMode: ActivationMode.ACTIVE_AT_MINT, idempotencyKey: key,
+      brandId: brand.brandId,
+      productId: brand.productId,
+      requestedQuantity: 5,
+      identityMode: IdentityMode.SERIAL,
+      activationMode: ActivationMode.ACTIVE_AT_MINT,
+      idempotencyKey: key,
     });
     const record = (result: Result) => {
       results.push(result);
@@ -84,7 +101,10 @@ describe('SIGTERM on the API process', () => {
         let res: Response;
         try {
           res = await submitOverJson({ baseUrl: base }, brand, {
-            requested_quantity: 5, identity_mode: 'IDENTITY_MODE_SERIAL', activation_mode: 'ACTIVATION_MODE_ACTIVE_AT_MINT', idempotency_key: key,
+            requested_quantity: 5,
+            identity_mode: 'IDENTITY_MODE_SERIAL',
+            activation_mode: 'ACTIVATION_MODE_ACTIVE_AT_MINT',
+            idempotency_key: key,
           });
         } catch (error) {
           record({ kind: 'refused', key, detail: explain(error) });
@@ -98,7 +118,14 @@ describe('SIGTERM on the API process', () => {
           detail += `, body cut: ${explain(error)}`;
         }
         const ok = res.status === 200 && body?.ok === true && typeof body.mint_job_id === 'string';
-        if (!record(ok ? { kind: 'ok', key, jobId: body!.mint_job_id!, afterSignal: signalled && !sentAfterSignal } : { kind: 'bad-response', key, detail: `${detail} ${JSON.stringify(body)}` })) return;
+        if (
+          !record(
+            ok
+              ? { kind: 'ok', key, jobId: body!.mint_job_id!, afterSignal: signalled && !sentAfterSignal }
+              : { kind: 'bad-response', key, detail: `${detail} ${JSON.stringify(body)}` },
+          )
+        )
+          return;
       }
     };
     // The Connect protocol over one HTTP/2 connection shared by several loops.
@@ -109,7 +136,14 @@ describe('SIGTERM on the API process', () => {
         const sentAfterSignal = signalled;
         try {
           const res = await mint.submitMintRequest(request(key), { headers: { authorization: `Bearer ${brand.token}` } });
-          if (!record(res.ok && res.mintJobId ? { kind: 'ok', key, jobId: res.mintJobId, afterSignal: signalled && !sentAfterSignal } : { kind: 'bad-response', key, detail: JSON.stringify(res) })) return;
+          if (
+            !record(
+              res.ok && res.mintJobId
+                ? { kind: 'ok', key, jobId: res.mintJobId, afterSignal: signalled && !sentAfterSignal }
+                : { kind: 'bad-response', key, detail: JSON.stringify(res) },
+            )
+          )
+            return;
         } catch (error) {
           const detail = explain(error);
           record(refusal.test(detail) ? { kind: 'refused', key, detail } : { kind: 'bad-response', key, detail });
@@ -128,7 +162,9 @@ describe('SIGTERM on the API process', () => {
     // Calls in flight when the signal arrived were finished, not cut.
     expect(ok.filter((r) => r.afterSignal).length).toBeGreaterThan(0);
     // Every job the server wrote was answered: nothing was accepted and then lost.
-    const rows = await query<{ idempotency_key: string; id: string }>(app.db.em.fork(), 'select idempotency_key, id from mint_jobs where brand_id = ?', [brand.brandId]);
+    const rows = await query<{ idempotency_key: string; id: string }>(app.db.em.fork(), 'select idempotency_key, id from mint_jobs where brand_id = ?', [
+      brand.brandId,
+    ]);
     expect(new Map(rows.map((r) => [r.idempotency_key, r.id]))).toEqual(new Map(ok.map((r) => [r.key, r.jobId])));
     const log = output.join('');
     expect(log).toContain('api shutting down');

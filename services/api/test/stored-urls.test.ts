@@ -48,9 +48,19 @@ async function storedPassportUrl(brand: SeededBrand): Promise<string | null> {
 describe('one URL rule for every stored link', () => {
   it('UpsertProduct stores a non-ASCII passport_url in its ASCII form and a scan redirects to it', async () => {
     const brand = await app.seedBrand();
-    const { product } = await upsertProduct(app.ctx, { id: brand.userId }, {
-      brandId: brand.brandId, sku: 'SKU-1', name: 'Product One', gtin: brand.gtin, commercialStatus: 'ACTIVE', mintReadinessStatus: 'READY', passportUrl: nonAscii,
-    });
+    const { product } = await upsertProduct(
+      app.ctx,
+      { id: brand.userId },
+      {
+        brandId: brand.brandId,
+        sku: 'SKU-1',
+        name: 'Product One',
+        gtin: brand.gtin,
+        commercialStatus: 'ACTIVE',
+        mintReadinessStatus: 'READY',
+        passportUrl: nonAscii,
+      },
+    );
     expect(product.passportUrl).toBe(ascii);
     expect(await storedPassportUrl(brand)).toBe(ascii);
     expect(await scan(brand)).toMatchObject({ status: 307, location: ascii });
@@ -70,9 +80,21 @@ describe('one URL rule for every stored link', () => {
   it('UpsertProduct and the import refuse the same URLs with the same message', async () => {
     const brand = await app.seedBrand();
     for (const bad of ['http://example.com/page', 'https://exa mple.com/', 'ftp://example.com/', '/relative', `https://example.com/${'a'.repeat(2_000)}`]) {
-      await expect(upsertProduct(app.ctx, { id: brand.userId }, {
-        brandId: brand.brandId, sku: 'SKU-X', name: 'X', gtin: null, commercialStatus: 'ACTIVE', mintReadinessStatus: 'READY', passportUrl: bad,
-      })).rejects.toMatchObject({ violations: [{ field: 'passport_url', message: 'must be an https URL of at most 2000 characters' }] });
+      await expect(
+        upsertProduct(
+          app.ctx,
+          { id: brand.userId },
+          {
+            brandId: brand.brandId,
+            sku: 'SKU-X',
+            name: 'X',
+            gtin: null,
+            commercialStatus: 'ACTIVE',
+            mintReadinessStatus: 'READY',
+            passportUrl: bad,
+          },
+        ),
+      ).rejects.toMatchObject({ violations: [{ field: 'passport_url', message: 'must be an https URL of at most 2000 characters' }] });
       const csv = `sku,name,commercial_status,mint_readiness_status,passport_url\nSKU-X,X,ACTIVE,READY,"${bad}"\n`;
       const started = await startProductImport(app.ctx, { id: brand.userId }, brand.brandId, new TextEncoder().encode(csv));
       await runProductImport(app.ctx, brand.brandId, started.id);
@@ -83,10 +105,24 @@ describe('one URL rule for every stored link', () => {
 
   it('a link href with non-ASCII characters is stored in its ASCII form and a scan redirects to it', async () => {
     const brand = await app.seedBrand();
-    const { link } = await upsertLink(app.ctx, { id: brand.userId }, {
-      brandId: brand.brandId, gtin: brand.gtin, lot: null, serial: null, linkType: 'gs1:pip', href: nonAscii, title: 'Passport',
-      hreflang: [], mediaType: null, context: [], fwqs: false, isDefault: true,
-    });
+    const { link } = await upsertLink(
+      app.ctx,
+      { id: brand.userId },
+      {
+        brandId: brand.brandId,
+        gtin: brand.gtin,
+        lot: null,
+        serial: null,
+        linkType: 'gs1:pip',
+        href: nonAscii,
+        title: 'Passport',
+        hreflang: [],
+        mediaType: null,
+        context: [],
+        fwqs: false,
+        isDefault: true,
+      },
+    );
     expect(link.href).toBe(ascii);
     expect(await scan(brand)).toMatchObject({ status: 307, location: ascii });
   });

@@ -72,11 +72,15 @@ export function inProcessApi(
     router: { interceptors: rpcInterceptors({ logger, authenticator: useCaseAuthenticator(ctx) }) },
   });
   return {
-    transport, mint: createClient(MintService, transport), catalog: createClient(CatalogService, transport), resolver: createClient(ResolverService, transport),
+    transport,
+    mint: createClient(MintService, transport),
+    catalog: createClient(CatalogService, transport),
+    resolver: createClient(ResolverService, transport),
     webhooks: createClient(WebhookService, transport),
     scans: createClient(ScanService, transport),
     passports: createClient(PassportService, transport),
-    logs, rawLogs,
+    logs,
+    rawLogs,
   };
 }
 
@@ -110,9 +114,14 @@ export function postJson(api: Pick<TestApi, 'baseUrl'>, path: string, body: unkn
  * `fields` are the rest of the request under the spec's field names.
  */
 export function submitOverJson(api: Pick<TestApi, 'baseUrl'>, brand: SeededBrand, fields: Record<string, unknown>): Promise<Response> {
-  return postJson(api, '/mint.v1.MintService/SubmitMintRequest', { brand_id: brand.brandId, product_id: brand.productId, ...fields }, {
-    authorization: `Bearer ${brand.token}`,
-  });
+  return postJson(
+    api,
+    '/mint.v1.MintService/SubmitMintRequest',
+    { brand_id: brand.brandId, product_id: brand.productId, ...fields },
+    {
+      authorization: `Bearer ${brand.token}`,
+    },
+  );
 }
 
 /** Call options carrying `token` as bearer token. */
@@ -126,7 +135,9 @@ export interface TestApi extends RunningApi, CapturedLogs {
 /** Starts the API on port 0 of 127.0.0.1 over `app.ctx` (or `options.ctx`); readiness defaults to a database ping. */
 export async function startTestApi(
   app: UseCaseBundle,
-  options: { readiness?: () => Promise<Readiness>; shutdownTimeoutMs?: number; config?: Partial<StartApiOptions['config']> } & Partial<Pick<StartApiOptions, 'ctx' | 'httpRoutes' | 'setMintBatchStatusEnabled' | 'downloads' | 'consoleDir'>> = {},
+  options: { readiness?: () => Promise<Readiness>; shutdownTimeoutMs?: number; config?: Partial<StartApiOptions['config']> } & Partial<
+    Pick<StartApiOptions, 'ctx' | 'httpRoutes' | 'setMintBatchStatusEnabled' | 'downloads' | 'consoleDir'>
+  > = {},
 ): Promise<TestApi> {
   const { logger, logs, rawLogs } = capturingLogger('api-test');
   const readiness =
@@ -139,8 +150,13 @@ export async function startTestApi(
     ctx: options.ctx ?? app.ctx,
     // Rate limits are off unless a test sets them: the suites hammer one API from one address.
     config: {
-      port: 0, host: '127.0.0.1', shutdownTimeoutMs: options.shutdownTimeoutMs ?? 5_000,
-      rateLimitPerCredential: 0, rateLimitResolverPerAddress: 0, rateLimitDownloadsPerAddress: 0, rateLimitAuthFailuresPerAddress: 0,
+      port: 0,
+      host: '127.0.0.1',
+      shutdownTimeoutMs: options.shutdownTimeoutMs ?? 5_000,
+      rateLimitPerCredential: 0,
+      rateLimitResolverPerAddress: 0,
+      rateLimitDownloadsPerAddress: 0,
+      rateLimitAuthFailuresPerAddress: 0,
       ...options.config,
     },
     logger,
@@ -194,9 +210,14 @@ export function grpcUnaryCall<I extends DescMessage, O extends DescMessage>(
   const md = new grpc.Metadata();
   for (const [key, value] of Object.entries(metadata)) md.set(key, value);
   return new Promise((resolve) => {
-    (client as unknown as Record<string, Function>)['call']!.call(client, create(method.input, request), md, (error: grpc.ServiceError | null, response: MessageShape<O>) => {
-      client.close();
-      resolve(error === null ? { response } : { error });
-    });
+    (client as unknown as Record<string, Function>)['call']!.call(
+      client,
+      create(method.input, request),
+      md,
+      (error: grpc.ServiceError | null, response: MessageShape<O>) => {
+        client.close();
+        resolve(error === null ? { response } : { error });
+      },
+    );
   });
 }

@@ -33,7 +33,8 @@ describe('Connect JSON', () => {
   it('refuses a misspelt cursor field on a unary call, naming it, instead of answering page 1', async () => {
     for (const field of ['next_cursor', 'nextCursor']) {
       const res = await fetch(`${t.api.baseUrl}/mint.v1.MintService/ListMintBatches`, {
-        method: 'POST', headers: { 'content-type': 'application/json', ...bearer() },
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...bearer() },
         body: JSON.stringify({ brand_id: ws.brandId, [field]: 'abc' }),
       });
       expect(res.status).toBe(400);
@@ -45,10 +46,15 @@ describe('Connect JSON', () => {
 
   it('refuses an unknown nested field by its name', async () => {
     const res = await fetch(`${t.api.baseUrl}/mint.v1.MintService/SubmitMintRequest`, {
-      method: 'POST', headers: { 'content-type': 'application/json', ...bearer() },
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...bearer() },
       body: JSON.stringify({
-        brand_id: ws.brandId, product_id: ws.productId, requested_quantity: 10, identity_mode: 'IDENTITY_MODE_BATCH',
-        activation_mode: 'ACTIVATION_MODE_ACTIVE_AT_MINT', lots: [{ lot_code: 'L1', qty: 10, expiry: '2030-01-01' }],
+        brand_id: ws.brandId,
+        product_id: ws.productId,
+        requested_quantity: 10,
+        identity_mode: 'IDENTITY_MODE_BATCH',
+        activation_mode: 'ACTIVATION_MODE_ACTIVE_AT_MINT',
+        lots: [{ lot_code: 'L1', qty: 10, expiry: '2030-01-01' }],
       }),
     });
     expect(res.status).toBe(400);
@@ -58,7 +64,8 @@ describe('Connect JSON', () => {
 
   it('refuses an unknown field on a Connect server stream (WatchMintJob) as an end-of-stream error', async () => {
     const res = await fetch(`${t.api.baseUrl}/mint.v1.MintService/WatchMintJob`, {
-      method: 'POST', headers: { 'content-type': 'application/connect+json', ...bearer() },
+      method: 'POST',
+      headers: { 'content-type': 'application/connect+json', ...bearer() },
       body: envelope(Buffer.from(JSON.stringify({ brand_id: ws.brandId, mint_job_id: randomUUID(), jobId: 'x' }))),
     });
     const bytes = Buffer.from(await res.arrayBuffer());
@@ -71,7 +78,8 @@ describe('Connect JSON', () => {
 
   it('refuses an unknown field in gRPC-Web JSON, in the grpc-status trailer', async () => {
     const res = await fetch(`${t.api.baseUrl}/mint.v1.MintService/GetMintKpis`, {
-      method: 'POST', headers: { 'content-type': 'application/grpc-web+json', 'x-grpc-web': '1', ...bearer() },
+      method: 'POST',
+      headers: { 'content-type': 'application/grpc-web+json', 'x-grpc-web': '1', ...bearer() },
       body: envelope(Buffer.from(JSON.stringify({ brand_id: ws.brandId, since: 'yesterday' }))),
     });
     const text = Buffer.from(await res.arrayBuffer()).toString('latin1') + [...res.headers].map(([k, v]) => `${k}: ${v}`).join('\r\n');
@@ -84,13 +92,20 @@ describe('binary protobuf', () => {
   it('ignores unknown fields, as protobuf requires (Connect binary and gRPC-Web)', async () => {
     // Field 999, varint 1: a field a newer contract might add.
     const unknownField = Buffer.from([0xb8, 0x3e, 0x01]);
-    const message = Buffer.concat([Buffer.from(toBinary(ListMintBatchesRequestSchema, create(ListMintBatchesRequestSchema, { brandId: ws.brandId }))), unknownField]);
+    const message = Buffer.concat([
+      Buffer.from(toBinary(ListMintBatchesRequestSchema, create(ListMintBatchesRequestSchema, { brandId: ws.brandId }))),
+      unknownField,
+    ]);
     const connect = await fetch(`${t.api.baseUrl}/mint.v1.MintService/ListMintBatches`, {
-      method: 'POST', headers: { 'content-type': 'application/proto', ...bearer() }, body: message,
+      method: 'POST',
+      headers: { 'content-type': 'application/proto', ...bearer() },
+      body: message,
     });
     expect(connect.status).toBe(200);
     const grpcWeb = await fetch(`${t.api.baseUrl}/mint.v1.MintService/ListMintBatches`, {
-      method: 'POST', headers: { 'content-type': 'application/grpc-web+proto', 'x-grpc-web': '1', ...bearer() }, body: envelope(message),
+      method: 'POST',
+      headers: { 'content-type': 'application/grpc-web+proto', 'x-grpc-web': '1', ...bearer() },
+      body: envelope(message),
     });
     const trailer = Buffer.from(await grpcWeb.arrayBuffer()).toString('latin1');
     expect(grpcWeb.headers.get('grpc-status') ?? /grpc-status: ?(\d+)/.exec(trailer)?.[1]).toBe('0');
@@ -119,7 +134,9 @@ describe('/v1 bodies', () => {
   });
 
   it('refuses an unknown field by name on every JSON body route, writing nothing', async () => {
-    const doc = (await send(t.api, 'GET', '/v1/openapi.json')).body as { paths: Record<string, Record<string, { requestBody?: { content: Record<string, unknown> } }>> };
+    const doc = (await send(t.api, 'GET', '/v1/openapi.json')).body as {
+      paths: Record<string, Record<string, { requestBody?: { content: Record<string, unknown> } }>>;
+    };
     const jobs = await t.count('mint_jobs');
     let routes = 0;
     for (const [path, operations] of Object.entries(doc.paths)) {

@@ -20,13 +20,16 @@ const upload = (csv: string | Buffer, headers: Record<string, string> = {}, work
 const read = (id: string, workspace: V1Workspace = ws) => send(t.api, 'GET', `${path}/${id}`, { headers: workspaceHeaders(workspace) });
 
 async function products(brandId: string): Promise<Record<string, { name: string; gtin: string | null; commercial_status: string }>> {
-  const rows = await query<{ sku: string; name: string; gtin: string | null; commercial_status: string }>(t.app.db.em.fork(),
-    'select sku, name, gtin, commercial_status from products where brand_id = ?', [brandId]);
+  const rows = await query<{ sku: string; name: string; gtin: string | null; commercial_status: string }>(
+    t.app.db.em.fork(),
+    'select sku, name, gtin, commercial_status from products where brand_id = ?',
+    [brandId],
+  );
   return Object.fromEntries(rows.map((r) => [r.sku, { name: r.name, gtin: r.gtin, commercial_status: r.commercial_status }]));
 }
 
 describe('product CSV import over /v1', () => {
-  it('stores a QUEUED import (202, Location) that the worker completes, keeping each bad row\'s error without blocking the good ones', async () => {
+  it("stores a QUEUED import (202, Location) that the worker completes, keeping each bad row's error without blocking the good ones", async () => {
     const gtin = nextGtin();
     const csv = [
       'sku,name,gtin,commercial_status,mint_readiness_status,passport_url',
@@ -45,7 +48,16 @@ describe('product CSV import over /v1', () => {
     expect(res.status).toBe(202);
     expect(res.body).toEqual({
       ok: true,
-      data: { id: expect.any(String), status: 'QUEUED', total_rows: 9, imported_rows: 0, failed_rows: 0, errors: [], created_at: expect.any(String), finished_at: null },
+      data: {
+        id: expect.any(String),
+        status: 'QUEUED',
+        total_rows: 9,
+        imported_rows: 0,
+        failed_rows: 0,
+        errors: [],
+        created_at: expect.any(String),
+        finished_at: null,
+      },
       meta: { request_id: res.headers['x-request-id'] },
     });
     const id = res.body.data.id as string;
@@ -79,7 +91,11 @@ describe('product CSV import over /v1', () => {
     const res = await upload(`sku,name,gtin,commercial_status,mint_readiness_status\nOTHER,Other,${ws.gtin},ACTIVE,READY\nFINE,Fine,,ACTIVE,READY\n`);
     await runProductImport(t.app.ctx, ws.brandId, res.body.data.id);
     const done = await read(res.body.data.id);
-    expect(done.body.data).toMatchObject({ imported_rows: 1, failed_rows: 1, errors: [{ row: 1, field: 'gtin', message: 'is already used by product "SKU-1" of this brand' }] });
+    expect(done.body.data).toMatchObject({
+      imported_rows: 1,
+      failed_rows: 1,
+      errors: [{ row: 1, field: 'gtin', message: 'is already used by product "SKU-1" of this brand' }],
+    });
   });
 
   it('rejects broken quoting with 400 naming the line, and writes nothing', async () => {
@@ -97,7 +113,9 @@ describe('product CSV import over /v1', () => {
     const unknown = await upload('sku,name,colour,commercial_status,mint_readiness_status\nA,B,red,ACTIVE,READY\n');
     expect(unknown.body.error.message).toMatch(/^csv: unknown column "colour" in the header row/);
     const missing = await upload('sku,name\nA,B\n');
-    expect(missing.body.error.message).toBe('csv: the header row lacks the required column "commercial_status"; csv: the header row lacks the required column "mint_readiness_status"');
+    expect(missing.body.error.message).toBe(
+      'csv: the header row lacks the required column "commercial_status"; csv: the header row lacks the required column "mint_readiness_status"',
+    );
     expect((await upload('')).body.error.message).toBe('csv: is empty; it needs a header row and at least one data row');
     expect((await upload('sku,name,commercial_status,mint_readiness_status\n')).body.error.message).toBe('csv: has a header row but no data rows');
     expect(await t.count('product_imports')).toBe(before);
@@ -116,7 +134,7 @@ describe('product CSV import over /v1', () => {
     expect(await t.count('product_imports')).toBe(before);
   });
 
-  it('needs products:write to upload and products:read to read; another workspace\'s import is 404', async () => {
+  it("needs products:write to upload and products:read to read; another workspace's import is 404", async () => {
     const reader = await t.workspace(['products:read']);
     const denied = await upload('sku,name,commercial_status,mint_readiness_status\nA,B,ACTIVE,READY\n', {}, reader);
     expect([denied.status, denied.body.error.message]).toEqual([403, 'the API key lacks the products:write scope']);
@@ -131,7 +149,10 @@ describe('product CSV import over /v1', () => {
     const catalog = createClient(CatalogService, createConnectTransport({ baseUrl: t.api.baseUrl, httpVersion: '1.1' }));
     const headers = { authorization: `Bearer ${ws.token}` };
     const started = await catalog.startProductImport(
-      { brandId: ws.brandId, csv: new TextEncoder().encode('sku,name,commercial_status,mint_readiness_status\nRPC-1,Via RPC,ACTIVE,READY\nRPC-2,,ACTIVE,READY\n') },
+      {
+        brandId: ws.brandId,
+        csv: new TextEncoder().encode('sku,name,commercial_status,mint_readiness_status\nRPC-1,Via RPC,ACTIVE,READY\nRPC-2,,ACTIVE,READY\n'),
+      },
       { headers },
     );
     expect(started.import).toMatchObject({ status: ProductImportStatus.QUEUED, totalRows: 2 });

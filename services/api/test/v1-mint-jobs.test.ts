@@ -13,11 +13,19 @@ const { t, ws } = useV1();
 const path = '/v1/mint/jobs';
 
 const body = (over: Record<string, unknown> = {}) => ({
-  product_id: ws.productId, requested_quantity: 10, identity_mode: 'serial', activation_mode: 'first_scan', ...over,
+  product_id: ws.productId,
+  requested_quantity: 10,
+  identity_mode: 'serial',
+  activation_mode: 'first_scan',
+  ...over,
 });
 const create = (json: unknown, key: string | null = randomUUID(), headers: Record<string, string> = {}, workspace: V1Workspace = ws) =>
   send(t.api, 'POST', path, { json, headers: { ...workspaceHeaders(workspace), ...(key === null ? {} : { 'idempotency-key': key }), ...headers } });
-const errorOf = (code: string) => ({ ok: false, error: expect.objectContaining({ code, message: expect.any(String) }), meta: { request_id: expect.any(String) } });
+const errorOf = (code: string) => ({
+  ok: false,
+  error: expect.objectContaining({ code, message: expect.any(String) }),
+  meta: { request_id: expect.any(String) },
+});
 
 describe('POST /v1/mint/jobs', () => {
   it('creates a QUEUED job: 202 {ok, data, meta} echoing x-request-id', async () => {
@@ -25,10 +33,15 @@ describe('POST /v1/mint/jobs', () => {
     expect(res.status).toBe(202);
     expect(res.headers['x-request-id']).toBe('req-abc-123');
     expect(res.body).toEqual({
-      ok: true, data: { mint_job_id: expect.any(String), mint_batch_id: expect.any(String), status: 'QUEUED', is_duplicate: false },
+      ok: true,
+      data: { mint_job_id: expect.any(String), mint_batch_id: expect.any(String), status: 'QUEUED', is_duplicate: false },
       meta: { request_id: 'req-abc-123' },
     });
-    const [job] = await query<{ status: string; requested_quantity: number }>(t.app.db.em.fork(), 'select status, requested_quantity from mint_jobs where id = ?', [res.body.data.mint_job_id]);
+    const [job] = await query<{ status: string; requested_quantity: number }>(
+      t.app.db.em.fork(),
+      'select status, requested_quantity from mint_jobs where id = ?',
+      [res.body.data.mint_job_id],
+    );
     expect(job).toEqual({ status: 'QUEUED', requested_quantity: 10 });
   });
 
@@ -76,13 +89,21 @@ describe('POST /v1/mint/jobs', () => {
     const key = randomUUID();
     const now = new Date();
     await insertIdempotencyKey(t.app.db.em.fork(), {
-      brandId: ws.brandId, key, route: 'POST /v1/mint/jobs', requestHash: requestFingerprint(body()), now, expiresAt: new Date(now.getTime() + idempotencyRetentionMs),
+      brandId: ws.brandId,
+      key,
+      route: 'POST /v1/mint/jobs',
+      requestHash: requestFingerprint(body()),
+      now,
+      expiresAt: new Date(now.getTime() + idempotencyRetentionMs),
     });
     const busy = await create(body(), key);
     expect([busy.status, busy.body]).toEqual([409, errorOf('idempotency_request_in_progress')]);
     expect(busy.headers['retry-after']).toBe('1');
     // The first request died two minutes ago: the retry runs.
-    await run(t.app.db.em.fork(), `update idempotency_records set created_at = created_at - interval '2 minutes' where brand_id = ? and key = ?`, [ws.brandId, key]);
+    await run(t.app.db.em.fork(), `update idempotency_records set created_at = created_at - interval '2 minutes' where brand_id = ? and key = ?`, [
+      ws.brandId,
+      key,
+    ]);
     const retried = await create(body(), key);
     expect(retried.status).toBe(202);
   });
@@ -91,7 +112,11 @@ describe('POST /v1/mint/jobs', () => {
     const key = randomUUID();
     const first = await create(body(), key);
     // As if the process died before storing the response: the record is still in_progress, long ago.
-    await run(t.app.db.em.fork(), `update idempotency_records set state = 'in_progress', response_body = null, created_at = created_at - interval '2 minutes' where brand_id = ? and key = ?`, [ws.brandId, key]);
+    await run(
+      t.app.db.em.fork(),
+      `update idempotency_records set state = 'in_progress', response_body = null, created_at = created_at - interval '2 minutes' where brand_id = ? and key = ?`,
+      [ws.brandId, key],
+    );
     const jobs = await t.count('mint_jobs', ws.brandId);
     const retried = await create(body(), key);
     expect(retried.status).toBe(202);
@@ -112,7 +137,11 @@ describe('POST /v1/mint/jobs', () => {
     const key = randomUUID();
     const first = await create(body(), key);
     const retention = async () => {
-      const [kept] = await query<{ hours: string }>(t.app.db.em.fork(), `select round(extract(epoch from (expires_at - created_at)) / 3600) as hours from idempotency_records where key = ?`, [key]);
+      const [kept] = await query<{ hours: string }>(
+        t.app.db.em.fork(),
+        `select round(extract(epoch from (expires_at - created_at)) / 3600) as hours from idempotency_records where key = ?`,
+        [key],
+      );
       return Number(kept!.hours);
     };
     expect(await retention()).toBe(24);
@@ -126,14 +155,26 @@ describe('POST /v1/mint/jobs', () => {
   });
 
   it('keeps and replays a blocked request as 422 submit_blocked with the blocking reasons', async () => {
-    const { product } = await upsertProduct(t.app.ctx, { id: ws.userId }, {
-      brandId: ws.brandId, sku: `SUSP-${randomUUID()}`, name: 'Suspended', gtin: null, commercialStatus: 'SUSPENDED', mintReadinessStatus: 'READY', passportUrl: null,
-    });
+    const { product } = await upsertProduct(
+      t.app.ctx,
+      { id: ws.userId },
+      {
+        brandId: ws.brandId,
+        sku: `SUSP-${randomUUID()}`,
+        name: 'Suspended',
+        gtin: null,
+        commercialStatus: 'SUSPENDED',
+        mintReadinessStatus: 'READY',
+        passportUrl: null,
+      },
+    );
     const key = randomUUID();
     const res = await create(body({ product_id: product.id }), key);
     expect(res.status).toBe(422);
     expect(res.body.error).toEqual({
-      code: 'submit_blocked', message: expect.any(String), details: { blocking_reasons: [expect.objectContaining({ code: 'COMMERCIAL_STATUS_NOT_ACTIVE' })] },
+      code: 'submit_blocked',
+      message: expect.any(String),
+      details: { blocking_reasons: [expect.objectContaining({ code: 'COMMERCIAL_STATUS_NOT_ACTIVE' })] },
     });
     const again = await create(body({ product_id: product.id }), key);
     expect([again.status, again.body]).toEqual([422, res.body]);
@@ -148,9 +189,15 @@ describe('POST /v1/mint/jobs', () => {
   });
 
   it('needs both a bearer token and an API key (401), x-workspace-id (400), and access to the workspace (403)', async () => {
-    const noKey = await send(t.api, 'POST', path, { json: body(), headers: { authorization: `Bearer ${ws.token}`, 'x-workspace-id': ws.brandId, 'idempotency-key': 'k1' } });
+    const noKey = await send(t.api, 'POST', path, {
+      json: body(),
+      headers: { authorization: `Bearer ${ws.token}`, 'x-workspace-id': ws.brandId, 'idempotency-key': 'k1' },
+    });
     expect([noKey.status, noKey.body.error.code, noKey.body.error.message]).toEqual([401, 'unauthenticated', 'missing API key (x-api-key header)']);
-    const noBearer = await send(t.api, 'POST', path, { json: body(), headers: { 'x-api-key': ws.apiKey, 'x-workspace-id': ws.brandId, 'idempotency-key': 'k1' } });
+    const noBearer = await send(t.api, 'POST', path, {
+      json: body(),
+      headers: { 'x-api-key': ws.apiKey, 'x-workspace-id': ws.brandId, 'idempotency-key': 'k1' },
+    });
     expect([noBearer.status, noBearer.body.error.code]).toEqual([401, 'unauthenticated']);
     const noWorkspace = await create(body(), 'k1', { 'x-workspace-id': '' });
     expect([noWorkspace.status, noWorkspace.body.error.message]).toEqual([400, 'x-workspace-id: is required (the workspace, i.e. brand, id)']);
@@ -203,7 +250,10 @@ describe('POST /v1/mint/jobs', () => {
   it('answers 413 to a 10 MB body of garbage, writing nothing', async () => {
     const jobs = await t.count('mint_jobs');
     const garbage = Buffer.alloc(10 * 1024 * 1024, 'x{');
-    const res = await send(t.api, 'POST', path, { raw: garbage, headers: { ...workspaceHeaders(ws), 'idempotency-key': randomUUID(), 'content-type': 'application/json' } });
+    const res = await send(t.api, 'POST', path, {
+      raw: garbage,
+      headers: { ...workspaceHeaders(ws), 'idempotency-key': randomUUID(), 'content-type': 'application/json' },
+    });
     expect([res.status, res.body.error.code]).toEqual([413, 'payload_too_large']);
     expect(await t.count('mint_jobs')).toBe(jobs);
   });

@@ -7,7 +7,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { namedOperations } from '../src/v1/rpc.ts';
-import { send, useV1, workspaceHeaders, type V1Response, } from './v1-support.ts';
+import { send, useV1, workspaceHeaders, type V1Response } from './v1-support.ts';
 
 const { t, ws } = useV1();
 let doc: any;
@@ -44,7 +44,11 @@ describe('the OpenAPI document', () => {
 
   it('fails a response that differs from the description (the check can fail)', () => {
     const validate = ajv.compile({ $ref: 'openapi.json#/components/schemas/MintJobCreated' });
-    const good = { ok: true, data: { mint_job_id: randomUUID(), mint_batch_id: randomUUID(), status: 'QUEUED', is_duplicate: false }, meta: { request_id: 'r' } };
+    const good = {
+      ok: true,
+      data: { mint_job_id: randomUUID(), mint_batch_id: randomUUID(), status: 'QUEUED', is_duplicate: false },
+      meta: { request_id: 'r' },
+    };
     expect(validate(good)).toBe(true);
     expect(validate({ ...good, extra: 1 })).toBe(false);
     expect(validate({ ...good, data: { ...good.data, status: 'queued' } })).toBe(false);
@@ -83,7 +87,11 @@ describe('the OpenAPI document', () => {
     const started = await send(t.api, 'POST', '/v1/imports/products', { raw: csv, headers: { ...workspaceHeaders(ws), 'content-type': 'text/csv' } });
     expect(started.status).toBe(202);
     conforms('/v1/imports/products', 'post', started);
-    conforms('/v1/imports/products', 'post', await send(t.api, 'POST', '/v1/imports/products', { raw: 'sku,"x\n', headers: { ...workspaceHeaders(ws), 'content-type': 'text/csv' } }));
+    conforms(
+      '/v1/imports/products',
+      'post',
+      await send(t.api, 'POST', '/v1/imports/products', { raw: 'sku,"x\n', headers: { ...workspaceHeaders(ws), 'content-type': 'text/csv' } }),
+    );
     await runProductImport(t.app.ctx, ws.brandId, started.body.data.id);
     const done = await send(t.api, 'GET', `/v1/imports/products/${started.body.data.id}`, { headers: workspaceHeaders(ws) });
     expect(done.body.data.failed_rows).toBe(1);
@@ -95,15 +103,28 @@ describe('the OpenAPI document', () => {
     conforms('/v1/products', 'get', await send(t.api, 'GET', '/v1/products?limit=500', { headers: workspaceHeaders(ws) }));
   });
 
-  it('describes every named operation\'s response', async () => {
+  it("describes every named operation's response", async () => {
     const rpc = async (name: string, params: Record<string, unknown>) => {
       const res = await send(t.api, 'POST', `/v1/rpc/${name}`, { json: params, headers: { authorization: `Bearer ${ws.token}` } });
       conforms(`/v1/rpc/${name}`, 'post', res);
       return res.body;
     };
     const b = ws.brandId;
-    const sub = await rpc('submit_mint_request', { _brand_id: b, _product_id: ws.productId, _requested_quantity: 2, _identity_mode: 'serial', _activation_mode: 'first_scan' });
-    await rpc('submit_mint_request', { _brand_id: b, _product_id: ws.productId, _product_batch_id: randomUUID(), _requested_quantity: 2, _identity_mode: 'serial', _activation_mode: 'first_scan' });
+    const sub = await rpc('submit_mint_request', {
+      _brand_id: b,
+      _product_id: ws.productId,
+      _requested_quantity: 2,
+      _identity_mode: 'serial',
+      _activation_mode: 'first_scan',
+    });
+    await rpc('submit_mint_request', {
+      _brand_id: b,
+      _product_id: ws.productId,
+      _product_batch_id: randomUUID(),
+      _requested_quantity: 2,
+      _identity_mode: 'serial',
+      _activation_mode: 'first_scan',
+    });
     await rpc('process_mint_job_batch', { _brand_id: b, _job_id: sub.mint_job_id });
     await rpc('list_mint_batches', { _brand_id: b, _limit: 1 });
     await rpc('get_mint_batch_by_id', { _brand_id: b, _mint_batch_id: sub.mint_batch_id });
@@ -111,11 +132,26 @@ describe('the OpenAPI document', () => {
     await rpc('list_mint_events', { _brand_id: b, _limit: 2 });
     await rpc('get_mint_kpis', { _brand_id: b });
     const created = await rpc('create_payload_pack', {
-      _brand_id: b, _mint_batch_id: sub.mint_batch_id, _formats: ['epcis', 'csv'], _seq_from: 1, _seq_to: 2, _layout: { paper: 'letter', rows: 7 },
+      _brand_id: b,
+      _mint_batch_id: sub.mint_batch_id,
+      _formats: ['epcis', 'csv'],
+      _seq_from: 1,
+      _seq_to: 2,
+      _layout: { paper: 'letter', rows: 7 },
     });
-    expect(created.pack).toMatchObject({ status: 'pending', formats: ['csv', 'epcis'], seq_from: 1, seq_to: 2, purpose: 'request', layout: { paper: 'letter', rows: 7, dpi: 203 } });
+    expect(created.pack).toMatchObject({
+      status: 'pending',
+      formats: ['csv', 'epcis'],
+      seq_from: 1,
+      seq_to: 2,
+      purpose: 'request',
+      layout: { paper: 'letter', rows: 7, dpi: 203 },
+    });
     for (const bad of [{ _formats: ['gif'] }, { _formats: ['csv'], _seq_to: 3 }]) {
-      const res = await send(t.api, 'POST', '/v1/rpc/create_payload_pack', { json: { _brand_id: b, _mint_batch_id: sub.mint_batch_id, ...bad }, headers: { authorization: `Bearer ${ws.token}` } });
+      const res = await send(t.api, 'POST', '/v1/rpc/create_payload_pack', {
+        json: { _brand_id: b, _mint_batch_id: sub.mint_batch_id, ...bad },
+        headers: { authorization: `Bearer ${ws.token}` },
+      });
       conforms('/v1/rpc/create_payload_pack', 'post', res);
       expect([res.status, JSON.stringify(res.body)]).toEqual([400, expect.stringMatching(Object.keys(bad).at(-1)!)]);
     }

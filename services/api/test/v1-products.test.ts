@@ -10,16 +10,26 @@ const { t, ws } = useV1();
 beforeAll(async () => {
   for (const sku of ['P-2', 'P-3', 'P-4', 'P-5']) {
     await sleep(5); // distinct created_at, so newest-first order is the creation order
-    await upsertProduct(t.app.ctx, { id: ws.userId }, {
-      brandId: ws.brandId, sku, name: `Product ${sku}`, gtin: null, commercialStatus: 'ACTIVE', mintReadinessStatus: 'READY', passportUrl: null,
-    });
+    await upsertProduct(
+      t.app.ctx,
+      { id: ws.userId },
+      {
+        brandId: ws.brandId,
+        sku,
+        name: `Product ${sku}`,
+        gtin: null,
+        commercialStatus: 'ACTIVE',
+        mintReadinessStatus: 'READY',
+        passportUrl: null,
+      },
+    );
   }
 });
 
 const list = (query = '', workspace: V1Workspace = ws) => send(t.api, 'GET', `/v1/products${query}`, { headers: workspaceHeaders(workspace) });
 
 describe('GET /v1/products', () => {
-  it('pages through the workspace\'s products, newest first, with an opaque cursor', async () => {
+  it("pages through the workspace's products, newest first, with an opaque cursor", async () => {
     const first = await list('?limit=2');
     expect(first.status).toBe(200);
     expect(first.body).toEqual({
@@ -28,8 +38,15 @@ describe('GET /v1/products', () => {
       meta: { next_cursor: expect.any(String), has_more: true, request_id: first.headers['x-request-id'] },
     });
     expect(first.body.data[0]).toEqual({
-      id: expect.any(String), sku: 'P-5', name: 'Product P-5', gtin: null, commercial_status: 'ACTIVE', mint_readiness_status: 'READY',
-      passport_url: null, created_at: expect.any(String), updated_at: expect.any(String),
+      id: expect.any(String),
+      sku: 'P-5',
+      name: 'Product P-5',
+      gtin: null,
+      commercial_status: 'ACTIVE',
+      mint_readiness_status: 'READY',
+      passport_url: null,
+      created_at: expect.any(String),
+      updated_at: expect.any(String),
     });
     const second = await list(`?limit=2&cursor=${encodeURIComponent(first.body.meta.next_cursor)}`);
     expect(second.body.data.map((p: { sku: string }) => p.sku)).toEqual(['P-3', 'P-2']);
@@ -38,7 +55,7 @@ describe('GET /v1/products', () => {
     expect(last.body.meta).toMatchObject({ next_cursor: null, has_more: false });
   });
 
-  it('returns 50 by default and never another workspace\'s products', async () => {
+  it("returns 50 by default and never another workspace's products", async () => {
     const other = await t.workspace();
     const res = await list('', other);
     expect(res.body.data.map((p: { sku: string }) => p.sku)).toEqual(['SKU-1']);
@@ -61,9 +78,14 @@ describe('GET /v1/products', () => {
 
   it('needs both credentials and products:read', async () => {
     const anonymous = await send(t.api, 'GET', '/v1/products', { headers: { 'x-workspace-id': ws.brandId } });
-    expect([anonymous.status, anonymous.body]).toEqual([401, {
-      ok: false, error: { code: 'unauthenticated', message: 'missing bearer token (Authorization: Bearer <token>)' }, meta: { request_id: anonymous.headers['x-request-id'] },
-    }]);
+    expect([anonymous.status, anonymous.body]).toEqual([
+      401,
+      {
+        ok: false,
+        error: { code: 'unauthenticated', message: 'missing bearer token (Authorization: Bearer <token>)' },
+        meta: { request_id: anonymous.headers['x-request-id'] },
+      },
+    ]);
     const minter = await t.workspace(['mint:read']);
     expect((await list('', minter)).status).toBe(403);
   });

@@ -5,13 +5,17 @@ import { randomUUID } from 'node:crypto';
 import { query, run } from '../../../test/support/sql.ts';
 import { createUser, grantRole, issueAccessToken, upsertProductionBatch } from '@mint/usecases';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { send, useV1, type V1Response, } from './v1-support.ts';
+import { send, useV1, type V1Response } from './v1-support.ts';
 
 const { t, ws } = useV1();
 let productionBatchId: string;
 
 beforeAll(async () => {
-  const { productionBatch } = await upsertProductionBatch(t.app.ctx, { id: ws.userId }, { brandId: ws.brandId, productId: ws.productId, code: 'ERP-1', status: 'READY', quantity: 1000 });
+  const { productionBatch } = await upsertProductionBatch(
+    t.app.ctx,
+    { id: ws.userId },
+    { brandId: ws.brandId, productId: ws.productId, code: 'ERP-1', status: 'READY', quantity: 1000 },
+  );
   productionBatchId = productionBatch.id;
 });
 
@@ -25,7 +29,18 @@ const spec = {
   submitSuccess: ['ok', 'mint_job_id', 'mint_batch_id', 'status', 'is_duplicate'],
   submitBlocked: ['ok', 'blocking_reasons', 'product_id', 'product_batch_id'],
   preflight: ['id', 'status', 'preflight_result', 'blocking_reasons', 'scope_type', 'requested_quantity', 'created_at'],
-  batch: ['id', 'status', 'identity_mode', 'activation_mode', 'requested_quantity', 'minted_quantity', 'resolver_base_url', 'created_at', 'product_id', 'product_sku'],
+  batch: [
+    'id',
+    'status',
+    'identity_mode',
+    'activation_mode',
+    'requested_quantity',
+    'minted_quantity',
+    'resolver_base_url',
+    'created_at',
+    'product_id',
+    'product_sku',
+  ],
   listBatches: ['ok', 'batches', 'has_more', 'next_cursor_created_at', 'next_cursor_id', 'next_cursor'],
   listUnits: ['ok', 'units', 'has_more', 'next_cursor_created_at', 'next_cursor_id'],
   unitAtLeast: ['id', 'created_at', 'product_sku', 'status'],
@@ -39,7 +54,11 @@ const spec = {
 
 async function submitted(quantity = 4): Promise<{ jobId: string; batchId: string }> {
   const res = await rpc('submit_mint_request', {
-    _brand_id: ws.brandId, _product_id: ws.productId, _requested_quantity: quantity, _identity_mode: 'serial', _activation_mode: 'first_scan',
+    _brand_id: ws.brandId,
+    _product_id: ws.productId,
+    _requested_quantity: quantity,
+    _identity_mode: 'serial',
+    _activation_mode: 'first_scan',
   });
   return { jobId: res.body.mint_job_id, batchId: res.body.mint_batch_id };
 }
@@ -48,8 +67,14 @@ describe('named operations: response shapes of the spec', () => {
   it('submit_mint_request: success, idempotent hit and blocked', async () => {
     const key = randomUUID();
     const params = {
-      _brand_id: ws.brandId, _product_id: ws.productId, _product_batch_id: productionBatchId, _requested_quantity: 6, _identity_mode: 'batch',
-      _activation_mode: 'active_at_mint', _lots: [{ lot_code: 'L-1', qty: 6 }], _idempotency_key: key,
+      _brand_id: ws.brandId,
+      _product_id: ws.productId,
+      _product_batch_id: productionBatchId,
+      _requested_quantity: 6,
+      _identity_mode: 'batch',
+      _activation_mode: 'active_at_mint',
+      _lots: [{ lot_code: 'L-1', qty: 6 }],
+      _idempotency_key: key,
     };
     const first = await rpc('submit_mint_request', params);
     expect(first.status).toBe(200);
@@ -67,12 +92,24 @@ describe('named operations: response shapes of the spec', () => {
   it('preflight_mint_batch returns a preflight record', async () => {
     const res = await rpc('preflight_mint_batch', { _brand_id: ws.brandId, _product_id: ws.productId, _batch_id: productionBatchId, _requested_quantity: 10 });
     expect(keys(res.body)).toEqual(sorted('ok', 'mint_job_id', ...spec.preflight));
-    expect(res.body).toMatchObject({ ok: true, status: 'preflight_pass', preflight_result: 'pass', blocking_reasons: [], scope_type: 'batch', requested_quantity: 10 });
+    expect(res.body).toMatchObject({
+      ok: true,
+      status: 'preflight_pass',
+      preflight_result: 'pass',
+      blocking_reasons: [],
+      scope_type: 'batch',
+      requested_quantity: 10,
+    });
   });
 
   it('create_mint_batch_from_job (deprecated) gives the preflighted job its batch', async () => {
     const pre = await rpc('preflight_mint_batch', { _brand_id: ws.brandId, _product_id: ws.productId, _batch_id: productionBatchId, _requested_quantity: 3 });
-    const res = await rpc('create_mint_batch_from_job', { _brand_id: ws.brandId, _mint_job_id: pre.body.mint_job_id, _activation_mode: 'first_scan', _lots: [{ lot_code: 'X', qty: 3 }] });
+    const res = await rpc('create_mint_batch_from_job', {
+      _brand_id: ws.brandId,
+      _mint_job_id: pre.body.mint_job_id,
+      _activation_mode: 'first_scan',
+      _lots: [{ lot_code: 'X', qty: 3 }],
+    });
     expect(res.status).toBe(200);
     expect(keys(res.body)).toEqual(sorted('ok', 'mint_job_id', 'mint_batch_id', 'status', 'deprecation'));
     expect(res.body).toMatchObject({ ok: true, mint_job_id: pre.body.mint_job_id, status: 'QUEUED', deprecation: expect.stringContaining('deprecated') });
@@ -94,7 +131,12 @@ describe('named operations: response shapes of the spec', () => {
     expect(keys(list.body.batches[0])).toEqual(sorted(...spec.batch));
     expect(list.body.batches[0]).toMatchObject({ id: batchId, status: 'draft', identity_mode: 'serial', activation_mode: 'first_scan', product_sku: 'SKU-1' });
     expect(list.body.has_more).toBe(true);
-    const next = await rpc('list_mint_batches', { _brand_id: ws.brandId, _limit: 1, _cursor_created_at: list.body.next_cursor_created_at, _cursor_id: list.body.next_cursor_id });
+    const next = await rpc('list_mint_batches', {
+      _brand_id: ws.brandId,
+      _limit: 1,
+      _cursor_created_at: list.body.next_cursor_created_at,
+      _cursor_id: list.body.next_cursor_id,
+    });
     expect(next.body.batches[0].id).not.toBe(batchId);
     const one = await rpc('get_mint_batch_by_id', { _brand_id: ws.brandId, _mint_batch_id: batchId });
     expect(keys(one.body)).toEqual(['batch', 'ok']);
@@ -138,7 +180,11 @@ describe('named operations: response shapes of the spec', () => {
     // The batch's history lists all of its processing: started, units created, completed.
     const history = await rpc('list_mint_events', { _brand_id: ws.brandId, _entity_type: 'mint_batch', _entity_id: batchId });
     expect(history.body.events.map((e: { event_type: string }) => e.event_type).sort()).toEqual([
-      'mint_batch_created', 'mint_batch_status_changed', 'mint_job_completed', 'mint_job_started', 'mint_units_created',
+      'mint_batch_created',
+      'mint_batch_status_changed',
+      'mint_job_completed',
+      'mint_job_started',
+      'mint_units_created',
     ]);
   });
 
@@ -151,8 +197,11 @@ describe('named operations: response shapes of the spec', () => {
 
   it('list_payload_packs returns packs without signed URLs', async () => {
     const { batchId } = await submitted(1);
-    await run(t.app.db.em.fork(), `insert into payload_packs (brand_id, id, mint_batch_id, status, storage_path, created_at, updated_at) values (?, ?, ?, 'pending', null, now(), now())`,
-      [ws.brandId, randomUUID(), batchId]);
+    await run(
+      t.app.db.em.fork(),
+      `insert into payload_packs (brand_id, id, mint_batch_id, status, storage_path, created_at, updated_at) values (?, ?, ?, 'pending', null, now(), now())`,
+      [ws.brandId, randomUUID(), batchId],
+    );
     const res = await rpc('list_payload_packs', { _brand_id: ws.brandId });
     expect(keys(res.body)).toEqual(sorted(...spec.listPacks));
     expect(keys(res.body.packs[0])).toEqual(sorted(...spec.pack));
@@ -172,7 +221,11 @@ describe('named operations: errors', () => {
     await grantRole(t.app.ctx, ws.brandId, viewer.id, 'viewer');
     const token = await issueAccessToken(t.app.ctx, viewer.id);
     const jobs = await t.count('mint_jobs');
-    const write = await rpc('submit_mint_request', { _brand_id: ws.brandId, _product_id: ws.productId, _requested_quantity: 1, _identity_mode: 'serial', _activation_mode: 'active_at_mint' }, token);
+    const write = await rpc(
+      'submit_mint_request',
+      { _brand_id: ws.brandId, _product_id: ws.productId, _requested_quantity: 1, _identity_mode: 'serial', _activation_mode: 'active_at_mint' },
+      token,
+    );
     expect([write.status, write.body.error.code]).toEqual([403, 'forbidden']);
     expect(await t.count('mint_jobs')).toBe(jobs);
     expect((await rpc('get_mint_kpis', { _brand_id: ws.brandId }, token)).status).toBe(200);
@@ -187,10 +240,28 @@ describe('named operations: errors', () => {
     const unknownOp = await rpc('set_mint_batch_status', { _brand_id: ws.brandId });
     expect([unknownOp.status, unknownOp.body.error.code]).toEqual([404, 'not_found']);
     const jobs = await t.count('mint_jobs');
-    const unknown = await rpc('submit_mint_request', { _brand_id: ws.brandId, _product_id: ws.productId, _requested_quantity: 1, _identity_mode: 'serial', _activation_mode: 'active_at_mint', brand_id: 'x' });
+    const unknown = await rpc('submit_mint_request', {
+      _brand_id: ws.brandId,
+      _product_id: ws.productId,
+      _requested_quantity: 1,
+      _identity_mode: 'serial',
+      _activation_mode: 'active_at_mint',
+      brand_id: 'x',
+    });
     expect([unknown.status, unknown.body.error.message]).toEqual([400, expect.stringMatching(/^brand_id: is not a known field/)]);
-    const typed = await rpc('submit_mint_request', { _brand_id: ws.brandId, _product_id: 7, _requested_quantity: '1', _identity_mode: 'SERIAL', _activation_mode: 'manual' });
-    expect(typed.body.error.details.violations.map((v: { field: string }) => v.field)).toEqual(['_product_id', '_requested_quantity', '_identity_mode', '_activation_mode']);
+    const typed = await rpc('submit_mint_request', {
+      _brand_id: ws.brandId,
+      _product_id: 7,
+      _requested_quantity: '1',
+      _identity_mode: 'SERIAL',
+      _activation_mode: 'manual',
+    });
+    expect(typed.body.error.details.violations.map((v: { field: string }) => v.field)).toEqual([
+      '_product_id',
+      '_requested_quantity',
+      '_identity_mode',
+      '_activation_mode',
+    ]);
     expect(await t.count('mint_jobs')).toBe(jobs);
     const limit = await rpc('list_mint_batches', { _brand_id: ws.brandId, _limit: 101 });
     expect([limit.status, limit.body.error.message]).toEqual([400, '_limit: must be an integer from 1 to 100']);

@@ -6,33 +6,55 @@ import { query } from '../../../test/support/sql.ts';
 import { createApiKey, createUser, grantRole, issueAccessToken, processMintJobBatch, relayOutbox, upsertProduct, type OutboxJob } from '@mint/usecases';
 import { describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from './support.ts';
-import { send, useV1, } from './v1-support.ts';
+import { send, useV1 } from './v1-support.ts';
 
 const { t, ws } = useV1();
 const path = '/v1/mint/submit-and-kick';
 
 const body = (over: Record<string, unknown> = {}) => ({
-  brand_id: ws.brandId, product_id: ws.productId, requested_quantity: 5, identity_mode: 'serial', activation_mode: 'active_at_mint', ...over,
+  brand_id: ws.brandId,
+  product_id: ws.productId,
+  requested_quantity: 5,
+  identity_mode: 'serial',
+  activation_mode: 'active_at_mint',
+  ...over,
 });
 const kick = (json: unknown, token: string | null = ws.token, api: TestApi = t.api) =>
   send(api, 'POST', path, { json, headers: token === null ? {} : { authorization: `Bearer ${token}` } });
 
 async function jobOf(jobId: string) {
-  const [row] = await query<{ status: string; lease_owner: string | null; minted: number }>(t.app.db.em.fork(),
-    `select j.status, j.lease_owner, b.minted_quantity as minted from mint_jobs j join mint_batches b on b.mint_job_id = j.id and b.brand_id = j.brand_id where j.id = ?`, [jobId]);
+  const [row] = await query<{ status: string; lease_owner: string | null; minted: number }>(
+    t.app.db.em.fork(),
+    `select j.status, j.lease_owner, b.minted_quantity as minted from mint_jobs j join mint_batches b on b.mint_job_id = j.id and b.brand_id = j.brand_id where j.id = ?`,
+    [jobId],
+  );
   return row!;
 }
 
 /** The spec's error body with `code`. */
-const errorShape = (code: string) => ({ ok: false, brand_id: null, mint_job_id: null, mint_batch_id: null, kicked: false, error_code: code, error_message: expect.any(String) });
+const errorShape = (code: string) => ({
+  ok: false,
+  brand_id: null,
+  mint_job_id: null,
+  mint_batch_id: null,
+  kicked: false,
+  error_code: code,
+  error_message: expect.any(String),
+});
 
 describe('submit + kick', () => {
   it('submits and mints the whole small job in the kick: 200 with kicked=true', async () => {
     const res = await kick(body({ idempotency_key: randomUUID() }));
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
-      ok: true, brand_id: ws.brandId, mint_job_id: expect.any(String), mint_batch_id: expect.any(String), kicked: true, is_duplicate: false,
-      status: 'QUEUED', note: null,
+      ok: true,
+      brand_id: ws.brandId,
+      mint_job_id: expect.any(String),
+      mint_batch_id: expect.any(String),
+      kicked: true,
+      is_duplicate: false,
+      status: 'QUEUED',
+      note: null,
     });
     expect(await jobOf(res.body.mint_job_id)).toEqual({ status: 'COMPLETED', lease_owner: null, minted: 5 });
   });
@@ -54,21 +76,43 @@ describe('submit + kick', () => {
   });
 
   it('mints nothing for a lot-mode request but finalises it in the kick', async () => {
-    const res = await kick(body({ identity_mode: 'batch', requested_quantity: 10, lots: [{ lot_code: 'L1', qty: 4 }, { lot_code: 'L2', qty: 6 }] }));
+    const res = await kick(
+      body({
+        identity_mode: 'batch',
+        requested_quantity: 10,
+        lots: [
+          { lot_code: 'L1', qty: 4 },
+          { lot_code: 'L2', qty: 6 },
+        ],
+      }),
+    );
     expect(res.body).toMatchObject({ ok: true, kicked: true });
     expect((await jobOf(res.body.mint_job_id)).status).toBe('COMPLETED');
   });
 
   it('answers submit_blocked with HTTP 200 and the blocking reasons when preflight blocks', async () => {
-    const { product } = await upsertProduct(t.app.ctx, { id: ws.userId }, {
-      brandId: ws.brandId, sku: 'DRAFT-1', name: 'Draft', gtin: null, commercialStatus: 'DRAFT', mintReadinessStatus: 'NOT_READY', passportUrl: null,
-    });
+    const { product } = await upsertProduct(
+      t.app.ctx,
+      { id: ws.userId },
+      {
+        brandId: ws.brandId,
+        sku: 'DRAFT-1',
+        name: 'Draft',
+        gtin: null,
+        commercialStatus: 'DRAFT',
+        mintReadinessStatus: 'NOT_READY',
+        passportUrl: null,
+      },
+    );
     const jobs = await t.count('mint_jobs', ws.brandId);
     const res = await kick(body({ product_id: product.id }));
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
       ...errorShape('submit_blocked'),
-      blocking_reasons: expect.arrayContaining([expect.objectContaining({ code: 'COMMERCIAL_STATUS_NOT_ACTIVE' }), expect.objectContaining({ code: 'MINT_READINESS_NOT_READY' })]),
+      blocking_reasons: expect.arrayContaining([
+        expect.objectContaining({ code: 'COMMERCIAL_STATUS_NOT_ACTIVE' }),
+        expect.objectContaining({ code: 'MINT_READINESS_NOT_READY' }),
+      ]),
     });
     expect(await t.count('mint_jobs', ws.brandId)).toBe(jobs);
   });
@@ -83,7 +127,7 @@ describe('submit + kick', () => {
     expect([old.status, old.body]).toEqual([401, errorShape('invalid_token')]);
   });
 
-  it('checks an x-api-key sent with the owner\'s token: a read-only key is 403, a garbage key 401, and neither mints', async () => {
+  it("checks an x-api-key sent with the owner's token: a read-only key is 403, a garbage key 401, and neither mints", async () => {
     const jobs = await t.count('mint_jobs', ws.brandId);
     const readOnly = await t.workspace(['mint:read']);
     const withKey = (apiKey: string) => send(t.api, 'POST', path, { json: body(), headers: { authorization: `Bearer ${ws.token}`, 'x-api-key': apiKey } });
@@ -111,7 +155,10 @@ describe('submit + kick', () => {
 
   it('answers invalid_request 400 for malformed JSON, wrong types, unknown and missing fields, writing nothing', async () => {
     const jobs = await t.count('mint_jobs');
-    const malformed = await send(t.api, 'POST', path, { raw: '{"brand_id": ', headers: { authorization: `Bearer ${ws.token}`, 'content-type': 'application/json' } });
+    const malformed = await send(t.api, 'POST', path, {
+      raw: '{"brand_id": ',
+      headers: { authorization: `Bearer ${ws.token}`, 'content-type': 'application/json' },
+    });
     expect([malformed.status, malformed.body.error_code]).toEqual([400, 'invalid_request']);
     expect(malformed.body.error_message).toMatch(/^body: is not valid JSON/);
     const wrongType = await kick(body({ requested_quantity: '5' }));
@@ -128,7 +175,10 @@ describe('submit + kick', () => {
   it('answers submit_failed 400 when the request breaks the mint rules', async () => {
     const jobs = await t.count('mint_jobs');
     const lots = await kick(body({ identity_mode: 'batch', requested_quantity: 10, lots: [{ lot_code: 'A', qty: 3 }] }));
-    expect([lots.status, lots.body]).toEqual([400, { ...errorShape('submit_failed'), error_message: 'lots: quantities sum to 3, must equal requested_quantity 10' }]);
+    expect([lots.status, lots.body]).toEqual([
+      400,
+      { ...errorShape('submit_failed'), error_message: 'lots: quantities sum to 3, must equal requested_quantity 10' },
+    ]);
     const tooMany = await kick(body({ requested_quantity: 1_000_001 }));
     expect([tooMany.status, tooMany.body.error_code]).toEqual([400, 'submit_failed']);
     const serialLots = await kick(body({ lots: [{ lot_code: 'A', qty: 5 }] }));
@@ -138,7 +188,12 @@ describe('submit + kick', () => {
 
   it('reports kicked=false when the kick fails, and the job is not lost: its outbox message hands it to an executor', async () => {
     // A context whose unit generation fails: the submit succeeds, the kick's cycle throws.
-    const broken = { ...t.app.ctx, randomFill: () => { throw new Error('entropy source failed'); } };
+    const broken = {
+      ...t.app.ctx,
+      randomFill: () => {
+        throw new Error('entropy source failed');
+      },
+    };
     const api = await startTestApi(t.app, { ctx: broken });
     try {
       const res = await kick(body({ requested_quantity: 50 }), ws.token, api);

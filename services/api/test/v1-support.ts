@@ -86,14 +86,19 @@ export async function setupV1(): Promise<V1Setup> {
   const app = await setupUseCases();
   const api = await startTestApi(app);
   return {
-    app, api,
+    app,
+    api,
     async workspace(scopes = apiKeyScopes) {
       const brand = await app.seedBrand();
       const key = await createApiKey(app.ctx, { brandId: brand.brandId, name: 'test', scopes: [...scopes] });
       return { ...brand, apiKey: key.key };
     },
     async count(table, brandId) {
-      const [row] = await query<{ n: string }>(app.db.em.fork(), `select count(*) as n from ${table}${brandId ? ' where brand_id = ?' : ''}`, brandId ? [brandId] : []);
+      const [row] = await query<{ n: string }>(
+        app.db.em.fork(),
+        `select count(*) as n from ${table}${brandId ? ' where brand_id = ?' : ''}`,
+        brandId ? [brandId] : [],
+      );
       return Number(row!.n);
     },
     async close() {

@@ -61,7 +61,9 @@ describe('contract rules (protovalidate)', () => {
     const api = await startTestApi(app);
     try {
       const res = await submitOverJson(api, brand, {
-        requested_quantity: 5, identity_mode: 'IDENTITY_MODE_UNSPECIFIED', activation_mode: 'ACTIVATION_MODE_FIRST_SCAN',
+        requested_quantity: 5,
+        identity_mode: 'IDENTITY_MODE_UNSPECIFIED',
+        activation_mode: 'ACTIVATION_MODE_FIRST_SCAN',
       });
       expect(res.status).toBe(400);
       expect(await res.json()).toMatchObject({ code: 'invalid_argument', message: expect.stringContaining('identity_mode: ') });
@@ -75,11 +77,19 @@ describe('contract rules (protovalidate)', () => {
     try {
       const jobs = await app.db.em.fork().execute('select count(*)::int as n from mint_jobs');
       const res = await submitOverJson(api, brand, {
-        requested_quantity: 5, identity_mode: 'IDENTITY_MODE_SERIAL', activation_mode: 'ACTIVATION_MODE_ACTIVE_AT_MINT', quantity: 5,
+        requested_quantity: 5,
+        identity_mode: 'IDENTITY_MODE_SERIAL',
+        activation_mode: 'ACTIVATION_MODE_ACTIVE_AT_MINT',
+        quantity: 5,
       });
       expect(res.status).toBe(400);
       expect(await res.json()).toMatchObject({ code: 'invalid_argument', message: expect.stringContaining('"quantity"') });
-      const page = await postJson(api, '/mint.v1.MintService/ListMintBatches', { brand_id: brand.brandId, next_cursor: 'x' }, { authorization: `Bearer ${brand.token}` });
+      const page = await postJson(
+        api,
+        '/mint.v1.MintService/ListMintBatches',
+        { brand_id: brand.brandId, next_cursor: 'x' },
+        { authorization: `Bearer ${brand.token}` },
+      );
       expect(page.status).toBe(400);
       expect(await page.json()).toMatchObject({ code: 'invalid_argument', message: expect.stringContaining('"next_cursor"') });
       expect(await app.db.em.fork().execute('select count(*)::int as n from mint_jobs')).toEqual(jobs);

@@ -28,10 +28,16 @@ afterAll(async () => {
 
 /** A job left QUEUED: no executor runs in these tests, so only the watch's limits end its watch. */
 async function queuedJob(of: SeededBrand): Promise<string> {
-  const submitted = await mint.submitMintRequest({
-    brandId: of.brandId, productId: of.productId, requestedQuantity: 5,
-    identityMode: IdentityMode.SERIAL, activationMode: ActivationMode.ACTIVE_AT_MINT,
-  }, bearer(of.token));
+  const submitted = await mint.submitMintRequest(
+    {
+      brandId: of.brandId,
+      productId: of.productId,
+      requestedQuantity: 5,
+      identityMode: IdentityMode.SERIAL,
+      activationMode: ActivationMode.ACTIVE_AT_MINT,
+    },
+    bearer(of.token),
+  );
   return submitted.mintJobId!;
 }
 
@@ -52,7 +58,8 @@ describe('WatchMintJob limits', () => {
       bearer(brand.token),
     );
     const { preflight } = await mint.preflightMintBatch(
-      { brandId: brand.brandId, productId: brand.productId, batchId: productionBatch!.id, requestedQuantity: 10 }, bearer(brand.token),
+      { brandId: brand.brandId, productId: brand.productId, batchId: productionBatch!.id, requestedQuantity: 10 },
+      bearer(brand.token),
     );
     const started = Date.now();
     const seen = await collect(brand, preflight!.mintJobId!);

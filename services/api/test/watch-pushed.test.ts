@@ -40,9 +40,19 @@ afterAll(async () => {
   await app?.close();
 });
 
-const submit = async (requestedQuantity: number) => (await mint.submitMintRequest({
-  brandId: brand.brandId, productId: brand.productId, requestedQuantity, identityMode: IdentityMode.SERIAL, activationMode: ActivationMode.ACTIVE_AT_MINT,
-}, bearer(brand.token))).mintJobId!;
+const submit = async (requestedQuantity: number) =>
+  (
+    await mint.submitMintRequest(
+      {
+        brandId: brand.brandId,
+        productId: brand.productId,
+        requestedQuantity,
+        identityMode: IdentityMode.SERIAL,
+        activationMode: ActivationMode.ACTIVE_AT_MINT,
+      },
+      bearer(brand.token),
+    )
+  ).mintJobId!;
 
 describe('WatchMintJob with pushed progress', () => {
   it('follows a job chunk by chunk to COMPLETED from published progress alone, and releases its registration', async () => {
@@ -91,11 +101,16 @@ describe('WatchMintJob with pushed progress', () => {
     const abort = new AbortController();
     try {
       // 15 streams: one caller may hold 20 on a process.
-      const watching = Array.from({ length: 15 }, () => (async () => {
-        try {
-          for await (const _update of slowMint.watchMintJob({ brandId: brand.brandId, mintJobId: jobId }, { ...bearer(brand.token), signal: abort.signal })) opened++;
-        } catch { /* aborted */ }
-      })());
+      const watching = Array.from({ length: 15 }, () =>
+        (async () => {
+          try {
+            for await (const _update of slowMint.watchMintJob({ brandId: brand.brandId, mintJobId: jobId }, { ...bearer(brand.token), signal: abort.signal }))
+              opened++;
+          } catch {
+            /* aborted */
+          }
+        })(),
+      );
       while (opened < 15) await new Promise((resolve) => setTimeout(resolve, 20));
       const before = jobReads;
       const started = Date.now();

@@ -34,7 +34,9 @@ describe('WebhookService access', () => {
   it('lets owners, admins and keys with webhooks:write manage endpoints; members, viewers and other keys are PermissionDenied', async () => {
     await setApiAccess(app.ctx, brand.brandId, true);
     const withScope = (await createApiKey(app.ctx, { brandId: brand.brandId, name: 'hooks', scopes: ['webhooks:write'] })).key;
-    const without = (await createApiKey(app.ctx, { brandId: brand.brandId, name: 'mint', scopes: ['mint:write', 'mint:read', 'products:write', 'products:read'] })).key;
+    const without = (
+      await createApiKey(app.ctx, { brandId: brand.brandId, name: 'mint', scopes: ['mint:write', 'mint:read', 'products:write', 'products:read'] })
+    ).key;
     const list = (options: object) => codeOf(hooks.listWebhookEndpoints({ brandId: brand.brandId }, options));
     const create = (options: object) => codeOf(hooks.createWebhookEndpoint({ brandId: brand.brandId, url: 'https://receiver.example/a' }, options));
     const matrix = {
@@ -47,8 +49,13 @@ describe('WebhookService access', () => {
       nobody: [await list({}), await create({})],
     };
     expect(matrix).toEqual({
-      owner: ['ok', 'ok'], admin: ['ok', 'ok'], member: [Code.PermissionDenied, Code.PermissionDenied], viewer: [Code.PermissionDenied, Code.PermissionDenied],
-      keyWithScope: ['ok', 'ok'], keyWithout: [Code.PermissionDenied, Code.PermissionDenied], nobody: [Code.Unauthenticated, Code.Unauthenticated],
+      owner: ['ok', 'ok'],
+      admin: ['ok', 'ok'],
+      member: [Code.PermissionDenied, Code.PermissionDenied],
+      viewer: [Code.PermissionDenied, Code.PermissionDenied],
+      keyWithScope: ['ok', 'ok'],
+      keyWithout: [Code.PermissionDenied, Code.PermissionDenied],
+      nobody: [Code.Unauthenticated, Code.Unauthenticated],
     });
   });
 });
@@ -56,13 +63,19 @@ describe('WebhookService access', () => {
 describe('WebhookService endpoints', () => {
   it('returns the secret once, never in lists; rotates it; audits every change without secrets', async () => {
     const owner = as(brand.token);
-    const created = await hooks.createWebhookEndpoint({ brandId: brand.brandId, url: 'https://receiver.example/hook', eventTypes: ['mint_job_completed'], description: 'ERP' }, owner);
+    const created = await hooks.createWebhookEndpoint(
+      { brandId: brand.brandId, url: 'https://receiver.example/hook', eventTypes: ['mint_job_completed'], description: 'ERP' },
+      owner,
+    );
     expect(created.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     const id = created.endpoint!.id;
     expect(created.endpoint).toMatchObject({ url: 'https://receiver.example/hook', eventTypes: ['mint_job_completed'], enabled: true, description: 'ERP' });
     const listed = await hooks.listWebhookEndpoints({ brandId: brand.brandId }, owner);
     expect(JSON.stringify(listed, (_key, value: unknown) => (typeof value === 'bigint' ? String(value) : value))).not.toContain(created.secret.slice(6));
-    const updated = await hooks.updateWebhookEndpoint({ brandId: brand.brandId, endpointId: id, enabled: false, eventTypes: [], replaceEventTypes: true }, owner);
+    const updated = await hooks.updateWebhookEndpoint(
+      { brandId: brand.brandId, endpointId: id, enabled: false, eventTypes: [], replaceEventTypes: true },
+      owner,
+    );
     expect(updated.endpoint).toMatchObject({ enabled: false, eventTypes: [] });
     const rotated = await hooks.rotateWebhookSecret({ brandId: brand.brandId, endpointId: id }, owner);
     expect(rotated.secret).toMatch(/^whsec_/);
@@ -72,7 +85,10 @@ describe('WebhookService endpoints', () => {
     expect(await codeOf(hooks.rotateWebhookSecret({ brandId: brand.brandId, endpointId: id }, owner))).toBe(Code.NotFound);
     const events = await listMintEvents(app.ctx, brand.brandId, { limit: 100, cursor: null, eventType: null, entityType: 'webhook_endpoint', entityId: id });
     expect(events.items.map((e) => e.eventType).reverse()).toEqual([
-      'webhook_endpoint_created', 'webhook_endpoint_updated', 'webhook_endpoint_secret_rotated', 'webhook_endpoint_deleted',
+      'webhook_endpoint_created',
+      'webhook_endpoint_updated',
+      'webhook_endpoint_secret_rotated',
+      'webhook_endpoint_deleted',
     ]);
     expect(events.items.every((e) => e.actor === brand.userId)).toBe(true);
     const text = JSON.stringify(events.items);
@@ -97,7 +113,10 @@ describe('WebhookService endpoints', () => {
     const other = await app.seedBrand();
     const owner = as(other.token);
     const all = await hooks.createWebhookEndpoint({ brandId: other.brandId, url: 'https://receiver.example/all' }, owner);
-    const completed = await hooks.createWebhookEndpoint({ brandId: other.brandId, url: 'https://receiver.example/done', eventTypes: ['mint_job_completed'] }, owner);
+    const completed = await hooks.createWebhookEndpoint(
+      { brandId: other.brandId, url: 'https://receiver.example/done', eventTypes: ['mint_job_completed'] },
+      owner,
+    );
     const off = await hooks.createWebhookEndpoint({ brandId: other.brandId, url: 'https://receiver.example/off' }, owner);
     await hooks.updateWebhookEndpoint({ brandId: other.brandId, endpointId: off.endpoint!.id, enabled: false }, owner);
     const { mintJobId } = await submitSerial(app.ctx, other, 10);
@@ -119,8 +138,9 @@ describe('WebhookService endpoints', () => {
     const done = await hooks.listWebhookDeliveries({ brandId: other.brandId, endpointId: completed.endpoint!.id }, owner);
     expect(done.deliveries.map((d) => d.eventType)).toEqual(['mint_job_completed']);
     // The disabled endpoint got only what happened while it was enabled: its own creation.
-    expect((await hooks.listWebhookDeliveries({ brandId: other.brandId, endpointId: off.endpoint!.id }, owner)).deliveries.map((d) => d.eventType))
-      .toEqual(['webhook_endpoint_created']);
+    expect((await hooks.listWebhookDeliveries({ brandId: other.brandId, endpointId: off.endpoint!.id }, owner)).deliveries.map((d) => d.eventType)).toEqual([
+      'webhook_endpoint_created',
+    ]);
     expect(await codeOf(hooks.redeliverWebhook({ brandId: other.brandId, deliveryId: done.deliveries[0]!.id }, owner))).toBe('ok');
     // Another brand's endpoint and delivery are NotFound under this brand.
     expect(await codeOf(hooks.listWebhookDeliveries({ brandId: brand.brandId, endpointId: all.endpoint!.id }, as(brand.token)))).toBe(Code.NotFound);

@@ -47,7 +47,11 @@ describe('API keys', () => {
     expect((await mint.getMintKpis({ brandId: brand.brandId }, key(created.key))).ok).toBe(true);
     const refused = await errorOf(mint.listMintBatches({ brandId: other.brandId }, key(created.key)));
     expect(refused.code).toBe(Code.PermissionDenied);
-    expect(await codeOf(mint.preflightMintBatch({ brandId: brand.brandId, productId: brand.productId, batchId: crypto.randomUUID(), requestedQuantity: 1 }, key(created.key)))).toBe(Code.PermissionDenied);
+    expect(
+      await codeOf(
+        mint.preflightMintBatch({ brandId: brand.brandId, productId: brand.productId, batchId: crypto.randomUUID(), requestedQuantity: 1 }, key(created.key)),
+      ),
+    ).toBe(Code.PermissionDenied);
     // The listing never carries the key or its secret; neither does any log line.
     const list = await workspace.listApiKeys({ brandId: brand.brandId }, bearer(brand.token));
     expect(JSON.stringify(list, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v))).not.toContain(created.key.slice(16));
@@ -61,12 +65,16 @@ describe('API keys', () => {
 
   it('refuses bad input naming each field, writing nothing', async () => {
     const before = (await workspace.listApiKeys({ brandId: brand.brandId }, bearer(brand.token))).apiKeys.length;
-    const error = await errorOf(workspace.createApiKey({ brandId: brand.brandId, name: ' ', scopes: ['mint:read', 'workspace:admin', 'fly'] }, bearer(brand.token)));
+    const error = await errorOf(
+      workspace.createApiKey({ brandId: brand.brandId, name: ' ', scopes: ['mint:read', 'workspace:admin', 'fly'] }, bearer(brand.token)),
+    );
     expect(error.code).toBe(Code.InvalidArgument);
     expect(error.rawMessage).toContain('name: is required');
     expect(error.rawMessage).toContain('scopes[1]: workspace:admin is never given to a key');
     expect(error.rawMessage).toContain('scopes[2]: "fly" is not a scope');
-    expect((await errorOf(workspace.createApiKey({ brandId: brand.brandId, name: 'x', scopes: [] }, bearer(brand.token)))).rawMessage).toMatch(/^scopes: must name one or more/);
+    expect((await errorOf(workspace.createApiKey({ brandId: brand.brandId, name: 'x', scopes: [] }, bearer(brand.token)))).rawMessage).toMatch(
+      /^scopes: must name one or more/,
+    );
     expect((await workspace.listApiKeys({ brandId: brand.brandId }, bearer(brand.token))).apiKeys.length).toBe(before);
   });
 
@@ -86,7 +94,7 @@ describe('API keys', () => {
     expect((await errorOf(workspace.listApiKeys({ brandId: brand.brandId, cursor: 'bogus' }, bearer(brand.token)))).rawMessage).toContain('cursor');
   });
 
-  it('revokes a key at once (repeating it changes nothing); another brand\'s key is not found', async () => {
+  it("revokes a key at once (repeating it changes nothing); another brand's key is not found", async () => {
     const created = await workspace.createApiKey({ brandId: brand.brandId, name: 'to revoke', scopes: ['mint:read'] }, bearer(brand.token));
     const revoked = await workspace.revokeApiKey({ brandId: brand.brandId, apiKeyId: created.apiKey!.id }, bearer(brand.token));
     expect(revoked.apiKey?.revokedAt).toBeDefined();
@@ -101,14 +109,30 @@ describe('API keys', () => {
     expect((await mint.getMintKpis({ brandId: other.brandId }, key(foreign.key))).ok).toBe(true);
   });
 
-  it('is for owners: an admin, an API key with every scope and another brand\'s owner are refused', async () => {
+  it("is for owners: an admin, an API key with every scope and another brand's owner are refused", async () => {
     const admin = await createUser(app.ctx, { email: 'admin-keys@test.example', name: 'Admin' });
     await grantRole(app.ctx, brand.brandId, admin.id, 'admin');
     const adminToken = await issueAccessToken(app.ctx, admin.id);
     expect(await codeOf(workspace.listApiKeys({ brandId: brand.brandId }, bearer(adminToken)))).toBe(Code.PermissionDenied);
-    const all = await workspace.createApiKey({
-      brandId: brand.brandId, name: 'all', scopes: ['mint:write', 'mint:read', 'products:write', 'products:read', 'links:write', 'links:read', 'webhooks:write', 'scans:write', 'scans:read', 'scans:manage'],
-    }, bearer(brand.token));
+    const all = await workspace.createApiKey(
+      {
+        brandId: brand.brandId,
+        name: 'all',
+        scopes: [
+          'mint:write',
+          'mint:read',
+          'products:write',
+          'products:read',
+          'links:write',
+          'links:read',
+          'webhooks:write',
+          'scans:write',
+          'scans:read',
+          'scans:manage',
+        ],
+      },
+      bearer(brand.token),
+    );
     expect(await codeOf(workspace.createApiKey({ brandId: brand.brandId, name: 'escalate', scopes: ['mint:read'] }, key(all.key)))).toBe(Code.PermissionDenied);
     expect(await codeOf(workspace.listApiKeys({ brandId: brand.brandId }, bearer(other.token)))).toBe(Code.PermissionDenied);
     expect(await codeOf(workspace.listApiKeys({ brandId: brand.brandId }))).toBe(Code.Unauthenticated);
@@ -119,7 +143,10 @@ describe('members and roles', () => {
   it('lists the owner, adds a new address as a member (the user made), who then signs in to the brand with that role', async () => {
     const first = await workspace.listBrandMembers({ brandId: brand.brandId }, bearer(brand.token));
     expect(first.members[0]).toMatchObject({ userId: brand.userId, role: 'owner' });
-    const added = await workspace.addBrandMember({ brandId: brand.brandId, email: 'new.operator@test.example', name: 'New Operator', role: 'member' }, bearer(brand.token));
+    const added = await workspace.addBrandMember(
+      { brandId: brand.brandId, email: 'new.operator@test.example', name: 'New Operator', role: 'member' },
+      bearer(brand.token),
+    );
     expect(added.userCreated).toBe(true);
     expect(added.member).toMatchObject({ email: 'new.operator@test.example', name: 'New Operator', role: 'member' });
     const token = await issueAccessToken(app.ctx, added.member!.userId);
@@ -133,13 +160,18 @@ describe('members and roles', () => {
   });
 
   it('refuses bad input naming the field', async () => {
-    const both = await errorOf(workspace.addBrandMember({ brandId: brand.brandId, email: 'a@b.example', userId: brand.userId, role: 'boss' }, bearer(brand.token)));
+    const both = await errorOf(
+      workspace.addBrandMember({ brandId: brand.brandId, email: 'a@b.example', userId: brand.userId, role: 'boss' }, bearer(brand.token)),
+    );
     expect(both.code).toBe(Code.InvalidArgument);
     expect(both.rawMessage).toContain('user_id: cannot be combined with email');
     expect(both.rawMessage).toContain('role: must be one of owner, admin, member, viewer');
-    expect((await errorOf(workspace.addBrandMember({ brandId: brand.brandId, email: 'not an address', role: 'viewer' }, bearer(brand.token)))).rawMessage)
-      .toBe('email: must be an e-mail address (name@example.com)');
-    expect(await codeOf(workspace.addBrandMember({ brandId: brand.brandId, userId: crypto.randomUUID(), role: 'viewer' }, bearer(brand.token)))).toBe(Code.NotFound);
+    expect((await errorOf(workspace.addBrandMember({ brandId: brand.brandId, email: 'not an address', role: 'viewer' }, bearer(brand.token)))).rawMessage).toBe(
+      'email: must be an e-mail address (name@example.com)',
+    );
+    expect(await codeOf(workspace.addBrandMember({ brandId: brand.brandId, userId: crypto.randomUUID(), role: 'viewer' }, bearer(brand.token)))).toBe(
+      Code.NotFound,
+    );
   });
 
   it('never demotes or removes the last owner; with a second owner both work, and a removed member loses access', async () => {
@@ -158,7 +190,8 @@ describe('members and roles', () => {
       codeOf(workspace.setBrandMemberRole({ brandId: brand.brandId, userId: second.member!.userId, role: 'viewer' }, bearer(brand.token))),
     ]);
     expect(outcomes.filter((o) => o === 'ok').length).toBe(1);
-    const members = (await workspace.listBrandMembers({ brandId: brand.brandId, limit: 100 }, bearer(outcomes[0] === 'ok' ? secondToken : brand.token))).members;
+    const members = (await workspace.listBrandMembers({ brandId: brand.brandId, limit: 100 }, bearer(outcomes[0] === 'ok' ? secondToken : brand.token)))
+      .members;
     expect(members.filter((m) => m.role === 'owner').length).toBe(1);
     // The remaining owner removes the demoted one, who can no longer read the brand.
     const [owner, gone] = outcomes[0] === 'ok' ? [secondToken, brand] : [brand.token, { userId: second.member!.userId, token: secondToken }];
@@ -167,13 +200,19 @@ describe('members and roles', () => {
     expect(await codeOf(workspace.removeBrandMember({ brandId: brand.brandId, userId: gone.userId }, bearer(owner)))).toBe(Code.NotFound);
     // The audit trail of the second owner's membership: added, promoted, (perhaps demoted,) and of the one removed.
     const trail = await mint.listMintEvents({ brandId: brand.brandId, entityType: 'membership', entityId: second.member!.userId }, bearer(owner));
-    expect(trail.events.map((e) => e.eventType).reverse().slice(0, 2)).toEqual(['brand_member_added', 'brand_member_role_changed']);
+    expect(
+      trail.events
+        .map((e) => e.eventType)
+        .reverse()
+        .slice(0, 2),
+    ).toEqual(['brand_member_added', 'brand_member_role_changed']);
     const removal = await mint.listMintEvents({ brandId: brand.brandId, eventType: 'brand_member_removed', entityId: gone.userId }, bearer(owner));
     expect(removal.events[0]?.payload).toMatchObject({ user_id: gone.userId, role: 'viewer' });
   });
 
   it('pages the members with the cursor, oldest first, every member once', async () => {
-    for (let i = 0; i < 3; i++) await workspace.addBrandMember({ brandId: other.brandId, email: `paged${i}@test.example`, role: 'viewer' }, bearer(other.token));
+    for (let i = 0; i < 3; i++)
+      await workspace.addBrandMember({ brandId: other.brandId, email: `paged${i}@test.example`, role: 'viewer' }, bearer(other.token));
     const seen: string[] = [];
     let cursor: string | undefined;
     do {

@@ -1,6 +1,16 @@
 import { apiKeyScopes, isUuid, type ApiKeyScope } from '@mint/domain';
 import { distributeForCitus, migrate, type Database } from '@mint/db';
-import { createApiKey, createEdgeLogShipper, createScanAlerts, issueAccessToken, listApiKeys, revokeApiKey, seedDemo, setApiAccess, type UseCaseContext } from '@mint/usecases';
+import {
+  createApiKey,
+  createEdgeLogShipper,
+  createScanAlerts,
+  issueAccessToken,
+  listApiKeys,
+  revokeApiKey,
+  seedDemo,
+  setApiAccess,
+  type UseCaseContext,
+} from '@mint/usecases';
 import { createInterface } from 'node:readline';
 
 /** Writes one line (or a JSON document) to standard output. */

@@ -19,7 +19,13 @@ export interface ContainerOptions extends RemoteOptions {
   readonly key?: string;
 }
 
-const list = (v: string | undefined) => (v === undefined ? [] : v.split(',').map((x) => x.trim()).filter((x) => x !== ''));
+const list = (v: string | undefined) =>
+  v === undefined
+    ? []
+    : v
+        .split(',')
+        .map((x) => x.trim())
+        .filter((x) => x !== '');
 const whole = (v: string | undefined, name: string, min: number) => {
   if (v === undefined) return undefined;
   const n = Number(v);
@@ -33,7 +39,12 @@ const whole = (v: string | undefined, name: string, min: number) => {
  * [--serials A,B] [--ssccs X,Y] [--key k]` (unpack without items: everything in the container).
  * A fresh idempotency key unless --key repeats one.
  */
-export async function containerCommand(command: 'container-settings' | 'mint-containers' | 'pack' | 'unpack', options: ContainerOptions, print: Print, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+export async function containerCommand(
+  command: 'container-settings' | 'mint-containers' | 'pack' | 'unpack',
+  options: ContainerOptions,
+  print: Print,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<void> {
   const remote = resolveRemote(options, env);
   if (!remote.brand) throw new UsageError('--brand is required (or log in with one: `mintctl login --brand <id>`)');
   const brandId = remote.brand;
@@ -49,7 +60,13 @@ export async function containerCommand(command: 'container-settings' | 'mint-con
     if (options.level === undefined) throw new UsageError('mint-containers needs --level (case, pallet, ...)');
     const count = whole(options.count, 'count', 1);
     if (count === undefined) throw new UsageError('mint-containers needs --count');
-    const m = await client.mint.mintContainers({ brandId, level: options.level, count, extensionDigit: whole(options.extension, 'extension', 0) ?? 0, idempotencyKey });
+    const m = await client.mint.mintContainers({
+      brandId,
+      level: options.level,
+      count,
+      extensionDigit: whole(options.extension, 'extension', 0) ?? 0,
+      idempotencyKey,
+    });
     for (const sscc of m.ssccs) print(sscc);
     return;
   }
@@ -57,5 +74,7 @@ export async function containerCommand(command: 'container-settings' | 'mint-con
   const request = { brandId, sscc: options.sscc, serials: list(options.serials), ssccs: list(options.ssccs), idempotencyKey };
   if (command === 'pack' && request.serials.length + request.ssccs.length === 0) throw new UsageError('pack needs --serials, --ssccs or both');
   const r = command === 'pack' ? await client.mint.packContainer(request) : await client.mint.unpackContainer(request);
-  print(`${command === 'pack' ? 'packed' : 'unpacked'} ${r.units} units and ${r.containers} containers ${command === 'pack' ? 'into' : 'out of'} ${r.sscc}${r.replayed ? ' (replayed)' : ''}`);
+  print(
+    `${command === 'pack' ? 'packed' : 'unpacked'} ${r.units} units and ${r.containers} containers ${command === 'pack' ? 'into' : 'out of'} ${r.sscc}${r.replayed ? ' (replayed)' : ''}`,
+  );
 }

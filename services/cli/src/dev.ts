@@ -5,7 +5,19 @@ import { consoleRootRedirect, startApi } from '@mint/api';
 import { startExecutor } from '@mint/executor';
 import { resolveDownloadSigningKeys, resolveWebhookSecretKeys } from '@mint/runtime';
 import { createFsPackStore } from '@mint/store';
-import { announceDevServer, runningDevServer, createLogger, openConfiguredBus, openConfiguredDatabase, readinessProbe, resolveJwtSecret, startEmbeddedPostgres, type Config, type DevPostgres, type Logger } from '@mint/runtime';
+import {
+  announceDevServer,
+  runningDevServer,
+  createLogger,
+  openConfiguredBus,
+  openConfiguredDatabase,
+  readinessProbe,
+  resolveJwtSecret,
+  startEmbeddedPostgres,
+  type Config,
+  type DevPostgres,
+  type Logger,
+} from '@mint/runtime';
 import { Brand, migrate } from '@mint/db';
 import { createUseCaseContext, createWebhookSender, sealWebhookSecrets, issueAccessToken, seedDemo, type DemoSeed, type UseCaseContext } from '@mint/usecases';
 
@@ -42,11 +54,9 @@ export function consoleSignInLink(base: string, seed: Pick<DemoSeed, 'access_tok
  */
 export function signInLines(base: string, seed: Pick<DemoSeed, 'access_token' | 'brand_id'>, consoleEnabled: boolean): string[] {
   return [
-    ...(consoleEnabled ? [
-      'Open the web console signed in as the demo user (the token stays in the link\'s #fragment):',
-      `  ${consoleSignInLink(base, seed)}`,
-      '',
-    ] : []),
+    ...(consoleEnabled
+      ? ["Open the web console signed in as the demo user (the token stays in the link's #fragment):", `  ${consoleSignInLink(base, seed)}`, '']
+      : []),
     'A session token (valid 24 h):',
     `  export TOKEN=${seed.access_token}`,
   ];
@@ -55,8 +65,11 @@ export function signInLines(base: string, seed: Pick<DemoSeed, 'access_token' | 
 function banner(port: number, seed: DemoSeed, created: boolean, consoleEnabled: boolean): string {
   const base = `http://localhost:${port}`;
   const body = JSON.stringify({
-    brand_id: seed.brand_id, product_id: seed.product_id, requested_quantity: 10000,
-    identity_mode: 'IDENTITY_MODE_SERIAL', activation_mode: 'ACTIVATION_MODE_ACTIVE_AT_MINT',
+    brand_id: seed.brand_id,
+    product_id: seed.product_id,
+    requested_quantity: 10000,
+    identity_mode: 'IDENTITY_MODE_SERIAL',
+    activation_mode: 'ACTIVATION_MODE_ACTIVE_AT_MINT',
   });
   return [
     '',
@@ -87,14 +100,19 @@ function banner(port: number, seed: DemoSeed, created: boolean, consoleEnabled: 
  * workspace, on the database of the dev server running there (found through DATA_DIR/dev-server.json)
  * and pointing at its port. Refuses when DATA_DIR has no demo workspace yet.
  */
-export async function signInCommand(ctx: UseCaseContext, config: Pick<Config, 'dataDir' | 'port' | 'consoleEnabled'>, print: (line: string) => void): Promise<void> {
+export async function signInCommand(
+  ctx: UseCaseContext,
+  config: Pick<Config, 'dataDir' | 'port' | 'consoleEnabled'>,
+  print: (line: string) => void,
+): Promise<void> {
   let seed: DemoSeed;
   try {
     seed = JSON.parse(await readFile(join(config.dataDir, 'demo.json'), 'utf8')) as DemoSeed;
   } catch {
     throw new Error(`no demo workspace in DATA_DIR ${config.dataDir}: start the dev server (npm start) first`);
   }
-  if (!(await ctx.db.em.fork().findOne(Brand, { id: seed.brand_id }))) throw new Error(`the demo workspace of DATA_DIR ${config.dataDir} is not in this database`);
+  if (!(await ctx.db.em.fork().findOne(Brand, { id: seed.brand_id })))
+    throw new Error(`the demo workspace of DATA_DIR ${config.dataDir} is not in this database`);
   const running = await runningDevServer(config.dataDir);
   const base = running?.apiBaseUrl ?? `http://localhost:${config.port}`;
   for (const line of signInLines(base, { ...seed, access_token: await issueAccessToken(ctx, seed.user_id) }, config.consoleEnabled)) print(line);
@@ -130,46 +148,77 @@ export async function runDev(config: Config): Promise<void> {
 }
 
 async function serveDev(config: Config, logger: Logger, embedded: DevPostgres | null): Promise<void> {
-  const db = await openConfiguredDatabase(embedded === null ? config : { ...config, databaseUrl: embedded.url },
-    { applicationName: 'minting-dev', poolSize: config.executorConcurrency + 8 });
+  const db = await openConfiguredDatabase(embedded === null ? config : { ...config, databaseUrl: embedded.url }, {
+    applicationName: 'minting-dev',
+    poolSize: config.executorConcurrency + 8,
+  });
   await migrate(db);
   const bus = await openConfiguredBus(config, 'minting-dev');
   const ctx = createUseCaseContext({
-    db, publicBaseUrl: config.publicBaseUrl, jwtSecret: await resolveJwtSecret(config),
-    jwtIssuer: config.authJwtIssuer ?? null, jwtAudience: config.authJwtAudience ?? null, jwksUrl: config.authJwksUrl ?? null, jwtMaxLifetimeSeconds: config.authJwtMaxLifetimeSeconds,
+    db,
+    publicBaseUrl: config.publicBaseUrl,
+    jwtSecret: await resolveJwtSecret(config),
+    jwtIssuer: config.authJwtIssuer ?? null,
+    jwtAudience: config.authJwtAudience ?? null,
+    jwksUrl: config.authJwksUrl ?? null,
+    jwtMaxLifetimeSeconds: config.authJwtMaxLifetimeSeconds,
     webhookSecretKeys: await resolveWebhookSecretKeys(config),
     publishJob: (job) => bus.announce(job),
   });
   await sealWebhookSecrets(ctx);
   const { seed, created } = await demoWorkspace(ctx, config.dataDir);
-  const api = await startApi({ ctx, config: { ...config, corsAllowedOrigins: devOrigins(config) }, logger, setMintBatchStatusEnabled: config.setMintBatchStatusEnabled,
-    webhooks: { allowLoopback: config.webhookAllowLoopback, allowedAddresses: config.webhookAllowedAddresses }, readiness: readinessProbe({ db, bus }),
+  const api = await startApi({
+    ctx,
+    config: { ...config, corsAllowedOrigins: devOrigins(config) },
+    logger,
+    setMintBatchStatusEnabled: config.setMintBatchStatusEnabled,
+    webhooks: { allowLoopback: config.webhookAllowLoopback, allowedAddresses: config.webhookAllowedAddresses },
+    readiness: readinessProbe({ db, bus }),
     ...(config.watchProgress === 'pushed' ? { progress: bus } : {}),
     // `/` leads a newcomer's browser to the console.
     ...(config.consoleEnabled ? { httpRoutes: [consoleRootRedirect()] } : {}),
-    downloads: { keys: await resolveDownloadSigningKeys(config), store: createFsPackStore(config.packStoreDir) } });
-  const executor = startExecutor({ ctx, bus, logger, concurrency: config.executorConcurrency, chunkSize: config.chunkSize,
-    scanEventRetentionDays: config.scanEventRetentionDays, packStore: createFsPackStore(config.packStoreDir),
-    packConcurrency: config.packConcurrency, packConcurrencyPerBrand: config.packConcurrencyPerBrand,
+    downloads: { keys: await resolveDownloadSigningKeys(config), store: createFsPackStore(config.packStoreDir) },
+  });
+  const executor = startExecutor({
+    ctx,
+    bus,
+    logger,
+    concurrency: config.executorConcurrency,
+    chunkSize: config.chunkSize,
+    scanEventRetentionDays: config.scanEventRetentionDays,
+    packStore: createFsPackStore(config.packStoreDir),
+    packConcurrency: config.packConcurrency,
+    packConcurrencyPerBrand: config.packConcurrencyPerBrand,
     importConcurrencyPerBrand: config.importConcurrencyPerBrand,
-    ...(config.webhookConcurrency === 0 ? {} : {
-      webhooks: {
-        send: createWebhookSender({ allowLoopback: config.webhookAllowLoopback, allowedAddresses: config.webhookAllowedAddresses }),
-        concurrency: config.webhookConcurrency, perEndpoint: config.webhookPerEndpointConcurrency, pollIntervalMs: config.webhookPollMs,
-        leaseMs: config.webhookLeaseMs,
-      },
-    }) });
-  const announced = embedded === null ? null
-    : await announceDevServer(config.dataDir, { apiBaseUrl: `http://localhost:${api.port}`, databaseUrl: embedded.url });
+    ...(config.webhookConcurrency === 0
+      ? {}
+      : {
+          webhooks: {
+            send: createWebhookSender({ allowLoopback: config.webhookAllowLoopback, allowedAddresses: config.webhookAllowedAddresses }),
+            concurrency: config.webhookConcurrency,
+            perEndpoint: config.webhookPerEndpointConcurrency,
+            pollIntervalMs: config.webhookPollMs,
+            leaseMs: config.webhookLeaseMs,
+          },
+        }),
+  });
+  const announced =
+    embedded === null ? null : await announceDevServer(config.dataDir, { apiBaseUrl: `http://localhost:${api.port}`, databaseUrl: embedded.url });
   process.stdout.write(`${banner(api.port, seed, created, config.consoleEnabled)}\n`);
   // Enter prints a fresh link. Started in the background (`npm start &`), reading the terminal must
   // not stop the process: SIGTTIN is ignored, and the read's error ends the listening.
   process.on('SIGTTIN', () => undefined);
   const lines = createInterface({ input: process.stdin });
   process.stdin.once('error', () => lines.close());
-  lines.on('line', () => void issueAccessToken(ctx, seed.user_id).then((token) => {
-    process.stdout.write(`${['', ...signInLines(`http://localhost:${api.port}`, { ...seed, access_token: token }, config.consoleEnabled), ''].join('\n')}\n`);
-  }));
+  lines.on(
+    'line',
+    () =>
+      void issueAccessToken(ctx, seed.user_id).then((token) => {
+        process.stdout.write(
+          `${['', ...signInLines(`http://localhost:${api.port}`, { ...seed, access_token: token }, config.consoleEnabled), ''].join('\n')}\n`,
+        );
+      }),
+  );
   const shutdown = async (signal: string) => {
     logger.info({ signal }, 'shutting down');
     setTimeout(() => {

@@ -122,28 +122,80 @@ async function main(): Promise<void> {
   const remote = { api: values.api, token: values.token, brand: values.brand };
   if (command === 'login') return loginCommand(remote, print);
   if (command === 'mint') {
-    return mintCommand({ ...remote, product: values.product, quantity: values.quantity, mode: values.mode, activation: values.activation,
-      productBatch: values['product-batch'], watch: values.watch }, print);
+    return mintCommand(
+      {
+        ...remote,
+        product: values.product,
+        quantity: values.quantity,
+        mode: values.mode,
+        activation: values.activation,
+        productBatch: values['product-batch'],
+        watch: values.watch,
+      },
+      print,
+    );
   }
   if (command === 'passport' && action !== 'rotate-signing-key') {
-    return passportCommand(action ?? '', {
-      ...remote, product: values.product, lot: values.lot, serial: values.serial, file: values.file, version: values.version, publish: values.publish,
-      name: values.name, accessClass: values.class, days: values.days, id: values.id, logo: values.logo, colour: values.colour,
-    }, print);
+    return passportCommand(
+      action ?? '',
+      {
+        ...remote,
+        product: values.product,
+        lot: values.lot,
+        serial: values.serial,
+        file: values.file,
+        version: values.version,
+        publish: values.publish,
+        name: values.name,
+        accessClass: values.class,
+        days: values.days,
+        id: values.id,
+        logo: values.logo,
+        colour: values.colour,
+      },
+      print,
+    );
   }
   if (command === 'serials') {
-    return serialsCommand({
-      ...remote, action, serials: values.serials, batch: values.batch, from: values.from, to: values.to, container: values.container, reason: values.reason, key: values.key,
-    }, print);
+    return serialsCommand(
+      {
+        ...remote,
+        action,
+        serials: values.serials,
+        batch: values.batch,
+        from: values.from,
+        to: values.to,
+        container: values.container,
+        reason: values.reason,
+        key: values.key,
+      },
+      print,
+    );
   }
   if (command === 'container-settings' || command === 'mint-containers' || command === 'pack' || command === 'unpack') {
-    return containerCommand(command, {
-      ...remote, prefix: values.prefix, maxDepth: values['max-depth'], level: values.level, count: values.count, extension: values.extension, sscc: values.sscc,
-      serials: values.serials, ssccs: values.ssccs, key: values.key,
-    }, print);
+    return containerCommand(
+      command,
+      {
+        ...remote,
+        prefix: values.prefix,
+        maxDepth: values['max-depth'],
+        level: values.level,
+        count: values.count,
+        extension: values.extension,
+        sscc: values.sscc,
+        serials: values.serials,
+        ssccs: values.ssccs,
+        key: values.key,
+      },
+      print,
+    );
   }
   if (command === 'partner' && !['create', 'grant', 'list', 'revoke'].includes(action ?? '')) {
-    return partnerRemoteCommand(action ?? '', { api: values.api, apiKey: values['api-key'], brand: values.brand, quantity: values.quantity, serials: values.serials, key: values.key }, print);
+    return partnerRemoteCommand(
+      action ?? '',
+      { api: values.api, apiKey: values['api-key'], brand: values.brand, quantity: values.quantity, serials: values.serials, key: values.key },
+      print,
+    );
   }
   if (command === 'listen') return listenCommand({ ...remote, forwardTo: values['forward-to'], events: values.events, port: values.port }, print);
   const config = loadConfig();
@@ -153,11 +205,20 @@ async function main(): Promise<void> {
     if (command === 'migrate') return await migrateCommand(db, print);
     await assertMigrated(db);
     const ctx = createUseCaseContext({
-      db, publicBaseUrl: config.publicBaseUrl, jwtSecret: await resolveJwtSecret(config),
+      db,
+      publicBaseUrl: config.publicBaseUrl,
+      jwtSecret: await resolveJwtSecret(config),
       webhookSecretKeys: config.webhookSecretKeys ?? [],
-      jwtIssuer: config.authJwtIssuer ?? null, jwtAudience: config.authJwtAudience ?? null, jwksUrl: config.authJwksUrl ?? null, jwtMaxLifetimeSeconds: config.authJwtMaxLifetimeSeconds,
+      jwtIssuer: config.authJwtIssuer ?? null,
+      jwtAudience: config.authJwtAudience ?? null,
+      jwksUrl: config.authJwksUrl ?? null,
+      jwtMaxLifetimeSeconds: config.authJwtMaxLifetimeSeconds,
     });
-    const brand = () => values.brand ?? (() => { throw new UsageError('--brand is required'); })();
+    const brand = () =>
+      values.brand ??
+      (() => {
+        throw new UsageError('--brand is required');
+      })();
     switch (command) {
       case 'seed-demo':
         return await seedDemoCommand(ctx, values.json, print);
@@ -169,9 +230,20 @@ async function main(): Promise<void> {
       case 'workspace':
         return await workspaceCommand(ctx, action ?? '', brand(), print);
       case 'partner':
-        return await partnerAdminCommand(ctx, action ?? '', {
-          brand: brand(), name: values.name, partner: values.partner, product: values.product, batch: values.batch, quota: values.quota, id: values.id,
-        }, print);
+        return await partnerAdminCommand(
+          ctx,
+          action ?? '',
+          {
+            brand: brand(),
+            name: values.name,
+            partner: values.partner,
+            product: values.product,
+            batch: values.batch,
+            quota: values.quota,
+            id: values.id,
+          },
+          print,
+        );
       case 'signin':
         return await signInCommand(ctx, config, print);
       case 'passport':

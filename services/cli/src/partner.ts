@@ -45,8 +45,12 @@ export async function partnerAdminCommand(ctx: UseCaseContext, action: string, o
       const quota = Number(o.quota);
       if (!Number.isInteger(quota) || quota < 1) throw new UsageError('partner grant needs --quota <whole number from 1>');
       const granted = await grantPartnerKey(ctx, cliActor, {
-        brandId, partnerId: uuid('--partner', o.partner), name: o.name ?? 'partner', quota,
-        productId: o.product === undefined ? null : uuid('--product', o.product), mintBatchId: o.batch === undefined ? null : uuid('--batch', o.batch),
+        brandId,
+        partnerId: uuid('--partner', o.partner),
+        name: o.name ?? 'partner',
+        quota,
+        productId: o.product === undefined ? null : uuid('--product', o.product),
+        mintBatchId: o.batch === undefined ? null : uuid('--batch', o.batch),
       });
       print(JSON.stringify({ key_id: granted.keyId, api_key: granted.apiKey, partner_id: granted.partnerId, quota: granted.quota }));
       return;
@@ -98,14 +102,29 @@ export async function partnerRemoteCommand(action: string, o: PartnerRemoteOptio
   }
   if (action === 'status') {
     const g = await client.partners.getPartnerAllocation({ brandId });
-    print(JSON.stringify({ partner: g.partnerName, key_id: g.keyId, product_id: g.productId, mint_batch_id: g.mintBatchId, quota: g.quota, allocated: g.allocated }));
+    print(
+      JSON.stringify({
+        partner: g.partnerName,
+        key_id: g.keyId,
+        product_id: g.productId,
+        mint_batch_id: g.mintBatchId,
+        quota: g.quota,
+        allocated: g.allocated,
+      }),
+    );
     return;
   }
   if (!(partnerActionNames as readonly string[]).includes(action)) throw new UsageError(`unknown partner action "${action}"`);
-  const serials = (o.serials ?? '').split(',').map((x) => x.trim()).filter((x) => x !== '');
+  const serials = (o.serials ?? '')
+    .split(',')
+    .map((x) => x.trim())
+    .filter((x) => x !== '');
   if (serials.length === 0) throw new UsageError(`partner ${action} needs --serials A,B`);
   const { move } = await client.mint.moveSerials({
-    brandId, action: SerialAction[action.toUpperCase() as 'ENCODE'], target: { case: 'serials', value: { serials } }, idempotencyKey: o.key ?? randomUUID(),
+    brandId,
+    action: SerialAction[action.toUpperCase() as 'ENCODE'],
+    target: { case: 'serials', value: { serials } },
+    idempotencyKey: o.key ?? randomUUID(),
   });
   if (move === undefined) throw new Error('MoveSerials answered no move');
   print(`move ${move.moveId} ${move.replayed ? '(replayed) ' : ''}done: ${move.moved} moved, ${move.refused} refused of ${move.total}`);

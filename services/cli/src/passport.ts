@@ -29,7 +29,8 @@ export interface PassportOptions extends RemoteOptions {
   readonly colour?: string;
 }
 
-const usage = 'passport get|edit|publish|versions|version|import|issue-key|keys|revoke-key|style [--logo url] [--colour #rrggbb] --product <id> [--lot L | --serial S] [--file f.json] [--version n] [--publish] [--name n --class legitimate_interest|authority --days n] [--id key]';
+const usage =
+  'passport get|edit|publish|versions|version|import|issue-key|keys|revoke-key|style [--logo url] [--colour #rrggbb] --product <id> [--lot L | --serial S] [--file f.json] [--version n] [--publish] [--name n --class legitimate_interest|authority --days n] [--id key]';
 
 function readJson(file: string | undefined): unknown {
   if (!file) throw new UsageError('needs --file <content.json> (- for stdin)');
@@ -43,18 +44,24 @@ function readJson(file: string | undefined): unknown {
 
 /** Prints a message as JSON (protobuf messages through their JSON-ish shape: bigint as text, timestamps as ISO). */
 function printJson(print: Print, value: unknown): void {
-  print(JSON.stringify(value, (_key, v: unknown) => {
-    if (typeof v === 'bigint') return String(v);
-    if (v !== null && typeof v === 'object' && '$typeName' in v && (v as { $typeName: string }).$typeName === 'google.protobuf.Timestamp') {
-      const t = v as unknown as { seconds: bigint; nanos: number };
-      return new Date(Number(t.seconds) * 1000 + Math.floor(t.nanos / 1e6)).toISOString();
-    }
-    if (v !== null && typeof v === 'object' && '$typeName' in v) {
-      const { $typeName: _t, $unknown: _u, ...rest } = v as Record<string, unknown>;
-      return rest;
-    }
-    return v;
-  }, 2));
+  print(
+    JSON.stringify(
+      value,
+      (_key, v: unknown) => {
+        if (typeof v === 'bigint') return String(v);
+        if (v !== null && typeof v === 'object' && '$typeName' in v && (v as { $typeName: string }).$typeName === 'google.protobuf.Timestamp') {
+          const t = v as unknown as { seconds: bigint; nanos: number };
+          return new Date(Number(t.seconds) * 1000 + Math.floor(t.nanos / 1e6)).toISOString();
+        }
+        if (v !== null && typeof v === 'object' && '$typeName' in v) {
+          const { $typeName: _t, $unknown: _u, ...rest } = v as Record<string, unknown>;
+          return rest;
+        }
+        return v;
+      },
+      2,
+    ),
+  );
 }
 
 /** `mintctl passport <action> ...`; see {@link usage}. */
@@ -63,7 +70,11 @@ export async function passportCommand(action: string, options: PassportOptions, 
   if (!remote.brand) throw new UsageError('--brand is required (or log in with one: `mintctl login --brand <id>`)');
   const brandId = remote.brand;
   const { passports } = createMintClient({ baseUrl: remote.api, token: remote.token });
-  const product = () => options.product ?? (() => { throw new UsageError(`passport ${action} needs --product <id>`); })();
+  const product = () =>
+    options.product ??
+    (() => {
+      throw new UsageError(`passport ${action} needs --product <id>`);
+    })();
   const key = () => ({ brandId, productId: product(), ...(options.lot ? { lot: options.lot } : {}), ...(options.serial ? { serial: options.serial } : {}) });
   switch (action) {
     case 'get':
@@ -85,23 +96,41 @@ export async function passportCommand(action: string, options: PassportOptions, 
     case 'import': {
       const doc = readJson(options.file) as { entries?: unknown };
       const entries = Array.isArray(doc) ? doc : Array.isArray(doc.entries) ? doc.entries : null;
-      if (entries === null) throw new UsageError('the import file must be an array of entries, or {"entries": [...]}, each {product_id|gtin, lot?, serial?, content}');
-      return printJson(print, await passports.importPassports({
-        brandId, publish: options.publish,
-        entries: (entries as Record<string, unknown>[]).map((e) => ({
-          productId: String(e['product_id'] ?? ''), gtin: String(e['gtin'] ?? ''), lot: String(e['lot'] ?? ''), serial: String(e['serial'] ?? ''), content: e['content'] as never,
-        })),
-      }));
+      if (entries === null)
+        throw new UsageError('the import file must be an array of entries, or {"entries": [...]}, each {product_id|gtin, lot?, serial?, content}');
+      return printJson(
+        print,
+        await passports.importPassports({
+          brandId,
+          publish: options.publish,
+          entries: (entries as Record<string, unknown>[]).map((e) => ({
+            productId: String(e['product_id'] ?? ''),
+            gtin: String(e['gtin'] ?? ''),
+            lot: String(e['lot'] ?? ''),
+            serial: String(e['serial'] ?? ''),
+            content: e['content'] as never,
+          })),
+        }),
+      );
     }
     case 'issue-key': {
-      const classes: Record<string, PassportAccessClass> = { legitimate_interest: PassportAccessClass.LEGITIMATE_INTEREST, authority: PassportAccessClass.AUTHORITY };
+      const classes: Record<string, PassportAccessClass> = {
+        legitimate_interest: PassportAccessClass.LEGITIMATE_INTEREST,
+        authority: PassportAccessClass.AUTHORITY,
+      };
       const accessClass = classes[options.accessClass ?? ''];
       if (accessClass === undefined) throw new UsageError('--class must be legitimate_interest or authority');
       const days = Number(options.days ?? '90');
       if (!Number.isInteger(days) || days < 1 || days > 366) throw new UsageError('--days must be a whole number from 1 to 366');
-      return printJson(print, await passports.issuePassportAccessKey({
-        brandId, name: options.name ?? '', accessClass, expiresAt: { seconds: BigInt(Math.floor(Date.now() / 1000) + days * 86_400), nanos: 0 },
-      }));
+      return printJson(
+        print,
+        await passports.issuePassportAccessKey({
+          brandId,
+          name: options.name ?? '',
+          accessClass,
+          expiresAt: { seconds: BigInt(Math.floor(Date.now() / 1000) + days * 86_400), nanos: 0 },
+        }),
+      );
     }
     case 'style':
       return printJson(print, await passports.setPassportStyle({ brandId, logoUrl: options.logo ?? '', colour: options.colour ?? '' }));

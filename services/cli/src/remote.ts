@@ -71,9 +71,11 @@ export async function loginCommand(options: RemoteOptions, print: Print, env: No
   const membership = memberships.find((m) => m.brandId === brand);
   if (!membership) {
     const list = memberships.map((m) => `  ${m.brandId}  ${m.brandName} (${m.role})`).join('\n');
-    throw new UsageError(brand === undefined
-      ? `the token's user belongs to ${memberships.length} brands; pick one with --brand:\n${list}`
-      : `the token's user is not a member of brand ${brand}; its brands:\n${list}`);
+    throw new UsageError(
+      brand === undefined
+        ? `the token's user belongs to ${memberships.length} brands; pick one with --brand:\n${list}`
+        : `the token's user is not a member of brand ${brand}; its brands:\n${list}`,
+    );
   }
   const file = loginFile(env);
   mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
@@ -107,12 +109,18 @@ const statusName = (status: MintJobStatus) => MintJobStatus[status]?.replace(/^M
  * serial job, prints its first unit's resolver URL and the curl line that scans it. Exits 1 when the
  * request is blocked or the job fails.
  */
-export async function mintCommand(options: MintOptions, print: Print, progress: NodeJS.WriteStream | undefined = process.stderr, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+export async function mintCommand(
+  options: MintOptions,
+  print: Print,
+  progress: NodeJS.WriteStream | undefined = process.stderr,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<void> {
   const remote = resolveRemote(options, env);
   const brandId = needBrand(remote.brand);
   if (!options.product) throw new UsageError('mint needs --product <id>');
   const quantity = Number(options.quantity);
-  if (!Number.isInteger(quantity) || quantity < 1 || quantity > 1_000_000) throw new UsageError(`--quantity must be a whole number from 1 to 1000000, not "${options.quantity ?? ''}"`);
+  if (!Number.isInteger(quantity) || quantity < 1 || quantity > 1_000_000)
+    throw new UsageError(`--quantity must be a whole number from 1 to 1000000, not "${options.quantity ?? ''}"`);
   const modes: Record<string, IdentityMode> = { serial: IdentityMode.SERIAL, batch: IdentityMode.BATCH };
   const activations: Record<string, ActivationMode> = { active_at_mint: ActivationMode.ACTIVE_AT_MINT, first_scan: ActivationMode.FIRST_SCAN };
   const identityMode = modes[options.mode ?? 'serial'];
@@ -121,8 +129,13 @@ export async function mintCommand(options: MintOptions, print: Print, progress: 
   if (activationMode === undefined) throw new UsageError(`--activation must be active_at_mint or first_scan, not "${options.activation}"`);
   const client = createMintClient({ baseUrl: remote.api, token: remote.token });
   const submitted = await client.mint.submitMintRequest({
-    brandId, productId: options.product, requestedQuantity: quantity, identityMode, activationMode,
-    productBatchId: options.productBatch, idempotencyKey: randomUUID(),
+    brandId,
+    productId: options.product,
+    requestedQuantity: quantity,
+    identityMode,
+    activationMode,
+    productBatchId: options.productBatch,
+    idempotencyKey: randomUUID(),
   });
   if (!submitted.ok) {
     for (const reason of submitted.blockingReasons) print(`blocked: ${reason.code}: ${reason.message}`);
@@ -171,8 +184,10 @@ export async function serialsCommand(options: SerialsOptions, print: Print, env:
   if (typeof action !== 'number' || action === SerialAction.UNSPECIFIED) {
     throw new UsageError(`serials needs an action: encode, commission, scrap, decommission, reactivate or return, not "${options.action ?? ''}"`);
   }
-  const reason = options.reason === undefined ? DecommissionReason.UNSPECIFIED : DecommissionReason[wireName(options.reason) as keyof typeof DecommissionReason];
-  if (typeof reason !== 'number') throw new UsageError(`--reason must be recalled, destroyed, stolen, expired, damaged, sample or consumed, not "${options.reason}"`);
+  const reason =
+    options.reason === undefined ? DecommissionReason.UNSPECIFIED : DecommissionReason[wireName(options.reason) as keyof typeof DecommissionReason];
+  if (typeof reason !== 'number')
+    throw new UsageError(`--reason must be recalled, destroyed, stolen, expired, damaged, sample or consumed, not "${options.reason}"`);
   if ([options.serials, options.batch, options.container].filter((x) => x !== undefined).length !== 1) {
     throw new UsageError('serials needs exactly one of --serials A,B, --batch <id> or --container <sscc>');
   }
@@ -182,21 +197,38 @@ export async function serialsCommand(options: SerialsOptions, print: Print, env:
     if (!Number.isInteger(n) || n < 1) throw new UsageError(`--${name} must be a whole number from 1, not "${v}"`);
     return n;
   };
-  const target = options.serials !== undefined
-    ? { case: 'serials' as const, value: { serials: options.serials.split(',').map((x) => x.trim()).filter((x) => x !== '') } }
-    : options.container !== undefined ? { case: 'container' as const, value: options.container }
-      : { case: 'range' as const, value: { mintBatchId: options.batch!, fromSeq: seq(options.from, 'from'), toSeq: seq(options.to, 'to') } };
+  const target =
+    options.serials !== undefined
+      ? {
+          case: 'serials' as const,
+          value: {
+            serials: options.serials
+              .split(',')
+              .map((x) => x.trim())
+              .filter((x) => x !== ''),
+          },
+        }
+      : options.container !== undefined
+        ? { case: 'container' as const, value: options.container }
+        : { case: 'range' as const, value: { mintBatchId: options.batch!, fromSeq: seq(options.from, 'from'), toSeq: seq(options.to, 'to') } };
   const client = createMintClient({ baseUrl: remote.api, token: remote.token });
   let { move } = await client.mint.moveSerials({ brandId, action, reason, target, idempotencyKey: options.key ?? randomUUID() });
   while (move !== undefined && move.status === 'running') {
-    print(`move ${move.moveId}: ${move.moved.toLocaleString('en-US')} moved, ${move.refused.toLocaleString('en-US')} refused of ${move.total.toLocaleString('en-US')}`);
+    print(
+      `move ${move.moveId}: ${move.moved.toLocaleString('en-US')} moved, ${move.refused.toLocaleString('en-US')} refused of ${move.total.toLocaleString('en-US')}`,
+    );
     await new Promise((r) => setTimeout(r, 1000));
     ({ move } = await client.mint.getSerialMove({ brandId, moveId: move.moveId }));
   }
   if (move === undefined) throw new Error('MoveSerials answered no move');
-  print(`move ${move.moveId} ${move.replayed ? '(replayed) ' : ''}done: ${move.moved.toLocaleString('en-US')} moved, ${move.refused.toLocaleString('en-US')} refused of ${move.total.toLocaleString('en-US')}`);
+  print(
+    `move ${move.moveId} ${move.replayed ? '(replayed) ' : ''}done: ${move.moved.toLocaleString('en-US')} moved, ${move.refused.toLocaleString('en-US')} refused of ${move.total.toLocaleString('en-US')}`,
+  );
   for (const r of move.refusals) {
-    const state = r.state === SerialState.UNSPECIFIED ? '' : ` (${SerialState[r.state]!.toLowerCase()}${r.reason === DecommissionReason.UNSPECIFIED ? '' : `: ${DecommissionReason[r.reason]!.toLowerCase()}`})`;
+    const state =
+      r.state === SerialState.UNSPECIFIED
+        ? ''
+        : ` (${SerialState[r.state]!.toLowerCase()}${r.reason === DecommissionReason.UNSPECIFIED ? '' : `: ${DecommissionReason[r.reason]!.toLowerCase()}`})`;
     print(`refused ${r.serial ?? `${r.mintBatchId} #${r.seq}`}: ${r.refusal}${state}`);
   }
   if (move.refused > 0) process.exitCode = 1;
@@ -213,7 +245,13 @@ async function watchJob(client: MintClient, brandId: string, jobId: string, prin
       if (tty) progress!.write(`\r${line}`);
       else if (line !== last) progress?.write(`${line}\n`);
       last = line;
-      final = { status: update.status, done: update.done, failureReason: update.failureReason, minted: update.mintedQuantity, requested: update.requestedQuantity };
+      final = {
+        status: update.status,
+        done: update.done,
+        failureReason: update.failureReason,
+        minted: update.mintedQuantity,
+        requested: update.requestedQuantity,
+      };
     }
     if (tty) progress!.write('\n');
     // A watch ends cleanly after WATCH_MAX_DURATION_MS while the job still runs: watch again.
@@ -272,7 +310,12 @@ export async function startListener(options: ListenOptions, print: Print, env: N
   }
   const port = options.port === undefined ? 0 : Number(options.port);
   if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new UsageError(`--port must be a port number, not "${options.port}"`);
-  const eventTypes = options.events ? options.events.split(',').map((e) => e.trim()).filter(Boolean) : [];
+  const eventTypes = options.events
+    ? options.events
+        .split(',')
+        .map((e) => e.trim())
+        .filter(Boolean)
+    : [];
 
   const server = createServer((req, res) => {
     void (async () => {
@@ -288,7 +331,9 @@ export async function startListener(options: ListenOptions, print: Print, env: N
         print(`${new Date().toISOString()}  ${type}  ${headers['webhook-id'] ?? ''}  -> ${answer.status}`);
         res.writeHead(answer.status).end();
       } catch (error) {
-        print(`${new Date().toISOString()}  ${type}  ${headers['webhook-id'] ?? ''}  -> not forwarded: ${error instanceof Error ? error.message : String(error)}`);
+        print(
+          `${new Date().toISOString()}  ${type}  ${headers['webhook-id'] ?? ''}  -> not forwarded: ${error instanceof Error ? error.message : String(error)}`,
+        );
         res.writeHead(502).end();
       }
     })();
@@ -306,7 +351,10 @@ export async function startListener(options: ListenOptions, print: Print, env: N
   } catch (error) {
     server.close();
     if (error instanceof Error && /\burl: must be an https/.test(error.message)) {
-      throw new Error(`${error.message}: this API refuses loopback endpoints; start it with WEBHOOK_ALLOW_LOOPBACK=true (dev mode: \`WEBHOOK_ALLOW_LOOPBACK=true npm start\`)`, { cause: error });
+      throw new Error(
+        `${error.message}: this API refuses loopback endpoints; start it with WEBHOOK_ALLOW_LOOPBACK=true (dev mode: \`WEBHOOK_ALLOW_LOOPBACK=true npm start\`)`,
+        { cause: error },
+      );
     }
     throw error;
   }
@@ -315,7 +363,9 @@ export async function startListener(options: ListenOptions, print: Print, env: N
   print(`Webhook signing secret (verify the forwarded deliveries with it): ${created.secret}`);
   print('Ctrl-C stops and removes the temporary endpoint.');
   return {
-    endpointId, secret: created.secret, url,
+    endpointId,
+    secret: created.secret,
+    url,
     async stop() {
       await client.webhooks.deleteWebhookEndpoint({ brandId, endpointId }).catch((error: unknown) => {
         print(`could not delete endpoint ${endpointId}: ${error instanceof Error ? error.message : String(error)}`);

@@ -11,9 +11,12 @@ function preflight(origins: readonly string[], origin: string): { status: number
   const headers = new Map<string, unknown>();
   let status = 0;
   const res = {
-    statusCode: 0, headersSent: false,
+    statusCode: 0,
+    headersSent: false,
     setHeader: (name: string, value: unknown) => headers.set(name.toLowerCase(), value),
-    end: () => { status = res.statusCode; },
+    end: () => {
+      status = res.statusCode;
+    },
   };
   const req = { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST' } };
   createCors(origins)(req as never, res as never);

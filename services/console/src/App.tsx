@@ -23,9 +23,21 @@ import { PassportAccess } from './screens/PassportAccess.tsx';
 import { PassportStyle } from './screens/PassportStyle.tsx';
 
 const screens = [
-  ['overview', 'Overview'], ['mint', 'Mint'], ['batches', 'Batches'], ['units', 'Units'], ['containers', 'Containers'], ['products', 'Products'], ['links', 'Links'],
-  ['domain', 'Domain'], ['scans', 'Scans'], ['webhooks', 'Webhooks'], ['api-keys', 'API keys'], ['members', 'Members'],
-  ['passport-access', 'Passport access'], ['passport-style', 'Passport style'], ['events', 'Events'],
+  ['overview', 'Overview'],
+  ['mint', 'Mint'],
+  ['batches', 'Batches'],
+  ['units', 'Units'],
+  ['containers', 'Containers'],
+  ['products', 'Products'],
+  ['links', 'Links'],
+  ['domain', 'Domain'],
+  ['scans', 'Scans'],
+  ['webhooks', 'Webhooks'],
+  ['api-keys', 'API keys'],
+  ['members', 'Members'],
+  ['passport-access', 'Passport access'],
+  ['passport-style', 'Passport style'],
+  ['events', 'Events'],
 ] as const;
 
 /** Screens of the workspace's administration (the API answers them to owners alone): not in the navigation of other roles, though their address still opens them with the API's refusal. */
@@ -33,13 +45,30 @@ const ownerScreens: ReadonlySet<string> = new Set(['api-keys', 'members', 'passp
 
 /** The fragment's route: `#/batches/abc` is ['batches', 'abc']. */
 function currentRoute(): string[] {
-  const parts = window.location.hash.replace(/^#\/?/, '').split('/').map((p) => { try { return decodeURIComponent(p); } catch { return p; } });
+  const parts = window.location.hash
+    .replace(/^#\/?/, '')
+    .split('/')
+    .map((p) => {
+      try {
+        return decodeURIComponent(p);
+      } catch {
+        return p;
+      }
+    });
   if (parts.length > 0 && parts[parts.length - 1] === '') parts.pop();
   return parts.length === 0 || parts[0] === '' ? ['overview'] : parts;
 }
 
 /** Navigation, the brand, sign-out and the current screen. */
-export function App({ brandId, onSignOut, onSwitchBrand }: { readonly brandId: string; readonly onSignOut: () => void; readonly onSwitchBrand: () => void }): ReactNode {
+export function App({
+  brandId,
+  onSignOut,
+  onSwitchBrand,
+}: {
+  readonly brandId: string;
+  readonly onSignOut: () => void;
+  readonly onSwitchBrand: () => void;
+}): ReactNode {
   const [route, setRoute] = useState(currentRoute);
   useEffect(() => {
     const onHash = () => setRoute(currentRoute());
@@ -55,15 +84,27 @@ export function App({ brandId, onSignOut, onSwitchBrand }: { readonly brandId: s
         <span className="brand-name">Minting console</span>
         <nav aria-label="Screens">
           <ul>
-            {screens.filter(([key]) => !ownerScreens.has(key) || membership === undefined || membership.role === 'owner').map(([key, title]) => (
-              <li key={key}><a href={`#/${key}`} aria-current={screen === key ? 'page' : undefined}>{title}</a></li>
-            ))}
+            {screens
+              .filter(([key]) => !ownerScreens.has(key) || membership === undefined || membership.role === 'owner')
+              .map(([key, title]) => (
+                <li key={key}>
+                  <a href={`#/${key}`} aria-current={screen === key ? 'page' : undefined}>
+                    {title}
+                  </a>
+                </li>
+              ))}
           </ul>
         </nav>
         <div className="session">
-          <span className="brand-id" title={`Brand workspace ${brandId}`}>{membership === undefined ? `Brand ${brandId.slice(0, 8)}` : `${membership.brandName} (${membership.role})`}</span>
-          <button type="button" onClick={onSwitchBrand}>Switch brand</button>
-          <button type="button" onClick={onSignOut}>Sign out</button>
+          <span className="brand-id" title={`Brand workspace ${brandId}`}>
+            {membership === undefined ? `Brand ${brandId.slice(0, 8)}` : `${membership.brandName} (${membership.role})`}
+          </span>
+          <button type="button" onClick={onSwitchBrand}>
+            Switch brand
+          </button>
+          <button type="button" onClick={onSignOut}>
+            Sign out
+          </button>
         </div>
       </header>
       <main className="screen">
@@ -73,7 +114,12 @@ export function App({ brandId, onSignOut, onSwitchBrand }: { readonly brandId: s
         {screen === 'batches' && id !== undefined && <Batch id={id} />}
         {screen === 'products' && id === undefined && <Products />}
         {screen === 'products' && id !== undefined && (
-          <Passport key={route.join('/')} productId={id} lot={more === 'passport' && levelKind === 'lot' ? levelValue : undefined} serial={more === 'passport' && levelKind === 'unit' ? levelValue : undefined} />
+          <Passport
+            key={route.join('/')}
+            productId={id}
+            lot={more === 'passport' && levelKind === 'lot' ? levelValue : undefined}
+            serial={more === 'passport' && levelKind === 'unit' ? levelValue : undefined}
+          />
         )}
         {screen === 'links' && <Links />}
         {screen === 'units' && id === undefined && <UnitSearch />}
@@ -90,7 +136,11 @@ export function App({ brandId, onSignOut, onSwitchBrand }: { readonly brandId: s
         {screen === 'passport-access' && <PassportAccess />}
         {screen === 'passport-style' && <PassportStyle />}
         {screen === 'events' && <Events />}
-        {!screens.some(([key]) => key === screen) && <p>No such screen. <a href="#/overview">Overview</a></p>}
+        {!screens.some(([key]) => key === screen) && (
+          <p>
+            No such screen. <a href="#/overview">Overview</a>
+          </p>
+        )}
       </main>
     </BrandContext.Provider>
   );

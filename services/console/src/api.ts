@@ -26,7 +26,7 @@ export function mintClient(transport: Transport): Client<typeof MintService> {
 /** The API's own words for a failed call (a ConnectError's message without the code prefix). */
 export function errorText(error: unknown): string {
   const e = ConnectError.from(error);
-  return e.rawMessage === '' ? Code[e.code] ?? 'request failed' : e.rawMessage;
+  return e.rawMessage === '' ? (Code[e.code] ?? 'request failed') : e.rawMessage;
 }
 
 /** True for a failure worth one more try (the server or the network, never the request or the session). */

@@ -35,8 +35,11 @@ export function groupEvents<E extends GroupableEvent>(events: readonly E[]): Eve
     const counts = g.events.map((e) => e.payload?.count).filter((c): c is number => typeof c === 'number');
     const times = g.events.map((e) => e.at);
     return {
-      eventType: g.eventType, events: g.events, units: counts.length === 0 ? null : counts.reduce((a, b) => a + b, 0),
-      first: Math.min(...times), last: Math.max(...times),
+      eventType: g.eventType,
+      events: g.events,
+      units: counts.length === 0 ? null : counts.reduce((a, b) => a + b, 0),
+      first: Math.min(...times),
+      last: Math.max(...times),
     };
   });
 }

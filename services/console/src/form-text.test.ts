@@ -1,9 +1,22 @@
 import { describe, expect, it } from 'vitest';
-import { inLanguage, isLanguageTag, parseSerials, sectionTexts, withText, passportFieldErrors, passportLanguages, sectionChanges, sectionOf, visibleSections } from './form-text.ts';
+import {
+  inLanguage,
+  isLanguageTag,
+  parseSerials,
+  sectionTexts,
+  withText,
+  passportFieldErrors,
+  passportLanguages,
+  sectionChanges,
+  sectionOf,
+  visibleSections,
+} from './form-text.ts';
 
 describe('passportFieldErrors and sectionOf', () => {
   it("places each of the API's passport field errors at its section", () => {
-    const errors = passportFieldErrors('content.materials[0].massFraction: must be a number from 0 to 1; content.access.dueDiligence: must be public, legitimate_interest or authority; content: is too large');
+    const errors = passportFieldErrors(
+      'content.materials[0].massFraction: must be a number from 0 to 1; content.access.dueDiligence: must be public, legitimate_interest or authority; content: is too large',
+    );
     expect(errors.map((e) => [sectionOf(e.field), e.message])).toEqual([
       ['materials', 'must be a number from 0 to 1'],
       ['dueDiligence', 'must be public, legitimate_interest or authority'],
@@ -26,7 +39,11 @@ describe('sectionChanges', () => {
       { description: { en: 'Jacket' }, facility: { name: 'Plant' }, access: { materials: 'authority' } },
       { description: { en: 'Wool jacket' }, materials: [{ name: { en: 'Wool' } }], access: { materials: 'authority' } },
     );
-    expect(changes.map((c) => [c.section, c.change])).toEqual([['description', 'changed'], ['materials', 'added'], ['facility', 'removed']]);
+    expect(changes.map((c) => [c.section, c.change])).toEqual([
+      ['description', 'changed'],
+      ['materials', 'added'],
+      ['facility', 'removed'],
+    ]);
     expect(changes[0]!.before).toContain('"Jacket"');
     expect(changes[0]!.after).toContain('"Wool jacket"');
     expect(sectionChanges({ a: 1 }, { a: 1 })).toEqual([]);
@@ -35,15 +52,21 @@ describe('sectionChanges', () => {
 
 describe('the passport preview', () => {
   const content = {
-    description: { en: 'Jacket', de: 'Jacke' }, materials: [{ name: { en: 'Wool', fr: 'Laine' }, massFraction: 0.4 }], dueDiligence: { report: 'x' },
-    conformity: [{ standard: 'EN 1' }], access: { materials: 'legitimate_interest', dueDiligence: 'authority' },
+    description: { en: 'Jacket', de: 'Jacke' },
+    materials: [{ name: { en: 'Wool', fr: 'Laine' }, massFraction: 0.4 }],
+    dueDiligence: { report: 'x' },
+    conformity: [{ standard: 'EN 1' }],
+    access: { materials: 'legitimate_interest', dueDiligence: 'authority' },
   };
 
   it('shows a shopper the public sections, a legitimate interest its own too, an authority every section', () => {
     expect(visibleSections(content, 'public').map((s) => s.section)).toEqual(['description', 'conformity']);
     expect(visibleSections(content, 'legitimate_interest').map((s) => s.section)).toEqual(['description', 'materials', 'conformity']);
     expect(visibleSections(content, 'authority').map((s) => [s.section, s.restricted])).toEqual([
-      ['description', undefined], ['materials', 'legitimate_interest'], ['dueDiligence', 'authority'], ['conformity', undefined],
+      ['description', undefined],
+      ['materials', 'legitimate_interest'],
+      ['dueDiligence', 'authority'],
+      ['conformity', undefined],
     ]);
   });
 

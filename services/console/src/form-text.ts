@@ -16,7 +16,10 @@ export function passportFieldErrors(text: string): { field: string; message: str
 
 /** The serials of a pasted list: one per line, or separated by commas, semicolons or spaces. */
 export function parseSerials(text: string): string[] {
-  return text.split(/[\s,;]+/).map((s) => s.trim()).filter((s) => s !== '');
+  return text
+    .split(/[\s,;]+/)
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
 }
 
 /** One section's change between two passport versions: added, removed or changed, with its JSON before and after. */
@@ -48,13 +51,18 @@ export type PreviewReader = 'public' | 'legitimate_interest' | 'authority';
  * reads public sections only, a legitimate interest also those of its class, an authority every
  * restricted section (it reads legitimate-interest ones too), as the resolver's passport page does.
  */
-export function visibleSections(content: Readonly<Record<string, unknown>>, reader: PreviewReader): { section: string; value: unknown; restricted: string | undefined }[] {
+export function visibleSections(
+  content: Readonly<Record<string, unknown>>,
+  reader: PreviewReader,
+): { section: string; value: unknown; restricted: string | undefined }[] {
   const access = (content['access'] ?? {}) as Record<string, string>;
-  return Object.keys(content).filter((s) => s !== 'access').flatMap((section) => {
-    const cls = access[section] ?? 'public';
-    const reads = cls === 'public' || cls === reader || (cls === 'legitimate_interest' && reader === 'authority');
-    return reads ? [{ section, value: content[section], restricted: cls === 'public' ? undefined : cls }] : [];
-  });
+  return Object.keys(content)
+    .filter((s) => s !== 'access')
+    .flatMap((section) => {
+      const cls = access[section] ?? 'public';
+      const reads = cls === 'public' || cls === reader || (cls === 'legitimate_interest' && reader === 'authority');
+      return reads ? [{ section, value: content[section], restricted: cls === 'public' ? undefined : cls }] : [];
+    });
 }
 
 const languageTag = /^[a-z]{2,3}(-[A-Za-z0-9]{2,8})*$/;
@@ -111,7 +119,10 @@ export function sectionTexts(section: string, value: unknown): SectionText[] {
   const found: SectionText[] = [];
   const walk = (v: unknown, path: JsonStep[]): void => {
     if (isText(v)) found.push({ path: path.slice(1), field: fieldName(path), texts: v });
-    else if (Array.isArray(v)) v.forEach((x, i) => { walk(x, [...path, i]); });
+    else if (Array.isArray(v))
+      v.forEach((x, i) => {
+        walk(x, [...path, i]);
+      });
     else if (typeof v === 'object' && v !== null) for (const [k, x] of Object.entries(v)) walk(x, [...path, k]);
   };
   walk(value, [section]);

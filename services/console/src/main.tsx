@@ -42,9 +42,13 @@ function Root(): ReactNode {
   // biome-ignore lint/correctness/useExhaustiveDependencies: runs once, at load
   useEffect(() => {
     if (oidc === null) return;
-    finishSignIn(oidc).then((tokens) => {
-      if (tokens !== null) update({ token: tokens.accessToken, brandId: null, refreshToken: tokens.refreshToken, idToken: tokens.idToken, expiresAt: tokens.expiresAt });
-    }, (error: unknown) => setNotice(error instanceof Error ? error.message : String(error)));
+    finishSignIn(oidc).then(
+      (tokens) => {
+        if (tokens !== null)
+          update({ token: tokens.accessToken, brandId: null, refreshToken: tokens.refreshToken, idToken: tokens.idToken, expiresAt: tokens.expiresAt });
+      },
+      (error: unknown) => setNotice(error instanceof Error ? error.message : String(error)),
+    );
   }, []);
   // Silent renewal: new tokens from the refresh token before the access token expires.
   const refreshToken = session?.refreshToken;
@@ -52,16 +56,31 @@ function Root(): ReactNode {
   // biome-ignore lint/correctness/useExhaustiveDependencies: re-armed when the tokens change
   useEffect(() => {
     if (oidc === null || refreshToken === undefined || expiresAt === undefined) return;
-    const timer = setTimeout(() => {
-      renew(oidc, refreshToken).then((tokens) => {
-        setSession((current) => {
-          if (current === null) return current;
-          const next = { ...current, token: tokens.accessToken, refreshToken: tokens.refreshToken ?? refreshToken, idToken: tokens.idToken ?? current.idToken, expiresAt: tokens.expiresAt };
-          storeSession(next);
-          return next;
-        });
-      }, (error: unknown) => { setNotice(error instanceof Error ? error.message : String(error)); update(null); });
-    }, renewalDelay(expiresAt, Date.now()));
+    const timer = setTimeout(
+      () => {
+        renew(oidc, refreshToken).then(
+          (tokens) => {
+            setSession((current) => {
+              if (current === null) return current;
+              const next = {
+                ...current,
+                token: tokens.accessToken,
+                refreshToken: tokens.refreshToken ?? refreshToken,
+                idToken: tokens.idToken ?? current.idToken,
+                expiresAt: tokens.expiresAt,
+              };
+              storeSession(next);
+              return next;
+            });
+          },
+          (error: unknown) => {
+            setNotice(error instanceof Error ? error.message : String(error));
+            update(null);
+          },
+        );
+      },
+      renewalDelay(expiresAt, Date.now()),
+    );
     return () => clearTimeout(timer);
   }, [refreshToken, expiresAt]);
   const signOut = () => {
@@ -79,27 +98,46 @@ function Root(): ReactNode {
   // biome-ignore lint/correctness/useExhaustiveDependencies: one transport per sign-in; it reads the current token on every call
   const transport = useMemo(() => (session === null ? null : createApiTransport(() => token.current)), [epoch, session === null]);
   // biome-ignore lint/correctness/useExhaustiveDependencies: one query client per sign-in; onError reads the latest state through setters
-  const queryClient = useMemo(() => new QueryClient({
-    queryCache: new QueryCache({ onError }),
-    mutationCache: new MutationCache({ onError }),
-    defaultOptions: {
-      queries: {
-        retry: (count, error) => isTransient(error) && count < 2,
-        refetchOnWindowFocus: false,
-      },
-    },
-  }), [epoch]);
+  const queryClient = useMemo(
+    () =>
+      new QueryClient({
+        queryCache: new QueryCache({ onError }),
+        mutationCache: new MutationCache({ onError }),
+        defaultOptions: {
+          queries: {
+            retry: (count, error) => isTransient(error) && count < 2,
+            refetchOnWindowFocus: false,
+          },
+        },
+      }),
+    [epoch],
+  );
   return (
     <QueryClientProvider client={queryClient}>
-      {session === null || transport === null || session.brandId === null
-        ? <SignIn session={session} notice={notice} oidc={oidc} onOidc={() => { if (oidc !== null) startSignIn(oidc).catch((e: unknown) => setNotice(e instanceof Error ? e.message : String(e))); }} onSignIn={(s) => { setNotice(undefined); update(s); }} />
-        : (
-          <TransportProvider transport={transport}>
-            <App brandId={session.brandId} onSignOut={signOut} onSwitchBrand={() => update({ ...session, brandId: null })} />
-          </TransportProvider>
-        )}
+      {session === null || transport === null || session.brandId === null ? (
+        <SignIn
+          session={session}
+          notice={notice}
+          oidc={oidc}
+          onOidc={() => {
+            if (oidc !== null) startSignIn(oidc).catch((e: unknown) => setNotice(e instanceof Error ? e.message : String(e)));
+          }}
+          onSignIn={(s) => {
+            setNotice(undefined);
+            update(s);
+          }}
+        />
+      ) : (
+        <TransportProvider transport={transport}>
+          <App brandId={session.brandId} onSignOut={signOut} onSwitchBrand={() => update({ ...session, brandId: null })} />
+        </TransportProvider>
+      )}
     </QueryClientProvider>
   );
 }
 
-createRoot(document.getElementById('root')!).render(<StrictMode><Root /></StrictMode>);
+createRoot(document.getElementById('root')!).render(
+  <StrictMode>
+    <Root />
+  </StrictMode>,
+);

@@ -57,7 +57,10 @@ function randomText(bytes: number): string {
 }
 
 function base64url(bytes: Uint8Array): string {
-  return btoa(String.fromCharCode(...bytes)).replaceAll('+', '-').replaceAll('/', '_').replace(/=+$/, '');
+  return btoa(String.fromCharCode(...bytes))
+    .replaceAll('+', '-')
+    .replaceAll('/', '_')
+    .replace(/=+$/, '');
 }
 
 /** Sends the browser to the provider's sign-in page, keeping the PKCE verifier and state for the way back. */
@@ -68,8 +71,14 @@ export async function startSignIn(settings: OidcSettings): Promise<void> {
   const challenge = base64url(new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(verifier))));
   sessionStorage.setItem(pendingKey, JSON.stringify({ verifier, state }));
   const query = new URLSearchParams({
-    response_type: 'code', client_id: settings.clientId, redirect_uri: redirectUri(), scope: 'openid offline_access',
-    code_challenge: challenge, code_challenge_method: 'S256', state, prompt: 'consent',
+    response_type: 'code',
+    client_id: settings.clientId,
+    redirect_uri: redirectUri(),
+    scope: 'openid offline_access',
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+    state,
+    prompt: 'consent',
   });
   window.location.assign(`${endpoints.authorization_endpoint}?${query}`);
 }
@@ -78,7 +87,9 @@ export async function startSignIn(settings: OidcSettings): Promise<void> {
 async function tokenRequest(settings: OidcSettings, form: Record<string, string>): Promise<OidcTokens> {
   const endpoints = await discover(settings);
   const res = await fetch(endpoints.token_endpoint, {
-    method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ client_id: settings.clientId, ...form }),
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ client_id: settings.clientId, ...form }),
   });
   const body = (await res.json().catch(() => ({}))) as Record<string, unknown>;
   if (!res.ok || typeof body['access_token'] !== 'string') {
@@ -117,7 +128,11 @@ export function renew(settings: OidcSettings, refreshToken: string): Promise<Oid
 export async function signOutAtProvider(settings: OidcSettings, idToken: string | undefined): Promise<void> {
   const endpoints = await discover(settings);
   if (endpoints.end_session_endpoint === undefined) return;
-  const query = new URLSearchParams({ client_id: settings.clientId, post_logout_redirect_uri: redirectUri(), ...(idToken === undefined ? {} : { id_token_hint: idToken }) });
+  const query = new URLSearchParams({
+    client_id: settings.clientId,
+    post_logout_redirect_uri: redirectUri(),
+    ...(idToken === undefined ? {} : { id_token_hint: idToken }),
+  });
   window.location.assign(`${endpoints.end_session_endpoint}?${query}`);
 }
 

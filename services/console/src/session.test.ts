@@ -4,7 +4,8 @@ import { sessionFromFragment } from './session.ts';
 describe('sessionFromFragment', () => {
   it('reads the token and the brand of a sign-in link', () => {
     expect(sessionFromFragment('#token=eyJ.a.b&brand=73a20731-07d5-4830-84cc-2856e7a38b18')).toEqual({
-      token: 'eyJ.a.b', brandId: '73a20731-07d5-4830-84cc-2856e7a38b18',
+      token: 'eyJ.a.b',
+      brandId: '73a20731-07d5-4830-84cc-2856e7a38b18',
     });
   });
 

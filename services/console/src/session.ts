@@ -26,7 +26,8 @@ export function storedSession(): Session | null {
     const value = JSON.parse(raw) as Partial<Session>;
     if (typeof value.token !== 'string' || value.token === '') return null;
     return {
-      token: value.token, brandId: typeof value.brandId === 'string' ? value.brandId : null,
+      token: value.token,
+      brandId: typeof value.brandId === 'string' ? value.brandId : null,
       ...(typeof value.refreshToken === 'string' ? { refreshToken: value.refreshToken } : {}),
       ...(typeof value.idToken === 'string' ? { idToken: value.idToken } : {}),
       ...(typeof value.expiresAt === 'number' ? { expiresAt: value.expiresAt } : {}),

@@ -13,10 +13,21 @@ export function ErrorMessage({ error }: { readonly error: unknown }): ReactNode 
   if (error === null || error === undefined) return null;
   const text = errorText(error);
   const fields = fieldErrors(text);
-  if (fields.length < 2) return <p className="error" role="alert" data-field={fields[0]?.field}>{text}</p>;
+  if (fields.length < 2)
+    return (
+      <p className="error" role="alert" data-field={fields[0]?.field}>
+        {text}
+      </p>
+    );
   return (
     <div className="error" role="alert">
-      <ul>{fields.map((f) => <li key={`${f.field}: ${f.message}`} data-field={f.field}><code>{f.field}</code>: {f.message}</li>)}</ul>
+      <ul>
+        {fields.map((f) => (
+          <li key={`${f.field}: ${f.message}`} data-field={f.field}>
+            <code>{f.field}</code>: {f.message}
+          </li>
+        ))}
+      </ul>
     </div>
   );
 }
@@ -33,7 +44,9 @@ export function Progress({ value, max, label }: { readonly value: number; readon
   return (
     <div className="progress">
       <progress value={value} max={Math.max(max, 1)} aria-label={label} />
-      <span className="progress-figures">{value.toLocaleString('en-US')} / {max.toLocaleString('en-US')} ({percent}%)</span>
+      <span className="progress-figures">
+        {value.toLocaleString('en-US')} / {max.toLocaleString('en-US')} ({percent}%)
+      </span>
     </div>
   );
 }
@@ -57,21 +70,37 @@ export function useCursorPages(): { cursor: string | undefined; page: number; ne
   return {
     cursor: stack[stack.length - 1],
     page: stack.length,
-    next: (c) => { if (c !== undefined && c !== '') setStack((s) => [...s, c]); },
+    next: (c) => {
+      if (c !== undefined && c !== '') setStack((s) => [...s, c]);
+    },
     previous: () => setStack((s) => (s.length > 1 ? s.slice(0, -1) : s)),
     reset: () => setStack([undefined]),
   };
 }
 
 /** Previous / Next buttons of a keyset-paged list. */
-export function Pager({ label, page, hasMore, onPrevious, onNext }: {
-  readonly label: string; readonly page: number; readonly hasMore: boolean; readonly onPrevious: () => void; readonly onNext: () => void;
+export function Pager({
+  label,
+  page,
+  hasMore,
+  onPrevious,
+  onNext,
+}: {
+  readonly label: string;
+  readonly page: number;
+  readonly hasMore: boolean;
+  readonly onPrevious: () => void;
+  readonly onNext: () => void;
 }): ReactNode {
   return (
     <nav className="pager" aria-label={`${label} pages`}>
-      <button type="button" onClick={onPrevious} disabled={page <= 1}>Previous</button>
+      <button type="button" onClick={onPrevious} disabled={page <= 1}>
+        Previous
+      </button>
       <span>Page {page}</span>
-      <button type="button" onClick={onNext} disabled={!hasMore}>Next</button>
+      <button type="button" onClick={onNext} disabled={!hasMore}>
+        Next
+      </button>
     </nav>
   );
 }
@@ -80,13 +109,30 @@ export function Pager({ label, page, hasMore, onPrevious, onNext }: {
 export function ImportRows({ imp, testId }: { readonly imp: ProductImport; readonly testId: string }): ReactNode {
   return (
     <>
-      <p role="status">Status <strong data-testid={testId}>{enumName(ProductImportStatus, imp.status)}</strong>: {imp.importedRows} of {imp.totalRows} rows imported, {imp.failedRows} refused.</p>
+      <p role="status">
+        Status <strong data-testid={testId}>{enumName(ProductImportStatus, imp.status)}</strong>: {imp.importedRows} of {imp.totalRows} rows imported,{' '}
+        {imp.failedRows} refused.
+      </p>
       {imp.errors.length > 0 && (
         <div className="table-wrap">
           <table>
             <caption>Refused rows</caption>
-            <thead><tr><th>Row</th><th>Field</th><th>Error</th></tr></thead>
-            <tbody>{imp.errors.map((e) => <tr key={`${e.row} ${e.field ?? ''} ${e.message}`}><td>{e.row}</td><td>{e.field ?? ''}</td><td>{e.message}</td></tr>)}</tbody>
+            <thead>
+              <tr>
+                <th>Row</th>
+                <th>Field</th>
+                <th>Error</th>
+              </tr>
+            </thead>
+            <tbody>
+              {imp.errors.map((e) => (
+                <tr key={`${e.row} ${e.field ?? ''} ${e.message}`}>
+                  <td>{e.row}</td>
+                  <td>{e.field ?? ''}</td>
+                  <td>{e.message}</td>
+                </tr>
+              ))}
+            </tbody>
           </table>
         </div>
       )}

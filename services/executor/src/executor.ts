@@ -1,6 +1,15 @@
 import type { JobBus, JobSubscription } from '@mint/bus';
 import { defaultLeaseMs } from '@mint/domain';
-import { findImportsToSweep, findJobsToSweep, purgeStaleImportKeys, maintainScanLedger, purgeExpiredIdempotencyRecords, relayOutbox, sweepPackStore, type UseCaseContext } from '@mint/usecases';
+import {
+  findImportsToSweep,
+  findJobsToSweep,
+  purgeStaleImportKeys,
+  maintainScanLedger,
+  purgeExpiredIdempotencyRecords,
+  relayOutbox,
+  sweepPackStore,
+  type UseCaseContext,
+} from '@mint/usecases';
 import type { Logger } from 'pino';
 import type { Metrics } from '@mint/runtime';
 import { runMintJob } from './mint-worker.ts';
@@ -69,9 +78,11 @@ function every(intervalMs: number, task: () => Promise<unknown>, onError: (e: un
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<unknown> = Promise.resolve();
   const tick = () => {
-    running = task().catch(onError).finally(() => {
-      if (!stopped) timer = setTimeout(tick, intervalMs);
-    });
+    running = task()
+      .catch(onError)
+      .finally(() => {
+        if (!stopped) timer = setTimeout(tick, intervalMs);
+      });
   };
   timer = setTimeout(tick, 0);
   return async () => {
@@ -101,61 +112,126 @@ export function startExecutor(options: ExecutorOptions): Executor {
   let stopping = false;
   const subscription: JobSubscription = bus.subscribe(
     'mint',
-    async (msg) => settle(msg, await runMintJob({
-      ctx, logger, chunkSize: options.chunkSize, leaseMs: options.leaseMs ?? defaultLeaseMs, writers: options.writers ?? 1,
-      owner: options.owner ?? `executor-${process.pid}`, stopping: () => stopping, progress: bus,
-      ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
-    }, msg)),
+    async (msg) =>
+      settle(
+        msg,
+        await runMintJob(
+          {
+            ctx,
+            logger,
+            chunkSize: options.chunkSize,
+            leaseMs: options.leaseMs ?? defaultLeaseMs,
+            writers: options.writers ?? 1,
+            owner: options.owner ?? `executor-${process.pid}`,
+            stopping: () => stopping,
+            progress: bus,
+            ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
+          },
+          msg,
+        ),
+      ),
     { concurrency: options.concurrency, onError: (err, job) => logger.error({ err, jobId: job?.id, brandId: job?.brandId }, 'mint job handler error') },
   );
   // Product CSV imports: one at a time per process, so an import never crowds out mint jobs.
-  const imports: JobSubscription = bus.subscribe('import', async (msg) => settle(msg, await runImportJob({
-    ctx, logger, ...(options.importConcurrencyPerBrand === undefined ? {} : { perBrand: options.importConcurrencyPerBrand }),
-  }, msg)), {
-    concurrency: 1, onError: (err, job) => logger.error({ err, job }, 'import job handler error'),
-  });
-  const stopRelay = every(options.relayIntervalMs ?? 50, async () => {
-    while ((await relayOutbox(ctx, (job) => bus.publish(job))) > 0);
-  }, (err) => logger.warn({ err }, 'outbox relay failed; will retry'));
-  const stopSweeper = every(options.sweepIntervalMs ?? 15_000, async () => {
-    const idleJobMs = options.idleJobMs ?? 60_000;
-    // One republish per job and idle window: distinct from the original publish, which the bus
-    // would otherwise drop as a duplicate inside its deduplication window.
-    const republish = String(Math.floor(ctx.clock().getTime() / idleJobMs));
-    for (const job of await findJobsToSweep(ctx, idleJobMs)) await bus.publish({ kind: 'mint', ...job }, { republish });
-    // Imports deferred for their brand's cap (or whose message was lost) are published again.
-    for (const job of await findImportsToSweep(ctx, idleJobMs)) await bus.publish({ kind: 'import', ...job }, { republish });
-    // Keys of ended or abandoned imports that their end did not delete.
-    await purgeStaleImportKeys(ctx);
-    // Idempotency-Key records past their expiry and scan events past retention, a bounded batch at a time.
-    while ((await purgeExpiredIdempotencyRecords(ctx, purgeBatch)) === purgeBatch);
-    // The scan ledger: day partitions made ahead, closed days rolled up, days past retention dropped whole.
-    if (!stopping) {
-      const upkeep = await maintainScanLedger(ctx, { retentionDays: options.scanEventRetentionDays ?? 0 });
-      if (upkeep.partitionsDropped.length > 0) logger.info({ days: upkeep.partitionsDropped }, 'dropped scan partitions past retention');
-    }
-  }, (err) => logger.warn({ err }, 'sweeper failed; will retry'));
+  const imports: JobSubscription = bus.subscribe(
+    'import',
+    async (msg) =>
+      settle(
+        msg,
+        await runImportJob(
+          {
+            ctx,
+            logger,
+            ...(options.importConcurrencyPerBrand === undefined ? {} : { perBrand: options.importConcurrencyPerBrand }),
+          },
+          msg,
+        ),
+      ),
+    {
+      concurrency: 1,
+      onError: (err, job) => logger.error({ err, job }, 'import job handler error'),
+    },
+  );
+  const stopRelay = every(
+    options.relayIntervalMs ?? 50,
+    async () => {
+      while ((await relayOutbox(ctx, (job) => bus.publish(job))) > 0);
+    },
+    (err) => logger.warn({ err }, 'outbox relay failed; will retry'),
+  );
+  const stopSweeper = every(
+    options.sweepIntervalMs ?? 15_000,
+    async () => {
+      const idleJobMs = options.idleJobMs ?? 60_000;
+      // One republish per job and idle window: distinct from the original publish, which the bus
+      // would otherwise drop as a duplicate inside its deduplication window.
+      const republish = String(Math.floor(ctx.clock().getTime() / idleJobMs));
+      for (const job of await findJobsToSweep(ctx, idleJobMs)) await bus.publish({ kind: 'mint', ...job }, { republish });
+      // Imports deferred for their brand's cap (or whose message was lost) are published again.
+      for (const job of await findImportsToSweep(ctx, idleJobMs)) await bus.publish({ kind: 'import', ...job }, { republish });
+      // Keys of ended or abandoned imports that their end did not delete.
+      await purgeStaleImportKeys(ctx);
+      // Idempotency-Key records past their expiry and scan events past retention, a bounded batch at a time.
+      while ((await purgeExpiredIdempotencyRecords(ctx, purgeBatch)) === purgeBatch);
+      // The scan ledger: day partitions made ahead, closed days rolled up, days past retention dropped whole.
+      if (!stopping) {
+        const upkeep = await maintainScanLedger(ctx, { retentionDays: options.scanEventRetentionDays ?? 0 });
+        if (upkeep.partitionsDropped.length > 0) logger.info({ days: upkeep.partitionsDropped }, 'dropped scan partitions past retention');
+      }
+    },
+    (err) => logger.warn({ err }, 'sweeper failed; will retry'),
+  );
   const packStore = options.packStore;
-  const stopStoreSweeper = packStore === undefined ? null : every(options.packStoreSweepIntervalMs ?? 10 * 60_000, async () => {
-    const removed = await sweepPackStore(ctx, packStore);
-    if (removed > 0) logger.info({ removed }, 'deleted what interrupted pack writes left in the pack store');
-  }, (err) => logger.warn({ err }, 'pack store sweep failed; will retry'));
-  const packs = options.packStore === undefined ? null : startPackWorker({
-    ctx, store: options.packStore, logger, ...(options.packPollIntervalMs === undefined ? {} : { pollIntervalMs: options.packPollIntervalMs }),
-    ...(options.packConcurrency === undefined ? {} : { concurrency: options.packConcurrency }),
-    ...(options.packConcurrencyPerBrand === undefined ? {} : { perBrand: options.packConcurrencyPerBrand }),
-  });
-  const webhooks = options.webhooks === undefined ? null : startWebhookWorker({
-    ctx, logger, ...options.webhooks, ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
-  });
+  const stopStoreSweeper =
+    packStore === undefined
+      ? null
+      : every(
+          options.packStoreSweepIntervalMs ?? 10 * 60_000,
+          async () => {
+            const removed = await sweepPackStore(ctx, packStore);
+            if (removed > 0) logger.info({ removed }, 'deleted what interrupted pack writes left in the pack store');
+          },
+          (err) => logger.warn({ err }, 'pack store sweep failed; will retry'),
+        );
+  const packs =
+    options.packStore === undefined
+      ? null
+      : startPackWorker({
+          ctx,
+          store: options.packStore,
+          logger,
+          ...(options.packPollIntervalMs === undefined ? {} : { pollIntervalMs: options.packPollIntervalMs }),
+          ...(options.packConcurrency === undefined ? {} : { concurrency: options.packConcurrency }),
+          ...(options.packConcurrencyPerBrand === undefined ? {} : { perBrand: options.packConcurrencyPerBrand }),
+        });
+  const webhooks =
+    options.webhooks === undefined
+      ? null
+      : startWebhookWorker({
+          ctx,
+          logger,
+          ...options.webhooks,
+          ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
+        });
   const serialMoves = startSerialMoveWorker({
-    ctx, logger, ...(options.serialMovePollIntervalMs === undefined ? {} : { pollIntervalMs: options.serialMovePollIntervalMs }),
+    ctx,
+    logger,
+    ...(options.serialMovePollIntervalMs === undefined ? {} : { pollIntervalMs: options.serialMovePollIntervalMs }),
   });
   logger.info({ concurrency: options.concurrency, chunkSize: options.chunkSize, leaseMs: options.leaseMs ?? defaultLeaseMs }, 'executor started');
   return {
     async stop() {
       stopping = true;
-      await Promise.all([subscription.stop(), stopRelay(), stopSweeper(), stopStoreSweeper?.(), packs?.stop(), webhooks?.stop(), imports.stop(), serialMoves.stop()]);
+      await Promise.all([
+        subscription.stop(),
+        stopRelay(),
+        stopSweeper(),
+        stopStoreSweeper?.(),
+        packs?.stop(),
+        webhooks?.stop(),
+        imports.stop(),
+        serialMoves.stop(),
+      ]);
       logger.info('executor stopped');
     },
   };

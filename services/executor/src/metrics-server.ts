@@ -36,27 +36,42 @@ export interface MetricsServer {
 export async function startMetricsServer(options: MetricsServerOptions): Promise<MetricsServer> {
   const { logger } = options;
   let stopping = false;
-  const router = createRouter([
-    { methods: ['GET', 'HEAD'], path: '/healthz', handler: ({ req, res }) => sendJson(req, res, 200, { ok: true }) },
+  const router = createRouter(
+    [
+      { methods: ['GET', 'HEAD'], path: '/healthz', handler: ({ req, res }) => sendJson(req, res, 200, { ok: true }) },
+      {
+        methods: ['GET', 'HEAD'],
+        path: '/readyz',
+        handler: async ({ req, res }) => {
+          const report: Readiness = stopping ? { ok: false, checks: { executor: 'shutting down' } } : await options.readiness();
+          sendJson(req, res, report.ok ? 200 : 503, report);
+        },
+      },
+      metricsRoute(options.metrics),
+      {
+        methods: ['GET', 'HEAD'],
+        path: '*',
+        handler: ({ path }) => {
+          throw new HttpProblem(404, 'not_found', `nothing is served at ${path}; this server serves /healthz, /readyz and /metrics`);
+        },
+      },
+    ],
     {
-      methods: ['GET', 'HEAD'], path: '/readyz',
-      handler: async ({ req, res }) => {
-        const report: Readiness = stopping ? { ok: false, checks: { executor: 'shutting down' } } : await options.readiness();
-        sendJson(req, res, report.ok ? 200 : 503, report);
+      onError: ({ path }, error, err) => {
+        if (error.status >= 500) logger.error({ err, path }, 'executor http request failed');
       },
     },
-    metricsRoute(options.metrics),
-    { methods: ['GET', 'HEAD'], path: '*', handler: ({ path }) => {
-      throw new HttpProblem(404, 'not_found', `nothing is served at ${path}; this server serves /healthz, /readyz and /metrics`);
-    } },
-  ], {
-    onError: ({ path }, error, err) => {
-      if (error.status >= 500) logger.error({ err, path }, 'executor http request failed');
-    },
-  });
+  );
   const server = http.createServer((req, res) => {
     const handled = router.handle(req, res);
-    if (handled === false) sendJson(req, res, 405, { ok: false, error: 'method_not_allowed', message: methodNotAllowedMessage(req.method, (req.url ?? '/').split('?', 1)[0]!, ['GET', 'HEAD']) }, { allow: 'GET, HEAD' });
+    if (handled === false)
+      sendJson(
+        req,
+        res,
+        405,
+        { ok: false, error: 'method_not_allowed', message: methodNotAllowedMessage(req.method, (req.url ?? '/').split('?', 1)[0]!, ['GET', 'HEAD']) },
+        { allow: 'GET, HEAD' },
+      );
   });
   server.keepAliveTimeout = 5_000;
   await new Promise<void>((resolve, reject) => {

@@ -2,7 +2,16 @@ import { randomUUID } from 'node:crypto';
 import { classifyMintError, decideMintFailure, isTerminalJobStatus, type Lease, type MintSetback } from '@mint/domain';
 import type { ProgressFeed } from '@mint/bus';
 import {
-  claimMintJob, failMintJob, publishJobProgress, recordFailedAttempt, releaseMintJob, runMint, sqlState, type CycleResult, type LoadedJob, type UseCaseContext,
+  claimMintJob,
+  failMintJob,
+  publishJobProgress,
+  recordFailedAttempt,
+  releaseMintJob,
+  runMint,
+  sqlState,
+  type CycleResult,
+  type LoadedJob,
+  type UseCaseContext,
 } from '@mint/usecases';
 import type { Logger } from 'pino';
 import type { Metrics } from '@mint/runtime';
@@ -52,7 +61,11 @@ export async function runMintJob(options: MintWorkerOptions, msg: Delivery): Pro
     if (options.progress === undefined || seen === reported) return;
     reported = seen;
     publishJobProgress(options.progress, brandId, {
-      mintJobId: jobId, status: progress.status, mintedQuantity: progress.mintedQuantity, requestedQuantity: progress.requestedQuantity, failureReason: null,
+      mintJobId: jobId,
+      status: progress.status,
+      mintedQuantity: progress.mintedQuantity,
+      requestedQuantity: progress.requestedQuantity,
+      failureReason: null,
     });
   };
   const release = async () => {
@@ -65,9 +78,13 @@ export async function runMintJob(options: MintWorkerOptions, msg: Delivery): Pro
     const attempts = what.kind === 'transient' ? await recordFailedAttempt(ctx, brandId, jobId, what.message).catch(() => 0) : 0;
     const decision = decideMintFailure(what, { attempts, lastDelivery: msg.lastDelivery }, Math.random());
     if (decision.kind !== 'fail') return decision;
-    if (await failMintJob(ctx, brandId, jobId, decision.reason) && options.progress !== undefined) {
+    if ((await failMintJob(ctx, brandId, jobId, decision.reason)) && options.progress !== undefined) {
       publishJobProgress(options.progress, brandId, {
-        mintJobId: jobId, status: 'FAILED', mintedQuantity: lastMinted, requestedQuantity: lastRequested, failureReason: decision.reason,
+        mintJobId: jobId,
+        status: 'FAILED',
+        mintedQuantity: lastMinted,
+        requestedQuantity: lastRequested,
+        failureReason: decision.reason,
       });
     }
     log.error({ err: error, attempts }, `mint job failed (${what.kind} error)`);
@@ -91,7 +108,11 @@ export async function runMintJob(options: MintWorkerOptions, msg: Delivery): Pro
         return await setback({ kind: 'stopping' });
       }
       const run = await runMint(ctx, lease, {
-        chunkSize: options.chunkSize, leaseMs, writers: options.writers, stopping: options.stopping, ...(claimed ? { claimed } : {}),
+        chunkSize: options.chunkSize,
+        leaseMs,
+        writers: options.writers,
+        stopping: options.stopping,
+        ...(claimed ? { claimed } : {}),
         onChunk: (chunk) => {
           options.metrics?.chunkDuration.observe(chunk.seconds);
           options.metrics?.unitsMinted.inc(chunk.insertedCount);
@@ -99,7 +120,10 @@ export async function runMintJob(options: MintWorkerOptions, msg: Delivery): Pro
           msg.working();
           report(chunk);
           // The job's timeline at LOG_LEVEL=debug: each chunk's commit (pino's time) and duration.
-          log.debug({ firstSeq: chunk.firstSeq, units: chunk.insertedCount, mintedQuantity: chunk.mintedQuantity, ms: Math.round(chunk.seconds * 1000) }, 'mint chunk committed');
+          log.debug(
+            { firstSeq: chunk.firstSeq, units: chunk.insertedCount, mintedQuantity: chunk.mintedQuantity, ms: Math.round(chunk.seconds * 1000) },
+            'mint chunk committed',
+          );
         },
       });
       // A lot or product-only job, or a run that wrote nothing, has no chunk that reported it.

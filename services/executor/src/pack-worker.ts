@@ -43,15 +43,16 @@ export function startPackWorker(options: PackWorkerOptions): PackWorker {
   const perBrand = options.perBrand ?? 1;
   // Each slot claims and generates on its own; a slot that found nothing sleeps until the poll.
   const wakers = new Set<() => void>();
-  const sleep = (ms: number) => new Promise<void>((resolve) => {
-    const waker = () => {
-      clearTimeout(timer);
-      wakers.delete(waker);
-      resolve();
-    };
-    const timer = setTimeout(waker, ms);
-    wakers.add(waker);
-  });
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const waker = () => {
+        clearTimeout(timer);
+        wakers.delete(waker);
+        resolve();
+      };
+      const timer = setTimeout(waker, ms);
+      wakers.add(waker);
+    });
 
   const slot = async () => {
     while (!stopping.signal.aborted) {
@@ -63,9 +64,18 @@ export function startPackWorker(options: PackWorkerOptions): PackWorker {
         }
         const started = performance.now();
         const result = await generatePayloadPack(ctx, claim, {
-          store, leaseMs, signal: stopping.signal, ...(options.pageSize === undefined ? {} : { pageSize: options.pageSize }),
+          store,
+          leaseMs,
+          signal: stopping.signal,
+          ...(options.pageSize === undefined ? {} : { pageSize: options.pageSize }),
         });
-        const line = { packId: claim.id, brandId: claim.brandId, attempt: claim.attempts, result: result.kind, durationMs: Math.round(performance.now() - started) };
+        const line = {
+          packId: claim.id,
+          brandId: claim.brandId,
+          attempt: claim.attempts,
+          result: result.kind,
+          durationMs: Math.round(performance.now() - started),
+        };
         if (result.kind === 'retry' || result.kind === 'failed') logger.warn({ ...line, reason: result.reason }, 'payload pack not generated');
         else logger.info(line, 'payload pack generation ended');
       } catch (err) {

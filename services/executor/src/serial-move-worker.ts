@@ -25,17 +25,18 @@ export function startSerialMoveWorker(options: SerialMoveWorkerOptions): SerialM
   const pollMs = options.pollIntervalMs ?? 1_000;
   let stopped = false;
   let wake: (() => void) | null = null;
-  const sleep = (ms: number) => new Promise<void>((resolve) => {
-    const timer = setTimeout(() => {
-      wake = null;
-      resolve();
-    }, ms);
-    wake = () => {
-      clearTimeout(timer);
-      wake = null;
-      resolve();
-    };
-  });
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        wake = null;
+        resolve();
+      }, ms);
+      wake = () => {
+        clearTimeout(timer);
+        wake = null;
+        resolve();
+      };
+    });
   const loop = (async () => {
     while (!stopped) {
       try {

@@ -54,20 +54,21 @@ export function startWebhookWorker(options: WebhookWorkerOptions): WebhookWorker
   // its freed slot is looked at without waiting a poll interval.
   let woken = false;
   /** Waits `ms` or until woken; true when the time ran out. */
-  const sleep = (ms: number) => new Promise<boolean>((resolve) => {
-    if (woken) {
-      woken = false;
-      resolve(false);
-      return;
-    }
-    const timer = setTimeout(() => resolve(true), ms);
-    wake = () => {
-      clearTimeout(timer);
-      resolve(false);
-    };
-  }).finally(() => {
-    wake = null;
-  });
+  const sleep = (ms: number) =>
+    new Promise<boolean>((resolve) => {
+      if (woken) {
+        woken = false;
+        resolve(false);
+        return;
+      }
+      const timer = setTimeout(() => resolve(true), ms);
+      wake = () => {
+        clearTimeout(timer);
+        resolve(false);
+      };
+    }).finally(() => {
+      wake = null;
+    });
   // A claim is one transaction and commit: claiming each freed slot alone capped a process at
   // about 1 / commit time (190 deliveries/s in bench/webhooks.ts). While deliveries are in flight
   // the worker waits for half its slots to free (or the poll interval to pass) and claims them at once.
@@ -108,22 +109,30 @@ export function startWebhookWorker(options: WebhookWorkerOptions): WebhookWorker
       await fanOut(true);
       try {
         const { claims, lastBrand } = await claimWebhooks(ctx, free, {
-          perEndpoint: options.perEndpoint, afterBrand, ...(options.perBrand === undefined ? {} : { perBrand: options.perBrand }),
-          ...(options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs }), ...(options.breaker === undefined ? {} : { breaker: options.breaker }),
+          perEndpoint: options.perEndpoint,
+          afterBrand,
+          ...(options.perBrand === undefined ? {} : { perBrand: options.perBrand }),
+          ...(options.leaseMs === undefined ? {} : { leaseMs: options.leaseMs }),
+          ...(options.breaker === undefined ? {} : { breaker: options.breaker }),
         });
         afterBrand = lastBrand;
         for (const claim of claims) {
           const task = deliverWebhook(ctx, claim, {
-            send: options.send, ...(options.policy === undefined ? {} : { policy: options.policy }), ...(options.random === undefined ? {} : { random: options.random }),
+            send: options.send,
+            ...(options.policy === undefined ? {} : { policy: options.policy }),
+            ...(options.random === undefined ? {} : { random: options.random }),
             ...(options.breaker === undefined ? {} : { breaker: options.breaker }),
           })
-            .then((outcome) => {
-              options.metrics?.webhookDeliveries.inc({ result: outcome.result });
-              options.metrics?.webhookDuration.observe(outcome.durationMs / 1000);
-              const line = { deliveryId: claim.id, endpointId: claim.endpointId, brandId: claim.brandId, attempt: claim.attempts, ...outcome };
-              if (outcome.result === 'succeeded') logger.debug(line, 'webhook delivered');
-              else logger.info(line, 'webhook not delivered');
-            }, (err: unknown) => logger.error({ err, deliveryId: claim.id, endpointId: claim.endpointId }, 'webhook delivery error; retried after its lease'))
+            .then(
+              (outcome) => {
+                options.metrics?.webhookDeliveries.inc({ result: outcome.result });
+                options.metrics?.webhookDuration.observe(outcome.durationMs / 1000);
+                const line = { deliveryId: claim.id, endpointId: claim.endpointId, brandId: claim.brandId, attempt: claim.attempts, ...outcome };
+                if (outcome.result === 'succeeded') logger.debug(line, 'webhook delivered');
+                else logger.info(line, 'webhook not delivered');
+              },
+              (err: unknown) => logger.error({ err, deliveryId: claim.id, endpointId: claim.endpointId }, 'webhook delivery error; retried after its lease'),
+            )
             .finally(() => {
               inFlight.delete(task);
               if (wake === null) woken = true;

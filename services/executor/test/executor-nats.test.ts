@@ -52,7 +52,11 @@ describe('executor and an unreliable NATS', () => {
     await waitUntil('completion', async () => (await jobState(app.db, mintJobId)).status === 'COMPLETED', 20_000);
     await waitUntil('all copies settled', async () => (await bus.pending('mint')) === 0, 10_000);
     expect(await unitFacts(app.db, mintBatchId)).toEqual({ units: 40_000, serials: 40_000, minSeq: 1, maxSeq: 40_000, minted: 40_000, evented: 40_000 });
-    const [started] = await query<{ n: string }>(app.db.em.fork(), `select count(*) as n from mint_events where payload->>'mint_job_id' = ? and event_type = 'mint_job_started'`, [mintJobId]);
+    const [started] = await query<{ n: string }>(
+      app.db.em.fork(),
+      `select count(*) as n from mint_events where payload->>'mint_job_id' = ? and event_type = 'mint_job_started'`,
+      [mintJobId],
+    );
     expect(started!.n).toBe('1');
   }, 45_000);
 });

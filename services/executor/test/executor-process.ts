@@ -37,8 +37,13 @@ export async function spawnExecutor(env: Record<string, string>): Promise<Execut
   const child = spawn(process.execPath, ['services/executor/src/main.ts'], {
     cwd: repoRoot,
     env: {
-      PATH: process.env['PATH'] ?? '', LOG_LEVEL: 'info', PORT: String(await freePort()),
-      AUTH_JWT_SECRET: 'test-secret-test-secret-test-secret-0123', WEBHOOK_SECRET_KEYS: testWebhookSecretKeys, EXECUTOR_CONCURRENCY: '1', ...env,
+      PATH: process.env['PATH'] ?? '',
+      LOG_LEVEL: 'info',
+      PORT: String(await freePort()),
+      AUTH_JWT_SECRET: 'test-secret-test-secret-test-secret-0123',
+      WEBHOOK_SECRET_KEYS: testWebhookSecretKeys,
+      EXECUTOR_CONCURRENCY: '1',
+      ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -61,8 +66,14 @@ export async function spawnExecutor(env: Record<string, string>): Promise<Execut
 export function executorTestEnv(databaseUrl: string): Record<string, string> {
   const names = freshStreamNames();
   return {
-    DATABASE_URL: databaseUrl, NATS_URL: testInfra().natsUrl, NATS_STREAM: names.stream, NATS_SUBJECT_PREFIX: names.subjectPrefix,
-    EXECUTOR_LEASE_MS: '1500', NATS_ACK_WAIT_MS: '3000', MINT_CHUNK_SIZE: '500', PACK_STORE: 'fs',
+    DATABASE_URL: databaseUrl,
+    NATS_URL: testInfra().natsUrl,
+    NATS_STREAM: names.stream,
+    NATS_SUBJECT_PREFIX: names.subjectPrefix,
+    EXECUTOR_LEASE_MS: '1500',
+    NATS_ACK_WAIT_MS: '3000',
+    MINT_CHUNK_SIZE: '500',
+    PACK_STORE: 'fs',
   };
 }
 
@@ -85,7 +96,9 @@ export async function setupExecutorProcesses(): Promise<ExecutorProcesses> {
   const env = executorTestEnv(app.database.url);
   const running: ExecutorProcess[] = [];
   return {
-    app, brand, running,
+    app,
+    brand,
+    running,
     async start(overrides = {}) {
       const p = await spawnExecutor({ ...env, ...overrides });
       running.push(p);
@@ -125,7 +138,9 @@ export async function startInProcessExecutor(
   const bus = await connectJetStreamBus({ url: natsUrl, ...names, ackWaitMs: 5000 });
   const executor = startExecutor({ ctx: app.ctx, bus, logger: pino({ level: 'silent' }), concurrency: 1, chunkSize: 2000, relayIntervalMs: 50, ...options });
   return {
-    bus, executor, names,
+    bus,
+    executor,
+    names,
     async stop() {
       await executor.stop();
       await bus.close();
@@ -144,18 +159,27 @@ export async function waitUntil(what: string, probe: () => Promise<boolean>, tim
 
 /** The job's status, minted quantity and lease holder. */
 export async function jobState(db: Database, jobId: string): Promise<{ status: string; minted: number; owner: string | null; token: number }> {
-  const [row] = await query<{ status: string; minted: number; lease_owner: string | null; lease_token: number }>(db.em.fork(),
+  const [row] = await query<{ status: string; minted: number; lease_owner: string | null; lease_token: number }>(
+    db.em.fork(),
     `select j.status, b.minted_quantity as minted, j.lease_owner, j.lease_token
-     from mint_jobs j join mint_batches b on b.brand_id = j.brand_id and b.mint_job_id = j.id where j.id = ?`, [jobId]);
+     from mint_jobs j join mint_batches b on b.brand_id = j.brand_id and b.mint_job_id = j.id where j.id = ?`,
+    [jobId],
+  );
   return { status: row!.status, minted: row!.minted, owner: row!.lease_owner, token: row!.lease_token };
 }
 
 /** What a user would check on a finished serial batch: count, distinct serials, seq range and the chunk events' total. */
-export async function unitFacts(db: Database, batchId: string): Promise<{ units: number; serials: number; minSeq: number; maxSeq: number; minted: number; evented: number }> {
-  const [row] = await query<{ n: string; s: string; min: number; max: number; minted: number; evented: string }>(db.em.fork(),
+export async function unitFacts(
+  db: Database,
+  batchId: string,
+): Promise<{ units: number; serials: number; minSeq: number; maxSeq: number; minted: number; evented: number }> {
+  const [row] = await query<{ n: string; s: string; min: number; max: number; minted: number; evented: string }>(
+    db.em.fork(),
     `select count(*) as n, count(distinct serial) as s, min(seq) as min, max(seq) as max,
             (select minted_quantity from mint_batches where id = ?) as minted,
             (select coalesce(sum((payload->>'count')::int), 0) from mint_events where entity_id = ?::text and event_type = 'mint_units_created') as evented
-     from mint_units where mint_batch_id = ?`, [batchId, batchId, batchId]);
+     from mint_units where mint_batch_id = ?`,
+    [batchId, batchId, batchId],
+  );
   return { units: Number(row!.n), serials: Number(row!.s), minSeq: row!.min, maxSeq: row!.max, minted: row!.minted, evented: Number(row!.evented) };
 }

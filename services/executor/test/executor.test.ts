@@ -13,9 +13,14 @@ const { app, brand } = useUseCases();
 let running: InProcessExecutor;
 let storeRoot: string;
 /** The file's executor: short sweep intervals, scan events kept 30 days, a pack store in a temporary folder. */
-const startFileExecutor = () => startInProcessExecutor(app, testInfra().natsUrl, {
-  concurrency: 2, sweepIntervalMs: 200, scanEventRetentionDays: 30, packStore: createFsPackStore(storeRoot), packStoreSweepIntervalMs: 200,
-});
+const startFileExecutor = () =>
+  startInProcessExecutor(app, testInfra().natsUrl, {
+    concurrency: 2,
+    sweepIntervalMs: 200,
+    scanEventRetentionDays: 30,
+    packStore: createFsPackStore(storeRoot),
+    packStoreSweepIntervalMs: 200,
+  });
 beforeAll(async () => {
   storeRoot = await mkdtemp(join(tmpdir(), 'executor-store-'));
   running = await startFileExecutor();
@@ -36,16 +41,33 @@ async function waitForTerminal(jobId: string, timeoutMs = 20_000) {
 
 describe('executor over NATS JetStream', () => {
   it('takes submitted serial jobs from QUEUED to COMPLETED through the outbox and the bus', async () => {
-    const submits = await Promise.all([10_000, 3_001].map((requestedQuantity) => submitMintRequest(app.ctx, { id: brand.userId }, {
-      brandId: brand.brandId, productId: brand.productId, productBatchId: null, requestedQuantity,
-      identityMode: 'serial', activationMode: 'active_at_mint', lots: [], idempotencyKey: null,
-    })));
+    const submits = await Promise.all(
+      [10_000, 3_001].map((requestedQuantity) =>
+        submitMintRequest(
+          app.ctx,
+          { id: brand.userId },
+          {
+            brandId: brand.brandId,
+            productId: brand.productId,
+            productBatchId: null,
+            requestedQuantity,
+            identityMode: 'serial',
+            activationMode: 'active_at_mint',
+            lots: [],
+            idempotencyKey: null,
+          },
+        ),
+      ),
+    );
     for (const submitted of submits) {
       if (!submitted.ok) throw new Error('blocked');
       const progress = await waitForTerminal(submitted.mintJobId);
       expect(progress.status).toBe('COMPLETED');
-      const [units] = await query<{ n: string; serials: string; max: number }>(app.db.em.fork(),
-        `select count(*) as n, count(distinct serial) as serials, max(seq) as max from mint_units where mint_batch_id = ?`, [submitted.mintBatchId]);
+      const [units] = await query<{ n: string; serials: string; max: number }>(
+        app.db.em.fork(),
+        `select count(*) as n, count(distinct serial) as serials, max(seq) as max from mint_units where mint_batch_id = ?`,
+        [submitted.mintBatchId],
+      );
       expect(Number(units!.n)).toBe(progress.requestedQuantity);
       expect(Number(units!.serials)).toBe(progress.requestedQuantity);
       expect(units!.max).toBe(progress.requestedQuantity);
@@ -62,10 +84,20 @@ describe('executor over NATS JetStream', () => {
     try {
       await new Promise((r) => setTimeout(r, 300));
       const ctx = createUseCaseContext({ db: app.db, publicBaseUrl: 'http://127.0.0.1:8080', publishJob: (job) => quiet.bus.announce(job) });
-      const submitted = await submitMintRequest(ctx, { id: brand.userId }, {
-        brandId: brand.brandId, productId: brand.productId, productBatchId: null, requestedQuantity: 500,
-        identityMode: 'serial', activationMode: 'active_at_mint', lots: [], idempotencyKey: null,
-      });
+      const submitted = await submitMintRequest(
+        ctx,
+        { id: brand.userId },
+        {
+          brandId: brand.brandId,
+          productId: brand.productId,
+          productBatchId: null,
+          requestedQuantity: 500,
+          identityMode: 'serial',
+          activationMode: 'active_at_mint',
+          lots: [],
+          idempotencyKey: null,
+        },
+      );
       if (!submitted.ok) throw new Error('blocked');
       const deadline = Date.now() + 10_000;
       let status = '';
@@ -87,11 +119,18 @@ describe('executor over NATS JetStream', () => {
 
   it('deletes expired Idempotency-Key records and keeps the live ones', async () => {
     const em = app.db.em.fork();
-    await query(em, `insert into idempotency_records (brand_id, key, route, request_hash, state, response_status, response_body, created_at, expires_at)
+    await query(
+      em,
+      `insert into idempotency_records (brand_id, key, route, request_hash, state, response_status, response_body, created_at, expires_at)
       select ?, 'key-' || n, 'POST /v1/mint/jobs', 'hash', 'completed', 201, '{}'::jsonb, now() - interval '2 days',
              case when n <= 1500 then now() - interval '1 hour' else now() + interval '1 hour' end
-      from generate_series(1, 1502) as n`, [brand.brandId]);
-    const keysLeft = async () => (await query<{ key: string }>(app.db.em.fork(), 'select key from idempotency_records where brand_id = ? order by key', [brand.brandId])).map((r) => r.key);
+      from generate_series(1, 1502) as n`,
+      [brand.brandId],
+    );
+    const keysLeft = async () =>
+      (await query<{ key: string }>(app.db.em.fork(), 'select key from idempotency_records where brand_id = ? order by key', [brand.brandId])).map(
+        (r) => r.key,
+      );
     const deadline = Date.now() + 10_000;
     while ((await keysLeft()).length > 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     // 1,500 expired: more than one batch of the sweeper's delete.
@@ -101,22 +140,39 @@ describe('executor over NATS JetStream', () => {
   it('deletes scan events past the retention (30 days here) and keeps the newer ones', async () => {
     const em = app.db.em.fork();
     // 12,000 events of 31-40 days ago (more than one batch of the sweeper's delete), then 3 recent ones.
-    await query(em, `insert into scan_events (brand_id, scanned_at, kind, gtin, identifier, outcome, representation)
+    await query(
+      em,
+      `insert into scan_events (brand_id, scanned_at, kind, gtin, identifier, outcome, representation)
       select ?, now() - interval '40 days' + (n * interval '1 minute'), 'serial', '09506000134352', 'OLD' || n, 'resolved', 'redirect'
-      from generate_series(1, 12000) as n`, [brand.brandId]);
-    await query(em, `insert into scan_events (brand_id, scanned_at, kind, gtin, identifier, outcome, representation)
-      select ?, now() - (n * interval '1 day'), 'serial', '09506000134352', 'NEW' || n, 'resolved', 'redirect' from generate_series(1, 3) as n`, [brand.brandId]);
-    const left = async () => (await query<{ identifier: string }>(app.db.em.fork(), 'select identifier from scan_events where brand_id = ? order by identifier', [brand.brandId])).map((r) => r.identifier);
+      from generate_series(1, 12000) as n`,
+      [brand.brandId],
+    );
+    await query(
+      em,
+      `insert into scan_events (brand_id, scanned_at, kind, gtin, identifier, outcome, representation)
+      select ?, now() - (n * interval '1 day'), 'serial', '09506000134352', 'NEW' || n, 'resolved', 'redirect' from generate_series(1, 3) as n`,
+      [brand.brandId],
+    );
+    const left = async () =>
+      (await query<{ identifier: string }>(app.db.em.fork(), 'select identifier from scan_events where brand_id = ? order by identifier', [brand.brandId])).map(
+        (r) => r.identifier,
+      );
     const deadline = Date.now() + 15_000;
     while ((await left()).length > 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     expect(await left()).toEqual(['NEW1', 'NEW2', 'NEW3']);
   });
 
   it('forgets ingest batch keys past the retention with their scans, and keeps the newer ones', async () => {
-    await query(app.db.em.fork(), `insert into scan_ingest_batches (brand_id, batch_key, accepted, rejected, created_at)
-      values (?, 'old-batch', 1, '[]', now() - interval '31 days'), (?, 'new-batch', 1, '[]', now() - interval '1 day')`, [brand.brandId, brand.brandId]);
-    const keys = async () => (await query<{ batch_key: string }>(app.db.em.fork(), 'select batch_key from scan_ingest_batches where brand_id = ? order by batch_key', [brand.brandId]))
-      .map((r) => r.batch_key);
+    await query(
+      app.db.em.fork(),
+      `insert into scan_ingest_batches (brand_id, batch_key, accepted, rejected, created_at)
+      values (?, 'old-batch', 1, '[]', now() - interval '31 days'), (?, 'new-batch', 1, '[]', now() - interval '1 day')`,
+      [brand.brandId, brand.brandId],
+    );
+    const keys = async () =>
+      (
+        await query<{ batch_key: string }>(app.db.em.fork(), 'select batch_key from scan_ingest_batches where brand_id = ? order by batch_key', [brand.brandId])
+      ).map((r) => r.batch_key);
     const deadline = Date.now() + 15_000;
     while ((await keys()).length > 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     expect(await keys()).toEqual(['new-batch']);

@@ -38,8 +38,13 @@ async function waitFor<T>(what: string, read: () => Promise<T>, done: (value: T)
 }
 
 const delivery = (id: string, lastDelivery = false): JobMessage => ({
-  job: { kind: 'import', id, brandId: brand.brandId }, deliveryCount: lastDelivery ? 10 : 1, lastDelivery,
-  working() {}, ack: async () => {}, nak() {}, term() {},
+  job: { kind: 'import', id, brandId: brand.brandId },
+  deliveryCount: lastDelivery ? 10 : 1,
+  lastDelivery,
+  working() {},
+  ack: async () => {},
+  nak() {},
+  term() {},
 });
 
 describe('import worker', () => {
@@ -47,8 +52,17 @@ describe('import worker', () => {
     const rows = Array.from({ length: 2500 }, (_, i) => `IMP-${i},Imported ${i},ACTIVE,${i % 2 ? 'READY' : 'NOT_READY'}`);
     const csv = `sku,name,commercial_status,mint_readiness_status\n${rows.join('\n')}\nBAD,,ACTIVE,READY\n`;
     const started = await startProductImport(app.ctx, { id: brand.userId }, brand.brandId, Buffer.from(csv));
-    const done = await waitFor('the import', () => getProductImport(app.ctx, brand.brandId, started.id), (v) => v.status === 'COMPLETED');
-    expect(done).toMatchObject({ totalRows: 2501, importedRows: 2500, failedRows: 1, errors: [{ row: 2501, field: 'name', message: 'must be 1 to 300 characters' }] });
+    const done = await waitFor(
+      'the import',
+      () => getProductImport(app.ctx, brand.brandId, started.id),
+      (v) => v.status === 'COMPLETED',
+    );
+    expect(done).toMatchObject({
+      totalRows: 2501,
+      importedRows: 2500,
+      failedRows: 1,
+      errors: [{ row: 2501, field: 'name', message: 'must be 1 to 300 characters' }],
+    });
     const [count] = await query<{ n: string }>(app.db.em.fork(), `select count(*) as n from products where brand_id = ? and sku like 'IMP-%'`, [brand.brandId]);
     expect(count!.n).toBe('2500');
     const [outbox] = await query<{ n: string }>(app.db.em.fork(), 'select count(*) as n from outbox where job_id = ?', [started.id]);
@@ -57,8 +71,17 @@ describe('import worker', () => {
 
   it('drops a delivery of an unknown import and finishes a repeated delivery without writing again', async () => {
     expect(await runImportJob({ ctx: app.ctx, logger: pino({ level: 'silent' }) }, delivery('00000000-0000-4000-8000-000000000001'))).toEqual({ kind: 'drop' });
-    const started = await startProductImport(app.ctx, { id: brand.userId }, brand.brandId, Buffer.from('sku,name,commercial_status,mint_readiness_status\nREP-1,Rep,ACTIVE,READY\n'));
-    await waitFor('the import', () => getProductImport(app.ctx, brand.brandId, started.id), (v) => v.status === 'COMPLETED');
+    const started = await startProductImport(
+      app.ctx,
+      { id: brand.userId },
+      brand.brandId,
+      Buffer.from('sku,name,commercial_status,mint_readiness_status\nREP-1,Rep,ACTIVE,READY\n'),
+    );
+    await waitFor(
+      'the import',
+      () => getProductImport(app.ctx, brand.brandId, started.id),
+      (v) => v.status === 'COMPLETED',
+    );
     expect(await runImportJob({ ctx: app.ctx, logger: pino({ level: 'silent' }) }, delivery(started.id))).toEqual({ kind: 'done' });
     expect((await getProductImport(app.ctx, brand.brandId, started.id)).importedRows).toBe(1);
   });
@@ -66,20 +89,38 @@ describe('import worker', () => {
   it('marks the import FAILED on the last delivery of a failing attempt, without leaking the cause', async () => {
     // Stored directly (no outbox row), so only this test's deliveries run it.
     const id = '00000000-0000-4000-8000-00000000abcd';
-    await app.db.em.fork().execute(
-      `insert into product_imports (brand_id, id, status, csv, total_rows, created_at) values (?, ?, 'QUEUED', ?, 1, now())`,
-      [brand.brandId, id, Buffer.from('sku,name,commercial_status,mint_readiness_status\nX,Y,ACTIVE,READY\n')],
-    );
+    await app.db.em
+      .fork()
+      .execute(`insert into product_imports (brand_id, id, status, csv, total_rows, created_at) values (?, ?, 'QUEUED', ?, 1, now())`, [
+        brand.brandId,
+        id,
+        Buffer.from('sku,name,commercial_status,mint_readiness_status\nX,Y,ACTIVE,READY\n'),
+      ]);
     const logger = pino({ level: 'silent' });
-    const broken = { ...app.ctx, clock: (): Date => { throw new Error('secret internal detail'); } };
+    const broken = {
+      ...app.ctx,
+      clock: (): Date => {
+        throw new Error('secret internal detail');
+      },
+    };
     expect(await runImportJob({ ctx: broken, logger }, delivery(id))).toEqual({ kind: 'retry', delayMs: 2000 });
     expect((await getProductImport(app.ctx, brand.brandId, id)).status).toBe('QUEUED');
     // On the last delivery the attempt fails again; the import is then marked FAILED.
     let calls = 0;
-    const flaky = { ...app.ctx, clock: (): Date => { if (calls++ === 0) throw new Error('secret internal detail'); return new Date(); } };
+    const flaky = {
+      ...app.ctx,
+      clock: (): Date => {
+        if (calls++ === 0) throw new Error('secret internal detail');
+        return new Date();
+      },
+    };
     expect(await runImportJob({ ctx: flaky, logger }, delivery(id, true))).toEqual({ kind: 'done' });
     const view = await getProductImport(app.ctx, brand.brandId, id);
-    expect(view).toMatchObject({ status: 'FAILED', finishedAt: expect.any(Date), errors: [{ row: 0, field: null, message: 'gave up after 10 failed attempts (details in the executor log)' }] });
+    expect(view).toMatchObject({
+      status: 'FAILED',
+      finishedAt: expect.any(Date),
+      errors: [{ row: 0, field: null, message: 'gave up after 10 failed attempts (details in the executor log)' }],
+    });
     expect(JSON.stringify(view)).not.toContain('secret');
   });
 
@@ -88,7 +129,11 @@ describe('import worker', () => {
     const other = await app.seedBrand();
     const file = Buffer.from('sku,name,commercial_status,mint_readiness_status\nFAIR-1,Fair,ACTIVE,READY\n');
     // Stored directly (no outbox rows): only this test's deliveries run them. A1 is running (a fresh heartbeat).
-    const [running, deferred, theirs] = ['00000000-0000-4000-8000-0000000fa1a1', '00000000-0000-4000-8000-0000000fa1a2', '00000000-0000-4000-8000-0000000fb1b1'];
+    const [running, deferred, theirs] = [
+      '00000000-0000-4000-8000-0000000fa1a1',
+      '00000000-0000-4000-8000-0000000fa1a2',
+      '00000000-0000-4000-8000-0000000fb1b1',
+    ];
     await app.db.em.fork().execute(
       `insert into product_imports (brand_id, id, status, csv, total_rows, created_at, heartbeat_at) values
          (?, ?, 'PROCESSING', ?, 1, now(), now()), (?, ?, 'QUEUED', ?, 1, now() - interval '5 minutes', null), (?, ?, 'QUEUED', ?, 1, now(), null)`,

@@ -89,23 +89,36 @@ describe('the executor HTTP port', () => {
     let chunksDone = 0;
     let takenOver = false;
     const message: JobMessage = {
-      job: { kind: 'mint', id: jobId, brandId: brand.brandId }, deliveryCount: 1, lastDelivery: false,
-      working: () => void chunksDone++, ack: async () => {}, nak() {}, term() {},
+      job: { kind: 'mint', id: jobId, brandId: brand.brandId },
+      deliveryCount: 1,
+      lastDelivery: false,
+      working: () => void chunksDone++,
+      ack: async () => {},
+      nak() {},
+      term() {},
     };
     const before = sampleValue(await scrape(`${base}/metrics`), 'minting_lease_losses_total');
-    const outcome = await runMintJob({
-      ctx: { ...app.ctx, db: gatedDatabase() }, logger: createLogger({ logLevel: 'silent' }), chunkSize: 1000, writers: 1, leaseMs: 30_000,
-      owner: 'paused', metrics,
-      // Asked before each chunk: once the lead chunk (50 units) committed, the lease lapses and another executor
-      // takes the job over before the next chunk's transaction begins (see gatedDatabase).
-      stopping: () => {
-        if (chunksDone === 1 && !takenOver) {
-          takenOver = true;
-          takingOver = takeOver(jobId);
-        }
-        return false;
+    const outcome = await runMintJob(
+      {
+        ctx: { ...app.ctx, db: gatedDatabase() },
+        logger: createLogger({ logLevel: 'silent' }),
+        chunkSize: 1000,
+        writers: 1,
+        leaseMs: 30_000,
+        owner: 'paused',
+        metrics,
+        // Asked before each chunk: once the lead chunk (50 units) committed, the lease lapses and another executor
+        // takes the job over before the next chunk's transaction begins (see gatedDatabase).
+        stopping: () => {
+          if (chunksDone === 1 && !takenOver) {
+            takenOver = true;
+            takingOver = takeOver(jobId);
+          }
+          return false;
+        },
       },
-    }, message);
+      message,
+    );
     expect(outcome).toMatchObject({ kind: 'retry' });
     expect((await jobState(app.db, jobId)).owner).toMatch(/^thief/);
     const samples = await scrape(`${base}/metrics`);
@@ -116,13 +129,24 @@ describe('the executor HTTP port', () => {
   it('answers /healthz, and /readyz following the database and NATS', async () => {
     expect((await fetch(`${base}/healthz`)).status).toBe(200);
     const nothing = await fetch(`${base}/nothing`);
-    expect([nothing.status, await nothing.json()]).toEqual([404, {
-      ok: false, error: 'not_found', message: 'nothing is served at /nothing; this server serves /healthz, /readyz and /metrics',
-    }]);
+    expect([nothing.status, await nothing.json()]).toEqual([
+      404,
+      {
+        ok: false,
+        error: 'not_found',
+        message: 'nothing is served at /nothing; this server serves /healthz, /readyz and /metrics',
+      },
+    ]);
     const posted = await fetch(`${base}/metrics`, { method: 'POST' });
-    expect([posted.status, posted.headers.get('allow'), await posted.json()]).toEqual([405, 'GET, HEAD', {
-      ok: false, error: 'method_not_allowed', message: 'POST is not allowed on /metrics: use GET or HEAD',
-    }]);
+    expect([posted.status, posted.headers.get('allow'), await posted.json()]).toEqual([
+      405,
+      'GET, HEAD',
+      {
+        ok: false,
+        error: 'method_not_allowed',
+        message: 'POST is not allowed on /metrics: use GET or HEAD',
+      },
+    ]);
     const ready = await fetch(`${base}/readyz`);
     expect(ready.status).toBe(200);
     expect(await ready.json()).toEqual({ ok: true, checks: { database: 'ok', bus: 'ok' } });

@@ -12,8 +12,13 @@ const { app, brand } = useUseCases();
 /** A delivery that records how it was settled (the worker returns the outcome; settle applies it). */
 function message(jobId: string, lastDelivery: boolean): JobMessage {
   return {
-    job: { kind: 'mint', id: jobId, brandId: brand.brandId }, deliveryCount: lastDelivery ? 10 : 1, lastDelivery,
-    working() {}, ack: async () => {}, nak() {}, term() {},
+    job: { kind: 'mint', id: jobId, brandId: brand.brandId },
+    deliveryCount: lastDelivery ? 10 : 1,
+    lastDelivery,
+    working() {},
+    ack: async () => {},
+    nak() {},
+    term() {},
   };
 }
 async function submit() {
@@ -21,11 +26,28 @@ async function submit() {
 }
 /** A context whose chunk step fails with `error`. */
 function failing(error: unknown): UseCaseContext {
-  return { ...app.ctx, randomFill: () => { throw error; } };
+  return {
+    ...app.ctx,
+    randomFill: () => {
+      throw error;
+    },
+  };
 }
-const worker = (ctx: UseCaseContext) => ({ ctx, logger: pino({ level: 'silent' }), chunkSize: 1000, writers: 2, leaseMs: 30_000, owner: 'test', stopping: () => false });
+const worker = (ctx: UseCaseContext) => ({
+  ctx,
+  logger: pino({ level: 'silent' }),
+  chunkSize: 1000,
+  writers: 2,
+  leaseMs: 30_000,
+  owner: 'test',
+  stopping: () => false,
+});
 async function failedEvents(jobId: string): Promise<{ reason: string }[]> {
-  const rows = await query<{ payload: { reason: string } }>(app.db.em.fork(), `select payload from mint_events where payload->>'mint_job_id' = ? and event_type = 'mint_job_failed'`, [jobId]);
+  const rows = await query<{ payload: { reason: string } }>(
+    app.db.em.fork(),
+    `select payload from mint_events where payload->>'mint_job_id' = ? and event_type = 'mint_job_failed'`,
+    [jobId],
+  );
   return rows.map((r) => r.payload);
 }
 
@@ -35,8 +57,11 @@ describe('mint worker failure handling', () => {
     const outcome = await runMintJob(worker(failing(new Error('connection reset'))), message(jobId, false));
     expect(outcome.kind).toBe('retry');
     expect(outcome.kind === 'retry' && outcome.delayMs).toBeGreaterThanOrEqual(500);
-    const [row] = await query<{ attempts: number; last_error: string; lease_owner: string | null; status: string }>(app.db.em.fork(),
-      `select attempts, last_error, lease_owner, status from mint_jobs where id = ?`, [jobId]);
+    const [row] = await query<{ attempts: number; last_error: string; lease_owner: string | null; status: string }>(
+      app.db.em.fork(),
+      `select attempts, last_error, lease_owner, status from mint_jobs where id = ?`,
+      [jobId],
+    );
     // No chunk committed, so the job is still RESERVED (its first chunk moves it to PROCESSING).
     expect(row).toEqual({ attempts: 1, last_error: 'connection reset', lease_owner: null, status: 'RESERVED' });
     // The next delivery, without the fault, completes the job.

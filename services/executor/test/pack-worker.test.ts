@@ -25,9 +25,11 @@ afterAll(async () => {
 const logger = createLogger({ logLevel: 'silent' }, {}, new Writable({ write: (_c, _e, done) => done() }));
 
 async function state(batchId: string) {
-  const [row] = await query<{ pack: string; storage_path: string | null; unit_count: number | null; batch: string }>(app.db.em.fork(),
+  const [row] = await query<{ pack: string; storage_path: string | null; unit_count: number | null; batch: string }>(
+    app.db.em.fork(),
     `select k.status as pack, k.storage_path, k.unit_count, b.status as batch from payload_packs k join mint_batches b on b.id = k.mint_batch_id where k.mint_batch_id = ?`,
-    [batchId]);
+    [batchId],
+  );
   return row!;
 }
 
@@ -52,9 +54,18 @@ describe('startPackWorker', () => {
 });
 
 /** A requested PDF pack of a minted batch (labels drawn on the label thread). */
-const pdfPack = async (brandId: string, mintBatchId: string) => (await createPayloadPack(app.ctx, {
-  brandId, mintBatchId, formats: ['pdf'], seqFrom: null, seqTo: null, symbology: null, layout: null,
-})).id;
+const pdfPack = async (brandId: string, mintBatchId: string) =>
+  (
+    await createPayloadPack(app.ctx, {
+      brandId,
+      mintBatchId,
+      formats: ['pdf'],
+      seqFrom: null,
+      seqTo: null,
+      symbology: null,
+      layout: null,
+    })
+  ).id;
 async function packRow(id: string) {
   const [row] = await query<{ status: string; attempts: number }>(app.db.em.fork(), 'select status, attempts from payload_packs where id = ?', [id]);
   return row!;
@@ -62,7 +73,19 @@ async function packRow(id: string) {
 /** A logger whose lines are kept. */
 function keptLogger() {
   const lines: Record<string, unknown>[] = [];
-  return { lines, logger: createLogger({ logLevel: 'info' }, {}, new Writable({ write: (chunk, _e, done) => { lines.push(JSON.parse(String(chunk))); done(); } })) };
+  return {
+    lines,
+    logger: createLogger(
+      { logLevel: 'info' },
+      {},
+      new Writable({
+        write: (chunk, _e, done) => {
+          lines.push(JSON.parse(String(chunk)));
+          done();
+        },
+      }),
+    ),
+  };
 }
 
 describe('long packs', () => {
@@ -102,8 +125,11 @@ describe('long packs', () => {
     let bigAtOnce = 0;
     try {
       for (let i = 0; i < 10_000; i++) {
-        const rows = await query<{ id: string; brand_id: string; status: string }>(app.db.em.fork(),
-          'select id, brand_id, status from payload_packs where brand_id = any(?::uuid[])', [`{${big.brandId},${small.brandId}}`]);
+        const rows = await query<{ id: string; brand_id: string; status: string }>(
+          app.db.em.fork(),
+          'select id, brand_id, status from payload_packs where brand_id = any(?::uuid[])',
+          [`{${big.brandId},${small.brandId}}`],
+        );
         bigAtOnce = Math.max(bigAtOnce, rows.filter((r) => r.brand_id === big.brandId && r.status === 'generating').length);
         if (rows.every((r) => r.status === 'ready')) break;
         await new Promise((resolve) => setTimeout(resolve, 10));
@@ -116,8 +142,13 @@ describe('long packs', () => {
     // Before: one pack at a time, first come first served, so the small pack waited for both PDFs.
     // When each became ready is read from the rows (their last update), not from the polls above,
     // which a loaded machine may space out past the moment that matters.
-    const readyAt = new Map((await query<{ id: string; updated_at: Date }>(app.db.em.fork(),
-      'select id, updated_at from payload_packs where id = any(?::uuid[])', [`{${[...pdfs, smallPack].join(',')}}`])).map((r) => [r.id, new Date(r.updated_at).getTime()]));
+    const readyAt = new Map(
+      (
+        await query<{ id: string; updated_at: Date }>(app.db.em.fork(), 'select id, updated_at from payload_packs where id = any(?::uuid[])', [
+          `{${[...pdfs, smallPack].join(',')}}`,
+        ])
+      ).map((r) => [r.id, new Date(r.updated_at).getTime()]),
+    );
     expect(readyAt.get(smallPack)).toBeLessThan(Math.max(...pdfs.map((id) => readyAt.get(id)!)));
   }, 120_000);
 });

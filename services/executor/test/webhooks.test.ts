@@ -5,7 +5,14 @@ import { Writable } from 'node:stream';
 import { appendEvents } from '@mint/db';
 import { createLogger } from '@mint/runtime';
 import {
-  createWebhookEndpoint, createWebhookSender, deleteWebhookEndpointOf, listMintEvents, moveSerials, processMintJobBatch, rotateWebhookSecret, updateWebhookEndpointOf,
+  createWebhookEndpoint,
+  createWebhookSender,
+  deleteWebhookEndpointOf,
+  listMintEvents,
+  moveSerials,
+  processMintJobBatch,
+  rotateWebhookSecret,
+  updateWebhookEndpointOf,
   type UseCaseContext,
 } from '@mint/usecases';
 import type { RetryPolicy } from '@mint/domain';
@@ -26,9 +33,15 @@ const dev = { allowLoopback: true };
 beforeAll(async () => {
   app = await setupUseCases();
   worker = startWebhookWorker({
-    ctx: app.ctx, logger, send: createWebhookSender({ allowLoopback: true, allowedAddresses: [] }), concurrency: 8, perEndpoint: 2, pollIntervalMs: 20,
+    ctx: app.ctx,
+    logger,
+    send: createWebhookSender({ allowLoopback: true, allowedAddresses: [] }),
+    concurrency: 8,
+    perEndpoint: 2,
+    pollIntervalMs: 20,
     // The circuit breaker stays closed here, so the retry schedule is what spaces the attempts (test/faults/webhook-fairness.test.ts tests it).
-    policy: shortRetry, breaker: { threshold: 1_000, basePauseMs: 1, maxPauseMs: 1 },
+    policy: shortRetry,
+    breaker: { threshold: 1_000, basePauseMs: 1, maxPauseMs: 1 },
   });
 });
 afterAll(async () => {
@@ -45,8 +58,11 @@ async function until(what: string, check: () => Promise<boolean> | boolean, time
 }
 
 async function deliveries(endpointId: string) {
-  return query<{ id: string; status: string; attempts: number; event_id: string }>(app.db.em.fork(),
-    `select id, status, attempts, event_id from webhook_deliveries where endpoint_id = ?`, [endpointId]);
+  return query<{ id: string; status: string; attempts: number; event_id: string }>(
+    app.db.em.fork(),
+    `select id, status, attempts, event_id from webhook_deliveries where endpoint_id = ?`,
+    [endpointId],
+  );
 }
 
 /** Whether the endpoint has `n` deliveries, all succeeded (the worker's fan-out writes them after the events' commit). */
@@ -61,28 +77,47 @@ async function mintOne(ctx: UseCaseContext, brand: SeededBrand) {
 }
 
 const headersOf = (r: ReceivedWebhook) => ({
-  'webhook-id': String(r.headers['webhook-id']), 'webhook-timestamp': String(r.headers['webhook-timestamp']), 'webhook-signature': String(r.headers['webhook-signature']),
+  'webhook-id': String(r.headers['webhook-id']),
+  'webhook-timestamp': String(r.headers['webhook-timestamp']),
+  'webhook-signature': String(r.headers['webhook-signature']),
 });
 
 describe('webhook delivery', () => {
   it('delivers every event, each verified with standardwebhooks, also across a secret rotation', async () => {
     const receiver = await startWebhookReceiver();
     const brand = await app.seedBrand();
-    const { endpoint, secret } = await createWebhookEndpoint(app.ctx, { id: brand.userId }, dev, { brandId: brand.brandId, url: receiver.url(), eventTypes: [], description: '' });
+    const { endpoint, secret } = await createWebhookEndpoint(app.ctx, { id: brand.userId }, dev, {
+      brandId: brand.brandId,
+      url: receiver.url(),
+      eventTypes: [],
+      description: '',
+    });
     try {
       await mintOne(app.ctx, brand);
       await until('first deliveries', () => delivered(endpoint.id, 7));
       const before = receiver.received.length;
       expect(before).toBe((await deliveries(endpoint.id)).length);
       for (const r of receiver.received) {
-        const verified = new Webhook(secret).verify(r.body, headersOf(r)) as { type: string; timestamp: string; data: { event_type: string; brand_id: string } };
+        const verified = new Webhook(secret).verify(r.body, headersOf(r)) as {
+          type: string;
+          timestamp: string;
+          data: { event_type: string; brand_id: string };
+        };
         expect(verified.type).toBe(verified.data.event_type);
         expect(verified.data.brand_id).toBe(brand.brandId);
         expect(Number.isNaN(Date.parse(verified.timestamp))).toBe(false);
         expect(r.headers['content-type']).toBe('application/json');
       }
       const types = receiver.received.map((r) => (JSON.parse(r.body) as { type: string }).type).sort();
-      expect(types).toEqual(['mint_batch_created', 'mint_batch_status_changed', 'mint_job_completed', 'mint_job_queued', 'mint_job_started', 'mint_units_created', 'webhook_endpoint_created']);
+      expect(types).toEqual([
+        'mint_batch_created',
+        'mint_batch_status_changed',
+        'mint_job_completed',
+        'mint_job_queued',
+        'mint_job_started',
+        'mint_units_created',
+        'webhook_endpoint_created',
+      ]);
 
       const rotated = await rotateWebhookSecret(app.ctx, { id: brand.userId }, brand.brandId, endpoint.id);
       await mintOne(app.ctx, brand);
@@ -114,7 +149,12 @@ describe('webhook delivery', () => {
       return 204;
     });
     const brand = await app.seedBrand();
-    const { endpoint, secret } = await createWebhookEndpoint(app.ctx, { id: brand.userId }, dev, { brandId: brand.brandId, url: receiver.url(), eventTypes: [], description: '' });
+    const { endpoint, secret } = await createWebhookEndpoint(app.ctx, { id: brand.userId }, dev, {
+      brandId: brand.brandId,
+      url: receiver.url(),
+      eventTypes: [],
+      description: '',
+    });
     try {
       await mintOne(app.ctx, brand);
       await new Promise((r) => setTimeout(r, 2_500));
@@ -172,13 +212,28 @@ describe('webhook delivery', () => {
   it('disables an endpoint that answers 410 Gone, with an audit event, and stops delivering to it', async () => {
     const receiver = await startWebhookReceiver(() => 410);
     const brand = await app.seedBrand();
-    const { endpoint } = await createWebhookEndpoint(app.ctx, { id: brand.userId }, dev, { brandId: brand.brandId, url: receiver.url(), eventTypes: [], description: '' });
+    const { endpoint } = await createWebhookEndpoint(app.ctx, { id: brand.userId }, dev, {
+      brandId: brand.brandId,
+      url: receiver.url(),
+      eventTypes: [],
+      description: '',
+    });
     try {
       await until('the endpoint disabled', async () => {
-        const [row] = await query<{ enabled: boolean; disabled_reason: string | null }>(app.db.em.fork(), `select enabled, disabled_reason from webhook_endpoints where id = ?`, [endpoint.id]);
+        const [row] = await query<{ enabled: boolean; disabled_reason: string | null }>(
+          app.db.em.fork(),
+          `select enabled, disabled_reason from webhook_endpoints where id = ?`,
+          [endpoint.id],
+        );
         return row!.enabled === false && row!.disabled_reason === 'gone';
       });
-      const events = await listMintEvents(app.ctx, brand.brandId, { limit: 10, cursor: null, eventType: 'webhook_endpoint_disabled', entityType: null, entityId: endpoint.id });
+      const events = await listMintEvents(app.ctx, brand.brandId, {
+        limit: 10,
+        cursor: null,
+        eventType: 'webhook_endpoint_disabled',
+        entityType: null,
+        entityId: endpoint.id,
+      });
       expect(events.items.map((e) => [e.payload['reason'], e.payload['status_code'], e.actor])).toEqual([['gone', 410, null]]);
       expect((await deliveries(endpoint.id)).map((d) => d.status)).toEqual(['failed']);
       await mintOne(app.ctx, brand);
@@ -199,8 +254,17 @@ describe('webhook delivery', () => {
       await mintOne(app.ctx, brand);
       await until('first attempts', () => receiver.received.length >= 7);
       await updateWebhookEndpointOf(app.ctx, actor, dev, { brandId: brand.brandId, endpointId: endpoint.id, enabled: false });
-      await until('retries parked', async () => (await query<{ n: string }>(app.db.em.fork(),
-        `select count(*) as n from webhook_deliveries where endpoint_id = ? and next_attempt_at > now() + interval '1000 years'`, [endpoint.id]))[0]!.n === '7');
+      await until(
+        'retries parked',
+        async () =>
+          (
+            await query<{ n: string }>(
+              app.db.em.fork(),
+              `select count(*) as n from webhook_deliveries where endpoint_id = ? and next_attempt_at > now() + interval '1000 years'`,
+              [endpoint.id],
+            )
+          )[0]!.n === '7',
+      );
       const seen = receiver.received.length;
       await new Promise((r) => setTimeout(r, 700));
       expect(receiver.received.length).toBe(seen);
@@ -216,17 +280,42 @@ describe('webhook delivery', () => {
 
   it("writes no delivery for a rolled-back change, and a committed one's deliveries through the worker's fan-out", async () => {
     const brand = await app.seedBrand();
-    const { endpoint } = await createWebhookEndpoint(app.ctx, { id: brand.userId }, { allowLoopback: false }, {
-      brandId: brand.brandId, url: 'https://receiver.invalid/hook', eventTypes: ['mint_units_activated'], description: '',
-    });
-    const event = { brandId: brand.brandId, eventType: 'mint_units_activated', entityType: 'mint_batch', entityId: brand.productId, actor: null, payload: {} } as const;
-    await expect(app.db.em.fork().transactional(async (em) => {
-      await appendEvents(em, new Date(), [event]);
-      throw new Error('roll back');
-    })).rejects.toThrow('roll back');
-    const count = async () => (await query<{ n: string }>(app.db.em.fork(), `select count(*) as n from webhook_deliveries where endpoint_id = ? and event_type = 'mint_units_activated'`, [endpoint.id]))[0]!.n;
+    const { endpoint } = await createWebhookEndpoint(
+      app.ctx,
+      { id: brand.userId },
+      { allowLoopback: false },
+      {
+        brandId: brand.brandId,
+        url: 'https://receiver.invalid/hook',
+        eventTypes: ['mint_units_activated'],
+        description: '',
+      },
+    );
+    const event = {
+      brandId: brand.brandId,
+      eventType: 'mint_units_activated',
+      entityType: 'mint_batch',
+      entityId: brand.productId,
+      actor: null,
+      payload: {},
+    } as const;
+    await expect(
+      app.db.em.fork().transactional(async (em) => {
+        await appendEvents(em, new Date(), [event]);
+        throw new Error('roll back');
+      }),
+    ).rejects.toThrow('roll back');
+    const count = async () =>
+      (
+        await query<{ n: string }>(
+          app.db.em.fork(),
+          `select count(*) as n from webhook_deliveries where endpoint_id = ? and event_type = 'mint_units_activated'`,
+          [endpoint.id],
+        )
+      )[0]!.n;
     expect(await count()).toBe('0');
-    const markers = async () => (await query<{ n: string }>(app.db.em.fork(), `select count(*) as n from webhook_fanouts where brand_id = ?`, [brand.brandId]))[0]!.n;
+    const markers = async () =>
+      (await query<{ n: string }>(app.db.em.fork(), `select count(*) as n from webhook_fanouts where brand_id = ?`, [brand.brandId]))[0]!.n;
     await app.db.em.fork().transactional((em) => appendEvents(em, new Date(), [event, event]));
     // The worker's fan-out writes the committed events' deliveries after the commit, and only theirs.
     await until("the committed events' deliveries", async () => (await count()) === '2');
@@ -242,13 +331,24 @@ describe('lifecycle moves as webhooks', () => {
     const receiver = await startWebhookReceiver();
     const brand = await app.seedBrand();
     const { endpoint, secret } = await createWebhookEndpoint(app.ctx, { id: brand.userId }, dev, {
-      brandId: brand.brandId, url: receiver.url(), eventTypes: ['mint_units_moved', 'serial_move_completed'], description: '',
+      brandId: brand.brandId,
+      url: receiver.url(),
+      eventTypes: ['mint_units_moved', 'serial_move_completed'],
+      description: '',
     });
     try {
       const { mintJobId, mintBatchId } = await submitSerial(app.ctx, brand, 5);
       await processMintJobBatch(app.ctx, brand.brandId, mintJobId, null);
-      const serials = (await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ? order by seq', [mintBatchId])).map((r) => r.serial);
-      const input = { brandId: brand.brandId, idempotencyKey: 'recall-3', action: 'decommission', reason: 'recalled', target: { serials: serials.slice(0, 3) } } as const;
+      const serials = (
+        await query<{ serial: string }>(app.db.em.fork(), 'select serial from mint_units where mint_batch_id = ? order by seq', [mintBatchId])
+      ).map((r) => r.serial);
+      const input = {
+        brandId: brand.brandId,
+        idempotencyKey: 'recall-3',
+        action: 'decommission',
+        reason: 'recalled',
+        target: { serials: serials.slice(0, 3) },
+      } as const;
       const moved = await moveSerials(app.ctx, { id: brand.userId }, input);
       expect(moved).toMatchObject({ moved: 3, refused: 0 });
       // A replay under the same key moves nothing and writes no event, so nothing more is delivered.
@@ -256,11 +356,17 @@ describe('lifecycle moves as webhooks', () => {
       await until('the move delivered', () => delivered(endpoint.id, 2));
       await new Promise((r) => setTimeout(r, 500));
       expect(receiver.received).toHaveLength(2);
-      const bodies = receiver.received.map((r) => new Webhook(secret).verify(r.body, headersOf(r)) as { type: string; data: { payload: Record<string, unknown> } });
+      const bodies = receiver.received.map(
+        (r) => new Webhook(secret).verify(r.body, headersOf(r)) as { type: string; data: { payload: Record<string, unknown> } },
+      );
       const byType = new Map(bodies.map((b) => [b.type, b.data.payload]));
       expect([...byType.keys()].sort()).toEqual(['mint_units_moved', 'serial_move_completed']);
       expect(byType.get('mint_units_moved')).toMatchObject({
-        move_id: moved.moveId, action: 'decommission', reason: 'recalled', count: 3, serials: serials.slice(0, 3),
+        move_id: moved.moveId,
+        action: 'decommission',
+        reason: 'recalled',
+        count: 3,
+        serials: serials.slice(0, 3),
       });
       expect(byType.get('serial_move_completed')).toMatchObject({ moved: 3, refused: 0 });
     } finally {
@@ -277,11 +383,23 @@ describe('webhook sender network rules', () => {
       const production = createWebhookSender({ allowLoopback: false, allowedAddresses: [] });
       const send = (url: string) => production({ url, headers: {}, body: '{}' });
       for (const url of [
-        `https://127.0.0.1:${receiver.port}/`, `https://localhost:${receiver.port}/`, 'https://10.1.2.3/', 'https://192.168.1.1/', 'https://169.254.169.254/latest',
-        'https://[::1]/', 'https://[::ffff:127.0.0.1]/', 'https://[fd00::1]/', 'https://[fe80::1]/', 'https://0.0.0.0/',
+        `https://127.0.0.1:${receiver.port}/`,
+        `https://localhost:${receiver.port}/`,
+        'https://10.1.2.3/',
+        'https://192.168.1.1/',
+        'https://169.254.169.254/latest',
+        'https://[::1]/',
+        'https://[::ffff:127.0.0.1]/',
+        'https://[fd00::1]/',
+        'https://[fe80::1]/',
+        'https://0.0.0.0/',
       ]) {
         const outcome = await send(url);
-        expect({ url, status: outcome.status, error: outcome.error }).toEqual({ url, status: null, error: expect.stringMatching(/refused address \(private, loopback, link-local or reserved\)$/) });
+        expect({ url, status: outcome.status, error: outcome.error }).toEqual({
+          url,
+          status: null,
+          error: expect.stringMatching(/refused address \(private, loopback, link-local or reserved\)$/),
+        });
       }
       expect((await send(receiver.url())).error).toMatch(/url refused/);
       expect(receiver.connections()).toBe(0);
@@ -303,7 +421,9 @@ describe('webhook sender network rules', () => {
     });
     try {
       const outcome = await createWebhookSender({ allowLoopback: true, allowedAddresses: [] })({
-        url: redirecting.url(), headers: {}, body: '{}',
+        url: redirecting.url(),
+        headers: {},
+        body: '{}',
       });
       expect(outcome.status).toBe(302);
       await new Promise((r) => setTimeout(r, 100));

@@ -14,7 +14,16 @@ export const columns = {
   /** A point in time, millisecond precision. */
   time: () => p.datetime(3).columnType('timestamptz(3)'),
   /** Creation time, set by the application on insert. */
-  createdAt: () => p.datetime(3).columnType('timestamptz(3)').onCreate(() => new Date()),
+  createdAt: () =>
+    p
+      .datetime(3)
+      .columnType('timestamptz(3)')
+      .onCreate(() => new Date()),
   /** Last change, kept by the application. */
-  updatedAt: () => p.datetime(3).columnType('timestamptz(3)').onCreate(() => new Date()).onUpdate(() => new Date()),
+  updatedAt: () =>
+    p
+      .datetime(3)
+      .columnType('timestamptz(3)')
+      .onCreate(() => new Date())
+      .onUpdate(() => new Date()),
 };

@@ -1,7 +1,6 @@
 import { Migration } from '@mikro-orm/migrations';
 
 export class Migration20261121074213 extends Migration {
-
   override name = 'Migration20261121074213';
 
   override up(): void | Promise<void> {
@@ -11,5 +10,4 @@ export class Migration20261121074213 extends Migration {
   override down(): void | Promise<void> {
     this.addSql(`drop index "idempotency_records_expires_at_index";`);
   }
-
 }

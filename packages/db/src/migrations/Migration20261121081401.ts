@@ -1,7 +1,6 @@
 import { Migration } from '@mikro-orm/migrations';
 
 export class Migration20261121081401 extends Migration {
-
   override name = 'Migration20261121081401';
 
   override up(): void | Promise<void> {
@@ -11,5 +10,4 @@ export class Migration20261121081401 extends Migration {
   override down(): void | Promise<void> {
     this.addSql(`drop index "scan_events_scanned_at_index";`);
   }
-
 }

@@ -10,14 +10,17 @@ import { Migration } from '@mikro-orm/migrations';
  * imports a kind (products or links).
  */
 export class Migration20261124025102 extends Migration {
-
   override name = 'Migration20261124025102';
 
   override up(): void | Promise<void> {
-    this.addSql(`create table "resolver_links" ("brand_id" uuid not null, "id" uuid not null, "level" text not null, "gtin" text not null default '', "qualifier" text not null default '', "link_type" text not null, "href" text not null, "title" text not null, "hreflang" jsonb not null default '[]', "media_type" text null, "context" jsonb not null default '[]', "fwqs" boolean not null default true, "is_default" boolean not null default false, "created_at" timestamptz(3) not null, "updated_at" timestamptz(3) not null, primary key ("brand_id", "id"));`);
+    this.addSql(
+      `create table "resolver_links" ("brand_id" uuid not null, "id" uuid not null, "level" text not null, "gtin" text not null default '', "qualifier" text not null default '', "link_type" text not null, "href" text not null, "title" text not null, "hreflang" jsonb not null default '[]', "media_type" text null, "context" jsonb not null default '[]', "fwqs" boolean not null default true, "is_default" boolean not null default false, "created_at" timestamptz(3) not null, "updated_at" timestamptz(3) not null, primary key ("brand_id", "id"));`,
+    );
     this.addSql(`create index "resolver_links_page_index" on "resolver_links" ("brand_id", "created_at", "id");`);
     this.addSql(`create unique index "resolver_links_one_default" on "resolver_links" ("brand_id", "gtin", "level", "qualifier") where "is_default";`);
-    this.addSql(`alter table "resolver_links" add constraint "resolver_links_target_unique" unique ("brand_id", "gtin", "level", "qualifier", "link_type", "href");`);
+    this.addSql(
+      `alter table "resolver_links" add constraint "resolver_links_target_unique" unique ("brand_id", "gtin", "level", "qualifier", "link_type", "href");`,
+    );
 
     this.addSql(`alter table "scan_events" add "link_type" text null, add "unit_known" boolean null;`);
     this.addSql(`alter table "product_imports" add "kind" text not null default 'products';`);
@@ -30,7 +33,9 @@ begin
   if tg_op <> 'DELETE' then perform pg_notify('resolver_links', new.brand_id::text || ' ' || new.gtin); end if;
   return null;
 end $$;`);
-    this.addSql(`create trigger "resolver_links_notify" after insert or update or delete on "resolver_links" for each row execute function "resolver_links_notify"();`);
+    this.addSql(
+      `create trigger "resolver_links_notify" after insert or update or delete on "resolver_links" for each row execute function "resolver_links_notify"();`,
+    );
 
     // Moves the gs1:pip link of a level from href p_old to p_new (either null: none) under the
     // level's lock: the new link keeps the old one's default, or becomes the default of a level
@@ -72,13 +77,17 @@ begin
   end if;
   return null;
 end $$;`);
-    this.addSql(`create trigger "products_passport_link" after insert or update of "passport_url", "gtin" or delete on "products" for each row execute function "products_passport_link"();`);
+    this.addSql(
+      `create trigger "products_passport_link" after insert or update of "passport_url", "gtin" or delete on "products" for each row execute function "products_passport_link"();`,
+    );
     this.addSql(`create function "brands_default_link"() returns trigger language plpgsql as $$
 begin
   perform resolver_move_pip_link(new.id, 'brand', '', case when tg_op = 'UPDATE' then old.default_passport_url end, new.default_passport_url, new.name);
   return null;
 end $$;`);
-    this.addSql(`create trigger "brands_default_link" after insert or update of "default_passport_url" on "brands" for each row execute function "brands_default_link"();`);
+    this.addSql(
+      `create trigger "brands_default_link" after insert or update of "default_passport_url" on "brands" for each row execute function "brands_default_link"();`,
+    );
 
     // Existing passport pages become links: each the pip and default link of its product's GTIN,
     // and a brand's default page the default of its brand level.
@@ -102,5 +111,4 @@ from "brands" where "default_passport_url" is not null;`);
     this.addSql(`alter table "scan_events" drop column "link_type", drop column "unit_known";`);
     this.addSql(`alter table "product_imports" drop column "kind";`);
   }
-
 }

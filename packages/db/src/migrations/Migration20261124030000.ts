@@ -6,7 +6,6 @@ import { Migration } from '@mikro-orm/migrations';
  * filter (`event_type`, `entity_type = mint_batch`, `entity_id` = the batch) finds them.
  */
 export class Migration20261124030000 extends Migration {
-
   override name = 'Migration20261124030000';
 
   override up(): void | Promise<void> {
@@ -22,5 +21,4 @@ export class Migration20261124030000 extends Migration {
       where "entity_type" = 'mint_batch' and "payload" ? 'mint_job_id'
         and "event_type" in ('mint_job_started', 'mint_job_completed', 'mint_job_failed');`);
   }
-
 }

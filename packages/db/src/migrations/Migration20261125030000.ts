@@ -7,7 +7,6 @@ import { Migration } from '@mikro-orm/migrations';
  * "this brand as a whole").
  */
 export class Migration20261125030000 extends Migration {
-
   override name = 'Migration20261125030000';
 
   override up(): void | Promise<void> {
@@ -18,7 +17,9 @@ begin
   perform pg_notify('resolver_links', new.id::text);
   return null;
 end $$;`);
-    this.addSql(`create trigger "brands_resolver_domain_notify" after update of "resolver_domain" on "brands" for each row when (old.resolver_domain is distinct from new.resolver_domain) execute function "brands_resolver_domain_notify"();`);
+    this.addSql(
+      `create trigger "brands_resolver_domain_notify" after update of "resolver_domain" on "brands" for each row when (old.resolver_domain is distinct from new.resolver_domain) execute function "brands_resolver_domain_notify"();`,
+    );
   }
 
   override down(): void | Promise<void> {

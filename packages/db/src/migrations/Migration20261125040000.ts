@@ -6,7 +6,6 @@ import { Migration } from '@mikro-orm/migrations';
  * carried over in jsonb's text form.
  */
 export class Migration20261125040000 extends Migration {
-
   override name = 'Migration20261125040000';
 
   override up(): void | Promise<void> {

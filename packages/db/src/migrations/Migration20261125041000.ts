@@ -10,7 +10,6 @@ import { Migration } from '@mikro-orm/migrations';
  * as shard 0.
  */
 export class Migration20261125041000 extends Migration {
-
   override name = 'Migration20261125041000';
 
   override up(): void | Promise<void> {
@@ -22,11 +21,15 @@ export class Migration20261125041000 extends Migration {
   }
 
   override down(): void | Promise<void> {
-    this.addSql(`create temporary table "mint_kpis_sums" on commit drop as select "brand_id", sum("total_tokens_minted")::bigint as t, sum("active_tokens")::bigint as a, sum("batches_created")::bigint as b, sum("exported_printed")::bigint as e from "mint_kpis" group by "brand_id";`);
+    this.addSql(
+      `create temporary table "mint_kpis_sums" on commit drop as select "brand_id", sum("total_tokens_minted")::bigint as t, sum("active_tokens")::bigint as a, sum("batches_created")::bigint as b, sum("exported_printed")::bigint as e from "mint_kpis" group by "brand_id";`,
+    );
     this.addSql(`delete from "mint_kpis";`);
     this.addSql(`alter table "mint_kpis" drop constraint "mint_kpis_pkey";`);
     this.addSql(`alter table "mint_kpis" drop column "shard";`);
-    this.addSql(`insert into "mint_kpis" ("brand_id", "total_tokens_minted", "active_tokens", "batches_created", "exported_printed") select "brand_id", t, a, b, e from "mint_kpis_sums";`);
+    this.addSql(
+      `insert into "mint_kpis" ("brand_id", "total_tokens_minted", "active_tokens", "batches_created", "exported_printed") select "brand_id", t, a, b, e from "mint_kpis_sums";`,
+    );
     this.addSql(`alter table "mint_kpis" add constraint "mint_kpis_pkey" primary key ("brand_id");`);
     this.addSql(`alter table "mint_jobs" drop column "request_hash";`);
   }

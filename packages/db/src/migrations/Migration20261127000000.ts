@@ -7,7 +7,6 @@ import { Migration } from '@mikro-orm/migrations';
  * the minted quantity of every batch that ever reached exported (read from its audit events).
  */
 export class Migration20261127000000 extends Migration {
-
   override name = 'Migration20261127000000';
 
   override up(): void | Promise<void> {

@@ -6,7 +6,6 @@ import { Migration } from '@mikro-orm/migrations';
  * instead of one row each; rows written before stand for one scan.
  */
 export class Migration20261127230000 extends Migration {
-
   override name = 'Migration20261127230000';
 
   override up(): void | Promise<void> {

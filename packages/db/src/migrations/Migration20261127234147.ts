@@ -8,7 +8,6 @@ import { Migration } from '@mikro-orm/migrations';
  * index scan with no sort (0.29 ms), the next page's cursor an index condition (0.07 ms for 21 rows).
  */
 export class Migration20261127234147 extends Migration {
-
   override name = 'Migration20261127234147';
 
   override up(): void | Promise<void> {

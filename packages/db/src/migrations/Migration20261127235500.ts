@@ -6,7 +6,6 @@ import { Migration } from '@mikro-orm/migrations';
  * worker slot); the index `(status, brand_id, next_attempt_at)` the fair claim walks brand by brand.
  */
 export class Migration20261127235500 extends Migration {
-
   override name = 'Migration20261127235500';
 
   override up(): void | Promise<void> {

@@ -10,7 +10,6 @@ import { Migration } from '@mikro-orm/migrations';
  * refuses a subquery inside `INSERT ... VALUES`).
  */
 export class Migration20261128010000 extends Migration {
-
   override name = 'Migration20261128010000';
 
   override up(): void | Promise<void> {
@@ -82,7 +81,9 @@ begin
   if tg_op <> 'DELETE' then perform pg_notify('resolver_links', new.brand_id::text || ' ' || new.gtin); end if;
   return null;
 end $$;`);
-    this.addSql(`create trigger "resolver_links_notify" after insert or update or delete on "resolver_links" for each row execute function "resolver_links_notify"();`);
+    this.addSql(
+      `create trigger "resolver_links_notify" after insert or update or delete on "resolver_links" for each row execute function "resolver_links_notify"();`,
+    );
     this.addSql(`create function "products_passport_link"() returns trigger language plpgsql as $$
 begin
   if tg_op = 'DELETE' then
@@ -97,18 +98,24 @@ begin
   end if;
   return null;
 end $$;`);
-    this.addSql(`create trigger "products_passport_link" after insert or update of "passport_url", "gtin" or delete on "products" for each row execute function "products_passport_link"();`);
+    this.addSql(
+      `create trigger "products_passport_link" after insert or update of "passport_url", "gtin" or delete on "products" for each row execute function "products_passport_link"();`,
+    );
     this.addSql(`create function "brands_default_link"() returns trigger language plpgsql as $$
 begin
   perform resolver_move_pip_link(new.id, 'brand', '', case when tg_op = 'UPDATE' then old.default_passport_url end, new.default_passport_url, new.name);
   return null;
 end $$;`);
-    this.addSql(`create trigger "brands_default_link" after insert or update of "default_passport_url" on "brands" for each row execute function "brands_default_link"();`);
+    this.addSql(
+      `create trigger "brands_default_link" after insert or update of "default_passport_url" on "brands" for each row execute function "brands_default_link"();`,
+    );
     this.addSql(`create function "brands_resolver_domain_notify"() returns trigger language plpgsql as $$
 begin
   perform pg_notify('resolver_links', new.id::text);
   return null;
 end $$;`);
-    this.addSql(`create trigger "brands_resolver_domain_notify" after update of "resolver_domain" on "brands" for each row when (old.resolver_domain is distinct from new.resolver_domain) execute function "brands_resolver_domain_notify"();`);
+    this.addSql(
+      `create trigger "brands_resolver_domain_notify" after update of "resolver_domain" on "brands" for each row when (old.resolver_domain is distinct from new.resolver_domain) execute function "brands_resolver_domain_notify"();`,
+    );
   }
 }

@@ -6,7 +6,6 @@ import { Migration } from '@mikro-orm/migrations';
  * worker died, for the per-brand cap on imports running at once.
  */
 export class Migration20261128020000 extends Migration {
-
   override name = 'Migration20261128020000';
 
   override up(): void | Promise<void> {

@@ -12,7 +12,6 @@ const derivedUrl = `regexp_replace(b."resolver_base_url", '/$', '') || case when
  * derived from its batch, so no answer changes.
  */
 export class Migration20261128100000 extends Migration {
-
   override name = 'Migration20261128100000';
 
   override up(): void | Promise<void> {
@@ -39,7 +38,9 @@ export class Migration20261128100000 extends Migration {
     this.addSql(`drop index "mint_units_list_index";`);
     this.addSql(`create index "mint_units_list_index" on "mint_units" ("brand_id", "created_at", "id");`);
     this.addSql(`alter table "mint_units" add "gtin" text null, add "resolver_url" text null;`);
-    this.addSql(`update "mint_units" u set "gtin" = b."gtin", "resolver_url" = ${derivedUrl} from "mint_batches" b where b."brand_id" = u."brand_id" and b."id" = u."mint_batch_id";`);
+    this.addSql(
+      `update "mint_units" u set "gtin" = b."gtin", "resolver_url" = ${derivedUrl} from "mint_batches" b where b."brand_id" = u."brand_id" and b."id" = u."mint_batch_id";`,
+    );
     this.addSql(`alter table "mint_units" alter column "resolver_url" set not null;`);
   }
 }

@@ -16,16 +16,19 @@ import { Migration } from '@mikro-orm/migrations';
  * enabled forever (-infinity, no table rewrite); existing disabled ones as disabled forever.
  */
 export class Migration20261128210000_webhook_fanouts extends Migration {
-
   override name = 'Migration20261128210000_webhook_fanouts';
 
   override up(): void | Promise<void> {
-    this.addSql(`create table "webhook_fanouts" ("brand_id" uuid not null, "event_id" uuid not null, "occurred_at" timestamptz(3) not null, "written_at" timestamptz not null default statement_timestamp(), primary key ("brand_id", "event_id"));`);
+    this.addSql(
+      `create table "webhook_fanouts" ("brand_id" uuid not null, "event_id" uuid not null, "occurred_at" timestamptz(3) not null, "written_at" timestamptz not null default statement_timestamp(), primary key ("brand_id", "event_id"));`,
+    );
     this.addSql(`create index "webhook_fanouts_brand_id_occurred_at_index" on "webhook_fanouts" ("brand_id", "occurred_at");`);
     this.addSql(`alter table "webhook_endpoints" add "enabled_since" timestamptz not null default '-infinity', add "disabled_at" timestamptz null;`);
     this.addSql(`alter table "webhook_endpoints" alter column "enabled_since" set default statement_timestamp();`);
     this.addSql(`update "webhook_endpoints" set "disabled_at" = '-infinity' where not "enabled";`);
-    this.addSql(`create unique index "webhook_deliveries_brand_id_event_id_endpoint_id_unique" on "webhook_deliveries" ("brand_id", "event_id", "endpoint_id");`);
+    this.addSql(
+      `create unique index "webhook_deliveries_brand_id_event_id_endpoint_id_unique" on "webhook_deliveries" ("brand_id", "event_id", "endpoint_id");`,
+    );
   }
 
   override down(): void | Promise<void> {
@@ -33,5 +36,4 @@ export class Migration20261128210000_webhook_fanouts extends Migration {
     this.addSql(`drop table if exists "webhook_fanouts" cascade;`);
     this.addSql(`alter table "webhook_endpoints" drop column "enabled_since", drop column "disabled_at";`);
   }
-
 }

@@ -9,7 +9,6 @@ import { Migration } from '@mikro-orm/migrations';
  * when a row has both). No row changes, so nothing is refused: every id and serial reads as before.
  */
 export class Migration20261129000000_derived_unit_ids extends Migration {
-
   override name = 'Migration20261129000000_derived_unit_ids';
 
   override up(): void | Promise<void> {
@@ -21,7 +20,9 @@ export class Migration20261129000000_derived_unit_ids extends Migration {
   }
 
   override down(): void | Promise<void> {
-    this.addSql(`update "mint_units" set "id" = overlay(overlay(replace("mint_batch_id"::text, '-', '') placing '8' from 13) placing lpad(to_hex("seq"), 8, '0') from 25)::uuid where "id" is null;`);
+    this.addSql(
+      `update "mint_units" set "id" = overlay(overlay(replace("mint_batch_id"::text, '-', '') placing '8' from 13) placing lpad(to_hex("seq"), 8, '0') from 25)::uuid where "id" is null;`,
+    );
     this.addSql(`drop index "mint_units_stored_id_unique";`);
     this.addSql(`alter table "mint_units" add constraint "mint_units_batch_seq_unique" unique ("brand_id", "mint_batch_id", "seq");`);
     this.addSql(`alter table "mint_units" drop constraint "mint_units_pkey";`);

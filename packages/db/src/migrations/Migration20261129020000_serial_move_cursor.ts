@@ -5,7 +5,6 @@ import { Migration } from '@mikro-orm/migrations';
  * containers, and the last unit moved of a container larger than a chunk); null for every other move.
  */
 export class Migration20261129020000_serial_move_cursor extends Migration {
-
   override name = 'Migration20261129020000_serial_move_cursor';
 
   override up(): void | Promise<void> {

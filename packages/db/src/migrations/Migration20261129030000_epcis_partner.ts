@@ -9,12 +9,13 @@ import { Migration } from '@mikro-orm/migrations';
  * this stay the brand's.
  */
 export class Migration20261129030000_epcis_partner extends Migration {
-
   override name = 'Migration20261129030000_epcis_partner';
 
   override up(): void | Promise<void> {
     this.addSql(`alter table "epcis_events" add "partner_id" uuid null;`);
-    this.addSql(`create index "epcis_events_partner_time_index" on "epcis_events" ("brand_id", "partner_id", "event_time", "id") where "partner_id" is not null;`);
+    this.addSql(
+      `create index "epcis_events_partner_time_index" on "epcis_events" ("brand_id", "partner_id", "event_time", "id") where "partner_id" is not null;`,
+    );
     this.addSql(`update "epcis_events" e set "partner_id" = (m."target"->>'partner_id')::uuid from "serial_moves" m
       where m."brand_id" = e."brand_id" and m."id" = e."move_id" and m."target" ? 'partner_id';`);
     this.addSql(`update "epcis_events" set "partner_id" = substr("body"->'destinationList'->0->>'destination', 10)::uuid

@@ -8,7 +8,6 @@ import { Migration } from '@mikro-orm/migrations';
  * Added columns only: the table stays distributed by `brand_id` on Citus.
  */
 export class Migration20261129050000_epcis_unit_ranges extends Migration {
-
   override name = 'Migration20261129050000_epcis_unit_ranges';
 
   override up(): void | Promise<void> {
@@ -20,5 +19,4 @@ export class Migration20261129050000_epcis_unit_ranges extends Migration {
     this.addSql(`drop index "epcis_events_unit_range_index";`);
     this.addSql(`alter table "epcis_events" drop column "mint_batch_id", drop column "first_seq", drop column "unit_count";`);
   }
-
 }

@@ -31,7 +31,8 @@ import { Migration20261129030000_epcis_partner } from './Migration20261129030000
 import { Migration20261129050000_epcis_unit_ranges } from './Migration20261129050000_epcis_unit_ranges.ts';
 
 /** Every migration, in order. New ones come from `npm run db:migration -w @mint/db` and are listed here. */
-export const migrations = [{ name: 'Migration20261121050755', class: Migration20261121050755 },
+export const migrations = [
+  { name: 'Migration20261121050755', class: Migration20261121050755 },
   { name: 'Migration20261121053711', class: Migration20261121053711 },
   { name: 'Migration20261121074213', class: Migration20261121074213 },
   { name: 'Migration20261121081401', class: Migration20261121081401 },

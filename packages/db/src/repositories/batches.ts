@@ -30,14 +30,28 @@ export interface BatchRecord {
  * product aliased `p`. For statements that read a batch beside other rows ({@link toBatchRecords}).
  */
 export const batchColumns = [
-  'b.id', 'b.brand_id', 'b.mint_job_id', 'b.product_id', 'b.production_batch_id', 'b.status', 'b.identity_mode', 'b.activation_mode',
-  'b.requested_quantity', 'b.minted_quantity', 'b.resolver_base_url', 'b.gtin', 'b.created_at', 'b.updated_at',
-  'p.name as product_name', 'p.sku as product_sku',
+  'b.id',
+  'b.brand_id',
+  'b.mint_job_id',
+  'b.product_id',
+  'b.production_batch_id',
+  'b.status',
+  'b.identity_mode',
+  'b.activation_mode',
+  'b.requested_quantity',
+  'b.minted_quantity',
+  'b.resolver_base_url',
+  'b.gtin',
+  'b.created_at',
+  'b.updated_at',
+  'p.name as product_name',
+  'p.sku as product_sku',
 ] as const;
 
 /** The batches with their products' name and SKU, for the read side. */
 function selectBatches(db: Kysely<Tables>, brandId: string) {
-  return db.selectFrom('mint_batches as b')
+  return db
+    .selectFrom('mint_batches as b')
     .leftJoin('products as p', (join) => join.onRef('p.brand_id', '=', 'b.brand_id').onRef('p.id', '=', 'b.product_id'))
     .select(batchColumns)
     .where('b.brand_id', '=', brandId);
@@ -49,14 +63,34 @@ export type BatchRow = Awaited<ReturnType<ReturnType<typeof selectBatches>['exec
 /** Batch rows of the brand as records, with the lots of those in lot mode (one more query when there are any). */
 export async function toBatchRecords(em: Em, brandId: string, batches: readonly BatchRow[]): Promise<BatchRecord[]> {
   const lotBatchIds = batches.filter((r) => r.identity_mode === 'batch').map((r) => r.id);
-  const lots = lotBatchIds.length === 0 ? [] : await rows(em, (db) => db.selectFrom('mint_lots').select(['mint_batch_id', 'lot_code', 'qty'])
-    .where('brand_id', '=', brandId).where('mint_batch_id', 'in', lotBatchIds).orderBy('lot_code'));
+  const lots =
+    lotBatchIds.length === 0
+      ? []
+      : await rows(em, (db) =>
+          db
+            .selectFrom('mint_lots')
+            .select(['mint_batch_id', 'lot_code', 'qty'])
+            .where('brand_id', '=', brandId)
+            .where('mint_batch_id', 'in', lotBatchIds)
+            .orderBy('lot_code'),
+        );
   return batches.map((r) => ({
-    id: r.id, brandId: r.brand_id, mintJobId: r.mint_job_id, productId: r.product_id, productBatchId: r.production_batch_id,
-    status: r.status as BatchStatus, identityMode: r.identity_mode as IdentityMode, activationMode: r.activation_mode as ActivationMode,
-    requestedQuantity: r.requested_quantity, mintedQuantity: r.minted_quantity, resolverBaseUrl: r.resolver_base_url,
-    gtin: r.gtin, createdAt: new Date(r.created_at), updatedAt: new Date(r.updated_at),
-    productName: r.product_name, productSku: r.product_sku,
+    id: r.id,
+    brandId: r.brand_id,
+    mintJobId: r.mint_job_id,
+    productId: r.product_id,
+    productBatchId: r.production_batch_id,
+    status: r.status as BatchStatus,
+    identityMode: r.identity_mode as IdentityMode,
+    activationMode: r.activation_mode as ActivationMode,
+    requestedQuantity: r.requested_quantity,
+    mintedQuantity: r.minted_quantity,
+    resolverBaseUrl: r.resolver_base_url,
+    gtin: r.gtin,
+    createdAt: new Date(r.created_at),
+    updatedAt: new Date(r.updated_at),
+    productName: r.product_name,
+    productSku: r.product_sku,
     lots: lots.filter((l) => l.mint_batch_id === r.id).map((l) => ({ lotCode: l.lot_code, qty: l.qty })),
   }));
 }
@@ -75,9 +109,13 @@ export async function findBatchOfJob(em: Em, brandId: string, jobId: string): Pr
 
 /** Up to `take` batches of the brand strictly after `cursor`, newest first by (created_at, id). */
 export async function listBatches(em: Em, brandId: string, take: number, cursor: Cursor | null): Promise<BatchRecord[]> {
-  const page = await rows(em, (db) => selectBatches(db, brandId)
-    .$if(cursor !== null, (q) => q.where((eb) => eb(eb.refTuple('b.created_at', 'b.id'), '<', eb.tuple(cursor!.at, cursor!.id))))
-    .orderBy('b.created_at', 'desc').orderBy('b.id', 'desc').limit(take));
+  const page = await rows(em, (db) =>
+    selectBatches(db, brandId)
+      .$if(cursor !== null, (q) => q.where((eb) => eb(eb.refTuple('b.created_at', 'b.id'), '<', eb.tuple(cursor!.at, cursor!.id))))
+      .orderBy('b.created_at', 'desc')
+      .orderBy('b.id', 'desc')
+      .limit(take),
+  );
   return toBatchRecords(em, brandId, page);
 }
 
@@ -88,8 +126,12 @@ export async function moveBatchStatus(em: Em, brandId: string, batchId: string, 
 
 /** The update of {@link moveBatchStatus}, for statements that make the move beside other writes. */
 export function batchMoveUpdate(db: QueryCreator<Tables>, brandId: string, batchId: string, move: BatchMove, at: Date) {
-  return db.updateTable('mint_batches').set({ status: move.to, updated_at: at })
-    .where('brand_id', '=', brandId).where('id', '=', batchId).where('status', '=', move.from);
+  return db
+    .updateTable('mint_batches')
+    .set({ status: move.to, updated_at: at })
+    .where('brand_id', '=', brandId)
+    .where('id', '=', batchId)
+    .where('status', '=', move.from);
 }
 
 /**
@@ -97,8 +139,14 @@ export function batchMoveUpdate(db: QueryCreator<Tables>, brandId: string, batch
  * makes a chunk exactly-once: a repeated or concurrent chunk finds another value and changes nothing.
  */
 export async function advanceMinted(em: Em, brandId: string, batchId: string, expected: number, count: number, at: Date): Promise<boolean> {
-  return (await changed(em, (db) => db.updateTable('mint_batches')
-    .set((eb) => ({ minted_quantity: eb('minted_quantity', '+', count), updated_at: at }))
-    .where('brand_id', '=', brandId).where('id', '=', batchId).where('minted_quantity', '=', expected))) === 1;
+  return (
+    (await changed(em, (db) =>
+      db
+        .updateTable('mint_batches')
+        .set((eb) => ({ minted_quantity: eb('minted_quantity', '+', count), updated_at: at }))
+        .where('brand_id', '=', brandId)
+        .where('id', '=', batchId)
+        .where('minted_quantity', '=', expected),
+    )) === 1
+  );
 }
-

@@ -42,8 +42,14 @@ export function inTransaction<T>(em: Em, work: (em: Em) => Promise<T>): Promise<
  * transaction ends, so {@link movePassportLinks} moves links from what was stored.
  */
 export async function lockPassportFields(em: Em, brandId: string, skus: readonly string[]): Promise<Map<string, PassportFields>> {
-  const found = await rows(em, (db) => db.selectFrom('products').select(['sku', 'gtin', 'passport_url', 'name'])
-    .where('brand_id', '=', brandId).where((eb) => eb('sku', '=', eb.fn.any(eb.cast<string[]>(eb.val(skus), sql`text[]`)))).forUpdate());
+  const found = await rows(em, (db) =>
+    db
+      .selectFrom('products')
+      .select(['sku', 'gtin', 'passport_url', 'name'])
+      .where('brand_id', '=', brandId)
+      .where((eb) => eb('sku', '=', eb.fn.any(eb.cast<string[]>(eb.val(skus), sql`text[]`))))
+      .forUpdate(),
+  );
   return new Map(found.map((r) => [r.sku, r]));
 }
 
@@ -76,9 +82,18 @@ export async function movePassportLinks(em: Em, brandId: string, before: Readonl
   await notifyResolverAnswers(em, brandId, changedGtins);
   const due = moves.filter((m) => m.old !== m.next);
   if (due.length === 0) return;
-  await rows(em, (db) => db.selectFrom(unnest<{ gtin: string; old: string | null; next: string | null; title: string }, 'm'>('m', {
-    gtin: ['text', due.map((m) => m.gtin)], old: ['text', due.map((m) => m.old)], next: ['text', due.map((m) => m.next)], title: ['text', due.map((m) => m.title)],
-  })).select(sql<string>`resolver_move_pip_link(${brandId}::uuid, 'gtin', m.gtin, m.old, m.next, m.title)::text`.as('moved')));
+  await rows(em, (db) =>
+    db
+      .selectFrom(
+        unnest<{ gtin: string; old: string | null; next: string | null; title: string }, 'm'>('m', {
+          gtin: ['text', due.map((m) => m.gtin)],
+          old: ['text', due.map((m) => m.old)],
+          next: ['text', due.map((m) => m.next)],
+          title: ['text', due.map((m) => m.title)],
+        }),
+      )
+      .select(sql<string>`resolver_move_pip_link(${brandId}::uuid, 'gtin', m.gtin, m.old, m.next, m.title)::text`.as('moved')),
+  );
 }
 
 /**
@@ -96,16 +111,33 @@ export async function upsertProductBySku(em: Em, brandId: string, id: string, ro
 }
 
 async function upsertProductRow(em: Em, brandId: string, id: string, row: ProductRow, now: Date): Promise<Upserted> {
-  const result = await first(em, (db) => db.insertInto('products')
-    .values({
-      brand_id: brandId, id, sku: row.sku, name: row.name, gtin: row.gtin, commercial_status: row.commercialStatus,
-      mint_readiness_status: row.mintReadinessStatus, passport_url: row.passportUrl, created_at: now, updated_at: now,
-    })
-    .onConflict((oc) => oc.columns(['brand_id', 'sku']).doUpdateSet((eb) => ({
-      name: eb.ref('excluded.name'), gtin: eb.ref('excluded.gtin'), commercial_status: eb.ref('excluded.commercial_status'),
-      mint_readiness_status: eb.ref('excluded.mint_readiness_status'), passport_url: eb.ref('excluded.passport_url'), updated_at: eb.ref('excluded.updated_at'),
-    })))
-    .returning(['id', insertedNow.as('created')]));
+  const result = await first(em, (db) =>
+    db
+      .insertInto('products')
+      .values({
+        brand_id: brandId,
+        id,
+        sku: row.sku,
+        name: row.name,
+        gtin: row.gtin,
+        commercial_status: row.commercialStatus,
+        mint_readiness_status: row.mintReadinessStatus,
+        passport_url: row.passportUrl,
+        created_at: now,
+        updated_at: now,
+      })
+      .onConflict((oc) =>
+        oc.columns(['brand_id', 'sku']).doUpdateSet((eb) => ({
+          name: eb.ref('excluded.name'),
+          gtin: eb.ref('excluded.gtin'),
+          commercial_status: eb.ref('excluded.commercial_status'),
+          mint_readiness_status: eb.ref('excluded.mint_readiness_status'),
+          passport_url: eb.ref('excluded.passport_url'),
+          updated_at: eb.ref('excluded.updated_at'),
+        })),
+      )
+      .returning(['id', insertedNow.as('created')]),
+  );
   return { id: result!.id, created: result!.created };
 }
 
@@ -119,12 +151,29 @@ export interface ProductionBatchRow {
 
 /** Creates or updates the brand's production batch with this ERP code in one statement (new rows get `id`). */
 export async function upsertProductionBatchByCode(em: Em, brandId: string, id: string, row: ProductionBatchRow, now: Date): Promise<Upserted> {
-  const result = await first(em, (db) => db.insertInto('production_batches')
-    .values({ brand_id: brandId, id, product_id: row.productId, code: row.code, status: row.status, quantity: row.quantity, created_at: now, updated_at: now })
-    .onConflict((oc) => oc.columns(['brand_id', 'code']).doUpdateSet((eb) => ({
-      product_id: eb.ref('excluded.product_id'), status: eb.ref('excluded.status'), quantity: eb.ref('excluded.quantity'), updated_at: eb.ref('excluded.updated_at'),
-    })))
-    .returning(['id', insertedNow.as('created')]));
+  const result = await first(em, (db) =>
+    db
+      .insertInto('production_batches')
+      .values({
+        brand_id: brandId,
+        id,
+        product_id: row.productId,
+        code: row.code,
+        status: row.status,
+        quantity: row.quantity,
+        created_at: now,
+        updated_at: now,
+      })
+      .onConflict((oc) =>
+        oc.columns(['brand_id', 'code']).doUpdateSet((eb) => ({
+          product_id: eb.ref('excluded.product_id'),
+          status: eb.ref('excluded.status'),
+          quantity: eb.ref('excluded.quantity'),
+          updated_at: eb.ref('excluded.updated_at'),
+        })),
+      )
+      .returning(['id', insertedNow.as('created')]),
+  );
   return { id: result!.id, created: result!.created };
 }
 
@@ -144,8 +193,16 @@ export interface ProductRecord {
 
 function productRecord(p: Product): ProductRecord {
   return {
-    id: p.id, brandId: p.brandId, sku: p.sku, name: p.name, gtin: p.gtin ?? null, commercialStatus: p.commercialStatus,
-    mintReadinessStatus: p.mintReadinessStatus, passportUrl: p.passportUrl ?? null, createdAt: p.createdAt, updatedAt: p.updatedAt,
+    id: p.id,
+    brandId: p.brandId,
+    sku: p.sku,
+    name: p.name,
+    gtin: p.gtin ?? null,
+    commercialStatus: p.commercialStatus,
+    mintReadinessStatus: p.mintReadinessStatus,
+    passportUrl: p.passportUrl ?? null,
+    createdAt: p.createdAt,
+    updatedAt: p.updatedAt,
   };
 }
 
@@ -172,7 +229,16 @@ export interface ProductionBatchRecord extends ProductionBatchRow {
 /** The brand's production batch with this id, or null. */
 export async function findProductionBatch(em: Em, brandId: string, id: string): Promise<ProductionBatchRecord | null> {
   const b = await em.findOne(ProductionBatch, { brandId, id });
-  return b === null ? null : {
-    id: b.id, brandId: b.brandId, productId: b.productId, code: b.code, status: b.status, quantity: b.quantity ?? null, createdAt: b.createdAt, updatedAt: b.updatedAt,
-  };
+  return b === null
+    ? null
+    : {
+        id: b.id,
+        brandId: b.brandId,
+        productId: b.productId,
+        code: b.code,
+        status: b.status,
+        quantity: b.quantity ?? null,
+        createdAt: b.createdAt,
+        updatedAt: b.updatedAt,
+      };
 }

@@ -44,41 +44,74 @@ export interface ChunkCommitted {
 
 /** The parameters of the chunk-commit statement. */
 interface ChunkCommitParams extends EventParams {
-  jobId: string; owner: string; token: number; expiresAt: Date; startFrom: string | null; startTo: string | null;
-  batchId: string; count: number; activeCount: number;
+  jobId: string;
+  owner: string;
+  token: number;
+  expiresAt: Date;
+  startFrom: string | null;
+  startTo: string | null;
+  batchId: string;
+  count: number;
+  activeCount: number;
 }
 
 /** The statement of {@link commitChunk}, compiled once. */
-const chunkCommit = prepare('commit_mint_chunk', (db, p: ChunkCommitParams) => db
-  // The fencing check (renewJobLease's): the job's row, locked first, renewed only while it has the
-  // writer's owner and token and is not terminal; with `start`, the job's first move as a
-  // compare-and-set in the same update (a concurrent chunk of the same run may have made it).
-  .with('lease', (qc) => leaseRenewal(qc, { brandId: p.brandId, jobId: p.jobId, owner: p.owner, token: p.token }, p.expiresAt, p.at)
-    .set((eb) => ({
-      status: eb.case().when('status', '=', eb.cast<string | null>(eb.val(p.startFrom), 'text'))
-        .then(eb.cast<string>(eb.val(p.startTo), 'text')).else(eb.ref('status')).end(),
-    }))
-    .returning('status'))
-  // Everything below takes its row through the lease, so a lost lease writes nothing, and the row
-  // locks come in the order job, batch, counters. The batch's row lock orders concurrent chunks of
-  // one job, so exactly one of them sees the requested quantity reached.
-  .with('minted', (qc) => qc.updateTable('mint_batches')
-    .set((eb) => ({ minted_quantity: eb('minted_quantity', '+', eb.cast<number>(eb.val(p.count), 'integer')), updated_at: eb.cast<Date>(eb.val(p.at), 'timestamptz') }))
-    .where('brand_id', '=', (eb) => eb.cast<string>(eb.val(p.brandId), 'uuid')).where('id', '=', (eb) => eb.cast<string>(eb.val(p.batchId), 'uuid'))
-    .where((eb) => eb.exists(eb.selectFrom('lease').select(eb.lit(1).as('one'))))
-    .returning('minted_quantity'))
-  // The chunk's event, with its webhook fan-out markers.
-  .with('e', (qc) => gatedEventInsert(qc, 'lease', p))
-  .with('fanouts', (qc) => eventFanouts(qc, p.brandId))
-  // The brand's counters, on the connection's shard (as bumpKpis adds them).
-  .with('kpis', (qc) => qc.insertInto('mint_kpis')
-    .columns(['brand_id', 'shard', 'total_tokens_minted', 'active_tokens'])
-    .expression((eb) => eb.selectFrom('lease').select([
-      eb.cast<string>(eb.val(p.brandId), 'uuid').as('brand_id'), kpiShard().as('shard'),
-      eb.cast<number>(eb.val(p.count), 'integer').as('total_tokens_minted'), eb.cast<number>(eb.val(p.activeCount), 'integer').as('active_tokens'),
-    ]))
-    .onConflict(addToShard))
-  .selectFrom('lease').innerJoin('minted', (join) => join.onTrue()).select(['lease.status', 'minted.minted_quantity']));
+const chunkCommit = prepare('commit_mint_chunk', (db, p: ChunkCommitParams) =>
+  db
+    // The fencing check (renewJobLease's): the job's row, locked first, renewed only while it has the
+    // writer's owner and token and is not terminal; with `start`, the job's first move as a
+    // compare-and-set in the same update (a concurrent chunk of the same run may have made it).
+    .with('lease', (qc) =>
+      leaseRenewal(qc, { brandId: p.brandId, jobId: p.jobId, owner: p.owner, token: p.token }, p.expiresAt, p.at)
+        .set((eb) => ({
+          status: eb
+            .case()
+            .when('status', '=', eb.cast<string | null>(eb.val(p.startFrom), 'text'))
+            .then(eb.cast<string>(eb.val(p.startTo), 'text'))
+            .else(eb.ref('status'))
+            .end(),
+        }))
+        .returning('status'),
+    )
+    // Everything below takes its row through the lease, so a lost lease writes nothing, and the row
+    // locks come in the order job, batch, counters. The batch's row lock orders concurrent chunks of
+    // one job, so exactly one of them sees the requested quantity reached.
+    .with('minted', (qc) =>
+      qc
+        .updateTable('mint_batches')
+        .set((eb) => ({
+          minted_quantity: eb('minted_quantity', '+', eb.cast<number>(eb.val(p.count), 'integer')),
+          updated_at: eb.cast<Date>(eb.val(p.at), 'timestamptz'),
+        }))
+        .where('brand_id', '=', (eb) => eb.cast<string>(eb.val(p.brandId), 'uuid'))
+        .where('id', '=', (eb) => eb.cast<string>(eb.val(p.batchId), 'uuid'))
+        .where((eb) => eb.exists(eb.selectFrom('lease').select(eb.lit(1).as('one'))))
+        .returning('minted_quantity'),
+    )
+    // The chunk's event, with its webhook fan-out markers.
+    .with('e', (qc) => gatedEventInsert(qc, 'lease', p))
+    .with('fanouts', (qc) => eventFanouts(qc, p.brandId))
+    // The brand's counters, on the connection's shard (as bumpKpis adds them).
+    .with('kpis', (qc) =>
+      qc
+        .insertInto('mint_kpis')
+        .columns(['brand_id', 'shard', 'total_tokens_minted', 'active_tokens'])
+        .expression((eb) =>
+          eb
+            .selectFrom('lease')
+            .select([
+              eb.cast<string>(eb.val(p.brandId), 'uuid').as('brand_id'),
+              kpiShard().as('shard'),
+              eb.cast<number>(eb.val(p.count), 'integer').as('total_tokens_minted'),
+              eb.cast<number>(eb.val(p.activeCount), 'integer').as('active_tokens'),
+            ]),
+        )
+        .onConflict(addToShard),
+    )
+    .selectFrom('lease')
+    .innerJoin('minted', (join) => join.onTrue())
+    .select(['lease.status', 'minted.minted_quantity']),
+);
 
 /**
  * The bookkeeping of a mint chunk, in one statement in the caller's transaction (after its units
@@ -91,10 +124,23 @@ const chunkCommit = prepare('commit_mint_chunk', (db, p: ChunkCommitParams) => d
  */
 export async function commitChunk(em: Em, c: ChunkCommit): Promise<ChunkCommitted | null> {
   const [row] = await preparedRows(em, chunkCommit, {
-    brandId: c.lease.brandId, jobId: c.lease.jobId, owner: c.lease.owner, token: c.lease.token, expiresAt: c.expiresAt, at: c.at,
-    startFrom: c.start?.from ?? null, startTo: c.start?.to ?? null, batchId: c.batchId, count: c.count, activeCount: c.activeCount,
-    eventId: randomUUID(), eventType: c.event.eventType, entityType: c.event.entityType, entityId: c.event.entityId,
-    payload: JSON.stringify(c.event.payload), actor: c.event.actor,
+    brandId: c.lease.brandId,
+    jobId: c.lease.jobId,
+    owner: c.lease.owner,
+    token: c.lease.token,
+    expiresAt: c.expiresAt,
+    at: c.at,
+    startFrom: c.start?.from ?? null,
+    startTo: c.start?.to ?? null,
+    batchId: c.batchId,
+    count: c.count,
+    activeCount: c.activeCount,
+    eventId: randomUUID(),
+    eventType: c.event.eventType,
+    entityType: c.event.entityType,
+    entityId: c.event.entityId,
+    payload: JSON.stringify(c.event.payload),
+    actor: c.event.actor,
   });
   return row === undefined ? null : { status: row.status as JobStatus, minted: row.minted_quantity };
 }
@@ -127,15 +173,17 @@ export interface Completion {
  * which moves applied; when one did not, the caller must roll the transaction back.
  */
 export async function writeCompletion(em: Em, c: Completion): Promise<{ jobMoved: boolean; batchMoved: boolean }> {
-  const row = await first(em, (db) => db
-    .with('job', (qc) => jobMoveUpdate(qc, c.brandId, c.jobId, c.jobMove, c.at).returning('id'))
-    .with('batch', (qc) => batchMoveUpdate(schemaOnly(qc), c.brandId, c.batchId, c.batchMove, c.at).returning('id'))
-    .with('pack', (qc) => packInsert(schemaOnly(qc), c.brandId, randomUUID(), c.batchId, c.pack, c.at, true))
-    .with('e', (qc) => eventsInsert(qc, c.at, c.events))
-    .with('fanouts', (qc) => eventFanouts(qc, c.events.every((e) => e.brandId === c.brandId) ? c.brandId : undefined))
-    .selectNoFrom((eb) => [
-      eb.exists(eb.selectFrom('job').select(eb.lit(1).as('one'))).as('job_moved'),
-      eb.exists(eb.selectFrom('batch').select(eb.lit(1).as('one'))).as('batch_moved'),
-    ]));
+  const row = await first(em, (db) =>
+    db
+      .with('job', (qc) => jobMoveUpdate(qc, c.brandId, c.jobId, c.jobMove, c.at).returning('id'))
+      .with('batch', (qc) => batchMoveUpdate(schemaOnly(qc), c.brandId, c.batchId, c.batchMove, c.at).returning('id'))
+      .with('pack', (qc) => packInsert(schemaOnly(qc), c.brandId, randomUUID(), c.batchId, c.pack, c.at, true))
+      .with('e', (qc) => eventsInsert(qc, c.at, c.events))
+      .with('fanouts', (qc) => eventFanouts(qc, c.events.every((e) => e.brandId === c.brandId) ? c.brandId : undefined))
+      .selectNoFrom((eb) => [
+        eb.exists(eb.selectFrom('job').select(eb.lit(1).as('one'))).as('job_moved'),
+        eb.exists(eb.selectFrom('batch').select(eb.lit(1).as('one'))).as('batch_moved'),
+      ]),
+  );
   return { jobMoved: row?.job_moved === true, batchMoved: row?.batch_moved === true };
 }

@@ -21,7 +21,11 @@ export interface CoalescedLookup<K, V> {
  */
 export function coalesced<K, V>(lookup: CoalescedLookup<K, V>): (key: K) => Promise<V> {
   const { maxBatch, maxInFlight } = lookup;
-  interface Waiting { key: K; resolve(value: V): void; reject(e: unknown): void }
+  interface Waiting {
+    key: K;
+    resolve(value: V): void;
+    reject(e: unknown): void;
+  }
   let waiting: Waiting[] = [];
   let inFlight = 0;
   let scheduled = false;
@@ -52,11 +56,12 @@ export function coalesced<K, V>(lookup: CoalescedLookup<K, V>): (key: K) => Prom
       for (const w of batch) w.reject(error);
     }
   };
-  return (key) => new Promise((resolve, reject) => {
-    waiting.push({ key, resolve, reject });
-    if (!scheduled && inFlight < maxInFlight) {
-      scheduled = true;
-      setImmediate(flush);
-    }
-  });
+  return (key) =>
+    new Promise((resolve, reject) => {
+      waiting.push({ key, resolve, reject });
+      if (!scheduled && inFlight < maxInFlight) {
+        scheduled = true;
+        setImmediate(flush);
+      }
+    });
 }

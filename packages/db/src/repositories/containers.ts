@@ -35,8 +35,12 @@ export async function setBrandCompanyPrefix(em: Em, brandId: string, prefix: str
 
 /** Sets the brand's max_depth, making its settings row when it has none. */
 export async function setContainerMaxDepth(em: Em, brandId: string, maxDepth: number, at: Date): Promise<void> {
-  await changed(em, (db) => db.insertInto('container_settings').values({ brand_id: brandId, max_depth: maxDepth, next_serial_ref: 0, updated_at: at })
-    .onConflict((oc) => oc.column('brand_id').doUpdateSet({ max_depth: maxDepth, updated_at: at })));
+  await changed(em, (db) =>
+    db
+      .insertInto('container_settings')
+      .values({ brand_id: brandId, max_depth: maxDepth, next_serial_ref: 0, updated_at: at })
+      .onConflict((oc) => oc.column('brand_id').doUpdateSet({ max_depth: maxDepth, updated_at: at })),
+  );
 }
 
 /**
@@ -45,10 +49,13 @@ export async function setContainerMaxDepth(em: Em, brandId: string, maxDepth: nu
  * mints of one brand, so no reference is ever issued twice.
  */
 export async function allocateSerialRefs(em: Em, brandId: string, count: number, defaultDepth: number, at: Date): Promise<number> {
-  const [row] = await rawRows(em, sql<{ next: string }>`
+  const [row] = await rawRows(
+    em,
+    sql<{ next: string }>`
     insert into container_settings (brand_id, max_depth, next_serial_ref, updated_at) values (${brandId}::uuid, ${defaultDepth}::int, ${count}::bigint, ${at}::timestamptz)
     on conflict (brand_id) do update set next_serial_ref = container_settings.next_serial_ref + ${count}::bigint, updated_at = excluded.updated_at
-    returning next_serial_ref::text as next`);
+    returning next_serial_ref::text as next`,
+  );
   return Number(row!.next) - count;
 }
 
@@ -61,28 +68,63 @@ export interface ContainerMintRecord {
 }
 
 /** Records a mint unless its key was used: true when recorded. */
-export async function insertContainerMint(em: Em, m: {
-  brandId: string; id: string; idempotencyKey: string; requestHash: string; level: string; extensionDigit: number; count: number; companyPrefix: string;
-  firstSerialRef: number; actor: string | null; at: Date;
-}): Promise<boolean> {
-  return (await changed(em, (db) => db.insertInto('container_mints').values({
-    brand_id: m.brandId, id: m.id, idempotency_key: m.idempotencyKey, request_hash: m.requestHash, level: m.level, extension_digit: m.extensionDigit, count: m.count,
-    company_prefix: m.companyPrefix, first_serial_ref: m.firstSerialRef, actor: m.actor, created_at: m.at,
-  }).onConflict((oc) => oc.columns(['brand_id', 'idempotency_key']).doNothing()))) === 1;
+export async function insertContainerMint(
+  em: Em,
+  m: {
+    brandId: string;
+    id: string;
+    idempotencyKey: string;
+    requestHash: string;
+    level: string;
+    extensionDigit: number;
+    count: number;
+    companyPrefix: string;
+    firstSerialRef: number;
+    actor: string | null;
+    at: Date;
+  },
+): Promise<boolean> {
+  return (
+    (await changed(em, (db) =>
+      db
+        .insertInto('container_mints')
+        .values({
+          brand_id: m.brandId,
+          id: m.id,
+          idempotency_key: m.idempotencyKey,
+          request_hash: m.requestHash,
+          level: m.level,
+          extension_digit: m.extensionDigit,
+          count: m.count,
+          company_prefix: m.companyPrefix,
+          first_serial_ref: m.firstSerialRef,
+          actor: m.actor,
+          created_at: m.at,
+        })
+        .onConflict((oc) => oc.columns(['brand_id', 'idempotency_key']).doNothing()),
+    )) === 1
+  );
 }
 
 /** The brand's mint with key `key`, or null. */
 export async function findContainerMintByKey(em: Em, brandId: string, key: string): Promise<ContainerMintRecord | null> {
-  const row = await first(em, (db) => db.selectFrom('container_mints').select(['id', 'request_hash', 'level', 'count'])
-    .where('brand_id', '=', brandId).where('idempotency_key', '=', key));
+  const row = await first(em, (db) =>
+    db.selectFrom('container_mints').select(['id', 'request_hash', 'level', 'count']).where('brand_id', '=', brandId).where('idempotency_key', '=', key),
+  );
   return row === undefined ? null : { id: row.id, requestHash: row.request_hash, level: row.level, count: row.count };
 }
 
 /** Inserts minted containers (commissioned, in no container) in one `unnest` statement. */
-export async function insertContainers(em: Em, c: { brandId: string; mintId: string; level: string; resolverBaseUrl: string; ids: readonly string[]; ssccs: readonly string[]; at: Date }): Promise<void> {
-  await rawChanged(em, sql`insert into containers (brand_id, id, sscc, level, resolver_base_url, state, reason, parent_id, mint_id, created_at, changed_at)
+export async function insertContainers(
+  em: Em,
+  c: { brandId: string; mintId: string; level: string; resolverBaseUrl: string; ids: readonly string[]; ssccs: readonly string[]; at: Date },
+): Promise<void> {
+  await rawChanged(
+    em,
+    sql`insert into containers (brand_id, id, sscc, level, resolver_base_url, state, reason, parent_id, mint_id, created_at, changed_at)
     select ${c.brandId}::uuid, t.id, t.sscc, ${c.level}::text, ${c.resolverBaseUrl}::text, 'commissioned', null, null, ${c.mintId}::uuid, ${c.at}::timestamptz, ${c.at}::timestamptz
-    from unnest(${[...c.ids]}::uuid[], ${[...c.ssccs]}::text[]) as t(id, sscc)`);
+    from unnest(${[...c.ids]}::uuid[], ${[...c.ssccs]}::text[]) as t(id, sscc)`,
+  );
 }
 
 /**
@@ -91,17 +133,22 @@ export async function insertContainers(em: Em, c: { brandId: string; mintId: str
  */
 export async function containerPartners(em: Em, brandId: string, ids: readonly string[]): Promise<Map<string, string>> {
   if (ids.length === 0) return new Map();
-  const found = await rawRows(em, sql<{ id: string; partner_id: string }>`
+  const found = await rawRows(
+    em,
+    sql<{ id: string; partner_id: string }>`
     select c.id, k.partner_id from containers c
     join container_mints m on m.brand_id = c.brand_id and m.id = c.mint_id
     join api_keys k on k.brand_id = c.brand_id and k.id::text = m.actor
-    where c.brand_id = ${brandId}::uuid and c.id = any(${[...ids]}::uuid[]) and k.partner_id is not null`);
+    where c.brand_id = ${brandId}::uuid and c.id = any(${[...ids]}::uuid[]) and k.partner_id is not null`,
+  );
   return new Map(found.map((r) => [r.id, r.partner_id]));
 }
 
 /** The SSCCs a mint issued, in order. */
 export async function listSsccsOfMint(em: Em, brandId: string, mintId: string): Promise<string[]> {
-  const found = await rows(em, (db) => db.selectFrom('containers').select('sscc').where('brand_id', '=', brandId).where('mint_id', '=', mintId).orderBy('sscc'));
+  const found = await rows(em, (db) =>
+    db.selectFrom('containers').select('sscc').where('brand_id', '=', brandId).where('mint_id', '=', mintId).orderBy('sscc'),
+  );
   return found.map((r) => r.sscc);
 }
 
@@ -120,22 +167,42 @@ export interface ContainerRecord {
 }
 
 type ContainerDbRow = {
-  id: string; sscc: string; level: string; resolver_base_url: string; state: string; reason: string | null; parent_id: string | null;
-  created_at: string | Date; changed_at: string | Date;
+  id: string;
+  sscc: string;
+  level: string;
+  resolver_base_url: string;
+  state: string;
+  reason: string | null;
+  parent_id: string | null;
+  created_at: string | Date;
+  changed_at: string | Date;
 };
 
 const toContainer = (r: ContainerDbRow): ContainerRecord => ({
-  id: r.id, sscc: r.sscc, level: r.level, epc: containerUri(r.resolver_base_url, r.sscc), state: r.state as ContainerState,
-  reason: r.reason as DecommissionReason | null, parentId: r.parent_id, createdAt: new Date(r.created_at), changedAt: new Date(r.changed_at),
+  id: r.id,
+  sscc: r.sscc,
+  level: r.level,
+  epc: containerUri(r.resolver_base_url, r.sscc),
+  state: r.state as ContainerState,
+  reason: r.reason as DecommissionReason | null,
+  parentId: r.parent_id,
+  createdAt: new Date(r.created_at),
+  changedAt: new Date(r.changed_at),
 });
 const containerColumns = ['id', 'sscc', 'level', 'resolver_base_url', 'state', 'reason', 'parent_id', 'created_at', 'changed_at'] as const;
 
 /** The brand's containers with these SSCCs, locked until the transaction ends when `lock` (in id order: two packs never deadlock on them). */
 export async function findContainersBySscc(em: Em, brandId: string, ssccs: readonly string[], lock = false): Promise<ContainerRecord[]> {
   if (ssccs.length === 0) return [];
-  const found = await rows(em, (db) => db.selectFrom('containers').select(containerColumns).where('brand_id', '=', brandId)
-    .where((eb) => eb('sscc', '=', eb.fn.any(eb.cast<string[]>(eb.val([...ssccs]), sql`text[]`)))).orderBy('id')
-    .$if(lock, (q) => q.forUpdate()));
+  const found = await rows(em, (db) =>
+    db
+      .selectFrom('containers')
+      .select(containerColumns)
+      .where('brand_id', '=', brandId)
+      .where((eb) => eb('sscc', '=', eb.fn.any(eb.cast<string[]>(eb.val([...ssccs]), sql`text[]`))))
+      .orderBy('id')
+      .$if(lock, (q) => q.forUpdate()),
+  );
   return found.map((r) => toContainer(r as ContainerDbRow));
 }
 
@@ -152,14 +219,17 @@ export async function ssccOfContainer(em: Em, brandId: string, id: string): Prom
 
 /** Ids of the containers `id` is inside, nearest first. */
 export async function ancestorsOf(em: Em, brandId: string, id: string): Promise<string[]> {
-  const found = await rawRows(em, sql<{ id: string; depth: number }>`
+  const found = await rawRows(
+    em,
+    sql<{ id: string; depth: number }>`
     with recursive up(id, depth) as (
       select parent_id, 1 from containers where brand_id = ${brandId}::uuid and id = ${id}::uuid and parent_id is not null
       union all
       select c.parent_id, up.depth + 1 from containers c join up on c.brand_id = ${brandId}::uuid and c.id = up.id
       where c.parent_id is not null and up.depth < 64
     )
-    select id, depth from up order by depth`);
+    select id, depth from up order by depth`,
+  );
   return found.map((r) => r.id);
 }
 
@@ -167,21 +237,26 @@ export async function ancestorsOf(em: Em, brandId: string, id: string): Promise<
 export async function heightsOf(em: Em, brandId: string, ids: readonly string[]): Promise<Map<string, number>> {
   const out = new Map<string, number>(ids.map((id) => [id, 1]));
   if (ids.length === 0) return out;
-  const found = await rawRows(em, sql<{ root: string; height: number }>`
+  const found = await rawRows(
+    em,
+    sql<{ root: string; height: number }>`
     with recursive down(root, id, height) as (
       select id, id, 1 from containers where brand_id = ${brandId}::uuid and id = any(${[...ids]}::uuid[])
       union all
       select down.root, c.id, down.height + 1 from containers c join down on c.brand_id = ${brandId}::uuid and c.parent_id = down.id
       where down.height < 64
     )
-    select root, max(height)::int as height from down group by root`);
+    select root, max(height)::int as height from down group by root`,
+  );
   for (const r of found) out.set(r.root, r.height);
   return out;
 }
 
 /** The container tree under `rootId`, the root first, then by depth. */
 export async function containerTree(em: Em, brandId: string, rootId: string): Promise<ContainerRecord[]> {
-  const found = await rawRows(em, sql<ContainerDbRow & { depth: number }>`
+  const found = await rawRows(
+    em,
+    sql<ContainerDbRow & { depth: number }>`
     with recursive down(id, depth) as (
       select ${rootId}::uuid, 0
       union all
@@ -189,7 +264,8 @@ export async function containerTree(em: Em, brandId: string, rootId: string): Pr
     )
     select c.id, c.sscc, c.level, c.resolver_base_url, c.state, c.reason, c.parent_id, c.created_at, c.changed_at, down.depth
     from down join containers c on c.brand_id = ${brandId}::uuid and c.id = down.id
-    order by down.depth, c.sscc`);
+    order by down.depth, c.sscc`,
+  );
   return found.map(toContainer);
 }
 
@@ -204,14 +280,21 @@ export interface PackedUnit {
 
 type PackedUnitRow = { mint_batch_id: string; seq: number; serial: string; resolver_base_url: string; gtin: string | null; container_id: string };
 const toPackedUnit = (r: PackedUnitRow): PackedUnit => ({
-  mintBatchId: r.mint_batch_id, seq: r.seq, serial: r.serial, epc: unitResolverUrl(r.resolver_base_url, r.gtin, r.serial), containerId: r.container_id,
+  mintBatchId: r.mint_batch_id,
+  seq: r.seq,
+  serial: r.serial,
+  epc: unitResolverUrl(r.resolver_base_url, r.gtin, r.serial),
+  containerId: r.container_id,
 });
 
 /** Units packed directly in each of the brand's containers `ids` (an index-only count; a container with none is absent). */
 export async function countUnitsInContainers(em: Em, brandId: string, ids: readonly string[]): Promise<Map<string, number>> {
   if (ids.length === 0) return new Map();
-  const found = await rawRows(em, sql<{ container_id: string; n: string }>`
-    select container_id, count(*) as n from unit_containers where brand_id = ${brandId}::uuid and container_id = any(${[...ids]}::uuid[]) group by container_id`);
+  const found = await rawRows(
+    em,
+    sql<{ container_id: string; n: string }>`
+    select container_id, count(*) as n from unit_containers where brand_id = ${brandId}::uuid and container_id = any(${[...ids]}::uuid[]) group by container_id`,
+  );
   return new Map(found.map((r) => [r.container_id, Number(r.n)]));
 }
 
@@ -238,37 +321,56 @@ export interface PackedKey {
  * probes a unit by its batch on the list index and filters the batch's every unit by seq, measured
  * 60 s for 10,000 units of a 17,000-unit batch).
  */
-export async function unitKeysInContainers(em: Em, brandId: string, ids: readonly string[], page?: {
-  readonly after: PackedKey | null; readonly limit: number;
-}): Promise<PackedKey[]> {
+export async function unitKeysInContainers(
+  em: Em,
+  brandId: string,
+  ids: readonly string[],
+  page?: {
+    readonly after: PackedKey | null;
+    readonly limit: number;
+  },
+): Promise<PackedKey[]> {
   if (ids.length === 0) return [];
-  const found = await rawRows(em, sql<{ mint_batch_id: string; seq: number }>`
+  const found = await rawRows(
+    em,
+    sql<{ mint_batch_id: string; seq: number }>`
     select mint_batch_id, seq from unit_containers c
     where c.brand_id = ${brandId}::uuid and c.container_id = any(${[...ids]}::uuid[])
       ${page?.after == null ? sql`` : sql`and (c.mint_batch_id, c.seq) > (${page.after.mintBatchId}::uuid, ${page.after.seq}::int)`}
-    order by c.mint_batch_id, c.seq ${page === undefined ? sql`` : sql`limit ${page.limit}::int`}`);
+    order by c.mint_batch_id, c.seq ${page === undefined ? sql`` : sql`limit ${page.limit}::int`}`,
+  );
   return found.map((r) => ({ mintBatchId: r.mint_batch_id, seq: r.seq }));
 }
 
 /** The serials of the brand's units by key, in the keys' order (a unit the brand has no row for is absent). */
 export async function serialsOfUnits(em: Em, brandId: string, keys: readonly PackedKey[]): Promise<string[]> {
   if (keys.length === 0) return [];
-  const found = await rawRows(em, sql<{ serial: string }>`
+  const found = await rawRows(
+    em,
+    sql<{ serial: string }>`
     select m.serial from unnest(${keys.map((k) => k.mintBatchId)}::uuid[], ${keys.map((k) => k.seq)}::int[]) with ordinality as t(b, q, n)
     join lateral (select serial from mint_units m where m.brand_id = ${brandId}::uuid and m.mint_batch_id = t.b and m.seq = t.q offset 0) m on true
-    order by t.n`);
+    order by t.n`,
+  );
   return found.map((r) => r.serial);
 }
 
 /** The container each of these units (by batch and seq) is packed in, where it is packed. */
-export async function containersOfUnits(em: Em, brandId: string, units: readonly { readonly mintBatchId: string; readonly seq: number }[]): Promise<Map<string, string>> {
+export async function containersOfUnits(
+  em: Em,
+  brandId: string,
+  units: readonly { readonly mintBatchId: string; readonly seq: number }[],
+): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   if (units.length === 0) return out;
   // Each unit looked up on the key (a lateral subquery kept apart by `offset 0`), never a hash of the whole table.
-  const found = await rawRows(em, sql<{ mint_batch_id: string; seq: number; container_id: string }>`
+  const found = await rawRows(
+    em,
+    sql<{ mint_batch_id: string; seq: number; container_id: string }>`
     select p.mint_batch_id, p.seq, p.container_id
     from unnest(${units.map((u) => u.mintBatchId)}::uuid[], ${units.map((u) => u.seq)}::int[]) as t(b, q)
-    join lateral (select * from unit_containers c where c.brand_id = ${brandId}::uuid and c.mint_batch_id = t.b and c.seq = t.q offset 0) p on true`);
+    join lateral (select * from unit_containers c where c.brand_id = ${brandId}::uuid and c.mint_batch_id = t.b and c.seq = t.q offset 0) p on true`,
+  );
   for (const r of found) out.set(`${r.mint_batch_id}/${r.seq}`, r.container_id);
   return out;
 }
@@ -277,20 +379,34 @@ export async function containersOfUnits(em: Em, brandId: string, units: readonly
  * Packs units into a container, each only where it is in none (the compare-and-set): returns how
  * many were packed; fewer than given means another pack took some first.
  */
-export async function packUnits(em: Em, brandId: string, containerId: string, units: readonly { readonly mintBatchId: string; readonly seq: number }[], at: Date): Promise<number> {
+export async function packUnits(
+  em: Em,
+  brandId: string,
+  containerId: string,
+  units: readonly { readonly mintBatchId: string; readonly seq: number }[],
+  at: Date,
+): Promise<number> {
   if (units.length === 0) return 0;
-  return rawChanged(em, sql`insert into unit_containers (brand_id, mint_batch_id, seq, container_id, packed_at)
+  return rawChanged(
+    em,
+    sql`insert into unit_containers (brand_id, mint_batch_id, seq, container_id, packed_at)
     select ${brandId}::uuid, t.b, t.q, ${containerId}::uuid, ${at}::timestamptz
     from unnest(${units.map((u) => u.mintBatchId)}::uuid[], ${units.map((u) => u.seq)}::int[]) as t(b, q)
-    on conflict (brand_id, mint_batch_id, seq) do nothing`);
+    on conflict (brand_id, mint_batch_id, seq) do nothing`,
+  );
 }
 
 /** Packs containers into `parentId`, each only where it is in none (the compare-and-set): returns how many moved. */
 export async function packContainers(em: Em, brandId: string, parentId: string, ids: readonly string[], at: Date): Promise<number> {
   if (ids.length === 0) return 0;
-  return changed(em, (db) => db.updateTable('containers').set({ parent_id: parentId, changed_at: at })
-    .where('brand_id', '=', brandId).where('parent_id', 'is', null)
-    .where((eb) => eb('id', '=', eb.fn.any(eb.cast<string[]>(eb.val([...ids]), sql`uuid[]`)))));
+  return changed(em, (db) =>
+    db
+      .updateTable('containers')
+      .set({ parent_id: parentId, changed_at: at })
+      .where('brand_id', '=', brandId)
+      .where('parent_id', 'is', null)
+      .where((eb) => eb('id', '=', eb.fn.any(eb.cast<string[]>(eb.val([...ids]), sql`uuid[]`)))),
+  );
 }
 
 /**
@@ -300,29 +416,40 @@ export async function packContainers(em: Em, brandId: string, parentId: string, 
 export async function unpackUnits(em: Em, brandId: string, containerId: string, serials: readonly string[] | null): Promise<PackedUnit[]> {
   // Each unit's row read on its own index entry (lateral subqueries kept apart by `offset 0`): a
   // join lets the planner hash the whole mint_units table for 10,000 units of a large brand.
-  const one = (on: ReturnType<typeof sql>) => sql`join lateral (select m.serial, m.mint_batch_id, m.seq from mint_units m where m.brand_id = ${brandId}::uuid and ${on} offset 0) u on true`;
-  const found = await rawRows(em, sql<PackedUnitRow>`
+  const one = (on: ReturnType<typeof sql>) =>
+    sql`join lateral (select m.serial, m.mint_batch_id, m.seq from mint_units m where m.brand_id = ${brandId}::uuid and ${on} offset 0) u on true`;
+  const found = await rawRows(
+    em,
+    sql<PackedUnitRow>`
     with gone as (
       delete from unit_containers p
       where p.brand_id = ${brandId}::uuid and p.container_id = ${containerId}::uuid
-        ${serials === null ? sql`` : sql`and (p.mint_batch_id, p.seq) in (
-          select u.mint_batch_id, u.seq from (select distinct x from unnest(${[...serials]}::text[]) as t(x)) as s(serial) ${one(sql`m.serial = s.serial`)})`}
+        ${
+          serials === null
+            ? sql``
+            : sql`and (p.mint_batch_id, p.seq) in (
+          select u.mint_batch_id, u.seq from (select distinct x from unnest(${[...serials]}::text[]) as t(x)) as s(serial) ${one(sql`m.serial = s.serial`)})`
+        }
       returning p.mint_batch_id, p.seq, p.container_id
     )
     select g.mint_batch_id, g.seq, u.serial, b.resolver_base_url, b.gtin, g.container_id
     from gone g ${one(sql`m.mint_batch_id = g.mint_batch_id and m.seq = g.seq`)}
     join mint_batches b on b.brand_id = ${brandId}::uuid and b.id = g.mint_batch_id
-    order by g.mint_batch_id, g.seq`);
+    order by g.mint_batch_id, g.seq`,
+  );
   return found.map(toPackedUnit);
 }
 
 /** Takes containers out of `parentId`: those with these SSCCs, or every one when null. Returns those taken out. */
 export async function unpackContainers(em: Em, brandId: string, parentId: string, ssccs: readonly string[] | null, at: Date): Promise<ContainerRecord[]> {
-  const found = await rawRows(em, sql<ContainerDbRow>`
+  const found = await rawRows(
+    em,
+    sql<ContainerDbRow>`
     update containers set parent_id = null, changed_at = ${at}::timestamptz
     where brand_id = ${brandId}::uuid and parent_id = ${parentId}::uuid
       ${ssccs === null ? sql`` : sql`and sscc = any(${[...ssccs]}::text[])`}
-    returning id, sscc, level, resolver_base_url, state, reason, parent_id, created_at, changed_at`);
+    returning id, sscc, level, resolver_base_url, state, reason, parent_id, created_at, changed_at`,
+  );
   return found.map(toContainer).sort((a, b) => a.sscc.localeCompare(b.sscc));
 }
 
@@ -330,12 +457,23 @@ export async function unpackContainers(em: Em, brandId: string, parentId: string
  * Moves containers among `ids` still in state `from` to `to` with `reason` (the compare-and-set);
  * returns those moved.
  */
-export async function moveContainerStates(em: Em, brandId: string, ids: readonly string[], from: ContainerState, to: ContainerState, reason: string | null, at: Date): Promise<ContainerRecord[]> {
+export async function moveContainerStates(
+  em: Em,
+  brandId: string,
+  ids: readonly string[],
+  from: ContainerState,
+  to: ContainerState,
+  reason: string | null,
+  at: Date,
+): Promise<ContainerRecord[]> {
   if (ids.length === 0) return [];
-  const found = await rawRows(em, sql<ContainerDbRow>`
+  const found = await rawRows(
+    em,
+    sql<ContainerDbRow>`
     update containers set state = ${to}::text, reason = ${reason}::text, changed_at = ${at}::timestamptz
     where brand_id = ${brandId}::uuid and id = any(${[...ids]}::uuid[]) and state = ${from}::text
-    returning id, sscc, level, resolver_base_url, state, reason, parent_id, created_at, changed_at`);
+    returning id, sscc, level, resolver_base_url, state, reason, parent_id, created_at, changed_at`,
+  );
   return found.map(toContainer).sort((a, b) => a.sscc.localeCompare(b.sscc));
 }
 
@@ -352,13 +490,23 @@ export type ContentsCursor = { readonly sscc: string } | { readonly mintBatchId:
 export async function containerContents(em: Em, brandId: string, containerId: string, after: ContentsCursor | null, limit: number): Promise<ContentsPage> {
   let containers: ContainerRecord[] = [];
   if (after === null || 'sscc' in after) {
-    const found = await rows(em, (db) => db.selectFrom('containers').select(containerColumns).where('brand_id', '=', brandId).where('parent_id', '=', containerId)
-      .$if(after !== null, (q) => q.where('sscc', '>', (after as { sscc: string }).sscc)).orderBy('sscc').limit(limit + 1));
+    const found = await rows(em, (db) =>
+      db
+        .selectFrom('containers')
+        .select(containerColumns)
+        .where('brand_id', '=', brandId)
+        .where('parent_id', '=', containerId)
+        .$if(after !== null, (q) => q.where('sscc', '>', (after as { sscc: string }).sscc))
+        .orderBy('sscc')
+        .limit(limit + 1),
+    );
     containers = found.map((r) => toContainer(r as ContainerDbRow));
   }
   if (containers.length > limit) return { containers, units: [] };
   const unitAfter = after !== null && 'seq' in after ? after : null;
-  const found = await rawRows(em, sql<PackedUnitRow>`
+  const found = await rawRows(
+    em,
+    sql<PackedUnitRow>`
     select p.mint_batch_id, p.seq, u.serial, b.resolver_base_url, b.gtin, p.container_id
     from unit_containers p
     join mint_units u on u.brand_id = p.brand_id and u.mint_batch_id = p.mint_batch_id and u.seq = p.seq
@@ -366,14 +514,27 @@ export async function containerContents(em: Em, brandId: string, containerId: st
     where p.brand_id = ${brandId}::uuid and p.container_id = ${containerId}::uuid
       ${unitAfter === null ? sql`` : sql`and (p.mint_batch_id, p.seq) > (${unitAfter.mintBatchId}::uuid, ${unitAfter.seq}::int)`}
     order by p.mint_batch_id, p.seq
-    limit ${limit + 1 - containers.length}::int`);
+    limit ${limit + 1 - containers.length}::int`,
+  );
   return { containers, units: found.map(toPackedUnit) };
 }
 
 /** Counts of what a container holds directly. */
 export async function countContents(em: Em, brandId: string, containerId: string): Promise<{ containers: number; units: number }> {
-  const c = await first(em, (db) => db.selectFrom('containers').select((eb) => eb.fn.countAll().as('n')).where('brand_id', '=', brandId).where('parent_id', '=', containerId));
-  const u = await first(em, (db) => db.selectFrom('unit_containers').select((eb) => eb.fn.countAll().as('n')).where('brand_id', '=', brandId).where('container_id', '=', containerId));
+  const c = await first(em, (db) =>
+    db
+      .selectFrom('containers')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .where('brand_id', '=', brandId)
+      .where('parent_id', '=', containerId),
+  );
+  const u = await first(em, (db) =>
+    db
+      .selectFrom('unit_containers')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .where('brand_id', '=', brandId)
+      .where('container_id', '=', containerId),
+  );
   return { containers: Number(c?.n ?? 0), units: Number(u?.n ?? 0) };
 }
 
@@ -387,20 +548,51 @@ export interface ContainerOpRecord {
 }
 
 /** Records a pack or unpack unless its key was used: true when recorded. */
-export async function insertContainerOp(em: Em, o: {
-  brandId: string; id: string; idempotencyKey: string; requestHash: string; op: 'pack' | 'unpack'; containerId: string; units: number; containers: number;
-  actor: string | null; at: Date;
-}): Promise<boolean> {
-  return (await changed(em, (db) => db.insertInto('container_ops').values({
-    brand_id: o.brandId, id: o.id, idempotency_key: o.idempotencyKey, request_hash: o.requestHash, op: o.op, container_id: o.containerId, units: o.units,
-    containers: o.containers, actor: o.actor, created_at: o.at,
-  }).onConflict((oc) => oc.columns(['brand_id', 'idempotency_key']).doNothing()))) === 1;
+export async function insertContainerOp(
+  em: Em,
+  o: {
+    brandId: string;
+    id: string;
+    idempotencyKey: string;
+    requestHash: string;
+    op: 'pack' | 'unpack';
+    containerId: string;
+    units: number;
+    containers: number;
+    actor: string | null;
+    at: Date;
+  },
+): Promise<boolean> {
+  return (
+    (await changed(em, (db) =>
+      db
+        .insertInto('container_ops')
+        .values({
+          brand_id: o.brandId,
+          id: o.id,
+          idempotency_key: o.idempotencyKey,
+          request_hash: o.requestHash,
+          op: o.op,
+          container_id: o.containerId,
+          units: o.units,
+          containers: o.containers,
+          actor: o.actor,
+          created_at: o.at,
+        })
+        .onConflict((oc) => oc.columns(['brand_id', 'idempotency_key']).doNothing()),
+    )) === 1
+  );
 }
 
 /** The brand's pack or unpack with key `key`, or null. */
 export async function findContainerOpByKey(em: Em, brandId: string, key: string): Promise<ContainerOpRecord | null> {
-  const row = await first(em, (db) => db.selectFrom('container_ops').select(['id', 'request_hash', 'op', 'units', 'containers'])
-    .where('brand_id', '=', brandId).where('idempotency_key', '=', key));
+  const row = await first(em, (db) =>
+    db
+      .selectFrom('container_ops')
+      .select(['id', 'request_hash', 'op', 'units', 'containers'])
+      .where('brand_id', '=', brandId)
+      .where('idempotency_key', '=', key),
+  );
   return row === undefined ? null : { id: row.id, requestHash: row.request_hash, op: row.op, units: row.units, containers: row.containers };
 }
 

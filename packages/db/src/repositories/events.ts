@@ -39,21 +39,40 @@ export async function appendEvents(em: Em, at: Date, events: readonly NewEvent[]
  */
 async function appendEventsRouted(em: Em, at: Date, events: readonly NewEvent[]): Promise<void> {
   const rows = events.map((e) => ({
-    brand_id: e.brandId, id: randomUUID(), occurred_at: at, event_type: e.eventType, entity_type: e.entityType, entity_id: e.entityId,
-    payload: JSON.stringify(e.payload), actor: e.actor,
+    brand_id: e.brandId,
+    id: randomUUID(),
+    occurred_at: at,
+    event_type: e.eventType,
+    entity_type: e.entityType,
+    entity_id: e.entityId,
+    payload: JSON.stringify(e.payload),
+    actor: e.actor,
   }));
   await inTransaction(em, async (em) => {
     await changed(em, (db) => db.insertInto('mint_events').values(rows));
     for (const brandId of new Set(rows.map((r) => r.brand_id))) {
       const ids = rows.filter((r) => r.brand_id === brandId).map((r) => r.id);
-      await changed(em, (db) => db.insertInto('webhook_fanouts')
-        .columns(['brand_id', 'event_id', 'occurred_at'])
-        .expression((eb) => eb.selectFrom('mint_events as e')
-          .where('e.brand_id', '=', brandId)
-          .where('e.id', '=', eb.fn.any(eb.cast<string[]>(eb.val(ids), sql`uuid[]`)))
-          .where(({ exists, selectFrom }) => exists(selectFrom('webhook_endpoints as w').select(sql<number>`1`.as('one'))
-            .where('w.brand_id', '=', brandId).where('w.enabled', '=', true).where(endpointWants())))
-          .select(['e.brand_id', 'e.id as event_id', 'e.occurred_at'])));
+      await changed(em, (db) =>
+        db
+          .insertInto('webhook_fanouts')
+          .columns(['brand_id', 'event_id', 'occurred_at'])
+          .expression((eb) =>
+            eb
+              .selectFrom('mint_events as e')
+              .where('e.brand_id', '=', brandId)
+              .where('e.id', '=', eb.fn.any(eb.cast<string[]>(eb.val(ids), sql`uuid[]`)))
+              .where(({ exists, selectFrom }) =>
+                exists(
+                  selectFrom('webhook_endpoints as w')
+                    .select(sql<number>`1`.as('one'))
+                    .where('w.brand_id', '=', brandId)
+                    .where('w.enabled', '=', true)
+                    .where(endpointWants()),
+                ),
+              )
+              .select(['e.brand_id', 'e.id as event_id', 'e.occurred_at']),
+          ),
+      );
     }
   });
 }
@@ -64,10 +83,21 @@ async function appendEventsRouted(em: Em, at: Date, events: readonly NewEvent[])
  * statement's other CTEs stay in it).
  */
 export function eventsInsert<DB extends Tables>(qc: QueryCreator<DB>, at: Date, events: readonly NewEvent[]) {
-  return (qc as unknown as QueryCreator<Tables>).insertInto('mint_events').values(events.map((e) => ({
-    brand_id: e.brandId, id: randomUUID(), occurred_at: at, event_type: e.eventType, entity_type: e.entityType, entity_id: e.entityId,
-    payload: JSON.stringify(e.payload), actor: e.actor,
-  }))).returning(insertedEventColumns);
+  return (qc as unknown as QueryCreator<Tables>)
+    .insertInto('mint_events')
+    .values(
+      events.map((e) => ({
+        brand_id: e.brandId,
+        id: randomUUID(),
+        occurred_at: at,
+        event_type: e.eventType,
+        entity_type: e.entityType,
+        entity_id: e.entityId,
+        payload: JSON.stringify(e.payload),
+        actor: e.actor,
+      })),
+    )
+    .returning(insertedEventColumns);
 }
 
 /** The columns of the events a statement inserts, as its CTE `e` returns them for {@link eventFanouts}. */
@@ -88,15 +118,24 @@ type WithInsertedEvents = Tables & { e: Pick<Tables['mint_events'], (typeof inse
  * condition.
  */
 export function eventFanouts<DB extends Tables>(qc: QueryCreator<DB>, brandId?: string) {
-  return (qc as unknown as QueryCreator<WithInsertedEvents>).insertInto('webhook_fanouts')
+  return (qc as unknown as QueryCreator<WithInsertedEvents>)
+    .insertInto('webhook_fanouts')
     .columns(['brand_id', 'event_id', 'occurred_at'])
-    .expression((eb) => eb.selectFrom('e')
-      .where(({ exists, selectFrom }) => exists(selectFrom('webhook_endpoints as w').select(sql<number>`1`.as('one'))
-        .whereRef('w.brand_id', '=', 'e.brand_id')
-        .$if(brandId !== undefined, (q) => q.where('w.brand_id', '=', eb.cast<string>(eb.val(brandId!), 'uuid')))
-        .where('w.enabled', '=', true)
-        .where(endpointWants())))
-      .select(['e.brand_id', 'e.id as event_id', 'e.occurred_at']));
+    .expression((eb) =>
+      eb
+        .selectFrom('e')
+        .where(({ exists, selectFrom }) =>
+          exists(
+            selectFrom('webhook_endpoints as w')
+              .select(sql<number>`1`.as('one'))
+              .whereRef('w.brand_id', '=', 'e.brand_id')
+              .$if(brandId !== undefined, (q) => q.where('w.brand_id', '=', eb.cast<string>(eb.val(brandId!), 'uuid')))
+              .where('w.enabled', '=', true)
+              .where(endpointWants()),
+          ),
+        )
+        .select(['e.brand_id', 'e.id as event_id', 'e.occurred_at']),
+    );
 }
 
 /**
@@ -112,15 +151,30 @@ export function deliveryBody(): RawBuilder<string> {
 /** A delivery row's columns, selected from an event `e` joined to an endpoint `w`: pending, due when the event happened. */
 export function deliveryColumns() {
   return [
-    'e.brand_id', sql<string>`gen_random_uuid()`.as('id'), 'w.id as endpoint_id', 'e.id as event_id', 'e.event_type', deliveryBody().as('body'),
-    sql<string>`'pending'`.as('status'), sql<number>`0`.as('attempts'), 'e.occurred_at as next_attempt_at', 'e.occurred_at as created_at',
+    'e.brand_id',
+    sql<string>`gen_random_uuid()`.as('id'),
+    'w.id as endpoint_id',
+    'e.id as event_id',
+    'e.event_type',
+    deliveryBody().as('body'),
+    sql<string>`'pending'`.as('status'),
+    sql<number>`0`.as('attempts'),
+    'e.occurred_at as next_attempt_at',
+    'e.occurred_at as created_at',
     'e.occurred_at as updated_at',
   ] as const;
 }
 
 /** One event as a prepared statement's parameters (see {@link gatedEventInsert}). */
 export interface EventParams {
-  brandId: string; eventId: string; at: Date; eventType: string; entityType: string; entityId: string; payload: string; actor: string | null;
+  brandId: string;
+  eventId: string;
+  at: Date;
+  eventType: string;
+  entityType: string;
+  entityId: string;
+  payload: string;
+  actor: string | null;
 }
 
 /** The CTEs a statement gates its event on: a row there means the statement's change was made. */
@@ -133,13 +187,23 @@ type EventGate = 'lease' | 'claimed';
  * `qc` is seen with the gate alone, as in eventFanouts.
  */
 export function gatedEventInsert<DB extends Tables>(qc: QueryCreator<DB>, gate: EventGate, p: EventParams, when: unknown = true) {
-  return (qc as unknown as QueryCreator<Tables & Record<EventGate, Record<string, never>>>).insertInto('mint_events')
+  return (qc as unknown as QueryCreator<Tables & Record<EventGate, Record<string, never>>>)
+    .insertInto('mint_events')
     .columns(insertedEventColumns)
-    .expression((eb) => eb.selectFrom(gate).select([
-      eb.cast<string>(eb.val(p.brandId), 'uuid').as('brand_id'), eb.cast<string>(eb.val(p.eventId), 'uuid').as('id'),
-      eb.cast<Date>(eb.val(p.at), 'timestamptz').as('occurred_at'), eb.cast<string>(eb.val(p.eventType), 'text').as('event_type'),
-      eb.cast<string>(eb.val(p.entityType), 'text').as('entity_type'), eb.cast<string>(eb.val(p.entityId), 'text').as('entity_id'),
-      eb.cast<string>(eb.val(p.payload), 'jsonb').as('payload'), eb.cast<string | null>(eb.val(p.actor), 'text').as('actor'),
-    ]).where(() => sql<boolean>`${when}::boolean`))
+    .expression((eb) =>
+      eb
+        .selectFrom(gate)
+        .select([
+          eb.cast<string>(eb.val(p.brandId), 'uuid').as('brand_id'),
+          eb.cast<string>(eb.val(p.eventId), 'uuid').as('id'),
+          eb.cast<Date>(eb.val(p.at), 'timestamptz').as('occurred_at'),
+          eb.cast<string>(eb.val(p.eventType), 'text').as('event_type'),
+          eb.cast<string>(eb.val(p.entityType), 'text').as('entity_type'),
+          eb.cast<string>(eb.val(p.entityId), 'text').as('entity_id'),
+          eb.cast<string>(eb.val(p.payload), 'jsonb').as('payload'),
+          eb.cast<string | null>(eb.val(p.actor), 'text').as('actor'),
+        ])
+        .where(() => sql<boolean>`${when}::boolean`),
+    )
     .returning(insertedEventColumns);
 }

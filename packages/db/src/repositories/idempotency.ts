@@ -24,10 +24,24 @@ export async function insertIdempotencyKey(
   em: Em,
   row: { readonly brandId: string; readonly key: string; readonly route: string; readonly requestHash: string; readonly now: Date; readonly expiresAt: Date },
 ): Promise<boolean> {
-  return (await changed(em, (db) => db.insertInto('idempotency_records').values({
-    brand_id: row.brandId, key: row.key, route: row.route, request_hash: row.requestHash, state: 'in_progress',
-    response_status: null, response_body: null, created_at: row.now, expires_at: row.expiresAt,
-  }).onConflict((oc) => oc.columns(['brand_id', 'key']).doNothing()))) === 1;
+  return (
+    (await changed(em, (db) =>
+      db
+        .insertInto('idempotency_records')
+        .values({
+          brand_id: row.brandId,
+          key: row.key,
+          route: row.route,
+          request_hash: row.requestHash,
+          state: 'in_progress',
+          response_status: null,
+          response_body: null,
+          created_at: row.now,
+          expires_at: row.expiresAt,
+        })
+        .onConflict((oc) => oc.columns(['brand_id', 'key']).doNothing()),
+    )) === 1
+  );
 }
 
 /** The kept record of a workspace's key, or null. */
@@ -35,8 +49,15 @@ export async function findIdempotencyKey(em: Em, brandId: string, key: string): 
   const r = await first(em, (db) => db.selectFrom('idempotency_records').selectAll().where('brand_id', '=', brandId).where('key', '=', key));
   if (r === undefined) return null;
   return {
-    brandId: r.brand_id, key: r.key, route: r.route, requestHash: r.request_hash, state: r.state,
-    responseStatus: r.response_status, responseBody: r.response_body, createdAt: new Date(r.created_at), expiresAt: new Date(r.expires_at),
+    brandId: r.brand_id,
+    key: r.key,
+    route: r.route,
+    requestHash: r.request_hash,
+    state: r.state,
+    responseStatus: r.response_status,
+    responseBody: r.response_body,
+    createdAt: new Date(r.created_at),
+    expiresAt: new Date(r.expires_at),
   };
 }
 
@@ -49,9 +70,24 @@ export async function retakeIdempotencyKey(
   seen: { readonly brandId: string; readonly key: string; readonly createdAt: Date },
   row: { readonly route: string; readonly requestHash: string; readonly now: Date; readonly expiresAt: Date },
 ): Promise<boolean> {
-  return (await changed(em, (db) => db.updateTable('idempotency_records')
-    .set({ route: row.route, request_hash: row.requestHash, state: 'in_progress', response_status: null, response_body: null, created_at: row.now, expires_at: row.expiresAt })
-    .where('brand_id', '=', seen.brandId).where('key', '=', seen.key).where('created_at', '=', seen.createdAt))) === 1;
+  return (
+    (await changed(em, (db) =>
+      db
+        .updateTable('idempotency_records')
+        .set({
+          route: row.route,
+          request_hash: row.requestHash,
+          state: 'in_progress',
+          response_status: null,
+          response_body: null,
+          created_at: row.now,
+          expires_at: row.expiresAt,
+        })
+        .where('brand_id', '=', seen.brandId)
+        .where('key', '=', seen.key)
+        .where('created_at', '=', seen.createdAt),
+    )) === 1
+  );
 }
 
 /**
@@ -63,15 +99,29 @@ export async function completeIdempotencyKey(
   held: { readonly brandId: string; readonly key: string; readonly createdAt: Date },
   response: { readonly status: number; readonly text: string },
 ): Promise<boolean> {
-  return (await changed(em, (db) => db.updateTable('idempotency_records')
-    .set({ state: 'completed', response_status: response.status, response_body: response.text })
-    .where('brand_id', '=', held.brandId).where('key', '=', held.key).where('created_at', '=', held.createdAt).where('state', '=', 'in_progress'))) === 1;
+  return (
+    (await changed(em, (db) =>
+      db
+        .updateTable('idempotency_records')
+        .set({ state: 'completed', response_status: response.status, response_body: response.text })
+        .where('brand_id', '=', held.brandId)
+        .where('key', '=', held.key)
+        .where('created_at', '=', held.createdAt)
+        .where('state', '=', 'in_progress'),
+    )) === 1
+  );
 }
 
 /** Forgets a key whose request failed without a response worth keeping, so a retry runs again. */
 export async function deleteIdempotencyKey(em: Em, held: { readonly brandId: string; readonly key: string; readonly createdAt: Date }): Promise<void> {
-  await changed(em, (db) => db.deleteFrom('idempotency_records')
-    .where('brand_id', '=', held.brandId).where('key', '=', held.key).where('created_at', '=', held.createdAt).where('state', '=', 'in_progress'));
+  await changed(em, (db) =>
+    db
+      .deleteFrom('idempotency_records')
+      .where('brand_id', '=', held.brandId)
+      .where('key', '=', held.key)
+      .where('created_at', '=', held.createdAt)
+      .where('state', '=', 'in_progress'),
+  );
 }
 
 /**
@@ -85,8 +135,9 @@ export async function purgeExpiredIdempotencyKeys(em: Em, now: Date, limit: numb
   for (const r of expired) keys.set(r.brand_id, [...(keys.get(r.brand_id) ?? []), r.key]);
   let deleted = 0;
   for (const [brandId, brandKeys] of keys) {
-    deleted += await changed(em, (db) => db.deleteFrom('idempotency_records')
-      .where('brand_id', '=', brandId).where('key', 'in', brandKeys).where('expires_at', '<', now));
+    deleted += await changed(em, (db) =>
+      db.deleteFrom('idempotency_records').where('brand_id', '=', brandId).where('key', 'in', brandKeys).where('expires_at', '<', now),
+    );
   }
   return deleted;
 }

@@ -20,13 +20,17 @@ export async function moveJob(em: Em, brandId: string, jobId: string, move: JobM
 /** The update of {@link moveJob}, for statements that make the move beside other writes. */
 export function jobMoveUpdate(db: QueryCreator<Tables>, brandId: string, jobId: string, move: JobMove, at: Date, lastError: string | null = null) {
   const terminal = isTerminalJobStatus(move.to);
-  return db.updateTable('mint_jobs')
+  return db
+    .updateTable('mint_jobs')
     .set({
-      status: move.to, updated_at: at,
+      status: move.to,
+      updated_at: at,
       ...(terminal ? { finished_at: at, lease_owner: null, lease_expires_at: null } : {}),
       ...(lastError !== null ? { last_error: lastError } : {}),
     })
-    .where('brand_id', '=', brandId).where('id', '=', jobId).where('status', '=', move.from);
+    .where('brand_id', '=', brandId)
+    .where('id', '=', jobId)
+    .where('status', '=', move.from);
 }
 
 /** A job's lease as {@link readJobLease} reads it, with the job's batch. */
@@ -38,14 +42,20 @@ export interface JobLeaseRead {
 }
 
 /** The statement of {@link readJobLease}, compiled once. */
-const jobLease = prepare('read_job_lease', (db, p: { brandId: string; jobId: string; lockTimeout: string }) => db
-  .with((cte) => cte('session').materialized(), (qc) => qc.selectNoFrom(setLocalSql('lock_timeout', p.lockTimeout).as('value')))
-  .selectFrom('mint_jobs as j')
-  .innerJoin('session', (join) => join.onTrue())
-  .leftJoin('mint_batches as b', (join) => join.onRef('b.brand_id', '=', 'j.brand_id').onRef('b.mint_job_id', '=', 'j.id'))
-  .leftJoin('products as p', (join) => join.onRef('p.brand_id', '=', 'b.brand_id').onRef('p.id', '=', 'b.product_id'))
-  .select(['j.status as job_status', 'j.lease_owner', 'j.lease_expires_at', 'j.lease_token', ...batchColumns])
-  .where('j.brand_id', '=', (eb) => eb.cast<string>(eb.val(p.brandId), 'uuid')).where('j.id', '=', (eb) => eb.cast<string>(eb.val(p.jobId), 'uuid')));
+const jobLease = prepare('read_job_lease', (db, p: { brandId: string; jobId: string; lockTimeout: string }) =>
+  db
+    .with(
+      (cte) => cte('session').materialized(),
+      (qc) => qc.selectNoFrom(setLocalSql('lock_timeout', p.lockTimeout).as('value')),
+    )
+    .selectFrom('mint_jobs as j')
+    .innerJoin('session', (join) => join.onTrue())
+    .leftJoin('mint_batches as b', (join) => join.onRef('b.brand_id', '=', 'j.brand_id').onRef('b.mint_job_id', '=', 'j.id'))
+    .leftJoin('products as p', (join) => join.onRef('p.brand_id', '=', 'b.brand_id').onRef('p.id', '=', 'b.product_id'))
+    .select(['j.status as job_status', 'j.lease_owner', 'j.lease_expires_at', 'j.lease_token', ...batchColumns])
+    .where('j.brand_id', '=', (eb) => eb.cast<string>(eb.val(p.brandId), 'uuid'))
+    .where('j.id', '=', (eb) => eb.cast<string>(eb.val(p.jobId), 'uuid')),
+);
 
 /**
  * The lease columns of a job and its batch (as findBatchOfJob reads it), in one statement that
@@ -65,24 +75,42 @@ export async function readJobLease(em: Em, brandId: string, jobId: string, lockT
 
 /** The parameters of the claim statement. */
 interface ClaimParams extends EventParams {
-  jobId: string; fromStatus: string; toStatus: string; token: number; expiresAt: Date | null; owner: string; newExpiresAt: Date; withEvent: boolean;
+  jobId: string;
+  fromStatus: string;
+  toStatus: string;
+  token: number;
+  expiresAt: Date | null;
+  owner: string;
+  newExpiresAt: Date;
+  withEvent: boolean;
 }
 
 /** The statement of {@link claimJobLease}, compiled once. */
-const claim = prepare('claim_job_lease', (db, p: ClaimParams) => db
-  .with('claimed', (qc) => qc.updateTable('mint_jobs')
-    .set((eb) => ({
-      status: eb.cast<string>(eb.val(p.toStatus), 'text'), lease_owner: eb.cast<string>(eb.val(p.owner), 'text'),
-      lease_expires_at: eb.cast<Date>(eb.val(p.newExpiresAt), 'timestamptz'), lease_token: eb('lease_token', '+', 1), updated_at: eb.cast<Date>(eb.val(p.at), 'timestamptz'),
-    }))
-    .where('brand_id', '=', (eb) => eb.cast<string>(eb.val(p.brandId), 'uuid')).where('id', '=', (eb) => eb.cast<string>(eb.val(p.jobId), 'uuid'))
-    .where('status', '=', (eb) => eb.cast<string>(eb.val(p.fromStatus), 'text')).where('lease_token', '=', (eb) => eb.cast<number>(eb.val(p.token), 'integer'))
-    .where((eb) => eb('lease_expires_at', 'is not distinct from', eb.cast<Date | null>(eb.val(p.expiresAt), 'timestamptz')))
-    .returning('lease_token'))
-  // The claim's event, only with a move and only when the claim won.
-  .with('e', (qc) => gatedEventInsert(qc, 'claimed', p, p.withEvent))
-  .with('fanouts', (qc) => eventFanouts(qc, p.brandId))
-  .selectFrom('claimed').select('lease_token'));
+const claim = prepare('claim_job_lease', (db, p: ClaimParams) =>
+  db
+    .with('claimed', (qc) =>
+      qc
+        .updateTable('mint_jobs')
+        .set((eb) => ({
+          status: eb.cast<string>(eb.val(p.toStatus), 'text'),
+          lease_owner: eb.cast<string>(eb.val(p.owner), 'text'),
+          lease_expires_at: eb.cast<Date>(eb.val(p.newExpiresAt), 'timestamptz'),
+          lease_token: eb('lease_token', '+', 1),
+          updated_at: eb.cast<Date>(eb.val(p.at), 'timestamptz'),
+        }))
+        .where('brand_id', '=', (eb) => eb.cast<string>(eb.val(p.brandId), 'uuid'))
+        .where('id', '=', (eb) => eb.cast<string>(eb.val(p.jobId), 'uuid'))
+        .where('status', '=', (eb) => eb.cast<string>(eb.val(p.fromStatus), 'text'))
+        .where('lease_token', '=', (eb) => eb.cast<number>(eb.val(p.token), 'integer'))
+        .where((eb) => eb('lease_expires_at', 'is not distinct from', eb.cast<Date | null>(eb.val(p.expiresAt), 'timestamptz')))
+        .returning('lease_token'),
+    )
+    // The claim's event, only with a move and only when the claim won.
+    .with('e', (qc) => gatedEventInsert(qc, 'claimed', p, p.withEvent))
+    .with('fanouts', (qc) => eventFanouts(qc, p.brandId))
+    .selectFrom('claimed')
+    .select('lease_token'),
+);
 
 /**
  * Takes the lease of a job as a compare-and-set on the state the claim was decided on (status,
@@ -92,12 +120,33 @@ const claim = prepare('claim_job_lease', (db, p: ClaimParams) => db
  * claimed or renewed): then nothing was written.
  */
 export async function claimJobLease(
-  em: Em, brandId: string, jobId: string, seen: LeaseState, move: JobMove | null, owner: string, expiresAt: Date, at: Date, event: NewEvent | null = null,
+  em: Em,
+  brandId: string,
+  jobId: string,
+  seen: LeaseState,
+  move: JobMove | null,
+  owner: string,
+  expiresAt: Date,
+  at: Date,
+  event: NewEvent | null = null,
 ): Promise<number | null> {
   const [row] = await preparedRows(em, claim, {
-    brandId, jobId, fromStatus: move?.from ?? seen.status, toStatus: move?.to ?? seen.status, token: seen.token, expiresAt: seen.expiresAt,
-    owner, newExpiresAt: expiresAt, at, withEvent: event !== null, eventId: randomUUID(), eventType: event?.eventType ?? '',
-    entityType: event?.entityType ?? '', entityId: event?.entityId ?? '', payload: JSON.stringify(event?.payload ?? {}), actor: event?.actor ?? null,
+    brandId,
+    jobId,
+    fromStatus: move?.from ?? seen.status,
+    toStatus: move?.to ?? seen.status,
+    token: seen.token,
+    expiresAt: seen.expiresAt,
+    owner,
+    newExpiresAt: expiresAt,
+    at,
+    withEvent: event !== null,
+    eventId: randomUUID(),
+    eventType: event?.eventType ?? '',
+    entityType: event?.entityType ?? '',
+    entityId: event?.entityId ?? '',
+    payload: JSON.stringify(event?.payload ?? {}),
+    actor: event?.actor ?? null,
   });
   return row?.lease_token ?? null;
 }
@@ -115,15 +164,29 @@ export async function renewJobLease(em: Em, lease: Lease, expiresAt: Date, at: D
 
 /** The update of {@link renewJobLease}, for statements that renew the lease beside other writes (its values may be a prepared statement's parameters). */
 export function leaseRenewal(db: QueryCreator<Tables>, lease: Lease, expiresAt: Date, at: Date) {
-  return db.updateTable('mint_jobs').set({ lease_expires_at: expiresAt, updated_at: at, attempts: 0 })
-    .where('brand_id', '=', lease.brandId).where('id', '=', lease.jobId).where('lease_owner', '=', lease.owner).where('lease_token', '=', lease.token)
+  return db
+    .updateTable('mint_jobs')
+    .set({ lease_expires_at: expiresAt, updated_at: at, attempts: 0 })
+    .where('brand_id', '=', lease.brandId)
+    .where('id', '=', lease.jobId)
+    .where('lease_owner', '=', lease.owner)
+    .where('lease_token', '=', lease.token)
     .where('status', 'in', ['QUEUED', 'RESERVED', 'PROCESSING']);
 }
 
 /** Gives a lease back so another worker can claim the job at once; false when it was no longer held. */
 export async function releaseJobLease(em: Em, lease: Lease, at: Date): Promise<boolean> {
-  return (await changed(em, (db) => db.updateTable('mint_jobs').set({ lease_owner: null, lease_expires_at: null, updated_at: at })
-    .where('brand_id', '=', lease.brandId).where('id', '=', lease.jobId).where('lease_owner', '=', lease.owner).where('lease_token', '=', lease.token))) === 1;
+  return (
+    (await changed(em, (db) =>
+      db
+        .updateTable('mint_jobs')
+        .set({ lease_owner: null, lease_expires_at: null, updated_at: at })
+        .where('brand_id', '=', lease.brandId)
+        .where('id', '=', lease.jobId)
+        .where('lease_owner', '=', lease.owner)
+        .where('lease_token', '=', lease.token),
+    )) === 1
+  );
 }
 
 /**
@@ -131,25 +194,40 @@ export async function releaseJobLease(em: Em, lease: Lease, at: Date): Promise<b
  * and RESERVED or PROCESSING jobs whose lease is gone or lapsed at `now`, oldest first.
  */
 export async function findJobsToSweep(em: Em, now: Date, queuedBefore: Date, limit: number): Promise<{ id: string; brandId: string }[]> {
-  const found = await rows(em, (db) => db.selectFrom('mint_jobs').select(['id', 'brand_id'])
-    .where('status', 'in', ['QUEUED', 'RESERVED', 'PROCESSING'])
-    .where((eb) => eb.or([eb('lease_owner', 'is', null), eb('lease_expires_at', '<=', now)]))
-    .where('updated_at', '<', queuedBefore)
-    .orderBy('updated_at').limit(limit));
+  const found = await rows(em, (db) =>
+    db
+      .selectFrom('mint_jobs')
+      .select(['id', 'brand_id'])
+      .where('status', 'in', ['QUEUED', 'RESERVED', 'PROCESSING'])
+      .where((eb) => eb.or([eb('lease_owner', 'is', null), eb('lease_expires_at', '<=', now)]))
+      .where('updated_at', '<', queuedBefore)
+      .orderBy('updated_at')
+      .limit(limit),
+  );
   return found.map((r) => ({ id: r.id, brandId: r.brand_id }));
 }
 
 /** Counts one more failed attempt of a job, keeping `error` (cut to 2,000 characters); returns the new total (0 when the job does not exist). */
 export async function recordJobAttempt(em: Em, brandId: string, jobId: string, error: string, at: Date): Promise<number> {
-  const row = await first(em, (db) => db.updateTable('mint_jobs')
-    .set((eb) => ({ attempts: eb('attempts', '+', 1), last_error: error.slice(0, 2000), updated_at: at }))
-    .where('brand_id', '=', brandId).where('id', '=', jobId).returning('attempts'));
+  const row = await first(em, (db) =>
+    db
+      .updateTable('mint_jobs')
+      .set((eb) => ({ attempts: eb('attempts', '+', 1), last_error: error.slice(0, 2000), updated_at: at }))
+      .where('brand_id', '=', brandId)
+      .where('id', '=', jobId)
+      .returning('attempts'),
+  );
   return row?.attempts ?? 0;
 }
 
 /** Mint jobs per status over all brands; statuses without jobs are absent. */
 export async function countJobsPerStatus(em: Em): Promise<Map<string, number>> {
-  const found = await rows(em, (db) => db.selectFrom('mint_jobs').select((eb) => ['status', eb.fn.countAll().as('n')]).groupBy('status'));
+  const found = await rows(em, (db) =>
+    db
+      .selectFrom('mint_jobs')
+      .select((eb) => ['status', eb.fn.countAll().as('n')])
+      .groupBy('status'),
+  );
   return new Map(found.map((r) => [r.status, Number(r.n)]));
 }
 
@@ -179,14 +257,36 @@ export async function findJobStatus(em: Em, brandId: string, jobId: string): Pro
 }
 
 export async function findJobRecord(em: Em, brandId: string, jobId: string): Promise<JobRecord | null> {
-  const row = await first(em, (db) => db.selectFrom('mint_jobs as j')
-    .leftJoin('mint_batches as b', (join) => join.onRef('b.brand_id', '=', 'j.brand_id').onRef('b.mint_job_id', '=', 'j.id'))
-    .select(['j.id', 'j.brand_id', 'j.status', 'j.scope_type', 'j.requested_quantity', 'j.last_error', 'j.created_at', 'j.updated_at', 'b.id as mint_batch_id', 'b.minted_quantity'])
-    .where('j.brand_id', '=', brandId).where('j.id', '=', jobId));
+  const row = await first(em, (db) =>
+    db
+      .selectFrom('mint_jobs as j')
+      .leftJoin('mint_batches as b', (join) => join.onRef('b.brand_id', '=', 'j.brand_id').onRef('b.mint_job_id', '=', 'j.id'))
+      .select([
+        'j.id',
+        'j.brand_id',
+        'j.status',
+        'j.scope_type',
+        'j.requested_quantity',
+        'j.last_error',
+        'j.created_at',
+        'j.updated_at',
+        'b.id as mint_batch_id',
+        'b.minted_quantity',
+      ])
+      .where('j.brand_id', '=', brandId)
+      .where('j.id', '=', jobId),
+  );
   if (row === undefined) return null;
   return {
-    id: row.id, brandId: row.brand_id, status: row.status as JobStatus, scopeType: row.scope_type, requestedQuantity: row.requested_quantity,
-    mintedQuantity: row.minted_quantity ?? 0, mintBatchId: row.mint_batch_id, lastError: row.last_error,
-    createdAt: new Date(row.created_at), updatedAt: new Date(row.updated_at),
+    id: row.id,
+    brandId: row.brand_id,
+    status: row.status as JobStatus,
+    scopeType: row.scope_type,
+    requestedQuantity: row.requested_quantity,
+    mintedQuantity: row.minted_quantity ?? 0,
+    mintBatchId: row.mint_batch_id,
+    lastError: row.last_error,
+    createdAt: new Date(row.created_at),
+    updatedAt: new Date(row.updated_at),
   };
 }

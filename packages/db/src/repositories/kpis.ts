@@ -25,12 +25,19 @@ export interface KpiDelta {
 
 /** Adds `delta` to the brand's counters in the entity manager's transaction (creating its connection's shard row on first use). */
 export async function bumpKpis(em: Em, brandId: string, delta: KpiDelta): Promise<void> {
-  await changed(em, (db) => db.insertInto('mint_kpis')
-    .values({
-      brand_id: brandId, shard: kpiShard(), total_tokens_minted: delta.totalTokensMinted ?? 0, active_tokens: delta.activeTokens ?? 0,
-      batches_created: delta.batchesCreated ?? 0, exported_printed: delta.exportedPrinted ?? 0,
-    })
-    .onConflict(addToShard));
+  await changed(em, (db) =>
+    db
+      .insertInto('mint_kpis')
+      .values({
+        brand_id: brandId,
+        shard: kpiShard(),
+        total_tokens_minted: delta.totalTokensMinted ?? 0,
+        active_tokens: delta.activeTokens ?? 0,
+        batches_created: delta.batchesCreated ?? 0,
+        exported_printed: delta.exportedPrinted ?? 0,
+      })
+      .onConflict(addToShard),
+  );
 }
 
 /**

@@ -1,6 +1,16 @@
 import {
-  createQueryId, DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler, RawNode, sql,
-  type AliasedRawBuilder, type Compilable, type CompiledQuery, type RawBuilder,
+  createQueryId,
+  DummyDriver,
+  Kysely,
+  PostgresAdapter,
+  PostgresIntrospector,
+  PostgresQueryCompiler,
+  RawNode,
+  sql,
+  type AliasedRawBuilder,
+  type Compilable,
+  type CompiledQuery,
+  type RawBuilder,
 } from 'kysely';
 import { sessionPoolOf, type Em } from '../orm.ts';
 import type { Tables } from '../tables.ts';
@@ -85,8 +95,9 @@ export function unnest<R extends Record<string, unknown>, A extends string, O ex
     return sql`${values}::${sql.raw(type)}[]`;
   });
   if (ordinality !== undefined) names.push(ordinality);
-  return sql<R & Record<O, string | number>>`unnest(${sql.join(arrays)})${sql.raw(ordinality === undefined ? '' : ' with ordinality')}`
-    .as<A>(sql`${sql.id(alias)}(${sql.join(names.map((n) => sql.id(n)))})`);
+  return sql<R & Record<O, string | number>>`unnest(${sql.join(arrays)})${sql.raw(ordinality === undefined ? '' : ' with ordinality')}`.as<A>(
+    sql`${sql.id(alias)}(${sql.join(names.map((n) => sql.id(n)))})`,
+  );
 }
 
 /** The row type a query-building function yields. */

@@ -26,12 +26,20 @@ export interface BatchState {
 
 /** The brand's batches with their lifecycle fields. */
 function selectBatchStates(db: Kysely<Tables>, brandId: string) {
-  return db.selectFrom('mint_batches').select(['id', 'mint_job_id', 'status', 'identity_mode', 'activation_mode', 'minted_quantity', 'gtin']).where('brand_id', '=', brandId);
+  return db
+    .selectFrom('mint_batches')
+    .select(['id', 'mint_job_id', 'status', 'identity_mode', 'activation_mode', 'minted_quantity', 'gtin'])
+    .where('brand_id', '=', brandId);
 }
 
 const toState = (r: Awaited<ReturnType<ReturnType<typeof selectBatchStates>['execute']>>[number]): BatchState => ({
-  id: r.id, mintJobId: r.mint_job_id, status: r.status as BatchStatus, identityMode: r.identity_mode as IdentityMode,
-  activationMode: r.activation_mode as ActivationMode, mintedQuantity: r.minted_quantity, gtin: r.gtin,
+  id: r.id,
+  mintJobId: r.mint_job_id,
+  status: r.status as BatchStatus,
+  identityMode: r.identity_mode as IdentityMode,
+  activationMode: r.activation_mode as ActivationMode,
+  mintedQuantity: r.minted_quantity,
+  gtin: r.gtin,
 });
 
 /** Reads a batch's lifecycle fields, taking a share lock on the row until the transaction ends; null when not the brand's. */
@@ -51,11 +59,17 @@ export async function readBatchState(em: Em, brandId: string, batchId: string): 
  * among `unitIds` belong to. Ids of other brands or of no unit contribute nothing.
  */
 export async function lockBatchesOfUnits(em: Em, brandId: string, unitIds: readonly string[]): Promise<BatchState[]> {
-  const found = await rows(em, (db) => selectBatchStates(db, brandId)
-    .where('id', 'in', sql<string>`(select u.mint_batch_id from ${unitKeysOfIdsSql(brandId, unitIds)} k
-      join mint_units u on u.brand_id = ${brandId}::uuid and u.mint_batch_id = k.mint_batch_id and u.seq = k.seq)`)
-    .orderBy('id')
-    .forShare());
+  const found = await rows(em, (db) =>
+    selectBatchStates(db, brandId)
+      .where(
+        'id',
+        'in',
+        sql<string>`(select u.mint_batch_id from ${unitKeysOfIdsSql(brandId, unitIds)} k
+      join mint_units u on u.brand_id = ${brandId}::uuid and u.mint_batch_id = k.mint_batch_id and u.seq = k.seq)`,
+      )
+      .orderBy('id')
+      .forShare(),
+  );
   return found.map(toState);
 }
 
@@ -77,9 +91,19 @@ export interface ActivatedUnits {
   readonly units: readonly CommissionedUnit[];
 }
 
-interface CommissionedRow { seq: number; serial: string; resolver_base_url: string; gtin: string | null; encoded: boolean }
+interface CommissionedRow {
+  seq: number;
+  serial: string;
+  resolver_base_url: string;
+  gtin: string | null;
+  encoded: boolean;
+}
 
-const toCommissioned = (r: CommissionedRow): CommissionedUnit => ({ seq: r.seq, epc: unitResolverUrl(r.resolver_base_url, r.gtin, r.serial), encoded: r.encoded });
+const toCommissioned = (r: CommissionedRow): CommissionedUnit => ({
+  seq: r.seq,
+  epc: unitResolverUrl(r.resolver_base_url, r.gtin, r.serial),
+  encoded: r.encoded,
+});
 
 /**
  * Unit rows (aliased `mint_units`) that a manual activation may commission: no lifecycle row, or
@@ -97,7 +121,9 @@ function commissionable() {
  * they are commissioned now (one statement: the update still sees them, to tell encoded units).
  */
 export async function activateUnitsOfBatch(em: Em, brandId: string, batchId: string, at: Date): Promise<CommissionedUnit[]> {
-  const found = await rawRows(em, sql<CommissionedRow>`
+  const found = await rawRows(
+    em,
+    sql<CommissionedRow>`
     with changed as (
       update mint_units set status = 'active', activated_at = ${at}::timestamptz
       where brand_id = ${brandId}::uuid and mint_batch_id = ${batchId}::uuid and status = 'inactive' and ${commissionable()}
@@ -106,7 +132,8 @@ export async function activateUnitsOfBatch(em: Em, brandId: string, batchId: str
       delete from unit_states where brand_id = ${brandId}::uuid and mint_batch_id = ${batchId}::uuid and state = 'encoded' returning seq)
     select c.seq, c.serial, b.resolver_base_url, b.gtin, (e.seq is not null) as encoded
     from changed c join mint_batches b on b.brand_id = ${brandId}::uuid and b.id = ${batchId}::uuid left join uncoded e on e.seq = c.seq
-    order by c.seq`);
+    order by c.seq`,
+  );
   return found.map(toCommissioned);
 }
 
@@ -115,20 +142,42 @@ export async function activateUnitsOfBatch(em: Em, brandId: string, batchId: str
  * `at`; returns the changed units per batch (none on a repeat).
  */
 export async function activateUnitsById(em: Em, brandId: string, unitIds: readonly string[], at: Date): Promise<ActivatedUnits[]> {
-  const found = await rows(em, (db) => db
-    .with('changed', (qc) => qc.updateTable('mint_units').set({ status: 'active', activated_at: at })
-      .from(sql`${unitKeysOfIdsSql(brandId, unitIds)}`.as('k'))
-      .where('brand_id', '=', brandId).whereRef('mint_units.mint_batch_id', '=', sql.ref('k.mint_batch_id')).whereRef('mint_units.seq', '=', sql.ref('k.seq'))
-      .where('status', '=', 'inactive')
-      .where(commissionable())
-      .returning(['mint_units.mint_batch_id', 'mint_units.id', 'mint_units.seq', 'mint_units.serial']))
-    .with('uncoded', (qc) => qc.deleteFrom('unit_states').using('changed')
-      .where('unit_states.brand_id', '=', brandId).whereRef('unit_states.mint_batch_id', '=', 'changed.mint_batch_id').whereRef('unit_states.seq', '=', 'changed.seq')
-      .returning(['unit_states.mint_batch_id', 'unit_states.seq']))
-    .selectFrom('changed')
-    .innerJoin('mint_batches as b', (j) => j.on('b.brand_id', '=', brandId).onRef('b.id', '=', 'changed.mint_batch_id'))
-    .leftJoin('uncoded', (j) => j.onRef('uncoded.mint_batch_id', '=', 'changed.mint_batch_id').onRef('uncoded.seq', '=', 'changed.seq'))
-    .select(['changed.mint_batch_id', 'changed.id', 'changed.seq', 'changed.serial', 'b.resolver_base_url', 'b.gtin', sql<boolean>`uncoded.seq is not null`.as('encoded')]));
+  const found = await rows(em, (db) =>
+    db
+      .with('changed', (qc) =>
+        qc
+          .updateTable('mint_units')
+          .set({ status: 'active', activated_at: at })
+          .from(sql`${unitKeysOfIdsSql(brandId, unitIds)}`.as('k'))
+          .where('brand_id', '=', brandId)
+          .whereRef('mint_units.mint_batch_id', '=', sql.ref('k.mint_batch_id'))
+          .whereRef('mint_units.seq', '=', sql.ref('k.seq'))
+          .where('status', '=', 'inactive')
+          .where(commissionable())
+          .returning(['mint_units.mint_batch_id', 'mint_units.id', 'mint_units.seq', 'mint_units.serial']),
+      )
+      .with('uncoded', (qc) =>
+        qc
+          .deleteFrom('unit_states')
+          .using('changed')
+          .where('unit_states.brand_id', '=', brandId)
+          .whereRef('unit_states.mint_batch_id', '=', 'changed.mint_batch_id')
+          .whereRef('unit_states.seq', '=', 'changed.seq')
+          .returning(['unit_states.mint_batch_id', 'unit_states.seq']),
+      )
+      .selectFrom('changed')
+      .innerJoin('mint_batches as b', (j) => j.on('b.brand_id', '=', brandId).onRef('b.id', '=', 'changed.mint_batch_id'))
+      .leftJoin('uncoded', (j) => j.onRef('uncoded.mint_batch_id', '=', 'changed.mint_batch_id').onRef('uncoded.seq', '=', 'changed.seq'))
+      .select([
+        'changed.mint_batch_id',
+        'changed.id',
+        'changed.seq',
+        'changed.serial',
+        'b.resolver_base_url',
+        'b.gtin',
+        sql<boolean>`uncoded.seq is not null`.as('encoded'),
+      ]),
+  );
   const byBatch = new Map<string, typeof found>();
   for (const r of found) {
     const list = byBatch.get(r.mint_batch_id) ?? [];
@@ -138,7 +187,8 @@ export async function activateUnitsById(em: Em, brandId: string, unitIds: readon
   return [...byBatch.keys()].sort().map((mintBatchId) => {
     const list = byBatch.get(mintBatchId)!;
     return {
-      mintBatchId, unitIds: list.map(unitIdOfRow).sort(),
+      mintBatchId,
+      unitIds: list.map(unitIdOfRow).sort(),
       units: list.sort((a, b) => a.seq - b.seq).map(toCommissioned),
     };
   });
@@ -146,8 +196,14 @@ export async function activateUnitsById(em: Em, brandId: string, unitIds: readon
 
 /** Active units of a batch (a scan of the batch's units; used once, when the batch is voided). */
 export async function countActiveUnitsOfBatch(em: Em, brandId: string, batchId: string): Promise<number> {
-  const row = await first(em, (db) => db.selectFrom('mint_units').select((eb) => eb.fn.countAll().as('n'))
-    .where('brand_id', '=', brandId).where('mint_batch_id', '=', batchId).where('status', '=', 'active'));
+  const row = await first(em, (db) =>
+    db
+      .selectFrom('mint_units')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .where('brand_id', '=', brandId)
+      .where('mint_batch_id', '=', batchId)
+      .where('status', '=', 'active'),
+  );
   return Number(row?.n ?? 0);
 }
 
@@ -163,11 +219,22 @@ export interface JobState {
 
 /** Reads a job and locks its row until the transaction ends; null when not the brand's. */
 export async function lockJob(em: Em, brandId: string, jobId: string): Promise<JobState | null> {
-  const row = await first(em, (db) => db.selectFrom('mint_jobs')
-    .select(['id', 'status', 'scope_type', 'requested_quantity', 'product_id', 'production_batch_id'])
-    .where('brand_id', '=', brandId).where('id', '=', jobId).forUpdate());
-  return row === undefined ? null : {
-    id: row.id, status: row.status as JobStatus, scopeType: row.scope_type as IdentityMode, requestedQuantity: row.requested_quantity,
-    productId: row.product_id, productionBatchId: row.production_batch_id,
-  };
+  const row = await first(em, (db) =>
+    db
+      .selectFrom('mint_jobs')
+      .select(['id', 'status', 'scope_type', 'requested_quantity', 'product_id', 'production_batch_id'])
+      .where('brand_id', '=', brandId)
+      .where('id', '=', jobId)
+      .forUpdate(),
+  );
+  return row === undefined
+    ? null
+    : {
+        id: row.id,
+        status: row.status as JobStatus,
+        scopeType: row.scope_type as IdentityMode,
+        requestedQuantity: row.requested_quantity,
+        productId: row.product_id,
+        productionBatchId: row.production_batch_id,
+      };
 }

@@ -28,18 +28,40 @@ const insertPack = (em: Em, brandId: string, id: string, mintBatchId: string, sp
  * statements that create a pack beside other writes.
  */
 export const packInsert = (db: QueryCreator<Tables>, brandId: string, id: string, mintBatchId: string, spec: PackSpec, at: Date, onlyIfNone: boolean) =>
-  db.insertInto('payload_packs')
+  db
+    .insertInto('payload_packs')
     .columns(['brand_id', 'id', 'mint_batch_id', 'status', 'storage_path', 'unit_count', 'error', 'created_at', 'updated_at', 'attempts', 'profile', 'purpose'])
-    .expression(db.selectNoFrom((eb) => [
-      eb.cast<string>(eb.val(brandId), 'uuid').as('brand_id'), eb.cast<string>(eb.val(id), 'uuid').as('id'),
-      eb.cast<string>(eb.val(mintBatchId), 'uuid').as('mint_batch_id'), eb.cast<string>(eb.val('pending'), 'text').as('status'),
-      eb.cast<string | null>(eb.lit(null), 'text').as('storage_path'), eb.cast<number | null>(eb.lit(null), 'integer').as('unit_count'),
-      eb.cast<string | null>(eb.lit(null), 'text').as('error'),
-      eb.cast<Date>(eb.val(at), 'timestamptz').as('created_at'), eb.cast<Date>(eb.val(at), 'timestamptz').as('updated_at'),
-      eb.cast<number>(eb.lit(0), 'integer').as('attempts'),
-      eb.cast<string>(eb.val(JSON.stringify(spec.profile)), 'jsonb').as('profile'), eb.cast<string>(eb.val(spec.purpose), 'text').as('purpose'),
-    ]).$if(onlyIfNone, (q) => q.where((eb) => eb.not(eb.exists(eb.selectFrom('payload_packs').select(eb.lit(1).as('one'))
-      .where('brand_id', '=', brandId).where('mint_batch_id', '=', mintBatchId).where('purpose', '=', spec.purpose))))));
+    .expression(
+      db
+        .selectNoFrom((eb) => [
+          eb.cast<string>(eb.val(brandId), 'uuid').as('brand_id'),
+          eb.cast<string>(eb.val(id), 'uuid').as('id'),
+          eb.cast<string>(eb.val(mintBatchId), 'uuid').as('mint_batch_id'),
+          eb.cast<string>(eb.val('pending'), 'text').as('status'),
+          eb.cast<string | null>(eb.lit(null), 'text').as('storage_path'),
+          eb.cast<number | null>(eb.lit(null), 'integer').as('unit_count'),
+          eb.cast<string | null>(eb.lit(null), 'text').as('error'),
+          eb.cast<Date>(eb.val(at), 'timestamptz').as('created_at'),
+          eb.cast<Date>(eb.val(at), 'timestamptz').as('updated_at'),
+          eb.cast<number>(eb.lit(0), 'integer').as('attempts'),
+          eb.cast<string>(eb.val(JSON.stringify(spec.profile)), 'jsonb').as('profile'),
+          eb.cast<string>(eb.val(spec.purpose), 'text').as('purpose'),
+        ])
+        .$if(onlyIfNone, (q) =>
+          q.where((eb) =>
+            eb.not(
+              eb.exists(
+                eb
+                  .selectFrom('payload_packs')
+                  .select(eb.lit(1).as('one'))
+                  .where('brand_id', '=', brandId)
+                  .where('mint_batch_id', '=', mintBatchId)
+                  .where('purpose', '=', spec.purpose),
+              ),
+            ),
+          ),
+        ),
+    );
 
 /**
  * Creates the pending pack of a batch for `spec.purpose` (storage_path null) inside the caller's
@@ -93,33 +115,65 @@ const packClaimCandidates = 8;
  * one brand's packs go one after the other, each seeing the others' claims, so the cap is exact.
  */
 export async function claimPack(em: Em, now: Date, leaseUntil: Date, perBrand = Number.POSITIVE_INFINITY): Promise<PackClaim | null> {
-  const claimable = (eb: ExpressionBuilder<Tables, 'payload_packs'>) => eb.or([
-    eb.and([eb('status', '=', 'pending'), eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<=', now)])]),
-    eb.and([eb('status', '=', 'generating'), eb('lease_expires_at', '<', now)]),
-  ]);
-  const candidates = await rows(em, (db) => db.selectFrom('payload_packs').select(['brand_id', 'id'])
-    .where(claimable)
-    .$if(Number.isFinite(perBrand), (q) => q.where((eb) => eb(
-      eb.selectFrom('payload_packs as g').select((g) => g.fn.countAll<number>().as('n'))
-        .whereRef('g.brand_id', '=', 'payload_packs.brand_id').where('g.status', '=', 'generating').where('g.lease_expires_at', '>=', now),
-      '<', perBrand,
-    )))
-    .orderBy('created_at').limit(packClaimCandidates));
-  const claim = (tx: Em, candidate: { brand_id: string; id: string }) => first(tx, (db) => db.updateTable('payload_packs')
-    .set((eb) => ({ status: 'generating', attempts: eb('attempts', '+', 1), lease_expires_at: leaseUntil, updated_at: now }))
-    .where('brand_id', '=', candidate.brand_id).where('id', '=', candidate.id).where(claimable)
-    .$if(Number.isFinite(perBrand), (q) => q.where((eb) => eb(
-      eb.selectFrom('payload_packs as g').select((g) => g.fn.countAll<number>().as('n'))
-        .where('g.brand_id', '=', candidate.brand_id).where('g.status', '=', 'generating').where('g.lease_expires_at', '>=', now),
-      '<', perBrand,
-    )))
-    .returning(['brand_id', 'id', 'mint_batch_id', 'attempts']));
+  const claimable = (eb: ExpressionBuilder<Tables, 'payload_packs'>) =>
+    eb.or([
+      eb.and([eb('status', '=', 'pending'), eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<=', now)])]),
+      eb.and([eb('status', '=', 'generating'), eb('lease_expires_at', '<', now)]),
+    ]);
+  const candidates = await rows(em, (db) =>
+    db
+      .selectFrom('payload_packs')
+      .select(['brand_id', 'id'])
+      .where(claimable)
+      .$if(Number.isFinite(perBrand), (q) =>
+        q.where((eb) =>
+          eb(
+            eb
+              .selectFrom('payload_packs as g')
+              .select((g) => g.fn.countAll<number>().as('n'))
+              .whereRef('g.brand_id', '=', 'payload_packs.brand_id')
+              .where('g.status', '=', 'generating')
+              .where('g.lease_expires_at', '>=', now),
+            '<',
+            perBrand,
+          ),
+        ),
+      )
+      .orderBy('created_at')
+      .limit(packClaimCandidates),
+  );
+  const claim = (tx: Em, candidate: { brand_id: string; id: string }) =>
+    first(tx, (db) =>
+      db
+        .updateTable('payload_packs')
+        .set((eb) => ({ status: 'generating', attempts: eb('attempts', '+', 1), lease_expires_at: leaseUntil, updated_at: now }))
+        .where('brand_id', '=', candidate.brand_id)
+        .where('id', '=', candidate.id)
+        .where(claimable)
+        .$if(Number.isFinite(perBrand), (q) =>
+          q.where((eb) =>
+            eb(
+              eb
+                .selectFrom('payload_packs as g')
+                .select((g) => g.fn.countAll<number>().as('n'))
+                .where('g.brand_id', '=', candidate.brand_id)
+                .where('g.status', '=', 'generating')
+                .where('g.lease_expires_at', '>=', now),
+              '<',
+              perBrand,
+            ),
+          ),
+        )
+        .returning(['brand_id', 'id', 'mint_batch_id', 'attempts']),
+    );
   for (const candidate of candidates) {
     const row = Number.isFinite(perBrand)
       ? await em.transactional(async (tx) => {
-        await rows(tx, (db) => db.selectNoFrom(sql<string>`pg_advisory_xact_lock(hashtextextended(${`payload_packs ${candidate.brand_id}`}, 0))::text`.as('locked')));
-        return claim(tx, candidate);
-      })
+          await rows(tx, (db) =>
+            db.selectNoFrom(sql<string>`pg_advisory_xact_lock(hashtextextended(${`payload_packs ${candidate.brand_id}`}, 0))::text`.as('locked')),
+          );
+          return claim(tx, candidate);
+        })
       : await claim(em, candidate);
     if (row !== undefined) return { brandId: row.brand_id, id: row.id, mintBatchId: row.mint_batch_id, attempts: row.attempts };
   }
@@ -128,8 +182,17 @@ export async function claimPack(em: Em, now: Date, leaseUntil: Date, perBrand = 
 
 /** Extends the lease of a claim; false when the claim was lost (taken over or finished). */
 export async function renewPackLease(em: Em, claim: PackClaim, leaseUntil: Date, now: Date): Promise<boolean> {
-  return (await changed(em, (db) => db.updateTable('payload_packs').set({ lease_expires_at: leaseUntil, updated_at: now })
-    .where('brand_id', '=', claim.brandId).where('id', '=', claim.id).where('status', '=', 'generating').where('attempts', '=', claim.attempts))) === 1;
+  return (
+    (await changed(em, (db) =>
+      db
+        .updateTable('payload_packs')
+        .set({ lease_expires_at: leaseUntil, updated_at: now })
+        .where('brand_id', '=', claim.brandId)
+        .where('id', '=', claim.id)
+        .where('status', '=', 'generating')
+        .where('attempts', '=', claim.attempts),
+    )) === 1
+  );
 }
 
 /** What a finished move writes besides the status. */
@@ -146,14 +209,24 @@ export interface PackOutcome {
  * lease (or sets the retry backoff); false when the claim was lost meanwhile.
  */
 export async function movePackStatus(em: Em, claim: PackClaim, move: PackMove, outcome: PackOutcome, now: Date): Promise<boolean> {
-  return (await changed(em, (db) => db.updateTable('payload_packs')
-    .set({
-      status: move.to,
-      ...(outcome.storagePath !== undefined ? { storage_path: outcome.storagePath } : {}),
-      ...(outcome.unitCount !== undefined ? { unit_count: outcome.unitCount } : {}),
-      error: outcome.error ?? null, lease_expires_at: outcome.notBefore ?? null, updated_at: now,
-    })
-    .where('brand_id', '=', claim.brandId).where('id', '=', claim.id).where('status', '=', move.from).where('attempts', '=', claim.attempts))) === 1;
+  return (
+    (await changed(em, (db) =>
+      db
+        .updateTable('payload_packs')
+        .set({
+          status: move.to,
+          ...(outcome.storagePath !== undefined ? { storage_path: outcome.storagePath } : {}),
+          ...(outcome.unitCount !== undefined ? { unit_count: outcome.unitCount } : {}),
+          error: outcome.error ?? null,
+          lease_expires_at: outcome.notBefore ?? null,
+          updated_at: now,
+        })
+        .where('brand_id', '=', claim.brandId)
+        .where('id', '=', claim.id)
+        .where('status', '=', move.from)
+        .where('attempts', '=', claim.attempts),
+    )) === 1
+  );
 }
 
 /** A pack as the download side needs it. */
@@ -168,11 +241,23 @@ export interface PackLocation {
 
 /** The brand's pack, or null when it does not exist for the brand. */
 export async function findPack(em: Em, brandId: string, packId: string): Promise<PackLocation | null> {
-  const row = await first(em, (db) => db.selectFrom('payload_packs').select(['id', 'brand_id', 'mint_batch_id', 'status', 'storage_path', 'updated_at'])
-    .where('brand_id', '=', brandId).where('id', '=', packId));
+  const row = await first(em, (db) =>
+    db
+      .selectFrom('payload_packs')
+      .select(['id', 'brand_id', 'mint_batch_id', 'status', 'storage_path', 'updated_at'])
+      .where('brand_id', '=', brandId)
+      .where('id', '=', packId),
+  );
   return row === undefined
     ? null
-    : { id: row.id, brandId: row.brand_id, mintBatchId: row.mint_batch_id, status: row.status, storagePath: row.storage_path, updatedAt: new Date(row.updated_at) };
+    : {
+        id: row.id,
+        brandId: row.brand_id,
+        mintBatchId: row.mint_batch_id,
+        status: row.status,
+        storagePath: row.storage_path,
+        updatedAt: new Date(row.updated_at),
+      };
 }
 
 /** What a pack says about its batch. */
@@ -189,16 +274,24 @@ export interface PackSource {
 
 /** The batch fields a pack is built from; null when the batch is not the brand's. */
 export async function readPackSource(em: Em, brandId: string, mintBatchId: string): Promise<PackSource | null> {
-  const row = await first(em, (db) => db.selectFrom('mint_batches as b')
-    .leftJoin('mint_jobs as j', (join) => join.onRef('j.brand_id', '=', 'b.brand_id').onRef('j.id', '=', 'b.mint_job_id'))
-    .select(['b.resolver_base_url', 'b.gtin', 'b.identity_mode', 'b.minted_quantity', 'b.created_at', 'b.updated_at', 'j.finished_at'])
-    .where('b.brand_id', '=', brandId).where('b.id', '=', mintBatchId));
+  const row = await first(em, (db) =>
+    db
+      .selectFrom('mint_batches as b')
+      .leftJoin('mint_jobs as j', (join) => join.onRef('j.brand_id', '=', 'b.brand_id').onRef('j.id', '=', 'b.mint_job_id'))
+      .select(['b.resolver_base_url', 'b.gtin', 'b.identity_mode', 'b.minted_quantity', 'b.created_at', 'b.updated_at', 'j.finished_at'])
+      .where('b.brand_id', '=', brandId)
+      .where('b.id', '=', mintBatchId),
+  );
   return row === undefined
     ? null
     : {
-      resolverBaseUrl: row.resolver_base_url, gtin: row.gtin, identityMode: row.identity_mode, mintedQuantity: row.minted_quantity,
-      mintedAt: new Date(row.finished_at ?? row.created_at), updatedAt: new Date(row.updated_at),
-    };
+        resolverBaseUrl: row.resolver_base_url,
+        gtin: row.gtin,
+        identityMode: row.identity_mode,
+        mintedQuantity: row.minted_quantity,
+        mintedAt: new Date(row.finished_at ?? row.created_at),
+        updatedAt: new Date(row.updated_at),
+      };
 }
 
 /** A unit as pack files need it. */
@@ -212,11 +305,18 @@ export interface PackUnit {
 
 /** Up to `take` units with afterSeq < seq <= toSeq (no upper bound when null), in seq order: one keyset page. */
 export async function packUnitPage(em: Em, brandId: string, mintBatchId: string, afterSeq: number, take: number, toSeq: number | null): Promise<PackUnit[]> {
-  const found = await rows(em, (db) => db.selectFrom('mint_units as u')
-    .innerJoin('mint_batches as b', (join) => join.onRef('b.brand_id', '=', 'u.brand_id').onRef('b.id', '=', 'u.mint_batch_id'))
-    .select(['u.seq', 'u.serial', 'u.status', 'b.resolver_base_url', 'b.gtin'])
-    .where('u.brand_id', '=', brandId).where('u.mint_batch_id', '=', mintBatchId).where('u.seq', '>', afterSeq)
-    .$if(toSeq !== null, (q) => q.where('u.seq', '<=', toSeq!)).orderBy('u.seq').limit(take));
+  const found = await rows(em, (db) =>
+    db
+      .selectFrom('mint_units as u')
+      .innerJoin('mint_batches as b', (join) => join.onRef('b.brand_id', '=', 'u.brand_id').onRef('b.id', '=', 'u.mint_batch_id'))
+      .select(['u.seq', 'u.serial', 'u.status', 'b.resolver_base_url', 'b.gtin'])
+      .where('u.brand_id', '=', brandId)
+      .where('u.mint_batch_id', '=', mintBatchId)
+      .where('u.seq', '>', afterSeq)
+      .$if(toSeq !== null, (q) => q.where('u.seq', '<=', toSeq!))
+      .orderBy('u.seq')
+      .limit(take),
+  );
   return found.map((r) => ({ seq: r.seq, serial: r.serial, resolverUrl: unitResolverUrl(r.resolver_base_url, r.gtin, r.serial), status: r.status }));
 }
 
@@ -230,8 +330,14 @@ export interface PackLot {
 
 /** The lots of a lot-mode batch, by lot code (at most 100). */
 export async function packLots(em: Em, brandId: string, mintBatchId: string): Promise<PackLot[]> {
-  const found = await rows(em, (db) => db.selectFrom('mint_lots').select(['lot_code', 'qty', 'resolver_url'])
-    .where('brand_id', '=', brandId).where('mint_batch_id', '=', mintBatchId).orderBy('lot_code'));
+  const found = await rows(em, (db) =>
+    db
+      .selectFrom('mint_lots')
+      .select(['lot_code', 'qty', 'resolver_url'])
+      .where('brand_id', '=', brandId)
+      .where('mint_batch_id', '=', mintBatchId)
+      .orderBy('lot_code'),
+  );
   return found.map((r) => ({ lotCode: r.lot_code, qty: r.qty, resolverUrl: r.resolver_url }));
 }
 
@@ -344,7 +450,7 @@ export function wholeLines(onLines: (body: Buffer) => void | Promise<void>): Lin
 export function unitFieldsSink(visit: (serial: string, resolverUrl: string, status: string) => void, flushed: () => Promise<void>): LineSink {
   return wholeLines(async (body) => {
     const text = body.toString('utf8');
-    for (let start = 0; start < text.length;) {
+    for (let start = 0; start < text.length; ) {
       const a = text.indexOf(fieldSeparator, start);
       const b = text.indexOf(fieldSeparator, a + 1);
       const end = text.indexOf('\n', b + 1);
@@ -362,7 +468,10 @@ export function unitFieldsSink(visit: (serial: string, resolverUrl: string, stat
  * {@link packLots} give the same units in keyset pages.
  */
 export async function openUnitSnapshot(
-  db: Database, brandId: string, mintBatchId: string, range: { readonly seqFrom: number | null; readonly seqTo: number | null } = { seqFrom: null, seqTo: null },
+  db: Database,
+  brandId: string,
+  mintBatchId: string,
+  range: { readonly seqFrom: number | null; readonly seqTo: number | null } = { seqFrom: null, seqTo: null },
 ): Promise<UnitSnapshot> {
   const url = postgresServerUrl(db);
   if (!uuidShape.test(brandId) || !uuidShape.test(mintBatchId)) throw new Error('brand and batch ids must be uuids');
@@ -390,8 +499,12 @@ export async function openUnitSnapshot(
     await leader.query('begin isolation level repeatable read read only');
     snapshotId = (await leader.query<{ id: string }>('select pg_export_snapshot() as id')).rows[0]!.id;
     // The units' URLs: the batch's prefix (read in the snapshot) and each serial.
-    const { rows: [batch] } = await leader.query<{ resolver_base_url: string; gtin: string | null }>(
-      'select resolver_base_url, gtin from mint_batches where brand_id = $1 and id = $2', [brandId, mintBatchId]);
+    const {
+      rows: [batch],
+    } = await leader.query<{ resolver_base_url: string; gtin: string | null }>(
+      'select resolver_base_url, gtin from mint_batches where brand_id = $1 and id = $2',
+      [brandId, mintBatchId],
+    );
     unitUrl = `${leader.escapeLiteral(batch === undefined ? '' : unitUrlPrefix(batch.resolver_base_url, batch.gtin))} || serial`;
   } catch (error) {
     await end(leader);

@@ -60,10 +60,19 @@ export interface NewPartnerGrant {
 
 /** Records a partner key's grant. */
 export async function insertPartnerGrant(em: Em, g: NewPartnerGrant): Promise<void> {
-  await changed(em, (db) => db.insertInto('partner_grants').values({
-    brand_id: g.brandId, id: g.id, partner_id: g.partnerId, product_id: g.productId, mint_batch_id: g.mintBatchId, quota: g.quota, allocated: 0,
-    created_by: g.createdBy, created_at: g.at,
-  }));
+  await changed(em, (db) =>
+    db.insertInto('partner_grants').values({
+      brand_id: g.brandId,
+      id: g.id,
+      partner_id: g.partnerId,
+      product_id: g.productId,
+      mint_batch_id: g.mintBatchId,
+      quota: g.quota,
+      allocated: 0,
+      created_by: g.createdBy,
+      created_at: g.at,
+    }),
+  );
 }
 
 /** A partner key's grant as an allocation reads it. */
@@ -78,17 +87,33 @@ export interface PartnerGrantRecord {
 
 /** The brand's grant `id` (the key's id), locked until the transaction ends when `lock`; null when none. */
 export async function findPartnerGrant(em: Em, brandId: string, id: string, lock = false): Promise<PartnerGrantRecord | null> {
-  const row = await first(em, (db) => db.selectFrom('partner_grants').select(['id', 'partner_id', 'product_id', 'mint_batch_id', 'quota', 'allocated'])
-    .where('brand_id', '=', brandId).where('id', '=', id).$if(lock, (q) => q.forUpdate()));
-  return row === undefined ? null : {
-    id: row.id, partnerId: row.partner_id, productId: row.product_id, mintBatchId: row.mint_batch_id, quota: row.quota, allocated: row.allocated,
-  };
+  const row = await first(em, (db) =>
+    db
+      .selectFrom('partner_grants')
+      .select(['id', 'partner_id', 'product_id', 'mint_batch_id', 'quota', 'allocated'])
+      .where('brand_id', '=', brandId)
+      .where('id', '=', id)
+      .$if(lock, (q) => q.forUpdate()),
+  );
+  return row === undefined
+    ? null
+    : {
+        id: row.id,
+        partnerId: row.partner_id,
+        productId: row.product_id,
+        mintBatchId: row.mint_batch_id,
+        quota: row.quota,
+        allocated: row.allocated,
+      };
 }
 
 /** Adds `n` to a grant's allocated count unless that would pass its quota (the compare-and-set): false when it would. */
 export async function addGrantAllocated(em: Em, brandId: string, id: string, n: number): Promise<boolean> {
-  const updated = await rawChanged(em, sql`update partner_grants set allocated = allocated + ${n}::int
-    where brand_id = ${brandId}::uuid and id = ${id}::uuid and allocated + ${n}::int <= quota`);
+  const updated = await rawChanged(
+    em,
+    sql`update partner_grants set allocated = allocated + ${n}::int
+    where brand_id = ${brandId}::uuid and id = ${id}::uuid and allocated + ${n}::int <= quota`,
+  );
   return updated === 1;
 }
 
@@ -109,16 +134,35 @@ export interface PartnerListing extends PartnerRecord {
 
 /** The brand's partners by name, each with its keys newest first. */
 export async function listPartners(em: Em, brandId: string): Promise<PartnerListing[]> {
-  const partners = await rows(em, (db) => db.selectFrom('partners').select(['id', 'name', 'created_at']).where('brand_id', '=', brandId).orderBy('name').orderBy('id'));
-  const grants = await rows(em, (db) => db.selectFrom('partner_grants as g').innerJoin('api_keys as k', (j) => j.onRef('k.id', '=', 'g.id').onRef('k.brand_id', '=', 'g.brand_id'))
-    .select(['g.id', 'g.partner_id', 'g.product_id', 'g.mint_batch_id', 'g.quota', 'g.allocated', 'g.created_at', 'k.name', 'k.lookup_id', 'k.revoked_at'])
-    .where('g.brand_id', '=', brandId).orderBy('g.created_at', 'desc').orderBy('g.id'));
+  const partners = await rows(em, (db) =>
+    db.selectFrom('partners').select(['id', 'name', 'created_at']).where('brand_id', '=', brandId).orderBy('name').orderBy('id'),
+  );
+  const grants = await rows(em, (db) =>
+    db
+      .selectFrom('partner_grants as g')
+      .innerJoin('api_keys as k', (j) => j.onRef('k.id', '=', 'g.id').onRef('k.brand_id', '=', 'g.brand_id'))
+      .select(['g.id', 'g.partner_id', 'g.product_id', 'g.mint_batch_id', 'g.quota', 'g.allocated', 'g.created_at', 'k.name', 'k.lookup_id', 'k.revoked_at'])
+      .where('g.brand_id', '=', brandId)
+      .orderBy('g.created_at', 'desc')
+      .orderBy('g.id'),
+  );
   return partners.map((p) => ({
-    id: p.id, name: p.name, createdAt: new Date(p.created_at),
-    keys: grants.filter((g) => g.partner_id === p.id).map((g) => ({
-      keyId: g.id, name: g.name, prefix: `mk_${g.lookup_id}`, productId: g.product_id, mintBatchId: g.mint_batch_id, quota: g.quota, allocated: g.allocated,
-      createdAt: new Date(g.created_at), revokedAt: g.revoked_at === null ? null : new Date(g.revoked_at),
-    })),
+    id: p.id,
+    name: p.name,
+    createdAt: new Date(p.created_at),
+    keys: grants
+      .filter((g) => g.partner_id === p.id)
+      .map((g) => ({
+        keyId: g.id,
+        name: g.name,
+        prefix: `mk_${g.lookup_id}`,
+        productId: g.product_id,
+        mintBatchId: g.mint_batch_id,
+        quota: g.quota,
+        allocated: g.allocated,
+        createdAt: new Date(g.created_at),
+        revokedAt: g.revoked_at === null ? null : new Date(g.revoked_at),
+      })),
   }));
 }
 
@@ -131,29 +175,63 @@ export interface AllocationRequestRecord {
 
 /** The grant's request with idempotency key `key`, or null. */
 export async function findAllocationRequestByKey(em: Em, brandId: string, grantId: string, key: string): Promise<AllocationRequestRecord | null> {
-  const row = await first(em, (db) => db.selectFrom('allocation_requests').select(['id', 'request_hash', 'quantity'])
-    .where('brand_id', '=', brandId).where('grant_id', '=', grantId).where('idempotency_key', '=', key));
+  const row = await first(em, (db) =>
+    db
+      .selectFrom('allocation_requests')
+      .select(['id', 'request_hash', 'quantity'])
+      .where('brand_id', '=', brandId)
+      .where('grant_id', '=', grantId)
+      .where('idempotency_key', '=', key),
+  );
   return row === undefined ? null : { id: row.id, requestHash: row.request_hash, quantity: row.quantity };
 }
 
 /** Records a request unless the grant used its key already: true when recorded. */
-export async function insertAllocationRequest(em: Em, r: {
-  brandId: string; id: string; grantId: string; partnerId: string; idempotencyKey: string; requestHash: string; quantity: number; at: Date;
-}): Promise<boolean> {
-  const n = await changed(em, (db) => db.insertInto('allocation_requests').values({
-    brand_id: r.brandId, id: r.id, grant_id: r.grantId, partner_id: r.partnerId, idempotency_key: r.idempotencyKey, request_hash: r.requestHash,
-    quantity: r.quantity, created_at: r.at,
-  }).onConflict((oc) => oc.columns(['brand_id', 'grant_id', 'idempotency_key']).doNothing()));
+export async function insertAllocationRequest(
+  em: Em,
+  r: {
+    brandId: string;
+    id: string;
+    grantId: string;
+    partnerId: string;
+    idempotencyKey: string;
+    requestHash: string;
+    quantity: number;
+    at: Date;
+  },
+): Promise<boolean> {
+  const n = await changed(em, (db) =>
+    db
+      .insertInto('allocation_requests')
+      .values({
+        brand_id: r.brandId,
+        id: r.id,
+        grant_id: r.grantId,
+        partner_id: r.partnerId,
+        idempotency_key: r.idempotencyKey,
+        request_hash: r.requestHash,
+        quantity: r.quantity,
+        created_at: r.at,
+      })
+      .onConflict((oc) => oc.columns(['brand_id', 'grant_id', 'idempotency_key']).doNothing()),
+  );
   return n === 1;
 }
 
 /** The brand's serial batches a grant may draw from, oldest first: its batch, or its product's batches that are not voided. */
 export async function allocatableBatches(em: Em, brandId: string, restriction: { productId: string | null; mintBatchId: string | null }): Promise<string[]> {
-  const found = await rows(em, (db) => db.selectFrom('mint_batches').select('id').where('brand_id', '=', brandId)
-    .where('identity_mode', '=', 'serial').where('status', '<>', 'voided')
-    .$if(restriction.mintBatchId !== null, (q) => q.where('id', '=', restriction.mintBatchId!))
-    .$if(restriction.mintBatchId === null, (q) => q.where('product_id', '=', restriction.productId!))
-    .orderBy('created_at').orderBy('id'));
+  const found = await rows(em, (db) =>
+    db
+      .selectFrom('mint_batches')
+      .select('id')
+      .where('brand_id', '=', brandId)
+      .where('identity_mode', '=', 'serial')
+      .where('status', '<>', 'voided')
+      .$if(restriction.mintBatchId !== null, (q) => q.where('id', '=', restriction.mintBatchId!))
+      .$if(restriction.mintBatchId === null, (q) => q.where('product_id', '=', restriction.productId!))
+      .orderBy('created_at')
+      .orderBy('id'),
+  );
   return found.map((r) => r.id);
 }
 
@@ -171,26 +249,50 @@ const allocationScan = 10_000;
  * another allocation took meanwhile, and a last read, with the units locked, drops any that left
  * `issued` since: a compare-and-set per unit.
  */
-export async function allocateUnits(em: Em, a: {
-  brandId: string; mintBatchId: string; partnerId: string; grantId: string; requestId: string; at: Date; limit: number;
-}): Promise<number> {
+export async function allocateUnits(
+  em: Em,
+  a: {
+    brandId: string;
+    mintBatchId: string;
+    partnerId: string;
+    grantId: string;
+    requestId: string;
+    at: Date;
+    limit: number;
+  },
+): Promise<number> {
   const { brandId, mintBatchId } = a;
   let allocated = 0;
   let after = 0;
   while (allocated < a.limit) {
-    const scanned = (await rawRows(em, sql<{ seq: number }>`
+    const scanned = (
+      await rawRows(
+        em,
+        sql<{ seq: number }>`
       select seq from mint_units where brand_id = ${brandId}::uuid and mint_batch_id = ${mintBatchId}::uuid and seq > ${after}::int and status = 'inactive'
-      order by seq limit ${allocationScan}::int`)).map((r) => r.seq);
+      order by seq limit ${allocationScan}::int`,
+      )
+    ).map((r) => r.seq);
     if (scanned.length === 0) break;
     after = scanned[scanned.length - 1]!;
-    const taken = new Set((await rawRows(em, sql<{ seq: number }>`
+    const taken = new Set(
+      (
+        await rawRows(
+          em,
+          sql<{ seq: number }>`
       select seq from unit_allocations where brand_id = ${brandId}::uuid and mint_batch_id = ${mintBatchId}::uuid and seq = any(${scanned}::int[])
       union all
-      select seq from unit_states where brand_id = ${brandId}::uuid and mint_batch_id = ${mintBatchId}::uuid and seq = any(${scanned}::int[])`)).map((r) => r.seq));
+      select seq from unit_states where brand_id = ${brandId}::uuid and mint_batch_id = ${mintBatchId}::uuid and seq = any(${scanned}::int[])`,
+        )
+      ).map((r) => r.seq),
+    );
     const free = scanned.filter((seq) => !taken.has(seq));
     if (free.length === 0) continue;
     // Raw on purpose: `for update ... skip locked` feeding an insert in one statement.
-    const inserted = (await rawRows(em, sql<{ seq: number }>`
+    const inserted = (
+      await rawRows(
+        em,
+        sql<{ seq: number }>`
       with locked as (
         select seq from mint_units
         where brand_id = ${brandId}::uuid and mint_batch_id = ${mintBatchId}::uuid and seq = any(${free}::int[]) and status = 'inactive'
@@ -201,15 +303,25 @@ export async function allocateUnits(em: Em, a: {
       insert into unit_allocations (brand_id, mint_batch_id, seq, partner_id, grant_id, request_id, allocated_at)
       select ${brandId}::uuid, ${mintBatchId}::uuid, seq, ${a.partnerId}::uuid, ${a.grantId}::uuid, ${a.requestId}::uuid, ${a.at}::timestamptz from locked
       on conflict (brand_id, mint_batch_id, seq) do nothing
-      returning seq`)).map((r) => r.seq);
+      returning seq`,
+      )
+    ).map((r) => r.seq);
     if (inserted.length === 0) continue;
     // The lowest free units may be locked by another request and skipped: the next round goes on after what this one read.
     // A unit a move committed between the reads above and its lock: its lifecycle row is visible now.
-    const moved = (await rawRows(em, sql<{ seq: number }>`
-      select seq from unit_states where brand_id = ${brandId}::uuid and mint_batch_id = ${mintBatchId}::uuid and seq = any(${inserted}::int[])`)).map((r) => r.seq);
+    const moved = (
+      await rawRows(
+        em,
+        sql<{ seq: number }>`
+      select seq from unit_states where brand_id = ${brandId}::uuid and mint_batch_id = ${mintBatchId}::uuid and seq = any(${inserted}::int[])`,
+      )
+    ).map((r) => r.seq);
     if (moved.length > 0) {
-      await rawChanged(em, sql`delete from unit_allocations
-        where brand_id = ${brandId}::uuid and mint_batch_id = ${mintBatchId}::uuid and request_id = ${a.requestId}::uuid and seq = any(${moved}::int[])`);
+      await rawChanged(
+        em,
+        sql`delete from unit_allocations
+        where brand_id = ${brandId}::uuid and mint_batch_id = ${mintBatchId}::uuid and request_id = ${a.requestId}::uuid and seq = any(${moved}::int[])`,
+      );
     }
     allocated += inserted.length - moved.length;
   }
@@ -232,8 +344,11 @@ export interface AllocatedUnit {
  * 10,000-unit batch, against well under a second this way).
  */
 export async function readAllocatedUnits(em: Em, brandId: string, requestId: string): Promise<AllocatedUnit[]> {
-  const allocated = await rawRows(em, sql<{ mint_batch_id: string; seq: number }>`
-    select mint_batch_id, seq from unit_allocations where brand_id = ${brandId}::uuid and request_id = ${requestId}::uuid`);
+  const allocated = await rawRows(
+    em,
+    sql<{ mint_batch_id: string; seq: number }>`
+    select mint_batch_id, seq from unit_allocations where brand_id = ${brandId}::uuid and request_id = ${requestId}::uuid`,
+  );
   const byBatch = new Map<string, number[]>();
   for (const a of allocated) {
     const list = byBatch.get(a.mint_batch_id);
@@ -241,20 +356,34 @@ export async function readAllocatedUnits(em: Em, brandId: string, requestId: str
     else list.push(a.seq);
   }
   if (byBatch.size === 0) return [];
-  const batches = await rows(em, (db) => db.selectFrom('mint_batches').select(['id', 'resolver_base_url', 'gtin', 'created_at'])
-    .where('brand_id', '=', brandId).where('id', 'in', [...byBatch.keys()]).orderBy('created_at').orderBy('id'));
+  const batches = await rows(em, (db) =>
+    db
+      .selectFrom('mint_batches')
+      .select(['id', 'resolver_base_url', 'gtin', 'created_at'])
+      .where('brand_id', '=', brandId)
+      .where('id', 'in', [...byBatch.keys()])
+      .orderBy('created_at')
+      .orderBy('id'),
+  );
   const out: AllocatedUnit[] = [];
   for (const b of batches) {
-    const units = await rawRows(em, sql<{ seq: number; serial: string }>`
+    const units = await rawRows(
+      em,
+      sql<{ seq: number; serial: string }>`
       select seq, serial from mint_units where brand_id = ${brandId}::uuid and mint_batch_id = ${b.id}::uuid and seq = any(${byBatch.get(b.id)!}::int[])
-      order by seq`);
+      order by seq`,
+    );
     for (const u of units) out.push({ mintBatchId: b.id, seq: u.seq, serial: u.serial, epc: unitResolverUrl(b.resolver_base_url, b.gtin, u.serial) });
   }
   return out;
 }
 
 /** The partner each of `units` is allocated to (key `batch/seq`); units never allocated are absent. */
-export async function readUnitPartners(em: Em, brandId: string, units: readonly { readonly mintBatchId: string; readonly seq: number }[]): Promise<Map<string, string>> {
+export async function readUnitPartners(
+  em: Em,
+  brandId: string,
+  units: readonly { readonly mintBatchId: string; readonly seq: number }[],
+): Promise<Map<string, string>> {
   const byBatch = new Map<string, number[]>();
   for (const u of units) {
     const list = byBatch.get(u.mintBatchId);
@@ -263,24 +392,36 @@ export async function readUnitPartners(em: Em, brandId: string, units: readonly 
   }
   const out = new Map<string, string>();
   for (const [batchId, seqs] of byBatch) {
-    const found = await rawRows(em, sql<{ seq: number; partner_id: string }>`
-      select seq, partner_id from unit_allocations where brand_id = ${brandId}::uuid and mint_batch_id = ${batchId}::uuid and seq = any(${seqs}::int[])`);
+    const found = await rawRows(
+      em,
+      sql<{ seq: number; partner_id: string }>`
+      select seq, partner_id from unit_allocations where brand_id = ${brandId}::uuid and mint_batch_id = ${batchId}::uuid and seq = any(${seqs}::int[])`,
+    );
     for (const r of found) out.set(`${batchId}/${r.seq}`, r.partner_id);
   }
   return out;
 }
 
 /** Allocated units of a batch per partner, lifecycle state and decommissioning reason (reconciliation). */
-export async function countAllocatedStates(em: Em, brandId: string, batchId: string): Promise<{ partnerId: string; partnerName: string; state: string; reason: string | null; count: number }[]> {
+export async function countAllocatedStates(
+  em: Em,
+  brandId: string,
+  batchId: string,
+): Promise<{ partnerId: string; partnerName: string; state: string; reason: string | null; count: number }[]> {
   // Hash joins over the batch's rows (see withPlanner).
-  const found = await withPlanner(em, 'enable_nestloop', (tx) => rawRows(tx, sql<{ partner_id: string; name: string | null; state: string; reason: string | null; n: string }>`
+  const found = await withPlanner(em, 'enable_nestloop', (tx) =>
+    rawRows(
+      tx,
+      sql<{ partner_id: string; name: string | null; state: string; reason: string | null; n: string }>`
     select a.partner_id, p.name, coalesce(s.state, case when u.status = 'active' then 'commissioned' else 'issued' end) as state, s.reason, count(*) as n
     from unit_allocations a
     join mint_units u on u.brand_id = a.brand_id and u.mint_batch_id = a.mint_batch_id and u.seq = a.seq
     left join partners p on p.brand_id = a.brand_id and p.id = a.partner_id
     left join unit_states s on s.brand_id = a.brand_id and s.mint_batch_id = a.mint_batch_id and s.seq = a.seq
     where a.brand_id = ${brandId}::uuid and a.mint_batch_id = ${batchId}::uuid
-    group by 1, 2, 3, 4 order by 2, 1, 3, 4`));
+    group by 1, 2, 3, 4 order by 2, 1, 3, 4`,
+    ),
+  );
   return found.map((r) => ({ partnerId: r.partner_id, partnerName: r.name ?? '', state: r.state, reason: r.reason, count: Number(r.n) }));
 }
 
@@ -288,14 +429,23 @@ export async function countAllocatedStates(em: Em, brandId: string, batchId: str
  * Rows of a batch that name a serial its units do not hold (a serial listed nowhere): lifecycle
  * rows and allocations without a unit, and units past the batch's minted quantity.
  */
-export async function countUnlistedSerials(em: Em, brandId: string, batchId: string): Promise<{ orphanStates: number; orphanAllocations: number; units: number }> {
+export async function countUnlistedSerials(
+  em: Em,
+  brandId: string,
+  batchId: string,
+): Promise<{ orphanStates: number; orphanAllocations: number; units: number }> {
   // Hash anti joins over the batch's rows (see withPlanner).
-  const [row] = await withPlanner(em, 'enable_nestloop', (tx) => rawRows(tx, sql<{ orphan_states: string; orphan_allocations: string; units: string }>`
+  const [row] = await withPlanner(em, 'enable_nestloop', (tx) =>
+    rawRows(
+      tx,
+      sql<{ orphan_states: string; orphan_allocations: string; units: string }>`
     select
       (select count(*) from unit_states s where s.brand_id = ${brandId}::uuid and s.mint_batch_id = ${batchId}::uuid
         and not exists (select 1 from mint_units u where u.brand_id = s.brand_id and u.mint_batch_id = s.mint_batch_id and u.seq = s.seq)) as orphan_states,
       (select count(*) from unit_allocations a where a.brand_id = ${brandId}::uuid and a.mint_batch_id = ${batchId}::uuid
         and not exists (select 1 from mint_units u where u.brand_id = a.brand_id and u.mint_batch_id = a.mint_batch_id and u.seq = a.seq)) as orphan_allocations,
-      (select count(*) from mint_units u where u.brand_id = ${brandId}::uuid and u.mint_batch_id = ${batchId}::uuid) as units`));
+      (select count(*) from mint_units u where u.brand_id = ${brandId}::uuid and u.mint_batch_id = ${batchId}::uuid) as units`,
+    ),
+  );
   return { orphanStates: Number(row!.orphan_states), orphanAllocations: Number(row!.orphan_allocations), units: Number(row!.units) };
 }

@@ -26,9 +26,17 @@ export interface PreflightRecord {
 
 function preflightRecord(row: MintPreflight): PreflightRecord {
   return {
-    id: row.id, brandId: row.brandId, productId: row.productId, productionBatchId: row.productionBatchId ?? null, requestedQuantity: row.requestedQuantity,
-    scopeType: row.scopeType, result: row.result, blockingReasons: row.blockingReasons, idempotencyKey: row.idempotencyKey ?? null,
-    mintJobId: row.mintJobId ?? null, createdAt: row.createdAt,
+    id: row.id,
+    brandId: row.brandId,
+    productId: row.productId,
+    productionBatchId: row.productionBatchId ?? null,
+    requestedQuantity: row.requestedQuantity,
+    scopeType: row.scopeType,
+    result: row.result,
+    blockingReasons: row.blockingReasons,
+    idempotencyKey: row.idempotencyKey ?? null,
+    mintJobId: row.mintJobId ?? null,
+    createdAt: row.createdAt,
   };
 }
 
@@ -45,8 +53,16 @@ export async function findPreflightByKey(em: Em, brandId: string, idempotencyKey
 export async function insertPreflight(em: Em, row: PreflightRecord): Promise<void> {
   if (row.mintJobId !== null) {
     em.create(MintJob, {
-      brandId: row.brandId, id: row.mintJobId, status: 'PREFLIGHTED', scopeType: row.scopeType, requestedQuantity: row.requestedQuantity,
-      productId: row.productId, productionBatchId: row.productionBatchId, idempotencyKey: null, createdAt: row.createdAt, updatedAt: row.createdAt,
+      brandId: row.brandId,
+      id: row.mintJobId,
+      status: 'PREFLIGHTED',
+      scopeType: row.scopeType,
+      requestedQuantity: row.requestedQuantity,
+      productId: row.productId,
+      productionBatchId: row.productionBatchId,
+      idempotencyKey: null,
+      createdAt: row.createdAt,
+      updatedAt: row.createdAt,
     });
   }
   em.create(MintPreflight, { ...row, blockingReasons: [...row.blockingReasons] });

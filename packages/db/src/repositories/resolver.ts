@@ -63,13 +63,18 @@ export interface ResolverUnit {
 
 function toUnit(row: UnitRow): ResolverUnit {
   return {
-    serial: row.serial, gtin: row.gtin, status: row.status,
+    serial: row.serial,
+    gtin: row.gtin,
+    status: row.status,
     activatedAt: row.activated_at === null || row.activated_at instanceof Date ? row.activated_at : new Date(row.activated_at),
-    resolverUrl: unitResolverUrl(row.resolver_base_url, row.gtin, row.serial), batchStatus: row.batch_status,
+    resolverUrl: unitResolverUrl(row.resolver_base_url, row.gtin, row.serial),
+    batchStatus: row.batch_status,
     product: { id: row.product_id, name: row.product_name, sku: row.product_sku, gtin: row.product_gtin, passportUrl: row.passport_url },
-    links: row.links === undefined ? noLinks : (typeof row.links === 'string' ? JSON.parse(row.links) as UnitLinkRow[] : row.links).map(toLink),
-    suspect: row.suspect_rule === null || row.suspect_since === null ? null
-      : { reason: row.suspect_rule, since: row.suspect_since instanceof Date ? row.suspect_since : new Date(row.suspect_since) },
+    links: row.links === undefined ? noLinks : (typeof row.links === 'string' ? (JSON.parse(row.links) as UnitLinkRow[]) : row.links).map(toLink),
+    suspect:
+      row.suspect_rule === null || row.suspect_since === null
+        ? null
+        : { reason: row.suspect_rule, since: row.suspect_since instanceof Date ? row.suspect_since : new Date(row.suspect_since) },
     lifecycle: row.lifecycle_state === null ? null : { state: row.lifecycle_state, reason: row.lifecycle_reason },
   };
 }
@@ -82,10 +87,14 @@ type UnitLinkRow = NonNullable<UnitRow['links']>[number];
 
 function toLink(r: UnitLinkRow): Link {
   return {
-    linkType: r.link_type as Gs1LinkTypeName, href: r.href, title: r.title,
-    hreflang: typeof r.hreflang === 'string' ? JSON.parse(r.hreflang) as string[] : r.hreflang,
-    mediaType: r.media_type, context: typeof r.context === 'string' ? JSON.parse(r.context) as string[] : r.context,
-    fwqs: r.fwqs, isDefault: r.is_default,
+    linkType: r.link_type as Gs1LinkTypeName,
+    href: r.href,
+    title: r.title,
+    hreflang: typeof r.hreflang === 'string' ? (JSON.parse(r.hreflang) as string[]) : r.hreflang,
+    mediaType: r.media_type,
+    context: typeof r.context === 'string' ? (JSON.parse(r.context) as string[]) : r.context,
+    fwqs: r.fwqs,
+    isDefault: r.is_default,
   };
 }
 
@@ -94,9 +103,16 @@ const brandLookup = (db: Kysely<Tables>, p: { slug: string }) =>
   db.selectFrom('brands').select(['id', 'slug', 'name', 'default_passport_url', 'passport_logo_url', 'passport_colour']).where('slug', '=', p.slug);
 
 function toBrand(row: RowOf<typeof brandLookup> | undefined): ResolverBrand | null {
-  return row === undefined ? null : {
-    id: row.id, slug: row.slug, name: row.name, defaultPassportUrl: row.default_passport_url, logoUrl: row.passport_logo_url, colour: row.passport_colour,
-  };
+  return row === undefined
+    ? null
+    : {
+        id: row.id,
+        slug: row.slug,
+        name: row.name,
+        defaultPassportUrl: row.default_passport_url,
+        logoUrl: row.passport_logo_url,
+        colour: row.passport_colour,
+      };
 }
 
 /**
@@ -107,8 +123,13 @@ function toBrand(row: RowOf<typeof brandLookup> | undefined): ResolverBrand | nu
  * 100,000 products, 0.1 ms with an index on gtin alone), and the resolver caches the answer.
  */
 const gtinBrandsLookup = (db: Kysely<Tables>, p: { gtin: string }) =>
-  db.selectFrom('products as p').innerJoin('brands as b', 'b.id', 'p.brand_id')
-    .select(['b.id', 'b.slug', 'b.name', 'b.default_passport_url', 'b.passport_logo_url', 'b.passport_colour']).where('p.gtin', '=', p.gtin).orderBy('b.id').limit(2);
+  db
+    .selectFrom('products as p')
+    .innerJoin('brands as b', 'b.id', 'p.brand_id')
+    .select(['b.id', 'b.slug', 'b.name', 'b.default_passport_url', 'b.passport_logo_url', 'b.passport_colour'])
+    .where('p.gtin', '=', p.gtin)
+    .orderBy('b.id')
+    .limit(2);
 
 /** A brand with its own resolver domain. */
 export interface ResolverDomainBrand {
@@ -119,7 +140,10 @@ export interface ResolverDomainBrand {
 
 /** Every brand that has a resolver domain. */
 const domainLookup = (db: Kysely<Tables>) =>
-  db.selectFrom('brands').select(['id', 'slug', 'name', 'default_passport_url', 'passport_logo_url', 'passport_colour', 'resolver_domain']).where('resolver_domain', 'is not', null);
+  db
+    .selectFrom('brands')
+    .select(['id', 'slug', 'name', 'default_passport_url', 'passport_logo_url', 'passport_colour', 'resolver_domain'])
+    .where('resolver_domain', 'is not', null);
 
 function toDomainBrand(row: RowOf<typeof domainLookup>): ResolverDomainBrand {
   return { domain: row.resolver_domain!, brand: toBrand(row)! };
@@ -132,28 +156,56 @@ function toDomainBrand(row: RowOf<typeof domainLookup>): ResolverDomainBrand {
  * so it is a constant of each prepared statement, never a bind parameter.
  */
 function unitsWithProduct(db: Kysely<Tables>, withLinks: boolean) {
-  return db.selectFrom('mint_units as u')
-    .innerJoin('mint_batches as b', (join) => join.onRef('b.brand_id', '=', 'u.brand_id').onRef('b.id', '=', 'u.mint_batch_id'))
-    .innerJoin('products as p', (join) => join.onRef('p.brand_id', '=', 'b.brand_id').onRef('p.id', '=', 'b.product_id'))
-    // The lifecycle row, when the unit left its minted state: one primary-key probe.
-    .leftJoin('unit_states as s', (join) => join.onRef('s.brand_id', '=', 'u.brand_id').onRef('s.mint_batch_id', '=', 'u.mint_batch_id').onRef('s.seq', '=', 'u.seq'))
-    .select(['s.state as lifecycle_state', 's.reason as lifecycle_reason'])
-    .select([
-      // The suspect mark is two columns of the unit's own row: no join, no second round trip (pgbench,
-      // 200,000 units, prepared: ~28 µs a lookup without them, ~30 µs with, within the machine's noise).
-      'u.serial', 'b.gtin', 'u.status', 'u.activated_at', 'b.resolver_base_url', 'u.suspect_rule', 'u.suspect_since', 'b.status as batch_status',
-      'p.id as product_id', 'p.name as product_name', 'p.sku as product_sku', 'p.gtin as product_gtin', 'p.passport_url',
-    ])
-    .$if(withLinks, (q) => q.select((eb) => jsonArrayFrom(eb.selectFrom('resolver_links as l')
-      .select(['l.link_type', 'l.href', 'l.title', 'l.hreflang', 'l.media_type', 'l.context', 'l.fwqs', 'l.is_default'])
-      .whereRef('l.brand_id', '=', 'u.brand_id').where('l.gtin', '=', eb.fn.coalesce('b.gtin', sql.lit(''))).where('l.level', '=', 'serial')
-      .whereRef('l.qualifier', '=', 'u.serial')
-      .orderBy('l.created_at').orderBy('l.id')).as('links')));
+  return (
+    db
+      .selectFrom('mint_units as u')
+      .innerJoin('mint_batches as b', (join) => join.onRef('b.brand_id', '=', 'u.brand_id').onRef('b.id', '=', 'u.mint_batch_id'))
+      .innerJoin('products as p', (join) => join.onRef('p.brand_id', '=', 'b.brand_id').onRef('p.id', '=', 'b.product_id'))
+      // The lifecycle row, when the unit left its minted state: one primary-key probe.
+      .leftJoin('unit_states as s', (join) =>
+        join.onRef('s.brand_id', '=', 'u.brand_id').onRef('s.mint_batch_id', '=', 'u.mint_batch_id').onRef('s.seq', '=', 'u.seq'),
+      )
+      .select(['s.state as lifecycle_state', 's.reason as lifecycle_reason'])
+      .select([
+        // The suspect mark is two columns of the unit's own row: no join, no second round trip (pgbench,
+        // 200,000 units, prepared: ~28 µs a lookup without them, ~30 µs with, within the machine's noise).
+        'u.serial',
+        'b.gtin',
+        'u.status',
+        'u.activated_at',
+        'b.resolver_base_url',
+        'u.suspect_rule',
+        'u.suspect_since',
+        'b.status as batch_status',
+        'p.id as product_id',
+        'p.name as product_name',
+        'p.sku as product_sku',
+        'p.gtin as product_gtin',
+        'p.passport_url',
+      ])
+      .$if(withLinks, (q) =>
+        q.select((eb) =>
+          jsonArrayFrom(
+            eb
+              .selectFrom('resolver_links as l')
+              .select(['l.link_type', 'l.href', 'l.title', 'l.hreflang', 'l.media_type', 'l.context', 'l.fwqs', 'l.is_default'])
+              .whereRef('l.brand_id', '=', 'u.brand_id')
+              .where('l.gtin', '=', eb.fn.coalesce('b.gtin', sql.lit('')))
+              .where('l.level', '=', 'serial')
+              .whereRef('l.qualifier', '=', 'u.serial')
+              .orderBy('l.created_at')
+              .orderBy('l.id'),
+          ).as('links'),
+        ),
+      )
+  );
 }
 
 /** The brand's unit with `serial` and GTIN `gtin` (null matches a unit without GTIN), with its own links or not. */
 const unitLookup = (withLinks: boolean) => (db: Kysely<Tables>, p: { brandId: string; serial: string; gtin: string | null }) =>
-  unitsWithProduct(db, withLinks).where('u.brand_id', '=', p.brandId).where('u.serial', '=', p.serial)
+  unitsWithProduct(db, withLinks)
+    .where('u.brand_id', '=', p.brandId)
+    .where('u.serial', '=', p.serial)
     .where((eb) => eb('b.gtin', 'is not distinct from', eb.cast<string | null>(eb.val(p.gtin), 'text')));
 
 type UnitRow = RowOf<ReturnType<typeof unitLookup>>;
@@ -178,13 +230,22 @@ export interface ResolverLot {
 
 /** Every batch's lot `lotCode` of the brand's product with `gtin`, with the batch's status and the product. */
 const lotLookup = (db: Kysely<Tables>, p: { brandId: string; gtin: string; lotCode: string }) =>
-  db.selectFrom('mint_lots as l')
+  db
+    .selectFrom('mint_lots as l')
     .innerJoin('mint_batches as b', (join) => join.onRef('b.brand_id', '=', 'l.brand_id').onRef('b.id', '=', 'l.mint_batch_id'))
     .innerJoin('products as p', (join) => join.onRef('p.brand_id', '=', 'b.brand_id').onRef('p.id', '=', 'b.product_id'))
     .select([
-      'l.qty', 'b.status as batch_status', 'p.id as product_id', 'p.name as product_name', 'p.sku as product_sku', 'p.gtin as product_gtin', 'p.passport_url',
+      'l.qty',
+      'b.status as batch_status',
+      'p.id as product_id',
+      'p.name as product_name',
+      'p.sku as product_sku',
+      'p.gtin as product_gtin',
+      'p.passport_url',
     ])
-    .where('l.brand_id', '=', p.brandId).where('l.gtin', '=', p.gtin).where('l.lot_code', '=', p.lotCode);
+    .where('l.brand_id', '=', p.brandId)
+    .where('l.gtin', '=', p.gtin)
+    .where('l.lot_code', '=', p.lotCode);
 
 type LotRow = RowOf<typeof lotLookup>;
 
@@ -193,7 +254,9 @@ function toLot(lotCode: string, rows: readonly LotRow[]): ResolverLot | null {
   if (first === undefined) return null;
   const live = rows.filter((r) => r.batch_status !== 'voided');
   return {
-    lotCode, qty: live.reduce((n, r) => n + Number(r.qty), 0), allVoided: live.length === 0,
+    lotCode,
+    qty: live.reduce((n, r) => n + Number(r.qty), 0),
+    allVoided: live.length === 0,
     product: { id: first.product_id, name: first.product_name, sku: first.product_sku, gtin: first.product_gtin, passportUrl: first.passport_url },
   };
 }
@@ -229,39 +292,125 @@ export interface ScanRecord {
 
 /** The columns of scans, each one array. */
 interface ScanColumns {
-  brandIds: string[]; scannedAt: string[]; kinds: string[]; gtins: (string | null)[]; identifiers: (string | null)[]; outcomes: string[]; representations: string[];
-  linkTypes: (string | null)[]; unitKnown: (boolean | null)[]; counts: number[]; unitStatuses: (string | null)[]; lots: (string | null)[];
-  countries: (string | null)[]; clientClasses: (string | null)[]; visitors: (string | null)[]; sources: string[];
+  brandIds: string[];
+  scannedAt: string[];
+  kinds: string[];
+  gtins: (string | null)[];
+  identifiers: (string | null)[];
+  outcomes: string[];
+  representations: string[];
+  linkTypes: (string | null)[];
+  unitKnown: (boolean | null)[];
+  counts: number[];
+  unitStatuses: (string | null)[];
+  lots: (string | null)[];
+  countries: (string | null)[];
+  clientClasses: (string | null)[];
+  visitors: (string | null)[];
+  sources: string[];
 }
 
 /** Inserts scans given as column arrays, one statement whatever their number. */
 const insertScans = (db: Kysely<Tables>, c: ScanColumns) =>
-  db.insertInto('scan_events')
+  db
+    .insertInto('scan_events')
     .columns([
-      'brand_id', 'scanned_at', 'kind', 'gtin', 'identifier', 'outcome', 'representation', 'link_type', 'unit_known', 'scans', 'unit_status', 'lot',
-      'country', 'client_class', 'visitor', 'source',
+      'brand_id',
+      'scanned_at',
+      'kind',
+      'gtin',
+      'identifier',
+      'outcome',
+      'representation',
+      'link_type',
+      'unit_known',
+      'scans',
+      'unit_status',
+      'lot',
+      'country',
+      'client_class',
+      'visitor',
+      'source',
     ])
-    .expression(db.selectFrom(unnest<{
-      brand_id: string; scanned_at: string; kind: string; gtin: string | null; identifier: string | null; outcome: string; representation: string;
-      link_type: string | null; unit_known: boolean | null; scans: number; unit_status: string | null; lot: string | null; country: string | null;
-      client_class: string | null; visitor: string | null; source: string;
-    }, 's'>('s', {
-      brand_id: ['uuid', c.brandIds], scanned_at: ['timestamptz', c.scannedAt], kind: ['text', c.kinds], gtin: ['text', c.gtins],
-      identifier: ['text', c.identifiers], outcome: ['text', c.outcomes], representation: ['text', c.representations],
-      link_type: ['text', c.linkTypes], unit_known: ['bool', c.unitKnown], scans: ['int', c.counts], unit_status: ['text', c.unitStatuses],
-      lot: ['text', c.lots], country: ['text', c.countries], client_class: ['text', c.clientClasses], visitor: ['text', c.visitors], source: ['text', c.sources],
-    })).select([
-      's.brand_id', 's.scanned_at', 's.kind', 's.gtin', 's.identifier', 's.outcome', 's.representation', 's.link_type', 's.unit_known', 's.scans',
-      's.unit_status', 's.lot', 's.country', 's.client_class', 's.visitor', 's.source',
-    ]));
+    .expression(
+      db
+        .selectFrom(
+          unnest<
+            {
+              brand_id: string;
+              scanned_at: string;
+              kind: string;
+              gtin: string | null;
+              identifier: string | null;
+              outcome: string;
+              representation: string;
+              link_type: string | null;
+              unit_known: boolean | null;
+              scans: number;
+              unit_status: string | null;
+              lot: string | null;
+              country: string | null;
+              client_class: string | null;
+              visitor: string | null;
+              source: string;
+            },
+            's'
+          >('s', {
+            brand_id: ['uuid', c.brandIds],
+            scanned_at: ['timestamptz', c.scannedAt],
+            kind: ['text', c.kinds],
+            gtin: ['text', c.gtins],
+            identifier: ['text', c.identifiers],
+            outcome: ['text', c.outcomes],
+            representation: ['text', c.representations],
+            link_type: ['text', c.linkTypes],
+            unit_known: ['bool', c.unitKnown],
+            scans: ['int', c.counts],
+            unit_status: ['text', c.unitStatuses],
+            lot: ['text', c.lots],
+            country: ['text', c.countries],
+            client_class: ['text', c.clientClasses],
+            visitor: ['text', c.visitors],
+            source: ['text', c.sources],
+          }),
+        )
+        .select([
+          's.brand_id',
+          's.scanned_at',
+          's.kind',
+          's.gtin',
+          's.identifier',
+          's.outcome',
+          's.representation',
+          's.link_type',
+          's.unit_known',
+          's.scans',
+          's.unit_status',
+          's.lot',
+          's.country',
+          's.client_class',
+          's.visitor',
+          's.source',
+        ]),
+    );
 
 function scanColumns(scans: readonly ScanRecord[]): ScanColumns {
   return {
-    brandIds: scans.map((s) => s.brandId), scannedAt: scans.map((s) => s.scannedAt.toISOString()), kinds: scans.map((s) => s.kind),
-    gtins: scans.map((s) => s.gtin), identifiers: scans.map((s) => s.identifier), outcomes: scans.map((s) => s.outcome),
-    representations: scans.map((s) => s.representation), linkTypes: scans.map((s) => s.linkType ?? null), unitKnown: scans.map((s) => s.unitKnown ?? null),
-    counts: scans.map((s) => s.count ?? 1), unitStatuses: scans.map((s) => s.unitStatus ?? null), lots: scans.map((s) => s.lot ?? null),
-    countries: scans.map((s) => s.country ?? null), clientClasses: scans.map((s) => s.clientClass ?? null), visitors: scans.map((s) => s.visitor ?? null),
+    brandIds: scans.map((s) => s.brandId),
+    scannedAt: scans.map((s) => s.scannedAt.toISOString()),
+    kinds: scans.map((s) => s.kind),
+    gtins: scans.map((s) => s.gtin),
+    identifiers: scans.map((s) => s.identifier),
+    outcomes: scans.map((s) => s.outcome),
+    representations: scans.map((s) => s.representation),
+    linkTypes: scans.map((s) => s.linkType ?? null),
+    unitKnown: scans.map((s) => s.unitKnown ?? null),
+    counts: scans.map((s) => s.count ?? 1),
+    unitStatuses: scans.map((s) => s.unitStatus ?? null),
+    lots: scans.map((s) => s.lot ?? null),
+    countries: scans.map((s) => s.country ?? null),
+    clientClasses: scans.map((s) => s.clientClass ?? null),
+    visitors: scans.map((s) => s.visitor ?? null),
     sources: scans.map((s) => s.source ?? 'resolver'),
   };
 }
@@ -275,16 +424,23 @@ function scanColumns(scans: readonly ScanRecord[]): ScanColumns {
  */
 export async function writeScanBatchOnce(em: Em, brandId: string, batchKey: string, scans: readonly ScanRecord[], now: Date): Promise<boolean> {
   return em.transactional(async (tx) => {
-    const claimed = await rawChanged(tx, sql`
+    const claimed = await rawChanged(
+      tx,
+      sql`
       insert into scan_ingest_batches (brand_id, batch_key, accepted, rejected, created_at)
       values (${brandId}, ${batchKey}, ${scans.length}, '[]', ${now.toISOString()})
-      on conflict (brand_id, batch_key) do nothing`);
+      on conflict (brand_id, batch_key) do nothing`,
+    );
     if (claimed === 0) return false;
     if (scans.length > 0) {
       await changed(tx, (db) => insertScans(db, scanColumns(scans)));
       // The batch's days: a day rolled up already is rolled up again with these scans.
       const days = new Set(scans.map((s) => utcDay(s.scannedAt)));
-      await markScanDays(tx, [...days].map((day) => ({ brandId, day })), true);
+      await markScanDays(
+        tx,
+        [...days].map((day) => ({ brandId, day })),
+        true,
+      );
     }
     return true;
   });
@@ -313,7 +469,13 @@ export function createScanWriter(db: Database): ScanWriter {
   const url = postgresDirectUrl(db);
   // A connection that does not come within 2 s fails (an unreachable database that drops packets
   // rather than refusing them): the recorder then spills the batch instead of waiting.
-  const pool = new pg.Pool({ connectionString: url, max: 1, idleTimeoutMillis: 0, connectionTimeoutMillis: connectTimeoutMs, application_name: 'minting-scan-events' });
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: 1,
+    idleTimeoutMillis: 0,
+    connectionTimeoutMillis: connectTimeoutMs,
+    application_name: 'minting-scan-events',
+  });
   pool.on('error', () => undefined);
   let closing: Promise<void> | undefined;
   /** Brand and day pairs already noted in scan_rollup_days by this writer. */
@@ -321,7 +483,8 @@ export function createScanWriter(db: Database): ScanWriter {
   return {
     async write(scans) {
       if (scans.length === 0) return 0;
-      const written = (await pool.query({ name: statements.scans.name, text: statements.scans.text, values: statements.scans.values(scanColumns(scans)) })).rowCount ?? 0;
+      const written =
+        (await pool.query({ name: statements.scans.name, text: statements.scans.text, values: statements.scans.values(scanColumns(scans)) })).rowCount ?? 0;
       const fresh = new Map<string, { brandId: string; day: string }>();
       for (const s of scans) {
         const day = utcDay(s.scannedAt);
@@ -415,10 +578,25 @@ export function createResolverReader(db: Database, options: ResolverReaderOption
   // otherwise pay a new connection and re-prepare their statements.
   // A connection that does not come within 2 s fails, so the resolver answers from what it last
   // knew instead of holding scans while the database drops packets.
-  const pool = new pg.Pool({ connectionString: url, max: poolSize, idleTimeoutMillis: 0, connectionTimeoutMillis: connectTimeoutMs, application_name: 'minting-resolver' });
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: poolSize,
+    idleTimeoutMillis: 0,
+    connectionTimeoutMillis: connectTimeoutMs,
+    application_name: 'minting-resolver',
+  });
   pool.on('error', () => undefined);
   const readUrl = options.readUrl ?? resolverReadUrlOf(db);
-  const replica = readUrl === undefined ? null : new pg.Pool({ connectionString: readUrl, max: poolSize, idleTimeoutMillis: 0, connectionTimeoutMillis: connectTimeoutMs, application_name: 'minting-resolver-replica' });
+  const replica =
+    readUrl === undefined
+      ? null
+      : new pg.Pool({
+          connectionString: readUrl,
+          max: poolSize,
+          idleTimeoutMillis: 0,
+          connectionTimeoutMillis: connectTimeoutMs,
+          application_name: 'minting-resolver-replica',
+        });
   replica?.on('error', () => undefined);
   const links = createLinkReader(pool);
   const primary = hotLookups(pool, maxBatch, maxInFlight);
@@ -440,7 +618,9 @@ export function createResolverReader(db: Database, options: ResolverReaderOption
 function hotLookups(pool: pg.Pool, maxBatch: number, maxInFlight: number): HotLookups {
   return {
     async findBrandBySlug(slug) {
-      const { rows: [row] } = await pool.query<RowOf<typeof brandLookup>>(bound(statements.brand, { slug }));
+      const {
+        rows: [row],
+      } = await pool.query<RowOf<typeof brandLookup>>(bound(statements.brand, { slug }));
       return toBrand(row);
     },
     async findBrandsByGtin(gtin) {
@@ -449,7 +629,9 @@ function hotLookups(pool: pg.Pool, maxBatch: number, maxInFlight: number): HotLo
     },
     findUnit: batchedUnitLookup(pool, maxBatch, maxInFlight),
     async findProduct(brandId, gtin) {
-      const { rows: [row] } = await pool.query<RowOf<typeof productLookup>>(bound(statements.product, { brandId, gtin }));
+      const {
+        rows: [row],
+      } = await pool.query<RowOf<typeof productLookup>>(bound(statements.product, { brandId, gtin }));
       return toProduct(row);
     },
     async findLot(brandId, gtin, lotCode) {
@@ -460,9 +642,15 @@ function hotLookups(pool: pg.Pool, maxBatch: number, maxInFlight: number): HotLo
 }
 
 /** True for a unit whose scan resolves (active, batch not voided): an answer no later write on the primary is likely to be ahead of. */
-const inCirculation = (unit: ResolverUnit) => decideResolution({
-  kind: 'found', target: null, unitStatus: unit.status, batchStatus: unit.batchStatus, serialState: unit.lifecycle?.state ?? null, serialReason: unit.lifecycle?.reason ?? null,
-}).kind === 'resolved';
+const inCirculation = (unit: ResolverUnit) =>
+  decideResolution({
+    kind: 'found',
+    target: null,
+    unitStatus: unit.status,
+    batchStatus: unit.batchStatus,
+    serialState: unit.lifecycle?.state ?? null,
+    serialReason: unit.lifecycle?.reason ?? null,
+  }).kind === 'resolved';
 
 /**
  * The lookups on a streaming replica, read through to the primary whenever the replica's answer may
@@ -485,23 +673,49 @@ function readingThrough(replica: HotLookups, primary: HotLookups, links: LinkRea
     return final(answer) ? answer : fallback();
   };
   return {
-    findBrandBySlug: (slug) => settled(replica.findBrandBySlug(slug), (b) => b !== null, () => primary.findBrandBySlug(slug)),
-    findBrandsByGtin: (gtin) => settled(replica.findBrandsByGtin(gtin), (found) => found.length > 0, () => primary.findBrandsByGtin(gtin)),
+    findBrandBySlug: (slug) =>
+      settled(
+        replica.findBrandBySlug(slug),
+        (b) => b !== null,
+        () => primary.findBrandBySlug(slug),
+      ),
+    findBrandsByGtin: (gtin) =>
+      settled(
+        replica.findBrandsByGtin(gtin),
+        (found) => found.length > 0,
+        () => primary.findBrandsByGtin(gtin),
+      ),
     async findUnit(brandId, serial, gtin, withLinks = true) {
       const own = withLinks ? links.qualified(brandId, gtin ?? '', 'serial', serial) : null;
       // Not awaited when the unit is read through (the primary's unit brings its own links).
       own?.catch(() => undefined);
       let fromReplica = true;
-      const unit = await settled(replica.findUnit(brandId, serial, gtin, false), (u) => u !== null && inCirculation(u), () => {
-        fromReplica = false;
-        return primary.findUnit(brandId, serial, gtin, withLinks);
-      });
+      const unit = await settled(
+        replica.findUnit(brandId, serial, gtin, false),
+        (u) => u !== null && inCirculation(u),
+        () => {
+          fromReplica = false;
+          return primary.findUnit(brandId, serial, gtin, withLinks);
+        },
+      );
       return unit === null || !fromReplica || own === null ? unit : { ...unit, links: await own };
     },
-    findProduct: (brandId, gtin) => changedLately(brandId, gtin) ? primary.findProduct(brandId, gtin)
-      : settled(replica.findProduct(brandId, gtin), (p) => p !== null, () => primary.findProduct(brandId, gtin)),
-    findLot: (brandId, gtin, lotCode) => changedLately(brandId, gtin) ? primary.findLot(brandId, gtin, lotCode)
-      : settled(replica.findLot(brandId, gtin, lotCode), (lot) => lot !== null && !lot.allVoided, () => primary.findLot(brandId, gtin, lotCode)),
+    findProduct: (brandId, gtin) =>
+      changedLately(brandId, gtin)
+        ? primary.findProduct(brandId, gtin)
+        : settled(
+            replica.findProduct(brandId, gtin),
+            (p) => p !== null,
+            () => primary.findProduct(brandId, gtin),
+          ),
+    findLot: (brandId, gtin, lotCode) =>
+      changedLately(brandId, gtin)
+        ? primary.findLot(brandId, gtin, lotCode)
+        : settled(
+            replica.findLot(brandId, gtin, lotCode),
+            (lot) => lot !== null && !lot.allVoided,
+            () => primary.findLot(brandId, gtin, lotCode),
+          ),
   };
 }
 
@@ -538,8 +752,9 @@ function recentChanges(): { add(brandId: string, gtin: string | null): void; has
 /** The units of several (brand, serial) pairs at once, each row numbered (`ord`) by the pair it answers. */
 const unitBatchLookup = (withLinks: boolean) => (db: Kysely<Tables>, p: { brandIds: readonly string[]; serials: readonly string[] }) =>
   unitsWithProduct(db, withLinks)
-    .innerJoin(unnest<{ brand_id: string; serial: string }, 'k', 'ord'>('k', { brand_id: ['uuid', p.brandIds], serial: ['text', p.serials] }, 'ord'),
-      (join) => join.onRef('u.brand_id', '=', 'k.brand_id').onRef('u.serial', '=', 'k.serial'))
+    .innerJoin(unnest<{ brand_id: string; serial: string }, 'k', 'ord'>('k', { brand_id: ['uuid', p.brandIds], serial: ['text', p.serials] }, 'ord'), (join) =>
+      join.onRef('u.brand_id', '=', 'k.brand_id').onRef('u.serial', '=', 'k.serial'),
+    )
     .select((eb) => eb.cast<number>('k.ord', 'integer').as('ord'));
 
 /**
@@ -559,9 +774,16 @@ const statements = {
   lot: prepare('resolver_lot', lotLookup),
   scans: prepare('insert_scan_events', insertScans),
   scanDays: prepare('insert_scan_rollup_days', (db: Kysely<Tables>, p: { brandIds: readonly string[]; days: readonly string[] }) =>
-    db.insertInto('scan_rollup_days').columns(['brand_id', 'day'])
-      .expression(db.selectFrom(unnest<{ brand_id: string; day: string }, 's'>('s', { brand_id: ['uuid', p.brandIds], day: ['date', p.days] })).select(['s.brand_id', 's.day']))
-      .onConflict((oc) => oc.columns(['brand_id', 'day']).doNothing())),
+    db
+      .insertInto('scan_rollup_days')
+      .columns(['brand_id', 'day'])
+      .expression(
+        db
+          .selectFrom(unnest<{ brand_id: string; day: string }, 's'>('s', { brand_id: ['uuid', p.brandIds], day: ['date', p.days] }))
+          .select(['s.brand_id', 's.day']),
+      )
+      .onConflict((oc) => oc.columns(['brand_id', 'day']).doNothing()),
+  ),
 };
 
 /** A prepared statement with a call's parameters, as `pg` runs it by name. */
@@ -575,11 +797,19 @@ function bound<P>(statement: PreparedStatement<P, unknown>, params: P): pg.Query
  * asked for them.
  */
 function batchedUnitLookup(pool: pg.Pool, maxBatch: number, maxInFlight: number): ResolverReader['findUnit'] {
-  interface Key { brandId: string; serial: string; gtin: string | null; withLinks: boolean }
+  interface Key {
+    brandId: string;
+    serial: string;
+    gtin: string | null;
+    withLinks: boolean;
+  }
   const lookup = coalesced<Key, ResolverUnit | null>({
-    maxBatch, maxInFlight,
+    maxBatch,
+    maxInFlight,
     async one(key) {
-      const { rows: [row] } = await pool.query<UnitRow>(bound(key.withLinks ? statements.unit : statements.unitWithoutLinks, key));
+      const {
+        rows: [row],
+      } = await pool.query<UnitRow>(bound(key.withLinks ? statements.unit : statements.unitWithoutLinks, key));
       return row === undefined ? null : toUnit(row);
     },
     async many(keys) {

@@ -21,9 +21,12 @@ const partitionName = (day: string) => `scan_events_p${day.replaceAll('-', '')}`
 
 /** The UTC days that have a partition of their own, ascending. */
 export async function scanPartitionDays(em: Em): Promise<string[]> {
-  const found = await rawRows(em, sql<{ name: string }>`
+  const found = await rawRows(
+    em,
+    sql<{ name: string }>`
     select c.relname as name from pg_inherits i join pg_class c on c.oid = i.inhrelid
-     where i.inhparent = 'scan_events'::regclass and c.relname ~ '^scan_events_p[0-9]{8}$'`);
+     where i.inhparent = 'scan_events'::regclass and c.relname ~ '^scan_events_p[0-9]{8}$'`,
+  );
   return found.map((r) => `${r.name.slice(13, 17)}-${r.name.slice(17, 19)}-${r.name.slice(19, 21)}`).sort();
 }
 
@@ -43,8 +46,11 @@ export async function createScanPartition(em: Em, day: string): Promise<boolean>
     await rawRows(tx, sql`select pg_advisory_xact_lock(hashtext('scan_events partitions'))`);
     const [exists] = await rawRows(tx, sql<{ found: boolean }>`select to_regclass(${name}) is not null as found`);
     if (exists?.found === true) return false;
-    const [waiting] = await rawRows(tx, sql<{ found: boolean }>`
-      select exists (select 1 from scan_events_default where scanned_at >= ${from}::timestamptz and scanned_at < ${to}::timestamptz) as found`);
+    const [waiting] = await rawRows(
+      tx,
+      sql<{ found: boolean }>`
+      select exists (select 1 from scan_events_default where scanned_at >= ${from}::timestamptz and scanned_at < ${to}::timestamptz) as found`,
+    );
     if (waiting?.found !== true) {
       await rawChanged(tx, sql`create table ${sql.id(name)} partition of scan_events for values from (${sql.lit(from)}) to (${sql.lit(to)})`);
       return true;
@@ -52,10 +58,16 @@ export async function createScanPartition(em: Em, day: string): Promise<boolean>
     // The day's scans wait in the default partition: a table of its own takes them, then is attached
     // (its check constraint spares the attach a scan of it).
     await rawChanged(tx, sql`create table ${sql.id(name)} (like scan_events including defaults)`);
-    await rawChanged(tx, sql`alter table ${sql.id(name)} add constraint ${sql.id(`${name}_day`)}
-      check (scanned_at >= ${sql.lit(from)}::timestamptz and scanned_at < ${sql.lit(to)}::timestamptz)`);
-    await rawChanged(tx, sql`insert into ${sql.id(name)} select * from scan_events_default
-      where scanned_at >= ${from}::timestamptz and scanned_at < ${to}::timestamptz`);
+    await rawChanged(
+      tx,
+      sql`alter table ${sql.id(name)} add constraint ${sql.id(`${name}_day`)}
+      check (scanned_at >= ${sql.lit(from)}::timestamptz and scanned_at < ${sql.lit(to)}::timestamptz)`,
+    );
+    await rawChanged(
+      tx,
+      sql`insert into ${sql.id(name)} select * from scan_events_default
+      where scanned_at >= ${from}::timestamptz and scanned_at < ${to}::timestamptz`,
+    );
     await rawChanged(tx, sql`delete from scan_events_default where scanned_at >= ${from}::timestamptz and scanned_at < ${to}::timestamptz`);
     await rawChanged(tx, sql`alter table scan_events attach partition ${sql.id(name)} for values from (${sql.lit(from)}) to (${sql.lit(to)})`);
     await rawChanged(tx, sql`alter table ${sql.id(name)} drop constraint ${sql.id(`${name}_day`)}`);
@@ -65,9 +77,12 @@ export async function createScanPartition(em: Em, day: string): Promise<boolean>
 
 /** The UTC days of scans waiting in the default partition at or after `since`, ascending. */
 export async function defaultPartitionDays(em: Em, since: Date): Promise<string[]> {
-  const found = await rawRows(em, sql<{ day: string }>`
+  const found = await rawRows(
+    em,
+    sql<{ day: string }>`
     select distinct to_char(scanned_at at time zone 'UTC', 'YYYY-MM-DD') as day from scan_events_default
-     where scanned_at >= ${since.toISOString()}::timestamptz order by 1`);
+     where scanned_at >= ${since.toISOString()}::timestamptz order by 1`,
+  );
   return found.map((r) => r.day);
 }
 
@@ -78,8 +93,15 @@ export async function defaultPartitionDays(em: Em, since: Date): Promise<string[
 export async function dropScanPartitionsBefore(em: Em, beforeDay: string): Promise<string[]> {
   const days = (await scanPartitionDays(em)).filter((d) => d < beforeDay);
   if (days.length === 0) return [];
-  const waiting = new Set((await rawRows(em, sql<{ day: string }>`
-    select distinct to_char(day, 'YYYY-MM-DD') as day from scan_rollup_days where day < ${beforeDay}::date and version <> rolled_version`)).map((r) => r.day));
+  const waiting = new Set(
+    (
+      await rawRows(
+        em,
+        sql<{ day: string }>`
+    select distinct to_char(day, 'YYYY-MM-DD') as day from scan_rollup_days where day < ${beforeDay}::date and version <> rolled_version`,
+      )
+    ).map((r) => r.day),
+  );
   const dropped: string[] = [];
   for (const day of days) {
     if (waiting.has(day)) continue;
@@ -96,10 +118,13 @@ export async function dropScanPartitionsBefore(em: Em, beforeDay: string): Promi
  */
 export async function markScanDays(em: Em, pairs: readonly { brandId: string; day: string }[], bump: boolean): Promise<void> {
   if (pairs.length === 0) return;
-  await rawChanged(em, sql`
+  await rawChanged(
+    em,
+    sql`
     insert into scan_rollup_days (brand_id, day, version, rolled_version)
     select brand_id, day, 1, 0 from unnest(${pairs.map((p) => p.brandId)}::uuid[], ${pairs.map((p) => p.day)}::date[]) as s(brand_id, day)
-    on conflict (brand_id, day) do ${bump ? sql`update set version = scan_rollup_days.version + 1` : sql`nothing`}`);
+    on conflict (brand_id, day) do ${bump ? sql`update set version = scan_rollup_days.version + 1` : sql`nothing`}`,
+  );
 }
 
 /** The rollup cells of raw scans `e` (joined to their units `u`): group columns in the rollup table's order. */
@@ -116,10 +141,13 @@ const rollupColumns = sql`brand_id, day, gtin, mint_batch_id, lot, country, clie
  * again). Returns how many days were rolled up.
  */
 export async function rollUpScanDays(em: Em, closedBefore: Date, limit: number): Promise<number> {
-  const due = await rawRows(em, sql<{ brand_id: string; day: string; version: string | number }>`
+  const due = await rawRows(
+    em,
+    sql<{ brand_id: string; day: string; version: string | number }>`
     select brand_id, to_char(day, 'YYYY-MM-DD') as day, version from scan_rollup_days
      where version <> rolled_version and day < ${utcDay(closedBefore)}::date
-     order by day limit ${limit}`);
+     order by day limit ${limit}`,
+  );
   for (const d of due) await rollUpScanDay(em, d.brand_id, d.day, String(d.version));
   return due.length;
 }
@@ -131,14 +159,20 @@ async function rollUpScanDay(em: Em, brandId: string, day: string, version: stri
     // Two sweepers rolling one day up take turns (the second replaces the first's rows).
     await rawRows(tx, sql`select pg_advisory_xact_lock(hashtext(${`scan rollup ${brandId} ${day}`}))`);
     await rawChanged(tx, sql`delete from scan_daily_rollups where brand_id = ${brandId}::uuid and day = ${day}::date`);
-    await rawChanged(tx, sql`
+    await rawChanged(
+      tx,
+      sql`
       insert into scan_daily_rollups (${rollupColumns})
       select e.brand_id, ${day}::date, ${cellColumns}, ${cellAggregates}
         from scan_events e ${unitJoin}
        where e.brand_id = ${brandId}::uuid and e.scanned_at >= ${from}::timestamptz and e.scanned_at < ${to}::timestamptz
-       group by e.brand_id, 3, 4, 5, 6, 7, 8`);
-    await rawChanged(tx, sql`update scan_rollup_days set rolled_version = ${version}::bigint
-      where brand_id = ${brandId}::uuid and day = ${day}::date and rolled_version < ${version}::bigint`);
+       group by e.brand_id, 3, 4, 5, 6, 7, 8`,
+    );
+    await rawChanged(
+      tx,
+      sql`update scan_rollup_days set rolled_version = ${version}::bigint
+      where brand_id = ${brandId}::uuid and day = ${day}::date and rolled_version < ${version}::bigint`,
+    );
   });
 }
 
@@ -149,7 +183,9 @@ async function rollUpScanDay(em: Em, brandId: string, day: string, version: stri
  */
 export async function rollUpAndDeleteDefaultBefore(em: Em, beforeDay: string): Promise<number> {
   return em.transactional(async (tx) => {
-    const [moved] = await rawRows(tx, sql<{ rows: string | number }>`
+    const [moved] = await rawRows(
+      tx,
+      sql<{ rows: string | number }>`
       with gone as (delete from scan_events_default where scanned_at < ${`${beforeDay}T00:00:00Z`}::timestamptz returning *),
       cells as (
         insert into scan_daily_rollups (${rollupColumns})
@@ -161,7 +197,8 @@ export async function rollUpAndDeleteDefaultBefore(em: Em, beforeDay: string): P
           visitors = scan_daily_rollups.visitors + excluded.visitors, first_at = least(scan_daily_rollups.first_at, excluded.first_at),
           last_at = greatest(scan_daily_rollups.last_at, excluded.last_at)
         returning 1)
-      select (select count(*) from gone) as rows, (select count(*) from cells) as cells`);
+      select (select count(*) from gone) as rows, (select count(*) from cells) as cells`,
+    );
     await rawChanged(tx, sql`update scan_rollup_days set rolled_version = version where day < ${beforeDay}::date and version <> rolled_version`);
     return Number(moved?.rows ?? 0);
   });
@@ -179,9 +216,12 @@ export interface RollupFilter {
 
 /** The UTC days of a brand in [fromDay, toDay) whose rollup is current (answered from rollups, not raw scans). */
 export async function rolledUpDays(em: Em, brandId: string, fromDay: string, toDay: string): Promise<string[]> {
-  const found = await rawRows(em, sql<{ day: string }>`
+  const found = await rawRows(
+    em,
+    sql<{ day: string }>`
     select to_char(day, 'YYYY-MM-DD') as day from scan_rollup_days
-     where brand_id = ${brandId}::uuid and day >= ${fromDay}::date and day < ${toDay}::date and version = rolled_version order by day`);
+     where brand_id = ${brandId}::uuid and day >= ${fromDay}::date and day < ${toDay}::date and version = rolled_version order by day`,
+  );
   return found.map((r) => r.day);
 }
 
@@ -199,9 +239,12 @@ export function rollupWhere(brandId: string, days: readonly string[], f: RollupF
 
 /** Bytes of the raw scans (every partition, with indexes) and of the rollups (with their index). */
 export async function scanLedgerSize(em: Em): Promise<{ rawBytes: number; rollupBytes: number; rawRows: number; rollupRows: number }> {
-  const [r] = await rawRows(em, sql<{ raw: string; rollup: string; raw_rows: string; rollup_rows: string }>`
+  const [r] = await rawRows(
+    em,
+    sql<{ raw: string; rollup: string; raw_rows: string; rollup_rows: string }>`
     select (select coalesce(sum(pg_total_relation_size(i.inhrelid)), 0) from pg_inherits i where i.inhparent = 'scan_events'::regclass)::text as raw,
            pg_total_relation_size('scan_daily_rollups')::text as rollup,
-           (select count(*) from scan_events)::text as raw_rows, (select count(*) from scan_daily_rollups)::text as rollup_rows`);
+           (select count(*) from scan_events)::text as raw_rows, (select count(*) from scan_daily_rollups)::text as rollup_rows`,
+  );
   return { rawBytes: Number(r?.raw ?? 0), rollupBytes: Number(r?.rollup ?? 0), rawRows: Number(r?.raw_rows ?? 0), rollupRows: Number(r?.rollup_rows ?? 0) };
 }

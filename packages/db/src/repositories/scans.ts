@@ -63,7 +63,8 @@ function copyField(value: string | null): string {
   return /[\\\t\n\r]/.test(value) ? value.replace(/[\\\t\n\r]/g, (c) => (c === '\\' ? '\\\\' : c === '\t' ? '\\t' : c === '\n' ? '\\n' : '\\r')) : value;
 }
 
-const ingestColumns = 'brand_id, scanned_at, kind, gtin, identifier, lot, outcome, representation, link_type, unit_known, unit_status, scans, country, client_class, visitor, source';
+const ingestColumns =
+  'brand_id, scanned_at, kind, gtin, identifier, lot, outcome, representation, link_type, unit_known, unit_status, scans, country, client_class, visitor, source';
 
 /**
  * Records a batch under `batchKey` and writes its valid `scans` in one transaction, each with the
@@ -77,7 +78,12 @@ const ingestColumns = 'brand_id, scanned_at, kind, gtin, identifier, lot, outcom
  * claim, the days and the lookup in one statement, took ~0.2 s more off a batch.
  */
 export async function ingestScanBatch(
-  em: Em, brandId: string, batchKey: string, scans: readonly IngestScan[], rejected: readonly IngestRowError[], now: Date,
+  em: Em,
+  brandId: string,
+  batchKey: string,
+  scans: readonly IngestScan[],
+  rejected: readonly IngestRowError[],
+  now: Date,
 ): Promise<IngestOutcome> {
   const client = await ingestPool(em).connect();
   let failed = false;
@@ -87,7 +93,8 @@ export async function ingestScanBatch(
     // is rolled up again with these scans) and read the units its distinct serials name.
     const serials = [...new Set(scans.filter((s) => (s.kind === 'serial' || s.kind === 'token') && s.identifier !== null).map((s) => s.identifier!))];
     const days = [...new Set(scans.map((s) => Math.floor(s.scannedAt.getTime() / 86_400_000)))].map((d) => utcDay(d * 86_400_000));
-    const found = await client.query<{ what: string; serial: string | null; gtin: string | null; status: string | null }>(`
+    const found = await client.query<{ what: string; serial: string | null; gtin: string | null; status: string | null }>(
+      `
       with claim as (
         insert into scan_ingest_batches (brand_id, batch_key, accepted, rejected, created_at) values ($1, $2, $3, $4, $5)
         on conflict (brand_id, batch_key) do nothing returning 1),
@@ -99,10 +106,15 @@ export async function ingestScanBatch(
       union all
       select 'unit', u.serial, b.gtin, u.status from mint_units u join mint_batches b on b.brand_id = u.brand_id and b.id = u.mint_batch_id
        where exists (select 1 from claim) and u.brand_id = $1 and u.serial = any($7::text[])`,
-    [brandId, batchKey, scans.length, JSON.stringify(rejected), now.toISOString(), days, serials]);
+      [brandId, batchKey, scans.length, JSON.stringify(rejected), now.toISOString(), days, serials],
+    );
     if (!found.rows.some((r) => r.what === 'claim')) {
-      const before = (await client.query<{ accepted: number; rejected: string }>('select accepted, rejected from scan_ingest_batches where brand_id = $1 and batch_key = $2',
-        [brandId, batchKey])).rows[0];
+      const before = (
+        await client.query<{ accepted: number; rejected: string }>(
+          'select accepted, rejected from scan_ingest_batches where brand_id = $1 and batch_key = $2',
+          [brandId, batchKey],
+        )
+      ).rows[0];
       await client.query('commit');
       return { accepted: before?.accepted ?? 0, rejected: JSON.parse(before?.rejected ?? '[]') as IngestRowError[], replayed: true, unitScans: [] };
     }
@@ -119,13 +131,23 @@ export async function ingestScanBatch(
         const unit = isUnit && s.identifier !== null ? units.get(s.identifier) : undefined;
         const known = unit !== undefined && unit.gtin === s.gtin;
         const status = known ? unit.status : null;
-        text += `${prefix}${s.scannedAt.toISOString()}\t${s.kind}\t${s.gtin ?? '\\N'}\t${copyField(s.identifier)}\t${copyField(s.lot)}\t${s.outcome}\t${s.representation}\t`
-          + `${copyField(s.linkType)}\t${isUnit ? (known ? 't' : 'f') : '\\N'}\t${status ?? '\\N'}\t${s.count}\t${s.country ?? '\\N'}\t${s.clientClass ?? '\\N'}\t`
-          + `${s.visitor ?? '\\N'}\tingest\n`;
+        text +=
+          `${prefix}${s.scannedAt.toISOString()}\t${s.kind}\t${s.gtin ?? '\\N'}\t${copyField(s.identifier)}\t${copyField(s.lot)}\t${s.outcome}\t${s.representation}\t` +
+          `${copyField(s.linkType)}\t${isUnit ? (known ? 't' : 'f') : '\\N'}\t${status ?? '\\N'}\t${s.count}\t${s.country ?? '\\N'}\t${s.clientClass ?? '\\N'}\t` +
+          `${s.visitor ?? '\\N'}\tingest\n`;
         if (isUnit) {
           unitScans.push({
-            unitKnown: known, unitStatus: status, outcome: s.outcome, kind: s.kind, gtin: s.gtin, identifier: s.identifier, scannedAt: s.scannedAt, count: s.count,
-            country: s.country, clientClass: s.clientClass, visitor: s.visitor,
+            unitKnown: known,
+            unitStatus: status,
+            outcome: s.outcome,
+            kind: s.kind,
+            gtin: s.gtin,
+            identifier: s.identifier,
+            scannedAt: s.scannedAt,
+            count: s.count,
+            country: s.country,
+            clientClass: s.clientClass,
+            visitor: s.visitor,
           });
         }
       }
@@ -148,8 +170,11 @@ export async function ingestScanBatch(
  */
 export async function deleteScanIngestBatchesBefore(em: Em, before: Date, limit: number): Promise<number> {
   // Keys first, then one delete per brand: on Citus each delete is routed to one shard.
-  const old = await rawRows(em, sql<{ brand_id: string; batch_key: string }>`
-    select brand_id, batch_key from scan_ingest_batches where created_at < ${before.toISOString()}::timestamptz limit ${limit}`);
+  const old = await rawRows(
+    em,
+    sql<{ brand_id: string; batch_key: string }>`
+    select brand_id, batch_key from scan_ingest_batches where created_at < ${before.toISOString()}::timestamptz limit ${limit}`,
+  );
   const keys = new Map<string, string[]>();
   for (const r of old) keys.set(r.brand_id, [...(keys.get(r.brand_id) ?? []), r.batch_key]);
   let deleted = 0;
@@ -206,26 +231,40 @@ export interface ScanStatsCursor {
 /** The expression of a grouping, on scan_events `e` and its unit `u` (joined only when the batch is needed). */
 function groupExpression(group: ScanGroup): RawBuilder<string> {
   switch (group) {
-    case 'day': return sql<string>`to_char(e.scanned_at at time zone 'UTC', 'YYYY-MM-DD')`;
-    case 'gtin': return sql<string>`coalesce(e.gtin, '')`;
-    case 'batch': return sql<string>`coalesce(u.mint_batch_id::text, '')`;
-    case 'lot': return sql<string>`coalesce(e.lot, '')`;
-    case 'unit': return sql<string>`coalesce(e.gtin, '') || ' ' || e.identifier`;
-    case 'country': return sql<string>`coalesce(e.country, '')`;
-    case 'client_class': return sql<string>`coalesce(e.client_class, '')`;
+    case 'day':
+      return sql<string>`to_char(e.scanned_at at time zone 'UTC', 'YYYY-MM-DD')`;
+    case 'gtin':
+      return sql<string>`coalesce(e.gtin, '')`;
+    case 'batch':
+      return sql<string>`coalesce(u.mint_batch_id::text, '')`;
+    case 'lot':
+      return sql<string>`coalesce(e.lot, '')`;
+    case 'unit':
+      return sql<string>`coalesce(e.gtin, '') || ' ' || e.identifier`;
+    case 'country':
+      return sql<string>`coalesce(e.country, '')`;
+    case 'client_class':
+      return sql<string>`coalesce(e.client_class, '')`;
   }
 }
 
 /** The expression of a grouping on rollups `r`; null for the unit grouping, which rollups do not hold. */
 function rollupGroupExpression(group: ScanGroup): RawBuilder<string> | null {
   switch (group) {
-    case 'day': return sql<string>`to_char(r.day, 'YYYY-MM-DD')`;
-    case 'gtin': return sql<string>`r.gtin`;
-    case 'batch': return sql<string>`r.mint_batch_id`;
-    case 'lot': return sql<string>`r.lot`;
-    case 'unit': return null;
-    case 'country': return sql<string>`r.country`;
-    case 'client_class': return sql<string>`r.client_class`;
+    case 'day':
+      return sql<string>`to_char(r.day, 'YYYY-MM-DD')`;
+    case 'gtin':
+      return sql<string>`r.gtin`;
+    case 'batch':
+      return sql<string>`r.mint_batch_id`;
+    case 'lot':
+      return sql<string>`r.lot`;
+    case 'unit':
+      return null;
+    case 'country':
+      return sql<string>`r.country`;
+    case 'client_class':
+      return sql<string>`r.client_class`;
   }
 }
 
@@ -243,7 +282,12 @@ const dayMs = 86_400_000;
  * so over many days both are sums of days.
  */
 export async function scanStats(
-  em: Em, filter: ScanStatsFilter, group: ScanGroup, order: ScanStatsOrder, after: ScanStatsCursor | null, limit: number,
+  em: Em,
+  filter: ScanStatsFilter,
+  group: ScanGroup,
+  order: ScanStatsOrder,
+  after: ScanStatsCursor | null,
+  limit: number,
 ): Promise<ScanStatsRow[]> {
   const rollupKey = (filter.serial ?? null) === null ? rollupGroupExpression(group) : null;
   const firstWholeDay = utcDay(Math.ceil(filter.from.getTime() / dayMs) * dayMs);
@@ -265,7 +309,10 @@ export async function scanStats(
     const joinUnit = group === 'batch' || (filter.batchId ?? null) !== null;
     const where: RawBuilder<unknown>[] = [
       sql`e.brand_id = ${filter.brandId}::uuid`,
-      sql`(${sql.join(ranges.map(([a, b]) => sql`(e.scanned_at >= ${a.toISOString()}::timestamptz and e.scanned_at < ${b.toISOString()}::timestamptz)`), sql` or `)})`,
+      sql`(${sql.join(
+        ranges.map(([a, b]) => sql`(e.scanned_at >= ${a.toISOString()}::timestamptz and e.scanned_at < ${b.toISOString()}::timestamptz)`),
+        sql` or `,
+      )})`,
     ];
     if ((filter.gtin ?? null) !== null) where.push(sql`e.gtin = ${filter.gtin}`);
     if ((filter.lot ?? null) !== null) where.push(sql`e.lot = ${filter.lot}`);
@@ -291,20 +338,30 @@ export async function scanStats(
        where ${sql.join(rollupWhere(filter.brandId, rolled, filter), sql` and `)}
        group by 1`);
   }
-  const having = after === null ? sql`` : order === 'key'
-    ? sql`having g.key > ${after.key}`
-    : sql`having (sum(g.scans) < ${after.scans} or (sum(g.scans) = ${after.scans} and g.key > ${after.key}))`;
+  const having =
+    after === null
+      ? sql``
+      : order === 'key'
+        ? sql`having g.key > ${after.key}`
+        : sql`having (sum(g.scans) < ${after.scans} or (sum(g.scans) = ${after.scans} and g.key > ${after.key}))`;
   const orderBy = order === 'key' ? sql`order by key` : sql`order by scans desc, key`;
-  const found = await rawRows(em, sql<{ key: string; scans: string | number; never_issued: string | number; visitors: string | number; first_at: string | Date; last_at: string | Date }>`
+  const found = await rawRows(
+    em,
+    sql<{ key: string; scans: string | number; never_issued: string | number; visitors: string | number; first_at: string | Date; last_at: string | Date }>`
     select g.key, sum(g.scans) as scans, sum(g.never_issued) as never_issued, sum(g.visitors) as visitors, min(g.first_at) as first_at, max(g.last_at) as last_at
       from (${sql.join(parts, sql` union all `)}) g
      group by g.key
      ${having}
      ${orderBy}
-     limit ${limit}`);
+     limit ${limit}`,
+  );
   return found.map((r) => ({
-    key: r.key, scans: Number(r.scans), neverIssued: Number(r.never_issued), visitors: Number(r.visitors),
-    firstAt: new Date(r.first_at), lastAt: new Date(r.last_at),
+    key: r.key,
+    scans: Number(r.scans),
+    neverIssued: Number(r.never_issued),
+    visitors: Number(r.visitors),
+    firstAt: new Date(r.first_at),
+    lastAt: new Date(r.last_at),
   }));
 }
 
@@ -342,31 +399,58 @@ export interface UnitScans {
  * index walk of (brand_id, gtin, identifier, scanned_at).
  */
 export async function unitScans(
-  em: Em, brandId: string, gtin: string | null, serial: string, after: { at: Date; id: string } | null, limit: number,
+  em: Em,
+  brandId: string,
+  gtin: string | null,
+  serial: string,
+  after: { at: Date; id: string } | null,
+  limit: number,
 ): Promise<UnitScans> {
   const identity = sql`e.brand_id = ${brandId}::uuid and ${gtin === null ? sql`e.gtin is null` : sql`e.gtin = ${gtin}`} and e.identifier = ${serial}
     and e.kind in ('serial', 'token')`;
-  const [summary] = await rawRows(em, sql<{ total: string | number | null; first_at: string | Date | null; last_at: string | Date | null; countries: string[] | null }>`
+  const [summary] = await rawRows(
+    em,
+    sql<{ total: string | number | null; first_at: string | Date | null; last_at: string | Date | null; countries: string[] | null }>`
     select sum(e.scans) as total, min(e.scanned_at) as first_at, max(e.scanned_at) as last_at,
            array_remove(array_agg(distinct e.country), null) as countries
-      from scan_events e where ${identity}`);
-  const page = await rawRows(em, sql<{
-    id: string | number; scanned_at: string | Date; outcome: string; representation: string; link_type: string | null; unit_status: string | null;
-    country: string | null; client_class: string | null; scans: number; source: string;
-  }>`
+      from scan_events e where ${identity}`,
+  );
+  const page = await rawRows(
+    em,
+    sql<{
+      id: string | number;
+      scanned_at: string | Date;
+      outcome: string;
+      representation: string;
+      link_type: string | null;
+      unit_status: string | null;
+      country: string | null;
+      client_class: string | null;
+      scans: number;
+      source: string;
+    }>`
     select e.id, e.scanned_at, e.outcome, e.representation, e.link_type, e.unit_status, e.country, e.client_class, e.scans, e.source
       from scan_events e
      where ${identity} ${after === null ? sql`` : sql`and (e.scanned_at, e.id) < (${after.at.toISOString()}::timestamptz, ${after.id}::bigint)`}
      order by e.scanned_at desc, e.id desc
-     limit ${limit}`);
+     limit ${limit}`,
+  );
   return {
     total: Number(summary?.total ?? 0),
     firstAt: summary?.first_at == null ? null : new Date(summary.first_at),
     lastAt: summary?.last_at == null ? null : new Date(summary.last_at),
     countries: [...(summary?.countries ?? [])].sort(),
     scans: page.map((r) => ({
-      id: String(r.id), scannedAt: new Date(r.scanned_at), outcome: r.outcome, representation: r.representation, linkType: r.link_type,
-      unitStatus: r.unit_status, country: r.country, clientClass: r.client_class, scans: Number(r.scans), source: r.source,
+      id: String(r.id),
+      scannedAt: new Date(r.scanned_at),
+      outcome: r.outcome,
+      representation: r.representation,
+      linkType: r.link_type,
+      unitStatus: r.unit_status,
+      country: r.country,
+      clientClass: r.client_class,
+      scans: Number(r.scans),
+      source: r.source,
     })),
   };
 }

@@ -26,12 +26,16 @@ export interface UnitForMove {
 }
 
 /** Which units a move reads: serials of the brand, or a seq range of one of its batches. */
-export type UnitSelector =
-  | { readonly serials: readonly string[] }
-  | { readonly mintBatchId: string; readonly fromSeq: number; readonly toSeq: number };
+export type UnitSelector = { readonly serials: readonly string[] } | { readonly mintBatchId: string; readonly fromSeq: number; readonly toSeq: number };
 
 interface UnitMoveRow {
-  mint_batch_id: string; seq: number; serial: string; resolver_base_url: string; gtin: string | null; status: string; batch_status: string;
+  mint_batch_id: string;
+  seq: number;
+  serial: string;
+  resolver_base_url: string;
+  gtin: string | null;
+  status: string;
+  batch_status: string;
 }
 
 /**
@@ -47,32 +51,44 @@ export async function lockUnitsForMove(em: Em, brandId: string, selector: UnitSe
   // one on the (brand_id, serial) index (a lateral subquery kept apart by `offset 0`): with
   // `serial = any(...)` the planner chose a scan of the whole table for 10,000 serials of a
   // 1,000,000-unit brand (measured: 340 ms of EXPLAIN ANALYZE, 0.5 to 1.5 s per pack of 10,000).
-  const from = 'serials' in selector
-    ? sql`(select distinct x from unnest(${[...selector.serials]}::text[]) as t(x)) as s(serial)
+  const from =
+    'serials' in selector
+      ? sql`(select distinct x from unnest(${[...selector.serials]}::text[]) as t(x)) as s(serial)
       join lateral (select * from mint_units m where m.brand_id = ${brandId}::uuid and m.serial = s.serial offset 0) u on true`
-    : sql`mint_units u`;
-  const where = 'serials' in selector
-    ? sql`true`
-    : sql`u.mint_batch_id = ${selector.mintBatchId}::uuid and u.seq between ${selector.fromSeq}::int and ${selector.toSeq}::int`;
-  const units = await rawRows(em, sql<UnitMoveRow>`
+      : sql`mint_units u`;
+  const where =
+    'serials' in selector
+      ? sql`true`
+      : sql`u.mint_batch_id = ${selector.mintBatchId}::uuid and u.seq between ${selector.fromSeq}::int and ${selector.toSeq}::int`;
+  const units = await rawRows(
+    em,
+    sql<UnitMoveRow>`
     select u.mint_batch_id, u.seq, u.serial, b.resolver_base_url, b.gtin, u.status, b.status as batch_status
     from ${from}
     join mint_batches b on b.brand_id = u.brand_id and b.id = u.mint_batch_id
     where u.brand_id = ${brandId}::uuid and ${where}
     order by u.mint_batch_id, u.seq
-    ${lock ? sql`for update of u` : sql``}`);
+    ${lock ? sql`for update of u` : sql``}`,
+  );
   const states = new Map<string, { state: string; reason: string | null }>();
   for (const [batchId, seqs] of seqsByBatch(units.map((u) => ({ mintBatchId: u.mint_batch_id, seq: u.seq })))) {
-    const found = await rawRows(em, sql<{ seq: number; state: string; reason: string | null }>`
-      select seq, state, reason from unit_states where brand_id = ${brandId}::uuid and mint_batch_id = ${batchId}::uuid and seq = any(${seqs}::int[])`);
+    const found = await rawRows(
+      em,
+      sql<{ seq: number; state: string; reason: string | null }>`
+      select seq, state, reason from unit_states where brand_id = ${brandId}::uuid and mint_batch_id = ${batchId}::uuid and seq = any(${seqs}::int[])`,
+    );
     for (const r of found) states.set(`${batchId}/${r.seq}`, r);
   }
   return units.map((r) => {
     const s = states.get(`${r.mint_batch_id}/${r.seq}`);
     return {
-      mintBatchId: r.mint_batch_id, seq: r.seq, serial: r.serial, epc: unitResolverUrl(r.resolver_base_url, r.gtin, r.serial),
+      mintBatchId: r.mint_batch_id,
+      seq: r.seq,
+      serial: r.serial,
+      epc: unitResolverUrl(r.resolver_base_url, r.gtin, r.serial),
       state: (s?.state as SerialState | undefined) ?? mintedSerialState(r.status === 'active' ? 'active' : 'inactive'),
-      reason: (s?.reason ?? null) as DecommissionReason | null, batchVoided: r.batch_status === 'voided',
+      reason: (s?.reason ?? null) as DecommissionReason | null,
+      batchVoided: r.batch_status === 'voided',
     };
   });
 }
@@ -111,15 +127,21 @@ export async function writeSerialMove(em: Em, w: SerialWrite): Promise<void> {
     if (w.to === 'issued' || w.to === 'commissioned') {
       await rawChanged(em, sql`delete from unit_states where brand_id = ${w.brandId}::uuid and mint_batch_id = ${batchId}::uuid and seq = any(${seqs}::int[])`);
     } else {
-      await rawChanged(em, sql`insert into unit_states (brand_id, mint_batch_id, seq, state, reason, move_id, changed_at)
+      await rawChanged(
+        em,
+        sql`insert into unit_states (brand_id, mint_batch_id, seq, state, reason, move_id, changed_at)
         select ${w.brandId}::uuid, ${batchId}::uuid, t.q, ${w.to}::text, ${w.reason}::text, ${w.moveId}::uuid, ${w.at}::timestamptz
         from unnest(${seqs}::int[]) as t(q)
-        on conflict (brand_id, mint_batch_id, seq) do update set state = excluded.state, reason = excluded.reason, move_id = excluded.move_id, changed_at = excluded.changed_at`);
+        on conflict (brand_id, mint_batch_id, seq) do update set state = excluded.state, reason = excluded.reason, move_id = excluded.move_id, changed_at = excluded.changed_at`,
+      );
     }
     if (w.unitStatus !== null) {
-      await rawChanged(em, sql`update mint_units set status = ${w.unitStatus}::text,
+      await rawChanged(
+        em,
+        sql`update mint_units set status = ${w.unitStatus}::text,
           activated_at = ${w.unitStatus === 'active' ? sql`${w.at}::timestamptz` : sql`activated_at`}
-        where brand_id = ${w.brandId}::uuid and mint_batch_id = ${batchId}::uuid and seq = any(${seqs}::int[])`);
+        where brand_id = ${w.brandId}::uuid and mint_batch_id = ${batchId}::uuid and seq = any(${seqs}::int[])`,
+      );
     }
   }
 }
@@ -132,11 +154,17 @@ export async function writeSerialMove(em: Em, w: SerialWrite): Promise<void> {
  * and returns the units moved (in batch and seq order). The measured bulk path of recalls:
  * `npm run bench:serials`.
  */
-export async function decommissionCommissioned(em: Em, w: { brandId: string; moveId: string; at: Date; reason: string; selector: UnitSelector }): Promise<UnitForMove[]> {
-  const where = 'serials' in w.selector
-    ? sql`u.serial = any(${[...w.selector.serials]}::text[])`
-    : sql`u.mint_batch_id = ${w.selector.mintBatchId}::uuid and u.seq between ${w.selector.fromSeq}::int and ${w.selector.toSeq}::int`;
-  const moved = await rawRows(em, sql<{ mint_batch_id: string; seq: number; serial: string; resolver_base_url: string; gtin: string | null }>`
+export async function decommissionCommissioned(
+  em: Em,
+  w: { brandId: string; moveId: string; at: Date; reason: string; selector: UnitSelector },
+): Promise<UnitForMove[]> {
+  const where =
+    'serials' in w.selector
+      ? sql`u.serial = any(${[...w.selector.serials]}::text[])`
+      : sql`u.mint_batch_id = ${w.selector.mintBatchId}::uuid and u.seq between ${w.selector.fromSeq}::int and ${w.selector.toSeq}::int`;
+  const moved = await rawRows(
+    em,
+    sql<{ mint_batch_id: string; seq: number; serial: string; resolver_base_url: string; gtin: string | null }>`
     with moved as (
       update mint_units u set status = 'inactive'
       from mint_batches b
@@ -148,33 +176,55 @@ export async function decommissionCommissioned(em: Em, w: { brandId: string; mov
       select ${w.brandId}::uuid, mint_batch_id, seq, 'decommissioned', ${w.reason}::text, ${w.moveId}::uuid, ${w.at}::timestamptz from moved
       on conflict (brand_id, mint_batch_id, seq) do update set state = excluded.state, reason = excluded.reason, move_id = excluded.move_id, changed_at = excluded.changed_at
     )
-    select mint_batch_id, seq, serial, resolver_base_url, gtin from moved order by mint_batch_id, seq`);
+    select mint_batch_id, seq, serial, resolver_base_url, gtin from moved order by mint_batch_id, seq`,
+  );
   return moved.map((r) => ({
-    mintBatchId: r.mint_batch_id, seq: r.seq, serial: r.serial, epc: unitResolverUrl(r.resolver_base_url, r.gtin, r.serial), state: 'commissioned', reason: null, batchVoided: false,
+    mintBatchId: r.mint_batch_id,
+    seq: r.seq,
+    serial: r.serial,
+    epc: unitResolverUrl(r.resolver_base_url, r.gtin, r.serial),
+    state: 'commissioned',
+    reason: null,
+    batchVoided: false,
   }));
 }
 
 /** Units of a batch that have left their minted state, per state and reason (reconciliation and tests). */
 export async function countUnitStates(em: Em, brandId: string, batchId: string): Promise<{ state: string; reason: string | null; count: number }[]> {
-  const found = await rawRows(em, sql<{ state: string; reason: string | null; n: string }>`
+  const found = await rawRows(
+    em,
+    sql<{ state: string; reason: string | null; n: string }>`
     select coalesce(s.state, case when u.status = 'active' then 'commissioned' else 'issued' end) as state, s.reason, count(*) as n
     from mint_units u
     left join unit_states s on s.brand_id = u.brand_id and s.mint_batch_id = u.mint_batch_id and s.seq = u.seq
     where u.brand_id = ${brandId}::uuid and u.mint_batch_id = ${batchId}::uuid
-    group by 1, 2 order by 1, 2`);
+    group by 1, 2 order by 1, 2`,
+  );
   return found.map((r) => ({ state: r.state, reason: r.reason, count: Number(r.n) }));
 }
 
 /** The lifecycle state of one unit by serial (null when the brand has no such unit). */
-export async function readSerialState(em: Em, brandId: string, serial: string): Promise<{ state: SerialState; reason: DecommissionReason | null; mintBatchId: string; seq: number } | null> {
-  const row = await first(em, (db) => db.selectFrom('mint_units as u')
-    .leftJoin('unit_states as s', (j) => j.onRef('s.brand_id', '=', 'u.brand_id').onRef('s.mint_batch_id', '=', 'u.mint_batch_id').onRef('s.seq', '=', 'u.seq'))
-    .select(['u.mint_batch_id', 'u.seq', 'u.status', 's.state', 's.reason'])
-    .where('u.brand_id', '=', brandId).where('u.serial', '=', serial));
+export async function readSerialState(
+  em: Em,
+  brandId: string,
+  serial: string,
+): Promise<{ state: SerialState; reason: DecommissionReason | null; mintBatchId: string; seq: number } | null> {
+  const row = await first(em, (db) =>
+    db
+      .selectFrom('mint_units as u')
+      .leftJoin('unit_states as s', (j) =>
+        j.onRef('s.brand_id', '=', 'u.brand_id').onRef('s.mint_batch_id', '=', 'u.mint_batch_id').onRef('s.seq', '=', 'u.seq'),
+      )
+      .select(['u.mint_batch_id', 'u.seq', 'u.status', 's.state', 's.reason'])
+      .where('u.brand_id', '=', brandId)
+      .where('u.serial', '=', serial),
+  );
   if (row === undefined) return null;
   return {
     state: (row.state as SerialState | null) ?? mintedSerialState(row.status === 'active' ? 'active' : 'inactive'),
-    reason: row.reason as DecommissionReason | null, mintBatchId: row.mint_batch_id, seq: row.seq,
+    reason: row.reason as DecommissionReason | null,
+    mintBatchId: row.mint_batch_id,
+    seq: row.seq,
   };
 }
 
@@ -199,18 +249,42 @@ export interface SerialMoveRecord {
 }
 
 type MoveRow = {
-  id: string; idempotency_key: string; request_hash: string; action: string; reason: string | null; target: unknown; status: string;
-  total: number; moved: number; refused: number; refusals: unknown; next_seq: number | null; cursor: unknown; created_at: string | Date; updated_at: string | Date;
+  id: string;
+  idempotency_key: string;
+  request_hash: string;
+  action: string;
+  reason: string | null;
+  target: unknown;
+  status: string;
+  total: number;
+  moved: number;
+  refused: number;
+  refusals: unknown;
+  next_seq: number | null;
+  cursor: unknown;
+  created_at: string | Date;
+  updated_at: string | Date;
 };
 
-const parsed = <T>(v: unknown): T => (typeof v === 'string' ? JSON.parse(v) as T : v as T);
+const parsed = <T>(v: unknown): T => (typeof v === 'string' ? (JSON.parse(v) as T) : (v as T));
 
 function toMove(r: MoveRow): SerialMoveRecord {
   return {
-    id: r.id, idempotencyKey: r.idempotency_key, requestHash: r.request_hash, action: r.action, reason: r.reason,
-    target: parsed<Record<string, unknown>>(r.target), status: r.status as 'running' | 'done', total: r.total, moved: r.moved, refused: r.refused,
-    refusals: parsed<Record<string, unknown>[]>(r.refusals), nextSeq: r.next_seq, cursor: r.cursor === null ? null : parsed<Record<string, unknown>>(r.cursor),
-    createdAt: new Date(r.created_at), updatedAt: new Date(r.updated_at),
+    id: r.id,
+    idempotencyKey: r.idempotency_key,
+    requestHash: r.request_hash,
+    action: r.action,
+    reason: r.reason,
+    target: parsed<Record<string, unknown>>(r.target),
+    status: r.status as 'running' | 'done',
+    total: r.total,
+    moved: r.moved,
+    refused: r.refused,
+    refusals: parsed<Record<string, unknown>[]>(r.refusals),
+    nextSeq: r.next_seq,
+    cursor: r.cursor === null ? null : parsed<Record<string, unknown>>(r.cursor),
+    createdAt: new Date(r.created_at),
+    updatedAt: new Date(r.updated_at),
   };
 }
 
@@ -234,16 +308,48 @@ export interface NewSerialMove {
  * recorded it, false when the key was taken (read the existing move with {@link findSerialMoveByKey}).
  */
 export async function insertSerialMove(em: Em, m: NewSerialMove): Promise<boolean> {
-  const n = await changed(em, (db) => db.insertInto('serial_moves').values({
-    brand_id: m.brandId, id: m.id, idempotency_key: m.idempotencyKey, request_hash: m.requestHash, action: m.action, reason: m.reason,
-    target: JSON.stringify(m.target), status: 'running', total: m.total, moved: 0, refused: 0, refusals: '[]', next_seq: m.nextSeq, actor: m.actor,
-    created_at: m.at, updated_at: m.at,
-  }).onConflict((oc) => oc.columns(['brand_id', 'idempotency_key']).doNothing()));
+  const n = await changed(em, (db) =>
+    db
+      .insertInto('serial_moves')
+      .values({
+        brand_id: m.brandId,
+        id: m.id,
+        idempotency_key: m.idempotencyKey,
+        request_hash: m.requestHash,
+        action: m.action,
+        reason: m.reason,
+        target: JSON.stringify(m.target),
+        status: 'running',
+        total: m.total,
+        moved: 0,
+        refused: 0,
+        refusals: '[]',
+        next_seq: m.nextSeq,
+        actor: m.actor,
+        created_at: m.at,
+        updated_at: m.at,
+      })
+      .onConflict((oc) => oc.columns(['brand_id', 'idempotency_key']).doNothing()),
+  );
   return n === 1;
 }
 
 const moveColumns = [
-  'id', 'idempotency_key', 'request_hash', 'action', 'reason', 'target', 'status', 'total', 'moved', 'refused', 'refusals', 'next_seq', 'cursor', 'created_at', 'updated_at',
+  'id',
+  'idempotency_key',
+  'request_hash',
+  'action',
+  'reason',
+  'target',
+  'status',
+  'total',
+  'moved',
+  'refused',
+  'refusals',
+  'next_seq',
+  'cursor',
+  'created_at',
+  'updated_at',
 ] as const;
 
 /** The brand's move with idempotency key `key`, or null. */
@@ -254,8 +360,14 @@ export async function findSerialMoveByKey(em: Em, brandId: string, key: string):
 
 /** The brand's move `id`, locked until the transaction ends when `lock`; null when not the brand's. */
 export async function findSerialMove(em: Em, brandId: string, id: string, lock = false): Promise<SerialMoveRecord | null> {
-  const row = await first(em, (db) => db.selectFrom('serial_moves').select(moveColumns).where('brand_id', '=', brandId).where('id', '=', id)
-    .$if(lock, (q) => q.forUpdate()));
+  const row = await first(em, (db) =>
+    db
+      .selectFrom('serial_moves')
+      .select(moveColumns)
+      .where('brand_id', '=', brandId)
+      .where('id', '=', id)
+      .$if(lock, (q) => q.forUpdate()),
+  );
   return row === undefined ? null : toMove(row as MoveRow);
 }
 
@@ -263,17 +375,29 @@ export async function findSerialMove(em: Em, brandId: string, id: string, lock =
  * Adds a chunk's outcome to a running move as a compare-and-set on its progress (`expectedNextSeq`,
  * or its moved count for a list): false when another worker recorded the chunk first.
  */
-export async function recordSerialMoveChunk(em: Em, brandId: string, id: string, chunk: {
-  readonly expectedMoved: number; readonly moved: number; readonly refusals: readonly Record<string, unknown>[]; readonly nextSeq: number | null;
-  readonly done: boolean; readonly at: Date;
-  /** A container move's position after the chunk. */
-  readonly cursor?: Record<string, unknown> | null;
-}): Promise<boolean> {
-  const n = await rawChanged(em, sql`update serial_moves set moved = moved + ${chunk.moved}::int, refused = refused + ${chunk.refusals.length}::int,
+export async function recordSerialMoveChunk(
+  em: Em,
+  brandId: string,
+  id: string,
+  chunk: {
+    readonly expectedMoved: number;
+    readonly moved: number;
+    readonly refusals: readonly Record<string, unknown>[];
+    readonly nextSeq: number | null;
+    readonly done: boolean;
+    readonly at: Date;
+    /** A container move's position after the chunk. */
+    readonly cursor?: Record<string, unknown> | null;
+  },
+): Promise<boolean> {
+  const n = await rawChanged(
+    em,
+    sql`update serial_moves set moved = moved + ${chunk.moved}::int, refused = refused + ${chunk.refusals.length}::int,
       refusals = refusals || ${JSON.stringify(chunk.refusals)}::jsonb, next_seq = ${chunk.nextSeq}::int,
       cursor = ${chunk.cursor === undefined || chunk.cursor === null ? null : JSON.stringify(chunk.cursor)}::jsonb,
       status = ${chunk.done ? 'done' : 'running'}::text, updated_at = ${chunk.at}::timestamptz
-    where brand_id = ${brandId}::uuid and id = ${id}::uuid and status = 'running' and moved = ${chunk.expectedMoved}::int`);
+    where brand_id = ${brandId}::uuid and id = ${id}::uuid and status = 'running' and moved = ${chunk.expectedMoved}::int`,
+  );
   return n === 1;
 }
 
@@ -285,11 +409,20 @@ export async function recordSerialMoveChunk(em: Em, brandId: string, id: string,
 export async function claimRunningSerialMove(em: Em): Promise<{ brandId: string; id: string } | null> {
   // Candidates first without a lock (on Citus a locking read must name its brand: one shard), then
   // each locked on its own brand's row, skipping one another worker holds.
-  const candidates = await rows(em, (db) => db.selectFrom('serial_moves').select(['brand_id', 'id']).where('status', '=', 'running')
-    .orderBy('updated_at').limit(8));
+  const candidates = await rows(em, (db) =>
+    db.selectFrom('serial_moves').select(['brand_id', 'id']).where('status', '=', 'running').orderBy('updated_at').limit(8),
+  );
   for (const c of candidates) {
-    const locked = await rows(em, (db) => db.selectFrom('serial_moves').select(['brand_id', 'id']).where('brand_id', '=', c.brand_id).where('id', '=', c.id)
-      .where('status', '=', 'running').forUpdate().skipLocked());
+    const locked = await rows(em, (db) =>
+      db
+        .selectFrom('serial_moves')
+        .select(['brand_id', 'id'])
+        .where('brand_id', '=', c.brand_id)
+        .where('id', '=', c.id)
+        .where('status', '=', 'running')
+        .forUpdate()
+        .skipLocked(),
+    );
     if (locked[0] !== undefined) return { brandId: locked[0].brand_id, id: locked[0].id };
   }
   return null;
@@ -323,11 +456,29 @@ export interface EpcisUnitRange {
 /** Stores events; an event id stored before is kept as it was (a repeated chunk writes no duplicate). */
 export async function insertEpcisEvents(em: Em, events: readonly NewEpcisEvent[]): Promise<number> {
   if (events.length === 0) return 0;
-  return changed(em, (db) => db.insertInto('epcis_events').values(events.map((e) => ({
-    brand_id: e.brandId, id: e.id, move_id: e.moveId, event_type: e.eventType, event_time: e.eventTime, record_time: e.recordTime,
-    biz_step: e.bizStep, disposition: e.disposition, epcs: [...e.epcs], body: JSON.stringify(e.body), partner_id: e.partnerId ?? null,
-    mint_batch_id: e.units?.mintBatchId ?? null, first_seq: e.units?.firstSeq ?? null, unit_count: e.units?.count ?? null,
-  }))).onConflict((oc) => oc.columns(['brand_id', 'id']).doNothing()));
+  return changed(em, (db) =>
+    db
+      .insertInto('epcis_events')
+      .values(
+        events.map((e) => ({
+          brand_id: e.brandId,
+          id: e.id,
+          move_id: e.moveId,
+          event_type: e.eventType,
+          event_time: e.eventTime,
+          record_time: e.recordTime,
+          biz_step: e.bizStep,
+          disposition: e.disposition,
+          epcs: [...e.epcs],
+          body: JSON.stringify(e.body),
+          partner_id: e.partnerId ?? null,
+          mint_batch_id: e.units?.mintBatchId ?? null,
+          first_seq: e.units?.firstSeq ?? null,
+          unit_count: e.units?.count ?? null,
+        })),
+      )
+      .onConflict((oc) => oc.columns(['brand_id', 'id']).doNothing()),
+  );
 }
 
 /** Filters of the EPCIS query subset. */
@@ -358,26 +509,38 @@ export interface StoredEpcisEvent {
 
 /** Stored events matching `q`, oldest first by event time then id; unit ranges not expanded. */
 export async function queryEpcisEvents(em: Em, q: EpcisQuery): Promise<StoredEpcisEvent[]> {
-  const found = await rows(em, (db) => db.selectFrom('epcis_events').select(['id', 'event_time', 'body', 'mint_batch_id', 'first_seq', 'unit_count'])
-    .where('brand_id', '=', q.brandId)
-    .$if(q.partnerId !== undefined, (w) => w.where('partner_id', '=', q.partnerId!))
-    .$if(q.bizSteps !== undefined, (w) => w.where('biz_step', 'in', [...q.bizSteps!]))
-    .$if(q.dispositions !== undefined, (w) => w.where('disposition', 'in', [...q.dispositions!]))
-    // A listed EPC by the GIN index on `epcs`; a unit in a range by the (brand_id, mint_batch_id, first_seq) index.
-    .$if(q.epcs !== undefined, (w) => w.where((eb) => eb.or([
-      sql<boolean>`epcs && ${[...q.epcs!]}::text[]`,
-      ...(q.units ?? []).map((u) => eb.and([
-        eb('mint_batch_id', '=', u.mintBatchId), eb('first_seq', '<=', u.seq), sql<boolean>`first_seq + unit_count > ${u.seq}::int`,
-      ])),
-    ])))
-    .$if(q.geEventTime !== undefined, (w) => w.where('event_time', '>=', q.geEventTime!))
-    .$if(q.ltEventTime !== undefined, (w) => w.where('event_time', '<', q.ltEventTime!))
-    .$if(q.after !== undefined, (w) => w.where((eb) => eb.or([
-      eb('event_time', '>', q.after!.eventTime), eb.and([eb('event_time', '=', q.after!.eventTime), eb('id', '>', q.after!.id)]),
-    ])))
-    .orderBy('event_time').orderBy('id').limit(q.limit));
+  const found = await rows(em, (db) =>
+    db
+      .selectFrom('epcis_events')
+      .select(['id', 'event_time', 'body', 'mint_batch_id', 'first_seq', 'unit_count'])
+      .where('brand_id', '=', q.brandId)
+      .$if(q.partnerId !== undefined, (w) => w.where('partner_id', '=', q.partnerId!))
+      .$if(q.bizSteps !== undefined, (w) => w.where('biz_step', 'in', [...q.bizSteps!]))
+      .$if(q.dispositions !== undefined, (w) => w.where('disposition', 'in', [...q.dispositions!]))
+      // A listed EPC by the GIN index on `epcs`; a unit in a range by the (brand_id, mint_batch_id, first_seq) index.
+      .$if(q.epcs !== undefined, (w) =>
+        w.where((eb) =>
+          eb.or([
+            sql<boolean>`epcs && ${[...q.epcs!]}::text[]`,
+            ...(q.units ?? []).map((u) =>
+              eb.and([eb('mint_batch_id', '=', u.mintBatchId), eb('first_seq', '<=', u.seq), sql<boolean>`first_seq + unit_count > ${u.seq}::int`]),
+            ),
+          ]),
+        ),
+      )
+      .$if(q.geEventTime !== undefined, (w) => w.where('event_time', '>=', q.geEventTime!))
+      .$if(q.ltEventTime !== undefined, (w) => w.where('event_time', '<', q.ltEventTime!))
+      .$if(q.after !== undefined, (w) =>
+        w.where((eb) => eb.or([eb('event_time', '>', q.after!.eventTime), eb.and([eb('event_time', '=', q.after!.eventTime), eb('id', '>', q.after!.id)])])),
+      )
+      .orderBy('event_time')
+      .orderBy('id')
+      .limit(q.limit),
+  );
   return found.map((r) => ({
-    id: r.id, eventTime: new Date(r.event_time), body: parsed<Record<string, unknown>>(r.body),
+    id: r.id,
+    eventTime: new Date(r.event_time),
+    body: parsed<Record<string, unknown>>(r.body),
     units: r.mint_batch_id === null ? null : { mintBatchId: r.mint_batch_id, firstSeq: r.first_seq!, count: r.unit_count! },
   }));
 }
@@ -387,7 +550,11 @@ export async function queryEpcisEvents(em: Em, q: EpcisQuery): Promise<StoredEpc
  * Link URIs in seq order, from their serials and their batch's resolver base and GTIN (as when the
  * event listed them). Reads as many units as the ranges hold: the caller bounds them.
  */
-export async function expandEpcisUnitRanges(em: Em, brandId: string, events: readonly { readonly body: Record<string, unknown>; readonly units: EpcisUnitRange | null }[]): Promise<Record<string, unknown>[]> {
+export async function expandEpcisUnitRanges(
+  em: Em,
+  brandId: string,
+  events: readonly { readonly body: Record<string, unknown>; readonly units: EpcisUnitRange | null }[],
+): Promise<Record<string, unknown>[]> {
   const batches = new Map<string, { resolver_base_url: string; gtin: string | null } | undefined>();
   const out: Record<string, unknown>[] = [];
   for (const e of events) {
@@ -397,7 +564,12 @@ export async function expandEpcisUnitRanges(em: Em, brandId: string, events: rea
     }
     const { mintBatchId, firstSeq, count } = e.units;
     if (!batches.has(mintBatchId)) {
-      batches.set(mintBatchId, await first(em, (db) => db.selectFrom('mint_batches').select(['resolver_base_url', 'gtin']).where('brand_id', '=', brandId).where('id', '=', mintBatchId)));
+      batches.set(
+        mintBatchId,
+        await first(em, (db) =>
+          db.selectFrom('mint_batches').select(['resolver_base_url', 'gtin']).where('brand_id', '=', brandId).where('id', '=', mintBatchId),
+        ),
+      );
     }
     const batch = batches.get(mintBatchId);
     if (batch === undefined) throw new Error(`EPCIS event ${String(e.body['eventID'])} names units of batch ${mintBatchId}, which the brand does not have`);
@@ -415,8 +587,13 @@ export async function finishSerialMove(em: Em, brandId: string, id: string, move
 /** Which of `ids` the brand has stored as EPCIS events, each with the partner that reported it (null: the brand). */
 export async function readEpcisEventIds(em: Em, brandId: string, ids: readonly string[]): Promise<{ id: string; partnerId: string | null }[]> {
   if (ids.length === 0) return [];
-  const found = await rows(em, (db) => db.selectFrom('epcis_events').select(['id', 'partner_id']).where('brand_id', '=', brandId)
-    .where((eb) => eb('id', '=', eb.fn.any(eb.cast<string[]>(eb.val([...ids]), sql`uuid[]`)))));
+  const found = await rows(em, (db) =>
+    db
+      .selectFrom('epcis_events')
+      .select(['id', 'partner_id'])
+      .where('brand_id', '=', brandId)
+      .where((eb) => eb('id', '=', eb.fn.any(eb.cast<string[]>(eb.val([...ids]), sql`uuid[]`)))),
+  );
   return found.map((r) => ({ id: r.id, partnerId: r.partner_id ?? null }));
 }
 
@@ -426,8 +603,16 @@ export async function readEpcisEventIds(em: Em, brandId: string, ids: readonly s
  */
 export async function latestEventNaming(em: Em, brandId: string, epcs: readonly string[], exceptId: string): Promise<{ eventTime: Date; epc: string } | null> {
   if (epcs.length === 0) return null;
-  const found = await rows(em, (db) => db.selectFrom('epcis_events').select(['event_time', 'epcs']).where('brand_id', '=', brandId)
-    .where(sql<boolean>`epcs && ${[...epcs]}::text[]`).where('id', '<>', exceptId).orderBy('event_time', 'desc').limit(1));
+  const found = await rows(em, (db) =>
+    db
+      .selectFrom('epcis_events')
+      .select(['event_time', 'epcs'])
+      .where('brand_id', '=', brandId)
+      .where(sql<boolean>`epcs && ${[...epcs]}::text[]`)
+      .where('id', '<>', exceptId)
+      .orderBy('event_time', 'desc')
+      .limit(1),
+  );
   const latest = found[0];
   if (latest === undefined) return null;
   const named = new Set(latest.epcs as string[]);
@@ -435,14 +620,22 @@ export async function latestEventNaming(em: Em, brandId: string, epcs: readonly 
 }
 
 /** The latest mint time (`mint_units.created_at`) among `units`, with that unit's serial; null for none. */
-export async function latestMintOf(em: Em, brandId: string, units: readonly { readonly mintBatchId: string; readonly seq: number }[]): Promise<{ mintedAt: Date; serial: string } | null> {
+export async function latestMintOf(
+  em: Em,
+  brandId: string,
+  units: readonly { readonly mintBatchId: string; readonly seq: number }[],
+): Promise<{ mintedAt: Date; serial: string } | null> {
   let latest: { mintedAt: Date; serial: string } | null = null;
   for (const [batchId, seqs] of seqsByBatch(units)) {
-    const found = await rawRows(em, sql<{ serial: string; created_at: Date }>`
+    const found = await rawRows(
+      em,
+      sql<{ serial: string; created_at: Date }>`
       select serial, created_at from mint_units where brand_id = ${brandId}::uuid and mint_batch_id = ${batchId}::uuid and seq = any(${seqs}::int[])
-      order by created_at desc limit 1`);
+      order by created_at desc limit 1`,
+    );
     const row = found[0];
-    if (row !== undefined && (latest === null || new Date(row.created_at) > latest.mintedAt)) latest = { mintedAt: new Date(row.created_at), serial: row.serial };
+    if (row !== undefined && (latest === null || new Date(row.created_at) > latest.mintedAt))
+      latest = { mintedAt: new Date(row.created_at), serial: row.serial };
   }
   return latest;
 }
@@ -526,8 +719,9 @@ export async function moveUnitRange(em: Em, m: RangeMove): Promise<RangeMoved> {
   const { brandId, mintBatchId: batchId, fromSeq: f, toSeq: t } = m;
   // A share lock on the batch, as activations take: a void waits for this chunk (and counts the
   // units it took out of circulation), or this chunk waits for the void and moves nothing.
-  const batch = await first(em, (db) => db.selectFrom('mint_batches').select(['resolver_base_url', 'gtin', 'status'])
-    .where('brand_id', '=', brandId).where('id', '=', batchId).forShare());
+  const batch = await first(em, (db) =>
+    db.selectFrom('mint_batches').select(['resolver_base_url', 'gtin', 'status']).where('brand_id', '=', brandId).where('id', '=', batchId).forShare(),
+  );
   const span = m.seqs?.length ?? t - f + 1;
   // A list of seqs is a filter within the range's index scan (a hashed array), never a join the planner may turn into a scan of the batch.
   const only = (column: string) => (m.seqs === undefined ? sql`` : sql`and ${sql.ref(column)} = any(${[...m.seqs]}::int[])`);
@@ -549,8 +743,11 @@ export async function moveUnitRange(em: Em, m: RangeMove): Promise<RangeMoved> {
     refused as (select null::int as seq, null::text as serial, null::text as state, null::text as reason where false),
     found as (select null::int as seq where false)`;
   } else {
-    await rawRows(em, sql`select count(*) from (select 1 from mint_units where brand_id = ${brandId}::uuid and mint_batch_id = ${batchId}::uuid
-      and seq between ${f}::int and ${t}::int ${only('seq')} order by seq for update) as locked`);
+    await rawRows(
+      em,
+      sql`select count(*) from (select 1 from mint_units where brand_id = ${brandId}::uuid and mint_batch_id = ${batchId}::uuid
+      and seq between ${f}::int and ${t}::int ${only('seq')} order by seq for update) as locked`,
+    );
     // With the units locked, their lifecycle rows are the ones this statement reads: each looked up on its key (see lockUnitsForMove).
     units = sql`found as materialized (
       select u.seq, u.serial, coalesce(s.state, case when u.status = 'active' then 'commissioned' else 'issued' end) as state, s.reason
@@ -567,10 +764,16 @@ export async function moveUnitRange(em: Em, m: RangeMove): Promise<RangeMoved> {
   // Each lifecycle row and unit status below is keyed by (brand_id, mint_batch_id, seq) within the range.
   const inRange = (alias: string) => sql`${sql.ref(`${alias}.brand_id`)} = ${brandId}::uuid and ${sql.ref(`${alias}.mint_batch_id`)} = ${batchId}::uuid
     and ${sql.ref(`${alias}.seq`)} between ${f}::int and ${t}::int and ${sql.ref(`${alias}.seq`)} in (select seq from moved)`;
-  const [row] = await rawRows(em, sql<{
-    moved: number; found: number; serials: string[] | null; first_seq: number | null; last_seq: number | null;
-    refused: { seq: number; serial: string; state: string; reason: string | null }[] | null;
-  }>`
+  const [row] = await rawRows(
+    em,
+    sql<{
+      moved: number;
+      found: number;
+      serials: string[] | null;
+      first_seq: number | null;
+      last_seq: number | null;
+      refused: { seq: number; serial: string; state: string; reason: string | null }[] | null;
+    }>`
     with ${units},
     statuses as (
       update mint_units u set status = ${m.unitStatus}::text,
@@ -587,11 +790,13 @@ export async function moveUnitRange(em: Em, m: RangeMove): Promise<RangeMoved> {
       ${decommission ? sql`` : sql`on conflict (brand_id, mint_batch_id, seq) do update set state = excluded.state, reason = excluded.reason, move_id = excluded.move_id, changed_at = excluded.changed_at`}
     ),
     grouped as (
-      ${m.events.length === 1
-        ? sql`select 0 as i, array_agg(${prefix}::text || moved.serial order by moved.seq) as epcs from moved having count(*) > 0`
-        : sql`select g.i, array_agg(${prefix}::text || moved.serial order by moved.seq) as epcs
+      ${
+        m.events.length === 1
+          ? sql`select 0 as i, array_agg(${prefix}::text || moved.serial order by moved.seq) as epcs from moved having count(*) > 0`
+          : sql`select g.i, array_agg(${prefix}::text || moved.serial order by moved.seq) as epcs
       from moved join unnest(${stateGroups.map(([s]) => s)}::text[], ${stateGroups.map(([, i]) => i)}::int[]) as g(state, i) on g.state = moved.state
-      group by g.i`}
+      group by g.i`
+      }
     ),
     events as (
       insert into epcis_events (brand_id, id, move_id, event_type, event_time, record_time, biz_step, disposition, epcs, body)
@@ -606,18 +811,26 @@ export async function moveUnitRange(em: Em, m: RangeMove): Promise<RangeMoved> {
       (select array_agg(serial order by seq) from (select serial, seq from moved order by seq limit ${m.serialsToName}::int) x) as serials,
       (select count(*) from found)::int as found,
       (select jsonb_agg(jsonb_build_object('seq', seq, 'serial', serial, 'state', state, 'reason', reason) order by seq) from refused) as refused
-    from (select count(*)::int as moved, min(seq) as first_seq, max(seq) as last_seq from moved) n`);
+    from (select count(*)::int as moved, min(seq) as first_seq, max(seq) as last_seq from moved) n`,
+  );
   const n = row?.moved ?? 0;
   const done = { moved: n, serials: row?.serials ?? [], firstSeq: row?.first_seq ?? null, lastSeq: row?.last_seq ?? null };
   if (n === span) return { ...done, refused: [] };
   // Decommissioning reads why the other units did not move afterwards: its update decided on their status, under their locks.
   if (decommission) return { ...done, refused: await rangeRefusals(em, m, false) };
   const refused: RangeRefusal[] = (row?.refused ?? []).map((r) => ({
-    seq: r.seq, serial: r.serial, state: r.state as SerialState, reason: r.reason as DecommissionReason | null, batchVoided: false,
+    seq: r.seq,
+    serial: r.serial,
+    state: r.state as SerialState,
+    reason: r.reason as DecommissionReason | null,
+    batchVoided: false,
   }));
   if ((row?.found ?? 0) < span) {
-    const missing = await rawRows(em, sql<{ seq: number }>`select g.seq from ${m.seqs === undefined ? sql`generate_series(${f}::int, ${t}::int)` : sql`unnest(${[...m.seqs]}::int[])`} as g(seq)
-      where not exists (select 1 from mint_units u where u.brand_id = ${brandId}::uuid and u.mint_batch_id = ${batchId}::uuid and u.seq = g.seq)`);
+    const missing = await rawRows(
+      em,
+      sql<{ seq: number }>`select g.seq from ${m.seqs === undefined ? sql`generate_series(${f}::int, ${t}::int)` : sql`unnest(${[...m.seqs]}::int[])`} as g(seq)
+      where not exists (select 1 from mint_units u where u.brand_id = ${brandId}::uuid and u.mint_batch_id = ${batchId}::uuid and u.seq = g.seq)`,
+    );
     refused.push(...missing.map((r) => ({ seq: r.seq, serial: null, state: null, reason: null, batchVoided: false })));
     refused.sort((a, b) => a.seq - b.seq);
   }
@@ -631,15 +844,22 @@ export async function moveUnitRange(em: Em, m: RangeMove): Promise<RangeMoved> {
  * now, as lockUnitsForMove reads them after decommissionCommissioned).
  */
 async function rangeRefusals(em: Em, m: RangeMove, voided: boolean): Promise<RangeRefusal[]> {
-  const found = await rawRows(em, sql<{ seq: number; serial: string | null; state: string | null; reason: string | null }>`
+  const found = await rawRows(
+    em,
+    sql<{ seq: number; serial: string | null; state: string | null; reason: string | null }>`
     select g.seq, u.serial, case when u.seq is null then null else coalesce(s.state, case when u.status = 'active' then 'commissioned' else 'issued' end) end as state,
       s.reason
     from ${m.seqs === undefined ? sql`generate_series(${m.fromSeq}::int, ${m.toSeq}::int)` : sql`unnest(${[...m.seqs]}::int[])`} as g(seq)
     left join lateral (select seq, serial, status from mint_units u where u.brand_id = ${m.brandId}::uuid and u.mint_batch_id = ${m.mintBatchId}::uuid and u.seq = g.seq offset 0) u on true
     left join lateral (select state, reason, move_id from unit_states s where s.brand_id = ${m.brandId}::uuid and s.mint_batch_id = ${m.mintBatchId}::uuid and s.seq = g.seq offset 0) s on true
     where s.move_id is distinct from ${m.moveId}::uuid
-    order by g.seq`);
+    order by g.seq`,
+  );
   return found.map((r) => ({
-    seq: r.seq, serial: r.serial, state: r.state as SerialState | null, reason: r.reason as DecommissionReason | null, batchVoided: voided && r.serial !== null,
+    seq: r.seq,
+    serial: r.serial,
+    state: r.state as SerialState | null,
+    reason: r.reason as DecommissionReason | null,
+    batchVoided: voided && r.serial !== null,
   }));
 }

@@ -43,7 +43,10 @@ export function unitIdKeys(unitIds: readonly string[]): { batches: string[]; seq
   const seqs: number[] = [];
   for (const id of unitIds) {
     const key = unitKeyOfId(id);
-    if (key !== null) { batches.push(key.mintBatchId); seqs.push(key.seq); }
+    if (key !== null) {
+      batches.push(key.mintBatchId);
+      seqs.push(key.seq);
+    }
   }
   return { batches, seqs, ids: [...unitIds] };
 }
@@ -79,18 +82,22 @@ export async function insertUnitChunk(em: Em, chunk: UnitChunk, options: { reado
   // transaction (setIdleInTransactionTimeout's, in a CTE evaluated once), sparing the
   // transaction a statement of its own.
   const timeout = options.idleInTransactionTimeoutMs;
-  const session = timeout === undefined ? sql`` : sql`with session as materialized (select ${setLocalSql('idle_in_transaction_session_timeout', timeoutSetting(timeout))})`;
+  const session =
+    timeout === undefined ? sql`` : sql`with session as materialized (select ${setLocalSql('idle_in_transaction_session_timeout', timeoutSetting(timeout))})`;
   const id = hasDerivedUnitIds(chunk.mintBatchId)
     ? sql`null::uuid`
     : sql`(${unitIdPrefix(chunk.mintBatchId)}::text || lpad(to_hex(${chunk.firstSeq}::int + s.ord::int - 1), 8, '0'))::uuid`;
   // Raw SQL on purpose: the measured bulk path (figures above); `with ordinality` numbers the serials.
-  return rawChanged(em, sql`
+  return rawChanged(
+    em,
+    sql`
     ${session}
     insert into mint_units (brand_id, id, mint_batch_id, seq, serial, status, created_at, activated_at)
     select ${chunk.brandId}::uuid, ${id},
            ${chunk.mintBatchId}::uuid, ${chunk.firstSeq}::int + s.ord::int - 1, s.serial, ${chunk.status}::text, ${chunk.createdAt}::timestamptz,
            ${chunk.status === 'active' ? chunk.createdAt : null}::timestamptz
-    from unnest(${serials}::text[]) with ordinality as s(serial, ord)${timeout === undefined ? sql`` : sql`, session`}`);
+    from unnest(${serials}::text[]) with ordinality as s(serial, ord)${timeout === undefined ? sql`` : sql`, session`}`,
+  );
 }
 
 /**
@@ -101,20 +108,32 @@ export async function insertUnitChunk(em: Em, chunk: UnitChunk, options: { reado
  */
 export async function findMissingSeqRanges(em: Em, brandId: string, batchId: string, minted: number, requested: number, limit = 64): Promise<SeqRange[]> {
   if (minted === 0) return missingAfterPrefix(0, requested);
-  const top = await first(em, (db) => db.selectFrom('mint_units').select((eb) => eb.fn.max('seq').as('max'))
-    .where('brand_id', '=', brandId).where('mint_batch_id', '=', batchId));
+  const top = await first(em, (db) =>
+    db
+      .selectFrom('mint_units')
+      .select((eb) => eb.fn.max('seq').as('max'))
+      .where('brand_id', '=', brandId)
+      .where('mint_batch_id', '=', batchId),
+  );
   if ((top?.max ?? 0) === minted) return missingAfterPrefix(minted, requested);
   const gaps = await rows(em, (db) => {
     // 0 stands before the first seq, so a gap at the start shows like any other.
-    const seqs = db.selectNoFrom((eb) => eb.cast<number>(eb.lit(0), 'integer').as('seq'))
+    const seqs = db
+      .selectNoFrom((eb) => eb.cast<number>(eb.lit(0), 'integer').as('seq'))
       .unionAll(db.selectFrom('mint_units').select('seq').where('brand_id', '=', brandId).where('mint_batch_id', '=', batchId));
     const next = db.selectFrom(seqs.as('s')).select((eb) => [
-      's.seq', eb.fn.agg<number>('lead', ['s.seq', eb.lit(1), eb.cast<number>(eb.val(requested + 1), 'integer')]).over((ob) => ob.orderBy('s.seq')).as('next_seq'),
+      's.seq',
+      eb.fn
+        .agg<number>('lead', ['s.seq', eb.lit(1), eb.cast<number>(eb.val(requested + 1), 'integer')])
+        .over((ob) => ob.orderBy('s.seq'))
+        .as('next_seq'),
     ]);
-    return db.selectFrom(next.as('t'))
+    return db
+      .selectFrom(next.as('t'))
       .select((eb) => [eb('t.seq', '+', 1).as('first_seq'), eb('t.next_seq', '-', 1).as('last_seq')])
       .where((eb) => eb('t.next_seq', '>', eb('t.seq', '+', 1)))
-      .orderBy('t.seq').limit(limit);
+      .orderBy('t.seq')
+      .limit(limit);
   });
   return gaps.map((r) => ({ first: r.first_seq, last: r.last_seq }));
 }
@@ -124,7 +143,15 @@ export async function findMissingSeqRanges(em: Em, brandId: string, batchId: str
  * by which events naming a unit range list their units' EPCs.
  */
 export async function readUnitSerials(em: Em, brandId: string, mintBatchId: string, firstSeq: number, count: number): Promise<string[]> {
-  const found = await rows(em, (db) => db.selectFrom('mint_units').select('serial').where('brand_id', '=', brandId).where('mint_batch_id', '=', mintBatchId)
-    .where('seq', '>=', firstSeq).where('seq', '<', firstSeq + count).orderBy('seq'));
+  const found = await rows(em, (db) =>
+    db
+      .selectFrom('mint_units')
+      .select('serial')
+      .where('brand_id', '=', brandId)
+      .where('mint_batch_id', '=', mintBatchId)
+      .where('seq', '>=', firstSeq)
+      .where('seq', '<', firstSeq + count)
+      .orderBy('seq'),
+  );
   return found.map((r) => r.serial);
 }

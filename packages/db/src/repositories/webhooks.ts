@@ -29,41 +29,92 @@ export interface WebhookEndpointRecord {
 }
 
 type EndpointRow = {
-  brand_id: string; id: string; url: string; description: string; event_types: string[] | string; enabled: boolean; disabled_reason: string | null;
-  secret: string; previous_secret: string | null; previous_secret_expires_at: string | Date | null; failing_since: string | Date | null;
-  consecutive_failures: number; paused_until: string | Date | null; created_at: string | Date; updated_at: string | Date;
+  brand_id: string;
+  id: string;
+  url: string;
+  description: string;
+  event_types: string[] | string;
+  enabled: boolean;
+  disabled_reason: string | null;
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_expires_at: string | Date | null;
+  failing_since: string | Date | null;
+  consecutive_failures: number;
+  paused_until: string | Date | null;
+  created_at: string | Date;
+  updated_at: string | Date;
 };
 
 const time = (value: string | Date | null): Date | null => (value === null ? null : new Date(value));
 /** text[] as the driver returns it: an array, or `{a,b}` text when its type parser is unknown. */
 const textArray = (value: string[] | string): string[] =>
-  Array.isArray(value) ? value : value === '{}' ? [] : value.slice(1, -1).split(',').map((s) => s.replace(/^"|"$/g, ''));
+  Array.isArray(value)
+    ? value
+    : value === '{}'
+      ? []
+      : value
+          .slice(1, -1)
+          .split(',')
+          .map((s) => s.replace(/^"|"$/g, ''));
 
 function endpoint(r: EndpointRow): WebhookEndpointRecord {
   return {
-    brandId: r.brand_id, id: r.id, url: r.url, description: r.description, eventTypes: textArray(r.event_types), enabled: r.enabled,
-    disabledReason: r.disabled_reason, secret: r.secret, previousSecret: r.previous_secret, previousSecretExpiresAt: time(r.previous_secret_expires_at),
-    failingSince: time(r.failing_since), consecutiveFailures: r.consecutive_failures, pausedUntil: time(r.paused_until), createdAt: new Date(r.created_at),
+    brandId: r.brand_id,
+    id: r.id,
+    url: r.url,
+    description: r.description,
+    eventTypes: textArray(r.event_types),
+    enabled: r.enabled,
+    disabledReason: r.disabled_reason,
+    secret: r.secret,
+    previousSecret: r.previous_secret,
+    previousSecretExpiresAt: time(r.previous_secret_expires_at),
+    failingSince: time(r.failing_since),
+    consecutiveFailures: r.consecutive_failures,
+    pausedUntil: time(r.paused_until),
+    createdAt: new Date(r.created_at),
     updatedAt: new Date(r.updated_at),
   };
 }
 
 /** Writes a new endpoint. */
 export async function insertWebhookEndpoint(
-  em: Em, row: Omit<WebhookEndpointRecord, 'previousSecret' | 'previousSecretExpiresAt' | 'failingSince' | 'consecutiveFailures' | 'pausedUntil' | 'disabledReason' | 'updatedAt'>,
+  em: Em,
+  row: Omit<
+    WebhookEndpointRecord,
+    'previousSecret' | 'previousSecretExpiresAt' | 'failingSince' | 'consecutiveFailures' | 'pausedUntil' | 'disabledReason' | 'updatedAt'
+  >,
 ): Promise<void> {
-  await changed(em, (db) => db.insertInto('webhook_endpoints').values({
-    brand_id: row.brandId, id: row.id, url: row.url, description: row.description, event_types: [...row.eventTypes], enabled: row.enabled,
-    secret: row.secret, created_at: row.createdAt, updated_at: row.createdAt,
-  }));
+  await changed(em, (db) =>
+    db.insertInto('webhook_endpoints').values({
+      brand_id: row.brandId,
+      id: row.id,
+      url: row.url,
+      description: row.description,
+      event_types: [...row.eventTypes],
+      enabled: row.enabled,
+      secret: row.secret,
+      created_at: row.createdAt,
+      updated_at: row.createdAt,
+    }),
+  );
 }
 
 /** Up to `take` of the brand's endpoints strictly after `cursor`, oldest first by (created_at, id). */
 export async function listWebhookEndpoints(em: Em, brandId: string, take: number, cursor: Cursor | null): Promise<WebhookEndpointRecord[]> {
-  return (await rows(em, (db) => db.selectFrom('webhook_endpoints').selectAll().where('brand_id', '=', brandId)
-    .$if(cursor !== null, (q) => q.where((eb) => eb(eb.refTuple('created_at', 'id'), '>', eb.tuple(cursor!.at, cursor!.id))))
-    .orderBy('created_at').orderBy('id').limit(take)))
-    .map((r) => endpoint(r as EndpointRow));
+  return (
+    await rows(em, (db) =>
+      db
+        .selectFrom('webhook_endpoints')
+        .selectAll()
+        .where('brand_id', '=', brandId)
+        .$if(cursor !== null, (q) => q.where((eb) => eb(eb.refTuple('created_at', 'id'), '>', eb.tuple(cursor!.at, cursor!.id))))
+        .orderBy('created_at')
+        .orderBy('id')
+        .limit(take),
+    )
+  ).map((r) => endpoint(r as EndpointRow));
 }
 
 /**
@@ -72,14 +123,25 @@ export async function listWebhookEndpoints(em: Em, brandId: string, take: number
  */
 export async function countWebhookEndpointsLocked(em: Em, brandId: string): Promise<number> {
   await rows(em, (db) => db.selectFrom('brands').select('id').where('id', '=', brandId).forNoKeyUpdate());
-  const row = await first(em, (db) => db.selectFrom('webhook_endpoints').select((eb) => eb.fn.countAll<string>().as('n')).where('brand_id', '=', brandId));
+  const row = await first(em, (db) =>
+    db
+      .selectFrom('webhook_endpoints')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where('brand_id', '=', brandId),
+  );
   return Number(row?.n ?? 0);
 }
 
 /** One endpoint of the brand, or null; `lock` takes its row lock for a change. */
 export async function findWebhookEndpoint(em: Em, brandId: string, id: string, lock = false): Promise<WebhookEndpointRecord | null> {
-  const row = await first(em, (db) => db.selectFrom('webhook_endpoints').selectAll().where('brand_id', '=', brandId).where('id', '=', id)
-    .$if(lock, (q) => q.forUpdate()));
+  const row = await first(em, (db) =>
+    db
+      .selectFrom('webhook_endpoints')
+      .selectAll()
+      .where('brand_id', '=', brandId)
+      .where('id', '=', id)
+      .$if(lock, (q) => q.forUpdate()),
+  );
   return row === undefined ? null : endpoint(row as EndpointRow);
 }
 
@@ -100,23 +162,33 @@ export interface WebhookEndpointChange {
 
 /** Applies `change` to an endpoint of the brand; false when it does not exist. */
 export async function updateWebhookEndpoint(em: Em, brandId: string, id: string, change: WebhookEndpointChange, now: Date): Promise<boolean> {
-  return (await changed(em, (db) => db.updateTable('webhook_endpoints').set({
-    updated_at: now,
-    ...(change.url === undefined ? {} : { url: change.url }),
-    ...(change.eventTypes === undefined ? {} : { event_types: [...change.eventTypes] }),
-    ...(change.description === undefined ? {} : { description: change.description }),
-    // An enabling or disabling that changes the state stamps it on the database's clock, for the fan-out.
-    ...(change.enabled === undefined ? {} : change.enabled
-      ? { enabled: true, enabled_since: sql<Date>`case when enabled then enabled_since else statement_timestamp() end`, disabled_at: null }
-      : { enabled: false, disabled_at: sql<Date>`case when enabled then statement_timestamp() else disabled_at end` }),
-    ...(change.disabledReason === undefined ? {} : { disabled_reason: change.disabledReason }),
-    ...(change.secret === undefined ? {} : { secret: change.secret }),
-    ...(change.previousSecret === undefined ? {} : { previous_secret: change.previousSecret }),
-    ...(change.previousSecretExpiresAt === undefined ? {} : { previous_secret_expires_at: change.previousSecretExpiresAt }),
-    ...(change.failingSince === undefined ? {} : { failing_since: change.failingSince }),
-    ...(change.consecutiveFailures === undefined ? {} : { consecutive_failures: change.consecutiveFailures }),
-    ...(change.pausedUntil === undefined ? {} : { paused_until: change.pausedUntil }),
-  }).where('brand_id', '=', brandId).where('id', '=', id))) === 1;
+  return (
+    (await changed(em, (db) =>
+      db
+        .updateTable('webhook_endpoints')
+        .set({
+          updated_at: now,
+          ...(change.url === undefined ? {} : { url: change.url }),
+          ...(change.eventTypes === undefined ? {} : { event_types: [...change.eventTypes] }),
+          ...(change.description === undefined ? {} : { description: change.description }),
+          // An enabling or disabling that changes the state stamps it on the database's clock, for the fan-out.
+          ...(change.enabled === undefined
+            ? {}
+            : change.enabled
+              ? { enabled: true, enabled_since: sql<Date>`case when enabled then enabled_since else statement_timestamp() end`, disabled_at: null }
+              : { enabled: false, disabled_at: sql<Date>`case when enabled then statement_timestamp() else disabled_at end` }),
+          ...(change.disabledReason === undefined ? {} : { disabled_reason: change.disabledReason }),
+          ...(change.secret === undefined ? {} : { secret: change.secret }),
+          ...(change.previousSecret === undefined ? {} : { previous_secret: change.previousSecret }),
+          ...(change.previousSecretExpiresAt === undefined ? {} : { previous_secret_expires_at: change.previousSecretExpiresAt }),
+          ...(change.failingSince === undefined ? {} : { failing_since: change.failingSince }),
+          ...(change.consecutiveFailures === undefined ? {} : { consecutive_failures: change.consecutiveFailures }),
+          ...(change.pausedUntil === undefined ? {} : { paused_until: change.pausedUntil }),
+        })
+        .where('brand_id', '=', brandId)
+        .where('id', '=', id),
+    )) === 1
+  );
 }
 
 /** Deletes an endpoint of the brand with its deliveries; false when it does not exist. */
@@ -142,18 +214,50 @@ export interface WebhookDeliveryRecord {
 }
 
 /** Up to `take` deliveries of an endpoint strictly after `cursor`, newest first by (created_at, id). */
-export async function listWebhookDeliveries(em: Em, brandId: string, endpointId: string, take: number, cursor: Cursor | null): Promise<WebhookDeliveryRecord[]> {
-  const found = await rows(em, (db) => db.selectFrom('webhook_deliveries as d')
-    .select(['d.id', 'd.endpoint_id', 'd.event_id', 'd.event_type', 'd.status', 'd.attempts', 'd.next_attempt_at', 'd.last_status_code', 'd.last_duration_ms',
-      'd.last_error', 'd.delivered_at', 'd.created_at'])
-    .where('d.brand_id', '=', brandId).where('d.endpoint_id', '=', endpointId)
-    .$if(cursor !== null, (q) => q.where((eb) => eb(eb.refTuple('d.created_at', 'd.id'), '<', eb.tuple(cursor!.at, cursor!.id))))
-    .orderBy('d.created_at', 'desc').orderBy('d.id', 'desc')
-    .limit(take));
+export async function listWebhookDeliveries(
+  em: Em,
+  brandId: string,
+  endpointId: string,
+  take: number,
+  cursor: Cursor | null,
+): Promise<WebhookDeliveryRecord[]> {
+  const found = await rows(em, (db) =>
+    db
+      .selectFrom('webhook_deliveries as d')
+      .select([
+        'd.id',
+        'd.endpoint_id',
+        'd.event_id',
+        'd.event_type',
+        'd.status',
+        'd.attempts',
+        'd.next_attempt_at',
+        'd.last_status_code',
+        'd.last_duration_ms',
+        'd.last_error',
+        'd.delivered_at',
+        'd.created_at',
+      ])
+      .where('d.brand_id', '=', brandId)
+      .where('d.endpoint_id', '=', endpointId)
+      .$if(cursor !== null, (q) => q.where((eb) => eb(eb.refTuple('d.created_at', 'd.id'), '<', eb.tuple(cursor!.at, cursor!.id))))
+      .orderBy('d.created_at', 'desc')
+      .orderBy('d.id', 'desc')
+      .limit(take),
+  );
   return found.map((r) => ({
-    id: r.id, endpointId: r.endpoint_id, eventId: r.event_id, eventType: r.event_type, status: r.status as WebhookDeliveryStatus, attempts: r.attempts,
-    nextAttemptAt: new Date(r.next_attempt_at), lastStatusCode: r.last_status_code, lastDurationMs: r.last_duration_ms, lastError: r.last_error,
-    deliveredAt: time(r.delivered_at), createdAt: new Date(r.created_at),
+    id: r.id,
+    endpointId: r.endpoint_id,
+    eventId: r.event_id,
+    eventType: r.event_type,
+    status: r.status as WebhookDeliveryStatus,
+    attempts: r.attempts,
+    nextAttemptAt: new Date(r.next_attempt_at),
+    lastStatusCode: r.last_status_code,
+    lastDurationMs: r.last_duration_ms,
+    lastError: r.last_error,
+    deliveredAt: time(r.delivered_at),
+    createdAt: new Date(r.created_at),
   }));
 }
 
@@ -162,9 +266,14 @@ export async function listWebhookDeliveries(em: Em, brandId: string, endpointId:
  * (same webhook-id). Returns 'missing' when there is none, 'delivering' when a worker holds it.
  */
 export async function requeueWebhookDelivery(em: Em, brandId: string, deliveryId: string, now: Date): Promise<'requeued' | 'missing' | 'delivering'> {
-  const n = await changed(em, (db) => db.updateTable('webhook_deliveries')
-    .set({ status: 'pending', attempts: 0, next_attempt_at: now, lease_expires_at: null, updated_at: now })
-    .where('brand_id', '=', brandId).where('id', '=', deliveryId).where('status', '<>', 'delivering'));
+  const n = await changed(em, (db) =>
+    db
+      .updateTable('webhook_deliveries')
+      .set({ status: 'pending', attempts: 0, next_attempt_at: now, lease_expires_at: null, updated_at: now })
+      .where('brand_id', '=', brandId)
+      .where('id', '=', deliveryId)
+      .where('status', '<>', 'delivering'),
+  );
   if (n === 1) return 'requeued';
   const row = await first(em, (db) => db.selectFrom('webhook_deliveries').select('id').where('brand_id', '=', brandId).where('id', '=', deliveryId));
   return row === undefined ? 'missing' : 'delivering';
@@ -175,8 +284,15 @@ export const webhookParkedUntil = new Date('9999-12-31T00:00:00.000Z');
 
 /** Makes the parked pending deliveries of an endpoint due at `now` (when it is enabled again). */
 export async function resumeWebhookDeliveries(em: Em, brandId: string, endpointId: string, now: Date): Promise<number> {
-  return changed(em, (db) => db.updateTable('webhook_deliveries').set({ next_attempt_at: now, updated_at: now })
-    .where('brand_id', '=', brandId).where('endpoint_id', '=', endpointId).where('status', '=', 'pending').where('next_attempt_at', '=', webhookParkedUntil));
+  return changed(em, (db) =>
+    db
+      .updateTable('webhook_deliveries')
+      .set({ next_attempt_at: now, updated_at: now })
+      .where('brand_id', '=', brandId)
+      .where('endpoint_id', '=', endpointId)
+      .where('status', '=', 'pending')
+      .where('next_attempt_at', '=', webhookParkedUntil),
+  );
 }
 
 /** A delivery claimed by a worker, with what sending it needs. */
@@ -222,7 +338,12 @@ function byBrand<T extends { readonly brand_id: string }>(items: readonly T[]): 
  * which refuses the recursive CTE, a grouped scan and that window instead.
  */
 async function dueByBrand(
-  em: Em, now: Date, range: { lower: string | null; upper: string | null }, brands: number, perBrand: number, take: number,
+  em: Em,
+  now: Date,
+  range: { lower: string | null; upper: string | null },
+  brands: number,
+  perBrand: number,
+  take: number,
 ): Promise<{ brand_id: string; id: string; endpoint_id: string; rank: number; n: number }[]> {
   const lower = (column: string) => (range.lower === null ? sql`` : sql`and ${sql.ref(column)} > ${range.lower}`);
   const upper = (column: string) => (range.upper === null ? sql`` : sql`and ${sql.ref(column)} <= ${range.upper}`);
@@ -230,18 +351,28 @@ async function dueByBrand(
     // Citus plans no recursive CTE over a distributed table: the brands come from one grouped scan
     // (each worker's first brands, merged), their oldest deliveries from a window per brand (pushed
     // down to the brands' shards).
-    const ids = (await rawRows(em, sql<{ brand_id: string }>`
+    const ids = (
+      await rawRows(
+        em,
+        sql<{ brand_id: string }>`
       select brand_id from webhook_deliveries where status = 'pending' and next_attempt_at <= ${now} ${lower('brand_id')} ${upper('brand_id')}
-        group by brand_id order by brand_id limit ${brands}`)).map((r) => r.brand_id);
+        group by brand_id order by brand_id limit ${brands}`,
+      )
+    ).map((r) => r.brand_id);
     if (ids.length === 0) return [];
-    const ranked = await rawRows(em, sql<{ brand_id: string; id: string; endpoint_id: string; rank: string | number; n: number }>`
+    const ranked = await rawRows(
+      em,
+      sql<{ brand_id: string; id: string; endpoint_id: string; rank: string | number; n: number }>`
       select x.brand_id, x.id, x.endpoint_id, x.rank, array_position(${ids}::uuid[], x.brand_id) as n from (
         select d.brand_id, d.id, d.endpoint_id, row_number() over (partition by d.brand_id order by d.next_attempt_at) as rank from webhook_deliveries d
           where d.status = 'pending' and d.next_attempt_at <= ${now} and d.brand_id = any(${ids}::uuid[])
-      ) x where x.rank <= ${perBrand} order by x.rank, n limit ${take}`);
+      ) x where x.rank <= ${perBrand} order by x.rank, n limit ${take}`,
+    );
     return ranked.map((r) => ({ ...r, rank: Number(r.rank) }));
   }
-  const found = await rawRows(em, sql<{ brand_id: string; id: string; endpoint_id: string; rank: string | number; n: number }>`
+  const found = await rawRows(
+    em,
+    sql<{ brand_id: string; id: string; endpoint_id: string; rank: string | number; n: number }>`
     with recursive b(brand_id, n) as (
       (select brand_id, 1 from webhook_deliveries where status = 'pending' and next_attempt_at <= ${now} ${lower('brand_id')} ${upper('brand_id')}
         order by brand_id limit 1)
@@ -253,7 +384,8 @@ async function dueByBrand(
     select c.brand_id, c.id, c.endpoint_id, c.rank, b.n from b cross join lateral (
       select d.brand_id, d.id, d.endpoint_id, row_number() over (order by d.next_attempt_at) as rank from webhook_deliveries d
         where d.status = 'pending' and d.brand_id = b.brand_id and d.next_attempt_at <= ${now} order by d.next_attempt_at limit ${perBrand}
-    ) c order by c.rank, b.n limit ${take}`);
+    ) c order by c.rank, b.n limit ${take}`,
+  );
   return found.map((r) => ({ ...r, rank: Number(r.rank) }));
 }
 
@@ -308,24 +440,34 @@ export async function claimWebhookDeliveries(em: Em, now: Date, leaseUntil: Date
   // each brand's oldest pending ones (see dueByBrand). Joining the endpoints here let the planner sort
   // the whole backlog on every claim: measured with bench/webhooks.ts, 10,000 pending deliveries went
   // out at about 250/s that way.
-  const lapsed = await rows(em, (db) => db.selectFrom('webhook_deliveries').select(['brand_id', 'id', 'endpoint_id'])
-    .where('status', '=', 'delivering').where('lease_expires_at', '<=', now).limit(limit * 4));
+  const lapsed = await rows(em, (db) =>
+    db
+      .selectFrom('webhook_deliveries')
+      .select(['brand_id', 'id', 'endpoint_id'])
+      .where('status', '=', 'delivering')
+      .where('lease_expires_at', '<=', now)
+      .limit(limit * 4),
+  );
   const brands = limit * 4;
   const window = limit * 4;
   const after = await dueByBrand(em, now, { lower: afterBrand, upper: null }, brands, window, limit * 4);
   const seen = new Set(after.map((d) => d.n)).size;
   // Wrapped around: the brands up to `afterBrand`, after those past it.
-  const wrapped = afterBrand === null || after.length >= limit * 4 || seen >= brands ? []
-    : await dueByBrand(em, now, { lower: null, upper: afterBrand }, brands - seen, window, limit * 4 - after.length);
+  const wrapped =
+    afterBrand === null || after.length >= limit * 4 || seen >= brands
+      ? []
+      : await dueByBrand(em, now, { lower: null, upper: afterBrand }, brands - seen, window, limit * 4 - after.length);
   const pending = [...after.map((d) => ({ ...d, pass: 0 })), ...wrapped.map((d) => ({ ...d, pass: 1 }))]
-    .sort((a, b) => a.rank - b.rank || a.pass - b.pass || a.n - b.n).slice(0, limit * 4);
+    .sort((a, b) => a.rank - b.rank || a.pass - b.pass || a.n - b.n)
+    .slice(0, limit * 4);
   const due = [...lapsed, ...pending];
   if (due.length === 0) return { claims: [], lastBrand: null };
   const rotating = new Set(pending.map((d) => d.brand_id));
-  const isDue = (eb: ExpressionBuilder<Tables, 'webhook_deliveries'>) => eb.or([
-    eb.and([eb('status', '=', 'pending'), eb('next_attempt_at', '<=', now)]),
-    eb.and([eb('status', '=', 'delivering'), eb('lease_expires_at', '<=', now)]),
-  ]);
+  const isDue = (eb: ExpressionBuilder<Tables, 'webhook_deliveries'>) =>
+    eb.or([
+      eb.and([eb('status', '=', 'pending'), eb('next_attempt_at', '<=', now)]),
+      eb.and([eb('status', '=', 'delivering'), eb('lease_expires_at', '<=', now)]),
+    ]);
   // Where each candidate stands in the round robin order (lapsed first, then rank by rank).
   const position = new Map(due.map((d, i) => [d.id, i]));
   // Each brand's choice under its caps; brands are looked at until `limit` of them have a choice.
@@ -337,36 +479,73 @@ export async function claimWebhookDeliveries(em: Em, now: Date, leaseUntil: Date
     const brandLocked = await rows(em, (db) => db.selectFrom('brands').select('id').where('id', '=', brandId).forNoKeyUpdate().skipLocked());
     if (brandLocked.length === 0) continue;
     const endpointIds = [...new Set(brandDue.map((d) => d.endpoint_id))];
-    const endpoints = new Map((await rows(em, (db) => db.selectFrom('webhook_endpoints').select(['id', 'paused_until', 'consecutive_failures'])
-      .where('brand_id', '=', brandId).where('id', 'in', endpointIds).where('enabled', '=', true))).map((r) => [r.id, r]));
+    const endpoints = new Map(
+      (
+        await rows(em, (db) =>
+          db
+            .selectFrom('webhook_endpoints')
+            .select(['id', 'paused_until', 'consecutive_failures'])
+            .where('brand_id', '=', brandId)
+            .where('id', 'in', endpointIds)
+            .where('enabled', '=', true),
+        )
+      ).map((r) => [r.id, r]),
+    );
     // Deliveries of disabled (or deleted) endpoints are parked out of the due range until the endpoint is enabled again.
     const parked = brandDue.filter((d) => !endpoints.has(d.endpoint_id)).map((d) => d.id);
     if (parked.length > 0) {
-      await changed(em, (db) => db.updateTable('webhook_deliveries').set({ status: 'pending', next_attempt_at: webhookParkedUntil, lease_expires_at: null })
-        .where('brand_id', '=', brandId).where('id', 'in', parked).where(isDue));
+      await changed(em, (db) =>
+        db
+          .updateTable('webhook_deliveries')
+          .set({ status: 'pending', next_attempt_at: webhookParkedUntil, lease_expires_at: null })
+          .where('brand_id', '=', brandId)
+          .where('id', 'in', parked)
+          .where(isDue),
+      );
     }
     // Deliveries of paused endpoints (circuit open) wait until the pause ends.
     const paused = new Set([...endpoints.values()].filter((e) => e.paused_until !== null && new Date(e.paused_until) > now).map((e) => e.id));
     const waiting = brandDue.filter((d) => paused.has(d.endpoint_id)).map((d) => d.id);
     if (waiting.length > 0) {
-      await changed(em, (db) => db.updateTable('webhook_deliveries as d')
-        .set({ status: 'pending', next_attempt_at: sql<Date>`w.paused_until`, lease_expires_at: null })
-        .from('webhook_endpoints as w')
-        .whereRef('w.brand_id', '=', 'd.brand_id').whereRef('w.id', '=', 'd.endpoint_id')
-        .where('d.brand_id', '=', brandId).where('d.id', 'in', waiting).where('w.paused_until', '>', now)
-        .where((eb) => eb.or([
-          eb.and([eb('d.status', '=', 'pending'), eb('d.next_attempt_at', '<=', now)]),
-          eb.and([eb('d.status', '=', 'delivering'), eb('d.lease_expires_at', '<=', now)]),
-        ])));
+      await changed(em, (db) =>
+        db
+          .updateTable('webhook_deliveries as d')
+          .set({ status: 'pending', next_attempt_at: sql<Date>`w.paused_until`, lease_expires_at: null })
+          .from('webhook_endpoints as w')
+          .whereRef('w.brand_id', '=', 'd.brand_id')
+          .whereRef('w.id', '=', 'd.endpoint_id')
+          .where('d.brand_id', '=', brandId)
+          .where('d.id', 'in', waiting)
+          .where('w.paused_until', '>', now)
+          .where((eb) =>
+            eb.or([
+              eb.and([eb('d.status', '=', 'pending'), eb('d.next_attempt_at', '<=', now)]),
+              eb.and([eb('d.status', '=', 'delivering'), eb('d.lease_expires_at', '<=', now)]),
+            ]),
+          ),
+      );
     }
     const open = [...endpoints.keys()].filter((id) => !paused.has(id));
     if (open.length === 0) continue;
-    const locked = new Set((await rows(em, (db) => db.selectFrom('webhook_endpoints').select('id')
-      .where('brand_id', '=', brandId).where('id', 'in', open).forUpdate().skipLocked())).map((r) => r.id));
+    const locked = new Set(
+      (
+        await rows(em, (db) => db.selectFrom('webhook_endpoints').select('id').where('brand_id', '=', brandId).where('id', 'in', open).forUpdate().skipLocked())
+      ).map((r) => r.id),
+    );
     if (locked.size === 0) continue;
-    const inFlight = new Map((await rows(em, (db) => db.selectFrom('webhook_deliveries').select(['endpoint_id', (eb) => eb.fn.countAll<string>().as('n')])
-      .where('brand_id', '=', brandId).where('status', '=', 'delivering').where('lease_expires_at', '>', now)
-      .groupBy('endpoint_id'))).map((r) => [r.endpoint_id, Number(r.n)]));
+    const inFlight = new Map(
+      (
+        await rows(em, (db) =>
+          db
+            .selectFrom('webhook_deliveries')
+            .select(['endpoint_id', (eb) => eb.fn.countAll<string>().as('n')])
+            .where('brand_id', '=', brandId)
+            .where('status', '=', 'delivering')
+            .where('lease_expires_at', '>', now)
+            .groupBy('endpoint_id'),
+        )
+      ).map((r) => [r.endpoint_id, Number(r.n)]),
+    );
     let brandInFlight = [...inFlight.values()].reduce((a, b) => a + b, 0);
     const chosen: string[] = [];
     for (const d of brandDue) {
@@ -382,28 +561,62 @@ export async function claimWebhookDeliveries(em: Em, now: Date, leaseUntil: Date
     if (chosen.length > 0) choices.push({ brandId, ids: chosen });
   }
   // Round robin: the first `limit` chosen in candidate order, so each brand's first before any brand's second.
-  const taken = new Set(choices.flatMap((c) => c.ids).sort((a, b) => position.get(a)! - position.get(b)!).slice(0, limit));
+  const taken = new Set(
+    choices
+      .flatMap((c) => c.ids)
+      .sort((a, b) => position.get(a)! - position.get(b)!)
+      .slice(0, limit),
+  );
   const claims: WebhookClaim[] = [];
   for (const { brandId, ids } of choices) {
     const chosen = ids.filter((id) => taken.has(id));
     if (chosen.length === 0) continue;
-    const claimed = await rows(em, (db) => db.updateTable('webhook_deliveries as d')
-      .set((eb) => ({ status: 'delivering', lease_expires_at: leaseUntil, attempts: eb('d.attempts', '+', 1), updated_at: now }))
-      .from('webhook_endpoints as w')
-      .whereRef('w.brand_id', '=', 'd.brand_id').whereRef('w.id', '=', 'd.endpoint_id')
-      .where('d.brand_id', '=', brandId).where('d.id', 'in', chosen)
-      .where((eb) => eb.or([
-        eb.and([eb('d.status', '=', 'pending'), eb('d.next_attempt_at', '<=', now)]),
-        eb.and([eb('d.status', '=', 'delivering'), eb('d.lease_expires_at', '<=', now)]),
-      ]))
-      .returning(['d.brand_id', 'd.id', 'd.endpoint_id', 'd.event_type', 'd.body', 'd.attempts', 'd.created_at', 'w.url', 'w.secret', 'w.previous_secret',
-        'w.previous_secret_expires_at', 'w.failing_since', 'w.consecutive_failures']));
+    const claimed = await rows(em, (db) =>
+      db
+        .updateTable('webhook_deliveries as d')
+        .set((eb) => ({ status: 'delivering', lease_expires_at: leaseUntil, attempts: eb('d.attempts', '+', 1), updated_at: now }))
+        .from('webhook_endpoints as w')
+        .whereRef('w.brand_id', '=', 'd.brand_id')
+        .whereRef('w.id', '=', 'd.endpoint_id')
+        .where('d.brand_id', '=', brandId)
+        .where('d.id', 'in', chosen)
+        .where((eb) =>
+          eb.or([
+            eb.and([eb('d.status', '=', 'pending'), eb('d.next_attempt_at', '<=', now)]),
+            eb.and([eb('d.status', '=', 'delivering'), eb('d.lease_expires_at', '<=', now)]),
+          ]),
+        )
+        .returning([
+          'd.brand_id',
+          'd.id',
+          'd.endpoint_id',
+          'd.event_type',
+          'd.body',
+          'd.attempts',
+          'd.created_at',
+          'w.url',
+          'w.secret',
+          'w.previous_secret',
+          'w.previous_secret_expires_at',
+          'w.failing_since',
+          'w.consecutive_failures',
+        ]),
+    );
     for (const r of claimed) {
       claims.push({
-        brandId: r.brand_id, id: r.id, endpointId: r.endpoint_id, eventType: r.event_type,
-        body: typeof r.body === 'string' ? (JSON.parse(r.body) as Record<string, unknown>) : r.body, attempts: r.attempts, url: r.url, secret: r.secret,
-        previousSecret: r.previous_secret, previousSecretExpiresAt: time(r.previous_secret_expires_at), failingSince: time(r.failing_since),
-        consecutiveFailures: r.consecutive_failures, createdAt: new Date(r.created_at),
+        brandId: r.brand_id,
+        id: r.id,
+        endpointId: r.endpoint_id,
+        eventType: r.event_type,
+        body: typeof r.body === 'string' ? (JSON.parse(r.body) as Record<string, unknown>) : r.body,
+        attempts: r.attempts,
+        url: r.url,
+        secret: r.secret,
+        previousSecret: r.previous_secret,
+        previousSecretExpiresAt: time(r.previous_secret_expires_at),
+        failingSince: time(r.failing_since),
+        consecutiveFailures: r.consecutive_failures,
+        createdAt: new Date(r.created_at),
       });
     }
   }
@@ -426,19 +639,36 @@ export interface WebhookAttemptRecord {
  * attempt count): false when the lease lapsed and another worker claimed it since.
  */
 export async function recordWebhookAttempt(em: Em, claim: WebhookClaim, outcome: WebhookAttemptRecord, now: Date): Promise<boolean> {
-  return (await changed(em, (db) => db.updateTable('webhook_deliveries').set({
-    status: outcome.status, lease_expires_at: null, last_status_code: outcome.statusCode, last_duration_ms: outcome.durationMs,
-    last_error: outcome.error, updated_at: now,
-    ...(outcome.nextAttemptAt === null ? {} : { next_attempt_at: outcome.nextAttemptAt }),
-    ...(outcome.status === 'succeeded' ? { delivered_at: now } : {}),
-  }).where('brand_id', '=', claim.brandId).where('id', '=', claim.id).where('status', '=', 'delivering').where('attempts', '=', claim.attempts))) === 1;
+  return (
+    (await changed(em, (db) =>
+      db
+        .updateTable('webhook_deliveries')
+        .set({
+          status: outcome.status,
+          lease_expires_at: null,
+          last_status_code: outcome.statusCode,
+          last_duration_ms: outcome.durationMs,
+          last_error: outcome.error,
+          updated_at: now,
+          ...(outcome.nextAttemptAt === null ? {} : { next_attempt_at: outcome.nextAttemptAt }),
+          ...(outcome.status === 'succeeded' ? { delivered_at: now } : {}),
+        })
+        .where('brand_id', '=', claim.brandId)
+        .where('id', '=', claim.id)
+        .where('status', '=', 'delivering')
+        .where('attempts', '=', claim.attempts),
+    )) === 1
+  );
 }
 
 /** Deliveries waiting (pending or delivering) across brands, and when the oldest of them was written (null when none). */
 export async function readWebhookBacklog(em: Em): Promise<{ pending: number; oldest: Date | null }> {
-  const row = await first(em, (db) => db.selectFrom('webhook_deliveries')
-    .select((eb) => [eb.fn.countAll().as('pending'), eb.fn.min('created_at').as('oldest')])
-    .where('status', 'in', ['pending', 'delivering']));
+  const row = await first(em, (db) =>
+    db
+      .selectFrom('webhook_deliveries')
+      .select((eb) => [eb.fn.countAll().as('pending'), eb.fn.min('created_at').as('oldest')])
+      .where('status', 'in', ['pending', 'delivering']),
+  );
   return { pending: Number(row?.pending ?? 0), oldest: row?.oldest == null ? null : new Date(row.oldest) };
 }
 
@@ -447,9 +677,14 @@ export async function readWebhookBacklog(em: Em): Promise<{ pending: number; old
  * adds one to its failures in a row. Returns the new count (0 when the endpoint is gone).
  */
 export async function markWebhookEndpointFailing(em: Em, brandId: string, id: string, since: Date): Promise<number> {
-  const row = await first(em, (db) => db.updateTable('webhook_endpoints')
-    .set((eb) => ({ failing_since: sql<Date>`coalesce(failing_since, ${since})`, consecutive_failures: eb('consecutive_failures', '+', 1) }))
-    .where('brand_id', '=', brandId).where('id', '=', id).returning('consecutive_failures'));
+  const row = await first(em, (db) =>
+    db
+      .updateTable('webhook_endpoints')
+      .set((eb) => ({ failing_since: sql<Date>`coalesce(failing_since, ${since})`, consecutive_failures: eb('consecutive_failures', '+', 1) }))
+      .where('brand_id', '=', brandId)
+      .where('id', '=', id)
+      .returning('consecutive_failures'),
+  );
   return row?.consecutive_failures ?? 0;
 }
 
@@ -464,17 +699,30 @@ export interface StoredWebhookSecrets {
 /** Up to `take` endpoints whose secret or previous secret is not sealed with key `kid` (stored before sealing, or under an older key). */
 export async function listWebhookSecretsToSeal(em: Em, kid: string, take: number): Promise<StoredWebhookSecrets[]> {
   const prefix = `enc:v1:${kid}:%`;
-  const found = await rows(em, (db) => db.selectFrom('webhook_endpoints').select(['brand_id', 'id', 'secret', 'previous_secret'])
-    .where((eb) => eb.or([eb('secret', 'not like', prefix), eb.and([eb('previous_secret', 'is not', null), eb('previous_secret', 'not like', prefix)])]))
-    .orderBy('id').limit(take));
+  const found = await rows(em, (db) =>
+    db
+      .selectFrom('webhook_endpoints')
+      .select(['brand_id', 'id', 'secret', 'previous_secret'])
+      .where((eb) => eb.or([eb('secret', 'not like', prefix), eb.and([eb('previous_secret', 'is not', null), eb('previous_secret', 'not like', prefix)])]))
+      .orderBy('id')
+      .limit(take),
+  );
   return found.map((r) => ({ brandId: r.brand_id, id: r.id, secret: r.secret, previousSecret: r.previous_secret }));
 }
 
 /** Replaces an endpoint's stored secrets, compare-and-set on the values read: false when they changed since (a rotation). */
 export async function replaceWebhookSecrets(em: Em, read: StoredWebhookSecrets, secret: string, previousSecret: string | null): Promise<boolean> {
-  return (await changed(em, (db) => db.updateTable('webhook_endpoints').set({ secret, previous_secret: previousSecret })
-    .where('brand_id', '=', read.brandId).where('id', '=', read.id).where('secret', '=', read.secret)
-    .where((eb) => read.previousSecret === null ? eb('previous_secret', 'is', null) : eb('previous_secret', '=', read.previousSecret)))) === 1;
+  return (
+    (await changed(em, (db) =>
+      db
+        .updateTable('webhook_endpoints')
+        .set({ secret, previous_secret: previousSecret })
+        .where('brand_id', '=', read.brandId)
+        .where('id', '=', read.id)
+        .where('secret', '=', read.secret)
+        .where((eb) => (read.previousSecret === null ? eb('previous_secret', 'is', null) : eb('previous_secret', '=', read.previousSecret))),
+    )) === 1
+  );
 }
 
 /**
@@ -491,17 +739,27 @@ export async function webhookFanoutBrands(em: Em, after: string | null, take: nu
     const above = (column: string) => (lower === null ? sql`` : sql`and ${sql.ref(column)} > ${lower}`);
     const atMost = (column: string) => (upper === null ? sql`` : sql`and ${sql.ref(column)} <= ${upper}`);
     if (citus) {
-      return (await rawRows(em, sql<{ brand_id: string }>`select brand_id from webhook_fanouts where true ${above('brand_id')} ${atMost('brand_id')}
-        group by brand_id order by brand_id limit ${n}`)).map((r) => r.brand_id);
+      return (
+        await rawRows(
+          em,
+          sql<{ brand_id: string }>`select brand_id from webhook_fanouts where true ${above('brand_id')} ${atMost('brand_id')}
+        group by brand_id order by brand_id limit ${n}`,
+        )
+      ).map((r) => r.brand_id);
     }
-    return (await rawRows(em, sql<{ brand_id: string | null }>`
+    return (
+      await rawRows(
+        em,
+        sql<{ brand_id: string | null }>`
       with recursive b(brand_id, n) as (
         (select brand_id, 1 from webhook_fanouts where true ${above('brand_id')} ${atMost('brand_id')} order by brand_id limit 1)
         union all
         select (select f.brand_id from webhook_fanouts f where f.brand_id > b.brand_id ${atMost('f.brand_id')} order by f.brand_id limit 1), b.n + 1
           from b where b.brand_id is not null and b.n < ${n}
       )
-      select brand_id from b where brand_id is not null order by n`)).map((r) => r.brand_id!);
+      select brand_id from b where brand_id is not null order by n`,
+      )
+    ).map((r) => r.brand_id!);
   };
   const first = await range(after, null, take);
   if (after === null || first.length >= take) return first;
@@ -514,14 +772,29 @@ export async function webhookFanoutBrands(em: Em, after: string | null, take: nu
  * deliveries ({@link insertFanoutDeliveries}) and deletes them ({@link deleteWebhookFanouts}).
  */
 export async function takeWebhookFanouts(em: Em, brandId: string, take: number): Promise<string[]> {
-  return (await rows(em, (db) => db.selectFrom('webhook_fanouts').select('event_id').where('brand_id', '=', brandId)
-    .orderBy('occurred_at').orderBy('event_id').limit(take).forUpdate().skipLocked())).map((r) => r.event_id);
+  return (
+    await rows(em, (db) =>
+      db
+        .selectFrom('webhook_fanouts')
+        .select('event_id')
+        .where('brand_id', '=', brandId)
+        .orderBy('occurred_at')
+        .orderBy('event_id')
+        .limit(take)
+        .forUpdate()
+        .skipLocked(),
+    )
+  ).map((r) => r.event_id);
 }
 
 /** The brand's endpoints (a disabled one may still get an event written before it was disabled): the fan-out's bound on one event's deliveries. */
 export async function countWebhookEndpoints(em: Em, brandId: string): Promise<number> {
-  const row = await first(em, (db) => db.selectFrom('webhook_endpoints').select((eb) => eb.fn.countAll<string>().as('n'))
-    .where('brand_id', '=', brandId));
+  const row = await first(em, (db) =>
+    db
+      .selectFrom('webhook_endpoints')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where('brand_id', '=', brandId),
+  );
   return Number(row?.n ?? 0);
 }
 
@@ -536,25 +809,37 @@ export async function countWebhookEndpoints(em: Em, brandId: string): Promise<nu
  */
 export async function insertFanoutDeliveries(em: Em, brandId: string, eventIds: readonly string[]): Promise<number> {
   if (eventIds.length === 0) return 0;
-  return changed(em, (db) => db.insertInto('webhook_deliveries')
-    .columns(['brand_id', 'id', 'endpoint_id', 'event_id', 'event_type', 'body', 'status', 'attempts', 'next_attempt_at', 'created_at', 'updated_at'])
-    .expression((eb) => eb.selectFrom('webhook_fanouts as f')
-      .innerJoin('mint_events as e', (join) => join.onRef('e.brand_id', '=', 'f.brand_id').onRef('e.id', '=', 'f.event_id'))
-      .innerJoin('webhook_endpoints as w', (join) => join.onRef('w.brand_id', '=', 'f.brand_id'))
-      .where('f.brand_id', '=', brandId).where('e.brand_id', '=', brandId).where('w.brand_id', '=', brandId)
-      .where('f.event_id', '=', eb.fn.any(eb.cast<string[]>(eb.val([...eventIds]), sql`uuid[]`)))
-      .whereRef('w.enabled_since', '<=', 'f.written_at')
-      .where((eb) => eb.or([eb('w.disabled_at', 'is', null), eb('w.disabled_at', '>', eb.ref('f.written_at'))]))
-      .where(endpointWants())
-      .select(deliveryColumns()))
-    .onConflict((oc) => oc.columns(['brand_id', 'event_id', 'endpoint_id']).doNothing()));
+  return changed(em, (db) =>
+    db
+      .insertInto('webhook_deliveries')
+      .columns(['brand_id', 'id', 'endpoint_id', 'event_id', 'event_type', 'body', 'status', 'attempts', 'next_attempt_at', 'created_at', 'updated_at'])
+      .expression((eb) =>
+        eb
+          .selectFrom('webhook_fanouts as f')
+          .innerJoin('mint_events as e', (join) => join.onRef('e.brand_id', '=', 'f.brand_id').onRef('e.id', '=', 'f.event_id'))
+          .innerJoin('webhook_endpoints as w', (join) => join.onRef('w.brand_id', '=', 'f.brand_id'))
+          .where('f.brand_id', '=', brandId)
+          .where('e.brand_id', '=', brandId)
+          .where('w.brand_id', '=', brandId)
+          .where('f.event_id', '=', eb.fn.any(eb.cast<string[]>(eb.val([...eventIds]), sql`uuid[]`)))
+          .whereRef('w.enabled_since', '<=', 'f.written_at')
+          .where((eb) => eb.or([eb('w.disabled_at', 'is', null), eb('w.disabled_at', '>', eb.ref('f.written_at'))]))
+          .where(endpointWants())
+          .select(deliveryColumns()),
+      )
+      .onConflict((oc) => oc.columns(['brand_id', 'event_id', 'endpoint_id']).doNothing()),
+  );
 }
 
 /** Deletes the brand's fan-out markers of `eventIds` (their deliveries are written); returns how many it deleted. */
 export async function deleteWebhookFanouts(em: Em, brandId: string, eventIds: readonly string[]): Promise<number> {
   if (eventIds.length === 0) return 0;
-  return changed(em, (db) => db.deleteFrom('webhook_fanouts').where('brand_id', '=', brandId)
-    .where('event_id', '=', (eb) => eb.fn.any(eb.cast<string[]>(eb.val([...eventIds]), sql`uuid[]`))));
+  return changed(em, (db) =>
+    db
+      .deleteFrom('webhook_fanouts')
+      .where('brand_id', '=', brandId)
+      .where('event_id', '=', (eb) => eb.fn.any(eb.cast<string[]>(eb.val([...eventIds]), sql`uuid[]`))),
+  );
 }
 
 /** The bounds of one brand's share of a fan-out pass (see {@link fanOutWebhookBrand}). */
@@ -582,7 +867,9 @@ export async function fanOutWebhookBrand(em: Em, brandId: string, limits: Webhoo
       return { events: await deleteWebhookFanouts(em, brandId, eventIds), deliveries };
     });
   }
-  const [row] = await rawRows(em, sql<{ events: string; deliveries: string }>`
+  const [row] = await rawRows(
+    em,
+    sql<{ events: string; deliveries: string }>`
     with taken as (
       select f.event_id, f.written_at from webhook_fanouts f where f.brand_id = ${brandId}
         order by f.occurred_at, f.event_id
@@ -601,6 +888,7 @@ export async function fanOutWebhookBrand(em: Em, brandId: string, limits: Webhoo
       returning 1
     ),
     done as (delete from webhook_fanouts f using taken t where f.brand_id = ${brandId} and f.event_id = t.event_id returning 1)
-    select (select count(*) from done) as events, (select count(*) from written) as deliveries`);
+    select (select count(*) from done) as events, (select count(*) from written) as deliveries`,
+  );
   return { events: Number(row?.events ?? 0), deliveries: Number(row?.deliveries ?? 0) };
 }

@@ -26,13 +26,19 @@ export async function insertBrand(em: Em, brand: NewBrand): Promise<void> {
 }
 
 /** Writes a user; a taken e-mail address fails with a unique violation. */
-export async function insertUser(em: Em, user: { readonly id: string; readonly email: string; readonly name: string; readonly createdAt: Date }): Promise<void> {
+export async function insertUser(
+  em: Em,
+  user: { readonly id: string; readonly email: string; readonly name: string; readonly createdAt: Date },
+): Promise<void> {
   em.create(User, { ...user });
   await em.flush();
 }
 
 /** Gives a user a role on a brand, replacing any role they had. */
-export async function upsertMembership(em: Em, row: { readonly brandId: string; readonly userId: string; readonly role: string; readonly createdAt: Date }): Promise<void> {
+export async function upsertMembership(
+  em: Em,
+  row: { readonly brandId: string; readonly userId: string; readonly role: string; readonly createdAt: Date },
+): Promise<void> {
   await em.upsert(Membership, { ...row });
 }
 
@@ -52,8 +58,14 @@ export interface BrandApiKeyRecord {
 export async function listBrandApiKeys(em: Em, brandId: string): Promise<BrandApiKeyRecord[]> {
   const keys = await em.find(ApiKey, { brandId }, { orderBy: { createdAt: 'desc' } });
   return keys.map((k) => ({
-    id: k.id, name: k.name, lookupId: k.lookupId, scopes: k.scopes, createdAt: k.createdAt,
-    revokedAt: k.revokedAt ?? null, lastUsedAt: k.lastUsedAt ?? null, partnerId: k.partnerId ?? null,
+    id: k.id,
+    name: k.name,
+    lookupId: k.lookupId,
+    scopes: k.scopes,
+    createdAt: k.createdAt,
+    revokedAt: k.revokedAt ?? null,
+    lastUsedAt: k.lastUsedAt ?? null,
+    partnerId: k.partnerId ?? null,
   }));
 }
 

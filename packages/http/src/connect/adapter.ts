@@ -4,16 +4,21 @@
 // refusals (404, 405, 415, 505) answered with the plain JSON error body.
 
 import { fromBinary, type DescMethod } from '@bufbuild/protobuf';
+import { Code, ConnectError, createConnectRouter, createContextKey, createContextValues, type ContextValues, type Interceptor } from '@connectrpc/connect';
 import {
-  Code, ConnectError, createConnectRouter, createContextKey, createContextValues, type ContextValues, type Interceptor,
-} from '@connectrpc/connect';
-import {
-  compressionBrotli, compressionGzip, universalRequestFromNodeRequest, universalResponseToNodeResponse,
+  compressionBrotli,
+  compressionGzip,
+  universalRequestFromNodeRequest,
+  universalResponseToNodeResponse,
   type ConnectNodeAdapterOptions,
 } from '@connectrpc/connect-node';
 import {
-  readAllBytes, uResponseNotFound,
-  type Compression, type UniversalHandler, type UniversalServerRequest, type UniversalServerResponse,
+  readAllBytes,
+  uResponseNotFound,
+  type Compression,
+  type UniversalHandler,
+  type UniversalServerRequest,
+  type UniversalServerResponse,
 } from '@connectrpc/connect/protocol';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { HttpError } from '../errors.ts';
@@ -117,8 +122,10 @@ function answerPlain(req: HttpRequest, res: HttpResponse, path: string, error: H
 }
 
 /** The content types of each protocol, as a caller would write them. */
-const unaryContentTypes = 'application/json or application/proto (Connect), application/grpc[+proto|+json] (gRPC), application/grpc-web[+proto|+json] (gRPC-Web)';
-const streamContentTypes = 'application/connect+json or application/connect+proto (Connect), application/grpc[+proto|+json] (gRPC), application/grpc-web[+proto|+json] (gRPC-Web)';
+const unaryContentTypes =
+  'application/json or application/proto (Connect), application/grpc[+proto|+json] (gRPC), application/grpc-web[+proto|+json] (gRPC-Web)';
+const streamContentTypes =
+  'application/connect+json or application/connect+proto (Connect), application/grpc[+proto|+json] (gRPC), application/grpc-web[+proto|+json] (gRPC-Web)';
 
 /**
  * The plain error of a bodiless refusal connect-es gave before choosing a protocol (405, 415 or
@@ -210,17 +217,25 @@ interface Framing {
 function framingOf(contentType: string | null): Framing | undefined {
   const type = (contentType ?? '').split(';', 1)[0]!.trim().toLowerCase();
   switch (type) {
-    case 'application/proto': return { enveloped: false, encodingHeader: 'content-encoding', binary: true };
-    case 'application/json': return { enveloped: false, encodingHeader: 'content-encoding', binary: false };
-    case 'application/connect+proto': return { enveloped: true, encodingHeader: 'connect-content-encoding', binary: true };
-    case 'application/connect+json': return { enveloped: true, encodingHeader: 'connect-content-encoding', binary: false };
-    case 'application/grpc': case 'application/grpc+proto':
-    case 'application/grpc-web': case 'application/grpc-web+proto':
+    case 'application/proto':
+      return { enveloped: false, encodingHeader: 'content-encoding', binary: true };
+    case 'application/json':
+      return { enveloped: false, encodingHeader: 'content-encoding', binary: false };
+    case 'application/connect+proto':
+      return { enveloped: true, encodingHeader: 'connect-content-encoding', binary: true };
+    case 'application/connect+json':
+      return { enveloped: true, encodingHeader: 'connect-content-encoding', binary: false };
+    case 'application/grpc':
+    case 'application/grpc+proto':
+    case 'application/grpc-web':
+    case 'application/grpc-web+proto':
       return { enveloped: true, encodingHeader: 'grpc-encoding', binary: true };
-    case 'application/grpc+json': case 'application/grpc-web+json':
+    case 'application/grpc+json':
+    case 'application/grpc-web+json':
       return { enveloped: true, encodingHeader: 'grpc-encoding', binary: false };
     // Anything else (gRPC-Web text, unsupported types) is the library's to answer.
-    default: return undefined;
+    default:
+      return undefined;
   }
 }
 
@@ -239,7 +254,7 @@ function checkBody(handler: UniversalHandler, policy: BodyPolicy, spellings: Enu
     if (framing === undefined || !readable) return handler(req);
     if (policy.beforeBody !== undefined) {
       try {
-        await policy.beforeBody(handler.method, req.header, req.contextValues ??= createContextValues());
+        await policy.beforeBody(handler.method, req.header, (req.contextValues ??= createContextValues()));
       } catch (error) {
         return refuse(req, framing, handler, error);
       }
@@ -343,13 +358,16 @@ async function checkEnvelopes(bytes: Uint8Array, check: BodyCheck): Promise<Chec
   let budget = limit;
   /** The envelopes to pass on, once a JSON message was respelt (undefined while none was). */
   let rewritten: Uint8Array[] | undefined;
-  for (let at = 0; at < bytes.byteLength;) {
+  for (let at = 0; at < bytes.byteLength; ) {
     if (at + 5 > bytes.byteLength) return new ConnectError('request body ends inside a message envelope header', Code.InvalidArgument);
     const start = at;
     const flags = bytes[at]!;
     const length = view.getUint32(at + 1);
     if (at + 5 + length > bytes.byteLength) {
-      return new ConnectError(`request body ends inside a message: the envelope announces ${length} bytes, ${bytes.byteLength - at - 5} follow`, Code.InvalidArgument);
+      return new ConnectError(
+        `request body ends inside a message: the envelope announces ${length} bytes, ${bytes.byteLength - at - 5} follow`,
+        Code.InvalidArgument,
+      );
     }
     let data = bytes.subarray(at + 5, at + 5 + length);
     at += 5 + length;

@@ -14,8 +14,10 @@ import { observeResponse } from './stream.ts';
 export function toConnectError(err: unknown): ConnectError {
   if (err instanceof ConnectError) return err;
   const kind = errorKindOf(err);
-  if (err instanceof RateLimitedError) return new ConnectError(err.message, Code.ResourceExhausted, { 'retry-after': String(err.retryAfterSeconds) }, undefined, err);
-  if (isUnavailableError(err)) return new ConnectError(unavailableMessage, Code.Unavailable, { 'retry-after': String(unavailableRetryAfter(err)) }, undefined, err);
+  if (err instanceof RateLimitedError)
+    return new ConnectError(err.message, Code.ResourceExhausted, { 'retry-after': String(err.retryAfterSeconds) }, undefined, err);
+  if (isUnavailableError(err))
+    return new ConnectError(unavailableMessage, Code.Unavailable, { 'retry-after': String(unavailableRetryAfter(err)) }, undefined, err);
   if (kind !== undefined) return new ConnectError((err as Error).message, kind.connect, undefined, undefined, err);
   if (err instanceof Error && err.name === 'AbortError') return new ConnectError('the call was canceled', Code.Canceled, undefined, undefined, err);
   return new ConnectError(internalErrorMessage, Code.Internal, undefined, undefined, err);

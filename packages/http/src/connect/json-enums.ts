@@ -51,9 +51,12 @@ function enumFieldsOf(schema: DescMessage): ReadonlyMap<string, DescField> {
 
 /** True when `field` holds an enum value, or a message that may (a message met again on the way is assumed to). */
 function mayHoldEnum(field: DescField, seen: Set<DescMessage>): boolean {
-  if (field.fieldKind === 'enum' || (field.fieldKind === 'list' && field.listKind === 'enum') || (field.fieldKind === 'map' && field.mapKind === 'enum')) return true;
-  const below = field.fieldKind === 'message' || (field.fieldKind === 'list' && field.listKind === 'message') || (field.fieldKind === 'map' && field.mapKind === 'message')
-    ? field.message : undefined;
+  if (field.fieldKind === 'enum' || (field.fieldKind === 'list' && field.listKind === 'enum') || (field.fieldKind === 'map' && field.mapKind === 'enum'))
+    return true;
+  const below =
+    field.fieldKind === 'message' || (field.fieldKind === 'list' && field.listKind === 'message') || (field.fieldKind === 'map' && field.mapKind === 'message')
+      ? field.message
+      : undefined;
   if (below === undefined || isWellKnown(below)) return false;
   if (seen.has(below)) return true;
   seen.add(below);
@@ -77,7 +80,14 @@ function walkMessage(schema: DescMessage, value: unknown, prefix: string, spelli
   return undefined;
 }
 
-function walkField(field: DescField, holder: Record<string, unknown>, key: string, at: string, spellings: EnumSpellings, state: State): ConnectError | undefined {
+function walkField(
+  field: DescField,
+  holder: Record<string, unknown>,
+  key: string,
+  at: string,
+  spellings: EnumSpellings,
+  state: State,
+): ConnectError | undefined {
   const value = holder[key];
   switch (field.fieldKind) {
     case 'enum':
@@ -87,8 +97,12 @@ function walkField(field: DescField, holder: Record<string, unknown>, key: strin
     case 'list': {
       if (!Array.isArray(value)) return undefined;
       for (let i = 0; i < value.length; i++) {
-        const problem = field.listKind === 'enum' ? respell(field.enum, value as unknown as Record<string, unknown>, String(i), `${at}[${i}]`, spellings, state)
-          : field.listKind === 'message' ? walkMessage(field.message, value[i], `${at}[${i}].`, spellings, state) : undefined;
+        const problem =
+          field.listKind === 'enum'
+            ? respell(field.enum, value as unknown as Record<string, unknown>, String(i), `${at}[${i}]`, spellings, state)
+            : field.listKind === 'message'
+              ? walkMessage(field.message, value[i], `${at}[${i}].`, spellings, state)
+              : undefined;
         if (problem !== undefined) return problem;
       }
       return undefined;
@@ -98,8 +112,12 @@ function walkField(field: DescField, holder: Record<string, unknown>, key: strin
       const entries = value as Record<string, unknown>;
       for (const entry of Object.keys(entries)) {
         const where = `${at}[${JSON.stringify(entry)}]`;
-        const problem = field.mapKind === 'enum' ? respell(field.enum, entries, entry, where, spellings, state)
-          : field.mapKind === 'message' ? walkMessage(field.message, entries[entry], `${where}.`, spellings, state) : undefined;
+        const problem =
+          field.mapKind === 'enum'
+            ? respell(field.enum, entries, entry, where, spellings, state)
+            : field.mapKind === 'message'
+              ? walkMessage(field.message, entries[entry], `${where}.`, spellings, state)
+              : undefined;
         if (problem !== undefined) return problem;
       }
       return undefined;
@@ -124,8 +142,7 @@ function tableOf(schema: DescEnum, spellings: EnumSpellings): EnumTable {
   if (built === undefined) tables.set(spellings, (built = new WeakMap()));
   let table = built.get(schema);
   if (table === undefined) {
-    const own = spellings.get(schema.typeName)
-      ?? schema.values.filter((v) => v.number !== 0).map((v) => [v.localName.toLowerCase(), v.number] as const);
+    const own = spellings.get(schema.typeName) ?? schema.values.filter((v) => v.number !== 0).map((v) => [v.localName.toLowerCase(), v.number] as const);
     const nameOf = new Map(schema.values.map((v) => [v.number, v.name]));
     const byUpper = new Map<string, string>();
     for (const [spelling, number] of own) {
@@ -134,7 +151,8 @@ function tableOf(schema: DescEnum, spellings: EnumSpellings): EnumTable {
     }
     const named = own.flatMap(([, number]) => nameOf.get(number) ?? []);
     table = {
-      names: new Set(schema.values.map((v) => v.name)), byUpper,
+      names: new Set(schema.values.map((v) => v.name)),
+      byUpper,
       listed: `${own.map(([spelling]) => spelling).join(', ')} (or ${named.join(', ')})`,
     };
     built.set(schema, table);

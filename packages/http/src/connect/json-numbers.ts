@@ -12,16 +12,27 @@ const decimal = /^-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
 const floatWords = new Set(['NaN', 'Infinity', '-Infinity']);
 
 const integerTypes = new Set<ScalarType>([
-  ScalarType.INT32, ScalarType.SINT32, ScalarType.SFIXED32, ScalarType.UINT32, ScalarType.FIXED32,
-  ScalarType.INT64, ScalarType.SINT64, ScalarType.SFIXED64, ScalarType.UINT64, ScalarType.FIXED64,
+  ScalarType.INT32,
+  ScalarType.SINT32,
+  ScalarType.SFIXED32,
+  ScalarType.UINT32,
+  ScalarType.FIXED32,
+  ScalarType.INT64,
+  ScalarType.SINT64,
+  ScalarType.SFIXED64,
+  ScalarType.UINT64,
+  ScalarType.FIXED64,
 ]);
 const floatTypes = new Set<ScalarType>([ScalarType.FLOAT, ScalarType.DOUBLE]);
 
 /** The wrapper types whose JSON is their number itself. */
 const numberWrappers = new Map<string, ScalarType>([
-  ['google.protobuf.Int32Value', ScalarType.INT32], ['google.protobuf.UInt32Value', ScalarType.UINT32],
-  ['google.protobuf.Int64Value', ScalarType.INT64], ['google.protobuf.UInt64Value', ScalarType.UINT64],
-  ['google.protobuf.FloatValue', ScalarType.FLOAT], ['google.protobuf.DoubleValue', ScalarType.DOUBLE],
+  ['google.protobuf.Int32Value', ScalarType.INT32],
+  ['google.protobuf.UInt32Value', ScalarType.UINT32],
+  ['google.protobuf.Int64Value', ScalarType.INT64],
+  ['google.protobuf.UInt64Value', ScalarType.UINT64],
+  ['google.protobuf.FloatValue', ScalarType.FLOAT],
+  ['google.protobuf.DoubleValue', ScalarType.DOUBLE],
 ]);
 
 /**
@@ -60,8 +71,14 @@ function checkField(field: DescField, value: unknown, at: string): string | unde
       if (!Array.isArray(value)) return undefined;
       for (let i = 0; i < value.length; i++) {
         const item = value[i];
-        const problem = field.listKind === 'scalar' ? (badScalar(field.scalar, item) ? `${at}[${i}]` : undefined)
-          : field.listKind === 'message' ? checkSingular(field.message, item, `${at}[${i}]`) : undefined;
+        const problem =
+          field.listKind === 'scalar'
+            ? badScalar(field.scalar, item)
+              ? `${at}[${i}]`
+              : undefined
+            : field.listKind === 'message'
+              ? checkSingular(field.message, item, `${at}[${i}]`)
+              : undefined;
         if (problem !== undefined) return problem;
       }
       return undefined;
@@ -70,8 +87,14 @@ function checkField(field: DescField, value: unknown, at: string): string | unde
       if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
       for (const [key, item] of Object.entries(value)) {
         if (badScalar(field.mapKey, key)) return `${at}[${JSON.stringify(key)}]`;
-        const problem = field.mapKind === 'scalar' ? (badScalar(field.scalar, item) ? `${at}[${JSON.stringify(key)}]` : undefined)
-          : field.mapKind === 'message' ? checkSingular(field.message, item, `${at}[${JSON.stringify(key)}]`) : undefined;
+        const problem =
+          field.mapKind === 'scalar'
+            ? badScalar(field.scalar, item)
+              ? `${at}[${JSON.stringify(key)}]`
+              : undefined
+            : field.mapKind === 'message'
+              ? checkSingular(field.message, item, `${at}[${JSON.stringify(key)}]`)
+              : undefined;
         if (problem !== undefined) return problem;
       }
       return undefined;

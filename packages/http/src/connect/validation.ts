@@ -21,7 +21,8 @@ export function assertValidMessage(validator: Validator, schema: DescMessage, me
     throw new ConnectError(describeViolations(result.violations), Code.InvalidArgument, undefined, [{ desc, value }]);
   }
   const withNul = nulCharacterFields(reflect(schema, message), '');
-  if (withNul.length > 0) throw new ConnectError(withNul.map((path) => `${path}: must not contain the NUL character (U+0000)`).join('; '), Code.InvalidArgument);
+  if (withNul.length > 0)
+    throw new ConnectError(withNul.map((path) => `${path}: must not contain the NUL character (U+0000)`).join('; '), Code.InvalidArgument);
 }
 
 /**

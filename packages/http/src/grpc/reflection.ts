@@ -43,7 +43,10 @@ function descriptorsOf(services: readonly DescService[]): Descriptors {
   };
   return {
     serviceNames: [...new Set(services.map((s) => s.typeName))].sort(),
-    files, closure, registry: createRegistry(...byName.values()), fileOf: (name) => byName.get(name),
+    files,
+    closure,
+    registry: createRegistry(...byName.values()),
+    fileOf: (name) => byName.get(name),
   };
 }
 
@@ -60,7 +63,8 @@ function answer(d: Descriptors, request: Request): Response {
     messageResponse: { case: 'fileDescriptorResponse', value: { fileDescriptorProto: d.closure(file).map((n) => d.files.get(n)!) } },
   });
   const error = (message: string): Response => ({
-    ...base, messageResponse: { case: 'errorResponse', value: { errorCode: notFound, errorMessage: message } },
+    ...base,
+    messageResponse: { case: 'errorResponse', value: { errorCode: notFound, errorMessage: message } },
   });
   const asked = request.messageRequest;
   switch (asked.case) {

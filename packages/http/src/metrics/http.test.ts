@@ -16,7 +16,7 @@ describe('routeLabel', () => {
     return routeLabel(req);
   };
 
-  it('is the matched route\'s path pattern, never the request path', () => {
+  it("is the matched route's path pattern, never the request path", () => {
     expect(labelOf('GET', '/healthz')).toBe('/healthz');
     expect(labelOf('GET', '/v1/imports/products/0b8e0f7a-3c1d-4c3e-9a57-2f1e0c9d8b7a?x=1')).toBe('/v1/imports/products/:id');
     expect(labelOf('GET', '/r/acme/01/09506000134352/21/ABC123')).toBe('/r/*');

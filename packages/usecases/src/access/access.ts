@@ -30,7 +30,8 @@ export interface OperationAccess {
 }
 
 /** The refusal of a partner key on an operation not marked for partners. */
-export const partnerKeyRefusal = 'a partner key may only request, report, pack and return the serials allocated to it (AllocateSerials, GetPartnerAllocation, MoveSerials, GetSerialMove, MintContainers, PackContainer, UnpackContainer, GetContainer, POST /epcis/capture, GET /epcis/events)';
+export const partnerKeyRefusal =
+  'a partner key may only request, report, pack and return the serials allocated to it (AllocateSerials, GetPartnerAllocation, MoveSerials, GetSerialMove, MintContainers, PackContainer, UnpackContainer, GetContainer, POST /epcis/capture, GET /epcis/events)';
 
 /** Credentials that verified, before any brand is looked at. */
 export interface Authenticated {
@@ -75,7 +76,11 @@ export async function authenticate(ctx: UseCaseContext, credentials: Credentials
  * `access` does not allow partners. Throws ForbiddenError otherwise.
  */
 export async function authorizeAuthenticated(
-  ctx: UseCaseContext, authenticated: Authenticated, brandId: string, permission: Permission, access: OperationAccess = {},
+  ctx: UseCaseContext,
+  authenticated: Authenticated,
+  brandId: string,
+  permission: Permission,
+  access: OperationAccess = {},
 ): Promise<Caller> {
   const { user, apiKey } = authenticated;
   if (user === null && apiKey === null) throw new UnauthenticatedError(missingCredentialsMessage);

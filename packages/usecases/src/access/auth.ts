@@ -23,7 +23,9 @@ export async function authenticateBearer(ctx: UseCaseContext, token: string): Pr
   const cache = verifiedTokens(ctx.auth);
   const hit = cache.get(token);
   if (hit !== undefined) {
-    const current = nowSeconds < hit.exp + clockSkewSeconds && (hit.nbf === undefined || nowSeconds >= hit.nbf - clockSkewSeconds) &&
+    const current =
+      nowSeconds < hit.exp + clockSkewSeconds &&
+      (hit.nbf === undefined || nowSeconds >= hit.nbf - clockSkewSeconds) &&
       (hit.iat === undefined || hit.iat <= nowSeconds + clockSkewSeconds);
     if (current) return { userId: hit.userId };
     cache.delete(token);
@@ -151,7 +153,11 @@ export async function roleOnBrand(ctx: UseCaseContext, userId: string, brandId: 
 /** Issues a development session token for a user, valid for `ttlSeconds` (default 24 h). */
 export async function issueAccessToken(ctx: UseCaseContext, userId: string, ttlSeconds = 86_400): Promise<string> {
   const now = Math.floor(ctx.clock().getTime() / 1000);
-  let jwt = new SignJWT({}).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).setSubject(userId).setIssuedAt(now).setExpirationTime(now + ttlSeconds);
+  let jwt = new SignJWT({})
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .setSubject(userId)
+    .setIssuedAt(now)
+    .setExpirationTime(now + ttlSeconds);
   if (ctx.auth.issuer) jwt = jwt.setIssuer(ctx.auth.issuer);
   if (ctx.auth.audience) jwt = jwt.setAudience(ctx.auth.audience);
   return jwt.sign(ctx.auth.jwtSecret);

@@ -5,12 +5,45 @@
 
 import { randomUUID } from 'node:crypto';
 import {
-  appendEvents, brandApiAccessEnabled, countBrandOwnersLocked, deleteMembership, findApiKeyOfBrand, findBrandMember, findUserByEmail, findUserById, insertApiKey,
-  insertMembership, insertUserIfNew, listApiKeysPage, listBrandMembersPage, revokeApiKeyRow, setMembershipRole, type ApiKeyRecord, type BrandMemberRecord, unitOfWork, transaction,
+  appendEvents,
+  brandApiAccessEnabled,
+  countBrandOwnersLocked,
+  deleteMembership,
+  findApiKeyOfBrand,
+  findBrandMember,
+  findUserByEmail,
+  findUserById,
+  insertApiKey,
+  insertMembership,
+  insertUserIfNew,
+  listApiKeysPage,
+  listBrandMembersPage,
+  revokeApiKeyRow,
+  setMembershipRole,
+  type ApiKeyRecord,
+  type BrandMemberRecord,
+  unitOfWork,
+  transaction,
 } from '@mint/db';
 import {
-  apiKeyScopes, assertValid, ConflictError, generateApiKey, hashApiKeySecret, IllegalStateError, isRole, isUuid, lastOwnerRefusal, NotFoundError, resolvePageSize,
-  roles, toPage, type Cursor, type FieldViolation, type NewEvent, type Page, type Role,
+  apiKeyScopes,
+  assertValid,
+  ConflictError,
+  generateApiKey,
+  hashApiKeySecret,
+  IllegalStateError,
+  isRole,
+  isUuid,
+  lastOwnerRefusal,
+  NotFoundError,
+  resolvePageSize,
+  roles,
+  toPage,
+  type Cursor,
+  type FieldViolation,
+  type NewEvent,
+  type Page,
+  type Role,
 } from '@mint/domain';
 import type { Actor, UseCaseContext } from '../context.ts';
 
@@ -41,14 +74,21 @@ export function apiKeyInputViolations(input: { readonly name: string; readonly s
   if (input.scopes.length === 0) v.push({ field: 'scopes', message: `must name one or more of ${apiKeyScopes.join(', ')}` });
   input.scopes.forEach((s, i) => {
     if (!(apiKeyScopes as readonly string[]).includes(s)) {
-      v.push({ field: `scopes[${i}]`, message: s === 'workspace:admin' ? 'workspace:admin is never given to a key' : `"${s}" is not a scope; must be one of ${apiKeyScopes.join(', ')}` });
+      v.push({
+        field: `scopes[${i}]`,
+        message: s === 'workspace:admin' ? 'workspace:admin is never given to a key' : `"${s}" is not a scope; must be one of ${apiKeyScopes.join(', ')}`,
+      });
     }
   });
   return v;
 }
 
 const keyEvent = (k: ApiKeyView, brandId: string, eventType: 'api_key_created' | 'api_key_revoked', actor: Actor): NewEvent => ({
-  brandId, eventType, entityType: 'api_key', entityId: k.id, actor: actor.id,
+  brandId,
+  eventType,
+  entityType: 'api_key',
+  entityId: k.id,
+  actor: actor.id,
   payload: eventType === 'api_key_created' ? { name: k.name, prefix: k.prefix, scopes: k.scopes } : { name: k.name, prefix: k.prefix },
 });
 
@@ -59,13 +99,22 @@ const keyEvent = (k: ApiKeyView, brandId: string, eventType: 'api_key_created' |
  * without it is refused when used.
  */
 export async function createApiKeyOf(
-  ctx: UseCaseContext, actor: Actor, input: { readonly brandId: string; readonly name: string; readonly scopes: readonly string[] },
+  ctx: UseCaseContext,
+  actor: Actor,
+  input: { readonly brandId: string; readonly name: string; readonly scopes: readonly string[] },
 ): Promise<{ apiKey: ApiKeyView; key: string; apiAccessEnabled: boolean }> {
   assertValid(apiKeyInputViolations(input));
   const generated = generateApiKey(ctx.randomFill);
   const now = ctx.clock();
   const record: ApiKeyRecord = {
-    brandId: input.brandId, id: randomUUID(), lookupId: generated.lookupId, name: input.name.trim(), scopes: [...input.scopes], createdAt: now, revokedAt: null, lastUsedAt: null,
+    brandId: input.brandId,
+    id: randomUUID(),
+    lookupId: generated.lookupId,
+    name: input.name.trim(),
+    scopes: [...input.scopes],
+    createdAt: now,
+    revokedAt: null,
+    lastUsedAt: null,
   };
   const apiKey = keyView(record);
   const apiAccessEnabled = await transaction(ctx.db, async (em) => {
@@ -78,7 +127,9 @@ export async function createApiKeyOf(
 
 /** The brand's API keys, newest first, keyset paged, without secrets; with whether its API access is on. */
 export async function listApiKeysOf(
-  ctx: UseCaseContext, brandId: string, query: { readonly limit: number | null; readonly cursor: Cursor | null },
+  ctx: UseCaseContext,
+  brandId: string,
+  query: { readonly limit: number | null; readonly cursor: Cursor | null },
 ): Promise<Page<ApiKeyView> & { apiAccessEnabled: boolean }> {
   const size = resolvePageSize(query.limit, defaultWorkspaceAdminPageSize);
   const em = unitOfWork(ctx.db);
@@ -115,12 +166,18 @@ export interface BrandMemberView {
 const memberView = (m: BrandMemberRecord): BrandMemberView => ({ userId: m.userId, email: m.email, name: m.name, role: m.role, createdAt: m.createdAt });
 
 const memberEvent = (
-  brandId: string, eventType: 'brand_member_added' | 'brand_member_role_changed' | 'brand_member_removed', userId: string, actor: Actor, payload: Record<string, unknown>,
+  brandId: string,
+  eventType: 'brand_member_added' | 'brand_member_role_changed' | 'brand_member_removed',
+  userId: string,
+  actor: Actor,
+  payload: Record<string, unknown>,
 ): NewEvent => ({ brandId, eventType, entityType: 'membership', entityId: userId, actor: actor.id, payload: { user_id: userId, ...payload } });
 
 /** The brand's members with their roles and users, oldest membership first, keyset paged. */
 export async function listBrandMembersOf(
-  ctx: UseCaseContext, brandId: string, query: { readonly limit: number | null; readonly cursor: Cursor | null },
+  ctx: UseCaseContext,
+  brandId: string,
+  query: { readonly limit: number | null; readonly cursor: Cursor | null },
 ): Promise<Page<BrandMemberView>> {
   const size = resolvePageSize(query.limit, defaultWorkspaceAdminPageSize);
   const page = toPage(await listBrandMembersPage(unitOfWork(ctx.db), brandId, size + 1, query.cursor), size, (m) => ({ at: m.createdAt, id: m.userId }));
@@ -170,13 +227,19 @@ export async function addBrandMember(ctx: UseCaseContext, actor: Actor, input: N
       throw new ConflictError(`${user!.email} is already a member of this brand as ${existing?.role ?? 'a member'}: change their role instead`);
     }
     const member = memberView((await findBrandMember(em, input.brandId, user!.id))!);
-    await appendEvents(em, ctx.clock(), [memberEvent(input.brandId, 'brand_member_added', member.userId, actor, { email: member.email, role: member.role, user_created: userCreated })]);
+    await appendEvents(em, ctx.clock(), [
+      memberEvent(input.brandId, 'brand_member_added', member.userId, actor, { email: member.email, role: member.role, user_created: userCreated }),
+    ]);
     return { member, userCreated };
   });
 }
 
 /** Loads a member and the brand's owner count under the brand's lock; NotFoundError when they are not a member. */
-async function memberUnderLock(em: Parameters<typeof findBrandMember>[0], brandId: string, userId: string): Promise<{ member: BrandMemberRecord; owners: number }> {
+async function memberUnderLock(
+  em: Parameters<typeof findBrandMember>[0],
+  brandId: string,
+  userId: string,
+): Promise<{ member: BrandMemberRecord; owners: number }> {
   const owners = await countBrandOwnersLocked(em, brandId);
   const member = owners === null || !isUuid(userId) ? null : await findBrandMember(em, brandId, userId);
   if (member === null) throw new NotFoundError(`user ${userId} is not a member of this brand`);
@@ -187,7 +250,11 @@ async function memberUnderLock(em: Parameters<typeof findBrandMember>[0], brandI
  * Changes a member's role (compare-and-set on the role read). The brand's last owner keeps it
  * (IllegalStateError saying to make another member owner first); the same role changes nothing.
  */
-export async function setBrandMemberRole(ctx: UseCaseContext, actor: Actor, input: { readonly brandId: string; readonly userId: string; readonly role: string }): Promise<BrandMemberView> {
+export async function setBrandMemberRole(
+  ctx: UseCaseContext,
+  actor: Actor,
+  input: { readonly brandId: string; readonly userId: string; readonly role: string },
+): Promise<BrandMemberView> {
   assertValid(roleViolations(input.role));
   return transaction(ctx.db, async (em) => {
     const { member, owners } = await memberUnderLock(em, input.brandId, input.userId);
@@ -197,7 +264,9 @@ export async function setBrandMemberRole(ctx: UseCaseContext, actor: Actor, inpu
     if (!(await setMembershipRole(em, input.brandId, input.userId, member.role, input.role))) {
       throw new ConflictError(`the role of ${member.email} changed meanwhile; read the members again`);
     }
-    await appendEvents(em, ctx.clock(), [memberEvent(input.brandId, 'brand_member_role_changed', member.userId, actor, { email: member.email, from: member.role, to: input.role })]);
+    await appendEvents(em, ctx.clock(), [
+      memberEvent(input.brandId, 'brand_member_role_changed', member.userId, actor, { email: member.email, from: member.role, to: input.role }),
+    ]);
     return memberView({ ...member, role: input.role });
   });
 }

@@ -1,8 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { insertApiKey, insertBrand, insertUser, listBrandApiKeys, revokeBrandApiKey, setBrandApiAccess, unitOfWork, upsertMembership } from '@mint/db';
 import {
-  apiKeyScopes, assertValid, brandResolverBaseUrl, generateApiKey, gtinCheckDigit, hashApiKeySecret, isUuid, NotFoundError, roles,
-  type ApiKeyScope, type Role,
+  apiKeyScopes,
+  assertValid,
+  brandResolverBaseUrl,
+  generateApiKey,
+  gtinCheckDigit,
+  hashApiKeySecret,
+  isUuid,
+  NotFoundError,
+  roles,
+  type ApiKeyScope,
+  type Role,
 } from '@mint/domain';
 import { issueAccessToken } from './auth.ts';
 import { upsertProduct } from '../catalog/index.ts';
@@ -21,12 +30,24 @@ export interface WorkspaceView {
  * `{PUBLIC_BASE_URL}/r/{slug}`; a random suffix is added when none is given.
  */
 export async function createWorkspace(ctx: UseCaseContext, input: { name: string; slug?: string; apiAccessEnabled?: boolean }): Promise<WorkspaceView> {
-  const base = (input.slug ?? input.name).toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '').slice(0, 40) || 'brand';
+  const base =
+    (input.slug ?? input.name)
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-|-$/g, '')
+      .slice(0, 40) || 'brand';
   const slug = input.slug ?? `${base}-${randomUUID().slice(0, 8)}`;
   assertValid(/^[a-z0-9](?:[a-z0-9-]{0,62})$/.test(slug) ? [] : [{ field: 'slug', message: 'must be lower-case letters, digits and dashes' }]);
   const id = randomUUID();
   const resolverBaseUrl = brandResolverBaseUrl(ctx.publicBaseUrl, slug);
-  await insertBrand(unitOfWork(ctx.db), { id, slug, name: input.name, resolverBaseUrl, apiAccessEnabled: input.apiAccessEnabled ?? false, createdAt: ctx.clock() });
+  await insertBrand(unitOfWork(ctx.db), {
+    id,
+    slug,
+    name: input.name,
+    resolverBaseUrl,
+    apiAccessEnabled: input.apiAccessEnabled ?? false,
+    createdAt: ctx.clock(),
+  });
   return { id, slug, name: input.name, resolverBaseUrl };
 }
 
@@ -48,12 +69,21 @@ export async function createApiKey(
   ctx: UseCaseContext,
   input: { brandId: string; name: string; scopes: readonly ApiKeyScope[] },
 ): Promise<{ id: string; key: string; lookupId: string }> {
-  assertValid(input.scopes.every((s) => apiKeyScopes.includes(s)) && input.scopes.length > 0
-    ? [] : [{ field: 'scopes', message: `must be one or more of ${apiKeyScopes.join(', ')}` }]);
+  assertValid(
+    input.scopes.every((s) => apiKeyScopes.includes(s)) && input.scopes.length > 0
+      ? []
+      : [{ field: 'scopes', message: `must be one or more of ${apiKeyScopes.join(', ')}` }],
+  );
   const generated = generateApiKey(ctx.randomFill);
   const id = randomUUID();
   await insertApiKey(unitOfWork(ctx.db), {
-    brandId: input.brandId, id, lookupId: generated.lookupId, name: input.name, secretHash: hashApiKeySecret(generated.secret), scopes: input.scopes, createdAt: ctx.clock(),
+    brandId: input.brandId,
+    id,
+    lookupId: generated.lookupId,
+    name: input.name,
+    secretHash: hashApiKeySecret(generated.secret),
+    scopes: input.scopes,
+    createdAt: ctx.clock(),
   });
   return { id, key: generated.key, lookupId: generated.lookupId };
 }
@@ -86,13 +116,29 @@ export async function seedDemo(ctx: UseCaseContext): Promise<DemoSeed> {
   const user = await createUser(ctx, { email: `owner+${brand.slug}@demo.example`, name: 'Demo Owner' });
   await grantRole(ctx, brand.id, user.id, 'owner');
   const gtin = randomGtin14(ctx);
-  const { product } = await upsertProduct(ctx, { id: user.id }, {
-    brandId: brand.id, sku: 'DEMO-SKU-1', name: 'Demo Product', gtin, commercialStatus: 'ACTIVE', mintReadinessStatus: 'READY', passportUrl: null,
-  });
+  const { product } = await upsertProduct(
+    ctx,
+    { id: user.id },
+    {
+      brandId: brand.id,
+      sku: 'DEMO-SKU-1',
+      name: 'Demo Product',
+      gtin,
+      commercialStatus: 'ACTIVE',
+      mintReadinessStatus: 'READY',
+      passportUrl: null,
+    },
+  );
   const apiKey = await createApiKey(ctx, { brandId: brand.id, name: 'demo', scopes: [...apiKeyScopes] });
   return {
-    brand_id: brand.id, brand_slug: brand.slug, resolver_base_url: brand.resolverBaseUrl, user_id: user.id,
-    product_id: product.id, gtin, access_token: await issueAccessToken(ctx, user.id), api_key: apiKey.key,
+    brand_id: brand.id,
+    brand_slug: brand.slug,
+    resolver_base_url: brand.resolverBaseUrl,
+    user_id: user.id,
+    product_id: product.id,
+    gtin,
+    access_token: await issueAccessToken(ctx, user.id),
+    api_key: apiKey.key,
   };
 }
 
@@ -100,8 +146,14 @@ export async function seedDemo(ctx: UseCaseContext): Promise<DemoSeed> {
 export async function listApiKeys(ctx: UseCaseContext, brandId: string) {
   const keys = await listBrandApiKeys(unitOfWork(ctx.db), brandId);
   return keys.map((k) => ({
-    id: k.id, name: k.name, prefix: `mk_${k.lookupId}`, scopes: k.scopes, createdAt: k.createdAt,
-    revokedAt: k.revokedAt, lastUsedAt: k.lastUsedAt, partnerId: k.partnerId,
+    id: k.id,
+    name: k.name,
+    prefix: `mk_${k.lookupId}`,
+    scopes: k.scopes,
+    createdAt: k.createdAt,
+    revokedAt: k.revokedAt,
+    lastUsedAt: k.lastUsedAt,
+    partnerId: k.partnerId,
   }));
 }
 

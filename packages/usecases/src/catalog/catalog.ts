@@ -1,11 +1,35 @@
 import { randomUUID } from 'node:crypto';
 import {
-  findProduct, findProductionBatch, isUniqueViolation, listProductsPage, upsertProductBySku, upsertProductionBatchByCode, type ProductRecord, type ProductRow, unitOfWork,
+  findProduct,
+  findProductionBatch,
+  isUniqueViolation,
+  listProductsPage,
+  upsertProductBySku,
+  upsertProductionBatchByCode,
+  type ProductRecord,
+  type ProductRow,
+  unitOfWork,
 } from '@mint/db';
 import {
-  assertValid, commercialStatuses, gtinViolations, InvalidInputError, isUuid, mintReadinessStatuses, normalizeGtin, NotFoundError,
-  productionBatchStatuses, resolvePageSize, storableUrlOf, storableUrlViolations, toPage,
-  type CommercialStatus, type Cursor, type FieldViolation, type MintReadinessStatus, type Page, type ProductionBatchStatus,
+  assertValid,
+  commercialStatuses,
+  gtinViolations,
+  InvalidInputError,
+  isUuid,
+  mintReadinessStatuses,
+  normalizeGtin,
+  NotFoundError,
+  productionBatchStatuses,
+  resolvePageSize,
+  storableUrlOf,
+  storableUrlViolations,
+  toPage,
+  type CommercialStatus,
+  type Cursor,
+  type FieldViolation,
+  type MintReadinessStatus,
+  type Page,
+  type ProductionBatchStatus,
 } from '@mint/domain';
 import type { Actor, UseCaseContext } from '../context.ts';
 
@@ -33,9 +57,16 @@ export const defaultProductPageSize = 50;
 
 function toProductView(p: ProductRecord): ProductView {
   return {
-    id: p.id, brandId: p.brandId, sku: p.sku, name: p.name, gtin: p.gtin,
-    commercialStatus: p.commercialStatus as CommercialStatus, mintReadinessStatus: p.mintReadinessStatus as MintReadinessStatus,
-    passportUrl: p.passportUrl, createdAt: p.createdAt, updatedAt: p.updatedAt,
+    id: p.id,
+    brandId: p.brandId,
+    sku: p.sku,
+    name: p.name,
+    gtin: p.gtin,
+    commercialStatus: p.commercialStatus as CommercialStatus,
+    mintReadinessStatus: p.mintReadinessStatus as MintReadinessStatus,
+    passportUrl: p.passportUrl,
+    createdAt: p.createdAt,
+    updatedAt: p.updatedAt,
   };
 }
 
@@ -45,11 +76,17 @@ export function productViolations(input: Omit<ProductInput, 'brandId'>): FieldVi
   if (input.sku.trim() === '' || input.sku.length > 100) v.push({ field: 'sku', message: 'must be 1 to 100 characters' });
   if (input.name.trim() === '' || input.name.length > 300) v.push({ field: 'name', message: 'must be 1 to 300 characters' });
   v.push(...gtinViolations(input.gtin));
-  if (!commercialStatuses.includes(input.commercialStatus as CommercialStatus)) v.push({ field: 'commercial_status', message: `must be one of ${commercialStatuses.join(', ')}` });
-  if (!mintReadinessStatuses.includes(input.mintReadinessStatus as MintReadinessStatus)) v.push({ field: 'mint_readiness_status', message: `must be one of ${mintReadinessStatuses.join(', ')}` });
+  if (!commercialStatuses.includes(input.commercialStatus as CommercialStatus))
+    v.push({ field: 'commercial_status', message: `must be one of ${commercialStatuses.join(', ')}` });
+  if (!mintReadinessStatuses.includes(input.mintReadinessStatus as MintReadinessStatus))
+    v.push({ field: 'mint_readiness_status', message: `must be one of ${mintReadinessStatuses.join(', ')}` });
   if (input.passportUrl !== null) v.push(...storableUrlViolations(input.passportUrl, 'passport_url'));
   // PostgreSQL text cannot hold U+0000; refuse it here rather than fail the write.
-  for (const [field, value] of [['sku', input.sku], ['name', input.name], ['passport_url', input.passportUrl ?? '']] as const) {
+  for (const [field, value] of [
+    ['sku', input.sku],
+    ['name', input.name],
+    ['passport_url', input.passportUrl ?? ''],
+  ] as const) {
     if (value.includes('\u0000')) v.push({ field, message: 'must not contain the NUL character (U+0000)' });
   }
   return v;
@@ -133,8 +170,10 @@ export async function upsertProductionBatch(
   void actor;
   const v: FieldViolation[] = [];
   if (input.code.trim() === '' || input.code.length > 100) v.push({ field: 'code', message: 'must be 1 to 100 characters' });
-  if (!productionBatchStatuses.includes(input.status as ProductionBatchStatus)) v.push({ field: 'status', message: `must be one of ${productionBatchStatuses.join(', ')}` });
-  if (input.quantity !== null && (!Number.isInteger(input.quantity) || input.quantity <= 0)) v.push({ field: 'quantity', message: 'must be a positive integer' });
+  if (!productionBatchStatuses.includes(input.status as ProductionBatchStatus))
+    v.push({ field: 'status', message: `must be one of ${productionBatchStatuses.join(', ')}` });
+  if (input.quantity !== null && (!Number.isInteger(input.quantity) || input.quantity <= 0))
+    v.push({ field: 'quantity', message: 'must be a positive integer' });
   assertValid(v);
   const em = unitOfWork(ctx.db);
   await getProduct(ctx, input.brandId, input.productId);
@@ -143,8 +182,14 @@ export async function upsertProductionBatch(
   const b = (await findProductionBatch(em, input.brandId, row.id))!;
   return {
     productionBatch: {
-      id: b.id, brandId: b.brandId, productId: b.productId, code: b.code, status: b.status as ProductionBatchStatus,
-      quantity: b.quantity, createdAt: b.createdAt, updatedAt: b.updatedAt,
+      id: b.id,
+      brandId: b.brandId,
+      productId: b.productId,
+      code: b.code,
+      status: b.status as ProductionBatchStatus,
+      quantity: b.quantity,
+      createdAt: b.createdAt,
+      updatedAt: b.updatedAt,
     },
     created: row.created,
   };

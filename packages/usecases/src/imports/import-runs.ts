@@ -32,7 +32,7 @@ export function markInvalidUtf8(csv: Uint8Array): Uint8Array {
   if (isUtf8(csv)) return csv;
   const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
   const parts: Uint8Array[] = [];
-  for (let start = 0; start <= csv.length;) {
+  for (let start = 0; start <= csv.length; ) {
     let end = csv.indexOf(0x0a, start);
     if (end < 0) end = csv.length;
     const line = csv.subarray(start, end);
@@ -148,9 +148,17 @@ export type ImportRunOutcome =
  */
 export async function failImportRun(ctx: UseCaseContext, brandId: string, importId: string, rowNumber: number, error: unknown): Promise<ImportRunOutcome> {
   if (!(error instanceof InvalidInputError)) throw error;
-  await recordProductImportProgress(unitOfWork(ctx.db), brandId, importId, {
-    imported: 0, failed: 0, errors: [{ row: rowNumber, field: 'csv', message: error.message }],
-  }, maxImportErrorsKept);
+  await recordProductImportProgress(
+    unitOfWork(ctx.db),
+    brandId,
+    importId,
+    {
+      imported: 0,
+      failed: 0,
+      errors: [{ row: rowNumber, field: 'csv', message: error.message }],
+    },
+    maxImportErrorsKept,
+  );
   await endImport(ctx, brandId, importId, 'FAILED');
   return { kind: 'finished', status: 'FAILED' };
 }
@@ -159,7 +167,13 @@ export async function failImportRun(ctx: UseCaseContext, brandId: string, import
  * Moves a running import to COMPLETED or FAILED by compare-and-set and, when it moved, deletes its
  * keys (what the repeat check kept) in the same transaction. False when it was no longer running.
  */
-export function endImport(ctx: UseCaseContext, brandId: string, importId: string, to: 'COMPLETED' | 'FAILED', from?: readonly ImportStatus[]): Promise<boolean> {
+export function endImport(
+  ctx: UseCaseContext,
+  brandId: string,
+  importId: string,
+  to: 'COMPLETED' | 'FAILED',
+  from?: readonly ImportStatus[],
+): Promise<boolean> {
   const move = from === undefined ? finishImport(to) : { from, to };
   return transaction(ctx.db, async (em) => {
     const moved = await moveProductImport(em, brandId, importId, move, ctx.clock());

@@ -1,13 +1,41 @@
 import { randomUUID } from 'node:crypto';
-import { appendEvents, insertImportKeys, insertProductImport, recordProductImportProgress, unitOfWork, upsertLinkRows, type ProductImportRowError, transaction } from '@mint/db';
 import {
-  assertValid, InvalidInputError, linkScopeOf, maxImportBytes, maxImportErrorsKept, NotFoundError, validateLink,
-  type FieldViolation, type Link, type LinkInput, type LinkScope,
+  appendEvents,
+  insertImportKeys,
+  insertProductImport,
+  recordProductImportProgress,
+  unitOfWork,
+  upsertLinkRows,
+  type ProductImportRowError,
+  transaction,
+} from '@mint/db';
+import {
+  assertValid,
+  InvalidInputError,
+  linkScopeOf,
+  maxImportBytes,
+  maxImportErrorsKept,
+  NotFoundError,
+  validateLink,
+  type FieldViolation,
+  type Link,
+  type LinkInput,
+  type LinkScope,
 } from '@mint/domain';
 import type { Actor, UseCaseContext } from '../context.ts';
 import { brandViolations } from '../links/index.ts';
 import { sortOutRepeats, type Candidate } from './repeats.ts';
-import { completeImportRun, failImportRun, getProductImport, invalidUtf8Field, markInvalidUtf8Stream, notUtf8Message, parseCsvRecords, type ImportRunOutcome, type ImportView } from './import-runs.ts';
+import {
+  completeImportRun,
+  failImportRun,
+  getProductImport,
+  invalidUtf8Field,
+  markInvalidUtf8Stream,
+  notUtf8Message,
+  parseCsvRecords,
+  type ImportRunOutcome,
+  type ImportView,
+} from './import-runs.ts';
 
 /** Columns of a link CSV; `link_type`, `href` and `title` are required. */
 export const linkImportColumns = ['gtin', 'lot', 'serial', 'link_type', 'href', 'title', 'hreflang', 'media_type', 'context', 'fwqs', 'is_default'] as const;
@@ -18,7 +46,8 @@ function linkHeaderViolations(header: readonly string[]): FieldViolation[] {
   const v: FieldViolation[] = [];
   const seen = new Set<string>();
   for (const column of header) {
-    if (!(linkImportColumns as readonly string[]).includes(column)) v.push({ field: 'csv', message: `unknown column "${column}" in the header row; allowed: ${linkImportColumns.join(', ')}` });
+    if (!(linkImportColumns as readonly string[]).includes(column))
+      v.push({ field: 'csv', message: `unknown column "${column}" in the header row; allowed: ${linkImportColumns.join(', ')}` });
     else if (seen.has(column)) v.push({ field: 'csv', message: `column "${column}" appears twice in the header row` });
     seen.add(column);
   }
@@ -69,7 +98,13 @@ const truthy = (value: string | undefined, fallback: boolean): boolean | null =>
   if (v === 'false' || v === '0' || v === 'no') return false;
   return null;
 };
-const list = (value: string | undefined): string[] => (value === undefined || value === '' ? [] : value.split('|').map((s) => s.trim()).filter((s) => s !== ''));
+const list = (value: string | undefined): string[] =>
+  value === undefined || value === ''
+    ? []
+    : value
+        .split('|')
+        .map((s) => s.trim())
+        .filter((s) => s !== '');
 
 /**
  * Processes a link import (called by the import worker for imports of kind `links`): moves it to
@@ -99,16 +134,36 @@ export async function runLinkImport(ctx: UseCaseContext, brandId: string, import
     const batch = sorted.accepted.map((c) => c.value);
     const now = ctx.clock();
     await transaction(ctx.db, async (em) => {
-      await upsertLinkRows(em, brandId, batch.map((row) => ({ scope: row.scope, link: row.link, id: randomUUID() })), now);
+      await upsertLinkRows(
+        em,
+        brandId,
+        batch.map((row) => ({ scope: row.scope, link: row.link, id: randomUUID() })),
+        now,
+      );
       if (batch.length > 0) {
-        await appendEvents(em, now, [{
-          brandId, eventType: 'resolver_links_imported', entityType: 'resolver_link', entityId: importId, actor: null, payload: { rows: batch.length },
-        }]);
+        await appendEvents(em, now, [
+          {
+            brandId,
+            eventType: 'resolver_links_imported',
+            entityType: 'resolver_link',
+            entityId: importId,
+            actor: null,
+            payload: { rows: batch.length },
+          },
+        ]);
       }
       await insertImportKeys(em, brandId, importId, sorted.keys);
-      const ok = await recordProductImportProgress(em, brandId, importId, {
-        imported: batch.length, failed: batchFailed + sorted.rejected.length, errors: [...batchErrors, ...sorted.rejected].sort((a, b) => a.row - b.row),
-      }, maxImportErrorsKept);
+      const ok = await recordProductImportProgress(
+        em,
+        brandId,
+        importId,
+        {
+          imported: batch.length,
+          failed: batchFailed + sorted.rejected.length,
+          errors: [...batchErrors, ...sorted.rejected].sort((a, b) => a.row - b.row),
+        },
+        maxImportErrorsKept,
+      );
       if (!ok) throw new NotFoundError(`link import ${importId} is no longer PROCESSING`);
     });
   };
@@ -129,12 +184,23 @@ export async function runLinkImport(ctx: UseCaseContext, brandId: string, import
         errors.push({ row: rowNumber, field: null, message: `has ${record.fields.length} fields, the header row has ${columns.length}` });
       } else {
         const raw: Partial<Record<LinkColumn, string>> = {};
-        columns.forEach((column, i) => { raw[column as LinkColumn] = record.fields[i]; });
+        columns.forEach((column, i) => {
+          raw[column as LinkColumn] = record.fields[i];
+        });
         const fwqs = truthy(raw.fwqs, true);
         const isDefault = truthy(raw.is_default, false);
         const input: LinkInput = {
-          gtin: raw.gtin || null, lot: raw.lot || null, serial: raw.serial || null, linkType: raw.link_type ?? '', href: raw.href ?? '', title: raw.title ?? '',
-          hreflang: list(raw.hreflang), mediaType: raw.media_type || null, context: list(raw.context), fwqs: fwqs ?? true, isDefault: isDefault ?? false,
+          gtin: raw.gtin || null,
+          lot: raw.lot || null,
+          serial: raw.serial || null,
+          linkType: raw.link_type ?? '',
+          href: raw.href ?? '',
+          title: raw.title ?? '',
+          hreflang: list(raw.hreflang),
+          mediaType: raw.media_type || null,
+          context: list(raw.context),
+          fwqs: fwqs ?? true,
+          isDefault: isDefault ?? false,
         };
         const scope = linkScopeOf(input);
         const link = validateLink(input);
@@ -149,9 +215,21 @@ export async function runLinkImport(ctx: UseCaseContext, brandId: string, import
           pending.push({
             row: rowNumber,
             checks: [
-              { kind: 'link', key: target, field: 'href', message: (first) => `already appears in row ${first} with this level and link type; each link once per file` },
+              {
+                kind: 'link',
+                key: target,
+                field: 'href',
+                message: (first) => `already appears in row ${first} with this level and link type; each link once per file`,
+              },
               ...(link.link.isDefault
-                ? [{ kind: 'default', key: level, field: 'is_default', message: (first: number) => `a second default for this level (row ${first} is its default); a level has exactly one` }]
+                ? [
+                    {
+                      kind: 'default',
+                      key: level,
+                      field: 'is_default',
+                      message: (first: number) => `a second default for this level (row ${first} is its default); a level has exactly one`,
+                    },
+                  ]
                 : []),
             ],
             value: { scope: scope.scope, link: link.link },

@@ -1,15 +1,54 @@
 import { randomUUID } from 'node:crypto';
 import {
-  appendProductImportError, isUniqueViolation, countRunningImports, deleteStaleImportKeys, findImportsWithStaleKeys, findProductImport, findQueuedImportsToSweep, insertImportKeys, insertProductImport,
-  moveProductImport, productSkusByGtin, readProductImportCsv, recordProductImportProgress, upsertProductRows, type Em, type ProductImportRowError,
-  type ProductRow, unitOfWork, transaction,
+  appendProductImportError,
+  isUniqueViolation,
+  countRunningImports,
+  deleteStaleImportKeys,
+  findImportsWithStaleKeys,
+  findProductImport,
+  findQueuedImportsToSweep,
+  insertImportKeys,
+  insertProductImport,
+  moveProductImport,
+  productSkusByGtin,
+  readProductImportCsv,
+  recordProductImportProgress,
+  upsertProductRows,
+  type Em,
+  type ProductImportRowError,
+  type ProductRow,
+  unitOfWork,
+  transaction,
 } from '@mint/db';
 import {
-  assertValid, importHeaderViolations, InvalidInputError, isUuid, maxImportBytes, maxImportErrorsKept, normalizeGtin,
-  NotFoundError, startImport, importEnumHint, importEnumValue, isImportEnumColumn, type ImportColumn, type ImportStatus,
+  assertValid,
+  importHeaderViolations,
+  InvalidInputError,
+  isUuid,
+  maxImportBytes,
+  maxImportErrorsKept,
+  normalizeGtin,
+  NotFoundError,
+  startImport,
+  importEnumHint,
+  importEnumValue,
+  isImportEnumColumn,
+  type ImportColumn,
+  type ImportStatus,
 } from '@mint/domain';
 import { productViolations, storedPassportUrl } from '../catalog/index.ts';
-import { completeImportRun, endImport, failImportRun, getProductImport, invalidUtf8Field, markInvalidUtf8Stream, notUtf8Message, parseCsvRecords, type ImportRunOutcome, type ImportView } from './import-runs.ts';
+import {
+  completeImportRun,
+  endImport,
+  failImportRun,
+  getProductImport,
+  invalidUtf8Field,
+  markInvalidUtf8Stream,
+  notUtf8Message,
+  parseCsvRecords,
+  type ImportRunOutcome,
+  type ImportView,
+} from './import-runs.ts';
 import { runLinkImport } from './link-imports.ts';
 import { sortOutRepeats, type Candidate } from './repeats.ts';
 import type { Actor, UseCaseContext } from '../context.ts';
@@ -109,9 +148,17 @@ export async function runProductImport(ctx: UseCaseContext, brandId: string, imp
     const batch = sorted.accepted.map((c) => ({ row: c.row, product: c.value }));
     await writeBatch(ctx, brandId, batch, async (em, imported, rejected) => {
       await insertImportKeys(em, brandId, importId, sorted.keys);
-      const ok = await recordProductImportProgress(em, brandId, importId, {
-        imported, failed: failedBefore + sorted.rejected.length + rejected.length, errors: [...errorsBefore, ...sorted.rejected, ...rejected].sort((a, b) => a.row - b.row),
-      }, maxImportErrorsKept);
+      const ok = await recordProductImportProgress(
+        em,
+        brandId,
+        importId,
+        {
+          imported,
+          failed: failedBefore + sorted.rejected.length + rejected.length,
+          errors: [...errorsBefore, ...sorted.rejected, ...rejected].sort((a, b) => a.row - b.row),
+        },
+        maxImportErrorsKept,
+      );
       if (!ok) throw new NotFoundError(`product import ${importId} is no longer PROCESSING`);
     });
   };
@@ -131,11 +178,14 @@ export async function runProductImport(ctx: UseCaseContext, brandId: string, imp
         reject(rowNumber, [{ field: null, message: `has ${record.fields.length} fields, the header row has ${columns.length}` }]);
       } else {
         const raw: RawRow = {};
-        columns.forEach((column, i) => { if (column !== null) raw[column] = record.fields[i]; });
+        columns.forEach((column, i) => {
+          if (column !== null) raw[column] = record.fields[i];
+        });
         const product = toProductRow(raw);
         // An enum cell naming no value is refused with the values as the Products table shows them.
-        const violations = productViolations({ ...product, gtin: raw.gtin || null })
-          .map((v) => (isImportEnumColumn(v.field) ? { field: v.field, message: importEnumHint(v.field) } : v));
+        const violations = productViolations({ ...product, gtin: raw.gtin || null }).map((v) =>
+          isImportEnumColumn(v.field) ? { field: v.field, message: importEnumHint(v.field) } : v,
+        );
         if (violations.length > 0) {
           reject(rowNumber, violations);
         } else {
@@ -144,7 +194,9 @@ export async function runProductImport(ctx: UseCaseContext, brandId: string, imp
             row: rowNumber,
             checks: [
               { kind: 'sku', key: sku, field: 'sku', message: (first) => `"${sku}" already appears in row ${first}; each SKU once per file` },
-              ...(gtin === null ? [] : [{ kind: 'gtin', key: gtin, field: 'gtin', message: (first: number) => `already appears in row ${first}; each GTIN once per file` }]),
+              ...(gtin === null
+                ? []
+                : [{ kind: 'gtin', key: gtin, field: 'gtin', message: (first: number) => `already appears in row ${first}; each GTIN once per file` }]),
             ],
             value: { ...product, passportUrl: storedPassportUrl(product.passportUrl) },
           });
@@ -184,7 +236,11 @@ async function writeBatch(
   record: (em: Em, imported: number, rejected: ProductImportRowError[]) => Promise<void>,
 ): Promise<void> {
   const rejected: ProductImportRowError[] = [];
-  const owners = await productSkusByGtin(unitOfWork(ctx.db), brandId, batch.flatMap((b) => (b.product.gtin === null ? [] : [b.product.gtin])));
+  const owners = await productSkusByGtin(
+    unitOfWork(ctx.db),
+    brandId,
+    batch.flatMap((b) => (b.product.gtin === null ? [] : [b.product.gtin])),
+  );
   const writable = batch.filter((b) => {
     const owner = b.product.gtin === null ? undefined : owners.get(b.product.gtin);
     if (owner === undefined || owner === b.product.sku) return true;
@@ -194,7 +250,13 @@ async function writeBatch(
   const now = ctx.clock();
   try {
     await transaction(ctx.db, async (em) => {
-      await upsertProductRows(em, brandId, writable.map((b) => b.product), writable.map(() => randomUUID()), now);
+      await upsertProductRows(
+        em,
+        brandId,
+        writable.map((b) => b.product),
+        writable.map(() => randomUUID()),
+        now,
+      );
       await record(em, writable.length, rejected);
     });
     return;

@@ -46,7 +46,13 @@ export async function sortOutRepeats<T>(em: Em, brandId: string, importId: strin
   const keys: ImportKeyRow[] = [];
   if (batch.length === 0) return { accepted, rejected, keys };
   const firstRows = new Map<string, number>();
-  const earlier = await importKeyFirstRows(em, brandId, importId, batch.flatMap((c) => c.checks.map((k) => ({ kind: k.kind, key: k.key }))), batch[0]!.row);
+  const earlier = await importKeyFirstRows(
+    em,
+    brandId,
+    importId,
+    batch.flatMap((c) => c.checks.map((k) => ({ kind: k.kind, key: k.key }))),
+    batch[0]!.row,
+  );
   for (const k of earlier) firstRows.set(slot(k.kind, k.key), k.firstRow);
   for (const candidate of batch) {
     const repeat = candidate.checks.find((k) => firstRows.has(slot(k.kind, k.key)));

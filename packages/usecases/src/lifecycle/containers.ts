@@ -1,16 +1,77 @@
 import { randomUUID } from 'node:crypto';
 import {
-  allocateSerialRefs, ancestorsOf, containerPartners, readUnitPartners, appendEvents, containerContents, containersOfUnits, containerTree, countContents, countUnitsInContainers,
-  findBrandIdBySlug, findContainerBySscc, lockContainersForShare, unitKeysInContainers, type PackedKey,
-  findContainerMintByKey, findContainerOpByKey, findContainersBySscc, heightsOf, insertContainerMint, insertContainerOp, insertContainers, insertEpcisEvents,
-  listSsccsOfMint, lockUnitsForMove, moveContainerStates, packContainers, packUnits, readBrandContainerConfig, setBrandCompanyPrefix, setContainerMaxDepth,
-  sqlState, ssccOfContainer, transaction, unitOfWork, unpackContainers, unpackUnits, type ContainerRecord, type ContentsCursor, type Em, type NewEpcisEvent, type PackedUnit,
+  allocateSerialRefs,
+  ancestorsOf,
+  containerPartners,
+  readUnitPartners,
+  appendEvents,
+  containerContents,
+  containersOfUnits,
+  containerTree,
+  countContents,
+  countUnitsInContainers,
+  findBrandIdBySlug,
+  findContainerBySscc,
+  lockContainersForShare,
+  unitKeysInContainers,
+  type PackedKey,
+  findContainerMintByKey,
+  findContainerOpByKey,
+  findContainersBySscc,
+  heightsOf,
+  insertContainerMint,
+  insertContainerOp,
+  insertContainers,
+  insertEpcisEvents,
+  listSsccsOfMint,
+  lockUnitsForMove,
+  moveContainerStates,
+  packContainers,
+  packUnits,
+  readBrandContainerConfig,
+  setBrandCompanyPrefix,
+  setContainerMaxDepth,
+  sqlState,
+  ssccOfContainer,
+  transaction,
+  unitOfWork,
+  unpackContainers,
+  unpackUnits,
+  type ContainerRecord,
+  type ContentsCursor,
+  type Em,
+  type NewEpcisEvent,
+  type PackedUnit,
 } from '@mint/db';
 import {
-  aggregationVocabulary, checkPackParent, companyPrefixViolations, ConflictError, containerLevelViolations, containerPackRefusal, containerStateAfter,
-  defaultContainerMaxDepth, epcisVocabularyOf, IdempotencyKeyReusedError, IllegalStateError, InvalidInputError, isSscc, maxContainerMaxDepth, NotFoundError,
-  ForbiddenError, publicReasonOf, reactivatableReasons, serialReferenceCapacity, ssccOf, ssccOfEpc, ssccViolations, unitPackRefusal, type ContainerState, type DecommissionReason,
-  type FieldViolation, type PackRefusal, type SerialMove,
+  aggregationVocabulary,
+  checkPackParent,
+  companyPrefixViolations,
+  ConflictError,
+  containerLevelViolations,
+  containerPackRefusal,
+  containerStateAfter,
+  defaultContainerMaxDepth,
+  epcisVocabularyOf,
+  IdempotencyKeyReusedError,
+  IllegalStateError,
+  InvalidInputError,
+  isSscc,
+  maxContainerMaxDepth,
+  NotFoundError,
+  ForbiddenError,
+  publicReasonOf,
+  reactivatableReasons,
+  serialReferenceCapacity,
+  ssccOf,
+  ssccOfEpc,
+  ssccViolations,
+  unitPackRefusal,
+  type ContainerState,
+  type DecommissionReason,
+  type FieldViolation,
+  type PackRefusal,
+  type SerialMove,
 } from '@mint/domain';
 import { authenticate, authorizeAuthenticated, type Credentials } from '../access/index.ts';
 import type { Actor, UseCaseContext } from '../context.ts';
@@ -83,10 +144,16 @@ export async function setContainerSettings(ctx: UseCaseContext, actor: Actor, in
       const config = await readBrandContainerConfig(em, input.brandId);
       if (config === null) throw new NotFoundError(`brand ${input.brandId} not found`);
       const settings = { companyPrefix: config.companyPrefix, maxDepth: config.maxDepth ?? defaultContainerMaxDepth };
-      await appendEvents(em, now, [{
-        brandId: input.brandId, eventType: 'container_settings_set', entityType: 'brand', entityId: input.brandId, actor: actor.id,
-        payload: { gs1_company_prefix: settings.companyPrefix, max_depth: settings.maxDepth },
-      }]);
+      await appendEvents(em, now, [
+        {
+          brandId: input.brandId,
+          eventType: 'container_settings_set',
+          entityType: 'brand',
+          entityId: input.brandId,
+          actor: actor.id,
+          payload: { gs1_company_prefix: settings.companyPrefix, max_depth: settings.maxDepth },
+        },
+      ]);
       return settings;
     });
   } catch (error) {
@@ -136,8 +203,10 @@ export interface MintedContainers {
  */
 export async function mintContainers(ctx: UseCaseContext, actor: Actor, input: MintContainersInput): Promise<MintedContainers> {
   const v: FieldViolation[] = [...containerLevelViolations(input.level), ...keyViolations(input.idempotencyKey)];
-  if (!Number.isInteger(input.count) || input.count < 1 || input.count > maxMintContainers) v.push({ field: 'count', message: `must be a whole number from 1 to ${maxMintContainers}` });
-  if (!Number.isInteger(input.extensionDigit) || input.extensionDigit < 0 || input.extensionDigit > 9) v.push({ field: 'extension_digit', message: 'must be a digit, 0 to 9' });
+  if (!Number.isInteger(input.count) || input.count < 1 || input.count > maxMintContainers)
+    v.push({ field: 'count', message: `must be a whole number from 1 to ${maxMintContainers}` });
+  if (!Number.isInteger(input.extensionDigit) || input.extensionDigit < 0 || input.extensionDigit > 9)
+    v.push({ field: 'extension_digit', message: 'must be a digit, 0 to 9' });
   if (v.length > 0) throw new InvalidInputError(v);
   const { brandId } = input;
   const key = storedKey(actor, input.idempotencyKey);
@@ -146,7 +215,8 @@ export async function mintContainers(ctx: UseCaseContext, actor: Actor, input: M
     const em = unitOfWork(ctx.db);
     const known = await findContainerMintByKey(em, brandId, key);
     if (known === null) return null;
-    if (known.requestHash !== requestHash) throw new IdempotencyKeyReusedError(`idempotency_key ${JSON.stringify(input.idempotencyKey)} was used for another mint`);
+    if (known.requestHash !== requestHash)
+      throw new IdempotencyKeyReusedError(`idempotency_key ${JSON.stringify(input.idempotencyKey)} was used for another mint`);
     return { mintId: known.id, level: known.level, ssccs: await listSsccsOfMint(em, brandId, known.id), replayed: true };
   };
   const known = await replay();
@@ -155,32 +225,79 @@ export async function mintContainers(ctx: UseCaseContext, actor: Actor, input: M
     const config = await readBrandContainerConfig(em, brandId);
     if (config === null) throw new NotFoundError(`brand ${brandId} not found`);
     const prefix = config.companyPrefix;
-    if (prefix === null) throw new IllegalStateError('the brand has no GS1 company prefix: set gs1_company_prefix (SetContainerSettings) before minting containers');
+    if (prefix === null)
+      throw new IllegalStateError('the brand has no GS1 company prefix: set gs1_company_prefix (SetContainerSettings) before minting containers');
     const now = ctx.clock();
     const mintId = randomUUID();
     const first = await allocateSerialRefs(em, brandId, input.count, defaultContainerMaxDepth, now);
     if (first + input.count > serialReferenceCapacity(prefix)) {
-      throw new IllegalStateError(`GS1 company prefix ${prefix} has ${Math.max(0, serialReferenceCapacity(prefix) - first)} SSCC serial references left; ${input.count} asked`);
+      throw new IllegalStateError(
+        `GS1 company prefix ${prefix} has ${Math.max(0, serialReferenceCapacity(prefix) - first)} SSCC serial references left; ${input.count} asked`,
+      );
     }
-    if (!(await insertContainerMint(em, {
-      brandId, id: mintId, idempotencyKey: key, requestHash, level: input.level, extensionDigit: input.extensionDigit, count: input.count,
-      companyPrefix: prefix, firstSerialRef: first, actor: actor.id, at: now,
-    }))) throw new ConflictError(`idempotency_key ${JSON.stringify(input.idempotencyKey)} was used concurrently`); // rolls the references back
+    if (
+      !(await insertContainerMint(em, {
+        brandId,
+        id: mintId,
+        idempotencyKey: key,
+        requestHash,
+        level: input.level,
+        extensionDigit: input.extensionDigit,
+        count: input.count,
+        companyPrefix: prefix,
+        firstSerialRef: first,
+        actor: actor.id,
+        at: now,
+      }))
+    )
+      throw new ConflictError(`idempotency_key ${JSON.stringify(input.idempotencyKey)} was used concurrently`); // rolls the references back
     const ssccs = Array.from({ length: input.count }, (_, i) => ssccOf(input.extensionDigit, prefix, first + i));
-    await insertContainers(em, { brandId, mintId, level: input.level, resolverBaseUrl: config.resolverBaseUrl, ids: ssccs.map(() => randomUUID()), ssccs, at: now });
+    await insertContainers(em, {
+      brandId,
+      mintId,
+      level: input.level,
+      resolverBaseUrl: config.resolverBaseUrl,
+      ids: ssccs.map(() => randomUUID()),
+      ssccs,
+      at: now,
+    });
     const epcs = ssccs.map((sscc) => `${config.resolverBaseUrl.replace(/\/+$/, '')}/00/${sscc}`);
     const id = derivedUuid(`${mintId}/commissioning`);
-    await insertEpcisEvents(em, [{
-      brandId, id, moveId: null, eventType: 'ObjectEvent', eventTime: now, recordTime: now, bizStep: 'commissioning', disposition: 'active', epcs, partnerId: actor.partnerId ?? null,
-      body: {
-        type: 'ObjectEvent', eventID: `urn:uuid:${id}`, eventTime: now.toISOString(), eventTimeZoneOffset: '+00:00', recordTime: now.toISOString(),
-        epcList: epcs, action: 'ADD', bizStep: 'commissioning', disposition: 'active',
+    await insertEpcisEvents(em, [
+      {
+        brandId,
+        id,
+        moveId: null,
+        eventType: 'ObjectEvent',
+        eventTime: now,
+        recordTime: now,
+        bizStep: 'commissioning',
+        disposition: 'active',
+        epcs,
+        partnerId: actor.partnerId ?? null,
+        body: {
+          type: 'ObjectEvent',
+          eventID: `urn:uuid:${id}`,
+          eventTime: now.toISOString(),
+          eventTimeZoneOffset: '+00:00',
+          recordTime: now.toISOString(),
+          epcList: epcs,
+          action: 'ADD',
+          bizStep: 'commissioning',
+          disposition: 'active',
+        },
       },
-    }]);
-    await appendEvents(em, now, [{
-      brandId, eventType: 'containers_minted', entityType: 'container_mint', entityId: mintId, actor: actor.id,
-      payload: { level: input.level, count: input.count, first_sscc: ssccs[0], last_sscc: ssccs.at(-1) },
-    }]);
+    ]);
+    await appendEvents(em, now, [
+      {
+        brandId,
+        eventType: 'containers_minted',
+        entityType: 'container_mint',
+        entityId: mintId,
+        actor: actor.id,
+        payload: { level: input.level, count: input.count, first_sscc: ssccs[0], last_sscc: ssccs.at(-1) },
+      },
+    ]);
     return { mintId, level: input.level, ssccs, replayed: false };
   }).catch(async (error: unknown) => {
     const raced = error instanceof ConflictError ? await replay() : null;
@@ -221,7 +338,8 @@ export interface ContainerOpResult {
 function itemViolations(items: ContainerItems, parent: string, allowEmpty: boolean): FieldViolation[] {
   const v: FieldViolation[] = [];
   const total = items.serials.length + items.ssccs.length;
-  if ((!allowEmpty && total === 0) || total > maxPackItems) v.push({ field: 'serials', message: `serials and ssccs must name ${allowEmpty ? '' : '1 '}to ${maxPackItems} items together` });
+  if ((!allowEmpty && total === 0) || total > maxPackItems)
+    v.push({ field: 'serials', message: `serials and ssccs must name ${allowEmpty ? '' : '1 '}to ${maxPackItems} items together` });
   const bad = items.serials.findIndex((s) => !/^[0-9A-Za-z]{1,64}$/.test(s));
   if (bad !== -1) v.push({ field: `serials[${bad}]`, message: 'must be 1 to 64 letters or digits' });
   items.ssccs.forEach((s, i) => {
@@ -249,7 +367,12 @@ interface OpInTransaction {
   readonly epcis?: (parent: ContainerRecord, items: CapturedItems) => NewEpcisEvent;
 }
 
-async function lockParentAndChildren(em: Em, brandId: string, sscc: string, ssccs: readonly string[]): Promise<{ parent: ContainerRecord; children: ContainerRecord[] }> {
+async function lockParentAndChildren(
+  em: Em,
+  brandId: string,
+  sscc: string,
+  ssccs: readonly string[],
+): Promise<{ parent: ContainerRecord; children: ContainerRecord[] }> {
   // One statement locks the parent and the child containers in id order: two packs never deadlock on them.
   const locked = await findContainersBySscc(em, brandId, [sscc, ...ssccs], true);
   const parent = locked.find((c) => c.sscc === sscc);
@@ -258,8 +381,12 @@ async function lockParentAndChildren(em: Em, brandId: string, sscc: string, sscc
 }
 
 const refusalText: Record<PackRefusal, string> = {
-  unknown: 'names no unit or container of this brand', not_commissioned: 'is not commissioned', already_packed: 'is in a container already',
-  decommissioned: 'is decommissioned', cycle: 'would be packed inside itself', too_deep: 'would nest containers deeper than the brand\'s max_depth',
+  unknown: 'names no unit or container of this brand',
+  not_commissioned: 'is not commissioned',
+  already_packed: 'is in a container already',
+  decommissioned: 'is decommissioned',
+  cycle: 'would be packed inside itself',
+  too_deep: "would nest containers deeper than the brand's max_depth",
 };
 
 /** What a captured pack or unpack moved, as its event is stored. */
@@ -281,47 +408,90 @@ async function packIn(ctx: UseCaseContext, em: Em, op: OpInTransaction): Promise
   const unknown: FieldViolation[] = [];
   const refused: string[] = [];
   const bySscc = new Map(children.map((c) => [c.sscc, c]));
-  op.ssccs.forEach((s, i) => { if (!bySscc.has(s)) unknown.push({ field: op.at('ssccs', i), message: refusalText.unknown }); });
+  op.ssccs.forEach((s, i) => {
+    if (!bySscc.has(s)) unknown.push({ field: op.at('ssccs', i), message: refusalText.unknown });
+  });
   if (children.length > 0) {
     const ancestors = await ancestorsOf(em, brandId, parent.id);
-    const heights = await heightsOf(em, brandId, children.map((c) => c.id));
+    const heights = await heightsOf(
+      em,
+      brandId,
+      children.map((c) => c.id),
+    );
     for (const c of children) {
-      const refusal = containerPackRefusal({ id: c.id, state: c.state, parentId: c.parentId, height: heights.get(c.id) ?? 1 }, { id: parent.id, ancestors }, maxDepth);
+      const refusal = containerPackRefusal(
+        { id: c.id, state: c.state, parentId: c.parentId, height: heights.get(c.id) ?? 1 },
+        { id: parent.id, ancestors },
+        maxDepth,
+      );
       if (refusal !== null) refused.push(`container ${c.sscc} ${refusalText[refusal]}${refusal === 'too_deep' ? ` (${maxDepth})` : ''}`);
     }
   }
   const units = await lockUnitsForMove(em, brandId, { serials: op.serials });
   const found = new Set(units.map((u) => u.serial));
-  op.serials.forEach((s, i) => { if (!found.has(s)) unknown.push({ field: op.at('serials', i), message: refusalText.unknown }); });
+  op.serials.forEach((s, i) => {
+    if (!found.has(s)) unknown.push({ field: op.at('serials', i), message: refusalText.unknown });
+  });
   if (unknown.length > 0) throw new InvalidInputError(unknown);
   if (owners !== null) {
     const unitOwners = await readUnitPartners(em, brandId, units);
     const foreign = [
       ...children.filter((c) => owners.get(c.id) !== op.partnerId).map((c) => `container ${c.sscc} is not this partner's`),
-      ...units.filter((u) => unitOwners.get(`${u.mintBatchId}/${u.seq}`) !== op.partnerId).map((u) => `serial ${u.serial} is not in this partner's allocation (not_allocated)`),
+      ...units
+        .filter((u) => unitOwners.get(`${u.mintBatchId}/${u.seq}`) !== op.partnerId)
+        .map((u) => `serial ${u.serial} is not in this partner's allocation (not_allocated)`),
     ];
     if (foreign.length > 0) {
-      throw new ForbiddenError(`cannot pack into container ${parent.sscc}: ${foreign.slice(0, 20).join('; ')}${foreign.length > 20 ? `; and ${foreign.length - 20} more` : ''}`);
+      throw new ForbiddenError(
+        `cannot pack into container ${parent.sscc}: ${foreign.slice(0, 20).join('; ')}${foreign.length > 20 ? `; and ${foreign.length - 20} more` : ''}`,
+      );
     }
   }
   const packedIn = await containersOfUnits(em, brandId, units);
   for (const u of units) {
     const refusal = unitPackRefusal(u.state, u.batchVoided, packedIn.get(`${u.mintBatchId}/${u.seq}`) ?? null);
-    if (refusal !== null) refused.push(`serial ${u.serial} ${refusalText[refusal]}${refusal === 'not_commissioned' ? ` (it is ${u.batchVoided ? 'of a voided batch' : u.state})` : ''}`);
+    if (refusal !== null)
+      refused.push(
+        `serial ${u.serial} ${refusalText[refusal]}${refusal === 'not_commissioned' ? ` (it is ${u.batchVoided ? 'of a voided batch' : u.state})` : ''}`,
+      );
   }
   if (refused.length > 0) {
-    throw new IllegalStateError(`cannot pack into container ${parent.sscc}: ${refused.slice(0, 20).join('; ')}${refused.length > 20 ? `; and ${refused.length - 20} more` : ''}`);
+    throw new IllegalStateError(
+      `cannot pack into container ${parent.sscc}: ${refused.slice(0, 20).join('; ')}${refused.length > 20 ? `; and ${refused.length - 20} more` : ''}`,
+    );
   }
-  if (!(await insertContainerOp(em, {
-    brandId, id: op.opId, idempotencyKey: op.idempotencyKey, requestHash: op.requestHash, op: 'pack', containerId: parent.id, units: units.length,
-    containers: children.length, actor: op.actorId, at: now,
-  }))) throw new ConflictError(`idempotency_key ${JSON.stringify(op.idempotencyKey)} was used concurrently`);
+  if (
+    !(await insertContainerOp(em, {
+      brandId,
+      id: op.opId,
+      idempotencyKey: op.idempotencyKey,
+      requestHash: op.requestHash,
+      op: 'pack',
+      containerId: parent.id,
+      units: units.length,
+      containers: children.length,
+      actor: op.actorId,
+      at: now,
+    }))
+  )
+    throw new ConflictError(`idempotency_key ${JSON.stringify(op.idempotencyKey)} was used concurrently`);
   // The compare-and-set: every item must still be in no container.
-  if (await packUnits(em, brandId, parent.id, units, now) !== units.length || await packContainers(em, brandId, parent.id, children.map((c) => c.id), now) !== children.length) {
+  if (
+    (await packUnits(em, brandId, parent.id, units, now)) !== units.length ||
+    (await packContainers(
+      em,
+      brandId,
+      parent.id,
+      children.map((c) => c.id),
+      now,
+    )) !== children.length
+  ) {
     throw new ConflictError(`container ${parent.sscc}: an item was packed concurrently`);
   }
   const childEpcs = [...children.map((c) => c.epc), ...units.map((u) => u.epc)];
-  await insertEpcisEvents(em, [op.epcis?.(parent, { children, units }) ?? { ...aggregationEvent(brandId, op.opId, 'pack', parent, childEpcs, now), partnerId: op.partnerId }]);
+  await insertEpcisEvents(em, [
+    op.epcis?.(parent, { children, units }) ?? { ...aggregationEvent(brandId, op.opId, 'pack', parent, childEpcs, now), partnerId: op.partnerId },
+  ]);
   await appendEvents(em, now, [opEvent(brandId, 'container_packed', op, parent, units.length, children.length)]);
   return { opId: op.opId, sscc: parent.sscc, units: units.length, containers: children.length, replayed: false };
 }
@@ -332,7 +502,8 @@ async function unpackIn(ctx: UseCaseContext, em: Em, op: OpInTransaction): Promi
   const now = ctx.clock();
   const parent = await findContainerBySscc(em, brandId, op.sscc, true);
   if (parent === null) throw new NotFoundError(`container ${op.sscc} not found`);
-  if (op.partnerId !== null && (await containerPartners(em, brandId, [parent.id])).get(parent.id) !== op.partnerId) throw new ForbiddenError(notPartnersContainer(parent.sscc));
+  if (op.partnerId !== null && (await containerPartners(em, brandId, [parent.id])).get(parent.id) !== op.partnerId)
+    throw new ForbiddenError(notPartnersContainer(parent.sscc));
   const all = op.serials.length === 0 && op.ssccs.length === 0;
   const units = await unpackUnits(em, brandId, parent.id, all ? null : op.serials);
   const children = all || op.ssccs.length > 0 ? await unpackContainers(em, brandId, parent.id, all ? null : op.ssccs, now) : [];
@@ -340,41 +511,106 @@ async function unpackIn(ctx: UseCaseContext, em: Em, op: OpInTransaction): Promi
     const gotUnits = new Set(units.map((u) => u.serial));
     const gotContainers = new Set(children.map((c) => c.sscc));
     const missing: FieldViolation[] = [];
-    op.serials.forEach((s, i) => { if (!gotUnits.has(s)) missing.push({ field: op.at('serials', i), message: `is not in container ${parent.sscc}` }); });
-    op.ssccs.forEach((s, i) => { if (!gotContainers.has(s)) missing.push({ field: op.at('ssccs', i), message: `is not in container ${parent.sscc}` }); });
-    if (missing.length > 0) throw new IllegalStateError(`cannot unpack container ${parent.sscc}: ${missing.slice(0, 20).map((m) => `${m.field} ${m.message}`).join('; ')}`);
+    op.serials.forEach((s, i) => {
+      if (!gotUnits.has(s)) missing.push({ field: op.at('serials', i), message: `is not in container ${parent.sscc}` });
+    });
+    op.ssccs.forEach((s, i) => {
+      if (!gotContainers.has(s)) missing.push({ field: op.at('ssccs', i), message: `is not in container ${parent.sscc}` });
+    });
+    if (missing.length > 0)
+      throw new IllegalStateError(
+        `cannot unpack container ${parent.sscc}: ${missing
+          .slice(0, 20)
+          .map((m) => `${m.field} ${m.message}`)
+          .join('; ')}`,
+      );
   }
-  if (!(await insertContainerOp(em, {
-    brandId, id: op.opId, idempotencyKey: op.idempotencyKey, requestHash: op.requestHash, op: 'unpack', containerId: parent.id, units: units.length,
-    containers: children.length, actor: op.actorId, at: now,
-  }))) throw new ConflictError(`idempotency_key ${JSON.stringify(op.idempotencyKey)} was used concurrently`);
+  if (
+    !(await insertContainerOp(em, {
+      brandId,
+      id: op.opId,
+      idempotencyKey: op.idempotencyKey,
+      requestHash: op.requestHash,
+      op: 'unpack',
+      containerId: parent.id,
+      units: units.length,
+      containers: children.length,
+      actor: op.actorId,
+      at: now,
+    }))
+  )
+    throw new ConflictError(`idempotency_key ${JSON.stringify(op.idempotencyKey)} was used concurrently`);
   const childEpcs = [...children.map((c) => c.epc), ...units.map((u) => u.epc)];
   if (childEpcs.length > 0 || op.epcis !== undefined) {
-    await insertEpcisEvents(em, [op.epcis?.(parent, { children, units }) ?? { ...aggregationEvent(brandId, op.opId, 'unpack', parent, childEpcs, now), partnerId: op.partnerId }]);
-    await appendEvents(em, now, [opEvent(brandId, 'container_unpacked', { ...op, serials: units.map((u) => u.serial), ssccs: children.map((c) => c.sscc) }, parent, units.length, children.length)]);
+    await insertEpcisEvents(em, [
+      op.epcis?.(parent, { children, units }) ?? { ...aggregationEvent(brandId, op.opId, 'unpack', parent, childEpcs, now), partnerId: op.partnerId },
+    ]);
+    await appendEvents(em, now, [
+      opEvent(
+        brandId,
+        'container_unpacked',
+        { ...op, serials: units.map((u) => u.serial), ssccs: children.map((c) => c.sscc) },
+        parent,
+        units.length,
+        children.length,
+      ),
+    ]);
   }
   return { opId: op.opId, sscc: parent.sscc, units: units.length, containers: children.length, replayed: false };
 }
 
 const notPartnersContainer = (sscc: string) => `container ${sscc} is not this partner's: a partner packs and unpacks only the containers minted under its keys`;
 
-function opEvent(brandId: string, eventType: 'container_packed' | 'container_unpacked', op: OpInTransaction, parent: ContainerRecord, units: number, containers: number) {
+function opEvent(
+  brandId: string,
+  eventType: 'container_packed' | 'container_unpacked',
+  op: OpInTransaction,
+  parent: ContainerRecord,
+  units: number,
+  containers: number,
+) {
   return {
-    brandId, eventType, entityType: 'container' as const, entityId: parent.sscc, actor: op.actorId,
+    brandId,
+    eventType,
+    entityType: 'container' as const,
+    entityId: parent.sscc,
+    actor: op.actorId,
     payload: { op_id: op.opId, units, containers, serials: op.serials.slice(0, eventItems), ssccs: op.ssccs.slice(0, eventItems) },
   };
 }
 
 /** The EPCIS 2.0 AggregationEvent of a pack (ADD, packing) or unpack (DELETE, unpacking): the parent's URI and the children's. */
-export function aggregationEvent(brandId: string, opId: string, op: 'pack' | 'unpack', parent: ContainerRecord, childEpcs: readonly string[], at: Date): NewEpcisEvent {
+export function aggregationEvent(
+  brandId: string,
+  opId: string,
+  op: 'pack' | 'unpack',
+  parent: ContainerRecord,
+  childEpcs: readonly string[],
+  at: Date,
+): NewEpcisEvent {
   const vocab = aggregationVocabulary(op);
   const id = derivedUuid(`${opId}/${op}`);
   return {
-    brandId, id, moveId: null, eventType: 'AggregationEvent', eventTime: at, recordTime: at, bizStep: vocab.bizStep, disposition: vocab.disposition,
+    brandId,
+    id,
+    moveId: null,
+    eventType: 'AggregationEvent',
+    eventTime: at,
+    recordTime: at,
+    bizStep: vocab.bizStep,
+    disposition: vocab.disposition,
     epcs: [parent.epc, ...childEpcs],
     body: {
-      type: 'AggregationEvent', eventID: `urn:uuid:${id}`, eventTime: at.toISOString(), eventTimeZoneOffset: '+00:00', recordTime: at.toISOString(),
-      parentID: parent.epc, childEPCs: [...childEpcs], action: vocab.action, bizStep: vocab.bizStep, disposition: vocab.disposition,
+      type: 'AggregationEvent',
+      eventID: `urn:uuid:${id}`,
+      eventTime: at.toISOString(),
+      eventTimeZoneOffset: '+00:00',
+      recordTime: at.toISOString(),
+      parentID: parent.epc,
+      childEPCs: [...childEpcs],
+      action: vocab.action,
+      bizStep: vocab.bizStep,
+      disposition: vocab.disposition,
     },
   };
 }
@@ -382,7 +618,11 @@ export function aggregationEvent(brandId: string, opId: string, op: 'pack' | 'un
 async function runOp(ctx: UseCaseContext, actor: Actor, op: 'pack' | 'unpack', input: ContainerOpInput): Promise<ContainerOpResult> {
   const serials = [...new Set(input.serials)];
   const ssccs = [...new Set(input.ssccs)];
-  const v: FieldViolation[] = [...ssccViolations(input.sscc, 'sscc'), ...itemViolations({ serials, ssccs }, input.sscc, op === 'unpack'), ...keyViolations(input.idempotencyKey)];
+  const v: FieldViolation[] = [
+    ...ssccViolations(input.sscc, 'sscc'),
+    ...itemViolations({ serials, ssccs }, input.sscc, op === 'unpack'),
+    ...keyViolations(input.idempotencyKey),
+  ];
   if (v.length > 0) throw new InvalidInputError(v);
   const { brandId } = input;
   const key = storedKey(actor, input.idempotencyKey);
@@ -390,7 +630,8 @@ async function runOp(ctx: UseCaseContext, actor: Actor, op: 'pack' | 'unpack', i
   const replay = async (): Promise<ContainerOpResult | null> => {
     const known = await findContainerOpByKey(unitOfWork(ctx.db), brandId, key);
     if (known === null) return null;
-    if (known.requestHash !== requestHash) throw new IdempotencyKeyReusedError(`idempotency_key ${JSON.stringify(input.idempotencyKey)} was used for another request`);
+    if (known.requestHash !== requestHash)
+      throw new IdempotencyKeyReusedError(`idempotency_key ${JSON.stringify(input.idempotencyKey)} was used for another request`);
     return { opId: known.id, sscc: input.sscc, units: known.units, containers: known.containers, replayed: true };
   };
   const known = await replay();
@@ -398,7 +639,15 @@ async function runOp(ctx: UseCaseContext, actor: Actor, op: 'pack' | 'unpack', i
   try {
     return await transaction(ctx.db, (em) => {
       const args: OpInTransaction = {
-        brandId, sscc: input.sscc, serials, ssccs, opId: randomUUID(), idempotencyKey: key, requestHash, actorId: actor.id, partnerId: actor.partnerId ?? null,
+        brandId,
+        sscc: input.sscc,
+        serials,
+        ssccs,
+        opId: randomUUID(),
+        idempotencyKey: key,
+        requestHash,
+        actorId: actor.id,
+        partnerId: actor.partnerId ?? null,
         at: (kind, i) => `${kind}[${i}]`,
       };
       return op === 'pack' ? packIn(ctx, em, args) : unpackIn(ctx, em, args);
@@ -465,7 +714,15 @@ async function viewOf(em: Em, brandId: string, c: ContainerRecord): Promise<Cont
   const counts = await countContents(em, brandId, c.id);
   const parentSscc = c.parentId === null ? null : await ssccOfContainer(em, brandId, c.parentId);
   return {
-    sscc: c.sscc, level: c.level, uri: c.epc, state: c.state, reason: c.reason, parentSscc, containerCount: counts.containers, unitCount: counts.units, createdAt: c.createdAt,
+    sscc: c.sscc,
+    level: c.level,
+    uri: c.epc,
+    state: c.state,
+    reason: c.reason,
+    parentSscc,
+    containerCount: counts.containers,
+    unitCount: counts.units,
+    createdAt: c.createdAt,
   };
 }
 
@@ -475,7 +732,9 @@ function parseContentsCursor(cursor: string | null): ContentsCursor | null {
     const parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { s?: string; b?: string; q?: number };
     if (typeof parsed.s === 'string' && isSscc(parsed.s)) return { sscc: parsed.s };
     if (typeof parsed.b === 'string' && /^[0-9a-f-]{36}$/.test(parsed.b) && Number.isInteger(parsed.q)) return { mintBatchId: parsed.b, seq: parsed.q! };
-  } catch { /* refused below */ }
+  } catch {
+    /* refused below */
+  }
   throw new InvalidInputError([{ field: 'cursor', message: 'is not a cursor this service issued' }]);
 }
 
@@ -485,24 +744,33 @@ function parseContentsCursor(cursor: string | null): ContentsCursor | null {
  * for a partner, another's: NotFoundError.
  */
 export async function getContainer(
-  ctx: UseCaseContext, brandId: string, sscc: string, page: { readonly limit: number | null; readonly cursor: string | null }, partnerId: string | null = null,
+  ctx: UseCaseContext,
+  brandId: string,
+  sscc: string,
+  page: { readonly limit: number | null; readonly cursor: string | null },
+  partnerId: string | null = null,
 ): Promise<{ container: ContainerView; contents: ContentsView }> {
   const v = ssccViolations(sscc, 'sscc');
   const limit = page.limit ?? defaultContentsPage;
-  if (!Number.isInteger(limit) || limit < 1 || limit > maxContentsPage) v.push({ field: 'limit', message: `must be a whole number from 1 to ${maxContentsPage}` });
+  if (!Number.isInteger(limit) || limit < 1 || limit > maxContentsPage)
+    v.push({ field: 'limit', message: `must be a whole number from 1 to ${maxContentsPage}` });
   if (v.length > 0) throw new InvalidInputError(v);
   const after = parseContentsCursor(page.cursor);
   const em = unitOfWork(ctx.db);
   const c = await findContainerBySscc(em, brandId, sscc);
-  if (c === null || (partnerId !== null && (await containerPartners(em, brandId, [c.id])).get(c.id) !== partnerId)) throw new NotFoundError(`container ${sscc} not found`);
+  if (c === null || (partnerId !== null && (await containerPartners(em, brandId, [c.id])).get(c.id) !== partnerId))
+    throw new NotFoundError(`container ${sscc} not found`);
   const found = await containerContents(em, brandId, c.id, after, limit);
   const items: ({ kind: 'c'; c: ContainerRecord } | { kind: 'u'; u: PackedUnit })[] = [
-    ...found.containers.map((x) => ({ kind: 'c' as const, c: x })), ...found.units.map((u) => ({ kind: 'u' as const, u })),
+    ...found.containers.map((x) => ({ kind: 'c' as const, c: x })),
+    ...found.units.map((u) => ({ kind: 'u' as const, u })),
   ];
   const shown = items.slice(0, limit);
   const last = shown.at(-1);
-  const nextCursor = items.length > limit && last !== undefined
-    ? Buffer.from(JSON.stringify(last.kind === 'c' ? { s: last.c.sscc } : { b: last.u.mintBatchId, q: last.u.seq })).toString('base64url') : null;
+  const nextCursor =
+    items.length > limit && last !== undefined
+      ? Buffer.from(JSON.stringify(last.kind === 'c' ? { s: last.c.sscc } : { b: last.u.mintBatchId, q: last.u.seq })).toString('base64url')
+      : null;
   return {
     container: await viewOf(em, brandId, c),
     contents: {
@@ -535,7 +803,9 @@ export async function resolveContainer(ctx: UseCaseContext, slug: string, sscc: 
   const brand = await findBrandIdBySlug(em, slug);
   if (brand === null) return null;
   const c = await findContainerBySscc(em, brand.id, sscc);
-  return c === null ? null : { brandId: brand.id, brand: { name: brand.name, slug }, sscc: c.sscc, level: c.level, state: c.state, reason: publicReasonOf(c.reason) };
+  return c === null
+    ? null
+    : { brandId: brand.id, brand: { name: brand.name, slug }, sscc: c.sscc, level: c.level, state: c.state, reason: publicReasonOf(c.reason) };
 }
 
 /** What a move on a container reaches: its tree of containers, locked, and how many units are inside them. */
@@ -557,9 +827,18 @@ export async function containerMoveScope(em: Em, brandId: string, sscc: string):
   const found = await containerTree(em, brandId, root.id);
   // Lock the tree (in id order, as packs do), then read it again: a pack into any of its
   // containers has committed before this, or waits for the request.
-  await findContainersBySscc(em, brandId, found.map((c) => c.sscc), true);
+  await findContainersBySscc(
+    em,
+    brandId,
+    found.map((c) => c.sscc),
+    true,
+  );
   const tree = await containerTree(em, brandId, root.id);
-  const counts = await countUnitsInContainers(em, brandId, tree.map((c) => c.id));
+  const counts = await countUnitsInContainers(
+    em,
+    brandId,
+    tree.map((c) => c.id),
+  );
   return { containerId: root.id, tree, units: [...counts.values()].reduce((a, b) => a + b, 0) };
 }
 
@@ -577,7 +856,13 @@ export interface ContainerCursor {
  * units (read as they are packed now: a unit unpacked before its chunk is not moved) and the
  * cursor after them, null when the tree is done.
  */
-export async function containerMoveChunk(em: Em, brandId: string, ids: readonly string[], cursor: ContainerCursor, chunk: number): Promise<{ units: PackedKey[]; next: ContainerCursor | null }> {
+export async function containerMoveChunk(
+  em: Em,
+  brandId: string,
+  ids: readonly string[],
+  cursor: ContainerCursor,
+  chunk: number,
+): Promise<{ units: PackedKey[]; next: ContainerCursor | null }> {
   const { pos, after } = cursor;
   const nextAt = (p: number): ContainerCursor | null => (p >= ids.length ? null : { pos: p, after: null });
   if (pos >= ids.length) return { units: [], next: null };
@@ -611,7 +896,11 @@ export async function containerMoveChunk(em: Em, brandId: string, ids: readonly 
  * moves leave containers as they are. Writes one EPCIS ObjectEvent naming the containers moved,
  * with the move's vocabulary. Returns how many moved.
  */
-export async function moveContainersOf(em: Em, now: Date, c: { readonly brandId: string; readonly moveId: string; readonly move: SerialMove; readonly tree: readonly ContainerRecord[] }): Promise<number> {
+export async function moveContainersOf(
+  em: Em,
+  now: Date,
+  c: { readonly brandId: string; readonly moveId: string; readonly move: SerialMove; readonly tree: readonly ContainerRecord[] },
+): Promise<number> {
   const { brandId, move } = c;
   const byTarget = new Map<ContainerState, ContainerRecord[]>();
   for (const container of c.tree) {
@@ -624,19 +913,44 @@ export async function moveContainersOf(em: Em, now: Date, c: { readonly brandId:
   let moved = 0;
   for (const [to, list] of byTarget) {
     const from: ContainerState = to === 'decommissioned' ? 'commissioned' : 'decommissioned';
-    const changedRows = await moveContainerStates(em, brandId, list.map((x) => x.id), from, to, to === 'decommissioned' ? move.reason : null, now);
+    const changedRows = await moveContainerStates(
+      em,
+      brandId,
+      list.map((x) => x.id),
+      from,
+      to,
+      to === 'decommissioned' ? move.reason : null,
+      now,
+    );
     if (changedRows.length === 0) continue;
     moved += changedRows.length;
     const vocab = epcisVocabularyOf(move, from === 'commissioned' ? 'commissioned' : 'decommissioned');
     const id = derivedUuid(`${c.moveId}/containers/${to}`);
     const epcs = changedRows.map((x) => x.epc);
-    await insertEpcisEvents(em, [{
-      brandId, id, moveId: c.moveId, eventType: 'ObjectEvent', eventTime: now, recordTime: now, bizStep: vocab.bizStep, disposition: vocab.disposition, epcs,
-      body: {
-        type: 'ObjectEvent', eventID: `urn:uuid:${id}`, eventTime: now.toISOString(), eventTimeZoneOffset: '+00:00', recordTime: now.toISOString(),
-        epcList: epcs, action: vocab.action, bizStep: vocab.bizStep, disposition: vocab.disposition,
+    await insertEpcisEvents(em, [
+      {
+        brandId,
+        id,
+        moveId: c.moveId,
+        eventType: 'ObjectEvent',
+        eventTime: now,
+        recordTime: now,
+        bizStep: vocab.bizStep,
+        disposition: vocab.disposition,
+        epcs,
+        body: {
+          type: 'ObjectEvent',
+          eventID: `urn:uuid:${id}`,
+          eventTime: now.toISOString(),
+          eventTimeZoneOffset: '+00:00',
+          recordTime: now.toISOString(),
+          epcList: epcs,
+          action: vocab.action,
+          bizStep: vocab.bizStep,
+          disposition: vocab.disposition,
+        },
       },
-    }]);
+    ]);
   }
   return moved;
 }
@@ -658,7 +972,13 @@ export interface CapturedAggregation {
  * containers' EPCs (an unpacking may list none: everything). Violations name `{at}.field`;
  * `serialOf` reads a unit's EPC.
  */
-export function readCapturedAggregation(event: Record<string, unknown>, at: string, bizStep: string, serialOf: (epc: string) => string | null, v: FieldViolation[]): CapturedAggregation | null {
+export function readCapturedAggregation(
+  event: Record<string, unknown>,
+  at: string,
+  bizStep: string,
+  serialOf: (epc: string) => string | null,
+  v: FieldViolation[],
+): CapturedAggregation | null {
   const action = String(event['action']);
   const op = bizStep === 'packing' && action === 'ADD' ? 'pack' : bizStep === 'unpacking' && action === 'DELETE' ? 'unpack' : null;
   if (op === null) {
@@ -666,8 +986,9 @@ export function readCapturedAggregation(event: Record<string, unknown>, at: stri
     return null;
   }
   const sscc = typeof event['parentID'] === 'string' ? ssccOfEpc(event['parentID']) : null;
-  if (sscc === null) v.push({ field: `${at}.parentID`, message: 'must name a container: a GS1 Digital Link URI (…/00/{sscc}) or an SSCC URN (urn:epc:id:sscc:…)' });
-  const children = Array.isArray(event['childEPCs']) ? event['childEPCs'] as unknown[] : [];
+  if (sscc === null)
+    v.push({ field: `${at}.parentID`, message: 'must name a container: a GS1 Digital Link URI (…/00/{sscc}) or an SSCC URN (urn:epc:id:sscc:…)' });
+  const children = Array.isArray(event['childEPCs']) ? (event['childEPCs'] as unknown[]) : [];
   if (op === 'pack' && children.length === 0) v.push({ field: `${at}.childEPCs`, message: 'must name the units and containers packed' });
   const serials: string[] = [];
   const ssccs: string[] = [];
@@ -676,8 +997,17 @@ export function readCapturedAggregation(event: Record<string, unknown>, at: stri
   children.forEach((epc, i) => {
     const child = typeof epc === 'string' ? ssccOfEpc(epc) : null;
     const serial = typeof epc === 'string' && child === null ? serialOf(epc) : null;
-    if (child !== null) { ssccs.push(child); ssccIndex.push(i); } else if (serial !== null) { serials.push(serial); serialIndex.push(i); } else {
-      v.push({ field: `${at}.childEPCs[${i}]`, message: 'must name a unit (…/01/{gtin}/21/{serial}, …/u/{serial} or urn:epc:id:sgtin:…) or a container (…/00/{sscc} or urn:epc:id:sscc:…)' });
+    if (child !== null) {
+      ssccs.push(child);
+      ssccIndex.push(i);
+    } else if (serial !== null) {
+      serials.push(serial);
+      serialIndex.push(i);
+    } else {
+      v.push({
+        field: `${at}.childEPCs[${i}]`,
+        message: 'must name a unit (…/01/{gtin}/21/{serial}, …/u/{serial} or urn:epc:id:sgtin:…) or a container (…/00/{sscc} or urn:epc:id:sscc:…)',
+      });
     }
   });
   return sscc === null ? null : { op, sscc, serials, ssccs, serialIndex, ssccIndex };
@@ -689,15 +1019,34 @@ export function readCapturedAggregation(event: Record<string, unknown>, at: stri
  * of the same document counts as commissioned), storing the event `event` builds from what it did.
  * Its idempotency key is `epcis:{event id}`.
  */
-export async function applyCapturedAggregation(ctx: UseCaseContext, em: Em, c: {
-  readonly brandId: string; readonly actorId: string | null; readonly partnerId: string | null; readonly eventId: string; readonly index: number;
-  readonly aggregation: CapturedAggregation; readonly event: (parent: ContainerRecord, items: CapturedItems) => NewEpcisEvent;
-}): Promise<ContainerOpResult> {
+export async function applyCapturedAggregation(
+  ctx: UseCaseContext,
+  em: Em,
+  c: {
+    readonly brandId: string;
+    readonly actorId: string | null;
+    readonly partnerId: string | null;
+    readonly eventId: string;
+    readonly index: number;
+    readonly aggregation: CapturedAggregation;
+    readonly event: (parent: ContainerRecord, items: CapturedItems) => NewEpcisEvent;
+  },
+): Promise<ContainerOpResult> {
   const a = c.aggregation;
-  if (a.serials.length + a.ssccs.length > maxPackItems) throw new InvalidInputError([{ field: `epcisBody.eventList[${c.index}].childEPCs`, message: `must name at most ${maxPackItems} EPCs` }]);
+  if (a.serials.length + a.ssccs.length > maxPackItems)
+    throw new InvalidInputError([{ field: `epcisBody.eventList[${c.index}].childEPCs`, message: `must name at most ${maxPackItems} EPCs` }]);
   const op: OpInTransaction = {
-    brandId: c.brandId, sscc: a.sscc, serials: a.serials, ssccs: a.ssccs, opId: randomUUID(), idempotencyKey: `epcis:${c.eventId}`, requestHash: c.eventId,
-    actorId: c.actorId, partnerId: c.partnerId, at: (kind, i) => `epcisBody.eventList[${c.index}].childEPCs[${(kind === 'serials' ? a.serialIndex : a.ssccIndex)[i]}]`, epcis: c.event,
+    brandId: c.brandId,
+    sscc: a.sscc,
+    serials: a.serials,
+    ssccs: a.ssccs,
+    opId: randomUUID(),
+    idempotencyKey: `epcis:${c.eventId}`,
+    requestHash: c.eventId,
+    actorId: c.actorId,
+    partnerId: c.partnerId,
+    at: (kind, i) => `epcisBody.eventList[${c.index}].childEPCs[${(kind === 'serials' ? a.serialIndex : a.ssccIndex)[i]}]`,
+    epcis: c.event,
   };
   return a.op === 'pack' ? packIn(ctx, em, op) : unpackIn(ctx, em, op);
 }

@@ -73,13 +73,28 @@ function messageOf(list: readonly ErrorObject[]): string {
   for (const e of list) {
     let part: string;
     switch (e.keyword) {
-      case 'required': part = 'is required'; break;
-      case 'format': part = e.params['format'] === 'date-time' ? 'must be an RFC 3339 date-time with a time zone offset' : `must be a ${String(e.params['format']).toUpperCase()}`; break;
-      case 'enum': part = `must be one of ${(e.params['allowedValues'] as unknown[]).join(', ')}`; break;
-      case 'const': part = `must be ${JSON.stringify(e.params['allowedValue'])}`; break;
+      case 'required':
+        part = 'is required';
+        break;
+      case 'format':
+        part =
+          e.params['format'] === 'date-time'
+            ? 'must be an RFC 3339 date-time with a time zone offset'
+            : `must be a ${String(e.params['format']).toUpperCase()}`;
+        break;
+      case 'enum':
+        part = `must be one of ${(e.params['allowedValues'] as unknown[]).join(', ')}`;
+        break;
+      case 'const':
+        part = `must be ${JSON.stringify(e.params['allowedValue'])}`;
+        break;
       // An action's per-type patterns repeat its enum.
-      case 'pattern': if (enums.length > 0) continue; part = `must match ${String(e.params['pattern'])}`; break;
-      default: part = e.message ?? `fails ${e.keyword}`;
+      case 'pattern':
+        if (enums.length > 0) continue;
+        part = `must match ${String(e.params['pattern'])}`;
+        break;
+      default:
+        part = e.message ?? `fails ${e.keyword}`;
     }
     if (!parts.includes(part)) parts.push(part);
   }

@@ -1,11 +1,36 @@
 import { randomUUID } from 'node:crypto';
 import {
-  containerPartners, expandEpcisUnitRanges, finishSerialMove, findContainersBySscc, insertSerialMove, latestEventNaming, latestMintOf, lockUnitsForMove, queryEpcisEvents,
-  readEpcisEventIds, readUnitPartners, unitOfWork, transaction, type Em, type NewEpcisEvent, type UnitForMove,
+  containerPartners,
+  expandEpcisUnitRanges,
+  finishSerialMove,
+  findContainersBySscc,
+  insertSerialMove,
+  latestEventNaming,
+  latestMintOf,
+  lockUnitsForMove,
+  queryEpcisEvents,
+  readEpcisEventIds,
+  readUnitPartners,
+  unitOfWork,
+  transaction,
+  type Em,
+  type NewEpcisEvent,
+  type UnitForMove,
 } from '@mint/db';
 import {
-  capturedMoveRows, ConflictError, epcisMoveVocabulary, ForbiddenError, IllegalStateError, InvalidInputError, isPartnerAction, partnerActions, refusalOf,
-  serialMoveOf, unitOfEpc, type EpcisMoveMapping, type FieldViolation,
+  capturedMoveRows,
+  ConflictError,
+  epcisMoveVocabulary,
+  ForbiddenError,
+  IllegalStateError,
+  InvalidInputError,
+  isPartnerAction,
+  partnerActions,
+  refusalOf,
+  serialMoveOf,
+  unitOfEpc,
+  type EpcisMoveMapping,
+  type FieldViolation,
 } from '@mint/domain';
 import type { Actor, UseCaseContext } from '../context.ts';
 import { applyCapturedAggregation, readCapturedAggregation, type CapturedAggregation } from './containers.ts';
@@ -55,12 +80,18 @@ export interface EpcisQueryPage {
 export async function queryEpcis(ctx: UseCaseContext, brandId: string, params: URLSearchParams, partnerId: string | null = null): Promise<EpcisQueryPage> {
   const v: FieldViolation[] = [];
   for (const name of new Set(params.keys())) {
-    if (!(epcisQueryParameters as readonly string[]).includes(name)) v.push({ field: name, message: `is not a supported query parameter; supported: ${epcisQueryParameters.join(', ')}` });
+    if (!(epcisQueryParameters as readonly string[]).includes(name))
+      v.push({ field: name, message: `is not a supported query parameter; supported: ${epcisQueryParameters.join(', ')}` });
     else if (params.getAll(name).length > 1) v.push({ field: name, message: 'must be given once' });
   }
   const list = (name: string, prefix = '') => {
     const value = params.get(name);
-    return value === null ? undefined : value.split(',').map((x) => bare(x.trim(), prefix)).filter((x) => x !== '');
+    return value === null
+      ? undefined
+      : value
+          .split(',')
+          .map((x) => bare(x.trim(), prefix))
+          .filter((x) => x !== '');
   };
   const time = (name: string) => {
     const value = params.get(name);
@@ -71,7 +102,8 @@ export async function queryEpcis(ctx: UseCaseContext, brandId: string, params: U
   };
   const perPageText = params.get('perPage');
   const perPage = perPageText === null ? defaultEpcisPage : Number(perPageText);
-  if (!Number.isInteger(perPage) || perPage < 1 || perPage > maxEpcisPage) v.push({ field: 'perPage', message: `must be a whole number from 1 to ${maxEpcisPage}` });
+  if (!Number.isInteger(perPage) || perPage < 1 || perPage > maxEpcisPage)
+    v.push({ field: 'perPage', message: `must be a whole number from 1 to ${maxEpcisPage}` });
   let after: { eventTime: Date; id: string } | undefined;
   const token = params.get('nextPageToken');
   if (token !== null) {
@@ -89,10 +121,15 @@ export async function queryEpcis(ctx: UseCaseContext, brandId: string, params: U
   const em = unitOfWork(ctx.db);
   const epcs = list('MATCH_epc');
   const found = await queryEpcisEvents(em, {
-    brandId, ...(partnerId === null ? {} : { partnerId }), bizSteps: list('EQ_bizStep', cbvBizStep), dispositions: list('EQ_disposition', cbvDisposition),
+    brandId,
+    ...(partnerId === null ? {} : { partnerId }),
+    bizSteps: list('EQ_bizStep', cbvBizStep),
+    dispositions: list('EQ_disposition', cbvDisposition),
     ...(epcs === undefined ? {} : { epcs, units: await unitsOfEpcs(em, brandId, epcs) }),
-    ...(geEventTime === undefined ? {} : { geEventTime }), ...(ltEventTime === undefined ? {} : { ltEventTime }),
-    ...(after === undefined ? {} : { after }), limit: perPage + 1,
+    ...(geEventTime === undefined ? {} : { geEventTime }),
+    ...(ltEventTime === undefined ? {} : { ltEventTime }),
+    ...(after === undefined ? {} : { after }),
+    limit: perPage + 1,
   });
   const kept = [];
   let rangeUnits = 0;
@@ -103,13 +140,21 @@ export async function queryEpcis(ctx: UseCaseContext, brandId: string, params: U
     rangeUnits += n;
   }
   const last = kept.at(-1);
-  const nextPageToken = found.length > kept.length && last !== undefined
-    ? Buffer.from(JSON.stringify({ t: last.eventTime.toISOString(), id: last.id })).toString('base64url') : null;
+  const nextPageToken =
+    found.length > kept.length && last !== undefined
+      ? Buffer.from(JSON.stringify({ t: last.eventTime.toISOString(), id: last.id })).toString('base64url')
+      : null;
   const page = (await expandEpcisUnitRanges(em, brandId, kept)).map((body) => ({ body }));
-  const body = epcisDocument(page.map((e) => e.body), ctx.clock());
+  const body = epcisDocument(
+    page.map((e) => e.body),
+    ctx.clock(),
+  );
   return {
     document: {
-      '@context': body['@context'], type: 'EPCISQueryDocument', schemaVersion: '2.0', creationDate: body['creationDate'],
+      '@context': body['@context'],
+      type: 'EPCISQueryDocument',
+      schemaVersion: '2.0',
+      creationDate: body['creationDate'],
       epcisBody: { queryResults: { queryName: 'SimpleEventQuery', resultsBody: { eventList: page.map((e) => e.body) } } },
     },
     nextPageToken,
@@ -124,7 +169,10 @@ type CapturedMove = {
   readonly eventTime: Date;
   /** The EPCs as sent (epcList, or parentID and childEPCs). */
   readonly sent: readonly string[];
-} & ({ readonly rows: readonly EpcisMoveMapping[]; readonly serials: readonly string[]; readonly gtins: readonly (string | null)[] } | { readonly aggregation: CapturedAggregation });
+} & (
+  | { readonly rows: readonly EpcisMoveMapping[]; readonly serials: readonly string[]; readonly gtins: readonly (string | null)[] }
+  | { readonly aggregation: CapturedAggregation }
+);
 
 /** The serial a unit's EPC names, for aggregations (their GTIN is not compared). */
 const serialOfEpc = (epc: string): string | null => unitOfEpc(epc)?.serial ?? null;
@@ -152,7 +200,8 @@ export interface CaptureResult {
 
 /** The vocabulary capture applies, for refusals: `ObjectEvent ADD|OBSERVE commissioning, …`. */
 const supportedVocabulary = [...new Set(epcisMoveVocabulary.map((r) => `ObjectEvent ${r.capturedActions.join('|')} ${r.written.bizStep}`))]
-  .concat('AggregationEvent ADD packing', 'AggregationEvent DELETE unpacking').join(', ');
+  .concat('AggregationEvent ADD packing', 'AggregationEvent DELETE unpacking')
+  .join(', ');
 
 const listed = (items: readonly string[]) => `${items.slice(0, 20).join('; ')}${items.length > 20 ? `; and ${items.length - 20} more` : ''}`;
 
@@ -193,28 +242,37 @@ export async function captureEpcisDocument(ctx: UseCaseContext, actor: Actor, br
   const schema = epcisSchemaViolations(document);
   if (schema.length > 0) throw new InvalidInputError(schema);
   const list = (document['epcisBody'] as { eventList?: unknown } | undefined)?.eventList;
-  if (document['type'] !== 'EPCISDocument' || !Array.isArray(list)) throw new InvalidInputError([{ field: 'epcisBody.eventList', message: 'must be the event list of an EPCISDocument' }]);
+  if (document['type'] !== 'EPCISDocument' || !Array.isArray(list))
+    throw new InvalidInputError([{ field: 'epcisBody.eventList', message: 'must be the event list of an EPCISDocument' }]);
   const events = list as Record<string, unknown>[];
-  if (events.length === 0 || events.length > maxCapturedEvents) throw new InvalidInputError([{ field: 'epcisBody.eventList', message: `must hold 1 to ${maxCapturedEvents} events` }]);
+  if (events.length === 0 || events.length > maxCapturedEvents)
+    throw new InvalidInputError([{ field: 'epcisBody.eventList', message: `must hold 1 to ${maxCapturedEvents} events` }]);
   const partnerId = actor.partnerId ?? null;
   const received = ctx.clock();
   const v: FieldViolation[] = [];
   const moves: CapturedMove[] = [];
   const eventUuid = (event: Record<string, unknown>) => {
     const eventId = typeof event['eventID'] === 'string' ? event['eventID'] : null;
-    return eventId !== null && /^urn:uuid:[0-9a-f-]{36}$/i.test(eventId) ? eventId.slice('urn:uuid:'.length).toLowerCase() : derivedUuid(`${brandId}/${JSON.stringify(event)}`);
+    return eventId !== null && /^urn:uuid:[0-9a-f-]{36}$/i.test(eventId)
+      ? eventId.slice('urn:uuid:'.length).toLowerCase()
+      : derivedUuid(`${brandId}/${JSON.stringify(event)}`);
   };
   events.forEach((event, index) => {
     const at = `epcisBody.eventList[${index}]`;
     const eventTime = new Date(String(event['eventTime']));
     if (Number.isNaN(eventTime.getTime())) v.push({ field: `${at}.eventTime`, message: `${String(event['eventTime'])} is not a time this service can read` });
     else if (eventTime.getTime() > received.getTime() + captureClockSkewMs) {
-      v.push({ field: `${at}.eventTime`, message: `${String(event['eventTime'])} is ahead of the service's clock (${received.toISOString()}) by more than ${captureClockSkewMs / 60_000} minutes` });
+      v.push({
+        field: `${at}.eventTime`,
+        message: `${String(event['eventTime'])} is ahead of the service's clock (${received.toISOString()}) by more than ${captureClockSkewMs / 60_000} minutes`,
+      });
     }
     const bizStep = bare(String(event['bizStep'] ?? ''), cbvBizStep);
     if (event['type'] === 'AggregationEvent') {
       const aggregation = readCapturedAggregation(event, at, bizStep, serialOfEpc, v);
-      const sent = [event['parentID'], ...(Array.isArray(event['childEPCs']) ? event['childEPCs'] as unknown[] : [])].filter((e): e is string => typeof e === 'string');
+      const sent = [event['parentID'], ...(Array.isArray(event['childEPCs']) ? (event['childEPCs'] as unknown[]) : [])].filter(
+        (e): e is string => typeof e === 'string',
+      );
       if (aggregation !== null) moves.push({ index, id: eventUuid(event), event, eventTime, sent, aggregation });
       return;
     }
@@ -232,14 +290,21 @@ export async function captureEpcisDocument(ctx: UseCaseContext, actor: Actor, br
       });
       return;
     }
-    const epcs = Array.isArray(event['epcList']) ? event['epcList'] as string[] : [];
+    const epcs = Array.isArray(event['epcList']) ? (event['epcList'] as string[]) : [];
     if (epcs.length === 0) v.push({ field: `${at}.epcList`, message: 'must name the units moved (a quantityList is not supported)' });
     const serials: string[] = [];
     const gtins: (string | null)[] = [];
     epcs.forEach((epc, i) => {
       const unit = unitOfEpc(epc);
-      if (unit === null) v.push({ field: `${at}.epcList[${i}]`, message: 'must name a unit: a GS1 Digital Link URI (…/01/{gtin}/21/{serial}), the service\'s …/u/{serial}, or an SGTIN URN (urn:epc:id:sgtin:…)' });
-      else { serials.push(unit.serial); gtins.push(unit.gtin14); }
+      if (unit === null)
+        v.push({
+          field: `${at}.epcList[${i}]`,
+          message: "must name a unit: a GS1 Digital Link URI (…/01/{gtin}/21/{serial}), the service's …/u/{serial}, or an SGTIN URN (urn:epc:id:sgtin:…)",
+        });
+      else {
+        serials.push(unit.serial);
+        gtins.push(unit.gtin14);
+      }
     });
     moves.push({ index, id: eventUuid(event), event, eventTime, sent: epcs, rows, serials, gtins });
   });
@@ -253,7 +318,8 @@ export async function captureEpcisDocument(ctx: UseCaseContext, actor: Actor, br
     // document is stored whole or not at all, so with every event stored it was captured: the
     // answer is the replay's, as for a retry that came later.
     const stored = await readEpcisEventIds(unitOfWork(ctx.db), brandId, ids).catch(() => []);
-    if (stored.length === ids.length && stored.every((e) => partnerId === null || e.partnerId === partnerId)) return { captured: 0, replayed: moves.length, moved: 0 };
+    if (stored.length === ids.length && stored.every((e) => partnerId === null || e.partnerId === partnerId))
+      return { captured: 0, replayed: moves.length, moved: 0 };
     throw error;
   }
 }
@@ -262,7 +328,15 @@ export async function captureEpcisDocument(ctx: UseCaseContext, actor: Actor, br
 async function applyCapturedMoves(ctx: UseCaseContext, actor: Actor, brandId: string, moves: readonly CapturedMove[]): Promise<CaptureResult> {
   const partnerId = actor.partnerId ?? null;
   return transaction(ctx.db, async (em) => {
-    const known = new Map((await readEpcisEventIds(em, brandId, moves.map((m) => m.id))).map((k) => [k.id, k.partnerId]));
+    const known = new Map(
+      (
+        await readEpcisEventIds(
+          em,
+          brandId,
+          moves.map((m) => m.id),
+        )
+      ).map((k) => [k.id, k.partnerId]),
+    );
     const now = ctx.clock();
     let captured = 0;
     let moved = 0;
@@ -273,15 +347,28 @@ async function applyCapturedMoves(ctx: UseCaseContext, actor: Actor, brandId: st
         continue;
       }
       const stored = (epcs: readonly string[], moveId: string | null): NewEpcisEvent => ({
-        brandId, id: m.id, moveId, eventType: String(m.event['type']), eventTime: m.eventTime, recordTime: now,
-        bizStep: bare(String(m.event['bizStep']), cbvBizStep), disposition: m.event['disposition'] === undefined ? null : bare(String(m.event['disposition']), cbvDisposition),
-        epcs: [...new Set([...epcs, ...m.sent])], body: { ...m.event, recordTime: now.toISOString() }, partnerId,
+        brandId,
+        id: m.id,
+        moveId,
+        eventType: String(m.event['type']),
+        eventTime: m.eventTime,
+        recordTime: now,
+        bizStep: bare(String(m.event['bizStep']), cbvBizStep),
+        disposition: m.event['disposition'] === undefined ? null : bare(String(m.event['disposition']), cbvDisposition),
+        epcs: [...new Set([...epcs, ...m.sent])],
+        body: { ...m.event, recordTime: now.toISOString() },
+        partnerId,
       });
       if ('aggregation' in m) {
         if (partnerId !== null) await checkPartnerAggregation(em, brandId, partnerId, at, m);
         let named: { epcs: string[]; units: { mintBatchId: string; seq: number }[] } = { epcs: [], units: [] };
         const result = await applyCapturedAggregation(ctx, em, {
-          brandId, actorId: actor.id, partnerId, eventId: m.id, index: m.index, aggregation: m.aggregation,
+          brandId,
+          actorId: actor.id,
+          partnerId,
+          eventId: m.id,
+          index: m.index,
+          aggregation: m.aggregation,
           event: (parent, items) => {
             named = { epcs: [parent.epc, ...items.children.map((c) => c.epc), ...items.units.map((u) => u.epc)], units: [...items.units] };
             return stored(named.epcs, null);
@@ -299,7 +386,8 @@ async function applyCapturedMoves(ctx: UseCaseContext, actor: Actor, brandId: st
       m.serials.forEach((serial, i) => {
         const u = bySerial.get(serial);
         const gtin = m.gtins[i] ?? null;
-        if (u === undefined || (gtin !== null && unitOfEpc(u.epc)?.gtin14 !== gtin)) missing.push({ field: `${at}.epcList[${i}]`, message: `${m.sent[i]!} names no unit of this brand` });
+        if (u === undefined || (gtin !== null && unitOfEpc(u.epc)?.gtin14 !== gtin))
+          missing.push({ field: `${at}.epcList[${i}]`, message: `${m.sent[i]!} names no unit of this brand` });
       });
       if (missing.length > 0) throw new InvalidInputError(missing);
       if (partnerId !== null) {
@@ -317,24 +405,59 @@ async function applyCapturedMoves(ctx: UseCaseContext, actor: Actor, brandId: st
         const move = serialMoveOf((row ?? m.rows[0]!).action, (row ?? m.rows[0]!).reason);
         const refusal = u.batchVoided ? 'batch_voided' : row === undefined ? 'wrong_state' : refusalOf(move, u.state, u.reason);
         if (refusal !== null) {
-          throw new IllegalStateError(`${at}: cannot ${move.action} serial ${u.serial}, which is ${u.batchVoided ? 'of a voided batch' : u.state}${u.reason === null ? '' : ` (${u.reason})`}`);
+          throw new IllegalStateError(
+            `${at}: cannot ${move.action} serial ${u.serial}, which is ${u.batchVoided ? 'of a voided batch' : u.state}${u.reason === null ? '' : ` (${u.reason})`}`,
+          );
         }
         if (partnerId !== null && !isPartnerAction(move.action)) {
-          throw new ForbiddenError(`${at}: a partner key may ${partnerActions.join(', ')} the serials allocated to it; ${move.action} of serial ${u.serial} (${u.state}) is the brand's`);
+          throw new ForbiddenError(
+            `${at}: a partner key may ${partnerActions.join(', ')} the serials allocated to it; ${move.action} of serial ${u.serial} (${u.state}) is the brand's`,
+          );
         }
         groups.set(row!, [...(groups.get(row!) ?? []), u]);
       }
-      await checkEventTime(em, brandId, at, m, units.map((u) => u.epc), units);
+      await checkEventTime(
+        em,
+        brandId,
+        at,
+        m,
+        units.map((u) => u.epc),
+        units,
+      );
       let first = true;
       for (const [row, group] of groups) {
         const move = serialMoveOf(row.action, row.reason);
         const moveId = randomUUID();
         const serials = group.map((u) => u.serial);
         await insertSerialMove(em, {
-          brandId, id: moveId, idempotencyKey: first ? `epcis:${m.id}` : `epcis:${m.id}:${row.action}`, requestHash: m.id, action: row.action, reason: row.reason,
-          target: { serials, epcis_event_id: m.id, ...(partnerId === null ? {} : { partner_id: partnerId }) }, total: serials.length, nextSeq: null, actor: actor.id, at: now,
+          brandId,
+          id: moveId,
+          idempotencyKey: first ? `epcis:${m.id}` : `epcis:${m.id}:${row.action}`,
+          requestHash: m.id,
+          action: row.action,
+          reason: row.reason,
+          target: { serials, epcis_event_id: m.id, ...(partnerId === null ? {} : { partner_id: partnerId }) },
+          total: serials.length,
+          nextSeq: null,
+          actor: actor.id,
+          at: now,
         });
-        await applyMove(em, now, { brandId, moveId, actorId: actor.id, partnerId, move, units: group, epcis: first ? [stored(units.map((u) => u.epc), moveId)] : [] });
+        await applyMove(em, now, {
+          brandId,
+          moveId,
+          actorId: actor.id,
+          partnerId,
+          move,
+          units: group,
+          epcis: first
+            ? [
+                stored(
+                  units.map((u) => u.epc),
+                  moveId,
+                ),
+              ]
+            : [],
+        });
         await finishSerialMove(em, brandId, moveId, group.length, now);
         first = false;
       }
@@ -349,34 +472,69 @@ async function applyCapturedMoves(ctx: UseCaseContext, actor: Actor, brandId: st
  * Refuses a captured event dated before the mint of a unit it names or before the latest event
  * recorded for any EPC it names (InvalidInputError naming the event's eventTime, the EPC and the time).
  */
-async function checkEventTime(em: Em, brandId: string, at: string, m: CapturedMove, epcs: readonly string[], units: readonly { readonly mintBatchId: string; readonly seq: number }[]): Promise<void> {
+async function checkEventTime(
+  em: Em,
+  brandId: string,
+  at: string,
+  m: CapturedMove,
+  epcs: readonly string[],
+  units: readonly { readonly mintBatchId: string; readonly seq: number }[],
+): Promise<void> {
   const when = m.eventTime.toISOString();
   const minted = await latestMintOf(em, brandId, units);
   if (minted !== null && m.eventTime < minted.mintedAt) {
-    throw new InvalidInputError([{ field: `${at}.eventTime`, message: `${when} is before serial ${minted.serial} was minted (${minted.mintedAt.toISOString()})` }]);
+    throw new InvalidInputError([
+      { field: `${at}.eventTime`, message: `${when} is before serial ${minted.serial} was minted (${minted.mintedAt.toISOString()})` },
+    ]);
   }
   const latest = await latestEventNaming(em, brandId, epcs, m.id);
   if (latest !== null && m.eventTime < latest.eventTime) {
-    throw new InvalidInputError([{ field: `${at}.eventTime`, message: `${when} is before the latest event recorded for ${latest.epc} (${latest.eventTime.toISOString()}): events of an EPC are captured in event-time order` }]);
+    throw new InvalidInputError([
+      {
+        field: `${at}.eventTime`,
+        message: `${when} is before the latest event recorded for ${latest.epc} (${latest.eventTime.toISOString()}): events of an EPC are captured in event-time order`,
+      },
+    ]);
   }
 }
 
 /** A partner's AggregationEvent names only containers it minted and serials allocated to it (ForbiddenError naming each EPC otherwise). */
-async function checkPartnerAggregation(em: Em, brandId: string, partnerId: string, at: string, m: CapturedMove & { readonly aggregation: CapturedAggregation }): Promise<void> {
+async function checkPartnerAggregation(
+  em: Em,
+  brandId: string,
+  partnerId: string,
+  at: string,
+  m: CapturedMove & { readonly aggregation: CapturedAggregation },
+): Promise<void> {
   const a = m.aggregation;
   const containers = await findContainersBySscc(em, brandId, [a.sscc, ...a.ssccs], false);
-  const owners = await containerPartners(em, brandId, containers.map((c) => c.id));
+  const owners = await containerPartners(
+    em,
+    brandId,
+    containers.map((c) => c.id),
+  );
   const mine = new Set(containers.filter((c) => owners.get(c.id) === partnerId).map((c) => c.sscc));
   const units = await lockUnitsForMove(em, brandId, { serials: a.serials }, false);
   const unitOwners = await readUnitPartners(em, brandId, units);
   const allocated = new Set(units.filter((u) => unitOwners.get(`${u.mintBatchId}/${u.seq}`) === partnerId).map((u) => u.serial));
-  const childEpcs = Array.isArray(m.event['childEPCs']) ? m.event['childEPCs'] as string[] : [];
+  const childEpcs = Array.isArray(m.event['childEPCs']) ? (m.event['childEPCs'] as string[]) : [];
   const foreign = [
-    ...(containers.some((c) => c.sscc === a.sscc) && !mine.has(a.sscc) ? [`${at}.parentID ${String(m.event['parentID'])} is not a container this partner minted`] : []),
-    ...a.ssccs.flatMap((s, i) => (containers.some((c) => c.sscc === s) && !mine.has(s) ? [`${at}.childEPCs[${a.ssccIndex[i]!}] ${childEpcs[a.ssccIndex[i]!]!} is not a container this partner minted`] : [])),
-    ...a.serials.flatMap((s, i) => (units.some((u) => u.serial === s) && !allocated.has(s) ? [`${at}.childEPCs[${a.serialIndex[i]!}] ${childEpcs[a.serialIndex[i]!]!} is not in this partner's allocation`] : [])),
+    ...(containers.some((c) => c.sscc === a.sscc) && !mine.has(a.sscc)
+      ? [`${at}.parentID ${String(m.event['parentID'])} is not a container this partner minted`]
+      : []),
+    ...a.ssccs.flatMap((s, i) =>
+      containers.some((c) => c.sscc === s) && !mine.has(s)
+        ? [`${at}.childEPCs[${a.ssccIndex[i]!}] ${childEpcs[a.ssccIndex[i]!]!} is not a container this partner minted`]
+        : [],
+    ),
+    ...a.serials.flatMap((s, i) =>
+      units.some((u) => u.serial === s) && !allocated.has(s)
+        ? [`${at}.childEPCs[${a.serialIndex[i]!}] ${childEpcs[a.serialIndex[i]!]!} is not in this partner's allocation`]
+        : [],
+    ),
   ];
-  if (foreign.length > 0) throw new ForbiddenError(`a partner key captures events only about its own containers and the serials allocated to it: ${listed(foreign)}`);
+  if (foreign.length > 0)
+    throw new ForbiddenError(`a partner key captures events only about its own containers and the serials allocated to it: ${listed(foreign)}`);
 }
 
 /**
@@ -387,7 +545,11 @@ async function checkPartnerAggregation(em: Em, brandId: string, partnerId: strin
  * again names the same events (and storing them keeps the first).
  */
 export function commissioningEvents(c: {
-  readonly brandId: string; readonly epcs: readonly string[]; readonly action: 'ADD' | 'OBSERVE'; readonly at: Date; readonly idOf: (offset: number) => string;
+  readonly brandId: string;
+  readonly epcs: readonly string[];
+  readonly action: 'ADD' | 'OBSERVE';
+  readonly at: Date;
+  readonly idOf: (offset: number) => string;
 }): NewEpcisEvent[] {
   const events: NewEpcisEvent[] = [];
   const at = c.at.toISOString();
@@ -395,10 +557,25 @@ export function commissioningEvents(c: {
     const id = c.idOf(offset);
     const epcList = c.epcs.slice(offset, offset + maxEventEpcs);
     events.push({
-      brandId: c.brandId, id, moveId: null, eventType: 'ObjectEvent', eventTime: c.at, recordTime: c.at, bizStep: 'commissioning', disposition: 'active', epcs: epcList,
+      brandId: c.brandId,
+      id,
+      moveId: null,
+      eventType: 'ObjectEvent',
+      eventTime: c.at,
+      recordTime: c.at,
+      bizStep: 'commissioning',
+      disposition: 'active',
+      epcs: epcList,
       body: {
-        type: 'ObjectEvent', eventID: `urn:uuid:${id}`, eventTime: at, eventTimeZoneOffset: '+00:00', recordTime: at,
-        epcList, action: c.action, bizStep: 'commissioning', disposition: 'active',
+        type: 'ObjectEvent',
+        eventID: `urn:uuid:${id}`,
+        eventTime: at,
+        eventTimeZoneOffset: '+00:00',
+        recordTime: at,
+        epcList,
+        action: c.action,
+        bizStep: 'commissioning',
+        disposition: 'active',
       },
     });
   }
@@ -413,18 +590,36 @@ export function commissioningEvents(c: {
  * so a chunk written again names the same events.
  */
 export function mintCommissioningEvents(c: {
-  readonly brandId: string; readonly mintBatchId: string; readonly firstSeq: number; readonly count: number; readonly at: Date;
+  readonly brandId: string;
+  readonly mintBatchId: string;
+  readonly firstSeq: number;
+  readonly count: number;
+  readonly at: Date;
 }): NewEpcisEvent[] {
   const events: NewEpcisEvent[] = [];
   for (let offset = 0; offset < c.count; offset += maxEventEpcs) {
     const id = derivedUuid(`mint/${c.mintBatchId}/${c.firstSeq + offset}`);
     const at = c.at.toISOString();
     events.push({
-      brandId: c.brandId, id, moveId: null, eventType: 'ObjectEvent', eventTime: c.at, recordTime: c.at, bizStep: 'commissioning', disposition: 'active', epcs: [],
+      brandId: c.brandId,
+      id,
+      moveId: null,
+      eventType: 'ObjectEvent',
+      eventTime: c.at,
+      recordTime: c.at,
+      bizStep: 'commissioning',
+      disposition: 'active',
+      epcs: [],
       units: { mintBatchId: c.mintBatchId, firstSeq: c.firstSeq + offset, count: Math.min(maxEventEpcs, c.count - offset) },
       body: {
-        type: 'ObjectEvent', eventID: `urn:uuid:${id}`, eventTime: at, eventTimeZoneOffset: '+00:00', recordTime: at,
-        action: 'ADD', bizStep: 'commissioning', disposition: 'active',
+        type: 'ObjectEvent',
+        eventID: `urn:uuid:${id}`,
+        eventTime: at,
+        eventTimeZoneOffset: '+00:00',
+        recordTime: at,
+        action: 'ADD',
+        bizStep: 'commissioning',
+        disposition: 'active',
       },
     });
   }

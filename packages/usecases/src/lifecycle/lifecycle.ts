@@ -1,11 +1,37 @@
 import {
-  appendEvents, bumpKpis, countActiveUnitsOfBatch, createPendingPack, findBatch, lockJob, moveBatchStatus, moveJob, notifyResolverAnswers, readBatchState,
-  type BatchRecord, type BatchState, type Em,
-  storedPackProfile, unitOfWork, transaction,
+  appendEvents,
+  bumpKpis,
+  countActiveUnitsOfBatch,
+  createPendingPack,
+  findBatch,
+  lockJob,
+  moveBatchStatus,
+  moveJob,
+  notifyResolverAnswers,
+  readBatchState,
+  type BatchRecord,
+  type BatchState,
+  type Em,
+  storedPackProfile,
+  unitOfWork,
+  transaction,
 } from '@mint/db';
 import {
-  ConflictError, InvalidInputError, NotFoundError, batchStatuses, failJob, isTerminalJobStatus, isUuid, manualBatchMove,
-  printedUnitsDelta, voidPackProfile, withdrawsUnits, type BatchMove, type BatchStatus, type FieldViolation, type NewEvent,
+  ConflictError,
+  InvalidInputError,
+  NotFoundError,
+  batchStatuses,
+  failJob,
+  isTerminalJobStatus,
+  isUuid,
+  manualBatchMove,
+  printedUnitsDelta,
+  voidPackProfile,
+  withdrawsUnits,
+  type BatchMove,
+  type BatchStatus,
+  type FieldViolation,
+  type NewEvent,
 } from '@mint/domain';
 import type { Actor, UseCaseContext } from '../context.ts';
 
@@ -87,10 +113,16 @@ export async function applyBatchMove(em: Em, now: Date, change: BatchChange): Pr
   }
   const printed = printedUnitsDelta(move, batch.mintedQuantity);
   if (printed !== 0) await bumpKpis(em, brandId, { exportedPrinted: printed });
-  const events: NewEvent[] = [{
-    brandId, eventType: 'mint_batch_status_changed', entityType: 'mint_batch', entityId: batch.id, actor: change.actor,
-    payload: { from: move.from, to: move.to, reason: change.reason, actor: change.actor },
-  }];
+  const events: NewEvent[] = [
+    {
+      brandId,
+      eventType: 'mint_batch_status_changed',
+      entityType: 'mint_batch',
+      entityId: batch.id,
+      actor: change.actor,
+      payload: { from: move.from, to: move.to, reason: change.reason, actor: change.actor },
+    },
+  ];
   if (withdrawsUnits(move)) {
     const active = await countActiveUnitsOfBatch(em, brandId, batch.id);
     if (active > 0) await bumpKpis(em, brandId, { activeTokens: -active });
@@ -104,7 +136,11 @@ export async function applyBatchMove(em: Em, now: Date, change: BatchChange): Pr
         throw new ConflictError(`mint job ${job.id} moved concurrently`);
       }
       events.push({
-        brandId, eventType: 'mint_job_failed', entityType: 'mint_batch', entityId: batch.id, actor: change.actor,
+        brandId,
+        eventType: 'mint_job_failed',
+        entityType: 'mint_batch',
+        entityId: batch.id,
+        actor: change.actor,
         payload: { reason: 'mint batch voided', from: job.status, mint_job_id: job.id },
       });
     }

@@ -1,12 +1,44 @@
 import { randomUUID } from 'node:crypto';
 import {
-  addGrantAllocated, allocatableBatches, allocateUnits, appendEvents, findAllocationRequestByKey, findBatch, findPartner, findPartnerGrant, findProduct,
-  insertAllocationRequest, insertApiKey, insertEpcisEvents, insertPartner, insertPartnerGrant, listPartners as listPartnerRows, readAllocatedUnits,
-  type AllocatedUnit, type NewEpcisEvent, type PartnerListing, unitOfWork, transaction,
+  addGrantAllocated,
+  allocatableBatches,
+  allocateUnits,
+  appendEvents,
+  findAllocationRequestByKey,
+  findBatch,
+  findPartner,
+  findPartnerGrant,
+  findProduct,
+  insertAllocationRequest,
+  insertApiKey,
+  insertEpcisEvents,
+  insertPartner,
+  insertPartnerGrant,
+  listPartners as listPartnerRows,
+  readAllocatedUnits,
+  type AllocatedUnit,
+  type NewEpcisEvent,
+  type PartnerListing,
+  unitOfWork,
+  transaction,
 } from '@mint/db';
 import {
-  allocationVocabulary, ForbiddenError, generateApiKey, hashApiKeySecret, IdempotencyKeyReusedError, IllegalStateError, InvalidInputError, isUuid,
-  maxAllocationQuantity, maxPartnerNameLength, NotFoundError, partnerGrantViolations, partnerKeyScopes, quotaRefusal, type FieldViolation, type NewEvent,
+  allocationVocabulary,
+  ForbiddenError,
+  generateApiKey,
+  hashApiKeySecret,
+  IdempotencyKeyReusedError,
+  IllegalStateError,
+  InvalidInputError,
+  isUuid,
+  maxAllocationQuantity,
+  maxPartnerNameLength,
+  NotFoundError,
+  partnerGrantViolations,
+  partnerKeyScopes,
+  quotaRefusal,
+  type FieldViolation,
+  type NewEvent,
 } from '@mint/domain';
 import type { Actor, UseCaseContext } from '../context.ts';
 import { requestFingerprint } from '../idempotency.ts';
@@ -22,14 +54,21 @@ const eventSerials = 100;
  * Records a packaging line or contract manufacturer of the brand (a partner), with a
  * partner_created event. Its name is 1 to 200 characters. Returns its id.
  */
-export async function createPartner(ctx: UseCaseContext, actor: Actor, input: { readonly brandId: string; readonly name: string }): Promise<{ partnerId: string }> {
+export async function createPartner(
+  ctx: UseCaseContext,
+  actor: Actor,
+  input: { readonly brandId: string; readonly name: string },
+): Promise<{ partnerId: string }> {
   const name = input.name.trim();
-  if (name.length === 0 || name.length > maxPartnerNameLength) throw new InvalidInputError([{ field: 'name', message: `must be 1 to ${maxPartnerNameLength} characters` }]);
+  if (name.length === 0 || name.length > maxPartnerNameLength)
+    throw new InvalidInputError([{ field: 'name', message: `must be 1 to ${maxPartnerNameLength} characters` }]);
   const partnerId = randomUUID();
   await transaction(ctx.db, async (em) => {
     const now = ctx.clock();
     await insertPartner(em, { brandId: input.brandId, id: partnerId, name, createdBy: actor.id, at: now });
-    await appendEvents(em, now, [{ brandId: input.brandId, eventType: 'partner_created', entityType: 'partner', entityId: partnerId, actor: actor.id, payload: { name } }]);
+    await appendEvents(em, now, [
+      { brandId: input.brandId, eventType: 'partner_created', entityType: 'partner', entityId: partnerId, actor: actor.id, payload: { name } },
+    ]);
   });
   return { partnerId };
 }
@@ -78,23 +117,43 @@ export async function grantPartnerKey(ctx: UseCaseContext, actor: Actor, input: 
   if (input.mintBatchId !== null) {
     const batch = await findBatch(em, brandId, input.mintBatchId);
     if (batch === null) throw new NotFoundError(`mint batch ${input.mintBatchId} not found`);
-    if (batch.identityMode !== 'serial') throw new IllegalStateError(`mint batch ${input.mintBatchId} has no serial units (identity mode ${batch.identityMode})`);
+    if (batch.identityMode !== 'serial')
+      throw new IllegalStateError(`mint batch ${input.mintBatchId} has no serial units (identity mode ${batch.identityMode})`);
   }
   const generated = generateApiKey(ctx.randomFill);
   const keyId = randomUUID();
   await transaction(ctx.db, async (tx) => {
     const now = ctx.clock();
     await insertApiKey(tx, {
-      brandId, id: keyId, lookupId: generated.lookupId, name: input.name.trim(), secretHash: hashApiKeySecret(generated.secret), scopes: partnerKeyScopes,
-      createdAt: now, partnerId: input.partnerId,
+      brandId,
+      id: keyId,
+      lookupId: generated.lookupId,
+      name: input.name.trim(),
+      secretHash: hashApiKeySecret(generated.secret),
+      scopes: partnerKeyScopes,
+      createdAt: now,
+      partnerId: input.partnerId,
     });
     await insertPartnerGrant(tx, {
-      brandId, id: keyId, partnerId: input.partnerId, productId: input.productId, mintBatchId: input.mintBatchId, quota: input.quota, createdBy: actor.id, at: now,
+      brandId,
+      id: keyId,
+      partnerId: input.partnerId,
+      productId: input.productId,
+      mintBatchId: input.mintBatchId,
+      quota: input.quota,
+      createdBy: actor.id,
+      at: now,
     });
-    await appendEvents(tx, now, [{
-      brandId, eventType: 'partner_key_granted', entityType: 'partner', entityId: input.partnerId, actor: actor.id,
-      payload: { key_id: keyId, name: input.name.trim(), product_id: input.productId, mint_batch_id: input.mintBatchId, quota: input.quota },
-    }]);
+    await appendEvents(tx, now, [
+      {
+        brandId,
+        eventType: 'partner_key_granted',
+        entityType: 'partner',
+        entityId: input.partnerId,
+        actor: actor.id,
+        payload: { key_id: keyId, name: input.name.trim(), product_id: input.productId, mint_batch_id: input.mintBatchId, quota: input.quota },
+      },
+    ]);
   });
   return { keyId, apiKey: generated.key, partnerId: input.partnerId, quota: input.quota };
 }
@@ -144,7 +203,8 @@ export interface SerialAllocation {
 }
 
 async function grantOf(ctx: UseCaseContext, brandId: string, caller: PartnerCaller) {
-  if (caller.partnerId === null || caller.apiKeyId === null) throw new ForbiddenError('only a partner key requests serials: the brand grants one with GrantPartnerKey');
+  if (caller.partnerId === null || caller.apiKeyId === null)
+    throw new ForbiddenError('only a partner key requests serials: the brand grants one with GrantPartnerKey');
   const grant = await findPartnerGrant(unitOfWork(ctx.db), brandId, caller.apiKeyId);
   if (grant === null || grant.partnerId !== caller.partnerId) throw new ForbiddenError('this partner key has no grant on the brand');
   return grant;
@@ -166,7 +226,8 @@ export async function allocateSerials(ctx: UseCaseContext, caller: PartnerCaller
   if (!Number.isInteger(input.quantity) || input.quantity < 1 || input.quantity > maxAllocationQuantity) {
     v.push({ field: 'quantity', message: `must be a whole number from 1 to ${maxAllocationQuantity}` });
   }
-  if (input.idempotencyKey.length === 0 || input.idempotencyKey.length > maxKeyLength) v.push({ field: 'idempotency_key', message: `must be 1 to ${maxKeyLength} characters` });
+  if (input.idempotencyKey.length === 0 || input.idempotencyKey.length > maxKeyLength)
+    v.push({ field: 'idempotency_key', message: `must be 1 to ${maxKeyLength} characters` });
   if (v.length > 0) throw new InvalidInputError(v);
   const { brandId, quantity } = input;
   const grant = await grantOf(ctx, brandId, caller);
@@ -176,16 +237,34 @@ export async function allocateSerials(ctx: UseCaseContext, caller: PartnerCaller
   const requestId = randomUUID();
   const done = await transaction(ctx.db, async (em) => {
     const now = ctx.clock();
-    if (!(await insertAllocationRequest(em, {
-      brandId, id: requestId, grantId: grant.id, partnerId: grant.partnerId, idempotencyKey: input.idempotencyKey, requestHash, quantity, at: now,
-    }))) return false;
+    if (
+      !(await insertAllocationRequest(em, {
+        brandId,
+        id: requestId,
+        grantId: grant.id,
+        partnerId: grant.partnerId,
+        idempotencyKey: input.idempotencyKey,
+        requestHash,
+        quantity,
+        at: now,
+      }))
+    )
+      return false;
     // The grant's row is locked first: one key's requests run one after another, and its quota is read as it is.
     const locked = (await findPartnerGrant(em, brandId, grant.id, true))!;
     const overQuota = quotaRefusal(locked, quantity);
     if (overQuota !== null) throw new IllegalStateError(overQuota);
     let allocated = 0;
     for (const batchId of await allocatableBatches(em, brandId, locked)) {
-      allocated += await allocateUnits(em, { brandId, mintBatchId: batchId, partnerId: grant.partnerId, grantId: grant.id, requestId, at: now, limit: quantity - allocated });
+      allocated += await allocateUnits(em, {
+        brandId,
+        mintBatchId: batchId,
+        partnerId: grant.partnerId,
+        grantId: grant.id,
+        requestId,
+        at: now,
+        limit: quantity - allocated,
+      });
       if (allocated === quantity) break;
     }
     if (allocated < quantity) {
@@ -204,16 +283,33 @@ export async function allocateSerials(ctx: UseCaseContext, caller: PartnerCaller
     return replay(ctx, brandId, grant.id, raced, requestHash, input.idempotencyKey);
   }
   const after = (await findPartnerGrant(unitOfWork(ctx.db), brandId, grant.id))!;
-  return { requestId, quantity, units: await readAllocatedUnits(unitOfWork(ctx.db), brandId, requestId), quotaLeft: after.quota - after.allocated, replayed: false };
+  return {
+    requestId,
+    quantity,
+    units: await readAllocatedUnits(unitOfWork(ctx.db), brandId, requestId),
+    quotaLeft: after.quota - after.allocated,
+    replayed: false,
+  };
 }
 
 async function replay(
-  ctx: UseCaseContext, brandId: string, grantId: string, known: { id: string; requestHash: string; quantity: number }, requestHash: string, key: string,
+  ctx: UseCaseContext,
+  brandId: string,
+  grantId: string,
+  known: { id: string; requestHash: string; quantity: number },
+  requestHash: string,
+  key: string,
 ): Promise<SerialAllocation> {
   if (known.requestHash !== requestHash) throw new IdempotencyKeyReusedError(`idempotency_key ${JSON.stringify(key)} was used for another allocation request`);
   const em = unitOfWork(ctx.db);
   const grant = (await findPartnerGrant(em, brandId, grantId))!;
-  return { requestId: known.id, quantity: known.quantity, units: await readAllocatedUnits(em, brandId, known.id), quotaLeft: grant.quota - grant.allocated, replayed: true };
+  return {
+    requestId: known.id,
+    quantity: known.quantity,
+    units: await readAllocatedUnits(em, brandId, known.id),
+    quotaLeft: grant.quota - grant.allocated,
+    replayed: true,
+  };
 }
 
 function byBatch(units: readonly AllocatedUnit[]): Map<string, AllocatedUnit[]> {
@@ -228,10 +324,19 @@ function byBatch(units: readonly AllocatedUnit[]): Map<string, AllocatedUnit[]> 
 
 function allocationEvents(brandId: string, requestId: string, caller: PartnerCaller, partnerId: string, units: readonly AllocatedUnit[]): NewEvent[] {
   return [...byBatch(units)].map(([batchId, list]) => ({
-    brandId, eventType: 'serials_allocated', entityType: 'mint_batch', entityId: batchId, actor: caller.apiKeyId,
+    brandId,
+    eventType: 'serials_allocated',
+    entityType: 'mint_batch',
+    entityId: batchId,
+    actor: caller.apiKeyId,
     payload: {
-      request_id: requestId, partner_id: partnerId, key_id: caller.apiKeyId, count: list.length, serials: list.slice(0, eventSerials).map((u) => u.serial),
-      first_seq: list[0]!.seq, last_seq: list[list.length - 1]!.seq,
+      request_id: requestId,
+      partner_id: partnerId,
+      key_id: caller.apiKeyId,
+      count: list.length,
+      serials: list.slice(0, eventSerials).map((u) => u.serial),
+      first_seq: list[0]!.seq,
+      last_seq: list[list.length - 1]!.seq,
     },
   }));
 }
@@ -247,11 +352,30 @@ export function allocationEpcisEvents(brandId: string, requestId: string, partne
     const id = derivedUuid(`${requestId}/${vocab.bizStep}/${batchId}`);
     const epcList = list.map((u) => u.epc);
     const body = {
-      type: 'ObjectEvent', eventID: `urn:uuid:${id}`, eventTime: at.toISOString(), eventTimeZoneOffset: '+00:00', recordTime: at.toISOString(),
-      epcList, action: vocab.action, bizStep: vocab.bizStep, disposition: vocab.disposition,
+      type: 'ObjectEvent',
+      eventID: `urn:uuid:${id}`,
+      eventTime: at.toISOString(),
+      eventTimeZoneOffset: '+00:00',
+      recordTime: at.toISOString(),
+      epcList,
+      action: vocab.action,
+      bizStep: vocab.bizStep,
+      disposition: vocab.disposition,
       destinationList: [{ type: 'possessing_party', destination: `urn:uuid:${partnerId}` }],
     };
-    return { brandId, id, moveId: null, eventType: 'ObjectEvent', eventTime: at, recordTime: at, bizStep: vocab.bizStep, disposition: vocab.disposition, epcs: epcList, body, partnerId };
+    return {
+      brandId,
+      id,
+      moveId: null,
+      eventType: 'ObjectEvent',
+      eventTime: at,
+      recordTime: at,
+      bizStep: vocab.bizStep,
+      disposition: vocab.disposition,
+      epcs: epcList,
+      body,
+      partnerId,
+    };
   });
 }
 
@@ -271,7 +395,12 @@ export async function getPartnerAllocation(ctx: UseCaseContext, caller: PartnerC
   const grant = await grantOf(ctx, brandId, caller);
   const partner = await findPartner(unitOfWork(ctx.db), brandId, grant.partnerId);
   return {
-    partnerId: grant.partnerId, partnerName: partner?.name ?? '', keyId: grant.id, productId: grant.productId, mintBatchId: grant.mintBatchId,
-    quota: grant.quota, allocated: grant.allocated,
+    partnerId: grant.partnerId,
+    partnerName: partner?.name ?? '',
+    keyId: grant.id,
+    productId: grant.productId,
+    mintBatchId: grant.mintBatchId,
+    quota: grant.quota,
+    allocated: grant.allocated,
   };
 }

@@ -59,7 +59,10 @@ export async function reconcileMintBatch(ctx: UseCaseContext, brandId: string, m
     byState[c.state] = (byState[c.state] ?? 0) + c.count;
     if (c.reason !== null) byReason[c.reason] = (byReason[c.reason] ?? 0) + c.count;
   }
-  const partners = new Map<string, { partnerId: string; partnerName: string; allocated: number; byState: Record<string, number>; byReason: Record<string, number> }>();
+  const partners = new Map<
+    string,
+    { partnerId: string; partnerName: string; allocated: number; byState: Record<string, number>; byReason: Record<string, number> }
+  >();
   for (const c of await countAllocatedStates(em, brandId, mintBatchId)) {
     const p = partners.get(c.partnerId) ?? { partnerId: c.partnerId, partnerName: c.partnerName, allocated: 0, byState: zeroStates(), byReason: {} };
     p.allocated += c.count;
@@ -78,7 +81,8 @@ export async function reconcileMintBatch(ctx: UseCaseContext, brandId: string, m
   const listed = sum(byState);
   if (unlisted.units !== minted) problems.push(`the batch holds ${unlisted.units} units but ${minted} are minted`);
   if (listed !== minted) problems.push(`the states account for ${listed} serials but ${minted} are minted`);
-  if (minted + notMinted !== requested) problems.push(`${minted} minted and ${notMinted} not minted make ${minted + notMinted}, not the ${requested} requested`);
+  if (minted + notMinted !== requested)
+    problems.push(`${minted} minted and ${notMinted} not minted make ${minted + notMinted}, not the ${requested} requested`);
   if (unlisted.orphanStates > 0) problems.push(`${unlisted.orphanStates} lifecycle states name a serial the batch does not hold`);
   if (unlisted.orphanAllocations > 0) problems.push(`${unlisted.orphanAllocations} allocations name a serial the batch does not hold`);
   for (const [s, n] of Object.entries(unallocatedByState)) if (n < 0) problems.push(`partners hold ${-n} more ${s} serials than the batch`);
@@ -98,14 +102,24 @@ const cell = (v: string | number) => {
  */
 export function reconciliationCsv(r: BatchReconciliation): string {
   const rows: (string | number)[][] = [
-    ['category', 'name', 'count'], ['batch', 'requested', r.requested], ['batch', 'minted', r.minted], ['batch', 'not_minted', r.notMinted],
-    ...Object.entries(r.byState).map(([s, n]) => ['state', s, n]), ...Object.entries(r.byReason).sort().map(([s, n]) => ['reason', s, n]),
+    ['category', 'name', 'count'],
+    ['batch', 'requested', r.requested],
+    ['batch', 'minted', r.minted],
+    ['batch', 'not_minted', r.notMinted],
+    ...Object.entries(r.byState).map(([s, n]) => ['state', s, n]),
+    ...Object.entries(r.byReason)
+      .sort()
+      .map(([s, n]) => ['reason', s, n]),
   ];
   for (const p of r.byPartner) {
     const category = `partner:${p.partnerId}`;
     rows.push([category, 'name', p.partnerName], [category, 'allocated', p.allocated]);
     rows.push(...Object.entries(p.byState).map(([s, n]) => [category, `state:${s}`, n]));
-    rows.push(...Object.entries(p.byReason).sort().map(([s, n]) => [category, `reason:${s}`, n]));
+    rows.push(
+      ...Object.entries(p.byReason)
+        .sort()
+        .map(([s, n]) => [category, `reason:${s}`, n]),
+    );
   }
   rows.push(...Object.entries(r.unallocatedByState).map(([s, n]) => ['unallocated', `state:${s}`, n]));
   rows.push(['check', 'balanced', r.balanced ? 'yes' : 'no'], ...r.problems.map((p) => ['problem', p, '']));
@@ -117,24 +131,31 @@ export function reconciliationPdf(r: BatchReconciliation, createdAt: Date): Prom
   const states = Object.keys(r.byState);
   return reportPdf({
     title: 'Document of serialisation',
-    facts: [
-      `Mint batch ${r.mintBatchId}`, `Requested ${r.requested}, minted ${r.minted}, not minted ${r.notMinted}`, `Made ${createdAt.toISOString()}`,
-    ],
+    facts: [`Mint batch ${r.mintBatchId}`, `Requested ${r.requested}, minted ${r.minted}, not minted ${r.notMinted}`, `Made ${createdAt.toISOString()}`],
     tables: [
       { heading: 'Serials per state', columns: ['state', 'serials'], rows: states.map((s) => [s, r.byState[s]!]) },
       { heading: 'Decommissioned serials per reason', columns: ['reason', 'serials'], rows: Object.entries(r.byReason).sort() },
       {
-        heading: 'Serials per partner', columns: ['partner', 'allocated'],
+        heading: 'Serials per partner',
+        columns: ['partner', 'allocated'],
         rows: [...r.byPartner.map((p) => [p.partnerName, p.allocated]), ['not allocated', sum(r.unallocatedByState)]],
       },
       ...r.byPartner.map((p) => ({
-        heading: `${p.partnerName}: serials per state and reason`, columns: ['state or reason', 'serials'],
-        rows: [...states.map((s) => [s, p.byState[s] ?? 0]), ...Object.entries(p.byReason).sort().map(([reason, count]) => [`decommissioned as ${reason}`, count])],
+        heading: `${p.partnerName}: serials per state and reason`,
+        columns: ['state or reason', 'serials'],
+        rows: [
+          ...states.map((s) => [s, p.byState[s] ?? 0]),
+          ...Object.entries(p.byReason)
+            .sort()
+            .map(([reason, count]) => [`decommissioned as ${reason}`, count]),
+        ],
       })),
       { heading: 'Not allocated: serials per state', columns: ['state', 'serials'], rows: states.map((s) => [s, r.unallocatedByState[s] ?? 0]) },
       ...(r.problems.length > 0 ? [{ heading: 'Problems', columns: ['problem'], rows: r.problems.map((p) => [p]) }] : []),
     ],
-    conclusion: r.balanced ? `Balanced: every one of the ${r.requested} requested serials is accounted for.` : `NOT balanced: ${r.problems.length} problem(s) listed above.`,
+    conclusion: r.balanced
+      ? `Balanced: every one of the ${r.requested} requested serials is accounted for.`
+      : `NOT balanced: ${r.problems.length} problem(s) listed above.`,
     createdAt,
   });
 }
@@ -152,7 +173,12 @@ export interface ReconciliationDocument {
 }
 
 /** The batch's document of serialisation as CSV or PDF, with its file name and media type. Missing or foreign batch: NotFoundError. */
-export async function reconciliationDocument(ctx: UseCaseContext, brandId: string, mintBatchId: string, format: DocumentFormat): Promise<ReconciliationDocument> {
+export async function reconciliationDocument(
+  ctx: UseCaseContext,
+  brandId: string,
+  mintBatchId: string,
+  format: DocumentFormat,
+): Promise<ReconciliationDocument> {
   const r = await reconcileMintBatch(ctx, brandId, mintBatchId);
   const base = `serialisation-${mintBatchId}`;
   if (format === 'csv') return { fileName: `${base}.csv`, contentType: 'text/csv; charset=utf-8', content: new TextEncoder().encode(reconciliationCsv(r)) };

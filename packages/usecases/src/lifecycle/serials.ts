@@ -1,13 +1,53 @@
 import { randomUUID } from 'node:crypto';
 import {
-  appendEvents, bumpKpis, claimRunningSerialMove, decommissionCommissioned, findSerialMove, findSerialMoveByKey, insertEpcisEvents, insertSerialMove, lockUnitsForMove, moveUnitRange,
-  readBatchState, serialsOfUnits, readUnitPartners, recordSerialMoveChunk, writeSerialMove, type Em, type NewEpcisEvent, type RangeMoveEvent, type SerialMoveRecord, type UnitForMove,
-  type UnitSelector, unitOfWork, transaction,
+  appendEvents,
+  bumpKpis,
+  claimRunningSerialMove,
+  decommissionCommissioned,
+  findSerialMove,
+  findSerialMoveByKey,
+  insertEpcisEvents,
+  insertSerialMove,
+  lockUnitsForMove,
+  moveUnitRange,
+  readBatchState,
+  serialsOfUnits,
+  readUnitPartners,
+  recordSerialMoveChunk,
+  writeSerialMove,
+  type Em,
+  type NewEpcisEvent,
+  type RangeMoveEvent,
+  type SerialMoveRecord,
+  type UnitForMove,
+  type UnitSelector,
+  unitOfWork,
+  transaction,
 } from '@mint/db';
 import {
-  activeDelta, decommissionReasons, epcisVocabularyOf, ForbiddenError, IdempotencyKeyReusedError, IllegalStateError, InvalidInputError, isPartnerAction, isUuid,
-  moveOneSerial, NotFoundError, partnerActions, refusalOf, serialActions, serialMoveOf, ssccViolations, type DecommissionReason, type FieldViolation, type NewEvent, type SerialAction,
-  type SerialMove, type SerialRefusal, type SerialState,
+  activeDelta,
+  decommissionReasons,
+  epcisVocabularyOf,
+  ForbiddenError,
+  IdempotencyKeyReusedError,
+  IllegalStateError,
+  InvalidInputError,
+  isPartnerAction,
+  isUuid,
+  moveOneSerial,
+  NotFoundError,
+  partnerActions,
+  refusalOf,
+  serialActions,
+  serialMoveOf,
+  ssccViolations,
+  type DecommissionReason,
+  type FieldViolation,
+  type NewEvent,
+  type SerialAction,
+  type SerialMove,
+  type SerialRefusal,
+  type SerialState,
 } from '@mint/domain';
 import type { Actor, UseCaseContext } from '../context.ts';
 import { requestFingerprint } from '../idempotency.ts';
@@ -75,11 +115,21 @@ export interface SerialMoveReport {
 
 function report(m: SerialMoveRecord, replayed: boolean): SerialMoveReport {
   return {
-    moveId: m.id, action: m.action as SerialAction, reason: m.reason as DecommissionReason | null, status: m.status, total: m.total, moved: m.moved,
-    refused: m.refused, replayed,
+    moveId: m.id,
+    action: m.action as SerialAction,
+    reason: m.reason as DecommissionReason | null,
+    status: m.status,
+    total: m.total,
+    moved: m.moved,
+    refused: m.refused,
+    replayed,
     refusals: m.refusals.map((r) => ({
-      serial: (r.serial as string | null) ?? null, mintBatchId: (r.mint_batch_id as string | null) ?? null, seq: (r.seq as number | null) ?? null,
-      refusal: r.refusal as SerialRefusal, state: (r.state as SerialState | null) ?? null, reason: (r.reason as DecommissionReason | null) ?? null,
+      serial: (r.serial as string | null) ?? null,
+      mintBatchId: (r.mint_batch_id as string | null) ?? null,
+      seq: (r.seq as number | null) ?? null,
+      refusal: r.refusal as SerialRefusal,
+      state: (r.state as SerialState | null) ?? null,
+      reason: (r.reason as DecommissionReason | null) ?? null,
     })),
   };
 }
@@ -129,7 +179,12 @@ function validate(input: MoveSerialsInput): FieldViolation[] {
  * encode, commission, scrap and return (ForbiddenError otherwise), moves only the units allocated
  * to it (the others are refused as `not_allocated`) and keeps its idempotency keys apart.
  */
-export async function moveSerials(ctx: UseCaseContext, actor: Actor, input: MoveSerialsInput, options: { readonly runAll?: boolean } = {}): Promise<SerialMoveReport> {
+export async function moveSerials(
+  ctx: UseCaseContext,
+  actor: Actor,
+  input: MoveSerialsInput,
+  options: { readonly runAll?: boolean } = {},
+): Promise<SerialMoveReport> {
   const v = validate(input);
   if (v.length > 0) throw new InvalidInputError(v);
   const { brandId } = input;
@@ -137,7 +192,12 @@ export async function moveSerials(ctx: UseCaseContext, actor: Actor, input: Move
   if (partnerId !== null && !isPartnerAction(input.action)) {
     throw new ForbiddenError(`a partner key may ${partnerActions.join(', ')} the serials allocated to it; ${input.action} is the brand's`);
   }
-  const requestHash = requestFingerprint({ action: input.action, reason: input.reason, target: input.target, ...(partnerId === null ? {} : { partner: partnerId }) });
+  const requestHash = requestFingerprint({
+    action: input.action,
+    reason: input.reason,
+    target: input.target,
+    ...(partnerId === null ? {} : { partner: partnerId }),
+  });
   // A partner's keys live in a space of their own: they never meet the brand's or another partner's.
   const storedKey = partnerId === null ? input.idempotencyKey : `partner:${partnerId}:${input.idempotencyKey}`;
   const known = await findSerialMoveByKey(unitOfWork(ctx.db), brandId, storedKey);
@@ -176,10 +236,22 @@ export async function moveSerials(ctx: UseCaseContext, actor: Actor, input: Move
       // The tree's containers in id order: every chunk share-locks those it reads in that order, as packs lock.
       target = { ...target, container_id: scope.containerId, tree: scope.tree.map((c) => c.id).sort() };
     }
-    if (!(await insertSerialMove(em, {
-      brandId, id: moveId, idempotencyKey: storedKey, requestHash, action: input.action, reason: input.reason, target, total, nextSeq,
-      actor: actor.id, at: ctx.clock(),
-    }))) return null;
+    if (
+      !(await insertSerialMove(em, {
+        brandId,
+        id: moveId,
+        idempotencyKey: storedKey,
+        requestHash,
+        action: input.action,
+        reason: input.reason,
+        target,
+        total,
+        nextSeq,
+        actor: actor.id,
+        at: ctx.clock(),
+      }))
+    )
+      return null;
     // A single serial that cannot move is an error naming its state, and the move is not kept.
     return runChunk(ctx, em, brandId, moveId, actor.id, { single: 'serials' in target && total === 1, ...(scope === undefined ? {} : { scope }) });
   });
@@ -218,7 +290,7 @@ export async function continueSerialMove(ctx: UseCaseContext, brandId: string, m
  * runs its next chunk, all in one transaction (a worker killed mid-chunk leaves nothing of it, and
  * the next claim runs it again). Returns the move after the chunk, or null when no move waits.
  */
-export async function runSerialMoveChunk(ctx: UseCaseContext): Promise<SerialMoveRecord & { readonly brandId: string } | null> {
+export async function runSerialMoveChunk(ctx: UseCaseContext): Promise<(SerialMoveRecord & { readonly brandId: string }) | null> {
   return transaction(ctx.db, async (em) => {
     const claim = await claimRunningSerialMove(em);
     if (claim === null) return null;
@@ -235,11 +307,18 @@ export async function getSerialMove(ctx: UseCaseContext, brandId: string, moveId
 }
 
 /** One chunk of a move, inside the caller's transaction, with the move row locked (or just inserted). */
-async function runChunk(ctx: UseCaseContext, em: Em, brandId: string, moveId: string, actorId: string | null, opts: {
-  readonly single: boolean;
-  /** A container move's scope, read in this transaction. */
-  readonly scope?: ContainerMoveScope;
-}): Promise<SerialMoveRecord> {
+async function runChunk(
+  ctx: UseCaseContext,
+  em: Em,
+  brandId: string,
+  moveId: string,
+  actorId: string | null,
+  opts: {
+    readonly single: boolean;
+    /** A container move's scope, read in this transaction. */
+    readonly scope?: ContainerMoveScope;
+  },
+): Promise<SerialMoveRecord> {
   const m = (await findSerialMove(em, brandId, moveId, true))!;
   const move = serialMoveOf(m.action as SerialAction, m.reason as DecommissionReason | null);
   const now = ctx.clock();
@@ -263,7 +342,13 @@ async function runChunk(ctx: UseCaseContext, em: Em, brandId: string, moveId: st
       // The brand's move: each batch's units of the chunk checked and moved in the database, as a range is.
       let moved = 0;
       for (const [batchId, seqs] of seqsOf(next.units)) {
-        const r = await moveRange(em, now, { brandId, moveId, actorId, move, selector: { mintBatchId: batchId, fromSeq: seqs[0]!, toSeq: seqs.at(-1)!, seqs } });
+        const r = await moveRange(em, now, {
+          brandId,
+          moveId,
+          actorId,
+          move,
+          selector: { mintBatchId: batchId, fromSeq: seqs[0]!, toSeq: seqs.at(-1)!, seqs },
+        });
         moved += r.moved;
         refusals.push(...r.refusals);
       }
@@ -327,20 +412,46 @@ async function runChunk(ctx: UseCaseContext, em: Em, brandId: string, moveId: st
 }
 
 /** Records a chunk's outcome on its move (a compare-and-set on its progress), with the completion event when it was the last. */
-async function finishChunk(em: Em, now: Date, brandId: string, m: SerialMoveRecord, c: {
-  readonly actorId: string | null; readonly moved: number; readonly refusals: readonly RefusedUnit[]; readonly nextSeq: number | null; readonly done: boolean;
-  readonly cursor?: ContainerCursor | null;
-}): Promise<SerialMoveRecord> {
+async function finishChunk(
+  em: Em,
+  now: Date,
+  brandId: string,
+  m: SerialMoveRecord,
+  c: {
+    readonly actorId: string | null;
+    readonly moved: number;
+    readonly refusals: readonly RefusedUnit[];
+    readonly nextSeq: number | null;
+    readonly done: boolean;
+    readonly cursor?: ContainerCursor | null;
+  },
+): Promise<SerialMoveRecord> {
   const after = { ...m, moved: m.moved + c.moved, refused: m.refused + c.refusals.length };
   if (c.done) {
-    await appendEvents(em, now, [{
-      brandId, eventType: 'serial_move_completed', entityType: 'serial_move', entityId: m.id, actor: c.actorId,
-      payload: { action: m.action, reason: m.reason, total: m.total, moved: after.moved, refused: after.refused },
-    }]);
+    await appendEvents(em, now, [
+      {
+        brandId,
+        eventType: 'serial_move_completed',
+        entityType: 'serial_move',
+        entityId: m.id,
+        actor: c.actorId,
+        payload: { action: m.action, reason: m.reason, total: m.total, moved: after.moved, refused: after.refused },
+      },
+    ]);
   }
   const stored = c.refusals.map((r) => ({ serial: r.serial, mint_batch_id: r.mintBatchId, seq: r.seq, refusal: r.refusal, state: r.state, reason: r.reason }));
   const cursor = c.cursor === undefined || c.cursor === null ? null : { ...c.cursor };
-  if (!(await recordSerialMoveChunk(em, brandId, m.id, { expectedMoved: m.moved, moved: c.moved, refusals: stored, nextSeq: c.nextSeq, cursor, done: c.done, at: now }))) {
+  if (
+    !(await recordSerialMoveChunk(em, brandId, m.id, {
+      expectedMoved: m.moved,
+      moved: c.moved,
+      refusals: stored,
+      nextSeq: c.nextSeq,
+      cursor,
+      done: c.done,
+      at: now,
+    }))
+  ) {
     throw new IllegalStateError(`serial move ${m.id} moved concurrently`);
   }
   return { ...after, status: c.done ? 'done' : 'running', nextSeq: c.nextSeq, cursor, refusals: [...m.refusals, ...stored], updatedAt: now };
@@ -351,27 +462,65 @@ async function finishChunk(em: Em, now: Date, brandId: string, m: SerialMoveReco
  * statuses, their lifecycle rows and the EPCIS events in one statement, then the mint_units_moved
  * audit event and active_tokens from the count moved. Returns the count and the refused units.
  */
-async function moveRange(em: Em, now: Date, c: {
-  readonly brandId: string; readonly moveId: string; readonly actorId: string | null; readonly move: SerialMove;
-  readonly selector: { readonly mintBatchId: string; readonly fromSeq: number; readonly toSeq: number; readonly seqs?: readonly number[] };
-}): Promise<{ moved: number; refusals: RefusedUnit[] }> {
+async function moveRange(
+  em: Em,
+  now: Date,
+  c: {
+    readonly brandId: string;
+    readonly moveId: string;
+    readonly actorId: string | null;
+    readonly move: SerialMove;
+    readonly selector: { readonly mintBatchId: string; readonly fromSeq: number; readonly toSeq: number; readonly seqs?: readonly number[] };
+  },
+): Promise<{ moved: number; refusals: RefusedUnit[] }> {
   const { brandId, moveId, move, selector } = c;
   const delta = activeDelta(move);
   const r = await moveUnitRange(em, {
-    brandId, moveId, mintBatchId: selector.mintBatchId, fromSeq: selector.fromSeq, toSeq: selector.toSeq, ...(selector.seqs === undefined ? {} : { seqs: selector.seqs }), at: now,
-    from: move.from, fromReasons: move.fromReasons, to: move.to, reason: move.reason, unitStatus: delta > 0 ? 'active' : delta < 0 ? 'inactive' : null,
-    events: rangeEventsOf(moveId, move, selector, now), serialsToName: eventSerials,
+    brandId,
+    moveId,
+    mintBatchId: selector.mintBatchId,
+    fromSeq: selector.fromSeq,
+    toSeq: selector.toSeq,
+    ...(selector.seqs === undefined ? {} : { seqs: selector.seqs }),
+    at: now,
+    from: move.from,
+    fromReasons: move.fromReasons,
+    to: move.to,
+    reason: move.reason,
+    unitStatus: delta > 0 ? 'active' : delta < 0 ? 'inactive' : null,
+    events: rangeEventsOf(moveId, move, selector, now),
+    serialsToName: eventSerials,
   });
-  const refusals = r.refused.map((u): RefusedUnit => ({
-    serial: u.serial, mintBatchId: selector.mintBatchId, seq: u.seq,
-    refusal: u.serial === null ? 'unknown' : u.batchVoided ? 'batch_voided' : refusalOf(move, u.state!, u.reason) ?? 'wrong_state',
-    state: u.state, reason: u.reason,
-  }));
+  const refusals = r.refused.map(
+    (u): RefusedUnit => ({
+      serial: u.serial,
+      mintBatchId: selector.mintBatchId,
+      seq: u.seq,
+      refusal: u.serial === null ? 'unknown' : u.batchVoided ? 'batch_voided' : (refusalOf(move, u.state!, u.reason) ?? 'wrong_state'),
+      state: u.state,
+      reason: u.reason,
+    }),
+  );
   if (r.moved > 0) {
-    await appendEvents(em, now, [{
-      brandId, eventType: 'mint_units_moved', entityType: 'mint_batch', entityId: selector.mintBatchId, actor: c.actorId,
-      payload: { move_id: moveId, action: move.action, reason: move.reason, to: move.to, count: r.moved, serials: r.serials, first_seq: r.firstSeq, last_seq: r.lastSeq },
-    }]);
+    await appendEvents(em, now, [
+      {
+        brandId,
+        eventType: 'mint_units_moved',
+        entityType: 'mint_batch',
+        entityId: selector.mintBatchId,
+        actor: c.actorId,
+        payload: {
+          move_id: moveId,
+          action: move.action,
+          reason: move.reason,
+          to: move.to,
+          count: r.moved,
+          serials: r.serials,
+          first_seq: r.firstSeq,
+          last_seq: r.lastSeq,
+        },
+      },
+    ]);
     if (delta !== 0) await bumpKpis(em, brandId, { activeTokens: delta * r.moved });
   }
   return { moved: r.moved, refusals };
@@ -407,31 +556,53 @@ function rangeEventsOf(moveId: string, move: SerialMove, selector: { readonly mi
   return [...groups.values()].map(({ vocab, states }) => {
     const id = derivedUuid(`${moveId}/${vocab.action}/${vocab.bizStep}/${selector.mintBatchId}/${selector.fromSeq}`);
     return {
-      states, id, bizStep: vocab.bizStep, disposition: vocab.disposition,
+      states,
+      id,
+      bizStep: vocab.bizStep,
+      disposition: vocab.disposition,
       body: {
-        type: 'ObjectEvent', eventID: `urn:uuid:${id}`, eventTime: at.toISOString(), eventTimeZoneOffset: '+00:00', recordTime: at.toISOString(),
-        action: vocab.action, bizStep: vocab.bizStep, disposition: vocab.disposition,
+        type: 'ObjectEvent',
+        eventID: `urn:uuid:${id}`,
+        eventTime: at.toISOString(),
+        eventTimeZoneOffset: '+00:00',
+        recordTime: at.toISOString(),
+        action: vocab.action,
+        bizStep: vocab.bizStep,
+        disposition: vocab.disposition,
       },
     };
   });
 }
 
 /** The writes of one chunk's eligible units: states, unit statuses, audit events and EPCIS events. */
-export async function applyMove(em: Em, now: Date, c: {
-  readonly brandId: string; readonly moveId: string; readonly actorId: string | null; readonly move: SerialMove; readonly units: readonly UnitForMove[];
-  /** The partner whose key moved them: its EPCIS events are that partner's. Absent or null: the brand. */
-  readonly partnerId?: string | null;
-  /** The EPCIS events to store instead of the move's own (a captured document's event). */
-  readonly epcis?: readonly NewEpcisEvent[];
-  /** The units' states and statuses are written already (the decommissioning statement). */
-  readonly written?: boolean;
-}): Promise<void> {
+export async function applyMove(
+  em: Em,
+  now: Date,
+  c: {
+    readonly brandId: string;
+    readonly moveId: string;
+    readonly actorId: string | null;
+    readonly move: SerialMove;
+    readonly units: readonly UnitForMove[];
+    /** The partner whose key moved them: its EPCIS events are that partner's. Absent or null: the brand. */
+    readonly partnerId?: string | null;
+    /** The EPCIS events to store instead of the move's own (a captured document's event). */
+    readonly epcis?: readonly NewEpcisEvent[];
+    /** The units' states and statuses are written already (the decommissioning statement). */
+    readonly written?: boolean;
+  },
+): Promise<void> {
   const { brandId, moveId, move, units } = c;
   if (units.length === 0) return;
   const delta = activeDelta(move);
   if (c.written !== true) {
     await writeSerialMove(em, {
-      brandId, moveId, at: now, to: move.to, reason: move.reason, units,
+      brandId,
+      moveId,
+      at: now,
+      to: move.to,
+      reason: move.reason,
+      units,
       unitStatus: delta > 0 ? 'active' : delta < 0 ? 'inactive' : null,
     });
   }
@@ -442,10 +613,20 @@ export async function applyMove(em: Em, now: Date, c: {
     byBatch.set(u.mintBatchId, list);
   }
   const events: NewEvent[] = [...byBatch].map(([batchId, list]) => ({
-    brandId, eventType: 'mint_units_moved', entityType: 'mint_batch', entityId: batchId, actor: c.actorId,
+    brandId,
+    eventType: 'mint_units_moved',
+    entityType: 'mint_batch',
+    entityId: batchId,
+    actor: c.actorId,
     payload: {
-      move_id: moveId, action: move.action, reason: move.reason, to: move.to, count: list.length,
-      serials: list.slice(0, eventSerials).map((u) => u.serial), first_seq: list[0]!.seq, last_seq: list[list.length - 1]!.seq,
+      move_id: moveId,
+      action: move.action,
+      reason: move.reason,
+      to: move.to,
+      count: list.length,
+      serials: list.slice(0, eventSerials).map((u) => u.serial),
+      first_seq: list[0]!.seq,
+      last_seq: list[list.length - 1]!.seq,
     },
   }));
   await appendEvents(em, now, events);
@@ -471,12 +652,27 @@ export function epcisEventsOf(brandId: string, moveId: string, move: SerialMove,
     const id = derivedUuid(`${moveId}/${vocab.action}/${vocab.bizStep}/${list[0]!.mintBatchId}/${list[0]!.seq}`);
     const epcList = list.map((u) => u.epc);
     const body = {
-      type: 'ObjectEvent', eventID: `urn:uuid:${id}`, eventTime: at.toISOString(), eventTimeZoneOffset: '+00:00', recordTime: at.toISOString(),
-      epcList, action: vocab.action, bizStep: vocab.bizStep, disposition: vocab.disposition,
+      type: 'ObjectEvent',
+      eventID: `urn:uuid:${id}`,
+      eventTime: at.toISOString(),
+      eventTimeZoneOffset: '+00:00',
+      recordTime: at.toISOString(),
+      epcList,
+      action: vocab.action,
+      bizStep: vocab.bizStep,
+      disposition: vocab.disposition,
     };
     return {
-      brandId, id, moveId, eventType: 'ObjectEvent', eventTime: at, recordTime: at, bizStep: vocab.bizStep, disposition: vocab.disposition,
-      epcs: epcList, body,
+      brandId,
+      id,
+      moveId,
+      eventType: 'ObjectEvent',
+      eventTime: at,
+      recordTime: at,
+      bizStep: vocab.bizStep,
+      disposition: vocab.disposition,
+      epcs: epcList,
+      body,
     };
   });
 }
@@ -484,7 +680,10 @@ export function epcisEventsOf(brandId: string, moveId: string, move: SerialMove,
 /** Wraps stored events into an EPCIS 2.0 document (JSON-LD). */
 export function epcisDocument(events: readonly Record<string, unknown>[], createdAt: Date): Record<string, unknown> {
   return {
-    '@context': [epcisContext], type: 'EPCISDocument', schemaVersion: '2.0', creationDate: createdAt.toISOString(),
+    '@context': [epcisContext],
+    type: 'EPCISDocument',
+    schemaVersion: '2.0',
+    creationDate: createdAt.toISOString(),
     epcisBody: { eventList: events },
   };
 }

@@ -1,6 +1,13 @@
 import { appendEvents, isUniqueViolation, lockBrandResolverSettings, updateBrandResolverDomain, transaction } from '@mint/db';
 import {
-  assertValid, brandDomainBaseUrl, brandResolverBaseUrl, IllegalStateError, isUuid, NotFoundError, resolverDomainViolations, type ReservedHosts,
+  assertValid,
+  brandDomainBaseUrl,
+  brandResolverBaseUrl,
+  IllegalStateError,
+  isUuid,
+  NotFoundError,
+  resolverDomainViolations,
+  type ReservedHosts,
 } from '@mint/domain';
 import type { Actor, UseCaseContext } from '../context.ts';
 
@@ -24,7 +31,10 @@ export interface BrandResolverDomainView {
  * another brand holds is FailedPrecondition naming it (the unique constraint decides a race).
  */
 export async function setBrandResolverDomain(
-  ctx: UseCaseContext, actor: Actor, input: { readonly brandId: string; readonly domain: string }, reserved: ReservedHosts = {},
+  ctx: UseCaseContext,
+  actor: Actor,
+  input: { readonly brandId: string; readonly domain: string },
+  reserved: ReservedHosts = {},
 ): Promise<BrandResolverDomainView> {
   assertValid([
     ...(isUuid(input.brandId) ? [] : [{ field: 'brand_id', message: 'must be a uuid' }]),
@@ -40,10 +50,16 @@ export async function setBrandResolverDomain(
       const resolverBaseUrl = domain === null ? brandResolverBaseUrl(ctx.publicBaseUrl, before.slug) : brandDomainBaseUrl(domain);
       if (before.resolverDomain === domain) return { domain, resolverBaseUrl: before.resolverBaseUrl, changed: false };
       await updateBrandResolverDomain(em, input.brandId, domain, resolverBaseUrl);
-      await appendEvents(em, now, [{
-        brandId: input.brandId, eventType: 'brand_resolver_domain_set', entityType: 'brand', entityId: input.brandId, actor: actor.id,
-        payload: { domain, previous: before.resolverDomain, resolver_base_url: resolverBaseUrl },
-      }]);
+      await appendEvents(em, now, [
+        {
+          brandId: input.brandId,
+          eventType: 'brand_resolver_domain_set',
+          entityType: 'brand',
+          entityId: input.brandId,
+          actor: actor.id,
+          payload: { domain, previous: before.resolverDomain, resolver_base_url: resolverBaseUrl },
+        },
+      ]);
       return { domain, resolverBaseUrl, changed: true };
     });
   } catch (error) {

@@ -1,11 +1,23 @@
 import { randomUUID } from 'node:crypto';
+import { appendEvents, deleteLinkRow, listLinkRows, replaceLevelLinks, upsertLinkRow, type LinkRecord, unitOfWork, transaction } from '@mint/db';
 import {
-  appendEvents, deleteLinkRow, listLinkRows,replaceLevelLinks, upsertLinkRow, type LinkRecord, unitOfWork, transaction,
-} from '@mint/db';
-import {
-  assertValid, InvalidInputError, isUuid, linkScopeOf, linkSetViolations, NotFoundError,
-  resolvePageSize, toPage, validateLink, withOneDefault,
-  type Cursor, type FieldViolation, type Link, type LinkInput, type LinkLevel, type LinkScope, type Page,
+  assertValid,
+  InvalidInputError,
+  isUuid,
+  linkScopeOf,
+  linkSetViolations,
+  NotFoundError,
+  resolvePageSize,
+  toPage,
+  validateLink,
+  withOneDefault,
+  type Cursor,
+  type FieldViolation,
+  type Link,
+  type LinkInput,
+  type LinkLevel,
+  type LinkScope,
+  type Page,
 } from '@mint/domain';
 import type { Actor, UseCaseContext } from '../context.ts';
 
@@ -44,13 +56,24 @@ export async function upsertLink(ctx: UseCaseContext, actor: Actor, input: LinkU
   const now = ctx.clock();
   const result = await transaction(ctx.db, async (em) => {
     const written = await upsertLinkRow(em, input.brandId, scope, link, randomUUID(), now);
-    await appendEvents(em, now, [{
-      brandId: input.brandId, eventType: 'resolver_link_upserted', entityType: 'resolver_link', entityId: written.link.id, actor: actor.id,
-      payload: {
-        level: scope.level, gtin: scope.gtin, qualifier: scope.qualifier, link_type: link.linkType, href: link.href,
-        is_default: written.link.isDefault, created: written.created,
+    await appendEvents(em, now, [
+      {
+        brandId: input.brandId,
+        eventType: 'resolver_link_upserted',
+        entityType: 'resolver_link',
+        entityId: written.link.id,
+        actor: actor.id,
+        payload: {
+          level: scope.level,
+          gtin: scope.gtin,
+          qualifier: scope.qualifier,
+          link_type: link.linkType,
+          href: link.href,
+          is_default: written.link.isDefault,
+          created: written.created,
+        },
       },
-    }]);
+    ]);
     return written;
   });
   return result;
@@ -73,9 +96,16 @@ export async function listLinks(ctx: UseCaseContext, brandId: string, query: Lin
     if ('violations' in scope) throw new InvalidInputError(scope.violations);
     gtin = scope.scope.gtin;
   }
-  const found = await listLinkRows(unitOfWork(ctx.db), brandId, {
-    ...(query.level === null ? {} : { level: query.level }), ...(gtin === undefined ? {} : { gtin }),
-  }, size + 1, query.cursor);
+  const found = await listLinkRows(
+    unitOfWork(ctx.db),
+    brandId,
+    {
+      ...(query.level === null ? {} : { level: query.level }),
+      ...(gtin === undefined ? {} : { gtin }),
+    },
+    size + 1,
+    query.cursor,
+  );
   return toPage(found, size, (l) => ({ at: l.createdAt, id: l.id }));
 }
 
@@ -89,10 +119,16 @@ export async function deleteLink(ctx: UseCaseContext, actor: Actor, brandId: str
   const deleted = await transaction(ctx.db, async (em) => {
     const found = await deleteLinkRow(em, brandId, linkId, now);
     if (found === null) return null;
-    await appendEvents(em, now, [{
-      brandId, eventType: 'resolver_link_deleted', entityType: 'resolver_link', entityId: linkId, actor: actor.id,
-      payload: { level: found.scope.level, gtin: found.scope.gtin, qualifier: found.scope.qualifier, link_type: found.linkType, href: found.href },
-    }]);
+    await appendEvents(em, now, [
+      {
+        brandId,
+        eventType: 'resolver_link_deleted',
+        entityType: 'resolver_link',
+        entityId: linkId,
+        actor: actor.id,
+        payload: { level: found.scope.level, gtin: found.scope.gtin, qualifier: found.scope.qualifier, link_type: found.linkType, href: found.href },
+      },
+    ]);
     return found;
   });
   if (deleted === null) throw new NotFoundError(`link ${linkId} not found`);
@@ -128,15 +164,31 @@ export async function replaceLinks(ctx: UseCaseContext, actor: Actor, input: Rep
   const level = (scope as { scope: LinkScope }).scope;
   const now = ctx.clock();
   const after = await transaction(ctx.db, async (em) => {
-    const replaced = await replaceLevelLinks(em, input.brandId, level, withOneDefault(links), links.map(() => randomUUID()), now);
-    await appendEvents(em, now, [{
-      brandId: input.brandId, eventType: 'resolver_links_replaced', entityType: 'resolver_link',
-      entityId: `${level.level}:${level.gtin}:${level.qualifier}`, actor: actor.id,
-      payload: {
-        level: level.level, gtin: level.gtin, qualifier: level.qualifier, before: replaced.before.length, after: replaced.after.length,
-        links: replaced.after.map((l) => ({ link_type: l.linkType, href: l.href, is_default: l.isDefault })),
+    const replaced = await replaceLevelLinks(
+      em,
+      input.brandId,
+      level,
+      withOneDefault(links),
+      links.map(() => randomUUID()),
+      now,
+    );
+    await appendEvents(em, now, [
+      {
+        brandId: input.brandId,
+        eventType: 'resolver_links_replaced',
+        entityType: 'resolver_link',
+        entityId: `${level.level}:${level.gtin}:${level.qualifier}`,
+        actor: actor.id,
+        payload: {
+          level: level.level,
+          gtin: level.gtin,
+          qualifier: level.qualifier,
+          before: replaced.before.length,
+          after: replaced.after.length,
+          links: replaced.after.map((l) => ({ link_type: l.linkType, href: l.href, is_default: l.isDefault })),
+        },
       },
-    }]);
+    ]);
     return replaced.after;
   });
   return after;

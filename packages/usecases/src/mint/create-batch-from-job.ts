@@ -1,7 +1,19 @@
 import { findBatchOfJob, lockJob, moveJob, transaction } from '@mint/db';
 import {
-  ConflictError, IllegalStateError, InvalidInputError, NotFoundError, activationModes, enqueuePreflighted, isUuid, newMintBatchId,
-  lotViolations, type ActivationMode, type FieldViolation, type JobStatus, type Lot, type NewEvent,
+  ConflictError,
+  IllegalStateError,
+  InvalidInputError,
+  NotFoundError,
+  activationModes,
+  enqueuePreflighted,
+  isUuid,
+  newMintBatchId,
+  lotViolations,
+  type ActivationMode,
+  type FieldViolation,
+  type JobStatus,
+  type Lot,
+  type NewEvent,
 } from '@mint/domain';
 import type { Actor, UseCaseContext } from '../context.ts';
 import { checkPreflight, createDraftBatch } from './draft-batch.ts';
@@ -39,11 +51,7 @@ export interface CreateMintBatchFromJobResult {
  * have changed since: blocked is IllegalStateError naming the codes. Missing or foreign job:
  * NotFoundError; another status, or a job that already has a batch: IllegalStateError.
  */
-export async function createMintBatchFromJob(
-  ctx: UseCaseContext,
-  actor: Actor,
-  input: CreateMintBatchFromJobInput,
-): Promise<CreateMintBatchFromJobResult> {
+export async function createMintBatchFromJob(ctx: UseCaseContext, actor: Actor, input: CreateMintBatchFromJobInput): Promise<CreateMintBatchFromJobResult> {
   const v: FieldViolation[] = [];
   if (!isUuid(input.mintJobId)) v.push({ field: 'mint_job_id', message: 'must be a uuid' });
   if (!activationModes.includes(input.activationMode)) v.push({ field: 'activation_mode', message: 'must be active_at_mint or first_scan' });
@@ -63,7 +71,9 @@ export async function createMintBatchFromJob(
     if (lotProblems.length > 0) throw new InvalidInputError(lotProblems);
 
     const { product, reasons } = await checkPreflight(em, brandId, {
-      productId: job.productId, productionBatchId: job.productionBatchId, requestedQuantity: job.requestedQuantity,
+      productId: job.productId,
+      productionBatchId: job.productionBatchId,
+      requestedQuantity: job.requestedQuantity,
     });
     if (reasons.length > 0 || product === null) {
       throw new IllegalStateError(`mint job ${mintJobId} no longer passes preflight: ${reasons.map((r) => r.code).join(', ')}`);
@@ -74,13 +84,33 @@ export async function createMintBatchFromJob(
     if (job.status === 'PREFLIGHTED') {
       if (!(await moveJob(em, brandId, mintJobId, enqueuePreflighted(), now))) throw new ConflictError(`mint job ${mintJobId} moved concurrently`);
       events.push({
-        brandId, eventType: 'mint_job_queued', entityType: 'mint_job', entityId: mintJobId, actor: actor.id,
-        payload: { requested_quantity: job.requestedQuantity, identity_mode: job.scopeType, mint_batch_id: batchId, from: 'PREFLIGHTED', deprecated_flow: true },
+        brandId,
+        eventType: 'mint_job_queued',
+        entityType: 'mint_job',
+        entityId: mintJobId,
+        actor: actor.id,
+        payload: {
+          requested_quantity: job.requestedQuantity,
+          identity_mode: job.scopeType,
+          mint_batch_id: batchId,
+          from: 'PREFLIGHTED',
+          deprecated_flow: true,
+        },
       });
     }
     await createDraftBatch(em, {
-      brandId, batchId, mintJobId, product, productionBatchId: job.productionBatchId, identityMode: job.scopeType,
-      activationMode: input.activationMode, requestedQuantity: job.requestedQuantity, lots: input.lots, actor, now, events,
+      brandId,
+      batchId,
+      mintJobId,
+      product,
+      productionBatchId: job.productionBatchId,
+      identityMode: job.scopeType,
+      activationMode: input.activationMode,
+      requestedQuantity: job.requestedQuantity,
+      lots: input.lots,
+      actor,
+      now,
+      events,
       eventDetails: { deprecated_flow: true },
     });
     return { mintJobId, mintBatchId: batchId, status: 'QUEUED', deprecation: createMintBatchFromJobDeprecation };

@@ -1,5 +1,11 @@
 import {
-  findPreflightSubjects, insertDraftBatch, type Em, type ExpectedSubjects, type PreflightProductionBatchRow, type PreflightProductRow, type PreflightSubjects,
+  findPreflightSubjects,
+  insertDraftBatch,
+  type Em,
+  type ExpectedSubjects,
+  type PreflightProductionBatchRow,
+  type PreflightProductRow,
+  type PreflightSubjects,
 } from '@mint/db';
 import { lotResolverUrl, preflight, type ActivationMode, type BlockingReason, type IdentityMode, type Lot, type NewEvent } from '@mint/domain';
 import type { Actor } from '../context.ts';
@@ -25,10 +31,19 @@ export interface PreflightCheck {
 export async function checkPreflight(
   em: Em,
   brandId: string,
-  request: { readonly productId: string; readonly productionBatchId: string | null; readonly requestedQuantity: number; readonly idempotencyKey?: string | null },
+  request: {
+    readonly productId: string;
+    readonly productionBatchId: string | null;
+    readonly requestedQuantity: number;
+    readonly idempotencyKey?: string | null;
+  },
 ): Promise<PreflightCheck> {
   const { product, productionBatch, existingJob } = await findPreflightSubjects(
-    em, brandId, request.productId, request.productionBatchId, request.idempotencyKey ?? null,
+    em,
+    brandId,
+    request.productId,
+    request.productionBatchId,
+    request.idempotencyKey ?? null,
   );
   return { product, productionBatch, reasons: preflightOf(request, product, productionBatch), existingJob };
 }
@@ -40,7 +55,10 @@ export function preflightOf(
   productionBatch: PreflightProductionBatchRow | null,
 ): BlockingReason[] {
   return preflight({
-    productId: request.productId, product, productBatchRequested: request.productionBatchId !== null, productionBatch,
+    productId: request.productId,
+    product,
+    productBatchRequested: request.productionBatchId !== null,
+    productionBatch,
     requestedQuantity: request.requestedQuantity,
   });
 }
@@ -83,15 +101,30 @@ export async function createDraftBatch(em: Em, input: DraftBatchInput): Promise<
   const { brandId, batchId, product, now } = input;
   const gtin = product.gtin ?? null;
   return insertDraftBatch(em, {
-    brandId, batchId, mintJobId: input.mintJobId,
-    job: input.newJob === undefined ? null : { scopeType: input.identityMode, idempotencyKey: input.newJob.idempotencyKey, requestHash: input.newJob.requestHash },
-    productId: product.id, productionBatchId: input.productionBatchId, identityMode: input.identityMode, activationMode: input.activationMode,
-    requestedQuantity: input.requestedQuantity, resolverBaseUrl: product.resolverBaseUrl, gtin,
+    brandId,
+    batchId,
+    mintJobId: input.mintJobId,
+    job:
+      input.newJob === undefined ? null : { scopeType: input.identityMode, idempotencyKey: input.newJob.idempotencyKey, requestHash: input.newJob.requestHash },
+    productId: product.id,
+    productionBatchId: input.productionBatchId,
+    identityMode: input.identityMode,
+    activationMode: input.activationMode,
+    requestedQuantity: input.requestedQuantity,
+    resolverBaseUrl: product.resolverBaseUrl,
+    gtin,
     lots: input.lots.map((lot) => ({ lotCode: lot.lotCode, qty: lot.qty, resolverUrl: lotResolverUrl(product.resolverBaseUrl, gtin, lot.lotCode) })),
-    events: [...(input.events ?? []), {
-      brandId, eventType: 'mint_batch_created', entityType: 'mint_batch', entityId: batchId, actor: input.actor.id,
-      payload: { mint_job_id: input.mintJobId, activation_mode: input.activationMode, lots: input.lots.length, ...input.eventDetails },
-    }],
+    events: [
+      ...(input.events ?? []),
+      {
+        brandId,
+        eventType: 'mint_batch_created',
+        entityType: 'mint_batch',
+        entityId: batchId,
+        actor: input.actor.id,
+        payload: { mint_job_id: input.mintJobId, activation_mode: input.activationMode, lots: input.lots.length, ...input.eventDetails },
+      },
+    ],
     now,
     ...(input.expected === undefined ? {} : { expected: input.expected }),
   });

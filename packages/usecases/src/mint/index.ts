@@ -1,6 +1,17 @@
 export { submitMintRequest } from './submit.ts';
 export { preflightMintBatch } from './preflight.ts';
-export { claimMintJob, releaseMintJob, runMint, processMintJobBatch, sqlState, failMintJob, recordFailedAttempt, type CycleResult, type LoadedJob, type ClaimResult } from './processing.ts';
+export {
+  claimMintJob,
+  releaseMintJob,
+  runMint,
+  processMintJobBatch,
+  sqlState,
+  failMintJob,
+  recordFailedAttempt,
+  type CycleResult,
+  type LoadedJob,
+  type ClaimResult,
+} from './processing.ts';
 export { getMintBatch, listMintBatches } from './batches.ts';
 export { getJobProgress, getMintJob, watchMintJob, findJobsToSweep } from './jobs.ts';
 export { createProgressHub, publishJobProgress, type ProgressHub } from './progress.ts';

@@ -1,5 +1,5 @@
 import { findJobRecord, findJobsToSweep as findJobsToSweepRows, type JobRecord, unitOfWork } from '@mint/db';
-import { InvalidInputError, isSettledJobStatus, isTerminalJobStatus, isUuid, NotFoundError, } from '@mint/domain';
+import { InvalidInputError, isSettledJobStatus, isTerminalJobStatus, isUuid, NotFoundError } from '@mint/domain';
 import type { UseCaseContext } from '../context.ts';
 import type { JobProgress, ProgressHub } from './progress.ts';
 
@@ -8,8 +8,12 @@ export async function getJobProgress(ctx: UseCaseContext, brandId: string, jobId
   const job = await findJobRecord(unitOfWork(ctx.db), brandId, jobId);
   if (!job) throw new NotFoundError(`mint job ${jobId} not found`);
   return {
-    mintJobId: jobId, status: job.status, mintedQuantity: job.mintedQuantity, requestedQuantity: job.requestedQuantity,
-    done: isTerminalJobStatus(job.status), failureReason: job.status === 'FAILED' ? (job.lastError ?? 'failed') : null,
+    mintJobId: jobId,
+    status: job.status,
+    mintedQuantity: job.mintedQuantity,
+    requestedQuantity: job.requestedQuantity,
+    done: isTerminalJobStatus(job.status),
+    failureReason: job.status === 'FAILED' ? (job.lastError ?? 'failed') : null,
   };
 }
 
@@ -71,7 +75,11 @@ export const defaultWatchUpdateIntervalMs = 1_000;
  * the job's watchers on the hub); without a hub the job is read every `intervalMs`.
  */
 export async function* watchMintJob(
-  ctx: UseCaseContext, brandId: string, jobId: string, signal: AbortSignal, options: WatchOptions = {},
+  ctx: UseCaseContext,
+  brandId: string,
+  jobId: string,
+  signal: AbortSignal,
+  options: WatchOptions = {},
 ): AsyncGenerator<JobProgress> {
   const hub = options.progress;
   const intervalMs = hub === undefined ? (options.intervalMs ?? 250) : (options.safetyIntervalMs ?? defaultWatchSafetyIntervalMs);

@@ -36,9 +36,14 @@ export interface PreflightView {
 function toView(row: PreflightRecord): PreflightView {
   const pass = row.result === 'pass';
   return {
-    id: row.id, status: pass ? 'preflight_pass' : 'preflight_blocked', preflightResult: pass ? 'pass' : 'blocked',
-    blockingReasons: row.blockingReasons, scopeType: row.scopeType as IdentityMode,
-    requestedQuantity: row.requestedQuantity, createdAt: row.createdAt, mintJobId: row.mintJobId,
+    id: row.id,
+    status: pass ? 'preflight_pass' : 'preflight_blocked',
+    preflightResult: pass ? 'pass' : 'blocked',
+    blockingReasons: row.blockingReasons,
+    scopeType: row.scopeType as IdentityMode,
+    requestedQuantity: row.requestedQuantity,
+    createdAt: row.createdAt,
+    mintJobId: row.mintJobId,
   };
 }
 
@@ -71,13 +76,23 @@ async function preflightInTransaction(ctx: UseCaseContext, em: Em, input: Prefli
     if (existing) return toView(existing);
   }
   const { reasons } = await checkPreflight(em, brandId, {
-    productId: input.productId, productionBatchId: input.productionBatchId, requestedQuantity: input.requestedQuantity,
+    productId: input.productId,
+    productionBatchId: input.productionBatchId,
+    requestedQuantity: input.requestedQuantity,
   });
   const now = ctx.clock();
   const row: PreflightRecord = {
-    brandId, id: randomUUID(), productId: input.productId, productionBatchId: input.productionBatchId,
-    requestedQuantity: input.requestedQuantity, scopeType: input.identityMode, result: reasons.length === 0 ? 'pass' : 'blocked',
-    blockingReasons: reasons, idempotencyKey: input.idempotencyKey, mintJobId: reasons.length === 0 ? randomUUID() : null, createdAt: now,
+    brandId,
+    id: randomUUID(),
+    productId: input.productId,
+    productionBatchId: input.productionBatchId,
+    requestedQuantity: input.requestedQuantity,
+    scopeType: input.identityMode,
+    result: reasons.length === 0 ? 'pass' : 'blocked',
+    blockingReasons: reasons,
+    idempotencyKey: input.idempotencyKey,
+    mintJobId: reasons.length === 0 ? randomUUID() : null,
+    createdAt: now,
   };
   await insertPreflight(em, row);
   return toView(row);

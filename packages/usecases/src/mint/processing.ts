@@ -15,17 +15,59 @@
  */
 import { randomUUID } from 'node:crypto';
 import {
-  appendEvents, advanceMinted, bumpKpis, claimJobLease, commitChunk, writeCompletion, findBatchOfJob, findJobRecord, findJobStatus, findMissingSeqRanges, insertEpcisEvents, insertUnitChunk, moveJob,
-  readJobLease, recordJobAttempt, releaseJobLease, renewJobLease, setIdleInTransactionTimeout, sqlState, type BatchRecord, type Em,
-  storedPackProfile, unitOfWork, transaction,
+  appendEvents,
+  advanceMinted,
+  bumpKpis,
+  claimJobLease,
+  commitChunk,
+  writeCompletion,
+  findBatchOfJob,
+  findJobRecord,
+  findJobStatus,
+  findMissingSeqRanges,
+  insertEpcisEvents,
+  insertUnitChunk,
+  moveJob,
+  readJobLease,
+  recordJobAttempt,
+  releaseJobLease,
+  renewJobLease,
+  setIdleInTransactionTimeout,
+  sqlState,
+  type BatchRecord,
+  type Em,
+  storedPackProfile,
+  unitOfWork,
+  transaction,
 } from '@mint/db';
 
 /** The executor classifies a failed run by its SQLSTATE (see classifyMintError). */
 export { sqlState };
 import {
-  ConflictError, IllegalStateError, LeaseLostError, completionPackProfile, NotFoundError, decideClaim, defaultChunkSize, defaultLeaseMs, failJob, completeSerialJob,
-  completeWithoutUnits, firstChunkUnits, generateTimedSerials, initialUnitStatus, isTerminalJobStatus, leaseExpiry,
-  lotViolations, moveBatch, planChunks, startProcessing, type Chunk, type JobStatus, type Lease, type NewEvent,
+  ConflictError,
+  IllegalStateError,
+  LeaseLostError,
+  completionPackProfile,
+  NotFoundError,
+  decideClaim,
+  defaultChunkSize,
+  defaultLeaseMs,
+  failJob,
+  completeSerialJob,
+  completeWithoutUnits,
+  firstChunkUnits,
+  generateTimedSerials,
+  initialUnitStatus,
+  isTerminalJobStatus,
+  leaseExpiry,
+  lotViolations,
+  moveBatch,
+  planChunks,
+  startProcessing,
+  type Chunk,
+  type JobStatus,
+  type Lease,
+  type NewEvent,
 } from '@mint/domain';
 import type { UseCaseContext } from '../context.ts';
 import { mintCommissioningEvents } from '../lifecycle/index.ts';
@@ -85,9 +127,12 @@ export async function claimMintJob(ctx: UseCaseContext, brandId: string, jobId: 
       const { lease: state, batch } = read;
       const decision = decideClaim(state, now);
       switch (decision.kind) {
-        case 'finished': return { kind: 'finished', status: state.status } as const;
-        case 'not_ready': throw new IllegalStateError(`mint job ${jobId} is PREFLIGHTED and has no batch`);
-        case 'held': return { kind: 'held', retryInMs: decision.retryInMs } as const;
+        case 'finished':
+          return { kind: 'finished', status: state.status } as const;
+        case 'not_ready':
+          throw new IllegalStateError(`mint job ${jobId} is PREFLIGHTED and has no batch`);
+        case 'held':
+          return { kind: 'held', retryInMs: decision.retryInMs } as const;
       }
       if (batch === null) throw new IllegalStateError(`mint job ${jobId} has no batch yet (status ${state.status})`);
       const started = decision.move === null ? null : jobEvent(brandId, 'mint_job_started', jobId, batch.id, { identity_mode: batch.identityMode });
@@ -153,9 +198,13 @@ export interface ChunkCommitted extends CycleResult {
 export async function runMint(ctx: UseCaseContext, lease: Lease, options: MintRunOptions = {}): Promise<CycleResult> {
   const { brandId, jobId } = lease;
   const leaseMs = options.leaseMs ?? defaultLeaseMs;
-  const { status, batch } = options.claimed ?? await loadJob(ctx, brandId, jobId);
+  const { status, batch } = options.claimed ?? (await loadJob(ctx, brandId, jobId));
   const result = (inserted: number, minted: number, s: JobStatus = minted >= batch.requestedQuantity ? 'COMPLETED' : 'PROCESSING'): CycleResult => ({
-    done: s === 'COMPLETED', insertedCount: inserted, mintedQuantity: minted, requestedQuantity: batch.requestedQuantity, status: s,
+    done: s === 'COMPLETED',
+    insertedCount: inserted,
+    mintedQuantity: minted,
+    requestedQuantity: batch.requestedQuantity,
+    status: s,
   });
   if (status !== 'RESERVED' && status !== 'PROCESSING') return result(0, batch.mintedQuantity, status);
 
@@ -168,7 +217,10 @@ export async function runMint(ctx: UseCaseContext, lease: Lease, options: MintRu
   // A job's first run commits a small lead chunk first, so the job's first units are committed at once.
   const leadUnits = batch.mintedQuantity === 0 ? firstChunkUnits : 0;
   const chunks = planChunks(missing, {
-    maxUnits: options.chunkSize ?? defaultChunkSize, writers, ...(options.unitLimit === undefined ? {} : { unitLimit: options.unitLimit }), leadUnits,
+    maxUnits: options.chunkSize ?? defaultChunkSize,
+    writers,
+    ...(options.unitLimit === undefined ? {} : { unitLimit: options.unitLimit }),
+    leadUnits,
   });
   if (chunks.length === 0) {
     // Unreachable while counter, units and completion share a transaction; a re-read settles it.
@@ -212,7 +264,12 @@ export async function runMint(ctx: UseCaseContext, lease: Lease, options: MintRu
  * and concurrent chunks of one job overlap. A lost lease rolls the chunk back (LeaseLostError).
  */
 async function writeChunk(
-  ctx: UseCaseContext, lease: Lease, leaseMs: number, batch: BatchRecord, chunk: Chunk, start: boolean,
+  ctx: UseCaseContext,
+  lease: Lease,
+  leaseMs: number,
+  batch: BatchRecord,
+  chunk: Chunk,
+  start: boolean,
 ): Promise<{ minted: number; started: boolean }> {
   const { brandId, mintJobId: jobId } = batch;
   const unitStatus = initialUnitStatus(batch.activationMode);
@@ -224,20 +281,41 @@ async function writeChunk(
     return await transaction(ctx.db, async (em) => {
       // The insert sets the transaction's idle timeout on its way (as fenced does), so a holder paused after it
       // keeps its units' seqs from a takeover for no longer than its lease.
-      await insertUnitChunk(em, {
-        brandId, mintBatchId: batch.id, firstSeq: chunk.firstSeq, serials, status: unitStatus, createdAt: now,
-      }, { idleInTransactionTimeoutMs: leaseMs });
+      await insertUnitChunk(
+        em,
+        {
+          brandId,
+          mintBatchId: batch.id,
+          firstSeq: chunk.firstSeq,
+          serials,
+          status: unitStatus,
+          createdAt: now,
+        },
+        { idleInTransactionTimeoutMs: leaseMs },
+      );
       // Units commissioned at mint are reported so, with their chunk: exactly once, before any event packs them.
       if (unitStatus === 'active') {
-        await insertEpcisEvents(em, mintCommissioningEvents({
-          brandId, mintBatchId: batch.id, firstSeq: chunk.firstSeq, count: serials.length, at: now,
-        }));
+        await insertEpcisEvents(
+          em,
+          mintCommissioningEvents({
+            brandId,
+            mintBatchId: batch.id,
+            firstSeq: chunk.firstSeq,
+            count: serials.length,
+            at: now,
+          }),
+        );
       }
       // The lease is checked and extended as of the commit, not of the draw.
       const at = ctx.clock();
       const committed = await commitChunk(em, {
-        lease, expiresAt: leaseExpiry(at, leaseMs), at, start: start ? startProcessing() : null, batchId: batch.id,
-        count: chunk.count, activeCount: unitStatus === 'active' ? chunk.count : 0,
+        lease,
+        expiresAt: leaseExpiry(at, leaseMs),
+        at,
+        start: start ? startProcessing() : null,
+        batchId: batch.id,
+        count: chunk.count,
+        activeCount: unitStatus === 'active' ? chunk.count : 0,
         event: jobEvent(brandId, 'mint_units_created', jobId, batch.id, { count: chunk.count, first_seq: chunk.firstSeq }),
       });
       if (committed === null) throw new LeaseLostError(`lease ${lease.token} of mint job ${jobId} was lost to another executor; chunk rejected`);
@@ -245,7 +323,8 @@ async function writeChunk(
       return { minted: committed.minted, started: committed.status !== 'RESERVED' };
     });
   } catch (error) {
-    if (sqlState(error) === '23505') throw new ConflictError(`chunk at seq ${chunk.firstSeq} of mint batch ${batch.id} was written concurrently`, { cause: error });
+    if (sqlState(error) === '23505')
+      throw new ConflictError(`chunk at seq ${chunk.firstSeq} of mint batch ${batch.id} was written concurrently`, { cause: error });
     throw error;
   }
 }
@@ -266,7 +345,13 @@ async function leasedRun(ctx: UseCaseContext, brandId: string, jobId: string, un
   if (claim.kind === 'held') throw new ConflictError(`mint job ${jobId} is being processed by another executor; retry in ${claim.retryInMs} ms`);
   if (claim.kind === 'finished') {
     const { status, batch } = await loadJob(ctx, brandId, jobId);
-    return { done: status === 'COMPLETED', insertedCount: 0, mintedQuantity: batch.mintedQuantity, requestedQuantity: batch.requestedQuantity, status: claim.status };
+    return {
+      done: status === 'COMPLETED',
+      insertedCount: 0,
+      mintedQuantity: batch.mintedQuantity,
+      requestedQuantity: batch.requestedQuantity,
+      status: claim.status,
+    };
   }
   let inserted = 0;
   try {
@@ -318,9 +403,7 @@ async function finaliseWithoutUnits(ctx: UseCaseContext, lease: Lease, leaseMs: 
   await fenced(ctx, lease, leaseMs, async (em, now) => {
     if (!(await advanceMinted(em, brandId, batch.id, 0, batch.requestedQuantity, now))) throw new ConflictError(`mint batch ${batch.id} advanced concurrently`);
     if (batch.lots.length > 0) {
-      await appendEvents(em, now, [
-        jobEvent(brandId, 'mint_lots_confirmed', jobId, batch.id, { lots: batch.lots.length, quantity: batch.requestedQuantity }),
-      ]);
+      await appendEvents(em, now, [jobEvent(brandId, 'mint_lots_confirmed', jobId, batch.id, { lots: batch.lots.length, quantity: batch.requestedQuantity })]);
     }
     await complete(em, now, batch, from === 'RESERVED' ? completeWithoutUnits() : completeSerialJob());
     await bumpKpis(em, brandId, { totalTokensMinted: batch.requestedQuantity });
@@ -333,11 +416,21 @@ async function complete(em: Em, now: Date, batch: BatchRecord, move: ReturnType<
   const batchMove = moveBatch('draft', 'minted');
   // The batch's payload pack is created pending, until the executor's pack worker generates it.
   const done = await writeCompletion(em, {
-    brandId, jobId, batchId: batch.id, jobMove: move, batchMove, at: now, pack: { purpose: 'completion', profile: storedPackProfile(completionPackProfile) },
+    brandId,
+    jobId,
+    batchId: batch.id,
+    jobMove: move,
+    batchMove,
+    at: now,
+    pack: { purpose: 'completion', profile: storedPackProfile(completionPackProfile) },
     events: [
       jobEvent(brandId, 'mint_job_completed', jobId, batch.id, { minted_quantity: batch.requestedQuantity, mint_batch_id: batch.id }),
       {
-        brandId, eventType: 'mint_batch_status_changed', entityType: 'mint_batch', entityId: batch.id, actor: null,
+        brandId,
+        eventType: 'mint_batch_status_changed',
+        entityType: 'mint_batch',
+        entityId: batch.id,
+        actor: null,
         payload: { from: batchMove.from, to: batchMove.to },
       },
     ],

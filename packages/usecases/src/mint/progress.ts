@@ -41,8 +41,12 @@ function toProgress(update: JobProgressUpdate): JobProgress | undefined {
   if (!knownStatuses.has(update.status)) return undefined;
   const status = update.status as JobStatus;
   return {
-    mintJobId: update.mintJobId, status, mintedQuantity: update.mintedQuantity, requestedQuantity: update.requestedQuantity,
-    done: isTerminalJobStatus(status), failureReason: status === 'FAILED' ? (update.failureReason ?? 'failed') : null,
+    mintJobId: update.mintJobId,
+    status,
+    mintedQuantity: update.mintedQuantity,
+    requestedQuantity: update.requestedQuantity,
+    done: isTerminalJobStatus(status),
+    failureReason: status === 'FAILED' ? (update.failureReason ?? 'failed') : null,
   };
 }
 
@@ -94,7 +98,11 @@ export function createProgressHub(feed: Pick<ProgressFeed, 'subscribeProgress'>)
 /** Publishes a job's progress after a commit (the executor's side of the hub). */
 export function publishJobProgress(feed: Pick<ProgressFeed, 'publishProgress'>, brandId: string, progress: Omit<JobProgress, 'done'>): void {
   feed.publishProgress({
-    brandId, mintJobId: progress.mintJobId, status: progress.status, mintedQuantity: progress.mintedQuantity,
-    requestedQuantity: progress.requestedQuantity, failureReason: progress.failureReason,
+    brandId,
+    mintJobId: progress.mintJobId,
+    status: progress.status,
+    mintedQuantity: progress.mintedQuantity,
+    requestedQuantity: progress.requestedQuantity,
+    failureReason: progress.failureReason,
   });
 }

@@ -68,7 +68,11 @@ export async function submitValid(ctx: UseCaseContext, actor: Actor, request: Mi
  */
 export function mintRequestHash(request: MintRequest): string {
   const fields = [
-    request.productId, request.productBatchId, request.requestedQuantity, request.identityMode, request.activationMode,
+    request.productId,
+    request.productBatchId,
+    request.requestedQuantity,
+    request.identityMode,
+    request.activationMode,
     request.lots.map((l) => [l.lotCode, l.qty]),
   ];
   return hash('sha256', JSON.stringify(fields), 'hex');
@@ -89,13 +93,27 @@ async function submit(ctx: UseCaseContext, em: Em, actor: Actor, request: MintRe
   const remembered = subjects.get(key);
   // Decided on the rows as last read; the write compares them, and a lost compare reads afresh below.
   // A repeated idempotency key meets the key's unique constraint there (see submitValid).
-  if (remembered !== undefined && preflightOf({ productId: request.productId, productionBatchId: request.productBatchId, requestedQuantity: request.requestedQuantity }, remembered.product, remembered.productionBatch).length === 0) {
+  if (
+    remembered !== undefined &&
+    preflightOf(
+      { productId: request.productId, productionBatchId: request.productBatchId, requestedQuantity: request.requestedQuantity },
+      remembered.product,
+      remembered.productionBatch,
+    ).length === 0
+  ) {
     const created = await create(ctx, em, actor, request, requestHash, remembered.product, remembered);
     if (created !== null) return created;
     subjects.delete(key);
   }
-  const { product, productionBatch, reasons: blockingReasons, existingJob } = await checkPreflight(em, brandId, {
-    productId: request.productId, productionBatchId: request.productBatchId, requestedQuantity: request.requestedQuantity,
+  const {
+    product,
+    productionBatch,
+    reasons: blockingReasons,
+    existingJob,
+  } = await checkPreflight(em, brandId, {
+    productId: request.productId,
+    productionBatchId: request.productBatchId,
+    requestedQuantity: request.requestedQuantity,
     idempotencyKey: request.idempotencyKey,
   });
   if (existingJob !== null) return duplicateOf(existingJob, request, requestHash);
@@ -128,21 +146,41 @@ function rememberedSubjects(ctx: UseCaseContext): Map<string, ExpectedSubjects> 
  * while the product and production batch still read so (null when they no longer do, nothing written).
  */
 async function create(
-  ctx: UseCaseContext, em: Em, actor: Actor, request: MintRequest, requestHash: string | null,
-  product: ExpectedSubjects['product'], expected: ExpectedSubjects | undefined,
+  ctx: UseCaseContext,
+  em: Em,
+  actor: Actor,
+  request: MintRequest,
+  requestHash: string | null,
+  product: ExpectedSubjects['product'],
+  expected: ExpectedSubjects | undefined,
 ): Promise<SubmitResult | null> {
   const { brandId } = request;
   const now = ctx.clock();
   const jobId = randomUUID();
   const batchId = newMintBatchId(now, ctx.randomFill);
   const written = await createDraftBatch(em, {
-    brandId, batchId, mintJobId: jobId, newJob: { idempotencyKey: request.idempotencyKey, requestHash }, product, productionBatchId: request.productBatchId,
-    identityMode: request.identityMode, activationMode: request.activationMode, requestedQuantity: request.requestedQuantity, lots: request.lots,
-    actor, now,
-    events: [{
-      brandId, eventType: 'mint_job_queued', entityType: 'mint_job', entityId: jobId, actor: actor.id,
-      payload: { requested_quantity: request.requestedQuantity, identity_mode: request.identityMode, mint_batch_id: batchId },
-    }],
+    brandId,
+    batchId,
+    mintJobId: jobId,
+    newJob: { idempotencyKey: request.idempotencyKey, requestHash },
+    product,
+    productionBatchId: request.productBatchId,
+    identityMode: request.identityMode,
+    activationMode: request.activationMode,
+    requestedQuantity: request.requestedQuantity,
+    lots: request.lots,
+    actor,
+    now,
+    events: [
+      {
+        brandId,
+        eventType: 'mint_job_queued',
+        entityType: 'mint_job',
+        entityId: jobId,
+        actor: actor.id,
+        payload: { requested_quantity: request.requestedQuantity, identity_mode: request.identityMode, mint_batch_id: batchId },
+      },
+    ],
     ...(expected === undefined ? {} : { expected }),
   });
   return written ? { ok: true, mintJobId: jobId, mintBatchId: batchId, status: 'QUEUED', isDuplicate: false } : null;

@@ -1,8 +1,18 @@
 import type { Readable } from 'node:stream';
 import { findPack, unitOfWork } from '@mint/db';
 import {
-  IllegalStateError, InvalidInputError, NotFoundError, canDownloadPack, defaultDownloadTtlSeconds, downloadExpiry, isUuid,
-  maxDownloadTtlSeconds, signDownload, verifyDownload, type DownloadRefusal, type SigningKey,
+  IllegalStateError,
+  InvalidInputError,
+  NotFoundError,
+  canDownloadPack,
+  defaultDownloadTtlSeconds,
+  downloadExpiry,
+  isUuid,
+  maxDownloadTtlSeconds,
+  signDownload,
+  verifyDownload,
+  type DownloadRefusal,
+  type SigningKey,
 } from '@mint/domain';
 import { isStoreNotFoundError, tarSize, tarStream, type ByteRange, type PackStore, type TarEntry } from '@mint/store';
 import type { UseCaseContext } from '../context.ts';
@@ -78,15 +88,15 @@ export type DownloadAnswer =
   /** Signed correctly but the pack or its files are gone. */
   | { readonly kind: 'missing' }
   | {
-    readonly kind: 'file';
-    readonly fileName: string;
-    readonly size: number;
-    /** Changes whenever the pack is written again, so a resumed download (If-Range) never mixes two packs. */
-    readonly etag: string;
-    readonly lastModified: Date;
-    /** The archive, or only bytes `range` of it (within `size`), streamed from the store. */
-    readonly stream: (range?: ByteRange) => Readable;
-  };
+      readonly kind: 'file';
+      readonly fileName: string;
+      readonly size: number;
+      /** Changes whenever the pack is written again, so a resumed download (If-Range) never mixes two packs. */
+      readonly etag: string;
+      readonly lastModified: Date;
+      /** The archive, or only bytes `range` of it (within `size`), streamed from the store. */
+      readonly stream: (range?: ByteRange) => Readable;
+    };
 
 /**
  * Checks a download request (method, path and its exp/kid/sig query values) at the context's
@@ -124,8 +134,12 @@ export async function openPayloadPackDownload(
     if (sums !== null) entries.push({ name: packFiles.checksums, file: sums, mtime: pack.updatedAt });
     for (const name of listed) entries.push({ name, file: await settings.store.open(pack.storagePath, name), mtime: pack.updatedAt });
     return {
-      kind: 'file', fileName: `payload-pack-${pack.id}.tar`, size: tarSize(entries), etag: `"${pack.id}-${pack.updatedAt.getTime()}"`,
-      lastModified: pack.updatedAt, stream: (range) => tarStream(entries, range),
+      kind: 'file',
+      fileName: `payload-pack-${pack.id}.tar`,
+      size: tarSize(entries),
+      etag: `"${pack.id}-${pack.updatedAt.getTime()}"`,
+      lastModified: pack.updatedAt,
+      stream: (range) => tarStream(entries, range),
     };
   } catch (error) {
     if (isStoreNotFoundError(error)) return { kind: 'missing' };

@@ -99,10 +99,13 @@ function pdfEncoder(spec: LabelFileSpec, emit: (chunk: Buffer) => void): LabelEn
   return {
     async add(batch) {
       queue = queue.concat(batch);
-      await Promise.race([new Promise<void>((resolve) => {
-        hungry = resolve;
-        wake();
-      }), document]);
+      await Promise.race([
+        new Promise<void>((resolve) => {
+          hungry = resolve;
+          wake();
+        }),
+        document,
+      ]);
       hungry = null;
     },
     async end() {

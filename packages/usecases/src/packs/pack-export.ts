@@ -1,10 +1,32 @@
 import { finished } from 'node:stream/promises';
 import {
-  appendEvents, claimPack, openUnitSnapshot, movePackStatus, packLots, packUnitPage, readBatchState, readPackSource, readPackSpec, renewPackLease, unitFieldsSink,
-  type PackClaim, type UnitSnapshot, unitOfWork, transaction,
+  appendEvents,
+  claimPack,
+  openUnitSnapshot,
+  movePackStatus,
+  packLots,
+  packUnitPage,
+  readBatchState,
+  readPackSource,
+  readPackSpec,
+  renewPackLease,
+  unitFieldsSink,
+  type PackClaim,
+  type UnitSnapshot,
+  unitOfWork,
+  transaction,
 } from '@mint/db';
 import {
-  attemptsExhausted, isDomainError, movePack, packRetry, packStoragePath, retryDelayMs, type NewEvent, type PackFormat, type PackPurpose, type Symbology,
+  attemptsExhausted,
+  isDomainError,
+  movePack,
+  packRetry,
+  packStoragePath,
+  retryDelayMs,
+  type NewEvent,
+  type PackFormat,
+  type PackPurpose,
+  type Symbology,
 } from '@mint/domain';
 import { HashedFile, packFormatRegistry, packRangeUnits, type PackRun } from './pack-formats.ts';
 import { packProfileOf } from './pack-profiles.ts';
@@ -120,10 +142,13 @@ async function writeTabular(run: PackRun, files: TabularFiles): Promise<number> 
   const text: TabularText = { csv: files.csv === undefined ? null : '', jsonl: files.jsonl === undefined ? null : '' };
   await files.csv?.write(csvHeader);
   if (snapshot !== null) {
-    const fields = unitFieldsSink((serial, url, status) => appendUnitRow(text, serial, url, status), async () => {
-      await run.keepClaim();
-      await writeText(files, text);
-    });
+    const fields = unitFieldsSink(
+      (serial, url, status) => appendUnitRow(text, serial, url, status),
+      async () => {
+        await run.keepClaim();
+        await writeText(files, text);
+      },
+    );
     const copied = await snapshot.copy('fields', fields.sink);
     fields.end();
     return copied;
@@ -156,11 +181,15 @@ async function writeTabular(run: PackRun, files: TabularFiles): Promise<number> 
  */
 async function allOrClose<T>(snapshot: UnitSnapshot | null, writes: readonly (Promise<T> | undefined)[]): Promise<(T | undefined)[]> {
   let first: { error: unknown } | null = null;
-  const settled = await Promise.allSettled(writes.map((w) => w?.catch(async (error: unknown) => {
-    first ??= { error };
-    await snapshot?.close(error);
-    throw error;
-  })));
+  const settled = await Promise.allSettled(
+    writes.map((w) =>
+      w?.catch(async (error: unknown) => {
+        first ??= { error };
+        await snapshot?.close(error);
+        throw error;
+      }),
+    ),
+  );
   if (first !== null) throw (first as { error: unknown }).error;
   return settled.map((r) => (r as PromiseFulfilledResult<T | undefined>).value);
 }
@@ -227,11 +256,14 @@ export async function generatePayloadPack(ctx: UseCaseContext, claim: PackClaim,
   };
   // The lease is also renewed on a clock, whatever the files are doing: a page of labels drawn on
   // the label thread, or a slow store, never lets it lapse while this worker still holds the pack.
-  const renewal = setInterval(() => {
-    renewWhenDue().catch((error: unknown) => {
-      lapsed ??= error;
-    });
-  }, Math.max(10, Math.floor(leaseMs / 6)));
+  const renewal = setInterval(
+    () => {
+      renewWhenDue().catch((error: unknown) => {
+        lapsed ??= error;
+      });
+    },
+    Math.max(10, Math.floor(leaseMs / 6)),
+  );
   renewal.unref();
   let snapshot: UnitSnapshot | null = null;
   try {
@@ -243,8 +275,17 @@ export async function generatePayloadPack(ctx: UseCaseContext, claim: PackClaim,
       snapshot = await openUnitSnapshot(ctx.db, claim.brandId, claim.mintBatchId, profile);
     }
     const run: PackRun = {
-      ctx, brandId: claim.brandId, mintBatchId: claim.mintBatchId, packId: claim.id, source, profile, purpose, pageSize, snapshot,
-      generatedAt: ctx.clock(), keepClaim,
+      ctx,
+      brandId: claim.brandId,
+      mintBatchId: claim.mintBatchId,
+      packId: claim.id,
+      source,
+      profile,
+      purpose,
+      pageSize,
+      snapshot,
+      generatedAt: ctx.clock(),
+      keepClaim,
     };
     const tabular = profile.formats.filter((f) => packFormatRegistry[f].write === null);
     const writeFormat = async (f: PackFormat): Promise<ManifestFile[]> => {
@@ -266,8 +307,7 @@ export async function generatePayloadPack(ctx: UseCaseContext, claim: PackClaim,
     // connections of their own (units.csv and units.jsonl share one); every other file follows,
     // one at a time.
     const together = snapshot === null ? [] : copied.filter((f) => packFormatRegistry[f].write !== null);
-    const written = (await allOrClose(snapshot, [tabular.length > 0 ? writeTabularFiles() : undefined, ...together.map(writeFormat)]))
-      .flatMap((w) => w ?? []);
+    const written = (await allOrClose(snapshot, [tabular.length > 0 ? writeTabularFiles() : undefined, ...together.map(writeFormat)])).flatMap((w) => w ?? []);
     await snapshot?.close();
     for (const f of profile.formats) {
       if (packFormatRegistry[f].write !== null && !together.includes(f)) written.push(...(await writeFormat(f)));
@@ -276,9 +316,20 @@ export async function generatePayloadPack(ctx: UseCaseContext, claim: PackClaim,
     const files = profile.formats.map((f) => written.find((file) => file.format === f)!);
     await keepClaim();
     const manifest: PackManifest = {
-      format: 'mint-payload-pack/v1', pack_id: claim.id, brand_id: claim.brandId, mint_batch_id: claim.mintBatchId,
-      identity_mode: source.identityMode, purpose, generated_at: run.generatedAt.toISOString(), row_count: rowCount,
-      unit_count: unitCount, seq_from: profile.seqFrom, seq_to: profile.seqTo, symbology: profile.symbology, columns: packColumns, files,
+      format: 'mint-payload-pack/v1',
+      pack_id: claim.id,
+      brand_id: claim.brandId,
+      mint_batch_id: claim.mintBatchId,
+      identity_mode: source.identityMode,
+      purpose,
+      generated_at: run.generatedAt.toISOString(),
+      row_count: rowCount,
+      unit_count: unitCount,
+      seq_from: profile.seqFrom,
+      seq_to: profile.seqTo,
+      symbology: profile.symbology,
+      columns: packColumns,
+      files,
     };
     const manifestStream = writer.file(packFiles.manifest);
     manifestStream.end(`${JSON.stringify(manifest, null, 2)}\n`);
@@ -333,7 +384,14 @@ async function finishPack(ctx: UseCaseContext, claim: PackClaim, storagePath: st
 }
 
 function packEvent(claim: PackClaim, eventType: 'payload_pack_ready' | 'payload_pack_failed', payload: Record<string, unknown>): NewEvent {
-  return { brandId: claim.brandId, eventType, entityType: 'payload_pack', entityId: claim.id, actor: null, payload: { mint_batch_id: claim.mintBatchId, ...payload } };
+  return {
+    brandId: claim.brandId,
+    eventType,
+    entityType: 'payload_pack',
+    entityId: claim.id,
+    actor: null,
+    payload: { mint_batch_id: claim.mintBatchId, ...payload },
+  };
 }
 
 async function failPack(ctx: UseCaseContext, claim: PackClaim, reason: string): Promise<PackGenerationResult> {

@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { packLots, packUnitPage, wholeLines, type PackSource, type UnitSnapshot, unitOfWork } from '@mint/db';
-import { rangeUnitCount, type PackFormat, type PackProfile, type PackPurpose, } from '@mint/domain';
+import { rangeUnitCount, type PackFormat, type PackProfile, type PackPurpose } from '@mint/domain';
 import type { PackWriter } from '@mint/store';
 import type { UseCaseContext } from '../context.ts';
 import type { LabelFileSpec, NamedLabel } from './label-files.ts';
@@ -249,14 +249,18 @@ async function writeEpcis(run: PackRun, out: HashedFile): Promise<FileCounts> {
   const decommission = run.purpose === 'void';
   const eventTime = (decommission ? run.source.updatedAt : run.source.mintedAt).toISOString();
   const head = {
-    type: 'ObjectEvent', eventTime, eventTimeZoneOffset: '+00:00',
+    type: 'ObjectEvent',
+    eventTime,
+    eventTimeZoneOffset: '+00:00',
     action: decommission ? 'DELETE' : 'ADD',
     bizStep: decommission ? 'decommissioning' : 'commissioning',
     disposition: decommission ? 'inactive' : 'active',
   };
   const eventHead = (id: string) => JSON.stringify({ ...head, eventID: id }).slice(0, -1);
   const batched = new Batched(out);
-  await batched.add(`{"@context":[${JSON.stringify(epcisContext)}],"type":"EPCISDocument","schemaVersion":"2.0","creationDate":${JSON.stringify(run.generatedAt.toISOString())},"epcisBody":{"eventList":[`);
+  await batched.add(
+    `{"@context":[${JSON.stringify(epcisContext)}],"type":"EPCISDocument","schemaVersion":"2.0","creationDate":${JSON.stringify(run.generatedAt.toISOString())},"epcisBody":{"eventList":[`,
+  );
   let events = 0;
   let units = 0;
   const next = () => (events++ === 0 ? '\n' : ',\n');
@@ -324,12 +328,16 @@ async function writeEpcis(run: PackRun, out: HashedFile): Promise<FileCounts> {
       for (const lot of lots) {
         if (lot.resolverUrl === null) continue;
         const ilmd = decommission ? '' : `,"ilmd":{"cbvmda:lotNumber":${JSON.stringify(lot.lotCode)}}`;
-        await batched.add(`${next()}${eventHead(eventId(run.mintBatchId, head.bizStep, `lot:${lot.lotCode}`))},"quantityList":[${JSON.stringify({ epcClass: lot.resolverUrl, quantity: lot.qty })}]${ilmd}}`);
+        await batched.add(
+          `${next()}${eventHead(eventId(run.mintBatchId, head.bizStep, `lot:${lot.lotCode}`))},"quantityList":[${JSON.stringify({ epcClass: lot.resolverUrl, quantity: lot.qty })}]${ilmd}}`,
+        );
         units += lot.qty;
       }
     } else if (run.source.gtin !== null && run.source.mintedQuantity > 0) {
       const epcClass = productClassUri(run.source, run.source.gtin);
-      await batched.add(`${next()}${eventHead(eventId(run.mintBatchId, head.bizStep, 'product'))},"quantityList":[${JSON.stringify({ epcClass, quantity: run.source.mintedQuantity })}]}`);
+      await batched.add(
+        `${next()}${eventHead(eventId(run.mintBatchId, head.bizStep, 'product'))},"quantityList":[${JSON.stringify({ epcClass, quantity: run.source.mintedQuantity })}]}`,
+      );
       units += run.source.mintedQuantity;
     }
   }

@@ -1,6 +1,24 @@
-import { createRequestedPack, storedPackProfile, findPackRecord, listPacks, readBatchState, readPackSource, type PackRecord, unitOfWork, transaction } from '@mint/db';
 import {
-  InvalidInputError, NotFoundError, isUuid, resolvePackProfile, resolvePageSize, toPage, type Cursor, type PackProfileInput, type Page,
+  createRequestedPack,
+  storedPackProfile,
+  findPackRecord,
+  listPacks,
+  readBatchState,
+  readPackSource,
+  type PackRecord,
+  unitOfWork,
+  transaction,
+} from '@mint/db';
+import {
+  InvalidInputError,
+  NotFoundError,
+  isUuid,
+  resolvePackProfile,
+  resolvePageSize,
+  toPage,
+  type Cursor,
+  type PackProfileInput,
+  type Page,
 } from '@mint/domain';
 import type { PackStore } from '@mint/store';
 import type { UseCaseContext } from '../context.ts';
@@ -47,7 +65,12 @@ export async function createPayloadPack(ctx: UseCaseContext, input: CreatePayloa
     const batch = await readBatchState(em, input.brandId, input.mintBatchId);
     const source = await readPackSource(em, input.brandId, input.mintBatchId);
     if (batch === null || source === null) throw new NotFoundError(`mint batch ${input.mintBatchId} not found`);
-    const profile = resolvePackProfile(input, { status: batch.status, identityMode: batch.identityMode, mintedQuantity: batch.mintedQuantity, gtin: source.gtin });
+    const profile = resolvePackProfile(input, {
+      status: batch.status,
+      identityMode: batch.identityMode,
+      mintedQuantity: batch.mintedQuantity,
+      gtin: source.gtin,
+    });
     return createRequestedPack(em, input.brandId, input.mintBatchId, ctx.clock(), { purpose: 'request', profile: storedPackProfile(profile) });
   });
   const pack = await findPackRecord(unitOfWork(ctx.db), input.brandId, id);

@@ -1,2 +1,22 @@
-export { type PassportKeyInput, type PassportVersionView, getPassport, updatePassportDraft, publishPassport, listPassportVersions, getPassportVersion, importPassports, type PassportAccessKeyView, issuePassportAccessKey, revokePassportAccessKey, listPassportAccessKeysOf, type PassportReader, type PublishedPassport, type PassportReads, createPassportReads, setPassportStyle, publishedPassportHeads, type PublishedPassportHeads } from './passports.ts';
+export {
+  type PassportKeyInput,
+  type PassportVersionView,
+  getPassport,
+  updatePassportDraft,
+  publishPassport,
+  listPassportVersions,
+  getPassportVersion,
+  importPassports,
+  type PassportAccessKeyView,
+  issuePassportAccessKey,
+  revokePassportAccessKey,
+  listPassportAccessKeysOf,
+  type PassportReader,
+  type PublishedPassport,
+  type PassportReads,
+  createPassportReads,
+  setPassportStyle,
+  publishedPassportHeads,
+  type PublishedPassportHeads,
+} from './passports.ts';
 export { rotatePassportSigningKey, type PassportSigner, createPassportSigner, presignPassportCredentials } from './passport-signing.ts';

@@ -3,8 +3,25 @@
 // every issuer's did.json so earlier credentials still verify; VC-JOSE-COSE (a compact JWS, EdDSA)
 // of a credential; and each brand's Bitstring Status List, where a superseded version is revoked.
 
-import { findBrandBySlug, insertPassportSigningKey, listPassportSigningKeys, supersededStatusIndexes, type PassportSigningKeyRow, unitOfWork, transaction } from '@mint/db';
-import { credentialIssuerOf, didDocument, identityPassportCredential, openSecret, parseResolverRequest, resolverPrefix, sealSecret, statusListCredential } from '@mint/domain';
+import {
+  findBrandBySlug,
+  insertPassportSigningKey,
+  listPassportSigningKeys,
+  supersededStatusIndexes,
+  type PassportSigningKeyRow,
+  unitOfWork,
+  transaction,
+} from '@mint/db';
+import {
+  credentialIssuerOf,
+  didDocument,
+  identityPassportCredential,
+  openSecret,
+  parseResolverRequest,
+  resolverPrefix,
+  sealSecret,
+  statusListCredential,
+} from '@mint/domain';
 import { createHash, createPrivateKey, sign, type KeyObject } from 'node:crypto';
 import { exportJWK, generateKeyPair } from 'jose';
 import type { UseCaseContext } from '../context.ts';
@@ -26,8 +43,11 @@ async function newKey(ctx: UseCaseContext): Promise<PassportSigningKeyRow> {
   const publicJwk = await exportJWK(publicKey);
   const privateJwk = await exportJWK(privateKey);
   return {
-    kid, publicJwk: { kty: publicJwk.kty, crv: publicJwk.crv, x: publicJwk.x, alg: 'EdDSA', use: 'sig' },
-    privateSealed: sealSecret(ctx.webhookSecretKeys, JSON.stringify(privateJwk), sealContext(kid), ctx.randomFill), createdAt: ctx.clock(), retiredAt: null,
+    kid,
+    publicJwk: { kty: publicJwk.kty, crv: publicJwk.crv, x: publicJwk.x, alg: 'EdDSA', use: 'sig' },
+    privateSealed: sealSecret(ctx.webhookSecretKeys, JSON.stringify(privateJwk), sealContext(kid), ctx.randomFill),
+    createdAt: ctx.clock(),
+    retiredAt: null,
   };
 }
 
@@ -169,8 +189,15 @@ export async function presignPassportCredentials(ctx: UseCaseContext, signer: Pa
     const parsed = parseResolverRequest(`${resolverPrefix}${heads.brand.slug}/01/${heads.product.gtin}${lot === null ? '' : `/10/${encodeURIComponent(lot)}`}`);
     if (parsed.kind !== 'identity') continue;
     const credential = identityPassportCredential({
-      key: parsed.path.key, anchor: `${base}${parsed.canonicalPath}`, title: heads.product.name, brand: heads.brand, content: passport.content,
-      version: passport.version.version, publishedAt: passport.version.publishedAt, statusIndex: passport.version.statusIndex, languages: [],
+      key: parsed.path.key,
+      anchor: `${base}${parsed.canonicalPath}`,
+      title: heads.product.name,
+      brand: heads.brand,
+      content: passport.content,
+      version: passport.version.version,
+      publishedAt: passport.version.publishedAt,
+      statusIndex: passport.version.statusIndex,
+      languages: [],
     });
     await signer.sign(credential, credentialIssuerOf(credential));
     count++;

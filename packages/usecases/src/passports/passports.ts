@@ -4,14 +4,54 @@
 // restricted sections only for a credential of their class, each such read audited).
 
 import {
-  appendEvents, passportPresence, findPassportAccessKeyForAuth, findPassportDraft, findPassportProduct, findPassportVersion, findPublishedPassportLevels, insertPassportAccessKey,
-  insertPassportVersion, latestPassportVersion, listPassportAccessKeys, listPassportVersions as listVersionRows, revokePassportAccessKey as revokeKeyRow,
-  savePassportDraft, updateBrandPassportStyle, notifyPassportPublished, findBrandForPassport, listPublishedPassportLots, type PassportAccessKeyRow, type PassportKey, type PassportVersionRow, unitOfWork, transaction,
+  appendEvents,
+  passportPresence,
+  findPassportAccessKeyForAuth,
+  findPassportDraft,
+  findPassportProduct,
+  findPassportVersion,
+  findPublishedPassportLevels,
+  insertPassportAccessKey,
+  insertPassportVersion,
+  latestPassportVersion,
+  listPassportAccessKeys,
+  listPassportVersions as listVersionRows,
+  revokePassportAccessKey as revokeKeyRow,
+  savePassportDraft,
+  updateBrandPassportStyle,
+  notifyPassportPublished,
+  findBrandForPassport,
+  listPublishedPassportLots,
+  type PassportAccessKeyRow,
+  type PassportKey,
+  type PassportVersionRow,
+  unitOfWork,
+  transaction,
 } from '@mint/db';
 import {
-  assertValid, ConflictError, generateApiKey, hashApiKeySecret, IllegalStateError, inheritPassport, InvalidInputError, isUuid, normalizeGtin, NotFoundError,
-  parseApiKey, passportDigest, passportKeyPrefix, passportKeyViolations, passportLevelOf, readPassportContent, restrictedPassportClasses, visiblePassport,
-  type FieldViolation, type PassportAccessClass, type PassportContent, type PassportLevel, type PassportSection,
+  assertValid,
+  ConflictError,
+  generateApiKey,
+  hashApiKeySecret,
+  IllegalStateError,
+  inheritPassport,
+  InvalidInputError,
+  isUuid,
+  normalizeGtin,
+  NotFoundError,
+  parseApiKey,
+  passportDigest,
+  passportKeyPrefix,
+  passportKeyViolations,
+  passportLevelOf,
+  readPassportContent,
+  restrictedPassportClasses,
+  visiblePassport,
+  type FieldViolation,
+  type PassportAccessClass,
+  type PassportContent,
+  type PassportLevel,
+  type PassportSection,
 } from '@mint/domain';
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Actor, UseCaseContext } from '../context.ts';
@@ -64,8 +104,17 @@ export interface PassportView {
 }
 
 const toVersionView = (v: PassportVersionRow): PassportVersionView => ({
-  id: v.id, productId: v.productId, level: passportLevelOf(v.lot, v.serial), lot: v.lot, serial: v.serial, version: v.version,
-  content: v.content as PassportContent, sha256: v.sha256, publishedBy: v.publishedBy, publishedAt: v.publishedAt, predecessorId: v.predecessorId,
+  id: v.id,
+  productId: v.productId,
+  level: passportLevelOf(v.lot, v.serial),
+  lot: v.lot,
+  serial: v.serial,
+  version: v.version,
+  content: v.content as PassportContent,
+  sha256: v.sha256,
+  publishedBy: v.publishedBy,
+  publishedAt: v.publishedAt,
+  predecessorId: v.predecessorId,
   statusIndex: v.statusIndex,
 });
 
@@ -96,8 +145,12 @@ export async function getPassport(ctx: UseCaseContext, input: PassportKeyInput):
   const em = unitOfWork(ctx.db);
   const [draft, latest] = await Promise.all([findPassportDraft(em, key), latestPassportVersion(em, key)]);
   return {
-    productId: key.productId, level: passportLevelOf(key.lot, key.serial), lot: key.lot, serial: key.serial,
-    draft: draft === null ? null : { ...draft, content: draft.content as PassportContent }, latest: latest === null ? null : toVersionView(latest),
+    productId: key.productId,
+    level: passportLevelOf(key.lot, key.serial),
+    lot: key.lot,
+    serial: key.serial,
+    draft: draft === null ? null : { ...draft, content: draft.content as PassportContent },
+    latest: latest === null ? null : toVersionView(latest),
   };
 }
 
@@ -125,10 +178,16 @@ export async function updatePassportDraft(ctx: UseCaseContext, actor: Actor, inp
   return transaction(ctx.db, async (em) => {
     const revision = await savePassportDraft(em, key, read.content as Record<string, unknown>, input.expectedRevision, actor.id, now);
     if (revision === null) throw new ConflictError(`the passport draft is no longer at revision ${input.expectedRevision}; read it again`);
-    await appendEvents(em, now, [{
-      brandId: key.brandId, eventType: 'passport_draft_updated', entityType: 'passport', entityId: entityOf(key), actor: actor.id,
-      payload: { product_id: key.productId, lot: key.lot, serial: key.serial, revision },
-    }]);
+    await appendEvents(em, now, [
+      {
+        brandId: key.brandId,
+        eventType: 'passport_draft_updated',
+        entityType: 'passport',
+        entityId: entityOf(key),
+        actor: actor.id,
+        payload: { product_id: key.productId, lot: key.lot, serial: key.serial, revision },
+      },
+    ]);
     return { content: read.content, revision, updatedBy: actor.id, updatedAt: now };
   });
 }
@@ -150,7 +209,11 @@ export interface PublishPassportOutcome {
  * is announced on the resolvers' link-change feed at commit, so every replica and a caching proxy
  * in front forget the product's answers.
  */
-export async function publishPassport(ctx: UseCaseContext, actor: Actor, input: PassportKeyInput & { readonly expectedRevision?: number | null }): Promise<PublishPassportOutcome> {
+export async function publishPassport(
+  ctx: UseCaseContext,
+  actor: Actor,
+  input: PassportKeyInput & { readonly expectedRevision?: number | null },
+): Promise<PublishPassportOutcome> {
   const { key, gtin } = await keyAndGtinOf(ctx, input);
   const now = ctx.clock();
   return transaction(ctx.db, async (em) => {
@@ -164,15 +227,30 @@ export async function publishPassport(ctx: UseCaseContext, actor: Actor, input: 
     const latest = await latestPassportVersion(em, key);
     if (latest !== null && latest.sha256 === sha256) return { version: toVersionView(latest), published: false };
     const row: PassportVersionRow = {
-      id: randomUUID(), productId: key.productId, lot: key.lot, serial: key.serial, version: (latest?.version ?? 0) + 1, content: draft.content, sha256,
-      publishedBy: actor.id, publishedAt: now, predecessorId: latest?.id ?? null, statusIndex: -1,
+      id: randomUUID(),
+      productId: key.productId,
+      lot: key.lot,
+      serial: key.serial,
+      version: (latest?.version ?? 0) + 1,
+      content: draft.content,
+      sha256,
+      publishedBy: actor.id,
+      publishedAt: now,
+      predecessorId: latest?.id ?? null,
+      statusIndex: -1,
     };
     const statusIndex = await insertPassportVersion(em, key.brandId, row);
     if (statusIndex === null) throw new ConflictError(`version ${row.version} of this passport was published concurrently`);
-    await appendEvents(em, now, [{
-      brandId: key.brandId, eventType: 'passport_published', entityType: 'passport', entityId: entityOf(key), actor: actor.id,
-      payload: { product_id: key.productId, lot: key.lot, serial: key.serial, version: row.version, sha256, predecessor_id: row.predecessorId },
-    }]);
+    await appendEvents(em, now, [
+      {
+        brandId: key.brandId,
+        eventType: 'passport_published',
+        entityType: 'passport',
+        entityId: entityOf(key),
+        actor: actor.id,
+        payload: { product_id: key.productId, lot: key.lot, serial: key.serial, version: row.version, sha256, predecessor_id: row.predecessorId },
+      },
+    ]);
     await notifyPassportPublished(em, key.brandId, gtin);
     return { version: toVersionView({ ...row, statusIndex }), published: true };
   });
@@ -186,10 +264,14 @@ export interface PassportVersionPage {
 }
 
 /** A level's published versions, newest first: `limit` 1..100 (default 20), below version `before` (none: from the latest). */
-export async function listPassportVersions(ctx: UseCaseContext, input: PassportKeyInput & { readonly limit: number | null; readonly before: number | null }): Promise<PassportVersionPage> {
+export async function listPassportVersions(
+  ctx: UseCaseContext,
+  input: PassportKeyInput & { readonly limit: number | null; readonly before: number | null },
+): Promise<PassportVersionPage> {
   const v: FieldViolation[] = [];
   if (input.limit !== null && (!Number.isInteger(input.limit) || input.limit < 1 || input.limit > 100)) v.push({ field: 'limit', message: 'must be 1..100' });
-  if (input.before !== null && (!Number.isInteger(input.before) || input.before < 1)) v.push({ field: 'before', message: 'must be a version number of at least 1' });
+  if (input.before !== null && (!Number.isInteger(input.before) || input.before < 1))
+    v.push({ field: 'before', message: 'must be a version number of at least 1' });
   assertValid(v);
   const key = await keyOf(ctx, input);
   const limit = input.limit ?? 20;
@@ -227,11 +309,14 @@ export const maxPassportImportEntries = 1_000;
  * content is already its latest version publishes nothing).
  */
 export async function importPassports(
-  ctx: UseCaseContext, actor: Actor, input: { readonly brandId: string; readonly entries: readonly PassportImportEntry[]; readonly publish: boolean },
+  ctx: UseCaseContext,
+  actor: Actor,
+  input: { readonly brandId: string; readonly entries: readonly PassportImportEntry[]; readonly publish: boolean },
 ): Promise<{ readonly drafts: number; readonly published: number }> {
   const v: FieldViolation[] = [];
   if (!isUuid(input.brandId)) v.push({ field: 'brand_id', message: 'must be a uuid' });
-  if (input.entries.length === 0 || input.entries.length > maxPassportImportEntries) v.push({ field: 'entries', message: `must have 1..${maxPassportImportEntries} entries` });
+  if (input.entries.length === 0 || input.entries.length > maxPassportImportEntries)
+    v.push({ field: 'entries', message: `must have 1..${maxPassportImportEntries} entries` });
   assertValid(v);
   const em = unitOfWork(ctx.db);
   const keys: PassportKey[] = [];
@@ -271,23 +356,45 @@ export async function importPassports(
     let published = 0;
     for (const [i, key] of keys.entries()) {
       const revision = await savePassportDraft(tx, key, contents[i] as Record<string, unknown>, null, actor.id, now);
-      await appendEvents(tx, now, [{
-        brandId: key.brandId, eventType: 'passport_draft_updated', entityType: 'passport', entityId: entityOf(key), actor: actor.id,
-        payload: { product_id: key.productId, lot: key.lot, serial: key.serial, revision },
-      }]);
+      await appendEvents(tx, now, [
+        {
+          brandId: key.brandId,
+          eventType: 'passport_draft_updated',
+          entityType: 'passport',
+          entityId: entityOf(key),
+          actor: actor.id,
+          payload: { product_id: key.productId, lot: key.lot, serial: key.serial, revision },
+        },
+      ]);
       if (!input.publish) continue;
       const sha256 = passportDigest(contents[i]!);
       const latest = await latestPassportVersion(tx, key);
       if (latest !== null && latest.sha256 === sha256) continue;
       const row: PassportVersionRow = {
-        id: randomUUID(), productId: key.productId, lot: key.lot, serial: key.serial, version: (latest?.version ?? 0) + 1,
-        content: contents[i] as Record<string, unknown>, sha256, publishedBy: actor.id, publishedAt: now, predecessorId: latest?.id ?? null, statusIndex: -1,
+        id: randomUUID(),
+        productId: key.productId,
+        lot: key.lot,
+        serial: key.serial,
+        version: (latest?.version ?? 0) + 1,
+        content: contents[i] as Record<string, unknown>,
+        sha256,
+        publishedBy: actor.id,
+        publishedAt: now,
+        predecessorId: latest?.id ?? null,
+        statusIndex: -1,
       };
-      if (await insertPassportVersion(tx, key.brandId, row) === null) throw new ConflictError(`entries[${i}]: version ${row.version} was published concurrently`);
-      await appendEvents(tx, now, [{
-        brandId: key.brandId, eventType: 'passport_published', entityType: 'passport', entityId: entityOf(key), actor: actor.id,
-        payload: { product_id: key.productId, lot: key.lot, serial: key.serial, version: row.version, sha256, predecessor_id: row.predecessorId },
-      }]);
+      if ((await insertPassportVersion(tx, key.brandId, row)) === null)
+        throw new ConflictError(`entries[${i}]: version ${row.version} was published concurrently`);
+      await appendEvents(tx, now, [
+        {
+          brandId: key.brandId,
+          eventType: 'passport_published',
+          entityType: 'passport',
+          entityId: entityOf(key),
+          actor: actor.id,
+          payload: { product_id: key.productId, lot: key.lot, serial: key.serial, version: row.version, sha256, predecessor_id: row.predecessorId },
+        },
+      ]);
       published++;
       const product = await findPassportProduct(tx, key.brandId, { id: key.productId });
       await notifyPassportPublished(tx, key.brandId, product?.gtin ?? null);
@@ -307,7 +414,12 @@ export interface PassportAccessKeyView {
 }
 
 const toKeyView = (k: PassportAccessKeyRow): PassportAccessKeyView => ({
-  id: k.id, name: k.name, accessClass: k.accessClass as PassportAccessKeyView['accessClass'], expiresAt: k.expiresAt, revokedAt: k.revokedAt, createdAt: k.createdAt,
+  id: k.id,
+  name: k.name,
+  accessClass: k.accessClass as PassportAccessKeyView['accessClass'],
+  expiresAt: k.expiresAt,
+  revokedAt: k.revokedAt,
+  createdAt: k.createdAt,
 });
 
 /** Longest life of a passport access credential: one year. */
@@ -319,32 +431,53 @@ export const maxPassportKeyLifetimeMs = 366 * 86_400_000;
  * year), with a `passport_access_key_issued` event. The key is returned once; only its hash is kept.
  */
 export async function issuePassportAccessKey(
-  ctx: UseCaseContext, actor: Actor, input: { readonly brandId: string; readonly name: string; readonly accessClass: string; readonly expiresAt: Date | null },
+  ctx: UseCaseContext,
+  actor: Actor,
+  input: { readonly brandId: string; readonly name: string; readonly accessClass: string; readonly expiresAt: Date | null },
 ): Promise<{ readonly key: string; readonly credential: PassportAccessKeyView }> {
   const now = ctx.clock();
   const v: FieldViolation[] = [];
   if (!isUuid(input.brandId)) v.push({ field: 'brand_id', message: 'must be a uuid' });
   const name = input.name.trim();
   if (name === '' || name.length > 200) v.push({ field: 'name', message: 'must be 1..200 characters' });
-  if (!(restrictedPassportClasses as readonly string[]).includes(input.accessClass)) v.push({ field: 'access_class', message: `must be one of ${restrictedPassportClasses.join(', ')}` });
+  if (!(restrictedPassportClasses as readonly string[]).includes(input.accessClass))
+    v.push({ field: 'access_class', message: `must be one of ${restrictedPassportClasses.join(', ')}` });
   if (input.expiresAt === null || input.expiresAt.getTime() <= now.getTime() || input.expiresAt.getTime() > now.getTime() + maxPassportKeyLifetimeMs) {
     v.push({ field: 'expires_at', message: 'must be in the future and within a year' });
   }
   assertValid(v);
   const generated = generateApiKey(ctx.randomFill, passportKeyPrefix);
-  const row: PassportAccessKeyRow = { id: randomUUID(), brandId: input.brandId, name, accessClass: input.accessClass, expiresAt: input.expiresAt!, revokedAt: null, createdAt: now };
+  const row: PassportAccessKeyRow = {
+    id: randomUUID(),
+    brandId: input.brandId,
+    name,
+    accessClass: input.accessClass,
+    expiresAt: input.expiresAt!,
+    revokedAt: null,
+    createdAt: now,
+  };
   await transaction(ctx.db, async (em) => {
     await insertPassportAccessKey(em, { ...row, lookupId: generated.lookupId, secretHash: hashApiKeySecret(generated.secret), createdBy: actor.id });
-    await appendEvents(em, now, [{
-      brandId: input.brandId, eventType: 'passport_access_key_issued', entityType: 'passport_access_key', entityId: row.id, actor: actor.id,
-      payload: { name, access_class: input.accessClass, expires_at: row.expiresAt.toISOString() },
-    }]);
+    await appendEvents(em, now, [
+      {
+        brandId: input.brandId,
+        eventType: 'passport_access_key_issued',
+        entityType: 'passport_access_key',
+        entityId: row.id,
+        actor: actor.id,
+        payload: { name, access_class: input.accessClass, expires_at: row.expiresAt.toISOString() },
+      },
+    ]);
   });
   return { key: generated.key, credential: toKeyView(row) };
 }
 
 /** Revokes a credential at once (safe to repeat: a revoked one stays revoked at its first time), with a `passport_access_key_revoked` event; NotFound for another brand's or an unknown id. */
-export async function revokePassportAccessKey(ctx: UseCaseContext, actor: Actor, input: { readonly brandId: string; readonly id: string }): Promise<PassportAccessKeyView> {
+export async function revokePassportAccessKey(
+  ctx: UseCaseContext,
+  actor: Actor,
+  input: { readonly brandId: string; readonly id: string },
+): Promise<PassportAccessKeyView> {
   const v: FieldViolation[] = [];
   if (!isUuid(input.brandId)) v.push({ field: 'brand_id', message: 'must be a uuid' });
   if (!isUuid(input.id)) v.push({ field: 'id', message: 'must be a uuid' });
@@ -354,10 +487,16 @@ export async function revokePassportAccessKey(ctx: UseCaseContext, actor: Actor,
     const row = await revokeKeyRow(em, input.brandId, input.id, now);
     if (row === null) throw new NotFoundError(`passport access key ${input.id} not found`);
     if (row.revokedAt !== null && row.revokedAt.getTime() === now.getTime()) {
-      await appendEvents(em, now, [{
-        brandId: input.brandId, eventType: 'passport_access_key_revoked', entityType: 'passport_access_key', entityId: row.id, actor: actor.id,
-        payload: { name: row.name, access_class: row.accessClass },
-      }]);
+      await appendEvents(em, now, [
+        {
+          brandId: input.brandId,
+          eventType: 'passport_access_key_revoked',
+          entityType: 'passport_access_key',
+          entityId: row.id,
+          actor: actor.id,
+          payload: { name: row.name, access_class: row.accessClass },
+        },
+      ]);
     }
     return toKeyView(row);
   });
@@ -460,28 +599,46 @@ async function readPassportOfLevels(ctx: UseCaseContext, input: PublishedPasspor
   const latest = levels.unit ?? levels.lot ?? levels.model;
   if (latest === null) return null;
   // An earlier version of the most specific published level, at its own URL, inherits from the other levels' latest versions.
-  const specific = input.version === null || input.version === latest.version ? latest
-    : await findPassportVersion(em, { brandId: input.brandId, productId: input.productId, lot: latest.lot, serial: latest.serial }, input.version);
+  const specific =
+    input.version === null || input.version === latest.version
+      ? latest
+      : await findPassportVersion(em, { brandId: input.brandId, productId: input.productId, lot: latest.lot, serial: latest.serial }, input.version);
   if (specific === null) return null;
   const chain = [levels.unit, levels.lot, levels.model].map((l) => (l === latest ? specific : l));
-  const item = inheritPassport(chain.map((l) => (l === null ? null : l.content as PassportContent)));
+  const item = inheritPassport(chain.map((l) => (l === null ? null : (l.content as PassportContent))));
   const granted = input.reader !== null && input.reader.brandId === input.brandId ? [input.reader.accessClass] : [];
   const visible = visiblePassport(item, granted);
   if (visible.restricted.length > 0 && input.reader !== null) {
     const now = ctx.clock();
     const key: PassportKey = { brandId: input.brandId, productId: input.productId, lot: specific.lot, serial: specific.serial };
-    await appendEvents(em, now, [{
-      brandId: input.brandId, eventType: 'passport_restricted_read', entityType: 'passport', entityId: entityOf(key), actor: input.reader.credentialId,
-      payload: {
-        product_id: input.productId, lot: input.lot ?? '', serial: input.serial ?? '', version: specific.version, access_class: input.reader.accessClass,
-        credential_id: input.reader.credentialId, sections: visible.restricted, representation: input.representation,
+    await appendEvents(em, now, [
+      {
+        brandId: input.brandId,
+        eventType: 'passport_restricted_read',
+        entityType: 'passport',
+        entityId: entityOf(key),
+        actor: input.reader.credentialId,
+        payload: {
+          product_id: input.productId,
+          lot: input.lot ?? '',
+          serial: input.serial ?? '',
+          version: specific.version,
+          access_class: input.reader.accessClass,
+          credential_id: input.reader.credentialId,
+          sections: visible.restricted,
+          representation: input.representation,
+        },
       },
-    }]);
+    ]);
   }
   return {
-    content: visible.content, level: passportLevelOf(specific.lot, specific.serial), version: toVersionView(specific), latestVersion: latest.version,
+    content: visible.content,
+    level: passportLevelOf(specific.lot, specific.serial),
+    version: toVersionView(specific),
+    latestVersion: latest.version,
     inherited: [levels.lot, levels.model].filter((l): l is PassportVersionRow => l !== null && l !== latest).map(toVersionView),
-    restricted: visible.restricted, withheld: visible.withheld,
+    restricted: visible.restricted,
+    withheld: visible.withheld,
   };
 }
 
@@ -505,7 +662,15 @@ export async function publishedPassportHeads(ctx: UseCaseContext, brandId: strin
   const lots = await listPublishedPassportLots(em, brandId, product.id);
   const levels: { lot: string | null; passport: PublishedPassport }[] = [];
   for (const lot of [null, ...lots]) {
-    const passport = await readPublishedPassport(ctx, { brandId, productId: product.id, lot, serial: null, version: null, reader: null, representation: 'vc+jwt' });
+    const passport = await readPublishedPassport(ctx, {
+      brandId,
+      productId: product.id,
+      lot,
+      serial: null,
+      version: null,
+      reader: null,
+      representation: 'vc+jwt',
+    });
     if (passport !== null) levels.push({ lot, passport });
   }
   return levels.length === 0 ? null : { brand, product: { id: product.id, name: product.name, gtin: product.gtin }, levels };
@@ -557,7 +722,7 @@ export function createPassportReads(ctx: UseCaseContext, options: { readonly cac
   const levelsKey = (input: PublishedPassportInput, p: Presence) => {
     // A unit without a passport of its own shares its lot's (or product's) cached levels.
     const own = input.serial !== null && (p.manyUnits || p.units.has(input.serial));
-    return { serial: own ? input.serial ?? '' : '', key: `${input.brandId} ${input.productId} ${input.lot ?? ''} ${own ? input.serial ?? '' : ''}` };
+    return { serial: own ? (input.serial ?? '') : '', key: `${input.brandId} ${input.productId} ${input.lot ?? ''} ${own ? (input.serial ?? '') : ''}` };
   };
   const levelsKept = (input: PublishedPassportInput, p: Presence): Levels | undefined => {
     const hit = levels.get(levelsKey(input, p).key);
@@ -578,8 +743,9 @@ export function createPassportReads(ctx: UseCaseContext, options: { readonly cac
       const key = `${input.brandId} ${input.productId}`;
       const hit = presence.get(key);
       if (hit !== undefined && hit.until > Date.now()) return hit.value.any ? withPresence(input, hit.value) : null;
-      return passportPresence(unitOfWork(ctx.db), input.brandId, input.productId, maxUnitList)
-        .then((p) => withPresence(input, remember(presence, key, { any: p.any, units: new Set(p.units), manyUnits: p.units.length > maxUnitList })));
+      return passportPresence(unitOfWork(ctx.db), input.brandId, input.productId, maxUnitList).then((p) =>
+        withPresence(input, remember(presence, key, { any: p.any, units: new Set(p.units), manyUnits: p.units.length > maxUnitList })),
+      );
     },
     readerOf: (key) => passportReaderOf(ctx, key),
     invalidate(brandId, productId) {
@@ -598,7 +764,9 @@ export function createPassportReads(ctx: UseCaseContext, options: { readonly cac
  * cache time (10 s).
  */
 export async function setPassportStyle(
-  ctx: UseCaseContext, actor: Actor, input: { readonly brandId: string; readonly logoUrl: string | null; readonly colour: string | null },
+  ctx: UseCaseContext,
+  actor: Actor,
+  input: { readonly brandId: string; readonly logoUrl: string | null; readonly colour: string | null },
 ): Promise<{ readonly logoUrl: string | null; readonly colour: string | null }> {
   const v: FieldViolation[] = [];
   if (!isUuid(input.brandId)) v.push({ field: 'brand_id', message: 'must be a uuid' });
@@ -616,10 +784,17 @@ export async function setPassportStyle(
   const now = ctx.clock();
   const colour = input.colour === null ? null : input.colour.toLowerCase();
   await transaction(ctx.db, async (em) => {
-    if (!await updateBrandPassportStyle(em, input.brandId, input.logoUrl, colour)) throw new NotFoundError(`brand ${input.brandId} not found`);
-    await appendEvents(em, now, [{
-      brandId: input.brandId, eventType: 'passport_style_set', entityType: 'brand', entityId: input.brandId, actor: actor.id, payload: { logo_url: input.logoUrl, colour },
-    }]);
+    if (!(await updateBrandPassportStyle(em, input.brandId, input.logoUrl, colour))) throw new NotFoundError(`brand ${input.brandId} not found`);
+    await appendEvents(em, now, [
+      {
+        brandId: input.brandId,
+        eventType: 'passport_style_set',
+        entityType: 'brand',
+        entityId: input.brandId,
+        actor: actor.id,
+        payload: { logo_url: input.logoUrl, colour },
+      },
+    ]);
   });
   return { logoUrl: input.logoUrl, colour };
 }

@@ -105,8 +105,18 @@ export function createEdgeLogShipper(ctx: UseCaseContext, options: EdgeLogShippe
       if (batch === undefined) buffered.set(scan.brandId, (batch = { lines: [], scans: [] }));
       batch.lines.push(text.trim());
       batch.scans.push({
-        scannedAt: at, kind: scan.kind, gtin: scan.gtin, identifier: scan.kind === 'lot' ? scan.lot : null, lot: scan.lot, outcome: scan.outcome,
-        representation: scan.representation, linkType: scan.linkType, country: null, clientClass: null, visitor: null, count: 1,
+        scannedAt: at,
+        kind: scan.kind,
+        gtin: scan.gtin,
+        identifier: scan.kind === 'lot' ? scan.lot : null,
+        lot: scan.lot,
+        outcome: scan.outcome,
+        representation: scan.representation,
+        linkType: scan.linkType,
+        country: null,
+        clientClass: null,
+        visitor: null,
+        count: 1,
       });
       if (batch.lines.length >= batchSize) {
         cut();

@@ -91,19 +91,23 @@ export function createLastKnownReader(reader: ResolverReader, options: LastKnown
   };
   const fallback = <T>(store: Recent<unknown>, key: string, cause: unknown): Promise<T> => {
     if (store.has(key)) return Promise.resolve(store.get(key) as T);
-    return Promise.reject(new UnavailableError('the resolver cannot reach its database and has no earlier answer for this identity', retryAfterSeconds(retryAfterMs), { cause }));
+    return Promise.reject(
+      new UnavailableError('the resolver cannot reach its database and has no earlier answer for this identity', retryAfterSeconds(retryAfterMs), { cause }),
+    );
   };
 
   return {
     findBrandBySlug: (slug) => remembered(other, `b ${slug}`, () => reader.findBrandBySlug(slug)),
     findBrandsByGtin: (gtin) => remembered(other, `g ${gtin}`, () => reader.findBrandsByGtin(gtin)),
     brandDomains: () => remembered(other, 'd', () => reader.brandDomains()),
-    findUnit: (brandId, serial, gtin, withLinks) => remembered(units, `${brandId} ${gtin ?? ''} ${serial}`, () => reader.findUnit(brandId, serial, gtin, withLinks)),
+    findUnit: (brandId, serial, gtin, withLinks) =>
+      remembered(units, `${brandId} ${gtin ?? ''} ${serial}`, () => reader.findUnit(brandId, serial, gtin, withLinks)),
     findProduct: (brandId, gtin) => remembered(other, `p ${brandId} ${gtin}`, () => reader.findProduct(brandId, gtin)),
     findLot: (brandId, gtin, lotCode) => remembered(other, `l ${brandId} ${gtin} ${lotCode}`, () => reader.findLot(brandId, gtin, lotCode)),
     links: {
       levelOf: (brandId, gtin) => remembered(other, `k ${brandId} ${gtin}`, () => reader.links.levelOf(brandId, gtin)),
-      qualified: (brandId, gtin, level, qualifier) => remembered(other, `q ${brandId} ${gtin} ${level} ${qualifier}`, () => reader.links.qualified(brandId, gtin, level, qualifier)),
+      qualified: (brandId, gtin, level, qualifier) =>
+        remembered(other, `q ${brandId} ${gtin} ${level} ${qualifier}`, () => reader.links.qualified(brandId, gtin, level, qualifier)),
     },
     close: () => reader.close(),
     get degraded() {

@@ -1,13 +1,43 @@
 import {
-  createResolverReader, createScanWriter, writeScanBatchOnce, listenForLinkChanges, type CachedLinks, type LinkChangeFeed, type ResolverBrand,
+  createResolverReader,
+  createScanWriter,
+  writeScanBatchOnce,
+  listenForLinkChanges,
+  type CachedLinks,
+  type LinkChangeFeed,
+  type ResolverBrand,
   type ResolverDomainBrand,
-  type ResolverProduct, type ResolverReader, type ScanRecord, unitOfWork,
+  type ResolverProduct,
+  type ResolverReader,
+  type ScanRecord,
+  unitOfWork,
 } from '@mint/db';
 import {
-  chooseLink, decideResolution, defaultLinkOf, levelAnchors, resolverPrefix, type Link, type LinkedLevel, type LinkPreferences, type Representation,
-  type ResolutionOutcome, type ResolverPath, createScanFloodGate, defaultScanFloodLimits, type ScanFloodFacts, type ScanFloodLimits,
-  classifyUserAgent, countryOf, createVisitorHasher, type ScanClient, type VisitorHasher,
-  mintedSerialState, publicReasonOf, publicStanding, type DecommissionReason, type SerialState,
+  chooseLink,
+  decideResolution,
+  defaultLinkOf,
+  levelAnchors,
+  resolverPrefix,
+  type Link,
+  type LinkedLevel,
+  type LinkPreferences,
+  type Representation,
+  type ResolutionOutcome,
+  type ResolverPath,
+  createScanFloodGate,
+  defaultScanFloodLimits,
+  type ScanFloodFacts,
+  type ScanFloodLimits,
+  classifyUserAgent,
+  countryOf,
+  createVisitorHasher,
+  type ScanClient,
+  type VisitorHasher,
+  mintedSerialState,
+  publicReasonOf,
+  publicStanding,
+  type DecommissionReason,
+  type SerialState,
 } from '@mint/domain';
 import { randomBytes } from 'node:crypto';
 import type { UseCaseContext } from '../context.ts';
@@ -93,7 +123,13 @@ export interface Resolver {
    * `client` (the sender's address, agent and trusted country header) lets the recorder count a
    * flood instead of storing each scan and classify it without keeping any of it.
    */
-  resolve(path: ResolverPath, representation: Representation, preferences?: LinkPreferences, root?: string, client?: ScanClient): Resolution | Promise<Resolution>;
+  resolve(
+    path: ResolverPath,
+    representation: Representation,
+    preferences?: LinkPreferences,
+    root?: string,
+    client?: ScanClient,
+  ): Resolution | Promise<Resolution>;
   /**
    * Settles once the resolver first listens for link changes. Links cached before then are
    * forgotten at that moment (they may have missed a change), so a warm cache starts from here.
@@ -119,7 +155,17 @@ export interface Resolver {
 }
 
 const notFound = (brand: ResolverBrand | null): Resolution => ({
-  outcome: { kind: 'not_found' }, brand, anchor: null, data: null, title: null, level: null, levels: [], link: null, choices: null, unitKnown: null, unitStatus: null,
+  outcome: { kind: 'not_found' },
+  brand,
+  anchor: null,
+  data: null,
+  title: null,
+  level: null,
+  levels: [],
+  link: null,
+  choices: null,
+  unitKnown: null,
+  unitStatus: null,
 });
 
 /**
@@ -147,7 +193,11 @@ class FoundResolution implements Resolution {
   readonly #build: () => Record<string, unknown>;
   #data: Record<string, unknown> | undefined;
 
-  constructor(fields: Omit<Resolution, 'data' | 'brand' | 'title' | 'stale'> & { readonly brand: ResolverBrand; readonly title: string }, stale: boolean, build: () => Record<string, unknown>) {
+  constructor(
+    fields: Omit<Resolution, 'data' | 'brand' | 'title' | 'stale'> & { readonly brand: ResolverBrand; readonly title: string },
+    stale: boolean,
+    build: () => Record<string, unknown>,
+  ) {
     this.outcome = fields.outcome;
     this.brand = fields.brand;
     this.anchor = fields.anchor;
@@ -181,7 +231,7 @@ function lifecycleOf(unit: { readonly status: string; readonly lifecycle: { read
   const reason = (unit.lifecycle?.reason ?? null) as DecommissionReason | null;
   const standing = publicStanding(state, reason);
   const publicReason = publicReasonOf(reason);
-  const scanStatus = state === 'decommissioned' ? reason ?? 'decommissioned' : state === 'scrapped' || state === 'returned' ? state : unit.status;
+  const scanStatus = state === 'decommissioned' ? (reason ?? 'decommissioned') : state === 'scrapped' || state === 'returned' ? state : unit.status;
   return { state, reason, publicReason, standing, scanStatus };
 }
 
@@ -381,7 +431,14 @@ const noLinks: readonly Link[] = [];
 
 /** A passport page as a link (the pip and default of a product without GTIN, whose page cannot be a GTIN's link). */
 const passportLink = (href: string, title: string): Link => ({
-  linkType: 'pip', href, title, hreflang: [], mediaType: 'text/html', context: [], fwqs: true, isDefault: true,
+  linkType: 'pip',
+  href,
+  title,
+  hreflang: [],
+  mediaType: 'text/html',
+  context: [],
+  fwqs: true,
+  isDefault: true,
 });
 
 /**
@@ -406,7 +463,9 @@ export function createResolver(ctx: UseCaseContext, options: ResolverOptions = {
     const brands = await reader.findBrandsByGtin(gtin);
     return brands.length === 1 ? brands[0]! : null;
   });
-  const productOf = cachedLookup(options.productCacheMs ?? 1_000, 10_000, (key) => reader.findProduct(key.slice(0, key.indexOf(' ')), key.slice(key.indexOf(' ') + 1)));
+  const productOf = cachedLookup(options.productCacheMs ?? 1_000, 10_000, (key) =>
+    reader.findProduct(key.slice(0, key.indexOf(' ')), key.slice(key.indexOf(' ') + 1)),
+  );
   const links = createLinkCache((brandId, gtin) => reader.links.levelOf(brandId, gtin), options.linkCacheMs ?? 60_000);
   const domains = brandDomainTable(() => reader.brandDomains(), options.domainRefreshMs ?? 60_000);
   // A change without GTIN is a brand's as a whole (its domain among it): the domain table reloads too.
@@ -435,7 +494,12 @@ export function createResolver(ctx: UseCaseContext, options: ResolverOptions = {
    * links have to be read (a found unit brings its own).
    */
   function levelsOf(
-    brand: ResolverBrand, path: ResolverPath, title: string, found: { lot: boolean }, productPassportUrl: string | null, at: (path: string) => string,
+    brand: ResolverBrand,
+    path: ResolverPath,
+    title: string,
+    found: { lot: boolean },
+    productPassportUrl: string | null,
+    at: (path: string) => string,
     unitLinks: readonly Link[] | null = null,
   ): LinkedLevel[] | Promise<LinkedLevel[]> {
     const key = path.key;
@@ -449,8 +513,15 @@ export function createResolver(ctx: UseCaseContext, options: ResolverOptions = {
 
   /** {@link levelsOf} once the brand's and GTIN's links are there: reads the lot's and serial's own links when some exist below the GTIN. */
   function levelsWith(
-    brand: ResolverBrand, path: ResolverPath, title: string, found: { lot: boolean }, productPassportUrl: string | null, at: (path: string) => string,
-    unitLinks: readonly Link[] | null, brandLinks: CachedLinks, gtinLinks: CachedLinks | null,
+    brand: ResolverBrand,
+    path: ResolverPath,
+    title: string,
+    found: { lot: boolean },
+    productPassportUrl: string | null,
+    at: (path: string) => string,
+    unitLinks: readonly Link[] | null,
+    brandLinks: CachedLinks,
+    gtinLinks: CachedLinks | null,
   ): LinkedLevel[] | Promise<LinkedLevel[]> {
     const key = path.key;
     const anchors = levelAnchors(brand.slug, key);
@@ -458,7 +529,7 @@ export function createResolver(ctx: UseCaseContext, options: ResolverOptions = {
     const qualified = key.kind === 'token' ? brandLinks.qualified : gtinLinks!.qualified;
     const serial = key.kind === 'serial' ? key.serial : key.kind === 'token' ? key.token : null;
     // A found unit brought its own links with it; a serial the brand never minted reads them.
-    const serialLinks = serial === null ? null : unitLinks ?? (qualified ? reader.links.qualified(brand.id, gtin, 'serial', serial) : noLinks);
+    const serialLinks = serial === null ? null : (unitLinks ?? (qualified ? reader.links.qualified(brand.id, gtin, 'serial', serial) : noLinks));
     const lotCode = anchors.lot === null || key.kind === 'token' ? null : key.kind === 'lot' || key.kind === 'serial' ? key.lot! : '';
     const lotLinks = lotCode === null ? null : qualified ? reader.links.qualified(brand.id, gtin, 'lot', lotCode) : noLinks;
     const build = (ownSerial: readonly Link[] | null, ownLot: readonly Link[] | null): LinkedLevel[] => {
@@ -466,7 +537,11 @@ export function createResolver(ctx: UseCaseContext, options: ResolverOptions = {
       if (ownSerial !== null) {
         let own = ownSerial;
         if (key.kind === 'token' && productPassportUrl !== null && !own.some((l) => l.isDefault)) own = [...own, passportLink(productPassportUrl, title)];
-        levels.push({ anchor: at(anchors.serial!), description: key.kind === 'serial' ? `${title}, serial ${serial}` : `${title}, unit ${serial}`, links: own });
+        levels.push({
+          anchor: at(anchors.serial!),
+          description: key.kind === 'serial' ? `${title}, serial ${serial}` : `${title}, unit ${serial}`,
+          links: own,
+        });
       }
       // A lot the brand never minted is shown only when it has links of its own.
       if (ownLot !== null && (found.lot || ownLot.length > 0 || key.kind === 'serial')) {
@@ -484,21 +559,43 @@ export function createResolver(ctx: UseCaseContext, options: ResolverOptions = {
 
   /** A found identity's resolution whose `data` is built only when read (only JSON answers show it). */
   function found(
-    level: Resolution['level'], state: { unitStatus: string | null; batchStatus: string | null; serialState?: string | null; serialReason?: string | null },
-    brand: ResolverBrand, anchor: string | null,
-    title: string, levels: LinkedLevel[], prefs: LinkPreferences, unitKnown: boolean | null, data: () => Record<string, unknown>,
-    suspect: Resolution['suspect'] = null, product: ResolverProduct | null = null,
+    level: Resolution['level'],
+    state: { unitStatus: string | null; batchStatus: string | null; serialState?: string | null; serialReason?: string | null },
+    brand: ResolverBrand,
+    anchor: string | null,
+    title: string,
+    levels: LinkedLevel[],
+    prefs: LinkPreferences,
+    unitKnown: boolean | null,
+    data: () => Record<string, unknown>,
+    suspect: Resolution['suspect'] = null,
+    product: ResolverProduct | null = null,
   ): Resolution {
     const chosen = defaultLinkOf(levels);
     const outcome = decideResolution({
-      kind: 'found', target: chosen?.href ?? null, ...state,
+      kind: 'found',
+      target: chosen?.href ?? null,
+      ...state,
     });
     const choice = outcome.kind === 'resolved' || outcome.kind === 'recalled' ? chooseLink(levels, prefs) : null;
-    return new FoundResolution({
-      level, outcome, brand, anchor, title, levels, unitKnown, unitStatus: state.unitStatus, suspect, product,
-      link: choice?.kind === 'link' ? choice.link : null,
-      choices: choice?.kind === 'choices' ? choice.links : null,
-    }, lastKnown?.degraded ?? false, data);
+    return new FoundResolution(
+      {
+        level,
+        outcome,
+        brand,
+        anchor,
+        title,
+        levels,
+        unitKnown,
+        unitStatus: state.unitStatus,
+        suspect,
+        product,
+        link: choice?.kind === 'link' ? choice.link : null,
+        choices: choice?.kind === 'choices' ? choice.links : null,
+      },
+      lastKnown?.degraded ?? false,
+      data,
+    );
   }
 
   function lookup(path: ResolverPath, prefs: LinkPreferences, root: string | undefined): Resolution | Promise<Resolution> {
@@ -528,29 +625,65 @@ export function createResolver(ctx: UseCaseContext, options: ResolverOptions = {
         if (life.standing === 'recalled' && levels[0] !== undefined) {
           // A recall leads: the unit's level says so and links its recall status (this resolver's JSON answer) first.
           levels[0] = {
-            ...levels[0], description: `${levels[0].description} (RECALLED)`,
-            links: [{ linkType: 'recallStatus', href: anchor, title: 'Recall status: recalled', hreflang: [], mediaType: 'application/json', context: [], fwqs: false, isDefault: false }, ...levels[0].links],
+            ...levels[0],
+            description: `${levels[0].description} (RECALLED)`,
+            links: [
+              {
+                linkType: 'recallStatus',
+                href: anchor,
+                title: 'Recall status: recalled',
+                hreflang: [],
+                mediaType: 'application/json',
+                context: [],
+                fwqs: false,
+                isDefault: false,
+              },
+              ...levels[0].links,
+            ],
           };
         } else if (life.standing === 'not_in_circulation' && levels[0] !== undefined) {
-          levels[0] = { ...levels[0], description: `${levels[0].description} (not in circulation${life.publicReason === null ? '' : `: ${life.publicReason}`})` };
+          levels[0] = {
+            ...levels[0],
+            description: `${levels[0].description} (not in circulation${life.publicReason === null ? '' : `: ${life.publicReason}`})`,
+          };
         } else if (life.standing === 'never_commissioned' && levels[0] !== undefined) {
           levels[0] = { ...levels[0], description: `${levels[0].description} (never commissioned: not in circulation yet)` };
         }
-        return found(unitKey.kind, {
-          unitStatus: life.scanStatus, batchStatus: unit.batchStatus, serialState: life.state, serialReason: life.reason,
-        }, brand, anchor, unit.product.name, levels, prefs, true, () => ({
-          ...(life.standing === 'recalled' ? { recall_status: 'recalled', isProductRecalled: true } : {}),
-          ok: true,
-          unit: {
-            serial: unit.serial, gtin: unit.gtin, status: unit.status, activated_at: unit.activatedAt?.toISOString() ?? null, digital_link: unit.resolverUrl,
-            state: life.state, in_circulation: life.standing === 'live',
-            ...(life.state === 'decommissioned' ? { reason: life.publicReason } : {}),
-            ...(life.standing === 'never_commissioned' ? { never_commissioned: true } : {}),
-            ...(suspect === null ? {} : { suspect: { reason: suspect.reason, since: suspect.since.toISOString() } }),
+        return found(
+          unitKey.kind,
+          {
+            unitStatus: life.scanStatus,
+            batchStatus: unit.batchStatus,
+            serialState: life.state,
+            serialReason: life.reason,
           },
-          product: productView(unit.product),
-          brand: brandView(brand),
-        }), suspect, unit.product);
+          brand,
+          anchor,
+          unit.product.name,
+          levels,
+          prefs,
+          true,
+          () => ({
+            ...(life.standing === 'recalled' ? { recall_status: 'recalled', isProductRecalled: true } : {}),
+            ok: true,
+            unit: {
+              serial: unit.serial,
+              gtin: unit.gtin,
+              status: unit.status,
+              activated_at: unit.activatedAt?.toISOString() ?? null,
+              digital_link: unit.resolverUrl,
+              state: life.state,
+              in_circulation: life.standing === 'live',
+              ...(life.state === 'decommissioned' ? { reason: life.publicReason } : {}),
+              ...(life.standing === 'never_commissioned' ? { never_commissioned: true } : {}),
+              ...(suspect === null ? {} : { suspect: { reason: suspect.reason, since: suspect.since.toISOString() } }),
+            },
+            product: productView(unit.product),
+            brand: brandView(brand),
+          }),
+          suspect,
+          unit.product,
+        );
       }
       if (unitKey.kind === 'token') return notFound(brand);
       // A serial the brand never minted walks up to its product, flagged unknown.
@@ -558,31 +691,73 @@ export function createResolver(ctx: UseCaseContext, options: ResolverOptions = {
       if (product === null) return notFound(brand);
       const levels = await levelsOf(brand, path, product.name, { lot: false }, product.passportUrl, at);
       levels[0] = { ...levels[0]!, description: `${product.name}, serial ${unitKey.serial} (unknown: not a unit this brand minted)` };
-      return found('serial', { unitStatus: null, batchStatus: null }, brand, at(levelAnchors(brand.slug, unitKey).serial!), product.name, levels, prefs, false, () => ({
-        ok: true,
-        unit: { serial: unitKey.serial, gtin: unitKey.gtin, status: 'unknown', known: false },
-        product: productView(product),
-        brand: brandView(brand),
-      }), null, product);
+      return found(
+        'serial',
+        { unitStatus: null, batchStatus: null },
+        brand,
+        at(levelAnchors(brand.slug, unitKey).serial!),
+        product.name,
+        levels,
+        prefs,
+        false,
+        () => ({
+          ok: true,
+          unit: { serial: unitKey.serial, gtin: unitKey.gtin, status: 'unknown', known: false },
+          product: productView(product),
+          brand: brandView(brand),
+        }),
+        null,
+        product,
+      );
     };
     /** The product level's resolution (a GTIN, or a lot the brand never minted): synchronous when its links and product are cached. */
-    const ofProduct = (gtin: string): Resolution | Promise<Resolution> => then(productOf(`${brand.id} ${gtin}`), (product) => {
-      if (product === null) return notFound(brand);
-      return then(levelsOf(brand, path, product.name, { lot: false }, product.passportUrl, at), (levels) => {
-        const own = key.kind === 'lot' && levels.length > 0 && levels[0]!.anchor.endsWith(`/10/${encodeURIComponent(key.lot)}`);
-        return found(own ? 'lot' : 'gtin', { unitStatus: null, batchStatus: null }, brand, `${base}/01/${gtin}`, product.name, levels, prefs, null, () => ({
-          ok: true, product: productView(product), brand: brandView(brand),
-        }), null, product);
+    const ofProduct = (gtin: string): Resolution | Promise<Resolution> =>
+      then(productOf(`${brand.id} ${gtin}`), (product) => {
+        if (product === null) return notFound(brand);
+        return then(levelsOf(brand, path, product.name, { lot: false }, product.passportUrl, at), (levels) => {
+          const own = key.kind === 'lot' && levels.length > 0 && levels[0]!.anchor.endsWith(`/10/${encodeURIComponent(key.lot)}`);
+          return found(
+            own ? 'lot' : 'gtin',
+            { unitStatus: null, batchStatus: null },
+            brand,
+            `${base}/01/${gtin}`,
+            product.name,
+            levels,
+            prefs,
+            null,
+            () => ({
+              ok: true,
+              product: productView(product),
+              brand: brandView(brand),
+            }),
+            null,
+            product,
+          );
+        });
       });
-    });
     /** A lot's resolution: the lot the brand minted, else its product's. */
     const ofLot = async (lotKey: Extract<ResolverPath['key'], { kind: 'lot' }>): Promise<Resolution> => {
       const lot = await reader.findLot(brand.id, lotKey.gtin, lotKey.lot);
       if (lot === null) return ofProduct(lotKey.gtin);
       const levels = await levelsOf(brand, path, lot.product.name, { lot: true }, lot.product.passportUrl, at);
-      return found('lot', { unitStatus: null, batchStatus: lot.allVoided ? 'voided' : 'minted' }, brand, `${base}/01/${lotKey.gtin}/10/${encodeURIComponent(lotKey.lot)}`, lot.product.name, levels, prefs, null, () => ({
-        ok: true, lot: { lot_code: lot.lotCode, qty: lot.qty, gtin: lotKey.gtin }, product: productView(lot.product), brand: brandView(brand),
-      }), null, lot.product);
+      return found(
+        'lot',
+        { unitStatus: null, batchStatus: lot.allVoided ? 'voided' : 'minted' },
+        brand,
+        `${base}/01/${lotKey.gtin}/10/${encodeURIComponent(lotKey.lot)}`,
+        lot.product.name,
+        levels,
+        prefs,
+        null,
+        () => ({
+          ok: true,
+          lot: { lot_code: lot.lotCode, qty: lot.qty, gtin: lotKey.gtin },
+          product: productView(lot.product),
+          brand: brandView(brand),
+        }),
+        null,
+        lot.product,
+      );
     };
     if (key.kind === 'serial' || key.kind === 'token') return ofUnit(key);
     return key.kind === 'lot' ? ofLot(key) : ofProduct(key.gtin);
@@ -592,16 +767,23 @@ export function createResolver(ctx: UseCaseContext, options: ResolverOptions = {
   function record(path: ResolverPath, representation: Representation, resolution: Resolution, client: ScanClient | undefined): Resolution {
     if (resolution.brand !== null && options.recorder !== undefined) {
       const key = path.key;
-      options.recorder.record({
-        brandId: resolution.brand.id, scannedAt: ctx.clock(), kind: key.kind,
-        gtin: key.kind === 'token' ? null : key.gtin,
-        identifier: key.kind === 'serial' ? key.serial : key.kind === 'lot' ? key.lot : key.kind === 'token' ? key.token : null,
-        outcome: resolution.outcome.kind, representation,
-        // A browser scanning a serial the brand never minted gets the not-issued page, no link.
-        linkType: representation === 'redirect' && resolution.unitKnown !== false ? resolution.link?.linkType ?? null : null,
-        unitKnown: resolution.unitKnown, unitStatus: resolution.unitStatus,
-        lot: key.kind === 'lot' ? key.lot : key.kind === 'serial' ? key.lot ?? null : null,
-      }, client);
+      options.recorder.record(
+        {
+          brandId: resolution.brand.id,
+          scannedAt: ctx.clock(),
+          kind: key.kind,
+          gtin: key.kind === 'token' ? null : key.gtin,
+          identifier: key.kind === 'serial' ? key.serial : key.kind === 'lot' ? key.lot : key.kind === 'token' ? key.token : null,
+          outcome: resolution.outcome.kind,
+          representation,
+          // A browser scanning a serial the brand never minted gets the not-issued page, no link.
+          linkType: representation === 'redirect' && resolution.unitKnown !== false ? (resolution.link?.linkType ?? null) : null,
+          unitKnown: resolution.unitKnown,
+          unitStatus: resolution.unitStatus,
+          lot: key.kind === 'lot' ? key.lot : key.kind === 'serial' ? (key.lot ?? null) : null,
+        },
+        client,
+      );
     }
     return resolution;
   }
@@ -705,7 +887,10 @@ export function createScanRecorder(ctx: UseCaseContext, options: ScanRecorderOpt
   const write = options.write ?? ((scans: readonly ScanRecord[]) => writer!.write(scans));
   const now = options.now ?? Date.now;
   // A flood's sampled row stands for many clients: it keeps no visitor.
-  const gate = options.flood === null ? null : createScanFloodGate<ScanRecord>(options.flood ?? defaultScanFloodLimits, (scan) => ({ ...scan, identifier: null, visitor: null }));
+  const gate =
+    options.flood === null
+      ? null
+      : createScanFloodGate<ScanRecord>(options.flood ?? defaultScanFloodLimits, (scan) => ({ ...scan, identifier: null, visitor: null }));
   const visitors = options.visitors ?? createVisitorHasher((size) => randomBytes(size));
   /** Client classes by User-Agent (scanners send a handful of agents over and over; at most 1,000 kept). */
   const classes = new Map<string, string>();
@@ -743,8 +928,7 @@ export function createScanRecorder(ctx: UseCaseContext, options: ScanRecorderOpt
       list.push(scan);
     }
     const seq = ++spillSeq;
-    await Promise.all([...byBrand].map(([brandId, scans]) =>
-      options.spill!.publish(`${spillPrefix}${seq}:${brandId}`, encodeSpilledScans(brandId, scans))));
+    await Promise.all([...byBrand].map(([brandId, scans]) => options.spill!.publish(`${spillPrefix}${seq}:${brandId}`, encodeSpilledScans(brandId, scans))));
   };
   let dropped = 0;
   let failed = 0;
@@ -788,7 +972,10 @@ export function createScanRecorder(ctx: UseCaseContext, options: ScanRecorderOpt
             options.onOutcome?.('spilled', scans);
             continue;
           } catch (error) {
-            cause = new AggregateError([cause, error].filter((e) => e !== null), 'neither the database nor the spill took the scans');
+            cause = new AggregateError(
+              [cause, error].filter((e) => e !== null),
+              'neither the database nor the spill took the scans',
+            );
           }
         }
         failed += scans;
@@ -820,7 +1007,9 @@ export function createScanRecorder(ctx: UseCaseContext, options: ScanRecorderOpt
       }
       if (client !== undefined) {
         scan = {
-          ...scan, clientClass: classOf(client.userAgent), country: countryOf(client.country),
+          ...scan,
+          clientClass: classOf(client.userAgent),
+          country: countryOf(client.country),
           visitor: visitors.hash(client.address, client.userAgent, scan.scannedAt),
         };
         if (gate !== null && !gate.admit(scan, floodFactsOf(scan), client.address, now())) {
@@ -857,7 +1046,10 @@ export interface ScanSpillPort {
   /** Stores one batch durably under `key` (a batch stored twice under one key is kept once); rejects when it was not stored. */
   publish(key: string, body: Uint8Array): Promise<void>;
   /** Hands stored batches to `handler`, again after `retryDelayMs` when it resolves false or throws. */
-  replay(handler: (key: string, body: Uint8Array) => Promise<boolean>, options?: { readonly retryDelayMs?: number; readonly onError?: (error: unknown) => void }): { stop(): Promise<void> };
+  replay(
+    handler: (key: string, body: Uint8Array) => Promise<boolean>,
+    options?: { readonly retryDelayMs?: number; readonly onError?: (error: unknown) => void },
+  ): { stop(): Promise<void> };
 }
 
 /** A spilled batch on the wire: `{"brandId", "scans": [...]}` with each scan's time as an ISO string. */
@@ -888,29 +1080,33 @@ export interface ScanReplayerOptions {
  * process runs one; each batch goes to one of them.
  */
 export function replaySpilledScans(ctx: UseCaseContext, spill: ScanSpillPort, options: ScanReplayerOptions = {}): { stop(): Promise<void> } {
-  return spill.replay(async (key, body) => {
-    let batch: { brandId: string; scans: ScanRecord[] };
-    try {
-      batch = decodeSpilledScans(body);
-    } catch (error) {
-      options.onError?.(new Error(`spilled scan batch ${key} is not readable; dropped`, { cause: error }));
-      return true;
-    }
-    try {
-      if (await writeScanBatchOnce(unitOfWork(ctx.db), batch.brandId, key, batch.scans, ctx.clock())) options.onWritten?.(batch.scans);
-      return true;
-    } catch (error) {
-      options.onError?.(error);
-      return false;
-    }
-  }, { retryDelayMs: options.retryDelayMs ?? 1_000, ...(options.onError === undefined ? {} : { onError: options.onError }) });
+  return spill.replay(
+    async (key, body) => {
+      let batch: { brandId: string; scans: ScanRecord[] };
+      try {
+        batch = decodeSpilledScans(body);
+      } catch (error) {
+        options.onError?.(new Error(`spilled scan batch ${key} is not readable; dropped`, { cause: error }));
+        return true;
+      }
+      try {
+        if (await writeScanBatchOnce(unitOfWork(ctx.db), batch.brandId, key, batch.scans, ctx.clock())) options.onWritten?.(batch.scans);
+        return true;
+      } catch (error) {
+        options.onError?.(error);
+        return false;
+      }
+    },
+    { retryDelayMs: options.retryDelayMs ?? 1_000, ...(options.onError === undefined ? {} : { onError: options.onError }) },
+  );
 }
 
 /** What makes two scans the same scan for the flood gate, and whether it named a never-issued serial. */
 function floodFactsOf(scan: ScanRecord): ScanFloodFacts {
   return {
-    brandId: scan.brandId, gtin: scan.gtin, unknownSerial: scan.unitKnown === false,
+    brandId: scan.brandId,
+    gtin: scan.gtin,
+    unknownSerial: scan.unitKnown === false,
     identity: `${scan.kind} ${scan.gtin ?? ''} ${scan.identifier ?? ''} ${scan.outcome} ${scan.representation} ${scan.linkType ?? ''}`,
   };
 }
-

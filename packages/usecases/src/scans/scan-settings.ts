@@ -1,7 +1,15 @@
 import { appendEvents, findScanAlertSettings, lockSuspectUnit, saveScanAlertSettings, unmarkUnitSuspect, unitOfWork, transaction } from '@mint/db';
 import {
-  applyScanAlertSettings, assertValid, defaultScanAlertSettings, InvalidInputError, isUuid, normalizeGtin, NotFoundError,
-  type FieldViolation, type ScanAlertSettings, type ScanAlertSettingsPatch,
+  applyScanAlertSettings,
+  assertValid,
+  defaultScanAlertSettings,
+  InvalidInputError,
+  isUuid,
+  normalizeGtin,
+  NotFoundError,
+  type FieldViolation,
+  type ScanAlertSettings,
+  type ScanAlertSettingsPatch,
 } from '@mint/domain';
 import type { Actor, UseCaseContext } from '../context.ts';
 import type { ScanAlerts } from './scans.ts';
@@ -19,7 +27,10 @@ export async function getScanAlertSettings(ctx: UseCaseContext, brandId: string)
  * processes' within their cache time (10 s).
  */
 export async function updateScanAlertSettings(
-  ctx: UseCaseContext, actor: Actor, input: { readonly brandId: string; readonly patch: ScanAlertSettingsPatch }, alerts?: ScanAlerts,
+  ctx: UseCaseContext,
+  actor: Actor,
+  input: { readonly brandId: string; readonly patch: ScanAlertSettingsPatch },
+  alerts?: ScanAlerts,
 ): Promise<ScanAlertSettings> {
   assertValid(isUuid(input.brandId) ? [] : [{ field: 'brand_id', message: 'must be a uuid' }]);
   const now = ctx.clock();
@@ -28,14 +39,25 @@ export async function updateScanAlertSettings(
     const applied = applyScanAlertSettings(current, input.patch);
     if ('violations' in applied) throw new InvalidInputError(applied.violations);
     await saveScanAlertSettings(em, input.brandId, applied.settings, now);
-    await appendEvents(em, now, [{
-      brandId: input.brandId, eventType: 'scan_alert_settings_updated', entityType: 'brand', entityId: input.brandId, actor: actor.id,
-      payload: {
-        never_issued: applied.settings.neverIssued, withdrawn: applied.settings.withdrawn, clone: applied.settings.clone, burst: applied.settings.burst,
-        clone_window_hours: applied.settings.cloneWindowHours, clone_visitors_per_day: applied.settings.cloneVisitorsPerDay,
-        alerts_per_minute: applied.settings.alertsPerMinute, withdrawn_ignored: applied.settings.withdrawnIgnored,
+    await appendEvents(em, now, [
+      {
+        brandId: input.brandId,
+        eventType: 'scan_alert_settings_updated',
+        entityType: 'brand',
+        entityId: input.brandId,
+        actor: actor.id,
+        payload: {
+          never_issued: applied.settings.neverIssued,
+          withdrawn: applied.settings.withdrawn,
+          clone: applied.settings.clone,
+          burst: applied.settings.burst,
+          clone_window_hours: applied.settings.cloneWindowHours,
+          clone_visitors_per_day: applied.settings.cloneVisitorsPerDay,
+          alerts_per_minute: applied.settings.alertsPerMinute,
+          withdrawn_ignored: applied.settings.withdrawnIgnored,
+        },
       },
-    }]);
+    ]);
     return applied.settings;
   });
   alerts?.invalidate(input.brandId);
@@ -71,7 +93,8 @@ export async function clearSuspectUnit(ctx: UseCaseContext, actor: Actor, input:
   const v: FieldViolation[] = [];
   if (!isUuid(input.brandId)) v.push({ field: 'brand_id', message: 'must be a uuid' });
   const gtin = input.gtin === null || input.gtin === '' ? null : normalizeGtin(input.gtin);
-  if (input.gtin !== null && input.gtin !== '' && gtin === null) v.push({ field: 'gtin', message: 'must be a GTIN-8, -12, -13 or -14 with a valid check digit' });
+  if (input.gtin !== null && input.gtin !== '' && gtin === null)
+    v.push({ field: 'gtin', message: 'must be a GTIN-8, -12, -13 or -14 with a valid check digit' });
   if (input.serial === '' || input.serial.length > 200) v.push({ field: 'serial', message: 'must be 1..200 characters' });
   const reason = input.reason.trim();
   if (reason === '' || reason.length > 500) v.push({ field: 'reason', message: 'must be 1..500 characters' });
@@ -82,10 +105,16 @@ export async function clearSuspectUnit(ctx: UseCaseContext, actor: Actor, input:
     if (!state.found) throw new NotFoundError(`unit not found: ${gtin === null ? '' : `${gtin} `}${input.serial}`);
     if (state.rule === null) return { cleared: false, rule: null, since: null };
     await unmarkUnitSuspect(em, input.brandId, gtin, input.serial);
-    await appendEvents(em, now, [{
-      brandId: input.brandId, eventType: 'scan_suspect_cleared', entityType: 'scan', entityId: `${gtin ?? ''} ${input.serial}`, actor: actor.id,
-      payload: { gtin, serial: input.serial, rule: state.rule, since: state.since?.toISOString() ?? null, reason },
-    }]);
+    await appendEvents(em, now, [
+      {
+        brandId: input.brandId,
+        eventType: 'scan_suspect_cleared',
+        entityType: 'scan',
+        entityId: `${gtin ?? ''} ${input.serial}`,
+        actor: actor.id,
+        payload: { gtin, serial: input.serial, rule: state.rule, since: state.since?.toISOString() ?? null, reason },
+      },
+    ]);
     return { cleared: true, rule: state.rule, since: state.since };
   });
 }

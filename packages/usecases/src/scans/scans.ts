@@ -1,11 +1,50 @@
 import {
-  createScanPartition, defaultPartitionDays, deleteScanIngestBatchesBefore, dropScanPartitionsBefore, rollUpAndDeleteDefaultBefore, rollUpScanDays, scanPartitionDays, utcDay, unitOfWork,
+  createScanPartition,
+  defaultPartitionDays,
+  deleteScanIngestBatchesBefore,
+  dropScanPartitionsBefore,
+  rollUpAndDeleteDefaultBefore,
+  rollUpScanDays,
+  scanPartitionDays,
+  utcDay,
+  unitOfWork,
 } from '@mint/db';
-import { appendEvents, findScanAlertSettings, ingestScanBatch, markUnitsSuspect, scanStats, unitScans, type IngestOutcome, type ScanRecord, type ScanStatsOrder, type ScanStatsRow, type UnitScanRow } from '@mint/db';
 import {
-  assertValid, clientClasses, countryOf, decodeScanCursor, encodeScanCursor, InvalidInputError, isUuid, maxIngestScans, normalizeGtin, scanGroups,
-  validateIngestScan, type ClientClass, type FieldViolation, type IngestRowError, type IngestScan, type IngestScanInput, type ScanGroup,
-  createScanRules, type ScanRuleLimits, type RuleScan, defaultScanAlertSettings, type ScanAlertSettings,
+  appendEvents,
+  findScanAlertSettings,
+  ingestScanBatch,
+  markUnitsSuspect,
+  scanStats,
+  unitScans,
+  type IngestOutcome,
+  type ScanRecord,
+  type ScanStatsOrder,
+  type ScanStatsRow,
+  type UnitScanRow,
+} from '@mint/db';
+import {
+  assertValid,
+  clientClasses,
+  countryOf,
+  decodeScanCursor,
+  encodeScanCursor,
+  InvalidInputError,
+  isUuid,
+  maxIngestScans,
+  normalizeGtin,
+  scanGroups,
+  validateIngestScan,
+  type ClientClass,
+  type FieldViolation,
+  type IngestRowError,
+  type IngestScan,
+  type IngestScanInput,
+  type ScanGroup,
+  createScanRules,
+  type ScanRuleLimits,
+  type RuleScan,
+  defaultScanAlertSettings,
+  type ScanAlertSettings,
 } from '@mint/domain';
 import type { UseCaseContext } from '../context.ts';
 
@@ -56,7 +95,10 @@ export function createScanAlerts(ctx: UseCaseContext, limits?: ScanRuleLimits, o
   /** The settings of these brands, those not cached (or stale) read in one query; undefined: the brand set none. */
   const load = async (brandIds: readonly string[]): Promise<Map<string, ScanAlertSettings | undefined>> => {
     const now = Date.now();
-    const missing = brandIds.filter((id) => { const hit = cache.get(id); return hit === undefined || now - hit.at > ttlMs; });
+    const missing = brandIds.filter((id) => {
+      const hit = cache.get(id);
+      return hit === undefined || now - hit.at > ttlMs;
+    });
     if (missing.length > 0) {
       const found = await findScanAlertSettings(unitOfWork(ctx.db), missing);
       if (cache.size > 10_000) cache.clear();
@@ -96,10 +138,14 @@ export function createScanAlerts(ctx: UseCaseContext, limits?: ScanRuleLimits, o
       if (events.length === 0) return 0;
       const em = unitOfWork(ctx.db);
       await appendEvents(em, at, events);
-      const marks = events.filter((e) => e.eventType === 'scan_clone_suspected' || e.eventType === 'scan_withdrawn_unit').map((e) => ({
-        brandId: e.brandId, gtin: (e.payload['gtin'] as string | null) ?? null, serial: e.payload['serial'] as string,
-        rule: e.eventType === 'scan_clone_suspected' ? 'clone' : 'withdrawn',
-      }));
+      const marks = events
+        .filter((e) => e.eventType === 'scan_clone_suspected' || e.eventType === 'scan_withdrawn_unit')
+        .map((e) => ({
+          brandId: e.brandId,
+          gtin: (e.payload['gtin'] as string | null) ?? null,
+          serial: e.payload['serial'] as string,
+          rule: e.eventType === 'scan_clone_suspected' ? 'clone' : 'withdrawn',
+        }));
       if (marks.length > 0) await markUnitsSuspect(em, marks, at);
       return events.length;
     },
@@ -116,9 +162,17 @@ export function createScanAlerts(ctx: UseCaseContext, limits?: ScanRuleLimits, o
 /** A recorded scan as the rules see it. */
 export function ruleScanOf(scan: ScanRecord): RuleScan {
   return {
-    brandId: scan.brandId, scannedAt: scan.scannedAt, gtin: scan.gtin, serial: scan.kind === 'serial' ? scan.identifier : null,
-    unitKnown: scan.unitKnown ?? null, count: scan.count ?? 1, country: scan.country ?? null, clientClass: scan.clientClass ?? null,
-    unitStatus: scan.unitStatus ?? null, outcome: scan.outcome, visitor: scan.visitor ?? null,
+    brandId: scan.brandId,
+    scannedAt: scan.scannedAt,
+    gtin: scan.gtin,
+    serial: scan.kind === 'serial' ? scan.identifier : null,
+    unitKnown: scan.unitKnown ?? null,
+    count: scan.count ?? 1,
+    country: scan.country ?? null,
+    clientClass: scan.clientClass ?? null,
+    unitStatus: scan.unitStatus ?? null,
+    outcome: scan.outcome,
+    visitor: scan.visitor ?? null,
   };
 }
 
@@ -154,10 +208,21 @@ export async function recordScanEvents(ctx: UseCaseContext, input: RecordScanEve
   });
   const outcome = await ingestScanBatch(unitOfWork(ctx.db), input.brandId, input.batchKey, good, rejected, now);
   if (alerts !== undefined && !outcome.replayed) {
-    await alerts.enqueue(outcome.unitScans.map((s) => ({
-      brandId: input.brandId, scannedAt: s.scannedAt, gtin: s.gtin, serial: s.kind === 'serial' || s.kind === 'token' ? s.identifier : null,
-      unitKnown: s.unitKnown, count: s.count, country: s.country, clientClass: s.clientClass, unitStatus: s.unitStatus, outcome: s.outcome, visitor: s.visitor,
-    })));
+    await alerts.enqueue(
+      outcome.unitScans.map((s) => ({
+        brandId: input.brandId,
+        scannedAt: s.scannedAt,
+        gtin: s.gtin,
+        serial: s.kind === 'serial' || s.kind === 'token' ? s.identifier : null,
+        unitKnown: s.unitKnown,
+        count: s.count,
+        country: s.country,
+        clientClass: s.clientClass,
+        unitStatus: s.unitStatus,
+        outcome: s.outcome,
+        visitor: s.visitor,
+      })),
+    );
   }
   return outcome;
 }
@@ -203,7 +268,8 @@ export async function getScanStats(ctx: UseCaseContext, q: ScanStatsQuery): Prom
   if (q.from === null) v.push({ field: 'from', message: 'is required' });
   if (q.to === null) v.push({ field: 'to', message: 'is required' });
   if (q.from !== null && q.to !== null && !(q.from < q.to)) v.push({ field: 'to', message: 'must be after from' });
-  if (q.from !== null && q.to !== null && q.to.getTime() - q.from.getTime() > maxRangeMs) v.push({ field: 'to', message: 'must be at most 400 days after from' });
+  if (q.from !== null && q.to !== null && q.to.getTime() - q.from.getTime() > maxRangeMs)
+    v.push({ field: 'to', message: 'must be at most 400 days after from' });
   const gtin = q.gtin == null || q.gtin === '' ? null : normalizeGtin(q.gtin);
   if (q.gtin != null && q.gtin !== '' && gtin === null) v.push({ field: 'gtin', message: 'must be a GTIN-8, -12, -13 or -14 with a valid check digit' });
   const country = q.country == null || q.country === '' ? null : countryOf(q.country);
@@ -218,10 +284,25 @@ export async function getScanStats(ctx: UseCaseContext, q: ScanStatsQuery): Prom
     const [key, scans] = decodeScanCursor(q.cursor, ['s', 'n']) as [string, number];
     after = { key, scans };
   }
-  const rows = await scanStats(unitOfWork(ctx.db), {
-    brandId: q.brandId, from: q.from!, to: q.to!, gtin, lot: q.lot || null, batchId: q.batchId || null, serial: q.serial || null, country,
-    clientClass: q.clientClass ?? null, unitKnown: q.unitKnown ?? null,
-  }, q.groupBy, q.order, after, limit + 1);
+  const rows = await scanStats(
+    unitOfWork(ctx.db),
+    {
+      brandId: q.brandId,
+      from: q.from!,
+      to: q.to!,
+      gtin,
+      lot: q.lot || null,
+      batchId: q.batchId || null,
+      serial: q.serial || null,
+      country,
+      clientClass: q.clientClass ?? null,
+      unitKnown: q.unitKnown ?? null,
+    },
+    q.groupBy,
+    q.order,
+    after,
+    limit + 1,
+  );
   const hasMore = rows.length > limit;
   const groups = hasMore ? rows.slice(0, limit) : rows;
   const last = groups[groups.length - 1];
@@ -325,12 +406,12 @@ export async function maintainScanLedger(ctx: UseCaseContext, options: ScanLedge
   const lateScansRolledUp = cutoffDay === null ? 0 : await rollUpAndDeleteDefaultBefore(em(), cutoffDay);
   const batch = 500;
   let daysRolledUp = 0;
-  for (let n = batch; n === batch;) daysRolledUp += n = await rollUpScanDays(em(), new Date(now - (options.graceMs ?? 15 * 60_000)), batch);
+  for (let n = batch; n === batch; ) daysRolledUp += n = await rollUpScanDays(em(), new Date(now - (options.graceMs ?? 15 * 60_000)), batch);
   const partitionsDropped = cutoffDay === null ? [] : await dropScanPartitionsBefore(em(), cutoffDay);
   let batchKeysDeleted = 0;
   if (cutoffDay !== null) {
     const before = new Date(now - options.retentionDays * dayMs);
-    for (let n = 10_000; n === 10_000;) batchKeysDeleted += n = await deleteScanIngestBatchesBefore(em(), before, 10_000);
+    for (let n = 10_000; n === 10_000; ) batchKeysDeleted += n = await deleteScanIngestBatchesBefore(em(), before, 10_000);
   }
   return { partitionsCreated, daysRolledUp, lateScansRolledUp, partitionsDropped, batchKeysDeleted };
 }

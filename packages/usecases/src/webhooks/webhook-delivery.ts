@@ -1,9 +1,28 @@
 import {
-  appendEvents, claimWebhookDeliveries, fanOutWebhookBrand, webhookFanoutBrands, type WebhookClaimBatch, findWebhookEndpoint, markWebhookEndpointFailing, readWebhookBacklog, recordWebhookAttempt, updateWebhookEndpoint,
-  type WebhookClaim, unitOfWork, transaction,
+  appendEvents,
+  claimWebhookDeliveries,
+  fanOutWebhookBrand,
+  webhookFanoutBrands,
+  type WebhookClaimBatch,
+  findWebhookEndpoint,
+  markWebhookEndpointFailing,
+  readWebhookBacklog,
+  recordWebhookAttempt,
+  updateWebhookEndpoint,
+  type WebhookClaim,
+  unitOfWork,
+  transaction,
 } from '@mint/db';
 import {
-  decideWebhookAttempt, openSecret, signWebhook, webhookBreaker, webhookMessageId, webhookPauseMs, webhookRetry, type RetryPolicy, type WebhookBreakerPolicy,
+  decideWebhookAttempt,
+  openSecret,
+  signWebhook,
+  webhookBreaker,
+  webhookMessageId,
+  webhookPauseMs,
+  webhookRetry,
+  type RetryPolicy,
+  type WebhookBreakerPolicy,
 } from '@mint/domain';
 import type { UseCaseContext } from '../context.ts';
 import type { WebhookSend } from './webhook-sender.ts';
@@ -106,7 +125,9 @@ export async function claimWebhooks(ctx: UseCaseContext, limit: number, options:
   return transaction(ctx.db, async (em) => {
     const now = ctx.clock();
     return claimWebhookDeliveries(em, now, new Date(now.getTime() + (options.leaseMs ?? defaultWebhookLeaseMs)), limit, {
-      perEndpoint: options.perEndpoint, perBrand: options.perBrand ?? defaultWebhookPerBrand, afterBrand: options.afterBrand ?? null,
+      perEndpoint: options.perEndpoint,
+      perBrand: options.perBrand ?? defaultWebhookPerBrand,
+      afterBrand: options.afterBrand ?? null,
       breakerThreshold: (options.breaker ?? webhookBreaker).threshold,
     });
   });
@@ -149,19 +170,30 @@ export async function deliverWebhook(ctx: UseCaseContext, claim: WebhookClaim, o
     secrets.push(openSecret(ctx.webhookSecretKeys, claim.previousSecret, context));
   }
   const response = await options.send({
-    url: claim.url, body,
+    url: claim.url,
+    body,
     headers: { 'webhook-id': messageId, 'webhook-timestamp': String(timestamp), 'webhook-signature': signWebhook(secrets, messageId, timestamp, body) },
   });
   return transaction(ctx.db, async (em) => {
     const now = ctx.clock();
     const decision = decideWebhookAttempt(
-      { status: response.status, attempts: claim.attempts, failingSince: claim.failingSince ?? now }, now, (options.random ?? Math.random)(), options.policy ?? webhookRetry,
+      { status: response.status, attempts: claim.attempts, failingSince: claim.failingSince ?? now },
+      now,
+      (options.random ?? Math.random)(),
+      options.policy ?? webhookRetry,
     );
-    const recorded = await recordWebhookAttempt(em, claim, {
-      status: decision.kind === 'retry' ? 'pending' : decision.kind,
-      nextAttemptAt: decision.kind === 'retry' ? new Date(now.getTime() + decision.delayMs) : null,
-      statusCode: response.status, durationMs: response.durationMs, error: response.error,
-    }, now);
+    const recorded = await recordWebhookAttempt(
+      em,
+      claim,
+      {
+        status: decision.kind === 'retry' ? 'pending' : decision.kind,
+        nextAttemptAt: decision.kind === 'retry' ? new Date(now.getTime() + decision.delayMs) : null,
+        statusCode: response.status,
+        durationMs: response.durationMs,
+        error: response.error,
+      },
+      now,
+    );
     if (!recorded) return { result: 'lost', status: response.status, durationMs: response.durationMs } as const;
     if (decision.kind === 'succeeded') {
       if (claim.failingSince !== null || claim.consecutiveFailures > 0) {
@@ -176,10 +208,16 @@ export async function deliverWebhook(ctx: UseCaseContext, claim: WebhookClaim, o
       const endpoint = await findWebhookEndpoint(em, claim.brandId, claim.endpointId, true);
       if (endpoint?.enabled) {
         await updateWebhookEndpoint(em, claim.brandId, claim.endpointId, { enabled: false, disabledReason: decision.disableEndpoint }, now);
-        await appendEvents(em, now, [{
-          brandId: claim.brandId, eventType: 'webhook_endpoint_disabled', entityType: 'webhook_endpoint', entityId: claim.endpointId, actor: null,
-          payload: { reason: decision.disableEndpoint, status_code: response.status, url: endpoint.url },
-        }]);
+        await appendEvents(em, now, [
+          {
+            brandId: claim.brandId,
+            eventType: 'webhook_endpoint_disabled',
+            entityType: 'webhook_endpoint',
+            entityId: claim.endpointId,
+            actor: null,
+            payload: { reason: decision.disableEndpoint, status_code: response.status, url: endpoint.url },
+          },
+        ]);
       }
     }
     return { result: decision.kind, status: response.status, durationMs: response.durationMs } as const;

@@ -38,9 +38,22 @@ export interface WebhookNetworkPolicy {
 /** IPv4 ranges no delivery goes to unless allowed: private, loopback, link-local, shared, unspecified, multicast and reserved. */
 const refusedIpv4 = new BlockList();
 for (const [net, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12], ['192.0.0.0', 24],
-  ['192.0.2.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24], ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) refusedIpv4.addSubnet(net, prefix, 'ipv4');
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const)
+  refusedIpv4.addSubnet(net, prefix, 'ipv4');
 /**
  * IPv6 ranges refused whole: IPv4-compatible `::/96` (deprecated; holds `::` and `::1`), discard-only,
  * unique local, site-local `fec0::/10` (deprecated), link-local, multicast, NAT64 local-use
@@ -48,8 +61,16 @@ for (const [net, prefix] of [
  */
 const refusedIpv6 = new BlockList();
 for (const [net, prefix] of [
-  ['::', 96], ['100::', 64], ['fc00::', 7], ['fec0::', 10], ['fe80::', 10], ['ff00::', 8], ['64:ff9b:1::', 48], ['2001:db8::', 32],
-] as const) refusedIpv6.addSubnet(net, prefix, 'ipv6');
+  ['::', 96],
+  ['100::', 64],
+  ['fc00::', 7],
+  ['fec0::', 10],
+  ['fe80::', 10],
+  ['ff00::', 8],
+  ['64:ff9b:1::', 48],
+  ['2001:db8::', 32],
+] as const)
+  refusedIpv6.addSubnet(net, prefix, 'ipv6');
 const loopback = new BlockList();
 loopback.addSubnet('127.0.0.0', 8, 'ipv4');
 loopback.addAddress('::1', 'ipv6');
@@ -63,7 +84,11 @@ export const refusedAddressMessage = 'a refused address (private, loopback, link
  * Teredo `2001::/32` (the server, and the client address stored inverted in the last 32 bits).
  */
 function embeddedIpv4(bytes: readonly number[]): string[] {
-  const v4 = (at: number, invert = false) => bytes.slice(at, at + 4).map((b) => (invert ? b ^ 0xff : b)).join('.');
+  const v4 = (at: number, invert = false) =>
+    bytes
+      .slice(at, at + 4)
+      .map((b) => (invert ? b ^ 0xff : b))
+      .join('.');
   const zero = (from: number, to: number) => bytes.slice(from, to).every((b) => b === 0);
   if (zero(0, 10) && bytes[10] === 0xff && bytes[11] === 0xff) return [v4(12)];
   if (zero(0, 8) && bytes[8] === 0xff && bytes[9] === 0xff && zero(10, 12)) return [v4(12)];
@@ -147,26 +172,37 @@ export function createWebhookSender(policy: WebhookNetworkPolicy): WebhookSend {
         resolve(response);
       };
       const client = url.protocol === 'https:' ? https : http;
-      const req = client.request(url, {
-        method: 'POST', lookup: pinnedLookup, agent: false,
-        headers: { ...request.headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(request.body)), 'user-agent': 'minting-webhooks/1' },
-      }, (res) => {
-        const status = res.statusCode ?? null;
-        const chunks: Buffer[] = [];
-        let size = 0;
-        const done = () => {
-          const text = Buffer.concat(chunks).subarray(0, webhookMaxResponseBytes).toString('utf8');
-          const ok = status !== null && status >= 200 && status < 300;
-          finish({ status, durationMs: Math.round(performance.now() - started), error: ok || text === '' ? null : text.slice(0, 500) });
-        };
-        res.on('data', (chunk: Buffer) => {
-          if (size < webhookMaxResponseBytes) chunks.push(chunk);
-          size += chunk.length;
-          if (size >= webhookMaxResponseBytes) done();
-        });
-        res.on('end', done);
-        res.on('error', done);
-      });
+      const req = client.request(
+        url,
+        {
+          method: 'POST',
+          lookup: pinnedLookup,
+          agent: false,
+          headers: {
+            ...request.headers,
+            'content-type': 'application/json',
+            'content-length': String(Buffer.byteLength(request.body)),
+            'user-agent': 'minting-webhooks/1',
+          },
+        },
+        (res) => {
+          const status = res.statusCode ?? null;
+          const chunks: Buffer[] = [];
+          let size = 0;
+          const done = () => {
+            const text = Buffer.concat(chunks).subarray(0, webhookMaxResponseBytes).toString('utf8');
+            const ok = status !== null && status >= 200 && status < 300;
+            finish({ status, durationMs: Math.round(performance.now() - started), error: ok || text === '' ? null : text.slice(0, 500) });
+          };
+          res.on('data', (chunk: Buffer) => {
+            if (size < webhookMaxResponseBytes) chunks.push(chunk);
+            size += chunk.length;
+            if (size >= webhookMaxResponseBytes) done();
+          });
+          res.on('end', done);
+          res.on('error', done);
+        },
+      );
       const timer = setTimeout(() => finish(failed(`no answer within ${timeoutMs} ms`)), timeoutMs);
       req.on('error', (err: NodeJS.ErrnoException) => finish(failed(`request failed: ${err.code ?? err.message}`)));
       req.end(request.body);

@@ -1,13 +1,43 @@
 import { randomUUID } from 'node:crypto';
 import { isIP } from 'node:net';
 import {
-  appendEvents, countWebhookEndpointsLocked, deleteWebhookEndpoint, findWebhookEndpoint, insertWebhookEndpoint, listWebhookDeliveries, listWebhookEndpoints, listWebhookSecretsToSeal,
-  replaceWebhookSecrets, requeueWebhookDelivery, resumeWebhookDeliveries, updateWebhookEndpoint, type WebhookDeliveryRecord, type WebhookEndpointChange,
-  type WebhookEndpointRecord, unitOfWork, transaction,
+  appendEvents,
+  countWebhookEndpointsLocked,
+  deleteWebhookEndpoint,
+  findWebhookEndpoint,
+  insertWebhookEndpoint,
+  listWebhookDeliveries,
+  listWebhookEndpoints,
+  listWebhookSecretsToSeal,
+  replaceWebhookSecrets,
+  requeueWebhookDelivery,
+  resumeWebhookDeliveries,
+  updateWebhookEndpoint,
+  type WebhookDeliveryRecord,
+  type WebhookEndpointChange,
+  type WebhookEndpointRecord,
+  unitOfWork,
+  transaction,
 } from '@mint/db';
 import {
-  assertValid, generateWebhookSecret, IllegalStateError, isLoopbackHost, isSecretBoxError, isUuid, NotFoundError, openSecret, resolvePageSize, sealSecret, toPage, webhookEventTypeViolations,
-  webhookSecretOverlapMs, webhookUrlViolations, type Cursor, type FieldViolation, type NewEvent, type Page,
+  assertValid,
+  generateWebhookSecret,
+  IllegalStateError,
+  isLoopbackHost,
+  isSecretBoxError,
+  isUuid,
+  NotFoundError,
+  openSecret,
+  resolvePageSize,
+  sealSecret,
+  toPage,
+  webhookEventTypeViolations,
+  webhookSecretOverlapMs,
+  webhookUrlViolations,
+  type Cursor,
+  type FieldViolation,
+  type NewEvent,
+  type Page,
 } from '@mint/domain';
 import type { Actor, UseCaseContext } from '../context.ts';
 import { addressAllowList, addressRefusal } from './webhook-sender.ts';
@@ -77,13 +107,28 @@ const seal = (ctx: UseCaseContext, brandId: string, endpointId: string, secret: 
 
 function view(e: WebhookEndpointRecord): WebhookEndpointView {
   return {
-    id: e.id, brandId: e.brandId, url: e.url, description: e.description, eventTypes: e.eventTypes, enabled: e.enabled, disabledReason: e.disabledReason,
-    previousSecretExpiresAt: e.previousSecretExpiresAt, consecutiveFailures: e.consecutiveFailures, pausedUntil: e.pausedUntil, createdAt: e.createdAt,
+    id: e.id,
+    brandId: e.brandId,
+    url: e.url,
+    description: e.description,
+    eventTypes: e.eventTypes,
+    enabled: e.enabled,
+    disabledReason: e.disabledReason,
+    previousSecretExpiresAt: e.previousSecretExpiresAt,
+    consecutiveFailures: e.consecutiveFailures,
+    pausedUntil: e.pausedUntil,
+    createdAt: e.createdAt,
     updatedAt: e.updatedAt,
   };
 }
 
-function endpointEvent(brandId: string, eventType: NewEvent['eventType'], endpointId: string, actor: string | null, payload: Record<string, unknown>): NewEvent {
+function endpointEvent(
+  brandId: string,
+  eventType: NewEvent['eventType'],
+  endpointId: string,
+  actor: string | null,
+  payload: Record<string, unknown>,
+): NewEvent {
   return { brandId, eventType, entityType: 'webhook_endpoint', entityId: endpointId, actor, payload };
 }
 
@@ -107,11 +152,12 @@ export interface NewWebhookEndpoint {
  * allows (`maxEndpointsPerBrand`), counted under the brand's row lock so racing creations cannot pass it.
  */
 export async function createWebhookEndpoint(
-  ctx: UseCaseContext, actor: Actor, settings: WebhookSettings, input: NewWebhookEndpoint,
+  ctx: UseCaseContext,
+  actor: Actor,
+  settings: WebhookSettings,
+  input: NewWebhookEndpoint,
 ): Promise<{ endpoint: WebhookEndpointView; secret: string }> {
-  assertValid([
-    ...endpointUrlViolations(input.url, settings), ...webhookEventTypeViolations(input.eventTypes), ...descriptionViolations(input.description),
-  ]);
+  assertValid([...endpointUrlViolations(input.url, settings), ...webhookEventTypeViolations(input.eventTypes), ...descriptionViolations(input.description)]);
   const secret = generateWebhookSecret(ctx.randomFill);
   const id = randomUUID();
   const max = settings.maxEndpointsPerBrand ?? defaultMaxWebhookEndpointsPerBrand;
@@ -123,12 +169,22 @@ export async function createWebhookEndpoint(
       );
     }
     await insertWebhookEndpoint(em, {
-      brandId: input.brandId, id, url: input.url, description: input.description, eventTypes: input.eventTypes, enabled: true,
-      secret: seal(ctx, input.brandId, id, secret), createdAt: now,
+      brandId: input.brandId,
+      id,
+      url: input.url,
+      description: input.description,
+      eventTypes: input.eventTypes,
+      enabled: true,
+      secret: seal(ctx, input.brandId, id, secret),
+      createdAt: now,
     });
-    await appendEvents(em, now, [endpointEvent(input.brandId, 'webhook_endpoint_created', id, actor.id, {
-      url: input.url, event_types: input.eventTypes, description: input.description,
-    })]);
+    await appendEvents(em, now, [
+      endpointEvent(input.brandId, 'webhook_endpoint_created', id, actor.id, {
+        url: input.url,
+        event_types: input.eventTypes,
+        description: input.description,
+      }),
+    ]);
     const created = await findWebhookEndpoint(em, input.brandId, id);
     return { endpoint: view(created!), secret };
   });
@@ -136,7 +192,9 @@ export async function createWebhookEndpoint(
 
 /** A page of the brand's endpoints, oldest first by (created_at, id), without secrets. */
 export async function listWebhookEndpointsOf(
-  ctx: UseCaseContext, brandId: string, query: { readonly limit: number | null; readonly cursor: Cursor | null } = { limit: null, cursor: null },
+  ctx: UseCaseContext,
+  brandId: string,
+  query: { readonly limit: number | null; readonly cursor: Cursor | null } = { limit: null, cursor: null },
 ): Promise<Page<WebhookEndpointView>> {
   const size = resolvePageSize(query.limit, defaultEndpointPageSize);
   const page = toPage(await listWebhookEndpoints(unitOfWork(ctx.db), brandId, size + 1, query.cursor), size, (e) => ({ at: e.createdAt, id: e.id }));
@@ -155,7 +213,12 @@ export interface WebhookEndpointUpdate {
 }
 
 /** Changes an endpoint's URL, filter, description or enabled flag and writes webhook_endpoint_updated. NotFoundError for a missing or foreign one. */
-export async function updateWebhookEndpointOf(ctx: UseCaseContext, actor: Actor, settings: WebhookSettings, input: WebhookEndpointUpdate): Promise<WebhookEndpointView> {
+export async function updateWebhookEndpointOf(
+  ctx: UseCaseContext,
+  actor: Actor,
+  settings: WebhookSettings,
+  input: WebhookEndpointUpdate,
+): Promise<WebhookEndpointView> {
   assertValid([
     ...(input.url === undefined ? [] : endpointUrlViolations(input.url, settings)),
     ...(input.eventTypes === undefined ? [] : webhookEventTypeViolations(input.eventTypes)),
@@ -166,7 +229,10 @@ export async function updateWebhookEndpointOf(ctx: UseCaseContext, actor: Actor,
     const found = isUuid(input.endpointId) ? await findWebhookEndpoint(em, input.brandId, input.endpointId, true) : null;
     if (found === null) throw new NotFoundError(`webhook endpoint ${input.endpointId} not found`);
     const change: WebhookEndpointChange = {
-      url: input.url, eventTypes: input.eventTypes, description: input.description, enabled: input.enabled,
+      url: input.url,
+      eventTypes: input.eventTypes,
+      description: input.description,
+      enabled: input.enabled,
       ...(input.enabled === true ? { disabledReason: null, failingSince: null, consecutiveFailures: 0, pausedUntil: null } : {}),
     };
     await updateWebhookEndpoint(em, input.brandId, found.id, change, now);
@@ -195,7 +261,12 @@ export async function deleteWebhookEndpointOf(ctx: UseCaseContext, actor: Actor,
  * signing next to the new one (both signatures are sent) for 24 hours; a second rotation within
  * them drops the oldest. Writes webhook_endpoint_secret_rotated (without secrets).
  */
-export async function rotateWebhookSecret(ctx: UseCaseContext, actor: Actor, brandId: string, endpointId: string): Promise<{ endpoint: WebhookEndpointView; secret: string }> {
+export async function rotateWebhookSecret(
+  ctx: UseCaseContext,
+  actor: Actor,
+  brandId: string,
+  endpointId: string,
+): Promise<{ endpoint: WebhookEndpointView; secret: string }> {
   const secret = generateWebhookSecret(ctx.randomFill);
   return transaction(ctx.db, async (em) => {
     const now = ctx.clock();
@@ -203,15 +274,26 @@ export async function rotateWebhookSecret(ctx: UseCaseContext, actor: Actor, bra
     if (found === null) throw new NotFoundError(`webhook endpoint ${endpointId} not found`);
     const expiresAt = new Date(now.getTime() + webhookSecretOverlapMs);
     // The outgoing secret stays as stored (sealed for this row); the new one is sealed with the current key.
-    await updateWebhookEndpoint(em, brandId, found.id, { secret: seal(ctx, brandId, found.id, secret), previousSecret: found.secret, previousSecretExpiresAt: expiresAt }, now);
-    await appendEvents(em, now, [endpointEvent(brandId, 'webhook_endpoint_secret_rotated', found.id, actor.id, { previous_secret_expires_at: expiresAt.toISOString() })]);
+    await updateWebhookEndpoint(
+      em,
+      brandId,
+      found.id,
+      { secret: seal(ctx, brandId, found.id, secret), previousSecret: found.secret, previousSecretExpiresAt: expiresAt },
+      now,
+    );
+    await appendEvents(em, now, [
+      endpointEvent(brandId, 'webhook_endpoint_secret_rotated', found.id, actor.id, { previous_secret_expires_at: expiresAt.toISOString() }),
+    ]);
     return { endpoint: view((await findWebhookEndpoint(em, brandId, found.id))!), secret };
   });
 }
 
 /** A page of an endpoint's deliveries, newest first by (created_at, id). NotFoundError for a missing or foreign endpoint. */
 export async function listWebhookDeliveriesOf(
-  ctx: UseCaseContext, brandId: string, endpointId: string, query: { readonly limit: number | null; readonly cursor: Cursor | null },
+  ctx: UseCaseContext,
+  brandId: string,
+  endpointId: string,
+  query: { readonly limit: number | null; readonly cursor: Cursor | null },
 ): Promise<Page<WebhookDeliveryRecord>> {
   const size = resolvePageSize(query.limit, defaultDeliveryPageSize);
   const em = unitOfWork(ctx.db);

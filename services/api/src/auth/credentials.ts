@@ -31,4 +31,3 @@ export function credentialsFrom(headers: Headers | IncomingHttpHeaders): Credent
   }
   return { bearer, apiKey: apiKey === null || apiKey.trim() === '' ? null : apiKey.trim() };
 }
-

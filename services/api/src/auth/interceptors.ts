@@ -6,7 +6,15 @@ import type { DescMethod, Message } from '@bufbuild/protobuf';
 import { createContextKey, type ContextValues, type Interceptor, type StreamRequest, type UnaryRequest } from '@connectrpc/connect';
 import { ForbiddenError, UnauthenticatedError, type Permission } from '@mint/domain';
 import { checkEachRequest } from '@mint/http';
-import { authenticate, authorizeAuthenticated, type Authenticated, type Caller, type Credentials, type OperationAccess, type UseCaseContext } from '@mint/usecases';
+import {
+  authenticate,
+  authorizeAuthenticated,
+  type Authenticated,
+  type Caller,
+  type Credentials,
+  type OperationAccess,
+  type UseCaseContext,
+} from '@mint/usecases';
 import { principalKey } from '../context.ts';
 import { credentialsFrom } from './credentials.ts';
 import { operationAccessOf, permissionFor, type AccessOptions } from './permissions.ts';
@@ -52,7 +60,10 @@ export function hasVerifiedCredentials(contextValues: ContextValues): boolean {
  * with one indexed query), so an anonymous or badly credentialed call is answered Unauthenticated
  * without its body being read or inflated.
  */
-export function authenticateHeaders(authenticator: Authenticator, access: AccessOptions = {}): (method: DescMethod, header: Headers, contextValues: ContextValues) => Promise<void> {
+export function authenticateHeaders(
+  authenticator: Authenticator,
+  access: AccessOptions = {},
+): (method: DescMethod, header: Headers, contextValues: ContextValues) => Promise<void> {
   return async (method, header, contextValues) => {
     if (permissionFor(method, access) === 'public') return;
     contextValues.set(authenticatedKey, await authenticator.authenticate(credentialsFrom(header)));

@@ -13,8 +13,9 @@ import { publicRpcServices } from './public-paths.ts';
 export type DeclaredPermission = Permission | 'session';
 
 /** Every service of the contract (@mint/contract), found among its exports, so a new service is covered without a list. */
-export const contractServices: readonly DescService[] = (Object.values(contract) as unknown[])
-  .filter((value): value is DescService => typeof value === 'object' && value !== null && (value as { kind?: unknown }).kind === 'service');
+export const contractServices: readonly DescService[] = (Object.values(contract) as unknown[]).filter(
+  (value): value is DescService => typeof value === 'object' && value !== null && (value as { kind?: unknown }).kind === 'service',
+);
 
 /**
  * The permission `method` declares in its `(mint.v1.permission)` option; undefined when it has none
@@ -43,10 +44,15 @@ export function operationAccessOf(method: DescMethod): OperationAccess {
 export const rpcPermissions: ReadonlyMap<string, Readonly<Record<string, Permission>>> = new Map(
   contractServices
     .filter((s) => s.methods.some((m) => declaredPermission(m) !== 'session'))
-    .map((s) => [s.typeName, Object.fromEntries(s.methods.flatMap((m) => {
-      const declared = declaredPermission(m);
-      return declared === undefined || declared === 'session' ? [] : [[m.localName, declared]];
-    }))]),
+    .map((s) => [
+      s.typeName,
+      Object.fromEntries(
+        s.methods.flatMap((m) => {
+          const declared = declaredPermission(m);
+          return declared === undefined || declared === 'session' ? [] : [[m.localName, declared]];
+        }),
+      ),
+    ]),
 );
 
 /**

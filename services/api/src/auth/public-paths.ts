@@ -15,8 +15,17 @@
  * path only.
  */
 export const publicPathPrefixes: readonly string[] = [
-  '/healthz', '/readyz', '/metrics', '/v1/openapi.json', '/r/', '/.well-known/gs1resolver', '/.well-known/did.json', '/.well-known/passport-status/', '/downloads/',
-  '/console', '/console/*',
+  '/healthz',
+  '/readyz',
+  '/metrics',
+  '/v1/openapi.json',
+  '/r/',
+  '/.well-known/gs1resolver',
+  '/.well-known/did.json',
+  '/.well-known/passport-status/',
+  '/downloads/',
+  '/console',
+  '/console/*',
 ];
 
 /** Connect/gRPC services anyone may call (the gRPC health protocol for probes). */
@@ -29,7 +38,11 @@ export const publicRpcServices: readonly string[] = ['grpc.health.v1.Health'];
 export function isPublicPath(path: string): boolean {
   if (/(^|\/)\.\.?(\/|$)|%2f|%5c|\\/i.test(path)) return false;
   if (publicRpcServices.some((service) => path.startsWith(`/${service}/`))) return true;
-  return publicPathPrefixes.some((prefix) => (prefix.endsWith('/*')
-    ? path.startsWith(prefix.slice(0, -1))
-    : prefix.endsWith('/') ? path.startsWith(prefix) && path.length > prefix.length : path === prefix));
+  return publicPathPrefixes.some((prefix) =>
+    prefix.endsWith('/*')
+      ? path.startsWith(prefix.slice(0, -1))
+      : prefix.endsWith('/')
+        ? path.startsWith(prefix) && path.length > prefix.length
+        : path === prefix,
+  );
 }

@@ -11,7 +11,7 @@ import { isPublicPath } from '../auth/public-paths.ts';
  */
 function securityHeaders(connectOrigins: readonly string[]): Record<string, string> {
   return {
-    'content-security-policy': `default-src 'self'; img-src 'self' data:; style-src 'self'; connect-src ${['\'self\'', ...connectOrigins].join(' ')}; object-src 'none'; base-uri 'self'; frame-ancestors 'none'`,
+    'content-security-policy': `default-src 'self'; img-src 'self' data:; style-src 'self'; connect-src ${["'self'", ...connectOrigins].join(' ')}; object-src 'none'; base-uri 'self'; frame-ancestors 'none'`,
     'x-content-type-options': 'nosniff',
     'referrer-policy': 'no-referrer',
   };
@@ -65,7 +65,8 @@ export function consoleRoutes(options: ConsoleRouteOptions): Route[] {
     if (files === null) {
       files = loadStaticFiles(options.dir);
       const index = files?.get('index.html');
-      if (files !== null && index !== undefined) files.set('index.html', { ...index, body: Buffer.from(withOidcSettings(index.body.toString('utf8'), options.oidc)) });
+      if (files !== null && index !== undefined)
+        files.set('index.html', { ...index, body: Buffer.from(withOidcSettings(index.body.toString('utf8'), options.oidc)) });
     }
     if (files === null) throw new HttpProblem(503, 'console_not_built', 'The console is not built: run npm run build -w @mint/console (npm ci does it).');
     const name = params['*'] === undefined || params['*'] === '' ? 'index.html' : params['*'];

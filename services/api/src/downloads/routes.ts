@@ -41,7 +41,11 @@ export function downloadRoute(ctx: UseCaseContext, settings: DownloadSettings, l
     handler: async ({ req, res, path, queryString }) => {
       const query = new URLSearchParams(queryString);
       const answer = await openPayloadPackDownload(ctx, settings, {
-        method: req.method ?? 'GET', path, exp: query.get('exp'), kid: query.get('kid'), sig: query.get('sig'),
+        method: req.method ?? 'GET',
+        path,
+        exp: query.get('exp'),
+        kid: query.get('kid'),
+        sig: query.get('sig'),
       });
       if (answer.kind === 'refused') {
         logger.info({ path, reason: answer.reason }, 'download refused');

@@ -14,7 +14,11 @@ import { errorBody } from '../v1/errors.ts';
 /** Largest capture document, in bytes. */
 const maxCaptureBytes = 16 * 1024 * 1024;
 
-async function callerOf(ctx: useCases.UseCaseContext, req: HttpRequest, permission: Permission): Promise<{ brandId: string; actorId: string; partnerId: string | null }> {
+async function callerOf(
+  ctx: useCases.UseCaseContext,
+  req: HttpRequest,
+  permission: Permission,
+): Promise<{ brandId: string; actorId: string; partnerId: string | null }> {
   const authenticated = await useCases.authenticate(ctx, credentialsFrom(req.headers));
   const brandId = header(req, 'x-workspace-id');
   if (brandId === null || !isUuid(brandId)) throw new InvalidInputError([{ field: 'x-workspace-id', message: 'must be the brand (workspace) id, a uuid' }]);
@@ -32,7 +36,9 @@ const onError: ErrorWriter = (call, error) => sendJson(call.req, call.res, error
 export function epcisRoutes(ctx: useCases.UseCaseContext): Route[] {
   return [
     {
-      methods: ['GET'], path: '/epcis/events', onError,
+      methods: ['GET'],
+      path: '/epcis/events',
+      onError,
       handler: async (call) => {
         const { brandId, partnerId } = await callerOf(ctx, call.req, 'mint:read');
         const page = await useCases.queryEpcis(ctx, brandId, new URLSearchParams(call.queryString), partnerId);
@@ -46,7 +52,9 @@ export function epcisRoutes(ctx: useCases.UseCaseContext): Route[] {
       },
     },
     {
-      methods: ['POST'], path: '/epcis/capture', onError,
+      methods: ['POST'],
+      path: '/epcis/capture',
+      onError,
       handler: async (call) => {
         const { brandId, actorId, partnerId } = await callerOf(ctx, call.req, 'mint:write');
         const document = await readJsonObject(call.req, maxCaptureBytes);

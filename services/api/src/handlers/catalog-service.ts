@@ -8,7 +8,10 @@ import { principalOf, type HandlerDeps } from '../context.ts';
 import { commercialStatus, mintReadinessStatus, orNull, orUnset, productionBatchStatus, toTimestamp, toWireImport, toWireProduct } from './wire.ts';
 
 /** The use cases CatalogService calls. */
-export type CatalogUseCases = Pick<typeof UseCases, 'upsertProduct' | 'getProduct' | 'listProducts' | 'upsertProductionBatch' | 'startProductImport' | 'getProductImport'>;
+export type CatalogUseCases = Pick<
+  typeof UseCases,
+  'upsertProduct' | 'getProduct' | 'listProducts' | 'upsertProductionBatch' | 'startProductImport' | 'getProductImport'
+>;
 
 /** What the CatalogService handlers need. */
 export type CatalogServiceDeps = HandlerDeps<CatalogUseCases>;

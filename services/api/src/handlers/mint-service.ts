@@ -11,7 +11,24 @@ import { loggerKey, principalOf } from '../context.ts';
 import { createContainerHandlers, type ContainerUseCases } from './containers.ts';
 import { unimplemented } from './unimplemented.ts';
 import {
-  activationMode, batchStatus, dateOrNull, decommissionReason, documentFormat, identityMode, serialAction, serialState, jobStatus, layoutFromWire, mintRequestOf, orNull, orUnset, packFormat, symbology, toTimestamp, toWirePack, unitStatus,
+  activationMode,
+  batchStatus,
+  dateOrNull,
+  decommissionReason,
+  documentFormat,
+  identityMode,
+  serialAction,
+  serialState,
+  jobStatus,
+  layoutFromWire,
+  mintRequestOf,
+  orNull,
+  orUnset,
+  packFormat,
+  symbology,
+  toTimestamp,
+  toWirePack,
+  unitStatus,
 } from './wire.ts';
 
 /** The use cases MintService calls (the real module in production; stand-ins in handler tests). */
@@ -38,11 +55,13 @@ export type MintUseCases = Pick<
   | 'reconcileMintBatch'
   | 'reconciliationCsv'
   | 'reconciliationDocument'
-> & ContainerUseCases;
+> &
+  ContainerUseCases;
 
 /** The refusal of SetMintBatchStatus while it is off, naming the setting that serves it. */
-export const setMintBatchStatusDisabled = 'SetMintBatchStatus is not enabled on this server: it is served when the API runs with '
-  + 'ENABLE_SET_MINT_BATCH_STATUS=true (Helm chart value api.setMintBatchStatusEnabled=true)';
+export const setMintBatchStatusDisabled =
+  'SetMintBatchStatus is not enabled on this server: it is served when the API runs with ' +
+  'ENABLE_SET_MINT_BATCH_STATUS=true (Helm chart value api.setMintBatchStatusEnabled=true)';
 
 /** What the MintService handlers need. */
 export interface MintServiceDeps {
@@ -208,8 +227,10 @@ export function createMintServiceHandlers(deps: MintServiceDeps): ServiceImpl<ty
 
     async listMintUnits(req) {
       const page = await useCases.listMintUnits(ctx, req.brandId, {
-        ...pageRequest(req, req.cursorCreatedAt, 'cursor_created_at'), mintBatchId: orNull(req.mintBatchId),
-        serial: orNull(req.serial), afterSeq: orNull(req.afterSeq),
+        ...pageRequest(req, req.cursorCreatedAt, 'cursor_created_at'),
+        mintBatchId: orNull(req.mintBatchId),
+        serial: orNull(req.serial),
+        afterSeq: orNull(req.afterSeq),
       });
       return {
         ok: true,
@@ -265,7 +286,8 @@ export function createMintServiceHandlers(deps: MintServiceDeps): ServiceImpl<ty
 
     async listPayloadPacks(req) {
       const page = await useCases.listPayloadPacks(ctx, req.brandId, {
-        ...pageRequest(req, req.cursorCreatedAt, 'cursor_created_at'), mintBatchId: orNull(req.mintBatchId),
+        ...pageRequest(req, req.cursorCreatedAt, 'cursor_created_at'),
+        mintBatchId: orNull(req.mintBatchId),
       });
       return {
         ok: true,
@@ -290,7 +312,9 @@ export function createMintServiceHandlers(deps: MintServiceDeps): ServiceImpl<ty
     async createPayloadPackDownloadUrl(req) {
       if (deps.downloads === undefined) return unimplemented('CreatePayloadPackDownloadUrl');
       const issued = await useCases.createPayloadPackDownloadUrl(ctx, deps.downloads, {
-        brandId: req.brandId, packId: req.packId, ttlSeconds: req.ttlSeconds ?? null,
+        brandId: req.brandId,
+        packId: req.packId,
+        ttlSeconds: req.ttlSeconds ?? null,
       });
       return { ok: true, url: issued.url, expiresAt: toTimestamp(issued.expiresAt) };
     },
@@ -362,7 +386,8 @@ export function createMintServiceHandlers(deps: MintServiceDeps): ServiceImpl<ty
       const { target } = req;
       let wireTarget: UseCases.SerialMoveTarget;
       if (target.case === 'serials') wireTarget = { serials: target.value.serials };
-      else if (target.case === 'range') wireTarget = { mintBatchId: target.value.mintBatchId, fromSeq: orNull(target.value.fromSeq), toSeq: orNull(target.value.toSeq) };
+      else if (target.case === 'range')
+        wireTarget = { mintBatchId: target.value.mintBatchId, fromSeq: orNull(target.value.fromSeq), toSeq: orNull(target.value.toSeq) };
       else if (target.case === 'container') wireTarget = { container: target.value };
       else throw new InvalidInputError([{ field: 'target', message: 'exactly one of serials, range or container is required' }]);
       const move = await useCases.moveSerials(ctx, actorOf(context), {
@@ -379,10 +404,22 @@ export function createMintServiceHandlers(deps: MintServiceDeps): ServiceImpl<ty
       const r = await useCases.reconcileMintBatch(ctx, req.brandId, req.mintBatchId);
       const counts = (o: Readonly<Record<string, number>>) => Object.entries(o).map(([name, count]) => ({ name, count }));
       return {
-        ok: true, requested: r.requested, minted: r.minted, notMinted: r.notMinted, byState: counts(r.byState), byReason: counts(r.byReason),
-        balanced: r.balanced, csv: useCases.reconciliationCsv(r), unallocatedByState: counts(r.unallocatedByState), problems: [...r.problems],
+        ok: true,
+        requested: r.requested,
+        minted: r.minted,
+        notMinted: r.notMinted,
+        byState: counts(r.byState),
+        byReason: counts(r.byReason),
+        balanced: r.balanced,
+        csv: useCases.reconciliationCsv(r),
+        unallocatedByState: counts(r.unallocatedByState),
+        problems: [...r.problems],
         byPartner: r.byPartner.map((p) => ({
-          partnerId: p.partnerId, partnerName: p.partnerName, allocated: p.allocated, byState: counts(p.byState), byReason: counts(p.byReason),
+          partnerId: p.partnerId,
+          partnerName: p.partnerName,
+          allocated: p.allocated,
+          byState: counts(p.byState),
+          byReason: counts(p.byReason),
         })),
       };
     },
@@ -401,11 +438,21 @@ export function createMintServiceHandlers(deps: MintServiceDeps): ServiceImpl<ty
 /** A serial move on the wire. */
 function toWireMove(m: UseCases.SerialMoveReport) {
   return {
-    moveId: m.moveId, action: serialAction.toWire(m.action), reason: m.reason === null ? 0 : decommissionReason.toWire(m.reason), status: m.status,
-    total: m.total, moved: m.moved, refused: m.refused, replayed: m.replayed,
+    moveId: m.moveId,
+    action: serialAction.toWire(m.action),
+    reason: m.reason === null ? 0 : decommissionReason.toWire(m.reason),
+    status: m.status,
+    total: m.total,
+    moved: m.moved,
+    refused: m.refused,
+    replayed: m.replayed,
     refusals: m.refusals.map((r) => ({
-      serial: orUnset(r.serial), mintBatchId: orUnset(r.mintBatchId), seq: orUnset(r.seq), refusal: r.refusal,
-      state: r.state === null ? 0 : serialState.toWire(r.state), reason: r.reason === null ? 0 : decommissionReason.toWire(r.reason),
+      serial: orUnset(r.serial),
+      mintBatchId: orUnset(r.mintBatchId),
+      seq: orUnset(r.seq),
+      refusal: r.refusal,
+      state: r.state === null ? 0 : serialState.toWire(r.state),
+      reason: r.reason === null ? 0 : decommissionReason.toWire(r.reason),
     })),
   };
 }
@@ -414,7 +461,11 @@ function toWireMove(m: UseCases.SerialMoveReport) {
  * The limit and position of a list request; the position from either cursor form: the opaque
  * `cursor`, or `<atField>` plus `cursor_id`. Half a pair or both forms at once is invalid input.
  */
-function pageRequest(req: { limit?: number; cursor?: string; cursorId?: string }, at: Timestamp | undefined, atField: string): { limit: number | null; cursor: Cursor | null } {
+function pageRequest(
+  req: { limit?: number; cursor?: string; cursorId?: string },
+  at: Timestamp | undefined,
+  atField: string,
+): { limit: number | null; cursor: Cursor | null } {
   return { limit: orNull(req.limit), cursor: resolveCursor({ cursor: req.cursor, at: dateOrNull(at), id: req.cursorId, atField, idField: 'cursor_id' }) };
 }
 

@@ -8,8 +8,10 @@ import { principalOf, type HandlerDeps } from '../context.ts';
 import { orUnset, toTimestamp } from './wire.ts';
 
 /** The use cases PartnerService calls. */
-export type PartnerUseCases = Pick<typeof UseCases,
-  'createPartner' | 'grantPartnerKey' | 'listPartners' | 'revokePartnerKey' | 'allocateSerials' | 'getPartnerAllocation'>;
+export type PartnerUseCases = Pick<
+  typeof UseCases,
+  'createPartner' | 'grantPartnerKey' | 'listPartners' | 'revokePartnerKey' | 'allocateSerials' | 'getPartnerAllocation'
+>;
 
 /** What the PartnerService handlers need. */
 export type PartnerServiceDeps = HandlerDeps<PartnerUseCases>;
@@ -31,7 +33,10 @@ export function createPartnerServiceHandlers(deps: PartnerServiceDeps): ServiceI
     async grantPartnerKey(req, context) {
       const { restriction } = req;
       const granted = await useCases.grantPartnerKey(ctx, actorOf(context), {
-        brandId: req.brandId, partnerId: req.partnerId, name: req.name, quota: req.quota,
+        brandId: req.brandId,
+        partnerId: req.partnerId,
+        name: req.name,
+        quota: req.quota,
         productId: restriction.case === 'productId' ? restriction.value : null,
         mintBatchId: restriction.case === 'mintBatchId' ? restriction.value : null,
       });
@@ -43,10 +48,19 @@ export function createPartnerServiceHandlers(deps: PartnerServiceDeps): ServiceI
       return {
         ok: true,
         partners: partners.map((p) => ({
-          partnerId: p.id, name: p.name, createdAt: toTimestamp(p.createdAt),
+          partnerId: p.id,
+          name: p.name,
+          createdAt: toTimestamp(p.createdAt),
           keys: p.keys.map((k) => ({
-            keyId: k.keyId, name: k.name, prefix: k.prefix, productId: orUnset(k.productId), mintBatchId: orUnset(k.mintBatchId), quota: k.quota,
-            allocated: k.allocated, createdAt: toTimestamp(k.createdAt), revokedAt: k.revokedAt === null ? undefined : toTimestamp(k.revokedAt),
+            keyId: k.keyId,
+            name: k.name,
+            prefix: k.prefix,
+            productId: orUnset(k.productId),
+            mintBatchId: orUnset(k.mintBatchId),
+            quota: k.quota,
+            allocated: k.allocated,
+            createdAt: toTimestamp(k.createdAt),
+            revokedAt: k.revokedAt === null ? undefined : toTimestamp(k.revokedAt),
           })),
         })),
       };
@@ -60,7 +74,10 @@ export function createPartnerServiceHandlers(deps: PartnerServiceDeps): ServiceI
     async allocateSerials(req, context) {
       const a = await useCases.allocateSerials(ctx, partnerOf(context), { brandId: req.brandId, quantity: req.quantity, idempotencyKey: req.idempotencyKey });
       return {
-        ok: true, requestId: a.requestId, quotaLeft: a.quotaLeft, replayed: a.replayed,
+        ok: true,
+        requestId: a.requestId,
+        quotaLeft: a.quotaLeft,
+        replayed: a.replayed,
         serials: a.units.map((u) => ({ serial: u.serial, mintBatchId: u.mintBatchId, seq: u.seq, url: u.epc })),
       };
     },
@@ -68,8 +85,14 @@ export function createPartnerServiceHandlers(deps: PartnerServiceDeps): ServiceI
     async getPartnerAllocation(req, context) {
       const g = await useCases.getPartnerAllocation(ctx, partnerOf(context), req.brandId);
       return {
-        ok: true, partnerId: g.partnerId, partnerName: g.partnerName, keyId: g.keyId, productId: orUnset(g.productId), mintBatchId: orUnset(g.mintBatchId),
-        quota: g.quota, allocated: g.allocated,
+        ok: true,
+        partnerId: g.partnerId,
+        partnerName: g.partnerName,
+        keyId: g.keyId,
+        productId: orUnset(g.productId),
+        mintBatchId: orUnset(g.mintBatchId),
+        quota: g.quota,
+        allocated: g.allocated,
       };
     },
   };

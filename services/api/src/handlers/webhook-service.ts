@@ -9,9 +9,16 @@ import { principalOf, type HandlerDeps } from '../context.ts';
 import { deliveryStatus, orNull, orUnset, toTimestamp } from './wire.ts';
 
 /** The use cases WebhookService calls. */
-export type WebhookUseCases = Pick<typeof UseCases,
-  'createWebhookEndpoint' | 'listWebhookEndpointsOf' | 'updateWebhookEndpointOf' | 'deleteWebhookEndpointOf' | 'rotateWebhookSecret' |
-  'listWebhookDeliveriesOf' | 'redeliverWebhook'>;
+export type WebhookUseCases = Pick<
+  typeof UseCases,
+  | 'createWebhookEndpoint'
+  | 'listWebhookEndpointsOf'
+  | 'updateWebhookEndpointOf'
+  | 'deleteWebhookEndpointOf'
+  | 'rotateWebhookSecret'
+  | 'listWebhookDeliveriesOf'
+  | 'redeliverWebhook'
+>;
 
 /** What the WebhookService handlers need. */
 export interface WebhookServiceDeps extends HandlerDeps<WebhookUseCases> {
@@ -25,7 +32,10 @@ export function createWebhookServiceHandlers(deps: WebhookServiceDeps): ServiceI
   return {
     async createWebhookEndpoint(req, context) {
       const { endpoint, secret } = await useCases.createWebhookEndpoint(ctx, { id: principalOf(context).actorId }, webhooks, {
-        brandId: req.brandId, url: req.url, eventTypes: req.eventTypes, description: req.description,
+        brandId: req.brandId,
+        url: req.url,
+        eventTypes: req.eventTypes,
+        description: req.description,
       });
       return { ok: true, endpoint: toWireEndpoint(endpoint), secret };
     },
@@ -33,12 +43,21 @@ export function createWebhookServiceHandlers(deps: WebhookServiceDeps): ServiceI
     async listWebhookEndpoints(req) {
       const cursor = req.cursor === undefined || req.cursor === '' ? null : decodeCursor(req.cursor, 'cursor');
       const page = await useCases.listWebhookEndpointsOf(ctx, req.brandId, { limit: orNull(req.limit), cursor });
-      return { ok: true, endpoints: page.items.map(toWireEndpoint), hasMore: page.hasMore, nextCursor: page.next === null ? undefined : encodeCursor(page.next) };
+      return {
+        ok: true,
+        endpoints: page.items.map(toWireEndpoint),
+        hasMore: page.hasMore,
+        nextCursor: page.next === null ? undefined : encodeCursor(page.next),
+      };
     },
 
     async updateWebhookEndpoint(req, context) {
       const endpoint = await useCases.updateWebhookEndpointOf(ctx, { id: principalOf(context).actorId }, webhooks, {
-        brandId: req.brandId, endpointId: req.endpointId, url: req.url, description: req.description, enabled: req.enabled,
+        brandId: req.brandId,
+        endpointId: req.endpointId,
+        url: req.url,
+        description: req.description,
+        enabled: req.enabled,
         eventTypes: req.replaceEventTypes || req.eventTypes.length > 0 ? req.eventTypes : undefined,
       });
       return { ok: true, endpoint: toWireEndpoint(endpoint) };
@@ -59,11 +78,22 @@ export function createWebhookServiceHandlers(deps: WebhookServiceDeps): ServiceI
       const page = await useCases.listWebhookDeliveriesOf(ctx, req.brandId, req.endpointId, { limit: orNull(req.limit), cursor });
       return {
         ok: true,
-        deliveries: page.items.map((d): MessageInitShape<typeof WebhookDeliverySchema> => ({
-          id: d.id, endpointId: d.endpointId, eventId: d.eventId, eventType: d.eventType, status: deliveryStatus.toWire(d.status), attempts: d.attempts,
-          nextAttemptAt: toTimestamp(d.nextAttemptAt), lastResponseCode: orUnset(d.lastStatusCode), lastDurationMs: orUnset(d.lastDurationMs),
-          lastError: orUnset(d.lastError), deliveredAt: d.deliveredAt === null ? undefined : toTimestamp(d.deliveredAt), createdAt: toTimestamp(d.createdAt),
-        })),
+        deliveries: page.items.map(
+          (d): MessageInitShape<typeof WebhookDeliverySchema> => ({
+            id: d.id,
+            endpointId: d.endpointId,
+            eventId: d.eventId,
+            eventType: d.eventType,
+            status: deliveryStatus.toWire(d.status),
+            attempts: d.attempts,
+            nextAttemptAt: toTimestamp(d.nextAttemptAt),
+            lastResponseCode: orUnset(d.lastStatusCode),
+            lastDurationMs: orUnset(d.lastDurationMs),
+            lastError: orUnset(d.lastError),
+            deliveredAt: d.deliveredAt === null ? undefined : toTimestamp(d.deliveredAt),
+            createdAt: toTimestamp(d.createdAt),
+          }),
+        ),
         hasMore: page.hasMore,
         nextCursor: page.next === null ? undefined : encodeCursor(page.next),
       };
@@ -78,10 +108,17 @@ export function createWebhookServiceHandlers(deps: WebhookServiceDeps): ServiceI
 
 function toWireEndpoint(e: UseCases.WebhookEndpointView): MessageInitShape<typeof WebhookEndpointSchema> {
   return {
-    id: e.id, brandId: e.brandId, url: e.url, description: e.description, eventTypes: [...e.eventTypes], enabled: e.enabled,
+    id: e.id,
+    brandId: e.brandId,
+    url: e.url,
+    description: e.description,
+    eventTypes: [...e.eventTypes],
+    enabled: e.enabled,
     disabledReason: orUnset(e.disabledReason),
     previousSecretExpiresAt: e.previousSecretExpiresAt === null ? undefined : toTimestamp(e.previousSecretExpiresAt),
-    consecutiveFailures: e.consecutiveFailures, pausedUntil: e.pausedUntil === null ? undefined : toTimestamp(e.pausedUntil),
-    createdAt: toTimestamp(e.createdAt), updatedAt: toTimestamp(e.updatedAt),
+    consecutiveFailures: e.consecutiveFailures,
+    pausedUntil: e.pausedUntil === null ? undefined : toTimestamp(e.pausedUntil),
+    createdAt: toTimestamp(e.createdAt),
+    updatedAt: toTimestamp(e.updatedAt),
   };
 }

@@ -3,17 +3,61 @@
 // mint request, times and optional fields map in @mint/wire, re-exported here for the handlers.
 
 import type { MessageInitShape } from '@bufbuild/protobuf';
-import { DocumentFormatSchema, type DocumentFormat as WireDocumentFormat, type PayloadPackSchema, type ProductImportSchema, type ProductSchema } from '@mint/contract';
+import {
+  DocumentFormatSchema,
+  type DocumentFormat as WireDocumentFormat,
+  type PayloadPackSchema,
+  type ProductImportSchema,
+  type ProductSchema,
+} from '@mint/contract';
 import type { PackFormat, PackPurpose, PackStatus, Symbology } from '@mint/domain';
 import { documentFormats, packProfileOf, type DocumentFormat, type ImportView, type listPayloadPacks, type ProductView } from '@mint/usecases';
 import {
-  commercialStatus, enumMapping, importStatus, mintReadinessStatus, orUnset, packFormat, packPurpose, packStatus, paper, symbology, toTimestamp,
+  commercialStatus,
+  enumMapping,
+  importStatus,
+  mintReadinessStatus,
+  orUnset,
+  packFormat,
+  packPurpose,
+  packStatus,
+  paper,
+  symbology,
+  toTimestamp,
 } from '@mint/wire';
 
 export {
-  activationMode, batchStatus, commercialStatus, dateOrNull, decommissionReason, deliveryStatus, identityMode, importStatus, layoutFromWire, linkLevel,
-  jobStatus, mintReadinessStatus, mintRequestOf, orNull, orUnset, packFormat, packPurpose, packStatus, paper, passportAccessClass, passportLevel, productionBatchStatus,
-  scanClientClass, scanGroupBy, serialAction, serialState, specSpellings, symbology, toTimestamp, unitStatus, type EnumMapping,
+  activationMode,
+  batchStatus,
+  commercialStatus,
+  dateOrNull,
+  decommissionReason,
+  deliveryStatus,
+  identityMode,
+  importStatus,
+  layoutFromWire,
+  linkLevel,
+  jobStatus,
+  mintReadinessStatus,
+  mintRequestOf,
+  orNull,
+  orUnset,
+  packFormat,
+  packPurpose,
+  packStatus,
+  paper,
+  passportAccessClass,
+  passportLevel,
+  productionBatchStatus,
+  scanClientClass,
+  scanGroupBy,
+  serialAction,
+  serialState,
+  specSpellings,
+  symbology,
+  toTimestamp,
+  unitStatus,
+  type EnumMapping,
 } from '@mint/wire';
 
 /** A pack as the use cases return it. */

@@ -10,8 +10,10 @@ import { principalOf, type HandlerDeps } from '../context.ts';
 import { orNull, toTimestamp } from './wire.ts';
 
 /** The use cases WorkspaceService calls. */
-export type WorkspaceUseCases = Pick<typeof UseCases,
-  'createApiKeyOf' | 'listApiKeysOf' | 'revokeApiKeyOf' | 'listBrandMembersOf' | 'addBrandMember' | 'setBrandMemberRole' | 'removeBrandMember'>;
+export type WorkspaceUseCases = Pick<
+  typeof UseCases,
+  'createApiKeyOf' | 'listApiKeysOf' | 'revokeApiKeyOf' | 'listBrandMembersOf' | 'addBrandMember' | 'setBrandMemberRole' | 'removeBrandMember'
+>;
 
 /** What the WorkspaceService handlers need. */
 export type WorkspaceServiceDeps = HandlerDeps<WorkspaceUseCases>;
@@ -23,14 +25,21 @@ export function createWorkspaceServiceHandlers(deps: WorkspaceServiceDeps): Serv
   const { ctx, useCases } = deps;
   return {
     async createApiKey(req, context) {
-      const { apiKey, key, apiAccessEnabled } = await useCases.createApiKeyOf(ctx, { id: principalOf(context).actorId }, { brandId: req.brandId, name: req.name, scopes: req.scopes });
+      const { apiKey, key, apiAccessEnabled } = await useCases.createApiKeyOf(
+        ctx,
+        { id: principalOf(context).actorId },
+        { brandId: req.brandId, name: req.name, scopes: req.scopes },
+      );
       return { ok: true, apiKey: toWireKey(apiKey), key, apiAccessEnabled };
     },
 
     async listApiKeys(req) {
       const page = await useCases.listApiKeysOf(ctx, req.brandId, { limit: orNull(req.limit), cursor: cursorOf(req.cursor) });
       return {
-        ok: true, apiKeys: page.items.map(toWireKey), hasMore: page.hasMore, nextCursor: page.next === null ? undefined : encodeCursor(page.next),
+        ok: true,
+        apiKeys: page.items.map(toWireKey),
+        hasMore: page.hasMore,
+        nextCursor: page.next === null ? undefined : encodeCursor(page.next),
         apiAccessEnabled: page.apiAccessEnabled,
       };
     },
@@ -45,12 +54,21 @@ export function createWorkspaceServiceHandlers(deps: WorkspaceServiceDeps): Serv
     },
 
     async addBrandMember(req, context) {
-      const { member, userCreated } = await useCases.addBrandMember(ctx, { id: principalOf(context).actorId }, { brandId: req.brandId, userId: req.userId, email: req.email, name: req.name, role: req.role });
+      const { member, userCreated } = await useCases.addBrandMember(
+        ctx,
+        { id: principalOf(context).actorId },
+        { brandId: req.brandId, userId: req.userId, email: req.email, name: req.name, role: req.role },
+      );
       return { ok: true, member: toWireMember(member), userCreated };
     },
 
     async setBrandMemberRole(req, context) {
-      return { ok: true, member: toWireMember(await useCases.setBrandMemberRole(ctx, { id: principalOf(context).actorId }, { brandId: req.brandId, userId: req.userId, role: req.role })) };
+      return {
+        ok: true,
+        member: toWireMember(
+          await useCases.setBrandMemberRole(ctx, { id: principalOf(context).actorId }, { brandId: req.brandId, userId: req.userId, role: req.role }),
+        ),
+      };
     },
 
     async removeBrandMember(req, context) {
@@ -62,8 +80,13 @@ export function createWorkspaceServiceHandlers(deps: WorkspaceServiceDeps): Serv
 
 function toWireKey(k: UseCases.ApiKeyView): MessageInitShape<typeof ApiKeySchema> {
   return {
-    id: k.id, name: k.name, prefix: k.prefix, scopes: [...k.scopes], createdAt: toTimestamp(k.createdAt),
-    revokedAt: k.revokedAt === null ? undefined : toTimestamp(k.revokedAt), lastUsedAt: k.lastUsedAt === null ? undefined : toTimestamp(k.lastUsedAt),
+    id: k.id,
+    name: k.name,
+    prefix: k.prefix,
+    scopes: [...k.scopes],
+    createdAt: toTimestamp(k.createdAt),
+    revokedAt: k.revokedAt === null ? undefined : toTimestamp(k.revokedAt),
+    lastUsedAt: k.lastUsedAt === null ? undefined : toTimestamp(k.lastUsedAt),
   };
 }
 

@@ -1,7 +1,17 @@
 import { Writable } from 'node:stream';
 import { Code, ConnectError, createClient, createRouterTransport } from '@connectrpc/connect';
 import { MintService } from '@mint/contract';
-import { ConflictError, DomainError, errorKinds, ForbiddenError, IllegalStateError, InvalidInputError, NotFoundError, UnauthenticatedError, UnavailableError } from '@mint/domain';
+import {
+  ConflictError,
+  DomainError,
+  errorKinds,
+  ForbiddenError,
+  IllegalStateError,
+  InvalidInputError,
+  NotFoundError,
+  UnauthenticatedError,
+  UnavailableError,
+} from '@mint/domain';
 import { errorCodes, errorInterceptor, toConnectError, toHttpError } from '@mint/http';
 import { createLogger } from '@mint/runtime';
 import { describe, expect, it } from 'vitest';
@@ -10,7 +20,14 @@ import { loggingInterceptor } from './logging.ts';
 describe('toConnectError', () => {
   it('maps each domain error to its code and keeps its message', () => {
     const cases: [Error, Code, string][] = [
-      [new InvalidInputError([{ field: 'lots[0].qty', message: 'must be an integer greater than 0' }, { field: 'sku', message: 'is empty' }]), Code.InvalidArgument, 'lots[0].qty: must be an integer greater than 0; sku: is empty'],
+      [
+        new InvalidInputError([
+          { field: 'lots[0].qty', message: 'must be an integer greater than 0' },
+          { field: 'sku', message: 'is empty' },
+        ]),
+        Code.InvalidArgument,
+        'lots[0].qty: must be an integer greater than 0; sku: is empty',
+      ],
       [new IllegalStateError('mint batch cannot move from applied to voided'), Code.FailedPrecondition, 'mint batch cannot move from applied to voided'],
       [new NotFoundError('mint batch b1 not found'), Code.NotFound, 'mint batch b1 not found'],
       [new ConflictError('mint job j1 moved concurrently'), Code.Aborted, 'mint job j1 moved concurrently'],
@@ -28,14 +45,17 @@ describe('toConnectError', () => {
     expect(Object.keys(errorCodes).sort()).toEqual([...errorKinds].sort());
     for (const kind of errorKinds) {
       const error = new DomainError(kind, `a ${kind} error`);
-      expect([toConnectError(error).code, toHttpError(error).status, toHttpError(error).code], kind)
-        .toEqual([errorCodes[kind].connect, errorCodes[kind].status, errorCodes[kind].code]);
+      expect([toConnectError(error).code, toHttpError(error).status, toHttpError(error).code], kind).toEqual([
+        errorCodes[kind].connect,
+        errorCodes[kind].status,
+        errorCodes[kind].code,
+      ]);
     }
     // The two kinds that share HTTP 409 stay apart on Connect.
     expect(errorCodes.illegal_state.connect).not.toBe(errorCodes.conflict.connect);
   });
 
-  it('answers a database that cannot be reached with Unavailable / 503 and Retry-After, the driver\'s words kept for the log', () => {
+  it("answers a database that cannot be reached with Unavailable / 503 and Retry-After, the driver's words kept for the log", () => {
     const refused = Object.assign(new Error('connect ECONNREFUSED 10.0.0.5:5432'), { code: 'ECONNREFUSED' });
     const wrapped = new Error('query failed', { cause: refused });
     const mapped = toConnectError(wrapped);

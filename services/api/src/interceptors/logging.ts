@@ -27,7 +27,13 @@ export function loggingInterceptor(fallback: Logger): Interceptor {
       const durationMs = Math.round((performance.now() - started) * 10) / 10;
       const userId = req.contextValues.get(principalKey)?.userId;
       const code = cancelled ? 'canceled' : connectError === undefined ? 'ok' : codeToString(connectError.code);
-      const line = { rpc: `${req.service.typeName}/${req.method.name}`, protocol: protocolOf(req.header.get('content-type')), code, durationMs, ...(userId === undefined ? {} : { userId }) };
+      const line = {
+        rpc: `${req.service.typeName}/${req.method.name}`,
+        protocol: protocolOf(req.header.get('content-type')),
+        code,
+        durationMs,
+        ...(userId === undefined ? {} : { userId }),
+      };
       if (fault && connectError !== undefined) {
         logger.error({ ...line, err: connectError.cause ?? connectError }, 'rpc failed');
       } else {

@@ -13,7 +13,9 @@ import { escapeHtml } from '@mint/pages';
 import { formatOf, refuse, type ContainerAnswer } from './routes.ts';
 
 const cors = {
-  'access-control-allow-origin': '*', 'access-control-allow-methods': 'GET, HEAD, OPTIONS', 'access-control-expose-headers': 'Link, Content-Type',
+  'access-control-allow-origin': '*',
+  'access-control-allow-methods': 'GET, HEAD, OPTIONS',
+  'access-control-expose-headers': 'Link, Content-Type',
 } as const;
 /** Every answer depends on Accept and on the credentials presented, and changes with each pack: never stored. */
 const headers = { 'cache-control': 'no-store', vary: 'Accept, Authorization, X-Api-Key', ...cors } as const;
@@ -36,23 +38,31 @@ const statusText = (c: useCases.PublicContainer) =>
 
 function page(c: useCases.PublicContainer, uri: string): string {
   const title = `${c.level.charAt(0).toUpperCase()}${c.level.slice(1)} ${c.sscc}`;
-  return '<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">'
-    + `<title>${escapeHtml(title)}</title></head><body><h1>${escapeHtml(title)}</h1>`
-    + `<p>A ${escapeHtml(c.level)} of ${escapeHtml(c.brand.name)}, identified by SSCC ${escapeHtml(c.sscc)}: ${escapeHtml(statusText(c))}.</p>`
-    + `<p><a href="${escapeHtml(uri)}">${escapeHtml(uri)}</a></p></body></html>`;
+  return (
+    '<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">' +
+    `<title>${escapeHtml(title)}</title></head><body><h1>${escapeHtml(title)}</h1>` +
+    `<p>A ${escapeHtml(c.level)} of ${escapeHtml(c.brand.name)}, identified by SSCC ${escapeHtml(c.sscc)}: ${escapeHtml(statusText(c))}.</p>` +
+    `<p><a href="${escapeHtml(uri)}">${escapeHtml(uri)}</a></p></body></html>`
+  );
 }
 
 /** The container answers on `ctx`. */
 export function containerAnswer(ctx: useCases.UseCaseContext): ContainerAnswer {
   return async (req, res, { slug, sscc, queryString, root }) => {
     if (req.method === 'OPTIONS') {
-      sendEmpty(res, 204, { ...cors, allow: 'GET, HEAD, OPTIONS', 'access-control-allow-headers': 'Accept, Authorization, X-Api-Key', 'access-control-max-age': 86_400 });
+      sendEmpty(res, 204, {
+        ...cors,
+        allow: 'GET, HEAD, OPTIONS',
+        'access-control-allow-headers': 'Accept, Authorization, X-Api-Key',
+        'access-control-max-age': 86_400,
+      });
       return;
     }
     const format = formatOf(typeof req.headers.accept === 'string' ? req.headers.accept : undefined);
     if (!isSscc(sscc)) {
       const message = 'the SSCC must be 18 digits with a valid GS1 check digit';
-      if (format === 'html') send(req, res, 400, 'text/html; charset=utf-8', `<!doctype html><title>Not a valid GS1 Digital Link</title><p>${message}</p>`, headers);
+      if (format === 'html')
+        send(req, res, 400, 'text/html; charset=utf-8', `<!doctype html><title>Not a valid GS1 Digital Link</title><p>${message}</p>`, headers);
       else send(req, res, 400, 'application/json; charset=utf-8', JSON.stringify({ ok: false, error: 'bad_request', message }), headers);
       return;
     }
@@ -68,24 +78,38 @@ export function containerAnswer(ctx: useCases.UseCaseContext): ContainerAnswer {
       return;
     }
     if (representation === 'linkset') {
-      const linkset = { linkset: [{ anchor: uri, describedby: [{ href: uri, type: 'application/json', title: `${found.level} ${found.sscc}: ${statusText(found)}` }] }] };
+      const linkset = {
+        linkset: [{ anchor: uri, describedby: [{ href: uri, type: 'application/json', title: `${found.level} ${found.sscc}: ${statusText(found)}` }] }],
+      };
       send(req, res, 200, 'application/linkset+json', JSON.stringify(linkset), {
-        ...headers, link: `${link}, <${gs1LinksetContext}>; rel="http://www.w3.org/ns/json-ld#context"; type="application/ld+json"`,
+        ...headers,
+        link: `${link}, <${gs1LinksetContext}>; rel="http://www.w3.org/ns/json-ld#context"; type="application/ld+json"`,
       });
       return;
     }
     const body: Record<string, unknown> = {
-      ok: true, sscc, uri, level: found.level, brand: found.brand.name, state: found.state, reason: found.reason, in_circulation: inCirculation,
+      ok: true,
+      sscc,
+      uri,
+      level: found.level,
+      brand: found.brand.name,
+      state: found.state,
+      reason: found.reason,
+      in_circulation: inCirculation,
     };
     if (await useCases.mayReadContainerContents(ctx, credentialsFrom(req.headers), found.brandId, sscc)) {
       const limit = query.get('limit');
       const { container, contents } = await useCases.getContainer(ctx, found.brandId, sscc, {
-        limit: limit === null ? null : Number(limit), cursor: query.get('cursor'),
+        limit: limit === null ? null : Number(limit),
+        cursor: query.get('cursor'),
       });
       body['parent_sscc'] = container.parentSscc;
       body['contents'] = {
-        container_count: container.containerCount, unit_count: container.unitCount,
-        containers: contents.containers, units: contents.units, next_cursor: contents.nextCursor,
+        container_count: container.containerCount,
+        unit_count: container.unitCount,
+        containers: contents.containers,
+        units: contents.units,
+        next_cursor: contents.nextCursor,
       };
     }
     send(req, res, 200, 'application/json; charset=utf-8', JSON.stringify(body), { ...headers, link });
@@ -95,12 +119,14 @@ export function containerAnswer(ctx: useCases.UseCaseContext): ContainerAnswer {
 /** The container routes under `/r/{slug}`; `publicBaseUrl` is the origin the containers' URIs start with. */
 export function containerResolverRoutes(ctx: useCases.UseCaseContext, options: { readonly publicBaseUrl: string }): Route[] {
   const answer = containerAnswer(ctx);
-  return [{
-    methods: ['GET', 'HEAD', 'OPTIONS'],
-    path: containerPath,
-    handler: ({ req, res, params, queryString }) => {
-      const slug = params['slug'] ?? '';
-      return answer(req, res, { slug, sscc: params['sscc'] ?? '', queryString, root: brandResolverBaseUrl(options.publicBaseUrl, slug) });
+  return [
+    {
+      methods: ['GET', 'HEAD', 'OPTIONS'],
+      path: containerPath,
+      handler: ({ req, res, params, queryString }) => {
+        const slug = params['slug'] ?? '';
+        return answer(req, res, { slug, sscc: params['sscc'] ?? '', queryString, root: brandResolverBaseUrl(options.publicBaseUrl, slug) });
+      },
     },
-  }];
+  ];
 }

@@ -6,22 +6,61 @@
 // cases.
 
 import {
-  acceptedLanguages, acceptedMediaTypes, edgeCacheControl, encodeEdgeScan, surrogateKeysOf, brandDomainBaseUrl, normalizeHost, forwardQuery, gs1LinksetContext, linksetOf, negotiate, parseResolverRequest, readLinkType, resolutionStatus,
-  resolverDescription, resolverPrefix, resolverRootPathOf, type LinkPreferences, type LinkTypeRequest, type ParsedResolverRequest, type Representation,
-  type ResolutionOutcome, type ScanClient, didWebOf, gs1VocabularyNamespace, identityPassportCredential, passportStatusPath, passportStatusListUrl,
+  acceptedLanguages,
+  acceptedMediaTypes,
+  edgeCacheControl,
+  encodeEdgeScan,
+  surrogateKeysOf,
+  brandDomainBaseUrl,
+  normalizeHost,
+  forwardQuery,
+  gs1LinksetContext,
+  linksetOf,
+  negotiate,
+  parseResolverRequest,
+  readLinkType,
+  resolutionStatus,
+  resolverDescription,
+  resolverPrefix,
+  resolverRootPathOf,
+  type LinkPreferences,
+  type LinkTypeRequest,
+  type ParsedResolverRequest,
+  type Representation,
+  type ResolutionOutcome,
+  type ScanClient,
+  didWebOf,
+  gs1VocabularyNamespace,
+  identityPassportCredential,
+  passportStatusPath,
+  passportStatusListUrl,
 } from '@mint/domain';
 import type { PassportReader, PassportReads, PassportSigner, PublishedPassport, Resolution, Resolver } from '@mint/usecases';
 import { methodNotAllowedMessage, send as sendBody, sendEmpty, type ErrorWriter, type HttpRequest, type HttpResponse, type Route } from '@mint/http';
 import { validateHeaderValue } from 'node:http';
 import { isPublicPath } from '../auth/public-paths.ts';
 import {
-  escapeHtml, identityPageBytes, pageLanguageOf, plainPage, refusalJson, refusalPages, resolverBodies, type Authenticity, type PageContent, type PageLanguage, type PagePassport,
+  escapeHtml,
+  identityPageBytes,
+  pageLanguageOf,
+  plainPage,
+  refusalJson,
+  refusalPages,
+  resolverBodies,
+  type Authenticity,
+  type PageContent,
+  type PageLanguage,
+  type PagePassport,
   type Refusal,
 } from '@mint/pages';
 
 const refusalStatus: Record<Refusal, number> = {
-  not_found: resolutionStatus.not_found, gone: resolutionStatus.gone, not_activated: resolutionStatus.not_activated,
-  unknown_link_type: 404, link_type_not_available: 404, invalid_link_target: 502,
+  not_found: resolutionStatus.not_found,
+  gone: resolutionStatus.gone,
+  not_activated: resolutionStatus.not_activated,
+  unknown_link_type: 404,
+  link_type_not_available: 404,
+  invalid_link_target: 502,
 };
 /** The page language of a request, from its Accept-Language. */
 const languageOf = (req: HttpRequest): PageLanguage => {
@@ -137,14 +176,20 @@ const uncached: Readonly<Record<string, string>> = {};
  */
 function edgeHeadersOf(r: Request, resolution: Resolution): Readonly<Record<string, string>> {
   const key = r.parsed.path.key;
-  if ((key.kind !== 'gtin' && key.kind !== 'lot') || resolution.outcome.kind !== 'resolved' || resolution.brand === null || resolution.stale === true) return uncached;
+  if ((key.kind !== 'gtin' && key.kind !== 'lot') || resolution.outcome.kind !== 'resolved' || resolution.brand === null || resolution.stale === true)
+    return uncached;
   const brandId = resolution.brand.id;
   return {
     'cache-control': edgeCacheControl,
     'surrogate-key': surrogateKeysOf(brandId, key.gtin),
     'x-scan': encodeEdgeScan({
-      brandId, kind: key.kind, gtin: key.gtin, lot: key.kind === 'lot' ? key.lot : null, outcome: resolution.outcome.kind, representation: r.representation,
-      linkType: r.representation === 'redirect' ? resolution.link?.linkType ?? null : null,
+      brandId,
+      kind: key.kind,
+      gtin: key.gtin,
+      lot: key.kind === 'lot' ? key.lot : null,
+      outcome: resolution.outcome.kind,
+      representation: r.representation,
+      linkType: r.representation === 'redirect' ? (resolution.link?.linkType ?? null) : null,
     }),
   };
 }
@@ -188,7 +233,8 @@ type PassportOptions = Pick<ResolverRouteOptions, 'passports' | 'signer'>;
 
 /** Where the issuer's DID document is served (did:web). */
 export const didDocumentPath = '/.well-known/did.json';
-if (!isPublicPath(didDocumentPath) || !isPublicPath(`${passportStatusPath}x`)) throw new Error('the passport issuer paths must be on the public path allow-list');
+if (!isPublicPath(didDocumentPath) || !isPublicPath(`${passportStatusPath}x`))
+  throw new Error('the passport issuer paths must be on the public path allow-list');
 
 /**
  * The passport issuer's routes on a host whose `did:web` is `did`: its DID document (every signing
@@ -199,7 +245,8 @@ export function passportIssuerRoutes(signer: PassportSigner, originOf: (req: Htt
   const headers = { ...corsHeaders, 'cache-control': 'public, max-age=60' };
   return [
     {
-      methods: ['GET', 'HEAD', 'OPTIONS'], path: didDocumentPath,
+      methods: ['GET', 'HEAD', 'OPTIONS'],
+      path: didDocumentPath,
       handler: async ({ req, res }) => {
         if (req.method === 'OPTIONS') return preflight(req, res);
         const did = didWebOf(new URL(originOf(req)).host);
@@ -207,7 +254,8 @@ export function passportIssuerRoutes(signer: PassportSigner, originOf: (req: Htt
       },
     },
     {
-      methods: ['GET', 'HEAD', 'OPTIONS'], path: `${passportStatusPath}:slug`,
+      methods: ['GET', 'HEAD', 'OPTIONS'],
+      path: `${passportStatusPath}:slug`,
       handler: async ({ req, res, params }) => {
         if (req.method === 'OPTIONS') return preflight(req, res);
         const origin = originOf(req);
@@ -229,20 +277,38 @@ function answer(r: Request, resolution: Resolution, passport: PublishedPassport 
   if (resolution.stale === true) res.setHeader(staleHeader, 'true');
   // An answer that carries a passport (or may: one asked for by name, or with a credential) is
   // private and never kept by a shared cache; the others keep the edge headers of their level.
-  const edge = passport !== null || r.passportAsk === 'ld' || r.passportAsk === 'jwt' || r.passportAsk === 'page' || passportKeyOf(r.req) !== null
-    ? (passport === null ? uncached : passportHeaders) : edgeHeadersOf(r, resolution);
+  const edge =
+    passport !== null || r.passportAsk === 'ld' || r.passportAsk === 'jwt' || r.passportAsk === 'page' || passportKeyOf(r.req) !== null
+      ? passport === null
+        ? uncached
+        : passportHeaders
+      : edgeHeadersOf(r, resolution);
   if (outcome.kind === 'not_in_circulation' && resolution.level !== null) {
     // 410 in every representation, each saying the item is out of circulation (and why, where public).
     const why = outcome.state === 'decommissioned' ? outcome.reason : outcome.state;
     if (r.representation === 'linkset') {
       send(req, res, 410, 'application/linkset+json', JSON.stringify(linksetOf(resolution.levels)), { link: `${r.link}, ${contextLink}`, ...edge });
     } else if (r.format === 'json') {
-      send(req, res, 410, 'application/json; charset=utf-8', JSON.stringify({
-        ...resolution.data, // the unit as its JSON answer shows it, under the refusal's fields
-        ok: false, error: 'not_in_circulation', message: `This item is not in circulation${why === null ? '' : ` (${why})`}.`, state: outcome.state, reason: outcome.reason,
-      }), { link: r.link, ...edge });
+      send(
+        req,
+        res,
+        410,
+        'application/json; charset=utf-8',
+        JSON.stringify({
+          ...resolution.data, // the unit as its JSON answer shows it, under the refusal's fields
+          ok: false,
+          error: 'not_in_circulation',
+          message: `This item is not in circulation${why === null ? '' : ` (${why})`}.`,
+          state: outcome.state,
+          reason: outcome.reason,
+        }),
+        { link: r.link, ...edge },
+      );
     } else {
-      send(req, res, 410, 'text/html; charset=utf-8', identityPageBytes({ ...pageContent(r, resolution, 'not_in_circulation'), why }, languageOf(req)), { link: r.link, ...edge });
+      send(req, res, 410, 'text/html; charset=utf-8', identityPageBytes({ ...pageContent(r, resolution, 'not_in_circulation'), why }, languageOf(req)), {
+        link: r.link,
+        ...edge,
+      });
     }
     return;
   }
@@ -251,23 +317,45 @@ function answer(r: Request, resolution: Resolution, passport: PublishedPassport 
     if (r.representation === 'linkset') {
       send(req, res, 409, 'application/linkset+json', JSON.stringify(linksetOf(resolution.levels)), { link: `${r.link}, ${contextLink}`, ...edge });
     } else {
-      send(req, res, 409, 'application/json; charset=utf-8', JSON.stringify({ ...resolverBodies.not_activated, ...resolution.data, ok: false }), { link: r.link, ...edge });
+      send(req, res, 409, 'application/json; charset=utf-8', JSON.stringify({ ...resolverBodies.not_activated, ...resolution.data, ok: false }), {
+        link: r.link,
+        ...edge,
+      });
     }
     return;
   }
   if (outcome.kind === 'not_activated' && resolution.level !== null && resolution.unitKnown === true) {
-    send(req, res, 409, 'text/html; charset=utf-8', identityPageBytes({ ...pageContent(r, resolution, 'not_activated'), why: 'never_commissioned' }, languageOf(req)), { link: r.link, ...edge });
+    send(
+      req,
+      res,
+      409,
+      'text/html; charset=utf-8',
+      identityPageBytes({ ...pageContent(r, resolution, 'not_activated'), why: 'never_commissioned' }, languageOf(req)),
+      { link: r.link, ...edge },
+    );
     return;
   }
-  if (outcome.kind === 'recalled' && r.representation === 'redirect'
-    && (r.linkType.kind === 'none' || (r.linkType.kind === 'link' && r.linkType.name === 'defaultLink'))) {
+  if (
+    outcome.kind === 'recalled' &&
+    r.representation === 'redirect' &&
+    (r.linkType.kind === 'none' || (r.linkType.kind === 'link' && r.linkType.name === 'defaultLink'))
+  ) {
     // A recall leads: a plain scan gets the identity page with the recall first, the links as
     // actions and, below them, the hosted passport (a recall withdraws the item, not its passport).
-    send(req, res, 200, 'text/html; charset=utf-8', identityPageBytes(pageContent(r, resolution, 'recalled', passport), languageOf(req)), { link: r.link, ...edge });
+    send(req, res, 200, 'text/html; charset=utf-8', identityPageBytes(pageContent(r, resolution, 'recalled', passport), languageOf(req)), {
+      link: r.link,
+      ...edge,
+    });
     return;
   }
   if ((outcome.kind !== 'resolved' && outcome.kind !== 'recalled') || resolution.level === null) {
-    refuse(req, res, outcome.kind === 'resolved' || outcome.kind === 'recalled' || outcome.kind === 'not_in_circulation' ? 'not_found' : outcome.kind, r.format, { link: r.link, ...edge });
+    refuse(
+      req,
+      res,
+      outcome.kind === 'resolved' || outcome.kind === 'recalled' || outcome.kind === 'not_in_circulation' ? 'not_found' : outcome.kind,
+      r.format,
+      { link: r.link, ...edge },
+    );
     return;
   }
   const title = resolution.title ?? 'Product';
@@ -287,9 +375,11 @@ function answer(r: Request, resolution: Resolution, passport: PublishedPassport 
     }
     // Kept per identity, versions shown, reader's sections, languages and names: a repeat is neither built nor signed.
     const p = passport;
-    const key = `${r.anchor}\n${p.version.id} ${p.latestVersion} ${p.inherited.map((v) => v.id).join(',')}\n${p.restricted.join(',')} ${p.withheld.join(',')}\n` +
+    const key =
+      `${r.anchor}\n${p.version.id} ${p.latestVersion} ${p.inherited.map((v) => v.id).join(',')}\n${p.restricted.join(',')} ${p.withheld.join(',')}\n` +
       `${languagesOf(headerOf(r.req, 'accept-language')).join(',')}\n${resolution.title ?? ''}\n${resolution.brand?.name ?? ''} ${resolution.brand?.slug ?? ''}`;
-    return r.signer!.signKept(key, () => credentialOf(r, resolution, p))
+    return r
+      .signer!.signKept(key, () => credentialOf(r, resolution, p))
       .then((jws) => send(req, res, 200, 'application/vc+jwt', jws, { link: r.link, ...passportHeaders }));
   }
   if (r.representation === 'linkset') {
@@ -300,8 +390,10 @@ function answer(r: Request, resolution: Resolution, passport: PublishedPassport 
   }
   if (r.representation === 'json') {
     const stale = resolution.stale === true ? { stale: true } : {};
-    const body = passport === null || resolution.unitKnown === false ? { ...resolution.data, target: outcome.target, ...stale }
-      : { ...resolution.data, target: outcome.target, ...stale, passport: passportJson(passport) };
+    const body =
+      passport === null || resolution.unitKnown === false
+        ? { ...resolution.data, target: outcome.target, ...stale }
+        : { ...resolution.data, target: outcome.target, ...stale, passport: passportJson(passport) };
     send(req, res, 200, 'application/json; charset=utf-8', JSON.stringify(body), { link: r.link, ...edge });
     return;
   }
@@ -311,18 +403,28 @@ function answer(r: Request, resolution: Resolution, passport: PublishedPassport 
     send(req, res, 404, 'text/html; charset=utf-8', identityPageBytes(pageContent(r, resolution, 'not_issued'), languageOf(req)), { link: r.link, ...edge });
     return;
   }
-  if (resolution.suspect !== null && resolution.suspect !== undefined && r.representation === 'redirect'
-    && (r.linkType.kind === 'none' || (r.linkType.kind === 'link' && r.linkType.name === 'defaultLink'))) {
+  if (
+    resolution.suspect !== null &&
+    resolution.suspect !== undefined &&
+    r.representation === 'redirect' &&
+    (r.linkType.kind === 'none' || (r.linkType.kind === 'link' && r.linkType.name === 'defaultLink'))
+  ) {
     // A unit a scan rule reported for checking: a shopper's plain scan gets the identity page with
     // the caution and the links as actions rather than a redirect past it; a link type asked for
     // by name (an app) is still followed.
-    send(req, res, 200, 'text/html; charset=utf-8', identityPageBytes(pageContent(r, resolution, 'genuine', passport), languageOf(req)), { link: r.link, ...edge });
+    send(req, res, 200, 'text/html; charset=utf-8', identityPageBytes(pageContent(r, resolution, 'genuine', passport), languageOf(req)), {
+      link: r.link,
+      ...edge,
+    });
     return;
   }
   if (passport !== null && (r.passportAsk === 'auto' || r.passportAsk === 'page')) {
     // The hosted passport: its page, with the identity's authenticity (a recall first) and its links as actions.
     const authenticity = outcome.kind === 'recalled' ? 'recalled' : resolution.level === 'serial' || resolution.level === 'token' ? 'genuine' : 'product';
-    send(req, res, 200, 'text/html; charset=utf-8', identityPageBytes(pageContent(r, resolution, authenticity, passport), languageOf(req)), { link: r.link, ...edge });
+    send(req, res, 200, 'text/html; charset=utf-8', identityPageBytes(pageContent(r, resolution, authenticity, passport), languageOf(req)), {
+      link: r.link,
+      ...edge,
+    });
     return;
   }
   const chosen = resolution.link;
@@ -334,8 +436,13 @@ function answer(r: Request, resolution: Resolution, passport: PublishedPassport 
       .filter((level) => level.links.length > 0);
     const accept = typeof req.headers.accept === 'string' ? req.headers.accept : undefined;
     if (mediaTypesOf(accept).some((t) => t === 'text/html' || t === 'application/xhtml+xml')) {
-      const items = resolution.choices.map((l) => `<li><a href="${escapeHtml(l.href)}"${l.hreflang.length > 0 ? ` hreflang="${escapeHtml(l.hreflang[0]!)}"` : ''}>${escapeHtml(l.title)}</a>` +
-        `${l.hreflang.length > 0 ? ` (${escapeHtml(l.hreflang.join(', '))})` : ''}${l.mediaType === null ? '' : ` ${escapeHtml(l.mediaType)}`}</li>`).join('');
+      const items = resolution.choices
+        .map(
+          (l) =>
+            `<li><a href="${escapeHtml(l.href)}"${l.hreflang.length > 0 ? ` hreflang="${escapeHtml(l.hreflang[0]!)}"` : ''}>${escapeHtml(l.title)}</a>` +
+            `${l.hreflang.length > 0 ? ` (${escapeHtml(l.hreflang.join(', '))})` : ''}${l.mediaType === null ? '' : ` ${escapeHtml(l.mediaType)}`}</li>`,
+        )
+        .join('');
       send(req, res, 300, 'text/html; charset=utf-8', plainPage(escapeHtml(title), `Choose one:<ul>${items}</ul>`), { link: r.link, ...edge });
     } else {
       send(req, res, 300, 'application/linkset+json', JSON.stringify(linksetOf(offered)), { link: `${r.link}, ${contextLink}`, ...edge });
@@ -358,16 +465,29 @@ function answer(r: Request, resolution: Resolution, passport: PublishedPassport 
 /** The passport as the JSON answer shows it: its version, digest and the sections the reader may see. */
 function passportJson(p: PublishedPassport): Record<string, unknown> {
   return {
-    level: p.level, version: p.version.version, latest_version: p.latestVersion, sha256: p.version.sha256, published_at: p.version.publishedAt.toISOString(),
-    content: p.content, restricted_sections: p.restricted, withheld_sections: p.withheld,
+    level: p.level,
+    version: p.version.version,
+    latest_version: p.latestVersion,
+    sha256: p.version.sha256,
+    published_at: p.version.publishedAt.toISOString(),
+    content: p.content,
+    restricted_sections: p.restricted,
+    withheld_sections: p.withheld,
   };
 }
 
 /** The UNTP DPP credential of the identity's passport (see {@link identityPassportCredential}), in the request's languages. */
 function credentialOf(r: Request, resolution: Resolution, p: PublishedPassport): Record<string, unknown> {
   return identityPassportCredential({
-    key: r.parsed.path.key, anchor: r.anchor, title: resolution.title ?? 'Product', brand: resolution.brand, content: p.content,
-    version: p.version.version, publishedAt: p.version.publishedAt, statusIndex: p.version.statusIndex, languages: languagesOf(headerOf(r.req, 'accept-language')),
+    key: r.parsed.path.key,
+    anchor: r.anchor,
+    title: resolution.title ?? 'Product',
+    brand: resolution.brand,
+    content: p.content,
+    version: p.version.version,
+    publishedAt: p.version.publishedAt,
+    statusIndex: p.version.statusIndex,
+    languages: languagesOf(headerOf(r.req, 'accept-language')),
   });
 }
 
@@ -389,7 +509,8 @@ function addPassportLinks(linkset: Record<string, unknown>[], anchor: string, p:
     { href: `${anchor}?linkType=gs1:dpp`, title: 'Digital product passport', type: 'text/html' },
     { href: `${anchor}?linkType=gs1:dpp`, title: 'Digital product passport (UNTP credential)', type: 'application/ld+json' },
   ];
-  if (p.version.version > 1) level['predecessor-version'] = [{ href: `${anchor}?passportVersion=${p.version.version - 1}`, title: `Passport version ${p.version.version - 1}` }];
+  if (p.version.version > 1)
+    level['predecessor-version'] = [{ href: `${anchor}?passportVersion=${p.version.version - 1}`, title: `Passport version ${p.version.version - 1}` }];
   if (p.version.version < p.latestVersion) level['latest-version'] = [{ href: anchor, title: `Passport version ${p.latestVersion}` }];
 }
 
@@ -397,9 +518,11 @@ function addPassportLinks(linkset: Record<string, unknown>[], anchor: string, p:
 function pageContent(r: Request, resolution: Resolution, authenticity: Authenticity, passport: PublishedPassport | null = null): PageContent {
   const key = r.parsed.path.key;
   return {
-    authenticity, brand: resolution.brand?.name ?? null, product: resolution.title,
+    authenticity,
+    brand: resolution.brand?.name ?? null,
+    product: resolution.title,
     gtin: key.kind === 'token' ? null : key.gtin,
-    lot: key.kind === 'lot' ? key.lot : key.kind === 'serial' ? key.lot ?? null : null,
+    lot: key.kind === 'lot' ? key.lot : key.kind === 'serial' ? (key.lot ?? null) : null,
     serial: key.kind === 'serial' ? key.serial : key.kind === 'token' ? key.token : null,
     links: resolution.levels.flatMap((level) => level.links.map((link) => ({ href: link.href, title: link.title, linkType: link.linkType }))),
     caution: resolution.suspect ?? null,
@@ -411,8 +534,12 @@ function pageContent(r: Request, resolution: Resolution, authenticity: Authentic
 function pagePassport(r: Request, p: PublishedPassport): PagePassport {
   const languages = languagesOf(headerOf(r.req, 'accept-language'));
   return {
-    content: p.content, version: p.version.version, latestVersion: p.latestVersion, publishedAt: p.version.publishedAt,
-    languages, withheld: p.withheld.length > 0,
+    content: p.content,
+    version: p.version.version,
+    latestVersion: p.latestVersion,
+    publishedAt: p.version.publishedAt,
+    languages,
+    withheld: p.withheld.length > 0,
     // The versions shown (the unit's, lot's and model's), the reader's sections and languages decide the sections' HTML.
     cacheKey: `${p.version.id} ${p.latestVersion} ${p.inherited.map((v) => v.id).join(',')} ${p.restricted.join(',')} ${p.withheld.join(',')} ${languages.join(',')}`,
   };
@@ -426,11 +553,17 @@ function pagePassport(r: Request, p: PublishedPassport): PagePassport {
  */
 function preflight(req: HttpRequest, res: HttpResponse, link?: string): void {
   const asked = req.headers['access-control-request-headers'];
-  const headers = typeof asked === 'string' && asked.length <= 1_000 && /^[\w!#$%&'*+.^`|~-]+(\s*,\s*[\w!#$%&'*+.^`|~-]+)*$/.test(asked.trim())
-    ? asked.trim() : 'Accept, Accept-Language';
+  const headers =
+    typeof asked === 'string' && asked.length <= 1_000 && /^[\w!#$%&'*+.^`|~-]+(\s*,\s*[\w!#$%&'*+.^`|~-]+)*$/.test(asked.trim())
+      ? asked.trim()
+      : 'Accept, Accept-Language';
   sendEmpty(res, 204, {
-    ...corsHeaders, allow: 'GET, HEAD, OPTIONS', 'access-control-allow-headers': headers, 'access-control-max-age': 86_400,
-    vary: 'Access-Control-Request-Headers', ...(link === undefined ? {} : { link }),
+    ...corsHeaders,
+    allow: 'GET, HEAD, OPTIONS',
+    'access-control-allow-headers': headers,
+    'access-control-max-age': 86_400,
+    vary: 'Access-Control-Request-Headers',
+    ...(link === undefined ? {} : { link }),
   });
 }
 
@@ -460,7 +593,9 @@ export interface ResolverRouteOptions {
 
 /** The TCP peer's address ('' when unknown) and the User-Agent, no country. */
 const peerOf = (req: HttpRequest): ScanClient => ({
-  address: req.socket?.remoteAddress ?? '', userAgent: typeof req.headers['user-agent'] === 'string' ? req.headers['user-agent'] : null, country: null,
+  address: req.socket?.remoteAddress ?? '',
+  userAgent: typeof req.headers['user-agent'] === 'string' ? req.headers['user-agent'] : null,
+  country: null,
 });
 
 /**
@@ -501,9 +636,7 @@ export function resolverRoute(resolver: Resolver, options: ResolverRouteOptions)
 function identityLink(parsed: Exclude<ParsedResolverRequest, { kind: 'malformed' }>, at: (canonicalPath: string) => string): string {
   const anchor = at(parsed.canonicalPath);
   const compressed = parsed.kind === 'identity' ? parsed.decompressedQuery : null;
-  return compressed === null
-    ? linksetLink(anchor)
-    : `${linksetLink(anchor)}, <${anchor}${compressed === '' ? '' : `?${compressed}`}>; rel="owl:sameAs"`;
+  return compressed === null ? linksetLink(anchor) : `${linksetLink(anchor)}, <${anchor}${compressed === '' ? '' : `?${compressed}`}>; rel="owl:sameAs"`;
 }
 
 /**
@@ -513,8 +646,15 @@ function identityLink(parsed: Exclude<ParsedResolverRequest, { kind: 'malformed'
  * (undefined: nothing does).
  */
 function serveIdentity(
-  resolver: Resolver, req: HttpRequest, res: HttpResponse, parsed: Exclude<ParsedResolverRequest, { kind: 'malformed' }>, queryString: string,
-  at: (canonicalPath: string) => string, root: string | undefined, client: ScanClient, hosted: PassportOptions = {},
+  resolver: Resolver,
+  req: HttpRequest,
+  res: HttpResponse,
+  parsed: Exclude<ParsedResolverRequest, { kind: 'malformed' }>,
+  queryString: string,
+  at: (canonicalPath: string) => string,
+  root: string | undefined,
+  client: ScanClient,
+  hosted: PassportOptions = {},
 ): void | Promise<void> {
   const { passports, signer } = hosted;
   const accept = typeof req.headers.accept === 'string' ? req.headers.accept : undefined;
@@ -531,16 +671,43 @@ function serveIdentity(
   const representation = linkType.kind === 'none' ? negotiated(accept) : negotiate(accept, linkType);
   const forwarded = compressed === null || compressed === '' ? queryString : queryString === '' ? compressed : `${compressed}&${queryString}`;
   const versionParam = query === null ? null : query.get('passportVersion');
-  if (versionParam !== null && !/^[1-9]\d{0,8}$/.test(versionParam)) return refuseRequest(req, res, 400, 'bad_request', 'passportVersion must be a version number (1, 2, ...)', format);
+  if (versionParam !== null && !/^[1-9]\d{0,8}$/.test(versionParam))
+    return refuseRequest(req, res, 400, 'bad_request', 'passportVersion must be a version number (1, 2, ...)', format);
   const passportVersion = versionParam === null ? null : Number(versionParam);
   const machine = passportMediaOf(accept);
   const dpp = linkType.kind === 'link' && linkType.name === 'dpp';
-  const passportAsk: PassportAsk = passports === undefined ? 'none'
-    : machine !== null && (linkType.kind === 'none' || dpp) ? machine
-      : dpp ? (format === 'json' ? 'ld' : 'page')
-        : linkType.kind === 'link' && linkType.name !== 'defaultLink' ? 'none'
-          : representation === 'linkset' ? 'linkset' : representation === 'json' ? 'json' : passportVersion !== null ? 'page' : 'auto';
-  const request: Request = { req, res, parsed, linkType, representation, format, forwarded, link, passportAsk, passportVersion, anchor: at(parsed.canonicalPath), signer };
+  const passportAsk: PassportAsk =
+    passports === undefined
+      ? 'none'
+      : machine !== null && (linkType.kind === 'none' || dpp)
+        ? machine
+        : dpp
+          ? format === 'json'
+            ? 'ld'
+            : 'page'
+          : linkType.kind === 'link' && linkType.name !== 'defaultLink'
+            ? 'none'
+            : representation === 'linkset'
+              ? 'linkset'
+              : representation === 'json'
+                ? 'json'
+                : passportVersion !== null
+                  ? 'page'
+                  : 'auto';
+  const request: Request = {
+    req,
+    res,
+    parsed,
+    linkType,
+    representation,
+    format,
+    forwarded,
+    link,
+    passportAsk,
+    passportVersion,
+    anchor: at(parsed.canonicalPath),
+    signer,
+  };
   const language = req.headers['accept-language'];
   const context = query === null ? null : query.get('context');
   const preferences: LinkPreferences = {
@@ -582,17 +749,36 @@ function serveIdentity(
  */
 function passportOf(passports: PassportReads, r: Request, resolution: Resolution): PublishedPassport | null | Promise<PublishedPassport | null> {
   const product = resolution.product ?? null;
-  if ((resolution.outcome.kind !== 'resolved' && resolution.outcome.kind !== 'recalled') || product === null || resolution.unitKnown === false || resolution.brand === null) return null;
+  if (
+    (resolution.outcome.kind !== 'resolved' && resolution.outcome.kind !== 'recalled') ||
+    product === null ||
+    resolution.unitKnown === false ||
+    resolution.brand === null
+  )
+    return null;
   if (r.passportAsk === 'auto' && product.passportUrl !== null && r.passportVersion === null) return null;
   const key = r.parsed.path.key;
   const presented = passportKeyOf(r.req);
-  const representation = r.passportAsk === 'jwt' ? 'vc+jwt' : r.passportAsk === 'ld' ? 'ld+json' : r.passportAsk === 'json' ? 'json' : r.passportAsk === 'linkset' ? 'linkset' : 'html';
-  const read = (reader: PassportReader | null) => passports.read({
-    brandId: resolution.brand!.id, productId: product.id,
-    lot: key.kind === 'lot' ? key.lot : key.kind === 'serial' ? key.lot ?? null : null,
-    serial: key.kind === 'serial' ? key.serial : null,
-    version: r.passportVersion, reader, representation,
-  });
+  const representation =
+    r.passportAsk === 'jwt'
+      ? 'vc+jwt'
+      : r.passportAsk === 'ld'
+        ? 'ld+json'
+        : r.passportAsk === 'json'
+          ? 'json'
+          : r.passportAsk === 'linkset'
+            ? 'linkset'
+            : 'html';
+  const read = (reader: PassportReader | null) =>
+    passports.read({
+      brandId: resolution.brand!.id,
+      productId: product.id,
+      lot: key.kind === 'lot' ? key.lot : key.kind === 'serial' ? (key.lot ?? null) : null,
+      serial: key.kind === 'serial' ? key.serial : null,
+      version: r.passportVersion,
+      reader,
+      representation,
+    });
   const passport = presented === null ? read(null) : passports.readerOf(presented).then(read);
   // An answer from what the resolver last knew (its database away) goes without the passport it cannot read.
   return resolution.stale === true && passport instanceof Promise ? passport.catch(() => null) : passport;
@@ -609,7 +795,16 @@ const rootProbe = `${resolverPrefix}0`;
  * every URI of the answer (anchors, moves) under the root. A GTIN no brand, or several brands,
  * hold answers the same 404 as an unknown identity.
  */
-function serveUnderRoot(resolver: Resolver, req: HttpRequest, res: HttpResponse, below: string, queryString: string, root: string, client: ScanClient, hosted: PassportOptions = {}): void | Promise<void> {
+function serveUnderRoot(
+  resolver: Resolver,
+  req: HttpRequest,
+  res: HttpResponse,
+  below: string,
+  queryString: string,
+  root: string,
+  client: ScanClient,
+  hosted: PassportOptions = {},
+): void | Promise<void> {
   const probe = parseResolverRequest(`${rootProbe}${below}`);
   const probeAt = (canonicalPath: string) => `${root}${canonicalPath.slice(rootProbe.length)}`;
   if (req.method === 'OPTIONS') return preflight(req, res, probe.kind === 'malformed' ? undefined : identityLink(probe, probeAt));
@@ -645,9 +840,13 @@ if (!isPublicPath(resolverDescriptionPath)) throw new Error(`${resolverDescripti
  * brand's base. A brand domain's file names `https://{domain}`, where its identities resolve.
  */
 export function resolverDescriptionRoute(options: ResolverRouteOptions): Route {
-  const body = JSON.stringify(resolverDescription({
-    name: 'Minting service GS1 Digital Link resolver', resolverRoot: `${options.publicBaseUrl.replace(/\/+$/, '')}/r`, contact: options.contact,
-  }));
+  const body = JSON.stringify(
+    resolverDescription({
+      name: 'Minting service GS1 Digital Link resolver',
+      resolverRoot: `${options.publicBaseUrl.replace(/\/+$/, '')}/r`,
+      contact: options.contact,
+    }),
+  );
   return {
     methods: ['GET', 'HEAD', 'OPTIONS'],
     path: resolverDescriptionPath,
@@ -718,7 +917,14 @@ export function brandDomainRoutes(
     if (req.method !== 'GET' && req.method !== 'HEAD' && req.method !== 'OPTIONS') {
       if (!shaped) return notFound(req, res);
       res.setHeader('allow', 'GET, HEAD, OPTIONS');
-      return refuseRequest(req, res, 405, 'method_not_allowed', methodNotAllowedMessage(req.method, path, ['GET', 'HEAD', 'OPTIONS']), formatOf(typeof req.headers.accept === 'string' ? req.headers.accept : undefined));
+      return refuseRequest(
+        req,
+        res,
+        405,
+        'method_not_allowed',
+        methodNotAllowedMessage(req.method, path, ['GET', 'HEAD', 'OPTIONS']),
+        formatOf(typeof req.headers.accept === 'string' ? req.headers.accept : undefined),
+      );
     }
     const root = brandDomainBaseUrl(host);
     const container = /^\/00\/([^/]*)$/.exec(path);
@@ -743,7 +949,10 @@ export function brandDomainRoutes(
       path: resolverDescriptionPath,
       handler: ({ req, res }) => {
         if (req.method === 'OPTIONS') return preflight(req, res);
-        sendBody(req, res, 200, 'application/json', domainDescription(requestHost(req), options.contact), { ...corsHeaders, 'cache-control': 'public, max-age=3600' });
+        sendBody(req, res, 200, 'application/json', domainDescription(requestHost(req), options.contact), {
+          ...corsHeaders,
+          'cache-control': 'public, max-age=3600',
+        });
       },
     },
     {

@@ -23,7 +23,8 @@ export const catalogSchemas: Readonly<Record<string, Schema>> = {
   ProductImportResponse: obj({ ok: { const: true }, data: ref('ProductImport'), meta: ref('Meta') }),
   Product: responseSchema(ProductSchema, productShape),
   ProductList: obj({
-    ok: { const: true }, data: arrayOf(ref('Product')),
+    ok: { const: true },
+    data: arrayOf(ref('Product')),
     meta: obj({ next_cursor: nullable(string), has_more: boolean, request_id: string }),
   }),
 };
@@ -48,7 +49,13 @@ export async function startImportRoute(deps: V1Deps, call: V1Call): Promise<void
     throw new HttpProblem(415, 'unsupported_media_type', 'the request body must be the CSV file (Content-Type: text/csv)');
   }
   const view = await startProductImport(deps.ctx, { id: caller.actorId }, brandId, bodyChunks(call.req, maxImportBytes));
-  sendJson(call.req, call.res, 202, { ok: true, data: importData(view), meta: { request_id: call.requestId } }, { location: `/v1/imports/products/${view.id}` });
+  sendJson(
+    call.req,
+    call.res,
+    202,
+    { ok: true, data: importData(view), meta: { request_id: call.requestId } },
+    { location: `/v1/imports/products/${view.id}` },
+  );
 }
 
 /** GET /v1/imports/products/{id}: the import's status, counts and rejected rows. */

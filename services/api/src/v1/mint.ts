@@ -13,7 +13,23 @@ import { mintRequestOf } from '../handlers/wire.ts';
 import { workspaceCaller, type V1Call, type V1Deps } from './context.ts';
 import { errorBody } from './errors.ts';
 import { invokeRpc, renameViolations } from './rpc.ts';
-import { arrayOf, boolean, componentPointer, fromSpecJson, nullable, obj, oneOfEnum, ref, requestSchema, responseSchema, string, toSpecJson, uuid, wholeMessage, type Schema } from '@mint/wire';
+import {
+  arrayOf,
+  boolean,
+  componentPointer,
+  fromSpecJson,
+  nullable,
+  obj,
+  oneOfEnum,
+  ref,
+  requestSchema,
+  responseSchema,
+  string,
+  toSpecJson,
+  uuid,
+  wholeMessage,
+  type Schema,
+} from '@mint/wire';
 
 const { submitMintRequest: submitMethod, getMintJob: getJobMethod } = MintService.method;
 
@@ -24,7 +40,10 @@ const submitFields = requestSchema(SubmitMintRequestRequestSchema);
 function submitFieldsSchema(names: readonly string[]): Schema {
   const properties = submitFields['properties'] as Record<string, Schema>;
   const required = new Set(submitFields['required'] as string[]);
-  return obj(Object.fromEntries(names.map((name) => [name, properties[name]!])), names.filter((name) => required.has(name)));
+  return obj(
+    Object.fromEntries(names.map((name) => [name, properties[name]!])),
+    names.filter((name) => required.has(name)),
+  );
 }
 
 /** The fields of a mint request in the spec's /v1 routes (the workspace, idempotency key and reserved serials come apart). */
@@ -35,7 +54,16 @@ export const mintJobRecord = responseSchema(MintJobSchema, wholeMessage);
 
 /** The error codes of submit + kick (the spec's own). */
 const kickErrorCodes = [
-  'missing_auth', 'invalid_token', 'forbidden', 'invalid_request', 'submit_failed', 'submit_blocked', 'internal_error', 'payload_too_large', 'unsupported_media_type', 'conflict',
+  'missing_auth',
+  'invalid_token',
+  'forbidden',
+  'invalid_request',
+  'submit_failed',
+  'submit_blocked',
+  'internal_error',
+  'payload_too_large',
+  'unsupported_media_type',
+  'conflict',
   'idempotency_key_reused',
 ];
 
@@ -45,13 +73,28 @@ export const mintSchemas: Readonly<Record<string, Schema>> = {
   SubmitAndKickResponse: {
     oneOf: [
       obj({
-        ok: { const: true }, brand_id: uuid, mint_job_id: uuid, mint_batch_id: uuid, kicked: boolean, is_duplicate: boolean,
-        status: oneOfEnum(jobStatuses), note: nullable(string),
+        ok: { const: true },
+        brand_id: uuid,
+        mint_job_id: uuid,
+        mint_batch_id: uuid,
+        kicked: boolean,
+        is_duplicate: boolean,
+        status: oneOfEnum(jobStatuses),
+        note: nullable(string),
       }),
-      obj({
-        ok: { const: false }, brand_id: { type: 'null' }, mint_job_id: { type: 'null' }, mint_batch_id: { type: 'null' }, kicked: { const: false },
-        error_code: oneOfEnum(kickErrorCodes), error_message: string, blocking_reasons: arrayOf(ref('BlockingReason')),
-      }, ['ok', 'brand_id', 'mint_job_id', 'mint_batch_id', 'kicked', 'error_code', 'error_message']),
+      obj(
+        {
+          ok: { const: false },
+          brand_id: { type: 'null' },
+          mint_job_id: { type: 'null' },
+          mint_batch_id: { type: 'null' },
+          kicked: { const: false },
+          error_code: oneOfEnum(kickErrorCodes),
+          error_message: string,
+          blocking_reasons: arrayOf(ref('BlockingReason')),
+        },
+        ['ok', 'brand_id', 'mint_job_id', 'mint_batch_id', 'kicked', 'error_code', 'error_message'],
+      ),
     ],
   },
   MintJobRequest: submitFieldsSchema(mintJobFields),
@@ -102,9 +145,14 @@ export async function submitAndKickRoute(deps: V1Deps, call: V1Call): Promise<vo
     throw error;
   }
   if (!result.submit.ok) {
-    return sendJson(call.req, call.res, 200, kickError('submit_blocked', 'preflight blocked the request; see blocking_reasons', {
-      blocking_reasons: result.submit.blockingReasons.map((r) => ({ code: r.code, message: r.message })),
-    }));
+    return sendJson(
+      call.req,
+      call.res,
+      200,
+      kickError('submit_blocked', 'preflight blocked the request; see blocking_reasons', {
+        blocking_reasons: result.submit.blockingReasons.map((r) => ({ code: r.code, message: r.message })),
+      }),
+    );
   }
   if (!result.kicked) call.log?.warn({ err: result.kickError, mintJobId: result.submit.mintJobId }, 'kick failed; the executor will process the job');
   sendJson(call.req, call.res, 200, {
@@ -140,7 +188,9 @@ export async function createMintJobRoute(deps: V1Deps, call: V1Call): Promise<vo
     const submitted = await checked.submit();
     if (!submitted.ok) {
       const blocked = {
-        status: 422, code: 'submit_blocked', message: 'preflight blocked the request; see details.blocking_reasons',
+        status: 422,
+        code: 'submit_blocked',
+        message: 'preflight blocked the request; see details.blocking_reasons',
         details: { blocking_reasons: submitted.blockingReasons.map((r) => ({ code: r.code, message: r.message })) },
       };
       return { status: 422, body: errorBody(blocked, call.requestId), keep: true };
@@ -171,7 +221,13 @@ export async function getMintJobRoute(deps: V1Deps, call: V1Call): Promise<void>
   const { brandId, caller } = await workspaceCaller(deps.ctx, call.req, getJobMethod);
   let response: Message;
   try {
-    response = await invokeRpc(deps.services, getJobMethod, fromSpecJson(getJobMethod.input, { brand_id: brandId, mint_job_id: call.params['id'] }), caller, call);
+    response = await invokeRpc(
+      deps.services,
+      getJobMethod,
+      fromSpecJson(getJobMethod.input, { brand_id: brandId, mint_job_id: call.params['id'] }),
+      caller,
+      call,
+    );
   } catch (error) {
     // The RPC names the Connect field; this route takes the job id as the path's {id}.
     throw renameViolations(error, (field) => (field === 'mint_job_id' ? 'id' : undefined));

@@ -26,7 +26,13 @@ const errors = (...statuses: number[]): Record<string, Schema> =>
 
 const workspaceHeaders: Schema[] = [
   { name: 'x-workspace-id', in: 'header', required: true, description: 'The workspace (brand) id.', schema: uuid },
-  { name: 'x-request-id', in: 'header', required: false, description: 'Echoed as x-request-id and meta.request_id; generated when absent.', schema: { type: 'string' } },
+  {
+    name: 'x-request-id',
+    in: 'header',
+    required: false,
+    description: 'Echoed as x-request-id and meta.request_id; generated when absent.',
+    schema: { type: 'string' },
+  },
 ];
 const workspaceSecurity = [{ bearer: [], apiKey: [] }];
 
@@ -54,10 +60,19 @@ const paths: Readonly<Record<string, Record<string, Schema>>> = {
       security: workspaceSecurity,
       parameters: [
         ...workspaceHeaders,
-        { name: 'Idempotency-Key', in: 'header', required: true, description: '1-255 visible ASCII characters; scoped to the workspace.', schema: { type: 'string', maxLength: 255 } },
+        {
+          name: 'Idempotency-Key',
+          in: 'header',
+          required: true,
+          description: '1-255 visible ASCII characters; scoped to the workspace.',
+          schema: { type: 'string', maxLength: 255 },
+        },
       ],
       requestBody: jsonBody(ref('MintJobRequest')),
-      responses: { 202: json('Created (or replayed: header Idempotent-Replayed: true)', ref('MintJobCreated')), ...errors(400, 401, 403, 409, 413, 415, 422, 500) },
+      responses: {
+        202: json('Created (or replayed: header Idempotent-Replayed: true)', ref('MintJobCreated')),
+        ...errors(400, 401, 403, 409, 413, 415, 422, 500),
+      },
     },
   },
   '/v1/mint/jobs/{id}': {
@@ -79,7 +94,7 @@ const paths: Readonly<Record<string, Record<string, Schema>>> = {
   },
   '/v1/imports/products/{id}': {
     get: {
-      summary: 'An import\'s status, counts and rejected rows (first 1,000).',
+      summary: "An import's status, counts and rejected rows (first 1,000).",
       security: workspaceSecurity,
       parameters: [...workspaceHeaders, { name: 'id', in: 'path', required: true, schema: uuid }],
       responses: { 200: json('The import', ref('ProductImportResponse')), ...errors(400, 401, 403, 404, 500) },
@@ -87,7 +102,7 @@ const paths: Readonly<Record<string, Record<string, Schema>>> = {
   },
   '/v1/products': {
     get: {
-      summary: 'The workspace\'s products, newest first, with an opaque cursor.',
+      summary: "The workspace's products, newest first, with an opaque cursor.",
       security: workspaceSecurity,
       parameters: [
         ...workspaceHeaders,
@@ -97,16 +112,25 @@ const paths: Readonly<Record<string, Record<string, Schema>>> = {
       responses: { 200: json('A page of products', ref('ProductList')), ...errors(400, 401, 403, 500) },
     },
   },
-  ...Object.fromEntries(Object.entries(namedOperations).map(([name, operation]) => [`/v1/rpc/${name}`, {
-    post: {
-      summary: operation.summary,
-      security: [{ bearer: [] }],
-      requestBody: jsonBody(ref(operationSchemaName(name, 'request'))),
-      responses: { 200: json(`${name} result`, ref(operationSchemaName(name, 'response'))), ...errors(400, 401, 403, 404, 409, 413, 415, 422, 500) },
-    },
-  }])),
+  ...Object.fromEntries(
+    Object.entries(namedOperations).map(([name, operation]) => [
+      `/v1/rpc/${name}`,
+      {
+        post: {
+          summary: operation.summary,
+          security: [{ bearer: [] }],
+          requestBody: jsonBody(ref(operationSchemaName(name, 'request'))),
+          responses: { 200: json(`${name} result`, ref(operationSchemaName(name, 'response'))), ...errors(400, 401, 403, 404, 409, 413, 415, 422, 500) },
+        },
+      },
+    ]),
+  ),
   '/v1/openapi.json': {
-    get: { summary: 'This document.', security: [], responses: { 200: { description: 'OpenAPI 3.1 document', content: { 'application/json': { schema: { type: 'object' } } } } } },
+    get: {
+      summary: 'This document.',
+      security: [],
+      responses: { 200: { description: 'OpenAPI 3.1 document', content: { 'application/json': { schema: { type: 'object' } } } } },
+    },
   },
 };
 
@@ -116,7 +140,8 @@ export const openApiDocument = {
   info: {
     title: 'Minting service HTTP API',
     version: '1',
-    description: 'The /v1 HTTP routes. Errors (except submit + kick, which keeps the spec\'s own codes) have one body: {ok:false, error:{code, message[, details]}, meta:{request_id}}. Request bodies are checked against the schemas below (unknown fields are refused by name); ranges and cross-field rules are named in the descriptions and checked by the service.',
+    description:
+      "The /v1 HTTP routes. Errors (except submit + kick, which keeps the spec's own codes) have one body: {ok:false, error:{code, message[, details]}, meta:{request_id}}. Request bodies are checked against the schemas below (unknown fields are refused by name); ranges and cross-field rules are named in the descriptions and checked by the service.",
   },
   components: {
     securitySchemes: {
@@ -134,9 +159,12 @@ export const openApiDocument = {
       BlockingReason: responseSchema(BlockingReasonSchema, wholeMessage),
       ...mintSchemas,
       ...catalogSchemas,
-      ...Object.fromEntries(Object.entries(namedOperations).flatMap(([name, s]) => [
-        [operationSchemaName(name, 'request'), s.request], [operationSchemaName(name, 'response'), s.response],
-      ])),
+      ...Object.fromEntries(
+        Object.entries(namedOperations).flatMap(([name, s]) => [
+          [operationSchemaName(name, 'request'), s.request],
+          [operationSchemaName(name, 'response'), s.response],
+        ]),
+      ),
     },
   },
   paths,

@@ -33,10 +33,13 @@ export function v1Routes(deps: V1Deps): Route[] {
     const requestId = requestIdOf(call);
     return { ...call, requestId, query: new URLSearchParams(call.queryString), check, log: deps.logger?.child({ requestId }) };
   };
-  const writer = (body: ErrorWriter): ErrorWriter => (call, error, cause) => {
-    if (error.status < 500) deps.logger?.child({ requestId: requestIdOf(call) }).info({ code: error.code, status: error.status, path: call.path }, 'v1 request refused');
-    body(call, error, cause);
-  };
+  const writer =
+    (body: ErrorWriter): ErrorWriter =>
+    (call, error, cause) => {
+      if (error.status < 500)
+        deps.logger?.child({ requestId: requestIdOf(call) }).info({ code: error.code, status: error.status, path: call.path }, 'v1 request refused');
+      body(call, error, cause);
+    };
   const v1ErrorBody = writer((call, error) => sendJson(call.req, call.res, error.status, errorBody(error, requestIdOf(call))));
   const kickErrors = writer(kickErrorWriter);
   const route = (methods: HTTPMethod[], path: string, handler: (deps: V1Deps, call: V1Call) => void | Promise<void>, onError = v1ErrorBody): Route => {

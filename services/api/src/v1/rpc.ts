@@ -31,7 +31,9 @@ export interface NamedOperation {
 function namedOperation(method: DescMethod, option: NamedOperationOption): NamedOperation {
   const shape: ResponseShape = { omit: option.omit, flatten: option.flatten, refusal: option.refusal };
   return {
-    method, summary: option.summary, shape,
+    method,
+    summary: option.summary,
+    shape,
     request: requestSchema(method.input, '_'),
     response: responseSchema(method.output, shape),
     maxBodyBytes: option.maxBodyBytes > 0n ? Number(option.maxBodyBytes) : undefined,
@@ -39,7 +41,8 @@ function namedOperation(method: DescMethod, option: NamedOperationOption): Named
 }
 
 /** Every named operation of the contract, by name: the unary RPCs that declare `(mint.v1.named_operation)`; a name declared twice stops the start. */
-export const namedOperations: Readonly<Record<string, NamedOperation>> = contractServices.flatMap((s) => s.methods)
+export const namedOperations: Readonly<Record<string, NamedOperation>> = contractServices
+  .flatMap((s) => s.methods)
   .filter((m) => m.methodKind === 'unary' && hasOption(m, namedOperationOption))
   .reduce<Record<string, NamedOperation>>((byName, m) => {
     const option = getOption(m, namedOperationOption);
@@ -52,16 +55,26 @@ export const namedOperations: Readonly<Record<string, NamedOperation>> = contrac
 export const operationSchemaName = (name: string, part: 'request' | 'response'): string => `${name}_${part}`;
 
 /** Runs one unary RPC's own handler for `caller`, outside Connect (the /v1 routes authenticate and authorize themselves). */
-export async function invokeRpc(services: readonly ServiceRegistration[], method: DescMethod, request: Message, caller: useCases.Caller, call: V1Call): Promise<Message> {
+export async function invokeRpc(
+  services: readonly ServiceRegistration[],
+  method: DescMethod,
+  request: Message,
+  caller: useCases.Caller,
+  call: V1Call,
+): Promise<Message> {
   const impl = services.find((s) => s.service.typeName === method.parent.typeName)?.impl as Record<string, unknown> | undefined;
   const handler = impl?.[method.localName] as ((req: Message, ctx: unknown) => Promise<unknown>) | undefined;
   if (handler === undefined) throw new HttpProblem(404, 'not_found', `${method.parent.name}/${method.name} is not served`);
   const context = createHandlerContext({
-    service: method.parent, method, protocolName: 'v1', requestMethod: 'POST', url: call.path,
+    service: method.parent,
+    method,
+    protocolName: 'v1',
+    requestMethod: 'POST',
+    url: call.path,
   });
   context.values.set(principalKey, caller);
   if (call.log !== undefined) context.values.set(loggerKey, () => call.log!);
-  return await handler.call(impl, request, context) as Message;
+  return (await handler.call(impl, request, context)) as Message;
 }
 
 /**
@@ -95,7 +108,10 @@ export async function namedOperationRoute(deps: V1Deps, call: V1Call): Promise<v
   const credentials = credentialsFrom(call.req.headers);
   if (credentials.bearer === null) throw new UnauthenticatedError('missing bearer token (Authorization: Bearer <token>): named operations need a session');
   const authenticated = await useCases.authenticate(deps.ctx, credentials);
-  const params = call.check<Record<string, unknown>>(componentPointer(operationSchemaName(name, 'request')), await readJsonObject(call.req, operation.maxBodyBytes));
+  const params = call.check<Record<string, unknown>>(
+    componentPointer(operationSchemaName(name, 'request')),
+    await readJsonObject(call.req, operation.maxBodyBytes),
+  );
   const caller = await authorizeMethod(deps.ctx, authenticated, params['_brand_id'] as string, operation.method);
   let response: Message;
   try {

@@ -25,5 +25,10 @@ export async function symbolSvg(unit: PreviewUnit, symbology: 'qr' | 'datamatrix
   const bwip = await import('bwip-js/generic');
   return symbology === 'qr'
     ? bwip.gs1dlqrcode({ bcid: 'gs1dlqrcode', text: unit.digitalLink, scale: 2 }, bwip.drawingSVG())
-    : bwip.gs1datamatrix({ bcid: 'gs1datamatrix', text: `(01)${unit.gtin}(21)${unit.serial.replaceAll('(', '^040')}`, parse: true, scale: 2 } as Parameters<typeof bwip.gs1datamatrix>[0], bwip.drawingSVG());
+    : bwip.gs1datamatrix(
+        { bcid: 'gs1datamatrix', text: `(01)${unit.gtin}(21)${unit.serial.replaceAll('(', '^040')}`, parse: true, scale: 2 } as Parameters<
+          typeof bwip.gs1datamatrix
+        >[0],
+        bwip.drawingSVG(),
+      );
 }

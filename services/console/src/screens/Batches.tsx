@@ -17,23 +17,46 @@ export function Batches(): ReactNode {
       <ErrorMessage error={list.error} />
       <div className="table-wrap">
         <table>
-          <thead><tr><th>Batch</th><th>Product</th><th>Mode</th><th>Status</th><th>Progress</th><th>Created (UTC)</th></tr></thead>
+          <thead>
+            <tr>
+              <th>Batch</th>
+              <th>Product</th>
+              <th>Mode</th>
+              <th>Status</th>
+              <th>Progress</th>
+              <th>Created (UTC)</th>
+            </tr>
+          </thead>
           <tbody>
             {(list.data?.batches ?? []).map((b) => (
               <tr key={b.id}>
-                <td><a href={`#/batches/${b.id}`}>{b.id.slice(0, 8)}</a></td>
+                <td>
+                  <a href={`#/batches/${b.id}`}>{b.id.slice(0, 8)}</a>
+                </td>
                 <td>{b.productSku ?? '—'}</td>
                 <td>{enumName(IdentityMode, b.identityMode)}</td>
                 <td>{enumName(MintBatchStatus, b.status)}</td>
-                <td><Progress value={b.mintedQuantity} max={b.requestedQuantity} label={`Batch ${b.id.slice(0, 8)} progress`} /></td>
+                <td>
+                  <Progress value={b.mintedQuantity} max={b.requestedQuantity} label={`Batch ${b.id.slice(0, 8)} progress`} />
+                </td>
                 <td>{formatTime(b.createdAt)}</td>
               </tr>
             ))}
           </tbody>
         </table>
       </div>
-      {list.data?.batches.length === 0 && <p>No batches yet. <a href="#/mint">Mint</a></p>}
-      <Pager label="Batches" page={pages.page} hasMore={list.data?.hasMore ?? false} onPrevious={pages.previous} onNext={() => pages.next(list.data?.nextCursor)} />
+      {list.data?.batches.length === 0 && (
+        <p>
+          No batches yet. <a href="#/mint">Mint</a>
+        </p>
+      )}
+      <Pager
+        label="Batches"
+        page={pages.page}
+        hasMore={list.data?.hasMore ?? false}
+        onPrevious={pages.previous}
+        onNext={() => pages.next(list.data?.nextCursor)}
+      />
     </>
   );
 }

@@ -6,7 +6,11 @@ import { useState, type FormEvent, type ReactNode } from 'react';
 import { useBrand } from '../context.tsx';
 import { ErrorMessage, formatTime, Pager, useCursorPages } from '../ui.tsx';
 
-interface Filters { readonly eventType: string; readonly entityType: string; readonly entityId: string }
+interface Filters {
+  readonly eventType: string;
+  readonly entityType: string;
+  readonly entityId: string;
+}
 
 /** The Events screen. */
 export function Events(): ReactNode {
@@ -15,7 +19,8 @@ export function Events(): ReactNode {
   const [draft, setDraft] = useState<Filters>({ eventType: '', entityType: '', entityId: '' });
   const [filters, setFilters] = useState<Filters>(draft);
   const events = useQuery(MintService.method.listMintEvents, {
-    brandId, limit: 50,
+    brandId,
+    limit: 50,
     ...(filters.eventType === '' ? {} : { eventType: filters.eventType }),
     ...(filters.entityType === '' ? {} : { entityType: filters.entityType }),
     ...(filters.entityId === '' ? {} : { entityId: filters.entityId }),
@@ -41,16 +46,38 @@ export function Events(): ReactNode {
       <ErrorMessage error={events.error} />
       <div className="table-wrap">
         <table>
-          <thead><tr><th>When (UTC)</th><th>Event type</th><th>Entity type</th><th>Entity id</th><th>Actor</th></tr></thead>
+          <thead>
+            <tr>
+              <th>When (UTC)</th>
+              <th>Event type</th>
+              <th>Entity type</th>
+              <th>Entity id</th>
+              <th>Actor</th>
+            </tr>
+          </thead>
           <tbody>
             {(events.data?.events ?? []).map((e) => (
-              <tr key={e.id}><td>{formatTime(e.occurredAt)}</td><td><code>{e.eventType}</code></td><td>{e.entityType}</td><td className="url">{e.entityId}</td><td>{e.actor ?? ''}</td></tr>
+              <tr key={e.id}>
+                <td>{formatTime(e.occurredAt)}</td>
+                <td>
+                  <code>{e.eventType}</code>
+                </td>
+                <td>{e.entityType}</td>
+                <td className="url">{e.entityId}</td>
+                <td>{e.actor ?? ''}</td>
+              </tr>
             ))}
           </tbody>
         </table>
       </div>
       {events.data?.events.length === 0 && <p>No events match.</p>}
-      <Pager label="Events" page={pages.page} hasMore={events.data?.hasMore ?? false} onPrevious={pages.previous} onNext={() => pages.next(events.data?.nextCursor)} />
+      <Pager
+        label="Events"
+        page={pages.page}
+        hasMore={events.data?.hasMore ?? false}
+        onPrevious={pages.previous}
+        onNext={() => pages.next(events.data?.nextCursor)}
+      />
     </>
   );
 }

@@ -61,7 +61,9 @@ function InFlight({ batch, live }: { readonly batch: MintBatch; readonly live: b
   const minted = progress?.mintedQuantity ?? batch.mintedQuantity;
   return (
     <li>
-      <a href={`#/batches/${batch.id}`}>{batch.productSku ?? batch.productId.slice(0, 8)}: batch {batch.id.slice(0, 8)}</a>
+      <a href={`#/batches/${batch.id}`}>
+        {batch.productSku ?? batch.productId.slice(0, 8)}: batch {batch.id.slice(0, 8)}
+      </a>
       <Progress value={minted} max={batch.requestedQuantity} label={`Batch ${batch.id.slice(0, 8)} progress`} />
       <span className="status">{progress === undefined ? (live ? 'waiting' : 'running') : enumName(MintJobStatus, progress.status)}</span>
       <ErrorMessage error={error} />
@@ -89,7 +91,9 @@ export function Overview(): ReactNode {
         {figures.map(([title, value]) => (
           <div className="kpi" key={title}>
             <span className="kpi-title">{title}</span>
-            <span className="kpi-value" data-kpi={title}>{value === undefined ? '…' : value.toLocaleString('en-US')}</span>
+            <span className="kpi-value" data-kpi={title}>
+              {value === undefined ? '…' : value.toLocaleString('en-US')}
+            </span>
           </div>
         ))}
       </section>
@@ -100,7 +104,15 @@ export function Overview(): ReactNode {
       </section>
       <section aria-labelledby="inflight-title">
         <h2 id="inflight-title">Jobs in flight</h2>
-        {inFlight.length === 0 ? <p>No job is running.</p> : <ul className="inflight">{inFlight.map((b, i) => <InFlight key={b.id} batch={b} live={i < liveLimit} />)}</ul>}
+        {inFlight.length === 0 ? (
+          <p>No job is running.</p>
+        ) : (
+          <ul className="inflight">
+            {inFlight.map((b, i) => (
+              <InFlight key={b.id} batch={b} live={i < liveLimit} />
+            ))}
+          </ul>
+        )}
       </section>
     </>
   );

@@ -15,18 +15,43 @@ import { useEffect, useState, type FormEvent, type ReactNode } from 'react';
 import { errorText } from '../api.ts';
 import { useBrand } from '../context.tsx';
 import {
-  inLanguage, isLanguageTag, passportFieldErrors, passportLanguages, sectionChanges, sectionOf, sectionTexts, visibleSections, withText, type PreviewReader, type SectionChange, type SectionText,
+  inLanguage,
+  isLanguageTag,
+  passportFieldErrors,
+  passportLanguages,
+  sectionChanges,
+  sectionOf,
+  sectionTexts,
+  visibleSections,
+  withText,
+  type PreviewReader,
+  type SectionChange,
+  type SectionText,
 } from '../form-text.ts';
 import { ErrorMessage, formatTime } from '../ui.tsx';
 
 /** The passport's sections (UNTP DPP), in the order the passport page shows them. */
 const sections = [
-  'description', 'manufacturer', 'facility', 'productionDate', 'countryOfProduction', 'dimensions', 'materials', 'emissions', 'circularity',
-  'conformity', 'dueDiligence', 'extensions',
+  'description',
+  'manufacturer',
+  'facility',
+  'productionDate',
+  'countryOfProduction',
+  'dimensions',
+  'materials',
+  'emissions',
+  'circularity',
+  'conformity',
+  'dueDiligence',
+  'extensions',
 ] as const;
 
 /** Who may read a section (the `access` map of the content; public when it names none). */
-const accessClasses = [['public', 'public (anyone who scans)'], ['legitimate_interest', 'legitimate interest (repairers, recyclers)'], ['authority', 'authority (market surveillance, customs)']] as const;
+const accessClasses = [
+  ['public', 'public (anyone who scans)'],
+  ['legitimate_interest', 'legitimate interest (repairers, recyclers)'],
+  ['authority', 'authority (market surveillance, customs)'],
+] as const;
 
 /** The level of a passport: the model (no lot, no serial), a lot, or a unit. */
 interface Level {
@@ -100,8 +125,18 @@ function ChangeList({ changes, testId }: { readonly changes: readonly SectionCha
       {changes.map((c) => (
         <li key={c.section}>
           <code>{c.section}</code> {c.change}
-          {c.before !== undefined && <><span className="hint">before</span><pre className="diff-before">{c.before}</pre></>}
-          {c.after !== undefined && <><span className="hint">after</span><pre className="diff-after">{c.after}</pre></>}
+          {c.before !== undefined && (
+            <>
+              <span className="hint">before</span>
+              <pre className="diff-before">{c.before}</pre>
+            </>
+          )}
+          {c.after !== undefined && (
+            <>
+              <span className="hint">after</span>
+              <pre className="diff-after">{c.after}</pre>
+            </>
+          )}
         </li>
       ))}
     </ul>
@@ -121,16 +156,40 @@ function CompareVersions({ productId, level, latest }: { readonly productId: str
   const changes = before === undefined || after === undefined ? undefined : sectionChanges(before, after);
   const numbers = Array.from({ length: latest }, (_, i) => latest - i);
   return (
-    <form className="inline-form" aria-label="Compare two versions" onSubmit={(e) => { e.preventDefault(); setAsked([from, to]); }}>
+    <form
+      className="inline-form"
+      aria-label="Compare two versions"
+      onSubmit={(e) => {
+        e.preventDefault();
+        setAsked([from, to]);
+      }}
+    >
       <label htmlFor="compare-from">Compare version</label>
-      <select id="compare-from" value={from} onChange={(e) => setFrom(Number(e.target.value))}>{numbers.map((n) => <option key={n} value={n}>{n}</option>)}</select>
+      <select id="compare-from" value={from} onChange={(e) => setFrom(Number(e.target.value))}>
+        {numbers.map((n) => (
+          <option key={n} value={n}>
+            {n}
+          </option>
+        ))}
+      </select>
       <label htmlFor="compare-to">with version</label>
-      <select id="compare-to" value={to} onChange={(e) => setTo(Number(e.target.value))}>{numbers.map((n) => <option key={n} value={n}>{n}</option>)}</select>
-      <button type="submit" className="secondary">Compare</button>
+      <select id="compare-to" value={to} onChange={(e) => setTo(Number(e.target.value))}>
+        {numbers.map((n) => (
+          <option key={n} value={n}>
+            {n}
+          </option>
+        ))}
+      </select>
+      <button type="submit" className="secondary">
+        Compare
+      </button>
       <ErrorMessage error={a.error ?? b.error} />
       {asked !== undefined && changes !== undefined && (
         <div className="compare-result" role="status">
-          <p>From version {asked[0]} to version {asked[1]}: {changes.length === 0 ? 'no section changed.' : `${changes.length} section${changes.length === 1 ? '' : 's'} changed.`}</p>
+          <p>
+            From version {asked[0]} to version {asked[1]}:{' '}
+            {changes.length === 0 ? 'no section changed.' : `${changes.length} section${changes.length === 1 ? '' : 's'} changed.`}
+          </p>
           {changes.length > 0 && <ChangeList changes={changes} testId="compare-changes" />}
         </div>
       )}
@@ -138,21 +197,53 @@ function CompareVersions({ productId, level, latest }: { readonly productId: str
   );
 }
 
-const readers: readonly (readonly [PreviewReader, string])[] = [['public', 'a shopper (public)'], ['legitimate_interest', 'a legitimate interest'], ['authority', 'an authority']];
+const readers: readonly (readonly [PreviewReader, string])[] = [
+  ['public', 'a shopper (public)'],
+  ['legitimate_interest', 'a legitimate interest'],
+  ['authority', 'an authority'],
+];
 
 /** A value of a passport section as the preview shows it: texts, lists and fields. */
 function PreviewValue({ value }: { readonly value: unknown }): ReactNode {
   if (value === null || value === undefined) return null;
-  if (Array.isArray(value)) return <ul>{value.map((v) => <li key={JSON.stringify(v)}><PreviewValue value={v} /></li>)}</ul>;
+  if (Array.isArray(value))
+    return (
+      <ul>
+        {value.map((v) => (
+          <li key={JSON.stringify(v)}>
+            <PreviewValue value={v} />
+          </li>
+        ))}
+      </ul>
+    );
   if (typeof value === 'object') {
-    return <dl className="details">{Object.entries(value).map(([k, v]) => <div key={k} className="contents"><dt>{k}</dt><dd><PreviewValue value={v} /></dd></div>)}</dl>;
+    return (
+      <dl className="details">
+        {Object.entries(value).map(([k, v]) => (
+          <div key={k} className="contents">
+            <dt>{k}</dt>
+            <dd>
+              <PreviewValue value={v} />
+            </dd>
+          </div>
+        ))}
+      </dl>
+    );
   }
   return <>{String(value)}</>;
 }
 
 /** The draft as edited, as one kind of reader sees it in one language (the sections it may not read are left out, as on the passport page). */
-function Preview({ editing, language, languages, onLanguage }: {
-  readonly editing: Editing; readonly language: string; readonly languages: readonly string[]; readonly onLanguage: (language: string) => void;
+function Preview({
+  editing,
+  language,
+  languages,
+  onLanguage,
+}: {
+  readonly editing: Editing;
+  readonly language: string;
+  readonly languages: readonly string[];
+  readonly onLanguage: (language: string) => void;
 }): ReactNode {
   const [reader, setReader] = useState<PreviewReader>('public');
   const read = contentOf(editing);
@@ -165,11 +256,19 @@ function Preview({ editing, language, languages, onLanguage }: {
       <div className="inline-form">
         <label htmlFor="preview-reader">Preview as</label>
         <select id="preview-reader" value={reader} onChange={(e) => setReader(e.target.value as PreviewReader)}>
-          {readers.map(([value, label]) => <option key={value} value={value}>{label}</option>)}
+          {readers.map(([value, label]) => (
+            <option key={value} value={value}>
+              {label}
+            </option>
+          ))}
         </select>
         <label htmlFor="preview-language">Language</label>
         <select id="preview-language" value={languages.includes(language) ? language : (languages[0] ?? 'en')} onChange={(e) => onLanguage(e.target.value)}>
-          {(languages.length === 0 ? ['en'] : languages).map((l) => <option key={l} value={l}>{l}</option>)}
+          {(languages.length === 0 ? ['en'] : languages).map((l) => (
+            <option key={l} value={l}>
+              {l}
+            </option>
+          ))}
         </select>
       </div>
       {content === undefined && <p className="hint">A section is not JSON yet: the preview shows once every section reads.</p>}
@@ -178,11 +277,16 @@ function Preview({ editing, language, languages, onLanguage }: {
           {shown.length === 0 && <p>No section to show.</p>}
           {shown.map((s) => (
             <section key={s.section} data-section={s.section}>
-              <h3>{s.section}{s.restricted !== undefined && <span className="badge"> ({s.restricted.replace('_', ' ')} only)</span>}</h3>
+              <h3>
+                {s.section}
+                {s.restricted !== undefined && <span className="badge"> ({s.restricted.replace('_', ' ')} only)</span>}
+              </h3>
               <PreviewValue value={inLanguage(s.value, languages.includes(language) ? language : (languages[0] ?? 'en'))} />
             </section>
           ))}
-          <p className="hint" data-testid="preview-hidden">{hidden === 0 ? 'Every section is shown.' : `${hidden} restricted section${hidden === 1 ? ' is' : 's are'} not shown to this reader.`}</p>
+          <p className="hint" data-testid="preview-hidden">
+            {hidden === 0 ? 'Every section is shown.' : `${hidden} restricted section${hidden === 1 ? ' is' : 's are'} not shown to this reader.`}
+          </p>
         </article>
       )}
     </section>
@@ -206,9 +310,22 @@ function textsOf(editing: Editing, section: string): SectionText[] | undefined {
  * reference; choosing a language (the preview follows), adding one. Edits go into the sections'
  * JSON; the API's error on a text (`content.description.de`) is shown at its field.
  */
-function LanguageTexts({ editing, onEdit, language, languages, onLanguage, onAdd, errors }: {
-  readonly editing: Editing; readonly onEdit: (section: string, json: string) => void; readonly language: string; readonly languages: readonly string[];
-  readonly onLanguage: (language: string) => void; readonly onAdd: (language: string) => void; readonly errors: readonly { field: string; message: string }[];
+function LanguageTexts({
+  editing,
+  onEdit,
+  language,
+  languages,
+  onLanguage,
+  onAdd,
+  errors,
+}: {
+  readonly editing: Editing;
+  readonly onEdit: (section: string, json: string) => void;
+  readonly language: string;
+  readonly languages: readonly string[];
+  readonly onLanguage: (language: string) => void;
+  readonly onAdd: (language: string) => void;
+  readonly errors: readonly { field: string; message: string }[];
 }): ReactNode {
   const [adding, setAdding] = useState('');
   const [addError, setAddError] = useState<string | undefined>(undefined);
@@ -230,16 +347,41 @@ function LanguageTexts({ editing, onEdit, language, languages, onLanguage, onAdd
       <div className="language-bar">
         <label htmlFor="text-language">Language of the texts</label>
         <select id="text-language" value={language} onChange={(e) => onLanguage(e.target.value)}>
-          {languages.map((l) => <option key={l} value={l}>{l}</option>)}
+          {languages.map((l) => (
+            <option key={l} value={l}>
+              {l}
+            </option>
+          ))}
         </select>
         <label htmlFor="language-new">Add a language</label>
-        <input id="language-new" size={8} placeholder="fr-CA" value={adding} aria-invalid={addError !== undefined} aria-describedby={addError === undefined ? undefined : 'language-new-error'}
-          onChange={(e) => setAdding(e.target.value)} onKeyDown={(e) => { if (e.key === 'Enter') { e.preventDefault(); add(); } }} />
-        <button type="button" className="secondary" onClick={add}>Add language</button>
+        <input
+          id="language-new"
+          size={8}
+          placeholder="fr-CA"
+          value={adding}
+          aria-invalid={addError !== undefined}
+          aria-describedby={addError === undefined ? undefined : 'language-new-error'}
+          onChange={(e) => setAdding(e.target.value)}
+          onKeyDown={(e) => {
+            if (e.key === 'Enter') {
+              e.preventDefault();
+              add();
+            }
+          }}
+        />
+        <button type="button" className="secondary" onClick={add}>
+          Add language
+        </button>
       </div>
-      {addError !== undefined && <p className="error" role="alert" id="language-new-error" data-field="language"><code>language</code>: {addError}</p>}
+      {addError !== undefined && (
+        <p className="error" role="alert" id="language-new-error" data-field="language">
+          <code>language</code>: {addError}
+        </p>
+      )}
       {unreadable.length > 0 && <p className="hint">Not JSON yet, so its texts are not listed: {unreadable.join(', ')}.</p>}
-      {rows.length === 0 ? <p className="hint">No texts yet: write a section with texts (objects of language tag to text) first.</p> : (
+      {rows.length === 0 ? (
+        <p className="hint">No texts yet: write a section with texts (objects of language tag to text) first.</p>
+      ) : (
         <div className="language-texts">
           {rows.map((r) => {
             const id = `text-${r.field.replace(/[^A-Za-z0-9]/g, '-')}`;
@@ -247,15 +389,34 @@ function LanguageTexts({ editing, onEdit, language, languages, onLanguage, onAdd
             const reference = Object.entries(r.texts).find(([l]) => l !== language);
             return (
               <div key={r.field} className="contents">
-                <label htmlFor={id}><code>{r.field}</code> ({language})</label>
-                <input id={id} value={r.texts[language] ?? ''} aria-invalid={problems.length > 0} aria-describedby={problems.length > 0 ? `${id}-errors` : reference === undefined ? undefined : `${id}-ref`}
+                <label htmlFor={id}>
+                  <code>{r.field}</code> ({language})
+                </label>
+                <input
+                  id={id}
+                  value={r.texts[language] ?? ''}
+                  aria-invalid={problems.length > 0}
+                  aria-describedby={problems.length > 0 ? `${id}-errors` : reference === undefined ? undefined : `${id}-ref`}
                   onChange={(e) => {
                     let before: unknown;
-                    try { before = (editing.texts[r.section] ?? '').trim() === '' ? undefined : JSON.parse(editing.texts[r.section]!); } catch { return; }
+                    try {
+                      before = (editing.texts[r.section] ?? '').trim() === '' ? undefined : JSON.parse(editing.texts[r.section]!);
+                    } catch {
+                      return;
+                    }
                     onEdit(r.section, JSON.stringify(withText(before, r.path, language, e.target.value), null, 2));
-                  }} />
-                {reference !== undefined && <p className="hint reference" id={`${id}-ref`}>{reference[0]}: {reference[1]}</p>}
-                {problems.length > 0 && <p className="error reference" role="alert" id={`${id}-errors`}>{problems.map((p) => `${p.field}: ${p.message}`).join('; ')}</p>}
+                  }}
+                />
+                {reference !== undefined && (
+                  <p className="hint reference" id={`${id}-ref`}>
+                    {reference[0]}: {reference[1]}
+                  </p>
+                )}
+                {problems.length > 0 && (
+                  <p className="error reference" role="alert" id={`${id}-errors`}>
+                    {problems.map((p) => `${p.field}: ${p.message}`).join('; ')}
+                  </p>
+                )}
               </div>
             );
           })}
@@ -279,7 +440,10 @@ function LevelPicker({ productId, level }: { readonly productId: string; readonl
       <fieldset className="level-choice">
         <legend>Level</legend>
         {(['model', 'lot', 'unit'] as const).map((k) => (
-          <label key={k}><input type="radio" name="passport-level" value={k} checked={kind === k} onChange={() => setKind(k)} /> {k === 'model' ? 'Model (every item)' : k === 'lot' ? 'A lot' : 'A unit'}</label>
+          <label key={k}>
+            <input type="radio" name="passport-level" value={k} checked={kind === k} onChange={() => setKind(k)} />{' '}
+            {k === 'model' ? 'Model (every item)' : k === 'lot' ? 'A lot' : 'A unit'}
+          </label>
         ))}
       </fieldset>
       {kind !== 'model' && (
@@ -288,7 +452,9 @@ function LevelPicker({ productId, level }: { readonly productId: string; readonl
           <input id="level-value" required value={value} onChange={(e) => setValue(e.target.value)} />
         </>
       )}
-      <button type="submit" className="secondary">Open level</button>
+      <button type="submit" className="secondary">
+        Open level
+      </button>
     </form>
   );
 }
@@ -298,19 +464,45 @@ function Versions({ productId, level, latest }: { readonly productId: string; re
   const brandId = useBrand();
   const [before, setBefore] = useState<(number | undefined)[]>([undefined]);
   const cursor = before.at(-1);
-  const versions = useQuery(PassportService.method.listPassportVersions, { brandId, productId, ...level, limit: 20, ...(cursor === undefined ? {} : { before: cursor }) });
+  const versions = useQuery(PassportService.method.listPassportVersions, {
+    brandId,
+    productId,
+    ...level,
+    limit: 20,
+    ...(cursor === undefined ? {} : { before: cursor }),
+  });
   const list = versions.data?.versions ?? [];
   return (
     <section aria-labelledby="passport-versions-title">
       <h2 id="passport-versions-title">Published versions</h2>
       <ErrorMessage error={versions.error} />
-      {versions.data !== undefined && list.length === 0 ? <p>No version published yet.</p> : (
+      {versions.data !== undefined && list.length === 0 ? (
+        <p>No version published yet.</p>
+      ) : (
         <div className="table-wrap">
           <table data-testid="passport-versions">
-            <thead><tr><th>Version</th><th>SHA-256</th><th>Published (UTC)</th><th>Publisher</th><th>Changes</th></tr></thead>
+            <thead>
+              <tr>
+                <th>Version</th>
+                <th>SHA-256</th>
+                <th>Published (UTC)</th>
+                <th>Publisher</th>
+                <th>Changes</th>
+              </tr>
+            </thead>
             <tbody>
               {list.map((v) => (
-                <tr key={v.id}><td>{v.version}</td><td><code className="hash">{v.sha256}</code></td><td>{formatTime(v.publishedAt)}</td><td><code>{v.publishedBy}</code></td><td>{v.version > 1 ? <VersionChanges productId={productId} level={level} version={v} /> : 'first version'}</td></tr>
+                <tr key={v.id}>
+                  <td>{v.version}</td>
+                  <td>
+                    <code className="hash">{v.sha256}</code>
+                  </td>
+                  <td>{formatTime(v.publishedAt)}</td>
+                  <td>
+                    <code>{v.publishedBy}</code>
+                  </td>
+                  <td>{v.version > 1 ? <VersionChanges productId={productId} level={level} version={v} /> : 'first version'}</td>
+                </tr>
               ))}
             </tbody>
           </table>
@@ -318,8 +510,12 @@ function Versions({ productId, level, latest }: { readonly productId: string; re
       )}
       {(before.length > 1 || versions.data?.nextBefore !== undefined) && (
         <nav className="pager" aria-label="Passport versions pages">
-          <button type="button" disabled={before.length <= 1} onClick={() => setBefore((b) => b.slice(0, -1))}>Newer</button>
-          <button type="button" disabled={versions.data?.nextBefore === undefined} onClick={() => setBefore((b) => [...b, versions.data?.nextBefore])}>Older</button>
+          <button type="button" disabled={before.length <= 1} onClick={() => setBefore((b) => b.slice(0, -1))}>
+            Newer
+          </button>
+          <button type="button" disabled={versions.data?.nextBefore === undefined} onClick={() => setBefore((b) => [...b, versions.data?.nextBefore])}>
+            Older
+          </button>
         </nav>
       )}
       {latest !== undefined && latest > 1 && <CompareVersions key={latest} productId={productId} level={level} latest={latest} />}
@@ -328,7 +524,15 @@ function Versions({ productId, level, latest }: { readonly productId: string; re
 }
 
 /** The passport screen of one product. */
-export function Passport({ productId, lot, serial }: { readonly productId: string; readonly lot?: string | undefined; readonly serial?: string | undefined }): ReactNode {
+export function Passport({
+  productId,
+  lot,
+  serial,
+}: {
+  readonly productId: string;
+  readonly lot?: string | undefined;
+  readonly serial?: string | undefined;
+}): ReactNode {
   const brandId = useBrand();
   const queryClient = useQueryClient();
   const level: Level = lot !== undefined ? { lot } : serial !== undefined ? { serial } : {};
@@ -347,7 +551,10 @@ export function Passport({ productId, lot, serial }: { readonly productId: strin
   }, [passport.data, editing]);
   const refresh = () => void queryClient.invalidateQueries({ predicate: (q) => JSON.stringify(q.queryKey).includes('mint.v1.PassportService') });
   const errors = save.error === null ? [] : passportFieldErrors(errorText(save.error));
-  const at = (name: string) => [...(bad[name] === undefined ? [] : [{ field: `content.${name}`, message: bad[name]! }]), ...errors.filter((e) => sectionOf(e.field) === name)];
+  const at = (name: string) => [
+    ...(bad[name] === undefined ? [] : [{ field: `content.${name}`, message: bad[name]! }]),
+    ...errors.filter((e) => sectionOf(e.field) === name),
+  ];
   const general = save.error !== null && (errors.length === 0 || errors.some((e) => sectionOf(e.field) === '')) ? save.error : null;
   const onSave = (event: FormEvent) => {
     event.preventDefault();
@@ -363,60 +570,120 @@ export function Passport({ productId, lot, serial }: { readonly productId: strin
   };
   const name = product.data?.product?.name;
   // The languages the texts are written in (sections that parse), with those added here; the one chosen is shared by the texts and the preview.
-  const written = editing === undefined ? [] : passportLanguages(Object.fromEntries(Object.entries(editing.texts).flatMap(([k, t]) => { try { return t.trim() === '' ? [] : [[k, JSON.parse(t)]]; } catch { return []; } })));
+  const written =
+    editing === undefined
+      ? []
+      : passportLanguages(
+          Object.fromEntries(
+            Object.entries(editing.texts).flatMap(([k, t]) => {
+              try {
+                return t.trim() === '' ? [] : [[k, JSON.parse(t)]];
+              } catch {
+                return [];
+              }
+            }),
+          ),
+        );
   const languages = [...new Set([...written, ...added])].sort();
   if (languages.length === 0) languages.push('en');
-  const chosen = language !== undefined && languages.includes(language) ? language : (languages.includes('en') ? 'en' : languages[0]!);
-  const onEdit = (section: string, json: string) => setEditing((ed) => ed === undefined ? ed : { ...ed, texts: { ...ed.texts, [section]: json } });
+  const chosen = language !== undefined && languages.includes(language) ? language : languages.includes('en') ? 'en' : languages[0]!;
+  const onEdit = (section: string, json: string) => setEditing((ed) => (ed === undefined ? ed : { ...ed, texts: { ...ed.texts, [section]: json } }));
   return (
     <>
-      <p><a href="#/products">All products</a></p>
-      <h1>Passport{name === undefined ? '' : ` of ${name}`}{level.lot === undefined && level.serial === undefined ? '' : `, ${levelName(level)}`}</h1>
+      <p>
+        <a href="#/products">All products</a>
+      </p>
+      <h1>
+        Passport{name === undefined ? '' : ` of ${name}`}
+        {level.lot === undefined && level.serial === undefined ? '' : `, ${levelName(level)}`}
+      </h1>
       <LevelPicker key={levelName(level)} productId={productId} level={level} />
       <ErrorMessage error={product.error ?? passport.error} />
       {passport.data !== undefined && (
         <p role="status" data-testid="passport-state">
           {draft === undefined ? 'No draft yet.' : `Draft revision ${draft.revision}, saved ${formatTime(draft.updatedAt)} UTC.`}{' '}
-          {passport.data.latest === undefined ? 'Not published.' : `Latest version ${passport.data.latest.version}, published ${formatTime(passport.data.latest.publishedAt)} UTC.`}
+          {passport.data.latest === undefined
+            ? 'Not published.'
+            : `Latest version ${passport.data.latest.version}, published ${formatTime(passport.data.latest.publishedAt)} UTC.`}
         </p>
       )}
       {editing !== undefined && (
         <form className="passport-form" onSubmit={onSave} aria-label="Passport draft">
-          <p className="hint">Each section is JSON as the passport guide describes it (texts are objects of language tag to text); leave a section empty to leave it out.</p>
-          <LanguageTexts editing={editing} onEdit={onEdit} language={chosen} languages={languages} onLanguage={setLanguage}
-            onAdd={(tag) => { setAdded((a) => (a.includes(tag) ? a : [...a, tag])); setLanguage(tag); }} errors={errors} />
+          <p className="hint">
+            Each section is JSON as the passport guide describes it (texts are objects of language tag to text); leave a section empty to leave it out.
+          </p>
+          <LanguageTexts
+            editing={editing}
+            onEdit={onEdit}
+            language={chosen}
+            languages={languages}
+            onLanguage={setLanguage}
+            onAdd={(tag) => {
+              setAdded((a) => (a.includes(tag) ? a : [...a, tag]));
+              setLanguage(tag);
+            }}
+            errors={errors}
+          />
           {Object.keys(editing.texts).map((s) => {
             const problems = at(s);
             return (
               <fieldset key={s} className="passport-section" data-section={s}>
                 <legend>{s}</legend>
                 <label htmlFor={`section-${s}`}>Content of {s} (JSON)</label>
-                <textarea id={`section-${s}`} rows={editing.texts[s]!.split('\n').length > 3 ? 8 : 3} spellCheck={false} aria-invalid={problems.length > 0}
-                  aria-describedby={problems.length > 0 ? `section-${s}-errors` : undefined} value={editing.texts[s]}
-                  onChange={(e) => setEditing((ed) => ed === undefined ? ed : { ...ed, texts: { ...ed.texts, [s]: e.target.value } })} />
+                <textarea
+                  id={`section-${s}`}
+                  rows={editing.texts[s]!.split('\n').length > 3 ? 8 : 3}
+                  spellCheck={false}
+                  aria-invalid={problems.length > 0}
+                  aria-describedby={problems.length > 0 ? `section-${s}-errors` : undefined}
+                  value={editing.texts[s]}
+                  onChange={(e) => setEditing((ed) => (ed === undefined ? ed : { ...ed, texts: { ...ed.texts, [s]: e.target.value } }))}
+                />
                 <label htmlFor={`access-${s}`}>Who reads {s}</label>
-                <select id={`access-${s}`} value={editing.access[s]} onChange={(e) => setEditing((ed) => ed === undefined ? ed : { ...ed, access: { ...ed.access, [s]: e.target.value } })}>
-                  {accessClasses.map(([value, label]) => <option key={value} value={value}>{label}</option>)}
+                <select
+                  id={`access-${s}`}
+                  value={editing.access[s]}
+                  onChange={(e) => setEditing((ed) => (ed === undefined ? ed : { ...ed, access: { ...ed.access, [s]: e.target.value } }))}
+                >
+                  {accessClasses.map(([value, label]) => (
+                    <option key={value} value={value}>
+                      {label}
+                    </option>
+                  ))}
                 </select>
                 {problems.length > 0 && (
                   <ul className="error field-errors" id={`section-${s}-errors`} role="alert">
-                    {problems.map((p) => <li key={`${p.field} ${p.message}`}><code>{p.field}</code>: {p.message}</li>)}
+                    {problems.map((p) => (
+                      <li key={`${p.field} ${p.message}`}>
+                        <code>{p.field}</code>: {p.message}
+                      </li>
+                    ))}
                   </ul>
                 )}
               </fieldset>
             );
           })}
           <div className="passport-actions">
-            <button type="submit" disabled={save.isPending}>Save draft</button>
-            <button type="button" disabled={publish.isPending || draft === undefined}
-              onClick={() => { save.reset(); publish.mutate({ brandId, productId, ...level, ...(draft === undefined ? {} : { expectedRevision: draft.revision }) }, { onSuccess: refresh }); }}>
+            <button type="submit" disabled={save.isPending}>
+              Save draft
+            </button>
+            <button
+              type="button"
+              disabled={publish.isPending || draft === undefined}
+              onClick={() => {
+                save.reset();
+                publish.mutate({ brandId, productId, ...level, ...(draft === undefined ? {} : { expectedRevision: draft.revision }) }, { onSuccess: refresh });
+              }}
+            >
               Publish the saved draft
             </button>
           </div>
           {save.data?.draft !== undefined && save.error === null && <p role="status">Draft saved (revision {save.data.draft.revision}).</p>}
           {publish.data?.version !== undefined && (
             <p role="status" data-testid="published">
-              {publish.data.published ? `Published version ${publish.data.version.version}.` : `Nothing changed since version ${publish.data.version.version}: nothing published.`}
+              {publish.data.published
+                ? `Published version ${publish.data.version.version}.`
+                : `Nothing changed since version ${publish.data.version.version}: nothing published.`}
             </p>
           )}
           <ErrorMessage error={general ?? publish.error} />

@@ -59,9 +59,16 @@ export function PassportAccess(): ReactNode {
     setConfirming(undefined);
     // The end of the chosen day (UTC); no day sends no expiry, which the API refuses naming expires_at.
     const expiresAt = /^\d{4}-\d{2}-\d{2}$/.test(expires) ? timestampFromDate(new Date(`${expires}T23:59:59Z`)) : undefined;
-    issue.mutate({ brandId, name, accessClass, ...(expiresAt === undefined ? {} : { expiresAt }) }, {
-      onSuccess: () => { setName(''); setPage(1); void refresh(queryClient); },
-    });
+    issue.mutate(
+      { brandId, name, accessClass, ...(expiresAt === undefined ? {} : { expiresAt }) },
+      {
+        onSuccess: () => {
+          setName('');
+          setPage(1);
+          void refresh(queryClient);
+        },
+      },
+    );
   };
   const all = list.data?.credentials ?? [];
   const pages = Math.max(1, Math.ceil(all.length / accessKeysPerPage));
@@ -70,27 +77,55 @@ export function PassportAccess(): ReactNode {
     <>
       <h1>Passport access</h1>
       <p className="hint">
-        A credential lets a repairer, a recycler or an authority read the restricted sections of this brand&apos;s passports: it is sent as the <code>X-Passport-Key</code> header (or a Bearer token) to the resolver, until it expires or is revoked.
-        Sections are restricted in each passport&apos;s editor (<a href="#/products">Products</a>, then Passport).
+        A credential lets a repairer, a recycler or an authority read the restricted sections of this brand&apos;s passports: it is sent as the{' '}
+        <code>X-Passport-Key</code> header (or a Bearer token) to the resolver, until it expires or is revoked. Sections are restricted in each passport&apos;s
+        editor (<a href="#/products">Products</a>, then Passport).
       </p>
       <form className="grid-form" onSubmit={onIssue} aria-labelledby="access-new-title">
         <h2 id="access-new-title">Issue a credential</h2>
         <label htmlFor="access-name">Issued to</label>
         <input id="access-name" aria-invalid={invalid.has('name')} value={name} placeholder="Repair shop Berlin" onChange={(e) => setName(e.target.value)} />
         <label htmlFor="access-class">Reads</label>
-        <select id="access-class" aria-invalid={invalid.has('access_class')} value={accessClass} onChange={(e) => setAccessClass(Number(e.target.value) as PassportAccessClass)}>
-          {classes.map(([value, label]) => <option key={value} value={value}>{label}</option>)}
+        <select
+          id="access-class"
+          aria-invalid={invalid.has('access_class')}
+          value={accessClass}
+          onChange={(e) => setAccessClass(Number(e.target.value) as PassportAccessClass)}
+        >
+          {classes.map(([value, label]) => (
+            <option key={value} value={value}>
+              {label}
+            </option>
+          ))}
         </select>
         <label htmlFor="access-expires">Expires (end of day, UTC)</label>
-        <input id="access-expires" type="date" aria-invalid={invalid.has('expires_at')} aria-describedby="access-expires-hint" value={expires} onChange={(e) => setExpires(e.target.value)} />
-        <p className="hint" id="access-expires-hint">At most a year from today.</p>
-        <div className="actions"><button type="submit" disabled={issue.isPending}>Issue credential</button></div>
+        <input
+          id="access-expires"
+          type="date"
+          aria-invalid={invalid.has('expires_at')}
+          aria-describedby="access-expires-hint"
+          value={expires}
+          onChange={(e) => setExpires(e.target.value)}
+        />
+        <p className="hint" id="access-expires-hint">
+          At most a year from today.
+        </p>
+        <div className="actions">
+          <button type="submit" disabled={issue.isPending}>
+            Issue credential
+          </button>
+        </div>
         <ErrorMessage error={issue.error} />
       </form>
       {issue.data !== undefined && (
         <div className="secret" role="status">
-          <p><strong>Credential for {issue.data.credential?.name}</strong> ({className(issue.data.credential?.accessClass ?? PassportAccessClass.UNSPECIFIED)}, until {formatTime(issue.data.credential?.expiresAt)} UTC). Copy the key now: it is not shown again.</p>
-          <p><code data-testid="passport-key">{issue.data.key}</code></p>
+          <p>
+            <strong>Credential for {issue.data.credential?.name}</strong> ({className(issue.data.credential?.accessClass ?? PassportAccessClass.UNSPECIFIED)},
+            until {formatTime(issue.data.credential?.expiresAt)} UTC). Copy the key now: it is not shown again.
+          </p>
+          <p>
+            <code data-testid="passport-key">{issue.data.key}</code>
+          </p>
         </div>
       )}
       {revoke.data?.credential !== undefined && <p role="status">Credential for {revoke.data.credential.name} revoked: the resolver refuses it from now on.</p>}
@@ -100,7 +135,16 @@ export function PassportAccess(): ReactNode {
         <div className="table-wrap">
           <table data-testid="passport-credentials">
             <caption>Credentials, newest first ({all.length})</caption>
-            <thead><tr><th>Issued to</th><th>Class</th><th>Issued (UTC)</th><th>Expires (UTC)</th><th>State</th><th>Actions</th></tr></thead>
+            <thead>
+              <tr>
+                <th>Issued to</th>
+                <th>Class</th>
+                <th>Issued (UTC)</th>
+                <th>Expires (UTC)</th>
+                <th>State</th>
+                <th>Actions</th>
+              </tr>
+            </thead>
             <tbody>
               {shown.map((k) => (
                 <tr key={k.id}>
@@ -111,15 +155,34 @@ export function PassportAccess(): ReactNode {
                   <td data-testid="credential-state">{credentialState(k)}</td>
                   <td className="row-actions">
                     {k.revokedAt === undefined && confirming !== k.id && (
-                      <button type="button" className="danger" onClick={() => setConfirming(k.id)}>Revoke<span className="visually-hidden"> the credential for {k.name}</span></button>
+                      <button type="button" className="danger" onClick={() => setConfirming(k.id)}>
+                        Revoke<span className="visually-hidden"> the credential for {k.name}</span>
+                      </button>
                     )}
                     {confirming === k.id && (
                       <>
-                        <button type="button" className="danger" disabled={revoke.isPending}
-                          onClick={() => revoke.mutate({ brandId, credentialId: k.id }, { onSuccess: () => { setConfirming(undefined); issue.reset(); void refresh(queryClient); } })}>
+                        <button
+                          type="button"
+                          className="danger"
+                          disabled={revoke.isPending}
+                          onClick={() =>
+                            revoke.mutate(
+                              { brandId, credentialId: k.id },
+                              {
+                                onSuccess: () => {
+                                  setConfirming(undefined);
+                                  issue.reset();
+                                  void refresh(queryClient);
+                                },
+                              },
+                            )
+                          }
+                        >
                           Yes, revoke<span className="visually-hidden"> the credential for {k.name}</span>
                         </button>
-                        <button type="button" className="secondary" onClick={() => setConfirming(undefined)}>Keep<span className="visually-hidden"> the credential for {k.name}</span></button>
+                        <button type="button" className="secondary" onClick={() => setConfirming(undefined)}>
+                          Keep<span className="visually-hidden"> the credential for {k.name}</span>
+                        </button>
                       </>
                     )}
                   </td>
@@ -129,7 +192,13 @@ export function PassportAccess(): ReactNode {
           </table>
         </div>
       )}
-      <Pager label="Credentials" page={Math.min(page, pages)} hasMore={page < pages} onPrevious={() => setPage((p) => Math.max(1, p - 1))} onNext={() => setPage((p) => Math.min(pages, p + 1))} />
+      <Pager
+        label="Credentials"
+        page={Math.min(page, pages)}
+        hasMore={page < pages}
+        onPrevious={() => setPage((p) => Math.max(1, p - 1))}
+        onNext={() => setPage((p) => Math.min(pages, p + 1))}
+      />
     </>
   );
 }

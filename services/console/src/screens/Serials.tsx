@@ -56,26 +56,52 @@ export function Reconciliation({ batchId }: { readonly batchId: string }): React
       {r !== undefined && (
         <>
           <p role="status">
-            <strong data-testid="reconciliation-balanced">{r.balanced ? 'Balanced' : 'Not balanced'}</strong>:{' '}
-            {r.requested.toLocaleString('en-US')} requested, {r.minted.toLocaleString('en-US')} minted, {r.notMinted.toLocaleString('en-US')} not minted.
+            <strong data-testid="reconciliation-balanced">{r.balanced ? 'Balanced' : 'Not balanced'}</strong>: {r.requested.toLocaleString('en-US')} requested,{' '}
+            {r.minted.toLocaleString('en-US')} minted, {r.notMinted.toLocaleString('en-US')} not minted.
           </p>
           <div className="table-wrap">
             <table data-testid="reconciliation-states">
               <caption>Units per state</caption>
-              <thead><tr><th>State</th><th>Units</th></tr></thead>
-              <tbody>{r.byState.map((c) => <tr key={c.name}><td>{c.name}</td><td>{c.count.toLocaleString('en-US')}</td></tr>)}</tbody>
+              <thead>
+                <tr>
+                  <th>State</th>
+                  <th>Units</th>
+                </tr>
+              </thead>
+              <tbody>
+                {r.byState.map((c) => (
+                  <tr key={c.name}>
+                    <td>{c.name}</td>
+                    <td>{c.count.toLocaleString('en-US')}</td>
+                  </tr>
+                ))}
+              </tbody>
             </table>
           </div>
           {r.byReason.length > 0 && (
             <div className="table-wrap">
               <table data-testid="reconciliation-reasons">
                 <caption>Decommissioned units per reason</caption>
-                <thead><tr><th>Reason</th><th>Units</th></tr></thead>
-                <tbody>{r.byReason.map((c) => <tr key={c.name}><td>{c.name}</td><td>{c.count.toLocaleString('en-US')}</td></tr>)}</tbody>
+                <thead>
+                  <tr>
+                    <th>Reason</th>
+                    <th>Units</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {r.byReason.map((c) => (
+                    <tr key={c.name}>
+                      <td>{c.name}</td>
+                      <td>{c.count.toLocaleString('en-US')}</td>
+                    </tr>
+                  ))}
+                </tbody>
               </table>
             </div>
           )}
-          <button type="button" onClick={() => saveText(`reconciliation-${batchId}.csv`, r.csv, 'text/csv')}>Download the reconciliation CSV</button>
+          <button type="button" onClick={() => saveText(`reconciliation-${batchId}.csv`, r.csv, 'text/csv')}>
+            Download the reconciliation CSV
+          </button>
         </>
       )}
     </section>
@@ -87,19 +113,24 @@ export function MoveReport({ first }: { readonly first: SerialMoveReport }): Rea
   const brandId = useBrand();
   const queryClient = useQueryClient();
   const running = (m: SerialMoveReport | undefined) => m?.status === 'running';
-  const follow = useQuery(MintService.method.getSerialMove, { brandId, moveId: first.moveId }, {
-    enabled: running(first),
-    refetchInterval: (q) => {
-      if (running(q.state.data?.move)) return 1000;
-      void queryClient.invalidateQueries({ predicate: (query) => isReconciliation(query.queryKey) });
-      return false;
+  const follow = useQuery(
+    MintService.method.getSerialMove,
+    { brandId, moveId: first.moveId },
+    {
+      enabled: running(first),
+      refetchInterval: (q) => {
+        if (running(q.state.data?.move)) return 1000;
+        void queryClient.invalidateQueries({ predicate: (query) => isReconciliation(query.queryKey) });
+        return false;
+      },
     },
-  });
+  );
   const m = follow.data?.move ?? first;
   return (
     <div className="move-report" data-testid="move-report">
       <p role="status">
-        Move {m.moveId.slice(0, 8)} ({enumName(SerialAction, m.action)}{m.reason === DecommissionReason.UNSPECIFIED ? '' : `, ${enumName(DecommissionReason, m.reason)}`}):{' '}
+        Move {m.moveId.slice(0, 8)} ({enumName(SerialAction, m.action)}
+        {m.reason === DecommissionReason.UNSPECIFIED ? '' : `, ${enumName(DecommissionReason, m.reason)}`}):{' '}
         <strong data-testid="move-status">{m.status}</strong>, <span data-testid="move-moved">{m.moved.toLocaleString('en-US')}</span> moved,{' '}
         <span data-testid="move-refused">{m.refused.toLocaleString('en-US')}</span> refused of {m.total.toLocaleString('en-US')}
         {m.replayed ? ' (a repeat: this request moved nothing)' : ''}.
@@ -109,13 +140,27 @@ export function MoveReport({ first }: { readonly first: SerialMoveReport }): Rea
       {m.refusals.length > 0 && (
         <div className="table-wrap">
           <table data-testid="move-refusals">
-            <caption>Refused units{m.refusals.length > refusalsShown ? ` (first ${refusalsShown} of ${m.refusals.length.toLocaleString('en-US')})` : ''}</caption>
-            <thead><tr><th>Serial</th><th>Seq</th><th>Why</th><th>State</th><th>Reason</th></tr></thead>
+            <caption>
+              Refused units{m.refusals.length > refusalsShown ? ` (first ${refusalsShown} of ${m.refusals.length.toLocaleString('en-US')})` : ''}
+            </caption>
+            <thead>
+              <tr>
+                <th>Serial</th>
+                <th>Seq</th>
+                <th>Why</th>
+                <th>State</th>
+                <th>Reason</th>
+              </tr>
+            </thead>
             <tbody>
               {m.refusals.slice(0, refusalsShown).map((u, i) => (
                 // biome-ignore lint/suspicious/noArrayIndexKey: a refusal has no id, and an unknown serial may repeat
                 <tr key={i}>
-                  <td><code>{u.serial ?? ''}</code></td><td>{u.seq ?? ''}</td><td>{u.refusal}</td>
+                  <td>
+                    <code>{u.serial ?? ''}</code>
+                  </td>
+                  <td>{u.seq ?? ''}</td>
+                  <td>{u.refusal}</td>
                   <td>{u.state === SerialState.UNSPECIFIED ? '' : enumName(SerialState, u.state)}</td>
                   <td>{u.reason === DecommissionReason.UNSPECIFIED ? '' : enumName(DecommissionReason, u.reason)}</td>
                 </tr>
@@ -144,18 +189,28 @@ export function MoveSerials({ batchId }: { readonly batchId: string }): ReactNod
   const key = useRef<string>(crypto.randomUUID());
   const onSubmit = (event: FormEvent) => {
     event.preventDefault();
-    const target = by === 'range'
-      ? { case: 'range' as const, value: { mintBatchId: batchId, ...(fromSeq === '' ? {} : { fromSeq: Number(fromSeq) }), ...(toSeq === '' ? {} : { toSeq: Number(toSeq) }) } }
-      : { case: 'serials' as const, value: { serials: parseSerials(list) } };
-    move.mutate({
-      brandId, action, target, idempotencyKey: key.current,
-      ...(action === SerialAction.DECOMMISSION ? { reason } : {}),
-    }, {
-      onSettled: (_data, error) => {
-        if (error === null || !isTransient(error)) key.current = crypto.randomUUID();
-        void queryClient.invalidateQueries({ predicate: (q) => isReconciliation(q.queryKey) || JSON.stringify(q.queryKey).includes('ListMintUnits') });
+    const target =
+      by === 'range'
+        ? {
+            case: 'range' as const,
+            value: { mintBatchId: batchId, ...(fromSeq === '' ? {} : { fromSeq: Number(fromSeq) }), ...(toSeq === '' ? {} : { toSeq: Number(toSeq) }) },
+          }
+        : { case: 'serials' as const, value: { serials: parseSerials(list) } };
+    move.mutate(
+      {
+        brandId,
+        action,
+        target,
+        idempotencyKey: key.current,
+        ...(action === SerialAction.DECOMMISSION ? { reason } : {}),
       },
-    });
+      {
+        onSettled: (_data, error) => {
+          if (error === null || !isTransient(error)) key.current = crypto.randomUUID();
+          void queryClient.invalidateQueries({ predicate: (q) => isReconciliation(q.queryKey) || JSON.stringify(q.queryKey).includes('ListMintUnits') });
+        },
+      },
+    );
   };
   const invalid = invalidFields(move.error);
   return (
@@ -164,36 +219,75 @@ export function MoveSerials({ batchId }: { readonly batchId: string }): ReactNod
       <form className="serial-move-form" onSubmit={onSubmit}>
         <fieldset>
           <legend>Which serials</legend>
-          <label><input type="radio" name="move-by" checked={by === 'range'} onChange={() => setBy('range')} /> This batch by seq range</label>
-          <label><input type="radio" name="move-by" checked={by === 'list'} onChange={() => setBy('list')} /> A pasted list of serials</label>
+          <label>
+            <input type="radio" name="move-by" checked={by === 'range'} onChange={() => setBy('range')} /> This batch by seq range
+          </label>
+          <label>
+            <input type="radio" name="move-by" checked={by === 'list'} onChange={() => setBy('list')} /> A pasted list of serials
+          </label>
         </fieldset>
         {by === 'range' ? (
           <fieldset>
             <legend>Seq range (inclusive; blank: the whole batch)</legend>
             <label htmlFor="move-from-seq">First seq</label>
-            <input id="move-from-seq" type="number" min={1} aria-invalid={invalid.has('range.from_seq') || invalid.has('from_seq')} value={fromSeq} onChange={(e) => setFromSeq(e.target.value)} />
+            <input
+              id="move-from-seq"
+              type="number"
+              min={1}
+              aria-invalid={invalid.has('range.from_seq') || invalid.has('from_seq')}
+              value={fromSeq}
+              onChange={(e) => setFromSeq(e.target.value)}
+            />
             <label htmlFor="move-to-seq">Last seq</label>
-            <input id="move-to-seq" type="number" min={1} aria-invalid={invalid.has('range.to_seq') || invalid.has('to_seq')} value={toSeq} onChange={(e) => setToSeq(e.target.value)} />
+            <input
+              id="move-to-seq"
+              type="number"
+              min={1}
+              aria-invalid={invalid.has('range.to_seq') || invalid.has('to_seq')}
+              value={toSeq}
+              onChange={(e) => setToSeq(e.target.value)}
+            />
           </fieldset>
         ) : (
           <>
             <label htmlFor="move-serials">Serials (one per line, or separated by commas; up to 10,000)</label>
-            <textarea id="move-serials" rows={5} aria-invalid={[...invalid].some((f) => f === 'serials' || f.startsWith('serials[') || f.startsWith('serials.'))} value={list} onChange={(e) => setList(e.target.value)} />
+            <textarea
+              id="move-serials"
+              rows={5}
+              aria-invalid={[...invalid].some((f) => f === 'serials' || f.startsWith('serials[') || f.startsWith('serials.'))}
+              value={list}
+              onChange={(e) => setList(e.target.value)}
+            />
           </>
         )}
         <label htmlFor="move-action">Action</label>
         <select id="move-action" value={action} aria-invalid={invalid.has('action')} onChange={(e) => setAction(Number(e.target.value) as SerialAction)}>
-          {actions.map(([a, label]) => <option key={a} value={a}>{label}</option>)}
+          {actions.map(([a, label]) => (
+            <option key={a} value={a}>
+              {label}
+            </option>
+          ))}
         </select>
         {action === SerialAction.DECOMMISSION && (
           <>
             <label htmlFor="move-reason-code">Decommissioning reason</label>
-            <select id="move-reason-code" value={reason} aria-invalid={invalid.has('reason')} onChange={(e) => setReason(Number(e.target.value) as DecommissionReason)}>
-              {reasons.map((r) => <option key={r} value={r}>{enumName(DecommissionReason, r)}</option>)}
+            <select
+              id="move-reason-code"
+              value={reason}
+              aria-invalid={invalid.has('reason')}
+              onChange={(e) => setReason(Number(e.target.value) as DecommissionReason)}
+            >
+              {reasons.map((r) => (
+                <option key={r} value={r}>
+                  {enumName(DecommissionReason, r)}
+                </option>
+              ))}
             </select>
           </>
         )}
-        <button type="submit" disabled={move.isPending}>Move serials</button>
+        <button type="submit" disabled={move.isPending}>
+          Move serials
+        </button>
       </form>
       <ErrorMessage error={move.error} />
       {move.data?.move !== undefined && <MoveReport key={move.data.move.moveId} first={move.data.move} />}

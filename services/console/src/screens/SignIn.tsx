@@ -17,8 +17,18 @@ async function membershipsOf(token: string): Promise<Membership[]> {
 }
 
 /** The sign-in screen; `session` (token without a brand) skips to the brand choice. */
-export function SignIn({ session, notice, oidc, onOidc, onSignIn }: {
-  readonly session: Session | null; readonly notice: string | undefined; readonly oidc: OidcSettings | null; readonly onOidc: () => void; readonly onSignIn: (s: Session) => void;
+export function SignIn({
+  session,
+  notice,
+  oidc,
+  onOidc,
+  onSignIn,
+}: {
+  readonly session: Session | null;
+  readonly notice: string | undefined;
+  readonly oidc: OidcSettings | null;
+  readonly onOidc: () => void;
+  readonly onSignIn: (s: Session) => void;
 }): ReactNode {
   const [token, setToken] = useState(session?.token ?? '');
   const [memberships, setMemberships] = useState<Membership[] | undefined>(undefined);
@@ -58,16 +68,29 @@ export function SignIn({ session, notice, oidc, onOidc, onSignIn }: {
   return (
     <main className="signin">
       <h1>Minting console</h1>
-      {notice !== undefined && <p className="error" role="alert">Signed out: {notice}</p>}
+      {notice !== undefined && (
+        <p className="error" role="alert">
+          Signed out: {notice}
+        </p>
+      )}
       {memberships === undefined && oidc !== null && session === null && (
-        <p><button type="button" onClick={onOidc}>Sign in with {new URL(oidc.issuer).host}</button></p>
+        <p>
+          <button type="button" onClick={onOidc}>
+            Sign in with {new URL(oidc.issuer).host}
+          </button>
+        </p>
       )}
       {memberships === undefined ? (
         <form onSubmit={onToken} aria-label="Sign in">
           <label htmlFor="token">Session token</label>
           <textarea id="token" required rows={3} value={token} onChange={(e) => setToken(e.target.value)} autoComplete="off" spellCheck={false} />
-          <button type="submit" disabled={busy}>Sign in</button>
-          <p className="hint"><code>npm start</code> prints a sign-in link that opens the console signed in; <code>npx mintctl token issue --user &lt;id&gt;</code> issues a token.</p>
+          <button type="submit" disabled={busy}>
+            Sign in
+          </button>
+          <p className="hint">
+            <code>npm start</code> prints a sign-in link that opens the console signed in; <code>npx mintctl token issue --user &lt;id&gt;</code> issues a
+            token.
+          </p>
         </form>
       ) : memberships.length === 0 ? (
         <p role="alert">This user is a member of no brand workspace.</p>
@@ -75,7 +98,11 @@ export function SignIn({ session, notice, oidc, onOidc, onSignIn }: {
         <form onSubmit={onBrand} aria-label="Choose a brand">
           <label htmlFor="brand">Brand workspace</label>
           <select id="brand" value={brandId} onChange={(e) => setBrandId(e.target.value)}>
-            {memberships.map((m) => <option key={m.brandId} value={m.brandId}>{m.brandName} ({m.role})</option>)}
+            {memberships.map((m) => (
+              <option key={m.brandId} value={m.brandId}>
+                {m.brandName} ({m.role})
+              </option>
+            ))}
           </select>
           <button type="submit">Open the console</button>
         </form>
