@@ -36,7 +36,10 @@ const caseCount = commissionedCount / perCase;
 const palletCount = caseCount / casesPerPallet;
 /** Most items one request names (allocation, serial list, container mint). */
 const chunk = 10_000;
-const slow = { timeout: 3_600_000 };
+const slow = { timeout: Number(process.env['LIFECYCLE_FULL_TIMEOUT_MS'] ?? 3_600_000) };
+const startedAt = performance.now();
+/** Prints how long the scenario has run when it reaches `step` (at full size, where the time goes). */
+const step = (name: string) => console.log(`lifecycle scenario at ${n} units: ${name} after ${((performance.now() - startedAt) / 1000).toFixed(1)} s`);
 
 let app: UseCaseBundle;
 let brand: SeededBrand;
@@ -117,6 +120,7 @@ describe(`the lifecycle scenario, partners and aggregation, at ${n} units`, () =
       await mint.setContainerSettings({ brandId: brand.brandId, gs1CompanyPrefix: '0614141', maxDepth: 2 }, asBrand());
       const keyA = await grant('Contract manufacturer A', batch, allocatedCount);
 
+      step('minted');
       // A requests its 60 %, reports encoded, scrapped and commissioned units, and returns the rest.
       const aSerials = await allocate(keyA, allocatedCount, 'a');
       expect(new Set(aSerials).size).toBe(allocatedCount);
@@ -128,6 +132,7 @@ describe(`the lifecycle scenario, partners and aggregation, at ${n} units`, () =
       await report(keyA, SerialAction.SCRAP, scrapped);
       await report(keyA, SerialAction.COMMISSION, commissioned);
 
+      step('allocated and reported');
       // A mints its cases and pallets and packs: cases of 10 units, pallets of 50 cases.
       const cases = await mintAs(keyA, 'case', caseCount);
       const pallets = await mintAs(keyA, 'pallet', palletCount);
@@ -151,8 +156,10 @@ describe(`the lifecycle scenario, partners and aggregation, at ${n} units`, () =
         );
         expect(r.containers).toBe(casesPerPallet);
       }
+      step('packed');
       await report(keyA, SerialAction.RETURN, unused);
 
+      step('returned');
       // The brand decommissions one pallet as stolen: its 50 cases and 500 units, nothing else.
       const stolenPallet = 1;
       const stolenCases = new Set(cases.slice(stolenPallet * casesPerPallet, (stolenPallet + 1) * casesPerPallet));
@@ -184,6 +191,7 @@ describe(`the lifecycle scenario, partners and aggregation, at ${n} units`, () =
       expect(decommissioned.filter((c) => c.level === 'pallet').map((c) => c.sscc)).toEqual([pallets[stolenPallet]]);
       expect(new Set(decommissioned.map((c) => c.state))).toEqual(new Set(['decommissioned:stolen']));
 
+      step('pallet decommissioned');
       // A returned serial is never allocated again: B takes every serial left, and then nothing.
       const keyB = await grant('Packaging line B', batch, n);
       const left = n - allocatedCount;
@@ -206,6 +214,7 @@ describe(`the lifecycle scenario, partners and aggregation, at ${n} units`, () =
       expect(recommission.move).toMatchObject({ moved: 0, refused: 3 });
       expect(recommission.move!.refusals.map((r) => r.state)).toEqual([SerialState.RETURNED, SerialState.RETURNED, SerialState.RETURNED]);
 
+      step('B allocated');
       // The oracle: every serial's state and partner from the inputs alone.
       const expected = new Map<string, string>();
       for (const s of serials) expected.set(s, 'issued/B');
@@ -243,6 +252,7 @@ describe(`the lifecycle scenario, partners and aggregation, at ${n} units`, () =
       const caseOf = new Map(commissioned.map((s, i) => [s, cases[Math.floor(i / perCase)]]));
       expect(packed.filter((r) => caseOf.get(r.serial) !== r.sscc)).toEqual([]);
 
+      step('oracle checked');
       // The reconciliation adds up, per state, per partner and per reason.
       const r = await mint.getMintBatchReconciliation({ brandId: brand.brandId, mintBatchId: batch }, asBrand());
       const counts = (list: readonly { name: string; count: number }[]) => Object.fromEntries(list.filter((x) => x.count > 0).map((x) => [x.name, x.count]));
