@@ -387,18 +387,18 @@ export async function brokenInvariants(databaseUrl: string): Promise<string[]> {
       'batch minted_quantity out of range': `
         select id, minted_quantity, requested_quantity from mint_batches where minted_quantity < 0 or minted_quantity > requested_quantity`,
       'serial batch minted_quantity differs from its units': `
-        select b.id, b.minted_quantity, count(u.id)::int as units, min(u.seq) as min_seq, max(u.seq) as max_seq, count(distinct u.seq)::int as seqs
+        select b.id, b.minted_quantity, count(u.seq)::int as units, min(u.seq) as min_seq, max(u.seq) as max_seq, count(distinct u.seq)::int as seqs
         from mint_batches b left join mint_units u on u.brand_id = b.brand_id and u.mint_batch_id = b.id
         where b.identity_mode = 'serial'
         group by b.brand_id, b.id, b.minted_quantity
-        having count(u.id) <> b.minted_quantity or count(distinct u.seq) <> count(u.id)
-            or (count(u.id) > 0 and (min(u.seq) <> 1 or max(u.seq) <> b.minted_quantity))`,
+        having count(u.seq) <> b.minted_quantity or count(distinct u.seq) <> count(u.seq)
+            or (count(u.seq) > 0 and (min(u.seq) <> 1 or max(u.seq) <> b.minted_quantity))`,
       'COMPLETED job with an incomplete batch': `
         select j.id, b.minted_quantity, b.requested_quantity from mint_jobs j
         join mint_batches b on b.brand_id = j.brand_id and b.mint_job_id = j.id
         where j.status = 'COMPLETED' and b.minted_quantity <> b.requested_quantity`,
       'orphan unit': `
-        select u.id from mint_units u where not exists (select 1 from mint_batches b where b.brand_id = u.brand_id and b.id = u.mint_batch_id)`,
+        select u.mint_batch_id, u.seq from mint_units u where not exists (select 1 from mint_batches b where b.brand_id = u.brand_id and b.id = u.mint_batch_id)`,
       'orphan lot': `
         select l.mint_batch_id, l.lot_code from mint_lots l where not exists (select 1 from mint_batches b where b.brand_id = l.brand_id and b.id = l.mint_batch_id)`,
       'orphan pack': `

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { activateMintUnits, epcisDocument, mintContainers, moveSerials, packContainer, setContainerSettings } from '@mint/usecases';
 import { epcisValidator, mintCompleted } from '../../../test/support/pack-fixtures.ts';
-import { query } from '../../../test/support/sql.ts';
+import { query, storedOrDerivedUnitId } from '../../../test/support/sql.ts';
 import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
 
 let app: UseCaseBundle;
@@ -24,7 +24,7 @@ const unitsOf = (batchId: string) =>
   query<{ id: string; serial: string; epc: string }>(
     app.db.em.fork(),
     `
-  select u.id, u.serial, regexp_replace(b.resolver_base_url, '/$', '') || '/01/' || b.gtin || '/21/' || u.serial as epc
+  select ${storedOrDerivedUnitId('u')} as id, u.serial, regexp_replace(b.resolver_base_url, '/$', '') || '/01/' || b.gtin || '/21/' || u.serial as epc
   from mint_units u join mint_batches b on b.brand_id = u.brand_id and b.id = u.mint_batch_id where u.mint_batch_id = ? order by u.seq`,
     [batchId],
   );
