@@ -187,11 +187,13 @@ describe('submit + kick', () => {
   });
 
   it('reports kicked=false when the kick fails, and the job is not lost: its outbox message hands it to an executor', async () => {
-    // A context whose unit generation fails: the submit succeeds, the kick's cycle throws.
+    // A context whose unit generation fails: the submit succeeds (a batch id draws 6 random bytes),
+    // the kick's cycle throws when it draws the serials.
     const broken = {
       ...t.app.ctx,
-      randomFill: () => {
-        throw new Error('entropy source failed');
+      randomFill: (bytes: Uint8Array) => {
+        if (bytes.length > 16) throw new Error('entropy source failed');
+        t.app.ctx.randomFill(bytes);
       },
     };
     const api = await startTestApi(t.app, { ctx: broken });
