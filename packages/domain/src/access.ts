@@ -66,19 +66,7 @@ export const apiKeyScopes: readonly ApiKeyScope[] = [
 
 /** The role matrix, documented as a table in docs/reference/access.md (a test keeps the two in step). Minting writes need owner or admin, as the spec says. */
 export const rolePermissions: Readonly<Record<Role, readonly Permission[]>> = {
-  owner: [
-    'mint:write',
-    'mint:read',
-    'products:write',
-    'products:read',
-    'links:write',
-    'links:read',
-    'webhooks:write',
-    'scans:write',
-    'scans:read',
-    'scans:manage',
-    'workspace:admin',
-  ],
+  owner: permissions,
   admin: [
     'mint:write',
     'mint:read',
