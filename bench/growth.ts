@@ -94,8 +94,15 @@ export async function benchGrowth(
     const db = await openDatabase({ url: scratch.url }, { poolSize: 4, applicationName: 'bench' });
     bus = await connectJetStreamBus({ url: natsUrl, stream, subjectPrefix, name: 'bench-submit' });
     const publisher = bus;
-    const secretKeys = `bench:${randomBytes(32).toString('base64')}`;
-    const ctx = createUseCaseContext({ db, publicBaseUrl: 'http://127.0.0.1:8080', publishJob: (job) => publisher.announce(job) });
+    // One sealing key for the executor and this process: the executor seals the brand's serial key, the resolver's lookups here open it.
+    const secretKey = randomBytes(32);
+    const secretKeys = `bench:${secretKey.toString('base64')}`;
+    const ctx = createUseCaseContext({
+      db,
+      publicBaseUrl: 'http://127.0.0.1:8080',
+      publishJob: (job) => publisher.announce(job),
+      webhookSecretKeys: [{ id: 'bench', secret: new Uint8Array(secretKey) }],
+    });
     const brand = await createWorkspace(ctx, { name: 'Growth Brand' });
     const user = await createUser(ctx, { email: `growth-${id}@bench.example`, name: 'Bench' });
     await grantRole(ctx, brand.id, user.id, 'owner');

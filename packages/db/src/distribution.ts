@@ -17,6 +17,7 @@ export const colocationTable = 'mint_jobs';
 export const distributedTables = [
   'mint_jobs',
   'mint_batches',
+  'brand_serial_keys',
   'mint_units',
   'mint_lots',
   'mint_events',

@@ -33,6 +33,16 @@ export type { ProductImportRowError } from './catalog-types.ts';
 export { appendEvents } from './repositories/events.ts';
 export { bumpKpis, type KpiDelta } from './repositories/kpis.ts';
 export { insertUnitChunk, findMissingSeqRanges, readUnitSerials, unitIdOfRow, unitIdSql, type UnitChunk } from './repositories/units.ts';
+export {
+  registerSerialSealingKeys,
+  serialKeyContext,
+  takeSerialOrdinal,
+  assignBatchSerialOrdinal,
+  brandSerialCipher,
+  decodeSerials,
+  unitKeysOfSerialsSql,
+  type SerialLookupKey,
+} from './repositories/serial-keys.ts';
 export { commitChunk, writeCompletion, type ChunkCommit, type ChunkCommitted, type Completion } from './repositories/chunks.ts';
 export { findBatch, findBatchOfJob, listBatches, moveBatchStatus, advanceMinted, type BatchRecord } from './repositories/batches.ts';
 export {

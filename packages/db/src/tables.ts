@@ -17,6 +17,8 @@ interface Int8Columns {
   scan_rollup_days: 'version' | 'rolled_version';
   container_settings: 'next_serial_ref';
   container_mints: 'first_serial_ref';
+  brand_serial_keys: 'next_ordinal';
+  mint_batches: 'serial_ordinal';
 }
 
 /** json/jsonb columns: written as JSON text (a JavaScript array parameter would become a PostgreSQL array), read parsed. */

@@ -1,6 +1,6 @@
 import { randomBytes, randomFillSync } from 'node:crypto';
 import { createRemoteJWKSet, type JWTVerifyGetKey } from 'jose';
-import type { Database } from '@mint/db';
+import { registerSerialSealingKeys, type Database } from '@mint/db';
 import type { RandomFill, SigningKey } from '@mint/domain';
 
 /** How session tokens are checked. */
@@ -82,6 +82,9 @@ export const defaultSerialMoveChunk = 10_000;
 
 /** Builds the context with the system clock and node:crypto randomness unless others are given. */
 export function createUseCaseContext(options: UseCaseContextOptions): UseCaseContext {
+  const webhookSecretKeys = options.webhookSecretKeys ?? [{ id: 'process', secret: new Uint8Array(randomBytes(32)) }];
+  // The resolver and the other readers of this process open brands' serial keys with them.
+  registerSerialSealingKeys(webhookSecretKeys);
   return {
     db: options.db,
     clock: options.clock ?? (() => new Date()),
@@ -96,7 +99,7 @@ export function createUseCaseContext(options: UseCaseContextOptions): UseCaseCon
       audience: options.jwtAudience ?? null,
       maxTokenLifetimeSeconds: options.jwtMaxLifetimeSeconds ?? defaultMaxTokenLifetimeSeconds,
     },
-    webhookSecretKeys: options.webhookSecretKeys ?? [{ id: 'process', secret: new Uint8Array(randomBytes(32)) }],
+    webhookSecretKeys,
   };
 }
 

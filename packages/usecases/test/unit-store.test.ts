@@ -2,8 +2,8 @@
 // its serial starts with the second it was minted, and its GTIN and resolver URL (no longer stored
 // per row) come back from every read exactly as they were written before.
 
-import { createResolverReader } from '@mint/db';
-import { generateTimedSerials, hasDerivedUnitIds, serialTimeLength, unitIdOf, unitKeyOfId } from '@mint/domain';
+import { brandSerialCipher, createResolverReader } from '@mint/db';
+import { hasDerivedUnitIds, unitIdOf, unitKeyOfId } from '@mint/domain';
 import { activateMintUnits, listMintUnits, processMintJobBatch } from '@mint/usecases';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { query, run, storedOrDerivedUnitId } from '../../../test/support/sql.ts';
@@ -16,7 +16,7 @@ beforeAll(async () => {
 afterAll(() => app.close());
 
 describe('the unit store', () => {
-  it('mints units whose ids ascend with their seq and whose serials start with their minting second', async () => {
+  it('mints units whose ids ascend with their seq and whose serials encode their batch and seq', async () => {
     const brand = await app.seedBrand();
     const { mintJobId, mintBatchId } = await submitSerial(app.ctx, brand, 4_500);
     for (let i = 0; i < 5 && !(await processMintJobBatch(app.ctx, brand.brandId, mintJobId, 2_000)).done; i++);
@@ -28,8 +28,11 @@ describe('the unit store', () => {
     expect(units).toHaveLength(4_500);
     expect(units.every((u) => u.id === unitIdOf(mintBatchId, u.seq))).toBe(true);
     expect(new Set(units.map((u) => u.serial)).size).toBe(4_500);
-    const prefixOf = (at: Date) => generateTimedSerials(1, at, (b) => b.fill(0))[0]!.slice(0, serialTimeLength);
-    expect(units.every((u) => u.serial.startsWith(prefixOf(new Date(u.created_at))))).toBe(true);
+    // Each serial is the brand key's encoding of the batch's ordinal and the unit's seq.
+    const [batch] = await query<{ serial_ordinal: string }>(app.db.em.fork(), 'select serial_ordinal from mint_batches where id = ?', [mintBatchId]);
+    const cipher = (await brandSerialCipher(app.db.em.fork(), brand.brandId))!;
+    expect(units.every((u) => u.serial === cipher.encode(Number(batch!.serial_ordinal), u.seq))).toBe(true);
+    expect(cipher.decodeMany(units.map((u) => u.serial))).toEqual(units.map((u) => ({ batchOrdinal: Number(batch!.serial_ordinal), seq: u.seq })));
 
     // Every read gives the URL and GTIN the unit was minted with: the list, the resolver.
     const base = `http://127.0.0.1:8080/r/${(await query<{ slug: string }>(app.db.em.fork(), 'select slug from brands where id = ?', [brand.brandId]))[0]!.slug}`;

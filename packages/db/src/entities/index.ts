@@ -1,6 +1,6 @@
 import { ApiKey, Brand, Membership, User } from './workspace.ts';
 import { ImportKey, Product, ProductImport, ProductionBatch } from './catalog.ts';
-import { MintBatch, MintJob, MintKpis, MintLot, MintPreflight, MintUnit } from './minting.ts';
+import { BrandSerialKey, MintBatch, MintJob, MintKpis, MintLot, MintPreflight, MintUnit } from './minting.ts';
 import { IdempotencyRecord, MintEvent, OutboxMessage, PayloadPack } from './activity.ts';
 import { ScanAlertSettingsRow, ScanDailyRollup, ScanEvent, ScanIngestBatch, ScanRollupDay } from './scans.ts';
 import { ResolverLink } from './links.ts';
@@ -23,6 +23,7 @@ export const entities = [
   MintPreflight,
   MintJob,
   MintBatch,
+  BrandSerialKey,
   MintLot,
   MintUnit,
   MintKpis,

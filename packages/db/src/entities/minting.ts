@@ -88,13 +88,41 @@ export const MintBatch = defineEntity({
     resolverBaseUrl: p.text(),
     /** The product's GTIN-14 at creation; null when it has none. */
     gtin: p.text().nullable(),
+    /**
+     * The batch's place in its brand's serial space (serial-cipher.ts), taken from the brand's
+     * counter before its first unit is minted; its units' serials encode (ordinal, seq) under the
+     * brand's key. Null for lot batches and for serial batches minted before (random serials).
+     */
+    serialOrdinal: p.bigint('number').nullable(),
     createdAt: columns.createdAt(),
     updatedAt: columns.updatedAt(),
   },
-  uniques: [{ properties: ['brandId', 'mintJobId'] }],
+  uniques: [
+    { properties: ['brandId', 'mintJobId'] },
+    // Partial: where serial_ordinal is not null (Migration20261130000000_serial_codec).
+    { name: 'mint_batches_serial_ordinal_unique', properties: ['brandId', 'serialOrdinal'] },
+  ],
   indexes: [{ properties: ['brandId', 'createdAt', 'id'] }],
 });
 export type MintBatch = InferEntity<typeof MintBatch>;
+
+/**
+ * A brand's serial key (sealed with the secret box, bound to the brand) and its counter of batch
+ * ordinals; made with the brand's first serial batch, the key never changes.
+ */
+export const BrandSerialKey = defineEntity({
+  name: 'BrandSerialKey',
+  tableName: 'brand_serial_keys',
+  properties: {
+    brandId: columns.brandId(),
+    /** The AES-256 key of the brand's serial cipher, sealed (`enc:v1:...`, context `brand_serial_keys:{brand_id}`). */
+    keySealed: p.text(),
+    /** The next batch ordinal to hand out; only ever incremented. */
+    nextOrdinal: p.bigint('number'),
+    createdAt: columns.createdAt(),
+  },
+});
+export type BrandSerialKey = InferEntity<typeof BrandSerialKey>;
 
 /** A lot of a lot-mode batch. */
 export const MintLot = defineEntity({
@@ -137,7 +165,11 @@ export const MintUnit = defineEntity({
     mintBatchId: p.uuid().primary(),
     /** Position in the batch, 1..requested_quantity. */
     seq: p.integer().primary(),
-    /** Unguessable serial (time-ordered prefix and 70 random bits since issue 44); also the token of /u/ URLs. */
+    /**
+     * Unguessable serial, also the token of /u/ URLs: for a batch with a serial ordinal the brand
+     * key's encoding of (ordinal, seq) (serial-cipher.ts), found by decoding it; before, random or
+     * time-prefixed, found through the stored serials' partial index.
+     */
     serial: p.text(),
     /** inactive or active. */
     status: p.text(),
@@ -152,7 +184,9 @@ export const MintUnit = defineEntity({
   uniques: [
     // The stored ids only (partial: where id is not null; see Migration20261129000000).
     { name: 'mint_units_stored_id_unique', properties: ['brandId', 'id'] },
-    { name: 'mint_units_serial_unique', properties: ['brandId', 'serial'] },
+    // Partial: where id is not null, the units that store their id, i.e. every unit whose serial
+    // does not decode (Migration20261130000000_serial_codec). Encoded serials are unique by construction.
+    { name: 'mint_units_stored_serial_unique', properties: ['brandId', 'serial'] },
   ],
   indexes: [
     // Without the id: a chunk's units share (brand_id, created_at), so B-tree deduplication keeps

@@ -18,6 +18,8 @@ export interface BatchRecord {
   readonly mintedQuantity: number;
   readonly resolverBaseUrl: string;
   readonly gtin: string | null;
+  /** The batch's place in its brand's serial space (its units' serials encode it); null: serials minted before, or a lot batch. */
+  readonly serialOrdinal: number | null;
   readonly createdAt: Date;
   readonly updatedAt: Date;
   readonly productName: string | null;
@@ -42,6 +44,7 @@ export const batchColumns = [
   'b.minted_quantity',
   'b.resolver_base_url',
   'b.gtin',
+  'b.serial_ordinal',
   'b.created_at',
   'b.updated_at',
   'p.name as product_name',
@@ -87,6 +90,7 @@ export async function toBatchRecords(em: Em, brandId: string, batches: readonly 
     mintedQuantity: r.minted_quantity,
     resolverBaseUrl: r.resolver_base_url,
     gtin: r.gtin,
+    serialOrdinal: r.serial_ordinal === null ? null : Number(r.serial_ordinal),
     createdAt: new Date(r.created_at),
     updatedAt: new Date(r.updated_at),
     productName: r.product_name,

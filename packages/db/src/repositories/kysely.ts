@@ -76,7 +76,7 @@ export async function rawRows<O>(em: Em, statement: RawBuilder<O>): Promise<O[]>
 }
 
 /** The PostgreSQL types an {@link unnest} column may have. */
-type PgType = 'int' | 'text' | 'uuid' | 'jsonb' | 'timestamptz' | 'bool' | 'date';
+type PgType = 'int' | 'int8' | 'text' | 'uuid' | 'jsonb' | 'timestamptz' | 'bool' | 'date';
 
 /**
  * A from-item `unnest($1::t1[], $2::t2[], ...) as alias(c1, c2, ...)`: one bind parameter per

@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import pg from 'pg';
-import { decideResolution, unitResolverUrl, type Gs1LinkTypeName, type Link } from '@mint/domain';
+import { decideResolution, unitResolverUrl, type Gs1LinkTypeName, type Link, type SerialPosition } from '@mint/domain';
 import { resolverReadUrlOf, type Database, type Em } from '../orm.ts';
 import type { Tables } from '../tables.ts';
 import { coalesced } from './coalesce.ts';
@@ -9,6 +9,7 @@ import { changed, prepare, rawChanged, unnest, type PreparedStatement, type RowO
 import { createLinkReader, type LinkReader } from './links.ts';
 import { postgresDirectUrl } from './packs.ts';
 import { markScanDays, utcDay } from './scan-retention.ts';
+import { serialCipherOf } from './serial-keys.ts';
 
 /**
  * Lookups of the public resolver. Every lookup is scoped by the brand found from the slug, and
@@ -201,12 +202,30 @@ function unitsWithProduct(db: Kysely<Tables>, withLinks: boolean) {
   );
 }
 
-/** The brand's unit with `serial` and GTIN `gtin` (null matches a unit without GTIN), with its own links or not. */
+/**
+ * The brand's unit with `serial` and GTIN `gtin` (null matches a unit without GTIN), with its own
+ * links or not, minted before serials were encoded: found through the stored serials' partial index.
+ */
 const unitLookup = (withLinks: boolean) => (db: Kysely<Tables>, p: { brandId: string; serial: string; gtin: string | null }) =>
   unitsWithProduct(db, withLinks)
     .where('u.brand_id', '=', p.brandId)
     .where('u.serial', '=', p.serial)
+    .where('u.id', 'is not', null)
     .where((eb) => eb('b.gtin', 'is not distinct from', eb.cast<string | null>(eb.val(p.gtin), 'text')));
+
+/**
+ * The brand's unit whose encoded serial `serial` decoded to (`ordinal`, `seq`): its batch by the
+ * brand's ordinal, the unit by its primary key, and the stored serial must be `serial` (so a
+ * position of no unit, or of a unit of another serial, finds nothing).
+ */
+const unitByPositionLookup =
+  (withLinks: boolean) => (db: Kysely<Tables>, p: { brandId: string; serial: string; gtin: string | null; ordinal: number; seq: number }) =>
+    unitsWithProduct(db, withLinks)
+      .where('u.brand_id', '=', p.brandId)
+      .where('b.serial_ordinal', '=', p.ordinal)
+      .where('u.seq', '=', p.seq)
+      .where('u.serial', '=', p.serial)
+      .where((eb) => eb('b.gtin', 'is not distinct from', eb.cast<string | null>(eb.val(p.gtin), 'text')));
 
 type UnitRow = RowOf<ReturnType<typeof unitLookup>>;
 
@@ -749,13 +768,34 @@ function recentChanges(): { add(brandId: string, gtin: string | null): void; has
   };
 }
 
-/** The units of several (brand, serial) pairs at once, each row numbered (`ord`) by the pair it answers. */
+/** The units of several (brand, serial) pairs minted before serials were encoded, each row numbered (`ord`) by the pair it answers. */
 const unitBatchLookup = (withLinks: boolean) => (db: Kysely<Tables>, p: { brandIds: readonly string[]; serials: readonly string[] }) =>
   unitsWithProduct(db, withLinks)
     .innerJoin(unnest<{ brand_id: string; serial: string }, 'k', 'ord'>('k', { brand_id: ['uuid', p.brandIds], serial: ['text', p.serials] }, 'ord'), (join) =>
       join.onRef('u.brand_id', '=', 'k.brand_id').onRef('u.serial', '=', 'k.serial'),
     )
+    .where('u.id', 'is not', null)
     .select((eb) => eb.cast<number>('k.ord', 'integer').as('ord'));
+
+/** The units of several (brand, encoded serial, ordinal, seq) keys at once (see {@link unitByPositionLookup}), each row numbered (`ord`) by its key. */
+const unitByPositionBatchLookup =
+  (withLinks: boolean) =>
+  (db: Kysely<Tables>, p: { brandIds: readonly string[]; serials: readonly string[]; ordinals: readonly number[]; seqs: readonly number[] }) =>
+    unitsWithProduct(db, withLinks)
+      .innerJoin(
+        unnest<{ brand_id: string; serial: string; ordinal: number; seq: number }, 'k', 'ord'>(
+          'k',
+          { brand_id: ['uuid', p.brandIds], serial: ['text', p.serials], ordinal: ['int8', p.ordinals], seq: ['int', p.seqs] },
+          'ord',
+        ),
+        (join) =>
+          join
+            .onRef('b.brand_id', '=', 'k.brand_id')
+            .onRef('b.serial_ordinal', '=', 'k.ordinal')
+            .onRef('u.seq', '=', 'k.seq')
+            .onRef('u.serial', '=', 'k.serial'),
+      )
+      .select((eb) => eb.cast<number>('k.ord', 'integer').as('ord'));
 
 /**
  * The resolver's statements, compiled once and run by name on its own pool, so PostgreSQL parses
@@ -770,6 +810,13 @@ const statements = {
   // Measured on 100,000 units (backend CPU per unit, 4 units a query): ~30 µs with the own-links subquery, ~20 µs without.
   unitWithoutLinks: prepare('resolver_unit_without_links', unitLookup(false)),
   unitsWithoutLinks: prepare('resolver_units_without_links', unitBatchLookup(false)),
+  unitByPosition: prepare('resolver_unit_by_position', unitByPositionLookup(true)),
+  unitsByPosition: prepare('resolver_units_by_position', unitByPositionBatchLookup(true)),
+  unitByPositionWithoutLinks: prepare('resolver_unit_by_position_without_links', unitByPositionLookup(false)),
+  unitsByPositionWithoutLinks: prepare('resolver_units_by_position_without_links', unitByPositionBatchLookup(false)),
+  serialKey: prepare('resolver_serial_key', (db: Kysely<Tables>, p: { brandId: string }) =>
+    db.selectFrom('brand_serial_keys').select('key_sealed').where('brand_id', '=', p.brandId),
+  ),
   product: prepare('resolver_product', productLookup),
   lot: prepare('resolver_lot', lotLookup),
   scans: prepare('insert_scan_events', insertScans),
@@ -793,8 +840,10 @@ function bound<P>(statement: PreparedStatement<P, unknown>, params: P): pg.Query
 
 /**
  * Unit lookups coalesced (see {@link coalesced}). Each caller still gets only its own unit,
- * matched on brand, serial and GTIN. A query reads the units' own links when any of its callers
- * asked for them.
+ * matched on brand, serial and GTIN. A serial is first decoded with its brand's key
+ * (serial-cipher.ts; the key read once per process): an encoded serial is read by its batch's
+ * ordinal and its seq (primary keys), any other through the stored serials' partial index. A query
+ * reads the units' own links when any of its callers asked for them.
  */
 function batchedUnitLookup(pool: pg.Pool, maxBatch: number, maxInFlight: number): ResolverReader['findUnit'] {
   interface Key {
@@ -802,32 +851,66 @@ function batchedUnitLookup(pool: pg.Pool, maxBatch: number, maxInFlight: number)
     serial: string;
     gtin: string | null;
     withLinks: boolean;
+    position: SerialPosition | null;
   }
+  const loadKey = async (brandId: string) => (await pool.query<{ key_sealed: string }>(bound(statements.serialKey, { brandId }))).rows[0]?.key_sealed ?? null;
   const lookup = coalesced<Key, ResolverUnit | null>({
     maxBatch,
     maxInFlight,
     async one(key) {
+      const { position } = key;
+      const statement =
+        position === null
+          ? bound(key.withLinks ? statements.unit : statements.unitWithoutLinks, key)
+          : bound(key.withLinks ? statements.unitByPosition : statements.unitByPositionWithoutLinks, {
+              ...key,
+              ordinal: position.batchOrdinal,
+              seq: position.seq,
+            });
       const {
         rows: [row],
-      } = await pool.query<UnitRow>(bound(key.withLinks ? statements.unit : statements.unitWithoutLinks, key));
+      } = await pool.query<UnitRow>(statement);
       return row === undefined ? null : toUnit(row);
     },
     async many(keys) {
-      const brandIds: string[] = [];
-      const serials: string[] = [];
-      for (const k of keys) {
-        brandIds.push(k.brandId);
-        serials.push(k.serial);
-      }
-      const statement = keys.some((k) => k.withLinks) ? statements.units : statements.unitsWithoutLinks;
-      const { rows: answered } = await pool.query<RowOf<ReturnType<typeof unitBatchLookup>>>(bound(statement, { brandIds, serials }));
+      const withLinks = keys.some((k) => k.withLinks);
+      const plain = { brandIds: [] as string[], serials: [] as string[], at: [] as number[] };
+      const coded = { brandIds: [] as string[], serials: [] as string[], ordinals: [] as number[], seqs: [] as number[], at: [] as number[] };
+      keys.forEach((k, i) => {
+        if (k.position === null) {
+          plain.brandIds.push(k.brandId);
+          plain.serials.push(k.serial);
+          plain.at.push(i);
+        } else {
+          coded.brandIds.push(k.brandId);
+          coded.serials.push(k.serial);
+          coded.ordinals.push(k.position.batchOrdinal);
+          coded.seqs.push(k.position.seq);
+          coded.at.push(i);
+        }
+      });
       const found: (UnitRow | undefined)[] = [];
-      for (const row of answered) found[row.ord - 1] = row;
+      const read = async (statement: pg.QueryConfig, at: readonly number[]) => {
+        if (at.length === 0) return;
+        const { rows: answered } = await pool.query<UnitRow & { ord: number }>(statement);
+        for (const row of answered) found[at[row.ord - 1]!] = row;
+      };
+      await Promise.all([
+        read(bound(withLinks ? statements.units : statements.unitsWithoutLinks, plain), plain.at),
+        read(bound(withLinks ? statements.unitsByPosition : statements.unitsByPositionWithoutLinks, coded), coded.at),
+      ]);
       return keys.map((k, i) => {
         const row = found[i];
         return row !== undefined && row.gtin === k.gtin ? toUnit(row) : null;
       });
     },
   });
-  return (brandId, serial, gtin, withLinks = true) => lookup({ brandId, serial, gtin, withLinks });
+  return async (brandId, serial, gtin, withLinks = true) => {
+    const cipher = await serialCipherOf(brandId, loadKey);
+    const position = cipher?.decode(serial) ?? null;
+    const unit = await lookup({ brandId, serial, gtin, withLinks, position });
+    // A serial that decodes but names no unit by its position may still be a stored one (a unit
+    // whose batch lost its ordinal to a migration's down): one probe of the partial index.
+    return unit !== null || position === null ? unit : lookup({ brandId, serial, gtin, withLinks, position: null });
+  };
 }

@@ -14,6 +14,13 @@ export interface UnitChunk {
   readonly serials: readonly string[];
   readonly status: UnitStatus;
   readonly createdAt: Date;
+  /**
+   * True when the serials are the brand key's encoding of the batch's ordinal and the seqs
+   * (serial-cipher.ts): the units then store no id and no serial index entry (the serial decodes to
+   * the unit's key). Otherwise (absent) each unit stores its id, which puts its serial in the stored
+   * serials' partial index.
+   */
+  readonly serialsEncoded?: boolean;
 }
 
 /**
@@ -64,9 +71,10 @@ export function unitKeysOfIdsSql(brandId: string, unitIds: readonly string[]): R
 
 /**
  * Inserts a chunk of units with one statement: the serials travel as one array parameter and
- * everything else is derived in SQL, bypassing the ORM's unit of work. A unit of a batch with
- * derived ids (hasDerivedUnitIds) stores no id: its key is (brand_id, mint_batch_id, seq), and its
- * id is unitIdOf(batch, seq) when read; a unit of a batch minted before stores unitIdOf as its id.
+ * everything else is derived in SQL, bypassing the ORM's unit of work. A unit whose serial is
+ * encoded (a batch with a serial ordinal, whose id is derivable: hasDerivedUnitIds) stores no id:
+ * its key is (brand_id, mint_batch_id, seq), and its id is unitIdOf(batch, seq) when read; any
+ * other unit stores unitIdOf as its id, which keeps its serial in the stored serials' partial index.
  * A repeated chunk violates the (brand_id, mint_batch_id, seq) primary key and fails instead of
  * minting twice. Measured against COPY FROM STDIN (pg-copy-streams) on the 2-core target: ~45k vs
  * ~33k rows/s on one connection, ~55k vs ~64k on two, so COPY does not pay enough to give up the
@@ -84,9 +92,12 @@ export async function insertUnitChunk(em: Em, chunk: UnitChunk, options: { reado
   const timeout = options.idleInTransactionTimeoutMs;
   const session =
     timeout === undefined ? sql`` : sql`with session as materialized (select ${setLocalSql('idle_in_transaction_session_timeout', timeoutSetting(timeout))})`;
-  const id = hasDerivedUnitIds(chunk.mintBatchId)
-    ? sql`null::uuid`
-    : sql`(${unitIdPrefix(chunk.mintBatchId)}::text || lpad(to_hex(${chunk.firstSeq}::int + s.ord::int - 1), 8, '0'))::uuid`;
+  if (chunk.serialsEncoded === true && !hasDerivedUnitIds(chunk.mintBatchId))
+    throw new Error(`mint batch ${chunk.mintBatchId} has no derived unit ids, so its units cannot go without a stored id`);
+  const id =
+    chunk.serialsEncoded === true
+      ? sql`null::uuid`
+      : sql`(${unitIdPrefix(chunk.mintBatchId)}::text || lpad(to_hex(${chunk.firstSeq}::int + s.ord::int - 1), 8, '0'))::uuid`;
   // Raw SQL on purpose: the measured bulk path (figures above); `with ordinality` numbers the serials.
   return rawChanged(
     em,

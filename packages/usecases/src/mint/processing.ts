@@ -17,6 +17,10 @@ import { randomUUID } from 'node:crypto';
 import {
   appendEvents,
   advanceMinted,
+  assignBatchSerialOrdinal,
+  brandSerialCipher,
+  serialKeyContext,
+  takeSerialOrdinal,
   bumpKpis,
   claimJobLease,
   commitChunk,
@@ -56,8 +60,13 @@ import {
   completeSerialJob,
   completeWithoutUnits,
   firstChunkUnits,
+  generateSerialCipherKey,
   generateTimedSerials,
+  hasDerivedUnitIds,
   initialUnitStatus,
+  sealSecret,
+  serialCipherMaxOrdinal,
+  type SerialCipher,
   isTerminalJobStatus,
   leaseExpiry,
   lotViolations,
@@ -213,6 +222,7 @@ export async function runMint(ctx: UseCaseContext, lease: Lease, options: MintRu
     return result(0, outcome === 'COMPLETED' ? batch.requestedQuantity : batch.mintedQuantity, outcome);
   }
   const writers = Math.max(1, options.writers ?? 1);
+  const coding = await serialCodingOf(ctx, batch);
   const missing = await findMissingSeqRanges(unitOfWork(ctx.db), brandId, batch.id, batch.mintedQuantity, batch.requestedQuantity);
   // A job's first run commits a small lead chunk first, so the job's first units are committed at once.
   const leadUnits = batch.mintedQuantity === 0 ? firstChunkUnits : 0;
@@ -236,7 +246,7 @@ export async function runMint(ctx: UseCaseContext, lease: Lease, options: MintRu
       const chunk = chunks[next++]!;
       const started = performance.now();
       try {
-        const written = await writeChunk(ctx, lease, leaseMs, batch, chunk, starting);
+        const written = await writeChunk(ctx, lease, leaseMs, batch, chunk, starting, coding);
         if (written.started) starting = false;
         inserted += chunk.count;
         minted = Math.max(minted, written.minted);
@@ -255,6 +265,41 @@ export async function runMint(ctx: UseCaseContext, lease: Lease, options: MintRu
   return inserted === 0 && starting ? result(0, minted, status) : result(inserted, minted);
 }
 
+/** How a batch's serials are made: the brand key's encoding of (ordinal, seq), or null for random serials. */
+interface SerialCoding {
+  readonly ordinal: number;
+  readonly cipher: SerialCipher;
+}
+
+/**
+ * The serial coding of a serial batch: its ordinal, taken from the brand's counter before its
+ * first unit (the brand's serial key made, sealed, on its first serial batch), and the brand's
+ * cipher. Null (random serials, as before) for a batch that already has units without an ordinal
+ * or whose unit ids are not derivable (minted before), and for lot batches.
+ */
+async function serialCodingOf(ctx: UseCaseContext, batch: BatchRecord): Promise<SerialCoding | null> {
+  if (batch.identityMode !== 'serial') return null;
+  const em = unitOfWork(ctx.db);
+  let ordinal = batch.serialOrdinal;
+  if (ordinal === null) {
+    if (batch.mintedQuantity > 0 || !hasDerivedUnitIds(batch.id)) return null;
+    const sealedKey = () =>
+      sealSecret(
+        ctx.webhookSecretKeys,
+        Buffer.from(generateSerialCipherKey(ctx.randomFill)).toString('base64'),
+        serialKeyContext(batch.brandId),
+        ctx.randomFill,
+      );
+    const taken = await takeSerialOrdinal(em, batch.brandId, sealedKey, ctx.clock());
+    if (taken > serialCipherMaxOrdinal) throw new IllegalStateError(`brand ${batch.brandId} has used all ${serialCipherMaxOrdinal} serial batch ordinals`);
+    ordinal = await assignBatchSerialOrdinal(em, batch.brandId, batch.id, taken);
+    if (ordinal === null) return null;
+  }
+  const cipher = await brandSerialCipher(em, batch.brandId);
+  if (cipher === null) throw new IllegalStateError(`mint batch ${batch.id} has serial ordinal ${ordinal} but its brand has no serial key`);
+  return { ordinal, cipher };
+}
+
 /**
  * Writes one chunk in one transaction and returns the batch's minted quantity after it, and whether
  * the job has left RESERVED (`start`: the job was RESERVED when the run began and no chunk has
@@ -270,13 +315,16 @@ async function writeChunk(
   batch: BatchRecord,
   chunk: Chunk,
   start: boolean,
+  coding: SerialCoding | null,
 ): Promise<{ minted: number; started: boolean }> {
   const { brandId, mintJobId: jobId } = batch;
   const unitStatus = initialUnitStatus(batch.activationMode);
-  // Serials start with the second of `now`, the units' created_at (0.1 ms per 1,659 serials); drawn
-  // before the transaction opens, so concurrent writers of a run draw in the order they started.
+  // Encoded serials: one batched FF1 pass over the chunk (serial-cipher.ts). Random ones (a batch
+  // minted before) start with the second of `now`, the units' created_at; drawn before the
+  // transaction opens, so concurrent writers of a run draw in the order they started.
   const now = ctx.clock();
-  const serials = generateTimedSerials(chunk.count, now, ctx.randomFill);
+  const serials =
+    coding === null ? generateTimedSerials(chunk.count, now, ctx.randomFill) : coding.cipher.encodeRange(coding.ordinal, chunk.firstSeq, chunk.count);
   try {
     return await transaction(ctx.db, async (em) => {
       // The insert sets the transaction's idle timeout on its way (as fenced does), so a holder paused after it
@@ -290,6 +338,7 @@ async function writeChunk(
           serials,
           status: unitStatus,
           createdAt: now,
+          serialsEncoded: coding !== null,
         },
         { idleInTransactionTimeoutMs: leaseMs },
       );
