@@ -2,6 +2,7 @@ import { containerUri, unitResolverUrl, type ContainerState, type DecommissionRe
 import { sql } from 'kysely';
 import type { Em } from '../orm.ts';
 import { changed, first, rawChanged, rawRows, rows } from './kysely.ts';
+import { unitKeysOfSerialsSql } from './serial-keys.ts';
 
 /**
  * Aggregation storage: containers by SSCC, the container each unit and container is in, and the
@@ -428,7 +429,7 @@ export async function unpackUnits(em: Em, brandId: string, containerId: string, 
           serials === null
             ? sql``
             : sql`and (p.mint_batch_id, p.seq) in (
-          select u.mint_batch_id, u.seq from (select distinct x from unnest(${[...serials]}::text[]) as t(x)) as s(serial) ${one(sql`m.serial = s.serial`)})`
+          select u.mint_batch_id, u.seq from ${await unitKeysOfSerialsSql(em, brandId, serials)} as s ${one(sql`m.mint_batch_id = s.mint_batch_id and m.seq = s.seq and m.serial = s.serial`)})`
         }
       returning p.mint_batch_id, p.seq, p.container_id
     )

@@ -3,6 +3,7 @@ import { sql } from 'kysely';
 import type { StoredPackProfile } from '../entities/activity.ts';
 import type { Em } from '../orm.ts';
 import { prepare, preparedRows, rows } from './kysely.ts';
+import { unitKeysOfSerialsSql } from './serial-keys.ts';
 import { unitIdOfRow } from './units.ts';
 
 /**
@@ -134,13 +135,17 @@ type PageStart =
 const newestFirst = sql`created_at desc, id desc nulls last, mint_batch_id desc, seq desc`;
 
 async function unitPage(em: Em, brandId: string, take: number, start: PageStart, mintBatchId: string | null, serial: string | null): Promise<UnitRecord[]> {
+  // A serial filter names at most one unit: decoded first (unitKeysOfSerialsSql), then its primary key.
+  const serialKeys = serial === null ? null : await unitKeysOfSerialsSql(em, brandId, [serial]);
   const found = await rows(em, (db) => {
     const page = db
       .selectFrom('mint_units as u')
       .selectAll('u')
       .where('u.brand_id', '=', brandId)
       .$if(mintBatchId !== null, (q) => q.where('u.mint_batch_id', '=', mintBatchId!))
-      .$if(serial !== null, (q) => q.where('u.serial', '=', serial!))
+      .$if(serialKeys !== null, (q) =>
+        q.where(sql<boolean>`(u.mint_batch_id, u.seq, u.serial) in (select k.mint_batch_id, k.seq, k.serial from ${serialKeys!} as k)`),
+      )
       .$call((q) => {
         switch (start.kind) {
           case 'first':

@@ -3,6 +3,7 @@ import type { ScanAlertSettings } from '@mint/domain';
 import type { Em } from '../orm.ts';
 import type { Tables } from '../tables.ts';
 import { changed, first, rawChanged, rows } from './kysely.ts';
+import { unitKeysOfSerialsSql } from './serial-keys.ts';
 
 /** The unit's GTIN (its batch's) is `gtin`; null matches a unit without GTIN. */
 const unitGtinIs = (gtin: string | null) => (eb: ExpressionBuilder<Tables, 'mint_units'>) =>
@@ -105,13 +106,20 @@ export async function markUnitsSuspect(em: Em, marks: readonly SuspectMark[], at
   let n = 0;
   for (const [brandId, units] of byBrand) {
     const list = [...units.values()];
+    // The serials decoded first (unitKeysOfSerialsSql): each unit is one primary-key probe.
+    const keys = await unitKeysOfSerialsSql(
+      em,
+      brandId,
+      list.map((m) => m.serial),
+    );
     n += await rawChanged(
       em,
       sql`
       update mint_units u set suspect_rule = m.rule, suspect_since = ${at.toISOString()}::timestamptz
         from unnest(${list.map((m) => m.serial)}::text[], ${list.map((m) => m.gtin)}::text[], ${list.map((m) => m.rule)}::text[]) as m(serial, gtin, rule),
+             ${keys} as k,
              mint_batches b
-       where u.brand_id = ${brandId}::uuid and u.serial = m.serial and u.suspect_since is null
+       where k.serial = m.serial and u.brand_id = ${brandId}::uuid and u.mint_batch_id = k.mint_batch_id and u.seq = k.seq and u.serial = m.serial and u.suspect_since is null
          and b.brand_id = u.brand_id and b.id = u.mint_batch_id and b.gtin is not distinct from m.gtin`,
     );
   }
@@ -132,12 +140,13 @@ export interface SuspectState {
  * ({@link unmarkUnitSuspect}).
  */
 export async function lockSuspectUnit(em: Em, brandId: string, gtin: string | null, serial: string): Promise<SuspectState> {
+  const keys = await unitKeysOfSerialsSql(em, brandId, [serial]);
   const row = await first(em, (db) =>
     db
       .selectFrom('mint_units')
       .select(['suspect_rule', 'suspect_since'])
       .where('brand_id', '=', brandId)
-      .where('serial', '=', serial)
+      .where(sql<boolean>`(mint_batch_id, seq, serial) in (select k.mint_batch_id, k.seq, k.serial from ${keys} as k)`)
       .where(unitGtinIs(gtin))
       .forUpdate(),
   );
@@ -148,13 +157,14 @@ export async function lockSuspectUnit(em: Em, brandId: string, gtin: string | nu
 
 /** Clears the brand's unit's suspect mark; resolves to whether it had one. */
 export async function unmarkUnitSuspect(em: Em, brandId: string, gtin: string | null, serial: string): Promise<boolean> {
+  const keys = await unitKeysOfSerialsSql(em, brandId, [serial]);
   return (
     (await changed(em, (db) =>
       db
         .updateTable('mint_units')
         .set({ suspect_rule: null, suspect_since: null })
         .where('brand_id', '=', brandId)
-        .where('serial', '=', serial)
+        .where(sql<boolean>`(mint_batch_id, seq, serial) in (select k.mint_batch_id, k.seq, k.serial from ${keys} as k)`)
         .where('suspect_since', 'is not', null)
         .where(unitGtinIs(gtin)),
     )) > 0

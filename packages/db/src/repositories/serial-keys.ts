@@ -136,21 +136,20 @@ export async function decodeSerials(em: Em, brandId: string, serials: readonly s
 
 /**
  * The brand's units named by `serials` as (serial, mint_batch_id, seq) rows for a statement to
- * join (aliased as the caller names it): the encoded serials by their batch's ordinal and seq (a
- * primary-key probe; the unit's stored serial must match, so a decoded position of no unit names
- * nothing), the others through the stored serials' partial index. Keys only: the caller joins them
- * to mint_units by (brand_id, mint_batch_id, seq).
+ * join, without doubles: the encoded serials by their batch's ordinal (a unique index probe of
+ * mint_batches) and their seq, the others (and, in case their units store their ids, the encoded
+ * ones too) one by one through the stored serials' partial index (a lateral probe kept apart by
+ * `offset 0`: with `serial = any(...)` the planner chose a scan of the whole table for 10,000
+ * serials). The caller joins mint_units on (brand_id, mint_batch_id, seq) AND serial, so a decoded
+ * position of no unit, or of a unit with another serial, names nothing.
  */
 export async function unitKeysOfSerialsSql(em: Em, brandId: string, serials: readonly string[]) {
-  const keys = await decodeSerials(em, brandId, serials);
+  const keys = await decodeSerials(em, brandId, [...new Set(serials)]);
   const coded = keys.filter((k) => k.position !== null);
-  // Every serial also probes the partial index (a probe that finds nothing for encoded serials,
-  // unless their units store their ids, as after a migration's down): the union drops doubles.
-  const plain = keys.map((k) => k.serial);
   return sql<{ serial: string; mint_batch_id: string; seq: number }>`(select k.serial, kb.id as mint_batch_id, k.seq
       from unnest(${coded.map((k) => k.serial)}::text[], ${coded.map((k) => k.position!.batchOrdinal)}::bigint[], ${coded.map((k) => k.position!.seq)}::int[]) as k(serial, ordinal, seq)
       join mint_batches kb on kb.brand_id = ${brandId}::uuid and kb.serial_ordinal = k.ordinal
-      join mint_units ku on ku.brand_id = ${brandId}::uuid and ku.mint_batch_id = kb.id and ku.seq = k.seq and ku.serial = k.serial
     union
-    select ks.serial, ks.mint_batch_id, ks.seq from mint_units ks where ks.brand_id = ${brandId}::uuid and ks.serial = any(${plain}::text[]) and ks.id is not null)`;
+    select ks.serial, ks.mint_batch_id, ks.seq from unnest(${keys.map((k) => k.serial)}::text[]) as kt(serial)
+      join lateral (select ks.serial, ks.mint_batch_id, ks.seq from mint_units ks where ks.brand_id = ${brandId}::uuid and ks.serial = kt.serial and ks.id is not null offset 0) ks on true)`;
 }

@@ -4,6 +4,7 @@ import { sql, type RawBuilder } from 'kysely';
 import type { Em } from '../orm.ts';
 import { changed, first, rawChanged, rawRows, rows } from './kysely.ts';
 import { readUnitSerials } from './units.ts';
+import { unitKeysOfSerialsSql } from './serial-keys.ts';
 
 /**
  * Serial lifecycle storage. A unit's state is its `unit_states` row when it has one, else the state
@@ -51,10 +52,11 @@ export async function lockUnitsForMove(em: Em, brandId: string, selector: UnitSe
   // one on the (brand_id, serial) index (a lateral subquery kept apart by `offset 0`): with
   // `serial = any(...)` the planner chose a scan of the whole table for 10,000 serials of a
   // 1,000,000-unit brand (measured: 340 ms of EXPLAIN ANALYZE, 0.5 to 1.5 s per pack of 10,000).
+  // Listed serials are decoded first (unitKeysOfSerialsSql): each unit is then one primary-key probe.
   const from =
     'serials' in selector
-      ? sql`(select distinct x from unnest(${[...selector.serials]}::text[]) as t(x)) as s(serial)
-      join lateral (select * from mint_units m where m.brand_id = ${brandId}::uuid and m.serial = s.serial offset 0) u on true`
+      ? sql`${await unitKeysOfSerialsSql(em, brandId, selector.serials)} as s
+      join mint_units u on u.brand_id = ${brandId}::uuid and u.mint_batch_id = s.mint_batch_id and u.seq = s.seq and u.serial = s.serial`
       : sql`mint_units u`;
   const where =
     'serials' in selector
@@ -160,7 +162,7 @@ export async function decommissionCommissioned(
 ): Promise<UnitForMove[]> {
   const where =
     'serials' in w.selector
-      ? sql`u.serial = any(${[...w.selector.serials]}::text[])`
+      ? sql`(u.mint_batch_id, u.seq, u.serial) in (select k.mint_batch_id, k.seq, k.serial from ${await unitKeysOfSerialsSql(em, w.brandId, w.selector.serials)} as k)`
       : sql`u.mint_batch_id = ${w.selector.mintBatchId}::uuid and u.seq between ${w.selector.fromSeq}::int and ${w.selector.toSeq}::int`;
   const moved = await rawRows(
     em,
@@ -209,15 +211,13 @@ export async function readSerialState(
   brandId: string,
   serial: string,
 ): Promise<{ state: SerialState; reason: DecommissionReason | null; mintBatchId: string; seq: number } | null> {
-  const row = await first(em, (db) =>
-    db
-      .selectFrom('mint_units as u')
-      .leftJoin('unit_states as s', (j) =>
-        j.onRef('s.brand_id', '=', 'u.brand_id').onRef('s.mint_batch_id', '=', 'u.mint_batch_id').onRef('s.seq', '=', 'u.seq'),
-      )
-      .select(['u.mint_batch_id', 'u.seq', 'u.status', 's.state', 's.reason'])
-      .where('u.brand_id', '=', brandId)
-      .where('u.serial', '=', serial),
+  const [row] = await rawRows(
+    em,
+    sql<{ mint_batch_id: string; seq: number; status: string; state: string | null; reason: string | null }>`
+    select u.mint_batch_id, u.seq, u.status, s.state, s.reason
+    from ${await unitKeysOfSerialsSql(em, brandId, [serial])} as k
+    join mint_units u on u.brand_id = ${brandId}::uuid and u.mint_batch_id = k.mint_batch_id and u.seq = k.seq and u.serial = k.serial
+    left join unit_states s on s.brand_id = u.brand_id and s.mint_batch_id = u.mint_batch_id and s.seq = u.seq`,
   );
   if (row === undefined) return null;
   return {
