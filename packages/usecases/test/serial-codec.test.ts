@@ -4,7 +4,17 @@
 // stored serials' partial index; the brand's key is stored sealed.
 
 import { randomUUID } from 'node:crypto';
-import { brandSerialCipher, createResolverReader, listUnits, lockUnitsForMove, readSerialState, serialKeyContext, unitOfWork } from '@mint/db';
+import {
+  brandSerialCipher,
+  createResolverReader,
+  ingestScanBatch,
+  listUnits,
+  lockUnitsForMove,
+  readSerialState,
+  scanStats,
+  serialKeyContext,
+  unitOfWork,
+} from '@mint/db';
 import { openSecret, serialAlphabet } from '@mint/domain';
 import { processMintJobBatch } from '@mint/usecases';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -144,5 +154,57 @@ describe('serials encoded under the brand key', () => {
     expect(
       (await lockUnitsForMove(unitOfWork(app.db), brand.brandId, { serials: [old[0]!.serial, fresh.units[0]!.serial] }, false)).map((r) => r.serial).sort(),
     ).toEqual([old[0]!.serial, fresh.units[0]!.serial].sort());
+  });
+
+  it('records a scan of an encoded unit with its batch, so scans group by batch without a serial index, and scans recorded before still join by serial', async () => {
+    const brand = await app.seedBrand();
+    const fresh = await mint(brand, 30);
+    const now = new Date();
+    const scan = (identifier: string) => ({
+      scannedAt: new Date(now.getTime() - 60_000),
+      kind: 'serial' as const,
+      gtin: brand.gtin,
+      identifier,
+      lot: null,
+      outcome: 'resolved',
+      representation: 'redirect',
+      linkType: null,
+      country: null,
+      clientClass: 'app' as const,
+      visitor: null,
+      count: 1,
+    });
+    const serial = fresh.units[4]!.serial;
+    await ingestScanBatch(unitOfWork(app.db), brand.brandId, randomUUID(), [scan(serial), scan(altered(serial, 5))], [], now);
+    const recorded = await query<{ identifier: string; unit_known: boolean; mint_batch_id: string | null }>(
+      app.db.em.fork(),
+      'select identifier, unit_known, mint_batch_id from scan_events where brand_id = ? order by identifier',
+      [brand.brandId],
+    );
+    expect(recorded).toEqual(
+      [
+        { identifier: serial, unit_known: true, mint_batch_id: fresh.mintBatchId },
+        { identifier: altered(serial, 5), unit_known: false, mint_batch_id: null },
+      ].sort((a, b) => (a.identifier < b.identifier ? -1 : 1)),
+    );
+    // A scan of a unit minted before, recorded before batches were kept (no batch on the row): joined by serial.
+    const { mintBatchId: oldBatch } = await submitSerial(app.ctx, brand, 1);
+    const oldSerial = `OLDSCAN${randomUUID().replace(/-/g, '').slice(0, 13).toUpperCase()}`;
+    await run(
+      app.db.em.fork(),
+      `insert into mint_units (brand_id, id, mint_batch_id, seq, serial, status, created_at, activated_at) values (?, ?, ?, 1, ?, 'active', now(), now())`,
+      [brand.brandId, randomUUID(), oldBatch, oldSerial],
+    );
+    await ingestScanBatch(unitOfWork(app.db), brand.brandId, randomUUID(), [scan(oldSerial)], [], now);
+    await run(app.db.em.fork(), 'update scan_events set mint_batch_id = null where brand_id = ? and identifier = ?', [brand.brandId, oldSerial]);
+    const byBatch = await scanStats(
+      unitOfWork(app.db),
+      { brandId: brand.brandId, from: new Date(now.getTime() - 3_600_000), to: new Date(now.getTime() + 1000) },
+      'batch',
+      'key',
+      null,
+      10,
+    );
+    expect(Object.fromEntries(byBatch.map((r) => [r.key, r.scans]))).toEqual({ [fresh.mintBatchId]: 1, [oldBatch]: 1, '': 1 });
   });
 });

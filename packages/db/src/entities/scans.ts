@@ -34,6 +34,8 @@ export const ScanEvent = defineEntity({
     scans: p.integer().default(1),
     /** The unit's status when it was scanned (inactive, active, ...); null when the path named no known unit. */
     unitStatus: p.text().nullable(),
+    /** The scanned unit's batch; null when the path named no known unit, or for a scan recorded before it was kept (its unit is then found by serial). */
+    mintBatchId: p.uuid().nullable(),
     /** Lot code of the path (AI 10), for a lot's scan or a serial's with a lot qualifier; null otherwise. */
     lot: p.text().nullable(),
     /** ISO 3166-1 alpha-2 country from a trusted proxy's header (`SCAN_COUNTRY_HEADER`); never derived from an address. */

@@ -12,7 +12,8 @@ import { Migration } from '@mikro-orm/migrations';
  * stores its id: the units minted before ids were derived always did, and the units minted since
  * (random serials, null ids) get their derived id written here, so the index still finds every
  * serial that does not decode. Uniqueness of the new serials is by construction (one key per
- * brand, one ordinal per batch, FF1 a permutation).
+ * brand, one ordinal per batch, FF1 a permutation). A scan of a known unit records the unit's batch
+ * (`scan_events.mint_batch_id`), so scans join no unit by serial.
  */
 export class Migration20261130000000_serial_codec extends Migration {
   override name = 'Migration20261130000000_serial_codec';
@@ -30,9 +31,14 @@ export class Migration20261130000000_serial_codec extends Migration {
     );
     this.addSql(`alter table "mint_units" drop constraint "mint_units_serial_unique";`);
     this.addSql(`create unique index "mint_units_stored_serial_unique" on "mint_units" ("brand_id", "serial") where "id" is not null;`);
+    // A scan of a known unit records the unit's batch, so the reads that group scans by batch need
+    // no serial index; a scan recorded before has none and joins its unit by serial (a unit minted
+    // before, in the partial index).
+    this.addSql(`alter table "scan_events" add column "mint_batch_id" uuid null;`);
   }
 
   override down(): void | Promise<void> {
+    this.addSql(`alter table "scan_events" drop column "mint_batch_id";`);
     this.addSql(
       `update "mint_units" set "id" = overlay(overlay(replace("mint_batch_id"::text, '-', '') placing '8' from 13) placing lpad(to_hex("seq"), 8, '0') from 25)::uuid where "id" is null;`,
     );

@@ -41,6 +41,8 @@ export interface ResolverProduct {
 /** A unit with its batch's status and its product, as found by the resolver. */
 export interface ResolverUnit {
   readonly serial: string;
+  /** The unit's batch (recorded with its scans). */
+  readonly mintBatchId?: string;
   readonly gtin: string | null;
   readonly status: string;
   readonly activatedAt: Date | null;
@@ -65,6 +67,7 @@ export interface ResolverUnit {
 function toUnit(row: UnitRow): ResolverUnit {
   return {
     serial: row.serial,
+    mintBatchId: row.mint_batch_id,
     gtin: row.gtin,
     status: row.status,
     activatedAt: row.activated_at === null || row.activated_at instanceof Date ? row.activated_at : new Date(row.activated_at),
@@ -171,6 +174,7 @@ function unitsWithProduct(db: Kysely<Tables>, withLinks: boolean) {
         // The suspect mark is two columns of the unit's own row: no join, no second round trip (pgbench,
         // 200,000 units, prepared: ~28 µs a lookup without them, ~30 µs with, within the machine's noise).
         'u.serial',
+        'u.mint_batch_id',
         'b.gtin',
         'u.status',
         'u.activated_at',
@@ -297,6 +301,8 @@ export interface ScanRecord {
   readonly count?: number;
   /** The unit's status at the scan, for a known unit; null otherwise. */
   readonly unitStatus?: string | null;
+  /** The known unit's batch; null otherwise. */
+  readonly mintBatchId?: string | null;
   /** Lot code of the path, when it had one. */
   readonly lot?: string | null;
   /** ISO country code from a trusted proxy's header; null when none. */
@@ -322,6 +328,7 @@ interface ScanColumns {
   unitKnown: (boolean | null)[];
   counts: number[];
   unitStatuses: (string | null)[];
+  mintBatchIds: (string | null)[];
   lots: (string | null)[];
   countries: (string | null)[];
   clientClasses: (string | null)[];
@@ -345,6 +352,7 @@ const insertScans = (db: Kysely<Tables>, c: ScanColumns) =>
       'unit_known',
       'scans',
       'unit_status',
+      'mint_batch_id',
       'lot',
       'country',
       'client_class',
@@ -367,6 +375,7 @@ const insertScans = (db: Kysely<Tables>, c: ScanColumns) =>
               unit_known: boolean | null;
               scans: number;
               unit_status: string | null;
+              mint_batch_id: string | null;
               lot: string | null;
               country: string | null;
               client_class: string | null;
@@ -386,6 +395,7 @@ const insertScans = (db: Kysely<Tables>, c: ScanColumns) =>
             unit_known: ['bool', c.unitKnown],
             scans: ['int', c.counts],
             unit_status: ['text', c.unitStatuses],
+            mint_batch_id: ['uuid', c.mintBatchIds],
             lot: ['text', c.lots],
             country: ['text', c.countries],
             client_class: ['text', c.clientClasses],
@@ -405,6 +415,7 @@ const insertScans = (db: Kysely<Tables>, c: ScanColumns) =>
           's.unit_known',
           's.scans',
           's.unit_status',
+          's.mint_batch_id',
           's.lot',
           's.country',
           's.client_class',
@@ -426,6 +437,7 @@ function scanColumns(scans: readonly ScanRecord[]): ScanColumns {
     unitKnown: scans.map((s) => s.unitKnown ?? null),
     counts: scans.map((s) => s.count ?? 1),
     unitStatuses: scans.map((s) => s.unitStatus ?? null),
+    mintBatchIds: scans.map((s) => s.mintBatchId ?? null),
     lots: scans.map((s) => s.lot ?? null),
     countries: scans.map((s) => s.country ?? null),
     clientClasses: scans.map((s) => s.clientClass ?? null),

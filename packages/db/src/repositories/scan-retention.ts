@@ -127,11 +127,21 @@ export async function markScanDays(em: Em, pairs: readonly { brandId: string; da
   );
 }
 
+/**
+ * A raw scan's (`e`) unit batch: the one recorded with the scan; for a scan recorded before batches
+ * were (mint_batch_id null), that of its unit found by serial ({@link scanUnitJoin}, aliased `u`).
+ */
+export const scanBatch = sql`coalesce(e.mint_batch_id, u.mint_batch_id)`;
+/**
+ * The unit of a raw scan `e` recorded without its batch, by serial: only units minted before serials
+ * were encoded can be named so (they store their id and are in the stored serials' partial index).
+ */
+export const scanUnitJoin = sql`left join mint_units u on e.mint_batch_id is null and e.kind in ('serial', 'token') and u.brand_id = e.brand_id and u.serial = e.identifier and u.id is not null`;
 /** The rollup cells of raw scans `e` (joined to their units `u`): group columns in the rollup table's order. */
-const cellColumns = sql`coalesce(e.gtin, ''), coalesce(u.mint_batch_id::text, ''), coalesce(e.lot, ''), coalesce(e.country, ''), coalesce(e.client_class, ''),
+const cellColumns = sql`coalesce(e.gtin, ''), coalesce(${scanBatch}::text, ''), coalesce(e.lot, ''), coalesce(e.country, ''), coalesce(e.client_class, ''),
   case when e.unit_known then 'known' when not e.unit_known then 'never_issued' else '' end`;
 const cellAggregates = sql`sum(e.scans), coalesce(sum(e.scans) filter (where e.unit_known = false), 0), count(distinct e.visitor), min(e.scanned_at), max(e.scanned_at)`;
-const unitJoin = sql`left join mint_units u on e.kind in ('serial', 'token') and u.brand_id = e.brand_id and u.serial = e.identifier`;
+const unitJoin = scanUnitJoin;
 const rollupColumns = sql`brand_id, day, gtin, mint_batch_id, lot, country, client_class, unit_state, scans, never_issued, visitors, first_at, last_at`;
 
 /**

@@ -6,7 +6,7 @@ import { from as copyFrom } from 'pg-copy-streams';
 import type { IngestRowError, IngestScan, ScanGroup } from '@mint/domain';
 import type { Em } from '../orm.ts';
 import { rawChanged, rawRows } from './kysely.ts';
-import { rolledUpDays, rollupWhere, utcDay } from './scan-retention.ts';
+import { rolledUpDays, rollupWhere, scanBatch, scanUnitJoin, utcDay } from './scan-retention.ts';
 import { decodeSerials } from './serial-keys.ts';
 
 /**
@@ -65,7 +65,7 @@ function copyField(value: string | null): string {
 }
 
 const ingestColumns =
-  'brand_id, scanned_at, kind, gtin, identifier, lot, outcome, representation, link_type, unit_known, unit_status, scans, country, client_class, visitor, source';
+  'brand_id, scanned_at, kind, gtin, identifier, lot, outcome, representation, link_type, unit_known, unit_status, scans, country, client_class, visitor, source, mint_batch_id';
 
 /**
  * Records a batch under `batchKey` and writes its valid `scans` in one transaction, each with the
@@ -97,7 +97,7 @@ export async function ingestScanBatch(
     // Encoded serials decoded first: their units are read by (batch ordinal, seq), the others (and
     // the encoded ones, should their units store ids) through the stored serials' partial index.
     const coded = (await decodeSerials(em, brandId, serials)).filter((k) => k.position !== null);
-    const found = await client.query<{ what: string; serial: string | null; gtin: string | null; status: string | null }>(
+    const found = await client.query<{ what: string; serial: string | null; gtin: string | null; status: string | null; mint_batch_id: string | null }>(
       `
       with claim as (
         insert into scan_ingest_batches (brand_id, batch_key, accepted, rejected, created_at) values ($1, $2, $3, $4, $5)
@@ -106,9 +106,9 @@ export async function ingestScanBatch(
         insert into scan_rollup_days (brand_id, day, version, rolled_version) select $1::uuid, d.day, 1, 0 from unnest($6::date[]) as d(day)
          where exists (select 1 from claim)
         on conflict (brand_id, day) do update set version = scan_rollup_days.version + 1 returning 1)
-      select 'claim' as what, null as serial, null as gtin, null as status from claim
+      select 'claim' as what, null as serial, null as gtin, null as status, null::uuid as mint_batch_id from claim
       union all
-      select 'unit', u.serial, b.gtin, u.status from (
+      select 'unit', u.serial, b.gtin, u.status, u.mint_batch_id from (
           select k.serial, kb.id as mint_batch_id, k.seq from unnest($8::text[], $9::bigint[], $10::int[]) as k(serial, ordinal, seq)
             join mint_batches kb on kb.brand_id = $1 and kb.serial_ordinal = k.ordinal
           union
@@ -141,8 +141,8 @@ export async function ingestScanBatch(
       await client.query('commit');
       return { accepted: before?.accepted ?? 0, rejected: JSON.parse(before?.rejected ?? '[]') as IngestRowError[], replayed: true, unitScans: [] };
     }
-    const units = new Map<string, { gtin: string | null; status: string }>();
-    for (const u of found.rows) if (u.what === 'unit') units.set(u.serial!, { gtin: u.gtin, status: u.status! });
+    const units = new Map<string, { gtin: string | null; status: string; batch: string }>();
+    for (const u of found.rows) if (u.what === 'unit') units.set(u.serial!, { gtin: u.gtin, status: u.status!, batch: u.mint_batch_id! });
     const unitScans: WrittenUnitScan[] = [];
     if (scans.length > 0) {
       // COPY's text rows, concatenated: the enumerated and validated fields (kind, GTIN digits,
@@ -157,7 +157,7 @@ export async function ingestScanBatch(
         text +=
           `${prefix}${s.scannedAt.toISOString()}\t${s.kind}\t${s.gtin ?? '\\N'}\t${copyField(s.identifier)}\t${copyField(s.lot)}\t${s.outcome}\t${s.representation}\t` +
           `${copyField(s.linkType)}\t${isUnit ? (known ? 't' : 'f') : '\\N'}\t${status ?? '\\N'}\t${s.count}\t${s.country ?? '\\N'}\t${s.clientClass ?? '\\N'}\t` +
-          `${s.visitor ?? '\\N'}\tingest\n`;
+          `${s.visitor ?? '\\N'}\tingest\t${known ? unit.batch : '\\N'}\n`;
         if (isUnit) {
           unitScans.push({
             unitKnown: known,
@@ -259,7 +259,7 @@ function groupExpression(group: ScanGroup): RawBuilder<string> {
     case 'gtin':
       return sql<string>`coalesce(e.gtin, '')`;
     case 'batch':
-      return sql<string>`coalesce(u.mint_batch_id::text, '')`;
+      return sql<string>`coalesce(${scanBatch}::text, '')`;
     case 'lot':
       return sql<string>`coalesce(e.lot, '')`;
     case 'unit':
@@ -343,13 +343,13 @@ export async function scanStats(
     if ((filter.country ?? null) !== null) where.push(sql`e.country = ${filter.country}`);
     if ((filter.clientClass ?? null) !== null) where.push(sql`e.client_class = ${filter.clientClass}`);
     if ((filter.unitKnown ?? null) !== null) where.push(sql`e.unit_known = ${filter.unitKnown}`);
-    if ((filter.batchId ?? null) !== null) where.push(sql`u.mint_batch_id = ${filter.batchId}::uuid`);
+    if ((filter.batchId ?? null) !== null) where.push(sql`${scanBatch} = ${filter.batchId}::uuid`);
     if (group === 'unit') where.push(sql`e.kind in ('serial', 'token') and e.identifier is not null`);
     parts.push(sql`
       select ${key} as key, sum(e.scans) as scans, coalesce(sum(e.scans) filter (where e.unit_known = false), 0) as never_issued,
              count(distinct e.visitor) as visitors, min(e.scanned_at) as first_at, max(e.scanned_at) as last_at
         from scan_events e
-        ${joinUnit ? sql`left join mint_units u on e.kind in ('serial', 'token') and u.brand_id = e.brand_id and u.serial = e.identifier` : sql``}
+        ${joinUnit ? scanUnitJoin : sql``}
        where ${sql.join(where, sql` and `)}
        group by 1`);
   }

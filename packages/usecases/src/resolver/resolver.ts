@@ -66,6 +66,8 @@ export interface Resolution {
   readonly unitKnown: boolean | null;
   /** The found unit's status (inactive, active, ...); null when the path names no known unit. */
   readonly unitStatus: string | null;
+  /** The found unit's batch, recorded with its scan; null (or absent) when the path names no known unit. */
+  readonly unitBatchId?: string | null;
   /** The caution of a unit a scan rule marked suspect (reason: clone or withdrawn; since when); null otherwise. */
   readonly suspect?: { readonly reason: string; readonly since: Date } | null;
   /** The product found (its id names its passport; an external passport URL keeps the passport elsewhere); null when not found. */
@@ -187,6 +189,7 @@ class FoundResolution implements Resolution {
   readonly choices: readonly Link[] | null;
   readonly unitKnown: boolean | null;
   readonly unitStatus: string | null;
+  readonly unitBatchId: string | null;
   readonly suspect: { readonly reason: string; readonly since: Date } | null;
   readonly product: ResolverProduct | null;
   readonly stale: boolean;
@@ -208,6 +211,7 @@ class FoundResolution implements Resolution {
     this.choices = fields.choices;
     this.unitKnown = fields.unitKnown;
     this.unitStatus = fields.unitStatus;
+    this.unitBatchId = fields.unitBatchId ?? null;
     this.suspect = fields.suspect ?? null;
     this.product = fields.product ?? null;
     this.stale = stale;
@@ -560,7 +564,7 @@ export function createResolver(ctx: UseCaseContext, options: ResolverOptions = {
   /** A found identity's resolution whose `data` is built only when read (only JSON answers show it). */
   function found(
     level: Resolution['level'],
-    state: { unitStatus: string | null; batchStatus: string | null; serialState?: string | null; serialReason?: string | null },
+    state: { unitStatus: string | null; batchStatus: string | null; serialState?: string | null; serialReason?: string | null; unitBatchId?: string | null },
     brand: ResolverBrand,
     anchor: string | null,
     title: string,
@@ -588,6 +592,7 @@ export function createResolver(ctx: UseCaseContext, options: ResolverOptions = {
         levels,
         unitKnown,
         unitStatus: state.unitStatus,
+        unitBatchId: state.unitBatchId ?? null,
         suspect,
         product,
         link: choice?.kind === 'link' ? choice.link : null,
@@ -653,6 +658,7 @@ export function createResolver(ctx: UseCaseContext, options: ResolverOptions = {
           unitKey.kind,
           {
             unitStatus: life.scanStatus,
+            unitBatchId: unit.mintBatchId ?? null,
             batchStatus: unit.batchStatus,
             serialState: life.state,
             serialReason: life.reason,
@@ -780,6 +786,7 @@ export function createResolver(ctx: UseCaseContext, options: ResolverOptions = {
           linkType: representation === 'redirect' && resolution.unitKnown !== false ? (resolution.link?.linkType ?? null) : null,
           unitKnown: resolution.unitKnown,
           unitStatus: resolution.unitStatus,
+          mintBatchId: resolution.unitBatchId ?? null,
           lot: key.kind === 'lot' ? key.lot : key.kind === 'serial' ? (key.lot ?? null) : null,
         },
         client,
