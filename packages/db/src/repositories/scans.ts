@@ -7,7 +7,7 @@ import type { IngestRowError, IngestScan, ScanGroup } from '@mint/domain';
 import type { Em } from '../orm.ts';
 import { rawChanged, rawRows } from './kysely.ts';
 import { rolledUpDays, rollupWhere, scanBatch, scanUnitJoin, utcDay } from './scan-retention.ts';
-import { decodeSerials } from './serial-keys.ts';
+import { serialKeyArrays, unitKeysOfSerialsText } from './serial-keys.ts';
 
 /**
  * The scan ledger's ingest and reads. Every statement names one brand, so on Citus it is routed
@@ -94,9 +94,9 @@ export async function ingestScanBatch(
     // is rolled up again with these scans) and read the units its distinct serials name.
     const serials = [...new Set(scans.filter((s) => (s.kind === 'serial' || s.kind === 'token') && s.identifier !== null).map((s) => s.identifier!))];
     const days = [...new Set(scans.map((s) => Math.floor(s.scannedAt.getTime() / 86_400_000)))].map((d) => utcDay(d * 86_400_000));
-    // Encoded serials decoded first: their units are read by (batch ordinal, seq), the others (and
-    // the encoded ones, should their units store ids) through the stored serials' partial index.
-    const coded = (await decodeSerials(em, brandId, serials)).filter((k) => k.position !== null);
+    // Encoded serials decoded first: their units are read by (batch ordinal, seq), the others
+    // through the stored serials' partial index (unitKeysOfSerialsText).
+    const keys = await serialKeyArrays(em, brandId, serials);
     const found = await client.query<{ what: string; serial: string | null; gtin: string | null; status: string | null; mint_batch_id: string | null }>(
       `
       with claim as (
@@ -108,28 +108,11 @@ export async function ingestScanBatch(
         on conflict (brand_id, day) do update set version = scan_rollup_days.version + 1 returning 1)
       select 'claim' as what, null as serial, null as gtin, null as status, null::uuid as mint_batch_id from claim
       union all
-      select 'unit', u.serial, b.gtin, u.status, u.mint_batch_id from (
-          select k.serial, kb.id as mint_batch_id, k.seq from unnest($8::text[], $9::bigint[], $10::int[]) as k(serial, ordinal, seq)
-            join mint_batches kb on kb.brand_id = $1 and kb.serial_ordinal = k.ordinal
-          union
-          select ks.serial, ks.mint_batch_id, ks.seq from unnest($7::text[]) as kt(serial)
-            join lateral (select ks.serial, ks.mint_batch_id, ks.seq from mint_units ks where ks.brand_id = $1 and ks.serial = kt.serial and ks.id is not null offset 0) ks on true
-        ) k
+      select 'unit', u.serial, b.gtin, u.status, u.mint_batch_id from ${unitKeysOfSerialsText('$1', '$7', '$8', '$9')} k
         join mint_units u on u.brand_id = $1 and u.mint_batch_id = k.mint_batch_id and u.seq = k.seq and u.serial = k.serial
         join mint_batches b on b.brand_id = u.brand_id and b.id = u.mint_batch_id
        where exists (select 1 from claim)`,
-      [
-        brandId,
-        batchKey,
-        scans.length,
-        JSON.stringify(rejected),
-        now.toISOString(),
-        days,
-        serials,
-        coded.map((k) => k.serial),
-        coded.map((k) => k.position!.batchOrdinal),
-        coded.map((k) => k.position!.seq),
-      ],
+      [brandId, batchKey, scans.length, JSON.stringify(rejected), now.toISOString(), days, keys.serials, keys.ordinals, keys.seqs],
     );
     if (!found.rows.some((r) => r.what === 'claim')) {
       const before = (

@@ -135,21 +135,46 @@ export async function decodeSerials(em: Em, brandId: string, serials: readonly s
 }
 
 /**
+ * `serials` with their decoded positions as three arrays (ordinal and seq null for a serial that
+ * does not decode), deduplicated: the parameters of {@link unitKeysOfSerialsText}.
+ */
+export async function serialKeyArrays(
+  em: Em,
+  brandId: string,
+  serials: readonly string[],
+): Promise<{ serials: string[]; ordinals: (number | null)[]; seqs: (number | null)[] }> {
+  const keys = await decodeSerials(em, brandId, [...new Set(serials)]);
+  return { serials: keys.map((k) => k.serial), ordinals: keys.map((k) => k.position?.batchOrdinal ?? null), seqs: keys.map((k) => k.position?.seq ?? null) };
+}
+
+/**
+ * The from-item of {@link unitKeysOfSerialsSql} as SQL text, for statements sent on a driver
+ * connection: `brand` is the brand id's parameter (`$1`), `serials`, `ordinals` and `seqs` those
+ * of {@link serialKeyArrays}' arrays.
+ */
+export const unitKeysOfSerialsText = (brand: string, serials: string, ordinals: string, seqs: string) => `(
+    select k.serial, coalesce(kc.mint_batch_id, kl.mint_batch_id) as mint_batch_id, coalesce(kc.seq, kl.seq) as seq
+      from unnest(${serials}::text[], ${ordinals}::bigint[], ${seqs}::int[]) as k(serial, ordinal, seq)
+      left join lateral (select kb.id as mint_batch_id, k.seq from mint_batches kb where kb.brand_id = ${brand}::uuid and kb.serial_ordinal = k.ordinal) kc on true
+      left join lateral (select ks.mint_batch_id, ks.seq from mint_units ks where ks.brand_id = ${brand}::uuid and ks.serial = k.serial and ks.id is not null offset 0) kl on true
+     where coalesce(kc.mint_batch_id, kl.mint_batch_id) is not null)`;
+
+/**
  * The brand's units named by `serials` as (serial, mint_batch_id, seq) rows for a statement to
- * join, without doubles: the encoded serials by their batch's ordinal (a unique index probe of
- * mint_batches) and their seq, the others (and, in case their units store their ids, the encoded
- * ones too) one by one through the stored serials' partial index (a lateral probe kept apart by
- * `offset 0`: with `serial = any(...)` the planner chose a scan of the whole table for 10,000
- * serials). The caller joins mint_units on (brand_id, mint_batch_id, seq) AND serial, so a decoded
- * position of no unit, or of a unit with another serial, names nothing.
+ * join, one per serial at most: an encoded serial by its batch's ordinal (a unique index probe of
+ * mint_batches) and its seq; any other (or an encoded one whose batch has no ordinal, as after a
+ * migration's down) through the stored serials' partial index, probed one serial at a time (a
+ * lateral subquery kept apart by `offset 0`: with `serial = any(...)` the planner chose a scan of
+ * the whole table for 10,000 serials). No union, so Citus plans it on the brand's shard. The caller
+ * joins mint_units on (brand_id, mint_batch_id, seq) AND serial, so a decoded position of no unit,
+ * or of a unit with another serial, names nothing.
  */
 export async function unitKeysOfSerialsSql(em: Em, brandId: string, serials: readonly string[]) {
-  const keys = await decodeSerials(em, brandId, [...new Set(serials)]);
-  const coded = keys.filter((k) => k.position !== null);
-  return sql<{ serial: string; mint_batch_id: string; seq: number }>`(select k.serial, kb.id as mint_batch_id, k.seq
-      from unnest(${coded.map((k) => k.serial)}::text[], ${coded.map((k) => k.position!.batchOrdinal)}::bigint[], ${coded.map((k) => k.position!.seq)}::int[]) as k(serial, ordinal, seq)
-      join mint_batches kb on kb.brand_id = ${brandId}::uuid and kb.serial_ordinal = k.ordinal
-    union
-    select ks.serial, ks.mint_batch_id, ks.seq from unnest(${keys.map((k) => k.serial)}::text[]) as kt(serial)
-      join lateral (select ks.serial, ks.mint_batch_id, ks.seq from mint_units ks where ks.brand_id = ${brandId}::uuid and ks.serial = kt.serial and ks.id is not null offset 0) ks on true)`;
+  const k = await serialKeyArrays(em, brandId, serials);
+  return sql<{ serial: string; mint_batch_id: string; seq: number }>`(
+    select k.serial, coalesce(kc.mint_batch_id, kl.mint_batch_id) as mint_batch_id, coalesce(kc.seq, kl.seq) as seq
+      from unnest(${k.serials}::text[], ${k.ordinals}::bigint[], ${k.seqs}::int[]) as k(serial, ordinal, seq)
+      left join lateral (select kb.id as mint_batch_id, k.seq from mint_batches kb where kb.brand_id = ${brandId}::uuid and kb.serial_ordinal = k.ordinal) kc on true
+      left join lateral (select ks.mint_batch_id, ks.seq from mint_units ks where ks.brand_id = ${brandId}::uuid and ks.serial = k.serial and ks.id is not null offset 0) kl on true
+     where coalesce(kc.mint_batch_id, kl.mint_batch_id) is not null)`;
 }
