@@ -160,16 +160,20 @@ export async function decommissionCommissioned(
   em: Em,
   w: { brandId: string; moveId: string; at: Date; reason: string; selector: UnitSelector },
 ): Promise<UnitForMove[]> {
+  // Listed serials decoded first and joined (not `in (...)`: with 11,000 serials of a 2,100,000-unit
+  // brand the planner hashed them against a scan of the whole table, 1.3 s, against 0.6 s of
+  // primary-key probes for the join; EXPLAIN ANALYZE on this host).
+  const keys = 'serials' in w.selector ? sql`, ${await unitKeysOfSerialsSql(em, w.brandId, w.selector.serials)} as k` : sql``;
   const where =
     'serials' in w.selector
-      ? sql`(u.mint_batch_id, u.seq, u.serial) in (select k.mint_batch_id, k.seq, k.serial from ${await unitKeysOfSerialsSql(em, w.brandId, w.selector.serials)} as k)`
+      ? sql`u.mint_batch_id = k.mint_batch_id and u.seq = k.seq and u.serial = k.serial`
       : sql`u.mint_batch_id = ${w.selector.mintBatchId}::uuid and u.seq between ${w.selector.fromSeq}::int and ${w.selector.toSeq}::int`;
   const moved = await rawRows(
     em,
     sql<{ mint_batch_id: string; seq: number; serial: string; resolver_base_url: string; gtin: string | null }>`
     with moved as (
       update mint_units u set status = 'inactive'
-      from mint_batches b
+      from mint_batches b${keys}
       where u.brand_id = ${w.brandId}::uuid and ${where} and u.status = 'active'
         and b.brand_id = u.brand_id and b.id = u.mint_batch_id and b.status <> 'voided'
       returning u.mint_batch_id, u.seq, u.serial, b.resolver_base_url, b.gtin
