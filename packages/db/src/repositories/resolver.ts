@@ -800,10 +800,14 @@ const unitByPositionBatchLookup =
           { brand_id: ['uuid', p.brandIds], serial: ['text', p.serials], ordinal: ['int8', p.ordinals], seq: ['int', p.seqs] },
           'ord',
         ),
+        // The batch as a subquery of the key alone, so each unit is one primary-key probe: joined to
+        // mint_batches by (brand_id, serial_ordinal) instead, the planner read the batch's units from
+        // the batch list index and filtered them by seq (EXPLAIN ANALYZE, 8 keys on 2,100,000 units:
+        // 273 ms against 0.4 ms).
         (join) =>
           join
-            .onRef('b.brand_id', '=', 'k.brand_id')
-            .onRef('b.serial_ordinal', '=', 'k.ordinal')
+            .onRef('u.brand_id', '=', 'k.brand_id')
+            .on(sql<boolean>`u.mint_batch_id = (select kb.id from mint_batches kb where kb.brand_id = k.brand_id and kb.serial_ordinal = k.ordinal)`)
             .onRef('u.seq', '=', 'k.seq')
             .onRef('u.serial', '=', 'k.serial'),
       )
