@@ -326,7 +326,7 @@ export {
   updateBrandPassportStyle,
   notifyPassportPublished,
 } from './repositories/passports.ts';
-export { UnitStateRow, SerialMoveRow, EpcisEventRow } from './entities/serials.ts';
+export { UnitStateRow, SerialMoveRow, SerialMoveRefusalRow, EpcisEventRow } from './entities/serials.ts';
 export {
   lockUnitsForMove,
   decommissionCommissioned,
@@ -338,6 +338,8 @@ export {
   findSerialMoveByKey,
   findSerialMove,
   recordSerialMoveChunk,
+  readSerialMoveRefusals,
+  recordSerialMoveFailure,
   claimRunningSerialMove,
   insertEpcisEvents,
   queryEpcisEvents,
@@ -354,6 +356,7 @@ export {
   type RangeMoved,
   type RangeRefusal,
   type SerialMoveRecord,
+  type StoredRefusal,
   type NewSerialMove,
   type NewEpcisEvent,
   type EpcisQuery,

@@ -63,6 +63,8 @@ export {
   type SerialMoveTarget,
   type MoveSerialsInput,
   type SerialMoveReport,
+  type RefusalPage,
+  maxRefusalPage,
   queryEpcis,
   captureEpcisDocument,
   reconcileMintBatch,

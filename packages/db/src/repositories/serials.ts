@@ -236,16 +236,30 @@ export interface SerialMoveRecord {
   readonly action: string;
   readonly reason: string | null;
   readonly target: Record<string, unknown>;
-  readonly status: 'running' | 'done';
+  /** running while chunks remain; done; failed when its next chunk failed every attempt (see `error`). */
+  readonly status: 'running' | 'done' | 'failed';
   readonly total: number;
   readonly moved: number;
   readonly refused: number;
-  readonly refusals: readonly Record<string, unknown>[];
   readonly nextSeq: number | null;
   /** A container move's position (see SerialMoveRow.cursor); null otherwise. */
   readonly cursor: Record<string, unknown> | null;
+  /** Consecutive failed attempts at its next chunk. */
+  readonly attempts: number;
+  /** Why it failed (status failed), or the last failed attempt's error while it retries; null otherwise. */
+  readonly error: string | null;
   readonly createdAt: Date;
   readonly updatedAt: Date;
+}
+
+/** One unit a move refused, as stored in its report (see SerialMoveRefusalRow). */
+export interface StoredRefusal {
+  readonly serial: string | null;
+  readonly mintBatchId: string | null;
+  readonly seq: number | null;
+  readonly refusal: string;
+  readonly state: string | null;
+  readonly reason: string | null;
 }
 
 type MoveRow = {
@@ -259,9 +273,10 @@ type MoveRow = {
   total: number;
   moved: number;
   refused: number;
-  refusals: unknown;
   next_seq: number | null;
   cursor: unknown;
+  attempts: number;
+  error: string | null;
   created_at: string | Date;
   updated_at: string | Date;
 };
@@ -276,13 +291,14 @@ function toMove(r: MoveRow): SerialMoveRecord {
     action: r.action,
     reason: r.reason,
     target: parsed<Record<string, unknown>>(r.target),
-    status: r.status as 'running' | 'done',
+    status: r.status as 'running' | 'done' | 'failed',
     total: r.total,
     moved: r.moved,
     refused: r.refused,
-    refusals: parsed<Record<string, unknown>[]>(r.refusals),
     nextSeq: r.next_seq,
     cursor: r.cursor === null ? null : parsed<Record<string, unknown>>(r.cursor),
+    attempts: r.attempts,
+    error: r.error,
     createdAt: new Date(r.created_at),
     updatedAt: new Date(r.updated_at),
   };
@@ -323,7 +339,6 @@ export async function insertSerialMove(em: Em, m: NewSerialMove): Promise<boolea
         total: m.total,
         moved: 0,
         refused: 0,
-        refusals: '[]',
         next_seq: m.nextSeq,
         actor: m.actor,
         created_at: m.at,
@@ -345,9 +360,10 @@ const moveColumns = [
   'total',
   'moved',
   'refused',
-  'refusals',
   'next_seq',
   'cursor',
+  'attempts',
+  'error',
   'created_at',
   'updated_at',
 ] as const;
@@ -372,8 +388,11 @@ export async function findSerialMove(em: Em, brandId: string, id: string, lock =
 }
 
 /**
- * Adds a chunk's outcome to a running move as a compare-and-set on its progress (`expectedNextSeq`,
- * or its moved count for a list): false when another worker recorded the chunk first.
+ * Adds a chunk's outcome to a running move as a compare-and-set on its progress (its moved and
+ * refused counts, read under the move's lock): false when another worker recorded the chunk
+ * first. The chunk's refused units are appended to the move's report as rows numbered on from
+ * the refused count before it, so the report grows by the chunk and is never rewritten; a chunk
+ * recorded twice would name the same rows (kept as first written). Clears the failed attempts.
  */
 export async function recordSerialMoveChunk(
   em: Em,
@@ -381,8 +400,9 @@ export async function recordSerialMoveChunk(
   id: string,
   chunk: {
     readonly expectedMoved: number;
+    readonly expectedRefused: number;
     readonly moved: number;
-    readonly refusals: readonly Record<string, unknown>[];
+    readonly refusals: readonly StoredRefusal[];
     readonly nextSeq: number | null;
     readonly done: boolean;
     readonly at: Date;
@@ -393,37 +413,104 @@ export async function recordSerialMoveChunk(
   const n = await rawChanged(
     em,
     sql`update serial_moves set moved = moved + ${chunk.moved}::int, refused = refused + ${chunk.refusals.length}::int,
-      refusals = refusals || ${JSON.stringify(chunk.refusals)}::jsonb, next_seq = ${chunk.nextSeq}::int,
+      next_seq = ${chunk.nextSeq}::int,
       cursor = ${chunk.cursor === undefined || chunk.cursor === null ? null : JSON.stringify(chunk.cursor)}::jsonb,
-      status = ${chunk.done ? 'done' : 'running'}::text, updated_at = ${chunk.at}::timestamptz
-    where brand_id = ${brandId}::uuid and id = ${id}::uuid and status = 'running' and moved = ${chunk.expectedMoved}::int`,
+      status = ${chunk.done ? 'done' : 'running'}::text, updated_at = ${chunk.at}::timestamptz, attempts = 0, not_before = null, error = null
+    where brand_id = ${brandId}::uuid and id = ${id}::uuid and status = 'running'
+      and moved = ${chunk.expectedMoved}::int and refused = ${chunk.expectedRefused}::int`,
   );
-  return n === 1;
+  if (n !== 1) return false;
+  if (chunk.refusals.length > 0) {
+    const r = chunk.refusals;
+    // One statement of one unnest per chunk, whatever the number of refused units.
+    await rawChanged(
+      em,
+      sql`insert into serial_move_refusals (brand_id, move_id, ord, serial, mint_batch_id, seq, refusal, state, reason)
+      select ${brandId}::uuid, ${id}::uuid, ${chunk.expectedRefused}::int + (t.n - 1)::int, t.serial, t.mint_batch_id, t.seq, t.refusal, t.state, t.reason
+      from unnest(${r.map((x) => x.serial)}::text[], ${r.map((x) => x.mintBatchId)}::uuid[], ${r.map((x) => x.seq)}::int[],
+        ${r.map((x) => x.refusal)}::text[], ${r.map((x) => x.state)}::text[], ${r.map((x) => x.reason)}::text[])
+        with ordinality as t(serial, mint_batch_id, seq, refusal, state, reason, n)
+      on conflict (brand_id, move_id, ord) do nothing`,
+    );
+  }
+  return true;
+}
+
+/** A page of a move's refused units in report order: those after place `after` (-1: from the first), at most `limit`, each with its place. */
+export async function readSerialMoveRefusals(
+  em: Em,
+  brandId: string,
+  moveId: string,
+  after: number,
+  limit: number,
+): Promise<(StoredRefusal & { readonly ord: number })[]> {
+  const found = await rows(em, (db) =>
+    db
+      .selectFrom('serial_move_refusals')
+      .select(['ord', 'serial', 'mint_batch_id', 'seq', 'refusal', 'state', 'reason'])
+      .where('brand_id', '=', brandId)
+      .where('move_id', '=', moveId)
+      .where('ord', '>', after)
+      .orderBy('ord')
+      .limit(limit),
+  );
+  return found.map((r) => ({ ord: r.ord, serial: r.serial, mintBatchId: r.mint_batch_id, seq: r.seq, refusal: r.refusal, state: r.state, reason: r.reason }));
 }
 
 /**
- * Locks the running move (any brand) touched longest ago that no other transaction holds (`skip
- * locked`), until the transaction ends: the executor's claim of its next chunk. A worker that dies
- * mid-chunk rolls back and releases it, so the next claim redoes exactly that chunk. Null when none.
+ * Counts one more failed attempt at a running move's next chunk (in a transaction of its own: the
+ * chunk's rolled back), keeping `error` (cut to 2,000 characters): with `failAt` set the move
+ * fails (status failed); otherwise no worker claims it before `notBefore`. Returns the attempts
+ * counted, or null when the move is no longer running.
  */
-export async function claimRunningSerialMove(em: Em): Promise<{ brandId: string; id: string } | null> {
+export async function recordSerialMoveFailure(
+  em: Em,
+  brandId: string,
+  id: string,
+  f: { readonly error: string; readonly at: Date; readonly notBefore: Date | null; readonly fail: boolean },
+): Promise<number | null> {
+  const [row] = await rawRows(
+    em,
+    sql<{ attempts: number }>`update serial_moves set attempts = attempts + 1, error = ${f.error.slice(0, 2000)}::text,
+      not_before = ${f.notBefore}::timestamptz, status = ${f.fail ? 'failed' : 'running'}::text, updated_at = ${f.at}::timestamptz
+    where brand_id = ${brandId}::uuid and id = ${id}::uuid and status = 'running'
+    returning attempts`,
+  );
+  return row?.attempts ?? null;
+}
+
+/**
+ * Locks the running move (any brand) touched longest ago, past its retry backoff, that no other
+ * transaction holds (`skip locked`), until the transaction ends: the executor's claim of its next
+ * chunk. A worker that dies mid-chunk rolls back and releases it, so the next claim redoes exactly
+ * that chunk; a chunk that fails is put back with a backoff (see {@link recordSerialMoveFailure})
+ * so it never stays first in line. Null when none.
+ */
+export async function claimRunningSerialMove(em: Em, now: Date): Promise<{ brandId: string; id: string; attempts: number } | null> {
   // Candidates first without a lock (on Citus a locking read must name its brand: one shard), then
   // each locked on its own brand's row, skipping one another worker holds.
   const candidates = await rows(em, (db) =>
-    db.selectFrom('serial_moves').select(['brand_id', 'id']).where('status', '=', 'running').orderBy('updated_at').limit(8),
+    db
+      .selectFrom('serial_moves')
+      .select(['brand_id', 'id'])
+      .where('status', '=', 'running')
+      .where((eb) => eb.or([eb('not_before', 'is', null), eb('not_before', '<=', now)]))
+      .orderBy('updated_at')
+      .limit(8),
   );
   for (const c of candidates) {
     const locked = await rows(em, (db) =>
       db
         .selectFrom('serial_moves')
-        .select(['brand_id', 'id'])
+        .select(['brand_id', 'id', 'attempts'])
         .where('brand_id', '=', c.brand_id)
         .where('id', '=', c.id)
         .where('status', '=', 'running')
+        .where((eb) => eb.or([eb('not_before', 'is', null), eb('not_before', '<=', now)]))
         .forUpdate()
         .skipLocked(),
     );
-    if (locked[0] !== undefined) return { brandId: locked[0].brand_id, id: locked[0].id };
+    if (locked[0] !== undefined) return { brandId: locked[0].brand_id, id: locked[0].id, attempts: locked[0].attempts };
   }
   return null;
 }

@@ -8,6 +8,8 @@ export {
   type SerialMoveTarget,
   type MoveSerialsInput,
   type SerialMoveReport,
+  type RefusalPage,
+  maxRefusalPage,
 } from './serials.ts';
 export { queryEpcis, captureEpcisDocument } from './epcis.ts';
 export {

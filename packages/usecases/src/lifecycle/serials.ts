@@ -13,12 +13,15 @@ import {
   readBatchState,
   serialsOfUnits,
   readUnitPartners,
+  readSerialMoveRefusals,
   recordSerialMoveChunk,
+  recordSerialMoveFailure,
   writeSerialMove,
   type Em,
   type NewEpcisEvent,
   type RangeMoveEvent,
   type SerialMoveRecord,
+  type StoredRefusal,
   type UnitForMove,
   type UnitSelector,
   unitOfWork,
@@ -26,6 +29,7 @@ import {
 } from '@mint/db';
 import {
   activeDelta,
+  attemptsExhausted,
   decommissionReasons,
   epcisVocabularyOf,
   ForbiddenError,
@@ -38,8 +42,10 @@ import {
   NotFoundError,
   partnerActions,
   refusalOf,
+  retryDelayMs,
   serialActions,
   serialMoveOf,
+  serialMoveRetry,
   ssccViolations,
   type DecommissionReason,
   type FieldViolation,
@@ -58,6 +64,8 @@ export { derivedUuid };
 
 /** Most serials one request may list. */
 export const maxMoveSerials = 10_000;
+/** Refused units a report lists by default and at most (a page: the rest by `nextPageToken`); a list move's refusals fit one page. */
+export const maxRefusalPage = 10_000;
 /** Longest idempotency key. */
 const maxKeyLength = 200;
 /** Serials named in a mint_units_moved event; the rest are counted. */
@@ -103,17 +111,49 @@ export interface SerialMoveReport {
   readonly moveId: string;
   readonly action: SerialAction;
   readonly reason: DecommissionReason | null;
-  /** running while chunks remain (the executor continues it), done when every unit is accounted for. */
-  readonly status: 'running' | 'done';
+  /**
+   * running while chunks remain (the executor continues it), done when every unit is accounted
+   * for, failed when its next chunk failed every attempt (`error` says why; the chunks before it
+   * stay moved).
+   */
+  readonly status: 'running' | 'done' | 'failed';
   readonly total: number;
   readonly moved: number;
   readonly refused: number;
+  /** A page of the refused units, in the order the chunks refused them (every one when `nextPageToken` is null). */
   readonly refusals: readonly RefusedUnit[];
+  /** Where the next page of refusals starts (GetSerialMove's `page_token`); null on the last page. */
+  readonly nextPageToken: string | null;
+  /** Why the move failed; null unless failed. */
+  readonly error: string | null;
   /** True when the key named an earlier move: this call moved nothing. */
   readonly replayed: boolean;
 }
 
-function report(m: SerialMoveRecord, replayed: boolean): SerialMoveReport {
+/** Which page of a move's refusals a report lists. */
+export interface RefusalPage {
+  /** At most this many refused units; default and most {@link maxRefusalPage}. */
+  readonly pageSize?: number | null;
+  /** A report's `nextPageToken`: the page after it; absent: the first page. */
+  readonly pageToken?: string | null;
+}
+
+function pageViolations(page: RefusalPage): FieldViolation[] {
+  const v: FieldViolation[] = [];
+  const size = page.pageSize ?? null;
+  if (size !== null && (!Number.isInteger(size) || size < 1 || size > maxRefusalPage))
+    v.push({ field: 'page_size', message: `must be 1 to ${maxRefusalPage}` });
+  const token = page.pageToken ?? null;
+  if (token !== null && token !== '' && !/^[0-9]{1,10}$/.test(token)) v.push({ field: 'page_token', message: 'must be a next_page_token of this move' });
+  return v;
+}
+
+/** The move as the caller sees it, with one page of its refusals read from its report's rows. */
+async function report(em: Em, brandId: string, m: SerialMoveRecord, replayed: boolean, page: RefusalPage = {}): Promise<SerialMoveReport> {
+  const size = page.pageSize ?? maxRefusalPage;
+  const after = page.pageToken === undefined || page.pageToken === null || page.pageToken === '' ? -1 : Number(page.pageToken);
+  const found = m.refused === 0 ? [] : await readSerialMoveRefusals(em, brandId, m.id, after, size);
+  const last = found.at(-1);
   return {
     moveId: m.id,
     action: m.action as SerialAction,
@@ -123,14 +163,16 @@ function report(m: SerialMoveRecord, replayed: boolean): SerialMoveReport {
     moved: m.moved,
     refused: m.refused,
     replayed,
-    refusals: m.refusals.map((r) => ({
-      serial: (r.serial as string | null) ?? null,
-      mintBatchId: (r.mint_batch_id as string | null) ?? null,
-      seq: (r.seq as number | null) ?? null,
+    refusals: found.map((r) => ({
+      serial: r.serial,
+      mintBatchId: r.mintBatchId,
+      seq: r.seq,
       refusal: r.refusal as SerialRefusal,
-      state: (r.state as SerialState | null) ?? null,
-      reason: (r.reason as DecommissionReason | null) ?? null,
+      state: r.state as SerialState | null,
+      reason: r.reason as DecommissionReason | null,
     })),
+    nextPageToken: last !== undefined && found.length === size && last.ord + 1 < m.refused ? String(last.ord) : null,
+    error: m.status === 'failed' ? m.error : null,
   };
 }
 
@@ -201,7 +243,7 @@ export async function moveSerials(
   // A partner's keys live in a space of their own: they never meet the brand's or another partner's.
   const storedKey = partnerId === null ? input.idempotencyKey : `partner:${partnerId}:${input.idempotencyKey}`;
   const known = await findSerialMoveByKey(unitOfWork(ctx.db), brandId, storedKey);
-  if (known !== null) return replay(known, requestHash, input.idempotencyKey);
+  if (known !== null) return replay(ctx, brandId, known, requestHash, input.idempotencyKey);
   const t = input.target;
   let total: number;
   let nextSeq: number | null = null;
@@ -258,18 +300,18 @@ export async function moveSerials(
   if (first === null) {
     const raced = await findSerialMoveByKey(unitOfWork(ctx.db), brandId, storedKey);
     if (raced === null) throw new Error('serial move key vanished');
-    return replay(raced, requestHash, input.idempotencyKey);
+    return replay(ctx, brandId, raced, requestHash, input.idempotencyKey);
   }
   let state = first;
   if (options.runAll === true) {
     while (state.status === 'running') state = (await continueSerialMove(ctx, brandId, moveId)) ?? state;
   }
-  return report(state, false);
+  return report(unitOfWork(ctx.db), brandId, state, false);
 }
 
-function replay(known: SerialMoveRecord, requestHash: string, key: string): SerialMoveReport {
+async function replay(ctx: UseCaseContext, brandId: string, known: SerialMoveRecord, requestHash: string, key: string): Promise<SerialMoveReport> {
   if (known.requestHash !== requestHash) throw new IdempotencyKeyReusedError(`idempotency_key ${JSON.stringify(key)} was used for another move`);
-  return report(known, true);
+  return report(unitOfWork(ctx.db), brandId, known, true);
 }
 
 /**
@@ -280,30 +322,90 @@ function replay(known: SerialMoveRecord, requestHash: string, key: string): Seri
 export async function continueSerialMove(ctx: UseCaseContext, brandId: string, moveId: string): Promise<SerialMoveRecord | null> {
   return transaction(ctx.db, async (em) => {
     const m = await findSerialMove(em, brandId, moveId, true);
-    if (m === null || m.status === 'done') return m;
+    if (m === null || m.status !== 'running') return m;
     return runChunk(ctx, em, brandId, moveId, null, { single: false });
   });
 }
 
 /**
- * The executor's step: claims the running move touched longest ago that no other worker holds and
- * runs its next chunk, all in one transaction (a worker killed mid-chunk leaves nothing of it, and
- * the next claim runs it again). Returns the move after the chunk, or null when no move waits.
+ * The executor's step: claims the running move touched longest ago, past its retry backoff, that
+ * no other worker holds and runs its next chunk, all in one transaction (a worker killed mid-chunk
+ * leaves nothing of it, and the next claim runs it again). A chunk that throws is rolled back and
+ * counted as a failed attempt of the move in a transaction of its own: the move waits out the
+ * {@link serialMoveRetry} backoff (other moves are claimed meanwhile) and, when its attempts are
+ * used up, fails with the error named and a serial_move_failed event. Returns the move after the
+ * chunk (or the failed attempt), or null when no move waits.
  */
 export async function runSerialMoveChunk(ctx: UseCaseContext): Promise<(SerialMoveRecord & { readonly brandId: string }) | null> {
+  let claimed: { readonly brandId: string; readonly id: string; readonly attempts: number } | null = null;
+  try {
+    return await transaction(ctx.db, async (em) => {
+      const claim = await claimRunningSerialMove(em, ctx.clock());
+      if (claim === null) return null;
+      claimed = claim;
+      return { ...(await runChunk(ctx, em, claim.brandId, claim.id, null, { single: false })), brandId: claim.brandId };
+    });
+  } catch (err) {
+    const claim = claimed as { readonly brandId: string; readonly id: string; readonly attempts: number } | null;
+    if (claim === null) throw err;
+    return failedAttempt(ctx, claim, err);
+  }
+}
+
+/** Records a failed attempt at a move's chunk: a backoff, or when the attempts are used up the move's failure with its event. */
+async function failedAttempt(
+  ctx: UseCaseContext,
+  claim: { readonly brandId: string; readonly id: string; readonly attempts: number },
+  err: unknown,
+): Promise<(SerialMoveRecord & { readonly brandId: string }) | null> {
+  const { brandId, id } = claim;
+  const attempts = claim.attempts + 1;
+  const fail = attemptsExhausted(serialMoveRetry, attempts);
+  const message = err instanceof Error ? err.message : String(err);
+  const now = ctx.clock();
+  const error = fail ? `gave up after ${attempts} failed attempts: ${message}` : message;
   return transaction(ctx.db, async (em) => {
-    const claim = await claimRunningSerialMove(em);
-    if (claim === null) return null;
-    return { ...(await runChunk(ctx, em, claim.brandId, claim.id, null, { single: false })), brandId: claim.brandId };
+    const counted = await recordSerialMoveFailure(em, brandId, id, {
+      error,
+      at: now,
+      notBefore: fail ? null : new Date(now.getTime() + retryDelayMs(serialMoveRetry, attempts, Math.random())),
+      fail,
+    });
+    if (counted === null) return null;
+    const m = (await findSerialMove(em, brandId, id))!;
+    if (fail) {
+      await appendEvents(em, now, [
+        {
+          brandId,
+          eventType: 'serial_move_failed',
+          entityType: 'serial_move',
+          entityId: id,
+          actor: null,
+          payload: { action: m.action, reason: m.reason, total: m.total, moved: m.moved, refused: m.refused, attempts: counted, error },
+        },
+      ]);
+    }
+    return { ...m, brandId };
   });
 }
 
-/** The brand's move `moveId` as the caller sees it; a partner sees only its own moves. Missing or foreign: NotFoundError. */
-export async function getSerialMove(ctx: UseCaseContext, brandId: string, moveId: string, partnerId: string | null = null): Promise<SerialMoveReport> {
-  if (!isUuid(moveId)) throw new InvalidInputError([{ field: 'move_id', message: 'must be a uuid' }]);
-  const m = await findSerialMove(unitOfWork(ctx.db), brandId, moveId);
+/**
+ * The brand's move `moveId` as the caller sees it, with a page of its refusals; a partner sees
+ * only its own moves. Missing or foreign: NotFoundError.
+ */
+export async function getSerialMove(
+  ctx: UseCaseContext,
+  brandId: string,
+  moveId: string,
+  partnerId: string | null = null,
+  page: RefusalPage = {},
+): Promise<SerialMoveReport> {
+  const v = [...(isUuid(moveId) ? [] : [{ field: 'move_id', message: 'must be a uuid' }]), ...pageViolations(page)];
+  if (v.length > 0) throw new InvalidInputError(v);
+  const em = unitOfWork(ctx.db);
+  const m = await findSerialMove(em, brandId, moveId);
   if (m === null || (partnerId !== null && m.target.partner_id !== partnerId)) throw new NotFoundError(`serial move ${moveId} not found`);
-  return report(m, false);
+  return report(em, brandId, m, false, page);
 }
 
 /** One chunk of a move, inside the caller's transaction, with the move row locked (or just inserted). */
@@ -439,11 +541,19 @@ async function finishChunk(
       },
     ]);
   }
-  const stored = c.refusals.map((r) => ({ serial: r.serial, mint_batch_id: r.mintBatchId, seq: r.seq, refusal: r.refusal, state: r.state, reason: r.reason }));
+  const stored: StoredRefusal[] = c.refusals.map((r) => ({
+    serial: r.serial,
+    mintBatchId: r.mintBatchId,
+    seq: r.seq,
+    refusal: r.refusal,
+    state: r.state,
+    reason: r.reason,
+  }));
   const cursor = c.cursor === undefined || c.cursor === null ? null : { ...c.cursor };
   if (
     !(await recordSerialMoveChunk(em, brandId, m.id, {
       expectedMoved: m.moved,
+      expectedRefused: m.refused,
       moved: c.moved,
       refusals: stored,
       nextSeq: c.nextSeq,
@@ -454,7 +564,7 @@ async function finishChunk(
   ) {
     throw new IllegalStateError(`serial move ${m.id} moved concurrently`);
   }
-  return { ...after, status: c.done ? 'done' : 'running', nextSeq: c.nextSeq, cursor, refusals: [...m.refusals, ...stored], updatedAt: now };
+  return { ...after, status: c.done ? 'done' : 'running', nextSeq: c.nextSeq, cursor, attempts: 0, error: null, updatedAt: now };
 }
 
 /**

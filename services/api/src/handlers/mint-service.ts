@@ -430,7 +430,8 @@ export function createMintServiceHandlers(deps: MintServiceDeps): ServiceImpl<ty
     },
 
     async getSerialMove(req, context) {
-      return { ok: true, move: toWireMove(await useCases.getSerialMove(ctx, req.brandId, req.moveId, principalOf(context).partnerId)) };
+      const page = { pageSize: orNull(req.pageSize), pageToken: orNull(req.pageToken) };
+      return { ok: true, move: toWireMove(await useCases.getSerialMove(ctx, req.brandId, req.moveId, principalOf(context).partnerId, page)) };
     },
   };
 }
@@ -446,6 +447,8 @@ function toWireMove(m: UseCases.SerialMoveReport) {
     moved: m.moved,
     refused: m.refused,
     replayed: m.replayed,
+    nextPageToken: m.nextPageToken ?? '',
+    error: m.error ?? '',
     refusals: m.refusals.map((r) => ({
       serial: orUnset(r.serial),
       mintBatchId: orUnset(r.mintBatchId),
