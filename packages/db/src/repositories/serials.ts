@@ -759,6 +759,11 @@ export interface RangeMove {
   readonly events: readonly RangeMoveEvent[];
   /** Serials of the moved units to return, lowest seq first (for the audit event). */
   readonly serialsToName: number;
+  /**
+   * A partner's move: only the units allocated to this partner move, the others are refused as not
+   * allocated (their state not told), and its EPCIS events are the partner's. Absent or null: the brand's.
+   */
+  readonly partnerId?: string | null;
 }
 
 /** A unit of a range that did not move, with the state it is in. */
@@ -769,6 +774,8 @@ export interface RangeRefusal {
   readonly state: SerialState | null;
   readonly reason: DecommissionReason | null;
   readonly batchVoided: boolean;
+  /** A partner's move: the unit is not allocated to it (state and reason are then null). */
+  readonly notAllocated?: boolean;
 }
 
 /** What a range move did. */
@@ -820,6 +827,13 @@ export async function moveUnitRange(em: Em, m: RangeMove): Promise<RangeMoved> {
   const toMinted = m.to === 'issued' || m.to === 'commissioned';
   // The units this statement moves, each with its source state.
   const decommission = m.from.length === 1 && m.from[0] === 'commissioned' && m.to === 'decommissioned';
+  const partnerId = m.partnerId ?? null;
+  if (decommission && partnerId !== null) throw new Error('a partner move never decommissions');
+  // A partner's move: whether each unit is allocated to it, on the allocation's key.
+  const allocated =
+    partnerId === null
+      ? sql`true`
+      : sql`exists (select 1 from unit_allocations a where a.brand_id = u.brand_id and a.mint_batch_id = u.mint_batch_id and a.seq = u.seq and a.partner_id = ${partnerId}::uuid)`;
   let units: RawBuilder<unknown>;
   if (decommission) {
     units = sql`moved as materialized (
@@ -827,7 +841,7 @@ export async function moveUnitRange(em: Em, m: RangeMove): Promise<RangeMoved> {
       where u.brand_id = ${brandId}::uuid and u.mint_batch_id = ${batchId}::uuid and u.seq between ${f}::int and ${t}::int ${only('u.seq')} and u.status = 'active'
       returning u.seq, u.serial, 'commissioned'::text as state
     ),
-    refused as (select null::int as seq, null::text as serial, null::text as state, null::text as reason where false),
+    refused as (select null::int as seq, null::text as serial, null::text as state, null::text as reason, true as allocated where false),
     found as (select null::int as seq where false)`;
   } else {
     await rawRows(
@@ -837,16 +851,16 @@ export async function moveUnitRange(em: Em, m: RangeMove): Promise<RangeMoved> {
     );
     // With the units locked, their lifecycle rows are the ones this statement reads: each looked up on its key (see lockUnitsForMove).
     units = sql`found as materialized (
-      select u.seq, u.serial, coalesce(s.state, case when u.status = 'active' then 'commissioned' else 'issued' end) as state, s.reason
+      select u.seq, u.serial, coalesce(s.state, case when u.status = 'active' then 'commissioned' else 'issued' end) as state, s.reason, ${allocated} as allocated
       from mint_units u
       left join lateral (select state, reason from unit_states s where s.brand_id = u.brand_id and s.mint_batch_id = u.mint_batch_id and s.seq = u.seq offset 0) s on true
       where u.brand_id = ${brandId}::uuid and u.mint_batch_id = ${batchId}::uuid and u.seq between ${f}::int and ${t}::int ${only('u.seq')}
     ),
     moved as materialized (
       select seq, serial, state from found
-      where state = any(${[...m.from]}::text[]) ${m.fromReasons === null ? sql`` : sql`and reason = any(${[...m.fromReasons]}::text[])`}
+      where allocated and state = any(${[...m.from]}::text[]) ${m.fromReasons === null ? sql`` : sql`and reason = any(${[...m.fromReasons]}::text[])`}
     ),
-    refused as (select seq, serial, state, reason from found where seq not in (select seq from moved))`;
+    refused as (select seq, serial, state, reason, allocated from found where seq not in (select seq from moved))`;
   }
   // Each lifecycle row and unit status below is keyed by (brand_id, mint_batch_id, seq) within the range.
   const inRange = (alias: string) => sql`${sql.ref(`${alias}.brand_id`)} = ${brandId}::uuid and ${sql.ref(`${alias}.mint_batch_id`)} = ${batchId}::uuid
@@ -859,7 +873,7 @@ export async function moveUnitRange(em: Em, m: RangeMove): Promise<RangeMoved> {
       serials: string[] | null;
       first_seq: number | null;
       last_seq: number | null;
-      refused: { seq: number; serial: string; state: string; reason: string | null }[] | null;
+      refused: { seq: number; serial: string; state: string; reason: string | null; allocated: boolean }[] | null;
     }>`
     with ${units},
     statuses as (
@@ -886,9 +900,9 @@ export async function moveUnitRange(em: Em, m: RangeMove): Promise<RangeMoved> {
       }
     ),
     events as (
-      insert into epcis_events (brand_id, id, move_id, event_type, event_time, record_time, biz_step, disposition, epcs, body)
+      insert into epcis_events (brand_id, id, move_id, event_type, event_time, record_time, biz_step, disposition, epcs, body, partner_id)
       select ${brandId}::uuid, e.id, ${m.moveId}::uuid, 'ObjectEvent', ${m.at}::timestamptz, ${m.at}::timestamptz, e.biz_step, e.disposition, grouped.epcs,
-        e.body || jsonb_build_object('epcList', to_jsonb(grouped.epcs))
+        e.body || jsonb_build_object('epcList', to_jsonb(grouped.epcs)), ${partnerId}::uuid
       from grouped
       join unnest(${groups}::uuid[], ${m.events.map((e) => e.bizStep)}::text[], ${m.events.map((e) => e.disposition)}::text[],
         ${m.events.map((e) => JSON.stringify(e.body))}::jsonb[]) with ordinality as e(id, biz_step, disposition, body, n) on e.n = grouped.i + 1
@@ -897,7 +911,7 @@ export async function moveUnitRange(em: Em, m: RangeMove): Promise<RangeMoved> {
     select n.moved, n.first_seq, n.last_seq,
       (select array_agg(serial order by seq) from (select serial, seq from moved order by seq limit ${m.serialsToName}::int) x) as serials,
       (select count(*) from found)::int as found,
-      (select jsonb_agg(jsonb_build_object('seq', seq, 'serial', serial, 'state', state, 'reason', reason) order by seq) from refused) as refused
+      (select jsonb_agg(jsonb_build_object('seq', seq, 'serial', serial, 'state', state, 'reason', reason, 'allocated', allocated) order by seq) from refused) as refused
     from (select count(*)::int as moved, min(seq) as first_seq, max(seq) as last_seq from moved) n`,
   );
   const n = row?.moved ?? 0;
@@ -905,13 +919,11 @@ export async function moveUnitRange(em: Em, m: RangeMove): Promise<RangeMoved> {
   if (n === span) return { ...done, refused: [] };
   // Decommissioning reads why the other units did not move afterwards: its update decided on their status, under their locks.
   if (decommission) return { ...done, refused: await rangeRefusals(em, m, false) };
-  const refused: RangeRefusal[] = (row?.refused ?? []).map((r) => ({
-    seq: r.seq,
-    serial: r.serial,
-    state: r.state as SerialState,
-    reason: r.reason as DecommissionReason | null,
-    batchVoided: false,
-  }));
+  const refused: RangeRefusal[] = (row?.refused ?? []).map((r) =>
+    r.allocated
+      ? { seq: r.seq, serial: r.serial, state: r.state as SerialState, reason: r.reason as DecommissionReason | null, batchVoided: false }
+      : { seq: r.seq, serial: r.serial, state: null, reason: null, batchVoided: false, notAllocated: true },
+  );
   if ((row?.found ?? 0) < span) {
     const missing = await rawRows(
       em,

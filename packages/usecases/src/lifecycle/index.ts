@@ -4,6 +4,8 @@ export {
   continueSerialMove,
   runSerialMoveChunk,
   getSerialMove,
+  returnUnusedSerials,
+  type ReturnUnusedSerialsInput,
   epcisDocument,
   type SerialMoveTarget,
   type MoveSerialsInput,

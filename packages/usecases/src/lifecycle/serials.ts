@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import {
   appendEvents,
+  countUnusedAllocated,
+  unusedAllocatedUnits,
+  type AllocationCursor,
   bumpKpis,
   claimRunningSerialMove,
-  decommissionCommissioned,
   findSerialMove,
   findSerialMoveByKey,
   insertEpcisEvents,
@@ -11,7 +13,6 @@ import {
   lockUnitsForMove,
   moveUnitRange,
   readBatchState,
-  serialsOfUnits,
   readUnitPartners,
   readSerialMoveRefusals,
   recordSerialMoveChunk,
@@ -23,7 +24,6 @@ import {
   type SerialMoveRecord,
   type StoredRefusal,
   type UnitForMove,
-  type UnitSelector,
   unitOfWork,
   transaction,
 } from '@mint/db';
@@ -81,7 +81,9 @@ const epcisContext = 'https://ref.gs1.org/standards/epcis/2.0.0/epcis-context.js
 export type SerialMoveTarget =
   | { readonly serials: readonly string[] }
   | { readonly mintBatchId: string; readonly fromSeq?: number | null; readonly toSeq?: number | null }
-  | { readonly container: string };
+  | { readonly container: string }
+  /** Every unit of the calling partner's allocation still unused (issued): its return (see {@link returnUnusedSerials}). */
+  | { readonly unusedAllocation: true };
 
 /** Parameters of {@link moveSerials}. */
 export interface MoveSerialsInput {
@@ -195,6 +197,8 @@ function validate(input: MoveSerialsInput): FieldViolation[] {
     if (bad !== -1) v.push({ field: `serials[${bad}]`, message: 'must be 1 to 64 letters or digits' });
   } else if ('container' in t) {
     v.push(...ssccViolations(t.container, 'container'));
+  } else if ('unusedAllocation' in t) {
+    if (input.action !== 'return') v.push({ field: 'action', message: "must be return for a partner's unused allocation" });
   } else {
     if (!isUuid(t.mintBatchId)) v.push({ field: 'mint_batch_id', message: 'must be a uuid' });
     const from = t.fromSeq ?? null;
@@ -258,6 +262,11 @@ export async function moveSerials(
     const serials = [...new Set(t.serials)];
     total = serials.length;
     target = { serials };
+  } else if ('unusedAllocation' in t) {
+    if (partnerId === null) throw new ForbiddenError("only a partner key returns its allocation's unused serials");
+    // Chunked by the executor through the allocation's units still issued; the count is theirs now.
+    total = await countUnusedAllocated(unitOfWork(ctx.db), brandId, partnerId);
+    target = { allocation: partnerId };
   } else {
     const batch = await readBatchState(unitOfWork(ctx.db), brandId, t.mintBatchId);
     if (batch === null) throw new NotFoundError(`mint batch ${t.mintBatchId} not found`);
@@ -307,6 +316,35 @@ export async function moveSerials(
     while (state.status === 'running') state = (await continueSerialMove(ctx, brandId, moveId)) ?? state;
   }
   return report(unitOfWork(ctx.db), brandId, state, false);
+}
+
+/** Parameters of {@link returnUnusedSerials}. */
+export interface ReturnUnusedSerialsInput {
+  readonly brandId: string;
+  /** The caller's key: a repeat answers the first return and moves nothing. */
+  readonly idempotencyKey: string;
+}
+
+/**
+ * A partner returns every unused serial of its allocation in one request (OPEN-SCS return): each
+ * unit allocated to the calling partner key's partner that is still issued (never encoded,
+ * commissioned or scrapped) moves to `returned`, a returned serial is never allocated or issued
+ * again (its allocation row stays). The first chunk runs in the request, the executor runs the
+ * rest, like a batch move; a unit that changed state meanwhile is refused with its state.
+ * Idempotent by key within the partner's keys. A brand's key: ForbiddenError.
+ */
+export async function returnUnusedSerials(
+  ctx: UseCaseContext,
+  actor: Actor,
+  input: ReturnUnusedSerialsInput,
+  options: { readonly runAll?: boolean } = {},
+): Promise<SerialMoveReport> {
+  return moveSerials(
+    ctx,
+    actor,
+    { brandId: input.brandId, action: 'return', reason: null, target: { unusedAllocation: true }, idempotencyKey: input.idempotencyKey },
+    options,
+  );
 }
 
 async function replay(ctx: UseCaseContext, brandId: string, known: SerialMoveRecord, requestHash: string, key: string): Promise<SerialMoveReport> {
@@ -408,7 +446,14 @@ export async function getSerialMove(
   return report(em, brandId, m, false, page);
 }
 
-/** One chunk of a move, inside the caller's transaction, with the move row locked (or just inserted). */
+/**
+ * One chunk of a move, inside the caller's transaction, with the move row locked (or just
+ * inserted). Set-based whatever the target: per batch, one statement moves the chunk's units that
+ * are in a source state (and, for a partner's move, allocated to it), writing their lifecycle rows
+ * and EPCIS events ({@link moveRange}); only the refused come back. A list's serials are found by
+ * the units' repository first (unknown ones refused). A single listed serial keeps the per-unit
+ * path, whose refusal is an error naming the state.
+ */
 async function runChunk(
   ctx: UseCaseContext,
   em: Em,
@@ -424,93 +469,93 @@ async function runChunk(
   const m = (await findSerialMove(em, brandId, moveId, true))!;
   const move = serialMoveOf(m.action as SerialAction, m.reason as DecommissionReason | null);
   const now = ctx.clock();
+  const partnerId = typeof m.target.partner_id === 'string' ? m.target.partner_id : null;
   const refusals: RefusedUnit[] = [];
-  let selector: UnitSelector;
-  let nextSeq: number | null = null;
-  let cursor: ContainerCursor | null = null;
-  let done: boolean;
+  /** Moves the chunk's units of each batch, set-based, adding the refused to the report; returns the count moved. */
+  const moveBatches = async (units: readonly { readonly mintBatchId: string; readonly seq: number }[]): Promise<number> => {
+    let moved = 0;
+    for (const [batchId, seqs] of seqsOf(units)) {
+      const r = await moveRange(em, now, {
+        brandId,
+        moveId,
+        actorId,
+        partnerId,
+        move,
+        selector: { mintBatchId: batchId, fromSeq: seqs[0]!, toSeq: seqs.at(-1)!, seqs },
+      });
+      moved += r.moved;
+      refusals.push(...r.refusals);
+    }
+    return moved;
+  };
   if (typeof m.target.container === 'string') {
     // A move on a container: its containers move with the request (opts.scope, the tree locked);
     // its units a chunk at a time, container by container, as packed when the chunk runs.
     if (opts.scope !== undefined) await moveContainersOf(em, now, { brandId, moveId, move, tree: opts.scope.tree });
     const at = (m.cursor as ContainerCursor | null) ?? { pos: 0, after: null };
     const next = await containerMoveChunk(em, brandId, m.target.tree as string[], at, ctx.serialMoveChunk);
-    cursor = next.next;
-    done = cursor === null;
-    if (typeof m.target.partner_id === 'string') {
-      // A partner's move goes unit by unit (below), to refuse what is not allocated to it.
-      selector = { serials: await serialsOfUnits(em, brandId, next.units) };
-    } else {
-      // The brand's move: each batch's units of the chunk checked and moved in the database, as a range is.
-      let moved = 0;
-      for (const [batchId, seqs] of seqsOf(next.units)) {
-        const r = await moveRange(em, now, {
-          brandId,
-          moveId,
-          actorId,
-          move,
-          selector: { mintBatchId: batchId, fromSeq: seqs[0]!, toSeq: seqs.at(-1)!, seqs },
-        });
-        moved += r.moved;
-        refusals.push(...r.refusals);
-      }
-      return finishChunk(em, now, brandId, m, { actorId, moved, refusals, nextSeq, cursor, done });
-    }
-  } else if (Array.isArray(m.target.serials)) {
-    selector = { serials: m.target.serials as string[] };
-    done = true;
-  } else {
-    const to = m.target.to_seq as number;
-    const from = m.nextSeq!;
-    const last = Math.min(to, from + ctx.serialMoveChunk - 1);
-    selector = { mintBatchId: m.target.mint_batch_id as string, fromSeq: from, toSeq: last };
-    done = last === to;
-    nextSeq = done ? null : last + 1;
+    const moved = await moveBatches(next.units);
+    return finishChunk(em, now, brandId, m, { actorId, moved, refusals, nextSeq: null, cursor: next.next, done: next.next === null });
   }
-  const partnerId = typeof m.target.partner_id === 'string' ? m.target.partner_id : null;
-  if (!('serials' in selector) && partnerId === null) {
-    // A batch or range: checked and moved in the database, nothing per unit comes back but the refused.
-    const r = await moveRange(em, now, { brandId, moveId, actorId, move, selector });
-    refusals.push(...r.refusals);
-    return finishChunk(em, now, brandId, m, { actorId, moved: r.moved, refusals, nextSeq, done });
+  if (typeof m.target.allocation === 'string') {
+    // A partner's return of its unused serials: the next chunk of its allocation still issued.
+    const at = (m.cursor as AllocationCursor | null) ?? null;
+    const next = await unusedAllocatedUnits(em, brandId, m.target.allocation, at, ctx.serialMoveChunk);
+    const moved = await moveBatches(next.units);
+    const cursor = next.next === null ? null : { ...next.next };
+    return finishChunk(em, now, brandId, m, { actorId, moved, refusals, nextSeq: null, cursor, done: next.next === null });
   }
-  // Decommissioning (recalls at batch scale) moves in one statement whose update is the
-  // compare-and-set; the units it left are read afterwards only to report why.
-  const fast = move.action === 'decommission' && !opts.single;
-  const premoved = fast ? await decommissionCommissioned(em, { brandId, moveId, at: now, reason: move.reason!, selector }) : [];
-  const units = await lockUnitsForMove(em, brandId, selector, !fast);
-  // A partner's move touches only the units allocated to it; the others are refused as not_allocated (their state is not told).
-  const owners = partnerId === null ? null : await readUnitPartners(em, brandId, units);
-  const movedKeys = new Set(premoved.map((u) => `${u.mintBatchId}/${u.seq}`));
-  if ('serials' in selector) {
-    const found = new Set([...units.map((u) => u.serial), ...premoved.map((u) => u.serial)]);
-    for (const serial of selector.serials) {
+  if (Array.isArray(m.target.serials)) {
+    const serials = m.target.serials as string[];
+    if (opts.single) return moveSingle(em, now, brandId, m, { actorId, partnerId, move, serial: serials[0]! });
+    // The brand's units of the listed serials, found by the units' repository (not locked: the move's statement locks them).
+    const units = await lockUnitsForMove(em, brandId, { serials }, false);
+    const found = new Set(units.map((u) => u.serial));
+    for (const serial of serials) {
       if (!found.has(serial)) refusals.push({ serial, mintBatchId: null, seq: null, refusal: 'unknown', state: null, reason: null });
     }
-  } else {
-    const found = new Set([...units, ...premoved].map((u) => u.seq));
-    for (let seq = selector.fromSeq; seq <= selector.toSeq; seq++) {
-      if (!found.has(seq)) refusals.push({ serial: null, mintBatchId: selector.mintBatchId, seq, refusal: 'unknown', state: null, reason: null });
-    }
+    const moved = await moveBatches(units);
+    return finishChunk(em, now, brandId, m, { actorId, moved, refusals, nextSeq: null, done: true });
   }
-  const eligible: UnitForMove[] = [...premoved];
-  for (const u of units) {
-    if (movedKeys.has(`${u.mintBatchId}/${u.seq}`)) continue;
-    if (owners !== null && owners.get(`${u.mintBatchId}/${u.seq}`) !== partnerId) {
-      if (opts.single) throw new NotFoundError(`serial ${u.serial} is not in this partner's allocation`);
-      refusals.push({ serial: u.serial, mintBatchId: u.mintBatchId, seq: u.seq, refusal: 'not_allocated', state: null, reason: null });
-      continue;
-    }
-    if (opts.single) moveOneSerial(move, u.state, u.reason);
-    const refusal = u.batchVoided ? 'batch_voided' : refusalOf(move, u.state, u.reason);
-    if (refusal === null && !fast) eligible.push(u);
-    else refusals.push({ serial: u.serial, mintBatchId: u.mintBatchId, seq: u.seq, refusal: refusal ?? 'wrong_state', state: u.state, reason: u.reason });
+  const to = m.target.to_seq as number;
+  const from = m.nextSeq!;
+  const last = Math.min(to, from + ctx.serialMoveChunk - 1);
+  const done = last === to;
+  // A batch or range: checked and moved in the database, nothing per unit comes back but the refused.
+  const r = await moveRange(em, now, {
+    brandId,
+    moveId,
+    actorId,
+    partnerId,
+    move,
+    selector: { mintBatchId: m.target.mint_batch_id as string, fromSeq: from, toSeq: last },
+  });
+  refusals.push(...r.refusals);
+  return finishChunk(em, now, brandId, m, { actorId, moved: r.moved, refusals, nextSeq: done ? null : last + 1, done });
+}
+
+/**
+ * A move of one listed serial, unit by unit: a serial that cannot move is an error naming its
+ * state (or that it is unknown, not allocated to the partner, or of a voided batch), and the move
+ * is not kept.
+ */
+async function moveSingle(
+  em: Em,
+  now: Date,
+  brandId: string,
+  m: SerialMoveRecord,
+  c: { readonly actorId: string | null; readonly partnerId: string | null; readonly move: SerialMove; readonly serial: string },
+): Promise<SerialMoveRecord> {
+  const { move, partnerId } = c;
+  const [u] = await lockUnitsForMove(em, brandId, { serials: [c.serial] }, true);
+  if (u === undefined) throw new NotFoundError(`serial ${c.serial} not found`);
+  if (partnerId !== null && (await readUnitPartners(em, brandId, [u])).get(`${u.mintBatchId}/${u.seq}`) !== partnerId) {
+    throw new NotFoundError(`serial ${u.serial} is not in this partner's allocation`);
   }
-  if (!('serials' in selector)) refusals.sort((a, b) => a.seq! - b.seq!);
-  if (opts.single && units.length === 0) throw new NotFoundError(`serial ${String((m.target.serials as string[])[0])} not found`);
-  if (opts.single && units[0]?.batchVoided === true) throw new IllegalStateError(`serial ${units[0].serial} belongs to a voided mint batch`);
-  await applyMove(em, now, { brandId, moveId, actorId, partnerId, move, units: eligible, written: fast });
-  return finishChunk(em, now, brandId, m, { actorId, moved: eligible.length, refusals, nextSeq, cursor, done });
+  moveOneSerial(move, u.state, u.reason);
+  if (u.batchVoided) throw new IllegalStateError(`serial ${u.serial} belongs to a voided mint batch`);
+  await applyMove(em, now, { brandId, moveId: m.id, actorId: c.actorId, partnerId, move, units: [u] });
+  return finishChunk(em, now, brandId, m, { actorId: c.actorId, moved: 1, refusals: [], nextSeq: null, done: true });
 }
 
 /** Records a chunk's outcome on its move (a compare-and-set on its progress), with the completion event when it was the last. */
@@ -525,7 +570,7 @@ async function finishChunk(
     readonly refusals: readonly RefusedUnit[];
     readonly nextSeq: number | null;
     readonly done: boolean;
-    readonly cursor?: ContainerCursor | null;
+    readonly cursor?: ContainerCursor | AllocationCursor | null;
   },
 ): Promise<SerialMoveRecord> {
   const after = { ...m, moved: m.moved + c.moved, refused: m.refused + c.refusals.length };
@@ -579,6 +624,8 @@ async function moveRange(
     readonly brandId: string;
     readonly moveId: string;
     readonly actorId: string | null;
+    /** A partner's move: only its allocated units move (see RangeMove.partnerId). */
+    readonly partnerId: string | null;
     readonly move: SerialMove;
     readonly selector: { readonly mintBatchId: string; readonly fromSeq: number; readonly toSeq: number; readonly seqs?: readonly number[] };
   },
@@ -600,13 +647,21 @@ async function moveRange(
     unitStatus: delta > 0 ? 'active' : delta < 0 ? 'inactive' : null,
     events: rangeEventsOf(moveId, move, selector, now),
     serialsToName: eventSerials,
+    partnerId: c.partnerId,
   });
   const refusals = r.refused.map(
     (u): RefusedUnit => ({
       serial: u.serial,
       mintBatchId: selector.mintBatchId,
       seq: u.seq,
-      refusal: u.serial === null ? 'unknown' : u.batchVoided ? 'batch_voided' : (refusalOf(move, u.state!, u.reason) ?? 'wrong_state'),
+      refusal:
+        u.serial === null
+          ? 'unknown'
+          : u.batchVoided
+            ? 'batch_voided'
+            : u.notAllocated === true
+              ? 'not_allocated'
+              : (refusalOf(move, u.state!, u.reason) ?? 'wrong_state'),
       state: u.state,
       reason: u.reason,
     }),
