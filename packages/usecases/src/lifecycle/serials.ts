@@ -509,7 +509,7 @@ async function runChunk(
     const serials = m.target.serials as string[];
     if (opts.single) return moveSingle(em, now, brandId, m, { actorId, partnerId, move, serial: serials[0]! });
     // The brand's units of the listed serials, found by the units' repository (not locked: the move's statement locks them).
-    const units = await lockUnitsForMove(em, brandId, { serials }, false);
+    const units = await lockUnitsForMove(em, brandId, { serials }, false, { states: false });
     const found = new Set(units.map((u) => u.serial));
     for (const serial of serials) {
       if (!found.has(serial)) refusals.push({ serial, mintBatchId: null, seq: null, refusal: 'unknown', state: null, reason: null });
