@@ -863,6 +863,22 @@ function addSerials(r: SerialMovesBenchResult): void {
     ratio: spread(ratios.map((x) => 1 / x)),
     target: { text: ">= 0.5x the bare UPDATE's speed", met: spread(ratios).median >= 0.5 },
   });
+  for (const [what, runs] of [
+    [`MoveSerials decommissioning ${r.units.toLocaleString('en')} units by serial lists of 10,000, one request a list`, r.listRuns],
+    [`a partner's MoveSerials encoding its allocation of ${r.units.toLocaleString('en')} units by seq range`, r.partnerRuns],
+  ] as const) {
+    if (runs === undefined || runs.length === 0) continue;
+    const kindRatios = runs.map((x) => x.baselineMs / x.moveMs);
+    rows.push({
+      benchmark: 'serials',
+      figure: what,
+      unit: 's',
+      value: spread(runs.map((x) => x.moveMs / 1000)),
+      baseline: { label: 'bare UPDATE of the same rows', value: spread(runs.map((x) => x.baselineMs / 1000)) },
+      ratio: spread(kindRatios.map((x) => 1 / x)),
+      target: { text: ">= 0.5x the bare UPDATE's speed", met: spread(kindRatios).median >= 0.5 },
+    });
+  }
 }
 
 function addAggregation(r: AggregationBenchResult): void {

@@ -7,7 +7,14 @@
 // and after each measured write the batch is restored and the tables vacuumed (not timed), so each
 // write starts from the same tables. Prints each run and the median ratio move/baseline
 // (the issue's target: at least 0.5). BENCH_JSON names a file for the figures as JSON.
+// Then the same for the two other kinds of bulk move, each run against its own bare UPDATE:
+// - list: the batch decommissioned by serial lists of 10,000 (the most a request lists), one
+//   MoveSerials request per list, against a bare UPDATE of each list's rows (by batch and seq);
+// - partner: the whole batch allocated to a partner (in SQL, not timed) and left issued, then
+//   encoded by the partner's key as one seq-range move (only its allocated units move, each checked
+//   against its allocation), against a bare UPDATE of the same rows.
 
+import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import pg from 'pg';
 import { moveSerials } from '@mint/usecases';
@@ -22,6 +29,10 @@ await client.connect();
 export interface SerialMovesBenchResult {
   readonly units: number;
   readonly runs: readonly { readonly baselineMs: number; readonly moveMs: number }[];
+  /** The batch moved by serial lists of 10,000, per run. */
+  readonly listRuns: readonly { readonly baselineMs: number; readonly moveMs: number }[];
+  /** The batch encoded by a partner's seq-range move, per run. */
+  readonly partnerRuns: readonly { readonly baselineMs: number; readonly moveMs: number }[];
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
@@ -69,11 +80,99 @@ try {
       `run ${run}: bare UPDATE ${Math.round(baselineMs)} ms (${rate(baselineMs)} rows/s), MoveSerials ${Math.round(moveMs)} ms (${rate(moveMs)} units/s), ratio ${(baselineMs / moveMs).toFixed(2)}x\n`,
     );
   }
-  const json = process.env['BENCH_JSON'];
-  if (json) writeFileSync(json, JSON.stringify({ units, runs: figures } satisfies SerialMovesBenchResult));
-  process.stdout.write(
-    `serial move of ${units.toLocaleString('en-US')} units: median ratio ${median(ratios).toFixed(2)}x (min ${Math.min(...ratios).toFixed(2)}, max ${Math.max(...ratios).toFixed(2)})\n`,
+  const summary = (what: string, rs: number[]) =>
+    process.stdout.write(`${what}: median ratio ${median(rs).toFixed(2)}x (min ${Math.min(...rs).toFixed(2)}, max ${Math.max(...rs).toFixed(2)})\n`);
+  summary(`serial move of ${units.toLocaleString('en-US')} units`, ratios);
+
+  // Lists: the batch's serials 10,000 at a time, one request each, against a bare UPDATE per list's rows.
+  const listSize = 10_000;
+  const serials = (await client.query<{ serial: string }>('select serial from mint_units where mint_batch_id = $1 order by seq', [seeded.batchId])).rows.map(
+    (r) => r.serial,
   );
+  const listFigures: { baselineMs: number; moveMs: number }[] = [];
+  for (let run = 1; run <= runs; run++) {
+    let t = performance.now();
+    let updated = 0;
+    for (let from = 1; from <= units; from += listSize) {
+      const r = await client.query(`update mint_units set status = 'inactive' where brand_id = $1 and mint_batch_id = $2 and seq between $3 and $4`, [
+        seeded.brandId,
+        seeded.batchId,
+        from,
+        Math.min(units, from + listSize - 1),
+      ]);
+      updated += r.rowCount ?? 0;
+    }
+    const baselineMs = performance.now() - t;
+    await restore();
+    t = performance.now();
+    let moved = 0;
+    for (let i = 0; i < serials.length; i += listSize) {
+      const m = await moveSerials(seeded.ctx, actor, {
+        brandId: seeded.brandId,
+        action: 'decommission',
+        reason: 'recalled',
+        target: { serials: serials.slice(i, i + listSize) },
+        idempotencyKey: `bench-list-${run}-${i}`,
+      });
+      moved += m.moved;
+    }
+    const moveMs = performance.now() - t;
+    if (moved !== units || updated !== units) throw new Error(`list: moved ${moved}, updated ${updated} of ${units}`);
+    await restore();
+    listFigures.push({ baselineMs, moveMs });
+    process.stdout.write(
+      `list run ${run}: bare UPDATEs ${Math.round(baselineMs)} ms, MoveSerials by lists ${Math.round(moveMs)} ms, ratio ${(baselineMs / moveMs).toFixed(2)}x\n`,
+    );
+  }
+  summary(
+    `serial-list moves of ${units.toLocaleString('en-US')} units (lists of ${listSize.toLocaleString('en-US')})`,
+    listFigures.map((f) => f.baselineMs / f.moveMs),
+  );
+
+  // A partner's move: the batch allocated to it and issued; its key encodes the batch by one range move.
+  const partnerId = randomUUID();
+  await client.query(
+    `insert into unit_allocations (brand_id, mint_batch_id, seq, partner_id, grant_id, request_id, allocated_at)
+     select brand_id, mint_batch_id, seq, $3, $4, $5, now() from mint_units where brand_id = $1 and mint_batch_id = $2`,
+    [seeded.brandId, seeded.batchId, partnerId, randomUUID(), randomUUID()],
+  );
+  const issue = async () => {
+    await client.query(`update mint_units set status = 'inactive' where brand_id = $1 and mint_batch_id = $2`, [seeded.brandId, seeded.batchId]);
+    await client.query('delete from unit_states');
+    await client.query('delete from epcis_events');
+    await client.query('VACUUM ANALYZE mint_units');
+    await client.query('VACUUM ANALYZE unit_states');
+    await client.query('VACUUM ANALYZE epcis_events');
+    await client.query('VACUUM ANALYZE unit_allocations');
+  };
+  await issue();
+  const partnerFigures: { baselineMs: number; moveMs: number }[] = [];
+  for (let run = 1; run <= runs; run++) {
+    let t = performance.now();
+    const bare = await client.query(`update mint_units set status = 'inactive' where brand_id = $1 and mint_batch_id = $2`, [seeded.brandId, seeded.batchId]);
+    const baselineMs = performance.now() - t;
+    await issue();
+    t = performance.now();
+    const move = await moveSerials(
+      seeded.ctx,
+      { id: actor.id, partnerId },
+      { brandId: seeded.brandId, action: 'encode', reason: null, target: { mintBatchId: seeded.batchId }, idempotencyKey: `bench-partner-${run}` },
+      { runAll: true },
+    );
+    const moveMs = performance.now() - t;
+    if (move.moved !== units || bare.rowCount !== units) throw new Error(`partner: moved ${move.moved}, updated ${bare.rowCount} of ${units}`);
+    await issue();
+    partnerFigures.push({ baselineMs, moveMs });
+    process.stdout.write(
+      `partner run ${run}: bare UPDATE ${Math.round(baselineMs)} ms, partner's MoveSerials ${Math.round(moveMs)} ms, ratio ${(baselineMs / moveMs).toFixed(2)}x\n`,
+    );
+  }
+  summary(
+    `partner move of ${units.toLocaleString('en-US')} units`,
+    partnerFigures.map((f) => f.baselineMs / f.moveMs),
+  );
+  const json = process.env['BENCH_JSON'];
+  if (json) writeFileSync(json, JSON.stringify({ units, runs: figures, listRuns: listFigures, partnerRuns: partnerFigures } satisfies SerialMovesBenchResult));
 } finally {
   await client.end();
   await seeded.drop();

@@ -43,6 +43,7 @@ export const distributedTables = [
   'passport_versions',
   'unit_states',
   'serial_moves',
+  'serial_move_refusals',
   'epcis_events',
   'container_settings',
   'container_mints',

@@ -336,7 +336,7 @@ export {
   updateBrandPassportStyle,
   notifyPassportPublished,
 } from './repositories/passports.ts';
-export { UnitStateRow, SerialMoveRow, EpcisEventRow } from './entities/serials.ts';
+export { UnitStateRow, SerialMoveRow, SerialMoveRefusalRow, EpcisEventRow } from './entities/serials.ts';
 export {
   lockUnitsForMove,
   decommissionCommissioned,
@@ -348,6 +348,8 @@ export {
   findSerialMoveByKey,
   findSerialMove,
   recordSerialMoveChunk,
+  readSerialMoveRefusals,
+  recordSerialMoveFailure,
   claimRunningSerialMove,
   insertEpcisEvents,
   queryEpcisEvents,
@@ -364,6 +366,7 @@ export {
   type RangeMoved,
   type RangeRefusal,
   type SerialMoveRecord,
+  type StoredRefusal,
   type NewSerialMove,
   type NewEpcisEvent,
   type EpcisQuery,
@@ -424,6 +427,9 @@ export {
   allocatableBatches,
   allocateUnits,
   readAllocatedUnits,
+  countUnusedAllocated,
+  unusedAllocatedUnits,
+  type AllocationCursor,
   readUnitPartners,
   countAllocatedStates,
   countUnlistedSerials,

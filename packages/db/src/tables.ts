@@ -33,7 +33,7 @@ interface JsonColumns {
   passport_drafts: 'content';
   passport_versions: 'content';
   passport_signing_keys: 'public_jwk';
-  serial_moves: 'target' | 'refusals' | 'cursor';
+  serial_moves: 'target' | 'cursor';
   epcis_events: 'body';
 }
 

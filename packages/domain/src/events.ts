@@ -32,6 +32,7 @@
  * | scan_alert_settings_updated | brand     | UpdateScanAlertSettings changes the brand's rules or thresholds (payload: the new settings) |
  * | mint_units_moved          | mint_batch  | each committed chunk of a serial move (MoveSerials) that moved units of the batch (payload: move_id, action, reason, to, count, serials (at most 100), first_seq, last_seq) |
  * | serial_move_completed     | serial_move | a serial move's last chunk (payload: action, reason, total, moved, refused) |
+ * | serial_move_failed        | serial_move | running -> failed: its next chunk failed every attempt (payload: action, reason, total, moved, refused, attempts, error) |
  * | passport_draft_updated    | passport    | UpdatePassportDraft or ImportPassports writes a level's draft (entity: "{product_id} {lot} {serial}"; payload: product_id, lot, serial, revision) |
  * | passport_published        | passport    | PublishPassport makes a new version (payload: product_id, lot, serial, version, sha256, predecessor_id) |
  * | passport_restricted_read  | passport    | a credential holder read restricted sections through the resolver (payload: product_id, lot, serial, version, access_class, credential_id, sections, representation) |
@@ -88,6 +89,7 @@ export type EventType =
   | 'scan_alert_settings_updated'
   | 'mint_units_moved'
   | 'serial_move_completed'
+  | 'serial_move_failed'
   | 'passport_draft_updated'
   | 'passport_published'
   | 'passport_restricted_read'

@@ -127,7 +127,7 @@ export {
   isRole,
 } from './access.ts';
 export type { EventType, EntityType, NewEvent } from './events.ts';
-export { retryDelayMs, attemptsExhausted, mintJobRetry, packRetry, busPullRetry, type RetryPolicy } from './retry.ts';
+export { retryDelayMs, attemptsExhausted, mintJobRetry, packRetry, serialMoveRetry, busPullRetry, type RetryPolicy } from './retry.ts';
 export {
   classifyMintError,
   decideMintFailure,

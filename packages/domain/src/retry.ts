@@ -30,6 +30,13 @@ export const mintJobRetry: RetryPolicy = { baseMs: 1_000, capMs: 60_000, jitter:
 export const packRetry: RetryPolicy = { baseMs: 2_000, capMs: 60_000, jitter: 0, maxAttempts: 5 };
 
 /**
+ * Serial moves' chunks (the executor's serial move worker): claimable again 1, 2, 4, 8 s (half
+ * jittered) after failed attempts 1..4; the 5th consecutive failed attempt fails the move. A
+ * committed chunk resets the count. While a chunk waits out its backoff, other moves run.
+ */
+export const serialMoveRetry: RetryPolicy = { baseMs: 1_000, capMs: 60_000, jitter: 0.5, maxAttempts: 5 };
+
+/**
  * The job bus's pulls after a failed fetch: 250 ms doubling to 5 s, exact, forever (a reconnect
  * wakes a waiting pull at once). The bus takes it as a delay function from the process wiring.
  */

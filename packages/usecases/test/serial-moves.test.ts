@@ -1,3 +1,4 @@
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IdempotencyKeyReusedError, IllegalStateError, InvalidInputError, type ActivationMode } from '@mint/domain';
 import {
@@ -5,6 +6,7 @@ import {
   continueSerialMove,
   epcisDocument,
   getMintKpis,
+  getSerialMove,
   listMintEvents,
   mintContainers,
   moveSerials,
@@ -206,6 +208,80 @@ describe('moveSerials', () => {
     const refused = await move(brand, { action: 'encode', reason: null, target: { mintBatchId: voided, fromSeq: 3, toSeq: 12 } });
     expect(refused).toMatchObject({ total: 10, moved: 0, refused: 10 });
     expect(refused.refusals.map((r) => r.refusal)).toEqual([...Array(8).fill('batch_voided'), 'unknown', 'unknown']);
+  });
+
+  it('reports each refused unit of a move across many chunks exactly once, paged, also when a chunk is killed before its commit and run again', {
+    timeout: 120_000,
+  }, async () => {
+    const brand = await app.seedBrand();
+    const batch = await mint(brand, 3_000);
+    // Every third unit encoded first: the batch's encode then refuses those (wrong state) and the 50 seqs past the batch (unknown).
+    const encoded = (await serialsOf(batch, 1, 3_000)).filter((_, i) => i % 3 === 0);
+    await move(brand, { action: 'encode', reason: null, target: { serials: encoded } });
+    const small = { ...app.ctx, serialMoveChunk: 250 };
+    const started = await moveSerials(small, actorOf(brand), {
+      brandId: brand.brandId,
+      action: 'encode',
+      reason: null,
+      target: { mintBatchId: batch, toSeq: 3_050 },
+      idempotencyKey: key(),
+    });
+    for (let i = 0; i < 4; i++) await continueSerialMove(small, brand.brandId, started.moveId);
+    // Kill the sixth chunk after all its writes, waiting for its refusal rows behind a lock, before its commit.
+    const holder = new pg.Client({ connectionString: app.database.url });
+    await holder.connect();
+    try {
+      await holder.query('begin');
+      await holder.query('lock table serial_move_refusals in share mode');
+      const chunk = continueSerialMove(small, brand.brandId, started.moveId).then(
+        () => 'committed',
+        (e: unknown) => e,
+      );
+      let pid: number | null = null;
+      for (let i = 0; i < 500 && pid === null; i++) {
+        // pg_stat_activity is read as of the transaction's first look unless its snapshot is cleared.
+        const waiting = await holder.query<{ pid: number }>(
+          `select pid from (select pg_stat_clear_snapshot()) c, pg_stat_activity where wait_event_type = 'Lock' and query like '%insert into serial_move_refusals%'`,
+        );
+        pid = waiting.rows[0]?.pid ?? null;
+        if (pid === null) await new Promise((r) => setTimeout(r, 20));
+      }
+      expect(pid).not.toBeNull();
+      await holder.query('select pg_terminate_backend($1)', [pid]);
+      expect(await chunk).not.toBe('committed');
+      await holder.query('rollback');
+    } finally {
+      await holder.end();
+    }
+    // The killed chunk left nothing: five chunks of 250 (seqs 1 to 1,250) are recorded, 417 of their units refused.
+    expect(await getSerialMove(app.ctx, brand.brandId, started.moveId)).toMatchObject({ status: 'running', moved: 833, refused: 417 });
+    let state = 'running';
+    while (state === 'running') state = (await continueSerialMove(small, brand.brandId, started.moveId))!.status;
+    const pages = [];
+    let token: string | null = null;
+    do {
+      const page = await getSerialMove(app.ctx, brand.brandId, started.moveId, null, { pageSize: 300, pageToken: token });
+      pages.push(page.refusals);
+      token = page.nextPageToken;
+    } while (token !== null);
+    const refused = pages.flat();
+    expect(pages.map((p) => p.length)).toEqual([300, 300, 300, 150]);
+    const expected = [
+      ...Array.from({ length: 1_000 }, (_, i) => `${3 * i + 1} wrong_state encoded`),
+      ...Array.from({ length: 50 }, (_, i) => `${3_001 + i} unknown null`),
+    ];
+    expect(refused.map((r) => `${r.seq} ${r.refusal} ${r.state}`)).toEqual(expected);
+    expect(await getSerialMove(app.ctx, brand.brandId, started.moveId)).toMatchObject({
+      status: 'done',
+      total: 3_050,
+      moved: 2_000,
+      refused: 1_050,
+      nextPageToken: null,
+    });
+    const states = await statesOf(batch);
+    expect([...states.values()].every((s) => s === 'encoded')).toBe(true);
+    const [rows] = await query<{ n: string }>(app.db.em.fork(), 'select count(*) as n from serial_move_refusals where move_id = ?', [started.moveId]);
+    expect(rows!.n).toBe('1050');
   });
 
   it('moves a seq range by any action in the database, each unit by its own state, refusing per unit in seq order', async () => {

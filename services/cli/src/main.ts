@@ -34,6 +34,7 @@
  *   mintctl partner list|revoke --brand <uuid> [--id <key id>]
  *   mintctl partner allocate --quantity <n> [--key k]        (partner key; prints one serial a line)
  *   mintctl partner encode|commission|scrap|return --serials A,B [--key k]   (partner key)
+ *   mintctl partner return-unused [--key k]                   (partner key: every unused serial of its allocation)
  *   mintctl partner status                                    (partner key: its grant)
  */
 import { parseArgs } from 'node:util';
@@ -58,7 +59,7 @@ const usage = `usage: mintctl <migrate | seed-demo [--json] | token issue --user
   container-settings [--prefix P] [--max-depth n] | mint-containers --level case --count n [--extension d] [--key k] |
   pack|unpack --sscc S [--serials A,B] [--ssccs X,Y] [--key k] |
   partner create|grant|list|revoke --brand id [--name n] [--partner id (--product id | --batch id) --quota n] [--id key] |
-  partner allocate|encode|commission|scrap|return|status --api-key k --api url --brand id [--quantity n] [--serials A,B] [--key k]>`;
+  partner allocate|encode|commission|scrap|return|return-unused|status --api-key k --api url --brand id [--quantity n] [--serials A,B] [--key k]>`;
 
 const { positionals, values } = parseArgs({
   allowPositionals: true,

@@ -83,7 +83,8 @@ const partnerActionNames = ['encode', 'commission', 'scrap', 'return'] as const;
  * The partner's commands, with its partner key (`--api-key` or MINT_API_KEY) against the API
  * (`--api` or MINT_API_URL) for the brand (`--brand` or MINT_BRAND): `partner allocate --quantity N
  * [--key K]` prints one serial a line; `partner encode|commission|scrap|return --serials A,B [--key K]`
- * reports a move and its refusals; `partner status` prints the key's grant.
+ * reports a move and its refusals; `partner return-unused [--key K]` returns every unused serial
+ * of the allocation (the executor finishes it: `running` until then); `partner status` prints the key's grant.
  */
 export async function partnerRemoteCommand(action: string, o: PartnerRemoteOptions, print: Print, env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const api = (o.api ?? env.MINT_API_URL ?? '').replace(/\/+$/, '');
@@ -112,6 +113,12 @@ export async function partnerRemoteCommand(action: string, o: PartnerRemoteOptio
         allocated: g.allocated,
       }),
     );
+    return;
+  }
+  if (action === 'return-unused') {
+    const { move } = await client.partners.returnUnusedSerials({ brandId, idempotencyKey: o.key ?? randomUUID() });
+    if (move === undefined) throw new Error('ReturnUnusedSerials answered no move');
+    print(`move ${move.moveId} ${move.replayed ? '(replayed) ' : ''}${move.status}: ${move.moved} returned of ${move.total} unused`);
     return;
   }
   if (!(partnerActionNames as readonly string[]).includes(action)) throw new UsageError(`unknown partner action "${action}"`);

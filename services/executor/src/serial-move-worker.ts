@@ -1,6 +1,8 @@
 // The serial move worker: runs the chunks of serial moves (MoveSerials of a batch or range larger
 // than one chunk) that the API left running, one chunk per transaction, oldest move first. Several
-// executors share the work: a claim skips a move another worker holds. Transport only.
+// executors share the work: a claim skips a move another worker holds, and a move whose chunk
+// failed until its backoff ends (the use case counts the attempt and fails the move when they run
+// out). Transport only.
 
 import { runSerialMoveChunk, type UseCaseContext } from '@mint/usecases';
 import type { Logger } from 'pino';
@@ -47,6 +49,13 @@ export function startSerialMoveWorker(options: SerialMoveWorkerOptions): SerialM
         }
         if (move.status === 'done') {
           logger.info({ moveId: move.id, brandId: move.brandId, action: move.action, moved: move.moved, refused: move.refused }, 'serial move done');
+        } else if (move.status === 'failed') {
+          logger.error({ moveId: move.id, brandId: move.brandId, action: move.action, moved: move.moved, error: move.error }, 'serial move failed');
+        } else if (move.attempts > 0) {
+          logger.warn(
+            { moveId: move.id, brandId: move.brandId, attempts: move.attempts, error: move.error },
+            'serial move chunk failed; will retry after a backoff',
+          );
         }
       } catch (err) {
         logger.error({ err }, 'serial move worker error; will retry');

@@ -6,7 +6,7 @@ import { ScanAlertSettingsRow, ScanDailyRollup, ScanEvent, ScanIngestBatch, Scan
 import { ResolverLink } from './links.ts';
 import { WebhookDelivery, WebhookEndpoint, WebhookFanout } from './webhooks.ts';
 import { PassportAccessKey, PassportDraft, PassportSigningKey, PassportVersion } from './passports.ts';
-import { EpcisEventRow, SerialMoveRow, UnitStateRow } from './serials.ts';
+import { EpcisEventRow, SerialMoveRefusalRow, SerialMoveRow, UnitStateRow } from './serials.ts';
 import { ContainerMintRow, ContainerOpRow, ContainerRow, ContainerSettingsRow, UnitContainerRow } from './containers.ts';
 import { AllocationRequestRow, PartnerGrantRow, PartnerRow, UnitAllocationRow } from './partners.ts';
 
@@ -46,6 +46,7 @@ export const entities = [
   PassportSigningKey,
   UnitStateRow,
   SerialMoveRow,
+  SerialMoveRefusalRow,
   EpcisEventRow,
   ContainerSettingsRow,
   ContainerMintRow,

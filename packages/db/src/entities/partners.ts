@@ -87,6 +87,9 @@ export const UnitAllocationRow = defineEntity({
     requestId: columns.ref(),
     allocatedAt: columns.time(),
   },
-  indexes: [{ name: 'unit_allocations_request_index', properties: ['brandId', 'requestId'] }],
+  indexes: [
+    { name: 'unit_allocations_request_index', properties: ['brandId', 'requestId'] },
+    { name: 'unit_allocations_partner_index', properties: ['brandId', 'partnerId', 'mintBatchId', 'seq'] },
+  ],
 });
 export type UnitAllocationRow = InferEntity<typeof UnitAllocationRow>;

@@ -48,7 +48,7 @@ export const SerialMoveRow = defineEntity({
     reason: p.text().nullable(),
     /** What the request named (serials, a batch and a seq range): JSON. */
     target: p.json<Record<string, unknown>>(),
-    /** running or done. */
+    /** running, done, or failed (its chunks failed every attempt; see `error`). */
     status: p.text(),
     /** Units the request names (known or not). */
     total: p.integer(),
@@ -56,20 +56,50 @@ export const SerialMoveRow = defineEntity({
     moved: p.integer(),
     /** Units refused so far. */
     refused: p.integer(),
-    /** Every refused unit: [{serial, seq, mint_batch_id, refusal, state, reason}] as JSON. */
-    refusals: p.json<Record<string, unknown>[]>(),
     /** The next seq of a batch or range move still to process (chunked progress); null for a list. */
     nextSeq: p.integer().nullable(),
     /** Where a move on a container goes on: {pos, mint_batch_id, seq} in its tree (JSON); null for other moves and before its second chunk. */
     cursor: p.json<Record<string, unknown>>().nullable(),
     /** User or API key that asked. */
     actor: p.text().nullable(),
+    /** Consecutive failed attempts at its next chunk; a committed chunk resets it. */
+    attempts: p.integer().default(0),
+    /** No worker claims the move before this time (the backoff after a failed attempt); null: at once. */
+    notBefore: columns.time().nullable(),
+    /** Why the move failed (the last attempt's error), when its status is failed. */
+    error: p.text().nullable(),
     createdAt: columns.createdAt(),
     updatedAt: columns.updatedAt(),
   },
   uniques: [{ name: 'serial_moves_key_unique', properties: ['brandId', 'idempotencyKey'] }],
 });
 export type SerialMoveRow = InferEntity<typeof SerialMoveRow>;
+
+/**
+ * One unit a move refused, and why: the move's report, a row per refused unit in the order the
+ * chunks refused them (`ord` from 0), appended by each chunk in its own transaction.
+ */
+export const SerialMoveRefusalRow = defineEntity({
+  name: 'SerialMoveRefusalRow',
+  tableName: 'serial_move_refusals',
+  properties: {
+    brandId: columns.brandId(),
+    moveId: p.uuid().primary(),
+    /** Its place in the move's report, from 0. */
+    ord: p.integer().primary(),
+    /** Its serial, when the request named it or it is known. */
+    serial: p.text().nullable(),
+    mintBatchId: p.uuid().nullable(),
+    seq: p.integer().nullable(),
+    /** unknown, wrong_state, reason_final, batch_voided or not_allocated. */
+    refusal: p.text(),
+    /** The state it was in; null for an unknown or not allocated unit. */
+    state: p.text().nullable(),
+    /** Its decommissioning reason, when it had one. */
+    reason: p.text().nullable(),
+  },
+});
+export type SerialMoveRefusalRow = InferEntity<typeof SerialMoveRefusalRow>;
 
 /**
  * A GS1 EPCIS 2.0 event the service wrote for a move (or captured from a partner), as JSON-LD,

@@ -30,6 +30,8 @@ import { Migration20261129020000_serial_move_cursor } from './Migration202611290
 import { Migration20261129030000_epcis_partner } from './Migration20261129030000_epcis_partner.ts';
 import { Migration20261129050000_epcis_unit_ranges } from './Migration20261129050000_epcis_unit_ranges.ts';
 import { Migration20261130000000_serial_codec } from './Migration20261130000000_serial_codec.ts';
+import { Migration20261130020000_serial_move_refusals } from './Migration20261130020000_serial_move_refusals.ts';
+import { Migration20261130021000_unit_allocations_partner } from './Migration20261130021000_unit_allocations_partner.ts';
 
 /** Every migration, in order. New ones come from `npm run db:migration -w @mint/db` and are listed here. */
 export const migrations = [
@@ -65,4 +67,6 @@ export const migrations = [
   { name: 'Migration20261129030000_epcis_partner', class: Migration20261129030000_epcis_partner },
   { name: 'Migration20261129050000_epcis_unit_ranges', class: Migration20261129050000_epcis_unit_ranges },
   { name: 'Migration20261130000000_serial_codec', class: Migration20261130000000_serial_codec },
+  { name: 'Migration20261130020000_serial_move_refusals', class: Migration20261130020000_serial_move_refusals },
+  { name: 'Migration20261130021000_unit_allocations_partner', class: Migration20261130021000_unit_allocations_partner },
 ];

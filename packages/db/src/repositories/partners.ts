@@ -449,3 +449,47 @@ export async function countUnlistedSerials(
   );
   return { orphanStates: Number(row!.orphan_states), orphanAllocations: Number(row!.orphan_allocations), units: Number(row!.units) };
 }
+
+/** Where a return of a partner's unused serials goes on: after this unit of its allocation (batch and seq order). */
+export interface AllocationCursor {
+  readonly mintBatchId: string;
+  readonly seq: number;
+}
+
+/** Units allocated to the partner that are still issued (no lifecycle row, not in circulation), outside voided batches. */
+const unusedAllocated = (brandId: string, partnerId: string) => sql`
+  from unit_allocations a
+  join mint_units u on u.brand_id = a.brand_id and u.mint_batch_id = a.mint_batch_id and u.seq = a.seq
+  join mint_batches b on b.brand_id = a.brand_id and b.id = a.mint_batch_id
+  where a.brand_id = ${brandId}::uuid and a.partner_id = ${partnerId}::uuid and u.status <> 'active' and b.status <> 'voided'
+    and not exists (select 1 from unit_states s where s.brand_id = a.brand_id and s.mint_batch_id = a.mint_batch_id and s.seq = a.seq)`;
+
+/** How many units allocated to the partner are still issued (unused: returnable). */
+export async function countUnusedAllocated(em: Em, brandId: string, partnerId: string): Promise<number> {
+  const [row] = await rawRows(em, sql<{ n: string }>`select count(*) as n ${unusedAllocated(brandId, partnerId)}`);
+  return Number(row?.n ?? 0);
+}
+
+/**
+ * The next `limit` units allocated to the partner after `after` (null: from the first) that are
+ * still issued, in batch and seq order, by the (brand_id, partner_id, mint_batch_id, seq) index;
+ * `next` is where the following chunk starts, null when this was the last. Not locked: the move's
+ * statement locks them and checks their state again.
+ */
+export async function unusedAllocatedUnits(
+  em: Em,
+  brandId: string,
+  partnerId: string,
+  after: AllocationCursor | null,
+  limit: number,
+): Promise<{ units: { mintBatchId: string; seq: number }[]; next: AllocationCursor | null }> {
+  const found = await rawRows(
+    em,
+    sql<{ mint_batch_id: string; seq: number }>`select a.mint_batch_id, a.seq ${unusedAllocated(brandId, partnerId)}
+    ${after === null ? sql`` : sql`and (a.mint_batch_id, a.seq) > (${after.mintBatchId}::uuid, ${after.seq}::int)`}
+    order by a.mint_batch_id, a.seq limit ${limit}::int`,
+  );
+  const units = found.map((r) => ({ mintBatchId: r.mint_batch_id, seq: r.seq }));
+  const last = units.at(-1);
+  return { units, next: units.length < limit || last === undefined ? null : last };
+}

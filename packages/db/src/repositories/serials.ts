@@ -41,10 +41,19 @@ interface UnitMoveRow {
 
 /**
  * The brand's units `selector` names with their lifecycle state, locking their unit rows until the
- * transaction ends. Serials the brand has no unit for are simply absent (another brand's are never
- * read). Ordered by batch and seq.
+ * transaction ends (unless `lock` is false). Serials the brand has no unit for are simply absent
+ * (another brand's are never read). Ordered by batch and seq. With `states: false` the lifecycle
+ * rows are not read and every unit is given its minted state: for callers that need only the
+ * units' keys (a set-based move reads each state under its lock; at 200,000 units the rows'
+ * lookup by `seq = any(...)` filtered every lifecycle row of the batch, growing with each list).
  */
-export async function lockUnitsForMove(em: Em, brandId: string, selector: UnitSelector, lock = true): Promise<UnitForMove[]> {
+export async function lockUnitsForMove(
+  em: Em,
+  brandId: string,
+  selector: UnitSelector,
+  lock = true,
+  options: { readonly states?: boolean } = {},
+): Promise<UnitForMove[]> {
   // Raw on purpose: `for update of u` on the bulk move's path. The units first, then their state
   // rows per batch by `seq = any(...)`: a join lets the planner pick a nested loop over a scan of
   // unit_states while its statistics still say it is empty (measured: 44 s instead of 1 s for a
@@ -73,7 +82,9 @@ export async function lockUnitsForMove(em: Em, brandId: string, selector: UnitSe
     ${lock ? sql`for update of u` : sql``}`,
   );
   const states = new Map<string, { state: string; reason: string | null }>();
-  for (const [batchId, seqs] of seqsByBatch(units.map((u) => ({ mintBatchId: u.mint_batch_id, seq: u.seq })))) {
+  // `states: false` (a caller that only needs the units' keys: a set-based move reads each unit's
+  // state itself, under its lock) skips the lifecycle rows: each unit is then read in its minted state.
+  for (const [batchId, seqs] of options.states === false ? [] : seqsByBatch(units.map((u) => ({ mintBatchId: u.mint_batch_id, seq: u.seq })))) {
     const found = await rawRows(
       em,
       sql<{ seq: number; state: string; reason: string | null }>`
@@ -240,16 +251,30 @@ export interface SerialMoveRecord {
   readonly action: string;
   readonly reason: string | null;
   readonly target: Record<string, unknown>;
-  readonly status: 'running' | 'done';
+  /** running while chunks remain; done; failed when its next chunk failed every attempt (see `error`). */
+  readonly status: 'running' | 'done' | 'failed';
   readonly total: number;
   readonly moved: number;
   readonly refused: number;
-  readonly refusals: readonly Record<string, unknown>[];
   readonly nextSeq: number | null;
   /** A container move's position (see SerialMoveRow.cursor); null otherwise. */
   readonly cursor: Record<string, unknown> | null;
+  /** Consecutive failed attempts at its next chunk. */
+  readonly attempts: number;
+  /** Why it failed (status failed), or the last failed attempt's error while it retries; null otherwise. */
+  readonly error: string | null;
   readonly createdAt: Date;
   readonly updatedAt: Date;
+}
+
+/** One unit a move refused, as stored in its report (see SerialMoveRefusalRow). */
+export interface StoredRefusal {
+  readonly serial: string | null;
+  readonly mintBatchId: string | null;
+  readonly seq: number | null;
+  readonly refusal: string;
+  readonly state: string | null;
+  readonly reason: string | null;
 }
 
 type MoveRow = {
@@ -263,9 +288,10 @@ type MoveRow = {
   total: number;
   moved: number;
   refused: number;
-  refusals: unknown;
   next_seq: number | null;
   cursor: unknown;
+  attempts: number;
+  error: string | null;
   created_at: string | Date;
   updated_at: string | Date;
 };
@@ -280,13 +306,14 @@ function toMove(r: MoveRow): SerialMoveRecord {
     action: r.action,
     reason: r.reason,
     target: parsed<Record<string, unknown>>(r.target),
-    status: r.status as 'running' | 'done',
+    status: r.status as 'running' | 'done' | 'failed',
     total: r.total,
     moved: r.moved,
     refused: r.refused,
-    refusals: parsed<Record<string, unknown>[]>(r.refusals),
     nextSeq: r.next_seq,
     cursor: r.cursor === null ? null : parsed<Record<string, unknown>>(r.cursor),
+    attempts: r.attempts,
+    error: r.error,
     createdAt: new Date(r.created_at),
     updatedAt: new Date(r.updated_at),
   };
@@ -327,7 +354,6 @@ export async function insertSerialMove(em: Em, m: NewSerialMove): Promise<boolea
         total: m.total,
         moved: 0,
         refused: 0,
-        refusals: '[]',
         next_seq: m.nextSeq,
         actor: m.actor,
         created_at: m.at,
@@ -349,9 +375,10 @@ const moveColumns = [
   'total',
   'moved',
   'refused',
-  'refusals',
   'next_seq',
   'cursor',
+  'attempts',
+  'error',
   'created_at',
   'updated_at',
 ] as const;
@@ -376,8 +403,11 @@ export async function findSerialMove(em: Em, brandId: string, id: string, lock =
 }
 
 /**
- * Adds a chunk's outcome to a running move as a compare-and-set on its progress (`expectedNextSeq`,
- * or its moved count for a list): false when another worker recorded the chunk first.
+ * Adds a chunk's outcome to a running move as a compare-and-set on its progress (its moved and
+ * refused counts, read under the move's lock): false when another worker recorded the chunk
+ * first. The chunk's refused units are appended to the move's report as rows numbered on from
+ * the refused count before it, so the report grows by the chunk and is never rewritten; a chunk
+ * recorded twice would name the same rows (kept as first written). Clears the failed attempts.
  */
 export async function recordSerialMoveChunk(
   em: Em,
@@ -385,8 +415,9 @@ export async function recordSerialMoveChunk(
   id: string,
   chunk: {
     readonly expectedMoved: number;
+    readonly expectedRefused: number;
     readonly moved: number;
-    readonly refusals: readonly Record<string, unknown>[];
+    readonly refusals: readonly StoredRefusal[];
     readonly nextSeq: number | null;
     readonly done: boolean;
     readonly at: Date;
@@ -397,37 +428,104 @@ export async function recordSerialMoveChunk(
   const n = await rawChanged(
     em,
     sql`update serial_moves set moved = moved + ${chunk.moved}::int, refused = refused + ${chunk.refusals.length}::int,
-      refusals = refusals || ${JSON.stringify(chunk.refusals)}::jsonb, next_seq = ${chunk.nextSeq}::int,
+      next_seq = ${chunk.nextSeq}::int,
       cursor = ${chunk.cursor === undefined || chunk.cursor === null ? null : JSON.stringify(chunk.cursor)}::jsonb,
-      status = ${chunk.done ? 'done' : 'running'}::text, updated_at = ${chunk.at}::timestamptz
-    where brand_id = ${brandId}::uuid and id = ${id}::uuid and status = 'running' and moved = ${chunk.expectedMoved}::int`,
+      status = ${chunk.done ? 'done' : 'running'}::text, updated_at = ${chunk.at}::timestamptz, attempts = 0, not_before = null, error = null
+    where brand_id = ${brandId}::uuid and id = ${id}::uuid and status = 'running'
+      and moved = ${chunk.expectedMoved}::int and refused = ${chunk.expectedRefused}::int`,
   );
-  return n === 1;
+  if (n !== 1) return false;
+  if (chunk.refusals.length > 0) {
+    const r = chunk.refusals;
+    // One statement of one unnest per chunk, whatever the number of refused units.
+    await rawChanged(
+      em,
+      sql`insert into serial_move_refusals (brand_id, move_id, ord, serial, mint_batch_id, seq, refusal, state, reason)
+      select ${brandId}::uuid, ${id}::uuid, ${chunk.expectedRefused}::int + (t.n - 1)::int, t.serial, t.mint_batch_id, t.seq, t.refusal, t.state, t.reason
+      from unnest(${r.map((x) => x.serial)}::text[], ${r.map((x) => x.mintBatchId)}::uuid[], ${r.map((x) => x.seq)}::int[],
+        ${r.map((x) => x.refusal)}::text[], ${r.map((x) => x.state)}::text[], ${r.map((x) => x.reason)}::text[])
+        with ordinality as t(serial, mint_batch_id, seq, refusal, state, reason, n)
+      on conflict (brand_id, move_id, ord) do nothing`,
+    );
+  }
+  return true;
+}
+
+/** A page of a move's refused units in report order: those after place `after` (-1: from the first), at most `limit`, each with its place. */
+export async function readSerialMoveRefusals(
+  em: Em,
+  brandId: string,
+  moveId: string,
+  after: number,
+  limit: number,
+): Promise<(StoredRefusal & { readonly ord: number })[]> {
+  const found = await rows(em, (db) =>
+    db
+      .selectFrom('serial_move_refusals')
+      .select(['ord', 'serial', 'mint_batch_id', 'seq', 'refusal', 'state', 'reason'])
+      .where('brand_id', '=', brandId)
+      .where('move_id', '=', moveId)
+      .where('ord', '>', after)
+      .orderBy('ord')
+      .limit(limit),
+  );
+  return found.map((r) => ({ ord: r.ord, serial: r.serial, mintBatchId: r.mint_batch_id, seq: r.seq, refusal: r.refusal, state: r.state, reason: r.reason }));
 }
 
 /**
- * Locks the running move (any brand) touched longest ago that no other transaction holds (`skip
- * locked`), until the transaction ends: the executor's claim of its next chunk. A worker that dies
- * mid-chunk rolls back and releases it, so the next claim redoes exactly that chunk. Null when none.
+ * Counts one more failed attempt at a running move's next chunk (in a transaction of its own: the
+ * chunk's rolled back), keeping `error` (cut to 2,000 characters): with `failAt` set the move
+ * fails (status failed); otherwise no worker claims it before `notBefore`. Returns the attempts
+ * counted, or null when the move is no longer running.
  */
-export async function claimRunningSerialMove(em: Em): Promise<{ brandId: string; id: string } | null> {
+export async function recordSerialMoveFailure(
+  em: Em,
+  brandId: string,
+  id: string,
+  f: { readonly error: string; readonly at: Date; readonly notBefore: Date | null; readonly fail: boolean },
+): Promise<number | null> {
+  const [row] = await rawRows(
+    em,
+    sql<{ attempts: number }>`update serial_moves set attempts = attempts + 1, error = ${f.error.slice(0, 2000)}::text,
+      not_before = ${f.notBefore}::timestamptz, status = ${f.fail ? 'failed' : 'running'}::text, updated_at = ${f.at}::timestamptz
+    where brand_id = ${brandId}::uuid and id = ${id}::uuid and status = 'running'
+    returning attempts`,
+  );
+  return row?.attempts ?? null;
+}
+
+/**
+ * Locks the running move (any brand) touched longest ago, past its retry backoff, that no other
+ * transaction holds (`skip locked`), until the transaction ends: the executor's claim of its next
+ * chunk. A worker that dies mid-chunk rolls back and releases it, so the next claim redoes exactly
+ * that chunk; a chunk that fails is put back with a backoff (see {@link recordSerialMoveFailure})
+ * so it never stays first in line. Null when none.
+ */
+export async function claimRunningSerialMove(em: Em, now: Date): Promise<{ brandId: string; id: string; attempts: number } | null> {
   // Candidates first without a lock (on Citus a locking read must name its brand: one shard), then
   // each locked on its own brand's row, skipping one another worker holds.
   const candidates = await rows(em, (db) =>
-    db.selectFrom('serial_moves').select(['brand_id', 'id']).where('status', '=', 'running').orderBy('updated_at').limit(8),
+    db
+      .selectFrom('serial_moves')
+      .select(['brand_id', 'id'])
+      .where('status', '=', 'running')
+      .where((eb) => eb.or([eb('not_before', 'is', null), eb('not_before', '<=', now)]))
+      .orderBy('updated_at')
+      .limit(8),
   );
   for (const c of candidates) {
     const locked = await rows(em, (db) =>
       db
         .selectFrom('serial_moves')
-        .select(['brand_id', 'id'])
+        .select(['brand_id', 'id', 'attempts'])
         .where('brand_id', '=', c.brand_id)
         .where('id', '=', c.id)
         .where('status', '=', 'running')
+        .where((eb) => eb.or([eb('not_before', 'is', null), eb('not_before', '<=', now)]))
         .forUpdate()
         .skipLocked(),
     );
-    if (locked[0] !== undefined) return { brandId: locked[0].brand_id, id: locked[0].id };
+    if (locked[0] !== undefined) return { brandId: locked[0].brand_id, id: locked[0].id, attempts: locked[0].attempts };
   }
   return null;
 }
@@ -676,6 +774,11 @@ export interface RangeMove {
   readonly events: readonly RangeMoveEvent[];
   /** Serials of the moved units to return, lowest seq first (for the audit event). */
   readonly serialsToName: number;
+  /**
+   * A partner's move: only the units allocated to this partner move, the others are refused as not
+   * allocated (their state not told), and its EPCIS events are the partner's. Absent or null: the brand's.
+   */
+  readonly partnerId?: string | null;
 }
 
 /** A unit of a range that did not move, with the state it is in. */
@@ -686,6 +789,8 @@ export interface RangeRefusal {
   readonly state: SerialState | null;
   readonly reason: DecommissionReason | null;
   readonly batchVoided: boolean;
+  /** A partner's move: the unit is not allocated to it (state and reason are then null). */
+  readonly notAllocated?: boolean;
 }
 
 /** What a range move did. */
@@ -737,6 +842,13 @@ export async function moveUnitRange(em: Em, m: RangeMove): Promise<RangeMoved> {
   const toMinted = m.to === 'issued' || m.to === 'commissioned';
   // The units this statement moves, each with its source state.
   const decommission = m.from.length === 1 && m.from[0] === 'commissioned' && m.to === 'decommissioned';
+  const partnerId = m.partnerId ?? null;
+  if (decommission && partnerId !== null) throw new Error('a partner move never decommissions');
+  // A partner's move: whether each unit is allocated to it, on the allocation's key.
+  const allocated =
+    partnerId === null
+      ? sql`true`
+      : sql`exists (select 1 from unit_allocations a where a.brand_id = u.brand_id and a.mint_batch_id = u.mint_batch_id and a.seq = u.seq and a.partner_id = ${partnerId}::uuid)`;
   let units: RawBuilder<unknown>;
   if (decommission) {
     units = sql`moved as materialized (
@@ -744,7 +856,7 @@ export async function moveUnitRange(em: Em, m: RangeMove): Promise<RangeMoved> {
       where u.brand_id = ${brandId}::uuid and u.mint_batch_id = ${batchId}::uuid and u.seq between ${f}::int and ${t}::int ${only('u.seq')} and u.status = 'active'
       returning u.seq, u.serial, 'commissioned'::text as state
     ),
-    refused as (select null::int as seq, null::text as serial, null::text as state, null::text as reason where false),
+    refused as (select null::int as seq, null::text as serial, null::text as state, null::text as reason, true as allocated where false),
     found as (select null::int as seq where false)`;
   } else {
     await rawRows(
@@ -754,16 +866,16 @@ export async function moveUnitRange(em: Em, m: RangeMove): Promise<RangeMoved> {
     );
     // With the units locked, their lifecycle rows are the ones this statement reads: each looked up on its key (see lockUnitsForMove).
     units = sql`found as materialized (
-      select u.seq, u.serial, coalesce(s.state, case when u.status = 'active' then 'commissioned' else 'issued' end) as state, s.reason
+      select u.seq, u.serial, coalesce(s.state, case when u.status = 'active' then 'commissioned' else 'issued' end) as state, s.reason, ${allocated} as allocated
       from mint_units u
       left join lateral (select state, reason from unit_states s where s.brand_id = u.brand_id and s.mint_batch_id = u.mint_batch_id and s.seq = u.seq offset 0) s on true
       where u.brand_id = ${brandId}::uuid and u.mint_batch_id = ${batchId}::uuid and u.seq between ${f}::int and ${t}::int ${only('u.seq')}
     ),
     moved as materialized (
       select seq, serial, state from found
-      where state = any(${[...m.from]}::text[]) ${m.fromReasons === null ? sql`` : sql`and reason = any(${[...m.fromReasons]}::text[])`}
+      where allocated and state = any(${[...m.from]}::text[]) ${m.fromReasons === null ? sql`` : sql`and reason = any(${[...m.fromReasons]}::text[])`}
     ),
-    refused as (select seq, serial, state, reason from found where seq not in (select seq from moved))`;
+    refused as (select seq, serial, state, reason, allocated from found where seq not in (select seq from moved))`;
   }
   // Each lifecycle row and unit status below is keyed by (brand_id, mint_batch_id, seq) within the range.
   const inRange = (alias: string) => sql`${sql.ref(`${alias}.brand_id`)} = ${brandId}::uuid and ${sql.ref(`${alias}.mint_batch_id`)} = ${batchId}::uuid
@@ -776,7 +888,7 @@ export async function moveUnitRange(em: Em, m: RangeMove): Promise<RangeMoved> {
       serials: string[] | null;
       first_seq: number | null;
       last_seq: number | null;
-      refused: { seq: number; serial: string; state: string; reason: string | null }[] | null;
+      refused: { seq: number; serial: string; state: string; reason: string | null; allocated: boolean }[] | null;
     }>`
     with ${units},
     statuses as (
@@ -803,9 +915,9 @@ export async function moveUnitRange(em: Em, m: RangeMove): Promise<RangeMoved> {
       }
     ),
     events as (
-      insert into epcis_events (brand_id, id, move_id, event_type, event_time, record_time, biz_step, disposition, epcs, body)
+      insert into epcis_events (brand_id, id, move_id, event_type, event_time, record_time, biz_step, disposition, epcs, body, partner_id)
       select ${brandId}::uuid, e.id, ${m.moveId}::uuid, 'ObjectEvent', ${m.at}::timestamptz, ${m.at}::timestamptz, e.biz_step, e.disposition, grouped.epcs,
-        e.body || jsonb_build_object('epcList', to_jsonb(grouped.epcs))
+        e.body || jsonb_build_object('epcList', to_jsonb(grouped.epcs)), ${partnerId}::uuid
       from grouped
       join unnest(${groups}::uuid[], ${m.events.map((e) => e.bizStep)}::text[], ${m.events.map((e) => e.disposition)}::text[],
         ${m.events.map((e) => JSON.stringify(e.body))}::jsonb[]) with ordinality as e(id, biz_step, disposition, body, n) on e.n = grouped.i + 1
@@ -814,7 +926,7 @@ export async function moveUnitRange(em: Em, m: RangeMove): Promise<RangeMoved> {
     select n.moved, n.first_seq, n.last_seq,
       (select array_agg(serial order by seq) from (select serial, seq from moved order by seq limit ${m.serialsToName}::int) x) as serials,
       (select count(*) from found)::int as found,
-      (select jsonb_agg(jsonb_build_object('seq', seq, 'serial', serial, 'state', state, 'reason', reason) order by seq) from refused) as refused
+      (select jsonb_agg(jsonb_build_object('seq', seq, 'serial', serial, 'state', state, 'reason', reason, 'allocated', allocated) order by seq) from refused) as refused
     from (select count(*)::int as moved, min(seq) as first_seq, max(seq) as last_seq from moved) n`,
   );
   const n = row?.moved ?? 0;
@@ -822,13 +934,11 @@ export async function moveUnitRange(em: Em, m: RangeMove): Promise<RangeMoved> {
   if (n === span) return { ...done, refused: [] };
   // Decommissioning reads why the other units did not move afterwards: its update decided on their status, under their locks.
   if (decommission) return { ...done, refused: await rangeRefusals(em, m, false) };
-  const refused: RangeRefusal[] = (row?.refused ?? []).map((r) => ({
-    seq: r.seq,
-    serial: r.serial,
-    state: r.state as SerialState,
-    reason: r.reason as DecommissionReason | null,
-    batchVoided: false,
-  }));
+  const refused: RangeRefusal[] = (row?.refused ?? []).map((r) =>
+    r.allocated
+      ? { seq: r.seq, serial: r.serial, state: r.state as SerialState, reason: r.reason as DecommissionReason | null, batchVoided: false }
+      : { seq: r.seq, serial: r.serial, state: null, reason: null, batchVoided: false, notAllocated: true },
+  );
   if ((row?.found ?? 0) < span) {
     const missing = await rawRows(
       em,

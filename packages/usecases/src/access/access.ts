@@ -31,7 +31,7 @@ export interface OperationAccess {
 
 /** The refusal of a partner key on an operation not marked for partners. */
 export const partnerKeyRefusal =
-  'a partner key may only request, report, pack and return the serials allocated to it (AllocateSerials, GetPartnerAllocation, MoveSerials, GetSerialMove, MintContainers, PackContainer, UnpackContainer, GetContainer, POST /epcis/capture, GET /epcis/events)';
+  'a partner key may only request, report, pack and return the serials allocated to it (AllocateSerials, GetPartnerAllocation, MoveSerials, GetSerialMove, ReturnUnusedSerials, MintContainers, PackContainer, UnpackContainer, GetContainer, POST /epcis/capture, GET /epcis/events)';
 
 /** Credentials that verified, before any brand is looked at. */
 export interface Authenticated {

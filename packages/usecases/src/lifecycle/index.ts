@@ -4,10 +4,14 @@ export {
   continueSerialMove,
   runSerialMoveChunk,
   getSerialMove,
+  returnUnusedSerials,
+  type ReturnUnusedSerialsInput,
   epcisDocument,
   type SerialMoveTarget,
   type MoveSerialsInput,
   type SerialMoveReport,
+  type RefusalPage,
+  maxRefusalPage,
 } from './serials.ts';
 export { queryEpcis, captureEpcisDocument } from './epcis.ts';
 export {

@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import {
   appendEvents,
+  countUnusedAllocated,
+  unusedAllocatedUnits,
+  type AllocationCursor,
   bumpKpis,
   claimRunningSerialMove,
-  decommissionCommissioned,
   findSerialMove,
   findSerialMoveByKey,
   insertEpcisEvents,
@@ -11,21 +13,23 @@ import {
   lockUnitsForMove,
   moveUnitRange,
   readBatchState,
-  serialsOfUnits,
   readUnitPartners,
+  readSerialMoveRefusals,
   recordSerialMoveChunk,
+  recordSerialMoveFailure,
   writeSerialMove,
   type Em,
   type NewEpcisEvent,
   type RangeMoveEvent,
   type SerialMoveRecord,
+  type StoredRefusal,
   type UnitForMove,
-  type UnitSelector,
   unitOfWork,
   transaction,
 } from '@mint/db';
 import {
   activeDelta,
+  attemptsExhausted,
   decommissionReasons,
   epcisVocabularyOf,
   ForbiddenError,
@@ -38,8 +42,10 @@ import {
   NotFoundError,
   partnerActions,
   refusalOf,
+  retryDelayMs,
   serialActions,
   serialMoveOf,
+  serialMoveRetry,
   ssccViolations,
   type DecommissionReason,
   type FieldViolation,
@@ -58,6 +64,8 @@ export { derivedUuid };
 
 /** Most serials one request may list. */
 export const maxMoveSerials = 10_000;
+/** Refused units a report lists by default and at most (a page: the rest by `nextPageToken`); a list move's refusals fit one page. */
+export const maxRefusalPage = 10_000;
 /** Longest idempotency key. */
 const maxKeyLength = 200;
 /** Serials named in a mint_units_moved event; the rest are counted. */
@@ -73,7 +81,9 @@ const epcisContext = 'https://ref.gs1.org/standards/epcis/2.0.0/epcis-context.js
 export type SerialMoveTarget =
   | { readonly serials: readonly string[] }
   | { readonly mintBatchId: string; readonly fromSeq?: number | null; readonly toSeq?: number | null }
-  | { readonly container: string };
+  | { readonly container: string }
+  /** Every unit of the calling partner's allocation still unused (issued): its return (see {@link returnUnusedSerials}). */
+  | { readonly unusedAllocation: true };
 
 /** Parameters of {@link moveSerials}. */
 export interface MoveSerialsInput {
@@ -103,17 +113,49 @@ export interface SerialMoveReport {
   readonly moveId: string;
   readonly action: SerialAction;
   readonly reason: DecommissionReason | null;
-  /** running while chunks remain (the executor continues it), done when every unit is accounted for. */
-  readonly status: 'running' | 'done';
+  /**
+   * running while chunks remain (the executor continues it), done when every unit is accounted
+   * for, failed when its next chunk failed every attempt (`error` says why; the chunks before it
+   * stay moved).
+   */
+  readonly status: 'running' | 'done' | 'failed';
   readonly total: number;
   readonly moved: number;
   readonly refused: number;
+  /** A page of the refused units, in the order the chunks refused them (every one when `nextPageToken` is null). */
   readonly refusals: readonly RefusedUnit[];
+  /** Where the next page of refusals starts (GetSerialMove's `page_token`); null on the last page. */
+  readonly nextPageToken: string | null;
+  /** Why the move failed; null unless failed. */
+  readonly error: string | null;
   /** True when the key named an earlier move: this call moved nothing. */
   readonly replayed: boolean;
 }
 
-function report(m: SerialMoveRecord, replayed: boolean): SerialMoveReport {
+/** Which page of a move's refusals a report lists. */
+export interface RefusalPage {
+  /** At most this many refused units; default and most {@link maxRefusalPage}. */
+  readonly pageSize?: number | null;
+  /** A report's `nextPageToken`: the page after it; absent: the first page. */
+  readonly pageToken?: string | null;
+}
+
+function pageViolations(page: RefusalPage): FieldViolation[] {
+  const v: FieldViolation[] = [];
+  const size = page.pageSize ?? null;
+  if (size !== null && (!Number.isInteger(size) || size < 1 || size > maxRefusalPage))
+    v.push({ field: 'page_size', message: `must be 1 to ${maxRefusalPage}` });
+  const token = page.pageToken ?? null;
+  if (token !== null && token !== '' && !/^[0-9]{1,10}$/.test(token)) v.push({ field: 'page_token', message: 'must be a next_page_token of this move' });
+  return v;
+}
+
+/** The move as the caller sees it, with one page of its refusals read from its report's rows. */
+async function report(em: Em, brandId: string, m: SerialMoveRecord, replayed: boolean, page: RefusalPage = {}): Promise<SerialMoveReport> {
+  const size = page.pageSize ?? maxRefusalPage;
+  const after = page.pageToken === undefined || page.pageToken === null || page.pageToken === '' ? -1 : Number(page.pageToken);
+  const found = m.refused === 0 ? [] : await readSerialMoveRefusals(em, brandId, m.id, after, size);
+  const last = found.at(-1);
   return {
     moveId: m.id,
     action: m.action as SerialAction,
@@ -123,14 +165,16 @@ function report(m: SerialMoveRecord, replayed: boolean): SerialMoveReport {
     moved: m.moved,
     refused: m.refused,
     replayed,
-    refusals: m.refusals.map((r) => ({
-      serial: (r.serial as string | null) ?? null,
-      mintBatchId: (r.mint_batch_id as string | null) ?? null,
-      seq: (r.seq as number | null) ?? null,
+    refusals: found.map((r) => ({
+      serial: r.serial,
+      mintBatchId: r.mintBatchId,
+      seq: r.seq,
       refusal: r.refusal as SerialRefusal,
-      state: (r.state as SerialState | null) ?? null,
-      reason: (r.reason as DecommissionReason | null) ?? null,
+      state: r.state as SerialState | null,
+      reason: r.reason as DecommissionReason | null,
     })),
+    nextPageToken: last !== undefined && found.length === size && last.ord + 1 < m.refused ? String(last.ord) : null,
+    error: m.status === 'failed' ? m.error : null,
   };
 }
 
@@ -153,6 +197,8 @@ function validate(input: MoveSerialsInput): FieldViolation[] {
     if (bad !== -1) v.push({ field: `serials[${bad}]`, message: 'must be 1 to 64 letters or digits' });
   } else if ('container' in t) {
     v.push(...ssccViolations(t.container, 'container'));
+  } else if ('unusedAllocation' in t) {
+    if (input.action !== 'return') v.push({ field: 'action', message: "must be return for a partner's unused allocation" });
   } else {
     if (!isUuid(t.mintBatchId)) v.push({ field: 'mint_batch_id', message: 'must be a uuid' });
     const from = t.fromSeq ?? null;
@@ -201,7 +247,7 @@ export async function moveSerials(
   // A partner's keys live in a space of their own: they never meet the brand's or another partner's.
   const storedKey = partnerId === null ? input.idempotencyKey : `partner:${partnerId}:${input.idempotencyKey}`;
   const known = await findSerialMoveByKey(unitOfWork(ctx.db), brandId, storedKey);
-  if (known !== null) return replay(known, requestHash, input.idempotencyKey);
+  if (known !== null) return replay(ctx, brandId, known, requestHash, input.idempotencyKey);
   const t = input.target;
   let total: number;
   let nextSeq: number | null = null;
@@ -216,6 +262,11 @@ export async function moveSerials(
     const serials = [...new Set(t.serials)];
     total = serials.length;
     target = { serials };
+  } else if ('unusedAllocation' in t) {
+    if (partnerId === null) throw new ForbiddenError("only a partner key returns its allocation's unused serials");
+    // Chunked by the executor through the allocation's units still issued; the count is theirs now.
+    total = await countUnusedAllocated(unitOfWork(ctx.db), brandId, partnerId);
+    target = { allocation: partnerId };
   } else {
     const batch = await readBatchState(unitOfWork(ctx.db), brandId, t.mintBatchId);
     if (batch === null) throw new NotFoundError(`mint batch ${t.mintBatchId} not found`);
@@ -258,18 +309,47 @@ export async function moveSerials(
   if (first === null) {
     const raced = await findSerialMoveByKey(unitOfWork(ctx.db), brandId, storedKey);
     if (raced === null) throw new Error('serial move key vanished');
-    return replay(raced, requestHash, input.idempotencyKey);
+    return replay(ctx, brandId, raced, requestHash, input.idempotencyKey);
   }
   let state = first;
   if (options.runAll === true) {
     while (state.status === 'running') state = (await continueSerialMove(ctx, brandId, moveId)) ?? state;
   }
-  return report(state, false);
+  return report(unitOfWork(ctx.db), brandId, state, false);
 }
 
-function replay(known: SerialMoveRecord, requestHash: string, key: string): SerialMoveReport {
+/** Parameters of {@link returnUnusedSerials}. */
+export interface ReturnUnusedSerialsInput {
+  readonly brandId: string;
+  /** The caller's key: a repeat answers the first return and moves nothing. */
+  readonly idempotencyKey: string;
+}
+
+/**
+ * A partner returns every unused serial of its allocation in one request (OPEN-SCS return): each
+ * unit allocated to the calling partner key's partner that is still issued (never encoded,
+ * commissioned or scrapped) moves to `returned`, a returned serial is never allocated or issued
+ * again (its allocation row stays). The first chunk runs in the request, the executor runs the
+ * rest, like a batch move; a unit that changed state meanwhile is refused with its state.
+ * Idempotent by key within the partner's keys. A brand's key: ForbiddenError.
+ */
+export async function returnUnusedSerials(
+  ctx: UseCaseContext,
+  actor: Actor,
+  input: ReturnUnusedSerialsInput,
+  options: { readonly runAll?: boolean } = {},
+): Promise<SerialMoveReport> {
+  return moveSerials(
+    ctx,
+    actor,
+    { brandId: input.brandId, action: 'return', reason: null, target: { unusedAllocation: true }, idempotencyKey: input.idempotencyKey },
+    options,
+  );
+}
+
+async function replay(ctx: UseCaseContext, brandId: string, known: SerialMoveRecord, requestHash: string, key: string): Promise<SerialMoveReport> {
   if (known.requestHash !== requestHash) throw new IdempotencyKeyReusedError(`idempotency_key ${JSON.stringify(key)} was used for another move`);
-  return report(known, true);
+  return report(unitOfWork(ctx.db), brandId, known, true);
 }
 
 /**
@@ -280,33 +360,100 @@ function replay(known: SerialMoveRecord, requestHash: string, key: string): Seri
 export async function continueSerialMove(ctx: UseCaseContext, brandId: string, moveId: string): Promise<SerialMoveRecord | null> {
   return transaction(ctx.db, async (em) => {
     const m = await findSerialMove(em, brandId, moveId, true);
-    if (m === null || m.status === 'done') return m;
+    if (m === null || m.status !== 'running') return m;
     return runChunk(ctx, em, brandId, moveId, null, { single: false });
   });
 }
 
 /**
- * The executor's step: claims the running move touched longest ago that no other worker holds and
- * runs its next chunk, all in one transaction (a worker killed mid-chunk leaves nothing of it, and
- * the next claim runs it again). Returns the move after the chunk, or null when no move waits.
+ * The executor's step: claims the running move touched longest ago, past its retry backoff, that
+ * no other worker holds and runs its next chunk, all in one transaction (a worker killed mid-chunk
+ * leaves nothing of it, and the next claim runs it again). A chunk that throws is rolled back and
+ * counted as a failed attempt of the move in a transaction of its own: the move waits out the
+ * {@link serialMoveRetry} backoff (other moves are claimed meanwhile) and, when its attempts are
+ * used up, fails with the error named and a serial_move_failed event. Returns the move after the
+ * chunk (or the failed attempt), or null when no move waits.
  */
 export async function runSerialMoveChunk(ctx: UseCaseContext): Promise<(SerialMoveRecord & { readonly brandId: string }) | null> {
+  let claimed: { readonly brandId: string; readonly id: string; readonly attempts: number } | null = null;
+  try {
+    return await transaction(ctx.db, async (em) => {
+      const claim = await claimRunningSerialMove(em, ctx.clock());
+      if (claim === null) return null;
+      claimed = claim;
+      return { ...(await runChunk(ctx, em, claim.brandId, claim.id, null, { single: false })), brandId: claim.brandId };
+    });
+  } catch (err) {
+    const claim = claimed as { readonly brandId: string; readonly id: string; readonly attempts: number } | null;
+    if (claim === null) throw err;
+    return failedAttempt(ctx, claim, err);
+  }
+}
+
+/** Records a failed attempt at a move's chunk: a backoff, or when the attempts are used up the move's failure with its event. */
+async function failedAttempt(
+  ctx: UseCaseContext,
+  claim: { readonly brandId: string; readonly id: string; readonly attempts: number },
+  err: unknown,
+): Promise<(SerialMoveRecord & { readonly brandId: string }) | null> {
+  const { brandId, id } = claim;
+  const attempts = claim.attempts + 1;
+  const fail = attemptsExhausted(serialMoveRetry, attempts);
+  const message = err instanceof Error ? err.message : String(err);
+  const now = ctx.clock();
+  const error = fail ? `gave up after ${attempts} failed attempts: ${message}` : message;
   return transaction(ctx.db, async (em) => {
-    const claim = await claimRunningSerialMove(em);
-    if (claim === null) return null;
-    return { ...(await runChunk(ctx, em, claim.brandId, claim.id, null, { single: false })), brandId: claim.brandId };
+    const counted = await recordSerialMoveFailure(em, brandId, id, {
+      error,
+      at: now,
+      notBefore: fail ? null : new Date(now.getTime() + retryDelayMs(serialMoveRetry, attempts, Math.random())),
+      fail,
+    });
+    if (counted === null) return null;
+    const m = (await findSerialMove(em, brandId, id))!;
+    if (fail) {
+      await appendEvents(em, now, [
+        {
+          brandId,
+          eventType: 'serial_move_failed',
+          entityType: 'serial_move',
+          entityId: id,
+          actor: null,
+          payload: { action: m.action, reason: m.reason, total: m.total, moved: m.moved, refused: m.refused, attempts: counted, error },
+        },
+      ]);
+    }
+    return { ...m, brandId };
   });
 }
 
-/** The brand's move `moveId` as the caller sees it; a partner sees only its own moves. Missing or foreign: NotFoundError. */
-export async function getSerialMove(ctx: UseCaseContext, brandId: string, moveId: string, partnerId: string | null = null): Promise<SerialMoveReport> {
-  if (!isUuid(moveId)) throw new InvalidInputError([{ field: 'move_id', message: 'must be a uuid' }]);
-  const m = await findSerialMove(unitOfWork(ctx.db), brandId, moveId);
+/**
+ * The brand's move `moveId` as the caller sees it, with a page of its refusals; a partner sees
+ * only its own moves. Missing or foreign: NotFoundError.
+ */
+export async function getSerialMove(
+  ctx: UseCaseContext,
+  brandId: string,
+  moveId: string,
+  partnerId: string | null = null,
+  page: RefusalPage = {},
+): Promise<SerialMoveReport> {
+  const v = [...(isUuid(moveId) ? [] : [{ field: 'move_id', message: 'must be a uuid' }]), ...pageViolations(page)];
+  if (v.length > 0) throw new InvalidInputError(v);
+  const em = unitOfWork(ctx.db);
+  const m = await findSerialMove(em, brandId, moveId);
   if (m === null || (partnerId !== null && m.target.partner_id !== partnerId)) throw new NotFoundError(`serial move ${moveId} not found`);
-  return report(m, false);
+  return report(em, brandId, m, false, page);
 }
 
-/** One chunk of a move, inside the caller's transaction, with the move row locked (or just inserted). */
+/**
+ * One chunk of a move, inside the caller's transaction, with the move row locked (or just
+ * inserted). Set-based whatever the target: per batch, one statement moves the chunk's units that
+ * are in a source state (and, for a partner's move, allocated to it), writing their lifecycle rows
+ * and EPCIS events ({@link moveRange}); only the refused come back. A list's serials are found by
+ * the units' repository first (unknown ones refused). A single listed serial keeps the per-unit
+ * path, whose refusal is an error naming the state.
+ */
 async function runChunk(
   ctx: UseCaseContext,
   em: Em,
@@ -322,93 +469,93 @@ async function runChunk(
   const m = (await findSerialMove(em, brandId, moveId, true))!;
   const move = serialMoveOf(m.action as SerialAction, m.reason as DecommissionReason | null);
   const now = ctx.clock();
+  const partnerId = typeof m.target.partner_id === 'string' ? m.target.partner_id : null;
   const refusals: RefusedUnit[] = [];
-  let selector: UnitSelector;
-  let nextSeq: number | null = null;
-  let cursor: ContainerCursor | null = null;
-  let done: boolean;
+  /** Moves the chunk's units of each batch, set-based, adding the refused to the report; returns the count moved. */
+  const moveBatches = async (units: readonly { readonly mintBatchId: string; readonly seq: number }[]): Promise<number> => {
+    let moved = 0;
+    for (const [batchId, seqs] of seqsOf(units)) {
+      const r = await moveRange(em, now, {
+        brandId,
+        moveId,
+        actorId,
+        partnerId,
+        move,
+        selector: { mintBatchId: batchId, fromSeq: seqs[0]!, toSeq: seqs.at(-1)!, seqs },
+      });
+      moved += r.moved;
+      refusals.push(...r.refusals);
+    }
+    return moved;
+  };
   if (typeof m.target.container === 'string') {
     // A move on a container: its containers move with the request (opts.scope, the tree locked);
     // its units a chunk at a time, container by container, as packed when the chunk runs.
     if (opts.scope !== undefined) await moveContainersOf(em, now, { brandId, moveId, move, tree: opts.scope.tree });
     const at = (m.cursor as ContainerCursor | null) ?? { pos: 0, after: null };
     const next = await containerMoveChunk(em, brandId, m.target.tree as string[], at, ctx.serialMoveChunk);
-    cursor = next.next;
-    done = cursor === null;
-    if (typeof m.target.partner_id === 'string') {
-      // A partner's move goes unit by unit (below), to refuse what is not allocated to it.
-      selector = { serials: await serialsOfUnits(em, brandId, next.units) };
-    } else {
-      // The brand's move: each batch's units of the chunk checked and moved in the database, as a range is.
-      let moved = 0;
-      for (const [batchId, seqs] of seqsOf(next.units)) {
-        const r = await moveRange(em, now, {
-          brandId,
-          moveId,
-          actorId,
-          move,
-          selector: { mintBatchId: batchId, fromSeq: seqs[0]!, toSeq: seqs.at(-1)!, seqs },
-        });
-        moved += r.moved;
-        refusals.push(...r.refusals);
-      }
-      return finishChunk(em, now, brandId, m, { actorId, moved, refusals, nextSeq, cursor, done });
-    }
-  } else if (Array.isArray(m.target.serials)) {
-    selector = { serials: m.target.serials as string[] };
-    done = true;
-  } else {
-    const to = m.target.to_seq as number;
-    const from = m.nextSeq!;
-    const last = Math.min(to, from + ctx.serialMoveChunk - 1);
-    selector = { mintBatchId: m.target.mint_batch_id as string, fromSeq: from, toSeq: last };
-    done = last === to;
-    nextSeq = done ? null : last + 1;
+    const moved = await moveBatches(next.units);
+    return finishChunk(em, now, brandId, m, { actorId, moved, refusals, nextSeq: null, cursor: next.next, done: next.next === null });
   }
-  const partnerId = typeof m.target.partner_id === 'string' ? m.target.partner_id : null;
-  if (!('serials' in selector) && partnerId === null) {
-    // A batch or range: checked and moved in the database, nothing per unit comes back but the refused.
-    const r = await moveRange(em, now, { brandId, moveId, actorId, move, selector });
-    refusals.push(...r.refusals);
-    return finishChunk(em, now, brandId, m, { actorId, moved: r.moved, refusals, nextSeq, done });
+  if (typeof m.target.allocation === 'string') {
+    // A partner's return of its unused serials: the next chunk of its allocation still issued.
+    const at = (m.cursor as AllocationCursor | null) ?? null;
+    const next = await unusedAllocatedUnits(em, brandId, m.target.allocation, at, ctx.serialMoveChunk);
+    const moved = await moveBatches(next.units);
+    const cursor = next.next === null ? null : { ...next.next };
+    return finishChunk(em, now, brandId, m, { actorId, moved, refusals, nextSeq: null, cursor, done: next.next === null });
   }
-  // Decommissioning (recalls at batch scale) moves in one statement whose update is the
-  // compare-and-set; the units it left are read afterwards only to report why.
-  const fast = move.action === 'decommission' && !opts.single;
-  const premoved = fast ? await decommissionCommissioned(em, { brandId, moveId, at: now, reason: move.reason!, selector }) : [];
-  const units = await lockUnitsForMove(em, brandId, selector, !fast);
-  // A partner's move touches only the units allocated to it; the others are refused as not_allocated (their state is not told).
-  const owners = partnerId === null ? null : await readUnitPartners(em, brandId, units);
-  const movedKeys = new Set(premoved.map((u) => `${u.mintBatchId}/${u.seq}`));
-  if ('serials' in selector) {
-    const found = new Set([...units.map((u) => u.serial), ...premoved.map((u) => u.serial)]);
-    for (const serial of selector.serials) {
+  if (Array.isArray(m.target.serials)) {
+    const serials = m.target.serials as string[];
+    if (opts.single) return moveSingle(em, now, brandId, m, { actorId, partnerId, move, serial: serials[0]! });
+    // The brand's units of the listed serials, found by the units' repository (not locked: the move's statement locks them).
+    const units = await lockUnitsForMove(em, brandId, { serials }, false, { states: false });
+    const found = new Set(units.map((u) => u.serial));
+    for (const serial of serials) {
       if (!found.has(serial)) refusals.push({ serial, mintBatchId: null, seq: null, refusal: 'unknown', state: null, reason: null });
     }
-  } else {
-    const found = new Set([...units, ...premoved].map((u) => u.seq));
-    for (let seq = selector.fromSeq; seq <= selector.toSeq; seq++) {
-      if (!found.has(seq)) refusals.push({ serial: null, mintBatchId: selector.mintBatchId, seq, refusal: 'unknown', state: null, reason: null });
-    }
+    const moved = await moveBatches(units);
+    return finishChunk(em, now, brandId, m, { actorId, moved, refusals, nextSeq: null, done: true });
   }
-  const eligible: UnitForMove[] = [...premoved];
-  for (const u of units) {
-    if (movedKeys.has(`${u.mintBatchId}/${u.seq}`)) continue;
-    if (owners !== null && owners.get(`${u.mintBatchId}/${u.seq}`) !== partnerId) {
-      if (opts.single) throw new NotFoundError(`serial ${u.serial} is not in this partner's allocation`);
-      refusals.push({ serial: u.serial, mintBatchId: u.mintBatchId, seq: u.seq, refusal: 'not_allocated', state: null, reason: null });
-      continue;
-    }
-    if (opts.single) moveOneSerial(move, u.state, u.reason);
-    const refusal = u.batchVoided ? 'batch_voided' : refusalOf(move, u.state, u.reason);
-    if (refusal === null && !fast) eligible.push(u);
-    else refusals.push({ serial: u.serial, mintBatchId: u.mintBatchId, seq: u.seq, refusal: refusal ?? 'wrong_state', state: u.state, reason: u.reason });
+  const to = m.target.to_seq as number;
+  const from = m.nextSeq!;
+  const last = Math.min(to, from + ctx.serialMoveChunk - 1);
+  const done = last === to;
+  // A batch or range: checked and moved in the database, nothing per unit comes back but the refused.
+  const r = await moveRange(em, now, {
+    brandId,
+    moveId,
+    actorId,
+    partnerId,
+    move,
+    selector: { mintBatchId: m.target.mint_batch_id as string, fromSeq: from, toSeq: last },
+  });
+  refusals.push(...r.refusals);
+  return finishChunk(em, now, brandId, m, { actorId, moved: r.moved, refusals, nextSeq: done ? null : last + 1, done });
+}
+
+/**
+ * A move of one listed serial, unit by unit: a serial that cannot move is an error naming its
+ * state (or that it is unknown, not allocated to the partner, or of a voided batch), and the move
+ * is not kept.
+ */
+async function moveSingle(
+  em: Em,
+  now: Date,
+  brandId: string,
+  m: SerialMoveRecord,
+  c: { readonly actorId: string | null; readonly partnerId: string | null; readonly move: SerialMove; readonly serial: string },
+): Promise<SerialMoveRecord> {
+  const { move, partnerId } = c;
+  const [u] = await lockUnitsForMove(em, brandId, { serials: [c.serial] }, true);
+  if (u === undefined) throw new NotFoundError(`serial ${c.serial} not found`);
+  if (partnerId !== null && (await readUnitPartners(em, brandId, [u])).get(`${u.mintBatchId}/${u.seq}`) !== partnerId) {
+    throw new NotFoundError(`serial ${u.serial} is not in this partner's allocation`);
   }
-  if (!('serials' in selector)) refusals.sort((a, b) => a.seq! - b.seq!);
-  if (opts.single && units.length === 0) throw new NotFoundError(`serial ${String((m.target.serials as string[])[0])} not found`);
-  if (opts.single && units[0]?.batchVoided === true) throw new IllegalStateError(`serial ${units[0].serial} belongs to a voided mint batch`);
-  await applyMove(em, now, { brandId, moveId, actorId, partnerId, move, units: eligible, written: fast });
-  return finishChunk(em, now, brandId, m, { actorId, moved: eligible.length, refusals, nextSeq, cursor, done });
+  moveOneSerial(move, u.state, u.reason);
+  if (u.batchVoided) throw new IllegalStateError(`serial ${u.serial} belongs to a voided mint batch`);
+  await applyMove(em, now, { brandId, moveId: m.id, actorId: c.actorId, partnerId, move, units: [u] });
+  return finishChunk(em, now, brandId, m, { actorId: c.actorId, moved: 1, refusals: [], nextSeq: null, done: true });
 }
 
 /** Records a chunk's outcome on its move (a compare-and-set on its progress), with the completion event when it was the last. */
@@ -423,7 +570,7 @@ async function finishChunk(
     readonly refusals: readonly RefusedUnit[];
     readonly nextSeq: number | null;
     readonly done: boolean;
-    readonly cursor?: ContainerCursor | null;
+    readonly cursor?: ContainerCursor | AllocationCursor | null;
   },
 ): Promise<SerialMoveRecord> {
   const after = { ...m, moved: m.moved + c.moved, refused: m.refused + c.refusals.length };
@@ -439,11 +586,19 @@ async function finishChunk(
       },
     ]);
   }
-  const stored = c.refusals.map((r) => ({ serial: r.serial, mint_batch_id: r.mintBatchId, seq: r.seq, refusal: r.refusal, state: r.state, reason: r.reason }));
+  const stored: StoredRefusal[] = c.refusals.map((r) => ({
+    serial: r.serial,
+    mintBatchId: r.mintBatchId,
+    seq: r.seq,
+    refusal: r.refusal,
+    state: r.state,
+    reason: r.reason,
+  }));
   const cursor = c.cursor === undefined || c.cursor === null ? null : { ...c.cursor };
   if (
     !(await recordSerialMoveChunk(em, brandId, m.id, {
       expectedMoved: m.moved,
+      expectedRefused: m.refused,
       moved: c.moved,
       refusals: stored,
       nextSeq: c.nextSeq,
@@ -454,7 +609,7 @@ async function finishChunk(
   ) {
     throw new IllegalStateError(`serial move ${m.id} moved concurrently`);
   }
-  return { ...after, status: c.done ? 'done' : 'running', nextSeq: c.nextSeq, cursor, refusals: [...m.refusals, ...stored], updatedAt: now };
+  return { ...after, status: c.done ? 'done' : 'running', nextSeq: c.nextSeq, cursor, attempts: 0, error: null, updatedAt: now };
 }
 
 /**
@@ -469,6 +624,8 @@ async function moveRange(
     readonly brandId: string;
     readonly moveId: string;
     readonly actorId: string | null;
+    /** A partner's move: only its allocated units move (see RangeMove.partnerId). */
+    readonly partnerId: string | null;
     readonly move: SerialMove;
     readonly selector: { readonly mintBatchId: string; readonly fromSeq: number; readonly toSeq: number; readonly seqs?: readonly number[] };
   },
@@ -490,13 +647,21 @@ async function moveRange(
     unitStatus: delta > 0 ? 'active' : delta < 0 ? 'inactive' : null,
     events: rangeEventsOf(moveId, move, selector, now),
     serialsToName: eventSerials,
+    partnerId: c.partnerId,
   });
   const refusals = r.refused.map(
     (u): RefusedUnit => ({
       serial: u.serial,
       mintBatchId: selector.mintBatchId,
       seq: u.seq,
-      refusal: u.serial === null ? 'unknown' : u.batchVoided ? 'batch_voided' : (refusalOf(move, u.state!, u.reason) ?? 'wrong_state'),
+      refusal:
+        u.serial === null
+          ? 'unknown'
+          : u.batchVoided
+            ? 'batch_voided'
+            : u.notAllocated === true
+              ? 'not_allocated'
+              : (refusalOf(move, u.state!, u.reason) ?? 'wrong_state'),
       state: u.state,
       reason: u.reason,
     }),

@@ -45,6 +45,7 @@ describe('the RPC permission table', () => {
       'PackContainer',
       'PreflightMintBatch',
       'ProcessMintJobBatch',
+      'ReturnUnusedSerials',
       'SetMintBatchStatus',
       'SubmitMintRequest',
       'UnpackContainer',
@@ -107,7 +108,7 @@ describe('the RPC permission table', () => {
     ]);
   });
 
-  it('lets a partner key call only the RPCs marked (mint.v1.partner_access): allocate, its grant, MoveSerials, GetSerialMove and the containers it packs', () => {
+  it('lets a partner key call only the RPCs marked (mint.v1.partner_access): allocate, its grant, MoveSerials, GetSerialMove, the bulk return and the containers it packs', () => {
     const marked = contractServices.flatMap((s) => s.methods.filter((m) => partnerAccessOf(m)).map((m) => `${s.name}/${m.name}`)).sort();
     expect(marked).toEqual([
       'MintService/GetContainer',
@@ -118,6 +119,7 @@ describe('the RPC permission table', () => {
       'MintService/UnpackContainer',
       'PartnerService/AllocateSerials',
       'PartnerService/GetPartnerAllocation',
+      'PartnerService/ReturnUnusedSerials',
     ]);
   });
 

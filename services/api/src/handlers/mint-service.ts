@@ -18,7 +18,6 @@ import {
   documentFormat,
   identityMode,
   serialAction,
-  serialState,
   jobStatus,
   layoutFromWire,
   mintRequestOf,
@@ -27,6 +26,7 @@ import {
   packFormat,
   symbology,
   toTimestamp,
+  toWireMove,
   toWirePack,
   unitStatus,
 } from './wire.ts';
@@ -430,30 +430,9 @@ export function createMintServiceHandlers(deps: MintServiceDeps): ServiceImpl<ty
     },
 
     async getSerialMove(req, context) {
-      return { ok: true, move: toWireMove(await useCases.getSerialMove(ctx, req.brandId, req.moveId, principalOf(context).partnerId)) };
+      const page = { pageSize: orNull(req.pageSize), pageToken: orNull(req.pageToken) };
+      return { ok: true, move: toWireMove(await useCases.getSerialMove(ctx, req.brandId, req.moveId, principalOf(context).partnerId, page)) };
     },
-  };
-}
-
-/** A serial move on the wire. */
-function toWireMove(m: UseCases.SerialMoveReport) {
-  return {
-    moveId: m.moveId,
-    action: serialAction.toWire(m.action),
-    reason: m.reason === null ? 0 : decommissionReason.toWire(m.reason),
-    status: m.status,
-    total: m.total,
-    moved: m.moved,
-    refused: m.refused,
-    replayed: m.replayed,
-    refusals: m.refusals.map((r) => ({
-      serial: orUnset(r.serial),
-      mintBatchId: orUnset(r.mintBatchId),
-      seq: orUnset(r.seq),
-      refusal: r.refusal,
-      state: r.state === null ? 0 : serialState.toWire(r.state),
-      reason: r.reason === null ? 0 : decommissionReason.toWire(r.reason),
-    })),
   };
 }
 

@@ -5,12 +5,12 @@ import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
 import type { PartnerService } from '@mint/contract';
 import type * as UseCases from '@mint/usecases';
 import { principalOf, type HandlerDeps } from '../context.ts';
-import { orUnset, toTimestamp } from './wire.ts';
+import { orUnset, toTimestamp, toWireMove } from './wire.ts';
 
 /** The use cases PartnerService calls. */
 export type PartnerUseCases = Pick<
   typeof UseCases,
-  'createPartner' | 'grantPartnerKey' | 'listPartners' | 'revokePartnerKey' | 'allocateSerials' | 'getPartnerAllocation'
+  'createPartner' | 'grantPartnerKey' | 'listPartners' | 'revokePartnerKey' | 'allocateSerials' | 'returnUnusedSerials' | 'getPartnerAllocation'
 >;
 
 /** What the PartnerService handlers need. */
@@ -80,6 +80,16 @@ export function createPartnerServiceHandlers(deps: PartnerServiceDeps): ServiceI
         replayed: a.replayed,
         serials: a.units.map((u) => ({ serial: u.serial, mintBatchId: u.mintBatchId, seq: u.seq, url: u.epc })),
       };
+    },
+
+    async returnUnusedSerials(req, context) {
+      const p = principalOf(context);
+      const move = await useCases.returnUnusedSerials(
+        ctx,
+        { id: p.actorId, partnerId: p.partnerId },
+        { brandId: req.brandId, idempotencyKey: req.idempotencyKey },
+      );
+      return { ok: true, move: toWireMove(move) };
     },
 
     async getPartnerAllocation(req, context) {

@@ -11,9 +11,18 @@ import {
   type ProductSchema,
 } from '@mint/contract';
 import type { PackFormat, PackPurpose, PackStatus, Symbology } from '@mint/domain';
-import { documentFormats, packProfileOf, type DocumentFormat, type ImportView, type listPayloadPacks, type ProductView } from '@mint/usecases';
+import {
+  documentFormats,
+  packProfileOf,
+  type DocumentFormat,
+  type ImportView,
+  type listPayloadPacks,
+  type ProductView,
+  type SerialMoveReport,
+} from '@mint/usecases';
 import {
   commercialStatus,
+  decommissionReason,
   enumMapping,
   importStatus,
   mintReadinessStatus,
@@ -22,6 +31,8 @@ import {
   packPurpose,
   packStatus,
   paper,
+  serialAction,
+  serialState,
   symbology,
   toTimestamp,
 } from '@mint/wire';
@@ -113,5 +124,29 @@ export function toWirePack(pack: PackView): MessageInitShape<typeof PayloadPackS
     symbology: symbology.toWire(pack.profile.symbology as Symbology),
     layout: { ...layout, paper: paper.toWire(layout.paper) },
     purpose: packPurpose.toWire(pack.purpose as PackPurpose),
+  };
+}
+
+/** A serial move on the wire. */
+export function toWireMove(m: SerialMoveReport) {
+  return {
+    moveId: m.moveId,
+    action: serialAction.toWire(m.action),
+    reason: m.reason === null ? 0 : decommissionReason.toWire(m.reason),
+    status: m.status,
+    total: m.total,
+    moved: m.moved,
+    refused: m.refused,
+    replayed: m.replayed,
+    nextPageToken: m.nextPageToken ?? '',
+    error: m.error ?? '',
+    refusals: m.refusals.map((r) => ({
+      serial: orUnset(r.serial),
+      mintBatchId: orUnset(r.mintBatchId),
+      seq: orUnset(r.seq),
+      refusal: r.refusal,
+      state: r.state === null ? 0 : serialState.toWire(r.state),
+      reason: r.reason === null ? 0 : decommissionReason.toWire(r.reason),
+    })),
   };
 }

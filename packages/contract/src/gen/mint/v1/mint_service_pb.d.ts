@@ -2263,7 +2263,7 @@ export declare type SerialMoveReport = Message<"mint.v1.SerialMoveReport"> & {
   reason: DecommissionReason;
 
   /**
-   * running while the executor still moves chunks of it; done when every unit is accounted for.
+   * running while the executor still moves chunks of it; done when every unit is accounted for; failed when its next chunk failed every attempt (see error).
    *
    * @generated from field: string status = 4;
    */
@@ -2291,7 +2291,7 @@ export declare type SerialMoveReport = Message<"mint.v1.SerialMoveReport"> & {
   refused: number;
 
   /**
-   * Every refused unit and why.
+   * The refused units and why, in the order they were refused: every one, or a page of them when next_page_token is set.
    *
    * @generated from field: repeated mint.v1.RefusedSerial refusals = 8;
    */
@@ -2303,6 +2303,20 @@ export declare type SerialMoveReport = Message<"mint.v1.SerialMoveReport"> & {
    * @generated from field: bool replayed = 9;
    */
   replayed: boolean;
+
+  /**
+   * Where the next page of refusals starts (GetSerialMove's page_token); empty on the last page.
+   *
+   * @generated from field: string next_page_token = 10;
+   */
+  nextPageToken: string;
+
+  /**
+   * Why the move failed (its last attempt's error), when status is failed; empty otherwise.
+   *
+   * @generated from field: string error = 11;
+   */
+  error: string;
 };
 
 /**
@@ -2357,6 +2371,20 @@ export declare type GetSerialMoveRequest = Message<"mint.v1.GetSerialMoveRequest
    * @generated from field: string move_id = 2;
    */
   moveId: string;
+
+  /**
+   * Refused units to list: 1 to 10,000; default 10,000.
+   *
+   * @generated from field: optional int32 page_size = 3;
+   */
+  pageSize?: number | undefined;
+
+  /**
+   * A report's next_page_token: the page of refusals after it; unset: the first page.
+   *
+   * @generated from field: optional string page_token = 4;
+   */
+  pageToken?: string | undefined;
 };
 
 /**

@@ -5,6 +5,7 @@
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import type { Message } from "@bufbuild/protobuf";
 import type { Timestamp } from "@bufbuild/protobuf/wkt";
+import type { SerialMoveReport } from "./mint_service_pb.js";
 
 /**
  * Describes the file mint/v1/partner_service.proto.
@@ -498,6 +499,60 @@ export declare type AllocateSerialsResponse = Message<"mint.v1.AllocateSerialsRe
 export declare const AllocateSerialsResponseSchema: GenMessage<AllocateSerialsResponse>;
 
 /**
+ * Parameters of ReturnUnusedSerials (called with a partner key).
+ *
+ * @generated from message mint.v1.ReturnUnusedSerialsRequest
+ */
+export declare type ReturnUnusedSerialsRequest = Message<"mint.v1.ReturnUnusedSerialsRequest"> & {
+  /**
+   * Brand workspace that granted the key.
+   *
+   * @generated from field: string brand_id = 1;
+   */
+  brandId: string;
+
+  /**
+   * The caller's key: a repeat answers the first return (replayed) and moves nothing.
+   *
+   * @generated from field: string idempotency_key = 2;
+   */
+  idempotencyKey: string;
+};
+
+/**
+ * Describes the message mint.v1.ReturnUnusedSerialsRequest.
+ * Use `create(ReturnUnusedSerialsRequestSchema)` to create a new message.
+ */
+export declare const ReturnUnusedSerialsRequestSchema: GenMessage<ReturnUnusedSerialsRequest>;
+
+/**
+ * Result of ReturnUnusedSerials.
+ *
+ * @generated from message mint.v1.ReturnUnusedSerialsResponse
+ */
+export declare type ReturnUnusedSerialsResponse = Message<"mint.v1.ReturnUnusedSerialsResponse"> & {
+  /**
+   * True when the call succeeded.
+   *
+   * @generated from field: bool ok = 1;
+   */
+  ok: boolean;
+
+  /**
+   * The return as a serial move (action return): running while the executor returns the rest (GetSerialMove), then done.
+   *
+   * @generated from field: mint.v1.SerialMoveReport move = 2;
+   */
+  move?: SerialMoveReport | undefined;
+};
+
+/**
+ * Describes the message mint.v1.ReturnUnusedSerialsResponse.
+ * Use `create(ReturnUnusedSerialsResponseSchema)` to create a new message.
+ */
+export declare const ReturnUnusedSerialsResponseSchema: GenMessage<ReturnUnusedSerialsResponse>;
+
+/**
  * Parameters of GetPartnerAllocation (called with a partner key).
  *
  * @generated from message mint.v1.GetPartnerAllocationRequest
@@ -589,7 +644,8 @@ export declare const GetPartnerAllocationResponseSchema: GenMessage<GetPartnerAl
 /**
  * Partner allocation (OPEN-SCS request/return): a brand grants its packaging lines and contract manufacturers API keys
  * restricted to a product or a mint batch, with a quota; with such a key a partner requests serials, reports the
- * encoded, commissioned and scrapped ones (MoveSerials) and returns the unused ones (MoveSerials, action return).
+ * encoded, commissioned and scrapped ones (MoveSerials) and returns the unused ones (MoveSerials, action return, or
+ * ReturnUnusedSerials for all of them in one request).
  *
  * @generated from service mint.v1.PartnerService
  */
@@ -644,6 +700,17 @@ export declare const PartnerService: GenService<{
     methodKind: "unary";
     input: typeof AllocateSerialsRequestSchema;
     output: typeof AllocateSerialsResponseSchema;
+  },
+  /**
+   * A partner key returns every unused (issued) serial allocated to its partner in one request, chunked by the executor; idempotent by key.
+   * Returned serials are never allocated or issued again. Not a /v1 named operation: those need a session, and a partner has only its key.
+   *
+   * @generated from rpc mint.v1.PartnerService.ReturnUnusedSerials
+   */
+  returnUnusedSerials: {
+    methodKind: "unary";
+    input: typeof ReturnUnusedSerialsRequestSchema;
+    output: typeof ReturnUnusedSerialsResponseSchema;
   },
   /**
    * A partner key's own grant: its restriction, quota and serials allocated so far.
