@@ -619,6 +619,23 @@ export async function latestEventNaming(em: Em, brandId: string, epcs: readonly 
   return { eventTime: new Date(latest.event_time), epc: epcs.find((e) => named.has(e)) ?? epcs[0]! };
 }
 
+/**
+ * The time of the latest stored event of the brand that names any of `epcs`; null when none does.
+ * By the GIN index on the events' EPCs, for thousands of EPCs at once (a captured document's):
+ * the events found are read whole, never walked in time order.
+ */
+export async function latestEventTimeNaming(em: Em, brandId: string, epcs: readonly string[]): Promise<Date | null> {
+  if (epcs.length === 0) return null;
+  const found = await rawRows(
+    em,
+    sql<{ at: Date | string | null }>`
+    with hit as materialized (select event_time from epcis_events where brand_id = ${brandId}::uuid and epcs && ${[...new Set(epcs)]}::text[])
+    select max(event_time) as at from hit`,
+  );
+  const at = found[0]?.at ?? null;
+  return at === null ? null : new Date(at);
+}
+
 /** The latest mint time (`mint_units.created_at`) among `units`, with that unit's serial; null for none. */
 export async function latestMintOf(
   em: Em,
