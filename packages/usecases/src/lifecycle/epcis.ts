@@ -34,7 +34,7 @@ import {
 } from '@mint/domain';
 import type { Actor, UseCaseContext } from '../context.ts';
 import { applyCapturedAggregation, maxPackItems, packCapturedSet, readCapturedAggregation, type CapturedAggregation } from './containers.ts';
-import { epcisSchemaViolations } from './epcis-schema.ts';
+import { epcisSchemaViolationsOffLoop } from './epcis-schema.ts';
 import { applyMove, derivedUuid, epcisDocument } from './serials.ts';
 
 /** The query parameters of `GET /epcis/events` this service answers (the EPCIS 2.0 REST interface's subset). */
@@ -208,7 +208,7 @@ const listed = (items: readonly string[]) => `${items.slice(0, 20).join('; ')}${
 /**
  * Applies an EPCIS 2.0 document from a packaging line, all or nothing. First the document must be
  * valid against the EPCIS 2.0 JSON Schema (InvalidInputError naming each problem by its JSON
- * pointer, at most ten). Then each ObjectEvent applies, unit by unit, the move of
+ * pointer, at most ten), checked on a worker thread (the caller's event loop goes on). Then each ObjectEvent applies, unit by unit, the move of
  * `epcisMoveVocabulary` (packages/domain, the table docs/guides/lifecycle.md prints) its action,
  * business step and disposition stand for in the unit's state (commissioning reactivates a unit
  * decommissioned as recalled or stolen; destroying scraps a unit never commissioned and
@@ -239,7 +239,7 @@ const listed = (items: readonly string[]) => `${items.slice(0, 20).join('; ')}${
  * ran at once (a partner's eventID another reporter recorded is ConflictError).
  */
 export async function captureEpcisDocument(ctx: UseCaseContext, actor: Actor, brandId: string, document: Record<string, unknown>): Promise<CaptureResult> {
-  const schema = epcisSchemaViolations(document);
+  const schema = await epcisSchemaViolationsOffLoop(document);
   if (schema.length > 0) throw new InvalidInputError(schema);
   const list = (document['epcisBody'] as { eventList?: unknown } | undefined)?.eventList;
   if (document['type'] !== 'EPCISDocument' || !Array.isArray(list))
