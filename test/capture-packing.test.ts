@@ -149,8 +149,16 @@ describe('capture of many packing events in one document', () => {
       packing(cases[23]!, [uri(cases[30]!), uri(pallets[0]!)]),
       new RegExp(`container ${pallets[0]} would nest containers deeper than the brand's max_depth \\(2\\)`),
     );
-    // Dated before the units' commissioning.
-    await among(packing(cases[23]!, epcs(231, 240), new Date(Date.now() - 3_600_000)), /epcisBody\.eventList\[3\]\.eventTime: .* is before/);
+    // Dated after the units' mint but before their commissioning.
+    const [commissioning] = await query<{ at: Date; minted: Date }>(
+      app.db.em.fork(),
+      `select max(e.event_time) as at, (select max(created_at) from mint_units where brand_id = ?) as minted
+      from epcis_events e where e.brand_id = ? and e.epcs && array[?]::text[]`,
+      [brand.brandId, brand.brandId, epcs(231, 240)],
+    );
+    const early = new Date(new Date(commissioning!.at).getTime() - 1);
+    expect(early.getTime()).toBeGreaterThanOrEqual(new Date(commissioning!.minted).getTime());
+    await among(packing(cases[23]!, epcs(231, 240), early), /epcisBody\.eventList\[3\]\.eventTime: .* is before the latest event recorded/);
   });
 
   it('keeps max_depth for containers packed into a parent that is itself inside a container', async () => {
