@@ -29,6 +29,7 @@ import { Migration20261129000000_derived_unit_ids } from './Migration20261129000
 import { Migration20261129020000_serial_move_cursor } from './Migration20261129020000_serial_move_cursor.ts';
 import { Migration20261129030000_epcis_partner } from './Migration20261129030000_epcis_partner.ts';
 import { Migration20261129050000_epcis_unit_ranges } from './Migration20261129050000_epcis_unit_ranges.ts';
+import { Migration20261130030000_epcis_epcs_no_pending } from './Migration20261130030000_epcis_epcs_no_pending.ts';
 
 /** Every migration, in order. New ones come from `npm run db:migration -w @mint/db` and are listed here. */
 export const migrations = [
@@ -63,4 +64,5 @@ export const migrations = [
   { name: 'Migration20261129020000_serial_move_cursor', class: Migration20261129020000_serial_move_cursor },
   { name: 'Migration20261129030000_epcis_partner', class: Migration20261129030000_epcis_partner },
   { name: 'Migration20261129050000_epcis_unit_ranges', class: Migration20261129050000_epcis_unit_ranges },
+  { name: 'Migration20261130030000_epcis_epcs_no_pending', class: Migration20261130030000_epcis_epcs_no_pending },
 ];
