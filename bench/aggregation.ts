@@ -12,17 +12,32 @@
 //       the compare-and-set insert, the request row, the EPCIS AggregationEvent and the audit
 //       event), then UnpackContainer's (everything in the container) for each.
 // Between the halves the tables are emptied and vacuumed (not timed). Prints each run and the
-// median ratios baseline/use case (1.0 = as fast as the bare statements). BENCH_JSON names a
-// file for the figures as JSON.
+// median ratios baseline/use case (1.0 = as fast as the bare statements).
+// Then, a packaging line's volume: BENCH_CAPTURE_CASES cases (default 1,000) of BENCH_CASE_UNITS
+// units (default 10) packed BENCH_RUNS times, alternating:
+//   (1) the baseline: one bare `INSERT INTO unit_containers ... SELECT FROM unnest` of all the
+//       cases' units (the rows packing writes, nothing else);
+//   (2) one EPCIS capture document of BENCH_CAPTURE_CASES AggregationEvents (ADD packing, one per
+//       case), applied by captureEpcisDocument (schema check, every capture and packing rule, all
+//       or nothing, the events stored);
+//   (3) BENCH_PACK_CALLS cases (default 200) by one PackContainer call each (how a line packed
+//       before capture documents).
+// It prints cases/s of each and the ratios capture/bare and capture/per-call. BENCH_PARTS
+// (`pack,capture` by default) picks the sections. BENCH_JSON names a file for the figures as JSON.
 
 import { writeFileSync } from 'node:fs';
 import pg from 'pg';
-import { mintContainers, packContainer, setContainerSettings, unpackContainer } from '@mint/usecases';
+import { randomUUID } from 'node:crypto';
+import { captureEpcisDocument, mintContainers, packContainer, setContainerSettings, unpackContainer } from '@mint/usecases';
 import { seedUnits } from './unit-seed.ts';
 
 const units = Number(process.env['BENCH_AGGREGATION_UNITS'] ?? 100_000);
 const perContainer = Number(process.env['BENCH_PACK_ITEMS'] ?? 10_000);
 const runs = Number(process.env['BENCH_RUNS'] ?? 3);
+const parts = new Set((process.env['BENCH_PARTS'] ?? 'pack,capture').split(','));
+const captureCases = Number(process.env['BENCH_CAPTURE_CASES'] ?? 1000);
+const caseUnits = Number(process.env['BENCH_CASE_UNITS'] ?? 10);
+const packCalls = Number(process.env['BENCH_PACK_CALLS'] ?? 200);
 
 /** The figures of one run, in milliseconds. */
 export interface AggregationRun {
@@ -37,6 +52,14 @@ export interface AggregationBenchResult {
   readonly units: number;
   readonly perContainer: number;
   readonly runs: readonly AggregationRun[];
+  readonly capture?: { readonly cases: number; readonly caseUnits: number; readonly runs: readonly CaptureRun[] };
+}
+
+/** The figures of one run of the capture section, in cases per second. */
+export interface CaptureRun {
+  readonly bareCasesPerS: number;
+  readonly captureCasesPerS: number;
+  readonly perCallCasesPerS: number;
 }
 
 const seeded = await seedUnits('bench_aggregation', units);
@@ -79,7 +102,7 @@ try {
   };
   process.stdout.write(`seeded ${units.toLocaleString('en-US')} units, ${containerCount} containers of up to ${perContainer.toLocaleString('en-US')}\n`);
   const result: AggregationRun[] = [];
-  for (let run = 1; run <= runs; run++) {
+  for (let run = 1; run <= (parts.has('pack') ? runs : 0); run++) {
     await reset();
     let t = performance.now();
     for (let i = 0; i < containerCount; i++) {
@@ -126,13 +149,115 @@ try {
   const ratios = (pick: (r: AggregationRun) => number) => result.map(pick);
   const pack = ratios((r) => r.packBaselineMs / r.packMs);
   const unpack = ratios((r) => r.unpackBaselineMs / r.unpackMs);
-  process.stdout.write(
-    `pack of ${units.toLocaleString('en-US')} units: median ratio ${median(pack).toFixed(2)}x (min ${Math.min(...pack).toFixed(2)}, max ${Math.max(...pack).toFixed(2)}); ` +
-      `unpack: median ratio ${median(unpack).toFixed(2)}x (min ${Math.min(...unpack).toFixed(2)}, max ${Math.max(...unpack).toFixed(2)})\n`,
-  );
+  if (result.length > 0)
+    process.stdout.write(
+      `pack of ${units.toLocaleString('en-US')} units: median ratio ${median(pack).toFixed(2)}x (min ${Math.min(...pack).toFixed(2)}, max ${Math.max(...pack).toFixed(2)}); ` +
+        `unpack: median ratio ${median(unpack).toFixed(2)}x (min ${Math.min(...unpack).toFixed(2)}, max ${Math.max(...unpack).toFixed(2)})\n`,
+    );
+  const capture = parts.has('capture') ? await captureSection(actor, brandId, serials, reset) : [];
   const json = process.env['BENCH_JSON'];
-  if (json) writeFileSync(json, JSON.stringify({ units, perContainer, runs: result } satisfies AggregationBenchResult));
+  if (json)
+    writeFileSync(
+      json,
+      JSON.stringify({ units, perContainer, runs: result, capture: { cases: captureCases, caseUnits, runs: capture } } satisfies AggregationBenchResult),
+    );
 } finally {
   await client.end();
   await seeded.drop();
+}
+
+/** The capture section: cases/s of a bare INSERT, of one capture document and of one PackContainer call a case. */
+async function captureSection(actor: { id: string }, brandId: string, serials: readonly string[], reset: () => Promise<void>): Promise<CaptureRun[]> {
+  if (captureCases * caseUnits > serials.length)
+    throw new Error(`BENCH_CAPTURE_CASES x BENCH_CASE_UNITS needs ${captureCases * caseUnits} units; ${serials.length} seeded`);
+  const cases: string[] = [];
+  for (let i = 0; i < captureCases; i += 10_000) {
+    const got = await mintContainers(seeded.ctx, actor, {
+      brandId,
+      level: 'case',
+      count: Math.min(10_000, captureCases - i),
+      extensionDigit: 1,
+      idempotencyKey: `cases-${i}`,
+    });
+    cases.push(...got.ssccs);
+  }
+  const rows = (
+    await client.query<{ id: string; sscc: string; resolver_base_url: string }>('select id, sscc, resolver_base_url from containers where brand_id = $1', [
+      brandId,
+    ])
+  ).rows;
+  const caseRow = new Map(rows.map((r) => [r.sscc, r]));
+  const base = caseRow.get(cases[0]!)!.resolver_base_url.replace(/\/+$/, '');
+  const unitsOf = (c: number) => serials.slice(c * caseUnits, (c + 1) * caseUnits);
+  process.stdout.write(`capture: ${captureCases} cases of ${caseUnits} units a document; ${packCalls} cases by PackContainer calls\n`);
+  const out: CaptureRun[] = [];
+  const rate = (n: number, ms: number) => n / (ms / 1000);
+  for (let run = 1; run <= runs; run++) {
+    await reset();
+    let t = performance.now();
+    await client.query(
+      `insert into unit_containers (brand_id, mint_batch_id, seq, container_id, packed_at)
+      select $1::uuid, $2::uuid, q, c, now() from unnest($3::int[], $4::uuid[]) as t(q, c)`,
+      [
+        brandId,
+        seeded.batchId,
+        Array.from({ length: captureCases * caseUnits }, (_, k) => k + 1),
+        Array.from({ length: captureCases * caseUnits }, (_, k) => caseRow.get(cases[Math.floor(k / caseUnits)]!)!.id),
+      ],
+    );
+    const bareMs = performance.now() - t;
+    await reset();
+    const at = new Date().toISOString();
+    const document = {
+      '@context': ['https://ref.gs1.org/standards/epcis/epcis-context.jsonld'],
+      type: 'EPCISDocument',
+      schemaVersion: '2.0',
+      creationDate: at,
+      epcisBody: {
+        eventList: cases.map((sscc, c) => ({
+          type: 'AggregationEvent',
+          eventID: `urn:uuid:${randomUUID()}`,
+          eventTime: at,
+          eventTimeZoneOffset: '+00:00',
+          parentID: `${base}/00/${sscc}`,
+          childEPCs: unitsOf(c).map((s) => `${base}/u/${s}`),
+          action: 'ADD',
+          bizStep: 'packing',
+        })),
+      },
+    };
+    t = performance.now();
+    const captured = await captureEpcisDocument(seeded.ctx, actor, brandId, document);
+    const captureMs = performance.now() - t;
+    if (captured.captured !== captureCases) throw new Error(`captured ${captured.captured} of ${captureCases}`);
+    await reset();
+    t = performance.now();
+    for (let c = 0; c < packCalls; c++) {
+      const r = await packContainer(seeded.ctx, actor, { brandId, sscc: cases[c]!, serials: unitsOf(c), ssccs: [], idempotencyKey: `case-${run}-${c}` });
+      if (r.units !== caseUnits) throw new Error(`packed ${r.units} of ${caseUnits}`);
+    }
+    const perCallMs = performance.now() - t;
+    const r = { bareCasesPerS: rate(captureCases, bareMs), captureCasesPerS: rate(captureCases, captureMs), perCallCasesPerS: rate(packCalls, perCallMs) };
+    out.push(r);
+    process.stdout.write(
+      `capture run ${run}: one document of ${captureCases} cases ${Math.round(captureMs)} ms (${Math.round(r.captureCasesPerS)} cases/s); bare INSERT ${Math.round(bareMs)} ms ` +
+        `(${Math.round(r.bareCasesPerS)} cases/s); PackContainer per case ${Math.round(r.perCallCasesPerS)} cases/s; ` +
+        `capture/bare ${(r.captureCasesPerS / r.bareCasesPerS).toFixed(3)}x, capture/per-call ${(r.captureCasesPerS / r.perCallCasesPerS).toFixed(1)}x\n`,
+    );
+  }
+  const spread = (xs: number[], digits: number) =>
+    `${median(xs).toFixed(digits)} (min ${Math.min(...xs).toFixed(digits)}, max ${Math.max(...xs).toFixed(digits)})`;
+  process.stdout.write(
+    `capture of ${captureCases} cases: median ${spread(
+      out.map((r) => r.captureCasesPerS),
+      0,
+    )} cases/s; capture/bare ${spread(
+      out.map((r) => r.captureCasesPerS / r.bareCasesPerS),
+      3,
+    )}x; capture/per-call ${spread(
+      out.map((r) => r.captureCasesPerS / r.perCallCasesPerS),
+      1,
+    )}x\n`,
+  );
+  return out;
 }

@@ -2,7 +2,8 @@
 // (x-api-key) and the brand's session: mint N units (serial, first_scan: they start issued);
 // allocate 60 % to partner A; A encodes 55 %, scraps 0.2 %, commissions 54 % rounded down to whole
 // pallets, mints cases and pallets and packs the commissioned units into cases of 10 and the cases
-// into pallets of 50 cases; A returns the 5 % it never encoded; the brand decommissions one pallet
+// into pallets of 50 cases (reported by EPCIS capture documents of up to 1,000 AggregationEvents,
+// POSTed to /epcis/capture under A's key); A returns the 5 % it never encoded; the brand decommissions one pallet
 // as stolen with one MoveSerials on its SSCC. Then exactly 50 cases and 500 units are decommissioned,
 // every serial's state and partner equal an oracle computed from the inputs, the reconciliation adds
 // up (per state, per partner, per reason), every EPCIS event validates against the EPCIS 2.0 JSON
@@ -14,11 +15,12 @@
 // encoded), 54,000 at 100,000 (5,400 cases, 108 pallets: the issue's figures) and 540,000 at
 // 1,000,000. `npm run test:lifecycle:scenario:full` runs the ×10, 1,000,000 (LIFECYCLE_FULL_UNITS=100000 the issue's figures).
 
+import { randomUUID } from 'node:crypto';
 import { Code, createClient, type Client } from '@connectrpc/connect';
 import { DecommissionReason, type MintService, PartnerService, SerialAction, SerialState } from '@mint/contract';
 import { epcisDocument, getMintKpis } from '@mint/usecases';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, errorOf, inProcessApi } from '../services/api/test/support.ts';
+import { bearer, errorOf, inProcessApi, startTestApi, type TestApi } from '../services/api/test/support.ts';
 import { storedEpcisEvents } from './support/epcis.ts';
 import { epcisValidator, mintCompleted } from './support/pack-fixtures.ts';
 import { query } from './support/sql.ts';
@@ -41,7 +43,11 @@ const startedAt = performance.now();
 /** Prints how long the scenario has run when it reaches `step` (at full size, where the time goes). */
 const step = (name: string) => console.log(`lifecycle scenario at ${n} units: ${name} after ${((performance.now() - startedAt) / 1000).toFixed(1)} s`);
 
+/** AggregationEvents one capture document holds (the most the service takes). */
+const perDocument = 1000;
+
 let app: UseCaseBundle;
+let api: TestApi;
 let brand: SeededBrand;
 let mint: Client<typeof MintService>;
 let partners: Client<typeof PartnerService>;
@@ -50,12 +56,33 @@ const withKey = (key: string) => ({ headers: { 'x-api-key': key } });
 
 beforeAll(async () => {
   app = await setupUseCases();
-  const api = inProcessApi(app);
-  mint = api.mint;
-  partners = createClient(PartnerService, api.transport);
+  const inProcess = inProcessApi(app);
+  mint = inProcess.mint;
+  partners = createClient(PartnerService, inProcess.transport);
+  api = await startTestApi(app);
   brand = await app.seedBrand();
 });
-afterAll(() => app?.close());
+afterAll(async () => {
+  await api?.close();
+  await app?.close();
+});
+
+/** POSTs a capture document of `eventList` to the API under the partner key. */
+async function capture(key: string, eventList: readonly unknown[]): Promise<{ status: number; body: unknown }> {
+  const document = {
+    '@context': ['https://ref.gs1.org/standards/epcis/2.0.0/epcis-context.jsonld'],
+    type: 'EPCISDocument',
+    schemaVersion: '2.0',
+    creationDate: new Date().toISOString(),
+    epcisBody: { eventList },
+  };
+  const res = await fetch(`${api.baseUrl}/epcis/capture`, {
+    method: 'POST',
+    headers: { 'x-api-key': key, 'x-workspace-id': brand.brandId, 'content-type': 'application/ld+json' },
+    body: JSON.stringify(document),
+  });
+  return { status: res.status, body: await res.json() };
+}
 
 const slices = <T>(list: readonly T[], size: number): T[][] =>
   Array.from({ length: Math.ceil(list.length / size) }, (_, i) => list.slice(i * size, (i + 1) * size));
@@ -133,28 +160,44 @@ describe(`the lifecycle scenario, partners and aggregation, at ${n} units`, () =
       await report(keyA, SerialAction.COMMISSION, commissioned);
 
       step('allocated and reported');
-      // A mints its cases and pallets and packs: cases of 10 units, pallets of 50 cases.
+      // A mints its cases and pallets, and its packaging line reports the packing as EPCIS capture
+      // documents of up to 1,000 AggregationEvents: cases of 10 units, then pallets of 50 cases.
       const cases = await mintAs(keyA, 'case', caseCount);
       const pallets = await mintAs(keyA, 'pallet', palletCount);
-      for (let c = 0; c < caseCount; c++) {
-        const r = await mint.packContainer(
-          { brandId: brand.brandId, sscc: cases[c]!, serials: commissioned.slice(c * perCase, (c + 1) * perCase), ssccs: [], idempotencyKey: `case-${c}` },
-          withKey(keyA),
-        );
-        expect(r.units).toBe(perCase);
-      }
-      for (let p = 0; p < palletCount; p++) {
-        const r = await mint.packContainer(
-          {
-            brandId: brand.brandId,
-            sscc: pallets[p]!,
-            serials: [],
-            ssccs: cases.slice(p * casesPerPallet, (p + 1) * casesPerPallet),
-            idempotencyKey: `pallet-${p}`,
-          },
-          withKey(keyA),
-        );
-        expect(r.containers).toBe(casesPerPallet);
+      step('containers minted');
+      const epcOf = new Map(
+        (
+          await query<{ serial: string; epc: string }>(
+            app.db.em.fork(),
+            `select u.serial, regexp_replace(b.resolver_base_url, '/$', '') || '/01/' || b.gtin || '/21/' || u.serial as epc
+            from mint_units u join mint_batches b on b.brand_id = u.brand_id and b.id = u.mint_batch_id where u.mint_batch_id = ?`,
+            [batch],
+          )
+        ).map((r) => [r.serial, r.epc]),
+      );
+      const base = epcOf.get(serials[0]!)!.replace(/\/01\/.*$/, '');
+      const containerEpc = (sscc: string) => `${base}/00/${sscc}`;
+      const packing = (parent: string, children: readonly string[]) => ({
+        type: 'AggregationEvent',
+        eventID: `urn:uuid:${randomUUID()}`,
+        eventTime: new Date().toISOString(),
+        eventTimeZoneOffset: '+00:00',
+        parentID: containerEpc(parent),
+        childEPCs: children,
+        action: 'ADD',
+        bizStep: 'packing',
+      });
+      const caseEvents = cases.map((sscc, c) =>
+        packing(
+          sscc,
+          commissioned.slice(c * perCase, (c + 1) * perCase).map((s) => epcOf.get(s)!),
+        ),
+      );
+      const palletEvents = pallets.map((sscc, p) => packing(sscc, cases.slice(p * casesPerPallet, (p + 1) * casesPerPallet).map(containerEpc)));
+      for (const list of [...slices(caseEvents, perDocument), ...slices(palletEvents, perDocument)]) {
+        const answer = await capture(keyA, list);
+        const children = list.reduce((sum, e) => sum + e.childEPCs.length, 0);
+        expect(answer).toEqual({ status: 200, body: { ok: true, captured: list.length, replayed: 0, moved: children } });
       }
       step('packed');
       await report(keyA, SerialAction.RETURN, unused);

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { epcisValidator, mintCompleted } from '../../../test/support/pack-fixtures.ts';
 import { query } from '../../../test/support/sql.ts';
 import { setupUseCases, type SeededBrand, type UseCaseBundle } from '../../../test/support/usecases.ts';
+import { epcisSchemaViolations } from '../../../packages/usecases/src/lifecycle/epcis-schema.ts';
 import { startTestApi, type TestApi } from './support.ts';
 
 let app: UseCaseBundle;
@@ -161,6 +162,54 @@ describe('GET /epcis/events', () => {
 });
 
 describe('POST /epcis/capture', () => {
+  it('checks a 16 MiB document against the EPCIS 2.0 schema off the event loop: requests sent meanwhile are answered while it is checked', {
+    timeout: 120_000,
+  }, async () => {
+    // 1,000 events of 390 short SGTIN URNs each (checking them is the slow part); the last event's
+    // eventTime is no time, so the answer is the schema's refusal and nothing is applied.
+    const event = (i: number) =>
+      objectEvent(
+        `0b5b7d1e-0000-4000-8000-${String(100_000 + i).padStart(12, '0')}`,
+        'OBSERVE',
+        'commissioning',
+        'active',
+        Array.from({ length: 390 }, (_, k) => `urn:epc:id:sgtin:0614141.107346.${i}x${k}`),
+      );
+    const doc = documentOf(Array.from({ length: 1000 }, (_, i) => (i === 999 ? { ...event(i), eventTime: 'not a time' } : event(i))));
+    const text = JSON.stringify(doc);
+    expect(text.length).toBeGreaterThan(15 * 2 ** 20);
+    expect(text.length).toBeLessThanOrEqual(16 * 2 ** 20);
+    // The check's own time on this machine now, for scale.
+    const t = performance.now();
+    expect(epcisSchemaViolations(JSON.parse(text)).length).toBeGreaterThan(0);
+    const checkMs = performance.now() - t;
+    let answeredAt: number | null = null;
+    const capturing = fetch(`${api.baseUrl}/epcis/capture`, {
+      method: 'POST',
+      headers: { ...headers(), 'content-type': 'application/ld+json' },
+      body: text,
+    }).then(async (res) => {
+      answeredAt = performance.now();
+      return { status: res.status, body: JSON.stringify(await res.json()) };
+    });
+    // Health, one request after another, while the capture is in flight: on the loop, one of them
+    // would wait out the whole check.
+    const latencies: number[] = [];
+    while (answeredAt === null) {
+      const sent = performance.now();
+      const res = await fetch(`${api.baseUrl}/healthz`);
+      await res.arrayBuffer();
+      if (answeredAt === null) latencies.push(performance.now() - sent);
+    }
+    const answer = await capturing;
+    expect(answer.status).toBe(400);
+    expect(answer.body).toContain('/epcisBody/eventList/999/eventTime');
+    expect(latencies.length).toBeGreaterThanOrEqual(5);
+    expect(Math.max(...latencies), `health latencies ${latencies.map(Math.round).join(', ')} ms; the check alone ${Math.round(checkMs)} ms`).toBeLessThan(
+      checkMs / 2,
+    );
+  });
+
   it("applies a valid document's events as moves, once", async () => {
     const doc = documentOf([
       objectEvent(

@@ -411,6 +411,43 @@ export async function packContainers(em: Em, brandId: string, parentId: string, 
 }
 
 /**
+ * Packs units into containers, many containers at once (a captured document's packing events),
+ * each unit only where it is in none (the compare-and-set): returns how many were packed; fewer
+ * than given means another pack took some first.
+ */
+export async function packUnitsInto(
+  em: Em,
+  brandId: string,
+  rows: readonly { readonly containerId: string; readonly mintBatchId: string; readonly seq: number }[],
+  at: Date,
+): Promise<number> {
+  if (rows.length === 0) return 0;
+  return rawChanged(
+    em,
+    sql`insert into unit_containers (brand_id, mint_batch_id, seq, container_id, packed_at)
+    select ${brandId}::uuid, t.b, t.q, t.c, ${at}::timestamptz
+    from unnest(${rows.map((r) => r.mintBatchId)}::uuid[], ${rows.map((r) => r.seq)}::int[], ${rows.map((r) => r.containerId)}::uuid[]) as t(b, q, c)
+    on conflict (brand_id, mint_batch_id, seq) do nothing`,
+  );
+}
+
+/** Packs containers into parents, many parents at once, each only where it is in none (the compare-and-set): returns how many moved. */
+export async function packContainersInto(
+  em: Em,
+  brandId: string,
+  rows: readonly { readonly parentId: string; readonly id: string }[],
+  at: Date,
+): Promise<number> {
+  if (rows.length === 0) return 0;
+  return rawChanged(
+    em,
+    sql`update containers c set parent_id = t.p, changed_at = ${at}::timestamptz
+    from unnest(${rows.map((r) => r.id)}::uuid[], ${rows.map((r) => r.parentId)}::uuid[]) as t(id, p)
+    where c.brand_id = ${brandId}::uuid and c.id = t.id and c.parent_id is null`,
+  );
+}
+
+/**
  * Takes units out of a container: those listed by serial, or every one when `serials` is null.
  * Returns the units taken out (a listed serial not in the container is simply absent).
  */
@@ -582,6 +619,44 @@ export async function insertContainerOp(
         })
         .onConflict((oc) => oc.columns(['brand_id', 'idempotency_key']).doNothing()),
     )) === 1
+  );
+}
+
+/** Records packs or unpacks, each unless its key was used: returns how many were recorded (fewer than given: a key was used). */
+export async function insertContainerOps(
+  em: Em,
+  ops: readonly {
+    brandId: string;
+    id: string;
+    idempotencyKey: string;
+    requestHash: string;
+    op: 'pack' | 'unpack';
+    containerId: string;
+    units: number;
+    containers: number;
+    actor: string | null;
+    at: Date;
+  }[],
+): Promise<number> {
+  if (ops.length === 0) return 0;
+  return changed(em, (db) =>
+    db
+      .insertInto('container_ops')
+      .values(
+        ops.map((o) => ({
+          brand_id: o.brandId,
+          id: o.id,
+          idempotency_key: o.idempotencyKey,
+          request_hash: o.requestHash,
+          op: o.op,
+          container_id: o.containerId,
+          units: o.units,
+          containers: o.containers,
+          actor: o.actor,
+          created_at: o.at,
+        })),
+      )
+      .onConflict((oc) => oc.columns(['brand_id', 'idempotency_key']).doNothing()),
   );
 }
 

@@ -21,13 +21,18 @@ import {
   heightsOf,
   insertContainerMint,
   insertContainerOp,
+  insertContainerOps,
   insertContainers,
   insertEpcisEvents,
   listSsccsOfMint,
   lockUnitsForMove,
   moveContainerStates,
   packContainers,
+  packContainersInto,
   packUnits,
+  packUnitsInto,
+  latestEventTimeNaming,
+  latestMintOf,
   readBrandContainerConfig,
   setBrandCompanyPrefix,
   setContainerMaxDepth,
@@ -564,7 +569,7 @@ const notPartnersContainer = (sscc: string) => `container ${sscc} is not this pa
 function opEvent(
   brandId: string,
   eventType: 'container_packed' | 'container_unpacked',
-  op: OpInTransaction,
+  op: Pick<OpInTransaction, 'opId' | 'actorId' | 'serials' | 'ssccs'>,
   parent: ContainerRecord,
   units: number,
   containers: number,
@@ -1049,6 +1054,145 @@ export async function applyCapturedAggregation(
     epcis: c.event,
   };
   return a.op === 'pack' ? packIn(ctx, em, op) : unpackIn(ctx, em, op);
+}
+
+/** A captured packing event (ADD packing) of a set {@link packCapturedSet} applies at once. */
+export interface CapturedPack {
+  readonly index: number;
+  readonly eventId: string;
+  readonly eventTime: Date;
+  readonly aggregation: CapturedAggregation;
+  /** The event to store, built from what the pack did. */
+  readonly event: (parent: ContainerRecord, items: CapturedItems) => NewEpcisEvent;
+}
+
+/**
+ * Applies captured packing events at once, inside the capture's transaction: a packaging line's
+ * document of a thousand cases in a few statements instead of a dozen per event. The caller gives
+ * events that name disjoint items (no container or unit named twice in the set, none as parent of
+ * one event and child of another), so applying them together is applying them in order. Every
+ * rule of {@link applyCapturedAggregation} holds, read for the whole set under the same locks
+ * (the containers locked in id order, then the units): each parent and child container known, the
+ * partner's own, the parent commissioned, each child container packable (not decommissioned, in
+ * no container, no cycle, max_depth), each unit the brand's, allocated to the partner,
+ * commissioned and in no container, and no event dated before the mint of a unit it names or
+ * before the latest event recorded for an EPC it names. Then the compare-and-sets (units into
+ * containers where in none, containers into parents where in none, one request row per event
+ * under `epcis:{event id}`), the events and the audit events, each one statement for the set;
+ * a compare-and-set that falls short (a concurrent pack or capture) is ConflictError.
+ *
+ * Returns null, having written nothing, when any event would be refused, or needs the rules an
+ * event at a time (a container packed into a parent that is itself inside a container: the set's
+ * packs could change its ancestors' depth): the caller then applies the events one by one, which
+ * refuses with the errors it always gave.
+ */
+export async function packCapturedSet(
+  ctx: UseCaseContext,
+  em: Em,
+  c: { readonly brandId: string; readonly actorId: string | null; readonly partnerId: string | null; readonly packs: readonly CapturedPack[] },
+): Promise<{ units: number; containers: number } | null> {
+  const { brandId, partnerId, packs } = c;
+  const now = ctx.clock();
+  const ssccs = packs.flatMap((p) => [p.aggregation.sscc, ...p.aggregation.ssccs]);
+  const locked = await findContainersBySscc(em, brandId, ssccs, true);
+  if (locked.length !== new Set(ssccs).size) return null;
+  const bySscc = new Map(locked.map((x) => [x.sscc, x]));
+  if (partnerId !== null) {
+    const owners = await containerPartners(
+      em,
+      brandId,
+      locked.map((x) => x.id),
+    );
+    if (locked.some((x) => owners.get(x.id) !== partnerId)) return null;
+  }
+  const nesting = packs.filter((p) => p.aggregation.ssccs.length > 0);
+  if (packs.some((p) => bySscc.get(p.aggregation.sscc)!.state !== 'commissioned')) return null;
+  if (nesting.length > 0) {
+    if (nesting.some((p) => bySscc.get(p.aggregation.sscc)!.parentId !== null)) return null;
+    const maxDepth = (await readBrandContainerConfig(em, brandId))?.maxDepth ?? defaultContainerMaxDepth;
+    const children = nesting.flatMap((p) => p.aggregation.ssccs.map((s) => ({ parent: bySscc.get(p.aggregation.sscc)!, child: bySscc.get(s)! })));
+    const heights = await heightsOf(
+      em,
+      brandId,
+      children.map((x) => x.child.id),
+    );
+    for (const { parent, child } of children) {
+      const refusal = containerPackRefusal(
+        { id: child.id, state: child.state, parentId: child.parentId, height: heights.get(child.id) ?? 1 },
+        { id: parent.id, ancestors: [] },
+        maxDepth,
+      );
+      if (refusal !== null) return null;
+    }
+  }
+  const serials = packs.flatMap((p) => p.aggregation.serials);
+  const units = await lockUnitsForMove(em, brandId, { serials });
+  if (units.length !== serials.length) return null;
+  if (partnerId !== null) {
+    const owners = await readUnitPartners(em, brandId, units);
+    if (units.some((u) => owners.get(`${u.mintBatchId}/${u.seq}`) !== partnerId)) return null;
+  }
+  const packedIn = await containersOfUnits(em, brandId, units);
+  if (units.some((u) => unitPackRefusal(u.state, u.batchVoided, packedIn.get(`${u.mintBatchId}/${u.seq}`) ?? null) !== null)) return null;
+  const earliest = new Date(Math.min(...packs.map((p) => p.eventTime.getTime())));
+  const minted = await latestMintOf(em, brandId, units);
+  if (minted !== null && earliest < minted.mintedAt) return null;
+  const latest = await latestEventTimeNaming(em, brandId, [...locked.map((x) => x.epc), ...units.map((u) => u.epc)]);
+  if (latest !== null && earliest < latest) return null;
+
+  const bySerial = new Map(units.map((u) => [u.serial, u]));
+  const byKey = (a: { mintBatchId: string; seq: number }, b: { mintBatchId: string; seq: number }) =>
+    a.mintBatchId < b.mintBatchId ? -1 : a.mintBatchId > b.mintBatchId ? 1 : a.seq - b.seq;
+  const ops = packs.map((p) => ({
+    pack: p,
+    opId: randomUUID(),
+    parent: bySscc.get(p.aggregation.sscc)!,
+    children: p.aggregation.ssccs.map((s) => bySscc.get(s)!).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)),
+    units: p.aggregation.serials.map((s) => bySerial.get(s)!).sort(byKey),
+  }));
+  const recorded = await insertContainerOps(
+    em,
+    ops.map((o) => ({
+      brandId,
+      id: o.opId,
+      idempotencyKey: `epcis:${o.pack.eventId}`,
+      requestHash: o.pack.eventId,
+      op: 'pack' as const,
+      containerId: o.parent.id,
+      units: o.units.length,
+      containers: o.children.length,
+      actor: c.actorId,
+      at: now,
+    })),
+  );
+  if (recorded !== ops.length) throw new ConflictError('a captured packing event was applied concurrently');
+  const unitRows = ops.flatMap((o) => o.units.map((u) => ({ containerId: o.parent.id, mintBatchId: u.mintBatchId, seq: u.seq })));
+  const containerRows = ops.flatMap((o) => o.children.map((x) => ({ parentId: o.parent.id, id: x.id })));
+  // The compare-and-set: every item must still be in no container.
+  if (
+    (await packUnitsInto(em, brandId, unitRows, now)) !== unitRows.length ||
+    (await packContainersInto(em, brandId, containerRows, now)) !== containerRows.length
+  )
+    throw new ConflictError('an item of a captured packing event was packed concurrently');
+  await insertEpcisEvents(
+    em,
+    ops.map((o) => o.pack.event(o.parent, { children: o.children, units: o.units })),
+  );
+  await appendEvents(
+    em,
+    now,
+    ops.map((o) =>
+      opEvent(
+        brandId,
+        'container_packed',
+        { opId: o.opId, actorId: c.actorId, serials: o.pack.aggregation.serials, ssccs: o.pack.aggregation.ssccs },
+        o.parent,
+        o.units.length,
+        o.children.length,
+      ),
+    ),
+  );
+  return { units: unitRows.length, containers: containerRows.length };
 }
 
 /**

@@ -1,10 +1,15 @@
 // The EPCIS 2.0 JSON Schema check of captured documents: GS1's schema (draft-07, vendored in
 // epcis-2.0/ with its provenance), compiled once on first use with ajv and ajv-formats, so a
-// document is checked exactly as the tests check the events the service writes.
+// document is checked exactly as the tests check the events the service writes. Capture checks
+// off the caller's event loop, on a small pool of worker threads (piscina; the worker is
+// epcis-schema-worker.ts): a 16 MiB document takes seconds to check, and the API answers other
+// requests meanwhile.
 
 import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
+import { Piscina } from 'piscina';
 import type { FieldViolation } from '@mint/domain';
 
 /** Most schema problems one refusal names. */
@@ -21,6 +26,28 @@ function validator(): ValidateFunction {
     compiled = ajv.compile(schema);
   }
   return compiled;
+}
+
+/**
+ * Worker threads that check documents: at most two, and one fewer than the machine's cores (a
+ * check is CPU-bound; the event loop keeps a core). Started on first use, each compiling the
+ * schema once; an idle thread ends after a minute (and never keeps the process alive).
+ */
+let pool: Piscina<unknown, FieldViolation[]> | null = null;
+const poolThreads = Math.max(1, Math.min(2, availableParallelism() - 1));
+
+/**
+ * {@link epcisSchemaViolations} on a worker thread: the same problems, while the caller's event loop
+ * goes on (the document is copied to the thread).
+ */
+export async function epcisSchemaViolationsOffLoop(document: unknown): Promise<FieldViolation[]> {
+  pool ??= new Piscina<unknown, FieldViolation[]>({
+    filename: new URL('./epcis-schema-worker.ts', import.meta.url).href,
+    minThreads: 0,
+    maxThreads: poolThreads,
+    idleTimeout: 60_000,
+  });
+  return pool.run(document);
 }
 
 /** Keywords that only summarise the errors of their branches. */

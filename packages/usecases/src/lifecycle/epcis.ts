@@ -33,8 +33,8 @@ import {
   type FieldViolation,
 } from '@mint/domain';
 import type { Actor, UseCaseContext } from '../context.ts';
-import { applyCapturedAggregation, readCapturedAggregation, type CapturedAggregation } from './containers.ts';
-import { epcisSchemaViolations } from './epcis-schema.ts';
+import { applyCapturedAggregation, maxPackItems, packCapturedSet, readCapturedAggregation, type CapturedAggregation } from './containers.ts';
+import { epcisSchemaViolationsOffLoop } from './epcis-schema.ts';
 import { applyMove, derivedUuid, epcisDocument } from './serials.ts';
 
 /** The query parameters of `GET /epcis/events` this service answers (the EPCIS 2.0 REST interface's subset). */
@@ -208,7 +208,7 @@ const listed = (items: readonly string[]) => `${items.slice(0, 20).join('; ')}${
 /**
  * Applies an EPCIS 2.0 document from a packaging line, all or nothing. First the document must be
  * valid against the EPCIS 2.0 JSON Schema (InvalidInputError naming each problem by its JSON
- * pointer, at most ten). Then each ObjectEvent applies, unit by unit, the move of
+ * pointer, at most ten), checked on a worker thread (the caller's event loop goes on). Then each ObjectEvent applies, unit by unit, the move of
  * `epcisMoveVocabulary` (packages/domain, the table docs/guides/lifecycle.md prints) its action,
  * business step and disposition stand for in the unit's state (commissioning reactivates a unit
  * decommissioned as recalled or stolen; destroying scraps a unit never commissioned and
@@ -239,7 +239,7 @@ const listed = (items: readonly string[]) => `${items.slice(0, 20).join('; ')}${
  * ran at once (a partner's eventID another reporter recorded is ConflictError).
  */
 export async function captureEpcisDocument(ctx: UseCaseContext, actor: Actor, brandId: string, document: Record<string, unknown>): Promise<CaptureResult> {
-  const schema = epcisSchemaViolations(document);
+  const schema = await epcisSchemaViolationsOffLoop(document);
   if (schema.length > 0) throw new InvalidInputError(schema);
   const list = (document['epcisBody'] as { eventList?: unknown } | undefined)?.eventList;
   if (document['type'] !== 'EPCISDocument' || !Array.isArray(list))
@@ -340,25 +340,9 @@ async function applyCapturedMoves(ctx: UseCaseContext, actor: Actor, brandId: st
     const now = ctx.clock();
     let captured = 0;
     let moved = 0;
-    for (const m of moves) {
+    const applyOne = async (m: CapturedMove) => {
       const at = `epcisBody.eventList[${m.index}]`;
-      if (known.has(m.id)) {
-        if (partnerId !== null && known.get(m.id) !== partnerId) throw new ConflictError(`${at}.eventID names an event another reporter recorded`);
-        continue;
-      }
-      const stored = (epcs: readonly string[], moveId: string | null): NewEpcisEvent => ({
-        brandId,
-        id: m.id,
-        moveId,
-        eventType: String(m.event['type']),
-        eventTime: m.eventTime,
-        recordTime: now,
-        bizStep: bare(String(m.event['bizStep']), cbvBizStep),
-        disposition: m.event['disposition'] === undefined ? null : bare(String(m.event['disposition']), cbvDisposition),
-        epcs: [...new Set([...epcs, ...m.sent])],
-        body: { ...m.event, recordTime: now.toISOString() },
-        partnerId,
-      });
+      const stored = (epcs: readonly string[], moveId: string | null): NewEpcisEvent => storedEvent(m, epcs, moveId);
       if ('aggregation' in m) {
         if (partnerId !== null) await checkPartnerAggregation(em, brandId, partnerId, at, m);
         let named: { epcs: string[]; units: { mintBatchId: string; seq: number }[] } = { epcs: [], units: [] };
@@ -378,7 +362,7 @@ async function applyCapturedMoves(ctx: UseCaseContext, actor: Actor, brandId: st
         await checkEventTime(em, brandId, at, m, named.epcs, named.units);
         captured++;
         moved += result.units + result.containers;
-        continue;
+        return;
       }
       const units = await lockUnitsForMove(em, brandId, { serials: m.serials });
       const bySerial = new Map(units.map((u) => [u.serial, u]));
@@ -463,9 +447,88 @@ async function applyCapturedMoves(ctx: UseCaseContext, actor: Actor, brandId: st
       }
       captured++;
       moved += units.length;
+    };
+    const storedEvent = (m: CapturedMove, epcs: readonly string[], moveId: string | null): NewEpcisEvent => ({
+      brandId,
+      id: m.id,
+      moveId,
+      eventType: String(m.event['type']),
+      eventTime: m.eventTime,
+      recordTime: now,
+      bizStep: bare(String(m.event['bizStep']), cbvBizStep),
+      disposition: m.event['disposition'] === undefined ? null : bare(String(m.event['disposition']), cbvDisposition),
+      epcs: [...new Set([...epcs, ...m.sent])],
+      body: { ...m.event, recordTime: now.toISOString() },
+      partnerId,
+    });
+    // Consecutive packing events naming disjoint items are applied as a set (packCapturedSet); a
+    // set it declines, and every other event, one at a time in document order.
+    let set: PackingMove[] = [];
+    const named = new Set<string>();
+    const flush = async () => {
+      const packs = set;
+      set = [];
+      named.clear();
+      if (packs.length === 0) return;
+      const result =
+        packs.length === 1
+          ? null
+          : await packCapturedSet(ctx, em, {
+              brandId,
+              actorId: actor.id,
+              partnerId,
+              packs: packs.map((m) => ({
+                index: m.index,
+                eventId: m.id,
+                eventTime: m.eventTime,
+                aggregation: m.aggregation,
+                event: (parent, items) => storedEvent(m, [parent.epc, ...items.children.map((c) => c.epc), ...items.units.map((u) => u.epc)], null),
+              })),
+            });
+      if (result === null) {
+        for (const m of packs) await applyOne(m);
+        return;
+      }
+      captured += packs.length;
+      moved += result.units + result.containers;
+    };
+    for (const m of moves) {
+      if (known.has(m.id)) {
+        if (partnerId !== null && known.get(m.id) !== partnerId) {
+          await flush();
+          throw new ConflictError(`epcisBody.eventList[${m.index}].eventID names an event another reporter recorded`);
+        }
+        continue;
+      }
+      const items = packingItems(m);
+      if (items === null) {
+        await flush();
+        await applyOne(m);
+        continue;
+      }
+      if (items.some((k) => named.has(k))) await flush();
+      set.push(m as PackingMove);
+      for (const k of items) named.add(k);
     }
+    await flush();
     return { captured, replayed: moves.length - captured, moved };
   });
+}
+
+type PackingMove = CapturedMove & { readonly aggregation: CapturedAggregation };
+
+/**
+ * The items a packing event names (`c:{sscc}` for its parent and child containers, `u:{serial}`
+ * for its units) when it may join a set applied at once: an ADD packing naming 1 to
+ * {@link maxPackItems} children, none twice; null otherwise (it is applied alone).
+ */
+function packingItems(m: CapturedMove): string[] | null {
+  if (!('aggregation' in m) || m.aggregation.op !== 'pack') return null;
+  const a = m.aggregation;
+  const n = a.serials.length + a.ssccs.length;
+  if (n === 0 || n > maxPackItems) return null;
+  const items = [`c:${a.sscc}`, ...a.ssccs.map((x) => `c:${x}`), ...a.serials.map((x) => `u:${x}`)];
+  return new Set(items).size === items.length ? items : null;
 }
 
 /**
