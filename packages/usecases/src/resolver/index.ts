@@ -8,3 +8,18 @@ export {
   type ScanSpillPort,
 } from './resolver.ts';
 export { createEdgeLogShipper } from './edge-log.ts';
+export {
+  answerResolverPath,
+  answerBrandDomainPath,
+  identityShaped,
+  preflightAnswer,
+  refusal,
+  requestRefusal,
+  formatOf,
+  corsHeaders,
+  staleHeader,
+  type BodyFormat,
+  type HostedPassports,
+  type ResolverAnswer,
+  type ResolverCall,
+} from './answers.ts';
