@@ -32,6 +32,7 @@ export {
   unitStatus,
   type EnumMapping,
 } from './enums.ts';
+export { messageOf } from './views.ts';
 export { mintRequestOf, layoutFromWire, toTimestamp, dateOrNull, orNull, orUnset } from './values.ts';
 export { requestSchema, responseSchema, fromSpecJson, toSpecJson, wholeMessage, type ResponseShape } from './spec-json.ts';
 export {

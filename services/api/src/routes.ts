@@ -15,29 +15,21 @@ import {
 } from '@mint/contract';
 import type { ReservedHosts } from '@mint/domain';
 import type * as UseCases from '@mint/usecases';
-import { createAccountServiceHandlers, type AccountUseCases } from './handlers/account-service.ts';
-import { createCatalogServiceHandlers, type CatalogUseCases } from './handlers/catalog-service.ts';
-import { createMintServiceHandlers, type MintUseCases, type WatchLimits } from './handlers/mint-service.ts';
-import { createResolverServiceHandlers, type ResolverUseCases } from './handlers/resolver-service.ts';
-import { createPartnerServiceHandlers, type PartnerUseCases } from './handlers/partner-service.ts';
-import { createPassportServiceHandlers, type PassportUseCases } from './handlers/passport-service.ts';
-import { createScanServiceHandlers, type ScanUseCases } from './handlers/scan-service.ts';
-import { createWebhookServiceHandlers, type WebhookUseCases } from './handlers/webhook-service.ts';
-import { createWorkspaceServiceHandlers, type WorkspaceUseCases } from './handlers/workspace-service.ts';
+import { createAccountServiceHandlers } from './handlers/account-service.ts';
+import { createCatalogServiceHandlers } from './handlers/catalog-service.ts';
+import { createMintServiceHandlers, type WatchLimits } from './handlers/mint-service.ts';
+import { createResolverServiceHandlers } from './handlers/resolver-service.ts';
+import { createPartnerServiceHandlers } from './handlers/partner-service.ts';
+import { createPassportServiceHandlers } from './handlers/passport-service.ts';
+import { createScanServiceHandlers } from './handlers/scan-service.ts';
+import { createWebhookServiceHandlers } from './handlers/webhook-service.ts';
+import { createWorkspaceServiceHandlers } from './handlers/workspace-service.ts';
 
 /** What {@link createConnectRoutes} wires. */
 export interface ConnectRoutesDeps {
   readonly ctx: UseCases.UseCaseContext;
   /** The use-case functions; `@mint/usecases` itself in production. */
-  readonly useCases: MintUseCases &
-    CatalogUseCases &
-    ResolverUseCases &
-    WebhookUseCases &
-    AccountUseCases &
-    ScanUseCases &
-    PassportUseCases &
-    WorkspaceUseCases &
-    PartnerUseCases;
+  readonly useCases: typeof UseCases;
   /** Endpoint URL rules of WebhookService; https only when absent. */
   readonly webhooks?: UseCases.WebhookSettings;
   /** Serve SetMintBatchStatus (off by default). */

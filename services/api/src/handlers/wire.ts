@@ -3,28 +3,10 @@
 // mint request, times and optional fields map in @mint/wire, re-exported here for the handlers.
 
 import type { MessageInitShape } from '@bufbuild/protobuf';
-import {
-  DocumentFormatSchema,
-  type DocumentFormat as WireDocumentFormat,
-  type PayloadPackSchema,
-  type ProductImportSchema,
-  type ProductSchema,
-} from '@mint/contract';
+import { DocumentFormatSchema, type DocumentFormat as WireDocumentFormat, type PayloadPackSchema } from '@mint/contract';
 import type { PackFormat, PackPurpose, PackStatus, Symbology } from '@mint/domain';
-import { documentFormats, packProfileOf, type DocumentFormat, type ImportView, type listPayloadPacks, type ProductView } from '@mint/usecases';
-import {
-  commercialStatus,
-  enumMapping,
-  importStatus,
-  mintReadinessStatus,
-  orUnset,
-  packFormat,
-  packPurpose,
-  packStatus,
-  paper,
-  symbology,
-  toTimestamp,
-} from '@mint/wire';
+import { documentFormats, packProfileOf, type DocumentFormat, type listPayloadPacks } from '@mint/usecases';
+import { enumMapping, orUnset, packFormat, packPurpose, packStatus, paper, symbology, toTimestamp } from '@mint/wire';
 
 export {
   activationMode,
@@ -64,36 +46,6 @@ export {
 type PackView = Awaited<ReturnType<typeof listPayloadPacks>>['items'][number];
 
 export const documentFormat = enumMapping<WireDocumentFormat, DocumentFormat>(DocumentFormatSchema, documentFormats);
-
-/** A product on the wire. */
-export function toWireProduct(product: ProductView): MessageInitShape<typeof ProductSchema> {
-  return {
-    id: product.id,
-    brandId: product.brandId,
-    sku: product.sku,
-    name: product.name,
-    gtin: orUnset(product.gtin),
-    commercialStatus: commercialStatus.toWire(product.commercialStatus),
-    mintReadinessStatus: mintReadinessStatus.toWire(product.mintReadinessStatus),
-    passportUrl: orUnset(product.passportUrl),
-    createdAt: toTimestamp(product.createdAt),
-    updatedAt: toTimestamp(product.updatedAt),
-  };
-}
-
-/** An import (of products or of links) on the wire. */
-export function toWireImport(view: ImportView): MessageInitShape<typeof ProductImportSchema> {
-  return {
-    id: view.id,
-    status: importStatus.toWire(view.status),
-    totalRows: view.totalRows,
-    importedRows: view.importedRows,
-    failedRows: view.failedRows,
-    errors: view.errors.map((e) => ({ row: e.row, field: orUnset(e.field), message: e.message })),
-    createdAt: toTimestamp(view.createdAt),
-    finishedAt: view.finishedAt === null ? undefined : toTimestamp(view.finishedAt),
-  };
-}
 
 /** A pack as listed and created (PackRecord of the use cases) on the wire. */
 export function toWirePack(pack: PackView): MessageInitShape<typeof PayloadPackSchema> {
