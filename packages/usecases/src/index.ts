@@ -208,6 +208,8 @@ export {
   type HostedPassports,
   type ResolverAnswer,
   type ResolverCall,
+  answerContainer,
+  type ContainerRequest,
 } from './resolver/index.ts';
 export {
   recordScanEvents,

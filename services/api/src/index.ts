@@ -10,7 +10,8 @@ export { createCatalogServiceHandlers, type CatalogServiceDeps } from './handler
 export { authenticationInterceptor, authorizationInterceptor, contextAuthenticator, type Authenticator } from './auth/interceptors.ts';
 export { credentialsFrom } from './auth/credentials.ts';
 export { isPublicPath, publicPathPrefixes, publicRpcServices } from './auth/public-paths.ts';
-export { permissionFor, rpcPermissions, publicServices } from './auth/permissions.ts';
+export { permissionFor, publicServices } from './auth/permissions.ts';
+export { rpcPermissions } from '@mint/wire';
 export { loggingInterceptor } from './interceptors/logging.ts';
 export { principalOf, principalKey, requestIdKey, loggerKey, type Principal } from './context.ts';
 export type { ReadinessProbe } from './health.ts';

@@ -23,3 +23,4 @@ export {
   type ResolverAnswer,
   type ResolverCall,
 } from './answers.ts';
+export { answerContainer, type ContainerRequest } from './container-answers.ts';

@@ -27,6 +27,7 @@ import {
   refusal,
   requestRefusal,
   type BodyFormat,
+  type ContainerRequest,
   type PassportReads,
   type PassportSigner,
   type ResolverAnswer,
@@ -36,7 +37,7 @@ import {
 import { isPublicPath } from '../auth/public-paths.ts';
 
 /** Writes a resolver answer (once it is known). */
-function write(req: HttpRequest, res: HttpResponse, answer: ResolverAnswer | Promise<ResolverAnswer>): void | Promise<void> {
+export function write(req: HttpRequest, res: HttpResponse, answer: ResolverAnswer | Promise<ResolverAnswer>): void | Promise<void> {
   if (answer instanceof Promise) return answer.then((a) => write(req, res, a));
   if (answer.body === undefined) sendEmpty(res, answer.status, answer.headers);
   else send(req, res, answer.status, answer.type!, answer.body, answer.headers);
@@ -46,11 +47,9 @@ function write(req: HttpRequest, res: HttpResponse, answer: ResolverAnswer | Pro
 const formatFor = (req: HttpRequest): BodyFormat => formatOf(typeof req.headers.accept === 'string' ? req.headers.accept : undefined);
 
 /** Writes a refusal in the resolver's form (the same bytes for every unknown or foreign identity), as a page or JSON. */
-export function refuse(req: HttpRequest, res: HttpResponse, kind: Refusal, format: BodyFormat, headers: Record<string, string> = {}): void {
+function refuse(req: HttpRequest, res: HttpResponse, kind: Refusal, format: BodyFormat, headers: Record<string, string> = {}): void {
   write(req, res, refusal(req, kind, format, headers));
 }
-
-export { formatOf };
 
 /** Options of {@link resolverRoute} and {@link resolverDescriptionRoute}. */
 export interface ResolverRouteOptions {
@@ -184,17 +183,9 @@ export function requestHost(req: HttpRequest): string {
   return normalizeHost(typeof authority === 'string' ? authority : undefined);
 }
 
-/** Where a container request is answered: the brand's slug, the SSCC asked, the query, and the resolver root its URI starts with. */
-export interface ContainerRequest {
-  readonly slug: string;
-  readonly sscc: string;
-  readonly queryString: string;
-  /** The brand's resolver base (`{public}/r/{slug}`) or its own domain's root (`https://{domain}`). */
-  readonly root: string;
-}
-
 /** Answers GET/HEAD/OPTIONS of a container's Digital Link (containers.ts), under `/r/{slug}` or on the brand's own domain. */
 export type ContainerAnswer = (req: HttpRequest, res: HttpResponse, request: ContainerRequest) => Promise<void>;
+export type { ContainerRequest };
 
 /**
  * The route table of requests sent to a brand's own resolver domain (see `brandOfDomain` of the
