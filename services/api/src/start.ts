@@ -1,7 +1,7 @@
 // Starts the API on a use-case context: what the production entry and the one-process dev mode
 // both call.
 
-import { createMetrics, defaults, type Config, type Logger, type Metrics } from '@mint/runtime';
+import { createMetrics, defaults, setOnly, type Config, type Logger, type Metrics } from '@mint/runtime';
 import * as useCases from '@mint/usecases';
 import { contextAuthenticator, type Authenticator } from './auth/interceptors.ts';
 import type { ReadinessProbe } from './health.ts';
@@ -28,43 +28,7 @@ export interface StartApiOptions {
    * Listening address and shutdown timeout come from here (`PORT`, `HOST`, `SHUTDOWN_TIMEOUT_MS`),
    * and where and how /metrics is served (`METRICS_PORT`, `METRICS_TOKEN`).
    */
-  readonly config: Pick<Config, 'port' | 'host' | 'shutdownTimeoutMs'> &
-    Partial<
-      Pick<
-        Config,
-        | 'metricsPort'
-        | 'metricsToken'
-        | 'rpcMaxBodyBytes'
-        | 'importMaxBodyBytes'
-        | 'httpHeadersTimeoutMs'
-        | 'httpRequestTimeoutMs'
-        | 'httpIdleTimeoutMs'
-        | 'httpBodyTimeoutMs'
-        | 'http2MaxConcurrentStreams'
-        | 'watchMaxDurationMs'
-        | 'watchMaxStreamsPerCaller'
-        | 'consoleEnabled'
-        | 'consoleOidcIssuer'
-        | 'consoleOidcClientId'
-        | 'corsAllowedOrigins'
-        | 'reflectionAllowAnonymous'
-        | 'rateLimitPerCredential'
-        | 'rateLimitResolverPerAddress'
-        | 'rateLimitDownloadsPerAddress'
-        | 'rateLimitAuthFailuresPerAddress'
-        | 'resolverContact'
-        | 'watchSafetyIntervalMs'
-        | 'trustedProxies'
-        | 'controlPlaneHosts'
-        | 'brandDomainDelegatedZones'
-        | 'scanCountryHeader'
-        | 'cachePurgeUrl'
-        | 'resolverLastKnownUnits'
-        | 'scanFloodWindowMs'
-        | 'scanFloodNeverIssuedPerWindow'
-        | 'scanFloodMaxTracked'
-      >
-    >;
+  readonly config: Pick<Config, 'port' | 'host' | 'shutdownTimeoutMs'> & Partial<Config>;
   readonly logger: Logger;
   /** Probes the dependencies for /readyz and the gRPC health Check. */
   readonly readiness: ReadinessProbe;
@@ -202,17 +166,17 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
     passportReads,
     setMintBatchStatusEnabled: options.setMintBatchStatusEnabled ?? false,
     webhooks: options.webhooks ?? { allowLoopback: false },
-    ...(options.downloads === undefined ? {} : { downloads: options.downloads }),
+    ...setOnly({ downloads: options.downloads }),
     reservedHosts: {
       controlPlaneHosts: config.controlPlaneHosts ?? defaults.controlPlaneHosts(ctx.publicBaseUrl),
       delegatedZones: config.brandDomainDelegatedZones ?? defaults.brandDomainDelegatedZones,
     },
-    watch: {
-      ...(config.watchMaxDurationMs === undefined ? {} : { maxDurationMs: config.watchMaxDurationMs }),
-      ...(config.watchMaxStreamsPerCaller === undefined ? {} : { maxStreamsPerCaller: config.watchMaxStreamsPerCaller }),
-      ...(progress === undefined ? {} : { progress }),
-      ...(config.watchSafetyIntervalMs === undefined ? {} : { safetyIntervalMs: config.watchSafetyIntervalMs }),
-    },
+    watch: setOnly({
+      maxDurationMs: config.watchMaxDurationMs,
+      maxStreamsPerCaller: config.watchMaxStreamsPerCaller,
+      progress,
+      safetyIntervalMs: config.watchSafetyIntervalMs,
+    }),
   };
   const services = createServices(connectDeps);
   // The plain HTTP route table; the server adds /healthz and /readyz, other paths go to Connect.
@@ -245,17 +209,19 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
     logger,
     shutdownTimeoutMs: config.shutdownTimeoutMs,
     metrics,
-    ...(config.rpcMaxBodyBytes === undefined ? {} : { rpcMaxBodyBytes: config.rpcMaxBodyBytes }),
-    ...(config.importMaxBodyBytes === undefined ? {} : { importMaxBodyBytes: config.importMaxBodyBytes }),
-    listener: {
-      ...(config.httpHeadersTimeoutMs === undefined ? {} : { headersTimeoutMs: config.httpHeadersTimeoutMs }),
-      ...(config.httpRequestTimeoutMs === undefined ? {} : { requestTimeoutMs: config.httpRequestTimeoutMs }),
-      ...(config.httpIdleTimeoutMs === undefined ? {} : { idleTimeoutMs: config.httpIdleTimeoutMs }),
-      ...(config.httpBodyTimeoutMs === undefined ? {} : { bodyTimeoutMs: config.httpBodyTimeoutMs }),
-      ...(config.http2MaxConcurrentStreams === undefined ? {} : { maxConcurrentStreams: config.http2MaxConcurrentStreams }),
-    },
-    ...(config.corsAllowedOrigins === undefined ? {} : { corsAllowedOrigins: config.corsAllowedOrigins }),
-    ...(config.reflectionAllowAnonymous === undefined ? {} : { reflectionAllowAnonymous: config.reflectionAllowAnonymous }),
+    ...setOnly({
+      rpcMaxBodyBytes: config.rpcMaxBodyBytes,
+      importMaxBodyBytes: config.importMaxBodyBytes,
+      corsAllowedOrigins: config.corsAllowedOrigins,
+      reflectionAllowAnonymous: config.reflectionAllowAnonymous,
+    }),
+    listener: setOnly({
+      headersTimeoutMs: config.httpHeadersTimeoutMs,
+      requestTimeoutMs: config.httpRequestTimeoutMs,
+      idleTimeoutMs: config.httpIdleTimeoutMs,
+      bodyTimeoutMs: config.httpBodyTimeoutMs,
+      maxConcurrentStreams: config.http2MaxConcurrentStreams,
+    }),
     rateLimits: {
       perCredential: config.rateLimitPerCredential ?? defaults.rateLimitPerCredential,
       resolverPerAddress: config.rateLimitResolverPerAddress ?? defaults.rateLimitResolverPerAddress,

@@ -5,7 +5,7 @@ import type { Timestamp } from '@bufbuild/protobuf/wkt';
 import { Code, ConnectError, type ServiceImpl } from '@connectrpc/connect';
 import { MintService } from '@mint/contract';
 import { encodeCursor, InvalidInputError, resolveCursor, type Cursor } from '@mint/domain';
-import { defaults } from '@mint/runtime';
+import { defaults, setOnly } from '@mint/runtime';
 import type * as UseCases from '@mint/usecases';
 import { actorOf, loggerKey, principalOf, type HandlerDeps } from '../context.ts';
 import { fromViews } from './views.ts';
@@ -190,9 +190,7 @@ export function createMintServiceHandlers(deps: MintServiceDeps): ServiceImpl<ty
           let done = false;
           const updates = useCases.watchMintJob(ctx, req.brandId, req.mintJobId, context.signal, {
             maxDurationMs: watchMaxDurationMs,
-            ...(deps.watch?.progress === undefined ? {} : { progress: deps.watch.progress }),
-            ...(deps.watch?.safetyIntervalMs === undefined ? {} : { safetyIntervalMs: deps.watch.safetyIntervalMs }),
-            ...(deps.watch?.updateIntervalMs === undefined ? {} : { updateIntervalMs: deps.watch.updateIntervalMs }),
+            ...setOnly({ progress: deps.watch?.progress, safetyIntervalMs: deps.watch?.safetyIntervalMs, updateIntervalMs: deps.watch?.updateIntervalMs }),
           });
           for await (const update of updates) {
             done = update.done;
