@@ -210,6 +210,9 @@ export {
   type ResolverCall,
   answerContainer,
   type ContainerRequest,
+  createResolverStack,
+  type ResolverStack,
+  type ResolverStackOptions,
 } from './resolver/index.ts';
 export {
   recordScanEvents,

@@ -24,3 +24,4 @@ export {
   type ResolverCall,
 } from './answers.ts';
 export { answerContainer, type ContainerRequest } from './container-answers.ts';
+export { createResolverStack, type ResolverStack, type ResolverStackOptions } from './stack.ts';
