@@ -4,7 +4,7 @@ import type { ServiceImpl } from '@connectrpc/connect';
 import { CatalogService } from '@mint/contract';
 import { principalOf, type HandlerDeps } from '../context.ts';
 import { cursorOf, fromViews, pageOf } from './views.ts';
-import { commercialStatus, mintReadinessStatus, orNull, productionBatchStatus } from './wire.ts';
+import { commercialStatus, mintReadinessStatus, orNull, productionBatchStatus } from '@mint/wire';
 
 /** What the CatalogService handlers need. */
 export type CatalogServiceDeps = HandlerDeps;

@@ -5,7 +5,7 @@ import type { ServiceImpl } from '@connectrpc/connect';
 import { MintService, type PackContainerRequest, type UnpackContainerRequest } from '@mint/contract';
 import { actorOf, principalOf, type HandlerDeps } from '../context.ts';
 import { fromViews } from './views.ts';
-import { orNull } from './wire.ts';
+import { orNull } from '@mint/wire';
 
 type ContainerHandlers = Pick<
   ServiceImpl<typeof MintService>,

@@ -16,7 +16,6 @@ import {
   batchStatus,
   dateOrNull,
   decommissionReason,
-  documentFormat,
   identityMode,
   serialAction,
   layoutFromWire,
@@ -24,8 +23,8 @@ import {
   orNull,
   packFormat,
   symbology,
-  toWirePack,
-} from './wire.ts';
+} from '@mint/wire';
+import { documentFormat, toWirePack } from './wire.ts';
 
 /** The refusal of SetMintBatchStatus while it is off, naming the setting that serves it. */
 export const setMintBatchStatusDisabled =

@@ -6,7 +6,7 @@ import { PassportService } from '@mint/contract';
 import type * as UseCases from '@mint/usecases';
 import { principalOf, type HandlerDeps } from '../context.ts';
 import { fromViews } from './views.ts';
-import { dateOrNull, orNull, passportAccessClass } from './wire.ts';
+import { dateOrNull, orNull, passportAccessClass } from '@mint/wire';
 
 /** What the PassportService handlers need. */
 export interface PassportServiceDeps extends HandlerDeps {

@@ -6,7 +6,7 @@ import { gs1LinkTypeUri, type ReservedHosts } from '@mint/domain';
 import type * as UseCases from '@mint/usecases';
 import { principalOf, type HandlerDeps } from '../context.ts';
 import { cursorOf, fromViews, pageOf } from './views.ts';
-import { linkLevel, orNull } from './wire.ts';
+import { linkLevel, orNull } from '@mint/wire';
 
 /** What the ResolverService handlers need. */
 export interface ResolverServiceDeps extends HandlerDeps {

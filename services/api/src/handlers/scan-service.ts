@@ -6,7 +6,7 @@ import { ScanClientClass, ScanService, ScanStatsOrder } from '@mint/contract';
 import type * as UseCases from '@mint/usecases';
 import { principalOf, type HandlerDeps } from '../context.ts';
 import { fromViews } from './views.ts';
-import { dateOrNull, orNull, scanClientClass, scanGroupBy } from './wire.ts';
+import { dateOrNull, orNull, scanClientClass, scanGroupBy } from '@mint/wire';
 
 /** What the ScanService handlers need. */
 export interface ScanServiceDeps extends HandlerDeps {

@@ -5,7 +5,7 @@ import { WebhookService } from '@mint/contract';
 import type * as UseCases from '@mint/usecases';
 import { principalOf, type HandlerDeps } from '../context.ts';
 import { cursorOf, fromViews, pageOf } from './views.ts';
-import { orNull } from './wire.ts';
+import { orNull } from '@mint/wire';
 
 /** What the WebhookService handlers need. */
 export interface WebhookServiceDeps extends HandlerDeps {

@@ -1,6 +1,5 @@
-// Protobuf <-> use-case value mapping of the handlers: the use cases' views (products, imports,
-// packs) as messages and the document formats the use cases define. The contract's enums, the
-// mint request, times and optional fields map in @mint/wire, re-exported here for the handlers.
+// What the handlers map beside @mint/wire's generic encoding: a pack (its stored profile's
+// formats and layout) as a message, and the document formats the use cases define.
 
 import type { MessageInitShape } from '@bufbuild/protobuf';
 import { DocumentFormatSchema, type DocumentFormat as WireDocumentFormat, type PayloadPackSchema } from '@mint/contract';
@@ -8,39 +7,8 @@ import type { PackFormat, PackPurpose, PackStatus, Symbology } from '@mint/domai
 import { documentFormats, packProfileOf, type DocumentFormat, type listPayloadPacks } from '@mint/usecases';
 import { enumMapping, orUnset, packFormat, packPurpose, packStatus, paper, symbology, toTimestamp } from '@mint/wire';
 
-export {
-  activationMode,
-  batchStatus,
-  commercialStatus,
-  dateOrNull,
-  decommissionReason,
-  deliveryStatus,
-  identityMode,
-  importStatus,
-  layoutFromWire,
-  linkLevel,
-  jobStatus,
-  mintReadinessStatus,
-  mintRequestOf,
-  orNull,
-  orUnset,
-  packFormat,
-  packPurpose,
-  packStatus,
-  paper,
-  passportAccessClass,
-  passportLevel,
-  productionBatchStatus,
-  scanClientClass,
-  scanGroupBy,
-  serialAction,
-  serialState,
-  specSpellings,
-  symbology,
-  toTimestamp,
-  unitStatus,
-  type EnumMapping,
-} from '@mint/wire';
+/** Every mapped enum's spellings, DocumentFormat's (registered by this module) among them. */
+export { specSpellings } from '@mint/wire';
 
 /** A pack as the use cases return it. */
 type PackView = Awaited<ReturnType<typeof listPayloadPacks>>['items'][number];

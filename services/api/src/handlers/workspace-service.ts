@@ -5,7 +5,7 @@ import type { ServiceImpl } from '@connectrpc/connect';
 import { WorkspaceService } from '@mint/contract';
 import { principalOf, type HandlerDeps } from '../context.ts';
 import { cursorOf, fromViews, pageOf } from './views.ts';
-import { orNull } from './wire.ts';
+import { orNull } from '@mint/wire';
 
 /** What the WorkspaceService handlers need. */
 export type WorkspaceServiceDeps = HandlerDeps;
