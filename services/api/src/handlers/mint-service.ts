@@ -278,7 +278,7 @@ export function createMintServiceHandlers(deps: MintServiceDeps): ServiceImpl<ty
  * The limit and position of a list request; the position from either cursor form: the opaque
  * `cursor`, or `<atField>` plus `cursor_id`. Half a pair or both forms at once is invalid input.
  */
-export function pageRequest(
+function pageRequest(
   req: { limit?: number; cursor?: string; cursorId?: string },
   at: Timestamp | undefined,
   atField: string,
@@ -287,7 +287,7 @@ export function pageRequest(
 }
 
 /** has_more and, when there is a next page, its cursor in both forms (`<atName>` + next_cursor_id, and next_cursor). */
-export function pageResponse(page: { hasMore: boolean; next: Cursor | null }, atName: string): Record<string, unknown> {
+function pageResponse(page: { hasMore: boolean; next: Cursor | null }, atName: string): Record<string, unknown> {
   if (page.next === null) return { hasMore: page.hasMore };
   return { hasMore: page.hasMore, [atName]: page.next.at, nextCursorId: page.next.id, nextCursor: encodeCursor(page.next) };
 }
