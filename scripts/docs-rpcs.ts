@@ -6,8 +6,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { rpcPermissions, sessionServices } from '../services/api/src/auth/permissions.ts';
-import { namedOperations } from '../services/api/src/v1/rpc.ts';
+import { namedOperations, rpcPermissions, sessionServices } from '@mint/wire';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const protoDir = join(root, 'proto/mint/v1');

@@ -712,3 +712,8 @@ class Reader {
     return fallback;
   }
 }
+
+/** `settings` without its unset (undefined) entries, so that spread over defaults it leaves each unset one at its default. */
+export function setOnly<T extends object>(settings: T): { [K in keyof T]?: Exclude<T[K], undefined> } {
+  return Object.fromEntries(Object.entries(settings).filter(([, value]) => value !== undefined)) as { [K in keyof T]?: Exclude<T[K], undefined> };
+}

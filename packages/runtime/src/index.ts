@@ -3,6 +3,7 @@
 export {
   ConfigError,
   defaults,
+  setOnly,
   isConfigError,
   loadConfig,
   logLevels,

@@ -32,6 +32,20 @@ export {
   unitStatus,
   type EnumMapping,
 } from './enums.ts';
+export { messageOf } from './views.ts';
+export {
+  contractServices,
+  declaredPermission,
+  partnerAccessOf,
+  operationAccessOf,
+  rpcPermissions,
+  sessionServices,
+  brandPermissionOf,
+  namedOperations,
+  operationSchemaName,
+  type DeclaredPermission,
+  type NamedOperation,
+} from './operations.ts';
 export { mintRequestOf, layoutFromWire, toTimestamp, dateOrNull, orNull, orUnset } from './values.ts';
 export { requestSchema, responseSchema, fromSpecJson, toSpecJson, wholeMessage, type ResponseShape } from './spec-json.ts';
 export {

@@ -3,6 +3,7 @@
 
 import { Code, ConnectError, createContextKey, type HandlerContext } from '@connectrpc/connect';
 import type { Logger } from '@mint/runtime';
+import type * as UseCases from '@mint/usecases';
 import type { Caller, UseCaseContext } from '@mint/usecases';
 
 /**
@@ -27,8 +28,8 @@ export const loggerKey = createContextKey<(() => Logger) | undefined>(undefined,
 /** The authorized caller; null until the authorization interceptor has run (and for public RPCs). */
 export const principalKey = createContextKey<Principal | null>(null, { description: 'authenticated principal' });
 
-/** What a service's handlers need: the use-case context every call runs with, and the use cases `U` they call. */
-export interface HandlerDeps<U> {
+/** What a service's handlers need: the use-case context every call runs with, and the use cases they call (`@mint/usecases` itself). */
+export interface HandlerDeps<U = typeof UseCases> {
   readonly ctx: UseCaseContext;
   readonly useCases: U;
 }
@@ -41,4 +42,10 @@ export function principalOf(context: Pick<HandlerContext, 'values'>): Principal 
   const principal = context.values.get(principalKey);
   if (principal === null) throw new ConnectError('authentication required', Code.Unauthenticated);
   return principal;
+}
+
+/** The actor a use case records for the call: the caller's id (its user, else its API key) and, for a partner's key, its partner. */
+export function actorOf(context: Pick<HandlerContext, 'values'>): { id: string; partnerId: string | null } {
+  const principal = principalOf(context);
+  return { id: principal.actorId, partnerId: principal.partnerId };
 }

@@ -5,12 +5,13 @@
 export { createApiServer, rpcInterceptors, requestIdHeader, type ApiServer, type ApiServerOptions, type RequestListener } from './server.ts';
 export { startApi, useCaseAuthenticator, type RunningApi, type StartApiOptions } from './start.ts';
 export { createConnectRoutes, type ConnectRoutesDeps } from './routes.ts';
-export { createMintServiceHandlers, type MintServiceDeps, type MintUseCases, type WatchLimits } from './handlers/mint-service.ts';
-export { createCatalogServiceHandlers, type CatalogServiceDeps, type CatalogUseCases } from './handlers/catalog-service.ts';
+export { createMintServiceHandlers, type MintServiceDeps, type WatchLimits } from './handlers/mint-service.ts';
+export { createCatalogServiceHandlers, type CatalogServiceDeps } from './handlers/catalog-service.ts';
 export { authenticationInterceptor, authorizationInterceptor, contextAuthenticator, type Authenticator } from './auth/interceptors.ts';
 export { credentialsFrom } from './auth/credentials.ts';
 export { isPublicPath, publicPathPrefixes, publicRpcServices } from './auth/public-paths.ts';
-export { permissionFor, rpcPermissions, publicServices } from './auth/permissions.ts';
+export { permissionFor, publicServices } from './auth/permissions.ts';
+export { rpcPermissions } from '@mint/wire';
 export { loggingInterceptor } from './interceptors/logging.ts';
 export { principalOf, principalKey, requestIdKey, loggerKey, type Principal } from './context.ts';
 export type { ReadinessProbe } from './health.ts';

@@ -13,46 +13,18 @@ import {
   WorkspaceService,
   PartnerService,
 } from '@mint/contract';
-import type { ReservedHosts } from '@mint/domain';
-import type * as UseCases from '@mint/usecases';
-import { createAccountServiceHandlers, type AccountUseCases } from './handlers/account-service.ts';
-import { createCatalogServiceHandlers, type CatalogUseCases } from './handlers/catalog-service.ts';
-import { createMintServiceHandlers, type MintUseCases, type WatchLimits } from './handlers/mint-service.ts';
-import { createResolverServiceHandlers, type ResolverUseCases } from './handlers/resolver-service.ts';
-import { createPartnerServiceHandlers, type PartnerUseCases } from './handlers/partner-service.ts';
-import { createPassportServiceHandlers, type PassportUseCases } from './handlers/passport-service.ts';
-import { createScanServiceHandlers, type ScanUseCases } from './handlers/scan-service.ts';
-import { createWebhookServiceHandlers, type WebhookUseCases } from './handlers/webhook-service.ts';
-import { createWorkspaceServiceHandlers, type WorkspaceUseCases } from './handlers/workspace-service.ts';
+import { createAccountServiceHandlers } from './handlers/account-service.ts';
+import { createCatalogServiceHandlers } from './handlers/catalog-service.ts';
+import { createMintServiceHandlers, type MintServiceDeps } from './handlers/mint-service.ts';
+import { createResolverServiceHandlers, type ResolverServiceDeps } from './handlers/resolver-service.ts';
+import { createPartnerServiceHandlers } from './handlers/partner-service.ts';
+import { createPassportServiceHandlers, type PassportServiceDeps } from './handlers/passport-service.ts';
+import { createScanServiceHandlers, type ScanServiceDeps } from './handlers/scan-service.ts';
+import { createWebhookServiceHandlers, type WebhookServiceDeps } from './handlers/webhook-service.ts';
+import { createWorkspaceServiceHandlers } from './handlers/workspace-service.ts';
 
-/** What {@link createConnectRoutes} wires. */
-export interface ConnectRoutesDeps {
-  readonly ctx: UseCases.UseCaseContext;
-  /** The use-case functions; `@mint/usecases` itself in production. */
-  readonly useCases: MintUseCases &
-    CatalogUseCases &
-    ResolverUseCases &
-    WebhookUseCases &
-    AccountUseCases &
-    ScanUseCases &
-    PassportUseCases &
-    WorkspaceUseCases &
-    PartnerUseCases;
-  /** Endpoint URL rules of WebhookService; https only when absent. */
-  readonly webhooks?: UseCases.WebhookSettings;
-  /** Serve SetMintBatchStatus (off by default). */
-  readonly setMintBatchStatusEnabled?: boolean;
-  /** Signed pack downloads (keys and store); CreatePayloadPackDownloadUrl answers Unimplemented without them. */
-  readonly downloads?: UseCases.DownloadSettings;
-  /** Limits of WatchMintJob streams; the defaults when absent. */
-  readonly watch?: WatchLimits;
-  /** Hosts no brand may claim as its resolver domain; only the public host when absent. */
-  readonly reservedHosts?: ReservedHosts;
-  /** The process's scan rules, fed with each ingested batch; none when absent. */
-  readonly scanAlerts?: UseCases.ScanAlerts;
-  /** The resolver's cached passports, forgotten for a product this process publishes; none when absent. */
-  readonly passportReads?: UseCases.PassportReads;
-}
+/** What {@link createConnectRoutes} wires: what each service's handlers need (WebhookService's URL rules https only when absent). */
+export type ConnectRoutesDeps = MintServiceDeps & ResolverServiceDeps & ScanServiceDeps & PassportServiceDeps & Partial<WebhookServiceDeps>;
 
 /** One Connect service with its implementation. */
 export interface ServiceRegistration {

@@ -310,23 +310,18 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     return handled === true ? undefined : handled;
   }
 
+  /** A request that failed outside the router (which answers its routes' errors itself): the Connect adapter threw, or the brand domain table could not be read. */
+  const failed = (req: HttpRequest, res: HttpResponse, err: unknown): void => {
+    loggerOf(req).error({ err, method: req.method, path: (req.url ?? '').split('?', 1)[0] }, 'request failed');
+    if (!res.headersSent) sendJson(req, res, 500, plainErrorBody(toHttpError(err)));
+    else res.destroy();
+  };
   const requestListener: RequestListener = (req, res) => {
-    let pending;
     try {
-      pending = handle(req, res);
+      handle(req, res)?.catch((err: unknown) => failed(req, res, err));
     } catch (err) {
-      // Only the Connect adapter can throw here; the router answers its routes' errors itself.
-      loggerOf(req).error({ err, method: req.method, path: (req.url ?? '').split('?', 1)[0] }, 'request failed');
-      if (!res.headersSent) sendJson(req, res, 500, plainErrorBody(toHttpError(err)));
-      else res.destroy();
-      return;
+      failed(req, res, err);
     }
-    pending?.catch((err: unknown) => {
-      // Only a request that waited for the brand domain table can get here (the router answers its routes' errors itself).
-      loggerOf(req).error({ err }, 'request failed');
-      if (!res.headersSent) sendJson(req, res, 500, plainErrorBody(toHttpError(err)));
-      else res.destroy();
-    });
   };
 
   const listener = createDualListener(requestListener, {

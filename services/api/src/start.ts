@@ -1,13 +1,12 @@
 // Starts the API on a use-case context: what the production entry and the one-process dev mode
 // both call.
 
-import { createMetrics, defaults, type Config, type Logger, type Metrics } from '@mint/runtime';
+import { createMetrics, defaults, setOnly, type Config, type Logger, type Metrics } from '@mint/runtime';
 import * as useCases from '@mint/usecases';
 import { contextAuthenticator, type Authenticator } from './auth/interceptors.ts';
 import type { ReadinessProbe } from './health.ts';
 import type { ProgressFeed } from '@mint/bus';
 import { metricsRoute, scanClientOf, type Route } from '@mint/http';
-import { allResolverAnswersKey, purgeKeyOf, type RuleScan } from '@mint/domain';
 import { createCachePurger } from './resolver/purge.ts';
 import { fileURLToPath } from 'node:url';
 import { metricSources } from './metrics/sources.ts';
@@ -28,43 +27,7 @@ export interface StartApiOptions {
    * Listening address and shutdown timeout come from here (`PORT`, `HOST`, `SHUTDOWN_TIMEOUT_MS`),
    * and where and how /metrics is served (`METRICS_PORT`, `METRICS_TOKEN`).
    */
-  readonly config: Pick<Config, 'port' | 'host' | 'shutdownTimeoutMs'> &
-    Partial<
-      Pick<
-        Config,
-        | 'metricsPort'
-        | 'metricsToken'
-        | 'rpcMaxBodyBytes'
-        | 'importMaxBodyBytes'
-        | 'httpHeadersTimeoutMs'
-        | 'httpRequestTimeoutMs'
-        | 'httpIdleTimeoutMs'
-        | 'httpBodyTimeoutMs'
-        | 'http2MaxConcurrentStreams'
-        | 'watchMaxDurationMs'
-        | 'watchMaxStreamsPerCaller'
-        | 'consoleEnabled'
-        | 'consoleOidcIssuer'
-        | 'consoleOidcClientId'
-        | 'corsAllowedOrigins'
-        | 'reflectionAllowAnonymous'
-        | 'rateLimitPerCredential'
-        | 'rateLimitResolverPerAddress'
-        | 'rateLimitDownloadsPerAddress'
-        | 'rateLimitAuthFailuresPerAddress'
-        | 'resolverContact'
-        | 'watchSafetyIntervalMs'
-        | 'trustedProxies'
-        | 'controlPlaneHosts'
-        | 'brandDomainDelegatedZones'
-        | 'scanCountryHeader'
-        | 'cachePurgeUrl'
-        | 'resolverLastKnownUnits'
-        | 'scanFloodWindowMs'
-        | 'scanFloodNeverIssuedPerWindow'
-        | 'scanFloodMaxTracked'
-      >
-    >;
+  readonly config: Pick<Config, 'port' | 'host' | 'shutdownTimeoutMs'> & Partial<Config>;
   readonly logger: Logger;
   /** Probes the dependencies for /readyz and the gRPC health Check. */
   readonly readiness: ReadinessProbe;
@@ -118,40 +81,7 @@ export function useCaseAuthenticator(ctx: useCases.UseCaseContext): Authenticato
 export async function startApi(options: StartApiOptions): Promise<RunningApi> {
   const { ctx, config, logger } = options;
   const metrics = options.metrics ?? createMetrics(metricSources(ctx));
-  // Scans of the public resolver, written in batches off the request path.
-  // The scan rules of the process, on each written batch of the resolver and each ingested one.
-  const scanAlerts = useCases.createScanAlerts(ctx, undefined, { onError: (err) => logger.warn({ err }, 'scan alerts not raised') });
-  const raiseAlerts = (batch: readonly RuleScan[]) => {
-    scanAlerts.observe(batch).catch((err: unknown) => logger.warn({ err }, 'scan alerts not raised'));
-  };
-  const scans = useCases.createScanRecorder(ctx, {
-    onError: (err, lost) => logger.warn({ err, lost }, 'scan events not recorded'),
-    onOutcome: (result, count) => metrics.scanEvents.inc({ result }, count),
-    onWritten: (batch) => raiseAlerts(batch.map(useCases.ruleScanOf)),
-    ...(options.scanSpill === undefined ? {} : { spill: options.scanSpill }),
-    flood: {
-      windowMs: config.scanFloodWindowMs ?? defaults.scanFloodWindowMs,
-      unknownPerWindow: config.scanFloodNeverIssuedPerWindow ?? defaults.scanFloodNeverIssuedPerWindow,
-      maxTracked: config.scanFloodMaxTracked ?? defaults.scanFloodMaxTracked,
-    },
-    ...options.scanRecorder,
-  });
-  // The scans spilled while the database was away (by any API process), written once it is back.
-  const replay =
-    options.scanSpill === undefined
-      ? undefined
-      : useCases.replaySpilledScans(ctx, options.scanSpill, {
-          onWritten: (batch) => {
-            metrics.scanEvents.inc(
-              { result: 'replayed' },
-              batch.reduce((sum, scan) => sum + (scan.count ?? 1), 0),
-            );
-            raiseAlerts(batch.map(useCases.ruleScanOf));
-          },
-          onError: (err) => logger.warn({ err }, 'spilled scans not written yet'),
-        });
-  // Every link or brand domain change purges the caching proxy's answers of its GTIN or brand
-  // (CACHE_PURGE_URL); a lost change feed purges all of them, but not the first listen at start.
+  // Every link or brand domain change purges the caching proxy's answers of its GTIN or brand (CACHE_PURGE_URL).
   const purger =
     config.cachePurgeUrl === undefined
       ? undefined
@@ -159,35 +89,19 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
           config.cachePurgeUrl.split(',').map((u) => u.trim()),
           logger,
         );
-  let listenedBefore = false;
-  // Published passports, cached a second at most; a publish anywhere arrives on the link-change
-  // feed (its brand and GTIN), and the brand's cached passports are forgotten at once.
-  const passportReads = useCases.createPassportReads(ctx);
-  // Signs passport credentials and status lists; keys sealed with WEBHOOK_SECRET_KEYS. A GTIN's
-  // change on the feed (a publish among them) signs its model and lot credentials at once, on
-  // every replica, so their requests serve a kept signature.
-  const passportSigner = options.passportSigner ?? useCases.createPassportSigner(ctx);
-  const presign = (brandId: string, gtin: string) => {
-    useCases
-      .presignPassportCredentials(ctx, passportSigner, brandId, gtin)
-      .catch((err: unknown) => logger.warn({ err, brandId, gtin }, 'passport credentials not signed at publish; they are signed on first request'));
-  };
-  const resolver = useCases.createResolver(ctx, {
-    recorder: scans,
-    lastKnown: { maxUnits: config.resolverLastKnownUnits ?? defaults.resolverLastKnownUnits },
-    onLinkChange: (brandId: string, gtin: string | null) => {
-      passportReads.invalidateBrand(brandId);
-      purger?.purge(purgeKeyOf(brandId, gtin));
-      if (gtin !== null) presign(brandId, gtin);
+  const { resolver, scanAlerts, passportReads, passportSigner, closeScans, stopReplay } = useCases.createResolverStack(ctx, {
+    flood: {
+      windowMs: config.scanFloodWindowMs ?? defaults.scanFloodWindowMs,
+      unknownPerWindow: config.scanFloodNeverIssuedPerWindow ?? defaults.scanFloodNeverIssuedPerWindow,
+      maxTracked: config.scanFloodMaxTracked ?? defaults.scanFloodMaxTracked,
     },
-    ...(purger === undefined
-      ? {}
-      : {
-          onLinkReset: () => {
-            if (listenedBefore) purger.purge(allResolverAnswersKey);
-            listenedBefore = true;
-          },
-        }),
+    lastKnownUnits: config.resolverLastKnownUnits ?? defaults.resolverLastKnownUnits,
+    recorder: options.scanRecorder,
+    spill: options.scanSpill,
+    signer: options.passportSigner,
+    purge: purger === undefined ? undefined : (key) => purger.purge(key),
+    onScans: (result, count) => metrics.scanEvents.inc({ result }, count),
+    warn: (fields, message) => logger.warn(fields, message),
   });
   // The client behind the trusted proxies, as the rate limits see it (the flood gate's key), its
   // agent and a trusted proxy's country header: classified and hashed by the recorder, never written.
@@ -202,17 +116,17 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
     passportReads,
     setMintBatchStatusEnabled: options.setMintBatchStatusEnabled ?? false,
     webhooks: options.webhooks ?? { allowLoopback: false },
-    ...(options.downloads === undefined ? {} : { downloads: options.downloads }),
+    ...setOnly({ downloads: options.downloads }),
     reservedHosts: {
       controlPlaneHosts: config.controlPlaneHosts ?? defaults.controlPlaneHosts(ctx.publicBaseUrl),
       delegatedZones: config.brandDomainDelegatedZones ?? defaults.brandDomainDelegatedZones,
     },
-    watch: {
-      ...(config.watchMaxDurationMs === undefined ? {} : { maxDurationMs: config.watchMaxDurationMs }),
-      ...(config.watchMaxStreamsPerCaller === undefined ? {} : { maxStreamsPerCaller: config.watchMaxStreamsPerCaller }),
-      ...(progress === undefined ? {} : { progress }),
-      ...(config.watchSafetyIntervalMs === undefined ? {} : { safetyIntervalMs: config.watchSafetyIntervalMs }),
-    },
+    watch: setOnly({
+      maxDurationMs: config.watchMaxDurationMs,
+      maxStreamsPerCaller: config.watchMaxStreamsPerCaller,
+      progress,
+      safetyIntervalMs: config.watchSafetyIntervalMs,
+    }),
   };
   const services = createServices(connectDeps);
   // The plain HTTP route table; the server adds /healthz and /readyz, other paths go to Connect.
@@ -245,17 +159,19 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
     logger,
     shutdownTimeoutMs: config.shutdownTimeoutMs,
     metrics,
-    ...(config.rpcMaxBodyBytes === undefined ? {} : { rpcMaxBodyBytes: config.rpcMaxBodyBytes }),
-    ...(config.importMaxBodyBytes === undefined ? {} : { importMaxBodyBytes: config.importMaxBodyBytes }),
-    listener: {
-      ...(config.httpHeadersTimeoutMs === undefined ? {} : { headersTimeoutMs: config.httpHeadersTimeoutMs }),
-      ...(config.httpRequestTimeoutMs === undefined ? {} : { requestTimeoutMs: config.httpRequestTimeoutMs }),
-      ...(config.httpIdleTimeoutMs === undefined ? {} : { idleTimeoutMs: config.httpIdleTimeoutMs }),
-      ...(config.httpBodyTimeoutMs === undefined ? {} : { bodyTimeoutMs: config.httpBodyTimeoutMs }),
-      ...(config.http2MaxConcurrentStreams === undefined ? {} : { maxConcurrentStreams: config.http2MaxConcurrentStreams }),
-    },
-    ...(config.corsAllowedOrigins === undefined ? {} : { corsAllowedOrigins: config.corsAllowedOrigins }),
-    ...(config.reflectionAllowAnonymous === undefined ? {} : { reflectionAllowAnonymous: config.reflectionAllowAnonymous }),
+    ...setOnly({
+      rpcMaxBodyBytes: config.rpcMaxBodyBytes,
+      importMaxBodyBytes: config.importMaxBodyBytes,
+      corsAllowedOrigins: config.corsAllowedOrigins,
+      reflectionAllowAnonymous: config.reflectionAllowAnonymous,
+    }),
+    listener: setOnly({
+      headersTimeoutMs: config.httpHeadersTimeoutMs,
+      requestTimeoutMs: config.httpRequestTimeoutMs,
+      idleTimeoutMs: config.httpIdleTimeoutMs,
+      bodyTimeoutMs: config.httpBodyTimeoutMs,
+      maxConcurrentStreams: config.http2MaxConcurrentStreams,
+    }),
     rateLimits: {
       perCredential: config.rateLimitPerCredential ?? defaults.rateLimitPerCredential,
       resolverPerAddress: config.rateLimitResolverPerAddress ?? defaults.rateLimitResolverPerAddress,
@@ -304,8 +220,8 @@ export async function startApi(options: StartApiOptions): Promise<RunningApi> {
       const limitMs = (config.shutdownTimeoutMs ?? defaults.shutdownTimeoutMs) + 5_000;
       await boundedStep('listeners', Promise.all([server.close(), metricsServer?.close()]), limitMs, logger);
       progress?.close();
-      await boundedStep('scan recorder', scans.close(), limitMs, logger);
-      await boundedStep('scan replay', replay?.stop() ?? Promise.resolve(), limitMs, logger);
+      await boundedStep('scan recorder', closeScans(), limitMs, logger);
+      await boundedStep('scan replay', stopReplay(), limitMs, logger);
       await boundedStep('resolver', resolver.close(), limitMs, logger);
       await boundedStep('cache purges', purger?.close() ?? Promise.resolve(), limitMs, logger);
     },

@@ -6,7 +6,7 @@ import { runProductImport } from '@mint/usecases';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { namedOperations } from '../src/v1/rpc.ts';
+import { namedOperations } from '@mint/wire';
 import { send, useV1, workspaceHeaders, type V1Response } from './v1-support.ts';
 
 const { t, ws } = useV1();

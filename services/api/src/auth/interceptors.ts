@@ -17,7 +17,8 @@ import {
 } from '@mint/usecases';
 import { principalKey } from '../context.ts';
 import { credentialsFrom } from './credentials.ts';
-import { operationAccessOf, permissionFor, type AccessOptions } from './permissions.ts';
+import { operationAccessOf } from '@mint/wire';
+import { permissionFor, type AccessOptions } from './permissions.ts';
 
 /** What the auth interceptors check credentials with: the use cases' access rule bound to a use-case context. */
 export interface Authenticator {

@@ -14,7 +14,8 @@ import {
 import type { Permission } from '@mint/domain';
 import { describe, expect, it } from 'vitest';
 import { Health } from '@mint/http';
-import { contractServices, declaredPermission, partnerAccessOf, permissionFor, rpcPermissions } from './permissions.ts';
+import { contractServices, declaredPermission, partnerAccessOf, rpcPermissions } from '@mint/wire';
+import { permissionFor } from './permissions.ts';
 
 const protectedServices = [MintService, CatalogService, ResolverService, WebhookService, ScanService, PassportService, WorkspaceService, PartnerService];
 

@@ -2,15 +2,11 @@
 
 import type { ServiceImpl } from '@connectrpc/connect';
 import type { AccountService } from '@mint/contract';
-import type * as UseCases from '@mint/usecases';
 import type { HandlerDeps } from '../context.ts';
 import { authenticatedOf } from '../auth/interceptors.ts';
 
-/** The use cases AccountService calls. */
-export type AccountUseCases = Pick<typeof UseCases, 'listMyMemberships'>;
-
 /** What the AccountService handlers need. */
-export type AccountServiceDeps = HandlerDeps<AccountUseCases>;
+export type AccountServiceDeps = HandlerDeps;
 
 /** The AccountService implementation, acting for the call's verified session alone. */
 export function createAccountServiceHandlers(deps: AccountServiceDeps): ServiceImpl<typeof AccountService> {

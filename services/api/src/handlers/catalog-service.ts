@@ -1,27 +1,18 @@
 // CatalogService handlers: products, production batches and product CSV imports.
 
 import type { ServiceImpl } from '@connectrpc/connect';
-import type { CatalogService } from '@mint/contract';
-import { decodeCursor, encodeCursor } from '@mint/domain';
-import type * as UseCases from '@mint/usecases';
+import { CatalogService } from '@mint/contract';
 import { principalOf, type HandlerDeps } from '../context.ts';
-import { commercialStatus, mintReadinessStatus, orNull, orUnset, productionBatchStatus, toTimestamp, toWireImport, toWireProduct } from './wire.ts';
-
-/** The use cases CatalogService calls. */
-export type CatalogUseCases = Pick<
-  typeof UseCases,
-  'upsertProduct' | 'getProduct' | 'listProducts' | 'upsertProductionBatch' | 'startProductImport' | 'getProductImport'
->;
+import { cursorOf, fromViews, pageOf } from './views.ts';
+import { commercialStatus, mintReadinessStatus, orNull, productionBatchStatus } from '@mint/wire';
 
 /** What the CatalogService handlers need. */
-export type CatalogServiceDeps = HandlerDeps<CatalogUseCases>;
-
-/** A product as the use cases return it. */
+export type CatalogServiceDeps = HandlerDeps;
 
 /** The CatalogService implementation; imports are stored by StartProductImport and processed by the executor. */
 export function createCatalogServiceHandlers(deps: CatalogServiceDeps): ServiceImpl<typeof CatalogService> {
   const { ctx, useCases } = deps;
-  return {
+  return fromViews(CatalogService, {
     async upsertProduct(req, context) {
       const actor = { id: principalOf(context).actorId };
       const { product, created } = await useCases.upsertProduct(ctx, actor, {
@@ -33,22 +24,16 @@ export function createCatalogServiceHandlers(deps: CatalogServiceDeps): ServiceI
         mintReadinessStatus: mintReadinessStatus.toDomain(req.mintReadinessStatus, 'mint_readiness_status'),
         passportUrl: orNull(req.passportUrl),
       });
-      return { ok: true, product: toWireProduct(product), created };
+      return { ok: true, product, created };
     },
 
     async getProduct(req) {
-      return { ok: true, product: toWireProduct(await useCases.getProduct(ctx, req.brandId, req.productId)) };
+      return { ok: true, product: await useCases.getProduct(ctx, req.brandId, req.productId) };
     },
 
     async listProducts(req) {
-      const cursor = req.cursor === undefined || req.cursor === '' ? null : decodeCursor(req.cursor, 'cursor');
-      const page = await useCases.listProducts(ctx, req.brandId, { limit: orNull(req.limit), cursor });
-      return {
-        ok: true,
-        products: page.items.map(toWireProduct),
-        hasMore: page.hasMore,
-        nextCursor: page.next === null ? undefined : encodeCursor(page.next),
-      };
+      const page = await useCases.listProducts(ctx, req.brandId, { limit: orNull(req.limit), cursor: cursorOf(req.cursor) });
+      return { ok: true, ...pageOf('products', page) };
     },
 
     async upsertProductionBatch(req, context) {
@@ -60,29 +45,16 @@ export function createCatalogServiceHandlers(deps: CatalogServiceDeps): ServiceI
         status: productionBatchStatus.toDomain(req.status, 'status'),
         quantity: orNull(req.quantity),
       });
-      return {
-        ok: true,
-        productionBatch: {
-          id: batch.id,
-          brandId: batch.brandId,
-          productId: batch.productId,
-          code: batch.code,
-          status: productionBatchStatus.toWire(batch.status),
-          quantity: orUnset(batch.quantity),
-          createdAt: toTimestamp(batch.createdAt),
-          updatedAt: toTimestamp(batch.updatedAt),
-        },
-        created,
-      };
+      return { ok: true, productionBatch: batch, created };
     },
 
     async startProductImport(req, context) {
       const view = await useCases.startProductImport(ctx, { id: principalOf(context).actorId }, req.brandId, req.csv);
-      return { ok: true, import: toWireImport(view) };
+      return { ok: true, import: view };
     },
 
     async getProductImport(req) {
-      return { ok: true, import: toWireImport(await useCases.getProductImport(ctx, req.brandId, req.importId)) };
+      return { ok: true, import: await useCases.getProductImport(ctx, req.brandId, req.importId) };
     },
-  };
+  });
 }

@@ -2,19 +2,12 @@
 // result. No rules live here; errors are thrown and mapped by the error interceptor.
 
 import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
-import type { PartnerService } from '@mint/contract';
-import type * as UseCases from '@mint/usecases';
+import { PartnerService } from '@mint/contract';
 import { principalOf, type HandlerDeps } from '../context.ts';
-import { orUnset, toTimestamp, toWireMove } from './wire.ts';
-
-/** The use cases PartnerService calls. */
-export type PartnerUseCases = Pick<
-  typeof UseCases,
-  'createPartner' | 'grantPartnerKey' | 'listPartners' | 'revokePartnerKey' | 'allocateSerials' | 'returnUnusedSerials' | 'getPartnerAllocation'
->;
+import { fromViews } from './views.ts';
 
 /** What the PartnerService handlers need. */
-export type PartnerServiceDeps = HandlerDeps<PartnerUseCases>;
+export type PartnerServiceDeps = HandlerDeps;
 
 /** The PartnerService implementation. */
 export function createPartnerServiceHandlers(deps: PartnerServiceDeps): ServiceImpl<typeof PartnerService> {
@@ -24,7 +17,7 @@ export function createPartnerServiceHandlers(deps: PartnerServiceDeps): ServiceI
     const p = principalOf(context);
     return { apiKeyId: p.apiKeyId, partnerId: p.partnerId };
   };
-  return {
+  return fromViews(PartnerService, {
     async createPartner(req, context) {
       const { partnerId } = await useCases.createPartner(ctx, actorOf(context), { brandId: req.brandId, name: req.name });
       return { ok: true, partnerId };
@@ -45,25 +38,7 @@ export function createPartnerServiceHandlers(deps: PartnerServiceDeps): ServiceI
 
     async listPartners(req) {
       const partners = await useCases.listPartners(ctx, req.brandId);
-      return {
-        ok: true,
-        partners: partners.map((p) => ({
-          partnerId: p.id,
-          name: p.name,
-          createdAt: toTimestamp(p.createdAt),
-          keys: p.keys.map((k) => ({
-            keyId: k.keyId,
-            name: k.name,
-            prefix: k.prefix,
-            productId: orUnset(k.productId),
-            mintBatchId: orUnset(k.mintBatchId),
-            quota: k.quota,
-            allocated: k.allocated,
-            createdAt: toTimestamp(k.createdAt),
-            revokedAt: k.revokedAt === null ? undefined : toTimestamp(k.revokedAt),
-          })),
-        })),
-      };
+      return { ok: true, partners: partners.map((p) => ({ ...p, partnerId: p.id })) };
     },
 
     async revokePartnerKey(req) {
@@ -73,13 +48,7 @@ export function createPartnerServiceHandlers(deps: PartnerServiceDeps): ServiceI
 
     async allocateSerials(req, context) {
       const a = await useCases.allocateSerials(ctx, partnerOf(context), { brandId: req.brandId, quantity: req.quantity, idempotencyKey: req.idempotencyKey });
-      return {
-        ok: true,
-        requestId: a.requestId,
-        quotaLeft: a.quotaLeft,
-        replayed: a.replayed,
-        serials: a.units.map((u) => ({ serial: u.serial, mintBatchId: u.mintBatchId, seq: u.seq, url: u.epc })),
-      };
+      return { ...a, ok: true, serials: a.units.map((u) => ({ ...u, url: u.epc })) };
     },
 
     async returnUnusedSerials(req, context) {
@@ -89,21 +58,12 @@ export function createPartnerServiceHandlers(deps: PartnerServiceDeps): ServiceI
         { id: p.actorId, partnerId: p.partnerId },
         { brandId: req.brandId, idempotencyKey: req.idempotencyKey },
       );
-      return { ok: true, move: toWireMove(move) };
+      return { ok: true, move };
     },
 
     async getPartnerAllocation(req, context) {
       const g = await useCases.getPartnerAllocation(ctx, partnerOf(context), req.brandId);
-      return {
-        ok: true,
-        partnerId: g.partnerId,
-        partnerName: g.partnerName,
-        keyId: g.keyId,
-        productId: orUnset(g.productId),
-        mintBatchId: orUnset(g.mintBatchId),
-        quota: g.quota,
-        allocated: g.allocated,
-      };
+      return { ...g, ok: true };
     },
-  };
+  });
 }

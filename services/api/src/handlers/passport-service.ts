@@ -1,58 +1,18 @@
 // PassportService handlers: a product's passport at the model, lot or unit level (drafts,
 // immutable versions, a JSON import) and the credentials that read its restricted sections.
 
-import type { JsonObject, MessageInitShape } from '@bufbuild/protobuf';
 import type { ServiceImpl } from '@connectrpc/connect';
-import type { PassportAccessKeySchema, PassportService, PassportVersionSchema } from '@mint/contract';
+import { PassportService } from '@mint/contract';
 import type * as UseCases from '@mint/usecases';
 import { principalOf, type HandlerDeps } from '../context.ts';
-import { dateOrNull, orNull, orUnset, passportAccessClass, passportLevel, toTimestamp } from './wire.ts';
-
-/** The use cases PassportService calls. */
-export type PassportUseCases = Pick<
-  typeof UseCases,
-  | 'getPassport'
-  | 'updatePassportDraft'
-  | 'publishPassport'
-  | 'listPassportVersions'
-  | 'getPassportVersion'
-  | 'importPassports'
-  | 'issuePassportAccessKey'
-  | 'revokePassportAccessKey'
-  | 'listPassportAccessKeysOf'
-  | 'setPassportStyle'
->;
+import { fromViews } from './views.ts';
+import { dateOrNull, orNull, passportAccessClass } from '@mint/wire';
 
 /** What the PassportService handlers need. */
-export interface PassportServiceDeps extends HandlerDeps<PassportUseCases> {
+export interface PassportServiceDeps extends HandlerDeps {
   /** The resolver's cached passports of this process, forgotten for a product on its publish. */
   readonly passportReads?: UseCases.PassportReads;
 }
-
-/** A version on the wire. */
-const versionToWire = (v: UseCases.PassportVersionView): MessageInitShape<typeof PassportVersionSchema> => ({
-  id: v.id,
-  productId: v.productId,
-  level: passportLevel.toWire(v.level),
-  lot: v.lot,
-  serial: v.serial,
-  version: v.version,
-  content: v.content as JsonObject,
-  sha256: v.sha256,
-  publishedBy: v.publishedBy,
-  publishedAt: toTimestamp(v.publishedAt),
-  predecessorId: orUnset(v.predecessorId),
-});
-
-/** A credential on the wire (never its key). */
-const keyToWire = (k: UseCases.PassportAccessKeyView): MessageInitShape<typeof PassportAccessKeySchema> => ({
-  id: k.id,
-  name: k.name,
-  accessClass: passportAccessClass.toWire(k.accessClass),
-  expiresAt: toTimestamp(k.expiresAt),
-  revokedAt: k.revokedAt === null ? undefined : toTimestamp(k.revokedAt),
-  createdAt: toTimestamp(k.createdAt),
-});
 
 /** A level's key as the use cases take it. */
 const keyOf = (req: { brandId: string; productId: string; lot?: string | undefined; serial?: string | undefined }): UseCases.PassportKeyInput => ({
@@ -65,23 +25,9 @@ const keyOf = (req: { brandId: string; productId: string; lot?: string | undefin
 /** The PassportService implementation. */
 export function createPassportServiceHandlers(deps: PassportServiceDeps): ServiceImpl<typeof PassportService> {
   const { ctx, useCases, passportReads } = deps;
-  return {
+  return fromViews(PassportService, {
     async getPassport(req) {
-      const view = await useCases.getPassport(ctx, keyOf(req));
-      return {
-        ok: true,
-        level: passportLevel.toWire(view.level),
-        draft:
-          view.draft === null
-            ? undefined
-            : {
-                content: view.draft.content as JsonObject,
-                revision: view.draft.revision,
-                updatedBy: view.draft.updatedBy,
-                updatedAt: toTimestamp(view.draft.updatedAt),
-              },
-        latest: view.latest === null ? undefined : versionToWire(view.latest),
-      };
+      return { ...(await useCases.getPassport(ctx, keyOf(req))), ok: true };
     },
 
     async updatePassportDraft(req, context) {
@@ -94,10 +40,7 @@ export function createPassportServiceHandlers(deps: PassportServiceDeps): Servic
           expectedRevision: orNull(req.expectedRevision),
         },
       );
-      return {
-        ok: true,
-        draft: { content: draft.content as JsonObject, revision: draft.revision, updatedBy: draft.updatedBy, updatedAt: toTimestamp(draft.updatedAt) },
-      };
+      return { ok: true, draft };
     },
 
     async publishPassport(req, context) {
@@ -107,16 +50,16 @@ export function createPassportServiceHandlers(deps: PassportServiceDeps): Servic
         { ...keyOf(req), expectedRevision: orNull(req.expectedRevision) },
       );
       passportReads?.invalidate(req.brandId, req.productId);
-      return { ok: true, version: versionToWire(outcome.version), published: outcome.published };
+      return { ...outcome, ok: true };
     },
 
     async listPassportVersions(req) {
       const page = await useCases.listPassportVersions(ctx, { ...keyOf(req), limit: orNull(req.limit), before: orNull(req.before) });
-      return { ok: true, versions: page.versions.map(versionToWire), nextBefore: orUnset(page.nextBefore) };
+      return { ...page, ok: true };
     },
 
     async getPassportVersion(req) {
-      return { ok: true, version: versionToWire(await useCases.getPassportVersion(ctx, { ...keyOf(req), version: req.version })) };
+      return { ok: true, version: await useCases.getPassportVersion(ctx, { ...keyOf(req), version: req.version }) };
     },
 
     async importPassports(req, context) {
@@ -135,7 +78,7 @@ export function createPassportServiceHandlers(deps: PassportServiceDeps): Servic
           })),
         },
       );
-      return { ok: true, drafts: outcome.drafts, published: outcome.published };
+      return { ...outcome, ok: true };
     },
 
     async issuePassportAccessKey(req, context) {
@@ -149,16 +92,12 @@ export function createPassportServiceHandlers(deps: PassportServiceDeps): Servic
           expiresAt: dateOrNull(req.expiresAt),
         },
       );
-      return { ok: true, key: issued.key, credential: keyToWire(issued.credential) };
+      return { ...issued, ok: true };
     },
 
     async revokePassportAccessKey(req, context) {
-      return {
-        ok: true,
-        credential: keyToWire(
-          await useCases.revokePassportAccessKey(ctx, { id: principalOf(context).actorId }, { brandId: req.brandId, id: req.credentialId }),
-        ),
-      };
+      const credential = await useCases.revokePassportAccessKey(ctx, { id: principalOf(context).actorId }, { brandId: req.brandId, id: req.credentialId });
+      return { ok: true, credential };
     },
 
     async setPassportStyle(req, context) {
@@ -171,11 +110,11 @@ export function createPassportServiceHandlers(deps: PassportServiceDeps): Servic
           colour: req.colour === '' ? null : req.colour,
         },
       );
-      return { ok: true, logoUrl: style.logoUrl ?? '', colour: style.colour ?? '' };
+      return { ...style, ok: true };
     },
 
     async listPassportAccessKeys(req) {
-      return { ok: true, credentials: (await useCases.listPassportAccessKeysOf(ctx, req.brandId)).map(keyToWire) };
+      return { ok: true, credentials: await useCases.listPassportAccessKeysOf(ctx, req.brandId) };
     },
-  };
+  });
 }

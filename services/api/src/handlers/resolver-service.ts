@@ -1,21 +1,15 @@
 // ResolverService handlers: the public resolver's links (upsert, list, delete, replace a level, CSV import) and the brand's own resolver domain.
 
-import type { MessageInitShape } from '@bufbuild/protobuf';
 import type { ServiceImpl } from '@connectrpc/connect';
-import { LinkLevel, type ResolverService, type ResolverLinkSchema } from '@mint/contract';
-import { decodeCursor, encodeCursor, gs1LinkTypeUri, type ReservedHosts } from '@mint/domain';
+import { LinkLevel, ResolverService } from '@mint/contract';
+import { gs1LinkTypeUri, type ReservedHosts } from '@mint/domain';
 import type * as UseCases from '@mint/usecases';
 import { principalOf, type HandlerDeps } from '../context.ts';
-import { linkLevel, orNull, orUnset, toTimestamp, toWireImport } from './wire.ts';
-
-/** The use cases ResolverService calls. */
-export type ResolverUseCases = Pick<
-  typeof UseCases,
-  'upsertLink' | 'listLinks' | 'deleteLink' | 'replaceLinks' | 'startLinkImport' | 'getLinkImport' | 'setBrandResolverDomain'
->;
+import { cursorOf, fromViews, pageOf } from './views.ts';
+import { linkLevel, orNull } from '@mint/wire';
 
 /** What the ResolverService handlers need. */
-export interface ResolverServiceDeps extends HandlerDeps<ResolverUseCases> {
+export interface ResolverServiceDeps extends HandlerDeps {
   /** Hosts no brand may claim as its resolver domain (`CONTROL_PLANE_HOSTS`, `BRAND_DOMAIN_DELEGATED_ZONES`); only the public host when absent. */
   readonly reservedHosts?: ReservedHosts;
 }
@@ -23,7 +17,7 @@ export interface ResolverServiceDeps extends HandlerDeps<ResolverUseCases> {
 /** The ResolverService implementation; link imports are stored by StartLinkImport and processed by the executor. */
 export function createResolverServiceHandlers(deps: ResolverServiceDeps): ServiceImpl<typeof ResolverService> {
   const { ctx, useCases } = deps;
-  return {
+  return fromViews(ResolverService, {
     async upsertLink(req, context) {
       const { link, created } = await useCases.upsertLink(
         ctx,
@@ -43,18 +37,17 @@ export function createResolverServiceHandlers(deps: ResolverServiceDeps): Servic
           isDefault: req.isDefault,
         },
       );
-      return { ok: true, link: toWireLink(link), created };
+      return { ok: true, link: linkView(link), created };
     },
 
     async listLinks(req) {
-      const cursor = req.cursor === undefined || req.cursor === '' ? null : decodeCursor(req.cursor, 'cursor');
       const page = await useCases.listLinks(ctx, req.brandId, {
         level: req.level === LinkLevel.UNSPECIFIED ? null : linkLevel.toDomain(req.level, 'level'),
         gtin: orNull(req.gtin),
         limit: orNull(req.limit),
-        cursor,
+        cursor: cursorOf(req.cursor),
       });
-      return { ok: true, links: page.items.map(toWireLink), hasMore: page.hasMore, nextCursor: page.next === null ? undefined : encodeCursor(page.next) };
+      return { ok: true, ...pageOf('links', { ...page, items: page.items.map(linkView) }) };
     },
 
     async deleteLink(req, context) {
@@ -83,15 +76,15 @@ export function createResolverServiceHandlers(deps: ResolverServiceDeps): Servic
           })),
         },
       );
-      return { ok: true, links: links.map(toWireLink) };
+      return { ok: true, links: links.map(linkView) };
     },
 
     async startLinkImport(req, context) {
-      return { ok: true, import: toWireImport(await useCases.startLinkImport(ctx, { id: principalOf(context).actorId }, req.brandId, req.csv)) };
+      return { ok: true, import: await useCases.startLinkImport(ctx, { id: principalOf(context).actorId }, req.brandId, req.csv) };
     },
 
     async getLinkImport(req) {
-      return { ok: true, import: toWireImport(await useCases.getLinkImport(ctx, req.brandId, req.importId)) };
+      return { ok: true, import: await useCases.getLinkImport(ctx, req.brandId, req.importId) };
     },
 
     async setBrandResolverDomain(req, context) {
@@ -101,29 +94,20 @@ export function createResolverServiceHandlers(deps: ResolverServiceDeps): Servic
         { brandId: req.brandId, domain: req.domain },
         deps.reservedHosts,
       );
-      return { ok: true, domain: orUnset(view.domain), resolverBaseUrl: view.resolverBaseUrl, changed: view.changed };
+      return { ...view, ok: true };
     },
-  };
+  });
 }
 
-function toWireLink(link: UseCases.LinkView): MessageInitShape<typeof ResolverLinkSchema> {
+/** A link as the wire shows it: its scope's level, GTIN and lot or serial, and its link type's URI. */
+function linkView(link: UseCases.LinkView) {
   const { level, gtin, qualifier } = link.scope;
   return {
-    id: link.id,
-    brandId: link.brandId,
-    level: linkLevel.toWire(level),
-    gtin: gtin === '' ? undefined : gtin,
-    lot: level === 'lot' ? qualifier : undefined,
-    serial: level === 'serial' ? qualifier : undefined,
+    ...link,
+    level,
+    gtin: gtin === '' ? null : gtin,
+    lot: level === 'lot' ? qualifier : null,
+    serial: level === 'serial' ? qualifier : null,
     linkType: gs1LinkTypeUri(link.linkType),
-    href: link.href,
-    title: link.title,
-    hreflang: [...link.hreflang],
-    mediaType: orUnset(link.mediaType),
-    context: [...link.context],
-    fwqs: link.fwqs,
-    isDefault: link.isDefault,
-    createdAt: toTimestamp(link.createdAt),
-    updatedAt: toTimestamp(link.updatedAt),
   };
 }

@@ -2,43 +2,22 @@
 // brand's alert settings and the clearing of a suspect unit.
 
 import type { ServiceImpl } from '@connectrpc/connect';
-import { ScanClientClass, type ScanService, ScanStatsOrder } from '@mint/contract';
-import type { ClientClass, ScanAlertSettings } from '@mint/domain';
+import { ScanClientClass, ScanService, ScanStatsOrder } from '@mint/contract';
 import type * as UseCases from '@mint/usecases';
 import { principalOf, type HandlerDeps } from '../context.ts';
-import { dateOrNull, orNull, orUnset, scanClientClass, scanGroupBy, toTimestamp } from './wire.ts';
-
-/** The use cases ScanService calls. */
-export type ScanUseCases = Pick<
-  typeof UseCases,
-  'recordScanEvents' | 'getScanStats' | 'getUnitScans' | 'getScanAlertSettings' | 'updateScanAlertSettings' | 'clearSuspectUnit'
->;
+import { fromViews } from './views.ts';
+import { dateOrNull, orNull, scanClientClass, scanGroupBy } from '@mint/wire';
 
 /** What the ScanService handlers need. */
-export interface ScanServiceDeps extends HandlerDeps<ScanUseCases> {
+export interface ScanServiceDeps extends HandlerDeps {
   /** The process's scan rules, fed with each ingested batch; none when absent. */
   readonly scanAlerts?: UseCases.ScanAlerts;
 }
 
-/** The client class of a stored row as the wire's enum (unspecified for rows written before classes were kept). */
-const classToWire = (value: string | null): ScanClientClass => (value === null ? ScanClientClass.UNSPECIFIED : scanClientClass.toWire(value as ClientClass));
-
-/** Settings as the wire shows them. */
-const settingsToWire = (s: ScanAlertSettings) => ({
-  neverIssued: s.neverIssued,
-  withdrawn: s.withdrawn,
-  clone: s.clone,
-  burst: s.burst,
-  cloneWindowHours: s.cloneWindowHours,
-  cloneVisitorsPerDay: s.cloneVisitorsPerDay,
-  alertsPerMinute: s.alertsPerMinute,
-  withdrawnIgnored: [...s.withdrawnIgnored],
-});
-
 /** The ScanService implementation. */
 export function createScanServiceHandlers(deps: ScanServiceDeps): ServiceImpl<typeof ScanService> {
   const { ctx, useCases, scanAlerts } = deps;
-  return {
+  return fromViews(ScanService, {
     async recordScanEvents(req) {
       const outcome = await useCases.recordScanEvents(
         ctx,
@@ -63,7 +42,7 @@ export function createScanServiceHandlers(deps: ScanServiceDeps): ServiceImpl<ty
         },
         scanAlerts,
       );
-      return { ok: true, accepted: outcome.accepted, rejected: outcome.rejected.map((r) => ({ ...r })), replayed: outcome.replayed };
+      return { ...outcome, ok: true };
     },
 
     async getScanStats(req) {
@@ -86,15 +65,8 @@ export function createScanServiceHandlers(deps: ScanServiceDeps): ServiceImpl<ty
       return {
         ok: true,
         hasMore: page.hasMore,
-        nextCursor: orUnset(page.next),
-        groups: page.groups.map((g) => ({
-          key: g.key,
-          scans: BigInt(g.scans),
-          neverIssued: BigInt(g.neverIssued),
-          visitors: BigInt(g.visitors),
-          firstScanAt: toTimestamp(g.firstAt),
-          lastScanAt: toTimestamp(g.lastAt),
-        })),
+        nextCursor: page.next,
+        groups: page.groups.map((g) => ({ ...g, firstScanAt: g.firstAt, lastScanAt: g.lastAt })),
       };
     },
 
@@ -106,30 +78,11 @@ export function createScanServiceHandlers(deps: ScanServiceDeps): ServiceImpl<ty
         limit: orNull(req.limit),
         cursor: orNull(req.cursor),
       });
-      return {
-        ok: true,
-        total: BigInt(page.total),
-        countries: [...page.countries],
-        hasMore: page.hasMore,
-        nextCursor: orUnset(page.next),
-        firstScanAt: page.firstAt === null ? undefined : toTimestamp(page.firstAt),
-        lastScanAt: page.lastAt === null ? undefined : toTimestamp(page.lastAt),
-        scans: page.scans.map((s) => ({
-          scannedAt: toTimestamp(s.scannedAt),
-          outcome: s.outcome,
-          representation: s.representation,
-          linkType: orUnset(s.linkType),
-          unitStatus: orUnset(s.unitStatus),
-          country: orUnset(s.country),
-          clientClass: classToWire(s.clientClass),
-          scans: s.scans,
-          source: s.source,
-        })),
-      };
+      return { ...page, ok: true, nextCursor: page.next, firstScanAt: page.firstAt, lastScanAt: page.lastAt };
     },
 
     async getScanAlertSettings(req) {
-      return { ok: true, settings: settingsToWire(await useCases.getScanAlertSettings(ctx, req.brandId)) };
+      return { ok: true, settings: await useCases.getScanAlertSettings(ctx, req.brandId) };
     },
 
     async updateScanAlertSettings(req, context) {
@@ -151,7 +104,7 @@ export function createScanServiceHandlers(deps: ScanServiceDeps): ServiceImpl<ty
         },
         scanAlerts,
       );
-      return { ok: true, settings: settingsToWire(settings) };
+      return { ok: true, settings };
     },
 
     async clearSuspectUnit(req, context) {
@@ -165,7 +118,7 @@ export function createScanServiceHandlers(deps: ScanServiceDeps): ServiceImpl<ty
           reason: req.reason,
         },
       );
-      return { ok: true, cleared: outcome.cleared, rule: orUnset(outcome.rule), since: outcome.since === null ? undefined : toTimestamp(outcome.since) };
+      return { ...outcome, ok: true };
     },
-  };
+  });
 }

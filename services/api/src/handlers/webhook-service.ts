@@ -1,27 +1,14 @@
 // WebhookService handlers: a brand's webhook endpoints, their secrets and deliveries.
 
-import type { MessageInitShape } from '@bufbuild/protobuf';
 import type { ServiceImpl } from '@connectrpc/connect';
-import type { WebhookService, WebhookDeliverySchema, WebhookEndpointSchema } from '@mint/contract';
-import { decodeCursor, encodeCursor } from '@mint/domain';
+import { WebhookService } from '@mint/contract';
 import type * as UseCases from '@mint/usecases';
 import { principalOf, type HandlerDeps } from '../context.ts';
-import { deliveryStatus, orNull, orUnset, toTimestamp } from './wire.ts';
-
-/** The use cases WebhookService calls. */
-export type WebhookUseCases = Pick<
-  typeof UseCases,
-  | 'createWebhookEndpoint'
-  | 'listWebhookEndpointsOf'
-  | 'updateWebhookEndpointOf'
-  | 'deleteWebhookEndpointOf'
-  | 'rotateWebhookSecret'
-  | 'listWebhookDeliveriesOf'
-  | 'redeliverWebhook'
->;
+import { cursorOf, fromViews, pageOf } from './views.ts';
+import { orNull } from '@mint/wire';
 
 /** What the WebhookService handlers need. */
-export interface WebhookServiceDeps extends HandlerDeps<WebhookUseCases> {
+export interface WebhookServiceDeps extends HandlerDeps {
   /** Endpoint URL rules (`WEBHOOK_ALLOW_LOOPBACK`). */
   readonly webhooks: UseCases.WebhookSettings;
 }
@@ -29,7 +16,7 @@ export interface WebhookServiceDeps extends HandlerDeps<WebhookUseCases> {
 /** The WebhookService implementation; deliveries are sent by the executor. */
 export function createWebhookServiceHandlers(deps: WebhookServiceDeps): ServiceImpl<typeof WebhookService> {
   const { ctx, useCases, webhooks } = deps;
-  return {
+  return fromViews(WebhookService, {
     async createWebhookEndpoint(req, context) {
       const { endpoint, secret } = await useCases.createWebhookEndpoint(ctx, { id: principalOf(context).actorId }, webhooks, {
         brandId: req.brandId,
@@ -37,18 +24,12 @@ export function createWebhookServiceHandlers(deps: WebhookServiceDeps): ServiceI
         eventTypes: req.eventTypes,
         description: req.description,
       });
-      return { ok: true, endpoint: toWireEndpoint(endpoint), secret };
+      return { ok: true, endpoint: endpoint, secret };
     },
 
     async listWebhookEndpoints(req) {
-      const cursor = req.cursor === undefined || req.cursor === '' ? null : decodeCursor(req.cursor, 'cursor');
-      const page = await useCases.listWebhookEndpointsOf(ctx, req.brandId, { limit: orNull(req.limit), cursor });
-      return {
-        ok: true,
-        endpoints: page.items.map(toWireEndpoint),
-        hasMore: page.hasMore,
-        nextCursor: page.next === null ? undefined : encodeCursor(page.next),
-      };
+      const page = await useCases.listWebhookEndpointsOf(ctx, req.brandId, { limit: orNull(req.limit), cursor: cursorOf(req.cursor) });
+      return { ok: true, ...pageOf('endpoints', page) };
     },
 
     async updateWebhookEndpoint(req, context) {
@@ -60,7 +41,7 @@ export function createWebhookServiceHandlers(deps: WebhookServiceDeps): ServiceI
         enabled: req.enabled,
         eventTypes: req.replaceEventTypes || req.eventTypes.length > 0 ? req.eventTypes : undefined,
       });
-      return { ok: true, endpoint: toWireEndpoint(endpoint) };
+      return { ok: true, endpoint: endpoint };
     },
 
     async deleteWebhookEndpoint(req, context) {
@@ -70,55 +51,17 @@ export function createWebhookServiceHandlers(deps: WebhookServiceDeps): ServiceI
 
     async rotateWebhookSecret(req, context) {
       const { endpoint, secret } = await useCases.rotateWebhookSecret(ctx, { id: principalOf(context).actorId }, req.brandId, req.endpointId);
-      return { ok: true, endpoint: toWireEndpoint(endpoint), secret };
+      return { ok: true, endpoint: endpoint, secret };
     },
 
     async listWebhookDeliveries(req) {
-      const cursor = req.cursor === undefined || req.cursor === '' ? null : decodeCursor(req.cursor, 'cursor');
-      const page = await useCases.listWebhookDeliveriesOf(ctx, req.brandId, req.endpointId, { limit: orNull(req.limit), cursor });
-      return {
-        ok: true,
-        deliveries: page.items.map(
-          (d): MessageInitShape<typeof WebhookDeliverySchema> => ({
-            id: d.id,
-            endpointId: d.endpointId,
-            eventId: d.eventId,
-            eventType: d.eventType,
-            status: deliveryStatus.toWire(d.status),
-            attempts: d.attempts,
-            nextAttemptAt: toTimestamp(d.nextAttemptAt),
-            lastResponseCode: orUnset(d.lastStatusCode),
-            lastDurationMs: orUnset(d.lastDurationMs),
-            lastError: orUnset(d.lastError),
-            deliveredAt: d.deliveredAt === null ? undefined : toTimestamp(d.deliveredAt),
-            createdAt: toTimestamp(d.createdAt),
-          }),
-        ),
-        hasMore: page.hasMore,
-        nextCursor: page.next === null ? undefined : encodeCursor(page.next),
-      };
+      const page = await useCases.listWebhookDeliveriesOf(ctx, req.brandId, req.endpointId, { limit: orNull(req.limit), cursor: cursorOf(req.cursor) });
+      return { ok: true, ...pageOf('deliveries', { ...page, items: page.items.map((d) => ({ ...d, lastResponseCode: d.lastStatusCode })) }) };
     },
 
     async redeliverWebhook(req) {
       await useCases.redeliverWebhook(ctx, req.brandId, req.deliveryId);
       return { ok: true };
     },
-  };
-}
-
-function toWireEndpoint(e: UseCases.WebhookEndpointView): MessageInitShape<typeof WebhookEndpointSchema> {
-  return {
-    id: e.id,
-    brandId: e.brandId,
-    url: e.url,
-    description: e.description,
-    eventTypes: [...e.eventTypes],
-    enabled: e.enabled,
-    disabledReason: orUnset(e.disabledReason),
-    previousSecretExpiresAt: e.previousSecretExpiresAt === null ? undefined : toTimestamp(e.previousSecretExpiresAt),
-    consecutiveFailures: e.consecutiveFailures,
-    pausedUntil: e.pausedUntil === null ? undefined : toTimestamp(e.pausedUntil),
-    createdAt: toTimestamp(e.createdAt),
-    updatedAt: toTimestamp(e.updatedAt),
-  };
+  });
 }

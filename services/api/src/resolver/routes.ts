@@ -1,578 +1,55 @@
-// The public resolver: GET/HEAD/OPTIONS of every path under /r/ (GS1 Digital Links of a brand,
-// compressed ones, /r/{slug}/u/{token}, and Digital Links directly under the root /r), and the
-// resolver description file at
-// /.well-known/gs1resolver. No authentication; the tenant is validated by the use case. Transport
-// only: parsing, link types, negotiation and the links live in the domain, the lookups in the use
-// cases.
+// The public resolver's HTTP binding: GET/HEAD/OPTIONS of every path under /r/ (GS1 Digital Links
+// of a brand, compressed ones, /r/{slug}/u/{token}, and Digital Links directly under the root /r),
+// of a brand's own resolver domain, the resolver description file at /.well-known/gs1resolver and
+// the passport issuer's files. No authentication; the tenant is validated by the use case.
+// Transport only: which answer a request gets is decided by the use cases' resolver answers
+// (parsing, link types and negotiation in the domain), written here.
 
 import {
-  acceptedLanguages,
-  acceptedMediaTypes,
-  edgeCacheControl,
-  encodeEdgeScan,
-  surrogateKeysOf,
   brandDomainBaseUrl,
+  didWebOf,
   normalizeHost,
-  forwardQuery,
-  gs1LinksetContext,
-  linksetOf,
-  negotiate,
-  parseResolverRequest,
-  readLinkType,
-  resolutionStatus,
+  passportStatusListUrl,
+  passportStatusPath,
   resolverDescription,
   resolverPrefix,
-  resolverRootPathOf,
-  type LinkPreferences,
-  type LinkTypeRequest,
-  type ParsedResolverRequest,
-  type Representation,
-  type ResolutionOutcome,
   type ScanClient,
-  didWebOf,
-  gs1VocabularyNamespace,
-  identityPassportCredential,
-  passportStatusPath,
-  passportStatusListUrl,
 } from '@mint/domain';
-import type { PassportReader, PassportReads, PassportSigner, PublishedPassport, Resolution, Resolver } from '@mint/usecases';
-import { methodNotAllowedMessage, send as sendBody, sendEmpty, type ErrorWriter, type HttpRequest, type HttpResponse, type Route } from '@mint/http';
-import { validateHeaderValue } from 'node:http';
-import { isPublicPath } from '../auth/public-paths.ts';
+import { methodNotAllowedMessage, send, sendEmpty, type ErrorWriter, type HttpRequest, type HttpResponse, type Route } from '@mint/http';
+import { refusalJson, type Refusal } from '@mint/pages';
 import {
-  escapeHtml,
-  identityPageBytes,
-  pageLanguageOf,
-  plainPage,
-  refusalJson,
-  refusalPages,
-  resolverBodies,
-  type Authenticity,
-  type PageContent,
-  type PageLanguage,
-  type PagePassport,
-  type Refusal,
-} from '@mint/pages';
+  answerBrandDomainPath,
+  answerResolverPath,
+  corsHeaders,
+  formatOf,
+  identityShaped,
+  preflightAnswer,
+  refusal,
+  requestRefusal,
+  type BodyFormat,
+  type ContainerRequest,
+  type PassportReads,
+  type PassportSigner,
+  type ResolverAnswer,
+  type Resolution,
+  type Resolver,
+} from '@mint/usecases';
+import { isPublicPath } from '../auth/public-paths.ts';
 
-const refusalStatus: Record<Refusal, number> = {
-  not_found: resolutionStatus.not_found,
-  gone: resolutionStatus.gone,
-  not_activated: resolutionStatus.not_activated,
-  unknown_link_type: 404,
-  link_type_not_available: 404,
-  invalid_link_target: 502,
-};
-/** The page language of a request, from its Accept-Language. */
-const languageOf = (req: HttpRequest): PageLanguage => {
-  const header = req.headers['accept-language'];
-  return pageLanguageOf(languagesOf(typeof header === 'string' ? header : undefined));
-};
-
-/** CORS of every resolver answer: readable from any origin, with its Link and Location headers. */
-const corsHeaders = {
-  'access-control-allow-origin': '*',
-  'access-control-allow-methods': 'GET, HEAD, OPTIONS',
-  'access-control-expose-headers': 'Link, Location, Content-Type',
-} as const;
-/**
- * The caching headers of every answer about an identity (redirects, linksets, JSON, pages and
- * refusals alike), and of the resolver's 400s. `Cache-Control: no-store` by default: a unit's
- * answer changes whenever its state, suspect mark or links do, and every resolution is recorded as
- * a scan event (the brand's scan counts and the never-minted-serial signal come from them). Found
- * GTIN and lot answers replace it with the shared-cache headers of {@link edgeHeadersOf} (purged
- * on every change, their scans counted from the proxy's log). `Vary` names both headers the answer
- * depends on: `Accept` (redirect, linkset, JSON or page) and `Accept-Language` (which link is
- * chosen). The 301 of a short GTIN ({@link movedCacheControl}) and the description file are
- * cacheable by anyone.
- */
-const publicHeaders = { 'cache-control': 'no-store', vary: 'Accept, Accept-Language', ...corsHeaders } as const;
-/** The 301 from a short GTIN to its GTIN-14 form depends on the path alone: cacheable for a day by anyone. */
-const movedCacheControl = 'public, max-age=86400';
-
-/** The body of a refusal: a page or JSON. */
-export type BodyFormat = 'html' | 'json';
-
-function send(req: HttpRequest, res: HttpResponse, status: number, type: string, body: string | Uint8Array, headers: Record<string, string> = {}): void {
-  sendBody(req, res, status, type, body, { ...publicHeaders, ...headers });
+/** Writes a resolver answer (once it is known). */
+export function write(req: HttpRequest, res: HttpResponse, answer: ResolverAnswer | Promise<ResolverAnswer>): void | Promise<void> {
+  if (answer instanceof Promise) return answer.then((a) => write(req, res, a));
+  if (answer.body === undefined) sendEmpty(res, answer.status, answer.headers);
+  else send(req, res, answer.status, answer.type!, answer.body, answer.headers);
 }
 
-/** A refusal in the resolver's form (the same bytes for every unknown or foreign identity), as a page or JSON. */
-export function refuse(req: HttpRequest, res: HttpResponse, kind: Refusal, format: BodyFormat, headers: Record<string, string> = {}): void {
-  if (format === 'html') send(req, res, refusalStatus[kind], 'text/html; charset=utf-8', refusalPages[languageOf(req)][kind], headers);
-  else send(req, res, refusalStatus[kind], 'application/json; charset=utf-8', refusalJson[kind], headers);
+/** The format of a refusal to `req`: a page for a browser, JSON otherwise. */
+const formatFor = (req: HttpRequest): BodyFormat => formatOf(typeof req.headers.accept === 'string' ? req.headers.accept : undefined);
+
+/** Writes a refusal in the resolver's form (the same bytes for every unknown or foreign identity), as a page or JSON. */
+function refuse(req: HttpRequest, res: HttpResponse, kind: Refusal, format: BodyFormat, headers: Record<string, string> = {}): void {
+  write(req, res, refusal(req, kind, format, headers));
 }
-
-/** 400 (or the router's status) with a short reason, as a small HTML page or JSON. */
-function refuseRequest(req: HttpRequest, res: HttpResponse, status: number, code: string, reason: string, format: BodyFormat): void {
-  if (format === 'html') send(req, res, status, 'text/html; charset=utf-8', plainPage('Not a valid GS1 Digital Link', escapeHtml(reason)));
-  else send(req, res, status, 'application/json; charset=utf-8', JSON.stringify({ ok: false, error: code, message: reason }));
-}
-
-/** The `Link` to an identity's linkset, sent with every answer about it (redirects included). */
-const linksetLink = (anchor: string) => `<${anchor}?linkType=linkset>; rel="linkset"; type="application/linkset+json"`;
-const contextLink = `<${gs1LinksetContext}>; rel="http://www.w3.org/ns/json-ld#context"; type="application/ld+json"`;
-
-/**
- * `compute` of an Accept (or Accept-Language) header, memoised (at most 256 distinct headers
- * kept): scanners send a handful of distinct headers over and over. The value is shared: never
- * modified.
- */
-function perAccept<T>(compute: (accept: string) => T, absent: T): (accept: string | undefined) => T {
-  const memo = new Map<string, T>();
-  return (accept) => {
-    if (accept === undefined) return absent;
-    let value = memo.get(accept);
-    if (value === undefined) {
-      value = compute(accept);
-      if (memo.size >= 256) memo.clear();
-      memo.set(accept, value);
-    }
-    return value;
-  };
-}
-/** {@link negotiate} without a `linkType`. */
-const negotiated = perAccept<Representation>((accept) => negotiate(accept), 'redirect');
-/** The media types an Accept header asks for, preferred first. */
-const mediaTypesOf = perAccept<readonly string[]>(acceptedMediaTypes, []);
-/** A page for a browser (what asks for a redirect), JSON otherwise. */
-export const formatOf = (accept: string | undefined): BodyFormat => (negotiated(accept) === 'redirect' ? 'html' : 'json');
-/** The languages an Accept-Language header asks for, preferred first. */
-const languagesOf = perAccept<readonly string[]>(acceptedLanguages, []);
-
-/** What one identity request needs to be answered. */
-interface Request {
-  readonly req: HttpRequest;
-  readonly res: HttpResponse;
-  readonly parsed: Extract<ParsedResolverRequest, { kind: 'identity' }>;
-  readonly linkType: LinkTypeRequest;
-  readonly representation: Representation;
-  readonly format: BodyFormat;
-  /** The query string passed on to a redirect target (with the compressed URI's data attributes first). */
-  readonly forwarded: string;
-  /** `Link` header of every answer about the identity. */
-  readonly link: string;
-  /** What the request asks of the passport. */
-  readonly passportAsk: PassportAsk;
-  /** An earlier passport version asked for (`passportVersion=N`); null for the latest. */
-  readonly passportVersion: number | null;
-  /** The URI of the identity (its linkset anchor), under the request's root. */
-  readonly anchor: string;
-  /** Signs credentials (`Accept: application/vc+jwt`); none: not served. */
-  readonly signer?: PassportSigner | undefined;
-}
-
-/** No headers: an answer no shared cache may keep. */
-const uncached: Readonly<Record<string, string>> = {};
-
-/**
- * The headers that let a shared cache (the caching proxy or CDN in front, see CACHE_PURGE_URL)
- * keep an answer: only a found GTIN's or lot's (redirects, linksets, JSON and pages alike), whose
- * answer changes only with links (purged by key on every change) or the product; never a unit's
- * (its state and suspect mark change at any time and are not announced), a refusal's, or an answer
- * from the last-known store during a database outage. `Cache-Control` lets no private cache keep
- * it ({@link edgeCacheControl}); `Surrogate-Key` names its purge keys; `X-Scan` the scan it stands
- * for, which the proxy logs on every hit (and strips) so the log shipper records the scans the
- * resolver never saw: a miss is recorded by the resolver itself, a hit by the log, each scan once.
- */
-function edgeHeadersOf(r: Request, resolution: Resolution): Readonly<Record<string, string>> {
-  const key = r.parsed.path.key;
-  if ((key.kind !== 'gtin' && key.kind !== 'lot') || resolution.outcome.kind !== 'resolved' || resolution.brand === null || resolution.stale === true)
-    return uncached;
-  const brandId = resolution.brand.id;
-  return {
-    'cache-control': edgeCacheControl,
-    'surrogate-key': surrogateKeysOf(brandId, key.gtin),
-    'x-scan': encodeEdgeScan({
-      brandId,
-      kind: key.kind,
-      gtin: key.gtin,
-      lot: key.kind === 'lot' ? key.lot : null,
-      outcome: resolution.outcome.kind,
-      representation: r.representation,
-      linkType: r.representation === 'redirect' ? (resolution.link?.linkType ?? null) : null,
-    }),
-  };
-}
-
-/**
- * The header of an answer given from what the resolver last knew while its database could not be
- * read (the JSON answer says `"stale": true` too): it may be stale, and no cache keeps it.
- */
-export const staleHeader = 'x-resolver-stale';
-
-/**
- * What a request asks of the product's passport: `auto` a plain browser scan (the hosted passport
- * page when the product has a published passport and no external passport URL), `page` the page
- * by name (`linkType=gs1:dpp` or `passportVersion` from a browser), `ld` the UNTP credential
- * (`Accept: application/ld+json`, or `gs1:dpp` from a machine), `json` and `linkset` the passport
- * in those answers, `none` nothing (a link asked for by another type).
- */
-type PassportAsk = 'auto' | 'page' | 'ld' | 'jwt' | 'json' | 'linkset' | 'none';
-
-/** The passport media types a request prefers over the resolver's own answers, if any. */
-const passportMediaOf = perAccept<'ld' | 'jwt' | null>((accept) => {
-  for (const type of acceptedMediaTypes(accept)) {
-    if (type === 'application/vc+jwt') return 'jwt';
-    if (type === 'application/ld+json' || type === 'application/vc+ld+json' || type === 'application/vc') return 'ld';
-    if (['application/json', 'application/linkset+json', 'text/html', 'application/xhtml+xml', '*/*'].includes(type)) return null;
-  }
-  return null;
-}, null);
-
-/** The passport credential a request presents (`X-Passport-Key`, or `Authorization: Bearer pp_...`), if any. */
-function passportKeyOf(req: HttpRequest): string | null {
-  const key = req.headers['x-passport-key'];
-  if (typeof key === 'string' && key !== '') return key;
-  const auth = req.headers.authorization;
-  if (typeof auth === 'string' && auth.startsWith('Bearer pp_')) return auth.slice(7);
-  return null;
-}
-
-/** The passport parts of the resolver's options, passed down to each identity's answer. */
-type PassportOptions = Pick<ResolverRouteOptions, 'passports' | 'signer'>;
-
-/** Where the issuer's DID document is served (did:web). */
-export const didDocumentPath = '/.well-known/did.json';
-if (!isPublicPath(didDocumentPath) || !isPublicPath(`${passportStatusPath}x`))
-  throw new Error('the passport issuer paths must be on the public path allow-list');
-
-/**
- * The passport issuer's routes on a host whose `did:web` is `did`: its DID document (every signing
- * key, current and rotated) and each brand's Bitstring Status List credential (signed, vc+jwt),
- * readable from any origin, cached a minute by anyone (public keys and revocation bits only).
- */
-export function passportIssuerRoutes(signer: PassportSigner, originOf: (req: HttpRequest) => string): Route[] {
-  const headers = { ...corsHeaders, 'cache-control': 'public, max-age=60' };
-  return [
-    {
-      methods: ['GET', 'HEAD', 'OPTIONS'],
-      path: didDocumentPath,
-      handler: async ({ req, res }) => {
-        if (req.method === 'OPTIONS') return preflight(req, res);
-        const did = didWebOf(new URL(originOf(req)).host);
-        sendBody(req, res, 200, 'application/did+json', JSON.stringify(await signer.didDocument(did)), headers);
-      },
-    },
-    {
-      methods: ['GET', 'HEAD', 'OPTIONS'],
-      path: `${passportStatusPath}:slug`,
-      handler: async ({ req, res, params }) => {
-        if (req.method === 'OPTIONS') return preflight(req, res);
-        const origin = originOf(req);
-        const slug = params['slug'] ?? '';
-        const list = await signer.statusList(slug, passportStatusListUrl(origin, slug), didWebOf(new URL(origin).host));
-        if (list === null) sendBody(req, res, 404, 'application/json; charset=utf-8', refusalJson.not_found, corsHeaders);
-        else sendBody(req, res, 200, 'application/vc+jwt', list, headers);
-      },
-    },
-  ];
-}
-
-/** Headers of an answer that carries the passport: it depends on the credential presented too, and is never stored. */
-const passportHeaders = { vary: 'Accept, Accept-Language, X-Passport-Key, Authorization', 'cache-control': 'private, no-store' } as const;
-
-function answer(r: Request, resolution: Resolution, passport: PublishedPassport | null = null): void | Promise<void> {
-  const { req, res } = r;
-  const outcome: ResolutionOutcome = resolution.outcome;
-  if (resolution.stale === true) res.setHeader(staleHeader, 'true');
-  // An answer that carries a passport (or may: one asked for by name, or with a credential) is
-  // private and never kept by a shared cache; the others keep the edge headers of their level.
-  const edge =
-    passport !== null || r.passportAsk === 'ld' || r.passportAsk === 'jwt' || r.passportAsk === 'page' || passportKeyOf(r.req) !== null
-      ? passport === null
-        ? uncached
-        : passportHeaders
-      : edgeHeadersOf(r, resolution);
-  if (outcome.kind === 'not_in_circulation' && resolution.level !== null) {
-    // 410 in every representation, each saying the item is out of circulation (and why, where public).
-    const why = outcome.state === 'decommissioned' ? outcome.reason : outcome.state;
-    if (r.representation === 'linkset') {
-      send(req, res, 410, 'application/linkset+json', JSON.stringify(linksetOf(resolution.levels)), { link: `${r.link}, ${contextLink}`, ...edge });
-    } else if (r.format === 'json') {
-      send(
-        req,
-        res,
-        410,
-        'application/json; charset=utf-8',
-        JSON.stringify({
-          ...resolution.data, // the unit as its JSON answer shows it, under the refusal's fields
-          ok: false,
-          error: 'not_in_circulation',
-          message: `This item is not in circulation${why === null ? '' : ` (${why})`}.`,
-          state: outcome.state,
-          reason: outcome.reason,
-        }),
-        { link: r.link, ...edge },
-      );
-    } else {
-      send(req, res, 410, 'text/html; charset=utf-8', identityPageBytes({ ...pageContent(r, resolution, 'not_in_circulation'), why }, languageOf(req)), {
-        link: r.link,
-        ...edge,
-      });
-    }
-    return;
-  }
-  if (outcome.kind === 'not_activated' && resolution.level !== null && resolution.unitKnown === true && r.representation !== 'redirect') {
-    // A unit never commissioned (issued or encoded) says so in its JSON and linkset.
-    if (r.representation === 'linkset') {
-      send(req, res, 409, 'application/linkset+json', JSON.stringify(linksetOf(resolution.levels)), { link: `${r.link}, ${contextLink}`, ...edge });
-    } else {
-      send(req, res, 409, 'application/json; charset=utf-8', JSON.stringify({ ...resolverBodies.not_activated, ...resolution.data, ok: false }), {
-        link: r.link,
-        ...edge,
-      });
-    }
-    return;
-  }
-  if (outcome.kind === 'not_activated' && resolution.level !== null && resolution.unitKnown === true) {
-    send(
-      req,
-      res,
-      409,
-      'text/html; charset=utf-8',
-      identityPageBytes({ ...pageContent(r, resolution, 'not_activated'), why: 'never_commissioned' }, languageOf(req)),
-      { link: r.link, ...edge },
-    );
-    return;
-  }
-  if (
-    outcome.kind === 'recalled' &&
-    r.representation === 'redirect' &&
-    (r.linkType.kind === 'none' || (r.linkType.kind === 'link' && r.linkType.name === 'defaultLink'))
-  ) {
-    // A recall leads: a plain scan gets the identity page with the recall first, the links as
-    // actions and, below them, the hosted passport (a recall withdraws the item, not its passport).
-    send(req, res, 200, 'text/html; charset=utf-8', identityPageBytes(pageContent(r, resolution, 'recalled', passport), languageOf(req)), {
-      link: r.link,
-      ...edge,
-    });
-    return;
-  }
-  if ((outcome.kind !== 'resolved' && outcome.kind !== 'recalled') || resolution.level === null) {
-    refuse(
-      req,
-      res,
-      outcome.kind === 'resolved' || outcome.kind === 'recalled' || outcome.kind === 'not_in_circulation' ? 'not_found' : outcome.kind,
-      r.format,
-      { link: r.link, ...edge },
-    );
-    return;
-  }
-  const title = resolution.title ?? 'Product';
-  if (r.passportVersion !== null && passport === null && resolution.unitKnown !== false) {
-    // An earlier version asked for by number that this identity's passport never had.
-    refuse(req, res, 'link_type_not_available', r.format, { link: r.link });
-    return;
-  }
-  if (r.passportAsk === 'ld' || r.passportAsk === 'jwt') {
-    if (passport === null || resolution.unitKnown === false || (r.passportAsk === 'jwt' && r.signer === undefined)) {
-      refuse(req, res, 'link_type_not_available', 'json', { link: r.link });
-      return;
-    }
-    if (r.passportAsk === 'ld') {
-      send(req, res, 200, 'application/ld+json', JSON.stringify(credentialOf(r, resolution, passport)), { link: r.link, ...passportHeaders });
-      return;
-    }
-    // Kept per identity, versions shown, reader's sections, languages and names: a repeat is neither built nor signed.
-    const p = passport;
-    const key =
-      `${r.anchor}\n${p.version.id} ${p.latestVersion} ${p.inherited.map((v) => v.id).join(',')}\n${p.restricted.join(',')} ${p.withheld.join(',')}\n` +
-      `${languagesOf(headerOf(r.req, 'accept-language')).join(',')}\n${resolution.title ?? ''}\n${resolution.brand?.name ?? ''} ${resolution.brand?.slug ?? ''}`;
-    return r
-      .signer!.signKept(key, () => credentialOf(r, resolution, p))
-      .then((jws) => send(req, res, 200, 'application/vc+jwt', jws, { link: r.link, ...passportHeaders }));
-  }
-  if (r.representation === 'linkset') {
-    const linkset = linksetOf(resolution.levels);
-    if (passport !== null && resolution.unitKnown !== false) addPassportLinks(linkset.linkset, r.anchor, passport);
-    send(req, res, 200, 'application/linkset+json', JSON.stringify(linkset), { link: `${r.link}, ${contextLink}`, ...edge });
-    return;
-  }
-  if (r.representation === 'json') {
-    const stale = resolution.stale === true ? { stale: true } : {};
-    const body =
-      passport === null || resolution.unitKnown === false
-        ? { ...resolution.data, target: outcome.target, ...stale }
-        : { ...resolution.data, target: outcome.target, ...stale, passport: passportJson(passport) };
-    send(req, res, 200, 'application/json; charset=utf-8', JSON.stringify(body), { link: r.link, ...edge });
-    return;
-  }
-  if (resolution.unitKnown === false && r.representation === 'redirect') {
-    // A serial the brand never issued: its own page, 404, never a walk-up to the product's page
-    // that would look like the item is genuine (JSON and the linkset still say `known: false`).
-    send(req, res, 404, 'text/html; charset=utf-8', identityPageBytes(pageContent(r, resolution, 'not_issued'), languageOf(req)), { link: r.link, ...edge });
-    return;
-  }
-  if (
-    resolution.suspect !== null &&
-    resolution.suspect !== undefined &&
-    r.representation === 'redirect' &&
-    (r.linkType.kind === 'none' || (r.linkType.kind === 'link' && r.linkType.name === 'defaultLink'))
-  ) {
-    // A unit a scan rule reported for checking: a shopper's plain scan gets the identity page with
-    // the caution and the links as actions rather than a redirect past it; a link type asked for
-    // by name (an app) is still followed.
-    send(req, res, 200, 'text/html; charset=utf-8', identityPageBytes(pageContent(r, resolution, 'genuine', passport), languageOf(req)), {
-      link: r.link,
-      ...edge,
-    });
-    return;
-  }
-  if (passport !== null && (r.passportAsk === 'auto' || r.passportAsk === 'page')) {
-    // The hosted passport: its page, with the identity's authenticity (a recall first) and its links as actions.
-    const authenticity = outcome.kind === 'recalled' ? 'recalled' : resolution.level === 'serial' || resolution.level === 'token' ? 'genuine' : 'product';
-    send(req, res, 200, 'text/html; charset=utf-8', identityPageBytes(pageContent(r, resolution, authenticity, passport), languageOf(req)), {
-      link: r.link,
-      ...edge,
-    });
-    return;
-  }
-  const chosen = resolution.link;
-  if (resolution.choices !== null) {
-    // Several links of the requested type fit equally and none is the default: 300 Multiple Choices
-    // with those links, as a linkset (an HTML list when text/html is asked for by name), never a guess.
-    const offered = resolution.levels
-      .map((level) => ({ ...level, links: level.links.filter((l) => resolution.choices!.includes(l)) }))
-      .filter((level) => level.links.length > 0);
-    const accept = typeof req.headers.accept === 'string' ? req.headers.accept : undefined;
-    if (mediaTypesOf(accept).some((t) => t === 'text/html' || t === 'application/xhtml+xml')) {
-      const items = resolution.choices
-        .map(
-          (l) =>
-            `<li><a href="${escapeHtml(l.href)}"${l.hreflang.length > 0 ? ` hreflang="${escapeHtml(l.hreflang[0]!)}"` : ''}>${escapeHtml(l.title)}</a>` +
-            `${l.hreflang.length > 0 ? ` (${escapeHtml(l.hreflang.join(', '))})` : ''}${l.mediaType === null ? '' : ` ${escapeHtml(l.mediaType)}`}</li>`,
-        )
-        .join('');
-      send(req, res, 300, 'text/html; charset=utf-8', plainPage(escapeHtml(title), `Choose one:<ul>${items}</ul>`), { link: r.link, ...edge });
-    } else {
-      send(req, res, 300, 'application/linkset+json', JSON.stringify(linksetOf(offered)), { link: `${r.link}, ${contextLink}`, ...edge });
-    }
-  } else if (chosen !== null) {
-    const location = chosen.fwqs ? forwardQuery(chosen.href, r.forwarded) : chosen.href;
-    // Stored targets are kept in ASCII (the domain's storable URL rule); one written before that
-    // rule could still hold a character no header may carry: refuse it rather than fail the answer.
-    if (!isHeaderValue(location)) refuse(req, res, 'invalid_link_target', r.format, { link: r.link, ...edge });
-    else sendEmpty(res, 307, { ...publicHeaders, location, link: r.link, ...edge });
-  } else if (r.linkType.kind === 'link' && r.linkType.name !== 'defaultLink') {
-    refuse(req, res, 'link_type_not_available', r.format, { link: r.link, ...edge });
-  } else {
-    // Resolved, but no level has a link yet: the identity page says what it is.
-    const authenticity = resolution.level === 'serial' || resolution.level === 'token' ? 'genuine' : 'product';
-    send(req, res, 200, 'text/html; charset=utf-8', identityPageBytes(pageContent(r, resolution, authenticity), languageOf(req)), { link: r.link, ...edge });
-  }
-}
-
-/** The passport as the JSON answer shows it: its version, digest and the sections the reader may see. */
-function passportJson(p: PublishedPassport): Record<string, unknown> {
-  return {
-    level: p.level,
-    version: p.version.version,
-    latest_version: p.latestVersion,
-    sha256: p.version.sha256,
-    published_at: p.version.publishedAt.toISOString(),
-    content: p.content,
-    restricted_sections: p.restricted,
-    withheld_sections: p.withheld,
-  };
-}
-
-/** The UNTP DPP credential of the identity's passport (see {@link identityPassportCredential}), in the request's languages. */
-function credentialOf(r: Request, resolution: Resolution, p: PublishedPassport): Record<string, unknown> {
-  return identityPassportCredential({
-    key: r.parsed.path.key,
-    anchor: r.anchor,
-    title: resolution.title ?? 'Product',
-    brand: resolution.brand,
-    content: p.content,
-    version: p.version.version,
-    publishedAt: p.version.publishedAt,
-    statusIndex: p.version.statusIndex,
-    languages: languagesOf(headerOf(r.req, 'accept-language')),
-  });
-}
-
-const headerOf = (req: HttpRequest, name: string): string | undefined => {
-  const value = req.headers[name];
-  return typeof value === 'string' ? value : undefined;
-};
-
-/**
- * Adds the passport to the most specific level of a linkset: a `gs1:dpp` link to the passport
- * (its page for a browser, its credential for `Accept: application/ld+json`), and, for a version
- * after the first, `predecessor-version` to the one it superseded (RFC 5829, as UNTP's identity
- * resolver asks).
- */
-function addPassportLinks(linkset: Record<string, unknown>[], anchor: string, p: PublishedPassport): void {
-  const level = linkset[linkset.length - 1];
-  if (level === undefined) return;
-  level[`${gs1VocabularyNamespace}dpp`] = [
-    { href: `${anchor}?linkType=gs1:dpp`, title: 'Digital product passport', type: 'text/html' },
-    { href: `${anchor}?linkType=gs1:dpp`, title: 'Digital product passport (UNTP credential)', type: 'application/ld+json' },
-  ];
-  if (p.version.version > 1)
-    level['predecessor-version'] = [{ href: `${anchor}?passportVersion=${p.version.version - 1}`, title: `Passport version ${p.version.version - 1}` }];
-  if (p.version.version < p.latestVersion) level['latest-version'] = [{ href: anchor, title: `Passport version ${p.latestVersion}` }];
-}
-
-/** What the identity page shows of a resolution: the brand, the product and the keys of the path, with every level's links. */
-function pageContent(r: Request, resolution: Resolution, authenticity: Authenticity, passport: PublishedPassport | null = null): PageContent {
-  const key = r.parsed.path.key;
-  return {
-    authenticity,
-    brand: resolution.brand?.name ?? null,
-    product: resolution.title,
-    gtin: key.kind === 'token' ? null : key.gtin,
-    lot: key.kind === 'lot' ? key.lot : key.kind === 'serial' ? (key.lot ?? null) : null,
-    serial: key.kind === 'serial' ? key.serial : key.kind === 'token' ? key.token : null,
-    links: resolution.levels.flatMap((level) => level.links.map((link) => ({ href: link.href, title: link.title, linkType: link.linkType }))),
-    caution: resolution.suspect ?? null,
-    passport: passport === null ? null : pagePassport(r, passport),
-    style: resolution.brand === null ? null : { logoUrl: resolution.brand.logoUrl ?? null, colour: resolution.brand.colour ?? null },
-  };
-}
-
-function pagePassport(r: Request, p: PublishedPassport): PagePassport {
-  const languages = languagesOf(headerOf(r.req, 'accept-language'));
-  return {
-    content: p.content,
-    version: p.version.version,
-    latestVersion: p.latestVersion,
-    publishedAt: p.version.publishedAt,
-    languages,
-    withheld: p.withheld.length > 0,
-    // The versions shown (the unit's, lot's and model's), the reader's sections and languages decide the sections' HTML.
-    cacheKey: `${p.version.id} ${p.latestVersion} ${p.inherited.map((v) => v.id).join(',')} ${p.restricted.join(',')} ${p.withheld.join(',')} ${languages.join(',')}`,
-  };
-}
-
-/**
- * An OPTIONS answer (a CORS preflight or not): 204 allowing the resolver's methods and the request
- * headers asked for. On a Digital Link path it also carries the identity's `Link` to its linkset
- * (`link`, see {@link identityLink}), as every answer about an identity does: GS1's test suite
- * reads the CORS headers, the methods and the linkset link from this answer.
- */
-function preflight(req: HttpRequest, res: HttpResponse, link?: string): void {
-  const asked = req.headers['access-control-request-headers'];
-  const headers =
-    typeof asked === 'string' && asked.length <= 1_000 && /^[\w!#$%&'*+.^`|~-]+(\s*,\s*[\w!#$%&'*+.^`|~-]+)*$/.test(asked.trim())
-      ? asked.trim()
-      : 'Accept, Accept-Language';
-  sendEmpty(res, 204, {
-    ...corsHeaders,
-    allow: 'GET, HEAD, OPTIONS',
-    'access-control-allow-headers': headers,
-    'access-control-max-age': 86_400,
-    vary: 'Access-Control-Request-Headers',
-    ...(link === undefined ? {} : { link }),
-  });
-}
-
-/** Errors the router raises before the handler (a malformed percent-encoding, a method not allowed), in the resolver's form. */
-const resolverError: ErrorWriter = ({ req, res }, error) => {
-  const accept = req.headers.accept;
-  const reason = error.status === 400 ? 'the path is not validly percent-encoded' : error.message;
-  refuseRequest(req, res, error.status, error.status === 400 ? 'bad_request' : error.code, reason, formatOf(typeof accept === 'string' ? accept : undefined));
-};
 
 /** Options of {@link resolverRoute} and {@link resolverDescriptionRoute}. */
 export interface ResolverRouteOptions {
@@ -611,215 +88,58 @@ const peerOf = (req: HttpRequest): ScanClient => ({
 export function resolverRoute(resolver: Resolver, options: ResolverRouteOptions): Route {
   const clientOf = options.clientOf ?? peerOf;
   const base = options.publicBaseUrl.replace(/\/+$/, '');
-  const at = (canonicalPath: string) => `${base}${canonicalPath}`;
   return {
     methods: ['GET', 'HEAD', 'OPTIONS'],
     path: `${resolverPrefix}*`,
     onError: resolverError,
-    handler: ({ req, res, path, queryString }) => {
-      const below = resolverRootPathOf(path);
-      if (below !== null) return serveUnderRoot(resolver, req, res, below, queryString, `${base}/r`, clientOf(req), options);
-      const parsed = parseResolverRequest(path);
-      if (req.method === 'OPTIONS') return preflight(req, res, parsed.kind === 'malformed' ? undefined : identityLink(parsed, at));
-      const format = formatOf(typeof req.headers.accept === 'string' ? req.headers.accept : undefined);
-      if (parsed.kind === 'malformed') return refuseRequest(req, res, 400, 'bad_request', parsed.reason, format);
-      return serveIdentity(resolver, req, res, parsed, queryString, at, undefined, clientOf(req), options);
+    handler: ({ req, res, path, queryString }) => write(req, res, answerResolverPath(resolver, req, path, queryString, base, clientOf(req), options)),
+  };
+}
+
+/** Errors the router raises before the handler (a malformed percent-encoding, a method not allowed), in the resolver's form. */
+const resolverError: ErrorWriter = ({ req, res }, error) => {
+  const reason = error.status === 400 ? 'the path is not validly percent-encoded' : error.message;
+  write(req, res, requestRefusal(error.status, error.status === 400 ? 'bad_request' : error.code, reason, formatFor(req)));
+};
+
+/** An OPTIONS answer without an identity's `Link`. */
+const preflight = (req: HttpRequest, res: HttpResponse) => write(req, res, preflightAnswer(req));
+
+/** Where the issuer's DID document is served (did:web). */
+export const didDocumentPath = '/.well-known/did.json';
+if (!isPublicPath(didDocumentPath) || !isPublicPath(`${passportStatusPath}x`))
+  throw new Error('the passport issuer paths must be on the public path allow-list');
+
+/**
+ * The passport issuer's routes on a host whose `did:web` is `did`: its DID document (every signing
+ * key, current and rotated) and each brand's Bitstring Status List credential (signed, vc+jwt),
+ * readable from any origin, cached a minute by anyone (public keys and revocation bits only).
+ */
+export function passportIssuerRoutes(signer: PassportSigner, originOf: (req: HttpRequest) => string): Route[] {
+  const headers = { ...corsHeaders, 'cache-control': 'public, max-age=60' };
+  return [
+    {
+      methods: ['GET', 'HEAD', 'OPTIONS'],
+      path: didDocumentPath,
+      handler: async ({ req, res }) => {
+        if (req.method === 'OPTIONS') return preflight(req, res);
+        const did = didWebOf(new URL(originOf(req)).host);
+        send(req, res, 200, 'application/did+json', JSON.stringify(await signer.didDocument(did)), headers);
+      },
     },
-  };
-}
-
-/**
- * The `Link` header of every answer about a well-formed Digital Link (OPTIONS included): its
- * linkset's, and for a compressed request the uncompressed URI as `owl:sameAs`. `at` turns a
- * canonical path into the URI the answer names.
- */
-function identityLink(parsed: Exclude<ParsedResolverRequest, { kind: 'malformed' }>, at: (canonicalPath: string) => string): string {
-  const anchor = at(parsed.canonicalPath);
-  const compressed = parsed.kind === 'identity' ? parsed.decompressedQuery : null;
-  return compressed === null ? linksetLink(anchor) : `${linksetLink(anchor)}, <${anchor}${compressed === '' ? '' : `?${compressed}`}>; rel="owl:sameAs"`;
-}
-
-/**
- * Answers a well-formed resolver request: the 301 of a short GTIN, the 404 of an unknown
- * `linkType`, else the resolution. `at` turns a canonical path (from `/r/{slug}`) into the URI
- * the answer names; `root` is what replaces `{PUBLIC_BASE_URL}/r/{slug}` in the linkset anchors
- * (undefined: nothing does).
- */
-function serveIdentity(
-  resolver: Resolver,
-  req: HttpRequest,
-  res: HttpResponse,
-  parsed: Exclude<ParsedResolverRequest, { kind: 'malformed' }>,
-  queryString: string,
-  at: (canonicalPath: string) => string,
-  root: string | undefined,
-  client: ScanClient,
-  hosted: PassportOptions = {},
-): void | Promise<void> {
-  const { passports, signer } = hosted;
-  const accept = typeof req.headers.accept === 'string' ? req.headers.accept : undefined;
-  const format = formatOf(accept);
-  if (parsed.kind === 'moved') {
-    const location = `${at(parsed.canonicalPath)}${queryString === '' ? '' : `?${queryString}`}`;
-    return sendEmpty(res, 301, { ...publicHeaders, 'cache-control': movedCacheControl, location, link: linksetLink(at(parsed.canonicalPath)) });
-  }
-  const compressed = parsed.decompressedQuery;
-  const link = identityLink(parsed, at);
-  const query = queryString === '' ? null : new URLSearchParams(queryString);
-  const linkType = readLinkType(query === null ? null : query.get('linkType'));
-  if (linkType.kind === 'unknown') return refuse(req, res, 'unknown_link_type', format, { link });
-  const representation = linkType.kind === 'none' ? negotiated(accept) : negotiate(accept, linkType);
-  const forwarded = compressed === null || compressed === '' ? queryString : queryString === '' ? compressed : `${compressed}&${queryString}`;
-  const versionParam = query === null ? null : query.get('passportVersion');
-  if (versionParam !== null && !/^[1-9]\d{0,8}$/.test(versionParam))
-    return refuseRequest(req, res, 400, 'bad_request', 'passportVersion must be a version number (1, 2, ...)', format);
-  const passportVersion = versionParam === null ? null : Number(versionParam);
-  const machine = passportMediaOf(accept);
-  const dpp = linkType.kind === 'link' && linkType.name === 'dpp';
-  const passportAsk: PassportAsk =
-    passports === undefined
-      ? 'none'
-      : machine !== null && (linkType.kind === 'none' || dpp)
-        ? machine
-        : dpp
-          ? format === 'json'
-            ? 'ld'
-            : 'page'
-          : linkType.kind === 'link' && linkType.name !== 'defaultLink'
-            ? 'none'
-            : representation === 'linkset'
-              ? 'linkset'
-              : representation === 'json'
-                ? 'json'
-                : passportVersion !== null
-                  ? 'page'
-                  : 'auto';
-  const request: Request = {
-    req,
-    res,
-    parsed,
-    linkType,
-    representation,
-    format,
-    forwarded,
-    link,
-    passportAsk,
-    passportVersion,
-    anchor: at(parsed.canonicalPath),
-    signer,
-  };
-  const language = req.headers['accept-language'];
-  const context = query === null ? null : query.get('context');
-  const preferences: LinkPreferences = {
-    linkType: linkType.kind === 'link' && linkType.name !== 'defaultLink' ? linkType.name : null,
-    languages: languagesOf(typeof language === 'string' ? language : undefined),
-    context: context === '' ? null : context,
-    mediaTypes: mediaTypesOf(accept),
-  };
-  // The sender's address lets the scan recorder count a flood instead of storing each scan and hash the day's visitor; it is never written.
-  const resolution = resolver.resolve(parsed.path, representation, preferences, root, client);
-  if (passports === undefined || passportAsk === 'none') {
-    if (resolution instanceof Promise) return resolution.then((found) => answer(request, found));
-    return answer(request, resolution);
-  }
-  const withPassport = (found: Resolution): void | Promise<void> => {
-    const passport = passportOf(passports, request, found);
-    if (passport instanceof Promise) return passport.then((p) => answer(request, found, p));
-    return answer(request, found, passport);
-  };
-  return resolution instanceof Promise ? resolution.then(withPassport) : withPassport(resolution);
-}
-
-/**
- * The published passport a resolved or recalled identity's answer shows, as the request's
- * credential may see it; null when none applies: refused or out of circulation, a serial the brand
- * never issued, a product whose passport lives at its external URL (a plain scan still goes
- * there), or none published. Synchronous when the product is known to have none (no query on the
- * scan's path).
- *
- * A recalled item keeps its passport: a recall tells the holder not to use the item, and the
- * passport is what says what the item is and how to return, repair or dispose of it. So every
- * answer that carries the passport carries it for a recalled item too, with the recall leading:
- * a plain browser scan gets the recall page (recall notice first, the brand's links, then the
- * passport's sections), `?linkType=gs1:dpp` from a browser the passport page with the recall as
- * its leading notice (200, never a 404), JSON and the linkset the recall first and the passport
- * after it, and a machine asking for the credential gets it (the recall is the item's state, read
- * from the resolver's answers, not a revocation of the passport). An item out of circulation for
- * another reason (410) answers without its passport.
- */
-function passportOf(passports: PassportReads, r: Request, resolution: Resolution): PublishedPassport | null | Promise<PublishedPassport | null> {
-  const product = resolution.product ?? null;
-  if (
-    (resolution.outcome.kind !== 'resolved' && resolution.outcome.kind !== 'recalled') ||
-    product === null ||
-    resolution.unitKnown === false ||
-    resolution.brand === null
-  )
-    return null;
-  if (r.passportAsk === 'auto' && product.passportUrl !== null && r.passportVersion === null) return null;
-  const key = r.parsed.path.key;
-  const presented = passportKeyOf(r.req);
-  const representation =
-    r.passportAsk === 'jwt'
-      ? 'vc+jwt'
-      : r.passportAsk === 'ld'
-        ? 'ld+json'
-        : r.passportAsk === 'json'
-          ? 'json'
-          : r.passportAsk === 'linkset'
-            ? 'linkset'
-            : 'html';
-  const read = (reader: PassportReader | null) =>
-    passports.read({
-      brandId: resolution.brand!.id,
-      productId: product.id,
-      lot: key.kind === 'lot' ? key.lot : key.kind === 'serial' ? (key.lot ?? null) : null,
-      serial: key.kind === 'serial' ? key.serial : null,
-      version: r.passportVersion,
-      reader,
-      representation,
-    });
-  const passport = presented === null ? read(null) : passports.readerOf(presented).then(read);
-  // An answer from what the resolver last knew (its database away) goes without the passport it cannot read.
-  return resolution.stale === true && passport instanceof Promise ? passport.catch(() => null) : passport;
-}
-
-/** The stand-in brand base a request under the root is first parsed below (a valid slug no lookup depends on). */
-const rootProbe = `${resolverPrefix}0`;
-
-/**
- * Answers a Digital Link written directly under the service's resolver root (`{root}/01/...` or
- * `{root}/{compressed}`, `root` = `{PUBLIC_BASE_URL}/r`): checked, moved (a short GTIN) and
- * answered to OPTIONS exactly as below a brand's base, without a lookup; otherwise resolved as the
- * brand that holds the GTIN ({@link Resolver.brandOfGtin}) resolves it under `/r/{slug}`, with
- * every URI of the answer (anchors, moves) under the root. A GTIN no brand, or several brands,
- * hold answers the same 404 as an unknown identity.
- */
-function serveUnderRoot(
-  resolver: Resolver,
-  req: HttpRequest,
-  res: HttpResponse,
-  below: string,
-  queryString: string,
-  root: string,
-  client: ScanClient,
-  hosted: PassportOptions = {},
-): void | Promise<void> {
-  const probe = parseResolverRequest(`${rootProbe}${below}`);
-  const probeAt = (canonicalPath: string) => `${root}${canonicalPath.slice(rootProbe.length)}`;
-  if (req.method === 'OPTIONS') return preflight(req, res, probe.kind === 'malformed' ? undefined : identityLink(probe, probeAt));
-  const format = formatOf(typeof req.headers.accept === 'string' ? req.headers.accept : undefined);
-  if (probe.kind === 'malformed') return refuseRequest(req, res, 400, 'bad_request', probe.reason, format);
-  if (probe.kind === 'moved') return serveIdentity(resolver, req, res, probe, queryString, probeAt, root, client, hosted);
-  const key = probe.path.key;
-  const brand = key.kind === 'token' ? null : resolver.brandOfGtin(key.gtin);
-  const serve = (found: Resolution['brand']) => {
-    const parsed = found === null ? probe : parseResolverRequest(`${resolverPrefix}${found.slug}${below}`);
-    if (found === null || parsed.kind !== 'identity') return refuse(req, res, 'not_found', format, { link: identityLink(probe, probeAt) });
-    const prefixLength = resolverPrefix.length + found.slug.length;
-    return serveIdentity(resolver, req, res, parsed, queryString, (canonicalPath) => `${root}${canonicalPath.slice(prefixLength)}`, root, client, hosted);
-  };
-  return brand instanceof Promise ? brand.then(serve) : serve(brand);
+    {
+      methods: ['GET', 'HEAD', 'OPTIONS'],
+      path: `${passportStatusPath}:slug`,
+      handler: async ({ req, res, params }) => {
+        if (req.method === 'OPTIONS') return preflight(req, res);
+        const origin = originOf(req);
+        const slug = params['slug'] ?? '';
+        const list = await signer.statusList(slug, passportStatusListUrl(origin, slug), didWebOf(new URL(origin).host));
+        if (list === null) send(req, res, 404, 'application/json; charset=utf-8', refusalJson.not_found, corsHeaders);
+        else send(req, res, 200, 'application/vc+jwt', list, headers);
+      },
+    },
+  ];
 }
 
 /** Where the resolver description file is served. */
@@ -852,7 +172,7 @@ export function resolverDescriptionRoute(options: ResolverRouteOptions): Route {
     path: resolverDescriptionPath,
     handler: ({ req, res }) => {
       if (req.method === 'OPTIONS') return preflight(req, res);
-      sendBody(req, res, 200, 'application/json', body, { ...corsHeaders, 'cache-control': 'public, max-age=3600' });
+      send(req, res, 200, 'application/json', body, { ...corsHeaders, 'cache-control': 'public, max-age=3600' });
     },
   };
 }
@@ -863,32 +183,9 @@ export function requestHost(req: HttpRequest): string {
   return normalizeHost(typeof authority === 'string' ? authority : undefined);
 }
 
-/** A brand domain's path that can only be a Digital Link (a primary key or a `/u/` token): refused as malformed, not as unknown. */
-const identityShaped = (path: string) => path.startsWith('/01/') || path.startsWith('/u/') || path === '/01' || path === '/u';
-
-/** Bodies of the description file per brand domain (a handful of hosts; bounded all the same). */
-const domainDescriptions = new Map<string, string>();
-function domainDescription(host: string, contact: string | undefined): string {
-  let body = domainDescriptions.get(host);
-  if (body === undefined) {
-    body = JSON.stringify(resolverDescription({ name: 'Minting service GS1 Digital Link resolver', resolverRoot: brandDomainBaseUrl(host), contact }));
-    if (domainDescriptions.size >= 1_000) domainDescriptions.clear();
-    domainDescriptions.set(host, body);
-  }
-  return body;
-}
-
-/** Where a container request is answered: the brand's slug, the SSCC asked, the query, and the resolver root its URI starts with. */
-export interface ContainerRequest {
-  readonly slug: string;
-  readonly sscc: string;
-  readonly queryString: string;
-  /** The brand's resolver base (`{public}/r/{slug}`) or its own domain's root (`https://{domain}`). */
-  readonly root: string;
-}
-
 /** Answers GET/HEAD/OPTIONS of a container's Digital Link (containers.ts), under `/r/{slug}` or on the brand's own domain. */
 export type ContainerAnswer = (req: HttpRequest, res: HttpResponse, request: ContainerRequest) => Promise<void>;
+export type { ContainerRequest };
 
 /**
  * The route table of requests sent to a brand's own resolver domain (see `brandOfDomain` of the
@@ -908,39 +205,21 @@ export function brandDomainRoutes(
   } = {},
 ): Route[] {
   const clientOf = options.clientOf ?? peerOf;
-  const notFound = (req: HttpRequest, res: HttpResponse) =>
-    refuse(req, res, 'not_found', formatOf(typeof req.headers.accept === 'string' ? req.headers.accept : undefined));
   const serve = (req: HttpRequest, res: HttpResponse, path: string, queryString: string, host: string, brand: Resolution['brand']) => {
     // The domain was removed while the request was on its way.
-    if (brand === null) return notFound(req, res);
-    const shaped = identityShaped(path);
+    if (brand === null) return refuse(req, res, 'not_found', formatFor(req));
     if (req.method !== 'GET' && req.method !== 'HEAD' && req.method !== 'OPTIONS') {
-      if (!shaped) return notFound(req, res);
+      if (!identityShaped(path)) return refuse(req, res, 'not_found', formatFor(req));
       res.setHeader('allow', 'GET, HEAD, OPTIONS');
-      return refuseRequest(
-        req,
-        res,
-        405,
-        'method_not_allowed',
-        methodNotAllowedMessage(req.method, path, ['GET', 'HEAD', 'OPTIONS']),
-        formatOf(typeof req.headers.accept === 'string' ? req.headers.accept : undefined),
-      );
+      const message = methodNotAllowedMessage(req.method, path, ['GET', 'HEAD', 'OPTIONS']);
+      return write(req, res, requestRefusal(405, 'method_not_allowed', message, formatFor(req)));
     }
     const root = brandDomainBaseUrl(host);
     const container = /^\/00\/([^/]*)$/.exec(path);
     if (container !== null && options.containers !== undefined) {
       return options.containers(req, res, { slug: brand.slug, sscc: container[1]!, queryString, root });
     }
-    const parsed = parseResolverRequest(`${resolverPrefix}${brand.slug}${path}`);
-    if (parsed.kind === 'malformed') {
-      if (!shaped) return notFound(req, res);
-      if (req.method === 'OPTIONS') return preflight(req, res);
-      return refuseRequest(req, res, 400, 'bad_request', parsed.reason, formatOf(typeof req.headers.accept === 'string' ? req.headers.accept : undefined));
-    }
-    const prefixLength = resolverPrefix.length + brand.slug.length;
-    const at = (canonicalPath: string) => `${root}${canonicalPath.slice(prefixLength)}`;
-    if (req.method === 'OPTIONS') return preflight(req, res, identityLink(parsed, at));
-    return serveIdentity(resolver, req, res, parsed, queryString, at, root, clientOf(req), options);
+    return write(req, res, answerBrandDomainPath(resolver, req, brand.slug, path, queryString, root, clientOf(req), options));
   };
   return [
     ...(options.signer === undefined ? [] : passportIssuerRoutes(options.signer, (req) => brandDomainBaseUrl(requestHost(req)))),
@@ -949,7 +228,7 @@ export function brandDomainRoutes(
       path: resolverDescriptionPath,
       handler: ({ req, res }) => {
         if (req.method === 'OPTIONS') return preflight(req, res);
-        sendBody(req, res, 200, 'application/json', domainDescription(requestHost(req), options.contact), {
+        send(req, res, 200, 'application/json', domainDescription(requestHost(req), options.contact), {
           ...corsHeaders,
           'cache-control': 'public, max-age=3600',
         });
@@ -969,12 +248,14 @@ export function brandDomainRoutes(
   ];
 }
 
-/** True when `value` can be sent as an HTTP header value (Node throws on anything else). */
-function isHeaderValue(value: string): boolean {
-  try {
-    validateHeaderValue('location', value);
-    return true;
-  } catch {
-    return false;
+/** Bodies of the description file per brand domain (a handful of hosts; bounded all the same). */
+const domainDescriptions = new Map<string, string>();
+function domainDescription(host: string, contact: string | undefined): string {
+  let body = domainDescriptions.get(host);
+  if (body === undefined) {
+    body = JSON.stringify(resolverDescription({ name: 'Minting service GS1 Digital Link resolver', resolverRoot: brandDomainBaseUrl(host), contact }));
+    if (domainDescriptions.size >= 1_000) domainDescriptions.clear();
+    domainDescriptions.set(host, body);
   }
+  return body;
 }

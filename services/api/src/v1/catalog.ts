@@ -6,10 +6,8 @@ import { decodeCursor, encodeCursor, InvalidInputError, maxImportBytes, type Fie
 import { bodyChunks, HttpProblem, mediaType, sendJson } from '@mint/http';
 import { getProductImport, listProducts, startProductImport, type ImportView, type ProductView } from '@mint/usecases';
 import { CatalogService, ProductImportSchema, ProductSchema } from '@mint/contract';
-import { toWireImport, toWireProduct } from '../handlers/wire.ts';
-
 import { workspaceCaller, type V1Call, type V1Deps } from './context.ts';
-import { arrayOf, boolean, nullable, obj, ref, responseSchema, string, toSpecJson, wholeMessage, type Schema } from '@mint/wire';
+import { arrayOf, boolean, messageOf, nullable, obj, ref, responseSchema, string, toSpecJson, wholeMessage, type Schema } from '@mint/wire';
 
 /** Media types accepted for a CSV upload. */
 export const csvMediaTypes: readonly string[] = ['text/csv', 'application/csv'];
@@ -31,12 +29,12 @@ export const catalogSchemas: Readonly<Record<string, Schema>> = {
 
 /** An import on the wire: the ProductImport message in the spec's JSON. */
 function importData(view: ImportView): Record<string, unknown> {
-  return toSpecJson(ProductImportSchema, create(ProductImportSchema, toWireImport(view)), wholeMessage);
+  return toSpecJson(ProductImportSchema, create(ProductImportSchema, messageOf(ProductImportSchema, view)), wholeMessage);
 }
 
 /** A product on the wire: the Product message in the spec's JSON. */
 function productData(p: ProductView): Record<string, unknown> {
-  return toSpecJson(ProductSchema, create(ProductSchema, toWireProduct(p)), productShape);
+  return toSpecJson(ProductSchema, create(ProductSchema, messageOf(ProductSchema, p)), productShape);
 }
 
 /**

@@ -14,7 +14,7 @@ import {
 import { maxIngestScans, maxLots, maxPageSize, maxRequestedQuantity } from '@mint/domain';
 import { maxContentsPage, maxMintContainers, maxPackItems } from '@mint/usecases';
 import { describe, expect, it } from 'vitest';
-import { namedOperations } from './rpc.ts';
+import { namedOperations } from '@mint/wire';
 import { fromSpecJson, requestSchema, toSpecJson } from '@mint/wire';
 
 const rules = (field: DescField | undefined) => getOption(field!, fieldRules).type;

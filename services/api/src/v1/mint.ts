@@ -9,7 +9,7 @@ import { header, HttpProblem, jsonType, readJsonObject, runIdempotently, send, s
 import { authenticate, idempotencyKeysOf, keyedSubmit, submitAndKick } from '@mint/usecases';
 import { credentialsFrom } from '../auth/credentials.ts';
 import { authorizeMethod } from '../auth/permissions.ts';
-import { mintRequestOf } from '../handlers/wire.ts';
+import { mintRequestOf } from '@mint/wire';
 import { workspaceCaller, type V1Call, type V1Deps } from './context.ts';
 import { errorBody } from './errors.ts';
 import { invokeRpc, renameViolations } from './rpc.ts';

@@ -6,7 +6,7 @@ import { importColumns, maxImportBytes } from '@mint/domain';
 import { errorCodes, transportErrors } from '@mint/http';
 import { catalogSchemas } from './catalog.ts';
 import { mintSchemas } from './mint.ts';
-import { namedOperations, operationSchemaName } from './rpc.ts';
+import { namedOperations, operationSchemaName } from '@mint/wire';
 import { BlockingReasonSchema, LotSchema } from '@mint/contract';
 import { obj, ref, requestSchema, responseSchema, string, uuid, wholeMessage, type Schema } from '@mint/wire';
 

@@ -4,55 +4,17 @@
 // checked against the schema derived from the request message; the RPC's own handler runs; its
 // response is written in the spec's shape. Nothing here names an operation.
 
-import { getOption, hasOption, type DescMethod, type Message } from '@bufbuild/protobuf';
+import type { DescMethod, Message } from '@bufbuild/protobuf';
 import { createHandlerContext } from '@connectrpc/connect';
-import { named_operation as namedOperationOption, type NamedOperation as NamedOperationOption } from '@mint/contract';
 import { InvalidInputError, UnauthenticatedError, type FieldViolation } from '@mint/domain';
 import { HttpProblem, readJsonObject, sendJson } from '@mint/http';
 import * as useCases from '@mint/usecases';
 import { credentialsFrom } from '../auth/credentials.ts';
-import { authorizeMethod, contractServices } from '../auth/permissions.ts';
+import { authorizeMethod } from '../auth/permissions.ts';
 import { loggerKey, principalKey } from '../context.ts';
 import type { ServiceRegistration } from '../routes.ts';
 import type { V1Call, V1Deps } from './context.ts';
-import { componentPointer, fromSpecJson, requestSchema, responseSchema, toSpecJson, type ResponseShape, type Schema } from '@mint/wire';
-
-/** A named operation: the RPC that runs it, its summary, schemas and response shape. */
-export interface NamedOperation {
-  readonly method: DescMethod;
-  readonly summary: string;
-  readonly request: Schema;
-  readonly response: Schema;
-  readonly shape: ResponseShape;
-  /** Largest body of the operation, in bytes; undefined: the 1 MiB of every JSON route. */
-  readonly maxBodyBytes: number | undefined;
-}
-
-function namedOperation(method: DescMethod, option: NamedOperationOption): NamedOperation {
-  const shape: ResponseShape = { omit: option.omit, flatten: option.flatten, refusal: option.refusal };
-  return {
-    method,
-    summary: option.summary,
-    shape,
-    request: requestSchema(method.input, '_'),
-    response: responseSchema(method.output, shape),
-    maxBodyBytes: option.maxBodyBytes > 0n ? Number(option.maxBodyBytes) : undefined,
-  };
-}
-
-/** Every named operation of the contract, by name: the unary RPCs that declare `(mint.v1.named_operation)`; a name declared twice stops the start. */
-export const namedOperations: Readonly<Record<string, NamedOperation>> = contractServices
-  .flatMap((s) => s.methods)
-  .filter((m) => m.methodKind === 'unary' && hasOption(m, namedOperationOption))
-  .reduce<Record<string, NamedOperation>>((byName, m) => {
-    const option = getOption(m, namedOperationOption);
-    if (Object.hasOwn(byName, option.name)) throw new Error(`the named operation ${option.name} is declared twice (${m.parent.name}/${m.name})`);
-    byName[option.name] = namedOperation(m, option);
-    return byName;
-  }, {});
-
-/** The component name of an operation's request or response schema. */
-export const operationSchemaName = (name: string, part: 'request' | 'response'): string => `${name}_${part}`;
+import { componentPointer, fromSpecJson, namedOperations, operationSchemaName, toSpecJson } from '@mint/wire';
 
 /** Runs one unary RPC's own handler for `caller`, outside Connect (the /v1 routes authenticate and authorize themselves). */
 export async function invokeRpc(
