@@ -189,10 +189,14 @@ export async function benchGrowth(
 
     const reader = createResolverReader(db, { poolSize: 2 });
     const reads = async (unitsInTable: number): Promise<GrowthReads> => {
-      // Random units of every job so far: their serials (as a scan names them) and list cursors.
+      // Units drawn uniformly from every job so far (a row sample, not a page sample: a page holds about
+      // 70 consecutive seqs, so sampled pages would give clustered cursors, and the share of cursors
+      // whose page crosses the start of a chunk, the list's slower path, would swing from run to run):
+      // their serials (as a scan names them) and list cursors.
+      const percent = Math.min(100, ((options.iterations * 2) / unitsInTable) * 100);
       const sample = await query<{ serial: string; created_at: Date; id: string }>(
         db.em.fork(),
-        `select serial, created_at, ${storedOrDerivedUnitId()} as id from mint_units tablesample system (1) limit ?`,
+        `select serial, created_at, ${storedOrDerivedUnitId()} as id from mint_units tablesample bernoulli (${percent}) order by random() limit ?`,
         [options.iterations],
       );
       while (sample.length < options.iterations) sample.push(...sample.slice(0, options.iterations - sample.length));
