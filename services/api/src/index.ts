@@ -12,7 +12,6 @@ export { credentialsFrom } from './auth/credentials.ts';
 export { isPublicPath, publicPathPrefixes, publicRpcServices } from './auth/public-paths.ts';
 export { permissionFor, publicServices } from './auth/permissions.ts';
 export { rpcPermissions } from '@mint/wire';
-export { loggingInterceptor } from './interceptors/logging.ts';
 export { principalOf, principalKey, requestIdKey, loggerKey, type Principal } from './context.ts';
 export type { ReadinessProbe } from './health.ts';
 export { v1Routes, type V1Deps } from './v1/routes.ts';
