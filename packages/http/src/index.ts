@@ -74,4 +74,5 @@ export { metricsRoute, type MetricsRouteOptions } from './metrics/route.ts';
 export type { Metrics, LabelledCounter, LabelledHistogram } from './metrics/metrics.ts';
 export { registerReflection } from './grpc/reflection.ts';
 export { Health, HealthCheckResponse_ServingStatus } from './grpc/gen/grpc/health/v1/health_pb.js';
+export { checkReadiness, createHealthService, probeRoutes, type Readiness, type ReadinessProbe } from './grpc/health.ts';
 export { loadStaticFiles, type StaticFile } from './static-files.ts';

@@ -13,6 +13,6 @@ export { isPublicPath, publicPathPrefixes, publicRpcServices } from './auth/publ
 export { permissionFor, publicServices } from './auth/permissions.ts';
 export { rpcPermissions } from '@mint/wire';
 export { principalOf, principalKey, requestIdKey, loggerKey, type Principal } from './context.ts';
-export type { ReadinessProbe } from './health.ts';
+export type { ReadinessProbe } from '@mint/http';
 export { v1Routes, type V1Deps } from './v1/routes.ts';
 export { consoleRootRedirect } from './console/routes.ts';

@@ -10,7 +10,9 @@ import {
   Health,
   registerReflection,
   createCors,
+  checkReadiness,
   createDualListener,
+  createHealthService,
   createRateLimits,
   createRouter,
   defaultRpcMaxBodyBytes,
@@ -19,6 +21,7 @@ import {
   loggingInterceptor,
   metricsInterceptor,
   plainErrorBody,
+  probeRoutes,
   readMaxBytes,
   rejectUndecodableBody,
   requestScope,
@@ -31,6 +34,7 @@ import {
   type HttpRequest,
   type HttpResponse,
   type RateLimitSettings,
+  type ReadinessProbe,
   type RequestListener,
   type Route,
   type RpcRateLimit,
@@ -41,7 +45,6 @@ import { permissionFor, type AccessOptions } from './auth/permissions.ts';
 import { isPublicPath } from './auth/public-paths.ts';
 import { callLog, clientAddressKey, loggerKey, requestIdKey } from './context.ts';
 import { specSpellings } from './handlers/wire.ts';
-import { checkReadiness, createHealthService, type ReadinessProbe } from './health.ts';
 import { import_body as importBody } from '@mint/contract';
 
 export { requestIdHeader, type RequestListener } from '@mint/http';
@@ -97,6 +100,9 @@ export interface BrandDomainRouting {
 
 /** First path segments of the control plane's plain HTTP routes. */
 const controlPlaneRoots: ReadonlySet<string> = new Set(['v1', 'healthz', 'readyz', 'metrics', 'console']);
+
+/** Services whose gRPC health Check answers besides the server as a whole (the empty name). */
+const checkedServices: ReadonlySet<string> = new Set(['', 'mint.v1.MintService', 'mint.v1.CatalogService', 'grpc.health.v1.Health']);
 
 /** True for an RPC that carries a file and gets the import body limit (its `(mint.v1.import_body)` option); every other RPC gets the ordinary one. */
 const carriesFile = (method: DescMethod): boolean => hasOption(method, importBody) && getOption(method, importBody);
@@ -176,7 +182,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
   const authenticate = authenticateHeaders(options.authenticator, access);
   const connect = connectAdapter({
     routes: (router) => {
-      router.service(Health, createHealthService(probe));
+      router.service(Health, createHealthService(probe, checkedServices));
       options.routes(router);
       registerReflection(router);
     },
@@ -205,34 +211,20 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
   });
 
   /** The one route table: health and readiness, then the mounted routes; unmatched paths go to Connect. */
-  const router = createRouter(
-    [
-      { methods: ['GET', 'HEAD'], path: '/healthz', handler: ({ req, res }) => sendJson(req, res, 200, { ok: true }) },
-      {
-        methods: ['GET', 'HEAD'],
-        path: '/readyz',
-        handler: async ({ req, res }) => {
-          const report = await probe();
-          sendJson(req, res, report.ok ? 200 : 503, { ok: report.ok, checks: report.checks });
-        },
-      },
-      ...(options.httpRoutes ?? []),
-    ],
-    {
-      onError: ({ req, path }, error, err) => {
-        if (error.status === 401) limits?.authFailed(addressOf(req));
-        if (error.status >= 500) loggerOf(req).error({ err, method: req.method, path }, 'http route failed');
-      },
-      ...(limits === undefined
-        ? {}
-        : {
-            // A control-plane route answers below 400 only to credentials that authenticated.
-            guard: routeRateGuard(limits, addressOf, ({ path }, route) =>
-              route.path.startsWith('/r/') ? 'resolver' : route.path.startsWith('/downloads/') ? 'download' : isPublicPath(path) ? 'public' : 'credential',
-            ),
-          }),
+  const router = createRouter([...probeRoutes(probe), ...(options.httpRoutes ?? [])], {
+    onError: ({ req, path }, error, err) => {
+      if (error.status === 401) limits?.authFailed(addressOf(req));
+      if (error.status >= 500) loggerOf(req).error({ err, method: req.method, path }, 'http route failed');
     },
-  );
+    ...(limits === undefined
+      ? {}
+      : {
+          // A control-plane route answers below 400 only to credentials that authenticated.
+          guard: routeRateGuard(limits, addressOf, ({ path }, route) =>
+            route.path.startsWith('/r/') ? 'resolver' : route.path.startsWith('/downloads/') ? 'download' : isPublicPath(path) ? 'public' : 'credential',
+          ),
+        }),
+  });
 
   const brandDomains = options.brandDomains;
   const domainRouter =
