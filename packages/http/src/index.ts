@@ -3,7 +3,8 @@
  * route table (find-my-way), the one response writer, bounded body reading, JSON Schema
  * validation (ajv), the one table from domain errors to Connect codes and HTTP statuses, the
  * Connect adapter with its body limits and the spec's JSON spellings, the generic interceptors
- * (errors, protovalidate, metrics), CORS, client addresses, rate limits and the Idempotency-Key
+ * (errors, protovalidate, metrics, one log line per call), request ids and their loggers, CORS,
+ * client addresses, rate limits on RPCs and routes and the Idempotency-Key
  * protocol. Nothing here knows an operation of the API.
  */
 export { header, bodyChunks, readBody, mediaType, readJsonObject, maxJsonBodyBytes } from './body.ts';
@@ -66,8 +67,12 @@ export { checkEachRequest, observeResponse, observeCall } from './connect/stream
 export { validationInterceptor, assertValidMessage, describeViolations } from './connect/validation.ts';
 export { httpObserver, routeLabel, unmatchedRouteLabel, type HttpObserver, type RequestLog } from './metrics/http.ts';
 export { metricsInterceptor } from './metrics/rpc.ts';
+export { loggingInterceptor, type CallLogOptions } from './connect/logging.ts';
+export { rpcRateLimit, routeRateGuard, type RpcRateLimit, type RpcRateLimitOptions, type RouteLimit } from './connect/rate-limit.ts';
+export { requestScope, requestIdHeader, type RequestScope, type ScopeLogger } from './request-scope.ts';
 export { metricsRoute, type MetricsRouteOptions } from './metrics/route.ts';
 export type { Metrics, LabelledCounter, LabelledHistogram } from './metrics/metrics.ts';
 export { registerReflection } from './grpc/reflection.ts';
 export { Health, HealthCheckResponse_ServingStatus } from './grpc/gen/grpc/health/v1/health_pb.js';
+export { checkReadiness, createHealthService, probeRoutes, type Readiness, type ReadinessProbe } from './grpc/health.ts';
 export { loadStaticFiles, type StaticFile } from './static-files.ts';

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { connectJetStreamBus, connectScanSpill, createMemoryBus, type JobBus, type ScanSpill } from '@mint/bus';
+import type { Readiness } from '@mint/http';
 import { openDatabase, pendingMigrations, pingDatabase, pingResolverReplica, type Database } from '@mint/db';
 import type { Config } from './config.ts';
 import { runningDevServer, startDevPostgres, type DevPostgres } from './dev-postgres.ts';
@@ -229,11 +230,8 @@ export async function resolveWebhookSecretKeys(config: Config): Promise<readonly
   return config.webhookSecretKeys ?? devKey(config, 'webhook-secret-key', 'WEBHOOK_SECRET_KEYS');
 }
 
-/** What /readyz reports: ok when every dependency answered, with one line per dependency. */
-export interface Readiness {
-  readonly ok: boolean;
-  readonly checks: Readonly<Record<string, string>>;
-}
+/** What /readyz reports (the shape @mint/http's probes serve): ok when every dependency answered, with one line per dependency. */
+export type { Readiness };
 
 /**
  * A readiness probe over the database and the bus: each must answer within `timeoutMs`. With

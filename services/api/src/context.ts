@@ -2,6 +2,7 @@
 // to it, and the authorized caller. Handlers read them through the helpers below.
 
 import { Code, ConnectError, createContextKey, type HandlerContext } from '@connectrpc/connect';
+import type { CallLogOptions } from '@mint/http';
 import type { Logger } from '@mint/runtime';
 import type * as UseCases from '@mint/usecases';
 import type { Caller, UseCaseContext } from '@mint/usecases';
@@ -24,6 +25,9 @@ export const clientAddressKey = createContextKey<string>('', { description: 'cli
  * per submit. Undefined outside a request.
  */
 export const loggerKey = createContextKey<(() => Logger) | undefined>(undefined, { description: 'request logger' });
+
+/** Where the RPC log line finds the call's logger and user. */
+export const callLog: CallLogOptions = { loggerOf: (values) => values.get(loggerKey)?.(), userIdOf: (values) => values.get(principalKey)?.userId };
 
 /** The authorized caller; null until the authorization interceptor has run (and for public RPCs). */
 export const principalKey = createContextKey<Principal | null>(null, { description: 'authenticated principal' });

@@ -1,10 +1,8 @@
 // The API's HTTP server: Connect, gRPC and gRPC-Web (through connect-node) plus /healthz,
 // /readyz and any mounted HTTP routes, on one port speaking HTTP/1.1 and h2c.
 
-import { randomUUID } from 'node:crypto';
-import { Code, ConnectError, createContextKey, createContextValues, type ConnectRouter, type ContextValues, type Interceptor } from '@connectrpc/connect';
+import { Code, ConnectError, createContextValues, type ConnectRouter, type Interceptor } from '@connectrpc/connect';
 import { getOption, hasOption, type DescMethod } from '@bufbuild/protobuf';
-import { isDomainError } from '@mint/domain';
 import { createValidator } from '@bufbuild/protovalidate';
 import {
   clientAddressOf,
@@ -12,39 +10,44 @@ import {
   Health,
   registerReflection,
   createCors,
+  checkReadiness,
   createDualListener,
+  createHealthService,
   createRateLimits,
   createRouter,
   defaultRpcMaxBodyBytes,
   errorInterceptor,
   httpObserver,
+  loggingInterceptor,
   metricsInterceptor,
   plainErrorBody,
+  probeRoutes,
   readMaxBytes,
   rejectUndecodableBody,
+  requestScope,
+  routeRateGuard,
+  rpcRateLimit,
   sendJson,
   toHttpError,
   validationInterceptor,
   type DualListenerOptions,
   type HttpRequest,
   type HttpResponse,
-  type RateLimits,
   type RateLimitSettings,
+  type ReadinessProbe,
   type RequestListener,
-  type RequestLog,
   type Route,
+  type RpcRateLimit,
 } from '@mint/http';
 import { defaults, type Logger, type Metrics } from '@mint/runtime';
 import { authenticateHeaders, authenticationInterceptor, authorizationInterceptor, hasVerifiedCredentials, type Authenticator } from './auth/interceptors.ts';
 import { permissionFor, type AccessOptions } from './auth/permissions.ts';
 import { isPublicPath } from './auth/public-paths.ts';
-import { clientAddressKey, loggerKey, requestIdKey } from './context.ts';
+import { callLog, clientAddressKey, loggerKey, requestIdKey } from './context.ts';
 import { specSpellings } from './handlers/wire.ts';
-import { checkReadiness, createHealthService, type ReadinessProbe } from './health.ts';
 import { import_body as importBody } from '@mint/contract';
-import { loggingInterceptor } from './interceptors/logging.ts';
 
-export type { RequestListener } from '@mint/http';
+export { requestIdHeader, type RequestListener } from '@mint/http';
 
 /** Options of {@link createApiServer}. */
 export interface ApiServerOptions {
@@ -98,6 +101,9 @@ export interface BrandDomainRouting {
 /** First path segments of the control plane's plain HTTP routes. */
 const controlPlaneRoots: ReadonlySet<string> = new Set(['v1', 'healthz', 'readyz', 'metrics', 'console']);
 
+/** Services whose gRPC health Check answers besides the server as a whole (the empty name). */
+const checkedServices: ReadonlySet<string> = new Set(['', 'mint.v1.MintService', 'mint.v1.CatalogService', 'grpc.health.v1.Health']);
+
 /** True for an RPC that carries a file and gets the import body limit (its `(mint.v1.import_body)` option); every other RPC gets the ordinary one. */
 const carriesFile = (method: DescMethod): boolean => hasOption(method, importBody) && getOption(method, importBody);
 
@@ -115,19 +121,6 @@ export interface ApiServer {
   readonly requestListener: RequestListener;
 }
 
-/** The header carrying a request's id in both directions. */
-export const requestIdHeader = 'x-request-id';
-const acceptableRequestId = /^[A-Za-z0-9._:-]{1,128}$/;
-
-/** A request's id and, once something logs for it, its child logger. */
-interface RequestState {
-  readonly id: string;
-  logger: Logger | undefined;
-}
-/** Where a request's state lives: on the request itself (cheaper than a WeakMap entry per request). */
-const requestState = Symbol('mint.request');
-type StatefulRequest = HttpRequest & { [requestState]?: RequestState };
-
 /**
  * The interceptors of every RPC, outermost first: logging (one line per call), metrics, error
  * mapping (domain errors to codes), the undecodable-body refusal, authentication (bearer JWT or
@@ -143,7 +136,7 @@ export function rpcInterceptors(options: {
 }): Interceptor[] {
   const access = options.access ?? {};
   return [
-    loggingInterceptor(options.logger),
+    loggingInterceptor(options.logger, callLog),
     ...(options.metrics === undefined ? [] : [metricsInterceptor(options.metrics)]),
     errorInterceptor,
     ...(options.limits === undefined ? [] : [options.limits.interceptor]),
@@ -163,22 +156,22 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
   const { logger, readiness } = options;
   const shutdownTimeoutMs = options.shutdownTimeoutMs ?? 10_000;
   const shutdown = new AbortController();
-  /** The request's logger (a child carrying its request id), created on first use. */
-  const loggerOf = (req: HttpRequest): Logger => {
-    const state = (req as StatefulRequest)[requestState];
-    return state === undefined ? logger : (state.logger ??= logger.child({ requestId: state.id }));
-  };
-  /** One line for a request; its child logger is created only when the level is enabled. */
-  const logLine: RequestLog = (req, level, line, msg) => {
-    if (logger.isLevelEnabled(level)) loggerOf(req)[level](line, msg);
-  };
+  const scope = requestScope(logger);
+  const loggerOf = scope.loggerOf;
   const probe = () => checkReadiness(readiness, shutdown.signal.aborted, logger);
   const plainHttp = options.metrics === undefined ? undefined : httpObserver(options.metrics);
 
   const access: AccessOptions = { anonymousReflection: options.reflectionAllowAnonymous ?? false };
   const addressOf = clientAddressOf(options.trustedProxies ?? []);
   const limits = options.rateLimits === undefined ? undefined : createRateLimits(options.rateLimits);
-  const rpcLimit = limits === undefined ? undefined : rpcRateLimit(limits, access);
+  const rpcLimit =
+    limits === undefined
+      ? undefined
+      : rpcRateLimit(limits, {
+          isPublic: (method) => permissionFor(method, access) === 'public',
+          addressOf: (values) => values.get(clientAddressKey),
+          verified: hasVerifiedCredentials,
+        });
   const interceptors = rpcInterceptors({
     logger,
     authenticator: options.authenticator,
@@ -189,7 +182,7 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
   const authenticate = authenticateHeaders(options.authenticator, access);
   const connect = connectAdapter({
     routes: (router) => {
-      router.service(Health, createHealthService(probe));
+      router.service(Health, createHealthService(probe, checkedServices));
       options.routes(router);
       registerReflection(router);
     },
@@ -210,51 +203,28 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
     // The spec's own enum values (`serial`, `active_at_mint`) are accepted in JSON, as on /v1.
     enumSpellings: specSpellings,
     contextValues: (req) => {
-      const call = (req as StatefulRequest)[requestState];
+      const id = scope.idOf(req);
       const values = createContextValues();
-      if (call !== undefined) values.set(requestIdKey, call.id).set(loggerKey, () => loggerOf(req));
+      if (id !== undefined) values.set(requestIdKey, id).set(loggerKey, () => loggerOf(req));
       return values.set(clientAddressKey, addressOf(req));
     },
   });
 
   /** The one route table: health and readiness, then the mounted routes; unmatched paths go to Connect. */
-  const router = createRouter(
-    [
-      { methods: ['GET', 'HEAD'], path: '/healthz', handler: ({ req, res }) => sendJson(req, res, 200, { ok: true }) },
-      {
-        methods: ['GET', 'HEAD'],
-        path: '/readyz',
-        handler: async ({ req, res }) => {
-          const report = await probe();
-          sendJson(req, res, report.ok ? 200 : 503, { ok: report.ok, checks: report.checks });
-        },
-      },
-      ...(options.httpRoutes ?? []),
-    ],
-    {
-      onError: ({ req, path }, error, err) => {
-        if (error.status === 401) limits?.authFailed(addressOf(req));
-        if (error.status >= 500) loggerOf(req).error({ err, method: req.method, path }, 'http route failed');
-      },
-      ...(limits === undefined
-        ? {}
-        : {
-            guard: ({ req, res, path }, route) => {
-              const address = addressOf(req);
-              if (route.path.startsWith('/r/')) return limits.resolver(address);
-              if (route.path.startsWith('/downloads/')) return limits.download(address);
-              if (isPublicPath(path)) return undefined;
-              const header = req.headers['x-api-key'];
-              const apiKey = typeof header === 'string' ? header : undefined;
-              // A control-plane route answers below 400 only to credentials that authenticated.
-              res.once('finish', () => {
-                if (res.statusCode < 400) limits.authSucceeded(req.headers.authorization, apiKey);
-              });
-              return limits.authAllowed(address, req.headers.authorization, apiKey).then(() => limits.credential(req.headers.authorization, apiKey));
-            },
-          }),
+  const router = createRouter([...probeRoutes(probe), ...(options.httpRoutes ?? [])], {
+    onError: ({ req, path }, error, err) => {
+      if (error.status === 401) limits?.authFailed(addressOf(req));
+      if (error.status >= 500) loggerOf(req).error({ err, method: req.method, path }, 'http route failed');
     },
-  );
+    ...(limits === undefined
+      ? {}
+      : {
+          // A control-plane route answers below 400 only to credentials that authenticated.
+          guard: routeRateGuard(limits, addressOf, ({ path }, route) =>
+            route.path.startsWith('/r/') ? 'resolver' : route.path.startsWith('/downloads/') ? 'download' : isPublicPath(path) ? 'public' : 'credential',
+          ),
+        }),
+  });
 
   const brandDomains = options.brandDomains;
   const domainRouter =
@@ -278,11 +248,8 @@ export function createApiServer(options: ApiServerOptions): ApiServer {
   }
 
   function handle(req: HttpRequest, res: HttpResponse): void | Promise<unknown> {
-    const header = req.headers[requestIdHeader];
-    const id = typeof header === 'string' && acceptableRequestId.test(header) ? header : randomUUID();
-    (req as StatefulRequest)[requestState] = { id, logger: undefined };
-    plainHttp?.observe(req, res, logLine);
-    res.setHeader(requestIdHeader, id);
+    scope.begin(req, res);
+    plainHttp?.observe(req, res, scope.log);
     if (brandDomains !== undefined && !isControlPlanePath((req.url ?? '').split('?', 1)[0]!)) {
       const host = brandDomains.hostOf(req);
       const claimed = host === '' ? false : brandDomains.isBrandDomain(host);
@@ -358,41 +325,4 @@ function notFoundMessage(path: string, routes: readonly Route[], services: reado
     '/healthz and /readyz',
   ];
   return `nothing is served at ${path}; this server serves ${served.join('; ')}`;
-}
-
-/** The RPC side of the rate limits: the check the adapter runs on the headers, and the interceptor. */
-export interface RpcRateLimit {
-  /** Refuses a caller past its failed-authentication or per-credential limit (RateLimitedError); once per call. */
-  check(method: DescMethod, header: Headers, contextValues: ContextValues): Promise<void>;
-  /** Runs the check for calls the adapter did not check (client and bidirectional streams) and counts failed authentications. */
-  readonly interceptor: Interceptor;
-}
-
-/** Whether {@link RpcRateLimit.check} already ran for a call. */
-const rateCheckedKey = createContextKey(false, { description: 'rate limits checked' });
-
-function rpcRateLimit(limits: RateLimits, access: AccessOptions): RpcRateLimit {
-  const check = async (method: DescMethod, header: Headers, contextValues: ContextValues): Promise<void> => {
-    if (contextValues.get(rateCheckedKey) || permissionFor(method, access) === 'public') return;
-    contextValues.set(rateCheckedKey, true);
-    await limits.authAllowed(contextValues.get(clientAddressKey), header.get('authorization') ?? undefined, header.get('x-api-key') ?? undefined);
-    await limits.credential(header.get('authorization') ?? undefined, header.get('x-api-key') ?? undefined);
-  };
-  return {
-    check,
-    interceptor: (next) => async (req) => {
-      await check(req.method, req.header, req.contextValues);
-      try {
-        return await next(req);
-      } catch (error) {
-        const unauthenticated = isDomainError(error, 'unauthenticated') || (error instanceof ConnectError && error.code === Code.Unauthenticated);
-        if (unauthenticated && permissionFor(req.method, access) !== 'public') limits.authFailed(req.contextValues.get(clientAddressKey));
-        throw error;
-      } finally {
-        if (permissionFor(req.method, access) !== 'public' && hasVerifiedCredentials(req.contextValues)) {
-          limits.authSucceeded(req.header.get('authorization') ?? undefined, req.header.get('x-api-key') ?? undefined);
-        }
-      }
-    },
-  };
 }

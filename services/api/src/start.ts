@@ -4,9 +4,8 @@
 import { createMetrics, defaults, setOnly, type Config, type Logger, type Metrics } from '@mint/runtime';
 import * as useCases from '@mint/usecases';
 import { contextAuthenticator, type Authenticator } from './auth/interceptors.ts';
-import type { ReadinessProbe } from './health.ts';
 import type { ProgressFeed } from '@mint/bus';
-import { metricsRoute, scanClientOf, type Route } from '@mint/http';
+import { metricsRoute, scanClientOf, type ReadinessProbe, type Route } from '@mint/http';
 import { createCachePurger } from './resolver/purge.ts';
 import { fileURLToPath } from 'node:url';
 import { metricSources } from './metrics/sources.ts';

@@ -2,7 +2,7 @@
 // metrics for the kubelet and the scraper. It serves nothing else.
 
 import http from 'node:http';
-import { createRouter, HttpProblem, methodNotAllowedMessage, metricsRoute, sendJson } from '@mint/http';
+import { createRouter, HttpProblem, methodNotAllowedMessage, metricsRoute, probeRoutes, sendJson } from '@mint/http';
 import type { Logger, Metrics, Readiness } from '@mint/runtime';
 
 /** Options of {@link startMetricsServer}. */
@@ -38,15 +38,7 @@ export async function startMetricsServer(options: MetricsServerOptions): Promise
   let stopping = false;
   const router = createRouter(
     [
-      { methods: ['GET', 'HEAD'], path: '/healthz', handler: ({ req, res }) => sendJson(req, res, 200, { ok: true }) },
-      {
-        methods: ['GET', 'HEAD'],
-        path: '/readyz',
-        handler: async ({ req, res }) => {
-          const report: Readiness = stopping ? { ok: false, checks: { executor: 'shutting down' } } : await options.readiness();
-          sendJson(req, res, report.ok ? 200 : 503, report);
-        },
-      },
+      ...probeRoutes(async () => (stopping ? { ok: false, checks: { executor: 'shutting down' } } : await options.readiness())),
       metricsRoute(options.metrics),
       {
         methods: ['GET', 'HEAD'],

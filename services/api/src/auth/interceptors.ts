@@ -78,11 +78,9 @@ export function authenticateHeaders(
  * are not checked twice. Credentials never appear in an error or a log line.
  */
 export function authenticationInterceptor(authenticator: Authenticator, access: AccessOptions = {}): Interceptor {
+  const check = authenticateHeaders(authenticator, access);
   return (next) => async (req) => {
-    if (permissionFor(req.method, access) === 'public') return next(req);
-    if (req.contextValues.get(authenticatedKey) === undefined) {
-      req.contextValues.set(authenticatedKey, await authenticator.authenticate(credentialsFrom(req.header)));
-    }
+    if (req.contextValues.get(authenticatedKey) === undefined) await check(req.method, req.header, req.contextValues);
     return next(req);
   };
 }

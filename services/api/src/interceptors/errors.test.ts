@@ -12,10 +12,10 @@ import {
   UnauthenticatedError,
   UnavailableError,
 } from '@mint/domain';
-import { errorCodes, errorInterceptor, toConnectError, toHttpError } from '@mint/http';
+import { errorCodes, errorInterceptor, loggingInterceptor, toConnectError, toHttpError } from '@mint/http';
 import { createLogger } from '@mint/runtime';
 import { describe, expect, it } from 'vitest';
-import { loggingInterceptor } from './logging.ts';
+import { callLog } from '../context.ts';
 
 describe('toConnectError', () => {
   it('maps each domain error to its code and keeps its message', () => {
@@ -92,7 +92,7 @@ describe('the error interceptor', () => {
       },
     });
     const logger = createLogger({ logLevel: 'info' }, {}, destination);
-    const transport = createRouterTransport(impl, { router: { interceptors: [loggingInterceptor(logger), errorInterceptor] } });
+    const transport = createRouterTransport(impl, { router: { interceptors: [loggingInterceptor(logger, callLog), errorInterceptor] } });
     return { mint: createClient(MintService, transport), lines };
   }
 

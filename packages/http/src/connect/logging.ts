@@ -1,13 +1,20 @@
 // One log line per RPC: method, protocol, outcome code, duration, caller and request id.
 
-import { Code, ConnectError, type Interceptor } from '@connectrpc/connect';
+import { Code, ConnectError, type ContextValues, type Interceptor } from '@connectrpc/connect';
 import { codeToString } from '@connectrpc/connect/protocol-connect';
-import type { Logger } from '@mint/runtime';
-import { loggerKey, principalKey } from '../context.ts';
-import { observeCall } from '@mint/http';
+import type { ScopeLogger } from '../request-scope.ts';
+import { observeCall } from './stream.ts';
 
 /** Codes that mean the server failed; logged at error level with the original error. */
 const serverFaults: ReadonlySet<Code> = new Set([Code.Internal, Code.Unknown, Code.DataLoss]);
+
+/** Where the logging interceptor finds a call's logger and caller. */
+export interface CallLogOptions {
+  /** The call's logger (its lines carry the request id), when the call has one; else the fallback logs. */
+  readonly loggerOf: (values: ContextValues) => ScopeLogger | undefined;
+  /** The calling user's id (null for an API key), undefined before authorization. */
+  readonly userIdOf: (values: ContextValues) => string | null | undefined;
+}
 
 /**
  * Logs each call once it ends (for streams: when the stream ends, fails or is cancelled) as
@@ -15,7 +22,7 @@ const serverFaults: ReadonlySet<Code> = new Set([Code.Internal, Code.Unknown, Co
  * errors are logged with their original error as `err` (clients only see "internal error").
  * Headers and messages are never logged, so tokens cannot leak.
  */
-export function loggingInterceptor(fallback: Logger): Interceptor {
+export function loggingInterceptor(fallback: ScopeLogger, options: CallLogOptions): Interceptor {
   return (next) => async (req) => {
     const started = performance.now();
     const log = (error: unknown, cancelled = false) => {
@@ -23,9 +30,9 @@ export function loggingInterceptor(fallback: Logger): Interceptor {
       const fault = connectError !== undefined && serverFaults.has(connectError.code);
       // Below the configured level nothing is built, not even the call's child logger.
       if (!fallback.isLevelEnabled(fault ? 'error' : 'info')) return;
-      const logger = req.contextValues.get(loggerKey)?.() ?? fallback;
+      const logger = options.loggerOf(req.contextValues) ?? fallback;
       const durationMs = Math.round((performance.now() - started) * 10) / 10;
-      const userId = req.contextValues.get(principalKey)?.userId;
+      const userId = options.userIdOf(req.contextValues);
       const code = cancelled ? 'canceled' : connectError === undefined ? 'ok' : codeToString(connectError.code);
       const line = {
         rpc: `${req.service.typeName}/${req.method.name}`,
