@@ -187,8 +187,10 @@ describe('submit + kick', () => {
   });
 
   it('reports kicked=false when the kick fails, and the job is not lost: its outbox message hands it to an executor', async () => {
-    // A context whose unit generation fails: the submit succeeds (a batch id draws 6 random bytes),
-    // the kick's cycle throws when it draws the serials.
+    // A context whose randomness fails for draws over 16 bytes: the submit succeeds (a batch id draws
+    // 6 random bytes), the kick's cycle throws when it makes the brand's serial key (32 bytes), which
+    // a brand's first serial batch does: the job is a fresh workspace's first.
+    const fresh = await t.workspace();
     const broken = {
       ...t.app.ctx,
       randomFill: (bytes: Uint8Array) => {
@@ -198,7 +200,7 @@ describe('submit + kick', () => {
     };
     const api = await startTestApi(t.app, { ctx: broken });
     try {
-      const res = await kick(body({ requested_quantity: 50 }), ws.token, api);
+      const res = await kick(body({ brand_id: fresh.brandId, product_id: fresh.productId, requested_quantity: 50 }), fresh.token, api);
       expect(res.status).toBe(200);
       expect(res.body).toMatchObject({ ok: true, kicked: false, status: 'QUEUED', note: 'the job is queued; the executor will process it' });
       const jobId = res.body.mint_job_id as string;
@@ -206,9 +208,9 @@ describe('submit + kick', () => {
       // What the executor does: the relay publishes the outbox message, a worker runs cycles.
       const published: OutboxJob[] = [];
       while ((await relayOutbox(t.app.ctx, async (job) => void published.push(job))) > 0);
-      expect(published).toContainEqual({ kind: 'mint', id: jobId, brandId: ws.brandId });
+      expect(published).toContainEqual({ kind: 'mint', id: jobId, brandId: fresh.brandId });
       let cycle;
-      do cycle = await processMintJobBatch(t.app.ctx, ws.brandId, jobId, 20);
+      do cycle = await processMintJobBatch(t.app.ctx, fresh.brandId, jobId, 20);
       while (!cycle.done);
       expect(await jobOf(jobId)).toEqual({ status: 'COMPLETED', lease_owner: null, minted: 50 });
     } finally {
