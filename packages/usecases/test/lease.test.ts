@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { query } from '../../../test/support/sql.ts';
+import { query, run } from '../../../test/support/sql.ts';
 import { isDomainError, isLeaseLostError, type Lease, type MintRequest } from '@mint/domain';
 import {
   claimMintJob,
@@ -165,16 +165,16 @@ describe('mint job leases', () => {
     const { mintJobId, mintBatchId } = await submit(7000);
     const lease = claimed(await claimMintJob(ctx, brand.brandId, mintJobId, 'executor-a', 60_000));
     // The lead (seq 1..50) commits alone; of the next two concurrent chunks the first (seq 51..919)
-    // fails before writing, the second (seq 920..1788) commits.
-    let calls = 0;
-    const flaky: UseCaseContext = {
-      ...ctx,
-      randomFill: (b) => {
-        if (calls++ === 1) throw new Error('writer crashed');
-        ctx.randomFill(b);
-      },
-    };
-    await expect(runMint(flaky, lease, { chunkSize: 1000, leaseMs: 60_000, writers: 2 })).rejects.toThrow('writer crashed');
+    // fails (a real constraint refuses its rows, so its insert fails), the second (seq 920..1788) commits.
+    await run(
+      app.db.em.fork(),
+      `alter table mint_units add constraint writer_crashed check (mint_batch_id <> '${mintBatchId}' or seq not between 51 and 919) not valid`,
+    );
+    try {
+      await expect(runMint(ctx, lease, { chunkSize: 1000, leaseMs: 60_000, writers: 2 })).rejects.toThrow('writer_crashed');
+    } finally {
+      await run(app.db.em.fork(), 'alter table mint_units drop constraint writer_crashed');
+    }
     expect(await units(mintBatchId)).toEqual({ n: 919, serials: 919, min: 1, max: 1788, minted: 919 });
     expect(await runMint(ctx, lease, { chunkSize: 1000, leaseMs: 60_000, writers: 2 })).toMatchObject({
       done: true,
@@ -251,8 +251,11 @@ describe('mint job leases', () => {
   });
 
   it('leaves a job RESERVED until a chunk commits, and moves it to PROCESSING in that chunk', async () => {
-    const { mintJobId, mintBatchId } = await submit(3000);
-    const lease = claimed(await claimMintJob(ctx, brand.brandId, mintJobId, 'executor-a', 60_000));
+    // A fresh brand's first serial batch makes the brand's serial key (random bytes) before its first
+    // chunk: with the randomness failing, the run fails before any chunk commits.
+    const fresh = await app.seedBrand();
+    const { mintJobId, mintBatchId } = await submitSerial(ctx, fresh, 3000);
+    const lease = claimed(await claimMintJob(ctx, fresh.brandId, mintJobId, 'executor-a', 60_000));
     const status = async () => (await query<{ status: string }>(app.db.em.fork(), `select status from mint_jobs where id = ?`, [mintJobId]))[0]!.status;
     const failing: UseCaseContext = {
       ...ctx,
