@@ -99,6 +99,46 @@ describe('the allocation floor of a batch', () => {
     expect(allocated.sort()).toEqual(serials.filter((s) => !returned.includes(s)).sort());
   });
 
+  it('goes on to the next free units when another allocation commits the ones it read before it locks them', async () => {
+    const brand = await app.seedBrand();
+    const { mintBatchId } = await mintCompleted(app.ctx, brand, 12, { activationMode: 'first_scan' });
+    const serials = await serialsOf(mintBatchId);
+    const caller = await partnerOf(brand, mintBatchId, 'Packaging line');
+    const other = await partnerOf(brand, mintBatchId, 'Contract manufacturer');
+    // Another session holds unit_allocations in SHARE mode: the allocation reads seqs 1..12 as free
+    // and waits to insert, while that session allocates seqs 1..3 to the other partner and commits.
+    const holder = new pg.Client({ connectionString: app.database.url });
+    await holder.connect();
+    try {
+      await holder.query('begin');
+      await holder.query('lock table unit_allocations in share mode');
+      const allocation = allocateSerials(app.ctx, caller, { brandId: brand.brandId, quantity: 5, idempotencyKey: 'a-1' });
+      allocation.catch(() => undefined);
+      let waiting = 0;
+      for (let i = 0; i < 200 && waiting === 0; i++) {
+        await holder.query('select pg_stat_clear_snapshot()');
+        const { rows } = await holder.query<{ n: number }>(`select count(*)::int as n from pg_stat_activity
+          where wait_event_type = 'Lock' and position('insert into unit_allocations' in query) > 0 and datname = current_database()`);
+        waiting = rows[0]!.n;
+        if (waiting === 0) await new Promise((r) => setTimeout(r, 50));
+      }
+      expect(waiting).toBe(1);
+      await holder.query(
+        `insert into unit_allocations (brand_id, mint_batch_id, seq, partner_id, grant_id, request_id, allocated_at)
+        select $1, $2, g, $3, $4, gen_random_uuid(), now() from generate_series(1, 3) g`,
+        [brand.brandId, mintBatchId, other.partnerId, other.apiKeyId],
+      );
+      await holder.query('commit');
+      // Exactly five, none of the other partner's: seqs 4..8.
+      expect((await allocation).units.map((u) => u.serial)).toEqual(serials.slice(3, 8));
+    } finally {
+      await holder.end();
+    }
+    const rows = await allocatedRows(brand.brandId, mintBatchId);
+    expect(rows).toHaveLength(8);
+    expect(new Set(rows).size).toBe(8);
+  });
+
   it('lets allocators racing on one batch share no unit and leave none behind', { timeout: 120_000 }, async () => {
     const brand = await app.seedBrand();
     const size = 400;

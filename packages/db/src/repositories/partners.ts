@@ -342,10 +342,12 @@ export async function allocateUnits(
     );
     let free = inactive.filter((seq) => !taken.has(seq));
     const mine = new Set<number>();
-    // Until the request is served or every free unit of the round was tried: a unit locked by another
-    // transaction is skipped (left to it), and one another allocation committed meanwhile is refused by
-    // the insert's primary key; then the next free units are tried.
-    while (free.length > 0 && allocated < a.limit) {
+    // A unit locked by another transaction is skipped (left to it); one another allocation committed
+    // meanwhile is refused by the insert's primary key, and then the round's next free units are tried
+    // (without that, a request racing another on the same batch could end the round having allocated
+    // nothing, its next round starting after everything it read).
+    let retry = true;
+    while (retry && free.length > 0 && allocated < a.limit) {
       // Raw on purpose: `for update ... skip locked` feeding an insert in one statement.
       const tried = await rawRows(
         em,
@@ -369,6 +371,7 @@ export async function allocateUnits(
       free = free.filter((seq) => !triedSeqs.has(seq));
       const inserted = tried.filter((r) => r.inserted).map((r) => r.seq);
       for (const r of tried) if (!r.inserted) taken.add(r.seq);
+      retry = inserted.length < tried.length;
       // A unit a move committed between the reads above and its lock: its lifecycle row is visible now.
       const moved =
         inserted.length === 0
