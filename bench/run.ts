@@ -14,7 +14,8 @@
 //   BENCH_MINT_SIZES     job sizes of the mint benchmark (default 10000,100000,1000000)
 //   BENCH_LOAD_SECONDS   seconds of each resolver and submit load (default 10)
 //   BENCH_ITERATIONS     timed calls per read case and run (default 5,000)
-//   BENCH_ONLY           comma-separated subset of mint,reads,resolver,passport,packs,submit,webhooks,watch,scans,growth,serials,aggregation
+//   BENCH_ONLY           comma-separated subset of mint,reads,resolver,passport,packs,submit,webhooks,watch,scans,growth,serials,aggregation,allocation
+//   BENCH_ALLOCATION_REQUESTS partner allocations of 10,000 in a row over one batch (default 40: the 1,000,000-unit scenario's partner B)
 //   BENCH_SERIAL_UNITS   units of the bulk serial move (default 1,000,000: the issue's size)
 //   BENCH_AGGREGATION_UNITS units packed and unpacked (default 1,000,000: the issue's size)
 //   BENCH_GROWTH_JOBS    jobs of the growth benchmark, one after another into one database (default 4; the issue's size: 10)
@@ -58,6 +59,7 @@ import type { ScansBenchResult } from './scans.ts';
 import type { GrowthBenchResult } from './growth.ts';
 import type { SerialMovesBenchResult } from './serial-moves.ts';
 import type { AggregationBenchResult } from './aggregation.ts';
+import type { AllocationBenchResult } from './allocation.ts';
 
 const benchDir = fileURLToPath(new URL('./', import.meta.url));
 const repoRoot = fileURLToPath(new URL('../', import.meta.url));
@@ -918,6 +920,19 @@ function addAggregation(r: AggregationBenchResult): void {
   }
 }
 
+function addAllocation(r: AllocationBenchResult): void {
+  const n = r.runs[0]?.requestMs.length ?? 0;
+  rows.push({
+    benchmark: 'allocation',
+    figure: `AllocateSerials of ${r.perRequest.toLocaleString('en')}: request ${n} over one batch, after ${(r.perRequest * (n - 1)).toLocaleString('en')} allocated`,
+    unit: 'ms',
+    value: spread(r.runs.map((x) => x.requestMs.at(-1)!)),
+    baseline: { label: 'request 1 of the same run', value: spread(r.runs.map((x) => x.requestMs[0]!)) },
+    ratio: spread(r.runs.map((x) => x.requestMs.at(-1)! / x.requestMs[0]!)),
+    target: { text: 'about 1x (flat in what was allocated before)', met: spread(r.runs.map((x) => x.requestMs.at(-1)! / x.requestMs[0]!)).median <= 1.5 },
+  });
+}
+
 function addWatch(r: WatchBenchResult): void {
   const { watchers, units } = r.options;
   const of = (mode: WatchMode, pick: (f: WatchFigures) => number) => r.runs.map((run) => pick(run.find((f) => f.mode === mode)!));
@@ -1066,6 +1081,8 @@ function markdown(
     '  CPU and RSS are measured with the streams open and right after they closed.',
     "- serials (bench/serial-moves.ts): MoveSerials' use case decommissioning a whole seeded batch of commissioned units as recalled, chunk by",
     "  chunk as the executor runs it, against one bare UPDATE of the same rows' status; the batch restored and vacuumed between (not timed).",
+    "- allocation (bench/allocation.ts): AllocateSerials' use case allocating a seeded batch of BENCH_ALLOCATION_REQUESTS x 10,000 issued units",
+    '  to one partner key, 10,000 a request, the last request timed against the first of the same run; allocations emptied between runs.',
     "- aggregation (bench/aggregation.ts): PackContainer's use case packing a seeded batch of commissioned units, BENCH_PACK_ITEMS (10,000) per",
     '  request into one container each, then UnpackContainer emptying each, against a bare INSERT of the same unit_containers rows per',
     '  container and a bare DELETE per container; the tables emptied and vacuumed between (not timed). Then one EPCIS capture document of',
@@ -1257,6 +1274,20 @@ try {
         );
         results['aggregation'] = r;
         addAggregation(r);
+      },
+    ],
+    [
+      'allocation',
+      async () => {
+        const r = await step<AllocationBenchResult>(
+          'allocation',
+          'allocation.ts',
+          [],
+          { BENCH_ALLOCATION_REQUESTS: env['BENCH_ALLOCATION_REQUESTS'] ?? '40', BENCH_RUNS: String(runs) },
+          logDir,
+        );
+        results['allocation'] = r;
+        addAllocation(r);
       },
     ],
     [

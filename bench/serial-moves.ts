@@ -13,10 +13,15 @@
 // - partner: the whole batch allocated to a partner (in SQL, not timed) and left issued, then
 //   encoded by the partner's key as one seq-range move (only its allocated units move, each checked
 //   against its allocation), against a bare UPDATE of the same rows.
+// The batch's serials are the serial codec's (a brand serial key, the batch's ordinal, each serial
+// the encoding of its seq, unit ids derived: null) as minting writes them since the codec, so a
+// list's serials decode to their units; BENCH_SERIAL_CODEC=0 keeps the seeded stored serials
+// (looked up on the serial index one by one, as before the codec).
 
 import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import pg from 'pg';
+import { createSerialCipher, generateSerialCipherKey, sealSecret } from '@mint/domain';
 import { moveSerials } from '@mint/usecases';
 import { seedUnits } from './unit-seed.ts';
 
@@ -25,6 +30,23 @@ const runs = Number(process.env['BENCH_RUNS'] ?? 3);
 const seeded = await seedUnits('bench_serials', units);
 const client = new pg.Client({ connectionString: seeded.url });
 await client.connect();
+if (process.env['BENCH_SERIAL_CODEC'] !== '0') {
+  // The brand's serial key (sealed as minting seals it), ordinal 1 for the batch, and its units' serials re-encoded.
+  const key = generateSerialCipherKey(seeded.ctx.randomFill);
+  const sealed = sealSecret(seeded.ctx.webhookSecretKeys, Buffer.from(key).toString('base64'), `brand_serial_keys:${seeded.brandId}`, seeded.ctx.randomFill);
+  await client.query('insert into brand_serial_keys (brand_id, key_sealed, next_ordinal, created_at) values ($1, $2, 2, now())', [seeded.brandId, sealed]);
+  await client.query('update mint_batches set serial_ordinal = 1 where brand_id = $1 and id = $2', [seeded.brandId, seeded.batchId]);
+  const cipher = createSerialCipher(key);
+  for (let from = 1; from <= units; from += 50_000) {
+    const count = Math.min(50_000, units - from + 1);
+    await client.query(
+      `update mint_units u set serial = t.serial, id = null from unnest($3::int[], $4::text[]) as t(seq, serial)
+      where u.brand_id = $1 and u.mint_batch_id = $2 and u.seq = t.seq`,
+      [seeded.brandId, seeded.batchId, Array.from({ length: count }, (_, i) => from + i), cipher.encodeRange(1, from, count)],
+    );
+  }
+  await client.query('VACUUM ANALYZE mint_units');
+}
 /** What the script writes to BENCH_JSON: per run, the bare UPDATE's and the move's milliseconds. */
 export interface SerialMovesBenchResult {
   readonly units: number;

@@ -54,6 +54,7 @@ export const distributedTables = [
   'partner_grants',
   'allocation_requests',
   'unit_allocations',
+  'allocation_floors',
 ] as const;
 
 /**

@@ -8,7 +8,7 @@ import { WebhookDelivery, WebhookEndpoint, WebhookFanout } from './webhooks.ts';
 import { PassportAccessKey, PassportDraft, PassportSigningKey, PassportVersion } from './passports.ts';
 import { EpcisEventRow, SerialMoveRefusalRow, SerialMoveRow, UnitStateRow } from './serials.ts';
 import { ContainerMintRow, ContainerOpRow, ContainerRow, ContainerSettingsRow, UnitContainerRow } from './containers.ts';
-import { AllocationRequestRow, PartnerGrantRow, PartnerRow, UnitAllocationRow } from './partners.ts';
+import { AllocationFloorRow, AllocationRequestRow, PartnerGrantRow, PartnerRow, UnitAllocationRow } from './partners.ts';
 
 /** Every entity of the schema, for the ORM configuration. */
 export const entities = [
@@ -57,4 +57,5 @@ export const entities = [
   PartnerGrantRow,
   AllocationRequestRow,
   UnitAllocationRow,
+  AllocationFloorRow,
 ];

@@ -93,3 +93,20 @@ export const UnitAllocationRow = defineEntity({
   ],
 });
 export type UnitAllocationRow = InferEntity<typeof UnitAllocationRow>;
+
+/**
+ * A batch's allocation floor: every unit at or below `seq` is never allocatable again (allocated,
+ * or no longer issued: neither comes back), so an allocation reads the batch from `seq + 1`. Only
+ * ever raised, by the allocation that closed the units below it, in its transaction.
+ */
+export const AllocationFloorRow = defineEntity({
+  name: 'AllocationFloorRow',
+  tableName: 'allocation_floors',
+  properties: {
+    brandId: columns.brandId(),
+    mintBatchId: p.uuid().primary(),
+    /** The highest seq of the batch's run of units, from seq 1, that no allocation may take. */
+    seq: p.integer(),
+  },
+});
+export type AllocationFloorRow = InferEntity<typeof AllocationFloorRow>;

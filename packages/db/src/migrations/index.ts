@@ -33,6 +33,7 @@ import { Migration20261130000000_serial_codec } from './Migration20261130000000_
 import { Migration20261130020000_serial_move_refusals } from './Migration20261130020000_serial_move_refusals.ts';
 import { Migration20261130021000_unit_allocations_partner } from './Migration20261130021000_unit_allocations_partner.ts';
 import { Migration20261130030000_epcis_epcs_no_pending } from './Migration20261130030000_epcis_epcs_no_pending.ts';
+import { Migration20261130040000_allocation_floors } from './Migration20261130040000_allocation_floors.ts';
 import { Migration20261130050000_unit_key_fillfactor } from './Migration20261130050000_unit_key_fillfactor.ts';
 
 /** Every migration, in order. New ones come from `npm run db:migration -w @mint/db` and are listed here. */
@@ -72,5 +73,6 @@ export const migrations = [
   { name: 'Migration20261130020000_serial_move_refusals', class: Migration20261130020000_serial_move_refusals },
   { name: 'Migration20261130021000_unit_allocations_partner', class: Migration20261130021000_unit_allocations_partner },
   { name: 'Migration20261130030000_epcis_epcs_no_pending', class: Migration20261130030000_epcis_epcs_no_pending },
+  { name: 'Migration20261130040000_allocation_floors', class: Migration20261130040000_allocation_floors },
   { name: 'Migration20261130050000_unit_key_fillfactor', class: Migration20261130050000_unit_key_fillfactor },
 ];

@@ -239,15 +239,62 @@ export async function allocatableBatches(em: Em, brandId: string, restriction: {
 const allocationScan = 10_000;
 
 /**
+ * The batch's allocation floor (see {@link raiseAllocationFloor}): every unit at or below it is
+ * allocated or no longer issued, so never allocatable again; null while the batch has no row.
+ */
+async function allocationFloor(em: Em, brandId: string, mintBatchId: string): Promise<number | null> {
+  const [row] = await rawRows(
+    em,
+    sql<{ seq: number }>`select seq from allocation_floors where brand_id = ${brandId}::uuid and mint_batch_id = ${mintBatchId}::uuid`,
+  );
+  return row?.seq ?? null;
+}
+
+/**
+ * Raises the batch's allocation floor to `seq` inside the caller's transaction, never lowers it.
+ * A floor another allocation is raising (its row locked) is left to it (`skip locked`): the floor
+ * is where reads start, so one left low only costs the next allocation a longer read, and
+ * allocations of one batch never wait on each other for it. `known` is whether the row existed
+ * when the allocation read it; when it did not, it is inserted (a concurrent first insert of the
+ * same batch waits for the other, once).
+ */
+async function raiseAllocationFloor(em: Em, brandId: string, mintBatchId: string, seq: number, known: boolean): Promise<void> {
+  if (!known) {
+    const inserted = await rawChanged(
+      em,
+      sql`insert into allocation_floors (brand_id, mint_batch_id, seq) values (${brandId}::uuid, ${mintBatchId}::uuid, ${seq}::int)
+      on conflict (brand_id, mint_batch_id) do nothing`,
+    );
+    if (inserted === 1) return;
+  }
+  await rawChanged(
+    em,
+    sql`update allocation_floors f set seq = ${seq}::int
+    from (select brand_id, mint_batch_id from allocation_floors
+      where brand_id = ${brandId}::uuid and mint_batch_id = ${mintBatchId}::uuid and seq < ${seq}::int for update skip locked) as l
+    where f.brand_id = l.brand_id and f.mint_batch_id = l.mint_batch_id`,
+  );
+}
+
+/**
  * Allocates up to `limit` issued, never allocated units of one batch (lowest seq first) to a
  * partner, inside the caller's transaction, and returns how many. The batch's units are read in
- * seq order a round at a time, those with an allocation or a lifecycle row dropped (read by
- * `seq = any(...)` on their primary keys, never an anti join: while these tables have no
- * statistics the planner scanned them once per unit, measured 24 s for 3,000 serials of a
- * 10,000-unit batch), and the rest locked with `skip locked` (a unit another transaction is moving
- * or allocating is left to it) under `status = 'inactive'`. The insert's primary key refuses a unit
- * another allocation took meanwhile, and a last read, with the units locked, drops any that left
- * `issued` since: a compare-and-set per unit.
+ * seq order a round at a time from just above its allocation floor, those with an allocation or a
+ * lifecycle row dropped (read by `seq = any(...)` on their primary keys, never an anti join: while
+ * these tables have no statistics the planner scanned them once per unit, measured 24 s for 3,000
+ * serials of a 10,000-unit batch), and the rest locked with `skip locked` (a unit another
+ * transaction is moving or allocating is left to it) under `status = 'inactive'`. The insert's
+ * primary key refuses a unit another allocation took meanwhile, and a last read, with the units
+ * locked, drops any that left `issued` since: a compare-and-set per unit.
+ *
+ * The floor: an allocation row is never deleted, and a unit that left `issued` never comes back to
+ * it (no serial move targets `issued`), so a unit that is allocated, commissioned (active) or has a
+ * lifecycle row is closed for good. The allocation raises the floor over the unbroken run of closed
+ * units it read from the floor up (its own allocations count: the floor is raised in the same
+ * transaction), and stops at the first unit it did not see closed: one it skipped as locked (a
+ * concurrent move or allocation may yet roll back), one it left for a later request, or a seq
+ * missing from the read. Its cost is then flat in what was allocated before: measured by
+ * `npm run bench:allocation`.
  */
 export async function allocateUnits(
   em: Em,
@@ -262,69 +309,103 @@ export async function allocateUnits(
   },
 ): Promise<number> {
   const { brandId, mintBatchId } = a;
+  const stored = await allocationFloor(em, brandId, mintBatchId);
+  const floor = stored ?? 0;
   let allocated = 0;
-  let after = 0;
+  let after = floor;
+  // The floor this allocation may raise to, and whether the run of closed units read so far is unbroken.
+  let closedTo = floor;
+  let unbroken = true;
   while (allocated < a.limit) {
-    const scanned = (
-      await rawRows(
-        em,
-        sql<{ seq: number }>`
-      select seq from mint_units where brand_id = ${brandId}::uuid and mint_batch_id = ${mintBatchId}::uuid and seq > ${after}::int and status = 'inactive'
+    // Every unit of the round, active ones included: an active unit is closed, and the run must have no gap.
+    const scanned = await rawRows(
+      em,
+      sql<{ seq: number; status: string }>`
+      select seq, status from mint_units where brand_id = ${brandId}::uuid and mint_batch_id = ${mintBatchId}::uuid and seq > ${after}::int
       order by seq limit ${allocationScan}::int`,
-      )
-    ).map((r) => r.seq);
-    if (scanned.length === 0) break;
-    after = scanned[scanned.length - 1]!;
-    const taken = new Set(
-      (
-        await rawRows(
-          em,
-          sql<{ seq: number }>`
-      select seq from unit_allocations where brand_id = ${brandId}::uuid and mint_batch_id = ${mintBatchId}::uuid and seq = any(${scanned}::int[])
-      union all
-      select seq from unit_states where brand_id = ${brandId}::uuid and mint_batch_id = ${mintBatchId}::uuid and seq = any(${scanned}::int[])`,
-        )
-      ).map((r) => r.seq),
     );
-    const free = scanned.filter((seq) => !taken.has(seq));
-    if (free.length === 0) continue;
-    // Raw on purpose: `for update ... skip locked` feeding an insert in one statement.
-    const inserted = (
-      await rawRows(
+    if (scanned.length === 0) break;
+    after = scanned[scanned.length - 1]!.seq;
+    const inactive = scanned.filter((r) => r.status === 'inactive').map((r) => r.seq);
+    const taken = new Set(
+      inactive.length === 0
+        ? []
+        : (
+            await rawRows(
+              em,
+              sql<{ seq: number }>`
+      select seq from unit_allocations where brand_id = ${brandId}::uuid and mint_batch_id = ${mintBatchId}::uuid and seq = any(${inactive}::int[])
+      union all
+      select seq from unit_states where brand_id = ${brandId}::uuid and mint_batch_id = ${mintBatchId}::uuid and seq = any(${inactive}::int[])`,
+            )
+          ).map((r) => r.seq),
+    );
+    let free = inactive.filter((seq) => !taken.has(seq));
+    const mine = new Set<number>();
+    // A unit locked by another transaction is skipped (left to it); one another allocation committed
+    // meanwhile is refused by the insert's primary key, and then the round's next free units are tried
+    // (without that, a request racing another on the same batch could end the round having allocated
+    // nothing, its next round starting after everything it read).
+    let retry = true;
+    while (retry && free.length > 0 && allocated < a.limit) {
+      // Raw on purpose: `for update ... skip locked` feeding an insert in one statement.
+      const tried = await rawRows(
         em,
-        sql<{ seq: number }>`
+        sql<{ seq: number; inserted: boolean }>`
       with locked as (
         select seq from mint_units
         where brand_id = ${brandId}::uuid and mint_batch_id = ${mintBatchId}::uuid and seq = any(${free}::int[]) and status = 'inactive'
         order by seq
         limit ${a.limit - allocated}::int
         for update skip locked
+      ), inserted as (
+        insert into unit_allocations (brand_id, mint_batch_id, seq, partner_id, grant_id, request_id, allocated_at)
+        select ${brandId}::uuid, ${mintBatchId}::uuid, seq, ${a.partnerId}::uuid, ${a.grantId}::uuid, ${a.requestId}::uuid, ${a.at}::timestamptz from locked
+        on conflict (brand_id, mint_batch_id, seq) do nothing
+        returning seq
       )
-      insert into unit_allocations (brand_id, mint_batch_id, seq, partner_id, grant_id, request_id, allocated_at)
-      select ${brandId}::uuid, ${mintBatchId}::uuid, seq, ${a.partnerId}::uuid, ${a.grantId}::uuid, ${a.requestId}::uuid, ${a.at}::timestamptz from locked
-      on conflict (brand_id, mint_batch_id, seq) do nothing
-      returning seq`,
-      )
-    ).map((r) => r.seq);
-    if (inserted.length === 0) continue;
-    // The lowest free units may be locked by another request and skipped: the next round goes on after what this one read.
-    // A unit a move committed between the reads above and its lock: its lifecycle row is visible now.
-    const moved = (
-      await rawRows(
-        em,
-        sql<{ seq: number }>`
-      select seq from unit_states where brand_id = ${brandId}::uuid and mint_batch_id = ${mintBatchId}::uuid and seq = any(${inserted}::int[])`,
-      )
-    ).map((r) => r.seq);
-    if (moved.length > 0) {
-      await rawChanged(
-        em,
-        sql`delete from unit_allocations
-        where brand_id = ${brandId}::uuid and mint_batch_id = ${mintBatchId}::uuid and request_id = ${a.requestId}::uuid and seq = any(${moved}::int[])`,
+      select l.seq, i.seq is not null as inserted from locked l left join inserted i on i.seq = l.seq`,
       );
+      if (tried.length === 0) break;
+      const triedSeqs = new Set(tried.map((r) => r.seq));
+      free = free.filter((seq) => !triedSeqs.has(seq));
+      const inserted = tried.filter((r) => r.inserted).map((r) => r.seq);
+      for (const r of tried) if (!r.inserted) taken.add(r.seq);
+      retry = inserted.length < tried.length;
+      // A unit a move committed between the reads above and its lock: its lifecycle row is visible now.
+      const moved =
+        inserted.length === 0
+          ? []
+          : (
+              await rawRows(
+                em,
+                sql<{ seq: number }>`
+      select seq from unit_states where brand_id = ${brandId}::uuid and mint_batch_id = ${mintBatchId}::uuid and seq = any(${inserted}::int[])`,
+              )
+            ).map((r) => r.seq);
+      if (moved.length > 0) {
+        await rawChanged(
+          em,
+          sql`delete from unit_allocations
+        where brand_id = ${brandId}::uuid and mint_batch_id = ${mintBatchId}::uuid and request_id = ${a.requestId}::uuid and seq = any(${moved}::int[])`,
+        );
+      }
+      for (const seq of inserted) mine.add(seq);
+      allocated += inserted.length - moved.length;
     }
-    allocated += inserted.length - moved.length;
+    // The lowest free units may be locked by another request and skipped: the next round goes on after what this one read.
+    if (unbroken) {
+      // Closed for good: active, allocated or with a lifecycle row when read or tried, or taken by this allocation (a moved one has a lifecycle row).
+      for (const r of scanned) {
+        if (r.seq !== closedTo + 1 || !(r.status !== 'inactive' || taken.has(r.seq) || mine.has(r.seq))) {
+          unbroken = false;
+          break;
+        }
+        closedTo = r.seq;
+      }
+    }
   }
+  if (closedTo > floor) await raiseAllocationFloor(em, brandId, mintBatchId, closedTo, stored !== null);
   return allocated;
 }
 
