@@ -288,7 +288,8 @@ export interface Config {
   readonly webhookAllowedAddresses: readonly string[];
   /**
    * `WEBHOOK_SECRET_KEYS`: `kid:base64key,...` (keys of exactly 32 bytes, e.g. `w1:$(openssl rand -base64 32)`) sealing webhook
-   * signing secrets at rest (AES-256-GCM); the first seals, all open; required with `DATABASE_URL` by the API and the executor.
+   * signing secrets, passport signing keys and brands' serial keys at rest (AES-256-GCM); the first seals, all open; required with
+   * `DATABASE_URL` by the API and the executor, which must share them (the resolver opens the serial keys the executor made).
    * Unset: generated in `DATA_DIR` (dev mode).
    */
   readonly webhookSecretKeys: readonly SigningKey[] | undefined;
