@@ -20,7 +20,7 @@ import { startTestApi, type TestApi } from '../services/api/test/support.ts';
 import { mintCompleted } from './support/pack-fixtures.ts';
 import { freePort } from './support/ports.ts';
 import { query } from './support/sql.ts';
-import { nextGtin, setupUseCases, testJwtSecret, type SeededBrand, type UseCaseBundle } from './support/usecases.ts';
+import { nextGtin, setupUseCases, testJwtSecret, testWebhookSecretKeys, type SeededBrand, type UseCaseBundle } from './support/usecases.ts';
 
 const vclTemplate = fileURLToPath(new URL('../deploy/varnish/resolver.vcl', import.meta.url));
 const varnishd = '/usr/sbin/varnishd';
@@ -134,7 +134,15 @@ beforeAll(async () => {
   children.push(ncsa);
   shipper = spawn(process.execPath, ['services/cli/src/main.ts', 'scans', 'ship-log'], {
     cwd: repoRoot,
-    env: { PATH: process.env['PATH'] ?? '', DATABASE_URL: app.database.url, AUTH_JWT_SECRET: testJwtSecret, LOG_LEVEL: 'warn' },
+    // The sealing keys of the test's use cases (test/support/usecases.ts): the shipper opens the
+    // brand's serial key with them to find a scanned serial's unit.
+    env: {
+      PATH: process.env['PATH'] ?? '',
+      DATABASE_URL: app.database.url,
+      AUTH_JWT_SECRET: testJwtSecret,
+      WEBHOOK_SECRET_KEYS: testWebhookSecretKeys,
+      LOG_LEVEL: 'warn',
+    },
     stdio: ['pipe', 'pipe', 'pipe'],
   });
   shipper.stdout!.on('data', (c: Buffer) => shipperOutput.push(c.toString()));
