@@ -157,7 +157,7 @@ export const unitKeysOfSerialsText = (brand: string, serials: string, ordinals: 
       from unnest(${serials}::text[], ${ordinals}::bigint[], ${seqs}::int[]) as k(serial, ordinal, seq)
       left join lateral (select kb.id as mint_batch_id, k.seq from mint_batches kb where kb.brand_id = ${brand}::uuid and kb.serial_ordinal = k.ordinal) kc on true
       left join lateral (select ks.mint_batch_id, ks.seq from mint_units ks where ks.brand_id = ${brand}::uuid and ks.serial = k.serial and ks.id is not null offset 0) kl on true
-     where coalesce(kc.mint_batch_id, kl.mint_batch_id) is not null offset 0)`;
+     where coalesce(kc.mint_batch_id, kl.mint_batch_id) is not null)`;
 
 /**
  * The brand's units named by `serials` as (serial, mint_batch_id, seq) rows for a statement to
@@ -167,10 +167,9 @@ export const unitKeysOfSerialsText = (brand: string, serials: string, ordinals: 
  * lateral subquery kept apart by `offset 0`: with `serial = any(...)` the planner chose a scan of
  * the whole table for 10,000 serials). No union, so Citus plans it on the brand's shard. The caller
  * joins mint_units on (brand_id, mint_batch_id, seq) AND serial, so a decoded position of no unit,
- * or of a unit with another serial, names nothing. Kept apart by `offset 0` too: flattened into the
- * caller's join, the planner joined the keys to the units on `serial` with a hash of every unit of
- * the brand (EXPLAIN ANALYZE of a 10,000-serial decommission at 200,000 units: a 200,000-row scan,
- * 75 ms of 226 ms, growing with the brand's units); kept apart, each unit is one primary-key probe.
+ * or of a unit with another serial, names nothing. Not kept apart by `offset 0` as a whole: so
+ * fenced, the planner lost the keys' row estimate and a 60,000-unit container move's lock of its
+ * units ran for minutes instead of seconds.
  */
 export async function unitKeysOfSerialsSql(em: Em, brandId: string, serials: readonly string[]) {
   const k = await serialKeyArrays(em, brandId, serials);
@@ -179,5 +178,5 @@ export async function unitKeysOfSerialsSql(em: Em, brandId: string, serials: rea
       from unnest(${k.serials}::text[], ${k.ordinals}::bigint[], ${k.seqs}::int[]) as k(serial, ordinal, seq)
       left join lateral (select kb.id as mint_batch_id, k.seq from mint_batches kb where kb.brand_id = ${brandId}::uuid and kb.serial_ordinal = k.ordinal) kc on true
       left join lateral (select ks.mint_batch_id, ks.seq from mint_units ks where ks.brand_id = ${brandId}::uuid and ks.serial = k.serial and ks.id is not null offset 0) kl on true
-     where coalesce(kc.mint_batch_id, kl.mint_batch_id) is not null offset 0)`;
+     where coalesce(kc.mint_batch_id, kl.mint_batch_id) is not null)`;
 }
