@@ -585,59 +585,27 @@ export interface ContainerOpRecord {
   readonly containers: number;
 }
 
+/** A pack or unpack to record (`container_ops`). */
+export interface ContainerOpInsert {
+  brandId: string;
+  id: string;
+  idempotencyKey: string;
+  requestHash: string;
+  op: 'pack' | 'unpack';
+  containerId: string;
+  units: number;
+  containers: number;
+  actor: string | null;
+  at: Date;
+}
+
 /** Records a pack or unpack unless its key was used: true when recorded. */
-export async function insertContainerOp(
-  em: Em,
-  o: {
-    brandId: string;
-    id: string;
-    idempotencyKey: string;
-    requestHash: string;
-    op: 'pack' | 'unpack';
-    containerId: string;
-    units: number;
-    containers: number;
-    actor: string | null;
-    at: Date;
-  },
-): Promise<boolean> {
-  return (
-    (await changed(em, (db) =>
-      db
-        .insertInto('container_ops')
-        .values({
-          brand_id: o.brandId,
-          id: o.id,
-          idempotency_key: o.idempotencyKey,
-          request_hash: o.requestHash,
-          op: o.op,
-          container_id: o.containerId,
-          units: o.units,
-          containers: o.containers,
-          actor: o.actor,
-          created_at: o.at,
-        })
-        .onConflict((oc) => oc.columns(['brand_id', 'idempotency_key']).doNothing()),
-    )) === 1
-  );
+export async function insertContainerOp(em: Em, o: ContainerOpInsert): Promise<boolean> {
+  return (await insertContainerOps(em, [o])) === 1;
 }
 
 /** Records packs or unpacks, each unless its key was used: returns how many were recorded (fewer than given: a key was used). */
-export async function insertContainerOps(
-  em: Em,
-  ops: readonly {
-    brandId: string;
-    id: string;
-    idempotencyKey: string;
-    requestHash: string;
-    op: 'pack' | 'unpack';
-    containerId: string;
-    units: number;
-    containers: number;
-    actor: string | null;
-    at: Date;
-  }[],
-): Promise<number> {
+export async function insertContainerOps(em: Em, ops: readonly ContainerOpInsert[]): Promise<number> {
   if (ops.length === 0) return 0;
   return changed(em, (db) =>
     db
