@@ -270,6 +270,7 @@ export {
   pingResolverReplica,
   retryingDeadlocks,
   sqlState,
+  isLockNotAvailable,
   isUniqueViolation,
   unitOfWork,
   standalone,

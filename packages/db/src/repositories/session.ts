@@ -92,6 +92,11 @@ export function isUniqueViolation(error: unknown): boolean {
   return error instanceof UniqueConstraintViolationException || sqlState(error) === '23505';
 }
 
+/** True when `error` is a lock wait that ran past the transaction's `lock_timeout` (SQLSTATE 55P03): the row is held by another session. */
+export function isLockNotAvailable(error: unknown): boolean {
+  return sqlState(error) === '55P03';
+}
+
 /**
  * Runs `transaction` again when PostgreSQL chose it as a deadlock's victim (SQLSTATE 40P01: it was
  * rolled back whole, nothing written), at most `attempts` times in all. For transactions that lock

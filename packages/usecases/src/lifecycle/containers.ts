@@ -36,7 +36,7 @@ import {
   readBrandContainerConfig,
   setBrandCompanyPrefix,
   setContainerMaxDepth,
-  sqlState,
+  isUniqueViolation,
   ssccOfContainer,
   transaction,
   unitOfWork,
@@ -162,7 +162,7 @@ export async function setContainerSettings(ctx: UseCaseContext, actor: Actor, in
       return settings;
     });
   } catch (error) {
-    if (sqlState(error) === '23505') throw new ConflictError('gs1_company_prefix is held by another brand', { cause: error });
+    if (isUniqueViolation(error)) throw new ConflictError('gs1_company_prefix is held by another brand', { cause: error });
     throw error;
   }
 }

@@ -31,6 +31,8 @@ import {
   findMissingSeqRanges,
   insertEpcisEvents,
   insertUnitChunk,
+  isLockNotAvailable,
+  isUniqueViolation,
   moveJob,
   readJobLease,
   recordJobAttempt,
@@ -154,7 +156,7 @@ export async function claimMintJob(ctx: UseCaseContext, brandId: string, jobId: 
   } catch (error) {
     // A chunk transaction of a paused holder still has the row locked; its session is ended by
     // PostgreSQL after the lease's length of idleness, then the job can be taken over.
-    if (sqlState(error) === '55P03') return { kind: 'held', retryInMs: claimLockTimeoutMs };
+    if (isLockNotAvailable(error)) return { kind: 'held', retryInMs: claimLockTimeoutMs };
     throw error;
   }
 }
@@ -372,7 +374,7 @@ async function writeChunk(
       return { minted: committed.minted, started: committed.status !== 'RESERVED' };
     });
   } catch (error) {
-    if (sqlState(error) === '23505')
+    if (isUniqueViolation(error))
       throw new ConflictError(`chunk at seq ${chunk.firstSeq} of mint batch ${batch.id} was written concurrently`, { cause: error });
     throw error;
   }
