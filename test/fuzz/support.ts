@@ -571,10 +571,10 @@ export async function startFuzzApi(ctx: UseCaseContext): Promise<FuzzApi & { sto
       rateLimitResolverPerAddress: 0,
       rateLimitDownloadsPerAddress: 0,
       rateLimitAuthFailuresPerAddress: 0,
+      setMintBatchStatusEnabled: true,
     },
     logger: createLogger({ logLevel: 'info' }, {}, destination),
     readiness: async () => ({ ok: true, checks: {} }),
-    setMintBatchStatusEnabled: true,
     downloads: { keys: [{ id: 'fuzz', secret: new Uint8Array(32).fill(7) }], store },
   });
   return {

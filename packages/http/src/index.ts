@@ -1,5 +1,6 @@
 /**
  * The HTTP and Connect transport machinery the services use: one port for HTTP/1.1 and h2c, the
+ * server around it (claimed hosts, CORS, the route table then Connect, graceful close), the
  * route table (find-my-way), the one response writer, bounded body reading, JSON Schema
  * validation (ajv), the one table from domain errors to Connect codes and HTTP statuses, the
  * Connect adapter with its body limits and the spec's JSON spellings, the generic interceptors
@@ -48,13 +49,12 @@ export {
   type KeyClaim,
 } from './idempotency.ts';
 export { createDualListener, type DualListener, type DualListenerOptions, type RequestListener } from './listener.ts';
+export { createHttpServer, type ClaimedHosts, type HttpServer, type HttpServerOptions } from './server.ts';
 export { createCors, type Cors } from './cors.ts';
 export { clientAddressOf, scanClientOf } from './client-address.ts';
 export { createRateLimits, noRateLimits, workingCredentialTtlMs, type RateLimits, type RateLimitSettings } from './rate-limits.ts';
 export {
   connectAdapter,
-  defaultRpcMaxBodyBytes,
-  readMaxBytes,
   rejectUndecodableBody,
   type BodyPolicy,
   type ConnectAdapter,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, defaults, isConfigError, loadConfig, requireProductionUrls } from './config.ts';
+import { ConfigError, defaults, isConfigError, loadConfig, requireProductionUrls, withDefaults } from './config.ts';
 
 /** Runs `loadConfig` expecting it to throw, and returns the ConfigError. */
 function configError(env: NodeJS.ProcessEnv): ConfigError {
@@ -379,5 +379,21 @@ describe('RESOLVER_CONTACT', () => {
     for (const value of ['someone', 'http://mint.example/contact', 'a b@c.d', `x@${'y'.repeat(200)}.example`, 'javascript:alert(1)']) {
       expect(configError({ RESOLVER_CONTACT: value }).variables).toEqual(['RESOLVER_CONTACT']);
     }
+  });
+});
+
+describe('withDefaults', () => {
+  it('completes the settings given as loadConfig completes an environment that sets only them, derived defaults following them', () => {
+    expect(withDefaults({})).toEqual(loadConfig({}));
+    const env = { SHUTDOWN_TIMEOUT_MS: '2000', RATE_LIMIT_PER_CREDENTIAL: '0', PUBLIC_BASE_URL: 'https://mint.example.com', DATA_DIR: '/data' };
+    const settings = { shutdownTimeoutMs: 2_000, rateLimitPerCredential: 0, publicBaseUrl: 'https://mint.example.com', dataDir: '/data' };
+    expect(withDefaults(settings)).toEqual(loadConfig(env));
+    expect(withDefaults(settings)).toMatchObject({ controlPlaneHosts: ['mint.example.com', 'localhost'], packStoreDir: '/data/packs' });
+    expect(withDefaults({ port: 0 })).toMatchObject({ port: 0, publicBaseUrl: 'http://localhost:0' });
+  });
+
+  it('keeps every setting of a complete configuration', () => {
+    const config = loadConfig({ PORT: '9090', CORS_ALLOWED_ORIGINS: 'https://console.example.com', CONTROL_PLANE_HOSTS: 'api.internal' });
+    expect(withDefaults(config)).toEqual(config);
   });
 });

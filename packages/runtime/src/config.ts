@@ -516,6 +516,24 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 }
 
 /**
+ * `settings` completed as `loadConfig` completes an environment that sets only them: every other
+ * field at its default, the derived ones (the public base URL, the control plane's hosts, the pack
+ * folder) derived from the settings given. What a caller that configures in code (tests, benchmarks)
+ * hands a component, which then reads every setting from it without a fallback of its own.
+ */
+export function withDefaults(settings: Partial<Config>): Config {
+  const base = loadConfig({});
+  const publicBaseUrl = settings.publicBaseUrl ?? defaults.publicBaseUrl(settings.port ?? base.port);
+  return {
+    ...base,
+    publicBaseUrl,
+    controlPlaneHosts: defaults.controlPlaneHosts(publicBaseUrl),
+    packStoreDir: defaults.packStoreDir(settings.dataDir ?? base.dataDir),
+    ...setOnly(settings),
+  };
+}
+
+/**
  * Narrows `config` for the production processes (API, executor), which need both a
  * database and a bus. Throws a `ConfigError` naming `DATABASE_URL` and/or `NATS_URL`
  * when either is unset.

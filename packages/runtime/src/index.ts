@@ -9,6 +9,7 @@ export {
   logLevels,
   packStoreKinds,
   requireProductionUrls,
+  withDefaults,
   type Config,
   type LogLevel,
   type PackStoreKind,
@@ -23,9 +24,11 @@ export {
   openConfiguredScanSpill,
   readinessProbe,
   resolveJwtSecret,
+  useCaseSettings,
   StartupError,
   type Readiness,
 } from './infrastructure.ts';
+export { shutdownInSteps } from './shutdown.ts';
 export { countJobsByStatus, createMetrics, metricPrefix, type MetricSources, type Metrics } from './metrics.ts';
 export { resolveDownloadSigningKeys, resolveWebhookSecretKeys } from './infrastructure.ts';
 export { openConfiguredPackStore, packBucketName, startEmbeddedPostgres, type ConfiguredPackStore } from './infrastructure.ts';

@@ -177,6 +177,24 @@ export async function openConfiguredPackStore(config: Config, options: { name: s
 }
 
 /**
+ * What a process that verifies session tokens (the API, dev mode) gives `createUseCaseContext` from
+ * `config`: the public base URL, the token checks, the keys sealing secrets at rest (in dev mode the
+ * generated ones, see {@link resolveJwtSecret}) and the serial move chunk.
+ */
+export async function useCaseSettings(config: Config) {
+  return {
+    publicBaseUrl: config.publicBaseUrl,
+    jwtSecret: await resolveJwtSecret(config),
+    jwtIssuer: config.authJwtIssuer,
+    jwtAudience: config.authJwtAudience,
+    jwksUrl: config.authJwksUrl,
+    jwtMaxLifetimeSeconds: config.authJwtMaxLifetimeSeconds,
+    webhookSecretKeys: await resolveWebhookSecretKeys(config),
+    serialMoveChunk: config.serialMoveChunkSize,
+  };
+}
+
+/**
  * The HS256 secret for session tokens: AUTH_JWT_SECRET, or in dev mode (no DATABASE_URL) a random
  * one generated once and kept in DATA_DIR so tokens survive restarts. Production needs the variable.
  */

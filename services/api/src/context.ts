@@ -7,12 +7,6 @@ import type { Logger } from '@mint/runtime';
 import type * as UseCases from '@mint/usecases';
 import type { Caller, UseCaseContext } from '@mint/usecases';
 
-/**
- * The caller an RPC runs for, set by the authorization interceptor: a session's user, an API key,
- * or both. Use cases receive `actorId` (the user, else the key) as `actor.id` for the audit trail.
- */
-export type Principal = Caller;
-
 /** The request id of the call (from `x-request-id`, or generated); empty outside a request. */
 export const requestIdKey = createContextKey<string>('', { description: 'request id' });
 
@@ -29,8 +23,11 @@ export const loggerKey = createContextKey<(() => Logger) | undefined>(undefined,
 /** Where the RPC log line finds the call's logger and user. */
 export const callLog: CallLogOptions = { loggerOf: (values) => values.get(loggerKey)?.(), userIdOf: (values) => values.get(principalKey)?.userId };
 
-/** The authorized caller; null until the authorization interceptor has run (and for public RPCs). */
-export const principalKey = createContextKey<Principal | null>(null, { description: 'authenticated principal' });
+/**
+ * The caller an RPC runs for (a session's user, an API key, or both), set by the authorization interceptor; null until it
+ * has run (and for public RPCs). Use cases receive its `actorId` (the user, else the key) as `actor.id` for the audit trail.
+ */
+export const principalKey = createContextKey<Caller | null>(null, { description: 'authenticated principal' });
 
 /** What a service's handlers need: the use-case context every call runs with, and the use cases they call (`@mint/usecases` itself). */
 export interface HandlerDeps<U = typeof UseCases> {
@@ -42,7 +39,7 @@ export interface HandlerDeps<U = typeof UseCases> {
  * The authenticated caller of an RPC. Throws Unauthenticated when there is none, which only
  * happens when a handler of a public service asks for it.
  */
-export function principalOf(context: Pick<HandlerContext, 'values'>): Principal {
+export function principalOf(context: Pick<HandlerContext, 'values'>): Caller {
   const principal = context.values.get(principalKey);
   if (principal === null) throw new ConnectError('authentication required', Code.Unauthenticated);
   return principal;

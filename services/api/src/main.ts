@@ -12,13 +12,13 @@ import {
   openConfiguredDatabase,
   readinessProbe,
   requireProductionUrls,
-  resolveJwtSecret,
+  useCaseSettings,
   createMetrics,
   openConfiguredScanSpill,
 } from '@mint/runtime';
 import { createUseCaseContext } from '@mint/usecases';
 import { startApi } from './start.ts';
-import { openConfiguredPackStore, resolveDownloadSigningKeys, resolveWebhookSecretKeys } from '@mint/runtime';
+import { openConfiguredPackStore, resolveDownloadSigningKeys } from '@mint/runtime';
 import { metricSources } from './metrics/sources.ts';
 
 async function main(): Promise<void> {
@@ -37,14 +37,7 @@ async function main(): Promise<void> {
   const scanSpill = await openConfiguredScanSpill(config, 'minting-api-scans');
   const ctx = createUseCaseContext({
     db,
-    publicBaseUrl: config.publicBaseUrl,
-    jwtSecret: await resolveJwtSecret(config),
-    jwtIssuer: config.authJwtIssuer ?? null,
-    jwtAudience: config.authJwtAudience ?? null,
-    jwksUrl: config.authJwksUrl ?? null,
-    jwtMaxLifetimeSeconds: config.authJwtMaxLifetimeSeconds,
-    webhookSecretKeys: await resolveWebhookSecretKeys(config),
-    serialMoveChunk: config.serialMoveChunkSize,
+    ...(await useCaseSettings(config)),
     // A submitted job goes to the bus right after its commit; the executor's outbox relay is the safety net.
     publishJob: (job) => bus.announce(job),
   });
@@ -52,12 +45,6 @@ async function main(): Promise<void> {
     ctx,
     config,
     logger,
-    setMintBatchStatusEnabled: config.setMintBatchStatusEnabled,
-    webhooks: {
-      allowLoopback: config.webhookAllowLoopback,
-      allowedAddresses: config.webhookAllowedAddresses,
-      maxEndpointsPerBrand: config.webhookMaxEndpointsPerBrand,
-    },
     readiness: readinessProbe({ db, bus }, 2000, { databaseOptional: true }),
     metrics: createMetrics(metricSources(ctx, bus)),
     ...(scanSpill === undefined ? {} : { scanSpill }),

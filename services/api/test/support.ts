@@ -13,7 +13,8 @@ import type { Readiness } from '@mint/runtime';
 import * as useCases from '@mint/usecases';
 import { createConnectRoutes, type ConnectRoutesDeps } from '../src/routes.ts';
 import { rpcInterceptors } from '../src/server.ts';
-import { startApi, useCaseAuthenticator, type RunningApi, type StartApiOptions } from '../src/start.ts';
+import { contextAuthenticator } from '../src/auth/interceptors.ts';
+import { startApi, type RunningApi, type StartApiOptions } from '../src/start.ts';
 import type { SeededBrand, UseCaseBundle } from '../../../test/support/usecases.ts';
 
 /** Log lines written through a test's logger. */
@@ -69,7 +70,7 @@ export function inProcessApi(
   const ctx = options.ctx ?? app.ctx;
   const { logger, logs, rawLogs } = capturingLogger('api-test');
   const transport = createRouterTransport(createConnectRoutes({ ...options, ctx, useCases }), {
-    router: { interceptors: rpcInterceptors({ logger, authenticator: useCaseAuthenticator(ctx) }) },
+    router: { interceptors: rpcInterceptors({ logger, authenticator: contextAuthenticator(ctx) }) },
   });
   return {
     transport,
@@ -136,7 +137,7 @@ export interface TestApi extends RunningApi, CapturedLogs {
 export async function startTestApi(
   app: UseCaseBundle,
   options: { readiness?: () => Promise<Readiness>; shutdownTimeoutMs?: number; config?: Partial<StartApiOptions['config']> } & Partial<
-    Pick<StartApiOptions, 'ctx' | 'httpRoutes' | 'setMintBatchStatusEnabled' | 'downloads' | 'consoleDir'>
+    Pick<StartApiOptions, 'ctx' | 'httpRoutes' | 'downloads' | 'consoleDir'>
   > = {},
 ): Promise<TestApi> {
   const { logger, logs, rawLogs } = capturingLogger('api-test');
@@ -162,7 +163,6 @@ export async function startTestApi(
     logger,
     readiness,
     ...(options.httpRoutes === undefined ? {} : { httpRoutes: options.httpRoutes }),
-    ...(options.setMintBatchStatusEnabled === undefined ? {} : { setMintBatchStatusEnabled: options.setMintBatchStatusEnabled }),
     ...(options.downloads === undefined ? {} : { downloads: options.downloads }),
     ...(options.consoleDir === undefined ? {} : { consoleDir: options.consoleDir }),
   });

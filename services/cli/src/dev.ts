@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { consoleRootRedirect, startApi } from '@mint/api';
 import { startExecutor } from '@mint/executor';
-import { resolveDownloadSigningKeys, resolveWebhookSecretKeys } from '@mint/runtime';
+import { resolveDownloadSigningKeys } from '@mint/runtime';
 import { createFsPackStore } from '@mint/store';
 import {
   announceDevServer,
@@ -12,8 +12,8 @@ import {
   openConfiguredBus,
   openConfiguredDatabase,
   readinessProbe,
-  resolveJwtSecret,
   startEmbeddedPostgres,
+  useCaseSettings,
   type Config,
   type DevPostgres,
   type Logger,
@@ -156,13 +156,7 @@ async function serveDev(config: Config, logger: Logger, embedded: DevPostgres | 
   const bus = await openConfiguredBus(config, 'minting-dev');
   const ctx = createUseCaseContext({
     db,
-    publicBaseUrl: config.publicBaseUrl,
-    jwtSecret: await resolveJwtSecret(config),
-    jwtIssuer: config.authJwtIssuer ?? null,
-    jwtAudience: config.authJwtAudience ?? null,
-    jwksUrl: config.authJwksUrl ?? null,
-    jwtMaxLifetimeSeconds: config.authJwtMaxLifetimeSeconds,
-    webhookSecretKeys: await resolveWebhookSecretKeys(config),
+    ...(await useCaseSettings(config)),
     publishJob: (job) => bus.announce(job),
   });
   await sealWebhookSecrets(ctx);
@@ -171,8 +165,6 @@ async function serveDev(config: Config, logger: Logger, embedded: DevPostgres | 
     ctx,
     config: { ...config, corsAllowedOrigins: devOrigins(config) },
     logger,
-    setMintBatchStatusEnabled: config.setMintBatchStatusEnabled,
-    webhooks: { allowLoopback: config.webhookAllowLoopback, allowedAddresses: config.webhookAllowedAddresses },
     readiness: readinessProbe({ db, bus }),
     ...(config.watchProgress === 'pushed' ? { progress: bus } : {}),
     // `/` leads a newcomer's browser to the console.

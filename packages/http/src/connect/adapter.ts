@@ -28,10 +28,7 @@ import { respellEnums, type EnumSpellings } from './json-enums.ts';
 import { nonDecimalNumber } from './json-numbers.ts';
 
 /** Largest request body any RPC reads (StartProductImport carries a CSV of up to 32 MiB). */
-export const readMaxBytes = 40 * 1024 * 1024;
-
-/** Default largest body of an ordinary RPC (every RPC but the imports), inflated: 64 KiB. */
-export const defaultRpcMaxBodyBytes = 64 * 1024;
+const readMaxBytes = 40 * 1024 * 1024;
 
 /** What the adapter checks before and while reading a request body. */
 export interface BodyPolicy {

@@ -8,9 +8,6 @@ import { authorizeAuthenticated, type Authenticated, type Caller, type UseCaseCo
 import { brandPermissionOf, declaredPermission, operationAccessOf } from '@mint/wire';
 import { publicRpcServices } from './public-paths.ts';
 
-/** Services anyone may call without credentials: the allow-list of ./public-paths.ts. */
-export const publicServices: ReadonlySet<string> = new Set(publicRpcServices);
-
 /**
  * gRPC server reflection (both versions): it describes the contract, no brand's data, so any valid
  * credentials may call it, or anyone when `REFLECTION_ALLOW_ANONYMOUS` is set.
@@ -29,7 +26,7 @@ export interface AccessOptions {
  * declared permission otherwise, or undefined when it declares none (the call is then refused).
  */
 export function permissionFor(method: DescMethod, options: AccessOptions = {}): Permission | 'public' | 'authenticated' | undefined {
-  if (publicServices.has(method.parent.typeName)) return 'public';
+  if (publicRpcServices.includes(method.parent.typeName)) return 'public';
   if (reflectionServices.has(method.parent.typeName)) return options.anonymousReflection === true ? 'public' : 'authenticated';
   const declared = declaredPermission(method);
   return declared === 'session' ? 'authenticated' : declared;
