@@ -75,4 +75,5 @@ export type { Metrics, LabelledCounter, LabelledHistogram } from './metrics/metr
 export { registerReflection } from './grpc/reflection.ts';
 export { Health, HealthCheckResponse_ServingStatus } from './grpc/gen/grpc/health/v1/health_pb.js';
 export { checkReadiness, createHealthService, probeRoutes, type Readiness, type ReadinessProbe } from './grpc/health.ts';
-export { loadStaticFiles, type StaticFile } from './static-files.ts';
+export { loadStaticFiles, staticFilesHandler, type StaticFile } from './static-files.ts';
+export { createCachePurger, type CachePurger } from './cache-purge.ts';
