@@ -22,7 +22,7 @@ export {
   type ErrorCodes,
   type HttpError,
 } from './errors.ts';
-export { send, sendJson, sendEmpty, jsonType, type Headers } from './respond.ts';
+export { send, sendJson, sendEmpty, sendAnswer, jsonType, type Answer, type Headers } from './respond.ts';
 export {
   createRouter,
   matchedRoute,
@@ -77,3 +77,4 @@ export { Health, HealthCheckResponse_ServingStatus } from './grpc/gen/grpc/healt
 export { checkReadiness, createHealthService, probeRoutes, type Readiness, type ReadinessProbe } from './grpc/health.ts';
 export { loadStaticFiles, staticFilesHandler, type StaticFile } from './static-files.ts';
 export { createCachePurger, type CachePurger } from './cache-purge.ts';
+export { sendStoredFile, type ByteRange, type StoredFile } from './stored-file.ts';

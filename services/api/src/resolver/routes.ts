@@ -15,7 +15,7 @@ import {
   resolverPrefix,
   type ScanClient,
 } from '@mint/domain';
-import { methodNotAllowedMessage, send, sendEmpty, type ErrorWriter, type HttpRequest, type HttpResponse, type Route, type RouteHandler } from '@mint/http';
+import { methodNotAllowedMessage, send, sendAnswer, type ErrorWriter, type HttpRequest, type HttpResponse, type Route, type RouteHandler } from '@mint/http';
 import { refusalJson } from '@mint/pages';
 import {
   answerBrandDomainPath,
@@ -30,18 +30,10 @@ import {
   type ContainerRequest,
   type HostedPassports,
   type PassportSigner,
-  type ResolverAnswer,
   type Resolution,
   type Resolver,
 } from '@mint/usecases';
 import { isPublicPath } from '../auth/public-paths.ts';
-
-/** Writes a resolver answer (once it is known). */
-export function write(req: HttpRequest, res: HttpResponse, answer: ResolverAnswer | Promise<ResolverAnswer>): void | Promise<void> {
-  if (answer instanceof Promise) return answer.then((a) => write(req, res, a));
-  if (answer.body === undefined) sendEmpty(res, answer.status, answer.headers);
-  else send(req, res, answer.status, answer.type!, answer.body, answer.headers);
-}
 
 /** The format of a refusal to `req`: a page for a browser, JSON otherwise. */
 const formatFor = (req: HttpRequest): BodyFormat => formatOf(typeof req.headers.accept === 'string' ? req.headers.accept : undefined);
@@ -69,21 +61,22 @@ export function resolverRoute(resolver: Resolver, options: ResolverRouteOptions)
     methods: ['GET', 'HEAD', 'OPTIONS'],
     path: `${resolverPrefix}*`,
     onError: resolverError,
-    handler: ({ req, res, path, queryString }) => write(req, res, answerResolverPath(resolver, req, path, queryString, base, options.clientOf(req), options)),
+    handler: ({ req, res, path, queryString }) =>
+      sendAnswer(req, res, answerResolverPath(resolver, req, path, queryString, base, options.clientOf(req), options)),
   };
 }
 
 /** Errors the router raises before the handler (a malformed percent-encoding, a method not allowed), in the resolver's form. */
 const resolverError: ErrorWriter = ({ req, res }, error) => {
   const reason = error.status === 400 ? 'the path is not validly percent-encoded' : error.message;
-  write(req, res, requestRefusal(error.status, error.status === 400 ? 'bad_request' : error.code, reason, formatFor(req)));
+  sendAnswer(req, res, requestRefusal(error.status, error.status === 400 ? 'bad_request' : error.code, reason, formatFor(req)));
 };
 
 /** A public route of GET and HEAD on `path`, readable from any origin: OPTIONS gets the preflight answer (without an identity's `Link`). */
 const publicRoute = (path: string, handler: RouteHandler): Route => ({
   methods: ['GET', 'HEAD', 'OPTIONS'],
   path,
-  handler: (call) => (call.req.method === 'OPTIONS' ? write(call.req, call.res, preflightAnswer(call.req)) : handler(call)),
+  handler: (call) => (call.req.method === 'OPTIONS' ? sendAnswer(call.req, call.res, preflightAnswer(call.req)) : handler(call)),
 });
 
 /** Where the issuer's DID document is served (did:web). */
@@ -175,18 +168,18 @@ export function brandDomainRoutes(
   const serve = (req: HttpRequest, res: HttpResponse, path: string, queryString: string, host: string, brand: Resolution['brand']) => {
     // The domain was removed while the request was on its way; a path that cannot be an identity is not found for any method.
     const other = req.method !== 'GET' && req.method !== 'HEAD' && req.method !== 'OPTIONS';
-    if (brand === null || (other && !identityShaped(path))) return write(req, res, refusal(req, 'not_found', formatFor(req)));
+    if (brand === null || (other && !identityShaped(path))) return sendAnswer(req, res, refusal(req, 'not_found', formatFor(req)));
     if (other) {
       res.setHeader('allow', 'GET, HEAD, OPTIONS');
       const message = methodNotAllowedMessage(req.method, path, ['GET', 'HEAD', 'OPTIONS']);
-      return write(req, res, requestRefusal(405, 'method_not_allowed', message, formatFor(req)));
+      return sendAnswer(req, res, requestRefusal(405, 'method_not_allowed', message, formatFor(req)));
     }
     const root = brandDomainBaseUrl(host);
     const container = /^\/00\/([^/]*)$/.exec(path);
     if (container !== null && options.containers !== undefined) {
       return options.containers(req, res, { slug: brand.slug, sscc: container[1]!, queryString, root });
     }
-    return write(req, res, answerBrandDomainPath(resolver, req, brand.slug, path, queryString, root, options.clientOf(req), options));
+    return sendAnswer(req, res, answerBrandDomainPath(resolver, req, brand.slug, path, queryString, root, options.clientOf(req), options));
   };
   return [
     ...(options.signer === undefined ? [] : passportIssuerRoutes(options.signer, (req) => brandDomainBaseUrl(requestHost(req)))),

@@ -33,6 +33,7 @@ import {
   nullable,
   obj,
   oneOfEnum,
+  pick,
   ref,
   requestSchema,
   responseSchema,
@@ -48,16 +49,6 @@ const { submitMintRequest: submitMethod, getMintJob: getJobMethod } = MintServic
 /** SubmitMintRequest's request fields, as the schema derived from the message describes them (types, required, limits). */
 const submitFields = requestSchema(SubmitMintRequestRequestSchema);
 
-/** The object schema of SubmitMintRequest's fields `names`, required where the message requires them. */
-function submitFieldsSchema(names: readonly string[]): Schema {
-  const properties = submitFields['properties'] as Record<string, Schema>;
-  const required = new Set(submitFields['required'] as string[]);
-  return obj(
-    Object.fromEntries(names.map((name) => [name, properties[name]!])),
-    names.filter((name) => required.has(name)),
-  );
-}
-
 /** The fields of a mint request in the spec's /v1 routes (the workspace, idempotency key and reserved serials come apart). */
 const mintJobFields = ['product_id', 'requested_quantity', 'identity_mode', 'activation_mode', 'product_batch_id', 'lots'];
 
@@ -70,7 +61,7 @@ const kickErrorCodes = [...new Set(['missing_auth', 'submit_failed', 'submit_blo
 
 /** The component schemas of the mint routes. */
 export const mintSchemas: Readonly<Record<string, Schema>> = {
-  SubmitAndKickRequest: submitFieldsSchema(['brand_id', ...mintJobFields, 'idempotency_key']),
+  SubmitAndKickRequest: pick(submitFields, ['brand_id', ...mintJobFields, 'idempotency_key']),
   SubmitAndKickResponse: {
     oneOf: [
       obj({
@@ -98,7 +89,7 @@ export const mintSchemas: Readonly<Record<string, Schema>> = {
       ),
     ],
   },
-  MintJobRequest: submitFieldsSchema(mintJobFields),
+  MintJobRequest: pick(submitFields, mintJobFields),
   // A mint job as GET /v1/mint/jobs/{id} returns it: the MintJob message, as get_mint_job gives it.
   MintJobResponse: obj({ ok: { const: true }, data: responseSchema(MintJobSchema, wholeMessage), meta: ref('Meta') }),
   MintJobCreated: obj({
