@@ -23,7 +23,7 @@ export {
   type ErrorCodes,
   type HttpError,
 } from './errors.ts';
-export { send, sendJson, sendEmpty, jsonType, type Headers } from './respond.ts';
+export { send, sendJson, sendEmpty, sendAnswer, jsonType, type Answer, type Headers } from './respond.ts';
 export {
   createRouter,
   matchedRoute,
@@ -75,4 +75,6 @@ export type { Metrics, LabelledCounter, LabelledHistogram } from './metrics/metr
 export { registerReflection } from './grpc/reflection.ts';
 export { Health, HealthCheckResponse_ServingStatus } from './grpc/gen/grpc/health/v1/health_pb.js';
 export { checkReadiness, createHealthService, probeRoutes, type Readiness, type ReadinessProbe } from './grpc/health.ts';
-export { loadStaticFiles, type StaticFile } from './static-files.ts';
+export { loadStaticFiles, staticFilesHandler, type StaticFile } from './static-files.ts';
+export { createCachePurger, type CachePurger } from './cache-purge.ts';
+export { sendStoredFile, type ByteRange, type StoredFile } from './stored-file.ts';

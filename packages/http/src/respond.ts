@@ -35,3 +35,18 @@ export function sendEmpty(res: HttpResponse, status: number, headers?: Headers):
   res.setHeader('content-length', 0);
   res.end();
 }
+
+/** A whole answer decided before it is written: status, media type and body (none: a bodiless answer such as a redirect), headers. */
+export interface Answer {
+  readonly status: number;
+  readonly type?: string;
+  readonly body?: string | Uint8Array;
+  readonly headers: Headers;
+}
+
+/** Writes `answer` once it is known: with {@link send}, or {@link sendEmpty} when it has no body. */
+export function sendAnswer(req: HttpRequest, res: HttpResponse, answer: Answer | Promise<Answer>): void | Promise<void> {
+  if (answer instanceof Promise) return answer.then((a) => sendAnswer(req, res, a));
+  if (answer.body === undefined) sendEmpty(res, answer.status, answer.headers);
+  else send(req, res, answer.status, answer.type!, answer.body, answer.headers);
+}

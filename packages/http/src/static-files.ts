@@ -3,6 +3,9 @@
 
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { extname, join, relative, sep } from 'node:path';
+import { HttpProblem } from './errors.ts';
+import { send, type Headers } from './respond.ts';
+import type { RouteHandler } from './router.ts';
 
 /** Media types of the files a web build writes. */
 const contentTypes: Readonly<Record<string, string>> = {
@@ -59,4 +62,31 @@ export function loadStaticFiles(dir: string): Map<string, StaticFile> | null {
     return null;
   }
   return files.has('index.html') ? files : null;
+}
+
+/**
+ * Serves the files of the build in `dir` (the `label` one) by the route's `*` parameter (index.html
+ * for none), with `headers`. The files are read on the first request and kept (`prepare` may
+ * rewrite them then), so a running server keeps serving one consistent build; until `dir` holds a
+ * build every request answers 503 `{label}_not_built` with `notBuilt`, and a name the build does not have 404.
+ */
+export function staticFilesHandler(
+  label: string,
+  dir: string,
+  headers: Headers,
+  notBuilt: string,
+  prepare?: (files: Map<string, StaticFile>) => void,
+): RouteHandler {
+  let files: Map<string, StaticFile> | null = null;
+  return ({ req, res, params }) => {
+    if (files === null) {
+      files = loadStaticFiles(dir);
+      if (files !== null) prepare?.(files);
+    }
+    if (files === null) throw new HttpProblem(503, `${label}_not_built`, notBuilt);
+    const name = params['*'] === undefined || params['*'] === '' ? 'index.html' : params['*'];
+    const file = files.get(name);
+    if (file === undefined) throw new HttpProblem(404, 'not_found', `The ${label} has no file ${name}.`);
+    send(req, res, 200, file.contentType, file.body, { ...headers, 'cache-control': file.cacheControl });
+  };
 }

@@ -59,6 +59,7 @@ export {
   text,
   nullable,
   obj,
+  pick,
   arrayOf,
   oneOfEnum,
   type Schema,

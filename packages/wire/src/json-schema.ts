@@ -35,5 +35,14 @@ export const obj = (properties: Record<string, Schema>, required: readonly strin
   required: [...required],
   additionalProperties: false,
 });
+/** The object schema of the properties `names` of the object schema `schema`, in that order, required where `schema` requires them. */
+export function pick(schema: Schema, names: readonly string[]): Schema {
+  const properties = schema['properties'] as Record<string, Schema>;
+  const required = schema['required'] as readonly string[];
+  return obj(
+    Object.fromEntries(names.map((name) => [name, properties[name]!])),
+    names.filter((name) => required.includes(name)),
+  );
+}
 export const arrayOf = (items: Schema): Schema => ({ type: 'array', items });
 export const oneOfEnum = (values: readonly string[]): Schema => ({ enum: [...values] });

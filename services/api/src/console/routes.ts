@@ -2,7 +2,7 @@
 // one route table (held by packages/http's static files: index.html revalidated on every load,
 // content-hashed assets cached for good), with its security headers and sign-in settings.
 
-import { HttpProblem, loadStaticFiles, send, sendEmpty, type Route, type StaticFile } from '@mint/http';
+import { sendEmpty, staticFilesHandler, type Route } from '@mint/http';
 import { isPublicPath } from '../auth/public-paths.ts';
 
 /**
@@ -53,27 +53,16 @@ export interface ConsoleRouteOptions {
 
 /**
  * `/console` (redirects to `/console/`) and `/console/*`: index.html at `/console/`, the build's
- * other files by name (an unknown name answers 404). The files are read on the first request and
- * kept, so a running server keeps serving one consistent build; until the console is built every
- * path answers 503 naming the build command. Only files of the build are ever served: a request
- * path is a key into that set, never joined to a folder.
+ * other files by name, as `staticFilesHandler` serves them (read once and kept, 404 for an unknown
+ * name); until the console is built every path answers 503 naming the build command.
  */
 export function consoleRoutes(options: ConsoleRouteOptions): Route[] {
-  let files: Map<string, StaticFile> | null = null;
   const headers = securityHeaders(options.oidc === undefined ? [] : [new URL(options.oidc.issuer).origin]);
-  const serve: Route['handler'] = ({ req, res, params }) => {
-    if (files === null) {
-      files = loadStaticFiles(options.dir);
-      const index = files?.get('index.html');
-      if (files !== null && index !== undefined)
-        files.set('index.html', { ...index, body: Buffer.from(withOidcSettings(index.body.toString('utf8'), options.oidc)) });
-    }
-    if (files === null) throw new HttpProblem(503, 'console_not_built', 'The console is not built: run npm run build -w @mint/console (npm ci does it).');
-    const name = params['*'] === undefined || params['*'] === '' ? 'index.html' : params['*'];
-    const file = files.get(name);
-    if (file === undefined) throw new HttpProblem(404, 'not_found', `The console has no file ${name}.`);
-    send(req, res, 200, file.contentType, file.body, { ...headers, 'cache-control': file.cacheControl });
-  };
+  const notBuilt = 'The console is not built: run npm run build -w @mint/console (npm ci does it).';
+  const serve = staticFilesHandler('console', options.dir, headers, notBuilt, (files) => {
+    const index = files.get('index.html')!;
+    files.set('index.html', { ...index, body: Buffer.from(withOidcSettings(index.body.toString('utf8'), options.oidc)) });
+  });
   return [
     { methods: ['GET', 'HEAD'], path: '/console', handler: ({ res }) => sendEmpty(res, 308, { location: '/console/' }) },
     { methods: ['GET', 'HEAD'], path: '/console/*', handler: serve },

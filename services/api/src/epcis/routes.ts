@@ -6,10 +6,10 @@
 // only: the rules live in the use cases.
 
 import { InvalidInputError, isUuid, type Permission } from '@mint/domain';
-import { header, readJsonObject, sendJson, type ErrorWriter, type HttpRequest, type Route, type RouteCall } from '@mint/http';
+import { header, readJsonObject, sendJson, type HttpRequest, type Route } from '@mint/http';
 import * as useCases from '@mint/usecases';
 import { credentialsFrom } from '../auth/credentials.ts';
-import { errorBody } from '../v1/errors.ts';
+import { sendErrorBody as onError } from '../v1/errors.ts';
 
 /** Largest capture document, in bytes. */
 const maxCaptureBytes = 16 * 1024 * 1024;
@@ -25,12 +25,6 @@ async function callerOf(
   const caller = await useCases.authorizeAuthenticated(ctx, authenticated, brandId, permission, { partnerAccess: true });
   return { brandId, actorId: caller.actorId, partnerId: caller.partnerId };
 }
-
-const requestIdOf = (call: RouteCall) => {
-  const id = call.res.getHeader('x-request-id');
-  return typeof id === 'string' ? id : '';
-};
-const onError: ErrorWriter = (call, error) => sendJson(call.req, call.res, error.status, errorBody(error, requestIdOf(call)));
 
 /** The EPCIS routes on `ctx`. */
 export function epcisRoutes(ctx: useCases.UseCaseContext): Route[] {

@@ -3,18 +3,18 @@
 // only: the answer (state to anyone, contents to the brand) is the use cases' `answerContainer`.
 
 import { brandResolverBaseUrl, resolverPrefix } from '@mint/domain';
-import type { Route } from '@mint/http';
+import { sendAnswer, type Route } from '@mint/http';
 import * as useCases from '@mint/usecases';
 import { credentialsFrom } from '../auth/credentials.ts';
 import { isPublicPath } from '../auth/public-paths.ts';
-import { write, type ContainerAnswer } from './routes.ts';
+import type { ContainerAnswer } from './routes.ts';
 
 const containerPath = `${resolverPrefix}:slug/00/:sscc`;
 if (!isPublicPath(`${resolverPrefix}acme/00/000000000000000000`)) throw new Error('container paths must be on the public path allow-list');
 
 /** The container answers on `ctx`. */
 export function containerAnswer(ctx: useCases.UseCaseContext): ContainerAnswer {
-  return (req, res, request) => write(req, res, useCases.answerContainer(ctx, req, credentialsFrom(req.headers), request)) as Promise<void>;
+  return (req, res, request) => sendAnswer(req, res, useCases.answerContainer(ctx, req, credentialsFrom(req.headers), request)) as Promise<void>;
 }
 
 /** The container routes under `/r/{slug}`; `publicBaseUrl` is the origin the containers' URIs start with. */

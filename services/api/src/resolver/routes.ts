@@ -15,8 +15,8 @@ import {
   resolverPrefix,
   type ScanClient,
 } from '@mint/domain';
-import { methodNotAllowedMessage, send, sendEmpty, type ErrorWriter, type HttpRequest, type HttpResponse, type Route } from '@mint/http';
-import { refusalJson, type Refusal } from '@mint/pages';
+import { methodNotAllowedMessage, send, sendAnswer, type ErrorWriter, type HttpRequest, type HttpResponse, type Route, type RouteHandler } from '@mint/http';
+import { refusalJson } from '@mint/pages';
 import {
   answerBrandDomainPath,
   answerResolverPath,
@@ -28,82 +28,56 @@ import {
   requestRefusal,
   type BodyFormat,
   type ContainerRequest,
-  type PassportReads,
+  type HostedPassports,
   type PassportSigner,
-  type ResolverAnswer,
   type Resolution,
   type Resolver,
 } from '@mint/usecases';
 import { isPublicPath } from '../auth/public-paths.ts';
 
-/** Writes a resolver answer (once it is known). */
-export function write(req: HttpRequest, res: HttpResponse, answer: ResolverAnswer | Promise<ResolverAnswer>): void | Promise<void> {
-  if (answer instanceof Promise) return answer.then((a) => write(req, res, a));
-  if (answer.body === undefined) sendEmpty(res, answer.status, answer.headers);
-  else send(req, res, answer.status, answer.type!, answer.body, answer.headers);
-}
-
 /** The format of a refusal to `req`: a page for a browser, JSON otherwise. */
 const formatFor = (req: HttpRequest): BodyFormat => formatOf(typeof req.headers.accept === 'string' ? req.headers.accept : undefined);
 
-/** Writes a refusal in the resolver's form (the same bytes for every unknown or foreign identity), as a page or JSON. */
-function refuse(req: HttpRequest, res: HttpResponse, kind: Refusal, format: BodyFormat, headers: Record<string, string> = {}): void {
-  write(req, res, refusal(req, kind, format, headers));
-}
-
-/** Options of {@link resolverRoute} and {@link resolverDescriptionRoute}. */
-export interface ResolverRouteOptions {
+/** Options of {@link resolverRoute} and {@link resolverDescriptionRoute}, with the hosted passports of the answers. */
+export interface ResolverRouteOptions extends HostedPassports {
   /** The service's public origin (`PUBLIC_BASE_URL`): anchors, moves and the description file's root start with it. */
   readonly publicBaseUrl: string;
   /** The description file's `contact` (`RESOLVER_CONTACT`); none when undefined. */
   readonly contact?: string | undefined;
   /**
    * The scan's client (its address behind trusted proxies, its agent, a trusted proxy's country
-   * header), for the scan recorder, which writes none of it; default the TCP peer with no country.
+   * header), for the scan recorder, which writes none of it.
    */
-  readonly clientOf?: ((req: HttpRequest) => ScanClient) | undefined;
-  /** The published passports; none: no identity has a hosted passport. */
-  readonly passports?: PassportReads | undefined;
-  /** Signs passport credentials and serves did.json and the status lists; none: neither is served. */
-  readonly signer?: PassportSigner | undefined;
+  readonly clientOf: (req: HttpRequest) => ScanClient;
 }
 
-/** The TCP peer's address ('' when unknown) and the User-Agent, no country. */
-const peerOf = (req: HttpRequest): ScanClient => ({
-  address: req.socket?.remoteAddress ?? '',
-  userAgent: typeof req.headers['user-agent'] === 'string' ? req.headers['user-agent'] : null,
-  country: null,
-});
-
 /**
- * The resolver's route: answers GET, HEAD and OPTIONS of every path under `/r/`. A malformed
- * Digital Link answers 400 with the reason, a short GTIN 301 to its GTIN-14 form, both without a
- * lookup; an unknown `linkType` 404 without a lookup. A well-formed identity that is unknown,
- * another brand's or of an unknown brand answers the same 404 (an unknown lot resolves as its
- * product; see the use case). Every answer about an identity, OPTIONS included, carries the
- * `Link` to its linkset; a compressed request also the uncompressed URI as `owl:sameAs`. A Digital
- * Link directly under `/r` (the description file's `resolverRoot`) resolves through the brand that
- * holds its GTIN ({@link serveUnderRoot}).
+ * The resolver's route: answers GET, HEAD and OPTIONS of every path under `/r/`, Digital Links
+ * directly under `/r` included, as the use cases' `answerResolverPath` decides.
  */
 export function resolverRoute(resolver: Resolver, options: ResolverRouteOptions): Route {
-  const clientOf = options.clientOf ?? peerOf;
   const base = options.publicBaseUrl.replace(/\/+$/, '');
   return {
     methods: ['GET', 'HEAD', 'OPTIONS'],
     path: `${resolverPrefix}*`,
     onError: resolverError,
-    handler: ({ req, res, path, queryString }) => write(req, res, answerResolverPath(resolver, req, path, queryString, base, clientOf(req), options)),
+    handler: ({ req, res, path, queryString }) =>
+      sendAnswer(req, res, answerResolverPath(resolver, req, path, queryString, base, options.clientOf(req), options)),
   };
 }
 
 /** Errors the router raises before the handler (a malformed percent-encoding, a method not allowed), in the resolver's form. */
 const resolverError: ErrorWriter = ({ req, res }, error) => {
   const reason = error.status === 400 ? 'the path is not validly percent-encoded' : error.message;
-  write(req, res, requestRefusal(error.status, error.status === 400 ? 'bad_request' : error.code, reason, formatFor(req)));
+  sendAnswer(req, res, requestRefusal(error.status, error.status === 400 ? 'bad_request' : error.code, reason, formatFor(req)));
 };
 
-/** An OPTIONS answer without an identity's `Link`. */
-const preflight = (req: HttpRequest, res: HttpResponse) => write(req, res, preflightAnswer(req));
+/** A public route of GET and HEAD on `path`, readable from any origin: OPTIONS gets the preflight answer (without an identity's `Link`). */
+const publicRoute = (path: string, handler: RouteHandler): Route => ({
+  methods: ['GET', 'HEAD', 'OPTIONS'],
+  path,
+  handler: (call) => (call.req.method === 'OPTIONS' ? sendAnswer(call.req, call.res, preflightAnswer(call.req)) : handler(call)),
+});
 
 /** Where the issuer's DID document is served (did:web). */
 export const didDocumentPath = '/.well-known/did.json';
@@ -118,27 +92,17 @@ if (!isPublicPath(didDocumentPath) || !isPublicPath(`${passportStatusPath}x`))
 export function passportIssuerRoutes(signer: PassportSigner, originOf: (req: HttpRequest) => string): Route[] {
   const headers = { ...corsHeaders, 'cache-control': 'public, max-age=60' };
   return [
-    {
-      methods: ['GET', 'HEAD', 'OPTIONS'],
-      path: didDocumentPath,
-      handler: async ({ req, res }) => {
-        if (req.method === 'OPTIONS') return preflight(req, res);
-        const did = didWebOf(new URL(originOf(req)).host);
-        send(req, res, 200, 'application/did+json', JSON.stringify(await signer.didDocument(did)), headers);
-      },
-    },
-    {
-      methods: ['GET', 'HEAD', 'OPTIONS'],
-      path: `${passportStatusPath}:slug`,
-      handler: async ({ req, res, params }) => {
-        if (req.method === 'OPTIONS') return preflight(req, res);
-        const origin = originOf(req);
-        const slug = params['slug'] ?? '';
-        const list = await signer.statusList(slug, passportStatusListUrl(origin, slug), didWebOf(new URL(origin).host));
-        if (list === null) send(req, res, 404, 'application/json; charset=utf-8', refusalJson.not_found, corsHeaders);
-        else send(req, res, 200, 'application/vc+jwt', list, headers);
-      },
-    },
+    publicRoute(didDocumentPath, async ({ req, res }) => {
+      const did = didWebOf(new URL(originOf(req)).host);
+      send(req, res, 200, 'application/did+json', JSON.stringify(await signer.didDocument(did)), headers);
+    }),
+    publicRoute(`${passportStatusPath}:slug`, async ({ req, res, params }) => {
+      const origin = originOf(req);
+      const slug = params['slug'] ?? '';
+      const list = await signer.statusList(slug, passportStatusListUrl(origin, slug), didWebOf(new URL(origin).host));
+      if (list === null) send(req, res, 404, 'application/json; charset=utf-8', refusalJson.not_found, corsHeaders);
+      else send(req, res, 200, 'application/vc+jwt', list, headers);
+    }),
   ];
 }
 
@@ -156,26 +120,23 @@ if (!isPublicPath(resolverDescriptionPath)) throw new Error(`${resolverDescripti
  * resolve, as GS1's test suite and clients such as scanners assume. This origin serves many brands,
  * each under its own base `/r/{slug}` (their printed URIs are Digital Links with that path), and
  * the file can name one root only; so the root is `/r`, where a Digital Link resolves through the
- * one brand whose catalogue holds its GTIN (see {@link serveUnderRoot}), exactly as below that
- * brand's base. A brand domain's file names `https://{domain}`, where its identities resolve.
+ * one brand whose catalogue holds its GTIN (see the use cases' `answerResolverPath`), exactly as
+ * below that brand's base. A brand domain's file names `https://{domain}`, where its identities resolve.
  */
-export function resolverDescriptionRoute(options: ResolverRouteOptions): Route {
-  const body = JSON.stringify(
-    resolverDescription({
-      name: 'Minting service GS1 Digital Link resolver',
-      resolverRoot: `${options.publicBaseUrl.replace(/\/+$/, '')}/r`,
-      contact: options.contact,
-    }),
-  );
-  return {
-    methods: ['GET', 'HEAD', 'OPTIONS'],
-    path: resolverDescriptionPath,
-    handler: ({ req, res }) => {
-      if (req.method === 'OPTIONS') return preflight(req, res);
-      send(req, res, 200, 'application/json', body, { ...corsHeaders, 'cache-control': 'public, max-age=3600' });
-    },
-  };
+export function resolverDescriptionRoute(options: Pick<ResolverRouteOptions, 'publicBaseUrl' | 'contact'>): Route {
+  const body = descriptionBody(`${options.publicBaseUrl.replace(/\/+$/, '')}/r`, options.contact);
+  return descriptionRoute(() => body);
 }
+
+/** The description file's body for `resolverRoot`. */
+const descriptionBody = (resolverRoot: string, contact: string | undefined) =>
+  JSON.stringify(resolverDescription({ name: 'Minting service GS1 Digital Link resolver', resolverRoot, contact }));
+
+/** The description file's route, its body by request (cacheable by anyone for an hour). */
+const descriptionRoute = (bodyOf: (req: HttpRequest) => string): Route =>
+  publicRoute(resolverDescriptionPath, ({ req, res }) =>
+    send(req, res, 200, 'application/json', bodyOf(req), { ...corsHeaders, 'cache-control': 'public, max-age=3600' }),
+  );
 
 /** The host a request was sent to (HTTP/2 `:authority`, else `Host`), normalised: lower-case, no port. */
 export function requestHost(req: HttpRequest): string {
@@ -199,41 +160,30 @@ export type { ContainerRequest };
  */
 export function brandDomainRoutes(
   resolver: Resolver,
-  options: Pick<ResolverRouteOptions, 'contact' | 'clientOf' | 'passports' | 'signer'> & {
+  options: Omit<ResolverRouteOptions, 'publicBaseUrl'> & {
     /** Answers the brand's containers, `/00/{sscc}`; without it they answer 404 there. */
     readonly containers?: ContainerAnswer;
-  } = {},
+  },
 ): Route[] {
-  const clientOf = options.clientOf ?? peerOf;
   const serve = (req: HttpRequest, res: HttpResponse, path: string, queryString: string, host: string, brand: Resolution['brand']) => {
-    // The domain was removed while the request was on its way.
-    if (brand === null) return refuse(req, res, 'not_found', formatFor(req));
-    if (req.method !== 'GET' && req.method !== 'HEAD' && req.method !== 'OPTIONS') {
-      if (!identityShaped(path)) return refuse(req, res, 'not_found', formatFor(req));
+    // The domain was removed while the request was on its way; a path that cannot be an identity is not found for any method.
+    const other = req.method !== 'GET' && req.method !== 'HEAD' && req.method !== 'OPTIONS';
+    if (brand === null || (other && !identityShaped(path))) return sendAnswer(req, res, refusal(req, 'not_found', formatFor(req)));
+    if (other) {
       res.setHeader('allow', 'GET, HEAD, OPTIONS');
       const message = methodNotAllowedMessage(req.method, path, ['GET', 'HEAD', 'OPTIONS']);
-      return write(req, res, requestRefusal(405, 'method_not_allowed', message, formatFor(req)));
+      return sendAnswer(req, res, requestRefusal(405, 'method_not_allowed', message, formatFor(req)));
     }
     const root = brandDomainBaseUrl(host);
     const container = /^\/00\/([^/]*)$/.exec(path);
     if (container !== null && options.containers !== undefined) {
       return options.containers(req, res, { slug: brand.slug, sscc: container[1]!, queryString, root });
     }
-    return write(req, res, answerBrandDomainPath(resolver, req, brand.slug, path, queryString, root, clientOf(req), options));
+    return sendAnswer(req, res, answerBrandDomainPath(resolver, req, brand.slug, path, queryString, root, options.clientOf(req), options));
   };
   return [
     ...(options.signer === undefined ? [] : passportIssuerRoutes(options.signer, (req) => brandDomainBaseUrl(requestHost(req)))),
-    {
-      methods: ['GET', 'HEAD', 'OPTIONS'],
-      path: resolverDescriptionPath,
-      handler: ({ req, res }) => {
-        if (req.method === 'OPTIONS') return preflight(req, res);
-        send(req, res, 200, 'application/json', domainDescription(requestHost(req), options.contact), {
-          ...corsHeaders,
-          'cache-control': 'public, max-age=3600',
-        });
-      },
-    },
+    descriptionRoute((req) => domainDescription(requestHost(req), options.contact)),
     {
       methods: ['GET', 'HEAD', 'OPTIONS', 'POST', 'PUT', 'PATCH', 'DELETE'],
       path: '/*',
@@ -253,7 +203,7 @@ const domainDescriptions = new Map<string, string>();
 function domainDescription(host: string, contact: string | undefined): string {
   let body = domainDescriptions.get(host);
   if (body === undefined) {
-    body = JSON.stringify(resolverDescription({ name: 'Minting service GS1 Digital Link resolver', resolverRoot: brandDomainBaseUrl(host), contact }));
+    body = descriptionBody(brandDomainBaseUrl(host), contact);
     if (domainDescriptions.size >= 1_000) domainDescriptions.clear();
     domainDescriptions.set(host, body);
   }

@@ -1,18 +1,20 @@
-// The OpenAPI 3.1 document of the /v1 routes, served at GET /v1/openapi.json, generated from the
-// route table's descriptions and the routes' component schemas (JSON Schema 2020-12). The same
-// schemas validate the request bodies, so the document cannot drift from what the routes accept.
+// The OpenAPI 3.1 document of the /v1 routes, served at GET /v1/openapi.json: its paths generated
+// from the one table of /v1 operations (each route's description beside its handler, each named
+// operation's from its descriptors), its component schemas from the routes' and the messages'
+// (JSON Schema 2020-12). The same schemas validate the request bodies, so the document cannot drift
+// from what the routes accept.
 
-import { importColumns, maxImportBytes } from '@mint/domain';
-import { errorCodes, transportErrors } from '@mint/http';
-import { catalogSchemas } from './catalog.ts';
-import { mintSchemas } from './mint.ts';
+import { errorCodes, jsonType, send, transportErrors } from '@mint/http';
+import { catalogSchemas, getImportOperation, listProductsOperation, startImportOperation } from './catalog.ts';
+import type { V1Operation } from './context.ts';
+import { createMintJobOperation, getMintJobOperation, mintSchemas, submitAndKickOperation } from './mint.ts';
+import { namedOperationPaths } from './rpc.ts';
 import { namedOperations, operationSchemaName } from '@mint/wire';
 import { BlockingReasonSchema, LotSchema } from '@mint/contract';
 import { obj, ref, requestSchema, responseSchema, string, uuid, wholeMessage, type Schema } from '@mint/wire';
 
 /** A JSON response of `schema` described as `description`. */
 const json = (description: string, schema: Schema): Schema => ({ description, content: { 'application/json': { schema } } });
-const jsonBody = (schema: Schema): Schema => ({ required: true, content: { 'application/json': { schema } } });
 
 /** Each status's codes and when they are answered: the one error table's rows (@mint/http), grouped by status. */
 const errorDescriptions: Readonly<Record<number, string>> = [...Object.values(errorCodes), ...transportErrors].reduce<Record<number, string>>((out, e) => {
@@ -20,9 +22,6 @@ const errorDescriptions: Readonly<Record<number, string>> = [...Object.values(er
   out[e.status] = out[e.status] === undefined ? line : `${out[e.status]} Or ${line}`;
   return out;
 }, {});
-/** The /v1 error responses a route may give. */
-const errors = (...statuses: number[]): Record<string, Schema> =>
-  Object.fromEntries(statuses.map((s) => [String(s), json(errorDescriptions[s] ?? 'error', ref('Error'))]));
 
 const workspaceHeaders: Schema[] = [
   { name: 'x-workspace-id', in: 'header', required: true, description: 'The workspace (brand) id.', schema: uuid },
@@ -34,105 +33,53 @@ const workspaceHeaders: Schema[] = [
     schema: { type: 'string' },
   },
 ];
-const workspaceSecurity = [{ bearer: [], apiKey: [] }];
+const securityOf: Readonly<Record<V1Operation['security'], Schema[]>> = { bearer: [{ bearer: [] }], workspace: [{ bearer: [], apiKey: [] }], public: [] };
 
-/** The OpenAPI operation objects of the /v1 routes, by OpenAPI path and method. */
-const paths: Readonly<Record<string, Record<string, Schema>>> = {
-  '/v1/mint/submit-and-kick': {
-    post: {
-      summary: 'Submit + kick: submits a mint request and runs one bounded processing cycle (at most 20,000 units).',
-      security: [{ bearer: [] }],
-      requestBody: jsonBody(ref('SubmitAndKickRequest')),
-      responses: {
-        200: json('Submitted (kicked tells whether the cycle ran), or submit_blocked with blocking_reasons', ref('SubmitAndKickResponse')),
-        400: json('invalid_request (body shape) or submit_failed (request rules)', ref('SubmitAndKickResponse')),
-        401: json('missing_auth or invalid_token', ref('SubmitAndKickResponse')),
-        403: json('forbidden: not owner or admin of the brand', ref('SubmitAndKickResponse')),
-        413: json('payload_too_large: the body exceeds the limit', ref('SubmitAndKickResponse')),
-        415: json('unsupported_media_type: the body is not application/json', ref('SubmitAndKickResponse')),
-        422: json('idempotency_key_reused: the idempotency_key already made a job from a different request', ref('SubmitAndKickResponse')),
-      },
+/** The OpenAPI operation object of `op`. */
+function operationObject(op: V1Operation): Schema {
+  const parameters = [...(op.security === 'workspace' ? workspaceHeaders : []), ...(op.parameters ?? [])];
+  const schemaOf = (schema: string | Schema) => (typeof schema === 'string' ? ref(schema) : schema);
+  return {
+    summary: op.summary,
+    security: securityOf[op.security],
+    ...(parameters.length === 0 ? {} : { parameters }),
+    ...(op.body === undefined
+      ? {}
+      : { requestBody: typeof op.body === 'string' ? { required: true, content: { 'application/json': { schema: ref(op.body) } } } : op.body }),
+    responses: {
+      ...Object.fromEntries(Object.entries(op.responses).map(([status, [description, schema]]) => [status, json(description, schemaOf(schema))])),
+      ...Object.fromEntries((op.errors ?? []).map((s) => [String(s), json(errorDescriptions[s] ?? 'error', ref('Error'))])),
     },
-  },
-  '/v1/mint/jobs': {
-    post: {
-      summary: 'Creates a mint job in the workspace; idempotent by Idempotency-Key (kept 24 hours).',
-      security: workspaceSecurity,
-      parameters: [
-        ...workspaceHeaders,
-        {
-          name: 'Idempotency-Key',
-          in: 'header',
-          required: true,
-          description: '1-255 visible ASCII characters; scoped to the workspace.',
-          schema: { type: 'string', maxLength: 255 },
-        },
-      ],
-      requestBody: jsonBody(ref('MintJobRequest')),
-      responses: {
-        202: json('Created (or replayed: header Idempotent-Replayed: true)', ref('MintJobCreated')),
-        ...errors(400, 401, 403, 409, 413, 415, 422, 500),
-      },
-    },
-  },
-  '/v1/mint/jobs/{id}': {
-    get: {
-      summary: 'One mint job of the workspace with its batch and minted quantity; read it until status is COMPLETED or FAILED.',
-      security: workspaceSecurity,
-      parameters: [...workspaceHeaders, { name: 'id', in: 'path', required: true, description: 'The mint_job_id.', schema: uuid }],
-      responses: { 200: json('The job', ref('MintJobResponse')), ...errors(400, 401, 403, 404, 500) },
-    },
-  },
-  '/v1/imports/products': {
-    post: {
-      summary: `Starts a product CSV import (columns: ${importColumns.join(', ')}; at most ${maxImportBytes} bytes).`,
-      security: workspaceSecurity,
-      parameters: workspaceHeaders,
-      requestBody: { required: true, content: { 'text/csv': { schema: { type: 'string' } } } },
-      responses: { 202: json('Queued; Location names the import', ref('ProductImportResponse')), ...errors(400, 401, 403, 413, 415, 500) },
-    },
-  },
-  '/v1/imports/products/{id}': {
-    get: {
-      summary: "An import's status, counts and rejected rows (first 1,000).",
-      security: workspaceSecurity,
-      parameters: [...workspaceHeaders, { name: 'id', in: 'path', required: true, schema: uuid }],
-      responses: { 200: json('The import', ref('ProductImportResponse')), ...errors(400, 401, 403, 404, 500) },
-    },
-  },
-  '/v1/products': {
-    get: {
-      summary: "The workspace's products, newest first, with an opaque cursor.",
-      security: workspaceSecurity,
-      parameters: [
-        ...workspaceHeaders,
-        { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 100, default: 50 } },
-        { name: 'cursor', in: 'query', required: false, description: 'meta.next_cursor of the previous page.', schema: { type: 'string' } },
-      ],
-      responses: { 200: json('A page of products', ref('ProductList')), ...errors(400, 401, 403, 500) },
-    },
-  },
-  ...Object.fromEntries(
-    Object.entries(namedOperations).map(([name, operation]) => [
-      `/v1/rpc/${name}`,
-      {
-        post: {
-          summary: operation.summary,
-          security: [{ bearer: [] }],
-          requestBody: jsonBody(ref(operationSchemaName(name, 'request'))),
-          responses: { 200: json(`${name} result`, ref(operationSchemaName(name, 'response'))), ...errors(400, 401, 403, 404, 409, 413, 415, 422, 500) },
-        },
-      },
-    ]),
-  ),
-  '/v1/openapi.json': {
-    get: {
-      summary: 'This document.',
-      security: [],
-      responses: { 200: { description: 'OpenAPI 3.1 document', content: { 'application/json': { schema: { type: 'object' } } } } },
-    },
-  },
+  };
+}
+
+/** GET /v1/openapi.json: this document. */
+const openApiOperation: V1Operation = {
+  route: 'GET /v1/openapi.json',
+  summary: 'This document.',
+  security: 'public',
+  responses: { 200: ['OpenAPI 3.1 document', { type: 'object' }] },
+  handler: (_deps, call) => send(call.req, call.res, 200, jsonType, openApiText),
 };
+
+/** The one table of /v1 operations: the route table serves those with a handler, the document describes them all. */
+export const v1Operations: readonly V1Operation[] = [
+  submitAndKickOperation,
+  createMintJobOperation,
+  getMintJobOperation,
+  startImportOperation,
+  getImportOperation,
+  listProductsOperation,
+  ...namedOperationPaths,
+  openApiOperation,
+];
+
+/** The OpenAPI operation objects of the /v1 routes, by OpenAPI path (`{id}` for `:id`) and method. */
+const paths: Record<string, Record<string, Schema>> = {};
+for (const op of v1Operations) {
+  const [method, path] = op.route.split(' ') as [string, string];
+  (paths[path.replace(/:(\w+)/g, '{$1}')] ??= {})[method.toLowerCase()] = operationObject(op);
+}
 
 /** The OpenAPI 3.1 document of the /v1 routes. */
 export const openApiDocument = {
@@ -169,3 +116,5 @@ export const openApiDocument = {
   },
   paths,
 } as const;
+
+const openApiText = JSON.stringify(openApiDocument);

@@ -13,7 +13,7 @@ import { credentialsFrom } from '../auth/credentials.ts';
 import { authorizeMethod } from '../auth/permissions.ts';
 import { loggerKey, principalKey } from '../context.ts';
 import type { ServiceRegistration } from '../routes.ts';
-import type { V1Call, V1Deps } from './context.ts';
+import type { V1Call, V1Deps, V1Operation } from './context.ts';
 import { componentPointer, fromSpecJson, namedOperations, operationSchemaName, toSpecJson } from '@mint/wire';
 
 /** Runs one unary RPC's own handler for `caller`, outside Connect (the /v1 routes authenticate and authorize themselves). */
@@ -53,6 +53,16 @@ export function renameViolations(error: unknown, rename: (field: string) => stri
   };
   return new InvalidInputError(error.violations.map(renamed), { cause: error });
 }
+
+/** Each named operation's path, described from its descriptors (all served by {@link namedOperationRoute}). */
+export const namedOperationPaths: readonly V1Operation[] = Object.entries(namedOperations).map(([name, operation]) => ({
+  route: `POST /v1/rpc/${name}`,
+  summary: operation.summary,
+  security: 'bearer',
+  body: operationSchemaName(name, 'request'),
+  responses: { 200: [`${name} result`, operationSchemaName(name, 'response')] },
+  errors: [400, 401, 403, 404, 409, 413, 415, 422, 500],
+}));
 
 /**
  * POST /v1/rpc/{operation}: a session bearer token is required (the spec: no named operation is
