@@ -5,8 +5,7 @@ import { createMetrics, setOnly, shutdownInSteps, withDefaults, type Config, typ
 import * as useCases from '@mint/usecases';
 import { contextAuthenticator } from './auth/interceptors.ts';
 import type { ProgressFeed } from '@mint/bus';
-import { metricsRoute, scanClientOf, type HttpServer, type ReadinessProbe, type Route } from '@mint/http';
-import { createCachePurger } from './resolver/purge.ts';
+import { createCachePurger, metricsRoute, scanClientOf, type HttpServer, type ReadinessProbe, type Route } from '@mint/http';
 import { fileURLToPath } from 'node:url';
 import { metricSources } from './metrics/sources.ts';
 import { createConnectRoutes, createServices, type ConnectRoutesDeps } from './routes.ts';
