@@ -1,4 +1,3 @@
-import { timestampFromDate } from '@bufbuild/protobuf/wkt';
 import { ActivationMode, CommercialStatus, IdentityMode, MintBatchStatus, MintJobStatus } from '@mint/contract';
 import {
   activationModes,
@@ -12,7 +11,6 @@ import {
 } from '@mint/domain';
 import { describe, expect, it } from 'vitest';
 import { activationMode, batchStatus, commercialStatus, identityMode, jobStatus, mintReadinessStatus, productionBatchStatus, unitStatus } from './enums.ts';
-import { dateOrNull } from './values.ts';
 
 describe('enum mappings', () => {
   it('map the wire names of the contract to the domain values', () => {
@@ -45,13 +43,5 @@ describe('enum mappings', () => {
   it('refuse UNSPECIFIED as invalid input naming the field', () => {
     expect(() => identityMode.toDomain(IdentityMode.UNSPECIFIED, 'identity_mode')).toThrow(InvalidInputError);
     expect(() => identityMode.toDomain(IdentityMode.UNSPECIFIED, 'identity_mode')).toThrow('identity_mode: must be one of batch, serial');
-  });
-});
-
-describe('timestamps', () => {
-  it('keep millisecond precision and map unset to null', () => {
-    const at = new Date('2026-11-21T05:07:55.123Z');
-    expect(dateOrNull(timestampFromDate(at))?.toISOString()).toBe(at.toISOString());
-    expect(dateOrNull(undefined)).toBeNull();
   });
 });

@@ -100,14 +100,17 @@ import {
 } from '@mint/domain';
 
 /** A two-way mapping between a wire enum's values and a domain string union. */
-export interface EnumMapping<W extends number, D extends string> {
+export interface EnumMapping<W extends number, D extends string, N extends boolean = false> {
   /** The domain value of `wire`; InvalidInputError on `field` for UNSPECIFIED or unknown numbers. */
   toDomain(wire: W, field: string): D;
   /** The wire value of `domain`. */
   toWire(domain: D): W;
+  /** Whether a request's UNSPECIFIED (0) means none (null, as for a filter or a defaulted choice) rather than being refused. */
+  readonly unspecifiedIsNone: N;
 }
 
 const spellings = new Map<string, readonly (readonly [string, number])[]>();
+const mappings = new Map<string, EnumMapping<number, string, boolean>>();
 
 /**
  * The domain's spelling of every mapped enum's values (`serial`, `active_at_mint`, `QUEUED`), by the
@@ -116,13 +119,20 @@ const spellings = new Map<string, readonly (readonly [string, number])[]>();
  */
 export const specSpellings: ReadonlyMap<string, readonly (readonly [string, number])[]> = spellings;
 
+/** Every mapping by its enum's full name, for reading requests by their descriptors (see `valuesOf`). */
+export const enumMappings: ReadonlyMap<string, EnumMapping<number, string, boolean>> = mappings;
+
 /**
  * Pairs each domain value with the wire value of the same name (`MINT_JOB_STATUS_QUEUED` <->
  * 'QUEUED', `MINT_BATCH_STATUS_DRAFT` <-> 'draft'), read from the enum's descriptor; a domain value
  * without a wire value is a contract mismatch and throws at start. Registers the domain's
- * spellings in {@link specSpellings}.
+ * spellings in {@link specSpellings} and the mapping in {@link enumMappings}.
  */
-export function enumMapping<W extends number, D extends string>(schema: DescEnum, domainValues: readonly D[]): EnumMapping<W, D> {
+export function enumMapping<W extends number, D extends string, N extends boolean = false>(
+  schema: DescEnum,
+  domainValues: readonly D[],
+  unspecifiedIsNone = false as N,
+): EnumMapping<W, D, N> {
   const pairs = domainValues.map((d): readonly [W, D] => {
     const value = schema.values.find((v) => v.localName.toLowerCase() === d.toLowerCase());
     if (value === undefined) throw new Error(`${schema.typeName} has no value for ${JSON.stringify(d)}`);
@@ -134,7 +144,8 @@ export function enumMapping<W extends number, D extends string>(schema: DescEnum
   );
   const byWire = new Map<number, D>(pairs);
   const byDomain = new Map<string, W>(pairs.map(([w, d]) => [d, w]));
-  return {
+  const mapping: EnumMapping<W, D, N> = {
+    unspecifiedIsNone,
     toDomain(wire, field) {
       const domain = byWire.get(wire);
       if (domain === undefined) {
@@ -148,8 +159,11 @@ export function enumMapping<W extends number, D extends string>(schema: DescEnum
       return wire;
     },
   };
+  mappings.set(schema.typeName, mapping);
+  return mapping;
 }
 
+// `true`: a request's UNSPECIFIED means none (any level or client class, no reason, the default symbology or paper).
 export const identityMode = enumMapping<WireIdentityMode, IdentityMode>(IdentityModeSchema, identityModes);
 export const activationMode = enumMapping<WireActivationMode, ActivationMode>(ActivationModeSchema, activationModes);
 export const jobStatus = enumMapping<WireJobStatus, JobStatus>(MintJobStatusSchema, jobStatuses);
@@ -160,16 +174,16 @@ export const productionBatchStatus = enumMapping<WireProductionBatchStatus, Prod
 export const unitStatus = enumMapping<WireUnitStatus, UnitStatus>(MintUnitStatusSchema, unitStatuses);
 export const serialState = enumMapping<WireSerialState, SerialState>(SerialStateSchema, serialStates);
 export const serialAction = enumMapping<WireSerialAction, SerialAction>(SerialActionSchema, serialActions);
-export const decommissionReason = enumMapping<WireDecommissionReason, DecommissionReason>(DecommissionReasonSchema, decommissionReasons);
+export const decommissionReason = enumMapping<WireDecommissionReason, DecommissionReason, true>(DecommissionReasonSchema, decommissionReasons, true);
 export const packStatus = enumMapping<WirePackStatus, PackStatus>(PayloadPackStatusSchema, packStatuses);
 export const importStatus = enumMapping<WireImportStatus, ImportStatus>(ProductImportStatusSchema, importStatuses);
-export const linkLevel = enumMapping<WireLinkLevel, LinkLevel>(LinkLevelSchema, linkLevels);
+export const linkLevel = enumMapping<WireLinkLevel, LinkLevel, true>(LinkLevelSchema, linkLevels, true);
 export const packFormat = enumMapping<WirePackFormat, PackFormat>(PackFormatSchema, packFormats);
-export const symbology = enumMapping<WireSymbology, Symbology>(SymbologySchema, symbologies);
-export const paper = enumMapping<WirePaper, Paper>(PaperSchema, papers);
+export const symbology = enumMapping<WireSymbology, Symbology, true>(SymbologySchema, symbologies, true);
+export const paper = enumMapping<WirePaper, Paper, true>(PaperSchema, papers, true);
 export const packPurpose = enumMapping<WirePackPurpose, PackPurpose>(PayloadPackPurposeSchema, packPurposes);
 export const deliveryStatus = enumMapping<WireDeliveryStatus, WebhookDeliveryStatus>(WebhookDeliveryStatusSchema, webhookDeliveryStatuses);
-export const scanClientClass = enumMapping<WireScanClientClass, ClientClass>(ScanClientClassSchema, clientClasses);
+export const scanClientClass = enumMapping<WireScanClientClass, ClientClass, true>(ScanClientClassSchema, clientClasses, true);
 export const scanGroupBy = enumMapping<WireScanGroupBy, ScanGroup>(ScanGroupBySchema, scanGroups);
 export const passportLevel = enumMapping<WirePassportLevel, PassportLevel>(PassportLevelSchema, ['model', 'lot', 'unit']);
 export const passportAccessClass = enumMapping<WirePassportAccessClass, Exclude<PassportAccessClass, 'public'>>(

@@ -1,11 +1,13 @@
 /**
  * The contract's messages in the domain's terms and in the spec's JSON: enum values to the
- * domain's spellings and back, the mint request, times and optional fields; and, derived from
- * any message's descriptor, its JSON Schema and its spec JSON form (snake_case fields, the
- * domain's enum spellings, ISO times, null for unset), which the /v1 surface and its OpenAPI use.
+ * domain's spellings and back; derived from any message's descriptor, a request's values as the
+ * use cases take them, a view as a message, its JSON Schema and its spec JSON form (snake_case
+ * fields, the domain's enum spellings, ISO times, null for unset), which the /v1 surface and its
+ * OpenAPI use.
  */
 export {
   enumMapping,
+  enumMappings,
   specSpellings,
   activationMode,
   batchStatus,
@@ -33,6 +35,7 @@ export {
   type EnumMapping,
 } from './enums.ts';
 export { messageOf } from './views.ts';
+export { valuesOf, mintRequestOf, type ValuesOf, type DomainEnums } from './requests.ts';
 export {
   contractServices,
   declaredPermission,
@@ -46,7 +49,6 @@ export {
   type DeclaredPermission,
   type NamedOperation,
 } from './operations.ts';
-export { mintRequestOf, layoutFromWire, toTimestamp, dateOrNull, orNull, orUnset } from './values.ts';
 export { requestSchema, responseSchema, fromSpecJson, toSpecJson, wholeMessage, type ResponseShape } from './spec-json.ts';
 export {
   ref,

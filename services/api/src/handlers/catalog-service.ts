@@ -3,8 +3,8 @@
 import type { ServiceImpl } from '@connectrpc/connect';
 import { CatalogService } from '@mint/contract';
 import { principalOf, type HandlerDeps } from '../context.ts';
-import { cursorOf, fromViews, pageOf } from './views.ts';
-import { commercialStatus, mintReadinessStatus, orNull, productionBatchStatus } from '@mint/wire';
+import { fromViews, pageOf, pageRequest } from './views.ts';
+import { valuesOf } from '@mint/wire';
 
 /** What the CatalogService handlers need. */
 export type CatalogServiceDeps = HandlerDeps;
@@ -14,17 +14,7 @@ export function createCatalogServiceHandlers(deps: CatalogServiceDeps): ServiceI
   const { ctx, useCases } = deps;
   return fromViews(CatalogService, {
     async upsertProduct(req, context) {
-      const actor = { id: principalOf(context).actorId };
-      const { product, created } = await useCases.upsertProduct(ctx, actor, {
-        brandId: req.brandId,
-        sku: req.sku,
-        name: req.name,
-        gtin: orNull(req.gtin),
-        commercialStatus: commercialStatus.toDomain(req.commercialStatus, 'commercial_status'),
-        mintReadinessStatus: mintReadinessStatus.toDomain(req.mintReadinessStatus, 'mint_readiness_status'),
-        passportUrl: orNull(req.passportUrl),
-      });
-      return { ok: true, product, created };
+      return { ...(await useCases.upsertProduct(ctx, { id: principalOf(context).actorId }, valuesOf(req))), ok: true };
     },
 
     async getProduct(req) {
@@ -32,20 +22,12 @@ export function createCatalogServiceHandlers(deps: CatalogServiceDeps): ServiceI
     },
 
     async listProducts(req) {
-      const page = await useCases.listProducts(ctx, req.brandId, { limit: orNull(req.limit), cursor: cursorOf(req.cursor) });
-      return { ok: true, ...pageOf('products', page) };
+      const page = await useCases.listProducts(ctx, req.brandId, pageRequest(valuesOf(req)));
+      return { ok: true, products: page.items, ...pageOf(page) };
     },
 
     async upsertProductionBatch(req, context) {
-      const actor = { id: principalOf(context).actorId };
-      const { productionBatch: batch, created } = await useCases.upsertProductionBatch(ctx, actor, {
-        brandId: req.brandId,
-        productId: req.productId,
-        code: req.code,
-        status: productionBatchStatus.toDomain(req.status, 'status'),
-        quantity: orNull(req.quantity),
-      });
-      return { ok: true, productionBatch: batch, created };
+      return { ...(await useCases.upsertProductionBatch(ctx, { id: principalOf(context).actorId }, valuesOf(req))), ok: true };
     },
 
     async startProductImport(req, context) {

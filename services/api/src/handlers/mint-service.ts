@@ -1,30 +1,17 @@
 // MintService handlers: decode the request into use-case values, call the use case, encode the
 // result. No rules live here; errors are thrown and mapped by the error interceptor.
 
-import type { Timestamp } from '@bufbuild/protobuf/wkt';
 import { Code, ConnectError, type ServiceImpl } from '@connectrpc/connect';
 import { MintService } from '@mint/contract';
-import { encodeCursor, InvalidInputError, resolveCursor, type Cursor } from '@mint/domain';
+import { InvalidInputError } from '@mint/domain';
 import { defaults, setOnly } from '@mint/runtime';
 import type * as UseCases from '@mint/usecases';
 import { actorOf, loggerKey, principalOf, type HandlerDeps } from '../context.ts';
-import { fromViews } from './views.ts';
+import { fromViews, pageOf, pageRequest } from './views.ts';
 import { createContainerHandlers } from './containers.ts';
 import { unimplemented } from './unimplemented.ts';
-import {
-  activationMode,
-  batchStatus,
-  dateOrNull,
-  decommissionReason,
-  identityMode,
-  serialAction,
-  layoutFromWire,
-  mintRequestOf,
-  orNull,
-  packFormat,
-  symbology,
-} from '@mint/wire';
-import { documentFormat, toWirePack } from './wire.ts';
+import { mintRequestOf, valuesOf } from '@mint/wire';
+import { packView } from './wire.ts';
 
 /** The refusal of SetMintBatchStatus while it is off, naming the setting that serves it. */
 export const setMintBatchStatusDisabled =
@@ -82,36 +69,25 @@ export function createMintServiceHandlers(deps: MintServiceDeps): ServiceImpl<ty
       },
 
       async preflightMintBatch(req, context) {
-        const record = await useCases.preflightMintBatch(ctx, actorOf(context), {
-          brandId: req.brandId,
-          productId: req.productId,
-          productionBatchId: req.batchId,
-          requestedQuantity: req.requestedQuantity,
-          identityMode: req.identityMode === undefined ? null : identityMode.toDomain(req.identityMode, 'identity_mode'),
-          idempotencyKey: orNull(req.idempotencyKey),
-        });
-        return { ok: true, preflight: record };
+        const v = valuesOf(req);
+        return { ok: true, preflight: await useCases.preflightMintBatch(ctx, actorOf(context), { ...v, productionBatchId: v.batchId }) };
       },
 
       async createMintBatchFromJob(req, context) {
-        const result = await useCases.createMintBatchFromJob(ctx, actorOf(context), {
-          brandId: req.brandId,
-          mintJobId: req.mintJobId,
-          activationMode: activationMode.toDomain(req.activationMode, 'activation_mode'),
-          lots: req.lots.map((lot) => ({ lotCode: lot.lotCode, qty: lot.qty })),
-        });
+        const result = await useCases.createMintBatchFromJob(ctx, actorOf(context), valuesOf(req));
         context.values.get(loggerKey)?.().warn({ deprecation: result.deprecation }, 'deprecated RPC CreateMintBatchFromJob called');
         return { ...result, ok: true };
       },
 
       async processMintJobBatch(req) {
-        return { ...(await useCases.processMintJobBatch(ctx, req.brandId, req.jobId, orNull(req.maxUnits))), ok: true };
+        return { ...(await useCases.processMintJobBatch(ctx, req.brandId, req.jobId, valuesOf(req).maxUnits)), ok: true };
       },
 
       async listMintBatches(req) {
-        const page = await useCases.listMintBatches(ctx, req.brandId, pageRequest(req, req.cursorCreatedAt, 'cursor_created_at'));
+        const v = valuesOf(req);
+        const page = await useCases.listMintBatches(ctx, req.brandId, pageRequest(v, v.cursorCreatedAt, 'cursor_created_at'));
         // product_name only in single-batch responses, as the spec says.
-        return { ok: true, batches: page.items.map((view) => ({ ...view, productName: null })), ...pageResponse(page, 'nextCursorCreatedAt') };
+        return { ok: true, batches: page.items.map((view) => ({ ...view, productName: null })), ...pageOf(page, 'nextCursorCreatedAt') };
       },
 
       async getMintBatch(req) {
@@ -124,23 +100,15 @@ export function createMintServiceHandlers(deps: MintServiceDeps): ServiceImpl<ty
       },
 
       async listMintUnits(req) {
-        const page = await useCases.listMintUnits(ctx, req.brandId, {
-          ...pageRequest(req, req.cursorCreatedAt, 'cursor_created_at'),
-          mintBatchId: orNull(req.mintBatchId),
-          serial: orNull(req.serial),
-          afterSeq: orNull(req.afterSeq),
-        });
-        return { ok: true, units: page.items, ...pageResponse(page, 'nextCursorCreatedAt') };
+        const v = valuesOf(req);
+        const page = await useCases.listMintUnits(ctx, req.brandId, { ...v, ...pageRequest(v, v.cursorCreatedAt, 'cursor_created_at') });
+        return { ok: true, units: page.items, ...pageOf(page, 'nextCursorCreatedAt') };
       },
 
       async listMintEvents(req) {
-        const page = await useCases.listMintEvents(ctx, req.brandId, {
-          ...pageRequest(req, req.cursorOccurredAt, 'cursor_occurred_at'),
-          eventType: orNull(req.eventType),
-          entityType: orNull(req.entityType),
-          entityId: orNull(req.entityId),
-        });
-        return { ok: true, events: page.items, ...pageResponse(page, 'nextCursorOccurredAt') };
+        const v = valuesOf(req);
+        const page = await useCases.listMintEvents(ctx, req.brandId, { ...v, ...pageRequest(v, v.cursorOccurredAt, 'cursor_occurred_at') });
+        return { ok: true, events: page.items, ...pageOf(page, 'nextCursorOccurredAt') };
       },
 
       async getMintKpis(req) {
@@ -148,34 +116,18 @@ export function createMintServiceHandlers(deps: MintServiceDeps): ServiceImpl<ty
       },
 
       async listPayloadPacks(req) {
-        const page = await useCases.listPayloadPacks(ctx, req.brandId, {
-          ...pageRequest(req, req.cursorCreatedAt, 'cursor_created_at'),
-          mintBatchId: orNull(req.mintBatchId),
-        });
-        return { ok: true, packs: page.items.map(toWirePack), ...pageResponse(page, 'nextCursorCreatedAt') };
+        const v = valuesOf(req);
+        const page = await useCases.listPayloadPacks(ctx, req.brandId, { ...v, ...pageRequest(v, v.cursorCreatedAt, 'cursor_created_at') });
+        return { ok: true, packs: page.items.map(packView), ...pageOf(page, 'nextCursorCreatedAt') };
       },
 
       async createPayloadPack(req) {
-        const pack = await useCases.createPayloadPack(ctx, {
-          brandId: req.brandId,
-          mintBatchId: req.mintBatchId,
-          formats: req.formats.map((f) => packFormat.toDomain(f, 'formats')),
-          seqFrom: orNull(req.seqFrom),
-          seqTo: orNull(req.seqTo),
-          symbology: req.symbology === 0 ? null : symbology.toDomain(req.symbology, 'symbology'),
-          layout: layoutFromWire(req.layout),
-        });
-        return { ok: true, pack: toWirePack(pack) };
+        return { ok: true, pack: packView(await useCases.createPayloadPack(ctx, valuesOf(req))) };
       },
 
       async createPayloadPackDownloadUrl(req) {
         if (deps.downloads === undefined) return unimplemented('CreatePayloadPackDownloadUrl');
-        const issued = await useCases.createPayloadPackDownloadUrl(ctx, deps.downloads, {
-          brandId: req.brandId,
-          packId: req.packId,
-          ttlSeconds: req.ttlSeconds ?? null,
-        });
-        return { ...issued, ok: true };
+        return { ...(await useCases.createPayloadPackDownloadUrl(ctx, deps.downloads, valuesOf(req))), ok: true };
       },
 
       async *watchMintJob(req, context) {
@@ -208,42 +160,22 @@ export function createMintServiceHandlers(deps: MintServiceDeps): ServiceImpl<ty
 
       async setMintBatchStatus(req, context) {
         if (deps.setMintBatchStatusEnabled !== true) throw new ConnectError(setMintBatchStatusDisabled, Code.Unimplemented);
-        const view = await useCases.setMintBatchStatus(ctx, actorOf(context), {
-          brandId: req.brandId,
-          mintBatchId: req.mintBatchId,
-          status: batchStatus.toDomain(req.status, 'status'),
-          reason: orNull(req.reason),
-        });
-        return { ok: true, batch: view };
+        return { ok: true, batch: await useCases.setMintBatchStatus(ctx, actorOf(context), valuesOf(req)) };
       },
 
       async activateMintUnits(req, context) {
-        const { target } = req;
-        let result;
-        if (target.case === 'mintBatchId') {
-          result = await useCases.activateMintUnits(ctx, actorOf(context), { brandId: req.brandId, mintBatchId: target.value });
-        } else if (target.case === 'unitIds') {
-          result = await useCases.activateMintUnits(ctx, actorOf(context), { brandId: req.brandId, unitIds: target.value.ids });
-        } else {
-          throw new ConnectError('target: exactly one of mint_batch_id or unit_ids is required', Code.InvalidArgument);
-        }
-        return { ok: true, activatedCount: result.activatedCount };
+        const { brandId, target } = valuesOf(req);
+        if (target.case === undefined) throw new ConnectError('target: exactly one of mint_batch_id or unit_ids is required', Code.InvalidArgument);
+        const units = target.case === 'mintBatchId' ? { mintBatchId: target.value } : { unitIds: target.value.ids };
+        return { ok: true, activatedCount: (await useCases.activateMintUnits(ctx, actorOf(context), { brandId, ...units })).activatedCount };
       },
 
       async moveSerials(req, context) {
-        const { target } = req;
-        let wireTarget: UseCases.SerialMoveTarget;
-        if (target.case === 'serials') wireTarget = { serials: target.value.serials };
-        else if (target.case === 'range')
-          wireTarget = { mintBatchId: target.value.mintBatchId, fromSeq: orNull(target.value.fromSeq), toSeq: orNull(target.value.toSeq) };
-        else if (target.case === 'container') wireTarget = { container: target.value };
-        else throw new InvalidInputError([{ field: 'target', message: 'exactly one of serials, range or container is required' }]);
+        const { target, ...v } = valuesOf(req);
+        if (target.case === undefined) throw new InvalidInputError([{ field: 'target', message: 'exactly one of serials, range or container is required' }]);
         const move = await useCases.moveSerials(ctx, actorOf(context), {
-          brandId: req.brandId,
-          action: serialAction.toDomain(req.action, 'action'),
-          reason: req.reason === 0 ? null : decommissionReason.toDomain(req.reason, 'reason'),
-          target: wireTarget,
-          idempotencyKey: req.idempotencyKey,
+          ...v,
+          target: target.case === 'container' ? { container: target.value } : target.value,
         });
         return { ok: true, move };
       },
@@ -263,32 +195,12 @@ export function createMintServiceHandlers(deps: MintServiceDeps): ServiceImpl<ty
       },
 
       async getMintBatchReconciliationDocument(req) {
-        const doc = await useCases.reconciliationDocument(ctx, req.brandId, req.mintBatchId, documentFormat.toDomain(req.format, 'format'));
-        return { ...doc, ok: true };
+        return { ...(await useCases.reconciliationDocument(ctx, req.brandId, req.mintBatchId, valuesOf(req).format)), ok: true };
       },
 
       async getSerialMove(req, context) {
-        const page = { pageSize: orNull(req.pageSize), pageToken: orNull(req.pageToken) };
-        return { ok: true, move: await useCases.getSerialMove(ctx, req.brandId, req.moveId, principalOf(context).partnerId, page) };
+        return { ok: true, move: await useCases.getSerialMove(ctx, req.brandId, req.moveId, principalOf(context).partnerId, valuesOf(req)) };
       },
     }),
   };
-}
-
-/**
- * The limit and position of a list request; the position from either cursor form: the opaque
- * `cursor`, or `<atField>` plus `cursor_id`. Half a pair or both forms at once is invalid input.
- */
-function pageRequest(
-  req: { limit?: number; cursor?: string; cursorId?: string },
-  at: Timestamp | undefined,
-  atField: string,
-): { limit: number | null; cursor: Cursor | null } {
-  return { limit: orNull(req.limit), cursor: resolveCursor({ cursor: req.cursor, at: dateOrNull(at), id: req.cursorId, atField, idField: 'cursor_id' }) };
-}
-
-/** has_more and, when there is a next page, its cursor in both forms (`<atName>` + next_cursor_id, and next_cursor). */
-function pageResponse(page: { hasMore: boolean; next: Cursor | null }, atName: string): Record<string, unknown> {
-  if (page.next === null) return { hasMore: page.hasMore };
-  return { hasMore: page.hasMore, [atName]: page.next.at, nextCursorId: page.next.id, nextCursor: encodeCursor(page.next) };
 }

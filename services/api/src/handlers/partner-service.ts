@@ -5,6 +5,7 @@ import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
 import { PartnerService } from '@mint/contract';
 import { principalOf, type HandlerDeps } from '../context.ts';
 import { fromViews } from './views.ts';
+import { valuesOf } from '@mint/wire';
 
 /** What the PartnerService handlers need. */
 export type PartnerServiceDeps = HandlerDeps;
@@ -19,17 +20,13 @@ export function createPartnerServiceHandlers(deps: PartnerServiceDeps): ServiceI
   };
   return fromViews(PartnerService, {
     async createPartner(req, context) {
-      const { partnerId } = await useCases.createPartner(ctx, actorOf(context), { brandId: req.brandId, name: req.name });
-      return { ok: true, partnerId };
+      return { ...(await useCases.createPartner(ctx, actorOf(context), valuesOf(req))), ok: true };
     },
 
     async grantPartnerKey(req, context) {
-      const { restriction } = req;
+      const { restriction, ...v } = valuesOf(req);
       const granted = await useCases.grantPartnerKey(ctx, actorOf(context), {
-        brandId: req.brandId,
-        partnerId: req.partnerId,
-        name: req.name,
-        quota: req.quota,
+        ...v,
         productId: restriction.case === 'productId' ? restriction.value : null,
         mintBatchId: restriction.case === 'mintBatchId' ? restriction.value : null,
       });
@@ -47,18 +44,13 @@ export function createPartnerServiceHandlers(deps: PartnerServiceDeps): ServiceI
     },
 
     async allocateSerials(req, context) {
-      const a = await useCases.allocateSerials(ctx, partnerOf(context), { brandId: req.brandId, quantity: req.quantity, idempotencyKey: req.idempotencyKey });
+      const a = await useCases.allocateSerials(ctx, partnerOf(context), valuesOf(req));
       return { ...a, ok: true, serials: a.units.map((u) => ({ ...u, url: u.epc })) };
     },
 
     async returnUnusedSerials(req, context) {
       const p = principalOf(context);
-      const move = await useCases.returnUnusedSerials(
-        ctx,
-        { id: p.actorId, partnerId: p.partnerId },
-        { brandId: req.brandId, idempotencyKey: req.idempotencyKey },
-      );
-      return { ok: true, move };
+      return { ok: true, move: await useCases.returnUnusedSerials(ctx, { id: p.actorId, partnerId: p.partnerId }, valuesOf(req)) };
     },
 
     async getPartnerAllocation(req, context) {

@@ -6,7 +6,7 @@ import { PassportService } from '@mint/contract';
 import type * as UseCases from '@mint/usecases';
 import { principalOf, type HandlerDeps } from '../context.ts';
 import { fromViews } from './views.ts';
-import { dateOrNull, orNull, passportAccessClass } from '@mint/wire';
+import { valuesOf } from '@mint/wire';
 
 /** What the PassportService handlers need. */
 export interface PassportServiceDeps extends HandlerDeps {
@@ -14,85 +14,39 @@ export interface PassportServiceDeps extends HandlerDeps {
   readonly passportReads?: UseCases.PassportReads;
 }
 
-/** A level's key as the use cases take it. */
-const keyOf = (req: { brandId: string; productId: string; lot?: string | undefined; serial?: string | undefined }): UseCases.PassportKeyInput => ({
-  brandId: req.brandId,
-  productId: req.productId,
-  lot: orNull(req.lot),
-  serial: orNull(req.serial),
-});
-
 /** The PassportService implementation. */
 export function createPassportServiceHandlers(deps: PassportServiceDeps): ServiceImpl<typeof PassportService> {
   const { ctx, useCases, passportReads } = deps;
   return fromViews(PassportService, {
     async getPassport(req) {
-      return { ...(await useCases.getPassport(ctx, keyOf(req))), ok: true };
+      return { ...(await useCases.getPassport(ctx, valuesOf(req))), ok: true };
     },
 
     async updatePassportDraft(req, context) {
-      const draft = await useCases.updatePassportDraft(
-        ctx,
-        { id: principalOf(context).actorId },
-        {
-          ...keyOf(req),
-          content: req.content,
-          expectedRevision: orNull(req.expectedRevision),
-        },
-      );
-      return { ok: true, draft };
+      return { ok: true, draft: await useCases.updatePassportDraft(ctx, { id: principalOf(context).actorId }, valuesOf(req)) };
     },
 
     async publishPassport(req, context) {
-      const outcome = await useCases.publishPassport(
-        ctx,
-        { id: principalOf(context).actorId },
-        { ...keyOf(req), expectedRevision: orNull(req.expectedRevision) },
-      );
+      const outcome = await useCases.publishPassport(ctx, { id: principalOf(context).actorId }, valuesOf(req));
       passportReads?.invalidate(req.brandId, req.productId);
       return { ...outcome, ok: true };
     },
 
     async listPassportVersions(req) {
-      const page = await useCases.listPassportVersions(ctx, { ...keyOf(req), limit: orNull(req.limit), before: orNull(req.before) });
-      return { ...page, ok: true };
+      return { ...(await useCases.listPassportVersions(ctx, valuesOf(req))), ok: true };
     },
 
     async getPassportVersion(req) {
-      return { ok: true, version: await useCases.getPassportVersion(ctx, { ...keyOf(req), version: req.version }) };
+      return { ok: true, version: await useCases.getPassportVersion(ctx, valuesOf(req)) };
     },
 
     async importPassports(req, context) {
-      const outcome = await useCases.importPassports(
-        ctx,
-        { id: principalOf(context).actorId },
-        {
-          brandId: req.brandId,
-          publish: req.publish,
-          entries: req.entries.map((e) => ({
-            productId: e.productId === '' ? null : e.productId,
-            gtin: e.gtin === '' ? null : e.gtin,
-            lot: e.lot,
-            serial: e.serial,
-            content: e.content,
-          })),
-        },
-      );
-      return { ...outcome, ok: true };
+      // An entry's empty product_id or gtin is unset: the use case names the level by the other.
+      return { ...(await useCases.importPassports(ctx, { id: principalOf(context).actorId }, valuesOf(req))), ok: true };
     },
 
     async issuePassportAccessKey(req, context) {
-      const issued = await useCases.issuePassportAccessKey(
-        ctx,
-        { id: principalOf(context).actorId },
-        {
-          brandId: req.brandId,
-          name: req.name,
-          accessClass: passportAccessClass.toDomain(req.accessClass, 'access_class'),
-          expiresAt: dateOrNull(req.expiresAt),
-        },
-      );
-      return { ...issued, ok: true };
+      return { ...(await useCases.issuePassportAccessKey(ctx, { id: principalOf(context).actorId }, valuesOf(req))), ok: true };
     },
 
     async revokePassportAccessKey(req, context) {
@@ -101,16 +55,8 @@ export function createPassportServiceHandlers(deps: PassportServiceDeps): Servic
     },
 
     async setPassportStyle(req, context) {
-      const style = await useCases.setPassportStyle(
-        ctx,
-        { id: principalOf(context).actorId },
-        {
-          brandId: req.brandId,
-          logoUrl: req.logoUrl === '' ? null : req.logoUrl,
-          colour: req.colour === '' ? null : req.colour,
-        },
-      );
-      return { ...style, ok: true };
+      const style = { brandId: req.brandId, logoUrl: req.logoUrl || null, colour: req.colour || null };
+      return { ...(await useCases.setPassportStyle(ctx, { id: principalOf(context).actorId }, style)), ok: true };
     },
 
     async listPassportAccessKeys(req) {

@@ -1,12 +1,12 @@
 // ResolverService handlers: the public resolver's links (upsert, list, delete, replace a level, CSV import) and the brand's own resolver domain.
 
 import type { ServiceImpl } from '@connectrpc/connect';
-import { LinkLevel, ResolverService } from '@mint/contract';
+import { ResolverService } from '@mint/contract';
 import { gs1LinkTypeUri, type ReservedHosts } from '@mint/domain';
 import type * as UseCases from '@mint/usecases';
 import { principalOf, type HandlerDeps } from '../context.ts';
-import { cursorOf, fromViews, pageOf } from './views.ts';
-import { linkLevel, orNull } from '@mint/wire';
+import { fromViews, pageOf, pageRequest } from './views.ts';
+import { valuesOf } from '@mint/wire';
 
 /** What the ResolverService handlers need. */
 export interface ResolverServiceDeps extends HandlerDeps {
@@ -19,35 +19,14 @@ export function createResolverServiceHandlers(deps: ResolverServiceDeps): Servic
   const { ctx, useCases } = deps;
   return fromViews(ResolverService, {
     async upsertLink(req, context) {
-      const { link, created } = await useCases.upsertLink(
-        ctx,
-        { id: principalOf(context).actorId },
-        {
-          brandId: req.brandId,
-          gtin: orNull(req.gtin),
-          lot: orNull(req.lot),
-          serial: orNull(req.serial),
-          linkType: req.linkType,
-          href: req.href,
-          title: req.title,
-          hreflang: req.hreflang,
-          mediaType: orNull(req.mediaType),
-          context: req.context,
-          fwqs: orNull(req.fwqs),
-          isDefault: req.isDefault,
-        },
-      );
+      const { link, created } = await useCases.upsertLink(ctx, { id: principalOf(context).actorId }, valuesOf(req));
       return { ok: true, link: linkView(link), created };
     },
 
     async listLinks(req) {
-      const page = await useCases.listLinks(ctx, req.brandId, {
-        level: req.level === LinkLevel.UNSPECIFIED ? null : linkLevel.toDomain(req.level, 'level'),
-        gtin: orNull(req.gtin),
-        limit: orNull(req.limit),
-        cursor: cursorOf(req.cursor),
-      });
-      return { ok: true, ...pageOf('links', { ...page, items: page.items.map(linkView) }) };
+      const v = valuesOf(req);
+      const page = await useCases.listLinks(ctx, req.brandId, { ...v, ...pageRequest(v) });
+      return { ok: true, links: page.items.map(linkView), ...pageOf(page) };
     },
 
     async deleteLink(req, context) {
@@ -56,26 +35,7 @@ export function createResolverServiceHandlers(deps: ResolverServiceDeps): Servic
     },
 
     async replaceLinks(req, context) {
-      const links = await useCases.replaceLinks(
-        ctx,
-        { id: principalOf(context).actorId },
-        {
-          brandId: req.brandId,
-          gtin: orNull(req.gtin),
-          lot: orNull(req.lot),
-          serial: orNull(req.serial),
-          links: req.links.map((l) => ({
-            linkType: l.linkType,
-            href: l.href,
-            title: l.title,
-            hreflang: l.hreflang,
-            mediaType: orNull(l.mediaType),
-            context: l.context,
-            fwqs: orNull(l.fwqs),
-            isDefault: l.isDefault,
-          })),
-        },
-      );
+      const links = await useCases.replaceLinks(ctx, { id: principalOf(context).actorId }, valuesOf(req));
       return { ok: true, links: links.map(linkView) };
     },
 

@@ -6,7 +6,7 @@ import { ScanClientClass, ScanService, ScanStatsOrder } from '@mint/contract';
 import type * as UseCases from '@mint/usecases';
 import { principalOf, type HandlerDeps } from '../context.ts';
 import { fromViews } from './views.ts';
-import { dateOrNull, orNull, scanClientClass, scanGroupBy } from '@mint/wire';
+import { valuesOf } from '@mint/wire';
 
 /** What the ScanService handlers need. */
 export interface ScanServiceDeps extends HandlerDeps {
@@ -24,17 +24,10 @@ export function createScanServiceHandlers(deps: ScanServiceDeps): ServiceImpl<ty
         {
           brandId: req.brandId,
           batchKey: req.batchKey,
+          // An empty gtin, identifier, lot, country or visitor is unset to the use case as well.
           scans: req.scans.map((s) => ({
-            scannedAt: dateOrNull(s.scannedAt),
-            kind: s.kind,
-            gtin: s.gtin === '' ? null : s.gtin,
-            identifier: s.identifier === '' ? null : s.identifier,
-            lot: s.lot === '' ? null : s.lot,
-            outcome: s.outcome,
-            representation: s.representation,
-            linkType: s.linkType === '' ? null : s.linkType,
-            country: s.country === '' ? null : s.country,
-            visitor: s.visitor === '' ? null : s.visitor,
+            ...valuesOf({ ...s, clientClass: ScanClientClass.UNSPECIFIED }),
+            linkType: s.linkType || null,
             count: s.count ?? 1,
             // An unknown number is refused for its row, not for the batch.
             clientClass: s.clientClass === ScanClientClass.UNSPECIFIED ? null : (ScanClientClass[s.clientClass]?.toLowerCase() ?? String(s.clientClass)),
@@ -46,22 +39,8 @@ export function createScanServiceHandlers(deps: ScanServiceDeps): ServiceImpl<ty
     },
 
     async getScanStats(req) {
-      const page = await useCases.getScanStats(ctx, {
-        brandId: req.brandId,
-        groupBy: scanGroupBy.toDomain(req.groupBy, 'group_by'),
-        from: dateOrNull(req.from),
-        to: dateOrNull(req.to),
-        order: req.order === ScanStatsOrder.TOP ? 'top' : 'key',
-        gtin: orNull(req.gtin),
-        lot: orNull(req.lot),
-        batchId: orNull(req.batchId),
-        serial: orNull(req.serial),
-        country: orNull(req.country),
-        clientClass: req.clientClass === ScanClientClass.UNSPECIFIED ? null : scanClientClass.toDomain(req.clientClass, 'client_class'),
-        unitKnown: orNull(req.unitKnown),
-        limit: orNull(req.limit),
-        cursor: orNull(req.cursor),
-      });
+      const v = valuesOf(req);
+      const page = await useCases.getScanStats(ctx, { ...v, order: v.order === ScanStatsOrder.TOP ? 'top' : 'key' });
       return {
         ok: true,
         hasMore: page.hasMore,
@@ -71,13 +50,7 @@ export function createScanServiceHandlers(deps: ScanServiceDeps): ServiceImpl<ty
     },
 
     async getUnitScans(req) {
-      const page = await useCases.getUnitScans(ctx, {
-        brandId: req.brandId,
-        gtin: orNull(req.gtin),
-        serial: req.serial,
-        limit: orNull(req.limit),
-        cursor: orNull(req.cursor),
-      });
+      const page = await useCases.getUnitScans(ctx, valuesOf(req));
       return { ...page, ok: true, nextCursor: page.next, firstScanAt: page.firstAt, lastScanAt: page.lastAt };
     },
 
@@ -108,17 +81,7 @@ export function createScanServiceHandlers(deps: ScanServiceDeps): ServiceImpl<ty
     },
 
     async clearSuspectUnit(req, context) {
-      const outcome = await useCases.clearSuspectUnit(
-        ctx,
-        { id: principalOf(context).actorId },
-        {
-          brandId: req.brandId,
-          gtin: orNull(req.gtin),
-          serial: req.serial,
-          reason: req.reason,
-        },
-      );
-      return { ...outcome, ok: true };
+      return { ...(await useCases.clearSuspectUnit(ctx, { id: principalOf(context).actorId }, valuesOf(req))), ok: true };
     },
   });
 }

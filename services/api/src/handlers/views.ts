@@ -3,7 +3,7 @@
 
 import type { DescMessage, DescService, MessageShape } from '@bufbuild/protobuf';
 import type { HandlerContext, ServiceImpl } from '@connectrpc/connect';
-import { decodeCursor, encodeCursor, type Cursor } from '@mint/domain';
+import { encodeCursor, resolveCursor, type Cursor } from '@mint/domain';
 import { messageOf } from '@mint/wire';
 
 /** A method's handler answering views: a promise of the response's view, or for a server stream an iterable of them. */
@@ -32,12 +32,22 @@ export function fromViews<S extends DescService, K extends keyof S['method']>(se
   return impl as Pick<ServiceImpl<S>, K>;
 }
 
-/** The position of a list request from its opaque `cursor` (null for the first page). */
-export const cursorOf = (cursor: string | undefined): Cursor | null => (cursor === undefined || cursor === '' ? null : decodeCursor(cursor, 'cursor'));
+/**
+ * The limit and position of a list request; the position from the opaque `cursor` or, in the lists
+ * that also take the two-field form, from `at` (the request's `atField`) plus `cursor_id`. Half a
+ * pair or both forms at once is invalid input.
+ */
+export function pageRequest(
+  req: { limit: number | null; cursor: string | null; cursorId?: string | null },
+  at: Date | null = null,
+  atField = '',
+): { limit: number | null; cursor: Cursor | null } {
+  return { limit: req.limit, cursor: resolveCursor({ cursor: req.cursor, at, id: req.cursorId, atField, idField: 'cursor_id' }) };
+}
 
-/** A page's items under `name`, has_more and, when there is a next page, its opaque next_cursor. */
-export const pageOf = (name: string, page: { items: readonly object[]; hasMore: boolean; next: Cursor | null }): Record<string, unknown> => ({
-  [name]: page.items,
-  hasMore: page.hasMore,
-  nextCursor: page.next === null ? undefined : encodeCursor(page.next),
-});
+/** has_more and, when there is a next page, its opaque next_cursor and, in the lists with the two-field form, `<atName>` plus next_cursor_id. */
+export function pageOf(page: { hasMore: boolean; next: Cursor | null }, atName?: string): Record<string, unknown> {
+  if (page.next === null) return { hasMore: page.hasMore };
+  const twoFields = atName === undefined ? {} : { [atName]: page.next.at, nextCursorId: page.next.id };
+  return { hasMore: page.hasMore, nextCursor: encodeCursor(page.next), ...twoFields };
+}

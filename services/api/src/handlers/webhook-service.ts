@@ -4,8 +4,8 @@ import type { ServiceImpl } from '@connectrpc/connect';
 import { WebhookService } from '@mint/contract';
 import type * as UseCases from '@mint/usecases';
 import { principalOf, type HandlerDeps } from '../context.ts';
-import { cursorOf, fromViews, pageOf } from './views.ts';
-import { orNull } from '@mint/wire';
+import { fromViews, pageOf, pageRequest } from './views.ts';
+import { valuesOf } from '@mint/wire';
 
 /** What the WebhookService handlers need. */
 export interface WebhookServiceDeps extends HandlerDeps {
@@ -18,18 +18,12 @@ export function createWebhookServiceHandlers(deps: WebhookServiceDeps): ServiceI
   const { ctx, useCases, webhooks } = deps;
   return fromViews(WebhookService, {
     async createWebhookEndpoint(req, context) {
-      const { endpoint, secret } = await useCases.createWebhookEndpoint(ctx, { id: principalOf(context).actorId }, webhooks, {
-        brandId: req.brandId,
-        url: req.url,
-        eventTypes: req.eventTypes,
-        description: req.description,
-      });
-      return { ok: true, endpoint: endpoint, secret };
+      return { ...(await useCases.createWebhookEndpoint(ctx, { id: principalOf(context).actorId }, webhooks, valuesOf(req))), ok: true };
     },
 
     async listWebhookEndpoints(req) {
-      const page = await useCases.listWebhookEndpointsOf(ctx, req.brandId, { limit: orNull(req.limit), cursor: cursorOf(req.cursor) });
-      return { ok: true, ...pageOf('endpoints', page) };
+      const page = await useCases.listWebhookEndpointsOf(ctx, req.brandId, pageRequest(valuesOf(req)));
+      return { ok: true, endpoints: page.items, ...pageOf(page) };
     },
 
     async updateWebhookEndpoint(req, context) {
@@ -55,8 +49,8 @@ export function createWebhookServiceHandlers(deps: WebhookServiceDeps): ServiceI
     },
 
     async listWebhookDeliveries(req) {
-      const page = await useCases.listWebhookDeliveriesOf(ctx, req.brandId, req.endpointId, { limit: orNull(req.limit), cursor: cursorOf(req.cursor) });
-      return { ok: true, ...pageOf('deliveries', { ...page, items: page.items.map((d) => ({ ...d, lastResponseCode: d.lastStatusCode })) }) };
+      const page = await useCases.listWebhookDeliveriesOf(ctx, req.brandId, req.endpointId, pageRequest(valuesOf(req)));
+      return { ok: true, deliveries: page.items.map((d) => ({ ...d, lastResponseCode: d.lastStatusCode })), ...pageOf(page) };
     },
 
     async redeliverWebhook(req) {

@@ -4,8 +4,8 @@
 import type { ServiceImpl } from '@connectrpc/connect';
 import { WorkspaceService } from '@mint/contract';
 import { principalOf, type HandlerDeps } from '../context.ts';
-import { cursorOf, fromViews, pageOf } from './views.ts';
-import { orNull } from '@mint/wire';
+import { fromViews, pageOf, pageRequest } from './views.ts';
+import { valuesOf } from '@mint/wire';
 
 /** What the WorkspaceService handlers need. */
 export type WorkspaceServiceDeps = HandlerDeps;
@@ -15,17 +15,12 @@ export function createWorkspaceServiceHandlers(deps: WorkspaceServiceDeps): Serv
   const { ctx, useCases } = deps;
   return fromViews(WorkspaceService, {
     async createApiKey(req, context) {
-      const { apiKey, key, apiAccessEnabled } = await useCases.createApiKeyOf(
-        ctx,
-        { id: principalOf(context).actorId },
-        { brandId: req.brandId, name: req.name, scopes: req.scopes },
-      );
-      return { ok: true, apiKey, key, apiAccessEnabled };
+      return { ...(await useCases.createApiKeyOf(ctx, { id: principalOf(context).actorId }, valuesOf(req))), ok: true };
     },
 
     async listApiKeys(req) {
-      const page = await useCases.listApiKeysOf(ctx, req.brandId, { limit: orNull(req.limit), cursor: cursorOf(req.cursor) });
-      return { ok: true, ...pageOf('apiKeys', page), apiAccessEnabled: page.apiAccessEnabled };
+      const page = await useCases.listApiKeysOf(ctx, req.brandId, pageRequest(valuesOf(req)));
+      return { ok: true, apiKeys: page.items, ...pageOf(page), apiAccessEnabled: page.apiAccessEnabled };
     },
 
     async revokeApiKey(req, context) {
@@ -33,26 +28,20 @@ export function createWorkspaceServiceHandlers(deps: WorkspaceServiceDeps): Serv
     },
 
     async listBrandMembers(req) {
-      const page = await useCases.listBrandMembersOf(ctx, req.brandId, { limit: orNull(req.limit), cursor: cursorOf(req.cursor) });
-      return { ok: true, ...pageOf('members', page) };
+      const page = await useCases.listBrandMembersOf(ctx, req.brandId, pageRequest(valuesOf(req)));
+      return { ok: true, members: page.items, ...pageOf(page) };
     },
 
     async addBrandMember(req, context) {
-      const { member, userCreated } = await useCases.addBrandMember(
-        ctx,
-        { id: principalOf(context).actorId },
-        { brandId: req.brandId, userId: req.userId, email: req.email, name: req.name, role: req.role },
-      );
-      return { ok: true, member, userCreated };
+      return { ...(await useCases.addBrandMember(ctx, { id: principalOf(context).actorId }, valuesOf(req))), ok: true };
     },
 
     async setBrandMemberRole(req, context) {
-      const member = await useCases.setBrandMemberRole(ctx, { id: principalOf(context).actorId }, { brandId: req.brandId, userId: req.userId, role: req.role });
-      return { ok: true, member };
+      return { ok: true, member: await useCases.setBrandMemberRole(ctx, { id: principalOf(context).actorId }, valuesOf(req)) };
     },
 
     async removeBrandMember(req, context) {
-      await useCases.removeBrandMember(ctx, { id: principalOf(context).actorId }, { brandId: req.brandId, userId: req.userId });
+      await useCases.removeBrandMember(ctx, { id: principalOf(context).actorId }, valuesOf(req));
       return { ok: true };
     },
   });
