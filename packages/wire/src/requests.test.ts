@@ -26,7 +26,7 @@ import {
   type Paper as DomainPaper,
 } from '@mint/domain';
 import { describe, expect, expectTypeOf, it } from 'vitest';
-import { contractServices, enumMappings, valuesOf } from '../src/index.ts';
+import { contractServices, enumMappings, valuesOf } from './index.ts';
 
 /** The field violations `read` throws. */
 function violationsOf(read: () => unknown): unknown {
