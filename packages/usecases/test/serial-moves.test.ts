@@ -182,7 +182,7 @@ describe('moveSerials', () => {
     const brand = await app.seedBrand();
     const bad = await rejection(move(brand, { action: 'decommission', reason: null, target: { mintBatchId: 'nope', fromSeq: 5, toSeq: 2 } }));
     expect(bad).toBeInstanceOf(InvalidInputError);
-    expect((bad as InvalidInputError).violations.map((v) => v.field)).toEqual(['reason', 'mint_batch_id', 'to_seq']);
+    expect((bad as InvalidInputError).violations.map((v) => v.field)).toEqual(['reason', 'range.mint_batch_id', 'range.to_seq']);
     const [n] = await query<{ n: string }>(app.db.em.fork(), `select count(*) as n from serial_moves where brand_id = ?`, [brand.brandId]);
     expect(Number(n!.n)).toBe(0);
   });

@@ -94,6 +94,16 @@ describe('MoveSerials', () => {
     ).toBe(Code.AlreadyExists);
   });
 
+  it('names a range whose end is below its start by its path in the request, range.to_seq', async () => {
+    const { batchId } = await mintBatch(3);
+    const backwards = { case: 'range' as const, value: { mintBatchId: batchId, fromSeq: 3, toSeq: 2 } };
+    const error = await mint
+      .moveSerials({ brandId: brand.brandId, action: SerialAction.ENCODE, target: backwards, idempotencyKey: 'backwards' }, as())
+      .catch((e: unknown) => e);
+    expect(await codeOf(Promise.reject(error))).toBe(Code.InvalidArgument);
+    expect((error as Error).message).toContain('range.to_seq: must not be below range.from_seq');
+  });
+
   it("is served on /v1/rpc/move_serials with the spec's spellings", async () => {
     const { serials } = await mintBatch(5);
     const res = await postJson(

@@ -200,12 +200,12 @@ function validate(input: MoveSerialsInput): FieldViolation[] {
   } else if ('unusedAllocation' in t) {
     if (input.action !== 'return') v.push({ field: 'action', message: "must be return for a partner's unused allocation" });
   } else {
-    if (!isUuid(t.mintBatchId)) v.push({ field: 'mint_batch_id', message: 'must be a uuid' });
+    if (!isUuid(t.mintBatchId)) v.push({ field: 'range.mint_batch_id', message: 'must be a uuid' });
     const from = t.fromSeq ?? null;
     const to = t.toSeq ?? null;
-    if (from !== null && (!Number.isInteger(from) || from < 1)) v.push({ field: 'from_seq', message: 'must be a whole number from 1' });
-    if (to !== null && (!Number.isInteger(to) || to < 1)) v.push({ field: 'to_seq', message: 'must be a whole number from 1' });
-    if (from !== null && to !== null && to < from) v.push({ field: 'to_seq', message: 'must not be below from_seq' });
+    if (from !== null && (!Number.isInteger(from) || from < 1)) v.push({ field: 'range.from_seq', message: 'must be a whole number from 1' });
+    if (to !== null && (!Number.isInteger(to) || to < 1)) v.push({ field: 'range.to_seq', message: 'must be a whole number from 1' });
+    if (from !== null && to !== null && to < from) v.push({ field: 'range.to_seq', message: 'must not be below range.from_seq' });
   }
   return v;
 }
