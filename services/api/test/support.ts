@@ -8,10 +8,11 @@ import { type Code, ConnectError, createClient, createRouterTransport, type Clie
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, expect } from 'vitest';
 import { CatalogService, MintService, PassportService, ResolverService, ScanService, WebhookService } from '@mint/contract';
-import { createLogger, type Logger } from '@mint/runtime';
+import { createLogger, defaults, type Logger } from '@mint/runtime';
 import type { Readiness } from '@mint/runtime';
 import * as useCases from '@mint/usecases';
 import { createConnectRoutes, type ConnectRoutesDeps } from '../src/routes.ts';
+import type { WatchLimits } from '../src/handlers/mint-service.ts';
 import { rpcInterceptors } from '../src/server.ts';
 import { contextAuthenticator } from '../src/auth/interceptors.ts';
 import { startApi, type RunningApi, type StartApiOptions } from '../src/start.ts';
@@ -65,11 +66,13 @@ export interface InProcessApi extends CapturedLogs {
  */
 export function inProcessApi(
   app: Pick<UseCaseBundle, 'ctx'>,
-  options: Partial<Pick<ConnectRoutesDeps, 'ctx' | 'setMintBatchStatusEnabled' | 'downloads' | 'webhooks' | 'watch'>> = {},
+  options: Partial<Pick<ConnectRoutesDeps, 'ctx' | 'setMintBatchStatusEnabled' | 'downloads' | 'webhooks'>> & { watch?: Partial<WatchLimits> } = {},
 ): InProcessApi {
   const ctx = options.ctx ?? app.ctx;
   const { logger, logs, rawLogs } = capturingLogger('api-test');
-  const transport = createRouterTransport(createConnectRoutes({ ...options, ctx, useCases }), {
+  // The watch limits the API's settings give by default, as startApi hands them over.
+  const watch = { maxDurationMs: defaults.watchMaxDurationMs, maxStreamsPerCaller: defaults.watchMaxStreamsPerCaller, ...options.watch };
+  const transport = createRouterTransport(createConnectRoutes({ ...options, ctx, useCases, watch }), {
     router: { interceptors: rpcInterceptors({ logger, authenticator: contextAuthenticator(ctx) }) },
   });
   return {

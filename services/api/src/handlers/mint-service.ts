@@ -4,7 +4,7 @@
 import { Code, ConnectError, type ServiceImpl } from '@connectrpc/connect';
 import { MintService } from '@mint/contract';
 import { InvalidInputError } from '@mint/domain';
-import { defaults, setOnly } from '@mint/runtime';
+import { setOnly } from '@mint/runtime';
 import type * as UseCases from '@mint/usecases';
 import { actorOf, loggerKey, principalOf, type HandlerDeps } from '../context.ts';
 import { fromViews, pageOf, pageRequest } from './views.ts';
@@ -28,15 +28,15 @@ export interface MintServiceDeps extends HandlerDeps {
   /** Signing keys and the pack store; without them CreatePayloadPackDownloadUrl answers Unimplemented. */
   readonly downloads?: UseCases.DownloadSettings;
   /** Limits of WatchMintJob streams; see {@link WatchLimits}. */
-  readonly watch?: WatchLimits;
+  readonly watch: WatchLimits;
 }
 
 /** Limits and the progress source of WatchMintJob streams (`WATCH_MAX_DURATION_MS`, `WATCH_MAX_STREAMS_PER_CALLER`, `WATCH_PROGRESS`). */
 export interface WatchLimits {
-  /** A stream ends cleanly after this long; the client watches again. Default 15 min. */
-  readonly maxDurationMs?: number;
-  /** Streams one caller (its user, else its API key) may have open at once on this process; more answer ResourceExhausted. Default 20. */
-  readonly maxStreamsPerCaller?: number;
+  /** A stream ends cleanly after this long; the client watches again. */
+  readonly maxDurationMs: number;
+  /** Streams one caller (its user, else its API key) may have open at once on this process; more answer ResourceExhausted. */
+  readonly maxStreamsPerCaller: number;
   /**
    * Pushed progress (`WATCH_PROGRESS=pushed`): streams read the job once and then follow the
    * executors' published updates, reading again only every `safetyIntervalMs`. Absent: every
@@ -56,8 +56,7 @@ export interface WatchLimits {
  */
 export function createMintServiceHandlers(deps: MintServiceDeps): ServiceImpl<typeof MintService> {
   const { ctx, useCases } = deps;
-  const watchMaxDurationMs = deps.watch?.maxDurationMs ?? defaults.watchMaxDurationMs;
-  const watchMaxStreams = deps.watch?.maxStreamsPerCaller ?? defaults.watchMaxStreamsPerCaller;
+  const { maxDurationMs: watchMaxDurationMs, maxStreamsPerCaller: watchMaxStreams } = deps.watch;
   // Open WatchMintJob streams per caller on this process.
   const openWatches = new Map<string, number>();
   return {
@@ -141,7 +140,7 @@ export function createMintServiceHandlers(deps: MintServiceDeps): ServiceImpl<ty
           let done = false;
           const updates = useCases.watchMintJob(ctx, req.brandId, req.mintJobId, context.signal, {
             maxDurationMs: watchMaxDurationMs,
-            ...setOnly({ progress: deps.watch?.progress, safetyIntervalMs: deps.watch?.safetyIntervalMs, updateIntervalMs: deps.watch?.updateIntervalMs }),
+            ...setOnly({ progress: deps.watch.progress, safetyIntervalMs: deps.watch.safetyIntervalMs, updateIntervalMs: deps.watch.updateIntervalMs }),
           });
           for await (const update of updates) {
             done = update.done;
